@@ -1,0 +1,333 @@
+"""Health rules: pure functions from snapshots to alerts.
+
+Each rule has a stable id, a severity, a one-line message and the gotcha it comes from
+(DESIGN.md, "Health rules"). Events that happen once — a reboot, an OOM kill, an Xid —
+must not vanish on the next sample, so ``HealthState`` remembers the baseline seen when
+monitoring began and every Xid since; ``evaluate`` reads it and the latest snapshot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from rgt_tui.domain.snapshot import HostSnapshot, XidEvent
+
+Severity = Literal["critical", "warning", "info"]
+SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2}
+DEAD_GPU_XIDS = frozenset({48, 79})
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Alert thresholds; every one can be set in the fleet file's [fleet.thresholds]."""
+
+    inode_pct: float = 90.0
+    disk_pct: float = 90.0
+    cgroup_mem_pct: float = 90.0
+    temp_c: float = 83.0
+    util_high_pct: float = 90.0
+    sm_clock_low_pct: float = 60.0
+    idle_util_pct: float = 5.0
+    idle_minutes: float = 30.0
+    zombie_vram_mib: float = 1024.0
+    log_silent_minutes: float = 10.0
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One active finding about one host."""
+
+    id: str
+    severity: Severity
+    message: str
+    gotcha: str
+    subject: str = ""  # the mount or GPU it is about, when there are several
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.id, self.subject)
+
+
+@dataclass(frozen=True)
+class HealthContext:
+    """What the rules need beyond the snapshot: connection and billing facts."""
+
+    thresholds: Thresholds = Thresholds()
+    connection: str = "connected"  # connected | connecting | reconnecting | lost
+    lost_since: float | None = None
+    cost_per_hour: float | None = None
+
+
+@dataclass(frozen=True)
+class HealthState:
+    """Facts accumulated across samples so one-off events stay visible."""
+
+    first_boot_id: str | None = None
+    boot_id: str | None = None
+    oom_baseline: int | None = None  # oom_kill counter when this boot was first seen
+    rebooted: bool = False
+    xids: tuple[XidEvent, ...] = ()
+    idle_since: float | None = None
+
+    def observe(self, snap: HostSnapshot, thresholds: Thresholds = Thresholds()) -> HealthState:
+        """The state after one more sample."""
+        state = self
+        if snap.boot_id:
+            if state.first_boot_id is None:
+                state = replace(state, first_boot_id=snap.boot_id, boot_id=snap.boot_id)
+            elif snap.boot_id != state.boot_id:
+                # A new boot resets the cgroup counters, so the OOM baseline restarts too.
+                state = replace(state, boot_id=snap.boot_id, rebooted=True, oom_baseline=None)
+        oom = snap.cgroup.oom_kill if snap.cgroup else None
+        if state.oom_baseline is None and oom is not None:
+            state = replace(state, oom_baseline=oom)
+        if snap.xids:
+            state = replace(state, xids=(state.xids + snap.xids)[-50:])
+        idle = bool(snap.gpus) and all(
+            g.util_pct is not None and g.util_pct < thresholds.idle_util_pct for g in snap.gpus
+        )
+        if not idle:
+            state = replace(state, idle_since=None)
+        elif state.idle_since is None:
+            state = replace(state, idle_since=snap.t)
+        return state
+
+    def acknowledge_reboot(self) -> HealthState:
+        """The user has seen the reboot; stop alerting on it."""
+        return replace(self, rebooted=False, first_boot_id=self.boot_id)
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction * 100:.0f}%"
+
+
+def _mib(n: int | float) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def disk_alerts(snap: HostSnapshot, th: Thresholds) -> list[Alert]:
+    """Inodes (U7) and bytes (U6) per watched mount; one alert per mount, not per path."""
+    alerts: list[Alert] = []
+    seen: set[str] = set()
+    for d in snap.disks:
+        if d.mount in seen:
+            continue
+        seen.add(d.mount)
+        if d.inodes_total and d.inodes_fraction * 100 >= th.inode_pct:
+            alerts.append(
+                Alert(
+                    "disk.inodes",
+                    "critical",
+                    f"inodes {_pct(d.inodes_fraction)} used on {d.mount} "
+                    f"({d.inodes_used:,} of {d.inodes_total:,}) while bytes are {_pct(d.bytes_fraction)}",
+                    "U7",
+                    d.mount,
+                )
+            )
+        if d.bytes_total and d.bytes_fraction * 100 >= th.disk_pct:
+            alerts.append(
+                Alert(
+                    "disk.bytes",
+                    "critical",
+                    f"disk {_pct(d.bytes_fraction)} full on {d.mount} "
+                    f"({(d.bytes_total - d.bytes_used) / 2**30:.1f} GiB free)",
+                    "U6",
+                    d.mount,
+                )
+            )
+    return alerts
+
+
+def cgroup_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[Alert]:
+    """OOM kills since monitoring began (U9/U41) and memory near the cgroup limit."""
+    alerts: list[Alert] = []
+    cg = snap.cgroup
+    if cg is None:
+        return alerts
+    if (
+        cg.oom_kill is not None
+        and state.oom_baseline is not None
+        and cg.oom_kill > state.oom_baseline
+    ):
+        rose = cg.oom_kill - state.oom_baseline
+        alerts.append(
+            Alert(
+                "cgroup.oom_kill",
+                "critical",
+                f"{rose} process{'es' if rose > 1 else ''} OOM-killed by the cgroup "
+                f"(oom_kill {state.oom_baseline} → {cg.oom_kill}); no traceback is printed",
+                "U9",
+            )
+        )
+    frac = cg.memory_fraction
+    if frac is not None and frac * 100 >= th.cgroup_mem_pct:
+        alerts.append(
+            Alert(
+                "cgroup.memory",
+                "warning",
+                f"cgroup memory {_pct(frac)} of its limit ({_mib(cg.memory_current or 0)} of "
+                f"{_mib(cg.memory_max or 0)}): the next allocation may be OOM-killed",
+                "U41",
+            )
+        )
+    return alerts
+
+
+def gpu_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[Alert]:
+    """Clock-vs-util (U21), throttling (U23), Xid (U22), zombie VRAM (U11), sharing (GEN7)."""
+    alerts: list[Alert] = []
+    procs = snap.gpu_processes
+    for g in snap.gpus:
+        subject = f"GPU {g.index}"
+        clock = g.sm_clock_fraction
+        busy = g.util_pct is not None and g.util_pct >= th.util_high_pct
+        if busy and clock is not None and clock * 100 < th.sm_clock_low_pct:
+            alerts.append(
+                Alert(
+                    "gpu.sm_clock_low",
+                    "warning",
+                    f"{subject} util {g.util_pct:.0f}% but SM clock only {_pct(clock)} of max: "
+                    "busy, not productive",
+                    "U21",
+                    subject,
+                )
+            )
+        hot = g.temp_c is not None and g.temp_c >= th.temp_c
+        if hot or g.throttle_reasons:
+            why = ", ".join(g.throttle_reasons) or "temperature"
+            temp = f"{g.temp_c:.0f} °C" if g.temp_c is not None else "temperature unknown"
+            alerts.append(
+                Alert(
+                    "gpu.throttle",
+                    "warning",
+                    f"{subject} throttling ({why}) at {temp}",
+                    "U23",
+                    subject,
+                )
+            )
+        if procs is not None:
+            mine = [p for p in procs if p.gpu_index == g.index]
+            idle = g.util_pct is not None and g.util_pct < th.idle_util_pct
+            # In containers the process list is often empty for a healthy run, so only
+            # VRAM that is held while the GPU does nothing counts as a zombie.
+            if not mine and idle and g.mem_used and g.mem_used >= th.zombie_vram_mib * 2**20:
+                alerts.append(
+                    Alert(
+                        "gpu.zombie_vram",
+                        "warning",
+                        f"{subject} holds {_mib(g.mem_used)} with no listed process and no work",
+                        "U11",
+                        subject,
+                    )
+                )
+            if len(mine) > 1:
+                names = ", ".join(f"{p.name}[{p.pid}]" for p in mine)
+                alerts.append(
+                    Alert(
+                        "gpu.shared",
+                        "warning",
+                        f"{subject} is shared by {len(mine)} processes: {names}",
+                        "GEN7",
+                        subject,
+                    )
+                )
+    dead = [x for x in state.xids if x.xid in DEAD_GPU_XIDS]
+    if dead:
+        last = dead[-1]
+        alerts.append(
+            Alert(
+                "gpu.xid",
+                "critical",
+                f"Xid {last.xid} in the kernel log: the GPU is failing — re-rent",
+                "U22",
+            )
+        )
+    return alerts
+
+
+def threads_alerts(snap: HostSnapshot) -> list[Alert]:
+    """Torch/OpenMP pools sized to host cores on a vCPU slice (U40)."""
+    cg, procs = snap.cgroup, snap.gpu_processes
+    if cg is None or cg.cpu_quota_vcpus is None or not procs or not snap.host_cpus:
+        return []
+    quota = cg.cpu_quota_vcpus
+    alerts = []
+    for p in procs:
+        pool = p.omp_threads if p.omp_threads is not None else snap.host_cpus
+        if pool > max(1.0, quota) * 1.5:
+            source = (
+                f"OMP_NUM_THREADS={p.omp_threads}"
+                if p.omp_threads is not None
+                else "OMP_NUM_THREADS unset"
+            )
+            alerts.append(
+                Alert(
+                    "cpu.threads",
+                    "warning",
+                    f"{p.name}[{p.pid}]: {source} → {pool} threads on a {quota:g}-vCPU quota",
+                    "U40",
+                    str(p.pid),
+                )
+            )
+    return alerts
+
+
+def liveness_alerts(snap: HostSnapshot, th: Thresholds) -> list[Alert]:
+    """A log silent while artifacts advance: buffered stdout, not a hang (U43)."""
+    if snap.log_mtime is None or snap.artifact_mtime is None:
+        return []
+    silent = snap.t - snap.log_mtime
+    if silent >= th.log_silent_minutes * 60 and snap.artifact_mtime > snap.log_mtime + 60:
+        return [
+            Alert(
+                "log.silent",
+                "info",
+                f"log silent {silent / 60:.0f} min while artifacts still advance: stdout is "
+                "probably block-buffered, not hung",
+                "U43",
+            )
+        ]
+    return []
+
+
+def evaluate(
+    snap: HostSnapshot | None, state: HealthState, ctx: HealthContext
+) -> tuple[Alert, ...]:
+    """Every active alert for a host, most severe first."""
+    th = ctx.thresholds
+    alerts: list[Alert] = []
+    if ctx.connection in ("reconnecting", "lost"):
+        alerts.append(
+            Alert(
+                "connection.lost", "warning", "connection lost — the run may still be alive", "GEN8"
+            )
+        )
+    if state.rebooted:
+        alerts.append(
+            Alert(
+                "host.rebooted",
+                "critical",
+                "the box rebooted: every tmux/nohup job on it died",
+                "GEN6",
+            )
+        )
+    if snap is not None:
+        alerts += disk_alerts(snap, th)
+        alerts += cgroup_alerts(snap, state, th)
+        alerts += gpu_alerts(snap, state, th)
+        alerts += threads_alerts(snap)
+        alerts += liveness_alerts(snap, th)
+        if ctx.cost_per_hour and state.idle_since is not None:
+            idle_min = (snap.t - state.idle_since) / 60
+            if idle_min >= th.idle_minutes:
+                alerts.append(
+                    Alert(
+                        "cost.idle",
+                        "warning",
+                        f"GPUs idle {idle_min:.0f} min while billed ${ctx.cost_per_hour:.2f}/h",
+                        "P1",
+                    )
+                )
+    alerts.sort(key=lambda a: SEVERITY_ORDER[a.severity])
+    return tuple(alerts)

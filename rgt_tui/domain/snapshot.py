@@ -1,0 +1,332 @@
+"""One telemetry sample of one host, as frozen data.
+
+The on-box agent (``rgt_tui.agent.probe``) prints one JSON object per line; this module
+is the only place that turns those objects into typed values. Its rule for bad remote
+output: a field that is missing or of the wrong type becomes ``None`` ("not known") and
+the problem is recorded in ``HostSnapshot.problems``, never raised, so one odd box cannot
+take the fleet view down.
+
+Agent JSON (version 1), every key optional except ``v``::
+
+    {"v": 1, "t": <unix s>, "seq": <int>, "hostname": str, "boot_id": str,
+     "uptime_s": float, "loadavg": [1m, 5m, 15m], "host_cpus": int,
+     "host_mem_total": int, "host_mem_available": int,      # host-wide (U41)
+     "disks": [{"path", "mount", "bytes_used", "bytes_total",
+                "inodes_used", "inodes_total"}],
+     "cgroup": {"version": 1|2|null, "memory_current": int|null,
+                "memory_max": int|"unlimited"|null, "oom_kill": int|null,
+                "cpu_quota_vcpus": float|"unlimited"|null,
+                "memory_pressure_avg10": float|null},
+     "gpu_source": "nvml"|"nvidia-smi"|"none", "gpu_unavailable_reason": str|null,
+     "gpus": [{"index", "name", "uuid", "util_pct", "mem_util_pct", "sm_clock_mhz",
+               "sm_clock_max_mhz", "mem_used", "mem_total", "power_w",
+               "power_limit_w", "temp_c", "throttle_reasons": [str], "ecc_volatile"}],
+     "gpu_processes": [{"gpu_index", "pid", "name", "used_mem",
+                        "threads", "omp_threads"}] | null,   # null: not polled this sample
+     "xids": [{"xid": int, "text": str}],                   # new Xid kernel lines
+     "log_mtime": float|null, "artifact_mtime": float|null,
+     "errors": [str]}
+
+Sizes are bytes, clocks MHz, power watts, temperatures degrees Celsius.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+AGENT_PROTOCOL_VERSION = 1
+UNLIMITED = "unlimited"
+
+
+@dataclass(frozen=True)
+class DiskSample:
+    """Bytes and inodes of the file system that holds one watched path."""
+
+    path: str
+    mount: str
+    bytes_used: int
+    bytes_total: int
+    inodes_used: int
+    inodes_total: int
+
+    @property
+    def bytes_fraction(self) -> float:
+        return self.bytes_used / self.bytes_total if self.bytes_total else 0.0
+
+    @property
+    def inodes_fraction(self) -> float:
+        # Some file systems (btrfs, many overlays) report 0 inodes: no inode limit.
+        return self.inodes_used / self.inodes_total if self.inodes_total else 0.0
+
+
+@dataclass(frozen=True)
+class CgroupSample:
+    """The container's own memory and CPU budget (U41): not the host's."""
+
+    version: int | None
+    memory_current: int | None
+    memory_max: int | None  # None with memory_unlimited=False means "not readable"
+    memory_unlimited: bool
+    oom_kill: int | None
+    cpu_quota_vcpus: float | None
+    cpu_unlimited: bool
+    memory_pressure_avg10: float | None = None
+
+    @property
+    def memory_fraction(self) -> float | None:
+        if self.memory_current is None or not self.memory_max:
+            return None
+        return self.memory_current / self.memory_max
+
+
+@dataclass(frozen=True)
+class GpuSample:
+    """Counters of one GPU."""
+
+    index: int
+    name: str
+    uuid: str | None
+    util_pct: float | None
+    mem_util_pct: float | None
+    sm_clock_mhz: float | None
+    sm_clock_max_mhz: float | None
+    mem_used: int | None
+    mem_total: int | None
+    power_w: float | None
+    power_limit_w: float | None
+    temp_c: float | None
+    throttle_reasons: tuple[str, ...]
+    ecc_volatile: int | None
+
+    @property
+    def sm_clock_fraction(self) -> float | None:
+        if self.sm_clock_mhz is None or not self.sm_clock_max_mhz:
+            return None
+        return self.sm_clock_mhz / self.sm_clock_max_mhz
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    """A compute process holding VRAM on one GPU."""
+
+    gpu_index: int
+    pid: int
+    name: str
+    used_mem: int | None
+    threads: int | None = None
+    omp_threads: int | None = None  # OMP_NUM_THREADS from its environment, if set
+
+
+@dataclass(frozen=True)
+class XidEvent:
+    """An NVIDIA Xid error line from the kernel log (U22)."""
+
+    xid: int
+    text: str
+
+
+@dataclass(frozen=True)
+class HostSnapshot:
+    """Everything one agent sample says about one host."""
+
+    host: str
+    t: float
+    seq: int = 0
+    hostname: str | None = None
+    boot_id: str | None = None
+    uptime_s: float | None = None
+    loadavg: tuple[float, float, float] | None = None
+    host_cpus: int | None = None
+    host_mem_total: int | None = None
+    host_mem_available: int | None = None
+    disks: tuple[DiskSample, ...] = ()
+    cgroup: CgroupSample | None = None
+    gpu_source: str = "none"
+    gpu_unavailable_reason: str | None = None
+    gpus: tuple[GpuSample, ...] = ()
+    gpu_processes: tuple[GpuProcess, ...] | None = None
+    xids: tuple[XidEvent, ...] = ()
+    log_mtime: float | None = None
+    artifact_mtime: float | None = None
+    problems: tuple[str, ...] = field(default_factory=tuple)
+
+
+class _Reader:
+    """Typed field access that records, rather than raises, on bad remote output."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+
+    def get(self, obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+        value = obj.get(key)
+        if value is None:
+            return None
+        # bool is an int subclass; a boolean where a number belongs is bad output.
+        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+            self.problems.append(f"{where}.{key}: expected a number, got {value!r}")
+            return None
+        if not isinstance(value, kind):
+            self.problems.append(f"{where}.{key}: expected {_kind_name(kind)}, got {value!r}")
+            return None
+        return value
+
+    def num(self, obj: dict[str, Any], key: str, where: str) -> float | None:
+        return self.get(obj, key, (int, float), where)
+
+    def int_(self, obj: dict[str, Any], key: str, where: str) -> int | None:
+        value = self.get(obj, key, (int, float), where)
+        return None if value is None else int(value)
+
+    def str_(self, obj: dict[str, Any], key: str, where: str) -> str | None:
+        return self.get(obj, key, str, where)
+
+    def objects(self, obj: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+        items = self.get(obj, key, list, where) or []
+        good = [item for item in items if isinstance(item, dict)]
+        if len(good) != len(items):
+            self.problems.append(f"{where}.{key}: {len(items) - len(good)} entries are not objects")
+        return good
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
+    return " or ".join(sorted({names.get(k, k.__name__) for k in kinds}))
+
+
+def _limit(r: _Reader, obj: dict[str, Any], key: str) -> tuple[float | None, bool]:
+    """A cgroup limit: a number, the word "unlimited", or unknown (None)."""
+    value = obj.get(key)
+    if value == UNLIMITED:
+        return None, True
+    return r.num(obj, key, "cgroup"), False
+
+
+def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
+    """Build a snapshot from one decoded agent line; bad fields become None and a problem."""
+    problems: list[str] = [f"agent: {e}" for e in data.get("errors", []) if isinstance(e, str)]
+    r = _Reader(problems)
+    if data.get("v") != AGENT_PROTOCOL_VERSION:
+        problems.append(f"agent protocol v{data.get('v')!r}, expected v{AGENT_PROTOCOL_VERSION}")
+
+    disks = []
+    for d in r.objects(data, "disks", "disks"):
+        values = [
+            r.int_(d, k, "disks")
+            for k in ("bytes_used", "bytes_total", "inodes_used", "inodes_total")
+        ]
+        if None in values:
+            continue
+        disks.append(
+            DiskSample(
+                path=r.str_(d, "path", "disks") or "?",
+                mount=r.str_(d, "mount", "disks") or "?",
+                bytes_used=values[0],
+                bytes_total=values[1],
+                inodes_used=values[2],
+                inodes_total=values[3],
+            )
+        )
+
+    cgroup = None
+    cg = r.get(data, "cgroup", dict, "sample")
+    if cg is not None:
+        mem_max, mem_unlimited = _limit(r, cg, "memory_max")
+        cpu_quota, cpu_unlimited = _limit(r, cg, "cpu_quota_vcpus")
+        cgroup = CgroupSample(
+            version=r.int_(cg, "version", "cgroup"),
+            memory_current=r.int_(cg, "memory_current", "cgroup"),
+            memory_max=None if mem_max is None else int(mem_max),
+            memory_unlimited=mem_unlimited,
+            oom_kill=r.int_(cg, "oom_kill", "cgroup"),
+            cpu_quota_vcpus=cpu_quota,
+            cpu_unlimited=cpu_unlimited,
+            memory_pressure_avg10=r.num(cg, "memory_pressure_avg10", "cgroup"),
+        )
+
+    gpus = []
+    for g in r.objects(data, "gpus", "gpus"):
+        index = r.int_(g, "index", "gpus")
+        if index is None:
+            continue
+        reasons = g.get("throttle_reasons") or []
+        gpus.append(
+            GpuSample(
+                index=index,
+                name=r.str_(g, "name", "gpus") or f"GPU {index}",
+                uuid=r.str_(g, "uuid", "gpus"),
+                util_pct=r.num(g, "util_pct", "gpus"),
+                mem_util_pct=r.num(g, "mem_util_pct", "gpus"),
+                sm_clock_mhz=r.num(g, "sm_clock_mhz", "gpus"),
+                sm_clock_max_mhz=r.num(g, "sm_clock_max_mhz", "gpus"),
+                mem_used=r.int_(g, "mem_used", "gpus"),
+                mem_total=r.int_(g, "mem_total", "gpus"),
+                power_w=r.num(g, "power_w", "gpus"),
+                power_limit_w=r.num(g, "power_limit_w", "gpus"),
+                temp_c=r.num(g, "temp_c", "gpus"),
+                throttle_reasons=tuple(x for x in reasons if isinstance(x, str)),
+                ecc_volatile=r.int_(g, "ecc_volatile", "gpus"),
+            )
+        )
+
+    processes: tuple[GpuProcess, ...] | None = None
+    if data.get("gpu_processes") is not None:
+        procs = []
+        for p in r.objects(data, "gpu_processes", "gpu_processes"):
+            gpu_index, pid = (
+                r.int_(p, "gpu_index", "gpu_processes"),
+                r.int_(p, "pid", "gpu_processes"),
+            )
+            if gpu_index is None or pid is None:
+                continue
+            procs.append(
+                GpuProcess(
+                    gpu_index=gpu_index,
+                    pid=pid,
+                    name=r.str_(p, "name", "gpu_processes") or "?",
+                    used_mem=r.int_(p, "used_mem", "gpu_processes"),
+                    threads=r.int_(p, "threads", "gpu_processes"),
+                    omp_threads=r.int_(p, "omp_threads", "gpu_processes"),
+                )
+            )
+        processes = tuple(procs)
+
+    xids = []
+    for x in r.objects(data, "xids", "xids"):
+        code = r.int_(x, "xid", "xids")
+        if code is not None:
+            xids.append(XidEvent(xid=code, text=r.str_(x, "text", "xids") or ""))
+
+    load = data.get("loadavg")
+    loadavg = None
+    if isinstance(load, list) and len(load) == 3 and all(isinstance(v, (int, float)) for v in load):
+        loadavg = (float(load[0]), float(load[1]), float(load[2]))
+
+    source = data.get("gpu_source")
+    if source not in ("nvml", "nvidia-smi", "none"):
+        problems.append(f"gpu_source: unknown value {source!r}")
+        source = "none"
+
+    return HostSnapshot(
+        host=host,
+        t=r.num(data, "t", "sample") or 0.0,
+        seq=r.int_(data, "seq", "sample") or 0,
+        hostname=r.str_(data, "hostname", "sample"),
+        boot_id=r.str_(data, "boot_id", "sample"),
+        uptime_s=r.num(data, "uptime_s", "sample"),
+        loadavg=loadavg,
+        host_cpus=r.int_(data, "host_cpus", "sample"),
+        host_mem_total=r.int_(data, "host_mem_total", "sample"),
+        host_mem_available=r.int_(data, "host_mem_available", "sample"),
+        disks=tuple(disks),
+        cgroup=cgroup,
+        gpu_source=source,
+        gpu_unavailable_reason=r.str_(data, "gpu_unavailable_reason", "sample"),
+        gpus=tuple(gpus),
+        gpu_processes=processes,
+        xids=tuple(xids),
+        log_mtime=r.num(data, "log_mtime", "sample"),
+        artifact_mtime=r.num(data, "artifact_mtime", "sample"),
+        problems=tuple(problems),
+    )

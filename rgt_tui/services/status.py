@@ -1,0 +1,107 @@
+"""`rgt-tui status`: one sample from every host at once, as reports a table or JSON can show."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.health import Alert, HealthContext, HealthState, evaluate
+from rgt_tui.domain.snapshot import UNLIMITED, HostSnapshot
+from rgt_tui.services.telemetry import sample_once
+from rgt_tui.transport import Transport, TransportError, transport_for
+
+
+@dataclass(frozen=True)
+class HostReport:
+    """One host's answer: a snapshot and its alerts, or why it could not be reached."""
+
+    host: HostConfig
+    snapshot: HostSnapshot | None
+    alerts: tuple[Alert, ...]
+    error: str | None = None
+    fix: str | None = None
+
+    @property
+    def reachable(self) -> bool:
+        return self.snapshot is not None
+
+
+async def _report(
+    host: HostConfig, transport: Transport, fleet: Fleet, timeout: float
+) -> HostReport:
+    try:
+        snap = await asyncio.wait_for(sample_once(host, transport, timeout=timeout), timeout)
+    except TransportError as exc:
+        return HostReport(host, None, (), exc.message, exc.fix)
+    except asyncio.TimeoutError:
+        return HostReport(
+            host, None, (), f"no sample within {timeout:g} s", "is the box overloaded?"
+        )
+    finally:
+        await transport.close()
+    health = HealthState().observe(snap, fleet.thresholds)
+    ctx = HealthContext(thresholds=fleet.thresholds, cost_per_hour=host.cost_per_hour)
+    return HostReport(host, snap, evaluate(snap, health, ctx))
+
+
+async def collect_status(
+    fleet: Fleet,
+    *,
+    timeout: float = 30.0,
+    make_transport: Callable[[HostConfig], Transport] = transport_for,
+) -> list[HostReport]:
+    """Sample every host concurrently; an unreachable host never delays or fails the others."""
+    return list(
+        await asyncio.gather(*(_report(h, make_transport(h), fleet, timeout) for h in fleet.hosts))
+    )
+
+
+def _limit(value: float | None, unlimited: bool) -> Any:
+    return UNLIMITED if unlimited else value
+
+
+def report_to_json(report: HostReport) -> dict[str, Any]:
+    """The `status --json` object for one host (keys documented in the README)."""
+    snap = report.snapshot
+    cg = snap.cgroup if snap else None
+    return {
+        "name": report.host.name,
+        "reachable": report.reachable,
+        "error": report.error,
+        "fix": report.fix,
+        "profile": report.host.profile,
+        "hostname": snap.hostname if snap else None,
+        "boot_id": snap.boot_id if snap else None,
+        "uptime_s": snap.uptime_s if snap else None,
+        "loadavg_host_wide": list(snap.loadavg) if snap and snap.loadavg else None,
+        "disks": [asdict(d) for d in snap.disks] if snap else [],
+        "cgroup": {
+            "version": cg.version,
+            "memory_current": cg.memory_current,
+            "memory_max": _limit(cg.memory_max, cg.memory_unlimited),
+            "oom_kill": cg.oom_kill,
+            "cpu_quota_vcpus": _limit(cg.cpu_quota_vcpus, cg.cpu_unlimited),
+        }
+        if cg
+        else None,
+        "gpu_source": snap.gpu_source if snap else "none",
+        "gpu_unavailable_reason": snap.gpu_unavailable_reason if snap else None,
+        "gpus": [{**asdict(g), "throttle_reasons": list(g.throttle_reasons)} for g in snap.gpus]
+        if snap
+        else [],
+        "gpu_processes": [asdict(p) for p in snap.gpu_processes or ()] if snap else [],
+        "alerts": [
+            {
+                "id": a.id,
+                "severity": a.severity,
+                "message": a.message,
+                "gotcha": a.gotcha,
+                "subject": a.subject,
+            }
+            for a in report.alerts
+        ],
+        "problems": list(snap.problems) if snap else [],
+    }

@@ -1,0 +1,89 @@
+"""Local transport: the same operations on this machine, through bash subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+
+from rgt_tui.transport.base import CommandResult, TransportError
+
+
+class LocalTransport:
+    """A Transport for the machine the app runs on; it is always connected."""
+
+    def __init__(self, host: str = "local") -> None:
+        self.host = host
+        self._home = os.path.expanduser("~")
+
+    @property
+    def connected(self) -> bool:
+        return True
+
+    async def connect(self) -> None:
+        return None
+
+    async def _spawn(self, command: str) -> asyncio.subprocess.Process:
+        try:
+            return await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self._home,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise TransportError(self.host, f"cannot start bash: {exc.strerror}") from exc
+
+    async def run(
+        self, command: str, *, input: str | None = None, timeout: float | None = None
+    ) -> CommandResult:
+        """Run a command to completion."""
+        proc = await self._spawn(command)
+        try:
+            out, err = await asyncio.wait_for(
+                proc.communicate(input.encode() if input is not None else None), timeout
+            )
+        except asyncio.TimeoutError as exc:
+            _kill(proc)
+            raise TransportError(
+                self.host, f"command timed out after {timeout:g} s: {command[:60]}"
+            ) from exc
+        status = proc.returncode if proc.returncode is not None and proc.returncode >= 0 else None
+        return CommandResult(status, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    async def stream_lines(self, command: str, *, input: str | None = None) -> AsyncIterator[str]:
+        """Yield a long-lived command's stdout lines until it exits."""
+        proc = await self._spawn(command)
+        assert proc.stdin and proc.stdout and proc.stderr
+        try:
+            if input is not None:
+                proc.stdin.write(input.encode())
+                await proc.stdin.drain()
+            proc.stdin.close()
+            async for raw in proc.stdout:
+                yield raw.decode(errors="replace").rstrip("\n")
+            status = await proc.wait()
+            if status != 0:
+                err = (await proc.stderr.read()).decode(errors="replace").strip().splitlines()
+                raise TransportError(
+                    self.host,
+                    f"command exited with status {status}: {err[-1] if err else 'no message'}",
+                )
+        finally:
+            if proc.returncode is None:
+                _kill(proc)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(proc.wait(), 2)
+
+    async def close(self) -> None:
+        return None
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, 9)

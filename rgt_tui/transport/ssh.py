@@ -1,0 +1,265 @@
+"""SSH transport: one persistent asyncssh connection per host.
+
+Host keys are checked here rather than by asyncssh's ``known_hosts`` argument so that a
+refusal can say *which* key was presented and which one was expected: an unknown host
+and a changed key (a re-created box, T6) get different messages, each with the
+fingerprints and the exact command that fixes it. Nothing is ever accepted silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncssh
+
+from rgt_tui.transport.base import CommandResult, HostKeyError, TransportError
+
+CONNECT_TIMEOUT_S = 10.0
+# Three missed keepalives 10 s apart declare the link dead, well before TCP would.
+KEEPALIVE_INTERVAL_S = 10.0
+KEEPALIVE_COUNT_MAX = 3
+DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
+
+
+@dataclass
+class _KeyVerdict:
+    """What the host-key check saw, kept for the error message after asyncssh refuses."""
+
+    presented: asyncssh.SSHKey | None = None
+    known: list[asyncssh.SSHKey] = field(default_factory=list)
+    revoked: bool = False
+
+
+def _fingerprint(key: asyncssh.SSHKey) -> str:
+    return f"{key.get_algorithm()} {key.get_fingerprint('sha256')}"
+
+
+def _known_hosts_name(host: str, port: int | None) -> str:
+    """The name OpenSSH writes into known_hosts for host:port."""
+    return host if port in (None, 22) else f"[{host}]:{port}"
+
+
+class _CheckingClient(asyncssh.SSHClient):
+    """Validates the server's host key against known_hosts, remembering the verdict."""
+
+    def __init__(self, known_hosts: Path, verdict: _KeyVerdict) -> None:
+        self._known_hosts = known_hosts
+        self._verdict = verdict
+
+    def validate_host_public_key(
+        self, host: str, addr: str, port: int, key: asyncssh.SSHKey
+    ) -> bool:
+        self._verdict.presented = key
+        trusted, revoked = _match(self._known_hosts, host, addr, port)
+        self._verdict.known = trusted
+        self._verdict.revoked = key in revoked
+        return key in trusted and not self._verdict.revoked
+
+
+def _match(known_hosts: Path, host: str, addr: str, port: int | None) -> tuple[list, list]:
+    if not known_hosts.exists():
+        return [], []
+    try:
+        matched = asyncssh.match_known_hosts(str(known_hosts), host, addr, port)
+    except (OSError, ValueError, asyncssh.Error):
+        return [], []
+    return list(matched[0]), list(matched[2])
+
+
+class SshTransport:
+    """A Transport over one persistent asyncssh connection."""
+
+    def __init__(
+        self,
+        host: str,
+        *,
+        address: str,
+        port: int | None = None,
+        username: str | None = None,
+        identity_file: Path | None = None,
+        known_hosts: Path | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+    ) -> None:
+        self.host = host
+        self.address = address
+        self.port = port
+        self.username = username
+        self.identity_file = identity_file
+        self.known_hosts = (known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
+        self.connect_timeout = connect_timeout
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def connected(self) -> bool:
+        conn = self._conn
+        return conn is not None and not conn.is_closed()
+
+    def _host_key_algs(self) -> list[str] | None:
+        """Ask for the key type known_hosts holds, so a box with several keys shows that one."""
+        trusted, _ = _match(self.known_hosts, self.address, self.address, self.port)
+        algs = [k.get_algorithm() for k in trusted]
+        return list(dict.fromkeys(algs)) or None
+
+    async def connect(self) -> None:
+        """One connection attempt; TransportError (or HostKeyError) says why it failed."""
+        async with self._lock:
+            if self.connected:
+                return
+            verdict = _KeyVerdict()
+            options: dict = {
+                "known_hosts": (),  # checking happens in _CheckingClient
+                "keepalive_interval": KEEPALIVE_INTERVAL_S,
+                "keepalive_count_max": KEEPALIVE_COUNT_MAX,
+                "connect_timeout": self.connect_timeout,
+            }
+            if self.port is not None:
+                options["port"] = self.port
+            if self.username is not None:
+                options["username"] = self.username
+            if self.identity_file is not None:
+                options["client_keys"] = [str(self.identity_file.expanduser())]
+            algs = self._host_key_algs()
+            if algs:
+                options["server_host_key_algs"] = algs
+            try:
+                self._conn = await asyncssh.connect(
+                    self.address,
+                    client_factory=lambda: _CheckingClient(self.known_hosts, verdict),
+                    **options,
+                )
+            except asyncssh.HostKeyNotVerifiable as exc:
+                raise self._host_key_error(verdict) from exc
+            except asyncssh.PermissionDenied as exc:
+                raise TransportError(
+                    self.host,
+                    f"authentication refused ({exc.reason})",
+                    "check identity_file, or that the key is in ssh-agent / the box's authorized_keys",
+                ) from exc
+            except asyncio.TimeoutError as exc:
+                raise TransportError(
+                    self.host, f"no answer within {self.connect_timeout:g} s", "is the box running?"
+                ) from exc
+            except (OSError, asyncssh.Error) as exc:
+                raise TransportError(self.host, _describe(exc)) from exc
+
+    def _host_key_error(self, verdict: _KeyVerdict) -> HostKeyError:
+        name = _known_hosts_name(self.address, self.port)
+        kh = shlex.quote(str(self.known_hosts))
+        presented = verdict.presented
+        if presented is None:
+            return HostKeyError(self.host, "host key could not be checked", "retry", presented="?")
+        fp = _fingerprint(presented)
+        line = f"{name} {presented.export_public_key('openssh').decode().strip()}"
+        trust = (
+            f"if {fp} is the fingerprint your provider shows, run: echo {shlex.quote(line)} >> {kh}"
+        )
+        if verdict.revoked:
+            return HostKeyError(
+                self.host,
+                f"host key {fp} is marked @revoked in {self.known_hosts}",
+                "do not connect; ask the provider",
+                presented=fp,
+            )
+        if verdict.known:
+            old = tuple(_fingerprint(k) for k in verdict.known)
+            return HostKeyError(
+                self.host,
+                f"HOST KEY CHANGED: known_hosts has {', '.join(old)}, the box now shows {fp}. "
+                "Expected when a box was re-created (T6); otherwise someone may be intercepting",
+                f"ssh-keygen -R {shlex.quote(name)} -f {kh}, then {trust}",
+                presented=fp,
+                known=old,
+            )
+        return HostKeyError(
+            self.host,
+            f"unknown host key {fp} ({name} is not in {self.known_hosts})",
+            trust,
+            presented=fp,
+        )
+
+    def _require(self) -> asyncssh.SSHClientConnection:
+        if not self.connected:
+            raise TransportError(self.host, "not connected")
+        assert self._conn is not None
+        return self._conn
+
+    async def run(
+        self, command: str, *, input: str | None = None, timeout: float | None = None
+    ) -> CommandResult:
+        """Run a command to completion over the open connection."""
+        conn = self._require()
+        try:
+            result = await conn.run(command, input=input, timeout=timeout, check=False)
+        except asyncssh.TimeoutError as exc:
+            raise TransportError(
+                self.host, f"command timed out after {timeout:g} s: {command[:60]}"
+            ) from exc
+        except (OSError, asyncssh.Error) as exc:
+            raise TransportError(self.host, _describe(exc)) from exc
+        return CommandResult(result.exit_status, _text(result.stdout), _text(result.stderr))
+
+    async def stream_lines(self, command: str, *, input: str | None = None) -> AsyncIterator[str]:
+        """Yield a long-lived command's stdout lines; raise TransportError on a drop."""
+        conn = self._require()
+        try:
+            process = await conn.create_process(command)
+        except (OSError, asyncssh.Error) as exc:
+            raise TransportError(self.host, _describe(exc)) from exc
+        try:
+            if input is not None:
+                process.stdin.write(input)
+            process.stdin.write_eof()
+            async for line in process.stdout:
+                yield line.rstrip("\n")
+            await process.wait_closed()
+        except (OSError, asyncssh.Error) as exc:
+            raise TransportError(self.host, _describe(exc)) from exc
+        finally:
+            process.close()
+        if conn.is_closed():
+            raise TransportError(self.host, "connection lost")
+        status = process.exit_status
+        if status not in (0, None) or process.exit_signal:
+            err = (await _drain(process.stderr)).strip().splitlines()
+            raise TransportError(
+                self.host,
+                f"remote command exited with status {status}: {err[-1] if err else 'no message'}",
+            )
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.wait_closed(), 5)
+
+
+async def _drain(stream: asyncssh.SSHReader) -> str:
+    with contextlib.suppress(Exception):
+        return await asyncio.wait_for(stream.read(), 2)
+    return ""
+
+
+def _text(value: str | bytes | None) -> str:
+    if value is None:
+        return ""
+    return value.decode(errors="replace") if isinstance(value, bytes) else value
+
+
+def _describe(exc: BaseException) -> str:
+    """A short reason for a connection failure, without a traceback."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused (is sshd running on that port?)"
+    if isinstance(exc, asyncssh.ConnectionLost):
+        return "connection lost"
+    if isinstance(exc, asyncssh.DisconnectError):
+        return f"disconnected: {exc.reason}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
