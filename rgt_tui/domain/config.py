@@ -1,0 +1,452 @@
+"""The fleet file (``hosts.toml``): read it, check every key, and return frozen data.
+
+A fleet file has an optional ``[fleet]`` table and one ``[[hosts]]`` block per box; the
+commented ``hosts.toml`` at the project root documents every key. A missing file, or one
+with no host, means "this machine alone" (``Fleet.is_default``). Every mistake raises
+``ConfigError`` naming the file, the line and the key, and saying what was expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import string
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
+
+from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.ssh_target import LOCAL, SSH_FORMS, SshTarget, parse_ssh_target
+from rgt_tui.domain.toml_lines import LineIndex
+
+__all__ = [
+    "ConfigError", "Fleet", "HostConfig", "SshTarget", "Thresholds", "load_fleet",
+    "parse_ssh_target", "resolve_fleet_path", "SSH_FORMS", "LOCAL",
+]  # fmt: skip
+
+FLEET_FILE_NAME = "hosts.toml"
+ENV_VAR = "RGT_HOSTS"
+DEFAULT_PROFILE = "generic-ssh"
+RUN_FIELDS = ("cfg", "task", "epochs", "name", "out")
+
+TOP_KEYS = ("fleet", "hosts")
+FLEET_KEYS = ("results_dir", "poll_seconds", "default_epochs", "thresholds")
+THRESHOLD_KEYS = tuple(f.name for f in fields(Thresholds))
+HOST_KEYS = (
+    "name", "ssh", "identity_file", "known_hosts", "profile", "cost_per_hour", "started_at",
+    "workdir", "durable_dir", "mounts", "queue", "run", "pull", "teardown", "epochs",
+)  # fmt: skip
+
+_NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
+
+
+class ConfigError(ValueError):
+    """A fleet-file mistake: where it is (file, line, key) and what to write instead."""
+
+    def __init__(
+        self, file: str | Path, message: str, *, line: int | None = None, key: str | None = None
+    ) -> None:
+        self.file = str(file)
+        self.line = line
+        self.key = key
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.file + (f":{self.line}" if self.line is not None else "")
+        return ": ".join(part for part in (where, self.key, self.message) if part)
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """One ``[[hosts]]`` block with every default filled in."""
+
+    name: str
+    ssh: SshTarget | None  # None means this machine, reached without SSH
+    identity_file: Path | None
+    known_hosts: Path | None  # None: the transport uses ~/.ssh/known_hosts
+    profile: str
+    cost_per_hour: float | None
+    started_at: datetime | None  # always timezone-aware, UTC
+    workdir: str
+    durable_dir: str
+    mounts: tuple[str, ...]
+    queue: Path | None
+    run: str | None
+    pull: tuple[str, ...]
+    teardown: str | None
+    epochs: int
+    line: int | None = None  # line of the block's [[hosts]] header, for messages
+
+    @property
+    def is_local(self) -> bool:
+        """True for this machine (``ssh = "local"``)."""
+        return self.ssh is None
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The whole fleet file; ``is_default`` when it named no host and this machine stands in."""
+
+    path: Path | None
+    results_dir: Path
+    poll_seconds: float
+    default_epochs: int
+    thresholds: Thresholds
+    hosts: tuple[HostConfig, ...]
+    is_default: bool = False
+
+    def host(self, name: str) -> HostConfig:
+        """The host called ``name``; KeyError listing the known names otherwise."""
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        known = ", ".join(h.name for h in self.hosts) or "none"
+        raise KeyError(f"no host named {name!r} in {self.path or 'the fleet'}; known: {known}")
+
+
+def resolve_fleet_path(cli_path: str | None, environ: Mapping[str, str], cwd: Path) -> Path | None:
+    """Pick the fleet file: ``--hosts``, else ``$RGT_HOSTS``, else ``./hosts.toml``, else None.
+
+    An explicitly named file that does not exist is an error rather than a silent fall back
+    to this machine: the user asked for a fleet and would otherwise see the wrong one.
+    """
+    for given, key in ((cli_path, "--hosts"), (environ.get(ENV_VAR), f"${ENV_VAR}")):
+        if not given:
+            continue
+        path = Path(given).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        if not path.is_file():
+            raise ConfigError(
+                path, f"fleet file not found — check the path given in {key}", key=key
+            )
+        return path
+    local = cwd / FLEET_FILE_NAME
+    return local if local.is_file() else None
+
+
+def load_fleet(path: Path | None) -> Fleet:
+    """Read and check a fleet file; None (or a file with no host) gives this machine alone."""
+    if path is None:
+        return _fleet(None, Path.cwd() / "results", 2.0, 20, Thresholds(), ())
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(path, "fleet file not found — check the path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            path, f"cannot read the fleet file ({exc}); it must be UTF-8 TOML"
+        ) from None
+    index = LineIndex(text)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _syntax_error(path, text, exc) from None
+    return _build(path, index, data)
+
+
+def _fleet(
+    path: Path | None,
+    results_dir: Path,
+    poll: float,
+    epochs: int,
+    thresholds: Thresholds,
+    hosts: tuple[HostConfig, ...],
+) -> Fleet:
+    """Assemble a Fleet, standing this machine in when no host was configured."""
+    if hosts:
+        return Fleet(path, results_dir, poll, epochs, thresholds, hosts, False)
+    local = HostConfig(
+        name=LOCAL, ssh=None, identity_file=None, known_hosts=None, profile=DEFAULT_PROFILE,
+        cost_per_hour=None, started_at=None, workdir="~", durable_dir="~", mounts=("/", "~"),
+        queue=None, run=None, pull=("~",), teardown=None, epochs=epochs,
+    )  # fmt: skip
+    return Fleet(path, results_dir, poll, epochs, thresholds, (local,), True)
+
+
+def _syntax_error(path: Path, text: str, exc: Exception) -> ConfigError:
+    """Turn tomllib's message into a ConfigError, taking the line from "(at line N, column M)"."""
+    message = str(exc)
+    line: int | None = None
+    match = re.search(r"\s*\(at line (\d+), column (\d+)\)\s*$", message)
+    if match:
+        line = int(match.group(1))
+        message = f"{message[: match.start()]} (column {match.group(2)})"
+    elif message.endswith("(at end of document)"):
+        line = max(1, len(text.splitlines()))
+    key = None
+    lines = text.splitlines()
+    if line is not None and line <= len(lines):
+        key_match = LineIndex.KEY.match(lines[line - 1])
+        key = next((g for g in key_match.groups() if g is not None), None) if key_match else None
+    return ConfigError(
+        path,
+        f"TOML syntax error: {message} — check this line's quotes, brackets and commas "
+        "(each setting is key = value; strings need closing quotes)",
+        line=line,
+        key=key,
+    )
+
+
+def _describe(value: Any) -> str:
+    """A short phrase for a wrong value, in TOML's terms."""
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f'the string "{value}"'
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, (datetime, date)):
+        return "a date"
+    return repr(value)
+
+
+class _Table:
+    """Typed, checked access to one table of the file; errors point at the key's line."""
+
+    def __init__(
+        self,
+        path: Path,
+        index: LineIndex,
+        section: str,
+        data: Mapping[str, Any],
+        fallback: int | None,
+    ) -> None:
+        self.path, self.index, self.section, self.data = path, index, section, data
+        self.fallback = fallback  # line to blame when the table has no header of its own
+
+    def line(self, key: str | None = None) -> int | None:
+        """Line of ``key`` (or of this table) in the file."""
+        found = self.index.line(self.section, key)
+        return found if found is not None else self.fallback
+
+    def error(self, key: str | None, message: str) -> ConfigError:
+        """A ConfigError at ``key``'s line."""
+        return ConfigError(self.path, message, line=self.line(key), key=key)
+
+    def reject_unknown(self, allowed: Iterable[str]) -> None:
+        """Refuse keys not in ``allowed``, suggesting the closest one (typos are the usual cause)."""
+        allowed = tuple(allowed)
+        for key in self.data:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = (
+                    f"did you mean {close[0]!r}?"
+                    if close
+                    else f"expected one of: {', '.join(allowed)}"
+                )
+                raise self.error(key, f"unknown key {key!r} — {hint}")
+
+    def text(self, key: str, default: str, *, example: str = "...") -> str:
+        """A non-empty string, or ``default`` when absent; ``example`` shows the fix."""
+        return self.maybe(key, example=example) or default
+
+    def maybe(self, key: str, *, example: str = "...") -> str | None:
+        """A non-empty string, or None when absent."""
+        value = self.data.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            got = _describe(value)
+            raise self.error(
+                key, f'expected a non-empty string like {key} = "{example}", got {got}'
+            )
+        return value
+
+    def required(self, key: str, example: str) -> str:
+        """A non-empty string that must be present."""
+        if key not in self.data:
+            raise self.error(key, f'missing required key {key!r} — add {key} = "{example}"')
+        return self.text(key, "", example=example)
+
+    def number(self, key: str, default: float | None, *, allow_zero: bool = False) -> float | None:
+        """A number (int or float) above zero, or at least zero with ``allow_zero``."""
+        if key not in self.data:
+            return default
+        value = self.data[key]
+        bound = "≥ 0" if allow_zero else "> 0"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fix = f" — drop the quotes: {key} = {value}" if _is_number_text(value) else ""
+            raise self.error(key, f"expected a number {bound}, got {_describe(value)}{fix}")
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            raise self.error(key, f"expected a number {bound}, got {value}")
+        return float(value)
+
+    def integer(self, key: str, default: int) -> int:
+        """A whole number above zero."""
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            fix = f" — drop the quotes: {key} = {value}" if _is_number_text(value) else ""
+            raise self.error(key, f"expected a whole number > 0, got {_describe(value)}{fix}")
+        return value
+
+    def text_list(self, key: str, default: list[str]) -> tuple[str, ...]:
+        """A non-empty list of non-empty strings, duplicates dropped, order kept."""
+        value = self.data.get(key, default)
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, str) and v.strip() for v in value)
+        ):
+            raise self.error(
+                key,
+                f'expected a non-empty list of paths such as {key} = ["/workspace"], got {_describe(value)}',
+            )
+        return tuple(dict.fromkeys(value))
+
+    def table(self, key: str) -> Mapping[str, Any]:
+        """A sub-table (``[section.key]`` or an inline table), empty when absent."""
+        value = self.data.get(key, {})
+        if not isinstance(value, dict):
+            header = f"{self.section}.{key}" if self.section else key
+            raise self.error(key, f"expected a table written [{header}], got {_describe(value)}")
+        return value
+
+
+def _is_number_text(value: Any) -> bool:
+    """True for a string that would be a valid number without its quotes."""
+    try:
+        return isinstance(value, str) and float(value) == float(value)
+    except ValueError:
+        return False
+
+
+def _build(path: Path, index: LineIndex, data: dict[str, Any]) -> Fleet:
+    """Check the parsed TOML and build the Fleet."""
+    base = path.absolute().parent
+    top = _Table(path, index, "", data, None)
+    top.reject_unknown(TOP_KEYS)
+    fleet = _Table(path, index, "fleet", top.table("fleet"), index.line("", "fleet"))
+    fleet.reject_unknown(FLEET_KEYS)
+    results_dir = base / Path(fleet.text("results_dir", "./results")).expanduser()
+    poll = fleet.number("poll_seconds", 2.0)
+    epochs = fleet.integer("default_epochs", 20)
+    limits = _Table(
+        path, index, "fleet.thresholds", fleet.table("thresholds"), fleet.line("thresholds")
+    )
+    limits.reject_unknown(THRESHOLD_KEYS)
+    thresholds = Thresholds(**{k: limits.number(k, getattr(Thresholds, k)) for k in THRESHOLD_KEYS})
+    for key in ("inode_pct", "disk_pct", "cgroup_mem_pct"):
+        if getattr(thresholds, key) > 100:
+            raise limits.error(
+                key, f"expected a percentage in (0, 100], got {getattr(thresholds, key):g}"
+            )
+
+    raw_hosts = data.get("hosts", [])
+    if isinstance(raw_hosts, dict):
+        raise top.error(
+            "hosts",
+            "'hosts' is written as a single table [hosts]; write one block per host "
+            "with double brackets: [[hosts]]",
+        )
+    if not isinstance(raw_hosts, list) or not all(isinstance(h, dict) for h in raw_hosts):
+        raise top.error("hosts", "expected one [[hosts]] block per host (an array of tables)")
+    hosts: list[HostConfig] = []
+    seen: dict[str, int | None] = {}
+    for number, raw in enumerate(raw_hosts):
+        table = _Table(path, index, f"hosts[{number}]", raw, index.line("", "hosts"))
+        host = _host(table, base, epochs)
+        if host.name in seen:
+            raise table.error(
+                "name",
+                f"host name {host.name!r} is already used at line {seen[host.name]} — "
+                "host names must be unique",
+            )
+        seen[host.name] = table.line("name")
+        hosts.append(host)
+    return _fleet(path, results_dir, poll, epochs, thresholds, tuple(hosts))
+
+
+def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig:
+    """Check one ``[[hosts]]`` block and fill in its defaults."""
+    t.reject_unknown(HOST_KEYS)
+    name = t.required("name", "a100-1")
+    if not _NAME_RE.fullmatch(name):
+        raise t.error(
+            "name",
+            f"host name {name!r} may only use letters, digits, '.', '_' and '-' (it names local folders)",
+        )
+    try:
+        ssh = parse_ssh_target(t.required("ssh", "user@host:port"))
+    except ValueError as exc:
+        raise t.error("ssh", str(exc)) from None
+    workdir = t.text("workdir", "~", example="/workspace")
+    durable = t.text("durable_dir", workdir, example="/workspace")
+    run = t.maybe("run", example="python train.py --config {cfg} --out {out}")
+    if run is not None:
+        _check_template(t, run)
+    return HostConfig(
+        name=name,
+        ssh=ssh,
+        identity_file=_local_path(None, t.maybe("identity_file", example="~/.ssh/id_ed25519")),
+        known_hosts=_local_path(None, t.maybe("known_hosts", example="~/.ssh/known_hosts")),
+        profile=t.text("profile", DEFAULT_PROFILE, example=DEFAULT_PROFILE),
+        cost_per_hour=t.number("cost_per_hour", None, allow_zero=True),
+        started_at=_started_at(t),
+        workdir=workdir,
+        durable_dir=durable,
+        mounts=t.text_list("mounts", ["/", workdir, durable]),
+        queue=_local_path(base, t.maybe("queue", example="queues/a100.txt")),
+        run=run,
+        pull=t.text_list("pull", [durable]),
+        teardown=t.maybe("teardown", example="vastai destroy instance 123"),
+        epochs=t.integer("epochs", default_epochs),
+        line=t.line(),
+    )
+
+
+def _check_template(t: _Table, run: str) -> None:
+    """Refuse ``{fields}`` other than RUN_FIELDS, and broken braces, in a ``run`` template."""
+    allowed = ", ".join("{" + f + "}" for f in RUN_FIELDS)
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(run) if f is not None]
+    except ValueError as exc:
+        raise t.error(
+            "run", f"bad braces in the template ({exc}); write {{{{ and }}}} for literal braces"
+        ) from None
+    for field in fields:
+        if field not in RUN_FIELDS:
+            raise t.error(
+                "run", f"unknown field {{{field}}} in the template — expected only {allowed}"
+            )
+
+
+def _started_at(t: _Table) -> datetime | None:
+    """``started_at`` as an aware UTC datetime; naive values are taken as UTC."""
+    value = t.data.get("started_at")
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            # Python 3.10's fromisoformat does not take a trailing "Z".
+            text = value.strip()
+            text = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+            value = datetime.fromisoformat(text)
+        except ValueError:
+            value = None
+    if not isinstance(value, datetime):
+        raise t.error(
+            "started_at",
+            "expected a date-time such as started_at = 2024-05-01T12:00:00Z (naive means UTC)",
+        )
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def _local_path(base: Path | None, text: str | None) -> Path | None:
+    """A local path with ``~`` expanded; relative ones joined to ``base`` when given."""
+    if text is None:
+        return None
+    path = Path(text).expanduser()
+    return path if path.is_absolute() or base is None else base / path

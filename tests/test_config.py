@@ -1,0 +1,560 @@
+"""Tests for the fleet-file loader (rgt_tui.domain.config) and the XDG paths (rgt_tui.paths)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from rgt_tui import paths
+from rgt_tui.domain.config import (
+    FLEET_KEYS,
+    HOST_KEYS,
+    SSH_FORMS,
+    THRESHOLD_KEYS,
+    ConfigError,
+    Fleet,
+    SshTarget,
+    Thresholds,
+    load_fleet,
+    parse_ssh_target,
+    resolve_fleet_path,
+)
+
+REPO_HOSTS = Path(__file__).resolve().parents[1] / "hosts.toml"
+UTC = timezone.utc
+
+
+def write(directory: Path, text: str, name: str = "hosts.toml") -> Path:
+    """Write ``text`` (dedented; its first line is line 1) as a fleet file and return its path."""
+    path = directory / name
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def load_error(directory: Path, text: str) -> ConfigError:
+    """Load ``text`` and return the ConfigError it must raise."""
+    path = write(directory, text)
+    with pytest.raises(ConfigError) as info:
+        load_fleet(path)
+    assert info.value.file == str(path)
+    return info.value
+
+
+# --- valid files ------------------------------------------------------------------------
+
+
+def test_full_file_round_trips_every_key(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        [fleet]
+        results_dir = "pulled"
+        poll_seconds = 0.5
+        default_epochs = 12
+
+        [fleet.thresholds]
+        inode_pct = 80
+        disk_pct = 85.5
+        cgroup_mem_pct = 95
+        temp_c = 80
+        idle_minutes = 10
+
+        [[hosts]]
+        name = "a100-1"
+        ssh = "root@ssh4.vast.ai:22034"
+        identity_file = "~/.ssh/id_vast"
+        known_hosts = "/etc/rgt/known_hosts"
+        profile = "vast"
+        cost_per_hour = 1.29
+        started_at = 2024-05-01T09:30:00+02:00
+        workdir = "/workspace"
+        durable_dir = "/workspace/persist"
+        mounts = ["/", "/dev/shm", "/", "/workspace"]
+        queue = "queues/a100.txt"
+        run = "python train.py {cfg} {task} --epochs {epochs} --name {name} --out {out}"
+        pull = ["/workspace/persist/runs", "/workspace/logs"]
+        teardown = "vastai destroy instance 42"
+        epochs = 30
+        """,
+    )
+    fleet = load_fleet(path)
+    assert fleet.path == path
+    assert fleet.is_default is False
+    assert fleet.results_dir == tmp_path / "pulled"
+    assert fleet.poll_seconds == 0.5
+    assert fleet.default_epochs == 12
+    assert fleet.thresholds == Thresholds(inode_pct=80, disk_pct=85.5, cgroup_mem_pct=95, temp_c=80, idle_minutes=10)
+    (host,) = fleet.hosts
+    assert host.name == "a100-1"
+    assert host.ssh == SshTarget("root", "ssh4.vast.ai", 22034)
+    assert host.is_local is False
+    assert host.identity_file == Path("~/.ssh/id_vast").expanduser()
+    assert "~" not in str(host.identity_file)
+    assert host.known_hosts == Path("/etc/rgt/known_hosts")
+    assert host.profile == "vast"
+    assert host.cost_per_hour == 1.29
+    assert host.started_at == datetime(2024, 5, 1, 7, 30, tzinfo=UTC)
+    assert host.started_at.utcoffset() == timedelta(0)
+    assert host.workdir == "/workspace"
+    assert host.durable_dir == "/workspace/persist"
+    assert host.mounts == ("/", "/dev/shm", "/workspace")  # de-duplicated, order kept
+    assert host.queue == tmp_path / "queues" / "a100.txt"
+    assert host.run is not None and host.run.startswith("python train.py {cfg}")
+    assert host.pull == ("/workspace/persist/runs", "/workspace/logs")
+    assert host.teardown == "vastai destroy instance 42"
+    assert host.epochs == 30
+    assert host.line == 13
+    assert fleet.host("a100-1") is host
+
+
+def test_minimal_host_gets_every_default(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[hosts]]\nname = "box"\nssh = "box"\n')
+    fleet = load_fleet(path)
+    assert fleet.is_default is False
+    assert fleet.results_dir == tmp_path / "results"
+    assert fleet.poll_seconds == 2.0
+    assert fleet.default_epochs == 20
+    assert fleet.thresholds == Thresholds(inode_pct=90, disk_pct=90, cgroup_mem_pct=90, temp_c=83, idle_minutes=30)
+    (host,) = fleet.hosts
+    assert host.ssh == SshTarget(None, "box", None)
+    assert (host.identity_file, host.known_hosts) == (None, None)
+    assert host.profile == "generic-ssh"
+    assert (host.cost_per_hour, host.started_at) == (None, None)
+    assert (host.workdir, host.durable_dir) == ("~", "~")
+    assert host.mounts == ("/", "~")
+    assert (host.queue, host.run, host.teardown) == (None, None, None)
+    assert host.pull == ("~",)
+    assert host.epochs == 20
+    assert host.line == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "durable", "mounts", "pull"),
+    [
+        ('workdir = "/w"', "/w", ("/", "/w"), ("/w",)),
+        ('workdir = "/w"\ndurable_dir = "/d"', "/d", ("/", "/w", "/d"), ("/d",)),
+        ('workdir = "/"\ndurable_dir = "/"', "/", ("/",), ("/",)),
+        ('durable_dir = "/vol"\npull = ["/vol/a"]', "/vol", ("/", "~", "/vol"), ("/vol/a",)),
+    ],
+)
+def test_durable_mounts_and_pull_defaults(
+    tmp_path: Path, extra: str, durable: str, mounts: tuple[str, ...], pull: tuple[str, ...]
+) -> None:
+    path = write(tmp_path, f'[[hosts]]\nname = "b"\nssh = "b"\n{extra}\n')
+    (host,) = load_fleet(path).hosts
+    assert (host.durable_dir, host.mounts, host.pull) == (durable, mounts, pull)
+
+
+def test_local_host_and_epoch_fallback(tmp_path: Path) -> None:
+    text = """
+    [fleet]
+    default_epochs = 7
+    [[hosts]]
+    name = "here"
+    ssh = "local"
+    [[hosts]]
+    name = "there"
+    ssh = "u@there"
+    epochs = 3
+    """
+    fleet = load_fleet(write(tmp_path, text))
+    here, there = fleet.hosts
+    assert here.ssh is None and here.is_local
+    assert here.epochs == 7
+    assert not there.is_local and there.epochs == 3
+    assert [h.line for h in fleet.hosts] == [3, 6]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2024-05-01T12:00:00", datetime(2024, 5, 1, 12, tzinfo=UTC)),  # naive TOML → UTC
+        ("2024-05-01T12:00:00-05:00", datetime(2024, 5, 1, 17, tzinfo=UTC)),
+        ('"2024-05-01T12:00:00Z"', datetime(2024, 5, 1, 12, tzinfo=UTC)),
+        ('"2024-05-01 12:00"', datetime(2024, 5, 1, 12, tzinfo=UTC)),  # naive string → UTC
+        ('"2024-05-01T14:00:00+02:00"', datetime(2024, 5, 1, 12, tzinfo=UTC)),
+    ],
+)
+def test_started_at_forms_become_aware_utc(tmp_path: Path, value: str, expected: datetime) -> None:
+    path = write(tmp_path, f'[[hosts]]\nname = "b"\nssh = "b"\nstarted_at = {value}\n')
+    (host,) = load_fleet(path).hosts
+    assert host.started_at == expected
+    assert host.started_at.tzinfo is not None and host.started_at.utcoffset() == timedelta(0)
+
+
+def test_results_dir_absolute_is_kept(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    path = write(tmp_path, f'[fleet]\nresults_dir = "{target}"\n')
+    assert load_fleet(path).results_dir == target
+
+
+def test_fleet_host_lookup_error_lists_known_names(tmp_path: Path) -> None:
+    fleet = load_fleet(write(tmp_path, '[[hosts]]\nname = "a"\nssh = "a"\n'))
+    with pytest.raises(KeyError, match=r"no host named 'zz'.*known: a"):
+        fleet.host("zz")
+
+
+# --- the default fleet ------------------------------------------------------------------
+
+
+def _assert_default(fleet: Fleet) -> None:
+    assert fleet.is_default is True
+    assert [h.name for h in fleet.hosts] == ["local"]
+    assert fleet.hosts[0].is_local and fleet.hosts[0].ssh is None
+    assert fleet.host("local").profile == "generic-ssh"
+
+
+def test_no_file_is_this_machine_alone() -> None:
+    fleet = load_fleet(None)
+    _assert_default(fleet)
+    assert fleet.path is None
+    assert fleet.results_dir == Path.cwd() / "results"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# only a comment\n\n# [[hosts]]\n# name = 'x'\n",
+        "",
+        "hosts = []\n",
+    ],
+)
+def test_file_without_hosts_is_default_fleet(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+    fleet = load_fleet(path)
+    _assert_default(fleet)
+    assert fleet.path == path
+
+
+def test_fleet_settings_apply_to_the_default_fleet(tmp_path: Path) -> None:
+    fleet = load_fleet(write(tmp_path, "[fleet]\npoll_seconds = 5\ndefault_epochs = 3\n"))
+    _assert_default(fleet)
+    assert fleet.poll_seconds == 5.0
+    assert fleet.hosts[0].epochs == 3
+
+
+def test_repo_hosts_toml_is_the_default_fleet() -> None:
+    _assert_default(load_fleet(REPO_HOSTS))
+
+
+def test_repo_hosts_toml_examples_are_valid_when_uncommented(tmp_path: Path) -> None:
+    text = REPO_HOSTS.read_text(encoding="utf-8")
+    uncommented = re.sub(r"(?m)^# ", "", text)
+    fleet = load_fleet(write(tmp_path, uncommented))
+    blocks = len(re.findall(r"(?m)^# \[\[hosts\]\]\s*$", text))
+    assert blocks >= 3
+    assert len(fleet.hosts) == blocks and not fleet.is_default
+    assert "[fleet]" in uncommented and fleet.thresholds == Thresholds()
+    # Every key the loader accepts is shown in at least one example.
+    for key in (*HOST_KEYS, *FLEET_KEYS, *THRESHOLD_KEYS):
+        assert re.search(rf"(?m)^# (\[fleet\.)?{key}\b", text), key
+    assert any(h.is_local for h in fleet.hosts)
+    assert any(h.ssh is not None and ":" in h.ssh.host for h in fleet.hosts)  # IPv6 example
+
+
+# --- fleet-file path order ----------------------------------------------------------------
+
+
+def test_path_order(tmp_path: Path) -> None:
+    cli = write(tmp_path, "", "cli.toml")
+    env = write(tmp_path, "", "env.toml")
+    assert resolve_fleet_path(None, {}, tmp_path) is None
+    local = write(tmp_path, "")
+    assert resolve_fleet_path(None, {}, tmp_path) == local
+    assert resolve_fleet_path(None, {"RGT_HOSTS": str(env)}, tmp_path) == env
+    assert resolve_fleet_path(str(cli), {"RGT_HOSTS": str(env)}, tmp_path) == cli
+    assert resolve_fleet_path("cli.toml", {}, tmp_path) == cli  # relative to cwd
+    assert resolve_fleet_path(None, {"RGT_HOSTS": ""}, tmp_path) == local  # empty = unset
+
+
+def test_missing_cli_path_is_an_error_even_with_fallbacks(tmp_path: Path) -> None:
+    write(tmp_path, "")
+    env = write(tmp_path, "", "env.toml")
+    with pytest.raises(ConfigError) as info:
+        resolve_fleet_path("nope.toml", {"RGT_HOSTS": str(env)}, tmp_path)
+    assert info.value.key == "--hosts"
+    assert info.value.file == str(tmp_path / "nope.toml")
+    assert "not found" in str(info.value)
+
+
+def test_missing_env_path_is_an_error(tmp_path: Path) -> None:
+    write(tmp_path, "")
+    with pytest.raises(ConfigError) as info:
+        resolve_fleet_path(None, {"RGT_HOSTS": str(tmp_path / "gone.toml")}, tmp_path)
+    assert info.value.key == "$RGT_HOSTS"
+    assert "gone.toml" in str(info.value)
+
+
+def test_load_missing_or_unreadable_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_fleet(tmp_path / "absent.toml")
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(b'x = "\xe9"\n')
+    with pytest.raises(ConfigError, match="UTF-8"):
+        load_fleet(bad)
+
+
+# --- malformed files: each error names the line and the key --------------------------------
+
+
+def test_toml_syntax_error_line_and_key(tmp_path: Path) -> None:
+    err = load_error(tmp_path, '[[hosts]]\nname = "a"\nssh = "unterminated\n')
+    assert (err.line, err.key) == (3, "ssh")
+    assert "TOML syntax error" in err.message and "column" in err.message
+    assert str(err).startswith(f"{err.file}:3: ssh: TOML syntax error")
+
+
+def test_toml_duplicate_key_is_a_syntax_error_on_its_line(tmp_path: Path) -> None:
+    err = load_error(tmp_path, '[[hosts]]\nname = "a"\nname = "b"\n')
+    assert (err.line, err.key) == (3, "name")
+    assert "Cannot overwrite" in err.message
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "phrase"),
+    [
+        (
+            '[[hosts]]\nname = "a"\nssh = "a"\ncost_per_hr = 1\n',
+            4,
+            "cost_per_hr",
+            "unknown key 'cost_per_hr' — did you mean 'cost_per_hour'?",
+        ),
+        ("[fleet]\n\npoll_secs = 3\n", 3, "poll_secs", "did you mean 'poll_seconds'?"),
+        ("[fleet.thresholds]\ninode = 80\n", 2, "inode", "did you mean 'inode_pct'?"),
+        ("# x\n[fleets]\nresults_dir = 'r'\n", 2, "fleets", "did you mean 'fleet'?"),
+        ('[[hosts]]\nname = "a"\nssh = "a"\nzzz = 1\n', 4, "zzz", "expected one of: name, ssh"),
+    ],
+)
+def test_unknown_keys(tmp_path: Path, text: str, line: int, key: str, phrase: str) -> None:
+    err = load_error(tmp_path, text)
+    assert (err.line, err.key) == (line, key)
+    assert phrase in err.message
+
+
+def test_duplicate_host_names_name_both_lines(tmp_path: Path) -> None:
+    text = """
+    [[hosts]]
+    ssh = "a"
+    name = "a100"
+
+    [[hosts]]
+    name = "b"
+    ssh = "b"
+
+    [[hosts]]
+    ssh = "c"
+    name = "a100"
+    """
+    err = load_error(tmp_path, text)
+    assert (err.line, err.key) == (11, "name")
+    assert "host name 'a100' is already used at line 3" in err.message
+
+
+@pytest.mark.parametrize(
+    "ssh", ["user@", "@host", "host:notaport", "host:70000", "host:0", "us er@host", "a@b@c",
+            "::1", "u@[::1", "u@[::1]:", "u@[host]", "host/x"],
+)  # fmt: skip
+def test_bad_ssh_lists_accepted_forms(tmp_path: Path, ssh: str) -> None:
+    err = load_error(tmp_path, f'[[hosts]]\nname = "a"\n\nssh = "{ssh}"\n')
+    assert (err.line, err.key) == (4, "ssh")
+    assert SSH_FORMS in err.message
+    assert "user@host:port" in str(err) and "user@[::1]:2222" in str(err)
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "key", "phrase"),
+    [
+        ('cost_per_hour = "1.2"', 4, "cost_per_hour", "expected a number ≥ 0"),
+        ("cost_per_hour = -1", 4, "cost_per_hour", "expected a number ≥ 0, got -1"),
+        ("cost_per_hour = true", 4, "cost_per_hour", "expected a number"),
+        ("epochs = 2.5", 4, "epochs", "expected a whole number > 0"),
+        ("epochs = 0", 4, "epochs", "expected a whole number > 0"),
+        ('mounts = "/"', 4, "mounts", "expected a non-empty list"),
+        ("pull = []", 4, "pull", "expected a non-empty list"),
+        ('workdir = ""', 4, "workdir", "expected a non-empty string"),
+        ("profile = 3", 4, "profile", "expected a non-empty string"),
+        ('started_at = "yesterday"', 4, "started_at", "expected a date-time"),
+        ("started_at = 2024-05-01", 4, "started_at", "expected a date-time"),
+        ('run = "x {cfg} {cfgs}"', 4, "run", "unknown field {cfgs}"),
+        ('run = "x {cfg.attr}"', 4, "run", "expected only {cfg}, {task}, {epochs}, {name}, {out}"),
+        ('run = "x {}"', 4, "run", "unknown field {}"),
+        ('run = "x {cfg"', 4, "run", "bad braces"),
+    ],
+)
+def test_wrong_host_values(tmp_path: Path, body: str, line: int, key: str, phrase: str) -> None:
+    err = load_error(tmp_path, f'[[hosts]]\nname = "a"\nssh = "a"\n{body}\n')
+    assert (err.line, err.key) == (line, key)
+    assert phrase in err.message
+
+
+def test_quoted_number_suggests_dropping_quotes(tmp_path: Path) -> None:
+    err = load_error(tmp_path, '[[hosts]]\nname = "a"\nssh = "a"\ncost_per_hour = "1.2"\n')
+    assert "expected a number" in err.message
+    assert "drop the quotes: cost_per_hour = 1.2" in err.message
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "key", "phrase"),
+    [
+        ("poll_seconds = 0", 2, "poll_seconds", "expected a number > 0"),
+        ('poll_seconds = "2"', 2, "poll_seconds", "expected a number > 0"),
+        ("poll_seconds = inf", 2, "poll_seconds", "expected a number > 0"),
+        ("default_epochs = -3", 2, "default_epochs", "expected a whole number > 0"),
+        ("results_dir = 1", 2, "results_dir", "expected a non-empty string"),
+        ("thresholds = 5", 2, "thresholds", "expected a table"),
+        ("thresholds = { disk_pct = 120 }", 2, "disk_pct", "percentage in (0, 100]"),
+    ],
+)
+def test_wrong_fleet_values(tmp_path: Path, body: str, line: int, key: str, phrase: str) -> None:
+    err = load_error(tmp_path, f"[fleet]\n{body}\n")
+    assert (err.line, err.key) == (line, key)
+    assert phrase in err.message
+
+
+def test_threshold_out_of_range_points_at_its_line(tmp_path: Path) -> None:
+    err = load_error(tmp_path, "[fleet]\n[fleet.thresholds]\ntemp_c = 83\ninode_pct = 101\n")
+    assert (err.line, err.key) == (4, "inode_pct")
+
+
+@pytest.mark.parametrize("name", ["a 100", "a/b", "ü", "x:y"])
+def test_bad_host_name_characters(tmp_path: Path, name: str) -> None:
+    err = load_error(tmp_path, f'[[hosts]]\nssh = "a"\nname = "{name}"\n')
+    assert (err.line, err.key) == (3, "name")
+    assert "letters, digits, '.', '_' and '-'" in err.message
+
+
+@pytest.mark.parametrize(("present", "missing"), [('name = "a"', "ssh"), ('ssh = "a"', "name")])
+def test_missing_required_key_points_at_block_header(
+    tmp_path: Path, present: str, missing: str
+) -> None:
+    text = f'[[hosts]]\nname = "ok"\nssh = "ok"\n\n[[hosts]]\n{present}\n'
+    err = load_error(tmp_path, text)
+    assert (err.line, err.key) == (5, missing)
+    assert f"missing required key '{missing}'" in err.message
+
+
+def test_hosts_written_as_a_single_table(tmp_path: Path) -> None:
+    err = load_error(tmp_path, '[fleet]\npoll_seconds = 1\n[hosts]\nname = "a"\nssh = "a"\n')
+    assert (err.line, err.key) == (3, "hosts")
+    assert "[[hosts]]" in err.message and "[hosts]" in err.message
+
+
+def test_hosts_not_tables(tmp_path: Path) -> None:
+    err = load_error(tmp_path, '# c\nhosts = ["a", "b"]\n')
+    assert (err.line, err.key) == (2, "hosts")
+    assert "[[hosts]]" in err.message
+
+
+def test_fleet_not_a_table(tmp_path: Path) -> None:
+    err = load_error(tmp_path, "fleet = 3\n")
+    assert (err.line, err.key) == (1, "fleet")
+    assert "[fleet]" in err.message
+
+
+def test_inline_hosts_array_falls_back_to_its_line(tmp_path: Path) -> None:
+    err = load_error(tmp_path, '# fleet\nhosts = [{ name = "a" }]\n')
+    assert (err.line, err.key) == (2, "ssh")
+
+
+def test_key_lines_inside_multiline_strings_are_not_mistaken(tmp_path: Path) -> None:
+    text = '''
+    [[hosts]]
+    name = "a"
+    ssh = "a"
+    run = """
+    cost_per_hour = 1
+    python train.py {cfg}
+    """
+    cost_per_hour = "x"
+    '''
+    err = load_error(tmp_path, text)
+    assert (err.line, err.key) == (8, "cost_per_hour")
+
+
+def test_quoted_keys_get_their_line(tmp_path: Path) -> None:
+    err = load_error(tmp_path, '[[hosts]]\n"name" = "a"\n\'ssh\' = "a"\n"epochs" = "5"\n')
+    assert (err.line, err.key) == (4, "epochs")
+    assert "drop the quotes" in err.message
+
+
+def test_errors_in_later_blocks_get_that_blocks_lines(tmp_path: Path) -> None:
+    text = '[[hosts]]\nname = "a"\nssh = "a"\nepochs = 1\n[[hosts]]\nname = "b"\nssh = "b"\nepochs = 0\n'
+    err = load_error(tmp_path, text)
+    assert (err.line, err.key) == (8, "epochs")
+
+
+# --- ConfigError and SshTarget ------------------------------------------------------------
+
+
+def test_config_error_string_forms() -> None:
+    assert str(ConfigError("f.toml", "bad", line=3, key="k")) == "f.toml:3: k: bad"
+    assert str(ConfigError("f.toml", "bad", key="k")) == "f.toml: k: bad"
+    assert str(ConfigError("f.toml", "bad", line=3)) == "f.toml:3: bad"
+    assert str(ConfigError("f.toml", "bad")) == "f.toml: bad"
+    err = ConfigError(Path("f.toml"), "bad", line=1, key="k")
+    assert isinstance(err, ValueError) and err.file == "f.toml" and err.message == "bad"
+
+
+@pytest.mark.parametrize(
+    ("text", "user", "host", "port"),
+    [
+        ("root@1.2.3.4:2222", "root", "1.2.3.4", 2222),
+        ("ubuntu@box.example.com", "ubuntu", "box.example.com", None),
+        ("box", None, "box", None),
+        ("my_alias-1", None, "my_alias-1", None),
+        ("box:22", None, "box", 22),
+        ("user@[::1]:2222", "user", "::1", 2222),
+        ("[fe80::1%eth0]", None, "fe80::1%eth0", None),
+        ("u.x-y@h:65535", "u.x-y", "h", 65535),
+    ],
+)
+def test_parse_ssh_target_accepted_forms(
+    text: str, user: str | None, host: str, port: int | None
+) -> None:
+    target = parse_ssh_target(text)
+    assert target == SshTarget(user, host, port)
+    assert target is not None and target.is_local is False
+    assert str(target) == text  # round trip
+
+
+def test_parse_ssh_target_local_and_errors() -> None:
+    assert parse_ssh_target("local") is None
+    with pytest.raises(
+        ValueError, match=r"port 70000 is outside 1-65535; accepted forms: user@host:port"
+    ):
+        parse_ssh_target("h:70000")
+    with pytest.raises(ValueError, match="brackets"):
+        parse_ssh_target("fe80::1")
+
+
+# --- XDG paths ----------------------------------------------------------------------------
+
+
+def test_xdg_dirs_from_environment() -> None:
+    env = {"XDG_STATE_HOME": "/xs", "XDG_CONFIG_HOME": "/xc", "HOME": "/home/u"}
+    assert paths.state_dir(env) == Path("/xs/rgt-tui")
+    assert paths.config_dir(env) == Path("/xc/rgt-tui")
+
+
+@pytest.mark.parametrize("value", [None, "", "relative/dir"])
+def test_xdg_dirs_fall_back_to_home(value: str | None) -> None:
+    env = {"HOME": "/home/u"}
+    if value is not None:
+        env |= {"XDG_STATE_HOME": value, "XDG_CONFIG_HOME": value}
+    assert paths.state_dir(env) == Path("/home/u/.local/state/rgt-tui")
+    assert paths.config_dir(env) == Path("/home/u/.config/rgt-tui")
+
+
+def test_xdg_dirs_default_to_process_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert paths.state_dir() == tmp_path / "state" / "rgt-tui"
+    assert paths.config_dir() == tmp_path / ".config" / "rgt-tui"
+    assert not (tmp_path / "state").exists()  # nothing is created

@@ -1,0 +1,211 @@
+"""Health rules: pure functions of snapshots, each with a stable id and its gotcha."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rgt_tui.domain.health import HealthContext, HealthState, Thresholds, evaluate
+from rgt_tui.domain.snapshot import (
+    CgroupSample,
+    DiskSample,
+    GpuProcess,
+    GpuSample,
+    HostSnapshot,
+    XidEvent,
+)
+
+GIB = 2**30
+
+
+def gpu(**kw) -> GpuSample:
+    base = dict(
+        index=0,
+        name="NVIDIA H100 80GB HBM3",
+        uuid="GPU-1",
+        util_pct=97.0,
+        mem_util_pct=40.0,
+        sm_clock_mhz=1980.0,
+        sm_clock_max_mhz=1980.0,
+        mem_used=60 * GIB,
+        mem_total=80 * GIB,
+        power_w=650.0,
+        power_limit_w=700.0,
+        temp_c=65.0,
+        throttle_reasons=(),
+        ecc_volatile=0,
+    )
+    base.update(kw)
+    return GpuSample(**base)
+
+
+def cgroup(**kw) -> CgroupSample:
+    base = dict(
+        version=2,
+        memory_current=8 * GIB,
+        memory_max=64 * GIB,
+        memory_unlimited=False,
+        oom_kill=0,
+        cpu_quota_vcpus=8.0,
+        cpu_unlimited=False,
+    )
+    base.update(kw)
+    return CgroupSample(**base)
+
+
+def snap(**kw) -> HostSnapshot:
+    base = dict(
+        host="a100",
+        t=1_000_000.0,
+        boot_id="boot-1",
+        host_cpus=64,
+        disks=(DiskSample("/data", "/data", 10 * GIB, 100 * GIB, 1_000, 1_000_000),),
+        cgroup=cgroup(),
+        gpu_source="nvml",
+        gpus=(gpu(),),
+        gpu_processes=(GpuProcess(0, 4242, "python", 60 * GIB, 12, 8),),
+    )
+    base.update(kw)
+    return HostSnapshot(**base)
+
+
+def ids(alerts) -> set[str]:
+    return {a.id for a in alerts}
+
+
+def run(*snaps: HostSnapshot, ctx: HealthContext | None = None):
+    state = HealthState()
+    for s in snaps:
+        state = state.observe(s)
+    return evaluate(snaps[-1], state, ctx or HealthContext())
+
+
+def test_healthy_box_has_no_alerts():
+    assert run(snap()) == ()
+
+
+def test_inodes_alert_fires_while_bytes_are_low():
+    disk = DiskSample("/data/x", "/data", 1 * GIB, 100 * GIB, 950_000, 1_000_000)
+    alerts = run(snap(disks=(disk,)))
+    assert ids(alerts) == {"disk.inodes"}
+    (a,) = alerts
+    assert a.gotcha == "U7" and a.severity == "critical" and a.subject == "/data"
+    assert "95%" in a.message and "bytes are 1%" in a.message
+
+
+def test_inode_threshold_is_configurable_and_zero_inode_fs_never_alerts():
+    disk = DiskSample("/", "/", 1, 100, 85, 100)
+    assert run(snap(disks=(disk,))) == ()
+    state = HealthState().observe(snap(disks=(disk,)))
+    assert ids(evaluate(snap(disks=(disk,)), state, HealthContext(Thresholds(inode_pct=80)))) == {"disk.inodes"}
+    btrfs = DiskSample("/", "/", 1, 100, 0, 0)  # no inode limit reported
+    assert run(snap(disks=(btrfs,))) == ()
+
+
+def test_bytes_alert_once_per_mount_even_with_two_paths_on_it():
+    full = (
+        DiskSample("/data/a", "/data", 95 * GIB, 100 * GIB, 1, 1_000_000),
+        DiskSample("/data/b", "/data", 95 * GIB, 100 * GIB, 1, 1_000_000),
+    )
+    alerts = run(snap(disks=full))
+    assert [a.id for a in alerts] == ["disk.bytes"] and "5.0 GiB free" in alerts[0].message
+
+
+def test_oom_kill_rise_is_critical_and_stays_until_reboot():
+    before, after = snap(cgroup=cgroup(oom_kill=2)), snap(cgroup=cgroup(oom_kill=5))
+    assert run(before) == ()
+    alerts = run(before, after, snap(t=1_000_010.0, cgroup=cgroup(oom_kill=5)))
+    (a,) = [a for a in alerts if a.id == "cgroup.oom_kill"]
+    assert a.gotcha == "U9" and "2 → 5" in a.message and "3 processes" in a.message
+
+
+def test_reboot_is_detected_by_boot_id_and_persists():
+    alerts = run(snap(), snap(boot_id="boot-2"), snap(boot_id="boot-2", t=1_000_100.0))
+    assert "host.rebooted" in ids(alerts)
+    assert next(a for a in alerts if a.id == "host.rebooted").gotcha == "GEN6"
+    # a reboot resets the cgroup counter: oom_kill 0 after reboot is not a "rise"
+    state = HealthState()
+    for s in (snap(cgroup=cgroup(oom_kill=4)), snap(boot_id="boot-2", cgroup=cgroup(oom_kill=0))):
+        state = state.observe(s)
+    assert "cgroup.oom_kill" not in ids(evaluate(snap(boot_id="boot-2", cgroup=cgroup(oom_kill=0)), state, HealthContext()))
+    assert "host.rebooted" not in ids(evaluate(snap(boot_id="boot-2"), state.acknowledge_reboot(), HealthContext()))
+
+
+def test_cgroup_memory_near_limit_but_unlimited_never():
+    assert "cgroup.memory" in ids(run(snap(cgroup=cgroup(memory_current=60 * GIB))))
+    unlimited = cgroup(memory_current=60 * GIB, memory_max=None, memory_unlimited=True)
+    assert run(snap(cgroup=unlimited)) == ()
+
+
+def test_sm_clock_low_at_high_util_is_u21_but_idle_low_clock_is_fine():
+    alerts = run(snap(gpus=(gpu(sm_clock_mhz=600.0),)))
+    assert [(a.id, a.gotcha) for a in alerts] == [("gpu.sm_clock_low", "U21")]
+    assert run(snap(gpus=(gpu(sm_clock_mhz=210.0, util_pct=0.0, mem_used=4 * 2**20),), gpu_processes=())) == ()
+
+
+def test_throttle_by_temperature_or_reason():
+    assert ids(run(snap(gpus=(gpu(temp_c=86.0),)))) == {"gpu.throttle"}
+    reason = run(snap(gpus=(gpu(throttle_reasons=("sw_power_cap",)),)))
+    assert ids(reason) == {"gpu.throttle"} and "sw_power_cap" in reason[0].message
+
+
+def test_xid_79_persists_after_the_sample_that_carried_it():
+    first = snap(xids=(XidEvent(79, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."),))
+    alerts = run(first, snap(t=1_000_005.0))
+    (a,) = [a for a in alerts if a.id == "gpu.xid"]
+    assert a.gotcha == "U22" and "Xid 79" in a.message
+    assert "gpu.xid" not in ids(run(snap(xids=(XidEvent(13, "NVRM: Xid 13"),))))
+
+
+def test_zombie_vram_only_when_idle_and_unlisted():
+    zombie = snap(gpus=(gpu(util_pct=0.0, mem_used=20 * GIB),), gpu_processes=())
+    assert ids(run(zombie)) == {"gpu.zombie_vram"}
+    # container case: no process listed but the GPU is working → not a zombie
+    assert run(snap(gpu_processes=())) == ()
+    # processes not polled this sample → no verdict
+    assert run(snap(gpus=(gpu(util_pct=0.0),), gpu_processes=None)) == ()
+
+
+def test_two_processes_on_one_gpu_is_gen7():
+    procs = (GpuProcess(0, 1, "python", GIB, 8, 8), GpuProcess(0, 2, "python", GIB, 8, 8))
+    alerts = run(snap(gpu_processes=procs))
+    assert [(a.id, a.gotcha) for a in alerts] == [("gpu.shared", "GEN7")]
+
+
+def test_threads_above_vcpu_quota_u40():
+    unset = (GpuProcess(0, 7, "python", GIB, 70, None),)
+    alerts = run(snap(gpu_processes=unset))
+    assert [(a.id, a.gotcha) for a in alerts] == [("cpu.threads", "U40")]
+    assert "64 threads on a 8-vCPU quota" in alerts[0].message
+    assert run(snap(gpu_processes=(GpuProcess(0, 7, "python", GIB, 10, 8),))) == ()
+    # an unlimited quota gives no basis for the rule
+    assert run(snap(cgroup=cgroup(cpu_quota_vcpus=None, cpu_unlimited=True), gpu_processes=unset)) == ()
+
+
+def test_log_silent_while_artifacts_advance_u43():
+    s = snap(log_mtime=1_000_000.0 - 1200, artifact_mtime=1_000_000.0 - 30)
+    assert [(a.id, a.gotcha) for a in run(s)] == [("log.silent", "U43")]
+    quiet_both = snap(log_mtime=1_000_000.0 - 1200, artifact_mtime=1_000_000.0 - 1200)
+    assert run(quiet_both) == ()
+
+
+def test_connection_lost_says_run_may_be_alive():
+    alerts = evaluate(None, HealthState(), HealthContext(connection="reconnecting"))
+    assert [(a.id, a.gotcha) for a in alerts] == [("connection.lost", "GEN8")]
+    assert "may still be alive" in alerts[0].message
+
+
+def test_idle_gpu_while_billed_after_threshold():
+    idle = [snap(t=1_000_000.0 + 60 * m, gpus=(gpu(util_pct=1.0),), gpu_processes=None) for m in range(0, 36, 4)]
+    billed = HealthContext(cost_per_hour=2.5)
+    assert "cost.idle" not in ids(run(*idle[:3], ctx=billed))
+    alerts = run(*idle, ctx=billed)
+    assert "cost.idle" in ids(alerts) and "$2.50/h" in next(a.message for a in alerts if a.id == "cost.idle")
+    assert "cost.idle" not in ids(run(*idle))  # not billed: no cost alert
+    busy_again = replace(idle[-1], t=idle[-1].t + 60, gpus=(gpu(util_pct=80.0),))
+    assert "cost.idle" not in ids(run(*idle, busy_again, ctx=billed))
+
+
+def test_alerts_sorted_most_severe_first():
+    disk = DiskSample("/", "/", 1, 100, 99, 100)
+    alerts = run(snap(disks=(disk,), gpus=(gpu(temp_c=90.0),)))
+    assert [a.severity for a in alerts] == ["critical", "warning"]
