@@ -216,6 +216,8 @@ class SshTransport:
                 process.stdin.write(input)
             process.stdin.write_eof()
             async for line in process.stdout:
+                if not line:  # asyncssh's reader yields one "" at EOF
+                    break
                 yield line.rstrip("\n")
             await process.wait_closed()
         except (OSError, asyncssh.Error) as exc:

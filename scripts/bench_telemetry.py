@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Telemetry cost: persistent agent channels vs a fresh `ssh` per poll.
+
+N loopback SSH boxes (real asyncssh servers, in a separate process so their CPU is not
+counted) are sampled two ways, in the same run:
+
+  (a) rgt-tui's way: one persistent connection per host, the agent streaming JSON lines;
+  (b) a patrol script's way: every poll spawns `ssh` (new process, new connection, new key
+      exchange) running an equivalent shell probe (boot id, uptime, df bytes and inodes,
+      cgroup memory/oom/cpu files, nvidia-smi).
+
+For each it measures local CPU seconds per host-sample (this process plus its children)
+and sample latency, then prints `ratio: X` = (b)'s CPU per sample / (a)'s. Target ≥ 20.
+
+    python scripts/bench_telemetry.py [--hosts 32] [--seconds 10] [--interval 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rgt_tui.domain.config import Fleet, HostConfig, load_fleet
+from rgt_tui.services.telemetry import HostMonitor, HostUpdate
+from rgt_tui.transport import transport_for
+
+SHELL_PROBE = r"""
+cat /proc/sys/kernel/random/boot_id /proc/uptime /proc/loadavg
+df -P {path} | tail -n 1
+df -Pi {path} | tail -n 1
+for f in /sys/fs/cgroup/memory.current /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory.events \
+         /sys/fs/cgroup/cpu.max /sys/fs/cgroup/memory/memory.usage_in_bytes \
+         /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory/memory.oom_control \
+         /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us; do
+  [ -r "$f" ] && cat "$f"
+done
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader
+true
+"""
+
+
+def cpu_now() -> float:
+    """CPU seconds of this process and every child it has waited for."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def pct(values: list[float], q: float) -> float:
+    return (
+        statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else (values or [0.0])[0]
+    )
+
+
+async def bench_persistent(fleet: Fleet, seconds: float, interval: float) -> dict:
+    latencies: list[float] = []
+    counting = False
+    count = 0
+    started: set[str] = set()
+
+    def emit(update: HostUpdate) -> None:
+        nonlocal count
+        if update.snapshot is None:
+            return
+        started.add(update.host)
+        if counting:
+            count += 1
+            latencies.append(time.time() - update.snapshot.t)
+
+    monitors = [HostMonitor(h, transport_for(h), interval=interval) for h in fleet.hosts]
+    tasks = [asyncio.create_task(m.run(emit)) for m in monitors]
+    deadline = time.monotonic() + 60
+    while len(started) < len(monitors) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    # Steady state only: connection set-up happens once per host per session.
+    counting = True
+    cpu0, wall0 = cpu_now(), time.monotonic()
+    await asyncio.sleep(seconds)
+    cpu1, wall1 = cpu_now(), time.monotonic()
+    counting = False
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for m in monitors:
+        await m.transport.close()
+    return {"samples": count, "cpu_s": cpu1 - cpu0, "wall_s": wall1 - wall0, "latencies": latencies}
+
+
+def ssh_argv(host: HostConfig) -> list[str]:
+    assert host.ssh is not None
+    argv = [
+        "ssh",
+        "-p",
+        str(host.ssh.port),
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=yes",
+    ]
+    if host.known_hosts:
+        argv += ["-o", f"UserKnownHostsFile={host.known_hosts}"]
+    if host.identity_file:
+        argv += ["-i", str(host.identity_file), "-o", "IdentitiesOnly=yes"]
+    return [*argv, f"{host.ssh.user}@{host.ssh.host}"]
+
+
+async def bench_per_poll(fleet: Fleet, seconds: float, interval: float) -> dict:
+    latencies: list[float] = []
+    failures: list[str] = []
+
+    async def patrol(host: HostConfig, until: float) -> int:
+        probe = SHELL_PROBE.format(path=shlex.quote(host.mounts[0]))
+        done = 0
+        while time.monotonic() < until:
+            t0 = time.monotonic()
+            proc = await asyncio.create_subprocess_exec(
+                *ssh_argv(host),
+                probe,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            out, err = await proc.communicate()
+            if proc.returncode != 0 or not out:
+                failures.append(f"{host.name}: {err.decode().strip()[:120]}")
+            else:
+                done += 1
+                latencies.append(time.monotonic() - t0)
+            await asyncio.sleep(max(0.0, interval - (time.monotonic() - t0)))
+        return done
+
+    cpu0, wall0 = cpu_now(), time.monotonic()
+    until = wall0 + seconds
+    counts = await asyncio.gather(*(patrol(h, until) for h in fleet.hosts))
+    cpu1, wall1 = cpu_now(), time.monotonic()
+    return {
+        "samples": sum(counts),
+        "cpu_s": cpu1 - cpu0,
+        "wall_s": wall1 - wall0,
+        "latencies": latencies,
+        "failures": failures,
+    }
+
+
+def report(name: str, r: dict, n: int) -> float:
+    per = r["cpu_s"] / max(1, r["samples"])
+    lat = [x * 1000 for x in r["latencies"]]
+    print(
+        f"{name:<28} hosts {n:>3}  samples {r['samples']:>5}  CPU {r['cpu_s']:6.2f} s "
+        f"({r['cpu_s'] / r['wall_s'] * 100:5.1f}% of a core)  "
+        f"CPU/sample {per * 1000:7.3f} ms  latency p50 {pct(lat, 50):7.1f} ms  p95 {pct(lat, 95):7.1f} ms"
+    )
+    return per
+
+
+def serve(n: int, base: Path) -> None:
+    """Child mode: run the loopback fleet until stdin closes."""
+    from rgt_tui.demo.loopback import LoopbackFleet
+
+    async def main() -> None:
+        fleet = LoopbackFleet(n, base)
+        await fleet.start()
+        print(fleet.hosts_file, flush=True)
+        await asyncio.to_thread(sys.stdin.read)
+        await fleet.stop()
+
+    asyncio.run(main())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--hosts", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--interval", type=float, default=1.0)
+    parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.hosts, Path(args.serve))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="rgt-bench-") as tmp:
+        server = subprocess.Popen(
+            [sys.executable, __file__, "--serve", tmp, "--hosts", str(args.hosts)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            hosts_file = Path(server.stdout.readline().strip())
+            fleet = load_fleet(hosts_file)
+            print(
+                f"{len(fleet.hosts)} loopback hosts, {args.seconds:g} s per method, one sample per host every {args.interval:g} s"
+            )
+            a = asyncio.run(bench_persistent(fleet, args.seconds, args.interval))
+            b = asyncio.run(bench_per_poll(fleet, args.seconds, args.interval))
+        finally:
+            server.stdin.close()
+            server.wait(timeout=30)
+    per_a = report("(a) persistent agent", a, len(fleet.hosts))
+    per_b = report("(b) ssh process per poll", b, len(fleet.hosts))
+    if b["failures"]:
+        print(f"(b) failed polls: {len(b['failures'])}, first: {b['failures'][0]}")
+    if not a["samples"] or not b["samples"]:
+        print("ratio: 0 (a method produced no samples)")
+        return 1
+    print(f"ratio: {per_b / per_a:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

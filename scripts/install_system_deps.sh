@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what the test suite runs for real: OpenSSH's sshd (a real server on loopback),
+# tmux (the detach method and the demo test) and rsync (the pull benchmark's baseline).
+# Does nothing when they are already there.
+set -euo pipefail
+missing=()
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh >/dev/null || missing+=(openssh-client)
+command -v tmux >/dev/null || missing+=(tmux)
+command -v rsync >/dev/null || missing+=(rsync)
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing system packages: ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "need root (or sudo) to apt-get install ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,217 @@
+"""A real OpenSSH ``sshd`` on 127.0.0.1 for tests, with its own keys and fleet file.
+
+The loopback asyncssh boxes cover most tests; this one checks that what works against
+them also works against the sshd real boxes run (OpenSSH's own known_hosts format,
+key exchange and sftp). CI runs as root, hence ``PermitRootLogin yes``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+
+import asyncssh
+
+SSHD = Path("/usr/sbin/sshd")
+INSTALL_HINT = "install openssh-server (.ci/run does this)"
+_START_TIMEOUT_S = 10.0
+
+
+class OpenSshServer:
+    """One ``sshd -D`` process on a loopback port, plus keys, known_hosts and hosts.toml."""
+
+    def __init__(self, base_dir: Path, host_name: str = "real1") -> None:
+        self.base_dir = Path(base_dir).resolve()
+        self.host_name = host_name
+        self.user = getpass.getuser()
+        self.port = 0  # picked on the first start, kept for restarts
+        self.workdir = self.base_dir / host_name
+        self.host_key = self.base_dir / "ssh_host_ed25519_key"
+        self.client_key = self.base_dir / "client_key"
+        self.authorized_keys = self.base_dir / "authorized_keys"
+        self.known_hosts = self.base_dir / "known_hosts"
+        self.hosts_file = self.base_dir / "hosts.toml"
+        self.config = self.base_dir / "sshd_config"
+        self.log_file = self.base_dir / "sshd.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def is_running(self) -> bool:
+        """Whether the sshd listener process is alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        """Write keys and config on first use, start sshd and wait until it accepts."""
+        if self.is_running:
+            return
+        if not SSHD.exists():
+            raise RuntimeError(f"{SSHD} not found: {INSTALL_HINT}")
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "results").mkdir(parents=True, exist_ok=True)
+        host_pub = _ensure_key(self.host_key)
+        client_pub = _ensure_key(self.client_key)
+        self.authorized_keys.write_text(client_pub + "\n")
+        if not self.port:
+            self.port = _free_port()
+        self._write_config()
+        # sshd insists on its privilege-separation directory even under -D. Not root:
+        # the mkdir fails and sshd's own error (in the log) says what is missing.
+        with contextlib.suppress(OSError):
+            Path("/run/sshd").mkdir(mode=0o755, parents=True, exist_ok=True)
+        with self.log_file.open("ab") as log:
+            self._proc = subprocess.Popen(
+                [str(SSHD), "-D", "-e", "-f", str(self.config)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+        self._wait_until_listening()
+        self.known_hosts.write_text(f"[127.0.0.1]:{self.port} {host_pub}\n")
+        self.hosts_file.write_text(self._hosts_toml())
+
+    def stop(self) -> None:
+        """Kill the per-connection sshd processes, then the listener (the box goes down)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        # Each connection's sshd runs in its own session (setsid), so a group kill would
+        # miss it; find them by parent pid instead.
+        for pid in _children(proc.pid):
+            _kill(pid, signal.SIGKILL)
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def __enter__(self) -> OpenSshServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def connect(self, **kwargs: object) -> asyncssh.SSHClientConnection:
+        """``asyncssh.connect`` to this sshd with the generated key and known_hosts."""
+        options: dict[str, object] = {
+            "username": self.user,
+            "client_keys": [str(self.client_key)],
+            "known_hosts": str(self.known_hosts),
+            "config": None,
+        }
+        options.update(kwargs)
+        return asyncssh.connect("127.0.0.1", self.port, **options)  # type: ignore[return-value]
+
+    def _write_config(self) -> None:
+        lines = [
+            f"Port {self.port}",
+            "ListenAddress 127.0.0.1",
+            f"HostKey {self.host_key}",
+            f"AuthorizedKeysFile {self.authorized_keys}",
+            "PubkeyAuthentication yes",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "UsePAM no",
+            "StrictModes no",
+            f"PidFile {self.base_dir / 'sshd.pid'}",
+            "Subsystem sftp internal-sftp",
+            "PermitRootLogin yes",
+            "LogLevel ERROR",
+            "UseDNS no",
+            "PrintMotd no",
+            # OpenSSH >= 9.8 penalises a source address after dropped connections, and
+            # the tests drop connections on purpose; older versions reject the option.
+            "PerSourcePenalties no",
+        ]
+        self.config.write_text("\n".join(lines) + "\n")
+        check = subprocess.run(
+            [str(SSHD), "-t", "-f", str(self.config)], capture_output=True, text=True
+        )
+        if check.returncode != 0 and "PerSourcePenalties" in check.stderr:
+            self.config.write_text("\n".join(lines[:-1]) + "\n")
+
+    def _wait_until_listening(self) -> None:
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            assert self._proc is not None
+            if self._proc.poll() is not None:
+                raise RuntimeError(
+                    f"sshd exited with {self._proc.returncode}: {self.log_file.read_text()}"
+                )
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"sshd did not listen on port {self.port} within {_START_TIMEOUT_S}s")
+
+    def _hosts_toml(self) -> str:
+        return (
+            "[[hosts]]\n"
+            f'name = "{self.host_name}"\n'
+            f'ssh = "{self.user}@127.0.0.1:{self.port}"\n'
+            f'identity_file = "{self.client_key}"\n'
+            f'known_hosts = "{self.known_hosts}"\n'
+            'profile = "generic-ssh"\n'
+            f'workdir = "{self.workdir}"\n'
+            f'durable_dir = "{self.workdir / "results"}"\n'
+            f'mounts = ["{self.workdir}"]\n'
+        )
+
+
+def _ensure_key(path: Path) -> str:
+    """Create an ed25519 key at `path` (mode 0600) if missing; return its public line."""
+    if path.exists():
+        key = asyncssh.read_private_key(str(path))
+    else:
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key.export_private_key())
+    public = " ".join(key.export_public_key("openssh").decode().split()[:2])
+    path.with_name(path.name + ".pub").write_text(public + "\n")
+    return public
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _children(ppid: int) -> list[int]:
+    """Pids whose parent is `ppid` (from /proc; no psutil needed)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state, ppid, ...
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == ppid:
+            found.append(int(entry.name))
+    return found
+
+
+def _kill(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass

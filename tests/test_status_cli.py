@@ -1,0 +1,168 @@
+"""`rgt-tui status` end to end: real servers, the real console script, exit codes and JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RGT = [sys.executable, "-m", "rgt_tui"]
+STATUS_KEYS = {
+    "name",
+    "reachable",
+    "error",
+    "boot_id",
+    "uptime_s",
+    "disks",
+    "cgroup",
+    "gpu_source",
+    "gpu_unavailable_reason",
+    "gpus",
+    "alerts",
+}
+
+
+def rgt(*args: str, env: dict | None = None, timeout: float = 90) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*RGT, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def _boot_id() -> str:
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+async def _status(*args: str) -> subprocess.CompletedProcess:
+    # the servers live in this test's event loop, so the CLI must run off-loop
+    import asyncio
+
+    return await asyncio.to_thread(rgt, *args)
+
+
+async def test_status_json_over_loopback_fleet(loopback_fleet):
+    out = await _status("status", "--hosts", str(loopback_fleet.hosts_file), "--json")
+    assert out.returncode == 0, out.stderr
+    hosts = json.loads(out.stdout)
+    assert [h["name"] for h in hosts] == [b.name for b in loopback_fleet.boxes]
+    for h, box in zip(hosts, loopback_fleet.boxes, strict=True):
+        assert h.keys() >= STATUS_KEYS
+        assert h["reachable"] is True and h["error"] is None
+        assert h["boot_id"] == _boot_id()
+        assert h["uptime_s"] > 0
+        (disk,) = h["disks"]
+        assert disk["path"] == str(box.root)
+        st = os.statvfs(box.root)
+        assert (
+            disk["inodes_total"] == st.f_files and disk["bytes_total"] == st.f_blocks * st.f_frsize
+        )
+        assert set(disk) >= {
+            "mount",
+            "path",
+            "bytes_used",
+            "bytes_total",
+            "inodes_used",
+            "inodes_total",
+        }
+        assert h["cgroup"]["version"] in (1, 2)
+        assert set(h["cgroup"]) >= {
+            "version",
+            "memory_current",
+            "memory_max",
+            "oom_kill",
+            "cpu_quota_vcpus",
+        }
+        assert h["gpu_source"] == "none" and h["gpu_unavailable_reason"]
+        assert h["gpus"] == []
+
+
+async def test_one_unreachable_host_does_not_fail_the_others(loopback_fleet):
+    await loopback_fleet.boxes[1].stop()
+    out = await _status("status", "--hosts", str(loopback_fleet.hosts_file), "--json")
+    assert out.returncode == 1
+    by_name = {h["name"]: h for h in json.loads(out.stdout)}
+    down = by_name[loopback_fleet.boxes[1].name]
+    assert down["reachable"] is False and "refused" in down["error"]
+    assert all(
+        by_name[b.name]["reachable"] for b in (loopback_fleet.boxes[0], loopback_fleet.boxes[2])
+    )
+    table = await _status("status", "--hosts", str(loopback_fleet.hosts_file))
+    assert table.returncode == 1
+    assert f"{loopback_fleet.boxes[1].name}" in table.stdout and "UNREACHABLE" in table.stdout
+
+
+def test_bad_fleet_file_exits_2_naming_file_line_key(tmp_path):
+    bad = tmp_path / "hosts.toml"
+    bad.write_text('[[hosts]]\nname = "a"\nssh = "local"\ncost_per_hr = 1.0\n')
+    out = rgt("status", "--hosts", str(bad))
+    assert out.returncode == 2
+    assert (
+        f"{bad}:4" in out.stderr and "cost_per_hr" in out.stderr and "cost_per_hour" in out.stderr
+    )
+
+
+def test_status_of_this_machine_without_fleet_file(tmp_path):
+    env = {"RGT_HOSTS": ""}
+    out = subprocess.run(
+        [*RGT, "status", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, **env},
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    (local,) = json.loads(out.stdout)
+    assert local["name"] == "local" and local["reachable"] and local["boot_id"] == _boot_id()
+    assert any(d["path"] == "/" for d in local["disks"])
+
+
+def test_status_over_real_openssh(openssh_server):
+    out = rgt("status", "--hosts", str(openssh_server.hosts_file), "--json")
+    assert out.returncode == 0, out.stderr + out.stdout
+    (h,) = json.loads(out.stdout)
+    assert h["reachable"] and h["boot_id"] == _boot_id() and h["disks"]
+
+
+@pytest.fixture
+def tiny_inode_fs(tmp_path):
+    """A tmpfs with 1000 inodes: fills its inodes long before its bytes (U7)."""
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64m,nr_inodes=1000", "tmpfs", str(mnt)], check=True
+    )
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_inode_exhaustion_raises_the_inode_alert_while_bytes_stay_low(tiny_inode_fs, tmp_path):
+    for i in range(950):
+        (tiny_inode_fs / f"sample_{i:04d}.json").touch()
+    fleet = tmp_path / "hosts.toml"
+    fleet.write_text(f'[[hosts]]\nname = "here"\nssh = "local"\nmounts = ["{tiny_inode_fs}"]\n')
+    out = rgt("status", "--hosts", str(fleet), "--json")
+    assert out.returncode == 0, out.stderr
+    (h,) = json.loads(out.stdout)
+    (disk,) = h["disks"]
+    assert disk["mount"] == str(tiny_inode_fs)
+    assert disk["inodes_used"] / disk["inodes_total"] >= 0.9
+    assert disk["bytes_used"] / disk["bytes_total"] < 0.01
+    inode_alerts = [a for a in h["alerts"] if a["id"] == "disk.inodes"]
+    assert (
+        inode_alerts
+        and inode_alerts[0]["gotcha"] == "U7"
+        and inode_alerts[0]["severity"] == "critical"
+    )
+    assert not [a for a in h["alerts"] if a["id"] == "disk.bytes"]
+    assert shutil.disk_usage(tiny_inode_fs).used < 1 << 20
