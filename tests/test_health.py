@@ -96,7 +96,9 @@ def test_inode_threshold_is_configurable_and_zero_inode_fs_never_alerts():
     disk = DiskSample("/", "/", 1, 100, 85, 100)
     assert run(snap(disks=(disk,))) == ()
     state = HealthState().observe(snap(disks=(disk,)))
-    assert ids(evaluate(snap(disks=(disk,)), state, HealthContext(Thresholds(inode_pct=80)))) == {"disk.inodes"}
+    assert ids(evaluate(snap(disks=(disk,)), state, HealthContext(Thresholds(inode_pct=80)))) == {
+        "disk.inodes"
+    }
     btrfs = DiskSample("/", "/", 1, 100, 0, 0)  # no inode limit reported
     assert run(snap(disks=(btrfs,))) == ()
 
@@ -126,8 +128,12 @@ def test_reboot_is_detected_by_boot_id_and_persists():
     state = HealthState()
     for s in (snap(cgroup=cgroup(oom_kill=4)), snap(boot_id="boot-2", cgroup=cgroup(oom_kill=0))):
         state = state.observe(s)
-    assert "cgroup.oom_kill" not in ids(evaluate(snap(boot_id="boot-2", cgroup=cgroup(oom_kill=0)), state, HealthContext()))
-    assert "host.rebooted" not in ids(evaluate(snap(boot_id="boot-2"), state.acknowledge_reboot(), HealthContext()))
+    assert "cgroup.oom_kill" not in ids(
+        evaluate(snap(boot_id="boot-2", cgroup=cgroup(oom_kill=0)), state, HealthContext())
+    )
+    assert "host.rebooted" not in ids(
+        evaluate(snap(boot_id="boot-2"), state.acknowledge_reboot(), HealthContext())
+    )
 
 
 def test_cgroup_memory_near_limit_but_unlimited_never():
@@ -139,7 +145,14 @@ def test_cgroup_memory_near_limit_but_unlimited_never():
 def test_sm_clock_low_at_high_util_is_u21_but_idle_low_clock_is_fine():
     alerts = run(snap(gpus=(gpu(sm_clock_mhz=600.0),)))
     assert [(a.id, a.gotcha) for a in alerts] == [("gpu.sm_clock_low", "U21")]
-    assert run(snap(gpus=(gpu(sm_clock_mhz=210.0, util_pct=0.0, mem_used=4 * 2**20),), gpu_processes=())) == ()
+    assert (
+        run(
+            snap(
+                gpus=(gpu(sm_clock_mhz=210.0, util_pct=0.0, mem_used=4 * 2**20),), gpu_processes=()
+            )
+        )
+        == ()
+    )
 
 
 def test_throttle_by_temperature_or_reason():
@@ -149,11 +162,17 @@ def test_throttle_by_temperature_or_reason():
 
 
 def test_xid_79_persists_after_the_sample_that_carried_it():
-    first = snap(xids=(XidEvent(79, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."),))
+    first = snap(
+        xids=(XidEvent(79, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."),)
+    )
     alerts = run(first, snap(t=1_000_005.0))
     (a,) = [a for a in alerts if a.id == "gpu.xid"]
     assert a.gotcha == "U22" and "Xid 79" in a.message
     assert "gpu.xid" not in ids(run(snap(xids=(XidEvent(13, "NVRM: Xid 13"),))))
+    state = HealthState()
+    for s in (first, first, snap()):
+        state = state.observe(s)
+    assert len(state.xids) == 1  # the same kernel line re-read after a reconnect counts once
 
 
 def test_zombie_vram_only_when_idle_and_unlisted():
@@ -178,7 +197,10 @@ def test_threads_above_vcpu_quota_u40():
     assert "64 threads on a 8-vCPU quota" in alerts[0].message
     assert run(snap(gpu_processes=(GpuProcess(0, 7, "python", GIB, 10, 8),))) == ()
     # an unlimited quota gives no basis for the rule
-    assert run(snap(cgroup=cgroup(cpu_quota_vcpus=None, cpu_unlimited=True), gpu_processes=unset)) == ()
+    assert (
+        run(snap(cgroup=cgroup(cpu_quota_vcpus=None, cpu_unlimited=True), gpu_processes=unset))
+        == ()
+    )
 
 
 def test_log_silent_while_artifacts_advance_u43():
@@ -195,11 +217,16 @@ def test_connection_lost_says_run_may_be_alive():
 
 
 def test_idle_gpu_while_billed_after_threshold():
-    idle = [snap(t=1_000_000.0 + 60 * m, gpus=(gpu(util_pct=1.0),), gpu_processes=None) for m in range(0, 36, 4)]
+    idle = [
+        snap(t=1_000_000.0 + 60 * m, gpus=(gpu(util_pct=1.0),), gpu_processes=None)
+        for m in range(0, 36, 4)
+    ]
     billed = HealthContext(cost_per_hour=2.5)
     assert "cost.idle" not in ids(run(*idle[:3], ctx=billed))
     alerts = run(*idle, ctx=billed)
-    assert "cost.idle" in ids(alerts) and "$2.50/h" in next(a.message for a in alerts if a.id == "cost.idle")
+    assert "cost.idle" in ids(alerts) and "$2.50/h" in next(
+        a.message for a in alerts if a.id == "cost.idle"
+    )
     assert "cost.idle" not in ids(run(*idle))  # not billed: no cost alert
     busy_again = replace(idle[-1], t=idle[-1].t + 60, gpus=(gpu(util_pct=80.0),))
     assert "cost.idle" not in ids(run(*idle, busy_again, ctx=billed))

@@ -82,8 +82,10 @@ class HealthState:
         oom = snap.cgroup.oom_kill if snap.cgroup else None
         if state.oom_baseline is None and oom is not None:
             state = replace(state, oom_baseline=oom)
-        if snap.xids:
-            state = replace(state, xids=(state.xids + snap.xids)[-50:])
+        # The agent re-reads the kernel ring buffer after a reconnect: keep each line once.
+        fresh = tuple(x for x in snap.xids if x not in state.xids)
+        if fresh:
+            state = replace(state, xids=(state.xids + fresh)[-50:])
         idle = bool(snap.gpus) and all(
             g.util_pct is not None and g.util_pct < thresholds.idle_util_pct for g in snap.gpus
         )
