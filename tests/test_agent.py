@@ -435,6 +435,14 @@ def test_count_one_with_zero_interval_prints_one_sample(tmp_path):
     assert len(lines) == 1 and lines[0]["v"] == 1
 
 
+def test_tilde_mount_is_the_box_home(tmp_path, monkeypatch):
+    """Fleet files default workdir to "~": the agent expands it on the box, not the client."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (line,) = run_shell(agent_command(["~"], 0.0, count=1, extra_args=["--no-gpu"]))
+    (disk,) = line["disks"]
+    assert disk["path"] == str(tmp_path) and line["errors"] == []
+
+
 def test_log_and_artifact_mtimes(tmp_path):
     """Liveness: log mtime and newest artifact mtime (symlinks out are not artifacts)."""
     log = tmp_path / "queue.log"

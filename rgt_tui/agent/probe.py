@@ -1024,7 +1024,10 @@ def parse_args(argv=None):
     p.add_argument("--log", default=None, help="queue log whose mtime is reported")
     p.add_argument("--artifacts", default=None, help="directory whose newest mtime is reported")
     args = p.parse_args(argv)
-    args.mount = args.mount or ["/"]
+    # Fleet files say "~" for the box's home (the default workdir); only the box knows it.
+    args.mount = [os.path.expanduser(m) for m in (args.mount or ["/"])]
+    args.log = os.path.expanduser(args.log) if args.log else None
+    args.artifacts = os.path.expanduser(args.artifacts) if args.artifacts else None
     args.interval = max(0.0, args.interval)
     args.proc_every = max(1, args.proc_every)
     args.smi_every = max(1, args.smi_every)
