@@ -87,7 +87,9 @@ def test_full_file_round_trips_every_key(tmp_path: Path) -> None:
     assert fleet.results_dir == tmp_path / "pulled"
     assert fleet.poll_seconds == 0.5
     assert fleet.default_epochs == 12
-    assert fleet.thresholds == Thresholds(inode_pct=80, disk_pct=85.5, cgroup_mem_pct=95, temp_c=80, idle_minutes=10)
+    assert fleet.thresholds == Thresholds(
+        inode_pct=80, disk_pct=85.5, cgroup_mem_pct=95, temp_c=80, idle_minutes=10
+    )
     (host,) = fleet.hosts
     assert host.name == "a100-1"
     assert host.ssh == SshTarget("root", "ssh4.vast.ai", 22034)
@@ -118,7 +120,9 @@ def test_minimal_host_gets_every_default(tmp_path: Path) -> None:
     assert fleet.results_dir == tmp_path / "results"
     assert fleet.poll_seconds == 2.0
     assert fleet.default_epochs == 20
-    assert fleet.thresholds == Thresholds(inode_pct=90, disk_pct=90, cgroup_mem_pct=90, temp_c=83, idle_minutes=30)
+    assert fleet.thresholds == Thresholds(
+        inode_pct=90, disk_pct=90, cgroup_mem_pct=90, temp_c=83, idle_minutes=30
+    )
     (host,) = fleet.hosts
     assert host.ssh == SshTarget(None, "box", None)
     assert (host.identity_file, host.known_hosts) == (None, None)

@@ -13,9 +13,22 @@ GOOD = {
     "uptime_s": 120.5,
     "loadavg": [0.5, 0.4, 0.3],
     "disks": [
-        {"path": "/w", "mount": "/", "bytes_used": 10, "bytes_total": 100, "inodes_used": 9, "inodes_total": 10}
+        {
+            "path": "/w",
+            "mount": "/",
+            "bytes_used": 10,
+            "bytes_total": 100,
+            "inodes_used": 9,
+            "inodes_total": 10,
+        }
     ],
-    "cgroup": {"version": 2, "memory_current": 5, "memory_max": "unlimited", "oom_kill": 1, "cpu_quota_vcpus": 2.5},
+    "cgroup": {
+        "version": 2,
+        "memory_current": 5,
+        "memory_max": "unlimited",
+        "oom_kill": 1,
+        "cpu_quota_vcpus": 2.5,
+    },
     "gpu_source": "none",
     "gpu_unavailable_reason": "no NVIDIA device",
     "gpus": [],
@@ -46,7 +59,15 @@ def test_wrong_types_become_none_and_problems_not_exceptions():
     assert s.disks == () and s.gpu_source == "none"
     assert s.gpus[0].util_pct is None
     text = " | ".join(s.problems)
-    for fragment in ("uptime_s", "memory_current", "oom_kill", "bytes_used", "not objects", "cuda", "util_pct"):
+    for fragment in (
+        "uptime_s",
+        "memory_current",
+        "oom_kill",
+        "bytes_used",
+        "not objects",
+        "cuda",
+        "util_pct",
+    ):
         assert fragment in text
 
 
