@@ -68,7 +68,7 @@ def test_full_file_round_trips_every_key(tmp_path: Path) -> None:
         ssh = "root@ssh4.vast.ai:22034"
         identity_file = "~/.ssh/id_vast"
         known_hosts = "/etc/rgt/known_hosts"
-        profile = "vast"
+        profile = "vastai"
         cost_per_hour = 1.29
         started_at = 2024-05-01T09:30:00+02:00
         workdir = "/workspace"
@@ -97,7 +97,7 @@ def test_full_file_round_trips_every_key(tmp_path: Path) -> None:
     assert host.identity_file == Path("~/.ssh/id_vast").expanduser()
     assert "~" not in str(host.identity_file)
     assert host.known_hosts == Path("/etc/rgt/known_hosts")
-    assert host.profile == "vast"
+    assert host.profile == "vastai"
     assert host.cost_per_hour == 1.29
     assert host.started_at == datetime(2024, 5, 1, 7, 30, tzinfo=UTC)
     assert host.started_at.utcoffset() == timedelta(0)

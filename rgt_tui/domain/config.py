@@ -25,6 +25,7 @@ else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.profiles import KNOWN_PROFILES
 from rgt_tui.domain.ssh_target import LOCAL, SSH_FORMS, SshTarget, parse_ssh_target
 from rgt_tui.domain.toml_lines import LineIndex
 
@@ -390,7 +391,7 @@ def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig:
         ssh=ssh,
         identity_file=_local_path(None, t.maybe("identity_file", example="~/.ssh/id_ed25519")),
         known_hosts=_local_path(None, t.maybe("known_hosts", example="~/.ssh/known_hosts")),
-        profile=t.text("profile", DEFAULT_PROFILE, example=DEFAULT_PROFILE),
+        profile=_profile(t),
         cost_per_hour=t.number("cost_per_hour", None, allow_zero=True),
         started_at=_started_at(t),
         workdir=workdir,
@@ -403,6 +404,18 @@ def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig:
         epochs=t.integer("epochs", default_epochs),
         line=t.line(),
     )
+
+
+def _profile(t: _Table) -> str:
+    """A known platform profile (its facts drive teardown and the danger clocks)."""
+    name = t.text("profile", DEFAULT_PROFILE, example=DEFAULT_PROFILE)
+    if name not in KNOWN_PROFILES:
+        close = difflib.get_close_matches(name, KNOWN_PROFILES, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise t.error(
+            "profile", f"unknown profile '{name}' — {hint}known: {', '.join(KNOWN_PROFILES)}"
+        )
+    return name
 
 
 def _check_template(t: _Table, run: str) -> None:

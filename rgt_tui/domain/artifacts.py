@@ -1,0 +1,153 @@
+"""What kind of artifact a pulled file is, and the pure parts of checking it.
+
+``kind_of`` picks the check a file gets from its name; ``check_safetensors_header``
+validates a safetensors header against the file's size without any dependency; the
+status words are shared by the verify service, its JSON record and the teardown gate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import PurePosixPath
+
+TORCH_SUFFIXES = (".pt", ".pth", ".ckpt", ".bin")
+JSON_SUFFIXES = (".json",)
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+LEFTOVER_SUFFIXES = (".tmp", ".part")
+
+# Check outcomes. Only VERIFIED and HASH_ONLY are good; HASH_ONLY is shown as such.
+VERIFIED = "verified"  # hash matches the manifest and the file loaded / parsed
+HASH_ONLY = "hash-only"  # hash matches; no loader for this type
+UNSAFE = "unsafe"  # loading would need arbitrary code (a pickle with foreign globals)
+CORRUPT = "corrupt"  # does not load / parse, or its hash differs from the manifest
+NOT_VERIFIED = "not-verified"  # could not be checked here (e.g. torch not installed)
+MISSING = "missing"  # listed in the manifest, absent from the local copy
+GOOD_STATUSES = (VERIFIED, HASH_ONLY)
+
+# safetensors dtypes and their width in bits (sub-byte float types pack tightly).
+SAFETENSORS_DTYPE_BITS = {
+    "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
+    "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
+    "I32": 32, "U32": 32, "F32": 32,
+    "I64": 64, "U64": 64, "F64": 64, "C64": 64,
+    "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
+}  # fmt: skip
+# The reference implementation refuses headers above 100 MB; a bigger one is garbage.
+SAFETENSORS_MAX_HEADER = 100_000_000
+
+ZIP_MAGIC = b"PK\x03\x04"
+PICKLE_PROTO = 0x80  # first byte of a protocol >= 2 pickle (legacy torch files)
+
+
+def kind_of(path: str, head: bytes = b"") -> str:
+    """``torch``, ``safetensors``, ``json``, ``jsonl`` or ``other``.
+
+    A ``.bin`` file is treated as torch only when it starts like one (a zip or a pickle):
+    plenty of ``.bin`` files are raw data, and calling those corrupt would be a false alarm.
+    """
+    name = PurePosixPath(path).name.lower()
+    suffix = PurePosixPath(name).suffix
+    if suffix == ".safetensors":
+        return "safetensors"
+    if suffix in JSON_SUFFIXES:
+        return "json"
+    if suffix in JSONL_SUFFIXES:
+        return "jsonl"
+    if suffix in TORCH_SUFFIXES:
+        if suffix == ".bin" and not looks_like_torch(head):
+            return "other"
+        return "torch"
+    return "other"
+
+
+def looks_like_torch(head: bytes) -> bool:
+    """Whether the first bytes look like a torch.save file (zip, or legacy pickle)."""
+    return head.startswith(ZIP_MAGIC) or (len(head) > 1 and head[0] == PICKLE_PROTO)
+
+
+def is_leftover(path: str) -> bool:
+    """A ``*.tmp`` or ``*.part`` file: an unfinished write (U6) or transfer."""
+    return PurePosixPath(path).name.lower().endswith(LEFTOVER_SUFFIXES)
+
+
+def check_safetensors_header(header: bytes, file_size: int) -> tuple[str, str] | None:
+    """``(status, reason)`` when a safetensors file is not sound, else None.
+
+    The status is CORRUPT, or NOT_VERIFIED for a dtype newer than this table (the file may
+    be fine; calling it corrupt would be a false alarm).
+
+    ``header`` is the file's first ``8 + N`` bytes (or fewer when the file is short).
+    Checks: the 8-byte little-endian length fits the file; the header is a JSON object;
+    every tensor's dtype is known, its shape is non-negative integers, and its
+    ``data_offsets`` span exactly dtype × shape bytes; the tensors tile the data section
+    with no gap or overlap and end exactly at the end of the file.
+    """
+    if file_size < 8 or len(header) < 8:
+        return CORRUPT, f"too short for a safetensors file ({file_size} bytes)"
+    n = int.from_bytes(header[:8], "little")
+    if n > SAFETENSORS_MAX_HEADER or 8 + n > file_size:
+        return CORRUPT, f"header length {n} does not fit in a {file_size}-byte file (truncated?)"
+    if len(header) < 8 + n:
+        return CORRUPT, "header cut short"
+    try:
+        meta = json.loads(header[8 : 8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return CORRUPT, f"header is not JSON ({exc})"
+    if not isinstance(meta, dict):
+        return CORRUPT, "header is not a JSON object"
+    data_len = file_size - 8 - n
+    spans: list[tuple[int, int, str]] = []
+    for name, info in meta.items():
+        if name == "__metadata__":
+            if not isinstance(info, dict):
+                return CORRUPT, "__metadata__ is not an object"
+            continue
+        problem = _tensor_problem(name, info, data_len)
+        if problem:
+            return problem
+        begin, end = info["data_offsets"]
+        spans.append((begin, end, name))
+    position = 0
+    for begin, end, name in sorted(spans):
+        if begin != position:
+            what = "overlaps the previous one" if begin < position else "leaves a gap before it"
+            return CORRUPT, f"tensor {name!r} at {begin} {what}"
+        position = end
+    if position != data_len:
+        return (
+            CORRUPT,
+            f"tensors cover {position} bytes but the data section has {data_len} (truncated?)",
+        )
+    return None
+
+
+def _tensor_problem(name: str, info: object, data_len: int) -> tuple[str, str] | None:
+    if not isinstance(info, dict):
+        return CORRUPT, f"tensor {name!r} entry is not an object"
+    dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    if dtype not in SAFETENSORS_DTYPE_BITS:
+        return NOT_VERIFIED, f"tensor {name!r} has unknown dtype {dtype!r}"
+    if not isinstance(shape, list) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+    ):
+        return CORRUPT, f"tensor {name!r} has a bad shape {shape!r}"
+    if (
+        not isinstance(offsets, list)
+        or len(offsets) != 2
+        or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+    ):
+        return CORRUPT, f"tensor {name!r} has bad data_offsets {offsets!r}"
+    begin, end = offsets
+    if not 0 <= begin <= end <= data_len:
+        return (
+            CORRUPT,
+            f"tensor {name!r} data_offsets {offsets} fall outside the {data_len}-byte data",
+        )
+    expected = (math.prod(shape) * SAFETENSORS_DTYPE_BITS[dtype] + 7) // 8
+    if end - begin != expected:
+        return (
+            CORRUPT,
+            f"tensor {name!r} holds {end - begin} bytes; {dtype} × {shape} needs {expected}",
+        )
+    return None

@@ -1,0 +1,337 @@
+"""The pull manifest: every file under a host's pull roots, as the box saw it.
+
+The on-box script (``rgt_tui.agent.manifest``) prints JSON lines; ``parse_manifest_lines``
+turns them into a frozen ``Manifest``. A manifest is the reference a pull is checked
+against (a file is pulled only when its local SHA-256 equals the entry's) and the
+snapshot the teardown gate re-scans and ``compare``s to notice later writes.
+
+Local layout (``<results_dir>/<host>/``): with one pull root, files land directly under
+the host folder, mirroring their path below the root. With several roots each gets a
+sub-folder named by ``root_labels``: the root's base name (``/workspace/runs`` → ``runs``),
+``root<N>`` when the base name says nothing (``/``, ``~``, ``.``), and ``<name>-<N>`` when
+two roots share a base name (N is the 1-based position in ``pull``). ``.rgt`` is reserved
+for rgt-tui's own records, so a remote path that would land there is refused.
+
+Everything here is pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+MANIFEST_VERSION = 1
+RECORDS_DIR = ".rgt"  # inside <results_dir>/<host>/: manifest, pull state, verification
+
+
+class ManifestError(ValueError):
+    """The box's manifest output could not be read (truncated, wrong version, garbled)."""
+
+
+@dataclass(frozen=True)
+class PullRoot:
+    """One remote folder from the host's ``pull`` list."""
+
+    index: int
+    given: str  # as written in hosts.toml
+    path: str  # as resolved on the box (``~`` expanded, symlinks resolved)
+    label: str  # local sub-folder; "" when the host has a single root
+    error: str | None = None  # e.g. "no such folder"
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One regular file: where it is, and what its content was when listed."""
+
+    root: int
+    path: str  # relative to the root, '/'-separated
+    size: int
+    mtime: float
+    sha256: str | None  # None only in a --no-hash re-scan
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.root, self.path)
+
+
+@dataclass(frozen=True)
+class ManifestLink:
+    """A symlink that stays inside its root; recreated locally, its target pulled as a file."""
+
+    root: int
+    path: str
+    target: str  # relative to the root
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Something under a root that is not pulled, and why (shown to the user by name)."""
+
+    root: int
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What was under a host's pull roots at ``taken_at`` (box clock, unix seconds)."""
+
+    host: str
+    roots: tuple[PullRoot, ...]
+    entries: tuple[ManifestEntry, ...]
+    links: tuple[ManifestLink, ...] = ()
+    refused: tuple[Refusal, ...] = ()
+    taken_at: float = 0.0
+    finished_at: float = 0.0
+    hashed: bool = True
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(e.size for e in self.entries)
+
+    def local_relpath(self, root: int, path: str) -> str:
+        """Where ``path`` of ``root`` lands, relative to ``<results_dir>/<host>/``."""
+        label = self.roots[root].label if root < len(self.roots) else f"root{root + 1}"
+        return f"{label}/{path}" if label else path
+
+    def display(self, root: int, path: str) -> str:
+        """The remote path of an entry as the user knows it (root + relative path)."""
+        base = self.roots[root].path if root < len(self.roots) else f"<root {root}>"
+        return f"{base.rstrip('/')}/{path}"
+
+    def by_local_path(self) -> dict[str, ManifestEntry]:
+        """Entries keyed by their local relative path."""
+        return {self.local_relpath(e.root, e.path): e for e in self.entries}
+
+
+@dataclass(frozen=True)
+class ManifestDiff:
+    """What changed between two scans of the same roots."""
+
+    added: tuple[ManifestEntry, ...] = ()
+    removed: tuple[ManifestEntry, ...] = ()
+    changed: tuple[tuple[ManifestEntry, ManifestEntry], ...] = ()  # (old, new)
+    newly_refused: tuple[Refusal, ...] = ()
+
+    @property
+    def unchanged(self) -> bool:
+        return not (self.added or self.removed or self.changed or self.newly_refused)
+
+    def describe(self, limit: int = 5) -> list[str]:
+        """Short lines naming what changed, for messages."""
+        lines = []
+        for word, items in (
+            ("added", [e.path for e in self.added]),
+            ("removed", [e.path for e in self.removed]),
+            ("changed", [new.path for _, new in self.changed]),
+            ("refused", [f"{r.path} ({r.reason})" for r in self.newly_refused]),
+        ):
+            if items:
+                more = f" and {len(items) - limit} more" if len(items) > limit else ""
+                lines.append(f"{word}: {', '.join(items[:limit])}{more}")
+        return lines
+
+
+def compare(old: Manifest, new: Manifest) -> ManifestDiff:
+    """Files added, removed and changed from ``old`` to ``new``.
+
+    Roots are matched by their resolved path, so a reordered ``pull`` list is no change.
+    A file is changed when its size, mtime or (when both scans hashed it) SHA-256 differ;
+    a ``--no-hash`` re-scan therefore compares by size and mtime alone.
+    """
+
+    def keyed(m: Manifest) -> dict[tuple[str, str], ManifestEntry]:
+        return {(_root_path(m, e.root), e.path): e for e in m.entries}
+
+    before, after = keyed(old), keyed(new)
+    added = tuple(after[k] for k in sorted(after.keys() - before.keys()))
+    removed = tuple(before[k] for k in sorted(before.keys() - after.keys()))
+    changed = []
+    for k in sorted(before.keys() & after.keys()):
+        a, b = before[k], after[k]
+        hashes_differ = a.sha256 is not None and b.sha256 is not None and a.sha256 != b.sha256
+        if a.size != b.size or a.mtime != b.mtime or hashes_differ:
+            changed.append((a, b))
+    old_refused = {(_root_path(old, r.root), r.path) for r in old.refused}
+    newly = tuple(r for r in new.refused if (_root_path(new, r.root), r.path) not in old_refused)
+    return ManifestDiff(added, removed, tuple(changed), newly)
+
+
+def _root_path(m: Manifest, index: int) -> str:
+    return m.roots[index].path if index < len(m.roots) else f"#{index}"
+
+
+def root_labels(given: Sequence[str]) -> tuple[str, ...]:
+    """Local sub-folder names for the pull roots (see the module docstring)."""
+    if len(given) <= 1:
+        return ("",) * len(given)
+    bases = []
+    for i, root in enumerate(given):
+        base = PurePosixPath(root.rstrip("/") or "/").name
+        bases.append(base if base not in ("", "~", ".", "..", RECORDS_DIR) else f"root{i + 1}")
+    return tuple(
+        f"{base}-{i + 1}" if bases.count(base) > 1 else base for i, base in enumerate(bases)
+    )
+
+
+def unsafe_path_reason(path: str) -> str | None:
+    """Why a relative path from the box must not be written locally, or None when fine.
+
+    The box is not trusted to keep writes inside the results folder: an absolute path or a
+    ``..`` component would let a listing place files anywhere on this machine.
+    """
+    if not path or "\x00" in path:
+        return "empty or NUL in name"
+    if path.startswith("/"):
+        return "absolute path"
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "'..', '.' or empty component in path"
+    return None
+
+
+def parse_manifest_lines(host: str, lines: Iterable[str]) -> Manifest:
+    """Build a Manifest from the on-box script's JSON lines.
+
+    Raises ManifestError when the output is not a complete manifest (no ``done`` line: the
+    scan was cut off, and a partial list must never pass for the whole).
+    """
+    try:
+        return _parse(host, lines)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        if isinstance(exc, ManifestError):
+            raise
+        raise ManifestError(f"{host}: manifest output is malformed ({exc!r})") from None
+
+
+def _parse(host: str, lines: Iterable[str]) -> Manifest:
+    start: dict[str, Any] | None = None
+    done: dict[str, Any] | None = None
+    roots: list[dict[str, Any]] = []
+    files: list[dict[str, Any]] = []
+    links: list[dict[str, Any]] = []
+    refused: list[Refusal] = []
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            raise ManifestError(f"{host}: manifest line is not JSON: {line[:80]!r}") from None
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "start":
+            if obj.get("v") != MANIFEST_VERSION:
+                raise ManifestError(f"{host}: manifest protocol {obj.get('v')!r} not understood")
+            start = obj
+        elif kind == "root":
+            roots.append(obj)
+        elif kind == "file":
+            files.append(obj)
+        elif kind == "link":
+            links.append(obj)
+        elif kind == "refused":
+            refused.append(Refusal(int(obj["root"]), str(obj["path"]), str(obj["reason"])))
+        elif kind == "done":
+            done = obj
+    if start is None or done is None:
+        raise ManifestError(f"{host}: the manifest scan did not finish (output cut off)")
+    labels = root_labels([str(r["given"]) for r in roots])
+    pull_roots = tuple(
+        PullRoot(int(r["index"]), str(r["given"]), str(r["path"]), labels[i], r.get("error"))
+        for i, r in enumerate(roots)
+    )
+    entries: list[ManifestEntry] = []
+    hashed = True
+    for f in files:
+        entry = ManifestEntry(
+            int(f["root"]), str(f["path"]), int(f["size"]), float(f["mtime"]), f.get("sha256")
+        )
+        reason = _refuse_reason(pull_roots, entry.root, entry.path)
+        if reason:
+            refused.append(Refusal(entry.root, entry.path, reason))
+            continue
+        hashed = hashed and entry.sha256 is not None
+        entries.append(entry)
+    kept_links = []
+    for ln in links:
+        link = ManifestLink(int(ln["root"]), str(ln["path"]), str(ln["target"]))
+        reason = _refuse_reason(pull_roots, link.root, link.path)
+        if reason:
+            refused.append(Refusal(link.root, link.path, reason))
+        else:
+            kept_links.append(link)
+    for r in pull_roots:
+        if r.error:
+            refused.append(Refusal(r.index, ".", f"pull root {r.given}: {r.error}"))
+    return Manifest(
+        host=host,
+        roots=pull_roots,
+        entries=tuple(entries),
+        links=tuple(kept_links),
+        refused=tuple(refused),
+        taken_at=float(done.get("taken_at", start.get("taken_at", 0.0))),
+        finished_at=float(done.get("finished_at", 0.0)),
+        hashed=hashed,
+    )
+
+
+def _refuse_reason(roots: Sequence[PullRoot], root: int, path: str) -> str | None:
+    if not 0 <= root < len(roots):
+        return f"unknown root index {root}"
+    unsafe = unsafe_path_reason(path)
+    if unsafe:
+        return f"unsafe path from the box: {unsafe}"
+    if not roots[root].label and path.split("/")[0] == RECORDS_DIR:
+        return f"'{RECORDS_DIR}' is reserved for rgt-tui's records in the local copy"
+    return None
+
+
+def manifest_to_json(m: Manifest) -> dict[str, Any]:
+    """A JSON-ready dict (the format of ``.rgt/manifest.json``)."""
+    return {
+        "version": MANIFEST_VERSION,
+        "host": m.host,
+        "taken_at": m.taken_at,
+        "finished_at": m.finished_at,
+        "hashed": m.hashed,
+        "roots": [
+            {"index": r.index, "given": r.given, "path": r.path, "label": r.label, "error": r.error}
+            for r in m.roots
+        ],
+        "entries": [
+            {"root": e.root, "path": e.path, "size": e.size, "mtime": e.mtime, "sha256": e.sha256}
+            for e in m.entries
+        ],
+        "links": [{"root": ln.root, "path": ln.path, "target": ln.target} for ln in m.links],
+        "refused": [{"root": r.root, "path": r.path, "reason": r.reason} for r in m.refused],
+    }
+
+
+def manifest_from_json(data: dict[str, Any]) -> Manifest:
+    """The inverse of ``manifest_to_json``; ManifestError on a file it did not write."""
+    try:
+        if data.get("version") != MANIFEST_VERSION:
+            raise ManifestError(f"manifest version {data.get('version')!r} not understood")
+        return Manifest(
+            host=str(data["host"]),
+            roots=tuple(PullRoot(**r) for r in data["roots"]),
+            entries=tuple(ManifestEntry(**e) for e in data["entries"]),
+            links=tuple(ManifestLink(**ln) for ln in data.get("links", [])),
+            refused=tuple(Refusal(**r) for r in data.get("refused", [])),
+            taken_at=float(data["taken_at"]),
+            finished_at=float(data.get("finished_at", 0.0)),
+            hashed=bool(data.get("hashed", True)),
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ManifestError(f"manifest record is malformed ({exc})") from None
+
+
+__all__ = [
+    "MANIFEST_VERSION", "RECORDS_DIR", "Manifest", "ManifestDiff", "ManifestEntry",
+    "ManifestError", "ManifestLink", "PullRoot", "Refusal", "compare", "manifest_from_json",
+    "manifest_to_json", "parse_manifest_lines", "root_labels", "unsafe_path_reason",
+]  # fmt: skip

@@ -1,0 +1,241 @@
+"""Queue files: one cell per line, ``<cfg_path> <task> [epochs]`` (DESIGN.md, Queues).
+
+The format is the one existing sweep files use (parallel_ablation.md §5): whitespace
+separates fields, blank lines and ``#`` comments are ignored, and the cell name is the
+config's file stem. Two things are added and kept backward compatible: a ``#`` at the
+start of a word also starts a comment after the fields (a ``#`` inside a word, as in
+``run#2.yaml``, stays part of it, as bash ``read`` would keep it), and shell-style quotes
+let a path hold spaces.
+
+Pure: text in, cells and problems out. The name is each cell's isolation key (its output
+directory), so names must be unique across every queue of the fleet; ``duplicate_names``
+finds the collisions with every place each one occurs.
+"""
+
+from __future__ import annotations
+
+import shlex
+import string
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+FORMAT_HINT = "write <cfg_path> <task> [epochs]"
+
+
+@dataclass(frozen=True)
+class QueueCell:
+    """One runnable line of a queue file."""
+
+    file: str
+    line: int
+    name: str
+    cfg: str
+    task: str
+    epochs: int
+    epochs_given: bool  # False: the host's default filled it in
+
+    @property
+    def where(self) -> str:
+        """``file:line`` for messages."""
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class QueueProblem:
+    """A mistake in a queue file, with where it is and what to write instead."""
+
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file + (f":{self.line}" if self.line is not None else "")
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ParsedQueue:
+    """Every cell of one queue file and every problem found in it."""
+
+    file: str
+    cells: tuple[QueueCell, ...]
+    problems: tuple[QueueProblem, ...]
+
+
+def strip_comment(line: str) -> str:
+    """The line up to a ``#`` that starts a word outside quotes (the comment is dropped)."""
+    quote: str | None = None
+    word_start = True
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote is not None:
+            if c == quote:
+                quote = None
+            elif c == "\\" and quote == '"':
+                i += 1
+            word_start = False
+        elif c == "\\":
+            i += 1
+            word_start = False
+        elif c in "'\"":
+            quote = c
+            word_start = False
+        elif c == "#" and word_start:
+            return line[:i]
+        else:
+            word_start = c.isspace()
+        i += 1
+    return line
+
+
+def cell_name(cfg: str) -> str:
+    """The cell's name: the config file's stem (``configs/ablation/no_aug.yaml`` → ``no_aug``)."""
+    return PurePosixPath(cfg).stem
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+
+
+def parse_queue_line(
+    raw: str, *, file: str, line: int, default_epochs: int
+) -> QueueCell | QueueProblem | None:
+    """One line: a cell, a problem, or None for a blank or comment line."""
+
+    def problem(message: str) -> QueueProblem:
+        return QueueProblem(file, line, message)
+
+    try:
+        fields = shlex.split(strip_comment(raw), comments=False, posix=True)
+    except ValueError as exc:
+        return problem(f"{exc} — close the quote, or quote the whole path: 'my cfg.yaml'")
+    if not fields:
+        return None
+    if len(fields) == 1:
+        return problem(f"missing task after {fields[0]!r} — {FORMAT_HINT}")
+    if len(fields) > 3:
+        extra = " ".join(fields[3:])
+        return problem(
+            f"too many fields ({len(fields)}; extra: {extra!r}) — {FORMAT_HINT}; "
+            "quote a path that contains spaces"
+        )
+    cfg, task = fields[0], fields[1]
+    for label, value in (("config path", cfg), ("task", task)):
+        if not value or _has_control(value):
+            return problem(f"the {label} {value!r} is empty or holds a control character")
+    epochs, given = default_epochs, len(fields) == 3
+    if given:
+        text = fields[2]
+        if not (text.isascii() and text.isdigit()) or int(text) <= 0:
+            return problem(f"bad epochs {text!r} — expected a whole number > 0, or leave it out")
+        epochs = int(text)
+    name = cell_name(cfg)
+    if name in ("", ".", ".."):
+        return problem(
+            f"the config path {cfg!r} has no file stem to name the cell — "
+            "name a config file such as configs/baseline.yaml"
+        )
+    return QueueCell(file, line, name, cfg, task, epochs, given)
+
+
+def parse_queue_text(text: str, *, file: str, default_epochs: int) -> ParsedQueue:
+    """Every cell and problem of a queue file's text (CRLF line ends are accepted)."""
+    cells: list[QueueCell] = []
+    problems: list[QueueProblem] = []
+    for number, raw in enumerate(text.split("\n"), start=1):
+        found = parse_queue_line(raw, file=file, line=number, default_epochs=default_epochs)
+        if isinstance(found, QueueCell):
+            cells.append(found)
+        elif isinstance(found, QueueProblem):
+            problems.append(found)
+    return ParsedQueue(file, tuple(cells), tuple(problems))
+
+
+@dataclass(frozen=True)
+class DuplicateName:
+    """A cell name used by more than one line of the fleet's queues."""
+
+    name: str
+    places: tuple[QueueCell, ...]
+
+    def message(self) -> str:
+        """One line naming every place, and why it matters."""
+        where = " and ".join(c.where for c in self.places)
+        return (
+            f"cell name {self.name!r} is used {len(self.places)} times: {where} — "
+            "each name is a cell's isolation key (its output directory), so these cells "
+            "would interleave their checkpoints; rename one config"
+        )
+
+
+def duplicate_names(cells: Iterable[QueueCell]) -> tuple[DuplicateName, ...]:
+    """Names that occur on more than one line, in order of first occurrence."""
+    by_name: dict[str, list[QueueCell]] = defaultdict(list)
+    for cell in cells:
+        by_name[cell.name].append(cell)
+    return tuple(DuplicateName(n, tuple(c)) for n, c in by_name.items() if len(c) > 1)
+
+
+def expand_home(path: str, home: str) -> str:
+    """``~`` and ``~/x`` resolved against the box's HOME; other paths unchanged."""
+    if path == "~":
+        return home
+    if path.startswith("~/"):
+        return home.rstrip("/") + path[1:]
+    return path
+
+
+def template_problem(template: str) -> str | None:
+    """Why a ``run`` template cannot make a one-line command, or None when it can."""
+    if "\n" in template or "\r" in template:
+        return "the run template spans several lines; write it on one line (join with ; or &&)"
+    try:
+        list(string.Formatter().parse(template))
+    except ValueError as exc:
+        return f"bad braces in the run template ({exc})"
+    return None
+
+
+def render_command(template: str, cell: QueueCell, durable_dir: str) -> str:
+    """The shell command for one cell: every substituted value is shell-quoted.
+
+    ``{out}`` is ``<durable_dir>/<name>``, the cell's own output directory; pass a
+    ``durable_dir`` already resolved on the box (``expand_home``), because a quoted ``~``
+    would not expand.
+    """
+    out = durable_dir.rstrip("/") + "/" + cell.name if durable_dir != "/" else "/" + cell.name
+    values = {
+        "cfg": cell.cfg,
+        "task": cell.task,
+        "epochs": str(cell.epochs),
+        "name": cell.name,
+        "out": out,
+    }
+    return template.format(**{k: shlex.quote(v) for k, v in values.items()})
+
+
+def prefix_problem(box_text: str, local_text: str) -> str | None:
+    """Why the box's copy is not a prefix of the local file ending on a line boundary.
+
+    Returns None when the local file only grew (lines appended). Otherwise a message
+    with the first differing lines, numbered, as they are on the box and locally.
+    """
+    if local_text.startswith(box_text) and (
+        not box_text or box_text.endswith("\n") or local_text[len(box_text) :][:1] in ("", "\n")
+    ):
+        return None
+    box_lines = box_text.split("\n")
+    local_lines = local_text.split("\n")
+    shown: list[str] = []
+    for number, old in enumerate(box_lines, start=1):
+        new = local_lines[number - 1] if number <= len(local_lines) else None
+        if old == new:
+            continue
+        shown.append(f"  line {number} on the box: {old!r}")
+        shown.append(f"  line {number} locally:    {'(missing)' if new is None else repr(new)}")
+        if len(shown) >= 10:
+            break
+    return "\n".join(shown)

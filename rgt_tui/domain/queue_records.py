@@ -1,0 +1,180 @@
+"""The records a queue leaves on its box, parsed (pure; the layout is in docs/queues.md).
+
+``~/.rgt/queue/runner.state``::
+
+    launch <unix_ts> <boot_id> <detach> <start_index> <run_queue script path> <pid>
+    done <unix_ts> <n_ok> <n_failed>
+
+``~/.rgt/queue/cells/<name>.state``::
+
+    start <unix_ts> <boot_id> <pid>
+    end <unix_ts> <exit_code>
+
+``~/.rgt/queue/cells/<name>.oom`` (the cgroup's oom_kill counter around each attempt,
+``?`` where the box does not expose it)::
+
+    start <unix_ts> <count>
+    end <unix_ts> <count>
+
+``~/.rgt/queue/cells.tsv``: ``<index>\\t<name>\\t<command>`` — the rendered cells the
+runner reads, one per line, append-only.
+
+Files are appended to while being read, so a line that does not parse (a half-written
+last line) is skipped rather than treated as an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class RunnerDone:
+    """The runner's final record for one launch."""
+
+    ts: int
+    n_ok: int
+    n_failed: int
+
+
+@dataclass(frozen=True)
+class RunnerLaunch:
+    """One ``launch`` record, with its ``done`` record once the runner finished."""
+
+    ts: int
+    boot_id: str
+    detach: str  # tmux | nohup | none (started by hand in the foreground)
+    start_index: int
+    script: str
+    pid: int
+    done: RunnerDone | None = None
+
+
+@dataclass(frozen=True)
+class CellAttempt:
+    """One run of a cell: its ``start`` record and, once it ended, its ``end`` record."""
+
+    ts: int
+    boot_id: str
+    pid: int
+    end_ts: int | None = None
+    exit_code: int | None = None
+    oom_at_start: int | None = None  # cgroup oom_kill counter when the attempt started
+    oom_at_end: int | None = None
+
+    @property
+    def ended(self) -> bool:
+        """Whether an ``end`` record closed this attempt."""
+        return self.exit_code is not None
+
+
+@dataclass(frozen=True)
+class DeployedCell:
+    """One line of ``cells.tsv``: what the runner will run as cell ``index``."""
+
+    index: int
+    name: str
+    command: str
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def parse_runner_state(text: str) -> tuple[RunnerLaunch, ...]:
+    """Every launch of ``runner.state``, oldest first, each with its done record."""
+    launches: list[RunnerLaunch] = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 7 and fields[0] == "launch":
+            ts, start, pid = _int(fields[1]), _int(fields[4]), _int(fields[-1])
+            if ts is None or start is None or pid is None:
+                continue
+            # The script path may hold spaces (a HOME with a space): it is everything
+            # between the start index and the pid.
+            script = line.split(None, 5)[5].rsplit(None, 1)[0]
+            launches.append(RunnerLaunch(ts, fields[2], fields[3], start, script, pid))
+        elif len(fields) == 4 and fields[0] == "done" and launches:
+            numbers = [_int(f) for f in fields[1:]]
+            if None in numbers or launches[-1].done is not None:
+                continue
+            ts, ok, failed = numbers  # type: ignore[misc]
+            launches[-1] = replace(launches[-1], done=RunnerDone(ts, ok, failed))
+    return tuple(launches)
+
+
+def parse_cell_state(text: str, oom_text: str = "") -> tuple[CellAttempt, ...]:
+    """Every attempt of one cell, oldest first, with the oom_kill counters beside them."""
+    attempts: list[CellAttempt] = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 4 and fields[0] == "start":
+            ts, pid = _int(fields[1]), _int(fields[3])
+            if ts is not None and pid is not None:
+                attempts.append(CellAttempt(ts, fields[2], pid))
+        elif len(fields) == 3 and fields[0] == "end" and attempts and not attempts[-1].ended:
+            ts, code = _int(fields[1]), _int(fields[2])
+            if ts is not None and code is not None:
+                attempts[-1] = replace(attempts[-1], end_ts=ts, exit_code=code)
+    return _with_oom(attempts, oom_text)
+
+
+def _with_oom(attempts: list[CellAttempt], oom_text: str) -> tuple[CellAttempt, ...]:
+    """Pair the n-th ``start``/``end`` counter line with the n-th attempt."""
+    starts: list[int | None] = []
+    ends: dict[int, int | None] = {}
+    for line in oom_text.splitlines():
+        fields = line.split()
+        if len(fields) != 3 or _int(fields[1]) is None:
+            continue
+        if fields[0] == "start":
+            starts.append(_int(fields[2]))
+        elif fields[0] == "end" and starts:
+            ends[len(starts) - 1] = _int(fields[2])
+    out = []
+    for i, attempt in enumerate(attempts):
+        if i < len(starts):
+            attempt = replace(attempt, oom_at_start=starts[i], oom_at_end=ends.get(i))
+        out.append(attempt)
+    return tuple(out)
+
+
+def parse_cells_tsv(text: str) -> tuple[DeployedCell, ...]:
+    """The deployed cells, in order; stops at the first line that is not complete."""
+    cells: list[DeployedCell] = []
+    lines = text.split("\n")
+    # The last element is "" for a file ending in a newline, or a line still being written.
+    for line in lines[:-1]:
+        parts = line.split("\t", 2)
+        if len(parts) != 3 or _int(parts[0]) != len(cells):
+            break
+        cells.append(DeployedCell(len(cells), parts[1], parts[2]))
+    return tuple(cells)
+
+
+def cells_tsv_line(index: int, name: str, command: str) -> str:
+    """One ``cells.tsv`` line, newline included."""
+    if "\t" in name or "\n" in name or "\n" in command:
+        raise ValueError(f"cell {name!r}: tabs and newlines cannot go into cells.tsv")
+    return f"{index}\t{name}\t{command}\n"
+
+
+def tmux_session_name(host: str) -> str:
+    """``rgt-<host>``: the tmux session a host's queue runs in.
+
+    tmux turns ``.`` and ``:`` in session names into ``_``; doing it here keeps the name
+    rgt-tui looks for equal to the one tmux shows.
+    """
+    return "rgt-" + host.replace(".", "_").replace(":", "_")
+
+
+def parse_oom_counter(text: str) -> int | None:
+    """The ``oom_kill`` count of a cgroup ``memory.events`` (v2) or ``memory.oom_control`` (v1)."""
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0] == "oom_kill":
+            return _int(fields[1])
+    return None

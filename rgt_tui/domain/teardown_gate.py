@@ -1,0 +1,353 @@
+"""The teardown gate (the Iron Law): a pure state machine over recorded facts.
+
+A host unlocks only when every condition holds at once:
+
+1. a manifest was taken after the last write on the box, and a fresh re-scan at gate
+   time still matches it (same files, sizes, mtimes);
+2. every file in it was pulled with a matching SHA-256;
+3. every loadable artifact loaded (others count by hash);
+4. the roster is reconciled, or each missing cell acknowledged by name;
+5. no queue cell is running, or each running cell acknowledged;
+6. the user typed the host's name.
+
+Any later change on the box (a new or changed file, a cell started) invalidates the
+manifest and with it every fact built on it, so the gate locks again. Facts arrive as
+events; ``apply`` is the only way state changes, so a journal of events replays to the
+same gate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What the box said about one file: enough to notice any change."""
+
+    size: int
+    mtime: float
+    sha256: str
+
+
+# --- events --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ManifestTaken:
+    """A manifest of every file under the pull roots; ``last_write`` is the newest mtime seen."""
+
+    files: tuple[tuple[str, FileFacts], ...]
+    taken_at: float
+    last_write: float
+
+
+@dataclass(frozen=True)
+class Rescanned:
+    """A fresh listing of the box (sizes and mtimes) at gate time."""
+
+    files: tuple[tuple[str, int, float], ...]
+    at: float
+
+
+@dataclass(frozen=True)
+class FilePulled:
+    """The local copy of ``path`` hashed to ``sha256``."""
+
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ArtifactChecked:
+    """The verification of one pulled file: loadable types must load; others count by hash."""
+
+    path: str
+    loadable: bool
+    ok: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class RosterChecked:
+    """Cells the queues name, and those with an output directory holding a verified artifact."""
+
+    expected: tuple[str, ...]
+    present: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MissingCellAcknowledged:
+    """The user accepted, by name, that this cell has no results."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class CellsRunning:
+    """The queue cells running on the box right now (from its records)."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunningAcknowledged:
+    """The user accepted, by name, tearing down while this cell runs."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class BoxChanged:
+    """Something changed on the box after the manifest: a file or a started cell."""
+
+    what: str
+
+
+@dataclass(frozen=True)
+class ConfirmationTyped:
+    """What the user typed in the confirmation box."""
+
+    text: str
+
+
+GateEvent = (
+    ManifestTaken
+    | Rescanned
+    | FilePulled
+    | ArtifactChecked
+    | RosterChecked
+    | MissingCellAcknowledged
+    | CellsRunning
+    | RunningAcknowledged
+    | BoxChanged
+    | ConfirmationTyped
+)
+
+
+# --- state ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateState:
+    """Everything the gate knows about one host, since its latest valid manifest."""
+
+    host: str
+    manifest: dict[str, FileFacts] | None = None
+    taken_at: float | None = None
+    last_write: float | None = None
+    rescan_matches: bool = False
+    rescan_at: float | None = None
+    pulled: frozenset[str] = frozenset()
+    loaded: frozenset[str] = frozenset()
+    failed: dict[str, str] = field(default_factory=dict)
+    loadable: frozenset[str] = frozenset()
+    checked: frozenset[str] = frozenset()
+    expected_cells: tuple[str, ...] | None = None
+    present_cells: frozenset[str] = frozenset()
+    acked_missing: frozenset[str] = frozenset()
+    running: tuple[str, ...] = ()
+    acked_running: frozenset[str] = frozenset()
+    confirmed: bool = False
+    invalidated_by: str | None = None
+
+
+def _invalidate(state: GateState, why: str) -> GateState:
+    """Drop every fact that rests on the manifest; acknowledgements of cells stay by name."""
+    return GateState(
+        host=state.host,
+        acked_missing=state.acked_missing,
+        acked_running=state.acked_running,
+        running=state.running,
+        invalidated_by=why,
+    )
+
+
+def apply(state: GateState, event: GateEvent) -> GateState:
+    """The gate after one more fact. Pure; the journal replays events through it."""
+    if isinstance(event, ManifestTaken):
+        fresh = _invalidate(state, "")
+        return replace(
+            fresh,
+            manifest=dict(event.files),
+            taken_at=event.taken_at,
+            last_write=event.last_write,
+            invalidated_by=None,
+        )
+    if isinstance(event, BoxChanged):
+        return _invalidate(state, event.what)
+    if isinstance(event, ConfirmationTyped):
+        return replace(state, confirmed=event.text == state.host)
+    if isinstance(event, MissingCellAcknowledged):
+        return replace(state, acked_missing=state.acked_missing | {event.name}, confirmed=False)
+    if isinstance(event, RunningAcknowledged):
+        return replace(state, acked_running=state.acked_running | {event.name}, confirmed=False)
+    if isinstance(event, CellsRunning):
+        started = set(event.names) - set(state.running)
+        if started:
+            # A cell that started since the manifest may write new files: lock again.
+            return replace(
+                _invalidate(state, f"cell started: {', '.join(sorted(started))}"),
+                running=event.names,
+            )
+        return replace(state, running=event.names)
+    if state.manifest is None:
+        return state  # facts about files mean nothing without a manifest to tie them to
+    if isinstance(event, Rescanned):
+        listing = {path: (size, mtime) for path, size, mtime in event.files}
+        expected = {path: (f.size, f.mtime) for path, f in state.manifest.items()}
+        if listing != expected:
+            added = sorted(set(listing) - set(expected))
+            changed = sorted(p for p in set(listing) & set(expected) if listing[p] != expected[p])
+            removed = sorted(set(expected) - set(listing))
+            parts = [
+                f"{label}: {', '.join(names[:3])}"
+                for label, names in (("new", added), ("changed", changed), ("removed", removed))
+                if names
+            ]
+            return _invalidate(state, "box changed since the manifest — " + "; ".join(parts))
+        return replace(state, rescan_matches=True, rescan_at=event.at)
+    if isinstance(event, FilePulled):
+        facts = state.manifest.get(event.path)
+        if facts is None:
+            return state
+        if facts.sha256 == event.sha256:
+            return replace(state, pulled=state.pulled | {event.path})
+        return replace(state, pulled=state.pulled - {event.path}, confirmed=False)
+    if isinstance(event, ArtifactChecked):
+        if event.path not in state.manifest:
+            return state
+        failed = {k: v for k, v in state.failed.items() if k != event.path}
+        loaded = state.loaded - {event.path}
+        if not event.ok:
+            failed[event.path] = event.detail or "failed verification"
+        elif event.loadable:
+            loaded = loaded | {event.path}
+        loadable = (
+            state.loadable | {event.path} if event.loadable else state.loadable - {event.path}
+        )
+        return replace(
+            state,
+            loaded=loaded,
+            failed=failed,
+            loadable=loadable,
+            checked=state.checked | {event.path},
+            confirmed=state.confirmed and event.ok,
+        )
+    if isinstance(event, RosterChecked):
+        return replace(state, expected_cells=event.expected, present_cells=frozenset(event.present))
+    raise TypeError(f"unknown gate event {event!r}")
+
+
+# --- conditions ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One checklist item: whether it holds and the evidence shown beside it."""
+
+    key: str
+    ok: bool
+    evidence: str
+
+
+def conditions(state: GateState) -> tuple[Condition, ...]:
+    """Every checklist item with its evidence, in the order the screen shows them."""
+    m = state.manifest
+    n = len(m) if m else 0
+    items: list[Condition] = []
+    if m is None:
+        why = f" ({state.invalidated_by})" if state.invalidated_by else ""
+        items.append(Condition("manifest", False, f"no valid manifest{why}"))
+    else:
+        fresh = (
+            state.taken_at is not None
+            and state.last_write is not None
+            and state.taken_at >= state.last_write
+        )
+        items.append(
+            Condition(
+                "manifest",
+                fresh and n > 0,
+                f"{n} files, taken at {state.taken_at:.0f}"
+                + ("" if fresh else " — before the last write on the box"),
+            )
+        )
+    items.append(
+        Condition(
+            "rescan",
+            m is not None and state.rescan_matches,
+            "re-scan matches the manifest"
+            if state.rescan_matches
+            else "no matching re-scan since the manifest",
+        )
+    )
+    pulled = len(state.pulled) if m else 0
+    items.append(
+        Condition("pulled", m is not None and n > 0 and pulled == n, f"{pulled}/{n} hash-verified")
+    )
+    unchecked = n - len(state.checked) if m else 0
+    loaded_ok = (
+        m is not None
+        and n > 0
+        and unchecked == 0
+        and not state.failed
+        and state.loadable <= state.loaded
+    )
+    failed = "; ".join(f"{p}: {why}" for p, why in sorted(state.failed.items())[:3])
+    items.append(
+        Condition(
+            "loaded",
+            loaded_ok,
+            f"{len(state.loaded)}/{len(state.loadable)} loaded"
+            + (f", {unchecked} not yet checked" if unchecked else "")
+            + (f" — FAILED {failed}" if failed else ""),
+        )
+    )
+    if state.expected_cells is None:
+        items.append(Condition("roster", False, "roster not reconciled"))
+    else:
+        missing = [c for c in state.expected_cells if c not in state.present_cells]
+        unacked = [c for c in missing if c not in state.acked_missing]
+        k = len(state.expected_cells) - len(missing)
+        text = f"{k}/{len(state.expected_cells)} cells have results"
+        if missing:
+            text += f"; missing: {', '.join(missing)}" + (
+                f" (unacknowledged: {', '.join(unacked)})" if unacked else " (acknowledged)"
+            )
+        items.append(Condition("roster", not unacked, text))
+    unacked_running = [c for c in state.running if c not in state.acked_running]
+    items.append(
+        Condition(
+            "idle",
+            not unacked_running,
+            "no cell running"
+            if not state.running
+            else f"running: {', '.join(state.running)}"
+            + (" (acknowledged)" if not unacked_running else ""),
+        )
+    )
+    items.append(
+        Condition(
+            "confirmed",
+            state.confirmed,
+            f"typed '{state.host}'" if state.confirmed else f"type '{state.host}' to confirm",
+        )
+    )
+    return tuple(items)
+
+
+def is_unlocked(state: GateState) -> bool:
+    """True only when every condition holds."""
+    return all(c.ok for c in conditions(state))
+
+
+def missing_conditions(
+    state: GateState, *, ignore_confirmation: bool = False
+) -> tuple[Condition, ...]:
+    """The conditions that do not hold (for `teardown --check`)."""
+    return tuple(
+        c
+        for c in conditions(state)
+        if not c.ok and not (ignore_confirmation and c.key == "confirmed")
+    )

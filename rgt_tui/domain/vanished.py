@@ -1,0 +1,274 @@
+"""Why a queued run vanished: the four causes of U3, each with its evidence (pure).
+
+A cell that stopped without an end record, or that a signal killed, died of one of four
+things, and the fix differs for each (gotchas U3): the box rebooted, the cgroup's OOM
+killer took it (U9), the SSH session it hung on closed, or someone killed it. The facts
+that tell them apart are recorded on the box: the boot id at the cell's start and now,
+the cgroup's oom_kill counter at its start and end, the runner's detach method, and the
+kernel log when it is readable. ``diagnose`` weighs them and names the next step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rgt_tui.domain.queue_records import CellAttempt, RunnerLaunch
+from rgt_tui.domain.queue_state import FAILED, INTERRUPTED, REBOOTED, STOPPED, QueueView
+from rgt_tui.domain.units import fmt_duration
+
+REBOOT, OOM, HANGUP, MANUAL_KILL = "reboot", "OOM kill", "hang-up", "manual kill"
+CAUSES = (REBOOT, OOM, HANGUP, MANUAL_KILL)
+YES, NO, UNKNOWN, LIKELY = "yes", "no", "unknown", "likely"
+SIGNALS = {129: "SIGHUP", 130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
+
+
+@dataclass(frozen=True)
+class BoxFacts:
+    """What the box showed when the diagnosis ran."""
+
+    boot_id: str
+    uptime_s: float | None = None
+    oom_kill_now: int | None = None  # the cgroup's counter now; None: not readable
+    dmesg: str = "missing"  # ok | denied | missing
+    dmesg_lines: tuple[str, ...] = ()  # OOM-killer lines of the kernel log
+    session_name: str = ""
+    session_present: bool = False
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the records say about one cause."""
+
+    cause: str
+    verdict: str  # yes | no | unknown | likely
+    detail: str
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The cause of the latest vanished run, the evidence for each cause, the next step."""
+
+    host: str
+    subject: str | None  # "cell 3 (name)", "the runner", or None when nothing vanished
+    cause: str | None  # one of CAUSES, or None
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    next_step: str = ""
+    resume_index: int | None = None
+
+
+def _launch_for(ts: int, launches: tuple[RunnerLaunch, ...]) -> RunnerLaunch | None:
+    """The launch whose runner started the attempt at ``ts``."""
+    before = [launch for launch in launches if launch.ts <= ts]
+    return before[-1] if before else (launches[-1] if launches else None)
+
+
+def _reboot(boot_at_start: str, facts: BoxFacts) -> Evidence:
+    up = f"; the box has been up {fmt_duration(facts.uptime_s)}" if facts.uptime_s else ""
+    if boot_at_start != facts.boot_id:
+        return Evidence(
+            REBOOT,
+            YES,
+            f"boot id at start {boot_at_start[:8]}…, now {facts.boot_id[:8]}…: the box "
+            f"rebooted since, and every tmux/nohup job died with it{up}",
+        )
+    return Evidence(REBOOT, NO, f"same boot id as at the start ({facts.boot_id[:8]}…){up}")
+
+
+def _oom(attempt: CellAttempt | None, rebooted: bool, facts: BoxFacts) -> Evidence:
+    log = _kernel_log(attempt, facts)
+    if rebooted:
+        return Evidence(
+            OOM,
+            UNKNOWN,
+            "the oom_kill counter and the kernel log restart at boot, so the old boot's "
+            "kills cannot be counted" + (f"; {log[1]}" if log[1] else ""),
+        )
+    before = attempt.oom_at_start if attempt else None
+    after = None
+    if attempt is not None:
+        after = attempt.oom_at_end if attempt.ended else facts.oom_kill_now
+    if log[0] == YES:
+        return Evidence(OOM, YES, log[1])
+    if before is not None and after is not None:
+        if after > before:
+            return Evidence(
+                OOM,
+                YES,
+                f"the cgroup's oom_kill counter rose {before} → {after} while it ran"
+                + (f"; {log[1]}" if log[1] else ""),
+            )
+        return Evidence(
+            OOM,
+            NO,
+            f"the cgroup's oom_kill counter did not move ({before} → {after})"
+            + (f"; {log[1]}" if log[1] else ""),
+        )
+    why = (
+        "no counter was recorded when it started"
+        if attempt is None or before is None
+        else "the counter is not readable now"
+    )
+    return Evidence(OOM, UNKNOWN, f"cannot compare the cgroup's oom_kill counter: {why}; {log[1]}")
+
+
+def _kernel_log(attempt: CellAttempt | None, facts: BoxFacts) -> tuple[str, str]:
+    """(YES when the kernel log names this pid as OOM-killed else "", a sentence)."""
+    if facts.dmesg == "denied":
+        return (
+            "",
+            "dmesg is denied to this user (kernel.dmesg_restrict), so the kernel log was not read",
+        )
+    if facts.dmesg != "ok":
+        return "", "dmesg is not available on the box"
+    if not facts.dmesg_lines:
+        return "", "the kernel log has no OOM-killer lines"
+    if attempt is not None:
+        for line in facts.dmesg_lines:
+            if f"process {attempt.pid} " in line or f"process {attempt.pid}(" in line:
+                return YES, f"the kernel log names its pid: {line.strip()}"
+    return "", f"kernel log: {facts.dmesg_lines[-1].strip()}"
+
+
+def _hangup(launch: RunnerLaunch | None, facts: BoxFacts, exit_code: int | None) -> Evidence:
+    if launch is None:
+        return Evidence(HANGUP, UNKNOWN, "no launch record: how it was started is unknown")
+    if launch.detach == "none":
+        return Evidence(
+            HANGUP,
+            YES,
+            "the runner ran in the foreground of a login session (not tmux, not setsid "
+            "nohup): when that connection dropped it got SIGHUP"
+            + (" — and it ended with SIGHUP (exit 129)" if exit_code == 129 else ""),
+        )
+    where = (
+        f"tmux session {facts.session_name} is {'still open' if facts.session_present else 'gone now'}"
+        if launch.detach == "tmux"
+        else "setsid nohup, outside any login session"
+    )
+    return Evidence(
+        HANGUP,
+        NO,
+        f"it was detached ({launch.detach}: {where}), so a dropped SSH connection cannot stop it",
+    )
+
+
+def _manual(exit_code: int | None, others: list[Evidence], detach: str | None) -> Evidence:
+    ruled_out = all(e.verdict == NO for e in others)
+    if exit_code == 143:
+        return Evidence(
+            MANUAL_KILL,
+            YES,
+            "exit 143 = SIGTERM, kill/pkill's default signal: something stopped it on purpose",
+        )
+    if exit_code == 137:
+        detail = (
+            "exit 137 = SIGKILL: `kill -9` and the kernel's OOM killer end a process the same "
+            "way, so the exit code alone cannot tell them apart"
+        )
+    elif exit_code is not None:
+        detail = f"it ended with {SIGNALS.get(exit_code, f'exit {exit_code}')}"
+    else:
+        detail = "it left no end record: its runner died with it" + (
+            " (tmux kill-session, or kill/pkill matching more than intended, U4)" if detach else ""
+        )
+    if ruled_out:
+        return Evidence(
+            MANUAL_KILL,
+            LIKELY,
+            detail + "; no reboot, no OOM kill and no hang-up: a kill is what remains",
+        )
+    return Evidence(MANUAL_KILL, UNKNOWN, detail)
+
+
+def _next_step(cause: str, host: str, index: int | None) -> str:
+    resume = (
+        f"rgt-tui launch {host} --start {index}" if index is not None else f"rgt-tui launch {host}"
+    )
+    return {
+        REBOOT: f"resume with `{resume}` (each cell reloads its latest checkpoint); find out why the box "
+        "rebooted (provider maintenance, spot preemption) and check that durable_dir survived",
+        OOM: "the cgroup ran out of RAM (U9): lower DataLoader num_workers or what each worker holds, or rent "
+        "more memory — do not shrink the batch just to fit, that changes the experiment; then "
+        f"`{resume}`",
+        HANGUP: f"relaunch detached with `{resume}` (tmux, else setsid nohup) — never from a foreground SSH command",
+        MANUAL_KILL: "find what killed it (a pkill pattern broader than meant, U4; a teammate; a "
+        f"tmux kill-session), then `{resume}`",
+    }[cause]
+
+
+def diagnose(
+    view: QueueView,
+    launches: tuple[RunnerLaunch, ...],
+    attempts: Mapping[str, tuple[CellAttempt, ...]],
+    facts: BoxFacts,
+) -> Diagnosis:
+    """Name the cause of the latest vanished cell (or runner), with evidence for all four."""
+    host = view.host
+    vanished = [
+        c for c in view.cells
+        if c.status == INTERRUPTED or (c.status == FAILED and (c.exit_code or 0) >= 128)
+    ]  # fmt: skip
+    if vanished:
+        cell = max(vanished, key=lambda c: (c.started_at or 0, c.index))
+        attempt = attempts[cell.name][-1]
+        subject = f"cell {cell.index} ({cell.name})"
+        return _weigh(
+            host,
+            subject,
+            attempt,
+            attempt.boot_id,
+            _launch_for(attempt.ts, launches),
+            facts,
+            cell.exit_code,
+            cell.index,
+        )
+    if view.state in (STOPPED, REBOOTED) and view.launch is not None:
+        launch = view.launch
+        return _weigh(
+            host, "the runner", None, launch.boot_id, launch, facts, None, view.resume_index
+        )
+    failed = [c for c in view.cells if c.status == FAILED]
+    if failed:
+        cell = max(failed, key=lambda c: (c.started_at or 0, c.index))
+        return Diagnosis(
+            host,
+            f"cell {cell.index} ({cell.name})",
+            None,
+            f"cell {cell.index} ({cell.name}) exited {cell.exit_code} by itself — not a vanished "
+            "run (no reboot, OOM kill, hang-up or kill ends a run with that code)",
+            next_step=f"read its log (~/.rgt/queue/cells/{cell.name}.log), fix the cause, and rerun "
+            f"the identical config: `rgt-tui launch {host} --start {cell.index}`",
+            resume_index=cell.index,
+        )
+    return Diagnosis(
+        host, None, None, f"nothing vanished: the queue is {view.state}; {view.summary()}"
+    )
+
+
+def _weigh(
+    host: str,
+    subject: str,
+    attempt: CellAttempt | None,
+    boot_at_start: str,
+    launch: RunnerLaunch | None,
+    facts: BoxFacts,
+    exit_code: int | None,
+    index: int | None,
+) -> Diagnosis:
+    reboot = _reboot(boot_at_start, facts)
+    oom = _oom(attempt, reboot.verdict == YES, facts)
+    hangup = _hangup(launch, facts, exit_code)
+    manual = _manual(exit_code, [reboot, oom, hangup], launch.detach if launch else None)
+    evidence = (reboot, oom, hangup, manual)
+    cause = next((e.cause for e in evidence if e.verdict == YES), MANUAL_KILL)
+    how = (
+        "stopped without an end record"
+        if exit_code is None
+        else f"was killed ({SIGNALS.get(exit_code, f'exit {exit_code}')})"
+    )
+    summary = f"{subject} {how}: {cause}"
+    if cause == MANUAL_KILL and oom.verdict == UNKNOWN:
+        summary += " (an OOM kill cannot be ruled out: see the evidence)"
+    return Diagnosis(host, subject, cause, summary, evidence, _next_step(cause, host, index), index)
