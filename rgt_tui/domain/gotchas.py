@@ -99,6 +99,18 @@ _ENTRIES = (
         "Wait for the reconnect and check the run itself (tmux session, artifacts) before acting.",
     ),
     Gotcha(
+        "GEN1",
+        "A forgotten box bills 24/7",
+        "The queue finished but nobody released the box; nothing reclaims it.",
+        "Pull, verify and tear it down as soon as its results load locally.",
+    ),
+    Gotcha(
+        "P4",
+        "Know what survives stop vs destroy",
+        "Each platform keeps or wipes different disks on stop, and some release stopped boxes.",
+        "Read the profile's survival facts; pull before the platform's release clock runs out.",
+    ),
+    Gotcha(
         "P1",
         "Every idle paid minute is money",
         "The meter runs while the box is up, whether or not the GPU works.",
