@@ -4,12 +4,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rgt_tui.transport.base import CommandResult, HostKeyError, Transport, TransportError
+from rgt_tui.transport.base import (
+    CommandResult,
+    FileReader,
+    FileStat,
+    HostKeyError,
+    Transport,
+    TransportError,
+)
 
 if TYPE_CHECKING:
     from rgt_tui.domain.config import HostConfig
 
-__all__ = ["CommandResult", "HostKeyError", "Transport", "TransportError", "transport_for"]
+__all__ = [
+    "CommandResult",
+    "FileReader",
+    "FileStat",
+    "HostKeyError",
+    "Transport",
+    "TransportError",
+    "transport_for",
+]
 
 
 def transport_for(host: HostConfig) -> Transport:

@@ -11,6 +11,35 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 
+@dataclass(frozen=True)
+class FileStat:
+    """What a box says about one file (symlinks followed)."""
+
+    size: int
+    mtime: float  # seconds since the epoch; whole seconds where the server sends no more
+    inode: int | None  # st_ino; None where the transport cannot tell (SFTP v3 carries none)
+
+
+@runtime_checkable
+class FileReader(Protocol):
+    """An open, read-only handle on one file of a box.
+
+    The handle stays on the file it opened: after the path is renamed or deleted, the
+    rest of that file can still be read through it (a local fd and an SFTP handle both
+    behave this way). A dropped connection kills an SFTP handle; reads then raise
+    TransportError and the caller reopens the path after reconnecting.
+    """
+
+    async def read(self, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset``; fewer at end of file, ``b""`` past it."""
+
+    async def fstat(self) -> FileStat:
+        """The open file's attributes (not the path's: they differ after a rename)."""
+
+    async def close(self) -> None:
+        """Release the handle; safe to call twice and on a dead connection."""
+
+
 class TransportError(Exception):
     """A box could not be reached or a command could not be started on it.
 
@@ -57,7 +86,7 @@ class CommandResult:
 
 @runtime_checkable
 class Transport(Protocol):
-    """A connection to one host that can run commands and long-lived processes."""
+    """A connection to one host that can run commands, long-lived processes and read files."""
 
     host: str
 
@@ -75,6 +104,19 @@ class Transport(Protocol):
         ``input`` is written to stdin, which is then closed. The iterator ends when the
         command exits; a dropped connection raises TransportError.
         """
+
+    # File access. Paths are the box's: absolute, relative to its HOME, or "~/..." (also
+    # HOME). Missing files raise FileNotFoundError, other file problems OSError, and a
+    # connection problem TransportError, so a caller can tell "not there" from "not reachable".
+
+    async def stat(self, path: str) -> FileStat | None:
+        """The file's size, mtime and inode; None when nothing exists at ``path``."""
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes of the file from ``offset`` (open, read, close)."""
+
+    async def open_reader(self, path: str) -> FileReader:
+        """Open the file for reading and keep it open (see FileReader)."""
 
     async def close(self) -> None:
         """Close the connection; safe to call twice."""

@@ -7,7 +7,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator
 
-from rgt_tui.transport.base import CommandResult, TransportError
+from rgt_tui.transport.base import CommandResult, FileStat, TransportError
 
 
 class LocalTransport:
@@ -80,8 +80,68 @@ class LocalTransport:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(proc.wait(), 2)
 
+    def _path(self, path: str) -> str:
+        """``~/x`` and relative paths resolve against HOME, as they do on an SSH box."""
+        if path == "~" or path.startswith("~/"):
+            path = path[2:]
+        return os.path.join(self._home, path)  # an absolute path replaces the home part
+
+    async def stat(self, path: str) -> FileStat | None:
+        """The file's size, mtime and inode; None when it does not exist."""
+        try:
+            st = await asyncio.to_thread(os.stat, self._path(path))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return _file_stat(st)
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset``."""
+        reader = await self.open_reader(path)
+        try:
+            return await reader.read(offset, length)
+        finally:
+            await reader.close()
+
+    async def open_reader(self, path: str) -> LocalFileReader:
+        """An open file descriptor: it keeps reading the same file after a rename."""
+        fd = await asyncio.to_thread(os.open, self._path(path), os.O_RDONLY | os.O_CLOEXEC)
+        return LocalFileReader(fd)
+
     async def close(self) -> None:
         return None
+
+
+class LocalFileReader:
+    """A FileReader over a local file descriptor (positional reads, so no shared seek)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def _require(self) -> int:
+        if self._fd is None:
+            raise ValueError("reader is closed")
+        return self._fd
+
+    async def read(self, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset``; ``b""`` at or past the end."""
+        fd = self._require()
+        if length <= 0:
+            return b""
+        return await asyncio.to_thread(os.pread, fd, length, offset)
+
+    async def fstat(self) -> FileStat:
+        """The open file's attributes."""
+        return _file_stat(await asyncio.to_thread(os.fstat, self._require()))
+
+    async def close(self) -> None:
+        """Close the descriptor; safe to call twice."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _file_stat(st: os.stat_result) -> FileStat:
+    return FileStat(size=st.st_size, mtime=st.st_mtime_ns / 1e9, inode=st.st_ino)
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import shlex
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import asyncssh
 
-from rgt_tui.transport.base import CommandResult, HostKeyError, TransportError
+from rgt_tui.transport.base import CommandResult, FileStat, HostKeyError, TransportError
 
 CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would.
@@ -94,6 +95,10 @@ class SshTransport:
         self.connect_timeout = connect_timeout
         self._conn: asyncssh.SSHClientConnection | None = None
         self._lock = asyncio.Lock()
+        # One SFTP session per connection, shared by log following and pulls.
+        self._sftp: asyncssh.SFTPClient | None = None
+        self._sftp_conn: asyncssh.SSHClientConnection | None = None
+        self._sftp_lock = asyncio.Lock()
 
     @property
     def connected(self) -> bool:
@@ -234,12 +239,141 @@ class SshTransport:
                 f"remote command exited with status {status}: {err[-1] if err else 'no message'}",
             )
 
+    async def sftp(self) -> asyncssh.SFTPClient:
+        """The connection's SFTP client, started on first use and shared by every caller.
+
+        It belongs to the current connection: after a drop and ``connect()``, the next
+        call starts a fresh one. Callers must not close it. For file work beyond
+        ``stat``/``read_range``/``open_reader`` (resumable pulls), use it directly: pass
+        paths through ``sftp_path()`` (SFTP does not expand ``~``) and map errors through
+        ``file_error``.
+        """
+        conn = self._require()
+        async with self._sftp_lock:
+            if self._sftp is not None and self._sftp_conn is conn:
+                return self._sftp
+            try:
+                client = await conn.start_sftp_client()
+            except (OSError, asyncssh.Error) as exc:
+                raise TransportError(
+                    self.host,
+                    f"SFTP unavailable: {_describe(exc)}",
+                    "enable the sftp subsystem in the box's sshd_config (Subsystem sftp ...)",
+                ) from exc
+            self._sftp, self._sftp_conn = client, conn
+            return client
+
+    def file_error(self, exc: BaseException, path: str) -> Exception:
+        """The exception a file operation on ``path`` should raise for an SFTP failure.
+
+        Missing file → FileNotFoundError, refused → PermissionError, other SFTP refusals
+        → OSError, and anything that means the session is gone → TransportError (the
+        SFTP client is then dropped so the next call starts a new one).
+        """
+        if isinstance(exc, (asyncssh.SFTPNoSuchFile, asyncssh.SFTPNoSuchPath)):
+            return FileNotFoundError(errno.ENOENT, f"no such file on {self.host}", path)
+        if isinstance(exc, asyncssh.SFTPPermissionDenied):
+            return PermissionError(errno.EACCES, f"permission denied on {self.host}", path)
+        if isinstance(exc, asyncssh.SFTPError) and not isinstance(
+            exc, (asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection)
+        ):
+            return OSError(errno.EIO, f"{self.host}: {exc.reason}", path)
+        self._sftp = None
+        if isinstance(exc, TransportError):
+            return exc
+        if isinstance(exc, asyncssh.SFTPError):
+            return TransportError(self.host, "connection lost")
+        return TransportError(self.host, _describe(exc))
+
+    async def stat(self, path: str) -> FileStat | None:
+        """The file's size and mtime over SFTP (inode is None: SFTP v3 does not carry it)."""
+        try:
+            sftp = await self.sftp()
+            attrs = await sftp.stat(sftp_path(path))
+        except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPNoSuchPath):
+            return None
+        except (OSError, asyncssh.Error) as exc:
+            raise self.file_error(exc, path) from exc
+        return _attrs_stat(attrs)
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset`` over SFTP."""
+        reader = await self.open_reader(path)
+        try:
+            return await reader.read(offset, length)
+        finally:
+            await reader.close()
+
+    async def open_reader(self, path: str) -> SftpFileReader:
+        """An open SFTP handle: like a local fd, it keeps reading the file after a rename."""
+        try:
+            sftp = await self.sftp()
+            handle = await sftp.open(sftp_path(path), "rb")
+        except (OSError, asyncssh.Error) as exc:
+            raise self.file_error(exc, path) from exc
+        return SftpFileReader(self, handle, path)
+
     async def close(self) -> None:
+        self._sftp = self._sftp_conn = None  # the session dies with the connection
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.wait_closed(), 5)
+
+
+class SftpFileReader:
+    """A FileReader over one open SFTP handle."""
+
+    def __init__(self, transport: SshTransport, handle: asyncssh.SFTPClientFile, path: str) -> None:
+        self._transport = transport
+        self._handle: asyncssh.SFTPClientFile | None = handle
+        self._path = path
+
+    def _require(self) -> asyncssh.SFTPClientFile:
+        if self._handle is None:
+            raise ValueError("reader is closed")
+        return self._handle
+
+    async def read(self, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset``; ``b""`` at or past the end."""
+        handle = self._require()
+        if length <= 0:
+            return b""
+        try:
+            data = await handle.read(length, offset)
+        except (OSError, asyncssh.Error) as exc:
+            raise self._transport.file_error(exc, self._path) from exc
+        return bytes(data)
+
+    async def fstat(self) -> FileStat:
+        """The open file's attributes (fstat on the handle, not stat on the path)."""
+        try:
+            return _attrs_stat(await self._require().stat())
+        except (OSError, asyncssh.Error) as exc:
+            raise self._transport.file_error(exc, self._path) from exc
+
+    async def close(self) -> None:
+        """Close the handle; errors are ignored since the connection may be gone."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(handle.close(), 5)
+
+
+def sftp_path(path: str) -> str:
+    """A box path as SFTP wants it: relative paths resolve against the login HOME, so
+    ``~/x`` becomes ``x`` (SFTP does not expand ``~``). Use it for raw ``sftp()`` calls."""
+    if path == "~":
+        return "."
+    if path.startswith("~/"):
+        return path[2:] or "."
+    return path
+
+
+def _attrs_stat(attrs: asyncssh.SFTPAttrs) -> FileStat:
+    mtime = float(attrs.mtime or 0) + (attrs.mtime_ns or 0) / 1e9
+    return FileStat(size=attrs.size or 0, mtime=mtime, inode=None)
 
 
 async def _drain(stream: asyncssh.SSHReader) -> str:

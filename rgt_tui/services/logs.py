@@ -1,0 +1,477 @@
+"""Following a log on a box by byte offset, across dropped connections and rotations.
+
+The follower reads new bytes from the last offset over the Transport's file access (SFTP
+on a box, plain files locally); nothing runs on the box. Guarantees:
+
+- A line is delivered once it is complete (its newline arrived), exactly once. The
+  position a caller may resume from (``LogChunk.position``) only ever moves past complete
+  lines that were delivered, so a partial line is read again after a drop, never lost
+  or shown twice.
+- On a drop the follower waits in ``reconnect`` (or raises TransportError so its caller
+  can start a new follower with ``resume=`` the last position) and continues where it
+  left off.
+- Rotation by rename: the old file is drained through the still-open handle, then the
+  new file is read from offset 0. Copytruncate (the file shrank under us) restarts at 0
+  of the same file.
+
+The box's SFTP has no inode (v3), so identity is checked by content: the bytes just
+before the offset must still be there (``ANCHOR_BYTES`` of them), backed by size/mtime
+monotonicity. Where the transport reports inodes (local), those decide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, replace
+
+from rgt_tui.domain.logscan import CrashScanner, LineSplitter, LogChunk, LogLine, LogPosition
+from rgt_tui.transport.backoff import Backoff
+from rgt_tui.transport.base import FileReader, FileStat, HostKeyError, Transport, TransportError
+
+QUEUE_DIR = "~/.rgt/queue"  # the on-box layout of the queue runner
+ANCHOR_BYTES = 128
+READ_CHUNK = 256 * 1024
+MAX_READS_PER_POLL = 16  # 4 MiB, then the UI gets a turn before the rest of a backlog
+TAIL_BLOCK = 64 * 1024
+
+
+def queue_log_path() -> str:
+    """The runner's log: every cell's output plus runner lines, ending with QUEUE DONE."""
+    return f"{QUEUE_DIR}/queue.log"
+
+
+def cell_log_path(cell: str) -> str:
+    """One cell's own log; ValueError for a name that would leave the cells directory."""
+    if not cell or "/" in cell or cell in (".", "..") or "\0" in cell:
+        raise ValueError(f"not a cell name: {cell!r}")
+    return f"{QUEUE_DIR}/cells/{cell}.log"
+
+
+class _Cursor:
+    """Reads one open file forward, splitting lines and remembering where lines end."""
+
+    def __init__(self, reader: FileReader, inode: int | None, start: LogPosition) -> None:
+        self.reader = reader
+        self.inode = inode
+        self.splitter = LineSplitter()
+        self.read_end = start.offset  # bytes of the file read so far
+        self.committed = start.offset  # end of the last complete line
+        self.read_anchor = start.anchor  # the bytes just before read_end
+        self.commit_anchor = start.anchor  # the bytes just before committed
+
+    @property
+    def position(self) -> LogPosition:
+        return LogPosition(self.committed, self.commit_anchor, self.inode)
+
+    async def read_more(self, size: int) -> tuple[str, list[str]]:
+        """One read: ("data", lines), ("eof", []) or ("truncated", []).
+
+        The read starts ``len(read_anchor)`` bytes early: if those bytes changed, the
+        file was truncated or rewritten under the handle (copytruncate).
+        """
+        k = len(self.read_anchor)
+        data = await self.reader.read(self.read_end - k, k + size)
+        if data[:k] != self.read_anchor:
+            return "truncated", []
+        new = data[k:]
+        if not new:
+            return "eof", []
+        start = self.read_end - k
+        texts = self.splitter.feed(new)
+        self.read_end += len(new)
+        combined = self.read_anchor + new
+        self.read_anchor = combined[-ANCHOR_BYTES:]
+        self._commit(start, combined)
+        return "data", texts
+
+    def flush(self) -> list[str]:
+        """The file is finished: its partial last line becomes a line."""
+        texts = self.splitter.flush()
+        self.committed, self.commit_anchor = self.read_end, self.read_anchor
+        return texts
+
+    def restart(self) -> None:
+        """Read the same handle again from offset 0 (after a truncation)."""
+        self.splitter = LineSplitter()
+        self.read_end = self.committed = 0
+        self.read_anchor = self.commit_anchor = b""
+
+    def _commit(self, start: int, combined: bytes) -> None:
+        committed = self.read_end - self.splitter.pending_bytes
+        if committed != self.committed:
+            rel = committed - start
+            self.commit_anchor = combined[max(0, rel - ANCHOR_BYTES) : rel]
+            self.committed = committed
+
+
+async def _open_at(transport: Transport, path: str, pos: LogPosition) -> tuple[_Cursor, bool]:
+    """Open ``path`` at ``pos`` if it is still the file ``pos`` was in; else at 0.
+
+    Returns the cursor and whether the offset had to be abandoned. FileNotFoundError
+    when the path does not exist.
+    """
+    reader = await transport.open_reader(path)
+    try:
+        st = await reader.fstat()
+        ok = True
+        anchor = pos.anchor
+        if pos.offset > 0:
+            ok = st.size >= pos.offset and (
+                pos.inode is None or st.inode is None or pos.inode == st.inode
+            )
+            k = min(ANCHOR_BYTES, pos.offset)
+            if ok:
+                there = await reader.read(pos.offset - k, k)
+                ok = not anchor or there[-len(anchor) :] == anchor
+                anchor = there
+        start = LogPosition(pos.offset, anchor, st.inode) if ok else LogPosition(0, b"", st.inode)
+        return _Cursor(reader, st.inode, start), not ok
+    except BaseException:
+        await reader.close()
+        raise
+
+
+class LogFollower:
+    """Follows one log file on a box; iterate it (``async for chunk in follower``).
+
+    ``start_offset`` or ``resume`` (a ``LogChunk.position``, safer: it is checked
+    against the file) say where to begin. ``highlight`` flags crash lines: use it for a
+    cell's own log only, since the queue log concatenates cells and would pin an earlier
+    cell's crash on a healthy one. ``reconnect`` is awaited after a TransportError and
+    must return once the transport is connected again; without it the error propagates
+    and the caller restarts a follower with ``resume=follower.position``.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        path: str,
+        *,
+        start_offset: int = 0,
+        resume: LogPosition | None = None,
+        poll: float = 0.5,
+        highlight: bool = False,
+        reconnect: Callable[[], Awaitable[None]] | None = None,
+        chunk_size: int = READ_CHUNK,
+    ) -> None:
+        self.transport = transport
+        self.path = path
+        self.poll = poll
+        self.highlight = highlight
+        self.reconnect = reconnect
+        self.chunk_size = chunk_size
+        self._cursor: _Cursor | None = None
+        self._resume = resume or LogPosition(start_offset)
+        self._scanner = CrashScanner()
+        self._error: TransportError | None = None  # raised by the next poll
+        self._verified: FileStat | None = None  # the path's stat when last seen to be ours
+        self._status = ""
+        self._partial = ""
+        self._busy = False
+        self._out: list[LogChunk] = []
+        self._lines: list[LogLine] = []
+        self._rotated = self._gap = False
+        self._saw_truncation = False
+
+    @property
+    def position(self) -> LogPosition:
+        """The resume position of everything delivered so far."""
+        return self._resume
+
+    def __aiter__(self) -> AsyncIterator[LogChunk]:
+        return self.chunks()
+
+    async def chunks(self) -> AsyncIterator[LogChunk]:
+        """Poll forever: yield every chunk with lines or news; reconnect on drops."""
+        while True:
+            try:
+                out = await self.poll_once()
+            except TransportError as exc:
+                if self.reconnect is None:
+                    raise
+                self._status = "reconnecting"
+                yield LogChunk((), self.position, status="reconnecting", error=exc.message)
+                await self.reconnect()
+                continue
+            for chunk in out:
+                yield chunk
+            if not self._busy:
+                await asyncio.sleep(self.poll)
+
+    async def run(self, on_chunk: Callable[[LogChunk], object]) -> None:
+        """Callback form of ``chunks()``: runs until cancelled; ``on_chunk`` may be async."""
+        try:
+            async for chunk in self.chunks():
+                result = on_chunk(chunk)
+                if inspect.isawaitable(result):
+                    await result
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        """Release the open handle."""
+        cursor, self._cursor = self._cursor, None
+        if cursor is not None:
+            await cursor.reader.close()
+
+    async def poll_once(self) -> list[LogChunk]:
+        """One poll: read what is new, check the path still names our file, handle rotation.
+
+        On a drop, the lines already read are returned and the next call raises the
+        TransportError; a call that read nothing raises at once. Either way ``position``
+        covers exactly the lines returned.
+        """
+        if self._error is not None:
+            exc, self._error = self._error, None
+            raise exc
+        self._out, self._lines, self._busy = [], [], False
+        try:
+            if self._cursor is None and not await self._open():
+                status = "waiting"
+            else:
+                status = "following"
+                cursor = self._cursor
+                assert cursor is not None
+                before = cursor.read_end
+                self._busy = await self._read_available(MAX_READS_PER_POLL)
+                if not await self._still_ours(active=cursor.read_end != before):
+                    await self._switch()
+        except TransportError as exc:
+            await self._drop()
+            if not (self._lines or self._out or self._rotated or self._gap):
+                raise
+            self._error = exc
+            status = self._status or "following"
+        self._finish(status)
+        return self._out
+
+    # -- internals ---------------------------------------------------------------------
+
+    async def _open(self) -> bool:
+        try:
+            cursor, abandoned = await _open_at(self.transport, self.path, self._resume)
+        except FileNotFoundError:
+            return False
+        self._cursor, self._verified = cursor, None
+        if abandoned:
+            # The offset belonged to a file that is gone (rotated while we were away).
+            self._mark(rotated=True, gap=True)
+        return True
+
+    async def _read_available(self, max_reads: int | None) -> bool:
+        """Read until end of file (or ``max_reads``); True when more is probably waiting."""
+        cursor = self._cursor
+        assert cursor is not None
+        reads = 0
+        while max_reads is None or reads < max_reads:
+            outcome, texts = await cursor.read_more(self.chunk_size)
+            if outcome == "truncated":
+                self._add(cursor.flush())  # the writer's stream goes on at offset 0
+                cursor.restart()
+                self._verified = None
+                self._saw_truncation = True
+                self._mark(rotated=True)
+                continue
+            if outcome == "eof":
+                return False
+            self._add(texts)
+            reads += 1
+        return True
+
+    async def _still_ours(self, active: bool) -> bool:
+        """Whether the path still names the file the handle is reading (or names nothing).
+
+        Without inodes: cheap size/mtime checks every poll, and the content check (the
+        bytes before our offset, read through the path) once the handle's file goes
+        quiet. A miss while it is active only delays the switch to a later poll.
+        """
+        cursor = self._cursor
+        assert cursor is not None
+        st = await self.transport.stat(self.path)
+        if st is None:
+            return True  # renamed away and not recreated yet: the handle is all there is
+        if st.inode is not None and cursor.inode is not None:
+            return st.inode == cursor.inode
+        if st == self._verified:
+            return True
+        if st.size < cursor.read_end:
+            return False  # shorter than what we read: another file (or a truncation)
+        # For one file, size and mtime only grow: the path's stat, taken first, cannot
+        # exceed the handle's, taken second.
+        mine = await cursor.reader.fstat()
+        if st.size > mine.size or st.mtime > mine.mtime:
+            return False
+        if active:
+            return True  # not verified: the content check runs once the writes pause
+        if cursor.read_anchor:
+            k = len(cursor.read_anchor)
+            try:
+                there = await self.transport.read_range(self.path, cursor.read_end - k, k)
+            except FileNotFoundError:
+                return True
+            if there != cursor.read_anchor:
+                return False
+        self._verified = st
+        return True
+
+    async def _switch(self) -> None:
+        """The path names a new file: drain the old one through its handle, then move on."""
+        cursor = self._cursor
+        assert cursor is not None
+        self._saw_truncation = False
+        await self._read_available(None)
+        if self._saw_truncation:
+            return  # copytruncate, not a rename: the handle reads its file again from 0
+        self._add(cursor.flush())
+        self._cursor, self._resume = None, LogPosition(0)  # the old file is done with
+        self._mark(rotated=True)
+        await cursor.reader.close()
+        if await self._open():
+            await self._read_available(MAX_READS_PER_POLL)
+
+    async def _drop(self) -> None:
+        """After a TransportError: forget the dead handle, keep the position of what was read."""
+        cursor, self._cursor = self._cursor, None
+        if cursor is not None:
+            self._resume = cursor.position
+            self._partial = ""  # the reader is gone; the partial will be read again
+            with contextlib.suppress(Exception):
+                await cursor.reader.close()
+
+    def _add(self, texts: list[str]) -> None:
+        scan = self._scanner.scan if self.highlight else None
+        self._lines += [LogLine(t, scan(t) if scan else None) for t in texts]
+
+    def _mark(self, *, rotated: bool = False, gap: bool = False) -> None:
+        """Start a new chunk whose lines come after a rotation (and maybe a gap)."""
+        self._cut()
+        self._rotated |= rotated
+        self._gap |= gap
+
+    def _cut(self) -> None:
+        if not (self._lines or self._rotated or self._gap):
+            return
+        cursor = self._cursor
+        pos = cursor.position if cursor is not None else self._resume
+        self._out.append(
+            LogChunk(
+                tuple(self._lines),
+                pos,
+                rotated=self._rotated,
+                gap=self._gap,
+                partial=cursor.splitter.partial if cursor is not None else "",
+                status=self._status or "following",
+            )
+        )
+        self._lines, self._rotated, self._gap = [], False, False
+
+    def _finish(self, status: str) -> None:
+        cursor = self._cursor
+        partial = cursor.splitter.partial if cursor is not None else ""
+        self._cut()
+        if not self._out and (status != self._status or partial != self._partial):
+            pos = cursor.position if cursor is not None else self._resume
+            self._out.append(LogChunk((), pos, partial=partial, status=status))
+        elif self._out:
+            self._out[-1] = replace(self._out[-1], partial=partial, status=status)
+        self._status, self._partial = status, partial
+        if cursor is not None:
+            self._resume = cursor.position
+
+
+@dataclass(frozen=True)
+class LogRead:
+    """A one-shot read of a log: its lines, the unfinished last line, where it ended."""
+
+    lines: tuple[LogLine, ...]
+    partial: str
+    position: LogPosition
+
+
+async def iter_log(
+    transport: Transport,
+    path: str,
+    *,
+    tail_lines: int | None = None,
+    highlight: bool = False,
+    chunk_size: int = READ_CHUNK,
+) -> AsyncIterator[LogChunk]:
+    """Read a log once, to its current end, as chunks (the last one carries ``partial``).
+
+    ``tail_lines`` starts at the last N complete lines. FileNotFoundError when missing.
+    """
+    reader = await transport.open_reader(path)
+    try:
+        st = await reader.fstat()
+        start = 0 if tail_lines is None else await _tail_start(reader, st.size, tail_lines)
+        anchor = await reader.read(max(0, start - ANCHOR_BYTES), min(ANCHOR_BYTES, start))
+        cursor = _Cursor(reader, st.inode, LogPosition(start, anchor, st.inode))
+        scanner = CrashScanner()
+        while True:
+            outcome, texts = await cursor.read_more(chunk_size)
+            if outcome != "data":
+                break
+            lines = tuple(LogLine(t, scanner.scan(t) if highlight else None) for t in texts)
+            yield LogChunk(lines, cursor.position, partial=cursor.splitter.partial)
+        yield LogChunk((), cursor.position, partial=cursor.splitter.partial)
+    finally:
+        await reader.close()
+
+
+async def read_log(
+    transport: Transport, path: str, *, tail_lines: int | None = None, highlight: bool = False
+) -> LogRead:
+    """The whole log (or its last ``tail_lines`` lines) as it is now."""
+    lines: list[LogLine] = []
+    last: LogChunk | None = None
+    async for chunk in iter_log(transport, path, tail_lines=tail_lines, highlight=highlight):
+        lines += chunk.lines
+        last = chunk
+    assert last is not None
+    return LogRead(tuple(lines), last.partial, last.position)
+
+
+async def _tail_start(reader: FileReader, size: int, n: int) -> int:
+    """Offset where the last ``n`` complete lines begin (scanning back block by block)."""
+    found, pos = 0, size
+    while pos > 0:
+        block_start = max(0, pos - TAIL_BLOCK)
+        data = await reader.read(block_start, pos - block_start)
+        idx = len(data)
+        while (idx := data.rfind(b"\n", 0, idx)) >= 0:
+            found += 1
+            if found == n + 1:
+                return block_start + idx + 1
+        pos = block_start
+    return 0
+
+
+def reconnect_with_backoff(
+    transport: Transport,
+    backoff: Backoff = Backoff(),
+    on_retry: Callable[[int, float, TransportError], None] | None = None,
+) -> Callable[[], Awaitable[None]]:
+    """A ``reconnect`` for LogFollower: retry ``connect()`` with capped, jittered delays.
+
+    A host-key refusal is raised, not retried: it needs the user (T6).
+    """
+
+    async def reconnect() -> None:
+        attempt = 0
+        while True:
+            try:
+                await transport.connect()
+                return
+            except HostKeyError:
+                raise
+            except TransportError as exc:
+                attempt += 1
+                delay = backoff.delay(attempt)
+                if on_retry is not None:
+                    on_retry(attempt, delay, exc)
+                await asyncio.sleep(delay)
+
+    return reconnect
