@@ -41,6 +41,14 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _session_of(pid: int) -> int | None:
+    """The session id of a process (field 6 of /proc/PID/stat), None when gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
+    except (FileNotFoundError, IndexError, ValueError):
+        return None
+
+
 def _read_pid(path: Path) -> int | None:
     try:
         return int(path.read_text().strip())
@@ -196,6 +204,9 @@ async def test_disconnect_kills_session_but_not_detached_jobs(
             detached = _read_pid(box.root / "detached.pid")
             assert plain is not None and detached is not None
             assert _alive(plain) and _alive(detached)
+            # $! is known before the child has called setsid(); until it has, it is still
+            # in the session's process group and a hang-up would rightly reach it.
+            await _wait_for(lambda: _session_of(detached) == detached, what="setsid to take effect")
         await _wait_for(lambda: not _alive(plain), what="the session's sleep to die")
         await asyncio.sleep(1.5)  # past the SIGHUP → SIGKILL grace
         assert _alive(detached)
