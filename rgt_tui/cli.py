@@ -11,10 +11,11 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rgt_tui import __version__
+from rgt_tui.cli_queue import add_queue_commands, cmd_diagnose, cmd_launch, cmd_queue
 from rgt_tui.domain.config import ConfigError, Fleet, load_fleet, resolve_fleet_path
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration, fmt_pct
 
@@ -49,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print a JSON list, one object per host"
     )
     status.add_argument("--timeout", type=float, default=30.0, help="seconds per host (default 30)")
+
+    add_queue_commands(sub, _add_hosts_arg)
 
     demo = sub.add_parser("demo", help="start a loopback demo fleet and open the TUI on it")
     demo.add_argument("--boxes", type=int, default=3, help="number of demo boxes (default 3)")
@@ -132,7 +135,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.boxes, theme=args.theme)
 
 
-COMMANDS = {"status": cmd_status, "demo": cmd_demo, None: cmd_tui}
+def _with_fleet(
+    command: Callable[[argparse.Namespace, Fleet], int],
+) -> Callable[[argparse.Namespace], int]:
+    """Adapt a `cmd(args, fleet)` from cli_queue to `cmd(args)`, loading the fleet file."""
+    return lambda args: command(args, _load(args))
+
+
+COMMANDS = {
+    "status": cmd_status,
+    "demo": cmd_demo,
+    "queue": _with_fleet(cmd_queue),
+    "launch": _with_fleet(cmd_launch),
+    "diagnose": _with_fleet(cmd_diagnose),
+    None: cmd_tui,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

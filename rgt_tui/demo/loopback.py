@@ -54,14 +54,19 @@ class LoopbackBox:
         *,
         port: int = 0,
         host_key: asyncssh.SSHKey | None = None,
+        tmux_tmpdir: Path | None = None,
     ) -> None:
         self.name = name
+        self.tmux_tmpdir = tmux_tmpdir  # None: the user's usual tmux server
         self.root = Path(root).resolve()
         self.port = port  # 0 until the first start picks one; then kept for restarts
         keys = authorized_keys if isinstance(authorized_keys, list) else [authorized_keys]
         self._authorized = asyncssh.import_authorized_keys(
             "".join(_public_line(k) + "\n" for k in keys)
         )
+        # The queue runner and services read the boot id from $RGT_BOOT_ID_FILE when set:
+        # tests rewrite this file to simulate a reboot (docs/queues.md).
+        self.boot_id_file = self.root / ".boot_id"
         self.host_key_path = self.root.parent / f"{name}.host_key"
         self.host_key = host_key or _load_or_create_key(self.host_key_path)
         self.errors: deque[str] = deque(maxlen=_MAX_ERRORS)
@@ -85,6 +90,8 @@ class LoopbackBox:
         if self._acceptor is not None:
             return
         self.root.mkdir(parents=True, exist_ok=True)
+        if not self.boot_id_file.exists():  # kept across restarts: a test may have "rebooted" it
+            self.boot_id_file.write_text(_real_boot_id())
         self._acceptor = await asyncssh.listen(
             LOOPBACK_HOST,
             self.port,
@@ -175,7 +182,10 @@ class LoopbackBox:
             "LANG": "C.UTF-8",
             "SHELL": "/bin/bash",
             "PYTHONDONTWRITEBYTECODE": "1",
+            "RGT_BOOT_ID_FILE": str(self.boot_id_file),
         }
+        if self.tmux_tmpdir is not None:
+            env["TMUX_TMPDIR"] = str(self.tmux_tmpdir)
         peer = process.get_extra_info("peername") or ("127.0.0.1", 0)
         env["SSH_CONNECTION"] = f"{peer[0]} {peer[1]} {LOOPBACK_HOST} {self.port}"
         # Debian's sshd only accepts LANG and LC_* from the client (AcceptEnv); passing
@@ -347,9 +357,27 @@ class _BoxSFTPServer(asyncssh.SFTPServer):
 class LoopbackFleet:
     """N loopback boxes plus the client key, known_hosts and hosts.toml to reach them."""
 
-    def __init__(self, n: int = 3, base_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        n: int = 3,
+        base_dir: Path | None = None,
+        *,
+        queue_dir: Path | None = None,
+        run: str | None = None,
+        workload: bool = False,
+        tmux_tmpdir: Path | None = None,
+    ) -> None:
+        """``queue_dir``: give each host ``queue = <queue_dir>/<box>.txt`` (and ``run``).
+        ``workload``: install the demo training workload on every box with a ready queue
+        (queue_dir defaults to ``<base_dir>/queues``, run to the workload's template).
+        ``tmux_tmpdir``: the boxes' sessions use their own tmux server there (tests run
+        side by side without sharing session names); None: the user's usual server."""
         self.n = n
         self.base_dir = Path(base_dir) if base_dir is not None else None
+        self.queue_dir = Path(queue_dir) if queue_dir is not None else None
+        self.run = run
+        self.workload = workload
+        self.tmux_tmpdir = tmux_tmpdir
         self.boxes: list[LoopbackBox] = []
         self._made_base_dir = False
 
@@ -417,11 +445,22 @@ class LoopbackFleet:
         self.base_dir = self.base_dir.resolve()
         self.base_dir.mkdir(parents=True, exist_ok=True)
         client = _load_or_create_key(self.client_key)
+        if self.tmux_tmpdir is not None:
+            self.tmux_tmpdir.mkdir(parents=True, exist_ok=True)
         self.boxes = [
-            LoopbackBox(f"box{i}", self.base_dir / f"box{i}", client) for i in range(1, self.n + 1)
+            LoopbackBox(f"box{i}", self.base_dir / f"box{i}", client, tmux_tmpdir=self.tmux_tmpdir)
+            for i in range(1, self.n + 1)
         ]
         for b in self.boxes:
             (b.root / "results").mkdir(parents=True, exist_ok=True)
+            b.boot_id_file.write_text(_real_boot_id())  # a fleet starts in this boot
+        if self.workload:
+            from rgt_tui.demo.workload_setup import install_workload, workload_run_template
+
+            self.queue_dir = self.queue_dir or self.base_dir / "queues"
+            self.run = self.run or workload_run_template()
+            for b in self.boxes:
+                install_workload(b.root, b.name, self.queue_dir / f"{b.name}.txt")
         results = await asyncio.gather(*(b.start() for b in self.boxes), return_exceptions=True)
         failed = [r for r in results if isinstance(r, BaseException)]
         if failed:
@@ -467,8 +506,12 @@ class LoopbackFleet:
                 f"workdir = {_toml_str(str(b.root))}",
                 f"durable_dir = {_toml_str(str(b.root / 'results'))}",
                 f"mounts = [{_toml_str(str(b.root))}]",
-                "",
             ]
+            if self.queue_dir is not None:
+                lines.append(f"queue = {_toml_str(str(self.queue_dir / f'{b.name}.txt'))}")
+            if self.run is not None:
+                lines.append(f"run = {_toml_str(self.run)}")
+            lines.append("")
         return "\n".join(lines)
 
 
@@ -477,6 +520,13 @@ def _current_user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (some containers)
         return str(os.getuid())
+
+
+def _real_boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() + "\n"
+    except OSError:  # not Linux: a stable stand-in, so "same boot" still holds
+        return "00000000-0000-0000-0000-000000000000\n"
 
 
 def _public_line(key: asyncssh.SSHKey) -> str:

@@ -1,0 +1,276 @@
+"""Launch a host's queue (DESIGN.md, Queues); appending lives in queue_append.
+
+``plan_launch`` reads the local queue file and the box's records and returns a frozen
+``LaunchPlan``: the cells, the start index, the detach method, and every reason it must
+not go ahead (already running, duplicate names, unreachable, a rewritten line). The UI
+shows the plan as the confirmation; ``launch(plan)`` then does it in one round trip.
+``append_cells`` (re-exported here) sends lines appended to the local file to the box.
+
+What the box holds is append-only: ``~/.rgt/queue/queue.txt`` (the queue file as it was
+sent) and ``~/.rgt/queue/cells.tsv`` (each cell rendered into its shell command by
+``domain.queue_file.render_command``; the runner reads this, so bash never re-parses
+the queue format). The box copy must stay a prefix of the local file: a change to an
+earlier line would shift the indices ``--start`` counts in, so it is refused with the
+differing lines shown (``fresh=True`` moves the old queue aside instead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.queue_file import expand_home, prefix_problem
+from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.domain.queue_state import DONE, QueueView
+from rgt_tui.domain.units import fmt_duration
+from rgt_tui.services.queue_append import AppendResult, append_cells
+from rgt_tui.services.queue_box import (
+    QueueError,
+    deployed_name,
+    probe,
+    read_box_queue_text,
+    refusal,
+    run_ctl,
+    script_text,
+)
+from rgt_tui.services.queue_cells import PlannedCell, read_local_queue, render_queue
+from rgt_tui.services.queue_check import display_path
+from rgt_tui.services.queue_view import view_from_facts
+from rgt_tui.transport import Transport, TransportError
+
+DETACH_CHOICES = ("auto", "tmux", "nohup")
+
+__all__ = [
+    "AppendResult", "LaunchPlan", "LaunchResult", "PlannedCell", "QueueError",
+    "append_cells", "launch", "plan_launch",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What a launch would do, or why it must not; shown to the user before ``launch``."""
+
+    host: str
+    cells: tuple[PlannedCell, ...]
+    start_index: int
+    detach: str  # tmux | nohup, as the box will do it; "" when the box was not reached
+    session: str  # the tmux session name (rgt-<host>)
+    box_queue_dir: str
+    workdir: str
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    fresh: bool = False
+    current: QueueView | None = None
+    queue_append: str = ""  # bytes to append to the box's queue.txt
+    cells_append: str = ""  # lines to append to the box's cells.tsv
+    expect_qbytes: int = 0  # queue.txt/cells.tsv sizes the plan was made against
+    expect_clines: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing stops the launch."""
+        return not self.problems
+
+    @property
+    def to_run(self) -> tuple[PlannedCell, ...]:
+        """The cells the runner will run, from the start index on."""
+        return self.cells[self.start_index :]
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    """A started runner."""
+
+    host: str
+    pid: int
+    detach: str
+    session: str
+    start_index: int
+    cells: int
+    archived: str | None = None  # where ``fresh`` moved the previous queue
+
+
+def running_problem(host: str, view: QueueView, session: str) -> str | None:
+    """The refusal when ``host``'s queue is running: this boot, no done, runner or session alive."""
+    launch = view.launch
+    if launch is None or launch.done is not None or launch.boot_id != view.boot_id:
+        return None
+    if not (view.runner_alive or view.session_present):
+        return None
+    where = f"runner pid {launch.pid}" if view.runner_alive else f"tmux session {session}"
+    current = view.current
+    on = f", on cell {current.index} ({current.name})" if current else ""
+    return (
+        f"the queue on {host} is already running ({where}, launched {fmt_duration(view.now - launch.ts)} ago{on}) "
+        f"— wait for it, append cells with `rgt-tui queue append {host}`, or stop it first "
+        f"(tmux kill-session -t '={session}', or kill {launch.pid})"
+    )
+
+
+async def plan_launch(
+    fleet: Fleet,
+    host: HostConfig,
+    transport: Transport,
+    *,
+    start_index: int = 0,
+    detach: str = "auto",
+    fresh: bool = False,
+) -> LaunchPlan:
+    """Everything a launch of ``host``'s queue would do, and every reason it must not."""
+    if detach not in DETACH_CHOICES:
+        raise ValueError(f"detach must be one of {', '.join(DETACH_CHOICES)}, not {detach!r}")
+    session = tmux_session_name(host.name)
+    problems, cells, text = await read_local_queue(fleet, host)
+    base = {"host": host.name, "session": session, "start_index": start_index, "fresh": fresh}
+
+    def refused() -> LaunchPlan:
+        return LaunchPlan(
+            cells=(), detach="", box_queue_dir="", workdir=host.workdir, problems=tuple(problems), **base
+        )  # fmt: skip
+
+    if problems and not cells:
+        return refused()
+    try:
+        await transport.connect()
+        facts = await probe(
+            transport,
+            host.name,
+            session=session,
+            workdir=host.workdir,
+            durable_dir=host.durable_dir,
+        )
+        box_text = "" if fresh else await read_box_queue_text(transport, host.name)
+    except TransportError as exc:
+        problems.append(
+            f"{host.name} is unreachable: {exc.message}" + (f" — {exc.fix}" if exc.fix else "")
+        )
+        return refused()
+    except QueueError as exc:
+        problems.append(exc.message)
+        return refused()
+    rendered = render_queue(host, cells, text, facts.home)
+    view = view_from_facts(host, facts)
+    warnings: list[str] = []
+    workdir = expand_home(host.workdir, facts.home)
+    if not facts.workdir_exists:
+        problems.append(
+            f"workdir {workdir} does not exist on {host.name} — create it, or fix workdir in hosts.toml"
+        )
+    if not facts.durable_exists:
+        warnings.append(
+            f"durable_dir {expand_home(host.durable_dir, facts.home)} does not exist yet: "
+            "each cell's command must create its {out} directory"
+        )
+    running = running_problem(host.name, view, session)
+    if running:
+        problems.append(running)
+    qbytes, clines, deployed = facts.qbytes, facts.clines, len(facts.deployed)
+    if fresh:
+        qbytes = clines = deployed = 0
+        if facts.deployed:
+            warnings.append(
+                f"the box's current queue ({len(facts.deployed)} cells) will be moved aside to "
+                "~/.rgt/queue.archived.<time>, records and logs included"
+            )
+    else:
+        changed = prefix_problem(box_text, text)
+        if changed is not None:
+            problems.append(
+                f"earlier lines of {display_path(host.queue)} changed since they were sent to {host.name} "
+                "(cells keep their index: append lines, comment nothing out that was sent; "
+                "or launch with --fresh to start a new queue):\n" + changed
+            )
+        mismatch = rendered.mismatch(facts.deployed)
+        if mismatch and changed is None:
+            problems.append(
+                "cells already on the box no longer match the queue file and run template "
+                "(the same index must always run the same command; launch with --fresh to "
+                "start over):\n" + "\n".join(mismatch)
+            )
+    if not 0 <= start_index < len(cells):
+        problems.append(
+            f"--start {start_index} is outside the queue: it has {len(cells)} cells, "
+            f"indices 0–{max(len(cells) - 1, 0)}"
+        )
+    method = detach
+    if detach == "auto":
+        method = "tmux" if facts.tmux else "nohup"
+    elif detach == "tmux" and not facts.tmux:
+        problems.append(f"tmux is not installed on {host.name} — use --detach nohup (setsid nohup)")
+    if method == "tmux" and facts.session_present and not running:
+        problems.append(
+            f"tmux session {session} is left over on {host.name} though the queue is not running "
+            f"— look at it (tmux attach -t '={session}'), then close it: tmux kill-session -t '={session}'"
+        )
+    planned = rendered.planned(
+        deployed, {c.name: c.status for c in view.cells} if not fresh else {}
+    )
+    skipped = [c.index for c in planned[:start_index] if c.status != DONE]
+    if skipped and 0 < start_index < len(cells):
+        warnings.append(
+            f"{_span(skipped, 'comes', 'come')} before --start {start_index} and "
+            f"{'is' if len(skipped) == 1 else 'are'} not done: not run by this launch"
+        )
+    again = [c.index for c in planned[start_index:] if c.status == DONE]
+    if again:
+        warnings.append(
+            f"{_span(again, 'is', 'are')} done and will run again (each reloads its checkpoint)"
+        )
+    box_qdir = facts.home.rstrip("/") + "/.rgt/queue"
+    return LaunchPlan(
+        cells=planned,
+        detach=method,
+        box_queue_dir=box_qdir,
+        workdir=workdir,
+        problems=tuple(problems),
+        warnings=tuple(warnings),
+        current=None if fresh else view,
+        queue_append=text[len(box_text) :] if not problems else "",
+        cells_append="".join(rendered.lines[deployed:]) if not problems else "",
+        expect_qbytes=qbytes,
+        expect_clines=clines,
+        **base,
+    )
+
+
+def _span(indices: list[int], one: str, many: str) -> str:
+    """``cell 3 is`` / ``cells 1, 2 are`` / ``cells 0, 1, 2, … 9 (10 in all) are``."""
+    if len(indices) == 1:
+        return f"cell {indices[0]} {one}"
+    listed = ", ".join(map(str, indices[:3]))
+    if len(indices) > 3:
+        listed += f", … {indices[-1]} ({len(indices)} in all)"
+    return f"cells {listed} {many}"
+
+
+async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
+    """Start the planned runner detached; returns once its launch record is on the box.
+
+    The box re-checks under a lock that the queue is not running and that queue.txt and
+    cells.tsv are the sizes the plan saw, so a plan that went stale is refused, not run.
+    """
+    if not plan.ok:
+        raise QueueError(plan.host, "the launch plan has problems:\n" + "\n".join(plan.problems))
+    rq, ro = script_text("run_queue.sh"), script_text("run_one.sh")
+    parts = [rq, ro, plan.queue_append, plan.cells_append]
+    sizes = [len(p.encode("utf-8")) for p in parts]
+    await transport.connect()
+    result = await run_ctl(
+        transport, "launch", plan.session, plan.start_index, plan.detach, plan.workdir,
+        plan.expect_qbytes, plan.expect_clines, int(plan.fresh),
+        deployed_name("run_queue.sh"), sizes[0], deployed_name("run_one.sh"), sizes[1],
+        sizes[2], sizes[3], input="".join(parts),
+    )  # fmt: skip
+    error = refusal(plan.host, result)
+    if error is not None:
+        raise error
+    fields = dict((line.split("\t", 1) + [""])[:2] for line in result.stdout.splitlines())
+    pid, _, method = fields.get("launched", "").partition("\t")
+    if not pid.isdigit():
+        raise QueueError(
+            plan.host, f"the box did not confirm the launch: {result.stdout.strip()!r}"
+        )
+    return LaunchResult(
+        plan.host, int(pid), method, plan.session, plan.start_index, len(plan.cells),
+        fields.get("archived") or None,
+    )  # fmt: skip

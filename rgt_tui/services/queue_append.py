@@ -1,0 +1,96 @@
+"""`rgt-tui queue append`: send lines appended to a host's queue file to its box.
+
+Only growth is sent. The box's ``queue.txt`` must be a prefix of the local file, ending on
+a line boundary, and every cell already in ``cells.tsv`` must render to the same command:
+otherwise an index would name a different cell than it did, and ``--start`` would resume
+the wrong one (parallel_ablation.md §7). Such a change is refused with the differing
+lines shown; to drop a cell, let it run, or relaunch with ``--fresh``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.queue_file import prefix_problem
+from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.services.queue_box import QueueError, probe, read_box_queue_text, refusal, run_ctl
+from rgt_tui.services.queue_cells import PlannedCell, read_local_queue, render_queue
+from rgt_tui.services.queue_check import display_path
+from rgt_tui.services.queue_view import view_from_facts
+from rgt_tui.transport import Transport
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """Cells sent to the box by ``append_cells``."""
+
+    host: str
+    added: tuple[PlannedCell, ...]
+    running: bool  # the runner is alive and will reach them
+    detail: str
+
+
+async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> AppendResult:
+    """Send the lines appended to ``host``'s local queue file to its box.
+
+    Refused (QueueError, code ``rewritten``) when an earlier line changed — the message
+    shows the differing lines — and refused when a new name collides anywhere in the
+    fleet or nothing was launched on the box yet. A runner that is still going runs the
+    new cells; otherwise they wait for the next launch (``detail`` says which).
+    """
+    problems, cells, text = await read_local_queue(fleet, host)
+    if problems:
+        raise QueueError(host.name, "cannot append:\n" + "\n".join(problems))
+    session = tmux_session_name(host.name)
+    await transport.connect()
+    facts = await probe(
+        transport, host.name, session=session, workdir=host.workdir, durable_dir=host.durable_dir
+    )
+    if facts.qbytes == 0 and not facts.deployed:
+        raise QueueError(
+            host.name, f"no queue on {host.name} yet — launch it first: rgt-tui launch {host.name}"
+        )
+    box_text = await read_box_queue_text(transport, host.name)
+    changed = prefix_problem(box_text, text)
+    if changed is not None:
+        assert host.queue is not None
+        raise QueueError(
+            host.name,
+            f"refused: earlier lines of {display_path(host.queue)} differ from the copy on "
+            f"{host.name}; only lines added at the end can be sent (to drop a cell, let it run "
+            "or relaunch with --fresh):\n" + changed,
+            code="rewritten",
+        )
+    rendered = render_queue(host, cells, text, facts.home)
+    mismatch = rendered.mismatch(facts.deployed)
+    if mismatch:
+        raise QueueError(
+            host.name,
+            "refused: cells on the box no longer match the local render (run template or "
+            "durable_dir changed?):\n" + "\n".join(mismatch),
+            code="rewritten",
+        )
+    deployed = len(facts.deployed)
+    new_text, new_lines = text[len(box_text) :], "".join(rendered.lines[deployed:])
+    if not new_text:
+        alive = view_from_facts(host, facts).runner_alive
+        return AppendResult(host.name, (), alive, "nothing new in the queue file")
+    result = await run_ctl(
+        transport, "append", session, facts.qbytes, facts.clines,
+        len(new_text.encode("utf-8")), len(new_lines.encode("utf-8")),
+        input=new_text + new_lines,
+    )  # fmt: skip
+    error = refusal(host.name, result)
+    if error is not None:
+        raise error
+    answer = next((ln for ln in result.stdout.splitlines() if ln.startswith("appended\t")), "")
+    _, state, why = (answer.split("\t", 2) + ["", ""])[:3]
+    added = rendered.planned(len(cells))[deployed:]
+    if state == "running":
+        detail = f"the running queue ({why}) will run them after its current cells"
+    elif added:
+        detail = f"the queue is not running: start them with `rgt-tui launch {host.name} --start {added[0].index}`"
+    else:
+        detail = "the queue is not running; only comments or blank lines were added"
+    return AppendResult(host.name, added, state == "running", detail)

@@ -1,0 +1,218 @@
+"""Talking to a box about its queue: the control script, the runner scripts, the probe.
+
+Every remote step goes through ``rgt_tui/scripts/queue_ctl.sh``, sent whole as
+``bash -c <script> queue_ctl VERB ARGS`` (arguments shell-quoted; payloads on stdin, never
+on a command line). The runner scripts ship inside the package and are deployed under
+``~/.rgt/bin/`` by content hash (``run_queue.<sha256[:12]>.sh``), so a queue already
+running keeps reading the exact bytes it started with (U2, principle 6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+
+from rgt_tui.domain.queue_records import (
+    CellAttempt,
+    DeployedCell,
+    RunnerLaunch,
+    parse_cell_state,
+    parse_cells_tsv,
+    parse_runner_state,
+)
+from rgt_tui.transport import CommandResult, Transport, TransportError
+
+BOX_ROOT = "~/.rgt"  # for messages; the scripts resolve it as $HOME/.rgt on the box
+CTL_TIMEOUT_S = 60.0  # a launch waits up to 5 s for the runner; the rest is headroom
+
+
+class QueueError(Exception):
+    """A queue operation was refused or failed; ``str()`` names the host and the fix."""
+
+    def __init__(self, host: str, message: str, *, code: str = "") -> None:
+        self.host = host
+        self.message = message
+        self.code = code  # the box's refusal code (running, changed, …) when it refused
+        super().__init__(f"{host}: {message}")
+
+
+@cache
+def script_text(name: str) -> str:
+    """The text of a script shipped in ``rgt_tui/scripts`` (run_queue.sh, run_one.sh, …)."""
+    return resources.files("rgt_tui").joinpath("scripts", name).read_text(encoding="utf-8")
+
+
+def deployed_name(name: str) -> str:
+    """``run_queue.sh`` → ``run_queue.<sha256[:12]>.sh``: the name it is deployed under."""
+    digest = hashlib.sha256(script_text(name).encode("utf-8")).hexdigest()[:12]
+    stem, _, ext = name.rpartition(".")
+    return f"{stem}.{digest}.{ext}"
+
+
+async def run_ctl(
+    transport: Transport, verb: str, *args: str | int, input: str | None = None
+) -> CommandResult:
+    """Run one verb of queue_ctl.sh on the box (TransportError when unreachable)."""
+    command = " ".join(
+        ["bash", "-c", shlex.quote(script_text("queue_ctl.sh")), "queue_ctl", verb]
+        + [shlex.quote(str(a)) for a in args]
+    )
+    return await transport.run(command, input=input, timeout=CTL_TIMEOUT_S)
+
+
+def refusal(host: str, result: CommandResult) -> QueueError | None:
+    """The box's ``refused<TAB>CODE<TAB>DETAIL`` answer as a QueueError, or an error for a
+    failed command; None when the command succeeded."""
+    for line in result.stdout.splitlines():
+        if line.startswith("refused\t"):
+            _, code, detail = (line.split("\t", 2) + ["", ""])[:3]
+            return QueueError(host, detail, code=code)
+    if result.exit_status != 0:
+        err = result.stderr.strip().splitlines()
+        return QueueError(
+            host,
+            f"the box's queue control exited with {result.exit_status}: "
+            f"{err[-1] if err else 'no message'}",
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class BoxQueueFacts:
+    """What the probe saw on the box: environment, liveness, and every queue record."""
+
+    home: str
+    boot_id: str
+    now: int
+    uptime_s: float | None = None
+    tmux: str = ""  # path of tmux on the box, "" when absent
+    setsid: str = ""
+    session_present: bool = False
+    workdir_exists: bool = False
+    durable_exists: bool = False
+    qbytes: int = 0  # size of ~/.rgt/queue/queue.txt
+    clines: int = 0  # lines of ~/.rgt/queue/cells.tsv
+    runner_alive: bool = False
+    deployed: tuple[DeployedCell, ...] = ()
+    launches: tuple[RunnerLaunch, ...] = ()
+    attempts: dict[str, tuple[CellAttempt, ...]] = field(default_factory=dict)
+    alive_cells: frozenset[str] = frozenset()
+    oom_now: int | None = None
+    dmesg: str = "missing"
+    dmesg_lines: tuple[str, ...] = ()
+
+
+def parse_probe(text: str) -> BoxQueueFacts:
+    """The probe verb's ``key<TAB>value`` lines as facts (pure)."""
+    single: dict[str, str] = {}
+    runner: list[str] = []
+    cells: list[str] = []
+    states: dict[str, list[str]] = {}
+    ooms: dict[str, list[str]] = {}
+    alive: set[str] = set()
+    dmesg_lines: list[str] = []
+    for line in text.splitlines():
+        key, _, rest = line.partition("\t")
+        if key == "runner":
+            runner.append(rest)
+        elif key == "cell":
+            cells.append(rest)
+        elif key in ("state", "oom"):
+            name, _, record = rest.partition("\t")
+            (states if key == "state" else ooms).setdefault(name, []).append(record)
+        elif key == "alive":
+            alive.add(rest)
+        elif key == "dmesg_line":
+            dmesg_lines.append(rest)
+        else:
+            single[key] = rest
+
+    def number(key: str) -> int:
+        try:
+            return int(single.get(key, "0") or 0)
+        except ValueError:
+            return 0
+
+    try:
+        uptime: float | None = float(single["uptime"])
+    except (KeyError, ValueError):
+        uptime = None
+    oom = single.get("oom_now", "?")
+    attempts = {
+        name: parse_cell_state("\n".join(records), "\n".join(ooms.get(name, [])))
+        for name, records in states.items()
+    }
+    return BoxQueueFacts(
+        home=single.get("home", ""),
+        boot_id=single.get("boot", "unknown"),
+        now=number("now"),
+        uptime_s=uptime,
+        tmux=single.get("tmux", ""),
+        setsid=single.get("setsid", ""),
+        session_present=single.get("session") == "1",
+        workdir_exists=single.get("workdir") == "1",
+        durable_exists=single.get("durable") == "1",
+        qbytes=number("qbytes"),
+        clines=number("clines"),
+        runner_alive=single.get("runner_alive") == "1",
+        deployed=parse_cells_tsv("".join(c + "\n" for c in cells)),
+        launches=parse_runner_state("\n".join(runner)),
+        attempts=attempts,
+        alive_cells=frozenset(alive),
+        oom_now=int(oom) if oom.isdigit() else None,
+        dmesg=single.get("dmesg", "missing"),
+        dmesg_lines=tuple(dmesg_lines),
+    )
+
+
+async def probe(
+    transport: Transport,
+    host: str,
+    *,
+    session: str,
+    workdir: str = "~",
+    durable_dir: str = "~",
+    diag: bool = False,
+) -> BoxQueueFacts:
+    """Read the box's queue records and liveness facts in one round trip.
+
+    ``workdir``/``durable_dir`` are checked for existence; a leading ``~`` is resolved
+    on the box.
+    """
+    args = [shlex.quote(session), _box_path(workdir), _box_path(durable_dir)]
+    args += ["diag"] if diag else []
+    # Not run_ctl: a leading ~ must expand on the box, so those arguments are built by
+    # _box_path rather than quoted whole.
+    command = " ".join(
+        ["bash", "-c", shlex.quote(script_text("queue_ctl.sh")), "queue_ctl", "probe"] + args
+    )
+    result = await transport.run(command, timeout=CTL_TIMEOUT_S)
+    error = refusal(host, result)
+    if error is not None:
+        raise error
+    facts = parse_probe(result.stdout)
+    if not facts.home:
+        raise TransportError(host, "the queue probe printed nothing: is bash installed on the box?")
+    return facts
+
+
+def _box_path(path: str) -> str:
+    """A path argument for the box's shell: ``~`` becomes ``"$HOME"``, the rest is quoted."""
+    if path == "~":
+        return '"$HOME"'
+    if path.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(path[2:])
+    return shlex.quote(path)
+
+
+async def read_box_queue_text(transport: Transport, host: str) -> str:
+    """The box's copy of the queue file (``~/.rgt/queue/queue.txt``); "" when there is none."""
+    result = await transport.run(
+        'f="$HOME/.rgt/queue/queue.txt"; if [ -e "$f" ]; then cat "$f"; fi', timeout=CTL_TIMEOUT_S
+    )
+    if result.exit_status != 0:
+        raise QueueError(host, f"cannot read ~/.rgt/queue/queue.txt: {result.stderr.strip()}")
+    return result.stdout

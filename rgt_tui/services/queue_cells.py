@@ -1,0 +1,104 @@
+"""A host's cells as its box will run them: read, rendered, compared with the box's copy.
+
+Shared by the launch plan and by append. The local queue file is checked against the
+whole fleet (names must be unique everywhere); each cell is rendered into its one-line
+shell command with the box's HOME, as a ``cells.tsv`` line; and cells already deployed
+must match their new render exactly, or the same index would run something else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.queue_file import QueueCell, expand_home, render_command
+from rgt_tui.domain.queue_records import DeployedCell, cells_tsv_line
+from rgt_tui.services.queue_check import check_fleet_queues, host_problems
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    """One cell as it will run: where it came from and the exact command."""
+
+    index: int
+    name: str
+    cfg: str
+    task: str
+    epochs: int
+    where: str  # file:line
+    command: str
+    deployed: bool  # already in the box's cells.tsv
+    status: str | None  # its state on the box now (pending, done, …), None if not deployed
+
+
+@dataclass(frozen=True)
+class RenderedQueue:
+    """The local queue file's exact text, its cells, and their ``cells.tsv`` lines."""
+
+    text: str
+    cells: tuple[QueueCell, ...]
+    lines: tuple[str, ...]
+
+    def command(self, index: int) -> str:
+        """The rendered shell command of cell ``index``."""
+        return self.lines[index].split("\t", 2)[2].rstrip("\n")
+
+    def planned(
+        self, deployed: int, status: Mapping[str, str] | None = None
+    ) -> tuple[PlannedCell, ...]:
+        """Every cell as a PlannedCell; the first ``deployed`` are already on the box."""
+        status = status or {}
+        return tuple(
+            PlannedCell(
+                i,
+                c.name,
+                c.cfg,
+                c.task,
+                c.epochs,
+                c.where,
+                self.command(i),
+                i < deployed,
+                status.get(c.name) if i < deployed else None,
+            )  # fmt: skip
+            for i, c in enumerate(self.cells)
+        )
+
+    def mismatch(self, deployed: tuple[DeployedCell, ...]) -> list[str]:
+        """Cells on the box whose name or command differ from this render, as text lines."""
+        out = []
+        for cell in deployed:
+            theirs = cells_tsv_line(cell.index, cell.name, cell.command)
+            if cell.index < len(self.lines) and self.lines[cell.index] == theirs:
+                continue
+            now = "(gone)"
+            if cell.index < len(self.lines):
+                now = f"{self.cells[cell.index].name}: {self.command(cell.index)}"
+            out.append(f"  cell {cell.index} on the box: {cell.name}: {cell.command}")
+            out.append(f"  cell {cell.index} now:        {now}")
+        return out
+
+
+async def read_local_queue(
+    fleet: Fleet, host: HostConfig
+) -> tuple[list[str], tuple[QueueCell, ...], str]:
+    """This host's problems, cells and exact text, checked against the whole fleet."""
+    checked = await asyncio.to_thread(check_fleet_queues, fleet)
+    problems = host_problems(fleet, host, checked)
+    source = checked.source_for(host.name)
+    if source is None or source.text is None:
+        return problems, (), ""
+    return problems, source.parsed.cells, source.text
+
+
+def render_queue(
+    host: HostConfig, cells: tuple[QueueCell, ...], text: str, home: str
+) -> RenderedQueue:
+    """Render every cell with the host's ``run`` template; ``home`` is the box's HOME."""
+    assert host.run is not None
+    durable = expand_home(host.durable_dir, home)
+    lines = tuple(
+        cells_tsv_line(i, c.name, render_command(host.run, c, durable)) for i, c in enumerate(cells)
+    )
+    return RenderedQueue(text, cells, lines)

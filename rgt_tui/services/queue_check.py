@@ -1,0 +1,151 @@
+"""`rgt-tui queue check`: read every queue file of the fleet (plus any given) and check them.
+
+Reading files is the only I/O here; the rules live in ``domain.queue_file``. Format
+problems carry ``file:line``; a cell name used twice anywhere in the fleet is reported
+with every place it occurs, because the name is the cell's isolation key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.queue_file import (
+    DuplicateName,
+    ParsedQueue,
+    QueueCell,
+    QueueProblem,
+    duplicate_names,
+    parse_queue_text,
+    template_problem,
+)
+
+
+@dataclass(frozen=True)
+class QueueSource:
+    """One queue file read from disk: its text (exact bytes as UTF-8) and its cells."""
+
+    path: Path
+    host: str | None  # the host whose ``queue`` key names it; None for an extra file
+    text: str | None  # None when it could not be read
+    parsed: ParsedQueue
+
+
+@dataclass(frozen=True)
+class FleetQueues:
+    """Every queue file of a check, with all problems (format, unreadable, duplicates)."""
+
+    sources: tuple[QueueSource, ...]
+    duplicates: tuple[DuplicateName, ...]
+    problems: tuple[QueueProblem, ...]  # format and read problems (duplicates apart)
+
+    @property
+    def cells(self) -> tuple[QueueCell, ...]:
+        """Every parsed cell, file by file."""
+        return tuple(c for s in self.sources for c in s.parsed.cells)
+
+    @property
+    def ok(self) -> bool:
+        """No problem and no duplicate name."""
+        return not self.problems and not self.duplicates
+
+    def messages(self) -> list[str]:
+        """Every problem as one line, format problems first."""
+        return [str(p) for p in self.problems] + [d.message() for d in self.duplicates]
+
+    def source_for(self, host: str) -> QueueSource | None:
+        """The queue file of ``host``, if it has one."""
+        return next((s for s in self.sources if s.host == host), None)
+
+
+def display_path(path: Path) -> str:
+    """The path as messages show it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def read_queue_file(path: Path, *, host: str | None, default_epochs: int) -> QueueSource:
+    """Read and parse one queue file; a missing or non-UTF-8 file becomes a problem."""
+    shown = display_path(path)
+    try:
+        # Bytes, not read_text: universal newlines would turn CRLF into LF and the
+        # box's copy must be the file byte for byte.
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        whose = f" (the queue of host {host})" if host else ""
+        problem = QueueProblem(
+            shown, None, f"queue file not found{whose} — create it or fix the path"
+        )
+        return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = QueueProblem(shown, None, f"cannot read it ({exc}); a queue file is UTF-8 text")
+        return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
+    return QueueSource(
+        path, host, text, parse_queue_text(text, file=shown, default_epochs=default_epochs)
+    )
+
+
+def check_fleet_queues(fleet: Fleet, extra_files: Iterable[Path] = ()) -> FleetQueues:
+    """Parse every host's queue file and the extra files, and find duplicate names."""
+    sources: list[QueueSource] = []
+    seen: set[Path] = set()
+    for host in fleet.hosts:
+        if host.queue is None:
+            continue
+        # Two hosts naming one file are read twice on purpose: every cell would run on
+        # both, and the duplicate-name check then says so line by line.
+        seen.add(host.queue.resolve())
+        sources.append(read_queue_file(host.queue, host=host.name, default_epochs=host.epochs))
+    for path in extra_files:
+        path = Path(path)
+        if path.resolve() in seen:
+            continue  # already read as a host's queue, with that host's default epochs
+        seen.add(path.resolve())
+        sources.append(read_queue_file(path, host=None, default_epochs=fleet.default_epochs))
+    problems = [p for s in sources for p in s.parsed.problems]
+    for host in fleet.hosts:
+        if host.queue is not None and host.run is not None:
+            why = template_problem(host.run)
+            if why:
+                problems.append(
+                    QueueProblem(
+                        str(fleet.path or "hosts.toml"), host.line, f"host {host.name}: {why}"
+                    )
+                )
+    cells = [c for s in sources for c in s.parsed.cells]
+    return FleetQueues(tuple(sources), duplicate_names(cells), tuple(problems))
+
+
+def host_problems(fleet: Fleet, host: HostConfig, checked: FleetQueues) -> list[str]:
+    """What stops ``host``'s queue from running: missing keys, its format problems, and
+    duplicate names that involve one of its cells."""
+    where = f"{fleet.path or 'hosts.toml'}" + (f":{host.line}" if host.line else "")
+    if host.queue is None or host.run is None:
+        missing = " and ".join(
+            k for k, v in (("queue", host.queue), ("run", host.run)) if v is None
+        )
+        return [
+            f"host {host.name} has no {missing} — add "
+            + ", ".join(
+                example
+                for key, example in (
+                    ("queue", f'queue = "queues/{host.name}.txt"'),
+                    ("run", 'run = "python train.py --config {cfg} --epochs {epochs} --out {out}"'),
+                )
+                if key in missing
+            )
+            + f" to its [[hosts]] block ({where})"
+        ]
+    source = checked.source_for(host.name)
+    assert source is not None
+    problems = [str(p) for p in source.parsed.problems]
+    why = template_problem(host.run)
+    if why:
+        problems.append(f"{where}: host {host.name}: {why}")
+    mine = {id(c) for c in source.parsed.cells}
+    problems += [d.message() for d in checked.duplicates if any(id(c) in mine for c in d.places)]
+    return problems

@@ -1,0 +1,1 @@
+../rgt_tui/scripts/run_one.sh

@@ -1,0 +1,209 @@
+"""Helpers for the queue tests: a loopback fleet with queue files, waits, and cleanup."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from sshd_server import OpenSshServer
+
+from rgt_tui.demo.loopback import LoopbackFleet
+from rgt_tui.domain.config import Fleet, HostConfig, load_fleet
+from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.services.queue_view import read_queue_view
+from rgt_tui.transport import Transport, transport_for
+
+# A cell's "config" is a bash script in the box's workdir; its stem names the cell.
+SCRIPT_RUN = "bash {cfg} {name} {out} {task} {epochs}"
+
+
+class QueueFleet:
+    """A started LoopbackFleet whose hosts have queue files, plus test conveniences."""
+
+    def __init__(self, loopback: LoopbackFleet) -> None:
+        self.loopback = loopback
+        self._fleet: Fleet | None = None
+
+    @property
+    def base(self) -> Path:
+        assert self.loopback.base_dir is not None
+        return self.loopback.base_dir
+
+    @property
+    def fleet(self) -> Fleet:
+        """The fleet file, loaded once."""
+        if self._fleet is None:
+            self._fleet = load_fleet(self.loopback.hosts_file)
+        return self._fleet
+
+    def host(self, name: str = "box1") -> HostConfig:
+        return self.fleet.host(name)
+
+    def transport(self, name: str = "box1") -> Transport:
+        return transport_for(self.host(name))
+
+    def root(self, name: str = "box1") -> Path:
+        return self.loopback.box(name).root
+
+    def qdir(self, name: str = "box1") -> Path:
+        return self.root(name) / ".rgt" / "queue"
+
+    def queue_file(self, name: str = "box1") -> Path:
+        return self.base / "queues" / f"{name}.txt"
+
+    def write_queue(self, text: str, name: str = "box1") -> None:
+        path = self.queue_file(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode())
+
+    def append_queue(self, text: str, name: str = "box1") -> None:
+        with self.queue_file(name).open("ab") as f:
+            f.write(text.encode())
+
+    def cell_script(self, stem: str, body: str, name: str = "box1") -> str:
+        """Write ``cells/<stem>.sh`` (a cell whose name is ``stem``); return its queue path."""
+        path = self.root(name) / "cells" / f"{stem}.sh"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body + "\n")
+        return f"cells/{stem}.sh"
+
+    def state(self, cell: str, name: str = "box1") -> str:
+        path = self.qdir(name) / "cells" / f"{cell}.state"
+        return path.read_text() if path.exists() else ""
+
+    def kill_session(self, name: str = "box1") -> None:
+        """``tmux kill-session`` on the box's queue session (on this fleet's tmux server)."""
+        kill_session(tmux_session_name(name), self.loopback.tmux_tmpdir)
+
+    def reboot(self, name: str = "box1") -> str:
+        """Kill the box's queue session and change its boot id, as a reboot would."""
+        self.kill_session(name)
+        new = str(uuid.uuid4())
+        self.loopback.box(name).boot_id_file.write_text(new + "\n")
+        return new
+
+    def cleanup(self) -> None:
+        """Stop this fleet's own tmux server and kill what still runs in its directories."""
+        tmpdir = self.loopback.tmux_tmpdir
+        if tmpdir is not None:
+            env = {**os.environ, "TMUX_TMPDIR": str(tmpdir)}
+            subprocess.run(["tmux", "kill-server"], capture_output=True, env=env)
+        kill_processes_under(self.base)
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def kill_session(session: str, tmux_tmpdir: Path | None = None) -> None:
+    """``tmux kill-session -t =SESSION`` on the default server or the one under tmux_tmpdir."""
+    env = {**os.environ, "TMUX_TMPDIR": str(tmux_tmpdir)} if tmux_tmpdir else None
+    subprocess.run(["tmux", "kill-session", "-t", f"={session}"], capture_output=True, env=env)
+
+
+def kill_processes_under(base: Path) -> list[int]:
+    """SIGKILL every process whose working directory is inside ``base`` (ours by construction)."""
+    killed = []
+    base_s = str(base.resolve())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if cwd == base_s or cwd.startswith(base_s + "/"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+    return killed
+
+
+def alive(pid: int) -> bool:
+    """Running and not a zombie (PID 1 here may never reap orphans)."""
+    try:
+        os.kill(pid, 0)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (ProcessLookupError, FileNotFoundError):
+        return False
+    return state != "Z"
+
+
+async def wait_for(
+    predicate: Callable[[], bool | Awaitable[bool]], timeout: float = 10.0, what: str = "condition"
+) -> None:
+    """Poll ``predicate`` (sync or async) every 50 ms until true."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if not isinstance(result, bool):
+            result = await result
+        if result:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def wait_view(
+    qf: QueueFleet,
+    check: Callable[[QueueView], bool],
+    *,
+    name: str = "box1",
+    timeout: float = 15.0,
+    what: str = "queue state",
+) -> QueueView:
+    """Read the view from the box until ``check`` holds; return that view."""
+    transport = qf.transport(name)
+    seen: list[QueueView] = []
+
+    async def ok() -> bool:
+        seen.append(await read_queue_view(qf.host(name), transport))
+        return check(seen[-1])
+
+    try:
+        await wait_for(ok, timeout, what)
+    except AssertionError as exc:
+        last = seen[-1].summary() if seen else "none"
+        raise AssertionError(f"{exc}; last view: {last}") from None
+    finally:
+        await transport.close()
+    return seen[-1]
+
+
+class QueueSshServer(OpenSshServer):
+    """The real sshd, with HOME set to the host's workdir so ``~/.rgt`` stays in the test's
+    directory, and a tmux server of its own (sshd's ``SetEnv``); the boot id comes from
+    /proc as on any box."""
+
+    def __init__(self, base_dir: Path, host_name: str = "real1") -> None:
+        super().__init__(base_dir, host_name)
+        self.tmux_tmpdir = Path(tempfile.mkdtemp(prefix="rgtq-"))
+
+    def _write_config(self) -> None:
+        super()._write_config()
+        with self.config.open("a") as f:
+            f.write(f"SetEnv HOME={self.workdir} TMUX_TMPDIR={self.tmux_tmpdir}\n")
+
+    def cleanup(self) -> None:
+        """Stop its tmux server and what still runs in its directories."""
+        env = {**os.environ, "TMUX_TMPDIR": str(self.tmux_tmpdir)}
+        subprocess.run(["tmux", "kill-server"], capture_output=True, env=env)
+        kill_processes_under(self.base_dir)
+        shutil.rmtree(self.tmux_tmpdir, ignore_errors=True)
+
+    def add_queue(self, run: str) -> Path:
+        """Give the host a queue file and run template; return the queue file's path."""
+        queue = self.base_dir / "queues" / f"{self.host_name}.txt"
+        queue.parent.mkdir(parents=True, exist_ok=True)
+        with self.hosts_file.open("a") as f:
+            f.write(f'queue = "{queue}"\nrun = "{run}"\n')
+        return queue

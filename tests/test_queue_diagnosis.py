@@ -1,0 +1,149 @@
+"""The four causes of a vanished run (U3), each decided from recorded facts (pure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rgt_tui.domain.queue_records import (
+    cells_tsv_line,
+    parse_cell_state,
+    parse_cells_tsv,
+    parse_oom_counter,
+    parse_runner_state,
+)
+from rgt_tui.domain.queue_state import derive_view
+from rgt_tui.domain.vanished import (
+    HANGUP,
+    LIKELY,
+    MANUAL_KILL,
+    NO,
+    OOM,
+    REBOOT,
+    UNKNOWN,
+    YES,
+    BoxFacts,
+    diagnose,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BOOT, OTHER = "11111111-aaaa-bbbb-cccc-000000000001", "22222222-aaaa-bbbb-cccc-000000000002"
+DEPLOYED = parse_cells_tsv(cells_tsv_line(0, "a", "run a") + cells_tsv_line(1, "b", "run b"))
+# The fixture trees' counters (tests/fixtures/*/README.txt): the limited v2 container's
+# memory.events (oom_kill 2) and the v1 memory cgroup recorded on the dev VM (oom_kill 0).
+V2_OOM_KILLS = parse_oom_counter(
+    (FIXTURES / "cgroup_v2_limited/sys/fs/cgroup/memory.events").read_text()
+)
+V1_OOM_KILLS = parse_oom_counter(
+    next(
+        (FIXTURES / "cgroup_v1/sys/fs/cgroup/memory").rglob("process_api/*/memory.oom_control")
+    ).read_text()
+)
+OOM_LINE = (
+    "[ 8812.120310] Out of memory: Killed process 4711 (python3) total-vm:9316884kB, "
+    "anon-rss:7962712kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:15912kB oom_score_adj:0"
+)
+
+
+def run(cell_b: str, oom_b: str, *, detach="tmux", boot=BOOT, done="", **facts):
+    launches = parse_runner_state(
+        f"launch 1000 {BOOT} {detach} 0 /h/.rgt/bin/run_queue.x.sh 42\n{done}"
+    )
+    attempts = {
+        "a": parse_cell_state(
+            f"start 1000 {BOOT} 4710\nend 1010 0\n", "start 1000 0\nend 1010 0\n"
+        ),
+        "b": parse_cell_state(cell_b, oom_b),
+    }
+    view = derive_view(
+        "box1", DEPLOYED, launches, attempts, boot_id=boot, now=1100, runner_alive=False
+    )
+    box = BoxFacts(boot_id=boot, uptime_s=90, session_name="rgt-box1", **facts)
+    return diagnose(view, launches, attempts, box)
+
+
+def verdicts(d) -> dict[str, str]:
+    return {e.cause: e.verdict for e in d.evidence}
+
+
+def test_recorded_counters_parse():
+    assert (V2_OOM_KILLS, V1_OOM_KILLS) == (2, 0)
+
+
+def test_the_runner_itself_vanishing_between_cells():
+    d = run(f"start 1010 {BOOT} 4711\nend 1020 0\n", "", oom_kill_now=0, dmesg="ok")
+    assert d.subject == "the runner" and d.cause == MANUAL_KILL and verdicts(d)[OOM] == UNKNOWN
+
+
+def test_reboot_is_named_from_the_boot_id():
+    d = run(f"start 1010 {BOOT} 4711\n", "start 1010 0\n", boot=OTHER, oom_kill_now=0, dmesg="ok")
+    assert d.cause == REBOOT and d.subject == "cell 1 (b)" and d.resume_index == 1
+    assert verdicts(d)[REBOOT] == YES and verdicts(d)[OOM] == UNKNOWN
+    assert "11111111" in d.evidence[0].detail and "22222222" in d.evidence[0].detail
+    assert "--start 1" in d.next_step and "checkpoint" in d.next_step
+
+
+def test_oom_from_the_cgroup_counter_that_rose():
+    d = run(
+        f"start 1010 {BOOT} 4711\nend 1020 137\n",
+        f"start 1010 {V1_OOM_KILLS}\nend 1020 {V2_OOM_KILLS}\n",
+        dmesg="denied",
+    )
+    assert d.cause == OOM and verdicts(d)[OOM] == YES
+    oom = next(e for e in d.evidence if e.cause == OOM)
+    assert "0 → 2" in oom.detail and "dmesg is denied" in oom.detail
+    assert "num_workers" in d.next_step and "batch" in d.next_step
+
+
+def test_oom_from_the_kernel_log_naming_the_pid():
+    d = run(
+        f"start 1010 {BOOT} 4711\n",
+        "start 1010 ?\n",
+        oom_kill_now=None,
+        dmesg="ok",
+        dmesg_lines=(OOM_LINE,),
+    )
+    assert d.cause == OOM
+    assert "Killed process 4711" in next(e for e in d.evidence if e.cause == OOM).detail
+
+
+def test_hang_up_when_the_runner_was_not_detached():
+    d = run(
+        f"start 1010 {BOOT} 4711\n", "start 1010 0\n", detach="none", oom_kill_now=0, dmesg="ok"
+    )
+    assert d.cause == HANGUP and verdicts(d) == {
+        REBOOT: NO,
+        OOM: NO,
+        HANGUP: YES,
+        MANUAL_KILL: UNKNOWN,
+    }
+    assert "detached" in d.next_step
+
+
+def test_sigkill_with_a_quiet_counter_is_a_manual_kill_and_says_why_it_is_ambiguous():
+    d = run(
+        f"start 1010 {BOOT} 4711\nend 1020 137\n",
+        "start 1010 0\nend 1020 0\n",
+        oom_kill_now=0,
+        dmesg="ok",
+    )
+    assert d.cause == MANUAL_KILL
+    assert verdicts(d) == {REBOOT: NO, OOM: NO, HANGUP: NO, MANUAL_KILL: LIKELY}
+    manual = d.evidence[-1].detail
+    assert "SIGKILL" in manual and "OOM killer" in manual and "cannot tell them apart" in manual
+    assert "did not move (0 → 0)" in d.evidence[1].detail
+    assert "killed (SIGKILL)" in d.summary
+
+
+def test_a_kill_without_counters_cannot_rule_out_oom():
+    d = run(
+        f"start 1010 {BOOT} 4711\n", "", oom_kill_now=None, dmesg="denied", session_present=False
+    )
+    assert d.cause == MANUAL_KILL and verdicts(d)[OOM] == UNKNOWN
+    assert "cannot be ruled out" in d.summary
+    assert "gone now" in next(e for e in d.evidence if e.cause == HANGUP).detail
+
+
+def test_an_ordinary_failure_is_not_a_vanished_run():
+    d = run(f"start 1010 {BOOT} 4711\nend 1020 1\n", "", oom_kill_now=0, done="done 1021 1 1\n")
+    assert d.cause is None and d.subject == "cell 1 (b)" and "exited 1 by itself" in d.summary
+    assert "cells/b.log" in d.next_step

@@ -1,0 +1,135 @@
+"""Queue files parse like the sweep files they replace; problems name file:line."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+
+import pytest
+
+from rgt_tui.domain.queue_file import (
+    QueueCell,
+    duplicate_names,
+    expand_home,
+    parse_queue_text,
+    prefix_problem,
+    render_command,
+    strip_comment,
+    template_problem,
+)
+
+SWEEP = """\
+# comments and blank lines are ignored
+configs/ablation/baseline.yaml        reconstruction 20
+configs/ablation/det_baseline.yaml    detection      50
+
+configs/ablation/no_aug.yaml          reconstruction
+"""
+
+
+def parse(text: str, default: int = 20, file: str = "q.txt"):
+    return parse_queue_text(text, file=file, default_epochs=default)
+
+
+def test_the_sweep_file_parses_to_three_cells_with_their_epochs():
+    parsed = parse(SWEEP, default=7)
+    assert parsed.problems == ()
+    assert [(c.name, c.task, c.epochs, c.epochs_given, c.line) for c in parsed.cells] == [
+        ("baseline", "reconstruction", 20, True, 2),
+        ("det_baseline", "detection", 50, True, 3),
+        ("no_aug", "reconstruction", 7, False, 5),
+    ]
+    assert parsed.cells[0].cfg == "configs/ablation/baseline.yaml"
+    assert parsed.cells[2].where == "q.txt:5"
+
+
+def test_comments_after_fields_quotes_and_crlf():
+    text = (
+        "a/one.yaml recon 3   # three epochs\r\n"
+        "'my configs/two words.yaml' \"det ection\" 4\n"
+        "run#2.yaml recon   # a # inside a word is part of it\n"
+        "\t# indented comment\n"
+    )
+    parsed = parse(text)
+    assert parsed.problems == ()
+    assert [(c.cfg, c.name, c.task, c.epochs) for c in parsed.cells] == [
+        ("a/one.yaml", "one", "recon", 3),
+        ("my configs/two words.yaml", "two words", "det ection", 4),
+        ("run#2.yaml", "run#2", "recon", 20),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("cfg.yaml", "missing task after 'cfg.yaml'"),
+        ("cfg.yaml recon 20 extra", "too many fields (4; extra: 'extra')"),
+        ("cfg.yaml recon twenty", "bad epochs 'twenty'"),
+        ("cfg.yaml recon 0", "bad epochs '0'"),
+        ("cfg.yaml recon -3", "bad epochs '-3'"),
+        ("cfg.yaml recon 3#x", "bad epochs '3#x'"),
+        ("'cfg.yaml recon", "No closing quotation"),
+        ("..yaml recon", "no file stem"),
+    ],
+)
+def test_format_errors_name_file_line_and_the_fix(line: str, expected: str):
+    parsed = parse(f"ok.yaml recon\n{line}\n", file="queues/a.txt")
+    assert [c.name for c in parsed.cells] == ["ok"]
+    assert len(parsed.problems) == 1
+    problem = parsed.problems[0]
+    assert (problem.file, problem.line) == ("queues/a.txt", 2)
+    assert expected in problem.message
+    assert str(problem).startswith("queues/a.txt:2: ")
+
+
+def test_strip_comment_keeps_quoted_hashes():
+    assert strip_comment("'a # b' c # d") == "'a # b' c "
+    assert strip_comment('"x\\"#" y') == '"x\\"#" y'
+    assert strip_comment("# all") == ""
+
+
+def test_duplicate_names_across_files_list_every_place():
+    a = parse("x/base.yaml recon\ny/other.yaml recon\n", file="a.txt").cells
+    b = parse("# b\nz/base.yml det 5\n", file="b.txt").cells
+    dups = duplicate_names(a + b)
+    assert [d.name for d in dups] == ["base"]
+    message = dups[0].message()
+    assert "a.txt:1" in message and "b.txt:2" in message and "isolation key" in message
+
+
+def test_render_quotes_every_value_and_the_shell_gets_them_literally(tmp_path):
+    cell = QueueCell("q", 1, "it's; rm -rf ~", "cfg/it's; rm -rf ~.yaml", 'a "task" $(x)', 5, True)
+    command = render_command("printf '%s\\n' {cfg} {task} {epochs} {name} {out}", cell, "/d ir")
+    out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "cfg/it's; rm -rf ~.yaml", 'a "task" $(x)', "5", "it's; rm -rf ~", "/d ir/it's; rm -rf ~",
+    ]  # fmt: skip
+    assert shlex.quote("/d ir/it's; rm -rf ~") in command
+
+
+def test_expand_home_and_templates():
+    assert expand_home("~", "/h") == "/h"
+    assert expand_home("~/results", "/h/") == "/h/results"
+    assert expand_home("/abs", "/h") == "/abs"
+    assert template_problem("python t.py {cfg}") is None
+    assert "one line" in (template_problem("a\nb") or "")
+    assert "braces" in (template_problem("python {cfg") or "")
+
+
+def test_prefix_rule_allows_appends_only():
+    old = "a.yaml t\nb.yaml t\n"
+    assert prefix_problem(old, old) is None
+    assert prefix_problem(old, old + "c.yaml t\n") is None
+    assert prefix_problem("", "anything\n") is None
+    assert prefix_problem("a.yaml t", "a.yaml t\nb.yaml t\n") is None  # last line ended later
+    changed = prefix_problem(old, "a.yaml t\nb2.yaml t\nc.yaml t\n")
+    assert changed is not None
+    assert (
+        "line 2 on the box: 'b.yaml t'" in changed and "line 2 locally:    'b2.yaml t'" in changed
+    )
+    grown = prefix_problem("a.yaml t", "a.yaml tx\n")  # the unterminated last line grew
+    assert grown is not None and "line 1" in grown
+    commented = prefix_problem(old, "a.yaml t\n# b.yaml t\n")
+    assert commented is not None and "'# b.yaml t'" in commented
+    deleted = prefix_problem(old, "a.yaml t\n")
+    assert deleted is not None and "line 2 locally:    ''" in deleted

@@ -1,0 +1,191 @@
+"""Launching a queue over the loopback boxes: detached, recorded, append-only, refusals."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+
+import pytest
+from queue_support import SCRIPT_RUN, wait_for, wait_view
+
+from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED, PENDING, Q_RUNNING, RUNNING
+from rgt_tui.services.queue import QueueError, append_cells, launch, plan_launch
+from rgt_tui.services.queue_check import check_fleet_queues
+from rgt_tui.services.queue_view import read_queue_view
+
+GATE = (
+    'echo "waiting for $HOME/go"; while [ ! -e "$HOME/go" ]; do sleep 0.05; done; echo "gate open"'
+)
+
+
+async def test_launch_returns_at_once_and_the_queue_leaves_complete_records(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    env = 'echo "PWD=$PWD OMP=$OMP_NUM_THREADS MKL=$MKL_NUM_THREADS UNBUF=$PYTHONUNBUFFERED"'
+    one = qf.cell_script("ok_one", f'{env}; mkdir -p "$2"; echo "$1 $3 $4" > "$2/args"; sleep 0.5')
+    bad = qf.cell_script("fails", "echo about to fail; exit 3")
+    two = qf.cell_script("ok_two", "echo second")
+    local = f"# three cells\n{one} train 2\n{bad} train   # default epochs\n\n{two} eval 4\n"
+    qf.write_queue(local)
+    host, transport = qf.host(), qf.transport()
+
+    plan = await plan_launch(qf.fleet, host, transport)
+    assert plan.ok, plan.problems
+    assert (plan.detach, plan.session, plan.start_index) == ("tmux", "rgt-box1", 0)
+    assert [(c.name, c.epochs, c.where.rsplit(":", 1)[1]) for c in plan.cells] == [
+        ("ok_one", 2, "2"), ("fails", 20, "3"), ("ok_two", 4, "5"),
+    ]  # fmt: skip
+    assert plan.cells[0].command == f"bash {one} ok_one {qf.root()}/results/ok_one train 2"
+    started = time.monotonic()
+    result = await launch(plan, transport)
+    took = time.monotonic() - started
+    first = await read_queue_view(host, transport)
+    await transport.close()
+    assert took < 3.0 and first.state == Q_RUNNING, (took, first.summary())
+    assert result.detach == "tmux" and result.pid > 0
+
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    assert [(c.name, c.status, c.exit_code) for c in view.cells] == [
+        ("ok_one", DONE, 0), ("fails", FAILED, 3), ("ok_two", DONE, 0),
+    ]  # fmt: skip
+    q = qf.qdir()
+    log = (q / "queue.log").read_text().splitlines()
+    assert log[-1] == "QUEUE DONE: 2/3 succeeded; failed: fails(exit 3)"
+    assert "about to fail" in log and "second" in log  # each cell's output is in the queue log
+    runner = (q / "runner.state").read_text().splitlines()
+    assert re.fullmatch(
+        rf"launch \d+ \S+ tmux 0 {q.parent}/bin/run_queue\.[0-9a-f]{{12}}\.sh {result.pid}",
+        runner[0],
+    )
+    assert re.fullmatch(r"done \d+ 2 1", runner[1])
+    state = qf.state("fails").splitlines()
+    assert re.fullmatch(r"start \d+ [0-9a-f-]{36} \d+", state[0]) and re.fullmatch(
+        r"end \d+ 3", state[1]
+    )
+    cell_log = (q / "cells" / "ok_one.log").read_text()
+    assert f"PWD={qf.root()} OMP=" in cell_log and "UNBUF=1" in cell_log
+    omp = re.search(r"OMP=(\d+) MKL=(\d+)", cell_log)
+    assert omp and omp.group(1) == omp.group(2) and int(omp.group(1)) >= 1
+    assert (qf.root() / "results" / "ok_one" / "args").read_text() == "ok_one train 2\n"
+    assert (
+        q / "queue.txt"
+    ).read_bytes() == local.encode()  # the box copy is the file, byte for byte
+    assert len((q / "cells.tsv").read_text().splitlines()) == 3
+    await wait_view(
+        qf, lambda v: not v.session_present, what="the tmux session to end with the runner"
+    )
+
+
+async def test_second_launch_refused_append_runs_rewrite_refused(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    qf.write_queue(f"{gate} t 1\n")
+    host, transport = qf.host(), qf.transport()
+    plan = await plan_launch(qf.fleet, host, transport)
+    await launch(plan, transport)
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+
+    again = await plan_launch(qf.fleet, host, transport)
+    assert not again.ok and any("already running (runner pid" in p for p in again.problems)
+    with pytest.raises(QueueError) as refused:
+        await launch(plan, transport)  # a stale plan: the box itself refuses
+    assert refused.value.code == "running" and "alive" in refused.value.message
+
+    after = qf.cell_script("after", 'echo "after ran"')
+    qf.append_queue(f"{after} t 1\n")
+    appended = await append_cells(qf.fleet, host, transport)
+    assert [c.name for c in appended.added] == ["after"] and appended.running
+
+    original = qf.queue_file().read_text()
+    qf.write_queue(original.replace("gate.sh t 1", "gate.sh t 2"))
+    with pytest.raises(QueueError) as rewritten:
+        await append_cells(qf.fleet, host, transport)
+    message = str(rewritten.value)
+    assert "line 1 on the box: 'cells/gate.sh t 1'" in message
+    assert "line 1 locally:    'cells/gate.sh t 2'" in message
+    qf.write_queue(original)
+    await transport.close()
+
+    (qf.root() / "go").touch()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    assert [(c.name, c.status) for c in view.cells] == [("gate", DONE), ("after", DONE)]
+    assert (qf.qdir() / "queue.log").read_text().splitlines()[
+        -1
+    ] == "QUEUE DONE: 2/2 succeeded; failed: none"
+
+
+async def test_nohup_runner_survives_the_client_and_the_box_connection_going_away(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    tail = qf.cell_script("tail_cell", "echo tail")
+    qf.write_queue(f"{gate} t\n{tail} t\n")
+    transport = qf.transport()
+    plan = await plan_launch(qf.fleet, qf.host(), transport, detach="nohup")
+    assert plan.ok and plan.detach == "nohup"
+    result = await launch(plan, transport)
+    await transport.close()
+    await qf.loopback.box("box1").restart()  # every SSH session to the box is dropped
+    await wait_for(lambda: "start" in qf.state("gate"), what="the gate cell to start")
+    (qf.root() / "go").touch()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    assert [c.status for c in view.cells] == [DONE, DONE]
+    assert " nohup 0 " in (qf.qdir() / "runner.state").read_text()
+    assert view.launch is not None and view.launch.pid == result.pid
+
+
+async def test_shell_metacharacters_in_cfg_and_task_run_literally(make_queue_fleet):
+    qf = await make_queue_fleet(1, run="printf '%s\\n' {cfg} {task} > {out}.args")
+    canary = qf.root() / "canary.txt"
+    canary.write_text("still here\n")
+    cfg = 'cfg dir/it\'s; rm -rf ~ $(touch PWNED) `touch PWNED2` "q".yaml'
+    task = "t; rm -rf ~ && touch PWNED3 | cat"
+    qf.write_queue(f"{shlex.quote(cfg)} {shlex.quote(task)} 3\n")
+    transport = qf.transport()
+    plan = await plan_launch(qf.fleet, qf.host(), transport)
+    assert plan.ok, plan.problems
+    name = 'it\'s; rm -rf ~ $(touch PWNED) `touch PWNED2` "q"'
+    assert plan.cells[0].name == name
+    await launch(plan, transport)
+    await transport.close()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    assert view.cells[0].status == DONE
+    assert (qf.root() / "results" / f"{name}.args").read_text() == f"{cfg}\n{task}\n"
+    assert canary.read_text() == "still here\n"
+    assert not [p for p in qf.base.rglob("PWNED*")]
+    assert (qf.qdir() / "cells" / f"{name}.state").exists()
+
+
+async def test_duplicate_names_across_two_hosts_refuse_the_launch(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue("cells/base.sh t\ncells/solo.sh t\n", "box1")
+    qf.write_queue("# box2\nother/base.sh t 5\n", "box2")
+    transport = qf.transport()
+    plan = await plan_launch(qf.fleet, qf.host("box1"), transport)
+    await transport.close()
+    assert not plan.ok and not plan.queue_append
+    (problem,) = plan.problems
+    assert "'base' is used 2 times: queues/box1.txt:1 and queues/box2.txt:2" in problem.replace(
+        str(qf.base) + "/", ""
+    )
+    assert not (qf.qdir() / "cells.tsv").exists()  # nothing was sent
+    checked = check_fleet_queues(qf.fleet)
+    assert not checked.ok and [d.name for d in checked.duplicates] == ["base"]
+    assert [c.where.rsplit("/", 1)[1] for c in checked.duplicates[0].places] == [
+        "box1.txt:1", "box2.txt:2",
+    ]  # fmt: skip
+
+
+async def test_start_index_resumes_and_cells_before_it_do_not_run(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    names = [qf.cell_script(f"c{i}", f"echo c{i}") for i in range(3)]
+    qf.write_queue("".join(f"{n} t 1\n" for n in names))
+    transport = qf.transport()
+    plan = await plan_launch(qf.fleet, qf.host(), transport, start_index=1)
+    assert plan.ok and [c.name for c in plan.to_run] == ["c1", "c2"]
+    assert any("before --start 1" in w for w in plan.warnings)
+    await launch(plan, transport)
+    view = await wait_view(qf, lambda v: v.state == FINISHED)
+    assert [c.status for c in view.cells] == [PENDING, DONE, DONE]
+    bad = await plan_launch(qf.fleet, qf.host(), transport, start_index=3)
+    assert any("--start 3 is outside the queue" in p for p in bad.problems)
+    await transport.close()

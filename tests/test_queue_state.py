@@ -1,0 +1,131 @@
+"""Queue state comes from the box's records alone: pure derivation, all five cell states."""
+
+from __future__ import annotations
+
+from rgt_tui.domain.queue_records import (
+    cells_tsv_line,
+    parse_cell_state,
+    parse_cells_tsv,
+    parse_oom_counter,
+    parse_runner_state,
+    tmux_session_name,
+)
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    FINISHED,
+    INTERRUPTED,
+    NEVER_LAUNCHED,
+    NOT_DEPLOYED,
+    PENDING,
+    Q_RUNNING,
+    REBOOTED,
+    RUNNING,
+    STOPPED,
+    derive_view,
+)
+
+BOOT, OTHER = "11111111-aaaa-bbbb-cccc-000000000001", "22222222-aaaa-bbbb-cccc-000000000002"
+TSV = "".join(cells_tsv_line(i, n, f"run {n}") for i, n in enumerate(["a", "b", "c", "d"]))
+DEPLOYED = parse_cells_tsv(TSV)
+SCRIPT = "/home/u s/.rgt/bin/run_queue.0123456789ab.sh"  # a HOME with a space
+
+
+def launches(*extra: str, boot: str = BOOT, start: int = 0):
+    return parse_runner_state(f"launch 1000 {boot} tmux {start} {SCRIPT} 4242\n" + "".join(extra))
+
+
+def view(runner_text_launches, attempts, *, boot=BOOT, runner_alive=False, alive=(), now=1100):
+    return derive_view(
+        "box1",
+        DEPLOYED,
+        runner_text_launches,
+        attempts,
+        boot_id=boot,
+        now=now,
+        runner_alive=runner_alive,
+        alive_cells=frozenset(alive),
+    )
+
+
+def test_records_parse_like_the_scripts_write_them():
+    (launch,) = launches("done 1050 2 1\n")
+    assert (launch.ts, launch.boot_id, launch.detach, launch.start_index, launch.pid) == (
+        1000, BOOT, "tmux", 0, 4242,
+    )  # fmt: skip
+    assert launch.script == SCRIPT
+    assert launch.done is not None and (launch.done.n_ok, launch.done.n_failed) == (2, 1)
+    attempts = parse_cell_state(
+        f"start 1000 {BOOT} 77\nend 1010 137\nstart 1020 {BOOT} 78\nend 10",  # half-written end
+        "start 1000 3\nend 1010 4\nstart 1020 ?\n",
+    )
+    assert [(a.pid, a.exit_code, a.oom_at_start, a.oom_at_end) for a in attempts] == [
+        (77, 137, 3, 4),
+        (78, None, None, None),
+    ]
+    assert [c.name for c in DEPLOYED] == ["a", "b", "c", "d"]
+    assert parse_cells_tsv(TSV + "4\te\thalf a li") == DEPLOYED  # an incomplete line is not a cell
+    assert tmux_session_name("a100.vast:2") == "rgt-a100_vast_2"
+    assert parse_oom_counter("low 0\noom 2\noom_kill 2\n") == 2
+    assert parse_oom_counter("oom_kill_disable 0\nunder_oom 0\n") is None
+
+
+def test_every_cell_state_and_the_summary_while_running():
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1010 0\n"),
+        "b": parse_cell_state(f"start 1010 {BOOT} 11\nend 1020 3\n"),
+        "c": parse_cell_state(f"start 1020 {BOOT} 12\n"),
+    }
+    v = view(launches(), attempts, runner_alive=True, alive={"c"})
+    assert v.state == Q_RUNNING
+    assert [c.status for c in v.cells] == [DONE, FAILED, RUNNING, PENDING]
+    assert v.cells[1].exit_code == 3 and v.cells[1].label == "failed (exit 3)"
+    assert v.current is not None and v.current.name == "c"
+    assert (v.count(DONE), v.total, v.elapsed_s, v.resume_index) == (1, 4, 100, None)
+    summary = v.summary()
+    assert "1/4 done" in summary and "1 failed" in summary and "cell 3/4 c for 1m20s" in summary
+
+
+def test_a_reboot_interrupts_the_running_cell_and_suggests_its_index():
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1010 0\n"),
+        "b": parse_cell_state(f"start 1010 {BOOT} 11\n"),
+    }
+    # After the reboot the old pid may belong to anything: it must not count as alive.
+    v = view(launches(), attempts, boot=OTHER, runner_alive=True, alive={"b"})
+    assert v.state == REBOOTED
+    assert [c.status for c in v.cells] == [DONE, INTERRUPTED, PENDING, PENDING]
+    assert "rebooted" in v.cells[1].note
+    assert v.resume_index == 1 and "resume with --start 1" in v.summary()
+
+
+def test_a_killed_runner_leaves_an_interrupted_cell_but_a_live_orphan_still_runs():
+    attempts = {"a": parse_cell_state(f"start 1000 {BOOT} 10\n")}
+    stopped = view(launches(), attempts)
+    assert stopped.state == STOPPED
+    assert stopped.cells[0].status == INTERRUPTED and "diagnose" in stopped.cells[0].note
+    assert stopped.resume_index == 0
+    orphan = view(launches(), attempts, alive={"a"})
+    assert orphan.cells[0].status == RUNNING and "runner is gone" in orphan.cells[0].note
+
+
+def test_runner_between_cells_shows_the_ending_cell_as_running():
+    attempts = {"a": parse_cell_state(f"start 1000 {BOOT} 10\n")}
+    v = view(launches(), attempts, runner_alive=True)  # pid gone, end record not yet written
+    assert v.cells[0].status == RUNNING
+
+
+def test_finished_stopped_between_cells_and_not_deployed():
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1010 0\n"),
+        "b": parse_cell_state(f"start 1010 {BOOT} 11\nend 1020 0\n"),
+    }
+    done = view(launches("done 1030 2 0\n", start=0), attempts)
+    assert done.state == FINISHED and done.elapsed_s == 30
+    # A queue that finished but was started at index 2 never ran a and b: they stay pending.
+    stopped = view(launches(start=1), {"b": attempts["b"]})
+    assert stopped.state == STOPPED and stopped.resume_index == 2
+    empty = derive_view("box1", (), (), {}, boot_id=BOOT, now=0, runner_alive=False)
+    assert empty.state == NOT_DEPLOYED and empty.elapsed_s is None
+    never = derive_view("box1", DEPLOYED, (), {}, boot_id=BOOT, now=0, runner_alive=True)
+    assert never.state == NEVER_LAUNCHED and not never.runner_alive
