@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rgt_tui import __version__
+from rgt_tui.cli_logs import add_logs_parser, cmd_logs
 from rgt_tui.cli_queue import add_queue_commands, cmd_diagnose, cmd_launch, cmd_queue
 from rgt_tui.domain.config import ConfigError, Fleet, load_fleet, resolve_fleet_path
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration, fmt_pct
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--timeout", type=float, default=30.0, help="seconds per host (default 30)")
 
     add_queue_commands(sub, _add_hosts_arg)
+    add_logs_parser(sub)
 
     demo = sub.add_parser("demo", help="start a loopback demo fleet and open the TUI on it")
     demo.add_argument("--boxes", type=int, default=3, help="number of demo boxes (default 3)")
@@ -148,6 +150,7 @@ COMMANDS = {
     "queue": _with_fleet(cmd_queue),
     "launch": _with_fleet(cmd_launch),
     "diagnose": _with_fleet(cmd_diagnose),
+    "logs": cmd_logs,
     None: cmd_tui,
 }
 
