@@ -16,7 +16,9 @@ from pathlib import Path
 
 from rgt_tui import __version__
 from rgt_tui.cli_logs import add_logs_parser, cmd_logs
+from rgt_tui.cli_pull import add_pull_parsers, cmd_pull, cmd_verify
 from rgt_tui.cli_queue import add_queue_commands, cmd_diagnose, cmd_launch, cmd_queue
+from rgt_tui.cli_teardown import add_teardown_parser, cmd_teardown
 from rgt_tui.domain.config import ConfigError, Fleet, load_fleet, resolve_fleet_path
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration, fmt_pct
 
@@ -54,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_queue_commands(sub, _add_hosts_arg)
     add_logs_parser(sub)
+    add_pull_parsers(sub, _add_hosts_arg)
+    add_teardown_parser(sub, _add_hosts_arg)
 
     demo = sub.add_parser("demo", help="start a loopback demo fleet and open the TUI on it")
     demo.add_argument("--boxes", type=int, default=3, help="number of demo boxes (default 3)")
@@ -151,6 +155,9 @@ COMMANDS = {
     "launch": _with_fleet(cmd_launch),
     "diagnose": _with_fleet(cmd_diagnose),
     "logs": cmd_logs,
+    "teardown": _with_fleet(cmd_teardown),
+    "pull": _with_fleet(cmd_pull),
+    "verify": _with_fleet(cmd_verify),
     None: cmd_tui,
 }
 

@@ -17,6 +17,7 @@ Everything here is pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -91,6 +92,17 @@ class Manifest:
     @property
     def total_bytes(self) -> int:
         return sum(e.size for e in self.entries)
+
+    @property
+    def last_write(self) -> float | None:
+        """The newest mtime among the files (box clock), None when there are none."""
+        return max((e.mtime for e in self.entries), default=None)
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the manifest's content: ties records (verification...) to this manifest."""
+        text = json.dumps(manifest_to_json(self), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def local_relpath(self, root: int, path: str) -> str:
         """Where ``path`` of ``root`` lands, relative to ``<results_dir>/<host>/``."""

@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""rgt-tui pull manifest: lists every regular file under the pull roots with its SHA-256.
+
+Sent to a box over an SSH exec channel and run as ``python3 -u - --root PATH ...`` (this
+source on stdin). It prints one JSON object per line; its only consumer is
+``rgt_tui.domain.manifest.parse_manifest_lines``::
+
+    {"type": "start", "v": 1, "taken_at": <box unix s>, "python": "3.6.9"}
+    {"type": "root", "index": 0, "given": "~/runs", "path": "/root/runs", "error": null}
+    {"type": "file", "root": 0, "path": "a/b.pt", "size": 123, "mtime": 1.5e9, "sha256": "..."}
+    {"type": "link", "root": 0, "path": "latest.pt", "target": "a/b.pt"}
+    {"type": "refused", "root": 0, "path": "data", "reason": "symlink leaves the pull root (-> /x)"}
+    {"type": "done", "taken_at": ..., "finished_at": ..., "files": 12, "bytes": 4567}
+
+``path`` is relative to the root, '/'-separated. ``taken_at`` is read before the walk
+starts, so any write the walk could have missed carries a later mtime (the teardown gate
+relies on that). ``--no-hash`` gives ``"sha256": null`` for a quick re-scan by size and
+mtime.
+
+Rules this file lives by:
+
+- It must run on the box's own python3, which can be as old as 3.6: standard library only,
+  no 3.7+ syntax or APIs.
+- Names are walked as bytes and decoded as UTF-8 here, so a box whose python3 runs under
+  the C locale (ASCII file-system encoding on 3.6) still reports non-ASCII names right;
+  a name that is not UTF-8 is refused by name instead of crashing the scan.
+- Symlinks are never followed out of a root: one that resolves outside it (or nowhere) is
+  refused with its target; one that stays inside is reported as a link, not as data.
+- Files are hashed in 1 MiB blocks, so a multi-gigabyte checkpoint needs no memory, by up
+  to four threads at once; lines still come out in walk order.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import stat
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+PROTOCOL_VERSION = 1
+BLOCK = 1 << 20
+HASH_THREADS = min(4, os.cpu_count() or 1)
+
+
+def emit(obj):
+    """Print one JSON line (ASCII-only, so the box's locale cannot garble it)."""
+    sys.stdout.write(json.dumps(obj, sort_keys=True) + "\n")
+
+
+def show(raw):
+    """A printable form of a byte name, for messages (undecodable bytes replaced)."""
+    return raw.decode("utf-8", "replace")
+
+
+def file_digest(path):
+    """SHA-256 hex of a file, read in blocks; also the fstat taken before and after."""
+    digest = hashlib.sha256()
+    buf = bytearray(BLOCK)
+    view = memoryview(buf)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        before = os.fstat(fd)
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
+            while True:
+                n = f.readinto(buf)
+                if not n:
+                    break
+                digest.update(view[:n])
+        after = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return digest.hexdigest(), before, after
+
+
+def same_version(a, b):
+    """True when two stats describe the same content version (size and mtime)."""
+    return a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns
+
+
+class Scanner:
+    """Walks one root and prints its lines."""
+
+    def __init__(self, index, real_root, hash_files):
+        self.index = index
+        self.root = real_root  # bytes, realpath of the root
+        self.hash_files = hash_files
+        self.files = 0
+        self.bytes = 0
+        self.pending = []  # (rel, full path, lstat) of regular files, hashed in finish()
+
+    def refuse(self, rel, reason):
+        """Report ``rel`` as not listed, with why."""
+        emit({"type": "refused", "root": self.index, "path": show(rel), "reason": reason})
+
+    def inside(self, real):
+        """Whether a resolved path lies in this root."""
+        return real == self.root or real.startswith(self.root.rstrip(b"/") + b"/")
+
+    def walk(self):
+        """List the root, folders in name order; regular files are hashed in finish()."""
+        stack = [b""]
+        while stack:
+            rel_dir = stack.pop()
+            full_dir = os.path.join(self.root, rel_dir) if rel_dir else self.root
+            try:
+                names = sorted(os.listdir(full_dir))
+            except OSError as exc:
+                self.refuse(rel_dir or b".", "cannot list folder: %s" % (exc.strerror or exc))
+                continue
+            subdirs = []
+            for name in names:
+                rel = rel_dir + b"/" + name if rel_dir else name
+                full = os.path.join(full_dir, name)
+                try:
+                    rel.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.refuse(rel, "file name is not valid UTF-8; rename it on the box")
+                    continue
+                try:
+                    st = os.lstat(full)
+                except OSError as exc:
+                    self.refuse(rel, "cannot stat: %s" % (exc.strerror or exc))
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    self.link(rel, full)
+                elif stat.S_ISDIR(st.st_mode):
+                    subdirs.append(rel)
+                elif stat.S_ISREG(st.st_mode):
+                    self.regular(rel, full, st)
+                else:
+                    self.refuse(rel, f"not a regular file ({kind_of(st.st_mode)})")
+            # Reversed so the stack pops folders in name order: a stable listing.
+            stack.extend(reversed(subdirs))
+
+    def link(self, rel, full):
+        """A symlink: listed as a link when it stays inside the root, else refused."""
+        try:
+            target = os.readlink(full)
+        except OSError as exc:
+            self.refuse(rel, "cannot read symlink: %s" % (exc.strerror or exc))
+            return
+        real = os.path.realpath(full)
+        if not self.inside(real):
+            self.refuse(rel, f"symlink leaves the pull root (-> {show(target)}); not followed")
+        elif not os.path.exists(real):
+            self.refuse(rel, f"broken symlink (-> {show(target)})")
+        else:
+            inner = os.path.relpath(real, self.root)
+            emit({"type": "link", "root": self.index, "path": show(rel), "target": show(inner)})
+
+    def regular(self, rel, full, st):
+        """Queue a regular file for hashing."""
+        self.pending.append((rel, full, st))
+
+    def finish(self, pool):
+        """Hash the files found (in parallel on ``pool``) and print them in walk order."""
+        work = pool.map(self.describe, self.pending) if pool else map(self.describe, self.pending)
+        for rel, st, digest, problem in work:
+            if problem:
+                self.refuse(rel, problem)
+                continue
+            self.files += 1
+            self.bytes += st.st_size
+            emit(
+                {
+                    "type": "file",
+                    "root": self.index,
+                    "path": show(rel),
+                    "size": st.st_size,
+                    "mtime": st.st_mtime,
+                    "sha256": digest,
+                }
+            )
+        self.pending = []
+
+    def describe(self, item):
+        """(rel, stat, sha256 or None, problem or None) for one regular file."""
+        rel, full, st = item
+        if not self.hash_files:
+            return rel, st, None, None
+        for _attempt in range(2):
+            try:
+                digest, before, after = file_digest(full)
+            except OSError as exc:
+                return rel, st, None, f"cannot read: {exc.strerror or exc}"
+            if same_version(before, after):
+                return rel, after, digest, None
+        return rel, st, None, "changed while being hashed (still being written?)"
+
+
+def kind_of(mode):
+    """A word for a non-regular file type."""
+    for test, word in (
+        (stat.S_ISFIFO, "fifo"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    ):
+        if test(mode):
+            return word
+    return "unknown type"
+
+
+def main(argv=None):
+    """Scan every --root and print the manifest lines."""
+    parser = argparse.ArgumentParser(description="rgt-tui pull manifest")
+    parser.add_argument("--root", action="append", default=[], help="pull root (repeatable)")
+    parser.add_argument("--no-hash", action="store_true", help="sizes and mtimes only")
+    args = parser.parse_args(argv)
+    taken_at = time.time()
+    emit(
+        {
+            "type": "start",
+            "v": PROTOCOL_VERSION,
+            "taken_at": taken_at,
+            "python": ".".join(str(n) for n in sys.version_info[:3]),
+        }
+    )
+    files = total = 0
+    # hashlib releases the GIL on large updates, so threads hash several files at once:
+    # a box's disks and cores usually outpace one SHA-256 stream.
+    pool = ThreadPoolExecutor(HASH_THREADS) if not args.no_hash and HASH_THREADS > 1 else None
+    for index, given in enumerate(args.root):
+        path = os.path.expanduser(given)
+        real = os.path.realpath(os.fsencode(path))
+        error = None
+        if not os.path.isdir(real):
+            error = "no such folder" if not os.path.exists(real) else "not a folder"
+        emit({"type": "root", "index": index, "given": given, "path": show(real), "error": error})
+        if error:
+            continue
+        scanner = Scanner(index, real, not args.no_hash)
+        scanner.walk()
+        scanner.finish(pool)
+        files += scanner.files
+        total += scanner.bytes
+    if pool is not None:
+        pool.shutdown()
+    emit(
+        {
+            "type": "done",
+            "taken_at": taken_at,
+            "finished_at": time.time(),
+            "files": files,
+            "bytes": total,
+        }
+    )
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BrokenPipeError:
+        # The client went away (a dropped connection): nothing left to tell anyone.
+        sys.exit(0)

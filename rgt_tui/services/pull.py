@@ -1,0 +1,358 @@
+"""Pull a host's results: manifest on the box, then resumable, hash-checked file copies.
+
+``pull_host`` takes a manifest on the box (every file under the host's pull roots with
+its SHA-256), keeps it in ``<results_dir>/<host>/.rgt/manifest.json``, checks local free
+space, then copies what is missing over the host's existing connection (SFTP):
+
+- each file goes to ``<name>.part``, hashed while it is written; an interrupted part is
+  resumed from its size (its bytes are hashed first), so a finished file is read once;
+- it becomes ``<name>`` only when its SHA-256 equals the manifest's; on a mismatch the part
+  is dropped and the file pulled once more from zero, then it fails, by name;
+- up to ``concurrency`` files ≥ 1 MiB move at once over SFTP; smaller ones go in batches
+  on ``batch_streams`` exec channels of the same connection (``pull_batch``), since per-file
+  round trips, not bytes, would set their pace;
+- no bytes for ``stall_timeout_s`` → the connection is dropped and re-opened and every
+  file resumes; connection failures retry with capped, jittered backoff;
+- a full local disk stops the pull (``LocalDiskFull``, naming the file and folder); the
+  ``.part`` files stay and the file being written is not marked pulled.
+
+Re-running the same pull skips files already here with a matching hash. Layout and
+records: ``rgt_tui.domain.manifest`` and ``rgt_tui.services.records``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.pull_batch import SMALL_FILE, BatchPuller, make_batches
+from rgt_tui.services.pull_file import FilePuller
+from rgt_tui.services.pull_local import (
+    FilePlan,
+    LocalDiskFull,
+    LocalWriteError,
+    PulledRecord,
+    PullError,
+    check_space,
+    make_links,
+    plan_pull,
+)
+from rgt_tui.services.pull_progress import ProgressTracker, PullProgress
+from rgt_tui.services.pull_types import Abort, PulledFile, PullOptions, PullResult
+from rgt_tui.services.records import (
+    host_results_dir,
+    load_manifest,
+    records_dir,
+    save_manifest,
+)
+from rgt_tui.transport.base import HostKeyError, Transport, TransportError
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "LocalDiskFull", "PullError", "PullOptions", "PullProgress", "PullResult", "PulledFile",
+    "pull_host",
+]  # fmt: skip
+
+
+async def pull_host(
+    host: HostConfig,
+    results_dir: Path,
+    transport: Transport,
+    *,
+    options: PullOptions | None = None,
+    on_progress: Callable[[PullProgress], None] | None = None,
+) -> PullResult:
+    """Pull every file under the host's pull roots into ``<results_dir>/<host>/``.
+
+    Raises PullError (``NotEnoughSpace``, ``LocalDiskFull``, another pull running, the
+    connection lost for good, the manifest unreadable) with ``message`` and ``fix``;
+    its ``result`` holds what was done before, when anything was. Files that fail on
+    their own (changed on the box, hash mismatch twice) are listed in ``result.failed``.
+    """
+    options = options or PullOptions()
+    dest = host_results_dir(results_dir, host)
+    dest.mkdir(parents=True, exist_ok=True)
+    with _pull_lock(dest, host.name):
+        return await _Pull(host, dest, transport, options, on_progress).run()
+
+
+@contextlib.contextmanager
+def _pull_lock(dest: Path, host: str):
+    """Refuse a second pull of the same host at once: both would write the same .part files."""
+    records_dir(dest).mkdir(parents=True, exist_ok=True)
+    fd = os.open(records_dir(dest) / "pull.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PullError(
+                f"another pull of {host} into {dest} is running", "wait for it to finish"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+class _Pull:
+    """One pull run; the workers share its session, tracker and record."""
+
+    def __init__(
+        self,
+        host: HostConfig,
+        dest: Path,
+        transport: Transport,
+        options: PullOptions,
+        on_progress: Callable[[PullProgress], None] | None,
+    ) -> None:
+        self.host, self.dest, self.transport, self.options = host, dest, transport, options
+        self.tracker = ProgressTracker(
+            host.name, _guarded(on_progress), interval=options.progress_interval_s
+        )
+        self.generation = 0  # bumped at each reconnect, so one drop reconnects once
+        self._reset_lock = asyncio.Lock()
+        self.record = PulledRecord()
+        self.record_saved = time.monotonic()
+        self.pulled: list[PulledFile] = []
+        self.failed: list[tuple[str, str]] = []
+        self.manifest: Manifest | None = None
+        self.started = time.monotonic()
+
+    # -- connection --------------------------------------------------------------------
+
+    async def _retrying(self, what: str, action: Callable[[], object]) -> object:
+        """Run ``action`` (a coroutine factory), retrying connection failures with backoff."""
+        attempt = 0
+        while True:
+            generation = self.generation
+            try:
+                await self.transport.connect()
+                return await action()  # type: ignore[misc]
+            except HostKeyError as exc:
+                raise PullError(str(exc)) from exc
+            except TransportError as exc:
+                attempt += 1
+                if attempt >= self.options.max_attempts:
+                    raise self._connection_lost(exc) from exc
+                self.tracker.set_phase(self.tracker.phase, f"{what}: {exc.message}; retrying")
+                await self.reset(generation)
+                await asyncio.sleep(self.options.backoff.delay(attempt))
+
+    def _connection_lost(self, exc: TransportError) -> PullError:
+        return PullError(
+            f"lost the connection to {self.host.name} ({exc.message}); partial files are kept",
+            exc.fix or "check the box is up, then re-run the same pull to resume",
+        )
+
+    def abort_lost(self, reason: str) -> Abort:
+        """The error that stops every worker: the connection did not come back."""
+        return Abort(self._connection_lost(TransportError(self.host.name, reason)))
+
+    def abort_local(self, exc: LocalWriteError) -> Abort:
+        """The error that stops every worker for a local write failure (a full disk)."""
+        if exc.disk_full:
+            return Abort(LocalDiskFull(exc.path, self.dest))
+        return Abort(PullError(str(exc), "check the local folder's permissions and disk"))
+
+    def small_done(self, plan: FilePlan, size: int, digest: str) -> None:
+        """A batched small file is in place."""
+        self.pulled.append(PulledFile(plan.local, size, digest, 0, size))
+        self.tracker.add_done(size)
+
+    async def reset(self, generation: int) -> None:
+        """Drop the connection once per failure, however many workers saw it."""
+        async with self._reset_lock:
+            if generation == self.generation:
+                self.generation += 1
+                await self.transport.close()
+
+    # -- the run -----------------------------------------------------------------------
+
+    async def run(self) -> PullResult:
+        """Manifest, plan, space check, copy, links, record: the whole pull."""
+        self.tracker.set_phase("connecting")
+        previous = await asyncio.to_thread(_load_previous, self.dest)
+        self.tracker.set_phase("manifest", "listing and hashing files on the box")
+
+        def on_line(files: int, total: int) -> None:
+            self.tracker.message = f"listed {files} files on the box"
+            self.tracker.emit()
+
+        async def scan() -> Manifest:
+            return await take_manifest(self.host, self.transport, on_line=on_line)
+
+        try:
+            manifest = await self._retrying("manifest", scan)
+        except ManifestError as exc:
+            raise PullError(str(exc), "re-run the pull; the scan on the box was cut off") from exc
+        assert isinstance(manifest, Manifest)
+        self.manifest = manifest
+        if self.host.is_local:
+            self._refuse_nested(manifest)
+        await asyncio.to_thread(self._local_write, save_manifest, self.dest, manifest)
+        self.tracker.set_phase("planning", "checking files already here")
+        self.record = await asyncio.to_thread(PulledRecord.load, self.dest)
+        plan = await asyncio.to_thread(plan_pull, self.dest, manifest, previous, self.record)
+        conflicts = [(p.local, p.note) for p in plan.files if p.action == "conflict"]
+        skipped = tuple(p.local for p in plan.files if p.action == "skip")
+        self.tracker.plan(
+            len(manifest.entries),
+            manifest.total_bytes,
+            len(skipped),
+            sum(p.entry.size for p in plan.files if p.action == "skip"),
+        )
+        await asyncio.to_thread(
+            check_space,
+            self.dest,
+            plan,
+            margin_fraction=self.options.margin_fraction,
+            margin_min=self.options.margin_min_bytes,
+        )
+        self.tracker.set_phase("pulling")
+        try:
+            await self._run_workers(plan.to_pull, manifest)
+        except PullError as exc:
+            # Best effort: on a full disk even the record may not fit; the files stay.
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(self.record.save, self.dest)
+            exc.result = self._result(manifest, skipped, conflicts)  # type: ignore[assignment]
+            self.tracker.set_phase("failed", exc.message)
+            raise
+        self.tracker.set_phase("finishing")
+        conflicts += await asyncio.to_thread(make_links, self.dest, manifest)
+        await asyncio.to_thread(self._local_write, self.record.save, self.dest)
+        result = self._result(manifest, skipped, conflicts)
+        self.tracker.set_phase("done" if result.ok else "failed")
+        return result
+
+    def _result(
+        self, manifest: Manifest, skipped: tuple[str, ...], conflicts: list[tuple[str, str]]
+    ) -> PullResult:
+        return PullResult(
+            host=self.host.name,
+            dest=self.dest,
+            manifest=manifest,
+            pulled=tuple(self.pulled),
+            skipped=skipped,
+            failed=tuple(self.failed),
+            conflicts=tuple(conflicts),
+            bytes_received=self.tracker.bytes_received,
+            elapsed_s=time.monotonic() - self.started,
+        )
+
+    async def _run_workers(self, files: tuple[FilePlan, ...], manifest: Manifest) -> None:
+        big = deque(sorted((f for f in files if f.entry.size >= SMALL_FILE), key=_by_size))
+        small = [f for f in files if f.entry.size < SMALL_FILE]
+        batches = deque(
+            make_batches(sorted(small, key=lambda f: f.local), self.options.batch_streams)
+        )
+        batcher = BatchPuller(self, manifest)
+        files_puller = FilePuller(self, manifest)
+
+        async def big_worker() -> None:
+            while big:
+                await files_puller.run(big.popleft())
+
+        async def batch_worker() -> None:
+            while batches:
+                await batcher.run(batches.popleft())
+
+        streams = min(self.options.batch_streams, len(batches))
+        await _run_all(
+            [big_worker() for _ in range(self.options.concurrency)]
+            + [batch_worker() for _ in range(streams)]
+        )
+        if batcher.fallback:
+            # Small files the batches could not bring: one by one over SFTP, with retries.
+            rest = deque(batcher.fallback)
+
+            async def fallback_worker() -> None:
+                while rest:
+                    await files_puller.run(rest.popleft())
+
+            await _run_all([fallback_worker() for _ in range(self.options.concurrency)])
+
+    def _refuse_nested(self, manifest: Manifest) -> None:
+        """On this machine, refuse a results folder inside a pull root: each pull would copy
+        the previous copy again, growing without end."""
+        dest = self.dest.resolve()
+        for root in manifest.roots:
+            if root.error is None and dest.is_relative_to(Path(root.path)):
+                raise PullError(
+                    f"the results folder {dest} is inside the pull root {root.path}: "
+                    "every pull would copy the previous copy again",
+                    "set [fleet] results_dir outside it, or narrow the host's pull roots",
+                )
+
+    def _local_write(self, write: Callable[..., object], *args: object) -> None:
+        """Run a record write; a local failure stops the pull with the file's name."""
+        try:
+            write(*args)
+        except OSError as exc:
+            path = Path(exc.filename) if exc.filename else records_dir(self.dest)
+            error = LocalWriteError(path, exc)
+            raise self.abort_local(error).args[0] from exc
+
+    def drop_later(self, generation: int) -> Callable[[], object]:
+        """A stall handler: drop the connection (once) so every blocked read fails and resumes."""
+        return lambda: asyncio.ensure_future(self.reset(generation))
+
+
+def _by_size(plan: FilePlan) -> int:
+    return -plan.entry.size
+
+
+def _load_previous(dest: Path) -> Manifest | None:
+    try:
+        return load_manifest(dest)
+    except ManifestError:
+        return None  # unreadable: only used to spot stale .part files
+
+
+def _guarded(callback: Callable[[PullProgress], None] | None) -> Callable | None:
+    """A progress callback whose exceptions are logged, never allowed to stop a pull."""
+    if callback is None:
+        return None
+
+    def call(progress: PullProgress) -> None:
+        try:
+            callback(progress)
+        except Exception:
+            log.exception("pull progress callback failed")
+
+    return call
+
+
+async def _run_all(coros: list) -> None:
+    """Run the workers together; the first error cancels the others and is raised."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    if not tasks:
+        return
+    try:
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    except BaseException:
+        await _cancel(tasks)
+        raise
+    await _cancel(list(pending))
+    for task in done:
+        exc = task.exception()
+        if isinstance(exc, Abort):
+            raise exc.args[0]
+        if exc is not None:
+            raise exc
+
+
+async def _cancel(tasks: list[asyncio.Future]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,193 @@
+"""Small files in batches over one exec channel of the host's connection.
+
+Over SFTP each file costs an open, a read and a close, each a round trip and a few SSH
+packets; for thousands of small files that per-file work, not the bytes, sets the pace.
+So files under ``SMALL_FILE`` go in batches through ``rgt_tui/agent/sendfiles.py``
+(``python3 -u -``, source on stdin, the list of files appended as data), on an exec
+channel of the same connection. Each file is checked against the manifest's SHA-256
+before it is written; one that does not match, or that the box could not read, falls
+back to the SFTP path (which retries from zero once and names it if it still fails).
+
+A batch cut off by a dropped connection keeps every file already written; the rest go
+again (each is smaller than one SFTP read window, so nothing large is fetched twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rgt_tui.domain.manifest import Manifest
+from rgt_tui.services.pull_local import FilePlan, LocalWriteError, PulledRecord, finalize_many
+from rgt_tui.services.stall import Stalled, StallWatch
+from rgt_tui.transport.base import TransportError
+
+if TYPE_CHECKING:
+    from rgt_tui.services.pull import _Pull
+
+SMALL_FILE = 1 << 20  # files below this size go in batches
+BATCH_FILES = 10_000  # caps per batch (the file list travels on stdin)
+BATCH_BYTES = 256 << 20
+WRITE_GROUP_FILES = 64  # files written (and fsynced) per worker-thread call
+WRITE_GROUP_BYTES = 8 << 20
+MAX_PENDING_WRITES = 3
+SEND_COMMAND = "python3 -u -"
+SENDER_SCRIPT = "sendfiles.py"
+
+
+def sender_source() -> str:
+    """The on-box sender script's text."""
+    return resources.files("rgt_tui.agent").joinpath(SENDER_SCRIPT).read_text("utf-8")
+
+
+def sender_program(request: list[tuple[str, int]]) -> str:
+    """The script plus the line that runs it on ``request`` (sent on stdin, never argv)."""
+    # json.dumps keeps it ASCII; repr() makes it a Python 3.6 string literal.
+    return f"{sender_source()}\nsys.exit(main(json.loads({json.dumps(request)!r})))\n"
+
+
+def make_batches(files: Sequence[FilePlan], streams: int) -> list[list[FilePlan]]:
+    """Split small files into as few batches as ``streams`` allow, each within the caps.
+
+    Every batch starts a process on the box (a session and a python3 start: tenths of a
+    second on a busy box), so fewer, larger batches are faster; a dropped batch re-sends
+    only its files that had not arrived yet, so their size costs nothing on a resume.
+    """
+    if not files:
+        return []
+    total = sum(f.entry.size for f in files)
+    count = max(streams, -(-len(files) // BATCH_FILES), -(-total // BATCH_BYTES))
+    per = -(-len(files) // count)
+    return [list(files[i : i + per]) for i in range(0, len(files), per)]
+
+
+class BatchPuller:
+    """Pulls batches of small files for one pull run; unmatched files go to ``fallback``."""
+
+    def __init__(self, pull: _Pull, manifest: Manifest) -> None:
+        self.pull = pull
+        self.manifest = manifest
+        self.fallback: list[FilePlan] = []
+
+    async def run(self, batch: list[FilePlan]) -> None:
+        """Pull one batch, retrying what a dropped connection cut off."""
+        remaining = batch
+        attempt = 0
+        options = self.pull.options
+        while remaining:
+            generation = self.pull.generation
+            done: set[int] = set()
+            try:
+                await self.pull.transport.connect()
+                await self._stream(remaining, done, generation)
+            except (TransportError, Stalled) as exc:
+                if isinstance(exc, TransportError) and self.pull.transport.connected:
+                    # The connection is fine: the script itself failed (no python3?).
+                    self.fallback += [p for i, p in enumerate(remaining) if i not in done]
+                    return
+                attempt = 0 if done else attempt + 1
+                remaining = [p for i, p in enumerate(remaining) if i not in done]
+                if attempt >= options.max_attempts:
+                    reason = exc.message if isinstance(exc, TransportError) else str(exc)
+                    raise self.pull.abort_lost(reason) from exc
+                await self.pull.reset(generation)
+                await asyncio.sleep(options.backoff.delay(max(1, attempt)))
+                continue
+            # A clean end without some files (should not happen): let SFTP try them.
+            self.fallback += [p for i, p in enumerate(remaining) if i not in done]
+            return
+
+    async def _stream(self, files: list[FilePlan], done: set[int], generation: int) -> None:
+        request = [(self.manifest.display(p.entry.root, p.entry.path), p.entry.size) for p in files]
+        pieces: dict[int, list[str]] = {}
+        group: list[tuple[FilePlan, list[str]]] = []
+        group_bytes = 0
+        writes: list[asyncio.Future] = []  # writes run while the next files stream in
+        try:
+            stall = self.pull.options.stall_timeout_s
+            with StallWatch(stall, on_stall=self.pull.drop_later(generation)) as watch:
+                async for line in self.pull.transport.stream_lines(
+                    SEND_COMMAND, input=sender_program(request)
+                ):
+                    watch.kick()
+                    index, kind, rest = _split(line)
+                    if index is None or not 0 <= index < len(files):
+                        continue  # "DONE", or noise
+                    if kind == "E":
+                        done.add(index)
+                        self.fallback.append(files[index])
+                    elif kind == "END":
+                        done.add(index)
+                        group.append((files[index], pieces.pop(index, [])))
+                        group_bytes += files[index].entry.size
+                        if len(group) >= WRITE_GROUP_FILES or group_bytes >= WRITE_GROUP_BYTES:
+                            writes.append(asyncio.ensure_future(self._write(group)))
+                            group, group_bytes = [], 0
+                            if len(writes) >= MAX_PENDING_WRITES:
+                                await writes.pop(0)
+                    else:
+                        # Decoding and hashing wait for the write thread, off the event loop.
+                        pieces.setdefault(index, []).append(rest)
+        finally:
+            # Files that arrived whole are kept even when the stream broke off.
+            if group:
+                writes.append(asyncio.ensure_future(self._write(group)))
+            results = await asyncio.gather(*writes, return_exceptions=True)
+            failures = [r for r in results if isinstance(r, BaseException)]
+            if failures:
+                raise failures[0]
+
+    async def _write(self, group: list[tuple[FilePlan, list[str]]]) -> None:
+        options = self.pull.options
+        try:
+            written, mismatched = await asyncio.to_thread(
+                _decode_check_write, self.pull.dest, group, self.pull.record, options.fsync
+            )
+        except LocalWriteError as exc:
+            raise self.pull.abort_local(exc) from exc
+        self.fallback += mismatched
+        for plan, size, digest in written:
+            self.pull.small_done(plan, size, digest)
+
+
+def _decode_check_write(
+    dest: Path, group: list[tuple[FilePlan, list[str]]], record: PulledRecord, fsync: bool
+) -> tuple[list[tuple[FilePlan, int, str]], list[FilePlan]]:
+    """Decode each file, keep those whose SHA-256 matches the manifest, write them (blocking).
+
+    Returns (written as (plan, size, digest), the plans that did not match).
+    """
+    ready: list[tuple[FilePlan, bytes, str]] = []
+    mismatched: list[FilePlan] = []
+    for plan, pieces in group:
+        try:
+            data = b"".join(base64.b64decode(piece) for piece in pieces)
+        except (binascii.Error, ValueError):
+            mismatched.append(plan)
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if len(data) != plan.entry.size or digest != plan.entry.sha256:
+            mismatched.append(plan)
+            continue
+        ready.append((plan, data, digest))
+    finalize_many(dest, ready, record, fsync)
+    return [(plan, len(data), digest) for plan, data, digest in ready], mismatched
+
+
+def _split(line: str) -> tuple[int | None, str, str]:
+    """``(index, kind, rest)``: kind is the offset for a piece, or END / E."""
+    head, _, rest = line.partition(" ")
+    if not head.isdigit():
+        return None, "", ""
+    kind, _, rest = rest.partition(" ")
+    return int(head), kind, rest
+
+
+__all__ = ["SMALL_FILE", "BatchPuller", "make_batches", "sender_program", "sender_source"]

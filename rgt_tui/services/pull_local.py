@@ -1,0 +1,351 @@
+"""The local side of a pull: what is already here, free space, ``.part`` files, renames.
+
+Every function here blocks (stats, hashes, writes); the pull service calls them through
+``asyncio.to_thread``. Rules kept here:
+
+- A file counts as pulled only when its local SHA-256 equals the manifest's.
+- Nothing the user owns is deleted or overwritten. A local file that differs from the
+  box's copy is replaced only when rgt-tui wrote it and it is unchanged since (its hash
+  is still the one in ``pulled.json``); even then the old copy is moved to
+  ``.rgt/replaced/``, never deleted. Anything else in the way is a conflict, reported by
+  name and left alone.
+- ``.part`` files are rgt-tui's own: one is resumed from its size, or restarted from zero
+  when it cannot belong to the manifest's version of the file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain.manifest import Manifest, ManifestEntry
+from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.services.artifact_checks import sha256_file
+from rgt_tui.services.records import (
+    REPLACED_DIR,
+    atomic_write_json,
+    fsync_dir,
+    pulled_path,
+    read_json,
+    records_dir,
+)
+
+PULLED_VERSION = 1
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+class PullError(Exception):
+    """A pull stopped: ``message`` says what happened, ``fix`` what the user can do."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        self.message = message
+        self.fix = fix
+        self.result = None  # the partial PullResult, when the pull got that far
+        super().__init__(message + (f" — {fix}" if fix else ""))
+
+
+class NotEnoughSpace(PullError):
+    """Free local space does not cover what remains to pull plus the margin."""
+
+    def __init__(self, folder: Path, needed: int, available: int, remaining: int) -> None:
+        self.folder, self.needed, self.available, self.remaining = (
+            folder,
+            needed,
+            available,
+            remaining,
+        )
+        super().__init__(
+            f"not enough local space in {folder}: the pull needs {fmt_bytes(needed)} "
+            f"({fmt_bytes(remaining)} still to pull plus the safety margin), "
+            f"{fmt_bytes(available)} is free; nothing was pulled",
+            f"free at least {fmt_bytes(needed - available)} there, or expand the disk, then "
+            "re-run (a subset is never pulled silently)",
+        )
+
+
+class NotEnoughInodes(PullError):
+    """The local file system cannot create as many files as the pull needs (U7)."""
+
+    def __init__(self, folder: Path, needed: int, available: int) -> None:
+        super().__init__(
+            f"not enough free inodes in {folder}: the pull creates up to {needed} files and "
+            f"folders, {available} inodes are free; nothing was pulled",
+            "free inodes (delete many small files) or pull to another disk (results_dir)",
+        )
+
+
+class LocalDiskFull(PullError):
+    """The local disk filled up while a file was being written."""
+
+    def __init__(self, path: Path, folder: Path) -> None:
+        self.path, self.folder = path, folder
+        super().__init__(
+            f"local disk full while writing {path} (in {folder}); partial files are kept "
+            "and this file is NOT marked pulled",
+            "free space on that disk (or expand it), then re-run the same pull to resume",
+        )
+
+
+class LocalWriteError(Exception):
+    """A local file operation failed (wraps the OSError, so it is not taken for a remote one)."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        self.path, self.exc = path, exc
+        super().__init__(f"cannot write {path}: {exc.strerror or exc}")
+
+    @property
+    def disk_full(self) -> bool:
+        return self.exc.errno in DISK_FULL_ERRNOS
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """What to do with one manifest entry."""
+
+    entry: ManifestEntry
+    local: str  # relative to the host folder
+    part: str  # relative path of its .part file
+    action: str  # skip | pull | replace | conflict
+    resume_from: int = 0
+    local_sha256: str | None = None  # of the file already here, when there is one
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PullPlan:
+    """The plan for every entry of a manifest."""
+
+    files: tuple[FilePlan, ...]
+
+    @property
+    def to_pull(self) -> tuple[FilePlan, ...]:
+        return tuple(f for f in self.files if f.action in ("pull", "replace"))
+
+    @property
+    def remaining_bytes(self) -> int:
+        return sum(f.entry.size - f.resume_from for f in self.to_pull)
+
+
+class PulledRecord:
+    """``.rgt/pulled.json``: every file pulled so far, with the hash it was checked against."""
+
+    def __init__(self, files: dict[str, dict] | None = None) -> None:
+        self.files: dict[str, dict] = files or {}
+        self._lock = threading.Lock()  # workers record files from several threads
+
+    @classmethod
+    def load(cls, host_dir: Path) -> PulledRecord:
+        """The record kept with the host's results (empty when missing or unreadable)."""
+        try:
+            data = read_json(pulled_path(host_dir))
+        except ValueError:
+            data = None  # unreadable: every local file is simply hashed again
+        if not isinstance(data, dict) or data.get("version") != PULLED_VERSION:
+            return cls()
+        return cls(dict(data.get("files", {})))
+
+    def put(self, rel: str, sha256: str, path: Path) -> None:
+        """Record ``rel`` as pulled with ``sha256`` (size and mtime from the file now)."""
+        self.put_stat(rel, sha256, path.stat())
+
+    def put_stat(self, rel: str, sha256: str, st: os.stat_result) -> None:
+        """Record ``rel`` with a stat already taken (a rename keeps size and mtime)."""
+        with self._lock:
+            self.files[rel] = {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+    def save(self, host_dir: Path) -> None:
+        """Write the record atomically."""
+        with self._lock:
+            files = dict(self.files)
+        atomic_write_json(pulled_path(host_dir), {"version": PULLED_VERSION, "files": files})
+
+
+def plan_pull(
+    host_dir: Path, manifest: Manifest, previous: Manifest | None, record: PulledRecord
+) -> PullPlan:
+    """Decide, file by file, what the pull must do (hashing local files rgt-tui cannot vouch for)."""
+    local_paths = set(manifest.by_local_path())
+    before = _entries_by_key(previous) if previous is not None else {}
+    plans = []
+    for entry in manifest.entries:
+        rel = manifest.local_relpath(entry.root, entry.path)
+        part = rel + ".part" if rel + ".part" not in local_paths else rel + ".rgt.part"
+        plans.append(_plan_one(host_dir, manifest, entry, rel, part, record, before))
+    return PullPlan(tuple(plans))
+
+
+def _entries_by_key(m: Manifest) -> dict[tuple[str, str], ManifestEntry]:
+    return {(m.roots[e.root].path, e.path): e for e in m.entries if e.root < len(m.roots)}
+
+
+def _plan_one(
+    host_dir: Path,
+    manifest: Manifest,
+    entry: ManifestEntry,
+    rel: str,
+    part: str,
+    record: PulledRecord,
+    before: dict[tuple[str, str], ManifestEntry],
+) -> FilePlan:
+    final = host_dir / rel
+    action, local_sha, note = "pull", None, ""
+    if final.is_symlink() or (final.exists() and not final.is_file()):
+        return FilePlan(
+            entry, rel, part, "conflict", note="something that is not a file is in the way"
+        )
+    if final.exists():
+        st = final.stat()
+        rec = record.files.get(rel)
+        trusted = rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns
+        local_sha = rec["sha256"] if trusted else sha256_file(final)
+        if local_sha == entry.sha256:
+            if not trusted:
+                record.put(rel, local_sha, final)
+            return FilePlan(entry, rel, part, "skip", local_sha256=local_sha)
+        if rec and rec.get("sha256") == local_sha:
+            action, note = "replace", "changed on the box; the older copy goes to .rgt/replaced/"
+        else:
+            return FilePlan(
+                entry, rel, part, "conflict", local_sha256=local_sha,
+                note="a different local file is in the way and rgt-tui did not write it "
+                "(or it was edited since); move it away and re-run",
+            )  # fmt: skip
+    resume = _resumable(
+        host_dir / part, entry, before.get((manifest.roots[entry.root].path, entry.path))
+    )
+    return FilePlan(entry, rel, part, action, resume, local_sha, note)
+
+
+def _resumable(part: Path, entry: ManifestEntry, previous: ManifestEntry | None) -> int:
+    """Bytes of ``part`` worth keeping: all of them, unless they cannot be this version."""
+    try:
+        size = part.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if size > entry.size:
+        return 0  # longer than the file: left from another version
+    if previous is not None and previous.sha256 != entry.sha256:
+        return 0  # the box's file changed since the part was started
+    return size
+
+
+def check_space(host_dir: Path, plan: PullPlan, *, margin_fraction: float, margin_min: int) -> None:
+    """Raise NotEnoughSpace / NotEnoughInodes unless the rest of the pull fits with margin.
+
+    Margin: ``max(margin_fraction × remaining, margin_min)`` (defaults 5 % and 1 GiB): a
+    pull that would leave the disk at zero breaks the next write of anything else too.
+    """
+    remaining = plan.remaining_bytes
+    if not plan.to_pull:
+        return
+    folder = _existing_ancestor(host_dir)
+    st = os.statvfs(folder)
+    available = st.f_bavail * st.f_frsize
+    needed = remaining + max(int(remaining * margin_fraction), margin_min)
+    if available < needed:
+        raise NotEnoughSpace(host_dir, needed, available, remaining)
+    new_files = sum(1 for f in plan.to_pull if not f.resume_from)
+    dirs = {str(Path(f.local).parent) for f in plan.to_pull}
+    new_inodes = new_files + sum(1 for d in dirs if not (host_dir / d).exists())
+    if st.f_files and st.f_favail < new_inodes + 100:
+        raise NotEnoughInodes(host_dir, new_inodes, st.f_favail)
+
+
+def _existing_ancestor(path: Path) -> Path:
+    path = Path(path).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def finalize(host_dir: Path, plan: FilePlan, *, sync_dir: bool = True) -> Path:
+    """Move a checked ``.part`` into place (setting an older copy aside); returns the file."""
+    part, final = host_dir / plan.part, host_dir / plan.local
+    try:
+        if plan.action == "replace" and final.exists():
+            keep = _replaced_name(host_dir, plan)
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(final, keep)
+        os.rename(part, final)
+    except OSError as exc:
+        raise LocalWriteError(final, exc) from exc
+    if sync_dir:
+        fsync_dir(final.parent)
+    return final
+
+
+def finalize_many(
+    host_dir: Path,
+    group: list[tuple[FilePlan, bytes, str]],
+    record: PulledRecord,
+    fsync: bool,
+) -> None:
+    """Write whole small files (already checked against their hash) and move them into place.
+
+    Each goes through its ``.part`` like a large file, so a crash never leaves a short file
+    under the real name; folders are fsynced once per group rather than once per file.
+    """
+    # File creation dominates here (tenths of a millisecond each on many disks), so the
+    # per-file work is kept to the system calls that matter: no buffered file objects,
+    # each folder created once, and the stat for the record taken from the open file.
+    folders: set[Path] = set()
+    for plan, data, digest in group:
+        part = host_dir / plan.part
+        try:
+            if part.parent not in folders:
+                part.parent.mkdir(parents=True, exist_ok=True)
+                folders.add(part.parent)
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if fsync:
+                    os.fsync(fd)
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise LocalWriteError(part, exc) from exc
+        finalize(host_dir, plan, sync_dir=False)
+        record.put_stat(plan.local, digest, st)
+    for folder in folders:
+        fsync_dir(folder)
+
+
+def _replaced_name(host_dir: Path, plan: FilePlan) -> Path:
+    tag = (plan.local_sha256 or "old")[:12]
+    base = records_dir(host_dir) / REPLACED_DIR / f"{plan.local}.{tag}"
+    candidate, n = base, 1
+    while candidate.exists():
+        candidate, n = base.with_name(f"{base.name}.{n}"), n + 1
+    return candidate
+
+
+def make_links(host_dir: Path, manifest: Manifest) -> list[tuple[str, str]]:
+    """Recreate the box's in-root symlinks; returns (path, why) for each one left alone."""
+    conflicts = []
+    for link in manifest.links:
+        rel = manifest.local_relpath(link.root, link.path)
+        where = host_dir / rel
+        target = os.path.relpath(
+            host_dir / manifest.local_relpath(link.root, link.target), where.parent
+        )
+        try:
+            if where.is_symlink():
+                if os.readlink(where) != target:
+                    conflicts.append(
+                        (rel, f"a different symlink is in the way (-> {os.readlink(where)})")
+                    )
+                continue
+            if where.exists():
+                conflicts.append((rel, "a file is in the way of the box's symlink"))
+                continue
+            where.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(target, where)
+        except OSError as exc:
+            conflicts.append((rel, f"cannot create symlink: {exc.strerror or exc}"))
+    return conflicts

@@ -1,0 +1,207 @@
+"""Progress of a pull, as frozen objects handed to a callback (the CLI and the UI share it).
+
+``ProgressTracker`` is fed by the pull workers and calls the callback at most every
+``interval`` seconds, plus at once when a file changes state, so a fast transfer of
+thousands of small files does not flood a UI with messages.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+RATE_WINDOW_S = 5.0  # rates are averaged over the last few seconds, not the whole run
+
+
+@dataclass(frozen=True)
+class FileProgress:
+    """One file being pulled right now."""
+
+    path: str  # relative to the host's results folder
+    size: int
+    done: int  # bytes on the local disk, resumed bytes included
+    rate: float  # bytes/s over the last few seconds
+    eta_s: float | None
+    state: str  # pulling | resuming | retrying | hashing
+    attempt: int = 1
+    note: str = ""  # why it is retrying, for instance
+
+
+@dataclass(frozen=True)
+class PullProgress:
+    """A pull as a whole: phase, counts, bytes, rate and ETA, and the files in flight."""
+
+    host: str
+    phase: str  # connecting | manifest | planning | pulling | finishing | done | failed
+    files_total: int = 0
+    files_done: int = 0  # pulled this run, or already there with a matching hash
+    files_failed: int = 0
+    bytes_total: int = 0  # bytes of every file in the manifest
+    bytes_done: int = 0  # of those, bytes on the local disk
+    bytes_received: int = 0  # over the wire in this run
+    rate: float = 0.0
+    eta_s: float | None = None
+    active: tuple[FileProgress, ...] = ()
+    message: str = ""
+
+    @property
+    def fraction(self) -> float:
+        return self.bytes_done / self.bytes_total if self.bytes_total else 0.0
+
+
+class _Rate:
+    """Bytes per second over a sliding window."""
+
+    def __init__(self) -> None:
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def add(self, now: float, total: int) -> float:
+        self._samples.append((now, total))
+        while len(self._samples) > 2 and now - self._samples[0][0] > RATE_WINDOW_S:
+            self._samples.popleft()
+        t0, b0 = self._samples[0]
+        return (total - b0) / (now - t0) if now > t0 else 0.0
+
+
+@dataclass
+class _Active:
+    size: int
+    done: int
+    state: str
+    attempt: int
+    note: str
+    rate: _Rate
+    last_rate: float = 0.0
+
+
+class ProgressTracker:
+    """Collects what the workers report and emits ``PullProgress`` snapshots."""
+
+    def __init__(
+        self,
+        host: str,
+        emit: Callable[[PullProgress], None] | None,
+        *,
+        interval: float = 0.2,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.host = host
+        self._emit = emit
+        self.interval = interval
+        self.clock = clock
+        self.phase = "connecting"
+        self.message = ""
+        self.files_total = self.files_done = self.files_failed = 0
+        self.bytes_total = self.bytes_done = self.bytes_received = 0
+        self._active: dict[str, _Active] = {}
+        self._rate = _Rate()
+        self._last_rate = 0.0
+        self._last_emit = -1e9
+
+    def set_phase(self, phase: str, message: str = "") -> None:
+        """Enter a phase (always reported)."""
+        self.phase, self.message = phase, message
+        self.emit(force=True)
+
+    def plan(self, files_total: int, bytes_total: int, files_done: int, bytes_done: int) -> None:
+        """Totals for the run: everything in the manifest, and what is already local."""
+        self.files_total, self.bytes_total = files_total, bytes_total
+        self.files_done, self.bytes_done = files_done, bytes_done
+
+    def start_file(self, path: str, size: int, done: int, attempt: int = 1) -> None:
+        """A file starts (or restarts) with ``done`` bytes already on disk."""
+        prev = self._active.get(path)
+        if prev is not None:
+            self.bytes_done -= prev.done
+        self.bytes_done += done
+        state = "resuming" if done else "pulling"
+        self._active[path] = _Active(size, done, state, attempt, "", _Rate())
+        self.emit()
+
+    def advance(self, path: str, nbytes: int) -> None:
+        """``nbytes`` more of ``path`` were written locally."""
+        active = self._active.get(path)
+        if active is None:
+            return
+        active.done += nbytes
+        if active.state == "resuming":
+            active.state = "pulling"
+        self.bytes_done += nbytes
+        self.bytes_received += nbytes
+        self.emit()
+
+    def file_state(self, path: str, state: str, note: str = "", attempt: int | None = None) -> None:
+        """A file waits to retry, is being hashed, ..."""
+        active = self._active.get(path)
+        if active is not None:
+            active.state, active.note = state, note
+            if attempt is not None:
+                active.attempt = attempt
+        self.emit(force=True)
+
+    def restart_file(self, path: str) -> None:
+        """The file's partial copy was dropped (hash mismatch): its bytes count again."""
+        active = self._active.get(path)
+        if active is not None:
+            self.bytes_done -= active.done
+            active.done = 0
+
+    def finish_file(self, path: str, ok: bool) -> None:
+        """A file is pulled (``ok``) or given up on."""
+        active = self._active.pop(path, None)
+        if ok:
+            self.files_done += 1
+            if active is not None:
+                self.bytes_done += active.size - active.done  # a zero-byte tail, say
+        else:
+            self.files_failed += 1
+            if active is not None:
+                self.bytes_done -= active.done
+        self.emit(force=not ok)
+
+    def add_done(self, nbytes: int) -> None:
+        """A whole file arrived at once (a batched small file)."""
+        self.files_done += 1
+        self.bytes_done += nbytes
+        self.bytes_received += nbytes
+        self.emit()
+
+    def snapshot(self) -> PullProgress:
+        """The current state as a frozen object."""
+        now = self.clock()
+        files = []
+        for path, a in self._active.items():
+            a.last_rate = a.rate.add(now, a.done)
+            eta = (a.size - a.done) / a.last_rate if a.last_rate > 0 else None
+            files.append(
+                FileProgress(path, a.size, a.done, a.last_rate, eta, a.state, a.attempt, a.note)
+            )
+        rate = self._rate.add(now, self.bytes_received)
+        remaining = max(0, self.bytes_total - self.bytes_done)
+        eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else None)
+        return PullProgress(
+            host=self.host,
+            phase=self.phase,
+            files_total=self.files_total,
+            files_done=self.files_done,
+            files_failed=self.files_failed,
+            bytes_total=self.bytes_total,
+            bytes_done=self.bytes_done,
+            bytes_received=self.bytes_received,
+            rate=rate,
+            eta_s=eta,
+            active=tuple(sorted(files, key=lambda f: f.path)),
+            message=self.message,
+        )
+
+    def emit(self, force: bool = False) -> None:
+        """Call the callback, unless one went out less than ``interval`` ago."""
+        if self._emit is None:
+            return
+        now = self.clock()
+        if not force and now - self._last_emit < self.interval:
+            return
+        self._last_emit = now
+        self._emit(self.snapshot())

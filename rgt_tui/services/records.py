@@ -1,0 +1,135 @@
+"""Where a host's pulled results and rgt-tui's records about them live on this machine.
+
+Everything for host H sits under ``<results_dir>/H/``: the pulled files (layout in
+``rgt_tui.domain.manifest``) and, in ``.rgt/``, the records that travel with them:
+
+- ``manifest.json``      the box's manifest the last pull was checked against;
+- ``pulled.json``        files pulled so far: local path → SHA-256, size, local mtime;
+- ``verification.json``  the outcome of the last ``verify`` (the teardown gate reads it);
+- ``replaced/``          older pulled copies set aside when the box's file changed.
+
+Records sit beside the results rather than under ``state_dir()`` so that moving or
+archiving a results folder keeps its evidence with it. Every record is written atomically
+(tmp → fsync → rename): a crash leaves the previous version, never half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.manifest import (
+    RECORDS_DIR,
+    Manifest,
+    ManifestError,
+    manifest_from_json,
+    manifest_to_json,
+)
+
+MANIFEST_FILE = "manifest.json"
+PULLED_FILE = "pulled.json"
+VERIFICATION_FILE = "verification.json"
+REPLACED_DIR = "replaced"
+
+
+def host_results_dir(results_dir: Path, host: HostConfig | str) -> Path:
+    """``<results_dir>/<host>/``, where the host's pulled files land."""
+    name = host if isinstance(host, str) else host.name
+    return Path(results_dir) / name
+
+
+def records_dir(host_dir: Path) -> Path:
+    """``<host_dir>/.rgt/``."""
+    return Path(host_dir) / RECORDS_DIR
+
+
+def manifest_path(host_dir: Path) -> Path:
+    """Where the host's manifest record is kept."""
+    return records_dir(host_dir) / MANIFEST_FILE
+
+
+def verification_path(host_dir: Path) -> Path:
+    """Where the host's verification record is kept (the teardown gate reads it)."""
+    return records_dir(host_dir) / VERIFICATION_FILE
+
+
+def pulled_path(host_dir: Path) -> Path:
+    """Where the record of files pulled so far is kept."""
+    return records_dir(host_dir) / PULLED_FILE
+
+
+def fleet_host_dir(fleet: Fleet, host: HostConfig | str) -> Path:
+    """The host's results folder in this fleet."""
+    return host_results_dir(fleet.results_dir, host)
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` via a temporary file, fsync, rename, then fsync the folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True, ensure_ascii=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    """fsync a folder so a rename in it survives a crash (a no-op where unsupported)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def read_json(path: Path) -> Any | None:
+    """The JSON in ``path``, or None when the file does not exist."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def save_manifest(host_dir: Path, manifest: Manifest) -> Path:
+    """Keep the manifest with the host's results; returns its path."""
+    path = manifest_path(host_dir)
+    atomic_write_json(path, manifest_to_json(manifest))
+    return path
+
+
+def load_manifest(host_dir: Path) -> Manifest | None:
+    """The kept manifest, None when there is none; ManifestError when it is unreadable."""
+    try:
+        data = read_json(manifest_path(host_dir))
+    except ValueError as exc:
+        raise ManifestError(f"{manifest_path(host_dir)} is not valid JSON ({exc})") from None
+    return None if data is None else manifest_from_json(data)
+
+
+def load_verification(host_dir: Path) -> dict[str, Any] | None:
+    """The last verification record (``verify_report`` documents its keys), or None.
+
+    A record that does not parse is treated as missing: the caller must then consider the
+    host unverified, never verified.
+    """
+    try:
+        data = read_json(verification_path(host_dir))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,353 @@
+"""Verify a host's pulled copy: every file hashed again, and loaded by type where it can be.
+
+``verify_host`` reads the manifest kept with the results, then for each file:
+
+- checks the local SHA-256 against the manifest's (missing or different: a problem);
+- loads it by type: torch checkpoints with ``weights_only=True`` (a pickle needing
+  arbitrary code is *unsafe*, never run), safetensors by header and ranges, JSON / JSONL
+  by parsing; anything else counts by hash only and is shown as such;
+- flags zero-byte files, leftover ``*.tmp`` / ``*.part`` files (on the box, U6, or from
+  an interrupted pull), files the manifest refused (symlinks out of the root...), and,
+  after a quick re-scan of the box, files changed, added or removed since the manifest;
+- reconciles the roster: each queue cell needs a verified artifact in its output folder.
+
+An empty result set is never a success. The outcome is written atomically to
+``<results_dir>/<host>/.rgt/verification.json`` (the teardown gate reads it); ``ok``
+holds only when everything verified and the roster is complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from rgt_tui.domain.artifacts import (
+    CORRUPT,
+    GOOD_STATUSES,
+    MISSING,
+    is_leftover,
+    kind_of,
+)
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.manifest import (
+    RECORDS_DIR,
+    Manifest,
+    ManifestDiff,
+    ManifestEntry,
+    ManifestError,
+    compare,
+)
+from rgt_tui.domain.roster import RosterCheck, reconcile
+from rgt_tui.services import artifact_checks as checks
+from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.records import (
+    atomic_write_json,
+    host_results_dir,
+    load_manifest,
+    verification_path,
+)
+from rgt_tui.services.verify_report import report_to_json
+from rgt_tui.transport.base import Transport, TransportError
+
+VERIFY_CONCURRENCY = 4
+
+
+@dataclass(frozen=True)
+class ArtifactCheck:
+    """One pulled file: its local hash and how it verified."""
+
+    path: str  # relative to the host's results folder
+    remote: str  # where it is on the box
+    kind: str  # torch | safetensors | json | jsonl | other
+    status: str  # see rgt_tui.domain.artifacts
+    detail: str
+    size: int
+    sha256: str | None  # of the local copy, now
+
+    @property
+    def loadable(self) -> bool:
+        return self.kind != "other"
+
+    @property
+    def ok(self) -> bool:
+        return self.status in GOOD_STATUSES
+
+
+@dataclass(frozen=True)
+class Flag:
+    """Something to look at that is not a file's own check: empty, leftover, changed..."""
+
+    kind: str  # empty | leftover | unfinished | refused | remote-changed | remote-added | remote-removed | not-rechecked
+    path: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class VerifyProgress:
+    """How far a verification is."""
+
+    host: str
+    files_done: int
+    files_total: int
+    bytes_done: int
+    bytes_total: int
+
+
+@dataclass(frozen=True)
+class VerificationReport:
+    """The outcome of verifying one host's pulled copy."""
+
+    host: str
+    folder: Path
+    checked_at: float  # this machine's clock
+    manifest: Manifest | None
+    checks: tuple[ArtifactCheck, ...]
+    flags: tuple[Flag, ...]
+    roster: RosterCheck | None  # None: the host has no queue to reconcile
+    remote_checked: bool
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+async def verify_host(
+    host: HostConfig,
+    results_dir: Path,
+    *,
+    transport: Transport | None = None,
+    roster: Sequence[str] | None = None,
+    on_progress: Callable[[VerifyProgress], None] | None = None,
+    write_record: bool = True,
+) -> VerificationReport:
+    """Verify ``<results_dir>/<host>/`` and record the outcome (see the module docstring).
+
+    ``transport`` (connected or not) is used for the quick re-scan of the box; without one
+    the re-scan is skipped and the report says so. ``roster`` is the list of cell names;
+    when None, the host's ``queue`` file is read for it.
+    """
+    folder = host_results_dir(results_dir, host)
+    try:
+        manifest = await asyncio.to_thread(load_manifest, folder)
+    except ManifestError as exc:
+        return await _finish(host, folder, None, (), (), None, False, [str(exc)], write_record)
+    if manifest is None:
+        problem = f"no manifest in {folder}: nothing was pulled — run `rgt-tui pull {host.name}`"
+        return await _finish(host, folder, None, (), (), None, False, [problem], write_record)
+    results = await _check_all(host.name, folder, manifest, on_progress)
+    flags = _flags(folder, manifest, results)
+    remote_checked = False
+    if transport is not None:
+        remote_flags, remote_checked = await _rescan(host, transport, manifest)
+        flags += remote_flags
+    cells, roster_problem = _roster(host, roster)
+    statuses = {c.path: c.status for c in results}
+    rost = reconcile(cells, manifest, host.durable_dir, statuses) if cells is not None else None
+    problems = _problems(manifest, results, flags, rost)
+    if roster_problem:
+        problems.append(roster_problem)
+    return await _finish(
+        host, folder, manifest, results, flags, rost, remote_checked, problems, write_record
+    )
+
+
+async def _finish(
+    host: HostConfig,
+    folder: Path,
+    manifest: Manifest | None,
+    results: Sequence[ArtifactCheck],
+    flags: Sequence[Flag],
+    roster: RosterCheck | None,
+    remote_checked: bool,
+    problems: list[str],
+    write_record: bool,
+) -> VerificationReport:
+    report = VerificationReport(
+        host.name, folder, time.time(), manifest, tuple(results), tuple(flags), roster,
+        remote_checked, tuple(problems),
+    )  # fmt: skip
+    if write_record:
+        try:
+            await asyncio.to_thread(
+                atomic_write_json, verification_path(folder), report_to_json(report)
+            )
+        except OSError as exc:
+            why = f"could not write the verification record {verification_path(folder)}: {exc}"
+            report = replace(report, problems=(*report.problems, why))
+    return report
+
+
+async def _check_all(
+    host: str,
+    folder: Path,
+    manifest: Manifest,
+    on_progress: Callable[[VerifyProgress], None] | None,
+) -> list[ArtifactCheck]:
+    entries = sorted(manifest.entries, key=lambda e: manifest.local_relpath(e.root, e.path))
+    total = sum(e.size for e in entries)
+    done = [0, 0]
+    sem = asyncio.Semaphore(VERIFY_CONCURRENCY)
+
+    async def one(entry: ManifestEntry) -> ArtifactCheck:
+        async with sem:
+            result = await asyncio.to_thread(_check_file, folder, manifest, entry)
+        done[0] += 1
+        done[1] += entry.size
+        if on_progress is not None:
+            on_progress(VerifyProgress(host, done[0], len(entries), done[1], total))
+        return result
+
+    return list(await asyncio.gather(*(one(e) for e in entries)))
+
+
+def _check_file(folder: Path, manifest: Manifest, entry: ManifestEntry) -> ArtifactCheck:
+    """Hash one local file and load it by type (blocking)."""
+    rel = manifest.local_relpath(entry.root, entry.path)
+    remote = manifest.display(entry.root, entry.path)
+    path = folder / rel
+    kind = kind_of(rel)
+
+    def result(status: str, detail: str, sha: str | None = None, k: str = kind) -> ArtifactCheck:
+        return ArtifactCheck(rel, remote, k, status, detail, entry.size, sha)
+
+    if not path.is_file() or path.is_symlink():
+        return result(MISSING, f"not in the local copy — run `rgt-tui pull` for {remote}")
+    size = path.stat().st_size
+    if size != entry.size:
+        return result(CORRUPT, f"local size {size} differs from the box's {entry.size}")
+    sha = checks.sha256_file(path)
+    if entry.sha256 is not None and sha != entry.sha256:
+        return result(CORRUPT, "SHA-256 differs from the box's — pull it again", sha)
+    with open(path, "rb") as f:
+        kind = kind_of(rel, f.read(8))
+    try:
+        if kind == "torch":
+            status, detail = checks.check_torch(path)
+        elif kind == "safetensors":
+            status, detail = checks.check_safetensors(path, size)
+        elif kind == "json":
+            status, detail = checks.check_json(path)
+        elif kind == "jsonl":
+            status, detail = checks.check_jsonl(path)
+        else:
+            status, detail = "hash-only", "checked by SHA-256 only (no loader for this type)"
+    except OSError as exc:
+        status, detail = CORRUPT, f"cannot read it: {exc.strerror or exc}"
+    return result(status, detail, sha, kind)
+
+
+def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -> list[Flag]:
+    flags = [Flag("empty", c.path, "zero-byte file") for c in results if c.size == 0]
+    flags += [
+        Flag("leftover", c.path, "an unfinished write left on the box (*.tmp / *.part; U6)")
+        for c in results
+        if is_leftover(c.path)
+    ]
+    known = {c.path for c in results}
+    for rel in _local_leftovers(folder):
+        if rel not in known:
+            flags.append(Flag("unfinished", rel, "left by an interrupted pull — re-run the pull"))
+    flags += [Flag("refused", manifest.display(r.root, r.path), r.reason) for r in manifest.refused]
+    return flags
+
+
+def _local_leftovers(folder: Path) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        if Path(dirpath) == folder and RECORDS_DIR in dirnames:
+            dirnames.remove(RECORDS_DIR)
+        for name in filenames:
+            if is_leftover(name):
+                found.append(str((Path(dirpath) / name).relative_to(folder)))
+    return sorted(found)
+
+
+async def rescan_box(host: HostConfig, transport: Transport, manifest: Manifest) -> ManifestDiff:
+    """What changed on the box since ``manifest``: a quick re-scan by size and mtime.
+
+    The teardown gate calls this right before unlocking. Raises TransportError when the
+    box cannot be reached and ManifestError when the re-scan output is incomplete.
+    """
+    await transport.connect()
+    now = await take_manifest(host, transport, hash_files=False)
+    return compare(manifest, now)
+
+
+async def _rescan(
+    host: HostConfig, transport: Transport, manifest: Manifest
+) -> tuple[list[Flag], bool]:
+    """Flags for what changed on the box since the manifest (sizes and mtimes)."""
+    try:
+        diff = await rescan_box(host, transport, manifest)
+    except (TransportError, ManifestError) as exc:
+        return [Flag("not-rechecked", host.name, f"could not re-scan the box: {exc}")], False
+    flags = [
+        Flag(
+            "remote-changed",
+            manifest.display(new.root, new.path),
+            "changed on the box since the manifest",
+        )
+        for _, new in diff.changed
+    ]
+    flags += [
+        Flag(
+            "remote-added",
+            manifest.display(e.root, e.path),
+            "new on the box since the manifest; not pulled",
+        )
+        for e in diff.added
+    ]
+    flags += [
+        Flag(
+            "remote-removed",
+            manifest.display(e.root, e.path),
+            "removed from the box since the manifest",
+        )
+        for e in diff.removed
+    ]
+    flags += [
+        Flag("refused", manifest.display(r.root, r.path), f"new since the manifest: {r.reason}")
+        for r in diff.newly_refused
+    ]
+    return flags, True
+
+
+def _roster(host: HostConfig, roster: Sequence[str] | None) -> tuple[list[str] | None, str | None]:
+    if roster is not None:
+        return list(roster), None
+    if host.queue is None:
+        return None, None
+    from rgt_tui.services.queue_check import read_queue_file
+
+    source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
+    problem = None
+    if source.parsed.problems:
+        problem = "queue file problems, roster may be incomplete: " + "; ".join(
+            str(p) for p in source.parsed.problems[:3]
+        )
+    return [c.name for c in source.parsed.cells], problem
+
+
+def _problems(
+    manifest: Manifest,
+    results: Sequence[ArtifactCheck],
+    flags: Sequence[Flag],
+    roster: RosterCheck | None,
+) -> list[str]:
+    problems = []
+    if not manifest.entries:
+        roots = ", ".join(r.given for r in manifest.roots) or "(no pull roots)"
+        problems.append(
+            f"nothing to verify: the manifest lists no files under {roots} — an empty result "
+            "set is never a success"
+        )
+    problems += [f"{c.path}: {c.status} — {c.detail}" for c in results if not c.ok]
+    problems += [f"{f.path}: {f.kind} — {f.detail}" for f in flags]
+    if roster is not None:
+        problems += [f"cell {name} missing: {why}" for name, why in roster.missing]
+    return problems

@@ -1,0 +1,104 @@
+"""The verification record (``.rgt/verification.json``) and its text form for the CLI.
+
+Record keys (version 1)::
+
+    {"version": 1, "host": str, "folder": str, "checked_at": <unix s, this machine>,
+     "ok": bool, "problems": [str],
+     "manifest": {"taken_at", "finished_at", "last_write", "files", "bytes", "digest"} | null,
+     "remote_checked": bool,          # the box was re-scanned for changes
+     "counts": {"verified": n, "hash-only": n, "unsafe": n, "corrupt": n, ...},
+     "checks": [{"path", "remote", "kind", "status", "detail", "size", "sha256",
+                 "loadable", "ok"}],
+     "flags": [{"kind", "path", "detail"}],
+     "roster": {"expected": [str], "present": [str],
+                "missing": [{"name", "why"}]} | null}
+
+``manifest.digest`` is ``Manifest.digest`` of the manifest verified against: a record
+whose digest differs from the current manifest's speaks about an older pull.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from rgt_tui.domain.units import fmt_bytes
+
+if TYPE_CHECKING:
+    from rgt_tui.services.verify import VerificationReport
+
+RECORD_VERSION = 1
+
+
+def report_to_json(report: VerificationReport) -> dict[str, Any]:
+    """The record / ``verify --json`` object."""
+    m = report.manifest
+    return {
+        "version": RECORD_VERSION,
+        "host": report.host,
+        "folder": str(report.folder),
+        "checked_at": report.checked_at,
+        "ok": report.ok,
+        "problems": list(report.problems),
+        "manifest": None
+        if m is None
+        else {
+            "taken_at": m.taken_at,
+            "finished_at": m.finished_at,
+            "last_write": m.last_write,
+            "files": len(m.entries),
+            "bytes": m.total_bytes,
+            "digest": m.digest,
+        },
+        "remote_checked": report.remote_checked,
+        "counts": dict(Counter(c.status for c in report.checks)),
+        "checks": [
+            {
+                "path": c.path,
+                "remote": c.remote,
+                "kind": c.kind,
+                "status": c.status,
+                "detail": c.detail,
+                "size": c.size,
+                "sha256": c.sha256,
+                "loadable": c.loadable,
+                "ok": c.ok,
+            }  # fmt: skip
+            for c in report.checks
+        ],
+        "flags": [{"kind": f.kind, "path": f.path, "detail": f.detail} for f in report.flags],
+        "roster": None
+        if report.roster is None
+        else {
+            "expected": list(report.roster.expected),
+            "present": list(report.roster.present),
+            "missing": [{"name": n, "why": w} for n, w in report.roster.missing],
+        },
+    }
+
+
+def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
+    """Plain text for a terminal: a line per file that needs a look, then the verdict."""
+    lines = []
+    for c in report.checks:
+        if verbose or not c.ok or c.status == "hash-only":
+            lines.append(f"  {c.status:<13} {c.path}  ({fmt_bytes(c.size)}) {c.detail}")
+    for f in report.flags:
+        lines.append(f"  {f.kind:<13} {f.path}  {f.detail}")
+    if report.roster is not None:
+        r = report.roster
+        lines.append(f"  roster: {len(r.present)} of {len(r.expected)} cells have verified results")
+        lines += [f"  missing cell  {name}: {why}" for name, why in r.missing]
+    else:
+        lines.append("  roster: the host has no queue file; nothing to reconcile")
+    if not report.remote_checked:
+        lines.append("  the box was not re-scanned for changes since the manifest (offline)")
+    counts = Counter(c.status for c in report.checks)
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
+    head = f"{report.host}: {summary}"
+    verdict = (
+        f"VERIFIED: every file checked, roster complete — record in {report.folder}/.rgt/"
+        if report.ok
+        else f"NOT VERIFIED: {len(report.problems)} problem(s); the first: {report.problems[0]}"
+    )
+    return "\n".join([head, *lines, verdict])

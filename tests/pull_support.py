@@ -1,0 +1,78 @@
+"""Helpers for the pull and verify tests: hosts over loopback boxes, fast options, counters."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import asyncssh
+
+from rgt_tui.demo.loopback import LoopbackFleet
+from rgt_tui.domain.config import HostConfig, load_fleet
+from rgt_tui.services.pull import PullOptions
+from rgt_tui.transport.backoff import Backoff
+
+MIB = 1 << 20
+
+
+def host_of(fleet: LoopbackFleet, name: str = "box1", **changes: object) -> HostConfig:
+    """The fleet file's entry for ``name``, with fields replaced (pull roots, queue...)."""
+    host = load_fleet(fleet.hosts_file).host(name)
+    return dataclasses.replace(host, **changes) if changes else host
+
+
+def box_results(fleet: LoopbackFleet, name: str = "box1") -> Path:
+    """The box's durable folder (its default and only pull root)."""
+    return fleet.box(name).root / "results"
+
+
+def fast(**changes: object) -> PullOptions:
+    """Options for tests: no 1 GiB free-space margin, quick retries."""
+    base = PullOptions(
+        margin_min_bytes=0, backoff=Backoff(base=0.02, cap=0.05), max_attempts=4, stall_timeout_s=5
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def random_file(path: Path, size: int) -> str:
+    """Write ``size`` random bytes; returns their SHA-256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = os.urandom(size)
+    path.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class SftpBytes:
+    """Counts the bytes SFTP reads deliver to this process (independent of the pull's counts)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[SftpBytes]:
+        original = asyncssh.SFTPClientFile.read_parallel
+        counter = self
+
+        async def read_parallel(self, size=-1, offset=None):  # type: ignore[no-untyped-def]
+            inner = await original(self, size, offset)
+
+            async def counted():  # type: ignore[no-untyped-def]
+                async for at, data in inner:
+                    counter.total += len(data)
+                    yield at, data
+
+            return counted()
+
+        asyncssh.SFTPClientFile.read_parallel = read_parallel  # type: ignore[method-assign]
+        try:
+            yield self
+        finally:
+            asyncssh.SFTPClientFile.read_parallel = original  # type: ignore[method-assign]

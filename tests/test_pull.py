@@ -1,0 +1,242 @@
+"""Pulls over loopback SSH boxes: layout, resume after a dropped box, hash checks, conflicts."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+from pull_support import MIB, SftpBytes, box_results, fast, host_of, random_file, sha
+
+from rgt_tui.services.pull import PullError, pull_host
+from rgt_tui.services.records import manifest_path, pulled_path
+from rgt_tui.transport import transport_for
+
+
+async def pull(host, results, **kw):
+    transport = transport_for(host)
+    try:
+        return await pull_host(host, results, transport, **kw)
+    finally:
+        await transport.close()
+
+
+async def test_pull_mirrors_the_tree_then_a_rerun_skips_everything(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    big = random_file(res / "run 1" / "ünï cödé" / "best model.pt", 3 * MIB + 17)
+    for i in range(40):
+        (res / "evals" / f"sample {i}.json").parent.mkdir(parents=True, exist_ok=True)
+        (res / "evals" / f"sample {i}.json").write_text(json.dumps({"i": i}))
+    (res / "empty.log").write_bytes(b"")
+    os.symlink("run 1/ünï cödé/best model.pt", res / "latest.pt")
+    os.symlink("/etc", res / "escape")
+    host = host_of(fleet)
+    local = tmp_path / "local"
+    events = []
+
+    result = await pull(host, local, options=fast(), on_progress=events.append)
+
+    dest = local / "box1"
+    assert result.ok and result.dest == dest
+    assert len(result.pulled) == 42 and not result.failed
+    assert sha(dest / "run 1" / "ünï cödé" / "best model.pt") == big
+    assert json.loads((dest / "evals" / "sample 7.json").read_text()) == {"i": 7}
+    assert (dest / "empty.log").read_bytes() == b""
+    assert os.readlink(dest / "latest.pt") == "run 1/ünï cödé/best model.pt"
+    assert [(r.path, "leaves the pull root" in r.reason) for r in result.manifest.refused] == [
+        ("escape", True)
+    ]
+    assert not (dest / "escape").exists()
+    assert not list(dest.rglob("*.part"))
+    record = json.loads(manifest_path(dest).read_text())
+    assert record["taken_at"] > 0 and len(record["entries"]) == 42
+    assert events[-1].phase == "done" and events[-1].bytes_done == events[-1].bytes_total
+    assert any(e.phase == "manifest" for e in events)
+
+    with SftpBytes().counting() as counter:
+        again = await pull(host, local, options=fast())
+    assert again.ok and again.pulled == () and len(again.skipped) == 42
+    assert counter.total == 0 and again.bytes_received == 0
+
+
+async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    size = 40 * MIB
+    digest = random_file(box_results(fleet) / "ckpt" / "last.pt", size)
+    host = host_of(fleet)
+    box = fleet.box("box1")
+    stopping: list[asyncio.Task] = []
+
+    def stop_mid_file(p):
+        if not stopping and any(f.done >= 6 * MIB for f in p.active):
+            stopping.append(asyncio.ensure_future(box.stop()))
+
+    with pytest.raises(PullError, match="lost the connection") as caught:
+        await pull(
+            host,
+            tmp_path,
+            options=fast(max_attempts=2, progress_interval_s=0),
+            on_progress=stop_mid_file,
+        )
+    await asyncio.gather(*stopping)
+    dest = tmp_path / "box1"
+    part = dest / "ckpt" / "last.pt.part"
+    kept = part.stat().st_size
+    assert 6 * MIB <= kept < size
+    assert not (dest / "ckpt" / "last.pt").exists()
+    assert caught.value.result is not None and caught.value.result.pulled == ()
+    assert "ckpt/last.pt" not in json.loads(pulled_path(dest).read_text())["files"]
+
+    await box.start()
+    with SftpBytes().counting() as counter:
+        result = await pull(host, tmp_path, options=fast())
+    assert result.ok
+    (done,) = result.pulled
+    assert done.resumed_from == kept and done.received == size - kept
+    assert counter.total == size - kept < size  # nothing was sent again from zero
+    assert sha(dest / "ckpt" / "last.pt") == digest and not part.exists()
+
+
+async def test_box_back_during_retries_resumes_in_the_same_run(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    digest = random_file(box_results(fleet) / "w.pt", 24 * MIB)
+    box = fleet.box("box1")
+    events, tasks = [], []
+
+    async def bounce():
+        await box.stop()
+        await asyncio.sleep(0.3)
+        await box.start()
+
+    def on_progress(p):
+        events.append(p)
+        if not tasks and any(f.done >= 4 * MIB for f in p.active):
+            tasks.append(asyncio.ensure_future(bounce()))
+
+    with SftpBytes().counting() as counter:
+        result = await pull(
+            host_of(fleet),
+            tmp_path,
+            options=fast(max_attempts=20, progress_interval_s=0),
+            on_progress=on_progress,
+        )
+    await asyncio.gather(*tasks)
+    assert result.ok and sha(tmp_path / "box1" / "w.pt") == digest
+    assert result.pulled[0].resumed_from >= 4 * MIB
+    assert any(f.state == "retrying" for e in events for f in e.active)
+    # Re-sent bytes are at most what was in flight when the box went away.
+    window = fast().block_size * fast().max_requests
+    assert counter.total - 24 * MIB <= window
+
+
+async def test_file_changed_on_the_box_after_the_manifest_fails_by_name(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    target = box_results(fleet) / "model.pt"
+    random_file(target, 2 * MIB)
+    random_file(box_results(fleet) / "other.pt", 2 * MIB)
+
+    def change_after_manifest(p):
+        if p.phase == "planning" and target.read_bytes()[:1] != b"Z":
+            target.write_bytes(b"Z" * (2 * MIB))  # same size, new content
+
+    result = await pull(host_of(fleet), tmp_path, options=fast(), on_progress=change_after_manifest)
+    assert not result.ok
+    (failed,) = result.failed
+    assert failed[0] == "model.pt" and "still differs" in failed[1] and "from zero" in failed[1]
+    assert not (tmp_path / "box1" / "model.pt").exists()
+    assert [f.path for f in result.pulled] == ["other.pt"]
+    assert "model.pt" not in json.loads(pulled_path(tmp_path / "box1").read_text())["files"]
+
+
+async def test_several_roots_land_in_labelled_folders(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    root = fleet.box("box1").root
+    (root / "logs").mkdir()
+    (root / "logs" / "train.log").write_text("epoch 1\n")
+    random_file(box_results(fleet) / "a.pt", MIB + 1)
+    host = host_of(fleet, pull=(str(root / "results"), "logs"))  # relative: the box's HOME
+    result = await pull(host, tmp_path, options=fast())
+    assert result.ok
+    assert (tmp_path / "box1" / "results" / "a.pt").stat().st_size == MIB + 1
+    assert (tmp_path / "box1" / "logs" / "train.log").read_text() == "epoch 1\n"
+
+
+async def test_local_files_are_never_overwritten_silently(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "mine.json").write_text('{"box": 1}')
+    (res / "theirs.json").write_text('{"v": 1}')
+    dest = tmp_path / "box1"
+    dest.mkdir()
+    (dest / "mine.json").write_text('{"my local edit": true}')  # not written by rgt-tui
+
+    first = await pull(host_of(fleet), tmp_path, options=fast())
+    assert [c[0] for c in first.conflicts] == ["mine.json"] and not first.ok
+    assert "did not write it" in first.conflicts[0][1]
+    assert (dest / "mine.json").read_text() == '{"my local edit": true}'
+
+    (res / "theirs.json").write_text('{"v": 2}')  # the box's file changed since our pull
+    second = await pull(host_of(fleet), tmp_path, options=fast())
+    assert (dest / "theirs.json").read_text() == '{"v": 2}'
+    kept = list((dest / ".rgt" / "replaced").glob("theirs.json.*"))
+    assert [p.read_text() for p in kept] == ['{"v": 1}']  # set aside, not deleted
+    assert [f.path for f in second.pulled] == ["theirs.json"]
+
+
+async def test_cli_pull_prints_lines_and_a_summary(make_loopback_fleet, tmp_path, capsys):
+    from rgt_tui.cli_pull import main
+
+    fleet = await make_loopback_fleet(1)
+    random_file(box_results(fleet) / "w.pt", 1234)
+    hosts = Path(fleet.hosts_file)
+    text = f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n\n' + fleet.hosts_file.read_text()  # noqa: ASYNC240
+    hosts.write_text(text)  # noqa: ASYNC240
+    # The command runs its own event loop, as the console script does.
+    code = await asyncio.to_thread(main, ["pull", "box1", "--hosts", str(hosts)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "1 pulled" in out and "matching SHA-256" in out
+    assert "box1: manifest" in err and "box1: done" in err  # plain lines: not a tty
+    assert (tmp_path / "res" / "box1" / "w.pt").stat().st_size == 1234
+    assert await asyncio.to_thread(main, ["pull", "nope", "--hosts", str(hosts)]) == 2
+
+
+def test_progress_draws_bars_on_a_tty_and_lines_elsewhere():
+    import io
+
+    from rgt_tui.cli_pull import ProgressPrinter
+    from rgt_tui.services.pull_progress import FileProgress, PullProgress
+
+    f = FileProgress("ckpt/best.pt", 100 * MIB, 40 * MIB, 10 * MIB, 6.0, "pulling")
+    p = PullProgress("box1", "pulling", 3, 1, 0, 200 * MIB, 90 * MIB, 80 * MIB, 20 * MIB, 5.5, (f,))
+    clock = iter(range(100))
+    tty, plain = io.StringIO(), io.StringIO()
+    ProgressPrinter(tty, tty=True, clock=lambda: next(clock))(p)
+    ProgressPrinter(plain, tty=False, clock=lambda: next(clock))(p)
+    assert "[#########-----------]" in tty.getvalue() and "\x1b[2K" in tty.getvalue()
+    assert "ckpt/best.pt" in tty.getvalue() and "eta 6s" in tty.getvalue()
+    assert "\x1b" not in plain.getvalue() and plain.getvalue().count("\n") == 1
+    assert "1/3 files" in plain.getvalue() and "90M/200M" in plain.getvalue()
+
+
+async def test_this_machine_pulls_through_the_local_transport(tmp_path):
+    from rgt_tui.domain.config import load_fleet
+
+    box = tmp_path / "box"
+    digest = random_file(box / "runs" / "a b" / "w.pt", 2 * MIB + 3)
+    (box / "runs" / "m.json").write_text('{"x": 1}')
+    local = dataclasses.replace(load_fleet(None).hosts[0], pull=(str(box / "runs"),))
+    result = await pull(local, tmp_path / "results", options=fast())
+    assert result.ok and len(result.pulled) == 2
+    assert sha(tmp_path / "results" / "local" / "a b" / "w.pt") == digest
+    assert (tmp_path / "results" / "local" / "m.json").read_text() == '{"x": 1}'
+
+    nested = dataclasses.replace(local, pull=(str(tmp_path),))
+    with pytest.raises(PullError, match="inside the pull root"):
+        await pull(nested, tmp_path / "results", options=fast())

@@ -1,0 +1,101 @@
+"""Local disk space: refuse a pull that cannot fit, and stop cleanly when the disk fills.
+
+These mount a small tmpfs (CI runs as root), so a full disk is a real ENOSPC.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pull_support import MIB, box_results, fast, host_of, random_file
+
+from rgt_tui.services.pull import LocalDiskFull, PullOptions, pull_host
+from rgt_tui.services.pull_local import NotEnoughSpace
+from rgt_tui.services.records import pulled_path
+from rgt_tui.transport import transport_for
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, size: str = "8m") -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``path`` for the duration of the block."""
+    path.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        pytest.fail(f"cannot mount a tmpfs (these tests need root): {mounted.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+async def pull(host, results, **kw):
+    transport = transport_for(host)
+    try:
+        return await pull_host(host, results, transport, **kw)
+    finally:
+        await transport.close()
+
+
+async def test_disk_filling_mid_pull_stops_clearly_and_keeps_the_part(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    random_file(box_results(fleet) / "ckpt" / "best.pt", 6 * MIB)
+    filled = []
+
+    def fill_when_pulling(p):
+        # Another writer takes most of the disk once the pull has passed its space check.
+        if p.phase == "pulling" and not filled:
+            filled.append(True)
+            (disk / "other-job.bin").write_bytes(b"\0" * (5 * MIB))
+
+    with tmpfs(tmp_path / "disk") as disk:
+        with pytest.raises(LocalDiskFull) as caught:
+            await pull(host_of(fleet), disk, options=fast(), on_progress=fill_when_pulling)
+        dest = disk / "box1"
+        error = caught.value
+        assert error.path == dest / "ckpt" / "best.pt.part" and error.folder == dest
+        assert (
+            str(dest / "ckpt" / "best.pt.part") in error.message
+            and "NOT marked pulled" in error.message
+        )
+        assert "free space" in (error.fix or "")
+        part = dest / "ckpt" / "best.pt.part"
+        assert 0 < part.stat().st_size < 6 * MIB  # the partial copy is kept for a resume
+        assert not (dest / "ckpt" / "best.pt").exists()
+        assert error.result is not None and error.result.pulled == ()
+        record = pulled_path(dest)
+        assert not record.exists() or "ckpt/best.pt" not in json.loads(record.read_text())["files"]
+
+        (disk / "other-job.bin").unlink()  # the user frees space: the same pull resumes
+        result = await pull(host_of(fleet), disk, options=fast())
+        assert result.ok and result.pulled[0].resumed_from > 0
+
+
+async def test_pull_that_cannot_fit_is_refused_before_any_byte(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    random_file(box_results(fleet) / "big.pt", 20 * MIB)
+    random_file(box_results(fleet) / "small.json", 100)
+    with tmpfs(tmp_path / "disk") as disk:
+        with pytest.raises(NotEnoughSpace) as caught:
+            await pull(host_of(fleet), disk, options=fast())
+        error = caught.value
+        assert error.remaining == 20 * MIB + 100 and error.needed > error.remaining
+        assert error.available < error.needed and "nothing was pulled" in error.message
+        assert "free at least" in (error.fix or "") and "expand" in (error.fix or "")
+        assert not [p for p in (disk / "box1").rglob("*") if ".rgt" not in p.parts]
+
+        # The default margin (5 %, at least 1 GiB) refuses even a tiny pull to a tiny disk.
+        (box_results(fleet) / "big.pt").unlink()
+        with pytest.raises(NotEnoughSpace) as tiny:
+            await pull(host_of(fleet), disk, options=PullOptions())
+        assert tiny.value.needed >= 1 << 30 and "1.0G" in tiny.value.message

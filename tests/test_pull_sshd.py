@@ -1,0 +1,65 @@
+"""Pulls against OpenSSH's own sshd: a stalled connection is dropped, re-opened and resumed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+from pull_support import MIB, SftpBytes, fast, random_file, sha
+from sshd_server import OpenSshServer, _children
+
+from rgt_tui.domain.config import load_fleet
+from rgt_tui.services.pull import pull_host
+from rgt_tui.transport import transport_for
+
+
+def _descendants(pid: int) -> list[int]:
+    found = []
+    for child in _children(pid):
+        found += [child, *_descendants(child)]
+    return found
+
+
+async def test_stalled_connection_reconnects_and_resumes(openssh_server: OpenSshServer, tmp_path):
+    size = 32 * MIB
+    digest = random_file(openssh_server.workdir / "results" / "ckpt.pt", size)
+    host = load_fleet(openssh_server.hosts_file).host("real1")
+    assert openssh_server._proc is not None
+    listener = openssh_server._proc.pid
+    frozen: list[int] = []
+    events = []
+
+    def freeze_mid_file(p):
+        events.append(p)
+        if not frozen and any(f.done >= 4 * MIB for f in p.active):
+            # The connection's sshd stops answering but its socket stays open: a stall,
+            # not a drop. New connections still work (the listener is not frozen).
+            frozen.extend(_descendants(listener))
+            for pid in frozen:
+                os.kill(pid, signal.SIGSTOP)
+
+    transport = transport_for(host)
+    try:
+        with SftpBytes().counting() as counter:
+            result = await pull_host(
+                host,
+                tmp_path,
+                transport,
+                options=fast(stall_timeout_s=1.0, progress_interval_s=0),
+                on_progress=freeze_mid_file,
+            )
+    finally:
+        await transport.close()
+        for pid in frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGCONT)
+    assert frozen, "the pull finished before the stall could be staged"
+    assert result.ok and sha(Path(tmp_path) / "real1" / "ckpt.pt") == digest
+    notes = [f.note for e in events for f in e.active if f.state == "retrying"]
+    assert notes and "stalled" in notes[0]
+    assert result.pulled[0].resumed_from >= 4 * MIB
+    window = fast().block_size * fast().max_requests
+    assert counter.total - size <= window  # only what was in flight came again

@@ -1,0 +1,253 @@
+"""Verify over loopback boxes: real pulls of real checkpoints, each problem named."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pickle
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from pull_support import box_results, fast, host_of, random_file
+
+from rgt_tui.services import artifact_checks
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.records import load_verification, verification_path
+from rgt_tui.services.verify import verify_host
+from rgt_tui.transport import transport_for
+
+
+class Payload:
+    """Unpickling this would run a shell command (it must never be unpickled)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def safetensors_bytes(tensors: dict[str, tuple[str, list[int], bytes]]) -> bytes:
+    header, data = {"__metadata__": {"format": "pt"}}, b""
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {
+            "dtype": dtype,
+            "shape": shape,
+            "data_offsets": [len(data), len(data) + len(raw)],
+        }
+        data += raw
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+async def pull_and_verify(fleet, tmp_path, *, offline=False, **host_changes):
+    host = host_of(fleet, **host_changes)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert pulled.ok, pulled.failed
+        report = await verify_host(host, tmp_path, transport=None if offline else transport)
+    finally:
+        await transport.close()
+    return report
+
+
+def write_good_cells(res: Path) -> None:
+    (res / "baseline").mkdir(parents=True)
+    torch.save({"model": {"w": torch.randn(8, 4)}, "epoch": 3}, res / "baseline" / "best.pt")
+    torch.save(
+        {"w": torch.ones(3)}, res / "baseline" / "old.pth", _use_new_zipfile_serialization=False
+    )
+    (res / "no_aug").mkdir()
+    (res / "no_aug" / "model.safetensors").write_bytes(
+        safetensors_bytes({"a": ("F32", [2, 2], b"\0" * 16), "b": ("BF16", [3], b"\1" * 6)})
+    )
+    (res / "no_aug" / "metrics.jsonl").write_text('{"step": 1}\n\n{"step": 2}\n')
+    (res / "summary.json").write_text('{"acc": 0.91}')
+    (res / "curves.csv").write_text("step,loss\n1,0.5\n")
+    random_file(res / "raw.bin", 5000)  # not a torch file: checked by hash only
+
+
+async def test_good_results_verify_and_the_record_says_so(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    write_good_cells(box_results(fleet))
+    queue = tmp_path / "queue.txt"
+    queue.write_text("# sweep\nconfigs/baseline.yaml train 3\nconfigs/no_aug.yaml train\n")
+
+    report = await pull_and_verify(fleet, tmp_path, queue=queue)
+
+    statuses = {c.path: c.status for c in report.checks}
+    assert statuses == {
+        "baseline/best.pt": "verified", "baseline/old.pth": "verified",
+        "no_aug/model.safetensors": "verified", "no_aug/metrics.jsonl": "verified",
+        "summary.json": "verified", "curves.csv": "hash-only", "raw.bin": "hash-only",
+    }  # fmt: skip
+    assert report.ok, report.problems
+    assert report.remote_checked and report.roster is not None
+    assert report.roster.present == ("baseline", "no_aug") and report.roster.complete
+    record = json.loads(verification_path(tmp_path / "box1").read_text())
+    assert load_verification(tmp_path / "box1") == record
+    assert record["ok"] is True and record["counts"] == {"verified": 5, "hash-only": 2}
+    assert record["manifest"]["digest"] == report.manifest.digest
+    assert not list((tmp_path / "box1" / ".rgt").glob("*.tmp"))  # written via tmp → rename
+
+
+async def test_each_bad_file_is_flagged_by_name(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    torch.save({"w": torch.randn(64, 64)}, res / "whole.pt")
+    data = (res / "whole.pt").read_bytes()
+    (res / "truncated.pt").write_bytes(data[: len(data) // 2])
+    (res / "empty.ckpt").write_bytes(b"")
+    (res / "latest.pth.tmp").write_bytes(b"half a save")
+    (res / "broken.json").write_text('{"acc": 0.9')
+    (res / "log.jsonl").write_text('{"ok": 1}\nnot json\n')
+    bad_offsets = safetensors_bytes({"a": ("F32", [4], b"\0" * 16)})[:-4]  # cut short
+    (res / "cut.safetensors").write_bytes(bad_offsets)
+    os.symlink(tmp_path, res / "outside")  # leaves the pull root: refused, not followed
+
+    report = await pull_and_verify(fleet, tmp_path)
+    assert not report.ok
+    statuses = {c.path: (c.status, c.detail) for c in report.checks}
+    assert statuses["whole.pt"][0] == "verified"
+    assert statuses["truncated.pt"][0] == "corrupt"
+    assert statuses["empty.ckpt"][0] == "corrupt"
+    assert statuses["broken.json"][0] == "corrupt" and "invalid JSON" in statuses["broken.json"][1]
+    assert statuses["log.jsonl"][0] == "corrupt" and "line 2" in statuses["log.jsonl"][1]
+    assert statuses["cut.safetensors"][0] == "corrupt"
+    flags = {(f.kind, f.path) for f in report.flags}
+    assert ("empty", "empty.ckpt") in flags and ("leftover", "latest.pth.tmp") in flags
+    assert any(kind == "refused" and path.endswith("/outside") for kind, path in flags)
+    text = "\n".join(report.problems)
+    for name in (
+        "truncated.pt",
+        "empty.ckpt",
+        "latest.pth.tmp",
+        "broken.json",
+        "log.jsonl",
+        "cut.safetensors",
+    ):
+        assert name in text
+
+    # A local copy damaged after the pull no longer matches the manifest's hash.
+    (tmp_path / "box1" / "whole.pt").write_bytes(data[:-1] + b"X")
+    again = await verify_host(host_of(fleet), tmp_path)
+    (whole,) = [c for c in again.checks if c.path == "whole.pt"]
+    assert whole.status == "corrupt" and "SHA-256 differs" in whole.detail
+
+
+async def test_checkpoint_that_would_run_code_is_unsafe_and_never_runs(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    marker = tmp_path / "MARKER"
+    torch.save({"w": torch.zeros(2), "hook": Payload(marker)}, res / "evil.pt")
+    # A plain pickle (no zip container): what old torch.save and pickle.dump write.
+    (res / "evil_legacy.ckpt").write_bytes(pickle.dumps({"state": Payload(marker)}, protocol=2))
+    (res / "evil.bin").write_bytes((res / "evil_legacy.ckpt").read_bytes())
+
+    report = await pull_and_verify(fleet, tmp_path)
+
+    statuses = {c.path: c for c in report.checks}
+    for name in ("evil.pt", "evil_legacy.ckpt", "evil.bin"):
+        assert statuses[name].status == "unsafe", statuses[name]
+        assert "not executed" in statuses[name].detail and "system" in statuses[name].detail
+    assert not report.ok and not marker.exists()
+
+
+async def test_remote_change_after_the_manifest_is_detected(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "metrics.json").write_text('{"acc": 0.5}')
+    torch.save({"w": torch.ones(2)}, res / "best.pt")
+    host = host_of(fleet)
+    transport = transport_for(host)
+    try:
+        assert (await pull_host(host, tmp_path, transport, options=fast())).ok
+        (res / "metrics.json").write_text('{"acc": 0.7}')  # the run wrote again
+        (res / "late.pt").write_bytes(b"new")
+        report = await verify_host(host, tmp_path, transport=transport)
+    finally:
+        await transport.close()
+    flags = {f.kind: f.path for f in report.flags}
+    assert flags["remote-changed"].endswith("results/metrics.json")
+    assert flags["remote-added"].endswith("results/late.pt")
+    assert not report.ok and any("metrics.json: remote-changed" in p for p in report.problems)
+    offline = await verify_host(host, tmp_path)  # no transport: local checks only
+    assert offline.ok and not offline.remote_checked
+
+
+async def test_without_torch_checkpoints_are_never_called_verified(
+    make_loopback_fleet, tmp_path, monkeypatch
+):
+    fleet = await make_loopback_fleet(1)
+    torch.save({"w": torch.ones(2)}, box_results(fleet) / "best.pt")
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    monkeypatch.setattr(artifact_checks, "_torch_state", {})
+    report = await pull_and_verify(fleet, tmp_path)
+    (check,) = report.checks
+    assert check.status == "not-verified" and "torch not installed" in check.detail
+    assert not report.ok
+
+
+async def test_empty_result_set_is_refused_as_success(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    report = await pull_and_verify(fleet, tmp_path)
+    assert not report.ok and report.checks == ()
+    assert "nothing to verify" in report.problems[0] and "never a success" in report.problems[0]
+    nothing = await verify_host(host_of(fleet), tmp_path / "elsewhere")
+    assert not nothing.ok and "run `rgt-tui pull box1`" in nothing.problems[0]
+
+
+async def test_cells_without_results_are_listed_by_name(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "seed1").mkdir()
+    torch.save({"w": torch.ones(1)}, res / "seed1" / "best.pt")
+    (res / "seed2").mkdir()
+    (res / "seed2" / "train.log").write_text("saved checkpoint!\n")  # a claim, not an artifact
+    report = await pull_and_verify(
+        fleet, tmp_path, offline=True, queue=_queue(tmp_path, ["seed1", "seed2", "seed3"])
+    )
+    assert report.roster is not None and report.roster.present == ("seed1",)
+    missing = dict(report.roster.missing)
+    assert set(missing) == {"seed2", "seed3"}
+    assert "no output directory" in missing["seed3"] and "none loaded" in missing["seed2"]
+    assert not report.ok and any("cell seed3 missing" in p for p in report.problems)
+
+
+async def test_cli_verify_json_and_exit_codes(make_loopback_fleet, tmp_path, capsys):
+    from rgt_tui.cli_pull import main
+
+    fleet = await make_loopback_fleet(1)
+    torch.save({"w": torch.ones(1)}, box_results(fleet) / "best.pt")
+    hosts = tmp_path / "hosts.toml"
+    text = fleet.hosts_file.read_text()  # noqa: ASYNC240
+    hosts.write_text(f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n\n{text}')  # noqa: ASYNC240
+    assert await asyncio.to_thread(main, ["pull", "box1", "--hosts", str(hosts)]) == 0
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["ok"] and record["checks"][0]["status"] == "verified"
+    (tmp_path / "res" / "box1" / "stray.part").write_bytes(b"x")  # an unfinished pull's leftover
+    assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts)]) == 1
+    out = capsys.readouterr().out
+    assert "stray.part" in out and "NOT VERIFIED" in out
+
+
+def _queue(tmp_path: Path, names: list[str]) -> Path:
+    path = tmp_path / "queue.txt"
+    path.write_text("".join(f"configs/{n}.yaml train\n" for n in names))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_markers(tmp_path):
+    yield
+    assert not (tmp_path / "MARKER").exists()

@@ -1,0 +1,94 @@
+"""The pure parts of verification: artifact kinds, safetensors headers, roster folders."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+from rgt_tui.domain.artifacts import check_safetensors_header, is_leftover, kind_of
+from rgt_tui.domain.manifest import Manifest, ManifestEntry, PullRoot
+from rgt_tui.domain.roster import output_prefixes, reconcile
+
+
+def header(tensors: dict, pad: int = 0) -> tuple[bytes, int]:
+    text = json.dumps(tensors).encode() + b" " * pad
+    data_len = max(
+        (t["data_offsets"][1] for t in tensors.values() if "data_offsets" in t), default=0
+    )
+    return struct.pack("<Q", len(text)) + text, 8 + len(text) + data_len
+
+
+def tensor(dtype: str, shape: list, begin: int, end: int) -> dict:
+    return {"dtype": dtype, "shape": shape, "data_offsets": [begin, end]}
+
+
+def test_sound_safetensors_headers_pass():
+    head, size = header(
+        {"a": tensor("F32", [2, 3], 0, 24), "b": tensor("BF16", [4], 24, 32)}, pad=3
+    )
+    assert check_safetensors_header(head, size) is None
+    head, size = header({"__metadata__": {"k": "v"}, "s": tensor("I64", [], 0, 8)})
+    assert check_safetensors_header(head, size) is None
+    head, size = header({"f4": tensor("F4", [3], 0, 2)})  # 3 × 4 bits round up to 2 bytes
+    assert check_safetensors_header(head, size) is None
+
+
+def test_broken_safetensors_headers_say_why():
+    cases = {
+        "does not fit": (struct.pack("<Q", 10_000) + b"{}", 20),
+        "not JSON": (struct.pack("<Q", 4) + b"{{{{", 12),
+        "too short": (b"\x01", 1),
+    }
+    for why, (head, size) in cases.items():
+        status, reason = check_safetensors_header(head, size)
+        assert status == "corrupt" and why in reason
+    head, size = header({"a": tensor("F32", [4], 0, 12)})  # 4 × F32 is 16 bytes
+    assert "needs 16" in check_safetensors_header(head, size)[1]
+    head, size = header({"a": tensor("F32", [1], 0, 4), "b": tensor("F32", [1], 8, 12)})
+    assert "gap" in check_safetensors_header(head, size)[1]
+    head, size = header({"a": tensor("F32", [2], 0, 8), "b": tensor("F32", [1], 4, 8)})
+    assert "overlaps" in check_safetensors_header(head, size)[1]
+    head, size = header({"a": tensor("F32", [2], 0, 8)})
+    assert (
+        "truncated" in check_safetensors_header(head, size - 1)[1]
+        or "outside" in check_safetensors_header(head, size - 1)[1]
+    )
+    assert "truncated" in check_safetensors_header(head, size + 4)[1]  # extra bytes at the end
+    head, size = header({"a": tensor("F99", [1], 0, 1)})
+    assert check_safetensors_header(head, size) == (
+        "not-verified",
+        "tensor 'a' has unknown dtype 'F99'",
+    )
+
+
+def test_kinds_and_leftovers():
+    assert kind_of("a/b.PT") == "torch" and kind_of("x.ckpt") == "torch"
+    assert kind_of("w.bin", b"PK\x03\x04") == "torch" and kind_of("w.bin", b"\x80\x02") == "torch"
+    assert kind_of("data.bin", b"\x00\x01") == "other"
+    assert kind_of("m.safetensors") == "safetensors" and kind_of("l.ndjson") == "jsonl"
+    assert (
+        is_leftover("ckpt/latest.pth.tmp") and is_leftover("x.part") and not is_leftover("tmp/x.pt")
+    )
+
+
+def _manifest(paths: list[str], given: str = "~/results") -> Manifest:
+    roots = (PullRoot(0, given, "/root/results", ""),)
+    return Manifest("h", roots, tuple(ManifestEntry(0, p, 1, 1.0, "s") for p in paths))
+
+
+def test_roster_finds_output_folders_under_durable_dir():
+    m = _manifest(["a/best.pt", "b/log.txt", "deep/c/x.pt"])
+    assert output_prefixes(m, "~/results", "a") == ("a",)
+    assert output_prefixes(m, "/root/results/", "a") == ("a",)  # resolved form matches too
+    assert output_prefixes(m, "/elsewhere", "a") == ()
+    r = reconcile(
+        ["a", "b", "c", "a"],
+        m,
+        "~/results",
+        {"a/best.pt": "verified", "b/log.txt": "hash-only", "deep/c/x.pt": "verified"},
+    )
+    assert r.expected == ("a", "b", "c") and r.present == ("a",)
+    assert [n for n, _ in r.missing] == ["b", "c"]  # c is not at results/c
+    # durable_dir outside every pull root: any folder named after the cell counts.
+    loose = reconcile(["c"], m, "/elsewhere", {"deep/c/x.pt": "verified"})
+    assert loose.complete
