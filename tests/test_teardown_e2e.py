@@ -1,0 +1,127 @@
+"""Teardown end to end over a loopback box running the real demo workload (PyTorch):
+launch → finish → pull → verify → gate, through the real command line, one process per
+step (so the journal is re-read from disk every time, as after a restart)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RGT = [sys.executable, "-m", "rgt_tui"]
+
+
+class Cli:
+    """Runs `rgt-tui` in a subprocess (off the event loop that serves the boxes)."""
+
+    def __init__(self, hosts_file: Path, state: Path, cwd: Path) -> None:
+        self.env = {**os.environ, "XDG_STATE_HOME": str(state), "RGT_HOSTS": str(hosts_file)}
+        self.cwd = cwd
+
+    async def __call__(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+        return await asyncio.to_thread(
+            subprocess.run,
+            [*RGT, *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.cwd,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+        )
+
+
+async def _wait_queue_done(qdir: Path, timeout: float = 120) -> str:
+    log = qdir / "queue.log"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and "QUEUE DONE" in log.read_text():
+            return log.read_text()
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"queue did not finish: {log.read_text() if log.exists() else 'no log'}")
+
+
+def _set_teardown(hosts_file: Path, command: str) -> None:
+    lines = [ln for ln in hosts_file.read_text().splitlines() if not ln.startswith("teardown = ")]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("name = "))
+    lines.insert(at + 1, f"teardown = {json.dumps(command)}")
+    hosts_file.write_text("\n".join(lines) + "\n")
+
+
+async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
+    make_queue_fleet, tmp_path
+):
+    qf = await make_queue_fleet(1, workload=True)
+    hosts = qf.loopback.hosts_file
+    marker = tmp_path / "destroyed"
+    _set_teardown(hosts, "echo failing on purpose; exit 3")
+    cli = Cli(hosts, tmp_path / "state", tmp_path)
+    journal = tmp_path / "state" / "rgt-tui" / "journal" / "box1.json"
+
+    launched = await cli("launch", "box1", "--yes")
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    done = await _wait_queue_done(qf.qdir())
+    assert "failed: none" in done
+
+    # Before any pull the gate is locked and says what to do.
+    locked = await cli("teardown", "box1", "--check")
+    assert locked.returncode == 1 and "rgt-tui pull box1" in locked.stdout
+
+    pulled = await cli("pull", "box1")
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    verified = await cli("verify", "box1")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+    ready = await cli("teardown", "box1", "--check")
+    assert ready.returncode == 0, ready.stdout
+    assert (
+        "[x] pulled" in ready.stdout
+        and "[x] loaded" in ready.stdout
+        and "[ ] confirmed" in ready.stdout
+    )
+    assert journal.exists()  # facts survive this process
+
+    wrong = await cli("teardown", "box1", "--confirm", "box2")
+    assert wrong.returncode == 1 and "refused" in wrong.stderr
+    no_tty = await cli("teardown", "box1")
+    assert no_tty.returncode == 1 and "--confirm HOSTNAME" in no_tty.stderr
+
+    failing = await cli("teardown", "box1", "--confirm", "box1")
+    assert failing.returncode == 1 and "NOT recorded as torn down" in failing.stderr
+    assert "failing on purpose" in failing.stdout
+    assert not [t for t in json.loads(journal.read_text())["teardowns"] if t["ok"]]
+
+    # A checkpoint corrupted on the box afterwards: the re-scan locks the gate...
+    ckpt = next((qf.root() / "results").rglob("checkpoint.pt"))
+    good = ckpt.read_bytes()
+    ckpt.write_bytes(good[: len(good) // 2])
+    relocked = await cli("teardown", "box1", "--check")
+    assert relocked.returncode == 1 and "changed" in relocked.stdout
+    # ...and pulling the corrupt copy keeps it locked, naming the file.
+    await cli("pull", "box1")
+    bad = await cli("verify", "box1")
+    assert bad.returncode == 1
+    still = await cli("teardown", "box1", "--check")
+    assert (
+        still.returncode == 1 and "checkpoint.pt" in still.stdout and "[ ] loaded" in still.stdout
+    )
+
+    # A new file written on the box also locks it.
+    ckpt.write_bytes(good)
+    (qf.root() / "results" / "late.json").write_text("{}")
+    late = await cli("teardown", "box1", "--check")
+    assert late.returncode == 1 and "late.json" in late.stdout
+
+    # Pull and verify again; now a working teardown command runs after the typed name.
+    assert (await cli("pull", "box1")).returncode == 0
+    assert (await cli("verify", "box1")).returncode == 0
+    _set_teardown(hosts, f"echo destroyed > {marker}")
+    torn = await cli("teardown", "box1", "--confirm", "box1")
+    assert torn.returncode == 0, torn.stdout + torn.stderr
+    assert marker.read_text() == "destroyed\n"
+    teardowns = json.loads(journal.read_text())["teardowns"]
+    assert [t["ok"] for t in teardowns] == [False, True]
