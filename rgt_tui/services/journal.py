@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rgt_tui.domain import teardown_gate as gate
 from rgt_tui.domain.teardown_gate import GateEvent, GateState
+from rgt_tui.services.records import atomic_write_json
 
 JOURNAL_VERSION = 1
 _EVENT_TYPES = {
@@ -130,7 +130,7 @@ class Journal:
             "events": [[t, _encode_event(e)] for t, e in journal.events],
             "teardowns": [dataclasses.asdict(r) for r in journal.teardowns],
         }
-        write_atomic(self.path(journal.host), json.dumps(data, indent=1))
+        atomic_write_json(self.path(journal.host), data)
 
     def record(self, host: str, t: float, *events: GateEvent) -> HostJournal:
         """Append events and save; returns the updated journal."""
@@ -138,18 +138,3 @@ class Journal:
         journal.events.extend((t, e) for e in events)
         self.save(journal)
         return journal
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so a crash leaves either the old or the new file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
