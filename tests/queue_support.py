@@ -96,16 +96,22 @@ class QueueFleet:
         """Stop this fleet's own tmux server and kill what still runs in its directories."""
         tmpdir = self.loopback.tmux_tmpdir
         if tmpdir is not None:
-            env = {**os.environ, "TMUX_TMPDIR": str(tmpdir)}
+            env = tmux_env(tmpdir)
             subprocess.run(["tmux", "kill-server"], capture_output=True, env=env)
         kill_processes_under(self.base)
         if tmpdir is not None:
             shutil.rmtree(tmpdir, ignore_errors=True)
 
 
+def tmux_env(tmux_tmpdir: Path) -> dict[str, str]:
+    """An environment that addresses the tmux server under ``tmux_tmpdir`` — without TMUX,
+    which inside a tmux pane would point every command at the enclosing server."""
+    return {k: v for k, v in os.environ.items() if k != "TMUX"} | {"TMUX_TMPDIR": str(tmux_tmpdir)}
+
+
 def kill_session(session: str, tmux_tmpdir: Path | None = None) -> None:
     """``tmux kill-session -t =SESSION`` on the default server or the one under tmux_tmpdir."""
-    env = {**os.environ, "TMUX_TMPDIR": str(tmux_tmpdir)} if tmux_tmpdir else None
+    env = tmux_env(tmux_tmpdir) if tmux_tmpdir else None
     subprocess.run(["tmux", "kill-session", "-t", f"={session}"], capture_output=True, env=env)
 
 
@@ -195,7 +201,7 @@ class QueueSshServer(OpenSshServer):
 
     def cleanup(self) -> None:
         """Stop its tmux server and what still runs in its directories."""
-        env = {**os.environ, "TMUX_TMPDIR": str(self.tmux_tmpdir)}
+        env = tmux_env(self.tmux_tmpdir)
         subprocess.run(["tmux", "kill-server"], capture_output=True, env=env)
         kill_processes_under(self.base_dir)
         shutil.rmtree(self.tmux_tmpdir, ignore_errors=True)

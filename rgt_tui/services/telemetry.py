@@ -10,6 +10,7 @@ when samples resume, the first update says how long the gap was.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -80,11 +81,13 @@ class HostMonitor:
         self.last_sample_at: float | None = None
         self.connection = ConnectionState("connecting", clock())
         self._wake = asyncio.Event()
+        self._closing: asyncio.Future[None] | None = None
 
     def request_reconnect(self) -> None:
         """Drop the current connection (if any) and retry now, skipping the backoff wait."""
         self._wake.set()
-        asyncio.ensure_future(self.transport.close())
+        # Keep a reference: the event loop holds tasks only weakly.
+        self._closing = asyncio.ensure_future(self.transport.close())
 
     def _update(self, emit: Callable[[HostUpdate], None]) -> None:
         ctx = HealthContext(
@@ -154,17 +157,19 @@ class HostMonitor:
         self, command: str, source: str, emit: Callable[[HostUpdate], None], gap: float | None
     ) -> None:
         first = True
-        async for line in self.transport.stream_lines(command, input=source):
-            snap = parse_agent_line(self.host.name, line)
-            if snap is None:
-                continue
-            if first and gap is not None:
-                self.connection = replace(self.connection, gap_s=gap)
-            first = False
-            self.health = self.health.observe(snap, self.thresholds)
-            self.last = snap
-            self.last_sample_at = self.clock()
-            self._update(emit)
+        # aclosing: a cancelled monitor closes the agent's channel now, not at GC time.
+        async with contextlib.aclosing(self.transport.stream_lines(command, input=source)) as lines:
+            async for line in lines:
+                snap = parse_agent_line(self.host.name, line)
+                if snap is None:
+                    continue
+                if first and gap is not None:
+                    self.connection = replace(self.connection, gap_s=gap)
+                first = False
+                self.health = self.health.observe(snap, self.thresholds)
+                self.last = snap
+                self.last_sample_at = self.clock()
+                self._update(emit)
         raise TransportError(self.host.name, "telemetry agent stopped")
 
 

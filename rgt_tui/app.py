@@ -1,0 +1,376 @@
+"""The Textual App: wires monitors to screens, owns keys, themes and the command palette.
+
+No domain logic lives here. The data source comes in through the constructor (memray's
+pattern): ``RgtApp(fleet)`` builds one ``HostMonitor`` per host, tests pass their own
+``monitors`` or none at all (``start_monitors=False``) and post ``HostUpdated`` messages.
+Each monitor runs in its own worker (a group per host); every update it emits becomes a
+replaceable ``HostUpdated`` message, so a slow screen drops stale samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.worker import Worker, WorkerState
+
+from rgt_tui import themes
+from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.health import Thresholds
+from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
+from rgt_tui.screens.fleet import FilterInput, FleetScreen
+from rgt_tui.screens.help import HelpScreen
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.widgets.history import HostHistory
+
+
+class MonitorLike(Protocol):
+    """What the App needs from a host's telemetry source (``HostMonitor`` or a fake)."""
+
+    async def run(self, emit: Callable[[HostUpdate], None]) -> None: ...
+
+    def request_reconnect(self) -> None: ...
+
+
+def health_thresholds(fleet: Fleet) -> Thresholds:
+    """The health rules' thresholds with the fleet file's overrides applied."""
+    return Thresholds(**asdict(fleet.thresholds))
+
+
+def build_monitors(fleet: Fleet, clock: Callable[[], float] = time.time) -> dict[str, MonitorLike]:
+    """One live ``HostMonitor`` per host of the fleet, over the transport it asks for."""
+    from rgt_tui.services.telemetry import HostMonitor
+    from rgt_tui.transport import transport_for
+
+    thresholds = health_thresholds(fleet)
+    return {
+        h.name: HostMonitor(
+            h, transport_for(h), interval=fleet.poll_seconds, thresholds=thresholds, clock=clock
+        )
+        for h in fleet.hosts
+    }
+
+
+class RgtCommands(Provider):
+    """The command palette: every action of the app, per host and per theme."""
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        app = self.app
+        assert isinstance(app, RgtApp)
+        commands: list[tuple[str, str, Callable[[], Any]]] = []
+        for host in app.fleet.hosts:
+            commands.append(
+                (
+                    f"Open detail: {host.name}",
+                    "Show the host's detail screen",
+                    partial(app.open_host, host.name),
+                )
+            )
+            commands.append(
+                (
+                    f"Reconnect host: {host.name}",
+                    "Drop and retry the connection now",
+                    partial(app.reconnect, host.name),
+                )
+            )
+        for name in app.theme_names():
+            commands.append(
+                (
+                    f"Switch theme to: {name}",
+                    "Change the colours (remembered)",
+                    partial(app.switch_theme, name),
+                )
+            )
+        commands += [
+            ("Filter hosts", "Show only hosts whose name matches", app.action_filter),
+            ("Help: keys", "List every key", app.action_help),
+            ("Quit", "Leave rgt-tui (remote runs keep running)", app.action_quit),
+        ]
+        return commands
+
+    async def discover(self) -> Hits:
+        for text, help_text, callback in self._commands():
+            yield DiscoveryHit(text, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, help_text, callback in self._commands():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), callback, help=help_text)
+
+
+class RgtApp(App[int]):
+    """rgt-tui: the fleet grid, host details, help, themes."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "rgt-tui"
+    COMMANDS = {RgtCommands}
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="List every key"),
+        Binding("q", "quit", "Quit", tooltip="Quit (runs on the boxes keep going)"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, tooltip="Quit"),
+    ]
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        *,
+        monitors: dict[str, MonitorLike] | None = None,
+        start_monitors: bool = True,
+        theme: str | None = None,
+        clock: Callable[[], float] = time.time,
+        config_dir: Path | None = None,
+        theme_dirs: Iterable[Path] | None = None,
+    ) -> None:
+        super().__init__()
+        self.fleet = fleet
+        self.clock = clock
+        self.config_dir = config_dir
+        self.thresholds = health_thresholds(fleet)
+        self.start_monitors = start_monitors
+        if monitors is None and start_monitors:
+            monitors = build_monitors(fleet, clock)
+        self.monitors: dict[str, MonitorLike] = monitors or {}
+        self.latest: dict[str, HostUpdate] = {}
+        self.histories: dict[str, HostHistory] = {h.name: HostHistory() for h in fleet.hosts}
+        self._posted: dict[str, HostUpdate] = {}
+        self._monitor_workers: dict[str, Worker[None]] = {}
+        dirs = (
+            list(theme_dirs)
+            if theme_dirs is not None
+            else [
+                themes.bundled_themes_dir(),
+                themes.user_themes_dir(config_dir),
+            ]
+        )
+        loaded, self.theme_errors = themes.load_themes(dirs)
+        self.own_theme_names = [t.name for t in loaded]
+        for t in loaded:
+            self.register_theme(t)
+        self.theme = self._initial_theme(theme)
+        self.fleet_screen = FleetScreen(fleet, thresholds=self.thresholds, clock=clock)
+
+    def _initial_theme(self, requested: str | None) -> str:
+        if requested:
+            if requested in self.available_themes:
+                return requested
+            self.theme_errors.append(
+                f"--theme {requested}: no such theme; available: {', '.join(self.theme_names())}"
+            )
+        saved = themes.saved_theme(self.config_dir)
+        for name in (saved, themes.DEFAULT_THEME, "textual-dark"):
+            if name and name in self.available_themes:
+                return name
+        return self.theme
+
+    def theme_names(self) -> list[str]:
+        """rgt-tui's themes (bundled and the user's) first, then Textual's built-in ones."""
+        rest = sorted(n for n in self.available_themes if n not in self.own_theme_names)
+        return [*self.own_theme_names, *rest]
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        # A theme without rgt-tui's variables (Textual's own, a user's) still gets gauges,
+        # drawn in its own status colours.
+        theme = self.current_theme
+        colors = theme.to_color_system().generate()
+        shade = "panel-lighten-2" if theme.dark else "panel-darken-2"
+        fallback = colors.get("foreground", "ansi_default")
+        return {
+            "gauge-ok": colors.get("success", fallback),
+            "gauge-warn": colors.get("warning", fallback),
+            "gauge-crit": colors.get("error", fallback),
+            "gauge-empty": colors.get(shade, colors.get("panel", fallback)),
+        }
+
+    def get_default_screen(self) -> FleetScreen:
+        return self.fleet_screen
+
+    def on_mount(self) -> None:
+        if self.theme_errors:
+            self.notify(
+                "\n".join(self.theme_errors),
+                title="Theme files skipped",
+                severity="warning",
+                timeout=15,
+            )
+        for name, monitor in self.monitors.items():
+            self.start_monitor(name, monitor)
+
+    async def on_unmount(self) -> None:
+        # Textual cancels workers at exit without waiting; wait here (briefly) so every
+        # monitor closes its channel and the agent processes go with it.
+        running = [w for w in self._monitor_workers.values() if not w.is_finished]
+        for worker in running:
+            worker.cancel()
+        if running:
+            await asyncio.wait([asyncio.ensure_future(_settled(w)) for w in running], timeout=3)
+            await asyncio.sleep(0.1)  # let cancelled streams' finalizers run
+
+    # -- telemetry ---------------------------------------------------------------------
+
+    def start_monitor(self, host: str, monitor: MonitorLike) -> Worker[None]:
+        """Run ``monitor`` in the host's worker group (replacing any running one)."""
+        worker = self.run_worker(
+            self._pump(host, monitor),
+            name=f"monitor:{host}",
+            group=f"host:{host}",
+            description=f"telemetry of {host}",
+            exclusive=True,
+            exit_on_error=False,
+        )
+        self._monitor_workers[host] = worker
+        return worker
+
+    async def _pump(self, host: str, monitor: MonitorLike) -> None:
+        def emit(update: HostUpdate) -> None:
+            self._posted[update.host] = update
+            self.post_message(HostUpdated(update))
+
+        try:
+            await monitor.run(emit)
+        finally:
+            transport = getattr(monitor, "transport", None)
+            if transport is not None:
+                try:
+                    await transport.close()
+                except Exception:  # closing a dead link: nothing left to tell the user
+                    pass
+
+    def on_host_updated(self, message: HostUpdated) -> None:
+        update = message.update
+        if self._posted.get(update.host, update) is not update:
+            return  # a newer sample of this host is already queued
+        history = self.histories.setdefault(update.host, HostHistory())
+        history.add(update.snapshot)
+        self.latest[update.host] = update
+        with self.batch_update():
+            for screen in self.screen_stack:
+                sink = getattr(screen, "host_updated", None)
+                if sink is not None:
+                    sink(update, history)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if event.state == WorkerState.ERROR and (worker.group or "").startswith("host:"):
+            host = worker.group.removeprefix("host:")
+            self.notify(
+                f"Telemetry for {host} stopped: {worker.error}. Press r on it to retry.",
+                title=host,
+                severity="error",
+                timeout=15,
+            )
+
+    # -- actions -----------------------------------------------------------------------
+
+    def reconnect(self, host: str) -> None:
+        """Drop and retry ``host``'s connection now."""
+        monitor = self.monitors.get(host)
+        if monitor is None:
+            self.notify(f"{host} is not being monitored", severity="warning")
+            return
+        worker = self._monitor_workers.get(host)
+        if worker is not None and worker.is_finished:
+            # The monitor died (reported when it happened): pressing r starts it again.
+            self.start_monitor(host, monitor)
+        else:
+            monitor.request_reconnect()
+        self.notify(f"Reconnecting {host}…", title=host)
+
+    @on(ReconnectRequested)
+    def _reconnect(self, message: ReconnectRequested) -> None:
+        self.reconnect(message.host)
+
+    def open_host(self, host: str) -> None:
+        """Show ``host``'s detail screen (over the fleet grid)."""
+        screen = self.screen
+        if isinstance(screen, HostDetailScreen) and screen.host.name == host:
+            return
+        self._back_to_fleet()
+        self.push_screen(
+            HostDetailScreen(
+                self.fleet.host(host),
+                update=self.latest.get(host),
+                history=self.histories.get(host),
+                thresholds=self.thresholds,
+                clock=self.clock,
+            )
+        )
+
+    @on(OpenHostRequested)
+    def _open_host(self, message: OpenHostRequested) -> None:
+        self.open_host(message.host)
+
+    def _back_to_fleet(self) -> None:
+        while len(self.screen_stack) > 1 and self.screen is not self.fleet_screen:
+            self.pop_screen()
+
+    def switch_theme(self, name: str) -> None:
+        """Apply theme ``name`` and remember it for the next start."""
+        if name not in self.available_themes:
+            self.notify(f"No theme named {name!r}", severity="error")
+            return
+        self.theme = name
+        self._save_theme(name)
+
+    @work(thread=True, exclusive=True, group="settings", exit_on_error=False)
+    def _save_theme(self, name: str) -> None:
+        # A thread: the event loop never waits on the disk.
+        try:
+            themes.save_theme(name, self.config_dir)
+        except OSError as exc:
+            self.call_from_thread(
+                self.notify, f"Could not save the theme choice: {exc}", severity="warning"
+            )
+
+    def action_filter(self) -> None:
+        self._back_to_fleet()
+        self.fleet_screen.action_filter()
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        palette = Binding(
+            "ctrl+p", "command_palette", "Commands", tooltip="Command palette: every action"
+        )
+        self.push_screen(
+            HelpScreen(
+                [
+                    ("Everywhere", [*self.BINDINGS, palette]),
+                    ("Fleet", FleetScreen.BINDINGS),
+                    (
+                        "Filter box",
+                        [
+                            *FilterInput.BINDINGS,
+                            Binding("enter", "keep", "Keep the filter, back to the grid"),
+                        ],
+                    ),
+                    ("Host detail", HostDetailScreen.BINDINGS),
+                ]
+            )
+        )
+
+
+async def _settled(worker: Worker[None]) -> None:
+    """Wait for a worker to finish, however it finishes."""
+    try:
+        await worker.wait()
+    except Exception:  # WorkerCancelled / WorkerFailed: finished is all that matters here
+        pass
+
+
+def run_app(fleet: Fleet, *, theme: str | None = None) -> int:
+    """Run the TUI on ``fleet`` until the user quits; the exit status for the CLI."""
+    app = RgtApp(fleet, theme=theme)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,258 @@
+"""FleetScreen: every host as a pane in a grid that fits the terminal.
+
+The App hands it each update (``host_updated``); it forwards the update to the host's
+pane, which draws only if it can be seen. The selection (shown as focus): arrows/hjkl move
+it grid-aware, ``/`` filters by name, Enter or a click opens the host.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Input
+
+from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.health import Thresholds
+from rgt_tui.messages import OpenHostRequested, ReconnectRequested
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.widgets.fleet_header import DEFAULT_FLEET_HINT, FleetHeader, FleetSummary
+from rgt_tui.widgets.history import HostHistory
+from rgt_tui.widgets.host_pane import HostPane, screen_in_view
+from rgt_tui.widgets.key_footer import KeyFooter
+from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
+
+
+class FilterInput(Input):
+    """The host-name filter; Escape clears it and hands the keys back to the grid."""
+
+    BINDINGS = [Binding("escape", "clear", "Clear filter", tooltip="Clear the filter")]
+
+    class Done(Message):
+        """The user finished with the filter (Enter keeps it, Escape clears it)."""
+
+    def action_clear(self) -> None:
+        self.value = ""
+        self.post_message(self.Done())
+
+    def on_input_submitted(self) -> None:
+        self.post_message(self.Done())
+
+
+class FleetScreen(Screen[None]):
+    """The grid of host panes: the app's home screen."""
+
+    BINDINGS = [
+        Binding(
+            "left,h",
+            "move('left')",
+            "Left",
+            show=False,
+            tooltip="Select the pane to the left (same row)",
+        ),
+        Binding(
+            "right,l",
+            "move('right')",
+            "Right",
+            show=False,
+            tooltip="Select the pane to the right (same row)",
+        ),
+        Binding("up,k", "move('up')", "Up", show=False, tooltip="Select the pane a row up"),
+        Binding("down,j", "move('down')", "Down", show=False, tooltip="Select the pane a row down"),
+        Binding("enter", "open", "Open", tooltip="Open the selected host's detail screen"),
+        Binding("r", "reconnect", "Reconnect", tooltip="Reconnect the selected host now"),
+        Binding("slash", "filter", "Filter", key_display="/", tooltip="Filter hosts by name"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        *,
+        thresholds: Thresholds | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.fleet = fleet
+        self.clock = clock
+        self.panes: dict[str, HostPane] = {
+            h.name: HostPane(h, thresholds=thresholds, clock=clock) for h in fleet.hosts
+        }
+        self.latest: dict[str, HostUpdate] = {}
+        self._selected: HostPane | None = None
+        self._header = FleetHeader()
+        self._filter = FilterInput(
+            placeholder="filter hosts by name (Enter keeps, Escape clears)", id="filter"
+        )
+        self._grid = PaneGrid(id="grid")
+        self._summary = FleetSummary(hosts=len(fleet.hosts), shown=len(fleet.hosts))
+
+    def compose(self) -> ComposeResult:
+        if self.fleet.is_default:
+            self._header.hint = DEFAULT_FLEET_HINT
+        self._header.summary = self._summary
+        yield self._header
+        yield self._filter
+        with self._grid:
+            yield from self.panes.values()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self._filter.display = False
+        if self.panes:
+            self.select(next(iter(self.panes)))
+        # Countdowns and cost move with the clock even when no sample arrives.
+        self.set_interval(1.0, self._tick)
+
+    # -- data --------------------------------------------------------------------------
+
+    def host_updated(self, update: HostUpdate, history: HostHistory | None) -> None:
+        """Route one update to its pane (which draws only when visible)."""
+        pane = self.panes.get(update.host)
+        if pane is None:
+            return
+        self.latest[update.host] = update
+        pane.show(update, history)
+        self._refresh_summary()
+
+    def _refresh_summary(self) -> None:
+        updates = list(self.latest.values())
+        alerts = [a for u in updates for a in u.alerts]
+        summary = FleetSummary(
+            hosts=len(self.panes),
+            shown=sum(1 for p in self.panes.values() if p.display),
+            connected=sum(1 for u in updates if u.connection.status == "connected"),
+            down=sum(1 for u in updates if u.connection.status in ("reconnecting", "lost")),
+            critical=sum(1 for a in alerts if a.severity == "critical"),
+            warnings=sum(1 for a in alerts if a.severity == "warning"),
+            cost_per_hour=sum(h.cost_per_hour or 0.0 for h in self.fleet.hosts),
+            filter=self._filter.value,
+        )
+        if summary != self._summary:
+            self._summary = summary
+            self._header.summary = summary
+
+    def _tick(self) -> None:
+        if not screen_in_view(self):
+            return
+        for pane in self.panes.values():
+            pane.tick()
+
+    def on_screen_resume(self) -> None:
+        # Panes skipped drawing while the detail screen covered this one.
+        self.call_after_refresh(self._draw_stale)
+
+    @on(PaneGrid.Scrolled)
+    def _scrolled(self) -> None:
+        # Pane regions are known only after the next refresh lays the grid out again.
+        self.call_after_refresh(self._draw_stale)
+
+    def _draw_stale(self) -> None:
+        for pane in self.panes.values():
+            pane.draw_if_stale()
+
+    # -- selection ---------------------------------------------------------------------
+
+    @property
+    def visible_panes(self) -> list[HostPane]:
+        """The panes the filter leaves, in grid order."""
+        return [p for p in self.panes.values() if p.display]
+
+    @property
+    def selected(self) -> HostPane | None:
+        """The selected pane (None when the filter hides every pane)."""
+        if self._selected is not None and self._selected.display:
+            return self._selected
+        panes = self.visible_panes
+        return panes[0] if panes else None
+
+    def on_descendant_focus(self) -> None:
+        # A click focuses a pane directly: that is a selection too.
+        if isinstance(self.focused, HostPane):
+            self._selected = self.focused
+
+    def select(self, host: str) -> None:
+        """Move the selection to ``host`` (and scroll it into view).
+
+        The selection is recorded at once: focus itself moves a moment later, and a
+        burst of keys (held arrow, typed-ahead Enter) must act on where it is going.
+        """
+        pane = self.panes[host]
+        self._selected = pane
+        pane.focus()
+        pane.scroll_visible(animate=False)
+
+    def action_move(self, direction: str) -> None:
+        panes = self.visible_panes
+        if not panes:
+            return
+        current = self.selected
+        index = panes.index(current) if current in panes else 0
+        target = panes[neighbour(index, len(panes), self._grid.columns, direction)]
+        self.select(target.host.name)
+
+    def action_reconnect(self) -> None:
+        pane = self.selected
+        if pane is None:
+            self.notify("No host selected", severity="warning")
+            return
+        self.post_message(ReconnectRequested(pane.host.name))
+
+    def action_open(self) -> None:
+        pane = self.selected
+        if pane is not None:
+            self.post_message(OpenHostRequested(pane.host.name))
+
+    @on(HostPane.Opened)
+    def _open(self, event: HostPane.Opened) -> None:
+        event.stop()
+        self.post_message(OpenHostRequested(event.host))
+
+    # -- filter ------------------------------------------------------------------------
+
+    @property
+    def filter_input(self) -> FilterInput:
+        """The name filter's input box."""
+        return self._filter
+
+    def action_filter(self) -> None:
+        """Show the filter input and focus it."""
+        box = self._filter
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self._filter
+        if box.value or box.display:
+            box.value = ""
+            self._finish_filter()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.apply_filter(event.value)
+
+    @on(FilterInput.Done)
+    def _finish_filter(self) -> None:
+        box = self._filter
+        if not box.value:
+            box.display = False
+        panes = self.visible_panes
+        target = self.selected if self.selected in panes else (panes[0] if panes else None)
+        if target is not None:
+            self.select(target.host.name)
+        else:
+            self.set_focus(None)
+
+    def apply_filter(self, text: str) -> None:
+        """Show only the hosts whose name contains ``text`` (case-insensitive)."""
+        needle = text.strip().lower()
+        for name, pane in self.panes.items():
+            pane.display = needle in name.lower()
+        self._grid.refit()
+        self._refresh_summary()
+        self.call_after_refresh(self._draw_stale)

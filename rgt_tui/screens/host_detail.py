@@ -1,0 +1,131 @@
+"""HostDetailScreen: one host in depth, as tabs built from ``DETAIL_TABS``.
+
+It keeps updating live: the App passes every update on, and the screen redraws the
+active tab only (the others catch up when they are shown). Number keys jump to tabs, in
+the registry's order, so a new tab gets its key without touching this module.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.health import Thresholds
+from rgt_tui.messages import ReconnectRequested
+from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.widgets.history import HostHistory
+from rgt_tui.widgets.host_pane import screen_in_view
+
+
+def _tab_bindings() -> list[Binding]:
+    return [
+        Binding(str(n), f"show_tab('{tab.TAB_ID}')", tab.TITLE, show=False)
+        for n, tab in enumerate(DETAIL_TABS[:9], start=1)
+    ]
+
+
+class HostDetailScreen(Screen[None]):
+    """Tabs of one host's figures; Escape goes back to the fleet."""
+
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back", tooltip="Back to the fleet"),
+        Binding("r", "reconnect", "Reconnect", tooltip="Reconnect this host now"),
+        *_tab_bindings(),
+    ]
+
+    def __init__(
+        self,
+        host: HostConfig,
+        *,
+        update: HostUpdate | None = None,
+        history: HostHistory | None = None,
+        thresholds: Thresholds | None = None,
+        clock: Callable[[], float] = time.time,
+        tabs: list[type[DetailTab]] | None = None,
+    ) -> None:
+        super().__init__()
+        self.host = host
+        self.update = update
+        self.history = history or HostHistory()
+        self.thresholds = thresholds or Thresholds()
+        self.clock = clock
+        self.tab_classes = list(tabs if tabs is not None else DETAIL_TABS)
+        self.tabs: dict[str, DetailTab] = {cls.TAB_ID: cls() for cls in self.tab_classes}
+        self._stale: set[str] = set(self.tabs)
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), classes="detail-title")
+        with TabbedContent():
+            for cls in self.tab_classes:
+                with TabPane(cls.TITLE, id=f"tab-{cls.TAB_ID}"):
+                    yield self.tabs[cls.TAB_ID]
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.draw)
+        self.set_interval(1.0, self._tick)
+
+    def _title(self) -> Content:
+        return Content.assemble(
+            (self.host.name, "bold $accent"),
+            ("  ", ""),
+            (self.host.profile, "$foreground-muted"),
+            ("   Esc back · 1–9 tabs · r reconnect", "$foreground-muted"),
+        )
+
+    @property
+    def active_tab(self) -> str:
+        """The TAB_ID of the tab on screen."""
+        active = self.query_one(TabbedContent).active
+        return active.removeprefix("tab-")
+
+    def host_updated(self, update: HostUpdate, history: HostHistory | None) -> None:
+        """Take a new update for this screen's host; others are ignored."""
+        if update.host != self.host.name:
+            return
+        self.update = update
+        if history is not None:
+            self.history = history
+        self._stale = set(self.tabs)
+        if screen_in_view(self):
+            self.draw()
+
+    def draw(self) -> None:
+        """Redraw the active tab from the latest update."""
+        if not self.is_mounted:
+            return
+        tab_id = self.active_tab
+        tab = self.tabs.get(tab_id)
+        if tab is None:
+            return
+        view = HostView(self.host, self.update, self.history, self.clock(), self.thresholds)
+        tab.show(view)
+        self._stale.discard(tab_id)
+
+    def _tick(self) -> None:
+        # The connection countdown and the cost move even without new samples.
+        if screen_in_view(self) and self.active_tab == "overview":
+            self.draw()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self) -> None:
+        if self.active_tab in self._stale:
+            self.draw()
+
+    def action_show_tab(self, tab_id: str) -> None:
+        self.query_one(TabbedContent).active = f"tab-{tab_id}"
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_reconnect(self) -> None:
+        self.post_message(ReconnectRequested(self.host.name))

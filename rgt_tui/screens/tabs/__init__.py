@@ -1,0 +1,18 @@
+"""The host-detail tabs, in display order.
+
+To add a tab (queue, logs, pulls, teardown): write one module here with a ``DetailTab``
+subclass (``TAB_ID``, ``TITLE``, ``compose``, ``show``) and append it to ``DETAIL_TABS``.
+The detail screen builds its tabs, its number keys and its help entries from this list.
+"""
+
+from __future__ import annotations
+
+from rgt_tui.screens.tabs.alerts import AlertsTab
+from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.screens.tabs.disks import DisksTab
+from rgt_tui.screens.tabs.gpus import GpusTab
+from rgt_tui.screens.tabs.overview import OverviewTab
+
+DETAIL_TABS: list[type[DetailTab]] = [OverviewTab, GpusTab, DisksTab, AlertsTab]
+
+__all__ = ["DETAIL_TABS", "DetailTab", "HostView"]

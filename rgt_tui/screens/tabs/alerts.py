@@ -1,0 +1,46 @@
+"""Alerts tab: each active alert expanded with its gotcha's cause and fix."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widgets import Static
+
+from rgt_tui.domain.gotchas import gotcha
+from rgt_tui.domain.health import Alert
+from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.widgets.alert_list import alert_line
+
+
+def alert_block(alert: Alert) -> Content:
+    """The alert line, then the catalogue entry: title, cause, fix."""
+    lines = [alert_line(alert)]
+    entry = gotcha(alert.gotcha)
+    muted = "$foreground-muted"
+    if entry is None:
+        lines.append(Content.styled(f"     {alert.gotcha}: not in the catalogue", muted))
+    else:
+        lines += [
+            Content.assemble(("     ", ""), (f"{entry.id} — {entry.title}", "bold")),
+            Content.assemble(("     cause: ", muted), entry.cause),
+            Content.assemble(("     fix:   ", "bold $accent"), entry.fix),
+        ]
+    return Content("\n").join(lines)
+
+
+class AlertsTab(DetailTab):
+    """Every active alert, most severe first, with what causes it and what to do."""
+
+    TAB_ID = "alerts"
+    TITLE = "Alerts"
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="alerts-body")
+
+    def show(self, view: HostView) -> None:
+        alerts = view.update.alerts if view.update else ()
+        body = self.query_one(".alerts-body", Static)
+        if not alerts:
+            body.update(Content.styled("✓ no active alerts", "$success"))
+            return
+        body.update(Content("\n\n").join(alert_block(a) for a in alerts))

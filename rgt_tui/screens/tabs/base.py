@@ -1,0 +1,41 @@
+"""The contract every host-detail tab follows, so adding a tab is one module.
+
+A tab is a scrolling widget with a ``TAB_ID`` and a ``TITLE``; the detail screen calls
+``show(view)`` with everything known about the host whenever the tab is on screen and
+the host changes. Register a new tab by appending its class to ``DETAIL_TABS`` in
+``rgt_tui/screens/tabs/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual.containers import VerticalScroll
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.health import Thresholds
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.widgets.history import HostHistory
+
+
+@dataclass(frozen=True)
+class HostView:
+    """What a tab may draw: the host's config, its latest update and history, and now."""
+
+    host: HostConfig
+    update: HostUpdate | None
+    history: HostHistory
+    now: float
+    thresholds: Thresholds
+
+
+class DetailTab(VerticalScroll):
+    """Base class of the detail screen's tabs."""
+
+    TAB_ID: ClassVar[str] = ""
+    TITLE: ClassVar[str] = ""
+
+    def show(self, view: HostView) -> None:
+        """Draw ``view``; called only while this tab is the active one."""
+        raise NotImplementedError

@@ -1,0 +1,109 @@
+"""Overview tab: the connection, the box's identity, its cgroup budget, and history plots."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widgets import Label, Static
+
+from rgt_tui.domain.snapshot import HostSnapshot
+from rgt_tui.domain.units import fmt_bytes, fmt_duration
+from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.widgets.host_text import (
+    cgroup_line,
+    cgroup_memory,
+    connection_lines,
+    cost_text,
+    started_label,
+)
+from rgt_tui.widgets.spark import Spark
+from rgt_tui.widgets.usage_bar import UsageBar
+
+
+def identity_lines(view: HostView, snap: HostSnapshot | None) -> list[Content]:
+    """Host name, boot, uptime, cost; host-wide figures labelled as such (U41)."""
+    muted = "$foreground-muted"
+    lines = [Content.assemble(("profile ", muted), view.host.profile)]
+    cost = cost_text(view.host, snap, view.now)
+    if cost:
+        lines.append(
+            Content.assemble(("cost ", muted), cost, (f"  {started_label(view.host)}", muted))
+        )
+    if snap is None:
+        lines.append(Content.styled("no sample yet", muted))
+        return lines
+    lines.append(Content.assemble(("hostname ", muted), snap.hostname or "?"))
+    lines.append(
+        Content.assemble(
+            ("boot id ", muted),
+            snap.boot_id or "?",
+            ("  up ", muted),
+            fmt_duration(snap.uptime_s),
+        )  # fmt: skip
+    )
+    if snap.loadavg is not None or snap.host_mem_total:
+        load = " ".join(f"{v:.2f}" for v in snap.loadavg) if snap.loadavg else "?"
+        mem = f"{fmt_bytes(snap.host_mem_available)} free of {fmt_bytes(snap.host_mem_total)}"
+        lines.append(
+            Content.assemble(
+                ("host-wide (the physical machine, not your container): ", muted),
+                f"load {load} · {snap.host_cpus or '?'} CPUs · {mem}",
+            )
+        )
+    if snap.cgroup and snap.cgroup.memory_pressure_avg10 is not None:
+        lines.append(
+            Content.assemble(
+                ("memory pressure (avg10) ", muted), f"{snap.cgroup.memory_pressure_avg10:.1f}%"
+            )
+        )
+    for problem in snap.problems:
+        lines.append(Content.styled(f"agent: {problem}", "$warning"))
+    return lines
+
+
+class OverviewTab(DetailTab):
+    """Connection and identity, the cgroup figures, and longer history plots."""
+
+    TAB_ID = "overview"
+    TITLE = "Overview"
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="detail-conn")
+        yield Static(classes="detail-identity")
+        yield Label("cgroup (this container's own budget)", classes="section-title")
+        yield UsageBar("memory", label_width=8, classes="detail-cgmem")
+        yield Static(classes="detail-cgroup")
+        yield Label("GPU util, mean of all GPUs", classes="section-title gpu-only")
+        yield Spark(style="$primary", classes="plot plot-gpu gpu-only")
+        yield Label("VRAM used, all GPUs", classes="section-title gpu-only")
+        yield Spark(classes="plot plot-vram gpu-only")
+        yield Label("memory used (cgroup, else host)", classes="section-title")
+        yield Spark(classes="plot plot-mem")
+
+    def show(self, view: HostView) -> None:
+        update = view.update
+        snap = update.snapshot if update else None
+        if update is not None:
+            conn = connection_lines(update.connection, snap, view.now)
+            self.query_one(".detail-conn", Static).update(Content("\n").join(conn))
+        self.query_one(".detail-identity", Static).update(
+            Content("\n").join(identity_lines(view, snap))
+        )
+        cg = snap.cgroup if snap else None
+        fraction, figure = cgroup_memory(cg)
+        bar = self.query_one(".detail-cgmem", UsageBar)
+        bar.crit_at = view.thresholds.cgroup_mem_pct / 100
+        bar.show(fraction, figure)
+        baseline = update.health.oom_baseline if update else None
+        line = cgroup_line(cg, baseline)
+        if baseline is not None:
+            line = Content.assemble(line, (f" · oom_kill at start {baseline}", "$foreground-muted"))
+        self.query_one(".detail-cgroup", Static).update(line)
+        h = view.history
+        # A box without GPUs says so on the GPUs tab; empty plots would only take room.
+        has_gpus = bool(h.gpu_util) or (snap is not None and bool(snap.gpus))
+        for widget in self.query(".gpu-only"):
+            widget.display = has_gpus
+        self.query_one(".plot-gpu", Spark).data = tuple(h.gpu_util)
+        self.query_one(".plot-vram", Spark).data = tuple(h.vram)
+        self.query_one(".plot-mem", Spark).data = tuple(h.memory)

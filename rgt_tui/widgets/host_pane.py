@@ -1,0 +1,241 @@
+"""HostPane: one host in the fleet grid, redrawn from each telemetry update.
+
+The screen hands a pane every ``HostUpdate`` (attributes down); the pane draws it only
+while it can be seen — not filtered out, scrolled into view, on a screen in view — and
+otherwise just remembers that it is stale, so 64 streaming hosts cost what the few
+visible ones cost. ``draw_if_stale`` catches up when it comes back into view.
+
+A pane is one widget rendering one block of text, not a tree of small widgets: with 64
+hosts every extra widget per pane is 64 more to lay out whenever anything moves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from textual import events
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widget import Widget
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.snapshot import HostSnapshot
+from rgt_tui.domain.units import fmt_bytes, fmt_count
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.widgets.alert_list import alert_lines
+from rgt_tui.widgets.gpu_row import util_line, vram_line
+from rgt_tui.widgets.history import HostHistory
+from rgt_tui.widgets.host_text import (
+    cgroup_line,
+    cgroup_memory,
+    connection_lines,
+    cost_text,
+    unique_mounts,
+)
+from rgt_tui.widgets.spark import spark_rows
+from rgt_tui.widgets.usage_bar import usage_line
+
+MAX_ALERT_LINES = 4
+
+
+def screen_in_view(screen: Screen[object]) -> bool:
+    """Whether ``screen`` can be seen: on top, or under see-through ones (help, palette).
+
+    ``Screen.is_current`` also says yes for the screen right below an opaque one.
+    """
+    stack = screen.app.screen_stack
+    if screen not in stack:
+        return False
+    above = stack[stack.index(screen) + 1 :]
+    return all(s.styles.background.a < 1 for s in above)
+
+
+def pane_shape(update: HostUpdate) -> tuple[object, ...]:
+    """What decides a pane's height: lines of status, GPUs, mounts, alerts."""
+    snap, conn = update.snapshot, update.connection
+    gpus = len(snap.gpus) if snap else -1
+    mounts = tuple(d.mount for d in snap.disks) if snap else ()
+    return (
+        conn.status,
+        conn.error,
+        conn.fix,
+        gpus,
+        mounts,
+        min(len(update.alerts), MAX_ALERT_LINES),
+    )
+
+
+def figure_lines(
+    snap: HostSnapshot, oom_baseline: int | None, th: Thresholds, width: int
+) -> list[Content]:
+    """GPUs (or why there are none), every watched mount's bytes AND inodes, the cgroup."""
+    lines: list[Content] = []
+    if snap.gpus:
+        for gpu in snap.gpus:
+            lines += [util_line(gpu, th).truncate(width, ellipsis=True), vram_line(gpu, width)]
+    else:
+        why = snap.gpu_unavailable_reason or "none found"
+        lines.append(Content.assemble(("no GPU: ", "bold"), (why, "$foreground-muted")))
+    for d in unique_mounts(snap.disks):
+        lines.append(
+            Content.styled(d.mount, "bold $foreground-muted").truncate(width, ellipsis=True)
+        )
+        lines.append(
+            usage_line("bytes", d.bytes_fraction, f"{fmt_bytes(d.bytes_used)}/{fmt_bytes(d.bytes_total)}",
+                       width, crit_at=th.disk_pct / 100)
+        )  # fmt: skip
+        if d.inodes_total:
+            inodes = f"{fmt_count(d.inodes_used)}/{fmt_count(d.inodes_total)}"
+            lines.append(
+                usage_line("inodes", d.inodes_fraction, inodes, width, crit_at=th.inode_pct / 100)
+            )
+        else:
+            lines.append(usage_line("inodes", None, "no inode limit", width))
+    fraction, figure = cgroup_memory(snap.cgroup)
+    lines.append(usage_line("cg mem", fraction, figure, width, crit_at=th.cgroup_mem_pct / 100))
+    lines.append(cgroup_line(snap.cgroup, oom_baseline).truncate(width, ellipsis=True))
+    return lines
+
+
+def spark_line(history: HostHistory, width: int) -> Content:
+    """``gpu ▂▄▆█ mem ▁▁▂▂``: GPU util (when there are GPUs) and memory, recent samples."""
+    if not history.gpu_util:
+        return Content.assemble(
+            ("mem ", "$foreground-muted"), *spark_rows(history.memory, max(1, width - 4))
+        )
+    half = max(1, (width - 9) // 2)
+    return Content.assemble(
+        ("gpu ", "$foreground-muted"),
+        *spark_rows(history.gpu_util, half, style="$primary"),
+        (" mem ", "$foreground-muted"),
+        *spark_rows(history.memory, width - 9 - half),
+    )
+
+
+class HostPane(Widget, can_focus=True):
+    """A host's live summary; focus shows the fleet's selection, a click opens it."""
+
+    DEFAULT_CSS = """
+    HostPane { height: auto; }
+    """
+
+    class Opened(Message):
+        """The user asked for this host's detail screen."""
+
+        def __init__(self, host: str) -> None:
+            super().__init__()
+            self.host = host
+
+    def __init__(
+        self,
+        host: HostConfig,
+        *,
+        thresholds: Thresholds | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(classes="host-pane")
+        self.host = host
+        self.thresholds = thresholds or Thresholds()
+        self.clock = clock
+        self.update: HostUpdate | None = None
+        self.history: HostHistory | None = None
+        self.stale = False
+        self.draws = 0  # how many times it was drawn: tests and the benchmark read it
+        self._shape: tuple[object, ...] | None = None
+        self._content = Content.styled("◌ connecting…", "$foreground-muted")
+        self._figures: list[Content] = []
+        self._height = 0
+        self.border_title = host.name
+        self.border_subtitle = host.profile
+
+    # -- what the screen calls ---------------------------------------------------------
+
+    def show(self, update: HostUpdate, history: HostHistory | None = None) -> bool:
+        """Take a new update; draw it now if visible. True when it was drawn."""
+        self.update = update
+        self.history = history
+        self.set_class(update.connection.status != "connected", "-down")
+        self.set_class(any(a.severity == "critical" for a in update.alerts), "-critical")
+        # A change of shape (first sample, a GPU or mount gone, more alerts) changes the
+        # pane's height, so it is drawn even out of view: otherwise the grid's layout,
+        # and with it what is in view, would shift once it is finally drawn.
+        if self.can_draw() or pane_shape(update) != self._shape:
+            self.draw()
+            return True
+        self.stale = True
+        return False
+
+    def draw_if_stale(self) -> None:
+        """Catch up after coming back into view."""
+        if self.stale and self.can_draw():
+            self.draw()
+
+    def tick(self) -> None:
+        """Redraw what depends on the clock alone (countdowns, cost) when visible."""
+        if self.update is not None and self.can_draw():
+            self._compose_content(self.update, recompute_figures=False)
+
+    def can_draw(self) -> bool:
+        """Whether a redraw would be seen: displayed, on a screen in view, in view."""
+        if not self.is_mounted or not self.display or not screen_in_view(self.screen):
+            return False
+        # Textual's own scroll helpers read the compositor's visible set the same way;
+        # Widget.region would force a full-map arrangement of all 64 panes.
+        visible = self.screen._compositor.visible_widgets
+        return self in visible or not visible
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Bars are drawn to the width: a new width needs a new drawing.
+        if self.update is not None:
+            if self.can_draw():
+                self.draw()
+            else:
+                self.stale = True
+
+    # -- drawing -----------------------------------------------------------------------
+
+    def draw(self) -> None:
+        """Render the latest update into the pane."""
+        if self.update is None:
+            return
+        self.stale = False
+        self.draws += 1
+        self._shape = pane_shape(self.update)
+        self._compose_content(self.update, recompute_figures=True)
+
+    def _compose_content(self, update: HostUpdate, *, recompute_figures: bool) -> None:
+        now = self.clock()
+        width = max(20, self.content_size.width or 40)
+        snap = update.snapshot
+        if recompute_figures:
+            figures: list[Content] = []
+            if snap is not None:
+                figures = figure_lines(snap, update.health.oom_baseline, self.thresholds, width)
+            figures += alert_lines(update.alerts, MAX_ALERT_LINES, width)
+            if snap is not None and self.history is not None:
+                figures.append(spark_line(self.history, width))
+            self._figures = figures
+        status = connection_lines(update.connection, snap, now)
+        content = Content("\n").join(status + self._figures)
+        cost = cost_text(self.host, snap, now)
+        subtitle = f"{self.host.profile} · {cost}" if cost else self.host.profile
+        if subtitle != self.border_subtitle:
+            self.border_subtitle = subtitle
+        if content != self._content:
+            self._content = content
+            # Figures are cut to the width; only the status lines wrap. A layout pass
+            # (all 64 panes) is needed only when the height changes.
+            height = sum(len(line.wrap(width)) for line in status) + len(self._figures)
+            self.refresh(layout=height != self._height)
+            self._height = height
+
+    def render(self) -> Content:
+        return self._content
+
+    # -- input -------------------------------------------------------------------------
+
+    def on_click(self) -> None:
+        self.post_message(self.Opened(self.host.name))

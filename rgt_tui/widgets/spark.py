@@ -1,0 +1,79 @@
+"""Spark: a sparkline of fractions on a fixed 0–100 % scale, one or more rows tall.
+
+Textual's ``Sparkline`` scales to the data's own min and max, which turns a flat 41–42 %
+memory line into a cliff; a gauge history must keep its absolute scale so that a full
+column means full. Columns are coloured like the gauges (ok / warn / crit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from rgt_tui.widgets.usage_bar import CRIT_AT, WARN_AT, gauge_style
+
+_LEVELS = " ▁▂▃▄▅▆▇█"
+
+
+def bucket(values: Sequence[float], width: int) -> list[float]:
+    """The newest values, squeezed into ``width`` columns by their maximum (peaks survive)."""
+    if width <= 0 or not values:
+        return []
+    values = list(values)  # a deque (the history) cannot be sliced
+    if len(values) <= width:
+        return values
+    step = len(values) / width
+    return [
+        max(values[int(i * step) : max(int(i * step) + 1, int((i + 1) * step))])
+        for i in range(width)
+    ]
+
+
+def spark_rows(
+    values: Sequence[float], width: int, height: int = 1, style: str | None = None
+) -> list[Content]:
+    """``height`` rows of block characters, top row first, right-aligned to ``width``.
+
+    ``style`` None colours each column like a gauge (high is bad: memory, disk); a style
+    such as ``"$primary"`` draws all in one colour (high is good: GPU util).
+    """
+    columns = bucket(values, width)
+    pad = width - len(columns)
+    rows: list[list[tuple[str, str]]] = [[(" " * pad, "")] for _ in range(height)]
+    for value in columns:
+        v = max(0.0, min(1.0, value))
+        eighths = round(v * height * 8)
+        if value > 0 and eighths == 0:
+            eighths = 1  # a busy-but-small value must not read as idle
+        column_style = style or gauge_style(v, WARN_AT, CRIT_AT)
+        for row in range(height):
+            level = max(0, min(8, eighths - (height - 1 - row) * 8))
+            rows[row].append((_LEVELS[level], column_style))
+    return [Content.assemble(*[p for p in row if p[0]]) for row in rows]
+
+
+class Spark(Widget):
+    """A fixed-scale sparkline of fractions 0–1; as tall as its CSS height."""
+
+    DEFAULT_CSS = """
+    Spark { height: 1; }
+    """
+
+    data: reactive[tuple[float, ...]] = reactive(())
+
+    def __init__(
+        self, placeholder: str = "no data yet", *, style: str | None = None, **kwargs: object
+    ) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.placeholder = placeholder
+        self.style = style
+
+    def render(self) -> Content:
+        width = self.content_size.width
+        height = max(1, self.content_size.height)
+        if not self.data:
+            return Content.styled(self.placeholder, "$foreground-muted")
+        return Content("\n").join(spark_rows(self.data, width, height, self.style))

@@ -1,0 +1,168 @@
+"""`rgt-tui demo` as a person runs it: in a real terminal (tmux), read off the screen.
+
+The test starts the installed console script in a private tmux server, waits until the
+demo boxes' panes show their disk and inode figures, then quits (``q``, Ctrl-C, or a
+SIGTERM) and checks that the process is gone, the loopback SSH ports refuse connections
+and the temporary directory was removed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+RGT_TUI = Path(sys.executable).parent / "rgt-tui"
+BOXES = 3
+FIGURE = r"\s+\d+%\s+[\d.]+[BKMGTPk]?/[\d.]+[BKMGTPk]?"  # " 12% 3.9M/32.8M"
+
+
+class Tmux:
+    """A private tmux server (its own socket) running one command in one pane."""
+
+    def __init__(self, folder: Path) -> None:
+        self.socket = f"rgt-test-{uuid.uuid4().hex[:8]}"
+        self.conf = folder / "tmux.conf"
+        # Keep the pane after the command exits so a failure's last screen can be read.
+        self.conf.write_text("set -g remain-on-exit on\nset -g history-limit 200\n")
+
+    def __call__(self, *args: str) -> str:
+        result = subprocess.run(
+            ["tmux", "-L", self.socket, "-f", str(self.conf), *args],
+            capture_output=True, text=True, timeout=10, check=True,
+        )  # fmt: skip
+        return result.stdout
+
+    def start(self, command: str, env: dict[str, str], cwd: Path) -> None:
+        # The pane inherits the server's environment; the server is started with `env`.
+        subprocess.run(
+            ["tmux", "-L", self.socket, "-f", str(self.conf), "new-session", "-d",
+             "-s", "demo", "-x", "160", "-y", "50", command],
+            env=env, cwd=cwd, check=True, timeout=10,
+        )  # fmt: skip
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "demo")
+
+    def pane(self, fmt: str) -> str:
+        return self("display-message", "-p", "-t", "demo", fmt).strip()
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    assert shutil.which("tmux"), "tmux is required for this test"
+    server = Tmux(tmp_path)
+    yield server
+    server.kill()
+
+
+def listening_ports(pid: int) -> set[int]:
+    """TCP ports the process (or its children) listens on."""
+    ports: set[int] = set()
+    proc = psutil.Process(pid)
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            for conn in p.net_connections(kind="tcp"):
+                if conn.status == psutil.CONN_LISTEN:
+                    ports.add(conn.laddr.port)
+        except psutil.Error:
+            continue
+    return ports
+
+
+def refuses(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return False
+    except ConnectionRefusedError:
+        return True
+
+
+def wait_until(predicate, timeout: float, what: str, screen=None) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"{what} within {timeout:g}s; screen:\n{screen() if screen else ''}"
+            )
+        time.sleep(0.3)
+
+
+@pytest.mark.parametrize("how", ["q", "ctrl-c", "sigterm"])
+def test_demo_shows_the_boxes_and_cleans_up_on_exit(tmux: Tmux, tmp_path: Path, how: str) -> None:
+    assert RGT_TUI.exists(), f"{RGT_TUI} missing: run `.venv/bin/pip install -e .`"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "TMPDIR": str(scratch),  # the demo's temporary fleet directory goes here
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "TEXTUAL_ANIMATIONS": "none",
+        "PYTHONFAULTHANDLER": "1",
+    }
+    env.pop("TMUX", None)
+    # The shell reaps the demo and records its exit status: tmux itself sometimes marks
+    # a pane dead (its pty closed) long before it reaps the process.
+    status_file = tmp_path / "exit-status"
+    tmux.start(f"{RGT_TUI} demo --boxes {BOXES}; echo $? > {status_file}", env, tmp_path)
+
+    def ready() -> bool:
+        text = tmux.screen()
+        return (
+            len(re.findall("inodes .*?" + FIGURE, text)) >= BOXES
+            and len(re.findall("bytes .*?" + FIGURE, text)) >= BOXES
+            and text.count("● connected") >= BOXES
+        )
+
+    wait_until(ready, 30, "the demo panes never showed disk and inode figures", tmux.screen)
+    text = tmux.screen()
+    for n in range(1, BOXES + 1):
+        assert f"box{n}" in text
+    # This machine's GPUs, or the honest reason there are none: nothing is invented.
+    assert "no GPU:" in text or "GPU0 util" in text
+    assert list(scratch.glob("rgt-demo-*")), "the demo fleet directory should exist while running"
+
+    shell = psutil.Process(int(tmux.pane("#{pane_pid}")))
+    (demo,) = [p for p in shell.children() if "demo" in p.cmdline()]
+    pid = demo.pid
+    ports = listening_ports(pid)
+    assert len(ports) >= BOXES
+    assert not any(refuses(p) for p in ports)
+
+    if how == "q":
+        tmux("send-keys", "-t", "demo", "q")
+    elif how == "ctrl-c":
+        tmux("send-keys", "-t", "demo", "C-c")
+    else:
+        os.kill(pid, signal.SIGTERM)
+
+    def stuck_stacks() -> str:
+        # faulthandler prints every thread's stack on SIGABRT: say where it hangs.
+        os.kill(pid, signal.SIGABRT)
+        time.sleep(1)
+        return tmux("capture-pane", "-p", "-t", "demo", "-S", "-100")
+
+    def exited() -> bool:
+        return status_file.exists() and status_file.read_text().strip() != ""
+
+    wait_until(exited, 20, "the demo did not exit", stuck_stacks)
+    assert status_file.read_text().strip() == ("143" if how == "sigterm" else "0"), tmux.screen()
+    assert not psutil.pid_exists(pid)
+    assert all(refuses(p) for p in ports), "a loopback SSH server outlived the demo"
+    assert not list(scratch.glob("rgt-demo-*")), "the demo's temporary directory was left behind"
+    assert "Traceback" not in tmux.screen()
