@@ -110,17 +110,21 @@ class PartWriter:
         fh = self._fh
         if fh is None or not chunks:
             return
+        # One buffer, one write, one hash update per batch instead of one per SFTP block:
+        # each call that releases the GIL has to win it back from the event loop (busy
+        # decrypting), so fewer, larger calls mean fewer hand-offs. The 4 MiB copy is cheap.
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         try:
-            for chunk in chunks:
-                fh.write(chunk)
+            view = memoryview(data)
+            while view:
+                view = view[fh.write(view) :]
             # Flushed per batch so a full disk shows up here, naming this file.
             fh.flush()
         except OSError as exc:
             raise LocalWriteError(self.path, exc) from exc
-        for chunk in chunks:
-            self._hasher.update(chunk)
-            self.offset += len(chunk)
-            self.received += len(chunk)
+        self._hasher.update(data)
+        self.offset += len(data)
+        self.received += len(data)
 
     async def finish(self) -> str:
         """Flush, fsync (when asked) and close; returns the SHA-256 of the whole part."""
