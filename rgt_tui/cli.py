@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rgt_tui import __version__
+from rgt_tui.cli_args import add_hosts_arg
 from rgt_tui.cli_logs import add_logs_parser, cmd_logs
 from rgt_tui.cli_pull import add_pull_parsers, cmd_pull, cmd_verify
 from rgt_tui.cli_queue import add_queue_commands, cmd_diagnose, cmd_launch, cmd_queue
@@ -25,15 +26,6 @@ from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration, fmt_pct
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def _add_hosts_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--hosts",
-        metavar="PATH",
-        default=argparse.SUPPRESS,
-        help="fleet file (default: $RGT_HOSTS, else ./hosts.toml, else this machine)",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every sub-command."""
     parser = argparse.ArgumentParser(
@@ -41,23 +33,23 @@ def build_parser() -> argparse.ArgumentParser:
         description="Terminal fleet manager for rented GPU boxes. With no command, opens the TUI.",
     )
     parser.add_argument("--version", action="version", version=f"rgt-tui {__version__}")
-    _add_hosts_arg(parser)
+    add_hosts_arg(parser)
     parser.add_argument("--theme", metavar="NAME", help="colour theme (see themes/)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     status = sub.add_parser(
         "status", help="one telemetry sample from every host, as a table or JSON"
     )
-    _add_hosts_arg(status)
+    add_hosts_arg(status)
     status.add_argument(
         "--json", action="store_true", help="print a JSON list, one object per host"
     )
     status.add_argument("--timeout", type=float, default=30.0, help="seconds per host (default 30)")
 
-    add_queue_commands(sub, _add_hosts_arg)
+    add_queue_commands(sub, add_hosts_arg)
     add_logs_parser(sub)
-    add_pull_parsers(sub, _add_hosts_arg)
-    add_teardown_parser(sub, _add_hosts_arg)
+    add_pull_parsers(sub, add_hosts_arg)
+    add_teardown_parser(sub, add_hosts_arg)
 
     demo = sub.add_parser("demo", help="start a loopback demo fleet and open the TUI on it")
     demo.add_argument("--boxes", type=int, default=3, help="number of demo boxes (default 3)")

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from rgt_tui.cli_args import add_hosts_arg
 from rgt_tui.domain.config import ConfigError, HostConfig, load_fleet, resolve_fleet_path
 from rgt_tui.domain.logscan import CRITICAL, LogChunk, LogLine, classify_line
 from rgt_tui.services.logs import (
@@ -52,12 +53,7 @@ def add_logs_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
         description="Print a host's queue log (no CELL) or one cell's own log; "
         "--follow keeps printing new lines until Ctrl-C, across drops and log rotation.",
     )
-    parser.add_argument(
-        "--hosts",
-        metavar="PATH",
-        default=argparse.SUPPRESS,
-        help="fleet file (default: $RGT_HOSTS, else ./hosts.toml, else this machine)",
-    )
+    add_hosts_arg(parser)
     parser.add_argument("host", help="host name from the fleet file")
     parser.add_argument("cell", nargs="?", help="cell name (its config's file stem)")
     parser.add_argument(

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from rgt_tui.cli_args import add_hosts_arg as shared_hosts_arg
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig, load_fleet, resolve_fleet_path
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.transport import TransportError, transport_for
@@ -28,20 +29,11 @@ from rgt_tui.transport import TransportError, transport_for
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def _add_hosts_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--hosts",
-        metavar="PATH",
-        default=argparse.SUPPRESS,
-        help="fleet file (default: $RGT_HOSTS, else ./hosts.toml, else this machine)",
-    )
-
-
 def add_pull_parsers(
     subparsers: Any, add_hosts_arg: Callable[[argparse.ArgumentParser], None] | None = None
 ) -> None:
     """Register `pull` and `verify` on the top-level sub-parsers."""
-    add_hosts = add_hosts_arg or _add_hosts_arg
+    add_hosts = add_hosts_arg or shared_hosts_arg
     pull = subparsers.add_parser(
         "pull", help="pull HOST's results: manifest on the box, resumable hash-checked copies"
     )
@@ -250,7 +242,7 @@ PULL_COMMANDS = {"pull": cmd_pull, "verify": cmd_verify}
 def main(argv: Sequence[str] | None = None, stream: TextIO | None = None) -> int:
     """Run `pull` / `verify` on their own (``python -m rgt_tui.cli_pull pull HOST``)."""
     parser = argparse.ArgumentParser(prog="rgt-tui")
-    _add_hosts_arg(parser)
+    shared_hosts_arg(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     add_pull_parsers(sub)
     args = parser.parse_args(argv)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests_support_gate import FILES
+from tests_support_gate import happy_events as happy_path
 
 from rgt_tui.domain.teardown_gate import (
     ArtifactChecked,
@@ -30,10 +32,6 @@ from rgt_tui.domain.teardown_gate import (
 )
 
 HOST = "h1"
-FILES = (
-    ("cellA/ckpt.pt", FileFacts(10, 100.0, "sha-a")),
-    ("cellB/metrics.json", FileFacts(5, 101.0, "sha-b")),
-)
 
 
 def replay(*events) -> GateState:
@@ -41,20 +39,6 @@ def replay(*events) -> GateState:
     for e in events:
         state = apply(state, e)
     return state
-
-
-def happy_path():
-    return [
-        ManifestTaken(FILES, taken_at=200.0, last_write=101.0),
-        Rescanned(tuple((p, f.size, f.mtime) for p, f in FILES), at=210.0),
-        FilePulled("cellA/ckpt.pt", "sha-a"),
-        FilePulled("cellB/metrics.json", "sha-b"),
-        ArtifactChecked("cellA/ckpt.pt", loadable=True, ok=True),
-        ArtifactChecked("cellB/metrics.json", loadable=True, ok=True),
-        RosterChecked(expected=("cellA", "cellB"), present=("cellA", "cellB")),
-        CellsRunning(()),
-        ConfirmationTyped(HOST),
-    ]
 
 
 def test_happy_path_unlocks_only_at_the_typed_name():
