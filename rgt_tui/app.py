@@ -24,14 +24,22 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.worker import Worker, WorkerState
 
 from rgt_tui import themes
-from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import HelpScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.queue_actions import (
+    QueueActionRequested,
+    QueueController,
+    QueueViewed,
+    queue_commands,
+)
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.history import HostHistory
+from rgt_tui.widgets.pull_alerts import danger_clock_note, queue_done_at, with_cost_alerts
+from rgt_tui.widgets.pull_jobs import JobRequested, JobRunner, JobsChanged, job_commands
 
 
 class MonitorLike(Protocol):
@@ -91,6 +99,8 @@ class RgtCommands(Provider):
                     partial(app.switch_theme, name),
                 )
             )
+        commands += queue_commands(app)
+        commands += job_commands(app)
         commands += [
             ("Filter hosts", "Show only hosts whose name matches", app.action_filter),
             ("Help: keys", "List every key", app.action_help),
@@ -160,6 +170,9 @@ class RgtApp(App[int]):
             self.register_theme(t)
         self.theme = self._initial_theme(theme)
         self.fleet_screen = FleetScreen(fleet, thresholds=self.thresholds, clock=clock)
+        self.jobs = JobRunner(self, fleet, clock=clock)
+        self._seen_connected: set[str] = set()  # danger clocks: once per host per session
+        self.queues = QueueController(self)
 
     def _initial_theme(self, requested: str | None) -> str:
         if requested:
@@ -206,6 +219,9 @@ class RgtApp(App[int]):
             )
         for name, monitor in self.monitors.items():
             self.start_monitor(name, monitor)
+        self.jobs.load_journals()
+        if self.start_monitors:
+            self.queues.start_pollers()
 
     async def on_unmount(self) -> None:
         # Textual cancels workers at exit without waiting; wait here (briefly) so every
@@ -251,6 +267,11 @@ class RgtApp(App[int]):
         update = message.update
         if self._posted.get(update.host, update) is not update:
             return  # a newer sample of this host is already queued
+        host = next((h for h in self.fleet.hosts if h.name == update.host), None)
+        if host is not None:
+            self._first_connection(update, host)
+            done_at = self.jobs.queue_done_at.get(host.name)
+            update = with_cost_alerts(update, host, self.clock(), done_at)
         history = self.histories.setdefault(update.host, HostHistory())
         history.add(update.snapshot)
         self.latest[update.host] = update
@@ -259,6 +280,34 @@ class RgtApp(App[int]):
                 sink = getattr(screen, "host_updated", None)
                 if sink is not None:
                     sink(update, history)
+
+    def _first_connection(self, update: HostUpdate, host: HostConfig) -> None:
+        # Principle 10: a host's danger clocks are shown once, when it first connects.
+        if update.connection.status != "connected" or update.host in self._seen_connected:
+            return
+        self._seen_connected.add(update.host)
+        note = danger_clock_note(host)
+        if note:
+            self.notify(note, title=f"{update.host}: danger clocks", timeout=20)
+
+    # -- pulls, verification, teardown ---------------------------------------------------
+
+    @on(JobRequested)
+    def _job_requested(self, message: JobRequested) -> None:
+        if message.show_tab:
+            self.open_host(message.host, tab=message.show_tab)
+        self.jobs.request(message)
+
+    @on(QueueViewed)
+    def _queue_done(self, message: QueueViewed) -> None:
+        self.jobs.queue_done_at[message.host] = queue_done_at(message.view, self.clock())
+
+    @on(JobsChanged)
+    def _jobs_changed(self, message: JobsChanged) -> None:
+        for screen in self.screen_stack:
+            sink = getattr(screen, "jobs_changed", None)
+            if sink is not None:
+                sink(message.state)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -291,21 +340,31 @@ class RgtApp(App[int]):
     def _reconnect(self, message: ReconnectRequested) -> None:
         self.reconnect(message.host)
 
-    def open_host(self, host: str) -> None:
-        """Show ``host``'s detail screen (over the fleet grid)."""
+    def open_host(self, host: str, tab: str | None = None) -> None:
+        """Show ``host``'s detail screen (over the fleet grid), on ``tab`` if given."""
         screen = self.screen
-        if isinstance(screen, HostDetailScreen) and screen.host.name == host:
-            return
-        self._back_to_fleet()
-        self.push_screen(
-            HostDetailScreen(
+        if not (isinstance(screen, HostDetailScreen) and screen.host.name == host):
+            self._back_to_fleet()
+            screen = HostDetailScreen(
                 self.fleet.host(host),
                 update=self.latest.get(host),
                 history=self.histories.get(host),
                 thresholds=self.thresholds,
                 clock=self.clock,
             )
-        )
+            self.push_screen(screen)
+        detail = screen
+        self.call_after_refresh(detail.jobs_changed, self.jobs.state(host))
+        if tab is not None:
+            self.call_after_refresh(detail.action_show_tab, tab)
+
+    @on(QueueActionRequested)
+    def _queue_action(self, message: QueueActionRequested) -> None:
+        self.queues.request(message.host, message.action)
+
+    @on(QueueViewed)
+    def _queue_viewed(self, message: QueueViewed) -> None:
+        self.queues.viewed(message)
 
     @on(OpenHostRequested)
     def _open_host(self, message: OpenHostRequested) -> None:

@@ -217,7 +217,7 @@ async def test_arrows_and_hjkl_move_the_selection_grid_aware(tmp_path: Path) -> 
 
         assert selected() == "box0"
         steps = [
-            ("right", "box1"), ("l", "box2"), ("right", "box2"), ("down", "box4"),
+            ("right", "box1"), ("right", "box2"), ("right", "box2"), ("down", "box4"),
             ("h", "box3"), ("left", "box3"), ("k", "box0"), ("j", "box3"), ("up", "box0"),
         ]  # fmt: skip
         for key, expected in steps:
@@ -341,7 +341,8 @@ async def test_monitor_crash_is_reported_and_r_restarts_it(tmp_path: Path) -> No
 
 async def test_help_lists_every_key(tmp_path: Path) -> None:
     app = make_app(tmp_path)
-    async with app.run_test(size=(120, 60)) as pilot:
+    # Tall enough for every key of every screen to be on screen at once.
+    async with app.run_test(size=(120, 100)) as pilot:
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)

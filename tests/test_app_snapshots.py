@@ -204,6 +204,10 @@ async def post_three(pilot) -> None:  # type: ignore[no-untyped-def]
         pilot.app.post_message(HostUpdated(update))
     await pilot.pause()
     await pilot.pause()
+    # First connections raise the danger-clock toasts (tested in test_app_teardown);
+    # these snapshots are about the panes, which the toasts would cover.
+    pilot.app.clear_notifications()
+    await pilot.pause()
 
 
 @pytest.mark.parametrize("theme", ["dark", "light"])

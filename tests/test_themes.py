@@ -100,7 +100,9 @@ async def test_every_theme_draws_the_fleet(tmp_path: Path, theme: str) -> None:
         for update in three_updates():
             app.post_message(HostUpdated(update))
         await pilot.pause()
-        assert app.theme == theme and not app._notifications
+        # No theme error (the first connections' danger-clock notes are expected).
+        errors = [n for n in app._notifications if not n.title.endswith("danger clocks")]
+        assert app.theme == theme and not errors
         variables = app.get_css_variables()
         for name in themes.THEME_VARIABLES:
             Color.parse(variables[name])

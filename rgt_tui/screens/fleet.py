@@ -1,8 +1,8 @@
 """FleetScreen: every host as a pane in a grid that fits the terminal.
 
 The App hands it each update (``host_updated``); it forwards the update to the host's
-pane, which draws only if it can be seen. The selection (shown as focus): arrows/hjkl move
-it grid-aware, ``/`` filters by name, Enter or a click opens the host.
+pane, which draws only if it can be seen. The selection (shown as focus): arrows/hjk move
+it grid-aware (l is launch), ``/`` filters by name, Enter or a click opens the host.
 """
 
 from __future__ import annotations
@@ -19,13 +19,17 @@ from textual.widgets import Input
 
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
+from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.fleet_header import DEFAULT_FLEET_HINT, FleetHeader, FleetSummary
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_pane import HostPane, screen_in_view
 from rgt_tui.widgets.key_footer import KeyFooter
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
+from rgt_tui.widgets.pull_jobs import JOB_BINDINGS, HostJobs, JobRequested
+from rgt_tui.widgets.queue_text import queue_pane_line
 
 
 class FilterInput(Input):
@@ -56,7 +60,7 @@ class FleetScreen(Screen[None]):
             tooltip="Select the pane to the left (same row)",
         ),
         Binding(
-            "right,l",
+            "right",
             "move('right')",
             "Right",
             show=False,
@@ -68,6 +72,8 @@ class FleetScreen(Screen[None]):
         Binding("r", "reconnect", "Reconnect", tooltip="Reconnect the selected host now"),
         Binding("slash", "filter", "Filter", key_display="/", tooltip="Filter hosts by name"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
+        *QUEUE_BINDINGS,  # l launches: right arrow (not l) moves right
+        *JOB_BINDINGS,
     ]
 
     def __init__(
@@ -130,7 +136,10 @@ class FleetScreen(Screen[None]):
             down=sum(1 for u in updates if u.connection.status in ("reconnecting", "lost")),
             critical=sum(1 for a in alerts if a.severity == "critical"),
             warnings=sum(1 for a in alerts if a.severity == "warning"),
-            cost_per_hour=sum(h.cost_per_hour or 0.0 for h in self.fleet.hosts),
+            cost_per_hour=sum(
+                p.host.cost_per_hour or 0.0 for p in self.panes.values() if p.torn_down_at is None
+            ),
+            cost_so_far=sum(p.cost_so_far(self.clock()) or 0.0 for p in self.panes.values()),
             filter=self._filter.value,
         )
         if summary != self._summary:
@@ -142,6 +151,7 @@ class FleetScreen(Screen[None]):
             return
         for pane in self.panes.values():
             pane.tick()
+        self._refresh_summary()  # the fleet's cost so far moves with the clock
 
     def on_screen_resume(self) -> None:
         # Panes skipped drawing while the detail screen covered this one.
@@ -202,6 +212,33 @@ class FleetScreen(Screen[None]):
             self.notify("No host selected", severity="warning")
             return
         self.post_message(ReconnectRequested(pane.host.name))
+
+    def action_queue(self, action: str) -> None:
+        pane = self.selected
+        if pane is None:
+            self.notify("No host selected", severity="warning")
+            return
+        self.post_message(QueueActionRequested(pane.host.name, action))
+
+    def queue_viewed(self, host: str, view: QueueView) -> None:
+        """Show a polled queue view as the pane's summary line."""
+        pane = self.panes.get(host)
+        if pane is not None:
+            pane.show_queue(queue_pane_line(view))
+
+    def action_host_job(self, job: str, tab: str) -> None:
+        pane = self.selected
+        if pane is None:
+            self.notify("No host selected", severity="warning")
+            return
+        self.post_message(JobRequested(pane.host.name, job, show_tab=tab))
+
+    def jobs_changed(self, state: HostJobs) -> None:
+        """A host's jobs moved on: a teardown greys its pane out and stops its cost."""
+        pane = self.panes.get(state.host)
+        if pane is not None and pane.torn_down_at != state.torn_down_at:
+            pane.mark_torn_down(state.torn_down_at)
+            self._refresh_summary()
 
     def action_open(self) -> None:
         pane = self.selected

@@ -20,10 +20,12 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.messages import ReconnectRequested
+from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_pane import screen_in_view
+from rgt_tui.widgets.pull_jobs import JOB_BINDINGS, HostJobs, JobRequested
 
 
 def _tab_bindings() -> list[Binding]:
@@ -39,6 +41,8 @@ class HostDetailScreen(Screen[None]):
     BINDINGS = [
         Binding("escape,backspace", "back", "Back", tooltip="Back to the fleet"),
         Binding("r", "reconnect", "Reconnect", tooltip="Reconnect this host now"),
+        *JOB_BINDINGS,
+        *QUEUE_BINDINGS,
         *_tab_bindings(),
     ]
 
@@ -129,3 +133,21 @@ class HostDetailScreen(Screen[None]):
 
     def action_reconnect(self) -> None:
         self.post_message(ReconnectRequested(self.host.name))
+
+    def action_queue(self, action: str) -> None:
+        if action == "logs":
+            self.action_show_tab("logs")
+            return
+        self.post_message(QueueActionRequested(self.host.name, action))
+
+    def action_host_job(self, job: str, tab: str) -> None:
+        self.post_message(JobRequested(self.host.name, job, show_tab=tab))
+
+    def jobs_changed(self, state: HostJobs) -> None:
+        """Hand this host's new pull/verify/teardown state to the tabs that show it."""
+        if state.host != self.host.name:
+            return
+        for tab in self.tabs.values():
+            sink = getattr(tab, "show_jobs", None)
+            if sink is not None:
+                sink(state)

@@ -24,7 +24,8 @@ class FleetSummary:
     down: int = 0  # reconnecting or lost
     critical: int = 0
     warnings: int = 0
-    cost_per_hour: float = 0.0
+    cost_per_hour: float = 0.0  # of the hosts not torn down
+    cost_so_far: float = 0.0  # every host's spend, each stopped at its teardown
     filter: str = ""
 
 
@@ -54,6 +55,8 @@ class FleetHeader(Widget):
                 ("  ▲", "$warning"),
                 (f" {s.warnings} warning{'s' * (s.warnings != 1)}", "$warning"),
             ]
+        if s.cost_so_far:
+            parts += [("  $", "$foreground-muted"), f"{s.cost_so_far:.2f} so far"]
         if s.cost_per_hour:
             parts += [("  $", "$foreground-muted"), f"{s.cost_per_hour:.2f}/h"]
         line = Content.assemble(*parts)

@@ -33,6 +33,7 @@ from rgt_tui.widgets.host_text import (
     cgroup_memory,
     connection_lines,
     cost_text,
+    host_cost,
     unique_mounts,
 )
 from rgt_tui.widgets.spark import spark_rows
@@ -141,6 +142,7 @@ class HostPane(Widget, can_focus=True):
         self.thresholds = thresholds or Thresholds()
         self.clock = clock
         self.update: HostUpdate | None = None
+        self.torn_down_at: float | None = None  # from the journal: greys out, cost stops
         self.history: HostHistory | None = None
         self.stale = False
         self.draws = 0  # how many times it was drawn: tests and the benchmark read it
@@ -148,6 +150,7 @@ class HostPane(Widget, can_focus=True):
         self._content = Content.styled("◌ connecting…", "$foreground-muted")
         self._figures: list[Content] = []
         self._height = 0
+        self.queue_line: Content | None = None  # "queue k/N done · …" once a view is known
         self.border_title = host.name
         self.border_subtitle = host.profile
 
@@ -167,6 +170,16 @@ class HostPane(Widget, can_focus=True):
             return True
         self.stale = True
         return False
+
+    def show_queue(self, line: Content | None) -> None:
+        """Take the queue summary line (None: no queue on the box); redraw if visible."""
+        if line == self.queue_line:
+            return
+        self.queue_line = line
+        if self.update is not None and self.can_draw():
+            self._compose_content(self.update, recompute_figures=False)
+        else:
+            self.stale = True
 
     def draw_if_stale(self) -> None:
         """Catch up after coming back into view."""
@@ -219,21 +232,47 @@ class HostPane(Widget, can_focus=True):
                 figures.append(spark_line(self.history, width))
             self._figures = figures
         status = connection_lines(update.connection, snap, now)
-        content = Content("\n").join(status + self._figures)
-        cost = cost_text(self.host, snap, now)
-        subtitle = f"{self.host.profile} · {cost}" if cost else self.host.profile
-        if subtitle != self.border_subtitle:
-            self.border_subtitle = subtitle
+        extra = [self.queue_line.truncate(width, ellipsis=True)] if self.queue_line else []
+        content = Content("\n").join(status + self._figures + extra)
+        self._set_subtitle(now)
         if content != self._content:
             self._content = content
             # Figures are cut to the width; only the status lines wrap. A layout pass
             # (all 64 panes) is needed only when the height changes.
             height = sum(len(line.wrap(width)) for line in status) + len(self._figures)
+            height += len(extra)
             self.refresh(layout=height != self._height)
             self._height = height
 
     def render(self) -> Content:
         return self._content
+
+    # -- cost and teardown -------------------------------------------------------------
+
+    def _set_subtitle(self, now: float) -> None:
+        snap = self.update.snapshot if self.update is not None else None
+        parts = [self.host.profile]
+        if self.torn_down_at is not None:
+            parts.append("torn down")
+        cost = cost_text(self.host, snap, now, self.torn_down_at)
+        if cost:
+            parts.append(cost)
+        subtitle = " · ".join(parts)
+        if subtitle != self.border_subtitle:
+            self.border_subtitle = subtitle
+
+    def cost_so_far(self, now: float) -> float | None:
+        """Money spent on this host so far (its cost stops at its teardown)."""
+        snap = self.update.snapshot if self.update is not None else None
+        return host_cost(self.host, snap, now, self.torn_down_at)
+
+    def mark_torn_down(self, at: float | None) -> None:
+        """Record the host's teardown (greys the pane out and stops its cost)."""
+        if at == self.torn_down_at:
+            return
+        self.torn_down_at = at
+        self.set_class(at is not None, "-torn-down")
+        self._set_subtitle(self.clock())
 
     # -- input -------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from textual.content import Content
 
+from rgt_tui.domain import cost
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.snapshot import CgroupSample, DiskSample, HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
@@ -75,21 +76,31 @@ def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: floa
 
 def billing_start(host: HostConfig, snap: HostSnapshot | None) -> float | None:
     """When the meter started: ``started_at`` if configured, else the box's boot time."""
-    if host.started_at is not None:
-        return host.started_at.timestamp()
-    if snap is not None and snap.uptime_s is not None:
-        return snap.t - snap.uptime_s
-    return None
+    started = host.started_at.timestamp() if host.started_at is not None else None
+    if snap is None:
+        return cost.billing_start(started, 0.0, None)
+    return cost.billing_start(started, snap.t, snap.uptime_s)
 
 
-def cost_text(host: HostConfig, snap: HostSnapshot | None, now: float) -> str:
-    """``$1.20/h · $14.40 so far``, or '' when the host has no price."""
+def host_cost(
+    host: HostConfig, snap: HostSnapshot | None, now: float, end: float | None = None
+) -> float | None:
+    """Money spent on ``host`` so far (until ``end``, its teardown); None when unknown."""
+    return cost.cost_so_far(host.cost_per_hour, billing_start(host, snap), now, end)
+
+
+def cost_text(
+    host: HostConfig, snap: HostSnapshot | None, now: float, end: float | None = None
+) -> str:
+    """``$1.20/h · $14.40 so far`` (after teardown ``$14.40 total``), or '' with no price."""
     if host.cost_per_hour is None:
         return ""
+    spent = host_cost(host, snap, now, end)
+    if end is not None:
+        return "" if spent is None else f"${spent:.2f} total"
     text = f"${host.cost_per_hour:.2f}/h"
-    start = billing_start(host, snap)
-    if start is not None:
-        text += f" · ${host.cost_per_hour * max(0.0, now - start) / 3600:.2f} so far"
+    if spent is not None:
+        text += f" · ${spent:.2f} so far"
     return text
 
 

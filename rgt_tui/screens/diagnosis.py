@@ -1,0 +1,133 @@
+"""DiagnosisScreen: why a host's latest cell vanished — the cause, the evidence for each
+of the four causes (reboot, OOM kill, SSH hang-up, manual kill: U3) and the next step.
+
+The box is read in a worker; the modal says "diagnosing…" until the answer arrives.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.vanished import Diagnosis, Evidence
+from rgt_tui.screens.queue_actions import error_text, with_transport
+
+VERDICT_STYLE = {
+    "yes": "bold $error",
+    "likely": "bold $warning",
+    "no": "$success",
+    "unknown": "$foreground-muted",
+}
+
+
+def evidence_line(ev: Evidence) -> Content:
+    """``  reboot    yes      boot id changed …``."""
+    return Content.assemble(
+        (f"  {ev.cause:<10}", "bold"),
+        (f"{ev.verdict:<8}", VERDICT_STYLE.get(ev.verdict, "")),
+        ev.detail,
+    )
+
+
+def diagnosis_body(view: QueueView, diag: Diagnosis) -> Content:
+    """The whole report: queue summary, cause, evidence per cause, next step."""
+    muted = "$foreground-muted"
+    lines = [
+        Content.assemble(("queue  ", muted), view.summary()),
+        Content(""),
+    ]
+    if diag.cause is None:
+        lines.append(Content.styled(diag.summary or "nothing vanished", "$success"))
+    else:
+        lines.append(
+            Content.assemble(
+                ("cause  ", muted),
+                (diag.cause, "bold $error"),
+                (f"  ({diag.subject})" if diag.subject else "", muted),
+            )
+        )
+        if diag.summary:
+            lines.append(Content(diag.summary))
+    if diag.evidence:
+        lines += [Content(""), Content.styled("evidence", "bold")]
+        lines += [evidence_line(ev) for ev in diag.evidence]
+    if diag.next_step:
+        lines += [Content(""), Content.assemble(("next step  ", "bold $accent"), diag.next_step)]
+    if diag.resume_index is not None:
+        lines.append(Content.styled(f"resume index: {diag.resume_index}", muted))
+    return Content("\n").join(lines)
+
+
+class DiagnosisScreen(ModalScreen[None]):
+    """A modal diagnosis of the host's queue; Escape closes it."""
+
+    DEFAULT_CSS = """
+    DiagnosisScreen { align: center middle; }
+    DiagnosisScreen > #diagnosis-box {
+        width: 110; max-width: 96%; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    """
+
+    BINDINGS = [Binding("escape,q,d", "close", "Close", tooltip="Close the diagnosis")]
+
+    class Diagnosed(Message):
+        """The diagnosis came back (or the box could not be read)."""
+
+        def __init__(self, result: tuple[QueueView, Diagnosis] | None, error: str = "") -> None:
+            super().__init__()
+            self.result = result
+            self.error = error
+
+    def __init__(self, host: HostConfig) -> None:
+        super().__init__()
+        self.host = host
+        self.diagnosis: Diagnosis | None = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="diagnosis-box"):
+            yield Static(
+                Content.assemble(("Diagnosis of ", "bold"), (self.host.name, "bold $accent")),
+                id="diagnosis-title",
+            )
+            yield Static(Content.styled("diagnosing…", "$foreground-muted"), id="diagnosis-body")
+
+    def on_mount(self) -> None:
+        self.run_worker(
+            self._diagnose(),
+            name=f"diagnose:{self.host.name}",
+            group=f"queue-diagnose:{self.host.name}",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _diagnose(self) -> None:
+        from rgt_tui.services.queue_view import diagnose_queue
+
+        try:
+            result = await with_transport(self.host, lambda t: diagnose_queue(self.host, t))
+        except Exception as exc:  # unreachable box and the like: shown in the modal
+            self.post_message(self.Diagnosed(None, error_text(exc)))
+            return
+        self.post_message(self.Diagnosed(result))
+
+    @on(Diagnosed)
+    def _diagnosed(self, message: Diagnosed) -> None:
+        body = self.query_one("#diagnosis-body", Static)
+        if message.result is None:
+            body.update(Content.styled(f"Could not diagnose: {message.error}", "$error"))
+            return
+        view, diag = message.result
+        self.diagnosis = diag
+        body.update(diagnosis_body(view, diag))
+
+    def action_close(self) -> None:
+        self.dismiss()

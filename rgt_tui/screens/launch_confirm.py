@@ -1,0 +1,218 @@
+"""LaunchConfirmScreen: the launch plan of one host's queue, confirmed before it runs.
+
+The plan is built in a worker (the box is read over the network); changing the start
+index re-plans. A plan with problems (already running, names collide, unreachable) is
+shown as a refusal: the reasons and no Launch button.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, DataTable, Input, Label, Static
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.screens.queue_actions import error_text, with_transport
+from rgt_tui.services.queue import LaunchPlan, LaunchResult
+
+
+def default_start(plan: LaunchPlan) -> int:
+    """Where to start: the resume index of an interrupted queue, else 0."""
+    current = plan.current
+    if current is not None and current.resume_index is not None:
+        return current.resume_index
+    return 0
+
+
+def plan_notes(plan: LaunchPlan) -> Content:
+    """Detach method, session and workdir, then warnings and problems."""
+    muted = "$foreground-muted"
+    lines = [
+        Content.assemble(
+            ("detach ", muted),
+            (plan.detach or "?", "bold"),
+            ("  session ", muted),
+            plan.session,
+            ("  workdir ", muted),
+            plan.workdir or "?",
+        ),
+        Content.assemble(("will run ", muted), f"{len(plan.to_run)} of {len(plan.cells)} cells"),
+    ]
+    lines += [Content.styled(f"⚠ {w}", "$warning") for w in plan.warnings]
+    if plan.problems:
+        lines.append(Content.styled("Refused:", "bold $error"))
+        lines += [Content.styled(f"✖ {p}", "$error") for p in plan.problems]
+    return Content("\n").join(lines)
+
+
+class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
+    """Shows the plan; Launch runs it, Cancel (or Escape) leaves the box alone."""
+
+    DEFAULT_CSS = """
+    LaunchConfirmScreen { align: center middle; }
+    LaunchConfirmScreen > #launch-box {
+        width: 110; max-width: 96%; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    LaunchConfirmScreen #launch-cells { height: auto; max-height: 16; }
+    LaunchConfirmScreen #launch-start-row { height: auto; }
+    LaunchConfirmScreen #launch-start { width: 12; }
+    LaunchConfirmScreen #launch-buttons { height: auto; align-horizontal: right; }
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close without launching")]
+
+    class Planned(Message):
+        """A plan was built (or the box could not be read)."""
+
+        def __init__(self, plan: LaunchPlan | None, error: str = "") -> None:
+            super().__init__()
+            self.plan = plan
+            self.error = error
+
+    def __init__(self, fleet: Fleet, host: HostConfig) -> None:
+        super().__init__()
+        self.fleet = fleet
+        self.host = host
+        self.plan: LaunchPlan | None = None
+        self._first = True
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="launch-box"):
+            yield Static(
+                Content.assemble(("Launch queue on ", "bold"), (self.host.name, "bold $accent")),
+                id="launch-title",
+            )
+            yield Static(Content.styled("planning…", "$foreground-muted"), id="launch-status")
+            yield DataTable(id="launch-cells", cursor_type="row", zebra_stripes=True)
+            with Horizontal(id="launch-start-row"):
+                yield Label("start at cell index ")
+                yield Input("0", id="launch-start", type="integer")
+            yield Static(id="launch-notes")
+            with Horizontal(id="launch-buttons"):
+                yield Button("Launch", id="launch-go", variant="primary", disabled=True)
+                yield Button("Cancel", id="launch-cancel")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("#", "name", "task", "epochs", "status")
+        self.replan(None)
+
+    # -- planning ------------------------------------------------------------------------
+
+    def replan(self, start: int | None) -> None:
+        """Build the plan in a worker (``start`` None: the plan's own default)."""
+        self.query_one("#launch-go", Button).disabled = True
+        self.run_worker(
+            self._plan(start),
+            name=f"plan:{self.host.name}",
+            group=f"queue-plan:{self.host.name}",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _plan(self, start: int | None) -> None:
+        from rgt_tui.services.queue import plan_launch
+
+        try:
+            plan = await with_transport(
+                self.host,
+                lambda t: plan_launch(self.fleet, self.host, t, start_index=start or 0),
+            )
+            if start is None and default_start(plan) != plan.start_index:
+                index = default_start(plan)
+                plan = await with_transport(
+                    self.host, lambda t: plan_launch(self.fleet, self.host, t, start_index=index)
+                )
+        except Exception as exc:  # the plan never raises for a dead box; anything else is shown
+            self.post_message(self.Planned(None, error_text(exc)))
+            return
+        self.post_message(self.Planned(plan))
+
+    @on(Planned)
+    def _planned(self, message: Planned) -> None:
+        status = self.query_one("#launch-status", Static)
+        if message.plan is None:
+            status.update(Content.styled(f"Could not plan: {message.error}", "$error"))
+            self.query_one("#launch-go", Button).display = False
+            return
+        plan = self.plan = message.plan
+        table = self.query_one(DataTable)
+        table.clear()
+        for cell in plan.cells:
+            table.add_row(
+                str(cell.index), cell.name, cell.task, str(cell.epochs), cell.status or "new"
+            )
+        start = self.query_one("#launch-start", Input)
+        if self._first or start.value.strip() != str(plan.start_index):
+            with start.prevent(Input.Changed):
+                start.value = str(plan.start_index)
+        self._first = False
+        self.query_one("#launch-notes", Static).update(plan_notes(plan))
+        go = self.query_one("#launch-go", Button)
+        go.display = plan.ok
+        go.disabled = not plan.ok
+        status.update(
+            Content.styled(f"{len(plan.cells)} cells in the queue", "$foreground-muted")
+            if plan.ok
+            else Content.styled("Refused: this queue cannot be launched now", "bold $error")
+        )
+
+    @on(Input.Submitted, "#launch-start")
+    @on(Input.Changed, "#launch-start")
+    def _start_changed(self, event: Input.Changed | Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text.isdigit():
+            self.query_one("#launch-go", Button).disabled = True
+            return
+        if self.plan is None or int(text) != self.plan.start_index:
+            self.replan(int(text))
+
+    # -- launching -----------------------------------------------------------------------
+
+    @on(Button.Pressed, "#launch-go")
+    def _go(self) -> None:
+        plan = self.plan
+        if plan is None or not plan.ok:
+            return
+        self.query_one("#launch-go", Button).disabled = True
+        self.query_one("#launch-status", Static).update(Content.styled("launching…", "$accent"))
+        self.run_worker(
+            self._launch(plan),
+            name=f"launch:{self.host.name}",
+            group=f"queue-launch:{self.host.name}",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _launch(self, plan: LaunchPlan) -> None:
+        from rgt_tui.services.queue import launch
+
+        app: Any = self.app
+        try:
+            result = await with_transport(self.host, lambda t: launch(plan, t))
+        except Exception as exc:  # QueueError / TransportError: shown, the modal stays
+            app.notify(error_text(exc), title=f"{self.host.name}: launch failed", severity="error")
+            self.query_one("#launch-status", Static).update(
+                Content.styled(f"Launch failed: {error_text(exc)}", "$error")
+            )
+            return
+        app.notify(
+            f"launched {result.cells} cell(s) from index {result.start_index} "
+            f"({result.detach}, session {result.session}, pid {result.pid})"
+            + (f"\nprevious queue archived to {result.archived}" if result.archived else ""),
+            title=f"{self.host.name}: queue launched",
+            timeout=10,
+        )
+        self.dismiss(result)
+
+    @on(Button.Pressed, "#launch-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

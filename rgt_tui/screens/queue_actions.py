@@ -1,0 +1,219 @@
+"""The queue keys (l launch, a append, f follow logs, d diagnose) and the queue poller.
+
+Screens post ``QueueActionRequested`` (messages up); the App hands it to its
+``QueueController``, which runs the blocking box work in workers (a group per host, one
+kind of work per group) and shows the result in a modal or a notification. The poller
+reads each connected host's queue view every ``POLL_S`` seconds, one worker per host,
+and posts ``QueueViewed`` for the panes' summary line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from textual.binding import Binding
+from textual.message import Message
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.transport import Transport, TransportError, transport_for
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+T = TypeVar("T")
+POLL_S = 10.0
+
+QUEUE_BINDINGS = [
+    Binding("l", "queue('launch')", "Launch", tooltip="Launch the host's queue (shows the plan)"),
+    Binding("a", "queue('append')", "Append", tooltip="Send new queue-file lines to the box"),
+    Binding("f", "queue('logs')", "Logs", tooltip="Follow the host's queue and cell logs"),
+    Binding("d", "queue('diagnose')", "Diagnose", tooltip="Why did the last cell vanish?"),
+]
+ACTIONS = {
+    "launch": ("Launch queue", "Plan, confirm and launch the host's queue"),
+    "append": ("Append to queue", "Send lines appended to the local queue file"),
+    "logs": ("Follow logs", "Open the host's Logs tab"),
+    "diagnose": ("Diagnose queue", "Why the latest cell vanished, with evidence"),
+}
+
+
+class QueueActionRequested(Message):
+    """The user pressed a queue key on a host."""
+
+    def __init__(self, host: str, action: str) -> None:
+        super().__init__()
+        self.host = host
+        self.action = action
+
+
+class QueueViewed(Message):
+    """The poller read a host's queue view from the box."""
+
+    def __init__(self, host: str, view: QueueView) -> None:
+        super().__init__()
+        self.host = host
+        self.view = view
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, QueueViewed) and message.host == self.host
+
+
+async def with_transport(host: HostConfig, use: Callable[[Transport], Awaitable[T]]) -> T:
+    """Run ``use`` over a fresh transport to ``host``, closed afterwards."""
+    transport = transport_for(host)
+    try:
+        return await use(transport)
+    finally:
+        try:
+            await transport.close()
+        except Exception:  # closing a dead link: nothing left to report
+            pass
+
+
+def error_text(exc: BaseException) -> str:
+    """A user-facing line for a failed box action (transport errors carry their fix)."""
+    return str(exc) or type(exc).__name__
+
+
+def queue_commands(app: Any) -> list[tuple[str, str, Callable[[], Any]]]:
+    """Command-palette entries: every queue action for every host with a queue."""
+    commands = []
+    for host in app.fleet.hosts:
+        if not host.queue:
+            continue
+        for action, (title, help_text) in ACTIONS.items():
+            commands.append(
+                (f"{title}: {host.name}", help_text, partial(app.queues.request, host.name, action))
+            )
+    return commands
+
+
+class QueueController:
+    """Runs the queue actions and the queue poller on behalf of the App."""
+
+    def __init__(self, app: App[Any], *, poll_s: float = POLL_S) -> None:
+        self.app = app
+        self.poll_s = poll_s
+        self.views: dict[str, QueueView] = {}
+
+    @property
+    def fleet(self) -> Any:
+        return self.app.fleet  # type: ignore[attr-defined]
+
+    def request(self, host_name: str, action: str) -> None:
+        """Do ``action`` (launch | append | logs | diagnose) on ``host_name``."""
+        from rgt_tui.screens.diagnosis import DiagnosisScreen
+        from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
+
+        try:
+            host = self.fleet.host(host_name)
+        except KeyError:
+            self.app.notify(f"No host named {host_name}", severity="error")
+            return
+        if action == "logs":
+            self.app.open_host(host_name)  # type: ignore[attr-defined]
+            self.app.call_after_refresh(self._show_logs_tab, host_name)
+            return
+        if not host.queue and action != "diagnose":
+            self.app.notify(
+                f'{host_name} has no queue file: add `queue = "PATH"` and `run` to its '
+                "[[host]] in hosts.toml",
+                title=host_name,
+                severity="warning",
+            )
+            return
+        if action == "launch":
+            self.app.push_screen(LaunchConfirmScreen(self.fleet, host))
+        elif action == "diagnose":
+            self.app.push_screen(DiagnosisScreen(host))
+        elif action == "append":
+            self.app.run_worker(
+                self._append(host),
+                name=f"append:{host_name}",
+                group=f"queue-append:{host_name}",
+                exclusive=True,
+                exit_on_error=False,
+            )
+
+    def _show_logs_tab(self, host_name: str) -> None:
+        screen = self.app.screen
+        if getattr(getattr(screen, "host", None), "name", None) == host_name:
+            screen.action_show_tab("logs")  # type: ignore[attr-defined]
+
+    async def _append(self, host: HostConfig) -> None:
+        from rgt_tui.services.queue import QueueError, append_cells
+
+        try:
+            result = await with_transport(host, lambda t: append_cells(self.fleet, host, t))
+        except (TransportError, QueueError) as exc:
+            self.app.notify(
+                error_text(exc), title=f"{host.name}: append refused", severity="error", timeout=20
+            )
+            return
+        names = ", ".join(c.name for c in result.added) or "none"
+        self.app.notify(
+            f"added {len(result.added)} cell(s): {names}\n{result.detail}",
+            title=f"{host.name}: appended",
+            timeout=10,
+        )
+
+    # -- the poller ----------------------------------------------------------------------
+
+    def start_pollers(self) -> None:
+        """One slow queue-view poller per host that has a queue."""
+        for host in self.fleet.hosts:
+            if host.queue:
+                self.app.run_worker(
+                    self._poll(host),
+                    name=f"queue-poll:{host.name}",
+                    group=f"queue-poll:{host.name}",
+                    exclusive=True,
+                    exit_on_error=False,
+                )
+
+    def _connected(self, host: str) -> bool:
+        update = getattr(self.app, "latest", {}).get(host)
+        return update is not None and update.connection.status == "connected"
+
+    async def _poll(self, host: HostConfig) -> None:
+        from rgt_tui.services.queue_view import read_queue_view
+
+        transport: Transport | None = None
+        try:
+            while True:
+                if not self._connected(host.name):
+                    await asyncio.sleep(1.0)
+                    continue
+                transport = transport or transport_for(host)
+                try:
+                    view = await read_queue_view(host, transport)
+                except Exception:  # TransportError or an unreadable record: retry next round
+                    # The telemetry link reports connection trouble; the Queue tab the rest.
+                    await _close(transport)
+                    transport = None
+                else:
+                    self.app.post_message(QueueViewed(host.name, view))
+                # Re-armed only after the previous read finished: polls never overlap.
+                await asyncio.sleep(self.poll_s)
+        finally:
+            if transport is not None:
+                await _close(transport)
+
+    def viewed(self, message: QueueViewed) -> None:
+        """Record a polled view and hand it to the screens that show it."""
+        self.views[message.host] = message.view
+        for screen in self.app.screen_stack:
+            sink = getattr(screen, "queue_viewed", None)
+            if sink is not None:
+                sink(message.host, message.view)
+
+
+async def _close(transport: Transport) -> None:
+    try:
+        await transport.close()
+    except Exception:  # a dead link: nothing left to tell the user
+        pass

@@ -1,0 +1,276 @@
+"""Logs tab: follow the host's queue log (default) or one cell's own log.
+
+A ``LogFollower`` runs in a worker while the tab is on screen; it stops when the tab or
+its screen is hidden and restarts (from the start of the file) when the source changes.
+Crash lines are highlighted in a cell's own log only: the queue log concatenates cells,
+so a crash there would be pinned on the wrong one.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import RichLog, Select, Static
+from textual.worker import Worker
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.logscan import LogChunk, LogPosition
+from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.widgets.host_pane import screen_in_view
+
+MAX_LINES = 5000
+QUEUE_SOURCE = "queue"
+
+
+class LogsTab(DetailTab):
+    """A bounded, live log view with a source picker and the follower's status."""
+
+    TAB_ID = "logs"
+    TITLE = "Logs"
+
+    DEFAULT_CSS = """
+    LogsTab #logs-bar { height: auto; }
+    LogsTab #logs-source { width: 40; }
+    LogsTab #logs-status { width: 1fr; padding: 1 1 0 1; }
+    LogsTab #logs-view { height: 1fr; min-height: 10; }
+    """
+
+    class Chunk(Message):
+        """The follower of ``source`` delivered ``chunk``."""
+
+        def __init__(self, source: str, chunk: LogChunk) -> None:
+            super().__init__()
+            self.source = source
+            self.chunk = chunk
+
+    class Cells(Message):
+        """The queue's cell names, read from the box."""
+
+        def __init__(self, names: tuple[str, ...]) -> None:
+            super().__init__()
+            self.names = names
+
+    class Stopped(Message):
+        """The follower of ``source`` ended with ``error``."""
+
+        def __init__(self, source: str, error: str) -> None:
+            super().__init__()
+            self.source = source
+            self.error = error
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.host: HostConfig | None = None
+        self.source = QUEUE_SOURCE
+        self.status = ""
+        self.lines: list[str] = []  # what was written, bounded like the view (tests read it)
+        self.crash_lines: list[str] = []
+        self._follower: Worker[None] | None = None
+        self._cells: tuple[str, ...] = ()
+        self._resume: tuple[str, LogPosition] | None = None  # where a paused follow stopped
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="logs-bar"):
+            yield Select(
+                [("queue log", QUEUE_SOURCE)], value=QUEUE_SOURCE, allow_blank=False,
+                id="logs-source",
+            )  # fmt: skip
+            yield Static(id="logs-status")
+        yield RichLog(id="logs-view", max_lines=MAX_LINES, wrap=False, markup=False)
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._check_visible)
+
+    @property
+    def following(self) -> bool:
+        """Whether a follower worker is running."""
+        return self._follower is not None and not self._follower.is_finished
+
+    def is_visible_tab(self) -> bool:
+        """Whether this tab is the active one on a screen in view."""
+        screen = self.screen
+        return screen_in_view(screen) and getattr(screen, "active_tab", None) == self.TAB_ID
+
+    def show(self, view: HostView) -> None:
+        first = self.host is None
+        self.host = view.host
+        if first:
+            self._load_cells()
+        if not self.following:
+            self.start()
+
+    def _check_visible(self) -> None:
+        if self.host is None:
+            return
+        visible = self.is_visible_tab()
+        if self.following and not visible:
+            self.stop()
+        elif visible and not self.following:
+            self._load_cells()
+            self.start()
+
+    # -- the follower --------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Follow the chosen source: where a pause left it, else from the file's start."""
+        host = self.host
+        if host is None:
+            return
+        resume = None
+        if self._resume is not None and self._resume[0] == self.source:
+            resume = self._resume[1]
+        else:
+            self.query_one(RichLog).clear()
+            self.lines.clear()
+            self.crash_lines.clear()
+        self._set_status(Content.styled(f"opening {self._path()}…", "$foreground-muted"))
+        self._follower = self.run_worker(
+            self._follow(host, self.source, resume),
+            name=f"logs:{host.name}",
+            group=f"logs:{host.name}",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def stop(self) -> None:
+        """Stop following (the tab or its screen was hidden)."""
+        if self._follower is not None:
+            self._follower.cancel()
+        self._follower = None
+        self._set_status(Content.styled("paused (not on screen)", "$foreground-muted"))
+
+    def _path(self) -> str:
+        from rgt_tui.services.logs import cell_log_path, queue_log_path
+
+        return queue_log_path() if self.source == QUEUE_SOURCE else cell_log_path(self.source)
+
+    async def _follow(self, host: HostConfig, source: str, resume: LogPosition | None) -> None:
+        from rgt_tui.screens.queue_actions import error_text
+        from rgt_tui.services.logs import LogFollower, reconnect_with_backoff
+        from rgt_tui.transport import transport_for
+        from rgt_tui.transport.backoff import Backoff
+
+        transport = transport_for(host)
+        follower = LogFollower(
+            transport,
+            self._path(),
+            resume=resume,
+            highlight=source != QUEUE_SOURCE,
+            reconnect=reconnect_with_backoff(transport, Backoff()),
+        )
+        try:
+            async for chunk in follower:
+                self.post_message(self.Chunk(source, chunk))
+        except Exception as exc:  # a host-key refusal or a dead box: shown in the status
+            self.post_message(self.Stopped(source, error_text(exc)))
+        finally:
+            await follower.close()
+            try:
+                await transport.close()
+            except Exception:  # a dead link: nothing left to tell
+                pass
+
+    @on(Chunk)
+    def _chunk(self, message: Chunk) -> None:
+        if message.source != self.source or not self.following:
+            return  # a late chunk of a follower that was replaced
+        chunk = message.chunk
+        self._resume = (self.source, chunk.position)
+        log = self.query_one(RichLog)
+        muted = self.app.theme_variables.get("foreground-muted", "")
+        if chunk.gap:
+            log.write(Text("── lines may be missing here (the file was replaced) ──", muted))
+        if chunk.rotated:
+            log.write(Text("── the file was rotated or truncated ──", muted))
+        # RichLog draws Rich text: the crash colour is the theme's $error, looked up now.
+        error = self.app.theme_variables.get("error", "red")
+        for line in chunk.lines:
+            if line.crash is not None:
+                log.write(Text(line.text, style=f"bold {error}"))
+                self.crash_lines.append(line.text)
+            else:
+                log.write(Text(line.text))
+            self.lines.append(line.text)
+        del self.lines[:-MAX_LINES]
+        del self.crash_lines[:-MAX_LINES]
+        self.status = chunk.status
+        style = {"following": "$success", "waiting": "$warning"}.get(chunk.status, "bold $warning")
+        parts: list[str | tuple[str, str]] = [(chunk.status, style)]
+        if chunk.status == "waiting":
+            parts.append((" for the file to appear", "$foreground-muted"))
+        if chunk.error:
+            parts.append((f": {chunk.error}", "$foreground-muted"))
+        if chunk.rotated:
+            parts.append((" · rotated", "$warning"))
+        if chunk.gap:
+            parts.append((" · gap", "$warning"))
+        parts.append((f"  {self._path()}", "$foreground-muted"))
+        if chunk.partial:
+            parts.append((f"  … {chunk.partial[-60:]}", "$foreground-muted"))
+        self._set_status(Content.assemble(*parts))
+
+    @on(Stopped)
+    def _stopped(self, message: Stopped) -> None:
+        if message.source == self.source:
+            self.status = "stopped"
+            self._set_status(Content.styled(f"stopped: {message.error}", "$error"))
+
+    def _set_status(self, content: Content) -> None:
+        self.query_one("#logs-status", Static).update(content)
+
+    # -- the source picker ---------------------------------------------------------------
+
+    def _load_cells(self) -> None:
+        host = self.host
+        if host is None or not host.queue:
+            return
+        self.run_worker(
+            self._read_cells(host),
+            name=f"logs-cells:{host.name}",
+            group=f"logs-cells:{host.name}",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _read_cells(self, host: HostConfig) -> None:
+        from rgt_tui.screens.queue_actions import with_transport
+        from rgt_tui.services.queue_view import read_queue_view
+
+        try:
+            view = await with_transport(host, lambda t: read_queue_view(host, t))
+        except Exception:  # the follower's status already says the box is unreachable
+            return
+        self.post_message(self.Cells(tuple(c.name for c in view.cells)))
+
+    @on(Cells)
+    def _cells_read(self, message: Cells) -> None:
+        if message.names == self._cells:
+            return
+        self._cells = message.names
+        select = self.query_one("#logs-source", Select)
+        with select.prevent(Select.Changed):
+            select.set_options(
+                [("queue log", QUEUE_SOURCE), *((f"cell {n}", n) for n in message.names)]
+            )
+            select.value = (
+                self.source if self.source in (QUEUE_SOURCE, *message.names) else (QUEUE_SOURCE)
+            )
+
+    def choose(self, source: str) -> None:
+        """Follow ``source`` (``"queue"`` or a cell name) instead."""
+        if source == self.source and self.following:
+            return
+        self.source = source
+        if self.host is not None and self.is_visible_tab():
+            self.start()
+        elif self.following:
+            self.stop()
+
+    @on(Select.Changed, "#logs-source")
+    def _source_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            self.choose(event.value)

@@ -1,0 +1,305 @@
+"""Pull, verify and teardown jobs for the TUI: one worker per host at a time.
+
+``HostJobs`` is the state of one host's jobs (a frozen snapshot); ``JobRunner`` runs the
+services (``pull_host``, ``verify_host``, ``check_gate``, ``confirm_and_tear_down``) in
+workers of the App, group ``jobs:<host>``, and posts ``JobsChanged`` with the new state
+after every step. It never touches a widget: the App routes ``JobsChanged`` to the
+screens (attributes down), and the screens ask for jobs with ``JobRequested`` (messages
+up). Nothing here tears anything down unless the typed name matches the host's name
+exactly and the gate, re-checked right then, holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from textual.app import App
+from textual.binding import Binding
+from textual.message import Message
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.services.journal import Journal
+from rgt_tui.services.pull_progress import PullProgress
+
+# The keys that start a job on the selected host, on the fleet and the detail screen.
+JOB_BINDINGS = [
+    Binding(
+        "p",
+        "host_job('pull', 'pulls')",
+        "Pull",
+        tooltip="Pull the host's results (resumable, hash-checked)",
+    ),
+    Binding(
+        "v",
+        "host_job('verify', 'pulls')",
+        "Verify",
+        tooltip="Verify the pulled copy: hashes, loads, roster",
+    ),
+    Binding(
+        "t",
+        "host_job('gate', 'teardown')",
+        "Teardown",
+        tooltip="The teardown checklist (tears down only after you type the name)",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class HostJobs:
+    """What the UI knows about one host's pull, verification and teardown."""
+
+    host: str
+    running: str = ""  # the job in flight: one of JOBS, or ''
+    progress: PullProgress | None = None
+    pull_result: Any = None  # PullResult of the last pull
+    pull_error: tuple[str, str] | None = None  # (message, fix)
+    verify_report: Any = None  # VerificationReport of the last verify
+    verify_error: str | None = None
+    gate: Any = None  # GateReport of the last check
+    gate_error: str | None = None
+    teardown: Any = None  # TeardownOutcome of the last confirmed teardown
+    refusal: str | None = None  # why the typed confirmation did nothing
+    torn_down_at: float | None = None
+
+
+class JobsChanged(Message):
+    """A host's jobs moved on (progress, an outcome, a teardown)."""
+
+    def __init__(self, state: HostJobs) -> None:
+        super().__init__()
+        self.state = state
+
+    def can_replace(self, message: Message) -> bool:
+        # Progress arrives often: a newer state of the same host supersedes a queued one.
+        return isinstance(message, JobsChanged) and message.state.host == self.state.host
+
+
+class JobRequested(Message):
+    """The user asked for a job on a host (``arg``: a cell name, the typed host name)."""
+
+    def __init__(self, host: str, job: str, arg: str = "", *, show_tab: str | None = None):
+        super().__init__()
+        self.host = host
+        self.job = job
+        self.arg = arg
+        self.show_tab = show_tab
+
+
+def default_journal() -> Journal:
+    """The journal the CLI uses (``$XDG_STATE_HOME/rgt-tui/journal``), read at call time."""
+    from rgt_tui.cli_teardown import journal
+
+    return journal()
+
+
+class JobRunner:
+    """Runs one host's jobs in the App's workers and keeps their ``HostJobs`` state."""
+
+    def __init__(
+        self,
+        app: App[Any],
+        fleet: Fleet,
+        *,
+        journal: Callable[[], Journal] = default_journal,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.app = app
+        self.fleet = fleet
+        self.journal = journal
+        self.clock = clock
+        self.states: dict[str, HostJobs] = {h.name: HostJobs(h.name) for h in fleet.hosts}
+        self.queue_done_at: dict[str, float | None] = {}  # for the forgotten-box alert
+
+    def state(self, host: str) -> HostJobs:
+        """The host's current state."""
+        return self.states.setdefault(host, HostJobs(host))
+
+    def _set(self, host: str, **changes: Any) -> HostJobs:
+        new = replace(self.state(host), **changes)
+        self.states[host] = new
+        self.app.post_message(JobsChanged(new))
+        return new
+
+    # -- entry points ------------------------------------------------------------------
+
+    def request(self, message: JobRequested) -> None:
+        """Start the job the message asks for (refused, and said so, while one runs)."""
+        host = self.fleet.host(message.host)
+        if message.job == "teardown" and message.arg != host.name:
+            # A wrong name does nothing at all: no journal entry, no command.
+            self._set(
+                host.name,
+                refusal=f"'{message.arg}' is not '{host.name}': nothing was torn down",
+            )
+            return
+        busy = self.state(host.name).running
+        if busy:
+            self.app.notify(
+                f"{host.name}: the {busy} is still running; try again when it is done",
+                title=host.name,
+                severity="warning",
+            )
+            return
+        jobs: dict[str, Callable[[], Coroutine[Any, Any, None]]] = {
+            "pull": lambda: self._pull(host),
+            "verify": lambda: self._verify(host),
+            "gate": lambda: self._gate(host),
+            "acknowledge-missing": lambda: self._acknowledge(host, missing=message.arg),
+            "acknowledge-running": lambda: self._acknowledge(host, running=message.arg),
+            "teardown": lambda: self._tear_down(host, message.arg),
+        }
+        job = jobs[message.job]
+        self._set(host.name, running=message.job.split("-")[0], refusal=None)
+        self.app.run_worker(
+            self._guarded(host.name, job()),
+            name=f"{message.job}:{host.name}",
+            group=f"jobs:{host.name}",
+            description=f"{message.job} of {host.name}",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def load_journals(self) -> None:
+        """Read each host's teardown record (a box torn down earlier stays torn down)."""
+        self.app.run_worker(
+            self._load_journals(),
+            name="journals",
+            group="jobs:journals",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    # -- the jobs ----------------------------------------------------------------------
+
+    async def _guarded(self, host: str, job: Coroutine[Any, Any, None]) -> None:
+        try:
+            await job
+        except Exception as exc:  # the edge: whatever went wrong is shown, not raised
+            self.app.notify(f"{host}: {exc}", title=host, severity="error", timeout=15)
+        finally:
+            self._set(host, running="")
+
+    async def _load_journals(self) -> None:
+        journal = self.journal()
+        for host in self.fleet.hosts:
+            try:
+                jh = await asyncio.to_thread(journal.load, host.name)
+            except Exception as exc:  # a damaged journal: reported, gate stays locked
+                self.app.notify(f"{host.name}: {exc}", title=host.name, severity="error")
+                continue
+            if jh.torn_down_at is not None:
+                self._set(host.name, torn_down_at=jh.torn_down_at)
+
+    async def _pull(self, host: HostConfig) -> None:
+        from rgt_tui.services.pull import PullError, pull_host
+        from rgt_tui.transport import TransportError, transport_for
+
+        self._set(host.name, progress=None, pull_result=None, pull_error=None)
+        transport = transport_for(host)
+        try:
+            result = await pull_host(
+                host,
+                self.fleet.results_dir,
+                transport,
+                on_progress=lambda p: self._set(host.name, progress=p),
+            )
+        except PullError as exc:
+            self._set(host.name, pull_error=(exc.message, exc.fix or ""))
+            return
+        except (TransportError, OSError) as exc:
+            self._set(host.name, pull_error=(str(exc), "check the connection and press p again"))
+            return
+        finally:
+            await transport.close()
+        self._set(host.name, pull_result=result)
+
+    async def _verify(self, host: HostConfig) -> None:
+        from rgt_tui.services.verify import verify_host
+        from rgt_tui.transport import transport_for
+
+        self._set(host.name, verify_report=None, verify_error=None)
+        transport = transport_for(host)
+        try:
+            report = await verify_host(host, self.fleet.results_dir, transport=transport)
+        except Exception as exc:
+            self._set(host.name, verify_error=str(exc))
+            return
+        finally:
+            await transport.close()
+        self._set(host.name, verify_report=report)
+
+    async def _check(self, host: HostConfig) -> Any:
+        from rgt_tui.services.teardown import check_gate
+        from rgt_tui.transport import transport_for
+
+        transport = transport_for(host)
+        try:
+            report = await check_gate(self.fleet, host, transport, self.journal())
+        finally:
+            await transport.close()
+        self._set(host.name, gate=report, gate_error=None, torn_down_at=report.torn_down_at)
+        return report
+
+    async def _gate(self, host: HostConfig) -> None:
+        try:
+            await self._check(host)
+        except Exception as exc:
+            self._set(host.name, gate_error=str(exc))
+
+    async def _acknowledge(self, host: HostConfig, *, missing: str = "", running: str = "") -> None:
+        from rgt_tui.services.teardown import acknowledge
+
+        await asyncio.to_thread(
+            acknowledge,
+            self.journal(),
+            host.name,
+            missing=(missing,) if missing else (),
+            running=(running,) if running else (),
+        )
+        await self._gate(host)
+
+    async def _tear_down(self, host: HostConfig, typed: str) -> None:
+        from rgt_tui.services.teardown import confirm_and_tear_down
+
+        report = await self._check(host)  # the gate is re-checked at the moment of truth
+        if not report.ready_but_confirmation:
+            locked = ", ".join(
+                c.key for c in report.conditions if not c.ok and c.key != "confirmed"
+            )
+            self._set(host.name, refusal=f"locked ({locked}): nothing was torn down")
+            return
+        try:
+            outcome = await confirm_and_tear_down(self.fleet, host, self.journal(), typed, report)
+        except PermissionError as exc:
+            self._set(host.name, refusal=f"refused: {exc}")
+            return
+        jh = await asyncio.to_thread(self.journal().load, host.name)
+        self._set(host.name, teardown=outcome, torn_down_at=jh.torn_down_at)
+
+
+def job_commands(app: App[Any]) -> list[tuple[str, str, Callable[[], Any]]]:
+    """Command-palette entries: pull, verify and the teardown checklist of every host."""
+    entries = (
+        ("Pull results", "pull", "pulls", "Resumable, hash-checked copy into results_dir"),
+        ("Verify results", "verify", "pulls", "Hash, load and reconcile the pulled copy"),
+        ("Teardown checklist", "gate", "teardown", "Check the gate; type the name to tear down"),
+    )
+    fleet: Fleet = app.fleet  # type: ignore[attr-defined]
+    return [
+        (
+            f"{title}: {host.name}",
+            help_text,
+            partial(_post_job, app, host.name, job, tab),
+        )
+        for host in fleet.hosts
+        for title, job, tab, help_text in entries
+    ]
+
+
+def _post_job(app: App[Any], host: str, job: str, tab: str) -> None:
+    app.post_message(JobRequested(host, job, show_tab=tab))

@@ -1,0 +1,269 @@
+"""Pilot tests of the queue keys (l, a, f, d), the Queue and Logs tabs and the pane's
+queue line, against real loopback boxes running the real demo workload."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from queue_support import wait_view
+from rich.style import Style
+from textual.widgets import Button, DataTable, Input, RichLog, Select, Static
+
+from rgt_tui.app import RgtApp, RgtCommands
+from rgt_tui.domain.queue_state import FINISHED, RUNNING
+from rgt_tui.domain.vanished import CAUSES, REBOOT
+from rgt_tui.screens.diagnosis import DiagnosisScreen
+from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
+from rgt_tui.screens.tabs.logs import LogsTab
+from rgt_tui.screens.tabs.queue import QueueTab
+from rgt_tui.services.queue import launch, plan_launch
+
+SIZE = (160, 50)
+
+
+async def until(
+    pilot: Any, check: Callable[[], object], timeout: float = 30.0, what: str = ""
+) -> Any:
+    """Let the app run until ``check()`` is truthy; return its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what or check}")
+        await pilot.pause(0.05)
+
+
+def text_of(widget: Static) -> str:
+    """The plain text a Static shows."""
+    return str(getattr(widget.visual, "plain", widget.visual))
+
+
+def notes(app: RgtApp) -> list[str]:
+    return [f"{n.title}: {n.message}" for n in app._notifications]
+
+
+def make_app(qf: Any, tmp_path: Path) -> RgtApp:
+    app = RgtApp(qf.fleet, config_dir=tmp_path / "config")
+    app.queues.poll_s = 0.5
+    return app
+
+
+async def planned(pilot: Any, app: RgtApp) -> LaunchConfirmScreen:
+    """The launch modal once its plan arrived."""
+
+    def ready() -> LaunchConfirmScreen | None:
+        screen = app.screen
+        if isinstance(screen, LaunchConfirmScreen) and screen.plan is not None:
+            return screen
+        return None
+
+    return await until(pilot, ready, what="the launch plan")
+
+
+async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, workload=True)
+    app = make_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("l")
+        modal = await planned(pilot, app)
+        table = modal.query_one(DataTable)
+        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        assert [r[1] for r in rows] == ["box1_lr3e-4", "box1_lr1e-3", "box1_wide"]
+        assert [r[0] for r in rows] == ["0", "1", "2"]
+        assert [r[2] for r in rows] == ["reconstruction", "reconstruction", "classification"]
+        assert rows[0][3] == "3" and rows[2][3] == "5"
+        assert modal.query_one("#launch-start", Input).value == "0"
+        assert "detach tmux" in text_of(modal.query_one("#launch-notes", Static))
+        go = modal.query_one("#launch-go", Button)
+        assert go.display and not go.disabled
+
+        await pilot.click("#launch-go")
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen), what="the modal to close")
+        assert any("queue launched" in n and "3 cell(s)" in n for n in notes(app)), notes(app)
+        await wait_view(qf, lambda v: v.state == RUNNING, what="the queue to run")
+
+        # A second l while it runs: the refusal, and no Launch button.
+        await pilot.press("l")
+        modal = await planned(pilot, app)
+        assert modal.plan is not None and not modal.plan.ok
+        notes_text = text_of(modal.query_one("#launch-notes", Static))
+        assert "Refused" in notes_text and "already running" in notes_text
+        assert not modal.query_one("#launch-go", Button).display
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen))
+
+        view = await wait_view(qf, lambda v: v.state == FINISHED, timeout=120, what="the end")
+        assert view.count("done") == 3
+        pane = app.fleet_screen.panes["box1"]
+        await until(
+            pilot,
+            lambda: pane.queue_line is not None and "3/3 done" in pane.queue_line.plain,
+            what="the pane's queue line",
+        )
+        assert "queue 3/3 done" in pane.render().plain
+
+        await pilot.press("enter")
+        detail = await until(pilot, lambda: isinstance(app.screen, HostDetailScreen) and app.screen)
+        detail.action_show_tab("queue")
+        tab = detail.tabs["queue"]
+        assert isinstance(tab, QueueTab)
+        await until(pilot, lambda: tab.view is not None, what="the queue tab's view")
+        body = text_of(tab.query_one(".queue-body", Static))
+        for name in ("box1_lr3e-4", "box1_lr1e-3", "box1_wide"):
+            line = next(line for line in body.splitlines() if name in line)
+            assert "done" in line, body
+        assert "3/3 done" in body
+
+
+async def test_f_follows_the_queue_log_and_highlights_crashes_only_in_a_cell_log(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, workload=True)
+    host, transport = qf.host(), qf.transport()
+    plan = await plan_launch(qf.fleet, host, transport)
+    await launch(plan, transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, timeout=120, what="the queue to finish")
+    # A crash-looking line in the queue log must NOT be highlighted there (it concatenates
+    # cells); the same in a cell's own log must be.
+    with (qf.qdir() / "queue.log").open("a") as f:
+        f.write("Traceback (most recent call last):\nValueError: from the queue log\n")
+    with (qf.qdir() / "cells" / "box1_wide.log").open("a") as f:
+        f.write('Traceback (most recent call last):\n  File "train.py", line 1\n')
+        f.write("RuntimeError: CUDA out of memory in the cell\n")
+
+    app = make_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        detail = await until(pilot, lambda: isinstance(app.screen, HostDetailScreen) and app.screen)
+        await until(pilot, lambda: detail.active_tab == "logs", what="the logs tab")
+        tab = detail.tabs["logs"]
+        assert isinstance(tab, LogsTab)
+        await until(pilot, lambda: any("QUEUE DONE" in t for t in tab.lines), what="queue log")
+        await until(pilot, lambda: any("from the queue log" in t for t in tab.lines))
+        assert tab.source == "queue" and tab.crash_lines == []
+        assert tab.status == "following"
+
+        select = tab.query_one(Select)
+        await until(pilot, lambda: len(tab._cells) == 3, what="the cell list")
+        select.value = "box1_wide"
+        await until(pilot, lambda: tab.crash_lines, what="crash lines of the cell log")
+        assert tab.source == "box1_wide"
+        assert any("CUDA out of memory" in t for t in tab.crash_lines)
+        assert not any("from the queue log" in t for t in tab.lines)
+
+        log = tab.query_one(RichLog)
+        error = Style.parse(app.theme_variables["error"]).color
+        styles = {
+            strip.text: {seg.style.color for seg in strip if seg.style} for strip in log.lines
+        }
+        crash = next(t for t in styles if "CUDA out of memory" in t)
+        assert error in styles[crash]
+        plain = next(t for t in styles if "epoch" in t.lower() or "step" in t.lower())
+        assert error not in styles[plain]
+
+        # Leaving the tab stops the follower; coming back resumes where it stopped.
+        detail.action_show_tab("overview")
+        await until(pilot, lambda: not tab.following, what="the follower to stop")
+        with (qf.qdir() / "cells" / "box1_wide.log").open("a") as f:
+            f.write("written while the tab was hidden\n")
+        await pilot.pause(1.2)
+        assert not tab.following and "written while" not in " ".join(tab.lines)
+        detail.action_show_tab("logs")
+        await until(pilot, lambda: any("written while" in t for t in tab.lines), what="resume")
+        assert sum("CUDA out of memory" in t for t in tab.lines) == 1
+
+
+async def test_d_diagnoses_a_reboot_and_l_resumes_where_it_stopped(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, workload=True)
+    host, transport = qf.host(), qf.transport()
+    plan = await plan_launch(qf.fleet, host, transport)
+    await launch(plan, transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.current is not None, what="a cell to run")
+    qf.reboot()
+    view = await wait_view(qf, lambda v: v.resume_index is not None, what="the interrupted view")
+
+    app = make_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("d")
+        modal = await until(
+            pilot,
+            lambda: isinstance(app.screen, DiagnosisScreen) and app.screen.diagnosis and app.screen,
+            what="the diagnosis",
+        )
+        assert modal.diagnosis.cause == REBOOT
+        body = text_of(modal.query_one("#diagnosis-body", Static))
+        assert "cause  reboot" in body
+        for cause in CAUSES:
+            assert f"  {cause}" in body, body
+        assert "next step" in body
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen))
+
+        # l after the reboot: the start index defaults to the resume index.
+        await pilot.press("l")
+        modal = await planned(pilot, app)
+        assert modal.plan is not None and modal.plan.start_index == view.resume_index
+        await until(
+            pilot,
+            lambda: modal.query_one("#launch-start", Input).value == str(view.resume_index),
+        )
+        # Editing the start index re-plans.
+        start = modal.query_one("#launch-start", Input)
+        start.value = "2"
+        await until(pilot, lambda: modal.plan is not None and modal.plan.start_index == 2)
+        assert [c.name for c in modal.plan.to_run] == ["box1_wide"]
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await asyncio.sleep(0)
+
+
+async def test_a_appends_new_lines_or_shows_the_refusal(make_queue_fleet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, workload=True)
+    host, transport = qf.host(), qf.transport()
+    plan = await plan_launch(qf.fleet, host, transport)
+    await launch(plan, transport)
+    await transport.close()
+    app = make_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        original = qf.queue_file().read_text()
+        configs = qf.root() / "configs"
+        (configs / "box1_extra.json").write_text((configs / "box1_wide.json").read_text())
+        qf.append_queue("configs/box1_extra.json classification 1\n")
+        await pilot.press("a")
+        await until(pilot, lambda: any("appended" in n for n in notes(app)), what="append")
+        assert any("box1_extra" in n for n in notes(app)), notes(app)
+
+        qf.write_queue(original.replace("reconstruction", "classification", 1) + "\n")
+        await pilot.press("a")
+        await until(pilot, lambda: any("append refused" in n for n in notes(app)), what="refusal")
+        refusal = next(n for n in notes(app) if "append refused" in n)
+        assert "configs/box1_lr3e-4.json" in refusal, refusal
+
+
+async def test_queue_keys_are_in_help_and_the_palette(make_queue_fleet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, workload=True)
+    app = RgtApp(qf.fleet, start_monitors=False, config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = text_of(app.screen.query_one("#help-body", Static))
+        for words in ("Launch the host's queue", "Follow the host's queue", "vanish", "Send new"):
+            assert words in text, words
+        provider = RgtCommands(app.screen)
+        titles = [c[0] for c in provider._commands()]
+        for title in ("Launch queue: box1", "Follow logs: box1", "Diagnose queue: box1"):
+            assert title in titles

@@ -1,0 +1,293 @@
+"""Pilot tests of pulls, verification and the guided teardown, against real loopback boxes.
+
+Each box is a real asyncssh server over a folder: the files put under its durable dir are
+pulled over SFTP, hashed, loaded (a real torch checkpoint), and the teardown command is a
+real shell command. The journal lives in a tmp ``XDG_STATE_HOME``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from test_app import screen_text, wait_for
+from test_app_snapshots import FROZEN, clock, healthy_update, write_fleet
+from textual.widgets import Input
+
+from rgt_tui.app import RgtApp, RgtCommands
+from rgt_tui.domain.config import load_fleet
+from rgt_tui.domain.queue_state import FINISHED, CellView, QueueView
+from rgt_tui.messages import HostUpdated
+from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.services.pull_progress import FileProgress, PullProgress
+from rgt_tui.services.telemetry import ConnectionState
+from rgt_tui.widgets.pull_alerts import queue_done_at, with_cost_alerts
+
+SIZE = (160, 50)
+CONDITIONS = ("manifest", "rescan", "pulled", "loaded", "roster", "idle", "confirmed")
+
+
+@pytest.fixture(autouse=True)
+def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
+def _set_teardown(hosts_file: Path, command: str) -> None:
+    lines = hosts_file.read_text().splitlines()
+    at = lines.index('name = "box1"')
+    lines.insert(at + 1, f"teardown = {json.dumps(command)}")
+    hosts_file.write_text("\n".join(lines) + "\n")
+
+
+def _results_on_box(root: Path) -> None:
+    results = root / "results"
+    torch.save({"w": torch.arange(6.0).reshape(2, 3)}, results / "ckpt.pt")
+    (results / "metrics.json").write_text(json.dumps({"loss": 0.25, "acc": 0.9}))
+
+
+def _app(loopback, tmp_path: Path, teardown: str) -> RgtApp:  # type: ignore[no-untyped-def]
+    _set_teardown(loopback.hosts_file, teardown)
+    _results_on_box(loopback.box("box1").root)
+    return RgtApp(
+        load_fleet(loopback.hosts_file), start_monitors=False, config_dir=tmp_path / "config"
+    )
+
+
+async def _pull_and_verify(app: RgtApp, pilot) -> None:  # type: ignore[no-untyped-def]
+    jobs = app.jobs
+    await pilot.press("p")  # on the fleet screen: box1 is selected
+    await wait_for(pilot, lambda: jobs.state("box1").pull_result is not None, 60)
+    await wait_for(pilot, lambda: "pull complete" in screen_text(app))
+    assert isinstance(app.screen, HostDetailScreen) and app.screen.active_tab == "pulls"
+    assert jobs.state("box1").pull_result.ok
+    await pilot.press("v")
+    await wait_for(pilot, lambda: jobs.state("box1").verify_report is not None, 60)
+    await wait_for(pilot, lambda: "VERIFIED" in screen_text(app))
+    assert jobs.state("box1").verify_report.ok, jobs.state("box1").verify_report.problems
+
+
+async def _checklist(app: RgtApp, pilot) -> str:  # type: ignore[no-untyped-def]
+    before = app.jobs.state("box1").gate
+    await pilot.press("t")
+    await wait_for(
+        pilot,
+        lambda: app.jobs.state("box1").gate is not before and not app.jobs.state("box1").running,
+        60,
+    )
+    await pilot.pause()
+    assert isinstance(app.screen, HostDetailScreen) and app.screen.active_tab == "teardown"
+    return screen_text(app)
+
+
+async def _type_name(app: RgtApp, pilot, name: str) -> None:  # type: ignore[no-untyped-def]
+    box = app.screen.query_one("#confirm-name", Input)
+    box.focus()
+    await pilot.pause()
+    await pilot.press(*name, "enter")
+    await pilot.pause()
+    await wait_for(pilot, lambda: not app.jobs.state("box1").running, 60)
+    await pilot.pause()
+
+
+async def test_pull_verify_checklist_and_typed_teardown(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]
+    marker = tmp_path / "marker"
+    app = _app(loopback_fleet, tmp_path, f"echo destroyed > {marker}")
+    results = app.fleet.results_dir / "box1"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await _pull_and_verify(app, pilot)
+        text = screen_text(app)
+        assert "total" in text and "2/2 files" in text and "100%" in text
+        assert "2 verified" in text and "roster: no queue file" in text
+        # The files are on the local disk, byte for byte, and the checkpoint loads.
+        assert json.loads((results / "metrics.json").read_text())["loss"] == 0.25
+        loaded = torch.load(results / "ckpt.pt", weights_only=True)
+        assert torch.equal(loaded["w"], torch.arange(6.0).reshape(2, 3))
+
+        text = await _checklist(app, pilot)
+        for key in CONDITIONS:
+            assert f" {key} " in text, key
+        assert "2/2 hash-verified" in text and "2/2 loaded" in text
+        assert "re-scan matches the manifest" in text and "no cell running" in text
+        assert "0/0 cells have results" in text
+        assert re.search(r"taken at \d{4}-\d\d-\d\d \d\d:\d\d", text)  # the manifest's time
+        assert "manual (provider console or API)" in text and "IRREVERSIBLE" in text
+        assert "bills 24/7 until destroyed" in text  # danger clocks / what keeps billing
+        assert "ready: type 'box1'" in text
+
+        # A wrong name does nothing: no command, no journal entry, no teardown.
+        await _type_name(app, pilot, "box2")
+        assert "'box2' is not 'box1': nothing was torn down" in screen_text(app)
+        assert not marker.exists() and app.jobs.state("box1").torn_down_at is None
+
+        await _type_name(app, pilot, "box1")
+        await wait_for(pilot, lambda: app.jobs.state("box1").torn_down_at is not None)
+        assert marker.read_text() == "destroyed\n"
+        assert "teardown command exited 0: recorded as torn down" in screen_text(app)
+
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+        pane = app.fleet_screen.panes["box1"]
+        assert pane.has_class("-torn-down") and "torn down" in str(pane.border_subtitle)
+        assert not app.fleet_screen.panes["box2"].has_class("-torn-down")
+    journal = json.loads((tmp_path / "state" / "rgt-tui" / "journal" / "box1.json").read_text())
+    assert [t["ok"] for t in journal["teardowns"]] == [True]
+    # A new session reads the journal: the box is still shown torn down.
+    again = RgtApp(
+        load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
+    )
+    async with again.run_test(size=SIZE) as pilot:
+        pane = again.fleet_screen.panes["box1"]
+        await wait_for(pilot, lambda: pane.has_class("-torn-down"))
+    assert not loopback_fleet.errors
+
+
+async def test_failed_command_and_late_write_keep_the_box(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]
+    app = _app(loopback_fleet, tmp_path, "echo failing on purpose; exit 3")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await _pull_and_verify(app, pilot)
+        await _checklist(app, pilot)
+        await _type_name(app, pilot, "box1")
+        state = app.jobs.state("box1")
+        assert state.teardown is not None and state.teardown.exit_status == 3
+        text = screen_text(app)
+        assert "failing on purpose" in text
+        assert "FAILED (exit 3): NOT recorded as torn down" in text
+        assert state.torn_down_at is None
+
+        # A file written on the box after the pull locks the gate again.
+        (loopback_fleet.box("box1").root / "results" / "late.json").write_text("{}")
+        text = await _checklist(app, pilot)
+        assert "✖ rescan" in text and "locked" in text
+        assert not app.jobs.state("box1").gate.ready_but_confirmation
+        await _type_name(app, pilot, "box1")
+        assert "locked (" in screen_text(app) and "nothing was torn down" in screen_text(app)
+        assert app.jobs.state("box1").torn_down_at is None
+
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.fleet_screen.panes["box1"].has_class("-torn-down")
+    journal = json.loads((tmp_path / "state" / "rgt-tui" / "journal" / "box1.json").read_text())
+    assert [t["ok"] for t in journal["teardowns"]] == [False]
+
+
+async def test_pull_error_is_shown_with_its_fix(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]
+    app = _app(loopback_fleet, tmp_path, "true")
+    await loopback_fleet.box("box1").stop()  # the box is gone: the pull says so
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: app.jobs.state("box1").pull_error is not None, 60)
+        await wait_for(pilot, lambda: "pull failed" in screen_text(app))
+        assert "fix:" in screen_text(app)
+        assert app.jobs.state("box1").pull_result is None
+
+
+async def test_header_cost_danger_clocks_and_cost_stop(tmp_path: Path) -> None:
+    app = RgtApp(
+        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(HostUpdated(healthy_update()))
+        await wait_for(pilot, lambda: "a100-train" in app.latest)
+        await pilot.pause()
+        notes = [str(n.message) for n in app._notifications]
+        assert any("stop still bills disk" in n for n in notes)  # vastai's danger clocks
+        # Once per session: a second connected sample does not repeat it.
+        app.post_message(HostUpdated(healthy_update(seq=2, t=FROZEN + 1)))
+        await pilot.pause()
+        assert len(app._notifications) == len(notes)
+        text = screen_text(app)
+        # a100-train: $1.89/h since 10:00 (2 h) = $3.78; spot-4090 $0.34/h since 08:30.
+        assert "$4.97 so far" in text and "$4.72/h" in text
+        pane = app.fleet_screen.panes["a100-train"]
+        pane.mark_torn_down(FROZEN - 3600)  # torn down an hour ago: the cost stopped then
+        assert pane.cost_so_far(FROZEN + 7200) == pytest.approx(1.89)
+        app.fleet_screen._refresh_summary()
+        await pilot.pause()
+        assert "$2.83/h" in screen_text(app)
+        names = [text for text, _, _ in RgtCommands(app.screen)._commands()]
+        for title in ("Pull results", "Verify results", "Teardown checklist"):
+            assert f"{title}: spot-4090" in names
+
+
+def test_release_clock_alert_for_a_box_lost_for_days(tmp_path: Path) -> None:
+    fleet = write_fleet(
+        tmp_path,
+        '[[hosts]]\nname = "a100-train"\nssh = "root@10.0.0.1"\nprofile = "autodl"\n',
+    )
+    host = fleet.host("a100-train")
+    lost = ConnectionState("lost", FROZEN - 13 * 86400)
+    update = healthy_update()
+    update = type(update)(update.host, lost, update.snapshot, update.alerts, update.health)
+    alerts = with_cost_alerts(update, host, FROZEN).alerts
+    clock_alert = next(a for a in alerts if a.id == "profile.release_clock")
+    assert clock_alert.severity == "critical" and "released in 2 days" in clock_alert.message
+    assert with_cost_alerts(healthy_update(), host, FROZEN).alerts == healthy_update().alerts
+
+
+async def test_missing_cell_is_acknowledged_by_name(tmp_path: Path, make_queue_fleet) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1)
+    qf.write_queue(f"{qf.cell_script('alpha', 'echo hi')} t\n")
+    (qf.root() / "results" / "metrics.json").write_text('{"loss": 1.0}')
+    app = RgtApp(load_fleet(qf.loopback.hosts_file), start_monitors=False, config_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: app.jobs.state("box1").pull_result is not None, 60)
+        await pilot.press("v")
+        await wait_for(pilot, lambda: app.jobs.state("box1").verify_report is not None, 60)
+        await wait_for(pilot, lambda: "NOT VERIFIED" in screen_text(app))
+        assert "missing cell alpha" in screen_text(app)
+        text = await _checklist(app, pilot)
+        assert "✖ roster" in text and "unacknowledged: alpha" in text
+        box = app.screen.query_one("#ack-cell", Input)
+        box.focus()
+        await pilot.press(*"alpha")
+        await pilot.click("#ack-missing")
+        await pilot.pause()
+        await wait_for(pilot, lambda: "(acknowledged)" in screen_text(app), 60)
+        assert "✓ roster" in screen_text(app)
+
+
+async def test_pulls_tab_draws_a_bar_per_file_in_flight(tmp_path: Path) -> None:
+    app = RgtApp(
+        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("a100-train", tab="pulls")
+        await pilot.pause()
+        progress = PullProgress(
+            "a100-train", "pulling", files_total=3, files_done=1, bytes_total=300 << 20,
+            bytes_done=150 << 20, rate=10 << 20, eta_s=15.0,
+            active=(FileProgress("run1/ckpt.pt", 200 << 20, 50 << 20, 5 << 20, 30.0, "pulling"),),
+        )  # fmt: skip
+        app.jobs._set("a100-train", running="pull", progress=progress)
+        await wait_for(pilot, lambda: "run1/ckpt.pt" in screen_text(app))
+        text = screen_text(app)
+        assert "1/3 files" in text and " 50%" in text and "eta 15s" in text
+        assert " 25%" in text and "eta 30s" in text and "/s" in text
+
+
+def test_forgotten_box_alert_when_the_queue_finished_long_ago(tmp_path: Path) -> None:
+    host = write_fleet(tmp_path).host("a100-train")
+    cells = (CellView(0, "alpha", "done", 0, 1000, 2000),)
+    done = QueueView("a100-train", FINISHED, cells, None, "boot", 2000 + 3600, None)
+    at = queue_done_at(done, FROZEN)
+    assert at == FROZEN - 3600  # the box's clock is translated by the record's age
+    running = QueueView("a100-train", "running", cells, None, "boot", 2000 + 3600, None)
+    assert queue_done_at(running, FROZEN) is None
+    alerts = with_cost_alerts(healthy_update(), host, FROZEN, at).alerts
+    forgotten = next(a for a in alerts if a.id == "cost.forgotten")
+    assert forgotten.severity == "critical" and "$1.89/h" in forgotten.message
+    assert alerts[0].severity == "critical"  # most severe first
+    fresh = with_cost_alerts(healthy_update(), host, FROZEN, FROZEN - 60).alerts
+    assert all(a.id != "cost.forgotten" for a in fresh)
