@@ -172,6 +172,7 @@ class RgtApp(App[int]):
         self.fleet_screen = FleetScreen(fleet, thresholds=self.thresholds, clock=clock)
         self.jobs = JobRunner(self, fleet, clock=clock)
         self._seen_connected: set[str] = set()  # danger clocks: once per host per session
+        self._clocks_shown: set[str] = set()  # ... and once per profile
         self.queues = QueueController(self)
 
     def _initial_theme(self, requested: str | None) -> str:
@@ -286,9 +287,16 @@ class RgtApp(App[int]):
         if update.connection.status != "connected" or update.host in self._seen_connected:
             return
         self._seen_connected.add(update.host)
+        # The clocks are the profile's: one note per profile, not one per host, so a
+        # fleet of 30 identical boxes does not bury the screen in identical toasts.
+        if host.profile in self._clocks_shown:
+            return
+        self._clocks_shown.add(host.profile)
         note = danger_clock_note(host)
         if note:
-            self.notify(note, title=f"{update.host}: danger clocks", timeout=20)
+            same = [h.name for h in self.fleet.hosts if h.profile == host.profile]
+            who = update.host if len(same) == 1 else f"{host.profile} ({len(same)} hosts)"
+            self.notify(note, title=f"{who}: danger clocks", timeout=12)
 
     # -- pulls, verification, teardown ---------------------------------------------------
 

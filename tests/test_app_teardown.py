@@ -291,3 +291,23 @@ def test_forgotten_box_alert_when_the_queue_finished_long_ago(tmp_path: Path) ->
     assert alerts[0].severity == "critical"  # most severe first
     fresh = with_cost_alerts(healthy_update(), host, FROZEN, FROZEN - 60).alerts
     assert all(a.id != "cost.forgotten" for a in fresh)
+
+
+async def test_danger_clocks_once_per_profile_not_per_host(tmp_path: Path) -> None:
+    """Thirty identical boxes must not bury the screen in thirty identical toasts."""
+    from test_app_snapshots import agent_sample, make_update
+
+    fleet = write_fleet(
+        tmp_path,
+        '[[hosts]]\nname = "v1"\nssh = "root@10.0.0.1"\nprofile = "vastai"\n'
+        '[[hosts]]\nname = "v2"\nssh = "root@10.0.0.2"\nprofile = "vastai"\n'
+        '[[hosts]]\nname = "r1"\nssh = "root@10.0.0.3"\nprofile = "runpod"\n',
+    )
+    app = RgtApp(fleet, start_monitors=False, clock=clock, config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        for name in ("v1", "v2", "r1"):
+            app.post_message(HostUpdated(make_update(name, agent_sample(name, seq=1, t=FROZEN))))
+        await wait_for(pilot, lambda: {"v1", "v2", "r1"} <= set(app.latest))
+        await pilot.pause()
+        titles = sorted(str(n.title) for n in app._notifications if "danger clocks" in str(n.title))
+        assert titles == ["r1: danger clocks", "vastai (2 hosts): danger clocks"]
