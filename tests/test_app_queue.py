@@ -87,7 +87,9 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         go = modal.query_one("#launch-go", Button)
         assert go.display and not go.disabled
 
-        await pilot.click("#launch-go")
+        # The ready plan puts focus on Launch: Enter confirms, as in any dialog.
+        assert app.focused is go
+        await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, FleetScreen), what="the modal to close")
         assert any("queue launched" in n and "3 cell(s)" in n for n in notes(app)), notes(app)
         await wait_view(qf, lambda v: v.state == RUNNING, what="the queue to run")

@@ -159,6 +159,8 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         go = self.query_one("#launch-go", Button)
         go.display = plan.ok
         go.disabled = not plan.ok
+        if plan.ok and not isinstance(self.focused, Input):
+            go.focus()  # Enter confirms, Escape cancels: the usual dialog keys
         status.update(
             Content.styled(f"{len(plan.cells)} cells in the queue", "$foreground-muted")
             if plan.ok
