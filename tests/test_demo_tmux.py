@@ -102,7 +102,7 @@ def wait_until(predicate, timeout: float, what: str, screen=None) -> None:  # ty
         time.sleep(0.3)
 
 
-@pytest.mark.parametrize("how", ["q", "ctrl-c", "sigterm"])
+@pytest.mark.parametrize("how", ["q", "ctrl-c", "sigterm", "sighup"])
 def test_demo_shows_the_boxes_and_cleans_up_on_exit(tmux: Tmux, tmp_path: Path, how: str) -> None:
     assert RGT_TUI.exists(), f"{RGT_TUI} missing: run `.venv/bin/pip install -e .`"
     scratch = tmp_path / "tmp"
@@ -148,6 +148,8 @@ def test_demo_shows_the_boxes_and_cleans_up_on_exit(tmux: Tmux, tmp_path: Path, 
         tmux("send-keys", "-t", "demo", "q")
     elif how == "ctrl-c":
         tmux("send-keys", "-t", "demo", "C-c")
+    elif how == "sighup":  # the terminal was closed
+        os.kill(pid, signal.SIGHUP)
     else:
         os.kill(pid, signal.SIGTERM)
 
@@ -161,7 +163,9 @@ def test_demo_shows_the_boxes_and_cleans_up_on_exit(tmux: Tmux, tmp_path: Path, 
         return status_file.exists() and status_file.read_text().strip() != ""
 
     wait_until(exited, 20, "the demo did not exit", stuck_stacks)
-    assert status_file.read_text().strip() == ("143" if how == "sigterm" else "0"), tmux.screen()
+    assert status_file.read_text().strip() == {"sigterm": "143", "sighup": "129"}.get(how, "0"), (
+        tmux.screen()
+    )
     assert not psutil.pid_exists(pid)
     assert all(refuses(p) for p in ports), "a loopback SSH server outlived the demo"
     assert not list(scratch.glob("rgt-demo-*")), "the demo's temporary directory was left behind"

@@ -2,7 +2,7 @@
 
 The servers run in the app's own event loop (the app is run with ``run_async`` inside
 ``asyncio.run``), so there is no second process to leak: when the app exits — by ``q``,
-by Ctrl-C as a key, or by SIGINT/SIGTERM — the ``finally`` stops every box, which hangs
+by Ctrl-C as a key, or by SIGINT/SIGTERM/SIGHUP (a closed terminal) — the ``finally`` stops every box, which hangs
 up on the agents, and removes the temporary directory.
 """
 
@@ -48,8 +48,10 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
         app.sub_title = f"demo: {boxes} loopback box{'es' if boxes != 1 else ''}"
         loop = asyncio.get_running_loop()
         try:
-            # SIGTERM would otherwise kill the process before the boxes are stopped.
+            # SIGTERM, or SIGHUP from a closed terminal, would otherwise kill the process
+            # before the boxes are stopped and their folders removed.
             loop.add_signal_handler(signal.SIGTERM, partial(app.exit, return_code=143))
+            loop.add_signal_handler(signal.SIGHUP, partial(app.exit, return_code=129))
         except (NotImplementedError, RuntimeError):  # not on this platform / thread
             pass
         try:
@@ -57,6 +59,7 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
         finally:
             try:
                 loop.remove_signal_handler(signal.SIGTERM)
+                loop.remove_signal_handler(signal.SIGHUP)
             except (NotImplementedError, RuntimeError):
                 pass
         return app.return_code or 0
