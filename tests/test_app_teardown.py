@@ -311,3 +311,33 @@ async def test_danger_clocks_once_per_profile_not_per_host(tmp_path: Path) -> No
         await pilot.pause()
         titles = sorted(str(n.title) for n in app._notifications if "danger clocks" in str(n.title))
         assert titles == ["r1: danger clocks", "vastai (2 hosts): danger clocks"]
+
+
+async def test_idle_paid_minutes_count_only_idle_gpus_with_no_cell_running(tmp_path: Path) -> None:
+    from test_app_snapshots import agent_sample, gpu, make_update
+
+    app = RgtApp(
+        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
+    )
+
+    def sample(minute: int, util: float) -> HostUpdated:
+        data = agent_sample("a100-train", t=FROZEN + 60 * minute, seq=minute + 1)
+        data["gpus"] = [gpu(0, util, 210, 1.0, 40), gpu(1, util, 210, 1.0, 40)]
+        return HostUpdated(make_update("a100-train", data))
+
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.fleet_screen.panes["a100-train"]
+        for minute in range(0, 11):  # ten idle minutes on a billed box
+            app.post_message(sample(minute, 1.0))
+            await pilot.pause()
+        assert pane.idle.idle_minutes == pytest.approx(10)
+        pane.cell_running = True  # a cell runs: the GPUs being idle is not "idle paid"
+        for minute in range(11, 14):
+            app.post_message(sample(minute, 1.0))
+            await pilot.pause()
+        pane.cell_running = False
+        app.post_message(sample(14, 90.0))  # busy again
+        await pilot.pause()
+        assert pane.idle.idle_minutes == pytest.approx(10)
+        pane._set_subtitle(FROZEN + 60 * 14)
+        assert "idle paid 10m00s" in str(pane.border_subtitle)

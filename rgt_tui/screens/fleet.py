@@ -224,6 +224,7 @@ class FleetScreen(Screen[None]):
         """Show a polled queue view as the pane's summary line."""
         pane = self.panes.get(host)
         if pane is not None:
+            pane.cell_running = any(c.status == "running" for c in view.cells)
             pane.show_queue(queue_pane_line(view))
 
     def action_host_job(self, job: str, tab: str) -> None:

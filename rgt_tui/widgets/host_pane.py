@@ -21,9 +21,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.cost import IdleMeter
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.snapshot import HostSnapshot
-from rgt_tui.domain.units import fmt_bytes, fmt_count
+from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.alert_list import alert_lines
 from rgt_tui.widgets.gpu_row import util_line, vram_line
@@ -151,6 +152,9 @@ class HostPane(Widget, can_focus=True):
         self._figures: list[Content] = []
         self._height = 0
         self.queue_line: Content | None = None  # "queue k/N done · …" once a view is known
+        # Idle paid minutes: every GPU under 5 % and no cell running, while billed.
+        self.idle = IdleMeter()
+        self.cell_running = False  # from the queue poller; False until a view says otherwise
         self.border_title = host.name
         self.border_subtitle = host.profile
 
@@ -160,6 +164,10 @@ class HostPane(Widget, can_focus=True):
         """Take a new update; draw it now if visible. True when it was drawn."""
         self.update = update
         self.history = history
+        snap = update.snapshot
+        if self.host.cost_per_hour and snap is not None and snap.t != self.idle.last_t:
+            utils = tuple(g.util_pct if g.util_pct is not None else 100.0 for g in snap.gpus)
+            self.idle = self.idle.observe(snap.t, utils, self.cell_running)
         self.set_class(update.connection.status != "connected", "-down")
         self.set_class(any(a.severity == "critical" for a in update.alerts), "-critical")
         # A change of shape (first sample, a GPU or mount gone, more alerts) changes the
@@ -257,6 +265,8 @@ class HostPane(Widget, can_focus=True):
         cost = cost_text(self.host, snap, now, self.torn_down_at)
         if cost:
             parts.append(cost)
+            if self.idle.idle_minutes >= 1:
+                parts.append(f"idle paid {fmt_duration(self.idle.idle_s)}")
         subtitle = " · ".join(parts)
         if subtitle != self.border_subtitle:
             self.border_subtitle = subtitle
