@@ -19,6 +19,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import Diagnosis, Evidence
 from rgt_tui.screens.queue_actions import error_text, with_transport
+from rgt_tui.screens.workers import run_host_worker
 
 VERDICT_STYLE = {
     "yes": "bold $error",
@@ -101,13 +102,7 @@ class DiagnosisScreen(ModalScreen[None]):
             yield Static(Content.styled("diagnosing…", "$foreground-muted"), id="diagnosis-body")
 
     def on_mount(self) -> None:
-        self.run_worker(
-            self._diagnose(),
-            name=f"diagnose:{self.host.name}",
-            group=f"queue-diagnose:{self.host.name}",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        run_host_worker(self, self._diagnose(), "queue-diagnose", self.host.name)
 
     async def _diagnose(self) -> None:
         from rgt_tui.services.queue_view import diagnose_queue

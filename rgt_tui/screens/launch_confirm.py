@@ -20,6 +20,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.screens.queue_actions import error_text, with_transport
+from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.queue import LaunchPlan, LaunchResult
 
 
@@ -110,13 +111,7 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
     def replan(self, start: int | None) -> None:
         """Build the plan in a worker (``start`` None: the plan's own default)."""
         self.query_one("#launch-go", Button).disabled = True
-        self.run_worker(
-            self._plan(start),
-            name=f"plan:{self.host.name}",
-            group=f"queue-plan:{self.host.name}",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        run_host_worker(self, self._plan(start), "queue-plan", self.host.name)
 
     async def _plan(self, start: int | None) -> None:
         from rgt_tui.services.queue import plan_launch
@@ -186,13 +181,7 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
             return
         self.query_one("#launch-go", Button).disabled = True
         self.query_one("#launch-status", Static).update(Content.styled("launching…", "$accent"))
-        self.run_worker(
-            self._launch(plan),
-            name=f"launch:{self.host.name}",
-            group=f"queue-launch:{self.host.name}",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        run_host_worker(self, self._launch(plan), "queue-launch", self.host.name)
 
     async def _launch(self, plan: LaunchPlan) -> None:
         from rgt_tui.services.queue import launch

@@ -20,6 +20,7 @@ from textual.worker import Worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.logscan import LogChunk, LogPosition
 from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.widgets.host_pane import screen_in_view
 
 MAX_LINES = 5000
@@ -128,12 +129,8 @@ class LogsTab(DetailTab):
             self.lines.clear()
             self.crash_lines.clear()
         self._set_status(Content.styled(f"opening {self._path()}…", "$foreground-muted"))
-        self._follower = self.run_worker(
-            self._follow(host, self.source, resume),
-            name=f"logs:{host.name}",
-            group=f"logs:{host.name}",
-            exclusive=True,
-            exit_on_error=False,
+        self._follower = run_host_worker(
+            self, self._follow(host, self.source, resume), "logs", host.name
         )
 
     def stop(self) -> None:
@@ -228,13 +225,7 @@ class LogsTab(DetailTab):
         host = self.host
         if host is None or not host.queue:
             return
-        self.run_worker(
-            self._read_cells(host),
-            name=f"logs-cells:{host.name}",
-            group=f"logs-cells:{host.name}",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        run_host_worker(self, self._read_cells(host), "logs-cells", host.name)
 
     async def _read_cells(self, host: HostConfig) -> None:
         from rgt_tui.screens.queue_actions import with_transport
