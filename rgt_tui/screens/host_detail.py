@@ -19,6 +19,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import ReconnectRequested
 from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
@@ -102,6 +103,12 @@ class HostDetailScreen(Screen[None]):
         self._stale = set(self.tabs)
         if screen_in_view(self):
             self.draw()
+
+    def queue_viewed(self, host: str, view: QueueView) -> None:
+        """A polled view of this host's queue: the Queue tab shows it."""
+        tab = self.tabs.get("queue")
+        if host == self.host.name and tab is not None:
+            tab.show_queue(view)  # type: ignore[attr-defined]
 
     def draw(self) -> None:
         """Redraw the active tab from the latest update."""

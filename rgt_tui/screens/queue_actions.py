@@ -19,6 +19,7 @@ from textual.message import Message
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.transport import Transport, TransportError, transport_for
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 POLL_S = 10.0
+WATCHED_POLL_S = 3.0  # while the host's Queue tab is on screen
 
 QUEUE_BINDINGS = [
     Binding("l", "queue('launch')", "Launch", tooltip="Launch the host's queue (shows the plan)"),
@@ -131,13 +133,7 @@ class QueueController:
         elif action == "diagnose":
             self.app.push_screen(DiagnosisScreen(host))
         elif action == "append":
-            self.app.run_worker(
-                self._append(host),
-                name=f"append:{host_name}",
-                group=f"queue-append:{host_name}",
-                exclusive=True,
-                exit_on_error=False,
-            )
+            run_host_worker(self.app, self._append(host), "queue-append", host_name)
 
     def _show_logs_tab(self, host_name: str) -> None:
         screen = self.app.screen
@@ -167,13 +163,15 @@ class QueueController:
         """One slow queue-view poller per host that has a queue."""
         for host in self.fleet.hosts:
             if host.queue:
-                self.app.run_worker(
-                    self._poll(host),
-                    name=f"queue-poll:{host.name}",
-                    group=f"queue-poll:{host.name}",
-                    exclusive=True,
-                    exit_on_error=False,
-                )
+                run_host_worker(self.app, self._poll(host), "queue-poll", host.name)
+
+    def _watched(self, host: str) -> bool:
+        """Whether ``host``'s Queue tab is the one on screen (poll it faster then)."""
+        screen = self.app.screen
+        return (
+            getattr(getattr(screen, "host", None), "name", None) == host
+            and getattr(screen, "active_tab", None) == "queue"
+        )
 
     def _connected(self, host: str) -> bool:
         update = getattr(self.app, "latest", {}).get(host)
@@ -198,7 +196,12 @@ class QueueController:
                 else:
                     self.app.post_message(QueueViewed(host.name, view))
                 # Re-armed only after the previous read finished: polls never overlap.
-                await asyncio.sleep(self.poll_s)
+                waited = 0.0
+                while waited < self.poll_s and not (
+                    waited >= WATCHED_POLL_S and self._watched(host.name)
+                ):
+                    await asyncio.sleep(0.5)
+                    waited += 0.5
         finally:
             if transport is not None:
                 await _close(transport)
