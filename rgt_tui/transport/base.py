@@ -40,6 +40,23 @@ class FileReader(Protocol):
         """Release the handle; safe to call twice and on a dead connection."""
 
 
+class RangeReads:
+    """``read_range`` for any transport, in terms of its ``open_reader``."""
+
+    async def open_reader(
+        self, path: str
+    ) -> FileReader:  # pragma: no cover - provided by the transport
+        raise NotImplementedError
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset``."""
+        reader = await self.open_reader(path)
+        try:
+            return await reader.read(offset, length)
+        finally:
+            await reader.close()
+
+
 class TransportError(Exception):
     """A box could not be reached or a command could not be started on it.
 

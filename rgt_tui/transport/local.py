@@ -7,10 +7,10 @@ import contextlib
 import os
 from collections.abc import AsyncIterator
 
-from rgt_tui.transport.base import CommandResult, FileStat, TransportError
+from rgt_tui.transport.base import CommandResult, FileStat, RangeReads, TransportError
 
 
-class LocalTransport:
+class LocalTransport(RangeReads):
     """A Transport for the machine the app runs on; it is always connected."""
 
     def __init__(self, host: str = "local") -> None:
@@ -93,14 +93,6 @@ class LocalTransport:
         except (FileNotFoundError, NotADirectoryError):
             return None
         return _file_stat(st)
-
-    async def read_range(self, path: str, offset: int, length: int) -> bytes:
-        """Up to ``length`` bytes from ``offset``."""
-        reader = await self.open_reader(path)
-        try:
-            return await reader.read(offset, length)
-        finally:
-            await reader.close()
 
     async def open_reader(self, path: str) -> LocalFileReader:
         """An open file descriptor: it keeps reading the same file after a rename."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import asyncssh
 
-from rgt_tui.transport.base import CommandResult, FileStat, HostKeyError, TransportError
+from rgt_tui.transport.base import CommandResult, FileStat, HostKeyError, RangeReads, TransportError
 
 CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would.
@@ -82,7 +82,7 @@ def _match(known_hosts: Path, host: str, addr: str, port: int | None) -> tuple[l
     return list(matched[0]), list(matched[2])
 
 
-class SshTransport:
+class SshTransport(RangeReads):
     """A Transport over one persistent asyncssh connection."""
 
     def __init__(
@@ -310,14 +310,6 @@ class SshTransport:
         except (OSError, asyncssh.Error) as exc:
             raise self.file_error(exc, path) from exc
         return _attrs_stat(attrs)
-
-    async def read_range(self, path: str, offset: int, length: int) -> bytes:
-        """Up to ``length`` bytes from ``offset`` over SFTP."""
-        reader = await self.open_reader(path)
-        try:
-            return await reader.read(offset, length)
-        finally:
-            await reader.close()
 
     async def open_reader(self, path: str) -> SftpFileReader:
         """An open SFTP handle: like a local fd, it keeps reading the file after a rename."""
