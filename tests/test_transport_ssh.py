@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import os
+import shlex
 import subprocess
 
 import asyncssh
@@ -13,6 +15,7 @@ from rgt_tui.domain.config import load_fleet
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate
 from rgt_tui.transport import HostKeyError, TransportError, transport_for
 from rgt_tui.transport.backoff import Backoff
+from rgt_tui.transport.local import LocalTransport
 from rgt_tui.transport.ssh import SshTransport
 
 
@@ -44,9 +47,27 @@ async def test_run_and_stream_over_ssh(loopback_fleet):
         with pytest.raises(TransportError, match="status 4"):
             async for _ in t.stream_lines("echo x; echo boom >&2; exit 4"):
                 pass
+        await _streams_bytes_exactly(t, box.root / "blob.bin", "boom: exit 5")
     finally:
         await t.close()
     assert not t.connected
+
+
+async def test_local_transport_streams_bytes_exactly(tmp_path):
+    await _streams_bytes_exactly(LocalTransport("here"), tmp_path / "blob.bin", "boom: exit 5")
+
+
+async def _streams_bytes_exactly(t, blob, last_stderr) -> None:
+    """Every byte value, megabytes of it, comes back as it is; a failure names the status."""
+    data = bytes(range(256)) * 4096 + os.urandom(3 << 20)
+    blob.write_bytes(data)
+    chunks = [c async for c in t.stream_bytes(f"cat {shlex.quote(str(blob))}")]
+    assert b"".join(chunks) == data and len(chunks) > 1 and all(chunks)
+    echoed = [c async for c in t.stream_bytes("cat", input="ünï\n")]
+    assert b"".join(echoed) == "ünï\n".encode()
+    with pytest.raises(TransportError, match=f"status 5: {last_stderr}"):
+        async for _ in t.stream_bytes("printf x; echo 'boom: exit 5' >&2; exit 5"):
+            pass
 
 
 async def test_unknown_host_key_is_refused_with_fingerprint_and_fix(loopback_fleet, tmp_path):

@@ -4,9 +4,10 @@ Over SFTP each file costs an open, a read and a close, each a round trip and a f
 packets; for thousands of small files that per-file work, not the bytes, sets the pace.
 So files under ``SMALL_FILE`` go in batches through ``rgt_tui/agent/sendfiles.py``
 (``python3 -u -``, source on stdin, the list of files appended as data), on an exec
-channel of the same connection. Each file is checked against the manifest's SHA-256
-before it is written; one that does not match, or that the box could not read, falls
-back to the SFTP path (which retries from zero once and names it if it still fails).
+channel of the same connection, framed raw (``FrameParser``). Each file is checked
+against the manifest's SHA-256 before it is written; one that does not match, or that
+the box could not read, falls back to the SFTP path (which retries from zero once and
+names it if it still fails). So does the rest of a batch whose output stops making sense.
 
 A batch cut off by a dropped connection keeps every file already written; the rest go
 again (each is smaller than one SFTP read window, so nothing large is fetched twice).
@@ -15,8 +16,7 @@ again (each is smaller than one SFTP read window, so nothing large is fetched tw
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
+import contextlib
 import hashlib
 import json
 from collections.abc import Sequence
@@ -40,6 +40,7 @@ WRITE_GROUP_BYTES = 8 << 20
 MAX_PENDING_WRITES = 3
 SEND_COMMAND = "python3 -u -"
 SENDER_SCRIPT = "sendfiles.py"
+SENDFILES_START = b"RGT-SENDFILES 1\n"  # the sender's first line (sendfiles.START)
 
 
 def sender_source() -> str:
@@ -106,35 +107,33 @@ class BatchPuller:
 
     async def _stream(self, files: list[FilePlan], done: set[int], generation: int) -> None:
         request = [(self.manifest.display(p.entry.root, p.entry.path), p.entry.size) for p in files]
-        pieces: dict[int, list[str]] = {}
-        group: list[tuple[FilePlan, list[str]]] = []
+        parser = FrameParser(len(files))
+        group: list[tuple[FilePlan, bytes]] = []
         group_bytes = 0
         writes: list[asyncio.Future] = []  # writes run while the next files stream in
         try:
             stall = self.pull.options.stall_timeout_s
             with StallWatch(stall, on_stall=self.pull.drop_later(generation)) as watch:
-                async for line in self.pull.transport.stream_lines(
+                stream = self.pull.transport.stream_bytes(
                     SEND_COMMAND, input=sender_program(request)
-                ):
-                    watch.kick()
-                    index, kind, rest = _split(line)
-                    if index is None or not 0 <= index < len(files):
-                        continue  # "DONE", or noise
-                    if kind == "E":
-                        done.add(index)
-                        self.fallback.append(files[index])
-                    elif kind == "END":
-                        done.add(index)
-                        group.append((files[index], pieces.pop(index, [])))
-                        group_bytes += files[index].entry.size
-                        if len(group) >= WRITE_GROUP_FILES or group_bytes >= WRITE_GROUP_BYTES:
-                            writes.append(asyncio.ensure_future(self._write(group)))
-                            group, group_bytes = [], 0
-                            if len(writes) >= MAX_PENDING_WRITES:
-                                await writes.pop(0)
-                    else:
-                        # Decoding and hashing wait for the write thread, off the event loop.
-                        pieces.setdefault(index, []).append(rest)
+                )
+                async with contextlib.aclosing(stream) as chunks:  # stops the box's process too
+                    async for chunk in chunks:
+                        watch.kick()
+                        for index, data in parser.feed(chunk):
+                            done.add(index)
+                            if data is None:
+                                self.fallback.append(files[index])  # unreadable on the box
+                                continue
+                            group.append((files[index], data))
+                            group_bytes += len(data)
+                            if len(group) >= WRITE_GROUP_FILES or group_bytes >= WRITE_GROUP_BYTES:
+                                writes.append(asyncio.ensure_future(self._write(group)))
+                                group, group_bytes = [], 0
+                                if len(writes) >= MAX_PENDING_WRITES:
+                                    await writes.pop(0)
+                        if parser.error:
+                            raise TransportError(self.pull.host.name, parser.error)
         finally:
             # Files that arrived whole are kept even when the stream broke off.
             if group:
@@ -144,11 +143,11 @@ class BatchPuller:
             if failures:
                 raise failures[0]
 
-    async def _write(self, group: list[tuple[FilePlan, list[str]]]) -> None:
+    async def _write(self, group: list[tuple[FilePlan, bytes]]) -> None:
         options = self.pull.options
         try:
             written, mismatched = await asyncio.to_thread(
-                _decode_check_write, self.pull.dest, group, self.pull.record, options.fsync
+                _check_write, self.pull.dest, group, self.pull.record, options.fsync
             )
         except LocalWriteError as exc:
             raise self.pull.abort_local(exc) from exc
@@ -157,21 +156,16 @@ class BatchPuller:
             self.pull.small_done(plan, size, digest)
 
 
-def _decode_check_write(
-    dest: Path, group: list[tuple[FilePlan, list[str]]], record: PulledRecord, fsync: bool
+def _check_write(
+    dest: Path, group: list[tuple[FilePlan, bytes]], record: PulledRecord, fsync: bool
 ) -> tuple[list[tuple[FilePlan, int, str]], list[FilePlan]]:
-    """Decode each file, keep those whose SHA-256 matches the manifest, write them (blocking).
+    """Keep the files whose SHA-256 matches the manifest and write them (blocking).
 
     Returns (written as (plan, size, digest), the plans that did not match).
     """
     ready: list[tuple[FilePlan, bytes, str]] = []
     mismatched: list[FilePlan] = []
-    for plan, pieces in group:
-        try:
-            data = b"".join(base64.b64decode(piece) for piece in pieces)
-        except (binascii.Error, ValueError):
-            mismatched.append(plan)
-            continue
+    for plan, data in group:
         digest = hashlib.sha256(data).hexdigest()
         if len(data) != plan.entry.size or digest != plan.entry.sha256:
             mismatched.append(plan)
@@ -181,13 +175,83 @@ def _decode_check_write(
     return [(plan, len(data), digest) for plan, data, digest in ready], mismatched
 
 
-def _split(line: str) -> tuple[int | None, str, str]:
-    """``(index, kind, rest)``: kind is the offset for a piece, or END / E."""
-    head, _, rest = line.partition(" ")
-    if not head.isdigit():
-        return None, "", ""
-    kind, _, rest = rest.partition(" ")
-    return int(head), kind, rest
+class FrameError(Exception):
+    """The sender's output does not follow its format (the rest of the batch goes by SFTP)."""
 
 
-__all__ = ["SMALL_FILE", "BatchPuller", "make_batches", "sender_program", "sender_source"]
+class FrameParser:
+    """Splits the sender's stdout, fed in chunks cut anywhere, into ``(index, bytes)``
+    per file (``bytes`` None for a file the box could not read). See ``sendfiles.py``.
+
+    Output that breaks the format sets ``error``; the files parsed before it still come
+    back, and nothing after it is parsed.
+    """
+
+    MAX_HEADER = 4096  # a frame header is short; a longer line means the stream is lost
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._buf = bytearray()
+        self._started = False
+        self._file: tuple[int, int] | None = None  # (index, size) of the file being read
+        self.error = ""
+
+    def feed(self, chunk: bytes) -> list[tuple[int, bytes | None]]:
+        """The frames completed by ``chunk`` (none once ``error`` is set)."""
+        frames: list[tuple[int, bytes | None]] = []
+        if not self.error:
+            self._buf += chunk
+            try:
+                self._parse(frames)
+            except FrameError as exc:
+                self.error = str(exc)
+        return frames
+
+    def _parse(self, frames: list[tuple[int, bytes | None]]) -> None:
+        buf = self._buf
+        pos = 0
+        try:
+            while True:
+                if self._file is not None:
+                    index, size = self._file
+                    if len(buf) - pos < size:
+                        break
+                    frames.append((index, bytes(buf[pos : pos + size])))
+                    pos += size
+                    self._file = None
+                    continue
+                end = buf.find(b"\n", pos)
+                if end < 0:
+                    if len(buf) - pos > self.MAX_HEADER and self._started:
+                        raise FrameError("small-file sender: a frame header is far too long")
+                    break
+                line = bytes(buf[pos:end])
+                pos = end + 1
+                if not self._started:
+                    # Whatever a login script printed comes before the start line.
+                    self._started = line + b"\n" == SENDFILES_START
+                    continue
+                frame = self._header(line)
+                if frame is not None:
+                    frames.append(frame)
+        finally:
+            del buf[:pos]  # cheap: a bytearray drops its front without copying the rest
+
+    def _header(self, line: bytes) -> tuple[int, None] | None:
+        """Parse one header: a file's size starts its bytes; an error is a frame itself."""
+        head, _, rest = line.partition(b" ")
+        if line == b"DONE":
+            return None
+        if head.isdigit() and int(head) < self.count:
+            if rest.isdigit():
+                self._file = (int(head), int(rest))
+                return None
+            if rest.startswith(b"E "):
+                return int(head), None
+        raise FrameError(f"small-file sender: unexpected output {line[:60]!r}")
+
+
+__all__ = [
+    "SMALL_FILE", "BatchPuller", "FrameError", "FrameParser", "make_batches", "sender_program",
+    "sender_source",
+]  # fmt: skip

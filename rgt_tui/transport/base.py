@@ -122,6 +122,10 @@ class Transport(Protocol):
         command exits; a dropped connection raises TransportError.
         """
 
+    def stream_bytes(self, command: str, *, input: str | None = None) -> AsyncIterator[bytes]:
+        """As ``stream_lines``, but yield stdout as raw chunks, as they arrive (for binary
+        output: the chunks split it anywhere)."""
+
     # File access. Paths are the box's: absolute, relative to its HOME, or "~/..." (also
     # HOME). Missing files raise FileNotFoundError, other file problems OSError, and a
     # connection problem TransportError, so a caller can tell "not there" from "not reachable".

@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator
 
 from rgt_tui.transport.base import CommandResult, FileStat, RangeReads, TransportError
 
+STREAM_CHUNK = 1 << 20  # stream_bytes hands over whatever has arrived, up to this much
+
 
 class LocalTransport(RangeReads):
     """A Transport for the machine the app runs on; it is always connected."""
@@ -58,6 +60,22 @@ class LocalTransport(RangeReads):
 
     async def stream_lines(self, command: str, *, input: str | None = None) -> AsyncIterator[str]:
         """Yield a long-lived command's stdout lines until it exits."""
+        async with self._streaming(command, input) as stdout:
+            async for raw in stdout:
+                yield raw.decode(errors="replace").rstrip("\n")
+
+    async def stream_bytes(self, command: str, *, input: str | None = None) -> AsyncIterator[bytes]:
+        """Yield a long-lived command's stdout as raw chunks until it exits."""
+        async with self._streaming(command, input) as stdout:
+            while chunk := await stdout.read(STREAM_CHUNK):
+                yield chunk
+
+    @contextlib.asynccontextmanager
+    async def _streaming(
+        self, command: str, input: str | None
+    ) -> AsyncIterator[asyncio.StreamReader]:
+        """Start ``command`` with ``input`` on stdin, hand over its stdout, then check its
+        exit status (TransportError when it failed); killed if the reader stops early."""
         proc = await self._spawn(command)
         assert proc.stdin and proc.stdout and proc.stderr
         try:
@@ -65,8 +83,7 @@ class LocalTransport(RangeReads):
                 proc.stdin.write(input.encode())
                 await proc.stdin.drain()
             proc.stdin.close()
-            async for raw in proc.stdout:
-                yield raw.decode(errors="replace").rstrip("\n")
+            yield proc.stdout
             status = await proc.wait()
             if status != 0:
                 err = (await proc.stderr.read()).decode(errors="replace").strip().splitlines()

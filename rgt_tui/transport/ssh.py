@@ -35,6 +35,7 @@ PREFERRED_CIPHERS = (
 # A bigger receive window than asyncssh's 2 MiB keeps a far box's pipe full
 # (2 MiB per round trip is only 20 MB/s at 100 ms).
 WINDOW_BYTES = 16 * 2**20
+STREAM_CHUNK = 1 << 20  # stream_bytes hands over whatever has arrived, up to this much
 
 
 @dataclass
@@ -226,19 +227,34 @@ class SshTransport(RangeReads):
 
     async def stream_lines(self, command: str, *, input: str | None = None) -> AsyncIterator[str]:
         """Yield a long-lived command's stdout lines; raise TransportError on a drop."""
+        async with self._streaming(command, input, "utf-8") as stdout:
+            async for line in stdout:
+                if not line:  # asyncssh's reader yields one "" at EOF
+                    break
+                yield line.rstrip("\n")
+
+    async def stream_bytes(self, command: str, *, input: str | None = None) -> AsyncIterator[bytes]:
+        """Yield a long-lived command's stdout as raw chunks; raise TransportError on a drop."""
+        async with self._streaming(command, input, None) as stdout:
+            while chunk := await stdout.read(STREAM_CHUNK):
+                yield chunk
+
+    @contextlib.asynccontextmanager
+    async def _streaming(
+        self, command: str, input: str | None, encoding: str | None
+    ) -> AsyncIterator[asyncssh.SSHReader]:
+        """Start ``command`` with ``input`` on stdin, hand over its stdout, then check how it
+        ended: a dropped connection or a failed command raises TransportError."""
         conn = self._require()
         try:
-            process = await conn.create_process(command)
+            process = await conn.create_process(command, encoding=encoding)
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
         try:
             if input is not None:
-                process.stdin.write(input)
+                process.stdin.write(input if encoding else input.encode())
             process.stdin.write_eof()
-            async for line in process.stdout:
-                if not line:  # asyncssh's reader yields one "" at EOF
-                    break
-                yield line.rstrip("\n")
+            yield process.stdout
             await process.wait_closed()
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
@@ -248,7 +264,7 @@ class SshTransport(RangeReads):
             raise TransportError(self.host, "connection lost")
         status = process.exit_status
         if status not in (0, None) or process.exit_signal:
-            err = (await _drain(process.stderr)).strip().splitlines()
+            err = _text(await _drain(process.stderr)).strip().splitlines()
             raise TransportError(
                 self.host,
                 f"remote command exited with status {status}: {err[-1] if err else 'no message'}",
@@ -383,7 +399,7 @@ def _attrs_stat(attrs: asyncssh.SFTPAttrs) -> FileStat:
     return FileStat(size=attrs.size or 0, mtime=mtime, inode=None)
 
 
-async def _drain(stream: asyncssh.SSHReader) -> str:
+async def _drain(stream: asyncssh.SSHReader) -> str | bytes:
     with contextlib.suppress(Exception):
         return await asyncio.wait_for(stream.read(), 2)
     return ""

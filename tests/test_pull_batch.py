@@ -1,0 +1,119 @@
+"""Small-file batches: the sender's framed output, parsed from chunks cut anywhere, and a
+batch whose output breaks off falling back to SFTP without losing a file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import subprocess
+
+import pytest
+from pull_support import SftpBytes, box_results, fast, host_of, sha
+
+from rgt_tui.services import pull_batch
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.pull_batch import FrameParser, sender_program, sender_source
+from rgt_tui.transport import transport_for
+
+
+def sender_output(request: list[tuple[str, int]]) -> bytes:
+    """Run the real sender the way the pull does (source on stdin), C locale."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C", "LC_ALL": "C"}
+    proc = subprocess.run(
+        ["python3", "-u", "-"], input=sender_program(request).encode(), capture_output=True,
+        env=env, check=True,
+    )  # fmt: skip
+    return proc.stdout
+
+
+def parse(output: bytes, count: int, cuts: list[int]) -> list[tuple[int, bytes | None]]:
+    parser = FrameParser(count)
+    frames = []
+    for start, end in zip([0, *cuts], [*cuts, len(output)], strict=True):
+        frames += parser.feed(output[start:end])
+    return frames
+
+
+@pytest.fixture
+def files(tmp_path) -> tuple[list[tuple[str, int]], list[tuple[int, bytes | None]]]:
+    """A request with content that looks like frame headers, an empty file, a non-ASCII
+    name and a file missing on the box; and the frames it must come back as."""
+    contents = [b"0 12\n1 E oops\nDONE\n", b"", os.urandom(70_000), b"\n" * 5000]
+    request = []
+    for i, data in enumerate(contents):
+        path = tmp_path / f"fïle {i}.bin"
+        path.write_bytes(data)
+        request.append((str(path), len(data)))
+    request.insert(2, (str(tmp_path / "gone.bin"), 10))
+    expected = [(0, contents[0]), (1, b""), (2, None), (3, contents[2]), (4, contents[3])]
+    return request, expected
+
+
+def test_frames_come_back_whole_however_the_stream_is_cut(files):
+    request, expected = files
+    output = sender_output(request)
+    assert parse(output, len(request), []) == expected
+    for size in (1, 2, 3, 17, 4096, 65_536):
+        assert parse(output, len(request), list(range(size, len(output), size))) == expected
+    rng = random.Random(7)
+    for _ in range(20):
+        cuts = sorted(rng.sample(range(1, len(output)), 30))
+        assert parse(output, len(request), cuts) == expected
+
+
+def test_what_a_login_script_prints_before_the_sender_is_skipped(files):
+    request, expected = files
+    output = b"Welcome to your box!\n0 3\nabc\n" + sender_output(request)
+    assert parse(output, len(request), [5, 40]) == expected
+
+
+@pytest.mark.parametrize(
+    ("tail", "also"),
+    [
+        (b"0 3\nabcgarbage\n", [(0, b"abc")]),
+        (b"9 3\nabc", []),
+        (b"0 E\n", []),
+        (b"x" * 5000, []),
+    ],
+    ids=["noise after a file", "index out of range", "error without reason", "endless header"],
+)
+def test_output_that_breaks_the_format_is_refused(tail, also):
+    parser = FrameParser(2)
+    frames = parser.feed(pull_batch.SENDFILES_START + b"1 2\nok" + tail)
+    assert frames == [(1, b"ok"), *also]  # what came before the break is kept
+    assert "small-file sender" in parser.error
+    assert parser.feed(b"0 1\nx") == []  # nothing after it
+
+
+async def test_a_batch_that_breaks_off_falls_back_to_sftp_and_loses_nothing(
+    make_loopback_fleet, tmp_path, monkeypatch
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "evals").mkdir(parents=True)
+    digests = {}
+    for i in range(12):
+        data = os.urandom(1000 + i)
+        (res / "evals" / f"s{i:02d}.bin").write_bytes(data)
+        digests[f"evals/s{i:02d}.bin"] = hashlib.sha256(data).hexdigest()
+
+    def broken_sender(request: list[tuple[str, int]]) -> str:
+        # The real sender for the first two files, then output that is not a frame.
+        first = json.dumps(request[:2])
+        return f"{sender_source()}\nmain(json.loads({first!r}))\nsys.stdout.write('oops\\n')\n"
+
+    monkeypatch.setattr(pull_batch, "sender_program", broken_sender)
+    host = host_of(fleet)
+    transport = transport_for(host)
+    try:
+        with SftpBytes().counting() as sftp:
+            result = await pull_host(host, tmp_path, transport, options=fast(batch_streams=1))
+    finally:
+        await transport.close()
+    assert result.ok and len(result.pulled) == 12
+    for rel, digest in digests.items():
+        assert sha(tmp_path / "box1" / rel) == digest
+    # Two came in the batch; the ten after the break came over SFTP, one read each.
+    assert sftp.total == sum(1000 + i for i in range(2, 12))
