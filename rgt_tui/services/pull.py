@@ -8,9 +8,9 @@ space, then copies what is missing over the host's existing connection (SFTP):
   resumed from its size (its bytes are hashed first), so a finished file is read once;
 - it becomes ``<name>`` only when its SHA-256 equals the manifest's; on a mismatch the part
   is dropped and the file pulled once more from zero, then it fails, by name;
-- up to ``concurrency`` files ≥ 1 MiB move at once over SFTP; smaller ones go in batches
-  on ``batch_streams`` exec channels of the same connection (``pull_batch``), since per-file
-  round trips, not bytes, would set their pace;
+- files under 1 MiB go first, in batches on ``batch_streams`` exec channels of the same
+  connection (``pull_batch``), since per-file round trips, not bytes, would set their
+  pace; then up to ``concurrency`` larger files move at once over SFTP;
 - no bytes for ``stall_timeout_s`` → the connection is dropped and re-opened and every
   file resumes; connection failures retry with capped, jittered backoff;
 - a full local disk stops the pull (``LocalDiskFull``, naming the file and folder); the
@@ -267,11 +267,15 @@ class _Pull:
             while batches:
                 await batcher.run(batches.popleft())
 
+        # Small files first, then the large ones. Run together, they fight over one event
+        # loop and one GIL (every block and every small file passes through both) and
+        # each slows the other more than it gains: on the bench's 3 × 300 MiB + 3000 small
+        # files the transfer took 6.1-6.4 s together and 4.6-5.2 s one after the other.
+        # Small first also gives thousands of finished files (and the roster's outputs,
+        # usually small) within seconds, before the checkpoints.
         streams = min(self.options.batch_streams, len(batches))
-        await _run_all(
-            [big_worker() for _ in range(self.options.concurrency)]
-            + [batch_worker() for _ in range(streams)]
-        )
+        await _run_all([batch_worker() for _ in range(streams)])
+        await _run_all([big_worker() for _ in range(self.options.concurrency)])
         if batcher.fallback:
             # Small files the batches could not bring: one by one over SFTP, with retries.
             rest = deque(batcher.fallback)
