@@ -76,8 +76,15 @@ def test_what_a_login_script_prints_before_the_sender_is_skipped(files):
         (b"9 3\nabc", []),
         (b"0 E\n", []),
         (b"x" * 5000, []),
+        (b"1" * 5000 + b" 3\nabc", []),
     ],
-    ids=["noise after a file", "index out of range", "error without reason", "endless header"],
+    ids=[
+        "noise after a file",
+        "index out of range",
+        "error without reason",
+        "endless header",
+        "huge index",
+    ],
 )
 def test_output_that_breaks_the_format_is_refused(tail, also):
     parser = FrameParser(2)

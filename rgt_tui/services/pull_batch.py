@@ -227,6 +227,8 @@ class FrameParser:
                     break
                 line = bytes(buf[pos:end])
                 pos = end + 1
+                if len(line) > self.MAX_HEADER and self._started:
+                    raise FrameError("small-file sender: a frame header is far too long")
                 if not self._started:
                     # Whatever a login script printed comes before the start line.
                     self._started = line + b"\n" == SENDFILES_START
