@@ -116,8 +116,8 @@ class HostDetailScreen(Screen[None]):
             return
         tab_id = self.active_tab
         tab = self.tabs.get(tab_id)
-        if tab is None:
-            return
+        if tab is None or not tab.is_mounted:
+            return  # a tab still composing is drawn by the next update (it stays stale)
         view = HostView(self.host, self.update, self.history, self.clock(), self.thresholds)
         tab.show(view)
         self._stale.discard(tab_id)

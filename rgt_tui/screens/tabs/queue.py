@@ -52,4 +52,5 @@ class QueueTab(DetailTab):
     def show_queue(self, view: QueueView) -> None:
         """Take a freshly polled view of this host's queue."""
         self.view = view
-        self.query_one(".queue-body", Static).update(Content("\n").join(queue_lines(view)))
+        if self.is_mounted:  # else show() draws it once the tab is up
+            self.query_one(".queue-body", Static).update(Content("\n").join(queue_lines(view)))
