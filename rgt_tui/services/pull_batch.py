@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rgt_tui.agent.sendfiles import START as SENDFILES_START
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.services.pull_local import FilePlan, LocalWriteError, PulledRecord, finalize_many
 from rgt_tui.services.stall import Stalled, StallWatch
@@ -40,7 +41,6 @@ WRITE_GROUP_BYTES = 8 << 20
 MAX_PENDING_WRITES = 3
 SEND_COMMAND = "python3 -u -"
 SENDER_SCRIPT = "sendfiles.py"
-SENDFILES_START = b"RGT-SENDFILES 1\n"  # the sender's first line (sendfiles.START)
 
 
 def sender_source() -> str:
