@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from pull_support import box_results, fast, host_of, random_file
+from pull_support import box_results, fast, host_of
 
 from rgt_tui.services import artifact_checks
 from rgt_tui.services.pull import pull_host
@@ -70,7 +70,9 @@ def write_good_cells(res: Path) -> None:
     (res / "no_aug" / "metrics.jsonl").write_text('{"step": 1}\n\n{"step": 2}\n')
     (res / "summary.json").write_text('{"acc": 0.91}')
     (res / "curves.csv").write_text("step,loss\n1,0.5\n")
-    random_file(res / "raw.bin", 5000)  # not a torch file: checked by hash only
+    # Not a torch file: checked by hash only. A fixed first byte: random bytes start like
+    # a pickle (0x80) or a zip one run in a few hundred, and then rightly count as torch.
+    (res / "raw.bin").write_bytes(b"RAW" + os.urandom(4997))
 
 
 async def test_good_results_verify_and_the_record_says_so(make_loopback_fleet, tmp_path):
