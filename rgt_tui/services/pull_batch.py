@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 SMALL_FILE = 1 << 20  # files below this size go in batches
 BATCH_FILES = 10_000  # caps per batch (the file list travels on stdin)
 BATCH_BYTES = 256 << 20
-WRITE_GROUP_FILES = 64  # files written (and fsynced) per worker-thread call
+WRITE_GROUP_FILES = 64  # files written (and synced together) per worker-thread call
 WRITE_GROUP_BYTES = 8 << 20
 MAX_PENDING_WRITES = 3
 SEND_COMMAND = "python3 -u -"

@@ -24,6 +24,7 @@ from pathlib import Path
 from rgt_tui.domain.manifest import Manifest, ManifestEntry
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.artifact_checks import sha256_file
+from rgt_tui.services.durable import sync_files
 from rgt_tui.services.records import (
     REPLACED_DIR,
     atomic_write_json,
@@ -286,7 +287,8 @@ def finalize_many(
     """Write whole small files (already checked against their hash) and move them into place.
 
     Each goes through its ``.part`` like a large file, so a crash never leaves a short file
-    under the real name; folders are fsynced once per group rather than once per file.
+    under the real name: the whole group is written, made durable with one sync
+    (``durable.sync_files``), then renamed; folders are fsynced once per group.
     """
     # File creation dominates here (tenths of a millisecond each on many disks), so the
     # per-file work is kept to the system calls that matter: no buffered file objects,
@@ -294,25 +296,32 @@ def finalize_many(
     # Plain string paths: pathlib's joins cost more than the system calls they feed.
     base = os.fspath(host_dir)
     folders: set[str] = set()
-    for plan, data, digest in group:
-        part = os.path.join(base, plan.part)
-        folder = os.path.dirname(part)
-        try:
-            if folder not in folders:
-                os.makedirs(folder, exist_ok=True)
-                folders.add(folder)
-            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    written: list[tuple[FilePlan, str, int, str]] = []  # (plan, part path, fd, sha256)
+    try:
+        for plan, data, digest in group:
+            part = os.path.join(base, plan.part)
+            folder = os.path.dirname(part)
             try:
+                if folder not in folders:
+                    os.makedirs(folder, exist_ok=True)
+                    folders.add(folder)
+                fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+                written.append((plan, part, fd, digest))
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
-                if fsync:
-                    os.fsync(fd)
-                st = os.fstat(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise LocalWriteError(Path(part), exc) from exc
+            except OSError as exc:
+                raise LocalWriteError(Path(part), exc) from exc
+        if fsync and written:
+            try:
+                sync_files([fd for _, _, fd, _ in written])
+            except OSError as exc:
+                raise LocalWriteError(Path(written[0][1]), exc) from exc
+        stats = [os.fstat(fd) for _, _, fd, _ in written]
+    finally:
+        for _, _, fd, _ in written:
+            os.close(fd)
+    for (plan, part, _, digest), st in zip(written, stats, strict=True):
         if plan.action == "replace":
             finalize(host_dir, plan, sync_dir=False)  # sets the older copy aside first
         else:

@@ -3,8 +3,10 @@
 The SHA-256 is updated with every block written, and a resumed part is hashed once when
 it is opened, so a finished file never has to be read back. Writes and hashing run in a
 worker thread (hashlib and file writes release the GIL), keeping the event loop free for
-the SSH connection. Every local ``OSError`` becomes ``LocalWriteError`` so the pull can
-tell a full local disk from a problem on the box.
+the SSH connection. Bytes go to the disk directly where the file system allows it
+(``durable.Appender``), so the final fsync is quick and a large pull neither copies every
+byte into the page cache nor fills it. Every local ``OSError`` becomes ``LocalWriteError``
+so the pull can tell a full local disk from a problem on the box.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ import contextlib
 import hashlib
 import os
 from pathlib import Path
-from typing import BinaryIO
 
+from rgt_tui.services.durable import Appender
 from rgt_tui.services.pull_local import LocalWriteError
 
 HASH_BLOCK = 1 << 20
@@ -31,7 +33,7 @@ class PartWriter:
         self.offset = 0  # bytes in the part (resumed ones included)
         self.received = 0  # bytes appended through this writer
         self._hasher = hashlib.sha256()
-        self._fh: BinaryIO | None = None
+        self._file: Appender | None = None
         self._inflight: asyncio.Future | None = None
 
     async def open(self) -> None:
@@ -41,20 +43,21 @@ class PartWriter:
     def _open(self) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fh = open(self.path, "ab")  # noqa: SIM115 - closed in finish()/abandon()
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
-                existing = os.fstat(fh.fileno()).st_size
+                existing = os.fstat(fd).st_size
                 if existing > self.size:
-                    fh.truncate(0)  # rgt-tui's own leftover from another version
+                    os.ftruncate(fd, 0)  # rgt-tui's own leftover from another version
                     existing = 0
                 if existing:
                     self._hash_existing(existing)
+                self._file = Appender(self.path, fd, existing)
             except BaseException:
-                fh.close()
+                os.close(fd)
                 raise
         except OSError as exc:
             raise LocalWriteError(self.path, exc) from exc
-        self._fh, self.offset = fh, existing
+        self.offset = existing
 
     def _hash_existing(self, length: int) -> None:
         buf = bytearray(HASH_BLOCK)
@@ -107,45 +110,33 @@ class PartWriter:
                 raise
 
     def _append(self, chunks: list[bytes]) -> None:
-        fh = self._fh
-        if fh is None or not chunks:
+        file = self._file
+        if file is None or not chunks:
             return
-        # One buffer, one write, one hash update per batch instead of one per SFTP block:
-        # each call that releases the GIL has to win it back from the event loop (busy
-        # decrypting), so fewer, larger calls mean fewer hand-offs. The 4 MiB copy is cheap.
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        # The Appender copies the blocks into one buffer and hashes and writes it in one
+        # call each per batch instead of one per SFTP block: each call that releases the
+        # GIL has to win it back from the event loop (busy decrypting), so fewer, larger
+        # calls mean fewer hand-offs.
         try:
-            view = memoryview(data)
-            while view:
-                view = view[fh.write(view) :]
-            # Flushed per batch so a full disk shows up here, naming this file.
-            fh.flush()
+            file.append(chunks, self._hasher.update)
         except OSError as exc:
             raise LocalWriteError(self.path, exc) from exc
-        self._hasher.update(data)
-        self.offset += len(data)
-        self.received += len(data)
+        size = sum(len(c) for c in chunks)
+        self.offset += size
+        self.received += size
 
     async def finish(self) -> str:
-        """Flush, fsync (when asked) and close; returns the SHA-256 of the whole part."""
+        """Write what is pending, fsync (when asked) and close; returns the part's SHA-256."""
         await self.drain()
-        await asyncio.to_thread(self._close, self.fsync)
+        await asyncio.to_thread(self._close)
         return self._hasher.hexdigest()
 
-    def _close(self, sync: bool) -> None:
-        fh, self._fh = self._fh, None
-        if fh is None:
+    def _close(self) -> None:
+        file, self._file = self._file, None
+        if file is None:
             return
         try:
-            fh.flush()
-            if sync:
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                fh.close()
-            raise LocalWriteError(self.path, exc) from exc
-        try:
-            fh.close()
+            file.close(sync=self.fsync)
         except OSError as exc:
             raise LocalWriteError(self.path, exc) from exc
 
@@ -154,8 +145,9 @@ class PartWriter:
         if self._inflight is not None:
             with contextlib.suppress(BaseException):
                 await self._inflight
-        with contextlib.suppress(Exception):
-            self._close(False)
+        file, self._file = self._file, None
+        if file is not None:
+            file.abandon()
 
     async def discard(self) -> None:
         """Remove the part (rgt-tui's own temporary file) so the next try starts from zero."""
