@@ -240,3 +240,58 @@ async def test_this_machine_pulls_through_the_local_transport(tmp_path):
     nested = dataclasses.replace(local, pull=(str(tmp_path),))
     with pytest.raises(PullError, match="inside the pull root"):
         await pull(nested, tmp_path / "results", options=fast())
+
+
+class _SlowHashingBox:
+    """The real transport, except that the manifest's last line (``done``) is held back
+    until ``ready()``: a box still hashing its large files, for as long as the test needs."""
+
+    def __init__(self, transport, ready) -> None:
+        self._transport = transport
+        self._ready = ready
+        self.held_until_ready = False
+
+    def __getattr__(self, name):
+        return getattr(self._transport, name)
+
+    async def stream_lines(self, command, **kw):
+        async for line in self._transport.stream_lines(command, **kw):
+            if '"type": "done"' in line and "--first-below" in command:
+                for _ in range(500):  # up to 10 s
+                    if self._ready():
+                        self.held_until_ready = True
+                        break
+                    await asyncio.sleep(0.02)
+            yield line
+
+
+async def test_small_files_land_while_the_box_still_hashes_the_large_ones(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    big = random_file(res / "ckpt" / "last.pt", 3 * MIB)
+    for i in range(20):
+        (res / "evals" / f"e{i}.json").parent.mkdir(parents=True, exist_ok=True)
+        (res / "evals" / f"e{i}.json").write_text(json.dumps({"i": i}))
+    dest = tmp_path / "box1"
+    events = []
+    box = _SlowHashingBox(
+        transport_for(host_of(fleet)), ready=lambda: (dest / "evals" / "e19.json").exists()
+    )
+    try:
+        result = await pull_host(
+            host_of(fleet),
+            tmp_path,
+            box,
+            options=fast(progress_interval_s=0),
+            on_progress=events.append,
+        )
+    finally:
+        await box.close()
+    # The last small file was in place before the box had finished its manifest...
+    assert box.held_until_ready
+    assert any("hashing the rest" in e.message for e in events if e.phase == "pulling")
+    # ...and everything was still checked against the complete manifest.
+    assert result.ok and len(result.pulled) == 21 and sha(dest / "ckpt" / "last.pt") == big
+    assert json.loads(manifest_path(dest).read_text())["entries"][0]["path"] == "ckpt/last.pt"

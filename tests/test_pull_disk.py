@@ -99,3 +99,21 @@ async def test_pull_that_cannot_fit_is_refused_before_any_byte(make_loopback_fle
         with pytest.raises(NotEnoughSpace) as tiny:
             await pull(host_of(fleet), disk, options=PullOptions())
         assert tiny.value.needed >= 1 << 30 and "1.0G" in tiny.value.message
+
+
+async def test_repull_on_a_tight_disk_counts_only_what_is_missing(make_loopback_fleet, tmp_path):
+    """The early start on small files needs every listed byte to fit; when it does not,
+    the pull waits for the exact plan instead of refusing what would fit."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    random_file(res / "ckpt" / "best.pt", 5 * MIB)
+    for i in range(3):
+        (res / f"eval_{i}.json").write_text(json.dumps({"i": i}))
+    with tmpfs(tmp_path / "disk") as disk:
+        first = await pull(host_of(fleet), disk, options=fast())
+        assert first.ok and len(first.pulled) == 4
+        (res / "eval_new.json").write_text('{"new": true}')  # 5 MiB listed, 8 MiB disk, ~3 free
+        again = await pull(host_of(fleet), disk, options=fast())
+        assert again.ok and [f.path for f in again.pulled] == ["eval_new.json"]
+        assert "ckpt/best.pt" in again.skipped
+        assert json.loads((disk / "box1" / "eval_new.json").read_text()) == {"new": True}

@@ -176,3 +176,33 @@ def test_compare_matches_roots_by_path_and_ignores_order():
     assert compare(old, swapped).unchanged
     same_stat_new_hash = Manifest("h", old.roots, (e1, ManifestEntry(1, "b", 2, 2.0, "other")))
     assert [n.sha256 for _, n in compare(old, same_stat_new_hash).changed] == ["other"]
+
+
+def test_small_files_come_first_and_the_manifest_keeps_walk_order(tmp_path):
+    root = tmp_path / "results"
+    sizes = {"a/big.bin": 2 << 20, "a/small.txt": 10, "b/edge.bin": 1 << 20, "b/tiny.txt": 3}
+    sizes["c.txt"] = (1 << 20) - 1
+    for rel, size in sizes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(os.urandom(size))
+    lines = run_script(manifest_source(), ["--root", str(root), "--first-below", str(1 << 20)])
+    objs = [json.loads(line) for line in lines]
+    kinds = [o["type"] for o in objs]
+    cut = kinds.index("first_done")
+    assert [o["path"] for o in objs[:cut] if o["type"] == "file"] == [
+        "c.txt", "a/small.txt", "b/tiny.txt"
+    ]  # fmt: skip
+    assert {o["path"] for o in objs[cut:] if o["type"] == "file"} == {"a/big.bin", "b/edge.bin"}
+    listed = objs[kinds.index("listed")]
+    assert listed["files"] == 5 and listed["bytes"] == sum(sizes.values())
+    assert kinds.index("listed") < kinds.index("file")  # totals before any hashing
+
+    whole = parse_manifest_lines("box", lines)
+    plain = parse_manifest_lines("box", run_script(manifest_source(), ["--root", str(root)]))
+    assert [e.path for e in whole.entries] == [e.path for e in plain.entries]
+    assert [e.sha256 for e in whole.entries] == [e.sha256 for e in plain.entries]
+
+    first = parse_manifest_lines("box", lines[: cut + 1], partial=True)
+    assert {e.path for e in first.entries} == {"c.txt", "a/small.txt", "b/tiny.txt"}
+    with pytest.raises(ManifestError, match="did not finish"):
+        parse_manifest_lines("box", lines[: cut + 1])  # a part never passes for the whole

@@ -205,21 +205,23 @@ def unsafe_path_reason(path: str) -> str | None:
     return None
 
 
-def parse_manifest_lines(host: str, lines: Iterable[str]) -> Manifest:
+def parse_manifest_lines(host: str, lines: Iterable[str], *, partial: bool = False) -> Manifest:
     """Build a Manifest from the on-box script's JSON lines.
 
     Raises ManifestError when the output is not a complete manifest (no ``done`` line: the
-    scan was cut off, and a partial list must never pass for the whole).
+    scan was cut off, and a partial list must never pass for the whole). ``partial``
+    accepts output without its ``done`` line, for the files printed so far: the pull
+    starts on them early, and only ever checks them against the complete manifest too.
     """
     try:
-        return _parse(host, lines)
+        return _parse(host, lines, partial)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         if isinstance(exc, ManifestError):
             raise
         raise ManifestError(f"{host}: manifest output is malformed ({exc!r})") from None
 
 
-def _parse(host: str, lines: Iterable[str]) -> Manifest:
+def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
     start: dict[str, Any] | None = None
     done: dict[str, Any] | None = None
     roots: list[dict[str, Any]] = []
@@ -249,8 +251,11 @@ def _parse(host: str, lines: Iterable[str]) -> Manifest:
             refused.append(Refusal(int(obj["root"]), str(obj["path"]), str(obj["reason"])))
         elif kind == "done":
             done = obj
-    if start is None or done is None:
+    if start is None or (done is None and not partial):
         raise ManifestError(f"{host}: the manifest scan did not finish (output cut off)")
+    done = done or {}
+    # Files come out small ones first when asked; ``n`` is their place in the walk.
+    files.sort(key=lambda f: f.get("n", 0))
     labels = root_labels([str(r["given"]) for r in roots])
     pull_roots = tuple(
         PullRoot(int(r["index"]), str(r["given"]), str(r["path"]), labels[i], r.get("error"))

@@ -6,8 +6,11 @@ The script (``rgt_tui/agent/manifest.py``) is sent the way the telemetry agent i
 
 from __future__ import annotations
 
+import contextlib
+import json
 import shlex
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -29,7 +32,7 @@ def manifest_source() -> str:
         return (Path(rgt_tui.agent.__file__).parent / MANIFEST_SCRIPT).read_text("utf-8")
 
 
-def manifest_command(roots: Iterable[str], *, hash_files: bool = True) -> str:
+def manifest_command(roots: Iterable[str], *, hash_files: bool = True, first_below: int = 0) -> str:
     """The remote shell command that runs the script from stdin.
 
     Every word is ``shlex.quote``d: pull roots come from hosts.toml and pass through the
@@ -40,6 +43,8 @@ def manifest_command(roots: Iterable[str], *, hash_files: bool = True) -> str:
         words += ["--root", str(root)]
     if not hash_files:
         words.append("--no-hash")
+    if first_below:
+        words += ["--first-below", str(first_below)]
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -49,24 +54,38 @@ async def take_manifest(
     *,
     hash_files: bool = True,
     on_line: Callable[[int, int], None] | None = None,
+    first_below: int = 0,
+    on_first: Callable[[Listed], None] | None = None,
 ) -> Manifest:
     """List and hash every file under the host's pull roots, on the box.
 
-    ``on_line(files, bytes)`` is called as the listing grows, for progress. The transport
-    must be connected. Raises TransportError when the box cannot run the script (the
-    message says why: no python3, a dropped connection) and ManifestError when its output
-    is incomplete.
+    ``on_line(files, bytes)`` is called as the listing grows, for progress. With
+    ``first_below``, files smaller than that are hashed first and ``on_first`` gets them
+    (a partial manifest) with the count and bytes of everything listed, while the rest are
+    still being hashed. The transport must be connected. Raises TransportError when the
+    box cannot run the script (the message says why: no python3, a dropped connection)
+    and ManifestError when its output is incomplete.
     """
     lines: list[str] = []
     files = total = 0
-    command = manifest_command(host.pull, hash_files=hash_files)
+    listed = (0, 0)
+    command = manifest_command(host.pull, hash_files=hash_files, first_below=first_below)
+    stream = transport.stream_lines(command, input=manifest_source())
     try:
-        async for line in transport.stream_lines(command, input=manifest_source()):
-            lines.append(line)
-            if on_line is not None and '"type": "file"' in line:
-                files += 1
-                total += _size_of(line)
-                on_line(files, total)
+        # aclosing: an error raised while reading (a garbled line) still ends the box's side.
+        async with contextlib.aclosing(stream) as received:
+            async for line in received:
+                lines.append(line)
+                if '"type": "file"' in line:
+                    files += 1
+                    total += _size_of(line)
+                    if on_line is not None:
+                        on_line(files, total)
+                elif '"type": "listed"' in line:
+                    listed = _listed(host.name, line)
+                elif on_first is not None and '"type": "first_done"' in line:
+                    partial = parse_manifest_lines(host.name, lines, partial=True)
+                    on_first(Listed(partial, *listed))
     except TransportError as exc:
         if "127" in exc.message:
             raise TransportError(
@@ -81,6 +100,23 @@ async def take_manifest(
         raise
     except Exception as exc:  # a garbled line from a strange box must not crash the caller
         raise ManifestError(f"{host.name}: unreadable manifest output ({exc})") from exc
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What ``take_manifest`` knows early: the small files, hashed, and the totals."""
+
+    first: Manifest  # the files below ``first_below`` (no ``done`` yet: a partial manifest)
+    files: int  # regular files listed on the box, all sizes
+    bytes: int
+
+
+def _listed(host: str, line: str) -> tuple[int, int]:
+    try:
+        obj = json.loads(line)
+        return int(obj["files"]), int(obj["bytes"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ManifestError(f"{host}: unreadable manifest output ({exc})") from exc
 
 
 def _size_of(line: str) -> int:

@@ -11,6 +11,9 @@ space, then copies what is missing over the host's existing connection (SFTP):
 - files under 1 MiB go first, in batches on ``batch_streams`` exec channels of the same
   connection (``pull_batch``), since per-file round trips, not bytes, would set their
   pace; then up to ``concurrency`` larger files move at once over SFTP;
+- the box hashes the small files first, so when the listing's totals already fit the
+  local disk (every listed byte counted as still to pull) they are pulled while it hashes
+  the large ones; otherwise nothing moves before the complete manifest's exact plan;
 - no bytes for ``stall_timeout_s`` → the connection is dropped and re-opened and every
   file resumes; connection failures retry with capped, jittered backoff;
 - a full local disk stops the pull (``LocalDiskFull``, naming the file and folder); the
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import logging
 import os
@@ -34,7 +38,7 @@ from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
-from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.manifest import Listed, take_manifest
 from rgt_tui.services.pull_batch import SMALL_FILE, BatchPuller, make_batches
 from rgt_tui.services.pull_file import FilePuller
 from rgt_tui.services.pull_local import (
@@ -43,7 +47,9 @@ from rgt_tui.services.pull_local import (
     LocalWriteError,
     PulledRecord,
     PullError,
+    PullPlan,
     check_space,
+    check_space_for,
     make_links,
     plan_pull,
 )
@@ -127,6 +133,13 @@ class _Pull:
         self.failed: list[tuple[str, str]] = []
         self.manifest: Manifest | None = None
         self.started = time.monotonic()
+        self.skipped: list[FilePlan] = []  # already here with a matching hash
+        self.conflicts: list[tuple[str, str]] = []  # (path, why) left alone
+        self.fallback: list[FilePlan] = []  # small files the batches could not bring
+        # When the small files start before the manifest is complete (_start_early):
+        self._small: asyncio.Future | None = None  # pulling them
+        self._first: Manifest | None = None  # their partial manifest
+        self._early_keys: set[tuple[int, str]] = set()  # the entries planned from it
 
     # -- connection --------------------------------------------------------------------
 
@@ -179,112 +192,208 @@ class _Pull:
     # -- the run -----------------------------------------------------------------------
 
     async def run(self) -> PullResult:
-        """Manifest, plan, space check, copy, links, record: the whole pull."""
+        """Manifest, plan, space check, copy, links, record: the whole pull.
+
+        The box hashes its small files first; when the space check can already be passed
+        on the listing's totals (every listed byte counted as still to pull), the small
+        files are pulled while the box hashes the large ones. Otherwise, and for the large
+        files always, the plan waits for the complete manifest.
+        """
         self.tracker.set_phase("connecting")
         previous = await asyncio.to_thread(_load_previous, self.dest)
-        self.tracker.set_phase("manifest", "listing and hashing files on the box")
-
-        def on_line(files: int, total: int) -> None:
-            self.tracker.message = f"listed {files} files on the box"
-            self.tracker.emit()
-
-        async def scan() -> Manifest:
-            return await take_manifest(self.host, self.transport, on_line=on_line)
-
+        self.record = await asyncio.to_thread(PulledRecord.load, self.dest)
+        manifest: Manifest | None = None
         try:
-            manifest = await self._retrying("manifest", scan)
+            manifest = await self._manifest(previous)
+            plan = await self._plan_the_rest(manifest, previous)
+            if self._small is None:
+                self.tracker.set_phase("pulling")
+                await self._pull_small(plan.to_pull, manifest)
+            else:
+                await self._small
+            await self._pull_large(plan.to_pull, manifest)
+        except PullError as exc:
+            await self._stop_small()
+            # Best effort: on a full disk even the record may not fit; the files stay.
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(self.record.save, self.dest)
+            seen = manifest or self._first
+            if seen is not None:
+                exc.result = self._result(seen)  # type: ignore[assignment]
+            self.tracker.set_phase("failed", exc.message)
+            raise
+        except BaseException:
+            await self._stop_small()
+            raise
+        self.tracker.set_phase("finishing")
+        self.conflicts += await asyncio.to_thread(make_links, self.dest, manifest)
+        await asyncio.to_thread(self._local_write, self.record.save, self.dest)
+        result = self._result(manifest)
+        self.tracker.set_phase("done" if result.ok else "failed")
+        return result
+
+    async def _manifest(self, previous: Manifest | None) -> Manifest:
+        """Take the manifest, starting on the small files meanwhile when they are known
+        and the whole pull fits (``_start_early``); saves it with the results."""
+        self.tracker.set_phase("manifest", "listing and hashing files on the box")
+        early: asyncio.Future[Listed] = asyncio.get_running_loop().create_future()
+        scanning = asyncio.ensure_future(self._retrying("manifest", lambda: self._scan(early)))
+        try:
+            await asyncio.wait({scanning, early}, return_when=asyncio.FIRST_COMPLETED)
+            if early.done() and not scanning.done():
+                await self._start_early(early.result(), previous)
+            if self._small is not None:
+                # A failure of the small files (a full disk) does not wait for the box to
+                # finish hashing.
+                await asyncio.wait({scanning, self._small}, return_when=asyncio.FIRST_EXCEPTION)
+                if self._small.done() and self._small.exception() is not None:
+                    self._small.result()
+            manifest = await scanning
         except ManifestError as exc:
             raise PullError(str(exc), "re-run the pull; the scan on the box was cut off") from exc
+        finally:
+            await _cancel([scanning])
         assert isinstance(manifest, Manifest)
         self.manifest = manifest
         if self.host.is_local:
             self._refuse_nested(manifest)
         await asyncio.to_thread(self._local_write, save_manifest, self.dest, manifest)
-        self.tracker.set_phase("planning", "checking files already here")
-        self.record = await asyncio.to_thread(PulledRecord.load, self.dest)
-        plan = await asyncio.to_thread(plan_pull, self.dest, manifest, previous, self.record)
-        conflicts = [(p.local, p.note) for p in plan.files if p.action == "conflict"]
-        skipped = tuple(p.local for p in plan.files if p.action == "skip")
+        return manifest
+
+    async def _plan_the_rest(self, manifest: Manifest, previous: Manifest | None) -> PullPlan:
+        """Plan every file not planned early, and check the space it needs."""
+        if self._small is None:
+            self.tracker.set_phase("planning", "checking files already here")
+        # Files planned early are not planned again (some are being written right now).
+        rest = dataclasses.replace(
+            manifest, entries=tuple(e for e in manifest.entries if e.key not in self._early_keys)
+        )
+        plan = await asyncio.to_thread(plan_pull, self.dest, rest, previous, self.record)
+        skipped = self._note_plan(plan)
         self.tracker.plan(
             len(manifest.entries),
             manifest.total_bytes,
             len(skipped),
-            sum(p.entry.size for p in plan.files if p.action == "skip"),
+            sum(p.entry.size for p in skipped),
         )
-        await asyncio.to_thread(
-            check_space,
+        await asyncio.to_thread(self._check_space, plan)
+        return plan
+
+    def _note_plan(self, plan: PullPlan) -> list[FilePlan]:
+        """Keep the plan's conflicts and skipped files for the result; returns the skipped."""
+        self.conflicts += [(p.local, p.note) for p in plan.files if p.action == "conflict"]
+        skipped = [p for p in plan.files if p.action == "skip"]
+        self.skipped += skipped
+        return skipped
+
+    async def _stop_small(self) -> None:
+        if self._small is not None:
+            await _cancel([self._small])
+
+    async def _scan(self, early: asyncio.Future[Listed]) -> Manifest:
+        def on_line(files: int, total: int) -> None:
+            self.tracker.message = f"listed {files} files on the box"
+            self.tracker.emit()
+
+        def on_first(listed: Listed) -> None:
+            if not early.done():  # a retried scan reports again: the first one counts
+                early.set_result(listed)
+
+        return await take_manifest(
+            self.host, self.transport, on_line=on_line, first_below=SMALL_FILE, on_first=on_first
+        )
+
+    async def _start_early(self, listed: Listed, previous: Manifest | None) -> None:
+        """Start on the small files (``self._small``) if the listing alone shows that the
+        whole pull fits; else leave everything to the exact plan."""
+        first = listed.first
+        if self.host.is_local:
+            self._refuse_nested(first)
+        try:
+            # Every listed byte counted as still to pull, and a folder per file: if even
+            # that fits, the exact plan (which can only need less) fits too.
+            await asyncio.to_thread(self._check_space_for, listed.bytes, 2 * listed.files)
+        except PullError:
+            return  # maybe much is here already: the exact check decides, later
+        plan = await asyncio.to_thread(plan_pull, self.dest, first, previous, self.record)
+        if not plan.to_pull:
+            return  # nothing to gain: plan everything from the complete manifest
+        skipped = self._note_plan(plan)
+        self._first = first
+        self._early_keys = {p.entry.key for p in plan.files}
+        self.tracker.plan(
+            listed.files, listed.bytes, len(skipped), sum(p.entry.size for p in skipped)
+        )
+        self.tracker.set_phase("pulling", "small files first; the box is hashing the rest")
+        self._small = asyncio.ensure_future(self._pull_small(plan.to_pull, first))
+
+    def _check_space(self, plan: PullPlan) -> None:
+        check_space(
             self.dest,
             plan,
             margin_fraction=self.options.margin_fraction,
             margin_min=self.options.margin_min_bytes,
         )
-        self.tracker.set_phase("pulling")
-        try:
-            await self._run_workers(plan.to_pull, manifest)
-        except PullError as exc:
-            # Best effort: on a full disk even the record may not fit; the files stay.
-            with contextlib.suppress(OSError):
-                await asyncio.to_thread(self.record.save, self.dest)
-            exc.result = self._result(manifest, skipped, conflicts)  # type: ignore[assignment]
-            self.tracker.set_phase("failed", exc.message)
-            raise
-        self.tracker.set_phase("finishing")
-        conflicts += await asyncio.to_thread(make_links, self.dest, manifest)
-        await asyncio.to_thread(self._local_write, self.record.save, self.dest)
-        result = self._result(manifest, skipped, conflicts)
-        self.tracker.set_phase("done" if result.ok else "failed")
-        return result
 
-    def _result(
-        self, manifest: Manifest, skipped: tuple[str, ...], conflicts: list[tuple[str, str]]
-    ) -> PullResult:
+    def _check_space_for(self, remaining: int, new_inodes: int) -> None:
+        check_space_for(
+            self.dest,
+            remaining,
+            new_inodes,
+            margin_fraction=self.options.margin_fraction,
+            margin_min=self.options.margin_min_bytes,
+        )
+
+    def _result(self, manifest: Manifest) -> PullResult:
         return PullResult(
             host=self.host.name,
             dest=self.dest,
             manifest=manifest,
             pulled=tuple(self.pulled),
-            skipped=skipped,
+            skipped=tuple(p.local for p in self.skipped),
             failed=tuple(self.failed),
-            conflicts=tuple(conflicts),
+            conflicts=tuple(self.conflicts),
             bytes_received=self.tracker.bytes_received,
             elapsed_s=time.monotonic() - self.started,
         )
 
-    async def _run_workers(self, files: tuple[FilePlan, ...], manifest: Manifest) -> None:
-        big = deque(sorted((f for f in files if f.entry.size >= SMALL_FILE), key=_by_size))
-        small = [f for f in files if f.entry.size < SMALL_FILE]
-        batches = deque(
-            make_batches(sorted(small, key=lambda f: f.local), self.options.batch_streams)
-        )
+    async def _pull_small(self, files: tuple[FilePlan, ...], manifest: Manifest) -> None:
+        """Files under SMALL_FILE, in batches; those the batches cannot bring are kept for
+        ``_pull_large`` (one by one over SFTP)."""
+        small = sorted((f for f in files if f.entry.size < SMALL_FILE), key=lambda f: f.local)
+        batches = deque(make_batches(small, self.options.batch_streams))
         batcher = BatchPuller(self, manifest)
-        files_puller = FilePuller(self, manifest)
-
-        async def big_worker() -> None:
-            while big:
-                await files_puller.run(big.popleft())
 
         async def batch_worker() -> None:
             while batches:
                 await batcher.run(batches.popleft())
 
-        # Small files first, then the large ones. Run together, they fight over one event
-        # loop and one GIL (every block and every small file passes through both) and
-        # each slows the other more than it gains: on the bench's 3 × 300 MiB + 3000 small
-        # files the transfer took 6.1-6.4 s together and 4.6-5.2 s one after the other.
-        # Small first also gives thousands of finished files (and the roster's outputs,
-        # usually small) within seconds, before the checkpoints.
-        streams = min(self.options.batch_streams, len(batches))
-        await _run_all([batch_worker() for _ in range(streams)])
-        await _run_all([big_worker() for _ in range(self.options.concurrency)])
-        if batcher.fallback:
-            # Small files the batches could not bring: one by one over SFTP, with retries.
-            rest = deque(batcher.fallback)
+        try:
+            await _run_all(
+                [batch_worker() for _ in range(min(self.options.batch_streams, len(batches)))]
+            )
+        finally:
+            self.fallback += batcher.fallback
 
-            async def fallback_worker() -> None:
-                while rest:
-                    await files_puller.run(rest.popleft())
+    async def _pull_large(self, files: tuple[FilePlan, ...], manifest: Manifest) -> None:
+        """Files of SMALL_FILE and more over SFTP, largest first; then the small files the
+        batches could not bring."""
+        big = deque(sorted((f for f in files if f.entry.size >= SMALL_FILE), key=_by_size))
+        # Small files first, then the large ones (this runs after ``_pull_small``). Run
+        # together, they fight over one event loop and one GIL (every block and every
+        # small file passes through both) and each slows the other more than it gains: on
+        # the bench's 3 × 300 MiB + 3000 small files the transfer took 6.1-6.4 s together
+        # and 4.6-5.2 s one after the other. Small first also gives thousands of finished
+        # files (and the roster's outputs, usually small) within seconds.
+        big.extend(self.fallback)
+        self.fallback = []
+        puller = FilePuller(self, manifest)
 
-            await _run_all([fallback_worker() for _ in range(self.options.concurrency)])
+        async def worker() -> None:
+            while big:
+                await puller.run(big.popleft())
+
+        await _run_all([worker() for _ in range(self.options.concurrency)])
 
     def _refuse_nested(self, manifest: Manifest) -> None:
         """On this machine, refuse a results folder inside a pull root: each pull would copy

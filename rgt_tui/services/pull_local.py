@@ -239,18 +239,31 @@ def check_space(host_dir: Path, plan: PullPlan, *, margin_fraction: float, margi
     Margin: ``max(margin_fraction × remaining, margin_min)`` (defaults 5 % and 1 GiB): a
     pull that would leave the disk at zero breaks the next write of anything else too.
     """
-    remaining = plan.remaining_bytes
     if not plan.to_pull:
         return
+    new_files = sum(1 for f in plan.to_pull if not f.resume_from)
+    dirs = {str(Path(f.local).parent) for f in plan.to_pull}
+    new_inodes = new_files + sum(1 for d in dirs if not (host_dir / d).exists())
+    check_space_for(
+        host_dir,
+        plan.remaining_bytes,
+        new_inodes,
+        margin_fraction=margin_fraction,
+        margin_min=margin_min,
+    )
+
+
+def check_space_for(
+    host_dir: Path, remaining: int, new_inodes: int, *, margin_fraction: float, margin_min: int
+) -> None:
+    """``check_space`` for given totals: ``remaining`` bytes and ``new_inodes`` new files
+    and folders."""
     folder = _existing_ancestor(host_dir)
     st = os.statvfs(folder)
     available = st.f_bavail * st.f_frsize
     needed = remaining + max(int(remaining * margin_fraction), margin_min)
     if available < needed:
         raise NotEnoughSpace(host_dir, needed, available, remaining)
-    new_files = sum(1 for f in plan.to_pull if not f.resume_from)
-    dirs = {str(Path(f.local).parent) for f in plan.to_pull}
-    new_inodes = new_files + sum(1 for d in dirs if not (host_dir / d).exists())
     if st.f_files and st.f_favail < new_inodes + 100:
         raise NotEnoughInodes(host_dir, new_inodes, st.f_favail)
 

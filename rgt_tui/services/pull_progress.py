@@ -106,9 +106,15 @@ class ProgressTracker:
         self.emit(force=True)
 
     def plan(self, files_total: int, bytes_total: int, files_done: int, bytes_done: int) -> None:
-        """Totals for the run: everything in the manifest, and what is already local."""
+        """Totals for the run: everything in the manifest, and what is already local.
+
+        Called again when the pull started on the small files before the large ones were
+        hashed: the totals are replaced, and what is already local is added to what the
+        run has done so far.
+        """
         self.files_total, self.bytes_total = files_total, bytes_total
-        self.files_done, self.bytes_done = files_done, bytes_done
+        self.files_done += files_done
+        self.bytes_done += bytes_done
 
     def start_file(self, path: str, size: int, done: int, attempt: int = 1) -> None:
         """A file starts (or restarts) with ``done`` bytes already on disk."""
