@@ -3,8 +3,8 @@ batch whose output breaks off falling back to SFTP without losing a file."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-import json
 import os
 import random
 import subprocess
@@ -14,16 +14,24 @@ from pull_support import SftpBytes, box_results, fast, host_of, sha
 
 from rgt_tui.services import pull_batch
 from rgt_tui.services.pull import pull_host
-from rgt_tui.services.pull_batch import FrameParser, sender_program, sender_source
+from rgt_tui.services.pull_batch import (
+    BOOT,
+    FrameParser,
+    WarmSender,
+    request_line,
+    sender_input,
+    sender_source,
+)
 from rgt_tui.transport import transport_for
 
 
 def sender_output(request: list[tuple[str, int]]) -> bytes:
-    """Run the real sender the way the pull does (source on stdin), C locale."""
+    """Run the real sender the way the pull does (bootstrap, source then request on stdin),
+    C locale."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C", "LC_ALL": "C"}
     proc = subprocess.run(
-        ["python3", "-u", "-"], input=sender_program(request).encode(), capture_output=True,
-        env=env, check=True,
+        ["python3", "-u", "-c", BOOT], input=(sender_input() + request_line(request)).encode(),
+        capture_output=True, env=env, check=True,
     )  # fmt: skip
     return proc.stdout
 
@@ -106,12 +114,14 @@ async def test_a_batch_that_breaks_off_falls_back_to_sftp_and_loses_nothing(
         (res / "evals" / f"s{i:02d}.bin").write_bytes(data)
         digests[f"evals/s{i:02d}.bin"] = hashlib.sha256(data).hexdigest()
 
-    def broken_sender(request: list[tuple[str, int]]) -> str:
+    def broken_program() -> str:
         # The real sender for the first two files, then output that is not a frame.
-        first = json.dumps(request[:2])
-        return f"{sender_source()}\nmain(json.loads({first!r}))\nsys.stdout.write('oops\\n')\n"
+        return (
+            f"{sender_source()}\nrequest = json.loads(sys.stdin.buffer.readline())\n"
+            "main(request[:2])\nsys.stdout.write('oops\\n')\n"
+        )
 
-    monkeypatch.setattr(pull_batch, "sender_program", broken_sender)
+    monkeypatch.setattr(pull_batch, "sender_program", broken_program)
     host = host_of(fleet)
     transport = transport_for(host)
     try:
@@ -124,3 +134,49 @@ async def test_a_batch_that_breaks_off_falls_back_to_sftp_and_loses_nothing(
         assert sha(tmp_path / "box1" / rel) == digest
     # Two came in the batch; the ten after the break came over SFTP, one read each.
     assert sftp.total == sum(1000 + i for i in range(2, 12))
+
+
+def _senders_running() -> int:
+    """Sender processes (the bootstrap on their command line) on this machine, the box."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    cmdline = f.read()
+            except OSError:
+                continue
+            if BOOT.encode() in cmdline and b"-c" in cmdline:
+                count += 1
+    return count
+
+
+async def test_a_sender_started_early_sends_what_it_is_asked_later(make_loopback_fleet):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "a").mkdir(parents=True)
+    files = {f"a/f{i}.bin": os.urandom(500 + i) for i in range(5)}
+    for rel, data in files.items():
+        (res / rel).write_bytes(data)
+    transport = transport_for(host_of(fleet))
+    await transport.connect()
+    try:
+        before = _senders_running()
+        used, unused = WarmSender(transport, 0), WarmSender(transport, 0)
+        for _ in range(250):  # both processes start before any request exists
+            if _senders_running() == before + 2:
+                break
+            await asyncio.sleep(0.02)
+        assert _senders_running() == before + 2
+        request = [(str(res / rel), len(data)) for rel, data in files.items()]
+        output = b"".join([chunk async for chunk in used.stream(request)])
+        frames = parse(output, len(request), [])
+        assert [data for _, data in frames] == list(files.values())
+        await unused.close()  # never asked: it ends quietly
+        for _ in range(250):
+            if _senders_running() == before:
+                break
+            await asyncio.sleep(0.02)
+        assert _senders_running() == before
+    finally:
+        await transport.close()

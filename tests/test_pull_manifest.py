@@ -26,7 +26,7 @@ from rgt_tui.domain.manifest import (
     unsafe_path_reason,
 )
 from rgt_tui.services.manifest import manifest_command, manifest_source
-from rgt_tui.services.pull_batch import sender_program
+from rgt_tui.services.pull_batch import BOOT, sender_program
 
 PY36 = Path("~/.pyenv/versions/3.6.15/bin/python3").expanduser()
 
@@ -78,7 +78,7 @@ def test_script_lists_hashes_and_refuses_by_name(tmp_path):
 
 
 def test_script_is_python36_and_runs_there(tmp_path):
-    for source in (manifest_source(), sender_program([("x", 1)])):
+    for source in (manifest_source(), sender_program(), BOOT):
         ast.parse(source, feature_version=(3, 6))
         assert "from __future__ import annotations" not in source
     root = tmp_path / "r"

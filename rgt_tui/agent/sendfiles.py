@@ -2,9 +2,13 @@
 """rgt-tui small-file sender: writes many small files to stdout, framed, on one channel.
 
 Pulling thousands of small files one SFTP request at a time spends its time on round
-trips and per-request work, not on bytes. The pull sends this script (``python3 -u -``,
-source on stdin) with a final line that calls ``main(REQUEST)``, REQUEST being a JSON
-list of ``[path, size]``. It writes a start line, then for each file, in order::
+trips and per-request work, not on bytes. The pull starts ``python3 -u -c BOOT``
+(``pull_batch.SEND_COMMAND``: read N, then exec the next N bytes of stdin) and sends this
+script on stdin with a last line that runs ``serve()``, which reads one more line: the
+request, a JSON list of ``[path, size]``. So the box's shell and python3 start (tenths of
+a second where a .bashrc sets up conda or pyenv) before the pull knows which files it
+wants; an empty request line ends it quietly. It writes a start line, then for each
+file, in order::
 
     <index> <nbytes>\\n<nbytes raw bytes>          (the file)
     <index> E <JSON string: why it could not be read>\\n
@@ -23,6 +27,14 @@ import sys
 
 START = b"RGT-SENDFILES 1\n"
 FLUSH_AT = 1 << 20  # bytes gathered before one write: few system calls, little memory
+
+
+def serve():
+    """Read the request (one JSON line on stdin) and send it; nothing on an empty line."""
+    line = sys.stdin.buffer.readline().strip()
+    if not line:
+        return 0
+    return main(json.loads(line.decode("utf-8")))
 
 
 def main(request):

@@ -39,7 +39,7 @@ from pathlib import Path
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.services.manifest import Listed, take_manifest
-from rgt_tui.services.pull_batch import SMALL_FILE, BatchPuller, make_batches
+from rgt_tui.services.pull_batch import SMALL_FILE, BatchPuller, WarmSender, make_batches
 from rgt_tui.services.pull_file import FilePuller
 from rgt_tui.services.pull_local import (
     FilePlan,
@@ -140,6 +140,8 @@ class _Pull:
         self._small: asyncio.Future | None = None  # pulling them
         self._first: Manifest | None = None  # their partial manifest
         self._early_keys: set[tuple[int, str]] = set()  # the entries planned from it
+        self.warm: list[WarmSender] = []  # small-file senders started with the manifest
+        self._sftp_ready: asyncio.Future | None = None  # the SFTP session, started early
 
     # -- connection --------------------------------------------------------------------
 
@@ -202,6 +204,16 @@ class _Pull:
         self.tracker.set_phase("connecting")
         previous = await asyncio.to_thread(_load_previous, self.dest)
         self.record = await asyncio.to_thread(PulledRecord.load, self.dest)
+        try:
+            return await self._run(previous)
+        finally:
+            for sender in self.warm:  # started with the manifest and never needed
+                await sender.close()
+            if self._sftp_ready is not None:
+                # Its failure (no SFTP on the box) showed where the session was used.
+                await _cancel([self._sftp_ready])
+
+    async def _run(self, previous: Manifest | None) -> PullResult:
         manifest: Manifest | None = None
         try:
             manifest = await self._manifest(previous)
@@ -242,13 +254,14 @@ class _Pull:
             await asyncio.wait({scanning, early}, return_when=asyncio.FIRST_COMPLETED)
             if early.done() and not scanning.done():
                 await self._start_early(early.result(), previous)
-            if self._small is not None:
+            waiting = {scanning} if self._small is None else {scanning, self._small}
+            while not scanning.done():
                 # A failure of the small files (a full disk) does not wait for the box to
-                # finish hashing.
-                await asyncio.wait({scanning, self._small}, return_when=asyncio.FIRST_EXCEPTION)
-                if self._small.done() and self._small.exception() is not None:
+                # finish hashing; their success does not hold up planning the rest.
+                done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if self._small in done and self._small.exception() is not None:
                     self._small.result()
-            manifest = await scanning
+            manifest = scanning.result()
         except ManifestError as exc:
             raise PullError(str(exc), "re-run the pull; the scan on the box was cut off") from exc
         finally:
@@ -299,6 +312,17 @@ class _Pull:
             if not early.done():  # a retried scan reports again: the first one counts
                 early.set_result(listed)
 
+        if not self.warm:
+            # Senders for the first small-file batches start with the manifest (their
+            # shell and python3 start-up overlaps it); unused ones are closed at the end.
+            # So does the SFTP session the large files will use.
+            self.warm = [
+                WarmSender(self.transport, self.generation)
+                for _ in range(self.options.batch_streams)
+            ]
+            sftp = getattr(self.transport, "sftp", None)
+            if sftp is not None:
+                self._sftp_ready = asyncio.ensure_future(sftp())
         return await take_manifest(
             self.host, self.transport, on_line=on_line, first_below=SMALL_FILE, on_first=on_first
         )
@@ -362,7 +386,7 @@ class _Pull:
         ``_pull_large`` (one by one over SFTP)."""
         small = sorted((f for f in files if f.entry.size < SMALL_FILE), key=lambda f: f.local)
         batches = deque(make_batches(small, self.options.batch_streams))
-        batcher = BatchPuller(self, manifest)
+        batcher = BatchPuller(self, manifest, self.warm)
 
         async def batch_worker() -> None:
             while batches:

@@ -2,9 +2,11 @@
 
 Over SFTP each file costs an open, a read and a close, each a round trip and a few SSH
 packets; for thousands of small files that per-file work, not the bytes, sets the pace.
-So files under ``SMALL_FILE`` go in batches through ``rgt_tui/agent/sendfiles.py``
-(``python3 -u -``, source on stdin, the list of files appended as data), on an exec
-channel of the same connection, framed raw (``FrameParser``). Each file is checked
+So files under ``SMALL_FILE`` go in batches through ``rgt_tui/agent/sendfiles.py`` on an
+exec channel of the same connection, framed raw (``FrameParser``). The script arrives on
+stdin and waits there for its list of files, so the pull starts the first ones
+(``WarmSender``) while the box is still taking the manifest: where a .bashrc sets up conda
+or pyenv, a shell and python3 take tenths of a second to start. Each file is checked
 against the manifest's SHA-256 before it is written; one that does not match, or that
 the box could not read, falls back to the SFTP path (which retries from zero once and
 names it if it still fails). So does the rest of a batch whose output stops making sense.
@@ -19,7 +21,8 @@ import asyncio
 import contextlib
 import hashlib
 import json
-from collections.abc import Sequence
+import shlex
+from collections.abc import AsyncIterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +31,7 @@ from rgt_tui.agent.sendfiles import START as SENDFILES_START
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.services.pull_local import FilePlan, LocalWriteError, PulledRecord, finalize_many
 from rgt_tui.services.stall import Stalled, StallWatch
-from rgt_tui.transport.base import TransportError
+from rgt_tui.transport.base import Transport, TransportError
 
 if TYPE_CHECKING:
     from rgt_tui.services.pull import _Pull
@@ -39,8 +42,11 @@ BATCH_BYTES = 256 << 20
 WRITE_GROUP_FILES = 64  # files written (and synced together) per worker-thread call
 WRITE_GROUP_BYTES = 8 << 20
 MAX_PENDING_WRITES = 3
-SEND_COMMAND = "python3 -u -"
 SENDER_SCRIPT = "sendfiles.py"
+# Read a length, exec that many bytes of stdin: the script comes on stdin (never on the
+# command line), and stdin stays open for the request that follows it.
+BOOT = "import sys; exec(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())))"
+SEND_COMMAND = f"python3 -u -c {shlex.quote(BOOT)}"
 
 
 def sender_source() -> str:
@@ -48,10 +54,59 @@ def sender_source() -> str:
     return resources.files("rgt_tui.agent").joinpath(SENDER_SCRIPT).read_text("utf-8")
 
 
-def sender_program(request: list[tuple[str, int]]) -> str:
-    """The script plus the line that runs it on ``request`` (sent on stdin, never argv)."""
-    # json.dumps keeps it ASCII; repr() makes it a Python 3.6 string literal.
-    return f"{sender_source()}\nsys.exit(main(json.loads({json.dumps(request)!r})))\n"
+def sender_program() -> str:
+    """The script plus the line that runs it on the request that follows on stdin."""
+    return f"{sender_source()}\nsys.exit(serve())\n"
+
+
+def sender_input() -> str:
+    """What SEND_COMMAND reads first: the program's length in bytes, then the program."""
+    program = sender_program()
+    return f"{len(program.encode())}\n{program}"
+
+
+def request_line(request: list[tuple[str, int]]) -> str:
+    """The files to send, as the line ``serve()`` reads (ASCII: json.dumps escapes)."""
+    return json.dumps(request) + "\n"
+
+
+class WarmSender:
+    """A sender started before its files are known, for the first batch that wants one.
+
+    ``generation`` is the connection it belongs to: after a reconnect it is not used.
+    ``close`` ends one nobody used (an empty request line: it exits quietly).
+    """
+
+    def __init__(self, transport: Transport, generation: int) -> None:
+        self.generation = generation
+        self._request: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._chunks = transport.stream_bytes(
+            SEND_COMMAND, input=sender_input(), later=self._request
+        )
+        self._first = asyncio.ensure_future(anext(self._chunks))  # starts the process now
+
+    async def stream(self, request: list[tuple[str, int]]) -> AsyncIterator[bytes]:
+        """The sender's output for ``request`` (its process already running)."""
+        self._request.set_result(request_line(request))
+        try:
+            try:
+                first = await self._first
+            except StopAsyncIteration:
+                return
+            yield first
+            async for chunk in self._chunks:
+                yield chunk
+        finally:
+            await self._chunks.aclose()
+
+    async def close(self) -> None:
+        if not self._request.done():
+            self._request.set_result("\n")
+        self._first.cancel()
+        with contextlib.suppress(BaseException):
+            await self._first
+        with contextlib.suppress(Exception):
+            await self._chunks.aclose()
 
 
 def make_batches(files: Sequence[FilePlan], streams: int) -> list[list[FilePlan]]:
@@ -72,10 +127,11 @@ def make_batches(files: Sequence[FilePlan], streams: int) -> list[list[FilePlan]
 class BatchPuller:
     """Pulls batches of small files for one pull run; unmatched files go to ``fallback``."""
 
-    def __init__(self, pull: _Pull, manifest: Manifest) -> None:
+    def __init__(self, pull: _Pull, manifest: Manifest, warm: list[WarmSender]) -> None:
         self.pull = pull
         self.manifest = manifest
         self.fallback: list[FilePlan] = []
+        self._warm = warm  # shared with the pull: each is used once
 
     async def run(self, batch: list[FilePlan]) -> None:
         """Pull one batch, retrying what a dropped connection cut off."""
@@ -114,9 +170,7 @@ class BatchPuller:
         try:
             stall = self.pull.options.stall_timeout_s
             with StallWatch(stall, on_stall=self.pull.drop_later(generation)) as watch:
-                stream = self.pull.transport.stream_bytes(
-                    SEND_COMMAND, input=sender_program(request)
-                )
+                stream = self._sender(request)
                 async with contextlib.aclosing(stream) as chunks:  # stops the box's process too
                     async for chunk in chunks:
                         watch.kick()
@@ -142,6 +196,17 @@ class BatchPuller:
             failures = [r for r in results if isinstance(r, BaseException)]
             if failures:
                 raise failures[0]
+
+    def _sender(self, request: list[tuple[str, int]]) -> AsyncIterator[bytes]:
+        """A started sender of this connection if one is waiting, else a new one."""
+        while self._warm:
+            warm = self._warm.pop()
+            if warm.generation == self.pull.generation:
+                return warm.stream(request)
+            asyncio.ensure_future(warm.close())  # of a connection that is gone
+        return self.pull.transport.stream_bytes(
+            SEND_COMMAND, input=sender_input() + request_line(request)
+        )
 
     async def _write(self, group: list[tuple[FilePlan, bytes]]) -> None:
         options = self.pull.options
@@ -254,6 +319,6 @@ class FrameParser:
 
 
 __all__ = [
-    "SMALL_FILE", "BatchPuller", "FrameError", "FrameParser", "make_batches", "sender_program",
-    "sender_source",
+    "BOOT", "SEND_COMMAND", "SMALL_FILE", "BatchPuller", "FrameError", "FrameParser", "WarmSender",
+    "make_batches", "request_line", "sender_input", "sender_program", "sender_source",
 ]  # fmt: skip

@@ -6,7 +6,7 @@ rented box run through the same code (DESIGN.md, data flow step 2).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -122,9 +122,13 @@ class Transport(Protocol):
         command exits; a dropped connection raises TransportError.
         """
 
-    def stream_bytes(self, command: str, *, input: str | None = None) -> AsyncIterator[bytes]:
+    def stream_bytes(
+        self, command: str, *, input: str | None = None, later: Awaitable[str] | None = None
+    ) -> AsyncIterator[bytes]:
         """As ``stream_lines``, but yield stdout as raw chunks, as they arrive (for binary
-        output: the chunks split it anywhere)."""
+        output: the chunks split it anywhere). With ``later``, stdin stays open after
+        ``input`` until ``later`` gives the rest: the command starts (and its start-up
+        cost is paid) before all its input is known."""
 
     # File access. Paths are the box's: absolute, relative to its HOME, or "~/..." (also
     # HOME). Missing files raise FileNotFoundError, other file problems OSError, and a

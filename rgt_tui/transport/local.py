@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 
 from rgt_tui.transport.base import CommandResult, FileStat, RangeReads, TransportError
 
@@ -64,25 +64,39 @@ class LocalTransport(RangeReads):
             async for raw in stdout:
                 yield raw.decode(errors="replace").rstrip("\n")
 
-    async def stream_bytes(self, command: str, *, input: str | None = None) -> AsyncIterator[bytes]:
+    async def stream_bytes(
+        self, command: str, *, input: str | None = None, later: Awaitable[str] | None = None
+    ) -> AsyncIterator[bytes]:
         """Yield a long-lived command's stdout as raw chunks until it exits."""
-        async with self._streaming(command, input) as stdout:
+        async with self._streaming(command, input, later) as stdout:
             while chunk := await stdout.read(STREAM_CHUNK):
                 yield chunk
 
     @contextlib.asynccontextmanager
     async def _streaming(
-        self, command: str, input: str | None
+        self, command: str, input: str | None, later: Awaitable[str] | None = None
     ) -> AsyncIterator[asyncio.StreamReader]:
-        """Start ``command`` with ``input`` on stdin, hand over its stdout, then check its
-        exit status (TransportError when it failed); killed if the reader stops early."""
+        """Start ``command`` with ``input`` (and ``later``'s text) on stdin, hand over its
+        stdout, then check its exit status (TransportError when it failed); killed if the
+        reader stops early."""
         proc = await self._spawn(command)
         assert proc.stdin and proc.stdout and proc.stderr
+        stdin = proc.stdin
+
+        async def write() -> None:
+            with contextlib.suppress(OSError):  # the command ended first: it says why
+                if input is not None:
+                    stdin.write(input.encode())
+                    await stdin.drain()
+                if later is not None:
+                    stdin.write((await later).encode())
+                    await stdin.drain()
+                stdin.close()
+
+        if later is None:
+            await write()  # written before the reader starts, as before
+        writing = asyncio.ensure_future(write()) if later is not None else None
         try:
-            if input is not None:
-                proc.stdin.write(input.encode())
-                await proc.stdin.drain()
-            proc.stdin.close()
             yield proc.stdout
             status = await proc.wait()
             if status != 0:
@@ -92,6 +106,8 @@ class LocalTransport(RangeReads):
                     f"command exited with status {status}: {err[-1] if err else 'no message'}",
                 )
         finally:
+            if writing is not None:
+                writing.cancel()
             if proc.returncode is None:
                 _kill(proc)
                 with contextlib.suppress(Exception):

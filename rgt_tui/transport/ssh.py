@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import errno
 import shlex
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,6 +101,24 @@ def _feed_in_packets(conn: asyncssh.SSHClientConnection) -> None:
             receive(view[start : start + FEED_BYTES], datatype)  # type: ignore[arg-type]
 
     conn.data_received = data_received  # type: ignore[method-assign]
+
+
+async def _send_later(
+    send: Callable[[str], object],
+    eof: Callable[[], object],
+    input: str | None,
+    later: Awaitable[str] | None,
+) -> None:
+    """Write ``input``, then (once it is there) ``later``'s text, then end of file.
+
+    A stream whose stdin closed meanwhile (the command ended, the connection dropped) is
+    left alone: the reader reports that."""
+    with contextlib.suppress(OSError, asyncssh.Error, BrokenPipeError):
+        if input is not None:
+            send(input)
+        if later is not None:
+            send(await later)
+        eof()
 
 
 def _match(known_hosts: Path, host: str, addr: str, port: int | None) -> tuple[list, list]:
@@ -263,32 +281,42 @@ class SshTransport(RangeReads):
                     break
                 yield line.rstrip("\n")
 
-    async def stream_bytes(self, command: str, *, input: str | None = None) -> AsyncIterator[bytes]:
+    async def stream_bytes(
+        self, command: str, *, input: str | None = None, later: Awaitable[str] | None = None
+    ) -> AsyncIterator[bytes]:
         """Yield a long-lived command's stdout as raw chunks; raise TransportError on a drop."""
-        async with self._streaming(command, input, None) as stdout:
+        async with self._streaming(command, input, None, later) as stdout:
             while chunk := await stdout.read(STREAM_CHUNK):
                 yield chunk
 
     @contextlib.asynccontextmanager
     async def _streaming(
-        self, command: str, input: str | None, encoding: str | None
+        self,
+        command: str,
+        input: str | None,
+        encoding: str | None,
+        later: Awaitable[str] | None = None,
     ) -> AsyncIterator[asyncssh.SSHReader]:
-        """Start ``command`` with ``input`` on stdin, hand over its stdout, then check how it
-        ended: a dropped connection or a failed command raises TransportError."""
+        """Start ``command`` with ``input`` (and ``later``'s text) on stdin, hand over its
+        stdout, then check how it ended: a dropped connection or a failed command raises
+        TransportError."""
         conn = self._require()
         try:
             process = await conn.create_process(command, encoding=encoding)
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
+
+        def send(text: str) -> None:
+            process.stdin.write(text if encoding else text.encode())
+
+        writing = asyncio.ensure_future(_send_later(send, process.stdin.write_eof, input, later))
         try:
-            if input is not None:
-                process.stdin.write(input if encoding else input.encode())
-            process.stdin.write_eof()
             yield process.stdout
             await process.wait_closed()
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
         finally:
+            writing.cancel()
             process.close()
         if conn.is_closed():
             raise TransportError(self.host, "connection lost")
