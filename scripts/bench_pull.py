@@ -13,7 +13,7 @@ the wire: (interrupted + resumed) − (a clean pull) − (a no-op re-pull: hands
 manifest). The last line is ``ratio: X`` = rsync's seconds / rgt-tui's seconds.
 
 Usage: .venv/bin/python scripts/bench_pull.py [--big-files 3] [--big-mib 300]
-       [--small-files 3000] [--dir /tmp/rgt-bench] [--repeat 3]
+       [--small-files 3000] [--dir /tmp/rgt-bench] [--repeat 5]
 Needs /usr/sbin/sshd, ssh, rsync and scp. Everything lives under --dir (the data set is
 kept between runs, so it is made once; each run's copy goes to a new folder under
 ``--dir/out``, deleted at the end); nothing else is touched.
@@ -390,7 +390,7 @@ def main() -> int:
     parser.add_argument("--small-files", type=int, default=3000)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/rgt-bench"))
     parser.add_argument(
-        "--repeat", type=int, default=3, help="runs per tool, taken in turn; the median counts"
+        "--repeat", type=int, default=5, help="runs per tool, taken in turn; the median counts"
     )
     parser.add_argument(
         "--cipher",
