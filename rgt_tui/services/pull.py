@@ -140,7 +140,10 @@ class _Pull:
         self._small: asyncio.Future | None = None  # pulling them
         self._first: Manifest | None = None  # their partial manifest
         self._early_keys: set[tuple[int, str]] = set()  # the entries planned from it
-        self.warm: list[WarmSender] = []  # small-file senders started with the manifest
+        # Small-file senders started with the manifest: waiting ones (batches take them)
+        # and all of them (closed at the end, whether used or not).
+        self.warm: list[WarmSender] = []
+        self._warm_started: list[WarmSender] = []
         self._sftp_ready: asyncio.Future | None = None  # the SFTP session, started early
 
     # -- connection --------------------------------------------------------------------
@@ -207,7 +210,7 @@ class _Pull:
         try:
             return await self._run(previous)
         finally:
-            for sender in self.warm:  # started with the manifest and never needed
+            for sender in self._warm_started:
                 await sender.close()
             if self._sftp_ready is not None:
                 # Its failure (no SFTP on the box) showed where the session was used.
@@ -312,14 +315,15 @@ class _Pull:
             if not early.done():  # a retried scan reports again: the first one counts
                 early.set_result(listed)
 
-        if not self.warm:
+        if not self._warm_started:  # the first scan only, not a retried one
             # Senders for the first small-file batches start with the manifest (their
             # shell and python3 start-up overlaps it); unused ones are closed at the end.
             # So does the SFTP session the large files will use.
-            self.warm = [
+            self.warm += [
                 WarmSender(self.transport, self.generation)
                 for _ in range(self.options.batch_streams)
             ]
+            self._warm_started += self.warm
             sftp = getattr(self.transport, "sftp", None)
             if sftp is not None:
                 self._sftp_ready = asyncio.ensure_future(sftp())

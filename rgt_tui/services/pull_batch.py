@@ -203,7 +203,7 @@ class BatchPuller:
             warm = self._warm.pop()
             if warm.generation == self.pull.generation:
                 return warm.stream(request)
-            asyncio.ensure_future(warm.close())  # of a connection that is gone
+            # Else it belongs to a connection that is gone; the pull closes it at the end.
         return self.pull.transport.stream_bytes(
             SEND_COMMAND, input=sender_input() + request_line(request)
         )
