@@ -43,6 +43,7 @@ WRITE_GROUP_FILES = 64  # files written (and synced together) per worker-thread 
 WRITE_GROUP_BYTES = 8 << 20
 MAX_PENDING_WRITES = 3
 SENDER_SCRIPT = "sendfiles.py"
+CLOSE_WAIT_S = 10.0  # an unused warm sender gets this long to exit on its own
 # Read a length, exec that many bytes of stdin: the script comes on stdin (never on the
 # command line), and stdin stays open for the request that follows it.
 BOOT = "import sys; exec(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())))"
@@ -100,8 +101,17 @@ class WarmSender:
             await self._chunks.aclose()
 
     async def close(self) -> None:
+        """End it: an unused one is told there is nothing to send and left to exit.
+
+        Not killed: it may still be in the box's shell start-up, and a start-up script
+        cut off there can leave damage behind (a pyenv rehash killed mid-way leaves a lock
+        that stalls every later shell on the box for a minute). Waits at most
+        ``CLOSE_WAIT_S``, then closes the channel anyway.
+        """
         if not self._request.done():
             self._request.set_result("\n")
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(self._first), CLOSE_WAIT_S)
         self._first.cancel()
         with contextlib.suppress(BaseException):
             await self._first
