@@ -6,10 +6,12 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import asyncssh
+import pytest
 
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import HostConfig, load_fleet
@@ -76,3 +78,20 @@ class SftpBytes:
             yield self
         finally:
             asyncssh.SFTPClientFile.read_parallel = original  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, size: str = "8m") -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``path`` for the duration of the block."""
+    path.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        pytest.fail(f"cannot mount a tmpfs (these tests need root): {mounted.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)

@@ -8,9 +8,9 @@ import os
 import random
 
 import pytest
+from pull_support import tmpfs
 
 from rgt_tui.services.durable import ALIGN, BUFFER, Appender, sync_files
-from tests.test_pull_disk import tmpfs
 
 
 def _chunks(data: bytes, rng: random.Random) -> list[bytes]:

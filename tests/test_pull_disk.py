@@ -5,36 +5,15 @@ These mount a small tmpfs (CI runs as root), so a full disk is a real ENOSPC.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from pull_support import MIB, box_results, fast, host_of, random_file
+from pull_support import MIB, box_results, fast, host_of, random_file, tmpfs
 
 from rgt_tui.services.pull import LocalDiskFull, PullOptions, pull_host
 from rgt_tui.services.pull_local import NotEnoughSpace
 from rgt_tui.services.records import pulled_path
 from rgt_tui.transport import transport_for
-
-
-@contextlib.contextmanager
-def tmpfs(path: Path, size: str = "8m") -> Iterator[Path]:
-    """A tmpfs of ``size`` mounted at ``path`` for the duration of the block."""
-    path.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.fail(f"cannot mount a tmpfs (these tests need root): {mounted.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 async def pull(host, results, **kw):
