@@ -194,7 +194,7 @@ def test_small_files_come_first_and_the_manifest_keeps_walk_order(tmp_path):
     ]  # fmt: skip
     assert {o["path"] for o in objs[cut:] if o["type"] == "file"} == {"a/big.bin", "b/edge.bin"}
     listed = objs[kinds.index("listed")]
-    assert listed["files"] == 5 and listed["bytes"] == sum(sizes.values())
+    assert listed["files"] == 5 and listed["bytes"] == sum(sizes.values()) and listed["first"] == 3
     assert kinds.index("listed") < kinds.index("file")  # totals before any hashing
 
     whole = parse_manifest_lines("box", lines)

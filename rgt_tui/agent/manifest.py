@@ -9,7 +9,7 @@ source on stdin). It prints one JSON object per line; its only consumer is
     {"type": "root", "index": 0, "given": "~/runs", "path": "/root/runs", "error": null}
     {"type": "link", "root": 0, "path": "latest.pt", "target": "a/b.pt"}
     {"type": "refused", "root": 0, "path": "data", "reason": "symlink leaves the pull root (-> /x)"}
-    {"type": "listed", "files": 12, "bytes": 4567}
+    {"type": "listed", "files": 12, "bytes": 4567, "first": 10}
     {"type": "file", "n": 0, "root": 0, "path": "a/b.pt", "size": 123, "mtime": 1.5e9,
      "sha256": "..."}
     {"type": "first_done", "below": 1048576}
@@ -21,7 +21,8 @@ relies on that). ``--no-hash`` gives ``"sha256": null`` for a quick re-scan by s
 mtime.
 
 Every root is walked first (``root``, ``link`` and ``refused`` lines), then ``listed``
-gives the count and bytes of the regular files found, then they are hashed. ``n`` is a
+gives the count and bytes of the regular files found (``first``: how many are below
+``--first-below``), then they are hashed. ``n`` is a
 file's place in the walk (folders in name order), which is the manifest's order. With
 ``--first-below BYTES`` the files smaller than that are hashed and printed first, then
 ``first_done``, then the rest: a pull starts on the small files while the large ones are
@@ -271,7 +272,9 @@ def main(argv=None):
         scanner.walk()
         scanners.append(scanner)
     found = [item for scanner in scanners for item in scanner.pending]
-    emit({"type": "listed", "files": len(found), "bytes": sum(i[3].st_size for i in found)})
+    first = sum(1 for i in found if i[3].st_size < args.first_below)
+    total = sum(i[3].st_size for i in found)
+    emit({"type": "listed", "files": len(found), "bytes": total, "first": first})
     sys.stdout.flush()
     if args.first_below > 0:
         for scanner in scanners:

@@ -56,13 +56,15 @@ async def take_manifest(
     on_line: Callable[[int, int], None] | None = None,
     first_below: int = 0,
     on_first: Callable[[Listed], None] | None = None,
+    on_listed: Callable[[int], None] | None = None,
 ) -> Manifest:
     """List and hash every file under the host's pull roots, on the box.
 
     ``on_line(files, bytes)`` is called as the listing grows, for progress. With
     ``first_below``, files smaller than that are hashed first and ``on_first`` gets them
     (a partial manifest) with the count and bytes of everything listed, while the rest are
-    still being hashed. The transport must be connected. Raises TransportError when the
+    still being hashed; before that, ``on_listed(n)`` says how many files are below
+    ``first_below`` as soon as the walk is done. The transport must be connected. Raises TransportError when the
     box cannot run the script (the message says why: no python3, a dropped connection)
     and ManifestError when its output is incomplete.
     """
@@ -82,7 +84,9 @@ async def take_manifest(
                     if on_line is not None:
                         on_line(files, total)
                 elif '"type": "listed"' in line:
-                    listed = _listed(host.name, line)
+                    listed, first = _listed(host.name, line)
+                    if on_listed is not None:
+                        on_listed(first)
                 elif on_first is not None and '"type": "first_done"' in line:
                     partial = parse_manifest_lines(host.name, lines, partial=True)
                     on_first(Listed(partial, *listed))
@@ -111,10 +115,11 @@ class Listed:
     bytes: int
 
 
-def _listed(host: str, line: str) -> tuple[int, int]:
+def _listed(host: str, line: str) -> tuple[tuple[int, int], int]:
+    """((files, bytes), files below first_below) from a ``listed`` line."""
     try:
         obj = json.loads(line)
-        return int(obj["files"]), int(obj["bytes"])
+        return (int(obj["files"]), int(obj["bytes"])), int(obj.get("first", 0))
     except (ValueError, KeyError, TypeError) as exc:
         raise ManifestError(f"{host}: unreadable manifest output ({exc})") from exc
 
