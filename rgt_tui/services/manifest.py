@@ -64,9 +64,9 @@ async def take_manifest(
     ``first_below``, files smaller than that are hashed first and ``on_first`` gets them
     (a partial manifest) with the count and bytes of everything listed, while the rest are
     still being hashed; before that, ``on_listed(n)`` says how many files are below
-    ``first_below`` as soon as the walk is done. The transport must be connected. Raises TransportError when the
-    box cannot run the script (the message says why: no python3, a dropped connection)
-    and ManifestError when its output is incomplete.
+    ``first_below`` as soon as the walk is done. The transport must be connected. Raises
+    TransportError when the box cannot run the script (the message says why: no python3,
+    a dropped connection) and ManifestError when its output is incomplete.
     """
     lines: list[str] = []
     files = total = 0

@@ -292,7 +292,7 @@ class _Pull:
             len(skipped),
             sum(p.entry.size for p in skipped),
         )
-        await asyncio.to_thread(self._check_space, plan)
+        await asyncio.to_thread(lambda: check_space(self.dest, plan, **self._margin))
         return plan
 
     def _note_plan(self, plan: PullPlan) -> list[FilePlan]:
@@ -357,7 +357,9 @@ class _Pull:
         try:
             # Every listed byte counted as still to pull, and a folder per file: if even
             # that fits, the exact plan (which can only need less) fits too.
-            await asyncio.to_thread(self._check_space_for, listed.bytes, 2 * listed.files)
+            await asyncio.to_thread(
+                lambda: check_space_for(self.dest, listed.bytes, 2 * listed.files, **self._margin)
+            )
         except PullError:
             return  # maybe much is here already: the exact check decides, later
         plan = await asyncio.to_thread(plan_pull, self.dest, first, previous, self.record)
@@ -372,22 +374,13 @@ class _Pull:
         self.tracker.set_phase("pulling", "small files first; the box is hashing the rest")
         self._small = asyncio.ensure_future(self._pull_small(plan.to_pull, first))
 
-    def _check_space(self, plan: PullPlan) -> None:
-        check_space(
-            self.dest,
-            plan,
-            margin_fraction=self.options.margin_fraction,
-            margin_min=self.options.margin_min_bytes,
-        )
-
-    def _check_space_for(self, remaining: int, new_inodes: int) -> None:
-        check_space_for(
-            self.dest,
-            remaining,
-            new_inodes,
-            margin_fraction=self.options.margin_fraction,
-            margin_min=self.options.margin_min_bytes,
-        )
+    @property
+    def _margin(self) -> dict[str, float | int]:
+        """The free-space margin options, as check_space and check_space_for take them."""
+        return {
+            "margin_fraction": self.options.margin_fraction,
+            "margin_min": self.options.margin_min_bytes,
+        }
 
     def _result(self, manifest: Manifest) -> PullResult:
         return PullResult(

@@ -93,9 +93,9 @@ class LocalTransport(RangeReads):
                     await stdin.drain()
                 stdin.close()
 
-        if later is None:
-            await write()  # written before the reader starts, as before
-        writing = asyncio.ensure_future(write()) if later is not None else None
+        # Written alongside the reading, as the SSH transport does: a command that prints
+        # before it reads all of stdin never blocks on a full pipe.
+        writing = asyncio.ensure_future(write())
         try:
             yield proc.stdout
             status = await proc.wait()
@@ -106,8 +106,7 @@ class LocalTransport(RangeReads):
                     f"command exited with status {status}: {err[-1] if err else 'no message'}",
                 )
         finally:
-            if writing is not None:
-                writing.cancel()
+            writing.cancel()
             if proc.returncode is None:
                 _kill(proc)
                 with contextlib.suppress(Exception):
