@@ -13,7 +13,7 @@ Pure: manifest and check results in, verdict out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rgt_tui.domain.manifest import Manifest
@@ -76,8 +76,3 @@ def reconcile(
                 (name, f"{where} holds {len(inside)} file(s) but none loaded as an artifact")
             )
     return RosterCheck(tuple(dict.fromkeys(cells)), tuple(present), tuple(missing))
-
-
-def names(cells: Iterable[object]) -> tuple[str, ...]:
-    """Cell names from QueueCell-like objects (anything with ``.name``) or plain strings."""
-    return tuple(c if isinstance(c, str) else str(c.name) for c in cells)  # type: ignore[attr-defined]

@@ -90,9 +90,8 @@ def verification_events(record: dict | None, manifest: Manifest) -> list[g.GateE
     return events
 
 
-def rescan_event(manifest: Manifest, rescan: Manifest, at: float) -> g.Rescanned:
+def rescan_event(rescan: Manifest, at: float) -> g.Rescanned:
     """A fresh listing in the gate's terms (local paths, sizes, mtimes)."""
-    del manifest
     return g.Rescanned(
         tuple(
             sorted((rescan.local_relpath(e.root, e.path), e.size, e.mtime) for e in rescan.entries)
@@ -141,7 +140,7 @@ async def check_gate(
     profile = load_profile(host.profile)
     problems: list[str] = []
     try:
-        jh = journal.load(host.name)
+        jh = await asyncio.to_thread(journal.load, host.name)
     except JournalError as exc:
         return GateReport(
             host, profile, None, (g.Condition("journal", False, str(exc)),), (str(exc),)
@@ -166,7 +165,7 @@ async def check_gate(
             await transport.connect()
             if manifest is not None:
                 rescan = await take_manifest(host, transport, hash_files=False)
-                events.append(rescan_event(manifest, rescan, clock()))
+                events.append(rescan_event(rescan, clock()))
             events.append(g.CellsRunning(await _running_cells(host, transport)))
         except (TransportError, ManifestError, OSError) as exc:
             problems.append(f"cannot re-scan the box: {exc}")

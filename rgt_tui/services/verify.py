@@ -140,12 +140,12 @@ async def verify_host(
         problem = f"no manifest in {folder}: nothing was pulled — run `rgt-tui pull {host.name}`"
         return await _finish(host, folder, None, (), (), None, False, [problem], write_record)
     results = await _check_all(host.name, folder, manifest, on_progress)
-    flags = _flags(folder, manifest, results)
+    flags = await asyncio.to_thread(_flags, folder, manifest, results)  # walks the folder
     remote_checked = False
     if transport is not None:
         remote_flags, remote_checked = await _rescan(host, transport, manifest)
         flags += remote_flags
-    cells, roster_problem = _roster(host, roster)
+    cells, roster_problem = await asyncio.to_thread(_roster, host, roster)  # reads queue files
     statuses = {c.path: c.status for c in results}
     rost = reconcile(cells, manifest, host.durable_dir, statuses) if cells is not None else None
     problems = _problems(manifest, results, flags, rost)
