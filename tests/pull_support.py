@@ -15,7 +15,8 @@ import pytest
 
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import HostConfig, load_fleet
-from rgt_tui.services.pull import PullOptions
+from rgt_tui.services.pull import PullOptions, pull_host
+from rgt_tui.transport import transport_for
 from rgt_tui.transport.backoff import Backoff
 
 MIB = 1 << 20
@@ -95,3 +96,12 @@ def tmpfs(path: Path, size: str = "8m") -> Iterator[Path]:
         yield path
     finally:
         subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+async def pull(host: HostConfig, results: Path, **kw: object):  # type: ignore[no-untyped-def]
+    """pull_host over a transport of its own, closed afterwards."""
+    transport = transport_for(host)
+    try:
+        return await pull_host(host, results, transport, **kw)  # type: ignore[arg-type]
+    finally:
+        await transport.close()

@@ -9,19 +9,11 @@ import os
 from pathlib import Path
 
 import pytest
-from pull_support import MIB, SftpBytes, box_results, fast, host_of, random_file, sha
+from pull_support import MIB, SftpBytes, box_results, fast, host_of, pull, random_file, sha
 
 from rgt_tui.services.pull import PullError, pull_host
 from rgt_tui.services.records import manifest_path, pulled_path
 from rgt_tui.transport import transport_for
-
-
-async def pull(host, results, **kw):
-    transport = transport_for(host)
-    try:
-        return await pull_host(host, results, transport, **kw)
-    finally:
-        await transport.close()
 
 
 async def test_pull_mirrors_the_tree_then_a_rerun_skips_everything(make_loopback_fleet, tmp_path):

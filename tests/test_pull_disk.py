@@ -8,20 +8,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from pull_support import MIB, box_results, fast, host_of, random_file, tmpfs
+from pull_support import MIB, box_results, fast, host_of, pull, random_file, tmpfs
 
-from rgt_tui.services.pull import LocalDiskFull, PullOptions, pull_host
+from rgt_tui.services.pull import LocalDiskFull, PullOptions
 from rgt_tui.services.pull_local import NotEnoughSpace
 from rgt_tui.services.records import pulled_path
-from rgt_tui.transport import transport_for
-
-
-async def pull(host, results, **kw):
-    transport = transport_for(host)
-    try:
-        return await pull_host(host, results, transport, **kw)
-    finally:
-        await transport.close()
 
 
 async def test_disk_filling_mid_pull_stops_clearly_and_keeps_the_part(
