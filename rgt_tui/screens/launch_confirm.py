@@ -115,17 +115,19 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
 
     async def _plan(self, start: int | None) -> None:
         from rgt_tui.services.queue import plan_launch
+        from rgt_tui.transport import Transport
+
+        async def planned(transport: Transport) -> LaunchPlan:
+            plan = await plan_launch(self.fleet, self.host, transport, start_index=start or 0)
+            if start is None and default_start(plan) != plan.start_index:
+                # Again from the resume index, over the same connection.
+                plan = await plan_launch(
+                    self.fleet, self.host, transport, start_index=default_start(plan)
+                )
+            return plan
 
         try:
-            plan = await with_transport(
-                self.host,
-                lambda t: plan_launch(self.fleet, self.host, t, start_index=start or 0),
-            )
-            if start is None and default_start(plan) != plan.start_index:
-                index = default_start(plan)
-                plan = await with_transport(
-                    self.host, lambda t: plan_launch(self.fleet, self.host, t, start_index=index)
-                )
+            plan = await with_transport(self.host, planned)
         except Exception as exc:  # the plan never raises for a dead box; anything else is shown
             self.post_message(self.Planned(None, error_text(exc)))
             return
