@@ -232,6 +232,7 @@ async def test_stat_read_range_and_a_reader_that_survives_rename(box) -> None:
 
 
 async def test_sftp_client_is_shared_and_renewed_after_a_reconnect(loopback_fleet) -> None:
+    """One client per lane, shared by its callers; every lane renewed after a reconnect."""
     host = load_fleet(loopback_fleet.hosts_file).hosts[1]
     box = loopback_fleet.boxes[1]
     (box.root / "f").write_bytes(b"abc")
@@ -241,15 +242,19 @@ async def test_sftp_client_is_shared_and_renewed_after_a_reconnect(loopback_flee
         await t.stat("f")
     await t.connect()
     try:
-        first = await t.sftp()
-        assert await t.sftp() is first
+        first, lanes = await asyncio.gather(t.sftp(), asyncio.gather(t.sftp(1), t.sftp(1)))
+        assert await t.sftp() is first and await t.sftp(0) is first
+        assert lanes[0] is lanes[1] and lanes[0] is not first  # started once, under a lock
+        assert await lanes[0].getsize("f") == 3  # a working session of its own
+        assert t.sftp_round_trip_s is not None and 0 < t.sftp_round_trip_s < 5
         await box.stop()
         with pytest.raises(TransportError):
             await t.read_range("f", 0, 3)
         await box.start()
         await t.connect()
-        assert await t.sftp() is not first
+        assert await t.sftp() is not first and await t.sftp(1) is not lanes[0]
         assert await t.read_range("f", 0, 3) == b"abc"
+        assert await (await t.sftp(1)).getsize("f") == 3
     finally:
         await t.close()
 

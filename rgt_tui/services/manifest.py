@@ -56,15 +56,15 @@ async def take_manifest(
     on_line: Callable[[int, int], None] | None = None,
     first_below: int = 0,
     on_first: Callable[[Listed], None] | None = None,
-    on_listed: Callable[[int], None] | None = None,
+    on_listed: Callable[[int, int], None] | None = None,
 ) -> Manifest:
     """List and hash every file under the host's pull roots, on the box.
 
     ``on_line(files, bytes)`` is called as the listing grows, for progress. With
     ``first_below``, files smaller than that are hashed first and ``on_first`` gets them
     (a partial manifest) with the count and bytes of everything listed, while the rest are
-    still being hashed; before that, ``on_listed(n)`` says how many files are below
-    ``first_below`` as soon as the walk is done. The transport must be connected. Raises
+    still being hashed; before that, ``on_listed(small, files)`` says how many files are
+    below ``first_below``, and how many there are in all, as soon as the walk is done. The transport must be connected. Raises
     TransportError when the box cannot run the script (the message says why: no python3,
     a dropped connection) and ManifestError when its output is incomplete.
     """
@@ -86,7 +86,7 @@ async def take_manifest(
                 elif '"type": "listed"' in line:
                     listed, first = _listed(host.name, line)
                     if on_listed is not None:
-                        on_listed(first)
+                        on_listed(first, listed[0])
                 elif on_first is not None and '"type": "first_done"' in line:
                     partial = parse_manifest_lines(host.name, lines, partial=True)
                     on_first(Listed(partial, *listed))

@@ -144,7 +144,7 @@ class _Pull:
         # and all of them (closed at the end, whether used or not).
         self.warm: list[WarmSender] = []
         self._warm_started: list[WarmSender] = []
-        self._sftp_ready: asyncio.Future | None = None  # the SFTP session, started early
+        self._sftp_ready: list[asyncio.Future] = []  # SFTP sessions, started early
 
     # -- connection --------------------------------------------------------------------
 
@@ -212,9 +212,8 @@ class _Pull:
         finally:
             for sender in self._warm_started:
                 await sender.close()
-            if self._sftp_ready is not None:
-                # Its failure (no SFTP on the box) showed where the session was used.
-                await _cancel([self._sftp_ready])
+            # Their failure (no SFTP on the box) showed where a session was used.
+            await _cancel(self._sftp_ready)
 
     async def _run(self, previous: Manifest | None) -> PullResult:
         manifest: Manifest | None = None
@@ -315,9 +314,8 @@ class _Pull:
             if not early.done():  # a retried scan reports again: the first one counts
                 early.set_result(listed)
 
-        def on_listed(small_files: int) -> None:
-            if small_files:
-                self._start_warm()
+        def on_listed(small: int, files: int) -> None:
+            self._start_warm(small, files - small)
 
         return await take_manifest(
             self.host,
@@ -328,25 +326,29 @@ class _Pull:
             on_listed=on_listed,
         )
 
-    def _start_warm(self) -> None:
-        """Start the senders for the first small-file batches, and the SFTP session the
-        large files will use, while the box hashes (their start-up overlaps it); unused
-        senders are closed at the end. The first scan only, not a retry.
+    def _start_warm(self, small: int, large: int) -> None:
+        """Start the senders for the first small-file batches, and the SFTP sessions the
+        large files will use (one per file in flight), while the box hashes: their
+        start-up overlaps it. Unused senders are closed at the end. The first scan only,
+        not a retry.
 
-        Only when the box has small files, and once its walk is done: each sender runs
-        the box's shell, and several shells starting at once slow each other down (three
-        took 0.33 s here, one 0.09 s); a sender nobody needs is a shell at risk of being
-        cut off in its start-up scripts if the box goes away (a pyenv rehash killed
+        Senders only when the box has small files, and once its walk is done: each sender
+        runs the box's shell, and several shells starting at once slow each other down
+        (three took 0.33 s here, one 0.09 s); a sender nobody needs is a shell at risk of
+        being cut off in its start-up scripts if the box goes away (a pyenv rehash killed
         mid-way leaves a lock that stalls every later shell for a minute)."""
-        if self._warm_started:
+        if self._warm_started or self._sftp_ready:
             return
-        self.warm += [
-            WarmSender(self.transport, self.generation) for _ in range(self.options.batch_streams)
-        ]
-        self._warm_started += self.warm
+        if small:
+            self.warm += [
+                WarmSender(self.transport, self.generation)
+                for _ in range(self.options.batch_streams)
+            ]
+            self._warm_started += self.warm
         sftp = getattr(self.transport, "sftp", None)
         if sftp is not None:
-            self._sftp_ready = asyncio.ensure_future(sftp())
+            lanes = min(self.options.concurrency, max(large, 1 if small else 0))
+            self._sftp_ready = [asyncio.ensure_future(sftp(lane)) for lane in range(lanes)]
 
     async def _start_early(self, listed: Listed, previous: Manifest | None) -> None:
         """Start on the small files (``self._small``) if the listing alone shows that the
@@ -427,11 +429,11 @@ class _Pull:
         self.fallback = []
         puller = FilePuller(self, manifest)
 
-        async def worker() -> None:
+        async def worker(lane: int) -> None:
             while big:
-                await puller.run(big.popleft())
+                await puller.run(big.popleft(), lane)
 
-        await _run_all([worker() for _ in range(self.options.concurrency)])
+        await _run_all([worker(lane) for lane in range(self.options.concurrency)])
 
     def _refuse_nested(self, manifest: Manifest) -> None:
         """On this machine, refuse a results folder inside a pull root: each pull would copy

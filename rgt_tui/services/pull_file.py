@@ -45,8 +45,9 @@ class FilePuller:
         self.pull = pull
         self.manifest = manifest
 
-    async def run(self, plan: FilePlan) -> None:
-        """Pull one file; failures of the file alone are recorded, others raise _Abort."""
+    async def run(self, plan: FilePlan, lane: int = 0) -> None:
+        """Pull one file over SFTP session ``lane`` (each worker has its own); failures of
+        the file alone are recorded, others raise _Abort."""
         remote = self.manifest.display(plan.entry.root, plan.entry.path)
         attempt, restarted, received = 0, False, 0
         while True:
@@ -63,7 +64,7 @@ class FilePuller:
                 resumed_from = writer.offset if not restarted else 0
                 if writer.offset < plan.entry.size:
                     await self.pull.transport.connect()  # a no-op unless a drop closed it
-                received += await self._copy(remote, writer, plan.local, generation)
+                received += await self._copy(remote, writer, plan.local, generation, lane)
                 digest = await writer.finish()
             except LocalWriteError as exc:
                 await writer.abandon()
@@ -135,7 +136,9 @@ class FilePuller:
         self.pull.failed.append((plan.local, why))
         self.pull.tracker.finish_file(plan.local, ok=False)
 
-    async def _copy(self, remote: str, writer: PartWriter, local: str, generation: int) -> int:
+    async def _copy(
+        self, remote: str, writer: PartWriter, local: str, generation: int, lane: int
+    ) -> int:
         """Append the rest of ``remote`` to the part; returns the bytes written."""
         size = writer.size
         if writer.offset >= size:
@@ -145,6 +148,7 @@ class FilePuller:
             remote,
             self.pull.options.block_size,
             self.pull.options.max_requests,
+            lane,
         )
         batch: list[bytes] = []
         batched = 0

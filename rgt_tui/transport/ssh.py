@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import errno
 import shlex
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,10 +155,13 @@ class SshTransport(RangeReads):
         self.connect_timeout = connect_timeout
         self._conn: asyncssh.SSHClientConnection | None = None
         self._lock = asyncio.Lock()
-        # One SFTP session per connection, shared by log following and pulls.
-        self._sftp: asyncssh.SFTPClient | None = None
-        self._sftp_conn: asyncssh.SSHClientConnection | None = None
-        self._sftp_lock = asyncio.Lock()
+        # SFTP sessions by lane, each with the connection it belongs to. Lane 0 is shared
+        # by log following, stats and pulls; a pull gives each large file in flight its own.
+        self._sftp: dict[int, tuple[asyncssh.SFTPClient, asyncssh.SSHClientConnection]] = {}
+        self._sftp_locks: dict[int, asyncio.Lock] = {}
+        # The quickest SFTP round trip seen (an upper bound on the link's): sizes how many
+        # reads a pull keeps in flight (remote_file.reads_in_flight).
+        self.sftp_round_trip_s: float | None = None
 
     @property
     def connected(self) -> bool:
@@ -328,19 +332,24 @@ class SshTransport(RangeReads):
                 f"remote command exited with status {status}: {err[-1] if err else 'no message'}",
             )
 
-    async def sftp(self) -> asyncssh.SFTPClient:
-        """The connection's SFTP client, started on first use and shared by every caller.
+    async def sftp(self, lane: int = 0) -> asyncssh.SFTPClient:
+        """The connection's SFTP client for ``lane``, started on first use and shared.
 
-        It belongs to the current connection: after a drop and ``connect()``, the next
-        call starts a fresh one. Callers must not close it. For file work beyond
-        ``stat``/``read_range``/``open_reader`` (resumable pulls), use it directly: pass
-        paths through ``sftp_path()`` (SFTP does not expand ``~``) and map errors through
-        ``file_error``.
+        Lane 0 serves every caller; a pull reads each large file in flight on a lane of its
+        own, a separate session with its own server process on the box. One session serving
+        three files at once made sshd use ~40% more CPU and the large files take ~20% longer
+        on the bench (docs/pulls.md). A client belongs to the current connection: after a
+        drop and ``connect()``, the next call starts a fresh one. Callers must not close it.
+        For file work beyond ``stat``/``read_range``/``open_reader`` (resumable pulls), use
+        it directly: pass paths through ``sftp_path()`` (SFTP does not expand ``~``) and map
+        errors through ``file_error``.
         """
         conn = self._require()
-        async with self._sftp_lock:
-            if self._sftp is not None and self._sftp_conn is conn:
-                return self._sftp
+        async with self._sftp_locks.setdefault(lane, asyncio.Lock()):
+            held = self._sftp.get(lane)
+            if held is not None and held[1] is conn:
+                return held[0]
+            started = time.monotonic()
             try:
                 client = await conn.start_sftp_client()
             except (OSError, asyncssh.Error) as exc:
@@ -349,7 +358,12 @@ class SshTransport(RangeReads):
                     f"SFTP unavailable: {_describe(exc)}",
                     "enable the sftp subsystem in the box's sshd_config (Subsystem sftp ...)",
                 ) from exc
-            self._sftp, self._sftp_conn = client, conn
+            # Opening the channel, starting the subsystem and the SFTP handshake are three
+            # round trips; the server's start-up only makes this estimate larger (safe).
+            trip = (time.monotonic() - started) / 3
+            if self.sftp_round_trip_s is None or trip < self.sftp_round_trip_s:
+                self.sftp_round_trip_s = trip
+            self._sftp[lane] = (client, conn)
             return client
 
     def file_error(self, exc: BaseException, path: str) -> Exception:
@@ -367,7 +381,7 @@ class SshTransport(RangeReads):
             exc, (asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection)
         ):
             return OSError(errno.EIO, f"{self.host}: {exc.reason}", path)
-        self._sftp = None
+        self._sftp.clear()
         if isinstance(exc, TransportError):
             return exc
         if isinstance(exc, asyncssh.SFTPError):
@@ -395,7 +409,7 @@ class SshTransport(RangeReads):
         return SftpFileReader(self, handle, path)
 
     async def close(self) -> None:
-        self._sftp = self._sftp_conn = None  # the session dies with the connection
+        self._sftp.clear()  # the sessions die with the connection
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
