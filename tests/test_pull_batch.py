@@ -30,7 +30,7 @@ def sender_output(request: list[tuple[str, int]]) -> bytes:
     C locale."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C", "LC_ALL": "C"}
     proc = subprocess.run(
-        ["python3", "-u", "-c", BOOT], input=(sender_input() + request_line(request)).encode(),
+        ["python3", "-S", "-u", "-c", BOOT], input=(sender_input() + request_line(request)).encode(),
         capture_output=True, env=env, check=True,
     )  # fmt: skip
     return proc.stdout

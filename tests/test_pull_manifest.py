@@ -35,7 +35,11 @@ def run_script(source: str, argv: list[str], python: str = sys.executable) -> li
     """Run an on-box script the way the transport does (source on stdin), C locale."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C", "LC_ALL": "C"}
     proc = subprocess.run(
-        [python, "-u", "-", *argv], input=source.encode(), capture_output=True, env=env, check=True
+        [python, "-S", "-u", "-", *argv],
+        input=source.encode(),
+        capture_output=True,
+        env=env,
+        check=True,
     )
     return proc.stdout.decode("ascii").splitlines()
 
@@ -112,7 +116,7 @@ def test_no_hash_rescan_notices_changes(tmp_path):
 def test_command_quotes_roots():
     command = manifest_command(["/data/my runs", "$(touch /tmp/pwned)"], hash_files=False)
     assert shlex.split(command) == [
-        "python3", "-u", "-", "--root", "/data/my runs", "--root", "$(touch /tmp/pwned)", "--no-hash",
+        "python3", "-S", "-u", "-", "--root", "/data/my runs", "--root", "$(touch /tmp/pwned)", "--no-hash",
     ]  # fmt: skip
 
 

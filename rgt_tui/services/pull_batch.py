@@ -47,7 +47,7 @@ CLOSE_WAIT_S = 10.0  # an unused warm sender gets this long to exit on its own
 # Read a length, exec that many bytes of stdin: the script comes on stdin (never on the
 # command line), and stdin stays open for the request that follows it.
 BOOT = "import sys; exec(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())))"
-SEND_COMMAND = f"python3 -u -c {shlex.quote(BOOT)}"
+SEND_COMMAND = f"python3 -S -u -c {shlex.quote(BOOT)}"  # -S: as the manifest's (manifest.py)
 
 
 def sender_source() -> str:
