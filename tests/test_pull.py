@@ -239,12 +239,13 @@ async def test_this_machine_pulls_through_the_local_transport(tmp_path):
 
 
 class _SlowHashingBox:
-    """The real transport, except that the manifest's last line (``done``) is held back
-    until ``ready()``: a box still hashing its large files, for as long as the test needs."""
+    """The real transport, except that one manifest line (by default the last, ``done``)
+    is held back until ``ready()``: a box still hashing, for as long as the test needs."""
 
-    def __init__(self, transport, ready) -> None:
+    def __init__(self, transport, ready, hold=lambda line: '"type": "done"' in line) -> None:
         self._transport = transport
         self._ready = ready
+        self._hold = hold
         self.held_until_ready = False
 
     def __getattr__(self, name):
@@ -252,7 +253,7 @@ class _SlowHashingBox:
 
     async def stream_lines(self, command, **kw):
         async for line in self._transport.stream_lines(command, **kw):
-            if '"type": "done"' in line and "--first-below" in command:
+            if "--first-below" in command and self._hold(line):
                 for _ in range(500):  # up to 10 s
                     if self._ready():
                         self.held_until_ready = True
@@ -291,3 +292,38 @@ async def test_small_files_land_while_the_box_still_hashes_the_large_ones(
     # ...and everything was still checked against the complete manifest.
     assert result.ok and len(result.pulled) == 21 and sha(dest / "ckpt" / "last.pt") == big
     assert json.loads(manifest_path(dest).read_text())["entries"][0]["path"] == "ckpt/last.pt"
+
+
+async def test_a_large_file_moves_while_the_box_still_hashes_the_next(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    digests = [random_file(res / "ckpt" / f"{name}.pt", 2 * MIB) for name in ("a", "b")]
+    (res / "metrics.json").write_text("{}")
+    dest = tmp_path / "box1"
+    large_lines = []
+
+    def second_large_file(line: str) -> bool:
+        if '"type": "file"' in line and '"size": 2097152' in line:
+            large_lines.append(line)
+            return len(large_lines) == 2
+        return False
+
+    def first_large_file_in_place() -> bool:
+        return any((dest / "ckpt" / f"{name}.pt").exists() for name in ("a", "b"))
+
+    box = _SlowHashingBox(
+        transport_for(host_of(fleet)), ready=first_large_file_in_place, hold=second_large_file
+    )
+    try:
+        result = await pull_host(host_of(fleet), tmp_path, box, options=fast())
+    finally:
+        await box.close()
+    # One checkpoint was in place while the box had not yet reported the other...
+    assert box.held_until_ready
+    # ...and both were checked against the complete manifest, pulled once each.
+    assert result.ok and sorted(p.path for p in result.pulled) == [
+        "ckpt/a.pt", "ckpt/b.pt", "metrics.json",
+    ]  # fmt: skip
+    assert [sha(dest / "ckpt" / f"{name}.pt") for name in ("a", "b")] == digests

@@ -59,6 +59,7 @@ async def take_manifest(
     first_below: int = 0,
     on_first: Callable[[Listed], None] | None = None,
     on_listed: Callable[[int, int], None] | None = None,
+    on_more: Callable[[Manifest], None] | None = None,
 ) -> Manifest:
     """List and hash every file under the host's pull roots, on the box.
 
@@ -66,13 +67,17 @@ async def take_manifest(
     ``first_below``, files smaller than that are hashed first and ``on_first`` gets them
     (a partial manifest) with the count and bytes of everything listed, while the rest are
     still being hashed; before that, ``on_listed(small, files)`` says how many files are
-    below ``first_below``, and how many there are in all, as soon as the walk is done. The transport must be connected. Raises
+    below ``first_below``, and how many there are in all, as soon as the walk is done;
+    after it, ``on_more`` gets each further file as soon as the box has hashed it (a
+    partial manifest of that one file). The transport must be connected. Raises
     TransportError when the box cannot run the script (the message says why: no python3,
     a dropped connection) and ManifestError when its output is incomplete.
     """
     lines: list[str] = []
+    header: list[str] = []  # the start and root lines: what a one-file manifest needs
     files = total = 0
     listed = (0, 0)
+    first_done = False
     command = manifest_command(host.pull, hash_files=hash_files, first_below=first_below)
     stream = transport.stream_lines(command, input=manifest_source())
     try:
@@ -85,13 +90,19 @@ async def take_manifest(
                     total += _size_of(line)
                     if on_line is not None:
                         on_line(files, total)
+                    if first_done and on_more is not None:
+                        on_more(parse_manifest_lines(host.name, [*header, line], partial=True))
+                elif '"type": "start"' in line or '"type": "root"' in line:
+                    header.append(line)
                 elif '"type": "listed"' in line:
                     listed, first = _listed(host.name, line)
                     if on_listed is not None:
                         on_listed(first, listed[0])
-                elif on_first is not None and '"type": "first_done"' in line:
-                    partial = parse_manifest_lines(host.name, lines, partial=True)
-                    on_first(Listed(partial, *listed))
+                elif '"type": "first_done"' in line:
+                    first_done = True
+                    if on_first is not None:
+                        partial = parse_manifest_lines(host.name, lines, partial=True)
+                        on_first(Listed(partial, *listed))
     except TransportError as exc:
         if "127" in exc.message:
             raise TransportError(

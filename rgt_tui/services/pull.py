@@ -33,7 +33,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
@@ -140,6 +140,10 @@ class _Pull:
         self._small: asyncio.Future | None = None  # pulling them
         self._first: Manifest | None = None  # their partial manifest
         self._early_keys: set[tuple[int, str]] = set()  # the entries planned from it
+        # ... and then the large files, each planned and pulled as the box reports it:
+        self._more: asyncio.Queue[Manifest | None] = asyncio.Queue()  # one-file manifests
+        self._streamed: asyncio.Queue[FilePlan | None] = asyncio.Queue()  # their plans
+        self._streamed_planned = asyncio.Event()  # every file the scan reported is planned
         # Small-file senders started with the manifest: waiting ones (batches take them)
         # and all of them (closed at the end, whether used or not).
         self.warm: list[WarmSender] = []
@@ -219,6 +223,7 @@ class _Pull:
         manifest: Manifest | None = None
         try:
             manifest = await self._manifest(previous)
+            self._more.put_nowait(None)  # the scan is complete: no more files to stream
             plan = await self._plan_the_rest(manifest, previous)
             if self._small is None:
                 self.tracker.set_phase("pulling")
@@ -279,6 +284,13 @@ class _Pull:
         """Plan every file not planned early, and check the space it needs."""
         if self._small is None:
             self.tracker.set_phase("planning", "checking files already here")
+        else:
+            # Every file streamed in early is planned (so its key is known) first.
+            planned = asyncio.ensure_future(self._streamed_planned.wait())
+            await asyncio.wait({planned, self._small}, return_when=asyncio.FIRST_COMPLETED)
+            await _cancel([planned])
+            if self._small.done():
+                self._small.result()  # a failure (a full disk) stops here
         # Files planned early are not planned again (some are being written right now).
         rest = dataclasses.replace(
             manifest, entries=tuple(e for e in manifest.entries if e.key not in self._early_keys)
@@ -317,6 +329,9 @@ class _Pull:
         def on_listed(small: int, files: int) -> None:
             self._start_warm(small, files - small)
 
+        def on_more(part: Manifest) -> None:
+            self._more.put_nowait(part)  # used only if the small files started early
+
         return await take_manifest(
             self.host,
             self.transport,
@@ -324,6 +339,7 @@ class _Pull:
             first_below=SMALL_FILE,
             on_first=on_first,
             on_listed=on_listed,
+            on_more=on_more,
         )
 
     def _start_warm(self, small: int, large: int) -> None:
@@ -374,7 +390,40 @@ class _Pull:
             listed.files, listed.bytes, len(skipped), sum(p.entry.size for p in skipped)
         )
         self.tracker.set_phase("pulling", "small files first; the box is hashing the rest")
-        self._small = asyncio.ensure_future(self._pull_small(plan.to_pull, first))
+        self._small = asyncio.ensure_future(self._pull_early(plan.to_pull, first, previous))
+
+    async def _pull_early(
+        self, small: tuple[FilePlan, ...], first: Manifest, previous: Manifest | None
+    ) -> None:
+        """The small files, then each large file as soon as the box has hashed it and it is
+        planned (``_plan_more``), until the scan is complete.
+
+        A box with many gigabytes of checkpoints hashes for minutes; this way the first
+        checkpoint moves while it hashes the next instead of after the last."""
+
+        async def small_then_large() -> None:
+            await self._pull_small(small, first)
+            await self._pull_files(_take_until_none(self._streamed), first)
+
+        await _run_all([self._plan_more(previous), small_then_large()])
+
+    async def _plan_more(self, previous: Manifest | None) -> None:
+        """Plan each file the scan reports after the small ones, for ``_pull_early``."""
+        try:
+            while (part := await self._more.get()) is not None:
+                new = tuple(e for e in part.entries if e.key not in self._early_keys)
+                if not new:
+                    continue  # a retried scan reports the same files again: the first counts
+                part = dataclasses.replace(part, entries=new)
+                plan = await asyncio.to_thread(plan_pull, self.dest, part, previous, self.record)
+                skipped = self._note_plan(plan)
+                self._early_keys |= {p.entry.key for p in plan.files}
+                self.tracker.already_here(len(skipped), sum(p.entry.size for p in skipped))
+                for file in plan.to_pull:
+                    self._streamed.put_nowait(file)
+        finally:
+            self._streamed_planned.set()
+            self._streamed.put_nowait(None)
 
     @property
     def _margin(self) -> dict[str, float | int]:
@@ -427,11 +476,18 @@ class _Pull:
         # files (and the roster's outputs, usually small) within seconds.
         big.extend(self.fallback)
         self.fallback = []
+        await self._pull_files(_take_from(big), manifest)
+
+    async def _pull_files(
+        self, plans: Callable[[], Awaitable[FilePlan | None]], manifest: Manifest
+    ) -> None:
+        """Pull files one by one over SFTP, ``concurrency`` at once (each worker on its own
+        SFTP session), until ``plans()`` gives None."""
         puller = FilePuller(self, manifest)
 
         async def worker(lane: int) -> None:
-            while big:
-                await puller.run(big.popleft(), lane)
+            while (plan := await plans()) is not None:
+                await puller.run(plan, lane)
 
         await _run_all([worker(lane) for lane in range(self.options.concurrency)])
 
@@ -463,6 +519,29 @@ class _Pull:
 
 def _by_size(plan: FilePlan) -> int:
     return -plan.entry.size
+
+
+def _take_from(plans: deque[FilePlan]) -> Callable[[], Awaitable[FilePlan | None]]:
+    """Plans from a deque, then None."""
+
+    async def take() -> FilePlan | None:
+        return plans.popleft() if plans else None
+
+    return take
+
+
+def _take_until_none(
+    plans: asyncio.Queue[FilePlan | None],
+) -> Callable[[], Awaitable[FilePlan | None]]:
+    """Plans from a queue as they come, until a None (left there for every other taker)."""
+
+    async def take() -> FilePlan | None:
+        plan = await plans.get()
+        if plan is None:
+            plans.put_nowait(None)
+        return plan
+
+    return take
 
 
 def _load_previous(dest: Path) -> Manifest | None:

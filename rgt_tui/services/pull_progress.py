@@ -113,8 +113,12 @@ class ProgressTracker:
         run has done so far.
         """
         self.files_total, self.bytes_total = files_total, bytes_total
-        self.files_done += files_done
-        self.bytes_done += bytes_done
+        self.already_here(files_done, bytes_done)
+
+    def already_here(self, files: int, nbytes: int) -> None:
+        """Files found already local (with a matching hash) count as done."""
+        self.files_done += files
+        self.bytes_done += nbytes
 
     def start_file(self, path: str, size: int, done: int, attempt: int = 1) -> None:
         """A file starts (or restarts) with ``done`` bytes already on disk."""
