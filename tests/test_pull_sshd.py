@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -63,3 +64,44 @@ async def test_stalled_connection_reconnects_and_resumes(openssh_server: OpenSsh
     assert result.pulled[0].resumed_from >= 4 * MIB
     window = fast().block_size * fast().max_requests
     assert counter.total - size <= window  # only what was in flight came again
+
+
+async def test_a_box_that_stops_answering_is_declared_gone_by_keepalives(
+    openssh_server: OpenSshServer, monkeypatch
+):
+    """Keepalives still run with their re-arming rate-limited (transport.ssh): a box
+    that stops answering while data flowed is declared gone, and one that answers is not."""
+    import rgt_tui.transport.ssh as ssh
+
+    monkeypatch.setattr(ssh, "KEEPALIVE_INTERVAL_S", 0.3)
+    monkeypatch.setattr(ssh, "KEEPALIVE_COUNT_MAX", 2)
+    monkeypatch.setattr(ssh, "KEEPALIVE_REARM_S", 0.1)
+    transport = transport_for(load_fleet(openssh_server.hosts_file).host("real1"))
+    assert openssh_server._proc is not None
+    frozen: list[int] = []
+    try:
+        await transport.connect()
+        # Data for a while (each piece re-arms, at most every 0.1 s), then quiet: still up.
+        lines = [
+            ln
+            async for ln in transport.stream_lines(
+                "for i in $(seq 20); do echo $i; sleep 0.05; done"
+            )
+        ]
+        assert lines[-1] == "20"
+        await asyncio.sleep(1.5)  # keepalives go out and are answered
+        assert transport.connected
+        frozen.extend(_descendants(openssh_server._proc.pid))
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+        for _ in range(100):  # 0.3 s x 3 unanswered, then closed; 5 s at most
+            if not transport.connected:
+                break
+            await asyncio.sleep(0.05)
+        assert not transport.connected
+    finally:
+        await transport.close()
+        for pid in frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGCONT)

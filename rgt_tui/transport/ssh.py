@@ -39,6 +39,7 @@ WINDOW_BYTES = 16 * 2**20
 STREAM_CHUNK = 1 << 20  # stream_bytes hands over whatever has arrived, up to this much
 # Received bytes are handed to asyncssh at most this many at a time (see _feed_in_packets).
 FEED_BYTES = 33_000
+KEEPALIVE_REARM_S = 1.0  # see _rearm_keepalive_lazily
 
 
 @dataclass
@@ -68,6 +69,7 @@ class _CheckingClient(asyncssh.SSHClient):
 
     def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
         _feed_in_packets(conn)
+        _rearm_keepalive_lazily(conn)
 
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey
@@ -102,6 +104,32 @@ def _feed_in_packets(conn: asyncssh.SSHClientConnection) -> None:
             receive(view[start : start + FEED_BYTES], datatype)  # type: ignore[arg-type]
 
     conn.data_received = data_received  # type: ignore[method-assign]
+
+
+def _rearm_keepalive_lazily(conn: asyncssh.SSHClientConnection) -> None:
+    """Re-arm asyncssh's keepalive timer at most once a second, not on every piece fed in.
+
+    asyncssh cancels its keepalive timer and schedules a new one on every
+    ``data_received``: with a piece per packet that is ~30,000 loop timers per GB
+    pulled, 5% of this side's time (py-spy). Re-armed at most once a second, a
+    keepalive goes out after 9-10 s of silence instead of exactly 10 s; one that goes out
+    early is answered and changes nothing. Where asyncssh has no such method (a future
+    version), nothing is changed.
+    """
+    reset = getattr(conn, "_reset_keepalive_timer", None)
+    if reset is None:
+        return
+    loop = asyncio.get_running_loop()
+    last = -KEEPALIVE_REARM_S
+
+    def rearm() -> None:
+        nonlocal last
+        now = loop.time()
+        if now - last >= KEEPALIVE_REARM_S:
+            last = now
+            reset()
+
+    conn._reset_keepalive_timer = rearm  # type: ignore[method-assign]
 
 
 async def _send_later(
