@@ -23,23 +23,39 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+class _Freezer:
+    """Stops the listener's connection processes (SIGSTOP) on ``freeze()``: their sockets
+    stay open but nothing answers. New connections still work (the listener runs).
+    ``thaw()`` kills what was frozen."""
+
+    def __init__(self, server: OpenSshServer) -> None:
+        assert server._proc is not None
+        self.listener = server._proc.pid
+        self.frozen: list[int] = []
+
+    def freeze(self) -> None:
+        self.frozen.extend(_descendants(self.listener))
+        for pid in self.frozen:
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        for pid in self.frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGCONT)
+
+
 async def test_stalled_connection_reconnects_and_resumes(openssh_server: OpenSshServer, tmp_path):
     size = 32 * MIB
     digest = random_file(openssh_server.workdir / "results" / "ckpt.pt", size)
     host = load_fleet(openssh_server.hosts_file).host("real1")
-    assert openssh_server._proc is not None
-    listener = openssh_server._proc.pid
-    frozen: list[int] = []
+    box = _Freezer(openssh_server)
     events = []
 
     def freeze_mid_file(p):
         events.append(p)
-        if not frozen and any(f.done >= 4 * MIB for f in p.active):
-            # The connection's sshd stops answering but its socket stays open: a stall,
-            # not a drop. New connections still work (the listener is not frozen).
-            frozen.extend(_descendants(listener))
-            for pid in frozen:
-                os.kill(pid, signal.SIGSTOP)
+        if not box.frozen and any(f.done >= 4 * MIB for f in p.active):
+            box.freeze()  # a stall, not a drop: the socket stays open
 
     transport = transport_for(host)
     try:
@@ -53,11 +69,8 @@ async def test_stalled_connection_reconnects_and_resumes(openssh_server: OpenSsh
             )
     finally:
         await transport.close()
-        for pid in frozen:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-                os.kill(pid, signal.SIGCONT)
-    assert frozen, "the pull finished before the stall could be staged"
+        box.thaw()
+    assert box.frozen, "the pull finished before the stall could be staged"
     assert result.ok and sha(Path(tmp_path) / "real1" / "ckpt.pt") == digest
     notes = [f.note for e in events for f in e.active if f.state == "retrying"]
     assert notes and "stalled" in notes[0]
@@ -77,8 +90,7 @@ async def test_a_box_that_stops_answering_is_declared_gone_by_keepalives(
     monkeypatch.setattr(ssh, "KEEPALIVE_COUNT_MAX", 2)
     monkeypatch.setattr(ssh, "KEEPALIVE_REARM_S", 0.1)
     transport = transport_for(load_fleet(openssh_server.hosts_file).host("real1"))
-    assert openssh_server._proc is not None
-    frozen: list[int] = []
+    box = _Freezer(openssh_server)
     try:
         await transport.connect()
         # Data for a while (each piece re-arms, at most every 0.1 s), then quiet: still up.
@@ -91,9 +103,7 @@ async def test_a_box_that_stops_answering_is_declared_gone_by_keepalives(
         assert lines[-1] == "20"
         await asyncio.sleep(1.5)  # keepalives go out and are answered
         assert transport.connected
-        frozen.extend(_descendants(openssh_server._proc.pid))
-        for pid in frozen:
-            os.kill(pid, signal.SIGSTOP)
+        box.freeze()
         for _ in range(100):  # 0.3 s x 3 unanswered, then closed; 5 s at most
             if not transport.connected:
                 break
@@ -101,7 +111,4 @@ async def test_a_box_that_stops_answering_is_declared_gone_by_keepalives(
         assert not transport.connected
     finally:
         await transport.close()
-        for pid in frozen:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-                os.kill(pid, signal.SIGCONT)
+        box.thaw()
