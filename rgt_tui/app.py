@@ -156,6 +156,8 @@ class RgtApp(App[int]):
         self.histories: dict[str, HostHistory] = {h.name: HostHistory() for h in fleet.hosts}
         self._posted: dict[str, HostUpdate] = {}
         self._monitor_workers: dict[str, Worker[None]] = {}
+        # The teardown each host's telemetry was stopped for (once: r starts it again).
+        self._stopped_for: dict[str, float] = {}
         dirs = (
             list(theme_dirs)
             if theme_dirs is not None
@@ -312,10 +314,27 @@ class RgtApp(App[int]):
 
     @on(JobsChanged)
     def _jobs_changed(self, message: JobsChanged) -> None:
+        at = message.state.torn_down_at
+        if at is not None and self._stopped_for.get(message.state.host) != at:
+            self._stop_telemetry(message.state.host, at)
         for screen in self.screen_stack:
             sink = getattr(screen, "jobs_changed", None)
             if sink is not None:
                 sink(message.state)
+
+    def _stop_telemetry(self, host: str, torn_down_at: float) -> None:
+        """A torn-down box is gone: stop polling it rather than show it unreachable
+        forever (its pane keeps the last sample, greyed out). Once per teardown; ``r``
+        starts it again, for a box that is back."""
+        self._stopped_for[host] = torn_down_at
+        worker = self._monitor_workers.get(host)
+        if worker is not None and not worker.is_finished:
+            worker.cancel()
+            self.notify(
+                f"{host} was torn down: telemetry stopped. Press r on it if the box is back.",
+                title=host,
+                timeout=8,
+            )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker

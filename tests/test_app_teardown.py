@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_app import screen_text, wait_for
+from test_app import FakeMonitor, screen_text, wait_for
 from test_app_snapshots import FROZEN, clock, healthy_update, write_fleet
 from textual.widgets import Input
 
@@ -23,9 +23,11 @@ from rgt_tui.domain.queue_state import FINISHED, CellView, QueueView
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.pull_progress import FileProgress, PullProgress
 from rgt_tui.services.telemetry import ConnectionState
 from rgt_tui.widgets.pull_alerts import queue_done_at, with_cost_alerts
+from rgt_tui.widgets.pull_jobs import JobsChanged
 
 SIZE = (160, 50)
 CONDITIONS = ("manifest", "rescan", "pulled", "loaded", "roster", "idle", "confirmed")
@@ -341,3 +343,30 @@ async def test_idle_paid_minutes_count_only_idle_gpus_with_no_cell_running(tmp_p
         assert pane.idle.idle_minutes == pytest.approx(10)
         pane._set_subtitle(FROZEN + 60 * 14)
         assert "idle paid 10m00s" in str(pane.border_subtitle)
+
+
+async def test_a_torn_down_box_is_not_polled_until_r(tmp_path: Path, _state: Path) -> None:
+    torn = TeardownRecord(FROZEN - 60, "true", 0, "", True)
+    Journal(_state / "rgt-tui" / "journal").save(HostJournal("a100-train", teardowns=[torn]))
+    monitors = {h: FakeMonitor() for h in ("h100-eval", "spot-4090")}
+    monitors["a100-train"] = FakeMonitor([healthy_update()])
+    app = RgtApp(
+        write_fleet(tmp_path), monitors=monitors, clock=clock, config_dir=tmp_path / "config"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.fleet_screen.panes["a100-train"]
+        await wait_for(pilot, lambda: pane.has_class("-torn-down"))
+        stopped = app._monitor_workers["a100-train"]
+        await wait_for(pilot, lambda: stopped.is_finished)
+        assert not app._monitor_workers["h100-eval"].is_finished
+        assert any("telemetry stopped" in str(n.message) for n in app._notifications)
+        # Its last sample (connected, with a cost) no longer counts as a host up.
+        await wait_for(pilot, lambda: " 0 up" in screen_text(app))
+        # r on it polls again (a box that is back), and later job news leaves that alone.
+        app.reconnect("a100-train")
+        await pilot.pause()
+        again = app._monitor_workers["a100-train"]
+        assert again is not stopped and not again.is_finished
+        app.post_message(JobsChanged(app.jobs.state("a100-train")))
+        await pilot.pause(0.2)
+        assert not again.is_finished
