@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+STREAM_CHUNK = 1 << 20  # stream_bytes hands over whatever has arrived, up to this much
+
 
 @dataclass(frozen=True)
 class FileStat:

@@ -7,9 +7,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable
 
-from rgt_tui.transport.base import CommandResult, FileStat, RangeReads, TransportError
-
-STREAM_CHUNK = 1 << 20  # stream_bytes hands over whatever has arrived, up to this much
+from rgt_tui.transport.base import STREAM_CHUNK, CommandResult, FileStat, RangeReads, TransportError
 
 
 class LocalTransport(RangeReads):

@@ -19,7 +19,14 @@ from pathlib import Path
 
 import asyncssh
 
-from rgt_tui.transport.base import CommandResult, FileStat, HostKeyError, RangeReads, TransportError
+from rgt_tui.transport.base import (
+    STREAM_CHUNK,
+    CommandResult,
+    FileStat,
+    HostKeyError,
+    RangeReads,
+    TransportError,
+)
 
 CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would.
@@ -36,7 +43,6 @@ PREFERRED_CIPHERS = (
 # A bigger receive window than asyncssh's 2 MiB keeps a far box's pipe full
 # (2 MiB per round trip is only 20 MB/s at 100 ms).
 WINDOW_BYTES = 16 * 2**20
-STREAM_CHUNK = 1 << 20  # stream_bytes hands over whatever has arrived, up to this much
 # Received bytes are handed to asyncssh at most this many at a time (see _feed_in_packets).
 FEED_BYTES = 33_000
 KEEPALIVE_REARM_S = 1.0  # see _rearm_keepalive_lazily
