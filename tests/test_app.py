@@ -12,6 +12,7 @@ import json
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_app_snapshots import (
@@ -90,14 +91,21 @@ def make_app(tmp_path: Path, monitors=None, fleet=None, **kwargs) -> RgtApp:  # 
     )
 
 
-async def wait_for(pilot, predicate: Callable[[], bool], timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    """Let the app run until ``predicate`` holds; fail with the screen if it never does."""
+async def wait_for(
+    pilot, predicate: Callable[[], Any], timeout: float = 30.0, what: str = ""
+) -> Any:  # type: ignore[no-untyped-def]
+    """Let the app run until ``predicate()`` is truthy and return its value; fail with the
+    screen if it never is."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not predicate():
+    while not (value := predicate()):
         if loop.time() > deadline:
-            raise AssertionError(f"timed out; screen was:\n{screen_text(pilot.app)}")
-        await pilot.pause(0.1)
+            raise AssertionError(
+                f"timed out after {timeout:g} s waiting for {what or predicate}; "
+                f"screen was:\n{screen_text(pilot.app)}"
+            )
+        await pilot.pause(0.05)
+    return value
 
 
 @pytest.fixture(autouse=True)

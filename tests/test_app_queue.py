@@ -4,13 +4,12 @@ queue line, against real loopback boxes running the real demo workload."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from queue_support import wait_view
 from rich.style import Style
+from test_app import wait_for
 from textual.widgets import Button, DataTable, Input, RichLog, Select, Static
 
 from rgt_tui.app import RgtApp, RgtCommands
@@ -25,20 +24,6 @@ from rgt_tui.screens.tabs.queue import QueueTab
 from rgt_tui.services.queue import launch, plan_launch
 
 SIZE = (160, 50)
-
-
-async def until(
-    pilot: Any, check: Callable[[], object], timeout: float = 30.0, what: str = ""
-) -> Any:
-    """Let the app run until ``check()`` is truthy; return its value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what or check}")
-        await pilot.pause(0.05)
 
 
 def text_of(widget: Static) -> str:
@@ -65,7 +50,7 @@ async def planned(pilot: Any, app: RgtApp) -> LaunchConfirmScreen:
             return screen
         return None
 
-    return await until(pilot, ready, what="the launch plan")
+    return await wait_for(pilot, ready, what="the launch plan")
 
 
 async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
@@ -90,7 +75,9 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         # The ready plan puts focus on Launch: Enter confirms, as in any dialog.
         assert app.focused is go
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, FleetScreen), what="the modal to close")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, FleetScreen), what="the modal to close"
+        )
         assert any("queue launched" in n and "3 cell(s)" in n for n in notes(app)), notes(app)
         await wait_view(qf, lambda v: v.state == RUNNING, what="the queue to run")
 
@@ -102,12 +89,12 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         assert "Refused" in notes_text and "already running" in notes_text
         assert not modal.query_one("#launch-go", Button).display
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
 
         view = await wait_view(qf, lambda v: v.state == FINISHED, timeout=120, what="the end")
         assert view.count("done") == 3
         pane = app.fleet_screen.panes["box1"]
-        await until(
+        await wait_for(
             pilot,
             lambda: pane.queue_line is not None and "3/3 done" in pane.queue_line.plain,
             what="the pane's queue line",
@@ -115,11 +102,13 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         assert "queue 3/3 done" in pane.render().plain
 
         await pilot.press("enter")
-        detail = await until(pilot, lambda: isinstance(app.screen, HostDetailScreen) and app.screen)
+        detail = await wait_for(
+            pilot, lambda: isinstance(app.screen, HostDetailScreen) and app.screen
+        )
         detail.action_show_tab("queue")
         tab = detail.tabs["queue"]
         assert isinstance(tab, QueueTab)
-        await until(pilot, lambda: tab.view is not None, what="the queue tab's view")
+        await wait_for(pilot, lambda: tab.view is not None, what="the queue tab's view")
         body = text_of(tab.query_one(".queue-body", Static))
         for name in ("box1_lr3e-4", "box1_lr1e-3", "box1_wide"):
             line = next(line for line in body.splitlines() if name in line)
@@ -147,19 +136,21 @@ async def test_f_follows_the_queue_log_and_highlights_crashes_only_in_a_cell_log
     app = make_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f")
-        detail = await until(pilot, lambda: isinstance(app.screen, HostDetailScreen) and app.screen)
-        await until(pilot, lambda: detail.active_tab == "logs", what="the logs tab")
+        detail = await wait_for(
+            pilot, lambda: isinstance(app.screen, HostDetailScreen) and app.screen
+        )
+        await wait_for(pilot, lambda: detail.active_tab == "logs", what="the logs tab")
         tab = detail.tabs["logs"]
         assert isinstance(tab, LogsTab)
-        await until(pilot, lambda: any("QUEUE DONE" in t for t in tab.lines), what="queue log")
-        await until(pilot, lambda: any("from the queue log" in t for t in tab.lines))
+        await wait_for(pilot, lambda: any("QUEUE DONE" in t for t in tab.lines), what="queue log")
+        await wait_for(pilot, lambda: any("from the queue log" in t for t in tab.lines))
         assert tab.source == "queue" and tab.crash_lines == []
         assert tab.status == "following"
 
         select = tab.query_one(Select)
-        await until(pilot, lambda: len(tab._cells) == 3, what="the cell list")
+        await wait_for(pilot, lambda: len(tab._cells) == 3, what="the cell list")
         select.value = "box1_wide"
-        await until(pilot, lambda: tab.crash_lines, what="crash lines of the cell log")
+        await wait_for(pilot, lambda: tab.crash_lines, what="crash lines of the cell log")
         assert tab.source == "box1_wide"
         assert any("CUDA out of memory" in t for t in tab.crash_lines)
         assert not any("from the queue log" in t for t in tab.lines)
@@ -176,13 +167,13 @@ async def test_f_follows_the_queue_log_and_highlights_crashes_only_in_a_cell_log
 
         # Leaving the tab stops the follower; coming back resumes where it stopped.
         detail.action_show_tab("overview")
-        await until(pilot, lambda: not tab.following, what="the follower to stop")
+        await wait_for(pilot, lambda: not tab.following, what="the follower to stop")
         with (qf.qdir() / "cells" / "box1_wide.log").open("a") as f:
             f.write("written while the tab was hidden\n")
         await pilot.pause(1.2)
         assert not tab.following and "written while" not in " ".join(tab.lines)
         detail.action_show_tab("logs")
-        await until(pilot, lambda: any("written while" in t for t in tab.lines), what="resume")
+        await wait_for(pilot, lambda: any("written while" in t for t in tab.lines), what="resume")
         assert sum("CUDA out of memory" in t for t in tab.lines) == 1
 
 
@@ -201,7 +192,7 @@ async def test_d_diagnoses_a_reboot_and_l_resumes_where_it_stopped(
     app = make_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("d")
-        modal = await until(
+        modal = await wait_for(
             pilot,
             lambda: isinstance(app.screen, DiagnosisScreen) and app.screen.diagnosis and app.screen,
             what="the diagnosis",
@@ -213,23 +204,23 @@ async def test_d_diagnoses_a_reboot_and_l_resumes_where_it_stopped(
             assert f"  {cause}" in body, body
         assert "next step" in body
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
 
         # l after the reboot: the start index defaults to the resume index.
         await pilot.press("l")
         modal = await planned(pilot, app)
         assert modal.plan is not None and modal.plan.start_index == view.resume_index
-        await until(
+        await wait_for(
             pilot,
             lambda: modal.query_one("#launch-start", Input).value == str(view.resume_index),
         )
         # Editing the start index re-plans.
         start = modal.query_one("#launch-start", Input)
         start.value = "2"
-        await until(pilot, lambda: modal.plan is not None and modal.plan.start_index == 2)
+        await wait_for(pilot, lambda: modal.plan is not None and modal.plan.start_index == 2)
         assert [c.name for c in modal.plan.to_run] == ["box1_wide"]
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
         await asyncio.sleep(0)
 
 
@@ -246,12 +237,14 @@ async def test_a_appends_new_lines_or_shows_the_refusal(make_queue_fleet, tmp_pa
         (configs / "box1_extra.json").write_text((configs / "box1_wide.json").read_text())
         qf.append_queue("configs/box1_extra.json classification 1\n")
         await pilot.press("a")
-        await until(pilot, lambda: any("appended" in n for n in notes(app)), what="append")
+        await wait_for(pilot, lambda: any("appended" in n for n in notes(app)), what="append")
         assert any("box1_extra" in n for n in notes(app)), notes(app)
 
         qf.write_queue(original.replace("reconstruction", "classification", 1) + "\n")
         await pilot.press("a")
-        await until(pilot, lambda: any("append refused" in n for n in notes(app)), what="refusal")
+        await wait_for(
+            pilot, lambda: any("append refused" in n for n in notes(app)), what="refusal"
+        )
         refusal = next(n for n in notes(app) if "append refused" in n)
         assert "configs/box1_lr3e-4.json" in refusal, refusal
 
