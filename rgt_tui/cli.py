@@ -9,18 +9,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from rgt_tui import __version__
-from rgt_tui.cli_args import add_hosts_arg
+from rgt_tui.cli_args import add_hosts_arg, load_fleet_arg
 from rgt_tui.cli_logs import add_logs_parser, cmd_logs
 from rgt_tui.cli_pull import add_pull_parsers, cmd_pull, cmd_verify
 from rgt_tui.cli_queue import add_queue_commands, cmd_diagnose, cmd_launch, cmd_queue
 from rgt_tui.cli_teardown import add_teardown_parser, cmd_teardown
-from rgt_tui.domain.config import ConfigError, Fleet, load_fleet, resolve_fleet_path
+from rgt_tui.domain.config import ConfigError, Fleet
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration, fmt_pct
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
@@ -57,16 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(args: argparse.Namespace) -> Fleet:
-    path = resolve_fleet_path(getattr(args, "hosts", None), os.environ, Path.cwd())
-    return load_fleet(path)
-
-
 def cmd_status(args: argparse.Namespace) -> int:
     """Sample every host once; exit 1 when any is unreachable."""
     from rgt_tui.services.status import collect_status, report_to_json
 
-    fleet = _load(args)
+    fleet = load_fleet_arg(args)
     reports = asyncio.run(collect_status(fleet, timeout=args.timeout))
     if args.json:
         print(json.dumps([report_to_json(r) for r in reports], indent=2))
@@ -120,7 +113,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     """Open the TUI on the fleet file."""
     from rgt_tui.app import run_app
 
-    return run_app(_load(args), theme=args.theme)
+    return run_app(load_fleet_arg(args), theme=args.theme)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -137,7 +130,7 @@ def _with_fleet(
     command: Callable[[argparse.Namespace, Fleet], int],
 ) -> Callable[[argparse.Namespace], int]:
     """Adapt a `cmd(args, fleet)` from cli_queue to `cmd(args)`, loading the fleet file."""
-    return lambda args: command(args, _load(args))
+    return lambda args: command(args, load_fleet_arg(args))
 
 
 COMMANDS = {

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
-from rgt_tui.cli_args import add_hosts_arg
-from rgt_tui.domain.config import ConfigError, HostConfig, load_fleet, resolve_fleet_path
+from rgt_tui.cli_args import add_hosts_arg, load_fleet_arg
+from rgt_tui.domain.config import ConfigError, HostConfig
 from rgt_tui.domain.logscan import CRITICAL, LogChunk, LogLine, classify_line
 from rgt_tui.services.logs import (
     LogFollower,
@@ -31,7 +29,7 @@ from rgt_tui.services.logs import (
     queue_log_path,
     reconnect_with_backoff,
 )
-from rgt_tui.transport import Transport, TransportError, transport_for
+from rgt_tui.transport import Transport, TransportError, open_transport
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -71,8 +69,7 @@ def add_logs_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
 def cmd_logs(args: argparse.Namespace) -> int:
     """Run ``rgt-tui logs``; returns the exit code."""
     try:
-        fleet = load_fleet(resolve_fleet_path(getattr(args, "hosts", None), os.environ, Path.cwd()))
-        host = fleet.host(args.host)
+        host = load_fleet_arg(args).host(args.host)
     except ConfigError as exc:
         print(f"rgt-tui: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -93,37 +90,38 @@ def cmd_logs(args: argparse.Namespace) -> int:
 async def _logs(
     host: HostConfig, path: str, args: argparse.Namespace, out: TextIO, err: TextIO
 ) -> int:
-    transport = transport_for(host)
     highlight = bool(args.cell)
     printer = _Printer(out, tty=out.isatty())
-    try:
-        await transport.connect()
-        last: LogChunk | None = None
+    async with open_transport(host) as transport:
         try:
-            async for chunk in iter_log(transport, path, tail_lines=args.tail, highlight=highlight):
-                printer.lines(chunk.lines)
-                last = chunk
-        except FileNotFoundError:
-            print(await _missing(transport, host.name, path, args.cell), file=err)
-            return EXIT_PROBLEMS
-        except OSError as exc:  # permission denied, a directory, ...
-            print(f"rgt-tui logs: {host.name}: cannot read {path}: {exc.strerror}", file=err)
-            return EXIT_PROBLEMS
-        assert last is not None
-        if not args.follow:
-            if last.partial:  # the file's last line has no newline yet: show it anyway
-                text = last.partial
-                printer.lines((LogLine(text, classify_line(text) if highlight else None),))
+            await transport.connect()
+            last: LogChunk | None = None
+            try:
+                async for chunk in iter_log(
+                    transport, path, tail_lines=args.tail, highlight=highlight
+                ):
+                    printer.lines(chunk.lines)
+                    last = chunk
+            except FileNotFoundError:
+                print(await _missing(transport, host.name, path, args.cell), file=err)
+                return EXIT_PROBLEMS
+            except OSError as exc:  # permission denied, a directory, ...
+                print(f"rgt-tui logs: {host.name}: cannot read {path}: {exc.strerror}", file=err)
+                return EXIT_PROBLEMS
+            assert last is not None
+            if not args.follow:
+                if last.partial:  # the file's last line has no newline yet: show it anyway
+                    text = last.partial
+                    printer.lines((LogLine(text, classify_line(text) if highlight else None),))
+                return EXIT_OK
+            await _follow(transport, path, last, args, highlight, printer, err)
             return EXIT_OK
-        await _follow(transport, path, last, args, highlight, printer, err)
-        return EXIT_OK
-    except TransportError as exc:
-        fix = f" — {exc.fix}" if exc.fix else ""
-        print(f"rgt-tui logs: {host.name} unreachable: {exc.message}{fix}", file=err)
-        return EXIT_PROBLEMS
-    finally:
-        printer.clear_partial()
-        await transport.close()
+        except TransportError as exc:
+            fix = f" — {exc.fix}" if exc.fix else ""
+            print(f"rgt-tui logs: {host.name} unreachable: {exc.message}{fix}", file=err)
+            return EXIT_PROBLEMS
+        finally:
+            printer.clear_partial()
 
 
 async def _follow(

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from rgt_tui.cli_args import add_hosts_arg as shared_hosts_arg
-from rgt_tui.domain.config import ConfigError, Fleet, HostConfig, load_fleet, resolve_fleet_path
+from rgt_tui.cli_args import host_or_report, load_fleet_arg
+from rgt_tui.domain.config import ConfigError, Fleet
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
-from rgt_tui.transport import TransportError, transport_for
+from rgt_tui.transport import TransportError, open_transport
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -59,25 +59,12 @@ def add_pull_parsers(
     verify.add_argument("--all", action="store_true", help="list every file, not only problems")
 
 
-def _load(args: argparse.Namespace) -> Fleet:
-    path = resolve_fleet_path(getattr(args, "hosts", None), os.environ, Path.cwd())
-    return load_fleet(path)
-
-
-def _host(fleet: Fleet, name: str) -> HostConfig | None:
-    try:
-        return fleet.host(name)
-    except KeyError as exc:
-        print(f"rgt-tui: {exc.args[0]}", file=sys.stderr)
-        return None
-
-
 def cmd_pull(args: argparse.Namespace, fleet: Fleet | None = None) -> int:
     """Pull one host's results; exit 1 unless every file is here with a matching hash."""
     from rgt_tui.services.pull import PullError, PullOptions, pull_host
 
-    fleet = fleet or _load(args)
-    host = _host(fleet, args.host)
+    fleet = fleet or load_fleet_arg(args)
+    host = host_or_report(fleet, args.host)
     if host is None:
         return EXIT_BAD_INPUT
     if args.jobs < 1:
@@ -87,13 +74,10 @@ def cmd_pull(args: argparse.Namespace, fleet: Fleet | None = None) -> int:
     printer = ProgressPrinter(sys.stderr, tty=sys.stderr.isatty())
 
     async def run() -> Any:
-        transport = transport_for(host)
-        try:
+        async with open_transport(host) as transport:
             return await pull_host(
                 host, fleet.results_dir, transport, options=options, on_progress=printer
             )
-        finally:
-            await transport.close()
 
     try:
         result = asyncio.run(run())
@@ -117,18 +101,16 @@ def cmd_verify(args: argparse.Namespace, fleet: Fleet | None = None) -> int:
     from rgt_tui.services.verify import verify_host
     from rgt_tui.services.verify_report import format_report, report_to_json
 
-    fleet = fleet or _load(args)
-    host = _host(fleet, args.host)
+    fleet = fleet or load_fleet_arg(args)
+    host = host_or_report(fleet, args.host)
     if host is None:
         return EXIT_BAD_INPUT
 
     async def run() -> Any:
-        transport = None if args.offline else transport_for(host)
-        try:
+        # --offline checks only the local copy, so it never reaches the box.
+        opened = contextlib.nullcontext() if args.offline else open_transport(host)
+        async with opened as transport:
             return await verify_host(host, fleet.results_dir, transport=transport)
-        finally:
-            if transport is not None:
-                await transport.close()
 
     report = asyncio.run(run())
     if args.json:

@@ -11,22 +11,22 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.cli_args import host_or_report
+from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import fmt_duration
 from rgt_tui.domain.vanished import Diagnosis
-from rgt_tui.transport import Transport, TransportError, transport_for
+from rgt_tui.transport import TransportError, open_transport
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
-    from rgt_tui.services.queue import LaunchPlan
+    from rgt_tui.services.queue import AppendResult, LaunchPlan
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
-T = TypeVar("T")
 
 
 def add_queue_commands(sub: Any, add_hosts_arg: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -71,22 +71,6 @@ def add_queue_commands(sub: Any, add_hosts_arg: Callable[[argparse.ArgumentParse
     add_hosts_arg(diagnose)
     diagnose.add_argument("host", metavar="HOST")
     diagnose.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
-
-
-def _host(fleet: Fleet, name: str) -> HostConfig | None:
-    try:
-        return fleet.host(name)
-    except KeyError as exc:
-        print(f"rgt-tui: {exc.args[0]}", file=sys.stderr)
-        return None
-
-
-async def _with_transport(host: HostConfig, use: Callable[[Transport], Awaitable[T]]) -> T:
-    transport = transport_for(host)
-    try:
-        return await use(transport)
-    finally:
-        await transport.close()
 
 
 def _unreachable(exc: TransportError) -> int:
@@ -152,11 +136,16 @@ def format_view(view: QueueView) -> str:
 def _show(args: argparse.Namespace, fleet: Fleet) -> int:
     from rgt_tui.services.queue_view import read_queue_view
 
-    host = _host(fleet, args.host)
+    host = host_or_report(fleet, args.host)
     if host is None:
         return EXIT_BAD_INPUT
+
+    async def read() -> QueueView:
+        async with open_transport(host) as transport:
+            return await read_queue_view(host, transport)
+
     try:
-        view = asyncio.run(_with_transport(host, lambda t: read_queue_view(host, t)))
+        view = asyncio.run(read())
     except TransportError as exc:
         return _unreachable(exc)
     print(json.dumps(view_to_json(view), indent=2) if args.json else format_view(view))
@@ -166,11 +155,16 @@ def _show(args: argparse.Namespace, fleet: Fleet) -> int:
 def _append(args: argparse.Namespace, fleet: Fleet) -> int:
     from rgt_tui.services.queue import QueueError, append_cells
 
-    host = _host(fleet, args.host)
+    host = host_or_report(fleet, args.host)
     if host is None:
         return EXIT_BAD_INPUT
+
+    async def append() -> AppendResult:
+        async with open_transport(host) as transport:
+            return await append_cells(fleet, host, transport)
+
     try:
-        result = asyncio.run(_with_transport(host, lambda t: append_cells(fleet, host, t)))
+        result = asyncio.run(append())
     except TransportError as exc:
         return _unreachable(exc)
     except QueueError as exc:
@@ -213,7 +207,7 @@ def cmd_launch(args: argparse.Namespace, fleet: Fleet) -> int:
     """Plan, show the plan, ask (unless --yes), launch."""
     from rgt_tui.services.queue import QueueError, launch, plan_launch
 
-    host = _host(fleet, args.host)
+    host = host_or_report(fleet, args.host)
     if host is None:
         return EXIT_BAD_INPUT
     if args.start < 0:
@@ -221,35 +215,38 @@ def cmd_launch(args: argparse.Namespace, fleet: Fleet) -> int:
         return EXIT_BAD_INPUT
 
     async def run() -> int:
-        transport = transport_for(host)
-        try:
-            plan = await plan_launch(
-                fleet, host, transport, start_index=args.start, detach=args.detach, fresh=args.fresh
-            )
-            print(format_plan(plan))
-            if not plan.ok:
-                return EXIT_PROBLEMS
-            if not args.yes:
-                if not sys.stdin.isatty():
-                    print(
-                        "rgt-tui launch: stdin is not a terminal, so there is no one to ask — pass --yes to launch",
-                        file=sys.stderr,
-                    )
-                    return EXIT_BAD_INPUT
-                answer = await asyncio.to_thread(
-                    input, f"Launch {len(plan.to_run)} cells on {host.name}? [y/N] "
+        async with open_transport(host) as transport:
+            try:
+                plan = await plan_launch(
+                    fleet,
+                    host,
+                    transport,
+                    start_index=args.start,
+                    detach=args.detach,
+                    fresh=args.fresh,
                 )
-                if answer.strip().lower() not in ("y", "yes"):
-                    print("not launched")
+                print(format_plan(plan))
+                if not plan.ok:
                     return EXIT_PROBLEMS
-            result = await launch(plan, transport)
-        except TransportError as exc:
-            return _unreachable(exc)
-        except QueueError as exc:
-            print(f"rgt-tui: {exc}", file=sys.stderr)
-            return EXIT_PROBLEMS
-        finally:
-            await transport.close()
+                if not args.yes:
+                    if not sys.stdin.isatty():
+                        print(
+                            "rgt-tui launch: stdin is not a terminal, so there is no one to ask — pass --yes to launch",
+                            file=sys.stderr,
+                        )
+                        return EXIT_BAD_INPUT
+                    answer = await asyncio.to_thread(
+                        input, f"Launch {len(plan.to_run)} cells on {host.name}? [y/N] "
+                    )
+                    if answer.strip().lower() not in ("y", "yes"):
+                        print("not launched")
+                        return EXIT_PROBLEMS
+                result = await launch(plan, transport)
+            except TransportError as exc:
+                return _unreachable(exc)
+            except QueueError as exc:
+                print(f"rgt-tui: {exc}", file=sys.stderr)
+                return EXIT_PROBLEMS
         if result.archived:
             print(f"previous queue moved to {result.archived}")
         where = f"tmux session {result.session}" if result.detach == "tmux" else "setsid nohup"
@@ -281,11 +278,16 @@ def cmd_diagnose(args: argparse.Namespace, fleet: Fleet) -> int:
     """Name the cause of HOST's latest vanished run; exit 1 when there is one."""
     from rgt_tui.services.queue_view import diagnose_queue
 
-    host = _host(fleet, args.host)
+    host = host_or_report(fleet, args.host)
     if host is None:
         return EXIT_BAD_INPUT
+
+    async def diagnose() -> tuple[QueueView, Diagnosis]:
+        async with open_transport(host) as transport:
+            return await diagnose_queue(host, transport)
+
     try:
-        view, diagnosis = asyncio.run(_with_transport(host, lambda t: diagnose_queue(host, t)))
+        view, diagnosis = asyncio.run(diagnose())
     except TransportError as exc:
         return _unreachable(exc)
     print(

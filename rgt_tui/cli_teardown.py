@@ -24,7 +24,7 @@ from rgt_tui.services.teardown import (
     confirm_and_tear_down,
     instructions,
 )
-from rgt_tui.transport import transport_for
+from rgt_tui.transport import open_transport
 
 
 def add_teardown_parser(
@@ -97,11 +97,8 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
         acknowledge(j, host.name, missing=tuple(args.ack_missing), running=tuple(args.ack_running))
 
     async def gather() -> GateReport:
-        transport = transport_for(host)
-        try:
+        async with open_transport(host) as transport:
             return await check_gate(fleet, host, transport, j)
-        finally:
-            await transport.close()
 
     report = asyncio.run(gather())
     print(format_checklist(report))

@@ -20,7 +20,7 @@ from textual.message import Message
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.screens.workers import run_host_worker
-from rgt_tui.transport import Transport, TransportError, transport_for
+from rgt_tui.transport import Transport, TransportError, open_transport, transport_for
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -66,14 +66,8 @@ class QueueViewed(Message):
 
 async def with_transport(host: HostConfig, use: Callable[[Transport], Awaitable[T]]) -> T:
     """Run ``use`` over a fresh transport to ``host``, closed afterwards."""
-    transport = transport_for(host)
-    try:
+    async with open_transport(host) as transport:
         return await use(transport)
-    finally:
-        try:
-            await transport.close()
-        except Exception:  # closing a dead link: nothing left to report
-            pass
 
 
 def error_text(exc: BaseException) -> str:
@@ -191,7 +185,7 @@ class QueueController:
                     view = await read_queue_view(host, transport)
                 except Exception:  # TransportError or an unreadable record: retry next round
                     # The telemetry link reports connection trouble; the Queue tab the rest.
-                    await _close(transport)
+                    await transport.close()
                     transport = None
                 else:
                     self.app.post_message(QueueViewed(host.name, view))
@@ -204,7 +198,7 @@ class QueueController:
                     waited += 0.5
         finally:
             if transport is not None:
-                await _close(transport)
+                await transport.close()
 
     def viewed(self, message: QueueViewed) -> None:
         """Record a polled view and hand it to the screens that show it."""
@@ -213,10 +207,3 @@ class QueueController:
             sink = getattr(screen, "queue_viewed", None)
             if sink is not None:
                 sink(message.host, message.view)
-
-
-async def _close(transport: Transport) -> None:
-    try:
-        await transport.close()
-    except Exception:  # a dead link: nothing left to tell the user
-        pass

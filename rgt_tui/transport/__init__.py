@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from rgt_tui.transport.base import (
@@ -14,6 +15,8 @@ from rgt_tui.transport.base import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from rgt_tui.domain.config import HostConfig
 
 __all__ = [
@@ -23,6 +26,7 @@ __all__ = [
     "HostKeyError",
     "Transport",
     "TransportError",
+    "open_transport",
     "transport_for",
 ]
 
@@ -43,3 +47,13 @@ def transport_for(host: HostConfig) -> Transport:
         identity_file=host.identity_file,
         known_hosts=host.known_hosts,
     )
+
+
+@contextlib.asynccontextmanager
+async def open_transport(host: HostConfig) -> AsyncIterator[Transport]:
+    """A transport of its own for ``host``, closed on the way out."""
+    transport = transport_for(host)
+    try:
+        yield transport
+    finally:
+        await transport.close()

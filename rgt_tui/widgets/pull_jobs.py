@@ -197,51 +197,46 @@ class JobRunner:
 
     async def _pull(self, host: HostConfig) -> None:
         from rgt_tui.services.pull import PullError, pull_host
-        from rgt_tui.transport import TransportError, transport_for
+        from rgt_tui.transport import TransportError, open_transport
 
         self._set(host.name, progress=None, pull_result=None, pull_error=None)
-        transport = transport_for(host)
-        try:
-            result = await pull_host(
-                host,
-                self.fleet.results_dir,
-                transport,
-                on_progress=lambda p: self._set(host.name, progress=p),
-            )
-        except PullError as exc:
-            self._set(host.name, pull_error=(exc.message, exc.fix or ""))
-            return
-        except (TransportError, OSError) as exc:
-            self._set(host.name, pull_error=(str(exc), "check the connection and press p again"))
-            return
-        finally:
-            await transport.close()
+        async with open_transport(host) as transport:
+            try:
+                result = await pull_host(
+                    host,
+                    self.fleet.results_dir,
+                    transport,
+                    on_progress=lambda p: self._set(host.name, progress=p),
+                )
+            except PullError as exc:
+                self._set(host.name, pull_error=(exc.message, exc.fix or ""))
+                return
+            except (TransportError, OSError) as exc:
+                self._set(
+                    host.name, pull_error=(str(exc), "check the connection and press p again")
+                )
+                return
         self._set(host.name, pull_result=result)
 
     async def _verify(self, host: HostConfig) -> None:
         from rgt_tui.services.verify import verify_host
-        from rgt_tui.transport import transport_for
+        from rgt_tui.transport import open_transport
 
         self._set(host.name, verify_report=None, verify_error=None)
-        transport = transport_for(host)
-        try:
-            report = await verify_host(host, self.fleet.results_dir, transport=transport)
-        except Exception as exc:
-            self._set(host.name, verify_error=str(exc))
-            return
-        finally:
-            await transport.close()
+        async with open_transport(host) as transport:
+            try:
+                report = await verify_host(host, self.fleet.results_dir, transport=transport)
+            except Exception as exc:
+                self._set(host.name, verify_error=str(exc))
+                return
         self._set(host.name, verify_report=report)
 
     async def _check(self, host: HostConfig) -> Any:
         from rgt_tui.services.teardown import check_gate
-        from rgt_tui.transport import transport_for
+        from rgt_tui.transport import open_transport
 
-        transport = transport_for(host)
-        try:
+        async with open_transport(host) as transport:
             report = await check_gate(self.fleet, host, transport, self.journal())
-        finally:
-            await transport.close()
         self._set(host.name, gate=report, gate_error=None, torn_down_at=report.torn_down_at)
         return report
 

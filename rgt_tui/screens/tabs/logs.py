@@ -148,28 +148,24 @@ class LogsTab(DetailTab):
     async def _follow(self, host: HostConfig, source: str, resume: LogPosition | None) -> None:
         from rgt_tui.screens.queue_actions import error_text
         from rgt_tui.services.logs import LogFollower, reconnect_with_backoff
-        from rgt_tui.transport import transport_for
+        from rgt_tui.transport import open_transport
         from rgt_tui.transport.backoff import Backoff
 
-        transport = transport_for(host)
-        follower = LogFollower(
-            transport,
-            self._path(),
-            resume=resume,
-            highlight=source != QUEUE_SOURCE,
-            reconnect=reconnect_with_backoff(transport, Backoff()),
-        )
-        try:
-            async for chunk in follower:
-                self.post_message(self.Chunk(source, chunk))
-        except Exception as exc:  # a host-key refusal or a dead box: shown in the status
-            self.post_message(self.Stopped(source, error_text(exc)))
-        finally:
-            await follower.close()
+        async with open_transport(host) as transport:
+            follower = LogFollower(
+                transport,
+                self._path(),
+                resume=resume,
+                highlight=source != QUEUE_SOURCE,
+                reconnect=reconnect_with_backoff(transport, Backoff()),
+            )
             try:
-                await transport.close()
-            except Exception:  # a dead link: nothing left to tell
-                pass
+                async for chunk in follower:
+                    self.post_message(self.Chunk(source, chunk))
+            except Exception as exc:  # a host-key refusal or a dead box: shown in the status
+                self.post_message(self.Stopped(source, error_text(exc)))
+            finally:
+                await follower.close()
 
     @on(Chunk)
     def _chunk(self, message: Chunk) -> None:
