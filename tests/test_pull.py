@@ -76,7 +76,7 @@ async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(make_loopba
         )
     await asyncio.gather(*stopping)
     dest = tmp_path / "box1"
-    part = dest / "ckpt" / "last.pt.part"
+    part = dest / ".rgt" / "parts" / "ckpt" / "last.pt.part"
     kept = part.stat().st_size
     assert 6 * MIB <= kept < size
     assert not (dest / "ckpt" / "last.pt").exists()
@@ -327,3 +327,24 @@ async def test_a_large_file_moves_while_the_box_still_hashes_the_next(
         "ckpt/a.pt", "ckpt/b.pt", "metrics.json",
     ]  # fmt: skip
     assert [sha(dest / "ckpt" / f"{name}.pt") for name in ("a", "b")] == digests
+
+
+async def test_a_box_file_named_like_a_part_is_pulled_as_itself(make_loopback_fleet, tmp_path):
+    """The box's own leftover ``ckpt.bin.part`` beside ``ckpt.bin``: each lands as itself.
+    (Parts are kept in .rgt/parts/, where no box file can be; next to the file, the two
+    shared a path and one file's bytes ended up under the other's name.)"""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    digests = {
+        "ckpt.bin": random_file(res / "ckpt.bin", 6 * MIB),
+        "ckpt.bin.part": random_file(res / "ckpt.bin.part", 2 * MIB),
+        "log.txt": random_file(res / "log.txt", 1000),
+        "log.txt.part": random_file(res / "log.txt.part", 3 * MIB),
+    }
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    dest = tmp_path / "box1"
+    assert result.ok
+    assert {name: sha(dest / name) for name in digests} == digests
+    assert not list((dest / ".rgt" / "parts").rglob("*.part"))
+    again = await pull(host_of(fleet), tmp_path, options=fast())
+    assert again.ok and not again.pulled and len(again.skipped) == 4

@@ -20,7 +20,8 @@ def _per_file(host_dir: Path, manifest: Manifest, record: PulledRecord) -> list[
     plans = []
     for e in manifest.entries:
         rel = manifest.local_relpath(e.root, e.path)
-        plans.append(pull_local._plan_one(host_dir, manifest, e, rel, rel + ".part", record, {}))
+        part = pull_local.part_path(rel)
+        plans.append(pull_local._plan_one(host_dir, manifest, e, rel, part, record, {}))
     return plans
 
 
@@ -39,7 +40,8 @@ def test_a_listed_folder_plans_exactly_as_the_per_file_checks(tmp_path, monkeypa
     (host / "run" / "dir.pt").mkdir(parents=True)  # a folder where a file goes
     (host / "run" / "same.pt").write_bytes(contents["run/same.pt"])
     (host / "run" / "other.pt").write_bytes(b"edited locally")
-    (host / "run" / "resumed.pt.part").write_bytes(b"r" * 1234)
+    (host / ".rgt" / "parts" / "run").mkdir(parents=True)
+    (host / ".rgt" / "parts" / "run" / "resumed.pt.part").write_bytes(b"r" * 1234)
     (host / "case.pt").write_bytes(b"a look-alike name, not the same file here")
     (host / "file-in-the-way").write_bytes(b"a file where a folder goes")
     os.symlink("/etc/hostname", host / "run" / "new.pt")  # a symlink is never written through

@@ -237,7 +237,14 @@ async def test_cli_verify_json_and_exit_codes(make_loopback_fleet, tmp_path, cap
     assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["ok"] and record["checks"][0]["status"] == "verified"
-    (tmp_path / "res" / "box1" / "stray.part").write_bytes(b"x")  # an unfinished pull's leftover
+    parts = tmp_path / "res" / "box1" / ".rgt" / "parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    (parts / "half.pt.part").write_bytes(b"x")  # an interrupted pull's part
+    assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts)]) == 1
+    out = capsys.readouterr().out
+    assert ".rgt/parts/half.pt.part" in out and "NOT VERIFIED" in out
+    (parts / "half.pt.part").unlink()
+    (tmp_path / "res" / "box1" / "stray.part").write_bytes(b"x")  # an older version's part
     assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts)]) == 1
     out = capsys.readouterr().out
     assert "stray.part" in out and "NOT VERIFIED" in out

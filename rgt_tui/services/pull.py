@@ -4,7 +4,7 @@
 its SHA-256), keeps it in ``<results_dir>/<host>/.rgt/manifest.json``, checks local free
 space, then copies what is missing over the host's existing connection (SFTP):
 
-- each file goes to ``<name>.part``, hashed while it is written; an interrupted part is
+- each file goes to ``.rgt/parts/<path>.part``, hashed while it is written; an interrupted part is
   resumed from its size (its bytes are hashed first), so a finished file is read once;
 - it becomes ``<name>`` only when its SHA-256 equals the manifest's; on a mismatch the part
   is dropped and the file pulled once more from zero, then it fails, by name;

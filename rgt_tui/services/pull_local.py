@@ -9,8 +9,9 @@ Every function here blocks (stats, hashes, writes); the pull service calls them 
   is still the one in ``pulled.json``); even then the old copy is moved to
   ``.rgt/replaced/``, never deleted. Anything else in the way is a conflict, reported by
   name and left alone.
-- ``.part`` files are rgt-tui's own: one is resumed from its size, or restarted from zero
-  when it cannot belong to the manifest's version of the file.
+- ``.part`` files are rgt-tui's own, kept in ``.rgt/parts/`` (``part_path``): one is
+  resumed from its size, or restarted from zero when it cannot belong to the manifest's
+  version of the file.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.artifact_checks import sha256_file
 from rgt_tui.services.durable import sync_files
 from rgt_tui.services.records import (
+    PARTS_DIR,
     REPLACED_DIR,
     atomic_write_json,
     fsync_dir,
@@ -169,13 +171,12 @@ def plan_pull(
     host_dir: Path, manifest: Manifest, previous: Manifest | None, record: PulledRecord
 ) -> PullPlan:
     """Decide, file by file, what the pull must do (hashing local files rgt-tui cannot vouch for)."""
-    local_paths = set(manifest.by_local_path())
     before = _entries_by_key(previous) if previous is not None else {}
     here = _Listings(host_dir)
     plans = []
     for entry in manifest.entries:
         rel = manifest.local_relpath(entry.root, entry.path)
-        part = rel + ".part" if rel + ".part" not in local_paths else rel + ".rgt.part"
+        part = part_path(rel)
         if here.absent(rel) and here.absent(part):
             plans.append(FilePlan(entry, rel, part, "pull"))  # nothing here: a fresh pull
         elif here.unlisted(rel) and (blocker := _file_in_the_way(host_dir, rel)):
@@ -184,6 +185,17 @@ def plan_pull(
         else:
             plans.append(_plan_one(host_dir, manifest, entry, rel, part, record, before))
     return PullPlan(tuple(plans))
+
+
+def part_path(rel: str) -> str:
+    """Where the file ``rel`` is written until it is checked, relative to the host folder.
+
+    In ``.rgt/parts/``, where no file from the box can land (the manifest refuses paths
+    into ``.rgt``): next to the file, as ``<name>.part``, a box file of that very name
+    (a leftover of the box's own) took the same path, and whichever finished first was
+    overwritten by the other with its hash still passing.
+    """
+    return f"{PARTS_DIR}/{rel}.part"
 
 
 class _Listings:
@@ -341,6 +353,7 @@ def finalize(host_dir: Path, plan: FilePlan, *, sync_dir: bool = True) -> Path:
     """Move a checked ``.part`` into place (setting an older copy aside); returns the file."""
     part, final = host_dir / plan.part, host_dir / plan.local
     try:
+        final.parent.mkdir(parents=True, exist_ok=True)
         if plan.action == "replace" and final.exists():
             keep = _replaced_name(host_dir, plan)
             keep.parent.mkdir(parents=True, exist_ok=True)
@@ -397,14 +410,18 @@ def finalize_many(
         for _, _, fd, _ in written:
             os.close(fd)
     for (plan, part, _, digest), st in zip(written, stats, strict=True):
+        final = os.path.join(base, plan.local)
+        folder = os.path.dirname(final)  # the part is elsewhere, in .rgt/parts/
         if plan.action == "replace":
             finalize(host_dir, plan, sync_dir=False)  # sets the older copy aside first
         else:
-            final = os.path.join(base, plan.local)
             try:
+                if folder not in folders:
+                    os.makedirs(folder, exist_ok=True)
                 os.rename(part, final)
             except OSError as exc:
                 raise LocalWriteError(Path(final), exc) from exc
+        folders.add(folder)
         record.put_stat(plan.local, digest, st)
     for folder in folders:
         fsync_dir(Path(folder))

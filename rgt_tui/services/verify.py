@@ -45,6 +45,7 @@ from rgt_tui.domain.roster import RosterCheck, reconcile
 from rgt_tui.services import artifact_checks as checks
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.records import (
+    PARTS_DIR,
     atomic_write_json,
     host_results_dir,
     load_manifest,
@@ -257,6 +258,8 @@ def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -
 
 
 def _local_leftovers(folder: Path) -> list[str]:
+    """Unfinished local files: the parts an interrupted pull keeps in ``.rgt/parts/``
+    (by that path), and any ``*.part`` / ``*.tmp`` outside ``.rgt``."""
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
         if Path(dirpath) == folder and RECORDS_DIR in dirnames:
@@ -264,6 +267,8 @@ def _local_leftovers(folder: Path) -> list[str]:
         for name in filenames:
             if is_leftover(name):
                 found.append(str((Path(dirpath) / name).relative_to(folder)))
+    for dirpath, _, filenames in os.walk(folder / PARTS_DIR):
+        found += [str((Path(dirpath) / name).relative_to(folder)) for name in filenames]
     return sorted(found)
 
 
