@@ -14,6 +14,7 @@ from pull_support import MIB, SftpBytes, box_results, fast, host_of, pull, rando
 from rgt_tui.services.pull import PullError, pull_host
 from rgt_tui.services.records import manifest_path, pulled_path
 from rgt_tui.transport import transport_for
+from rgt_tui.transport.base import TransportError
 
 
 async def test_pull_mirrors_the_tree_then_a_rerun_skips_everything(make_loopback_fleet, tmp_path):
@@ -348,3 +349,68 @@ async def test_a_box_file_named_like_a_part_is_pulled_as_itself(make_loopback_fl
     assert not list((dest / ".rgt" / "parts").rglob("*.part"))
     again = await pull(host_of(fleet), tmp_path, options=fast())
     assert again.ok and not again.pulled and len(again.skipped) == 4
+
+
+class _DropsOnce:
+    """The real transport, except that the first manifest scan is cut (a dropped
+    connection) right after the line ``at`` matches; ``meanwhile()`` runs first, as the
+    box going on with its work while the link is down. The pull retries the scan."""
+
+    def __init__(self, transport, at, meanwhile) -> None:
+        self._transport = transport
+        self._at = at
+        self._meanwhile = meanwhile
+        self.dropped = False
+
+    def __getattr__(self, name):
+        return getattr(self._transport, name)
+
+    async def stream_lines(self, command, **kw):
+        async for line in self._transport.stream_lines(command, **kw):
+            yield line
+            if "--first-below" in command and not self.dropped and self._at(line):
+                self.dropped = True
+                await asyncio.sleep(0.3)  # what started early runs meanwhile
+                self._meanwhile()
+                raise TransportError(self._transport.host, "connection lost")
+
+
+async def _pull_through(box, fleet, tmp_path):  # type: ignore[no-untyped-def]
+    try:
+        return await pull_host(host_of(fleet), tmp_path, box, options=fast())
+    finally:
+        await box.close()
+
+
+async def test_a_file_new_in_a_retried_scan_is_pulled(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    random_file(res / "ckpt" / "a.pt", 2 * MIB)
+    for i in range(5):
+        (res / f"m{i}.json").write_text(json.dumps(i))
+    late = lambda: (res / "late.json").write_text('{"late": true}')  # noqa: E731
+    box = _DropsOnce(transport_for(host_of(fleet)), lambda ln: "first_done" in ln, late)
+    result = await _pull_through(box, fleet, tmp_path)
+    assert box.dropped and result.ok
+    assert json.loads((tmp_path / "box1" / "late.json").read_text()) == {"late": True}
+    assert len(result.pulled) == 7
+
+
+async def test_a_file_changed_between_scans_is_checked_against_the_kept_manifest(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    random_file(res / "a.pt", 2 * MIB)
+    (res / "m.json").write_text("{}")
+    rewritten: list[str] = []
+    box = _DropsOnce(
+        transport_for(host_of(fleet)),
+        lambda ln: '"a.pt"' in ln,
+        lambda: rewritten.append(random_file(res / "a.pt", 2 * MIB)),
+    )
+    result = await _pull_through(box, fleet, tmp_path)
+    (entry,) = [e for e in result.manifest.entries if e.path == "a.pt"]
+    assert box.dropped and entry.sha256 == rewritten[0]
+    assert result.ok and sha(tmp_path / "box1" / "a.pt") == rewritten[0]
+    assert [p.path for p in result.pulled].count("a.pt") == 1

@@ -139,7 +139,8 @@ class _Pull:
         # When the small files start before the manifest is complete (_start_early):
         self._small: asyncio.Future | None = None  # pulling them
         self._first: Manifest | None = None  # their partial manifest
-        self._early_keys: set[tuple[int, str]] = set()  # the entries planned from it
+        # The entries planned before the manifest was complete, as they were then:
+        self._early: dict[tuple[int, str], tuple[int, str | None]] = {}  # key: (size, sha256)
         # ... and then the large files, each planned and pulled as the box reports it:
         self._more: asyncio.Queue[Manifest | None] = asyncio.Queue()  # one-file manifests
         self._streamed: asyncio.Queue[FilePlan | None] = asyncio.Queue()  # their plans
@@ -227,9 +228,12 @@ class _Pull:
             plan = await self._plan_the_rest(manifest, previous)
             if self._small is None:
                 self.tracker.set_phase("pulling")
-                await self._pull_small(plan.to_pull, manifest)
             else:
                 await self._small
+                plan = await self._plan_changed(manifest, previous, plan)
+            # Early or not, what is left: all of it, or what a retried scan found that the
+            # first did not (a file written meanwhile) or found changed.
+            await self._pull_small(plan.to_pull, manifest)
             await self._pull_large(plan.to_pull, manifest)
         except PullError as exc:
             await self._stop_small()
@@ -293,7 +297,7 @@ class _Pull:
                 self._small.result()  # a failure (a full disk) stops here
         # Files planned early are not planned again (some are being written right now).
         rest = dataclasses.replace(
-            manifest, entries=tuple(e for e in manifest.entries if e.key not in self._early_keys)
+            manifest, entries=tuple(e for e in manifest.entries if e.key not in self._early)
         )
         plan = await asyncio.to_thread(plan_pull, self.dest, rest, previous, self.record)
         skipped = self._note_plan(plan)
@@ -305,6 +309,38 @@ class _Pull:
         )
         await asyncio.to_thread(lambda: check_space(self.dest, plan, **self._margin))
         return plan
+
+    async def _plan_changed(
+        self, manifest: Manifest, previous: Manifest | None, plan: PullPlan
+    ) -> PullPlan:
+        """``plan`` plus the files pulled early that the complete manifest lists differently.
+
+        Only a retried scan (the connection dropped while the box was hashing) can see a
+        file change between the entry it was planned from and the manifest that is kept;
+        what was pulled of the older version is replaced, as any file changed on the box,
+        so that every file is checked against the manifest saved with the results. Called
+        once nothing early is in flight, so a file never has two writers."""
+        changed = tuple(
+            e
+            for e in manifest.entries
+            if self._early.get(e.key, (e.size, e.sha256)) != (e.size, e.sha256)
+        )
+        if not changed:
+            return plan
+        again = await asyncio.to_thread(
+            plan_pull,
+            self.dest,
+            dataclasses.replace(manifest, entries=changed),
+            previous,
+            self.record,
+        )
+        stale = {p.local for p in again.files}
+        self.pulled = [f for f in self.pulled if f.path not in stale]
+        self.failed = [f for f in self.failed if f[0] not in stale]
+        self.skipped = [p for p in self.skipped if p.local not in stale]
+        self._note_plan(again)
+        await asyncio.to_thread(lambda: check_space(self.dest, again, **self._margin))
+        return PullPlan(plan.files + again.files)
 
     def _note_plan(self, plan: PullPlan) -> list[FilePlan]:
         """Keep the plan's conflicts and skipped files for the result; returns the skipped."""
@@ -385,7 +421,7 @@ class _Pull:
             return  # nothing to gain: plan everything from the complete manifest
         skipped = self._note_plan(plan)
         self._first = first
-        self._early_keys = {p.entry.key for p in plan.files}
+        self._early = {p.entry.key: (p.entry.size, p.entry.sha256) for p in plan.files}
         self.tracker.plan(
             listed.files, listed.bytes, len(skipped), sum(p.entry.size for p in skipped)
         )
@@ -411,13 +447,13 @@ class _Pull:
         """Plan each file the scan reports after the small ones, for ``_pull_early``."""
         try:
             while (part := await self._more.get()) is not None:
-                new = tuple(e for e in part.entries if e.key not in self._early_keys)
+                new = tuple(e for e in part.entries if e.key not in self._early)
                 if not new:
                     continue  # a retried scan reports the same files again: the first counts
                 part = dataclasses.replace(part, entries=new)
                 plan = await asyncio.to_thread(plan_pull, self.dest, part, previous, self.record)
                 skipped = self._note_plan(plan)
-                self._early_keys |= {p.entry.key for p in plan.files}
+                self._early |= {p.entry.key: (p.entry.size, p.entry.sha256) for p in plan.files}
                 self.tracker.already_here(len(skipped), sum(p.entry.size for p in skipped))
                 for file in plan.to_pull:
                     self._streamed.put_nowait(file)
