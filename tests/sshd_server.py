@@ -27,7 +27,9 @@ _START_TIMEOUT_S = 10.0
 class OpenSshServer:
     """One ``sshd -D`` process on a loopback port, plus keys, known_hosts and hosts.toml."""
 
-    def __init__(self, base_dir: Path, host_name: str = "real1") -> None:
+    def __init__(
+        self, base_dir: Path, host_name: str = "real1", config: tuple[str, ...] = ()
+    ) -> None:
         self.base_dir = Path(base_dir).resolve()
         self.host_name = host_name
         self.user = getpass.getuser()
@@ -41,6 +43,7 @@ class OpenSshServer:
         self.config = self.base_dir / "sshd_config"
         self.log_file = self.base_dir / "sshd.log"
         self._proc: subprocess.Popen[bytes] | None = None
+        self.extra_config = config  # more sshd_config lines ("MaxSessions 3")
 
     @property
     def is_running(self) -> bool:
@@ -132,6 +135,7 @@ class OpenSshServer:
             "LogLevel ERROR",
             "UseDNS no",
             "PrintMotd no",
+            *self.extra_config,
             # OpenSSH >= 9.8 penalises a source address after dropped connections, and
             # the tests drop connections on purpose; older versions reject the option.
             "PerSourcePenalties no",

@@ -112,3 +112,26 @@ async def test_a_box_that_stops_answering_is_declared_gone_by_keepalives(
     finally:
         await transport.close()
         box.thaw()
+
+
+async def test_more_jobs_than_the_box_allows_sessions(tmp_path):
+    """--jobs above sshd's MaxSessions, and a box that allows fewer sessions than the
+    pull's SFTP lanes: the workers share sessions instead of failing."""
+    server = OpenSshServer(tmp_path / "openssh", config=("MaxSessions 3",))
+    server.start()
+    try:
+        res = server.workdir / "results"
+        digests = {f"c{i}.pt": random_file(res / f"c{i}.pt", 2 * MIB + i) for i in range(12)}
+        (res / "metrics.json").write_text("{}")
+        host = load_fleet(server.hosts_file).host("real1")
+        transport = transport_for(host)
+        try:
+            result = await pull_host(
+                host, tmp_path / "out", transport, options=fast(concurrency=12)
+            )
+        finally:
+            await transport.close()
+    finally:
+        server.stop()
+    assert result.ok and len(result.pulled) == 13
+    assert all(sha(tmp_path / "out" / "real1" / n) == d for n, d in digests.items())

@@ -65,6 +65,11 @@ from rgt_tui.transport.base import HostKeyError, Transport, TransportError
 
 log = logging.getLogger(__name__)
 
+# SFTP sessions a pull opens for its large files at most (more workers share them).
+# OpenSSH allows 10 sessions per connection (MaxSessions); the manifest, the small-file
+# senders, the telemetry agent and log following need theirs.
+SFTP_LANES = 4
+
 __all__ = [
     "LocalDiskFull", "PullError", "PullOptions", "PullProgress", "PullResult", "PulledFile",
     "pull_host",
@@ -399,7 +404,7 @@ class _Pull:
             self._warm_started += self.warm
         sftp = getattr(self.transport, "sftp", None)
         if sftp is not None:
-            lanes = min(self.options.concurrency, max(large, 1 if small else 0))
+            lanes = min(self.options.concurrency, SFTP_LANES, max(large, 1 if small else 0))
             self._sftp_ready = [asyncio.ensure_future(sftp(lane)) for lane in range(lanes)]
 
     async def _start_early(self, listed: Listed, previous: Manifest | None) -> None:
@@ -517,15 +522,15 @@ class _Pull:
     async def _pull_files(
         self, plans: Callable[[], Awaitable[FilePlan | None]], manifest: Manifest
     ) -> None:
-        """Pull files one by one over SFTP, ``concurrency`` at once (each worker on its own
-        SFTP session), until ``plans()`` gives None."""
+        """Pull files one by one over SFTP, ``concurrency`` at once (worker n on SFTP
+        session n % SFTP_LANES), until ``plans()`` gives None."""
         puller = FilePuller(self, manifest)
 
-        async def worker(lane: int) -> None:
+        async def worker(n: int) -> None:
             while (plan := await plans()) is not None:
-                await puller.run(plan, lane)
+                await puller.run(plan, n % SFTP_LANES)
 
-        await _run_all([worker(lane) for lane in range(self.options.concurrency)])
+        await _run_all([worker(n) for n in range(self.options.concurrency)])
 
     def _refuse_nested(self, manifest: Manifest) -> None:
         """On this machine, refuse a results folder inside a pull root: each pull would copy

@@ -387,6 +387,12 @@ class SshTransport(RangeReads):
             try:
                 client = await conn.start_sftp_client()
             except (OSError, asyncssh.Error) as exc:
+                if lane and isinstance(exc, asyncssh.ChannelOpenError):
+                    # The box allows no more sessions on this connection (sshd's
+                    # MaxSessions, 10 by default): this lane shares lane 0's.
+                    client = await self.sftp(0)
+                    self._sftp[lane] = (client, conn)
+                    return client
                 raise TransportError(
                     self.host,
                     f"SFTP unavailable: {_describe(exc)}",
