@@ -414,3 +414,38 @@ async def test_a_file_changed_between_scans_is_checked_against_the_kept_manifest
     assert box.dropped and entry.sha256 == rewritten[0]
     assert result.ok and sha(tmp_path / "box1" / "a.pt") == rewritten[0]
     assert [p.path for p in result.pulled].count("a.pt") == 1
+
+
+async def test_a_re_pull_with_the_small_files_here_still_streams_the_large_ones(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    for name in ("a", "b"):
+        random_file(res / "ckpt" / f"{name}.pt", 2 * MIB)
+    (res / "metrics.json").write_text("{}")
+    assert (await pull(host_of(fleet), tmp_path, options=fast())).ok
+    # The run goes on: both checkpoints are rewritten; metrics.json is unchanged.
+    digests = {name: random_file(res / "ckpt" / f"{name}.pt", 2 * MIB) for name in ("a", "b")}
+    dest = tmp_path / "box1"
+    large_lines = []
+
+    def second_large_file(line: str) -> bool:
+        if '"type": "file"' in line and '"size": 2097152' in line:
+            large_lines.append(line)
+            return len(large_lines) == 2
+        return False
+
+    def a_new_checkpoint_in_place() -> bool:
+        return any(sha(dest / "ckpt" / f"{n}.pt") == d for n, d in digests.items())
+
+    box = _SlowHashingBox(
+        transport_for(host_of(fleet)), ready=a_new_checkpoint_in_place, hold=second_large_file
+    )
+    try:
+        result = await pull_host(host_of(fleet), tmp_path, box, options=fast())
+    finally:
+        await box.close()
+    assert box.held_until_ready
+    assert result.ok and sorted(p.path for p in result.pulled) == ["ckpt/a.pt", "ckpt/b.pt"]
+    assert {n: sha(dest / "ckpt" / f"{n}.pt") for n in digests} == digests

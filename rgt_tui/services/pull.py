@@ -421,16 +421,21 @@ class _Pull:
             )
         except PullError:
             return  # maybe much is here already: the exact check decides, later
+        # Even with every small file already here: the large ones are then pulled as the
+        # box reports them (a re-pull of a box still writing checkpoints).
         plan = await asyncio.to_thread(plan_pull, self.dest, first, previous, self.record)
-        if not plan.to_pull:
-            return  # nothing to gain: plan everything from the complete manifest
         skipped = self._note_plan(plan)
         self._first = first
         self._early = {p.entry.key: (p.entry.size, p.entry.sha256) for p in plan.files}
         self.tracker.plan(
             listed.files, listed.bytes, len(skipped), sum(p.entry.size for p in skipped)
         )
-        self.tracker.set_phase("pulling", "small files first; the box is hashing the rest")
+        self.tracker.set_phase(
+            "pulling",
+            "small files first; the box is hashing the rest"
+            if plan.to_pull
+            else "the box is hashing the large files; each moves once it is hashed",
+        )
         self._small = asyncio.ensure_future(self._pull_early(plan.to_pull, first, previous))
 
     async def _pull_early(
