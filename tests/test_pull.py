@@ -137,12 +137,18 @@ async def test_file_changed_on_the_box_after_the_manifest_fails_by_name(
     changed = []
 
     def change_after_manifest(p):
-        # A flag, not a look at the content: random bytes start with "Z" one time in 256.
-        if p.phase == "planning" and not changed:
+        # When its pull starts (before its first read), long after its manifest line. A
+        # flag, not a look at the content: random bytes start with "Z" one time in 256.
+        if any(f.path == "model.pt" for f in p.active) and not changed:
             changed.append(True)
             target.write_bytes(b"Z" * (2 * MIB))  # same size, new content
 
-    result = await pull(host_of(fleet), tmp_path, options=fast(), on_progress=change_after_manifest)
+    result = await pull(
+        host_of(fleet),
+        tmp_path,
+        options=fast(progress_interval_s=0),
+        on_progress=change_after_manifest,
+    )
     assert not result.ok
     (failed,) = result.failed
     assert failed[0] == "model.pt" and "still differs" in failed[1] and "from zero" in failed[1]
