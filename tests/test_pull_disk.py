@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from pull_support import MIB, box_results, fast, host_of, pull, random_file, tmpfs
+from pull_support import MIB, box_results, fast, host_of, pull, random_file, sha, tmpfs
 
 from rgt_tui.services.pull import LocalDiskFull, PullOptions
 from rgt_tui.services.pull_local import NotEnoughSpace
@@ -19,7 +19,7 @@ async def test_disk_filling_mid_pull_stops_clearly_and_keeps_the_part(
     make_loopback_fleet, tmp_path
 ):
     fleet = await make_loopback_fleet(1)
-    random_file(box_results(fleet) / "ckpt" / "best.pt", 6 * MIB)
+    random_file(box_results(fleet) / "old.pt", 3 * MIB)
     filled = []
 
     def fill_when_pulling(p):
@@ -28,7 +28,11 @@ async def test_disk_filling_mid_pull_stops_clearly_and_keeps_the_part(
             filled.append(True)
             (disk / "other-job.bin").write_bytes(b"\0" * (5 * MIB))
 
-    with tmpfs(tmp_path / "disk") as disk:
+    with tmpfs(tmp_path / "disk", "10m") as disk:
+        assert (await pull(host_of(fleet), disk, options=fast())).ok
+        # A new checkpoint: the listing (9 MiB) does not fit the 7 MiB left, so nothing
+        # starts before the exact plan (6 MiB to pull) passes its check; then the disk fills.
+        random_file(box_results(fleet) / "ckpt" / "best.pt", 6 * MIB)
         with pytest.raises(LocalDiskFull) as caught:
             await pull(host_of(fleet), disk, options=fast(), on_progress=fill_when_pulling)
         dest = disk / "box1"
@@ -41,11 +45,45 @@ async def test_disk_filling_mid_pull_stops_clearly_and_keeps_the_part(
         assert not (dest / "ckpt" / "best.pt").exists()
         assert error.result is not None and error.result.pulled == ()
         record = pulled_path(dest)
-        assert not record.exists() or "ckpt/best.pt" not in json.loads(record.read_text())["files"]
+        assert "ckpt/best.pt" not in json.loads(record.read_text())["files"]
 
         (disk / "other-job.bin").unlink()  # the user frees space: the same pull resumes
         result = await pull(host_of(fleet), disk, options=fast())
         assert result.ok and result.pulled[0].resumed_from > 0
+
+
+async def test_disk_filling_while_the_box_still_hashes_stops_clearly(make_loopback_fleet, tmp_path):
+    """The same during an early start (small files first, then each large one as the box
+    reports it): whichever write meets the full disk first, the pull stops with the disk
+    named, nothing unchecked is marked pulled, and freeing space lets it finish."""
+    fleet = await make_loopback_fleet(1)
+    digest = random_file(box_results(fleet) / "ckpt" / "best.pt", 12 * MIB)
+    (box_results(fleet) / "metrics.json").write_text("{}")
+    filled = []
+
+    def fill_mid_file(p):
+        if not filled and any(f.path == "ckpt/best.pt" and f.done > 0 for f in p.active):
+            filled.append(True)
+            (disk / "other-job.bin").write_bytes(b"\0" * (10 * MIB))
+
+    with tmpfs(tmp_path / "disk", "16m") as disk:
+        with pytest.raises(LocalDiskFull) as caught:
+            await pull(
+                host_of(fleet),
+                disk,
+                options=fast(progress_interval_s=0),
+                on_progress=fill_mid_file,
+            )
+        dest = disk / "box1"
+        assert filled and caught.value.folder == dest
+        assert "NOT marked pulled" in caught.value.message
+        assert not (dest / "ckpt" / "best.pt").exists()
+        record = pulled_path(dest)
+        assert not record.exists() or "ckpt/best.pt" not in json.loads(record.read_text())["files"]
+
+        (disk / "other-job.bin").unlink()
+        result = await pull(host_of(fleet), disk, options=fast())
+        assert result.ok and sha(dest / "ckpt" / "best.pt") == digest
 
 
 async def test_pull_that_cannot_fit_is_refused_before_any_byte(make_loopback_fleet, tmp_path):
