@@ -269,6 +269,19 @@ class _SlowHashingBox:
             yield line
 
 
+def _nth_file(n: int, size: int):  # type: ignore[no-untyped-def]
+    """A ``hold`` for _SlowHashingBox: the manifest line of the n-th file of ``size`` bytes."""
+    seen = []
+
+    def hold(line: str) -> bool:
+        if '"type": "file"' in line and f'"size": {size},' in line:
+            seen.append(line)
+            return len(seen) == n
+        return False
+
+    return hold
+
+
 async def test_small_files_land_while_the_box_still_hashes_the_large_ones(
     make_loopback_fleet, tmp_path
 ):
@@ -309,19 +322,12 @@ async def test_a_large_file_moves_while_the_box_still_hashes_the_next(
     digests = [random_file(res / "ckpt" / f"{name}.pt", 2 * MIB) for name in ("a", "b")]
     (res / "metrics.json").write_text("{}")
     dest = tmp_path / "box1"
-    large_lines = []
-
-    def second_large_file(line: str) -> bool:
-        if '"type": "file"' in line and '"size": 2097152' in line:
-            large_lines.append(line)
-            return len(large_lines) == 2
-        return False
 
     def first_large_file_in_place() -> bool:
         return any((dest / "ckpt" / f"{name}.pt").exists() for name in ("a", "b"))
 
     box = _SlowHashingBox(
-        transport_for(host_of(fleet)), ready=first_large_file_in_place, hold=second_large_file
+        transport_for(host_of(fleet)), ready=first_large_file_in_place, hold=_nth_file(2, 2 * MIB)
     )
     try:
         result = await pull_host(host_of(fleet), tmp_path, box, options=fast())
@@ -434,19 +440,12 @@ async def test_a_re_pull_with_the_small_files_here_still_streams_the_large_ones(
     # The run goes on: both checkpoints are rewritten; metrics.json is unchanged.
     digests = {name: random_file(res / "ckpt" / f"{name}.pt", 2 * MIB) for name in ("a", "b")}
     dest = tmp_path / "box1"
-    large_lines = []
-
-    def second_large_file(line: str) -> bool:
-        if '"type": "file"' in line and '"size": 2097152' in line:
-            large_lines.append(line)
-            return len(large_lines) == 2
-        return False
 
     def a_new_checkpoint_in_place() -> bool:
         return any(sha(dest / "ckpt" / f"{n}.pt") == d for n, d in digests.items())
 
     box = _SlowHashingBox(
-        transport_for(host_of(fleet)), ready=a_new_checkpoint_in_place, hold=second_large_file
+        transport_for(host_of(fleet)), ready=a_new_checkpoint_in_place, hold=_nth_file(2, 2 * MIB)
     )
     try:
         result = await pull_host(host_of(fleet), tmp_path, box, options=fast())
