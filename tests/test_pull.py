@@ -368,10 +368,11 @@ class _DropsOnce:
     connection) right after the line ``at`` matches; ``meanwhile()`` runs first, as the
     box going on with its work while the link is down. The pull retries the scan."""
 
-    def __init__(self, transport, at, meanwhile) -> None:
+    def __init__(self, transport, at, meanwhile, *, before: bool = False) -> None:
         self._transport = transport
         self._at = at
         self._meanwhile = meanwhile
+        self._before = before  # run meanwhile() before the line is passed on
         self.dropped = False
 
     def __getattr__(self, name):
@@ -379,17 +380,21 @@ class _DropsOnce:
 
     async def stream_lines(self, command, **kw):
         async for line in self._transport.stream_lines(command, **kw):
+            cut = "--first-below" in command and not self.dropped and self._at(line)
+            if cut and self._before:
+                self._meanwhile()
             yield line
-            if "--first-below" in command and not self.dropped and self._at(line):
+            if cut:
                 self.dropped = True
                 await asyncio.sleep(0.3)  # what started early runs meanwhile
-                self._meanwhile()
+                if not self._before:
+                    self._meanwhile()
                 raise TransportError(self._transport.host, "connection lost")
 
 
-async def _pull_through(box, fleet, tmp_path):  # type: ignore[no-untyped-def]
+async def _pull_through(box, fleet, tmp_path, **kw):  # type: ignore[no-untyped-def]
     try:
-        return await pull_host(host_of(fleet), tmp_path, box, options=fast())
+        return await pull_host(host_of(fleet), tmp_path, box, options=fast(), **kw)
     finally:
         await box.close()
 
@@ -421,11 +426,18 @@ async def test_a_file_changed_between_scans_is_checked_against_the_kept_manifest
         lambda ln: '"a.pt"' in ln,
         lambda: rewritten.append(random_file(res / "a.pt", 2 * MIB)),
     )
-    result = await _pull_through(box, fleet, tmp_path)
+    events = []
+    result = await _pull_through(box, fleet, tmp_path, on_progress=events.append)
     (entry,) = [e for e in result.manifest.entries if e.path == "a.pt"]
     assert box.dropped and entry.sha256 == rewritten[0]
     assert result.ok and sha(tmp_path / "box1" / "a.pt") == rewritten[0]
     assert [p.path for p in result.pulled].count("a.pt") == 1
+    last = events[-1]  # the older version's pull is not counted on top
+    assert (
+        (last.files_done, last.bytes_done)
+        == (last.files_total, last.bytes_total)
+        == (2, entry.size + 2)
+    )
 
 
 async def test_a_re_pull_with_the_small_files_here_still_streams_the_large_ones(
@@ -454,3 +466,31 @@ async def test_a_re_pull_with_the_small_files_here_still_streams_the_large_ones(
     assert box.held_until_ready
     assert result.ok and sorted(p.path for p in result.pulled) == ["ckpt/a.pt", "ckpt/b.pt"]
     assert {n: sha(dest / "ckpt" / f"{n}.pt") for n in digests} == digests
+
+
+async def test_a_small_file_changed_while_it_was_read_is_pulled_once_in_its_new_version(
+    make_loopback_fleet, tmp_path
+):
+    """Rewritten after the box hashed it: the early batch reads bytes that do not match
+    and hands it to SFTP; the retried scan lists the new version. Only that is pulled,
+    once, and the progress ends at its totals with nothing left in .rgt/parts/."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    random_file(res / "a.dat", 2 * MIB)
+    (res / "m.json").write_text('{"v": 1}')
+    box = _DropsOnce(
+        transport_for(host_of(fleet)),
+        lambda ln: "first_done" in ln,
+        lambda: (res / "m.json").write_text('{"v": 2, "more": 1}'),
+        before=True,
+    )
+    events = []
+    result = await _pull_through(box, fleet, tmp_path, on_progress=events.append)
+    dest = tmp_path / "box1"
+    assert box.dropped and result.ok, result.failed
+    assert json.loads((dest / "m.json").read_text()) == {"v": 2, "more": 1}
+    assert sorted(p.path for p in result.pulled) == ["a.dat", "m.json"]
+    last = events[-1]
+    assert (last.files_done, last.bytes_done) == (last.files_total, last.bytes_total)
+    assert last.files_failed == 0
+    assert not [p for p in (dest / ".rgt" / "parts").rglob("*") if p.is_file()]

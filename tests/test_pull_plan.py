@@ -38,13 +38,14 @@ def test_a_listed_folder_plans_exactly_as_the_per_file_checks(tmp_path, monkeypa
         tuple(_entry(p, c) for p, c in sorted(contents.items())),
     )
     (host / "run" / "dir.pt").mkdir(parents=True)  # a folder where a file goes
+    (host / ".rgt" / "parts" / "run").mkdir(parents=True)
     (host / "run" / "same.pt").write_bytes(contents["run/same.pt"])
     (host / "run" / "other.pt").write_bytes(b"edited locally")
-    (host / ".rgt" / "parts" / "run").mkdir(parents=True)
     (host / ".rgt" / "parts" / "run" / "resumed.pt.part").write_bytes(b"r" * 1234)
     (host / "case.pt").write_bytes(b"a look-alike name, not the same file here")
     (host / "file-in-the-way").write_bytes(b"a file where a folder goes")
     os.symlink("/etc/hostname", host / "run" / "new.pt")  # a symlink is never written through
+    (host / ".rgt" / "parts" / "run" / "same.pt.part").write_bytes(b"left by a cut-off pull")
 
     expected = _per_file(host, manifest, PulledRecord())
     plan = plan_pull(host, manifest, None, PulledRecord())
@@ -56,6 +57,7 @@ def test_a_listed_folder_plans_exactly_as_the_per_file_checks(tmp_path, monkeypa
     ]
     actions = {p.local: (p.action, p.resume_from) for p in plan.files}
     assert actions["run/same.pt"] == ("skip", 0)
+    assert not (host / ".rgt" / "parts" / "run" / "same.pt.part").exists()  # useless now
     assert actions["run/other.pt"][0] == actions["run/dir.pt"][0] == "conflict"
     assert actions["run/new.pt"][0] == "conflict"
     assert actions["run/resumed.pt"] == ("pull", 1234)

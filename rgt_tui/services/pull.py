@@ -339,10 +339,18 @@ class _Pull:
             previous,
             self.record,
         )
+        # Everything said of the older version goes: its outcome, its count in the
+        # progress, and its place in the SFTP queue (a batch that read it mid-change).
         stale = {p.local for p in again.files}
+        gone = [(f.path, f.size) for f in self.pulled if f.path in stale]
+        gone += [(p.local, p.entry.size) for p in self.skipped if p.local in stale]
+        failed = sum(1 for f in self.failed if f[0] in stale)
+        self.tracker.take_back(len(gone), sum(size for _, size in gone), failed)
         self.pulled = [f for f in self.pulled if f.path not in stale]
         self.failed = [f for f in self.failed if f[0] not in stale]
         self.skipped = [p for p in self.skipped if p.local not in stale]
+        self.conflicts = [c for c in self.conflicts if c[0] not in stale]
+        self.fallback = [p for p in self.fallback if p.local not in stale]
         self._note_plan(again)
         await asyncio.to_thread(lambda: check_space(self.dest, again, **self._margin))
         return PullPlan(plan.files + again.files)

@@ -16,6 +16,7 @@ Every function here blocks (stats, hashes, writes); the pull service calls them 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
@@ -266,6 +267,10 @@ def _plan_one(
         if local_sha == entry.sha256:
             if not trusted:
                 record.put(rel, local_sha, final)
+            # A part of it left by an interrupted pull is rgt-tui's own and now useless
+            # (else verify would call it unfinished for ever).
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                os.unlink(host_dir / part)
             return FilePlan(entry, rel, part, "skip", local_sha256=local_sha)
         if rec and rec.get("sha256") == local_sha:
             action, note = "replace", "changed on the box; the older copy goes to .rgt/replaced/"
@@ -317,6 +322,7 @@ def check_space(host_dir: Path, plan: PullPlan, *, margin_fraction: float, margi
         return
     new_files = sum(1 for f in plan.to_pull if not f.resume_from)
     dirs = {str(Path(f.local).parent) for f in plan.to_pull}
+    dirs |= {str(Path(f.part).parent) for f in plan.to_pull}  # .rgt/parts/ mirrors them
     new_inodes = new_files + sum(1 for d in dirs if not (host_dir / d).exists())
     check_space_for(
         host_dir,

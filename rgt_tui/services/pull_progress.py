@@ -120,6 +120,12 @@ class ProgressTracker:
         self.files_done += files
         self.bytes_done += nbytes
 
+    def take_back(self, files: int, nbytes: int, failed: int) -> None:
+        """Files counted done (or failed) that are to be pulled again."""
+        self.files_done -= files
+        self.bytes_done -= nbytes
+        self.files_failed -= failed
+
     def start_file(self, path: str, size: int, done: int, attempt: int = 1) -> None:
         """A file starts (or restarts) with ``done`` bytes already on disk."""
         prev = self._active.get(path)
