@@ -158,6 +158,9 @@ class RgtApp(App[int]):
         self._monitor_workers: dict[str, Worker[None]] = {}
         # The teardown each host's telemetry was stopped for (once: r starts it again).
         self._stopped_for: dict[str, float] = {}
+        # Hosts whose telemetry is stopped: their last sample says nothing about now (the
+        # header leaves them out, the queue poller leaves them alone).
+        self.telemetry_stopped: set[str] = set()
         dirs = (
             list(theme_dirs)
             if theme_dirs is not None
@@ -249,6 +252,7 @@ class RgtApp(App[int]):
             exit_on_error=False,
         )
         self._monitor_workers[host] = worker
+        self.telemetry_stopped.discard(host)
         return worker
 
     async def _pump(self, host: str, monitor: MonitorLike) -> None:
@@ -324,6 +328,7 @@ class RgtApp(App[int]):
         forever (its pane keeps the last sample, greyed out). Once per teardown; ``r``
         starts it again, for a box that is back."""
         self._stopped_for[host] = torn_down_at
+        self.telemetry_stopped.add(host)
         worker = self._monitor_workers.get(host)
         if worker is not None and not worker.is_finished:
             worker.cancel()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 from test_app import FakeMonitor, screen_text, wait_for
-from test_app_snapshots import FROZEN, clock, healthy_update, write_fleet
+from test_app_snapshots import FLEET_TOML, FROZEN, clock, healthy_update, write_fleet
 from textual.widgets import Input
 
 from rgt_tui.app import RgtApp, RgtCommands
@@ -345,14 +345,30 @@ async def test_idle_paid_minutes_count_only_idle_gpus_with_no_cell_running(tmp_p
         assert "idle paid 10m00s" in str(pane.border_subtitle)
 
 
-async def test_a_torn_down_box_is_not_polled_until_r(tmp_path: Path, _state: Path) -> None:
+async def test_a_torn_down_box_is_not_polled_until_r(
+    tmp_path: Path, _state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     torn = TeardownRecord(FROZEN - 60, "true", 0, "", True)
     Journal(_state / "rgt-tui" / "journal").save(HostJournal("a100-train", teardowns=[torn]))
+    queue_reads: list[str] = []
+
+    async def read_queue_view(host, transport):  # type: ignore[no-untyped-def]
+        queue_reads.append(host.name)
+        raise RuntimeError("the box is gone")
+
+    monkeypatch.setattr("rgt_tui.services.queue_view.read_queue_view", read_queue_view)
+    with_queue = FLEET_TOML.replace(
+        "cost_per_hour = 1.89\n", 'cost_per_hour = 1.89\nqueue = "q.txt"\nrun = "echo"\n', 1
+    )
     monitors = {h: FakeMonitor() for h in ("h100-eval", "spot-4090")}
     monitors["a100-train"] = FakeMonitor([healthy_update()])
     app = RgtApp(
-        write_fleet(tmp_path), monitors=monitors, clock=clock, config_dir=tmp_path / "config"
+        write_fleet(tmp_path, with_queue),
+        monitors=monitors,
+        clock=clock,
+        config_dir=tmp_path / "config",
     )
+    app.queues.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["a100-train"]
         await wait_for(pilot, lambda: pane.has_class("-torn-down"))
@@ -360,13 +376,19 @@ async def test_a_torn_down_box_is_not_polled_until_r(tmp_path: Path, _state: Pat
         await wait_for(pilot, lambda: stopped.is_finished)
         assert not app._monitor_workers["h100-eval"].is_finished
         assert any("telemetry stopped" in str(n.message) for n in app._notifications)
-        # Its last sample (connected, with a cost) no longer counts as a host up.
+        # Its last sample (connected, with a cost) no longer counts as a host up, and its
+        # queue is no longer polled (each poll would wait on a box that is gone).
         await wait_for(pilot, lambda: " 0 up" in screen_text(app))
+        polls = len(queue_reads)
+        await pilot.pause(1.5)
+        assert len(queue_reads) == polls
         # r on it polls again (a box that is back), and later job news leaves that alone.
         app.reconnect("a100-train")
         await pilot.pause()
         again = app._monitor_workers["a100-train"]
         assert again is not stopped and not again.is_finished
+        await wait_for(pilot, lambda: " 1 up" in screen_text(app))
+        await wait_for(pilot, lambda: len(queue_reads) > polls)
         app.post_message(JobsChanged(app.jobs.state("a100-train")))
         await pilot.pause(0.2)
         assert not again.is_finished

@@ -127,8 +127,10 @@ class FleetScreen(Screen[None]):
         self._refresh_summary()
 
     def _refresh_summary(self) -> None:
-        # A torn-down box's last sample says nothing about now: not up, down or alerting.
-        updates = [u for u in self.latest.values() if not self._torn_down(u.host)]
+        # A stopped host's last sample (a torn-down box) says nothing about now: not up,
+        # down or alerting.
+        stopped = getattr(self.app, "telemetry_stopped", set())
+        updates = [u for u in self.latest.values() if u.host not in stopped]
         alerts = [a for u in updates for a in u.alerts]
         summary = FleetSummary(
             hosts=len(self.panes),
@@ -146,10 +148,6 @@ class FleetScreen(Screen[None]):
         if summary != self._summary:
             self._summary = summary
             self._header.summary = summary
-
-    def _torn_down(self, host: str) -> bool:
-        pane = self.panes.get(host)
-        return pane is not None and pane.torn_down_at is not None
 
     def _tick(self) -> None:
         if not screen_in_view(self):

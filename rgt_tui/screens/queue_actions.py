@@ -168,6 +168,10 @@ class QueueController:
         )
 
     def _connected(self, host: str) -> bool:
+        """Connected at the last sample, and still sampled (not a torn-down box whose
+        telemetry stopped while it was up)."""
+        if host in getattr(self.app, "telemetry_stopped", ()):
+            return False
         update = getattr(self.app, "latest", {}).get(host)
         return update is not None and update.connection.status == "connected"
 
