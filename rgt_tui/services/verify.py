@@ -251,8 +251,13 @@ def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -
     ]
     known = {c.path for c in results}
     for rel in _local_leftovers(folder):
-        if rel not in known:
+        if rel in known:
+            continue
+        if rel.startswith(PARTS_DIR + "/"):
             flags.append(Flag("unfinished", rel, "left by an interrupted pull — re-run the pull"))
+        else:  # re-running never touches it: parts live in .rgt/parts/ now
+            why = "an unfinished file (an older rgt-tui's part?) — delete it once the pull is complete"
+            flags.append(Flag("unfinished", rel, why))
     flags += [Flag("refused", manifest.display(r.root, r.path), r.reason) for r in manifest.refused]
     return flags
 
