@@ -329,10 +329,7 @@ async def test_a_large_file_moves_while_the_box_still_hashes_the_next(
     box = _SlowHashingBox(
         transport_for(host_of(fleet)), ready=first_large_file_in_place, hold=_nth_file(2, 2 * MIB)
     )
-    try:
-        result = await pull_host(host_of(fleet), tmp_path, box, options=fast())
-    finally:
-        await box.close()
+    result = await _pull_through(box, fleet, tmp_path)
     # One checkpoint was in place while the box had not yet reported the other...
     assert box.held_until_ready
     # ...and both were checked against the complete manifest, pulled once each.
@@ -459,10 +456,7 @@ async def test_a_re_pull_with_the_small_files_here_still_streams_the_large_ones(
     box = _SlowHashingBox(
         transport_for(host_of(fleet)), ready=a_new_checkpoint_in_place, hold=_nth_file(2, 2 * MIB)
     )
-    try:
-        result = await pull_host(host_of(fleet), tmp_path, box, options=fast())
-    finally:
-        await box.close()
+    result = await _pull_through(box, fleet, tmp_path)
     assert box.held_until_ready
     assert result.ok and sorted(p.path for p in result.pulled) == ["ckpt/a.pt", "ckpt/b.pt"]
     assert {n: sha(dest / "ckpt" / f"{n}.pt") for n in digests} == digests
