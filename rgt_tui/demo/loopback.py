@@ -22,6 +22,7 @@ closed channel), so every handler here is wrapped: errors are logged on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import logging
 import os
@@ -294,6 +295,14 @@ class _ExecBridge:
         """SIGHUP the session's group; SIGKILL it if the command outlives the grace."""
         if self._child.stdin is not None and not self._child.stdin.is_closing():
             self._child.stdin.close()
+        # Output that can no longer go anywhere is thrown away, as sshd closes its ends of
+        # the pipes: a command blocked writing to a full pipe gets on to its hang-up, and
+        # asyncio's wait() (which waits for the pipes' end too) can return.
+        discard = [
+            asyncio.create_task(_discard(pipe))
+            for pipe in (self._child.stdout, self._child.stderr)
+            if pipe is not None
+        ]
         # The whole group, even when the command already exited: a job it put in the
         # background may still hold the channel's stdout.
         self._signal_group(signal.SIGHUP)
@@ -304,6 +313,9 @@ class _ExecBridge:
             # command left behind in its group survives, as it does on a real box.
             self._signal_group(signal.SIGKILL)
             await self._child.wait()
+        finally:
+            for task in discard:
+                task.cancel()
 
     def _signal_group(self, sig: signal.Signals | None) -> None:
         if sig is None:
@@ -312,6 +324,12 @@ class _ExecBridge:
             os.killpg(self._child.pid, sig)  # pgid == pid: start_new_session=True
         except (ProcessLookupError, PermissionError):
             pass  # the whole group is already gone
+
+
+async def _discard(reader: asyncio.StreamReader) -> None:
+    with contextlib.suppress(Exception):
+        while await reader.read(_CHUNK):
+            pass
 
 
 class _BoxServer(asyncssh.SSHServer):
