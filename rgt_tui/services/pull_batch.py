@@ -66,9 +66,19 @@ def sender_input() -> str:
     return f"{len(program.encode())}\n{program}"
 
 
-def request_line(request: list[tuple[str, int]]) -> str:
-    """The files to send, as the line ``serve()`` reads (ASCII: json.dumps escapes)."""
+def request_line(request: list[tuple[str, int]] | dict) -> str:
+    """The files to send (a list), or one large file (a dict: ``send_one``), as the line
+    ``serve()`` reads (ASCII: json.dumps escapes)."""
     return json.dumps(request) + "\n"
+
+
+def start_sender(
+    transport: Transport, request: list[tuple[str, int]] | dict, window: int | None = None
+) -> AsyncIterator[bytes]:
+    """A new sender for ``request``, its output as a byte stream."""
+    return transport.stream_bytes(
+        SEND_COMMAND, input=sender_input() + request_line(request), window=window
+    )
 
 
 class WarmSender:
@@ -214,9 +224,7 @@ class BatchPuller:
             if warm.generation == self.pull.generation:
                 return warm.stream(request)
             # Else it belongs to a connection that is gone; the pull closes it at the end.
-        return self.pull.transport.stream_bytes(
-            SEND_COMMAND, input=sender_input() + request_line(request)
-        )
+        return start_sender(self.pull.transport, request)
 
     async def _write(self, group: list[tuple[FilePlan, bytes]]) -> None:
         options = self.pull.options

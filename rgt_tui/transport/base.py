@@ -73,6 +73,11 @@ class TransportError(Exception):
         super().__init__(f"{host}: {message}" + (f" — {fix}" if fix else ""))
 
 
+class SessionRefused(TransportError):
+    """The box refused another session on a live connection (sshd's MaxSessions): not a
+    drop; it passes once one of the open sessions ends."""
+
+
 class HostKeyError(TransportError):
     """The box's host key is unknown or has changed (T6). Never accepted silently."""
 
@@ -125,12 +130,18 @@ class Transport(Protocol):
         """
 
     def stream_bytes(
-        self, command: str, *, input: str | None = None, later: Awaitable[str] | None = None
+        self,
+        command: str,
+        *,
+        input: str | None = None,
+        later: Awaitable[str] | None = None,
+        window: int | None = None,
     ) -> AsyncIterator[bytes]:
         """As ``stream_lines``, but yield stdout as raw chunks, as they arrive (for binary
         output: the chunks split it anywhere). With ``later``, stdin stays open after
         ``input`` until ``later`` gives the rest: the command starts (and its start-up
-        cost is paid) before all its input is known."""
+        cost is paid) before all its input is known. ``window`` bounds the bytes in flight
+        over a network (where the transport has one)."""
 
     # File access. Paths are the box's: absolute, relative to its HOME, or "~/..." (also
     # HOME). Missing files raise FileNotFoundError, other file problems OSError, and a

@@ -63,9 +63,15 @@ class LocalTransport(RangeReads):
                 yield raw.decode(errors="replace").rstrip("\n")
 
     async def stream_bytes(
-        self, command: str, *, input: str | None = None, later: Awaitable[str] | None = None
+        self,
+        command: str,
+        *,
+        input: str | None = None,
+        later: Awaitable[str] | None = None,
+        window: int | None = None,
     ) -> AsyncIterator[bytes]:
-        """Yield a long-lived command's stdout as raw chunks until it exits."""
+        """Yield a long-lived command's stdout as raw chunks until it exits (``window``:
+        nothing is in flight on this machine)."""
         async with self._streaming(command, input, later) as stdout:
             while chunk := await stdout.read(STREAM_CHUNK):
                 yield chunk

@@ -20,13 +20,13 @@ from pathlib import Path
 import asyncssh
 
 from rgt_tui.transport.base import (
-    STREAM_CHUNK,
     CommandResult,
     FileStat,
     HostKeyError,
     RangeReads,
     TransportError,
 )
+from rgt_tui.transport.ssh_stream import stream_command
 
 CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would.
@@ -320,11 +320,27 @@ class SshTransport(RangeReads):
                 yield line.rstrip("\n")
 
     async def stream_bytes(
-        self, command: str, *, input: str | None = None, later: Awaitable[str] | None = None
+        self,
+        command: str,
+        *,
+        input: str | None = None,
+        later: Awaitable[str] | None = None,
+        window: int | None = None,
     ) -> AsyncIterator[bytes]:
-        """Yield a long-lived command's stdout as raw chunks; raise TransportError on a drop."""
-        async with self._streaming(command, input, None, later) as stdout:
-            while chunk := await stdout.read(STREAM_CHUNK):
+        """Yield a long-lived command's stdout as raw chunks; raise TransportError on a drop
+        or a failed command. ``window``: the channel's receive window (bytes in flight)."""
+        stream = stream_command(
+            self._require(),
+            self.host,
+            command,
+            input=input,
+            later=later,
+            window=window,
+            send_later=_send_later,
+            describe=_describe,
+        )
+        async with contextlib.aclosing(stream) as chunks:  # closes the channel if we stop
+            async for chunk in chunks:
                 yield chunk
 
     @contextlib.asynccontextmanager
