@@ -15,6 +15,7 @@ import pytest
 
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import HostConfig, load_fleet
+from rgt_tui.services import remote_file
 from rgt_tui.services.pull import PullOptions, pull_host
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.backoff import Backoff
@@ -53,15 +54,17 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-class SftpBytes:
-    """Counts the bytes SFTP reads deliver to this process (independent of the pull's counts)."""
+class BoxBytes:
+    """Counts the file bytes that reach this process from the box for large files, over
+    SFTP reads or the box's sender stream (independent of the pull's own counts)."""
 
     def __init__(self) -> None:
         self.total = 0
 
     @contextlib.contextmanager
-    def counting(self) -> Iterator[SftpBytes]:
+    def counting(self) -> Iterator[BoxBytes]:
         original = asyncssh.SFTPClientFile.read_parallel
+        original_feed = remote_file._OneFile.feed
         counter = self
 
         async def read_parallel(self, size=-1, offset=None):  # type: ignore[no-untyped-def]
@@ -74,11 +77,18 @@ class SftpBytes:
 
             return counted()
 
+        def feed(self, chunk):  # type: ignore[no-untyped-def]
+            data = original_feed(self, chunk)
+            counter.total += len(data)
+            return data
+
         asyncssh.SFTPClientFile.read_parallel = read_parallel  # type: ignore[method-assign]
+        remote_file._OneFile.feed = feed  # type: ignore[method-assign]
         try:
             yield self
         finally:
             asyncssh.SFTPClientFile.read_parallel = original  # type: ignore[method-assign]
+            remote_file._OneFile.feed = original_feed  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from pull_support import MIB, SftpBytes, box_results, fast, host_of, pull, random_file, sha
+from pull_support import MIB, BoxBytes, box_results, fast, host_of, pull, random_file, sha
 
 from rgt_tui.services.pull import PullError, pull_host
 from rgt_tui.services.records import manifest_path, pulled_path
@@ -50,13 +50,16 @@ async def test_pull_mirrors_the_tree_then_a_rerun_skips_everything(make_loopback
     assert events[-1].phase == "done" and events[-1].bytes_done == events[-1].bytes_total
     assert any(e.phase == "manifest" for e in events)
 
-    with SftpBytes().counting() as counter:
+    with BoxBytes().counting() as counter:
         again = await pull(host, local, options=fast())
     assert again.ok and again.pulled == () and len(again.skipped) == 42
     assert counter.total == 0 and again.bytes_received == 0
 
 
-async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(make_loopback_fleet, tmp_path):
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "sftp"])
+async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(
+    make_loopback_fleet, tmp_path, stream
+):
     fleet = await make_loopback_fleet(1)
     size = 40 * MIB
     digest = random_file(box_results(fleet) / "ckpt" / "last.pt", size)
@@ -72,7 +75,7 @@ async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(make_loopba
         await pull(
             host,
             tmp_path,
-            options=fast(max_attempts=2, progress_interval_s=0),
+            options=fast(max_attempts=2, progress_interval_s=0, stream_large=stream),
             on_progress=stop_mid_file,
         )
     await asyncio.gather(*stopping)
@@ -85,8 +88,8 @@ async def test_box_stopped_mid_file_then_rerun_resumes_from_the_part(make_loopba
     assert "ckpt/last.pt" not in json.loads(pulled_path(dest).read_text())["files"]
 
     await box.start()
-    with SftpBytes().counting() as counter:
-        result = await pull(host, tmp_path, options=fast())
+    with BoxBytes().counting() as counter:
+        result = await pull(host, tmp_path, options=fast(stream_large=stream))
     assert result.ok
     (done,) = result.pulled
     assert done.resumed_from == kept and done.received == size - kept
@@ -110,7 +113,7 @@ async def test_box_back_during_retries_resumes_in_the_same_run(make_loopback_fle
         if not tasks and any(f.done >= 4 * MIB for f in p.active):
             tasks.append(asyncio.ensure_future(bounce()))
 
-    with SftpBytes().counting() as counter:
+    with BoxBytes().counting() as counter:
         result = await pull(
             host_of(fleet),
             tmp_path,

@@ -10,7 +10,7 @@ import random
 import subprocess
 
 import pytest
-from pull_support import SftpBytes, box_results, fast, host_of, sha
+from pull_support import BoxBytes, box_results, fast, host_of, sha
 
 from rgt_tui.services import pull_batch
 from rgt_tui.services.pull import pull_host
@@ -125,7 +125,7 @@ async def test_a_batch_that_breaks_off_falls_back_to_sftp_and_loses_nothing(
     host = host_of(fleet)
     transport = transport_for(host)
     try:
-        with SftpBytes().counting() as sftp:
+        with BoxBytes().counting() as sftp:
             result = await pull_host(host, tmp_path, transport, options=fast(batch_streams=1))
     finally:
         await transport.close()

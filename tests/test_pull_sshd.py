@@ -8,7 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-from pull_support import MIB, SftpBytes, fast, random_file, sha
+from pull_support import MIB, BoxBytes, fast, random_file, sha
 from sshd_server import OpenSshServer, _children
 
 from rgt_tui.domain.config import load_fleet
@@ -59,7 +59,7 @@ async def test_stalled_connection_reconnects_and_resumes(openssh_server: OpenSsh
 
     transport = transport_for(host)
     try:
-        with SftpBytes().counting() as counter:
+        with BoxBytes().counting() as counter:
             result = await pull_host(
                 host,
                 tmp_path,

@@ -36,7 +36,7 @@ async def test_large_files_in_flight_each_use_a_session_of_their_own(
         return await original(self, path, *args, **kwargs)
 
     monkeypatch.setattr(asyncssh.SFTPClient, "open", open_)
-    result = await pull(host_of(fleet), tmp_path, options=fast(concurrency=3))
+    result = await pull(host_of(fleet), tmp_path, options=fast(concurrency=3, stream_large=False))
 
     assert result.ok
     assert all(sha(tmp_path / "box1" / name) == d for name, d in digests.items())

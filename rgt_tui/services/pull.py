@@ -412,7 +412,13 @@ class _Pull:
             self._warm_started += self.warm
         sftp = getattr(self.transport, "sftp", None)
         if sftp is not None:
-            lanes = min(self.options.concurrency, SFTP_LANES, max(large, 1 if small else 0))
+            wanted = max(large, 1 if small else 0)
+            if self.options.stream_large:
+                # Streamed files need SFTP only as a fallback, but it must be there when it
+                # comes to that: a box that refuses more sessions (sshd's MaxSessions) has
+                # a stream's channel refused, and that file then shares lane 0.
+                wanted = min(wanted, 1)
+            lanes = min(self.options.concurrency, SFTP_LANES, wanted)
             self._sftp_ready = [asyncio.ensure_future(sftp(lane)) for lane in range(lanes)]
 
     async def _start_early(self, listed: Listed, previous: Manifest | None) -> None:

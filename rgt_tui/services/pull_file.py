@@ -16,16 +16,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from rgt_tui.domain.manifest import Manifest
+from rgt_tui.services.pull_batch import start_sender
 from rgt_tui.services.pull_local import FilePlan, LocalWriteError, PullError, finalize
 from rgt_tui.services.pull_part import PartWriter
 from rgt_tui.services.pull_types import Abort, PulledFile
 from rgt_tui.services.records import pulled_path
 from rgt_tui.services.remote_file import RemoteFile
 from rgt_tui.services.stall import Stalled, StallWatch
-from rgt_tui.transport.base import HostKeyError, TransportError
+from rgt_tui.transport.base import HostKeyError, SessionRefused, TransportError
 
 if TYPE_CHECKING:
     from rgt_tui.services.pull import _Pull
@@ -44,12 +46,33 @@ class FilePuller:
     def __init__(self, pull: _Pull, manifest: Manifest) -> None:
         self.pull = pull
         self.manifest = manifest
+        self._running = 0  # files of this puller in flight
+        self._one_done = asyncio.Condition()  # notified as each of them ends
 
     async def run(self, plan: FilePlan, lane: int = 0) -> None:
-        """Pull one file over SFTP session ``lane`` (each worker has its own); failures of
-        the file alone are recorded, others raise _Abort."""
+        """Pull one file over SFTP session ``lane`` (each worker has its own), or streamed by
+        the box's sender; failures of the file alone are recorded, others raise _Abort."""
+        self._running += 1
+        try:
+            await self._run(plan, lane)
+        finally:
+            self._running -= 1
+            async with self._one_done:
+                self._one_done.notify_all()
+
+    async def _session_freed(self) -> bool:
+        """After a refused session: wait until another file ends (its session with it);
+        False when no other file is in flight (nothing will free one)."""
+        if self._running <= 1:
+            return False
+        async with self._one_done:
+            await self._one_done.wait()
+        return True
+
+    async def _run(self, plan: FilePlan, lane: int) -> None:
         remote = self.manifest.display(plan.entry.root, plan.entry.path)
         attempt, restarted, received = 0, False, 0
+        stream = self.pull.options.stream_large
         while True:
             writer = PartWriter(
                 self.pull.dest / plan.part, plan.entry.size, fsync=self.pull.options.fsync
@@ -64,8 +87,15 @@ class FilePuller:
                 resumed_from = writer.offset if not restarted else 0
                 if writer.offset < plan.entry.size:
                     await self.pull.transport.connect()  # a no-op unless a drop closed it
-                received += await self._copy(remote, writer, plan.local, generation, lane)
+                received += await self._copy(remote, writer, plan.local, generation, lane, stream)
                 digest = await writer.finish()
+            except SessionRefused:
+                # The box allows no more sessions now (MaxSessions): once another file is
+                # done its session is free; with none in flight, SFTP's shared lane 0.
+                await writer.abandon()
+                received += writer.received
+                stream = await self._session_freed()
+                continue
             except LocalWriteError as exc:
                 await writer.abandon()
                 if exc.disk_full:
@@ -132,23 +162,28 @@ class FilePuller:
             except OSError as exc:
                 raise LocalWriteError(pulled_path(self.pull.dest), exc) from exc
 
+    def _sender(self, request: dict, window: int) -> AsyncIterator[bytes]:
+        return start_sender(self.pull.transport, request, window)
+
     def _fail(self, plan: FilePlan, why: str) -> None:
         self.pull.failed.append((plan.local, why))
         self.pull.tracker.finish_file(plan.local, ok=False)
 
     async def _copy(
-        self, remote: str, writer: PartWriter, local: str, generation: int, lane: int
+        self, remote: str, writer: PartWriter, local: str, generation: int, lane: int, stream: bool
     ) -> int:
         """Append the rest of ``remote`` to the part; returns the bytes written."""
         size = writer.size
         if writer.offset >= size:
             return 0
+        options = self.pull.options
         source = await RemoteFile.open(
             self.pull.transport,
             remote,
-            self.pull.options.block_size,
-            self.pull.options.max_requests,
+            options.block_size,
+            options.max_requests,
             lane,
+            sender=self._sender if stream else None,
         )
         batch: list[bytes] = []
         batched = 0

@@ -13,7 +13,7 @@ from rgt_tui.transport.backoff import Backoff
 class PullOptions:
     """Tuning of a pull; the defaults suit a rented box over the internet."""
 
-    concurrency: int = 4  # files >= 1 MiB in flight over SFTP
+    concurrency: int = 4  # files >= 1 MiB in flight
     batch_streams: int = 2  # exec channels carrying batches of files < 1 MiB
     stall_timeout_s: float = 30.0  # no bytes for this long: reconnect and resume
     max_attempts: int = 8  # consecutive connection failures without progress
@@ -26,6 +26,9 @@ class PullOptions:
     # product is also the most a dropped connection can make a resume fetch twice.
     block_size: int = 256 << 10
     max_requests: int = 16
+    # Files >= 1 MiB streamed by the box's sender on an exec channel (SFTP only where it
+    # fails); False reads them over SFTP.
+    stream_large: bool = True
 
 
 @dataclass(frozen=True)
