@@ -2,7 +2,7 @@
 
 ``pull_host`` takes a manifest on the box (every file under the host's pull roots with
 its SHA-256), keeps it in ``<results_dir>/<host>/.rgt/manifest.json``, checks local free
-space, then copies what is missing over the host's existing connection (SFTP):
+space, then copies what is missing over the host's existing connection:
 
 - each file goes to ``.rgt/parts/<path>.part``, hashed while it is written; an interrupted part is
   resumed from its size (its bytes are hashed first), so a finished file is read once;
@@ -10,7 +10,8 @@ space, then copies what is missing over the host's existing connection (SFTP):
   is dropped and the file pulled once more from zero, then it fails, by name;
 - files under 1 MiB go first, in batches on ``batch_streams`` exec channels of the same
   connection (``pull_batch``), since per-file round trips, not bytes, would set their
-  pace; then up to ``concurrency`` larger files move at once over SFTP;
+  pace; then up to ``concurrency`` larger files move at once, each streamed by the box's
+  sender (``remote_file``; SFTP where it fails);
 - the box hashes the small files first, so when the listing's totals already fit the
   local disk (every listed byte counted as still to pull) they are pulled while it hashes
   the large ones; otherwise nothing moves before the complete manifest's exact plan;
