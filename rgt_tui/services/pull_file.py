@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rgt_tui.domain.manifest import Manifest
@@ -162,9 +162,6 @@ class FilePuller:
             except OSError as exc:
                 raise LocalWriteError(pulled_path(self.pull.dest), exc) from exc
 
-    def _sender(self, request: dict, window: int) -> AsyncIterator[bytes]:
-        return start_sender(self.pull.transport, request, window)
-
     def _fail(self, plan: FilePlan, why: str) -> None:
         self.pull.failed.append((plan.local, why))
         self.pull.tracker.finish_file(plan.local, ok=False)
@@ -183,7 +180,7 @@ class FilePuller:
             options.block_size,
             options.max_requests,
             lane,
-            sender=self._sender if stream else None,
+            sender=partial(start_sender, self.pull.transport) if stream else None,
         )
         batch: list[bytes] = []
         batched = 0
