@@ -188,8 +188,9 @@ async def test_pull_error_is_shown_with_its_fix(tmp_path: Path, loopback_fleet) 
         await pilot.pause()
         await pilot.press("p")
         await wait_for(pilot, lambda: app.jobs.state("box1").pull_error is not None, 60)
+        # The error line and its fix can land in different frames: wait for both.
         await wait_for(pilot, lambda: "pull failed" in screen_text(app))
-        assert "fix:" in screen_text(app)
+        await wait_for(pilot, lambda: "fix:" in screen_text(app))
         assert app.jobs.state("box1").pull_result is None
 
 
