@@ -110,6 +110,19 @@ async def _streams_bytes_exactly(t, blob, last_stderr) -> None:
     rest.set_result("tail\n")
     out = [await first] + [c async for c in stream]
     assert b"".join(out) == b"head\ntail\n"
+    # Texts as they come: each is answered before the next is sent, then end of input.
+    asks: asyncio.Queue[str | None] = asyncio.Queue()
+
+    async def texts():
+        while (text := await asks.get()) is not None:
+            yield text
+
+    stream = t.stream_bytes("while read -r line; do echo \"got $line\"; done", later=texts())
+    for word in ("one", "two"):
+        asks.put_nowait(f"{word}\n")
+        assert await anext(stream) == f"got {word}\n".encode()
+    asks.put_nowait(None)
+    assert [c async for c in stream] == []  # the end of input ends the command
 
 
 async def test_unknown_host_key_is_refused_with_fingerprint_and_fix(loopback_fleet, tmp_path):

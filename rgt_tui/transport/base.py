@@ -6,11 +6,26 @@ rented box run through the same code (DESIGN.md, data flow step 2).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeAlias, runtime_checkable
 
 STREAM_CHUNK = 1 << 20  # stream_bytes hands over whatever has arrived, up to this much
+
+# What ``stream_bytes`` writes to stdin after ``input``: one text once it is known, or a
+# text at a time as each comes (a command that answers request after request).
+Later: TypeAlias = Awaitable[str] | AsyncIterable[str]
+
+
+async def later_texts(later: Later | None) -> AsyncIterator[str]:
+    """The texts of ``later`` in order, each once it is there."""
+    if later is None:
+        return
+    if isinstance(later, AsyncIterable):
+        async for text in later:
+            yield text
+    else:
+        yield await later
 
 
 @dataclass(frozen=True)
@@ -134,13 +149,14 @@ class Transport(Protocol):
         command: str,
         *,
         input: str | None = None,
-        later: Awaitable[str] | None = None,
+        later: Later | None = None,
         window: int | None = None,
     ) -> AsyncIterator[bytes]:
         """As ``stream_lines``, but yield stdout as raw chunks, as they arrive (for binary
         output: the chunks split it anywhere). With ``later``, stdin stays open after
-        ``input`` until ``later`` gives the rest: the command starts (and its start-up
-        cost is paid) before all its input is known. ``window`` bounds the bytes in flight
+        ``input`` until ``later`` gives the rest (a text, or texts as they come, then end
+        of file): the command starts (and its start-up cost is paid) before all its input
+        is known. ``window`` bounds the bytes in flight
         over a network (where the transport has one)."""
 
     # File access. Paths are the box's: absolute, relative to its HOME, or "~/..." (also

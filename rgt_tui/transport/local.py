@@ -5,9 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 
-from rgt_tui.transport.base import STREAM_CHUNK, CommandResult, FileStat, RangeReads, TransportError
+from rgt_tui.transport.base import (
+    STREAM_CHUNK,
+    CommandResult,
+    FileStat,
+    Later,
+    RangeReads,
+    TransportError,
+    later_texts,
+)
 
 
 class LocalTransport(RangeReads):
@@ -67,7 +75,7 @@ class LocalTransport(RangeReads):
         command: str,
         *,
         input: str | None = None,
-        later: Awaitable[str] | None = None,
+        later: Later | None = None,
         window: int | None = None,
     ) -> AsyncIterator[bytes]:
         """Yield a long-lived command's stdout as raw chunks until it exits (``window``:
@@ -78,7 +86,7 @@ class LocalTransport(RangeReads):
 
     @contextlib.asynccontextmanager
     async def _streaming(
-        self, command: str, input: str | None, later: Awaitable[str] | None = None
+        self, command: str, input: str | None, later: Later | None = None
     ) -> AsyncIterator[asyncio.StreamReader]:
         """Start ``command`` with ``input`` (and ``later``'s text) on stdin, hand over its
         stdout, then check its exit status (TransportError when it failed); killed if the
@@ -92,8 +100,8 @@ class LocalTransport(RangeReads):
                 if input is not None:
                     stdin.write(input.encode())
                     await stdin.drain()
-                if later is not None:
-                    stdin.write((await later).encode())
+                async for text in later_texts(later):
+                    stdin.write(text.encode())
                     await stdin.drain()
                 stdin.close()
 

@@ -13,7 +13,7 @@ import contextlib
 import errno
 import shlex
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +23,10 @@ from rgt_tui.transport.base import (
     CommandResult,
     FileStat,
     HostKeyError,
+    Later,
     RangeReads,
     TransportError,
+    later_texts,
 )
 from rgt_tui.transport.ssh_stream import stream_command
 
@@ -142,7 +144,7 @@ async def _send_later(
     send: Callable[[str], object],
     eof: Callable[[], object],
     input: str | None,
-    later: Awaitable[str] | None,
+    later: Later | None,
 ) -> None:
     """Write ``input``, then (once it is there) ``later``'s text, then end of file.
 
@@ -151,8 +153,8 @@ async def _send_later(
     with contextlib.suppress(OSError, asyncssh.Error, BrokenPipeError):
         if input is not None:
             send(input)
-        if later is not None:
-            send(await later)
+        async for text in later_texts(later):
+            send(text)
         eof()
 
 
@@ -324,7 +326,7 @@ class SshTransport(RangeReads):
         command: str,
         *,
         input: str | None = None,
-        later: Awaitable[str] | None = None,
+        later: Later | None = None,
         window: int | None = None,
     ) -> AsyncIterator[bytes]:
         """Yield a long-lived command's stdout as raw chunks; raise TransportError on a drop
@@ -349,7 +351,7 @@ class SshTransport(RangeReads):
         command: str,
         input: str | None,
         encoding: str | None,
-        later: Awaitable[str] | None = None,
+        later: Later | None = None,
     ) -> AsyncIterator[asyncssh.SSHReader]:
         """Start ``command`` with ``input`` (and ``later``'s text) on stdin, hand over its
         stdout, then check how it ended: a dropped connection or a failed command raises

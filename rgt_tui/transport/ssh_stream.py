@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import asyncssh
 
-from rgt_tui.transport.base import SessionRefused, TransportError
+from rgt_tui.transport.base import Later, SessionRefused, TransportError
 
 HIGH_WATER = 8 << 20  # bytes queued for the reader before the channel stops reading
 LOW_WATER = 2 << 20  # ... and below which it reads again
@@ -93,7 +93,7 @@ async def stream_command(
     command: str,
     *,
     input: str | None,
-    later: Awaitable[str] | None,
+    later: Later | None,
     window: int | None,
     send_later: Callable[..., Awaitable[None]],
     describe: Callable[[BaseException], str],
