@@ -12,12 +12,13 @@ import subprocess
 import pytest
 from pull_support import BoxBytes, box_results, fast, host_of, sha
 
-from rgt_tui.services import pull_batch
+from rgt_tui.services import pull_batch, sender_pool
 from rgt_tui.services.pull import pull_host
-from rgt_tui.services.pull_batch import (
+from rgt_tui.services.pull_batch import FrameParser
+from rgt_tui.services.remote_file import _OneFile
+from rgt_tui.services.sender_pool import (
     BOOT,
-    FrameParser,
-    WarmSender,
+    SenderPool,
     request_line,
     sender_input,
     sender_source,
@@ -121,7 +122,7 @@ async def test_a_batch_that_breaks_off_falls_back_to_sftp_and_loses_nothing(
             "main(request[:2])\nsys.stdout.write('oops\\n')\n"
         )
 
-    monkeypatch.setattr(pull_batch, "sender_program", broken_program)
+    monkeypatch.setattr(sender_pool, "sender_program", broken_program)
     host = host_of(fleet)
     transport = transport_for(host)
     try:
@@ -151,33 +152,64 @@ def _senders() -> set[int]:
     return found
 
 
-async def test_a_sender_started_early_sends_what_it_is_asked_later(make_loopback_fleet):
+async def _until(check, tries: int = 250) -> None:
+    for _ in range(tries):
+        if check():
+            return
+        await asyncio.sleep(0.02)
+
+
+async def test_pooled_senders_start_early_and_answer_request_after_request(make_loopback_fleet):
     fleet = await make_loopback_fleet(1)
     res = box_results(fleet)
     (res / "a").mkdir(parents=True)
     files = {f"a/f{i}.bin": os.urandom(500 + i) for i in range(5)}
     for rel, data in files.items():
         (res / rel).write_bytes(data)
+    big = os.urandom(3 << 20)
+    (res / "big.pt").write_bytes(big)
     transport = transport_for(host_of(fleet))
     await transport.connect()
+    pool = SenderPool(transport, 1 << 20, lambda: 0)
     try:
         before = _senders()  # an earlier test's sender may still be ending: not counted
-        used, unused = WarmSender(transport, 0), WarmSender(transport, 0)
-        for _ in range(250):  # both processes start before any request exists
-            if len(_senders() - before) == 2:
-                break
-            await asyncio.sleep(0.02)
+        pool.warm(2)
+        await _until(lambda: len(_senders() - before) == 2)  # started before any request
         ours = _senders() - before
         assert len(ours) == 2
         request = [(str(res / rel), len(data)) for rel, data in files.items()]
-        output = b"".join([chunk async for chunk in used.stream(request)])
-        frames = parse(output, len(request), [])
-        assert [data for _, data in frames] == list(files.values())
-        await unused.close()  # never asked: it ends quietly
-        for _ in range(250):
-            if not ours & _senders():
-                break
-            await asyncio.sleep(0.02)
+        for _ in range(3):  # the same processes answer each time: none is started anew
+            parser = FrameParser(len(request))
+            frames = []
+            async for chunk in pool.stream(request, parser.complete):
+                frames += parser.feed(chunk)
+            assert [data for _, data in frames] == list(files.values()) and not parser.error
+            one = RemoteFileReply(str(res / "big.pt"), 100, len(big))
+            async for chunk in pool.stream(one.request, one.frames.complete):
+                one.feed(chunk)
+            assert one.data == big[100:]
+        assert pool.started == 2 and _senders() - before == ours
+        # A reply cut off before its end: that sender is closed, never handed out again.
+        reply = pool.stream(one.request, lambda: False)
+        await anext(reply)
+        await reply.aclose()
+        await _until(lambda: len(ours & _senders()) == 1)
+        assert len(ours & _senders()) == 1
+        await pool.close()  # the idle one was told there is nothing more: it ends quietly
+        await _until(lambda: not ours & _senders())
         assert not ours & _senders()
     finally:
+        await pool.close()
         await transport.close()
+
+
+class RemoteFileReply:
+    """One large file's request and its parsed reply (``send_one``), as RemoteFile reads it."""
+
+    def __init__(self, path: str, offset: int, size: int) -> None:
+        self.request = {"path": path, "offset": offset, "size": size}
+        self.frames = _OneFile("box1", path)
+        self.data = b""
+
+    def feed(self, chunk: bytes) -> None:
+        self.data += self.frames.feed(chunk)

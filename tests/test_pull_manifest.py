@@ -26,7 +26,7 @@ from rgt_tui.domain.manifest import (
     unsafe_path_reason,
 )
 from rgt_tui.services.manifest import manifest_command, manifest_source
-from rgt_tui.services.pull_batch import BOOT, sender_program
+from rgt_tui.services.sender_pool import BOOT, sender_program
 
 PY36 = Path("~/.pyenv/versions/3.6.15/bin/python3").expanduser()
 

@@ -11,11 +11,12 @@ import os
 import subprocess
 
 import pytest
-from pull_support import MIB, box_results, host_of, random_file
+from pull_support import MIB, box_results, fast, host_of, random_file, sha
 
 from rgt_tui.agent.sendfiles import START
-from rgt_tui.services.pull_batch import SEND_COMMAND, request_line, sender_input, start_sender
+from rgt_tui.services.pull import pull_host
 from rgt_tui.services.remote_file import RemoteFile, _OneFile
+from rgt_tui.services.sender_pool import SEND_COMMAND, request_line, sender_input, start_sender
 from rgt_tui.transport import ssh_stream, transport_for
 from rgt_tui.transport.base import TransportError
 
@@ -99,10 +100,10 @@ async def test_a_broken_sender_hands_the_rest_of_the_file_to_sftp(make_loopback_
     transport = transport_for(host_of(fleet))
     await transport.connect()
 
-    def broken(request: dict, window: int):
+    def broken(request: dict, complete):
         async def stream():
             # Half the file, correctly framed, then the box's sender dies.
-            async for chunk in start_sender(transport, {**request, "size": 2 * MIB}, window):
+            async for chunk in start_sender(transport, {**request, "size": 2 * MIB}, MIB):
                 if chunk.endswith(b"DONE\n"):
                     chunk = chunk[:-5]
                 yield chunk
@@ -151,6 +152,51 @@ async def test_a_slow_reader_stops_the_channel_instead_of_queueing_everything(
 
 def test_sender_script_stays_python36_syntax():
     """The box may run an old python3: the script must parse as Python 3.6."""
-    from rgt_tui.services.pull_batch import sender_source
+    from rgt_tui.services.sender_pool import sender_source
 
     ast.parse(sender_source(), feature_version=(3, 6))
+
+
+async def test_the_small_file_senders_carry_the_large_files_no_new_process_starts(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    expected = {
+        f"evals/s{i:02d}.json": random_file(res / f"evals/s{i:02d}.json", 900 + i)
+        for i in range(40)
+    }
+    expected |= {f"ckpt/e{i}.pt": random_file(res / f"ckpt/e{i}.pt", 3 * MIB + i) for i in range(2)}
+    host = host_of(fleet)
+    transport = transport_for(host)
+    commands = []
+    stream_bytes = transport.stream_bytes
+
+    def counting(command, **kw):
+        commands.append(command)
+        return stream_bytes(command, **kw)
+
+    transport.stream_bytes = counting
+    try:
+        result = await pull_host(
+            host, tmp_path, transport, options=fast(batch_streams=2, concurrency=2)
+        )
+    finally:
+        await transport.close()
+    assert result.ok and len(result.pulled) == 42
+    for rel, digest in expected.items():
+        assert sha(tmp_path / "box1" / rel) == digest
+    # Two senders, started while the box hashed: both batches, then both large files.
+    assert commands.count(SEND_COMMAND) == 2
+
+
+def test_one_file_reply_is_whole_only_after_its_done_line():
+    frames = _OneFile("box", "/f")
+    reply = START + b"0 5\nhello" + b"DONE\n"
+    for cut in range(len(reply)):  # however the reply is cut, whole only at its end
+        frames = _OneFile("box", "/f")
+        assert frames.feed(reply[:cut]) + frames.feed(reply[cut:]) == b"hello"
+        assert frames.complete()
+        frames = _OneFile("box", "/f")
+        frames.feed(reply[:cut])
+        assert not frames.complete()

@@ -4,11 +4,12 @@
 Pulling thousands of small files one SFTP request at a time spends its time on round
 trips and per-request work, not on bytes. The pull starts ``python3 -u -c BOOT``
 (``pull_batch.SEND_COMMAND``: read N, then exec the next N bytes of stdin) and sends this
-script on stdin with a last line that runs ``serve()``, which reads one more line: the
-request, a JSON list of ``[path, size]``. So the box's shell and python3 start (tenths of
+script on stdin with a last line that runs ``serve()``, which then reads requests, a line
+each: a JSON list of ``[path, size]``. So the box's shell and python3 start (tenths of
 a second where a .bashrc sets up conda or pyenv) before the pull knows which files it
-wants; an empty request line ends it quietly. It writes a start line, then for each
-file, in order::
+wants, and once started the process answers request after request (the pull's
+``SenderPool``); an empty line or the end of stdin ends it quietly. To each request it
+writes a start line, then for each file, in order::
 
     <index> <nbytes>\\n<nbytes raw bytes>          (the file)
     <index> E <JSON string: why it could not be read>\\n
@@ -44,14 +45,19 @@ SHRANK = 3  # exit status: the file shrank while it was sent
 
 
 def serve():
-    """Read the request (one JSON line on stdin) and send it; nothing on an empty line."""
-    line = sys.stdin.buffer.readline().strip()
-    if not line:
-        return 0
-    request = json.loads(line.decode("utf-8"))
-    if isinstance(request, dict):
-        return send_one(request["path"], int(request["offset"]), int(request["size"]))
-    return main(request)
+    """Answer requests (one JSON line each on stdin) in turn, until an empty line or the
+    end of stdin. A file that shrank while it was sent ends it (its reply is cut short)."""
+    while True:
+        line = sys.stdin.buffer.readline().strip()
+        if not line:
+            return 0
+        request = json.loads(line.decode("utf-8"))
+        if isinstance(request, dict):
+            status = send_one(request["path"], int(request["offset"]), int(request["size"]))
+        else:
+            status = main(request)
+        if status:
+            return status
 
 
 def send_one(path, offset, size):

@@ -40,7 +40,7 @@ from pathlib import Path
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.services.manifest import Listed, take_manifest
-from rgt_tui.services.pull_batch import SMALL_FILE, BatchPuller, WarmSender, make_batches
+from rgt_tui.services.pull_batch import SMALL_FILE, BatchPuller, make_batches
 from rgt_tui.services.pull_file import FilePuller
 from rgt_tui.services.pull_local import (
     FilePlan,
@@ -62,6 +62,7 @@ from rgt_tui.services.records import (
     records_dir,
     save_manifest,
 )
+from rgt_tui.services.sender_pool import SenderPool
 from rgt_tui.transport.base import HostKeyError, Transport, TransportError
 
 log = logging.getLogger(__name__)
@@ -151,10 +152,11 @@ class _Pull:
         self._more: asyncio.Queue[Manifest | None] = asyncio.Queue()  # one-file manifests
         self._streamed: asyncio.Queue[FilePlan | None] = asyncio.Queue()  # their plans
         self._streamed_planned = asyncio.Event()  # every file the scan reported is planned
-        # Small-file senders started with the manifest: waiting ones (batches take them)
-        # and all of them (closed at the end, whether used or not).
-        self.warm: list[WarmSender] = []
-        self._warm_started: list[WarmSender] = []
+        # The box's sender processes: small-file batches, then large files (one window
+        # of bytes in flight each: what a dropped connection can make a resume re-fetch).
+        self.senders = SenderPool(
+            transport, options.block_size * options.max_requests, lambda: self.generation
+        )
         self._sftp_ready: list[asyncio.Future] = []  # SFTP sessions, started early
 
     # -- connection --------------------------------------------------------------------
@@ -221,8 +223,7 @@ class _Pull:
         try:
             return await self._run(previous)
         finally:
-            for sender in self._warm_started:
-                await sender.close()
+            await self.senders.close()
             # Their failure (no SFTP on the box) showed where a session was used.
             await _cancel(self._sftp_ready)
 
@@ -403,14 +404,10 @@ class _Pull:
         (three took 0.33 s here, one 0.09 s); a sender nobody needs is a shell at risk of
         being cut off in its start-up scripts if the box goes away (a pyenv rehash killed
         mid-way leaves a lock that stalls every later shell for a minute)."""
-        if self._warm_started or self._sftp_ready:
+        if self.senders.started or self._sftp_ready:
             return
         if small:
-            self.warm += [
-                WarmSender(self.transport, self.generation)
-                for _ in range(self.options.batch_streams)
-            ]
-            self._warm_started += self.warm
+            self.senders.warm(self.options.batch_streams)
         sftp = getattr(self.transport, "sftp", None)
         if sftp is not None:
             wanted = max(large, 1 if small else 0)
@@ -512,7 +509,7 @@ class _Pull:
         ``_pull_large`` (one by one over SFTP)."""
         small = sorted((f for f in files if f.entry.size < SMALL_FILE), key=lambda f: f.local)
         batches = deque(make_batches(small, self.options.batch_streams))
-        batcher = BatchPuller(self, manifest, self.warm)
+        batcher = BatchPuller(self, manifest)
 
         async def batch_worker() -> None:
             while batches:

@@ -3,10 +3,10 @@
 Over SFTP each file costs an open, a read and a close, each a round trip and a few SSH
 packets; for thousands of small files that per-file work, not the bytes, sets the pace.
 So files under ``SMALL_FILE`` go in batches through ``rgt_tui/agent/sendfiles.py`` on an
-exec channel of the same connection, framed raw (``FrameParser``). The script arrives on
-stdin and waits there for its list of files, so the pull starts the first ones
-(``WarmSender``) while the box is still taking the manifest: where a .bashrc sets up conda
-or pyenv, a shell and python3 take tenths of a second to start. Each file is checked
+exec channel of the same connection, framed raw (``FrameParser``), by senders of the
+pull's ``SenderPool``: the first ones start while the box is still taking the manifest
+(where a .bashrc sets up conda or pyenv, a shell and python3 take tenths of a second to
+start), and carry the large files once their batches are done. Each file is checked
 against the manifest's SHA-256 before it is written; one that does not match, or that
 the box could not read, falls back to the SFTP path (which retries from zero once and
 names it if it still fails). So does the rest of a batch whose output stops making sense.
@@ -20,10 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
-import shlex
-from collections.abc import AsyncIterator, Sequence
-from importlib import resources
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,7 +28,7 @@ from rgt_tui.agent.sendfiles import START as SENDFILES_START
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.services.pull_local import FilePlan, LocalWriteError, PulledRecord, finalize_many
 from rgt_tui.services.stall import Stalled, StallWatch
-from rgt_tui.transport.base import Transport, TransportError
+from rgt_tui.transport.base import TransportError
 
 if TYPE_CHECKING:
     from rgt_tui.services.pull import _Pull
@@ -42,98 +39,13 @@ BATCH_BYTES = 256 << 20
 WRITE_GROUP_FILES = 64  # files written (and synced together) per worker-thread call
 WRITE_GROUP_BYTES = 8 << 20
 MAX_PENDING_WRITES = 3
-SENDER_SCRIPT = "sendfiles.py"
-CLOSE_WAIT_S = 10.0  # an unused warm sender gets this long to exit on its own
-# Read a length, exec that many bytes of stdin: the script comes on stdin (never on the
-# command line), and stdin stays open for the request that follows it.
-BOOT = "import sys; exec(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())))"
-SEND_COMMAND = f"python3 -S -u -c {shlex.quote(BOOT)}"  # -S: as the manifest's (manifest.py)
-
-
-def sender_source() -> str:
-    """The on-box sender script's text."""
-    return resources.files("rgt_tui.agent").joinpath(SENDER_SCRIPT).read_text("utf-8")
-
-
-def sender_program() -> str:
-    """The script plus the line that runs it on the request that follows on stdin."""
-    return f"{sender_source()}\nsys.exit(serve())\n"
-
-
-def sender_input() -> str:
-    """What SEND_COMMAND reads first: the program's length in bytes, then the program."""
-    program = sender_program()
-    return f"{len(program.encode())}\n{program}"
-
-
-def request_line(request: list[tuple[str, int]] | dict) -> str:
-    """The files to send (a list), or one large file (a dict: ``send_one``), as the line
-    ``serve()`` reads (ASCII: json.dumps escapes)."""
-    return json.dumps(request) + "\n"
-
-
-def start_sender(
-    transport: Transport, request: list[tuple[str, int]] | dict, window: int | None = None
-) -> AsyncIterator[bytes]:
-    """A new sender for ``request``, its output as a byte stream."""
-    return transport.stream_bytes(
-        SEND_COMMAND, input=sender_input() + request_line(request), window=window
-    )
-
-
-class WarmSender:
-    """A sender started before its files are known, for the first batch that wants one.
-
-    ``generation`` is the connection it belongs to: after a reconnect it is not used.
-    ``close`` ends one nobody used (an empty request line: it exits quietly).
-    """
-
-    def __init__(self, transport: Transport, generation: int) -> None:
-        self.generation = generation
-        self._request: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._chunks = transport.stream_bytes(
-            SEND_COMMAND, input=sender_input(), later=self._request
-        )
-        self._first = asyncio.ensure_future(anext(self._chunks))  # starts the process now
-
-    async def stream(self, request: list[tuple[str, int]]) -> AsyncIterator[bytes]:
-        """The sender's output for ``request`` (its process already running)."""
-        self._request.set_result(request_line(request))
-        try:
-            try:
-                first = await self._first
-            except StopAsyncIteration:
-                return
-            yield first
-            async for chunk in self._chunks:
-                yield chunk
-        finally:
-            await self._chunks.aclose()
-
-    async def close(self) -> None:
-        """End it: an unused one is told there is nothing to send and left to exit.
-
-        Not killed: it may still be in the box's shell start-up, and a start-up script
-        cut off there can leave damage behind (a pyenv rehash killed mid-way leaves a lock
-        that stalls every later shell on the box for a minute). Waits at most
-        ``CLOSE_WAIT_S``, then closes the channel anyway.
-        """
-        if not self._request.done():
-            self._request.set_result("\n")
-        with contextlib.suppress(BaseException):
-            await asyncio.wait_for(asyncio.shield(self._first), CLOSE_WAIT_S)
-        self._first.cancel()
-        with contextlib.suppress(BaseException):
-            await self._first
-        with contextlib.suppress(Exception):
-            await self._chunks.aclose()
 
 
 def make_batches(files: Sequence[FilePlan], streams: int) -> list[list[FilePlan]]:
     """Split small files into as few batches as ``streams`` allow, each within the caps.
 
-    Every batch starts a process on the box (a session and a python3 start: tenths of a
-    second on a busy box), so fewer, larger batches are faster; a dropped batch re-sends
+    Every batch is one request with its own start-up on the box, so fewer, larger batches
+    are faster; a dropped batch re-sends
     only its files that had not arrived yet, so their size costs nothing on a resume.
     """
     if not files:
@@ -147,11 +59,10 @@ def make_batches(files: Sequence[FilePlan], streams: int) -> list[list[FilePlan]
 class BatchPuller:
     """Pulls batches of small files for one pull run; unmatched files go to ``fallback``."""
 
-    def __init__(self, pull: _Pull, manifest: Manifest, warm: list[WarmSender]) -> None:
+    def __init__(self, pull: _Pull, manifest: Manifest) -> None:
         self.pull = pull
         self.manifest = manifest
         self.fallback: list[FilePlan] = []
-        self._warm = warm  # shared with the pull: each is used once
 
     async def run(self, batch: list[FilePlan]) -> None:
         """Pull one batch, retrying what a dropped connection cut off."""
@@ -190,7 +101,7 @@ class BatchPuller:
         try:
             stall = self.pull.options.stall_timeout_s
             with StallWatch(stall, on_stall=self.pull.drop_later(generation)) as watch:
-                stream = self._sender(request)
+                stream = self.pull.senders.stream(request, parser.complete)
                 async with contextlib.aclosing(stream) as chunks:  # stops the box's process too
                     async for chunk in chunks:
                         watch.kick()
@@ -216,15 +127,6 @@ class BatchPuller:
             failures = [r for r in results if isinstance(r, BaseException)]
             if failures:
                 raise failures[0]
-
-    def _sender(self, request: list[tuple[str, int]]) -> AsyncIterator[bytes]:
-        """A started sender of this connection if one is waiting, else a new one."""
-        while self._warm:
-            warm = self._warm.pop()
-            if warm.generation == self.pull.generation:
-                return warm.stream(request)
-            # Else it belongs to a connection that is gone; the pull closes it at the end.
-        return start_sender(self.pull.transport, request)
 
     async def _write(self, group: list[tuple[FilePlan, bytes]]) -> None:
         options = self.pull.options
@@ -277,7 +179,12 @@ class FrameParser:
         self._buf = bytearray()
         self._started = False
         self._file: tuple[int, int] | None = None  # (index, size) of the file being read
+        self._done = False  # the DONE line came: the reply is whole
         self.error = ""
+
+    def complete(self) -> bool:
+        """Whether the whole reply (up to its DONE line) has been parsed."""
+        return self._done
 
     def feed(self, chunk: bytes) -> list[tuple[int, bytes | None]]:
         """The frames completed by ``chunk`` (none once ``error`` is set)."""
@@ -326,6 +233,7 @@ class FrameParser:
         """Parse one header: a file's size starts its bytes; an error is a frame itself."""
         head, _, rest = line.partition(b" ")
         if line == b"DONE":
+            self._done = True
             return None
         if head.isdigit() and int(head) < self.count:
             if rest.isdigit():
@@ -336,7 +244,4 @@ class FrameParser:
         raise FrameError(f"small-file sender: unexpected output {line[:60]!r}")
 
 
-__all__ = [
-    "BOOT", "SEND_COMMAND", "SMALL_FILE", "BatchPuller", "FrameError", "FrameParser", "WarmSender",
-    "make_batches", "request_line", "sender_input", "sender_program", "sender_source",
-]  # fmt: skip
+__all__ = ["SMALL_FILE", "BatchPuller", "FrameError", "FrameParser", "make_batches"]

@@ -16,11 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from functools import partial
 from typing import TYPE_CHECKING
 
 from rgt_tui.domain.manifest import Manifest
-from rgt_tui.services.pull_batch import start_sender
 from rgt_tui.services.pull_local import FilePlan, LocalWriteError, PullError, finalize
 from rgt_tui.services.pull_part import PartWriter
 from rgt_tui.services.pull_types import Abort, PulledFile
@@ -180,7 +178,7 @@ class FilePuller:
             options.block_size,
             options.max_requests,
             lane,
-            sender=partial(start_sender, self.pull.transport) if stream else None,
+            sender=self.pull.senders.stream if stream else None,
         )
         batch: list[bytes] = []
         batched = 0

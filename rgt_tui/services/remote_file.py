@@ -1,8 +1,9 @@
 """One file on a box, read as an in-order stream of blocks for the pull.
 
 Over SSH the bytes come from ``rgt_tui/agent/sendfiles.py`` on an exec channel of the
-host's connection (``send_one``: ``os.sendfile`` on the box, raw bytes on the channel, a
-window of ``block_size`` x ``max_requests`` bytes in flight). Against SFTP reads of the
+host's connection (``send_one``: ``os.sendfile`` on the box, raw bytes on the channel, the
+pull's window of ``block_size`` x ``max_requests`` bytes in flight), from a sender of the
+pull's ``SenderPool``. Against SFTP reads of the
 same files that took a third less CPU on both sides (no read requests to send, parse and
 answer; sshd only moves a pipe's bytes): bench large files 2.6-2.7 s -> 1.8-2.1 s with
 hashing (docs/pulls.md). Where the sender cannot run or its output makes no sense while
@@ -21,7 +22,7 @@ import errno
 import json
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import asyncssh
 
@@ -57,7 +58,7 @@ class RemoteFile:
         self.transport, self.path = transport, path
         self._sftp_file: asyncssh.SFTPClientFile | None = None
         self._reader: FileReader | None = None
-        self._stream: tuple[object, int] | None = None  # (sender, window) for streaming
+        self._sender: Callable[..., AsyncIterator[bytes]] | None = None  # for streaming
         self._sftp_args: tuple[int, int, int] = (0, 0, 0)
 
     @classmethod
@@ -69,19 +70,19 @@ class RemoteFile:
         max_requests: int,
         lane: int = 0,
         *,
-        sender: object | None = None,
+        sender: Callable[..., AsyncIterator[bytes]] | None = None,
     ) -> RemoteFile:
-        """Open ``path`` on the box. ``sender`` (a ``pull_batch`` sender factory: request
-        -> byte stream) streams it over an exec channel with ``block_size`` x
-        ``max_requests`` bytes in flight; without one, or where the transport has no SFTP
-        to fall back on, it is read over SFTP session ``lane`` with up to ``max_requests``
-        reads of ``block_size`` in flight (fewer when the box is near: reads_in_flight)."""
+        """Open ``path`` on the box. ``sender`` (``SenderPool.stream``: request and a
+        reply-is-whole test -> byte stream) streams it over an exec channel; without one,
+        or where the transport has no SFTP to fall back on, it is read over SFTP session
+        ``lane`` with up to ``max_requests`` reads of ``block_size`` in flight (fewer when
+        the box is near: reads_in_flight)."""
         self = cls(transport, path)
         self._sftp_args = (block_size, max_requests, lane)
         if getattr(transport, "sftp", None) is None:
             self._reader = await transport.open_reader(path)
         elif sender is not None:
-            self._stream = (sender, block_size * max_requests)
+            self._sender = sender
         else:
             await self._open_sftp()
         return self
@@ -107,7 +108,7 @@ class RemoteFile:
 
     async def blocks(self, offset: int, length: int) -> AsyncIterator[bytes]:
         """The bytes of ``[offset, offset + length)`` in order, as they arrive."""
-        if self._stream is not None:
+        if self._sender is not None:
             sent = 0
             try:
                 async for chunk in self._streamed(offset, length):
@@ -121,7 +122,7 @@ class RemoteFile:
                 # sense). The rest of this file goes over SFTP.
                 log.info("%s: streaming %s failed (%s); SFTP takes over", exc.host, self.path, exc)
             offset, length = offset + sent, length - sent
-            self._stream = None
+            self._sender = None
             await self._open_sftp()
         if self._sftp_file is None:
             async for chunk in self._reader_blocks(offset, length):
@@ -151,10 +152,11 @@ class RemoteFile:
     async def _streamed(self, offset: int, length: int) -> AsyncIterator[bytes]:
         """The sender's bytes for ``[offset, offset + length)`` (fewer if the file is shorter
         now); FileNotFoundError / PermissionError / OSError when the box cannot read it."""
-        sender, window = self._stream  # type: ignore[misc]
         request = {"path": self.path, "offset": offset, "size": offset + length}
         frames = _OneFile(self.transport.host, self.path)
-        async with contextlib.aclosing(sender(request, window)) as stream:  # type: ignore[operator]
+        assert self._sender is not None
+        reply = self._sender(request, frames.complete)
+        async with contextlib.aclosing(reply) as stream:  # stops the box's process if cut off
             async for chunk in stream:
                 data = frames.feed(chunk)
                 if data:
@@ -188,6 +190,7 @@ class _OneFile:
         self.host, self.path = host, path
         self._head = bytearray()  # until the header line is complete
         self._left: int | None = None  # file bytes still to come, once the header is read
+        self._tail = b""  # what followed the file's bytes (its DONE line)
 
     def feed(self, chunk: bytes) -> bytes:
         """The file's bytes in ``chunk`` (b"" while the header is still coming)."""
@@ -198,7 +201,14 @@ class _OneFile:
                 return b""
         take = min(self._left, len(chunk))
         self._left -= take
-        return chunk if take == len(chunk) else chunk[:take]  # then DONE, ignored
+        if take == len(chunk):
+            return chunk
+        self._tail = (self._tail + chunk[take:])[:8]
+        return chunk[:take]
+
+    def complete(self) -> bool:
+        """Whether the reply is whole: every byte of the file, then its DONE line."""
+        return self._left == 0 and self._tail.startswith(b"DONE\n")
 
     def finish(self) -> None:
         """After a clean end: the header must have come (a file that is shorter now simply
