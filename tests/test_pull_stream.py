@@ -16,7 +16,7 @@ from pull_support import MIB, box_results, fast, host_of, random_file, sha
 from rgt_tui.agent.sendfiles import START
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.remote_file import RemoteFile, _OneFile
-from rgt_tui.services.sender_pool import SEND_COMMAND, request_line, sender_input, start_sender
+from rgt_tui.services.sender_pool import SEND_COMMAND, request_line, sender_input
 from rgt_tui.transport import ssh_stream, transport_for
 from rgt_tui.transport.base import TransportError
 
@@ -103,7 +103,11 @@ async def test_a_broken_sender_hands_the_rest_of_the_file_to_sftp(make_loopback_
     def broken(request: dict, complete):
         async def stream():
             # Half the file, correctly framed, then the box's sender dies.
-            async for chunk in start_sender(transport, {**request, "size": 2 * MIB}, MIB):
+            async for chunk in transport.stream_bytes(
+                SEND_COMMAND,
+                input=sender_input() + request_line({**request, "size": 2 * MIB}),
+                window=MIB,
+            ):
                 if chunk.endswith(b"DONE\n"):
                     chunk = chunk[:-5]
                 yield chunk

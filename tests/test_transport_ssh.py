@@ -117,7 +117,7 @@ async def _streams_bytes_exactly(t, blob, last_stderr) -> None:
         while (text := await asks.get()) is not None:
             yield text
 
-    stream = t.stream_bytes("while read -r line; do echo \"got $line\"; done", later=texts())
+    stream = t.stream_bytes('while read -r line; do echo "got $line"; done', later=texts())
     for word in ("one", "two"):
         asks.put_nowait(f"{word}\n")
         assert await anext(stream) == f"got {word}\n".encode()

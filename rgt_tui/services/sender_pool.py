@@ -58,15 +58,6 @@ def request_line(request: Request) -> str:
     return json.dumps(request) + "\n"
 
 
-def start_sender(
-    transport: Transport, request: Request, window: int | None = None
-) -> AsyncIterator[bytes]:
-    """A new sender for this one ``request`` (then end of stdin: it exits), as a byte stream."""
-    return transport.stream_bytes(
-        SEND_COMMAND, input=sender_input() + request_line(request), window=window
-    )
-
-
 class Sender:
     """One sender process on the box, answering requests one at a time.
 
@@ -196,5 +187,5 @@ class SenderPool:
 
 __all__ = [
     "BOOT", "CLOSE_WAIT_S", "SEND_COMMAND", "Sender", "SenderPool", "request_line",
-    "sender_input", "sender_program", "sender_source", "start_sender",
+    "sender_input", "sender_program", "sender_source",
 ]  # fmt: skip
