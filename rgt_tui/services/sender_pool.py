@@ -102,12 +102,13 @@ class Sender:
                     return  # it exited: the caller's parser tells what is missing
                 yield chunk
                 if complete():
-                    ended, self.busy = True, False
-                    whole(self)
+                    ended = True
                     return
         finally:
             self.busy = False
-            if not ended:
+            if ended:
+                whole(self)
+            else:
                 self.usable = False
                 with contextlib.suppress(Exception):
                     await self._chunks.aclose()  # closes the channel: nothing stray follows
