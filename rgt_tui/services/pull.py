@@ -506,7 +506,7 @@ class _Pull:
 
     async def _pull_small(self, files: tuple[FilePlan, ...], manifest: Manifest) -> None:
         """Files under SMALL_FILE, in batches; those the batches cannot bring are kept for
-        ``_pull_large`` (one by one over SFTP)."""
+        ``_pull_large`` (one by one, as large files are)."""
         small = sorted((f for f in files if f.entry.size < SMALL_FILE), key=lambda f: f.local)
         batches = deque(make_batches(small, self.options.batch_streams))
         batcher = BatchPuller(self, manifest)
@@ -523,7 +523,7 @@ class _Pull:
             self.fallback += batcher.fallback
 
     async def _pull_large(self, files: tuple[FilePlan, ...], manifest: Manifest) -> None:
-        """Files of SMALL_FILE and more over SFTP, largest first; then the small files the
+        """Files of SMALL_FILE and more, largest first; then the small files the
         batches could not bring."""
         big = deque(sorted((f for f in files if f.entry.size >= SMALL_FILE), key=_by_size))
         # Small files first, then the large ones (this runs after ``_pull_small``). Run
@@ -539,8 +539,9 @@ class _Pull:
     async def _pull_files(
         self, plans: Callable[[], Awaitable[FilePlan | None]], manifest: Manifest
     ) -> None:
-        """Pull files one by one over SFTP, ``concurrency`` at once (worker n on SFTP
-        session n % SFTP_LANES), until ``plans()`` gives None."""
+        """Pull files one by one (``FilePuller``: streamed by a sender, SFTP where that
+        fails), ``concurrency`` at once (worker n on SFTP session n % SFTP_LANES when
+        SFTP is used), until ``plans()`` gives None."""
         puller = FilePuller(self, manifest)
 
         async def worker(n: int) -> None:

@@ -8,8 +8,9 @@ pull's ``SenderPool``: the first ones start while the box is still taking the ma
 (where a .bashrc sets up conda or pyenv, a shell and python3 take tenths of a second to
 start), and carry the large files once their batches are done. Each file is checked
 against the manifest's SHA-256 before it is written; one that does not match, or that
-the box could not read, falls back to the SFTP path (which retries from zero once and
-names it if it still fails). So does the rest of a batch whose output stops making sense.
+the box could not read, falls back to the one-file path (``FilePuller``: streamed, SFTP
+where that fails; it retries from zero once and names it if it still fails). So does the
+rest of a batch whose output stops making sense.
 
 A batch cut off by a dropped connection keeps every file already written; the rest go
 again (each is smaller than one SFTP read window, so nothing large is fetched twice).
@@ -88,7 +89,7 @@ class BatchPuller:
                 await self.pull.reset(generation)
                 await asyncio.sleep(options.backoff.delay(max(1, attempt)))
                 continue
-            # A clean end without some files (should not happen): let SFTP try them.
+            # A clean end without some files (should not happen): the one-file path tries them.
             self.fallback += [p for i, p in enumerate(remaining) if i not in done]
             return
 
@@ -161,7 +162,7 @@ def _check_write(
 
 
 class FrameError(Exception):
-    """The sender's output does not follow its format (the rest of the batch goes by SFTP)."""
+    """The sender's output does not follow its format (the rest of the batch goes one by one)."""
 
 
 class FrameParser:

@@ -1,4 +1,5 @@
-"""One large file over SFTP: resume from its ``.part``, retry, check the hash, move into place.
+"""One large file, streamed by a sender of the pull's pool (SFTP where that fails): resume
+from its ``.part``, retry, check the hash, move into place.
 
 ``FilePuller.run`` loops until the file is in place or fails on its own:
 
@@ -59,8 +60,8 @@ class FilePuller:
                 self._one_done.notify_all()
 
     async def _session_freed(self) -> bool:
-        """After a refused session: wait until another file ends (its session with it);
-        False when no other file is in flight (nothing will free one)."""
+        """After a refused session: wait until another file ends (its sender is then idle
+        in the pool, for this file); False when no other file is in flight."""
         if self._running <= 1:
             return False
         async with self._one_done:
@@ -89,7 +90,7 @@ class FilePuller:
                 digest = await writer.finish()
             except SessionRefused:
                 # The box allows no more sessions now (MaxSessions): once another file is
-                # done its session is free; with none in flight, SFTP's shared lane 0.
+                # done its sender is free; with none in flight, SFTP's shared lane 0.
                 await writer.abandon()
                 received += writer.received
                 stream = await self._session_freed()

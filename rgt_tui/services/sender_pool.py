@@ -148,7 +148,7 @@ class SenderPool:
         self._idle: list[Sender] = []
         self._all: list[Sender] = []
         self._closed = False
-        self.started = 0  # senders started (for tests and the docs' figures)
+        self.started = 0  # senders started so far
 
     def warm(self, count: int) -> None:
         """Start ``count`` senders now, before anything is asked of them."""

@@ -156,8 +156,8 @@ class Transport(Protocol):
         output: the chunks split it anywhere). With ``later``, stdin stays open after
         ``input`` until ``later`` gives the rest (a text, or texts as they come, then end
         of file): the command starts (and its start-up cost is paid) before all its input
-        is known. ``window`` bounds the bytes in flight
-        over a network (where the transport has one)."""
+        is known. ``window`` bounds the bytes in flight over a network (where the
+        transport has one)."""
 
     # File access. Paths are the box's: absolute, relative to its HOME, or "~/..." (also
     # HOME). Missing files raise FileNotFoundError, other file problems OSError, and a
