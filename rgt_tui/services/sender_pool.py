@@ -1,13 +1,17 @@
 """The box's sender processes (``rgt_tui/agent/sendfiles.py``), started once, used again.
 
-A sender runs as ``SEND_COMMAND`` on an exec channel of the host's connection: the box's
-login shell, then python3, then the script, sent on stdin. Where a .bashrc sets up pyenv
-or conda that start costs about 0.1 CPU-s and 0.14 s on the bench's box, and three at
-once took 0.36 s, competing with the transfer for the same cores. So a pull keeps its
-senders: each answers request after request (a batch of small files, then a large file,
-...) on its one channel, and the pool hands an idle one to whoever asks next. The batch
-senders, started while the box still hashes, then carry the large files as soon as the
-small ones are in, instead of three new processes starting just then.
+A sender run as ``SEND_COMMAND`` on an exec channel costs the box's login shell, then
+python3, then the script, sent on stdin. Where a .bashrc sets up pyenv or conda that start
+costs about 0.1 CPU-s and 0.14 s on the bench's box, and three at once took 0.36 s,
+competing with the transfer for the same cores. So a pull keeps its senders: each answers
+request after request (a batch of small files, then a large file, ...) on its one channel,
+and the pool hands an idle one to whoever asks next.
+
+And a pull starts only one that way. Over SSH the first sender also shares a Unix socket
+on the box (``serve_and_share``); every other sender is a channel to that socket, which
+sshd connects and the first sender's listener serves with a fork of itself: no shell, no
+python3 start. Where the box's sshd does not forward sockets (AllowStreamLocalForwarding
+no) or the socket cannot be made, the others run ``SEND_COMMAND`` as before.
 
 A reply is whole when the caller's parser says so (``complete``); only then does its
 sender go back to the pool. A reply cut off (an error, a stall, a caller that stopped
@@ -24,10 +28,12 @@ import shlex
 from collections.abc import AsyncIterator, Callable
 from importlib import resources
 
-from rgt_tui.transport.base import Transport
+from rgt_tui.agent.sendfiles import HUB
+from rgt_tui.transport.base import SocketRefused, Transport
 
 SENDER_SCRIPT = "sendfiles.py"
 CLOSE_WAIT_S = 10.0  # an idle sender gets this long to exit on its own
+NOISE_LIMIT = 64 << 10  # output before the shared socket's line (a login script's) at most
 # Read a length, exec that many bytes of stdin: the script comes on stdin (never on the
 # command line), and stdin stays open for the requests that follow it.
 BOOT = "import sys; exec(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())))"
@@ -41,14 +47,16 @@ def sender_source() -> str:
     return resources.files("rgt_tui.agent").joinpath(SENDER_SCRIPT).read_text("utf-8")
 
 
-def sender_program() -> str:
-    """The script plus the line that runs it on the requests that follow on stdin."""
-    return f"{sender_source()}\nsys.exit(serve())\n"
+def sender_program(share: bool = False) -> str:
+    """The script plus the line that runs it on the requests that follow on stdin (and,
+    with ``share``, first starts the socket the pull's other senders connect to)."""
+    run = "serve_and_share()" if share else "serve()"
+    return f"{sender_source()}\nsys.exit({run})\n"
 
 
-def sender_input() -> str:
+def sender_input(share: bool = False) -> str:
     """What SEND_COMMAND reads first: the program's length in bytes, then the program."""
-    program = sender_program()
+    program = sender_program(share)
     return f"{len(program.encode())}\n{program}"
 
 
@@ -63,18 +71,91 @@ class Sender:
 
     Started at once (its shell and python3 start while nothing is asked of it yet); the
     requests go to its stdin as they are made, so its one channel carries every reply.
+    With ``share`` it also offers a socket (``shared_path``); with ``hub`` (such a sender)
+    it is reached through that socket when it can be.
     """
 
-    def __init__(self, transport: Transport, generation: int, window: int | None) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        generation: int,
+        window: int | None,
+        *,
+        share: bool = False,
+        hub: Sender | None = None,
+    ) -> None:
         self.generation = generation
         self.usable = True  # False once a reply broke off or it ended
         self.busy = False  # a reply is being read
+        self.route = ""  # "socket" or "command", once its output has started
         self._requests: asyncio.Queue[str | None] = asyncio.Queue()
-        self._chunks = transport.stream_bytes(
-            SEND_COMMAND, input=sender_input(), later=self._lines(), window=window
-        )
+        self._shared: asyncio.Future[str | None] | None = None
+        if share:
+            self._shared = asyncio.get_running_loop().create_future()
+        self._chunks = self._output(transport, window, hub, share)
         # Its first chunk, pending: asking for it opens the channel and starts the process.
-        self._first: asyncio.Future[bytes] | None = asyncio.ensure_future(anext(self._chunks))
+        self._first: asyncio.Future[bytes] | None = asyncio.ensure_future(self._begin())
+
+    async def shared_path(self) -> str | None:
+        """The socket on the box this sender shares, once it said; None if it has none."""
+        if self._shared is None:
+            return None
+        return await asyncio.shield(self._shared)
+
+    def _unshare(self) -> None:
+        self._shared = None  # refused: the senders after this one do not try it again
+
+    async def _output(
+        self, transport: Transport, window: int | None, hub: Sender | None, share: bool
+    ) -> AsyncIterator[bytes]:
+        """Its process's output: through the hub's socket where there is one, else from
+        SEND_COMMAND, started now."""
+        path = await hub.shared_path() if hub is not None else None
+        if path is not None:
+            try:
+                self.route = "socket"
+                connect = transport.stream_socket  # type: ignore[attr-defined]
+                stream = connect(path, later=self._lines(), window=window)
+                async with contextlib.aclosing(stream) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
+                return
+            except SocketRefused:
+                # Refused when opened, so nothing was asked of it yet: run the command.
+                assert hub is not None
+                hub._unshare()
+        self.route = "command"
+        stream = transport.stream_bytes(
+            SEND_COMMAND, input=sender_input(share), later=self._lines(), window=window
+        )
+        async with contextlib.aclosing(stream) as chunks:
+            async for chunk in chunks:
+                yield chunk
+
+    async def _begin(self) -> bytes:
+        """Its first output; for a sharing sender, after (and without) the socket's line."""
+        if self._shared is None:
+            return await anext(self._chunks)
+        head = b""
+        try:
+            while True:
+                try:
+                    head += await anext(self._chunks)
+                except StopAsyncIteration:
+                    if head:
+                        return head  # it ended without the line: its parser says why
+                    raise
+                at = head.find(HUB)
+                end = head.find(b"\n", at) if at >= 0 else -1
+                if end >= 0:
+                    path = head[at + len(HUB) : end].decode("utf-8", "replace")
+                    self._shared.set_result(None if path == "-" else path)
+                    return head[:at] + head[end + 1 :]  # what a login script printed stays
+                if len(head) > NOISE_LIMIT:
+                    return head  # not a sharing sender's output: the reply's parser says why
+        finally:
+            if self._shared is not None and not self._shared.done():
+                self._shared.set_result(None)
 
     async def _lines(self) -> AsyncIterator[str]:
         while (line := await self._requests.get()) is not None:
@@ -100,6 +181,8 @@ class Sender:
                         chunk = await anext(self._chunks)
                 except StopAsyncIteration:
                     return  # it exited: the caller's parser tells what is missing
+                if not chunk:
+                    continue  # all of a first chunk was the shared socket's line
                 yield chunk
                 if complete():
                     ended = True
@@ -126,8 +209,7 @@ class Sender:
             return  # it exits after this reply, whose reader closes its channel if cut off
         if self.usable:
             self.usable = False
-            ending = self._first or asyncio.ensure_future(anext(self._chunks))
-            self._first = None
+            ending = asyncio.ensure_future(self._until_exit())
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(ending), CLOSE_WAIT_S)
             ending.cancel()
@@ -135,6 +217,15 @@ class Sender:
                 await ending
         with contextlib.suppress(Exception):
             await self._chunks.aclose()
+
+    async def _until_exit(self) -> None:
+        """Read (and drop) what an idle sender still prints until its process exits."""
+        first, self._first = self._first, None
+        with contextlib.suppress(StopAsyncIteration):
+            if first is not None:
+                await first
+            while True:
+                await anext(self._chunks)
 
 
 class SenderPool:
@@ -147,6 +238,8 @@ class SenderPool:
         self._generation = generation  # the connection's, now
         self._idle: list[Sender] = []
         self._all: list[Sender] = []
+        self._hub: Sender | None = None  # the sender sharing its socket (over SSH)
+        self._can_share = hasattr(transport, "stream_socket")
         self._closed = False
         self.started = 0  # senders started so far
 
@@ -174,7 +267,15 @@ class SenderPool:
             self._idle.append(sender)
 
     def _start(self) -> Sender:
-        sender = Sender(self.transport, self._generation(), self.window)
+        now = self._generation()
+        hub = self._hub
+        if hub is not None and not (hub.usable and hub.generation == now):
+            hub = None  # its process ended, or its connection: its socket went with it
+        if hub is None and self._can_share:
+            sender = Sender(self.transport, now, self.window, share=True)
+            self._hub = sender
+        else:
+            sender = Sender(self.transport, now, self.window, hub=hub)
         self._all.append(sender)
         self.started += 1
         return sender
@@ -187,6 +288,6 @@ class SenderPool:
 
 
 __all__ = [
-    "BOOT", "CLOSE_WAIT_S", "SEND_COMMAND", "Sender", "SenderPool", "request_line",
+    "BOOT", "CLOSE_WAIT_S", "NOISE_LIMIT", "SEND_COMMAND", "Sender", "SenderPool", "request_line",
     "sender_input", "sender_program", "sender_source",
 ]  # fmt: skip

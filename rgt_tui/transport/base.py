@@ -93,6 +93,12 @@ class SessionRefused(TransportError):
     drop; it passes once one of the open sessions ends."""
 
 
+class SocketRefused(TransportError):
+    """The box would not connect a channel to a Unix socket on it: its sshd does not
+    forward sockets (AllowStreamLocalForwarding, DisableForwarding), or nothing listens
+    there. The caller runs a command instead."""
+
+
 class HostKeyError(TransportError):
     """The box's host key is unknown or has changed (T6). Never accepted silently."""
 

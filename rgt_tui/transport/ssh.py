@@ -28,7 +28,7 @@ from rgt_tui.transport.base import (
     TransportError,
     later_texts,
 )
-from rgt_tui.transport.ssh_stream import stream_command
+from rgt_tui.transport.ssh_stream import stream_command, stream_socket
 
 CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would.
@@ -336,6 +336,26 @@ class SshTransport(RangeReads):
             self.host,
             command,
             input=input,
+            later=later,
+            window=window,
+            send_later=_send_later,
+            describe=_describe,
+        )
+        async with contextlib.aclosing(stream) as chunks:  # closes the channel if we stop
+            async for chunk in chunks:
+                yield chunk
+
+    async def stream_socket(
+        self, path: str, *, later: Later | None = None, window: int | None = None
+    ) -> AsyncIterator[bytes]:
+        """Connect to the Unix socket ``path`` on the box through this connection (sshd
+        connects it; no shell starts), write ``later``'s texts to it and yield what it sends
+        as raw chunks. SocketRefused if sshd will not connect it; TransportError on a drop.
+        Only SSH has this: callers check for the attribute."""
+        stream = stream_socket(
+            self._require(),
+            self.host,
+            path,
             later=later,
             window=window,
             send_later=_send_later,

@@ -1,4 +1,5 @@
-"""A remote command's stdout as raw bytes, over one SSH session, with little work per packet.
+"""A remote command's stdout (or a box socket's output) as raw bytes, over one SSH channel,
+with little work per packet.
 
 asyncssh's process streams (``create_process`` and ``SSHReader``) run several layers of
 Python for every packet that arrives (32 KiB from OpenSSH): the reader's buffer, its
@@ -21,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import asyncssh
 
-from rgt_tui.transport.base import Later, SessionRefused, TransportError
+from rgt_tui.transport.base import Later, SessionRefused, SocketRefused, TransportError
 
 HIGH_WATER = 8 << 20  # bytes queued for the reader before the channel stops reading
 LOW_WATER = 2 << 20  # ... and below which it reads again
@@ -29,7 +30,8 @@ STDERR_KEEP = 4096  # the tail of stderr kept for an error message
 
 
 class ByteStreamSession(asyncssh.SSHClientSession):
-    """Queues stdout chunks for one reader; keeps the tail of stderr."""
+    """Queues stdout chunks for one reader; keeps the tail of stderr. Also the session of
+    a socket channel (asyncssh calls the same methods; nothing arrives as stderr there)."""
 
     def __init__(self) -> None:
         self.chunks: deque[bytes] = deque()
@@ -114,6 +116,52 @@ async def stream_command(
         raise SessionRefused(host, f"the box refused another session ({exc.reason})") from exc
     except (OSError, asyncssh.Error) as exc:
         raise TransportError(host, describe(exc)) from exc
+    async for chunk in _pump(conn, host, chan, session, input, later, send_later, describe):
+        yield chunk
+    status, signal = chan.get_exit_status(), chan.get_exit_signal()
+    if status not in (0, None) or signal:
+        lines = session.stderr.decode(errors="replace").strip().splitlines()
+        why = lines[-1] if lines else "no message"
+        raise TransportError(host, f"remote command exited with status {status}: {why}")
+
+
+async def stream_socket(
+    conn: asyncssh.SSHClientConnection,
+    host: str,
+    path: str,
+    *,
+    later: Later | None,
+    window: int | None,
+    send_later: Callable[..., Awaitable[None]],
+    describe: Callable[[BaseException], str],
+) -> AsyncIterator[bytes]:
+    """As ``stream_command``, but to a Unix socket on the box (sshd connects it: no shell
+    starts). ``later``'s texts are written to it; what it sends is yielded. Raises
+    SocketRefused when the channel cannot be opened (sshd does not forward sockets, or
+    nothing listens there)."""
+    options = {"window": window} if window else {}
+    try:
+        chan, session = await conn.create_unix_connection(ByteStreamSession, path, **options)
+    except asyncssh.ChannelOpenError as exc:
+        raise SocketRefused(host, f"the box refused a socket connection ({exc.reason})") from exc
+    except (OSError, asyncssh.Error) as exc:
+        raise TransportError(host, describe(exc)) from exc
+    async for chunk in _pump(conn, host, chan, session, None, later, send_later, describe):
+        yield chunk
+
+
+async def _pump(
+    conn: asyncssh.SSHClientConnection,
+    host: str,
+    chan: asyncssh.SSHChannel,
+    session: ByteStreamSession,
+    input: str | None,
+    later: Later | None,
+    send_later: Callable[..., Awaitable[None]],
+    describe: Callable[[BaseException], str],
+) -> AsyncIterator[bytes]:
+    """Write ``input`` and ``later`` to the channel while yielding what arrives on it;
+    closes it at the end. TransportError if the connection or the channel broke."""
 
     def send(text: str) -> None:
         chan.write(text.encode())
@@ -133,8 +181,3 @@ async def stream_command(
         raise TransportError(host, "connection lost")
     if session.error is not None:
         raise TransportError(host, describe(session.error))
-    status, signal = chan.get_exit_status(), chan.get_exit_signal()
-    if status not in (0, None) or signal:
-        lines = session.stderr.decode(errors="replace").strip().splitlines()
-        why = lines[-1] if lines else "no message"
-        raise TransportError(host, f"remote command exited with status {status}: {why}")
