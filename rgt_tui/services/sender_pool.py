@@ -92,9 +92,11 @@ class Sender:
         self._shared: asyncio.Future[str | None] | None = None
         if share:
             self._shared = asyncio.get_running_loop().create_future()
-        self._chunks = self._output(transport, window, hub, share)
+        self._chunks: AsyncIterator[bytes] | None = None  # its output, once started
         # Its first chunk, pending: asking for it opens the channel and starts the process.
-        self._first: asyncio.Future[bytes] | None = asyncio.ensure_future(self._begin())
+        self._first: asyncio.Future[bytes] | None = asyncio.ensure_future(
+            self._begin(transport, window, hub)
+        )
 
     async def shared_path(self) -> str | None:
         """The socket on the box this sender shares, once it said; None if it has none."""
@@ -105,37 +107,34 @@ class Sender:
     def _unshare(self) -> None:
         self._shared = None  # refused: the senders after this one do not try it again
 
-    async def _output(
-        self, transport: Transport, window: int | None, hub: Sender | None, share: bool
-    ) -> AsyncIterator[bytes]:
-        """Its process's output: through the hub's socket where there is one, else from
-        SEND_COMMAND, started now."""
+    async def _begin(self, transport: Transport, window: int | None, hub: Sender | None) -> bytes:
+        """Start its process and return its first output: through the hub's socket where
+        there is one, else by running SEND_COMMAND (a sharing sender's socket line is read
+        off first). The stream is read directly afterwards, with no layer in between:
+        each costs a little for every packet of a large file."""
         path = await hub.shared_path() if hub is not None else None
         if path is not None:
+            connect = transport.stream_socket  # type: ignore[attr-defined]
+            stream = connect(path, later=self._lines(), window=window)
             try:
-                self.route = "socket"
-                connect = transport.stream_socket  # type: ignore[attr-defined]
-                stream = connect(path, later=self._lines(), window=window)
-                async with contextlib.aclosing(stream) as chunks:
-                    async for chunk in chunks:
-                        yield chunk
-                return
+                self.route, self._chunks = "socket", stream
+                return await anext(stream)
             except SocketRefused:
                 # Refused when opened, so nothing was asked of it yet: run the command.
                 assert hub is not None
                 hub._unshare()
+        share = self._shared is not None
         self.route = "command"
-        stream = transport.stream_bytes(
+        self._chunks = transport.stream_bytes(
             SEND_COMMAND, input=sender_input(share), later=self._lines(), window=window
         )
-        async with contextlib.aclosing(stream) as chunks:
-            async for chunk in chunks:
-                yield chunk
-
-    async def _begin(self) -> bytes:
-        """Its first output; for a sharing sender, after (and without) the socket's line."""
-        if self._shared is None:
+        if not share:
             return await anext(self._chunks)
+        return await self._past_socket_line()
+
+    async def _past_socket_line(self) -> bytes:
+        """A sharing sender's first output, after (and without) its socket's line."""
+        assert self._chunks is not None and self._shared is not None
         head = b""
         try:
             while True:
@@ -154,7 +153,7 @@ class Sender:
                 if len(head) > NOISE_LIMIT:
                     return head  # not a sharing sender's output: the reply's parser says why
         finally:
-            if self._shared is not None and not self._shared.done():
+            if not self._shared.done():
                 self._shared.set_result(None)
 
     async def _lines(self) -> AsyncIterator[str]:
@@ -178,6 +177,7 @@ class Sender:
                         first, self._first = self._first, None
                         chunk = await first
                     else:
+                        assert self._chunks is not None  # set once the first chunk came
                         chunk = await anext(self._chunks)
                 except StopAsyncIteration:
                     return  # it exited: the caller's parser tells what is missing
@@ -193,8 +193,7 @@ class Sender:
                 whole(self)
             else:
                 self.usable = False
-                with contextlib.suppress(Exception):
-                    await self._chunks.aclose()  # closes the channel: nothing stray follows
+                await self._close_channel()  # nothing stray can follow
 
     async def close(self) -> None:
         """End it: an idle one is told there is nothing more (end of stdin) and left to exit.
@@ -215,8 +214,13 @@ class Sender:
             ending.cancel()
             with contextlib.suppress(BaseException):
                 await ending
-        with contextlib.suppress(Exception):
-            await self._chunks.aclose()
+        await self._close_channel()
+
+    async def _close_channel(self) -> None:
+        chunks = self._chunks
+        if chunks is not None:
+            with contextlib.suppress(Exception):
+                await chunks.aclose()  # type: ignore[attr-defined]
 
     async def _until_exit(self) -> None:
         """Read (and drop) what an idle sender still prints until its process exits."""
@@ -224,7 +228,7 @@ class Sender:
         with contextlib.suppress(StopAsyncIteration):
             if first is not None:
                 await first
-            while True:
+            while self._chunks is not None:
                 await anext(self._chunks)
 
 

@@ -321,7 +321,7 @@ class SshTransport(RangeReads):
                     break
                 yield line.rstrip("\n")
 
-    async def stream_bytes(
+    def stream_bytes(
         self,
         command: str,
         *,
@@ -330,9 +330,11 @@ class SshTransport(RangeReads):
         window: int | None = None,
     ) -> AsyncIterator[bytes]:
         """Yield a long-lived command's stdout as raw chunks; raise TransportError on a drop
-        or a failed command. ``window``: the channel's receive window (bytes in flight)."""
-        stream = stream_command(
-            self._require(),
+        or a failed command. ``window``: the channel's receive window (bytes in flight).
+        The stream itself, not a wrapper re-yielding it: each layer costs a little for
+        every packet of a large file. Closing it closes the channel."""
+        return stream_command(
+            self._require,  # called when the stream starts: not connected raises there
             self.host,
             command,
             input=input,
@@ -341,19 +343,16 @@ class SshTransport(RangeReads):
             send_later=_send_later,
             describe=_describe,
         )
-        async with contextlib.aclosing(stream) as chunks:  # closes the channel if we stop
-            async for chunk in chunks:
-                yield chunk
 
-    async def stream_socket(
+    def stream_socket(
         self, path: str, *, later: Later | None = None, window: int | None = None
     ) -> AsyncIterator[bytes]:
         """Connect to the Unix socket ``path`` on the box through this connection (sshd
         connects it; no shell starts), write ``later``'s texts to it and yield what it sends
         as raw chunks. SocketRefused if sshd will not connect it; TransportError on a drop.
         Only SSH has this: callers check for the attribute."""
-        stream = stream_socket(
-            self._require(),
+        return stream_socket(
+            self._require,  # called when the stream starts: not connected raises there
             self.host,
             path,
             later=later,
@@ -361,9 +360,6 @@ class SshTransport(RangeReads):
             send_later=_send_later,
             describe=_describe,
         )
-        async with contextlib.aclosing(stream) as chunks:  # closes the channel if we stop
-            async for chunk in chunks:
-                yield chunk
 
     @contextlib.asynccontextmanager
     async def _streaming(

@@ -90,7 +90,7 @@ class ByteStreamSession(asyncssh.SSHClientSession):
 
 
 async def stream_command(
-    conn: asyncssh.SSHClientConnection,
+    connection: Callable[[], asyncssh.SSHClientConnection],
     host: str,
     command: str,
     *,
@@ -107,6 +107,7 @@ async def stream_command(
     file. Closing the generator early closes the channel (the box's process gets SIGPIPE
     or a hang-up).
     """
+    conn = connection()
     options = {"window": window} if window else {}
     try:
         chan, session = await conn.create_session(
@@ -126,7 +127,7 @@ async def stream_command(
 
 
 async def stream_socket(
-    conn: asyncssh.SSHClientConnection,
+    connection: Callable[[], asyncssh.SSHClientConnection],
     host: str,
     path: str,
     *,
@@ -139,6 +140,7 @@ async def stream_socket(
     starts). ``later``'s texts are written to it; what it sends is yielded. Raises
     SocketRefused when the channel cannot be opened (sshd does not forward sockets, or
     nothing listens there)."""
+    conn = connection()
     options = {"window": window} if window else {}
     try:
         chan, session = await conn.create_unix_connection(ByteStreamSession, path, **options)
