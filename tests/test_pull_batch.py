@@ -115,11 +115,11 @@ async def test_a_batch_that_breaks_off_falls_back_to_sftp_and_loses_nothing(
         (res / "evals" / f"s{i:02d}.bin").write_bytes(data)
         digests[f"evals/s{i:02d}.bin"] = hashlib.sha256(data).hexdigest()
 
-    def broken_program(share: bool = False) -> str:
+    def broken_program() -> str:
         # The real sender for the first two files, then output that is not a frame.
         return (
             f"{sender_source()}\nrequest = json.loads(sys.stdin.buffer.readline())\n"
-            "main(sys.stdout.buffer, request[:2])\nsys.stdout.write('oops\\n')\n"
+            "main(request[:2])\nsys.stdout.write('oops\\n')\n"
         )
 
     monkeypatch.setattr(sender_pool, "sender_program", broken_program)
@@ -137,28 +137,19 @@ async def test_a_batch_that_breaks_off_falls_back_to_sftp_and_loses_nothing(
     assert sftp.total == sum(1000 + i for i in range(2, 12))
 
 
-def _boot_processes() -> dict[int, int]:
-    """Processes running the sender's bootstrap on this machine: pid -> parent pid."""
-    found = {}
+def _senders() -> set[int]:
+    """PIDs of sender processes (the bootstrap on their command line) on this machine."""
+    found = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/cmdline", "rb") as f:
                     cmdline = f.read()
-                with open(f"/proc/{entry}/stat") as f:
-                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
+            except OSError:
                 continue
             if BOOT.encode() in cmdline and b"-c" in cmdline:
-                found[int(entry)] = parent
+                found.add(int(entry))
     return found
-
-
-def _senders() -> set[int]:
-    """PIDs of sender processes started by a shell (not the forks of a sharing sender:
-    its listener and the copies serving its socket)."""
-    found = _boot_processes()
-    return {pid for pid, parent in found.items() if parent not in found}
 
 
 async def _until(check, tries: int = 250) -> None:

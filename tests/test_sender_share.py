@@ -1,7 +1,8 @@
-"""The first sender of a pull shares a Unix socket on the box; the other senders are
-channels to it (sshd connects them: no shell or python3 starts for them).
+"""Over SSH a pull starts no shell for its senders: the manifest's scan (a python3 already
+running on the box) shares a Unix socket, and every sender is a channel to it (sshd
+connects it; the listener forks itself to run the sender).
 
-The box side runs for real (bash, python3, fork, a Unix socket); the pulls go through
+The box side runs for real (python3, fork, a Unix socket); the pulls go through
 OpenSSH's sshd, which forwards the socket, and fall back to exec'd senders where it will
 not (``AllowStreamLocalForwarding no``) or cannot (the loopback asyncssh box).
 """
@@ -9,6 +10,7 @@ not (``AllowStreamLocalForwarding no``) or cannot (the loopback asyncssh box).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -22,8 +24,9 @@ import pytest
 from pull_support import MIB, box_results, fast, host_of, random_file, sha
 from sshd_server import OpenSshServer
 
-from rgt_tui.agent.sendfiles import FOLDER_PREFIX, HUB, SWEEP_AFTER_S
+from rgt_tui.agent.manifest import SHARE_PREFIX, SWEEP_AFTER_S
 from rgt_tui.domain.config import load_fleet
+from rgt_tui.services.manifest import manifest_command, manifest_source
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.pull_batch import FrameParser
 from rgt_tui.services.remote_file import _OneFile
@@ -33,20 +36,48 @@ from rgt_tui.transport.base import SocketRefused
 
 
 def _share_folders() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"))
+    return set(Path(tempfile.gettempdir()).glob(SHARE_PREFIX + "*"))
 
 
-def _start_sharing_sender() -> tuple[subprocess.Popen, str]:
-    """The real sender, started as the box starts it, with its socket; and that path."""
-    proc = subprocess.Popen(
-        ["bash", "-c", SEND_COMMAND], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(sender_input(share=True).encode())
-    proc.stdin.flush()
-    line = proc.stdout.readline()
-    assert line.startswith(HUB), line
-    return proc, line[len(HUB) :].strip().decode()
+class _Scan:
+    """The real manifest scan with ``--share``, as the box runs it; its socket's path."""
+
+    def __init__(self, root: Path) -> None:
+        command = manifest_command([str(root)], first_below=1 << 20, share=True)
+        self.proc = subprocess.Popen(
+            ["bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(manifest_source().encode())
+        self.proc.stdin.close()
+        first = json.loads(self.proc.stdout.readline())
+        assert first["type"] == "share", first
+        self.path: str = first["path"]
+
+    def finish(self) -> list[dict]:
+        """The rest of the scan's output, once it has ended."""
+        assert self.proc.stdout is not None
+        out = self.proc.stdout.read()
+        assert self.proc.wait(timeout=10) == 0
+        return [json.loads(line) for line in out.splitlines()]
+
+    def connect(self, kind: bytes) -> socket.socket:
+        conn = socket.socket(socket.AF_UNIX)
+        conn.connect(self.path)
+        conn.sendall(kind)
+        return conn
+
+
+def _control(scan: _Scan) -> socket.socket:
+    conn = scan.connect(b"C")
+    assert conn.recv(1) == b"K"
+    return conn
+
+
+def _sender(scan: _Scan) -> socket.socket:
+    conn = scan.connect(b"S")
+    conn.sendall(sender_input().encode())
+    return conn
 
 
 def _batch(conn: socket.socket, files: list[tuple[str, int]]) -> list[bytes]:
@@ -89,72 +120,86 @@ async def _until(check, seconds: float = 5.0) -> bool:
     return check()
 
 
-def test_the_shared_socket_serves_each_connection_and_goes_with_its_sender(tmp_path):
+def test_the_scan_s_socket_runs_senders_until_the_pull_lets_go(tmp_path):
     small = {f"s{i}.bin": os.urandom(700 + i) for i in range(6)}
     for name, data in small.items():
         (tmp_path / name).write_bytes(data)
     big = os.urandom(2 * MIB + 5)
     (tmp_path / "big ü.pt").write_bytes(big)
-    proc, path = _start_sharing_sender()
-    folder = Path(path).parent
+    scan = _Scan(tmp_path)
+    folder = Path(scan.path).parent
     try:
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # nobody else can connect
-        assert stat.S_ISSOCK(Path(path).stat().st_mode)
+        control = _control(scan)
+        # The scan goes on and ends as without --share; the listener does not end with it.
+        lines = scan.finish()
+        assert lines[-1]["type"] == "done" and lines[-1]["files"] == 7
         batch = [(str(tmp_path / name), len(data)) for name, data in small.items()]
         one = {"path": str(tmp_path / "big ü.pt"), "offset": 100, "size": len(big)}
-        first, second = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
-        first.connect(path)
-        second.connect(path)
-        with first, second:
-            for _ in range(2):  # each connection answers request after request
+        with _sender(scan) as first, _sender(scan) as second:
+            for _ in range(2):  # each sender answers request after request
                 assert _batch(first, batch) == list(small.values())
                 assert _one(second, one) == big[100:]
-            # The sender itself still answers on its stdin and stdout.
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(request_line(batch[:1]).encode())
-            proc.stdin.flush()
-            frames, got = FrameParser(1), []
-            while not frames.complete():
-                got += frames.feed(proc.stdout.read1(1 << 16))
-            assert got == [(0, small["s0.bin"])]
-            # Its end (end of stdin: the pull is over) ends the listener, which removes
-            # its socket and folder; a connection already open is served to its end.
-            proc.stdin.close()
-            assert proc.wait(timeout=5) == 0
+            # The control connection's end (the pull is over) ends the listener, which
+            # removes its socket and folder; a sender already connected is served to its end.
+            control.close()
             assert _wait_until(lambda: not folder.exists())
             assert _one(second, one) == big[100:]
     finally:
-        proc.kill()
-        proc.wait()
+        scan.proc.kill()
+        scan.proc.wait()
 
 
-def test_a_folder_left_by_a_killed_listener_is_swept_by_the_next_sender():
-    proc, path = _start_sharing_sender()
-    folder = Path(path).parent
+def test_with_no_control_connection_the_listener_ends_with_the_scan(tmp_path):
+    (tmp_path / "a.bin").write_bytes(b"x" * 10)
+    scan = _Scan(tmp_path)
+    folder = Path(scan.path).parent
+    assert folder.exists()
+    assert scan.finish()[-1]["type"] == "done"
+    assert _wait_until(lambda: not folder.exists())  # sshd refused the pull's control
+
+
+def test_a_folder_left_by_a_killed_listener_is_swept_by_the_next_scan(tmp_path):
+    scan = _Scan(tmp_path)
+    folder = Path(scan.path).parent
+    control = _control(scan)
+    scan.finish()
     listener = [
-        int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _parent(int(pid)) == proc.pid
+        int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _owns(int(pid), scan.path)
     ]
     assert len(listener) == 1
     os.kill(listener[0], signal.SIGKILL)  # no chance to clean up
-    proc.kill()
-    proc.wait()
+    control.close()
     assert _wait_until(lambda: _parent(listener[0]) is None)
     assert (folder / "s").exists()  # left behind, with nobody listening
-    young, _ = _start_sharing_sender()
-    young.kill()
-    young.wait()
+    young = _Scan(tmp_path)
+    young.finish()
     assert folder.exists()  # too young to be sure it is not still starting up
     old = time.time() - SWEEP_AFTER_S - 5
     os.utime(folder, (old, old))
-    proc2, path2 = _start_sharing_sender()
+    again = _Scan(tmp_path)
+    assert not folder.exists()
+    assert Path(again.path).exists()  # its own, live one is kept
+    again.finish()
+    assert _wait_until(lambda: not Path(again.path).parent.exists())
+    assert _wait_until(lambda: not Path(young.path).parent.exists())
+
+
+def _owns(pid: int, path: str) -> bool:
+    """Whether process ``pid`` has the listening socket ``path`` open (the listener)."""
+    inodes = set()
     try:
-        assert not folder.exists()
-        assert Path(path2).exists()  # its own, live one is kept
-    finally:
-        assert proc2.stdin is not None
-        proc2.stdin.close()
-        proc2.wait(timeout=5)
-    assert _wait_until(lambda: not Path(path2).parent.exists())
+        with open("/proc/net/unix") as f:
+            for line in f:
+                if line.rstrip().endswith(" " + path):
+                    inodes.add(line.split()[6])
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:[") and target[8:-1] in inodes:
+                return True
+    except OSError:
+        return False
+    return False
 
 
 def _parent(pid: int) -> int | None:
@@ -180,7 +225,8 @@ class _Counted:
 
     def __init__(self, transport) -> None:
         self.commands: list[str] = []
-        self.sockets = 0
+        self.sockets = 0  # sender connections (not the control one)
+        self.controls = 0
         self.refused = 0
         stream_bytes, stream_socket = transport.stream_bytes, transport.stream_socket
 
@@ -189,7 +235,10 @@ class _Counted:
             return stream_bytes(command, **kw)
 
         async def counting_socket(path, **kw):
-            self.sockets += 1
+            if kw.get("input", "").startswith("C"):
+                self.controls += 1
+            else:
+                self.sockets += 1
             try:
                 async for chunk in stream_socket(path, **kw):
                     yield chunk
@@ -212,7 +261,7 @@ async def _pull(server: OpenSshServer, out: Path) -> tuple[object, _Counted]:
     return result, counted
 
 
-async def test_over_sshd_one_sender_starts_the_others_connect_to_its_socket(
+async def test_over_sshd_every_sender_connects_to_the_scan_s_socket(
     openssh_server: OpenSshServer, tmp_path
 ):
     expected = _pull_set(openssh_server.workdir / "results")
@@ -221,9 +270,9 @@ async def test_over_sshd_one_sender_starts_the_others_connect_to_its_socket(
     assert result.ok and len(result.pulled) == 43
     for rel, digest in expected.items():
         assert sha(tmp_path / "out" / "real1" / rel) == digest
-    # One shell and python3 for every sender: the rest came through its socket.
-    assert counted.commands.count(SEND_COMMAND) == 1
-    assert counted.sockets >= 2 and counted.refused == 0
+    # No shell and python3 started for any sender: all came through the scan's socket.
+    assert counted.commands.count(SEND_COMMAND) == 0
+    assert counted.controls == 1 and counted.sockets >= 2 and counted.refused == 0
     # The pull's end ends the sender; its listener removes the socket and its folder.
     assert await _until(lambda: _share_folders() <= before)
 
@@ -239,8 +288,8 @@ async def test_a_box_that_does_not_forward_sockets_gets_commands_as_before(tmp_p
     assert result.ok and len(result.pulled) == 43
     for rel, digest in expected.items():
         assert sha(tmp_path / "out" / "real1" / rel) == digest
-    assert counted.sockets == 1 and counted.refused == 1  # tried once, then not again
-    assert counted.commands.count(SEND_COMMAND) >= 2
+    assert counted.controls == 1 and counted.refused == 1  # refused once: never again
+    assert counted.sockets == 0 and counted.commands.count(SEND_COMMAND) >= 2
 
 
 async def test_a_socket_the_box_will_not_connect_is_refused_not_a_drop(make_loopback_fleet):

@@ -39,6 +39,23 @@ Rules this file lives by:
   refused with its target; one that stays inside is reported as a link, not as data.
 - Files are hashed in 1 MiB blocks, so a multi-gigabyte checkpoint needs no memory; files
   of 1 MiB and more by up to four threads at once, smaller ones in turn on the main thread.
+
+**``--share``** (a pull): before anything else, fork a listener on a Unix socket in a new
+folder of the temporary directory that only this user can enter, and print
+``{"type": "share", "path": P}`` (``null`` where it cannot) as the first line. The pull
+reaches it over the same SSH connection (a ``direct-streamlocal`` channel, which sshd
+connects: no login shell, no python3 start) and sends one byte first:
+
+- ``C``, the control connection: answered ``K``; the listener lives until it ends (the
+  pull is over, or its connection dropped), then removes its socket and folder. With no
+  control connection by the time the scan has ended (sshd refused it), it ends then.
+- ``S``, a sender: a fork of this process (already started: a millisecond, not the
+  tenths of a second a login shell with pyenv or conda costs) runs what follows as
+  ``SEND_COMMAND`` would: a length line, that many bytes of program, then its input.
+
+The listener runs in a session of its own (a hang-up of the scan's process group does
+not take it down before it has cleaned up) and removes folders a killed listener left
+(this user's, older than ``SWEEP_AFTER_S``, holding only a dead socket).
 """
 
 import argparse
@@ -54,6 +71,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 PROTOCOL_VERSION = 1
 BLOCK = 1 << 20
 HASH_THREADS = min(4, os.cpu_count() or 1)
+SHARE_PREFIX = "rgt-send-"  # the shared socket's folder, in the temporary directory
+SWEEP_AFTER_S = 60  # a folder a killed listener left is removed once this old
 
 
 def emit(obj):
@@ -239,6 +258,172 @@ def kind_of(mode):
     return "unknown type"
 
 
+# -- a socket the pull's senders reach (--share) ------------------------------------------
+
+
+def share():
+    """Fork the listener (see the module's doc); the socket's path, or None."""
+    try:
+        import select  # noqa: F401  (the listener needs these: find out before forking)
+        import signal  # noqa: F401
+        import socket
+        import tempfile
+
+        sweep(tempfile.gettempdir(), socket)
+        folder = tempfile.mkdtemp(prefix=SHARE_PREFIX)  # mode 0700: this user only
+    except (ImportError, OSError):
+        return None
+    path = os.path.join(folder, "s")
+    try:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        server.listen(16)
+        scanning, holder = os.pipe()  # the scan holds ``holder``: its exit ends the pipe
+        pid = os.fork()
+    except (OSError, AttributeError):
+        remove(path, folder)
+        return None
+    if pid:
+        os.close(scanning)
+        server.close()
+        return path
+    status = 0
+    try:
+        os.close(holder)
+        # Not the channel's stdin/stdout/stderr: sshd closes the scan's channel only when
+        # every process holding them has exited, and this one outlives the scan.
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.setsid()
+        listen(server, scanning)
+    except BaseException:
+        status = 1
+    finally:
+        remove(path, folder)
+        os._exit(status)
+
+
+def stop(signum, frame):
+    raise SystemExit(0)  # through the finally that removes the socket
+
+
+def listen(server, scanning):
+    """Serve connections until the control connection ends, or, when none came, until
+    the scan has ended (``scanning``: a pipe whose other end only the scan holds)."""
+    import select
+    import signal
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the kernel
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, stop)
+    control, unsaid = None, []  # unsaid: connected, first byte not read yet
+    while True:
+        watch = [server] + unsaid + ([control] if control is not None else [scanning])
+        for sock in select.select(watch, [], [])[0]:
+            if sock is scanning:
+                if not os.read(scanning, 1):
+                    return  # the scan is over and nobody took control: sshd refused it
+                continue
+            if sock is server:
+                try:
+                    unsaid.append(server.accept()[0])
+                except OSError:
+                    pass
+                continue
+            if sock is control:
+                if not sock.recv(4096):
+                    return  # the pull is over, or its connection is gone
+                continue
+            unsaid.remove(sock)
+            kind = sock.recv(1)
+            if kind == b"C" and control is None:
+                control = sock
+                sock.sendall(b"K")
+            elif kind == b"S":
+                if os.fork() == 0:
+                    os.close(scanning)
+                    run_sender(sock, [server, control] + unsaid)
+                sock.close()
+            else:
+                sock.close()
+
+
+def run_sender(sock, others):
+    """In a fork: what follows on ``sock`` is a length line, a program, then its input;
+    run it with ``sock`` as its stdin and stdout (as SEND_COMMAND's BOOT does)."""
+    import io
+    import signal
+
+    status = 1
+    try:
+        for signum in (signal.SIGHUP, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_DFL)
+        for other in others:
+            if other is not None:
+                other.close()
+        os.dup2(sock.fileno(), 0)
+        os.dup2(sock.fileno(), 1)
+        sock.close()
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(io.FileIO(1, "w", closefd=False)), write_through=True
+        )
+        program = sys.stdin.buffer.read(int(sys.stdin.buffer.readline()))
+        exec(compile(program, "<rgt-sender>", "exec"), {"__name__": "__rgt_sender__"})
+        status = 0
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 0
+    finally:
+        try:
+            sys.stdout.flush()
+        except Exception:
+            pass
+        os._exit(status)
+
+
+def sweep(tmp, socket):
+    """Remove this user's share folders whose listener is gone (killed, so it could not
+    remove its own): only a dead socket named ``s`` alone in a folder old enough."""
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(SHARE_PREFIX):
+            continue
+        folder = os.path.join(tmp, name)
+        path = os.path.join(folder, "s")
+        try:
+            info = os.lstat(folder)
+            if info.st_uid != os.getuid() or time.time() - info.st_mtime < SWEEP_AFTER_S:
+                continue  # another user's, or one that may still be starting up
+            if os.listdir(folder) != ["s"] or not stat.S_ISSOCK(os.lstat(path).st_mode):
+                continue
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(path)
+                continue  # a live listener: another pull's
+            except OSError:
+                pass  # nobody listens: left behind
+            finally:
+                probe.close()
+        except OSError:
+            continue
+        remove(path, folder)
+
+
+def remove(path, folder):
+    for unlink, name in ((os.unlink, path), (os.rmdir, folder)):
+        try:
+            unlink(name)
+        except OSError:
+            pass
+
+
+# -- the scan ---------------------------------------------------------------------------
+
+
 def main(argv=None):
     """Scan every --root and print the manifest lines."""
     parser = argparse.ArgumentParser(description="rgt-tui pull manifest")
@@ -251,7 +436,13 @@ def main(argv=None):
         metavar="BYTES",
         help="hash and print files smaller than this first, then a first_done line",
     )
+    parser.add_argument(
+        "--share", action="store_true", help="first, a socket the pull's senders reach"
+    )
     args = parser.parse_args(argv)
+    if args.share:  # before any thread starts: it forks
+        emit({"type": "share", "path": share()})
+        sys.stdout.flush()
     taken_at = time.time()
     emit(
         {

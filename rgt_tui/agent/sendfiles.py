@@ -29,16 +29,6 @@ The bytes go with ``os.sendfile`` (no copy through Python) into a pipe enlarged 
 1 MiB (a 64 KiB pipe wakes sshd and this process 16 times as often). A file that shrinks
 while it is sent ends the stream short, with exit status 3: the receiver reports it.
 
-**Shared (``serve_and_share``).** The first sender of a pull also listens on a Unix
-socket (in a new folder only its user can enter) and prints ``RGT-SENDFILES-HUB <path>``
-before anything else (``-`` when it cannot). The pull reaches that socket over the same
-SSH connection (a ``direct-streamlocal`` channel: sshd connects it, no shell or python3
-starts), and for each connection a forked copy of this process runs ``serve()`` on it.
-Each exec'd sender costs the box's login shell and a python3 start (0.1 CPU-s and more
-where a .bashrc sets up pyenv or conda); a forked one costs a millisecond. The listener
-ends with the sender that started it (it watches a pipe only that sender holds open),
-and removes its socket and folder.
-
 Rules: Python 3.6-compatible, standard library only. Paths are opened as UTF-8 bytes so
 a box whose python3 runs under the C locale still finds non-ASCII names.
 """
@@ -48,169 +38,31 @@ import os
 import sys
 
 START = b"RGT-SENDFILES 1\n"
-HUB = b"RGT-SENDFILES-HUB "  # + the shared socket's path (or -), then a newline
-FOLDER_PREFIX = "rgt-send-"  # the shared socket's folder, in the temporary directory
-SWEEP_AFTER_S = 60  # a folder left by a killed listener is removed once this old
 FLUSH_AT = 1 << 20  # bytes gathered before one write: few system calls, little memory
 PIPE_BYTES = 1 << 20  # Linux's default most for an unprivileged pipe
 F_SETPIPE_SZ = 1031  # fcntl's constant (Python 3.10+ names it; boxes may run older ones)
 SHRANK = 3  # exit status: the file shrank while it was sent
 
 
-def serve(inp=None, out=None):
-    """Answer requests (one JSON line each, read from ``inp``: stdin) in turn, writing to
-    ``out`` (stdout), until an empty line or the end of input. A file that shrank while it
-    was sent ends it (its reply is cut short)."""
-    inp = inp or sys.stdin.buffer
-    out = out or sys.stdout.buffer
+def serve():
+    """Answer requests (one JSON line each on stdin) in turn, until an empty line or the
+    end of stdin. A file that shrank while it was sent ends it (its reply is cut short)."""
     while True:
-        line = inp.readline().strip()
+        line = sys.stdin.buffer.readline().strip()
         if not line:
             return 0
         request = json.loads(line.decode("utf-8"))
         if isinstance(request, dict):
-            status = send_one(out, request["path"], int(request["offset"]), int(request["size"]))
+            status = send_one(request["path"], int(request["offset"]), int(request["size"]))
         else:
-            status = main(out, request)
+            status = main(request)
         if status:
             return status
 
 
-def serve_and_share():
-    """``serve()`` on stdin and stdout, after starting a listener other senders of this
-    pull connect to (each connection is served by a fork of this process)."""
-    path = share()
-    out = sys.stdout.buffer
-    out.write(HUB + (path.encode("utf-8") if path else b"-") + b"\n")
-    out.flush()
-    return serve()
-
-
-def share():
-    """Fork a listener on a Unix socket in a new private folder; its path, or None where
-    that cannot be done (the pull then starts its other senders as before)."""
-    try:
-        import select  # noqa: F401  (the listener needs these; find out before forking)
-        import signal  # noqa: F401
-        import socket
-        import tempfile
-
-        _sweep(tempfile.gettempdir(), socket)
-        folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX)  # mode 0700: this user only
-    except (ImportError, OSError):
-        return None
-    path = os.path.join(folder, "s")
-    try:
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(path)
-        server.listen(16)
-        alive, holder = os.pipe()  # this process holds ``holder``; the listener waits on EOF
-        pid = os.fork()
-    except (OSError, AttributeError):
-        _remove(path, folder)
-        return None
-    if pid:
-        os.close(alive)
-        server.close()
-        return path
-    status = 0
-    try:
-        os.close(holder)
-        # Not the channel's stdin/stdout/stderr: sshd closes the channel only when every
-        # process holding them has exited, and the forks may outlive this sender.
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        # A session of its own: a hang-up of the sender's process group (its channel
-        # closed) ends the sender, whose exit this sees, so it still removes its socket.
-        os.setsid()
-        _listen(server, alive)
-    except BaseException:
-        status = 1
-    finally:
-        _remove(path, folder)
-        os._exit(status)
-
-
-def _stop(signum, frame):
-    raise SystemExit(0)  # through the finally that removes the socket
-
-
-def _listen(server, alive):
-    """Fork a ``serve()`` for each connection, until the sender that started this exits."""
-    import select
-    import signal
-
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the kernel
-    for signum in (signal.SIGHUP, signal.SIGTERM):
-        signal.signal(signum, _stop)
-    while True:
-        ready = select.select([server, alive], [], [])[0]
-        if alive in ready:
-            return  # end of file: the sender exited, the pull is over
-        try:
-            conn = server.accept()[0]
-        except OSError:
-            continue
-        if os.fork() == 0:
-            status = 1
-            try:
-                for signum in (signal.SIGHUP, signal.SIGTERM):
-                    signal.signal(signum, signal.SIG_DFL)
-                server.close()
-                os.close(alive)
-                status = serve(conn.makefile("rb"), conn.makefile("wb"))
-            finally:
-                os._exit(status)
-        conn.close()
-
-
-def _sweep(tmp, socket):
-    """Remove this user's shared-socket folders whose listener is gone (killed, so it
-    could not remove its own): only a socket named ``s`` in an otherwise empty folder."""
-    import stat
-    import time
-
-    try:
-        names = os.listdir(tmp)
-    except OSError:
-        return
-    for name in names:
-        if not name.startswith(FOLDER_PREFIX):
-            continue
-        folder = os.path.join(tmp, name)
-        path = os.path.join(folder, "s")
-        try:
-            info = os.lstat(folder)
-            if info.st_uid != os.getuid() or time.time() - info.st_mtime < SWEEP_AFTER_S:
-                continue  # another user's, or one that may still be starting up
-            if os.listdir(folder) != ["s"]:
-                continue
-            if not stat.S_ISSOCK(os.lstat(path).st_mode):
-                continue
-            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                probe.connect(path)
-                continue  # a live listener: another pull's
-            except OSError:
-                pass  # nobody listens: left behind
-            finally:
-                probe.close()
-        except OSError:
-            continue
-        _remove(path, folder)
-
-
-def _remove(path, folder):
-    for remove, name in ((os.unlink, path), (os.rmdir, folder)):
-        try:
-            remove(name)
-        except OSError:
-            pass
-
-
-def send_one(out, path, offset, size):
+def send_one(path, offset, size):
     """Send ``path`` from ``offset`` up to ``size`` bytes, framed as one file."""
+    out = sys.stdout.buffer
     out.write(START)
     try:
         fd = os.open(path.encode("utf-8"), os.O_RDONLY)
@@ -264,8 +116,9 @@ def _copy(src, dst, offset, length):
     return done
 
 
-def main(out, request):
-    """Write every requested file to ``out``, in order, then DONE."""
+def main(request):
+    """Write every requested file, in order, then DONE."""
+    out = sys.stdout.buffer
     out.write(START)
     pending = []
     pending_bytes = 0

@@ -32,7 +32,9 @@ def manifest_source() -> str:
         return (Path(rgt_tui.agent.__file__).parent / MANIFEST_SCRIPT).read_text("utf-8")
 
 
-def manifest_command(roots: Iterable[str], *, hash_files: bool = True, first_below: int = 0) -> str:
+def manifest_command(
+    roots: Iterable[str], *, hash_files: bool = True, first_below: int = 0, share: bool = False
+) -> str:
     """The remote shell command that runs the script from stdin.
 
     Every word is ``shlex.quote``d: pull roots come from hosts.toml and pass through the
@@ -47,6 +49,8 @@ def manifest_command(roots: Iterable[str], *, hash_files: bool = True, first_bel
         words.append("--no-hash")
     if first_below:
         words += ["--first-below", str(first_below)]
+    if share:
+        words.append("--share")
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -60,6 +64,7 @@ async def take_manifest(
     on_first: Callable[[Listed], None] | None = None,
     on_listed: Callable[[int, int], None] | None = None,
     on_more: Callable[[Manifest], None] | None = None,
+    on_share: Callable[[str | None], None] | None = None,
 ) -> Manifest:
     """List and hash every file under the host's pull roots, on the box.
 
@@ -69,7 +74,10 @@ async def take_manifest(
     still being hashed; before that, ``on_listed(small, files)`` says how many files are
     below ``first_below``, and how many there are in all, as soon as the walk is done;
     after it, ``on_more`` gets each further file as soon as the box has hashed it (a
-    partial manifest of that one file). The transport must be connected. Raises
+    partial manifest of that one file). With ``on_share``, the box's python3 first
+    shares a Unix socket for the pull's senders and ``on_share`` gets its path (None when
+    it has none; also when the scan ends without saying). The transport must be
+    connected. Raises
     TransportError when the box cannot run the script (the message says why: no python3,
     a dropped connection) and ManifestError when its output is incomplete.
     """
@@ -78,8 +86,11 @@ async def take_manifest(
     files = total = 0
     listed = (0, 0)
     first_done = False
-    command = manifest_command(host.pull, hash_files=hash_files, first_below=first_below)
+    command = manifest_command(
+        host.pull, hash_files=hash_files, first_below=first_below, share=on_share is not None
+    )
     stream = transport.stream_lines(command, input=manifest_source())
+    shared = on_share is None  # whether on_share has been told (or there is none)
     try:
         # aclosing: an error raised while reading (a garbled line) still ends the box's side.
         async with contextlib.aclosing(stream) as received:
@@ -92,6 +103,9 @@ async def take_manifest(
                         on_line(files, total)
                     if first_done and on_more is not None:
                         on_more(parse_manifest_lines(host.name, [*header, line], partial=True))
+                elif not shared and '"type": "share"' in line:
+                    shared = True
+                    on_share(_shared_path(line))  # type: ignore[misc]
                 elif '"type": "start"' in line or '"type": "root"' in line:
                     header.append(line)
                 elif '"type": "listed"' in line:
@@ -111,6 +125,9 @@ async def take_manifest(
                 "install python3 on the box",
             ) from exc
         raise
+    finally:
+        if not shared:
+            on_share(None)  # type: ignore[misc]
     try:
         return parse_manifest_lines(host.name, lines)
     except ManifestError:
@@ -126,6 +143,14 @@ class Listed:
     first: Manifest  # the files below ``first_below`` (no ``done`` yet: a partial manifest)
     files: int  # regular files listed on the box, all sizes
     bytes: int
+
+
+def _shared_path(line: str) -> str | None:
+    try:
+        path = json.loads(line).get("path")
+    except (ValueError, AttributeError):
+        return None
+    return path if isinstance(path, str) and path else None
 
 
 def _listed(host: str, line: str) -> tuple[tuple[int, int], int]:

@@ -383,6 +383,9 @@ class _Pull:
         def on_more(part: Manifest) -> None:
             self._more.put_nowait(part)  # used only if the small files started early
 
+        # Over SSH the scan's python3 also shares a socket the senders reach without
+        # starting a shell each (sender_pool); elsewhere senders are local commands.
+        sockets = hasattr(self.transport, "stream_socket")
         return await take_manifest(
             self.host,
             self.transport,
@@ -391,6 +394,7 @@ class _Pull:
             on_first=on_first,
             on_listed=on_listed,
             on_more=on_more,
+            on_share=self.senders.offer if sockets else None,
         )
 
     def _start_warm(self, small: int, large: int) -> None:

@@ -7,11 +7,14 @@ competing with the transfer for the same cores. So a pull keeps its senders: eac
 request after request (a batch of small files, then a large file, ...) on its one channel,
 and the pool hands an idle one to whoever asks next.
 
-And a pull starts only one that way. Over SSH the first sender also shares a Unix socket
-on the box (``serve_and_share``); every other sender is a channel to that socket, which
-sshd connects and the first sender's listener serves with a fork of itself: no shell, no
-python3 start. Where the box's sshd does not forward sockets (AllowStreamLocalForwarding
-no) or the socket cannot be made, the others run ``SEND_COMMAND`` as before.
+And over SSH a pull starts none that way. The manifest's scan (already a python3 on the
+box) shares a Unix socket (``manifest.py --share``); the pool holds its control
+connection for the pull (``offer``), and every sender is a ``direct-streamlocal`` channel
+to that socket, which sshd connects and the listener serves with a fork of itself that
+runs the same program SEND_COMMAND would: no shell, no python3 start. Where the box's sshd
+does not forward sockets (AllowStreamLocalForwarding no), the socket could not be made,
+or the connection was re-opened since (the socket was the old connection's), senders
+run SEND_COMMAND as before.
 
 A reply is whole when the caller's parser says so (``complete``); only then does its
 sender go back to the pool. A reply cut off (an error, a stall, a caller that stopped
@@ -25,15 +28,14 @@ import asyncio
 import contextlib
 import json
 import shlex
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib import resources
 
-from rgt_tui.agent.sendfiles import HUB
-from rgt_tui.transport.base import SocketRefused, Transport
+from rgt_tui.transport.base import SocketRefused, Transport, TransportError
 
 SENDER_SCRIPT = "sendfiles.py"
 CLOSE_WAIT_S = 10.0  # an idle sender gets this long to exit on its own
-NOISE_LIMIT = 64 << 10  # output before the shared socket's line (a login script's) at most
+CONTROL_CLOSE_S = 5.0  # the shared socket's control connection gets this long to end
 # Read a length, exec that many bytes of stdin: the script comes on stdin (never on the
 # command line), and stdin stays open for the requests that follow it.
 BOOT = "import sys; exec(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())))"
@@ -47,16 +49,15 @@ def sender_source() -> str:
     return resources.files("rgt_tui.agent").joinpath(SENDER_SCRIPT).read_text("utf-8")
 
 
-def sender_program(share: bool = False) -> str:
-    """The script plus the line that runs it on the requests that follow on stdin (and,
-    with ``share``, first starts the socket the pull's other senders connect to)."""
-    run = "serve_and_share()" if share else "serve()"
-    return f"{sender_source()}\nsys.exit({run})\n"
+def sender_program() -> str:
+    """The script plus the line that runs it on the requests that follow on stdin."""
+    return f"{sender_source()}\nsys.exit(serve())\n"
 
 
-def sender_input(share: bool = False) -> str:
-    """What SEND_COMMAND reads first: the program's length in bytes, then the program."""
-    program = sender_program(share)
+def sender_input() -> str:
+    """What SEND_COMMAND reads first: the program's length in bytes, then the program
+    (a sender reached through the shared socket reads the same)."""
+    program = sender_program()
     return f"{len(program.encode())}\n{program}"
 
 
@@ -69,10 +70,9 @@ def request_line(request: Request) -> str:
 class Sender:
     """One sender process on the box, answering requests one at a time.
 
-    Started at once (its shell and python3 start while nothing is asked of it yet); the
-    requests go to its stdin as they are made, so its one channel carries every reply.
-    With ``share`` it also offers a socket (``shared_path``); with ``hub`` (such a sender)
-    it is reached through that socket when it can be.
+    Started at once (its process starts while nothing is asked of it yet); the requests go
+    to its stdin as they are made, so its one channel carries every reply. ``socket``
+    (awaited: the shared socket's path, or None) is tried first; SEND_COMMAND otherwise.
     """
 
     def __init__(
@@ -80,81 +80,45 @@ class Sender:
         transport: Transport,
         generation: int,
         window: int | None,
-        *,
-        share: bool = False,
-        hub: Sender | None = None,
+        socket: Awaitable[str | None] | None = None,
+        refused: Callable[[], None] | None = None,
     ) -> None:
         self.generation = generation
         self.usable = True  # False once a reply broke off or it ended
         self.busy = False  # a reply is being read
-        self.route = ""  # "socket" or "command", once its output has started
+        self.route = ""  # "socket" or "command", once its process has been started
         self._requests: asyncio.Queue[str | None] = asyncio.Queue()
-        self._shared: asyncio.Future[str | None] | None = None
-        if share:
-            self._shared = asyncio.get_running_loop().create_future()
         self._chunks: AsyncIterator[bytes] | None = None  # its output, once started
         # Its first chunk, pending: asking for it opens the channel and starts the process.
         self._first: asyncio.Future[bytes] | None = asyncio.ensure_future(
-            self._begin(transport, window, hub)
+            self._begin(transport, window, socket, refused)
         )
 
-    async def shared_path(self) -> str | None:
-        """The socket on the box this sender shares, once it said; None if it has none."""
-        if self._shared is None:
-            return None
-        return await asyncio.shield(self._shared)
-
-    def _unshare(self) -> None:
-        self._shared = None  # refused: the senders after this one do not try it again
-
-    async def _begin(self, transport: Transport, window: int | None, hub: Sender | None) -> bytes:
-        """Start its process and return its first output: through the hub's socket where
-        there is one, else by running SEND_COMMAND (a sharing sender's socket line is read
-        off first). The stream is read directly afterwards, with no layer in between:
-        each costs a little for every packet of a large file."""
-        path = await hub.shared_path() if hub is not None else None
+    async def _begin(
+        self,
+        transport: Transport,
+        window: int | None,
+        socket: Awaitable[str | None] | None,
+        refused: Callable[[], None] | None,
+    ) -> bytes:
+        """Start its process and return its first output. The stream is read directly
+        afterwards, with no layer in between: each costs a little for every packet."""
+        path = await socket if socket is not None else None
         if path is not None:
             connect = transport.stream_socket  # type: ignore[attr-defined]
-            stream = connect(path, later=self._lines(), window=window)
+            stream = connect(path, input="S" + sender_input(), later=self._lines(), window=window)
             try:
                 self.route, self._chunks = "socket", stream
                 return await anext(stream)
             except SocketRefused:
                 # Refused when opened, so nothing was asked of it yet: run the command.
-                assert hub is not None
-                hub._unshare()
-        share = self._shared is not None
+                if refused is not None:
+                    refused()
         self.route = "command"
         self._chunks = transport.stream_bytes(
-            SEND_COMMAND, input=sender_input(share), later=self._lines(), window=window
+            SEND_COMMAND, input=sender_input(), later=self._lines(), window=window
         )
-        if not share:
-            return await anext(self._chunks)
-        return await self._past_socket_line()
-
-    async def _past_socket_line(self) -> bytes:
-        """A sharing sender's first output, after (and without) its socket's line."""
-        assert self._chunks is not None and self._shared is not None
-        head = b""
-        try:
-            while True:
-                try:
-                    head += await anext(self._chunks)
-                except StopAsyncIteration:
-                    if head:
-                        return head  # it ended without the line: its parser says why
-                    raise
-                at = head.find(HUB)
-                end = head.find(b"\n", at) if at >= 0 else -1
-                if end >= 0:
-                    path = head[at + len(HUB) : end].decode("utf-8", "replace")
-                    self._shared.set_result(None if path == "-" else path)
-                    return head[:at] + head[end + 1 :]  # what a login script printed stays
-                if len(head) > NOISE_LIMIT:
-                    return head  # not a sharing sender's output: the reply's parser says why
-        finally:
-            if not self._shared.done():
-                self._shared.set_result(None)
+        return await anext(self._chunks)
 
     async def _lines(self) -> AsyncIterator[str]:
         while (line := await self._requests.get()) is not None:
@@ -181,8 +145,6 @@ class Sender:
                         chunk = await anext(self._chunks)
                 except StopAsyncIteration:
                     return  # it exited: the caller's parser tells what is missing
-                if not chunk:
-                    continue  # all of a first chunk was the shared socket's line
                 yield chunk
                 if complete():
                     ended = True
@@ -242,10 +204,19 @@ class SenderPool:
         self._generation = generation  # the connection's, now
         self._idle: list[Sender] = []
         self._all: list[Sender] = []
-        self._hub: Sender | None = None  # the sender sharing its socket (over SSH)
-        self._can_share = hasattr(transport, "stream_socket")
+        self._share: _Control | None = None  # the manifest's shared socket, if offered
         self._closed = False
         self.started = 0  # senders started so far
+
+    def offer(self, path: str | None) -> None:
+        """The socket the manifest's scan shares on the box (None: it has none): take its
+        control connection for this pull; senders started from now on are reached
+        through it while it holds."""
+        if self._share is not None:
+            self._share.end()  # a retried scan's: that connection is gone
+        self._share = None
+        if path is not None and not self._closed:
+            self._share = _Control(self.transport, path, self._generation())
 
     def warm(self, count: int) -> None:
         """Start ``count`` senders now, before anything is asked of them."""
@@ -272,26 +243,75 @@ class SenderPool:
 
     def _start(self) -> Sender:
         now = self._generation()
-        hub = self._hub
-        if hub is not None and not (hub.usable and hub.generation == now):
-            hub = None  # its process ended, or its connection: its socket went with it
-        if hub is None and self._can_share:
-            sender = Sender(self.transport, now, self.window, share=True)
-            self._hub = sender
+        share = self._share
+        if share is not None and share.generation == now:
+            sender = Sender(self.transport, now, self.window, share.path(), self._unshare)
         else:
-            sender = Sender(self.transport, now, self.window, hub=hub)
+            sender = Sender(self.transport, now, self.window)
         self._all.append(sender)
         self.started += 1
         return sender
+
+    def _unshare(self) -> None:
+        """A sender's socket channel was refused: the next ones run the command."""
+        if self._share is not None:
+            self._share.end()
+        self._share = None
 
     async def close(self) -> None:
         """End every sender (idle ones exit on their own; see ``Sender.close``)."""
         self._closed = True
         senders, self._all, self._idle = self._all, [], []
         await asyncio.gather(*(s.close() for s in senders), return_exceptions=True)
+        if self._share is not None:
+            await self._share.close()
+        self._share = None
+
+
+class _Control:
+    """The control connection of the manifest's shared socket: while it is open, the
+    box's listener serves senders; ending it ends the listener (which removes the socket).
+    Its ``path()`` is the socket's path once the listener answered, or None."""
+
+    def __init__(self, transport: Transport, path: str, generation: int) -> None:
+        self.generation = generation
+        self._ready: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._ending: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.ensure_future(self._hold(transport, path))
+
+    async def _hold(self, transport: Transport, path: str) -> None:
+        connect = transport.stream_socket  # type: ignore[attr-defined]
+        stream = connect(path, input="C", later=self._ending)
+        try:
+            async with contextlib.aclosing(stream) as chunks:
+                async for chunk in chunks:
+                    if not self._ready.done():
+                        self._ready.set_result(path if chunk.startswith(b"K") else None)
+        except TransportError:
+            pass  # refused (sshd does not forward sockets), or the connection dropped
+        finally:
+            if not self._ready.done():
+                self._ready.set_result(None)
+
+    async def path(self) -> str | None:
+        return await asyncio.shield(self._ready)
+
+    def end(self) -> None:
+        """Tell the listener the pull is over (end of input on the control connection)."""
+        if not self._ending.done():
+            self._ending.set_result("")
+
+    async def close(self) -> None:
+        """End it and wait (briefly) for the listener to close it in turn."""
+        self.end()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(self._task), CONTROL_CLOSE_S)
+        self._task.cancel()
+        with contextlib.suppress(BaseException):
+            await self._task
 
 
 __all__ = [
-    "BOOT", "CLOSE_WAIT_S", "NOISE_LIMIT", "SEND_COMMAND", "Sender", "SenderPool", "request_line",
+    "BOOT", "CLOSE_WAIT_S", "SEND_COMMAND", "Sender", "SenderPool", "request_line",
     "sender_input", "sender_program", "sender_source",
 ]  # fmt: skip

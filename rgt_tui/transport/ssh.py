@@ -345,16 +345,22 @@ class SshTransport(RangeReads):
         )
 
     def stream_socket(
-        self, path: str, *, later: Later | None = None, window: int | None = None
+        self,
+        path: str,
+        *,
+        input: str | None = None,
+        later: Later | None = None,
+        window: int | None = None,
     ) -> AsyncIterator[bytes]:
         """Connect to the Unix socket ``path`` on the box through this connection (sshd
-        connects it; no shell starts), write ``later``'s texts to it and yield what it sends
-        as raw chunks. SocketRefused if sshd will not connect it; TransportError on a drop.
-        Only SSH has this: callers check for the attribute."""
+        connects it; no shell starts), write ``input`` then ``later``'s texts to it (then
+        end of input) and yield what it sends as raw chunks. SocketRefused if sshd will not
+        connect it; TransportError on a drop. Only SSH has this: callers check for it."""
         return stream_socket(
             self._require,  # called when the stream starts: not connected raises there
             self.host,
             path,
+            input=input,
             later=later,
             window=window,
             send_later=_send_later,

@@ -131,13 +131,14 @@ async def stream_socket(
     host: str,
     path: str,
     *,
+    input: str | None,
     later: Later | None,
     window: int | None,
     send_later: Callable[..., Awaitable[None]],
     describe: Callable[[BaseException], str],
 ) -> AsyncIterator[bytes]:
     """As ``stream_command``, but to a Unix socket on the box (sshd connects it: no shell
-    starts). ``later``'s texts are written to it; what it sends is yielded. Raises
+    starts). ``input``, then ``later``'s texts are written to it; what it sends is yielded. Raises
     SocketRefused when the channel cannot be opened (sshd does not forward sockets, or
     nothing listens there)."""
     conn = connection()
@@ -148,7 +149,7 @@ async def stream_socket(
         raise SocketRefused(host, f"the box refused a socket connection ({exc.reason})") from exc
     except (OSError, asyncssh.Error) as exc:
         raise TransportError(host, describe(exc)) from exc
-    async for chunk in _pump(conn, host, chan, session, None, later, send_later, describe):
+    async for chunk in _pump(conn, host, chan, session, input, later, send_later, describe):
         yield chunk
 
 
