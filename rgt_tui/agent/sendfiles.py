@@ -3,12 +3,12 @@
 
 Pulling thousands of small files one SFTP request at a time spends its time on round
 trips and per-request work, not on bytes. The pull starts ``python3 -u -c BOOT``
-(``pull_batch.SEND_COMMAND``: read N, then exec the next N bytes of stdin) and sends this
-script on stdin with a last line that runs ``serve()``, which then reads requests, a line
-each: a JSON list of ``[path, size]``. So the box's shell and python3 start (tenths of
-a second where a .bashrc sets up conda or pyenv) before the pull knows which files it
-wants, and once started the process answers request after request (the pull's
-``SenderPool``); an empty line or the end of stdin ends it quietly. To each request it
+(``sender_pool.SEND_COMMAND``: read N, then exec the next N bytes of stdin), or has the
+manifest scan's listener fork one that does the same on a socket (``manifest.py
+--share``), and sends this script with a last line that runs ``serve()``, which then
+reads requests, a line each: a JSON list of ``[path, size]``. So it starts before the
+pull knows which files it wants, and once started the process answers request after
+request (the pull's ``SenderPool``); an empty line or the end of stdin ends it quietly. To each request it
 writes a start line, then for each file, in order::
 
     <index> <nbytes>\\n<nbytes raw bytes>          (the file)
