@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -35,17 +36,25 @@ from rgt_tui.transport import transport_for
 from rgt_tui.transport.base import SocketRefused
 
 
-def _share_folders() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(SHARE_PREFIX + "*"))
+@pytest.fixture
+def box_tmp():
+    """A private, short temporary directory for the scans here (the socket's path must stay
+    under 108 bytes), so their folders and sweeps never meet another test's or pull's."""
+    path = Path(tempfile.mkdtemp(prefix="rs", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 class _Scan:
     """The real manifest scan with ``--share``, as the box runs it; its socket's path."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, tmp: Path, grace: float = 30) -> None:
         command = manifest_command([str(root)], first_below=1 << 20, share=True)
         self.proc = subprocess.Popen(
-            ["bash", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            ["bash", "-c", f"{command} --share-grace {grace}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "TMPDIR": str(tmp)},
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(manifest_source().encode())
@@ -120,15 +129,17 @@ async def _until(check, seconds: float = 5.0) -> bool:
     return check()
 
 
-def test_the_scan_s_socket_runs_senders_until_the_pull_lets_go(tmp_path):
+def test_the_scan_s_socket_runs_senders_until_the_pull_lets_go(tmp_path, box_tmp):
     small = {f"s{i}.bin": os.urandom(700 + i) for i in range(6)}
     for name, data in small.items():
         (tmp_path / name).write_bytes(data)
     big = os.urandom(2 * MIB + 5)
     (tmp_path / "big ü.pt").write_bytes(big)
-    scan = _Scan(tmp_path)
+    scan = _Scan(tmp_path, box_tmp)
     folder = Path(scan.path).parent
+    control = None
     try:
+        assert folder.parent == box_tmp and folder.name.startswith(SHARE_PREFIX)
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # nobody else can connect
         control = _control(scan)
         # The scan goes on and ends as without --share; the listener does not end with it.
@@ -146,21 +157,35 @@ def test_the_scan_s_socket_runs_senders_until_the_pull_lets_go(tmp_path):
             assert _wait_until(lambda: not folder.exists())
             assert _one(second, one) == big[100:]
     finally:
+        if control is not None:
+            control.close()
         scan.proc.kill()
         scan.proc.wait()
 
 
-def test_with_no_control_connection_the_listener_ends_with_the_scan(tmp_path):
+def test_a_control_connection_after_a_short_scan_still_gets_the_socket(tmp_path, box_tmp):
+    """On a far box the pull's control connection comes a round trip after the share line,
+    which can be after a short scan has ended: the listener waits for it a while."""
     (tmp_path / "a.bin").write_bytes(b"x" * 10)
-    scan = _Scan(tmp_path)
-    folder = Path(scan.path).parent
-    assert folder.exists()
+    scan = _Scan(tmp_path, box_tmp, grace=3)
     assert scan.finish()[-1]["type"] == "done"
-    assert _wait_until(lambda: not folder.exists())  # sshd refused the pull's control
+    time.sleep(0.5)  # a round trip on a slow link, after the scan's end
+    with _control(scan), _sender(scan) as sender:
+        assert _batch(sender, [(str(tmp_path / "a.bin"), 10)]) == [b"x" * 10]
+    assert _wait_until(lambda: not Path(scan.path).parent.exists())
 
 
-def test_a_folder_left_by_a_killed_listener_is_swept_by_the_next_scan(tmp_path):
-    scan = _Scan(tmp_path)
+def test_with_no_control_connection_the_listener_ends_after_its_grace(tmp_path, box_tmp):
+    (tmp_path / "a.bin").write_bytes(b"x" * 10)
+    scan = _Scan(tmp_path, box_tmp, grace=1)
+    folder = Path(scan.path).parent
+    assert scan.finish()[-1]["type"] == "done"
+    assert folder.exists()  # still waiting for the pull's control connection
+    assert _wait_until(lambda: not folder.exists())  # none came (sshd refused it): gone
+
+
+def test_a_folder_left_by_a_killed_listener_is_swept_by_the_next_scan(tmp_path, box_tmp):
+    scan = _Scan(tmp_path, box_tmp)
     folder = Path(scan.path).parent
     control = _control(scan)
     scan.finish()
@@ -172,12 +197,12 @@ def test_a_folder_left_by_a_killed_listener_is_swept_by_the_next_scan(tmp_path):
     control.close()
     assert _wait_until(lambda: _parent(listener[0]) is None)
     assert (folder / "s").exists()  # left behind, with nobody listening
-    young = _Scan(tmp_path)
+    young = _Scan(tmp_path, box_tmp, grace=0)
     young.finish()
     assert folder.exists()  # too young to be sure it is not still starting up
     old = time.time() - SWEEP_AFTER_S - 5
     os.utime(folder, (old, old))
-    again = _Scan(tmp_path)
+    again = _Scan(tmp_path, box_tmp, grace=0)
     assert not folder.exists()
     assert Path(again.path).exists()  # its own, live one is kept
     again.finish()
@@ -228,6 +253,7 @@ class _Counted:
         self.sockets = 0  # sender connections (not the control one)
         self.controls = 0
         self.refused = 0
+        self.paths: set[str] = set()
         stream_bytes, stream_socket = transport.stream_bytes, transport.stream_socket
 
         def counting_command(command, **kw):
@@ -235,6 +261,7 @@ class _Counted:
             return stream_bytes(command, **kw)
 
         async def counting_socket(path, **kw):
+            self.paths.add(path)
             if kw.get("input", "").startswith("C"):
                 self.controls += 1
             else:
@@ -265,7 +292,6 @@ async def test_over_sshd_every_sender_connects_to_the_scan_s_socket(
     openssh_server: OpenSshServer, tmp_path
 ):
     expected = _pull_set(openssh_server.workdir / "results")
-    before = _share_folders()
     result, counted = await _pull(openssh_server, tmp_path / "out")
     assert result.ok and len(result.pulled) == 43
     for rel, digest in expected.items():
@@ -273,8 +299,58 @@ async def test_over_sshd_every_sender_connects_to_the_scan_s_socket(
     # No shell and python3 started for any sender: all came through the scan's socket.
     assert counted.commands.count(SEND_COMMAND) == 0
     assert counted.controls == 1 and counted.sockets >= 2 and counted.refused == 0
-    # The pull's end ends the sender; its listener removes the socket and its folder.
-    assert await _until(lambda: _share_folders() <= before)
+    # The pull's end ends the control connection; the listener removes socket and folder.
+    assert len(counted.paths) == 1
+    folder = Path(next(iter(counted.paths))).parent
+    assert folder.name.startswith(SHARE_PREFIX)
+    assert await _until(lambda: not folder.exists())
+
+
+def _socket_senders(path: str) -> list[int]:
+    """PIDs of forked senders (the scan's listener's children: their stdin is a socket)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"--share" not in f.read():
+                    continue
+            if os.readlink(f"/proc/{pid}/fd/0").startswith("socket:"):
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_socket_sender_killed_mid_file_hands_the_rest_to_sftp(
+    openssh_server: OpenSshServer, tmp_path
+):
+    """With no exit status on a socket, a sender that dies mid-reply must not pass for a
+    file that shrank on the box: the rest of the file comes over SFTP, whole."""
+    digest = random_file(openssh_server.workdir / "results" / "ckpt.pt", 160 * MIB)
+    host = load_fleet(openssh_server.hosts_file).host("real1")
+    transport = transport_for(host)
+    counted = _Counted(transport)
+    killed: list[int] = []
+
+    def kill_mid_file(p) -> None:
+        if not killed and any(f.done >= 8 * MIB for f in p.active):
+            for pid in _socket_senders(""):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+    try:
+        result = await pull_host(
+            host,
+            tmp_path / "out",
+            transport,
+            options=fast(progress_interval_s=0.01),
+            on_progress=kill_mid_file,
+        )
+    finally:
+        await transport.close()
+    assert killed and counted.sockets >= 1  # it was a socket sender, and it died mid-file
+    assert result.ok and not result.failed
+    assert sha(tmp_path / "out" / "real1" / "ckpt.pt") == digest
 
 
 async def test_a_box_that_does_not_forward_sockets_gets_commands_as_before(tmp_path):

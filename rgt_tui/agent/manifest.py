@@ -48,7 +48,8 @@ connects: no login shell, no python3 start) and sends one byte first:
 
 - ``C``, the control connection: answered ``K``; the listener lives until it ends (the
   pull is over, or its connection dropped), then removes its socket and folder. With no
-  control connection by the time the scan has ended (sshd refused it), it ends then.
+  control connection ``CONTROL_GRACE_S`` after the scan has ended (sshd refused it), it
+  ends then.
 - ``S``, a sender: a fork of this process (already started: a millisecond, not the
   tenths of a second a login shell with pyenv or conda costs) runs what follows as
   ``SEND_COMMAND`` would: a length line, that many bytes of program, then its input.
@@ -73,6 +74,7 @@ BLOCK = 1 << 20
 HASH_THREADS = min(4, os.cpu_count() or 1)
 SHARE_PREFIX = "rgt-send-"  # the shared socket's folder, in the temporary directory
 SWEEP_AFTER_S = 60  # a folder a killed listener left is removed once this old
+CONTROL_GRACE_S = 30  # after the scan, how long the listener waits for the pull's control
 
 
 def emit(obj):
@@ -261,8 +263,9 @@ def kind_of(mode):
 # -- a socket the pull's senders reach (--share) ------------------------------------------
 
 
-def share():
-    """Fork the listener (see the module's doc); the socket's path, or None."""
+def share(grace):
+    """Fork the listener (see the module's doc); the socket's path, or None. ``grace``:
+    how long after the scan it waits for a control connection."""
     try:
         import select  # noqa: F401  (the listener needs these: find out before forking)
         import signal  # noqa: F401
@@ -277,7 +280,7 @@ def share():
     try:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(path)
-        server.listen(16)
+        server.listen(64)
         scanning, holder = os.pipe()  # the scan holds ``holder``: its exit ends the pipe
         pid = os.fork()
     except (OSError, AttributeError):
@@ -296,7 +299,7 @@ def share():
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.setsid()
-        listen(server, scanning)
+        listen(server, scanning, grace)
     except BaseException:
         status = 1
     finally:
@@ -308,9 +311,11 @@ def stop(signum, frame):
     raise SystemExit(0)  # through the finally that removes the socket
 
 
-def listen(server, scanning):
-    """Serve connections until the control connection ends, or, when none came, until
-    the scan has ended (``scanning``: a pipe whose other end only the scan holds)."""
+def listen(server, scanning, grace):
+    """Serve connections until the control connection ends; with none yet, until
+    ``grace`` seconds after the scan has ended (``scanning``: a pipe whose other end only
+    the scan holds): the pull's control connection comes a round trip after the share line,
+    which on a far box can be after a short scan has ended."""
     import select
     import signal
 
@@ -318,12 +323,23 @@ def listen(server, scanning):
     for signum in (signal.SIGHUP, signal.SIGTERM):
         signal.signal(signum, stop)
     control, unsaid = None, []  # unsaid: connected, first byte not read yet
+    scan_over = None  # when the scan ended
     while True:
-        watch = [server] + unsaid + ([control] if control is not None else [scanning])
-        for sock in select.select(watch, [], [])[0]:
+        watch = [server] + unsaid
+        if control is not None:
+            watch.append(control)
+        elif scan_over is None:
+            watch.append(scanning)
+        wait = None
+        if control is None and scan_over is not None:
+            wait = scan_over + grace - time.time()
+            if wait <= 0:
+                return  # nobody took control: sshd refused it, or the pull is gone
+        ready = select.select(watch, [], [], wait)[0]
+        for sock in ready:
             if sock is scanning:
                 if not os.read(scanning, 1):
-                    return  # the scan is over and nobody took control: sshd refused it
+                    scan_over = time.time()
                 continue
             if sock is server:
                 try:
@@ -331,55 +347,76 @@ def listen(server, scanning):
                 except OSError:
                     pass
                 continue
-            if sock is control:
-                if not sock.recv(4096):
-                    return  # the pull is over, or its connection is gone
-                continue
-            unsaid.remove(sock)
-            kind = sock.recv(1)
-            if kind == b"C" and control is None:
-                control = sock
-                sock.sendall(b"K")
-            elif kind == b"S":
-                if os.fork() == 0:
-                    os.close(scanning)
-                    run_sender(sock, [server, control] + unsaid)
-                sock.close()
-            else:
-                sock.close()
+            try:
+                if sock is control:
+                    if not sock.recv(4096):
+                        return  # the pull is over, or its connection is gone
+                    continue
+                unsaid.remove(sock)
+                kind = sock.recv(1)
+                if kind == b"C" and control is None:
+                    sock.sendall(b"K")
+                    control = sock
+                elif kind == b"S":
+                    fork_sender(sock, [server, control, scanning] + unsaid)
+                    sock.close()
+                else:
+                    sock.close()
+            except OSError:
+                sock.close()  # that connection alone (it went away, or no fork was possible)
+                if sock is control:
+                    return
+
+
+def fork_sender(sock, others):
+    """Run a sender for ``sock`` in a fork of this process (see ``run_sender``)."""
+    if os.fork() != 0:
+        return
+    status = 1
+    try:
+        # First of all: this fork must never unwind into the listener's clean-up (which
+        # would remove the live socket), whatever happens here.
+        status = run_sender(sock, others)
+    finally:
+        os._exit(status)
 
 
 def run_sender(sock, others):
     """In a fork: what follows on ``sock`` is a length line, a program, then its input;
-    run it with ``sock`` as its stdin and stdout (as SEND_COMMAND's BOOT does)."""
+    run it with ``sock`` as its stdin and stdout (as SEND_COMMAND's BOOT does). Returns
+    its exit status."""
     import io
     import signal
 
-    status = 1
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    for other in others:
+        if other is None:
+            continue
+        try:
+            os.close(other) if isinstance(other, int) else other.close()
+        except OSError:
+            pass
+    os.dup2(sock.fileno(), 0)
+    os.dup2(sock.fileno(), 1)
+    sock.close()
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(1, "w", closefd=False)), write_through=True
+    )
+    status = 0
     try:
-        for signum in (signal.SIGHUP, signal.SIGTERM):
-            signal.signal(signum, signal.SIG_DFL)
-        for other in others:
-            if other is not None:
-                other.close()
-        os.dup2(sock.fileno(), 0)
-        os.dup2(sock.fileno(), 1)
-        sock.close()
-        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
-        sys.stdout = io.TextIOWrapper(
-            io.BufferedWriter(io.FileIO(1, "w", closefd=False)), write_through=True
-        )
         program = sys.stdin.buffer.read(int(sys.stdin.buffer.readline()))
         exec(compile(program, "<rgt-sender>", "exec"), {"__name__": "__rgt_sender__"})
-        status = 0
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else 0
-    finally:
-        try:
-            sys.stdout.flush()
-        except Exception:
-            pass
-        os._exit(status)
+    except Exception:
+        status = 1
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    return status
 
 
 def sweep(tmp, socket):
@@ -401,9 +438,12 @@ def sweep(tmp, socket):
             if os.listdir(folder) != ["s"] or not stat.S_ISSOCK(os.lstat(path).st_mode):
                 continue
             probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            probe.settimeout(0.5)  # a live listener with a full backlog must not hang this
             try:
                 probe.connect(path)
                 continue  # a live listener: another pull's
+            except socket.timeout:
+                continue  # alive, only busy
             except OSError:
                 pass  # nobody listens: left behind
             finally:
@@ -439,9 +479,16 @@ def main(argv=None):
     parser.add_argument(
         "--share", action="store_true", help="first, a socket the pull's senders reach"
     )
+    parser.add_argument(
+        "--share-grace",
+        type=float,
+        default=CONTROL_GRACE_S,
+        metavar="S",
+        help="how long after the scan the socket waits for its control connection",
+    )
     args = parser.parse_args(argv)
     if args.share:  # before any thread starts: it forks
-        emit({"type": "share", "path": share()})
+        emit({"type": "share", "path": share(args.share_grace)})
         sys.stdout.flush()
     taken_at = time.time()
     emit(

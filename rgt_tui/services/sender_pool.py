@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -87,6 +88,7 @@ class Sender:
         self.usable = True  # False once a reply broke off or it ended
         self.busy = False  # a reply is being read
         self.route = ""  # "socket" or "command", once its process has been started
+        self.host = transport.host
         self._requests: asyncio.Queue[str | None] = asyncio.Queue()
         self._chunks: AsyncIterator[bytes] | None = None  # its output, once started
         # Its first chunk, pending: asking for it opens the channel and starts the process.
@@ -144,7 +146,13 @@ class Sender:
                         assert self._chunks is not None  # set once the first chunk came
                         chunk = await anext(self._chunks)
                 except StopAsyncIteration:
-                    return  # it exited: the caller's parser tells what is missing
+                    if self.route == "socket":
+                        # No exit status to tell why (a command's failure raises with
+                        # it): the same error, so the caller's fallback takes over.
+                        raise TransportError(
+                            self.host, "the box's sender ended before its reply was whole"
+                        ) from None
+                    return  # it exited cleanly: the caller's parser tells what is missing
                 yield chunk
                 if complete():
                     ended = True
@@ -205,6 +213,7 @@ class SenderPool:
         self._idle: list[Sender] = []
         self._all: list[Sender] = []
         self._share: _Control | None = None  # the manifest's shared socket, if offered
+        self._retired: list[_Control] = []  # replaced or refused ones, ended
         self._closed = False
         self.started = 0  # senders started so far
 
@@ -213,7 +222,7 @@ class SenderPool:
         control connection for this pull; senders started from now on are reached
         through it while it holds."""
         if self._share is not None:
-            self._share.end()  # a retried scan's: that connection is gone
+            self._retire(self._share)  # a retried scan's: that connection is gone
         self._share = None
         if path is not None and not self._closed:
             self._share = _Control(self.transport, path, self._generation())
@@ -245,27 +254,35 @@ class SenderPool:
         now = self._generation()
         share = self._share
         if share is not None and share.generation == now:
-            sender = Sender(self.transport, now, self.window, share.path(), self._unshare)
+            refused = functools.partial(self._unshare, share)
+            sender = Sender(self.transport, now, self.window, share.path(), refused)
         else:
             sender = Sender(self.transport, now, self.window)
         self._all.append(sender)
         self.started += 1
         return sender
 
-    def _unshare(self) -> None:
-        """A sender's socket channel was refused: the next ones run the command."""
-        if self._share is not None:
-            self._share.end()
-        self._share = None
+    def _unshare(self, share: _Control) -> None:
+        """A sender's channel to ``share`` was refused: the next ones run the command."""
+        self._retire(share)
+        if self._share is share:
+            self._share = None
+
+    def _retire(self, share: _Control) -> None:
+        share.end()
+        if share not in self._retired:
+            self._retired.append(share)  # close() waits for it
 
     async def close(self) -> None:
         """End every sender (idle ones exit on their own; see ``Sender.close``)."""
         self._closed = True
         senders, self._all, self._idle = self._all, [], []
-        await asyncio.gather(*(s.close() for s in senders), return_exceptions=True)
-        if self._share is not None:
-            await self._share.close()
-        self._share = None
+        shares = [*self._retired, *([self._share] if self._share is not None else [])]
+        self._share, self._retired = None, []
+        try:
+            await asyncio.gather(*(s.close() for s in senders), return_exceptions=True)
+        finally:
+            await asyncio.gather(*(c.close() for c in shares), return_exceptions=True)
 
 
 class _Control:

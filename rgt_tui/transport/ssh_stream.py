@@ -89,7 +89,7 @@ class ByteStreamSession(asyncssh.SSHClientSession):
             waiter.set_result(None)
 
 
-async def stream_command(
+def stream_command(
     connection: Callable[[], asyncssh.SSHClientConnection],
     host: str,
     command: str,
@@ -107,26 +107,18 @@ async def stream_command(
     file. Closing the generator early closes the channel (the box's process gets SIGPIPE
     or a hang-up).
     """
-    conn = connection()
-    options = {"window": window} if window else {}
-    try:
-        chan, session = await conn.create_session(
-            ByteStreamSession, command, encoding=None, **options
-        )
-    except asyncssh.ChannelOpenError as exc:
-        raise SessionRefused(host, f"the box refused another session ({exc.reason})") from exc
-    except (OSError, asyncssh.Error) as exc:
-        raise TransportError(host, describe(exc)) from exc
-    async for chunk in _pump(conn, host, chan, session, input, later, send_later, describe):
-        yield chunk
-    status, signal = chan.get_exit_status(), chan.get_exit_signal()
-    if status not in (0, None) or signal:
-        lines = session.stderr.decode(errors="replace").strip().splitlines()
-        why = lines[-1] if lines else "no message"
-        raise TransportError(host, f"remote command exited with status {status}: {why}")
+
+    async def open_session(conn: asyncssh.SSHClientConnection, options: dict) -> tuple:
+        try:
+            return await conn.create_session(ByteStreamSession, command, encoding=None, **options)
+        except asyncssh.ChannelOpenError as exc:
+            why = f"the box refused another session ({exc.reason})"
+            raise SessionRefused(host, why) from exc
+
+    return _stream(connection, host, open_session, input, later, window, send_later, describe)
 
 
-async def stream_socket(
+def stream_socket(
     connection: Callable[[], asyncssh.SSHClientConnection],
     host: str,
     path: str,
@@ -138,33 +130,41 @@ async def stream_socket(
     describe: Callable[[BaseException], str],
 ) -> AsyncIterator[bytes]:
     """As ``stream_command``, but to a Unix socket on the box (sshd connects it: no shell
-    starts). ``input``, then ``later``'s texts are written to it; what it sends is yielded. Raises
-    SocketRefused when the channel cannot be opened (sshd does not forward sockets, or
-    nothing listens there)."""
-    conn = connection()
-    options = {"window": window} if window else {}
-    try:
-        chan, session = await conn.create_unix_connection(ByteStreamSession, path, **options)
-    except asyncssh.ChannelOpenError as exc:
-        raise SocketRefused(host, f"the box refused a socket connection ({exc.reason})") from exc
-    except (OSError, asyncssh.Error) as exc:
-        raise TransportError(host, describe(exc)) from exc
-    async for chunk in _pump(conn, host, chan, session, input, later, send_later, describe):
-        yield chunk
+    starts), with no exit status to check. Raises SocketRefused when the channel cannot
+    be opened (sshd does not forward sockets, or nothing listens there)."""
+
+    async def open_socket(conn: asyncssh.SSHClientConnection, options: dict) -> tuple:
+        try:
+            return await conn.create_unix_connection(ByteStreamSession, path, **options)
+        except asyncssh.ChannelOpenError as exc:
+            why = f"the box refused a socket connection ({exc.reason})"
+            raise SocketRefused(host, why) from exc
+
+    return _stream(connection, host, open_socket, input, later, window, send_later, describe)
 
 
-async def _pump(
-    conn: asyncssh.SSHClientConnection,
+async def _stream(
+    connection: Callable[[], asyncssh.SSHClientConnection],
     host: str,
-    chan: asyncssh.SSHChannel,
-    session: ByteStreamSession,
+    open_channel: Callable[[asyncssh.SSHClientConnection, dict], Awaitable[tuple]],
     input: str | None,
     later: Later | None,
+    window: int | None,
     send_later: Callable[..., Awaitable[None]],
     describe: Callable[[BaseException], str],
 ) -> AsyncIterator[bytes]:
-    """Write ``input`` and ``later`` to the channel while yielding what arrives on it;
-    closes it at the end. TransportError if the connection or the channel broke."""
+    """Open the channel (when first asked for a chunk), write ``input`` and ``later`` to
+    it while yielding what arrives, and close it at the end, or at once when this
+    generator is closed early. One generator, no layer re-yielding another: that would
+    run for every packet, and closing the outer one would not close the channel then."""
+    conn = connection()
+    options = {"window": window} if window else {}
+    try:
+        chan, session = await open_channel(conn, options)
+    except TransportError:
+        raise
+    except (OSError, asyncssh.Error) as exc:
+        raise TransportError(host, describe(exc)) from exc
 
     def send(text: str) -> None:
         chan.write(text.encode())
@@ -184,3 +184,9 @@ async def _pump(
         raise TransportError(host, "connection lost")
     if session.error is not None:
         raise TransportError(host, describe(session.error))
+    if isinstance(chan, asyncssh.SSHClientChannel):  # a command: how did it end?
+        status, signal = chan.get_exit_status(), chan.get_exit_signal()
+        if status not in (0, None) or signal:
+            lines = session.stderr.decode(errors="replace").strip().splitlines()
+            why = lines[-1] if lines else "no message"
+            raise TransportError(host, f"remote command exited with status {status}: {why}")
