@@ -8,7 +8,7 @@ space, then copies what is missing over the host's existing connection:
   resumed from its size (its bytes are hashed first), so a finished file is read once;
 - it becomes ``<name>`` only when its SHA-256 equals the manifest's; on a mismatch the part
   is dropped and the file pulled once more from zero, then it fails, by name;
-- files under 1 MiB go first, in batches on ``batch_streams`` exec channels of the same
+- files under 1 MiB go first, in batches on ``batch_streams`` senders' channels of the same
   connection (``pull_batch``), since per-file round trips, not bytes, would set their
   pace; then up to ``concurrency`` larger files move at once, each streamed by the box's
   sender (``remote_file``; SFTP where it fails);
@@ -403,11 +403,12 @@ class _Pull:
         start-up overlaps it. Unused senders are closed at the end. The first scan only,
         not a retry.
 
-        Senders only when the box has small files, and once its walk is done: each sender
-        runs the box's shell, and several shells starting at once slow each other down
-        (three took 0.33 s here, one 0.09 s); a sender nobody needs is a shell at risk of
-        being cut off in its start-up scripts if the box goes away (a pyenv rehash killed
-        mid-way leaves a lock that stalls every later shell for a minute)."""
+        Senders only when the box has small files, and once its walk is done. Through the
+        scan's shared socket a sender is a fork (cheap); where senders fall back to exec
+        channels each runs the box's shell, several shells starting at once slow each
+        other down (three took 0.33 s here, one 0.09 s), and one nobody needs is a shell
+        at risk of being cut off in its start-up scripts if the box goes away (a pyenv
+        rehash killed mid-way leaves a lock that stalls every later shell for a minute)."""
         if self.senders.started or self._sftp_ready:
             return
         if small:

@@ -1,12 +1,12 @@
-"""Small files in batches over one exec channel of the host's connection.
+"""Small files in batches over one sender's channel of the host's connection.
 
 Over SFTP each file costs an open, a read and a close, each a round trip and a few SSH
 packets; for thousands of small files that per-file work, not the bytes, sets the pace.
-So files under ``SMALL_FILE`` go in batches through ``rgt_tui/agent/sendfiles.py`` on an
-exec channel of the same connection, framed raw (``FrameParser``), by senders of the
-pull's ``SenderPool``: the first ones start while the box is still taking the manifest
-(where a .bashrc sets up conda or pyenv, a shell and python3 take tenths of a second to
-start), and carry the large files once their batches are done. Each file is checked
+So files under ``SMALL_FILE`` go in batches through ``rgt_tui/agent/sendfiles.py`` on a
+channel of the same connection (to the manifest scan's shared socket, or an exec
+channel), framed raw (``FrameParser``), by senders of the pull's ``SenderPool``: the
+first ones start while the box is still taking the manifest, and carry the large files
+once their batches are done. Each file is checked
 against the manifest's SHA-256 before it is written; one that does not match, or that
 the box could not read, falls back to the one-file path (``FilePuller``: streamed, SFTP
 where that fails; it retries from zero once and names it if it still fails). So does the

@@ -14,7 +14,7 @@ class PullOptions:
     """Tuning of a pull; the defaults suit a rented box over the internet."""
 
     concurrency: int = 4  # files >= 1 MiB in flight
-    batch_streams: int = 2  # exec channels carrying batches of files < 1 MiB
+    batch_streams: int = 2  # senders carrying batches of files < 1 MiB
     stall_timeout_s: float = 30.0  # no bytes for this long: reconnect and resume
     max_attempts: int = 8  # consecutive connection failures without progress
     backoff: Backoff = Backoff(base=0.5, cap=20.0)
@@ -26,7 +26,7 @@ class PullOptions:
     # product is also the most a dropped connection can make a resume fetch twice.
     block_size: int = 256 << 10
     max_requests: int = 16
-    # Files >= 1 MiB streamed by the box's sender on an exec channel (SFTP only where it
+    # Files >= 1 MiB streamed by one of the box's senders (SFTP only where it
     # fails); False reads them over SFTP.
     stream_large: bool = True
 

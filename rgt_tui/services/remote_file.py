@@ -1,13 +1,14 @@
 """One file on a box, read as an in-order stream of blocks for the pull.
 
-Over SSH the bytes come from ``rgt_tui/agent/sendfiles.py`` on an exec channel of the
-host's connection (``send_one``: ``os.sendfile`` on the box, raw bytes on the channel, the
-pull's window of ``block_size`` x ``max_requests`` bytes in flight), from a sender of the
-pull's ``SenderPool``. Against SFTP reads of the
-same files that took a third less CPU on both sides (no read requests to send, parse and
-answer; sshd only moves a pipe's bytes): bench large files 2.6-2.7 s -> 1.8-2.1 s with
-hashing (docs/pulls.md). Where the sender cannot run or its output makes no sense while
-the connection is up, the rest of the file is read over SFTP, with many read requests in
+Over SSH the bytes come from ``rgt_tui/agent/sendfiles.py`` (``send_one``:
+``os.sendfile`` on the box, raw bytes on the channel, the pull's window of
+``block_size`` x ``max_requests`` bytes in flight), from a sender of the pull's
+``SenderPool`` on a channel of the host's connection (to the manifest scan's shared
+socket, or an exec channel). Against SFTP reads of the same files that took a third less
+CPU on both sides (no read requests to send, parse and answer; sshd only moves a pipe's
+or socket's bytes): bench large files 2.6-2.7 s -> 1.8-2.1 s with hashing
+(docs/pulls.md). Where the sender cannot run or its output makes no sense while the
+connection is up, the rest of the file is read over SFTP, with many read requests in
 flight and blocks handed on in order as the gap before them fills. Transports without
 SFTP (this machine) read through ``open_reader``. Errors come out as the transport maps
 them: FileNotFoundError / PermissionError / OSError for the file, TransportError for the
@@ -73,7 +74,7 @@ class RemoteFile:
         sender: Callable[..., AsyncIterator[bytes]] | None = None,
     ) -> RemoteFile:
         """Open ``path`` on the box. ``sender`` (``SenderPool.stream``: request and a
-        reply-is-whole test -> byte stream) streams it over an exec channel; without one,
+        reply-is-whole test -> byte stream) streams it over a sender's channel; without one,
         or where the transport has no SFTP to fall back on, it is read over SFTP session
         ``lane`` with up to ``max_requests`` reads of ``block_size`` in flight (fewer when
         the box is near: reads_in_flight)."""
