@@ -48,13 +48,14 @@ def box_tmp():
 class _Scan:
     """The real manifest scan with ``--share``, as the box runs it; its socket's path."""
 
-    def __init__(self, root: Path, tmp: Path, grace: float = 30) -> None:
+    def __init__(self, root: Path, tmp: Path, grace: float = 30, cwd: Path | None = None) -> None:
         command = manifest_command([str(root)], first_below=1 << 20, share=True)
         self.proc = subprocess.Popen(
             ["bash", "-c", f"{command} --share-grace {grace}"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "TMPDIR": str(tmp)},
+            cwd=cwd,
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(manifest_source().encode())
@@ -163,6 +164,22 @@ def test_the_scan_s_socket_runs_senders_until_the_pull_lets_go(tmp_path, box_tmp
         scan.proc.wait()
 
 
+def test_the_listener_holds_no_folder_of_the_user_s_and_its_senders_start_where_the_scan_did(
+    tmp_path, box_tmp
+):
+    """A listener left waiting must not keep a user's folder (a mount) busy, nor be taken
+    for a process of that folder; its senders resolve a relative path as an exec'd one."""
+    (tmp_path / "a.bin").write_bytes(b"relative")
+    scan = _Scan(tmp_path, box_tmp, cwd=tmp_path)
+    with _control(scan), _sender(scan) as sender:
+        assert _batch(sender, [("a.bin", 8)]) == [b"relative"]
+        # The sender's fork has closed its copy of the listening socket by now.
+        owners = [p for p in filter(str.isdigit, os.listdir("/proc")) if _owns(int(p), scan.path)]
+        assert len(owners) == 1
+        assert os.readlink(f"/proc/{owners[0]}/cwd") == "/"
+    scan.finish()
+
+
 def test_a_control_connection_after_a_short_scan_still_gets_the_socket(tmp_path, box_tmp):
     """On a far box the pull's control connection comes a round trip after the share line,
     which can be after a short scan has ended: the listener waits for it a while."""
@@ -216,8 +233,11 @@ def _owns(pid: int, path: str) -> bool:
     try:
         with open("/proc/net/unix") as f:
             for line in f:
-                if line.rstrip().endswith(" " + path):
-                    inodes.add(line.split()[6])
+                fields = line.split()
+                # Accepted connections show the path too; only the listening one has
+                # __SO_ACCEPTCON (flags 00010000).
+                if line.rstrip().endswith(" " + path) and fields[3] == "00010000":
+                    inodes.add(fields[6])
         for fd in os.listdir(f"/proc/{pid}/fd"):
             target = os.readlink(f"/proc/{pid}/fd/{fd}")
             if target.startswith("socket:[") and target[8:-1] in inodes:

@@ -299,7 +299,11 @@ def share(grace):
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.setsid()
-        listen(server, scanning, grace)
+        # Hold no folder of the user's (a mount it keeps busy, a cleanup that goes by
+        # working directory); its senders go back to the scan's, as exec'd ones start there.
+        workdir = os.getcwd()
+        os.chdir("/")
+        listen(server, scanning, grace, workdir)
     except BaseException:
         status = 1
     finally:
@@ -311,7 +315,7 @@ def stop(signum, frame):
     raise SystemExit(0)  # through the finally that removes the socket
 
 
-def listen(server, scanning, grace):
+def listen(server, scanning, grace, workdir):
     """Serve connections until the control connection ends; with none yet, until
     ``grace`` seconds after the scan has ended (``scanning``: a pipe whose other end only
     the scan holds): the pull's control connection comes a round trip after the share line,
@@ -358,7 +362,7 @@ def listen(server, scanning, grace):
                     sock.sendall(b"K")
                     control = sock
                 elif kind == b"S":
-                    fork_sender(sock, [server, control, scanning] + unsaid)
+                    fork_sender(sock, [server, control, scanning] + unsaid, workdir)
                     sock.close()
                 else:
                     sock.close()
@@ -368,14 +372,19 @@ def listen(server, scanning, grace):
                     return
 
 
-def fork_sender(sock, others):
-    """Run a sender for ``sock`` in a fork of this process (see ``run_sender``)."""
+def fork_sender(sock, others, workdir):
+    """Run a sender for ``sock`` in a fork of this process (see ``run_sender``), in
+    ``workdir``."""
     if os.fork() != 0:
         return
     status = 1
     try:
         # First of all: this fork must never unwind into the listener's clean-up (which
         # would remove the live socket), whatever happens here.
+        try:
+            os.chdir(workdir)
+        except OSError:
+            pass  # gone: paths the pull sends are absolute anyway
         status = run_sender(sock, others)
     finally:
         os._exit(status)
