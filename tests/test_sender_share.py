@@ -326,7 +326,7 @@ async def test_over_sshd_every_sender_connects_to_the_scan_s_socket(
     assert await _until(lambda: not folder.exists())
 
 
-def _socket_senders(path: str) -> list[int]:
+def _socket_senders() -> list[int]:
     """PIDs of forked senders (the scan's listener's children: their stdin is a socket)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -354,7 +354,7 @@ async def test_a_socket_sender_killed_mid_file_hands_the_rest_to_sftp(
 
     def kill_mid_file(p) -> None:
         if not killed and any(f.done >= 8 * MIB for f in p.active):
-            for pid in _socket_senders(""):
+            for pid in _socket_senders():
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
 

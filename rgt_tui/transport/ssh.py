@@ -13,7 +13,7 @@ import contextlib
 import errno
 import shlex
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,9 +26,14 @@ from rgt_tui.transport.base import (
     Later,
     RangeReads,
     TransportError,
-    later_texts,
 )
-from rgt_tui.transport.ssh_stream import stream_command, stream_socket
+from rgt_tui.transport.ssh_stream import (
+    command_channel,
+    socket_channel,
+    stream_channel,
+)
+from rgt_tui.transport.ssh_stream import describe as _describe
+from rgt_tui.transport.ssh_stream import send_later as _send_later
 
 CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would.
@@ -138,24 +143,6 @@ def _rearm_keepalive_lazily(conn: asyncssh.SSHClientConnection) -> None:
             reset()
 
     conn._reset_keepalive_timer = rearm  # type: ignore[method-assign]
-
-
-async def _send_later(
-    send: Callable[[str], object],
-    eof: Callable[[], object],
-    input: str | None,
-    later: Later | None,
-) -> None:
-    """Write ``input``, then (once it is there) ``later``'s text, then end of file.
-
-    A stream whose stdin closed meanwhile (the command ended, the connection dropped) is
-    left alone: the reader reports that."""
-    with contextlib.suppress(OSError, asyncssh.Error, BrokenPipeError):
-        if input is not None:
-            send(input)
-        async for text in later_texts(later):
-            send(text)
-        eof()
 
 
 def _match(known_hosts: Path, host: str, addr: str, port: int | None) -> tuple[list, list]:
@@ -333,15 +320,13 @@ class SshTransport(RangeReads):
         or a failed command. ``window``: the channel's receive window (bytes in flight).
         The stream itself, not a wrapper re-yielding it: each layer costs a little for
         every packet of a large file. Closing it closes the channel."""
-        return stream_command(
+        return stream_channel(
             self._require,  # called when the stream starts: not connected raises there
             self.host,
-            command,
+            command_channel(self.host, command),
             input=input,
             later=later,
             window=window,
-            send_later=_send_later,
-            describe=_describe,
         )
 
     def stream_socket(
@@ -356,15 +341,13 @@ class SshTransport(RangeReads):
         connects it; no shell starts), write ``input`` then ``later``'s texts to it (then
         end of input) and yield what it sends as raw chunks. SocketRefused if sshd will not
         connect it; TransportError on a drop. Only SSH has this: callers check for it."""
-        return stream_socket(
-            self._require,  # called when the stream starts: not connected raises there
+        return stream_channel(
+            self._require,
             self.host,
-            path,
+            socket_channel(self.host, path),
             input=input,
             later=later,
             window=window,
-            send_later=_send_later,
-            describe=_describe,
         )
 
     @contextlib.asynccontextmanager
@@ -561,16 +544,3 @@ def _text(value: str | bytes | None) -> str:
     if value is None:
         return ""
     return value.decode(errors="replace") if isinstance(value, bytes) else value
-
-
-def _describe(exc: BaseException) -> str:
-    """A short reason for a connection failure, without a traceback."""
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused (is sshd running on that port?)"
-    if isinstance(exc, asyncssh.ConnectionLost):
-        return "connection lost"
-    if isinstance(exc, asyncssh.DisconnectError):
-        return f"disconnected: {exc.reason}"
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror.lower()
-    return str(exc) or type(exc).__name__

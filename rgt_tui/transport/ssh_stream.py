@@ -17,12 +17,19 @@ is also the most a dropped connection can have in flight (what a resume fetches 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import asyncssh
 
-from rgt_tui.transport.base import Later, SessionRefused, SocketRefused, TransportError
+from rgt_tui.transport.base import (
+    Later,
+    SessionRefused,
+    SocketRefused,
+    TransportError,
+    later_texts,
+)
 
 HIGH_WATER = 8 << 20  # bytes queued for the reader before the channel stops reading
 LOW_WATER = 2 << 20  # ... and below which it reads again
@@ -89,24 +96,43 @@ class ByteStreamSession(asyncssh.SSHClientSession):
             waiter.set_result(None)
 
 
-def stream_command(
-    connection: Callable[[], asyncssh.SSHClientConnection],
-    host: str,
-    command: str,
-    *,
+def describe(exc: BaseException) -> str:
+    """A short reason for a connection failure, without a traceback."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused (is sshd running on that port?)"
+    if isinstance(exc, asyncssh.ConnectionLost):
+        return "connection lost"
+    if isinstance(exc, asyncssh.DisconnectError):
+        return f"disconnected: {exc.reason}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
+
+
+async def send_later(
+    send: Callable[[str], object],
+    eof: Callable[[], object],
     input: str | None,
     later: Later | None,
-    window: int | None,
-    send_later: Callable[..., Awaitable[None]],
-    describe: Callable[[BaseException], str],
-) -> AsyncIterator[bytes]:
-    """Yield ``command``'s stdout as it arrives; then raise TransportError if the
-    connection dropped or the command failed (with the last line of its stderr).
+) -> None:
+    """Write ``input``, then (once it is there) ``later``'s text, then end of file.
 
-    ``input`` goes to stdin first, then ``later``'s text once it is there, then end of
-    file. Closing the generator early closes the channel (the box's process gets SIGPIPE
-    or a hang-up).
-    """
+    A stream whose stdin closed meanwhile (the command ended, the connection dropped) is
+    left alone: the reader reports that."""
+    with contextlib.suppress(OSError, asyncssh.Error, BrokenPipeError):
+        if input is not None:
+            send(input)
+        async for text in later_texts(later):
+            send(text)
+        eof()
+
+
+Opener = Callable[[asyncssh.SSHClientConnection, dict], Awaitable[tuple]]
+
+
+def command_channel(host: str, command: str) -> Opener:
+    """Opens an exec channel running ``command``; SessionRefused if the box allows no
+    more sessions (sshd's MaxSessions)."""
 
     async def open_session(conn: asyncssh.SSHClientConnection, options: dict) -> tuple:
         try:
@@ -115,23 +141,13 @@ def stream_command(
             why = f"the box refused another session ({exc.reason})"
             raise SessionRefused(host, why) from exc
 
-    return _stream(connection, host, open_session, input, later, window, send_later, describe)
+    return open_session
 
 
-def stream_socket(
-    connection: Callable[[], asyncssh.SSHClientConnection],
-    host: str,
-    path: str,
-    *,
-    input: str | None,
-    later: Later | None,
-    window: int | None,
-    send_later: Callable[..., Awaitable[None]],
-    describe: Callable[[BaseException], str],
-) -> AsyncIterator[bytes]:
-    """As ``stream_command``, but to a Unix socket on the box (sshd connects it: no shell
-    starts), with no exit status to check. Raises SocketRefused when the channel cannot
-    be opened (sshd does not forward sockets, or nothing listens there)."""
+def socket_channel(host: str, path: str) -> Opener:
+    """Opens a channel to the Unix socket ``path`` on the box (sshd connects it: no shell
+    starts); SocketRefused if sshd will not (it does not forward sockets, or nothing
+    listens there)."""
 
     async def open_socket(conn: asyncssh.SSHClientConnection, options: dict) -> tuple:
         try:
@@ -140,23 +156,26 @@ def stream_socket(
             why = f"the box refused a socket connection ({exc.reason})"
             raise SocketRefused(host, why) from exc
 
-    return _stream(connection, host, open_socket, input, later, window, send_later, describe)
+    return open_socket
 
 
-async def _stream(
+async def stream_channel(
     connection: Callable[[], asyncssh.SSHClientConnection],
     host: str,
-    open_channel: Callable[[asyncssh.SSHClientConnection, dict], Awaitable[tuple]],
+    open_channel: Opener,
+    *,
     input: str | None,
     later: Later | None,
     window: int | None,
-    send_later: Callable[..., Awaitable[None]],
-    describe: Callable[[BaseException], str],
 ) -> AsyncIterator[bytes]:
-    """Open the channel (when first asked for a chunk), write ``input`` and ``later`` to
-    it while yielding what arrives, and close it at the end, or at once when this
-    generator is closed early. One generator, no layer re-yielding another: that would
-    run for every packet, and closing the outer one would not close the channel then."""
+    """Open the channel (``command_channel``, ``socket_channel``) when first asked for a
+    chunk, write ``input``, then ``later``'s texts, then end of file to it while yielding
+    what arrives, and close it at the end, or at once when this generator is closed early
+    (the box's process gets SIGPIPE or a hang-up). Then raise TransportError if the
+    connection dropped or a command failed (with the last line of its stderr).
+
+    One generator, no layer re-yielding another: that would run for every packet, and
+    closing the outer one would not close the channel then."""
     conn = connection()
     options = {"window": window} if window else {}
     try:
