@@ -302,7 +302,7 @@ class SshTransport(RangeReads):
 
     async def stream_lines(self, command: str, *, input: str | None = None) -> AsyncIterator[str]:
         """Yield a long-lived command's stdout lines; raise TransportError on a drop."""
-        async with self._streaming(command, input, "utf-8") as stdout:
+        async with self._streaming(command, input) as stdout:
             async for line in stdout:
                 if not line:  # asyncssh's reader yields one "" at EOF
                     break
@@ -352,25 +352,18 @@ class SshTransport(RangeReads):
 
     @contextlib.asynccontextmanager
     async def _streaming(
-        self,
-        command: str,
-        input: str | None,
-        encoding: str | None,
-        later: Later | None = None,
+        self, command: str, input: str | None
     ) -> AsyncIterator[asyncssh.SSHReader]:
-        """Start ``command`` with ``input`` (and ``later``'s text) on stdin, hand over its
-        stdout, then check how it ended: a dropped connection or a failed command raises
-        TransportError."""
+        """Start ``command`` with ``input`` on stdin, hand over its stdout (text), then
+        check how it ended: a dropped connection or a failed command raises
+        TransportError. (Byte streams go through ``ssh_stream.stream_channel``.)"""
         conn = self._require()
         try:
-            process = await conn.create_process(command, encoding=encoding)
+            process = await conn.create_process(command, encoding="utf-8")
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
-
-        def send(text: str) -> None:
-            process.stdin.write(text if encoding else text.encode())
-
-        writing = asyncio.ensure_future(_send_later(send, process.stdin.write_eof, input, later))
+        send, eof = process.stdin.write, process.stdin.write_eof
+        writing = asyncio.ensure_future(_send_later(send, eof, input, None))
         try:
             yield process.stdout
             await process.wait_closed()
