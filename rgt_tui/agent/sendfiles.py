@@ -25,8 +25,9 @@ file from ``O`` (a resumed ``.part``), up to the manifest's size ``S``::
     0 <nbytes>\n<nbytes raw bytes>DONE\n
     0 E <errno> <JSON string: why it could not be read>\n
 
-The bytes go with ``os.sendfile`` (no copy through Python) into a pipe enlarged to
-1 MiB (a 64 KiB pipe wakes sshd and this process 16 times as often). A file that shrinks
+The bytes go with ``os.sendfile`` (no copy through Python) into the channel: a pipe
+(exec'd) enlarged to 1 MiB (a 64 KiB pipe wakes sshd and this process 16 times as
+often), or the shared socket's connection. A file that shrinks
 while it is sent ends the stream short, with exit status 3: the receiver reports it.
 
 Rules: Python 3.6-compatible, standard library only. Paths are opened as UTF-8 bytes so

@@ -45,8 +45,9 @@ SEND_COMMAND = f"python3 -S -u -c {shlex.quote(BOOT)}"  # -S: as the manifest's 
 Request = list[tuple[str, int]] | dict
 
 
+@functools.cache
 def sender_source() -> str:
-    """The on-box sender script's text."""
+    """The on-box sender script's text (read once: every sender of every pull sends it)."""
     return resources.files("rgt_tui.agent").joinpath(SENDER_SCRIPT).read_text("utf-8")
 
 

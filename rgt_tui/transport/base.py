@@ -10,7 +10,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 
-STREAM_CHUNK = 1 << 20  # stream_bytes hands over whatever has arrived, up to this much
+STREAM_CHUNK = 1 << 20  # local stream_bytes reads up to this much at a time (SSH: per packet)
 
 # What ``stream_bytes`` writes to stdin after ``input``: one text once it is known, or a
 # text at a time as each comes (a command that answers request after request).
