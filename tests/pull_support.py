@@ -19,6 +19,7 @@ from rgt_tui.services import remote_file
 from rgt_tui.services.pull import PullOptions, pull_host
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.backoff import Backoff
+from rgt_tui.transport.base import SocketRefused
 
 MIB = 1 << 20
 
@@ -115,3 +116,35 @@ async def pull(host: HostConfig, results: Path, **kw: object):  # type: ignore[n
         return await pull_host(host, results, transport, **kw)  # type: ignore[arg-type]
     finally:
         await transport.close()
+
+
+class CountedSenders:
+    """Counts the senders a pull starts as commands and as socket connections."""
+
+    def __init__(self, transport) -> None:
+        self.commands: list[str] = []
+        self.sockets = 0  # sender connections (not the control one)
+        self.controls = 0
+        self.refused = 0
+        self.paths: set[str] = set()
+        stream_bytes, stream_socket = transport.stream_bytes, transport.stream_socket
+
+        def counting_command(command, **kw):
+            self.commands.append(command)
+            return stream_bytes(command, **kw)
+
+        async def counting_socket(path, **kw):
+            self.paths.add(path)
+            if kw.get("input", "").startswith("C"):
+                self.controls += 1
+            else:
+                self.sockets += 1
+            try:
+                async for chunk in stream_socket(path, **kw):
+                    yield chunk
+            except SocketRefused:
+                self.refused += 1
+                raise
+
+        transport.stream_bytes = counting_command
+        transport.stream_socket = counting_socket

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pull_support import MIB, box_results, fast, host_of, random_file, sha
+from pull_support import MIB, CountedSenders, box_results, fast, host_of, random_file, sha
 from sshd_server import OpenSshServer
 
 from rgt_tui.agent.manifest import SHARE_PREFIX, SWEEP_AFTER_S
@@ -265,42 +265,10 @@ def _pull_set(res: Path) -> dict[str, str]:
     return files
 
 
-class _Counted:
-    """Counts the senders a pull starts as commands and as socket connections."""
-
-    def __init__(self, transport) -> None:
-        self.commands: list[str] = []
-        self.sockets = 0  # sender connections (not the control one)
-        self.controls = 0
-        self.refused = 0
-        self.paths: set[str] = set()
-        stream_bytes, stream_socket = transport.stream_bytes, transport.stream_socket
-
-        def counting_command(command, **kw):
-            self.commands.append(command)
-            return stream_bytes(command, **kw)
-
-        async def counting_socket(path, **kw):
-            self.paths.add(path)
-            if kw.get("input", "").startswith("C"):
-                self.controls += 1
-            else:
-                self.sockets += 1
-            try:
-                async for chunk in stream_socket(path, **kw):
-                    yield chunk
-            except SocketRefused:
-                self.refused += 1
-                raise
-
-        transport.stream_bytes = counting_command
-        transport.stream_socket = counting_socket
-
-
-async def _pull(server: OpenSshServer, out: Path) -> tuple[object, _Counted]:
+async def _pull(server: OpenSshServer, out: Path) -> tuple[object, CountedSenders]:
     host = load_fleet(server.hosts_file).host("real1")
     transport = transport_for(host)
-    counted = _Counted(transport)
+    counted = CountedSenders(transport)
     try:
         result = await pull_host(host, out, transport, options=fast(batch_streams=2, concurrency=3))
     finally:
@@ -341,6 +309,22 @@ def _socket_senders() -> list[int]:
     return found
 
 
+def _listeners(marker: str) -> list[int]:
+    """PIDs of share listeners whose scan's command line names ``marker`` (the scan itself
+    has ended; a listener's stdin is /dev/null, a forked sender's a socket)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                words = f.read()
+            scan = b"--share" in words and marker.encode() in words
+            if scan and os.readlink(f"/proc/{pid}/fd/0") == os.devnull:
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
 async def test_a_socket_sender_killed_mid_file_hands_the_rest_to_sftp(
     openssh_server: OpenSshServer, tmp_path
 ):
@@ -349,7 +333,7 @@ async def test_a_socket_sender_killed_mid_file_hands_the_rest_to_sftp(
     digest = random_file(openssh_server.workdir / "results" / "ckpt.pt", 160 * MIB)
     host = load_fleet(openssh_server.hosts_file).host("real1")
     transport = transport_for(host)
-    counted = _Counted(transport)
+    counted = CountedSenders(transport)
     killed: list[int] = []
 
     def kill_mid_file(p) -> None:
@@ -386,6 +370,13 @@ async def test_a_box_that_does_not_forward_sockets_gets_commands_as_before(tmp_p
         assert sha(tmp_path / "out" / "real1" / rel) == digest
     assert counted.controls == 1 and counted.refused == 1  # refused once: never again
     assert counted.sockets == 0 and counted.commands.count(SEND_COMMAND) >= 2
+    # With no control connection the listener waits out its grace; a SIGTERM (a box
+    # shutting down) ends it sooner, and it still removes its socket and folder.
+    folder = Path(next(iter(counted.paths))).parent
+    listeners = _listeners(str(server.workdir))
+    assert folder.exists() and len(listeners) == 1
+    os.kill(listeners[0], signal.SIGTERM)
+    assert await _until(lambda: not folder.exists())
 
 
 async def test_a_socket_the_box_will_not_connect_is_refused_not_a_drop(make_loopback_fleet):

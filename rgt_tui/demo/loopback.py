@@ -12,7 +12,10 @@ authentication as a rented box would. A box behaves like a small sshd:
   Jobs that detached with ``setsid``/tmux live in another session and survive, as on a
   real box (this is the GEN8/U3 "SSH hang-up" case the product must tell apart);
 - SFTP serves the whole filesystem, with relative paths resolved against the box
-  directory, as OpenSSH's sftp-server resolves them against HOME.
+  directory, as OpenSSH's sftp-server resolves them against HOME;
+- ``direct-streamlocal`` channels reach Unix sockets on the box, as OpenSSH's default
+  ``AllowStreamLocalForwarding yes`` lets them (a pull's senders use the socket its
+  manifest scan shares; refused, that scan's listener would linger 30 s after each pull).
 
 asyncssh swallows exceptions raised inside server handlers (the client only sees a
 closed channel), so every handler here is wrapped: errors are logged on
@@ -349,6 +352,10 @@ class _BoxServer(asyncssh.SSHServer):
 
     def begin_auth(self, username: str) -> bool:
         # Any user name; the authorized client key is what gets a client in.
+        return True
+
+    def unix_connection_requested(self, dest_path: str) -> bool:
+        # Forward to the socket as sshd does by default (the key already got the client in).
         return True
 
 
