@@ -260,3 +260,36 @@ def _queue(tmp_path: Path, names: list[str]) -> Path:
 def _no_stray_markers(tmp_path):
     yield
     assert not (tmp_path / "MARKER").exists()
+
+
+async def test_the_report_says_the_box_was_not_rescanned_only_when_that_is_news(
+    make_loopback_fleet, tmp_path
+):
+    from rgt_tui.services.verify_report import format_report
+    from rgt_tui.widgets.pull_view import verify_lines
+
+    def tui(report) -> str:
+        return "\n".join(line.plain for line in verify_lines(report))
+
+    fleet = await make_loopback_fleet(1)
+    (box_results(fleet) / "metrics.json").write_text('{"acc": 0.5}')
+    host = host_of(fleet)
+    nothing = await verify_host(host, tmp_path / "empty", transport=transport_for(host))
+    # Nothing pulled: no manifest was looked at, so neither a roster nor a re-scan to speak of.
+    for text in (format_report(nothing), tui(nothing)):
+        assert "no manifest" in text and "roster" not in text and "re-scanned" not in text
+    transport = transport_for(host)
+    try:
+        assert (await pull_host(host, tmp_path, transport, options=fast())).ok
+        await fleet.box("box1").stop()  # the box goes away before the re-scan
+        unreachable = await verify_host(host, tmp_path, transport=transport)
+    finally:
+        await transport.close()
+    # A re-scan that could not reach the box says why, once, and not that it was offline.
+    assert [f.kind for f in unreachable.flags] == ["not-rechecked"]
+    for text in (format_report(unreachable), tui(unreachable)):
+        assert "could not re-scan the box" in text and "re-scanned for changes" not in text
+    offline = await verify_host(host, tmp_path)  # asked for no re-scan (--offline)
+    assert offline.ok and "no queue file" in format_report(offline)
+    assert "not re-scanned for changes since the manifest (offline)" in format_report(offline)
+    assert "not re-scanned for changes" in tui(offline)

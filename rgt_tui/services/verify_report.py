@@ -77,6 +77,15 @@ def report_to_json(report: VerificationReport) -> dict[str, Any]:
     }
 
 
+def offline(report: VerificationReport) -> bool:
+    """Whether to say the box was not re-scanned: only for a manifest that was verified
+    (with none, nothing was looked at) and with no flag already saying why (a re-scan
+    that could not reach the box)."""
+    if report.remote_checked or report.manifest is None:
+        return False
+    return not any(f.kind == "not-rechecked" for f in report.flags)
+
+
 def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     """Plain text for a terminal: a line per file that needs a look, then the verdict."""
     lines = []
@@ -89,9 +98,9 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
         r = report.roster
         lines.append(f"  roster: {len(r.present)} of {len(r.expected)} cells have verified results")
         lines += [f"  missing cell  {name}: {why}" for name, why in r.missing]
-    else:
+    elif report.manifest is not None:
         lines.append("  roster: the host has no queue file; nothing to reconcile")
-    if not report.remote_checked:
+    if offline(report):
         lines.append("  the box was not re-scanned for changes since the manifest (offline)")
     counts = Counter(c.status for c in report.checks)
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"

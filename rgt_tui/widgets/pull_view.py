@@ -15,6 +15,7 @@ from textual.content import Content
 
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.services.pull_progress import PullProgress
+from rgt_tui.services.verify_report import offline
 from rgt_tui.widgets.usage_bar import usage_line
 
 MUTED = "$foreground-muted"
@@ -122,7 +123,8 @@ def verify_lines(report: Any) -> list[Content]:
     for f in report.flags:
         lines.append(Content.styled(f"  {f.kind:<13} {f.path}  {f.detail}", "$warning"))
     if report.roster is None:
-        lines.append(Content.styled("roster: no queue file; nothing to reconcile", MUTED))
+        if report.manifest is not None:  # else nothing was looked at
+            lines.append(Content.styled("roster: no queue file; nothing to reconcile", MUTED))
     else:
         r = report.roster
         lines.append(
@@ -131,7 +133,7 @@ def verify_lines(report: Any) -> list[Content]:
         lines += [
             Content.styled(f"  missing cell {name}: {why}", "$error") for name, why in r.missing
         ]
-    if not report.remote_checked:
+    if offline(report):
         lines.append(Content.styled("the box was not re-scanned for changes", "$warning"))
     if report.ok:
         lines.append(
