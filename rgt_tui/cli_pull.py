@@ -27,6 +27,7 @@ from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.transport import TransportError, open_transport
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
 def add_pull_parsers(
@@ -62,6 +63,7 @@ def add_pull_parsers(
 def cmd_pull(args: argparse.Namespace, fleet: Fleet | None = None) -> int:
     """Pull one host's results; exit 1 unless every file is here with a matching hash."""
     from rgt_tui.services.pull import PullError, PullOptions, pull_host
+    from rgt_tui.services.records import host_results_dir, records_dir
 
     fleet = fleet or load_fleet_arg(args)
     host = host_or_report(fleet, args.host)
@@ -91,6 +93,15 @@ def cmd_pull(args: argparse.Namespace, fleet: Fleet | None = None) -> int:
         printer.close()
         print(f"rgt-tui pull {host.name}: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
+    except KeyboardInterrupt:  # asyncio.run cancelled the pull first: its parts are on disk
+        printer.close()
+        parts = records_dir(host_results_dir(fleet.results_dir, host)) / "parts"
+        print(
+            f"rgt-tui pull {host.name}: interrupted; what arrived is kept in {parts}/ "
+            "and nothing unchecked was marked pulled — re-run the same pull to resume",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     printer.close()
     print(format_pull_result(result))
     return EXIT_OK if result.ok else EXIT_PROBLEMS
@@ -234,7 +245,7 @@ def main(argv: Sequence[str] | None = None, stream: TextIO | None = None) -> int
         print(f"rgt-tui: {exc}", file=stream or sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -6,12 +6,15 @@ import asyncio
 import dataclasses
 import json
 import os
+import signal
+import sys
 from pathlib import Path
 
 import pytest
 from pull_support import MIB, BoxBytes, box_results, fast, host_of, pull, random_file, sha
 
 from rgt_tui.services.pull import PullError, pull_host
+from rgt_tui.services.pull_local import PulledRecord
 from rgt_tui.services.records import manifest_path, pulled_path
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.base import TransportError
@@ -211,6 +214,36 @@ async def test_cli_pull_prints_lines_and_a_summary(make_loopback_fleet, tmp_path
     assert "box1: manifest" in err and "box1: done" in err  # plain lines: not a tty
     assert (tmp_path / "res" / "box1" / "w.pt").stat().st_size == 1234
     assert await asyncio.to_thread(main, ["pull", "nope", "--hosts", str(hosts)]) == 2
+
+
+async def test_ctrl_c_mid_pull_keeps_the_part_and_says_how_to_resume(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    with open(box_results(fleet) / "big.bin", "wb") as f:  # noqa: ASYNC230
+        f.truncate(2 << 30)  # sparse: no disk, and the box reads it fast
+    hosts = Path(fleet.hosts_file)
+    text = f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n\n' + hosts.read_text()  # noqa: ASYNC240
+    hosts.write_text(text)  # noqa: ASYNC240
+    part = tmp_path / "res" / "box1" / ".rgt" / "parts" / "big.bin.part"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "rgt_tui", "pull", "box1", "--hosts", str(hosts),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        for _ in range(3000):  # until bytes land in the part (at most 30 s)
+            if part.exists() and part.stat().st_size > 0:
+                break
+            await asyncio.sleep(0.01)
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+    assert proc.returncode == 130, err.decode()
+    message = err.decode().strip().splitlines()[-1]
+    assert "interrupted" in message and str(part.parent) in message and "resume" in message
+    assert 0 < part.stat().st_size < 2 << 30  # kept, and it was cut off mid-file
+    assert not (tmp_path / "res" / "box1" / "big.bin").exists()
+    assert "big.bin" not in PulledRecord.load(tmp_path / "res" / "box1").files
 
 
 def test_progress_draws_bars_on_a_tty_and_lines_elsewhere():
