@@ -36,6 +36,7 @@ from rgt_tui.screens.queue_actions import (
     QueueViewed,
     queue_commands,
 )
+from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.pull_alerts import danger_clock_note, queue_done_at, with_cost_alerts
@@ -424,6 +425,20 @@ class RgtApp(App[int]):
     def action_filter(self) -> None:
         self._back_to_fleet()
         self.fleet_screen.action_filter()
+
+    async def action_quit(self) -> None:
+        """Quit; while a pull or a teardown runs, first say what stops (and keep it on
+        Escape). Ctrl+C (a priority binding) at that question quits."""
+        if isinstance(self.screen, QuitConfirmScreen) or not (busy := self.jobs.busy()):
+            self.exit()
+            return
+        lines = [busy_line(s.host, s.running, s.progress) for s in busy]
+
+        def answered(leave: bool | None) -> None:
+            if leave:
+                self.exit()
+
+        self.push_screen(QuitConfirmScreen(lines), answered)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

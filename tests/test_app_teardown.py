@@ -393,3 +393,43 @@ async def test_a_torn_down_box_is_not_polled_until_r(
         app.post_message(JobsChanged(app.jobs.state("a100-train")))
         await pilot.pause(0.2)
         assert not again.is_finished
+
+
+@pytest.mark.parametrize("again", ["q", "ctrl+c"])
+async def test_quitting_mid_pull_asks_first_and_escape_keeps_it_running(
+    tmp_path: Path, again: str
+) -> None:
+    from rgt_tui.screens.quit_confirm import QuitConfirmScreen
+
+    app = RgtApp(
+        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        progress = PullProgress(
+            "a100-train", "pulling", files_total=3, files_done=1, bytes_total=300 << 20,
+            bytes_done=150 << 20, rate=10 << 20, eta_s=15.0, active=(),
+        )  # fmt: skip
+        app.jobs._set("a100-train", running="pull", progress=progress)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitConfirmScreen))
+        text = screen_text(app)
+        assert "a100-train: pull (150M of 300M) stops" in text and "p resumes it" in text
+        await pilot.press("escape")  # the default: stay
+        await pilot.pause()
+        assert app.return_code is None and isinstance(app.screen, FleetScreen)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitConfirmScreen))
+        await pilot.press(again)  # asked again: quit anyway
+        await pilot.pause()
+        assert app.return_code == 0
+
+
+async def test_quitting_with_only_a_verify_running_does_not_ask(tmp_path: Path) -> None:
+    app = RgtApp(
+        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        app.jobs._set("a100-train", running="verify")  # nothing to lose: it can run again
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_code == 0

@@ -119,6 +119,10 @@ class JobRunner:
         """The host's current state."""
         return self.states.setdefault(host, HostJobs(host))
 
+    def busy(self) -> list[HostJobs]:
+        """Hosts whose pull or teardown is in flight (quitting would stop it)."""
+        return [s for s in self.states.values() if s.running in ("pull", "teardown")]
+
     def _set(self, host: str, **changes: Any) -> HostJobs:
         new = replace(self.state(host), **changes)
         self.states[host] = new
