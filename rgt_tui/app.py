@@ -429,7 +429,8 @@ class RgtApp(App[int]):
     async def action_quit(self) -> None:
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on
         Escape). Ctrl+C (a priority binding) at that question quits."""
-        if isinstance(self.screen, QuitConfirmScreen) or not (busy := self.jobs.busy()):
+        busy = self.jobs.busy()
+        if not busy or isinstance(self.screen, QuitConfirmScreen):
             self.exit()
             return
         lines = [busy_line(s.host, s.running, s.progress) for s in busy]

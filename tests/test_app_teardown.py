@@ -410,10 +410,14 @@ async def test_quitting_mid_pull_asks_first_and_escape_keeps_it_running(
             bytes_done=150 << 20, rate=10 << 20, eta_s=15.0, active=(),
         )  # fmt: skip
         app.jobs._set("a100-train", running="pull", progress=progress)
+        app.jobs._set("h100-eval", running="teardown")
+        app.jobs._set("spot-4090", running="verify")  # nothing to lose: not listed
         await pilot.press("q")
         await wait_for(pilot, lambda: isinstance(app.screen, QuitConfirmScreen))
         text = screen_text(app)
         assert "a100-train: pull (150M of 300M) stops" in text and "p resumes it" in text
+        assert "h100-eval: teardown is cut off" in text and "Teardown tab" in text
+        assert "spot-4090" not in text
         await pilot.press("escape")  # the default: stay
         await pilot.pause()
         assert app.return_code is None and isinstance(app.screen, FleetScreen)

@@ -15,17 +15,17 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.services.pull_progress import PullProgress
 
 
-def busy_line(host: str, job: str, progress: object | None) -> str:
+def busy_line(host: str, job: str, progress: PullProgress | None) -> str:
     """What quitting does to ``host``'s job in flight, in one line."""
     if job == "pull":
         done = ""
         if progress is not None:
-            moved, total = progress.bytes_done, progress.bytes_total  # type: ignore[attr-defined]
-            done = f" ({fmt_bytes(moved)} of {fmt_bytes(total)})"
+            done = f" ({fmt_bytes(progress.bytes_done)} of {fmt_bytes(progress.bytes_total)})"
         return f"{host}: pull{done} stops; what arrived is kept, and p resumes it"
-    return f"{host}: {job} stops waiting for its command; check the host (t) when you are back"
+    return f"{host}: {job} is cut off where it stands; open the host's Teardown tab when back"
 
 
 class QuitConfirmScreen(ModalScreen[bool]):
