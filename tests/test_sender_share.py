@@ -17,6 +17,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -390,3 +391,26 @@ async def test_a_socket_the_box_will_not_connect_is_refused_not_a_drop(make_loop
         assert transport.connected  # the connection is fine: only that channel was refused
     finally:
         await transport.close()
+
+
+def test_a_hang_up_before_the_listener_has_its_own_session_still_cleans_up(box_tmp):
+    """The scan's process group hung up (a dropped session) just after the fork: the
+    listener, not yet in a session of its own, must still remove its socket and folder.
+    Its setsid is slowed here so the hang-up lands in that window every time."""
+    program = manifest_source().replace('if __name__ == "__main__":', "if False:") + (
+        "\nimport time\n"
+        "_setsid = os.setsid\n"
+        "os.setsid = lambda: (time.sleep(1.0), _setsid())[1]\n"
+        "print(share(30), flush=True)\n"
+        "os.killpg(0, signal.SIGHUP)\n"  # the scan's whole group, the listener included
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-S", "-c", "import signal\n" + program],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(box_tmp)},
+        start_new_session=True,  # a group of its own, as sshd gives each session
+    )
+    out, _ = proc.communicate(timeout=10)
+    path = Path(out.decode().strip())
+    assert proc.returncode == -signal.SIGHUP and path.parent.name.startswith(SHARE_PREFIX)
+    assert _wait_until(lambda: not path.parent.exists())

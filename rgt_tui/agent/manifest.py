@@ -277,16 +277,24 @@ def share(grace):
     except (ImportError, OSError):
         return None
     path = os.path.join(folder, "s")
+    held = None
     try:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(path)
         server.listen(64)
         scanning, holder = os.pipe()  # the scan holds ``holder``: its exit ends the pipe
+        # A hang-up of the scan's process group between the fork and the child's setsid
+        # would kill the listener before its clean-up could run, leaving the folder: the
+        # child starts with those signals blocked and unblocks them once its handlers
+        # are in (listen), so one that came meanwhile ends it cleanly.
+        held = hold_hangups()
         pid = os.fork()
     except (OSError, AttributeError):
+        release(held)
         remove(path, folder)
         return None
     if pid:
+        release(held)
         os.close(scanning)
         server.close()
         return path
@@ -303,7 +311,7 @@ def share(grace):
         # working directory); its senders go back to the scan's, as exec'd ones start there.
         workdir = os.getcwd()
         os.chdir("/")
-        listen(server, scanning, grace, workdir)
+        listen(server, scanning, grace, workdir, held)
     except BaseException:
         status = 1
     finally:
@@ -311,11 +319,29 @@ def share(grace):
         os._exit(status)
 
 
+def hold_hangups():
+    """Block SIGHUP and SIGTERM; the mask to restore (None where that is not possible)."""
+    import signal
+
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP, signal.SIGTERM})
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def release(held):
+    """Restore the mask ``hold_hangups`` returned."""
+    if held is not None:
+        import signal
+
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def stop(signum, frame):
     raise SystemExit(0)  # through the finally that removes the socket
 
 
-def listen(server, scanning, grace, workdir):
+def listen(server, scanning, grace, workdir, held=None):
     """Serve connections until the control connection ends; with none yet, until
     ``grace`` seconds after the scan has ended (``scanning``: a pipe whose other end only
     the scan holds): the pull's control connection comes a round trip after the share line,
@@ -326,6 +352,7 @@ def listen(server, scanning, grace, workdir):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the kernel
     for signum in (signal.SIGHUP, signal.SIGTERM):
         signal.signal(signum, stop)
+    release(held)  # blocked since before the fork (see share)
     control, unsaid = None, []  # unsaid: connected, first byte not read yet
     scan_over = None  # when the scan ended
     while True:
