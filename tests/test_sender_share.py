@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -295,35 +296,29 @@ async def test_over_sshd_every_sender_connects_to_the_scan_s_socket(
     assert await _until(lambda: not folder.exists())
 
 
-def _socket_senders() -> list[int]:
-    """PIDs of forked senders (the scan's listener's children: their stdin is a socket)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"--share" not in f.read():
-                    continue
-            if os.readlink(f"/proc/{pid}/fd/0").startswith("socket:"):
-                found.append(int(pid))
-        except OSError:
-            continue
-    return found
-
-
-def _listeners(marker: str) -> list[int]:
-    """PIDs of share listeners whose scan's command line names ``marker`` (the scan itself
-    has ended; a listener's stdin is /dev/null, a forked sender's a socket)."""
+def _share_processes(stdin: Callable[[str], bool], marker: str = "") -> list[int]:
+    """PIDs of processes forked from a ``--share`` scan (whose command line names
+    ``marker``) whose stdin, as /proc shows it, passes ``stdin``: a forked sender's is a
+    socket, the listener's /dev/null (the scan itself has ended by then)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 words = f.read()
             scan = b"--share" in words and marker.encode() in words
-            if scan and os.readlink(f"/proc/{pid}/fd/0") == os.devnull:
+            if scan and stdin(os.readlink(f"/proc/{pid}/fd/0")):
                 found.append(int(pid))
         except OSError:
             continue
     return found
+
+
+def _socket_senders() -> list[int]:
+    return _share_processes(lambda fd0: fd0.startswith("socket:"))
+
+
+def _listeners(marker: str) -> list[int]:
+    return _share_processes(lambda fd0: fd0 == os.devnull, marker)
 
 
 async def test_a_socket_sender_killed_mid_file_hands_the_rest_to_sftp(
