@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.agent.sendfiles import START as SENDFILES_START
 from rgt_tui.domain.manifest import Manifest
+from rgt_tui.services.io_threads import run_io
 from rgt_tui.services.pull_local import FilePlan, LocalWriteError, PulledRecord, finalize_many
 from rgt_tui.services.stall import Stalled, StallWatch
 from rgt_tui.transport.base import TransportError
@@ -132,7 +133,7 @@ class BatchPuller:
     async def _write(self, group: list[tuple[FilePlan, bytes]]) -> None:
         options = self.pull.options
         try:
-            written, mismatched = await asyncio.to_thread(
+            written, mismatched = await run_io(
                 _check_write, self.pull.dest, group, self.pull.record, options.fsync
             )
         except LocalWriteError as exc:

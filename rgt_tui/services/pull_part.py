@@ -2,8 +2,8 @@
 
 The SHA-256 is updated with every block written, and a resumed part is hashed once when
 it is opened, so a finished file never has to be read back. Writes and hashing run in a
-worker thread (hashlib and file writes release the GIL), keeping the event loop free for
-the SSH connection. Bytes go to the disk directly where the file system allows it
+low-priority worker thread (``io_threads``; hashlib and file writes release the GIL),
+keeping the event loop free for the SSH connection. Bytes go to the disk directly where the file system allows it
 (``durable.Appender``), so the final fsync is quick and a large pull neither copies every
 byte into the page cache nor fills it. Every local ``OSError`` becomes ``LocalWriteError``
 so the pull can tell a full local disk from a problem on the box.
@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from rgt_tui.services.durable import Appender
+from rgt_tui.services.io_threads import run_io
 from rgt_tui.services.pull_local import LocalWriteError
 
 HASH_BLOCK = 1 << 20
@@ -81,7 +82,7 @@ class PartWriter:
         """
         await self.drain()
         if chunks:
-            self._inflight = asyncio.ensure_future(asyncio.to_thread(self._append, chunks))
+            self._inflight = run_io(self._append, chunks)
 
     async def drain(self) -> None:
         """Wait for the batch in flight. If cancelled meanwhile, the thread's write is still
