@@ -229,6 +229,49 @@ def test_a_folder_left_by_a_killed_listener_is_swept_by_the_next_scan(tmp_path, 
     assert _wait_until(lambda: not Path(young.path).parent.exists())
 
 
+def test_an_empty_folder_left_by_a_killed_scan_is_swept_once_old_enough(tmp_path, box_tmp):
+    """A scan killed (SIGKILL) between creating its folder and binding the socket in it
+    leaves the folder empty: the next scan removes it once it is old enough."""
+    old_one = Path(tempfile.mkdtemp(prefix=SHARE_PREFIX, dir=box_tmp))
+    young_one = Path(tempfile.mkdtemp(prefix=SHARE_PREFIX, dir=box_tmp))
+    old = time.time() - SWEEP_AFTER_S - 5
+    os.utime(old_one, (old, old))
+    scan = _Scan(tmp_path, box_tmp, grace=0)
+    assert not old_one.exists()
+    assert young_one.exists()  # may be a scan that is about to bind its socket
+    scan.finish()
+    assert _wait_until(lambda: not Path(scan.path).parent.exists())
+
+
+def test_a_hang_up_while_the_scan_sets_up_its_folder_leaves_nothing(box_tmp):
+    """The scan's session hung up (a dropped connection) right after it created its folder:
+    the scan still ends by that hang-up, and the folder does not stay behind."""
+    program = manifest_source().replace('if __name__ == "__main__":', "if False:") + (
+        "\nimport tempfile\n"
+        "_mkdtemp = tempfile.mkdtemp\n"
+        "def mkdtemp(**kw):\n"
+        "    folder = _mkdtemp(**kw)\n"
+        "    print(folder, flush=True)\n"
+        "    os.kill(os.getpid(), signal.SIGHUP)\n"  # lands between mkdtemp and the fork
+        "    return folder\n"
+        "tempfile.mkdtemp = mkdtemp\n"
+        "share(0.5)\n"
+        "print('survived the hang-up', flush=True)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-S", "-c", "import signal\n" + program],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(box_tmp)},
+        start_new_session=True,
+    )
+    out, _ = proc.communicate(timeout=10)
+    lines = out.decode().split()
+    assert proc.returncode == -signal.SIGHUP and lines[1:] == []
+    folder = Path(lines[0])
+    assert folder.name.startswith(SHARE_PREFIX)
+    assert _wait_until(lambda: not folder.exists())  # the listener's, cleaned up by it
+
+
 def _owns(pid: int, path: str) -> bool:
     """Whether process ``pid`` has the listening socket ``path`` open (the listener)."""
     inodes = set()

@@ -271,27 +271,30 @@ def share(grace):
         import signal  # noqa: F401
         import socket
         import tempfile
-
-        sweep(tempfile.gettempdir(), socket)
+    except ImportError:
+        return None
+    sweep(tempfile.gettempdir(), socket)
+    # A hang-up (a dropped session) from here until the listener owns the folder would end
+    # the scan, or the listener before its clean-up could run, leaving the folder behind.
+    # So SIGHUP and SIGTERM wait: the scan takes one that came meanwhile once the folder
+    # is the listener's (or removed), and the child starts with them blocked and unblocks
+    # them once its handlers are in (listen), so one meanwhile ends it cleanly.
+    held = hold_hangups()
+    try:
         folder = tempfile.mkdtemp(prefix=SHARE_PREFIX)  # mode 0700: this user only
-    except (ImportError, OSError):
+    except OSError:
+        release(held)
         return None
     path = os.path.join(folder, "s")
-    held = None
     try:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(path)
         server.listen(64)
         scanning, holder = os.pipe()  # the scan holds ``holder``: its exit ends the pipe
-        # A hang-up of the scan's process group between the fork and the child's setsid
-        # would kill the listener before its clean-up could run, leaving the folder: the
-        # child starts with those signals blocked and unblocks them once its handlers
-        # are in (listen), so one that came meanwhile ends it cleanly.
-        held = hold_hangups()
         pid = os.fork()
     except (OSError, AttributeError):
-        release(held)
         remove(path, folder)
+        release(held)
         return None
     if pid:
         release(held)
@@ -457,7 +460,8 @@ def run_sender(sock, others):
 
 def sweep(tmp, socket):
     """Remove this user's share folders whose listener is gone (killed, so it could not
-    remove its own): only a dead socket named ``s`` alone in a folder old enough."""
+    remove its own): only a dead socket named ``s`` alone in a folder old enough, or such
+    a folder left empty."""
     try:
         names = os.listdir(tmp)
     except OSError:
@@ -471,7 +475,11 @@ def sweep(tmp, socket):
             info = os.lstat(folder)
             if info.st_uid != os.getuid() or time.time() - info.st_mtime < SWEEP_AFTER_S:
                 continue  # another user's, or one that may still be starting up
-            if os.listdir(folder) != ["s"] or not stat.S_ISSOCK(os.lstat(path).st_mode):
+            inside = os.listdir(folder)
+            if not inside:  # its scan was killed (SIGKILL) before it could bind the socket
+                os.rmdir(folder)
+                continue
+            if inside != ["s"] or not stat.S_ISSOCK(os.lstat(path).st_mode):
                 continue
             probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             probe.settimeout(0.5)  # a live listener with a full backlog must not hang this
