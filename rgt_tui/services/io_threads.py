@@ -30,9 +30,6 @@ WORKER_NICE = 10  # added to the process's nice value (19 is the lowest priority
 
 T = TypeVar("T")
 
-_executor: ThreadPoolExecutor | None = None
-_lock = threading.Lock()
-
 
 def _lower_priority() -> None:
     """Runs first in each worker thread: lower that thread's (and only its) priority."""
@@ -46,17 +43,14 @@ def _lower_priority() -> None:
         pass
 
 
+@functools.cache
 def executor() -> ThreadPoolExecutor:
     """The shared pool (created on first use; as many threads as asyncio's default)."""
-    global _executor
-    with _lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(
-                max_workers=min(32, (os.cpu_count() or 1) + 4),
-                thread_name_prefix="rgt-io",
-                initializer=_lower_priority,
-            )
-        return _executor
+    return ThreadPoolExecutor(
+        max_workers=min(32, (os.cpu_count() or 1) + 4),
+        thread_name_prefix="rgt-io",
+        initializer=_lower_priority,
+    )
 
 
 def run_io(func: Callable[..., T], /, *args: object) -> asyncio.Future[T]:

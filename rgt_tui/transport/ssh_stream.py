@@ -179,9 +179,7 @@ async def stream_channel(
     conn = connection()
     options = {"window": window} if window else {}
     try:
-        chan, session = await open_channel(conn, options)
-    except TransportError:
-        raise
+        chan, session = await open_channel(conn, options)  # its refusals pass as they are
     except (OSError, asyncssh.Error) as exc:
         raise TransportError(host, describe(exc)) from exc
 
