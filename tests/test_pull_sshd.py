@@ -82,13 +82,14 @@ async def test_stalled_connection_reconnects_and_resumes(openssh_server: OpenSsh
 async def test_a_box_that_stops_answering_is_declared_gone_by_keepalives(
     openssh_server: OpenSshServer, monkeypatch
 ):
-    """Keepalives still run with their re-arming rate-limited (transport.ssh): a box
-    that stops answering while data flowed is declared gone, and one that answers is not."""
+    """Keepalives still run with their re-arming rate-limited (transport.ssh_tuning): a
+    box that stops answering while data flowed is declared gone, and one that answers is not."""
     import rgt_tui.transport.ssh as ssh
+    import rgt_tui.transport.ssh_tuning as ssh_tuning
 
     monkeypatch.setattr(ssh, "KEEPALIVE_INTERVAL_S", 0.3)
     monkeypatch.setattr(ssh, "KEEPALIVE_COUNT_MAX", 2)
-    monkeypatch.setattr(ssh, "KEEPALIVE_REARM_S", 0.1)
+    monkeypatch.setattr(ssh_tuning, "KEEPALIVE_REARM_S", 0.1)
     transport = transport_for(load_fleet(openssh_server.hosts_file).host("real1"))
     box = _Freezer(openssh_server)
     try:

@@ -57,7 +57,7 @@ async def test_reads_reach_asyncssh_in_packet_sized_pieces(loopback_fleet, monke
     """Large socket reads are handed over a piece at a time (so asyncssh does not copy the
     rest of a 256 KiB read once per packet), and nothing is lost or reordered, even with
     pieces far smaller than a packet."""
-    import rgt_tui.transport.ssh as ssh
+    import rgt_tui.transport.ssh_tuning as ssh_tuning
 
     handed: list[int] = []
     original = asyncssh.SSHClientConnection.data_received
@@ -67,7 +67,7 @@ async def test_reads_reach_asyncssh_in_packet_sized_pieces(loopback_fleet, monke
         return original(self, data, datatype)
 
     monkeypatch.setattr(asyncssh.SSHClientConnection, "data_received", recording)
-    monkeypatch.setattr(ssh, "FEED_BYTES", 5000)
+    monkeypatch.setattr(ssh_tuning, "FEED_BYTES", 5000)
     box = loopback_fleet.boxes[0]
     t = _transport(loopback_fleet, box)
     await t.connect()

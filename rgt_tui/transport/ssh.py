@@ -34,6 +34,7 @@ from rgt_tui.transport.ssh_stream import (
 )
 from rgt_tui.transport.ssh_stream import describe as _describe
 from rgt_tui.transport.ssh_stream import send_later as _send_later
+from rgt_tui.transport.ssh_tuning import feed_in_packets, rearm_keepalive_lazily
 
 CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would.
@@ -50,9 +51,6 @@ PREFERRED_CIPHERS = (
 # A bigger receive window than asyncssh's 2 MiB keeps a far box's pipe full
 # (2 MiB per round trip is only 20 MB/s at 100 ms).
 WINDOW_BYTES = 16 * 2**20
-# Received bytes are handed to asyncssh at most this many at a time (see _feed_in_packets).
-FEED_BYTES = 33_000
-KEEPALIVE_REARM_S = 1.0  # see _rearm_keepalive_lazily
 
 
 @dataclass
@@ -81,8 +79,8 @@ class _CheckingClient(asyncssh.SSHClient):
         self._verdict = verdict
 
     def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
-        _feed_in_packets(conn)
-        _rearm_keepalive_lazily(conn)
+        feed_in_packets(conn)
+        rearm_keepalive_lazily(conn)
 
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey
@@ -92,57 +90,6 @@ class _CheckingClient(asyncssh.SSHClient):
         self._verdict.known = trusted
         self._verdict.revoked = key in revoked
         return key in trusted and not self._verdict.revoked
-
-
-def _feed_in_packets(conn: asyncssh.SSHClientConnection) -> None:
-    """Hand asyncssh each socket read a packet's worth at a time.
-
-    asyncssh appends a read (up to 256 KiB) to one ``bytes`` buffer and cuts each packet
-    (32 KiB from OpenSSH) off its front, copying the rest twice per packet: every byte of
-    a bulk transfer was copied about eight times, a fifth of this side's CPU in memmove
-    during a pull (perf). In pieces of about one packet the rest stays short. This wraps
-    the connection's ``data_received`` (the asyncio protocol method the socket transport
-    calls), so asyncssh's own parsing is unchanged.
-    """
-    receive = conn.data_received
-
-    def data_received(data: bytes, datatype: object = None) -> None:
-        if len(data) <= FEED_BYTES:
-            receive(data, datatype)
-            return
-        view = memoryview(data)
-        for start in range(0, len(view), FEED_BYTES):
-            if conn.is_closed():
-                return
-            receive(view[start : start + FEED_BYTES], datatype)  # type: ignore[arg-type]
-
-    conn.data_received = data_received  # type: ignore[method-assign]
-
-
-def _rearm_keepalive_lazily(conn: asyncssh.SSHClientConnection) -> None:
-    """Re-arm asyncssh's keepalive timer at most once a second, not on every piece fed in.
-
-    asyncssh cancels its keepalive timer and schedules a new one on every
-    ``data_received``: with a piece per packet that is ~30,000 loop timers per GB
-    pulled, 5% of this side's time (py-spy). Re-armed at most once a second, a
-    keepalive goes out after 9-10 s of silence instead of exactly 10 s; one that goes out
-    early is answered and changes nothing. Where asyncssh has no such method (a future
-    version), nothing is changed.
-    """
-    reset = getattr(conn, "_reset_keepalive_timer", None)
-    if reset is None:
-        return
-    loop = asyncio.get_running_loop()
-    last = -KEEPALIVE_REARM_S
-
-    def rearm() -> None:
-        nonlocal last
-        now = loop.time()
-        if now - last >= KEEPALIVE_REARM_S:
-            last = now
-            reset()
-
-    conn._reset_keepalive_timer = rearm  # type: ignore[method-assign]
 
 
 def _match(known_hosts: Path, host: str, addr: str, port: int | None) -> tuple[list, list]:
