@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+import logging
 import os
 import shlex
 
@@ -129,3 +130,38 @@ def _transport(fleet, port, known_hosts=None) -> SshTransport:
         identity_file=fleet.client_key,
         known_hosts=known_hosts or fleet.known_hosts,
     )
+
+
+async def test_packets_are_logged_only_at_asyncssh_packet_level(loopback_fleet, caplog):
+    """At asyncssh's usual debug level no received packet's log line is even formatted;
+    at level 3 each is logged as asyncssh does."""
+    box = loopback_fleet.boxes[0]
+    data = os.urandom(1 << 20)
+    (box.root / "blob.bin").write_bytes(data)
+    formatted: list[str] = []
+    original = asyncssh.packet.SSHPacketLogger._log_packet
+
+    def counting(self, msg, *args):
+        formatted.append(msg)
+        return original(self, msg, *args)
+
+    caplog.set_level(logging.DEBUG, logger="asyncssh")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(asyncssh.packet.SSHPacketLogger, "_log_packet", counting)
+        for level in (1, ssh_tuning.PACKET_LOG_LEVEL):
+            asyncssh.set_debug_level(level)
+            try:
+                t = _transport(loopback_fleet, box.port)
+                await t.connect()
+                try:
+                    cat = f"cat {shlex.quote(str(box.root / 'blob.bin'))}"
+                    assert b"".join([c async for c in t.stream_bytes(cat)]) == data
+                finally:
+                    await t.close()
+            finally:
+                asyncssh.set_debug_level(1)
+            if level == 1:
+                assert "Received" not in formatted
+                caplog.clear()
+    assert formatted.count("Received") > 32  # a packet at a time: 1 MiB is 32+ packets
+    assert any("Received MSG_CHANNEL_DATA" in r.getMessage() for r in caplog.records)

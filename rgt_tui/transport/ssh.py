@@ -37,6 +37,7 @@ from rgt_tui.transport.ssh_stream import send_later as _send_later
 from rgt_tui.transport.ssh_tuning import (
     feed_in_packets,
     lean_gcm_decrypt,
+    quiet_packet_logging,
     rearm_keepalive_lazily,
 )
 
@@ -86,6 +87,7 @@ class _CheckingClient(asyncssh.SSHClient):
         feed_in_packets(conn)
         rearm_keepalive_lazily(conn)
         lean_gcm_decrypt()  # before the key exchange's first encrypted packet
+        quiet_packet_logging()
 
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey
