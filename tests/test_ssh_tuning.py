@@ -52,12 +52,12 @@ def test_not_installed_when_asyncssh_does_not_pass_the_check(monkeypatch):
     gcm = asyncssh.encryption.GCMEncryption
     monkeypatch.setattr(gcm, "decrypt_packet", ASYNCSSH_DECRYPT)
     monkeypatch.setattr(ssh_tuning, "_same_as_asyncssh", lambda ours, theirs: False)
-    ssh_tuning._install_lean_gcm.cache_clear()
+    ssh_tuning.lean_gcm_decrypt.cache_clear()
     try:
         assert ssh_tuning.lean_gcm_decrypt() is False
         assert gcm.decrypt_packet is ASYNCSSH_DECRYPT
     finally:
-        ssh_tuning._install_lean_gcm.cache_clear()
+        ssh_tuning.lean_gcm_decrypt.cache_clear()
 
 
 async def test_a_real_connection_decrypts_with_it(loopback_fleet):

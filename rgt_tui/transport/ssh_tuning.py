@@ -2,9 +2,9 @@
 
 On a pull the event loop's thread is the critical path: asyncssh parses every packet
 that arrives (about 30,000 per GB: OpenSSH sends at most 32 KiB per channel read) in
-Python, and in the TUI the same loop draws the screen. Each tuning here wraps one
-asyncssh method around its own work and leaves the SSH protocol's parsing and checks to
-asyncssh; each was measured (docs/pulls.md) and is tested against asyncssh's own result.
+Python, and in the TUI the same loop draws the screen. Each tuning here wraps or replaces
+one asyncssh method and leaves the SSH protocol's parsing and checks to asyncssh; each
+was measured (docs/pulls.md) and is tested against what asyncssh itself does.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import asyncssh
+import asyncssh.encryption
 import asyncssh.logging
 import asyncssh.packet
 from cryptography.exceptions import InvalidTag
@@ -83,6 +84,7 @@ def rearm_keepalive_lazily(conn: asyncssh.SSHClientConnection) -> None:
     conn._reset_keepalive_timer = rearm  # type: ignore[method-assign]
 
 
+@functools.cache
 def lean_gcm_decrypt() -> bool:
     """Install, once per process, an AES-GCM receive path that keeps one AESGCM per key.
 
@@ -101,11 +103,6 @@ def lean_gcm_decrypt() -> bool:
     refuses (``_same_as_asyncssh``); an asyncssh laid out differently keeps its own.
     Returns whether it is installed.
     """
-    return _install_lean_gcm()
-
-
-@functools.cache
-def _install_lean_gcm() -> bool:
     try:
         gcm = asyncssh.encryption.GCMEncryption
     except AttributeError:
