@@ -43,7 +43,18 @@ def _stale_nonce(self, seq, first, rest, header_len, mac):
     return data
 
 
-@pytest.mark.parametrize("broken", [_no_tag_check, _stale_nonce])
+_KEPT: dict[str, object] = {}
+
+
+def _one_key_for_all(self, seq, first, rest, header_len, mac):
+    """Keeps the first AESGCM it made for every cipher after it, whatever their keys."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    self._cipher._rgt_aead = _KEPT.setdefault("aead", AESGCM(self._cipher._key))
+    return ssh_tuning.decrypt_gcm_packet(self, seq, first, rest, header_len, mac)
+
+
+@pytest.mark.parametrize("broken", [_no_tag_check, _stale_nonce, _one_key_for_all])
 def test_the_check_before_installing_catches_a_wrong_decryption(broken):
     assert not ssh_tuning._same_as_asyncssh(broken, ASYNCSSH_DECRYPT)
 
@@ -148,6 +159,7 @@ async def test_packets_are_logged_only_at_asyncssh_packet_level(loopback_fleet, 
     caplog.set_level(logging.DEBUG, logger="asyncssh")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(asyncssh.packet.SSHPacketLogger, "_log_packet", counting)
+        before = asyncssh.logging.SSHLogger._debug_level
         for level in (1, ssh_tuning.PACKET_LOG_LEVEL):
             asyncssh.set_debug_level(level)
             try:
@@ -159,7 +171,7 @@ async def test_packets_are_logged_only_at_asyncssh_packet_level(loopback_fleet, 
                 finally:
                     await t.close()
             finally:
-                asyncssh.set_debug_level(1)
+                asyncssh.set_debug_level(before)
             if level == 1:
                 assert "Received" not in formatted
                 caplog.clear()

@@ -137,31 +137,37 @@ def decrypt_gcm_packet(
 
 def _same_as_asyncssh(ours: Callable, theirs: Callable) -> bool:
     """Do ``ours`` and asyncssh's ``theirs`` open packets sealed by asyncssh to the same
-    plaintext, packet after packet (the nonce advances with each), and do both refuse a
-    packet with one bit changed in its clear length (authenticated, not encrypted), its
-    ciphertext or its tag?"""
-    key, iv = os.urandom(16), os.urandom(12)
-
-    def fresh() -> Any:
-        return asyncssh.encryption.get_encryption(b"aes128-gcm@openssh.com", key, iv)
-
+    plaintext, packet after packet (the nonce advances with each), for both AES-GCM key
+    sizes, each with a key of its own (so a decryption that kept one key for all fails),
+    and do both refuse a packet with one bit changed in its clear length (authenticated,
+    not encrypted), its ciphertext or its tag?"""
     try:
-        sealer, mine, reference = fresh(), fresh(), fresh()
-        for seq in range(3):
-            payload = os.urandom(32 * (seq + 1))
-            sealed, tag = sealer.encrypt_packet(seq, len(payload).to_bytes(4, "big"), payload)
-            args = (seq, sealed[:16], sealed[16:], 4, tag)
-            if not ours(mine, *args) == theirs(reference, *args) == payload:
-                return False
-        sealed, tag = fresh().encrypt_packet(0, (64).to_bytes(4, "big"), os.urandom(64))
-        for at in (2, 20, len(sealed) + 3):
-            forged = bytearray(sealed + tag)
-            forged[at] ^= 1
-            args = (0, bytes(forged[:16]), bytes(forged[16:-16]), 4, bytes(forged[-16:]))
-            if ours(fresh(), *args) is not None or theirs(fresh(), *args) is not None:
-                return False
+        return all(
+            _opens_alike(ours, theirs, alg, os.urandom(key_size), os.urandom(12))
+            for alg, key_size in ((b"aes128-gcm@openssh.com", 16), (b"aes256-gcm@openssh.com", 32))
+        )
     except Exception:  # noqa: BLE001 - any surprise: asyncssh is not what was checked
         return False
+
+
+def _opens_alike(ours: Callable, theirs: Callable, alg: bytes, key: bytes, iv: bytes) -> bool:
+    def fresh() -> Any:
+        return asyncssh.encryption.get_encryption(alg, key, iv)
+
+    sealer, mine, reference = fresh(), fresh(), fresh()
+    for seq in range(3):
+        payload = os.urandom(32 * (seq + 1))
+        sealed, tag = sealer.encrypt_packet(seq, len(payload).to_bytes(4, "big"), payload)
+        args = (seq, sealed[:16], sealed[16:], 4, tag)
+        if not ours(mine, *args) == theirs(reference, *args) == payload:
+            return False
+    sealed, tag = fresh().encrypt_packet(0, (64).to_bytes(4, "big"), os.urandom(64))
+    for at in (2, 20, len(sealed) + 3):
+        forged = bytearray(sealed + tag)
+        forged[at] ^= 1
+        args = (0, bytes(forged[:16]), bytes(forged[16:-16]), 4, bytes(forged[-16:]))
+        if ours(fresh(), *args) is not None or theirs(fresh(), *args) is not None:
+            return False
     return True
 
 
