@@ -56,4 +56,4 @@ def executor() -> ThreadPoolExecutor:
 def run_io(func: Callable[..., T], /, *args: object) -> asyncio.Future[T]:
     """Run ``func(*args)`` in a low-priority worker thread; await the result."""
     loop = asyncio.get_running_loop()
-    return loop.run_in_executor(executor(), functools.partial(func, *args))
+    return loop.run_in_executor(executor(), func, *args)

@@ -34,12 +34,7 @@ from rgt_tui.transport.ssh_stream import (
 )
 from rgt_tui.transport.ssh_stream import describe as _describe
 from rgt_tui.transport.ssh_stream import send_later as _send_later
-from rgt_tui.transport.ssh_tuning import (
-    feed_in_packets,
-    lean_gcm_decrypt,
-    quiet_packet_logging,
-    rearm_keepalive_lazily,
-)
+from rgt_tui.transport.ssh_tuning import tune
 
 CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would.
@@ -84,10 +79,7 @@ class _CheckingClient(asyncssh.SSHClient):
         self._verdict = verdict
 
     def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
-        feed_in_packets(conn)
-        rearm_keepalive_lazily(conn)
-        lean_gcm_decrypt()  # before the key exchange's first encrypted packet
-        quiet_packet_logging()
+        tune(conn)
 
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey

@@ -33,6 +33,15 @@ ASYNCSSH_GCM_DECRYPT = getattr(
 )
 
 
+def tune(conn: asyncssh.SSHClientConnection) -> None:
+    """All of the below for a connection just made (``SSHClient.connection_made``): before
+    its key exchange, so its first encrypted packet already takes the lean path."""
+    feed_in_packets(conn)
+    rearm_keepalive_lazily(conn)
+    lean_gcm_decrypt()
+    quiet_packet_logging()
+
+
 def feed_in_packets(conn: asyncssh.SSHClientConnection) -> None:
     """Hand asyncssh each socket read a packet's worth at a time.
 
@@ -103,17 +112,11 @@ def lean_gcm_decrypt() -> bool:
     refuses (``_same_as_asyncssh``); an asyncssh laid out differently keeps its own.
     Returns whether it is installed.
     """
-    try:
-        gcm = asyncssh.encryption.GCMEncryption
-    except AttributeError:
-        return False
-    if gcm.decrypt_packet is decrypt_gcm_packet:
-        return True
     if ASYNCSSH_GCM_DECRYPT is None or not _same_as_asyncssh(
         decrypt_gcm_packet, ASYNCSSH_GCM_DECRYPT
     ):
         return False
-    gcm.decrypt_packet = decrypt_gcm_packet  # type: ignore[method-assign]
+    asyncssh.encryption.GCMEncryption.decrypt_packet = decrypt_gcm_packet  # type: ignore[method-assign]
     return True
 
 
