@@ -562,3 +562,76 @@ def test_xdg_dirs_default_to_process_environment(
     assert paths.state_dir() == tmp_path / "state" / "rgt-tui"
     assert paths.config_dir() == tmp_path / ".config" / "rgt-tui"
     assert not (tmp_path / "state").exists()  # nothing is created
+
+
+# --- trust: names, run templates, host-key policy, verify_python ----------------------
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_dot_host_names_are_refused(tmp_path: Path, name: str) -> None:
+    err = load_error(tmp_path, f'[[hosts]]\nname = "{name}"\nssh = "root@box"\n')
+    assert (err.line, err.key) == (2, "name")
+    assert "folder of its own" in err.message
+
+
+@pytest.mark.parametrize(
+    "run, field",
+    [
+        ('python t.py --task "{task}"', "task"),
+        ("python t.py --cfg '{cfg}' {out}", "cfg"),
+        ('sh -c "python t.py {out}"', "out"),
+    ],
+)
+def test_run_placeholder_inside_quotes_is_refused(tmp_path: Path, run: str, field: str) -> None:
+    text = f'[[hosts]]\nname = "b"\nssh = "root@box"\nrun = {run!r}\n'.replace("'", "'''", 0)
+    path = tmp_path / "hosts.toml"
+    # A TOML literal string holds either quote kind without escapes.
+    path.write_text(f"[[hosts]]\nname = \"b\"\nssh = \"root@box\"\nrun = '''{run}'''\n")
+    with pytest.raises(ConfigError) as info:
+        load_fleet(path)
+    assert (info.value.line, info.value.key) == (4, "run")
+    assert f"{{{field}}} is inside quotes" in info.value.message
+    assert "already shell-quoted" in info.value.message
+    assert text  # the plain form above is what a user writes; the file uses the literal form
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "python t.py --task {task} --out {out}",
+        'echo "starting" && python t.py {cfg}',
+        'echo "it\'s" {cfg}',
+        'echo \\"{cfg}',
+    ],
+)
+def test_run_placeholder_outside_quotes_is_accepted(tmp_path: Path, run: str) -> None:
+    path = tmp_path / "hosts.toml"
+    path.write_text(f"[[hosts]]\nname = \"b\"\nssh = \"root@box\"\nrun = '''{run}'''\n")
+    assert load_fleet(path).hosts[0].run == run
+
+
+def test_host_key_policy(tmp_path: Path) -> None:
+    fleet = load_fleet(
+        write(
+            tmp_path,
+            """
+            [[hosts]]
+            name = "a"
+            ssh = "root@a"
+            [[hosts]]
+            name = "b"
+            ssh = "root@b"
+            host_key = "accept-new"
+            """,
+        )
+    )
+    assert [h.host_key for h in fleet.hosts] == ["strict", "accept-new"]
+    err = load_error(tmp_path, '[[hosts]]\nname = "a"\nssh = "root@a"\nhost_key = "no"\n')
+    assert (err.line, err.key) == (4, "host_key")
+    assert "no setting that turns host-key checking off" in err.message
+
+
+def test_verify_python_is_a_local_path(tmp_path: Path) -> None:
+    fleet = load_fleet(write(tmp_path, '[fleet]\nverify_python = "envs/train/bin/python"\n'))
+    assert fleet.verify_python == str(tmp_path / "envs/train/bin/python")
+    assert load_fleet(write(tmp_path, "[fleet]\n")).verify_python is None

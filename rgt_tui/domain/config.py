@@ -40,12 +40,16 @@ DEFAULT_PROFILE = "generic-ssh"
 RUN_FIELDS = ("cfg", "task", "epochs", "name", "out")
 
 TOP_KEYS = ("fleet", "hosts")
-FLEET_KEYS = ("results_dir", "poll_seconds", "default_epochs", "thresholds")
+FLEET_KEYS = ("results_dir", "poll_seconds", "default_epochs", "thresholds", "verify_python")
 THRESHOLD_KEYS = tuple(f.name for f in fields(Thresholds))
 HOST_KEYS = (
     "name", "ssh", "identity_file", "known_hosts", "profile", "cost_per_hour", "started_at",
     "workdir", "durable_dir", "mounts", "queue", "run", "pull", "teardown", "epochs",
+    "host_key",
 )  # fmt: skip
+# How an unknown host key is treated: "strict" refuses it until the user trusts it;
+# "accept-new" (OpenSSH's meaning) records a first key and still refuses a changed one.
+HOST_KEY_POLICIES = ("strict", "accept-new")
 
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 
@@ -87,6 +91,7 @@ class HostConfig:
     teardown: str | None
     epochs: int
     line: int | None = None  # line of the block's [[hosts]] header, for messages
+    host_key: str = "strict"  # one of HOST_KEY_POLICIES
 
     @property
     def is_local(self) -> bool:
@@ -105,6 +110,9 @@ class Fleet:
     thresholds: Thresholds
     hosts: tuple[HostConfig, ...]
     is_default: bool = False
+    # The interpreter verify loads checkpoints with (one that has torch, such as the
+    # training environment's); None: this app's own interpreter.
+    verify_python: str | None = None
 
     def host(self, name: str) -> HostConfig:
         """The host called ``name``; KeyError listing the known names otherwise."""
@@ -163,16 +171,17 @@ def _fleet(
     epochs: int,
     thresholds: Thresholds,
     hosts: tuple[HostConfig, ...],
+    verify_python: str | None = None,
 ) -> Fleet:
     """Assemble a Fleet, standing this machine in when no host was configured."""
     if hosts:
-        return Fleet(path, results_dir, poll, epochs, thresholds, hosts, False)
+        return Fleet(path, results_dir, poll, epochs, thresholds, hosts, False, verify_python)
     local = HostConfig(
         name=LOCAL, ssh=None, identity_file=None, known_hosts=None, profile=DEFAULT_PROFILE,
         cost_per_hour=None, started_at=None, workdir="~", durable_dir="~", mounts=("/", "~"),
         queue=None, run=None, pull=("~",), teardown=None, epochs=epochs,
     )  # fmt: skip
-    return Fleet(path, results_dir, poll, epochs, thresholds, (local,), True)
+    return Fleet(path, results_dir, poll, epochs, thresholds, (local,), True, verify_python)
 
 
 def _syntax_error(path: Path, text: str, exc: Exception) -> ConfigError:
@@ -332,6 +341,9 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any]) -> Fleet:
     results_dir = base / Path(fleet.text("results_dir", "./results")).expanduser()
     poll = fleet.number("poll_seconds", 2.0)
     epochs = fleet.integer("default_epochs", 20)
+    verify_python = _local_path(
+        base, fleet.maybe("verify_python", example="~/miniconda3/envs/train/bin/python")
+    )
     limits = _Table(
         path, index, "fleet.thresholds", fleet.table("thresholds"), fleet.line("thresholds")
     )
@@ -365,7 +377,8 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any]) -> Fleet:
             )
         seen[host.name] = table.line("name")
         hosts.append(host)
-    return _fleet(path, results_dir, poll, epochs, thresholds, tuple(hosts))
+    verify = str(verify_python) if verify_python is not None else None
+    return _fleet(path, results_dir, poll, epochs, thresholds, tuple(hosts), verify)
 
 
 def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig:
@@ -377,6 +390,9 @@ def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig:
             "name",
             f"host name {name!r} may only use letters, digits, '.', '_' and '-' (it names local folders)",
         )
+    if name in (".", ".."):
+        # The name is the host's results folder: ".." would put results beside results_dir.
+        raise t.error("name", f"host name {name!r} names a folder of its own — pick a real name")
     try:
         ssh = parse_ssh_target(t.required("ssh", "user@host:port"))
     except ValueError as exc:
@@ -403,7 +419,20 @@ def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig:
         teardown=t.maybe("teardown", example="vastai destroy instance 123"),
         epochs=t.integer("epochs", default_epochs),
         line=t.line(),
+        host_key=_host_key(t),
     )
+
+
+def _host_key(t: _Table) -> str:
+    """The host-key policy; never looser than OpenSSH's accept-new."""
+    policy = t.text("host_key", "strict", example="accept-new")
+    if policy not in HOST_KEY_POLICIES:
+        raise t.error(
+            "host_key",
+            f"unknown host_key policy {policy!r} — expected one of: {', '.join(HOST_KEY_POLICIES)} "
+            "(there is no setting that turns host-key checking off)",
+        )
+    return policy
 
 
 def _profile(t: _Table) -> str:
@@ -432,6 +461,40 @@ def _check_template(t: _Table, run: str) -> None:
             raise t.error(
                 "run", f"unknown field {{{field}}} in the template — expected only {allowed}"
             )
+    quoted = _quoted_placeholder(run)
+    if quoted is not None:
+        raise t.error(
+            "run",
+            f"the placeholder {{{quoted}}} is inside quotes — write {{{quoted}}} bare: every "
+            "value is already shell-quoted, and quotes around it would undo that",
+        )
+
+
+def _quoted_placeholder(run: str) -> str | None:
+    """The first ``{field}`` that stands inside single or double quotes, else None.
+
+    A shell-quoted value inside double quotes is no longer quoted (``"'$(x)'"`` runs $(x)),
+    and inside single quotes the quoting is printed literally; either re-opens injection
+    or breaks the command, so such templates are refused at load time.
+    """
+    quote: str | None = None
+    i = 0
+    while i < len(run):
+        ch = run[i]
+        if ch == "\\" and quote != "'":  # an escaped character: neither quote nor brace
+            i += 2
+            continue
+        if ch in "'\"" and (quote is None or quote == ch):
+            quote = None if quote == ch else ch
+        elif ch == "{":
+            if run.startswith("{{", i):
+                i += 2
+                continue
+            end = run.find("}", i)
+            if quote is not None and end != -1:
+                return run[i + 1 : end]
+        i += 1
+    return None
 
 
 def _started_at(t: _Table) -> datetime | None:
