@@ -46,6 +46,7 @@ def transport_for(host: HostConfig) -> Transport:
         username=host.ssh.user,
         identity_file=host.identity_file,
         known_hosts=host.known_hosts,
+        host_key=host.host_key,
     )
 
 

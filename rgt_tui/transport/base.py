@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, TypeAlias, runtime_checkable
 
 STREAM_CHUNK = 1 << 20  # local stream_bytes reads up to this much at a time (SSH: per packet)
@@ -100,7 +101,14 @@ class SocketRefused(TransportError):
 
 
 class HostKeyError(TransportError):
-    """The box's host key is unknown or has changed (T6). Never accepted silently."""
+    """The box's host key was refused (T6). Never accepted silently.
+
+    ``kind``: "unknown" (no key recorded for the name: the user may trust it after
+    comparing ``presented`` with the provider's fingerprint; ``trust_line`` is the exact
+    line and ``known_hosts_file`` where it goes, see ``known_hosts.trust_host_key``),
+    "changed" (another key is recorded: ``known`` lists it, ``fix`` says how to remove it)
+    or "revoked" (marked ``@revoked``: refused, nothing to trust).
+    """
 
     def __init__(
         self,
@@ -108,12 +116,18 @@ class HostKeyError(TransportError):
         message: str,
         fix: str,
         *,
+        kind: str = "unknown",
         presented: str,
         known: tuple[str, ...] = (),
+        trust_line: str | None = None,
+        known_hosts_file: Path | None = None,
     ) -> None:
         super().__init__(host, message, fix)
-        self.presented = presented  # SHA256 fingerprint the server showed
-        self.known = known  # fingerprints known_hosts holds for it (changed key)
+        self.kind = kind
+        self.presented = presented  # "ssh-ed25519 SHA256:..." the server showed
+        self.known = known  # fingerprints recorded for it (changed, revoked)
+        self.trust_line = trust_line if kind == "unknown" else None
+        self.known_hosts_file = known_hosts_file
 
 
 @dataclass(frozen=True)
@@ -184,3 +198,8 @@ class Transport(Protocol):
     @property
     def connected(self) -> bool:
         """Whether the connection is open right now."""
+
+    @property
+    def host_key_fingerprint(self) -> str | None:
+        """The SHA256 fingerprint (``SHA256:...``) of the host key the box presented on
+        the last connection; None before one, and always for this machine."""

@@ -29,6 +29,11 @@ class LocalTransport(RangeReads):
     def connected(self) -> bool:
         return True
 
+    @property
+    def host_key_fingerprint(self) -> str | None:
+        """None: this machine is reached without SSH, so it has no host key to show."""
+        return None
+
     async def connect(self) -> None:
         return None
 

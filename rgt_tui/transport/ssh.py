@@ -1,9 +1,12 @@
 """SSH transport: one persistent asyncssh connection per host.
 
-Host keys are checked here rather than by asyncssh's ``known_hosts`` argument so that a
-refusal can say *which* key was presented and which one was expected: an unknown host
-and a changed key (a re-created box, T6) get different messages, each with the
-fingerprints and the exact command that fixes it. Nothing is ever accepted silently.
+Ours is the only host-key check (DESIGN.md, Trust): the keys the known_hosts files hold
+for the box are handed to asyncssh explicitly (``known_hosts.py``), so no ssh_config line
+can switch checking off, and a refusal says which key was presented and which one was
+expected, with the exact fix. Nothing of the user's goes to a box whatever ssh_config
+says: no agent or X11 forwarding, no environment, no Kerberos credentials, no pty, no
+RemoteCommand. Text from a box is decoded with replacement, so no byte can drop the
+connection.
 """
 
 from __future__ import annotations
@@ -11,21 +14,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import os
 import shlex
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import asyncssh
+from asyncssh.public_key import get_default_certificate_algs, get_default_public_key_algs
 
 from rgt_tui.transport.base import (
     CommandResult,
     FileStat,
-    HostKeyError,
     Later,
     RangeReads,
     TransportError,
+)
+from rgt_tui.transport.known_hosts import (
+    DEFAULT_KNOWN_HOSTS,
+    KeyVerdict,
+    KnownKeys,
+    append_line,
+    key_error,
+    public_line,
+    read_known_keys,
+    resolve_destination,
 )
 from rgt_tui.transport.ssh_stream import (
     command_channel,
@@ -40,7 +54,6 @@ CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would.
 KEEPALIVE_INTERVAL_S = 10.0
 KEEPALIVE_COUNT_MAX = 3
-DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
 PREFERRED_CIPHERS = (
     "aes128-gcm@openssh.com",
     "aes256-gcm@openssh.com",
@@ -48,34 +61,42 @@ PREFERRED_CIPHERS = (
     "aes128-ctr",
     "aes256-ctr",
 )
+# With no key recorded, ask for the key type OpenSSH asks for first, so the fingerprint
+# shown is the one `ssh` and the provider's page show.
+PREFERRED_HOST_KEY_ALGS = (
+    "ssh-ed25519",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "rsa-sha2-512",
+    "rsa-sha2-256",
+)
 # A bigger receive window than asyncssh's 2 MiB keeps a far box's pipe full
 # (2 MiB per round trip is only 20 MB/s at 100 ms).
 WINDOW_BYTES = 16 * 2**20
-
-
-@dataclass
-class _KeyVerdict:
-    """What the host-key check saw, kept for the error message after asyncssh refuses."""
-
-    presented: asyncssh.SSHKey | None = None
-    known: list[asyncssh.SSHKey] = field(default_factory=list)
-    revoked: bool = False
-
-
-def _fingerprint(key: asyncssh.SSHKey) -> str:
-    return f"{key.get_algorithm()} {key.get_fingerprint('sha256')}"
-
-
-def _known_hosts_name(host: str, port: int | None) -> str:
-    """The name OpenSSH writes into known_hosts for host:port."""
-    return host if port in (None, 22) else f"[{host}]:{port}"
+# Set explicitly on every connection (hops included): explicit arguments win over
+# ssh_config, so a lax ~/.ssh/config (ForwardAgent yes, SendEnv, RequestTTY force, ...)
+# cannot hand a rented box anything of the user's.
+NOTHING_OF_THE_USERS = {
+    "agent_forwarding": False,  # root on the box could sign with the user's keys
+    "x11_forwarding": False,
+    "gss_delegate_creds": False,  # Kerberos tickets
+    "send_env": None,  # SendEnv
+    "env": None,  # SetEnv
+    "command": None,  # RemoteCommand: every channel names its own command
+    "request_pty": False,  # RequestTTY force would mangle binary output
+    "x509_trusted_certs": None,  # host trust comes from known_hosts only
+    "ignore_encrypted": True,  # a key needing a passphrase is skipped: the agent signs
+    # No byte from a box may raise inside asyncssh (that drops the whole connection).
+    "errors": "replace",
+    "utf8_decode_errors": "replace",
+}
 
 
 class _CheckingClient(asyncssh.SSHClient):
-    """Validates the server's host key against known_hosts, remembering the verdict."""
+    """Asks the verdict about keys no trusted line holds, so a refusal can say why."""
 
-    def __init__(self, known_hosts: Path, verdict: _KeyVerdict) -> None:
-        self._known_hosts = known_hosts
+    def __init__(self, verdict: KeyVerdict) -> None:
         self._verdict = verdict
 
     def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
@@ -84,21 +105,38 @@ class _CheckingClient(asyncssh.SSHClient):
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey
     ) -> bool:
-        self._verdict.presented = key
-        trusted, revoked = _match(self._known_hosts, host, addr, port)
-        self._verdict.known = trusted
-        self._verdict.revoked = key in revoked
-        return key in trusted and not self._verdict.revoked
+        return self._verdict.check_key(key)
+
+    def validate_host_ca_key(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
+        return self._verdict.check_authority(key)
 
 
-def _match(known_hosts: Path, host: str, addr: str, port: int | None) -> tuple[list, list]:
-    if not known_hosts.exists():
-        return [], []
-    try:
-        matched = asyncssh.match_known_hosts(str(known_hosts), host, addr, port)
-    except (OSError, ValueError, asyncssh.Error):
-        return [], []
-    return list(matched[0]), list(matched[2])
+@dataclass(frozen=True)
+class _Plan:
+    """What one connection attempt needs, worked out off the event loop (files, config)."""
+
+    known: KnownKeys
+    jump: str | None  # ssh_config's ProxyJump: hops this transport opens itself
+    identity_needs_agent: bool  # identity_file needs a passphrase; the agent signs instead
+
+
+def host_key_algs(known: KnownKeys) -> list[str]:
+    """The host key algorithms to ask for: certificates first where a CA is trusted, then
+    the recorded keys' types (so a box with several keys shows the recorded one), then
+    every other plain key type (so a box that changed key type is "changed", not a failed
+    negotiation). Never a certificate where no CA is trusted: the plain key is what the
+    user can compare and trust."""
+    trusted, authorities, _ = known.for_asyncssh()
+    certs = [a.decode() for a in get_default_certificate_algs()] if authorities else []
+    recorded = [a.decode() for key in trusted for a in key.sig_algorithms]
+    plain = [a.decode() for a in get_default_public_key_algs()]
+    preferred = [a for a in PREFERRED_HOST_KEY_ALGS if a in plain]
+    return list(dict.fromkeys([*certs, *recorded, *preferred, *plain]))
+
+
+def _agent_running() -> bool:
+    sock = os.environ.get("SSH_AUTH_SOCK")
+    return bool(sock) and os.path.exists(sock)
 
 
 class SshTransport(RangeReads):
@@ -113,16 +151,23 @@ class SshTransport(RangeReads):
         username: str | None = None,
         identity_file: Path | None = None,
         known_hosts: Path | None = None,
+        host_key: str = "strict",
         connect_timeout: float = CONNECT_TIMEOUT_S,
     ) -> None:
+        """``known_hosts``: the file trusted keys are read from first and added to (default
+        ~/.ssh/known_hosts, resolved at connect time). ``host_key``: "strict", or
+        "accept-new" to record a first key (a changed key is still refused)."""
         self.host = host
         self.address = address
         self.port = port
         self.username = username
         self.identity_file = identity_file
-        self.known_hosts = (known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
+        self._known_hosts = known_hosts
+        self.accept_new = host_key == "accept-new"
         self.connect_timeout = connect_timeout
         self._conn: asyncssh.SSHClientConnection | None = None
+        self._hops: list[asyncssh.SSHClientConnection] = []  # ProxyJump, nearest first
+        self._host_key: asyncssh.SSHKey | None = None
         self._lock = asyncio.Lock()
         # SFTP sessions by lane, each with the connection it belongs to. Lane 0 is shared
         # by log following, stats and pulls; a pull gives each large file in flight its own.
@@ -133,97 +178,194 @@ class SshTransport(RangeReads):
         self.sftp_round_trip_s: float | None = None
 
     @property
+    def known_hosts(self) -> Path:
+        """The file trusted keys are read from first and added to."""
+        return (self._known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
+
+    @property
     def connected(self) -> bool:
         conn = self._conn
         return conn is not None and not conn.is_closed()
 
-    def _host_key_algs(self) -> list[str] | None:
-        """Ask for the key type known_hosts holds, so a box with several keys shows that one."""
-        trusted, _ = _match(self.known_hosts, self.address, self.address, self.port)
-        algs = [k.get_algorithm() for k in trusted]
-        return list(dict.fromkeys(algs)) or None
+    @property
+    def host_key_fingerprint(self) -> str | None:
+        """``SHA256:...`` of the host key the box presented on the last connection (the
+        plain key of a host certificate); None before the first connection."""
+        key = self._host_key
+        return key.get_fingerprint("sha256") if key is not None else None
 
     async def connect(self) -> None:
-        """One connection attempt; TransportError (or HostKeyError) says why it failed."""
+        """One connection attempt; TransportError (HostKeyError for a refused host key)
+        says why it failed. Nothing else escapes: one host's problem (a key that needs a
+        passphrase, an unreadable ssh_config) never fails another host's work."""
         async with self._lock:
             if self.connected:
                 return
-            verdict = _KeyVerdict()
-            options: dict = {
-                "known_hosts": (),  # checking happens in _CheckingClient
-                "keepalive_interval": KEEPALIVE_INTERVAL_S,
-                "keepalive_count_max": KEEPALIVE_COUNT_MAX,
-                "connect_timeout": self.connect_timeout,
-                # AES-GCM first: one AES-NI call per packet, where asyncssh's chacha20 path
-                # costs several; it doubled bulk SFTP reads here (docs/pulls.md). A user's
-                # ssh_config Ciphers line still applies to what the server can take.
-                "encryption_algs": PREFERRED_CIPHERS,
-                "window": WINDOW_BYTES,
-            }
-            if self.port is not None:
-                options["port"] = self.port
-            if self.username is not None:
-                options["username"] = self.username
-            if self.identity_file is not None:
-                options["client_keys"] = [str(self.identity_file.expanduser())]
-            algs = self._host_key_algs()
-            if algs:
-                options["server_host_key_algs"] = algs
+            await self._close_hops()
+            plan = await asyncio.to_thread(self._plan, self.address, self.port, self.username)
+            tunnel = await self._open_hops(plan.jump) if plan.jump else None
             try:
-                self._conn = await asyncssh.connect(
-                    self.address,
-                    client_factory=lambda: _CheckingClient(self.known_hosts, verdict),
-                    **options,
-                )
-            except asyncssh.HostKeyNotVerifiable as exc:
-                raise self._host_key_error(verdict) from exc
-            except asyncssh.PermissionDenied as exc:
+                conn = await self._open(self.address, self.port, self.username, plan, tunnel)
+            except BaseException:
+                await self._close_hops()
+                raise
+            self._conn = conn
+            self._host_key = conn.get_server_host_key()
+
+    def _plan(
+        self, address: str, port: int | None, username: str | None, hop: bool = False
+    ) -> _Plan:
+        """Read ssh_config, the known_hosts files and the identity file (blocking I/O)."""
+        try:
+            dest = resolve_destination(address, port, username)
+        except (OSError, ValueError) as exc:
+            raise TransportError(
+                self.host,
+                f"cannot read the ssh_config for {address}: {exc}",
+                "fix ~/.ssh/config (asyncssh reads it as OpenSSH does)",
+            ) from exc
+        known = read_known_keys([self.known_hosts, *dest.known_hosts], dest.key_name)
+        needs_agent = not hop and self._identity_needs_agent()
+        return _Plan(known, dest.jump, needs_agent)
+
+    def _identity_needs_agent(self) -> bool:
+        """Whether identity_file needs a passphrase (rgt-tui never asks for one) while an
+        ssh-agent runs: the agent's copy of the key signs then. TransportError when the
+        file cannot be used at all."""
+        if self.identity_file is None:
+            return False
+        path = self.identity_file.expanduser()
+        try:
+            asyncssh.read_private_key(str(path))
+        except asyncssh.KeyImportError as exc:
+            if "passphrase" not in str(exc).lower():
                 raise TransportError(
                     self.host,
-                    f"authentication refused ({exc.reason})",
-                    "check identity_file, or that the key is in ssh-agent / the box's authorized_keys",
+                    f"identity_file {path} is not a private key rgt-tui can read ({exc})",
+                    "point identity_file at the private key, not its .pub",
                 ) from exc
-            except asyncio.TimeoutError as exc:
-                raise TransportError(
-                    self.host, f"no answer within {self.connect_timeout:g} s", "is the box running?"
-                ) from exc
-            except (OSError, asyncssh.Error) as exc:
-                raise TransportError(self.host, _describe(exc)) from exc
+            if _agent_running():
+                return True
+            raise TransportError(
+                self.host,
+                f"identity_file {path} needs a passphrase, and rgt-tui never asks for one",
+                f'add it to an ssh-agent: eval "$(ssh-agent)" && ssh-add {shlex.quote(str(path))}'
+                " — rgt-tui then signs with the agent's copy",
+            ) from exc
+        except OSError as exc:
+            raise TransportError(
+                self.host,
+                f"identity_file {path}: {exc.strerror or exc}",
+                "check identity_file in the fleet file",
+            ) from exc
+        return False
 
-    def _host_key_error(self, verdict: _KeyVerdict) -> HostKeyError:
-        name = _known_hosts_name(self.address, self.port)
-        kh = shlex.quote(str(self.known_hosts))
-        presented = verdict.presented
-        if presented is None:
-            return HostKeyError(self.host, "host key could not be checked", "retry", presented="?")
-        fp = _fingerprint(presented)
-        line = f"{name} {presented.export_public_key('openssh').decode().strip()}"
-        trust = (
-            f"if {fp} is the fingerprint your provider shows, run: echo {shlex.quote(line)} >> {kh}"
-        )
-        if verdict.revoked:
-            return HostKeyError(
-                self.host,
-                f"host key {fp} is marked @revoked in {self.known_hosts}",
-                "do not connect; ask the provider",
-                presented=fp,
+    async def _open_hops(self, jump: str) -> asyncssh.SSHClientConnection:
+        """Open ssh_config's ProxyJump hops here, each with the same host-key check and
+        the same nothing-forwarded options (asyncssh would open them with ssh_config's
+        own settings: unchecked keys and a forwarded agent under a lax config)."""
+        tunnel: asyncssh.SSHClientConnection | None = None
+        for hop in jump.split(","):
+            user, _, hostport = hop.rpartition("@")
+            host, port = hostport, None
+            if hostport.count(":") == 1:
+                host, port_text = hostport.split(":")
+                port = int(port_text) if port_text.isdigit() else None
+            plan = await asyncio.to_thread(self._plan, host, port, user or None, True)
+            try:
+                tunnel = await self._open(host, port, user or None, plan, tunnel, hop=True)
+            except BaseException:
+                await self._close_hops()
+                raise
+            self._hops.append(tunnel)
+        assert tunnel is not None
+        return tunnel
+
+    async def _open(
+        self,
+        address: str,
+        port: int | None,
+        username: str | None,
+        plan: _Plan,
+        tunnel: asyncssh.SSHClientConnection | None,
+        *,
+        hop: bool = False,
+    ) -> asyncssh.SSHClientConnection:
+        """One asyncssh connection whose host key only ``plan.known`` can vouch for."""
+        verdict = KeyVerdict(plan.known, accept_new=self.accept_new)
+        options: dict = {
+            **NOTHING_OF_THE_USERS,
+            "known_hosts": plan.known.for_asyncssh(),
+            "server_host_key_algs": host_key_algs(plan.known),
+            "tunnel": tunnel,
+            "keepalive_interval": KEEPALIVE_INTERVAL_S,
+            "keepalive_count_max": KEEPALIVE_COUNT_MAX,
+            "connect_timeout": self.connect_timeout,
+            # AES-GCM first: one AES-NI call per packet, where asyncssh's chacha20 path
+            # costs several; it doubled bulk SFTP reads here (docs/pulls.md). A user's
+            # ssh_config Ciphers line still applies to what the server can take.
+            "encryption_algs": PREFERRED_CIPHERS,
+            "window": WINDOW_BYTES,
+        }
+        if port is not None:
+            options["port"] = port
+        if username is not None:
+            options["username"] = username
+        if self.identity_file is not None and not hop:
+            options["client_keys"] = [str(self.identity_file.expanduser())]
+        where = f"jump host {address}" if hop else None
+        try:
+            conn = await asyncssh.connect(
+                address, client_factory=lambda: _CheckingClient(verdict), **options
             )
-        if verdict.known:
-            old = tuple(_fingerprint(k) for k in verdict.known)
-            return HostKeyError(
+        except asyncssh.HostKeyNotVerifiable as exc:
+            raise key_error(self.host, verdict, self.known_hosts, exc.reason, where) from exc
+        except asyncssh.PermissionDenied as exc:
+            raise TransportError(
                 self.host,
-                f"HOST KEY CHANGED: known_hosts has {', '.join(old)}, the box now shows {fp}. "
-                "Expected when a box was re-created (T6); otherwise someone may be intercepting",
-                f"ssh-keygen -R {shlex.quote(name)} -f {kh}, then {trust}",
-                presented=fp,
-                known=old,
-            )
-        return HostKeyError(
-            self.host,
-            f"unknown host key {fp} ({name} is not in {self.known_hosts})",
-            trust,
-            presented=fp,
-        )
+                f"authentication refused{' by ' + where if where else ''} ({exc.reason})",
+                self._auth_fix(plan),
+            ) from exc
+        except asyncio.TimeoutError as exc:
+            raise TransportError(
+                self.host,
+                f"no answer{' from ' + where if where else ''} within {self.connect_timeout:g} s",
+                "is the box running?",
+            ) from exc
+        except (OSError, asyncssh.Error) as exc:
+            raise TransportError(self.host, _describe(exc)) from exc
+        except ValueError as exc:  # a key or an ssh_config value asyncssh cannot use
+            raise TransportError(
+                self.host,
+                f"cannot connect with these SSH settings: {exc}",
+                "check identity_file in the fleet file and ~/.ssh/config",
+            ) from exc
+        if verdict.accepted is not None:
+            await self._record_new_key(conn, plan.known.name, verdict.accepted)
+        return conn
+
+    def _auth_fix(self, plan: _Plan) -> str:
+        if plan.identity_needs_agent:
+            path = shlex.quote(str(self.identity_file.expanduser()))  # type: ignore[union-attr]
+            return f"identity_file needs a passphrase and the ssh-agent lacks it: ssh-add {path}"
+        return "check identity_file, or that the key is in ssh-agent / the box's authorized_keys"
+
+    async def _record_new_key(
+        self, conn: asyncssh.SSHClientConnection, name: str, key: asyncssh.SSHKey
+    ) -> None:
+        """host_key = accept-new: the box proved it holds this first key (the key
+        exchange is signed with it); record it so a different key is refused next time."""
+        path = self.known_hosts
+        try:
+            await asyncio.to_thread(append_line, path, f"{name} {public_line(key)}")
+        except OSError as exc:
+            conn.close()
+            raise TransportError(
+                self.host,
+                f"host_key = accept-new could not record the box's key in {path}: "
+                f"{exc.strerror or exc}",
+                f"make {path.parent} writable, or set known_hosts for this host",
+            ) from exc
 
     def _require(self) -> asyncssh.SSHClientConnection:
         if not self.connected:
@@ -237,7 +379,9 @@ class SshTransport(RangeReads):
         """Run a command to completion over the open connection."""
         conn = self._require()
         try:
-            result = await conn.run(command, input=input, timeout=timeout, check=False)
+            result = await conn.run(
+                command, input=input, timeout=timeout, check=False, errors="replace"
+            )
         except asyncssh.TimeoutError as exc:
             raise TransportError(
                 self.host, f"command timed out after {timeout:g} s: {command[:60]}"
@@ -305,7 +449,7 @@ class SshTransport(RangeReads):
         TransportError. (Byte streams go through ``ssh_stream.stream_channel``.)"""
         conn = self._require()
         try:
-            process = await conn.create_process(command, encoding="utf-8")
+            process = await conn.create_process(command, encoding="utf-8", errors="replace")
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
         send, eof = process.stdin.write, process.stdin.write_eof
@@ -347,7 +491,8 @@ class SshTransport(RangeReads):
                 return held[0]
             started = time.monotonic()
             try:
-                client = await conn.start_sftp_client()
+                # A file name that is not UTF-8 must not fail a listing.
+                client = await conn.start_sftp_client(path_errors="replace")
             except (OSError, asyncssh.Error) as exc:
                 if lane and isinstance(exc, asyncssh.ChannelOpenError):
                     # The box allows no more sessions on this connection (sshd's
@@ -414,9 +559,13 @@ class SshTransport(RangeReads):
         self._sftp.clear()  # the sessions die with the connection
         conn, self._conn = self._conn, None
         if conn is not None:
-            conn.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.wait_closed(), 5)
+            await _close_conn(conn)
+        await self._close_hops()
+
+    async def _close_hops(self) -> None:
+        hops, self._hops = self._hops, []
+        for conn in reversed(hops):
+            await _close_conn(conn)
 
 
 class SftpFileReader:
@@ -466,6 +615,12 @@ def sftp_path(path: str) -> str:
     if path.startswith("~/"):
         return path[2:] or "."
     return path
+
+
+async def _close_conn(conn: asyncssh.SSHClientConnection) -> None:
+    conn.close()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(conn.wait_closed(), 5)
 
 
 def _attrs_stat(attrs: asyncssh.SFTPAttrs) -> FileStat:
