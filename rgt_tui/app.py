@@ -30,6 +30,7 @@ from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import HelpScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.host_key import HostKeyRefused, HostKeyReviewRequested, HostKeys
 from rgt_tui.screens.queue_actions import (
     QueueActionRequested,
     QueueController,
@@ -56,18 +57,26 @@ def health_thresholds(fleet: Fleet) -> Thresholds:
     return Thresholds(**asdict(fleet.thresholds))
 
 
-def build_monitors(fleet: Fleet, clock: Callable[[], float] = time.time) -> dict[str, MonitorLike]:
-    """One live ``HostMonitor`` per host of the fleet, over the transport it asks for."""
+def build_monitors(
+    fleet: Fleet,
+    clock: Callable[[], float] = time.time,
+    host_keys: HostKeys | None = None,
+) -> dict[str, MonitorLike]:
+    """One live ``HostMonitor`` per host of the fleet, over the transport it asks for
+    (through ``host_keys``' tap, so a refused key can be reviewed and trusted)."""
     from rgt_tui.services.telemetry import HostMonitor
     from rgt_tui.transport import transport_for
 
     thresholds = health_thresholds(fleet)
-    return {
-        h.name: HostMonitor(
-            h, transport_for(h), interval=fleet.poll_seconds, thresholds=thresholds, clock=clock
+    monitors: dict[str, MonitorLike] = {}
+    for h in fleet.hosts:
+        transport = transport_for(h)
+        if host_keys is not None:
+            transport = host_keys.tap(h.name, transport)
+        monitors[h.name] = HostMonitor(
+            h, transport, interval=fleet.poll_seconds, thresholds=thresholds, clock=clock
         )
-        for h in fleet.hosts
-    }
+    return monitors
 
 
 class RgtCommands(Provider):
@@ -150,8 +159,9 @@ class RgtApp(App[int]):
         self.config_dir = config_dir
         self.thresholds = health_thresholds(fleet)
         self.start_monitors = start_monitors
+        self.host_keys = HostKeys(self, self.reconnect)
         if monitors is None and start_monitors:
-            monitors = build_monitors(fleet, clock)
+            monitors = build_monitors(fleet, clock, self.host_keys)
         self.monitors: dict[str, MonitorLike] = monitors or {}
         self.latest: dict[str, HostUpdate] = {}
         self.histories: dict[str, HostHistory] = {h.name: HostHistory() for h in fleet.hosts}
@@ -370,6 +380,14 @@ class RgtApp(App[int]):
     def _reconnect(self, message: ReconnectRequested) -> None:
         self.reconnect(message.host)
 
+    @on(HostKeyRefused)
+    def _host_key_refused(self, message: HostKeyRefused) -> None:
+        self.host_keys.refused(message.host, message.error)
+
+    @on(HostKeyReviewRequested)
+    def _review_host_key(self, message: HostKeyReviewRequested) -> None:
+        self.host_keys.review(message.host)
+
     def open_host(self, host: str, tab: str | None = None) -> None:
         """Show ``host``'s detail screen (over the fleet grid), on ``tab`` if given."""
         screen = self.screen
@@ -382,11 +400,12 @@ class RgtApp(App[int]):
                 thresholds=self.thresholds,
                 clock=self.clock,
             )
+            screen.key_refusal = self.host_keys.refusals.get(host)
             self.push_screen(screen)
         detail = screen
         self.call_after_refresh(detail.jobs_changed, self.jobs.state(host))
         if tab is not None:
-            self.call_after_refresh(detail.action_show_tab, tab)
+            self.call_after_refresh(detail.show_job_tab, tab)
 
     @on(QueueActionRequested)
     def _queue_action(self, message: QueueActionRequested) -> None:

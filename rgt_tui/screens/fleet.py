@@ -21,8 +21,10 @@ from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
+from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.fleet_header import DEFAULT_FLEET_HINT, FleetHeader, FleetSummary
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_pane import HostPane, screen_in_view
@@ -74,6 +76,7 @@ class FleetScreen(Screen[None]):
         Binding("escape", "clear_filter", "Clear filter", show=False),
         *QUEUE_BINDINGS,  # l launches: right arrow (not l) moves right
         *JOB_BINDINGS,
+        HOST_KEY_BINDING,
     ]
 
     def __init__(
@@ -243,6 +246,24 @@ class FleetScreen(Screen[None]):
         if pane is not None and pane.torn_down_at != state.torn_down_at:
             pane.mark_torn_down(state.torn_down_at)
             self._refresh_summary()
+
+    def host_key_refused(self, host: str, error: HostKeyError | None) -> None:
+        """A host's key was refused (or it connected again): its pane offers K."""
+        pane = self.panes.get(host)
+        if pane is not None:
+            pane.show_key_refusal(error)
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "host_key":  # shown (and working) only on a refused host
+            pane = self.selected
+            return pane is not None and pane.key_refusal is not None
+        return True
+
+    def action_host_key(self) -> None:
+        pane = self.selected
+        if pane is not None:
+            self.post_message(HostKeyReviewRequested(pane.host.name))
 
     def action_open(self) -> None:
         pane = self.selected

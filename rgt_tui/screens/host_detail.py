@@ -21,9 +21,11 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import ReconnectRequested
+from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
 from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_pane import screen_in_view
 from rgt_tui.widgets.pull_jobs import JOB_BINDINGS, HostJobs, JobRequested
@@ -44,6 +46,7 @@ class HostDetailScreen(Screen[None]):
         Binding("r", "reconnect", "Reconnect", tooltip="Reconnect this host now"),
         *JOB_BINDINGS,
         *QUEUE_BINDINGS,
+        HOST_KEY_BINDING,
         *_tab_bindings(),
     ]
 
@@ -66,6 +69,7 @@ class HostDetailScreen(Screen[None]):
         self.tab_classes = list(tabs if tabs is not None else DETAIL_TABS)
         self.tabs: dict[str, DetailTab] = {cls.TAB_ID: cls() for cls in self.tab_classes}
         self._stale: set[str] = set(self.tabs)
+        self.key_refusal: HostKeyError | None = None  # the host's refused key (K shows it)
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="detail-title")
@@ -135,6 +139,16 @@ class HostDetailScreen(Screen[None]):
     def action_show_tab(self, tab_id: str) -> None:
         self.query_one(TabbedContent).active = f"tab-{tab_id}"
 
+    def show_job_tab(self, tab_id: str) -> None:
+        """Show the tab a job key opened; it takes the cursor if it has an entry for it
+        (``t``: the Teardown tab's confirmation box)."""
+        if not self.is_mounted:
+            return
+        self.action_show_tab(tab_id)
+        tab = self.tabs.get(tab_id)
+        if tab is not None and tab.is_mounted:
+            tab.take_focus()
+
     def action_back(self) -> None:
         self.dismiss()
 
@@ -148,7 +162,24 @@ class HostDetailScreen(Screen[None]):
         self.post_message(QueueActionRequested(self.host.name, action))
 
     def action_host_job(self, job: str, tab: str) -> None:
+        # The tab (and its entry's focus) change now, not after the App's round trip:
+        # keys typed right after t must land in the confirmation box.
+        self.show_job_tab(tab)
         self.post_message(JobRequested(self.host.name, job, show_tab=tab))
+
+    def host_key_refused(self, host: str, error: HostKeyError | None) -> None:
+        """This host's key was refused (or it connected again): K is offered meanwhile."""
+        if host == self.host.name:
+            self.key_refusal = error
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "host_key":  # shown (and working) only while the key is refused
+            return self.key_refusal is not None
+        return True
+
+    def action_host_key(self) -> None:
+        self.post_message(HostKeyReviewRequested(self.host.name))
 
     def jobs_changed(self, state: HostJobs) -> None:
         """Hand this host's new pull/verify/teardown state to the tabs that show it."""

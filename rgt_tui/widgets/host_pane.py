@@ -26,6 +26,7 @@ from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration
 from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.alert_list import alert_lines
 from rgt_tui.widgets.gpu_row import util_line, vram_line
 from rgt_tui.widgets.history import HostHistory
@@ -117,6 +118,20 @@ def spark_line(history: HostHistory, width: int) -> Content:
     )
 
 
+def key_line(error: HostKeyError) -> Content:
+    """The line under a refused host key: what K does for this kind of refusal."""
+    if error.kind == "unknown":
+        return Content.assemble(
+            ("K ", "bold $accent"),
+            "trust this key? compare ",
+            (error.presented, "bold"),
+            (" with your provider's first", "$foreground-muted"),
+        )
+    return Content.assemble(
+        ("K ", "bold $accent"), f"host key {error.kind}: old and new fingerprints, the fix"
+    )
+
+
 class HostPane(Widget, can_focus=True):
     """A host's live summary; focus shows the fleet's selection, a click opens it."""
 
@@ -152,6 +167,8 @@ class HostPane(Widget, can_focus=True):
         self._figures: list[Content] = []
         self._height = 0
         self.queue_line: Content | None = None  # "queue k/N done · …" once a view is known
+        self.key_refusal: HostKeyError | None = None  # the monitor's refused host key
+        self._key_line: Content | None = None  # what K does about it
         # Idle paid minutes: every GPU under 5 % and no cell running, while billed.
         self.idle = IdleMeter()
         self.cell_running = False  # from the queue poller; False until a view says otherwise
@@ -184,6 +201,15 @@ class HostPane(Widget, can_focus=True):
         if line == self.queue_line:
             return
         self.queue_line = line
+        if self.update is not None and self.can_draw():
+            self._compose_content(self.update, recompute_figures=False)
+        else:
+            self.stale = True
+
+    def show_key_refusal(self, error: HostKeyError | None) -> None:
+        """Take the host's refused key (None: it connected): the pane says what K does."""
+        self.key_refusal = error
+        self._key_line = key_line(error) if error is not None else None
         if self.update is not None and self.can_draw():
             self._compose_content(self.update, recompute_figures=False)
         else:
@@ -241,6 +267,8 @@ class HostPane(Widget, can_focus=True):
             self._figures = figures
         status = connection_lines(update.connection, snap, now)
         extra = [self.queue_line.truncate(width, ellipsis=True)] if self.queue_line else []
+        if self._key_line is not None and update.connection.status != "connected":
+            status = [*status, self._key_line]
         content = Content("\n").join(status + self._figures + extra)
         self._set_subtitle(now)
         if content != self._content:

@@ -39,3 +39,7 @@ class DetailTab(VerticalScroll):
     def show(self, view: HostView) -> None:
         """Draw ``view``; called only while this tab is the active one."""
         raise NotImplementedError
+
+    def take_focus(self) -> None:
+        """Shown for a job's key (``t``): a tab with a text entry for that job puts the
+        cursor there. Most tabs have none."""

@@ -1,0 +1,100 @@
+"""Pilot tests of which box answers: refused host keys (the ``trust this key?`` prompt)
+and a new box rented under a torn-down box's name, over real loopback boxes and the
+app's real monitors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_app import screen_text, wait_for
+from textual.widgets import Button
+
+from rgt_tui.app import RgtApp
+from rgt_tui.domain.config import load_fleet
+from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.host_key import HostKeyScreen
+
+SIZE = (160, 50)
+
+
+@pytest.fixture(autouse=True)
+def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
+def footer_keys(app: RgtApp) -> set[str]:
+    """The keys the current screen shows in its footer (enabled and shown)."""
+    return {b.key for _, b, enabled, _ in app.screen.active_bindings.values() if enabled and b.show}
+
+
+async def test_unknown_key_is_trusted_only_after_confirm(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]
+    known_hosts = loopback_fleet.known_hosts
+    known_hosts.write_text("")  # no box is known: every connection is refused
+    box1 = loopback_fleet.box("box1")
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        refusals = app.host_keys.refusals
+        await wait_for(pilot, lambda: {"box1", "box2", "box3"} <= set(refusals), 40)
+        error = refusals["box1"]
+        assert error.kind == "unknown" and error.presented.startswith("ssh-ed25519 SHA256:")
+        assert error.trust_line == box1.known_hosts_line
+        # The selected pane (box1) offers K in its text and in the footer.
+        await wait_for(pilot, lambda: "trust this key?" in screen_text(app))
+        await wait_for(pilot, lambda: "K" in footer_keys(app))
+
+        # Cancel writes nothing and the host stays refused.
+        await pilot.press("K")
+        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        text = screen_text(app)
+        assert "trust this key?" in text and "box1" in text
+        assert error.presented in text and str(known_hosts) in text
+        assert any(row.strip(" │") == box1.known_hosts_line for row in text.splitlines())
+        assert app.screen.query_one("#key-cancel", Button).has_focus  # Enter is the safe way
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await pilot.pause(0.5)
+        assert known_hosts.read_text() == ""
+        assert app.latest["box1"].connection.status != "connected"
+
+        # Trust: the exact line is appended, then box1 (only) connects.
+        await pilot.press("K")
+        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        await pilot.click("#key-trust")
+        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        assert known_hosts.read_text() == box1.known_hosts_line + "\n"
+        await wait_for(pilot, lambda: app.latest["box1"].connection.status == "connected", 40)
+        await wait_for(pilot, lambda: "box1" not in refusals)
+        assert app.latest["box2"].connection.status != "connected" and "box2" in refusals
+        await wait_for(pilot, lambda: "K" not in footer_keys(app))  # box1 is selected
+    assert not loopback_fleet.errors
+
+
+async def test_changed_key_shows_the_fix_and_offers_no_trust(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    known_hosts = loopback_fleet.known_hosts
+    box1, box2 = loopback_fleet.box("box1"), loopback_fleet.box("box2")
+    # box1's line now holds box2's key: box1 presents another key than the one recorded.
+    wrong = f"[127.0.0.1]:{box1.port} {box2.known_hosts_line.split(' ', 1)[1]}"
+    before = wrong + "\n" + box2.known_hosts_line + "\n"
+    known_hosts.write_text(before)
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        refusals = app.host_keys.refusals
+        await wait_for(pilot, lambda: "box1" in refusals, 40)
+        error = refusals["box1"]
+        assert error.kind == "changed" and error.trust_line is None
+        await pilot.press("K")
+        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        text = screen_text(app)
+        assert "host key CHANGED" in text
+        assert error.known[0] in text and error.presented in text  # old and new
+        assert f"ssh-keygen -R '[127.0.0.1]:{box1.port}'" in text.replace("\n", "")
+        assert not app.screen.query("#key-trust")  # nothing to trust here
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        assert known_hosts.read_text() == before
