@@ -28,8 +28,14 @@ class OpenSshServer:
     """One ``sshd -D`` process on a loopback port, plus keys, known_hosts and hosts.toml."""
 
     def __init__(
-        self, base_dir: Path, host_name: str = "real1", config: tuple[str, ...] = ()
+        self,
+        base_dir: Path,
+        host_name: str = "real1",
+        config: tuple[str, ...] = (),
+        log_level: str = "ERROR",
     ) -> None:
+        """``config``: more sshd_config lines; ``log_level``: sshd's LogLevel (DEBUG3 logs
+        every channel request a client makes, e.g. ``auth-agent-req@openssh.com``)."""
         self.base_dir = Path(base_dir).resolve()
         self.host_name = host_name
         self.user = getpass.getuser()
@@ -44,6 +50,7 @@ class OpenSshServer:
         self.log_file = self.base_dir / "sshd.log"
         self._proc: subprocess.Popen[bytes] | None = None
         self.extra_config = config  # more sshd_config lines ("MaxSessions 3")
+        self.log_level = log_level
 
     @property
     def is_running(self) -> bool:
@@ -56,11 +63,7 @@ class OpenSshServer:
             return
         if not SSHD.exists():
             raise RuntimeError(f"{SSHD} not found: {INSTALL_HINT}")
-        self.base_dir.mkdir(parents=True, exist_ok=True)
-        (self.workdir / "results").mkdir(parents=True, exist_ok=True)
-        host_pub = _ensure_key(self.host_key)
-        client_pub = _ensure_key(self.client_key)
-        self.authorized_keys.write_text(client_pub + "\n")
+        host_pub = self.prepare_keys()
         if not self.port:
             self.port = _free_port()
         self._write_config()
@@ -69,8 +72,9 @@ class OpenSshServer:
         with contextlib.suppress(OSError):
             Path("/run/sshd").mkdir(mode=0o755, parents=True, exist_ok=True)
         with self.log_file.open("ab") as log:
+            # -E: every sshd process (the per-connection ones too) appends to the log.
             self._proc = subprocess.Popen(
-                [str(SSHD), "-D", "-e", "-f", str(self.config)],
+                [str(SSHD), "-D", "-E", str(self.log_file), "-f", str(self.config)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
@@ -78,6 +82,17 @@ class OpenSshServer:
         self._wait_until_listening()
         self.known_hosts.write_text(f"[127.0.0.1]:{self.port} {host_pub}\n")
         self.hosts_file.write_text(self._hosts_toml())
+
+    def prepare_keys(self) -> str:
+        """Create the directories, host key and client key (kept when there); return the
+        host key's public line. ``start`` calls it; a test calls it first to sign the host
+        key (a ``HostCertificate`` line in ``extra_config``) before sshd starts."""
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "results").mkdir(parents=True, exist_ok=True)
+        host_pub = _ensure_key(self.host_key)
+        client_pub = _ensure_key(self.client_key)
+        self.authorized_keys.write_text(client_pub + "\n")
+        return host_pub
 
     def stop(self) -> None:
         """Kill the per-connection sshd processes, then the listener (the box goes down)."""
@@ -132,7 +147,7 @@ class OpenSshServer:
             f"PidFile {self.base_dir / 'sshd.pid'}",
             "Subsystem sftp internal-sftp",
             "PermitRootLogin yes",
-            "LogLevel ERROR",
+            f"LogLevel {self.log_level}",
             "UseDNS no",
             "PrintMotd no",
             *self.extra_config,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -30,9 +31,14 @@ class HostReport:
 
 
 async def _report(
-    host: HostConfig, transport: Transport, fleet: Fleet, timeout: float
+    host: HostConfig,
+    make_transport: Callable[[HostConfig], Transport],
+    fleet: Fleet,
+    timeout: float,
 ) -> HostReport:
+    transport: Transport | None = None
     try:
+        transport = make_transport(host)
         snap = await asyncio.wait_for(sample_once(host, transport, timeout=timeout), timeout)
     except TransportError as exc:
         return HostReport(host, None, (), exc.message, exc.fix)
@@ -40,8 +46,18 @@ async def _report(
         return HostReport(
             host, None, (), f"no sample within {timeout:g} s", "is the box overloaded?"
         )
+    except Exception as exc:  # noqa: BLE001 - one host's surprise must not fail the others
+        return HostReport(
+            host,
+            None,
+            (),
+            f"unexpected {type(exc).__name__}: {exc}",
+            "this is a bug in rgt-tui: please report it with this message",
+        )
     finally:
-        await transport.close()
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                await transport.close()
     health = HealthState().observe(snap, fleet.thresholds)
     ctx = HealthContext(thresholds=fleet.thresholds, cost_per_hour=host.cost_per_hour)
     return HostReport(host, snap, evaluate(snap, health, ctx))
@@ -53,9 +69,10 @@ async def collect_status(
     timeout: float = 30.0,
     make_transport: Callable[[HostConfig], Transport] = transport_for,
 ) -> list[HostReport]:
-    """Sample every host concurrently; an unreachable host never delays or fails the others."""
+    """Sample every host concurrently; an unreachable host, or any error of one host,
+    never delays or fails the others."""
     return list(
-        await asyncio.gather(*(_report(h, make_transport(h), fleet, timeout) for h in fleet.hosts))
+        await asyncio.gather(*(_report(h, make_transport, fleet, timeout) for h in fleet.hosts))
     )
 
 

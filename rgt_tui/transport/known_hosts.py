@@ -60,6 +60,7 @@ def resolve_destination(address: str, port: int | None, username: str | None) ->
     (``/dev/null`` and ``none`` add nothing). ValueError for a config asyncssh rejects.
     """
     options = asyncssh.SSHClientConnectionOptions(
+        config=(),  # ~/.ssh/config, as asyncssh.connect reads it (the default here is none)
         host=address,
         port=port if port is not None else (),
         username=username if username is not None else (),

@@ -491,8 +491,9 @@ class SshTransport(RangeReads):
                 return held[0]
             started = time.monotonic()
             try:
-                # A file name that is not UTF-8 must not fail a listing.
-                client = await conn.start_sftp_client(path_errors="replace")
+                # A file name that is not UTF-8 must fail neither a listing nor its own
+                # opening: names round-trip as os.fsdecode/os.fsencode do here.
+                client = await conn.start_sftp_client(path_errors="surrogateescape")
             except (OSError, asyncssh.Error) as exc:
                 if lane and isinstance(exc, asyncssh.ChannelOpenError):
                     # The box allows no more sessions on this connection (sshd's
