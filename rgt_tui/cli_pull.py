@@ -121,7 +121,9 @@ def cmd_verify(args: argparse.Namespace, fleet: Fleet | None = None) -> int:
         # --offline checks only the local copy, so it never reaches the box.
         opened = contextlib.nullcontext() if args.offline else open_transport(host)
         async with opened as transport:
-            return await verify_host(host, fleet.results_dir, transport=transport)
+            return await verify_host(
+                host, fleet.results_dir, transport=transport, python=fleet.verify_python
+            )
 
     report = asyncio.run(run())
     if args.json:

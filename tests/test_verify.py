@@ -3,22 +3,50 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import pickle
+import signal
 import struct
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import torch
 from pull_support import box_results, fast, host_of
 
-from rgt_tui.services import artifact_checks
+from rgt_tui.services import verify
 from rgt_tui.services.pull import pull_host
-from rgt_tui.services.records import load_verification, verification_path
+from rgt_tui.services.records import (
+    load_manifest,
+    load_verification,
+    save_manifest,
+    verification_path,
+)
 from rgt_tui.services.verify import verify_host
+from rgt_tui.services.verify_loader import LoaderLimits, VerifyLoader
 from rgt_tui.transport import transport_for
+
+
+@pytest.fixture(scope="session")
+def python_without_torch(tmp_path_factory) -> str:
+    """A fresh venv's interpreter: the standard library only, no torch, no rgt_tui."""
+    venv = tmp_path_factory.mktemp("venv") / "notorch"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    probe = subprocess.run([python, "-c", "import torch"], capture_output=True)
+    assert probe.returncode != 0, "the venv's base interpreter has torch; these tests need none"
+    return python
+
+
+@pytest.fixture
+def one_file_at_a_time(monkeypatch):
+    """Files checked in name order, so those after a failing one show the run went on."""
+    monkeypatch.setattr(verify, "VERIFY_CONCURRENCY", 1)
 
 
 class Payload:
@@ -45,13 +73,21 @@ def safetensors_bytes(tensors: dict[str, tuple[str, list[int], bytes]]) -> bytes
     return struct.pack("<Q", len(text)) + text + data
 
 
-async def pull_and_verify(fleet, tmp_path, *, offline=False, **host_changes):
+async def pull_and_verify(
+    fleet, tmp_path, *, offline=False, python=None, limits=None, **host_changes
+):
     host = host_of(fleet, **host_changes)
     transport = transport_for(host)
     try:
         pulled = await pull_host(host, tmp_path, transport, options=fast())
         assert pulled.ok, pulled.failed
-        report = await verify_host(host, tmp_path, transport=None if offline else transport)
+        report = await verify_host(
+            host,
+            tmp_path,
+            transport=None if offline else transport,
+            python=python,
+            limits=limits,
+        )
     finally:
         await transport.close()
     return report
@@ -95,6 +131,11 @@ async def test_good_results_verify_and_the_record_says_so(make_loopback_fleet, t
     record = json.loads(verification_path(tmp_path / "box1").read_text())
     assert load_verification(tmp_path / "box1") == record
     assert record["ok"] is True and record["counts"] == {"verified": 5, "hash-only": 2}
+    # Which torch loaded the checkpoints, and under which interpreter, is on record.
+    assert report.loader is not None and report.loader.torch == torch.__version__
+    assert report.loader.python == sys.executable and report.loader.starts == 1
+    assert record["loader"]["torch"] == torch.__version__
+    assert record["loader"]["python"] == sys.executable
     assert record["manifest"]["digest"] == report.manifest.digest
     assert not list((tmp_path / "box1" / ".rgt").glob("*.tmp"))  # written via tmp → rename
 
@@ -185,17 +226,125 @@ async def test_remote_change_after_the_manifest_is_detected(make_loopback_fleet,
     assert offline.ok and not offline.remote_checked
 
 
-async def test_without_torch_checkpoints_are_never_called_verified(
-    make_loopback_fleet, tmp_path, monkeypatch
+async def test_verify_python_without_torch_never_calls_a_checkpoint_verified(
+    make_loopback_fleet, tmp_path, python_without_torch
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    torch.save({"w": torch.ones(2)}, res / "best.pt")
+    (res / "metrics.json").write_text('{"acc": 0.5}')
+    report = await pull_and_verify(fleet, tmp_path, offline=True, python=python_without_torch)
+    checks = {c.path: c for c in report.checks}
+    best = checks["best.pt"]
+    assert best.status == "not-verified" and f"no torch in {python_without_torch}" in best.detail
+    assert "verify_python" in best.detail and "torch>=2.6" in best.detail  # the fix
+    assert checks["metrics.json"].status == "verified"  # JSON needs no torch
+    assert not report.ok and any("best.pt" in p for p in report.problems)
+    assert report.loader is not None and report.loader.python == python_without_torch
+    assert report.loader.torch is None and "no torch" in report.loader.torch_problem
+
+
+async def test_torch_older_than_2_6_is_refused_and_never_loads(
+    make_loopback_fleet, tmp_path, python_without_torch, monkeypatch
 ):
     fleet = await make_loopback_fleet(1)
     torch.save({"w": torch.ones(2)}, box_results(fleet) / "best.pt")
-    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
-    monkeypatch.setattr(artifact_checks, "_torch_state", {})
-    report = await pull_and_verify(fleet, tmp_path)
+    marker = tmp_path / "MARKER"
+    fake = tmp_path / "old_torch" / "torch"
+    fake.mkdir(parents=True)
+    # A torch 2.5.1 whose load would leave a mark: loading with it must never happen.
+    (fake / "__init__.py").write_text(
+        f'__version__ = "2.5.1"\ndef load(*a, **k):\n    open({str(marker)!r}, "w").close()\n'
+    )
+    monkeypatch.setenv("PYTHONPATH", str(fake.parent))
+    report = await pull_and_verify(fleet, tmp_path, offline=True, python=python_without_torch)
     (check,) = report.checks
-    assert check.status == "not-verified" and "torch not installed" in check.detail
-    assert not report.ok
+    assert check.status == "not-verified" and "2.5.1 is older than 2.6" in check.detail
+    assert "CVE-2025-32434" in check.detail and "verify_python" in check.detail
+    assert report.loader.torch == "2.5.1" and not marker.exists()
+
+
+async def test_a_checkpoint_over_the_memory_limit_fails_that_file_only(
+    make_loopback_fleet, tmp_path, one_file_at_a_time
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    # 32 MiB of tensor in the old format, which is read into memory, not mapped.
+    torch.save({"w": torch.zeros(8 << 20)}, res / "huge.pt", _use_new_zipfile_serialization=False)
+    torch.save({"w": torch.ones(4)}, res / "small.pt")
+    (res / "metrics.json").write_text('{"acc": 0.5}')
+    limits = LoaderLimits(memory_bytes=16 << 20)
+    report = await pull_and_verify(fleet, tmp_path, offline=True, limits=limits)
+    checks = {c.path: c for c in report.checks}
+    huge = checks["huge.pt"]
+    assert huge.status == "not-verified" and "killed: over the memory limit" in huge.detail
+    assert checks["small.pt"].status == "verified" and checks["metrics.json"].status == "verified"
+    assert report.loader.starts == 2  # a fresh loader after the one that hit the limit
+    assert report.problems == (f"huge.pt: not-verified — {huge.detail}",)
+
+
+async def test_a_load_past_its_time_limit_fails_that_file_only(
+    make_loopback_fleet, tmp_path, one_file_at_a_time
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    # A legal checkpoint that takes torch's pure-Python weights_only unpickler seconds.
+    torch.save([1] * 3_000_000, res / "slow.pt")
+    torch.save({"w": torch.ones(4)}, res / "small.pt")
+    (res / "metrics.jsonl").write_text('{"step": 1}\n')
+    limits = LoaderLimits(timeout_s=0.4)
+    report = await pull_and_verify(fleet, tmp_path, offline=True, limits=limits)
+    checks = {c.path: c for c in report.checks}
+    assert checks["slow.pt"].status == "not-verified"
+    assert "timed out after 0.4 s" in checks["slow.pt"].detail
+    assert checks["small.pt"].status == "verified" and checks["metrics.jsonl"].status == "verified"
+    assert report.loader.starts == 2 and not report.ok
+
+
+async def test_deeply_nested_json_is_named_unverifiable_and_verify_goes_on(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    deep = "[" * 100_000 + "]" * 100_000
+    (res / "deep.json").write_text(deep)
+    (res / "deep.jsonl").write_text('{"step": 1}\n' + deep + "\n")
+    header = json.dumps({"a": "PLACEHOLDER"}).replace('"PLACEHOLDER"', deep).encode()
+    (res / "deep.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    (res / "fine.json").write_text('{"acc": 0.5}')
+    torch.save({"w": torch.ones(4)}, res / "best.pt")
+    report = await pull_and_verify(fleet, tmp_path, offline=True)
+    checks = {c.path: c for c in report.checks}
+    for name in ("deep.json", "deep.jsonl", "deep.safetensors"):
+        assert checks[name].status == "not-verified", checks[name]
+        assert "unverifiable" in checks[name].detail and "nested deeper" in checks[name].detail
+        assert any(p.startswith(f"{name}: ") for p in report.problems)
+    assert "line 2" in checks["deep.jsonl"].detail
+    assert checks["fine.json"].status == "verified" and checks["best.pt"].status == "verified"
+
+
+async def test_an_entry_the_manifest_did_not_hash_is_never_verified(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "summary.json").write_text('{"acc": 0.91}')
+    (res / "notes.txt").write_text("fine")
+    assert (await pull_and_verify(fleet, tmp_path, offline=True)).ok
+    folder = tmp_path / "box1"
+    manifest = load_manifest(folder)
+    entries = tuple(
+        dataclasses.replace(e, sha256=None) if e.path.endswith("summary.json") else e
+        for e in manifest.entries
+    )
+    save_manifest(folder, dataclasses.replace(manifest, entries=entries))
+    report = await verify_host(host_of(fleet), tmp_path)
+    checks = {c.path: c for c in report.checks}
+    assert checks["summary.json"].status == "not-verified"
+    assert "no SHA-256" in checks["summary.json"].detail
+    assert checks["notes.txt"].status == "hash-only"
+    assert not report.ok and report.problems[0].startswith("summary.json: not-verified")
+    record = load_verification(folder)
+    (entry,) = [c for c in record["checks"] if c["path"] == "summary.json"]
+    assert entry["ok"] is False and record["ok"] is False
 
 
 async def test_empty_result_set_is_refused_as_success(make_loopback_fleet, tmp_path):
@@ -224,7 +373,9 @@ async def test_cells_without_results_are_listed_by_name(make_loopback_fleet, tmp
     assert not report.ok and any("cell seed3 missing" in p for p in report.problems)
 
 
-async def test_cli_verify_json_and_exit_codes(make_loopback_fleet, tmp_path, capsys):
+async def test_cli_verify_json_and_exit_codes(
+    make_loopback_fleet, tmp_path, capsys, python_without_torch
+):
     from rgt_tui.cli_pull import main
 
     fleet = await make_loopback_fleet(1)
@@ -237,6 +388,20 @@ async def test_cli_verify_json_and_exit_codes(make_loopback_fleet, tmp_path, cap
     assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["ok"] and record["checks"][0]["status"] == "verified"
+    assert record["loader"]["torch"] == torch.__version__
+    assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts)]) == 0
+    out = capsys.readouterr().out
+    assert f"loaded with: torch {torch.__version__} — {sys.executable} (Python " in out
+    # [fleet] verify_python names the interpreter; one without torch loads no checkpoint.
+    other = tmp_path / "other.toml"
+    other.write_text(  # noqa: ASYNC240
+        f'[fleet]\nresults_dir = "{tmp_path / "res"}"\nverify_python = "{python_without_torch}"'
+        f"\n\n{text}"
+    )
+    assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(other)]) == 1
+    out = capsys.readouterr().out
+    assert f"no torch in {python_without_torch}" in out and "verify_python" in out
+    assert "NOT VERIFIED" in out
     parts = tmp_path / "res" / "box1" / ".rgt" / "parts"
     parts.mkdir(parents=True, exist_ok=True)
     (parts / "half.pt.part").write_bytes(b"x")  # an interrupted pull's part
@@ -254,6 +419,40 @@ def _queue(tmp_path: Path, names: list[str]) -> Path:
     path = tmp_path / "queue.txt"
     path.write_text("".join(f"configs/{n}.yaml train\n" for n in names))
     return path
+
+
+def test_a_loader_killed_mid_load_fails_that_file_and_the_next_gets_a_fresh_one(tmp_path):
+    slow, small = tmp_path / "slow.pt", tmp_path / "small.pt"
+    torch.save([1] * 3_000_000, slow)  # seconds of pure-Python unpickling
+    torch.save({"w": torch.ones(2)}, small)
+
+    def in_background(loader: VerifyLoader) -> tuple[threading.Thread, dict]:
+        answer: dict = {}
+        thread = threading.Thread(
+            target=lambda: answer.update(r=loader.check("torch", slow, slow.stat().st_size))
+        )
+        thread.start()
+        time.sleep(0.3)  # the worker is busy with slow.pt now
+        return thread, answer
+
+    with VerifyLoader() as loader:
+        assert loader.check("torch", small, small.stat().st_size)[0] == "verified"
+        first = loader.pid
+        thread, answer = in_background(loader)
+        os.kill(first, signal.SIGKILL)  # as the kernel's out-of-memory killer would
+        thread.join(30)
+        status, detail = answer["r"]
+        assert status == "not-verified" and "killed (SIGKILL)" in detail
+        assert loader.check("torch", small, small.stat().st_size)[0] == "verified"
+        assert loader.pid != first and loader.info.starts == 2
+
+        # Stopping verify (the TUI quitting) stops a load in flight at once.
+        thread, answer = in_background(loader)
+        started = time.monotonic()
+        loader.close()
+        thread.join(30)
+        assert time.monotonic() - started < 1.0
+        assert answer["r"] == ("not-verified", "not verified: verify was stopped")
 
 
 @pytest.fixture(autouse=True)

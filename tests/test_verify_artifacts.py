@@ -8,6 +8,7 @@ import struct
 from rgt_tui.domain.artifacts import check_safetensors_header, is_leftover, kind_of
 from rgt_tui.domain.manifest import Manifest, ManifestEntry, PullRoot
 from rgt_tui.domain.roster import output_prefixes, reconcile
+from rgt_tui.worker.verify_worker import torch_is_safe
 
 
 def header(tensors: dict, pad: int = 0) -> tuple[bytes, int]:
@@ -92,3 +93,26 @@ def test_roster_finds_output_folders_under_durable_dir():
     # durable_dir outside every pull root: any folder named after the cell counts.
     loose = reconcile(["c"], m, "/elsewhere", {"deep/c/x.pt": "verified"})
     assert loose.complete
+
+
+def test_a_safetensors_header_nested_too_deep_is_named_not_raised():
+    deep = "[" * 100_000 + "]" * 100_000
+    text = ('{"a": ' + deep + "}").encode()
+    status, reason = check_safetensors_header(struct.pack("<Q", len(text)) + text, 8 + len(text))
+    assert status == "not-verified" and "unverifiable" in reason and "nested deeper" in reason
+
+
+def test_only_torch_with_the_weights_only_fix_may_load():
+    safe = ["2.6.0", "2.6.0+cu124", "2.6.1", "2.13.0+cpu", "2.10.1.post2", "2.8.0a0", "3.0.0"]
+    unsafe = [
+        "2.5.1",
+        "2.5.1+cu121",
+        "1.13.1",
+        "2.6.0a0+ecf3bae40a.nv25.01",  # built from main before 2.6.0 shipped the fix
+        "2.6.0rc9",
+        "2.7.0.dev20250110",
+        "unknown",
+        "",
+    ]
+    assert [v for v in safe if not torch_is_safe(v)] == []
+    assert [v for v in unsafe if torch_is_safe(v)] == []

@@ -21,7 +21,7 @@ VERIFIED = "verified"  # hash matches the manifest and the file loaded / parsed
 HASH_ONLY = "hash-only"  # hash matches; no loader for this type
 UNSAFE = "unsafe"  # loading would need arbitrary code (a pickle with foreign globals)
 CORRUPT = "corrupt"  # does not load / parse, or its hash differs from the manifest
-NOT_VERIFIED = "not-verified"  # could not be checked here (e.g. torch not installed)
+NOT_VERIFIED = "not-verified"  # could not be checked: no hash, no torch, over a limit...
 MISSING = "missing"  # listed in the manifest, absent from the local copy
 GOOD_STATUSES = (VERIFIED, HASH_ONLY)
 
@@ -74,8 +74,9 @@ def is_leftover(path: str) -> bool:
 def check_safetensors_header(header: bytes, file_size: int) -> tuple[str, str] | None:
     """``(status, reason)`` when a safetensors file is not sound, else None.
 
-    The status is CORRUPT, or NOT_VERIFIED for a dtype newer than this table (the file may
-    be fine; calling it corrupt would be a false alarm).
+    The status is CORRUPT, or NOT_VERIFIED for a dtype newer than this table or a header
+    nested too deeply to parse (the file may be fine; calling it corrupt would be a false
+    alarm).
 
     ``header`` is the file's first ``8 + N`` bytes (or fewer when the file is short).
     Checks: the 8-byte little-endian length fits the file; the header is a JSON object;
@@ -92,6 +93,9 @@ def check_safetensors_header(header: bytes, file_size: int) -> tuple[str, str] |
         return CORRUPT, "header cut short"
     try:
         meta = json.loads(header[8 : 8 + n].decode("utf-8"))
+    except RecursionError:
+        # Real headers are one level of objects; this deep it may still be JSON, unreadable here.
+        return NOT_VERIFIED, "unverifiable: header JSON nested deeper than the parser allows"
     except (UnicodeDecodeError, ValueError) as exc:
         return CORRUPT, f"header is not JSON ({exc})"
     if not isinstance(meta, dict):

@@ -2,10 +2,13 @@
 
 ``verify_host`` reads the manifest kept with the results, then for each file:
 
-- checks the local SHA-256 against the manifest's (missing or different: a problem);
+- checks the local SHA-256 against the manifest's (different: a problem; a manifest
+  entry without a hash is never verified);
 - loads it by type: torch checkpoints with ``weights_only=True`` (a pickle needing
-  arbitrary code is *unsafe*, never run), safetensors by header and ranges, JSON / JSONL
-  by parsing; anything else counts by hash only and is shown as such;
+  arbitrary code is *unsafe*, never run) and JSON / JSONL by parsing, both in a separate
+  process with memory and time limits (``verify_loader``: a huge or hostile file fails
+  that file only); safetensors by header and ranges; anything else counts by hash only
+  and is shown as such;
 - flags zero-byte files, leftover ``*.tmp`` / ``*.part`` files (on the box, U6, or from
   an interrupted pull), files the manifest refused (symlinks out of the root...), and,
   after a quick re-scan of the box, files changed, added or removed since the manifest;
@@ -29,6 +32,7 @@ from rgt_tui.domain.artifacts import (
     CORRUPT,
     GOOD_STATUSES,
     MISSING,
+    NOT_VERIFIED,
     is_leftover,
     kind_of,
 )
@@ -51,6 +55,7 @@ from rgt_tui.services.records import (
     load_manifest,
     verification_path,
 )
+from rgt_tui.services.verify_loader import LoaderInfo, LoaderLimits, VerifyLoader
 from rgt_tui.services.verify_report import report_to_json
 from rgt_tui.transport.base import Transport, TransportError
 
@@ -111,6 +116,7 @@ class VerificationReport:
     roster: RosterCheck | None  # None: the host has no queue to reconcile
     remote_checked: bool
     problems: tuple[str, ...]
+    loader: LoaderInfo | None = None  # the interpreter and torch files were loaded with
 
     @property
     def ok(self) -> bool:
@@ -125,22 +131,31 @@ async def verify_host(
     roster: Sequence[str] | None = None,
     on_progress: Callable[[VerifyProgress], None] | None = None,
     write_record: bool = True,
+    python: str | None = None,
+    limits: LoaderLimits | None = None,
 ) -> VerificationReport:
     """Verify ``<results_dir>/<host>/`` and record the outcome (see the module docstring).
 
     ``transport`` (connected or not) is used for the quick re-scan of the box; without one
     the re-scan is skipped and the report says so. ``roster`` is the list of cell names;
-    when None, the host's ``queue`` file is read for it.
+    when None, the host's ``queue`` file is read for it. ``python`` is the interpreter that
+    loads checkpoints and JSON (``Fleet.verify_python``; None: this one); ``limits`` bound
+    what one file may cost it (None: limits from each file's size).
     """
     folder = host_results_dir(results_dir, host)
     try:
         manifest = await asyncio.to_thread(load_manifest, folder)
-    except ManifestError as exc:
-        return await _finish(host, folder, None, (), (), None, False, [str(exc)], write_record)
+    except (ManifestError, OSError, ValueError, RecursionError) as exc:
+        why = str(exc) if isinstance(exc, ManifestError) else f"cannot read the manifest: {exc}"
+        return await _finish(host, folder, None, (), (), None, False, [why], write_record)
     if manifest is None:
         problem = f"no manifest in {folder}: nothing was pulled — run `rgt-tui pull {host.name}`"
         return await _finish(host, folder, None, (), (), None, False, [problem], write_record)
-    results = await _check_all(host.name, folder, manifest, on_progress)
+    loader = VerifyLoader(python, limits)
+    try:
+        results = await _check_all(host.name, folder, manifest, on_progress, loader)
+    finally:
+        await asyncio.to_thread(loader.close)
     flags = await asyncio.to_thread(_flags, folder, manifest, results)  # walks the folder
     remote_checked = False
     if transport is not None:
@@ -153,8 +168,9 @@ async def verify_host(
     if roster_problem:
         problems.append(roster_problem)
     return await _finish(
-        host, folder, manifest, results, flags, rost, remote_checked, problems, write_record
-    )
+        host, folder, manifest, results, flags, rost, remote_checked, problems, write_record,
+        loader.info,
+    )  # fmt: skip
 
 
 async def _finish(
@@ -167,10 +183,11 @@ async def _finish(
     remote_checked: bool,
     problems: list[str],
     write_record: bool,
+    loader: LoaderInfo | None = None,
 ) -> VerificationReport:
     report = VerificationReport(
         host.name, folder, time.time(), manifest, tuple(results), tuple(flags), roster,
-        remote_checked, tuple(problems),
+        remote_checked, tuple(problems), loader,
     )  # fmt: skip
     if write_record:
         try:
@@ -188,6 +205,7 @@ async def _check_all(
     folder: Path,
     manifest: Manifest,
     on_progress: Callable[[VerifyProgress], None] | None,
+    loader: VerifyLoader,
 ) -> list[ArtifactCheck]:
     entries = sorted(manifest.entries, key=lambda e: manifest.local_relpath(e.root, e.path))
     total = sum(e.size for e in entries)
@@ -196,7 +214,7 @@ async def _check_all(
 
     async def one(entry: ManifestEntry) -> ArtifactCheck:
         async with sem:
-            result = await asyncio.to_thread(_check_file, folder, manifest, entry)
+            result = await asyncio.to_thread(_check_file, folder, manifest, entry, loader)
         done[0] += 1
         done[1] += entry.size
         if on_progress is not None:
@@ -206,8 +224,22 @@ async def _check_all(
     return list(await asyncio.gather(*(one(e) for e in entries)))
 
 
-def _check_file(folder: Path, manifest: Manifest, entry: ManifestEntry) -> ArtifactCheck:
-    """Hash one local file and load it by type (blocking)."""
+def _check_file(
+    folder: Path, manifest: Manifest, entry: ManifestEntry, loader: VerifyLoader
+) -> ArtifactCheck:
+    """Hash one local file and load it by type (blocking); no file's content can raise."""
+    rel = manifest.local_relpath(entry.root, entry.path)
+    try:
+        return _check_one(folder, manifest, entry, loader)
+    except Exception as exc:  # a bug or an unforeseen file must cost that file only
+        why = f"not verified: could not check it ({type(exc).__name__}: {exc})"
+        remote = manifest.display(entry.root, entry.path)
+        return ArtifactCheck(rel, remote, kind_of(rel), NOT_VERIFIED, why, entry.size, None)
+
+
+def _check_one(
+    folder: Path, manifest: Manifest, entry: ManifestEntry, loader: VerifyLoader
+) -> ArtifactCheck:
     rel = manifest.local_relpath(entry.root, entry.path)
     remote = manifest.display(entry.root, entry.path)
     path = folder / rel
@@ -221,20 +253,28 @@ def _check_file(folder: Path, manifest: Manifest, entry: ManifestEntry) -> Artif
     size = path.stat().st_size
     if size != entry.size:
         return result(CORRUPT, f"local size {size} differs from the box's {entry.size}")
-    sha = checks.sha256_file(path)
-    if entry.sha256 is not None and sha != entry.sha256:
-        return result(CORRUPT, "SHA-256 differs from the box's — pull it again", sha)
-    with open(path, "rb") as f:
-        kind = kind_of(rel, f.read(8))
     try:
-        if kind == "torch":
-            status, detail = checks.check_torch(path)
+        sha = checks.sha256_file(path)
+        with open(path, "rb") as f:
+            kind = kind_of(rel, f.read(8))
+    except OSError as exc:
+        return result(CORRUPT, f"cannot read it: {exc.strerror or exc}")
+    if entry.sha256 is None:
+        # Nothing ties this copy to the box's file: loading it would prove nothing.
+        return result(
+            NOT_VERIFIED,
+            "not verified: the manifest has no SHA-256 for it, so this copy cannot be "
+            "matched to the box's — pull again for a hashed manifest",
+            sha,
+            kind,
+        )
+    if sha != entry.sha256:
+        return result(CORRUPT, "SHA-256 differs from the box's — pull it again", sha, kind)
+    try:
+        if kind in ("torch", "json", "jsonl"):
+            status, detail = loader.check(kind, path, size)
         elif kind == "safetensors":
             status, detail = checks.check_safetensors(path, size)
-        elif kind == "json":
-            status, detail = checks.check_json(path)
-        elif kind == "jsonl":
-            status, detail = checks.check_jsonl(path)
         else:
             status, detail = "hash-only", "checked by SHA-256 only (no loader for this type)"
     except OSError as exc:

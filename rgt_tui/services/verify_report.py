@@ -11,7 +11,13 @@ Record keys (version 1)::
                  "loadable", "ok"}],
      "flags": [{"kind", "path", "detail"}],
      "roster": {"expected": [str], "present": [str],
-                "missing": [{"name", "why"}]} | null}
+                "missing": [{"name", "why"}]} | null,
+     "loader": {"python", "python_version", "torch", "torch_file", "torch_problem",
+                "memory_limited", "starts"} | null}   # null: no file needed loading
+
+``loader`` says which interpreter and torch loaded the checkpoints and JSON: ``torch`` is
+its ``__version__``, null when no checkpoint asked for it or none could be imported
+(``torch_problem`` then says why and how to fix it).
 
 ``manifest.digest`` is ``Manifest.digest`` of the manifest verified against: a record
 whose digest differs from the current manifest's speaks about an older pull.
@@ -20,12 +26,14 @@ whose digest differs from the current manifest's speaks about an older pull.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from rgt_tui.domain.units import fmt_bytes
 
 if TYPE_CHECKING:
     from rgt_tui.services.verify import VerificationReport
+    from rgt_tui.services.verify_loader import LoaderInfo
 
 RECORD_VERSION = 1
 
@@ -74,6 +82,7 @@ def report_to_json(report: VerificationReport) -> dict[str, Any]:
             "present": list(report.roster.present),
             "missing": [{"name": n, "why": w} for n, w in report.roster.missing],
         },
+        "loader": None if report.loader is None else asdict(report.loader),
     }
 
 
@@ -84,6 +93,20 @@ def offline(report: VerificationReport) -> bool:
     if report.remote_checked or report.manifest is None:
         return False
     return not any(f.kind == "not-rechecked" for f in report.flags)
+
+
+def loader_line(info: LoaderInfo) -> str:
+    """Which interpreter and torch loaded the files, in one line (CLI and TUI)."""
+    python = f"{info.python} (Python {info.python_version or '?'})"
+    if info.torch is not None and info.torch_problem is None:
+        torch = f"torch {info.torch}"
+    elif info.torch_problem is not None:
+        torch = info.torch_problem.removeprefix("not verified: ")
+    else:
+        torch = "torch not needed (no checkpoints)"
+    restarts = f"; restarted {info.starts - 1}×" if info.starts > 1 else ""
+    unlimited = "" if info.memory_limited else "; no memory limit on this system"
+    return f"{torch} — {python}{restarts}{unlimited}"
 
 
 def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
@@ -102,6 +125,8 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
         lines.append("  roster: the host has no queue file; nothing to reconcile")
     if offline(report):
         lines.append("  the box was not re-scanned for changes since the manifest (offline)")
+    if report.loader is not None:
+        lines.append(f"  loaded with: {loader_line(report.loader)}")
     counts = Counter(c.status for c in report.checks)
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
     head = f"{report.host}: {summary}"

@@ -1,0 +1,282 @@
+"""Loads pulled files for verify in a process of its own, under memory limits.
+
+Run as ``PYTHON verify_worker.py`` by ``rgt_tui.services.verify_loader``; the standard
+library and torch only (Python 3.9+), since PYTHON may be the user's training environment
+without rgt-tui. A file that is huge, damaged or hostile can then exhaust or crash this
+process, never verify or the TUI: the parent kills it at its deadline and starts another.
+
+Protocol: one JSON object a line. This process says hello first::
+
+    {"hello": 1, "python": str, "python_version": str, "pid": int, "memory_limit": bool}
+
+then answers each request on stdin, in order, with the request's ``id``:
+
+- ``{"op": "torch"}`` imports torch: ``{"torch": version | null, "file": str | null,
+  "problem": str | null}`` (problem: why checkpoints must not be loaded with it);
+- ``{"op": "load", "kind": "torch" | "json" | "jsonl", "path": str, "memory": int | null}``:
+  ``{"outcome": "loaded" | "corrupt" | "unsafe" | "unverifiable" | "memory", "detail": str}``.
+  ``memory`` is how far the address space may grow while loading (RLIMIT_AS); after a
+  ``memory`` outcome this process exits, so the next file gets a fresh one.
+
+Checkpoints are only ever opened with ``torch.load(weights_only=True, mmap=True)``: a pickle
+naming a global outside torch's allow-list is refused (``unsafe``), never executed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import pickle
+import platform
+import re
+import sys
+import warnings
+
+PROTOCOL = 1
+# torch before 2.6 could run code from a weights_only=True load (CVE-2025-32434).
+MIN_TORCH = (2, 6)
+PRERELEASES_SAFE_FROM = (2, 8)
+# Counting tensors walks the loaded object; a checkpoint that is a huge Python list
+# must not turn a count into minutes of work.
+MAX_VISITS = 1_000_000
+ZIP_MAGIC = b"PK\x03\x04"  # torch.save's format since 1.6; older files are bare pickles
+# Errors that say the file could not be read, not that its content is damaged (torch
+# raises EINVAL and others for a cut-short zip).
+UNREADABLE = (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.EIO)
+OOM_WORDS = ("can't allocate memory", "cannot allocate memory", "bad_alloc", "out of memory")
+
+
+def main() -> int:
+    """Serve requests from stdin until it closes."""
+    # The protocol gets its own descriptor; fd 1 then points at stderr, so anything torch
+    # or its C++ code prints cannot be taken for a reply.
+    replies = os.fdopen(os.dup(1), "w", encoding="ascii")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    warnings.simplefilter("ignore")  # torch warns about pickles and numpy; verdicts matter
+    _first_to_go()
+    send(
+        replies,
+        {
+            "hello": PROTOCOL,
+            "python": sys.executable,
+            "python_version": platform.python_version(),
+            "pid": os.getpid(),
+            "memory_limit": _vm_size() is not None,
+        },
+    )
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        reply = handle(request)
+        reply["id"] = request.get("id")
+        send(replies, reply)
+        if reply.get("outcome") == "memory":
+            return 3  # whatever the failed load left behind goes with this process
+    return 0
+
+
+def send(stream, message: dict) -> None:
+    """Write one reply line and flush it."""
+    stream.write(json.dumps(message, ensure_ascii=True) + "\n")
+    stream.flush()
+
+
+def handle(request: dict) -> dict:
+    """The reply to one request."""
+    op = request.get("op")
+    if op == "torch":
+        return torch_info()
+    if op != "load":
+        return {"outcome": "unverifiable", "detail": f"unknown request {op!r}"}
+    kind, path = request.get("kind"), request.get("path")
+    loader = {"torch": load_torch, "json": load_json, "jsonl": load_jsonl}.get(kind)
+    if loader is None or not isinstance(path, str):
+        return {"outcome": "unverifiable", "detail": f"unknown kind {kind!r}"}
+    try:
+        with memory_limit(request.get("memory")):
+            outcome, detail = loader(path)
+    except RecursionError:
+        outcome, detail = "unverifiable", nested_too_deep()
+    except Exception as exc:  # a damaged file raises anything; name it
+        if out_of_memory(exc):
+            outcome, detail = "memory", first_line(exc)
+        elif isinstance(exc, OSError) and exc.errno in UNREADABLE:
+            outcome, detail = "unverifiable", f"cannot read it: {exc.strerror or exc}"
+        else:
+            outcome, detail = "corrupt", first_line(exc)
+    return {"outcome": outcome, "detail": detail}
+
+
+def torch_info() -> dict:
+    """Import torch and say which one it is, and whether it is safe to load with."""
+    try:
+        import torch
+    except Exception as exc:  # a broken install raises more than ImportError
+        return {"torch": None, "file": None, "problem": first_line(exc)}
+    version = str(getattr(torch, "__version__", "unknown"))
+    problem = None
+    if not torch_is_safe(version):
+        problem = (
+            f"torch {version} is older than 2.6: its weights_only loader can run code "
+            "(CVE-2025-32434)"
+        )
+    return {"torch": version, "file": getattr(torch, "__file__", None), "problem": problem}
+
+
+def torch_is_safe(version: str) -> bool:
+    """Whether ``version`` is a torch with the fix: 2.6.0 or newer, and no pre-release of
+    2.6 or 2.7 (nightlies of those were built before the fix could have landed)."""
+    match = re.match(r"(\d+)\.(\d+)(?:\.\d+)?(.*)$", version.split("+", 1)[0])
+    if match is None:
+        return False
+    major_minor = (int(match.group(1)), int(match.group(2)))
+    prerelease = re.search(r"a|b|rc|dev", match.group(3)) is not None
+    if prerelease and major_minor < PRERELEASES_SAFE_FROM:
+        return False
+    return major_minor >= MIN_TORCH
+
+
+def load_torch(path: str) -> tuple[str, str]:
+    """Load a checkpoint with ``weights_only=True``; mapped, so its size costs no memory."""
+    info = torch_info()
+    if info["problem"] is not None or info["torch"] is None:
+        return "unverifiable", f"not loaded: {info['problem'] or 'no torch'}"
+    import torch
+
+    with open(path, "rb") as f:
+        # The old (non-zip) format cannot be mapped; it is still loaded weights_only.
+        mapped = f.read(4) == ZIP_MAGIC
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True, mmap=mapped)
+    except pickle.UnpicklingError as exc:
+        text = str(exc)
+        if "weights only" in text.lower() or "weights_only" in text:
+            return "unsafe", "needs arbitrary code to load; not executed: " + unsafe_reason(text)
+        return "corrupt", first_line(exc)
+    tensors, values = count_tensors(obj, torch.Tensor)
+    return (
+        "loaded",
+        f"loaded with torch {info['torch']} (weights_only): {tensors} tensors, {values:,} values",
+    )
+
+
+def load_json(path: str) -> tuple[str, str]:
+    """Parse a JSON document."""
+    with open(path, encoding="utf-8") as f:
+        try:
+            json.load(f)
+        except ValueError as exc:  # UnicodeDecodeError included
+            return "corrupt", f"invalid JSON: {exc}"
+    return "loaded", "parsed as JSON"
+
+
+def load_jsonl(path: str) -> tuple[str, str]:
+    """Parse JSON lines: every non-blank line must parse."""
+    records = 0
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                json.loads(raw.decode("utf-8"))
+            except RecursionError:
+                return "unverifiable", f"line {number}: {nested_too_deep()}"
+            except ValueError as exc:
+                return "corrupt", f"invalid JSON on line {number}: {exc}"
+            records += 1
+    return "loaded", f"parsed {records} JSON lines"
+
+
+def nested_too_deep() -> str:
+    """The name for JSON deeper than the parser goes (it recurses once per level)."""
+    return (
+        "JSON nested deeper than the parser allows (about "
+        f"{sys.getrecursionlimit()} levels, Python's recursion limit)"
+    )
+
+
+def count_tensors(obj, tensor_type) -> tuple[int, int]:
+    """(tensors, values) in a loaded checkpoint, walking dicts and sequences, iteratively."""
+    count = values = visits = 0
+    stack = [obj]
+    while stack and visits < MAX_VISITS:
+        item = stack.pop()
+        visits += 1
+        if isinstance(item, tensor_type):
+            count += 1
+            values += item.numel()
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return count, values
+
+
+def unsafe_reason(text: str) -> str:
+    """The line of torch's long message that names the refused global."""
+    for line in text.splitlines():
+        if "GLOBAL" in line or "Unsupported" in line:
+            return line.strip()
+    return text.strip().splitlines()[0] if text.strip() else "refused by weights_only"
+
+
+def first_line(exc: BaseException) -> str:
+    """``Type: first line of the message``."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else 'no message'}"
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether an error means an allocation failed (Python's, torch's C++ or a mapping)."""
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
+    text = str(exc).lower()
+    return any(word in text for word in OOM_WORDS)
+
+
+@contextlib.contextmanager
+def memory_limit(extra):
+    """Cap the address space at its size now plus ``extra`` bytes while loading one file."""
+    size = _vm_size() if isinstance(extra, int) and extra > 0 else None
+    if size is None:
+        yield
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = size + extra
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _vm_size():
+    """This process's address-space size in bytes (Linux), or None where unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _first_to_go() -> None:
+    """Ask Linux's out-of-memory killer to take this process before any other."""
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
+        f.write("1000")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
