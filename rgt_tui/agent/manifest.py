@@ -5,7 +5,8 @@ Sent to a box over an SSH exec channel and run as ``python3 -u - --root PATH ...
 source on stdin). It prints one JSON object per line; its only consumer is
 ``rgt_tui.domain.manifest.parse_manifest_lines``::
 
-    {"type": "start", "v": 1, "taken_at": <box unix s>, "python": "3.6.9"}
+    {"type": "start", "v": 1, "taken_at": <box unix s>, "python": "3.6.9",
+     "box_id": "<32 hex>", "box_id_error": null}           # box_id*: with --box-id only
     {"type": "root", "index": 0, "given": "~/runs", "path": "/root/runs", "error": null}
     {"type": "link", "root": 0, "path": "latest.pt", "target": "a/b.pt"}
     {"type": "refused", "root": 0, "path": "data", "reason": "symlink leaves the pull root (-> /x)"}
@@ -18,7 +19,8 @@ source on stdin). It prints one JSON object per line; its only consumer is
 ``path`` is relative to the root, '/'-separated. ``taken_at`` is read before the walk
 starts, so any write the walk could have missed carries a later mtime (the teardown gate
 relies on that). ``--no-hash`` gives ``"sha256": null`` for a quick re-scan by size and
-mtime.
+mtime. ``--box-id`` reports the id this box keeps in ``~/.rgt/box-id`` (creating it
+once when missing; ``rgt_tui.domain.box_identity``): records of the scan belong to it.
 
 Every root is walked first (``root``, ``link`` and ``refused`` lines), then ``listed``
 gives the count and bytes of the regular files found (``first``: how many are below
@@ -505,6 +507,53 @@ def remove(path, folder):
             pass
 
 
+# -- this box's id ---------------------------------------------------------------------
+
+
+def read_box_id(path=None):
+    """(box id, None) from ``~/.rgt/box-id``, created once (random, 0600) when missing;
+    (None, why) when it can be neither read nor made. Identical in probe.py and
+    manifest.py (a test holds them equal): whichever runs first on a box writes the id.
+    """
+    import binascii
+    import errno
+
+    path = os.path.expanduser(path or "~/.rgt/box-id")
+
+    def read():
+        with open(path, "rb") as f:
+            return f.read(100).decode("utf-8", "replace").strip()
+
+    try:
+        try:
+            return read(), None
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                raise
+        os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+        # Written whole under a temporary name, then linked into place: link() fails when
+        # the name exists, so of two agents starting at once only one id ever lands, and
+        # no reader sees half of one.
+        tmp = f"{path}.{os.getpid()}.{binascii.hexlify(os.urandom(4)).decode()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, (binascii.hexlify(os.urandom(16)).decode() + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except OSError as exc:
+            if exc.errno != errno.EEXIST and not os.path.exists(path):
+                os.rename(tmp, path)  # a file system without hard links
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return read(), None
+    except OSError as exc:
+        return None, f"cannot read or create {path}: {exc.strerror or exc}"
+
+
 # -- the scan ---------------------------------------------------------------------------
 
 
@@ -524,6 +573,11 @@ def main(argv=None):
         "--share", action="store_true", help="first, a socket the pull's senders reach"
     )
     parser.add_argument(
+        "--box-id",
+        action="store_true",
+        help="report this box's id (~/.rgt/box-id, created once when missing) on the start line",
+    )
+    parser.add_argument(
         "--share-grace",
         type=float,
         default=CONTROL_GRACE_S,
@@ -534,15 +588,13 @@ def main(argv=None):
     if args.share:  # before any thread starts: it forks
         emit({"type": "share", "path": share(args.share_grace)})
         sys.stdout.flush()
+    start = {"type": "start", "v": PROTOCOL_VERSION}
+    if args.box_id:
+        start["box_id"], start["box_id_error"] = read_box_id()
     taken_at = time.time()
-    emit(
-        {
-            "type": "start",
-            "v": PROTOCOL_VERSION,
-            "taken_at": taken_at,
-            "python": ".".join(str(n) for n in sys.version_info[:3]),
-        }
-    )
+    start["taken_at"] = taken_at
+    start["python"] = ".".join(str(n) for n in sys.version_info[:3])
+    emit(start)
     # hashlib releases the GIL on large updates, so threads hash several files at once:
     # a box's disks and cores usually outpace one SHA-256 stream.
     pool = ThreadPoolExecutor(HASH_THREADS) if not args.no_hash and HASH_THREADS > 1 else None

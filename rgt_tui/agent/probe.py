@@ -4,7 +4,9 @@
 Sent to a box over an SSH exec channel and run as ``python3 -u - ARGS...`` (this source on
 stdin, then stdin closed). Every ``--interval`` seconds it prints one object, on one line,
 whose keys are fixed by its only consumer, ``rgt_tui.domain.snapshot.snapshot_from_agent``
-(protocol version ``v: 1``): host identity (boot id, uptime), host-wide load and memory
+(protocol version ``v: 1``): host identity (boot id, uptime, and ``box_id``: the id this
+box keeps in ``~/.rgt/box-id``, created once when missing, so a box re-created under
+the same host name is told apart from the old one), host-wide load and memory
 (labelled host-wide there, U41), statvfs bytes AND inodes of each watched path (U7), the
 process's own cgroup memory/CPU budget and oom_kill counter (v1 and v2; U9, U41), GPUs
 (NVML, else ``nvidia-smi``, else none with the reason; U21, U23), GPU processes with their
@@ -953,6 +955,7 @@ class Agent:
             "xids": [],
             "log_mtime": None,
             "artifact_mtime": None,
+            "box_id": None,
             "errors": errors,
         }
         sample["cgroup"] = safe(
@@ -983,7 +986,57 @@ class Agent:
             sample["log_mtime"] = safe(errors, "log", lambda: _mtime_or_none(a.log))
         if self.artifacts is not None:
             sample["artifact_mtime"] = safe(errors, "artifacts", self.artifacts.newest_mtime)
+        if not a.no_box_id:
+            # Read every sample (one small file): a box re-created under the same name
+            # must never pass for the old one, however long this agent has been running.
+            sample["box_id"], why = read_box_id(a.box_id_file)
+            if why:
+                errors.append("box_id: " + why)
         return sample
+
+
+def read_box_id(path=None):
+    """(box id, None) from ``~/.rgt/box-id``, created once (random, 0600) when missing;
+    (None, why) when it can be neither read nor made. Identical in probe.py and
+    manifest.py (a test holds them equal): whichever runs first on a box writes the id.
+    """
+    import binascii
+    import errno
+
+    path = os.path.expanduser(path or "~/.rgt/box-id")
+
+    def read():
+        with open(path, "rb") as f:
+            return f.read(100).decode("utf-8", "replace").strip()
+
+    try:
+        try:
+            return read(), None
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                raise
+        os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+        # Written whole under a temporary name, then linked into place: link() fails when
+        # the name exists, so of two agents starting at once only one id ever lands, and
+        # no reader sees half of one.
+        tmp = f"{path}.{os.getpid()}.{binascii.hexlify(os.urandom(4)).decode()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, (binascii.hexlify(os.urandom(16)).decode() + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except OSError as exc:
+            if exc.errno != errno.EEXIST and not os.path.exists(path):
+                os.rename(tmp, path)  # a file system without hard links
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return read(), None
+    except OSError as exc:
+        return None, f"cannot read or create {path}: {exc.strerror or exc}"
 
 
 def _mtime_or_none(path):
@@ -1023,6 +1076,10 @@ def parse_args(argv=None):
     p.add_argument("--smi-every", type=int, default=3, help="nvidia-smi query every N samples")
     p.add_argument("--log", default=None, help="queue log whose mtime is reported")
     p.add_argument("--artifacts", default=None, help="directory whose newest mtime is reported")
+    p.add_argument(
+        "--box-id-file", default=None, help="where this box keeps its id (default ~/.rgt/box-id)"
+    )
+    p.add_argument("--no-box-id", action="store_true", help="do not report (or create) the id")
     args = p.parse_args(argv)
     # Fleet files say "~" for the box's home (the default workdir); only the box knows it.
     args.mount = [os.path.expanduser(m) for m in (args.mount or ["/"])]

@@ -12,6 +12,11 @@ sub-folder named by ``root_labels``: the root's base name (``/workspace/runs`` â
 two roots share a base name (N is the 1-based position in ``pull``). ``.rgt`` is reserved
 for rgt-tui's own records, so a remote path that would land there is refused.
 
+A manifest belongs to one box (``rgt_tui.domain.box_identity``): the scan reports the id
+the box keeps in ``~/.rgt/box-id`` (``box_id``) and the transport adds the host key it saw
+(``host_key``). Both are part of the record and of its ``digest``, so nothing derived from
+one box's manifest (a verification, a gate fact) can pass for another box's.
+
 Everything here is pure: no I/O, no clock.
 """
 
@@ -23,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
+
+from rgt_tui.domain.box_identity import BoxIdentity, valid_box_id
 
 MANIFEST_VERSION = 1
 RECORDS_DIR = ".rgt"  # inside <results_dir>/<host>/: manifest, pull state, verification
@@ -88,6 +95,14 @@ class Manifest:
     taken_at: float = 0.0
     finished_at: float = 0.0
     hashed: bool = True
+    box_id: str | None = None  # the box's ~/.rgt/box-id; None: not reported
+    host_key: str | None = None  # the host key's fingerprint on the scan's connection
+    box_id_error: str | None = None  # why the box could not report its id
+
+    @property
+    def identity(self) -> BoxIdentity | None:
+        """The box this manifest was taken on; None when it did not say."""
+        return BoxIdentity(self.box_id, self.host_key) if self.box_id else None
 
     @property
     def total_bytes(self) -> int:
@@ -253,6 +268,7 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
             done = obj
     if start is None or (done is None and not partial):
         raise ManifestError(f"{host}: the manifest scan did not finish (output cut off)")
+    box_id, box_id_error = _box_id(start)
     done = done or {}
     # Files come out small ones first when asked; ``n`` is their place in the walk.
     files.sort(key=lambda f: f.get("n", 0))
@@ -293,7 +309,22 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
         taken_at=float(done.get("taken_at", start.get("taken_at", 0.0))),
         finished_at=float(done.get("finished_at", 0.0)),
         hashed=hashed,
+        box_id=box_id,
+        box_id_error=box_id_error,
     )
+
+
+def _box_id(start: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The box id of a start line, or why there is none (the box's text is untrusted)."""
+    if "box_id" not in start:
+        return None, None  # the scan was not asked for it
+    raw = start.get("box_id")
+    if raw is None:
+        why = start.get("box_id_error")
+        return None, str(why)[:200] if why else "the box reported no id"
+    if valid_box_id(raw) is None:
+        return None, f"~/.rgt/box-id on the box holds no valid id ({str(raw)[:40]!r})"
+    return raw, None
 
 
 def _refuse_reason(roots: Sequence[PullRoot], root: int, path: str) -> str | None:
@@ -308,8 +339,12 @@ def _refuse_reason(roots: Sequence[PullRoot], root: int, path: str) -> str | Non
 
 
 def manifest_to_json(m: Manifest) -> dict[str, Any]:
-    """A JSON-ready dict (the format of ``.rgt/manifest.json``)."""
-    return {
+    """A JSON-ready dict (the format of ``.rgt/manifest.json``).
+
+    The box's identity is written only when known, so a manifest without one keeps the
+    digest it had before identities were recorded (records tied to it stay tied).
+    """
+    data = {
         "version": MANIFEST_VERSION,
         "host": m.host,
         "taken_at": m.taken_at,
@@ -326,6 +361,9 @@ def manifest_to_json(m: Manifest) -> dict[str, Any]:
         "links": [{"root": ln.root, "path": ln.path, "target": ln.target} for ln in m.links],
         "refused": [{"root": r.root, "path": r.path, "reason": r.reason} for r in m.refused],
     }
+    box = {"box_id": m.box_id, "host_key": m.host_key, "box_id_error": m.box_id_error}
+    data.update({key: value for key, value in box.items() if value is not None})
+    return data
 
 
 def manifest_from_json(data: dict[str, Any]) -> Manifest:
@@ -342,9 +380,16 @@ def manifest_from_json(data: dict[str, Any]) -> Manifest:
             taken_at=float(data["taken_at"]),
             finished_at=float(data.get("finished_at", 0.0)),
             hashed=bool(data.get("hashed", True)),
+            box_id=valid_box_id(data.get("box_id")),
+            host_key=_optional_str(data.get("host_key")),
+            box_id_error=_optional_str(data.get("box_id_error")),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise ManifestError(f"manifest record is malformed ({exc})") from None
+
+
+def _optional_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 __all__ = [

@@ -9,6 +9,7 @@ take the fleet view down.
 Agent JSON (version 1), every key optional except ``v``::
 
     {"v": 1, "t": <unix s>, "seq": <int>, "hostname": str, "boot_id": str,
+     "box_id": str|null,                # ~/.rgt/box-id (rgt_tui.domain.box_identity)
      "uptime_s": float, "loadavg": [1m, 5m, 15m], "host_cpus": int,
      "host_mem_total": int, "host_mem_available": int,      # host-wide (U41)
      "disks": [{"path", "mount", "bytes_used", "bytes_total",
@@ -34,6 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from rgt_tui.domain.box_identity import valid_box_id
 
 AGENT_PROTOCOL_VERSION = 1
 UNLIMITED = "unlimited"
@@ -150,6 +153,9 @@ class HostSnapshot:
     log_mtime: float | None = None
     artifact_mtime: float | None = None
     problems: tuple[str, ...] = field(default_factory=tuple)
+    # The id the box keeps in ~/.rgt/box-id: a different one under the same host name is
+    # a new box (rgt_tui.domain.box_identity). None: the agent could not read or write it.
+    box_id: str | None = None
 
 
 class _Reader:
@@ -303,6 +309,11 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
     if isinstance(load, list) and len(load) == 3 and all(isinstance(v, (int, float)) for v in load):
         loadavg = (float(load[0]), float(load[1]), float(load[2]))
 
+    box_id = r.str_(data, "box_id", "sample")
+    if box_id is not None and valid_box_id(box_id) is None:
+        problems.append(f"sample.box_id: not a box id: {box_id[:80]!r}")
+        box_id = None
+
     source = data.get("gpu_source")
     if source not in ("nvml", "nvidia-smi", "none"):
         problems.append(f"gpu_source: unknown value {source!r}")
@@ -329,4 +340,5 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         log_mtime=r.num(data, "log_mtime", "sample"),
         artifact_mtime=r.num(data, "artifact_mtime", "sample"),
         problems=tuple(problems),
+        box_id=box_id,
     )

@@ -2,6 +2,8 @@
 
 The script (``rgt_tui/agent/manifest.py``) is sent the way the telemetry agent is:
 ``python3 -S -u - --root ...`` with the source on stdin, so nothing is installed on the box.
+Every scan reports the box's id (``--box-id``), and the manifest carries the host key the
+connection saw: a manifest belongs to one box (``rgt_tui.domain.box_identity``).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import contextlib
 import json
 import shlex
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -33,12 +35,19 @@ def manifest_source() -> str:
 
 
 def manifest_command(
-    roots: Iterable[str], *, hash_files: bool = True, first_below: int = 0, share: bool = False
+    roots: Iterable[str],
+    *,
+    hash_files: bool = True,
+    first_below: int = 0,
+    share: bool = False,
+    box_id: bool = False,
 ) -> str:
     """The remote shell command that runs the script from stdin.
 
     Every word is ``shlex.quote``d: pull roots come from hosts.toml and pass through the
-    remote shell, so a space or ``$(...)`` in one must stay a literal path.
+    remote shell, so a space or ``$(...)`` in one must stay a literal path. ``box_id``: the
+    scan also reports the box's id, creating ``~/.rgt/box-id`` once (``take_manifest``
+    always asks; off by default so a bare run of the script writes nothing in a home).
     """
     # -S: the script needs only the standard library, so no site-packages and none of
     # their .pth start-up hooks (16 ms per start here; more in a large conda environment).
@@ -51,6 +60,8 @@ def manifest_command(
         words += ["--first-below", str(first_below)]
     if share:
         words.append("--share")
+    if box_id:
+        words.append("--box-id")
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -87,7 +98,11 @@ async def take_manifest(
     listed = (0, 0)
     first_done = False
     command = manifest_command(
-        host.pull, hash_files=hash_files, first_below=first_below, share=on_share is not None
+        host.pull,
+        hash_files=hash_files,
+        first_below=first_below,
+        share=on_share is not None,
+        box_id=True,
     )
     stream = transport.stream_lines(command, input=manifest_source())
     shared = on_share is None  # whether on_share has been told (or there is none)
@@ -129,11 +144,14 @@ async def take_manifest(
         if not shared:
             on_share(None)  # type: ignore[misc]
     try:
-        return parse_manifest_lines(host.name, lines)
+        manifest = parse_manifest_lines(host.name, lines)
     except ManifestError:
         raise
     except Exception as exc:  # a garbled line from a strange box must not crash the caller
         raise ManifestError(f"{host.name}: unreadable manifest output ({exc})") from exc
+    # The key this very connection was made with: the box's id alone could be copied
+    # with a disk image; the two together say which machine the listing came from.
+    return replace(manifest, host_key=transport.host_key_fingerprint)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,174 @@
+"""Box identity: the id a box keeps in ~/.rgt/box-id (written once by whichever on-box
+program runs first), how the probe and the manifest scan report it, and how a manifest
+carries it (with the host key) so records of one box never pass for another's."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rgt_tui.agent import agent_source, probe
+from rgt_tui.agent import manifest as manifest_agent
+from rgt_tui.domain.box_identity import (
+    BoxIdentity,
+    identity_from_json,
+    identity_to_json,
+    valid_box_id,
+)
+from rgt_tui.domain.manifest import manifest_from_json, manifest_to_json, parse_manifest_lines
+from rgt_tui.domain.snapshot import snapshot_from_agent
+from rgt_tui.services.manifest import manifest_command, manifest_source
+
+PY36 = Path("~/.pyenv/versions/3.6.15/bin/python3").expanduser()
+
+
+def _env(home: Path) -> dict[str, str]:
+    # The C locale, as on a bare box whose python3 may decode names as ASCII.
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LC_ALL": "C"}
+
+
+def scan(home: Path, root: Path, python: str = sys.executable) -> list[str]:
+    """The manifest scan as the product runs it (its own command line), in ``home``."""
+    command = manifest_command([str(root)], box_id=True).replace("python3", shlex.quote(python))
+    out = subprocess.run(
+        command,
+        shell=True,
+        input=manifest_source().encode(),
+        capture_output=True,
+        env=_env(home),
+        check=True,
+    )
+    return out.stdout.decode("ascii").splitlines()
+
+
+def sample(home: Path, *extra: str) -> dict:
+    """One probe sample, run as ``python3 -u - ...`` in ``home``."""
+    out = subprocess.run(
+        [sys.executable, "-u", "-", "--count", "1", "--interval", "0", "--no-gpu", *extra],
+        input=agent_source(),
+        capture_output=True,
+        text=True,
+        env=_env(home),
+        check=True,
+    )
+    return json.loads(out.stdout.splitlines()[0])
+
+
+def test_probe_and_manifest_share_one_id_function():
+    """Both scripts run alone on the box, so each carries a copy: the copies must agree."""
+    assert inspect.getsource(probe.read_box_id) == inspect.getsource(manifest_agent.read_box_id)
+
+
+def test_the_first_program_writes_the_id_once_and_every_later_one_reads_it(tmp_path):
+    home, root = tmp_path / "home", tmp_path / "runs"
+    home.mkdir()
+    root.mkdir()
+    (root / "a.json").write_text("{}")
+    first = sample(home)["box_id"]
+    assert valid_box_id(first) and len(first) == 32
+    path = home / ".rgt" / "box-id"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    m = parse_manifest_lines("box", scan(home, root))
+    assert m.box_id == first and m.box_id_error is None
+    assert sample(home)["box_id"] == first  # read, never rewritten
+    assert not [p for p in path.parent.iterdir() if p.name != "box-id"]  # no temp file left
+    # Another home is another box.
+    other = tmp_path / "other"
+    other.mkdir()
+    assert parse_manifest_lines("box", scan(other, root)).box_id not in (None, first)
+
+
+def test_programs_starting_at_once_agree_on_one_id(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    # Each process runs the function itself, as the agents do at their start.
+    runner = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('m', {manifest_agent.__file__!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "print(m.read_box_id()[0])\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-S", "-c", runner],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=_env(home),
+        )
+        for _ in range(8)
+    ]
+    ids = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert len(ids) == 1 and valid_box_id(ids.pop())
+
+
+@pytest.mark.skipif(not PY36.exists(), reason="no python 3.6 here")
+def test_the_id_is_made_and_read_by_python36(tmp_path):
+    home, root = tmp_path / "home", tmp_path / "runs"
+    home.mkdir()
+    root.mkdir()
+    made = parse_manifest_lines("box", scan(home, root, str(PY36))).box_id
+    assert valid_box_id(made)
+    assert parse_manifest_lines("box", scan(home, root)).box_id == made
+
+
+def test_an_unreadable_or_garbled_id_is_no_identity_and_says_why(tmp_path):
+    home, root = tmp_path / "home", tmp_path / "runs"
+    root.mkdir()
+    (home / ".rgt" / "box-id").mkdir(parents=True)  # a folder where the id belongs
+    m = parse_manifest_lines("box", scan(home, root))
+    assert m.box_id is None and m.identity is None and "box-id" in m.box_id_error
+    s = snapshot_from_agent("box", sample(home))
+    assert s.box_id is None and any("box_id" in p for p in s.problems)
+
+    (home / ".rgt" / "box-id").rmdir()
+    (home / ".rgt" / "box-id").write_bytes(b"\xff$(rm -rf /)\n")
+    m = parse_manifest_lines("box", scan(home, root))
+    assert m.box_id is None and "no valid id" in m.box_id_error
+    s = snapshot_from_agent("box", sample(home))
+    assert s.box_id is None and any("not a box id" in p for p in s.problems)
+
+
+def test_the_probe_can_be_told_not_to_touch_the_home(tmp_path):
+    data = sample(tmp_path, "--no-box-id")
+    assert data["box_id"] is None and not (tmp_path / ".rgt").exists()
+
+
+def test_a_manifest_record_carries_the_box_and_keeps_old_digests(tmp_path):
+    home, root = tmp_path / "home", tmp_path / "runs"
+    home.mkdir()
+    root.mkdir()
+    (root / "a.json").write_text("{}")
+    m = parse_manifest_lines("box", scan(home, root))
+    keyed = replace(m, host_key="SHA256:abc")
+    again = manifest_from_json(json.loads(json.dumps(manifest_to_json(keyed))))
+    assert again.identity == BoxIdentity(m.box_id, "SHA256:abc") and again == keyed
+    # The identity is part of the digest: a record tied to one box's manifest is not
+    # tied to another's, even with the very same files.
+    other = replace(keyed, box_id="f" * 32)
+    assert other.digest != keyed.digest
+    # A manifest from before identities keeps its digest (no new keys when unknown).
+    bare = replace(m, box_id=None, host_key=None)
+    assert "box_id" not in manifest_to_json(bare)
+
+
+def test_same_box_rules():
+    a = BoxIdentity("a" * 32, "SHA256:one")
+    assert a.same_box(BoxIdentity("a" * 32, "SHA256:one"))
+    assert a.same_box(BoxIdentity("a" * 32, None))  # a key not known is no contradiction
+    assert not a.same_box(BoxIdentity("a" * 32, "SHA256:two"))
+    assert not a.same_box(BoxIdentity("b" * 32, "SHA256:one"))
+    assert not a.same_box(None)
+    assert identity_from_json(identity_to_json(a)) == a
+    for bad in ({"box_id": "../../etc"}, {"box_id": "x" * 100}, [1], {"box_id": 3}):
+        with pytest.raises(ValueError):
+            identity_from_json(bad)
