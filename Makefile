@@ -3,33 +3,48 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+TORCH_STAMP := $(VENV)/.installed-torch
+DEV_STAMP := $(VENV)/.installed-dev
+
+# torch pinned to the CPU build this machine image carries (pip takes it for exactly this
+# version), installed before the [torch] extra so pip never downloads a CUDA build.
+TORCH_PIN := torch==2.13.0
 
 .PHONY: setup run demo test lint system-deps bench clean
 
+# The app alone: no torch. Verify loads checkpoints with [fleet] verify_python (the
+# training environment's interpreter), or this venv once `pip install 'rgt-tui[torch]'`.
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
-	# The CPU build of torch first, pinned: the [torch] extra is then already satisfied
-	# and pip never downloads the multi-gigabyte CUDA build.
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev,torch]'
+	$(PY) -m pip install -q -e .
 	touch $(STAMP)
+
+# torch for the tests (real checkpoints) and the demo (its workload trains with torch).
+$(TORCH_STAMP): $(STAMP)
+	$(PY) -m pip install -q $(TORCH_PIN)
+	$(PY) -m pip install -q -e '.[torch]'
+	touch $(TORCH_STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(DEV_STAMP)
 
 setup: $(STAMP)
 
 run: setup
 	$(VENV)/bin/rgt-tui
 
-demo: setup
+demo: setup $(TORCH_STAMP)
 	$(VENV)/bin/rgt-tui demo
 
 system-deps:
 	bash scripts/install_system_deps.sh
 
-lint: setup
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: system-deps setup lint
+test: system-deps setup $(TORCH_STAMP) $(DEV_STAMP) lint
 	$(VENV)/bin/pytest
 
 bench: setup

@@ -97,16 +97,18 @@ def offline(report: VerificationReport) -> bool:
 
 def loader_line(info: LoaderInfo) -> str:
     """Which interpreter and torch loaded the files, in one line (CLI and TUI)."""
-    python = f"{info.python} (Python {info.python_version or '?'})"
-    if info.torch is not None and info.torch_problem is None:
-        torch = f"torch {info.torch}"
-    elif info.torch_problem is not None:
-        torch = info.torch_problem.removeprefix("not verified: ")
+    version = f"Python {info.python_version or '?'}"
+    if info.torch_problem is not None:  # it names the interpreter, and the fix
+        text = f"{info.torch_problem.removeprefix('not verified: ')} ({version})"
+    elif info.torch is not None:
+        text = f"torch {info.torch} — {info.python} ({version})"
     else:
-        torch = "torch not needed (no checkpoints)"
-    restarts = f"; restarted {info.starts - 1}×" if info.starts > 1 else ""
-    unlimited = "" if info.memory_limited else "; no memory limit on this system"
-    return f"{torch} — {python}{restarts}{unlimited}"
+        text = f"{info.python} ({version}); torch not needed (no checkpoints)"
+    if info.starts > 1:
+        text += f"; loader restarted {info.starts - 1}× after a file it could not load"
+    if not info.memory_limited and info.python_version is not None:
+        text += "; no memory limit on this system"
+    return text
 
 
 def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
