@@ -44,9 +44,19 @@ Host *
     SetEnv RGT_LEAKED=1
     RequestTTY force
     RemoteCommand echo hijacked
+    LocalForward 127.0.0.1:59999 127.0.0.1:22
+    RemoteForward 127.0.0.1:59998 127.0.0.1:22
+    DynamicForward 127.0.0.1:59997
 """
 # What sshd logs (LogLevel DEBUG3) for each request that would hand the box something.
-LEAKS = ("auth-agent-req", "x11-req", "pty-req", "request env")
+LEAKS = (
+    "auth-agent-req",
+    "x11-req",
+    "pty-req",
+    "request env",
+    "tcpip-forward",  # a global request: RemoteForward
+    "streamlocal-forward",
+)
 
 
 @pytest.fixture

@@ -19,10 +19,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import asyncssh
+from asyncssh.public_key import get_default_certificate_algs, get_default_public_key_algs
 
 from rgt_tui.transport.base import HostKeyError
 
 DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
+# With no key recorded, ask for the key type OpenSSH asks for first, so the fingerprint
+# shown is the one `ssh` and the provider's page show.
+PREFERRED_HOST_KEY_ALGS = (
+    "ssh-ed25519",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "rsa-sha2-512",
+    "rsa-sha2-256",
+)
 
 
 def known_hosts_name(host: str, port: int | None) -> str:
@@ -80,6 +91,20 @@ def resolve_destination(address: str, port: int | None, username: str | None) ->
     files = tuple(p for p in (Path(str(f)).expanduser() for f in named) if p.is_file())
     jump = options.tunnel if isinstance(options.tunnel, str) else None
     return Destination(options.host, options.port, name, files, jump)
+
+
+def parse_jump(hop: str) -> tuple[str | None, str, int | None]:
+    """One ProxyJump hop, ``[user@]host[:port]`` (``[v6addr]:port`` too), as
+    (user, host, port)."""
+    user, _, hostport = hop.strip().rpartition("@")
+    host, port = hostport, None
+    if hostport.startswith("[") and "]" in hostport:
+        host, _, rest = hostport[1:].partition("]")
+        port = int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None
+    elif hostport.count(":") == 1:
+        host, port_text = hostport.split(":")
+        port = int(port_text) if port_text.isdigit() else None
+    return user or None, host, port
 
 
 @dataclass(frozen=True)
@@ -146,6 +171,20 @@ def read_known_keys(files: Sequence[Path], name: str) -> KnownKeys:
         authorities += (KnownKey(k, path) for k in cas)
         revoked += (KnownKey(k, path) for k in bad)
     return KnownKeys(name, tuple(read), tuple(trusted), tuple(authorities), tuple(revoked))
+
+
+def host_key_algs(known: KnownKeys) -> list[str]:
+    """The host key algorithms to ask for: certificates first where a CA is trusted, then
+    the recorded keys' types (so a box with several keys shows the recorded one), then
+    every other plain key type (so a box that changed key type is "changed", not a failed
+    negotiation). Never a certificate where no CA is trusted: the plain key is what the
+    user can compare and trust."""
+    trusted, authorities, _ = known.for_asyncssh()
+    certs = [a.decode() for a in get_default_certificate_algs()] if authorities else []
+    recorded = [a.decode() for key in trusted for a in key.sig_algorithms]
+    plain = [a.decode() for a in get_default_public_key_algs()]
+    preferred = [a for a in PREFERRED_HOST_KEY_ALGS if a in plain]
+    return list(dict.fromkeys([*certs, *recorded, *preferred, *plain]))
 
 
 @dataclass

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import asyncssh
-from asyncssh.public_key import get_default_certificate_algs, get_default_public_key_algs
 
 from rgt_tui.transport.base import (
     CommandResult,
@@ -36,7 +35,9 @@ from rgt_tui.transport.known_hosts import (
     KeyVerdict,
     KnownKeys,
     append_line,
+    host_key_algs,
     key_error,
+    parse_jump,
     public_line,
     read_known_keys,
     resolve_destination,
@@ -60,16 +61,6 @@ PREFERRED_CIPHERS = (
     "chacha20-poly1305@openssh.com",
     "aes128-ctr",
     "aes256-ctr",
-)
-# With no key recorded, ask for the key type OpenSSH asks for first, so the fingerprint
-# shown is the one `ssh` and the provider's page show.
-PREFERRED_HOST_KEY_ALGS = (
-    "ssh-ed25519",
-    "ecdsa-sha2-nistp256",
-    "ecdsa-sha2-nistp384",
-    "ecdsa-sha2-nistp521",
-    "rsa-sha2-512",
-    "rsa-sha2-256",
 )
 # A bigger receive window than asyncssh's 2 MiB keeps a far box's pipe full
 # (2 MiB per round trip is only 20 MB/s at 100 ms).
@@ -118,20 +109,6 @@ class _Plan:
     known: KnownKeys
     jump: str | None  # ssh_config's ProxyJump: hops this transport opens itself
     identity_needs_agent: bool  # identity_file needs a passphrase; the agent signs instead
-
-
-def host_key_algs(known: KnownKeys) -> list[str]:
-    """The host key algorithms to ask for: certificates first where a CA is trusted, then
-    the recorded keys' types (so a box with several keys shows the recorded one), then
-    every other plain key type (so a box that changed key type is "changed", not a failed
-    negotiation). Never a certificate where no CA is trusted: the plain key is what the
-    user can compare and trust."""
-    trusted, authorities, _ = known.for_asyncssh()
-    certs = [a.decode() for a in get_default_certificate_algs()] if authorities else []
-    recorded = [a.decode() for key in trusted for a in key.sig_algorithms]
-    plain = [a.decode() for a in get_default_public_key_algs()]
-    preferred = [a for a in PREFERRED_HOST_KEY_ALGS if a in plain]
-    return list(dict.fromkeys([*certs, *recorded, *preferred, *plain]))
 
 
 def _agent_running() -> bool:
@@ -266,14 +243,10 @@ class SshTransport(RangeReads):
         own settings: unchecked keys and a forwarded agent under a lax config)."""
         tunnel: asyncssh.SSHClientConnection | None = None
         for hop in jump.split(","):
-            user, _, hostport = hop.rpartition("@")
-            host, port = hostport, None
-            if hostport.count(":") == 1:
-                host, port_text = hostport.split(":")
-                port = int(port_text) if port_text.isdigit() else None
-            plan = await asyncio.to_thread(self._plan, host, port, user or None, True)
+            user, host, port = parse_jump(hop)
+            plan = await asyncio.to_thread(self._plan, host, port, user, True)
             try:
-                tunnel = await self._open(host, port, user or None, plan, tunnel, hop=True)
+                tunnel = await self._open(host, port, user, plan, tunnel, hop=True)
             except BaseException:
                 await self._close_hops()
                 raise
@@ -292,7 +265,8 @@ class SshTransport(RangeReads):
         hop: bool = False,
     ) -> asyncssh.SSHClientConnection:
         """One asyncssh connection whose host key only ``plan.known`` can vouch for."""
-        verdict = KeyVerdict(plan.known, accept_new=self.accept_new)
+        # accept-new is the box's opt-in; a jump host (shared, long-lived) stays strict.
+        verdict = KeyVerdict(plan.known, accept_new=self.accept_new and not hop)
         options: dict = {
             **NOTHING_OF_THE_USERS,
             "known_hosts": plan.known.for_asyncssh(),
