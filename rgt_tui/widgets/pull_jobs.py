@@ -6,7 +6,9 @@ workers of the App, group ``jobs:<host>``, and posts ``JobsChanged`` with the ne
 after every step. It never touches a widget: the App routes ``JobsChanged`` to the
 screens (attributes down), and the screens ask for jobs with ``JobRequested`` (messages
 up). Nothing here tears anything down unless the typed name matches the host's name
-exactly and the gate, re-checked right then, holds.
+exactly and the gate, re-scanned after the name was typed, holds. Without a teardown
+command nothing is recorded until the user types the name a second time, after reading
+what to destroy by hand.
 """
 
 from __future__ import annotations
@@ -64,7 +66,22 @@ class HostJobs:
     gate_error: str | None = None
     teardown: Any = None  # TeardownOutcome of the last confirmed teardown
     refusal: str | None = None  # why the typed confirmation did nothing
-    torn_down_at: float | None = None
+    ack_refusal: str | None = None  # why an acknowledgement was refused (unknown cell)
+    torn_down_at: float | None = None  # the current box's teardown, from the journal
+    box: Any = None  # BoxIdentity the journal holds for the box under this name
+    history: tuple[Any, ...] = ()  # earlier boxes under this name (shown as history)
+
+    @property
+    def awaiting_manual(self) -> bool:
+        """No teardown command ran: the user was shown what to destroy by hand, and the
+        teardown is recorded only once they type the name again to say it is done."""
+        t = self.teardown
+        return (
+            t is not None
+            and not t.ran
+            and not getattr(t, "recorded", False)
+            and self.torn_down_at is None
+        )
 
 
 class JobsChanged(Message):
@@ -129,6 +146,11 @@ class JobRunner:
         self.app.post_message(JobsChanged(new))
         return new
 
+    def learned(self, host: str, **changes: Any) -> HostJobs:
+        """Take what the journal says about ``host`` outside a job (its box, learnt from
+        telemetry) and post the new state."""
+        return self._set(host, **changes)
+
     # -- entry points ------------------------------------------------------------------
 
     def request(self, message: JobRequested) -> None:
@@ -141,6 +163,17 @@ class JobRunner:
                 refusal=f"'{message.arg}' is not '{host.name}': nothing was torn down",
             )
             return
+        if message.job == "manual-teardown":
+            if not self.state(host.name).awaiting_manual:
+                self._set(host.name, refusal="confirm the teardown first: nothing was recorded")
+                return
+            if message.arg != host.name:
+                self._set(
+                    host.name,
+                    refusal=f"'{message.arg}' is not '{host.name}': nothing was recorded; "
+                    "the box is still billed as running",
+                )
+                return
         busy = self.state(host.name).running
         if busy:
             self.app.notify(
@@ -156,9 +189,11 @@ class JobRunner:
             "acknowledge-missing": lambda: self._acknowledge(host, missing=message.arg),
             "acknowledge-running": lambda: self._acknowledge(host, running=message.arg),
             "teardown": lambda: self._tear_down(host, message.arg),
+            "manual-teardown": lambda: self._record_manual(host, message.arg),
         }
         job = jobs[message.job]
-        self._set(host.name, running=message.job.split("-")[0], refusal=None)
+        running = "teardown" if message.job == "manual-teardown" else message.job.split("-")[0]
+        self._set(host.name, running=running, refusal=None, ack_refusal=None)
         self.app.run_worker(
             self._guarded(host.name, job()),
             name=f"{message.job}:{host.name}",
@@ -196,8 +231,13 @@ class JobRunner:
             except Exception as exc:  # a damaged journal: reported, gate stays locked
                 self.app.notify(f"{host.name}: {exc}", title=host.name, severity="error")
                 continue
-            if jh.torn_down_at is not None:
-                self._set(host.name, torn_down_at=jh.torn_down_at)
+            if jh.torn_down_at is not None or jh.box is not None or jh.history:
+                self._set(
+                    host.name,
+                    torn_down_at=jh.torn_down_at,
+                    box=jh.box,
+                    history=tuple(jh.history),
+                )
 
     async def _pull(self, host: HostConfig) -> None:
         from rgt_tui.services.pull import PullError, pull_host
@@ -229,7 +269,12 @@ class JobRunner:
         self._set(host.name, verify_report=None, verify_error=None)
         async with open_transport(host) as transport:
             try:
-                report = await verify_host(host, self.fleet.results_dir, transport=transport)
+                report = await verify_host(
+                    host,
+                    self.fleet.results_dir,
+                    transport=transport,
+                    python=self.fleet.verify_python,
+                )
             except Exception as exc:
                 self._set(host.name, verify_error=str(exc))
                 return
@@ -241,8 +286,19 @@ class JobRunner:
 
         async with open_transport(host) as transport:
             report = await check_gate(self.fleet, host, transport, self.journal())
-        self._set(host.name, gate=report, gate_error=None, torn_down_at=report.torn_down_at)
+        self._set_report(host.name, report)
         return report
+
+    def _set_report(self, host: str, report: Any) -> None:
+        """A gate report: the checklist, and the journal's box, history and teardown."""
+        self._set(
+            host,
+            gate=report,
+            gate_error=None,
+            torn_down_at=report.torn_down_at,
+            box=report.box,
+            history=tuple(report.history),
+        )
 
     async def _gate(self, host: HostConfig) -> None:
         try:
@@ -251,34 +307,59 @@ class JobRunner:
             self._set(host.name, gate_error=str(exc))
 
     async def _acknowledge(self, host: HostConfig, *, missing: str = "", running: str = "") -> None:
-        from rgt_tui.services.teardown import acknowledge
+        from rgt_tui.services.teardown import UnknownCellError, acknowledge, queue_cells
 
-        await asyncio.to_thread(
-            acknowledge,
-            self.journal(),
-            host.name,
-            missing=(missing,) if missing else (),
-            running=(running,) if running else (),
-        )
+        cells = await asyncio.to_thread(queue_cells, host)
+        try:
+            await asyncio.to_thread(
+                acknowledge,
+                self.journal(),
+                host.name,
+                missing=(missing,) if missing else (),
+                running=(running,) if running else (),
+                cells=cells,
+            )
+        except UnknownCellError as exc:
+            known = ", ".join(exc.known_cells) or "none: the queue has no cells"
+            self._set(
+                host.name,
+                ack_refusal=f"no cell named '{exc.name}' in {host.name}'s queue: nothing was "
+                f"acknowledged. Its cells: {known}",
+            )
+            return
         await self._gate(host)
 
     async def _tear_down(self, host: HostConfig, typed: str) -> None:
-        from rgt_tui.services.teardown import confirm_and_tear_down
+        from rgt_tui.services.teardown import check_gate, confirm_and_tear_down
+        from rgt_tui.transport import open_transport
 
-        report = await self._check(host)  # the gate is re-checked at the moment of truth
-        if not report.ready_but_confirmation:
-            locked = ", ".join(
-                c.key for c in report.conditions if not c.ok and c.key != "confirmed"
-            )
-            self._set(host.name, refusal=f"locked ({locked}): nothing was torn down")
-            return
+        self._set(host.name, teardown=None)
+        journal = self.journal()
         try:
-            outcome = await confirm_and_tear_down(self.fleet, host, self.journal(), typed, report)
+            # The box is re-scanned now, after the name was typed, and only then torn down.
+            async with open_transport(host) as transport:
+                outcome = await confirm_and_tear_down(
+                    self.fleet, host, journal, typed, transport, clock=self.clock
+                )
         except PermissionError as exc:
-            self._set(host.name, refusal=f"refused: {exc}")
+            self._set(host.name, refusal=f"locked: {exc}: nothing was torn down")
+            # The checklist as the journal now has it (no second connection to the box).
+            self._set_report(
+                host.name, await check_gate(self.fleet, host, None, journal, clock=self.clock)
+            )
             return
-        jh = await asyncio.to_thread(self.journal().load, host.name)
+        if outcome.report is not None:
+            self._set_report(host.name, outcome.report)
+        jh = await asyncio.to_thread(journal.load, host.name)
         self._set(host.name, teardown=outcome, torn_down_at=jh.torn_down_at)
+
+    async def _record_manual(self, host: HostConfig, typed: str) -> None:
+        from rgt_tui.services.teardown import record_manual_teardown
+
+        jh = await asyncio.to_thread(
+            record_manual_teardown, self.journal(), host, typed, clock=self.clock
+        )
+        self._set(host.name, torn_down_at=jh.torn_down_at)
 
 
 def job_commands(app: App[Any]) -> list[tuple[str, str, Callable[[], Any]]]:

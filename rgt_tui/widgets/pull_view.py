@@ -15,7 +15,7 @@ from textual.content import Content
 
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.services.pull_progress import PullProgress
-from rgt_tui.services.verify_report import offline
+from rgt_tui.services.verify_report import loader_line, offline
 from rgt_tui.widgets.usage_bar import usage_line
 
 MUTED = "$foreground-muted"
@@ -133,6 +133,10 @@ def verify_lines(report: Any) -> list[Content]:
         lines += [
             Content.styled(f"  missing cell {name}: {why}", "$error") for name, why in r.missing
         ]
+    loader = getattr(report, "loader", None)
+    if loader is not None:  # which interpreter and torch loaded the files ([fleet] verify_python)
+        style = "$warning" if loader.torch_problem else MUTED
+        lines.append(Content.assemble(("loaded with: ", MUTED), (loader_line(loader), style)))
     if offline(report):
         lines.append(Content.styled("the box was not re-scanned for changes", "$warning"))
     if report.ok:
@@ -208,14 +212,31 @@ def profile_lines(report: Any) -> list[Content]:
     return [Content.assemble((f"{k:<20}", MUTED), v) for k, v in rows]
 
 
-def outcome_lines(outcome: Any, torn_down: bool) -> list[Content]:
-    """After the typed confirmation: the command's output and exit code, or instructions."""
+def outcome_lines(outcome: Any, torn_down: bool, host: str = "the host") -> list[Content]:
+    """After the typed confirmation: the command's output and exit code, or instructions.
+
+    Without a command nothing is recorded (and nothing said about billing stopping) until
+    the user types the name a second time to say the box is destroyed.
+    """
     if not outcome.ran:
-        return [
-            Content.styled("Do this by hand now:", "bold"),
-            Content(outcome.instructions),
-            Content.styled("recorded as torn down: its cost stops here", "$success"),
-        ]
+        lines = [Content.styled("Do this by hand now:", "bold"), Content(outcome.instructions)]
+        if torn_down:
+            lines.append(
+                Content.styled(
+                    "✓ you confirmed the box is destroyed: recorded as torn down; "
+                    "its cost stops here",
+                    "bold $success",
+                )
+            )
+        else:
+            lines.append(
+                Content.styled(
+                    f"NOT recorded as torn down: {host} bills until you destroy it. "
+                    f"Once you have, type '{host}' again below.",
+                    "bold $warning",
+                )
+            )
+        return lines
     lines = [Content.styled(line, MUTED) for line in outcome.output.rstrip("\n").splitlines()[-20:]]
     if outcome.ok and torn_down:
         lines.append(

@@ -1,11 +1,18 @@
 """Teardown tab: the gate's checklist, the profile's facts, and the typed confirmation.
 
 Every condition is shown with its evidence; a missing or running cell can be
-acknowledged by name; the last step is an input where the host's name is typed. Only an
-exact match starts the teardown job, which re-checks the gate before it runs anything.
+acknowledged by name (a name not in the host's queue is refused with the list); the last
+step is an input where the host's name is typed. ``t`` puts the cursor there, and a
+wrong name leaves it there, so what the user types never reaches a single-key binding.
+Only an exact match starts the teardown job, which re-scans the box right then. Without
+a teardown command the tab shows what to destroy by hand and asks for the name a second
+time, once the box is destroyed; only that second name records the teardown.
 """
 
 from __future__ import annotations
+
+import time
+from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -22,6 +29,37 @@ from rgt_tui.widgets.pull_view import (
     outcome_lines,
     profile_lines,
 )
+
+CONFIRM_PLACEHOLDER = "type the host's name to tear it down"
+MANUAL_PLACEHOLDER = "type the host's name again once you destroyed the box"
+
+
+def _when(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+
+
+def history_lines(history: tuple[Any, ...]) -> list[Content]:
+    """Earlier boxes under this host's name (the journal's ``BoxHistory``): shown as
+    history, never counted for the box there now."""
+    if not history:
+        return []
+    lines = [
+        Content.styled(
+            "History: earlier boxes under this name (they count for nothing now)", "bold"
+        )
+    ]
+    for old in history:
+        box = getattr(old, "box", None)
+        name = f"box {box.short()}" if box is not None else "an unidentified box"
+        at = getattr(old, "torn_down_at", None)
+        fate = f"torn down {_when(at)}" if at is not None else "never recorded as torn down"
+        lines.append(
+            Content.assemble(
+                ("• ", MUTED), (name, "bold"), f": {fate}; replaced {_when(old.retired_at)}",
+                (f" ({old.why})" if getattr(old, "why", "") else "", MUTED),
+            )
+        )  # fmt: skip
+    return lines
 
 
 class TeardownTab(DetailTab):
@@ -46,9 +84,11 @@ class TeardownTab(DetailTab):
             yield Button("Missing: accept no results", id="ack-missing")
             yield Button("Running: accept it running", id="ack-running")
             yield Button("Re-check", id="recheck", variant="primary")
+        yield Static(id="ack-note")
         yield Static("Confirm", classes="section-title")
-        yield Input(placeholder="type the host's name to tear it down", id="confirm-name")
+        yield Input(placeholder=CONFIRM_PLACEHOLDER, id="confirm-name")
         yield Static(id="teardown-outcome")
+        yield Static(id="teardown-history")
 
     def show(self, view: HostView) -> None:
         self.host_name = view.host.name
@@ -59,6 +99,13 @@ class TeardownTab(DetailTab):
         self.jobs = jobs
         self.host_name = jobs.host
         self._draw()
+
+    def take_focus(self) -> None:
+        """Put the cursor in the confirmation box: the name typed next lands there."""
+        box = self.query_one("#confirm-name", Input)
+        # The screen's set_focus acts now (Widget.focus waits a turn): keys already on
+        # their way must find the box focused, not the screen's single-key bindings.
+        self.screen.set_focus(box)
 
     def _draw(self) -> None:
         jobs = self.jobs
@@ -74,16 +121,23 @@ class TeardownTab(DetailTab):
         if jobs.gate is not None:
             checklist += checklist_lines(jobs.gate)
             self.query_one("#teardown-profile", Static).update(join(profile_lines(jobs.gate)))
-        if checklist:
-            self.query_one("#teardown-checklist", Static).update(join(checklist))
+        if checklist or jobs.gate is None:
+            self.query_one("#teardown-checklist", Static).update(
+                join(checklist) if checklist else Content.styled("press t to check the gate", MUTED)
+            )
+        note = Content.styled(jobs.ack_refusal, "bold $warning") if jobs.ack_refusal else ""
+        self.query_one("#ack-note", Static).update(note)
         outcome: list[Content] = []
         if jobs.refusal:
             outcome.append(Content.styled(jobs.refusal, "bold $warning"))
         if jobs.teardown is not None:
-            outcome += outcome_lines(jobs.teardown, jobs.torn_down_at is not None)
+            outcome += outcome_lines(jobs.teardown, jobs.torn_down_at is not None, jobs.host)
         elif jobs.torn_down_at is not None:
             outcome.append(Content.styled("recorded as torn down", "bold $success"))
         self.query_one("#teardown-outcome", Static).update(join(outcome))
+        self.query_one("#teardown-history", Static).update(join(history_lines(jobs.history)))
+        box = self.query_one("#confirm-name", Input)
+        box.placeholder = MANUAL_PLACEHOLDER if jobs.awaiting_manual else CONFIRM_PLACEHOLDER
 
     def _request(self, job: str, arg: str = "") -> None:
         if self.host_name:
@@ -110,5 +164,8 @@ class TeardownTab(DetailTab):
         event.stop()
         typed = event.value.strip()
         event.input.value = ""
-        self.screen.set_focus(None)  # the keys (t, p, v, Esc) act on the screen again
-        self._request("teardown", typed)
+        if typed == self.host_name:
+            self.screen.set_focus(None)  # the keys (t, p, v, Esc) act on the screen again
+        # A wrong name keeps the cursor in the box: the next try must not run actions.
+        manual = self.jobs is not None and self.jobs.awaiting_manual
+        self._request("manual-teardown" if manual else "teardown", typed)

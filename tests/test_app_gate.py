@@ -1,0 +1,290 @@
+"""Pilot tests of the Teardown tab's typing, acknowledgements and confirmations, over real
+loopback boxes (a real asyncssh server over a folder per box; the journal in a tmp
+``XDG_STATE_HOME``).
+
+What they pin down (issue 19): typed text goes where the user types and never fires a
+single-key action; an acknowledgement names a cell of the queue or is refused with the
+list; the re-scan that unlocks the gate is taken after the name is typed (a box gone by
+then keeps it locked); and a teardown without a command is recorded only after the name
+is typed a second time, once the user says the box is destroyed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from test_app import screen_text, wait_for
+from test_app_teardown import (
+    SIZE,
+    _app,
+    _checklist,
+    _pull_and_verify,
+    _results_on_box,
+    _type_name,
+)
+from textual.binding import Binding
+from textual.keys import _character_to_key
+from textual.message import Message
+from textual.widgets import Input
+
+from rgt_tui.app import RgtApp
+from rgt_tui.domain.config import load_fleet
+from rgt_tui.screens.fleet import FilterInput, FleetScreen
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.queue_actions import QueueActionRequested
+from rgt_tui.screens.quit_confirm import QuitConfirmScreen
+from rgt_tui.widgets.pull_jobs import JobRequested
+
+
+@pytest.fixture(autouse=True)
+def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
+def bound_characters() -> str:
+    """Every printable key bound anywhere in the app (fleet, detail, app-wide)."""
+    bindings = Binding.make_bindings(
+        [*RgtApp.BINDINGS, *FleetScreen.BINDINGS, *HostDetailScreen.BINDINGS]
+    )
+    keys = {b.key for b in bindings}
+    chars = {k for k in keys if len(k) == 1 and k.isprintable()}
+    chars |= {"/", "?"} & {c for c in "/?" if _character_to_key(c) in keys}
+    return "".join(sorted(chars))
+
+
+def typed_keys(text: str) -> list[str]:
+    """The Pilot's key names for ``text`` (``/`` is ``slash``, ``?`` is ``question_mark``)."""
+    return [c if c.isalnum() else _character_to_key(c) for c in text]
+
+
+class Recorder:
+    """A message hook that keeps the actions a stray key would have started."""
+
+    def __init__(self) -> None:
+        self.actions: list[Message] = []
+
+    def __call__(self, message: Message) -> None:
+        # A bubbling message is seen once per node it reaches: keep it once.
+        if isinstance(message, (QueueActionRequested, JobRequested)) and not any(
+            m is message for m in self.actions
+        ):
+            self.actions.append(message)
+
+
+async def test_typing_in_the_teardown_tab_fires_no_key(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]
+    app = RgtApp(
+        load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
+    )
+    chars = bound_characters()
+    # The keys the issue names are among them: diagnose, pull, append, verify, the
+    # teardown tab itself, launch, quit and every tab number (eight tabs today).
+    assert set("dpavtlq12345678") <= set(chars), chars
+    name = "box-" + chars + "-dpavtlq123456789"
+    recorder = Recorder()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await pilot.pause()
+        await pilot.press("t")  # on the fleet: box1's Teardown tab, cursor in the box
+        await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+        screen = app.screen
+        box = screen.query_one("#confirm-name", Input)
+        await wait_for(pilot, lambda: screen.focused is box, what="t focuses the box")
+        await wait_for(pilot, lambda: not app.jobs.state("box1").running, 60)
+        gate_jobs = list(recorder.actions)
+        assert [(m.job, m.host) for m in gate_jobs] == [("gate", "box1")]  # type: ignore[attr-defined]
+
+        await pilot.press(*typed_keys(name))
+        await pilot.pause()
+        assert box.value == name  # every character arrived, in order
+        assert recorder.actions == gate_jobs  # no pull, verify, queue action, gate…
+        assert app.screen is screen and screen.active_tab == "teardown"  # no tab switch
+        assert app.is_running and app.return_code is None  # q did not quit
+        assert not any(isinstance(s, QuitConfirmScreen) for s in app.screen_stack)
+
+        # A wrong name is refused and the cursor stays: the next try is typed too.
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "nothing was torn down" in screen_text(app))
+        assert screen.focused is box and box.value == ""
+        await pilot.press(*"dpv2")
+        assert box.value == "dpv2" and screen.active_tab == "teardown"
+        assert recorder.actions[len(gate_jobs) :] == [
+            m
+            for m in recorder.actions[len(gate_jobs) :]
+            if m.job == "teardown"  # type: ignore[attr-defined]
+        ]
+
+        # t on the detail screen itself (from another tab) puts the cursor back there.
+        await pilot.press("escape")  # Escape leaves the box for the screen's keys
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+        await pilot.press("1", "t")
+        await wait_for(pilot, lambda: app.screen.focused is app.screen.query_one("#confirm-name"))
+        await pilot.press(*"ldq")
+        assert app.screen.query_one("#confirm-name", Input).value == "ldq"
+    assert not loopback_fleet.errors
+
+
+@pytest.mark.parametrize("where", ["filter", "ack"])
+async def test_no_bound_key_fires_while_an_input_has_focus(
+    tmp_path: Path, loopback_fleet, where: str
+) -> None:  # type: ignore[no-untyped-def]
+    """The same holds for every text input: the fleet filter and the acknowledgement box."""
+    app = RgtApp(
+        load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
+    )
+    text = bound_characters()
+    recorder = Recorder()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await pilot.pause()
+        if where == "filter":
+            await pilot.press("slash")
+            box: Input = app.screen.query_one(FilterInput)
+        else:
+            app.open_host("box1", tab="teardown")
+            await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+            await pilot.pause()
+            box = app.screen.query_one("#ack-cell", Input)
+            box.focus()
+        await wait_for(pilot, lambda: box.has_focus)
+        screen = app.screen
+        await pilot.press(*typed_keys(text))
+        await pilot.pause()
+        assert box.value == text
+        assert recorder.actions == [] and app.screen is screen and app.return_code is None
+
+
+async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
+    tmp_path: Path, make_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1)
+    qf.write_queue(
+        f"{qf.cell_script('alpha', 'echo hi')} t\n{qf.cell_script('beta', 'echo hi')} t\n"
+    )
+    app = RgtApp(load_fleet(qf.loopback.hosts_file), start_monitors=False, config_dir=tmp_path)
+    journal_file = tmp_path / "state" / "rgt-tui" / "journal" / "box1.json"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await _checklist(app, pilot)
+        before = journal_file.read_text()
+        box = app.screen.query_one("#ack-cell", Input)
+        box.focus()
+        await pilot.press(*"alhpa")  # a typo: no such cell
+        await pilot.click("#ack-missing")
+        await wait_for(pilot, lambda: app.jobs.state("box1").ack_refusal is not None, 60)
+        await wait_for(pilot, lambda: "nothing was acknowledged" in screen_text(app))
+        text = screen_text(app)
+        assert "no cell named 'alhpa'" in text and "Its cells: alpha, beta" in text
+        assert journal_file.read_text() == before  # nothing recorded
+        assert "MissingCellAcknowledged" not in before
+
+        box.focus()
+        await pilot.press(*"beta")
+        await pilot.click("#ack-running")
+        await wait_for(pilot, lambda: not app.jobs.state("box1").running, 60)
+        await wait_for(pilot, lambda: "RunningAcknowledged" in journal_file.read_text())
+        assert app.jobs.state("box1").ack_refusal is None
+        assert "nothing was acknowledged" not in screen_text(app)
+
+
+async def test_box_gone_at_confirmation_keeps_the_gate_locked(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    marker = tmp_path / "marker"
+    app = _app(loopback_fleet, tmp_path, f"echo destroyed > {marker}")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await _pull_and_verify(app, pilot)
+        text = await _checklist(app, pilot)
+        assert "ready: type 'box1'" in text  # every fact holds, as of a minute ago
+        await loopback_fleet.box("box1").stop()  # the box is gone when the name is typed
+        await _type_name(app, pilot, "box1")
+        text = screen_text(app)
+        assert "locked: teardown refused for box1" in text and "nothing was torn down" in text
+        assert "rescan" in app.jobs.state("box1").refusal  # the re-scan now is what failed
+        assert not marker.exists() and app.jobs.state("box1").torn_down_at is None
+        assert not app.jobs.state("box1").gate.ready_but_confirmation  # the checklist too
+        assert "ready: type 'box1'" not in text
+    journal = json.loads((tmp_path / "state" / "rgt-tui" / "journal" / "box1.json").read_text())
+    assert journal["teardowns"] == []
+
+
+async def test_manual_teardown_is_recorded_only_after_the_second_name(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    _results_on_box(loopback_fleet.box("box1").root)
+    app = RgtApp(
+        load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
+    )
+    journal_file = tmp_path / "state" / "rgt-tui" / "journal" / "box1.json"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await _pull_and_verify(app, pilot)
+        await _checklist(app, pilot)
+        await _type_name(app, pilot, "box1")
+        state = app.jobs.state("box1")
+        assert state.teardown is not None and not state.teardown.ran and state.awaiting_manual
+        text = screen_text(app)
+        # The instructions: the profile's verb, what it destroys, what keeps billing.
+        assert "Do this by hand now:" in text and "destroys" in text and "Keeps billing" in text
+        assert "NOT recorded as torn down: box1 bills until you destroy it" in text
+        assert "type 'box1' again below" in text
+        box = app.screen.query_one("#confirm-name", Input)
+        assert box.placeholder == "type the host's name again once you destroyed the box"
+        # Nothing recorded, nothing greyed out, and nothing says billing stopped.
+        assert json.loads(journal_file.read_text())["teardowns"] == []
+        assert state.torn_down_at is None
+        said = text + "\n".join(str(n.message) for n in app._notifications)
+        assert "cost stops" not in said and "recorded as torn down:" not in said.replace(
+            "NOT recorded as torn down:", ""
+        )
+
+        # A wrong second name records nothing either (and keeps the cursor in the box).
+        box.focus()
+        await pilot.pause()
+        await pilot.press(*"box2", "enter")
+        await wait_for(pilot, lambda: "nothing was recorded" in screen_text(app))
+        assert app.screen.focused is box
+        assert json.loads(journal_file.read_text())["teardowns"] == []
+        assert app.jobs.state("box1").awaiting_manual
+
+        await pilot.press(*"box1", "enter")
+        await wait_for(pilot, lambda: app.jobs.state("box1").torn_down_at is not None, 60)
+        await wait_for(pilot, lambda: "you confirmed the box is destroyed" in screen_text(app))
+        teardowns = json.loads(journal_file.read_text())["teardowns"]
+        assert [(t["ok"], t["manual"], t["command"]) for t in teardowns] == [(True, True, None)]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetScreen)
+        pane = app.fleet_screen.panes["box1"]
+        assert pane.has_class("-torn-down") and "torn down" in str(pane.border_subtitle)
+
+
+async def test_verify_runs_the_fleets_python_and_says_which_torch(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    # [fleet] verify_python names the interpreter that loads checkpoints (one with torch);
+    # a wrapper of this one (the venv has torch), under a name of its own, shows it is the
+    # one used. (A bare symlink would lose the venv, and with it torch.)
+    python = tmp_path / "training-env-python"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    hosts = loopback_fleet.hosts_file
+    hosts.write_text(f'[fleet]\nverify_python = "{python}"\n\n' + hosts.read_text())
+    _results_on_box(loopback_fleet.box("box1").root)
+    fleet = load_fleet(hosts)
+    assert fleet.verify_python is not None and str(python) in str(fleet.verify_python)
+    app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "c")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await _pull_and_verify(app, pilot)
+        loader = app.jobs.state("box1").verify_report.loader
+        assert loader.python == str(python) and loader.torch == torch.__version__
+        await wait_for(pilot, lambda: "loaded with: torch" in screen_text(app))
+        assert f"torch {torch.__version__} — {python}" in screen_text(app)
