@@ -27,6 +27,7 @@ from rgt_tui import themes
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
+from rgt_tui.screens.box_watch import BoxWatch
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import HelpScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
@@ -167,8 +168,6 @@ class RgtApp(App[int]):
         self.histories: dict[str, HostHistory] = {h.name: HostHistory() for h in fleet.hosts}
         self._posted: dict[str, HostUpdate] = {}
         self._monitor_workers: dict[str, Worker[None]] = {}
-        # The teardown each host's telemetry was stopped for (once: r starts it again).
-        self._stopped_for: dict[str, float] = {}
         # Hosts whose telemetry is stopped: their last sample says nothing about now (the
         # header leaves them out, the queue poller leaves them alone).
         self.telemetry_stopped: set[str] = set()
@@ -187,6 +186,14 @@ class RgtApp(App[int]):
         self.theme = self._initial_theme(theme)
         self.fleet_screen = FleetScreen(fleet, thresholds=self.thresholds, clock=clock)
         self.jobs = JobRunner(self, fleet, clock=clock)
+        self.box_watch = BoxWatch(
+            self,
+            self.jobs,
+            latest=self.latest.get,
+            host_key=self._host_key_of,
+            stop=self._stop_telemetry,
+            is_stopped=self.telemetry_stopped.__contains__,
+        )
         self._seen_connected: set[str] = set()  # danger clocks: once per host per session
         self._clocks_shown: set[str] = set()  # ... and once per profile
         self.queues = QueueController(self)
@@ -295,6 +302,12 @@ class RgtApp(App[int]):
                 sink = getattr(screen, "host_updated", None)
                 if sink is not None:
                     sink(update, history)
+        self.box_watch.host_updated(update)
+
+    def _host_key_of(self, host: str) -> str | None:
+        """The host key the host's monitor connection saw (None: none, or local)."""
+        transport = getattr(self.monitors.get(host), "transport", None)
+        return getattr(transport, "host_key_fingerprint", None)
 
     def _first_connection(self, update: HostUpdate, host: HostConfig) -> None:
         # Principle 10: a host's danger clocks are shown once, when it first connects.
@@ -326,19 +339,17 @@ class RgtApp(App[int]):
 
     @on(JobsChanged)
     def _jobs_changed(self, message: JobsChanged) -> None:
-        at = message.state.torn_down_at
-        if at is not None and self._stopped_for.get(message.state.host) != at:
-            self._stop_telemetry(message.state.host, at)
         for screen in self.screen_stack:
             sink = getattr(screen, "jobs_changed", None)
             if sink is not None:
                 sink(message.state)
+        # A torn-down host: its one attempt decides (box_watch) whether polling stops.
+        self.box_watch.jobs_changed(message.state)
 
     def _stop_telemetry(self, host: str, torn_down_at: float) -> None:
         """A torn-down box is gone: stop polling it rather than show it unreachable
-        forever (its pane keeps the last sample, greyed out). Once per teardown; ``r``
-        starts it again, for a box that is back."""
-        self._stopped_for[host] = torn_down_at
+        forever (its pane keeps the last sample, greyed out). ``r`` gives it one more
+        attempt, for a box that is back or a new box under the name."""
         self.telemetry_stopped.add(host)
         worker = self._monitor_workers.get(host)
         if worker is not None and not worker.is_finished:
@@ -370,7 +381,10 @@ class RgtApp(App[int]):
             return
         worker = self._monitor_workers.get(host)
         if worker is not None and worker.is_finished:
-            # The monitor died (reported when it happened): pressing r starts it again.
+            # The monitor died (reported when it happened) or was stopped for a teardown:
+            # pressing r starts it again (a torn-down host: for one attempt).
+            if host in self.telemetry_stopped:
+                self.box_watch.retry(host)
             self.start_monitor(host, monitor)
         else:
             monitor.request_reconnect()

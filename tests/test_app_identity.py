@@ -5,6 +5,7 @@ app's real monitors.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,12 @@ from test_app import screen_text, wait_for
 from textual.widgets import Button
 
 from rgt_tui.app import RgtApp
+from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.host_key import HostKeyScreen
+from rgt_tui.services.journal import Journal, TeardownRecord
 
 SIZE = (160, 50)
 
@@ -98,3 +102,94 @@ async def test_changed_key_shows_the_fix_and_offers_no_trust(
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
         assert known_hosts.read_text() == before
+
+
+OLD_BOX = "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00"
+NEW_BOX = "9e99e99e99e99e99e99e99e99e99e999"
+
+
+def _torn_down(state: Path, host: str, box_id: str) -> None:
+    """``host``'s journal: box ``box_id`` seen, then torn down (as a teardown records it)."""
+    journal = Journal(state / "rgt-tui" / "journal")
+    journal.observe_box(host, BoxIdentity(box_id, None), time.time() - 3600)
+    journal.add_teardown(host, TeardownRecord(time.time() - 60, "true", 0, "", True, box_id))
+
+
+def _box_id_on(box, box_id: str) -> None:  # type: ignore[no-untyped-def]
+    """Which box this is: the id its agents read from ``~/.rgt/box-id`` (HOME = root)."""
+    (box.root / ".rgt").mkdir(exist_ok=True)
+    (box.root / ".rgt" / "box-id").write_text(box_id + "\n")
+
+
+async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
+    tmp_path: Path, _state: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    _torn_down(_state, "box1", OLD_BOX)
+    _box_id_on(loopback_fleet.box("box1"), OLD_BOX)  # the same box still answers
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.fleet_screen.panes["box1"]
+        await wait_for(pilot, lambda: pane.has_class("-torn-down"))
+        # One attempt: the box answered with the torn-down box's id, so polling stops.
+        stopped = await wait_for(
+            pilot, lambda: app._monitor_workers["box1"].is_finished and app._monitor_workers["box1"]
+        )
+        assert "box1" in app.telemetry_stopped and app.jobs.state("box1").torn_down_at
+        await wait_for(
+            pilot,
+            lambda: (
+                app.latest.get("box2") is not None
+                and app.latest["box2"].connection.status == "connected"
+            ),
+            40,
+        )
+        assert not app._monitor_workers["box2"].is_finished
+
+        # r: one more attempt; the same box again stops again (no reconnect loop).
+        app.reconnect("box1")
+        again = app._monitor_workers["box1"]
+        assert again is not stopped
+        await wait_for(pilot, lambda: again.is_finished, 40)
+        assert pane.has_class("-torn-down") and "box1" in app.telemetry_stopped
+
+        # The box is re-rented under the name: another box id answers. r: it is live.
+        _box_id_on(loopback_fleet.box("box1"), NEW_BOX)
+        app.reconnect("box1")
+        live = app._monitor_workers["box1"]
+        await wait_for(pilot, lambda: app.jobs.state("box1").torn_down_at is None, 40)
+        await wait_for(pilot, lambda: not pane.has_class("-torn-down"))
+        await pilot.pause(1.0)
+        assert not live.is_finished and "box1" not in app.telemetry_stopped
+        assert app.latest["box1"].connection.status == "connected"
+        assert any("a new box answers" in str(n.message) for n in app._notifications)
+        jh = Journal(_state / "rgt-tui" / "journal").load("box1")
+        assert jh.box is not None and jh.box.box_id == NEW_BOX and jh.torn_down_at is None
+        assert [h.box.box_id for h in jh.history if h.box] == [OLD_BOX]
+        # The old box's record is shown as history; the new box's gate is closed.
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+        await wait_for(pilot, lambda: "History: earlier boxes" in screen_text(app), 60)
+        await wait_for(pilot, lambda: not app.jobs.state("box1").running, 60)
+        text = screen_text(app)
+        assert f"box {OLD_BOX[:12]}: torn down" in text
+        assert "locked" in text and not app.jobs.state("box1").gate.ready_but_confirmation
+    assert not loopback_fleet.errors
+
+
+async def test_new_box_under_a_torn_down_name_is_live_from_the_start(
+    tmp_path: Path, _state: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    _torn_down(_state, "box1", OLD_BOX)
+    _box_id_on(loopback_fleet.box("box1"), NEW_BOX)
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.fleet_screen.panes["box1"]
+        await wait_for(
+            pilot, lambda: (b := app.jobs.state("box1").box) is not None and b.box_id == NEW_BOX, 40
+        )
+        await wait_for(pilot, lambda: not pane.has_class("-torn-down"))
+        await wait_for(pilot, lambda: "● connected" in str(pane.render()), 40)
+        await pilot.pause(1.0)
+        assert not app._monitor_workers["box1"].is_finished
+        assert app.jobs.state("box1").torn_down_at is None
+        assert "torn down" not in str(pane.border_subtitle)

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 import torch
 from test_app import FakeMonitor, screen_text, wait_for
-from test_app_snapshots import FLEET_TOML, FROZEN, clock, healthy_update, write_fleet
+from test_app_snapshots import (
+    FLEET_TOML,
+    FROZEN,
+    agent_sample,
+    clock,
+    healthy_update,
+    make_update,
+    write_fleet,
+)
 from textual.widgets import Input
 
 from rgt_tui.app import RgtApp, RgtCommands
@@ -171,7 +179,8 @@ async def test_failed_command_and_late_write_keep_the_box(tmp_path: Path, loopba
         assert "✖ rescan" in text and "locked" in text
         assert not app.jobs.state("box1").gate.ready_but_confirmation
         await _type_name(app, pilot, "box1")
-        assert "locked (" in screen_text(app) and "nothing was torn down" in screen_text(app)
+        assert "locked: teardown refused for box1" in screen_text(app)
+        assert "nothing was torn down" in screen_text(app)
         assert app.jobs.state("box1").torn_down_at is None
 
         await pilot.press("escape")
@@ -383,11 +392,24 @@ async def test_a_torn_down_box_is_not_polled_until_r(
         polls = len(queue_reads)
         await pilot.pause(1.5)
         assert len(queue_reads) == polls
-        # r on it polls again (a box that is back), and later job news leaves that alone.
+        # r gives it one attempt. A sample that cannot tell which box answers (no box
+        # id) leaves it torn down, and its telemetry stops again: no reconnect loop.
+        monitor = monitors["a100-train"]
+        monitor.updates = [healthy_update(seq=2, t=FROZEN + 1)]
         app.reconnect("a100-train")
-        await pilot.pause()
+        once = app._monitor_workers["a100-train"]
+        assert once is not stopped
+        await wait_for(pilot, lambda: once.is_finished)
+        assert pane.has_class("-torn-down") and len(queue_reads) == polls
+        # A new box under the name (an id the journal has not seen): r finds it live,
+        # polled again, and later job news leaves that alone.
+        new_box = agent_sample("a100-train", seq=3, t=FROZEN + 2, box_id="n3wb0xn3wb0xn3wb0x")
+        monitor.updates = [make_update("a100-train", new_box)]
+        app.reconnect("a100-train")
         again = app._monitor_workers["a100-train"]
-        assert again is not stopped and not again.is_finished
+        await wait_for(pilot, lambda: not pane.has_class("-torn-down"))
+        assert again is not once and not again.is_finished
+        assert app.jobs.state("a100-train").torn_down_at is None
         await wait_for(pilot, lambda: " 1 up" in screen_text(app))
         await wait_for(pilot, lambda: len(queue_reads) > polls)
         app.post_message(JobsChanged(app.jobs.state("a100-train")))

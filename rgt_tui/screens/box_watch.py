@@ -1,0 +1,160 @@
+"""Which box answers under each host's name, as the App's telemetry sees it.
+
+Every fact belongs to a box, not to a name (DESIGN.md, Teardown): the first sample that
+carries a box id (``~/.rgt/box-id`` on the box) is recorded in the journal
+(``Journal.observe_box``, in a worker), which decides whether it is the box
+it knew or a new one. A host recorded as torn down is not simply left alone: at start,
+and on ``r``, it gets one connection attempt. If the box there is a new one (another id),
+the journal moves the old box's records to history and the host is live again, gate
+closed; the same box (or no answer, or no id to tell by) stays greyed out and its
+telemetry stops, with no reconnect loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.widgets.pull_jobs import HostJobs, JobRunner
+
+
+class BoxWatch:
+    """Records each host's box identity and decides a torn-down host's one attempt."""
+
+    def __init__(
+        self,
+        app: App[Any],
+        jobs: JobRunner,
+        *,
+        latest: Callable[[str], HostUpdate | None],
+        host_key: Callable[[str], str | None],
+        stop: Callable[[str, float], None],
+        is_stopped: Callable[[str], bool],
+    ) -> None:
+        self.app = app
+        self.jobs = jobs
+        self._latest = latest
+        self._host_key = host_key
+        self._stop = stop
+        self._is_stopped = is_stopped
+        self._seen: dict[str, int] = {}  # updates per host, to tell a new attempt's
+        # Torn-down hosts whose one attempt is awaited: the update count it must exceed.
+        self.pending: dict[str, int] = {}
+        # The sample from before ``r``: a monitor reports its last sample again when it
+        # reconnects, and that one says nothing about which box answers now.
+        self._stale: dict[str, object] = {}
+        self._observing: set[str] = set()  # hosts whose box is being recorded right now
+
+    def host_updated(self, update: HostUpdate) -> None:
+        """A sample or connection change: record a box id the journal does not have yet,
+        and decide a pending torn-down host."""
+        host = update.host
+        self._seen[host] = self._seen.get(host, 0) + 1
+        self._observe_if_new(host, update)
+        self._step(host)
+
+    def jobs_changed(self, state: HostJobs) -> None:
+        """The journal's view of a host changed (loaded, torn down, a box observed)."""
+        host = state.host
+        if state.torn_down_at is None:
+            self.pending.pop(host, None)  # a new box under the name: it stays live
+            self._stale.pop(host, None)
+            return
+        if host not in self.pending and not self._is_stopped(host):
+            self.pending[host] = -1  # any update, the latest already there included
+        self._step(host)
+
+    def retry(self, host: str) -> None:
+        """``r`` on a stopped torn-down host: one more attempt, judged by what comes next."""
+        if self.jobs.state(host).torn_down_at is not None:
+            self.pending[host] = self._seen.get(host, 0)
+            before = self._latest(host)
+            self._stale[host] = before.snapshot if before is not None else None
+
+    def _observe_if_new(self, host: str, update: HostUpdate | None) -> bool:
+        """Start recording the box id of ``update`` when the journal has another (or
+        none); True while such a recording is in flight."""
+        if host in self._observing:
+            return True
+        box_id = _box_id(update)
+        if box_id is None:
+            return False
+        known: Any = self.jobs.state(host).box
+        if known is not None and known.box_id == box_id:
+            return False
+        self._observing.add(host)
+        self.app.run_worker(
+            self._observe(host, box_id, self._host_key(host)),
+            name=f"identity:{host}",
+            group=f"identity:{host}",
+            exclusive=True,
+            exit_on_error=False,
+        )
+        return True
+
+    async def _observe(self, host: str, box_id: str, host_key: str | None) -> None:
+        from rgt_tui.domain.box_identity import BoxIdentity
+
+        jobs = self.jobs
+        try:
+            jh = await asyncio.to_thread(
+                jobs.journal().observe_box, host, BoxIdentity(box_id, host_key), jobs.clock()
+            )
+            before = jobs.state(host)
+            changes: dict[str, Any] = {
+                "box": jh.box,
+                "history": tuple(jh.history),
+                "torn_down_at": jh.torn_down_at,
+            }
+            new_box = before.box is not None and before.box.box_id != box_id
+            if new_box:
+                # Another box: nothing known about the old one applies to this one.
+                changes.update(gate=None, gate_error=None, teardown=None, refusal=None)
+            jobs.learned(host, **changes)
+            if new_box or (before.torn_down_at is not None and jh.torn_down_at is None):
+                self.app.notify(
+                    f"{host}: a new box answers under this name (box {box_id[:12]}): it is "
+                    "live, its teardown gate starts closed; the earlier box's records are "
+                    "history (Teardown tab)",
+                    title=host,
+                    timeout=15,
+                )
+        except Exception as exc:  # a damaged journal: reported, the gate stays locked
+            self.app.notify(f"{host}: {exc}", title=host, severity="error", timeout=15)
+        finally:
+            # After the new state was posted: a decision waiting on it sees it.
+            self._observing.discard(host)
+
+    def _step(self, host: str) -> None:
+        mark = self.pending.get(host)
+        if mark is None:
+            return
+        at = self.jobs.state(host).torn_down_at
+        update = self._latest(host)
+        if at is None:
+            self.pending.pop(host, None)
+            return
+        if update is None or self._seen.get(host, 0) <= mark:
+            return  # the attempt has not answered yet
+        conn = update.connection
+        if conn.status == "connected":
+            if update.snapshot is None or update.snapshot is self._stale.get(host):
+                return  # connected; its first sample (with the box id) is on its way
+            if self._observe_if_new(host, update):
+                return  # the journal decides: its answer comes back as jobs_changed
+        elif conn.error is None:
+            return  # still on its first try
+        # The same box, no answer, or no id to tell by: it stays torn down.
+        del self.pending[host]
+        self._stale.pop(host, None)
+        self._stop(host, at)
+
+
+def _box_id(update: HostUpdate | None) -> str | None:
+    if update is None or update.connection.status != "connected" or update.snapshot is None:
+        return None
+    return getattr(update.snapshot, "box_id", None)
