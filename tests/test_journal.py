@@ -1,21 +1,35 @@
-"""The journal: survives restarts (a fresh process), is written atomically, and a damaged
-file never opens a gate."""
+"""The journal: survives restarts (a fresh process), is written atomically under a lock
+no concurrent writer loses events to, keeps each box's facts apart, and a damaged file
+never opens a gate."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import threading
 
 import pytest
-from tests_support_gate import happy_events
+from tests_support_gate import BOX, IDENTITY, happy_events
 
-from rgt_tui.domain.teardown_gate import is_unlocked
+from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.domain.teardown_gate import MissingCellAcknowledged, is_unlocked
 from rgt_tui.services.journal import Journal, JournalError, TeardownRecord
+
+NEW_BOX = BoxIdentity("fedcba9876543210fedcba9876543210", "SHA256:box-two-host-key")
+
+
+def _journal_of_box(tmp_path, *, torn: bool = False) -> Journal:
+    journal = Journal(tmp_path)
+    journal.observe_box("h1", IDENTITY, 1.0)
+    journal.record("h1", 2.0, *happy_events())
+    if torn:
+        journal.add_teardown("h1", TeardownRecord(3.0, "true", 0, "", True, box_id=BOX))
+    return journal
 
 
 def test_journal_replays_to_the_same_gate_in_a_new_process(tmp_path):
-    journal = Journal(tmp_path)
-    journal.record("h1", 1.0, *happy_events())
+    journal = _journal_of_box(tmp_path)
     assert is_unlocked(journal.load("h1").gate())
     code = (
         "from pathlib import Path; from rgt_tui.services.journal import Journal;"
@@ -27,20 +41,115 @@ def test_journal_replays_to_the_same_gate_in_a_new_process(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))  # no temp file left behind
 
 
-def test_teardown_records_round_trip(tmp_path):
+def test_teardown_records_round_trip_and_count_for_their_box_only(tmp_path):
+    journal = _journal_of_box(tmp_path, torn=True)
+    assert journal.load("h1").torn_down_at == 3.0
+    # A record naming another box (a race with a box change) is never this box's.
+    journal.add_teardown("h1", TeardownRecord(4.0, "true", 0, "", True, box_id="x" * 32))
+    assert journal.load("h1").torn_down_at == 3.0
+
+
+def test_a_new_box_under_the_name_starts_closed_and_the_old_facts_are_history(tmp_path):
+    journal = _journal_of_box(tmp_path, torn=True)
+    assert journal.observe_box("h1", IDENTITY, 5.0).torn_down_at == 3.0  # same box: no change
+
+    jh = journal.observe_box("h1", NEW_BOX, 6.0)
+    again = journal.load("h1")  # and as saved
+    for j in (jh, again):
+        assert j.box == NEW_BOX and j.events == [] and j.teardowns == []
+        assert j.torn_down_at is None and not is_unlocked(j.gate())
+        (old,) = j.history
+        assert old.box == IDENTITY and old.torn_down_at == 3.0 and old.retired_at == 6.0
+        assert len(old.events) == len(happy_events()) and "another box" in old.why
+    # Facts recorded now are the new box's; the old box's stay as they were.
+    journal.record("h1", 7.0, MissingCellAcknowledged("cellA"))
+    assert len(journal.load("h1").events) == 1
+    assert len(journal.load("h1").history[0].events) == len(happy_events())
+
+
+def test_a_changed_host_key_under_the_same_id_is_a_new_box(tmp_path):
+    journal = _journal_of_box(tmp_path, torn=True)
+    cloned = BoxIdentity(BOX, "SHA256:another-host-key")
+    jh = journal.observe_box("h1", cloned, 6.0)
+    assert jh.box == cloned and jh.torn_down_at is None and "host key changed" in jh.history[0].why
+    # A key seen for the first time under a known id is that box's key, not a new box.
+    fresh = Journal(tmp_path / "other")
+    fresh.observe_box("h1", BoxIdentity(BOX, None), 1.0)
+    fresh.record("h1", 2.0, *happy_events())
+    jh = fresh.observe_box("h1", IDENTITY, 3.0)
+    assert jh.box == IDENTITY and not jh.history and is_unlocked(jh.gate())
+
+
+def test_a_journal_from_before_box_identities_loads_as_an_unknown_box(tmp_path):
+    """Version 1 (no box): its facts never count for a box; once one answers, history."""
     journal = Journal(tmp_path)
-    j = journal.load("h1")
-    j.teardowns.append(TeardownRecord(5.0, "true", 0, "", True))
-    journal.save(j)
-    assert journal.load("h1").torn_down_at == 5.0
+    v1 = {
+        "version": 1,
+        "host": "h1",
+        "first_seen": 1.0,
+        "last_seen": 2.0,
+        "events": [[2.0, {"type": "MissingCellAcknowledged", "name": "cellA"}]],
+        "teardowns": [{"at": 3.0, "command": "true", "exit_status": 0, "output": "", "ok": True}],
+    }
+    journal.path("h1").write_text(json.dumps(v1))
+    jh = journal.load("h1")
+    assert jh.box is None and jh.torn_down_at == 3.0  # the unknown box's, until one answers
+    assert not is_unlocked(jh.gate())
+    jh = journal.observe_box("h1", IDENTITY, 4.0)
+    assert jh.box == IDENTITY and jh.events == [] and jh.torn_down_at is None
+    (old,) = jh.history
+    assert old.box is None and old.torn_down_at == 3.0 and "before rgt-tui kept box" in old.why
+    assert journal.load("h1").history[0].events == old.events
+
+
+def _writer(journal: Journal, tag: str, n: int) -> None:
+    for i in range(n):
+        journal.record("h1", float(i), MissingCellAcknowledged(f"{tag}-{i}"))
+
+
+def test_concurrent_writers_in_threads_and_processes_lose_no_event(tmp_path):
+    """Threads (as the TUI's workers write) and processes (as CLI runs do) at once."""
+    journal = Journal(tmp_path)
+    per = 40
+    code = (
+        "import sys; from pathlib import Path; from rgt_tui.services.journal import Journal;"
+        "from rgt_tui.domain.teardown_gate import MissingCellAcknowledged as M;"
+        "j = Journal(Path(sys.argv[1]));"
+        f"[j.record('h1', float(i), M(sys.argv[2] + '-' + str(i))) for i in range({per})]"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(tmp_path), f"p{k}"]) for k in range(3)
+    ]
+    threads = [threading.Thread(target=_writer, args=(journal, f"t{k}", per)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    names = {e.name for _, e in journal.load("h1").events}
+    expected = {f"{tag}-{i}" for tag in ("p0", "p1", "p2", "t0", "t1", "t2") for i in range(per)}
+    assert names == expected
+
+
+def test_a_stuck_lock_is_a_clear_error_not_a_hang(tmp_path):
+    journal = Journal(tmp_path, lock_timeout=0.2)
+    with Journal(tmp_path).locked("h1"), pytest.raises(JournalError) as err:
+        journal.record("h1", 1.0, MissingCellAcknowledged("a"))
+    assert "journal lock" in str(err.value) and "stays locked" in str(err.value)
+    assert journal.load("h1").events == []
 
 
 @pytest.mark.parametrize(
-    "damage", ['{"version": 1, "host": "h1", "events": [[1.0, {"type": "Nope"}]]}', "{not json", ""]
+    "damage",
+    [
+        '{"version": 1, "host": "h1", "events": [[1.0, {"type": "Nope"}]]}',
+        '{"version": 2, "host": "h1", "events": [], "box": {"box_id": "../x"}}',
+        "{not json",
+        "",
+    ],
 )
 def test_damaged_journal_is_a_clear_error_and_never_unlocks(tmp_path, damage):
-    journal = Journal(tmp_path)
-    journal.record("h1", 1.0, *happy_events())
+    journal = _journal_of_box(tmp_path)
     journal.path("h1").write_text(damage)
     with pytest.raises(JournalError) as err:
         journal.load("h1")

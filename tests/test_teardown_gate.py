@@ -7,9 +7,10 @@ when the oracle says a condition is missing.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests_support_gate import FILES
+from tests_support_gate import ATTEMPT, BOX, FILES, listing
 from tests_support_gate import happy_events as happy_path
 
 from rgt_tui.domain.teardown_gate import (
@@ -22,9 +23,12 @@ from rgt_tui.domain.teardown_gate import (
     GateState,
     ManifestTaken,
     MissingCellAcknowledged,
+    RecordsInvalid,
+    RescanFailed,
     Rescanned,
     RosterChecked,
     RunningAcknowledged,
+    VerificationRead,
     apply,
     conditions,
     is_unlocked,
@@ -34,86 +38,153 @@ from rgt_tui.domain.teardown_gate import (
 HOST = "h1"
 
 
-def replay(*events) -> GateState:
-    state = GateState(HOST)
+def replay(*events, box_id: str | None = BOX) -> GateState:
+    state = GateState(HOST, box_id=box_id)
     for e in events:
         state = apply(state, e)
     return state
 
 
-def test_happy_path_unlocks_only_at_the_typed_name():
+def keys(state: GateState) -> list[str]:
+    return [c.key for c in missing_conditions(state)]
+
+
+def evidence(state: GateState, key: str) -> str:
+    return next(c.evidence for c in conditions(state) if c.key == key)
+
+
+def test_happy_path_unlocks_only_at_the_typed_name_with_its_rescan():
     events = happy_path()
-    assert not is_unlocked(replay(*events[:-1]))
-    assert [c.key for c in missing_conditions(replay(*events[:-1]))] == ["confirmed"]
     assert is_unlocked(replay(*events))
-    assert not is_unlocked(replay(*events[:-1], ConfirmationTyped("h2")))
+    before_typing = [*events[:-2], Rescanned(listing(), 205.0, box_id=BOX)]  # a check
+    assert keys(replay(*before_typing)) == ["confirmed"]
+    wrong = [*events[:-2], ConfirmationTyped("h2", ATTEMPT), events[-1]]
+    assert keys(replay(*wrong)) == ["confirmed"]
+
+
+def test_a_rescan_taken_before_the_name_was_typed_never_counts():
+    events = happy_path()
+    # The matching re-scan came first (the box was reachable hours ago), then the name.
+    state = replay(*events[:-2], events[-1], events[-2])
+    assert keys(state) == ["rescan"]
+    assert "no re-scan since the name was typed" in evidence(state, "rescan")
+
+
+def test_a_rescan_for_anything_but_this_confirmation_drops_it():
+    events = happy_path()
+    for other in ("", "attempt-2"):
+        state = replay(*events[:-1], Rescanned(listing(), at=211.0, attempt=other, box_id=BOX))
+        assert keys(state) == ["confirmed"], other
+    # Nor does a later check's re-scan keep a confirmation typed in an earlier attempt.
+    assert keys(replay(*events, Rescanned(listing(), at=300.0, box_id=BOX))) == ["confirmed"]
+    # A confirmation typed without a token (an old journal) is kept by no re-scan.
+    untokened = [*events[:-2], ConfirmationTyped(HOST), Rescanned(listing(), 211.0, "", BOX)]
+    assert keys(replay(*untokened)) == ["confirmed"]
+
+
+def test_a_failed_rescan_leaves_no_match_behind():
+    state = replay(*happy_path(), RescanFailed("connection refused"))
+    assert keys(state) == ["rescan"]
+    assert "connection refused" in evidence(state, "rescan")
+
+
+def test_facts_of_no_identified_box_or_a_rescan_of_another_box_never_unlock():
+    assert keys(replay(*happy_path(), box_id=None)) == ["box", "rescan", "confirmed"]
+    other = replay(*happy_path(box_id="fedcba9876543210fedcba9876543210"))
+    assert not is_unlocked(other) and "another box" in evidence(other, "rescan")
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        "cellA/ckpt.pt: unsafe — needs arbitrary code to load",
+        "cellB/metrics.json: unverifiable — nested too deeply",
+        "notes/run.log: refused — symlink leaves the pull root",
+        "cellA/ckpt.pt.tmp: leftover — an unfinished write left on the box",
+        ".rgt/parts/cellB/x.part: unfinished — left by an interrupted pull",
+        "cellB/data.bin: not verified — the manifest has no hash for it",
+        "box1: not-rechecked — could not re-scan the box",
+        "queue file problems, roster may be incomplete: line 3",
+    ],
+)
+def test_every_verify_problem_keeps_it_locked_and_is_named(problem):
+    events = happy_path()
+    at = events.index(VerificationRead(True, ()))
+    for read in (VerificationRead(False, (problem,)), VerificationRead(True, (problem,))):
+        events[at] = read
+        state = replay(*events)
+        assert keys(state) == ["verified"], read
+        assert problem in evidence(state, "verified")
+
+
+def test_no_verification_of_this_manifest_keeps_it_locked():
+    events = [e for e in happy_path() if not isinstance(e, VerificationRead)]
+    state = replay(*events)
+    assert keys(state) == ["verified"] and "run verify" in evidence(state, "verified")
+    # A new manifest drops the verification of the old one.
+    again = replay(*happy_path()[:-2], ManifestTaken(FILES, 300.0, 101.0), *happy_path()[-2:])
+    assert "verified" in keys(again)
 
 
 def test_a_file_written_afterwards_locks_it_again():
     state = replay(
         *happy_path(),
-        Rescanned(
-            (*((p, f.size, f.mtime) for p, f in FILES), ("cellA/late.pt", 3, 300.0)), at=301.0
-        ),
+        Rescanned((*listing(), ("cellA/late.pt", 3, 300.0)), at=301.0, box_id=BOX),
     )
     assert not is_unlocked(state)
-    (manifest,) = [c for c in conditions(state) if c.key == "manifest"]
-    assert "new: cellA/late.pt" in manifest.evidence
+    assert "new: cellA/late.pt" in evidence(state, "manifest")
 
 
-def test_a_cell_started_locks_it_again():
+def test_a_cell_started_or_the_records_gone_lock_it_again():
     state = replay(*happy_path(), CellsRunning(("cellC",)))
     assert not is_unlocked(state) and "cell started: cellC" in state.invalidated_by
+    gone = replay(*happy_path(), RecordsInvalid("the pulled copy is of another box"))
+    assert not is_unlocked(gone) and "another box" in evidence(gone, "manifest")
+    assert gone.box_id == BOX  # the box stays known; only the facts on the records drop
 
 
 def test_corrupted_checkpoint_keeps_it_locked_and_names_the_file():
     events = happy_path()
-    events[4] = ArtifactChecked(
+    events[3] = ArtifactChecked(
         "cellA/ckpt.pt", loadable=True, ok=False, detail="truncated: unexpected EOF"
     )
     state = replay(*events)
     assert not is_unlocked(state)
-    (loaded,) = [c for c in conditions(state) if c.key == "loaded"]
-    assert "cellA/ckpt.pt: truncated" in loaded.evidence
+    assert "cellA/ckpt.pt: truncated" in evidence(state, "loaded")
 
 
 def test_wrong_hash_and_stale_manifest_and_missing_cell():
     events = happy_path()
     assert not is_unlocked(
-        replay(*events[:3], FilePulled("cellB/metrics.json", "sha-x"), *events[4:])
+        replay(*events[:2], FilePulled("cellB/metrics.json", "sha-x"), *events[3:])
     )
     stale = [ManifestTaken(FILES, taken_at=100.5, last_write=101.0), *events[1:]]
-    assert [c.key for c in missing_conditions(replay(*stale))] == ["manifest"]
+    assert keys(replay(*stale)) == ["manifest"]
     roster = [
         *events[:6],
         RosterChecked(("cellA", "cellB", "cellC"), ("cellA", "cellB")),
         *events[7:],
     ]
-    assert [c.key for c in missing_conditions(replay(*roster))] == ["roster"]
-    acked = replay(*roster[:-1], MissingCellAcknowledged("cellC"), ConfirmationTyped(HOST))
+    assert keys(replay(*roster)) == ["roster"]
+    acked = replay(*roster[:-2], MissingCellAcknowledged("cellC"), *roster[-2:])
     assert is_unlocked(acked)
-    assert "missing: cellC (acknowledged)" in next(
-        c.evidence for c in conditions(acked) if c.key == "roster"
-    )
+    assert "missing: cellC (acknowledged)" in evidence(acked, "roster")
 
 
 def test_running_cell_needs_acknowledgement():
-    events = [
-        CellsRunning(("cellB",)),
-        *happy_path()[:-2],
-        CellsRunning(("cellB",)),
-        ConfirmationTyped(HOST),
-    ]
-    assert [c.key for c in missing_conditions(replay(*events))] == ["idle"]
-    assert is_unlocked(replay(*events[:-1], RunningAcknowledged("cellB"), ConfirmationTyped(HOST)))
+    events = [CellsRunning(("cellB",)), *happy_path()[:-3], CellsRunning(("cellB",))]
+    confirm = happy_path()[-2:]
+    assert keys(replay(*events, *confirm)) == ["idle"]
+    assert is_unlocked(replay(*events, RunningAcknowledged("cellB"), *confirm))
 
 
 def test_empty_manifest_never_unlocks():
     state = replay(
         ManifestTaken((), taken_at=10.0, last_write=0.0),
-        Rescanned((), at=11.0),
+        VerificationRead(True, ()),
         RosterChecked((), ()),
-        ConfirmationTyped(HOST),
+        ConfirmationTyped(HOST, ATTEMPT),
+        Rescanned((), at=11.0, attempt=ATTEMPT, box_id=BOX),
     )
     assert not is_unlocked(state)
 
@@ -122,6 +193,8 @@ def test_empty_manifest_never_unlocks():
 
 PATHS = ("a.pt", "b.json", "c.bin")
 CELLS = ("x", "y")
+ATTEMPTS = ("", "t1", "t2")
+OTHER_BOX = "fedcba9876543210fedcba9876543210"
 
 
 def _facts():
@@ -142,18 +215,27 @@ ACTIONS = st.one_of(
         st.sampled_from([1.0, 5.0]),
         st.sampled_from([0.0, 3.0]),
     ),
-    st.just("rescan_same"),
+    st.tuples(
+        st.just("rescan_same"), st.sampled_from(ATTEMPTS), st.sampled_from([BOX, BOX, OTHER_BOX])
+    ),
     st.builds(
-        lambda files: Rescanned(tuple(sorted((p, s, m) for p, (s, m) in files.items())), at=9.0),
+        lambda files, attempt: Rescanned(
+            tuple(sorted((p, s, m) for p, (s, m) in files.items())), 9.0, attempt, BOX
+        ),
         st.dictionaries(
             st.sampled_from(PATHS),
             st.tuples(st.sampled_from([1, 2]), st.sampled_from([1.0, 2.0])),
             max_size=3,
         ),
+        st.sampled_from(ATTEMPTS),
     ),
+    st.builds(RescanFailed, st.just("unreachable")),
     st.tuples(st.just("pull_right"), st.sampled_from(PATHS)),
     st.builds(FilePulled, st.sampled_from(PATHS), st.sampled_from(["s1", "s2"])),
     st.builds(ArtifactChecked, st.sampled_from(PATHS), st.booleans(), st.booleans()),
+    st.builds(
+        VerificationRead, st.booleans(), st.sampled_from([(), ("a.pt: leftover",), ("x", "y")])
+    ),
     st.builds(
         RosterChecked,
         st.lists(st.sampled_from(CELLS), unique=True).map(tuple),
@@ -163,7 +245,8 @@ ACTIONS = st.one_of(
     st.builds(CellsRunning, st.lists(st.sampled_from(CELLS), unique=True).map(tuple)),
     st.builds(RunningAcknowledged, st.sampled_from(CELLS)),
     st.builds(BoxChanged, st.just("file written")),
-    st.builds(ConfirmationTyped, st.sampled_from([HOST, "h2", ""])),
+    st.builds(RecordsInvalid, st.just("records gone")),
+    st.builds(ConfirmationTyped, st.sampled_from([HOST, "h2", ""]), st.sampled_from(ATTEMPTS)),
 )
 
 
@@ -172,10 +255,10 @@ def _resolve(actions) -> list:
     for a in actions:
         if isinstance(a, ManifestTaken):
             manifest = a
-        if a == "rescan_same":
+        if isinstance(a, tuple) and a[0] == "rescan_same":
             if manifest is None:
                 continue
-            a = Rescanned(tuple((p, f.size, f.mtime) for p, f in manifest.files), at=9.0)
+            a = Rescanned(tuple((p, f.size, f.mtime) for p, f in manifest.files), 9.0, a[1], a[2])
         elif isinstance(a, tuple) and a[0] == "pull_right":
             facts = dict(manifest.files).get(a[1]) if manifest else None
             if facts is None:
@@ -202,16 +285,25 @@ def oracle_allows(events: list) -> bool:
             if i > m_at and set(e.names) - set(running):
                 return False  # a cell started after the manifest
             running = e.names
-    listing = {p: (f.size, f.mtime) for p, f in files.items()}
-    matched = False
+    listing_now = {p: (f.size, f.mtime) for p, f in files.items()}
     for e in after:
-        if isinstance(e, BoxChanged):
+        if isinstance(e, (BoxChanged, RecordsInvalid)):
             return False
-        if isinstance(e, Rescanned):
-            if {p: (s, t) for p, s, t in e.files} != listing:
-                return False
-            matched = True
-    if not matched:
+        relisted = isinstance(e, Rescanned) and e.box_id == BOX
+        if relisted and {p: (s, t) for p, s, t in e.files} != listing_now:
+            return False
+    # The typed name: the latest one, after the manifest, right and with a token...
+    typed_at = [i for i, e in enumerate(after) if isinstance(e, ConfirmationTyped)]
+    if not typed_at:
+        return False
+    typed = after[typed_at[-1]]
+    if typed.text != HOST or not typed.attempt:
+        return False
+    # ...then re-scans of this box for that very confirmation only, the last one matching.
+    since = [e for e in after[typed_at[-1] + 1 :] if isinstance(e, (Rescanned, RescanFailed))]
+    if not since or not all(
+        isinstance(e, Rescanned) and e.attempt == typed.attempt and e.box_id == BOX for e in since
+    ):
         return False
     for path, facts in files.items():
         pulls = [e for e in after if isinstance(e, FilePulled) and e.path == path]
@@ -220,6 +312,9 @@ def oracle_allows(events: list) -> bool:
         checks = [e for e in after if isinstance(e, ArtifactChecked) and e.path == path]
         if not checks or not checks[-1].ok:
             return False
+    reads = [e for e in after if isinstance(e, VerificationRead)]
+    if not reads or not reads[-1].ok or reads[-1].problems:
+        return False
     rosters = [e for e in after if isinstance(e, RosterChecked)]
     if not rosters:
         return False
@@ -227,17 +322,14 @@ def oracle_allows(events: list) -> bool:
     if any(c not in rosters[-1].present and c not in acked for c in rosters[-1].expected):
         return False
     acked_running = {e.name for e in events if isinstance(e, RunningAcknowledged)}
-    if any(c not in acked_running for c in running):
-        return False
-    typed = [e for e in after if isinstance(e, ConfirmationTyped)]
-    return bool(typed) and typed[-1].text == HOST
+    return all(c in acked_running for c in running)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(ACTIONS, max_size=40))
 def test_no_event_sequence_unlocks_without_every_condition(actions):
     events = _resolve(actions)
-    state = GateState(HOST)
+    state = GateState(HOST, box_id=BOX)
     for i, e in enumerate(events):
         state = apply(state, e)
         if is_unlocked(state):
@@ -248,11 +340,16 @@ def test_the_property_can_reach_unlocked():
     """Guard against a vacuous property: its generator does produce unlocking histories."""
     actions = [
         ManifestTaken((("a.pt", FileFacts(1, 1.0, "s1")),), taken_at=5.0, last_write=0.0),
-        "rescan_same",
         ("pull_right", "a.pt"),
         ArtifactChecked("a.pt", True, True),
+        VerificationRead(True, ()),
         RosterChecked(("x",), ("x",)),
-        ConfirmationTyped(HOST),
+        ConfirmationTyped(HOST, "t1"),
+        ("rescan_same", "t1", BOX),
     ]
     events = _resolve(actions)
     assert is_unlocked(replay(*events)) and oracle_allows(events)
+    # Each of these, one step later, must lock it again; the oracle agrees.
+    for late in (("rescan_same", "", BOX), ("rescan_same", "t2", BOX), RescanFailed("down")):
+        locked = _resolve([*actions, late])
+        assert not is_unlocked(replay(*locked)) and not oracle_allows(locked)

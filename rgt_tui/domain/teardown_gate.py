@@ -2,13 +2,25 @@
 
 A host unlocks only when every condition holds at once:
 
-1. a manifest was taken after the last write on the box, and a fresh re-scan at gate
-   time still matches it (same files, sizes, mtimes);
+0. the facts belong to an identified box (``box_identity``): the journal keeps each box's
+   facts apart, and a box re-created under the same name starts with none;
+1. a manifest was taken after the last write on the box, and a re-scan taken *after the
+   name was typed*, for that very confirmation, still matches it (same files, sizes,
+   mtimes);
 2. every file in it was pulled with a matching SHA-256;
 3. every loadable artifact loaded (others count by hash);
-4. the roster is reconciled, or each missing cell acknowledged by name;
-5. no queue cell is running, or each running cell acknowledged;
-6. the user typed the host's name.
+4. verify reported no problem at all for this manifest (refused or unreadable files,
+   leftovers, unfinished parts, unhashed entries, a failed re-scan... each one named);
+5. the roster is reconciled, or each missing cell acknowledged by name;
+6. no queue cell is running, or each running cell acknowledged;
+7. the user typed the host's name.
+
+The typed name and the re-scan are one moment, not two facts that keep: typing the name
+(``ConfirmationTyped``, with a fresh ``attempt`` token) discards any earlier re-scan, and
+only a matching ``Rescanned`` carrying that same token keeps the confirmation. A re-scan
+for anything else (a checklist check) drops the confirmation, and one that fails
+(``RescanFailed``) leaves no match behind. So a re-scan taken before the name was typed,
+or hours ago while the box was reachable, can never open the gate.
 
 Any later change on the box (a new or changed file, a cell started) invalidates the
 manifest and with it every fact built on it, so the gate locks again. Facts arrive as
@@ -44,10 +56,24 @@ class ManifestTaken:
 
 @dataclass(frozen=True)
 class Rescanned:
-    """A fresh listing of the box (sizes and mtimes) at gate time."""
+    """A fresh listing of the box (sizes and mtimes) at gate time.
+
+    ``attempt``: the token of the confirmation this re-scan was taken for ("" for a
+    checklist check, which counts for no confirmation). ``box_id``: the box it listed.
+    """
 
     files: tuple[tuple[str, int, float], ...]
     at: float
+    attempt: str = ""
+    box_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RescanFailed:
+    """The box could not be re-scanned just now (unreachable, garbled output): no re-scan
+    taken before counts in its place."""
+
+    why: str
 
 
 @dataclass(frozen=True)
@@ -66,6 +92,26 @@ class ArtifactChecked:
     loadable: bool
     ok: bool
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class VerificationRead:
+    """What verify said about this manifest: ``ok`` and every problem it named.
+
+    ``problems`` leaves out the missing roster cells: the roster condition rules those,
+    with the user's by-name acknowledgements.
+    """
+
+    ok: bool
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordsInvalid:
+    """The records the facts rest on are gone or belong elsewhere (the pulled copy's
+    manifest is missing, unreadable, or of another box): every fact built on them drops."""
+
+    why: str
 
 
 @dataclass(frozen=True)
@@ -106,16 +152,21 @@ class BoxChanged:
 
 @dataclass(frozen=True)
 class ConfirmationTyped:
-    """What the user typed in the confirmation box."""
+    """What the user typed in the confirmation box; ``attempt`` is a fresh token per
+    confirmation, which the re-scan taken for it carries (see the module docstring)."""
 
     text: str
+    attempt: str = ""
 
 
 GateEvent = (
     ManifestTaken
     | Rescanned
+    | RescanFailed
     | FilePulled
     | ArtifactChecked
+    | VerificationRead
+    | RecordsInvalid
     | RosterChecked
     | MissingCellAcknowledged
     | CellsRunning
@@ -133,22 +184,27 @@ class GateState:
     """Everything the gate knows about one host, since its latest valid manifest."""
 
     host: str
+    box_id: str | None = None  # the box these facts belong to (None: not identified)
     manifest: dict[str, FileFacts] | None = None
     taken_at: float | None = None
     last_write: float | None = None
     rescan_matches: bool = False
     rescan_at: float | None = None
+    rescan_error: str | None = None  # why the latest re-scan could not be taken
     pulled: frozenset[str] = frozenset()
     loaded: frozenset[str] = frozenset()
     failed: dict[str, str] = field(default_factory=dict)
     loadable: frozenset[str] = frozenset()
     checked: frozenset[str] = frozenset()
+    verify_ok: bool = False
+    verify_problems: tuple[str, ...] | None = None  # None: no verification of this manifest
     expected_cells: tuple[str, ...] | None = None
     present_cells: frozenset[str] = frozenset()
     acked_missing: frozenset[str] = frozenset()
     running: tuple[str, ...] = ()
     acked_running: frozenset[str] = frozenset()
     confirmed: bool = False
+    attempt: str = ""  # the token of the latest typed confirmation
     invalidated_by: str | None = None
 
 
@@ -156,6 +212,7 @@ def _invalidate(state: GateState, why: str) -> GateState:
     """Drop every fact that rests on the manifest; acknowledgements of cells stay by name."""
     return GateState(
         host=state.host,
+        box_id=state.box_id,
         acked_missing=state.acked_missing,
         acked_running=state.acked_running,
         running=state.running,
@@ -176,8 +233,22 @@ def apply(state: GateState, event: GateEvent) -> GateState:
         )
     if isinstance(event, BoxChanged):
         return _invalidate(state, event.what)
+    if isinstance(event, RecordsInvalid):
+        return _invalidate(state, event.why)
     if isinstance(event, ConfirmationTyped):
-        return replace(state, confirmed=event.text == state.host)
+        # A new moment of truth: whatever re-scan came before it no longer counts.
+        return replace(
+            state,
+            confirmed=event.text == state.host,
+            attempt=event.attempt,
+            rescan_matches=False,
+            rescan_at=None,
+            rescan_error=None,
+        )
+    if isinstance(event, RescanFailed):
+        return replace(
+            state, rescan_matches=False, rescan_at=None, rescan_error=event.why or "failed"
+        )
     if isinstance(event, MissingCellAcknowledged):
         return replace(state, acked_missing=state.acked_missing | {event.name}, confirmed=False)
     if isinstance(event, RunningAcknowledged):
@@ -194,6 +265,14 @@ def apply(state: GateState, event: GateEvent) -> GateState:
     if state.manifest is None:
         return state  # facts about files mean nothing without a manifest to tie them to
     if isinstance(event, Rescanned):
+        if event.box_id != state.box_id:
+            return replace(
+                state,
+                rescan_matches=False,
+                rescan_at=None,
+                rescan_error=f"the re-scan listed another box ({event.box_id})",
+                confirmed=False,
+            )
         listing = {path: (size, mtime) for path, size, mtime in event.files}
         expected = {path: (f.size, f.mtime) for path, f in state.manifest.items()}
         if listing != expected:
@@ -206,7 +285,18 @@ def apply(state: GateState, event: GateEvent) -> GateState:
                 if names
             ]
             return _invalidate(state, "box changed since the manifest — " + "; ".join(parts))
-        return replace(state, rescan_matches=True, rescan_at=event.at)
+        # The confirmation holds only through the re-scan taken for it.
+        keeps = state.confirmed and event.attempt != "" and event.attempt == state.attempt
+        return replace(
+            state, rescan_matches=True, rescan_at=event.at, rescan_error=None, confirmed=keeps
+        )
+    if isinstance(event, VerificationRead):
+        return replace(
+            state,
+            verify_ok=event.ok and not event.problems,
+            verify_problems=tuple(event.problems),
+            confirmed=state.confirmed and event.ok and not event.problems,
+        )
     if isinstance(event, FilePulled):
         facts = state.manifest.get(event.path)
         if facts is None:
@@ -241,6 +331,8 @@ def apply(state: GateState, event: GateEvent) -> GateState:
 
 # --- conditions ----------------------------------------------------------------------
 
+SHOWN_PROBLEMS = 10  # verify's problems named in the checklist; verify's report has all
+
 
 @dataclass(frozen=True)
 class Condition:
@@ -255,7 +347,15 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     """Every checklist item with its evidence, in the order the screen shows them."""
     m = state.manifest
     n = len(m) if m else 0
-    items: list[Condition] = []
+    items: list[Condition] = [
+        Condition(
+            "box",
+            state.box_id is not None,
+            f"box {state.box_id[:12]}"
+            if state.box_id is not None
+            else "box not identified: no re-scan has said which box answers under this name",
+        )
+    ]
     if m is None:
         why = f" ({state.invalidated_by})" if state.invalidated_by else ""
         items.append(Condition("manifest", False, f"no valid manifest{why}"))
@@ -273,15 +373,15 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
                 + ("" if fresh else " — before the last write on the box"),
             )
         )
-    items.append(
-        Condition(
-            "rescan",
-            m is not None and state.rescan_matches,
-            "re-scan matches the manifest"
-            if state.rescan_matches
-            else "no matching re-scan since the manifest",
-        )
-    )
+    if state.rescan_error:
+        rescan = f"cannot re-scan the box: {state.rescan_error}"
+    elif state.rescan_matches:
+        rescan = "re-scan matches the manifest"
+    elif state.confirmed:
+        rescan = "no re-scan since the name was typed"
+    else:
+        rescan = "no matching re-scan since the manifest"
+    items.append(Condition("rescan", m is not None and state.rescan_matches, rescan))
     pulled = len(state.pulled) if m else 0
     items.append(
         Condition("pulled", m is not None and n > 0 and pulled == n, f"{pulled}/{n} hash-verified")
@@ -302,6 +402,25 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             f"{len(state.loaded)}/{len(state.loadable)} loaded"
             + (f", {unchecked} not yet checked" if unchecked else "")
             + (f" — FAILED {failed}" if failed else ""),
+        )
+    )
+    if m is None or state.verify_problems is None:
+        verified = "no verification of this pull: run verify"
+    elif state.verify_problems:
+        shown = "; ".join(state.verify_problems[:SHOWN_PROBLEMS])
+        more = len(state.verify_problems) - SHOWN_PROBLEMS
+        verified = f"{len(state.verify_problems)} problem(s): {shown}" + (
+            f" (and {more} more: verify lists them all)" if more > 0 else ""
+        )
+    elif not state.verify_ok:
+        verified = "verify did not report success"
+    else:
+        verified = "verify reported no problem"
+    items.append(
+        Condition(
+            "verified",
+            m is not None and state.verify_ok and state.verify_problems == (),
+            verified,
         )
     )
     if state.expected_cells is None:
