@@ -1,8 +1,20 @@
 """`rgt-tui teardown HOST`: the checklist, `--check` for scripts, and the typed confirmation.
 
-Exit codes: 0 torn down (or, with --check, every condition but the typed name holds);
-1 the gate is locked, the confirmation was refused or the teardown command failed;
-2 bad input (fleet file, unknown host).
+The box is re-scanned when the checklist is shown (``--check`` included) and again after
+the host's name is typed, right before the teardown command runs: an unreachable or
+changed box at that moment refuses, however long the prompt waited. Without a teardown
+command the instructions are shown and nothing is recorded until the name is typed a
+second time to say the box is destroyed (``--destroyed HOSTNAME`` afterwards, for scripts).
+
+Exit codes:
+
+- 0: torn down (recorded as such), or with ``--check`` every condition but the typed name
+  holds, or with ``--destroyed`` the manual teardown was recorded;
+- 1: the gate is locked, the confirmation was refused, the teardown command failed, or
+  (no teardown command) the box was not confirmed destroyed, so nothing was recorded;
+- 2: bad input: the fleet file, an unknown host, or an ``--ack-missing`` /
+  ``--ack-running`` name that is not a cell of the host's queue (the message lists the
+  cells; nothing is acknowledged).
 """
 
 from __future__ import annotations
@@ -11,18 +23,24 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.paths import state_dir
-from rgt_tui.services.journal import Journal
+from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.journal import Journal, JournalError
 from rgt_tui.services.teardown import (
     GateReport,
+    TeardownOutcome,
+    UnknownCellError,
     acknowledge,
     check_gate,
     confirm_and_tear_down,
     instructions,
+    queue_cells,
+    record_manual_teardown,
 )
 from rgt_tui.transport import open_transport
 
@@ -37,31 +55,42 @@ def add_teardown_parser(
     )
     add_hosts(p)
     p.add_argument("host", help="host name from the fleet file")
-    p.add_argument(
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
         "--check", action="store_true", help="re-scan; exit 0 only when all but the typed name hold"
     )
-    p.add_argument(
+    mode.add_argument(
         "--confirm", metavar="HOSTNAME", help="the host's name, typed, to confirm non-interactively"
+    )
+    mode.add_argument(
+        "--destroyed",
+        metavar="HOSTNAME",
+        help="no teardown command: you destroyed the box by hand as the instructions said; "
+        "the host's name, typed again, records it as torn down",
     )
     p.add_argument(
         "--ack-missing",
         metavar="CELL",
         action="append",
         default=[],
-        help="accept a cell with no results",
+        help="accept a cell with no results (a cell of the host's queue)",
     )
     p.add_argument(
         "--ack-running",
         metavar="CELL",
         action="append",
         default=[],
-        help="accept a cell still running",
+        help="accept a cell still running (a cell of the host's queue)",
     )
 
 
 def journal() -> Journal:
     """The journal directory under the state dir."""
     return Journal(state_dir() / "journal")
+
+
+def _when(t: float | None) -> str:
+    return "?" if t is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 
 def format_checklist(report: GateReport) -> str:
@@ -81,8 +110,27 @@ def format_checklist(report: GateReport) -> str:
         f"  teardown command:   {report.host.teardown or '(none: you will be shown what to do)'}",
     ]
     if report.torn_down_at is not None:
-        lines.append("  already recorded as torn down")
+        lines.append(f"  already recorded as torn down ({_when(report.torn_down_at)})")
+    for old in report.history:
+        box = old.box.describe() if old.box else "a box never identified"
+        torn = (
+            f"torn down {_when(old.torn_down_at)}" if old.torn_down_at else "never torn down here"
+        )
+        lines.append(
+            f"  history: {box}, seen until {_when(old.retired_at)}, {torn} — {old.why} "
+            "(not counted for the box answering now)"
+        )
     return "\n".join(lines)
+
+
+def _ask(prompt: str) -> str | None:
+    """A line typed at the terminal; None without one."""
+    if not sys.stdin.isatty():
+        return None
+    try:
+        return input(prompt).strip()
+    except EOFError:
+        return None
 
 
 def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
@@ -93,8 +141,29 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
         print(f"rgt-tui teardown: {exc.args[0]}", file=sys.stderr)
         return 2
     j = journal()
+    if args.destroyed is not None:
+        return _record_destroyed(j, host, args.destroyed)
     if args.ack_missing or args.ack_running:
-        acknowledge(j, host.name, missing=tuple(args.ack_missing), running=tuple(args.ack_running))
+        try:
+            acknowledge(
+                j,
+                host.name,
+                missing=tuple(args.ack_missing),
+                running=tuple(args.ack_running),
+                cells=queue_cells(host),
+            )
+        except UnknownCellError as exc:
+            queue = f" ({host.queue})" if host.queue else " (it has no queue file)"
+            known = ", ".join(exc.known_cells) or "none"
+            print(
+                f"rgt-tui teardown: no cell named '{exc.name}' in {host.name}'s queue{queue}; "
+                f"nothing was acknowledged. Its cells: {known}",
+                file=sys.stderr,
+            )
+            return 2
+        except JournalError as exc:
+            print(f"rgt-tui teardown: {exc}", file=sys.stderr)
+            return 1
 
     async def gather() -> GateReport:
         async with open_transport(host) as transport:
@@ -116,27 +185,31 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
         return 1
     typed = args.confirm
     if typed is None:
-        if not sys.stdin.isatty():
+        typed = _ask(f"Type the host's name ({host.name}) to tear it down: ")
+        if typed is None:
             print(
                 "refused: no terminal to type the confirmation; pass --confirm HOSTNAME explicitly",
                 file=sys.stderr,
             )
             return 1
-        typed = input(f"Type the host's name ({host.name}) to tear it down: ").strip()
     if typed != host.name:
         print(f"refused: '{typed}' is not '{host.name}'; nothing was torn down", file=sys.stderr)
         return 1
+
+    async def confirm() -> TeardownOutcome:
+        # A new connection: the box is re-scanned now, after the name was typed.
+        async with open_transport(host) as transport:
+            return await confirm_and_tear_down(
+                fleet, host, j, typed, transport, cwd=Path(os.getcwd())
+            )
+
     try:
-        outcome = asyncio.run(
-            confirm_and_tear_down(fleet, host, j, typed, report, cwd=Path(os.getcwd()))
-        )
+        outcome = asyncio.run(confirm())
     except PermissionError as exc:
-        print(f"refused: {exc}", file=sys.stderr)
+        print(f"refused: {exc}; nothing was torn down", file=sys.stderr)
         return 1
     if not outcome.ran:
-        print(instructions(host, report.profile))
-        print(f"{host.name} is recorded as torn down: its cost stops here.")
-        return 0
+        return _manual_teardown(j, host, outcome)
     print(outcome.output, end="" if outcome.output.endswith("\n") else "\n")
     if not outcome.ok:
         print(
@@ -145,4 +218,42 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
         )
         return 1
     print(f"teardown command exited 0; {host.name} is recorded as torn down.")
+    return 0
+
+
+def _manual_teardown(j: Journal, host: HostConfig, outcome: TeardownOutcome) -> int:
+    """No teardown command: the instructions, then the name typed again once it is done."""
+    print("No teardown command is configured. Do this by hand now:")
+    print(f"  {outcome.instructions}")
+    print(f"Nothing is recorded yet: {host.name} keeps billing until you have destroyed it.")
+    again = _ask(
+        f"Once you have destroyed it, type its name ({host.name}) again to record it as torn "
+        "down (anything else: nothing is recorded): "
+    )
+    if again is None:
+        print(
+            f"{host.name} is NOT recorded as torn down. Once you have destroyed it, run: "
+            f"rgt-tui teardown {host.name} --destroyed {host.name}",
+            file=sys.stderr,
+        )
+        return 1
+    return _record_destroyed(j, host, again, shown=True)
+
+
+def _record_destroyed(j: Journal, host: HostConfig, typed: str, *, shown: bool = False) -> int:
+    """Record the manual teardown when ``typed`` is the host's name."""
+    if not shown:
+        print(f"What destroying {host.name} by hand means:")
+        print(f"  {instructions(host, load_profile(host.profile))}")
+    try:
+        record_manual_teardown(j, host, typed)
+    except ValueError as exc:
+        print(f"refused: {exc}; {host.name} is NOT recorded as torn down", file=sys.stderr)
+        return 1
+    except JournalError as exc:
+        print(f"rgt-tui teardown: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"{host.name} is recorded as torn down (destroyed by hand): its cost is no longer counted."
+    )
     return 0

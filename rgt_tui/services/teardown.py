@@ -3,36 +3,74 @@
 Facts come from three places, each recorded in the host's journal as gate events (only
 events that change the gate are appended, so re-checking is cheap and the journal stays
 short): the pull's manifest record and the verification record beside the results;
-a fresh re-scan of the box (sizes and mtimes, no hashing) and its queue records; and the
-user (acknowledgements, the typed host name). The gate itself is the pure state machine
-in ``domain.teardown_gate``; nothing here decides on its own. Teardown never runs without
-the typed confirmation, and a failed teardown command is not recorded as a teardown.
+a re-scan of the box taken *now* (sizes and mtimes, no hashing; it also says which box
+answers: its ``~/.rgt/box-id`` and host key) and its queue records; and the user
+(acknowledgements, the typed host name). The gate itself is the pure state machine in
+``domain.teardown_gate``; nothing here decides on its own.
+
+- ``check_gate`` re-scans the box now. A re-scan that fails (or no connection) is
+  recorded as such, so an earlier one never stands in for it.
+- ``confirm_and_tear_down`` records the typed name with a fresh token, re-scans the box
+  right then and runs the teardown command only when that re-scan, taken for that
+  confirmation, unlocks the gate. An unreachable box at that moment keeps it locked.
+- Every fact belongs to a box: records (manifest, verification) are used only when they
+  are of the box answering now, and a new box under the host's name starts with a closed
+  gate while the old box's facts become history (``Journal.observe_box``).
+- Without a configured teardown command nothing is recorded at confirmation: the user
+  gets the instructions, and ``record_manual_teardown`` records the teardown once they
+  type the name again to say the box is destroyed. A failed command is recorded as a
+  failed attempt, never as a teardown.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from rgt_tui.domain import teardown_gate as g
+from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.profiles import profile as load_profile
-from rgt_tui.services.journal import HostJournal, Journal, JournalError, TeardownRecord
+from rgt_tui.services.journal import (
+    BoxHistory,
+    HostJournal,
+    Journal,
+    JournalError,
+    TeardownRecord,
+)
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
 from rgt_tui.transport.base import Transport, TransportError
 
 TEARDOWN_TIMEOUT_S = 600.0
+MANUAL_OUTPUT = "destroyed by hand: the user typed the host's name again after the instructions"
+
+
+class UnknownCellError(ValueError):
+    """An acknowledgement named a cell the host's queue does not have."""
+
+    def __init__(self, name: str, known_cells: Sequence[str]) -> None:
+        self.name = name
+        self.known_cells = tuple(known_cells)
+        known = ", ".join(self.known_cells) or "none (the host has no queue cells)"
+        super().__init__(f"no cell named '{name}' in the host's queue; its cells: {known}")
 
 
 @dataclass(frozen=True)
 class GateReport:
-    """The checklist for one host: every condition with its evidence, and the profile."""
+    """The checklist for one host: every condition with its evidence, and the profile.
+
+    ``box``: the box the facts are about (None when none was ever identified);
+    ``is_new_box``: this check found another box under the host's name, so what was
+    recorded before became ``history`` (earlier boxes, shown as such, never counted).
+    """
 
     host: HostConfig
     profile: Profile
@@ -40,17 +78,21 @@ class GateReport:
     conditions: tuple[g.Condition, ...]
     problems: tuple[str, ...]  # why facts could not be gathered (box down, journal damaged)
     torn_down_at: float | None = None
+    box: BoxIdentity | None = None
+    is_new_box: bool = False
+    history: tuple[BoxHistory, ...] = ()
 
     @property
     def ready_but_confirmation(self) -> bool:
         """Every condition except the typed name holds (what `teardown --check` asks)."""
-        return self.state is not None and not g.missing_conditions(
-            self.state, ignore_confirmation=True
+        return all(c.ok for c in self.conditions if c.key != "confirmed") and (
+            self.state is not None
         )
 
     @property
     def unlocked(self) -> bool:
-        return self.state is not None and g.is_unlocked(self.state)
+        """Every condition holds, the typed name and its re-scan included."""
+        return self.state is not None and all(c.ok for c in self.conditions)
 
 
 def manifest_event(manifest: Manifest) -> g.ManifestTaken:
@@ -64,10 +106,30 @@ def manifest_event(manifest: Manifest) -> g.ManifestTaken:
     return g.ManifestTaken(files, taken_at=manifest.taken_at, last_write=manifest.last_write or 0.0)
 
 
-def verification_events(record: dict | None, manifest: Manifest) -> list[g.GateEvent]:
-    """Pulled-and-hashed and loaded facts from the verification record of this manifest."""
-    if not record or (record.get("manifest") or {}).get("digest") != manifest.digest:
-        return []  # a record of another manifest proves nothing about this one
+def verification_events(record: Any, manifest: Manifest) -> list[g.GateEvent]:
+    """The facts in the verification record of this manifest: files pulled and hashed,
+    artifacts loaded, the roster, and every problem verify named (``VerificationRead``).
+
+    A record of another manifest (or box), or none, proves nothing: it gives a
+    ``VerificationRead`` that is not ok, saying to run verify.
+    """
+    run_verify = f"run `rgt-tui verify {manifest.host}`"
+    if not isinstance(record, dict):
+        return [g.VerificationRead(False, (f"no verification of this pull: {run_verify}",))]
+    verified = record.get("manifest")
+    if not isinstance(verified, dict) or verified.get("digest") != manifest.digest:
+        why = "the verification record is of an earlier pull"
+        return [g.VerificationRead(False, (f"{why}: {run_verify}",))]
+    if "box_id" in record and record["box_id"] != manifest.box_id:
+        why = "the verification record is of another box"
+        return [g.VerificationRead(False, (f"{why}: {run_verify}",))]
+    try:
+        return _record_facts(record)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        return [g.VerificationRead(False, (f"the verification record is malformed ({exc!r})",))]
+
+
+def _record_facts(record: dict[str, Any]) -> list[g.GateEvent]:
     events: list[g.GateEvent] = []
     for check in record.get("checks", []):
         if check.get("sha256"):
@@ -81,29 +143,45 @@ def verification_events(record: dict | None, manifest: Manifest) -> list[g.GateE
             )
         )
     roster = record.get("roster")
+    roster_lines: set[str] = set()
     if roster is not None:
         events.append(
             g.RosterChecked(tuple(roster.get("expected", [])), tuple(roster.get("present", [])))
         )
+        # A missing cell is the roster condition's, where the user may acknowledge it by
+        # name; verify's line for it must not keep the gate locked after that.
+        roster_lines = {f"cell {m['name']} missing: {m['why']}" for m in roster.get("missing", [])}
     else:
         events.append(g.RosterChecked((), ()))  # no queue: nothing to reconcile
+    problems = record.get("problems")
+    if not isinstance(problems, list):
+        return [*events, g.VerificationRead(False, ("the verification record lists no problems",))]
+    others = tuple(str(p) for p in problems if p not in roster_lines)
+    # ok in the record is false while a cell is missing; the roster condition rules that.
+    ok = not others and (record.get("ok") is True or len(problems) > 0)
+    if not others and not ok:
+        others = ("verify did not report success",)
+    events.append(g.VerificationRead(ok, others))
     return events
 
 
-def rescan_event(rescan: Manifest, at: float) -> g.Rescanned:
-    """A fresh listing in the gate's terms (local paths, sizes, mtimes)."""
+def rescan_event(
+    rescan: Manifest, at: float, *, attempt: str = "", box_id: str | None = None
+) -> g.Rescanned:
+    """A fresh listing in the gate's terms (local paths, sizes, mtimes), for the
+    confirmation ``attempt`` ("" for a checklist check) of the box ``box_id``."""
     return g.Rescanned(
         tuple(
             sorted((rescan.local_relpath(e.root, e.path), e.size, e.mtime) for e in rescan.entries)
         ),
         at,
+        attempt,
+        box_id,
     )
 
 
-def _record(
-    journal: Journal, jh: HostJournal, events: list[g.GateEvent], now: float
-) -> HostJournal:
-    """Append only the events that change the gate, then save."""
+def _append_changed(jh: HostJournal, events: list[g.GateEvent], now: float) -> bool:
+    """Append only the events that change the gate; True when any did."""
     state = jh.gate()
     last_manifest = next(
         (e for _, e in reversed(jh.events) if isinstance(e, g.ManifestTaken)), None
@@ -123,9 +201,160 @@ def _record(
     if jh.first_seen is None:
         jh.first_seen = now
     jh.last_seen = now
-    if changed:
-        journal.save(jh)
-    return jh
+    return changed
+
+
+@dataclass(frozen=True)
+class _BoxNow:
+    """What the re-scan taken just now found (or why there is none)."""
+
+    rescan: Manifest | None
+    identity: BoxIdentity | None
+    running: tuple[str, ...] | None
+    error: str | None
+
+
+async def _scan_now(host: HostConfig, transport: Transport | None) -> _BoxNow:
+    """Re-scan the box now: its listing (no hashes), which box it is, its running cells."""
+    if transport is None:
+        return _BoxNow(None, None, None, "the box was not re-scanned (no connection)")
+    try:
+        await transport.connect()
+        rescan = await take_manifest(host, transport, hash_files=False)
+        running = await _running_cells(host, transport)
+    except (TransportError, ManifestError, OSError) as exc:
+        return _BoxNow(None, None, None, str(exc))
+    identity = rescan.identity
+    if identity is None:
+        why = rescan.box_id_error or "no id reported"
+        return _BoxNow(None, None, running, f"the box did not say which box it is: {why}")
+    return _BoxNow(rescan, identity, running, None)
+
+
+def _local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
+    """The kept manifest and verification record, and why the manifest is unusable."""
+    try:
+        manifest = load_manifest(folder)
+    except ManifestError as exc:
+        return None, None, str(exc)
+    try:
+        record = read_json(verification_path(folder))
+    except (ValueError, OSError) as exc:
+        record = f"unreadable: {exc}"  # not a dict: verification_events says so
+    return manifest, record, None
+
+
+def _belongs(manifest: Manifest, box: BoxIdentity | None) -> bool:
+    return box is not None and box.same_box(manifest.identity)
+
+
+def _facts(
+    host: HostConfig,
+    folder: Path,
+    jh: HostJournal,
+    now: _BoxNow,
+    local: tuple[Manifest | None, Any, str | None],
+    at: float,
+    attempt: str,
+) -> tuple[list[g.GateEvent], list[str]]:
+    """The gate events of this check, for the journal's current box, and the problems."""
+    manifest, record, unusable = local
+    events: list[g.GateEvent] = []
+    problems: list[str] = []
+    box = jh.box
+    pull_again = f"run `rgt-tui pull {host.name}` then `rgt-tui verify {host.name}`"
+    if unusable:
+        problems.append(unusable)
+        events.append(g.RecordsInvalid(f"the pulled copy's manifest is unreadable: {unusable}"))
+    elif manifest is None:
+        problems.append(f"nothing pulled yet: {pull_again}")
+        events.append(g.RecordsInvalid("nothing pulled yet"))
+    elif not _belongs(manifest, box):
+        of = manifest.identity.describe() if manifest.identity else "a box never identified"
+        this = box.describe() if box else "not identified yet"
+        why = f"the pulled copy in {folder} is of another box ({of}), not of this one ({this})"
+        problems.append(f"{why}: {pull_again}")
+        events.append(g.RecordsInvalid(why))
+    else:
+        events.append(manifest_event(manifest))
+        events += verification_events(record, manifest)
+    if now.rescan is not None and box is not None and box.same_box(now.identity):
+        events.append(rescan_event(now.rescan, at, attempt=attempt, box_id=box.box_id))
+    else:
+        why = now.error or "the re-scan was of another box"
+        problems.append(f"cannot re-scan the box: {why}")
+        events.append(g.RescanFailed(why))
+    if now.running is not None:
+        events.append(g.CellsRunning(now.running))
+    return events, problems
+
+
+def _box_condition(c: g.Condition, jh: HostJournal) -> g.Condition:
+    """The gate's "box" item, with the identity and the earlier boxes spelled out."""
+    if jh.box is None:
+        text = "box not identified: no re-scan has reached the box answering under this name"
+    else:
+        text = jh.box.describe()
+    if jh.history:
+        text += f"; {len(jh.history)} earlier box(es) under this name: history, not counted"
+    return replace(c, evidence=text)
+
+
+async def _gather(
+    fleet: Fleet,
+    host: HostConfig,
+    transport: Transport | None,
+    journal: Journal,
+    *,
+    clock: Callable[[], float],
+    attempt: str = "",
+) -> GateReport:
+    """Re-scan now, record the box and every fact in one locked journal update, evaluate."""
+    profile = load_profile(host.profile)
+    now = await _scan_now(host, transport)
+    folder = host_results_dir(fleet.results_dir, host)
+    local = await asyncio.to_thread(_local_records, folder)
+    at = clock()
+    problems: list[str] = []
+    moved: list[BoxHistory] = []
+
+    def change(jh: HostJournal) -> bool:
+        problems.clear()
+        moved.clear()
+        changed = False
+        if now.identity is not None:
+            earlier = len(jh.history)
+            changed = jh.observe(now.identity, at)
+            moved.extend(jh.history[earlier:])
+        events, found = _facts(host, folder, jh, now, local, at, attempt)
+        problems.extend(found)
+        return _append_changed(jh, events, at) or changed
+
+    try:
+        jh = await asyncio.to_thread(journal.update, host.name, change)
+    except JournalError as exc:
+        return GateReport(
+            host, profile, None, (g.Condition("journal", False, str(exc)),), (str(exc),)
+        )
+    if moved:
+        problems.insert(
+            0,
+            f"a new box answers as {host.name} ({jh.box.describe() if jh.box else '?'}): "
+            f"what was recorded before is history ({moved[-1].why}); its gate starts closed",
+        )
+    state = jh.gate()
+    conditions = tuple(_box_condition(c, jh) if c.key == "box" else c for c in g.conditions(state))
+    return GateReport(
+        host,
+        profile,
+        state,
+        conditions,
+        tuple(problems),
+        jh.torn_down_at,
+        jh.box,
+        bool(moved),
+        tuple(jh.history),
+    )
 
 
 async def check_gate(
@@ -136,44 +365,12 @@ async def check_gate(
     *,
     clock: Callable[[], float] = time.time,
 ) -> GateReport:
-    """Gather every fact (re-scanning the box when reachable) and evaluate the gate."""
-    profile = load_profile(host.profile)
-    problems: list[str] = []
-    try:
-        jh = await asyncio.to_thread(journal.load, host.name)
-    except JournalError as exc:
-        return GateReport(
-            host, profile, None, (g.Condition("journal", False, str(exc)),), (str(exc),)
-        )
-    folder = host_results_dir(fleet.results_dir, host)
-    events: list[g.GateEvent] = []
-    try:
-        manifest = await asyncio.to_thread(load_manifest, folder)
-    except ManifestError as exc:
-        manifest = None
-        problems.append(str(exc))
-    if manifest is None:
-        problems.append(
-            f"nothing pulled yet: run `rgt-tui pull {host.name}` then `rgt-tui verify {host.name}`"
-        )
-    else:
-        events.append(manifest_event(manifest))
-        record = await asyncio.to_thread(read_json, verification_path(folder))
-        events += verification_events(record, manifest)
-    if transport is not None:
-        try:
-            await transport.connect()
-            if manifest is not None:
-                rescan = await take_manifest(host, transport, hash_files=False)
-                events.append(rescan_event(rescan, clock()))
-            events.append(g.CellsRunning(await _running_cells(host, transport)))
-        except (TransportError, ManifestError, OSError) as exc:
-            problems.append(f"cannot re-scan the box: {exc}")
-    else:
-        problems.append("the box was not re-scanned")
-    jh = await asyncio.to_thread(_record, journal, jh, events, clock())
-    state = jh.gate()
-    return GateReport(host, profile, state, g.conditions(state), tuple(problems), jh.torn_down_at)
+    """Gather every fact, re-scanning the box now, and evaluate the gate.
+
+    Without a transport, or when the box cannot be reached, the re-scan is recorded as
+    failed: the checklist shows the gate locked, whatever an earlier re-scan said.
+    """
+    return await _gather(fleet, host, transport, journal, clock=clock)
 
 
 async def _running_cells(host: HostConfig, transport: Transport) -> tuple[str, ...]:
@@ -186,15 +383,35 @@ async def _running_cells(host: HostConfig, transport: Transport) -> tuple[str, .
     return tuple(c.name for c in view.cells if c.status == "running")
 
 
+def queue_cells(host: HostConfig) -> tuple[str, ...]:
+    """The cell names of the host's queue file (none without a queue). Reads the file:
+    call it off the event loop."""
+    if host.queue is None:
+        return ()
+    from rgt_tui.services.queue_check import read_queue_file
+
+    source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
+    return tuple(c.name for c in source.parsed.cells)
+
+
 def acknowledge(
     journal: Journal,
     host: str,
     *,
-    missing: tuple[str, ...] = (),
-    running: tuple[str, ...] = (),
+    missing: Sequence[str] = (),
+    running: Sequence[str] = (),
+    cells: Sequence[str],
     now: float | None = None,
 ) -> HostJournal:
-    """Record the user's by-name acknowledgements of missing or running cells."""
+    """Record the user's by-name acknowledgements of missing or running cells.
+
+    Every name must be one of ``cells`` (``queue_cells(host)``): otherwise nothing is
+    recorded and UnknownCellError says which name, with the cells there are.
+    """
+    known = tuple(cells)
+    for name in (*missing, *running):
+        if name not in known:
+            raise UnknownCellError(name, known)
     events = [g.MissingCellAcknowledged(n) for n in missing] + [
         g.RunningAcknowledged(n) for n in running
     ]
@@ -203,13 +420,21 @@ def acknowledge(
 
 @dataclass(frozen=True)
 class TeardownOutcome:
-    """What happened when the user confirmed: the command's output, or the instructions."""
+    """What happened when the user confirmed.
+
+    ``ran``: a teardown command ran; ``ok``: it exited 0; ``recorded``: the box is now
+    recorded as torn down. Without a command nothing ran and nothing is recorded yet:
+    ``instructions`` say what to destroy by hand, then ``record_manual_teardown``.
+    ``report``: the gate as it stood at the confirmation.
+    """
 
     ran: bool
     ok: bool
     exit_status: int | None
     output: str
     instructions: str
+    recorded: bool = False
+    report: GateReport | None = None
 
 
 def instructions(host: HostConfig, profile: Profile) -> str:
@@ -227,43 +452,75 @@ async def confirm_and_tear_down(
     host: HostConfig,
     journal: Journal,
     typed: str,
-    report: GateReport,
+    transport: Transport,
     *,
     clock: Callable[[], float] = time.time,
     cwd: Path | None = None,
 ) -> TeardownOutcome:
-    """Record the typed name; if the gate then unlocks, run the teardown command (or give
-    the instructions) and record the teardown. Raises PermissionError when it stays locked."""
-    if report.state is None:
-        raise PermissionError("the journal is damaged: the gate stays locked")
-    jh = await asyncio.to_thread(journal.record, host.name, clock(), g.ConfirmationTyped(typed))
-    state = jh.gate()
-    if not g.is_unlocked(state):
-        missing = ", ".join(f"{c.key} ({c.evidence})" for c in g.missing_conditions(state))
+    """Record the typed name, re-scan the box now, and only if the gate then unlocks run
+    the teardown command and record its outcome (see the module docstring).
+
+    Raises PermissionError when the gate stays locked: a wrong name, the box unreachable
+    or changed at this moment, another box under the name, or any other condition.
+    Without a configured command nothing runs and nothing is recorded: the outcome
+    carries the instructions, and ``record_manual_teardown`` records the teardown later.
+    """
+    attempt = secrets.token_hex(8)
+    try:
+        await asyncio.to_thread(
+            journal.record, host.name, clock(), g.ConfirmationTyped(typed, attempt)
+        )
+    except JournalError as exc:
+        raise PermissionError(f"teardown refused for {host.name}: {exc}") from exc
+    if typed != host.name:
+        raise PermissionError(f"teardown refused for {host.name}: '{typed}' is not '{host.name}'")
+    report = await _gather(fleet, host, transport, journal, clock=clock, attempt=attempt)
+    if not report.unlocked:
+        missing = "; ".join(f"{c.key} ({c.evidence})" for c in report.conditions if not c.ok)
         raise PermissionError(f"teardown refused for {host.name}: {missing}")
+    assert report.box is not None  # the box condition holds
     text = instructions(host, report.profile)
     if not host.teardown:
-        outcome = TeardownOutcome(False, True, None, "", text)
-    else:
-        proc = await asyncio.create_subprocess_shell(
-            host.teardown,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            cwd=cwd or (fleet.path.parent if fleet.path else None),
-        )
-        try:
-            out, _ = await asyncio.wait_for(proc.communicate(), TEARDOWN_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            proc.kill()
-            out = f"teardown command timed out after {TEARDOWN_TIMEOUT_S:g} s".encode()
-        status = proc.returncode
-        outcome = TeardownOutcome(True, status == 0, status, out.decode(errors="replace"), text)
-    jh = await asyncio.to_thread(journal.load, host.name)
-    jh.teardowns.append(
-        TeardownRecord(
-            clock(), host.teardown, outcome.exit_status, outcome.output[-4000:], outcome.ok
-        )
+        return TeardownOutcome(False, False, None, "", text, recorded=False, report=report)
+    proc = await asyncio.create_subprocess_shell(
+        host.teardown,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=cwd or (fleet.path.parent if fleet.path else None),
     )
-    await asyncio.to_thread(journal.save, jh)
-    return outcome
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), TEARDOWN_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        proc.kill()
+        out = f"teardown command timed out after {TEARDOWN_TIMEOUT_S:g} s".encode()
+    status = proc.returncode
+    output = out.decode(errors="replace")
+    ok = status == 0
+    record = TeardownRecord(
+        clock(), host.teardown, status, output[-4000:], ok, box_id=report.box.box_id
+    )
+    jh = await asyncio.to_thread(journal.add_teardown, host.name, record)
+    return TeardownOutcome(
+        True, ok, status, output, text, recorded=jh.torn_down_at is not None, report=report
+    )
+
+
+def record_manual_teardown(
+    journal: Journal, host: HostConfig, typed: str, *, clock: Callable[[], float] = time.time
+) -> HostJournal:
+    """Record that the user destroyed the box by hand: only when ``typed`` is the host's
+    name (typed again, after the instructions); ValueError otherwise, nothing recorded.
+
+    The record is the journal's current box's (read under the lock, with the write).
+    """
+    if typed != host.name:
+        raise ValueError(f"'{typed}' is not '{host.name}': nothing was recorded")
+    at = clock()
+
+    def append(jh: HostJournal) -> bool:
+        box_id = jh.box.box_id if jh.box else None
+        jh.teardowns.append(TeardownRecord(at, None, None, MANUAL_OUTPUT, True, box_id, True))
+        return True
+
+    return journal.update(host.name, append)

@@ -1,0 +1,514 @@
+"""The gate is the law, over real loopback boxes, real files and the real journal:
+
+- the re-scan that unlocks is taken after the name is typed: a box gone at confirmation
+  refuses (service, and the command line waiting at its prompt), nothing runs;
+- every fact belongs to a box: a box re-created under a torn-down box's name (new
+  ``~/.rgt/box-id``, or a new host key) has a closed gate and is not torn down, and the
+  old box's facts are history;
+- acknowledgements name a cell of the host's queue, or are refused with the list;
+- every problem verify names keeps the gate locked and is named in the checklist;
+- without a teardown command, the teardown is recorded only when the name is typed
+  again after the instructions;
+- the TUI's writers and command-line runs write the journal at once and lose nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pty
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import asyncssh
+import pytest
+
+from rgt_tui.domain.config import load_fleet
+from rgt_tui.domain.teardown_gate import MissingCellAcknowledged, RunningAcknowledged
+from rgt_tui.services.journal import Journal
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.teardown import (
+    GateReport,
+    UnknownCellError,
+    acknowledge,
+    check_gate,
+    confirm_and_tear_down,
+    queue_cells,
+    record_manual_teardown,
+)
+from rgt_tui.services.verify import verify_host
+from rgt_tui.transport import open_transport
+
+RGT = [sys.executable, "-m", "rgt_tui"]
+QUEUE = "configs/cellA.yaml train 1\nconfigs/cellB.yaml train 1\n"
+
+
+def _set(hosts_file: Path, key: str, value: str | None) -> None:
+    """Set ``key`` of box1 in the fleet file (None: remove it)."""
+    lines = [ln for ln in hosts_file.read_text().splitlines() if not ln.startswith(f"{key} = ")]
+    if value is not None:
+        at = lines.index('name = "box1"')
+        lines.insert(at + 1, f"{key} = {json.dumps(value)}")
+    hosts_file.write_text("\n".join(lines) + "\n")
+
+
+class Setup:
+    """One loopback box with results (and a queue), pulled and verified, its journal."""
+
+    def __init__(self, loopback, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        self.loopback = loopback
+        self.box = loopback.box("box1")
+        self.tmp = tmp_path
+        self.state = tmp_path / "state"
+        self.journal = Journal(self.state / "rgt-tui" / "journal")
+        self.marker = tmp_path / "destroyed"
+        queue = tmp_path / "queue.txt"
+        queue.write_text(QUEUE)
+        _set(loopback.hosts_file, "queue", str(queue))
+        results = self.box.root / "results"
+        for cell in ("cellA", "cellB"):
+            (results / cell).mkdir(parents=True, exist_ok=True)
+            (results / cell / "metrics.json").write_text(json.dumps({"cell": cell, "acc": 0.9}))
+        (results / "notes.txt").write_text("hash-only\n")
+
+    @property
+    def fleet(self):  # type: ignore[no-untyped-def]
+        return load_fleet(self.loopback.hosts_file)  # re-read: tests change the file
+
+    @property
+    def host(self):  # type: ignore[no-untyped-def]
+        return self.fleet.host("box1")
+
+    async def pull_and_verify(self, *, expect_ok: bool = True):  # type: ignore[no-untyped-def]
+        async with open_transport(self.host) as t:
+            await pull_host(self.host, self.fleet.results_dir, t)
+            report = await verify_host(self.host, self.fleet.results_dir, transport=t)
+        assert report.ok == expect_ok, report.problems
+        return report
+
+    async def check(self) -> GateReport:
+        async with open_transport(self.host) as t:
+            return await check_gate(self.fleet, self.host, t, self.journal)
+
+    async def confirm(self, typed: str = "box1"):  # type: ignore[no-untyped-def]
+        async with open_transport(self.host) as t:
+            return await confirm_and_tear_down(
+                self.fleet, self.host, self.journal, typed, t, cwd=self.tmp
+            )
+
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "XDG_STATE_HOME": str(self.state),
+            "RGT_HOSTS": str(self.loopback.hosts_file),
+        }
+
+    async def cli(self, *args: str) -> subprocess.CompletedProcess:
+        return await asyncio.to_thread(
+            subprocess.run,
+            [*RGT, *args],
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            cwd=self.tmp,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+
+
+@pytest.fixture
+async def ready(make_loopback_fleet, tmp_path: Path) -> Setup:  # type: ignore[no-untyped-def]
+    """box1 pulled and verified: its gate holds all but the typed name."""
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    _set(setup.loopback.hosts_file, "teardown", f"echo destroyed > {setup.marker}")
+    await setup.pull_and_verify()
+    report = await setup.check()
+    assert report.ready_but_confirmation, report.conditions
+    return setup
+
+
+def _condition(report: GateReport, key: str):  # type: ignore[no-untyped-def]
+    return next(c for c in report.conditions if c.key == key)
+
+
+class Terminal:
+    """The command line under a pseudo-terminal, so it prompts as for a person."""
+
+    def __init__(self, setup: Setup, *args: str) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [*RGT, *args],
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=setup.env(),
+            cwd=setup.tmp,
+        )
+        os.close(slave)
+        self.out = b""
+
+    async def wait_for(self, text: str, timeout: float = 60) -> None:
+        """Read stdout until ``text`` shows (a prompt has no newline after it)."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while text.encode() not in self.out:
+            assert asyncio.get_running_loop().time() < deadline, self.out.decode()
+            chunk = await asyncio.to_thread(os.read, fd, 4096)
+            assert chunk, f"exited before {text!r}: {self.out.decode()}"
+            self.out += chunk
+
+    def type(self, line: str) -> None:
+        os.write(self.master, line.encode() + b"\n")
+
+    async def finish(self) -> tuple[int, str, str]:
+        out, err = await asyncio.to_thread(self.proc.communicate, timeout=120)
+        os.close(self.master)
+        return self.proc.returncode, (self.out + out).decode(), err.decode()
+
+
+# --- the re-scan that unlocks is taken after the name is typed ----------------------
+
+
+async def test_box_gone_at_confirmation_refuses_and_runs_nothing(ready: Setup) -> None:
+    await ready.box.stop()  # between the check (ready) and the typed name
+    with pytest.raises(PermissionError) as refused:
+        await ready.confirm()
+    assert "rescan" in str(refused.value) and "cannot re-scan" in str(refused.value)
+    assert not ready.marker.exists()
+    jh = ready.journal.load("box1")
+    assert jh.teardowns == [] and jh.torn_down_at is None
+    # The journal keeps no stale match either: a check without the box says locked.
+    assert not (await ready.check()).ready_but_confirmation
+
+    await ready.box.start()  # back: the same confirmation now runs, after its re-scan
+    outcome = await ready.confirm()
+    assert outcome.ran and outcome.ok and outcome.recorded
+    assert ready.marker.read_text() == "destroyed\n"
+
+
+async def test_cli_waiting_at_the_prompt_refuses_when_the_box_is_gone(ready: Setup) -> None:
+    term = Terminal(ready, "teardown", "box1")
+    await term.wait_for("Type the host's name (box1)")
+    assert "[x] rescan" in term.out.decode()  # it was ready when the prompt came up
+    await ready.box.stop()  # the user takes their time; the box goes away meanwhile
+    term.type("box1")
+    code, out, err = await term.finish()
+    assert code == 1, out + err
+    assert "refused" in err and "cannot re-scan" in err and "nothing was torn down" in err
+    assert not ready.marker.exists()
+    assert ready.journal.load("box1").torn_down_at is None
+
+
+async def test_check_rescans_now_and_an_earlier_rescan_never_counts(ready: Setup) -> None:
+    await ready.box.stop()
+    gone = await ready.cli("teardown", "box1", "--check")
+    assert gone.returncode == 1 and "ready" not in gone.stdout
+    assert "[ ] rescan" in gone.stdout and "cannot re-scan the box" in gone.stdout
+
+
+# --- every fact belongs to a box ----------------------------------------------------
+
+
+async def _new_host_key(setup: Setup) -> None:
+    """Re-create the box with a new host key (the same disk): known_hosts holds the new one."""
+    await setup.box.stop()
+    setup.box.host_key = asyncssh.generate_private_key("ssh-ed25519")
+    await setup.box.start()
+    setup.loopback.known_hosts.write_text(setup.box.known_hosts_line + "\n")
+
+
+@pytest.mark.parametrize("recreate", ["box-id", "host-key"])
+async def test_a_new_box_under_a_torn_down_name_is_closed_and_not_torn_down(
+    ready: Setup, recreate: str
+) -> None:
+    torn = await ready.cli("teardown", "box1", "--confirm", "box1")
+    assert torn.returncode == 0, torn.stdout + torn.stderr
+    old = ready.journal.load("box1")
+    assert old.torn_down_at is not None and old.box is not None
+
+    # A box rented again under the same name, with the very same files on it.
+    if recreate == "box-id":
+        (ready.box.root / ".rgt" / "box-id").unlink()
+    else:
+        await _new_host_key(ready)
+    check = await ready.cli("teardown", "box1", "--check")
+    assert check.returncode == 1, check.stdout
+    assert "ready" not in check.stdout and "already recorded as torn down" not in check.stdout
+    assert "a new box answers as box1" in check.stdout and "history:" in check.stdout
+    assert "[ ] manifest" in check.stdout and "of another box" in check.stdout
+
+    jh = ready.journal.load("box1")
+    assert jh.torn_down_at is None and jh.box is not None and not jh.box.same_box(old.box)
+    (history,) = jh.history
+    assert history.box == old.box and history.torn_down_at == old.torn_down_at
+    assert history.events == old.events  # the old facts, kept readable
+    # Nothing of the old box counts even after the new box's own re-scan matched it.
+    report = await ready.check()
+    assert not report.ready_but_confirmation and report.torn_down_at is None
+
+
+async def test_the_new_boxs_own_pull_and_verify_open_its_gate(ready: Setup) -> None:
+    (ready.box.root / ".rgt" / "box-id").unlink()
+    assert not (await ready.check()).ready_but_confirmation
+    await ready.pull_and_verify()
+    report = await ready.check()
+    assert report.ready_but_confirmation and report.box == ready.journal.load("box1").box
+    assert not report.is_new_box and len(report.history) == 1
+
+
+# --- acknowledgements name a cell of the queue ----------------------------------------
+
+
+async def test_an_unknown_cell_acknowledgement_is_refused_with_the_cells(ready: Setup) -> None:
+    before = ready.journal.load("box1").events
+    with pytest.raises(UnknownCellError) as err:
+        acknowledge(ready.journal, "box1", missing=("NOPE",), cells=queue_cells(ready.host))
+    assert err.value.known_cells == ("cellA", "cellB")
+    assert ready.journal.load("box1").events == before
+
+    cli = await ready.cli("teardown", "box1", "--ack-missing", "NOPE")
+    assert cli.returncode == 2
+    assert "no cell named 'NOPE'" in cli.stderr and "cellA, cellB" in cli.stderr
+    assert "nothing was acknowledged" in cli.stderr
+    assert ready.journal.load("box1").events == before
+
+    ok = await ready.cli("teardown", "box1", "--ack-missing", "cellB", "--check")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    acked = [e for _, e in ready.journal.load("box1").events]
+    assert MissingCellAcknowledged("cellB") in acked
+
+
+# --- every verify problem keeps it locked -------------------------------------------
+
+
+def _leftover(setup: Setup) -> str:
+    (setup.box.root / "results" / "cellA" / "step.tmp").write_text("half")
+    return "step.tmp"
+
+
+def _refused(setup: Setup) -> str:
+    os.symlink("/etc", setup.box.root / "results" / "escape")
+    return "escape"
+
+
+def _unreadable(setup: Setup) -> str:
+    (setup.box.root / "results" / "cellB" / "broken.json").write_text('{"acc": ')
+    return "broken.json"
+
+
+def _unfinished_part(setup: Setup) -> str:
+    parts = setup.fleet.results_dir / "box1" / ".rgt" / "parts" / "cellA"
+    parts.mkdir(parents=True, exist_ok=True)
+    (parts / "big.bin.part").write_bytes(b"x")
+    return "big.bin.part"
+
+
+def _write_queue(setup: Setup, text: str) -> None:
+    Path(setup.host.queue).write_text(text)
+
+
+def _roster_problem(setup: Setup) -> str:
+    _write_queue(setup, QUEUE + "configs/bad line with too many fields here\n")
+    return "queue file problems"
+
+
+@pytest.mark.parametrize(
+    "make_problem", [_leftover, _refused, _unreadable, _unfinished_part, _roster_problem]
+)
+async def test_every_verify_problem_keeps_it_locked_and_is_named(ready: Setup, make_problem):  # type: ignore[no-untyped-def]
+    name = make_problem(ready)
+    report = await ready.pull_and_verify(expect_ok=False)
+    assert any(name in p for p in report.problems), report.problems
+    gate = await ready.check()
+    assert not gate.ready_but_confirmation
+    verified = _condition(gate, "verified")
+    assert not verified.ok and name in verified.evidence, verified
+
+
+async def test_a_failed_rescan_in_verify_keeps_it_locked(ready: Setup) -> None:
+    async with open_transport(ready.host) as t:
+        await ready.box.stop()
+        report = await verify_host(ready.host, ready.fleet.results_dir, transport=t)
+    assert not report.ok
+    await ready.box.start()
+    gate = await ready.check()  # the box is back and unchanged; verify's record is not
+    verified = _condition(gate, "verified")
+    assert not gate.ready_but_confirmation and "could not re-scan" in verified.evidence
+
+
+async def test_a_missing_cell_is_the_rosters_and_its_acknowledgement_opens_it(ready: Setup) -> None:
+    _write_queue(ready, QUEUE + "configs/cellC.yaml train 1\n")
+    await ready.pull_and_verify(expect_ok=False)  # cellC has no results
+    gate = await ready.check()
+    assert [c.key for c in gate.conditions if not c.ok] == ["roster", "confirmed"]
+    acknowledge(ready.journal, "box1", missing=("cellC",), cells=queue_cells(ready.host))
+    assert (await ready.check()).ready_but_confirmation
+
+
+# --- without a command: recorded only after the name is typed again -------------------
+
+
+async def test_manual_teardown_is_recorded_only_after_the_second_typed_name(ready: Setup) -> None:
+    _set(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    assert not outcome.ran and not outcome.recorded and "destroys" in outcome.instructions
+    assert ready.journal.load("box1").torn_down_at is None  # shown what to do, nothing yet
+    with pytest.raises(ValueError):
+        record_manual_teardown(ready.journal, ready.host, "box2")
+    assert ready.journal.load("box1").torn_down_at is None
+    jh = record_manual_teardown(ready.journal, ready.host, "box1")
+    (record,) = jh.teardowns
+    assert jh.torn_down_at == record.at and record.manual and record.box_id == jh.box.box_id
+
+
+async def test_cli_manual_teardown_asks_for_the_name_again(ready: Setup) -> None:
+    _set(ready.loopback.hosts_file, "teardown", None)
+    term = Terminal(ready, "teardown", "box1")
+    await term.wait_for("to tear it down: ")
+    term.type("box1")
+    await term.wait_for("type its name (box1) again")
+    shown = term.out.decode()
+    assert "Do this by hand now" in shown and "keeps billing until you have destroyed it" in shown
+    assert "cost" not in shown.replace("its cost is no longer counted", "")
+    term.type("not-yet")
+    code, out, err = await term.finish()
+    assert code == 1 and "NOT recorded as torn down" in err
+    assert ready.journal.load("box1").torn_down_at is None
+
+    no_tty = await ready.cli("teardown", "box1", "--confirm", "box1")
+    assert no_tty.returncode == 1 and "--destroyed box1" in no_tty.stderr
+    assert ready.journal.load("box1").torn_down_at is None
+    wrong = await ready.cli("teardown", "box1", "--destroyed", "box2")
+    assert wrong.returncode == 1 and ready.journal.load("box1").torn_down_at is None
+    done = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert done.returncode == 0 and "recorded as torn down" in done.stdout
+    assert ready.journal.load("box1").torn_down_at is not None
+
+
+async def test_cli_manual_teardown_typed_twice_at_the_terminal(ready: Setup) -> None:
+    _set(ready.loopback.hosts_file, "teardown", None)
+    term = Terminal(ready, "teardown", "box1")
+    await term.wait_for("to tear it down: ")
+    term.type("box1")
+    await term.wait_for("again to record it")
+    assert ready.journal.load("box1").torn_down_at is None  # not before the second name
+    term.type("box1")
+    code, out, err = await term.finish()
+    assert code == 0, out + err
+    assert "recorded as torn down (destroyed by hand)" in out
+    assert ready.journal.load("box1").torn_down_at is not None
+
+
+# --- concurrent writers -----------------------------------------------------------------
+
+
+async def test_tui_writers_and_cli_runs_at_once_lose_no_event(ready: Setup) -> None:
+    """Threads do what the TUI's workers do (acknowledge, observe the box, check the
+    gate), for as long as command-line runs acknowledge and check at the same time."""
+    cells = ("cellA", "cellB")
+    jh = ready.journal.load("box1")
+    assert jh.box is not None
+    counts = [0, 0]
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def tui_writer(k: int) -> None:
+        try:
+            i = 0
+            while i < 10 or not stop.is_set():
+                cell = cells[(k + i) % 2]
+                if i % 2:
+                    acknowledge(ready.journal, "box1", missing=(cell,), cells=cells, now=i)
+                else:
+                    acknowledge(ready.journal, "box1", running=(cell,), cells=cells, now=i)
+                ready.journal.observe_box("box1", jh.box, float(i))
+                ready.journal.record("box1", float(i), MissingCellAcknowledged(f"t{k}-{i}"))
+                i += 1
+                counts[k] = i
+                stop.wait(0.01)
+        except BaseException as exc:  # reported below: a thread's failure must fail the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=tui_writer, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    runs = await asyncio.gather(
+        *(
+            ready.cli("teardown", "box1", "--ack-running", cells[k % 2], "--check")
+            for k in range(3)
+        ),
+        ready.check(),
+        ready.check(),
+    )
+    stop.set()
+    for t in threads:
+        await asyncio.to_thread(t.join)
+    assert not errors, errors
+    assert all(r.returncode == 0 for r in runs[:3]), [r.stdout + r.stderr for r in runs[:3]]
+    events = [e for _, e in ready.journal.load("box1").events]
+    tagged = {e.name for e in events if isinstance(e, MissingCellAcknowledged)} - set(cells)
+    assert tagged == {f"t{k}-{i}" for k in range(2) for i in range(counts[k])}
+    acks = [
+        e
+        for e in events
+        if isinstance(e, (MissingCellAcknowledged, RunningAcknowledged)) and e.name in cells
+    ]
+    assert len(acks) == sum(counts) + 3  # every thread's and every command line's
+    assert ready.journal.load("box1").box == jh.box
+
+
+# --- the verification record, read whole ----------------------------------------------
+
+
+def _record(of, **changes):  # type: ignore[no-untyped-def]
+    record = {
+        "version": 1,
+        "ok": True,
+        "problems": [],
+        "manifest": {"digest": of.digest},
+        "checks": [],
+        "flags": [],
+        "roster": {"expected": ["a", "b"], "present": ["a", "b"], "missing": []},
+    }
+    record.update(changes)
+    return record
+
+
+def test_verification_record_problems_become_one_named_condition():
+    from rgt_tui.domain.manifest import Manifest
+    from rgt_tui.domain.teardown_gate import VerificationRead
+    from rgt_tui.services.teardown import verification_events
+
+    m = Manifest("box1", (), (), box_id="a" * 32)
+
+    def read(record):  # type: ignore[no-untyped-def]
+        (v,) = [e for e in verification_events(record, m) if isinstance(e, VerificationRead)]
+        return v
+
+    assert read(_record(m)) == VerificationRead(True, ())
+    unhashed = "cellB/data.bin: unverified — the manifest has no hash for it"
+    assert read(_record(m, ok=False, problems=[unhashed])) == VerificationRead(False, (unhashed,))
+    # ok claimed, yet a problem listed: the problem wins.
+    assert not read(_record(m, ok=True, problems=[unhashed])).ok
+    # ok denied with no problem listed: not ok all the same.
+    assert not read(_record(m, ok=False)).ok
+    # A missing cell is the roster's (acknowledgeable); anything beside it is not.
+    roster = {"expected": ["a", "b"], "present": ["a"], "missing": [{"name": "b", "why": "gone"}]}
+    only = _record(m, ok=False, problems=["cell b missing: gone"], roster=roster)
+    assert read(only) == VerificationRead(True, ())
+    both = _record(m, ok=False, problems=["cell b missing: gone", unhashed], roster=roster)
+    assert read(both) == VerificationRead(False, (unhashed,))
+    # Records of another pull, of another box, none, or garbled prove nothing.
+    for record in (
+        _record(m, manifest={"digest": "0" * 64}),
+        _record(m, box_id="b" * 32),
+        None,
+        "unreadable: Expecting value",
+        _record(m, checks=[{"no path": 1}]),
+        _record(m, problems="none"),
+    ):
+        assert not read(record).ok, record
