@@ -79,8 +79,10 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     ready = await cli("teardown", "box1", "--check")
     assert ready.returncode == 0, ready.stdout
     assert (
-        "[x] pulled" in ready.stdout
+        "[x] box" in ready.stdout
+        and "[x] pulled" in ready.stdout
         and "[x] loaded" in ready.stdout
+        and "[x] verified" in ready.stdout
         and "[ ] confirmed" in ready.stdout
     )
     assert journal.exists()  # facts survive this process
@@ -109,6 +111,7 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     assert (
         still.returncode == 1 and "checkpoint.pt" in still.stdout and "[ ] loaded" in still.stdout
     )
+    assert "[ ] verified" in still.stdout  # verify's own problem, named in the checklist
 
     # A new file written on the box also locks it.
     ckpt.write_bytes(good)
@@ -123,5 +126,9 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     torn = await cli("teardown", "box1", "--confirm", "box1")
     assert torn.returncode == 0, torn.stdout + torn.stderr
     assert marker.read_text() == "destroyed\n"
-    teardowns = json.loads(journal.read_text())["teardowns"]
-    assert [t["ok"] for t in teardowns] == [False, True]
+    record = json.loads(journal.read_text())
+    assert [t["ok"] for t in record["teardowns"]] == [False, True]
+    # Both attempts, and the facts, are of the box whose ~/.rgt/box-id the scans read.
+    box_id = (qf.root() / ".rgt" / "box-id").read_text().strip()
+    assert record["box"]["box_id"] == box_id
+    assert {t["box_id"] for t in record["teardowns"]} == {box_id}
