@@ -31,6 +31,7 @@ from rgt_tui.domain.teardown_gate import MissingCellAcknowledged, RunningAcknowl
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.teardown import (
+    GateLocked,
     GateReport,
     UnknownCellError,
     acknowledge,
@@ -175,9 +176,11 @@ class Terminal:
 
 async def test_box_gone_at_confirmation_refuses_and_runs_nothing(ready: Setup) -> None:
     await ready.box.stop()  # between the check (ready) and the typed name
-    with pytest.raises(PermissionError) as refused:
+    with pytest.raises(GateLocked) as refused:
         await ready.confirm()
     assert "rescan" in str(refused.value) and "cannot re-scan" in str(refused.value)
+    at_confirmation = refused.value.report  # the checklist of that moment, for the TUI
+    assert at_confirmation is not None and not _condition(at_confirmation, "rescan").ok
     assert not ready.marker.exists()
     jh = ready.journal.load("box1")
     assert jh.teardowns == [] and jh.torn_down_at is None
@@ -512,3 +515,19 @@ def test_verification_record_problems_become_one_named_condition():
         _record(m, problems="none"),
     ):
         assert not read(record).ok, record
+
+
+async def test_identify_box_names_the_box_answering_now(make_loopback_fleet) -> None:  # type: ignore[no-untyped-def]
+    from rgt_tui.services.box_identity import identify_box
+
+    loopback = await make_loopback_fleet(1)
+    host = load_fleet(loopback.hosts_file).host("box1")
+    async with open_transport(host) as t:
+        first = await identify_box(host, t)
+        assert first.host_key == t.host_key_fingerprint and first.host_key
+    id_file = loopback.box("box1").root / ".rgt" / "box-id"
+    assert id_file.read_text().strip() == first.box_id  # written on first contact
+    id_file.unlink()  # the box re-created under the same name
+    async with open_transport(host) as t:
+        again = await identify_box(host, t)
+    assert not again.same_box(first)

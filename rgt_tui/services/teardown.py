@@ -63,6 +63,15 @@ class UnknownCellError(ValueError):
         super().__init__(f"no cell named '{name}' in the host's queue; its cells: {known}")
 
 
+class GateLocked(PermissionError):
+    """The teardown was refused: the gate is locked at the confirmation. ``report`` is
+    the checklist as it stood then (None when the journal could not be written)."""
+
+    def __init__(self, message: str, report: GateReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
 @dataclass(frozen=True)
 class GateReport:
     """The checklist for one host: every condition with its evidence, and the profile.
@@ -460,8 +469,9 @@ async def confirm_and_tear_down(
     """Record the typed name, re-scan the box now, and only if the gate then unlocks run
     the teardown command and record its outcome (see the module docstring).
 
-    Raises PermissionError when the gate stays locked: a wrong name, the box unreachable
-    or changed at this moment, another box under the name, or any other condition.
+    Raises GateLocked (a PermissionError, with the checklist of that moment as
+    ``report``) when the gate stays locked: a wrong name, the box unreachable or changed
+    at this moment, another box under the name, or any other condition.
     Without a configured command nothing runs and nothing is recorded: the outcome
     carries the instructions, and ``record_manual_teardown`` records the teardown later.
     """
@@ -471,13 +481,13 @@ async def confirm_and_tear_down(
             journal.record, host.name, clock(), g.ConfirmationTyped(typed, attempt)
         )
     except JournalError as exc:
-        raise PermissionError(f"teardown refused for {host.name}: {exc}") from exc
+        raise GateLocked(f"teardown refused for {host.name}: {exc}") from exc
     if typed != host.name:
-        raise PermissionError(f"teardown refused for {host.name}: '{typed}' is not '{host.name}'")
+        raise GateLocked(f"teardown refused for {host.name}: '{typed}' is not '{host.name}'")
     report = await _gather(fleet, host, transport, journal, clock=clock, attempt=attempt)
     if not report.unlocked:
         missing = "; ".join(f"{c.key} ({c.evidence})" for c in report.conditions if not c.ok)
-        raise PermissionError(f"teardown refused for {host.name}: {missing}")
+        raise GateLocked(f"teardown refused for {host.name}: {missing}", report)
     assert report.box is not None  # the box condition holds
     text = instructions(host, report.profile)
     if not host.teardown:
