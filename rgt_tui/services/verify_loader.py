@@ -114,7 +114,9 @@ class VerifyLoader:
             try:
                 reply = self._ask(request, timeout)
             except _WorkerGone as exc:
-                return NOT_VERIFIED, f"not verified: {exc}"
+                if self._closed:
+                    return NOT_VERIFIED, "not verified: verify was stopped"
+                return NOT_VERIFIED, f"not verified: while loading it, {exc}"
             if reply is None:
                 self._stop()
                 return NOT_VERIFIED, (
@@ -181,7 +183,7 @@ class VerifyLoader:
             try:
                 reply = self._ask({"op": "torch"}, self.limits.start_timeout_s)
             except _WorkerGone as exc:
-                return f"not verified: the loader stopped while importing torch: {exc}"
+                return f"not verified: while importing torch, {exc}"
             if reply is None:
                 self._stop()
                 return (
@@ -305,14 +307,12 @@ class VerifyLoader:
                 code = None
         tail = self._stderr_tail()
         self._stop()
-        if self._closed:
-            return "verify was stopped"
         if code is not None and code < 0:
             name = _signal_name(-code)
             if -code == signal.SIGKILL:
-                return f"the loader was killed ({name}) while loading it: out of memory?"
-            return f"the loader crashed ({name}) while loading it"
-        return f"the loader exited ({code}) while loading it{': ' + tail if tail else ''}"
+                return f"the loader was killed ({name}; out of memory?)"
+            return f"the loader crashed ({name})"
+        return f"the loader exited ({code}){': ' + tail if tail else ''}"
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
