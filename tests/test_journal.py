@@ -98,7 +98,7 @@ def test_a_journal_from_before_box_identities_loads_as_an_unknown_box(tmp_path):
     jh = journal.observe_box("h1", IDENTITY, 4.0)
     assert jh.box == IDENTITY and jh.events == [] and jh.torn_down_at is None
     (old,) = jh.history
-    assert old.box is None and old.torn_down_at == 3.0 and "before rgt-tui kept box" in old.why
+    assert old.box is None and old.torn_down_at == 3.0 and "no box was identified" in old.why
     assert journal.load("h1").history[0].events == old.events
 
 

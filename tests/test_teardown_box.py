@@ -531,3 +531,21 @@ async def test_identify_box_names_the_box_answering_now(make_loopback_fleet) -> 
     async with open_transport(host) as t:
         again = await identify_box(host, t)
     assert not again.same_box(first)
+
+
+async def test_facts_about_no_box_are_shown_not_recorded(make_loopback_fleet, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A host no box ever answered for: the check says why, and the journal keeps nothing
+    that would later pass for (or clutter the history of) the first box that answers."""
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    await setup.box.stop()
+    report = await setup.check()
+    assert not report.ready_but_confirmation and report.box is None
+    assert (
+        not _condition(report, "box").ok
+        and "cannot re-scan" in _condition(report, "rescan").evidence
+    )
+    jh = setup.journal.load("box1")
+    assert jh.events == [] and jh.box is None
+    await setup.box.start()
+    report = await setup.check()
+    assert report.box is not None and not report.is_new_box and report.history == ()

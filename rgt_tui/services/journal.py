@@ -156,7 +156,10 @@ class HostJournal:
 
 def _why_new(host: str, old: BoxIdentity | None, new: BoxIdentity) -> str:
     if old is None:
-        return "recorded before rgt-tui kept box identities: which box they were about is unknown"
+        return (
+            "recorded while no box was identified (by an rgt-tui from before box identities, "
+            "or a confirmation typed before any box answered): which box is unknown"
+        )
     if old.box_id != new.box_id:
         return f"another box answers as {host}: id {old.short()} → {new.short()}"
     return (

@@ -327,9 +327,12 @@ async def _gather(
     problems: list[str] = []
     moved: list[BoxHistory] = []
 
+    unattributed: list[g.GateEvent] = []
+
     def change(jh: HostJournal) -> bool:
         problems.clear()
         moved.clear()
+        unattributed.clear()
         changed = False
         if now.identity is not None:
             earlier = len(jh.history)
@@ -337,6 +340,11 @@ async def _gather(
             moved.extend(jh.history[earlier:])
         events, found = _facts(host, folder, jh, now, local, at, attempt)
         problems.extend(found)
+        if jh.box is None:
+            # No box has ever answered: facts about none cannot be kept (they would
+            # only turn into history); they are shown, not recorded.
+            unattributed.extend(events)
+            return changed
         return _append_changed(jh, events, at) or changed
 
     try:
@@ -352,6 +360,8 @@ async def _gather(
             f"what was recorded before is history ({moved[-1].why}); its gate starts closed",
         )
     state = jh.gate()
+    for event in unattributed:
+        state = g.apply(state, event)
     conditions = tuple(_box_condition(c, jh) if c.key == "box" else c for c in g.conditions(state))
     return GateReport(
         host,
