@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import torch
@@ -419,6 +420,20 @@ def _queue(tmp_path: Path, names: list[str]) -> Path:
     path = tmp_path / "queue.txt"
     path.write_text("".join(f"configs/{n}.yaml train\n" for n in names))
     return path
+
+
+def test_a_small_file_claiming_gigabytes_is_stopped_by_the_default_limit(tmp_path):
+    hostile, small = tmp_path / "hostile.pt", tmp_path / "small.pt"
+    # An old-format checkpoint of 370 bytes whose pickle claims an 8 GiB storage: torch
+    # allocates what the file says before reading it.
+    with mock.patch.object(torch.UntypedStorage, "nbytes", lambda self: 8 << 30):
+        torch.save({"w": torch.ones(4)}, hostile, _use_new_zipfile_serialization=False)
+    torch.save({"w": torch.ones(2)}, small)
+    with VerifyLoader() as loader:  # default limits: 1 GiB plus twice the file's size
+        status, detail = loader.check("torch", hostile, hostile.stat().st_size)
+        assert status == "not-verified" and "killed: over the memory limit" in detail
+        assert loader.check("torch", small, small.stat().st_size)[0] == "verified"
+        assert loader.info.starts == 2
 
 
 def test_a_loader_killed_mid_load_fails_that_file_and_the_next_gets_a_fresh_one(tmp_path):
