@@ -3,13 +3,18 @@
 Everything for host H sits under ``<results_dir>/H/``: the pulled files (layout in
 ``rgt_tui.domain.manifest``) and, in ``.rgt/``, the records that travel with them:
 
-- ``manifest.json``      the box's manifest the last pull was checked against;
+- ``manifest.json``      the box's manifest the last pull was checked against, with the
+                         box's id and host key (``rgt_tui.domain.box_identity``);
 - ``pulled.json``        files pulled so far: local path → SHA-256, size, local mtime;
-- ``verification.json``  the outcome of the last ``verify`` (the teardown gate reads it);
+- ``verification.json``  the outcome of the last ``verify`` (the teardown gate reads it),
+                         tied to one manifest, and so to one box, by its digest;
 - ``replaced/``          older pulled copies set aside when the box's file changed.
 
 Records sit beside the results rather than under ``state_dir()`` so that moving or
-archiving a results folder keeps its evidence with it. Every record is written atomically
+archiving a results folder keeps its evidence with it. The teardown gate uses them only
+for the box answering under the host's name now: a box re-created under the same name
+finds the old box's records here and does not count them. ``pulled.json`` needs no box:
+it only lets a pull skip files whose SHA-256 already matches the manifest's. Every record is written atomically
 (tmp → fsync → rename): a crash leaves the previous version, never half a file.
 """
 
