@@ -330,7 +330,7 @@ class JobRunner:
         await self._gate(host)
 
     async def _tear_down(self, host: HostConfig, typed: str) -> None:
-        from rgt_tui.services.teardown import check_gate, confirm_and_tear_down
+        from rgt_tui.services.teardown import GateLocked, confirm_and_tear_down
         from rgt_tui.transport import open_transport
 
         self._set(host.name, teardown=None)
@@ -341,12 +341,10 @@ class JobRunner:
                 outcome = await confirm_and_tear_down(
                     self.fleet, host, journal, typed, transport, clock=self.clock
                 )
-        except PermissionError as exc:
+        except GateLocked as exc:
             self._set(host.name, refusal=f"locked: {exc}: nothing was torn down")
-            # The checklist as the journal now has it (no second connection to the box).
-            self._set_report(
-                host.name, await check_gate(self.fleet, host, None, journal, clock=self.clock)
-            )
+            if exc.report is not None:  # the checklist as it stood at the confirmation
+                self._set_report(host.name, exc.report)
             return
         if outcome.report is not None:
             self._set_report(host.name, outcome.report)
