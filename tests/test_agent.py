@@ -33,6 +33,16 @@ PYTHON3 = shutil.which("python3") or sys.executable
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 H100_UUID = "GPU-00000000-0000-0000-0000-000000000000"
+REAL_HOME = Path.home()  # read before isolated_home: pythons installed under it are found
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """The probe keeps this box's id in ~/.rgt/box-id (created when missing): give every
+    agent run a home of its own so the tests never write into the real one."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    return home
 
 
 def run_shell(command: str, timeout: float = 60) -> list[dict]:
@@ -131,7 +141,7 @@ def test_agent_command_quotes_every_word():
 def _oldest_python3() -> tuple[str, tuple[int, int]]:
     """The oldest working python3 (>= 3.6) among pyenv's and PATH's, else this one."""
     found = [(sys.version_info[:2], sys.executable)]
-    candidates = sorted(Path("~/.pyenv/versions").expanduser().glob("3.*/bin/python3"))
+    candidates = sorted((REAL_HOME / ".pyenv/versions").glob("3.*/bin/python3"))
     candidates += [
         Path(p) for p in filter(None, (shutil.which(f"python3.{m}") for m in range(6, 10)))
     ]
