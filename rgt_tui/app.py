@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -39,6 +39,7 @@ from rgt_tui.screens.queue_actions import (
     queue_commands,
 )
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
+from rgt_tui.screens.type_ahead import TypeAhead
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.pull_alerts import danger_clock_note, queue_done_at, with_cost_alerts
@@ -161,6 +162,7 @@ class RgtApp(App[int]):
         self.thresholds = health_thresholds(fleet)
         self.start_monitors = start_monitors
         self.host_keys = HostKeys(self, self.reconnect)
+        self.type_ahead = TypeAhead(self)  # keys typed after t, for the confirmation box
         if monitors is None and start_monitors:
             monitors = build_monitors(fleet, clock, self.host_keys)
         self.monitors: dict[str, MonitorLike] = monitors or {}
@@ -370,6 +372,17 @@ class RgtApp(App[int]):
                 severity="error",
                 timeout=15,
             )
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        # A printable key no binding took: typed before the cursor reached a box (t).
+        if self.type_ahead.take(event):
+            event.stop()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Between t and the confirmation box having the cursor, keys are text, not actions.
+        return not self.type_ahead.active
 
     # -- actions -----------------------------------------------------------------------
 

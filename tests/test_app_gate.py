@@ -26,6 +26,7 @@ from test_app_teardown import (
     _results_on_box,
     _type_name,
 )
+from textual import events
 from textual.binding import Binding
 from textual.keys import _character_to_key
 from textual.message import Message
@@ -129,6 +130,35 @@ async def test_typing_in_the_teardown_tab_fires_no_key(tmp_path: Path, loopback_
         await pilot.press(*"ldq")
         assert app.screen.query_one("#confirm-name", Input).value == "ldq"
     assert not loopback_fleet.errors
+
+
+@pytest.mark.parametrize("on_detail", [False, True])
+async def test_a_name_typed_right_after_t_lands_whole(
+    tmp_path: Path, loopback_fleet, on_detail: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """Keys already on their way while the Teardown tab opens (a fast typist, a slow
+    machine) are text for the box, not actions: sent all at once, before any redraw."""
+    app = RgtApp(
+        load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
+    )
+    name = "dpav12q3fl"
+    recorder = Recorder()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await pilot.pause()
+        if on_detail:
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+            await pilot.pause()
+        for key in ["t", *name]:
+            app.post_message(events.Key(key, key))
+        await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+        box = app.screen.query_one("#confirm-name", Input)
+        await wait_for(pilot, lambda: box.value == name, what=f"{name!r} in the box")
+        await pilot.pause(0.3)
+        assert box.value == name and app.screen.focused is box
+        assert [(m.job, m.host) for m in recorder.actions] == [("gate", "box1")]  # type: ignore[attr-defined]
+        assert app.screen.active_tab == "teardown" and app.return_code is None
+        assert not app.type_ahead.active
 
 
 @pytest.mark.parametrize("where", ["filter", "ack"])

@@ -23,6 +23,7 @@ from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
+from rgt_tui.screens.type_ahead import expect_typing, typing_ahead
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.fleet_header import DEFAULT_FLEET_HINT, FleetHeader, FleetSummary
@@ -238,6 +239,8 @@ class FleetScreen(Screen[None]):
         if pane is None:
             self.notify("No host selected", severity="warning")
             return
+        if tab == "teardown":
+            expect_typing(self)  # the host's name may follow at once
         self.post_message(JobRequested(pane.host.name, job, show_tab=tab))
 
     def jobs_changed(self, state: HostJobs) -> None:
@@ -255,6 +258,8 @@ class FleetScreen(Screen[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if typing_ahead(self):
+            return False  # t was pressed: what is typed now is for the confirmation box
         if action == "host_key":  # shown (and working) only on a refused host
             pane = self.selected
             return pane is not None and pane.key_refusal is not None

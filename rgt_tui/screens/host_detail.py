@@ -24,6 +24,7 @@ from rgt_tui.messages import ReconnectRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
+from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.history import HostHistory
@@ -144,10 +145,14 @@ class HostDetailScreen(Screen[None]):
         (``t``: the Teardown tab's confirmation box)."""
         if not self.is_mounted:
             return
+        if not self.query(TabbedContent):  # still composing: once it is there
+            self.call_after_refresh(self.show_job_tab, tab_id)
+            return
         self.action_show_tab(tab_id)
         tab = self.tabs.get(tab_id)
-        if tab is not None and tab.is_mounted:
-            tab.take_focus()
+        box = tab.take_focus() if tab is not None and tab.is_mounted else None
+        if box is not None:
+            typed_into(self, box)
 
     def action_back(self) -> None:
         self.dismiss()
@@ -164,6 +169,8 @@ class HostDetailScreen(Screen[None]):
     def action_host_job(self, job: str, tab: str) -> None:
         # The tab (and its entry's focus) change now, not after the App's round trip:
         # keys typed right after t must land in the confirmation box.
+        if tab == "teardown":
+            expect_typing(self)
         self.show_job_tab(tab)
         self.post_message(JobRequested(self.host.name, job, show_tab=tab))
 
@@ -174,6 +181,8 @@ class HostDetailScreen(Screen[None]):
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if typing_ahead(self):
+            return False  # t was pressed: what is typed now is for the confirmation box
         if action == "host_key":  # shown (and working) only while the key is refused
             return self.key_refusal is not None
         return True

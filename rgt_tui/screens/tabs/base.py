@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from textual.containers import VerticalScroll
+from textual.widgets import Input
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
@@ -40,6 +41,7 @@ class DetailTab(VerticalScroll):
         """Draw ``view``; called only while this tab is the active one."""
         raise NotImplementedError
 
-    def take_focus(self) -> None:
+    def take_focus(self) -> Input | None:
         """Shown for a job's key (``t``): a tab with a text entry for that job puts the
-        cursor there. Most tabs have none."""
+        cursor there and returns it. Most tabs have none."""
+        return None

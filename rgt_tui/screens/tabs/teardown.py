@@ -100,17 +100,22 @@ class TeardownTab(DetailTab):
         self.host_name = jobs.host
         self._draw()
 
-    def take_focus(self) -> None:
+    def take_focus(self) -> Input | None:
         """Put the cursor in the confirmation box: the name typed next lands there."""
         box = self.query_one("#confirm-name", Input)
         # The screen's set_focus acts now (Widget.focus waits a turn): keys already on
         # their way must find the box focused, not the screen's single-key bindings.
         self.screen.set_focus(box)
+        return box
+
+    def on_mount(self) -> None:
+        # State that arrived while the tab was still composing is drawn now.
+        self.call_after_refresh(self._draw)
 
     def _draw(self) -> None:
         jobs = self.jobs
-        if jobs is None or not self.is_mounted:
-            return
+        if jobs is None or not self.is_mounted or not self.query("#teardown-outcome"):
+            return  # not composed yet: on_mount draws it
         checklist: list[Content] = []
         if jobs.running in ("gate", "acknowledge", "teardown"):
             checklist.append(
