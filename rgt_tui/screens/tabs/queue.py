@@ -52,5 +52,7 @@ class QueueTab(DetailTab):
     def show_queue(self, view: QueueView) -> None:
         """Take a freshly polled view of this host's queue."""
         self.view = view
-        if self.is_mounted:  # else show() draws it once the tab is up
-            self.query_one(".queue-body", Static).update(Content("\n").join(queue_lines(view)))
+        # A view can arrive while the tab is mounted but its body is not yet (or no
+        # longer) there; show() draws the kept view once the tab is up.
+        for body in self.query(".queue-body").results(Static):
+            body.update(Content("\n").join(queue_lines(view)))
