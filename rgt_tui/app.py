@@ -31,7 +31,7 @@ from rgt_tui.screens.box_watch import BoxWatch
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import HelpScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.screens.host_key import HostKeyRefused, HostKeyReviewRequested, HostKeys
+from rgt_tui.screens.host_key import HostKeyReviewRequested, HostKeys
 from rgt_tui.screens.queue_actions import (
     QueueActionRequested,
     QueueController,
@@ -59,26 +59,18 @@ def health_thresholds(fleet: Fleet) -> Thresholds:
     return Thresholds(**asdict(fleet.thresholds))
 
 
-def build_monitors(
-    fleet: Fleet,
-    clock: Callable[[], float] = time.time,
-    host_keys: HostKeys | None = None,
-) -> dict[str, MonitorLike]:
-    """One live ``HostMonitor`` per host of the fleet, over the transport it asks for
-    (through ``host_keys``' tap, so a refused key can be reviewed and trusted)."""
+def build_monitors(fleet: Fleet, clock: Callable[[], float] = time.time) -> dict[str, MonitorLike]:
+    """One live ``HostMonitor`` per host of the fleet, over the transport it asks for."""
     from rgt_tui.services.telemetry import HostMonitor
     from rgt_tui.transport import transport_for
 
     thresholds = health_thresholds(fleet)
-    monitors: dict[str, MonitorLike] = {}
-    for h in fleet.hosts:
-        transport = transport_for(h)
-        if host_keys is not None:
-            transport = host_keys.tap(h.name, transport)
-        monitors[h.name] = HostMonitor(
-            h, transport, interval=fleet.poll_seconds, thresholds=thresholds, clock=clock
+    return {
+        h.name: HostMonitor(
+            h, transport_for(h), interval=fleet.poll_seconds, thresholds=thresholds, clock=clock
         )
-    return monitors
+        for h in fleet.hosts
+    }
 
 
 class RgtCommands(Provider):
@@ -164,7 +156,7 @@ class RgtApp(App[int]):
         self.host_keys = HostKeys(self, self.reconnect)
         self.type_ahead = TypeAhead(self)  # keys typed after t, for the confirmation box
         if monitors is None and start_monitors:
-            monitors = build_monitors(fleet, clock, self.host_keys)
+            monitors = build_monitors(fleet, clock)
         self.monitors: dict[str, MonitorLike] = monitors or {}
         self.latest: dict[str, HostUpdate] = {}
         self.histories: dict[str, HostHistory] = {h.name: HostHistory() for h in fleet.hosts}
@@ -299,6 +291,7 @@ class RgtApp(App[int]):
         history = self.histories.setdefault(update.host, HostHistory())
         history.add(update.snapshot)
         self.latest[update.host] = update
+        self.host_keys.host_updated(update.host, update.connection)
         with self.batch_update():
             for screen in self.screen_stack:
                 sink = getattr(screen, "host_updated", None)
@@ -406,10 +399,6 @@ class RgtApp(App[int]):
     @on(ReconnectRequested)
     def _reconnect(self, message: ReconnectRequested) -> None:
         self.reconnect(message.host)
-
-    @on(HostKeyRefused)
-    def _host_key_refused(self, message: HostKeyRefused) -> None:
-        self.host_keys.refused(message.host, message.error)
 
     @on(HostKeyReviewRequested)
     def _review_host_key(self, message: HostKeyReviewRequested) -> None:

@@ -9,7 +9,7 @@ the refusal). ``K`` on that host opens ``HostKeyScreen``:
 - a changed or revoked key: no way to trust it here. The old and new fingerprints and
   the exact fix (``ssh-keygen -R`` for the resolved name and port) are shown instead.
 
-``HostKeys`` learns of refusals from the monitors' transports (``KeyRefusalTap``): the
+``HostKeys`` learns of refusals from each host's connection state (``key_error``): the
 refusal itself, not its text, is what the prompt needs.
 """
 
@@ -33,7 +33,7 @@ from rgt_tui.transport.base import HostKeyError
 if TYPE_CHECKING:
     from textual.app import App
 
-    from rgt_tui.transport.base import Transport
+    from rgt_tui.services.telemetry import ConnectionState
 
 MUTED = "$foreground-muted"
 
@@ -53,15 +53,6 @@ class HostKeyReviewRequested(Message):
     def __init__(self, host: str) -> None:
         super().__init__()
         self.host = host
-
-
-class HostKeyRefused(Message):
-    """A host's monitor was refused for its host key (``error``), or connected (None)."""
-
-    def __init__(self, host: str, error: HostKeyError | None) -> None:
-        super().__init__()
-        self.host = host
-        self.error = error
 
 
 def _row(label: str, value: str, style: str = "") -> Content:
@@ -155,30 +146,6 @@ class HostKeyScreen(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class KeyRefusalTap:
-    """A monitor's transport, passed through, that reports each host-key refusal of
-    ``connect`` (and each success, which ends it) to ``report``."""
-
-    def __init__(
-        self, host: str, inner: Transport, report: Callable[[str, HostKeyError | None], None]
-    ) -> None:
-        self._host = host
-        self._inner = inner
-        self._report = report
-
-    async def connect(self) -> None:
-        """Connect through; a refused key is reported before it is raised."""
-        try:
-            await self._inner.connect()
-        except HostKeyError as exc:
-            self._report(self._host, exc)
-            raise
-        self._report(self._host, None)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 class HostKeys:
     """The App's refused host keys, the prompt, and trusting after confirmation."""
 
@@ -187,14 +154,13 @@ class HostKeys:
         self.reconnect = reconnect
         self.refusals: dict[str, HostKeyError] = {}
 
-    def tap(self, host: str, transport: Transport) -> Transport:
-        """``transport`` with its host-key refusals reported to this App."""
-        return KeyRefusalTap(host, transport, self._seen)  # type: ignore[return-value]
-
-    def _seen(self, host: str, error: HostKeyError | None) -> None:
-        # Called from the monitor's worker: hand it to the App's message loop (in order,
-        # so a success after a refusal still queued clears it).
-        self.app.post_message(HostKeyRefused(host, error))
+    def host_updated(self, host: str, connection: ConnectionState) -> None:
+        """Follow a host's connection: a refused key is kept for ``K``; connecting ends it."""
+        error = connection.key_error
+        if error is None and connection.status != "connected":
+            return  # still trying: an earlier refusal stands until the key is trusted
+        if self.refusals.get(host) is not error:
+            self.refused(host, error)
 
     def refused(self, host: str, error: HostKeyError | None) -> None:
         """Record (or clear) ``host``'s refusal and show it on every screen."""

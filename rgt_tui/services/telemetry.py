@@ -35,6 +35,9 @@ class ConnectionState:
     error: str | None = None
     fix: str | None = None
     gap_s: float | None = None  # after a reconnect: seconds without samples
+    # The refusal itself when the host key was refused: the UI's trust prompt needs its
+    # fingerprint, line and file, not only its text.
+    key_error: HostKeyError | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,7 @@ class HostMonitor:
                 await self.transport.connect()
             except HostKeyError as exc:
                 # A key problem needs the user; retrying would only repeat the refusal.
-                self._set("lost", error=exc.message, fix=exc.fix)
+                self._set("lost", error=exc.message, fix=exc.fix, key_error=exc)
                 self._update(emit)
                 await self._sleep_or_wake(None)
                 continue
