@@ -22,10 +22,12 @@ MUTED = "$foreground-muted"
 MAX_FILES = 8
 
 CONDITION_TITLES = {
+    "box": "the box that answers is the one recorded",
     "manifest": "manifest taken after the last write",
     "rescan": "fresh re-scan matches",
     "pulled": "every file pulled, SHA-256 matches",
     "loaded": "every loadable artifact loaded",
+    "verified": "verify found no problem",
     "roster": "roster reconciled",
     "idle": "no cell running",
     "confirmed": "host name typed",
