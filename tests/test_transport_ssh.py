@@ -53,35 +53,6 @@ async def test_run_and_stream_over_ssh(loopback_fleet):
     assert not t.connected
 
 
-async def test_reads_reach_asyncssh_in_packet_sized_pieces(loopback_fleet, monkeypatch):
-    """Large socket reads are handed over a piece at a time (so asyncssh does not copy the
-    rest of a 256 KiB read once per packet), and nothing is lost or reordered, even with
-    pieces far smaller than a packet."""
-    import rgt_tui.transport.ssh_tuning as ssh_tuning
-
-    handed: list[int] = []
-    original = asyncssh.SSHClientConnection.data_received
-
-    def recording(self, data, datatype=None):
-        handed.append(len(data))
-        return original(self, data, datatype)
-
-    monkeypatch.setattr(asyncssh.SSHClientConnection, "data_received", recording)
-    monkeypatch.setattr(ssh_tuning, "FEED_BYTES", 5000)
-    box = loopback_fleet.boxes[0]
-    t = _transport(loopback_fleet, box)
-    await t.connect()
-    try:
-        await _streams_bytes_exactly(t, box.root / "blob.bin", "boom: exit 5")
-        sftp = await t.sftp()
-        data = (box.root / "blob.bin").read_bytes()
-        async with sftp.open(str(box.root / "blob.bin"), "rb") as f:
-            assert await f.read() == data
-    finally:
-        await t.close()
-    assert max(handed) <= 5000 and sum(handed) > 2 * len(data)
-
-
 async def test_local_transport_streams_bytes_exactly(tmp_path):
     await _streams_bytes_exactly(LocalTransport("here"), tmp_path / "blob.bin", "boom: exit 5")
 

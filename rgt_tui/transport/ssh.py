@@ -49,10 +49,10 @@ from rgt_tui.transport.ssh_stream import (
 )
 from rgt_tui.transport.ssh_stream import describe as _describe
 from rgt_tui.transport.ssh_stream import send_later as _send_later
-from rgt_tui.transport.ssh_tuning import tune
 
 CONNECT_TIMEOUT_S = 10.0
-# Three missed keepalives 10 s apart declare the link dead, well before TCP would.
+# Three missed keepalives 10 s apart declare the link dead, well before TCP would
+# (asyncssh's own keepalive_interval / keepalive_count_max options).
 KEEPALIVE_INTERVAL_S = 10.0
 KEEPALIVE_COUNT_MAX = 3
 PREFERRED_CIPHERS = (
@@ -89,9 +89,6 @@ class _CheckingClient(asyncssh.SSHClient):
 
     def __init__(self, verdict: KeyVerdict) -> None:
         self._verdict = verdict
-
-    def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
-        tune(conn)
 
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey
