@@ -7,6 +7,7 @@ import getpass
 import os
 import shlex
 import subprocess
+from pathlib import Path
 
 import asyncssh
 import pytest
@@ -15,6 +16,7 @@ from rgt_tui.domain.config import load_fleet
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate
 from rgt_tui.transport import HostKeyError, TransportError, transport_for
 from rgt_tui.transport.backoff import Backoff
+from rgt_tui.transport.base import checked_blocks
 from rgt_tui.transport.local import LocalTransport
 from rgt_tui.transport.ssh import SshTransport
 
@@ -213,3 +215,158 @@ async def test_hosts_do_not_block_each_other(loopback_fleet):
         await asyncio.gather(*tasks, return_exceptions=True)
         for m in monitors:
             await m.transport.close()
+
+
+# --- FileReader.blocks: many reads in flight, every piece checked -------------------------
+
+
+async def _blocks_read_the_file(t, path: Path, data: bytes, small: bool) -> None:
+    """What blocks() promises, over any transport: the file's bytes, whole or from an
+    offset, fewer only at its end, nothing past it; read() still answers alongside."""
+    size = len(data)
+    opts = {"block_size": 64 * 1024, "max_requests": 8} if small else {}
+    reader = await t.open_reader(str(path), **opts)
+    try:
+        pieces = [p async for p in reader.blocks(0, size)]
+        assert _assembled(pieces, 0) == data
+        if small:  # many pieces, none larger than asked
+            assert len(pieces) >= size // (64 * 1024) and max(len(d) for _, d in pieces) <= 65536
+        resume = 3 * 2**20 + 5  # the part already on disk
+        assert (
+            _assembled([p async for p in reader.blocks(resume, size - resume)], resume)
+            == (data[resume:])
+        )
+        middle = [p async for p in reader.blocks(1000, 70_000)]
+        assert _assembled(middle, 1000) == data[1000:71_000]
+        # The file ends first (it shrank since the manifest): fewer bytes, no error.
+        assert (
+            _assembled([p async for p in reader.blocks(size - 10, 4096)], size - 10) == (data[-10:])
+        )
+        assert [p async for p in reader.blocks(size + 10, 100)] == []
+        assert [p async for p in reader.blocks(5, 0)] == []
+        with pytest.raises(ValueError):
+            await anext(reader.blocks(-1, 10))
+        # Stopped early: the handle stays usable.
+        stream = reader.blocks(0, size)
+        await anext(stream)
+        await stream.aclose()
+        assert await reader.read(size - 4, 100) == data[-4:]
+    finally:
+        await reader.close()
+    with pytest.raises(FileNotFoundError):
+        await t.open_reader(str(path.parent / "nope.bin"))
+
+
+def _assembled(pieces: list[tuple[int, bytes]], offset: int) -> bytes:
+    """The pieces laid out from ``offset``; they must tile it without gap or overlap."""
+    out = bytearray()
+    for start, data in sorted(pieces):
+        assert start == offset + len(out), "a gap or an overlap"
+        out += data
+    return bytes(out)
+
+
+def _file(path: Path) -> bytes:
+    data = os.urandom(5 * 2**20 + 12_345)
+    path.write_bytes(data)
+    return data
+
+
+async def test_blocks_over_openssh_sftp_server(openssh_server):
+    """OpenSSH's own sftp-server, with asyncssh's read_parallel and with its defaults."""
+    from rgt_tui.domain.config import load_fleet
+
+    t = transport_for(load_fleet(openssh_server.hosts_file).host("real1"))
+    path = openssh_server.workdir / "ckpt.bin"
+    data = _file(path)
+    await t.connect()
+    try:
+        await _blocks_read_the_file(t, path, data, small=True)
+        await _blocks_read_the_file(t, path, data, small=False)
+        with pytest.raises(ValueError):
+            await t.open_reader(str(path), block_size=0)
+    finally:
+        await t.close()
+
+
+async def test_blocks_over_asyncssh_sftp_server(loopback_fleet):
+    box = loopback_fleet.boxes[0]
+    t = _transport(loopback_fleet, box)
+    path = box.root / "ckpt.bin"
+    data = _file(path)
+    await t.connect()
+    try:
+        await _blocks_read_the_file(t, path, data, small=True)
+    finally:
+        await t.close()
+
+
+async def test_blocks_on_this_machine(tmp_path):
+    path = tmp_path / "ckpt.bin"
+    await _blocks_read_the_file(LocalTransport("here"), path, _file(path), small=True)
+
+
+async def _pieces(*pieces: tuple[int, bytes], closed: list[bool] | None = None):
+    try:
+        for piece in pieces:
+            yield piece
+    finally:
+        if closed is not None:
+            closed.append(True)
+
+
+async def _checked(*pieces, offset=100, length=10, more_after=None):
+    return [
+        p
+        async for p in checked_blocks(
+            _pieces(*pieces), offset, length, host="box1", path="ckpt.pt", more_after=more_after
+        )
+    ]
+
+
+async def test_checked_blocks_passes_a_good_answer_in_any_order():
+    good = [(105, b"fghij"), (100, b"ab"), (102, b"cde")]
+    assert await _checked(*good) == good
+    assert await _checked((100, b""), (100, b"abcdefghij")) == [(100, b"abcdefghij")]
+    assert await _checked(offset=100, length=0) == []
+
+
+@pytest.mark.parametrize(
+    "pieces, why",
+    [
+        ([(99, b"ab")], "outside 100-110"),  # starts before the range
+        ([(108, b"abc")], "outside 100-110"),  # runs past its end
+        ([(100, b"a" * 11)], "outside 100-110"),  # longer than asked
+        ([(200, b"a")], "outside 100-110"),
+        ([(100, b"abcd"), (102, b"xy")], "overlap"),  # inside one already given
+        ([(104, b"ab"), (100, b"abcde")], "overlap"),  # runs into a later one
+        ([(100, b"ab"), (100, b"ab")], "overlap"),  # the same piece twice
+        ([(100, b"ab"), (105, b"fghij")], "nothing for the bytes at 102"),  # a gap, short
+        ([(104, b"efg")], "nothing for the bytes at 100"),
+    ],
+)
+async def test_checked_blocks_refuses_a_hostile_answer_by_name(pieces, why):
+    closed: list[bool] = []
+    stream = checked_blocks(_pieces(*pieces, closed=closed), 100, 10, host="box1", path="ckpt.pt")
+    given = 0
+    with pytest.raises(TransportError, match=f"box1: ckpt.pt: .*{why}"):
+        async for _, data in stream:
+            given += len(data)
+    assert given <= 10 and closed == [True]  # never more than asked; the reads stopped
+
+
+async def test_checked_blocks_short_only_at_end_of_file():
+    asked: list[int] = []
+
+    async def ends_there(end: int) -> bool:
+        asked.append(end)
+        return False
+
+    async def goes_on(end: int) -> bool:
+        return True
+
+    assert await _checked((100, b"abcd"), more_after=ends_there) == [(100, b"abcd")]
+    assert await _checked(more_after=ends_there) == [] and asked == [104, 100]
+    with pytest.raises(TransportError, match="4 of 10 bytes, though the file goes on"):
+        await _checked((100, b"abcd"), more_after=goes_on)
+    assert await _checked((100, b"abcdefghij"), more_after=goes_on) == [(100, b"abcdefghij")]

@@ -6,7 +6,9 @@ rented box run through the same code (DESIGN.md, data flow step 2).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable
+import contextlib
+from bisect import bisect_right
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeAlias, runtime_checkable
@@ -51,6 +53,18 @@ class FileReader(Protocol):
     async def read(self, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``offset``; fewer at end of file, ``b""`` past it."""
 
+    def blocks(self, offset: int, length: int) -> AsyncIterator[tuple[int, bytes]]:
+        """The bytes of ``[offset, offset + length)`` as ``(offset, data)`` pieces, with
+        many reads in flight where the transport has a network (SSH: the ``block_size``
+        and ``max_requests`` given to ``open_reader``), so pieces come in any order.
+
+        Every piece lies inside the asked range and overlaps no other, so the total is
+        never more than ``length``; it is less only when the file ends first, and then
+        the pieces cover ``[offset, offset + total)`` without a gap. A box that breaks any
+        of this raises TransportError naming the file (see ``checked_blocks``). Errors
+        otherwise as ``read``. Closing the iterator early stops the reads.
+        """
+
     async def fstat(self) -> FileStat:
         """The open file's attributes (not the path's: they differ after a rename)."""
 
@@ -58,11 +72,72 @@ class FileReader(Protocol):
         """Release the handle; safe to call twice and on a dead connection."""
 
 
+async def checked_blocks(
+    pieces: AsyncIterator[tuple[int, bytes]],
+    offset: int,
+    length: int,
+    *,
+    host: str,
+    path: str,
+    more_after: Callable[[int], Awaitable[bool]] | None = None,
+) -> AsyncIterator[tuple[int, bytes]]:
+    """``pieces`` (a box's answers for ``[offset, offset + length)``, in any order) as
+    ``FileReader.blocks`` promises them, or TransportError naming ``path`` on ``host``.
+
+    A piece outside the range or overlapping one already given is refused before it is
+    handed on, so nothing beyond ``length`` is ever passed to the caller. When the total
+    falls short, the pieces must cover ``[offset, offset + total)`` without a gap, and
+    ``more_after(end)`` (when given) must confirm that the file holds nothing at ``end``:
+    a short answer is only ever the end of the file. Empty pieces are dropped. Pure
+    checking: ``pieces`` is closed on the way out, whatever happens.
+    """
+    if offset < 0 or length < 0:
+        raise ValueError(f"blocks({offset}, {length}): a negative offset or length")
+    stop = offset + length
+    # Disjoint runs of bytes received so far, sorted, merged where they touch: pieces
+    # arrive nearly in order, so this stays a handful of runs.
+    starts: list[int] = []
+    ends: list[int] = []
+    total = 0
+
+    def refuse(why: str) -> TransportError:
+        return TransportError(host, f"{path}: the box answered a read badly ({why})")
+
+    async with contextlib.aclosing(pieces):
+        async for start, data in pieces:
+            if not data:
+                continue
+            end = start + len(data)
+            if start < offset or end > stop:
+                raise refuse(f"{len(data)} bytes at {start}, outside {offset}-{stop}")
+            i = bisect_right(starts, start)
+            if (i and ends[i - 1] > start) or (i < len(starts) and starts[i] < end):
+                raise refuse(f"{len(data)} bytes at {start} overlap bytes already received")
+            if i and ends[i - 1] == start:  # extends the run before it
+                ends[i - 1] = end
+                i -= 1
+            else:
+                starts.insert(i, start)
+                ends.insert(i, end)
+            if i + 1 < len(starts) and starts[i + 1] == end:  # and meets the run after it
+                ends[i] = ends.pop(i + 1)
+                del starts[i + 1]
+            total += len(data)
+            yield start, data
+    if total == length:
+        return
+    if total and (len(starts) != 1 or starts[0] != offset):
+        gap = ends[0] if starts[0] == offset else offset
+        raise refuse(f"nothing for the bytes at {gap} though more came after them")
+    if more_after is not None and await more_after(offset + total):
+        raise refuse(f"{total} of {length} bytes, though the file goes on after them")
+
+
 class RangeReads:
     """``read_range`` for any transport, in terms of its ``open_reader``."""
 
     async def open_reader(
-        self, path: str
+        self, path: str, *, block_size: int | None = None, max_requests: int | None = None
     ) -> FileReader:  # pragma: no cover - provided by the transport
         raise NotImplementedError
 
@@ -189,8 +264,13 @@ class Transport(Protocol):
     async def read_range(self, path: str, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes of the file from ``offset`` (open, read, close)."""
 
-    async def open_reader(self, path: str) -> FileReader:
-        """Open the file for reading and keep it open (see FileReader)."""
+    async def open_reader(
+        self, path: str, *, block_size: int | None = None, max_requests: int | None = None
+    ) -> FileReader:
+        """Open the file for reading and keep it open (see FileReader). ``block_size``
+        (bytes per read) and ``max_requests`` (reads in flight) shape ``blocks``; None
+        leaves the transport's defaults (SSH: the server's largest read, asyncssh's
+        count)."""
 
     async def close(self) -> None:
         """Close the connection; safe to call twice."""

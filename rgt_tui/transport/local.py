@@ -143,20 +143,31 @@ class LocalTransport(RangeReads):
             return None
         return _file_stat(st)
 
-    async def open_reader(self, path: str) -> LocalFileReader:
-        """An open file descriptor: it keeps reading the same file after a rename."""
+    async def open_reader(
+        self, path: str, *, block_size: int | None = None, max_requests: int | None = None
+    ) -> LocalFileReader:
+        """An open file descriptor: it keeps reading the same file after a rename.
+        ``block_size``: bytes per read in ``blocks``; ``max_requests``: nothing is in
+        flight on this machine (reads are sequential)."""
+        for name, value in (("block_size", block_size), ("max_requests", max_requests)):
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive, not {value}")
         fd = await asyncio.to_thread(os.open, self._path(path), os.O_RDONLY | os.O_CLOEXEC)
-        return LocalFileReader(fd)
+        return LocalFileReader(fd, block_size or LOCAL_BLOCK)
 
     async def close(self) -> None:
         return None
 
 
+LOCAL_BLOCK = 1 << 20  # bytes per pread in LocalFileReader.blocks, by default
+
+
 class LocalFileReader:
     """A FileReader over a local file descriptor (positional reads, so no shared seek)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, block_size: int = LOCAL_BLOCK) -> None:
         self._fd: int | None = fd
+        self._block_size = block_size
 
     def _require(self) -> int:
         if self._fd is None:
@@ -169,6 +180,20 @@ class LocalFileReader:
         if length <= 0:
             return b""
         return await asyncio.to_thread(os.pread, fd, length, offset)
+
+    async def blocks(self, offset: int, length: int) -> AsyncIterator[tuple[int, bytes]]:
+        """``[offset, offset + length)`` in order, one pread of ``block_size`` at a time in
+        a thread; fewer bytes only at end of file."""
+        if offset < 0 or length < 0:
+            raise ValueError(f"blocks({offset}, {length}): a negative offset or length")
+        pos, stop = offset, offset + length
+        while pos < stop:
+            want = min(self._block_size, stop - pos)
+            data = await asyncio.to_thread(os.pread, self._require(), want, pos)
+            if not data:
+                return
+            yield pos, data
+            pos += len(data)
 
     async def fstat(self) -> FileStat:
         """The open file's attributes."""

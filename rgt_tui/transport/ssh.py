@@ -29,6 +29,7 @@ from rgt_tui.transport.base import (
     Later,
     RangeReads,
     TransportError,
+    checked_blocks,
 )
 from rgt_tui.transport.known_hosts import (
     DEFAULT_KNOWN_HOSTS,
@@ -518,11 +519,24 @@ class SshTransport(RangeReads):
             raise self.file_error(exc, path) from exc
         return _attrs_stat(attrs)
 
-    async def open_reader(self, path: str) -> SftpFileReader:
-        """An open SFTP handle: like a local fd, it keeps reading the file after a rename."""
+    async def open_reader(
+        self, path: str, *, block_size: int | None = None, max_requests: int | None = None
+    ) -> SftpFileReader:
+        """An open SFTP handle: like a local fd, it keeps reading the file after a rename.
+        ``block_size`` (bytes per SFTP read; default the server's largest) and
+        ``max_requests`` (reads in flight; default asyncssh's) shape ``blocks``: their
+        product is what one file keeps in flight over the round trip."""
+        for name, value in (("block_size", block_size), ("max_requests", max_requests)):
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive, not {value}")
         try:
             sftp = await self.sftp()
-            handle = await sftp.open(sftp_path(path), "rb")
+            handle = await sftp.open(
+                sftp_path(path),
+                "rb",
+                block_size=block_size or -1,  # -1: asyncssh's default (0 reads serially)
+                max_requests=max_requests or -1,
+            )
         except (OSError, asyncssh.Error) as exc:
             raise self.file_error(exc, path) from exc
         return SftpFileReader(self, handle, path)
@@ -562,7 +576,39 @@ class SftpFileReader:
             data = await handle.read(length, offset)
         except (OSError, asyncssh.Error) as exc:
             raise self._transport.file_error(exc, self._path) from exc
+        if len(data) > length:  # asyncssh passes on whatever the box answers
+            raise TransportError(
+                self._transport.host,
+                f"{self._path}: the box answered a read badly ({len(data)} bytes for {length})",
+            )
         return bytes(data)
+
+    async def blocks(self, offset: int, length: int) -> AsyncIterator[tuple[int, bytes]]:
+        """``[offset, offset + length)`` through asyncssh's ``read_parallel``: up to
+        ``max_requests`` reads of ``block_size`` in flight, pieces in any order, each
+        checked (``checked_blocks``); asyncssh asks again for the rest of a short read."""
+        handle = self._require()
+        if offset < 0 or length < 0:
+            raise ValueError(f"blocks({offset}, {length}): a negative offset or length")
+        if not length:
+            return
+        try:
+            pieces = await handle.read_parallel(length, offset)
+            async for piece in checked_blocks(
+                pieces,
+                offset,
+                length,
+                host=self._transport.host,
+                path=self._path,
+                more_after=self._more_after,
+            ):
+                yield piece
+        except (OSError, asyncssh.Error) as exc:
+            raise self._transport.file_error(exc, self._path) from exc
+
+    async def _more_after(self, end: int) -> bool:
+        """Whether the file holds a byte at ``end`` (a short answer must be its end)."""
+        return bool(await self._require().read(1, end))
 
     async def fstat(self) -> FileStat:
         """The open file's attributes (fstat on the handle, not stat on the path)."""
