@@ -370,3 +370,17 @@ async def test_checked_blocks_short_only_at_end_of_file():
     with pytest.raises(TransportError, match="4 of 10 bytes, though the file goes on"):
         await _checked((100, b"abcd"), more_after=goes_on)
     assert await _checked((100, b"abcdefghij"), more_after=goes_on) == [(100, b"abcdefghij")]
+
+
+async def test_a_channel_can_keep_a_far_link_full(loopback_fleet):
+    """1 Gbit/s across a 200 ms round trip is 25 MB in flight: each channel's receive
+    window (a large file's SFTP session has one) lets the box send that much unasked."""
+    box = loopback_fleet.boxes[0]
+    t = _transport(loopback_fleet, box)
+    await t.connect()
+    try:
+        chan, _ = await t._require().create_session(asyncssh.SSHClientSession, "true")
+        assert chan.get_recv_window() >= 1e9 / 8 * 0.2
+        chan.close()
+    finally:
+        await t.close()

@@ -63,9 +63,13 @@ PREFERRED_CIPHERS = (
     "aes128-ctr",
     "aes256-ctr",
 )
-# A bigger receive window than asyncssh's 2 MiB keeps a far box's pipe full
-# (2 MiB per round trip is only 20 MB/s at 100 ms).
-WINDOW_BYTES = 16 * 2**20
+# Each channel's receive window (asyncssh's public ``window`` option; its default is
+# 2 MiB, only 10 MB/s at a 200 ms round trip). A box across an ocean at 1 Gbit/s needs
+# 125 MB/s x 0.2 s = 25 MB in flight to keep the link full, and one large file's SFTP
+# session alone must reach it (block_size x max_requests of its reads must too). The
+# cost is memory only when this side stops reading a channel: up to this much per such
+# channel is buffered here (SFTP reads hold no more than the bytes they requested).
+WINDOW_BYTES = 32 * 2**20
 # Set explicitly on every connection (hops included): explicit arguments win over
 # ssh_config, so a lax ~/.ssh/config (ForwardAgent yes, SendEnv, RequestTTY force, ...)
 # cannot hand a rented box anything of the user's.
