@@ -10,7 +10,20 @@ the host folder, mirroring their path below the root. With several roots each ge
 sub-folder named by ``root_labels``: the root's base name (``/workspace/runs`` → ``runs``),
 ``root<N>`` when the base name says nothing (``/``, ``~``, ``.``), and ``<name>-<N>`` when
 two roots share a base name (N is the 1-based position in ``pull``). ``.rgt`` is reserved
-for rgt-tui's own records, so a remote path that would land there is refused.
+for rgt-tui's own records, so a remote path that would land there is refused (compared
+case-folded: the local file system may not tell ``.RGT`` from ``.rgt``).
+
+Nothing the box prints is trusted (it is someone else's container). The whole output
+fails (``ManifestError``, naming the host and the cap) when a line is over
+``MAX_LINE_BYTES``, when it has more than ``MAX_LINES`` lines or more than
+``MAX_MANIFEST_BYTES`` in all: never a silent truncation. Within it, an entry is refused
+by name (a ``Refusal``, never counted in any total) when its name is empty, absolute,
+has a ``.``/``..``/empty component, a NUL or any control character (C0, DEL, C1) or is
+not valid UTF-8; when its size is not a whole number in ``[0, MAX_FILE_SIZE]``, its
+mtime not a finite number or its SHA-256 not 64 lowercase hex digits; when it is listed
+twice, or below a name that is itself a file; and when it is a secret (``SECRET_PATHS``,
+see ``secret_reason``), whatever the box's scan said. Text from the box shown to the
+user (refused names, reasons) has its control characters escaped (``printable``).
 
 A manifest belongs to one box (``rgt_tui.domain.box_identity``): the scan reports the id
 the box keeps in ``~/.rgt/box-id`` (``box_id``) and the transport adds the host key it saw
@@ -24,6 +37,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -34,9 +50,67 @@ from rgt_tui.domain.box_identity import BoxIdentity, valid_box_id
 MANIFEST_VERSION = 1
 RECORDS_DIR = ".rgt"  # inside <results_dir>/<host>/: manifest, pull state, verification
 
+# Caps on the scan's output. A legitimate line is a few hundred bytes (a path is at most
+# 4096), a legitimate manifest about 250 bytes a file.
+MAX_LINE_BYTES = 64 * 1024  # one line of the scan's output
+MAX_LINES = 1_000_000  # lines in one manifest: its entries plus a few header lines
+MAX_MANIFEST_BYTES = 512 * 1024 * 1024  # the whole output
+MAX_FILE_SIZE = 2**50  # 1 PiB: a size above this is a lie, not a checkpoint
+
+# Never pulled, wherever they appear in a pulled path (compared per component, ASCII
+# case-folded): credentials a home keeps. Matched against the whole remote path (the
+# root's resolved path, then the path below it), so ``pull = ["~"]``, ``["/"]``,
+# ``["/home"]`` or a copy of a home under a results folder all skip them. The box's scan
+# skips them without reading them (``rgt_tui.agent.manifest``); the client refuses them
+# again here, since the scan's output is not trusted.
+SECRET_PATHS = (
+    ".ssh", ".netrc", ".aws", ".config/gcloud", ".cache/huggingface/token", ".git-credentials",
+)  # fmt: skip
+SECRET_RULE = "skipped by rule: secret"  # the reason a secret is not pulled starts so
+
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL, C1
+_SECRETS = tuple(tuple(p.split("/")) for p in SECRET_PATHS)
+
 
 class ManifestError(ValueError):
     """The box's manifest output could not be read (truncated, wrong version, garbled)."""
+
+
+class ManifestLimits:
+    """Counts a manifest's lines as they arrive and enforces the caps on them.
+
+    ``take(line)`` raises ManifestError naming the host and the cap when ``line`` is over
+    ``MAX_LINE_BYTES``, or when the output so far is over ``MAX_LINES`` lines or
+    ``MAX_MANIFEST_BYTES``. The reader calls it on each line as it is received (so a
+    hostile box cannot make it hold more), and ``parse_manifest_lines`` does again.
+    """
+
+    def __init__(self, host: str) -> None:
+        self.host = host
+        self.lines = 0
+        self.bytes = 0
+
+    def take(self, line: str) -> None:
+        size = len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))
+        if size > MAX_LINE_BYTES:
+            raise ManifestError(
+                f"{self.host}: a manifest line is over {MAX_LINE_BYTES // 1024} KiB "
+                f"({size} bytes); the box's scan output is refused whole"
+            )
+        self.bytes += size
+        if self.bytes > MAX_MANIFEST_BYTES:
+            raise ManifestError(
+                f"{self.host}: the manifest is over {MAX_MANIFEST_BYTES // 2**20} MiB; "
+                "the box's scan output is refused whole (pull fewer folders at once)"
+            )
+        if line.strip():
+            self.lines += 1
+            if self.lines > MAX_LINES:
+                raise ManifestError(
+                    f"{self.host}: the manifest is over {MAX_LINES:,} entries; the box's scan "
+                    "output is refused whole (pull fewer folders at once)"
+                )
 
 
 @dataclass(frozen=True)
@@ -121,12 +195,12 @@ class Manifest:
 
     def local_relpath(self, root: int, path: str) -> str:
         """Where ``path`` of ``root`` lands, relative to ``<results_dir>/<host>/``."""
-        label = self.roots[root].label if root < len(self.roots) else f"root{root + 1}"
+        label = self.roots[root].label if 0 <= root < len(self.roots) else f"root{root + 1}"
         return f"{label}/{path}" if label else path
 
     def display(self, root: int, path: str) -> str:
         """The remote path of an entry as the user knows it (root + relative path)."""
-        base = self.roots[root].path if root < len(self.roots) else f"<root {root}>"
+        base = self.roots[root].path if 0 <= root < len(self.roots) else f"<root {root}>"
         return f"{base.rstrip('/')}/{path}"
 
     def by_local_path(self) -> dict[str, ManifestEntry]:
@@ -188,7 +262,7 @@ def compare(old: Manifest, new: Manifest) -> ManifestDiff:
 
 
 def _root_path(m: Manifest, index: int) -> str:
-    return m.roots[index].path if index < len(m.roots) else f"#{index}"
+    return m.roots[index].path if 0 <= index < len(m.roots) else f"#{index}"
 
 
 def root_labels(given: Sequence[str]) -> tuple[str, ...]:
@@ -198,7 +272,8 @@ def root_labels(given: Sequence[str]) -> tuple[str, ...]:
     bases = []
     for i, root in enumerate(given):
         base = PurePosixPath(root.rstrip("/") or "/").name
-        bases.append(base if base not in ("", "~", ".", "..", RECORDS_DIR) else f"root{i + 1}")
+        plain = base not in ("", "~", ".", "..") and _folded(base) != RECORDS_DIR
+        bases.append(base if plain else f"root{i + 1}")
     return tuple(
         f"{base}-{i + 1}" if bases.count(base) > 1 else base for i, base in enumerate(bases)
     )
@@ -208,10 +283,22 @@ def unsafe_path_reason(path: str) -> str | None:
     """Why a relative path from the box must not be written locally, or None when fine.
 
     The box is not trusted to keep writes inside the results folder: an absolute path or a
-    ``..`` component would let a listing place files anywhere on this machine.
+    ``..`` component would let a listing place files anywhere on this machine, and a
+    control character in a name would reach the user's terminal.
     """
-    if not path or "\x00" in path:
-        return "empty or NUL in name"
+    if not isinstance(path, str):
+        return "the name is not text"
+    if not path:
+        return "empty name"
+    if "\x00" in path:
+        return "NUL in name"
+    control = _CONTROL_RE.search(path)
+    if control:
+        return f"control character in name ({control.group()!r})"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "name is not valid UTF-8"
     if path.startswith("/"):
         return "absolute path"
     parts = path.split("/")
@@ -220,20 +307,53 @@ def unsafe_path_reason(path: str) -> str | None:
     return None
 
 
+def secret_reason(root_path: str, path: str) -> str | None:
+    """``SECRET_RULE`` and the secret's name when ``root_path/path`` is (or is below) one of
+    ``SECRET_PATHS``; None otherwise."""
+    parts = [_ascii_folded(p) for p in f"{root_path}/{path}".split("/") if p]
+    for secret in _SECRETS:
+        n = len(secret)
+        for i in range(len(parts) - n + 1):
+            if tuple(parts[i : i + n]) == secret:
+                return f"{SECRET_RULE} ({'/'.join(secret)})"
+    return None
+
+
+def printable(text: str, limit: int | None = None) -> str:
+    """``text`` with control characters and lone surrogates escaped (``\\x1b``), so a name
+    or message from the box can be shown on a terminal as it is; cut at ``limit``."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    text = _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text if limit is None or len(text) <= limit else text[:limit] + "…"
+
+
+def _ascii_folded(part: str) -> str:
+    return part.lower() if part.isascii() else part
+
+
+def _folded(name: str) -> str:
+    """How a case-insensitive, normalising file system may see ``name`` (``.RGT``,
+    ``．ｒｇｔ`` and ``.rg\u200bt`` all fold to ``.rgt``)."""
+    text = unicodedata.normalize("NFKC", name)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
+
+
 def parse_manifest_lines(host: str, lines: Iterable[str], *, partial: bool = False) -> Manifest:
     """Build a Manifest from the on-box script's JSON lines.
 
     Raises ManifestError when the output is not a complete manifest (no ``done`` line: the
-    scan was cut off, and a partial list must never pass for the whole). ``partial``
-    accepts output without its ``done`` line, for the files printed so far: the pull
-    starts on them early, and only ever checks them against the complete manifest too.
+    scan was cut off, and a partial list must never pass for the whole), when it is over a
+    cap (``ManifestLimits``) or garbled. An entry that is wrong in itself is refused by
+    name instead (see the module's doc). ``partial`` accepts output without its ``done``
+    line, for the files printed so far: the pull starts on them early, and only ever
+    checks them against the complete manifest too.
     """
     try:
         return _parse(host, lines, partial)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
         if isinstance(exc, ManifestError):
             raise
-        raise ManifestError(f"{host}: manifest output is malformed ({exc!r})") from None
+        raise ManifestError(f"{host}: manifest output is malformed ({exc!r:.200})") from None
 
 
 def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
@@ -242,19 +362,23 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
     roots: list[dict[str, Any]] = []
     files: list[dict[str, Any]] = []
     links: list[dict[str, Any]] = []
-    refused: list[Refusal] = []
+    told: list[dict[str, Any]] = []  # the box's own refusals
+    limits = ManifestLimits(host)
     for raw in lines:
+        limits.take(raw)
         line = raw.strip()
         if not line:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
-            raise ManifestError(f"{host}: manifest line is not JSON: {line[:80]!r}") from None
+        except (ValueError, RecursionError):
+            shown = printable(line, 80)
+            raise ManifestError(f"{host}: manifest line is not JSON: {shown!r}") from None
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "start":
             if obj.get("v") != MANIFEST_VERSION:
-                raise ManifestError(f"{host}: manifest protocol {obj.get('v')!r} not understood")
+                seen = printable(repr(obj.get("v")), 40)
+                raise ManifestError(f"{host}: manifest protocol {seen} not understood")
             start = obj
         elif kind == "root":
             roots.append(obj)
@@ -263,40 +387,39 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
         elif kind == "link":
             links.append(obj)
         elif kind == "refused":
-            refused.append(Refusal(int(obj["root"]), str(obj["path"]), str(obj["reason"])))
+            told.append(obj)
         elif kind == "done":
             done = obj
     if start is None or (done is None and not partial):
         raise ManifestError(f"{host}: the manifest scan did not finish (output cut off)")
     box_id, box_id_error = _box_id(start)
     done = done or {}
+    pull_roots = _roots(host, roots)
+    refused = [_told(host, pull_roots, obj) for obj in told]
     # Files come out small ones first when asked; ``n`` is their place in the walk.
-    files.sort(key=lambda f: f.get("n", 0))
-    labels = root_labels([str(r["given"]) for r in roots])
-    pull_roots = tuple(
-        PullRoot(int(r["index"]), str(r["given"]), str(r["path"]), labels[i], r.get("error"))
-        for i, r in enumerate(roots)
-    )
+    files.sort(key=lambda f: _whole(f.get("n")) or 0)
     entries: list[ManifestEntry] = []
+    kept_links: list[ManifestLink] = []
+    taken: set[tuple[int, str]] = set()
     hashed = True
     for f in files:
-        entry = ManifestEntry(
-            int(f["root"]), str(f["path"]), int(f["size"]), float(f["mtime"]), f.get("sha256")
-        )
-        reason = _refuse_reason(pull_roots, entry.root, entry.path)
+        entry, reason = _entry(pull_roots, f)
+        if reason is None:
+            reason = _clash(taken, entry.root, entry.path)
         if reason:
-            refused.append(Refusal(entry.root, entry.path, reason))
+            refused.append(Refusal(_root_or_none(f), printable(_name(f)), reason))
             continue
         hashed = hashed and entry.sha256 is not None
         entries.append(entry)
-    kept_links = []
     for ln in links:
-        link = ManifestLink(int(ln["root"]), str(ln["path"]), str(ln["target"]))
-        reason = _refuse_reason(pull_roots, link.root, link.path)
+        link, reason = _link(pull_roots, ln)
+        if reason is None:
+            reason = _clash(taken, link.root, link.path)
         if reason:
-            refused.append(Refusal(link.root, link.path, reason))
+            refused.append(Refusal(_root_or_none(ln), printable(_name(ln)), reason))
         else:
             kept_links.append(link)
+    entries, kept_links = _below_a_file(entries, kept_links, refused)
     for r in pull_roots:
         if r.error:
             refused.append(Refusal(r.index, ".", f"pull root {r.given}: {r.error}"))
@@ -306,12 +429,159 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
         entries=tuple(entries),
         links=tuple(kept_links),
         refused=tuple(refused),
-        taken_at=float(done.get("taken_at", start.get("taken_at", 0.0))),
-        finished_at=float(done.get("finished_at", 0.0)),
+        taken_at=_time(host, "taken_at", done.get("taken_at", start.get("taken_at", 0.0))),
+        finished_at=_time(host, "finished_at", done.get("finished_at", 0.0)),
         hashed=hashed,
         box_id=box_id,
         box_id_error=box_id_error,
     )
+
+
+def _roots(host: str, roots: Sequence[dict[str, Any]]) -> tuple[PullRoot, ...]:
+    """The root lines as PullRoots; one whose resolved path is unusable gets an error (and
+    every entry under it is refused)."""
+    given = [printable(str(r["given"])) for r in roots]
+    labels = root_labels(given)
+    out = []
+    for i, r in enumerate(roots):
+        if r.get("index") != i or isinstance(r.get("index"), bool):
+            raise ManifestError(f"{host}: manifest root line {i + 1} has index {r.get('index')!r}")
+        path, error = r.get("path"), r.get("error")
+        error = None if error is None else printable(str(error), 200)
+        if not isinstance(path, str) or not path.startswith("/") or printable(path) != path:
+            error = error or "the box reported an unusable resolved path"
+            path = printable(str(path))
+        secret = secret_reason(path, "")
+        if secret and not error:
+            error = secret
+        out.append(PullRoot(i, given[i], path, labels[i], error))
+    return tuple(out)
+
+
+def _told(host: str, roots: Sequence[PullRoot], obj: dict[str, Any]) -> Refusal:
+    """A refusal the box reported itself (its text shown escaped)."""
+    root = obj.get("root")
+    if _whole(root) is None or not 0 <= root < len(roots):
+        raise ManifestError(
+            f"{host}: a refused line names no pull root ({printable(repr(root), 40)})"
+        )
+    return Refusal(root, printable(_name(obj)), printable(str(obj.get("reason")), 300))
+
+
+def _entry(roots: Sequence[PullRoot], f: dict[str, Any]) -> tuple[ManifestEntry, str | None]:
+    """The file line as an entry, and why it is refused (None: it is not)."""
+    root, path = _root_or_none(f), f.get("path")
+    reason = _refuse_reason(roots, root, path)
+    size, mtime, sha = f.get("size"), f.get("mtime"), f.get("sha256")
+    if reason is None:
+        reason = _size_reason(size) or _mtime_reason(mtime) or _sha_reason(sha)
+    if reason:
+        return ManifestEntry(-1, "", 0, 0.0, None), reason
+    return ManifestEntry(root, path, size, float(mtime), sha), None
+
+
+def _link(roots: Sequence[PullRoot], ln: dict[str, Any]) -> tuple[ManifestLink, str | None]:
+    root, path, target = _root_or_none(ln), ln.get("path"), ln.get("target")
+    reason = _refuse_reason(roots, root, path)
+    if reason is None:
+        unsafe = unsafe_path_reason(target)
+        if unsafe:
+            reason = f"unsafe link target from the box: {unsafe}"
+        else:
+            reason = secret_reason(roots[root].path, target)
+    if reason:
+        return ManifestLink(-1, "", ""), reason
+    return ManifestLink(root, path, target), None
+
+
+def _size_reason(size: Any) -> str | None:
+    if _whole(size) is None:
+        return f"size from the box is not a whole number ({printable(repr(size), 40)})"
+    if size < 0:
+        return f"negative size from the box ({size})"
+    if size > MAX_FILE_SIZE:
+        return f"absurd size from the box ({size} bytes, over {MAX_FILE_SIZE})"
+    return None
+
+
+def _mtime_reason(mtime: Any) -> str | None:
+    if _finite(mtime) is None:
+        return f"mtime from the box is not a finite number ({printable(repr(mtime), 40)})"
+    return None
+
+
+def _finite(value: Any) -> float | None:
+    """``value`` as a float when it is a finite JSON number; else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _sha_reason(sha: Any) -> str | None:
+    if sha is None or (isinstance(sha, str) and _SHA256_RE.fullmatch(sha)):
+        return None
+    return f"SHA-256 from the box is not 64 lowercase hex digits ({printable(repr(sha), 80)})"
+
+
+def _clash(taken: set[tuple[int, str]], root: int, path: str) -> str | None:
+    """Why a name cannot be kept because the box already listed it (None: first time)."""
+    if (root, path) in taken:
+        return "listed twice by the box"
+    taken.add((root, path))
+    return None
+
+
+def _below_a_file(
+    entries: list[ManifestEntry], links: list[ManifestLink], refused: list[Refusal]
+) -> tuple[list[ManifestEntry], list[ManifestLink]]:
+    """Refuse what the box listed below a name it also listed as a file or link: a name
+    is a file or a folder, never both (a box claiming both is lying about one)."""
+    names = {(e.root, e.path) for e in entries} | {(ln.root, ln.path) for ln in links}
+
+    def under(root: int, path: str) -> str | None:
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            if (root, "/".join(parts[:i])) in names:
+                return "/".join(parts[:i])
+        return None
+
+    kept_entries, kept_links = [], []
+    for item in [*entries, *links]:
+        above = under(item.root, item.path)
+        if above is not None:
+            why = f"listed below {above}, which the box also listed as a file or link"
+            refused.append(Refusal(item.root, item.path, why))
+        elif isinstance(item, ManifestEntry):
+            kept_entries.append(item)
+        else:
+            kept_links.append(item)
+    return kept_entries, kept_links
+
+
+def _whole(value: Any) -> int | None:
+    """``value`` when it is a JSON whole number (not a boolean, not a float); else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _root_or_none(obj: dict[str, Any]) -> int:
+    root = _whole(obj.get("root"))
+    return -1 if root is None else root
+
+
+def _name(obj: dict[str, Any]) -> str:
+    path = obj.get("path")
+    return path if isinstance(path, str) else repr(path)
+
+
+def _time(host: str, key: str, value: Any) -> float:
+    number = _finite(value)
+    if number is None:
+        raise ManifestError(f"{host}: the manifest's {key} is not a finite number")
+    return number
 
 
 def _box_id(start: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -321,21 +591,23 @@ def _box_id(start: dict[str, Any]) -> tuple[str | None, str | None]:
     raw = start.get("box_id")
     if raw is None:
         why = start.get("box_id_error")
-        return None, str(why)[:200] if why else "the box reported no id"
+        return None, printable(str(why), 200) if why else "the box reported no id"
     if valid_box_id(raw) is None:
-        return None, f"~/.rgt/box-id on the box holds no valid id ({str(raw)[:40]!r})"
+        return None, f"~/.rgt/box-id on the box holds no valid id ({printable(str(raw), 40)!r})"
     return raw, None
 
 
-def _refuse_reason(roots: Sequence[PullRoot], root: int, path: str) -> str | None:
+def _refuse_reason(roots: Sequence[PullRoot], root: int, path: Any) -> str | None:
     if not 0 <= root < len(roots):
         return f"unknown root index {root}"
     unsafe = unsafe_path_reason(path)
     if unsafe:
         return f"unsafe path from the box: {unsafe}"
-    if not roots[root].label and path.split("/")[0] == RECORDS_DIR:
+    if roots[root].error:
+        return f"its pull root has an error ({roots[root].error})"
+    if not roots[root].label and _folded(path.split("/")[0]) == RECORDS_DIR:
         return f"'{RECORDS_DIR}' is reserved for rgt-tui's records in the local copy"
-    return None
+    return secret_reason(roots[root].path, path)
 
 
 def manifest_to_json(m: Manifest) -> dict[str, Any]:
@@ -393,7 +665,9 @@ def _optional_str(value: Any) -> str | None:
 
 
 __all__ = [
-    "MANIFEST_VERSION", "RECORDS_DIR", "Manifest", "ManifestDiff", "ManifestEntry",
-    "ManifestError", "ManifestLink", "PullRoot", "Refusal", "compare", "manifest_from_json",
-    "manifest_to_json", "parse_manifest_lines", "root_labels", "unsafe_path_reason",
+    "MANIFEST_VERSION", "MAX_FILE_SIZE", "MAX_LINES", "MAX_LINE_BYTES", "MAX_MANIFEST_BYTES",
+    "RECORDS_DIR", "SECRET_PATHS", "SECRET_RULE", "Manifest", "ManifestDiff", "ManifestEntry",
+    "ManifestError", "ManifestLimits", "ManifestLink", "PullRoot", "Refusal", "compare",
+    "manifest_from_json", "manifest_to_json", "parse_manifest_lines", "printable", "root_labels",
+    "secret_reason", "unsafe_path_reason",
 ]  # fmt: skip

@@ -1,0 +1,285 @@
+"""A hostile box's scan output: every lie is refused by name, none lowers a total, none
+reaches the terminal or the local disk; caps fail the whole manifest, never truncate it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from rgt_tui.domain.manifest import (
+    MAX_FILE_SIZE,
+    MAX_LINE_BYTES,
+    SECRET_PATHS,
+    SECRET_RULE,
+    Manifest,
+    ManifestError,
+    ManifestLimits,
+    parse_manifest_lines,
+    printable,
+    root_labels,
+    secret_reason,
+    unsafe_path_reason,
+)
+
+SHA = "0123456789abcdef" * 4
+
+
+def line(**fields: Any) -> str:
+    return json.dumps(fields)
+
+
+def scan(*body: str, roots: tuple[str, ...] = ("/r",)) -> list[str]:
+    """A complete scan output around ``body`` (file, link and refused lines)."""
+    head = [line(type="start", v=1, taken_at=1.0)]
+    head += [line(type="root", index=i, given=r, path=r, error=None) for i, r in enumerate(roots)]
+    return [*head, *body, line(type="done", taken_at=1.0, finished_at=2.0)]
+
+
+def file(path: Any, size: Any = 1, mtime: Any = 1.0, sha256: Any = SHA, root: Any = 0) -> str:
+    return line(type="file", root=root, path=path, size=size, mtime=mtime, sha256=sha256)
+
+
+def refusals(m: Manifest) -> dict[str, str]:
+    return {r.path: r.reason for r in m.refused}
+
+
+def test_an_honest_line_is_kept_beside_the_refused_ones():
+    m = parse_manifest_lines("box", scan(file("ok/a.pt", size=10), file("../x", size=99)))
+    assert [(e.path, e.size) for e in m.entries] == [("ok/a.pt", 10)]
+    assert m.total_bytes == 10 and "unsafe path" in refusals(m)["../x"]
+
+
+# -- caps: the whole manifest fails, naming the host and the cap -------------------------
+
+
+def test_a_line_over_the_cap_fails_the_whole_manifest():
+    long_name = "a" * MAX_LINE_BYTES
+    with pytest.raises(ManifestError, match=r"gpu-7: a manifest line is over 64 KiB"):
+        parse_manifest_lines("gpu-7", scan(file("ok"), file(long_name)))
+    # Counted in bytes: 30,000 three-byte characters are over 64 KiB too.
+    with pytest.raises(ManifestError, match="over 64 KiB"):
+        ManifestLimits("h").take("€" * 30_000)
+
+
+def test_more_lines_than_the_count_cap_fail_the_whole_manifest(monkeypatch):
+    import rgt_tui.domain.manifest as manifest
+
+    monkeypatch.setattr(manifest, "MAX_LINES", 10)
+    with pytest.raises(ManifestError, match=r"box: the manifest is over 10 entries"):
+        parse_manifest_lines("box", scan(*(file(f"f{i}") for i in range(20))))
+    assert len(parse_manifest_lines("box", scan(*(file(f"f{i}") for i in range(5)))).entries) == 5
+
+
+def test_more_bytes_than_the_total_cap_fail_the_whole_manifest(monkeypatch):
+    import rgt_tui.domain.manifest as manifest
+
+    monkeypatch.setattr(manifest, "MAX_MANIFEST_BYTES", 2000)
+    with pytest.raises(ManifestError, match=r"box: the manifest is over 0 MiB"):
+        parse_manifest_lines("box", scan(*(file(f"f{i}" + "x" * 100) for i in range(30))))
+
+
+def test_garbage_that_would_crash_a_json_reader_is_a_manifest_error():
+    with pytest.raises(ManifestError, match="not JSON"):
+        parse_manifest_lines("box", scan("[" * 50_000))  # RecursionError inside json
+    with pytest.raises(ManifestError, match=r"not JSON: '\\\\x1b\[2J"):
+        parse_manifest_lines("box", scan("\x1b[2J not json"))  # shown escaped
+
+
+# -- sizes, mtimes, hashes: that entry refused by name, never in a total ----------------
+
+
+@pytest.mark.parametrize(
+    ("size", "why"),
+    [
+        (-(2**40), "negative size"),
+        (-1, "negative size"),
+        (1.5, "not a whole number"),
+        ("12", "not a whole number"),
+        (None, "not a whole number"),
+        (True, "not a whole number"),
+        (float("inf"), "not a whole number"),
+        (MAX_FILE_SIZE + 1, "absurd size"),
+        (10**400, "absurd size"),
+    ],
+)
+def test_a_lying_size_refuses_that_file_and_never_lowers_the_total(size: Any, why: str):
+    m = parse_manifest_lines("box", scan(file("good", size=100), file("liar", size=size)))
+    assert [e.path for e in m.entries] == ["good"] and m.total_bytes == 100
+    assert why in refusals(m)["liar"]
+
+
+@pytest.mark.parametrize("mtime", [float("nan"), float("inf"), float("-inf"), "yesterday", 10**400])
+def test_a_non_finite_mtime_refuses_that_file(mtime: Any):
+    m = parse_manifest_lines("box", scan(file("good"), file("when", mtime=mtime)))
+    assert [e.path for e in m.entries] == ["good"]
+    assert "mtime from the box is not a finite number" in refusals(m)["when"]
+    assert m.last_write == 1.0
+
+
+@pytest.mark.parametrize("sha", ["x", SHA.upper(), SHA[:-1], SHA + "0", 123, "g" * 64])
+def test_a_hash_that_is_not_64_lowercase_hex_refuses_that_file(sha: Any):
+    m = parse_manifest_lines("box", scan(file("good"), file("hash", sha256=sha)))
+    assert [e.path for e in m.entries] == ["good"]
+    assert "not 64 lowercase hex" in refusals(m)["hash"]
+
+
+def test_a_no_hash_rescan_still_lists_files_without_a_hash():
+    m = parse_manifest_lines("box", scan(file("a", sha256=None)))
+    assert [e.sha256 for e in m.entries] == [None] and not m.hashed
+
+
+def test_times_of_the_whole_scan_must_be_finite():
+    lines = scan(file("a"))
+    lines[-1] = '{"type": "done", "taken_at": NaN, "finished_at": 2.0}'
+    with pytest.raises(ManifestError, match="taken_at is not a finite number"):
+        parse_manifest_lines("box", lines)
+
+
+# -- names ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("/etc/passwd", "absolute path"),
+        ("../../.bashrc", "'..'"),
+        ("a/../../b", "'..'"),
+        ("a//b", "empty component"),
+        ("./a", "'.'"),
+        ("", "empty name"),
+        ("a\x00b", "NUL in name"),
+        ("evil\x1b]0;pwned\x07.txt", "control character in name ('\\x1b')"),
+        ("line\nbreak", "control character in name ('\\n')"),
+        ("del\x7f", "control character in name ('\\x7f')"),
+        ("c1\x9b31m", "control character in name ('\\x9b')"),
+        ("half\ud800", "not valid UTF-8"),
+        (["a"], "the name is not text"),
+        (7, "the name is not text"),
+    ],
+)
+def test_unsafe_names_are_refused_by_name_and_shown_escaped(name: Any, why: str):
+    m = parse_manifest_lines("box", scan(file("ok"), file(name)))
+    assert [e.path for e in m.entries] == ["ok"]
+    ((shown, reason),) = [(r.path, r.reason) for r in m.refused]
+    assert reason.startswith("unsafe path from the box") and why in reason
+    # Nothing shown to the user carries a control character or a lone surrogate.
+    for text in (shown, reason):
+        assert printable(text) == text
+        text.encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "name", [".rgt/manifest.json", ".RGT/x", ".Rgt", "．ｒｇｔ/x", ".rg\u200bt/x"]
+)
+def test_names_that_fold_to_the_records_folder_are_refused(name: str):
+    m = parse_manifest_lines("box", scan(file(name), file("ok")))
+    assert [e.path for e in m.entries] == ["ok"]
+    assert "reserved for rgt-tui's records" in refusals(m)[name]
+
+
+def test_a_root_whose_name_folds_to_the_records_folder_gets_a_label_of_its_own():
+    assert root_labels(["/a/.RGT", "/b/runs"]) == ("root1", "runs")
+
+
+def test_names_the_box_lists_twice_or_below_a_file_are_refused():
+    body = [
+        file("a"),
+        file("a", size=5),
+        file("a/b"),
+        line(type="link", root=0, path="a", target="c"),
+    ]
+    m = parse_manifest_lines("box", scan(file("c"), *body))
+    assert sorted(e.path for e in m.entries) == ["a", "c"] and m.total_bytes == 2
+    assert [r.reason for r in m.refused if r.path == "a"] == ["listed twice by the box"] * 2
+    assert "listed below a" in refusals(m)["a/b"]
+
+
+def test_entries_of_unknown_or_failed_roots_are_refused():
+    failed = line(type="root", index=1, given="/gone", path="/gone", error="no such folder")
+    lines = scan(file("a", root=1), file("b", root=5), file("c", root="0"), file("d", root=-1))
+    lines.insert(2, failed)
+    m = parse_manifest_lines("box", lines)
+    assert m.entries == ()
+    reasons = refusals(m)
+    assert "pull root has an error" in reasons["a"]
+    assert reasons["b"] == "unknown root index 5" and reasons["d"] == "unknown root index -1"
+    assert reasons["c"] == "unknown root index -1"  # a root index that is not a number
+    assert m.display(-1, "d") == "<root -1>/d"
+
+
+def test_a_root_line_out_of_place_or_with_a_strange_path_is_not_believed():
+    lines = scan(file("a"))
+    lines[1] = line(type="root", index=3, given="/r", path="/r", error=None)
+    with pytest.raises(ManifestError, match="root line 1 has index 3"):
+        parse_manifest_lines("box", lines)
+    lines[1] = line(type="root", index=0, given="/r", path="relative\x1b", error=None)
+    m = parse_manifest_lines("box", lines)
+    assert m.entries == () and m.roots[0].path == "relative\\x1b"
+    assert "unusable resolved path" in refusals(m)["."]
+
+
+def test_refusals_the_box_reports_are_shown_escaped_and_must_name_a_root():
+    told = line(type="refused", root=0, path="x\x1b[31m", reason="because\x07" + "!" * 1000)
+    m = parse_manifest_lines("box", scan(told))
+    ((r,),) = [m.refused]
+    assert r.path == "x\\x1b[31m" and r.reason.startswith("because\\x07!") and len(r.reason) < 400
+    with pytest.raises(ManifestError, match="refused line names no pull root"):
+        parse_manifest_lines("box", scan(line(type="refused", root=9, path="x", reason="r")))
+
+
+@pytest.mark.parametrize(
+    ("target", "why"),
+    [
+        ("/etc/shadow", "unsafe link target from the box: absolute path"),
+        ("../../outside", "unsafe link target from the box: '..'"),
+        ("a\x1bb", "unsafe link target from the box: control character"),
+        (".", "unsafe link target from the box: '..', '.'"),
+        (None, "unsafe link target from the box: the name is not text"),
+        (".ssh/id_ed25519", f"{SECRET_RULE} (.ssh)"),
+    ],
+)
+def test_link_targets_are_checked_like_names(target: Any, why: str):
+    link = line(type="link", root=0, path="latest", target=target)
+    ok = line(type="link", root=0, path="best", target="runs/a.pt")
+    m = parse_manifest_lines("box", scan(link, ok))
+    assert [(ln.path, ln.target) for ln in m.links] == [("best", "runs/a.pt")]
+    assert why in refusals(m)["latest"]
+
+
+# -- secrets ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("root", "name", "which"),
+    [
+        ("/root", ".ssh/id_ed25519", ".ssh"),
+        ("/root", ".netrc", ".netrc"),
+        ("/root", ".aws/credentials", ".aws"),
+        ("/root", ".config/gcloud/credentials.db", ".config/gcloud"),
+        ("/root", ".cache/huggingface/token", ".cache/huggingface/token"),
+        ("/root", ".git-credentials", ".git-credentials"),
+        ("/root/.config", "gcloud/legacy_credentials/x", ".config/gcloud"),
+        ("/", "home/bob/.SSH/authorized_keys", ".ssh"),
+        ("/workspace/runs", "backup/home/.aws/config", ".aws"),
+    ],
+)
+def test_secrets_are_refused_by_rule_whatever_the_scan_says(root: str, name: str, which: str):
+    m = parse_manifest_lines("box", scan(file(name), file("ok.pt"), roots=(root,)))
+    assert [e.path for e in m.entries] == ["ok.pt"]
+    assert refusals(m)[name] == f"{SECRET_RULE} ({which})"
+
+
+def test_what_only_looks_like_a_secret_is_pulled():
+    for name in ("ssh/keys.json", "my.netrc.bak", ".cache/huggingface/hub/model.bin", "aws.json"):
+        assert secret_reason("/r", name) is None
+    assert secret_reason("/r/.ssh", "") == f"{SECRET_RULE} (.ssh)"
+    assert unsafe_path_reason("a/b c/ü.pt") is None
+    assert len(SECRET_PATHS) == 6
+
+
+def test_a_root_inside_a_secret_is_refused_whole():
+    m = parse_manifest_lines("box", scan(file("id_ed25519"), roots=("/root/.ssh",)))
+    assert m.entries == () and m.roots[0].error == f"{SECRET_RULE} (.ssh)"
+    assert refusals(m)["."] == f"pull root /root/.ssh: {SECRET_RULE} (.ssh)"
