@@ -283,3 +283,76 @@ def test_a_root_inside_a_secret_is_refused_whole():
     m = parse_manifest_lines("box", scan(file("id_ed25519"), roots=("/root/.ssh",)))
     assert m.entries == () and m.roots[0].error == f"{SECRET_RULE} (.ssh)"
     assert refusals(m)["."] == f"pull root /root/.ssh: {SECRET_RULE} (.ssh)"
+
+
+# -- the real scan over a home with secrets ---------------------------------------------
+
+# Prepended to the scan's source: every file the scan opens (or lists) under the home's
+# secrets is written to stderr, so a test sees whether their content was ever touched.
+AUDIT = (
+    "import sys\n"
+    "def _rgt_audit(event, args):\n"
+    "    if event in ('open', 'os.listdir', 'os.scandir') and args and args[0] is not None:\n"
+    "        p = args[0]\n"
+    "        p = p.decode('utf-8', 'replace') if isinstance(p, bytes) else str(p)\n"
+    "        if any(s in p for s in ('.ssh', '.netrc', '.aws', 'gcloud', 'huggingface/token',\n"
+    "                                '.git-credentials')):\n"
+    "            sys.stderr.write('TOUCHED ' + p + '\\n')\n"
+    "sys.addaudithook(_rgt_audit)\n"
+)
+
+
+def test_the_scan_skips_a_homes_secrets_by_rule_and_never_reads_them(tmp_path):
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    from rgt_tui.agent import manifest as agent
+    from rgt_tui.services.manifest import manifest_source
+
+    assert agent.SECRET_PATHS == SECRET_PATHS  # the box's copy and the client's agree
+    home = tmp_path / "root"
+    secrets = {
+        ".ssh/id_ed25519": b"-----BEGIN OPENSSH PRIVATE KEY-----",
+        ".ssh/authorized_keys": b"ssh-ed25519 AAAA",
+        ".netrc": b"machine x login y password z",
+        ".aws/credentials": b"[default]\naws_secret_access_key=k",
+        ".git-credentials": b"https://u:token@example.invalid",
+        ".config/gcloud/application_default_credentials.json": b"{}",
+        ".cache/huggingface/token": b"hf_secret",
+    }
+    results = {"runs/a/metrics.json": b'{"acc": 1}', "runs/a/model.pt": b"w" * 5000}
+    kept = {".cache/huggingface/hub/model.bin": b"m", ".config/app.toml": b"x = 1"}
+    for rel, data in {**secrets, **results, **kept}.items():
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_bytes(data)
+    os.symlink(".ssh/id_ed25519", home / "key-link")  # a link into a secret
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LC_ALL": "C"}
+    proc = subprocess.run(
+        [sys.executable, "-S", "-u", "-", "--root", "~", "--root", str(home / ".ssh")],
+        input=(AUDIT + manifest_source()).encode(),
+        capture_output=True,
+        env=env,
+        check=True,
+    )
+    assert b"TOUCHED" not in proc.stderr, proc.stderr.decode()
+    m = parse_manifest_lines("box", proc.stdout.decode("ascii").splitlines())
+    assert {e.path for e in m.entries} == set(results) | set(kept)
+    digests = {e.sha256 for e in m.entries}
+    assert all(hashlib.sha256(d).hexdigest() not in digests for d in secrets.values())
+    skipped = {r.path: r.reason for r in m.refused if r.root == 0}
+    assert skipped == {
+        ".ssh": f"{SECRET_RULE} (.ssh)",
+        ".netrc": f"{SECRET_RULE} (.netrc)",
+        ".aws": f"{SECRET_RULE} (.aws)",
+        ".git-credentials": f"{SECRET_RULE} (.git-credentials)",
+        ".config/gcloud": f"{SECRET_RULE} (.config/gcloud)",
+        ".cache/huggingface/token": f"{SECRET_RULE} (.cache/huggingface/token)",
+        "key-link": f"{SECRET_RULE} (.ssh) (link to it)",
+    }
+    # A root that is itself a secret is not walked at all.
+    assert m.roots[1].error == f"{SECRET_RULE} (.ssh)"
+    assert [r.reason for r in m.refused if r.root == 1] == [
+        f"pull root {home}/.ssh: {m.roots[1].error}"
+    ]

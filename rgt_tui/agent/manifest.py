@@ -39,6 +39,15 @@ Rules this file lives by:
   a name that is not UTF-8 is refused by name instead of crashing the scan.
 - Symlinks are never followed out of a root: one that resolves outside it (or nowhere) is
   refused with its target; one that stays inside is reported as a link, not as data.
+- Secrets are never read: a name that is, or a folder below, one of ``SECRET_PATHS``
+  (``.ssh``, ``.netrc``, ``.aws``, ``.config/gcloud``, ``.cache/huggingface/token``,
+  ``.git-credentials``; matched on the whole resolved path, component by component, ASCII
+  case-folded) is reported as ``refused`` with the reason ``skipped by rule: secret
+  (<which>)`` before it is even stat'ed, and a folder so named is not entered. So are a
+  link whose target is one and a root that is (or lies inside) one. They match wherever
+  they appear, not only in this user's home: ``pull = ["/home"]`` holds other homes, and
+  a results folder can hold a copied one. The client refuses them again (it does not
+  trust this scan): ``rgt_tui.domain.manifest.SECRET_PATHS`` is the same list.
 - Files are hashed in 1 MiB blocks, so a multi-gigabyte checkpoint needs no memory; files
   of 1 MiB and more by up to four threads at once, smaller ones in turn on the main thread.
 
@@ -77,6 +86,12 @@ HASH_THREADS = min(4, os.cpu_count() or 1)
 SHARE_PREFIX = "rgt-send-"  # the shared socket's folder, in the temporary directory
 SWEEP_AFTER_S = 60  # a folder a killed listener left is removed once this old
 CONTROL_GRACE_S = 30  # after the scan, how long the listener waits for the pull's control
+# Never pulled (see the module's doc); equal to rgt_tui.domain.manifest.SECRET_PATHS.
+SECRET_PATHS = (
+    ".ssh", ".netrc", ".aws", ".config/gcloud", ".cache/huggingface/token", ".git-credentials",
+)  # fmt: skip
+SECRET_RULE = "skipped by rule: secret"
+SECRETS = [tuple(p.encode("ascii").split(b"/")) for p in SECRET_PATHS]
 
 
 def emit(obj):
@@ -111,6 +126,34 @@ def file_digest(path):
     return digest.hexdigest(), before, after
 
 
+def components(path):
+    """The non-empty components of a byte path."""
+    return [p for p in path.split(b"/") if p]
+
+
+def secret_at_end(parts):
+    """The secret (as in SECRET_PATHS) that the byte components ``parts`` end with, or None."""
+    for secret in SECRETS:
+        n = len(secret)
+        if len(parts) >= n and tuple(p.lower() for p in parts[-n:]) == secret:
+            return b"/".join(secret).decode("ascii")
+    return None
+
+
+def secret_in(path):
+    """The first secret that the byte path ``path`` is, or lies below; None if none."""
+    parts = components(path)
+    for end in range(1, len(parts) + 1):
+        found = secret_at_end(parts[:end])
+        if found:
+            return found
+    return None
+
+
+def secret_reason(which):
+    return f"{SECRET_RULE} ({which})"
+
+
 def same_version(a, b):
     """True when two stats describe the same content version (size and mtime)."""
     return a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns
@@ -122,6 +165,7 @@ class Scanner:
     def __init__(self, index, real_root, hash_files, counter):
         self.index = index
         self.root = real_root  # bytes, realpath of the root
+        self.root_parts = components(real_root)
         self.hash_files = hash_files
         self.counter = counter  # one-item list: files found so far, across roots
         self.files = 0
@@ -151,6 +195,11 @@ class Scanner:
             for name in names:
                 rel = rel_dir + b"/" + name if rel_dir else name
                 full = os.path.join(full_dir, name)
+                # First of all, before any stat: a secret is never looked into.
+                secret = secret_at_end(self.root_parts + components(rel))
+                if secret:
+                    self.refuse(rel, secret_reason(secret))
+                    continue
                 try:
                     rel.decode("utf-8")
                 except UnicodeDecodeError:
@@ -184,6 +233,8 @@ class Scanner:
             self.refuse(rel, f"symlink leaves the pull root (-> {show(target)}); not followed")
         elif not os.path.exists(real):
             self.refuse(rel, f"broken symlink (-> {show(target)})")
+        elif secret_in(real):
+            self.refuse(rel, secret_reason(secret_in(real)) + " (link to it)")
         else:
             inner = os.path.relpath(real, self.root)
             emit({"type": "link", "root": self.index, "path": show(rel), "target": show(inner)})
@@ -604,7 +655,10 @@ def main(argv=None):
         path = os.path.expanduser(given)
         real = os.path.realpath(os.fsencode(path))
         error = None
-        if not os.path.isdir(real):
+        secret = secret_in(os.fsencode(path)) or secret_in(real)
+        if secret:
+            error = secret_reason(secret)
+        elif not os.path.isdir(real):
             error = "no such folder" if not os.path.exists(real) else "not a folder"
         emit({"type": "root", "index": index, "given": given, "path": show(real), "error": error})
         if error:
