@@ -633,3 +633,69 @@ def test_verify_python_is_a_local_path(tmp_path: Path) -> None:
     fleet = load_fleet(write(tmp_path, '[fleet]\nverify_python = "envs/train/bin/python"\n'))
     assert fleet.verify_python == str(tmp_path / "envs/train/bin/python")
     assert load_fleet(write(tmp_path, "[fleet]\n")).verify_python is None
+
+
+# --- the default pull root is never a whole home -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "default"),
+    [
+        ("", '"~" (the default workdir)'),
+        ('workdir = "~/"', '"~/" (from workdir)'),
+        ('workdir = "$HOME"', '"$HOME" (from workdir)'),
+        ('workdir = "/w"\ndurable_dir = "${HOME}/."', '"${HOME}/." (from durable_dir)'),
+        ('workdir = "/root/"', '"/root/" (from workdir)'),
+        ('workdir = "/home/ubuntu"', '"/home/ubuntu" (from workdir)'),
+        ('workdir = "~ubuntu"', '"~ubuntu" (from workdir)'),
+    ],
+)
+def test_a_default_pull_of_the_whole_home_is_refused_with_the_fix(
+    tmp_path: Path, extra: str, default: str
+) -> None:
+    path = write(tmp_path, f'[[hosts]]\nname = "ok"\nssh = "a"\npull = ["~"]\n\n'
+                 f'[[hosts]]\nname = "a100"\nssh = "b"\n{extra}\n')  # fmt: skip
+    ok, host = load_fleet(path).hosts  # the file loads: watching needs no pull folder
+    assert ok.pull == ("~",) and ok.pull_refused is None  # the user's explicit choice
+    assert host.pull_refused == (
+        f"{path}:6: pull: host 'a100' names no pull folders, and pulls would default to "
+        f"{default}: the whole home on the box, .ssh and all — name the folders to pull, "
+        'e.g. pull = ["~/runs"] (or set durable_dir = "/workspace/results")'
+    )
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        'pull = ["~/runs"]',
+        'workdir = "~/experiments"',
+        'workdir = "/workspace"',
+        'durable_dir = "/workspace/persist"',
+        'workdir = "/home"',
+        'workdir = "/root/work"',
+        'workdir = "/"\ndurable_dir = "/"',
+    ],
+)
+def test_a_default_pull_below_or_beside_the_home_is_allowed(tmp_path: Path, extra: str) -> None:
+    (host,) = load_fleet(write(tmp_path, f'[[hosts]]\nname = "b"\nssh = "b"\n{extra}\n')).hosts
+    assert host.pull_refused is None
+
+
+def test_this_machine_alone_is_never_pulled_whole() -> None:
+    (host,) = load_fleet(None).hosts
+    assert host.pull_refused is not None and 'pull = ["~/runs"]' in host.pull_refused
+    assert "whole home" in host.pull_refused
+
+
+def test_the_repo_examples_and_the_demo_fleet_keep_loading(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from rgt_tui.demo.loopback import LoopbackFleet
+
+    uncommented = re.sub(r"(?m)^# ", "", REPO_HOSTS.read_text(encoding="utf-8"))
+    refused = {h.name for h in load_fleet(write(tmp_path, uncommented)).hosts if h.pull_refused}
+    assert refused <= {"lambda-h100"}  # "everything else takes its default"
+    demo = LoopbackFleet(base_dir=tmp_path)
+    demo.boxes = [SimpleNamespace(name=f"box{i}", port=2200 + i, root=tmp_path / f"box{i}") for i in (1, 2)]  # type: ignore[misc]  # fmt: skip
+    hosts = load_fleet(write(tmp_path, demo._hosts_toml(), "demo.toml")).hosts
+    assert [h.pull_refused for h in hosts] == [None, None]

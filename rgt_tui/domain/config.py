@@ -4,12 +4,23 @@ A fleet file has an optional ``[fleet]`` table and one ``[[hosts]]`` block per b
 commented ``hosts.toml`` at the project root documents every key. A missing file, or one
 with no host, means "this machine alone" (``Fleet.is_default``). Every mistake raises
 ``ConfigError`` naming the file, the line and the key, and saying what was expected.
+
+A host's ``pull`` defaults to its ``durable_dir`` (itself defaulting to ``workdir``), but
+never to a whole home: with no ``pull`` and a default that names one (``~``, ``~user``,
+``$HOME``, ``${HOME}``, ``/root``, ``/home/<user>``) the host's pulls are refused:
+``HostConfig.pull_refused`` holds the message (the file, the line, the host and the fix,
+``pull = ["~/runs"]``). A home holds ``.ssh`` and other credentials, and everything else
+the user never meant to copy. The file still loads: watching a box needs no pull folder,
+so a minimal ``name`` + ``ssh`` block stays valid. "This machine alone" (no fleet file)
+is refused the same way. An explicit ``pull = ["~"]`` is the user's choice (secrets in
+it are still skipped by rule: ``rgt_tui.domain.manifest.SECRET_PATHS``).
 """
 
 from __future__ import annotations
 
 import difflib
 import math
+import posixpath
 import re
 import string
 import sys
@@ -52,6 +63,8 @@ HOST_KEYS = (
 HOST_KEY_POLICIES = ("strict", "accept-new")
 
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
+# A remote folder that is a whole home, as far as its text alone tells.
+_HOME_RE = re.compile(r"~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/root|/home/[^/]+")
 
 
 class ConfigError(ValueError):
@@ -92,6 +105,10 @@ class HostConfig:
     epochs: int
     line: int | None = None  # line of the block's [[hosts]] header, for messages
     host_key: str = "strict"  # one of HOST_KEY_POLICIES
+    # Why this host must not be pulled as configured (``pull`` would default to a whole
+    # home): "<file>:<line>: pull: ..." naming the host and the fix. A pull refuses with
+    # it before anything runs on the box; None: pulls may go ahead.
+    pull_refused: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -180,6 +197,10 @@ def _fleet(
         name=LOCAL, ssh=None, identity_file=None, known_hosts=None, profile=DEFAULT_PROFILE,
         cost_per_hour=None, started_at=None, workdir="~", durable_dir="~", mounts=("/", "~"),
         queue=None, run=None, pull=("~",), teardown=None, epochs=epochs,
+        pull_refused=(
+            "no fleet file: this machine stands in, and its pulls would default to the whole "
+            'home — write a hosts.toml naming the folders to pull, e.g. pull = ["~/runs"]'
+        ),
     )  # fmt: skip
     return Fleet(path, results_dir, poll, epochs, thresholds, (local,), True, verify_python)
 
@@ -420,7 +441,32 @@ def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig:
         epochs=t.integer("epochs", default_epochs),
         line=t.line(),
         host_key=_host_key(t),
+        pull_refused=_pull_refused(t, name, durable),
     )
+
+
+def _pull_refused(t: _Table, name: str, durable: str) -> str | None:
+    """Why this host must not be pulled as written (no ``pull``, and a default that is a
+    whole home: see the module's doc); None when its pull folders are fine."""
+    if "pull" in t.data or not is_home(durable):
+        return None
+    source = next((k for k in ("durable_dir", "workdir") if k in t.data), None)
+    why = f"from {source}" if source else "the default workdir"
+    message = (
+        f'host {name!r} names no pull folders, and pulls would default to "{durable}" '
+        f"({why}): the whole home on the box, .ssh and all — name the folders to pull, "
+        'e.g. pull = ["~/runs"] (or set durable_dir = "/workspace/results")'
+    )
+    return str(t.error("pull", message))
+
+
+def is_home(path: str) -> bool:
+    """True when the remote folder ``path`` is a whole home, as far as its text tells
+    (``~``, ``~/``, ``~user``, ``$HOME``, ``${HOME}``, ``/root``, ``/home/<user>``)."""
+    text = path.strip()
+    if not text:
+        return False
+    return _HOME_RE.fullmatch(re.sub("^/+", "/", posixpath.normpath(text))) is not None
 
 
 def _host_key(t: _Table) -> str:
