@@ -172,3 +172,18 @@ def test_same_box_rules():
     for bad in ({"box_id": "../../etc"}, {"box_id": "x" * 100}, [1], {"box_id": 3}):
         with pytest.raises(ValueError):
             identity_from_json(bad)
+
+
+def test_a_box_id_is_the_whole_value_not_a_prefix_of_it(tmp_path):
+    good = "a" * 32
+    assert valid_box_id(good) == good
+    for bad in (good + "\n", good + "\r\n", "\n" + good, good + "\x1b[2J", good + " "):
+        assert valid_box_id(bad) is None, repr(bad)
+        with pytest.raises(ValueError):
+            identity_from_json({"box_id": bad, "host_key": None})
+    # As the box reports it: an id with a trailing newline in the scan's start line
+    # is no identity (the journal would keep the newline and print it).
+    start = {"type": "start", "v": 1, "box_id": good + "\n", "taken_at": 1.0}
+    done = {"type": "done", "taken_at": 1.0, "finished_at": 2.0}
+    m = parse_manifest_lines("h", [json.dumps(start), json.dumps(done)])
+    assert m.box_id is None and m.identity is None

@@ -26,7 +26,7 @@ from typing import Any
 BOX_ID_FILE = "~/.rgt/box-id"
 # What a box id may look like: the agents write 32 hex digits; a user who wrote their own
 # id by hand gets some latitude, but nothing that could garble a message or a file name.
-_BOX_ID_RE = re.compile(r"^[0-9A-Za-z._-]{8,64}$")
+_BOX_ID_RE = re.compile(r"[0-9A-Za-z._-]{8,64}")  # the whole value (fullmatch): no newline
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class BoxIdentity:
 
 def valid_box_id(value: Any) -> str | None:
     """``value`` when it is a well-formed box id, else None (a box's output is untrusted)."""
-    if isinstance(value, str) and _BOX_ID_RE.match(value):
+    if isinstance(value, str) and _BOX_ID_RE.fullmatch(value):
         return value
     return None
 
