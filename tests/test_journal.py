@@ -13,7 +13,12 @@ import pytest
 from tests_support_gate import BOX, IDENTITY, happy_events
 
 from rgt_tui.domain.box_identity import BoxIdentity
-from rgt_tui.domain.teardown_gate import MissingCellAcknowledged, is_unlocked
+from rgt_tui.domain.teardown_gate import (
+    ManifestTaken,
+    MissingCellAcknowledged,
+    Rescanned,
+    is_unlocked,
+)
 from rgt_tui.services.journal import Journal, JournalError, TeardownRecord
 
 NEW_BOX = BoxIdentity("fedcba9876543210fedcba9876543210", "SHA256:box-two-host-key")
@@ -100,6 +105,28 @@ def test_a_journal_from_before_box_identities_loads_as_an_unknown_box(tmp_path):
     (old,) = jh.history
     assert old.box is None and old.torn_down_at == 3.0 and "no box was identified" in old.why
     assert journal.load("h1").history[0].events == old.events
+
+
+def test_refusals_and_links_of_manifests_and_rescans_round_trip_and_old_events_load(tmp_path):
+    journal = Journal(tmp_path)
+    journal.observe_box("h1", IDENTITY, 1.0)
+    refused = (("cellA/private", "cannot list folder: Permission denied"),)
+    links = (("cellA/latest.pt", "cellA/ckpt.pt"),)
+    events = happy_events()
+    events[0] = ManifestTaken(events[0].files, 200.0, 101.0, refused=refused, links=links)
+    events[-1] = Rescanned(events[-1].files, 210.0, events[-1].attempt, BOX, refused, links)
+    journal.record("h1", 2.0, *events)
+    jh = journal.load("h1")
+    assert [e for _, e in jh.events] == events and is_unlocked(jh.gate())
+    # Events written before re-scans carried refusals and links load with none.
+    data = json.loads(journal.path("h1").read_text())
+    for _, event in data["events"]:
+        if event["type"] in ("ManifestTaken", "Rescanned"):
+            del event["refused"], event["links"]
+    journal.path("h1").write_text(json.dumps(data))
+    old = [e for _, e in journal.load("h1").events]
+    assert old[0].refused == old[0].links == () and old[-1].refused == old[-1].links == ()
+    assert old[0].files == events[0].files and is_unlocked(journal.load("h1").gate())
 
 
 def _writer(journal: Journal, tag: str, n: int) -> None:

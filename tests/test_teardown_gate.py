@@ -135,6 +135,64 @@ def test_a_file_written_afterwards_locks_it_again():
     assert "new: cellA/late.pt" in evidence(state, "manifest")
 
 
+REFUSED = ("cellA/private", "cannot list folder: Permission denied")
+LINK = ("cellA/latest.pt", "cellA/ckpt.pt")
+
+
+@pytest.mark.parametrize(
+    "extra, named",
+    [
+        ({"refused": (REFUSED,)}, "refused by the re-scan: cellA/private (cannot list folder"),
+        ({"links": (LINK,)}, "new link: cellA/latest.pt -> cellA/ckpt.pt"),
+        ({"links": (("cellA/latest.pt", "cellB/metrics.json"),)}, "new link: cellA/latest.pt"),
+    ],
+)
+def test_a_rescan_refusing_or_linking_what_the_manifest_did_not_is_a_change(extra, named):
+    events = happy_path()
+    rescan = Rescanned(listing(), at=210.0, attempt=ATTEMPT, box_id=BOX, **extra)
+    state = replay(*events[:-1], rescan)
+    assert not is_unlocked(state) and "manifest" in keys(state)
+    assert named in evidence(state, "manifest")
+    # What the manifest itself refused or linked is no change (verify names those).
+    manifest = ManifestTaken(FILES, 200.0, 101.0, refused=(REFUSED,), links=(LINK,))
+    assert is_unlocked(
+        replay(
+            manifest, *events[1:-1], Rescanned(listing(), 210.0, ATTEMPT, BOX, (REFUSED,), (LINK,))
+        )
+    )
+    if "links" in extra and extra["links"] != (LINK,):
+        # The same link name pointing elsewhere is a change all the same.
+        again = replay(manifest, *events[1:-1], rescan)
+        assert not is_unlocked(again) and named in evidence(again, "manifest")
+
+
+def test_the_boxs_text_reaches_the_checklist_escaped():
+    payload = "\x1b]0;pwned\x07\x1b[2J\nfake line\x9b"
+    failed = replay(*happy_path(), RescanFailed(f"the box did not say: {payload}"))
+    changed = replay(
+        *happy_path()[:-1],
+        Rescanned((*listing(), (f"cellA/{payload}", 1, 1.0)), 210.0, ATTEMPT, BOX),
+    )
+    problems = replay(*happy_path()[:5], VerificationRead(False, (payload,)), *happy_path()[6:])
+    for state, key in ((failed, "rescan"), (changed, "manifest"), (problems, "verified")):
+        shown = evidence(state, key)
+        assert not any(c in shown for c in "\x1b\x07\n\x9b"), (key, shown)
+        assert "\\x1b]0;pwned\\x07\\x1b[2J\\nfake line\\x9b" in shown, (key, shown)
+
+
+def test_printable_escapes_every_control_character_and_caps_the_length():
+    from rgt_tui.domain.text import printable
+
+    raw = "a\x1b]0;t\x07b\nc\r\td\x7fe\x9bf\u2028g\udcffh\x00"
+    shown = printable(raw)
+    assert shown == "a\\x1b]0;t\\x07b\\nc\\r\\td\\x7fe\\x9bf\\u2028g\\udcffh\\x00"
+    assert printable(shown) == shown  # its own output is left as it is
+    assert printable("é — ü ✓") == "é — ü ✓"  # text that is merely not ASCII is kept
+    cut = printable("x" * 1000, 50)
+    assert len(cut) == 50 and cut.endswith("…") and printable("x" * 1000, None) == "x" * 1000
+    assert printable(ValueError("bad\nline")) == "bad\\nline"
+
+
 def test_a_cell_started_or_the_records_gone_lock_it_again():
     state = replay(*happy_path(), CellsRunning(("cellC",)))
     assert not is_unlocked(state) and "cell started: cellC" in state.invalidated_by
@@ -216,7 +274,11 @@ ACTIONS = st.one_of(
         st.sampled_from([0.0, 3.0]),
     ),
     st.tuples(
-        st.just("rescan_same"), st.sampled_from(ATTEMPTS), st.sampled_from([BOX, BOX, OTHER_BOX])
+        st.just("rescan_same"),
+        st.sampled_from(ATTEMPTS),
+        st.sampled_from([BOX, BOX, OTHER_BOX]),
+        st.sampled_from([(), (), (("a.pt", "unreadable"),)]),  # refused
+        st.sampled_from([(), (), (("l.pt", "a.pt"),)]),  # links
     ),
     st.builds(
         lambda files, attempt: Rescanned(
@@ -258,7 +320,7 @@ def _resolve(actions) -> list:
         if isinstance(a, tuple) and a[0] == "rescan_same":
             if manifest is None:
                 continue
-            a = Rescanned(tuple((p, f.size, f.mtime) for p, f in manifest.files), 9.0, a[1], a[2])
+            a = Rescanned(tuple((p, f.size, f.mtime) for p, f in manifest.files), 9.0, *a[1:])
         elif isinstance(a, tuple) and a[0] == "pull_right":
             facts = dict(manifest.files).get(a[1]) if manifest else None
             if facts is None:
@@ -291,6 +353,10 @@ def oracle_allows(events: list) -> bool:
             return False
         relisted = isinstance(e, Rescanned) and e.box_id == BOX
         if relisted and {p: (s, t) for p, s, t in e.files} != listing_now:
+            return False
+        if relisted and not {p for p, _ in e.refused} <= {p for p, _ in m.refused}:
+            return False  # the re-scan refused what the manifest did not
+        if relisted and not set(e.links) <= set(m.links):
             return False
     # The typed name: the latest one, after the manifest, right and with a token...
     typed_at = [i for i, e in enumerate(after) if isinstance(e, ConfirmationTyped)]
@@ -350,7 +416,13 @@ def test_the_property_can_reach_unlocked():
     events = _resolve(actions)
     assert is_unlocked(replay(*events)) and oracle_allows(events)
     # Each of these, one step later, must lock it again; the oracle agrees.
-    for late in (("rescan_same", "", BOX), ("rescan_same", "t2", BOX), RescanFailed("down")):
+    for late in (
+        ("rescan_same", "", BOX),
+        ("rescan_same", "t2", BOX),
+        ("rescan_same", "t1", BOX, (("a.pt", "unreadable"),)),
+        ("rescan_same", "t1", BOX, (), (("l.pt", "a.pt"),)),
+        RescanFailed("down"),
+    ):
         locked = _resolve([*actions, late])
         assert not is_unlocked(replay(*locked)) and not oracle_allows(locked)
 

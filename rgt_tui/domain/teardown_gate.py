@@ -6,7 +6,7 @@ A host unlocks only when every condition holds at once:
    facts apart, and a box re-created under the same name starts with none;
 1. a manifest was taken after the last write on the box, and a re-scan taken *after the
    name was typed*, for that very confirmation, still matches it (same files, sizes,
-   mtimes);
+   mtimes; no refused entry and no link the manifest did not have);
 2. every file in it was pulled with a matching SHA-256;
 3. every loadable artifact loaded (others count by hash);
 4. verify reported no problem at all for this manifest (refused or unreadable files,
@@ -22,15 +22,22 @@ for anything else (a checklist check) drops the confirmation, and one that fails
 (``RescanFailed``) leaves no match behind. So a re-scan taken before the name was typed,
 or hours ago while the box was reachable, can never open the gate.
 
-Any later change on the box (a new or changed file, a cell started) invalidates the
-manifest and with it every fact built on it, so the gate locks again. Facts arrive as
+Any later change on the box (a new or changed file, a file the re-scan refused or a
+link it found that the manifest had not, a cell started) invalidates the manifest and with it every fact built on it, so the gate locks again. Facts arrive as
 events; ``apply`` is the only way state changes, so a journal of events replays to the
 same gate.
+
+Text in the evidence that came from the box (paths, reasons, errors) is shown through
+``text.printable``: no control character of the box's reaches the terminal.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+
+from rgt_tui.domain.text import printable
+
+SHOWN_PATHS = 3  # paths named per kind of change in "box changed since the manifest"
 
 
 @dataclass(frozen=True)
@@ -47,11 +54,18 @@ class FileFacts:
 
 @dataclass(frozen=True)
 class ManifestTaken:
-    """A manifest of every file under the pull roots; ``last_write`` is the newest mtime seen."""
+    """A manifest of every file under the pull roots; ``last_write`` is the newest mtime seen.
+
+    ``refused``: (local path, reason) of what the scan refused; ``links``: (local path,
+    target) of the links it kept. A re-scan finding any other is a change (events
+    recorded before these were kept load with none).
+    """
 
     files: tuple[tuple[str, FileFacts], ...]
     taken_at: float
     last_write: float
+    refused: tuple[tuple[str, str], ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,12 +74,16 @@ class Rescanned:
 
     ``attempt``: the token of the confirmation this re-scan was taken for ("" for a
     checklist check, which counts for no confirmation). ``box_id``: the box it listed.
+    ``refused`` and ``links``: as in ``ManifestTaken``, what this re-scan refused and
+    the links it found; one the manifest did not have is a mismatch.
     """
 
     files: tuple[tuple[str, int, float], ...]
     at: float
     attempt: str = ""
     box_id: str | None = None
+    refused: tuple[tuple[str, str], ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -186,6 +204,8 @@ class GateState:
     host: str
     box_id: str | None = None  # the box these facts belong to (None: not identified)
     manifest: dict[str, FileFacts] | None = None
+    manifest_refused: frozenset[str] = frozenset()  # local paths the manifest refused
+    manifest_links: frozenset[tuple[str, str]] = frozenset()  # (local path, target)
     taken_at: float | None = None
     last_write: float | None = None
     rescan_matches: bool = False
@@ -227,6 +247,8 @@ def apply(state: GateState, event: GateEvent) -> GateState:
         return replace(
             fresh,
             manifest=dict(event.files),
+            manifest_refused=frozenset(path for path, _ in event.refused),
+            manifest_links=frozenset(event.links),
             taken_at=event.taken_at,
             last_write=event.last_write,
             invalidated_by=None,
@@ -273,18 +295,9 @@ def apply(state: GateState, event: GateEvent) -> GateState:
                 rescan_error=f"the re-scan listed another box ({event.box_id})",
                 confirmed=False,
             )
-        listing = {path: (size, mtime) for path, size, mtime in event.files}
-        expected = {path: (f.size, f.mtime) for path, f in state.manifest.items()}
-        if listing != expected:
-            added = sorted(set(listing) - set(expected))
-            changed = sorted(p for p in set(listing) & set(expected) if listing[p] != expected[p])
-            removed = sorted(set(expected) - set(listing))
-            parts = [
-                f"{label}: {', '.join(names[:3])}"
-                for label, names in (("new", added), ("changed", changed), ("removed", removed))
-                if names
-            ]
-            return _invalidate(state, "box changed since the manifest — " + "; ".join(parts))
+        changes = _rescan_changes(state, event)
+        if changes:
+            return _invalidate(state, "box changed since the manifest — " + changes)
         # The confirmation holds only through the re-scan taken for it.
         keeps = state.confirmed and event.attempt != "" and event.attempt == state.attempt
         return replace(
@@ -329,6 +342,37 @@ def apply(state: GateState, event: GateEvent) -> GateState:
     raise TypeError(f"unknown gate event {event!r}")
 
 
+def _rescan_changes(state: GateState, event: Rescanned) -> str:
+    """How the re-scan differs from the manifest ("" when it matches): files new, changed
+    or removed, and refused entries or links the manifest did not have."""
+    assert state.manifest is not None
+    listing = {path: (size, mtime) for path, size, mtime in event.files}
+    expected = {path: (f.size, f.mtime) for path, f in state.manifest.items()}
+    added = sorted(set(listing) - set(expected))
+    changed = sorted(p for p in set(listing) & set(expected) if listing[p] != expected[p])
+    removed = sorted(set(expected) - set(listing))
+    refused = sorted(
+        {f"{path} ({why})" for path, why in event.refused if path not in state.manifest_refused}
+    )
+    links = sorted(
+        {f"{path} -> {target}" for path, target in event.links}
+        - {f"{path} -> {target}" for path, target in state.manifest_links}
+    )
+    parts = []
+    for label, names in (
+        ("new", added),
+        ("changed", changed),
+        ("removed", removed),
+        ("refused by the re-scan", refused),
+        ("new link", links),
+    ):
+        if names:
+            shown = ", ".join(printable(n, 200) for n in names[:SHOWN_PATHS])
+            more = f" (and {len(names) - SHOWN_PATHS} more)" if len(names) > SHOWN_PATHS else ""
+            parts.append(f"{label}: {shown}{more}")
+    return "; ".join(parts)
+
+
 # --- conditions ----------------------------------------------------------------------
 
 SHOWN_PROBLEMS = 10  # verify's problems named in the checklist; verify's report has all
@@ -357,7 +401,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         )
     ]
     if m is None:
-        why = f" ({state.invalidated_by})" if state.invalidated_by else ""
+        why = f" ({printable(state.invalidated_by, 600)})" if state.invalidated_by else ""
         items.append(Condition("manifest", False, f"no valid manifest{why}"))
     else:
         fresh = (
@@ -374,7 +418,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             )
         )
     if state.rescan_error:
-        rescan = f"cannot re-scan the box: {state.rescan_error}"
+        rescan = f"cannot re-scan the box: {printable(state.rescan_error)}"
     elif state.rescan_matches:
         rescan = "re-scan matches the manifest"
     elif state.confirmed:
@@ -394,7 +438,9 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         and not state.failed
         and state.loadable <= state.loaded
     )
-    failed = "; ".join(f"{p}: {why}" for p, why in sorted(state.failed.items())[:3])
+    failed = "; ".join(
+        f"{printable(p, 200)}: {printable(why)}" for p, why in sorted(state.failed.items())[:3]
+    )
     items.append(
         Condition(
             "loaded",
@@ -407,7 +453,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     if m is None or state.verify_problems is None:
         verified = "no verification of this pull: run verify"
     elif state.verify_problems:
-        shown = "; ".join(state.verify_problems[:SHOWN_PROBLEMS])
+        shown = "; ".join(printable(p) for p in state.verify_problems[:SHOWN_PROBLEMS])
         more = len(state.verify_problems) - SHOWN_PROBLEMS
         verified = f"{len(state.verify_problems)} problem(s): {shown}" + (
             f" (and {more} more: verify lists them all)" if more > 0 else ""
@@ -453,7 +499,9 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             f"typed '{state.host}'" if state.confirmed else f"type '{state.host}' to confirm",
         )
     )
-    return tuple(items)
+    # Every piece of the box's text went through printable above; this pass is the net
+    # for any that did not (a name in the roster, a running cell's name).
+    return tuple(replace(c, evidence=printable(c.evidence, None)) for c in items)
 
 
 def is_unlocked(state: GateState) -> bool:

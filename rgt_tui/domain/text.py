@@ -1,0 +1,39 @@
+"""Text from a box, made safe to show on a terminal.
+
+Whatever a rented box prints (an id file's error, a file name, a reason) is someone
+else's text: an ESC in it could move the cursor, retitle the terminal or clear the
+screen, a newline could forge a line of the checklist. ``printable`` is applied where
+such text meets the user (the teardown checklist, its problems, the CLI's output).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+SHOWN_CHARS = 300  # the default cap: one box-provided piece of text on one line
+
+# C0 (newline, ESC, BEL... included), DEL, C1, the Unicode line and paragraph
+# separators, and lone surrogates (a name that was not UTF-8, kept by surrogateescape).
+_UNPRINTABLE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    c = match.group()
+    if c in _NAMED:
+        return _NAMED[c]
+    code = ord(c)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: object, limit: int | None = SHOWN_CHARS) -> str:
+    """``text`` (``str()`` of anything else) on one line with every control character
+    written as a visible escape, as ``repr`` does (``\\x1b``, ``\\n``, ``\\x07``), and cut
+    to ``limit`` characters (``…`` marks the cut; None: no cap). Idempotent on its own
+    output: an escape it wrote contains no control character."""
+    shown = _UNPRINTABLE_RE.sub(_escape, text if isinstance(text, str) else str(text))
+    if limit is not None and len(shown) > limit:
+        return shown[: max(limit - 1, 0)] + "…"
+    return shown
