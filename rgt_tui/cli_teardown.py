@@ -5,6 +5,14 @@ the host's name is typed, right before the teardown command runs: an unreachable
 changed box at that moment refuses, however long the prompt waited. Without a teardown
 command the instructions are shown and nothing is recorded until the name is typed a
 second time to say the box is destroyed (``--destroyed HOSTNAME`` afterwards, for scripts).
+Either records the teardown of one box only: the box whose gate the typed confirmation
+opened, and only while the journal still holds that box under the name (a new box seen
+meanwhile, or a box never confirmed, refuses: nothing is recorded).
+
+Acknowledgements (``--ack-missing``, ``--ack-running``) are of the box answering now: it
+is identified first and the acknowledgement recorded for it, or refused.
+
+Text from the box (errors, paths, reasons) is printed through ``text.printable``.
 
 Exit codes:
 
@@ -27,7 +35,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.manifest import ManifestError
+from rgt_tui.domain.text import printable
 from rgt_tui.paths import state_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import Journal, JournalError
@@ -36,13 +47,16 @@ from rgt_tui.services.teardown import (
     TeardownOutcome,
     UnknownCellError,
     acknowledge,
+    check_cells,
     check_gate,
     confirm_and_tear_down,
+    confirmed_at,
     instructions,
+    observe_now,
     queue_cells,
     record_manual_teardown,
 )
-from rgt_tui.transport import open_transport
+from rgt_tui.transport import TransportError, open_transport
 
 
 def add_teardown_parser(
@@ -65,8 +79,8 @@ def add_teardown_parser(
     mode.add_argument(
         "--destroyed",
         metavar="HOSTNAME",
-        help="no teardown command: you destroyed the box by hand as the instructions said; "
-        "the host's name, typed again, records it as torn down",
+        help="no teardown command: you destroyed by hand the box whose teardown you confirmed; "
+        "the host's name, typed again, records that box as torn down",
     )
     p.add_argument(
         "--ack-missing",
@@ -97,9 +111,9 @@ def format_checklist(report: GateReport) -> str:
     """The checklist as text: each item with its state and evidence, then the profile."""
     lines = [f"Teardown checklist for {report.host.name} ({report.profile.title})"]
     for c in report.conditions:
-        lines.append(f"  [{'x' if c.ok else ' '}] {c.key:<10} {c.evidence}")
+        lines.append(f"  [{'x' if c.ok else ' '}] {c.key:<10} {printable(c.evidence, None)}")
     for problem in report.problems:
-        lines.append(f"  ! {problem}")
+        lines.append(f"  ! {printable(problem, None)}")
     p = report.profile
     lines += [
         f"  teardown verb:      {p.teardown_verb}" + ("  (IRREVERSIBLE)" if p.irreversible else ""),
@@ -117,8 +131,8 @@ def format_checklist(report: GateReport) -> str:
             f"torn down {_when(old.torn_down_at)}" if old.torn_down_at else "never torn down here"
         )
         lines.append(
-            f"  history: {box}, seen until {_when(old.retired_at)}, {torn} — {old.why} "
-            "(not counted for the box answering now)"
+            f"  history: {box}, seen until {_when(old.retired_at)}, {torn} — "
+            f"{printable(old.why)} (not counted for the box answering now)"
         )
     return "\n".join(lines)
 
@@ -143,15 +157,10 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
     j = journal()
     if args.destroyed is not None:
         return _record_destroyed(j, host, args.destroyed)
-    if args.ack_missing or args.ack_running:
+    acks = bool(args.ack_missing or args.ack_running)
+    if acks:
         try:
-            acknowledge(
-                j,
-                host.name,
-                missing=tuple(args.ack_missing),
-                running=tuple(args.ack_running),
-                cells=queue_cells(host),
-            )
+            check_cells((*args.ack_missing, *args.ack_running), queue_cells(host))
         except UnknownCellError as exc:
             queue = f" ({host.queue})" if host.queue else " (it has no queue file)"
             known = ", ".join(exc.known_cells) or "none"
@@ -161,15 +170,33 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
                 file=sys.stderr,
             )
             return 2
-        except JournalError as exc:
-            print(f"rgt-tui teardown: {exc}", file=sys.stderr)
-            return 1
 
     async def gather() -> GateReport:
         async with open_transport(host) as transport:
+            if acks:
+                # The acknowledgement is of the box answering now: identify it first.
+                box = await observe_now(host, transport, j)
+                await asyncio.to_thread(
+                    acknowledge,
+                    j,
+                    host.name,
+                    missing=tuple(args.ack_missing),
+                    running=tuple(args.ack_running),
+                    cells=queue_cells(host),
+                    box=box,
+                )
             return await check_gate(fleet, host, transport, j)
 
-    report = asyncio.run(gather())
+    try:
+        report = asyncio.run(gather())
+    except (TransportError, ManifestError, ValueError, JournalError) as exc:
+        # Only the acknowledgement's steps raise: the box could not say which box it is,
+        # or another box was recorded meanwhile.
+        print(
+            f"rgt-tui teardown: {printable(exc, 1000)}; nothing was acknowledged",
+            file=sys.stderr,
+        )
+        return 1
     print(format_checklist(report))
     if args.check:
         if report.ready_but_confirmation:
@@ -222,8 +249,11 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
 
 
 def _manual_teardown(j: Journal, host: HostConfig, outcome: TeardownOutcome) -> int:
-    """No teardown command: the instructions, then the name typed again once it is done."""
-    print("No teardown command is configured. Do this by hand now:")
+    """No teardown command: the instructions, then the name typed again once it is done.
+    What is recorded is the teardown of the box the confirmation was about."""
+    box = outcome.report.box if outcome.report is not None else None
+    which = f" ({box.describe()})" if box is not None else ""
+    print(f"No teardown command is configured. Do this by hand now, for {host.name}{which}:")
     print(f"  {outcome.instructions}")
     print(f"Nothing is recorded yet: {host.name} keeps billing until you have destroyed it.")
     again = _ask(
@@ -237,16 +267,33 @@ def _manual_teardown(j: Journal, host: HostConfig, outcome: TeardownOutcome) -> 
             file=sys.stderr,
         )
         return 1
-    return _record_destroyed(j, host, again, shown=True)
+    return _record_destroyed(j, host, again, box=box)
 
 
-def _record_destroyed(j: Journal, host: HostConfig, typed: str, *, shown: bool = False) -> int:
-    """Record the manual teardown when ``typed`` is the host's name."""
-    if not shown:
+def _record_destroyed(
+    j: Journal, host: HostConfig, typed: str, *, box: BoxIdentity | None = None
+) -> int:
+    """Record the manual teardown of ``box`` when ``typed`` is the host's name.
+
+    Without ``box`` (``--destroyed``): the box the journal holds under the name, provided
+    a typed confirmation opened its gate (``confirmed_at``); it is named before anything
+    is recorded. Any other box, or none, is refused.
+    """
+    if box is None:
+        try:
+            jh = j.load(host.name)
+        except JournalError as exc:
+            print(f"rgt-tui teardown: {exc}", file=sys.stderr)
+            return 1
+        box = jh.box
+        if box is not None:
+            opened = confirmed_at(jh)
+            when = f"confirmed {_when(opened)}" if opened is not None else "never confirmed"
+            print(f"The box recorded under {host.name}: {box.describe()}, {when}.")
         print(f"What destroying {host.name} by hand means:")
         print(f"  {instructions(host, load_profile(host.profile))}")
     try:
-        record_manual_teardown(j, host, typed)
+        record_manual_teardown(j, host, typed, box)
     except ValueError as exc:
         print(f"refused: {exc}; {host.name} is NOT recorded as torn down", file=sys.stderr)
         return 1
@@ -254,6 +301,7 @@ def _record_destroyed(j: Journal, host: HostConfig, typed: str, *, shown: bool =
         print(f"rgt-tui teardown: {exc}", file=sys.stderr)
         return 1
     print(
-        f"{host.name} is recorded as torn down (destroyed by hand): its cost is no longer counted."
+        f"{host.name} (box {box.short() if box else '?'}) is recorded as torn down "
+        "(destroyed by hand): its cost is no longer counted."
     )
     return 0

@@ -296,6 +296,37 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
         assert pane.has_class("-torn-down") and "torn down" in str(pane.border_subtitle)
 
 
+async def test_a_manual_teardown_is_refused_when_another_box_was_seen_meanwhile(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    from rgt_tui.domain.box_identity import BoxIdentity
+    from rgt_tui.services.journal import Journal
+
+    _results_on_box(loopback_fleet.box("box1").root)
+    app = RgtApp(
+        load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
+    )
+    journal = Journal(tmp_path / "state" / "rgt-tui" / "journal")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await _pull_and_verify(app, pilot)
+        await _checklist(app, pilot)
+        await _type_name(app, pilot, "box1")
+        assert app.jobs.state("box1").awaiting_manual
+        confirmed = app.jobs.state("box1").teardown.report.box
+        # Meanwhile a command line (or another rgt-tui) sees a re-created box there.
+        journal.observe_box("box1", BoxIdentity("b" * 32, None), 1e10)
+        box = app.screen.query_one("#confirm-name", Input)
+        box.focus()
+        await pilot.pause()
+        await pilot.press(*"box1", "enter")
+        await wait_for(pilot, lambda: "another box is recorded" in screen_text(app), 30)
+        assert confirmed.short() in app.jobs.state("box1").refusal
+        assert app.jobs.state("box1").torn_down_at is None
+    jh = journal.load("box1")
+    assert jh.teardowns == [] and all(h.teardowns == [] for h in jh.history)
+
+
 async def test_verify_runs_the_fleets_python_and_says_which_torch(
     tmp_path: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]

@@ -31,6 +31,7 @@ from rgt_tui.domain.teardown_gate import MissingCellAcknowledged, RunningAcknowl
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.teardown import (
+    BoxMismatch,
     GateLocked,
     GateReport,
     UnknownCellError,
@@ -263,13 +264,97 @@ async def test_the_new_boxs_own_pull_and_verify_open_its_gate(ready: Setup) -> N
     assert not report.is_new_box and len(report.history) == 1
 
 
+# --- a re-scan's own refusals and links -----------------------------------------------
+
+
+def _escaping_link(setup: Setup) -> str:
+    os.symlink("/etc", setup.box.root / "results" / "escape")  # refused: leaves the root
+    return "refused by the re-scan: escape"
+
+
+def _inner_link(setup: Setup) -> str:
+    os.symlink("cellA/metrics.json", setup.box.root / "results" / "latest.json")
+    return "new link: latest.json -> cellA/metrics.json"
+
+
+@pytest.mark.parametrize("make_change", [_escaping_link, _inner_link])
+async def test_a_rescan_refusing_or_linking_what_the_pull_did_not_keeps_it_locked(
+    ready: Setup, make_change
+) -> None:  # type: ignore[no-untyped-def]
+    named = make_change(ready)
+    report = await ready.check()
+    assert not report.ready_but_confirmation
+    manifest = _condition(report, "manifest")
+    assert not manifest.ok and named in manifest.evidence, manifest
+    check = await ready.cli("teardown", "box1", "--check")
+    assert check.returncode == 1 and named in check.stdout, check.stdout
+    with pytest.raises(GateLocked):
+        await ready.confirm()
+    assert not ready.marker.exists()
+
+
+def test_the_rescans_refusals_reach_the_gate_from_a_parsed_manifest():
+    """The reviewer's case: a re-scan that could not list a folder, or a name that is not
+    UTF-8, matched the manifest all the same."""
+    from rgt_tui.domain import teardown_gate as g
+    from rgt_tui.domain.manifest import parse_manifest_lines
+    from rgt_tui.services.teardown import manifest_event, rescan_event
+
+    def lines(extra, sha):  # type: ignore[no-untyped-def]
+        return [
+            json.dumps(x)
+            for x in (
+                {"type": "start", "v": 1, "box_id": "a" * 32, "taken_at": 100.0},
+                {"type": "root", "index": 0, "given": "~/runs", "path": "/root/runs"},
+                {"type": "file", "root": 0, "path": "ckpt.pt", "size": 10, "mtime": 50.0}
+                | ({"sha256": sha} if sha else {}),
+                *extra,
+                {"type": "done", "taken_at": 100.0, "finished_at": 101.0},
+            )
+        ]
+
+    manifest = parse_manifest_lines("h", lines([], "ab" * 32))
+    denied = {"type": "refused", "root": 0, "path": "cell7", "reason": "cannot list: denied"}
+    rescan = parse_manifest_lines("h", lines([denied], None))
+    state = g.apply(g.GateState("h", box_id="a" * 32), manifest_event(manifest))
+    state = g.apply(state, rescan_event(rescan, 200.0, box_id="a" * 32))
+    assert not state.rescan_matches and "refused by the re-scan: cell7" in (
+        state.invalidated_by or ""
+    )
+
+
+def test_format_checklist_prints_the_boxs_text_escaped(tmp_path: Path) -> None:
+    from rgt_tui.cli_teardown import format_checklist
+    from rgt_tui.domain import teardown_gate as g
+    from rgt_tui.profiles import profile as load_profile
+
+    fleet = tmp_path / "hosts.toml"
+    fleet.write_text('[[hosts]]\nname = "box1"\nssh = "root@10.0.0.1"\npull = ["~/r"]\n')
+    host = load_fleet(fleet).host("box1")
+    payload = "\x1b]0;pwned\x07\x1b[2J\nfake line"
+    state = g.apply(g.GateState("box1", box_id="a" * 32), g.RescanFailed(payload))
+    report = GateReport(
+        host,
+        load_profile(host.profile),
+        state,
+        (*g.conditions(state), g.Condition("extra", False, payload)),
+        (f"cannot re-scan the box: {payload}",),
+    )
+    text = format_checklist(report)
+    assert "\x1b" not in text and "\x07" not in text and "fake line" in text
+    assert all(not line.startswith("fake line") for line in text.splitlines())
+    assert "\\x1b]0;pwned\\x07" in text
+
+
 # --- acknowledgements name a cell of the queue ----------------------------------------
 
 
 async def test_an_unknown_cell_acknowledgement_is_refused_with_the_cells(ready: Setup) -> None:
     before = ready.journal.load("box1").events
     with pytest.raises(UnknownCellError) as err:
-        acknowledge(ready.journal, "box1", missing=("NOPE",), cells=queue_cells(ready.host))
+        acknowledge(
+            ready.journal, "box1", missing=("NOPE",), cells=queue_cells(ready.host), box=None
+        )
     assert err.value.known_cells == ("cellA", "cellB")
     assert ready.journal.load("box1").events == before
 
@@ -283,6 +368,31 @@ async def test_an_unknown_cell_acknowledgement_is_refused_with_the_cells(ready: 
     assert ok.returncode == 0, ok.stdout + ok.stderr
     acked = [e for _, e in ready.journal.load("box1").events]
     assert MissingCellAcknowledged("cellB") in acked
+
+
+async def test_an_acknowledgement_counts_only_for_the_box_it_was_made_for(ready: Setup) -> None:
+    seen = (await ready.check()).box
+    (ready.box.root / ".rgt" / "box-id").unlink()  # another box under the name meanwhile
+    now = (await ready.check()).box
+    assert now is not None and not now.same_box(seen)
+    with pytest.raises(BoxMismatch) as refused:
+        acknowledge(ready.journal, "box1", missing=("cellB",), cells=("cellA", "cellB"), box=seen)
+    assert "nothing was acknowledged" in str(refused.value)
+    assert not any(
+        isinstance(e, MissingCellAcknowledged) for _, e in ready.journal.load("box1").events
+    )
+    # The command line identifies the box answering before it records the acknowledgement.
+    await ready.box.stop()
+    gone = await ready.cli("teardown", "box1", "--ack-missing", "cellB")
+    assert gone.returncode == 1 and "nothing was acknowledged" in gone.stderr, gone.stderr
+    assert not any(
+        isinstance(e, MissingCellAcknowledged) for _, e in ready.journal.load("box1").events
+    )
+    await ready.box.start()
+    ok = await ready.cli("teardown", "box1", "--ack-missing", "cellB")
+    jh = ready.journal.load("box1")
+    assert MissingCellAcknowledged("cellB") in [e for _, e in jh.events], ok.stdout + ok.stderr
+    assert jh.box == now and f"box {now.short()}" in ok.stdout
 
 
 # --- every verify problem keeps it locked -------------------------------------------
@@ -348,7 +458,9 @@ async def test_a_missing_cell_is_the_rosters_and_its_acknowledgement_opens_it(re
     await ready.pull_and_verify(expect_ok=False)  # cellC has no results
     gate = await ready.check()
     assert [c.key for c in gate.conditions if not c.ok] == ["roster", "confirmed"]
-    acknowledge(ready.journal, "box1", missing=("cellC",), cells=queue_cells(ready.host))
+    acknowledge(
+        ready.journal, "box1", missing=("cellC",), cells=queue_cells(ready.host), box=gate.box
+    )
     assert (await ready.check()).ready_but_confirmation
 
 
@@ -360,12 +472,48 @@ async def test_manual_teardown_is_recorded_only_after_the_second_typed_name(read
     outcome = await ready.confirm()
     assert not outcome.ran and not outcome.recorded and "destroys" in outcome.instructions
     assert ready.journal.load("box1").torn_down_at is None  # shown what to do, nothing yet
+    confirmed = outcome.report.box
     with pytest.raises(ValueError):
-        record_manual_teardown(ready.journal, ready.host, "box2")
+        record_manual_teardown(ready.journal, ready.host, "box2", confirmed)
     assert ready.journal.load("box1").torn_down_at is None
-    jh = record_manual_teardown(ready.journal, ready.host, "box1")
+    jh = record_manual_teardown(ready.journal, ready.host, "box1", confirmed)
     (record,) = jh.teardowns
-    assert jh.torn_down_at == record.at and record.manual and record.box_id == jh.box.box_id
+    assert jh.torn_down_at == record.at and record.manual and record.box_id == confirmed.box_id
+
+
+async def test_a_manual_teardown_is_recorded_only_for_the_box_that_was_confirmed(
+    ready: Setup,
+) -> None:
+    _set(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    confirmed = outcome.report.box
+    assert not outcome.ran and confirmed == ready.journal.load("box1").box
+    # While the user destroys it by hand, a box re-created under the name is seen (by the
+    # TUI, another command line...): the journal's box is now that one.
+    (ready.box.root / ".rgt" / "box-id").unlink()
+    assert (await ready.check()).is_new_box
+    with pytest.raises(BoxMismatch) as refused:
+        record_manual_teardown(ready.journal, ready.host, "box1", confirmed)
+    assert confirmed.short() in str(refused.value) and "nothing was recorded" in str(refused.value)
+    jh = ready.journal.load("box1")
+    assert jh.teardowns == [] and [h.teardowns for h in jh.history] == [[]]
+    # --destroyed records only for the journal's box, and only once a typed confirmation
+    # opened its gate: the new box was never confirmed.
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    assert "never opened by a typed confirmation" in cli.stderr
+    assert f"box {jh.box.short()}" in cli.stdout  # it says which box it would have been
+    jh = ready.journal.load("box1")
+    assert jh.teardowns == [] and jh.torn_down_at is None
+
+
+async def test_destroyed_refuses_when_no_box_was_ever_identified(
+    make_loopback_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    cli = await setup.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1 and "no box has been identified" in cli.stderr
+    assert setup.journal.load("box1").teardowns == []
 
 
 async def test_cli_manual_teardown_asks_for_the_name_again(ready: Setup) -> None:
@@ -389,7 +537,8 @@ async def test_cli_manual_teardown_asks_for_the_name_again(ready: Setup) -> None
     assert wrong.returncode == 1 and ready.journal.load("box1").torn_down_at is None
     done = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert done.returncode == 0 and "recorded as torn down" in done.stdout
-    assert ready.journal.load("box1").torn_down_at is not None
+    jh = ready.journal.load("box1")
+    assert jh.torn_down_at is not None and f"box {jh.box.short()}" in done.stdout
 
 
 async def test_cli_manual_teardown_typed_twice_at_the_terminal(ready: Setup) -> None:
@@ -425,9 +574,13 @@ async def test_tui_writers_and_cli_runs_at_once_lose_no_event(ready: Setup) -> N
             while i < 10 or not stop.is_set():
                 cell = cells[(k + i) % 2]
                 if i % 2:
-                    acknowledge(ready.journal, "box1", missing=(cell,), cells=cells, now=i)
+                    acknowledge(
+                        ready.journal, "box1", missing=(cell,), cells=cells, box=jh.box, now=i
+                    )
                 else:
-                    acknowledge(ready.journal, "box1", running=(cell,), cells=cells, now=i)
+                    acknowledge(
+                        ready.journal, "box1", running=(cell,), cells=cells, box=jh.box, now=i
+                    )
                 ready.journal.observe_box("box1", jh.box, float(i))
                 ready.journal.record("box1", float(i), MissingCellAcknowledged(f"t{k}-{i}"))
                 i += 1

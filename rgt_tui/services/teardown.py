@@ -18,8 +18,14 @@ answers: its ``~/.rgt/box-id`` and host key) and its queue records; and the user
   gate while the old box's facts become history (``Journal.observe_box``).
 - Without a configured teardown command nothing is recorded at confirmation: the user
   gets the instructions, and ``record_manual_teardown`` records the teardown once they
-  type the name again to say the box is destroyed. A failed command is recorded as a
-  failed attempt, never as a teardown.
+  type the name again to say the box is destroyed — of the box that was confirmed, and
+  only while the journal still holds it (``BoxMismatch`` otherwise). A failed command is
+  recorded as a failed attempt, never as a teardown.
+- Acknowledgements are of the box the user saw (``acknowledge(box=...)``); the command
+  line identifies the box answering first (``observe_now``).
+- The re-scan carries its own refusals and links: one the manifest did not have is a
+  change (``teardown_gate``). Text from the box is made printable (``text.printable``)
+  before it becomes a problem or a re-scan failure.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
+from rgt_tui.domain.text import printable
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import (
     BoxHistory,
@@ -104,15 +111,48 @@ class GateReport:
         return self.state is not None and all(c.ok for c in self.conditions)
 
 
+def _local(manifest: Manifest, root: int | None, path: str) -> str:
+    """Where a listed path lands locally (a refusal may name no root: its path alone)."""
+    return manifest.local_relpath(root, path) if isinstance(root, int) else path
+
+
+def _refused_and_links(
+    manifest: Manifest,
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """What the scan refused (local path, reason) and the links it kept (local path,
+    target), as the gate compares them; the box's text made printable."""
+    refused = tuple(
+        sorted(
+            (printable(_local(manifest, r.root, r.path), None), printable(r.reason))
+            for r in manifest.refused
+        )
+    )
+    links = tuple(
+        sorted(
+            (printable(_local(manifest, ln.root, ln.path), None), printable(ln.target, None))
+            for ln in manifest.links
+        )
+    )
+    return refused, links
+
+
 def manifest_event(manifest: Manifest) -> g.ManifestTaken:
-    """The gate's view of a pull manifest: local paths with size, mtime and hash."""
+    """The gate's view of a pull manifest: local paths with size, mtime and hash, and
+    what it refused and the links it kept."""
     files = tuple(
         sorted(
             (manifest.local_relpath(e.root, e.path), g.FileFacts(e.size, e.mtime, e.sha256 or ""))
             for e in manifest.entries
         )
     )
-    return g.ManifestTaken(files, taken_at=manifest.taken_at, last_write=manifest.last_write or 0.0)
+    refused, links = _refused_and_links(manifest)
+    return g.ManifestTaken(
+        files,
+        taken_at=manifest.taken_at,
+        last_write=manifest.last_write or 0.0,
+        refused=refused,
+        links=links,
+    )
 
 
 def verification_events(record: Any, manifest: Manifest) -> list[g.GateEvent]:
@@ -177,8 +217,10 @@ def _record_facts(record: dict[str, Any]) -> list[g.GateEvent]:
 def rescan_event(
     rescan: Manifest, at: float, *, attempt: str = "", box_id: str | None = None
 ) -> g.Rescanned:
-    """A fresh listing in the gate's terms (local paths, sizes, mtimes), for the
-    confirmation ``attempt`` ("" for a checklist check) of the box ``box_id``."""
+    """A fresh listing in the gate's terms (local paths, sizes, mtimes, and what it
+    refused and the links it found), for the confirmation ``attempt`` ("" for a
+    checklist check) of the box ``box_id``."""
+    refused, links = _refused_and_links(rescan)
     return g.Rescanned(
         tuple(
             sorted((rescan.local_relpath(e.root, e.path), e.size, e.mtime) for e in rescan.entries)
@@ -186,6 +228,8 @@ def rescan_event(
         at,
         attempt,
         box_id,
+        refused,
+        links,
     )
 
 
@@ -232,10 +276,10 @@ async def _scan_now(host: HostConfig, transport: Transport | None) -> _BoxNow:
         rescan = await take_manifest(host, transport, hash_files=False)
         running = await _running_cells(host, transport)
     except (TransportError, ManifestError, OSError) as exc:
-        return _BoxNow(None, None, None, str(exc))
+        return _BoxNow(None, None, None, printable(exc, 1000))
     identity = rescan.identity
     if identity is None:
-        why = rescan.box_id_error or "no id reported"
+        why = printable(rescan.box_id_error or "no id reported")  # the box's own text
         return _BoxNow(None, None, running, f"the box did not say which box it is: {why}")
     return _BoxNow(rescan, identity, running, None)
 
@@ -368,7 +412,7 @@ async def _gather(
         profile,
         state,
         conditions,
-        tuple(problems),
+        tuple(printable(p, 1000) for p in problems),
         jh.torn_down_at,
         jh.box,
         bool(moved),
@@ -413,6 +457,14 @@ def queue_cells(host: HostConfig) -> tuple[str, ...]:
     return tuple(c.name for c in source.parsed.cells)
 
 
+def check_cells(names: Sequence[str], cells: Sequence[str]) -> None:
+    """UnknownCellError for the first of ``names`` that is not one of ``cells``."""
+    known = tuple(cells)
+    for name in names:
+        if name not in known:
+            raise UnknownCellError(name, known)
+
+
 def acknowledge(
     journal: Journal,
     host: str,
@@ -420,21 +472,50 @@ def acknowledge(
     missing: Sequence[str] = (),
     running: Sequence[str] = (),
     cells: Sequence[str],
+    box: BoxIdentity | None,
     now: float | None = None,
 ) -> HostJournal:
-    """Record the user's by-name acknowledgements of missing or running cells.
+    """Record the user's by-name acknowledgements of missing or running cells, for the
+    box they were looking at (``box``: the checklist's, or ``observe_now``'s).
 
     Every name must be one of ``cells`` (``queue_cells(host)``): otherwise nothing is
-    recorded and UnknownCellError says which name, with the cells there are.
+    recorded and UnknownCellError says which name, with the cells there are. When the
+    journal holds another box under ``host`` now (or none), nothing is recorded and
+    BoxMismatch says so: an acknowledgement of one box never counts for another.
     """
-    known = tuple(cells)
-    for name in (*missing, *running):
-        if name not in known:
-            raise UnknownCellError(name, known)
+    check_cells((*missing, *running), cells)
     events = [g.MissingCellAcknowledged(n) for n in missing] + [
         g.RunningAcknowledged(n) for n in running
     ]
-    return journal.record(host, now if now is not None else time.time(), *events)
+    t = now if now is not None else time.time()
+
+    def append(jh: HostJournal) -> bool:
+        _same_box_or_refuse(jh, box, "nothing was acknowledged")
+        jh.events.extend((t, e) for e in events)
+        return bool(events)
+
+    return journal.update(host, append)
+
+
+async def observe_now(
+    host: HostConfig,
+    transport: Transport,
+    journal: Journal,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> BoxIdentity:
+    """Which box answers as ``host`` now, recorded in the journal (a new box moves the
+    old one's facts to history); TransportError or ManifestError when it cannot say
+    (the message made printable)."""
+    from rgt_tui.services.box_identity import identify_box
+
+    try:
+        identity = await identify_box(host, transport)
+    except ManifestError as exc:
+        raise ManifestError(printable(exc, 1000)) from exc
+    jh = await asyncio.to_thread(journal.observe_box, host.name, identity, clock())
+    assert jh.box is not None
+    return jh.box
 
 
 @dataclass(frozen=True)
@@ -526,21 +607,69 @@ async def confirm_and_tear_down(
     )
 
 
-def record_manual_teardown(
-    journal: Journal, host: HostConfig, typed: str, *, clock: Callable[[], float] = time.time
-) -> HostJournal:
-    """Record that the user destroyed the box by hand: only when ``typed`` is the host's
-    name (typed again, after the instructions); ValueError otherwise, nothing recorded.
+class BoxMismatch(ValueError):
+    """What the user confirmed (or saw) was about another box than the one the journal
+    holds now under the host's name: nothing was recorded."""
 
-    The record is the journal's current box's (read under the lock, with the write).
+
+def _same_box_or_refuse(jh: HostJournal, box: BoxIdentity | None, what: str) -> BoxIdentity:
+    """The journal's current box when it is ``box``; BoxMismatch otherwise."""
+    if box is None or jh.box is None:
+        raise BoxMismatch(
+            f"no box has been identified under {jh.host} yet: {what}. Check the gate first "
+            f"(rgt-tui teardown {jh.host} --check) so that it says which box answers"
+        )
+    if not jh.box.same_box(box):
+        raise BoxMismatch(
+            f"another box is recorded under {jh.host} now ({jh.box.describe()}), not the one "
+            f"you saw ({box.describe()}): {what}. Check the gate again"
+        )
+    return jh.box
+
+
+def confirmed_at(jh: HostJournal) -> float | None:
+    """When a typed confirmation of the journal's current box last opened its gate: the
+    time of the re-scan taken for it, after which every condition held (None: never).
+    Checks and failed re-scans recorded since do not undo it: the box may be gone."""
+    state = g.GateState(jh.host, box_id=jh.box.box_id if jh.box else None)
+    opened: float | None = None
+    for t, event in jh.events:
+        state = g.apply(state, event)
+        if isinstance(event, g.Rescanned) and event.attempt and g.is_unlocked(state):
+            opened = t
+    return opened if jh.box is not None else None
+
+
+def record_manual_teardown(
+    journal: Journal,
+    host: HostConfig,
+    typed: str,
+    box: BoxIdentity | None,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> HostJournal:
+    """Record that the user destroyed ``box`` by hand: only when ``typed`` is the host's
+    name (typed again, after the instructions), ``box`` is the box the journal holds now
+    (the one the confirmation was about: ``TeardownOutcome.report.box``) and a typed
+    confirmation opened that box's gate (``confirmed_at``). Otherwise ValueError
+    (BoxMismatch for the box), and nothing is recorded. Both are checked under the
+    journal's lock, with the write.
     """
     if typed != host.name:
         raise ValueError(f"'{typed}' is not '{host.name}': nothing was recorded")
     at = clock()
 
     def append(jh: HostJournal) -> bool:
-        box_id = jh.box.box_id if jh.box else None
-        jh.teardowns.append(TeardownRecord(at, None, None, MANUAL_OUTPUT, True, box_id, True))
+        current = _same_box_or_refuse(jh, box, "nothing was recorded")
+        if confirmed_at(jh) is None:
+            raise BoxMismatch(
+                f"the teardown gate of {current.describe()} was never opened by a typed "
+                f"confirmation: nothing was recorded. Run `rgt-tui teardown {host.name}` "
+                "first: it checks the box and, once you type its name, says what to destroy"
+            )
+        jh.teardowns.append(
+            TeardownRecord(at, None, None, MANUAL_OUTPUT, True, current.box_id, True)
+        )
         return True
 
     return journal.update(host.name, append)

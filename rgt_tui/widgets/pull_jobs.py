@@ -70,6 +70,15 @@ class HostJobs:
     torn_down_at: float | None = None  # the current box's teardown, from the journal
     box: Any = None  # BoxIdentity the journal holds for the box under this name
     history: tuple[Any, ...] = ()  # earlier boxes under this name (shown as history)
+    # The fingerprint of a refused host key that is not the journal's box's: another box
+    # answers under the name (it cannot say its id until its key is checked).
+    refused_key: str | None = None
+
+    @property
+    def shown_torn_down_at(self) -> float | None:
+        """The teardown the UI shows (greyed out, cost stopped): none while a box with
+        another host key than the torn-down box's answers, live but refused."""
+        return None if self.refused_key is not None else self.torn_down_at
 
     @property
     def awaiting_manual(self) -> bool:
@@ -307,10 +316,16 @@ class JobRunner:
             self._set(host.name, gate_error=str(exc))
 
     async def _acknowledge(self, host: HostConfig, *, missing: str = "", running: str = "") -> None:
-        from rgt_tui.services.teardown import UnknownCellError, acknowledge, queue_cells
+        from rgt_tui.services.teardown import (
+            BoxMismatch,
+            UnknownCellError,
+            acknowledge,
+            queue_cells,
+        )
 
         cells = await asyncio.to_thread(queue_cells, host)
         try:
+            # For the box the user is looking at: refused if the journal holds another now.
             await asyncio.to_thread(
                 acknowledge,
                 self.journal(),
@@ -318,7 +333,12 @@ class JobRunner:
                 missing=(missing,) if missing else (),
                 running=(running,) if running else (),
                 cells=cells,
+                box=self.state(host.name).box,
             )
+        except BoxMismatch as exc:
+            self._set(host.name, ack_refusal=str(exc))
+            await self._gate(host)  # the checklist of the box there now
+            return
         except UnknownCellError as exc:
             known = ", ".join(exc.known_cells) or "none: the queue has no cells"
             self._set(
@@ -352,11 +372,19 @@ class JobRunner:
         self._set(host.name, teardown=outcome, torn_down_at=jh.torn_down_at)
 
     async def _record_manual(self, host: HostConfig, typed: str) -> None:
-        from rgt_tui.services.teardown import record_manual_teardown
+        from rgt_tui.services.teardown import BoxMismatch, record_manual_teardown
 
-        jh = await asyncio.to_thread(
-            record_manual_teardown, self.journal(), host, typed, clock=self.clock
-        )
+        # The box the confirmation was about, not whichever the journal holds by now.
+        outcome = self.state(host.name).teardown
+        report = getattr(outcome, "report", None)
+        box = report.box if report is not None else None
+        try:
+            jh = await asyncio.to_thread(
+                record_manual_teardown, self.journal(), host, typed, box, clock=self.clock
+            )
+        except BoxMismatch as exc:
+            self._set(host.name, refusal=f"{exc}; the box is still billed as running")
+            return
         self._set(host.name, torn_down_at=jh.torn_down_at)
 
 
