@@ -53,6 +53,12 @@ class MonitorLike(Protocol):
 
     def request_reconnect(self) -> None: ...
 
+    @property
+    def host_key_fingerprint(self) -> str | None:
+        """``SHA256:...`` of the host key its connection saw last; None before one, or
+        where there is none (this machine, a fake)."""
+        ...
+
 
 def health_thresholds(fleet: Fleet) -> Thresholds:
     """The health rules' thresholds with the fleet file's overrides applied."""
@@ -301,8 +307,8 @@ class RgtApp(App[int]):
 
     def _host_key_of(self, host: str) -> str | None:
         """The host key the host's monitor connection saw (None: none, or local)."""
-        transport = getattr(self.monitors.get(host), "transport", None)
-        return getattr(transport, "host_key_fingerprint", None)
+        monitor = self.monitors.get(host)
+        return monitor.host_key_fingerprint if monitor is not None else None
 
     def _first_connection(self, update: HostUpdate, host: HostConfig) -> None:
         # Principle 10: a host's danger clocks are shown once, when it first connects.

@@ -48,6 +48,8 @@ HOSTS = ["a100-train", "h100-eval", "spot-4090"]
 class FakeMonitor:
     """HostMonitor's interface: emits the given updates, then waits to be cancelled."""
 
+    host_key_fingerprint: str | None = None  # no connection, no host key
+
     def __init__(
         self, updates: list[HostUpdate] | None = None, *, crash: str | None = None
     ) -> None:

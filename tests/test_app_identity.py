@@ -193,3 +193,93 @@ async def test_new_box_under_a_torn_down_name_is_live_from_the_start(
         assert not app._monitor_workers["box1"].is_finished
         assert app.jobs.state("box1").torn_down_at is None
         assert "torn down" not in str(pane.border_subtitle)
+
+
+def _torn_down_box_with_key(state: Path, host: str, box_id: str, host_key: str) -> None:
+    """``host``'s journal: box ``box_id`` with host key ``host_key`` seen, then torn down."""
+    journal = Journal(state / "rgt-tui" / "journal")
+    journal.observe_box(host, BoxIdentity(box_id, host_key), time.time() - 3600)
+    journal.add_teardown(host, TeardownRecord(time.time() - 60, "true", 0, "", True, box_id))
+
+
+async def _recreate_with_new_key(loopback, name: str, *, trusted: bool) -> None:  # type: ignore[no-untyped-def]
+    """The box comes back with a new host key (the same disk, the same id); known_hosts
+    holds the new key when ``trusted``, else still the old one."""
+    import asyncssh
+
+    box = loopback.box(name)
+    await box.stop()
+    box.host_key = asyncssh.generate_private_key("ssh-ed25519")
+    await box.start()
+    if trusted:
+        prefix = box.known_hosts_line.split(" ", 1)[0] + " "
+        lines = loopback.known_hosts.read_text().splitlines()
+        kept = [ln for ln in lines if not ln.startswith(prefix)]
+        loopback.known_hosts.write_text("\n".join([*kept, box.known_hosts_line]) + "\n")
+
+
+async def test_same_id_with_a_new_host_key_is_a_new_box_in_the_tui(
+    tmp_path: Path, _state: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    box1 = loopback_fleet.box("box1")
+    old_key = box1.host_key.get_fingerprint("sha256")
+    _torn_down_box_with_key(_state, "box1", OLD_BOX, old_key)
+    _box_id_on(box1, OLD_BOX)  # the disk was copied: the same id answers
+    await _recreate_with_new_key(loopback_fleet, "box1", trusted=True)
+    new_key = box1.host_key.get_fingerprint("sha256")
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.fleet_screen.panes["box1"]
+        await wait_for(
+            pilot,
+            lambda: (b := app.jobs.state("box1").box) is not None and b.host_key == new_key,
+            40,
+        )
+        await wait_for(pilot, lambda: not pane.has_class("-torn-down"))
+        await pilot.pause(1.0)
+        assert not app._monitor_workers["box1"].is_finished
+        assert "box1" not in app.telemetry_stopped
+        assert app.jobs.state("box1").torn_down_at is None
+    jh = Journal(_state / "rgt-tui" / "journal").load("box1")
+    assert jh.box == BoxIdentity(OLD_BOX, new_key) and jh.torn_down_at is None
+    (old,) = jh.history
+    assert old.box == BoxIdentity(OLD_BOX, old_key) and "host key changed" in old.why
+
+
+async def test_a_refused_key_that_is_not_the_torn_down_boxs_is_live_not_torn_down(
+    tmp_path: Path, _state: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    box1 = loopback_fleet.box("box1")
+    _torn_down_box_with_key(_state, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256"))
+    await _recreate_with_new_key(loopback_fleet, "box1", trusted=False)  # refused: changed
+    new_key = box1.host_key.get_fingerprint("sha256")
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.fleet_screen.panes["box1"]
+        await wait_for(pilot, lambda: "box1" in app.host_keys.refusals, 40)
+        assert app.host_keys.refusals["box1"].kind == "changed"
+        await wait_for(pilot, lambda: app.jobs.state("box1").refused_key == new_key, 20)
+        await pilot.pause(1.0)
+        assert not pane.has_class("-torn-down") and "torn down" not in str(pane.border_subtitle)
+        assert "box1" not in app.telemetry_stopped
+        assert not app._monitor_workers["box1"].is_finished
+        assert "host key changed" in str(pane.render())  # its key error, shown
+        assert any("another box, live" in str(n.message) for n in app._notifications)
+    # Nothing was decided in the journal: the box answering has not said which box it is.
+    jh = Journal(_state / "rgt-tui" / "journal").load("box1")
+    assert jh.box is not None and jh.box.box_id == OLD_BOX and jh.torn_down_at is not None
+
+
+async def test_a_refused_key_that_is_the_torn_down_boxs_own_stays_torn_down(
+    tmp_path: Path, _state: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    box1 = loopback_fleet.box("box1")
+    _torn_down_box_with_key(_state, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256"))
+    loopback_fleet.known_hosts.write_text("")  # its key is refused (unknown), yet the same
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.fleet_screen.panes["box1"]
+        await wait_for(pilot, lambda: "box1" in app.host_keys.refusals, 40)
+        await wait_for(pilot, lambda: pane.has_class("-torn-down"))
+        await wait_for(pilot, lambda: "box1" in app.telemetry_stopped, 20)
+        assert app.jobs.state("box1").refused_key is None

@@ -3,11 +3,18 @@
 Every fact belongs to a box, not to a name (DESIGN.md, Teardown): the first sample that
 carries a box id (``~/.rgt/box-id`` on the box) is recorded in the journal
 (``Journal.observe_box``, in a worker), which decides whether it is the box
-it knew or a new one. A host recorded as torn down is not simply left alone: at start,
-and on ``r``, it gets one connection attempt. If the box there is a new one (another id),
-the journal moves the old box's records to history and the host is live again, gate
-closed; the same box (or no answer, or no id to tell by) stays greyed out and its
-telemetry stops, with no reconnect loop.
+it knew or a new one. The identity compared is the whole of it, as the journal's: the
+box id *and* the host key the monitor's connection saw (``host_key_fingerprint``), so a
+box whose key changed under the same id is a new box too.
+
+A host recorded as torn down is not simply left alone: at start, and on ``r``, it gets
+one connection attempt. If the box there is a new one (another id or host key), the
+journal moves the old box's records to history and the host is live again, gate closed;
+the same box (or no answer, or no id to tell by) stays greyed out and its telemetry
+stops, with no reconnect loop. A box whose host key is refused cannot say its id; when
+the key it presents is not the one the journal recorded for the torn-down box, it is
+another box: shown live but refused (``HostJobs.refused_key``, its key error on the
+pane), never as torn down.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any
 
 from textual.app import App
 
+from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.pull_jobs import HostJobs, JobRunner
 
@@ -54,14 +62,47 @@ class BoxWatch:
         and decide a pending torn-down host."""
         host = update.host
         self._seen[host] = self._seen.get(host, 0) + 1
-        self._observe_if_new(host, update)
+        self._note_refused_key(host, update)
+        recording = self._observe_if_new(host, update)
+        if not recording and _box_id(update) is not None and self.jobs.state(host).refused_key:
+            # The journal's own box answers again (its key is trusted once more).
+            self.jobs.learned(host, refused_key=None)
         self._step(host)
+
+    def _note_refused_key(self, host: str, update: HostUpdate) -> None:
+        """A refused host key that is not the journal box's: another box answers."""
+        error = update.connection.key_error
+        if error is None:
+            return
+        state = self.jobs.state(host)
+        known: BoxIdentity | None = state.box
+        presented = _fingerprint(error.presented)
+        if (
+            known is None
+            or known.host_key is None
+            or presented is None
+            or presented == known.host_key
+        ):
+            return  # nothing to tell it by, or the journal's box itself
+        if state.refused_key == presented:
+            return
+        self.jobs.learned(host, refused_key=presented)
+        if state.torn_down_at is not None:
+            self.app.notify(
+                f"{host}: the box answering presents host key {presented}, not the torn-down "
+                f"box's ({known.host_key}): another box, live, its key refused until you "
+                "check it (K)",
+                title=host,
+                severity="warning",
+                timeout=15,
+            )
 
     def jobs_changed(self, state: HostJobs) -> None:
         """The journal's view of a host changed (loaded, torn down, a box observed)."""
         host = state.host
-        if state.torn_down_at is None:
-            self.pending.pop(host, None)  # a new box under the name: it stays live
+        if state.shown_torn_down_at is None:
+            # A new box under the name (or another key refused there): it stays live.
+            self.pending.pop(host, None)
             self._stale.pop(host, None)
             return
         if host not in self.pending and not self._is_stopped(host):
@@ -76,19 +117,22 @@ class BoxWatch:
             self._stale[host] = before.snapshot if before is not None else None
 
     def _observe_if_new(self, host: str, update: HostUpdate | None) -> bool:
-        """Start recording the box id of ``update`` when the journal has another (or
-        none); True while such a recording is in flight."""
+        """Start recording the box of ``update`` (its id and the connection's host key)
+        when the journal has another box (or none), or would learn its key; True while
+        such a recording is in flight."""
         if host in self._observing:
             return True
         box_id = _box_id(update)
         if box_id is None:
             return False
-        known: Any = self.jobs.state(host).box
-        if known is not None and known.box_id == box_id:
-            return False
+        identity = BoxIdentity(box_id, self._host_key(host))
+        known: BoxIdentity | None = self.jobs.state(host).box
+        learns_key = known is not None and known.host_key is None and identity.host_key
+        if known is not None and known.same_box(identity) and not learns_key:
+            return False  # the journal's box, nothing new to record
         self._observing.add(host)
         self.app.run_worker(
-            self._observe(host, box_id, self._host_key(host)),
+            self._observe(host, identity),
             name=f"identity:{host}",
             group=f"identity:{host}",
             exclusive=True,
@@ -96,28 +140,26 @@ class BoxWatch:
         )
         return True
 
-    async def _observe(self, host: str, box_id: str, host_key: str | None) -> None:
-        from rgt_tui.domain.box_identity import BoxIdentity
-
+    async def _observe(self, host: str, identity: BoxIdentity) -> None:
         jobs = self.jobs
         try:
-            jh = await asyncio.to_thread(
-                jobs.journal().observe_box, host, BoxIdentity(box_id, host_key), jobs.clock()
-            )
+            jh = await asyncio.to_thread(jobs.journal().observe_box, host, identity, jobs.clock())
             before = jobs.state(host)
             changes: dict[str, Any] = {
                 "box": jh.box,
                 "history": tuple(jh.history),
                 "torn_down_at": jh.torn_down_at,
+                "refused_key": None,  # the box answered: the journal has decided
             }
-            new_box = before.box is not None and before.box.box_id != box_id
+            # The whole identity, as the journal compares it: a changed key is a new box.
+            new_box = before.box is not None and not before.box.same_box(jh.box)
             if new_box:
                 # Another box: nothing known about the old one applies to this one.
                 changes.update(gate=None, gate_error=None, teardown=None, refusal=None)
             jobs.learned(host, **changes)
             if new_box or (before.torn_down_at is not None and jh.torn_down_at is None):
                 self.app.notify(
-                    f"{host}: a new box answers under this name (box {box_id[:12]}): it is "
+                    f"{host}: a new box answers under this name ({identity.describe()}): it is "
                     "live, its teardown gate starts closed; the earlier box's records are "
                     "history (Teardown tab)",
                     title=host,
@@ -133,9 +175,12 @@ class BoxWatch:
         mark = self.pending.get(host)
         if mark is None:
             return
-        at = self.jobs.state(host).torn_down_at
         update = self._latest(host)
-        if at is None:
+        if update is not None:
+            self._note_refused_key(host, update)  # the journal may have loaded since
+        state = self.jobs.state(host)
+        at = state.torn_down_at
+        if at is None or state.shown_torn_down_at is None:
             self.pending.pop(host, None)
             return
         if update is None or self._seen.get(host, 0) <= mark:
@@ -152,6 +197,14 @@ class BoxWatch:
         del self.pending[host]
         self._stale.pop(host, None)
         self._stop(host, at)
+
+
+def _fingerprint(presented: str | None) -> str | None:
+    """The ``SHA256:...`` part of a refused key as ``HostKeyError.presented`` shows it
+    (``ssh-ed25519 SHA256:...``); None when it names none."""
+    if not presented:
+        return None
+    return next((w for w in presented.split() if w.startswith("SHA256:")), None)
 
 
 def _box_id(update: HostUpdate | None) -> str | None:

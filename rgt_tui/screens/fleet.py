@@ -246,8 +246,8 @@ class FleetScreen(Screen[None]):
     def jobs_changed(self, state: HostJobs) -> None:
         """A host's jobs moved on: a teardown greys its pane out and stops its cost."""
         pane = self.panes.get(state.host)
-        if pane is not None and pane.torn_down_at != state.torn_down_at:
-            pane.mark_torn_down(state.torn_down_at)
+        if pane is not None and pane.torn_down_at != state.shown_torn_down_at:
+            pane.mark_torn_down(state.shown_torn_down_at)
             self._refresh_summary()
 
     def host_key_refused(self, host: str, error: HostKeyError | None) -> None:

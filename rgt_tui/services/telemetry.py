@@ -86,6 +86,11 @@ class HostMonitor:
         self._wake = asyncio.Event()
         self._closing: asyncio.Future[None] | None = None
 
+    @property
+    def host_key_fingerprint(self) -> str | None:
+        """The host key the monitor's connection saw last (None: none yet, or local)."""
+        return self.transport.host_key_fingerprint
+
     def request_reconnect(self) -> None:
         """Drop the current connection (if any) and retry now, skipping the backoff wait."""
         self._wake.set()

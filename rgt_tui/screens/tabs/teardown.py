@@ -137,8 +137,16 @@ class TeardownTab(DetailTab):
             outcome.append(Content.styled(jobs.refusal, "bold $warning"))
         if jobs.teardown is not None:
             outcome += outcome_lines(jobs.teardown, jobs.torn_down_at is not None, jobs.host)
-        elif jobs.torn_down_at is not None:
+        elif jobs.shown_torn_down_at is not None:
             outcome.append(Content.styled("recorded as torn down", "bold $success"))
+        elif jobs.refused_key is not None and jobs.torn_down_at is not None:
+            outcome.append(
+                Content.styled(
+                    f"another box answers (host key {jobs.refused_key}, refused): not the "
+                    "torn-down box; check its key (K) to see which box it is",
+                    "bold $warning",
+                )
+            )
         self.query_one("#teardown-outcome", Static).update(join(outcome))
         self.query_one("#teardown-history", Static).update(join(history_lines(jobs.history)))
         box = self.query_one("#confirm-name", Input)
