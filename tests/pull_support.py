@@ -10,16 +10,14 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncssh
 import pytest
 
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import HostConfig, load_fleet
-from rgt_tui.services import remote_file
 from rgt_tui.services.pull import PullOptions, pull_host
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.backoff import Backoff
-from rgt_tui.transport.base import SocketRefused
+from rgt_tui.transport.base import Transport
 
 MIB = 1 << 20
 
@@ -38,7 +36,12 @@ def box_results(fleet: LoopbackFleet, name: str = "box1") -> Path:
 def fast(**changes: object) -> PullOptions:
     """Options for tests: no 1 GiB free-space margin, quick retries."""
     base = PullOptions(
-        margin_min_bytes=0, backoff=Backoff(base=0.02, cap=0.05), max_attempts=4, stall_timeout_s=5
+        margin_min_bytes=0,
+        backoff=Backoff(base=0.02, cap=0.05),
+        max_attempts=4,
+        stall_timeout_s=5,
+        block_size=256 << 10,  # with max_requests: at most 4 MiB in flight per file
+        max_requests=16,
     )
     return dataclasses.replace(base, **changes)
 
@@ -55,41 +58,37 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-class BoxBytes:
-    """Counts the file bytes that reach this process from the box for large files, over
-    SFTP reads or the box's sender stream (independent of the pull's own counts)."""
+class Counted:
+    """The transport a pull is handed, counting the file bytes the box sends it (SFTP
+    pieces and tar streams); everything else goes to the real transport."""
 
-    def __init__(self) -> None:
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
         self.total = 0
 
-    @contextlib.contextmanager
-    def counting(self) -> Iterator[BoxBytes]:
-        original = asyncssh.SFTPClientFile.read_parallel
-        original_feed = remote_file._OneFile.feed
-        counter = self
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.inner, name)
 
-        async def read_parallel(self, size=-1, offset=None):  # type: ignore[no-untyped-def]
-            inner = await original(self, size, offset)
+    async def open_reader(self, path: str, **kw: object):  # type: ignore[no-untyped-def]
+        return _CountedReader(await self.inner.open_reader(path, **kw), self)
 
-            async def counted():  # type: ignore[no-untyped-def]
-                async for at, data in inner:
-                    counter.total += len(data)
-                    yield at, data
+    async def stream_bytes(self, command: str, **kw: object):  # type: ignore[no-untyped-def]
+        async for chunk in self.inner.stream_bytes(command, **kw):
+            self.total += len(chunk)
+            yield chunk
 
-            return counted()
 
-        def feed(self, chunk):  # type: ignore[no-untyped-def]
-            data = original_feed(self, chunk)
-            counter.total += len(data)
-            return data
+class _CountedReader:
+    def __init__(self, inner, counter: Counted) -> None:  # type: ignore[no-untyped-def]
+        self.inner, self.counter = inner, counter
 
-        asyncssh.SFTPClientFile.read_parallel = read_parallel  # type: ignore[method-assign]
-        remote_file._OneFile.feed = feed  # type: ignore[method-assign]
-        try:
-            yield self
-        finally:
-            asyncssh.SFTPClientFile.read_parallel = original  # type: ignore[method-assign]
-            remote_file._OneFile.feed = original_feed  # type: ignore[method-assign]
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.inner, name)
+
+    async def blocks(self, offset: int, length: int):  # type: ignore[no-untyped-def]
+        async for at, data in self.inner.blocks(offset, length):
+            self.counter.total += len(data)
+            yield at, data
 
 
 @contextlib.contextmanager
@@ -109,42 +108,13 @@ def tmpfs(path: Path, size: str = "8m") -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(path)], check=False)
 
 
-async def pull(host: HostConfig, results: Path, **kw: object):  # type: ignore[no-untyped-def]
-    """pull_host over a transport of its own, closed afterwards."""
+async def pull(host: HostConfig, results: Path, *, counted: bool = False, **kw: object):  # type: ignore[no-untyped-def]
+    """pull_host over a transport of its own, closed afterwards. ``counted``: returns
+    (result, bytes the box sent for files)."""
     transport = transport_for(host)
+    counter = Counted(transport)
     try:
-        return await pull_host(host, results, transport, **kw)  # type: ignore[arg-type]
+        result = await pull_host(host, results, counter, **kw)  # type: ignore[arg-type]
+        return (result, counter.total) if counted else result
     finally:
         await transport.close()
-
-
-class CountedSenders:
-    """Counts the senders a pull starts as commands and as socket connections."""
-
-    def __init__(self, transport) -> None:
-        self.commands: list[str] = []
-        self.sockets = 0  # sender connections (not the control one)
-        self.controls = 0
-        self.refused = 0
-        self.paths: set[str] = set()
-        stream_bytes, stream_socket = transport.stream_bytes, transport.stream_socket
-
-        def counting_command(command, **kw):
-            self.commands.append(command)
-            return stream_bytes(command, **kw)
-
-        async def counting_socket(path, **kw):
-            self.paths.add(path)
-            if kw.get("input", "").startswith("C"):
-                self.controls += 1
-            else:
-                self.sockets += 1
-            try:
-                async for chunk in stream_socket(path, **kw):
-                    yield chunk
-            except SocketRefused:
-                self.refused += 1
-                raise
-
-        transport.stream_bytes = counting_command
-        transport.stream_socket = counting_socket

@@ -32,7 +32,7 @@ from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
-from rgt_tui.services.pull_progress import FileProgress, PullProgress
+from rgt_tui.services.pull import FileProgress, PullProgress
 from rgt_tui.services.telemetry import ConnectionState
 from rgt_tui.widgets.pull_alerts import queue_done_at, with_cost_alerts
 from rgt_tui.widgets.pull_jobs import JobsChanged

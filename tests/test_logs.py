@@ -246,7 +246,6 @@ async def test_sftp_client_is_shared_and_renewed_after_a_reconnect(loopback_flee
         assert await t.sftp() is first and await t.sftp(0) is first
         assert lanes[0] is lanes[1] and lanes[0] is not first  # started once, under a lock
         assert await lanes[0].getsize("f") == 3  # a working session of its own
-        assert t.sftp_round_trip_s is not None and 0 < t.sftp_round_trip_s < 5
         await box.stop()
         with pytest.raises(TransportError):
             await t.read_range("f", 0, 3)

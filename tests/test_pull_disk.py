@@ -10,8 +10,7 @@ import json
 import pytest
 from pull_support import MIB, box_results, fast, host_of, pull, random_file, sha, tmpfs
 
-from rgt_tui.services.pull import LocalDiskFull, PullOptions
-from rgt_tui.services.pull_local import NotEnoughSpace
+from rgt_tui.services.pull import LocalDiskFull, NotEnoughSpace, PullOptions
 from rgt_tui.services.records import pulled_path
 
 

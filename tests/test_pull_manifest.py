@@ -181,31 +181,19 @@ def test_compare_matches_roots_by_path_and_ignores_order():
     assert [n.sha256 for _, n in compare(old, same_stat_new_hash).changed] == ["other"]
 
 
-def test_small_files_come_first_and_the_manifest_keeps_walk_order(tmp_path):
+def test_the_manifest_keeps_walk_order_totals_first_and_each_files_mode(tmp_path):
     root = tmp_path / "results"
-    sizes = {"a/big.bin": 2 << 20, "a/small.txt": 10, "b/edge.bin": 1 << 20, "b/tiny.txt": 3}
-    sizes["c.txt"] = (1 << 20) - 1
-    for rel, size in sizes.items():
+    modes = {"a/big.bin": 0o600, "a/small.txt": 0o644, "b/run.sh": 0o755, "c.txt": 0o640}
+    for rel, mode in modes.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(os.urandom(size))
-    lines = run_script(manifest_source(), ["--root", str(root), "--first-below", str(1 << 20)])
+        (root / rel).write_bytes(os.urandom(2 << 20 if rel == "a/big.bin" else 10))
+        os.chmod(root / rel, mode)
+    lines = run_script(manifest_source(), ["--root", str(root)])
     objs = [json.loads(line) for line in lines]
     kinds = [o["type"] for o in objs]
-    cut = kinds.index("first_done")
-    assert [o["path"] for o in objs[:cut] if o["type"] == "file"] == [
-        "c.txt", "a/small.txt", "b/tiny.txt"
-    ]  # fmt: skip
-    assert {o["path"] for o in objs[cut:] if o["type"] == "file"} == {"a/big.bin", "b/edge.bin"}
-    listed = objs[kinds.index("listed")]
-    assert listed["files"] == 5 and listed["bytes"] == sum(sizes.values()) and listed["first"] == 3
     assert kinds.index("listed") < kinds.index("file")  # totals before any hashing
-
+    listed = objs[kinds.index("listed")]
+    assert listed["files"] == 4 and listed["bytes"] == (2 << 20) + 30
     whole = parse_manifest_lines("box", lines)
-    plain = parse_manifest_lines("box", run_script(manifest_source(), ["--root", str(root)]))
-    assert [e.path for e in whole.entries] == [e.path for e in plain.entries]
-    assert [e.sha256 for e in whole.entries] == [e.sha256 for e in plain.entries]
-
-    first = parse_manifest_lines("box", lines[: cut + 1], partial=True)
-    assert {e.path for e in first.entries} == {"c.txt", "a/small.txt", "b/tiny.txt"}
-    with pytest.raises(ManifestError, match="did not finish"):
-        parse_manifest_lines("box", lines[: cut + 1])  # a part never passes for the whole
+    assert [e.path for e in whole.entries] == ["c.txt", "a/big.bin", "a/small.txt", "b/run.sh"]
+    assert {e.path: e.mode for e in whole.entries} == modes

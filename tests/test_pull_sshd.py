@@ -8,7 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-from pull_support import MIB, BoxBytes, fast, random_file, sha
+from pull_support import MIB, Counted, fast, random_file, sha
 from sshd_server import OpenSshServer, _children
 
 from rgt_tui.domain.config import load_fleet
@@ -58,15 +58,15 @@ async def test_stalled_connection_reconnects_and_resumes(openssh_server: OpenSsh
             box.freeze()  # a stall, not a drop: the socket stays open
 
     transport = transport_for(host)
+    counter = Counted(transport)
     try:
-        with BoxBytes().counting() as counter:
-            result = await pull_host(
-                host,
-                tmp_path,
-                transport,
-                options=fast(stall_timeout_s=1.0, progress_interval_s=0),
-                on_progress=freeze_mid_file,
-            )
+        result = await pull_host(
+            host,
+            tmp_path,
+            counter,  # type: ignore[arg-type]
+            options=fast(stall_timeout_s=1.0, progress_interval_s=0),
+            on_progress=freeze_mid_file,
+        )
     finally:
         await transport.close()
         box.thaw()
@@ -134,3 +134,55 @@ async def test_more_jobs_than_the_box_allows_sessions(tmp_path):
         server.stop()
     assert result.ok and len(result.pulled) == 13
     assert all(sha(tmp_path / "out" / "real1" / n) == d for n, d in digests.items())
+
+
+def _mirror(root: Path) -> set[tuple[str, str, str]]:
+    """Every entry under ``root`` (``.rgt`` aside): (path, kind, content or link target
+    resolved relative to ``root``)."""
+    out = set()
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        if rel.split("/")[0] == ".rgt":
+            continue
+        if path.is_symlink():
+            target = (path.parent / os.readlink(path)).resolve()
+            out.add((rel, "link", str(target.relative_to(root.resolve()))))
+        elif path.is_dir():
+            out.add((rel, "dir", ""))
+        else:
+            out.add((rel, "file", path.read_text()))
+    return out
+
+
+async def test_a_linked_folder_the_box_replaced_by_a_real_one_is_mirrored(
+    openssh_server: OpenSshServer, tmp_path
+):
+    """``latest -> /abs/cell0`` on the box, pulled as a link; the training script then
+    makes ``latest`` a real folder. The next pull writes ``latest/new.json`` into a local
+    folder, never through the old link into ``cell0/``: the copy mirrors the box."""
+    res = openssh_server.workdir / "results"
+    (res / "cell0").mkdir(parents=True)
+    (res / "cell0" / "a.json").write_text('{"cell": 0}')
+    os.symlink(res / "cell0", res / "latest")
+    host = load_fleet(openssh_server.hosts_file).host("real1")
+    local = tmp_path / "real1"
+
+    async def pull_once():  # type: ignore[no-untyped-def]
+        transport = transport_for(host)
+        try:
+            return await pull_host(host, tmp_path, transport, options=fast())
+        finally:
+            await transport.close()
+
+    assert (await pull_once()).ok
+    assert _mirror(local) == _mirror(res)
+    assert (local / "latest").is_symlink()
+
+    os.unlink(res / "latest")
+    (res / "latest").mkdir()
+    (res / "latest" / "new.json").write_text('{"new": true}')
+    result = await pull_once()
+    assert result.ok, (result.failed, result.conflicts)
+    assert _mirror(local) == _mirror(res)
+    assert not (local / "cell0" / "new.json").exists()
+    assert (local / "latest").is_dir() and not (local / "latest").is_symlink()

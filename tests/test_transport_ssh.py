@@ -70,32 +70,6 @@ async def _streams_bytes_exactly(t, blob, last_stderr) -> None:
     with pytest.raises(TransportError, match=f"status 5: {last_stderr}"):
         async for _ in t.stream_bytes("printf x; echo 'boom: exit 5' >&2; exit 5"):
             pass
-    # Started before all its input is known: it runs at once, and gets the rest later.
-    rest = asyncio.get_running_loop().create_future()
-    started = blob.parent / "started"
-    stream = t.stream_bytes(f"touch {shlex.quote(str(started))}; cat", input="head\n", later=rest)
-    first = asyncio.ensure_future(anext(stream))
-    for _ in range(250):
-        if started.exists():
-            break
-        await asyncio.sleep(0.02)
-    assert started.exists() and not rest.done()
-    rest.set_result("tail\n")
-    out = [await first] + [c async for c in stream]
-    assert b"".join(out) == b"head\ntail\n"
-    # Texts as they come: each is answered before the next is sent, then end of input.
-    asks: asyncio.Queue[str | None] = asyncio.Queue()
-
-    async def texts():
-        while (text := await asks.get()) is not None:
-            yield text
-
-    stream = t.stream_bytes('while read -r line; do echo "got $line"; done', later=texts())
-    for word in ("one", "two"):
-        asks.put_nowait(f"{word}\n")
-        assert await anext(stream) == f"got {word}\n".encode()
-    asks.put_nowait(None)
-    assert [c async for c in stream] == []  # the end of input ends the command
 
 
 async def test_unknown_host_key_is_refused_with_fingerprint_and_fix(loopback_fleet, tmp_path):

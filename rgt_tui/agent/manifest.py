@@ -10,10 +10,9 @@ source on stdin). It prints one JSON object per line; its only consumer is
     {"type": "root", "index": 0, "given": "~/runs", "path": "/root/runs", "error": null}
     {"type": "link", "root": 0, "path": "latest.pt", "target": "a/b.pt"}
     {"type": "refused", "root": 0, "path": "data", "reason": "symlink leaves the pull root (-> /x)"}
-    {"type": "listed", "files": 12, "bytes": 4567, "first": 10}
+    {"type": "listed", "files": 12, "bytes": 4567}
     {"type": "file", "n": 0, "root": 0, "path": "a/b.pt", "size": 123, "mtime": 1.5e9,
-     "sha256": "..."}
-    {"type": "first_done", "below": 1048576}
+     "sha256": "...", "mode": 420}
     {"type": "done", "taken_at": ..., "finished_at": ..., "files": 12, "bytes": 4567}
 
 ``path`` is relative to the root, '/'-separated. ``taken_at`` is read before the walk
@@ -23,12 +22,9 @@ mtime. ``--box-id`` reports the id this box keeps in ``~/.rgt/box-id`` (creating
 once when missing; ``rgt_tui.domain.box_identity``): records of the scan belong to it.
 
 Every root is walked first (``root``, ``link`` and ``refused`` lines), then ``listed``
-gives the count and bytes of the regular files found (``first``: how many are below
-``--first-below``), then they are hashed. ``n`` is a
-file's place in the walk (folders in name order), which is the manifest's order. With
-``--first-below BYTES`` the files smaller than that are hashed and printed first, then
-``first_done``, then the rest, each as soon as it is hashed: a pull starts on the small
-files while the large ones are still being hashed, and on each large one once it is.
+gives the count and bytes of the regular files found, then they are hashed and printed
+(``mode``: the permission bits, which the pull never widens). ``n`` is a file's place
+in the walk (folders in name order), which is the manifest's order.
 
 Rules this file lives by:
 
@@ -50,24 +46,6 @@ Rules this file lives by:
   trust this scan): ``rgt_tui.domain.manifest.SECRET_PATHS`` is the same list.
 - Files are hashed in 1 MiB blocks, so a multi-gigabyte checkpoint needs no memory; files
   of 1 MiB and more by up to four threads at once, smaller ones in turn on the main thread.
-
-**``--share``** (a pull): before anything else, fork a listener on a Unix socket in a new
-folder of the temporary directory that only this user can enter, and print
-``{"type": "share", "path": P}`` (``null`` where it cannot) as the first line. The pull
-reaches it over the same SSH connection (a ``direct-streamlocal`` channel, which sshd
-connects: no login shell, no python3 start) and sends one byte first:
-
-- ``C``, the control connection: answered ``K``; the listener lives until it ends (the
-  pull is over, or its connection dropped), then removes its socket and folder. With no
-  control connection ``CONTROL_GRACE_S`` after the scan has ended (sshd refused it), it
-  ends then.
-- ``S``, a sender: a fork of this process (already started: a millisecond, not the
-  tenths of a second a login shell with pyenv or conda costs) runs what follows as
-  ``SEND_COMMAND`` would: a length line, that many bytes of program, then its input.
-
-The listener runs in a session of its own (a hang-up of the scan's process group does
-not take it down before it has cleaned up) and removes folders a killed listener left
-(this user's, older than ``SWEEP_AFTER_S``, holding only a dead socket).
 """
 
 import argparse
@@ -83,9 +61,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 PROTOCOL_VERSION = 1
 BLOCK = 1 << 20
 HASH_THREADS = min(4, os.cpu_count() or 1)
-SHARE_PREFIX = "rgt-send-"  # the shared socket's folder, in the temporary directory
-SWEEP_AFTER_S = 60  # a folder a killed listener left is removed once this old
-CONTROL_GRACE_S = 30  # after the scan, how long the listener waits for the pull's control
 # Never pulled (see the module's doc); equal to rgt_tui.domain.manifest.SECRET_PATHS.
 SECRET_PATHS = (
     ".ssh", ".netrc", ".aws", ".config/gcloud", ".cache/huggingface/token", ".git-credentials",
@@ -244,14 +219,9 @@ class Scanner:
         self.pending.append((self.counter[0], rel, full, st))
         self.counter[0] += 1
 
-    def finish(self, pool, below=None):
-        """Hash the files found (the large ones in parallel on ``pool``) and print them;
-        with ``below``, only those smaller than that (the rest wait for the next call)."""
-        if below is None:
-            now, self.pending = self.pending, []
-        else:
-            now = [item for item in self.pending if item[3].st_size < below]
-            self.pending = [item for item in self.pending if item[3].st_size >= below]
+    def finish(self, pool):
+        """Hash the files found (the large ones in parallel on ``pool``) and print them."""
+        now, self.pending = self.pending, []
         # Large files are hashed on the pool's threads; small ones right here, in turn:
         # their time goes to system calls, and handing each to a thread and back cost
         # more than it saved. With the buffer sized to the file (file_digest), scanning
@@ -282,6 +252,7 @@ class Scanner:
                     "size": st.st_size,
                     "mtime": st.st_mtime,
                     "sha256": digest,
+                    "mode": stat.S_IMODE(st.st_mode),
                 }
             )
 
@@ -311,251 +282,6 @@ def kind_of(mode):
         if test(mode):
             return word
     return "unknown type"
-
-
-# -- a socket the pull's senders reach (--share) ------------------------------------------
-
-
-def share(grace):
-    """Fork the listener (see the module's doc); the socket's path, or None. ``grace``:
-    how long after the scan it waits for a control connection."""
-    try:
-        import select  # noqa: F401  (the listener needs these: find out before forking)
-        import signal  # noqa: F401
-        import socket
-        import tempfile
-    except ImportError:
-        return None
-    sweep(tempfile.gettempdir(), socket)
-    # A hang-up (a dropped session) from here until the listener owns the folder would end
-    # the scan, or the listener before its clean-up could run, leaving the folder behind.
-    # So SIGHUP and SIGTERM wait: the scan takes one that came meanwhile once the folder
-    # is the listener's (or removed), and the child starts with them blocked and unblocks
-    # them once its handlers are in (listen), so one meanwhile ends it cleanly.
-    held = hold_hangups()
-    try:
-        folder = tempfile.mkdtemp(prefix=SHARE_PREFIX)  # mode 0700: this user only
-    except OSError:
-        release(held)
-        return None
-    path = os.path.join(folder, "s")
-    try:
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(path)
-        server.listen(64)
-        scanning, holder = os.pipe()  # the scan holds ``holder``: its exit ends the pipe
-        pid = os.fork()
-    except (OSError, AttributeError):
-        remove(path, folder)
-        release(held)
-        return None
-    if pid:
-        release(held)
-        os.close(scanning)
-        server.close()
-        return path
-    status = 0
-    try:
-        os.close(holder)
-        # Not the channel's stdin/stdout/stderr: sshd closes the scan's channel only when
-        # every process holding them has exited, and this one outlives the scan.
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        os.setsid()
-        # Hold no folder of the user's (a mount it keeps busy, a cleanup that goes by
-        # working directory); its senders go back to the scan's, as exec'd ones start there.
-        workdir = os.getcwd()
-        os.chdir("/")
-        listen(server, scanning, grace, workdir, held)
-    except BaseException:
-        status = 1
-    finally:
-        remove(path, folder)
-        os._exit(status)
-
-
-def hold_hangups():
-    """Block SIGHUP and SIGTERM; the mask to restore (None where that is not possible)."""
-    import signal
-
-    try:
-        return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP, signal.SIGTERM})
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def release(held):
-    """Restore the mask ``hold_hangups`` returned."""
-    if held is not None:
-        import signal
-
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-def stop(signum, frame):
-    raise SystemExit(0)  # through the finally that removes the socket
-
-
-def listen(server, scanning, grace, workdir, held=None):
-    """Serve connections until the control connection ends; with none yet, until
-    ``grace`` seconds after the scan has ended (``scanning``: a pipe whose other end only
-    the scan holds): the pull's control connection comes a round trip after the share line,
-    which on a far box can be after a short scan has ended."""
-    import select
-    import signal
-
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the kernel
-    for signum in (signal.SIGHUP, signal.SIGTERM):
-        signal.signal(signum, stop)
-    release(held)  # blocked since before the fork (see share)
-    control, unsaid = None, []  # unsaid: connected, first byte not read yet
-    scan_over = None  # when the scan ended
-    while True:
-        watch = [server] + unsaid
-        if control is not None:
-            watch.append(control)
-        elif scan_over is None:
-            watch.append(scanning)
-        wait = None
-        if control is None and scan_over is not None:
-            wait = scan_over + grace - time.time()
-            if wait <= 0:
-                return  # nobody took control: sshd refused it, or the pull is gone
-        ready = select.select(watch, [], [], wait)[0]
-        for sock in ready:
-            if sock is scanning:
-                if not os.read(scanning, 1):
-                    scan_over = time.time()
-                continue
-            if sock is server:
-                try:
-                    unsaid.append(server.accept()[0])
-                except OSError:
-                    pass
-                continue
-            try:
-                if sock is control:
-                    if not sock.recv(4096):
-                        return  # the pull is over, or its connection is gone
-                    continue
-                unsaid.remove(sock)
-                kind = sock.recv(1)
-                if kind == b"C" and control is None:
-                    sock.sendall(b"K")
-                    control = sock
-                elif kind == b"S":
-                    fork_sender(sock, [server, control, scanning] + unsaid, workdir)
-                    sock.close()
-                else:
-                    sock.close()
-            except OSError:
-                sock.close()  # that connection alone (it went away, or no fork was possible)
-                if sock is control:
-                    return
-
-
-def fork_sender(sock, others, workdir):
-    """Run a sender for ``sock`` in a fork of this process (see ``run_sender``), in
-    ``workdir``."""
-    if os.fork() != 0:
-        return
-    status = 1
-    try:
-        # First of all: this fork must never unwind into the listener's clean-up (which
-        # would remove the live socket), whatever happens here.
-        try:
-            os.chdir(workdir)
-        except OSError:
-            pass  # gone: paths the pull sends are absolute anyway
-        status = run_sender(sock, others)
-    finally:
-        os._exit(status)
-
-
-def run_sender(sock, others):
-    """In a fork: what follows on ``sock`` is a length line, a program, then its input;
-    run it with ``sock`` as its stdin and stdout (as SEND_COMMAND's BOOT does). Returns
-    its exit status."""
-    import io
-    import signal
-
-    for signum in (signal.SIGHUP, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_DFL)
-    for other in others:
-        if other is None:
-            continue
-        try:
-            os.close(other) if isinstance(other, int) else other.close()
-        except OSError:
-            pass
-    os.dup2(sock.fileno(), 0)
-    os.dup2(sock.fileno(), 1)
-    sock.close()
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
-    sys.stdout = io.TextIOWrapper(
-        io.BufferedWriter(io.FileIO(1, "w", closefd=False)), write_through=True
-    )
-    status = 0
-    try:
-        program = sys.stdin.buffer.read(int(sys.stdin.buffer.readline()))
-        exec(compile(program, "<rgt-sender>", "exec"), {"__name__": "__rgt_sender__"})
-    except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 0
-    except Exception:
-        status = 1
-    try:
-        sys.stdout.flush()
-    except Exception:
-        pass
-    return status
-
-
-def sweep(tmp, socket):
-    """Remove this user's share folders whose listener is gone (killed, so it could not
-    remove its own): only a dead socket named ``s`` alone in a folder old enough, or such
-    a folder left empty."""
-    try:
-        names = os.listdir(tmp)
-    except OSError:
-        return
-    for name in names:
-        if not name.startswith(SHARE_PREFIX):
-            continue
-        folder = os.path.join(tmp, name)
-        path = os.path.join(folder, "s")
-        try:
-            info = os.lstat(folder)
-            if info.st_uid != os.getuid() or time.time() - info.st_mtime < SWEEP_AFTER_S:
-                continue  # another user's, or one that may still be starting up
-            inside = os.listdir(folder)
-            if not inside:  # its scan was killed (SIGKILL) before it could bind the socket
-                os.rmdir(folder)
-                continue
-            if inside != ["s"] or not stat.S_ISSOCK(os.lstat(path).st_mode):
-                continue
-            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            probe.settimeout(0.5)  # a live listener with a full backlog must not hang this
-            try:
-                probe.connect(path)
-                continue  # a live listener: another pull's
-            except socket.timeout:
-                continue  # alive, only busy
-            except OSError:
-                pass  # nobody listens: left behind
-            finally:
-                probe.close()
-        except OSError:
-            continue
-        remove(path, folder)
-
-
-def remove(path, folder):
-    for unlink, name in ((os.unlink, path), (os.rmdir, folder)):
-        try:
-            unlink(name)
-        except OSError:
-            pass
 
 
 # -- this box's id ---------------------------------------------------------------------
@@ -614,31 +340,11 @@ def main(argv=None):
     parser.add_argument("--root", action="append", default=[], help="pull root (repeatable)")
     parser.add_argument("--no-hash", action="store_true", help="sizes and mtimes only")
     parser.add_argument(
-        "--first-below",
-        type=int,
-        default=0,
-        metavar="BYTES",
-        help="hash and print files smaller than this first, then a first_done line",
-    )
-    parser.add_argument(
-        "--share", action="store_true", help="first, a socket the pull's senders reach"
-    )
-    parser.add_argument(
         "--box-id",
         action="store_true",
         help="report this box's id (~/.rgt/box-id, created once when missing) on the start line",
     )
-    parser.add_argument(
-        "--share-grace",
-        type=float,
-        default=CONTROL_GRACE_S,
-        metavar="S",
-        help="how long after the scan the socket waits for its control connection",
-    )
     args = parser.parse_args(argv)
-    if args.share:  # before any thread starts: it forks
-        emit({"type": "share", "path": share(args.share_grace)})
-        sys.stdout.flush()
     start = {"type": "start", "v": PROTOCOL_VERSION}
     if args.box_id:
         start["box_id"], start["box_id_error"] = read_box_id()
@@ -667,15 +373,9 @@ def main(argv=None):
         scanner.walk()
         scanners.append(scanner)
     found = [item for scanner in scanners for item in scanner.pending]
-    first = sum(1 for i in found if i[3].st_size < args.first_below)
     total = sum(i[3].st_size for i in found)
-    emit({"type": "listed", "files": len(found), "bytes": total, "first": first})
+    emit({"type": "listed", "files": len(found), "bytes": total})
     sys.stdout.flush()
-    if args.first_below > 0:
-        for scanner in scanners:
-            scanner.finish(pool, below=args.first_below)
-        emit({"type": "first_done", "below": args.first_below})
-        sys.stdout.flush()
     for scanner in scanners:
         scanner.finish(pool)
     if pool is not None:

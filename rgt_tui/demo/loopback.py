@@ -12,10 +12,7 @@ authentication as a rented box would. A box behaves like a small sshd:
   Jobs that detached with ``setsid``/tmux live in another session and survive, as on a
   real box (this is the GEN8/U3 "SSH hang-up" case the product must tell apart);
 - SFTP serves the whole filesystem, with relative paths resolved against the box
-  directory, as OpenSSH's sftp-server resolves them against HOME;
-- ``direct-streamlocal`` channels reach Unix sockets on the box, as OpenSSH's default
-  ``AllowStreamLocalForwarding yes`` lets them (a pull's senders use the socket its
-  manifest scan shares; refused, that scan's listener would linger 30 s after each pull).
+  directory, as OpenSSH's sftp-server resolves them against HOME.
 
 asyncssh swallows exceptions raised inside server handlers (the client only sees a
 closed channel), so every handler here is wrapped: errors are logged on
@@ -78,6 +75,9 @@ class LoopbackBox:
         self._conns: set[asyncssh.SSHServerConnection] = set()
         self._sessions: set[asyncio.Task[None]] = set()
         self._bash = shutil.which("bash") or "/bin/bash"
+        # Folders searched before the usual PATH, as a box's own /opt/conda/bin is: tests
+        # put a hostile box's programs there (its own tar, its own python3).
+        self.extra_path: list[Path] = []
 
     @property
     def is_running(self) -> bool:
@@ -180,7 +180,9 @@ class LoopbackBox:
         user = _current_user()
         env = {
             "HOME": str(self.root),
-            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            "PATH": os.pathsep.join(
+                [*map(str, self.extra_path), os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")]
+            ),
             "USER": user,
             "LOGNAME": user,
             "LANG": "C.UTF-8",
@@ -352,10 +354,6 @@ class _BoxServer(asyncssh.SSHServer):
 
     def begin_auth(self, username: str) -> bool:
         # Any user name; the authorized client key is what gets a client in.
-        return True
-
-    def unix_connection_requested(self, dest_path: str) -> bool:
-        # Forward to the socket as sshd does by default (the key already got the client in).
         return True
 
 

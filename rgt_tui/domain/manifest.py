@@ -46,6 +46,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from rgt_tui.domain.box_identity import BoxIdentity, valid_box_id
+from rgt_tui.domain.text import printable
 
 MANIFEST_VERSION = 1
 RECORDS_DIR = ".rgt"  # inside <results_dir>/<host>/: manifest, pull state, verification
@@ -133,6 +134,7 @@ class ManifestEntry:
     size: int
     mtime: float
     sha256: str | None  # None only in a --no-hash re-scan
+    mode: int | None = None  # permission bits on the box (0o7777); None: not reported
 
     @property
     def key(self) -> tuple[int, str]:
@@ -319,14 +321,6 @@ def secret_reason(root_path: str, path: str) -> str | None:
     return None
 
 
-def printable(text: str, limit: int | None = None) -> str:
-    """``text`` with control characters and lone surrogates escaped (``\\x1b``), so a name
-    or message from the box can be shown on a terminal as it is; cut at ``limit``."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    text = _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return text if limit is None or len(text) <= limit else text[:limit] + "…"
-
-
 def _ascii_folded(part: str) -> str:
     return part.lower() if part.isascii() else part
 
@@ -407,7 +401,7 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
         if reason is None:
             reason = _clash(taken, entry.root, entry.path)
         if reason:
-            refused.append(Refusal(_root_or_none(f), printable(_name(f)), reason))
+            refused.append(Refusal(_root_or_none(f), printable(_name(f), None), reason))
             continue
         hashed = hashed and entry.sha256 is not None
         entries.append(entry)
@@ -416,7 +410,7 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
         if reason is None:
             reason = _clash(taken, link.root, link.path)
         if reason:
-            refused.append(Refusal(_root_or_none(ln), printable(_name(ln)), reason))
+            refused.append(Refusal(_root_or_none(ln), printable(_name(ln), None), reason))
         else:
             kept_links.append(link)
     entries, kept_links = _below_a_file(entries, kept_links, refused)
@@ -440,7 +434,7 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
 def _roots(host: str, roots: Sequence[dict[str, Any]]) -> tuple[PullRoot, ...]:
     """The root lines as PullRoots; one whose resolved path is unusable gets an error (and
     every entry under it is refused)."""
-    given = [printable(str(r["given"])) for r in roots]
+    given = [printable(str(r["given"]), None) for r in roots]
     labels = root_labels(given)
     out = []
     for i, r in enumerate(roots):
@@ -448,9 +442,9 @@ def _roots(host: str, roots: Sequence[dict[str, Any]]) -> tuple[PullRoot, ...]:
             raise ManifestError(f"{host}: manifest root line {i + 1} has index {r.get('index')!r}")
         path, error = r.get("path"), r.get("error")
         error = None if error is None else printable(str(error), 200)
-        if not isinstance(path, str) or not path.startswith("/") or printable(path) != path:
+        if not isinstance(path, str) or not path.startswith("/") or printable(path, None) != path:
             error = error or "the box reported an unusable resolved path"
-            path = printable(str(path))
+            path = printable(str(path), None)
         secret = secret_reason(path, "")
         if secret and not error:
             error = secret
@@ -465,7 +459,7 @@ def _told(host: str, roots: Sequence[PullRoot], obj: dict[str, Any]) -> Refusal:
         raise ManifestError(
             f"{host}: a refused line names no pull root ({printable(repr(root), 40)})"
         )
-    return Refusal(root, printable(_name(obj)), printable(str(obj.get("reason")), 300))
+    return Refusal(root, printable(_name(obj), None), printable(str(obj.get("reason")), 300))
 
 
 def _entry(roots: Sequence[PullRoot], f: dict[str, Any]) -> tuple[ManifestEntry, str | None]:
@@ -477,7 +471,9 @@ def _entry(roots: Sequence[PullRoot], f: dict[str, Any]) -> tuple[ManifestEntry,
         reason = _size_reason(size) or _mtime_reason(mtime) or _sha_reason(sha)
     if reason:
         return ManifestEntry(-1, "", 0, 0.0, None), reason
-    return ManifestEntry(root, path, size, float(mtime), sha), None
+    mode = f.get("mode")  # a lie here can only narrow: the pull never widens (copy.local_mode)
+    mode = mode if type(mode) is int and 0 <= mode <= 0o7777 else None
+    return ManifestEntry(root, path, size, float(mtime), sha, mode), None
 
 
 def _link(roots: Sequence[PullRoot], ln: dict[str, Any]) -> tuple[ManifestLink, str | None]:
@@ -628,6 +624,7 @@ def manifest_to_json(m: Manifest) -> dict[str, Any]:
         ],
         "entries": [
             {"root": e.root, "path": e.path, "size": e.size, "mtime": e.mtime, "sha256": e.sha256}
+            | ({} if e.mode is None else {"mode": e.mode})  # older records have none
             for e in m.entries
         ],
         "links": [{"root": ln.root, "path": ln.path, "target": ln.target} for ln in m.links],
@@ -668,6 +665,6 @@ __all__ = [
     "MANIFEST_VERSION", "MAX_FILE_SIZE", "MAX_LINES", "MAX_LINE_BYTES", "MAX_MANIFEST_BYTES",
     "RECORDS_DIR", "SECRET_PATHS", "SECRET_RULE", "Manifest", "ManifestDiff", "ManifestEntry",
     "ManifestError", "ManifestLimits", "ManifestLink", "PullRoot", "Refusal", "compare",
-    "manifest_from_json", "manifest_to_json", "parse_manifest_lines", "printable", "root_labels",
+    "manifest_from_json", "manifest_to_json", "parse_manifest_lines", "root_labels",
     "secret_reason", "unsafe_path_reason",
 ]  # fmt: skip

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from rgt_tui.domain.units import fmt_bytes
-from rgt_tui.services.pull_progress import PullProgress
+from rgt_tui.services.pull.progress import PullProgress
 
 
 def busy_line(host: str, job: str, progress: PullProgress | None) -> str:

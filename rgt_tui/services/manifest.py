@@ -9,15 +9,14 @@ connection saw: a manifest belongs to one box (``rgt_tui.domain.box_identity``).
 from __future__ import annotations
 
 import contextlib
-import json
 import shlex
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.manifest import Manifest, ManifestError, parse_manifest_lines
+from rgt_tui.domain.manifest import Manifest, ManifestError, ManifestLimits, parse_manifest_lines
 from rgt_tui.transport.base import Transport, TransportError
 
 MANIFEST_SCRIPT = "manifest.py"
@@ -34,14 +33,7 @@ def manifest_source() -> str:
         return (Path(rgt_tui.agent.__file__).parent / MANIFEST_SCRIPT).read_text("utf-8")
 
 
-def manifest_command(
-    roots: Iterable[str],
-    *,
-    hash_files: bool = True,
-    first_below: int = 0,
-    share: bool = False,
-    box_id: bool = False,
-) -> str:
+def manifest_command(roots: Iterable[str], *, hash_files: bool = True, box_id: bool = False) -> str:
     """The remote shell command that runs the script from stdin.
 
     Every word is ``shlex.quote``d: pull roots come from hosts.toml and pass through the
@@ -56,10 +48,6 @@ def manifest_command(
         words += ["--root", str(root)]
     if not hash_files:
         words.append("--no-hash")
-    if first_below:
-        words += ["--first-below", str(first_below)]
-    if share:
-        words.append("--share")
     if box_id:
         words.append("--box-id")
     return " ".join(shlex.quote(w) for w in words)
@@ -71,67 +59,29 @@ async def take_manifest(
     *,
     hash_files: bool = True,
     on_line: Callable[[int, int], None] | None = None,
-    first_below: int = 0,
-    on_first: Callable[[Listed], None] | None = None,
-    on_listed: Callable[[int, int], None] | None = None,
-    on_more: Callable[[Manifest], None] | None = None,
-    on_share: Callable[[str | None], None] | None = None,
 ) -> Manifest:
     """List and hash every file under the host's pull roots, on the box.
 
-    ``on_line(files, bytes)`` is called as the listing grows, for progress. With
-    ``first_below``, files smaller than that are hashed first and ``on_first`` gets them
-    (a partial manifest) with the count and bytes of everything listed, while the rest are
-    still being hashed; before that, ``on_listed(small, files)`` says how many files are
-    below ``first_below``, and how many there are in all, as soon as the walk is done;
-    after it, ``on_more`` gets each further file as soon as the box has hashed it (a
-    partial manifest of that one file). With ``on_share``, the box's python3 first
-    shares a Unix socket for the pull's senders and ``on_share`` gets its path (None when
-    it has none; also when the scan ends without saying). The transport must be
-    connected. Raises
-    TransportError when the box cannot run the script (the message says why: no python3,
-    a dropped connection) and ManifestError when its output is incomplete.
+    ``on_line(files, bytes)`` is called as the listing grows, for progress. The transport
+    must be connected. Raises TransportError when the box cannot run the script (the
+    message says why: no python3, a dropped connection) and ManifestError when its output
+    is incomplete or unusable.
     """
     lines: list[str] = []
-    header: list[str] = []  # the start and root lines: what a one-file manifest needs
+    limits = ManifestLimits(host.name)  # a hostile box cannot make this hold more
     files = total = 0
-    listed = (0, 0)
-    first_done = False
-    command = manifest_command(
-        host.pull,
-        hash_files=hash_files,
-        first_below=first_below,
-        share=on_share is not None,
-        box_id=True,
-    )
+    command = manifest_command(host.pull, hash_files=hash_files, box_id=True)
     stream = transport.stream_lines(command, input=manifest_source())
-    shared = on_share is None  # whether on_share has been told (or there is none)
     try:
         # aclosing: an error raised while reading (a garbled line) still ends the box's side.
         async with contextlib.aclosing(stream) as received:
             async for line in received:
+                limits.take(line)
                 lines.append(line)
-                if '"type": "file"' in line:
+                if on_line is not None and '"type": "file"' in line:
                     files += 1
                     total += _size_of(line)
-                    if on_line is not None:
-                        on_line(files, total)
-                    if first_done and on_more is not None:
-                        on_more(parse_manifest_lines(host.name, [*header, line], partial=True))
-                elif not shared and '"type": "share"' in line:
-                    shared = True
-                    on_share(_shared_path(line))  # type: ignore[misc]
-                elif '"type": "start"' in line or '"type": "root"' in line:
-                    header.append(line)
-                elif '"type": "listed"' in line:
-                    listed, first = _listed(host.name, line)
-                    if on_listed is not None:
-                        on_listed(first, listed[0])
-                elif '"type": "first_done"' in line:
-                    first_done = True
-                    if on_first is not None:
-                        partial = parse_manifest_lines(host.name, lines, partial=True)
-                        on_first(Listed(partial, *listed))
+                    on_line(files, total)
     except TransportError as exc:
         if "127" in exc.message:
             raise TransportError(
@@ -140,9 +90,6 @@ async def take_manifest(
                 "install python3 on the box",
             ) from exc
         raise
-    finally:
-        if not shared:
-            on_share(None)  # type: ignore[misc]
     try:
         manifest = parse_manifest_lines(host.name, lines)
     except ManifestError:
@@ -154,36 +101,11 @@ async def take_manifest(
     return replace(manifest, host_key=transport.host_key_fingerprint)
 
 
-@dataclass(frozen=True)
-class Listed:
-    """What ``take_manifest`` knows early: the small files, hashed, and the totals."""
-
-    first: Manifest  # the files below ``first_below`` (no ``done`` yet: a partial manifest)
-    files: int  # regular files listed on the box, all sizes
-    bytes: int
-
-
-def _shared_path(line: str) -> str | None:
-    try:
-        path = json.loads(line).get("path")
-    except (ValueError, AttributeError):
-        return None
-    return path if isinstance(path, str) and path else None
-
-
-def _listed(host: str, line: str) -> tuple[tuple[int, int], int]:
-    """((files, bytes), files below first_below) from a ``listed`` line."""
-    try:
-        obj = json.loads(line)
-        return (int(obj["files"]), int(obj["bytes"])), int(obj.get("first", 0))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ManifestError(f"{host}: unreadable manifest output ({exc})") from exc
-
-
 def _size_of(line: str) -> int:
+    """The size in a file line, for progress only (the parser checks every value)."""
     marker = '"size": '
     at = line.find(marker)
     if at < 0:
         return 0
     digits = line[at + len(marker) :].split(",", 1)[0].split("}", 1)[0]
-    return int(digits) if digits.strip().isdigit() else 0
+    return int(digits) if digits.strip().isdigit() else 0  # never negative

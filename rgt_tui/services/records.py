@@ -40,7 +40,7 @@ MANIFEST_FILE = "manifest.json"
 PULLED_FILE = "pulled.json"
 VERIFICATION_FILE = "verification.json"
 REPLACED_DIR = "replaced"
-PARTS_DIR = f"{RECORDS_DIR}/parts"  # files being pulled (pull_local.part_path)
+PARTS_DIR = f"{RECORDS_DIR}/parts"  # files being pulled (pull.plan.part_path)
 
 
 def host_results_dir(results_dir: Path, host: HostConfig | str) -> Path:

@@ -8,27 +8,12 @@ from __future__ import annotations
 
 import contextlib
 from bisect import bisect_right
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeAlias, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 STREAM_CHUNK = 1 << 20  # local stream_bytes reads up to this much at a time (SSH: per packet)
-
-# What ``stream_bytes`` writes to stdin after ``input``: one text once it is known, or a
-# text at a time as each comes (a command that answers request after request).
-Later: TypeAlias = Awaitable[str] | AsyncIterable[str]
-
-
-async def later_texts(later: Later | None) -> AsyncIterator[str]:
-    """The texts of ``later`` in order, each once it is there."""
-    if later is None:
-        return
-    if isinstance(later, AsyncIterable):
-        async for text in later:
-            yield text
-    else:
-        yield await later
 
 
 @dataclass(frozen=True)
@@ -169,12 +154,6 @@ class SessionRefused(TransportError):
     drop; it passes once one of the open sessions ends."""
 
 
-class SocketRefused(TransportError):
-    """The box would not connect a channel to a Unix socket on it: its sshd does not
-    forward sockets (AllowStreamLocalForwarding, DisableForwarding), or nothing listens
-    there. The caller runs a command instead."""
-
-
 class HostKeyError(TransportError):
     """The box's host key was refused (T6). Never accepted silently.
 
@@ -244,14 +223,10 @@ class Transport(Protocol):
         command: str,
         *,
         input: str | None = None,
-        later: Later | None = None,
         window: int | None = None,
     ) -> AsyncIterator[bytes]:
         """As ``stream_lines``, but yield stdout as raw chunks, as they arrive (for binary
-        output: the chunks split it anywhere). With ``later``, stdin stays open after
-        ``input`` until ``later`` gives the rest (a text, or texts as they come, then end
-        of file): the command starts (and its start-up cost is paid) before all its input
-        is known. ``window`` bounds the bytes in flight over a network (where the
+        output: the chunks split it anywhere). ``window`` bounds the bytes in flight over a network (where the
         transport has one)."""
 
     # File access. Paths are the box's: absolute, relative to its HOME, or "~/..." (also

@@ -11,10 +11,8 @@ from rgt_tui.transport.base import (
     STREAM_CHUNK,
     CommandResult,
     FileStat,
-    Later,
     RangeReads,
     TransportError,
-    later_texts,
 )
 
 
@@ -80,20 +78,19 @@ class LocalTransport(RangeReads):
         command: str,
         *,
         input: str | None = None,
-        later: Later | None = None,
         window: int | None = None,
     ) -> AsyncIterator[bytes]:
         """Yield a long-lived command's stdout as raw chunks until it exits (``window``:
         nothing is in flight on this machine)."""
-        async with self._streaming(command, input, later) as stdout:
+        async with self._streaming(command, input) as stdout:
             while chunk := await stdout.read(STREAM_CHUNK):
                 yield chunk
 
     @contextlib.asynccontextmanager
     async def _streaming(
-        self, command: str, input: str | None, later: Later | None = None
+        self, command: str, input: str | None
     ) -> AsyncIterator[asyncio.StreamReader]:
-        """Start ``command`` with ``input`` (and ``later``'s text) on stdin, hand over its
+        """Start ``command`` with ``input`` on stdin, hand over its
         stdout, then check its exit status (TransportError when it failed); killed if the
         reader stops early."""
         proc = await self._spawn(command)
@@ -104,9 +101,6 @@ class LocalTransport(RangeReads):
             with contextlib.suppress(OSError):  # the command ended first: it says why
                 if input is not None:
                     stdin.write(input.encode())
-                    await stdin.drain()
-                async for text in later_texts(later):
-                    stdin.write(text.encode())
                     await stdin.drain()
                 stdin.close()
 

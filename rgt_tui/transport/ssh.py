@@ -16,7 +16,6 @@ import contextlib
 import errno
 import os
 import shlex
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,6 @@ import asyncssh
 from rgt_tui.transport.base import (
     CommandResult,
     FileStat,
-    Later,
     RangeReads,
     TransportError,
     checked_blocks,
@@ -45,11 +43,10 @@ from rgt_tui.transport.known_hosts import (
 )
 from rgt_tui.transport.ssh_stream import (
     command_channel,
-    socket_channel,
     stream_channel,
 )
 from rgt_tui.transport.ssh_stream import describe as _describe
-from rgt_tui.transport.ssh_stream import send_later as _send_later
+from rgt_tui.transport.ssh_stream import send_input as _send_input
 
 CONNECT_TIMEOUT_S = 10.0
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would
@@ -152,9 +149,6 @@ class SshTransport(RangeReads):
         # by log following, stats and pulls; a pull gives each large file in flight its own.
         self._sftp: dict[int, tuple[asyncssh.SFTPClient, asyncssh.SSHClientConnection]] = {}
         self._sftp_locks: dict[int, asyncio.Lock] = {}
-        # The quickest SFTP round trip seen (an upper bound on the link's): sizes how many
-        # reads a pull keeps in flight (remote_file.reads_in_flight).
-        self.sftp_round_trip_s: float | None = None
 
     @property
     def known_hosts(self) -> Path:
@@ -379,7 +373,6 @@ class SshTransport(RangeReads):
         command: str,
         *,
         input: str | None = None,
-        later: Later | None = None,
         window: int | None = None,
     ) -> AsyncIterator[bytes]:
         """Yield a long-lived command's stdout as raw chunks; raise TransportError on a drop
@@ -391,28 +384,6 @@ class SshTransport(RangeReads):
             self.host,
             command_channel(self.host, command),
             input=input,
-            later=later,
-            window=window,
-        )
-
-    def stream_socket(
-        self,
-        path: str,
-        *,
-        input: str | None = None,
-        later: Later | None = None,
-        window: int | None = None,
-    ) -> AsyncIterator[bytes]:
-        """Connect to the Unix socket ``path`` on the box through this connection (sshd
-        connects it; no shell starts), write ``input`` then ``later``'s texts to it (then
-        end of input) and yield what it sends as raw chunks. SocketRefused if sshd will not
-        connect it; TransportError on a drop. Only SSH has this: callers check for it."""
-        return stream_channel(
-            self._require,
-            self.host,
-            socket_channel(self.host, path),
-            input=input,
-            later=later,
             window=window,
         )
 
@@ -429,7 +400,7 @@ class SshTransport(RangeReads):
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
         send, eof = process.stdin.write, process.stdin.write_eof
-        writing = asyncio.ensure_future(_send_later(send, eof, input, None))
+        writing = asyncio.ensure_future(_send_input(send, eof, input))
         try:
             yield process.stdout
             await process.wait_closed()
@@ -451,10 +422,8 @@ class SshTransport(RangeReads):
     async def sftp(self, lane: int = 0) -> asyncssh.SFTPClient:
         """The connection's SFTP client for ``lane``, started on first use and shared.
 
-        Lane 0 serves every caller; a pull reads each large file in flight on a lane of its
-        own, a separate session with its own server process on the box. One session serving
-        three files at once made sshd use ~40% more CPU and the large files take ~20% longer
-        on the bench (docs/pulls.md). A client belongs to the current connection: after a
+        Lane 0 serves every caller; a caller may ask for a lane of its own: a separate
+        session with its own server process on the box. A client belongs to the current connection: after a
         drop and ``connect()``, the next call starts a fresh one. Callers must not close it.
         For file work beyond ``stat``/``read_range``/``open_reader`` (resumable pulls), use
         it directly: pass paths through ``sftp_path()`` (SFTP does not expand ``~``) and map
@@ -465,7 +434,6 @@ class SshTransport(RangeReads):
             held = self._sftp.get(lane)
             if held is not None and held[1] is conn:
                 return held[0]
-            started = time.monotonic()
             try:
                 # A file name that is not UTF-8 must fail neither a listing nor its own
                 # opening: names round-trip as os.fsdecode/os.fsencode do here.
@@ -482,11 +450,6 @@ class SshTransport(RangeReads):
                     f"SFTP unavailable: {_describe(exc)}",
                     "enable the sftp subsystem in the box's sshd_config (Subsystem sftp ...)",
                 ) from exc
-            # Opening the channel, starting the subsystem and the SFTP handshake are three
-            # round trips; the server's start-up only makes this estimate larger (safe).
-            trip = (time.monotonic() - started) / 3
-            if self.sftp_round_trip_s is None or trip < self.sftp_round_trip_s:
-                self.sftp_round_trip_s = trip
             self._sftp[lane] = (client, conn)
             return client
 

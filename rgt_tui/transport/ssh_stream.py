@@ -24,11 +24,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import asyncssh
 
 from rgt_tui.transport.base import (
-    Later,
     SessionRefused,
-    SocketRefused,
     TransportError,
-    later_texts,
 )
 
 HIGH_WATER = 8 << 20  # bytes queued for the reader before the channel stops reading
@@ -109,21 +106,16 @@ def describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-async def send_later(
-    send: Callable[[str], object],
-    eof: Callable[[], object],
-    input: str | None,
-    later: Later | None,
+async def send_input(
+    send: Callable[[str], object], eof: Callable[[], object], input: str | None
 ) -> None:
-    """Write ``input``, then (once it is there) ``later``'s text, then end of file.
+    """Write ``input``, then end of file.
 
     A stream whose stdin closed meanwhile (the command ended, the connection dropped) is
     left alone: the reader reports that."""
     with contextlib.suppress(OSError, asyncssh.Error, BrokenPipeError):
         if input is not None:
             send(input)
-        async for text in later_texts(later):
-            send(text)
         eof()
 
 
@@ -144,32 +136,16 @@ def command_channel(host: str, command: str) -> Opener:
     return open_session
 
 
-def socket_channel(host: str, path: str) -> Opener:
-    """Opens a channel to the Unix socket ``path`` on the box (sshd connects it: no shell
-    starts); SocketRefused if sshd will not (it does not forward sockets, or nothing
-    listens there)."""
-
-    async def open_socket(conn: asyncssh.SSHClientConnection, options: dict) -> tuple:
-        try:
-            return await conn.create_unix_connection(ByteStreamSession, path, **options)
-        except asyncssh.ChannelOpenError as exc:
-            why = f"the box refused a socket connection ({exc.reason})"
-            raise SocketRefused(host, why) from exc
-
-    return open_socket
-
-
 async def stream_channel(
     connection: Callable[[], asyncssh.SSHClientConnection],
     host: str,
     open_channel: Opener,
     *,
     input: str | None,
-    later: Later | None,
     window: int | None,
 ) -> AsyncIterator[bytes]:
-    """Open the channel (``command_channel``, ``socket_channel``) when first asked for a
-    chunk, write ``input``, then ``later``'s texts, then end of file to it while yielding
+    """Open the channel (``command_channel``) when first asked for a
+    chunk, write ``input``, then end of file to it while yielding
     what arrives, and close it at the end, or at once when this generator is closed early
     (the box's process gets SIGPIPE or a hang-up). Then raise TransportError if the
     connection dropped or a command failed (with the last line of its stderr).
@@ -186,7 +162,7 @@ async def stream_channel(
     def send(text: str) -> None:
         chan.write(text.encode())
 
-    writing = asyncio.ensure_future(send_later(send, chan.write_eof, input, later))
+    writing = asyncio.ensure_future(send_input(send, chan.write_eof, input))
     try:
         while True:
             while (chunk := session.take()) is not None:

@@ -26,7 +26,7 @@ from textual.message import Message
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.services.journal import Journal
-from rgt_tui.services.pull_progress import PullProgress
+from rgt_tui.services.pull.progress import PullProgress
 
 # The keys that start a job on the selected host, on the fleet and the detail screen.
 JOB_BINDINGS = [

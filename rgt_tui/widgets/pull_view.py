@@ -14,7 +14,7 @@ from typing import Any
 from textual.content import Content
 
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
-from rgt_tui.services.pull_progress import PullProgress
+from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.verify_report import loader_line, offline
 from rgt_tui.widgets.usage_bar import usage_line
 

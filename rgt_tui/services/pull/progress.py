@@ -106,26 +106,10 @@ class ProgressTracker:
         self.emit(force=True)
 
     def plan(self, files_total: int, bytes_total: int, files_done: int, bytes_done: int) -> None:
-        """Totals for the run: everything in the manifest, and what is already local.
-
-        Called again when the pull started on the small files before the large ones were
-        hashed: the totals are replaced, and what is already local is added to what the
-        run has done so far.
-        """
+        """Totals for the run (everything in the manifest) and what is already here."""
         self.files_total, self.bytes_total = files_total, bytes_total
-        self.already_here(files_done, bytes_done)
-
-    def already_here(self, files: int, nbytes: int) -> None:
-        """Files found already local (with a matching hash) count as done."""
-        self.files_done += files
-        self.bytes_done += nbytes
-
-    def take_back(self, files: int, nbytes: int, failed: int) -> None:
-        """Files counted done (or failed) that are to be pulled again."""
-        self.files_done -= files
-        self.bytes_done -= nbytes
-        self.files_failed -= failed
-
+        self.files_done += files_done
+        self.bytes_done += bytes_done
     def start_file(self, path: str, size: int, done: int, attempt: int = 1) -> None:
         """A file starts (or restarts) with ``done`` bytes already on disk."""
         prev = self._active.get(path)
@@ -157,12 +141,11 @@ class ProgressTracker:
                 active.attempt = attempt
         self.emit(force=True)
 
-    def restart_file(self, path: str) -> None:
-        """The file's partial copy was dropped (hash mismatch): its bytes count again."""
-        active = self._active.get(path)
-        if active is not None:
-            self.bytes_done -= active.done
-            active.done = 0
+    def all_files_state(self, state: str, note: str = "") -> None:
+        """Every file in flight waits (a lost connection: they resume once it is back)."""
+        for active in self._active.values():
+            active.state, active.note = state, note
+        self.emit(force=True)
 
     def finish_file(self, path: str, ok: bool) -> None:
         """A file is pulled (``ok``) or given up on."""

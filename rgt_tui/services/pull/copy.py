@@ -1,0 +1,316 @@
+"""Stages 3 and 4, copy and finalise: bytes from the box into parts, then into place.
+
+- Large files: SFTP with many reads in flight (``FileReader.blocks``), several files at
+  once over the host's one connection, resumed from the part's size and hashed as the
+  bytes are written, in order (out-of-order replies wait in memory: at most the reads in
+  flight).
+- Small files: many per round trip — one ``tar`` on the box reads the asked names
+  (NUL-separated, on stdin) and streams them; ``tar_stream.TarReader`` hands out only the
+  asked regular files at the manifest's size. What tar cannot bring (no GNU tar on the
+  box, a refusal, a file gone) goes the SFTP way.
+- Finalise: a file counts only when its SHA-256 is the manifest's (one mismatch: pulled
+  again from zero; a second: failed by name); then fsync, permissions never wider than
+  on the box, rename into place, record.
+
+A lost connection raises TransportError out of ``copy_files``; the caller reconnects and
+calls again with what is left, each part resuming from its size.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain.manifest import ManifestEntry
+from rgt_tui.services.pull.local_tree import LocalConflict
+from rgt_tui.services.pull.plan import FilePlan, hash_fd
+from rgt_tui.services.pull.state import PullRun
+from rgt_tui.services.pull.tar_stream import Data, End, Refused, Start, TarReader
+from rgt_tui.services.pull.types import FileFailed, LocalWriteError, PulledFile
+from rgt_tui.transport.base import TransportError
+
+FLUSH_BYTES = 4 << 20  # in-order bytes handed to a writer thread at once
+GROUP = 64  # small files made durable and renamed together
+
+
+@dataclass
+class _Part:
+    """One file being written: its part's descriptor, how far it is, and its hash so far."""
+
+    plan: FilePlan
+    fd: int
+    at: int
+    digest: object  # hashlib's sha256, fed in order
+    resumed_from: int
+
+    def write(self, chunks: list, dest: Path) -> None:
+        """Append ``chunks`` (blocking: a writer thread, or the loop for small files)."""
+        try:
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    n = os.pwrite(self.fd, view, self.at)
+                    self.at += n
+                    view = view[n:]
+                self.digest.update(chunk)  # type: ignore[attr-defined]
+        except OSError as exc:
+            raise LocalWriteError(dest / self.plan.part, exc) from exc
+
+
+async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
+    """Copy every plan until each is pulled, failed or in conflict (``run.finished``)."""
+    small = [p for p in plans if p.entry.size < run.options.small_file and not p.resume_from]
+    chosen = {p.local for p in small}
+    large = deque(sorted((p for p in plans if p.local not in chosen), key=lambda p: -p.entry.size))
+
+    async def sftp_worker() -> None:
+        while large:
+            await _copy_one(run, large.popleft())
+
+    async def small_files() -> None:
+        leftover = await _copy_small(run, small) if small else []
+        large.extend(leftover)
+        await _all(sftp_worker() for _ in range(min(run.options.concurrency, len(leftover))))
+
+    await _all([small_files(), *(sftp_worker() for _ in range(run.options.concurrency))])
+
+
+async def _copy_one(run: PullRun, plan: FilePlan) -> None:
+    """One file over SFTP: a hash mismatch pulls it once more from zero, then fails it."""
+    while plan.local not in run.finished:
+        again = plan.local in run.mismatched
+        try:
+            pulled = await _sftp_copy(run, plan, from_zero=again)
+        except FileFailed as exc:
+            run.fail(plan, str(exc))
+        except LocalConflict as exc:
+            run.conflict(plan, f"{exc}; move it away and re-run")
+        except OSError as exc:  # the box's file: gone, unreadable
+            run.fail(plan, f"cannot read it on the box: {exc.strerror or exc}")
+        except TransportError as exc:
+            if not run.transport.connected:
+                raise  # the caller reconnects and resumes
+            run.fail(plan, exc.message)  # refused by the transport (a hostile reply)
+        else:
+            if pulled is not None:
+                run.done(plan, pulled)
+                run.tracker.finish_file(plan.local, True)
+            elif again:
+                run.fail(
+                    plan,
+                    "its SHA-256 still differs from the manifest's after a second pull from "
+                    "zero: it changed on the box after the scan; re-run the pull",
+                )
+            else:
+                run.mismatched.add(plan.local)
+                run.tracker.file_state(plan.local, "retrying", "hash mismatch", attempt=2)
+
+
+async def _sftp_copy(run: PullRun, plan: FilePlan, *, from_zero: bool) -> PulledFile | None:
+    """Copy one file into its part and finalise it; None when its hash is not the manifest's."""
+    size = plan.entry.size
+    part = await _thread(_open_part, run, plan, 0 if from_zero else plan.resume_from)
+    try:
+        start = part.at
+        run.tracker.start_file(plan.local, size, start, 2 if from_zero else 1)
+        reader = await run.transport.open_reader(
+            run.remote_path(plan),
+            block_size=run.options.block_size,
+            max_requests=run.options.max_requests,
+        )
+        try:
+            waiting: dict[int, bytes] = {}  # replies that came before an earlier one
+            batch: list[bytes] = []
+            queued, next_at = 0, start
+            async for offset, data in reader.blocks(start, size - start):
+                run.last_byte = time.monotonic()
+                waiting[offset] = data
+                while next_at in waiting:
+                    block = waiting.pop(next_at)
+                    batch.append(block)
+                    next_at += len(block)
+                    queued += len(block)
+                if queued >= FLUSH_BYTES:
+                    await _thread(part.write, batch, run.dest)
+                    run.tracker.advance(plan.local, queued)
+                    batch, queued = [], 0
+            await _thread(part.write, batch, run.dest)
+            run.tracker.advance(plan.local, queued)
+        finally:
+            await reader.close()
+        if part.at != size:
+            raise FileFailed(
+                f"the box's copy ends at {part.at} of the manifest's {size} bytes: "
+                "it changed after the scan; re-run the pull"
+            )
+        return await _thread(_finish, run, part)
+    finally:
+        if part.fd >= 0:
+            os.close(part.fd)
+
+
+async def _copy_small(run: PullRun, plans: list[FilePlan]) -> list[FilePlan]:
+    """The small files, by one tar stream per pull root; returns those tar did not bring."""
+    by_root: dict[int, list[FilePlan]] = {}
+    for plan in plans:
+        by_root.setdefault(plan.entry.root, []).append(plan)
+    leftover = []
+    for root, group in by_root.items():
+        leftover += await _tar_root(run, root, group)
+    return leftover
+
+
+async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[FilePlan]:
+    assert run.manifest is not None
+    wanted = {p.entry.path: p for p in plans}
+    reader = TarReader({name: p.entry.size for name, p in wanted.items()})
+    # "./" keeps a name starting with "-" from reading as an option; --no-recursion: a
+    # name that became a folder is sent as one (and refused), never its contents.
+    command = (
+        "tar --format=gnu --no-recursion --hard-dereference -C "
+        f"{shlex.quote(run.manifest.roots[root].path)} --null -T - -cf -"
+    )
+    names = "".join(f"./{name}\0" for name in wanted)
+    part: _Part | None = None
+    ready: list[_Part] = []
+    stream = run.transport.stream_bytes(command, input=names)
+    try:
+        async with contextlib.aclosing(stream) as chunks:
+            async for chunk in chunks:
+                run.last_byte = time.monotonic()
+                for event in reader.feed(chunk):
+                    if isinstance(event, Start):
+                        part = _open_part(run, wanted[event.name], 0)
+                    elif isinstance(event, Data):
+                        part.write([event.chunk], run.dest)  # type: ignore[union-attr]
+                    elif isinstance(event, End):
+                        ready.append(part)  # type: ignore[arg-type]
+                        part = None
+                    elif isinstance(event, Refused) and event.name in wanted:
+                        run.fail(wanted[event.name], f"refused: {event.reason}")
+                if len(ready) >= GROUP:
+                    await _finish_small(run, ready)
+                    ready = []
+                if reader.finished:
+                    break
+    except TransportError:
+        if not run.transport.connected:
+            raise
+        # tar failed or is missing on the box: what it did not bring goes by SFTP.
+    finally:
+        if part is not None:
+            os.close(part.fd)  # cut off mid-file: the SFTP way starts it again
+        await _finish_small(run, ready)
+    return [p for p in plans if p.local not in run.finished]
+
+
+async def _finish_small(run: PullRun, parts: list[_Part]) -> None:
+    """Finalise a group of small files together; a mismatch leaves its file for SFTP."""
+    if not parts:
+        return
+    outcomes = await _thread(_finish_group, run, parts)
+    for part, outcome in zip(parts, outcomes, strict=True):
+        plan = part.plan
+        if isinstance(outcome, PulledFile):
+            run.done(plan, outcome)
+            run.tracker.add_done(plan.entry.size)
+        elif isinstance(outcome, str):
+            run.conflict(plan, outcome)
+        else:
+            run.mismatched.add(plan.local)  # pulled again, from zero, by SFTP
+
+
+# -- blocking helpers (worker threads) ----------------------------------------------------
+
+
+def _open_part(run: PullRun, plan: FilePlan, at: int) -> _Part:
+    """The plan's part, cut to ``at`` bytes, with the hash of those bytes."""
+    try:
+        fd = run.tree.open_part(plan.part)
+        os.ftruncate(fd, at)
+        digest = hash_fd(fd, at)
+    except OSError as exc:
+        raise LocalWriteError(run.dest / plan.part, exc) from exc
+    return _Part(plan, fd, at, digest, at)
+
+
+def _finish(run: PullRun, part: _Part, *, sync_folder: bool = True) -> PulledFile | None:
+    """Check the part's hash; put it in place. None (part dropped) on a mismatch."""
+    plan = part.plan
+    if part.digest.hexdigest() != plan.entry.sha256:  # type: ignore[attr-defined]
+        os.close(part.fd)
+        part.fd = -1
+        run.tree.remove(plan.part)
+        return None
+    try:
+        if run.options.fsync:
+            os.fsync(part.fd)
+        os.fchmod(part.fd, local_mode(plan.entry))
+        st = os.fstat(part.fd)
+        os.close(part.fd)
+        part.fd = -1
+        sync = run.options.fsync and sync_folder
+        run.tree.install(plan.part, plan.local, plan.set_aside, sync=sync)
+    except OSError as exc:
+        raise LocalWriteError(run.dest / plan.local, exc) from exc
+    run.record.put(plan.local, plan.entry.sha256 or "", st)
+    received = part.at - part.resumed_from
+    return PulledFile(
+        plan.local, plan.entry.size, plan.entry.sha256 or "", part.resumed_from, received
+    )
+
+
+def _finish_group(run: PullRun, parts: list[_Part]) -> list[PulledFile | str | None]:
+    """``_finish`` for many small files, with one durable sync of their folders."""
+    outcomes: list[PulledFile | str | None] = []
+    folders = set()
+    for part in parts:
+        try:
+            outcomes.append(_finish(run, part, sync_folder=False))
+            folders.add(part.plan.local.rpartition("/")[0])
+        except LocalConflict as exc:
+            outcomes.append(f"{exc}; move it away and re-run")
+        finally:
+            if part.fd >= 0:
+                os.close(part.fd)
+                part.fd = -1
+    if run.options.fsync:
+        for folder in folders:
+            fd = run.tree.folder(folder, create=False)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    return outcomes
+
+
+def local_mode(entry: ManifestEntry) -> int:
+    """The local permissions: never wider than the box's (no setuid, setgid, sticky, or
+    group/other write); 0600 when the box did not say."""
+    return (0o600 if entry.mode is None else entry.mode) & 0o755
+
+
+async def _thread(func, *args):  # noqa: ANN001, ANN202
+    return await asyncio.to_thread(func, *args)
+
+
+async def _all(coros) -> None:  # noqa: ANN001
+    """Run coroutines together; the first error cancels the rest and is raised."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    if not tasks:
+        return
+    try:
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in done:
+        if task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]

@@ -1,0 +1,232 @@
+"""Stage 2, plan: what each manifest file needs, and whether the local disk can take it.
+
+Rules kept here:
+
+- A file counts as pulled only when its local SHA-256 equals the manifest's (``skip``).
+- Nothing the user owns is deleted or overwritten. A local file that differs from the
+  box's copy is replaced only when rgt-tui wrote it and it is unchanged since (its hash
+  is still the one in ``pulled.json``); even then the old copy is moved to
+  ``.rgt/replaced/``, never deleted. Anything else in the way is a conflict, named.
+- Parts (``.rgt/parts/<path>.part``) are rgt-tui's own: one is resumed from its size, or
+  restarted when it cannot belong to the manifest's version of the file.
+- Free bytes and inodes must cover what remains plus a margin before anything moves.
+
+Everything here blocks; the pull calls it through ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain.manifest import Manifest, ManifestEntry
+from rgt_tui.services.pull.local_tree import HostTree, LocalConflict
+from rgt_tui.services.pull.types import NotEnoughInodes, NotEnoughSpace
+from rgt_tui.services.records import (
+    PARTS_DIR,
+    RECORDS_DIR,
+    REPLACED_DIR,
+    atomic_write_json,
+    pulled_path,
+    read_json,
+)
+
+PULLED_VERSION = 1
+HASH_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """What to do with one manifest entry."""
+
+    entry: ManifestEntry
+    local: str  # relative to the host folder
+    part: str  # relative path of its part file
+    action: str  # skip | pull | replace | conflict
+    resume_from: int = 0
+    local_sha256: str | None = None  # of the file already here, when there is one
+    note: str = ""
+
+    @property
+    def set_aside(self) -> str | None:
+        """Where the older copy goes when this plan replaces it."""
+        if self.action != "replace":
+            return None
+        return f"{RECORDS_DIR}/{REPLACED_DIR}/{self.local}.{(self.local_sha256 or 'old')[:12]}"
+
+
+@dataclass(frozen=True)
+class PullPlan:
+    """The plan for every entry of a manifest."""
+
+    files: tuple[FilePlan, ...]
+
+    @property
+    def to_pull(self) -> tuple[FilePlan, ...]:
+        return tuple(f for f in self.files if f.action in ("pull", "replace"))
+
+    @property
+    def remaining_bytes(self) -> int:
+        return sum(f.entry.size - f.resume_from for f in self.to_pull)
+
+
+class PulledRecord:
+    """``.rgt/pulled.json``: every file pulled so far, with the hash it was checked against."""
+
+    def __init__(self, files: dict[str, dict] | None = None) -> None:
+        self.files: dict[str, dict] = files or {}
+        self._lock = threading.Lock()  # files are recorded from worker threads
+
+    @classmethod
+    def load(cls, host_dir: Path) -> PulledRecord:
+        """The record kept with the host's results (empty when missing or unreadable)."""
+        try:
+            data = read_json(pulled_path(host_dir))
+        except ValueError:
+            data = None  # unreadable: every local file is simply hashed again
+        if not isinstance(data, dict) or data.get("version") != PULLED_VERSION:
+            return cls()
+        files = data.get("files")
+        return cls(dict(files) if isinstance(files, dict) else {})
+
+    def put(self, rel: str, sha256: str, st: os.stat_result) -> None:
+        with self._lock:
+            self.files[rel] = {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+    def vouches(self, rel: str, st: os.stat_result) -> str | None:
+        """The recorded hash of ``rel`` when the file is as rgt-tui left it."""
+        rec = self.files.get(rel)
+        if isinstance(rec, dict) and (rec.get("size"), rec.get("mtime_ns")) == (
+            st.st_size,
+            st.st_mtime_ns,
+        ):
+            return rec.get("sha256")
+        return None
+
+    def save(self, host_dir: Path) -> None:
+        """Write the record atomically."""
+        with self._lock:
+            files = dict(self.files)
+        atomic_write_json(pulled_path(host_dir), {"version": PULLED_VERSION, "files": files})
+
+
+def part_path(rel: str) -> str:
+    """Where ``rel`` is written until it is checked: under ``.rgt/parts/``, where no file
+    from the box can land (the manifest refuses paths into ``.rgt``)."""
+    return f"{PARTS_DIR}/{rel}.part"
+
+
+def hash_fd(fd: int, upto: int | None = None) -> hashlib._Hash:
+    """The SHA-256 of the first ``upto`` bytes (all, when None) of an open file, as a hash
+    object that can take more (a resumed part goes on from there)."""
+    digest, offset = hashlib.sha256(), 0
+    while upto is None or offset < upto:
+        want = HASH_BLOCK if upto is None else min(HASH_BLOCK, upto - offset)
+        block = os.pread(fd, want, offset)
+        if not block:
+            break
+        digest.update(block)
+        offset += len(block)
+    return digest
+
+
+def plan_pull(
+    tree: HostTree, manifest: Manifest, previous: Manifest | None, record: PulledRecord
+) -> PullPlan:
+    """Decide, file by file, what the pull must do (hashing local files rgt-tui cannot
+    vouch for)."""
+    before = {}
+    if previous is not None:
+        before = {
+            (previous.roots[e.root].path, e.path): e
+            for e in previous.entries
+            if e.root < len(previous.roots)
+        }
+    plans = []
+    for entry in manifest.entries:
+        rel = manifest.local_relpath(entry.root, entry.path)
+        earlier = before.get((manifest.roots[entry.root].path, entry.path))
+        plans.append(_plan_one(tree, entry, rel, record, earlier))
+    return PullPlan(tuple(plans))
+
+
+def _plan_one(
+    tree: HostTree,
+    entry: ManifestEntry,
+    rel: str,
+    record: PulledRecord,
+    earlier: ManifestEntry | None,
+) -> FilePlan:
+    part = part_path(rel)
+    try:
+        st = tree.lstat(rel)
+    except LocalConflict as exc:
+        return FilePlan(entry, rel, part, "conflict", note=f"{exc}; move it away and re-run")
+    action, local_sha, note = "pull", None, ""
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        return FilePlan(entry, rel, part, "conflict", note="a folder is in the way")
+    if st is not None and stat.S_ISREG(st.st_mode):
+        local_sha = record.vouches(rel, st)
+        trusted = local_sha is not None
+        if not trusted:
+            fd = tree.open_read(rel)
+            try:
+                local_sha = hash_fd(fd).hexdigest()
+            finally:
+                os.close(fd)
+        if local_sha == entry.sha256:
+            if not trusted:
+                record.put(rel, local_sha, st)
+            tree.remove(part)  # a part left by an interrupted pull is now useless
+            return FilePlan(entry, rel, part, "skip", local_sha256=local_sha)
+        if record.files.get(rel, {}).get("sha256") != local_sha:
+            return FilePlan(
+                entry, rel, part, "conflict", local_sha256=local_sha,
+                note="a different local file is in the way and rgt-tui did not write it "
+                "(or it was edited since); move it away and re-run",
+            )  # fmt: skip
+        action, note = "replace", "changed on the box; the older copy goes to .rgt/replaced/"
+    # (A link here is one the box had: the file replaces it, its target untouched.)
+    return FilePlan(
+        entry, rel, part, action, _resumable(tree, part, entry, earlier), local_sha, note
+    )
+
+
+def _resumable(
+    tree: HostTree, part: str, entry: ManifestEntry, earlier: ManifestEntry | None
+) -> int:
+    """Bytes of the part worth keeping: all of them, unless they cannot be this version."""
+    st = tree.lstat(part)
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > entry.size:
+        return 0
+    if earlier is not None and earlier.sha256 != entry.sha256:
+        return 0  # the box's file changed since the part was started
+    return st.st_size
+
+
+def check_space(host_dir: Path, plan: PullPlan, *, margin_fraction: float, margin_min: int) -> None:
+    """Raise NotEnoughSpace / NotEnoughInodes unless the rest of the pull fits with margin.
+
+    Margin: ``max(margin_fraction × remaining, margin_min)`` (defaults 5 % and 1 GiB): a
+    pull that would leave the disk at zero breaks the next write of anything else too.
+    """
+    todo = plan.to_pull
+    if not todo:
+        return
+    folders = {f.local.rpartition("/")[0] for f in todo} | {f.part.rpartition("/")[0] for f in todo}
+    new_inodes = sum(1 for f in todo if not f.resume_from) + len(folders)  # folders: at most
+    folder = host_dir
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    st = os.statvfs(folder)
+    available = st.f_bavail * st.f_frsize
+    remaining = plan.remaining_bytes
+    needed = remaining + max(int(remaining * margin_fraction), margin_min)
+    if available < needed:
+        raise NotEnoughSpace(host_dir, needed, available, remaining)
+    if st.f_files and st.f_favail < new_inodes + 100:
+        raise NotEnoughInodes(host_dir, new_inodes, st.f_favail)

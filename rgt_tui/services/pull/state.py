@@ -1,0 +1,70 @@
+"""The one run-state object a pull's stages share (passed explicitly; no stage calls back)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.manifest import Manifest
+from rgt_tui.services.pull.local_tree import HostTree
+from rgt_tui.services.pull.plan import FilePlan, PulledRecord
+from rgt_tui.services.pull.progress import ProgressTracker
+from rgt_tui.services.pull.types import PulledFile, PullOptions, PullResult
+from rgt_tui.transport.base import Transport
+
+
+@dataclass
+class PullRun:
+    """Everything one pull knows: where it writes, what it did, and when bytes last came."""
+
+    host: HostConfig
+    dest: Path
+    transport: Transport
+    options: PullOptions
+    tree: HostTree
+    record: PulledRecord
+    tracker: ProgressTracker
+    manifest: Manifest | None = None
+    pulled: list[PulledFile] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # local path -> why
+    conflicts: list[tuple[str, str]] = field(default_factory=list)
+    finished: set[str] = field(default_factory=set)  # pulled, failed or in conflict
+    mismatched: set[str] = field(default_factory=set)  # one hash mismatch already
+    last_byte: float = field(default_factory=time.monotonic)  # for the stall watch
+    stalled: str | None = None  # why the stall watch dropped the connection
+    started: float = field(default_factory=time.monotonic)
+
+    def remote_path(self, plan: FilePlan) -> str:
+        assert self.manifest is not None
+        return self.manifest.display(plan.entry.root, plan.entry.path)
+
+    def done(self, plan: FilePlan, pulled: PulledFile) -> None:
+        self.pulled.append(pulled)
+        self.finished.add(plan.local)
+
+    def fail(self, plan: FilePlan, why: str) -> None:
+        self.failed[plan.local] = why
+        self.finished.add(plan.local)
+        self.tracker.finish_file(plan.local, False)
+
+    def conflict(self, plan: FilePlan, why: str) -> None:
+        self.conflicts.append((plan.local, why))
+        self.finished.add(plan.local)
+        self.tracker.finish_file(plan.local, False)
+
+    def result(self) -> PullResult:
+        assert self.manifest is not None
+        return PullResult(
+            host=self.host.name,
+            dest=self.dest,
+            manifest=self.manifest,
+            pulled=tuple(self.pulled),
+            skipped=tuple(self.skipped),
+            failed=tuple(self.failed.items()),
+            conflicts=tuple(self.conflicts),
+            bytes_received=self.tracker.bytes_received,
+            elapsed_s=time.monotonic() - self.started,
+        )

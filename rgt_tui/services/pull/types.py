@@ -1,0 +1,133 @@
+"""What a pull takes and returns, and how it fails (shared by the stages)."""
+
+from __future__ import annotations
+
+import errno
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain.manifest import Manifest
+from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.transport.backoff import Backoff
+
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+@dataclass(frozen=True)
+class PullOptions:
+    """Tuning of a pull; the defaults suit a rented box across an ocean."""
+
+    concurrency: int = 4  # large files copied at once over the host's one connection
+    # SFTP reads in flight per large file. With asyncssh's block size (the server's
+    # limit, 255 KiB for OpenSSH) 64 reads keep 16 MB in flight per file, 2-4 files
+    # 32-64 MB: a 200 ms round trip then does not cap a 1 Gbit/s link (25 MB in flight).
+    # It is also what out-of-order replies can hold in memory, per file.
+    max_requests: int = 64
+    block_size: int | None = None  # bytes per SFTP read; None: the server's largest
+    small_file: int = 1 << 20  # below this, files travel many per round trip (tar)
+    stall_timeout_s: float = 30.0  # no bytes for this long: reconnect and resume
+    max_attempts: int = 8  # consecutive connection failures without progress
+    backoff: Backoff = Backoff(base=0.5, cap=20.0)
+    margin_fraction: float = 0.05  # free space must cover remaining + max(5 %, 1 GiB)
+    margin_min_bytes: int = 1 << 30
+    progress_interval_s: float = 0.2
+    fsync: bool = True  # flush each file to disk before it counts as pulled
+
+
+@dataclass(frozen=True)
+class PulledFile:
+    """One file this run brought in."""
+
+    path: str  # relative to the host's results folder
+    size: int
+    sha256: str
+    resumed_from: int  # bytes that were already in its part
+    received: int  # bytes read from the box for it in this run (restarts included)
+
+
+@dataclass(frozen=True)
+class PullResult:
+    """What a pull did; ``ok`` only when every manifest file is here with its hash."""
+
+    host: str
+    dest: Path
+    manifest: Manifest
+    pulled: tuple[PulledFile, ...]
+    skipped: tuple[str, ...]  # already here with a matching hash
+    failed: tuple[tuple[str, str], ...]  # (path, why)
+    conflicts: tuple[tuple[str, str], ...]  # local things in the way, left alone
+    bytes_received: int
+    elapsed_s: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.conflicts
+
+
+class PullError(Exception):
+    """A pull stopped: ``message`` says what happened, ``fix`` what the user can do."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        self.message = message
+        self.fix = fix
+        self.result: PullResult | None = None  # what was done, when the pull got that far
+        super().__init__(message + (f" — {fix}" if fix else ""))
+
+
+class NotEnoughSpace(PullError):
+    """Free local space does not cover what remains to pull plus the margin."""
+
+    def __init__(self, folder: Path, needed: int, available: int, remaining: int) -> None:
+        self.folder, self.needed, self.available = folder, needed, available
+        self.remaining = remaining
+        super().__init__(
+            f"not enough local space in {folder}: the pull needs {fmt_bytes(needed)} "
+            f"({fmt_bytes(remaining)} still to pull plus the safety margin), "
+            f"{fmt_bytes(available)} is free; nothing was pulled",
+            f"free at least {fmt_bytes(needed - available)} there, or expand the disk, then "
+            "re-run (a subset is never pulled silently)",
+        )
+
+
+class NotEnoughInodes(PullError):
+    """The local file system cannot create as many files as the pull needs (U7)."""
+
+    def __init__(self, folder: Path, needed: int, available: int) -> None:
+        super().__init__(
+            f"not enough free inodes in {folder}: the pull creates up to {needed} files and "
+            f"folders, {available} inodes are free; nothing was pulled",
+            "free inodes (delete many small files) or pull to another disk (results_dir)",
+        )
+
+
+class LocalDiskFull(PullError):
+    """The local disk filled up while a file was being written."""
+
+    def __init__(self, path: Path, folder: Path) -> None:
+        self.path, self.folder = path, folder
+        super().__init__(
+            f"local disk full while writing {path} (in {folder}); partial files are kept "
+            "and this file is NOT marked pulled",
+            "free space on that disk (or expand it), then re-run the same pull to resume",
+        )
+
+
+class LocalWriteError(Exception):
+    """A local file operation failed (kept apart from the box's errors)."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        self.path, self.exc = path, exc
+        super().__init__(f"cannot write {path}: {exc.strerror or exc}")
+
+    @property
+    def disk_full(self) -> bool:
+        return self.exc.errno in DISK_FULL_ERRNOS
+
+    def to_pull_error(self, dest: Path) -> PullError:
+        if self.disk_full:
+            return LocalDiskFull(self.path, dest)
+        return PullError(str(self), "check the local folder's permissions and disk")
+
+
+class FileFailed(Exception):
+    """One file cannot be pulled (the box's copy changed, a refusal): named, the rest go on."""

@@ -1,0 +1,231 @@
+"""A hostile box: its own ``tar`` and ``python3`` (first on its PATH) answer the pull with
+crafted bytes. Each lie is refused by name, loses nothing, and nothing is ever written
+outside ``<results_dir>/<host>/``."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+from pull_support import box_results, fast, host_of, pull, random_file, sha
+
+from rgt_tui.services.pull import PullError
+
+
+@pytest.fixture
+async def hostile(make_loopback_fleet, tmp_path):  # type: ignore[no-untyped-def]
+    """(fleet, answer): ``answer(program, data)`` makes the box's ``program`` read its
+    stdin and print ``data``, whatever it is asked."""
+    fleet = await make_loopback_fleet(1)
+    bin_dir = tmp_path / "hostile-bin"
+    bin_dir.mkdir()
+    fleet.box("box1").extra_path.append(bin_dir)
+
+    def answer(program: str, data: bytes) -> None:
+        (bin_dir / f"{program}.out").write_bytes(data)
+        script = bin_dir / program
+        script.write_text(f"#!/bin/sh\ncat > /dev/null\nexec cat '{bin_dir}/{program}.out'\n")
+        script.chmod(0o755)
+
+    return fleet, answer
+
+
+def _tar(*members: tuple[tarfile.TarInfo, bytes]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.GNU_FORMAT) as tf:
+        for info, data in members:
+            tf.addfile(info, io.BytesIO(data) if info.isreg() else None)
+    return out.getvalue()
+
+
+def _member(name: str, data: bytes, **kw: object) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    for key, value in kw.items():
+        setattr(info, key, value)
+    return info, data
+
+
+def _local_tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if ".rgt" not in p.parts}
+
+
+def _small_files(res: Path) -> dict[str, str]:
+    out = {}
+    for name in ("a.json", "b.json", "c.json"):
+        (res / name).write_text(json.dumps({"name": name}))
+        out[name] = sha(res / name)
+    return out
+
+
+async def test_a_tar_member_longer_than_promised_fails_that_file_only(hostile, tmp_path):
+    fleet, answer = hostile
+    res = box_results(fleet)
+    digests = _small_files(res)
+    answer("tar", _tar(_member("./a.json", b"x" * 5000)))  # the manifest says ~17 bytes
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    dest = tmp_path / "box1"
+    (failed,) = result.failed
+    assert failed[0] == "a.json" and "the box sent 5000 bytes" in failed[1]
+    assert not (dest / "a.json").exists()
+    assert not list((dest / ".rgt" / "parts").rglob("a.json*"))  # no byte of it kept
+    # The others came the SFTP way, checked as ever.
+    assert {n: sha(dest / n) for n in ("b.json", "c.json")} == {
+        n: digests[n] for n in ("b.json", "c.json")
+    }
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        _member("./../../escaped.json", b"{}"),
+        _member("/tmp/escaped.json", b"{}"),
+        _member("./unasked.json", b"{}"),
+    ],
+    ids=["dotdot", "absolute", "unasked"],
+)
+async def test_a_tar_member_not_asked_for_stops_the_stream_and_lands_nowhere(
+    hostile, tmp_path, member
+):
+    fleet, answer = hostile
+    digests = _small_files(box_results(fleet))
+    answer("tar", _tar(member, _member("./a.json", b"never read")))
+    result = await pull(host_of(fleet), tmp_path / "out", options=fast())
+    dest = tmp_path / "out" / "box1"
+    assert result.ok  # what tar did not bring honestly came by SFTP
+    assert {n: sha(dest / n) for n in digests} == digests
+    assert _local_tree(tmp_path / "out") == {"box1", *(f"box1/{n}" for n in digests)}
+    assert not os.path.exists("/tmp/escaped.json")  # noqa: S108, ASYNC240 - where the box aimed
+
+
+async def test_a_tar_link_or_folder_in_place_of_a_file_is_refused_by_name(hostile, tmp_path):
+    fleet, answer = hostile
+    _small_files(box_results(fleet))
+    link = _member("./a.json", b"", type=tarfile.SYMTYPE, linkname="/etc/passwd")
+    answer("tar", _tar(link))
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    (failed,) = result.failed
+    assert failed[0] == "a.json" and "not a regular file" in failed[1]
+    assert not (tmp_path / "box1" / "a.json").exists()
+    assert not (tmp_path / "box1" / "a.json").is_symlink()
+
+
+async def test_a_huge_long_name_header_is_refused_before_it_is_read(hostile, tmp_path):
+    fleet, answer = hostile
+    digests = _small_files(box_results(fleet))
+    header = tarfile.TarInfo("././@LongLink")
+    header.type, header.size = tarfile.GNUTYPE_LONGNAME, 1 << 30
+    answer("tar", header.tobuf(tarfile.GNU_FORMAT) + b"A" * 4096)
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    assert result.ok and {n: sha(tmp_path / "box1" / n) for n in digests} == digests
+
+
+def _scan(res: Path, *entries: dict) -> bytes:
+    """The scan's output for ``res`` with ``entries`` as its files."""
+    lines = [
+        {"type": "start", "v": 1, "taken_at": 1.0, "box_id": "a" * 32, "box_id_error": None},
+        {"type": "root", "index": 0, "given": str(res), "path": str(res), "error": None},
+        *({"type": "file", "root": 0, "mtime": 1.0, **e} for e in entries),
+        {"type": "done", "taken_at": 1.0, "finished_at": 2.0},
+    ]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+async def test_a_lying_scan_gets_each_bad_entry_refused_by_name(hostile, tmp_path):
+    fleet, answer = hostile
+    res = box_results(fleet)
+    good = random_file(res / "good.bin", 3000)
+    (tmp_path / "victim").mkdir()
+    bad = [
+        {"path": "../../victim/x", "size": 3, "sha256": good},
+        {"path": "/etc/passwd", "size": 3, "sha256": good},
+        {"path": ".RGT/pulled.json", "size": 3, "sha256": good},
+        {"path": "evil\x1b[2J.txt", "size": 3, "sha256": good},
+        {"path": "negative.bin", "size": -5, "sha256": good},
+        {"path": "absurd.bin", "size": 1 << 60, "sha256": good},
+    ]
+    answer("python3", _scan(res, {"path": "good.bin", "size": 3000, "sha256": good}, *bad))
+    result = await pull(host_of(fleet), tmp_path / "out", options=fast())
+    refused = {r.path for r in result.manifest.refused}
+    shown = {e["path"].replace("\x1b", "\\x1b") for e in bad}  # escaped for the terminal
+    assert shown <= refused
+    assert [p.path for p in result.pulled] == ["good.bin"]
+    assert _local_tree(tmp_path / "out") == {"box1", "box1/good.bin"}
+    assert list((tmp_path / "victim").iterdir()) == []
+
+
+async def test_a_scan_line_over_the_cap_fails_the_pull_with_the_reason(hostile, tmp_path):
+    fleet, answer = hostile
+    res = box_results(fleet)
+    answer("python3", _scan(res, {"path": "x" * 100_000, "size": 1, "sha256": "0" * 64}))
+    with pytest.raises(PullError, match="KiB"):
+        await pull(host_of(fleet), tmp_path / "out", options=fast())
+    assert _local_tree(tmp_path / "out") <= {"box1"}
+
+
+async def test_a_file_bigger_than_its_manifest_entry_is_read_only_up_to_the_promise(
+    hostile, tmp_path
+):
+    """The box says 1000 bytes; SFTP never asks for more, so the rest never arrives."""
+    fleet, answer = hostile
+    res = box_results(fleet)
+    random_file(res / "big.bin", 2 << 20)
+    head = (res / "big.bin").read_bytes()[:1000]
+    import hashlib
+
+    answer(
+        "python3",
+        _scan(res, {"path": "big.bin", "size": 1000, "sha256": hashlib.sha256(head).hexdigest()}),
+    )
+    result, sent = await pull(host_of(fleet), tmp_path, options=fast(small_file=0), counted=True)
+    assert result.ok and (tmp_path / "box1" / "big.bin").read_bytes() == head
+    assert sent == 1000
+
+
+async def test_permissions_never_widen(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    modes = {"secret.key": 0o600, "run.sh": 0o755, "setuid.bin": 0o4755, "shared.txt": 0o666}
+    for name, mode in modes.items():
+        random_file(res / name, 100)
+        os.chmod(res / name, mode)
+    big = res / "big-secret.pt"
+    random_file(big, 2 << 20)
+    os.chmod(big, 0o600)
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    assert result.ok
+    local = {
+        p.name: p.stat().st_mode & 0o7777 for p in (tmp_path / "box1").iterdir() if p.is_file()
+    }
+    assert local == {
+        "secret.key": 0o600,
+        "run.sh": 0o755,
+        "setuid.bin": 0o755,
+        "shared.txt": 0o644,
+        "big-secret.pt": 0o600,
+    }
+
+
+async def test_a_host_whose_pull_would_default_to_the_home_is_refused(
+    make_loopback_fleet, tmp_path
+):
+    import dataclasses
+
+    from rgt_tui.domain.config import load_fleet
+
+    fleet = await make_loopback_fleet(1)
+    (fleet.box("box1").root / ".ssh").mkdir(exist_ok=True)
+    text = fleet.hosts_file.read_text()
+    home = tmp_path / "home.toml"
+    # The same box, with no pull and no durable_dir: pulls would default to its workdir.
+    lines = [ln for ln in text.splitlines() if not ln.startswith(("durable_dir", "pull"))]
+    home.write_text("\n".join(lines).replace("workdir = ", 'workdir = "~"\n# was ') + "\n")
+    host = load_fleet(home).host("box1")
+    assert host.pull_refused
+    with pytest.raises(PullError, match=r'pull = \["~/runs"\]'):
+        await pull(dataclasses.replace(host), tmp_path / "out", options=fast())
+    assert not (tmp_path / "out").exists()
