@@ -507,3 +507,18 @@ async def test_the_report_says_the_box_was_not_rescanned_only_when_that_is_news(
     assert offline.ok and "no queue file" in format_report(offline)
     assert "not re-scanned for changes since the manifest (offline)" in format_report(offline)
     assert "not re-scanned for changes" in tui(offline)
+
+
+async def test_secrets_skipped_by_rule_are_shown_and_never_a_problem(make_loopback_fleet, tmp_path):
+    """``pull = ["~"]`` chosen on purpose: .ssh is skipped by rule, never read or pulled,
+    listed as skipped — and the rest verifies, so the gate is not locked by the rule."""
+    fleet = await make_loopback_fleet(1)
+    home = fleet.box("box1").root
+    (home / ".ssh").mkdir(exist_ok=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+    write_good_cells(box_results(fleet))
+    report = await pull_and_verify(fleet, tmp_path, pull=(str(home),))
+    skipped = [f for f in report.flags if f.kind == "skipped"]
+    assert skipped and all("skipped by rule: secret" in f.detail for f in skipped)
+    assert not any(".ssh" in p for p in report.problems), report.problems
+    assert not list((tmp_path / "box1").rglob("id_ed25519"))

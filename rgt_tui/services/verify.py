@@ -39,6 +39,7 @@ from rgt_tui.domain.artifacts import (
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import (
     RECORDS_DIR,
+    SECRET_RULE,
     Manifest,
     ManifestDiff,
     ManifestEntry,
@@ -87,7 +88,7 @@ class ArtifactCheck:
 class Flag:
     """Something to look at that is not a file's own check: empty, leftover, changed..."""
 
-    kind: str  # empty | leftover | unfinished | refused | remote-changed | remote-added | remote-removed | not-rechecked
+    kind: str  # empty | leftover | unfinished | refused | skipped | remote-changed | remote-added | remote-removed | not-rechecked
     path: str
     detail: str
 
@@ -298,7 +299,15 @@ def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -
         else:  # re-running never touches it: parts live in .rgt/parts/ now
             why = "an unfinished file (an older rgt-tui's part?) — delete it once the pull is complete"
             flags.append(Flag("unfinished", rel, why))
-    flags += [Flag("refused", manifest.display(r.root, r.path), r.reason) for r in manifest.refused]
+    flags += [
+        # A secret skipped by rule is the pull doing its job: shown, never a problem.
+        Flag(
+            "skipped" if r.reason.startswith(SECRET_RULE) else "refused",
+            manifest.display(r.root, r.path),
+            r.reason,
+        )
+        for r in manifest.refused
+    ]
     return flags
 
 
@@ -397,7 +406,7 @@ def _problems(
             "set is never a success"
         )
     problems += [f"{c.path}: {c.status} — {c.detail}" for c in results if not c.ok]
-    problems += [f"{f.path}: {f.kind} — {f.detail}" for f in flags]
+    problems += [f"{f.path}: {f.kind} — {f.detail}" for f in flags if f.kind != "skipped"]
     if roster is not None:
         problems += [f"cell {name} missing: {why}" for name, why in roster.missing]
     return problems
