@@ -1,23 +1,36 @@
 #!/usr/bin/env python3
-"""Benchmark `rgt-tui pull` against `rsync -a` and `scp -r` over OpenSSH's sshd on loopback.
+"""Benchmark `rgt-tui pull` against `rsync -a` (and `scp -r`) over OpenSSH's sshd, on
+loopback and through far links.
 
-One data set (by default 3 × 300 MiB plus 3000 small files, about 1 GB) is served by a
-private `sshd -D` on 127.0.0.1 and pulled, in the same run, by:
+A data set is served by a private `sshd -D` on 127.0.0.1 and pulled, in the same run, by
+`rgt-tui pull` (only through its command line: manifest hashed on the box, every file
+hashed locally and checked, fsync) and by `rsync -a` / `scp -r` through the `ssh` client
+with the same key, in ``--repeat`` rounds (5): each tool once per round, each round
+starting with the next tool; the median of each tool's runs counts, and every run starts
+alike (``same_start``). Links (``--link``):
 
-- `rgt-tui pull` (manifest hashed on the box, every file hashed locally and checked, fsync);
-- `rsync -a` and `scp -r` through the `ssh` client with the same key;
+- ``loopback`` (the default): straight to sshd; rgt-tui, rsync and scp on 3 × 300 MiB +
+  3000 small files (about 1 GB). Then a pull is interrupted by stopping sshd mid-file,
+  restarted and resumed; a small TCP proxy in front of sshd counts the bytes the server
+  sent, so the bytes sent twice are measured on the wire: (interrupted + resumed) − (a
+  clean pull) − (a no-op re-pull: handshake and manifest). ``--skip-resume`` skips it.
+- ``far``: through ``scripts/far_link.py``, a relay of our own in front of sshd that adds
+  a one-way delay, caps the rate (shared by every connection, each way) and bounds its
+  queue (this kernel has no netem): (a) 200 ms round trip at 1 Gbit/s, (b) 100 ms at
+  400 Mbit/s. rsync and rgt-tui on 3 × 100 MiB + 600 small files, the whole set and then
+  the large files alone (``--no-large-only`` skips that), with each run's bytes on the
+  wire and the relay's CPU; then a ceiling: bare asyncssh SFTP reads of the large files.
+- ``all``: far, then loopback. ``--rtt-ms R --rate-mbit M``: a custom far link.
 
-in ``--repeat`` rounds (5): each tool once per round, each round starting with the next
-tool; the median of each tool's runs counts, and every run starts alike (``same_start``).
-Then a pull is interrupted by stopping sshd mid-file and resumed. A small TCP proxy in
-front of sshd counts the bytes the server sent, so the bytes sent twice are measured on
-the wire: (interrupted + resumed) − (a clean pull) − (a no-op re-pull: handshake and
-manifest). The last line is ``ratio: X`` = rsync's seconds / rgt-tui's seconds.
+Each link prints ``ratio: X ...`` = rsync's seconds / rgt-tui's seconds (median), with
+each tool's seconds and the share of the link's capacity reached (data set bytes /
+seconds / link rate); a last summary repeats those lines when there are several.
 
-Usage: .venv/bin/python scripts/bench_pull.py [--big-files 3] [--big-mib 300]
+Usage: .venv/bin/python scripts/bench_pull.py [--link loopback|far|all|custom]
+       [--rtt-ms 200 --rate-mbit 1000] [--big-files 3] [--big-mib 300]
        [--small-files 3000] [--dir /tmp/rgt-bench] [--repeat 5]
-Needs /usr/sbin/sshd, ssh, rsync and scp. Everything lives under --dir (the data set is
-kept between runs, so it is made once; each run's copy goes to a new folder under
+Needs /usr/sbin/sshd, ssh, rsync and scp. Everything lives under --dir (the data sets are
+kept between runs, so each is made once; each run's copy goes to a new folder under
 ``--dir/out``, deleted at the end); nothing else is touched.
 """
 
@@ -25,7 +38,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
+import json
 import os
 import shutil
 import signal
@@ -303,8 +318,12 @@ def timed(command: list[str], touch_bytes: int = 0, **kw) -> float:
     """Seconds a command took (it must succeed), from the same start as every other run."""
     same_start(touch_bytes)
     start = time.monotonic()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, **kw)
-    return time.monotonic() - start
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    seconds = time.monotonic() - start
+    if done.returncode != 0:  # progress lines go to stderr: shown only when a run fails
+        sys.stderr.write(done.stderr.decode(errors="replace"))
+        raise subprocess.CalledProcessError(done.returncode, command)
+    return seconds
 
 
 def touch_size(data_bytes: int) -> int:
@@ -340,74 +359,383 @@ class Outputs:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-async def interrupted_pull(hosts: Path, sshd: Sshd, stop_at: float) -> tuple[object, object]:
-    """Pull until a big file passes ``stop_at`` of its size, stop sshd, restart, resume."""
-    from rgt_tui.domain.config import load_fleet
-    from rgt_tui.services.pull import PullError, PullOptions, pull_host
-    from rgt_tui.transport import transport_for
-    from rgt_tui.transport.backoff import Backoff
+def _part_sizes(out: Path) -> dict[str, int]:
+    """Size of every ``*.part`` file under ``out`` (wherever the pull keeps them)."""
+    found = {}
+    for folder, _, files in os.walk(out):
+        for name in files:
+            if name.endswith(".part"):
+                with contextlib.suppress(OSError):
+                    found[os.path.join(folder, name)] = os.stat(os.path.join(folder, name)).st_size
+    return found
 
-    fleet = load_fleet(hosts)
-    host = fleet.host("bench")
-    stopped: list[bool] = []
+
+def interrupted_pull(
+    rgt: list[str], hosts: Path, out: Path, sshd: Sshd, stop_at: float, big_bytes: int
+) -> tuple[dict[str, int], list[int]]:
+    """`rgt-tui pull` until a large file's part passes ``stop_at`` of its size, then stop
+    sshd, restart it a second later and let the pull resume (running it again if it gave
+    up). Only the command line is used: the part sizes are read from the ``*.part`` files
+    under ``out``. Returns the parts' sizes when sshd stopped and each run's exit code."""
+    command = [*rgt, "pull", "bench", "--hosts", str(hosts)]
+    same_start(0)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     parts: dict[str, int] = {}
-
-    def on_progress(p) -> None:  # noqa: ANN001
-        if not stopped and any(f.size >= 64 * MIB and f.done >= stop_at * f.size for f in p.active):
-            stopped.append(True)
-            parts.update({f.path: f.done for f in p.active})
-            sshd.stop()  # blocks the loop for a moment: the box is gone when it returns
-
-    options = PullOptions(max_attempts=2, backoff=Backoff(0.05, 0.1), progress_interval_s=0.05)
-    transport = transport_for(host)
-    try:
-        await pull_host(
-            host, fleet.results_dir, transport, options=options, on_progress=on_progress
+    while proc.poll() is None and not parts:
+        found = _part_sizes(out)
+        if any(size >= stop_at * big_bytes for size in found.values()):
+            sshd.stop()
+            parts = {os.path.relpath(k, out): v for k, v in found.items()}
+        else:
+            time.sleep(0.02)
+    codes = []
+    if parts:
+        time.sleep(1.0)
+        sshd.start()  # same port: the proxy forwards there
+    codes.append(proc.wait())
+    if parts and codes[-1] != 0:  # it gave up while the box was down: resume by a new pull
+        codes.append(
+            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
         )
-        raise RuntimeError("the pull finished before it could be interrupted")
-    except PullError as exc:
-        first = exc
-    finally:
-        await transport.close()
-    sshd.start()  # same port: the proxy forwards there
-    transport = transport_for(host)
-    try:
-        second = await pull_host(host, fleet.results_dir, transport, options=PullOptions())
-    finally:
-        await transport.close()
-    return first, second
+    return parts, codes
 
 
-async def transport_ceiling(hosts: Path, paths: list[Path]) -> float:
-    """MB/s of bare SFTP reads of ``paths`` over rgt-tui's own transport (no hash, no disk)."""
-    from rgt_tui.domain.config import load_fleet
-    from rgt_tui.transport import transport_for
+async def sftp_ceiling(sshd: Sshd, port: int, paths: list[Path]) -> float:
+    """MB/s of bare SFTP reads of ``paths`` with asyncssh's public API (no hashing, no
+    disk): what the connection and the link allow, not what rgt-tui does.
 
-    transport = transport_for(load_fleet(hosts).host("bench"))
-    await transport.connect()
-    try:
-        sftp = await transport.sftp()  # type: ignore[attr-defined]
-        start, total = time.monotonic(), 0
-        for path in paths:
-            async with await sftp.open(
-                str(path), "rb", block_size=255 * 1024, max_requests=16
-            ) as f:
-                async for _, data in await f.read_parallel(path.stat().st_size, 0):
-                    total += len(data)
-        return total / (time.monotonic() - start) / 1e6
-    finally:
-        await transport.close()
+    Each file is split into ``CEILING_SPLIT`` ranges, each read on its own SFTP session
+    (channel) of one connection with ``read_parallel``; the clock starts once every
+    session and file is open. Each channel's window stays at 8 MiB: against OpenSSH 9.2's
+    sshd, a channel with more than about 12 MiB in flight stalls (measured here: sshd at
+    100 % CPU sending 3-5 MB/s for seconds, most likely moving its 16 MiB channel buffer
+    on each read from sftp-server), so more in flight takes more channels.
+    """
+    sizes = [path.stat().st_size for path in paths]
+    async with asyncssh.connect(
+        "127.0.0.1", port, username=sshd.user, client_keys=[str(sshd.client_key)],
+        known_hosts=str(sshd.known_hosts), window=CEILING_WINDOW,
+    ) as conn:  # fmt: skip
+        ranges = []
+        for path, size in zip(paths, sizes, strict=True):
+            step = -(-size // CEILING_SPLIT)
+            ranges += [(path, o, min(step, size - o)) for o in range(0, size, step)]
+
+        async def open_range(path: Path):  # noqa: ANN202
+            sftp = await conn.start_sftp_client()
+            f = await sftp.open(
+                str(path), "rb", block_size=CEILING_BLOCK, max_requests=CEILING_REQUESTS
+            )
+            return sftp, f
+
+        opened = await asyncio.gather(*(open_range(path) for path, _, _ in ranges))
+
+        async def read(f, offset: int, length: int) -> int:  # noqa: ANN001
+            got = 0
+            async for _, data in await f.read_parallel(length, offset):
+                got += len(data)
+            return got
+
+        start = time.monotonic()
+        total = sum(
+            await asyncio.gather(
+                *(read(f, o, n) for (_, o, n), (_, f) in zip(ranges, opened, strict=True))
+            )
+        )
+        seconds = time.monotonic() - start
+        for sftp, f in opened:
+            await f.close()
+            sftp.exit()
+        return total / seconds / 1e6
+
+
+CEILING_BLOCK = 255 * 1024
+CEILING_REQUESTS = 32  # 8 MiB requested per channel
+CEILING_WINDOW = 8 * MIB  # per channel
+CEILING_SPLIT = 3  # channels per file
+
+
+# -- far links: our own relay (scripts/far_link.py) in front of sshd --------------------
+
+
+class FarLink:
+    """scripts/far_link.py as its own process: 127.0.0.1:port → sshd, with delay and rate."""
+
+    def __init__(
+        self, base: Path, target: int, rtt_ms: float, rate_mbit: float, args: argparse.Namespace
+    ) -> None:
+        self.port = _free_port()
+        self.rtt_ms, self.rate_mbit = rtt_ms, rate_mbit
+        self.file = base / f"far_link.{self.port}.json"
+        relay = Path(__file__).with_name("far_link.py")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, str(relay), "--listen", str(self.port), "--target", str(target),
+                "--delay-ms", str(rtt_ms / 2), "--rate-mbit", str(rate_mbit),
+                "--queue-kib", str(args.queue_kib), "--tcp-window-kib", str(args.tcp_window_kib),
+                "--stats", str(self.file),
+            ]
+        )  # fmt: skip
+        _wait_port(self.port)
+
+    @property
+    def rate(self) -> float:
+        """Bytes per second."""
+        return self.rate_mbit * 1e6 / 8
+
+    def stats(self) -> dict:
+        time.sleep(0.3)  # the relay saves every 0.2 s
+        return json.loads(self.file.read_text())
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait()
+
+
+FAR_LINKS = {"a": (200.0, 1000.0), "b": (100.0, 400.0)}
+FAR_DATA = (3, 100, 600)  # the issue's data set: 300 MiB of checkpoints and 600 small files
+LOOPBACK_DATA = (3, 300, 3000)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def run_far(label: str, link: FarLink, ctx: Bench, data: Path, total: int, large_only: bool) -> str:
+    """Both tools through ``link``, in alternating order; prints the figures and returns
+    the link's ``ratio:`` line."""
+    sets = {"all": (data, total)}
+    if large_only:
+        ckpt = data / "ckpt"
+        sets["large"] = (ckpt, sum(p.stat().st_size for p in ckpt.iterdir()))
+    tools = ["rsync -a", "rgt-tui pull"]
+    times = {(t, s): [] for s in sets for t in tools}
+    wire = {(t, s): [] for s in sets for t in tools}
+    cpu = {(t, s): [] for s in sets for t in tools}
+    for round_ in range(ctx.args.repeat):
+        for set_name, (root, _size) in sets.items():
+            for tool in tools[round_ % 2 :] + tools[: round_ % 2]:
+                before = link.stats()
+                times[tool, set_name].append(timed(ctx.command(tool, link.port, root), ctx.touch))
+                after = link.stats()
+                wire[tool, set_name].append(after["down_bytes"] - before["down_bytes"])
+                cpu[tool, set_name].append(after["cpu_s"] - before["cpu_s"])
+    print(f"link ({label}): {link.rtt_ms:.0f} ms round trip, {link.rate_mbit:.0f} Mbit/s "
+          f"({link.rate / 1e6:.0f} MB/s), relay queue {ctx.args.queue_kib} KiB")  # fmt: skip
+    shares: dict[tuple[str, str], float] = {}
+    for (tool, set_name), values in times.items():
+        root, size = sets[set_name]
+        med = median(values)
+        shares[tool, set_name] = size / med / link.rate
+        what = "whole set  " if set_name == "all" else "large files"
+        print(
+            f"  {what} {tool:<13} {med:6.2f} s {size / med / 1e6:6.1f} MB/s "
+            f"{shares[tool, set_name]:4.0%} of the link  wire {median(wire[tool, set_name]) / MIB:6.1f} MiB"
+            f"  relay CPU {median(cpu[tool, set_name]):.2f} s  runs: "
+            + ", ".join(f"{v:.2f}" for v in values)
+        )
+    bigs = sorted((data / "ckpt").iterdir())
+    ceiling = asyncio.run(sftp_ceiling(ctx.sshd, link.port, bigs))
+    print(
+        f"  ceiling: bare asyncssh SFTP reads of the {len(bigs)} large files on "
+        f"{len(bigs) * CEILING_SPLIT} channels of one connection (window "
+        f"{CEILING_WINDOW // MIB} MiB and {CEILING_REQUESTS} × {CEILING_BLOCK // 1024} KiB "
+        f"requests each, no hashing, no disk, after the opens): {ceiling:.0f} MB/s, "
+        f"{ceiling * 1e6 / link.rate:.0%} of the link"
+    )
+    rs, ours = median(times["rsync -a", "all"]), median(times["rgt-tui pull", "all"])
+    line = (
+        f"ratio: {rs / ours:.2f}  link ({label}) {link.rtt_ms:.0f} ms RTT {link.rate_mbit:.0f} "
+        f"Mbit/s, whole set: rsync -a {rs:.2f} s ({shares['rsync -a', 'all']:.0%} of the "
+        f"link), rgt-tui pull {ours:.2f} s ({shares['rgt-tui pull', 'all']:.0%})"
+    )
+    if large_only:
+        rl, ol = median(times["rsync -a", "large"]), median(times["rgt-tui pull", "large"])
+        line += (
+            f"; large files alone: rsync {rl:.2f} s ({shares['rsync -a', 'large']:.0%}), "
+            f"ours {ol:.2f} s ({shares['rgt-tui pull', 'large']:.0%}), ratio {rl / ol:.2f}"
+        )
+    print(line)
+    return line
+
+
+# -- the run ------------------------------------------------------------------------------
+
+
+class Bench:
+    """What every measurement shares: sshd, the commands, the output folders."""
+
+    def __init__(self, args: argparse.Namespace, base: Path, sshd: Sshd, outputs: Outputs) -> None:
+        self.args, self.base, self.sshd, self.outputs = args, base, sshd, outputs
+        self.rgt = rgt_command()
+        self.touch = 0
+        self.hosts: list[Path] = []
+
+    def command(self, tool: str, port: int, root: Path) -> list[str]:
+        """The command line of one run of ``tool`` pulling ``root`` through ``port``."""
+        sshd, cipher = self.sshd, self.args.cipher
+        if tool == "rgt-tui pull":
+            out = self.outputs.new("rgt")
+            self.hosts.append(hosts_file(self.base, sshd, port, root, out, f"p{port}"))
+            return [*self.rgt, "pull", "bench", "--hosts", str(self.hosts[-1])]
+        remote = f"{sshd.user}@127.0.0.1:{root}"
+        if tool == "rsync -a":
+            ssh = " ".join(["ssh", "-p", str(port), *sshd.ssh_options(cipher)])
+            return ["rsync", "-a", "-e", ssh, remote + "/", f"{self.outputs.new('rsync')}/"]
+        scp = ["scp", "-r", "-q", "-P", str(port), *sshd.ssh_options(cipher)]
+        return [*scp, remote, str(self.outputs.new("scp"))]
+
+
+def run_loopback(ctx: Bench, data: Path, total: int) -> str:
+    """rgt-tui, rsync and scp straight to sshd; then an interrupted and resumed pull."""
+    args, sshd, rgt = ctx.args, ctx.sshd, ctx.rgt
+    names = ["rgt-tui pull", "rsync -a", "scp -r"]
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for round_ in range(args.repeat):
+        # Each round starts with the next tool: whatever slows the machine's first run
+        # of a round (files deleted minutes before: ext4 without a journal skips inodes
+        # freed in the last 1-6 minutes when it creates files) falls on each in turn.
+        for name in names[round_ % 3 :] + names[: round_ % 3]:
+            times[name].append(timed(ctx.command(name, sshd.port, data), ctx.touch))
+    direct = ctx.hosts[-1]
+    start = time.monotonic()
+    subprocess.run(
+        [*rgt, "verify", "bench", "--hosts", str(direct), "--offline"], stdout=subprocess.DEVNULL
+    )
+    verify_s = time.monotonic() - start
+    print("link (loopback): straight to sshd on 127.0.0.1, no relay")
+    for name, values in times.items():
+        med = median(values)
+        print(
+            f"{name:<14} {med:6.2f} s  {total / med / 1e6:6.0f} MB/s   runs: "
+            + ", ".join(f"{v:.2f}" for v in values)
+        )
+    print(f"(then rgt-tui verify --offline, re-hashing every local file: {verify_s:.2f} s)")
+    bigs = sorted((data / "ckpt").iterdir())
+    ceiling = asyncio.run(sftp_ceiling(sshd, sshd.port, bigs))
+    print(
+        f"ceiling: bare asyncssh SFTP reads of the {len(bigs)} large files on "
+        f"{len(bigs) * CEILING_SPLIT} channels (no hashing, no disk): {ceiling:.0f} MB/s"
+    )
+
+    if not args.skip_resume:
+        # Interrupted and resumed, through the counting proxy.
+        proxy = CountingProxy(ctx.base, sshd.port)
+        sshd.alias_ports.append(proxy.port)
+        sshd.start()  # rewrites known_hosts with the proxy's port (running: no restart)
+        try:
+            proxied = hosts_file(
+                ctx.base, sshd, proxy.port, data, ctx.outputs.new("rgt-wire"), "proxied"
+            )
+            w0 = proxy.total()
+            timed([*rgt, "pull", "bench", "--hosts", str(proxied)])
+            clean = proxy.total() - w0
+            w0 = proxy.total()
+            timed([*rgt, "pull", "bench", "--hosts", str(proxied)])
+            noop = proxy.total() - w0
+            out = ctx.outputs.new("rgt-int")
+            proxied = hosts_file(ctx.base, sshd, proxy.port, data, out, "proxied")
+            w0 = proxy.total()
+            big_bytes = bigs[0].stat().st_size
+            parts, codes = interrupted_pull(rgt, proxied, out, sshd, 0.4, big_bytes)
+            both = proxy.total() - w0
+        finally:
+            proxy.stop()
+            sshd.alias_ports.remove(proxy.port)
+        if not parts:
+            print("interrupted: the pull finished before a part file passed 40 % (not measured)")
+        else:
+            how = (
+                "the same pull reconnected and resumed"
+                if len(codes) == 1
+                else f"the pull gave up (exit {codes[0]}); a second pull resumed (exit {codes[1]})"
+            )
+            print(f"interrupted: sshd stopped mid-file and restarted 1 s later; {how}")
+            for path, size in sorted(parts.items()):
+                print(f"  {path}: {size / MIB:.1f} MiB when sshd stopped")
+            print(
+                f"wire bytes: clean pull {clean / MIB:.1f} MiB, no-op re-pull {noop / MIB:.2f} "
+                f"MiB, interrupted+resumed {both / MIB:.1f} MiB"
+            )
+            resent = both - clean - noop
+            # The no-op re-pull stands for the resumed pull's second handshake and manifest;
+            # the two differ by a few KiB, so nothing re-sent can come out slightly negative.
+            note = f" (the wire difference was {resent / MIB:.2f} MiB)" if resent < 0 else ""
+            print(f"re-sent bytes: {max(resent, 0) / MIB:.2f} MiB{note}")
+    rs, ours = median(times["rsync -a"]), median(times["rgt-tui pull"])
+    line = (
+        f"ratio: {rs / ours:.2f}  link (loopback): rsync -a {rs:.2f} s, rgt-tui pull {ours:.2f} s"
+    )
+    print(line)
+    return line
+
+
+def links_of(args: argparse.Namespace) -> list[tuple[str, float, float]]:
+    """(label, rtt ms, rate Mbit/s) per link to measure; rtt 0 = loopback, no relay."""
+    custom = args.rtt_ms is not None or args.rate_mbit is not None
+    link = args.link or ("custom" if custom else "loopback")
+    if link == "custom" and not (args.rtt_ms and args.rate_mbit):
+        raise SystemExit("bench_pull: a custom link needs both --rtt-ms and --rate-mbit")
+    chosen = []
+    if link in ("far", "all"):
+        chosen += [(name, *FAR_LINKS[name]) for name in FAR_LINKS]
+    if link == "custom" or (custom and link != "custom"):
+        chosen.append(("custom", args.rtt_ms, args.rate_mbit))
+    if link in ("loopback", "all"):
+        chosen.append(("loopback", 0.0, 0.0))
+    return chosen
+
+
+def data_set(args: argparse.Namespace, base: Path, far: bool) -> tuple[Path, int]:
+    defaults = FAR_DATA if far else LOOPBACK_DATA
+    big_files = args.big_files if args.big_files is not None else defaults[0]
+    big_mib = args.big_mib if args.big_mib is not None else defaults[1]
+    small = args.small_files if args.small_files is not None else defaults[2]
+    data = base / "box" / f"results-{big_files}x{big_mib}-{small}"
+    total = make_data(data, big_files, big_mib, small)
+    count = sum(1 for p in data.rglob("*") if p.is_file() and p.name != ".spec")
+    print(
+        f"data set: {count} files, {total / MIB:.0f} MiB ({big_files} × {big_mib} MiB "
+        f"+ {small} small) served by OpenSSH sshd on 127.0.0.1 (warm page cache)"
+    )
+    return data, total
 
 
 def main() -> int:
-    """Run every measurement and print the figures, ending with ``ratio: X``."""
+    """Run every measurement and print the figures: one ``ratio: X`` line per link."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--big-files", type=int, default=3)
-    parser.add_argument("--big-mib", type=int, default=300)
-    parser.add_argument("--small-files", type=int, default=3000)
+    parser.add_argument(
+        "--link",
+        choices=["loopback", "far", "all", "custom"],
+        help="loopback (default): straight to sshd; far: through the relay at 200 ms / "
+        "1 Gbit/s and 100 ms / 400 Mbit/s; all: far then loopback; custom: --rtt-ms/--rate-mbit",
+    )
+    parser.add_argument("--rtt-ms", type=float, help="a custom far link's round trip")
+    parser.add_argument("--rate-mbit", type=float, help="a custom far link's rate, each way")
+    parser.add_argument(
+        "--queue-kib", type=int, default=4096, help="relay: bytes waiting for the rate (4096)"
+    )
+    parser.add_argument(
+        "--tcp-window-kib",
+        type=int,
+        default=0,
+        help="relay: emulate a TCP receive window per connection (0 = off, the default)",
+    )
+    parser.add_argument(
+        "--no-large-only",
+        dest="large_only",
+        action="store_false",
+        help="far links: skip the second pull of the large files alone",
+    )
+    parser.add_argument("--big-files", type=int, help="default 3")
+    parser.add_argument("--big-mib", type=int, help="default 300 (loopback), 100 (far)")
+    parser.add_argument("--small-files", type=int, help="default 3000 (loopback), 600 (far)")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/rgt-bench"))
     parser.add_argument(
         "--repeat", type=int, default=5, help="runs per tool, taken in turn; the median counts"
+    )
+    parser.add_argument(
+        "--skip-resume", action="store_true", help="loopback: skip the interrupted pull"
     )
     parser.add_argument(
         "--cipher",
@@ -416,28 +744,19 @@ def main() -> int:
         "~/.ssh/config, which asyncssh reads), e.g. aes128-gcm@openssh.com",
     )
     args = parser.parse_args()
+    links = links_of(args)
     for tool in (SSHD, "ssh", "rsync", "scp"):
         if not shutil.which(tool):
             print(f"bench_pull: {tool} not found", file=sys.stderr)
             return 2
     base = args.dir.resolve()
     base.mkdir(parents=True, exist_ok=True)
-    data = base / "box" / "results"
-    total = make_data(data, args.big_files, args.big_mib, args.small_files)
-    count = sum(1 for p in data.rglob("*") if p.is_file() and p.name != ".spec")
-    print(
-        f"data set: {count} files, {total / MIB:.0f} MiB ({args.big_files} × {args.big_mib} MiB "
-        f"+ {args.small_files} small) served by OpenSSH sshd on 127.0.0.1 (warm page cache)"
-    )
-
     outputs = Outputs(base)
     sshd = Sshd(base)
     sshd.start()
-    proxy = CountingProxy(base, sshd.port)
-    sshd.alias_ports.append(proxy.port)
-    sshd.start()  # rewrites known_hosts with the proxy's port (already running: no restart)
+    ctx = Bench(args, base, sshd, outputs)
+    lines = []
     try:
-        rgt = rgt_command()
         compile_package()
         if args.cipher:
             # asyncssh reads ~/.ssh/config: a private HOME gives rgt-tui the same cipher.
@@ -445,93 +764,25 @@ def main() -> int:
             (home / ".ssh").mkdir(parents=True, exist_ok=True)
             (home / ".ssh" / "config").write_text(f"Host *\n  Ciphers {args.cipher}\n")
             os.environ["HOME"] = str(home)
-        remote = f"{sshd.user}@127.0.0.1:{data}"
-        ssh = " ".join(["ssh", "-p", str(sshd.port), *sshd.ssh_options(args.cipher)])
-        scp = ["scp", "-r", "-q", "-P", str(sshd.port), *sshd.ssh_options(args.cipher)]
-        hosts: list[Path] = []
-
-        def rgt_run() -> list[str]:
-            hosts.append(hosts_file(base, sshd, sshd.port, data, outputs.new("rgt"), "direct"))
-            return [*rgt, "pull", "bench", "--hosts", str(hosts[-1])]
-
-        commands = {
-            "rgt-tui pull": rgt_run,
-            "rsync -a": lambda: [
-                "rsync",
-                "-a",
-                "-e",
-                ssh,
-                remote + "/",
-                f"{outputs.new('rsync')}/",
-            ],
-            "scp -r": lambda: [*scp, remote, str(outputs.new("scp"))],
-        }
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        touch = touch_size(total)
-        names = list(commands)
-        for round_ in range(args.repeat):
-            # Each round starts with the next tool: whatever slows the machine's first run
-            # of a round (files deleted minutes before: ext4 without a journal skips inodes
-            # freed in the last 1-6 minutes when it creates files) falls on each in turn.
-            for name in names[round_ % 3 :] + names[: round_ % 3]:
-                times[name].append(timed(commands[name](), touch))
-        direct = hosts[-1]
-        start = time.monotonic()
-        subprocess.run(
-            [*rgt, "verify", "bench", "--hosts", str(direct), "--offline"],
-            stdout=subprocess.DEVNULL,
-        )
-        verify_s = time.monotonic() - start
-        for name, values in times.items():
-            med = statistics.median(values)
-            print(
-                f"{name:<14} {med:6.2f} s  {total / med / 1e6:6.0f} MB/s   runs: "
-                + ", ".join(f"{v:.2f}" for v in values)
-            )
-        print(f"(then rgt-tui verify --offline, re-hashing every local file: {verify_s:.2f} s)")
-        bigs = sorted((data / "ckpt").iterdir())
-        ceiling = asyncio.run(transport_ceiling(direct, bigs))
-        print(
-            f"transport ceiling: bare SFTP reads of the large files over rgt-tui's "
-            f"connection (no hashing, no disk): {ceiling:.0f} MB/s"
-        )
-
-        # Interrupted and resumed, through the counting proxy.
-        proxied = hosts_file(base, sshd, proxy.port, data, outputs.new("rgt-wire"), "proxied")
-        w0 = proxy.total()
-        timed([*rgt, "pull", "bench", "--hosts", str(proxied)])
-        clean = proxy.total() - w0
-        w0 = proxy.total()
-        timed([*rgt, "pull", "bench", "--hosts", str(proxied)])
-        noop = proxy.total() - w0
-        proxied = hosts_file(base, sshd, proxy.port, data, outputs.new("rgt-int"), "proxied")
-        w0 = proxy.total()
-        first, second = asyncio.run(interrupted_pull(proxied, sshd, 0.4))
-        both = proxy.total() - w0
-        resumed = [f for f in second.pulled if f.resumed_from]
-        resent = both - clean - noop
-        print(f"interrupted: sshd stopped mid-file ({first.message.split(';')[0]})")
-        for f in resumed:
-            print(
-                f"  {f.path}: resumed from {f.resumed_from / MIB:.1f} MiB, fetched "
-                f"{f.received / MIB:.1f} MiB of {f.size / MIB:.1f} MiB"
-            )
-        window = 256 * 1024 * 16
-        print(
-            f"wire bytes: clean pull {clean / MIB:.1f} MiB, no-op re-pull {noop / MIB:.2f} MiB, "
-            f"interrupted+resumed {both / MIB:.1f} MiB"
-        )
-        # The no-op re-pull stands for the resumed pull's second handshake and manifest;
-        # the two differ by a few KiB, so nothing re-sent can come out slightly negative.
-        note = f"; the wire difference was {resent / MIB:.2f} MiB" if resent < 0 else ""
-        print(
-            f"re-sent bytes: {max(resent, 0) / MIB:.2f} MiB over {len(resumed)} interrupted "
-            f"file(s) (one chunk = {window // MIB} MiB in flight per file{note})"
-        )
-        ratio = statistics.median(times["rsync -a"]) / statistics.median(times["rgt-tui pull"])
-        print(f"ratio: {ratio:.2f}")
+        for label, rtt_ms, rate_mbit in links:
+            far = label != "loopback"
+            data, total = data_set(args, base, far)
+            ctx.touch = touch_size(total)
+            if not far:
+                lines.append(run_loopback(ctx, data, total))
+                continue
+            link = FarLink(base, sshd.port, rtt_ms, rate_mbit, args)
+            sshd.alias_ports.append(link.port)
+            sshd.start()  # known_hosts for the relay's port too
+            try:
+                lines.append(run_far(label, link, ctx, data, total, args.large_only))
+            finally:
+                link.stop()
+        if len(lines) > 1:
+            print("summary:")
+            for line in lines:
+                print(line)
     finally:
-        proxy.stop()
         sshd.stop()
         outputs.remove()
     return 0
