@@ -346,15 +346,28 @@ async def test_checked_blocks_short_only_at_end_of_file():
     assert await _checked((100, b"abcdefghij"), more_after=goes_on) == [(100, b"abcdefghij")]
 
 
-async def test_a_channel_can_keep_a_far_link_full(loopback_fleet):
-    """1 Gbit/s across a 200 ms round trip is 25 MB in flight: each channel's receive
-    window (a large file's SFTP session has one) lets the box send that much unasked."""
+async def test_readers_on_their_own_lanes_get_sessions_of_their_own(loopback_fleet, tmp_path):
+    """1 Gbit/s across a 200 ms round trip is 25 MB in flight. A channel's window stays at
+    8 MiB (more stalls OpenSSH 9.2's sshd), so a pull spreads large files over lanes:
+    each lane is an SFTP session of its own, with its own window."""
     box = loopback_fleet.boxes[0]
+    data = os.urandom(3 << 20)
+    (box.root / "f.bin").write_bytes(data)
     t = _transport(loopback_fleet, box)
     await t.connect()
     try:
         chan, _ = await t._require().create_session(asyncssh.SSHClientSession, "true")
-        assert chan.get_recv_window() >= 1e9 / 8 * 0.2
+        assert chan.get_recv_window() == 8 << 20
         chan.close()
+        readers = [await t.open_reader("f.bin", lane=lane) for lane in (1, 2)]
+        got = await asyncio.gather(*(_collect(r.blocks(0, len(data))) for r in readers))
+        assert [b"".join(d for _, d in sorted(g)) for g in got] == [data, data]
+        assert await t.sftp(1) is not await t.sftp(2)
+        for r in readers:
+            await r.close()
     finally:
         await t.close()
+
+
+async def _collect(blocks):  # type: ignore[no-untyped-def]
+    return [piece async for piece in blocks]

@@ -122,7 +122,12 @@ class RangeReads:
     """``read_range`` for any transport, in terms of its ``open_reader``."""
 
     async def open_reader(
-        self, path: str, *, block_size: int | None = None, max_requests: int | None = None
+        self,
+        path: str,
+        *,
+        block_size: int | None = None,
+        max_requests: int | None = None,
+        lane: int = 0,
     ) -> FileReader:  # pragma: no cover - provided by the transport
         raise NotImplementedError
 
@@ -240,12 +245,18 @@ class Transport(Protocol):
         """Up to ``length`` bytes of the file from ``offset`` (open, read, close)."""
 
     async def open_reader(
-        self, path: str, *, block_size: int | None = None, max_requests: int | None = None
+        self,
+        path: str,
+        *,
+        block_size: int | None = None,
+        max_requests: int | None = None,
+        lane: int = 0,
     ) -> FileReader:
         """Open the file for reading and keep it open (see FileReader). ``block_size``
         (bytes per read) and ``max_requests`` (reads in flight) shape ``blocks``; None
         leaves the transport's defaults (SSH: the server's largest read, asyncssh's
-        count)."""
+        count). ``lane``: which session carries it (SSH: an SFTP session, with its own
+        channel window, shared by every reader of that lane; lane 0 also serves stats)."""
 
     async def close(self) -> None:
         """Close the connection; safe to call twice."""

@@ -138,11 +138,16 @@ class LocalTransport(RangeReads):
         return _file_stat(st)
 
     async def open_reader(
-        self, path: str, *, block_size: int | None = None, max_requests: int | None = None
+        self,
+        path: str,
+        *,
+        block_size: int | None = None,
+        max_requests: int | None = None,
+        lane: int = 0,
     ) -> LocalFileReader:
         """An open file descriptor: it keeps reading the same file after a rename.
         ``block_size``: bytes per read in ``blocks``; ``max_requests``: nothing is in
-        flight on this machine (reads are sequential)."""
+        flight on this machine (reads are sequential); ``lane``: no sessions here either."""
         for name, value in (("block_size", block_size), ("max_requests", max_requests)):
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive, not {value}")

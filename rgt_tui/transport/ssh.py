@@ -61,12 +61,14 @@ PREFERRED_CIPHERS = (
     "aes256-ctr",
 )
 # Each channel's receive window (asyncssh's public ``window`` option; its default is
-# 2 MiB, only 10 MB/s at a 200 ms round trip). A box across an ocean at 1 Gbit/s needs
-# 125 MB/s x 0.2 s = 25 MB in flight to keep the link full, and one large file's SFTP
-# session alone must reach it (block_size x max_requests of its reads must too). The
-# cost is memory only when this side stops reading a channel: up to this much per such
-# channel is buffered here (SFTP reads hold no more than the bytes they requested).
-WINDOW_BYTES = 32 * 2**20
+# 2 MiB). A box across an ocean at 1 Gbit/s needs 125 MB/s x 0.2 s = 25 MB in flight.
+# One big window does not get there: against OpenSSH 9.2's sshd, more than 12-16 MiB in
+# flight on one channel stalls (sshd at full CPU sending a few MB/s; 8 MiB never did,
+# scripts/bench_pull.py), and asyncssh re-opens the window at half, so a channel moves
+# about window/2 per round trip. A pull therefore spreads its large files over several
+# SFTP sessions (``open_reader(lane=)``), 8 MiB each. The cost is memory only when this
+# side stops reading a channel: up to this much per such channel is buffered here.
+WINDOW_BYTES = 8 * 2**20
 # Set explicitly on every connection (hops included): explicit arguments win over
 # ssh_config, so a lax ~/.ssh/config (ForwardAgent yes, SendEnv, RequestTTY force, ...)
 # cannot hand a rented box anything of the user's.
@@ -423,8 +425,9 @@ class SshTransport(RangeReads):
         """The connection's SFTP client for ``lane``, started on first use and shared.
 
         Lane 0 serves every caller; a caller may ask for a lane of its own: a separate
-        session with its own server process on the box. A client belongs to the current connection: after a
-        drop and ``connect()``, the next call starts a fresh one. Callers must not close it.
+        session with its own server process on the box (one the box refuses shares an
+        open one). A client belongs to the current connection: after a drop and
+        ``connect()``, the next call starts a fresh one. Callers must not close it.
         For file work beyond ``stat``/``read_range``/``open_reader`` (resumable pulls), use
         it directly: pass paths through ``sftp_path()`` (SFTP does not expand ``~``) and map
         errors through ``file_error``.
@@ -439,12 +442,13 @@ class SshTransport(RangeReads):
                 # opening: names round-trip as os.fsdecode/os.fsencode do here.
                 client = await conn.start_sftp_client(path_errors="surrogateescape")
             except (OSError, asyncssh.Error) as exc:
-                if lane and isinstance(exc, asyncssh.ChannelOpenError):
+                if isinstance(exc, asyncssh.ChannelOpenError):
                     # The box allows no more sessions on this connection (sshd's
-                    # MaxSessions, 10 by default): this lane shares lane 0's.
-                    client = await self.sftp(0)
-                    self._sftp[lane] = (client, conn)
-                    return client
+                    # MaxSessions, 10 by default): this lane shares another's.
+                    client = await self._open_sftp(conn, lane)
+                    if client is not None:
+                        self._sftp[lane] = (client, conn)
+                        return client
                 raise TransportError(
                     self.host,
                     f"SFTP unavailable: {_describe(exc)}",
@@ -452,6 +456,22 @@ class SshTransport(RangeReads):
                 ) from exc
             self._sftp[lane] = (client, conn)
             return client
+
+    async def _open_sftp(
+        self, conn: asyncssh.SSHClientConnection, refused: int
+    ) -> asyncssh.SFTPClient | None:
+        """An SFTP client already open on ``conn`` for a lane the box refused a session
+        of its own; one still opening on another lane is waited for (lanes open at once,
+        so the first refused may come before any is ready). None when there is none."""
+        for _ in range(400):  # 20 s at most: a session opens in a few round trips
+            for client, owner in list(self._sftp.values()):
+                if owner is conn:
+                    return client
+            opening = [n for n, lock in self._sftp_locks.items() if n != refused and lock.locked()]
+            if not opening:
+                return None
+            await asyncio.sleep(0.05)
+        return None
 
     def file_error(self, exc: BaseException, path: str) -> Exception:
         """The exception a file operation on ``path`` should raise for an SFTP failure.
@@ -487,17 +507,23 @@ class SshTransport(RangeReads):
         return _attrs_stat(attrs)
 
     async def open_reader(
-        self, path: str, *, block_size: int | None = None, max_requests: int | None = None
+        self,
+        path: str,
+        *,
+        block_size: int | None = None,
+        max_requests: int | None = None,
+        lane: int = 0,
     ) -> SftpFileReader:
         """An open SFTP handle: like a local fd, it keeps reading the file after a rename.
         ``block_size`` (bytes per SFTP read; default the server's largest) and
         ``max_requests`` (reads in flight; default asyncssh's) shape ``blocks``: their
-        product is what one file keeps in flight over the round trip."""
+        product is what one file keeps in flight over the round trip. ``lane``: the SFTP
+        session it goes through (``sftp``); each has its own channel window."""
         for name, value in (("block_size", block_size), ("max_requests", max_requests)):
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive, not {value}")
         try:
-            sftp = await self.sftp()
+            sftp = await self.sftp(lane)
             handle = await sftp.open(
                 sftp_path(path),
                 "rb",

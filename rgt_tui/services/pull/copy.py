@@ -69,24 +69,28 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
     chosen = {p.local for p in small}
     large = deque(sorted((p for p in plans if p.local not in chosen), key=lambda p: -p.entry.size))
 
-    async def sftp_worker() -> None:
+    # Worker n reads through SFTP session n + 1: each session is a channel with its own
+    # window, and one channel's window cannot fill a far link (transport.ssh WINDOW_BYTES).
+    async def sftp_worker(lane: int) -> None:
         while large:
-            await _copy_one(run, large.popleft())
+            await _copy_one(run, large.popleft(), lane)
 
     async def small_files() -> None:
         leftover = await _copy_small(run, small) if small else []
         large.extend(leftover)
-        await _all(sftp_worker() for _ in range(min(run.options.concurrency, len(leftover))))
+        lanes = range(1, 1 + min(run.options.concurrency, len(leftover)))
+        await _all(sftp_worker(lane) for lane in lanes)
 
-    await _all([small_files(), *(sftp_worker() for _ in range(run.options.concurrency))])
+    lanes = range(1, 1 + run.options.concurrency)
+    await _all([small_files(), *(sftp_worker(lane) for lane in lanes)])
 
 
-async def _copy_one(run: PullRun, plan: FilePlan) -> None:
+async def _copy_one(run: PullRun, plan: FilePlan, lane: int) -> None:
     """One file over SFTP: a hash mismatch pulls it once more from zero, then fails it."""
     while plan.local not in run.finished:
         again = plan.local in run.mismatched
         try:
-            pulled = await _sftp_copy(run, plan, from_zero=again)
+            pulled = await _sftp_copy(run, plan, lane, from_zero=again)
         except FileFailed as exc:
             run.fail(plan, str(exc))
         except LocalConflict as exc:
@@ -112,7 +116,9 @@ async def _copy_one(run: PullRun, plan: FilePlan) -> None:
                 run.tracker.file_state(plan.local, "retrying", "hash mismatch", attempt=2)
 
 
-async def _sftp_copy(run: PullRun, plan: FilePlan, *, from_zero: bool) -> PulledFile | None:
+async def _sftp_copy(
+    run: PullRun, plan: FilePlan, lane: int, *, from_zero: bool
+) -> PulledFile | None:
     """Copy one file into its part and finalise it; None when its hash is not the manifest's."""
     size = plan.entry.size
     part = await _thread(_open_part, run, plan, 0 if from_zero else plan.resume_from)
@@ -123,6 +129,7 @@ async def _sftp_copy(run: PullRun, plan: FilePlan, *, from_zero: bool) -> Pulled
             run.remote_path(plan),
             block_size=run.options.block_size,
             max_requests=run.options.max_requests,
+            lane=lane,
         )
         try:
             waiting: dict[int, bytes] = {}  # replies that came before an earlier one

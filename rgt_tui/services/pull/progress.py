@@ -110,6 +110,7 @@ class ProgressTracker:
         self.files_total, self.bytes_total = files_total, bytes_total
         self.files_done += files_done
         self.bytes_done += bytes_done
+
     def start_file(self, path: str, size: int, done: int, attempt: int = 1) -> None:
         """A file starts (or restarts) with ``done`` bytes already on disk."""
         prev = self._active.get(path)

@@ -18,11 +18,11 @@ class PullOptions:
     """Tuning of a pull; the defaults suit a rented box across an ocean."""
 
     concurrency: int = 4  # large files copied at once over the host's one connection
-    # SFTP reads in flight per large file. With asyncssh's block size (the server's
-    # limit, 255 KiB for OpenSSH) 64 reads keep 16 MB in flight per file, 2-4 files
-    # 32-64 MB: a 200 ms round trip then does not cap a 1 Gbit/s link (25 MB in flight).
-    # It is also what out-of-order replies can hold in memory, per file.
-    max_requests: int = 64
+    # SFTP reads in flight per large file: with OpenSSH's 255 KiB reads, 32 fill the 8 MiB
+    # window of the file's own session (transport.ssh WINDOW_BYTES), and 4 files keep
+    # ~32 MB in flight: a 200 ms round trip then does not cap a 1 Gbit/s link (25 MB).
+    # It is also what replies out of order can hold in memory, per file.
+    max_requests: int = 32
     block_size: int | None = None  # bytes per SFTP read; None: the server's largest
     small_file: int = 1 << 20  # below this, files travel many per round trip (tar)
     stall_timeout_s: float = 30.0  # no bytes for this long: reconnect and resume
