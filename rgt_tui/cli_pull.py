@@ -218,6 +218,9 @@ def format_pull_result(result: Any) -> str:
         f"{len(result.skipped)} already here, {len(result.failed)} failed — "
         f"{fmt_bytes(result.bytes_received)} in {fmt_duration(result.elapsed_s)} into {result.dest}",
     ]
+    if result.copy_s > 0 and result.bytes_received:
+        rate = result.bytes_received / result.copy_s / 1e6
+        lines[0] += f" (copy stage: {rate:.1f} MB/s over {result.copy_s:.2f} s)"
     lines += [f"  FAILED    {path}: {why}" for path, why in result.failed]
     lines += [f"  CONFLICT  {path}: {why}" for path, why in result.conflicts]
     lines += [f"  REFUSED   {m.display(r.root, r.path)}: {r.reason}" for r in m.refused]

@@ -42,6 +42,7 @@ import contextlib
 import getpass
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -316,14 +317,22 @@ def compile_package() -> None:
 
 def timed(command: list[str], touch_bytes: int = 0, **kw) -> float:
     """Seconds a command took (it must succeed), from the same start as every other run."""
+    return timed_output(command, touch_bytes, **kw)[0]
+
+
+def timed_output(command: list[str], touch_bytes: int = 0, **kw) -> tuple[float, str]:
+    """``timed``, and what the command printed on stdout (a pull's summary)."""
     same_start(touch_bytes)
     start = time.monotonic()
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    done = subprocess.run(command, capture_output=True, **kw)
     seconds = time.monotonic() - start
     if done.returncode != 0:  # progress lines go to stderr: shown only when a run fails
         sys.stderr.write(done.stderr.decode(errors="replace"))
         raise subprocess.CalledProcessError(done.returncode, command)
-    return seconds
+    return seconds, done.stdout.decode(errors="replace")
+
+
+COPY_STAGE = re.compile(r"copy stage: ([0-9.]+) MB/s")  # in rgt-tui pull's summary
 
 
 def touch_size(data_bytes: int) -> int:
@@ -512,11 +521,15 @@ def run_far(label: str, link: FarLink, ctx: Bench, data: Path, total: int, large
     times = {(t, s): [] for s in sets for t in tools}
     wire = {(t, s): [] for s in sets for t in tools}
     cpu = {(t, s): [] for s in sets for t in tools}
+    copy_rates: dict[str, list[float]] = {s: [] for s in sets}  # ours: the copy stage alone
     for round_ in range(ctx.args.repeat):
         for set_name, (root, _size) in sets.items():
             for tool in tools[round_ % 2 :] + tools[: round_ % 2]:
                 before = link.stats()
-                times[tool, set_name].append(timed(ctx.command(tool, link.port, root), ctx.touch))
+                seconds, out = timed_output(ctx.command(tool, link.port, root), ctx.touch)
+                times[tool, set_name].append(seconds)
+                if found := COPY_STAGE.search(out):
+                    copy_rates[set_name].append(float(found[1]) * 1e6)
                 after = link.stats()
                 wire[tool, set_name].append(after["down_bytes"] - before["down_bytes"])
                 cpu[tool, set_name].append(after["cpu_s"] - before["cpu_s"])
@@ -555,6 +568,9 @@ def run_far(label: str, link: FarLink, ctx: Bench, data: Path, total: int, large
             f"; large files alone: rsync {rl:.2f} s ({shares['rsync -a', 'large']:.0%}), "
             f"ours {ol:.2f} s ({shares['rgt-tui pull', 'large']:.0%}), ratio {rl / ol:.2f}"
         )
+        if copy_rates["large"]:
+            rate = median(copy_rates["large"])
+            line += f"; our copy stage on the large files {rate / 1e6:.0f} MB/s ({rate / link.rate:.0%} of the link)"
     print(line)
     return line
 

@@ -83,7 +83,9 @@ async def _run(run: PullRun) -> PullResult:
         }
         await _local(lambda: check_space(run.dest, plan, **margin))
         run.tracker.set_phase("pulling")
+        copy_started = time.monotonic()
         await _copy_with_retries(run, list(plan.to_pull))
+        run.copy_s = time.monotonic() - copy_started
         run.tracker.set_phase("finishing")
         run.conflicts += await _local(_make_links, run.tree, run.manifest)
         await _local(run.record.save, run.dest)

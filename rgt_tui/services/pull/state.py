@@ -36,6 +36,7 @@ class PullRun:
     last_byte: float = field(default_factory=time.monotonic)  # for the stall watch
     stalled: str | None = None  # why the stall watch dropped the connection
     started: float = field(default_factory=time.monotonic)
+    copy_s: float = 0.0  # seconds the copy stage took, for its rate (the CLI shows it)
 
     def remote_path(self, plan: FilePlan) -> str:
         assert self.manifest is not None
@@ -67,4 +68,5 @@ class PullRun:
             conflicts=tuple(self.conflicts),
             bytes_received=self.tracker.bytes_received,
             elapsed_s=time.monotonic() - self.started,
+            copy_s=self.copy_s,
         )

@@ -18,6 +18,7 @@ class PullOptions:
     """Tuning of a pull; the defaults suit a rented box across an ocean."""
 
     concurrency: int = 4  # large files copied at once over the host's one connection
+    lanes_per_file: int = 2  # SFTP sessions fetching one large file's segments at once
     # SFTP reads in flight per large file: with OpenSSH's 255 KiB reads, 32 fill the 8 MiB
     # window of the file's own session (transport.ssh WINDOW_BYTES), and 4 files keep
     # ~32 MB in flight: a 200 ms round trip then does not cap a 1 Gbit/s link (25 MB).
@@ -58,6 +59,7 @@ class PullResult:
     conflicts: tuple[tuple[str, str], ...]  # local things in the way, left alone
     bytes_received: int
     elapsed_s: float
+    copy_s: float = 0.0  # of which the copy stage (bytes_received / copy_s: its rate)
 
     @property
     def ok(self) -> bool:
