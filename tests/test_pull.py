@@ -113,7 +113,7 @@ async def test_box_back_during_retries_resumes_in_the_same_run(make_loopback_fle
     result, sent = await pull(
         host_of(fleet),
         tmp_path,
-        options=fast(max_attempts=20, progress_interval_s=0),
+        options=fast(max_attempts=20, progress_interval_s=0, lanes_per_file=1),
         on_progress=on_progress,
         counted=True,
     )

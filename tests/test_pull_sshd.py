@@ -64,7 +64,9 @@ async def test_stalled_connection_reconnects_and_resumes(openssh_server: OpenSsh
             host,
             tmp_path,
             counter,  # type: ignore[arg-type]
-            options=fast(stall_timeout_s=1.0, progress_interval_s=0),
+            # One session per file: only its reads in flight can be fetched twice (two
+            # sessions also lose a segment fetched ahead of the write position).
+            options=fast(stall_timeout_s=1.0, progress_interval_s=0, lanes_per_file=1),
             on_progress=freeze_mid_file,
         )
     finally:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from bisect import bisect_right
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -257,6 +257,10 @@ class Transport(Protocol):
         leaves the transport's defaults (SSH: the server's largest read, asyncssh's
         count). ``lane``: which session carries it (SSH: an SFTP session, with its own
         channel window, shared by every reader of that lane; lane 0 also serves stats)."""
+
+    async def open_lanes(self, lanes: Iterable[int]) -> None:
+        """Start the sessions of ``lanes`` (see ``open_reader``) ahead of their first use,
+        at once; failures are left for the readers to report."""
 
     async def close(self) -> None:
         """Close the connection; safe to call twice."""

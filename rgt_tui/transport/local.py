@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 from rgt_tui.transport.base import (
     STREAM_CHUNK,
@@ -153,6 +153,9 @@ class LocalTransport(RangeReads):
                 raise ValueError(f"{name} must be positive, not {value}")
         fd = await asyncio.to_thread(os.open, self._path(path), os.O_RDONLY | os.O_CLOEXEC)
         return LocalFileReader(fd, block_size or LOCAL_BLOCK)
+
+    async def open_lanes(self, lanes: Iterable[int]) -> None:
+        """Nothing to start on this machine (see ``Transport.open_lanes``)."""
 
     async def close(self) -> None:
         return None

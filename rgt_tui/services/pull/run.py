@@ -61,7 +61,11 @@ async def pull_host(
         try:
             record = await asyncio.to_thread(PulledRecord.load, dest)
             run = PullRun(host, dest, transport, options, tree, record, tracker)
-            return await _run(run)
+            try:
+                return await _run(run)
+            finally:
+                if run.warming is not None:
+                    run.warming.cancel()
         finally:
             tree.close()
 
@@ -111,6 +115,11 @@ async def _take_manifest(run: PullRun) -> Manifest:
         run.tracker.emit()
 
     async def scan() -> Manifest:
+        # The SFTP sessions the copy will use start while the box scans and hashes.
+        per_file = run.options.lanes_per_file
+        lanes = range(1, 1 + run.options.concurrency * per_file)
+        if run.warming is None or run.warming.done():  # again after a reconnect
+            run.warming = asyncio.ensure_future(run.transport.open_lanes(lanes))
         return await take_manifest(run.host, run.transport, on_line=listed)
 
     try:

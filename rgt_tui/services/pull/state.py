@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ class PullRun:
     last_byte: float = field(default_factory=time.monotonic)  # for the stall watch
     stalled: str | None = None  # why the stall watch dropped the connection
     started: float = field(default_factory=time.monotonic)
+    warming: asyncio.Future | None = None  # the copy's SFTP sessions, starting early
     copy_s: float = 0.0  # seconds the copy stage took, for its rate (the CLI shows it)
 
     def remote_path(self, plan: FilePlan) -> str:
