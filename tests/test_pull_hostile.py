@@ -229,3 +229,20 @@ async def test_a_host_whose_pull_would_default_to_the_home_is_refused(
     with pytest.raises(PullError, match=r'pull = \["~/runs"\]'):
         await pull(dataclasses.replace(host), tmp_path / "out", options=fast())
     assert not (tmp_path / "out").exists()
+
+
+async def test_a_box_without_tar_still_gets_every_small_file(hostile, tmp_path):
+    """No GNU tar there (its ``tar`` exits 127 at once): every small file comes by SFTP,
+    checked as ever."""
+    fleet, answer = hostile
+    res = box_results(fleet)
+    digests = {f"cells/c{i}/m.json": "" for i in range(40)}
+    for name in digests:
+        (res / name).parent.mkdir(parents=True, exist_ok=True)
+        (res / name).write_text(json.dumps({"name": name}))
+        digests[name] = sha(res / name)
+    answer("tar", b"")
+    (Path(tmp_path) / "hostile-bin" / "tar").write_text("#!/bin/sh\nexit 127\n")
+    result = await pull(host_of(fleet), tmp_path / "out", options=fast())
+    assert result.ok and len(result.pulled) == 40
+    assert {n: sha(tmp_path / "out" / "box1" / n) for n in digests} == digests
