@@ -246,3 +246,19 @@ async def test_a_box_without_tar_still_gets_every_small_file(hostile, tmp_path):
     result = await pull(host_of(fleet), tmp_path / "out", options=fast())
     assert result.ok and len(result.pulled) == 40
     assert {n: sha(tmp_path / "out" / "box1" / n) for n in digests} == digests
+
+
+async def test_a_name_too_long_for_this_disk_fails_that_file_only(hostile, tmp_path):
+    fleet, answer = hostile
+    res = box_results(fleet)
+    good = random_file(res / "good.bin", 3000)
+    long_name = "n" * 300  # over the 255 bytes a local file name may have
+    entries = [
+        {"path": "good.bin", "size": 3000, "sha256": good},
+        {"path": long_name, "size": 3000, "sha256": good},
+    ]
+    answer("python3", _scan(res, *entries))
+    result = await pull(host_of(fleet), tmp_path / "out", options=fast())
+    (conflict,) = result.conflicts  # named, and the rest lands
+    assert conflict[0] == long_name and "too long" in conflict[1]
+    assert [p.path for p in result.pulled] == ["good.bin"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import shlex
 import time
@@ -241,11 +242,14 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
                 run.last_byte = time.monotonic()
                 for event in reader.feed(chunk):
                     if isinstance(event, Start):
-                        part = _open_part(run, wanted[event.name], 0)
-                    elif isinstance(event, Data):
-                        part.write([event.chunk], run.dest)  # type: ignore[union-attr]
-                    elif isinstance(event, End):
-                        ready.append(part)  # type: ignore[arg-type]
+                        try:
+                            part = _open_part(run, wanted[event.name], 0)
+                        except FileFailed as exc:  # its bytes are read past, not written
+                            run.fail(wanted[event.name], str(exc))
+                    elif isinstance(event, Data) and part is not None:
+                        part.write([event.chunk], run.dest)
+                    elif isinstance(event, End) and part is not None:
+                        ready.append(part)
                         part = None
                     elif isinstance(event, Refused) and event.name in wanted:
                         run.fail(wanted[event.name], f"refused: {event.reason}")
@@ -291,6 +295,8 @@ def _open_part(run: PullRun, plan: FilePlan, at: int) -> _Part:
         os.ftruncate(fd, at)
         digest = hash_fd(fd, at)
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # this file only: the rest can still land
+            raise FileFailed(f"its name is too long for this file system ({exc.strerror})") from exc
         raise LocalWriteError(run.dest / plan.part, exc) from exc
     return _Part(plan, fd, at, digest, at)
 

@@ -16,6 +16,7 @@ Everything here blocks; the pull calls it through ``asyncio.to_thread``.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -166,6 +167,11 @@ def _plan_one(
         st = tree.lstat(rel)
     except LocalConflict as exc:
         return FilePlan(entry, rel, part, "conflict", note=f"{exc}; move it away and re-run")
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        note = "its name is too long for this file system: it cannot land here"
+        return FilePlan(entry, rel, part, "conflict", note=note)
     action, local_sha, note = "pull", None, ""
     if st is not None and stat.S_ISDIR(st.st_mode):
         return FilePlan(entry, rel, part, "conflict", note="a folder is in the way")
