@@ -170,11 +170,13 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
     A reader starts a segment only within ``len(readers)`` segments of the write position,
     so what waits in memory is bounded by that and the reads in flight."""
     plan, todo = part.plan, deque(range(part.at, size, SEGMENT))
-    waiting: dict[int, bytes] = {}  # pieces that came before an earlier one
+    waiting: dict[int, bytes] = {}  # pieces not yet written, by offset
+    waiting_bytes = 0
     arrived, written = asyncio.Event(), asyncio.Event()
     ahead = len(readers) * SEGMENT
 
     async def fetch(reader) -> None:  # noqa: ANN001
+        nonlocal waiting_bytes
         while todo:
             if todo[0] >= part.at + ahead:
                 written.clear()
@@ -185,8 +187,14 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
             async for at, data in reader.blocks(offset, length):
                 run.last_byte = time.monotonic()
                 waiting[at] = data
+                waiting_bytes += len(data)
                 got += len(data)
                 arrived.set()
+                # The writer has a full batch to write: wait for it, so what a drop can
+                # lose is the reads in flight and one batch, not all that came meanwhile.
+                while part.at in waiting and waiting_bytes >= FLUSH_BYTES:
+                    written.clear()
+                    await written.wait()
             if got != length:
                 raise FileFailed(
                     f"the box's copy ends at {offset + got} of the manifest's {size} bytes: "
@@ -194,6 +202,7 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
                 )
 
     async def write() -> None:
+        nonlocal waiting_bytes
         while part.at < size:
             batch, start = [], part.at
             at = start
@@ -204,6 +213,7 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
                 arrived.clear()
                 await arrived.wait()
                 continue
+            waiting_bytes -= at - start
             await _thread(part.write, batch, run.dest)
             run.tracker.advance(plan.local, at - start)
             written.set()
