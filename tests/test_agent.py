@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from rgt_tui.agent import agent_command, agent_source, probe
+from rgt_tui.demo import gpu_replay
 from rgt_tui.domain.snapshot import HostSnapshot, snapshot_from_agent
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -503,23 +504,10 @@ def test_artifact_scan_is_cached_between_rescans(tmp_path):
 # GPU: parsers on recorded nvidia-smi output
 
 
-CSV_ALIASES = {"clocks.sm": "clocks.current.sm", "used_memory": "used_gpu_memory"}
-
-
 def rebuild_rows(csv_path: Path, fields) -> str:
-    """Recorded ``--format=csv`` rows, re-emitted in ``fields`` order as csv,noheader,nounits.
-
-    The recording asked for other columns in another order; this only selects and orders
-    its real values by column name and drops the unit suffix (see gpu/SOURCES.txt).
-    """
-    lines = csv_path.read_text().splitlines()
-    header = [re.sub(r" \[[^\]]*\]$", "", c.strip()) for c in lines[0].split(",")]
-    rows = []
-    for line in lines[1:]:
-        cells = dict(zip(header, (c.strip() for c in line.split(",")), strict=True))
-        values = [cells[CSV_ALIASES.get(f, f)] for f in fields]
-        rows.append(", ".join(re.sub(r" (MiB|W|%|MHz|us)$", "", v) for v in values))
-    return "\n".join(rows) + "\n"
+    """Recorded rows re-emitted in ``fields`` order (see gpu/SOURCES.txt): the demo's
+    replay does the same, so tests and demo share one rebuild."""
+    return gpu_replay.rebuild_rows(csv_path.read_text(), fields)
 
 
 def test_parse_smi_gpus_on_recorded_h100_under_load():

@@ -289,3 +289,24 @@ async def test_openssh_server_runs_a_command(openssh_server: OpenSshServer) -> N
     assert server.port == port
     async with server.connect() as conn:
         assert (await conn.run("echo again")).stdout == "again\n"
+
+
+async def test_demo_boxes_show_a_replayed_h100_and_what_they_cost(tmp_path):
+    """The demo's boxes: a recorded H100 (idle or under load) through the real agent,
+    and each with a platform profile and an hourly price in its fleet file."""
+    from rgt_tui.domain.config import load_fleet
+    from rgt_tui.services.telemetry import sample_once
+    from rgt_tui.transport import transport_for
+
+    costs = (("runpod", 2.49), ("vastai", 1.89))
+    async with LoopbackFleet(2, tmp_path / "fleet", gpus=True, costs=costs) as fleet:
+        hosts = load_fleet(fleet.hosts_file)
+        assert [(h.profile, h.cost_per_hour) for h in hosts.hosts] == list(costs)
+        transport = transport_for(hosts.host("box1"))
+        try:
+            snap = await sample_once(hosts.host("box1"), transport)
+        finally:
+            await transport.close()
+    assert snap.gpu_source == "nvidia-smi" and snap.gpu_unavailable_reason is None
+    (gpu,) = snap.gpus
+    assert gpu.name == "NVIDIA H100 80GB HBM3" and gpu.util_pct in (0.0, 100.0)

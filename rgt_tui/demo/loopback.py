@@ -30,10 +30,13 @@ import shutil
 import signal
 import tempfile
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
 import asyncssh
+
+from rgt_tui.demo.gpu_replay import install_nvidia_smi
 
 log = logging.getLogger("rgt_tui.demo")
 
@@ -389,18 +392,25 @@ class LoopbackFleet:
         run: str | None = None,
         workload: bool = False,
         tmux_tmpdir: Path | None = None,
+        gpus: bool = False,
+        costs: Sequence[tuple[str, float]] = (),
     ) -> None:
         """``queue_dir``: give each host ``queue = <queue_dir>/<box>.txt`` (and ``run``).
         ``workload``: install the demo training workload on every box with a ready queue
         (queue_dir defaults to ``<base_dir>/queues``, run to the workload's template).
         ``tmux_tmpdir``: the boxes' sessions use their own tmux server there (tests run
-        side by side without sharing session names); None: the user's usual server."""
+        side by side without sharing session names); None: the user's usual server.
+        ``gpus``: each box's PATH starts with a stand-in ``nvidia-smi`` replaying a recorded
+        H100 (``gpu_replay``). ``costs``: (profile, cost per hour) for box 1, 2, ... in turn,
+        so the fleet shows what it costs."""
         self.n = n
         self.base_dir = Path(base_dir) if base_dir is not None else None
         self.queue_dir = Path(queue_dir) if queue_dir is not None else None
         self.run = run
         self.workload = workload
         self.tmux_tmpdir = tmux_tmpdir
+        self.gpus = gpus
+        self.costs = tuple(costs)
         self.boxes: list[LoopbackBox] = []
         self._made_base_dir = False
 
@@ -477,6 +487,8 @@ class LoopbackFleet:
         for b in self.boxes:
             (b.root / "results").mkdir(parents=True, exist_ok=True)
             b.boot_id_file.write_text(_real_boot_id())  # a fleet starts in this boot
+            if self.gpus:  # beside the box's folder, as its host key is: not in its tree
+                b.extra_path.append(install_nvidia_smi(self.base_dir / f"{b.name}.bin").parent)
         if self.workload:
             from rgt_tui.demo.workload_setup import install_workload, workload_run_template
 
@@ -516,16 +528,23 @@ class LoopbackFleet:
             raise RuntimeError("LoopbackFleet has no base_dir until it is started")
         return self.base_dir
 
+    def _profile_lines(self, i: int) -> list[str]:
+        """The profile (and cost per hour) of box ``i`` in the fleet file."""
+        if not self.costs:
+            return ['profile = "generic-ssh"']
+        profile, cost = self.costs[i % len(self.costs)]
+        return [f"profile = {_toml_str(profile)}", f"cost_per_hour = {cost}"]
+
     def _hosts_toml(self) -> str:
         lines = ["# Loopback demo fleet written by rgt-tui (rgt_tui/demo/loopback.py).", ""]
-        for b in self.boxes:
+        for i, b in enumerate(self.boxes):
             lines += [
                 "[[hosts]]",
                 f"name = {_toml_str(b.name)}",
                 f"ssh = {_toml_str(f'{self.username}@{LOOPBACK_HOST}:{b.port}')}",
                 f"identity_file = {_toml_str(str(self.client_key))}",
                 f"known_hosts = {_toml_str(str(self.known_hosts))}",
-                'profile = "generic-ssh"',
+                *self._profile_lines(i),
                 f"workdir = {_toml_str(str(b.root))}",
                 f"durable_dir = {_toml_str(str(b.root / 'results'))}",
                 f"mounts = [{_toml_str(str(b.root))}]",

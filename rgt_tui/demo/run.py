@@ -20,6 +20,10 @@ from pathlib import Path
 
 from rgt_tui.demo.loopback import LoopbackFleet
 
+# Each demo box plays a rented one: its platform's profile and an hourly price (the header
+# then shows what the fleet costs).
+DEMO_COSTS = (("runpod", 2.49), ("vastai", 1.89), ("lambda", 2.99))
+
 
 async def demo_main(boxes: int, *, theme: str | None = None) -> int:
     """Run the demo fleet and the app until the app exits; always stop the fleet."""
@@ -42,10 +46,16 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
     from rgt_tui.app import RgtApp
     from rgt_tui.domain.config import load_fleet
 
-    async with LoopbackFleet(boxes, workload=True, tmux_tmpdir=tmux_dir) as loopback:
+    fleet_of = LoopbackFleet(
+        boxes, workload=True, tmux_tmpdir=tmux_dir, gpus=True, costs=DEMO_COSTS
+    )
+    async with fleet_of as loopback:
         fleet = await asyncio.to_thread(load_fleet, loopback.hosts_file)
         app = RgtApp(fleet, theme=theme)
-        app.sub_title = f"demo: {boxes} loopback box{'es' if boxes != 1 else ''}"
+        app.sub_title = (
+            f"demo: {boxes} loopback box{'es' if boxes != 1 else ''} · "
+            "GPUs replay a recorded H100 (no GPU here)"
+        )
         loop = asyncio.get_running_loop()
         try:
             # SIGTERM, or SIGHUP from a closed terminal, would otherwise kill the process

@@ -105,6 +105,8 @@ class FleetScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         if self.fleet.is_default:
             self._header.hint = DEFAULT_FLEET_HINT
+        elif self.app.sub_title:  # what the fleet is, when the app was told (the demo)
+            self._header.hint = self.app.sub_title
         self._header.summary = self._summary
         yield self._header
         yield self._filter
