@@ -262,3 +262,71 @@ async def test_a_name_too_long_for_this_disk_fails_that_file_only(hostile, tmp_p
     (conflict,) = result.conflicts  # named, and the rest lands
     assert conflict[0] == long_name and "too long" in conflict[1]
     assert [p.path for p in result.pulled] == ["good.bin"]
+
+
+async def test_a_tar_member_sent_twice_is_pulled_once_and_never_failed(hostile, tmp_path):
+    fleet, answer = hostile
+    res = box_results(fleet)
+    (res / "a.json").write_text('{"a": 1}')
+    data = (res / "a.json").read_bytes()
+    answer("tar", _tar(_member("./a.json", data), _member("./a.json", data)))
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    assert result.ok and [p.path for p in result.pulled] == ["a.json"] and not result.failed
+
+
+async def test_a_file_that_appears_locally_during_the_pull_is_left_alone(
+    make_loopback_fleet, tmp_path
+):
+    """Nothing was there when the pull was planned; the user writes a file there while it
+    runs: the box's copy does not replace it, and the conflict is named."""
+    fleet = await make_loopback_fleet(1)
+    random_file(box_results(fleet) / "notes.bin", 3 << 20)
+    mine = tmp_path / "box1" / "notes.bin"
+
+    def user_writes(p) -> None:  # noqa: ANN001
+        if any(f.path == "notes.bin" for f in p.active) and not mine.exists():
+            mine.write_text("the user's own notes")
+
+    result = await pull(
+        host_of(fleet), tmp_path, options=fast(progress_interval_s=0), on_progress=user_writes
+    )
+    (conflict,) = result.conflicts
+    assert conflict[0] == "notes.bin" and "appeared" in conflict[1]
+    assert mine.read_text() == "the user's own notes" and not result.pulled
+
+
+async def test_roots_whose_labels_would_meet_land_in_folders_of_their_own(
+    make_loopback_fleet, tmp_path
+):
+    """runs, runs and runs-2: the second runs would be runs-2 too; each root keeps its own
+    folder and both files arrive whole."""
+    fleet = await make_loopback_fleet(1)
+    base = fleet.box("box1").root
+    (base / "a" / "runs").mkdir(parents=True)
+    b = random_file(base / "b" / "runs" / "m.pt", 2000)
+    c = random_file(base / "c" / "runs-2" / "m.pt", 2000)
+    roots = (str(base / "a" / "runs"), str(base / "b" / "runs"), str(base / "c" / "runs-2"))
+    result = await pull(host_of(fleet, pull=roots), tmp_path, options=fast())
+    assert result.ok and len({p.path for p in result.pulled}) == 2
+    assert {sha(tmp_path / "box1" / p.path) for p in result.pulled} == {b, c}
+
+
+async def test_an_old_part_where_a_folder_now_goes_is_named_not_a_crash(
+    make_loopback_fleet, tmp_path
+):
+    """An interrupted pull left the part of ``x`` (``.rgt/parts/x.part``); the box now has
+    a folder ``x.part/``, whose file's part would go below it: a named conflict, and the
+    pull goes on."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    random_file(res / "x.part" / "y", 100)
+    good = random_file(res / "good.bin", 100)
+    parts = tmp_path / "box1" / ".rgt" / "parts"
+    parts.mkdir(parents=True)
+    (parts / "x.part").write_bytes(b"an interrupted pull's part of the old x")
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    assert [p.path for p in result.pulled] == ["good.bin"] and sha(
+        tmp_path / "box1" / "good.bin"
+    ) == good
+    ((path, why),) = result.conflicts
+    assert path == "x.part/y" and "folder must go" in why

@@ -276,9 +276,15 @@ def root_labels(given: Sequence[str]) -> tuple[str, ...]:
         base = PurePosixPath(root.rstrip("/") or "/").name
         plain = base not in ("", "~", ".", "..") and _folded(base) != RECORDS_DIR
         bases.append(base if plain else f"root{i + 1}")
-    return tuple(
-        f"{base}-{i + 1}" if bases.count(base) > 1 else base for i, base in enumerate(bases)
-    )
+    labels = [f"{base}-{i + 1}" if bases.count(base) > 1 else base for i, base in enumerate(bases)]
+    # A suffix can meet another root's own name (runs, runs, runs-2): suffix again until
+    # no two roots share a folder, or one root's files would land on another's.
+    for i, label in enumerate(labels):
+        n = 2
+        while _folded(labels[i]) in {_folded(x) for x in labels[:i]}:
+            labels[i] = f"{label}-{n}"
+            n += 1
+    return tuple(labels)
 
 
 def unsafe_path_reason(path: str) -> str | None:

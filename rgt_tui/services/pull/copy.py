@@ -245,6 +245,7 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
     names = "".join(f"./{name}\0" for name in wanted)
     part: _Part | None = None
     ready: list[_Part] = []
+    received: set[str] = set()
     stream = run.transport.stream_bytes(command, input=names)
     try:
         async with contextlib.aclosing(stream) as chunks:
@@ -256,16 +257,19 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
                             part = _open_part(run, wanted[event.name], 0)
                         except FileFailed as exc:  # its bytes are read past, not written
                             run.fail(wanted[event.name], str(exc))
+                        except LocalConflict as exc:
+                            run.conflict(wanted[event.name], f"{exc}; move it away and re-run")
                     elif isinstance(event, Data) and part is not None:
                         part.write([event.chunk], run.dest)
                     elif isinstance(event, End) and part is not None:
                         ready.append(part)
+                        received.add(event.name)
                         part = None
-                    elif isinstance(event, Refused) and event.name in wanted:
-                        run.fail(wanted[event.name], f"refused: {event.reason}")
+                    elif isinstance(event, Refused) and event.name in wanted.keys() - received:
+                        run.fail(wanted[event.name], f"refused: {event.reason}")  # not twice
                 if len(ready) >= GROUP:
-                    await _finish_small(run, ready)
-                    ready = []
+                    group, ready = ready, []  # handed over: never finished twice
+                    await _finish_small(run, group)
                 if reader.finished:
                     break
     except TransportError:
@@ -303,7 +307,9 @@ def _open_part(run: PullRun, plan: FilePlan, at: int) -> _Part:
     try:
         fd = run.tree.open_part(plan.part)
         os.ftruncate(fd, at)
-        digest = hash_fd(fd, at)
+        # Re-hashing a large resumed part takes a while: the stall watch must not take it
+        # for a dead connection.
+        digest = hash_fd(fd, at, on_block=lambda: setattr(run, "last_byte", time.monotonic()))
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:  # this file only: the rest can still land
             raise FileFailed(f"its name is too long for this file system ({exc.strerror})") from exc
@@ -341,13 +347,15 @@ def _finish_group(run: PullRun, parts: list[_Part]) -> list[PulledFile | str | N
     """``_finish`` for many small files, with one durable sync of their folders."""
     outcomes: list[PulledFile | str | None] = []
     folders = set()
-    for part in parts:
-        try:
-            outcomes.append(_finish(run, part, sync_folder=False))
-            folders.add(part.plan.local.rpartition("/")[0])
-        except LocalConflict as exc:
-            outcomes.append(f"{exc}; move it away and re-run")
-        finally:
+    try:
+        for part in parts:
+            try:
+                outcomes.append(_finish(run, part, sync_folder=False))
+                folders.add(part.plan.local.rpartition("/")[0])
+            except LocalConflict as exc:
+                outcomes.append(f"{exc}; move it away and re-run")
+    finally:  # a full disk stops the group: every part's descriptor is closed all the same
+        for part in parts:
             if part.fd >= 0:
                 os.close(part.fd)
                 part.fd = -1
@@ -368,7 +376,22 @@ def local_mode(entry: ManifestEntry) -> int:
 
 
 async def _thread(func, *args):  # noqa: ANN001, ANN202
-    return await asyncio.to_thread(func, *args)
+    """``func(*args)`` in a worker thread. A cancelled caller still waits for the thread
+    to end (it cannot be stopped): it may be using a descriptor the caller closes next,
+    and a number closed under it could be another file's by then."""
+    task = asyncio.ensure_future(asyncio.to_thread(func, *args))
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+            cancelled = True
+            continue
+        if cancelled:
+            raise asyncio.CancelledError
+        return result
 
 
 async def _all(coros) -> None:  # noqa: ANN001

@@ -107,7 +107,8 @@ class HostTree:
 
     def install(self, part: str, final: str, set_aside: str | None, *, sync: bool) -> None:
         """Rename ``part`` to ``final``. An older copy there moves to ``set_aside`` first
-        (when given); a link there (one the box had) is replaced; a folder is a conflict."""
+        (when given: rgt-tui's own copy); a link there (one the box had) is replaced; a
+        folder, or a file when none was expected, is a conflict, left alone."""
         src_parent, src_name = _split(part)
         dst_parent, dst_name = _split(final)
         src = self.folder(src_parent, create=False)
@@ -121,7 +122,10 @@ class HostTree:
                 raise LocalConflict(f"{final}: a folder is in the way")
             if st is not None and stat.S_ISLNK(st.st_mode):
                 os.unlink(dst_name, dir_fd=dst)
-            elif st is not None and set_aside is not None:
+            elif st is not None and set_aside is None:
+                # Nothing was there when the pull was planned: someone's file since.
+                raise LocalConflict(f"{final}: a file appeared there during the pull")
+            elif st is not None:
                 aside_parent, aside_name = _split(set_aside)
                 aside = self.folder(aside_parent, create=True)
                 try:

@@ -21,6 +21,7 @@ import hashlib
 import os
 import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,9 +122,12 @@ def part_path(rel: str) -> str:
     return f"{PARTS_DIR}/{rel}.part"
 
 
-def hash_fd(fd: int, upto: int | None = None) -> hashlib._Hash:
+def hash_fd(
+    fd: int, upto: int | None = None, on_block: Callable[[], object] | None = None
+) -> hashlib._Hash:
     """The SHA-256 of the first ``upto`` bytes (all, when None) of an open file, as a hash
-    object that can take more (a resumed part goes on from there)."""
+    object that can take more (a resumed part goes on from there); ``on_block`` is called
+    after each block (a sign of life)."""
     digest, offset = hashlib.sha256(), 0
     while upto is None or offset < upto:
         want = HASH_BLOCK if upto is None else min(HASH_BLOCK, upto - offset)
@@ -132,6 +136,8 @@ def hash_fd(fd: int, upto: int | None = None) -> hashlib._Hash:
             break
         digest.update(block)
         offset += len(block)
+        if on_block is not None:
+            on_block()
     return digest
 
 
@@ -197,9 +203,11 @@ def _plan_one(
             )  # fmt: skip
         action, note = "replace", "changed on the box; the older copy goes to .rgt/replaced/"
     # (A link here is one the box had: the file replaces it, its target untouched.)
-    return FilePlan(
-        entry, rel, part, action, _resumable(tree, part, entry, earlier), local_sha, note
-    )
+    try:
+        resume = _resumable(tree, part, entry, earlier)
+    except LocalConflict:  # an old part of ours where this part's folder goes: the copy says
+        resume = 0
+    return FilePlan(entry, rel, part, action, resume, local_sha, note)
 
 
 def _resumable(

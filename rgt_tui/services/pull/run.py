@@ -191,7 +191,10 @@ def _resume_points(run: PullRun, plans: list[FilePlan]) -> list[FilePlan]:
     """The plans with each part's size now (bytes a lost connection already brought)."""
     out = []
     for plan in plans:
-        st = run.tree.lstat(plan.part) if plan.local not in run.mismatched else None
+        try:
+            st = run.tree.lstat(plan.part) if plan.local not in run.mismatched else None
+        except LocalConflict:
+            st = None  # an old part of ours in its way: the copy names it
         size = st.st_size if st is not None and st.st_size <= plan.entry.size else 0
         out.append(dataclasses.replace(plan, resume_from=size))
     return out
