@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgt_tui.domain.manifest import ManifestEntry
-from rgt_tui.services.pull.local_tree import LocalConflict
+from rgt_tui.services.pull.local_tree import LocalConflict, in_thread
 from rgt_tui.services.pull.plan import FilePlan, hash_fd
 from rgt_tui.services.pull.state import PullRun
 from rgt_tui.services.pull.tar_stream import Data, End, Refused, Start, TarReader
@@ -135,7 +135,7 @@ async def _sftp_copy(
 ) -> PulledFile | None:
     """Copy one file into its part and finalise it; None when its hash is not the manifest's."""
     size = plan.entry.size
-    part = await _thread(_open_part, run, plan, 0 if from_zero else plan.resume_from)
+    part = await in_thread(_open_part, run, plan, 0 if from_zero else plan.resume_from)
     readers = []
     try:
         run.tracker.start_file(plan.local, size, part.at, 2 if from_zero else 1)
@@ -156,7 +156,7 @@ async def _sftp_copy(
             if isinstance(outcome, BaseException):
                 raise outcome
         await _fetch_in_order(run, part, readers, size)
-        return await _thread(_finish, run, part)
+        return await in_thread(_finish, run, part)
     finally:
         for reader in readers:
             await reader.close()
@@ -214,7 +214,7 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
                 await arrived.wait()
                 continue
             waiting_bytes -= at - start
-            await _thread(part.write, batch, run.dest)
+            await in_thread(part.write, batch, run.dest)
             run.tracker.advance(plan.local, at - start)
             written.set()
 
@@ -287,7 +287,7 @@ async def _finish_small(run: PullRun, parts: list[_Part]) -> None:
     """Finalise a group of small files together; a mismatch leaves its file for SFTP."""
     if not parts:
         return
-    outcomes = await _thread(_finish_group, run, parts)
+    outcomes = await in_thread(_finish_group, run, parts)
     for part, outcome in zip(parts, outcomes, strict=True):
         plan = part.plan
         if isinstance(outcome, PulledFile):
@@ -373,25 +373,6 @@ def local_mode(entry: ManifestEntry) -> int:
     """The local permissions: never wider than the box's (no setuid, setgid, sticky, or
     group/other write); 0600 when the box did not say."""
     return (0o600 if entry.mode is None else entry.mode) & 0o755
-
-
-async def _thread(func, *args):  # noqa: ANN001, ANN202
-    """``func(*args)`` in a worker thread. A cancelled caller still waits for the thread
-    to end (it cannot be stopped): it may be using a descriptor the caller closes next,
-    and a number closed under it could be another file's by then."""
-    task = asyncio.ensure_future(asyncio.to_thread(func, *args))
-    cancelled = False
-    while True:
-        try:
-            result = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.done():
-                raise
-            cancelled = True
-            continue
-        if cancelled:
-            raise asyncio.CancelledError
-        return result
 
 
 async def _all(coros) -> None:  # noqa: ANN001

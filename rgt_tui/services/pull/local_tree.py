@@ -8,17 +8,40 @@ folder made in its place; the link's target is left untouched, so the local copy
 mirroring the box. Anything else in the way (a file where a folder must go) is a
 ``LocalConflict``, named and left alone.
 
-Everything here blocks; the pull calls it from worker threads.
+Everything here blocks; the pull calls it through ``in_thread``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+async def in_thread(func, *args):  # noqa: ANN001, ANN201
+    """``func(*args)`` in a worker thread, as every call into this module is made. A
+    cancelled caller still waits for the thread to end (it cannot be stopped): it may be
+    using a descriptor the caller closes next (a part, the tree itself), and a number
+    closed under it could be another file's by then."""
+    task = asyncio.ensure_future(asyncio.to_thread(func, *args))
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+            cancelled = True
+            continue
+        if cancelled:
+            raise asyncio.CancelledError
+        return result
 
 
 class LocalConflict(Exception):
@@ -51,36 +74,34 @@ class HostTree:
             os.close(fd)
             raise
 
+    @contextlib.contextmanager
+    def entry(self, rel: str, *, create: bool) -> Iterator[tuple[int, str]]:
+        """(descriptor of ``rel``'s folder, ``rel``'s last name), the folder closed after."""
+        parent, _, name = rel.rpartition("/")
+        fd = self.folder(parent, create=create)
+        try:
+            yield fd, name
+        finally:
+            os.close(fd)
+
     def lstat(self, rel: str) -> os.stat_result | None:
         """What is at ``rel`` (a link is reported as a link), None when nothing is;
         LocalConflict when a file stands where one of its folders must go."""
-        parent, name = _split(rel)
         try:
-            fd = self.folder(parent, create=False)
+            with self.entry(rel, create=False) as (fd, name):
+                return os.stat(name, dir_fd=fd, follow_symlinks=False)
         except FileNotFoundError:
             return None
-        try:
-            return os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        finally:
-            os.close(fd)
 
     def open_read(self, rel: str) -> int:
         """A read descriptor on the regular file ``rel`` (never through a link)."""
-        parent, name = _split(rel)
-        fd = self.folder(parent, create=False)
-        try:
+        with self.entry(rel, create=False) as (fd, name):
             return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-        finally:
-            os.close(fd)
 
     def open_part(self, rel: str) -> int:
         """A read-write descriptor on the part file ``rel`` (created 0600, kept if there)."""
-        parent, name = _split(rel)
-        fd = self.folder(parent, create=True)
-        try:
-            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        with self.entry(rel, create=True) as (fd, name):
             try:
                 return os.open(name, flags, 0o600, dir_fd=fd)
             except OSError as exc:
@@ -88,32 +109,23 @@ class HostTree:
                     raise
                 os.unlink(name, dir_fd=fd)  # a link among our own parts: not ours to follow
                 return os.open(name, flags, 0o600, dir_fd=fd)
-        finally:
-            os.close(fd)
 
     def remove(self, rel: str) -> None:
         """Remove rgt-tui's own file ``rel`` (a part); nothing there is fine."""
-        parent, name = _split(rel)
-        try:
-            fd = self.folder(parent, create=False)
-        except (FileNotFoundError, LocalConflict):
-            return
-        try:
+        with (
+            contextlib.suppress(FileNotFoundError, LocalConflict),
+            self.entry(rel, create=False) as (fd, name),
+        ):
             os.unlink(name, dir_fd=fd)
-        except FileNotFoundError:
-            pass
-        finally:
-            os.close(fd)
 
     def install(self, part: str, final: str, set_aside: str | None, *, sync: bool) -> None:
         """Rename ``part`` to ``final``. An older copy there moves to ``set_aside`` first
         (when given: rgt-tui's own copy); a link there (one the box had) is replaced; a
         folder, or a file when none was expected, is a conflict, left alone."""
-        src_parent, src_name = _split(part)
-        dst_parent, dst_name = _split(final)
-        src = self.folder(src_parent, create=False)
-        dst = self.folder(dst_parent, create=True)
-        try:
+        with (
+            self.entry(part, create=False) as (src, src_name),
+            self.entry(final, create=True) as (dst, dst_name),
+        ):
             try:
                 st = os.stat(dst_name, dir_fd=dst, follow_symlinks=False)
             except FileNotFoundError:
@@ -125,26 +137,17 @@ class HostTree:
             elif st is not None and set_aside is None:
                 # Nothing was there when the pull was planned: someone's file since.
                 raise LocalConflict(f"{final}: a file appeared there during the pull")
-            elif st is not None:
-                aside_parent, aside_name = _split(set_aside)
-                aside = self.folder(aside_parent, create=True)
-                try:
+            elif st is not None and set_aside is not None:  # rgt-tui's older copy: kept
+                with self.entry(set_aside, create=True) as (aside, aside_name):
                     os.rename(dst_name, aside_name, src_dir_fd=dst, dst_dir_fd=aside)
-                finally:
-                    os.close(aside)
             os.rename(src_name, dst_name, src_dir_fd=src, dst_dir_fd=dst)
             if sync:
                 os.fsync(dst)
-        finally:
-            os.close(src)
-            os.close(dst)
 
     def symlink(self, rel: str, target: str) -> str | None:
         """Make ``rel`` a link to ``target`` (relative, checked by the caller); returns why
         not when something else is there."""
-        parent, name = _split(rel)
-        fd = self.folder(parent, create=True)
-        try:
+        with self.entry(rel, create=True) as (fd, name):
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
@@ -157,8 +160,6 @@ class HostTree:
                 os.symlink(target, name, dir_fd=fd)
                 return None
             return "a file or folder is in the way of the box's symlink"
-        finally:
-            os.close(fd)
 
 
 def _open_folder(fd: int, name: str, create: bool, where: str) -> int:
@@ -181,8 +182,3 @@ def _open_folder(fd: int, name: str, create: bool, where: str) -> int:
     except FileExistsError:
         pass  # another worker made it meanwhile; the open below still refuses a link
     return os.open(name, _DIR_FLAGS, dir_fd=fd)
-
-
-def _split(rel: str) -> tuple[str, str]:
-    parent, _, name = rel.rpartition("/")
-    return parent, name

@@ -23,7 +23,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.pull.copy import copy_files
-from rgt_tui.services.pull.local_tree import HostTree, LocalConflict
+from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
 from rgt_tui.services.pull.plan import FilePlan, PulledRecord, check_space, plan_pull
 from rgt_tui.services.pull.progress import ProgressTracker, PullProgress
 from rgt_tui.services.pull.state import PullRun
@@ -57,7 +57,7 @@ async def pull_host(
         host.name, _guarded(on_progress), interval=options.progress_interval_s
     )
     with _pull_lock(dest, host.name):
-        tree = await asyncio.to_thread(HostTree, dest)
+        tree = HostTree(dest)  # a mkdir and an open, as the lock above: not worth a thread
         try:
             record = await asyncio.to_thread(PulledRecord.load, dest)
             run = PullRun(host, dest, transport, options, tree, record, tracker)
@@ -130,11 +130,14 @@ async def _take_manifest(run: PullRun) -> Manifest:
 
 async def _copy_with_retries(run: PullRun, plans: list[FilePlan]) -> None:
     """Copy until every file is done; reconnect and resume after each lost connection."""
-    todo = plans
+    todo, attempts = plans, 0
 
     async def copy() -> None:
-        nonlocal todo
-        todo = await _local(_resume_points, run, [p for p in todo if p.local not in run.finished])
+        nonlocal todo, attempts
+        todo = [p for p in todo if p.local not in run.finished]
+        if attempts:  # the plan measured the parts; after a drop they have grown
+            todo = await _local(_resume_points, run, todo)
+        attempts += 1
         if todo:
             await copy_files(run, todo)
 
@@ -251,7 +254,7 @@ def _refuse_nested(dest: Path, manifest: Manifest) -> None:
 async def _local(func: Callable, *args: object) -> object:
     """A blocking local step in a thread; a local write failure stops the pull, named."""
     try:
-        return await asyncio.to_thread(func, *args)
+        return await in_thread(func, *args)  # they use the tree's descriptor: see in_thread
     except LocalWriteError as exc:
         raise exc.to_pull_error(Path(exc.path).parent) from exc
     except OSError as exc:
