@@ -39,7 +39,7 @@ from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
-from rgt_tui.paths import state_dir
+from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import Journal, JournalError
 from rgt_tui.services.teardown import (
@@ -99,8 +99,8 @@ def add_teardown_parser(
 
 
 def journal() -> Journal:
-    """The journal directory under the state dir."""
-    return Journal(state_dir() / "journal")
+    """The user's teardown journal."""
+    return Journal(journal_dir())
 
 
 def _when(t: float | None) -> str:

@@ -37,3 +37,8 @@ def state_dir(environ: Mapping[str, str] | None = None) -> Path:
 def config_dir(environ: Mapping[str, str] | None = None) -> Path:
     """Directory for user settings: ``$XDG_CONFIG_HOME/rgt-tui`` or ``~/.config/rgt-tui``."""
     return _xdg_dir(environ, "XDG_CONFIG_HOME", (".config",))
+
+
+def journal_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The teardown journal's directory (one file per host) under the state dir."""
+    return state_dir(environ) / "journal"

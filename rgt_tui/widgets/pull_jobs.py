@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.paths import journal_dir
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull.progress import PullProgress
 
@@ -117,10 +118,8 @@ class JobRequested(Message):
 
 
 def default_journal() -> Journal:
-    """The journal the CLI uses (``$XDG_STATE_HOME/rgt-tui/journal``), read at call time."""
-    from rgt_tui.cli_teardown import journal
-
-    return journal()
+    """The user's journal (``$XDG_STATE_HOME/rgt-tui/journal``), read at call time."""
+    return Journal(journal_dir())
 
 
 class JobRunner:
