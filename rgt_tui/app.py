@@ -40,6 +40,7 @@ from rgt_tui.screens.queue_actions import (
 )
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
 from rgt_tui.screens.type_ahead import TypeAhead
+from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.pull_alerts import danger_clock_note, queue_done_at, with_cost_alerts
@@ -65,15 +66,21 @@ def health_thresholds(fleet: Fleet) -> Thresholds:
     return Thresholds(**asdict(fleet.thresholds))
 
 
-def build_monitors(fleet: Fleet, clock: Callable[[], float] = time.time) -> dict[str, MonitorLike]:
-    """One live ``HostMonitor`` per host of the fleet, over the transport it asks for."""
+def build_monitors(
+    fleet: Fleet, connections: FleetConnections, clock: Callable[[], float] = time.time
+) -> dict[str, MonitorLike]:
+    """One live ``HostMonitor`` per host of the fleet, over the host's shared connection."""
     from rgt_tui.services.telemetry import HostMonitor
-    from rgt_tui.transport import transport_for
 
     thresholds = health_thresholds(fleet)
     return {
         h.name: HostMonitor(
-            h, transport_for(h), interval=fleet.poll_seconds, thresholds=thresholds, clock=clock
+            h,
+            connections.transport(h.name),
+            interval=fleet.poll_seconds,
+            thresholds=thresholds,
+            clock=clock,
+            backoff=connections.backoff,
         )
         for h in fleet.hosts
     }
@@ -148,6 +155,7 @@ class RgtApp(App[int]):
         *,
         monitors: dict[str, MonitorLike] | None = None,
         start_monitors: bool = True,
+        connections: FleetConnections | None = None,
         theme: str | None = None,
         clock: Callable[[], float] = time.time,
         config_dir: Path | None = None,
@@ -161,8 +169,10 @@ class RgtApp(App[int]):
         self.start_monitors = start_monitors
         self.host_keys = HostKeys(self, self.reconnect)
         self.type_ahead = TypeAhead(self)  # keys typed after t, for the confirmation box
+        # Each host's one SSH connection, shared by every screen and job (DESIGN step 2).
+        self.connections = connections or FleetConnections(fleet.hosts)
         if monitors is None and start_monitors:
-            monitors = build_monitors(fleet, clock)
+            monitors = build_monitors(fleet, self.connections, clock)
         self.monitors: dict[str, MonitorLike] = monitors or {}
         self.latest: dict[str, HostUpdate] = {}
         self.histories: dict[str, HostHistory] = {h.name: HostHistory() for h in fleet.hosts}
@@ -185,7 +195,7 @@ class RgtApp(App[int]):
             self.register_theme(t)
         self.theme = self._initial_theme(theme)
         self.fleet_screen = FleetScreen(fleet, thresholds=self.thresholds, clock=clock)
-        self.jobs = JobRunner(self, fleet, clock=clock)
+        self.jobs = JobRunner(self, fleet, self.connections, clock=clock)
         self.box_watch = BoxWatch(
             self,
             self.jobs,
@@ -196,7 +206,7 @@ class RgtApp(App[int]):
         )
         self._seen_connected: set[str] = set()  # danger clocks: once per host per session
         self._clocks_shown: set[str] = set()  # ... and once per profile
-        self.queues = QueueController(self)
+        self.queues = QueueController(self, self.connections)
 
     def _initial_theme(self, requested: str | None) -> str:
         if requested:
@@ -256,6 +266,7 @@ class RgtApp(App[int]):
         if running:
             await asyncio.wait([asyncio.ensure_future(_settled(w)) for w in running], timeout=3)
             await asyncio.sleep(0.1)  # let cancelled streams' finalizers run
+        await self.connections.close_all()
 
     # -- telemetry ---------------------------------------------------------------------
 
@@ -278,12 +289,9 @@ class RgtApp(App[int]):
             self._posted[update.host] = update
             self.post_message(HostUpdated(update))
 
-        try:
-            await monitor.run(emit)
-        finally:
-            transport = getattr(monitor, "transport", None)
-            if transport is not None:
-                await transport.close()  # never raises, even on a dead link
+        # The monitor borrows the host's shared connection: it stays open for the other
+        # borrowers when telemetry stops, and the app closes it on the way out.
+        await monitor.run(emit)
 
     def on_host_updated(self, message: HostUpdated) -> None:
         update = message.update
@@ -400,6 +408,7 @@ class RgtApp(App[int]):
             self.start_monitor(host, monitor)
         else:
             monitor.request_reconnect()
+        self.connections.reconnect_now(host)  # a log follower in backoff tries at once too
         self.notify(f"Reconnecting {host}…", title=host)
 
     @on(ReconnectRequested)
@@ -421,6 +430,7 @@ class RgtApp(App[int]):
                 history=self.histories.get(host),
                 thresholds=self.thresholds,
                 clock=self.clock,
+                connections=self.connections,
             )
             screen.key_refusal = self.host_keys.refusals.get(host)
             self.push_screen(screen)

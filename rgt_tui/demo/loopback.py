@@ -71,6 +71,8 @@ class LoopbackBox:
         # The queue runner and services read the boot id from $RGT_BOOT_ID_FILE when set:
         # tests rewrite this file to simulate a reboot (docs/queues.md).
         self.boot_id_file = self.root / ".boot_id"
+        # SSH connections accepted since creation (tests hold the app to one per host).
+        self.connections_made = 0
         self.host_key_path = self.root.parent / f"{name}.host_key"
         self.host_key = host_key or _load_or_create_key(self.host_key_path)
         self.errors: deque[str] = deque(maxlen=_MAX_ERRORS)
@@ -350,6 +352,7 @@ class _BoxServer(asyncssh.SSHServer):
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         self._conn = conn
         self._box._conns.add(conn)
+        self._box.connections_made += 1
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._conn is not None:

@@ -18,8 +18,9 @@ from textual.widgets import Static
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import Diagnosis, Evidence
-from rgt_tui.screens.queue_actions import error_text, with_transport
+from rgt_tui.screens.queue_actions import error_text
 from rgt_tui.screens.workers import run_host_worker
+from rgt_tui.services.connections import FleetConnections
 
 VERDICT_STYLE = {
     "yes": "bold $error",
@@ -88,9 +89,10 @@ class DiagnosisScreen(ModalScreen[None]):
             self.result = result
             self.error = error
 
-    def __init__(self, host: HostConfig) -> None:
+    def __init__(self, host: HostConfig, connections: FleetConnections) -> None:
         super().__init__()
         self.host = host
+        self.connections = connections
         self.diagnosis: Diagnosis | None = None
 
     def compose(self) -> ComposeResult:
@@ -108,7 +110,9 @@ class DiagnosisScreen(ModalScreen[None]):
         from rgt_tui.services.queue_view import diagnose_queue
 
         try:
-            result = await with_transport(self.host, lambda t: diagnose_queue(self.host, t))
+            result = await self.connections.use(
+                self.host.name, lambda t: diagnose_queue(self.host, t)
+            )
         except Exception as exc:  # unreachable box and the like: shown in the modal
             self.post_message(self.Diagnosed(None, error_text(exc)))
             return

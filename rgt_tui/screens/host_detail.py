@@ -25,6 +25,7 @@ from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
 from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
+from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.history import HostHistory
@@ -60,9 +61,11 @@ class HostDetailScreen(Screen[None]):
         thresholds: Thresholds | None = None,
         clock: Callable[[], float] = time.time,
         tabs: list[type[DetailTab]] | None = None,
+        connections: FleetConnections | None = None,
     ) -> None:
         super().__init__()
         self.host = host
+        self.connections = connections
         self.update = update
         self.history = history or HostHistory()
         self.thresholds = thresholds or Thresholds()
@@ -123,7 +126,14 @@ class HostDetailScreen(Screen[None]):
         tab = self.tabs.get(tab_id)
         if tab is None or not tab.is_mounted:
             return  # a tab still composing is drawn by the next update (it stays stale)
-        view = HostView(self.host, self.update, self.history, self.clock(), self.thresholds)
+        view = HostView(
+            self.host,
+            self.update,
+            self.history,
+            self.clock(),
+            self.thresholds,
+            self.connections,
+        )
         tab.show(view)
         self._stale.discard(tab_id)
 

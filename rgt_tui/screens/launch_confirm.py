@@ -19,8 +19,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.screens.queue_actions import error_text, with_transport
+from rgt_tui.screens.queue_actions import error_text
 from rgt_tui.screens.workers import run_host_worker
+from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue import LaunchPlan, LaunchResult
 
 
@@ -78,10 +79,11 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
             self.plan = plan
             self.error = error
 
-    def __init__(self, fleet: Fleet, host: HostConfig) -> None:
+    def __init__(self, fleet: Fleet, host: HostConfig, connections: FleetConnections) -> None:
         super().__init__()
         self.fleet = fleet
         self.host = host
+        self.connections = connections
         self.plan: LaunchPlan | None = None
         self._first = True
 
@@ -127,7 +129,7 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
             return plan
 
         try:
-            plan = await with_transport(self.host, planned)
+            plan = await self.connections.use(self.host.name, planned)
         except Exception as exc:  # the plan never raises for a dead box; anything else is shown
             self.post_message(self.Planned(None, error_text(exc)))
             return
@@ -190,7 +192,7 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
 
         app: Any = self.app
         try:
-            result = await with_transport(self.host, lambda t: launch(plan, t))
+            result = await self.connections.use(self.host.name, lambda t: launch(plan, t))
         except Exception as exc:  # QueueError / TransportError: shown, the modal stays
             app.notify(error_text(exc), title=f"{self.host.name}: launch failed", severity="error")
             self.query_one("#launch-status", Static).update(

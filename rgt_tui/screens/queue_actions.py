@@ -10,9 +10,9 @@ and posts ``QueueViewed`` for the panes' summary line.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.message import Message
@@ -20,12 +20,12 @@ from textual.message import Message
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.screens.workers import run_host_worker
-from rgt_tui.transport import Transport, TransportError, open_transport, transport_for
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.transport import TransportError
 
 if TYPE_CHECKING:
     from textual.app import App
 
-T = TypeVar("T")
 POLL_S = 10.0
 WATCHED_POLL_S = 3.0  # while the host's Queue tab is on screen
 
@@ -64,12 +64,6 @@ class QueueViewed(Message):
         return isinstance(message, QueueViewed) and message.host == self.host
 
 
-async def with_transport(host: HostConfig, use: Callable[[Transport], Awaitable[T]]) -> T:
-    """Run ``use`` over a fresh transport to ``host``, closed afterwards."""
-    async with open_transport(host) as transport:
-        return await use(transport)
-
-
 def error_text(exc: BaseException) -> str:
     """A user-facing line for a failed box action (transport errors carry their fix)."""
     return str(exc) or type(exc).__name__
@@ -91,8 +85,11 @@ def queue_commands(app: Any) -> list[tuple[str, str, Callable[[], Any]]]:
 class QueueController:
     """Runs the queue actions and the queue poller on behalf of the App."""
 
-    def __init__(self, app: App[Any], *, poll_s: float = POLL_S) -> None:
+    def __init__(
+        self, app: App[Any], connections: FleetConnections, *, poll_s: float = POLL_S
+    ) -> None:
         self.app = app
+        self.connections = connections
         self.poll_s = poll_s
         self.views: dict[str, QueueView] = {}
 
@@ -123,9 +120,9 @@ class QueueController:
             )
             return
         if action == "launch":
-            self.app.push_screen(LaunchConfirmScreen(self.fleet, host))
+            self.app.push_screen(LaunchConfirmScreen(self.fleet, host, self.connections))
         elif action == "diagnose":
-            self.app.push_screen(DiagnosisScreen(host))
+            self.app.push_screen(DiagnosisScreen(host, self.connections))
         elif action == "append":
             run_host_worker(self.app, self._append(host), "queue-append", host_name)
 
@@ -138,7 +135,9 @@ class QueueController:
         from rgt_tui.services.queue import QueueError, append_cells
 
         try:
-            result = await with_transport(host, lambda t: append_cells(self.fleet, host, t))
+            result = await self.connections.use(
+                host.name, lambda t: append_cells(self.fleet, host, t)
+            )
         except (TransportError, QueueError) as exc:
             self.app.notify(
                 error_text(exc), title=f"{host.name}: append refused", severity="error", timeout=20
@@ -178,31 +177,25 @@ class QueueController:
     async def _poll(self, host: HostConfig) -> None:
         from rgt_tui.services.queue_view import read_queue_view
 
-        transport: Transport | None = None
-        try:
-            while True:
-                if not self._connected(host.name):
-                    await asyncio.sleep(1.0)
-                    continue
-                transport = transport or transport_for(host)
-                try:
-                    view = await read_queue_view(host, transport)
-                except Exception:  # TransportError or an unreadable record: retry next round
-                    # The telemetry link reports connection trouble; the Queue tab the rest.
-                    await transport.close()
-                    transport = None
-                else:
-                    self.app.post_message(QueueViewed(host.name, view))
-                # Re-armed only after the previous read finished: polls never overlap.
-                waited = 0.0
-                while waited < self.poll_s and not (
-                    waited >= WATCHED_POLL_S and self._watched(host.name)
-                ):
-                    await asyncio.sleep(0.5)
-                    waited += 0.5
-        finally:
-            if transport is not None:
-                await transport.close()
+        while True:
+            if not self._connected(host.name):
+                await asyncio.sleep(1.0)
+                continue
+            try:
+                # The host's one connection, which telemetry keeps up: the poller never
+                # opens or closes it (not connected: a TransportError, tried next round).
+                view = await read_queue_view(host, self.connections.transport(host.name))
+            except Exception:  # TransportError or an unreadable record: retry next round
+                pass  # the telemetry link reports connection trouble; the Queue tab the rest
+            else:
+                self.app.post_message(QueueViewed(host.name, view))
+            # Re-armed only after the previous read finished: polls never overlap.
+            waited = 0.0
+            while waited < self.poll_s and not (
+                waited >= WATCHED_POLL_S and self._watched(host.name)
+            ):
+                await asyncio.sleep(0.5)
+                waited += 0.5
 
     def viewed(self, message: QueueViewed) -> None:
         """Record a polled view and hand it to the screens that show it."""

@@ -26,6 +26,7 @@ from textual.message import Message
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.paths import journal_dir
+from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull.progress import PullProgress
 
@@ -129,12 +130,14 @@ class JobRunner:
         self,
         app: App[Any],
         fleet: Fleet,
+        connections: FleetConnections,
         *,
         journal: Callable[[], Journal] = default_journal,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.app = app
         self.fleet = fleet
+        self.connections = connections
         self.journal = journal
         self.clock = clock
         self.states: dict[str, HostJobs] = {h.name: HostJobs(h.name) for h in fleet.hosts}
@@ -248,52 +251,47 @@ class JobRunner:
                 )
 
     async def _pull(self, host: HostConfig) -> None:
-        from rgt_tui.services.pull import PullError, pull_host
-        from rgt_tui.transport import TransportError, open_transport
+        from rgt_tui.services.pull import PullError, PullOptions, pull_host
+        from rgt_tui.transport import TransportError
 
         self._set(host.name, progress=None, pull_result=None, pull_error=None)
-        async with open_transport(host) as transport:
-            try:
-                result = await pull_host(
-                    host,
-                    self.fleet.results_dir,
-                    transport,
-                    on_progress=lambda p: self._set(host.name, progress=p),
-                )
-            except PullError as exc:
-                self._set(host.name, pull_error=(exc.message, exc.fix or ""))
-                return
-            except (TransportError, OSError) as exc:
-                self._set(
-                    host.name, pull_error=(str(exc), "check the connection and press p again")
-                )
-                return
+        try:
+            result = await pull_host(
+                host,
+                self.fleet.results_dir,
+                self.connections.transport(host.name),  # shared: the pull never closes it
+                options=PullOptions(concurrency=SHARED_PULL_CONCURRENCY),
+                on_progress=lambda p: self._set(host.name, progress=p),
+            )
+        except PullError as exc:
+            self._set(host.name, pull_error=(exc.message, exc.fix or ""))
+            return
+        except (TransportError, OSError) as exc:
+            self._set(host.name, pull_error=(str(exc), "check the connection and press p again"))
+            return
         self._set(host.name, pull_result=result)
 
     async def _verify(self, host: HostConfig) -> None:
         from rgt_tui.services.verify import verify_host
-        from rgt_tui.transport import open_transport
 
         self._set(host.name, verify_report=None, verify_error=None)
-        async with open_transport(host) as transport:
-            try:
-                report = await verify_host(
-                    host,
-                    self.fleet.results_dir,
-                    transport=transport,
-                    python=self.fleet.verify_python,
-                )
-            except Exception as exc:
-                self._set(host.name, verify_error=str(exc))
-                return
+        try:
+            report = await verify_host(
+                host,
+                self.fleet.results_dir,
+                transport=self.connections.transport(host.name),
+                python=self.fleet.verify_python,
+            )
+        except Exception as exc:
+            self._set(host.name, verify_error=str(exc))
+            return
         self._set(host.name, verify_report=report)
 
     async def _check(self, host: HostConfig) -> Any:
         from rgt_tui.services.teardown import check_gate
-        from rgt_tui.transport import open_transport
 
-        async with open_transport(host) as transport:
-            report = await check_gate(self.fleet, host, transport, self.journal())
+        transport = self.connections.transport(host.name)
+        report = await check_gate(self.fleet, host, transport, self.journal())
         self._set_report(host.name, report)
         return report
 
@@ -350,16 +348,15 @@ class JobRunner:
 
     async def _tear_down(self, host: HostConfig, typed: str) -> None:
         from rgt_tui.services.teardown import GateLocked, confirm_and_tear_down
-        from rgt_tui.transport import open_transport
 
         self._set(host.name, teardown=None)
         journal = self.journal()
         try:
             # The box is re-scanned now, after the name was typed, and only then torn down.
-            async with open_transport(host) as transport:
-                outcome = await confirm_and_tear_down(
-                    self.fleet, host, journal, typed, transport, clock=self.clock
-                )
+            transport = self.connections.transport(host.name)
+            outcome = await confirm_and_tear_down(
+                self.fleet, host, journal, typed, transport, clock=self.clock
+            )
         except GateLocked as exc:
             self._set(host.name, refusal=f"locked: {exc}: nothing was torn down")
             if exc.report is not None:  # the checklist as it stood at the confirmation

@@ -16,6 +16,7 @@ from textual.widgets import Input
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.history import HostHistory
 
@@ -29,6 +30,9 @@ class HostView:
     history: HostHistory
     now: float
     thresholds: Thresholds
+    # The host's shared connection, for tabs that read the box (Logs); None in tests
+    # that draw without one.
+    connections: FleetConnections | None = None
 
 
 class DetailTab(VerticalScroll):

@@ -8,6 +8,8 @@ so a crash there would be pinned on the wrong one.
 
 from __future__ import annotations
 
+from functools import partial
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -21,6 +23,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.logscan import LogChunk, LogPosition
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.screens.workers import run_host_worker
+from rgt_tui.services.connections import FleetConnections
 from rgt_tui.widgets.host_pane import screen_in_view
 
 MAX_LINES = 5000
@@ -66,6 +69,7 @@ class LogsTab(DetailTab):
     def __init__(self) -> None:
         super().__init__()
         self.host: HostConfig | None = None
+        self.connections: FleetConnections | None = None  # from the view: the host's link
         self.source = QUEUE_SOURCE
         self.status = ""
         self.lines: list[str] = []  # what was written, bounded like the view (tests read it)
@@ -99,6 +103,7 @@ class LogsTab(DetailTab):
     def show(self, view: HostView) -> None:
         first = self.host is None
         self.host = view.host
+        self.connections = view.connections
         if first:
             self._load_cells()
         if not self.following:
@@ -147,25 +152,31 @@ class LogsTab(DetailTab):
 
     async def _follow(self, host: HostConfig, source: str, resume: LogPosition | None) -> None:
         from rgt_tui.screens.queue_actions import error_text
-        from rgt_tui.services.logs import LogFollower, reconnect_with_backoff
-        from rgt_tui.transport import open_transport
-        from rgt_tui.transport.backoff import Backoff
+        from rgt_tui.services.logs import LogFollower
 
-        async with open_transport(host) as transport:
+        connections = self.connections
+        if connections is None:
+            return
+        try:
+            # The host's one connection, shared with telemetry: borrowed, never closed here.
+            transport = await connections.connect_with_backoff(host.name)
             follower = LogFollower(
                 transport,
                 self._path(),
                 resume=resume,
                 highlight=source != QUEUE_SOURCE,
-                reconnect=reconnect_with_backoff(transport, Backoff()),
+                reconnect=partial(connections.connect_with_backoff, host.name),
             )
-            try:
-                async for chunk in follower:
-                    self.post_message(self.Chunk(source, chunk))
-            except Exception as exc:  # a host-key refusal or a dead box: shown in the status
-                self.post_message(self.Stopped(source, error_text(exc)))
-            finally:
-                await follower.close()
+        except Exception as exc:  # a host-key refusal: shown in the status
+            self.post_message(self.Stopped(source, error_text(exc)))
+            return
+        try:
+            async for chunk in follower:
+                self.post_message(self.Chunk(source, chunk))
+        except Exception as exc:  # a dead box: shown in the status
+            self.post_message(self.Stopped(source, error_text(exc)))
+        finally:
+            await follower.close()
 
     @on(Chunk)
     def _chunk(self, message: Chunk) -> None:
@@ -224,11 +235,12 @@ class LogsTab(DetailTab):
         run_host_worker(self, self._read_cells(host), "logs-cells", host.name)
 
     async def _read_cells(self, host: HostConfig) -> None:
-        from rgt_tui.screens.queue_actions import with_transport
         from rgt_tui.services.queue_view import read_queue_view
 
+        if self.connections is None:
+            return
         try:
-            view = await with_transport(host, lambda t: read_queue_view(host, t))
+            view = await self.connections.use(host.name, lambda t: read_queue_view(host, t))
         except Exception:  # the follower's status already says the box is unreachable
             return
         self.post_message(self.Cells(tuple(c.name for c in view.cells)))
