@@ -27,11 +27,12 @@ from rgt_tui import themes
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
-from rgt_tui.screens.box_watch import BoxWatch
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
+from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.screens.help import HelpScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.host_key import HostKeyReviewRequested, HostKeys
+from rgt_tui.screens.job_keys import JobRequested, JobsChanged, job_commands
 from rgt_tui.screens.queue_actions import (
     QueueActionRequested,
     QueueController,
@@ -40,11 +41,13 @@ from rgt_tui.screens.queue_actions import (
 )
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
 from rgt_tui.screens.type_ahead import TypeAhead
+from rgt_tui.services.box_watch import BoxWatch
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.jobs import JobRunner
+from rgt_tui.services.queue_poller import QueuePoller
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.pull_alerts import danger_clock_note, queue_done_at, with_cost_alerts
-from rgt_tui.widgets.pull_jobs import JobRequested, JobRunner, JobsChanged, job_commands
 
 
 class MonitorLike(Protocol):
@@ -195,7 +198,13 @@ class RgtApp(App[int]):
             self.register_theme(t)
         self.theme = self._initial_theme(theme)
         self.fleet_screen = FleetScreen(fleet, thresholds=self.thresholds, clock=clock)
-        self.jobs = JobRunner(self, fleet, self.connections, clock=clock)
+        self.jobs = JobRunner(
+            self,
+            fleet,
+            self.connections,
+            on_change=lambda state: self.post_message(JobsChanged(state)),
+            clock=clock,
+        )
         self.box_watch = BoxWatch(
             self,
             self.jobs,
@@ -207,6 +216,13 @@ class RgtApp(App[int]):
         self._seen_connected: set[str] = set()  # danger clocks: once per host per session
         self._clocks_shown: set[str] = set()  # ... and once per profile
         self.queues = QueueController(self, self.connections)
+        self.queue_poller = QueuePoller(
+            fleet,
+            self.connections,
+            on_view=lambda host, view: self.post_message(QueueViewed(host, view)),
+            is_live=self._sampled_and_connected,
+            is_watched=self._queue_tab_shown,
+        )
 
     def _initial_theme(self, requested: str | None) -> str:
         if requested:
@@ -255,7 +271,7 @@ class RgtApp(App[int]):
             self.start_monitor(name, monitor)
         self.jobs.load_journals()
         if self.start_monitors:
-            self.queues.start_pollers()
+            self.queue_poller.start(self)
 
     async def on_unmount(self) -> None:
         # Textual cancels workers at exit without waiting; wait here (briefly) so every
@@ -299,19 +315,40 @@ class RgtApp(App[int]):
             return  # a newer sample of this host is already queued
         host = next((h for h in self.fleet.hosts if h.name == update.host), None)
         if host is not None:
-            self._first_connection(update, host)
             done_at = self.jobs.queue_done_at.get(host.name)
             update = with_cost_alerts(update, host, self.clock(), done_at)
+            self._first_connection(update, host)
         history = self.histories.setdefault(update.host, HostHistory())
         history.add(update.snapshot)
         self.latest[update.host] = update
         self.host_keys.host_updated(update.host, update.connection)
         with self.batch_update():
-            for screen in self.screen_stack:
-                sink = getattr(screen, "host_updated", None)
-                if sink is not None:
-                    sink(update, history)
+            for screen in self._fleet_views():
+                screen.host_updated(update, history)
         self.box_watch.host_updated(update)
+
+    def _sampled_and_connected(self, host: str) -> bool:
+        """Connected at the last sample, and still sampled (not a torn-down box whose
+        telemetry stopped while it was up): the queue poller reads only such hosts."""
+        update = self.latest.get(host)
+        return (
+            host not in self.telemetry_stopped
+            and update is not None
+            and update.connection.status == "connected"
+        )
+
+    def _queue_tab_shown(self, host: str) -> bool:
+        """Whether ``host``'s Queue tab is on screen (its queue is polled faster then)."""
+        screen = self.screen
+        return (
+            isinstance(screen, HostDetailScreen)
+            and screen.host.name == host
+            and screen.active_tab == "queue"
+        )
+
+    def _fleet_views(self) -> list[FleetView]:
+        """The screens in the stack that show hosts (they take the fleet's news)."""
+        return [s for s in self.screen_stack if isinstance(s, FleetView)]
 
     def _host_key_of(self, host: str) -> str | None:
         """The host key the host's monitor connection saw (None: none, or local)."""
@@ -340,7 +377,7 @@ class RgtApp(App[int]):
     def _job_requested(self, message: JobRequested) -> None:
         if message.show_tab:
             self.open_host(message.host, tab=message.show_tab)
-        self.jobs.request(message)
+        self.jobs.request(message.host, message.job, message.arg)
 
     @on(QueueViewed)
     def _queue_done(self, message: QueueViewed) -> None:
@@ -348,10 +385,8 @@ class RgtApp(App[int]):
 
     @on(JobsChanged)
     def _jobs_changed(self, message: JobsChanged) -> None:
-        for screen in self.screen_stack:
-            sink = getattr(screen, "jobs_changed", None)
-            if sink is not None:
-                sink(message.state)
+        for screen in self._fleet_views():
+            screen.jobs_changed(message.state)
         # A torn-down host: its one attempt decides (box_watch) whether polling stops.
         self.box_watch.jobs_changed(message.state)
 
@@ -431,6 +466,7 @@ class RgtApp(App[int]):
                 thresholds=self.thresholds,
                 clock=self.clock,
                 connections=self.connections,
+                queue_view=self.queue_poller.views.get(host),
             )
             screen.key_refusal = self.host_keys.refusals.get(host)
             self.push_screen(screen)
@@ -445,7 +481,8 @@ class RgtApp(App[int]):
 
     @on(QueueViewed)
     def _queue_viewed(self, message: QueueViewed) -> None:
-        self.queues.viewed(message)
+        for screen in self._fleet_views():
+            screen.queue_viewed(message.host, message.view)
 
     @on(OpenHostRequested)
     def _open_host(self, message: OpenHostRequested) -> None:

@@ -36,7 +36,7 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
     qf = await make_queue_fleet(1, workload=True)
     box = qf.loopback.box("box1")
     app = RgtApp(qf.fleet, config_dir=tmp_path / "config")
-    app.queues.poll_s = 0.5
+    app.queue_poller.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: "● 1 up" in screen_text(app), what="telemetry")
 
@@ -52,7 +52,7 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
         # (Watched through the app's own poller: the test opens no connection of its own.)
         await wait_for(
             pilot,
-            lambda: (v := app.queues.views.get("box1")) is not None and v.state == FINISHED,
+            lambda: (v := app.queue_poller.views.get("box1")) is not None and v.state == FINISHED,
             120,
             what="the queue's end",
         )

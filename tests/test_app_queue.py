@@ -37,7 +37,7 @@ def notes(app: RgtApp) -> list[str]:
 
 def make_app(qf: Any, tmp_path: Path) -> RgtApp:
     app = RgtApp(qf.fleet, config_dir=tmp_path / "config")
-    app.queues.poll_s = 0.5
+    app.queue_poller.poll_s = 0.5
     return app
 
 

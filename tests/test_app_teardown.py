@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from rgt_tui.widgets.pull_alerts import queue_done_at, with_cost_alerts
 from test_app import FakeMonitor, screen_text, wait_for
 from test_app_snapshots import (
     FLEET_TOML,
@@ -31,11 +32,10 @@ from rgt_tui.domain.queue_state import FINISHED, CellView, QueueView
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.job_keys import JobsChanged
 from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.pull import FileProgress, PullProgress
 from rgt_tui.services.telemetry import ConnectionState
-from rgt_tui.widgets.pull_alerts import queue_done_at, with_cost_alerts
-from rgt_tui.widgets.pull_jobs import JobsChanged
 
 SIZE = (160, 50)
 CONDITIONS = ("manifest", "rescan", "pulled", "loaded", "roster", "idle", "confirmed")
@@ -366,7 +366,7 @@ async def test_a_torn_down_box_is_not_polled_until_r(
         queue_reads.append(host.name)
         raise RuntimeError("the box is gone")
 
-    monkeypatch.setattr("rgt_tui.services.queue_view.read_queue_view", read_queue_view)
+    monkeypatch.setattr("rgt_tui.services.queue_poller.read_queue_view", read_queue_view)
     with_queue = FLEET_TOML.replace(
         "cost_per_hour = 1.89\n", 'cost_per_hour = 1.89\nqueue = "q.txt"\nrun = "echo"\n', 1
     )
@@ -378,7 +378,7 @@ async def test_a_torn_down_box_is_not_polled_until_r(
         clock=clock,
         config_dir=tmp_path / "config",
     )
-    app.queues.poll_s = 0.5
+    app.queue_poller.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["a100-train"]
         await wait_for(pilot, lambda: pane.has_class("-torn-down"))

@@ -21,9 +21,12 @@ from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
+from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
+from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.type_ahead import expect_typing, typing_ahead
+from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.fleet_header import DEFAULT_FLEET_HINT, FleetHeader, FleetSummary
@@ -31,7 +34,6 @@ from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_pane import HostPane, screen_in_view
 from rgt_tui.widgets.key_footer import KeyFooter
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
-from rgt_tui.widgets.pull_jobs import JOB_BINDINGS, HostJobs, JobRequested
 from rgt_tui.widgets.queue_text import queue_pane_line
 
 
@@ -51,7 +53,7 @@ class FilterInput(Input):
         self.post_message(self.Done())
 
 
-class FleetScreen(Screen[None]):
+class FleetScreen(FleetView, Screen[None]):
     """The grid of host panes: the app's home screen."""
 
     BINDINGS = [

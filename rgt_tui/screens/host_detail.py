@@ -21,16 +21,18 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import ReconnectRequested
+from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
+from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
 from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_pane import screen_in_view
-from rgt_tui.widgets.pull_jobs import JOB_BINDINGS, HostJobs, JobRequested
 
 
 def _tab_bindings() -> list[Binding]:
@@ -40,7 +42,7 @@ def _tab_bindings() -> list[Binding]:
     ]
 
 
-class HostDetailScreen(Screen[None]):
+class HostDetailScreen(FleetView, Screen[None]):
     """Tabs of one host's figures; Escape goes back to the fleet."""
 
     BINDINGS = [
@@ -62,10 +64,12 @@ class HostDetailScreen(Screen[None]):
         clock: Callable[[], float] = time.time,
         tabs: list[type[DetailTab]] | None = None,
         connections: FleetConnections | None = None,
+        queue_view: QueueView | None = None,
     ) -> None:
         super().__init__()
         self.host = host
         self.connections = connections
+        self.queue_view = queue_view  # the poller's latest, for the Queue tab
         self.update = update
         self.history = history or HostHistory()
         self.thresholds = thresholds or Thresholds()
@@ -114,9 +118,11 @@ class HostDetailScreen(Screen[None]):
 
     def queue_viewed(self, host: str, view: QueueView) -> None:
         """A polled view of this host's queue: the Queue tab shows it."""
-        tab = self.tabs.get("queue")
-        if host == self.host.name and tab is not None:
-            tab.show_queue(view)  # type: ignore[attr-defined]
+        if host != self.host.name:
+            return
+        self.queue_view = view
+        for tab in self.tabs.values():
+            tab.show_queue(view)
 
     def draw(self) -> None:
         """Redraw the active tab from the latest update."""
@@ -133,6 +139,7 @@ class HostDetailScreen(Screen[None]):
             self.clock(),
             self.thresholds,
             self.connections,
+            self.queue_view,
         )
         tab.show(view)
         self._stale.discard(tab_id)
@@ -205,6 +212,4 @@ class HostDetailScreen(Screen[None]):
         if state.host != self.host.name:
             return
         for tab in self.tabs.values():
-            sink = getattr(tab, "show_jobs", None)
-            if sink is not None:
-                sink(state)
+            tab.show_jobs(state)

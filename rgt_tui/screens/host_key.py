@@ -28,6 +28,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.transport.base import HostKeyError
 
 if TYPE_CHECKING:
@@ -169,9 +170,8 @@ class HostKeys:
         else:
             self.refusals[host] = error
         for screen in self.app.screen_stack:
-            sink = getattr(screen, "host_key_refused", None)
-            if sink is not None:
-                sink(host, error)
+            if isinstance(screen, FleetView):
+                screen.host_key_refused(host, error)
 
     def review(self, host: str) -> None:
         """Show ``host``'s refused key; trust it (and reconnect) only if the user says so."""

@@ -1,15 +1,14 @@
-"""The queue keys (l launch, a append, f follow logs, d diagnose) and the queue poller.
+"""The queue keys (l launch, a append, f follow logs, d diagnose).
 
 Screens post ``QueueActionRequested`` (messages up); the App hands it to its
-``QueueController``, which runs the blocking box work in workers (a group per host, one
-kind of work per group) and shows the result in a modal or a notification. The poller
-reads each connected host's queue view every ``POLL_S`` seconds, one worker per host,
-and posts ``QueueViewed`` for the panes' summary line.
+``QueueController``, which opens the dialog the key stands for (launch, diagnosis) or
+runs the service (append) in a worker of the host, over the host's shared connection,
+and shows the result. ``QueueViewed`` carries the poller's views
+(``services.queue_poller``) to the screens.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -26,8 +25,6 @@ from rgt_tui.transport import TransportError
 if TYPE_CHECKING:
     from textual.app import App
 
-POLL_S = 10.0
-WATCHED_POLL_S = 3.0  # while the host's Queue tab is on screen
 
 QUEUE_BINDINGS = [
     Binding("l", "queue('launch')", "Launch", tooltip="Launch the host's queue (shows the plan)"),
@@ -83,15 +80,11 @@ def queue_commands(app: Any) -> list[tuple[str, str, Callable[[], Any]]]:
 
 
 class QueueController:
-    """Runs the queue actions and the queue poller on behalf of the App."""
+    """Turns the queue keys into the service calls and dialogs they stand for."""
 
-    def __init__(
-        self, app: App[Any], connections: FleetConnections, *, poll_s: float = POLL_S
-    ) -> None:
+    def __init__(self, app: App[Any], connections: FleetConnections) -> None:
         self.app = app
         self.connections = connections
-        self.poll_s = poll_s
-        self.views: dict[str, QueueView] = {}
 
     @property
     def fleet(self) -> Any:
@@ -114,7 +107,7 @@ class QueueController:
         if not host.queue and action != "diagnose":
             self.app.notify(
                 f'{host_name} has no queue file: add `queue = "PATH"` and `run` to its '
-                "[[host]] in hosts.toml",
+                "[[hosts]] entry in the fleet file",
                 title=host_name,
                 severity="warning",
             )
@@ -127,9 +120,11 @@ class QueueController:
             run_host_worker(self.app, self._append(host), "queue-append", host_name)
 
     def _show_logs_tab(self, host_name: str) -> None:
+        from rgt_tui.screens.host_detail import HostDetailScreen
+
         screen = self.app.screen
-        if getattr(getattr(screen, "host", None), "name", None) == host_name:
-            screen.action_show_tab("logs")  # type: ignore[attr-defined]
+        if isinstance(screen, HostDetailScreen) and screen.host.name == host_name:
+            screen.action_show_tab("logs")
 
     async def _append(self, host: HostConfig) -> None:
         from rgt_tui.services.queue import QueueError, append_cells
@@ -149,58 +144,3 @@ class QueueController:
             title=f"{host.name}: appended",
             timeout=10,
         )
-
-    # -- the poller ----------------------------------------------------------------------
-
-    def start_pollers(self) -> None:
-        """One slow queue-view poller per host that has a queue."""
-        for host in self.fleet.hosts:
-            if host.queue:
-                run_host_worker(self.app, self._poll(host), "queue-poll", host.name)
-
-    def _watched(self, host: str) -> bool:
-        """Whether ``host``'s Queue tab is the one on screen (poll it faster then)."""
-        screen = self.app.screen
-        return (
-            getattr(getattr(screen, "host", None), "name", None) == host
-            and getattr(screen, "active_tab", None) == "queue"
-        )
-
-    def _connected(self, host: str) -> bool:
-        """Connected at the last sample, and still sampled (not a torn-down box whose
-        telemetry stopped while it was up)."""
-        if host in getattr(self.app, "telemetry_stopped", ()):
-            return False
-        update = getattr(self.app, "latest", {}).get(host)
-        return update is not None and update.connection.status == "connected"
-
-    async def _poll(self, host: HostConfig) -> None:
-        from rgt_tui.services.queue_view import read_queue_view
-
-        while True:
-            if not self._connected(host.name):
-                await asyncio.sleep(1.0)
-                continue
-            try:
-                # The host's one connection, which telemetry keeps up: the poller never
-                # opens or closes it (not connected: a TransportError, tried next round).
-                view = await read_queue_view(host, self.connections.transport(host.name))
-            except Exception:  # TransportError or an unreadable record: retry next round
-                pass  # the telemetry link reports connection trouble; the Queue tab the rest
-            else:
-                self.app.post_message(QueueViewed(host.name, view))
-            # Re-armed only after the previous read finished: polls never overlap.
-            waited = 0.0
-            while waited < self.poll_s and not (
-                waited >= WATCHED_POLL_S and self._watched(host.name)
-            ):
-                await asyncio.sleep(0.5)
-                waited += 0.5
-
-    def viewed(self, message: QueueViewed) -> None:
-        """Record a polled view and hand it to the screens that show it."""
-        self.views[message.host] = message.view
-        for screen in self.app.screen_stack:
-            sink = getattr(screen, "queue_viewed", None)
-            if sink is not None:
-                sink(message.host, message.view)

@@ -16,7 +16,9 @@ from textual.widgets import Input
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.history import HostHistory
 
@@ -33,6 +35,7 @@ class HostView:
     # The host's shared connection, for tabs that read the box (Logs); None in tests
     # that draw without one.
     connections: FleetConnections | None = None
+    queue: QueueView | None = None  # the poller's latest view of the host's queue
 
 
 class DetailTab(VerticalScroll):
@@ -44,6 +47,12 @@ class DetailTab(VerticalScroll):
     def show(self, view: HostView) -> None:
         """Draw ``view``; called only while this tab is the active one."""
         raise NotImplementedError
+
+    def show_jobs(self, state: HostJobs) -> None:
+        """The host's pull / verify / teardown moved on; tabs that show jobs redraw."""
+
+    def show_queue(self, view: QueueView) -> None:
+        """The poller read the host's queue; tabs that show it redraw."""
 
     def take_focus(self) -> Input | None:
         """Shown for a job's key (``t``): a tab with a text entry for that job puts the

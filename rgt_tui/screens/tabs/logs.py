@@ -98,7 +98,13 @@ class LogsTab(DetailTab):
     def is_visible_tab(self) -> bool:
         """Whether this tab is the active one on a screen in view."""
         screen = self.screen
-        return screen_in_view(screen) and getattr(screen, "active_tab", None) == self.TAB_ID
+        from rgt_tui.screens.host_detail import HostDetailScreen
+
+        return (
+            isinstance(screen, HostDetailScreen)
+            and screen_in_view(screen)
+            and screen.active_tab == self.TAB_ID
+        )
 
     def show(self, view: HostView) -> None:
         first = self.host is None

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.widgets.pull_jobs import HostJobs
+from rgt_tui.services.jobs import HostJobs
 from rgt_tui.widgets.pull_view import (
     MUTED,
     join,

@@ -36,8 +36,7 @@ class QueueTab(DetailTab):
     def show(self, view: HostView) -> None:
         self.host = view.host
         if self.view is None:  # the poller's last view, until its next read arrives
-            polled = getattr(getattr(self.app, "queues", None), "views", {})
-            self.view = polled.get(view.host.name)
+            self.view = view.queue
         body = self.query_one(".queue-body", Static)
         if not view.host.queue:
             body.update(

@@ -12,7 +12,6 @@ time, once the box is destroyed; only that second name records the teardown.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -20,8 +19,10 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Button, Input, Static
 
+from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.widgets.pull_jobs import HostJobs, JobRequested
+from rgt_tui.services.jobs import HostJobs
+from rgt_tui.services.journal import BoxHistory
 from rgt_tui.widgets.pull_view import (
     MUTED,
     checklist_lines,
@@ -38,7 +39,7 @@ def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
 
 
-def history_lines(history: tuple[Any, ...]) -> list[Content]:
+def history_lines(history: tuple[BoxHistory, ...]) -> list[Content]:
     """Earlier boxes under this host's name (the journal's ``BoxHistory``): shown as
     history, never counted for the box there now."""
     if not history:
@@ -49,14 +50,14 @@ def history_lines(history: tuple[Any, ...]) -> list[Content]:
         )
     ]
     for old in history:
-        box = getattr(old, "box", None)
+        box = old.box
         name = f"box {box.short()}" if box is not None else "an unidentified box"
-        at = getattr(old, "torn_down_at", None)
+        at = old.torn_down_at
         fate = f"torn down {_when(at)}" if at is not None else "never recorded as torn down"
         lines.append(
             Content.assemble(
                 ("• ", MUTED), (name, "bold"), f": {fate}; replaced {_when(old.retired_at)}",
-                (f" ({old.why})" if getattr(old, "why", "") else "", MUTED),
+                (f" ({old.why})" if old.why else "", MUTED),
             )
         )  # fmt: skip
     return lines

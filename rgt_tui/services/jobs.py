@@ -1,14 +1,14 @@
-"""Pull, verify and teardown jobs for the TUI: one worker per host at a time.
+"""Pull, verify and teardown jobs: one at a time per host, run for the TUI.
 
 ``HostJobs`` is the state of one host's jobs (a frozen snapshot); ``JobRunner`` runs the
-services (``pull_host``, ``verify_host``, ``check_gate``, ``confirm_and_tear_down``) in
-workers of the App, group ``jobs:<host>``, and posts ``JobsChanged`` with the new state
-after every step. It never touches a widget: the App routes ``JobsChanged`` to the
-screens (attributes down), and the screens ask for jobs with ``JobRequested`` (messages
-up). Nothing here tears anything down unless the typed name matches the host's name
-exactly and the gate, re-scanned after the name was typed, holds. Without a teardown
-command nothing is recorded until the user types the name a second time, after reading
-what to destroy by hand.
+services (``pull_host``, ``verify_host``, ``check_gate``, ``confirm_and_tear_down``) as
+workers of its host (the App: anything with ``run_worker`` and ``notify``), group
+``jobs:<host>``, and hands the new state to ``on_change`` after every step. It knows no
+widget and imports no Textual: the App turns each state into a message for the screens.
+Nothing here tears anything down unless the typed name matches the host's name exactly
+and the gate, re-scanned after the name was typed, holds. Without a teardown command
+nothing is recorded until the user types the name a second time, after reading what to
+destroy by hand.
 """
 
 from __future__ import annotations
@@ -17,40 +17,21 @@ import asyncio
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
-from functools import partial
-from typing import Any
-
-from textual.app import App
-from textual.binding import Binding
-from textual.message import Message
+from typing import TYPE_CHECKING, Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
+from rgt_tui.services.controller_host import ControllerHost
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull.progress import PullProgress
 
-# The keys that start a job on the selected host, on the fleet and the detail screen.
-JOB_BINDINGS = [
-    Binding(
-        "p",
-        "host_job('pull', 'pulls')",
-        "Pull",
-        tooltip="Pull the host's results (resumable, hash-checked)",
-    ),
-    Binding(
-        "v",
-        "host_job('verify', 'pulls')",
-        "Verify",
-        tooltip="Verify the pulled copy: hashes, loads, roster",
-    ),
-    Binding(
-        "t",
-        "host_job('gate', 'teardown')",
-        "Teardown",
-        tooltip="The teardown checklist (tears down only after you type the name)",
-    ),
-]
+if TYPE_CHECKING:
+    from rgt_tui.domain.box_identity import BoxIdentity
+    from rgt_tui.services.journal import BoxHistory
+    from rgt_tui.services.pull.types import PullResult
+    from rgt_tui.services.teardown import GateReport, TeardownOutcome
+    from rgt_tui.services.verify import VerificationReport
 
 
 @dataclass(frozen=True)
@@ -60,18 +41,18 @@ class HostJobs:
     host: str
     running: str = ""  # the job in flight: one of JOBS, or ''
     progress: PullProgress | None = None
-    pull_result: Any = None  # PullResult of the last pull
+    pull_result: PullResult | None = None  # of the last pull
     pull_error: tuple[str, str] | None = None  # (message, fix)
-    verify_report: Any = None  # VerificationReport of the last verify
+    verify_report: VerificationReport | None = None  # of the last verify
     verify_error: str | None = None
-    gate: Any = None  # GateReport of the last check
+    gate: GateReport | None = None  # of the last check
     gate_error: str | None = None
-    teardown: Any = None  # TeardownOutcome of the last confirmed teardown
+    teardown: TeardownOutcome | None = None  # of the last confirmed teardown
     refusal: str | None = None  # why the typed confirmation did nothing
     ack_refusal: str | None = None  # why an acknowledgement was refused (unknown cell)
     torn_down_at: float | None = None  # the current box's teardown, from the journal
-    box: Any = None  # BoxIdentity the journal holds for the box under this name
-    history: tuple[Any, ...] = ()  # earlier boxes under this name (shown as history)
+    box: BoxIdentity | None = None  # the journal's box under this name
+    history: tuple[BoxHistory, ...] = ()  # earlier boxes under this name (shown as history)
     # The fingerprint of a refused host key that is not the journal's box's: another box
     # answers under the name (it cannot say its id until its key is checked).
     refused_key: str | None = None
@@ -87,35 +68,7 @@ class HostJobs:
         """No teardown command ran: the user was shown what to destroy by hand, and the
         teardown is recorded only once they type the name again to say it is done."""
         t = self.teardown
-        return (
-            t is not None
-            and not t.ran
-            and not getattr(t, "recorded", False)
-            and self.torn_down_at is None
-        )
-
-
-class JobsChanged(Message):
-    """A host's jobs moved on (progress, an outcome, a teardown)."""
-
-    def __init__(self, state: HostJobs) -> None:
-        super().__init__()
-        self.state = state
-
-    def can_replace(self, message: Message) -> bool:
-        # Progress arrives often: a newer state of the same host supersedes a queued one.
-        return isinstance(message, JobsChanged) and message.state.host == self.state.host
-
-
-class JobRequested(Message):
-    """The user asked for a job on a host (``arg``: a cell name, the typed host name)."""
-
-    def __init__(self, host: str, job: str, arg: str = "", *, show_tab: str | None = None):
-        super().__init__()
-        self.host = host
-        self.job = job
-        self.arg = arg
-        self.show_tab = show_tab
+        return t is not None and not t.ran and not t.recorded and self.torn_down_at is None
 
 
 def default_journal() -> Journal:
@@ -128,14 +81,16 @@ class JobRunner:
 
     def __init__(
         self,
-        app: App[Any],
+        app: ControllerHost,
         fleet: Fleet,
         connections: FleetConnections,
         *,
+        on_change: Callable[[HostJobs], None] = lambda state: None,
         journal: Callable[[], Journal] = default_journal,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.app = app
+        self.on_change = on_change
         self.fleet = fleet
         self.connections = connections
         self.journal = journal
@@ -154,7 +109,7 @@ class JobRunner:
     def _set(self, host: str, **changes: Any) -> HostJobs:
         new = replace(self.state(host), **changes)
         self.states[host] = new
-        self.app.post_message(JobsChanged(new))
+        self.on_change(new)
         return new
 
     def learned(self, host: str, **changes: Any) -> HostJobs:
@@ -164,24 +119,25 @@ class JobRunner:
 
     # -- entry points ------------------------------------------------------------------
 
-    def request(self, message: JobRequested) -> None:
-        """Start the job the message asks for (refused, and said so, while one runs)."""
-        host = self.fleet.host(message.host)
-        if message.job == "teardown" and message.arg != host.name:
+    def request(self, host_name: str, job_name: str, arg: str = "") -> None:
+        """Start job ``job_name`` on ``host_name`` (``arg``: a cell name, the typed host
+        name); refused, and said so, while another runs."""
+        host = self.fleet.host(host_name)
+        if job_name == "teardown" and arg != host.name:
             # A wrong name does nothing at all: no journal entry, no command.
             self._set(
                 host.name,
-                refusal=f"'{message.arg}' is not '{host.name}': nothing was torn down",
+                refusal=f"'{arg}' is not '{host.name}': nothing was torn down",
             )
             return
-        if message.job == "manual-teardown":
+        if job_name == "manual-teardown":
             if not self.state(host.name).awaiting_manual:
                 self._set(host.name, refusal="confirm the teardown first: nothing was recorded")
                 return
-            if message.arg != host.name:
+            if arg != host.name:
                 self._set(
                     host.name,
-                    refusal=f"'{message.arg}' is not '{host.name}': nothing was recorded; "
+                    refusal=f"'{arg}' is not '{host.name}': nothing was recorded; "
                     "the box is still billed as running",
                 )
                 return
@@ -197,19 +153,19 @@ class JobRunner:
             "pull": lambda: self._pull(host),
             "verify": lambda: self._verify(host),
             "gate": lambda: self._gate(host),
-            "acknowledge-missing": lambda: self._acknowledge(host, missing=message.arg),
-            "acknowledge-running": lambda: self._acknowledge(host, running=message.arg),
-            "teardown": lambda: self._tear_down(host, message.arg),
-            "manual-teardown": lambda: self._record_manual(host, message.arg),
+            "acknowledge-missing": lambda: self._acknowledge(host, missing=arg),
+            "acknowledge-running": lambda: self._acknowledge(host, running=arg),
+            "teardown": lambda: self._tear_down(host, arg),
+            "manual-teardown": lambda: self._record_manual(host, arg),
         }
-        job = jobs[message.job]
-        running = "teardown" if message.job == "manual-teardown" else message.job.split("-")[0]
+        job = jobs[job_name]
+        running = "teardown" if job_name == "manual-teardown" else job_name.split("-")[0]
         self._set(host.name, running=running, refusal=None, ack_refusal=None)
         self.app.run_worker(
             self._guarded(host.name, job()),
-            name=f"{message.job}:{host.name}",
+            name=f"{job_name}:{host.name}",
             group=f"jobs:{host.name}",
-            description=f"{message.job} of {host.name}",
+            description=f"{job_name} of {host.name}",
             exclusive=True,
             exit_on_error=False,
         )
@@ -295,7 +251,7 @@ class JobRunner:
         self._set_report(host.name, report)
         return report
 
-    def _set_report(self, host: str, report: Any) -> None:
+    def _set_report(self, host: str, report: GateReport) -> None:
         """A gate report: the checklist, and the journal's box, history and teardown."""
         self._set(
             host,
@@ -372,7 +328,7 @@ class JobRunner:
 
         # The box the confirmation was about, not whichever the journal holds by now.
         outcome = self.state(host.name).teardown
-        report = getattr(outcome, "report", None)
+        report = outcome.report if outcome is not None else None
         box = report.box if report is not None else None
         try:
             jh = await asyncio.to_thread(
@@ -382,26 +338,3 @@ class JobRunner:
             self._set(host.name, refusal=f"{exc}; the box is still billed as running")
             return
         self._set(host.name, torn_down_at=jh.torn_down_at)
-
-
-def job_commands(app: App[Any]) -> list[tuple[str, str, Callable[[], Any]]]:
-    """Command-palette entries: pull, verify and the teardown checklist of every host."""
-    entries = (
-        ("Pull results", "pull", "pulls", "Resumable, hash-checked copy into results_dir"),
-        ("Verify results", "verify", "pulls", "Hash, load and reconcile the pulled copy"),
-        ("Teardown checklist", "gate", "teardown", "Check the gate; type the name to tear down"),
-    )
-    fleet: Fleet = app.fleet  # type: ignore[attr-defined]
-    return [
-        (
-            f"{title}: {host.name}",
-            help_text,
-            partial(_post_job, app, host.name, job, tab),
-        )
-        for host in fleet.hosts
-        for title, job, tab, help_text in entries
-    ]
-
-
-def _post_job(app: App[Any], host: str, job: str, tab: str) -> None:
-    app.post_message(JobRequested(host, job, show_tab=tab))

@@ -23,11 +23,10 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from textual.app import App
-
 from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.services.controller_host import ControllerHost
+from rgt_tui.services.jobs import HostJobs, JobRunner
 from rgt_tui.services.telemetry import HostUpdate
-from rgt_tui.widgets.pull_jobs import HostJobs, JobRunner
 
 
 class BoxWatch:
@@ -35,7 +34,7 @@ class BoxWatch:
 
     def __init__(
         self,
-        app: App[Any],
+        app: ControllerHost,
         jobs: JobRunner,
         *,
         latest: Callable[[str], HostUpdate | None],
@@ -210,4 +209,4 @@ def _fingerprint(presented: str | None) -> str | None:
 def _box_id(update: HostUpdate | None) -> str | None:
     if update is None or update.connection.status != "connected" or update.snapshot is None:
         return None
-    return getattr(update.snapshot, "box_id", None)
+    return update.snapshot.box_id if update.snapshot is not None else None

@@ -1,0 +1,34 @@
+"""The one typed way the App hands the fleet's state down to its screens.
+
+A screen that shows hosts subclasses ``FleetView`` (before ``Screen``) and overrides what
+it shows; the App calls these on every such screen in its stack. The defaults ignore the
+news, so a screen takes only what it draws, and the App never probes a screen with
+``getattr``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rgt_tui.domain.queue_state import QueueView
+    from rgt_tui.services.jobs import HostJobs
+    from rgt_tui.services.telemetry import HostUpdate
+    from rgt_tui.transport.base import HostKeyError
+    from rgt_tui.widgets.history import HostHistory
+
+
+class FleetView:
+    """Receives the App's news about hosts; every method defaults to doing nothing."""
+
+    def host_updated(self, update: HostUpdate, history: HostHistory | None) -> None:
+        """A host's new sample or connection state, with its history."""
+
+    def jobs_changed(self, state: HostJobs) -> None:
+        """A host's pull / verify / teardown moved on."""
+
+    def queue_viewed(self, host: str, view: QueueView) -> None:
+        """The poller read a host's queue."""
+
+    def host_key_refused(self, host: str, error: HostKeyError | None) -> None:
+        """A host's key was refused (None: it connected again)."""
