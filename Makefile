@@ -43,6 +43,7 @@ system-deps:
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 test: system-deps setup $(TORCH_STAMP) $(DEV_STAMP) lint
 	$(VENV)/bin/pytest
