@@ -1,14 +1,14 @@
-"""The queue sub-commands: `queue check|show|append`, `launch`, `diagnose` (see cli.py).
+"""The queue sub-commands: `queue check|show|append`, `launch`, `diagnose` (rows of cli.py).
 
 Each is the scriptable twin of a queue screen: the same services, printed as text or
-JSON. Exit codes follow cli.py: 0 ok, 1 the command ran and found problems (refused,
-unreachable, a vanished run), 2 bad input (unknown host, arguments, no terminal to ask).
+JSON. Exit codes (rgt_tui.exit_codes): 0 ok, 1 the command ran and found problems
+(refused, unreachable, a vanished run), 2 bad input (unknown host, arguments, no
+terminal to ask).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Callable
@@ -16,77 +16,57 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rgt_tui.cli_args import host_or_report
-from rgt_tui.domain.config import Fleet
+from rgt_tui.cli_command import Call
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import fmt_duration
 from rgt_tui.domain.vanished import Diagnosis
-from rgt_tui.transport import TransportError, open_transport
+from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
-    from rgt_tui.services.queue import AppendResult, LaunchPlan
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
+    from rgt_tui.services.queue import LaunchPlan, LaunchResult
 
 
-def add_queue_commands(sub: Any, add_hosts_arg: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Register `queue`, `launch` and `diagnose` on the top-level sub-parsers."""
-    queue = sub.add_parser("queue", help="check queue files, show a queue, append cells")
-    add_hosts_arg(queue)
-    qsub = queue.add_subparsers(dest="queue_command", metavar="ACTION", required=True)
-    check = qsub.add_parser("check", help="check every queue of the fleet (plus FILEs)")
-    add_hosts_arg(check)
-    check.add_argument("files", nargs="*", metavar="FILE", help="more queue files to check")
-    check.add_argument("--json", action="store_true", help="print the parsed cells as JSON")
-    show = qsub.add_parser("show", help="every cell's state on HOST, from the box's records")
-    add_hosts_arg(show)
-    show.add_argument("host", metavar="HOST")
-    show.add_argument("--json", action="store_true", help="print the view as JSON")
-    append = qsub.add_parser("append", help="send lines appended to HOST's queue file")
-    add_hosts_arg(append)
-    append.add_argument("host", metavar="HOST")
+def json_flag(what: str) -> Callable[[argparse.ArgumentParser], None]:
+    """An arguments-adder for ``--json`` alone: print ``what`` as JSON."""
 
-    launch = sub.add_parser("launch", help="launch HOST's queue, detached (asks first)")
-    add_hosts_arg(launch)
-    launch.add_argument("host", metavar="HOST")
-    launch.add_argument(
+    def add(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+    return add
+
+
+def add_check_arguments(parser: argparse.ArgumentParser) -> None:
+    """FILEs and ``--json``."""
+    parser.add_argument("files", nargs="*", metavar="FILE", help="more queue files to check")
+    parser.add_argument("--json", action="store_true", help="print the parsed cells as JSON")
+
+
+def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--start``, ``--yes``, ``--detach`` and ``--fresh``."""
+    parser.add_argument(
         "--start", type=int, default=0, metavar="N", help="first cell index (default 0)"
     )
-    launch.add_argument("--yes", action="store_true", help="launch without asking")
-    launch.add_argument(
+    parser.add_argument("--yes", action="store_true", help="launch without asking")
+    parser.add_argument(
         "--detach",
         choices=("auto", "tmux", "nohup"),
         default="auto",
         help="default: tmux when the box has it",
     )
-    launch.add_argument(
+    parser.add_argument(
         "--fresh",
         action="store_true",
         help="move the box's previous queue aside and start a new one",
     )
 
-    diagnose = sub.add_parser(
-        "diagnose", help="why HOST's last run vanished (reboot, OOM, hang-up, kill)"
-    )
-    add_hosts_arg(diagnose)
-    diagnose.add_argument("host", metavar="HOST")
-    diagnose.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
 
-
-def _unreachable(exc: TransportError) -> int:
-    print(f"rgt-tui: {exc}", file=sys.stderr)
-    return EXIT_PROBLEMS
-
-
-def cmd_queue(args: argparse.Namespace, fleet: Fleet) -> int:
-    """Dispatch `queue check|show|append`."""
-    return {"check": _check, "show": _show, "append": _append}[args.queue_command](args, fleet)
-
-
-def _check(args: argparse.Namespace, fleet: Fleet) -> int:
+def run_check(call: Call) -> int:
+    """Check every queue file of the fleet, and the FILEs named."""
     from rgt_tui.services.queue_check import check_fleet_queues
 
-    checked = check_fleet_queues(fleet, [Path(f) for f in args.files])
+    args = call.args
+    checked = check_fleet_queues(call.fleet, [Path(f) for f in args.files])
     if args.json:
         host_of = {s.parsed.file: s.host for s in checked.sources}
         cells = [
@@ -133,43 +113,24 @@ def format_view(view: QueueView) -> str:
     return "\n".join(lines)
 
 
-def _show(args: argparse.Namespace, fleet: Fleet) -> int:
+async def run_show(call: Call, transport: Transport) -> int:
+    """Every cell's state on the host, from the box's records."""
     from rgt_tui.services.queue_view import read_queue_view
 
-    host = host_or_report(fleet, args.host)
-    if host is None:
-        return EXIT_BAD_INPUT
-
-    async def read() -> QueueView:
-        async with open_transport(host) as transport:
-            return await read_queue_view(host, transport)
-
-    try:
-        view = asyncio.run(read())
-    except TransportError as exc:
-        return _unreachable(exc)
-    print(json.dumps(view_to_json(view), indent=2) if args.json else format_view(view))
+    view = await read_queue_view(call.host, transport)
+    print(json.dumps(view_to_json(view), indent=2) if call.args.json else format_view(view))
     return EXIT_OK
 
 
-def _append(args: argparse.Namespace, fleet: Fleet) -> int:
+async def run_append(call: Call, transport: Transport) -> int:
+    """Send the lines appended to the host's local queue file."""
     from rgt_tui.services.queue import QueueError, append_cells
 
-    host = host_or_report(fleet, args.host)
-    if host is None:
-        return EXIT_BAD_INPUT
-
-    async def append() -> AppendResult:
-        async with open_transport(host) as transport:
-            return await append_cells(fleet, host, transport)
-
+    host = call.host
     try:
-        result = asyncio.run(append())
-    except TransportError as exc:
-        return _unreachable(exc)
+        result = await append_cells(call.fleet, host, transport)
     except QueueError as exc:
-        print(f"rgt-tui: {exc}", file=sys.stderr)
-        return EXIT_PROBLEMS
+        return call.fail(str(exc))
     if not result.added:
         print(f"{host.name}: no new cells ({result.detail})")
         return EXIT_OK
@@ -203,60 +164,54 @@ def format_plan(plan: LaunchPlan) -> str:
     return "\n".join(lines)
 
 
-def cmd_launch(args: argparse.Namespace, fleet: Fleet) -> int:
-    """Plan, show the plan, ask (unless --yes), launch."""
+def run_launch(call: Call) -> int:
+    """Plan, show the plan, ask (unless --yes), launch.
+
+    No connection is held while a person decides: one plans (and, with --yes, launches),
+    a fresh one launches after the answer. The box re-checks under its lock that the
+    plan still holds, so a plan gone stale meanwhile is refused, not run.
+    """
     from rgt_tui.services.queue import QueueError, launch, plan_launch
 
-    host = host_or_report(fleet, args.host)
-    if host is None:
-        return EXIT_BAD_INPUT
+    args, host = call.args, call.host
     if args.start < 0:
-        print("rgt-tui launch: --start must be 0 or more", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return call.fail("--start must be 0 or more", code=EXIT_BAD_INPUT)
 
-    async def run() -> int:
-        async with open_transport(host) as transport:
-            try:
-                plan = await plan_launch(
-                    fleet,
-                    host,
-                    transport,
-                    start_index=args.start,
-                    detach=args.detach,
-                    fresh=args.fresh,
+    async def plan_then_launch(transport: Transport) -> tuple[LaunchPlan, LaunchResult | None]:
+        plan = await plan_launch(
+            call.fleet, host, transport, start_index=args.start, detach=args.detach,
+            fresh=args.fresh,
+        )  # fmt: skip
+        print(format_plan(plan))
+        if not (plan.ok and args.yes):
+            return plan, None
+        return plan, await launch(plan, transport)
+
+    try:
+        plan, result = call.on_host(plan_then_launch)
+        if not plan.ok:
+            return EXIT_PROBLEMS
+        if result is None:
+            if not sys.stdin.isatty():
+                return call.fail(
+                    "stdin is not a terminal, so there is no one to ask — pass --yes to launch",
+                    code=EXIT_BAD_INPUT,
                 )
-                print(format_plan(plan))
-                if not plan.ok:
-                    return EXIT_PROBLEMS
-                if not args.yes:
-                    if not sys.stdin.isatty():
-                        print(
-                            "rgt-tui launch: stdin is not a terminal, so there is no one to ask — pass --yes to launch",
-                            file=sys.stderr,
-                        )
-                        return EXIT_BAD_INPUT
-                    answer = await asyncio.to_thread(
-                        input, f"Launch {len(plan.to_run)} cells on {host.name}? [y/N] "
-                    )
-                    if answer.strip().lower() not in ("y", "yes"):
-                        print("not launched")
-                        return EXIT_PROBLEMS
-                result = await launch(plan, transport)
-            except TransportError as exc:
-                return _unreachable(exc)
-            except QueueError as exc:
-                print(f"rgt-tui: {exc}", file=sys.stderr)
+            answer = input(f"Launch {len(plan.to_run)} cells on {host.name}? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("not launched")
                 return EXIT_PROBLEMS
-        if result.archived:
-            print(f"previous queue moved to {result.archived}")
-        where = f"tmux session {result.session}" if result.detach == "tmux" else "setsid nohup"
-        print(
-            f"launched on {host.name}: runner pid {result.pid} ({where}), from cell {result.start_index}"
-        )
-        print(f"follow it: rgt-tui queue show {host.name}")
-        return EXIT_OK
-
-    return asyncio.run(run())
+            result = call.on_host(lambda transport: launch(plan, transport))
+    except QueueError as exc:
+        return call.fail(str(exc))
+    if result.archived:
+        print(f"previous queue moved to {result.archived}")
+    where = f"tmux session {result.session}" if result.detach == "tmux" else "setsid nohup"
+    print(
+        f"launched on {host.name}: runner pid {result.pid} ({where}), from cell {result.start_index}"
+    )
+    print(f"follow it: rgt-tui queue show {host.name}")
+    return EXIT_OK
 
 
 def diagnosis_to_json(view: QueueView, d: Diagnosis) -> dict[str, Any]:
@@ -274,25 +229,14 @@ def format_diagnosis(d: Diagnosis) -> str:
     return "\n".join(lines)
 
 
-def cmd_diagnose(args: argparse.Namespace, fleet: Fleet) -> int:
-    """Name the cause of HOST's latest vanished run; exit 1 when there is one."""
+async def run_diagnose(call: Call, transport: Transport) -> int:
+    """Name the cause of the host's latest vanished run; exit 1 when there is one."""
     from rgt_tui.services.queue_view import diagnose_queue
 
-    host = host_or_report(fleet, args.host)
-    if host is None:
-        return EXIT_BAD_INPUT
-
-    async def diagnose() -> tuple[QueueView, Diagnosis]:
-        async with open_transport(host) as transport:
-            return await diagnose_queue(host, transport)
-
-    try:
-        view, diagnosis = asyncio.run(diagnose())
-    except TransportError as exc:
-        return _unreachable(exc)
+    view, diagnosis = await diagnose_queue(call.host, transport)
     print(
         json.dumps(diagnosis_to_json(view, diagnosis), indent=2)
-        if args.json
+        if call.args.json
         else format_diagnosis(diagnosis)
     )
     return EXIT_OK if diagnosis.subject is None else EXIT_PROBLEMS

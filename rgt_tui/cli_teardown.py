@@ -14,7 +14,7 @@ is identified first and the acknowledgement recorded for it, or refused.
 
 Text from the box (errors, paths, reasons) is printed through ``text.printable``.
 
-Exit codes:
+Exit codes (rgt_tui.exit_codes):
 
 - 0: torn down (recorded as such), or with ``--check`` every condition but the typed name
   holds, or with ``--destroyed`` the manual teardown was recorded;
@@ -32,13 +32,13 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from rgt_tui.cli_command import Call
 from rgt_tui.domain.box_identity import BoxIdentity
-from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
+from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import Journal, JournalError
@@ -56,19 +56,11 @@ from rgt_tui.services.teardown import (
     queue_cells,
     record_manual_teardown,
 )
-from rgt_tui.transport import TransportError, open_transport
+from rgt_tui.transport import Transport, TransportError
 
 
-def add_teardown_parser(
-    sub: argparse._SubParsersAction, add_hosts: Callable[[argparse.ArgumentParser], None]
-) -> None:
-    """Add the ``teardown`` sub-command."""
-    p = sub.add_parser(
-        "teardown",
-        help="the teardown checklist; tears down only after every check and your typed confirmation",
-    )
-    add_hosts(p)
-    p.add_argument("host", help="host name from the fleet file")
+def add_teardown_arguments(p: argparse.ArgumentParser) -> None:
+    """``--check`` | ``--confirm`` | ``--destroyed``, and the acknowledgements."""
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
         "--check", action="store_true", help="re-scan; exit 0 only when all but the typed name hold"
@@ -147,16 +139,16 @@ def _ask(prompt: str) -> str | None:
         return None
 
 
-def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
-    """Run `rgt-tui teardown`."""
-    try:
-        host = fleet.host(args.host)
-    except KeyError as exc:
-        print(f"rgt-tui teardown: {exc.args[0]}", file=sys.stderr)
-        return 2
+def run_teardown(call: Call) -> int:
+    """Run `rgt-tui teardown`.
+
+    Two connections, none held while a person types: one gathers the checklist, a fresh
+    one re-scans the box after the name was typed, however long the prompt waited.
+    """
+    args, host = call.args, call.host
     j = journal()
     if args.destroyed is not None:
-        return _record_destroyed(j, host, args.destroyed)
+        return _record_destroyed(call, j, args.destroyed)
     acks = bool(args.ack_missing or args.ack_running)
     if acks:
         try:
@@ -164,16 +156,15 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
         except UnknownCellError as exc:
             queue = f" ({host.queue})" if host.queue else " (it has no queue file)"
             known = ", ".join(exc.known_cells) or "none"
-            print(
-                f"rgt-tui teardown: no cell named '{exc.name}' in {host.name}'s queue{queue}; "
+            return call.fail(
+                f"no cell named '{exc.name}' in {host.name}'s queue{queue}; "
                 f"nothing was acknowledged. Its cells: {known}",
-                file=sys.stderr,
+                code=EXIT_BAD_INPUT,
             )
-            return 2
 
-    async def gather() -> GateReport:
-        async with open_transport(host) as transport:
-            if acks:
+    async def gather(transport: Transport) -> GateReport | None:
+        if acks:
+            try:
                 # The acknowledgement is of the box answering now: identify it first.
                 box = await observe_now(host, transport, j)
                 await asyncio.to_thread(
@@ -185,31 +176,29 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
                     cells=queue_cells(host),
                     box=box,
                 )
-            return await check_gate(fleet, host, transport, j)
+            except (TransportError, ManifestError, ValueError, JournalError) as exc:
+                # The box could not say which box it is, or another box was recorded
+                # meanwhile.
+                call.fail(f"{printable(exc, 1000)}; nothing was acknowledged")
+                return None
+        return await check_gate(call.fleet, host, transport, j)
 
-    try:
-        report = asyncio.run(gather())
-    except (TransportError, ManifestError, ValueError, JournalError) as exc:
-        # Only the acknowledgement's steps raise: the box could not say which box it is,
-        # or another box was recorded meanwhile.
-        print(
-            f"rgt-tui teardown: {printable(exc, 1000)}; nothing was acknowledged",
-            file=sys.stderr,
-        )
-        return 1
+    report = call.on_host(gather)
+    if report is None:
+        return EXIT_PROBLEMS
     print(format_checklist(report))
     if args.check:
         if report.ready_but_confirmation:
             print("ready: every condition holds but the typed confirmation")
-            return 0
+            return EXIT_OK
         print(
             "locked: "
             + ", ".join(c.key for c in report.conditions if not c.ok and c.key != "confirmed")
         )
-        return 1
+        return EXIT_PROBLEMS
     if not report.ready_but_confirmation:
         print("locked: nothing will be torn down until every item above holds", file=sys.stderr)
-        return 1
+        return EXIT_PROBLEMS
     typed = args.confirm
     if typed is None:
         typed = _ask(f"Type the host's name ({host.name}) to tear it down: ")
@@ -218,39 +207,39 @@ def cmd_teardown(args: argparse.Namespace, fleet: Fleet) -> int:
                 "refused: no terminal to type the confirmation; pass --confirm HOSTNAME explicitly",
                 file=sys.stderr,
             )
-            return 1
+            return EXIT_PROBLEMS
     if typed != host.name:
         print(f"refused: '{typed}' is not '{host.name}'; nothing was torn down", file=sys.stderr)
-        return 1
+        return EXIT_PROBLEMS
 
-    async def confirm() -> TeardownOutcome:
-        # A new connection: the box is re-scanned now, after the name was typed.
-        async with open_transport(host) as transport:
-            return await confirm_and_tear_down(
-                fleet, host, j, typed, transport, cwd=Path(os.getcwd())
-            )
+    async def confirm(transport: Transport) -> TeardownOutcome:
+        # A connection of its own: the box is re-scanned now, after the name was typed.
+        return await confirm_and_tear_down(
+            call.fleet, host, j, typed, transport, cwd=Path(os.getcwd())
+        )
 
     try:
-        outcome = asyncio.run(confirm())
+        outcome = call.on_host(confirm)
     except PermissionError as exc:
         print(f"refused: {exc}; nothing was torn down", file=sys.stderr)
-        return 1
+        return EXIT_PROBLEMS
     if not outcome.ran:
-        return _manual_teardown(j, host, outcome)
+        return _manual_teardown(call, j, outcome)
     print(outcome.output, end="" if outcome.output.endswith("\n") else "\n")
     if not outcome.ok:
         print(
             f"teardown command FAILED (exit {outcome.exit_status}); {host.name} is NOT recorded as torn down",
             file=sys.stderr,
         )
-        return 1
+        return EXIT_PROBLEMS
     print(f"teardown command exited 0; {host.name} is recorded as torn down.")
-    return 0
+    return EXIT_OK
 
 
-def _manual_teardown(j: Journal, host: HostConfig, outcome: TeardownOutcome) -> int:
+def _manual_teardown(call: Call, j: Journal, outcome: TeardownOutcome) -> int:
     """No teardown command: the instructions, then the name typed again once it is done.
     What is recorded is the teardown of the box the confirmation was about."""
+    host = call.host
     box = outcome.report.box if outcome.report is not None else None
     which = f" ({box.describe()})" if box is not None else ""
     print(f"No teardown command is configured. Do this by hand now, for {host.name}{which}:")
@@ -266,25 +255,23 @@ def _manual_teardown(j: Journal, host: HostConfig, outcome: TeardownOutcome) -> 
             f"rgt-tui teardown {host.name} --destroyed {host.name}",
             file=sys.stderr,
         )
-        return 1
-    return _record_destroyed(j, host, again, box=box)
+        return EXIT_PROBLEMS
+    return _record_destroyed(call, j, again, box=box)
 
 
-def _record_destroyed(
-    j: Journal, host: HostConfig, typed: str, *, box: BoxIdentity | None = None
-) -> int:
+def _record_destroyed(call: Call, j: Journal, typed: str, *, box: BoxIdentity | None = None) -> int:
     """Record the manual teardown of ``box`` when ``typed`` is the host's name.
 
     Without ``box`` (``--destroyed``): the box the journal holds under the name, provided
     a typed confirmation opened its gate (``confirmed_at``); it is named before anything
     is recorded. Any other box, or none, is refused.
     """
+    host = call.host
     if box is None:
         try:
             jh = j.load(host.name)
         except JournalError as exc:
-            print(f"rgt-tui teardown: {exc}", file=sys.stderr)
-            return 1
+            return call.fail(str(exc))
         box = jh.box
         if box is not None:
             opened = confirmed_at(jh)
@@ -296,12 +283,11 @@ def _record_destroyed(
         record_manual_teardown(j, host, typed, box)
     except ValueError as exc:
         print(f"refused: {exc}; {host.name} is NOT recorded as torn down", file=sys.stderr)
-        return 1
+        return EXIT_PROBLEMS
     except JournalError as exc:
-        print(f"rgt-tui teardown: {exc}", file=sys.stderr)
-        return 1
+        return call.fail(str(exc))
     print(
         f"{host.name} (box {box.short() if box else '?'}) is recorded as torn down "
         "(destroyed by hand): its cost is no longer counted."
     )
-    return 0
+    return EXIT_OK

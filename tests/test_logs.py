@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rgt_tui.cli_logs import main as logs_main
+from rgt_tui.cli import main as rgt_main
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.logscan import (
     CRITICAL,
@@ -636,7 +636,7 @@ def _queue_dir(root: Path) -> Path:
 
 async def _cli(capsys, *args: str) -> tuple[int, str, str]:
     # The servers live in this event loop; the command runs its own loop in a thread.
-    code = await asyncio.to_thread(logs_main, list(args))
+    code = await asyncio.to_thread(rgt_main, ["logs", *args])
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -693,7 +693,8 @@ async def test_logs_follow_prints_new_lines_until_ctrl_c(loopback_fleet) -> None
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "rgt_tui.cli_logs",
+        "rgt_tui",
+        "logs",
         "--hosts",
         str(loopback_fleet.hosts_file),
         "box1",

@@ -195,7 +195,7 @@ async def test_local_files_are_never_overwritten_silently(make_loopback_fleet, t
 
 
 async def test_cli_pull_prints_lines_and_a_summary(make_loopback_fleet, tmp_path, capsys):
-    from rgt_tui.cli_pull import main
+    from rgt_tui.cli import main
 
     fleet = await make_loopback_fleet(1)
     random_file(box_results(fleet) / "w.pt", 1234)
@@ -245,17 +245,24 @@ async def test_ctrl_c_mid_pull_keeps_the_part_and_says_how_to_resume(make_loopba
 def test_progress_draws_bars_on_a_tty_and_lines_elsewhere():
     import io
 
-    from rgt_tui.cli_pull import ProgressPrinter
+    from rich.console import Console
+
+    from rgt_tui.cli_pull_progress import PullProgressView
     from rgt_tui.services.pull import FileProgress, PullProgress
 
     f = FileProgress("ckpt/best.pt", 100 * MIB, 40 * MIB, 10 * MIB, 6.0, "pulling")
     p = PullProgress("box1", "pulling", 3, 1, 0, 200 * MIB, 90 * MIB, 80 * MIB, 20 * MIB, 5.5, (f,))
     clock = iter(range(100))
     tty, plain = io.StringIO(), io.StringIO()
-    ProgressPrinter(tty, tty=True, clock=lambda: next(clock))(p)
-    ProgressPrinter(plain, tty=False, clock=lambda: next(clock))(p)
-    assert "[#########-----------]" in tty.getvalue() and "\x1b[2K" in tty.getvalue()
-    assert "ckpt/best.pt" in tty.getvalue() and "eta 6s" in tty.getvalue()
+    terminal = Console(file=tty, force_terminal=True, force_interactive=True, width=120)
+    with PullProgressView(terminal, clock=lambda: next(clock)) as view:
+        view(p)
+    piped = Console(file=plain, force_terminal=False)
+    with PullProgressView(piped, clock=lambda: next(clock)) as view:
+        view(p)
+    drawn = tty.getvalue()
+    assert "━" in drawn and "\x1b[" in drawn  # Rich's bar, coloured: a terminal
+    assert "ckpt/best.pt" in drawn and "eta 6s" in drawn and "1/3 files" in drawn
     assert "\x1b" not in plain.getvalue() and plain.getvalue().count("\n") == 1
     assert "1/3 files" in plain.getvalue() and "90M/200M" in plain.getvalue()
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pty
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +115,60 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     await qf.loopback.box("box2").stop()
     down = await arun("launch", "box2", "--hosts", hosts, "--yes")
     assert down.returncode == 1 and "box2 is unreachable" in down.stdout
+
+
+class _Prompted:
+    """`rgt-tui launch` under a pseudo-terminal, so it asks as it would a person."""
+
+    def __init__(self, *args: str) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [*RGT, *args], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, "RGT_HOSTS": ""},
+        )  # fmt: skip
+        os.close(slave)
+        self.out = b""
+
+    async def wait_for(self, text: str) -> None:
+        assert self.proc.stdout is not None
+        while text.encode() not in self.out:
+            chunk = await asyncio.wait_for(
+                asyncio.to_thread(os.read, self.proc.stdout.fileno(), 4096), 60
+            )
+            assert chunk, f"exited before {text!r}: {self.out.decode()}"
+            self.out += chunk
+
+    async def finish(self, timeout: float = 30) -> tuple[int, str, str]:
+        try:
+            out, err = await asyncio.to_thread(self.proc.communicate, timeout=timeout)
+        finally:
+            os.close(self.master)
+            if self.proc.returncode is None:
+                self.proc.kill()
+        return self.proc.returncode, (self.out + out).decode(), err.decode()
+
+
+async def test_launch_asks_with_no_connection_held_and_ctrl_c_stops_it_at_once(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('quick', 'echo hi')} t\n")
+
+    # Ctrl-C at the question: 130 straight away (no thread left waiting on the terminal).
+    asked = _Prompted("launch", "box1", "--hosts", hosts)
+    await asked.wait_for("Launch 1 cells on box1? [y/N]")
+    asked.proc.send_signal(signal.SIGINT)
+    code, _, err = await asked.finish(timeout=10)
+    assert code == 130, err
+    assert not (qf.qdir() / "runner.state").exists()
+
+    # The box restarts while the question waits: the answer launches on a fresh connection.
+    answered = _Prompted("launch", "box1", "--hosts", hosts)
+    await answered.wait_for("[y/N]")
+    box = qf.loopback.box("box1")
+    await box.stop()
+    await box.start()
+    os.write(answered.master, b"y\n")
+    code, out, err = await answered.finish()
+    assert code == 0, out + err
+    assert "launched on box1: runner pid" in out
+    await wait_view(qf, lambda v: v.state == FINISHED)

@@ -377,7 +377,7 @@ async def test_cells_without_results_are_listed_by_name(make_loopback_fleet, tmp
 async def test_cli_verify_json_and_exit_codes(
     make_loopback_fleet, tmp_path, capsys, python_without_torch
 ):
-    from rgt_tui.cli_pull import main
+    from rgt_tui.cli import main
 
     fleet = await make_loopback_fleet(1)
     torch.save({"w": torch.ones(1)}, box_results(fleet) / "best.pt")

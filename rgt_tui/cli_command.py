@@ -1,0 +1,141 @@
+"""What a sub-command is (a ``Command`` row of cli.py's table) and the one helper that runs
+it: look up the host, open one connection, run it in an event loop, map errors to exit
+codes (rgt_tui.exit_codes) and to one message with the fix.
+
+A row's runner has one of two shapes, as its ``connects`` says:
+
+- ``connects=True``: ``async def run(call, transport) -> int``, run on one connection to
+  the host, opened here and closed after;
+- ``connects=False``: ``def run(call) -> int``. Commands that reach boxes their own way
+  use this: ``status`` samples every host at once, and ``launch`` / ``teardown`` ask a
+  person with no connection open, taking one connection before the question and a fresh
+  one after it, both through ``Call.on_host``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal, TypeVar, cast
+
+from rich.console import Console
+from rich.text import Text
+
+from rgt_tui.cli_args import UnknownHost, find_host, load_fleet_arg
+from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
+from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PROBLEMS
+from rgt_tui.transport import HostKeyError, Transport, TransportError, open_transport
+
+T = TypeVar("T")
+HostArg = Literal["none", "one", "optional"]
+
+
+def console(*, stderr: bool = False) -> Console:
+    """Rich on stdout (or stderr): colour only on a terminal, NO_COLOR honoured (Rich
+    decides); no markup, highlighting, emoji, wrapping or cropping, so text prints as
+    written."""
+    return Console(stderr=stderr, markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    """``console(stderr=True)``: where messages and progress go."""
+    return console(stderr=True)
+
+
+@dataclass
+class Call:
+    """One run of a sub-command: its arguments, its fleet and host, where it reports."""
+
+    args: argparse.Namespace
+    name: str  # "queue show": the sub-command, for messages
+    host_config: HostConfig | None = None
+    err: Console = field(default_factory=stderr_console)
+
+    @cached_property
+    def fleet(self) -> Fleet:
+        """Loaded on first use, so a command that needs none (demo) never reads it."""
+        return load_fleet_arg(self.args)
+
+    @property
+    def host(self) -> HostConfig:
+        """The host named on the command line (only rows with a host read it)."""
+        if self.host_config is None:
+            raise RuntimeError(f"rgt-tui {self.name} takes no host")
+        return self.host_config
+
+    def on_host(self, body: Callable[[Transport], Awaitable[T]]) -> T:
+        """Run ``body`` on one connection to the host, in an event loop of its own.
+
+        The transport connects when a service first needs it (``verify --offline``
+        never does); TransportError escapes to ``run_command``, which reports it.
+        """
+        host = self.host
+
+        async def session() -> T:
+            async with open_transport(host) as transport:
+                return await body(transport)
+
+        return asyncio.run(session())
+
+    def fail(self, message: str, *, fix: str | None = None, code: int = EXIT_PROBLEMS) -> int:
+        """Say on stderr what went wrong and, when known, the fix; returns ``code``."""
+        prefix = f"rgt-tui {self.name}: " if self.name else "rgt-tui: "
+        self.err.print(Text.assemble((prefix, "bold red"), message))
+        if fix:
+            self.err.print(Text.assemble(("  fix: ", "bold"), fix))
+        return code
+
+
+PlainRunner = Callable[[Call], int]
+HostRunner = Callable[[Call, Transport], Awaitable[int]]
+
+
+def exit_interrupted(call: Call) -> int:
+    """Ctrl-C: 130, as a shell reports a command it stopped."""
+    return EXIT_INTERRUPTED
+
+
+def no_arguments(parser: argparse.ArgumentParser) -> None:
+    """For a command with no arguments of its own (``--hosts`` and HOST are added for all)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One sub-command: a row of the table in cli.py."""
+
+    name: str  # "status", or "queue show" for an action of the `queue` group
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: PlainRunner | HostRunner
+    host: HostArg = "none"  # a HOST positional: none, required, or optional
+    connects: bool = False  # True: ``run`` is a HostRunner (see the module docstring)
+    # What Ctrl-C means: 130 unless the command says otherwise (logs: how --follow ends).
+    interrupted: Callable[[Call], int] = exit_interrupted
+    description: str | None = None  # the sub-command's --help text, when more than ``help``
+
+
+def run_command(command: Command, args: argparse.Namespace) -> int:
+    """Run ``command`` with parsed ``args``; every expected failure becomes its exit code
+    and one message on stderr, with the fix when one is known."""
+    call = Call(args, command.name)
+    try:
+        name = getattr(args, "host", None) if command.host != "none" else None
+        if name is not None:
+            call.host_config = find_host(call.fleet, name)
+        if command.connects:
+            run = cast(HostRunner, command.run)
+            return call.on_host(lambda transport: run(call, transport))
+        return cast(PlainRunner, command.run)(call)
+    except ConfigError as exc:
+        return call.fail(str(exc), code=EXIT_BAD_INPUT)
+    except UnknownHost as exc:
+        return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
+    except HostKeyError as exc:  # before TransportError: it is one, but not "unreachable"
+        return call.fail(f"{exc.host}: {exc.message}", fix=exc.fix)
+    except TransportError as exc:
+        return call.fail(f"{exc.host} unreachable: {exc.message}", fix=exc.fix)
+    except KeyboardInterrupt:
+        return command.interrupted(call)

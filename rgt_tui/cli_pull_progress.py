@@ -1,0 +1,119 @@
+"""The pull's progress on the command line: a live Rich block on a terminal, plain lines
+elsewhere.
+
+The block is drawn from each ``PullProgress`` snapshot as it comes (a pure function of it),
+not through ``rich.progress.Progress`` tasks: the pull service measures rate and ETA over
+its own window, and the TUI shows the same figures, so Rich must not estimate its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from rgt_tui.domain.units import fmt_bytes, fmt_duration
+
+if TYPE_CHECKING:
+    from rgt_tui.services.pull import PullProgress
+
+
+class PullProgressView:
+    """The pull's ``on_progress`` callback; use it as a context manager around the pull.
+
+    On an interactive terminal it redraws a block (a total bar, then one bar per file in
+    flight) in place at most every ``REDRAW_S``; elsewhere (a log, CI) it prints a line
+    per phase and a total every ``LINE_EVERY_S`` seconds, so logs stay short.
+    """
+
+    REDRAW_S = 0.1
+    LINE_EVERY_S = 5.0
+    MAX_FILES = 6
+
+    def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console
+        self.clock = clock
+        # auto_refresh off: the pull's callbacks pace the redraws, and no thread draws
+        # behind the event loop's back.
+        self._live = Live(console=console, auto_refresh=False) if console.is_interactive else None
+        self._last = -1e9
+        self._phase = ""
+
+    def __enter__(self) -> PullProgressView:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._live is not None:
+            self._live.stop()  # the last block stays on screen, the cursor below it
+
+    def __call__(self, p: PullProgress) -> None:
+        now = self.clock()
+        phase_changed = p.phase != self._phase
+        self._phase = p.phase
+        if self._live is not None:
+            if phase_changed or now - self._last >= self.REDRAW_S:
+                self._last = now
+                self._live.update(render_progress(p, self.MAX_FILES), refresh=True)
+        elif phase_changed or now - self._last >= self.LINE_EVERY_S:
+            self._last = now
+            self.console.print(f"{p.host}: {p.phase:<9} {_totals(p)}")
+
+
+def render_progress(p: PullProgress, max_files: int = PullProgressView.MAX_FILES) -> Group:
+    """The block for one snapshot: the pull's total, then the files in flight."""
+    lines = [_line(f"{p.host} {p.phase}", p.fraction, 20, _totals(p))]
+    for f in p.active[:max_files]:
+        eta = fmt_duration(f.eta_s) if f.eta_s is not None else "?"
+        name = f.path if len(f.path) <= 40 else "…" + f.path[-39:]  # the file's end names it
+        detail = (
+            f"{f.state} {fmt_bytes(f.done)}/{fmt_bytes(f.size)} {fmt_bytes(f.rate)}/s eta {eta}"
+        )
+        lines.append(
+            _line(" ", f.done / f.size if f.size else 1.0, 12, f"{name} {detail} {f.note}")
+        )
+    if len(p.active) > max_files:
+        lines.append(Text(f"  … and {len(p.active) - max_files} more files in flight"))
+    return Group(*lines)
+
+
+def _line(left: str, fraction: float, bar_width: int, right: str) -> Table:
+    """``left [bar] right`` on one row; on a narrow terminal ``right`` gives way (cut with
+    an ellipsis), never the bar."""
+    line = Table.grid(padding=(0, 1))
+    line.add_column(no_wrap=True)
+    line.add_column(width=bar_width, no_wrap=True)
+    line.add_column()  # the only column Rich may narrow; its text never wraps
+    done = max(0.0, min(1.0, fraction))
+    line.add_row(
+        Text(left),
+        ProgressBar(total=1.0, completed=done, width=bar_width),
+        Text(right.rstrip(), no_wrap=True, overflow="ellipsis"),
+    )
+    return line
+
+
+def _totals(p: PullProgress) -> str:
+    if p.phase in ("connecting", "manifest", "planning"):
+        return p.message  # no totals before the manifest is in
+    eta = fmt_duration(p.eta_s) if p.eta_s is not None else "?"
+    text = (
+        f"{p.files_done}/{p.files_total} files  {fmt_bytes(p.bytes_done)}/{fmt_bytes(p.bytes_total)}"
+        f"  {fmt_bytes(p.rate)}/s  eta {eta}"
+    )
+    if p.files_failed:
+        text += f"  {p.files_failed} FAILED"
+    return text + (f"  {p.message}" if p.message else "")

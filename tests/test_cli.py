@@ -1,0 +1,198 @@
+"""The command line's one table: every row parsed, run and reported the same way."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import io
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import rgt_tui
+from rgt_tui import exit_codes
+from rgt_tui.cli import COMMANDS, GROUPS, main
+from rgt_tui.cli_logs import LogPrinter
+from rgt_tui.domain.logscan import KILLED, NCCL, LogLine
+
+HOST_ROWS = [row for row in COMMANDS if row.host != "none"]
+
+
+def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit) as stopped:
+        main([*argv, "--help"])
+    assert stopped.value.code == 0
+    return capsys.readouterr().out
+
+
+def _listed(help_text: str) -> set[str]:
+    """The sub-commands a --help lists: the names indented under the COMMAND/ACTION line."""
+    return set(re.findall(r"^    (\S+)(?:\s|$)", help_text, re.MULTILINE))
+
+
+def test_the_table_is_every_command_help_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    top = {row.name.split()[0] for row in COMMANDS}
+    assert _listed(_help(capsys)) == top
+    for group in GROUPS:
+        actions = {row.name.split()[1] for row in COMMANDS if row.name.startswith(f"{group} ")}
+        assert actions and _listed(_help(capsys, group)) == actions
+
+
+@pytest.mark.parametrize("row", COMMANDS, ids=lambda row: row.name)
+def test_each_row_has_help_and_a_host_argument_as_it_says(
+    row, capsys: pytest.CaptureFixture[str]
+) -> None:
+    usage = _help(capsys, *row.name.split()).split("\n\n")[0]
+    assert row.help and "--hosts PATH" in usage
+    assert ("[HOST]" in usage) == (row.host == "optional")
+    assert (" HOST" in usage.replace("[HOST]", "")) == (row.host == "one")
+
+
+@pytest.mark.parametrize("row", COMMANDS, ids=lambda row: row.name)
+def test_connecting_rows_run_on_a_connection_and_the_others_do_not(row) -> None:
+    # run_command awaits a connecting row's runner inside its event loop and calls the
+    # others plainly: a row whose flag and runner disagree would never run.
+    assert inspect.iscoroutinefunction(row.run) == row.connects
+    assert not row.connects or row.host == "one"
+
+
+@pytest.fixture
+def fleet_file(tmp_path: Path) -> Path:
+    """Two hosts on this machine: looking them up never reaches a network."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        '[[hosts]]\nname = "box1"\nssh = "local"\n\n[[hosts]]\nname = "gpu-a"\nssh = "local"\n'
+    )
+    return hosts
+
+
+@pytest.mark.parametrize("row", HOST_ROWS, ids=lambda row: row.name)
+def test_an_unknown_host_exits_2_naming_the_fleet_file_and_the_closest_name(
+    row, fleet_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main([*row.name.split(), "bxo1", "--hosts", str(fleet_file)])
+    err = capsys.readouterr().err
+    assert code == exit_codes.EXIT_BAD_INPUT == 2, err
+    assert f"rgt-tui {row.name}: no host named 'bxo1' in {fleet_file}" in err
+    assert "known: box1, gpu-a" in err and "fix: did you mean 'box1'?" in err
+
+
+def test_an_unknown_host_without_a_fleet_file_says_there_is_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RGT_HOSTS", "")
+    assert main(["logs", "zzz"]) == exit_codes.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "no fleet file was found" in err and "known: local" in err and "--hosts PATH" in err
+
+
+def test_status_of_one_host_samples_only_that_host(
+    fleet_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["status", "gpu-a", "--hosts", str(fleet_file), "--json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["name"] == "gpu-a" and report["reachable"]
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("argv", [["queue", "show"], ["diagnose"], ["logs"]], ids=" ".join)
+def test_an_unreachable_host_exits_1_with_one_message(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{_closed_port()}"\n')
+    assert main([*argv, "box1", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        f"rgt-tui {' '.join(argv)}: box1 unreachable: connection refused "
+        "(is sshd running on that port?)"
+    ]
+
+
+async def test_a_refused_host_key_exits_1_with_the_fix(make_loopback_fleet, tmp_path: Path) -> None:
+    fleet = await make_loopback_fleet(1)
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    hosts = tmp_path / "hosts.toml"
+    text = fleet.hosts_file.read_text()  # noqa: ASYNC240
+    hosts.write_text(text.replace(str(fleet.known_hosts), str(empty)))  # noqa: ASYNC240
+    err = io.StringIO()
+
+    def run() -> int:  # the box lives in this event loop: the command runs in a thread
+        import contextlib
+
+        with contextlib.redirect_stderr(err):
+            return main(["queue", "show", "box1", "--hosts", str(hosts)])
+
+    assert await asyncio.to_thread(run) == exit_codes.EXIT_PROBLEMS
+    message, fix = err.getvalue().splitlines()
+    assert message.startswith("rgt-tui queue show: box1: unknown host key ssh-ed25519 SHA256:")
+    assert str(empty) in message and "unreachable" not in message
+    assert fix.startswith("  fix: if ssh-ed25519 SHA256:") and f">> {empty}" in fix
+
+
+def test_the_exit_code_table_is_the_module_constants() -> None:
+    rows = re.findall(r"^\| (\d+) \| `(EXIT_\w+)` \|", exit_codes.__doc__ or "", re.MULTILINE)
+    documented = {name: int(code) for code, name in rows}
+    defined = {k: v for k, v in vars(exit_codes).items() if k.startswith("EXIT_")}
+    assert documented == defined and len(set(defined.values())) == len(defined)
+
+
+def _package_sources() -> list[Path]:
+    return sorted(Path(rgt_tui.__file__).parent.rglob("*.py"))
+
+
+def test_exit_codes_are_defined_nowhere_else() -> None:
+    where = []
+    for path in _package_sources():
+        if path.name == "exit_codes.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            targets += [node.target] if isinstance(node, ast.AnnAssign) else []
+            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            where += [f"{path.name}:{node.lineno}" for n in names if n.startswith("EXIT_")]
+    assert not where, f"EXIT_* defined outside rgt_tui/exit_codes.py: {where}"
+
+
+def test_the_command_line_writes_no_escape_codes_by_hand() -> None:
+    root = Path(rgt_tui.__file__).parent
+    for path in [root / "__main__.py", *root.glob("cli*.py")]:
+        text = path.read_text()
+        assert not re.search(r"\\x1b|\\033|\\u001b|\\e\[", text), f"{path.name}: use Rich"
+
+
+def _printed(console: Console, *lines: LogLine) -> str:
+    LogPrinter(console, console).lines(lines)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_log_lines_reach_a_pipe_byte_for_byte_and_crashes_are_red_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    lines = (
+        LogLine("step\t1\tloss 0.5", None),
+        LogLine("RuntimeError: NCCL error", NCCL),
+        LogLine("Killed", KILLED),
+    )
+    plain = _printed(Console(file=io.StringIO(), force_terminal=False), *lines)
+    assert plain == "step\t1\tloss 0.5\n!! RuntimeError: NCCL error\n!! Killed\n"
+    coloured = _printed(Console(file=io.StringIO(), force_terminal=True), *lines)
+    assert "step\t1\tloss 0.5\n" in coloured  # tabs kept on a terminal too
+    assert "\x1b[31m!! RuntimeError" in coloured and "\x1b[1;31m!! Killed" in coloured
+    monkeypatch.setenv("NO_COLOR", "1")
+    uncoloured = _printed(Console(file=io.StringIO(), force_terminal=True), *lines)
+    assert "31m" not in uncoloured and "!! RuntimeError: NCCL error\n" in uncoloured
