@@ -265,14 +265,8 @@ def hosts_file(base: Path, sshd: Sshd, port: int, data: Path, results: Path, nam
 
 
 def rgt_command() -> list[str]:
-    """`rgt-tui pull` when the console script has it, else this package's own entry point."""
-    exe = Path(sys.executable).with_name("rgt-tui")
-    if (
-        exe.exists()
-        and subprocess.run([exe, "pull", "--help"], capture_output=True).returncode == 0
-    ):
-        return [str(exe)]
-    return [sys.executable, "-m", "rgt_tui.cli_pull"]
+    """The command line of this checkout (``python -m rgt_tui``), whatever is on PATH."""
+    return [sys.executable, "-m", "rgt_tui"]
 
 
 TOUCH = r"""
