@@ -25,8 +25,11 @@ from textual.worker import Worker, WorkerState
 
 from rgt_tui import themes
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.cost import queue_done_at
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.profiles import danger_clock_note
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
+from rgt_tui.profiles import profile as load_profile
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.screens.help import HelpScreen
@@ -47,7 +50,6 @@ from rgt_tui.services.jobs import JobRunner
 from rgt_tui.services.queue_poller import QueuePoller
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.history import HostHistory
-from rgt_tui.widgets.pull_alerts import danger_clock_note, queue_done_at, with_cost_alerts
 
 
 class MonitorLike(Protocol):
@@ -315,8 +317,7 @@ class RgtApp(App[int]):
             return  # a newer sample of this host is already queued
         host = next((h for h in self.fleet.hosts if h.name == update.host), None)
         if host is not None:
-            done_at = self.jobs.queue_done_at.get(host.name)
-            update = with_cost_alerts(update, host, self.clock(), done_at)
+            # Its alerts, cost rules included, come with it (the monitor's, as status's).
             self._first_connection(update, host)
         history = self.histories.setdefault(update.host, HostHistory())
         history.add(update.snapshot)
@@ -365,7 +366,7 @@ class RgtApp(App[int]):
         if host.profile in self._clocks_shown:
             return
         self._clocks_shown.add(host.profile)
-        note = danger_clock_note(host)
+        note = danger_clock_note(load_profile(host.profile))
         if note:
             same = [h.name for h in self.fleet.hosts if h.profile == host.profile]
             who = update.host if len(same) == 1 else f"{host.profile} ({len(same)} hosts)"

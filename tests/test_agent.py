@@ -810,3 +810,114 @@ def test_unreadable_kmsg_is_silently_skipped(tmp_path):
         *argv("--count 1 --no-gpu --dev-root", tmp_path / "nodev", "--mount", tmp_path)
     )
     assert line["xids"] == [] and line["errors"] == []
+
+
+# ---------------------------------------------------------------------------------------
+# The queue's running cell, from the runner's records (U43, GEN1)
+
+
+def _dead_pid() -> int:
+    """A pid that certainly belongs to no process: a child that has exited and been reaped."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def _records(qdir: Path, cells: dict[str, str], runner: str = "") -> None:
+    (qdir / "cells").mkdir(parents=True, exist_ok=True)
+    for name, text in cells.items():
+        (qdir / "cells" / f"{name}.state").write_text(text)
+    if runner:
+        (qdir / "runner.state").write_text(runner)
+
+
+def test_queue_watch_finds_the_running_cell_and_follows_it(tmp_path):
+    """Only an unfinished attempt of this boot whose pid lives counts; the newest wins;
+    when it ends, the next one is found by the same watcher (a long-lived agent)."""
+    qdir, out = tmp_path / "queue", tmp_path / "results"
+    me, dead = os.getpid(), _dead_pid()
+    _records(
+        qdir,
+        {
+            "done": f"start 100 boot1 {me}\nend 200 0\n",
+            "old_boot": f"start 300 boot0 {me}\n",  # died with the previous boot (GEN6)
+            "killed": f"start 310 boot1 {dead}\n",  # no end record, pid gone
+            "early": f"start 320 boot1 {me}\n",
+            "late": f"start 330 boot1 {me}\n",
+            "half": f"start 340 boot1 {me}",  # no newline yet: still being written
+        },
+        runner="launch 90 boot1 tmux 0 /x 1\n",
+    )
+    watch = probe.QueueWatch(str(qdir), str(out), "/proc")
+    cell, log, scanner, done = watch.poll("boot1")
+    assert cell == "late" and done is None
+    assert log == str(qdir / "cells" / "late.log")
+    assert scanner.root == str(out / "late")
+    # The cell ends: the next poll looks again at once and finds the other live one.
+    with open(qdir / "cells" / "late.state", "a") as f:
+        f.write("end 400 0\n")
+    assert watch.poll("boot1")[0] == "early"
+    # A finished launch: no cell runs and the done time is the runner's record.
+    for name in ("early", "half"):
+        with open(qdir / "cells" / f"{name}.state", "a") as f:
+            f.write("\nend 410 0\n")
+    (qdir / "runner.state").write_text("launch 90 boot1 tmux 0 /x 1\ndone 420 3 0\n")
+    assert watch.poll("boot1") == (None, None, None, 420.0)
+    # A new launch clears the done time.
+    (qdir / "runner.state").write_text(
+        "launch 90 boot1 tmux 0 /x 1\ndone 420 3 0\nlaunch 500 boot1 tmux 0 /x 2\n"
+    )
+    assert watch.poll("boot1")[3] is None
+
+
+def test_queue_watch_does_not_reread_every_record_every_sample(tmp_path, monkeypatch):
+    """With no cell running, the cells folder is read again only when it or the
+    runner's records changed, or after QUEUE_RESCAN_EVERY_S."""
+    qdir = tmp_path / "queue"
+    _records(qdir, {"a": "start 1 boot1 1\nend 2 0\n"}, runner="launch 1 boot1 tmux 0 /x 1\n")
+    watch = probe.QueueWatch(str(qdir), None, "/proc")
+    listed: list[str] = []
+    real = os.listdir
+    monkeypatch.setattr(probe.os, "listdir", lambda p: listed.append(p) or real(p))
+    for _ in range(5):
+        assert watch.poll("boot1")[0] is None
+    assert len(listed) == 1
+    watch._last_scan -= probe.QUEUE_RESCAN_EVERY_S + 1
+    watch.poll("boot1")
+    assert len(listed) == 2
+
+
+def test_agent_reports_the_running_cell_its_log_and_outputs(tmp_path, isolated_home):
+    """Through the agent's command line: the default queue dir is the box's
+    ~/.rgt/queue, the outputs are <--out-root>/<cell>, and RGT_BOOT_ID_FILE (the
+    runner's own boot id source, when set) is honoured."""
+    qdir = isolated_home / ".rgt" / "queue"
+    boot = tmp_path / "boot_id"
+    boot.write_text("boot-7\n")
+    holder = subprocess.Popen(["sleep", "30"])  # the cell's process
+    try:
+        _records(qdir, {"cell_a": f"start 1700000000 boot-7 {holder.pid}\n"})
+        log = qdir / "cells" / "cell_a.log"
+        log.write_text("epoch 1\n")
+        os.utime(log, (1_700_000_100, 1_700_000_100))
+        ckpt = tmp_path / "results" / "cell_a" / "checkpoint.pt"
+        ckpt.parent.mkdir(parents=True)
+        ckpt.write_text("x")
+        os.utime(ckpt, (1_700_000_900, 1_700_000_900))
+        command = agent_command(
+            [str(tmp_path)], 0.0, count=1, extra_args=["--no-gpu"], out_root=str(ckpt.parent.parent)
+        )
+        env_command = f"RGT_BOOT_ID_FILE={shlex.quote(str(boot))} {command}"
+        (line,) = run_shell(env_command)
+        s = snap(line)
+        assert (s.cell, s.log_mtime, s.artifact_mtime) == (
+            "cell_a",
+            1_700_000_100,
+            1_700_000_900,
+        )
+        assert s.queue_done_at is None and line["errors"] == []
+    finally:
+        holder.kill()
+        holder.wait()
+    (line,) = run_shell(f"RGT_BOOT_ID_FILE={shlex.quote(str(boot))} {command}")
+    assert line["cell"] is None and line["log_mtime"] is None  # its process is gone

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from rgt_tui.domain.cost import (
+    CostContext,
     IdleMeter,
     billing_start,
+    cost_alerts,
     cost_so_far,
     forgotten_box_alert,
+    host_alerts,
+    merge_alerts,
     profile_clock_alerts,
+    queue_done_at,
 )
+from rgt_tui.domain.health import Alert, HealthContext, HealthState
+from rgt_tui.domain.queue_state import FINISHED, CellView, QueueView
+from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.profiles import profile
 
 DAY = 86400.0
@@ -53,3 +61,47 @@ def test_autodl_powered_off_13_days_is_released_in_2():
     assert profile_clock_alerts(profile("autodl"), 0.0, 0.5 * DAY) == ()
     (late,) = profile_clock_alerts(profile("china"), 0.0, 12 * DAY)
     assert "may already be gone" in late.message
+
+
+def test_queue_done_at_translates_the_box_clock_by_the_records_age():
+    cells = (CellView(0, "alpha", "done", 0, 1000, 2000),)
+    done = QueueView("h", FINISHED, cells, None, "boot", 2000 + 3600, None)
+    assert queue_done_at(done, 50_000.0) == 50_000.0 - 3600
+    running = QueueView("h", "running", cells, None, "boot", 2000 + 3600, None)
+    assert queue_done_at(running, 50_000.0) is None
+
+
+def test_cost_alerts_come_from_the_sample_alone():
+    """The forgotten box needs nothing but the agent's sample: the box's clock says how
+    long ago the queue finished, whatever this machine's clock says."""
+    gpu_box = profile("vastai")
+    done_an_hour_ago = HostSnapshot("h", t=5_000_000.0, queue_done_at=5_000_000.0 - 3600)
+    ctx = CostContext(gpu_box, 2.0, now=90.0, received_at=60.0)  # our clock is far off
+    (alert,) = cost_alerts(done_an_hour_ago, ctx)
+    assert alert.id == "cost.forgotten" and "60 min ago" in alert.message
+    assert cost_alerts(done_an_hour_ago, CostContext(gpu_box, None, now=90.0)) == ()  # unbilled
+    short = CostContext(gpu_box, 2.0, now=90.0, forgotten_minutes=90.0)
+    assert cost_alerts(done_an_hour_ago, short) == ()
+    running = HostSnapshot("h", t=5_000_000.0, cell="c1")
+    assert cost_alerts(running, ctx) == ()
+    lost = CostContext(profile("autodl"), 2.0, now=13 * DAY, unreachable_since=0.0)
+    assert [a.id for a in cost_alerts(None, lost)] == ["profile.release_clock"]
+
+
+def test_host_alerts_merge_health_and_cost_most_severe_first():
+    snap = HostSnapshot("h", t=5_000_000.0, queue_done_at=5_000_000.0 - 3600)
+    alerts = host_alerts(
+        snap,
+        HealthState(),
+        HealthContext(connection="reconnecting"),
+        CostContext(profile("runpod"), 1.0, now=100.0, received_at=100.0),
+    )
+    assert [(a.id, a.severity) for a in alerts] == [
+        ("cost.forgotten", "critical"),
+        ("connection.lost", "warning"),
+    ]
+    twice = Alert("x", "info", "m", "G")
+    assert merge_alerts([twice], [twice, Alert("y", "critical", "m", "G")]) == (
+        Alert("y", "critical", "m", "G"),
+        twice,
+    )

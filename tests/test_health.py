@@ -204,10 +204,36 @@ def test_threads_above_vcpu_quota_u40():
 
 
 def test_log_silent_while_artifacts_advance_u43():
-    s = snap(log_mtime=1_000_000.0 - 1200, artifact_mtime=1_000_000.0 - 30)
-    assert [(a.id, a.gotcha) for a in run(s)] == [("log.silent", "U43")]
-    quiet_both = snap(log_mtime=1_000_000.0 - 1200, artifact_mtime=1_000_000.0 - 1200)
+    t = 1_000_000.0
+    s = snap(log_mtime=t - 1200, artifact_mtime=t - 30, cell="sweep_lr3")
+    (alert,) = run(s)
+    assert (alert.id, alert.gotcha, alert.severity, alert.subject) == (
+        "log.silent",
+        "U43",
+        "warning",
+        "sweep_lr3",
+    )
+    assert (
+        "log silent 20 min while cell sweep_lr3's outputs" in alert.message
+        and "30 s ago" in alert.message
+    )
+    assert "do not kill it" in alert.message
+    quiet_both = snap(log_mtime=t - 1200, artifact_mtime=t - 1200)
     assert run(quiet_both) == ()
+    # Outputs moved after the log but stopped long ago: the run is not "alive" on this.
+    stopped = snap(log_mtime=t - 3600, artifact_mtime=t - 1800)
+    assert run(stopped) == ()
+    # The log is silent, but not yet for the threshold.
+    assert run(snap(log_mtime=t - 300, artifact_mtime=t - 5)) == ()
+    # Threshold from config: half a minute (the demo's), outputs 30 s after the log.
+    short = HealthContext(thresholds=Thresholds(log_silent_minutes=0.5))
+    assert ids(run(snap(log_mtime=t - 40, artifact_mtime=t - 5), ctx=short)) == {"log.silent"}
+    assert run(snap(log_mtime=t - 40, artifact_mtime=t - 20), ctx=short) == ()
+    # A cell name is the box's text: control characters are shown escaped.
+    (hostile,) = run(snap(log_mtime=t - 1200, artifact_mtime=t - 30, cell="x\x1b[2J"))
+    assert "\x1b" not in hostile.message and "cell x\\x1b[2J's" in hostile.message
+    # No log or no output folder known (no cell runs): no verdict.
+    assert run(snap(log_mtime=None, artifact_mtime=t)) == ()
 
 
 def test_connection_lost_says_run_may_be_alive():
@@ -230,6 +256,28 @@ def test_idle_gpu_while_billed_after_threshold():
     assert "cost.idle" not in ids(run(*idle))  # not billed: no cost alert
     busy_again = replace(idle[-1], t=idle[-1].t + 60, gpus=(gpu(util_pct=80.0),))
     assert "cost.idle" not in ids(run(*idle, busy_again, ctx=billed))
+
+
+def test_idle_gpu_never_costs_while_a_queue_cell_runs():
+    """Principle 1 counts paid minutes with nothing to show: a running cell (even a
+    data-bound one at 0 % util, U38) is work. The idle clock restarts when it ends."""
+    billed = HealthContext(cost_per_hour=2.5)
+    start = 1_000_000.0
+    running = [
+        snap(t=start + 60 * m, gpus=(gpu(util_pct=0.0),), gpu_processes=None, cell="c1")
+        for m in range(0, 120, 5)
+    ]
+    assert "cost.idle" not in ids(run(*running, ctx=billed))
+    after = [replace(running[-1], t=running[-1].t + 60 * m, cell=None) for m in range(5, 60, 5)]
+    state = HealthState()
+    for s in (*running, *after[:5]):
+        state = state.observe(s)
+    # 25 min since the cell ended: not yet 30, although the GPU has been idle for 2 h.
+    assert state.idle_since == after[0].t
+    assert "cost.idle" not in ids(evaluate(after[4], state, billed))
+    alerts = run(*running, *after, ctx=billed)
+    (idle,) = [a for a in alerts if a.id == "cost.idle"]
+    assert "idle 50 min" in idle.message and "no queue cell running" in idle.message
 
 
 def test_alerts_sorted_most_severe_first():

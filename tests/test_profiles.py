@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rgt_tui.domain.config import ConfigError, load_fleet
-from rgt_tui.domain.profiles import KNOWN_PROFILES, ProfileError, parse_profile
+from rgt_tui.domain.profiles import KNOWN_PROFILES, ProfileError, danger_clock_note, parse_profile
 from rgt_tui.profiles import load_profiles, profile_names
 
 
@@ -43,3 +43,12 @@ def test_host_profile_is_validated(tmp_path):
     )
     f.write_text('[[hosts]]\nname = "a"\nssh = "local"\nprofile = "runpod"\n')
     assert load_fleet(f).hosts[0].profile == "runpod"
+
+
+def test_every_profile_shows_its_spot_grace_with_its_danger_clocks():
+    for p in load_profiles().values():
+        assert p.clock_lines == (*p.danger_clocks, f"spot grace: {p.spot_grace}")
+        note = danger_clock_note(p)
+        assert note.splitlines()[-1] == f"• spot grace: {p.spot_grace}"
+        assert all(f"• {clock}" in note for clock in p.danger_clocks)
+    assert "spot grace: ~5 s SIGTERM then SIGKILL" in danger_clock_note(load_profiles()["runpod"])

@@ -75,3 +75,13 @@ def test_agent_errors_and_protocol_version_are_reported():
     s = snapshot_from_agent("h", {"v": 9, "errors": ["statvfs /nope: No such file"]})
     assert "agent: statvfs /nope: No such file" in s.problems
     assert any("protocol v9" in p for p in s.problems)
+
+
+def test_the_running_cell_and_the_queue_done_time():
+    s = snapshot_from_agent("h", {**GOOD, "cell": "box1_lr3", "queue_done_at": 1700000000})
+    assert s.cell == "box1_lr3" and s.queue_done_at == 1700000000.0
+    assert snapshot_from_agent("h", GOOD).cell is None
+    bad = snapshot_from_agent("h", {**GOOD, "cell": 7, "queue_done_at": "soon"})
+    assert bad.cell is None and bad.queue_done_at is None
+    assert any("sample.cell" in p for p in bad.problems)
+    assert any("sample.queue_done_at" in p for p in bad.problems)

@@ -5,6 +5,8 @@ runs ``agent_command(...)`` (``python3 -u - ARGS``) and writes ``agent_source()`
 channel's stdin. It prints one JSON sample per line; ``rgt_tui.domain.snapshot`` reads them.
 """
 
+from __future__ import annotations
+
 import shlex
 from collections.abc import Iterable
 from importlib import resources
@@ -28,14 +30,20 @@ def agent_command(
     interval: float,
     count: int = 0,
     extra_args: Iterable[str] = (),
+    *,
+    out_root: str | None = None,
 ) -> str:
     """Build the remote shell command that runs the agent from stdin.
 
-    Every word is ``shlex.quote``d: mount paths come from hosts.toml and go through the
-    remote shell, so a space or ``$(...)`` in one must stay a literal path.
+    ``out_root``: the host's durable_dir, under which each queue cell writes its own
+    ``<out_root>/<cell>`` (the run template's ``{out}``): the agent watches the running
+    cell's there. Every word is ``shlex.quote``d: paths come from hosts.toml and go
+    through the remote shell, so a space or ``$(...)`` in one must stay a literal path.
     """
     words = ["python3", "-u", "-", "--interval", repr(float(interval)), "--count", str(int(count))]
     for mount in mounts:
         words += ["--mount", str(mount)]
+    if out_root:
+        words += ["--out-root", str(out_root)]
     words += [str(arg) for arg in extra_args]
     return " ".join(shlex.quote(word) for word in words)

@@ -10,7 +10,10 @@ the same host name is told apart from the old one), host-wide load and memory
 (labelled host-wide there, U41), statvfs bytes AND inodes of each watched path (U7), the
 process's own cgroup memory/CPU budget and oom_kill counter (v1 and v2; U9, U41), GPUs
 (NVML, else ``nvidia-smi``, else none with the reason; U21, U23), GPU processes with their
-thread counts (U11, U40), new NVIDIA Xid kernel lines (U22) and queue liveness mtimes.
+thread counts (U11, U40), new NVIDIA Xid kernel lines (U22) and the queue's liveness: the
+running cell (found afresh from the runner's records under ``--queue-dir``, so a long-lived
+agent follows the queue from cell to cell), its log's mtime and the newest mtime under its
+output directory ``<--out-root>/<cell>`` (U43), and when the last launch finished (GEN1).
 
 Rules this file lives by:
 
@@ -867,17 +870,19 @@ class KmsgReader:
 
 
 class ArtifactScanner:
-    """Newest file mtime under a directory, rescanned at most every 30 s, bounded in size."""
+    """Newest file mtime under a directory, rescanned at most every ``every`` seconds
+    (30 by default), bounded in size."""
 
-    def __init__(self, root):
+    def __init__(self, root, every=ARTIFACT_SCAN_EVERY_S):
         self.root = root
+        self.every = every
         self.last_scan = None
         self.value = None
 
     def newest_mtime(self):
         """Return the cached newest mtime, rescanning when the cache is old."""
         now = time.monotonic()
-        if self.last_scan is not None and now - self.last_scan < ARTIFACT_SCAN_EVERY_S:
+        if self.last_scan is not None and now - self.last_scan < self.every:
             return self.value
         self.last_scan = now
         self.value = self._scan()
@@ -913,6 +918,171 @@ class ArtifactScanner:
 
 
 # ---------------------------------------------------------------------------------------
+# The queue's running cell (U43): its log and output directory, found from the records
+# the queue runner leaves in ~/.rgt/queue (run_queue.sh, run_one.sh):
+#
+#   runner.state        launch <ts> <boot_id> <detach> <start> <script> <pid> / done <ts> ...
+#   cells/NAME.state    start <ts> <boot_id> <pid> / end <ts> <exit code>
+#   cells/NAME.log      the cell's output
+#
+# and the cell's output directory is <durable_dir>/NAME (the run template's {out}).
+
+QUEUE_RESCAN_EVERY_S = 30.0
+QUEUE_SCAN_LIMIT = 5000  # state files looked at per scan: a huge queue must not stall us
+
+
+def complete_lines(text):
+    """The lines of a record file that are whole: a last line without its newline is
+    still being appended and is left for the next look."""
+    lines = text.split("\n")
+    return [ln for ln in lines[:-1] if ln.strip()]
+
+
+def open_attempt(state_text, boot_id):
+    """(start time, pid) of a cell's unfinished attempt of this boot; None otherwise."""
+    lines = complete_lines(state_text)
+    if not lines:
+        return None
+    words = lines[-1].split()
+    if len(words) < 4 or words[0] != "start" or words[2] != boot_id:
+        return None  # ended, or started in an earlier boot (it died with it, GEN6)
+    try:
+        return float(words[1]), int(words[3])
+    except ValueError:
+        return None
+
+
+def last_done_at(runner_text):
+    """When the last launch wrote its done record (box clock); None while it runs or
+    when the queue was never launched."""
+    done = None
+    for line in complete_lines(runner_text):
+        words = line.split()
+        if words[0] == "launch":
+            done = None
+        elif words[0] == "done" and len(words) >= 2:
+            try:
+                done = float(words[1])
+            except ValueError:
+                done = None
+    return done
+
+
+def pid_alive(proc_root, pid):
+    """Running and not a zombie (a reaped-never orphan still answers kill 0)."""
+    if pid <= 0:
+        return False
+    if not os.path.isdir(proc_root):  # no procfs: the signal check is all there is
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    text = read_optional(os.path.join(proc_root, str(pid), "stat"))
+    if text is None:
+        return False
+    fields = text.rsplit(")", 1)[-1].split()
+    return bool(fields) and fields[0] not in ("Z", "X")
+
+
+def _signature(path):
+    """(mtime, size) of a file or directory, None when it is absent: what changed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime, st.st_size)
+
+
+class QueueWatch:
+    """Follows the box's running queue cell from sample to sample.
+
+    The cell is looked up again only when it ended or the records changed (a new state
+    file, a new launch) and at most every 30 s otherwise, so a long-lived agent follows
+    the queue from cell to cell without reading every record every sample.
+    """
+
+    def __init__(self, queue_dir, out_root, proc_root, scan_every=ARTIFACT_SCAN_EVERY_S):
+        self.queue_dir = queue_dir
+        self.out_root = out_root
+        self.proc_root = proc_root
+        self.scan_every = scan_every
+        self.cell = None  # the running cell's name
+        self.scanner = None
+        self.done_at = None
+        self._runner_sig = None
+        self._cells_sig = None
+        self._last_scan = None
+
+    def poll(self, boot_id):
+        """(running cell name or None, its log path, its ArtifactScanner, done time)."""
+        runner = os.path.join(self.queue_dir, "runner.state")
+        sig = _signature(runner)
+        launched = sig != self._runner_sig
+        if launched:
+            self._runner_sig = sig
+            self.done_at = last_done_at(read_optional(runner) or "")
+        ended = self.cell is not None and self._attempt(self.cell, boot_id) is None
+        if ended:
+            self.cell = self.scanner = None  # look for the next cell now
+        if self.cell is None:
+            cells = os.path.join(self.queue_dir, "cells")
+            csig = _signature(cells)
+            now = time.monotonic()
+            if (
+                launched
+                or ended
+                or csig != self._cells_sig
+                or self._last_scan is None
+                or now - self._last_scan >= QUEUE_RESCAN_EVERY_S
+            ):
+                self._cells_sig, self._last_scan = csig, now
+                self.cell = self._find(cells, boot_id)
+                if self.cell is not None and self.out_root:
+                    out = os.path.join(self.out_root, self.cell)
+                    self.scanner = ArtifactScanner(out, self.scan_every)
+        if self.cell is None:
+            return None, None, None, self.done_at
+        log = os.path.join(self.queue_dir, "cells", self.cell + ".log")
+        return self.cell, log, self.scanner, self.done_at
+
+    def _attempt(self, name, boot_id):
+        path = os.path.join(self.queue_dir, "cells", name + ".state")
+        attempt = open_attempt(read_optional(path) or "", boot_id)
+        if attempt is None or not pid_alive(self.proc_root, attempt[1]):
+            return None
+        return attempt
+
+    def _find(self, cells, boot_id):
+        """The name of the running cell that started last; None when none runs."""
+        try:
+            entries = os.listdir(cells)
+        except OSError:
+            return None
+        states = sorted(e for e in entries if e.endswith(".state"))
+        best = None
+        for entry in states[:QUEUE_SCAN_LIMIT]:
+            name = entry[: -len(".state")]
+            attempt = self._attempt(name, boot_id)
+            if attempt is not None and (best is None or attempt[0] > best[0]):
+                best = (attempt[0], name)
+        return None if best is None else best[1]
+
+
+def queue_boot_id(sample_boot_id):
+    """The boot id the queue's records carry: the runner reads $RGT_BOOT_ID_FILE when set
+    (the demo and tests point it at a file they can change), else the kernel's."""
+    path = os.environ.get("RGT_BOOT_ID_FILE")
+    if path:
+        text = read_optional(path)
+        if text is not None and text.strip():
+            return text.strip()
+    return sample_boot_id
+
+
+# ---------------------------------------------------------------------------------------
 # The sampler
 
 
@@ -923,7 +1093,11 @@ class Agent:
         self.args = args
         self.gpu = GpuProbe(args)
         self.kmsg = KmsgReader(args.dev_root)
-        self.artifacts = ArtifactScanner(args.artifacts) if args.artifacts else None
+        every = args.scan_every
+        self.artifacts = ArtifactScanner(args.artifacts, every) if args.artifacts else None
+        self.queue = None
+        if args.queue_dir:
+            self.queue = QueueWatch(args.queue_dir, args.out_root, args.proc_root, every)
 
     def sample(self, seq):
         """Build one sample (a dict with every protocol key) for sequence number seq."""
@@ -955,6 +1129,8 @@ class Agent:
             "xids": [],
             "log_mtime": None,
             "artifact_mtime": None,
+            "cell": None,
+            "queue_done_at": None,
             "box_id": None,
             "errors": errors,
         }
@@ -982,10 +1158,20 @@ class Agent:
         sample["gpus"] = gpus
         sample["gpu_processes"] = procs
         sample["xids"] = safe(errors, "kmsg", self.kmsg.read_new, [])
-        if a.log:
-            sample["log_mtime"] = safe(errors, "log", lambda: _mtime_or_none(a.log))
-        if self.artifacts is not None:
-            sample["artifact_mtime"] = safe(errors, "artifacts", self.artifacts.newest_mtime)
+        log, artifacts = a.log, self.artifacts
+        if self.queue is not None:
+            boot = queue_boot_id(sample["boot_id"])
+            cell, cell_log, scanner, done_at = safe(
+                errors, "queue", lambda: self.queue.poll(boot), (None, None, None, None)
+            )
+            sample["cell"], sample["queue_done_at"] = cell, done_at
+            # --log / --artifacts, when given, name the paths outright.
+            log = log or cell_log
+            artifacts = artifacts or scanner
+        if log:
+            sample["log_mtime"] = safe(errors, "log", lambda: _mtime_or_none(log))
+        if artifacts is not None:
+            sample["artifact_mtime"] = safe(errors, "artifacts", artifacts.newest_mtime)
         if not a.no_box_id:
             # Read every sample (one small file): a box re-created under the same name
             # must never pass for the old one, however long this agent has been running.
@@ -1077,6 +1263,20 @@ def parse_args(argv=None):
     p.add_argument("--log", default=None, help="queue log whose mtime is reported")
     p.add_argument("--artifacts", default=None, help="directory whose newest mtime is reported")
     p.add_argument(
+        "--queue-dir",
+        default="~/.rgt/queue",
+        help="the queue runner's records: its running cell's log is watched ('' for none)",
+    )
+    p.add_argument(
+        "--out-root", default=None, help="where cells write (durable_dir): <out-root>/<cell>"
+    )
+    p.add_argument(
+        "--scan-every",
+        type=float,
+        default=ARTIFACT_SCAN_EVERY_S,
+        help="seconds between walks of the output directory for its newest file",
+    )
+    p.add_argument(
         "--box-id-file", default=None, help="where this box keeps its id (default ~/.rgt/box-id)"
     )
     p.add_argument("--no-box-id", action="store_true", help="do not report (or create) the id")
@@ -1085,6 +1285,8 @@ def parse_args(argv=None):
     args.mount = [os.path.expanduser(m) for m in (args.mount or ["/"])]
     args.log = os.path.expanduser(args.log) if args.log else None
     args.artifacts = os.path.expanduser(args.artifacts) if args.artifacts else None
+    args.queue_dir = os.path.expanduser(args.queue_dir) if args.queue_dir else None
+    args.out_root = os.path.expanduser(args.out_root) if args.out_root else None
     args.interval = max(0.0, args.interval)
     args.proc_every = max(1, args.proc_every)
     args.smi_every = max(1, args.smi_every)

@@ -2,8 +2,12 @@
 
 The servers run in the app's own event loop (the app is run with ``run_async`` inside
 ``asyncio.run``), so there is no second process to leak: when the app exits — by ``q``,
-by Ctrl-C as a key, or by SIGINT/SIGTERM/SIGHUP (a closed terminal) — the ``finally`` stops every box, which hangs
-up on the agents, and removes the temporary directory.
+by Ctrl-C as a key, or by SIGINT/SIGTERM/SIGHUP (a closed terminal) — the ``finally``
+ends the queue it launched, stops every box, which hangs up on the agents, and removes
+the temporary directory.
+
+box1's queue is launched as the demo starts: its first cell is a training run whose
+log goes quiet while it keeps checkpointing, which the app flags (``quiet_run``).
 """
 
 from __future__ import annotations
@@ -17,8 +21,13 @@ import sys
 import tempfile
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rgt_tui.demo.loopback import LoopbackFleet
+from rgt_tui.demo.quiet_run import launch_quiet_run, prepare_quiet_box, stop_quiet_run
+
+if TYPE_CHECKING:
+    from rgt_tui.app import RgtApp
 
 # Each demo box plays a rented one: its platform's profile and an hourly price (the header
 # then shows what the fleet costs).
@@ -33,13 +42,18 @@ async def demo_main(boxes: int, *, theme: str | None = None) -> int:
     try:
         return await _run(boxes, theme, tmux_dir)
     finally:
-        # Without TMUX in the environment, tmux addresses the server under TMUX_TMPDIR;
-        # with it (the demo run inside tmux) it would kill the user's own server.
-        env = {k: v for k, v in os.environ.items() if k != "TMUX"} | {"TMUX_TMPDIR": str(tmux_dir)}
-        await asyncio.to_thread(
-            subprocess.run, ["tmux", "kill-server"], capture_output=True, env=env
-        )
+        await _kill_tmux_server(tmux_dir)
         shutil.rmtree(tmux_dir, ignore_errors=True)
+
+
+async def _kill_tmux_server(tmux_dir: Path) -> None:
+    """Stop the demo's own tmux server, and with it every queue run in it."""
+    if shutil.which("tmux") is None:
+        return  # no tmux: the demo's runs were started with nohup (stop_quiet_run)
+    # Without TMUX in the environment, tmux addresses the server under TMUX_TMPDIR;
+    # with it (the demo run inside tmux) it would kill the user's own server.
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"} | {"TMUX_TMPDIR": str(tmux_dir)}
+    await asyncio.to_thread(subprocess.run, ["tmux", "kill-server"], capture_output=True, env=env)
 
 
 async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
@@ -50,29 +64,41 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
         boxes, workload=True, tmux_tmpdir=tmux_dir, gpus=True, costs=DEMO_COSTS
     )
     async with fleet_of as loopback:
+        prepare_quiet_box(loopback)
         fleet = await asyncio.to_thread(load_fleet, loopback.hosts_file)
-        app = RgtApp(fleet, theme=theme)
-        app.sub_title = (
-            f"demo: {boxes} loopback box{'es' if boxes != 1 else ''} · "
-            "GPUs replay a recorded H100 (no GPU here)"
-        )
-        loop = asyncio.get_running_loop()
+        quiet = await launch_quiet_run(fleet)
         try:
-            # SIGTERM, or SIGHUP from a closed terminal, would otherwise kill the process
-            # before the boxes are stopped and their folders removed.
-            loop.add_signal_handler(signal.SIGTERM, partial(app.exit, return_code=143))
-            loop.add_signal_handler(signal.SIGHUP, partial(app.exit, return_code=129))
-        except (NotImplementedError, RuntimeError):  # not on this platform / thread
-            pass
-        try:
-            await app.run_async()
+            return await _run_app(RgtApp(fleet, theme=theme), boxes)
         finally:
-            try:
-                loop.remove_signal_handler(signal.SIGTERM)
-                loop.remove_signal_handler(signal.SIGHUP)
-            except (NotImplementedError, RuntimeError):
-                pass
-        return app.return_code or 0
+            # Before the boxes' folders are removed: a run still writing there could
+            # leave a file behind the removal.
+            stop_quiet_run(quiet)
+            await _kill_tmux_server(tmux_dir)
+
+
+async def _run_app(app: RgtApp, boxes: int) -> int:
+    """Run the app until it exits, turning SIGTERM/SIGHUP into a clean exit."""
+    app.sub_title = (
+        f"demo: {boxes} loopback box{'es' if boxes != 1 else ''} · "
+        "GPUs replay a recorded H100 (no GPU here)"
+    )
+    loop = asyncio.get_running_loop()
+    try:
+        # SIGTERM, or SIGHUP from a closed terminal, would otherwise kill the process
+        # before the boxes are stopped and their folders removed.
+        loop.add_signal_handler(signal.SIGTERM, partial(app.exit, return_code=143))
+        loop.add_signal_handler(signal.SIGHUP, partial(app.exit, return_code=129))
+    except (NotImplementedError, RuntimeError):  # not on this platform / thread
+        pass
+    try:
+        await app.run_async()
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGTERM)
+            loop.remove_signal_handler(signal.SIGHUP)
+        except (NotImplementedError, RuntimeError):
+            pass
+    return app.return_code or 0
 
 
 def run_demo(boxes: int = 3, *, theme: str | None = None) -> int:

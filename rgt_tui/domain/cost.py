@@ -1,11 +1,25 @@
-"""Cost per host and the forgotten-box clocks: pure functions of times and rates."""
+"""Cost per host and the forgotten-box clocks: pure functions of times and rates.
+
+``host_alerts`` is the one place a host's alerts are put together — the health rules
+and the cost rules (a forgotten box, the platform's release clock) — so the TUI's
+telemetry and `rgt-tui status` show the same alerts for the same facts.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from rgt_tui.domain.health import Alert
+from rgt_tui.domain.health import (
+    SEVERITY_ORDER,
+    Alert,
+    HealthContext,
+    HealthState,
+    evaluate,
+)
 from rgt_tui.domain.profiles import Profile
+from rgt_tui.domain.queue_state import FINISHED, QueueView
+from rgt_tui.domain.snapshot import HostSnapshot
 
 IDLE_UTIL_PCT = 5.0
 
@@ -93,3 +107,65 @@ def profile_clock_alerts(
             "P4",
         ),
     )
+
+
+def queue_done_at(view: QueueView, now: float) -> float | None:
+    """When the host's queue finished, on this machine's clock; None while it is not done."""
+    ended = [c.ended_at for c in view.cells if c.ended_at is not None]
+    if view.state != FINISHED or not ended:
+        return None
+    return now - max(0.0, float(view.now - max(ended)))  # box clock -> ours, by the age
+
+
+def sample_queue_done_at(snap: HostSnapshot | None, received_at: float) -> float | None:
+    """When the queue finished, on this machine's clock, from a sample that arrived at
+    ``received_at``: the box's clock is translated by the record's age, so a box whose
+    clock is off still counts right."""
+    if snap is None or snap.queue_done_at is None:
+        return None
+    return received_at - max(0.0, snap.t - snap.queue_done_at)
+
+
+@dataclass(frozen=True)
+class CostContext:
+    """What the cost rules need beyond the sample: the platform, the rate, the clocks."""
+
+    profile: Profile
+    rate: float | None
+    now: float
+    # While the box does not answer: since when (the last time it was seen, across app
+    # restarts when that was recorded); None while it answers.
+    unreachable_since: float | None = None
+    received_at: float | None = None  # when the sample arrived (None: just now)
+    forgotten_minutes: float = 30.0  # Thresholds.forgotten_minutes
+
+
+def cost_alerts(snap: HostSnapshot | None, ctx: CostContext) -> tuple[Alert, ...]:
+    """The forgotten box (GEN1) and the platform's release clock (P4) for one host."""
+    alerts = list(profile_clock_alerts(ctx.profile, ctx.unreachable_since, ctx.now))
+    received = ctx.received_at if ctx.received_at is not None else ctx.now
+    done_at = sample_queue_done_at(snap, received)
+    forgotten = forgotten_box_alert(done_at, ctx.now, ctx.rate, ctx.forgotten_minutes)
+    if forgotten is not None:
+        alerts.append(forgotten)
+    return tuple(alerts)
+
+
+def merge_alerts(*groups: Iterable[Alert]) -> tuple[Alert, ...]:
+    """One list, each (id, subject) once, most severe first (stable within a severity)."""
+    seen: set[tuple[str, str]] = set()
+    merged: list[Alert] = []
+    for group in groups:
+        for alert in group:
+            if alert.key not in seen:
+                seen.add(alert.key)
+                merged.append(alert)
+    merged.sort(key=lambda a: SEVERITY_ORDER.get(a.severity, len(SEVERITY_ORDER)))
+    return tuple(merged)
+
+
+def host_alerts(
+    snap: HostSnapshot | None, state: HealthState, health: HealthContext, cost: CostContext
+) -> tuple[Alert, ...]:
+    """Every active alert of a host: the health rules' and the cost rules', merged."""
+    return merge_alerts(evaluate(snap, state, health), cost_alerts(snap, cost))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rgt_tui.domain.snapshot import HostSnapshot, XidEvent
+from rgt_tui.domain.text import printable
 
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2}
@@ -32,6 +33,7 @@ class Thresholds:
     idle_minutes: float = 30.0
     zombie_vram_mib: float = 1024.0
     log_silent_minutes: float = 10.0
+    forgotten_minutes: float = 30.0  # after the queue finished, a still-billed box (GEN1)
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,14 @@ class HealthState:
         fresh = tuple(x for x in snap.xids if x not in state.xids)
         if fresh:
             state = replace(state, xids=(state.xids + fresh)[-50:])
-        idle = bool(snap.gpus) and all(
-            g.util_pct is not None and g.util_pct < thresholds.idle_util_pct for g in snap.gpus
+        # A running queue cell is paid work even with the GPUs at 0 % (a data-bound or
+        # CPU phase, U38): the idle clock stops while one runs and restarts after it.
+        idle = (
+            bool(snap.gpus)
+            and snap.cell is None
+            and all(
+                g.util_pct is not None and g.util_pct < thresholds.idle_util_pct for g in snap.gpus
+            )
         )
         if not idle:
             state = replace(state, idle_since=None)
@@ -275,22 +283,41 @@ def threads_alerts(snap: HostSnapshot) -> list[Alert]:
     return alerts
 
 
+def _ago(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{max(0.0, seconds):.0f} s"
+
+
 def liveness_alerts(snap: HostSnapshot, th: Thresholds) -> list[Alert]:
-    """A log silent while artifacts advance: buffered stdout, not a hang (U43)."""
+    """The running cell's log silent while its outputs still advance (U43).
+
+    The single most common false "dead run": the log is block-buffered or sparse, the
+    run is alive, and the reflex is to kill it. Fires when the log has been silent for
+    ``log_silent_minutes``, a file in the cell's output directory was written well after
+    the log's last line, and outputs are still being written (within that window, or
+    the last 2 min): a run whose outputs stopped too is not "alive", so not this alert.
+    """
     if snap.log_mtime is None or snap.artifact_mtime is None:
         return []
+    window = th.log_silent_minutes * 60
     silent = snap.t - snap.log_mtime
-    if silent >= th.log_silent_minutes * 60 and snap.artifact_mtime > snap.log_mtime + 60:
-        return [
-            Alert(
-                "log.silent",
-                "info",
-                f"log silent {silent / 60:.0f} min while artifacts still advance: stdout is "
-                "probably block-buffered, not hung",
-                "U43",
-            )
-        ]
-    return []
+    since_output = snap.t - snap.artifact_mtime
+    after_log = snap.artifact_mtime - snap.log_mtime
+    if silent < window or after_log < min(60.0, window) or since_output > max(window, 120.0):
+        return []
+    # The name comes from the box's file names: shown escaped, on one line (hostile box).
+    cell = printable(snap.cell, 80) if snap.cell else ""
+    who = f"cell {cell}" if cell else "the run"
+    return [
+        Alert(
+            "log.silent",
+            "warning",
+            f"log silent {_ago(silent)} while {who}'s outputs still change (newest "
+            f"{_ago(since_output)} ago): alive, not hung — do not kill it (its output is "
+            "block-buffered or sparse: python -u, stdbuf -oL)",
+            "U43",
+            cell,
+        )
+    ]
 
 
 def evaluate(
@@ -320,14 +347,16 @@ def evaluate(
         alerts += gpu_alerts(snap, state, th)
         alerts += threads_alerts(snap)
         alerts += liveness_alerts(snap, th)
-        if ctx.cost_per_hour and state.idle_since is not None:
+        # state.idle_since is None while a queue cell runs (HealthState.observe).
+        if ctx.cost_per_hour and state.idle_since is not None and snap.cell is None:
             idle_min = (snap.t - state.idle_since) / 60
             if idle_min >= th.idle_minutes:
                 alerts.append(
                     Alert(
                         "cost.idle",
                         "warning",
-                        f"GPUs idle {idle_min:.0f} min while billed ${ctx.cost_per_hour:.2f}/h",
+                        f"GPUs idle {idle_min:.0f} min with no queue cell running while "
+                        f"billed ${ctx.cost_per_hour:.2f}/h",
                         "P1",
                     )
                 )

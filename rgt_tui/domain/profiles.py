@@ -38,6 +38,17 @@ class Profile:
     spot_grace: str
     release_after_off_days: float | None = None  # auto-release of a powered-off box
 
+    @property
+    def clock_lines(self) -> tuple[str, ...]:
+        """The danger clocks, then the spot grace: what the platform does to a box and a
+        run without asking, and how long a run gets to save itself when interrupted."""
+        return (*self.danger_clocks, f"spot grace: {self.spot_grace}")
+
+
+def danger_clock_note(profile: Profile) -> str:
+    """The profile's clocks and spot grace as bullet lines, for a notification."""
+    return "\n".join(f"• {line}" for line in profile.clock_lines)
+
 
 class ProfileError(ValueError):
     """A profile data file is malformed; the message names the file and the key."""

@@ -25,7 +25,10 @@ Agent JSON (version 1), every key optional except ``v``::
      "gpu_processes": [{"gpu_index", "pid", "name", "used_mem",
                         "threads", "omp_threads"}] | null,   # null: not polled this sample
      "xids": [{"xid": int, "text": str}],                   # new Xid kernel lines
-     "log_mtime": float|null, "artifact_mtime": float|null,
+     "cell": str|null,                  # the queue cell running now (U43, P1)
+     "log_mtime": float|null,           # that cell's log (cells/<cell>.log)
+     "artifact_mtime": float|null,      # newest file under its output dir
+     "queue_done_at": float|null,       # box clock: the last launch's done record (GEN1)
      "errors": [str]}
 
 Sizes are bytes, clocks MHz, power watts, temperatures degrees Celsius.
@@ -153,6 +156,10 @@ class HostSnapshot:
     log_mtime: float | None = None
     artifact_mtime: float | None = None
     problems: tuple[str, ...] = field(default_factory=tuple)
+    # The queue, as its records on the box say: the cell running now (None: none runs,
+    # or the box has no queue) and, once the last launch finished, when (box clock).
+    cell: str | None = None
+    queue_done_at: float | None = None
     # The id the box keeps in ~/.rgt/box-id: a different one under the same host name is
     # a new box (rgt_tui.domain.box_identity). None: the agent could not read or write it.
     box_id: str | None = None
@@ -314,6 +321,9 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         problems.append(f"sample.box_id: not a box id: {box_id[:80]!r}")
         box_id = None
 
+    cell = r.str_(data, "cell", "sample")
+    queue_done_at = r.num(data, "queue_done_at", "sample")
+
     source = data.get("gpu_source")
     if source not in ("nvml", "nvidia-smi", "none"):
         problems.append(f"gpu_source: unknown value {source!r}")
@@ -339,6 +349,8 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         xids=tuple(xids),
         log_mtime=r.num(data, "log_mtime", "sample"),
         artifact_mtime=r.num(data, "artifact_mtime", "sample"),
+        cell=cell,
+        queue_done_at=queue_done_at,
         problems=tuple(problems),
         box_id=box_id,
     )

@@ -1,17 +1,30 @@
-"""`rgt-tui status`: one sample from every host at once, as reports a table or JSON can show."""
+"""`rgt-tui status`: one sample from every host at once, as reports a table or JSON can show.
+
+Its alerts are the TUI's: ``telemetry.connection_alerts`` (health and cost rules, one
+place), so a forgotten box or a platform's release clock shows here as it does on the
+pane. With a ``LastSeen`` store (the journal), an unreachable box's release clock counts
+from the last time any rgt-tui saw it, and a reachable one is recorded as seen now.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.health import Alert, HealthContext, HealthState, evaluate
+from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.snapshot import UNLIMITED, HostSnapshot
-from rgt_tui.services.telemetry import sample_once
+from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.telemetry import (
+    ConnectionState,
+    LastSeen,
+    connection_alerts,
+    sample_once,
+)
 from rgt_tui.transport import Transport, TransportError, transport_for
 
 
@@ -35,22 +48,20 @@ async def _report(
     make_transport: Callable[[HostConfig], Transport],
     fleet: Fleet,
     timeout: float,
+    last_seen: LastSeen | None,
+    clock: Callable[[], float],
 ) -> HostReport:
     transport: Transport | None = None
+    error: tuple[str, str | None] | None = None
     try:
         transport = make_transport(host)
         snap = await asyncio.wait_for(sample_once(host, transport, timeout=timeout), timeout)
     except TransportError as exc:
-        return HostReport(host, None, (), exc.message, exc.fix)
+        error = (exc.message, exc.fix)
     except asyncio.TimeoutError:
-        return HostReport(
-            host, None, (), f"no sample within {timeout:g} s", "is the box overloaded?"
-        )
+        error = (f"no sample within {timeout:g} s", "is the box overloaded?")
     except Exception as exc:  # noqa: BLE001 - one host's surprise must not fail the others
-        return HostReport(
-            host,
-            None,
-            (),
+        error = (
             f"unexpected {type(exc).__name__}: {exc}",
             "this is a bug in rgt-tui: please report it with this message",
         )
@@ -58,9 +69,24 @@ async def _report(
         if transport is not None:
             with contextlib.suppress(Exception):
                 await transport.close()
+    now = clock()
+    profile = load_profile(host.profile)
+    if error is not None:
+        seen = await asyncio.to_thread(last_seen.last_seen, host.name) if last_seen else None
+        lost = ConnectionState("lost", now, attempt=1, error=error[0], fix=error[1])
+        alerts = connection_alerts(
+            host, profile, None, HealthState(), lost,
+            thresholds=fleet.thresholds, now=now, last_seen=seen,
+        )  # fmt: skip
+        return HostReport(host, None, alerts, *error)
+    if last_seen is not None:
+        await asyncio.to_thread(last_seen.saw, host.name, now)
     health = HealthState().observe(snap, fleet.thresholds)
-    ctx = HealthContext(thresholds=fleet.thresholds, cost_per_hour=host.cost_per_hour)
-    return HostReport(host, snap, evaluate(snap, health, ctx))
+    alerts = connection_alerts(
+        host, profile, snap, health, ConnectionState("connected", now),
+        thresholds=fleet.thresholds, now=now, last_seen=now, received_at=now,
+    )  # fmt: skip
+    return HostReport(host, snap, alerts)
 
 
 async def collect_status(
@@ -68,11 +94,16 @@ async def collect_status(
     *,
     timeout: float = 30.0,
     make_transport: Callable[[HostConfig], Transport] = transport_for,
+    last_seen: LastSeen | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> list[HostReport]:
     """Sample every host concurrently; an unreachable host, or any error of one host,
-    never delays or fails the others."""
+    never delays or fails the others. ``last_seen``: where the last time each box
+    answered is kept (``telemetry.JournalLastSeen``), for the platforms' release clocks."""
     return list(
-        await asyncio.gather(*(_report(h, make_transport, fleet, timeout) for h in fleet.hosts))
+        await asyncio.gather(
+            *(_report(h, make_transport, fleet, timeout, last_seen, clock) for h in fleet.hosts)
+        )
     )
 
 
@@ -120,5 +151,6 @@ def report_to_json(report: HostReport) -> dict[str, Any]:
             }
             for a in report.alerts
         ],
+        "running_cell": snap.cell if snap else None,
         "problems": list(snap.problems) if snap else [],
     }

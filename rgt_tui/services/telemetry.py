@@ -5,6 +5,12 @@ connection (``python3 -u -``, source on stdin), and turns every JSON line into a
 ``HostUpdate`` — the snapshot, the connection state and the active alerts — handed to a
 callback. A dropped connection is reported as "reconnecting", never as a dead run (GEN8);
 when samples resume, the first update says how long the gap was.
+
+Alerts come from ``domain.cost.host_alerts`` (the health rules and the cost rules) here
+and in `rgt-tui status` alike. The platform's release clock counts from the last time the
+box answered, across app restarts: a ``LastSeen`` store (the teardown journal) keeps
+that time, written when samples start, at most every few minutes while they flow, and
+when the connection is lost — never per sample.
 """
 
 from __future__ import annotations
@@ -13,13 +19,19 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from rgt_tui.agent import agent_command, agent_source
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.health import Alert, HealthContext, HealthState, Thresholds, evaluate
+from rgt_tui.domain.cost import CostContext, host_alerts
+from rgt_tui.domain.health import Alert, HealthContext, HealthState, Thresholds
+from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.snapshot import HostSnapshot, snapshot_from_agent
+from rgt_tui.paths import journal_dir
+from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.journal import HostJournal, Journal, JournalError
 from rgt_tui.transport.backoff import Backoff
 from rgt_tui.transport.base import HostKeyError, Transport, TransportError
 
@@ -51,6 +63,95 @@ class HostUpdate:
     health: HealthState
 
 
+SEEN_WRITE_EVERY_S = 300.0  # the release clock counts days: minutes of slack cost nothing
+
+
+class LastSeen(Protocol):
+    """Where the last time each host's box answered is kept between app runs."""
+
+    def last_seen(self, host: str) -> float | None:
+        """When the host's box last answered (this machine's clock); None: never known."""
+        ...
+
+    def saw(self, host: str, t: float) -> None:
+        """Record that the host's box answered at ``t`` (blocking: call it in a thread)."""
+        ...
+
+
+class JournalLastSeen:
+    """``LastSeen`` in the teardown journal's ``last_seen`` (one file per host, written
+    atomically under its lock, so the TUI and command-line runs never lose a write). A
+    damaged or locked journal is left alone: the clock then counts from this run only."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    def last_seen(self, host: str) -> float | None:
+        try:
+            return self.journal.load(host).last_seen
+        except JournalError:
+            return None
+
+    def saw(self, host: str, t: float) -> None:
+        def change(jh: HostJournal) -> bool:
+            if jh.last_seen is not None and jh.last_seen >= t:
+                return False
+            jh.last_seen = t
+            if jh.first_seen is None:
+                jh.first_seen = t
+            return True
+
+        try:
+            self.journal.update(host, change)
+        except (JournalError, OSError):
+            pass  # the teardown screen reports a damaged journal; telemetry goes on
+
+
+def default_last_seen() -> JournalLastSeen:
+    """The user's journal (``$XDG_STATE_HOME/rgt-tui/journal``), as the app and
+    `rgt-tui status` keep the last-seen times in it."""
+    return JournalLastSeen(Journal(journal_dir()))
+
+
+def connection_alerts(
+    host: HostConfig,
+    profile: Profile,
+    snap: HostSnapshot | None,
+    health: HealthState,
+    connection: ConnectionState,
+    *,
+    thresholds: Thresholds,
+    now: float,
+    last_seen: float | None = None,
+    received_at: float | None = None,
+) -> tuple[Alert, ...]:
+    """A host's alerts given where its connection stands (``domain.cost.host_alerts``).
+
+    The box counts as unreachable once an attempt to reach it failed; from then on the
+    platform's clocks count from ``last_seen`` (the last time it answered, this run or an
+    earlier one), else from when this run's attempts began to fail.
+    """
+    failed = connection.status in ("reconnecting", "lost") or (
+        connection.status == "connecting" and connection.attempt > 0
+    )
+    unreachable = (last_seen if last_seen is not None else connection.since) if failed else None
+    hctx = HealthContext(
+        thresholds=thresholds,
+        connection=connection.status,
+        lost_since=connection.since if connection.status != "connected" else None,
+        cost_per_hour=host.cost_per_hour,
+    )
+    cctx = CostContext(
+        profile,
+        host.cost_per_hour,
+        now,
+        unreachable,
+        received_at,
+        forgotten_minutes=thresholds.forgotten_minutes,
+    )
+    return host_alerts(snap, health, hctx, cctx)
+
+
 def parse_agent_line(host: str, line: str) -> HostSnapshot | None:
     """A snapshot from one agent line, or None for a line that is not a JSON object."""
     try:
@@ -72,8 +173,15 @@ class HostMonitor:
         thresholds: Thresholds = Thresholds(),
         backoff: Backoff = Backoff(),
         clock: Callable[[], float] = time.time,
+        last_seen: LastSeen | None = None,
+        agent_args: Sequence[str] = (),
     ) -> None:
         self.host = host
+        self.agent_args = tuple(agent_args)
+        self.profile = load_profile(host.profile)
+        self.seen_store = last_seen
+        self.seen_at: float | None = None  # the box last answered (store or this run)
+        self._seen_written: float | None = None
         self.transport = transport
         self.interval = interval
         self.thresholds = thresholds
@@ -98,14 +206,40 @@ class HostMonitor:
         self._closing = asyncio.ensure_future(self.transport.close())
 
     def _update(self, emit: Callable[[HostUpdate], None]) -> None:
-        ctx = HealthContext(
+        alerts = connection_alerts(
+            self.host,
+            self.profile,
+            self.last,
+            self.health,
+            self.connection,
             thresholds=self.thresholds,
-            connection=self.connection.status,
-            lost_since=self.connection.since if self.connection.status != "connected" else None,
-            cost_per_hour=self.host.cost_per_hour,
+            now=self.clock(),
+            last_seen=self.seen_at,
+            received_at=self.last_sample_at,
         )
-        alerts = evaluate(self.last, self.health, ctx)
         emit(HostUpdate(self.host.name, self.connection, self.last, alerts, self.health))
+
+    async def _load_seen(self) -> None:
+        if self.seen_store is None:
+            return
+        stored = await asyncio.to_thread(self.seen_store.last_seen, self.host.name)
+        if stored is not None and (self.seen_at is None or stored > self.seen_at):
+            self.seen_at = stored
+
+    async def _write_seen(self, *, force: bool = False) -> None:
+        """Keep the last-seen time: on ``force`` (samples started, connection lost), else
+        at most every SEEN_WRITE_EVERY_S — never per sample."""
+        t = self.last_sample_at
+        if self.seen_store is None or t is None or t == self._seen_written:
+            return
+        if (
+            not force
+            and self._seen_written is not None
+            and t - self._seen_written < SEEN_WRITE_EVERY_S
+        ):
+            return
+        self._seen_written = t
+        await asyncio.to_thread(self.seen_store.saw, self.host.name, t)
 
     def _set(self, status: str, **fields: object) -> None:
         since = self.connection.since if status == self.connection.status else self.clock()
@@ -121,8 +255,14 @@ class HostMonitor:
     async def run(self, emit: Callable[[HostUpdate], None]) -> None:
         """Run until cancelled, calling ``emit`` for every state change and sample."""
         attempt = 0
-        command = agent_command(self.host.mounts, self.interval)
+        command = agent_command(
+            self.host.mounts,
+            self.interval,
+            extra_args=self.agent_args,
+            out_root=self.host.durable_dir,
+        )
         source = agent_source()
+        await self._load_seen()
         while True:
             try:
                 await self.transport.connect()
@@ -159,12 +299,14 @@ class HostMonitor:
             except TransportError as exc:
                 self._set("reconnecting", attempt=0, error=exc.message)
                 self._update(emit)
+                await self._write_seen(force=True)
             await self.transport.close()
 
     async def _stream(
         self, command: str, source: str, emit: Callable[[HostUpdate], None], gap: float | None
     ) -> None:
         first = True
+        first_of_run = self._seen_written is None
         # aclosing: a cancelled monitor closes the agent's channel now, not at GC time.
         async with contextlib.aclosing(self.transport.stream_lines(command, input=source)) as lines:
             async for line in lines:
@@ -176,8 +318,10 @@ class HostMonitor:
                 first = False
                 self.health = self.health.observe(snap, self.thresholds)
                 self.last = snap
-                self.last_sample_at = self.clock()
+                self.last_sample_at = self.seen_at = self.clock()
                 self._update(emit)
+                await self._write_seen(force=first_of_run)
+                first_of_run = False
         raise TransportError(self.host.name, "telemetry agent stopped")
 
 
@@ -187,7 +331,9 @@ async def sample_once(
     """Connect, take one agent sample and return it (for `rgt-tui status`)."""
     await transport.connect()
     result = await transport.run(
-        agent_command(host.mounts, 0.0, count=1), input=agent_source(), timeout=timeout
+        agent_command(host.mounts, 0.0, count=1, out_root=host.durable_dir),
+        input=agent_source(),
+        timeout=timeout,
     )
     snaps = [s for s in (parse_agent_line(host.name, ln) for ln in result.stdout.splitlines()) if s]
     if not snaps:

@@ -1,0 +1,109 @@
+"""The demo's box that needs the user: box1's training run goes quiet in its log while
+it keeps checkpointing, and the product flags it — from what the agent sees on the box,
+with the demo's own settings (its fleet file, its launch, the agent's real cadence).
+
+Once over loopback with the telemetry service (what is flagged, on which box, and the
+files that make it true), once as a person sees it: `rgt-tui demo` in a real terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from queue_support import kill_processes_under, tmux_env
+from test_demo_tmux import RGT_TUI, Tmux, tmux, wait_until  # noqa: F401 - tmux: a fixture
+from test_rules_live import Watch, ids
+
+from rgt_tui.app import health_thresholds
+from rgt_tui.demo.loopback import LoopbackFleet
+from rgt_tui.demo.quiet_run import (
+    DEMO_LOG_SILENT_MINUTES,
+    QUIET_CELL,
+    launch_quiet_run,
+    prepare_quiet_box,
+    quiet_cell_dir,
+    stop_quiet_run,
+)
+from rgt_tui.demo.run import DEMO_COSTS
+from rgt_tui.domain.config import load_fleet
+from rgt_tui.services.telemetry import HostMonitor
+from rgt_tui.transport import transport_for
+
+
+async def test_the_demo_flags_box1s_quiet_run_and_only_it(tmp_path: Path) -> None:
+    tmux_dir = Path(tempfile.mkdtemp(prefix="rgtq-"))
+    loopback = LoopbackFleet(
+        2, tmp_path / "demo", workload=True, tmux_tmpdir=tmux_dir, gpus=True, costs=DEMO_COSTS
+    )
+    watches: list[Watch] = []
+    result = None
+    async with loopback:
+        try:
+            names = prepare_quiet_box(loopback)
+            assert names[0] == f"box1_{QUIET_CELL.suffix}"
+            fleet = load_fleet(loopback.hosts_file)
+            assert fleet.thresholds.log_silent_minutes == DEMO_LOG_SILENT_MINUTES
+            result = await launch_quiet_run(fleet)
+            assert result is not None and result.host == "box1"
+            for name in ("box1", "box2"):
+                host = fleet.host(name)
+                monitor = HostMonitor(
+                    host,
+                    transport_for(host),
+                    interval=fleet.poll_seconds,
+                    thresholds=health_thresholds(fleet),
+                )
+                watches.append(Watch(monitor))
+            box1, box2 = watches
+            flagged = await box1.until(lambda u: "log.silent" in ids(u), 150, "log.silent on box1")
+            (alert,) = [a for a in flagged.alerts if a.id == "log.silent"]
+            assert alert.subject == names[0] and alert.severity == "warning"
+            assert flagged.snapshot is not None and flagged.snapshot.cell == names[0]
+            # True on the box: the checkpoint keeps being rewritten, the log does not move.
+            log = loopback.box("box1").root / ".rgt" / "queue" / "cells" / f"{names[0]}.log"
+            checkpoint = quiet_cell_dir(loopback) / "checkpoint.pt"
+            assert checkpoint.stat().st_mtime - log.stat().st_mtime >= 30
+            text = log.read_text()
+            assert "fresh start" in text and not re.search(r"^epoch \d", text, re.M)
+            assert box2.updates and all("log.silent" not in ids(u) for u in box2.updates)
+        finally:
+            for watch in watches:
+                await watch.stop()
+            stop_quiet_run(result)
+            await asyncio.to_thread(
+                subprocess.run, ["tmux", "kill-server"], capture_output=True, env=tmux_env(tmux_dir)
+            )
+            kill_processes_under(loopback.base_dir or tmp_path)
+
+
+def test_rgt_tui_demo_shows_the_quiet_run_on_screen(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "TMPDIR": str(scratch),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "TEXTUAL_ANIMATIONS": "none",
+    }
+    env.pop("TMUX", None)
+    status_file = tmp_path / "exit-status"
+    tmux.start(f"{RGT_TUI} demo --boxes 3; echo $? > {status_file}", env, tmp_path)
+    wait_until(
+        lambda: "log silent" in tmux.screen(),
+        150,
+        "the demo never flagged the quiet run",
+        tmux.screen,
+    )
+    text = tmux.screen()
+    assert len(re.findall(r"▲ U43\s+log silent", text)) == 1, text  # one box, one alert
+    tmux("send-keys", "-t", "demo", "q")
+    wait_until(lambda: status_file.exists() and status_file.read_text().strip() != "", 20, "exit")
+    assert status_file.read_text().strip() == "0"
+    assert not list(scratch.glob("rgt-demo-*")), "the demo's temporary directory was left behind"
