@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -79,6 +80,7 @@ async def test_the_demo_flags_box1s_quiet_run_and_only_it(tmp_path: Path) -> Non
                 subprocess.run, ["tmux", "kill-server"], capture_output=True, env=tmux_env(tmux_dir)
             )
             kill_processes_under(loopback.base_dir or tmp_path)
+            shutil.rmtree(tmux_dir, ignore_errors=True)
 
 
 def test_rgt_tui_demo_shows_the_quiet_run_on_screen(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
