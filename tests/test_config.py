@@ -329,7 +329,13 @@ def test_toml_duplicate_key_is_a_syntax_error_on_its_line(tmp_path: Path) -> Non
         ),
         ("[fleet]\n\npoll_secs = 3\n", 3, "poll_secs", "did you mean 'poll_seconds'?"),
         ("[fleet.thresholds]\ninode = 80\n", 2, "inode", "did you mean 'inode_pct'?"),
-        ("# x\n[fleets]\nresults_dir = 'r'\n", 2, "fleets", "did you mean 'fleet'?"),
+        (
+            "# x\n[fleets]\nresults_dir = 'r'\n",
+            2,
+            "fleets",
+            "unknown table [fleets] — did you mean [fleet]?",
+        ),
+        ('[[host]]\nname = "a"\n', 1, "host", "unknown table [[host]] — did you mean [[hosts]]?"),
         ('[[hosts]]\nname = "a"\nssh = "a"\nzzz = 1\n', 4, "zzz", "expected one of: name, ssh"),
     ],
 )

@@ -2,8 +2,12 @@
 
 A fleet file has an optional ``[fleet]`` table and one ``[[hosts]]`` block per box; the
 commented ``hosts.toml`` at the project root documents every key. A missing file, or one
-with no host, means "this machine alone" (``Fleet.is_default``). Every mistake raises
-``ConfigError`` naming the file, the line and the key, and saying what was expected.
+with no host, means "this machine alone" (``Fleet.is_default``). Every mistake is
+reported with the file, the line and the key, and what to write instead; a file's
+mistakes are all found in one pass and raised together, as one ``ConfigError`` whose
+``problems`` lists each (a TOML syntax error stops the reading, so it comes alone). A
+key in the wrong table (``poll_seconds`` at the top, a fleet key after a ``[[hosts]]``
+header) is told where it belongs.
 
 A host's ``pull`` defaults to its ``durable_dir`` (itself defaulting to ``workdir``), but
 never to a whole home: with no ``pull`` and a default that names one (``~``, ``~user``,
@@ -24,11 +28,12 @@ import posixpath
 import re
 import string
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from datetime import date, datetime, timezone
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,7 +42,15 @@ else:  # pragma: no cover - exercised only on Python 3.10
 
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.profiles import KNOWN_PROFILES
-from rgt_tui.domain.ssh_target import LOCAL, SSH_FORMS, SshTarget, parse_ssh_target
+from rgt_tui.domain.ssh_target import (
+    LOCAL,
+    SSH_FORMS,
+    SshCommand,
+    SshTarget,
+    is_ssh_command,
+    parse_ssh_command,
+    parse_ssh_target,
+)
 from rgt_tui.domain.toml_lines import LineIndex
 
 __all__ = [
@@ -62,13 +75,29 @@ HOST_KEYS = (
 # "accept-new" (OpenSSH's meaning) records a first key and still refuses a changed one.
 HOST_KEY_POLICIES = ("strict", "accept-new")
 
+# Where each key belongs (its label in messages, its table), for a key written in the
+# wrong table: it is told where to move, not only that it is unknown there.
+_HOMES: dict[str, tuple[str, str]] = {
+    **{k: ("[fleet]", "fleet") for k in FLEET_KEYS},
+    **{k: ("[fleet.thresholds]", "fleet.thresholds") for k in THRESHOLD_KEYS},
+    **{k: ("host", "hosts") for k in HOST_KEYS},
+}
+# How each top-level key is written as a table header.
+_TOP_HEADERS = {"fleet": "[fleet]", "hosts": "[[hosts]]"}
+T = TypeVar("T")
+
 _NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
 # A remote folder that is a whole home, as far as its text alone tells.
 _HOME_RE = re.compile(r"~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/root|/home/[^/]+")
 
 
 class ConfigError(ValueError):
-    """A fleet-file mistake: where it is (file, line, key) and what to write instead."""
+    """Fleet-file mistakes: where each is (file, line, key) and what to write instead.
+
+    ``problems`` holds every mistake found, in line order, each a ConfigError of its own;
+    ``file``, ``line``, ``key`` and ``message`` are the first one's. ``str()`` is the one
+    ``file:line: key: message`` line, or with several a count and then one such line each.
+    """
 
     def __init__(
         self, file: str | Path, message: str, *, line: int | None = None, key: str | None = None
@@ -77,11 +106,34 @@ class ConfigError(ValueError):
         self.line = line
         self.key = key
         self.message = message
-        super().__init__(str(self))
+        self.problems: tuple[ConfigError, ...] = (self,)
+        super().__init__(self.where_what())
 
-    def __str__(self) -> str:
+    @classmethod
+    def collect(cls, problems: Iterable[ConfigError]) -> ConfigError:
+        """One error for many, ordered by line, each distinct mistake once."""
+        unique = {p.where_what(): p for p in problems}.values()
+        ordered = sorted(unique, key=lambda p: p.line or 0)
+        if not ordered:
+            raise ValueError("ConfigError.collect needs at least one problem")
+        if len(ordered) == 1:
+            return ordered[0]
+        first = ordered[0]
+        error = cls(first.file, first.message, line=first.line, key=first.key)
+        error.problems = tuple(ordered)
+        error.args = (str(error),)
+        return error
+
+    def where_what(self) -> str:
+        """This one mistake as ``file:line: key: message``."""
         where = self.file + (f":{self.line}" if self.line is not None else "")
         return ": ".join(part for part in (where, self.key, self.message) if part)
+
+    def __str__(self) -> str:
+        if len(self.problems) == 1:
+            return self.where_what()
+        head = f"{len(self.problems)} mistakes in {self.file}:"
+        return "\n".join([head, *(p.where_what() for p in self.problems)])
 
 
 @dataclass(frozen=True)
@@ -254,9 +306,24 @@ class _Table:
         section: str,
         data: Mapping[str, Any],
         fallback: int | None,
+        problems: list[ConfigError],
     ) -> None:
         self.path, self.index, self.section, self.data = path, index, section, data
         self.fallback = fallback  # line to blame when the table has no header of its own
+        self.problems = problems  # the whole file's mistakes, shared by all its tables
+
+    def sub(self, section: str, data: Mapping[str, Any], fallback: int | None) -> _Table:
+        """Another table of the same file, reporting into the same problems."""
+        return _Table(self.path, self.index, section, data, fallback, self.problems)
+
+    def checked(self, check: Callable[[], T], fallback: T) -> T:
+        """``check()``'s value; when it finds a mistake, record it and go on with
+        ``fallback``, so one run reports every mistake of the file."""
+        try:
+            return check()
+        except ConfigError as error:
+            self.problems.append(error)
+            return fallback
 
     def line(self, key: str | None = None) -> int | None:
         """Line of ``key`` (or of this table) in the file."""
@@ -268,17 +335,36 @@ class _Table:
         return ConfigError(self.path, message, line=self.line(key), key=key)
 
     def reject_unknown(self, allowed: Iterable[str]) -> None:
-        """Refuse keys not in ``allowed``, suggesting the closest one (typos are the usual cause)."""
+        """Record one mistake per key not in ``allowed``: a key of another table is told
+        where to move it, a typo gets the closest allowed key."""
         allowed = tuple(allowed)
         for key in self.data:
             if key not in allowed:
-                close = difflib.get_close_matches(key, allowed, n=1)
-                hint = (
-                    f"did you mean {close[0]!r}?"
-                    if close
-                    else f"expected one of: {', '.join(allowed)}"
+                self.problems.append(self.error(key, self._unknown(key, allowed)))
+
+    def _unknown(self, key: str, allowed: tuple[str, ...]) -> str:
+        """What to say about ``key``, unknown in this table."""
+        home = _HOMES.get(key)
+        if home is not None:
+            label, table = home
+            if isinstance(self.data[key], dict) and table == "fleet":
+                return f"{key!r} is a table of [fleet] — write its header as [fleet.{key}]"
+            move = "into a [[hosts]] entry" if table == "hosts" else f"under [{table}]"
+            if not self.section:
+                why = " (only [fleet] and [[hosts]] entries go at the top level)"
+            elif self.section.startswith("hosts["):
+                why = (
+                    " (a key belongs to the nearest table header above it: here the "
+                    f"[[hosts]] entry at line {self.line()})"
                 )
-                raise self.error(key, f"unknown key {key!r} — {hint}")
+            else:
+                why = ""
+            return f"{key!r} is a {label} setting — move it {move}{why}"
+        if not self.section:
+            return _unknown_top(key, self.data[key])
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
+        return f"unknown key {key!r} — {hint}"
 
     def text(self, key: str, default: str, *, example: str = "...") -> str:
         """A non-empty string, or ``default`` when absent; ``example`` shows the fix."""
@@ -297,7 +383,8 @@ class _Table:
     def required(self, key: str, example: str) -> str:
         """A non-empty string that must be present."""
         if key not in self.data:
-            raise self.error(key, f'missing required key {key!r} — add {key} = "{example}"')
+            where = " to this [[hosts]] entry" if self.section.startswith("hosts[") else ""
+            raise self.error(key, f'missing required key {key!r} — add {key} = "{example}"{where}')
         return self.text(key, "", example=example)
 
     def number(self, key: str, default: float | None, *, allow_zero: bool = False) -> float | None:
@@ -352,59 +439,159 @@ def _is_number_text(value: Any) -> bool:
         return False
 
 
-def _build(path: Path, index: LineIndex, data: dict[str, Any]) -> Fleet:
-    """Check the parsed TOML and build the Fleet."""
-    base = path.absolute().parent
-    top = _Table(path, index, "", data, None)
-    top.reject_unknown(TOP_KEYS)
-    fleet = _Table(path, index, "fleet", top.table("fleet"), index.line("", "fleet"))
-    fleet.reject_unknown(FLEET_KEYS)
-    results_dir = base / Path(fleet.text("results_dir", "./results")).expanduser()
-    poll = fleet.number("poll_seconds", 2.0)
-    epochs = fleet.integer("default_epochs", 20)
-    verify_python = _local_path(
-        base, fleet.maybe("verify_python", example="~/miniconda3/envs/train/bin/python")
+def _unknown_top(key: str, value: Any) -> str:
+    """What to say about an unknown top-level key: a misspelt table is the usual cause."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        written = f"table [[{key}]]"
+    elif isinstance(value, dict):
+        written = f"table [{key}]"
+    else:
+        written = f"key {key!r}"
+    close = difflib.get_close_matches(key, TOP_KEYS, n=1)
+    hint = (
+        f"did you mean {_TOP_HEADERS[close[0]]}?"
+        if close
+        else "the top level holds only the [fleet] table and [[hosts]] entries"
     )
-    limits = _Table(
-        path, index, "fleet.thresholds", fleet.table("thresholds"), fleet.line("thresholds")
-    )
-    limits.reject_unknown(THRESHOLD_KEYS)
-    thresholds = Thresholds(**{k: limits.number(k, getattr(Thresholds, k)) for k in THRESHOLD_KEYS})
-    for key in ("inode_pct", "disk_pct", "cgroup_mem_pct"):
-        if getattr(thresholds, key) > 100:
-            raise limits.error(
-                key, f"expected a percentage in (0, 100], got {getattr(thresholds, key):g}"
-            )
+    return f"unknown {written} — {hint}"
 
-    raw_hosts = data.get("hosts", [])
+
+def _build(path: Path, index: LineIndex, data: dict[str, Any]) -> Fleet:
+    """Check the parsed TOML and build the Fleet; every mistake found, raised together."""
+    base = path.absolute().parent
+    problems: list[ConfigError] = []
+    top = _Table(path, index, "", data, None, problems)
+    top.reject_unknown(TOP_KEYS)
+    fleet = top.sub("fleet", top.checked(lambda: top.table("fleet"), {}), index.line("", "fleet"))
+    fleet.reject_unknown(FLEET_KEYS)
+    results = fleet.checked(lambda: fleet.text("results_dir", "./results"), "./results")
+    results_dir = base / Path(results).expanduser()
+    poll = fleet.checked(lambda: fleet.number("poll_seconds", 2.0), 2.0)
+    epochs = fleet.checked(lambda: fleet.integer("default_epochs", 20), 20)
+    verify_python = _local_path(
+        base,
+        fleet.checked(
+            lambda: fleet.maybe("verify_python", example="~/miniconda3/envs/train/bin/python"),
+            None,
+        ),
+    )
+    thresholds = _thresholds(fleet)
+    hosts: list[HostConfig] = []
+    seen: dict[str, int | None] = {}
+    for number, raw in enumerate(top.checked(lambda: _raw_hosts(top), [])):
+        table = top.sub(f"hosts[{number}]", raw, index.line("", "hosts"))
+        host = _host(table, base, epochs)
+        name = raw.get("name")
+        if isinstance(name, str) and _NAME_RE.fullmatch(name):
+            # Checked whatever else the entries got wrong: a duplicate is a mistake of its own.
+            if name in seen:
+                problems.append(
+                    table.error(
+                        "name",
+                        f"host name {name!r} is already used at line {seen[name]} — "
+                        "host names must be unique",
+                    )
+                )
+                continue
+            seen[name] = table.line("name")
+        if host is not None:
+            hosts.append(host)
+    if problems:
+        raise ConfigError.collect(problems)
+    verify = str(verify_python) if verify_python is not None else None
+    return _fleet(
+        path,
+        results_dir,
+        poll if poll is not None else 2.0,
+        epochs,
+        thresholds,
+        tuple(hosts),
+        verify,
+    )
+
+
+def _thresholds(fleet: _Table) -> Thresholds:
+    """``[fleet.thresholds]``: each alert threshold, a percentage at most 100 where it is one."""
+    section = fleet.checked(lambda: fleet.table("thresholds"), {})
+    limits = fleet.sub("fleet.thresholds", section, fleet.line("thresholds"))
+    limits.reject_unknown(THRESHOLD_KEYS)
+    values: dict[str, float] = {}
+    for key in THRESHOLD_KEYS:
+        default = getattr(Thresholds, key)
+        value = limits.checked(partial(limits.number, key, default), default)
+        if key in ("inode_pct", "disk_pct", "cgroup_mem_pct") and value is not None and value > 100:
+            limits.problems.append(
+                limits.error(key, f"expected a percentage in (0, 100], got {value:g}")
+            )
+            value = default
+        values[key] = value
+    return Thresholds(**values)
+
+
+def _raw_hosts(top: _Table) -> list[dict[str, Any]]:
+    """The ``[[hosts]]`` entries as parsed: a list of tables, else a mistake."""
+    raw_hosts = top.data.get("hosts", [])
     if isinstance(raw_hosts, dict):
         raise top.error(
             "hosts",
-            "'hosts' is written as a single table [hosts]; write one block per host "
+            "'hosts' is written as a single table [hosts]; write one entry per host "
             "with double brackets: [[hosts]]",
         )
     if not isinstance(raw_hosts, list) or not all(isinstance(h, dict) for h in raw_hosts):
-        raise top.error("hosts", "expected one [[hosts]] block per host (an array of tables)")
-    hosts: list[HostConfig] = []
-    seen: dict[str, int | None] = {}
-    for number, raw in enumerate(raw_hosts):
-        table = _Table(path, index, f"hosts[{number}]", raw, index.line("", "hosts"))
-        host = _host(table, base, epochs)
-        if host.name in seen:
-            raise table.error(
-                "name",
-                f"host name {host.name!r} is already used at line {seen[host.name]} — "
-                "host names must be unique",
-            )
-        seen[host.name] = table.line("name")
-        hosts.append(host)
-    verify = str(verify_python) if verify_python is not None else None
-    return _fleet(path, results_dir, poll, epochs, thresholds, tuple(hosts), verify)
+        raise top.error("hosts", "expected one [[hosts]] entry per host (an array of tables)")
+    return raw_hosts
 
 
-def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig:
-    """Check one ``[[hosts]]`` block and fill in its defaults."""
+def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig | None:
+    """Check one ``[[hosts]]`` entry and fill in its defaults; None when it has mistakes
+    (each recorded in ``t.problems``)."""
+    before = len(t.problems)
     t.reject_unknown(HOST_KEYS)
+    c = t.checked
+    name = c(lambda: _host_name(t), "")
+    pasted = c(lambda: _ssh(t, name), None)
+    workdir = c(lambda: t.text("workdir", "~", example="/workspace"), "~")
+    durable = c(lambda: t.text("durable_dir", workdir, example="/workspace"), workdir)
+    run = c(lambda: _run(t), None)
+    identity = c(lambda: t.maybe("identity_file", example="~/.ssh/id_ed25519"), None)
+    if pasted is not None and pasted.identity_file is not None:
+        if identity is None:
+            identity = pasted.identity_file
+        elif Path(identity).expanduser() != Path(pasted.identity_file).expanduser():
+            t.problems.append(
+                t.error(
+                    "ssh",
+                    f"the pasted command's -i {pasted.identity_file} is not identity_file = "
+                    f'"{identity}" — keep one of them',
+                )
+            )
+    host = HostConfig(
+        name=name,
+        ssh=pasted.target if pasted is not None else None,
+        identity_file=_local_path(None, identity),
+        known_hosts=_local_path(
+            None, c(lambda: t.maybe("known_hosts", example="~/.ssh/known_hosts"), None)
+        ),
+        profile=c(lambda: _profile(t), DEFAULT_PROFILE),
+        cost_per_hour=c(lambda: t.number("cost_per_hour", None, allow_zero=True), None),
+        started_at=c(lambda: _started_at(t), None),
+        workdir=workdir,
+        durable_dir=durable,
+        mounts=c(lambda: t.text_list("mounts", ["/", workdir, durable]), ()),
+        queue=_local_path(base, c(lambda: t.maybe("queue", example="queues/a100.txt"), None)),
+        run=run,
+        pull=c(lambda: t.text_list("pull", [durable]), ()),
+        teardown=c(lambda: t.maybe("teardown", example="vastai destroy instance 123"), None),
+        epochs=c(lambda: t.integer("epochs", default_epochs), default_epochs),
+        line=t.line(),
+        host_key=c(lambda: _host_key(t), "strict"),
+        pull_refused=_pull_refused(t, name, durable),
+    )
+    return host if len(t.problems) == before else None
+
+
+def _host_name(t: _Table) -> str:
+    """The required ``name``: it names local folders, so a plain word."""
     name = t.required("name", "a100-1")
     if not _NAME_RE.fullmatch(name):
         raise t.error(
@@ -414,35 +601,31 @@ def _host(t: _Table, base: Path, default_epochs: int) -> HostConfig:
     if name in (".", ".."):
         # The name is the host's results folder: ".." would put results beside results_dir.
         raise t.error("name", f"host name {name!r} names a folder of its own — pick a real name")
+    return name
+
+
+def _ssh(t: _Table, name: str) -> SshCommand | None:
+    """The required ``ssh``: a target, or a pasted ``ssh …`` command read as one
+    (rgt_tui.domain.ssh_target); None for this machine (``local``)."""
+    whose = f" to the [[hosts]] entry for {name!r}" if name else " to this [[hosts]] entry"
+    if "ssh" not in t.data:
+        raise t.error("ssh", f"missing required key 'ssh' — add ssh = \"user@host:port\"{whose}")
+    text = t.text("ssh", "", example="user@host:port")
     try:
-        ssh = parse_ssh_target(t.required("ssh", "user@host:port"))
-    except ValueError as exc:
+        if is_ssh_command(text):
+            return parse_ssh_command(text)
+        target = parse_ssh_target(text)
+    except ValueError as exc:  # only the parsers': the checks above raise ConfigError
         raise t.error("ssh", str(exc)) from None
-    workdir = t.text("workdir", "~", example="/workspace")
-    durable = t.text("durable_dir", workdir, example="/workspace")
+    return SshCommand(target) if target is not None else None
+
+
+def _run(t: _Table) -> str | None:
+    """The optional ``run`` template, its fields and quoting checked."""
     run = t.maybe("run", example="python train.py --config {cfg} --out {out}")
     if run is not None:
         _check_template(t, run)
-    return HostConfig(
-        name=name,
-        ssh=ssh,
-        identity_file=_local_path(None, t.maybe("identity_file", example="~/.ssh/id_ed25519")),
-        known_hosts=_local_path(None, t.maybe("known_hosts", example="~/.ssh/known_hosts")),
-        profile=_profile(t),
-        cost_per_hour=t.number("cost_per_hour", None, allow_zero=True),
-        started_at=_started_at(t),
-        workdir=workdir,
-        durable_dir=durable,
-        mounts=t.text_list("mounts", ["/", workdir, durable]),
-        queue=_local_path(base, t.maybe("queue", example="queues/a100.txt")),
-        run=run,
-        pull=t.text_list("pull", [durable]),
-        teardown=t.maybe("teardown", example="vastai destroy instance 123"),
-        epochs=t.integer("epochs", default_epochs),
-        line=t.line(),
-        host_key=_host_key(t),
-        pull_refused=_pull_refused(t, name, durable),
-    )
+    return run
 
 
 def _pull_refused(t: _Table, name: str, durable: str) -> str | None:
