@@ -230,9 +230,12 @@ class RgtApp(App[int]):
         if requested:
             if requested in self.available_themes:
                 return requested
-            self.theme_errors.append(
-                f"--theme {requested}: no such theme; available: {', '.join(self.theme_names())}"
-            )
+            # The command line refuses this before the app starts; an app built directly
+            # says the same, rgt-tui's themes apart from Textual's.
+            own = [("rgt-tui's own (bundled and yours)", self.own_theme_names)]
+            builtin = themes.builtin_theme_names(self.own_theme_names)
+            message, fix = themes.unknown_theme_message(requested, own, builtin)
+            self.theme_errors.append(f"{message}\n  {fix}")
         saved = themes.saved_theme(self.config_dir)
         for name in (saved, themes.DEFAULT_THEME, "textual-dark"):
             if name and name in self.available_themes:

@@ -41,7 +41,23 @@ from rgt_tui.exit_codes import EXIT_BAD_INPUT
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
     """``--boxes`` and ``--theme``."""
     parser.add_argument("--boxes", type=int, default=3, help="number of demo boxes (default 3)")
-    parser.add_argument("--theme", metavar="NAME", help="colour theme")
+    # SUPPRESS: `rgt-tui --theme light demo` keeps the top level's value (no None over it).
+    parser.add_argument("--theme", metavar="NAME", default=argparse.SUPPRESS, help="colour theme")
+
+
+def refuse_unknown_theme(call: Call) -> int | None:
+    """Exit 2 before the app starts when ``--theme`` names no theme, listing rgt-tui's
+    own themes apart from Textual's built-in ones; None when it names one, or none."""
+    name = getattr(call.args, "theme", None)
+    if name is None:
+        return None
+    from rgt_tui.themes import unknown_theme  # Textual: only for the commands that draw
+
+    problem = unknown_theme(name)
+    if problem is None:
+        return None
+    message, fix = problem
+    return call.fail(message, fix=fix, code=EXIT_BAD_INPUT)
 
 
 def run_demo(call: Call) -> int:
@@ -50,13 +66,20 @@ def run_demo(call: Call) -> int:
 
     if call.args.boxes < 1:
         return call.fail("--boxes must be at least 1", code=EXIT_BAD_INPUT)
+    refused = refuse_unknown_theme(call)
+    if refused is not None:
+        return refused
     return demo(call.args.boxes, theme=call.args.theme)
 
 
 def run_tui(call: Call) -> int:
-    """Open the TUI on the fleet file."""
+    """Open the TUI on the fleet file (every mistake in it, or a bad --theme, exits 2
+    first: run_command reports a ConfigError with all of the file's mistakes)."""
     from rgt_tui.app import run_app
 
+    refused = refuse_unknown_theme(call)
+    if refused is not None:
+        return refused
     return run_app(call.fleet, theme=call.args.theme)
 
 

@@ -6,21 +6,24 @@ stem) and an optional ``[variables]`` table for rgt-tui's own CSS variables
 Bundled themes come first, then the user's from ``$XDG_CONFIG_HOME/rgt-tui/themes``, so
 a user file with the same name replaces a bundled one. A broken file is returned as an
 error string and skipped; loading never raises (posting's rule: report, never fatal).
+A ``--theme NAME`` that names no theme is refused before the app starts
+(``unknown_theme``), listing rgt-tui's own themes apart from Textual's built-in ones.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from textual.color import Color, ColorParseError
-from textual.theme import Theme
+from textual.theme import BUILTIN_THEMES, Theme
 
 from rgt_tui import paths
 
@@ -137,6 +140,50 @@ def load_themes(dirs: Iterable[Path]) -> tuple[list[Theme], list[str]]:
                 continue
             themes[theme.name] = theme
     return list(themes.values()), errors
+
+
+def unknown_theme(name: str, config_dir: Path | None = None) -> tuple[str, str] | None:
+    """None when ``--theme name`` names a theme (bundled, the user's, or Textual's);
+    else what to say and the fix, listing rgt-tui's themes apart from Textual's."""
+    bundled, _ = load_themes([bundled_themes_dir()])
+    folder = user_themes_dir(config_dir)
+    user, errors = load_themes([folder])
+    mine = [t.name for t in user]
+    ours = [t.name for t in bundled if t.name not in mine]
+    if name in (*ours, *mine) or name in BUILTIN_THEMES:
+        return None
+    broken = [e for e in errors if Path(e.split(": ", 1)[0]).stem == name]
+    groups = [("rgt-tui's own", ours), (f"yours, from {folder}", mine)]
+    return unknown_theme_message(name, groups, builtin_theme_names(ours + mine), broken)
+
+
+def builtin_theme_names(own: Iterable[str] = ()) -> list[str]:
+    """Textual's built-in themes, sorted, less any that ``own`` replaces."""
+    replaced = set(own)
+    return sorted(n for n in BUILTIN_THEMES if n not in replaced)
+
+
+def unknown_theme_message(
+    name: str,
+    groups: Sequence[tuple[str, Sequence[str]]],
+    builtin: Sequence[str],
+    broken: Sequence[str] = (),
+) -> tuple[str, str]:
+    """``--theme name`` names no theme: the message (each group of rgt-tui's own themes,
+    then Textual's built-in ones, one line each) and the fix (the closest name)."""
+    lines = [f"--theme {name}: no such theme"]
+    lines += [f"  {why} — fix that file to use it" for why in broken]
+    lines += [f"  {label}: {', '.join(names) or 'none'}" for label, names in groups]
+    lines.append(f"  Textual's built-in: {', '.join(builtin)}")
+    own = [n for _, names in groups for n in names]
+    close = difflib.get_close_matches(name, [*own, *builtin], n=1)
+    if broken:
+        fix = "correct the theme file named above, or pick a theme listed"
+    elif close:
+        fix = f"did you mean --theme {close[0]}?"
+    else:
+        fix = f"for example --theme {(own or builtin)[0]}"
+    return "\n".join(lines), fix
 
 
 def load_settings(config_dir: Path | None = None) -> dict[str, Any]:

@@ -196,3 +196,122 @@ def test_log_lines_reach_a_pipe_byte_for_byte_and_crashes_are_red_on_a_terminal(
     monkeypatch.setenv("NO_COLOR", "1")
     uncoloured = _printed(Console(file=io.StringIO(), force_terminal=True), *lines)
     assert "31m" not in uncoloured and "!! RuntimeError: NCCL error\n" in uncoloured
+
+
+# --- issue 22: every fleet-file mistake at once; a bad --theme before the app starts ------
+
+
+@pytest.fixture
+def no_app(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    """Stand in for the TUI and the demo: what they were started with, if they were."""
+    started: list[dict[str, object]] = []
+
+    def run_app(fleet: object, *, theme: str | None = None) -> int:
+        started.append({"what": "app", "theme": theme})
+        return 0
+
+    def run_demo(boxes: int, *, theme: str | None = None) -> int:
+        started.append({"what": "demo", "theme": theme})
+        return 0
+
+    monkeypatch.setattr("rgt_tui.app.run_app", run_app)
+    monkeypatch.setattr("rgt_tui.demo.run.run_demo", run_demo)
+    return started
+
+
+@pytest.mark.parametrize("argv", [[], ["status"], ["queue", "check"]], ids=" ".join)
+def test_every_mistake_of_the_fleet_file_is_shown_in_one_run(
+    argv: list[str],
+    tmp_path: Path,
+    no_app: list[dict[str, object]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        'poll_seconds = 3\n[[hosts]]\nname = "a"\nssh = "root@@h:abc"\nepochs = 0\n'
+        '[[hosts]]\nname = "b"\n'
+    )
+    code = main(["--hosts", str(hosts), *argv])
+    err = capsys.readouterr().err
+    assert code == exit_codes.EXIT_BAD_INPUT == 2 and no_app == []
+    assert f"4 mistakes in {hosts}:" in err.splitlines()[0]
+    for line, key in ((1, "poll_seconds"), (4, "ssh"), (5, "epochs"), (6, "ssh")):
+        assert err.count(f"{hosts}:{line}: {key}: ") == 1, err
+    assert "move it under [fleet]" in err and "'@' is doubled" in err
+
+
+def _theme_lines(err: str) -> dict[str, list[str]]:
+    """The groups a refused --theme lists: label -> names."""
+    groups = {}
+    for line in err.splitlines():
+        label, sep, names = line.strip().partition(": ")
+        if sep and not line.startswith("rgt-tui") and not label.startswith("fix"):
+            groups[label] = [] if names == "none" else names.split(", ")
+    return groups
+
+
+@pytest.mark.parametrize("argv", [["--theme", "nosuch"], ["--theme", "nosuch", "demo"],
+                                  ["demo", "--theme", "nosuch"]], ids=" ".join)  # fmt: skip
+def test_an_unknown_theme_exits_2_before_anything_starts(
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_app: list[dict[str, object]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    user_dir = tmp_path / "xdg" / "rgt-tui" / "themes"
+    user_dir.mkdir(parents=True)
+    (user_dir / "mine.toml").write_text("primary = '#336699'\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == exit_codes.EXIT_BAD_INPUT
+    assert no_app == []
+    err = capsys.readouterr().err
+    assert "--theme nosuch: no such theme" in err.splitlines()[0]
+    groups = _theme_lines(err)
+    assert groups["rgt-tui's own"] == ["dark", "high-contrast", "light"]
+    assert groups[f"yours, from {user_dir}"] == ["mine"]
+    builtin = groups["Textual's built-in"]
+    assert "textual-dark" in builtin and "nord" in builtin
+    assert not {"dark", "light", "mine"} & set(builtin)
+
+
+def test_a_near_miss_theme_gets_did_you_mean(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_app: list[dict[str, object]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["--theme", "hihg-contrast"]) == exit_codes.EXIT_BAD_INPUT
+    assert "fix: did you mean --theme high-contrast?" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "started"),
+    [
+        (["--theme", "light"], {"what": "app", "theme": "light"}),
+        (["--theme", "textual-light"], {"what": "app", "theme": "textual-light"}),
+        (["--theme", "mine"], {"what": "app", "theme": "mine"}),
+        (["--theme", "light", "demo"], {"what": "demo", "theme": "light"}),
+        (["demo", "--theme", "mine"], {"what": "demo", "theme": "mine"}),
+        (["demo"], {"what": "demo", "theme": None}),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else "",
+)
+def test_a_known_theme_reaches_the_app(
+    argv: list[str],
+    started: dict[str, object],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_app: list[dict[str, object]],
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    user_dir = tmp_path / "xdg" / "rgt-tui" / "themes"
+    user_dir.mkdir(parents=True)
+    (user_dir / "mine.toml").write_text("primary = '#336699'\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RGT_HOSTS", "")
+    assert main(argv) == 0
+    assert no_app == [started]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 from test_app_snapshots import clock, three_updates, write_fleet
@@ -111,3 +112,40 @@ async def test_every_theme_draws_the_fleet(tmp_path: Path, theme: str) -> None:
         assert pane.styles.background != pane.styles.color
         screenshot = app.export_screenshot()
         assert "a100-train" in screenshot and "inodes" in screenshot
+
+
+def test_unknown_theme_lists_our_themes_apart_and_names_a_broken_file(tmp_path: Path) -> None:
+    user_dir = themes.user_themes_dir(tmp_path)
+    user_dir.mkdir(parents=True)
+    (user_dir / "mine.toml").write_text("primary = '#ff00ff'\n")
+    (user_dir / "nord.toml").write_text("primary = '#88c0d0'\n")  # replaces Textual's nord
+    (user_dir / "solar.toml").write_text("primary = 'not-a-colour'\n")
+    assert themes.unknown_theme("dark", tmp_path) is None
+    assert themes.unknown_theme("mine", tmp_path) is None
+    assert themes.unknown_theme("dracula", tmp_path) is None  # Textual's own
+    problem = themes.unknown_theme("solar", tmp_path)
+    assert problem is not None
+    message, fix = problem
+    lines = message.splitlines()
+    assert lines[0] == "--theme solar: no such theme"
+    assert lines[1].startswith(f"  {user_dir / 'solar.toml'}: ") and "is not a colour" in lines[1]
+    assert lines[2] == "  rgt-tui's own: dark, high-contrast, light"
+    assert lines[3] == f"  yours, from {user_dir}: mine, nord"
+    builtin = lines[4].removeprefix("  Textual's built-in: ").split(", ")
+    assert "dracula" in builtin and "nord" not in builtin and "dark" not in builtin
+    assert fix == "correct the theme file named above, or pick a theme listed"
+    assert themes.unknown_theme("drakula", tmp_path) == (ANY, "did you mean --theme dracula?")
+
+
+def test_an_app_given_an_unknown_theme_lists_our_themes_apart(tmp_path: Path) -> None:
+    app = RgtApp(
+        write_fleet(tmp_path), start_monitors=False, theme="zzz", clock=clock,
+        config_dir=tmp_path / "config",
+    )  # fmt: skip
+    assert app.theme == "dark"
+    (note,) = app.theme_errors
+    lines = note.splitlines()
+    assert lines[0] == "--theme zzz: no such theme"
+    assert lines[1] == "  rgt-tui's own (bundled and yours): dark, high-contrast, light"
+    builtin = lines[2].removeprefix("  Textual's built-in: ").split(", ")
+    assert "textual-dark" in builtin and not {"dark", "light", "high-contrast"} & set(builtin)
