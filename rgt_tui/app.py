@@ -25,7 +25,6 @@ from textual.worker import Worker, WorkerState
 
 from rgt_tui import themes
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.cost import queue_done_at
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.profiles import danger_clock_note
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
@@ -75,9 +74,10 @@ def build_monitors(
     fleet: Fleet, connections: FleetConnections, clock: Callable[[], float] = time.time
 ) -> dict[str, MonitorLike]:
     """One live ``HostMonitor`` per host of the fleet, over the host's shared connection."""
-    from rgt_tui.services.telemetry import HostMonitor
+    from rgt_tui.services.telemetry import HostMonitor, default_last_seen
 
     thresholds = health_thresholds(fleet)
+    last_seen = default_last_seen()
     return {
         h.name: HostMonitor(
             h,
@@ -86,6 +86,7 @@ def build_monitors(
             thresholds=thresholds,
             clock=clock,
             backoff=connections.backoff,
+            last_seen=last_seen,  # the release clock counts across restarts (journal)
         )
         for h in fleet.hosts
     }
@@ -382,10 +383,6 @@ class RgtApp(App[int]):
         if message.show_tab:
             self.open_host(message.host, tab=message.show_tab)
         self.jobs.request(message.host, message.job, message.arg)
-
-    @on(QueueViewed)
-    def _queue_done(self, message: QueueViewed) -> None:
-        self.jobs.queue_done_at[message.host] = queue_done_at(message.view, self.clock())
 
     @on(JobsChanged)
     def _jobs_changed(self, message: JobsChanged) -> None:

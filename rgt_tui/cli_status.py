@@ -27,11 +27,14 @@ def run_status(call: Call) -> int:
     unreachable host is a line of the report, never a failure of the others.
     """
     from rgt_tui.services.status import collect_status, report_to_json
+    from rgt_tui.services.telemetry import default_last_seen
 
     fleet = call.fleet
     if call.host_config is not None:
         fleet = dataclasses.replace(fleet, hosts=(call.host_config,))
-    reports = asyncio.run(collect_status(fleet, timeout=call.args.timeout))
+    reports = asyncio.run(
+        collect_status(fleet, timeout=call.args.timeout, last_seen=default_last_seen())
+    )
     if call.args.json:
         print(json.dumps([report_to_json(r) for r in reports], indent=2))
     else:
@@ -47,6 +50,7 @@ def format_status_table(reports: list) -> str:
             lines.append(f"{r.host.name:<14} UNREACHABLE  {r.error}")
             if r.fix:
                 lines.append(f"{'':<14} fix: {r.fix}")
+            lines += _alert_lines(r.alerts)  # a release clock runs while it is unreachable
             continue
         s = r.snapshot
         cg = s.cgroup
@@ -75,6 +79,9 @@ def format_status_table(reports: list) -> str:
                 f"{'':<14} {d.mount:<18} bytes {fmt_pct(d.bytes_fraction):>4} of {fmt_bytes(d.bytes_total):<6} "
                 f"inodes {fmt_pct(d.inodes_fraction):>4} of {fmt_count(d.inodes_total)}"
             )
-        for a in r.alerts:
-            lines.append(f"{'':<14} [{a.severity}] {a.message} ({a.gotcha})")
+        lines += _alert_lines(r.alerts)
     return "\n".join(lines)
+
+
+def _alert_lines(alerts: tuple) -> list[str]:
+    return [f"{'':<14} [{a.severity}] {a.message} ({a.gotcha})" for a in alerts]

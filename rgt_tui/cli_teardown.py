@@ -112,7 +112,7 @@ def format_checklist(report: GateReport) -> str:
         f"  destroys:           {p.destroys}",
         f"  keeps billing:      {'; '.join(p.keeps_billing)}",
         f"  survives meter-stop: {p.meter_stop_survives}",
-        f"  danger clocks:      {'; '.join(p.danger_clocks)}",
+        f"  danger clocks:      {'; '.join(p.clock_lines)}",
         f"  teardown command:   {report.host.teardown or '(none: you will be shown what to do)'}",
     ]
     if report.torn_down_at is not None:

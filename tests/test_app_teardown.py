@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from rgt_tui.widgets.pull_alerts import queue_done_at, with_cost_alerts
 from test_app import FakeMonitor, screen_text, wait_for
 from test_app_snapshots import (
     FLEET_TOML,
@@ -28,14 +27,12 @@ from textual.widgets import Input
 
 from rgt_tui.app import RgtApp, RgtCommands
 from rgt_tui.domain.config import load_fleet
-from rgt_tui.domain.queue_state import FINISHED, CellView, QueueView
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.job_keys import JobsChanged
 from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.pull import FileProgress, PullProgress
-from rgt_tui.services.telemetry import ConnectionState
 
 SIZE = (160, 50)
 CONDITIONS = ("manifest", "rescan", "pulled", "loaded", "roster", "idle", "confirmed")
@@ -231,21 +228,6 @@ async def test_header_cost_danger_clocks_and_cost_stop(tmp_path: Path) -> None:
             assert f"{title}: spot-4090" in names
 
 
-def test_release_clock_alert_for_a_box_lost_for_days(tmp_path: Path) -> None:
-    fleet = write_fleet(
-        tmp_path,
-        '[[hosts]]\nname = "a100-train"\nssh = "root@10.0.0.1"\nprofile = "autodl"\n',
-    )
-    host = fleet.host("a100-train")
-    lost = ConnectionState("lost", FROZEN - 13 * 86400)
-    update = healthy_update()
-    update = type(update)(update.host, lost, update.snapshot, update.alerts, update.health)
-    alerts = with_cost_alerts(update, host, FROZEN).alerts
-    clock_alert = next(a for a in alerts if a.id == "profile.release_clock")
-    assert clock_alert.severity == "critical" and "released in 2 days" in clock_alert.message
-    assert with_cost_alerts(healthy_update(), host, FROZEN).alerts == healthy_update().alerts
-
-
 async def test_missing_cell_is_acknowledged_by_name(tmp_path: Path, make_queue_fleet) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1)
     qf.write_queue(f"{qf.cell_script('alpha', 'echo hi')} t\n")
@@ -287,22 +269,6 @@ async def test_pulls_tab_draws_a_bar_per_file_in_flight(tmp_path: Path) -> None:
         text = screen_text(app)
         assert "1/3 files" in text and " 50%" in text and "eta 15s" in text
         assert " 25%" in text and "eta 30s" in text and "/s" in text
-
-
-def test_forgotten_box_alert_when_the_queue_finished_long_ago(tmp_path: Path) -> None:
-    host = write_fleet(tmp_path).host("a100-train")
-    cells = (CellView(0, "alpha", "done", 0, 1000, 2000),)
-    done = QueueView("a100-train", FINISHED, cells, None, "boot", 2000 + 3600, None)
-    at = queue_done_at(done, FROZEN)
-    assert at == FROZEN - 3600  # the box's clock is translated by the record's age
-    running = QueueView("a100-train", "running", cells, None, "boot", 2000 + 3600, None)
-    assert queue_done_at(running, FROZEN) is None
-    alerts = with_cost_alerts(healthy_update(), host, FROZEN, at).alerts
-    forgotten = next(a for a in alerts if a.id == "cost.forgotten")
-    assert forgotten.severity == "critical" and "$1.89/h" in forgotten.message
-    assert alerts[0].severity == "critical"  # most severe first
-    fresh = with_cost_alerts(healthy_update(), host, FROZEN, FROZEN - 60).alerts
-    assert all(a.id != "cost.forgotten" for a in fresh)
 
 
 async def test_danger_clocks_once_per_profile_not_per_host(tmp_path: Path) -> None:

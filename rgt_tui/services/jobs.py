@@ -96,7 +96,6 @@ class JobRunner:
         self.journal = journal
         self.clock = clock
         self.states: dict[str, HostJobs] = {h.name: HostJobs(h.name) for h in fleet.hosts}
-        self.queue_done_at: dict[str, float | None] = {}  # for the forgotten-box alert
 
     def state(self, host: str) -> HostJobs:
         """The host's current state."""

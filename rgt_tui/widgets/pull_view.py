@@ -205,7 +205,7 @@ def profile_lines(report: Any) -> list[Content]:
         ("keeps billing", Content("; ".join(p.keeps_billing))),
         ("survives stop", Content(p.stop_survives)),
         ("survives meter-stop", Content(p.meter_stop_survives)),
-        ("danger clocks", Content("; ".join(p.danger_clocks))),
+        ("danger clocks", Content("; ".join(p.clock_lines))),
         (
             "teardown command",
             Content(report.host.teardown or "(none: you will be shown what to do)"),
