@@ -13,6 +13,15 @@ from sshd_server import INSTALL_HINT, SSHD, OpenSshServer
 from rgt_tui.demo.loopback import LoopbackFleet
 
 
+@pytest.fixture(autouse=True)
+def _own_state_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test writes the user's journal or settings: state goes to a folder of its own
+    (a test that needs to read it back sets XDG_STATE_HOME itself)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture
 async def make_loopback_fleet(
     tmp_path: Path,
