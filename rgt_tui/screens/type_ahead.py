@@ -14,7 +14,8 @@ into the focused input, where it was meant to go.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+from weakref import WeakKeyDictionary
 
 from textual import events
 from textual.widgets import Input
@@ -31,10 +32,20 @@ LIMIT_S = 3.0
 class TypeAhead:
     """The keys typed between ``t`` and the confirmation box having the cursor."""
 
+    # Each app's keeper, found by the screens through ``of``; an app without one (a
+    # screen tried alone in a test) has no type-ahead.
+    _keepers: ClassVar[WeakKeyDictionary[App[Any], TypeAhead]] = WeakKeyDictionary()
+
     def __init__(self, app: App[Any]) -> None:
         self.app = app
         self.keys: list[str] | None = None  # None: not waiting for a box
         self._timer: Timer | None = None
+        TypeAhead._keepers[app] = self
+
+    @classmethod
+    def of(cls, app: App[Any]) -> TypeAhead | None:
+        """The keeper of ``app``, if it has one."""
+        return cls._keepers.get(app)
 
     @property
     def active(self) -> bool:
@@ -77,24 +88,24 @@ class TypeAhead:
             self._timer = None
 
 
-# The screens reach the App's TypeAhead through these (an App without one: no type-ahead).
+# The screens reach the App's TypeAhead through these (``TypeAhead.of``).
 
 
 def typing_ahead(node: DOMNode) -> bool:
     """Whether keys are being kept for a confirmation box (the screens refuse actions)."""
-    keeper = getattr(node.app, "type_ahead", None)
+    keeper = TypeAhead.of(node.app)
     return keeper is not None and keeper.active
 
 
 def expect_typing(node: DOMNode) -> None:
     """``t`` was pressed on ``node``'s screen: keep what is typed next for the box."""
-    keeper = getattr(node.app, "type_ahead", None)
+    keeper = TypeAhead.of(node.app)
     if keeper is not None:
         keeper.expect()
 
 
 def typed_into(node: DOMNode, box: Input) -> None:
     """``box`` has the cursor: the keys kept for it go in."""
-    keeper = getattr(node.app, "type_ahead", None)
+    keeper = TypeAhead.of(node.app)
     if keeper is not None:
         keeper.arrived(box)

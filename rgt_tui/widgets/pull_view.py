@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 
@@ -17,6 +17,11 @@ from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.verify_report import loader_line, offline
 from rgt_tui.widgets.usage_bar import usage_line
+
+if TYPE_CHECKING:
+    from rgt_tui.services.pull.types import PullResult
+    from rgt_tui.services.teardown import GateReport, TeardownOutcome
+    from rgt_tui.services.verify import VerificationReport
 
 MUTED = "$foreground-muted"
 MAX_FILES = 8
@@ -62,7 +67,7 @@ def progress_lines(p: PullProgress, width: int) -> list[Content]:
     return lines
 
 
-def pull_result_lines(result: Any) -> list[Content]:
+def pull_result_lines(result: PullResult) -> list[Content]:
     """The pull's outcome: counts, every failure and conflict by name, and the verdict."""
     resumed = sum(1 for f in result.pulled if f.resumed_from)
     lines = [
@@ -111,7 +116,7 @@ def pull_error_lines(message: str, fix: str) -> list[Content]:
     return lines
 
 
-def verify_lines(report: Any) -> list[Content]:
+def verify_lines(report: VerificationReport) -> list[Content]:
     """The verification: counts per status, flagged files by name, missing cells."""
     counts = Counter(c.status for c in report.checks)
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
@@ -135,7 +140,7 @@ def verify_lines(report: Any) -> list[Content]:
         lines += [
             Content.styled(f"  missing cell {name}: {why}", "$error") for name, why in r.missing
         ]
-    loader = getattr(report, "loader", None)
+    loader = report.loader
     if loader is not None:  # which interpreter and torch loaded the files ([fleet] verify_python)
         style = "$warning" if loader.torch_problem else MUTED
         lines.append(Content.assemble(("loaded with: ", MUTED), (loader_line(loader), style)))
@@ -162,7 +167,7 @@ def _readable(evidence: str) -> str:
     )
 
 
-def checklist_lines(report: Any) -> list[Content]:
+def checklist_lines(report: GateReport) -> list[Content]:
     """Every gate condition with its state and evidence, then why facts are missing."""
     lines = []
     for c in report.conditions:
@@ -192,7 +197,7 @@ def checklist_lines(report: Any) -> list[Content]:
     return lines
 
 
-def profile_lines(report: Any) -> list[Content]:
+def profile_lines(report: GateReport) -> list[Content]:
     """The profile's facts: verb, irreversibility, what it destroys, what keeps billing."""
     p = report.profile
     verb = Content.assemble(
@@ -214,7 +219,9 @@ def profile_lines(report: Any) -> list[Content]:
     return [Content.assemble((f"{k:<20}", MUTED), v) for k, v in rows]
 
 
-def outcome_lines(outcome: Any, torn_down: bool, host: str = "the host") -> list[Content]:
+def outcome_lines(
+    outcome: TeardownOutcome, torn_down: bool, host: str = "the host"
+) -> list[Content]:
     """After the typed confirmation: the command's output and exit code, or instructions.
 
     Without a command nothing is recorded (and nothing said about billing stopping) until
