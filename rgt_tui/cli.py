@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rgt_tui import __version__
+from rgt_tui.cli_add import add_add_arguments, run_add
 from rgt_tui.cli_args import add_hosts_arg
 from rgt_tui.cli_command import Call, Command, no_arguments, run_command
 from rgt_tui.cli_logs import add_logs_arguments, logs_interrupted, run_logs
@@ -165,6 +166,15 @@ COMMANDS: tuple[Command, ...] = (
         add_teardown_arguments,
         run_teardown,
         host="one",  # asks between two connections of its own: not `connects`
+    ),
+    Command(
+        "add",
+        "add a box: paste its SSH command, check its host key, append it to the fleet file",
+        add_add_arguments,
+        run_add,
+        description="Add a box to the fleet file from the provider's SSH command (or "
+        "user@host:port): asks for what is missing, shows the box's host key to trust, "
+        "then appends a commented [[hosts]] block, leaving the rest of the file as it is.",
     ),
     Command(
         "demo",

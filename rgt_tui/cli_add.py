@@ -1,0 +1,247 @@
+"""`rgt-tui add`: paste a provider's SSH command, check the box's host key, append it to
+the fleet file (rgt_tui.services.add_host does the work; this asks and prints).
+
+What is missing is asked for at a terminal (the target; the name, profile and cost with
+their defaults offered). Without a terminal TARGET and ``--name`` must be given, and an
+unknown host key is trusted only with ``--trust-key FINGERPRINT`` matching it (or the
+host opts into ``--accept-new``): otherwise exit 2, naming the flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TypeVar
+
+from rgt_tui.cli_command import Call
+from rgt_tui.domain.profiles import KNOWN_PROFILES
+from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.services.add_host import (
+    AddRefused,
+    FleetFile,
+    KeyCheck,
+    NewHost,
+    Pasted,
+    add_to_fleet,
+    check_host_key,
+    check_name,
+    check_profile,
+    fingerprint_matches,
+    fleet_file_for_add,
+    guess_profile,
+    read_cost,
+    read_fleet_file,
+    read_target,
+    suggest_name,
+    trust_key,
+)
+
+T = TypeVar("T")
+TRIES = 3  # a value typed wrong is asked again, this many times in all
+
+
+def add_add_arguments(parser: argparse.ArgumentParser) -> None:
+    """TARGET, ``--name``, ``--profile``, ``--cost-per-hour``, the key options."""
+    parser.add_argument(
+        "target",
+        metavar="TARGET",
+        nargs="?",
+        help="the provider's SSH command in quotes ('ssh -p 22034 root@ssh4.vast.ai -L ...') "
+        "or user@host:port",
+    )
+    parser.add_argument("--name", help="host name (default: from the host, e.g. vast-22034)")
+    parser.add_argument(
+        "--profile",
+        help=f"platform profile: {', '.join(KNOWN_PROFILES)} (default: from the host name)",
+    )
+    parser.add_argument("--cost-per-hour", metavar="DOLLARS", help="what the box costs per hour")
+    parser.add_argument(
+        "--identity-file", metavar="KEY", help="private key to log in with (or -i in TARGET)"
+    )
+    key = parser.add_mutually_exclusive_group()
+    key.add_argument(
+        "--trust-key",
+        metavar="FINGERPRINT",
+        help="trust the box's host key without asking, only if it is this SHA256:... fingerprint",
+    )
+    key.add_argument(
+        "--accept-new",
+        action="store_true",
+        help='write host_key = "accept-new": the first key the box shows is recorded',
+    )
+
+
+def _ask(prompt: str) -> str | None:
+    """A line typed at the terminal; None at end of input."""
+    try:
+        return input(prompt).strip()
+    except EOFError:
+        return None
+
+
+def _value(call: Call, given: str | None, prompt: str, read: Callable[[str], T], *, tty: bool) -> T:
+    """``read(given)`` when given (AddRefused escapes); else asked at the terminal, again
+    after each wrong answer, up to TRIES times."""
+    if given is not None or not tty:
+        return read(given or "")
+    for attempt in range(TRIES):
+        answer = _ask(prompt)
+        if answer is None:
+            raise AddRefused("no answer (end of input)")
+        try:
+            return read(answer)
+        except AddRefused as exc:
+            if attempt == TRIES - 1:
+                raise
+            call.fail(exc.message, fix=exc.fix)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def run_add(call: Call) -> int:
+    """Run `rgt-tui add` (see the module doc); exit codes as rgt_tui.exit_codes."""
+    args = call.args
+    tty = sys.stdin.isatty()
+    missing = [flag for flag, v in (("TARGET", args.target), ("--name", args.name)) if v is None]
+    if missing and not tty:
+        return call.fail(
+            f"stdin is not a terminal, so there is no one to ask for {' and '.join(missing)}",
+            fix="pass them: rgt-tui add 'ssh -p PORT user@host' --name NAME "
+            "[--profile P] [--cost-per-hour X] [--trust-key SHA256:...]",
+            code=EXIT_BAD_INPUT,
+        )
+    try:
+        path = fleet_file_for_add(getattr(args, "hosts", None), os.environ, Path.cwd())
+        fleet_file = read_fleet_file(path)
+        new = _new_host(call, fleet_file, tty)
+    except AddRefused as exc:
+        return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
+    print(f"checking the host key of {new.ssh} …")
+    check = asyncio.run(check_host_key(new))
+    refused = _settle_key(call, check, tty)
+    if refused is not None:
+        return refused
+    try:
+        host = add_to_fleet(_with_fingerprint(new, check), path)
+    except AddRefused as exc:
+        code = EXIT_BAD_INPUT if exc.field != "file" else EXIT_PROBLEMS
+        return call.fail(exc.message, fix=exc.fix, code=code)
+    print(f"added {host.name} ({new.ssh}, {host.profile}) to {path}:{host.line}")
+    print(f"see it: rgt-tui status {host.name} --hosts {path}  (or open rgt-tui)")
+    if host.pull_refused:
+        print(f'before pulling, name its result folders: pull = ["/workspace/runs"] in {path}')
+    return EXIT_OK if check.status != "unreachable" else EXIT_PROBLEMS
+
+
+def _new_host(call: Call, fleet_file: FleetFile, tty: bool) -> NewHost:
+    """Every value, given or asked for, checked; AddRefused for one that is wrong."""
+    args = call.args
+    pasted: Pasted = _value(
+        call, args.target, "Paste the box's SSH command (or user@host:port): ", read_target, tty=tty
+    )
+    identity = pasted.identity_file
+    if args.identity_file is not None:
+        if (
+            identity is not None
+            and Path(identity).expanduser() != Path(args.identity_file).expanduser()
+        ):
+            raise AddRefused(
+                f"the pasted -i {identity} is not --identity-file {args.identity_file}",
+                "keep one of them",
+            )
+        identity = args.identity_file
+    name_default = suggest_name(pasted.target, fleet_file.names)
+    name = _value(
+        call,
+        args.name,
+        f"Name [{name_default}]: ",
+        lambda text: check_name(text or name_default, fleet_file),
+        tty=tty,
+    )
+    profile_default = guess_profile(pasted.target)
+    profile = _value(
+        call,
+        args.profile,
+        f"Profile ({', '.join(KNOWN_PROFILES)}) [{profile_default}]: ",
+        lambda text: check_profile(text or profile_default),
+        tty=tty,
+    )
+    cost = _value(
+        call, args.cost_per_hour, "Cost per hour in dollars (empty: none): ", read_cost, tty=tty
+    )
+    return NewHost(
+        name=name,
+        target=pasted.target,
+        profile=profile,
+        cost_per_hour=cost,
+        identity_file=identity,
+        host_key="accept-new" if args.accept_new else "strict",
+        pasted=pasted.text,
+    )
+
+
+def _settle_key(call: Call, check: KeyCheck, tty: bool) -> int | None:
+    """Trust an unknown key when the user confirms (or ``--trust-key`` names it); None
+    when the host may be added, an exit code when nothing is to be written."""
+    trust_given = call.args.trust_key
+    if check.status in ("trusted", "local"):
+        print(
+            check.message if check.status == "local" else f"host key {check.fingerprint}: trusted"
+        )
+        return None
+    if check.status == "refused":
+        call.fail(f"{check.host}: {check.message}", fix=check.fix)
+        print("nothing written")
+        return EXIT_PROBLEMS
+    if check.status == "unreachable":
+        call.fail(f"{check.host} unreachable: {check.message}", fix=check.fix)
+        if tty and _ask("Add it anyway (its host key is checked when it answers)? [y/N] ") in (
+            "y",
+            "yes",
+        ):
+            return None
+        print("nothing written")
+        return EXIT_PROBLEMS
+    fingerprint = check.fingerprint or ""
+    print(f"unknown host key for {check.host}:")
+    print(f"  fingerprint  {fingerprint}")
+    print(f"  goes to      {check.known_hosts_file}")
+    print(f"  line         {check.trust_line}")
+    if trust_given is not None:
+        if not fingerprint_matches(fingerprint, trust_given):
+            call.fail(
+                f"{check.host} shows {fingerprint}, not the {trust_given} given to --trust-key",
+                fix="compare with the fingerprint your provider shows; nothing was trusted",
+            )
+            print("nothing written")
+            return EXIT_PROBLEMS
+    elif not tty:
+        return call.fail(
+            "stdin is not a terminal, so there is no one to confirm the unknown host key",
+            fix=f"if {fingerprint} is the fingerprint your provider shows, pass "
+            f"--trust-key '{fingerprint.split()[-1]}' (or --accept-new to record the first key)",
+            code=EXIT_BAD_INPUT,
+        )
+    else:
+        print("Trust it only if this is the fingerprint your provider shows for the box.")
+        answer = (
+            _ask("Trust this key? Type y to trust; anything else cancels [N]: ") or ""
+        ).lower()
+        if answer not in ("y", "yes"):
+            print("not trusted; nothing written")
+            return EXIT_PROBLEMS
+    try:
+        written = trust_key(check)
+    except (ValueError, OSError) as exc:
+        return call.fail(f"{check.host}: could not trust the key: {exc}")
+    print(f"trusted {fingerprint} (added to {written})")
+    return None
+
+
+def _with_fingerprint(new: NewHost, check: KeyCheck) -> NewHost:
+    """``new`` with the key seen at the check, for the block's comment."""
+    return replace(new, fingerprint=check.fingerprint) if check.fingerprint else new

@@ -1,0 +1,386 @@
+"""AddHostScreen: paste a box's SSH command, check its host key, add it to the fleet file.
+
+The same steps as ``rgt-tui add`` (rgt_tui.services.add_host): the target is read by
+the fleet file's own parser, the name and profile are offered from the host (until the
+user types their own), "Check host key" connects once and shows the key. An unknown key
+needs the "Trust this key" button, which is never the focused one (Enter or Escape
+leaves known_hosts alone); a changed or revoked key is shown with its fix and nothing
+can be added. "Add" appends the block and dismisses with the new ``HostConfig``;
+Cancel or Escape dismisses with None and writes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Select, Static
+
+from rgt_tui.domain.config import DEFAULT_PROFILE, FLEET_FILE_NAME, HostConfig
+from rgt_tui.profiles import load_profiles
+from rgt_tui.services.add_host import (
+    AddRefused,
+    KeyCheck,
+    NewHost,
+    Pasted,
+    add_to_fleet,
+    check_host_key,
+    check_name,
+    check_profile,
+    guess_profile,
+    read_cost,
+    read_fleet_file,
+    read_target,
+    suggest_name,
+    trust_key,
+)
+
+MUTED = "$foreground-muted"
+FIELD_INPUT = {"target": "#add-target", "name": "#add-name", "cost": "#add-cost"}
+
+
+def _row(label: str, value: str, style: str = "") -> Content:
+    return Content.assemble((f"{label:<13}", MUTED), (value, style))
+
+
+class AddHostScreen(ModalScreen[HostConfig | None]):
+    """Add one box to the fleet file; dismisses with its HostConfig, or None."""
+
+    DEFAULT_CSS = """
+    AddHostScreen { align: center middle; }
+    AddHostScreen > #add-box {
+        width: 104; max-width: 96%; height: auto; max-height: 96%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    AddHostScreen #add-fields { height: auto; }
+    AddHostScreen #add-name { width: 1fr; }
+    AddHostScreen #add-profile { width: 1fr; }
+    AddHostScreen #add-cost { width: 16; }
+    AddHostScreen #add-status { height: auto; margin: 1 0 0 0; }
+    AddHostScreen #add-buttons { height: auto; align-horizontal: right; }
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is written")]
+
+    class Checked(Message):
+        """The host-key check finished (``check``), or the form was refused (``refused``)."""
+
+        def __init__(
+            self, new: NewHost | None, check: KeyCheck | None, refused: AddRefused | None
+        ) -> None:
+            super().__init__()
+            self.new = new
+            self.check = check
+            self.refused = refused
+
+    class Trusted(Message):
+        """The unknown key was written to ``path``, or could not be (``error``)."""
+
+        def __init__(self, path: Path | None, error: str = "") -> None:
+            super().__init__()
+            self.path = path
+            self.error = error
+
+    class Added(Message):
+        """The block was appended (``host``), or refused (``refused``)."""
+
+        def __init__(self, host: HostConfig | None, refused: AddRefused | None) -> None:
+            super().__init__()
+            self.host = host
+            self.refused = refused
+
+    def __init__(self, fleet_file: Path | None, *, cwd: Path | None = None) -> None:
+        """``fleet_file``: the fleet's file (``Fleet.path``); None when the app runs with
+        none, and then ``./hosts.toml`` is created."""
+        super().__init__()
+        self.fleet_file = fleet_file or (cwd or Path.cwd()) / FLEET_FILE_NAME
+        self.pasted: Pasted | None = None
+        self.new: NewHost | None = None  # what the last check was for
+        self.check: KeyCheck | None = None
+        self._suggested_name = ""
+        self._guessed_profile = DEFAULT_PROFILE
+        self._busy = False
+
+    def compose(self) -> ComposeResult:
+        options = [(f"{p.name} — {p.title}", p.name) for p in load_profiles().values()]
+        with Vertical(id="add-box"):
+            yield Static(
+                Content.assemble(("Add a box to ", "bold"), (str(self.fleet_file), "bold $accent")),
+                id="add-title",
+            )
+            target = Input(
+                placeholder="ssh -p 22034 root@ssh4.vast.ai -L 8080:localhost:8080  "
+                "or  root@host:port",
+                id="add-target",
+            )
+            target.border_title = "SSH command"
+            yield target
+            with Horizontal(id="add-fields"):
+                name = Input(placeholder="from the host", id="add-name")
+                name.border_title = "name"
+                yield name
+                yield Select(
+                    options,
+                    value=DEFAULT_PROFILE,
+                    allow_blank=False,
+                    id="add-profile",
+                    tooltip="platform profile: its teardown verb, what keeps billing",
+                )
+                cost = Input(placeholder="e.g. 1.29", id="add-cost")
+                cost.border_title = "$ per hour"
+                yield cost
+            yield Static(
+                Content.styled(
+                    "Paste the provider's SSH command, then check the box's host key.", MUTED
+                ),
+                id="add-status",
+            )
+            with Horizontal(id="add-buttons"):
+                yield Button("Check host key", id="add-check", variant="primary")
+                yield Button("Trust this key", id="add-trust", variant="warning")
+                yield Button("Add", id="add-add", variant="success", disabled=True)
+                yield Button("Cancel", id="add-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#add-trust", Button).display = False
+        self.query_one("#add-target", Input).focus()
+
+    # -- the form ------------------------------------------------------------------------
+
+    def _status(self, *lines: Content) -> None:
+        self.query_one("#add-status", Static).update(Content("\n").join(lines))
+
+    def _refused(self, refused: AddRefused) -> None:
+        lines = [Content.styled(refused.message, "$error")]
+        if refused.fix:
+            lines.append(_row("fix", refused.fix))
+        self._status(*lines)
+        selector = FIELD_INPUT.get(refused.field)
+        if selector is not None:
+            self.query_one(selector, Input).focus()
+
+    @on(Input.Changed, "#add-target")
+    def _target_changed(self, event: Input.Changed) -> None:
+        self._forget_check()
+        try:
+            self.pasted = read_target(event.value)
+        except AddRefused:
+            self.pasted = None  # said when checked: half-typed text is not an error yet
+            return
+        name = self.query_one("#add-name", Input)
+        if name.value in ("", self._suggested_name):  # not typed by the user: follow
+            self._suggested_name = suggest_name(self.pasted.target)
+            name.value = self._suggested_name
+        select: Select[str] = self.query_one("#add-profile", Select)
+        if select.value == self._guessed_profile:
+            self._guessed_profile = guess_profile(self.pasted.target)
+            select.value = self._guessed_profile
+
+    @on(Input.Submitted, "#add-target")
+    @on(Button.Pressed, "#add-check")
+    def _check_pressed(self, event: Message) -> None:
+        event.stop()
+        if self._busy:
+            return
+        self._forget_check()
+        self._set_busy(True)
+        self._status(Content.styled("checking the host key…", "$accent"))
+        self.run_worker(
+            self._check(self._values()),
+            name="add-host:check",
+            group="add-host",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def _values(self) -> tuple[str, str, str, str]:
+        select: Select[str] = self.query_one("#add-profile", Select)
+        return (
+            self.query_one("#add-target", Input).value,
+            self.query_one("#add-name", Input).value,
+            str(select.value),
+            self.query_one("#add-cost", Input).value,
+        )
+
+    async def _new_host(self, values: tuple[str, str, str, str]) -> NewHost:
+        """The form's values, checked against the fleet file as it is now."""
+        target, name, profile, cost = values
+        pasted = read_target(target)
+        fleet_file = await asyncio.to_thread(read_fleet_file, self.fleet_file)
+        return NewHost(
+            name=check_name(name or suggest_name(pasted.target, fleet_file.names), fleet_file),
+            target=pasted.target,
+            profile=check_profile(profile),
+            cost_per_hour=read_cost(cost),
+            identity_file=pasted.identity_file,
+            pasted=pasted.text,
+        )
+
+    async def _check(self, values: tuple[str, str, str, str]) -> None:
+        try:
+            new = await self._new_host(values)
+        except AddRefused as exc:
+            self.post_message(self.Checked(None, None, exc))
+            return
+        self.post_message(self.Checked(new, await check_host_key(new), None))
+
+    @on(Checked)
+    def _checked(self, message: Checked) -> None:
+        self._set_busy(False)
+        if message.refused is not None or message.check is None:
+            self._refused(message.refused or AddRefused("the check did not run"))
+            return
+        if message.new is None or message.new.pasted != self._values()[0].strip():
+            return  # the target was edited while it was checked: that check is void
+        self.new, check = message.new, message.check
+        self.check = check
+        add = self.query_one("#add-add", Button)
+        trust = self.query_one("#add-trust", Button)
+        if check.status in ("trusted", "local"):
+            self._status(
+                Content.styled(check.message, "$success"),
+                _row("host", check.host, "bold"),
+            )
+            add.disabled = False
+            add.focus()
+        elif check.status == "unknown":
+            self._status(
+                Content.assemble(("trust this key? ", "bold $warning"), (check.host, "bold")),
+                Content.styled(
+                    "The box showed a host key no known_hosts file has. Trust it only if this "
+                    "fingerprint is the one your provider shows for the box.",
+                    MUTED,
+                ),
+                _row("fingerprint", check.fingerprint or "", "bold"),
+                _row("file", str(check.known_hosts_file)),
+                Content.styled("Trust appends this line to the file:", MUTED),
+                Content(check.trust_line or ""),  # a row of its own: copied whole
+            )
+            trust.display = True
+            self.query_one("#add-cancel", Button).focus()  # Enter must not trust
+        elif check.status == "refused":
+            self._status(
+                Content.assemble(("host key refused: ", "bold $error"), (check.host, "bold")),
+                Content.styled(check.message, "$error"),
+                _row("fix", check.fix or ""),
+                Content.styled("rgt-tui does not trust a changed or revoked key.", MUTED),
+            )
+        else:  # unreachable: the key is checked when the box answers (K on its pane)
+            self._status(
+                Content.assemble(("not checked: ", "bold $warning"), (check.host, "bold")),
+                Content.styled(check.message, "$warning"),
+                _row("fix", check.fix or ""),
+                Content.styled("Add anyway: its host key is checked when it answers.", MUTED),
+            )
+            add.label = "Add anyway"
+            add.disabled = False
+
+    def _forget_check(self) -> None:
+        self.new = self.check = None
+        add = self.query_one("#add-add", Button)
+        add.disabled = True
+        add.label = "Add"
+        self.query_one("#add-trust", Button).display = False
+
+    def _set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        self.query_one("#add-check", Button).disabled = busy
+
+    # -- trusting ------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#add-trust")
+    def _trust_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        check = self.check
+        if check is None or not check.can_trust or self._busy:
+            return
+        self._set_busy(True)
+        self.run_worker(
+            self._trust(check),
+            name="add-host:trust",
+            group="add-host",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _trust(self, check: KeyCheck) -> None:
+        try:
+            path = await asyncio.to_thread(trust_key, check)
+        except (ValueError, OSError) as exc:
+            self.post_message(self.Trusted(None, str(exc)))
+            return
+        self.post_message(self.Trusted(path))
+
+    @on(Trusted)
+    def _trusted(self, message: Trusted) -> None:
+        self._set_busy(False)
+        check = self.check
+        if message.path is None or check is None:
+            self._status(Content.styled(f"could not trust the key: {message.error}", "$error"))
+            return
+        self.check = replace(check, status="trusted", message=f"trusted {check.fingerprint}")
+        self.query_one("#add-trust", Button).display = False
+        self._status(
+            Content.styled(f"trusted {check.fingerprint}", "$success"),
+            _row("added to", str(message.path)),
+        )
+        add = self.query_one("#add-add", Button)
+        add.disabled = False
+        add.focus()
+
+    # -- adding --------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#add-add")
+    def _add_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if self.new is None or self.check is None or self.check.status in ("unknown", "refused"):
+            return
+        if self._busy:
+            return
+        self._set_busy(True)
+        self.query_one("#add-add", Button).disabled = True
+        self.run_worker(
+            self._add(self._values(), self.new, self.check),
+            name="add-host:add",
+            group="add-host",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _add(
+        self, values: tuple[str, str, str, str], checked: NewHost, check: KeyCheck
+    ) -> None:
+        try:
+            # Name, profile and cost as they are now; the target as it was checked.
+            new = await self._new_host((checked.pasted or checked.ssh, *values[1:]))
+            new = replace(new, fingerprint=check.fingerprint)
+            host = await asyncio.to_thread(add_to_fleet, new, self.fleet_file)
+        except AddRefused as exc:
+            self.post_message(self.Added(None, exc))
+            return
+        self.post_message(self.Added(host, None))
+
+    @on(Added)
+    def _added(self, message: Added) -> None:
+        self._set_busy(False)
+        if message.host is None:
+            self._refused(message.refused or AddRefused("not added"))
+            self.query_one("#add-add", Button).disabled = False
+            return
+        self.dismiss(message.host)
+
+    @on(Button.Pressed, "#add-cancel")
+    def _cancel_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,541 @@
+"""Adding a box (issue 22): a pasted SSH command, the host key shown and trusted only on
+confirmation, a [[hosts]] block appended without touching a byte of the file before it.
+
+Real components: loopback asyncssh boxes, a HOME of the test's own (so ~/.ssh/known_hosts
+starts empty), the real console entry point (under a pseudo-terminal where it asks), the
+shipped, heavily commented hosts.toml, and the add screen driven by the Pilot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pty
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from textual.app import App
+from textual.widgets import Button, Input, Select
+
+from rgt_tui.demo.loopback import LOOPBACK_HOST, LoopbackBox, LoopbackFleet
+from rgt_tui.domain.config import load_fleet
+from rgt_tui.screens.add_host import AddHostScreen
+from rgt_tui.services.add_host import (
+    AddRefused,
+    NewHost,
+    add_to_fleet,
+    check_host_key,
+    fingerprint_matches,
+    fleet_file_for_add,
+    guess_profile,
+    read_cost,
+    read_fleet_file,
+    read_target,
+    suggest_name,
+    trust_key,
+)
+from rgt_tui.transport import open_transport
+
+ROOT = Path(__file__).resolve().parent.parent
+RGT = [sys.executable, "-m", "rgt_tui"]
+# A fleet file written by hand: comments everywhere, odd spacing, a [fleet] table, an
+# active host, a trailing comment — all of it must survive byte for byte.
+HAND_WRITTEN = (
+    "# my fleet   (hand-written: keep this spacing)\n"
+    "[fleet]\n"
+    "poll_seconds = 3     # slower: the link is far\n"
+    "\n"
+    "[[hosts]]\n"
+    'name = "old-box"   # rented last week\n'
+    'ssh  = "root@203.0.113.7:2222"\n'
+    'pull = ["/workspace/runs"]\n'
+    '# profile = "vastai"   (commented out on purpose)\n'
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME of the test's own: no ~/.ssh/config, an empty ~/.ssh/known_hosts."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return home
+
+
+def pasted(fleet: LoopbackFleet, box: LoopbackBox) -> str:
+    """The command a provider's page would show for the box, forwarding and all."""
+    return (
+        f"ssh -p {box.port} -i {fleet.client_key} {fleet.username}@{LOOPBACK_HOST} "
+        "-L 8080:localhost:8080"
+    )
+
+
+def new_host(fleet: LoopbackFleet, box: LoopbackBox, name: str = "pasted", **kw) -> NewHost:
+    read = read_target(pasted(fleet, box))
+    return NewHost(
+        name=name, target=read.target, profile=kw.pop("profile", "vastai"),
+        cost_per_hour=kw.pop("cost_per_hour", 1.29), identity_file=read.identity_file,
+        pasted=read.text, **kw,
+    )  # fmt: skip
+
+
+def box_fingerprint(box: LoopbackBox) -> str:
+    return f"ssh-ed25519 {box.host_key.get_fingerprint('sha256')}"
+
+
+def rgt(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """The real command line, stdin not a terminal."""
+    return subprocess.run(
+        [*RGT, *args], capture_output=True, text=True, timeout=60, cwd=cwd,
+        stdin=subprocess.DEVNULL, env={**os.environ, "HOME": str(home), "RGT_HOSTS": ""},
+    )  # fmt: skip
+
+
+async def arun(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess:
+    # The loopback boxes serve from this test's event loop: the CLI runs off it.
+    return await asyncio.to_thread(rgt, *args, home=home, cwd=cwd)
+
+
+# -- reading what was pasted ------------------------------------------------------------------
+
+
+def test_pasted_commands_give_target_key_name_and_profile():
+    vast = read_target("  ssh -p 22034 root@ssh4.vast.ai -L 8080:localhost:8080 ")
+    assert str(vast.target) == "root@ssh4.vast.ai:22034" and vast.identity_file is None
+    assert suggest_name(vast.target) == "vast-22034"
+    assert suggest_name(vast.target, ["vast-22034", "vast-22034-2"]) == "vast-22034-3"
+    assert guess_profile(vast.target) == "vastai"
+
+    runpod = read_target("ssh abc123-64410a@ssh.runpod.io -i ~/.ssh/id_ed25519")
+    assert runpod.identity_file == "~/.ssh/id_ed25519"
+    assert (guess_profile(runpod.target), suggest_name(runpod.target)) == ("runpod", "runpod")
+    plain = read_target("ubuntu@gpu1.lab.example:2200")
+    assert (guess_profile(plain.target), suggest_name(plain.target)) == ("generic-ssh", "gpu1-2200")
+    ip = read_target("root@213.173.108.10:17445")
+    assert suggest_name(ip.target) == "213-173-108-10-17445"
+    assert read_target("local").target is None and suggest_name(None) == "local"
+
+    with pytest.raises(AddRefused) as jump:
+        read_target("ssh -J bastion root@10.0.0.5")
+    assert jump.value.field == "target" and 'write ssh = "root@10.0.0.5"' in jump.value.message
+    with pytest.raises(AddRefused, match="no box given"):
+        read_target("   ")
+
+    assert read_cost("$1,29") == 1.29 and read_cost("") is None and read_cost("0") == 0.0
+    for bad in ("-1", "nan", "cheap"):
+        with pytest.raises(AddRefused) as cost:
+            read_cost(bad)
+        assert cost.value.field == "cost"
+    fp = "ssh-ed25519 SHA256:abcDEF"
+    assert fingerprint_matches(fp, "SHA256:abcDEF") and fingerprint_matches(fp, "abcDEF")
+    assert fingerprint_matches(fp, fp) and not fingerprint_matches(fp, "SHA256:abcdef")
+    assert not fingerprint_matches(fp, "")
+
+
+def test_the_fleet_file_to_add_to(tmp_path: Path):
+    # None anywhere: ./hosts.toml, to be created; a --hosts that does not exist yet: that one.
+    assert fleet_file_for_add(None, {}, tmp_path) == tmp_path / "hosts.toml"
+    assert fleet_file_for_add("new.toml", {}, tmp_path) == tmp_path / "new.toml"
+    (tmp_path / "env.toml").write_text("")
+    assert fleet_file_for_add(None, {"RGT_HOSTS": "env.toml"}, tmp_path) == tmp_path / "env.toml"
+    assert fleet_file_for_add("x.toml", {"RGT_HOSTS": "env.toml"}, tmp_path) == tmp_path / "x.toml"
+
+
+# -- the add flow over a real box -------------------------------------------------------------
+
+
+async def test_add_shows_the_key_trusts_on_confirmation_and_appends_byte_for_byte(
+    make_loopback_fleet, home, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    shutil.copy(ROOT / "hosts.toml", hosts)  # the shipped file: ~200 lines of comments
+    before = hosts.read_bytes()
+    new = new_host(fleet, box)
+
+    check = await check_host_key(new)
+    assert check.status == "unknown" and check.fingerprint == box_fingerprint(box)
+    assert check.known_hosts_file == home / ".ssh" / "known_hosts"
+    assert check.trust_line == box.known_hosts_line
+    # Checking is not trusting: nothing written anywhere.
+    assert not (home / ".ssh" / "known_hosts").exists() and hosts.read_bytes() == before
+
+    assert trust_key(check) == home / ".ssh" / "known_hosts"
+    assert (home / ".ssh" / "known_hosts").read_text() == box.known_hosts_line + "\n"
+    again = await check_host_key(new)
+    assert again.status == "trusted" and again.fingerprint == box_fingerprint(box).split()[1]
+    with pytest.raises(ValueError):
+        trust_key(again)  # only an unknown key is trusted
+
+    host = add_to_fleet(new, hosts)
+    after = hosts.read_bytes()
+    assert after.startswith(before), "an original byte changed"
+    added = after[len(before) :].decode()
+    assert added.startswith("\n# pasted: added by rgt-tui add on ")
+    assert f"from: {pasted(fleet, box)}" in added
+    assert f'ssh = "{fleet.username}@{LOOPBACK_HOST}:{box.port}"' in added
+    assert f'identity_file = "{fleet.client_key}"' in added and "cost_per_hour = 1.29" in added
+
+    loaded = load_fleet(hosts)
+    assert [h.name for h in loaded.hosts] == ["pasted"] and loaded.hosts[0] == host
+    assert (host.profile, host.cost_per_hour, host.ssh.port) == ("vastai", 1.29, box.port)
+    assert host.line == before.decode().count("\n") + 3  # the [[hosts]] header's line
+    # The block works: the added host reaches the box through the transport.
+    async with open_transport(host) as transport:
+        await transport.connect()
+        assert (await transport.run("echo reached")).stdout.strip() == "reached"
+    assert fleet.errors == []
+
+
+async def test_duplicate_name_is_refused_with_its_line_and_the_file_is_unchanged(tmp_path):
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    before, mtime = hosts.read_bytes(), hosts.stat().st_mtime_ns
+    taken = NewHost("old-box", read_target("root@198.51.100.1:2200").target, "generic-ssh")
+    with pytest.raises(AddRefused) as refused:
+        add_to_fleet(taken, hosts)
+    assert refused.value.field == "name"
+    assert f"'old-box' is already used at {hosts}:6" in refused.value.message
+    assert "old-box-2" in (refused.value.fix or "")
+    assert hosts.read_bytes() == before and hosts.stat().st_mtime_ns == mtime
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hosts.toml"]  # no temp left
+
+    # Another name goes in after the last byte, the comments and spacing untouched.
+    host = add_to_fleet(replace(taken, name="new-box"), hosts)
+    assert hosts.read_bytes().startswith(before) and host.name == "new-box"
+    assert [h.name for h in load_fleet(hosts).hosts] == ["old-box", "new-box"]
+
+
+def test_what_would_not_load_is_never_written(tmp_path):
+    hosts = tmp_path / "hosts.toml"
+    broken = HAND_WRITTEN + "cost_per_hr = 1\n"
+    hosts.write_text(broken)
+    target = read_target("root@198.51.100.1").target
+    with pytest.raises(AddRefused, match="cost_per_hr") as refused:
+        add_to_fleet(NewHost("b", target, "generic-ssh"), hosts)
+    assert "fix these mistakes first" in (refused.value.fix or "")
+    assert hosts.read_text() == broken
+
+    inline = 'hosts = [{ name = "a", ssh = "root@a" }]\n'
+    hosts.write_text(inline)
+    with pytest.raises(AddRefused, match=r"hosts = \[\.\.\.\]"):
+        add_to_fleet(NewHost("b", target, "generic-ssh"), hosts)
+    assert hosts.read_text() == inline
+
+    # A value the loader refuses (a name that is not a folder name) leaves no file behind.
+    hosts.unlink()
+    with pytest.raises(AddRefused, match="may only use letters"):
+        add_to_fleet(NewHost("bad name", target, "generic-ssh"), hosts)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_crlf_no_final_newline_symlinks_and_a_new_file(tmp_path):
+    target = read_target("root@198.51.100.1:2201").target
+    crlf = tmp_path / "crlf.toml"
+    crlf.write_bytes(HAND_WRITTEN.replace("\n", "\r\n").encode())
+    before = crlf.read_bytes()
+    add_to_fleet(NewHost("b", target, "generic-ssh"), crlf)
+    assert crlf.read_bytes().startswith(before) and b"\n" not in crlf.read_bytes().replace(
+        b"\r\n", b""
+    )
+
+    bare = tmp_path / "bare.toml"
+    bare.write_text(HAND_WRITTEN.rstrip("\n"))  # no final newline: the only byte added before
+    add_to_fleet(NewHost("b", target, "generic-ssh"), bare)
+    assert bare.read_text().startswith(HAND_WRITTEN + "\n# b: added")
+
+    real = tmp_path / "dotfiles" / "fleet.toml"
+    real.parent.mkdir()
+    real.write_text(HAND_WRITTEN)
+    real.chmod(0o640)
+    link = tmp_path / "linked.toml"
+    link.symlink_to(real)
+    add_to_fleet(NewHost("b", target, "generic-ssh"), link)
+    assert link.is_symlink() and "b" in [h.name for h in load_fleet(real).hosts]
+    assert real.stat().st_mode & 0o777 == 0o640
+
+    fresh = tmp_path / "fresh" / "hosts.toml"
+    fresh.parent.mkdir()
+    host = add_to_fleet(NewHost("b", target, "runpod", 0.44), fresh)
+    assert fresh.read_text().startswith("## rgt-tui fleet file")
+    assert (host.profile, host.cost_per_hour) == ("runpod", 0.44)
+    with pytest.raises(AddRefused, match="folder does not exist"):
+        read_fleet_file(tmp_path / "nowhere" / "hosts.toml")
+
+
+async def test_a_changed_key_is_refused_with_the_fix_and_never_trusted(
+    make_loopback_fleet, home, tmp_path
+):
+    fleet = await make_loopback_fleet(2)
+    box, other = fleet.boxes
+    known = home / ".ssh" / "known_hosts"
+    known.parent.mkdir()
+    # The name of box1's address carries another box's key: a re-created box, or worse.
+    known.write_text(f"[{LOOPBACK_HOST}]:{box.port} {other.known_hosts_line.split(' ', 1)[1]}\n")
+    before = known.read_bytes()
+    check = await check_host_key(new_host(fleet, box))
+    assert check.status == "refused" and check.fingerprint == box_fingerprint(box)
+    assert "HOST KEY CHANGED" in check.message and "ssh-keygen -R" in (check.fix or "")
+    with pytest.raises(ValueError):
+        trust_key(check)
+
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    done = await arun(
+        "add", pasted(fleet, box), "--name", "b1", "--hosts", str(hosts), home=home, cwd=tmp_path
+    )
+    assert done.returncode == 1, done.stderr
+    assert "HOST KEY CHANGED" in done.stderr and "ssh-keygen -R" in done.stderr
+    assert "nothing written" in done.stdout
+    assert hosts.read_text() == HAND_WRITTEN and known.read_bytes() == before
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+def test_no_terminal_and_missing_values_exits_2_naming_the_flags(tmp_path, home):
+    done = rgt("add", home=home, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "no one to ask for TARGET and --name" in done.stderr and "--name NAME" in done.stderr
+    named = rgt("add", "ssh -p 22034 root@ssh4.vast.ai", home=home, cwd=tmp_path)
+    assert named.returncode == 2 and "for --name" in named.stderr
+    bad = rgt("add", "root@@x:abc", "--name", "x", home=home, cwd=tmp_path)
+    assert bad.returncode == 2 and "'@' is doubled" in bad.stderr
+    profile = rgt("add", "root@x", "--name", "x", "--profile", "vast", home=home, cwd=tmp_path)
+    assert profile.returncode == 2 and "did you mean 'vastai'" in profile.stderr
+    assert list(tmp_path.iterdir()) == [home]  # no fleet file created
+
+    # Everything given: this machine needs no key, and ./hosts.toml is created.
+    here = rgt("add", "local", "--name", "here", home=home, cwd=tmp_path)
+    assert here.returncode == 0, here.stderr
+    assert "no host key to check" in here.stdout
+    assert load_fleet(tmp_path / "hosts.toml").host("here").is_local
+
+
+async def test_cli_without_a_terminal_trusts_only_the_fingerprint_it_is_given(
+    make_loopback_fleet, home, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    known = home / ".ssh" / "known_hosts"
+    args = ("add", pasted(fleet, box), "--name", "b1", "--cost-per-hour", "0.5")
+
+    unasked = await arun(*args, home=home, cwd=tmp_path)
+    assert unasked.returncode == 2
+    assert "no one to confirm the unknown host key" in unasked.stderr
+    assert f"--trust-key '{box.host_key.get_fingerprint('sha256')}'" in unasked.stderr
+    assert not known.exists() and not (tmp_path / "hosts.toml").exists()
+
+    wrong = await arun(*args, "--trust-key", "SHA256:notthisone", home=home, cwd=tmp_path)
+    assert wrong.returncode == 1 and "not the SHA256:notthisone" in wrong.stderr
+    assert not known.exists() and not (tmp_path / "hosts.toml").exists()
+
+    fp = box.host_key.get_fingerprint("sha256")
+    done = await arun(*args, "--trust-key", fp, home=home, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"added b1 ({fleet.username}@{LOOPBACK_HOST}:{box.port}, generic-ssh)" in done.stdout
+    assert known.read_text() == box.known_hosts_line + "\n"
+    host = load_fleet(tmp_path / "hosts.toml").host("b1")
+    assert host.cost_per_hour == 0.5 and host.identity_file == fleet.client_key
+
+    twice = await arun(*args, "--trust-key", fp, home=home, cwd=tmp_path)
+    assert twice.returncode == 2 and "'b1' is already used at" in twice.stderr
+
+    # --accept-new: the host opts in (host_key = "accept-new"), and the transport records
+    # the first key the box shows, as it would on the host's first connection.
+    other = await make_loopback_fleet(1)
+    opted = await arun(
+        "add", pasted(other, other.boxes[0]), "--name", "b2", "--accept-new", home=home,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert opted.returncode == 0, opted.stderr
+    assert load_fleet(tmp_path / "hosts.toml").host("b2").host_key == "accept-new"
+    assert other.boxes[0].known_hosts_line in known.read_text().splitlines()
+
+
+class Prompted:
+    """`rgt-tui add` under a pseudo-terminal, so it asks as it would a person."""
+
+    def __init__(self, *args: str, home: Path, cwd: Path) -> None:
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [*RGT, *args], stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
+            env={**os.environ, "HOME": str(home), "RGT_HOSTS": "", "NO_COLOR": "1"},
+        )  # fmt: skip
+        os.close(slave)
+        self.out = b""
+
+    async def wait_for(self, text: str) -> None:
+        while text.encode() not in self.out:
+            chunk = await asyncio.wait_for(asyncio.to_thread(os.read, self.master, 4096), 60)
+            assert chunk, f"exited before {text!r}: {self.out.decode()}"
+            self.out += chunk
+
+    async def answer(self, text: str) -> None:
+        os.write(self.master, text.encode() + b"\n")
+
+    async def finish(self) -> tuple[int, str]:
+        code = await asyncio.to_thread(self.proc.wait, 60)
+        try:
+            while chunk := os.read(self.master, 4096):
+                self.out += chunk
+        except OSError:  # the terminal's other side closed: everything was read
+            pass
+        os.close(self.master)
+        return code, self.out.decode(errors="replace")
+
+
+async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
+    make_loopback_fleet, home, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    known = home / ".ssh" / "known_hosts"
+
+    # Enter at the key question (the default) trusts nothing and adds nothing.
+    asked = Prompted("add", "--hosts", str(hosts), home=home, cwd=tmp_path)
+    await asked.wait_for("SSH command (or user@host:port): ")
+    await asked.answer(pasted(fleet, box))
+    await asked.wait_for(f"Name [{LOOPBACK_HOST.replace('.', '-')}-{box.port}]: ")
+    await asked.answer("old-box")  # taken: asked again, naming the line
+    await asked.wait_for(f"already used at {hosts}:6")
+    await asked.answer("")  # the default
+    await asked.wait_for("[generic-ssh]: ")
+    await asked.answer("")
+    await asked.wait_for("(empty: none): ")
+    await asked.answer("1.10")
+    await asked.wait_for("Trust this key? Type y to trust; anything else cancels [N]: ")
+    assert box.host_key.get_fingerprint("sha256") in asked.out.decode()
+    await asked.answer("")
+    code, out = await asked.finish()
+    assert code == 1, out
+    assert "not trusted; nothing written" in out
+    assert not known.exists() and hosts.read_text() == HAND_WRITTEN
+
+    # y trusts, then the block goes in after every original byte.
+    agreed = Prompted("add", pasted(fleet, box), "--hosts", str(hosts), home=home, cwd=tmp_path)
+    await agreed.wait_for("Name [")
+    await agreed.answer("b1")
+    await agreed.wait_for("[generic-ssh]: ")
+    await agreed.answer("lambda")
+    await agreed.wait_for("(empty: none): ")
+    await agreed.answer("")
+    await agreed.wait_for("[N]: ")
+    await agreed.answer("y")
+    code, out = await agreed.finish()
+    assert code == 0, out
+    assert known.read_text() == box.known_hosts_line + "\n"
+    assert hosts.read_text().startswith(HAND_WRITTEN)
+    added = load_fleet(hosts).host("b1")
+    assert (added.profile, added.cost_per_hour) == ("lambda", None)
+
+
+# -- the TUI's add screen ---------------------------------------------------------------------
+
+
+class AddApp(App[None]):
+    """Just the add screen, and what it dismissed with."""
+
+    def __init__(self, fleet_file: Path) -> None:
+        super().__init__()
+        self.fleet_file = fleet_file
+        self.results: list[object] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(AddHostScreen(self.fleet_file), self.results.append)
+
+
+async def wait_until(pilot, condition, what: str, timeout: float = 20) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
+        await pilot.pause(0.05)
+
+
+async def press(pilot, button: Button) -> None:
+    """Click ``button`` as a person would: not within its own click animation (a second
+    click then is ignored by Textual's Button)."""
+    await wait_until(pilot, lambda: not button.has_class("-active"), "the button to settle")
+    await pilot.click(button)
+
+
+async def test_add_screen_checks_the_key_trusts_on_the_button_and_dismisses_with_the_host(
+    make_loopback_fleet, home, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    known = home / ".ssh" / "known_hosts"
+    app = AddApp(hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        target = screen.query_one("#add-target", Input)
+        assert target.has_focus
+        await pilot.press(*("space" if ch == " " else ch for ch in pasted(fleet, box)))
+        await pilot.pause()
+        assert target.value == pasted(fleet, box)
+        name = screen.query_one("#add-name", Input)
+        assert name.value == f"{LOOPBACK_HOST.replace('.', '-')}-{box.port}"  # from the host
+        name.value = "old-box"  # taken
+        screen.query_one("#add-profile", Select).value = "paperspace"
+        screen.query_one("#add-cost", Input).value = "2.5"
+        add = screen.query_one("#add-add", Button)
+        trust = screen.query_one("#add-trust", Button)
+
+        await press(pilot, screen.query_one("#add-check", Button))
+        await wait_until(pilot, lambda: name.has_focus, "the name refused")
+        assert "already used at" in str(screen.query_one("#add-status").render())
+        assert add.disabled and screen.check is None
+
+        name.value = "b1"
+        await press(pilot, screen.query_one("#add-check", Button))
+        await wait_until(pilot, lambda: screen.check is not None, "the key check")
+        assert screen.check.status == "unknown"
+        assert box.host_key.get_fingerprint("sha256") in str(
+            screen.query_one("#add-status").render()
+        )
+        assert trust.display and add.disabled and not known.exists()
+        # Enter on what has the focus cancels: trusting takes the Trust button.
+        assert screen.query_one("#add-cancel", Button).has_focus
+
+        await press(pilot, trust)
+        await wait_until(pilot, lambda: not add.disabled, "the key trusted")
+        assert known.read_text() == box.known_hosts_line + "\n"
+        assert hosts.read_text() == HAND_WRITTEN  # nothing added before Add
+        await press(pilot, add)
+        await wait_until(pilot, lambda: app.results, "the screen dismissed")
+
+    (host,) = app.results
+    assert host == load_fleet(hosts).host("b1")
+    assert (host.profile, host.cost_per_hour, host.ssh.port) == ("paperspace", 2.5, box.port)
+    assert host.identity_file == fleet.client_key
+    assert hosts.read_text().startswith(HAND_WRITTEN)
+
+
+async def test_add_screen_escape_writes_nothing(make_loopback_fleet, home, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    app = AddApp(hosts)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        screen.query_one(
+            "#add-target", Input
+        ).value = f"{fleet.username}@{LOOPBACK_HOST}:{box.port}"
+        await press(pilot, screen.query_one("#add-check", Button))
+        await wait_until(pilot, lambda: screen.check is not None, "the key check")
+        assert screen.check.status == "unknown"
+        await pilot.press("enter")  # the focused button is Cancel
+        await wait_until(pilot, lambda: app.results, "the screen dismissed")
+    assert app.results == [None]
+    assert not hosts.exists() and not (home / ".ssh" / "known_hosts").exists()
