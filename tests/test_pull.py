@@ -383,3 +383,24 @@ async def test_a_file_changed_between_scans_is_checked_against_the_kept_manifest
         == (last.files_total, last.bytes_total)
         == (2, entry.size + 2)
     )
+
+
+async def test_a_box_never_reached_fails_the_pull_at_once_promising_nothing(
+    loopback_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A closed port: no retry loop (with the default 8 attempts it took ~30 s), the
+    reason and the fix, no 'partial files are kept' (nothing started), no folder made."""
+    box = loopback_fleet.box("box1")
+    await box.stop()  # the port is closed now: connections are refused
+    host = host_of(loopback_fleet)
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(PullError) as caught:
+        await pull(host, tmp_path / "results")  # default options: 8 attempts, backoff
+    waited = asyncio.get_running_loop().time() - started
+    assert waited < 5, f"{waited:.1f} s before giving up on a refused connection"
+    assert f"cannot reach {host.name}" in caught.value.message
+    assert "nothing was pulled" in caught.value.message and "partial" not in str(caught.value)
+    assert caught.value.fix
+    # Only the pull's own lock and record: no file of the box, no part.
+    made = {p.name for p in (tmp_path / "results" / host.name).rglob("*") if p.is_file()}
+    assert made <= {"pull.lock", "pulled.json"}, made

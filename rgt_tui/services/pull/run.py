@@ -154,7 +154,7 @@ async def _retrying(run: PullRun, action: Callable) -> object:
     while True:
         received = run.tracker.bytes_received
         try:
-            await run.transport.connect()
+            await _connect(run)
             return await action()
         except HostKeyError as exc:
             raise PullError(str(exc)) from exc
@@ -175,6 +175,24 @@ async def _retrying(run: PullRun, action: Callable) -> object:
             run.tracker.set_phase(run.tracker.phase, f"{why}; retrying")
             await run.transport.close()
             await asyncio.sleep(run.options.backoff.delay(failures))
+
+
+async def _connect(run: PullRun) -> None:
+    """Connect; a box never reached in this run fails the pull at once, with the reason
+    (retrying a refused or unknown address only makes the user wait, and nothing has
+    started that a retry could resume)."""
+    try:
+        await run.transport.connect()
+    except HostKeyError:
+        raise
+    except TransportError as exc:
+        if not run.reached:
+            raise PullError(
+                f"cannot reach {run.host.name}: {exc.message}; nothing was pulled",
+                exc.fix or "check that the box is up (rgt-tui status), then pull again",
+            ) from exc
+        raise
+    run.reached = True
 
 
 async def _watch_stalls(run: PullRun) -> None:

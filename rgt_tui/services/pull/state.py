@@ -36,6 +36,7 @@ class PullRun:
     mismatched: set[str] = field(default_factory=set)  # one hash mismatch already
     last_byte: float = field(default_factory=time.monotonic)  # for the stall watch
     stalled: str | None = None  # why the stall watch dropped the connection
+    reached: bool = False  # the box answered once in this run (else nothing can be resumed)
     started: float = field(default_factory=time.monotonic)
     warming: asyncio.Future | None = None  # the copy's SFTP sessions, starting early
     copy_s: float = 0.0  # seconds the copy stage took, for its rate (the CLI shows it)
