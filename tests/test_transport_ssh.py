@@ -126,6 +126,30 @@ async def _next(queue: asyncio.Queue, pred, timeout: float) -> HostUpdate:
     return await asyncio.wait_for(find(), timeout)
 
 
+async def test_a_box_never_reached_says_so_and_raises_no_gen8(loopback_fleet):
+    """A closed port from the start: 'never connected' with the reason, no 'the run may
+    still be alive' and no connection.lost (GEN8 needs a sample that once came)."""
+    from rgt_tui.widgets.host_text import ALIVE_NOTE, connection_lines
+
+    fleet = load_fleet(loopback_fleet.hosts_file)
+    host = fleet.hosts[0]
+    await loopback_fleet.boxes[0].stop()
+    monitor = HostMonitor(host, transport_for(host), interval=0.2, backoff=Backoff(0.1, 0.3))
+    updates: asyncio.Queue[HostUpdate] = asyncio.Queue()
+    task = asyncio.create_task(monitor.run(updates.put_nowait))
+    try:
+        again = await _next(updates, lambda u: u.connection.attempt >= 2, 10)
+        assert again.connection.status == "unreached"
+        assert "refused" in (again.connection.error or "")
+        assert not any(a.id == "connection.lost" for a in again.alerts), again.alerts
+        text = "\n".join(c.plain for c in connection_lines(again.connection, None, 0.0))
+        assert "never connected" in text and ALIVE_NOTE not in text, text
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await monitor.transport.close()
+
+
 async def test_monitor_recovers_after_server_restart_and_reports_the_gap(loopback_fleet):
     fleet = load_fleet(loopback_fleet.hosts_file)
     host = fleet.hosts[0]
@@ -182,7 +206,8 @@ async def test_hosts_do_not_block_each_other(loopback_fleet):
                 break
         assert all(seen.get(h.name, 0) >= 3 for h in fleet.hosts[1:]), seen
         assert fleet.hosts[0].name not in seen
-        assert monitors[0].connection.status in ("connecting", "reconnecting")
+        # Never reached: said so (not "reconnecting": nothing was ever connected).
+        assert monitors[0].connection.status == "unreached"
     finally:
         for t in tasks:
             t.cancel()

@@ -73,7 +73,8 @@ async def _report(
     profile = load_profile(host.profile)
     if error is not None:
         seen = await asyncio.to_thread(last_seen.last_seen, host.name) if last_seen else None
-        lost = ConnectionState("lost", now, attempt=1, error=error[0], fix=error[1])
+        # No sample this run: unreachable, but nothing says a run is alive there (GEN8).
+        lost = ConnectionState("unreached", now, attempt=1, error=error[0], fix=error[1])
         alerts = connection_alerts(
             host, profile, None, HealthState(), lost,
             thresholds=fleet.thresholds, now=now, last_seen=seen,

@@ -40,7 +40,9 @@ from rgt_tui.transport.base import HostKeyError, Transport, TransportError
 class ConnectionState:
     """Where a host's connection stands, for the pane's status line."""
 
-    status: str  # connecting | connected | reconnecting | lost
+    # connecting | connected | reconnecting | lost, or unreached: no sample ever came this
+    # run (a closed port, a bad name), so nothing says a run is alive there (not GEN8).
+    status: str
     since: float  # when this status began
     attempt: int = 0
     next_try_at: float | None = None
@@ -131,9 +133,7 @@ def connection_alerts(
     platform's clocks count from ``last_seen`` (the last time it answered, this run or an
     earlier one), else from when this run's attempts began to fail.
     """
-    failed = connection.status in ("reconnecting", "lost") or (
-        connection.status == "connecting" and connection.attempt > 0
-    )
+    failed = connection.status in ("reconnecting", "lost", "unreached")
     unreachable = (last_seen if last_seen is not None else connection.since) if failed else None
     hctx = HealthContext(
         thresholds=thresholds,
@@ -268,18 +268,15 @@ class HostMonitor:
                 await self.transport.connect()
             except HostKeyError as exc:
                 # A key problem needs the user; retrying would only repeat the refusal.
-                self._set("lost", error=exc.message, fix=exc.fix, key_error=exc)
+                status = "lost" if self.last_sample_at is not None else "unreached"
+                self._set(status, error=exc.message, fix=exc.fix, key_error=exc)
                 self._update(emit)
                 await self._sleep_or_wake(None)
                 continue
             except TransportError as exc:
                 attempt += 1
                 delay = self.backoff.delay(attempt)
-                status = (
-                    "reconnecting"
-                    if self.last_sample_at is not None or attempt > 1
-                    else "connecting"
-                )
+                status = "reconnecting" if self.last_sample_at is not None else "unreached"
                 self._set(
                     status,
                     attempt=attempt,
@@ -297,7 +294,8 @@ class HostMonitor:
             try:
                 await self._stream(command, source, emit, gap)
             except TransportError as exc:
-                self._set("reconnecting", attempt=0, error=exc.message)
+                status = "reconnecting" if self.last_sample_at is not None else "unreached"
+                self._set(status, attempt=0, error=exc.message, fix=exc.fix)
                 self._update(emit)
                 await self._write_seen(force=True)
             await self.transport.close()

@@ -44,6 +44,14 @@ def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: floa
     ago = "" if snap is None else f" · sample {fmt_duration(now - snap.t)} ago"
     if conn.status == "connecting":
         lines.append(Content.styled("◌ connecting…", "$foreground-muted"))
+    elif conn.status == "unreached":
+        # Never reached this run: say so plainly, and nothing about a run being alive.
+        retry = ""
+        if conn.next_try_at is not None:
+            retry = f" · next try in {max(0.0, conn.next_try_at - now):.0f}s"
+        lines.append(
+            Content.assemble(("✖ never connected", "bold $error"), (retry, "$foreground-muted"))
+        )
     elif conn.status == "reconnecting":
         retry = ""
         if conn.attempt:
@@ -65,7 +73,7 @@ def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: floa
                 (ago, "$foreground-muted"),
             )
         )
-    if conn.status != "connecting" or snap is not None:
+    if conn.status in ("reconnecting", "lost"):  # a sample came once: GEN8
         lines.append(Content.styled(ALIVE_NOTE, "$warning"))
     if conn.error:
         lines.append(Content.styled(conn.error, "$foreground-muted"))
