@@ -29,7 +29,12 @@ from rgt_tui.screens.type_ahead import expect_typing, typing_ahead
 from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
-from rgt_tui.widgets.fleet_header import DEFAULT_FLEET_HINT, FleetHeader, FleetSummary
+from rgt_tui.widgets.fleet_header import (
+    DEFAULT_FLEET_HINT,
+    FleetHeader,
+    FleetSummary,
+    FleetTally,
+)
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_pane import HostPane, screen_in_view
 from rgt_tui.widgets.key_footer import KeyFooter
@@ -103,6 +108,12 @@ class FleetScreen(FleetView, Screen[None]):
         )
         self._grid = PaneGrid(id="grid")
         self._summary = FleetSummary(hosts=len(fleet.hosts), shown=len(fleet.hosts))
+        # The header's figures, per host: a sample updates its host's share only. What
+        # changes seldom (the filter, teardowns, stopped telemetry) is counted afresh.
+        self._tally = FleetTally()
+        self._tallied_stopped: frozenset[str] | None = None  # None: nothing counted yet
+        self._shown = len(fleet.hosts)
+        self._cost_per_hour = 0.0
 
     def compose(self) -> ComposeResult:
         if self.fleet.is_default:
@@ -132,25 +143,45 @@ class FleetScreen(FleetView, Screen[None]):
             return
         self.latest[update.host] = update
         pane.show(update, history)
-        self._refresh_summary()
+        if self._stopped_hosts() != self._tallied_stopped:
+            self._refresh_summary()
+            return
+        self._tally.count(update.host, update)
+        self._tally.meter(update.host, pane.meter())
+        self._publish_summary()
 
-    def _refresh_summary(self) -> None:
+    def _stopped_hosts(self) -> set[str]:
         # A stopped host's last sample (a torn-down box) says nothing about now: not up,
         # down or alerting.
-        stopped = getattr(self.app, "telemetry_stopped", set())
-        updates = [u for u in self.latest.values() if u.host not in stopped]
-        alerts = [a for u in updates for a in u.alerts]
+        return getattr(self.app, "telemetry_stopped", set())
+
+    def _refresh_summary(self) -> None:
+        """Count every host afresh: after a filter or a teardown, and once a second."""
+        stopped = self._stopped_hosts()
+        tally = FleetTally()
+        for name, pane in self.panes.items():
+            update = self.latest.get(name)
+            tally.count(name, None if name in stopped else update)
+            tally.meter(name, pane.meter())
+        self._tally = tally
+        self._tallied_stopped = frozenset(stopped)
+        self._shown = sum(1 for p in self.panes.values() if p.display)
+        self._cost_per_hour = sum(
+            p.host.cost_per_hour or 0.0 for p in self.panes.values() if p.torn_down_at is None
+        )
+        self._publish_summary()
+
+    def _publish_summary(self) -> None:
+        connected, down, critical, warnings = self._tally.totals
         summary = FleetSummary(
             hosts=len(self.panes),
-            shown=sum(1 for p in self.panes.values() if p.display),
-            connected=sum(1 for u in updates if u.connection.status == "connected"),
-            down=sum(1 for u in updates if u.connection.status in ("reconnecting", "lost")),
-            critical=sum(1 for a in alerts if a.severity == "critical"),
-            warnings=sum(1 for a in alerts if a.severity == "warning"),
-            cost_per_hour=sum(
-                p.host.cost_per_hour or 0.0 for p in self.panes.values() if p.torn_down_at is None
-            ),
-            cost_so_far=sum(p.cost_so_far(self.clock()) or 0.0 for p in self.panes.values()),
+            shown=self._shown,
+            connected=connected,
+            down=down,
+            critical=critical,
+            warnings=warnings,
+            cost_per_hour=self._cost_per_hour,
+            cost_so_far=round(self._tally.spent(self.clock()), 2),
             filter=self._filter.value,
         )
         if summary != self._summary:

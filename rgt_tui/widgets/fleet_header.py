@@ -1,4 +1,8 @@
-"""FleetHeader: the fleet at a glance — hosts up, hosts down, alerts, spend — and hints."""
+"""FleetHeader: the fleet at a glance — hosts up, hosts down, alerts, spend — and hints.
+
+``FleetTally`` keeps the figures per host, so that one host's sample (a hundred a second
+with a hundred hosts) updates the header without going over every host.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,9 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
+
+from rgt_tui.domain import cost
+from rgt_tui.services.telemetry import HostUpdate
 
 DEFAULT_FLEET_HINT = (
     "No fleet file: showing this machine. Copy hosts.toml and add [[hosts]] blocks, "
@@ -25,8 +32,75 @@ class FleetSummary:
     critical: int = 0
     warnings: int = 0
     cost_per_hour: float = 0.0  # of the hosts not torn down
-    cost_so_far: float = 0.0  # every host's spend, each stopped at its teardown
+    # Every host's spend, each stopped at its teardown; to the cent, as shown, so that
+    # the header repaints when the figure changes, not at every sample.
+    cost_so_far: float = 0.0
     filter: str = ""
+
+
+# What one host adds to the header: (connected, down, critical alerts, warnings).
+HostCounts = tuple[int, int, int, int]
+NO_COUNTS: HostCounts = (0, 0, 0, 0)
+# A priced host's meter: (cost per hour, billing start, teardown or None).
+Meter = tuple[float, float, float | None]
+
+
+def host_counts(update: HostUpdate) -> HostCounts:
+    """What ``update`` adds to the header's counts."""
+    status = update.connection.status
+    return (
+        int(status == "connected"),
+        int(status in ("reconnecting", "lost")),
+        sum(1 for a in update.alerts if a.severity == "critical"),
+        sum(1 for a in update.alerts if a.severity == "warning"),
+    )
+
+
+class FleetTally:
+    """The header's counts and spend, kept per host: a host's update changes its share.
+
+    Counts move by difference: the host's old counts out, its new ones in. Spend cannot
+    (every running meter moves with the clock), so it is summed afresh, but over the
+    meters kept here: arithmetic, no look-ups.
+    """
+
+    def __init__(self) -> None:
+        self._counts: dict[str, HostCounts] = {}
+        self._totals: HostCounts = NO_COUNTS
+        self._meters: dict[str, Meter] = {}
+
+    @property
+    def totals(self) -> HostCounts:
+        """(connected, down, critical, warnings) over the hosts counted."""
+        return self._totals
+
+    def count(self, host: str, update: HostUpdate | None) -> None:
+        """Count ``host`` as ``update`` says (None: leave it out of the counts)."""
+        old = self._counts.pop(host, NO_COUNTS)
+        new = NO_COUNTS if update is None else host_counts(update)
+        if update is not None:
+            self._counts[host] = new
+        c, d, k, w = self._totals
+        self._totals = (
+            c - old[0] + new[0],
+            d - old[1] + new[1],
+            k - old[2] + new[2],
+            w - old[3] + new[3],
+        )
+
+    def meter(self, host: str, meter: Meter | None) -> None:
+        """Set ``host``'s meter (None: no price, or no known start)."""
+        if meter is None:
+            self._meters.pop(host, None)
+        else:
+            self._meters[host] = meter
+
+    def spent(self, now: float) -> float:
+        """The fleet's spend until ``now``: every meter, each stopped at its teardown."""
+        return sum(
+            cost.cost_so_far(rate, start, now, end) or 0.0
+            for rate, start, end in self._meters.values()
+        )
 
 
 class FleetHeader(Widget):

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from textual import events
 from textual.content import Content
+from textual.geometry import Region
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
@@ -28,9 +29,11 @@ from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.alert_list import alert_lines
+from rgt_tui.widgets.fleet_header import Meter
 from rgt_tui.widgets.gpu_row import util_line, vram_line
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_text import (
+    billing_start,
     cgroup_line,
     cgroup_memory,
     connection_lines,
@@ -54,6 +57,11 @@ def screen_in_view(screen: Screen[object]) -> bool:
         return False
     above = stack[stack.index(screen) + 1 :]
     return all(s.styles.background.a < 1 for s in above)
+
+
+def same_line(a: Content, b: Content) -> bool:
+    """Whether two lines look the same: text and styles (``==`` compares text only)."""
+    return a.plain == b.plain and a.spans == b.spans
 
 
 def pane_shape(update: HostUpdate) -> tuple[object, ...]:
@@ -165,7 +173,9 @@ class HostPane(Widget, can_focus=True):
         self._shape: tuple[object, ...] | None = None
         self._content = Content.styled("◌ connecting…", "$foreground-muted")
         self._figures: list[Content] = []
-        self._height = 0
+        self._lines: list[Content] = []  # as drawn: status, figures, queue line
+        self._heights: list[int] = []  # the rows each line takes
+        self._drawn_width = 0  # the width they were drawn for
         self.queue_line: Content | None = None  # "queue k/N done · …" once a view is known
         self.key_refusal: HostKeyError | None = None  # the monitor's refused host key
         self._key_line: Content | None = None  # what K does about it
@@ -229,10 +239,9 @@ class HostPane(Widget, can_focus=True):
         """Whether a redraw would be seen: displayed, on a screen in view, in view."""
         if not self.is_mounted or not self.display or not screen_in_view(self.screen):
             return False
-        # Textual's own scroll helpers read the compositor's visible set the same way;
-        # Widget.region would force a full-map arrangement of all 64 panes.
-        visible = self.screen._compositor.visible_widgets
-        return self in visible or not visible
+        # Panes the last screen update left out (scrolled away) are turned down at once,
+        # without the widget's region, whose look-up can lay out every pane.
+        return self.screen.can_view_partial(self)
 
     def on_resize(self, event: events.Resize) -> None:
         # Bars are drawn to the width: a new width needs a new drawing.
@@ -269,16 +278,37 @@ class HostPane(Widget, can_focus=True):
         extra = [self.queue_line.truncate(width, ellipsis=True)] if self.queue_line else []
         if self._key_line is not None and update.connection.status != "connected":
             status = [*status, self._key_line]
-        content = Content("\n").join(status + self._figures + extra)
         self._set_subtitle(now)
-        if content != self._content:
-            self._content = content
-            # Figures are cut to the width; only the status lines wrap. A layout pass
-            # (all 64 panes) is needed only when the height changes.
-            height = sum(len(line.wrap(width)) for line in status) + len(self._figures)
-            height += len(extra)
-            self.refresh(layout=height != self._height)
-            self._height = height
+        self._repaint([*status, *self._figures, *extra], width)
+
+    def _repaint(self, lines: list[Content], width: int) -> None:
+        """Show ``lines``, repainting only the rows that changed when no line moved.
+
+        A sample changes a few figures of a pane: repainting those rows, not the whole
+        pane, spares Textual re-rendering and re-compositing the rest. A change of
+        height needs a layout pass (every pane), so it is asked for only then.
+        """
+        old = self._lines
+        if len(lines) == len(old) and all(map(same_line, lines, old)):
+            return
+        # Rows per line as Textual wraps it here (figures are cut to the width; the
+        # no-GPU reason and a connection error wrap).
+        heights = [
+            1 if line.cell_length <= width else line.get_height(self.styles, width)
+            for line in lines
+        ]
+        old_heights, old_width = self._heights, self._drawn_width
+        self._lines, self._heights, self._drawn_width = lines, heights, width
+        self._content = Content("\n").join(lines)
+        # (A pane narrower than 20 cells gets lines cut for 20: they wrap, all of it.)
+        if heights != old_heights or not width == old_width == self.content_size.width:
+            self.refresh(layout=sum(heights) != sum(old_heights))
+            return
+        y = 0
+        for line, before, height in zip(lines, old, heights, strict=True):
+            if not same_line(line, before):
+                self.refresh(Region(0, y, width, height))
+            y += height
 
     def render(self) -> Content:
         return self._content
@@ -303,6 +333,14 @@ class HostPane(Widget, can_focus=True):
         """Money spent on this host so far (its cost stops at its teardown)."""
         snap = self.update.snapshot if self.update is not None else None
         return host_cost(self.host, snap, now, self.torn_down_at)
+
+    def meter(self) -> Meter | None:
+        """(cost per hour, billing start, teardown) for the fleet's spend; None: unknown."""
+        rate = self.host.cost_per_hour
+        if rate is None:
+            return None
+        start = billing_start(self.host, self.update.snapshot if self.update is not None else None)
+        return None if start is None else (rate, start, self.torn_down_at)
 
     def mark_torn_down(self, at: float | None) -> None:
         """Record the host's teardown (greys the pane out and stops its cost)."""
