@@ -10,6 +10,7 @@ replaceable ``HostUpdated`` message, so a slow screen drops stale samples.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
@@ -169,6 +170,7 @@ class RgtApp(App[int]):
     ) -> None:
         super().__init__()
         self.fleet = fleet
+        self._hosts = {h.name: h for h in fleet.hosts}
         self.clock = clock
         self.config_dir = config_dir
         self.thresholds = health_thresholds(fleet)
@@ -200,7 +202,12 @@ class RgtApp(App[int]):
         for t in loaded:
             self.register_theme(t)
         self.theme = self._initial_theme(theme)
-        self.fleet_screen = FleetScreen(fleet, thresholds=self.thresholds, clock=clock)
+        self.fleet_screen = FleetScreen(
+            fleet,
+            thresholds=self.thresholds,
+            clock=clock,
+            stopped=lambda: self.telemetry_stopped,
+        )
         self.jobs = JobRunner(
             self,
             fleet,
@@ -276,10 +283,15 @@ class RgtApp(App[int]):
         for name, monitor in self.monitors.items():
             self.start_monitor(name, monitor)
         self.jobs.load_journals()
+        # Everything built so far (Textual, the panes, the fleet) lives as long as the app:
+        # leave it out of the collector's full passes, which otherwise stall a keypress
+        # by ~50 ms a few times a minute at 100 hosts (scripts/bench_tui.py, gc stats).
+        gc.freeze()
         if self.start_monitors:
             self.queue_poller.start(self)
 
     async def on_unmount(self) -> None:
+        gc.unfreeze()  # another app in this process (tests) starts from a clean slate
         # Textual cancels workers at exit without waiting; wait here (briefly) so every
         # monitor closes its channel and the agent processes go with it.
         running = [w for w in self._monitor_workers.values() if not w.is_finished]
@@ -319,7 +331,7 @@ class RgtApp(App[int]):
         update = message.update
         if self._posted.get(update.host, update) is not update:
             return  # a newer sample of this host is already queued
-        host = next((h for h in self.fleet.hosts if h.name == update.host), None)
+        host = self._hosts.get(update.host)
         if host is not None:
             # Its alerts, cost rules included, come with it (the monitor's, as status's).
             self._first_connection(update, host)

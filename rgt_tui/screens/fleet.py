@@ -93,10 +93,13 @@ class FleetScreen(FleetView, Screen[None]):
         *,
         thresholds: Thresholds | None = None,
         clock: Callable[[], float] = time.time,
+        stopped: Callable[[], set[str]] = set,
     ) -> None:
         super().__init__()
         self.fleet = fleet
         self.clock = clock
+        # Hosts whose telemetry is stopped (the App's; torn-down boxes).
+        self._stopped = stopped
         self.panes: dict[str, HostPane] = {
             h.name: HostPane(h, thresholds=thresholds, clock=clock) for h in fleet.hosts
         }
@@ -153,7 +156,7 @@ class FleetScreen(FleetView, Screen[None]):
     def _stopped_hosts(self) -> set[str]:
         # A stopped host's last sample (a torn-down box) says nothing about now: not up,
         # down or alerting.
-        return getattr(self.app, "telemetry_stopped", set())
+        return self._stopped()
 
     def _refresh_summary(self) -> None:
         """Count every host afresh: after a filter or a teardown, and once a second."""

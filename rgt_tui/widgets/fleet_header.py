@@ -28,7 +28,7 @@ class FleetSummary:
     hosts: int = 0
     shown: int = 0  # after the name filter
     connected: int = 0
-    down: int = 0  # reconnecting or lost
+    down: int = 0  # reconnecting, lost or never reached
     critical: int = 0
     warnings: int = 0
     cost_per_hour: float = 0.0  # of the hosts not torn down
@@ -50,7 +50,7 @@ def host_counts(update: HostUpdate) -> HostCounts:
     status = update.connection.status
     return (
         int(status == "connected"),
-        int(status in ("reconnecting", "lost")),
+        int(status in ("reconnecting", "lost", "unreached")),
         sum(1 for a in update.alerts if a.severity == "critical"),
         sum(1 for a in update.alerts if a.severity == "warning"),
     )
