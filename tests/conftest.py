@@ -1,25 +1,60 @@
-"""Shared fixtures: loopback SSH fleets and a real OpenSSH server."""
+"""Fixtures for every folder: a state folder of each test's own, loopback SSH fleets, a
+real OpenSSH server, a HOME of the test's own, UTC, and a private tmux server.
+
+Helpers (not fixtures) live in ``support/``."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
-from queue_support import QueueFleet, QueueSshServer
-from sshd_server import INSTALL_HINT, SSHD, OpenSshServer
+from support.queues import QueueFleet, QueueSshServer
+from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
+from support.tmux import Tmux
 
 from rgt_tui.demo.loopback import LoopbackFleet
 
 
 @pytest.fixture(autouse=True)
-def _own_state_dir(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """No test writes the user's journal or settings: state goes to a folder of its own
-    (a test that needs to read it back sets XDG_STATE_HOME itself)."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+def state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test writes the user's journal or settings: ``XDG_STATE_HOME`` is a folder of
+    the test's own (the journal is ``state_dir / "rgt-tui" / "journal"``)."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME of the test's own, no ssh-agent: no ~/.ssh until something creates it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return home
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time is UTC ('lost since hh:mm' is local time): screens match everywhere."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    """A private tmux server of the test's own, killed afterwards."""
+    assert shutil.which("tmux"), "tmux is required for this test"
+    server = Tmux(tmp_path)
+    yield server
+    server.kill()
 
 
 @pytest.fixture

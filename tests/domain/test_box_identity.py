@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from support.machine import oldest_python3
 
 from rgt_tui.agent import agent_source, probe
 from rgt_tui.agent import manifest as manifest_agent
@@ -28,8 +29,6 @@ from rgt_tui.domain.box_identity import (
 from rgt_tui.domain.manifest import manifest_from_json, manifest_to_json, parse_manifest_lines
 from rgt_tui.domain.snapshot import snapshot_from_agent
 from rgt_tui.services.manifest import manifest_command, manifest_source
-
-PY36 = Path("~/.pyenv/versions/3.6.15/bin/python3").expanduser()
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -113,14 +112,14 @@ def test_programs_starting_at_once_agree_on_one_id(tmp_path):
 
 
 def test_the_id_code_is_python36_and_made_there_is_read_here(tmp_path):
-    """The oldest python3 boxes run is 3.6: the id code parses as 3.6 (always checked),
-    and where this machine has a 3.6 (CI cannot install one: no Debian or PyPI build of
-    it), an id it made is the one a newer python reads."""
+    """The oldest python3 boxes run is 3.6: the id code parses as 3.6, and an id the
+    oldest python3 here made (3.6 on the dev image; CI cannot install one: no Debian or
+    PyPI build of it) is the one this python reads."""
     ast.parse(inspect.getsource(manifest_agent.read_box_id), feature_version=(3, 6))
     home, root = tmp_path / "home", tmp_path / "runs"
     home.mkdir()
     root.mkdir()
-    maker = str(PY36) if PY36.exists() else sys.executable
+    maker, _ = oldest_python3()
     made = parse_manifest_lines("box", scan(home, root, maker)).box_id
     assert valid_box_id(made)
     assert parse_manifest_lines("box", scan(home, root)).box_id == made

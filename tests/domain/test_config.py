@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-import textwrap
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from support import ROOT
+from support.fleet_files import load_error, write_hosts
 
 from rgt_tui import paths
 from rgt_tui.domain.config import (
@@ -24,31 +25,15 @@ from rgt_tui.domain.config import (
     resolve_fleet_path,
 )
 
-REPO_HOSTS = Path(__file__).resolve().parents[1] / "hosts.toml"
+REPO_HOSTS = ROOT / "hosts.toml"
 UTC = timezone.utc
-
-
-def write(directory: Path, text: str, name: str = "hosts.toml") -> Path:
-    """Write ``text`` (dedented; its first line is line 1) as a fleet file and return its path."""
-    path = directory / name
-    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return path
-
-
-def load_error(directory: Path, text: str) -> ConfigError:
-    """Load ``text`` and return the ConfigError it must raise."""
-    path = write(directory, text)
-    with pytest.raises(ConfigError) as info:
-        load_fleet(path)
-    assert info.value.file == str(path)
-    return info.value
 
 
 # --- valid files ------------------------------------------------------------------------
 
 
 def test_full_file_round_trips_every_key(tmp_path: Path) -> None:
-    path = write(
+    path = write_hosts(
         tmp_path,
         """
         [fleet]
@@ -114,7 +99,7 @@ def test_full_file_round_trips_every_key(tmp_path: Path) -> None:
 
 
 def test_minimal_host_gets_every_default(tmp_path: Path) -> None:
-    path = write(tmp_path, '[[hosts]]\nname = "box"\nssh = "box"\n')
+    path = write_hosts(tmp_path, '[[hosts]]\nname = "box"\nssh = "box"\n')
     fleet = load_fleet(path)
     assert fleet.is_default is False
     assert fleet.results_dir == tmp_path / "results"
@@ -148,7 +133,7 @@ def test_minimal_host_gets_every_default(tmp_path: Path) -> None:
 def test_durable_mounts_and_pull_defaults(
     tmp_path: Path, extra: str, durable: str, mounts: tuple[str, ...], pull: tuple[str, ...]
 ) -> None:
-    path = write(tmp_path, f'[[hosts]]\nname = "b"\nssh = "b"\n{extra}\n')
+    path = write_hosts(tmp_path, f'[[hosts]]\nname = "b"\nssh = "b"\n{extra}\n')
     (host,) = load_fleet(path).hosts
     assert (host.durable_dir, host.mounts, host.pull) == (durable, mounts, pull)
 
@@ -165,7 +150,7 @@ def test_local_host_and_epoch_fallback(tmp_path: Path) -> None:
     ssh = "u@there"
     epochs = 3
     """
-    fleet = load_fleet(write(tmp_path, text))
+    fleet = load_fleet(write_hosts(tmp_path, text))
     here, there = fleet.hosts
     assert here.ssh is None and here.is_local
     assert here.epochs == 7
@@ -184,7 +169,7 @@ def test_local_host_and_epoch_fallback(tmp_path: Path) -> None:
     ],
 )
 def test_started_at_forms_become_aware_utc(tmp_path: Path, value: str, expected: datetime) -> None:
-    path = write(tmp_path, f'[[hosts]]\nname = "b"\nssh = "b"\nstarted_at = {value}\n')
+    path = write_hosts(tmp_path, f'[[hosts]]\nname = "b"\nssh = "b"\nstarted_at = {value}\n')
     (host,) = load_fleet(path).hosts
     assert host.started_at == expected
     assert host.started_at.tzinfo is not None and host.started_at.utcoffset() == timedelta(0)
@@ -192,12 +177,12 @@ def test_started_at_forms_become_aware_utc(tmp_path: Path, value: str, expected:
 
 def test_results_dir_absolute_is_kept(tmp_path: Path) -> None:
     target = tmp_path / "elsewhere"
-    path = write(tmp_path, f'[fleet]\nresults_dir = "{target}"\n')
+    path = write_hosts(tmp_path, f'[fleet]\nresults_dir = "{target}"\n')
     assert load_fleet(path).results_dir == target
 
 
 def test_fleet_host_lookup_error_lists_known_names(tmp_path: Path) -> None:
-    fleet = load_fleet(write(tmp_path, '[[hosts]]\nname = "a"\nssh = "a"\n'))
+    fleet = load_fleet(write_hosts(tmp_path, '[[hosts]]\nname = "a"\nssh = "a"\n'))
     with pytest.raises(KeyError, match=r"no host named 'zz'.*known: a"):
         fleet.host("zz")
 
@@ -228,14 +213,14 @@ def test_no_file_is_this_machine_alone() -> None:
     ],
 )
 def test_file_without_hosts_is_default_fleet(tmp_path: Path, text: str) -> None:
-    path = write(tmp_path, text)
+    path = write_hosts(tmp_path, text)
     fleet = load_fleet(path)
     _assert_default(fleet)
     assert fleet.path == path
 
 
 def test_fleet_settings_apply_to_the_default_fleet(tmp_path: Path) -> None:
-    fleet = load_fleet(write(tmp_path, "[fleet]\npoll_seconds = 5\ndefault_epochs = 3\n"))
+    fleet = load_fleet(write_hosts(tmp_path, "[fleet]\npoll_seconds = 5\ndefault_epochs = 3\n"))
     _assert_default(fleet)
     assert fleet.poll_seconds == 5.0
     assert fleet.hosts[0].epochs == 3
@@ -248,7 +233,7 @@ def test_repo_hosts_toml_is_the_default_fleet() -> None:
 def test_repo_hosts_toml_examples_are_valid_when_uncommented(tmp_path: Path) -> None:
     text = REPO_HOSTS.read_text(encoding="utf-8")
     uncommented = re.sub(r"(?m)^# ", "", text)
-    fleet = load_fleet(write(tmp_path, uncommented))
+    fleet = load_fleet(write_hosts(tmp_path, uncommented))
     blocks = len(re.findall(r"(?m)^# \[\[hosts\]\]\s*$", text))
     assert blocks >= 3
     assert len(fleet.hosts) == blocks and not fleet.is_default
@@ -264,10 +249,10 @@ def test_repo_hosts_toml_examples_are_valid_when_uncommented(tmp_path: Path) -> 
 
 
 def test_path_order(tmp_path: Path) -> None:
-    cli = write(tmp_path, "", "cli.toml")
-    env = write(tmp_path, "", "env.toml")
+    cli = write_hosts(tmp_path, "", "cli.toml")
+    env = write_hosts(tmp_path, "", "env.toml")
     assert resolve_fleet_path(None, {}, tmp_path) is None
-    local = write(tmp_path, "")
+    local = write_hosts(tmp_path, "")
     assert resolve_fleet_path(None, {}, tmp_path) == local
     assert resolve_fleet_path(None, {"RGT_HOSTS": str(env)}, tmp_path) == env
     assert resolve_fleet_path(str(cli), {"RGT_HOSTS": str(env)}, tmp_path) == cli
@@ -276,8 +261,8 @@ def test_path_order(tmp_path: Path) -> None:
 
 
 def test_missing_cli_path_is_an_error_even_with_fallbacks(tmp_path: Path) -> None:
-    write(tmp_path, "")
-    env = write(tmp_path, "", "env.toml")
+    write_hosts(tmp_path, "")
+    env = write_hosts(tmp_path, "", "env.toml")
     with pytest.raises(ConfigError) as info:
         resolve_fleet_path("nope.toml", {"RGT_HOSTS": str(env)}, tmp_path)
     assert info.value.key == "--hosts"
@@ -286,7 +271,7 @@ def test_missing_cli_path_is_an_error_even_with_fallbacks(tmp_path: Path) -> Non
 
 
 def test_missing_env_path_is_an_error(tmp_path: Path) -> None:
-    write(tmp_path, "")
+    write_hosts(tmp_path, "")
     with pytest.raises(ConfigError) as info:
         resolve_fleet_path(None, {"RGT_HOSTS": str(tmp_path / "gone.toml")}, tmp_path)
     assert info.value.key == "$RGT_HOSTS"
@@ -616,7 +601,7 @@ def test_run_placeholder_outside_quotes_is_accepted(tmp_path: Path, run: str) ->
 
 def test_host_key_policy(tmp_path: Path) -> None:
     fleet = load_fleet(
-        write(
+        write_hosts(
             tmp_path,
             """
             [[hosts]]
@@ -636,9 +621,9 @@ def test_host_key_policy(tmp_path: Path) -> None:
 
 
 def test_verify_python_is_a_local_path(tmp_path: Path) -> None:
-    fleet = load_fleet(write(tmp_path, '[fleet]\nverify_python = "envs/train/bin/python"\n'))
+    fleet = load_fleet(write_hosts(tmp_path, '[fleet]\nverify_python = "envs/train/bin/python"\n'))
     assert fleet.verify_python == str(tmp_path / "envs/train/bin/python")
-    assert load_fleet(write(tmp_path, "[fleet]\n")).verify_python is None
+    assert load_fleet(write_hosts(tmp_path, "[fleet]\n")).verify_python is None
 
 
 # --- the default pull root is never a whole home -----------------------------------------
@@ -659,7 +644,7 @@ def test_verify_python_is_a_local_path(tmp_path: Path) -> None:
 def test_a_default_pull_of_the_whole_home_is_refused_with_the_fix(
     tmp_path: Path, extra: str, default: str
 ) -> None:
-    path = write(tmp_path, f'[[hosts]]\nname = "ok"\nssh = "a"\npull = ["~"]\n\n'
+    path = write_hosts(tmp_path, f'[[hosts]]\nname = "ok"\nssh = "a"\npull = ["~"]\n\n'
                  f'[[hosts]]\nname = "a100"\nssh = "b"\n{extra}\n')  # fmt: skip
     ok, host = load_fleet(path).hosts  # the file loads: watching needs no pull folder
     assert ok.pull == ("~",) and ok.pull_refused is None  # the user's explicit choice
@@ -683,7 +668,9 @@ def test_a_default_pull_of_the_whole_home_is_refused_with_the_fix(
     ],
 )
 def test_a_default_pull_below_or_beside_the_home_is_allowed(tmp_path: Path, extra: str) -> None:
-    (host,) = load_fleet(write(tmp_path, f'[[hosts]]\nname = "b"\nssh = "b"\n{extra}\n')).hosts
+    (host,) = load_fleet(
+        write_hosts(tmp_path, f'[[hosts]]\nname = "b"\nssh = "b"\n{extra}\n')
+    ).hosts
     assert host.pull_refused is None
 
 
@@ -693,15 +680,11 @@ def test_this_machine_alone_is_never_pulled_whole() -> None:
     assert "whole home" in host.pull_refused
 
 
-def test_the_repo_examples_and_the_demo_fleet_keep_loading(tmp_path: Path) -> None:
-    from types import SimpleNamespace
-
-    from rgt_tui.demo.loopback import LoopbackFleet
-
+def test_the_repo_examples_keep_loading_with_their_pulls(tmp_path: Path) -> None:
+    """Uncommented, the examples load and only the one that says so refuses its pull (the
+    demo's fleet file is checked where a demo fleet runs: test_loopback)."""
     uncommented = re.sub(r"(?m)^# ", "", REPO_HOSTS.read_text(encoding="utf-8"))
-    refused = {h.name for h in load_fleet(write(tmp_path, uncommented)).hosts if h.pull_refused}
+    refused = {
+        h.name for h in load_fleet(write_hosts(tmp_path, uncommented)).hosts if h.pull_refused
+    }
     assert refused <= {"lambda-h100"}  # "everything else takes its default"
-    demo = LoopbackFleet(base_dir=tmp_path)
-    demo.boxes = [SimpleNamespace(name=f"box{i}", port=2200 + i, root=tmp_path / f"box{i}") for i in (1, 2)]  # type: ignore[misc]  # fmt: skip
-    hosts = load_fleet(write(tmp_path, demo._hosts_toml(), "demo.toml")).hosts
-    assert [h.pull_refused for h in hosts] == [None, None]

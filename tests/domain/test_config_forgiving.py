@@ -3,27 +3,13 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from support.fleet_files import load_error, write_hosts
 
-from rgt_tui.domain.config import SSH_FORMS, ConfigError, SshTarget, load_fleet
+from rgt_tui.domain.config import SSH_FORMS, SshTarget, load_fleet
 from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command, parse_ssh_target
-
-
-def write(directory: Path, text: str) -> Path:
-    path = directory / "hosts.toml"
-    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return path
-
-
-def load_error(directory: Path, text: str) -> ConfigError:
-    path = write(directory, text)
-    with pytest.raises(ConfigError) as info:
-        load_fleet(path)
-    return info.value
-
 
 MANY = """
 poll_seconds = 3
@@ -216,7 +202,7 @@ def test_a_pasted_command_with_no_usable_target_says_why(command: str, phrase: s
 
 
 def test_a_pasted_command_in_the_fleet_file_fills_the_target_and_the_key(tmp_path: Path) -> None:
-    path = write(
+    path = write_hosts(
         tmp_path,
         """
         [[hosts]]
@@ -236,7 +222,7 @@ def test_a_pasted_command_in_the_fleet_file_fills_the_target_and_the_key(tmp_pat
 
 def test_a_pasted_key_never_overrides_identity_file(tmp_path: Path) -> None:
     same = '[[hosts]]\nname = "a"\nssh = "ssh -i ~/.ssh/k root@h"\nidentity_file = "~/.ssh/k"\n'
-    (host,) = load_fleet(write(tmp_path, same)).hosts
+    (host,) = load_fleet(write_hosts(tmp_path, same)).hosts
     assert host.identity_file == Path("~/.ssh/k").expanduser()
     err = load_error(
         tmp_path, same.replace('identity_file = "~/.ssh/k"', 'identity_file = "~/.ssh/j"')

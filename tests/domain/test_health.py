@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from support import GIB
+
 from rgt_tui.domain.health import HealthContext, HealthState, Thresholds, evaluate
 from rgt_tui.domain.snapshot import (
     CgroupSample,
@@ -13,8 +15,6 @@ from rgt_tui.domain.snapshot import (
     HostSnapshot,
     XidEvent,
 )
-
-GIB = 2**30
 
 
 def gpu(**kw) -> GpuSample:

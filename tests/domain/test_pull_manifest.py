@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.machine import oldest_python3
 
 from rgt_tui.domain.manifest import (
     Manifest,
@@ -26,8 +27,6 @@ from rgt_tui.domain.manifest import (
     unsafe_path_reason,
 )
 from rgt_tui.services.manifest import manifest_command, manifest_source
-
-PY36 = Path("~/.pyenv/versions/3.6.15/bin/python3").expanduser()
 
 
 def run_script(source: str, argv: list[str], python: str = sys.executable) -> list[str]:
@@ -81,17 +80,17 @@ def test_script_lists_hashes_and_refuses_by_name(tmp_path):
 
 
 def test_script_is_python36_and_runs_there(tmp_path):
+    """The grammar is 3.6's, and the oldest python3 here (3.6 on the dev image) scans as
+    this one does."""
     source = manifest_source()
     ast.parse(source, feature_version=(3, 6))
     assert "from __future__ import annotations" not in source
     root = tmp_path / "r"
     make_tree(root, tmp_path / "outside")
-    if PY36.exists():  # the oldest python3 boxes run; the grammar check above always holds
-        old = parse_manifest_lines(
-            "box", run_script(manifest_source(), ["--root", str(root)], str(PY36))
-        )
-        new = parse_manifest_lines("box", run_script(manifest_source(), ["--root", str(root)]))
-        assert compare(old, new).unchanged and len(old.entries) == 3
+    oldest, _ = oldest_python3()
+    old = parse_manifest_lines("box", run_script(manifest_source(), ["--root", str(root)], oldest))
+    new = parse_manifest_lines("box", run_script(manifest_source(), ["--root", str(root)]))
+    assert compare(old, new).unchanged and len(old.entries) == 3
 
 
 def test_no_hash_rescan_notices_changes(tmp_path):

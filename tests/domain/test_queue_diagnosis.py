@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from support import FIXTURES
 
 from rgt_tui.domain.queue_records import (
     cells_tsv_line,
@@ -25,7 +25,6 @@ from rgt_tui.domain.vanished import (
     diagnose,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
 BOOT, OTHER = "11111111-aaaa-bbbb-cccc-000000000001", "22222222-aaaa-bbbb-cccc-000000000002"
 DEPLOYED = parse_cells_tsv(cells_tsv_line(0, "a", "run a") + cells_tsv_line(1, "b", "run b"))
 # The fixture trees' counters (tests/fixtures/*/README.txt): the limited v2 container's

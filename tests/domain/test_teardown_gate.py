@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests_support_gate import ATTEMPT, BOX, FILES, listing
-from tests_support_gate import happy_events as happy_path
+from support.gate import ATTEMPT, BOX, FILES, listing
+from support.gate import happy_events as happy_path
 
 from rgt_tui.domain.teardown_gate import (
     ArtifactChecked,
@@ -160,10 +160,15 @@ def test_a_rescan_refusing_or_linking_what_the_manifest_did_not_is_a_change(extr
             manifest, *events[1:-1], Rescanned(listing(), 210.0, ATTEMPT, BOX, (REFUSED,), (LINK,))
         )
     )
-    if "links" in extra and extra["links"] != (LINK,):
-        # The same link name pointing elsewhere is a change all the same.
-        again = replay(manifest, *events[1:-1], rescan)
-        assert not is_unlocked(again) and named in evidence(again, "manifest")
+
+
+def test_the_same_link_name_pointing_elsewhere_is_a_change():
+    manifest = ManifestTaken(FILES, 200.0, 101.0, links=(LINK,))
+    elsewhere = (("cellA/latest.pt", "cellB/metrics.json"),)
+    rescan = Rescanned(listing(), at=210.0, attempt=ATTEMPT, box_id=BOX, links=elsewhere)
+    state = replay(manifest, *happy_path()[1:-1], rescan)
+    assert not is_unlocked(state)
+    assert "new link: cellA/latest.pt" in evidence(state, "manifest")
 
 
 def test_the_boxs_text_reaches_the_checklist_escaped():

@@ -8,11 +8,11 @@ import inspect
 import io
 import json
 import re
-import socket
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from support.machine import free_port
 
 import rgt_tui
 from rgt_tui import exit_codes
@@ -100,18 +100,12 @@ def test_status_of_one_host_samples_only_that_host(
     assert report["name"] == "gpu-a" and report["reachable"]
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("argv", [["queue", "show"], ["diagnose"], ["logs"]], ids=" ".join)
 def test_an_unreachable_host_exits_1_with_one_message(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     hosts = tmp_path / "hosts.toml"
-    hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{_closed_port()}"\n')
+    hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{free_port()}"\n')
     assert main([*argv, "box1", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
     out, err = capsys.readouterr()
     assert out == ""

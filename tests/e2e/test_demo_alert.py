@@ -12,13 +12,14 @@ import asyncio
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from queue_support import kill_processes_under, tmux_env
-from test_demo_tmux import RGT_TUI, Tmux, tmux, wait_until  # noqa: F401 - tmux: a fixture
-from test_rules_live import Watch, ids
+from support.cli import RGT_TUI
+from support.machine import kill_processes_under, kill_tmux_server
+from support.telemetry import Watch, alert_ids
+from support.tmux import Tmux
+from support.waiting import wait_for
 
 from rgt_tui.app import health_thresholds
 from rgt_tui.demo.loopback import LoopbackFleet
@@ -61,7 +62,9 @@ async def test_the_demo_flags_box1s_quiet_run_and_only_it(tmp_path: Path) -> Non
                 )
                 watches.append(Watch(monitor))
             box1, box2 = watches
-            flagged = await box1.until(lambda u: "log.silent" in ids(u), 150, "log.silent on box1")
+            flagged = await box1.until(
+                lambda u: "log.silent" in alert_ids(u), 150, "log.silent on box1"
+            )
             (alert,) = [a for a in flagged.alerts if a.id == "log.silent"]
             assert alert.subject == names[0] and alert.severity == "warning"
             assert flagged.snapshot is not None and flagged.snapshot.cell == names[0]
@@ -71,19 +74,17 @@ async def test_the_demo_flags_box1s_quiet_run_and_only_it(tmp_path: Path) -> Non
             assert checkpoint.stat().st_mtime - log.stat().st_mtime >= 30
             text = log.read_text()
             assert "fresh start" in text and not re.search(r"^epoch \d", text, re.M)
-            assert box2.updates and all("log.silent" not in ids(u) for u in box2.updates)
+            assert box2.updates and all("log.silent" not in alert_ids(u) for u in box2.updates)
         finally:
             for watch in watches:
                 await watch.stop()
             stop_quiet_run(result)
-            await asyncio.to_thread(
-                subprocess.run, ["tmux", "kill-server"], capture_output=True, env=tmux_env(tmux_dir)
-            )
+            await asyncio.to_thread(kill_tmux_server, tmux_dir)
             kill_processes_under(loopback.base_dir or tmp_path)
             shutil.rmtree(tmux_dir, ignore_errors=True)
 
 
-def test_rgt_tui_demo_shows_the_quiet_run_on_screen(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+async def test_rgt_tui_demo_shows_the_quiet_run_on_screen(tmux: Tmux, tmp_path: Path) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {
@@ -97,15 +98,21 @@ def test_rgt_tui_demo_shows_the_quiet_run_on_screen(tmux: Tmux, tmp_path: Path) 
     env.pop("TMUX", None)
     status_file = tmp_path / "exit-status"
     tmux.start(f"{RGT_TUI} demo --boxes 3; echo $? > {status_file}", env, tmp_path)
-    wait_until(
+    await wait_for(
         lambda: "log silent" in tmux.screen(),
         150,
-        "the demo never flagged the quiet run",
-        tmux.screen,
+        "the demo to flag the quiet run",
+        show=tmux.screen,
+        every=0.3,
     )
     text = tmux.screen()
     assert len(re.findall(r"▲ U43\s+log silent", text)) == 1, text  # one box, one alert
     tmux("send-keys", "-t", "demo", "q")
-    wait_until(lambda: status_file.exists() and status_file.read_text().strip() != "", 20, "exit")
+    await wait_for(
+        lambda: status_file.exists() and status_file.read_text().strip() != "",
+        20,
+        "the demo to exit",
+        every=0.3,
+    )
     assert status_file.read_text().strip() == "0"
     assert not list(scratch.glob("rgt-demo-*")), "the demo's temporary directory was left behind"

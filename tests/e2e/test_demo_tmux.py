@@ -10,64 +10,19 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
-import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
+from support.cli import RGT_TUI
+from support.tmux import Tmux
+from support.waiting import wait_for
 
-RGT_TUI = Path(sys.executable).parent / "rgt-tui"
 BOXES = 3
 FIGURE = r"\s+\d+%\s+[\d.]+[BKMGTPk]?/[\d.]+[BKMGTPk]?"  # " 12% 3.9M/32.8M"
-
-
-class Tmux:
-    """A private tmux server (its own socket) running one command in one pane."""
-
-    def __init__(self, folder: Path) -> None:
-        self.socket = f"rgt-test-{uuid.uuid4().hex[:8]}"
-        self.conf = folder / "tmux.conf"
-        # Keep the pane after the command exits so a failure's last screen can be read.
-        self.conf.write_text("set -g remain-on-exit on\nset -g history-limit 200\n")
-
-    def __call__(self, *args: str) -> str:
-        result = subprocess.run(
-            ["tmux", "-L", self.socket, "-f", str(self.conf), *args],
-            capture_output=True, text=True, timeout=10, check=True,
-        )  # fmt: skip
-        return result.stdout
-
-    def start(self, command: str, env: dict[str, str], cwd: Path) -> None:
-        # The pane inherits the server's environment; the server is started with `env`.
-        subprocess.run(
-            ["tmux", "-L", self.socket, "-f", str(self.conf), "new-session", "-d",
-             "-s", "demo", "-x", "160", "-y", "50", command],
-            env=env, cwd=cwd, check=True, timeout=10,
-        )  # fmt: skip
-
-    def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", "demo")
-
-    def pane(self, fmt: str) -> str:
-        return self("display-message", "-p", "-t", "demo", fmt).strip()
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
-
-
-@pytest.fixture
-def tmux(tmp_path: Path) -> Iterator[Tmux]:
-    assert shutil.which("tmux"), "tmux is required for this test"
-    server = Tmux(tmp_path)
-    yield server
-    server.kill()
 
 
 def listening_ports(pid: int) -> set[int]:
@@ -92,18 +47,10 @@ def refuses(port: int) -> bool:
         return True
 
 
-def wait_until(predicate, timeout: float, what: str, screen=None) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"{what} within {timeout:g}s; screen:\n{screen() if screen else ''}"
-            )
-        time.sleep(0.3)
-
-
 @pytest.mark.parametrize("how", ["q", "ctrl-c", "sigterm", "sighup"])
-def test_demo_shows_the_boxes_and_cleans_up_on_exit(tmux: Tmux, tmp_path: Path, how: str) -> None:
+async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
+    tmux: Tmux, tmp_path: Path, how: str
+) -> None:
     assert RGT_TUI.exists(), f"{RGT_TUI} missing: run `.venv/bin/pip install -e .`"
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -129,7 +76,9 @@ def test_demo_shows_the_boxes_and_cleans_up_on_exit(tmux: Tmux, tmp_path: Path, 
             and text.count("● connected") >= BOXES
         )
 
-    wait_until(ready, 30, "the demo panes never showed disk and inode figures", tmux.screen)
+    await wait_for(
+        ready, 30, "the demo panes to show disk and inode figures", show=tmux.screen, every=0.3
+    )
     text = tmux.screen()
     for n in range(1, BOXES + 1):
         assert f"box{n}" in text
@@ -163,7 +112,7 @@ def test_demo_shows_the_boxes_and_cleans_up_on_exit(tmux: Tmux, tmp_path: Path, 
     def exited() -> bool:
         return status_file.exists() and status_file.read_text().strip() != ""
 
-    wait_until(exited, 20, "the demo did not exit", stuck_stacks)
+    await wait_for(exited, 20, "the demo to exit", show=stuck_stacks, every=0.3)
     assert status_file.read_text().strip() == {"sigterm": "143", "sighup": "129"}.get(how, "0"), (
         tmux.screen()
     )

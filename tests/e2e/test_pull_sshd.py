@@ -8,20 +8,16 @@ import os
 import signal
 from pathlib import Path
 
-from pull_support import MIB, Counted, fast, random_file, sha
-from sshd_server import OpenSshServer, _children
+from support import MIB
+from support.machine import descendants
+from support.pulls import Counted, fast, random_file, sha
+from support.sshd import OpenSshServer
+from support.waiting import wait_for
 
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.pull.copy import FLUSH_BYTES
 from rgt_tui.transport import transport_for
-
-
-def _descendants(pid: int) -> list[int]:
-    found = []
-    for child in _children(pid):
-        found += [child, *_descendants(child)]
-    return found
 
 
 class _Freezer:
@@ -30,12 +26,11 @@ class _Freezer:
     ``thaw()`` kills what was frozen."""
 
     def __init__(self, server: OpenSshServer) -> None:
-        assert server._proc is not None
-        self.listener = server._proc.pid
+        self.listener = server.pid
         self.frozen: list[int] = []
 
     def freeze(self) -> None:
-        self.frozen.extend(_descendants(self.listener))
+        self.frozen.extend(descendants(self.listener))
         for pid in self.frozen:
             os.kill(pid, signal.SIGSTOP)
 
@@ -107,11 +102,8 @@ async def test_a_box_that_stops_answering_is_declared_gone_by_keepalives(
         await asyncio.sleep(1.5)  # keepalives go out and are answered
         assert transport.connected
         box.freeze()
-        for _ in range(100):  # 0.3 s x 3 unanswered, then closed; 5 s at most
-            if not transport.connected:
-                break
-            await asyncio.sleep(0.05)
-        assert not transport.connected
+        # 0.3 s x 3 unanswered, then closed: 5 s at most.
+        await wait_for(lambda: not transport.connected, 5, "the keepalives to give up")
     finally:
         await transport.close()
         box.thaw()

@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import pty
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
-from queue_support import SCRIPT_RUN, wait_view
+from support.cli import Terminal, arun, rgt
+from support.queues import GATE, SCRIPT_RUN, wait_view
 
 from rgt_tui.domain.queue_state import FINISHED, RUNNING
-
-RGT = [sys.executable, "-m", "rgt_tui"]
-GATE = 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done'
-
-
-def rgt(
-    *args: str, cwd: Path | None = None, stdin: str | None = None
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*RGT, *args], capture_output=True, text=True, timeout=60, cwd=cwd, input=stdin,
-        env={**os.environ, "RGT_HOSTS": ""},
-    )  # fmt: skip
-
-
-async def arun(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    # The loopback servers live in this test's event loop, so the CLI runs off-loop.
-    return await asyncio.to_thread(rgt, *args, **kwargs)
 
 
 def test_queue_check_exit_codes_json_and_duplicates(tmp_path):
@@ -117,57 +95,26 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     assert down.returncode == 1 and "box2 is unreachable" in down.stdout
 
 
-class _Prompted:
-    """`rgt-tui launch` under a pseudo-terminal, so it asks as it would a person."""
-
-    def __init__(self, *args: str) -> None:
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            [*RGT, *args], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env={**os.environ, "RGT_HOSTS": ""},
-        )  # fmt: skip
-        os.close(slave)
-        self.out = b""
-
-    async def wait_for(self, text: str) -> None:
-        assert self.proc.stdout is not None
-        while text.encode() not in self.out:
-            chunk = await asyncio.wait_for(
-                asyncio.to_thread(os.read, self.proc.stdout.fileno(), 4096), 60
-            )
-            assert chunk, f"exited before {text!r}: {self.out.decode()}"
-            self.out += chunk
-
-    async def finish(self, timeout: float = 30) -> tuple[int, str, str]:
-        try:
-            out, err = await asyncio.to_thread(self.proc.communicate, timeout=timeout)
-        finally:
-            os.close(self.master)
-            if self.proc.returncode is None:
-                self.proc.kill()
-        return self.proc.returncode, (self.out + out).decode(), err.decode()
-
-
 async def test_launch_asks_with_no_connection_held_and_ctrl_c_stops_it_at_once(make_queue_fleet):
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     hosts = str(qf.loopback.hosts_file)
     qf.write_queue(f"{qf.cell_script('quick', 'echo hi')} t\n")
 
     # Ctrl-C at the question: 130 straight away (no thread left waiting on the terminal).
-    asked = _Prompted("launch", "box1", "--hosts", hosts)
-    await asked.wait_for("Launch 1 cells on box1? [y/N]")
+    asked = Terminal("launch", "box1", "--hosts", hosts)
+    await asked.expect("Launch 1 cells on box1? [y/N]")
     asked.proc.send_signal(signal.SIGINT)
     code, _, err = await asked.finish(timeout=10)
     assert code == 130, err
     assert not (qf.qdir() / "runner.state").exists()
 
     # The box restarts while the question waits: the answer launches on a fresh connection.
-    answered = _Prompted("launch", "box1", "--hosts", hosts)
-    await answered.wait_for("[y/N]")
+    answered = Terminal("launch", "box1", "--hosts", hosts)
+    await answered.expect("[y/N]")
     box = qf.loopback.box("box1")
     await box.stop()
     await box.start()
-    os.write(answered.master, b"y\n")
+    answered.type("y")
     code, out, err = await answered.finish()
     assert code == 0, out + err
     assert "launched on box1: runner pid" in out

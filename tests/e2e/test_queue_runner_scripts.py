@@ -11,7 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from queue_support import SCRIPT_RUN, wait_for, wait_view
+from support import FIXTURES, ROOT
+from support.queues import SCRIPT_RUN, wait_view
+from support.waiting import wait_for
 
 from rgt_tui.demo.workload_setup import DemoCell, install_workload, workload_run_template
 from rgt_tui.domain.queue_state import DONE, FINISHED
@@ -19,8 +21,7 @@ from rgt_tui.services.queue import QueueError, launch, plan_launch
 from rgt_tui.services.queue_box import deployed_name, script_text
 from rgt_tui.services.queue_check import check_fleet_queues
 
-FIXTURES = Path(__file__).parent / "fixtures"
-RUN_ONE = Path(__file__).parents[1] / "rgt_tui" / "scripts" / "run_one.sh"
+RUN_ONE = ROOT / "rgt_tui" / "scripts" / "run_one.sh"
 
 
 def run_one(tmp_path: Path, tree: str, extra_env: dict[str, str] | None = None) -> tuple[str, str]:
@@ -60,7 +61,7 @@ def test_scripts_are_lf_only_and_deployed_names_follow_their_content():
         text = script_text(name)
         assert "\r" not in text and text.startswith("#!/usr/bin/env bash\n") and "set -u" in text
     assert re.fullmatch(r"run_queue\.[0-9a-f]{12}\.sh", deployed_name("run_queue.sh"))
-    top = Path(__file__).parents[1] / "scripts"
+    top = ROOT / "scripts"
     for name in ("run_queue.sh", "run_one.sh"):
         assert (top / name).read_bytes() == script_text(name).encode()
 

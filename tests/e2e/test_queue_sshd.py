@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from queue_support import SCRIPT_RUN, wait_for
+from support.machine import this_boot_id
+from support.queues import GATE, SCRIPT_RUN
+from support.waiting import wait_for
 
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED, RUNNING
 from rgt_tui.services.queue import launch, plan_launch
 from rgt_tui.services.queue_view import read_queue_view
 from rgt_tui.transport import transport_for
-
-
-def _boot_id() -> str:
-    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-
-
-GATE = 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done; echo "gate open"'
 
 
 async def test_launch_over_sshd_survives_the_server_going_down_and_finishes(openssh_queue_server):
@@ -60,7 +54,7 @@ async def test_launch_over_sshd_survives_the_server_going_down_and_finishes(open
     assert [(c.name, c.status, c.exit_code) for c in view.cells] == [
         ("gate", DONE, 0), ("broken", FAILED, 7),
     ]  # fmt: skip
-    boot = _boot_id()
+    boot = this_boot_id()
     runner = (server.workdir / ".rgt" / "queue" / "runner.state").read_text()
     assert re.match(rf"launch \d+ {boot} tmux 0 \S+ {result.pid}\n", runner)
     log = (server.workdir / ".rgt" / "queue" / "queue.log").read_text().splitlines()

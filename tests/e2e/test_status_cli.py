@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from support.cli import arun, rgt
+from support.machine import this_boot_id, tmpfs
 
-RGT = [sys.executable, "-m", "rgt_tui"]
 STATUS_KEYS = {
     "name",
     "reachable",
@@ -27,36 +25,15 @@ STATUS_KEYS = {
 }
 
 
-def rgt(*args: str, env: dict | None = None, timeout: float = 90) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*RGT, *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
-
-
-def _boot_id() -> str:
-    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-
-
-async def _status(*args: str) -> subprocess.CompletedProcess:
-    # the servers live in this test's event loop, so the CLI must run off-loop
-    import asyncio
-
-    return await asyncio.to_thread(rgt, *args)
-
-
 async def test_status_json_over_loopback_fleet(loopback_fleet):
-    out = await _status("status", "--hosts", str(loopback_fleet.hosts_file), "--json")
+    out = await arun("status", "--hosts", str(loopback_fleet.hosts_file), "--json")
     assert out.returncode == 0, out.stderr
     hosts = json.loads(out.stdout)
     assert [h["name"] for h in hosts] == [b.name for b in loopback_fleet.boxes]
     for h, box in zip(hosts, loopback_fleet.boxes, strict=True):
         assert h.keys() >= STATUS_KEYS
         assert h["reachable"] is True and h["error"] is None
-        assert h["boot_id"] == _boot_id()
+        assert h["boot_id"] == this_boot_id()
         assert h["uptime_s"] > 0
         (disk,) = h["disks"]
         assert disk["path"] == str(box.root)
@@ -86,7 +63,7 @@ async def test_status_json_over_loopback_fleet(loopback_fleet):
 
 async def test_one_unreachable_host_does_not_fail_the_others(loopback_fleet):
     await loopback_fleet.boxes[1].stop()
-    out = await _status("status", "--hosts", str(loopback_fleet.hosts_file), "--json")
+    out = await arun("status", "--hosts", str(loopback_fleet.hosts_file), "--json")
     assert out.returncode == 1
     by_name = {h["name"]: h for h in json.loads(out.stdout)}
     down = by_name[loopback_fleet.boxes[1].name]
@@ -94,7 +71,7 @@ async def test_one_unreachable_host_does_not_fail_the_others(loopback_fleet):
     assert all(
         by_name[b.name]["reachable"] for b in (loopback_fleet.boxes[0], loopback_fleet.boxes[2])
     )
-    table = await _status("status", "--hosts", str(loopback_fleet.hosts_file))
+    table = await arun("status", "--hosts", str(loopback_fleet.hosts_file))
     assert table.returncode == 1
     assert f"{loopback_fleet.boxes[1].name}" in table.stdout and "UNREACHABLE" in table.stdout
 
@@ -110,18 +87,10 @@ def test_bad_fleet_file_exits_2_naming_file_line_key(tmp_path):
 
 
 def test_status_of_this_machine_without_fleet_file(tmp_path):
-    env = {"RGT_HOSTS": ""}
-    out = subprocess.run(
-        [*RGT, "status", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, **env},
-        timeout=60,
-    )
+    out = rgt("status", "--json", cwd=tmp_path)  # no --hosts, no $RGT_HOSTS, no ./hosts.toml
     assert out.returncode == 0, out.stderr
     (local,) = json.loads(out.stdout)
-    assert local["name"] == "local" and local["reachable"] and local["boot_id"] == _boot_id()
+    assert local["name"] == "local" and local["reachable"] and local["boot_id"] == this_boot_id()
     assert any(d["path"] == "/" for d in local["disks"])
 
 
@@ -129,21 +98,14 @@ def test_status_over_real_openssh(openssh_server):
     out = rgt("status", "--hosts", str(openssh_server.hosts_file), "--json")
     assert out.returncode == 0, out.stderr + out.stdout
     (h,) = json.loads(out.stdout)
-    assert h["reachable"] and h["boot_id"] == _boot_id() and h["disks"]
+    assert h["reachable"] and h["boot_id"] == this_boot_id() and h["disks"]
 
 
 @pytest.fixture
 def tiny_inode_fs(tmp_path):
     """A tmpfs with 1000 inodes: fills its inodes long before its bytes (U7)."""
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64m,nr_inodes=1000", "tmpfs", str(mnt)], check=True
-    )
-    try:
+    with tmpfs(tmp_path / "tiny", "64m", inodes=1000) as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_inode_exhaustion_raises_the_inode_alert_while_bytes_stay_low(tiny_inode_fs, tmp_path):

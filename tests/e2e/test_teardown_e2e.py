@@ -4,52 +4,27 @@ step (so the journal is re-read from disk every time, as after a restart)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import subprocess
-import sys
-import time
 from pathlib import Path
 
-RGT = [sys.executable, "-m", "rgt_tui"]
+from support.cli import arun
+from support.fleet_files import set_host_key
+from support.waiting import wait_for
 
 
 class Cli:
     """Runs `rgt-tui` in a subprocess (off the event loop that serves the boxes)."""
 
     def __init__(self, hosts_file: Path, state: Path, cwd: Path) -> None:
-        self.env = {**os.environ, "XDG_STATE_HOME": str(state), "RGT_HOSTS": str(hosts_file)}
+        self.env: dict[str, str | None] = {
+            "XDG_STATE_HOME": str(state),
+            "RGT_HOSTS": str(hosts_file),
+        }
         self.cwd = cwd
 
     async def __call__(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-        return await asyncio.to_thread(
-            subprocess.run,
-            [*RGT, *args],
-            capture_output=True,
-            text=True,
-            env=self.env,
-            cwd=self.cwd,
-            stdin=subprocess.DEVNULL,
-            timeout=timeout,
-        )
-
-
-async def _wait_queue_done(qdir: Path, timeout: float = 120) -> str:
-    log = qdir / "queue.log"
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if log.exists() and "QUEUE DONE" in log.read_text():
-            return log.read_text()
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"queue did not finish: {log.read_text() if log.exists() else 'no log'}")
-
-
-def _set_teardown(hosts_file: Path, command: str) -> None:
-    lines = [ln for ln in hosts_file.read_text().splitlines() if not ln.startswith("teardown = ")]
-    at = next(i for i, ln in enumerate(lines) if ln.startswith("name = "))
-    lines.insert(at + 1, f"teardown = {json.dumps(command)}")
-    hosts_file.write_text("\n".join(lines) + "\n")
+        return await arun(*args, env=self.env, cwd=self.cwd, timeout=timeout)
 
 
 async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
@@ -58,14 +33,21 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     qf = await make_queue_fleet(1, workload=True)
     hosts = qf.loopback.hosts_file
     marker = tmp_path / "destroyed"
-    _set_teardown(hosts, "echo failing on purpose; exit 3")
+    set_host_key(hosts, "teardown", "echo failing on purpose; exit 3")
     cli = Cli(hosts, tmp_path / "state", tmp_path)
     journal = tmp_path / "state" / "rgt-tui" / "journal" / "box1.json"
 
     launched = await cli("launch", "box1", "--yes")
     assert launched.returncode == 0, launched.stdout + launched.stderr
-    done = await _wait_queue_done(qf.qdir())
-    assert "failed: none" in done
+    log = qf.qdir() / "queue.log"
+    await wait_for(
+        lambda: log.exists() and "QUEUE DONE" in log.read_text(),
+        120,
+        "the queue to finish",
+        show=lambda: log.read_text() if log.exists() else "no log",
+        every=0.5,
+    )
+    assert "failed: none" in log.read_text()
 
     # Before any pull the gate is locked and says what to do.
     locked = await cli("teardown", "box1", "--check")
@@ -122,7 +104,7 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     # Pull and verify again; now a working teardown command runs after the typed name.
     assert (await cli("pull", "box1")).returncode == 0
     assert (await cli("verify", "box1")).returncode == 0
-    _set_teardown(hosts, f"echo destroyed > {marker}")
+    set_host_key(hosts, "teardown", f"echo destroyed > {marker}")
     torn = await cli("teardown", "box1", "--confirm", "box1")
     assert torn.returncode == 0, torn.stdout + torn.stderr
     assert marker.read_text() == "destroyed\n"

@@ -8,16 +8,14 @@ shipped, heavily commented hosts.toml, and the add screen driven by the Pilot.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import pty
 import shutil
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from support import ROOT
+from support.cli import Terminal, arun, rgt
+from support.waiting import wait_for
 from textual.app import App
 from textual.widgets import Button, Input, Select
 
@@ -40,8 +38,7 @@ from rgt_tui.services.add_host import (
 )
 from rgt_tui.transport import open_transport
 
-ROOT = Path(__file__).resolve().parent.parent
-RGT = [sys.executable, "-m", "rgt_tui"]
+NO_COLOR = {"NO_COLOR": "1"}  # what the command line prints at a terminal, without colour
 # A fleet file written by hand: comments everywhere, odd spacing, a [fleet] table, an
 # active host, a trailing comment — all of it must survive byte for byte.
 HAND_WRITTEN = (
@@ -55,16 +52,6 @@ HAND_WRITTEN = (
     'pull = ["/workspace/runs"]\n'
     '# profile = "vastai"   (commented out on purpose)\n'
 )
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A HOME of the test's own: no ~/.ssh/config, an empty ~/.ssh/known_hosts."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    return home
 
 
 def pasted(fleet: LoopbackFleet, box: LoopbackBox) -> str:
@@ -86,19 +73,6 @@ def new_host(fleet: LoopbackFleet, box: LoopbackBox, name: str = "pasted", **kw)
 
 def box_fingerprint(box: LoopbackBox) -> str:
     return f"ssh-ed25519 {box.host_key.get_fingerprint('sha256')}"
-
-
-def rgt(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess:
-    """The real command line, stdin not a terminal."""
-    return subprocess.run(
-        [*RGT, *args], capture_output=True, text=True, timeout=60, cwd=cwd,
-        stdin=subprocess.DEVNULL, env={**os.environ, "HOME": str(home), "RGT_HOSTS": ""},
-    )  # fmt: skip
-
-
-async def arun(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess:
-    # The loopback boxes serve from this test's event loop: the CLI runs off it.
-    return await asyncio.to_thread(rgt, *args, home=home, cwd=cwd)
 
 
 # -- reading what was pasted ------------------------------------------------------------------
@@ -288,7 +262,7 @@ async def test_a_changed_key_is_refused_with_the_fix_and_never_trusted(
     hosts = tmp_path / "hosts.toml"
     hosts.write_text(HAND_WRITTEN)
     done = await arun(
-        "add", pasted(fleet, box), "--name", "b1", "--hosts", str(hosts), home=home, cwd=tmp_path
+        "add", pasted(fleet, box), "--name", "b1", "--hosts", str(hosts), cwd=tmp_path
     )
     assert done.returncode == 1, done.stderr
     assert "HOST KEY CHANGED" in done.stderr and "ssh-keygen -R" in done.stderr
@@ -300,19 +274,19 @@ async def test_a_changed_key_is_refused_with_the_fix_and_never_trusted(
 
 
 def test_no_terminal_and_missing_values_exits_2_naming_the_flags(tmp_path, home):
-    done = rgt("add", home=home, cwd=tmp_path)
+    done = rgt("add", cwd=tmp_path)
     assert done.returncode == 2
     assert "no one to ask for TARGET and --name" in done.stderr and "--name NAME" in done.stderr
-    named = rgt("add", "ssh -p 22034 root@ssh4.vast.ai", home=home, cwd=tmp_path)
+    named = rgt("add", "ssh -p 22034 root@ssh4.vast.ai", cwd=tmp_path)
     assert named.returncode == 2 and "for --name" in named.stderr
-    bad = rgt("add", "root@@x:abc", "--name", "x", home=home, cwd=tmp_path)
+    bad = rgt("add", "root@@x:abc", "--name", "x", cwd=tmp_path)
     assert bad.returncode == 2 and "'@' is doubled" in bad.stderr
-    profile = rgt("add", "root@x", "--name", "x", "--profile", "vast", home=home, cwd=tmp_path)
+    profile = rgt("add", "root@x", "--name", "x", "--profile", "vast", cwd=tmp_path)
     assert profile.returncode == 2 and "did you mean 'vastai'" in profile.stderr
     assert list(tmp_path.iterdir()) == [home]  # no fleet file created
 
     # Everything given: this machine needs no key, and ./hosts.toml is created.
-    here = rgt("add", "local", "--name", "here", home=home, cwd=tmp_path)
+    here = rgt("add", "local", "--name", "here", cwd=tmp_path)
     assert here.returncode == 0, here.stderr
     assert "no host key to check" in here.stdout
     assert load_fleet(tmp_path / "hosts.toml").host("here").is_local
@@ -326,69 +300,36 @@ async def test_cli_without_a_terminal_trusts_only_the_fingerprint_it_is_given(
     known = home / ".ssh" / "known_hosts"
     args = ("add", pasted(fleet, box), "--name", "b1", "--cost-per-hour", "0.5")
 
-    unasked = await arun(*args, home=home, cwd=tmp_path)
+    unasked = await arun(*args, cwd=tmp_path)
     assert unasked.returncode == 2
     assert "no one to confirm the unknown host key" in unasked.stderr
     assert f"--trust-key '{box.host_key.get_fingerprint('sha256')}'" in unasked.stderr
     assert not known.exists() and not (tmp_path / "hosts.toml").exists()
 
-    wrong = await arun(*args, "--trust-key", "SHA256:notthisone", home=home, cwd=tmp_path)
+    wrong = await arun(*args, "--trust-key", "SHA256:notthisone", cwd=tmp_path)
     assert wrong.returncode == 1 and "not the SHA256:notthisone" in wrong.stderr
     assert not known.exists() and not (tmp_path / "hosts.toml").exists()
 
     fp = box.host_key.get_fingerprint("sha256")
-    done = await arun(*args, "--trust-key", fp, home=home, cwd=tmp_path)
+    done = await arun(*args, "--trust-key", fp, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"added b1 ({fleet.username}@{LOOPBACK_HOST}:{box.port}, generic-ssh)" in done.stdout
     assert known.read_text() == box.known_hosts_line + "\n"
     host = load_fleet(tmp_path / "hosts.toml").host("b1")
     assert host.cost_per_hour == 0.5 and host.identity_file == fleet.client_key
 
-    twice = await arun(*args, "--trust-key", fp, home=home, cwd=tmp_path)
+    twice = await arun(*args, "--trust-key", fp, cwd=tmp_path)
     assert twice.returncode == 2 and "'b1' is already used at" in twice.stderr
 
     # --accept-new: the host opts in (host_key = "accept-new"), and the transport records
     # the first key the box shows, as it would on the host's first connection.
     other = await make_loopback_fleet(1)
     opted = await arun(
-        "add", pasted(other, other.boxes[0]), "--name", "b2", "--accept-new", home=home,
-        cwd=tmp_path,
+        "add", pasted(other, other.boxes[0]), "--name", "b2", "--accept-new", cwd=tmp_path,
     )  # fmt: skip
     assert opted.returncode == 0, opted.stderr
     assert load_fleet(tmp_path / "hosts.toml").host("b2").host_key == "accept-new"
     assert other.boxes[0].known_hosts_line in known.read_text().splitlines()
-
-
-class Prompted:
-    """`rgt-tui add` under a pseudo-terminal, so it asks as it would a person."""
-
-    def __init__(self, *args: str, home: Path, cwd: Path) -> None:
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            [*RGT, *args], stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
-            env={**os.environ, "HOME": str(home), "RGT_HOSTS": "", "NO_COLOR": "1"},
-        )  # fmt: skip
-        os.close(slave)
-        self.out = b""
-
-    async def wait_for(self, text: str) -> None:
-        while text.encode() not in self.out:
-            chunk = await asyncio.wait_for(asyncio.to_thread(os.read, self.master, 4096), 60)
-            assert chunk, f"exited before {text!r}: {self.out.decode()}"
-            self.out += chunk
-
-    async def answer(self, text: str) -> None:
-        os.write(self.master, text.encode() + b"\n")
-
-    async def finish(self) -> tuple[int, str]:
-        code = await asyncio.to_thread(self.proc.wait, 60)
-        try:
-            while chunk := os.read(self.master, 4096):
-                self.out += chunk
-        except OSError:  # the terminal's other side closed: everything was read
-            pass
-        os.close(self.master)
-        return code, self.out.decode(errors="replace")
 
 
 async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
@@ -401,36 +342,46 @@ async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
     known = home / ".ssh" / "known_hosts"
 
     # Enter at the key question (the default) trusts nothing and adds nothing.
-    asked = Prompted("add", "--hosts", str(hosts), home=home, cwd=tmp_path)
-    await asked.wait_for("SSH command (or user@host:port): ")
-    await asked.answer(pasted(fleet, box))
-    await asked.wait_for(f"Name [{LOOPBACK_HOST.replace('.', '-')}-{box.port}]: ")
-    await asked.answer("old-box")  # taken: asked again, naming the line
-    await asked.wait_for(f"already used at {hosts}:6")
-    await asked.answer("")  # the default
-    await asked.wait_for("[generic-ssh]: ")
-    await asked.answer("")
-    await asked.wait_for("(empty: none): ")
-    await asked.answer("1.10")
-    await asked.wait_for("Trust this key? Type y to trust; anything else cancels [N]: ")
+    asked = Terminal(
+        "add", "--hosts", str(hosts), cwd=tmp_path, env=NO_COLOR, output_on_terminal=True
+    )
+    await asked.expect("SSH command (or user@host:port): ")
+    asked.type(pasted(fleet, box))
+    await asked.expect(f"Name [{LOOPBACK_HOST.replace('.', '-')}-{box.port}]: ")
+    asked.type("old-box")  # taken: asked again, naming the line
+    await asked.expect(f"already used at {hosts}:6")
+    asked.type("")  # the default
+    await asked.expect("[generic-ssh]: ")
+    asked.type("")
+    await asked.expect("(empty: none): ")
+    asked.type("1.10")
+    await asked.expect("Trust this key? Type y to trust; anything else cancels [N]: ")
     assert box.host_key.get_fingerprint("sha256") in asked.out.decode()
-    await asked.answer("")
-    code, out = await asked.finish()
+    asked.type("")
+    code, out, _ = await asked.finish()
     assert code == 1, out
     assert "not trusted; nothing written" in out
     assert not known.exists() and hosts.read_text() == HAND_WRITTEN
 
     # y trusts, then the block goes in after every original byte.
-    agreed = Prompted("add", pasted(fleet, box), "--hosts", str(hosts), home=home, cwd=tmp_path)
-    await agreed.wait_for("Name [")
-    await agreed.answer("b1")
-    await agreed.wait_for("[generic-ssh]: ")
-    await agreed.answer("lambda")
-    await agreed.wait_for("(empty: none): ")
-    await agreed.answer("")
-    await agreed.wait_for("[N]: ")
-    await agreed.answer("y")
-    code, out = await agreed.finish()
+    agreed = Terminal(
+        "add",
+        pasted(fleet, box),
+        "--hosts",
+        str(hosts),
+        cwd=tmp_path,
+        env=NO_COLOR,
+        output_on_terminal=True,
+    )
+    await agreed.expect("Name [")
+    agreed.type("b1")
+    await agreed.expect("[generic-ssh]: ")
+    agreed.type("lambda")
+    await agreed.expect("(empty: none): ")
+    agreed.type("")
+    await agreed.expect("[N]: ")
+    agreed.type("y")
+    code, out, _ = await agreed.finish()
     assert code == 0, out
     assert known.read_text() == box.known_hosts_line + "\n"
     assert hosts.read_text().startswith(HAND_WRITTEN)
@@ -453,17 +404,12 @@ class AddApp(App[None]):
         self.push_screen(AddHostScreen(self.fleet_file), self.results.append)
 
 
-async def wait_until(pilot, condition, what: str, timeout: float = 20) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
-
-
 async def press(pilot, button: Button) -> None:
     """Click ``button`` as a person would: not within its own click animation (a second
     click then is ignored by Textual's Button)."""
-    await wait_until(pilot, lambda: not button.has_class("-active"), "the button to settle")
+    await wait_for(
+        lambda: not button.has_class("-active"), what="the button to settle", pilot=pilot
+    )
     await pilot.click(button)
 
 
@@ -493,13 +439,13 @@ async def test_add_screen_checks_the_key_trusts_on_the_button_and_dismisses_with
         trust = screen.query_one("#add-trust", Button)
 
         await press(pilot, screen.query_one("#add-check", Button))
-        await wait_until(pilot, lambda: name.has_focus, "the name refused")
+        await wait_for(lambda: name.has_focus, what="the name refused", pilot=pilot)
         assert "already used at" in str(screen.query_one("#add-status").render())
         assert add.disabled and screen.check is None
 
         name.value = "b1"
         await press(pilot, screen.query_one("#add-check", Button))
-        await wait_until(pilot, lambda: screen.check is not None, "the key check")
+        await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
         assert screen.check.status == "unknown"
         assert box.host_key.get_fingerprint("sha256") in str(
             screen.query_one("#add-status").render()
@@ -509,11 +455,11 @@ async def test_add_screen_checks_the_key_trusts_on_the_button_and_dismisses_with
         assert screen.query_one("#add-cancel", Button).has_focus
 
         await press(pilot, trust)
-        await wait_until(pilot, lambda: not add.disabled, "the key trusted")
+        await wait_for(lambda: not add.disabled, what="the key trusted", pilot=pilot)
         assert known.read_text() == box.known_hosts_line + "\n"
         assert hosts.read_text() == HAND_WRITTEN  # nothing added before Add
         await press(pilot, add)
-        await wait_until(pilot, lambda: app.results, "the screen dismissed")
+        await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
 
     (host,) = app.results
     assert host == load_fleet(hosts).host("b1")
@@ -533,9 +479,9 @@ async def test_add_screen_escape_writes_nothing(make_loopback_fleet, home, tmp_p
             "#add-target", Input
         ).value = f"{fleet.username}@{LOOPBACK_HOST}:{box.port}"
         await press(pilot, screen.query_one("#add-check", Button))
-        await wait_until(pilot, lambda: screen.check is not None, "the key check")
+        await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
         assert screen.check.status == "unknown"
         await pilot.press("enter")  # the focused button is Cancel
-        await wait_until(pilot, lambda: app.results, "the screen dismissed")
+        await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
     assert app.results == [None]
     assert not hosts.exists() and not (home / ".ssh" / "known_hosts").exists()

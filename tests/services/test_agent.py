@@ -23,18 +23,16 @@ import time
 from pathlib import Path
 
 import pytest
+from support import FIXTURES, GIB, MIB
+from support.machine import oldest_python3
 
 from rgt_tui.agent import agent_command, agent_source, probe
 from rgt_tui.demo import gpu_replay
 from rgt_tui.domain.snapshot import HostSnapshot, snapshot_from_agent
 
-FIXTURES = Path(__file__).parent / "fixtures"
 GPU_FIXTURES = FIXTURES / "gpu"
 PYTHON3 = shutil.which("python3") or sys.executable
-MIB = 1024 * 1024
-GIB = 1024 * MIB
 H100_UUID = "GPU-00000000-0000-0000-0000-000000000000"
-REAL_HOME = Path.home()  # read before isolated_home: pythons installed under it are found
 
 
 @pytest.fixture(autouse=True)
@@ -139,30 +137,9 @@ def test_agent_command_quotes_every_word():
     ]
 
 
-def _oldest_python3() -> tuple[str, tuple[int, int]]:
-    """The oldest working python3 (>= 3.6) among pyenv's and PATH's, else this one."""
-    found = [(sys.version_info[:2], sys.executable)]
-    candidates = sorted((REAL_HOME / ".pyenv/versions").glob("3.*/bin/python3"))
-    candidates += [
-        Path(p) for p in filter(None, (shutil.which(f"python3.{m}") for m in range(6, 10)))
-    ]
-    for candidate in candidates:
-        out = subprocess.run(
-            [str(candidate), "-c", "import sys; print(sys.version_info[0], sys.version_info[1])"],
-            capture_output=True,
-            text=True,
-        )
-        if out.returncode == 0:
-            version = tuple(int(x) for x in out.stdout.split())
-            if version >= (3, 6):
-                found.append((version, str(candidate)))
-    version, path = min(found)
-    return path, version
-
-
 def test_agent_runs_on_the_oldest_python3_here(tmp_path):
     """Boxes run old pythons: the agent runs on the oldest one present (3.6 on this image)."""
-    python, version = _oldest_python3()
+    python, version = oldest_python3()
     lines = run_agent(
         *argv("--count 1 --no-gpu --mount", tmp_path),
         *fixture_roots("cgroup_v1_limited"),
@@ -279,10 +256,8 @@ def test_recorded_tree_through_the_transport_command(name, tmp_path):
         assert s.gpus == () and s.gpu_processes is None
     # "No limit" travels as the word, never as v1's 9223372036854771712.
     raw = lines[0]["cgroup"]
-    if expected["memory_unlimited"]:
-        assert raw["memory_max"] == "unlimited"
-    if expected["cpu_unlimited"]:
-        assert raw["cpu_quota_vcpus"] == "unlimited"
+    assert (raw["memory_max"] == "unlimited") is expected["memory_unlimited"]
+    assert (raw["cpu_quota_vcpus"] == "unlimited") is expected["cpu_unlimited"]
 
 
 def test_live_machine_with_default_roots(tmp_path):
@@ -299,14 +274,16 @@ def test_live_machine_with_default_roots(tmp_path):
     while not os.path.ismount(mount):
         mount = os.path.dirname(mount)
     assert disk.mount == mount
-    # The cgroup version, judged independently of the agent.
+    # The cgroup version, judged independently of the agent: v2 when the unified
+    # hierarchy is mounted with its controllers, else v1 (a memory controller line).
     own = Path("/proc/self/cgroup").read_text().splitlines()
-    if any(x.startswith("0::") for x in own) and Path("/sys/fs/cgroup/cgroup.controllers").exists():
-        assert s.cgroup.version == 2
-    elif any(":memory:" in x for x in own):
-        assert s.cgroup.version == 1
-        assert s.cgroup.memory_current > 0
-        assert s.cgroup.memory_max is not None or s.cgroup.memory_unlimited
+    unified = Path("/sys/fs/cgroup/cgroup.controllers").exists()
+    v2 = any(x.startswith("0::") for x in own) and unified
+    v1 = not v2 and any(":memory:" in x for x in own)
+    assert v2 or v1, f"no cgroup this test knows: {own}"
+    assert s.cgroup.version == (2 if v2 else 1)
+    assert s.cgroup.memory_current > 0
+    assert s.cgroup.memory_max is not None or s.cgroup.memory_unlimited
 
 
 def test_missing_cgroup_dir_falls_back_to_the_hierarchy_root(tmp_path):
@@ -871,20 +848,19 @@ def test_queue_watch_finds_the_running_cell_and_follows_it(tmp_path):
 
 
 def test_queue_watch_does_not_reread_every_record_every_sample(tmp_path, monkeypatch):
-    """With no cell running, the cells folder is read again only when it or the
-    runner's records changed, or after QUEUE_RESCAN_EVERY_S."""
+    """With no cell running, the records are read again only when the cells folder or
+    the runner's records changed, or after QUEUE_RESCAN_EVERY_S: a record rewritten in
+    place (the folder unchanged) is seen only then."""
     qdir = tmp_path / "queue"
     _records(qdir, {"a": "start 1 boot1 1\nend 2 0\n"}, runner="launch 1 boot1 tmux 0 /x 1\n")
     watch = probe.QueueWatch(str(qdir), None, "/proc")
-    listed: list[str] = []
-    real = os.listdir
-    monkeypatch.setattr(probe.os, "listdir", lambda p: listed.append(p) or real(p))
+    assert watch.poll("boot1")[0] is None
+    with open(qdir / "cells" / "a.state", "a") as f:  # a new attempt of a, live: this test
+        f.write(f"start 3 boot1 {os.getpid()}\n")
     for _ in range(5):
-        assert watch.poll("boot1")[0] is None
-    assert len(listed) == 1
-    watch._last_scan -= probe.QUEUE_RESCAN_EVERY_S + 1
-    watch.poll("boot1")
-    assert len(listed) == 2
+        assert watch.poll("boot1")[0] is None  # not read again
+    monkeypatch.setattr(probe, "QUEUE_RESCAN_EVERY_S", 0.0)  # the rescan period is over
+    assert watch.poll("boot1")[0] == "a"
 
 
 def test_agent_reports_the_running_cell_its_log_and_outputs(tmp_path, isolated_home):

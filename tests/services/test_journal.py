@@ -10,7 +10,7 @@ import sys
 import threading
 
 import pytest
-from tests_support_gate import BOX, IDENTITY, happy_events
+from support.gate import BOX, IDENTITY, happy_events
 
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.teardown_gate import (

@@ -13,32 +13,17 @@ from pathlib import Path
 
 import asyncssh
 import pytest
-from sshd_server import OpenSshServer
+from support.machine import alive
+from support.sshd import OpenSshServer
+from support.waiting import wait_for
 
 from rgt_tui.demo.loopback import LoopbackBox, LoopbackFleet
+from rgt_tui.domain.config import load_fleet
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - the 3.10 fallback named in pyproject's dependencies
     import tomli as tomllib
-
-
-async def _wait_for(predicate, timeout: float = 5.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    """Running and not a zombie (PID 1 here may never reap orphans)."""
-    try:
-        os.kill(pid, 0)
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (ProcessLookupError, FileNotFoundError):
-        return False
-    return state != "Z"
 
 
 def _session_of(pid: int) -> int | None:
@@ -76,6 +61,8 @@ async def test_fleet_files_describe_every_box(loopback_fleet: LoopbackFleet) -> 
     assert all(line.split()[1] == "ssh-ed25519" for line in lines)
     assert len({b.port for b in fleet.boxes}) == 3
     assert stat.S_IMODE(fleet.client_key.stat().st_mode) == 0o600
+    # The loader takes it as written, and no box's pull is refused (the demo pulls results).
+    assert [h.pull_refused for h in load_fleet(fleet.hosts_file).hosts] == [None, None, None]
 
 
 async def test_exec_runs_in_box_root_with_clean_env(loopback_fleet: LoopbackFleet) -> None:
@@ -162,7 +149,7 @@ async def test_stop_mid_stream_drops_the_client(loopback_fleet: LoopbackFleet) -
         await asyncio.wait_for(conn.wait_closed(), timeout=5)
     assert process.exit_status is None  # a drop, not an exit
     pid = _read_pid(pid_file)
-    assert pid is not None and not _alive(pid)  # the session was hung up on
+    assert pid is not None and not alive(pid)  # the session was hung up on
     with pytest.raises(OSError):
         await asyncio.wait_for(loopback_fleet.connect(box), timeout=5)
     assert not loopback_fleet.errors
@@ -196,22 +183,22 @@ async def test_disconnect_kills_session_but_not_detached_jobs(
                 "setsid nohup sleep 1000 >/dev/null 2>&1 & echo $! > detached.pid; "
                 "echo $$ > plain.pid; exec sleep 1000"
             )
-            await _wait_for(
+            await wait_for(
                 lambda: _read_pid(box.root / "plain.pid") and _read_pid(box.root / "detached.pid"),
                 what="pid files",
             )
             plain = _read_pid(box.root / "plain.pid")
             detached = _read_pid(box.root / "detached.pid")
             assert plain is not None and detached is not None
-            assert _alive(plain) and _alive(detached)
+            assert alive(plain) and alive(detached)
             # $! is known before the child has called setsid(); until it has, it is still
             # in the session's process group and a hang-up would rightly reach it.
-            await _wait_for(lambda: _session_of(detached) == detached, what="setsid to take effect")
-        await _wait_for(lambda: not _alive(plain), what="the session's sleep to die")
+            await wait_for(lambda: _session_of(detached) == detached, what="setsid to take effect")
+        await wait_for(lambda: not alive(plain), what="the session's sleep to die")
         await asyncio.sleep(1.5)  # past the SIGHUP → SIGKILL grace
-        assert _alive(detached)
+        assert alive(detached)
     finally:
-        if detached is not None and _alive(detached):
+        if detached is not None and alive(detached):
             os.kill(detached, signal.SIGKILL)
     assert not loopback_fleet.errors
 
@@ -223,11 +210,11 @@ async def test_closing_the_channel_hangs_up_its_command(loopback_fleet: Loopback
             "trap 'echo hup > hup.txt; exit 0' HUP; echo $$ > chan.pid; "
             "while :; do sleep 0.05; done"
         )
-        await _wait_for(lambda: _read_pid(box.root / "chan.pid"), what="chan.pid")
+        await wait_for(lambda: _read_pid(box.root / "chan.pid"), what="chan.pid")
         pid = _read_pid(box.root / "chan.pid")
-        assert pid is not None and _alive(pid)
+        assert pid is not None and alive(pid)
         process.close()
-        await _wait_for(lambda: not _alive(pid), what="the command to be hung up on")
+        await wait_for(lambda: not alive(pid), what="the command to be hung up on")
         assert (box.root / "hup.txt").read_text() == "hup\n"  # SIGHUP first, not SIGKILL
         # Only the channel went away: the connection still serves new commands.
         assert (await conn.run("echo still")).stdout == "still\n"

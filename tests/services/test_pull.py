@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from pull_support import MIB, box_results, fast, host_of, pull, random_file, sha
+from support import MIB
+from support.pulls import box_results, fast, host_of, pull, random_file, sha
+from support.waiting import wait_for
 
 from rgt_tui.services.pull import PulledRecord, PullError, pull_host
 from rgt_tui.services.pull.copy import FLUSH_BYTES
@@ -225,10 +227,9 @@ async def test_ctrl_c_mid_pull_keeps_the_part_and_says_how_to_resume(make_loopba
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
-        for _ in range(3000):  # until bytes land in the part (at most 30 s)
-            if part.exists() and part.stat().st_size > 0:
-                break
-            await asyncio.sleep(0.01)
+        await wait_for(
+            lambda: part.exists() and part.stat().st_size > 0, 30, "bytes in the part", every=0.01
+        )
         proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
         out, err = await asyncio.wait_for(proc.communicate(), 30)
     finally:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from pull_support import MIB, box_results, fast, host_of, pull, random_file, sha, tmpfs
+from support import MIB
+from support.machine import tmpfs
+from support.pulls import box_results, fast, host_of, pull, random_file, sha
 
 from rgt_tui.services.pull import LocalDiskFull, NotEnoughSpace, PullOptions
 from rgt_tui.services.records import pulled_path

@@ -11,7 +11,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from pull_support import box_results, fast, host_of, pull, random_file, sha
+from support.pulls import box_results, fast, host_of, pull, random_file, sha
 
 from rgt_tui.services.pull import PullError
 

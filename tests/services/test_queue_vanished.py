@@ -6,7 +6,9 @@ import os
 import re
 import signal
 
-from queue_support import SCRIPT_RUN, alive, wait_for, wait_view
+from support.machine import alive
+from support.queues import GATE, SCRIPT_RUN, wait_view
+from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import (
     DONE,
@@ -21,10 +23,6 @@ from rgt_tui.domain.vanished import HANGUP, MANUAL_KILL, NO, REBOOT, YES
 from rgt_tui.services.queue import append_cells, launch, plan_launch
 from rgt_tui.services.queue_box import deployed_name
 from rgt_tui.services.queue_view import diagnose_queue
-
-GATE = (
-    'echo "waiting for $HOME/go"; while [ ! -e "$HOME/go" ]; do sleep 0.05; done; echo "gate open"'
-)
 
 
 def start_pid(state: str) -> int:

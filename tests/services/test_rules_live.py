@@ -17,11 +17,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from queue_support import QueueFleet, wait_view
+from support.pilot import SIZE, screen_text, wait_for
+from support.queues import SCRIPT_RUN, QueueFleet, wait_view  # SCRIPT_RUN: $1 name, $2 out
+from support.telemetry import Watch, alert_ids
 
 from rgt_tui.app import RgtApp, health_thresholds
 from rgt_tui.demo.loopback import LoopbackFleet
@@ -41,7 +43,6 @@ from rgt_tui.services.telemetry import (
 from rgt_tui.transport import transport_for
 
 DAY = 86400.0
-SCRIPT_RUN = "bash {cfg} {name} {out} {task} {epochs}"  # $1 name, $2 out
 # Prints once, then only writes its checkpoint (every 0.5 s, 20 s in all).
 QUIET_CELL = """echo "training starts"
 mkdir -p "$2"
@@ -52,40 +53,6 @@ done"""
 # Logs every step while it writes.
 LOUD_CELL = """mkdir -p "$2"
 for i in $(seq 1 25); do echo "step $i"; date +%s%N > "$2/metrics"; sleep 0.2; done"""
-
-
-class Watch:
-    """A HostMonitor running in a task, every update it emits kept in order."""
-
-    def __init__(self, monitor: HostMonitor) -> None:
-        self.monitor = monitor
-        self.updates: list[HostUpdate] = []
-        self.task = asyncio.create_task(monitor.run(self.updates.append))
-
-    async def until(
-        self, check: Callable[[HostUpdate], bool], timeout: float = 20, what: str = "an update"
-    ) -> HostUpdate:
-        deadline = time.monotonic() + timeout
-        seen = 0
-        while time.monotonic() < deadline:
-            for update in self.updates[seen:]:
-                if check(update):
-                    return update
-            seen = len(self.updates)
-            if self.task.done():
-                self.task.result()  # raise what killed the monitor
-            await asyncio.sleep(0.05)
-        last = self.updates[-1] if self.updates else None
-        raise AssertionError(f"no {what} within {timeout:g} s; last: {last}")
-
-    async def stop(self) -> None:
-        self.task.cancel()
-        await asyncio.gather(self.task, return_exceptions=True)
-        await self.monitor.transport.close()
-
-
-def ids(update: HostUpdate) -> set[str]:
-    return {a.id for a in update.alerts}
 
 
 async def test_log_silent_fires_on_a_running_cell_and_the_agent_follows_the_queue(
@@ -111,7 +78,7 @@ async def test_log_silent_fires_on_a_running_cell_and_the_agent_follows_the_queu
         await launch(await plan_launch(qf.fleet, host, transport), transport)
         await transport.close()
 
-        silent = await watch.until(lambda u: "log.silent" in ids(u), 40, "log.silent")
+        silent = await watch.until(lambda u: "log.silent" in alert_ids(u), 40, "log.silent")
         alert = next(a for a in silent.alerts if a.id == "log.silent")
         assert silent.snapshot is not None and silent.snapshot.cell == "quiet"
         assert alert.subject == "quiet" and alert.severity == "warning"
@@ -126,17 +93,17 @@ async def test_log_silent_fires_on_a_running_cell_and_the_agent_follows_the_queu
         loud = await watch.until(
             lambda u: u.snapshot is not None and u.snapshot.cell == "loud", 40, "cell loud"
         )
-        assert "log.silent" not in ids(loud)
+        assert "log.silent" not in alert_ids(loud)
         done = await watch.until(
             lambda u: u.snapshot is not None and u.snapshot.queue_done_at is not None,
             40,
             "the queue's done record",
         )
         assert done.snapshot is not None and done.snapshot.cell is None
-        assert "log.silent" not in ids(done)
+        assert "log.silent" not in alert_ids(done)
         samples = [u.snapshot for u in watch.updates if u.snapshot is not None]
         assert all(
-            "log.silent" not in ids(u)
+            "log.silent" not in alert_ids(u)
             for u in watch.updates
             if u.snapshot and u.snapshot.cell == "loud"
         )
@@ -213,14 +180,15 @@ async def test_a_forgotten_box_reaches_the_pane_and_status_json_alike(
     app = RgtApp(
         fleet, monitors={"box1": monitor}, start_monitors=False, config_dir=tmp_path / "cfg"
     )
-    async with app.run_test(size=(160, 50)) as pilot:
-        deadline = time.monotonic() + 30
-        while not (app.latest.get("box1") and app.latest["box1"].snapshot):
-            assert time.monotonic() < deadline, "no sample reached the app"
-            await pilot.pause(0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(
+            lambda: app.latest.get("box1") and app.latest["box1"].snapshot,
+            what="a sample to reach the app",
+            pilot=pilot,
+        )
         await pilot.pause(0.3)
         update = app.latest["box1"]
-        text = "\n".join(s.text for s in app.screen._compositor.render_strips())
+        text = screen_text(app)
         assert "queue finished" in text and "still bills $1.89/h" in text
     assert {(a.id, a.severity) for a in update.alerts} == by_status
 
@@ -294,7 +262,7 @@ async def test_the_release_clock_counts_from_the_last_sighting_across_restarts(
             lost = await watch.until(lambda u: u.connection.error is not None, 20)
         finally:
             await watch.stop()
-        assert "profile.release_clock" not in ids(lost)
+        assert "profile.release_clock" not in alert_ids(lost)
 
         # `rgt-tui status` reads the same record.
         (report,) = await collect_status(

@@ -17,14 +17,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import pty
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import asyncssh
 import pytest
+from support.cli import Terminal, arun
+from support.fleet_files import set_host_key
 
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.teardown_gate import MissingCellAcknowledged, RunningAcknowledged
@@ -44,17 +44,7 @@ from rgt_tui.services.teardown import (
 from rgt_tui.services.verify import verify_host
 from rgt_tui.transport import open_transport
 
-RGT = [sys.executable, "-m", "rgt_tui"]
 QUEUE = "configs/cellA.yaml train 1\nconfigs/cellB.yaml train 1\n"
-
-
-def _set(hosts_file: Path, key: str, value: str | None) -> None:
-    """Set ``key`` of box1 in the fleet file (None: remove it)."""
-    lines = [ln for ln in hosts_file.read_text().splitlines() if not ln.startswith(f"{key} = ")]
-    if value is not None:
-        at = lines.index('name = "box1"')
-        lines.insert(at + 1, f"{key} = {json.dumps(value)}")
-    hosts_file.write_text("\n".join(lines) + "\n")
 
 
 class Setup:
@@ -69,7 +59,7 @@ class Setup:
         self.marker = tmp_path / "destroyed"
         queue = tmp_path / "queue.txt"
         queue.write_text(QUEUE)
-        _set(loopback.hosts_file, "queue", str(queue))
+        set_host_key(loopback.hosts_file, "queue", str(queue))
         results = self.box.root / "results"
         for cell in ("cellA", "cellB"):
             (results / cell).mkdir(parents=True, exist_ok=True)
@@ -101,31 +91,23 @@ class Setup:
                 self.fleet, self.host, self.journal, typed, t, cwd=self.tmp
             )
 
-    def env(self) -> dict[str, str]:
-        return {
-            **os.environ,
-            "XDG_STATE_HOME": str(self.state),
-            "RGT_HOSTS": str(self.loopback.hosts_file),
-        }
+    def env(self) -> dict[str, str | None]:
+        """The command line's state folder and fleet file: this setup's."""
+        return {"XDG_STATE_HOME": str(self.state), "RGT_HOSTS": str(self.loopback.hosts_file)}
 
     async def cli(self, *args: str) -> subprocess.CompletedProcess:
-        return await asyncio.to_thread(
-            subprocess.run,
-            [*RGT, *args],
-            capture_output=True,
-            text=True,
-            env=self.env(),
-            cwd=self.tmp,
-            stdin=subprocess.DEVNULL,
-            timeout=120,
-        )
+        return await arun(*args, env=self.env(), cwd=self.tmp)
+
+    def terminal(self, *args: str) -> Terminal:
+        """The command line at a terminal of its own (it asks, as it would a person)."""
+        return Terminal(*args, env=self.env(), cwd=self.tmp)
 
 
 @pytest.fixture
 async def ready(make_loopback_fleet, tmp_path: Path) -> Setup:  # type: ignore[no-untyped-def]
     """box1 pulled and verified: its gate holds all but the typed name."""
     setup = Setup(await make_loopback_fleet(1), tmp_path)
-    _set(setup.loopback.hosts_file, "teardown", f"echo destroyed > {setup.marker}")
+    set_host_key(setup.loopback.hosts_file, "teardown", f"echo destroyed > {setup.marker}")
     await setup.pull_and_verify()
     report = await setup.check()
     assert report.ready_but_confirmation, report.conditions
@@ -134,42 +116,6 @@ async def ready(make_loopback_fleet, tmp_path: Path) -> Setup:  # type: ignore[n
 
 def _condition(report: GateReport, key: str):  # type: ignore[no-untyped-def]
     return next(c for c in report.conditions if c.key == key)
-
-
-class Terminal:
-    """The command line under a pseudo-terminal, so it prompts as for a person."""
-
-    def __init__(self, setup: Setup, *args: str) -> None:
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            [*RGT, *args],
-            stdin=slave,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=setup.env(),
-            cwd=setup.tmp,
-        )
-        os.close(slave)
-        self.out = b""
-
-    async def wait_for(self, text: str, timeout: float = 60) -> None:
-        """Read stdout until ``text`` shows (a prompt has no newline after it)."""
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = asyncio.get_running_loop().time() + timeout
-        while text.encode() not in self.out:
-            assert asyncio.get_running_loop().time() < deadline, self.out.decode()
-            chunk = await asyncio.to_thread(os.read, fd, 4096)
-            assert chunk, f"exited before {text!r}: {self.out.decode()}"
-            self.out += chunk
-
-    def type(self, line: str) -> None:
-        os.write(self.master, line.encode() + b"\n")
-
-    async def finish(self) -> tuple[int, str, str]:
-        out, err = await asyncio.to_thread(self.proc.communicate, timeout=120)
-        os.close(self.master)
-        return self.proc.returncode, (self.out + out).decode(), err.decode()
 
 
 # --- the re-scan that unlocks is taken after the name is typed ----------------------
@@ -195,8 +141,8 @@ async def test_box_gone_at_confirmation_refuses_and_runs_nothing(ready: Setup) -
 
 
 async def test_cli_waiting_at_the_prompt_refuses_when_the_box_is_gone(ready: Setup) -> None:
-    term = Terminal(ready, "teardown", "box1")
-    await term.wait_for("Type the host's name (box1)")
+    term = ready.terminal("teardown", "box1")
+    await term.expect("Type the host's name (box1)")
     assert "[x] rescan" in term.out.decode()  # it was ready when the prompt came up
     await ready.box.stop()  # the user takes their time; the box goes away meanwhile
     term.type("box1")
@@ -468,7 +414,7 @@ async def test_a_missing_cell_is_the_rosters_and_its_acknowledgement_opens_it(re
 
 
 async def test_manual_teardown_is_recorded_only_after_the_second_typed_name(ready: Setup) -> None:
-    _set(ready.loopback.hosts_file, "teardown", None)
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
     outcome = await ready.confirm()
     assert not outcome.ran and not outcome.recorded and "destroys" in outcome.instructions
     assert ready.journal.load("box1").torn_down_at is None  # shown what to do, nothing yet
@@ -484,7 +430,7 @@ async def test_manual_teardown_is_recorded_only_after_the_second_typed_name(read
 async def test_a_manual_teardown_is_recorded_only_for_the_box_that_was_confirmed(
     ready: Setup,
 ) -> None:
-    _set(ready.loopback.hosts_file, "teardown", None)
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
     outcome = await ready.confirm()
     confirmed = outcome.report.box
     assert not outcome.ran and confirmed == ready.journal.load("box1").box
@@ -517,11 +463,11 @@ async def test_destroyed_refuses_when_no_box_was_ever_identified(
 
 
 async def test_cli_manual_teardown_asks_for_the_name_again(ready: Setup) -> None:
-    _set(ready.loopback.hosts_file, "teardown", None)
-    term = Terminal(ready, "teardown", "box1")
-    await term.wait_for("to tear it down: ")
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    term = ready.terminal("teardown", "box1")
+    await term.expect("to tear it down: ")
     term.type("box1")
-    await term.wait_for("type its name (box1) again")
+    await term.expect("type its name (box1) again")
     shown = term.out.decode()
     assert "Do this by hand now" in shown and "keeps billing until you have destroyed it" in shown
     assert "cost" not in shown.replace("its cost is no longer counted", "")
@@ -542,11 +488,11 @@ async def test_cli_manual_teardown_asks_for_the_name_again(ready: Setup) -> None
 
 
 async def test_cli_manual_teardown_typed_twice_at_the_terminal(ready: Setup) -> None:
-    _set(ready.loopback.hosts_file, "teardown", None)
-    term = Terminal(ready, "teardown", "box1")
-    await term.wait_for("to tear it down: ")
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    term = ready.terminal("teardown", "box1")
+    await term.expect("to tear it down: ")
     term.type("box1")
-    await term.wait_for("again to record it")
+    await term.expect("again to record it")
     assert ready.journal.load("box1").torn_down_at is None  # not before the second name
     term.type("box1")
     code, out, err = await term.finish()

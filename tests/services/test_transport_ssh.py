@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import getpass
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
 
 import asyncssh
 import pytest
+from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
+from support.waiting import wait_for
 
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate
@@ -200,11 +203,12 @@ async def test_hosts_do_not_block_each_other(loopback_fleet):
 
     tasks = [asyncio.create_task(m.run(emit)) for m in monitors]
     try:
-        for _ in range(100):
-            await asyncio.sleep(0.1)
-            if all(seen.get(h.name, 0) >= 3 for h in fleet.hosts[1:]):
-                break
-        assert all(seen.get(h.name, 0) >= 3 for h in fleet.hosts[1:]), seen
+        await wait_for(
+            lambda: all(seen.get(h.name, 0) >= 3 for h in fleet.hosts[1:]),
+            10,
+            "three samples of each live host",
+            show=lambda: str(seen),
+        )
         assert fleet.hosts[0].name not in seen
         # Never reached: said so (not "reconnecting": nothing was ever connected).
         assert monitors[0].connection.status == "unreached"
@@ -372,18 +376,14 @@ async def test_checked_blocks_short_only_at_end_of_file():
 
 
 async def test_readers_on_their_own_lanes_get_sessions_of_their_own(loopback_fleet, tmp_path):
-    """1 Gbit/s across a 200 ms round trip is 25 MB in flight. A channel's window stays at
-    8 MiB (more stalls OpenSSH 9.2's sshd), so a pull spreads large files over lanes:
-    each lane is an SFTP session of its own, with its own window."""
+    """A pull spreads large files over lanes: each lane is an SFTP session of its own,
+    with its own window (see the next test)."""
     box = loopback_fleet.boxes[0]
     data = os.urandom(3 << 20)
     (box.root / "f.bin").write_bytes(data)
     t = _transport(loopback_fleet, box)
     await t.connect()
     try:
-        chan, _ = await t._require().create_session(asyncssh.SSHClientSession, "true")
-        assert chan.get_recv_window() == 8 << 20
-        chan.close()
         readers = [await t.open_reader("f.bin", lane=lane) for lane in (1, 2)]
         got = await asyncio.gather(*(_collect(r.blocks(0, len(data))) for r in readers))
         assert [b"".join(d for _, d in sorted(g)) for g in got] == [data, data]
@@ -392,6 +392,28 @@ async def test_readers_on_their_own_lanes_get_sessions_of_their_own(loopback_fle
             await r.close()
     finally:
         await t.close()
+
+
+async def test_every_session_offers_the_box_an_8_mib_window(tmp_path):
+    """1 Gbit/s across a 200 ms round trip is 25 MB in flight. A channel's window stays at
+    8 MiB (more stalls OpenSSH 9.2's sshd): what sshd is offered, as its log says, for a
+    command and for an SFTP lane alike."""
+    if not SSHD.exists():
+        pytest.fail(f"{SSHD} is missing: {INSTALL_HINT}")
+    server = OpenSshServer(tmp_path / "openssh", log_level="DEBUG")
+    server.start()
+    try:
+        t = transport_for(load_fleet(server.hosts_file).host("real1"))
+        await t.connect()
+        try:
+            assert (await t.run("true")).exit_status == 0
+            await t.sftp(1)
+        finally:
+            await t.close()
+    finally:
+        server.stop()
+    windows = re.findall(r"ctype session rchan \d+ win (\d+)", server.log_file.read_text())
+    assert len(windows) >= 2 and set(windows) == {str(8 << 20)}, windows
 
 
 async def _collect(blocks):  # type: ignore[no-untyped-def]

@@ -14,7 +14,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -22,7 +21,8 @@ from pathlib import Path
 
 import asyncssh
 import pytest
-from sshd_server import INSTALL_HINT, SSHD, OpenSshServer
+from support.cli import arun
+from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
 
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.transport import HostKeyError, TransportError, transport_for
@@ -59,13 +59,14 @@ LEAKS = (
 )
 
 
+NO_AGENT = {"SSH_AUTH_SOCK": None}  # the command line's environment without an ssh-agent
+
+
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A HOME of the test's own (no ssh-agent unless a test starts one)."""
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True, mode=0o700)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+def home(home: Path) -> Path:
+    """The HOME of the test's own (conftest), with an empty ~/.ssh to write config in (no
+    ssh-agent unless a test starts one)."""
+    (home / ".ssh").mkdir(mode=0o700)
     return home
 
 
@@ -433,20 +434,6 @@ async def test_invalid_utf8_from_a_box_drops_neither_the_connection_nor_a_read_i
     assert local.stdout == "a\ufffdb\n"
 
 
-def _status(hosts: Path, home: Path, *args: str, agent: Path | None = None):
-    env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-    env["HOME"] = str(home)
-    if agent is not None:
-        env["SSH_AUTH_SOCK"] = str(agent)
-    return subprocess.run(
-        [sys.executable, "-m", "rgt_tui", "status", "--hosts", str(hosts), *args],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=env,
-    )
-
-
 async def test_passphrase_key_fails_its_host_only_and_the_agent_is_used(
     make_loopback_fleet, tmp_path, home, ssh_agent
 ):
@@ -466,7 +453,7 @@ async def test_passphrase_key_fails_its_host_only_and_the_agent_is_used(
     hosts.write_text("[[hosts]]".join(blocks))
     healthy, guarded = (b.name for b in fleet.boxes)
 
-    out = await asyncio.to_thread(_status, hosts, home, "--json")  # no agent
+    out = await arun("status", "--hosts", hosts, "--json", env=NO_AGENT)
     assert out.returncode == 1, out.stderr
     by_name = {h["name"]: h for h in json.loads(out.stdout)}
     assert by_name[healthy]["reachable"] and by_name[healthy]["boot_id"]
@@ -474,19 +461,19 @@ async def test_passphrase_key_fails_its_host_only_and_the_agent_is_used(
     assert "needs a passphrase" in by_name[guarded]["error"]
     assert str(locked) in by_name[guarded]["error"]
     assert f"ssh-add {locked}" in by_name[guarded]["fix"]
-    table = await asyncio.to_thread(_status, hosts, home)
+    table = await arun("status", "--hosts", hosts, env=NO_AGENT)
     assert table.returncode == 1 and "UNREACHABLE" in table.stdout
     assert f"ssh-add {locked}" in table.stdout
 
     # An agent that lacks the key: refused by the box, and the fix still says ssh-add.
-    out = await asyncio.to_thread(_status, hosts, home, "--json", agent=ssh_agent)
+    out = await arun("status", "--hosts", hosts, "--json", env={"SSH_AUTH_SOCK": str(ssh_agent)})
     assert out.returncode == 1, out.stderr
     guarded_report = {h["name"]: h for h in json.loads(out.stdout)}[guarded]
     assert "authentication refused" in guarded_report["error"]
     assert f"ssh-add {locked}" in guarded_report["fix"]
     # Once the agent holds the key, the agent signs for it.
     _ssh_add(fleet.client_key, ssh_agent)
-    out = await asyncio.to_thread(_status, hosts, home, "--json", agent=ssh_agent)
+    out = await arun("status", "--hosts", hosts, "--json", env={"SSH_AUTH_SOCK": str(ssh_agent)})
     assert out.returncode == 0, out.stdout + out.stderr
     assert all(h["reachable"] for h in json.loads(out.stdout))
 

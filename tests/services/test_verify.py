@@ -18,7 +18,7 @@ from unittest import mock
 
 import pytest
 import torch
-from pull_support import box_results, fast, host_of
+from support.pulls import box_results, fast, host_of
 
 from rgt_tui.services import verify
 from rgt_tui.services.pull import pull_host

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import HostConfig, load_fleet
@@ -18,8 +13,6 @@ from rgt_tui.services.pull import PullOptions, pull_host
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.backoff import Backoff
 from rgt_tui.transport.base import Transport
-
-MIB = 1 << 20
 
 
 def host_of(fleet: LoopbackFleet, name: str = "box1", **changes: object) -> HostConfig:
@@ -89,23 +82,6 @@ class _CountedReader:
         async for at, data in self.inner.blocks(offset, length):
             self.counter.total += len(data)
             yield at, data
-
-
-@contextlib.contextmanager
-def tmpfs(path: Path, size: str = "8m") -> Iterator[Path]:
-    """A tmpfs of ``size`` mounted at ``path`` for the duration of the block."""
-    path.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.fail(f"cannot mount a tmpfs (these tests need root): {mounted.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 async def pull(host: HostConfig, results: Path, *, counted: bool = False, **kw: object):  # type: ignore[no-untyped-def]

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import shutil
-import signal
-import subprocess
 import tempfile
-import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-
-from sshd_server import OpenSshServer
 
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import Fleet, HostConfig, load_fleet
@@ -22,9 +14,16 @@ from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.queue_view import read_queue_view
 from rgt_tui.transport import Transport, transport_for
+from support.machine import kill_processes_under, kill_session, kill_tmux_server
+from support.sshd import OpenSshServer
+from support.waiting import wait_for
 
 # A cell's "config" is a bash script in the box's workdir; its stem names the cell.
 SCRIPT_RUN = "bash {cfg} {name} {out} {task} {epochs}"
+# A cell that runs until the test creates ``$HOME/go`` (the box's workdir), then succeeds.
+GATE = (
+    'echo "waiting for $HOME/go"; while [ ! -e "$HOME/go" ]; do sleep 0.05; done; echo "gate open"'
+)
 
 
 class QueueFleet:
@@ -96,67 +95,10 @@ class QueueFleet:
         """Stop this fleet's own tmux server and kill what still runs in its directories."""
         tmpdir = self.loopback.tmux_tmpdir
         if tmpdir is not None:
-            env = tmux_env(tmpdir)
-            subprocess.run(["tmux", "kill-server"], capture_output=True, env=env)
+            kill_tmux_server(tmpdir)
         kill_processes_under(self.base)
         if tmpdir is not None:
             shutil.rmtree(tmpdir, ignore_errors=True)
-
-
-def tmux_env(tmux_tmpdir: Path) -> dict[str, str]:
-    """An environment that addresses the tmux server under ``tmux_tmpdir`` — without TMUX,
-    which inside a tmux pane would point every command at the enclosing server."""
-    return {k: v for k, v in os.environ.items() if k != "TMUX"} | {"TMUX_TMPDIR": str(tmux_tmpdir)}
-
-
-def kill_session(session: str, tmux_tmpdir: Path | None = None) -> None:
-    """``tmux kill-session -t =SESSION`` on the default server or the one under tmux_tmpdir."""
-    env = tmux_env(tmux_tmpdir) if tmux_tmpdir else None
-    subprocess.run(["tmux", "kill-session", "-t", f"={session}"], capture_output=True, env=env)
-
-
-def kill_processes_under(base: Path) -> list[int]:
-    """SIGKILL every process whose working directory is inside ``base`` (ours by construction)."""
-    killed = []
-    base_s = str(base.resolve())
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if cwd == base_s or cwd.startswith(base_s + "/"):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(entry.name), signal.SIGKILL)
-                killed.append(int(entry.name))
-    return killed
-
-
-def alive(pid: int) -> bool:
-    """Running and not a zombie (PID 1 here may never reap orphans)."""
-    try:
-        os.kill(pid, 0)
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (ProcessLookupError, FileNotFoundError):
-        return False
-    return state != "Z"
-
-
-async def wait_for(
-    predicate: Callable[[], bool | Awaitable[bool]], timeout: float = 10.0, what: str = "condition"
-) -> None:
-    """Poll ``predicate`` (sync or async) every 50 ms until true."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def wait_view(
@@ -201,8 +143,7 @@ class QueueSshServer(OpenSshServer):
 
     def cleanup(self) -> None:
         """Stop its tmux server and what still runs in its directories."""
-        env = tmux_env(self.tmux_tmpdir)
-        subprocess.run(["tmux", "kill-server"], capture_output=True, env=env)
+        kill_tmux_server(self.tmux_tmpdir)
         kill_processes_under(self.base_dir)
         shutil.rmtree(self.tmux_tmpdir, ignore_errors=True)
 

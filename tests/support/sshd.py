@@ -19,6 +19,8 @@ from types import TracebackType
 
 import asyncssh
 
+from support.machine import children, free_port
+
 SSHD = Path("/usr/sbin/sshd")
 INSTALL_HINT = "install openssh-server (.ci/run does this)"
 _START_TIMEOUT_S = 10.0
@@ -57,6 +59,12 @@ class OpenSshServer:
         """Whether the sshd listener process is alive."""
         return self._proc is not None and self._proc.poll() is None
 
+    @property
+    def pid(self) -> int:
+        """The listener's pid (each connection's sshd is a child of it)."""
+        assert self._proc is not None, "sshd is not running"
+        return self._proc.pid
+
     def start(self) -> None:
         """Write keys and config on first use, start sshd and wait until it accepts."""
         if self.is_running:
@@ -65,7 +73,7 @@ class OpenSshServer:
             raise RuntimeError(f"{SSHD} not found: {INSTALL_HINT}")
         host_pub = self.prepare_keys()
         if not self.port:
-            self.port = _free_port()
+            self.port = free_port()
         self._write_config()
         # sshd insists on its privilege-separation directory even under -D. Not root:
         # the mkdir fails and sshd's own error (in the log) says what is missing.
@@ -101,7 +109,7 @@ class OpenSshServer:
             return
         # Each connection's sshd runs in its own session (setsid), so a group kill would
         # miss it; find them by parent pid instead.
-        for pid in _children(proc.pid):
+        for pid in children(proc.pid):
             _kill(pid, signal.SIGKILL)
         proc.terminate()
         try:
@@ -204,29 +212,6 @@ def _ensure_key(path: Path) -> str:
     public = " ".join(key.export_public_key("openssh").decode().split()[:2])
     path.with_name(path.name + ".pub").write_text(public + "\n")
     return public
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _children(ppid: int) -> list[int]:
-    """Pids whose parent is `ppid` (from /proc; no psutil needed)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state, ppid, ...
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == ppid:
-            found.append(int(entry.name))
-    return found
 
 
 def _kill(pid: int, sig: signal.Signals) -> None:

@@ -1,35 +1,33 @@
 """Pilot tests of the TUI: what a user sees and what each key does.
 
-Most tests feed the app agent-shaped samples (``test_app_snapshots``' builders) through
+Most tests feed the app agent-shaped samples (``support.samples``) through
 fake monitors, which is exactly the interface ``HostMonitor`` offers; the last ones run
 real monitors, over this machine's local transport and over a loopback SSH fleet.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from test_app_snapshots import (
+from support.pilot import FakeMonitor, make_app, palette_titles, screen_text, wait_for
+from support.samples import (
     FROZEN,
+    HOSTS,
     agent_sample,
-    clock,
     disk,
     healthy_update,
     inode_update,
     make_update,
+    many_hosts_fleet,
     three_updates,
-    write_fleet,
 )
 from textual import events
 from textual.binding import Binding
 
-from rgt_tui.app import RgtApp, RgtCommands
+from rgt_tui.app import RgtApp
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.gotchas import gotcha
 from rgt_tui.domain.health import HealthState
@@ -37,95 +35,19 @@ from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import HelpScreen, describe
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.services.telemetry import ConnectionState, HostUpdate
+from rgt_tui.services.telemetry import ConnectionState
 from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
 from rgt_tui.widgets.spark import spark_rows
 
-HOSTS = ["a100-train", "h100-eval", "spot-4090"]
-
-
-class FakeMonitor:
-    """HostMonitor's interface: emits the given updates, then waits to be cancelled."""
-
-    host_key_fingerprint: str | None = None  # no connection, no host key
-
-    def __init__(
-        self, updates: list[HostUpdate] | None = None, *, crash: str | None = None
-    ) -> None:
-        self.updates = list(updates or [])
-        self.crash = crash
-        self.reconnects = 0
-        self.emit: Callable[[HostUpdate], None] | None = None
-        self.started = asyncio.Event()
-
-    async def run(self, emit: Callable[[HostUpdate], None]) -> None:
-        self.emit = emit
-        self.started.set()
-        for update in self.updates:
-            emit(update)
-        if self.crash:
-            raise RuntimeError(self.crash)
-        await asyncio.Event().wait()
-
-    def request_reconnect(self) -> None:
-        self.reconnects += 1
-
-
-def screen_text(app: RgtApp) -> str:
-    """The current screen as plain text, one line per row."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
-def many_hosts_fleet(tmp_path: Path, n: int):  # type: ignore[no-untyped-def]
-    text = "".join(f'[[hosts]]\nname = "box{i}"\nssh = "root@10.0.1.{i}"\n\n' for i in range(n))
-    return write_fleet(tmp_path, text)
-
-
-def make_app(tmp_path: Path, monitors=None, fleet=None, **kwargs) -> RgtApp:  # type: ignore[no-untyped-def]
-    return RgtApp(
-        fleet or write_fleet(tmp_path),
-        monitors=monitors,
-        start_monitors=monitors is not None,
-        clock=clock,
-        config_dir=tmp_path / "config",
-        **kwargs,
-    )
-
-
-async def wait_for(
-    pilot, predicate: Callable[[], Any], timeout: float = 30.0, what: str = ""
-) -> Any:  # type: ignore[no-untyped-def]
-    """Let the app run until ``predicate()`` is truthy and return its value; fail with the
-    screen if it never is."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := predicate()):
-        if loop.time() > deadline:
-            raise AssertionError(
-                f"timed out after {timeout:g} s waiting for {what or predicate}; "
-                f"screen was:\n{screen_text(pilot.app)}"
-            )
-        await pilot.pause(0.05)
-    return value
-
-
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    import time
-
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc")
 
 
 async def test_panes_show_every_figure_from_the_monitors(tmp_path: Path) -> None:
     monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(140, 34)) as pilot:
-        await wait_for(pilot, lambda: len(app.latest) == 3)
+        await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
         await pilot.pause()
         text = screen_text(app)
     # Healthy host: util with the SM clock share beside it, VRAM, both mounts, cost.
@@ -275,7 +197,7 @@ async def test_enter_opens_detail_which_keeps_updating(tmp_path: Path) -> None:
     monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_for(pilot, lambda: len(app.latest) == 3)
+        await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
         await pilot.press("right", "enter")
         await pilot.pause()
         screen = app.screen
@@ -287,15 +209,15 @@ async def test_enter_opens_detail_which_keeps_updating(tmp_path: Path) -> None:
             disks=[disk("/", "/", 31, 9), disk("/workspace", "/workspace", 41, 96, total_gib=2000)],
         )  # fmt: skip
         monitors["h100-eval"].emit(make_update("h100-eval", newer))
-        await wait_for(pilot, lambda: "hostname renamed-box" in screen_text(app))
+        await wait_for(lambda: "hostname renamed-box" in screen_text(app), pilot=pilot)
         await pilot.press("2")
         # The newer sample (two A100s) is what the GPUs tab shows, processes included.
-        await wait_for(pilot, lambda: "GPU1 NVIDIA A100-SXM4-80GB" in screen_text(app))
+        await wait_for(lambda: "GPU1 NVIDIA A100-SXM4-80GB" in screen_text(app), pilot=pilot)
         assert "pid 4122" in screen_text(app) and "SM clock 1290 MHz of 1410 MHz" in screen_text(
             app
         )
         await pilot.press("3")
-        await wait_for(pilot, lambda: "/workspace  on /workspace" in screen_text(app))
+        await wait_for(lambda: "/workspace  on /workspace" in screen_text(app), pilot=pilot)
         assert "31,457,280 of 32,768,000" in screen_text(app)
         await pilot.press("4")
         await pilot.pause()
@@ -325,7 +247,7 @@ async def test_r_reconnects_the_selected_host_and_says_so(tmp_path: Path) -> Non
     monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(140, 34)) as pilot:
-        await wait_for(pilot, lambda: len(app.latest) == 3)
+        await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
         await pilot.press("right", "right", "r")
         await pilot.pause()
         assert [m.reconnects for m in monitors.values()] == [0, 0, 1]
@@ -340,13 +262,13 @@ async def test_monitor_crash_is_reported_and_r_restarts_it(tmp_path: Path) -> No
     app = make_app(tmp_path, {"a100-train": crashing})
     async with app.run_test(size=(140, 34)) as pilot:
         await wait_for(
-            pilot, lambda: any("agent exploded" in str(n.message) for n in app._notifications)
+            lambda: any("agent exploded" in str(n.message) for n in app._notifications), pilot=pilot
         )
         assert app.is_running
         crashing.started.clear()
         crashing.crash = None
         await pilot.press("r")
-        await wait_for(pilot, crashing.started.is_set)
+        await wait_for(crashing.started.is_set, pilot=pilot)
 
 
 async def test_help_lists_every_key(tmp_path: Path) -> None:
@@ -372,8 +294,7 @@ async def test_palette_lists_every_action(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        provider = RgtCommands(app.screen)
-        names = [text for text, _, _ in provider._commands()]
+        names = await palette_titles(app)
         for host in HOSTS:
             assert f"Open detail: {host}" in names and f"Reconnect host: {host}" in names
         for theme in ("dark", "light", "high-contrast"):
@@ -390,9 +311,9 @@ async def test_palette_switches_theme_and_the_choice_persists(tmp_path: Path) ->
         await pilot.press(*"theme to: light")
         await pilot.pause(0.5)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.theme == "light")
+        await wait_for(lambda: app.theme == "light", pilot=pilot)
         settings = tmp_path / "config" / "settings.json"
-        await wait_for(pilot, settings.exists)
+        await wait_for(settings.exists, pilot=pilot)
     assert json.loads(settings.read_text())["theme"] == "light"
     again = make_app(tmp_path)
     assert again.theme == "light"
@@ -407,7 +328,7 @@ async def test_newer_sample_replaces_a_queued_older_one(tmp_path: Path) -> None:
     monitor = FakeMonitor([first, second])
     app = make_app(tmp_path, {"a100-train": monitor})
     async with app.run_test(size=(140, 34)) as pilot:
-        await wait_for(pilot, lambda: "a100-train" in app.latest)
+        await wait_for(lambda: "a100-train" in app.latest, pilot=pilot)
         await pilot.pause()
         assert app.latest["a100-train"] is second
         assert list(app.histories["a100-train"].times) == [FROZEN + 1]
@@ -431,7 +352,7 @@ async def test_hidden_panes_skip_drawing_and_catch_up(tmp_path: Path) -> None:
         assert panes["box0"].draws == first["box0"] + 1  # on screen: drawn
         assert panes["box11"].draws == first["box11"] and panes["box11"].stale  # out of view
         app.fleet_screen.select("box11")  # scrolling it into view draws it
-        await wait_for(pilot, lambda: panes["box11"].draws == first["box11"] + 1)
+        await wait_for(lambda: panes["box11"].draws == first["box11"] + 1, pilot=pilot)
         # Behind the detail screen, nothing on the fleet screen is drawn.
         await pilot.press("enter")
         await pilot.pause()
@@ -442,7 +363,7 @@ async def test_hidden_panes_skip_drawing_and_catch_up(tmp_path: Path) -> None:
         assert {name: p.draws for name, p in panes.items()} == before
         assert "box11" in app.screen.host.name
         await pilot.press("escape")
-        await wait_for(pilot, lambda: panes["box11"].draws == before["box11"] + 1)
+        await wait_for(lambda: panes["box11"].draws == before["box11"] + 1, pilot=pilot)
 
 
 async def test_broken_theme_is_reported_once_and_not_fatal(tmp_path: Path) -> None:
@@ -466,7 +387,7 @@ async def test_default_fleet_shows_this_machine_with_a_hint(tmp_path: Path) -> N
     app = RgtApp(fleet, config_dir=tmp_path / "config")  # real monitor, local transport
     async with app.run_test(size=(130, 40)) as pilot:
         await wait_for(
-            pilot, lambda: "● connected" in screen_text(app) and "inodes" in screen_text(app)
+            lambda: "● connected" in screen_text(app) and "inodes" in screen_text(app), pilot=pilot
         )
         text = screen_text(app)
     assert "No fleet file: showing this machine." in text and "rgt-tui demo" in text
@@ -485,17 +406,17 @@ async def test_end_to_end_over_a_loopback_fleet(tmp_path: Path, loopback_fleet) 
                 for u in app.latest.values()
             )
 
-        await wait_for(pilot, lambda: connected() == 3)
+        await wait_for(lambda: connected() == 3, pilot=pilot)
         await pilot.pause()
         text = screen_text(app)
         assert text.count("inodes") >= 3 and text.count("● connected") == 3
         # The box goes away: the pane says reconnecting, not dead (GEN8).
         await loopback_fleet.box("box2").stop()
-        await wait_for(pilot, lambda: app.latest["box2"].connection.status != "connected")
+        await wait_for(lambda: app.latest["box2"].connection.status != "connected", pilot=pilot)
         await pilot.pause()
         assert "the run may still be alive" in screen_text(app)
         await loopback_fleet.box("box2").start()
         await pilot.press("right", "r")  # skip the backoff wait
-        await wait_for(pilot, lambda: app.latest["box2"].connection.status == "connected", 40)
+        await wait_for(lambda: app.latest["box2"].connection.status == "connected", 40, pilot=pilot)
         assert any("Reconnecting box2" in str(n.message) for n in app._notifications)
     assert not loopback_fleet.errors

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from test_app import screen_text, wait_for
+from support.pilot import SIZE, screen_text, wait_for
 from textual.widgets import Button
 
 from rgt_tui.app import RgtApp
@@ -22,13 +21,6 @@ from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
 from rgt_tui.screens.tabs.logs import LogsTab
 
-SIZE = (160, 50)
-
-
-@pytest.fixture(autouse=True)
-def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-
 
 async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
     make_queue_fleet, tmp_path: Path
@@ -38,33 +30,33 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
     app = RgtApp(qf.fleet, config_dir=tmp_path / "config")
     app.queue_poller.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: "● 1 up" in screen_text(app), what="telemetry")
+        await wait_for(lambda: "● 1 up" in screen_text(app), what="telemetry", pilot=pilot)
 
         # A launch: plan, confirm, and the queue runs to its end.
         await pilot.press("l")
         modal = await wait_for(
-            pilot,
             lambda: isinstance(app.screen, LaunchConfirmScreen) and app.screen.plan and app.screen,
             what="the launch plan",
+            pilot=pilot,
         )
         modal.query_one("#launch-go", Button).press()
-        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
         # (Watched through the app's own poller: the test opens no connection of its own.)
         await wait_for(
-            pilot,
             lambda: (v := app.queue_poller.views.get("box1")) is not None and v.state == FINISHED,
             120,
             what="the queue's end",
+            pilot=pilot,
         )
 
         # A diagnosis, then every tab of the detail screen (Logs follows the queue log).
         await pilot.press("d")
-        await wait_for(pilot, lambda: isinstance(app.screen, DiagnosisScreen))
-        await wait_for(pilot, lambda: app.screen.diagnosis is not None, what="the diagnosis")
+        await wait_for(lambda: isinstance(app.screen, DiagnosisScreen), pilot=pilot)
+        await wait_for(lambda: app.screen.diagnosis is not None, what="the diagnosis", pilot=pilot)
         await pilot.press("escape")
         await pilot.press("enter")
         detail = await wait_for(
-            pilot, lambda: isinstance(app.screen, HostDetailScreen) and app.screen
+            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
         )
         for tab in detail.tab_classes:
             detail.action_show_tab(tab.TAB_ID)
@@ -72,17 +64,19 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
         detail.action_show_tab("logs")
         logs = detail.tabs["logs"]
         assert isinstance(logs, LogsTab)
-        await wait_for(pilot, lambda: "QUEUE DONE" in "\n".join(logs.lines), what="the log")
+        await wait_for(lambda: "QUEUE DONE" in "\n".join(logs.lines), what="the log", pilot=pilot)
 
         # An append (nothing new: refused, over the box), a pull, a verify, the checklist.
         await pilot.press("a")
-        await wait_for(pilot, lambda: any("append" in str(n.title) for n in app._notifications))
+        await wait_for(
+            lambda: any("append" in str(n.title) for n in app._notifications), pilot=pilot
+        )
         await pilot.press("p")
-        await wait_for(pilot, lambda: app.jobs.state("box1").pull_result is not None, 60)
+        await wait_for(lambda: app.jobs.state("box1").pull_result is not None, 60, pilot=pilot)
         await pilot.press("v")
-        await wait_for(pilot, lambda: app.jobs.state("box1").verify_report is not None, 60)
+        await wait_for(lambda: app.jobs.state("box1").verify_report is not None, 60, pilot=pilot)
         await pilot.press("t")
-        await wait_for(pilot, lambda: app.jobs.state("box1").gate is not None, 60)
+        await wait_for(lambda: app.jobs.state("box1").gate is not None, 60, pilot=pilot)
 
         assert app.jobs.state("box1").pull_result.ok
         assert box.connections_made == 1, f"{box.connections_made} connections to box1"

@@ -17,18 +17,17 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_app import screen_text, wait_for
-from test_app_teardown import (
-    SIZE,
-    _app,
-    _checklist,
-    _pull_and_verify,
-    _results_on_box,
-    _type_name,
+from support.pilot import SIZE, screen_text, wait_for
+from support.teardown_ui import (
+    checklist,
+    pull_and_verify,
+    results_on_box,
+    teardown_app,
+    type_name,
 )
 from textual import events
 from textual.binding import Binding
-from textual.keys import _character_to_key
+from textual.keys import key_to_character
 from textual.message import Message
 from textual.widgets import Input
 
@@ -41,27 +40,15 @@ from rgt_tui.screens.queue_actions import QueueActionRequested
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen
 
 
-@pytest.fixture(autouse=True)
-def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    state = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(state))
-    return state
-
-
 def bound_characters() -> str:
     """Every printable key bound anywhere in the app (fleet, detail, app-wide)."""
     bindings = Binding.make_bindings(
         [*RgtApp.BINDINGS, *FleetScreen.BINDINGS, *HostDetailScreen.BINDINGS]
     )
-    keys = {b.key for b in bindings}
-    chars = {k for k in keys if len(k) == 1 and k.isprintable()}
-    chars |= {"/", "?"} & {c for c in "/?" if _character_to_key(c) in keys}
-    return "".join(sorted(chars))
-
-
-def typed_keys(text: str) -> list[str]:
-    """The Pilot's key names for ``text`` (``/`` is ``slash``, ``?`` is ``question_mark``)."""
-    return [c if c.isalnum() else _character_to_key(c) for c in text]
+    # A key is named by its character ("d") or, for punctuation, by a name that Textual
+    # reads back ("question_mark" is "?"), except "slash" (its Unicode name is SOLIDUS).
+    typed = {key_to_character(b.key) or {"slash": "/"}.get(b.key) for b in bindings}
+    return "".join(sorted(c for c in typed if c is not None and len(c) == 1 and c.isprintable()))
 
 
 class Recorder:
@@ -91,15 +78,15 @@ async def test_typing_in_the_teardown_tab_fires_no_key(tmp_path: Path, loopback_
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await pilot.pause()
         await pilot.press("t")  # on the fleet: box1's Teardown tab, cursor in the box
-        await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+        await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
         screen = app.screen
         box = screen.query_one("#confirm-name", Input)
-        await wait_for(pilot, lambda: screen.focused is box, what="t focuses the box")
-        await wait_for(pilot, lambda: not app.jobs.state("box1").running, 60)
+        await wait_for(lambda: screen.focused is box, what="t focuses the box", pilot=pilot)
+        await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
         gate_jobs = list(recorder.actions)
         assert [(m.job, m.host) for m in gate_jobs] == [("gate", "box1")]  # type: ignore[attr-defined]
 
-        await pilot.press(*typed_keys(name))
+        await pilot.press(*name)
         await pilot.pause()
         assert box.value == name  # every character arrived, in order
         assert recorder.actions == gate_jobs  # no pull, verify, queue action, gate…
@@ -109,7 +96,7 @@ async def test_typing_in_the_teardown_tab_fires_no_key(tmp_path: Path, loopback_
 
         # A wrong name is refused and the cursor stays: the next try is typed too.
         await pilot.press("enter")
-        await wait_for(pilot, lambda: "nothing was torn down" in screen_text(app))
+        await wait_for(lambda: "nothing was torn down" in screen_text(app), pilot=pilot)
         assert screen.focused is box and box.value == ""
         await pilot.press(*"dpv2")
         assert box.value == "dpv2" and screen.active_tab == "teardown"
@@ -124,9 +111,11 @@ async def test_typing_in_the_teardown_tab_fires_no_key(tmp_path: Path, loopback_
         await pilot.pause()
         assert isinstance(app.screen, FleetScreen)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+        await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
         await pilot.press("1", "t")
-        await wait_for(pilot, lambda: app.screen.focused is app.screen.query_one("#confirm-name"))
+        await wait_for(
+            lambda: app.screen.focused is app.screen.query_one("#confirm-name"), pilot=pilot
+        )
         await pilot.press(*"ldq")
         assert app.screen.query_one("#confirm-name", Input).value == "ldq"
     assert not loopback_fleet.errors
@@ -147,13 +136,13 @@ async def test_a_name_typed_right_after_t_lands_whole(
         await pilot.pause()
         if on_detail:
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+            await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
             await pilot.pause()
         for key in ["t", *name]:
             app.post_message(events.Key(key, key))
-        await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+        await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
         box = app.screen.query_one("#confirm-name", Input)
-        await wait_for(pilot, lambda: box.value == name, what=f"{name!r} in the box")
+        await wait_for(lambda: box.value == name, what=f"{name!r} in the box", pilot=pilot)
         await pilot.pause(0.3)
         assert box.value == name and app.screen.focused is box
         assert [(m.job, m.host) for m in recorder.actions] == [("gate", "box1")]  # type: ignore[attr-defined]
@@ -178,37 +167,37 @@ async def test_no_bound_key_fires_while_an_input_has_focus(
             box: Input = app.screen.query_one(FilterInput)
         else:
             app.open_host("box1", tab="teardown")
-            await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
+            await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
             await pilot.pause()
             box = app.screen.query_one("#ack-cell", Input)
             box.focus()
-        await wait_for(pilot, lambda: box.has_focus)
+        await wait_for(lambda: box.has_focus, pilot=pilot)
         screen = app.screen
-        await pilot.press(*typed_keys(text))
+        await pilot.press(*text)
         await pilot.pause()
         assert box.value == text
         assert recorder.actions == [] and app.screen is screen and app.return_code is None
 
 
 async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
-    tmp_path: Path, make_queue_fleet
+    tmp_path: Path, state_dir: Path, make_queue_fleet
 ) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1)
     qf.write_queue(
         f"{qf.cell_script('alpha', 'echo hi')} t\n{qf.cell_script('beta', 'echo hi')} t\n"
     )
     app = RgtApp(load_fleet(qf.loopback.hosts_file), start_monitors=False, config_dir=tmp_path)
-    journal_file = tmp_path / "state" / "rgt-tui" / "journal" / "box1.json"
+    journal_file = state_dir / "rgt-tui" / "journal" / "box1.json"
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await _checklist(app, pilot)
+        await checklist(app, pilot)
         before = journal_file.read_text()
         box = app.screen.query_one("#ack-cell", Input)
         box.focus()
         await pilot.press(*"alhpa")  # a typo: no such cell
         await pilot.click("#ack-missing")
-        await wait_for(pilot, lambda: app.jobs.state("box1").ack_refusal is not None, 60)
-        await wait_for(pilot, lambda: "nothing was acknowledged" in screen_text(app))
+        await wait_for(lambda: app.jobs.state("box1").ack_refusal is not None, 60, pilot=pilot)
+        await wait_for(lambda: "nothing was acknowledged" in screen_text(app), pilot=pilot)
         text = screen_text(app)
         assert "no cell named 'alhpa'" in text and "Its cells: alpha, beta" in text
         assert journal_file.read_text() == before  # nothing recorded
@@ -217,47 +206,47 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
         box.focus()
         await pilot.press(*"beta")
         await pilot.click("#ack-running")
-        await wait_for(pilot, lambda: not app.jobs.state("box1").running, 60)
-        await wait_for(pilot, lambda: "RunningAcknowledged" in journal_file.read_text())
+        await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
+        await wait_for(lambda: "RunningAcknowledged" in journal_file.read_text(), pilot=pilot)
         assert app.jobs.state("box1").ack_refusal is None
         assert "nothing was acknowledged" not in screen_text(app)
 
 
 async def test_box_gone_at_confirmation_keeps_the_gate_locked(
-    tmp_path: Path, loopback_fleet
+    tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
     marker = tmp_path / "marker"
-    app = _app(loopback_fleet, tmp_path, f"echo destroyed > {marker}")
+    app = teardown_app(loopback_fleet, tmp_path, f"echo destroyed > {marker}")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await _pull_and_verify(app, pilot)
-        text = await _checklist(app, pilot)
+        await pull_and_verify(app, pilot)
+        text = await checklist(app, pilot)
         assert "ready: type 'box1'" in text  # every fact holds, as of a minute ago
         await loopback_fleet.box("box1").stop()  # the box is gone when the name is typed
-        await _type_name(app, pilot, "box1")
+        await type_name(app, pilot, "box1")
         text = screen_text(app)
         assert "locked: teardown refused for box1" in text and "nothing was torn down" in text
         assert "rescan" in app.jobs.state("box1").refusal  # the re-scan now is what failed
         assert not marker.exists() and app.jobs.state("box1").torn_down_at is None
         assert not app.jobs.state("box1").gate.ready_but_confirmation  # the checklist too
         assert "ready: type 'box1'" not in text
-    journal = json.loads((tmp_path / "state" / "rgt-tui" / "journal" / "box1.json").read_text())
+    journal = json.loads((state_dir / "rgt-tui" / "journal" / "box1.json").read_text())
     assert journal["teardowns"] == []
 
 
 async def test_manual_teardown_is_recorded_only_after_the_second_name(
-    tmp_path: Path, loopback_fleet
+    tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
-    _results_on_box(loopback_fleet.box("box1").root)
+    results_on_box(loopback_fleet.box("box1").root)
     app = RgtApp(
         load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
     )
-    journal_file = tmp_path / "state" / "rgt-tui" / "journal" / "box1.json"
+    journal_file = state_dir / "rgt-tui" / "journal" / "box1.json"
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await _pull_and_verify(app, pilot)
-        await _checklist(app, pilot)
-        await _type_name(app, pilot, "box1")
+        await pull_and_verify(app, pilot)
+        await checklist(app, pilot)
+        await type_name(app, pilot, "box1")
         state = app.jobs.state("box1")
         assert state.teardown is not None and not state.teardown.ran and state.awaiting_manual
         text = screen_text(app)
@@ -279,14 +268,16 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
         box.focus()
         await pilot.pause()
         await pilot.press(*"box2", "enter")
-        await wait_for(pilot, lambda: "nothing was recorded" in screen_text(app))
+        await wait_for(lambda: "nothing was recorded" in screen_text(app), pilot=pilot)
         assert app.screen.focused is box
         assert json.loads(journal_file.read_text())["teardowns"] == []
         assert app.jobs.state("box1").awaiting_manual
 
         await pilot.press(*"box1", "enter")
-        await wait_for(pilot, lambda: app.jobs.state("box1").torn_down_at is not None, 60)
-        await wait_for(pilot, lambda: "you confirmed the box is destroyed" in screen_text(app))
+        await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, 60, pilot=pilot)
+        await wait_for(
+            lambda: "you confirmed the box is destroyed" in screen_text(app), pilot=pilot
+        )
         teardowns = json.loads(journal_file.read_text())["teardowns"]
         assert [(t["ok"], t["manual"], t["command"]) for t in teardowns] == [(True, True, None)]
         await pilot.press("escape")
@@ -297,21 +288,21 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
 
 
 async def test_a_manual_teardown_is_refused_when_another_box_was_seen_meanwhile(
-    tmp_path: Path, loopback_fleet
+    tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
     from rgt_tui.domain.box_identity import BoxIdentity
     from rgt_tui.services.journal import Journal
 
-    _results_on_box(loopback_fleet.box("box1").root)
+    results_on_box(loopback_fleet.box("box1").root)
     app = RgtApp(
         load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
     )
-    journal = Journal(tmp_path / "state" / "rgt-tui" / "journal")
+    journal = Journal(state_dir / "rgt-tui" / "journal")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await _pull_and_verify(app, pilot)
-        await _checklist(app, pilot)
-        await _type_name(app, pilot, "box1")
+        await pull_and_verify(app, pilot)
+        await checklist(app, pilot)
+        await type_name(app, pilot, "box1")
         assert app.jobs.state("box1").awaiting_manual
         confirmed = app.jobs.state("box1").teardown.report.box
         # Meanwhile a command line (or another rgt-tui) sees a re-created box there.
@@ -320,7 +311,7 @@ async def test_a_manual_teardown_is_refused_when_another_box_was_seen_meanwhile(
         box.focus()
         await pilot.pause()
         await pilot.press(*"box1", "enter")
-        await wait_for(pilot, lambda: "another box is recorded" in screen_text(app), 30)
+        await wait_for(lambda: "another box is recorded" in screen_text(app), 30, pilot=pilot)
         assert confirmed.short() in app.jobs.state("box1").refusal
         assert app.jobs.state("box1").torn_down_at is None
     jh = journal.load("box1")
@@ -338,14 +329,14 @@ async def test_verify_runs_the_fleets_python_and_says_which_torch(
     python.chmod(0o755)
     hosts = loopback_fleet.hosts_file
     hosts.write_text(f'[fleet]\nverify_python = "{python}"\n\n' + hosts.read_text())
-    _results_on_box(loopback_fleet.box("box1").root)
+    results_on_box(loopback_fleet.box("box1").root)
     fleet = load_fleet(hosts)
     assert fleet.verify_python is not None and str(python) in str(fleet.verify_python)
     app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "c")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await _pull_and_verify(app, pilot)
+        await pull_and_verify(app, pilot)
         loader = app.jobs.state("box1").verify_report.loader
         assert loader.python == str(python) and loader.torch == torch.__version__
-        await wait_for(pilot, lambda: "loaded with: torch" in screen_text(app))
+        await wait_for(lambda: "loaded with: torch" in screen_text(app), pilot=pilot)
         assert f"torch {torch.__version__} — {python}" in screen_text(app)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
-from test_app import screen_text, wait_for
+from support.pilot import SIZE, screen_text, wait_for
 from textual.widgets import Button
 
 from rgt_tui.app import RgtApp
@@ -19,15 +18,6 @@ from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.host_key import HostKeyScreen
 from rgt_tui.services.journal import Journal, TeardownRecord
-
-SIZE = (160, 50)
-
-
-@pytest.fixture(autouse=True)
-def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    state = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(state))
-    return state
 
 
 def footer_keys(app: RgtApp) -> set[str]:
@@ -42,38 +32,38 @@ async def test_unknown_key_is_trusted_only_after_confirm(tmp_path: Path, loopbac
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
         refusals = app.host_keys.refusals
-        await wait_for(pilot, lambda: {"box1", "box2", "box3"} <= set(refusals), 40)
+        await wait_for(lambda: {"box1", "box2", "box3"} <= set(refusals), 40, pilot=pilot)
         error = refusals["box1"]
         assert error.kind == "unknown" and error.presented.startswith("ssh-ed25519 SHA256:")
         assert error.trust_line == box1.known_hosts_line
         # The selected pane (box1) offers K in its text and in the footer.
-        await wait_for(pilot, lambda: "trust this key?" in screen_text(app))
-        await wait_for(pilot, lambda: "K" in footer_keys(app))
+        await wait_for(lambda: "trust this key?" in screen_text(app), pilot=pilot)
+        await wait_for(lambda: "K" in footer_keys(app), pilot=pilot)
 
         # Cancel writes nothing and the host stays refused.
         await pilot.press("K")
-        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        await wait_for(lambda: isinstance(app.screen, HostKeyScreen), pilot=pilot)
         text = screen_text(app)
         assert "trust this key?" in text and "box1" in text
         assert error.presented in text and str(known_hosts) in text
         assert any(row.strip(" │") == box1.known_hosts_line for row in text.splitlines())
         assert app.screen.query_one("#key-cancel", Button).has_focus  # Enter is the safe way
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
         await pilot.pause(0.5)
         assert known_hosts.read_text() == ""
         assert app.latest["box1"].connection.status != "connected"
 
         # Trust: the exact line is appended, then box1 (only) connects.
         await pilot.press("K")
-        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        await wait_for(lambda: isinstance(app.screen, HostKeyScreen), pilot=pilot)
         await pilot.click("#key-trust")
-        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
         assert known_hosts.read_text() == box1.known_hosts_line + "\n"
-        await wait_for(pilot, lambda: app.latest["box1"].connection.status == "connected", 40)
-        await wait_for(pilot, lambda: "box1" not in refusals)
+        await wait_for(lambda: app.latest["box1"].connection.status == "connected", 40, pilot=pilot)
+        await wait_for(lambda: "box1" not in refusals, pilot=pilot)
         assert app.latest["box2"].connection.status != "connected" and "box2" in refusals
-        await wait_for(pilot, lambda: "K" not in footer_keys(app))  # box1 is selected
+        await wait_for(lambda: "K" not in footer_keys(app), pilot=pilot)  # box1 is selected
     assert not loopback_fleet.errors
 
 
@@ -89,18 +79,18 @@ async def test_changed_key_shows_the_fix_and_offers_no_trust(
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
         refusals = app.host_keys.refusals
-        await wait_for(pilot, lambda: "box1" in refusals, 40)
+        await wait_for(lambda: "box1" in refusals, 40, pilot=pilot)
         error = refusals["box1"]
         assert error.kind == "changed" and error.trust_line is None
         await pilot.press("K")
-        await wait_for(pilot, lambda: isinstance(app.screen, HostKeyScreen))
+        await wait_for(lambda: isinstance(app.screen, HostKeyScreen), pilot=pilot)
         text = screen_text(app)
         assert "host key CHANGED" in text
         assert error.known[0] in text and error.presented in text  # old and new
         assert f"ssh-keygen -R '[127.0.0.1]:{box1.port}'" in text.replace("\n", "")
         assert not app.screen.query("#key-trust")  # nothing to trust here
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
         assert known_hosts.read_text() == before
 
 
@@ -122,26 +112,27 @@ def _box_id_on(box, box_id: str) -> None:  # type: ignore[no-untyped-def]
 
 
 async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
-    tmp_path: Path, _state: Path, loopback_fleet
+    tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
-    _torn_down(_state, "box1", OLD_BOX)
+    _torn_down(state_dir, "box1", OLD_BOX)
     _box_id_on(loopback_fleet.box("box1"), OLD_BOX)  # the same box still answers
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["box1"]
-        await wait_for(pilot, lambda: pane.has_class("-torn-down"))
+        await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
         # One attempt: the box answered with the torn-down box's id, so polling stops.
         stopped = await wait_for(
-            pilot, lambda: app._monitor_workers["box1"].is_finished and app._monitor_workers["box1"]
+            lambda: app._monitor_workers["box1"].is_finished and app._monitor_workers["box1"],
+            pilot=pilot,
         )
         assert "box1" in app.telemetry_stopped and app.jobs.state("box1").torn_down_at
         await wait_for(
-            pilot,
             lambda: (
                 app.latest.get("box2") is not None
                 and app.latest["box2"].connection.status == "connected"
             ),
             40,
+            pilot=pilot,
         )
         assert not app._monitor_workers["box2"].is_finished
 
@@ -149,27 +140,27 @@ async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
         app.reconnect("box1")
         again = app._monitor_workers["box1"]
         assert again is not stopped
-        await wait_for(pilot, lambda: again.is_finished, 40)
+        await wait_for(lambda: again.is_finished, 40, pilot=pilot)
         assert pane.has_class("-torn-down") and "box1" in app.telemetry_stopped
 
         # The box is re-rented under the name: another box id answers. r: it is live.
         _box_id_on(loopback_fleet.box("box1"), NEW_BOX)
         app.reconnect("box1")
         live = app._monitor_workers["box1"]
-        await wait_for(pilot, lambda: app.jobs.state("box1").torn_down_at is None, 40)
-        await wait_for(pilot, lambda: not pane.has_class("-torn-down"))
+        await wait_for(lambda: app.jobs.state("box1").torn_down_at is None, 40, pilot=pilot)
+        await wait_for(lambda: not pane.has_class("-torn-down"), pilot=pilot)
         await pilot.pause(1.0)
         assert not live.is_finished and "box1" not in app.telemetry_stopped
         assert app.latest["box1"].connection.status == "connected"
         assert any("a new box answers" in str(n.message) for n in app._notifications)
-        jh = Journal(_state / "rgt-tui" / "journal").load("box1")
+        jh = Journal(state_dir / "rgt-tui" / "journal").load("box1")
         assert jh.box is not None and jh.box.box_id == NEW_BOX and jh.torn_down_at is None
         assert [h.box.box_id for h in jh.history if h.box] == [OLD_BOX]
         # The old box's record is shown as history; the new box's gate is closed.
         await pilot.press("t")
-        await wait_for(pilot, lambda: isinstance(app.screen, HostDetailScreen))
-        await wait_for(pilot, lambda: "History: earlier boxes" in screen_text(app), 60)
-        await wait_for(pilot, lambda: not app.jobs.state("box1").running, 60)
+        await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
+        await wait_for(lambda: "History: earlier boxes" in screen_text(app), 60, pilot=pilot)
+        await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
         text = screen_text(app)
         assert f"box {OLD_BOX[:12]}: torn down" in text
         assert "locked" in text and not app.jobs.state("box1").gate.ready_but_confirmation
@@ -177,18 +168,20 @@ async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
 
 
 async def test_new_box_under_a_torn_down_name_is_live_from_the_start(
-    tmp_path: Path, _state: Path, loopback_fleet
+    tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
-    _torn_down(_state, "box1", OLD_BOX)
+    _torn_down(state_dir, "box1", OLD_BOX)
     _box_id_on(loopback_fleet.box("box1"), NEW_BOX)
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["box1"]
         await wait_for(
-            pilot, lambda: (b := app.jobs.state("box1").box) is not None and b.box_id == NEW_BOX, 40
+            lambda: (b := app.jobs.state("box1").box) is not None and b.box_id == NEW_BOX,
+            40,
+            pilot=pilot,
         )
-        await wait_for(pilot, lambda: not pane.has_class("-torn-down"))
-        await wait_for(pilot, lambda: "● connected" in str(pane.render()), 40)
+        await wait_for(lambda: not pane.has_class("-torn-down"), pilot=pilot)
+        await wait_for(lambda: "● connected" in str(pane.render()), 40, pilot=pilot)
         await pilot.pause(1.0)
         assert not app._monitor_workers["box1"].is_finished
         assert app.jobs.state("box1").torn_down_at is None
@@ -219,11 +212,11 @@ async def _recreate_with_new_key(loopback, name: str, *, trusted: bool) -> None:
 
 
 async def test_same_id_with_a_new_host_key_is_a_new_box_in_the_tui(
-    tmp_path: Path, _state: Path, loopback_fleet
+    tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
     box1 = loopback_fleet.box("box1")
     old_key = box1.host_key.get_fingerprint("sha256")
-    _torn_down_box_with_key(_state, "box1", OLD_BOX, old_key)
+    _torn_down_box_with_key(state_dir, "box1", OLD_BOX, old_key)
     _box_id_on(box1, OLD_BOX)  # the disk was copied: the same id answers
     await _recreate_with_new_key(loopback_fleet, "box1", trusted=True)
     new_key = box1.host_key.get_fingerprint("sha256")
@@ -231,34 +224,34 @@ async def test_same_id_with_a_new_host_key_is_a_new_box_in_the_tui(
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["box1"]
         await wait_for(
-            pilot,
             lambda: (b := app.jobs.state("box1").box) is not None and b.host_key == new_key,
             40,
+            pilot=pilot,
         )
-        await wait_for(pilot, lambda: not pane.has_class("-torn-down"))
+        await wait_for(lambda: not pane.has_class("-torn-down"), pilot=pilot)
         await pilot.pause(1.0)
         assert not app._monitor_workers["box1"].is_finished
         assert "box1" not in app.telemetry_stopped
         assert app.jobs.state("box1").torn_down_at is None
-    jh = Journal(_state / "rgt-tui" / "journal").load("box1")
+    jh = Journal(state_dir / "rgt-tui" / "journal").load("box1")
     assert jh.box == BoxIdentity(OLD_BOX, new_key) and jh.torn_down_at is None
     (old,) = jh.history
     assert old.box == BoxIdentity(OLD_BOX, old_key) and "host key changed" in old.why
 
 
 async def test_a_refused_key_that_is_not_the_torn_down_boxs_is_live_not_torn_down(
-    tmp_path: Path, _state: Path, loopback_fleet
+    tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
     box1 = loopback_fleet.box("box1")
-    _torn_down_box_with_key(_state, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256"))
+    _torn_down_box_with_key(state_dir, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256"))
     await _recreate_with_new_key(loopback_fleet, "box1", trusted=False)  # refused: changed
     new_key = box1.host_key.get_fingerprint("sha256")
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["box1"]
-        await wait_for(pilot, lambda: "box1" in app.host_keys.refusals, 40)
+        await wait_for(lambda: "box1" in app.host_keys.refusals, 40, pilot=pilot)
         assert app.host_keys.refusals["box1"].kind == "changed"
-        await wait_for(pilot, lambda: app.jobs.state("box1").refused_key == new_key, 20)
+        await wait_for(lambda: app.jobs.state("box1").refused_key == new_key, 20, pilot=pilot)
         await pilot.pause(1.0)
         assert not pane.has_class("-torn-down") and "torn down" not in str(pane.border_subtitle)
         assert "box1" not in app.telemetry_stopped
@@ -266,20 +259,20 @@ async def test_a_refused_key_that_is_not_the_torn_down_boxs_is_live_not_torn_dow
         assert "host key changed" in str(pane.render())  # its key error, shown
         assert any("another box, live" in str(n.message) for n in app._notifications)
     # Nothing was decided in the journal: the box answering has not said which box it is.
-    jh = Journal(_state / "rgt-tui" / "journal").load("box1")
+    jh = Journal(state_dir / "rgt-tui" / "journal").load("box1")
     assert jh.box is not None and jh.box.box_id == OLD_BOX and jh.torn_down_at is not None
 
 
 async def test_a_refused_key_that_is_the_torn_down_boxs_own_stays_torn_down(
-    tmp_path: Path, _state: Path, loopback_fleet
+    tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
     box1 = loopback_fleet.box("box1")
-    _torn_down_box_with_key(_state, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256"))
+    _torn_down_box_with_key(state_dir, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256"))
     loopback_fleet.known_hosts.write_text("")  # its key is refused (unknown), yet the same
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["box1"]
-        await wait_for(pilot, lambda: "box1" in app.host_keys.refusals, 40)
-        await wait_for(pilot, lambda: pane.has_class("-torn-down"))
-        await wait_for(pilot, lambda: "box1" in app.telemetry_stopped, 20)
+        await wait_for(lambda: "box1" in app.host_keys.refusals, 40, pilot=pilot)
+        await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
+        await wait_for(lambda: "box1" in app.telemetry_stopped, 20, pilot=pilot)
         assert app.jobs.state("box1").refused_key is None

@@ -4,15 +4,16 @@ queue line, against real loopback boxes running the real demo workload."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
-from queue_support import wait_view
 from rich.style import Style
-from test_app import wait_for
-from textual.widgets import Button, DataTable, Input, RichLog, Select, Static
+from support.pilot import SIZE, make_app, notes, palette_titles, text_of, wait_for
+from support.queues import wait_view
+from textual.widgets import Button, DataTable, Input, OptionList, RichLog, Select, Static
 
-from rgt_tui.app import RgtApp, RgtCommands
+from rgt_tui.app import RgtApp
 from rgt_tui.domain.queue_state import FINISHED, RUNNING
 from rgt_tui.domain.vanished import CAUSES, REBOOT
 from rgt_tui.screens.diagnosis import DiagnosisScreen
@@ -23,20 +24,10 @@ from rgt_tui.screens.tabs.logs import LogsTab
 from rgt_tui.screens.tabs.queue import QueueTab
 from rgt_tui.services.queue import launch, plan_launch
 
-SIZE = (160, 50)
 
-
-def text_of(widget: Static) -> str:
-    """The plain text a Static shows."""
-    return str(getattr(widget.visual, "plain", widget.visual))
-
-
-def notes(app: RgtApp) -> list[str]:
-    return [f"{n.title}: {n.message}" for n in app._notifications]
-
-
-def make_app(qf: Any, tmp_path: Path) -> RgtApp:
-    app = RgtApp(qf.fleet, config_dir=tmp_path / "config")
+def queue_app(qf: Any, tmp_path: Path) -> RgtApp:
+    """The App on the queue fleet with its real monitors, polling the queue every 0.5 s."""
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     app.queue_poller.poll_s = 0.5
     return app
 
@@ -50,14 +41,14 @@ async def planned(pilot: Any, app: RgtApp) -> LaunchConfirmScreen:
             return screen
         return None
 
-    return await wait_for(pilot, ready, what="the launch plan")
+    return await wait_for(ready, what="the launch plan", pilot=pilot)
 
 
 async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
     make_queue_fleet, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1, workload=True)
-    app = make_app(qf, tmp_path)
+    app = queue_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("l")
         modal = await planned(pilot, app)
@@ -76,7 +67,7 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         assert app.focused is go
         await pilot.press("enter")
         await wait_for(
-            pilot, lambda: isinstance(app.screen, FleetScreen), what="the modal to close"
+            lambda: isinstance(app.screen, FleetScreen), what="the modal to close", pilot=pilot
         )
         assert any("queue launched" in n and "3 cell(s)" in n for n in notes(app)), notes(app)
         await wait_view(qf, lambda v: v.state == RUNNING, what="the queue to run")
@@ -89,26 +80,26 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         assert "Refused" in notes_text and "already running" in notes_text
         assert not modal.query_one("#launch-go", Button).display
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
 
         view = await wait_view(qf, lambda v: v.state == FINISHED, timeout=120, what="the end")
         assert view.count("done") == 3
         pane = app.fleet_screen.panes["box1"]
         await wait_for(
-            pilot,
             lambda: pane.queue_line is not None and "3/3 done" in pane.queue_line.plain,
             what="the pane's queue line",
+            pilot=pilot,
         )
         assert "queue 3/3 done" in pane.render().plain
 
         await pilot.press("enter")
         detail = await wait_for(
-            pilot, lambda: isinstance(app.screen, HostDetailScreen) and app.screen
+            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
         )
         detail.action_show_tab("queue")
         tab = detail.tabs["queue"]
         assert isinstance(tab, QueueTab)
-        await wait_for(pilot, lambda: tab.view is not None, what="the queue tab's view")
+        await wait_for(lambda: tab.view is not None, what="the queue tab's view", pilot=pilot)
         body = text_of(tab.query_one(".queue-body", Static))
         for name in ("box1_lr3e-4", "box1_lr1e-3", "box1_wide"):
             line = next(line for line in body.splitlines() if name in line)
@@ -133,24 +124,27 @@ async def test_f_follows_the_queue_log_and_highlights_crashes_only_in_a_cell_log
         f.write('Traceback (most recent call last):\n  File "train.py", line 1\n')
         f.write("RuntimeError: CUDA out of memory in the cell\n")
 
-    app = make_app(qf, tmp_path)
+    app = queue_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f")
         detail = await wait_for(
-            pilot, lambda: isinstance(app.screen, HostDetailScreen) and app.screen
+            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
         )
-        await wait_for(pilot, lambda: detail.active_tab == "logs", what="the logs tab")
+        await wait_for(lambda: detail.active_tab == "logs", what="the logs tab", pilot=pilot)
         tab = detail.tabs["logs"]
         assert isinstance(tab, LogsTab)
-        await wait_for(pilot, lambda: any("QUEUE DONE" in t for t in tab.lines), what="queue log")
-        await wait_for(pilot, lambda: any("from the queue log" in t for t in tab.lines))
+        await wait_for(
+            lambda: any("QUEUE DONE" in t for t in tab.lines), what="queue log", pilot=pilot
+        )
+        await wait_for(lambda: any("from the queue log" in t for t in tab.lines), pilot=pilot)
         assert tab.source == "queue" and tab.crash_lines == []
         assert tab.status == "following"
 
         select = tab.query_one(Select)
-        await wait_for(pilot, lambda: len(tab._cells) == 3, what="the cell list")
+        choices = select.query_one(OptionList)  # the queue log, then a line per cell
+        await wait_for(lambda: choices.option_count == 4, what="the cell list", pilot=pilot)
         select.value = "box1_wide"
-        await wait_for(pilot, lambda: tab.crash_lines, what="crash lines of the cell log")
+        await wait_for(lambda: tab.crash_lines, what="crash lines of the cell log", pilot=pilot)
         assert tab.source == "box1_wide"
         assert any("CUDA out of memory" in t for t in tab.crash_lines)
         assert not any("from the queue log" in t for t in tab.lines)
@@ -167,13 +161,15 @@ async def test_f_follows_the_queue_log_and_highlights_crashes_only_in_a_cell_log
 
         # Leaving the tab stops the follower; coming back resumes where it stopped.
         detail.action_show_tab("overview")
-        await wait_for(pilot, lambda: not tab.following, what="the follower to stop")
+        await wait_for(lambda: not tab.following, what="the follower to stop", pilot=pilot)
         with (qf.qdir() / "cells" / "box1_wide.log").open("a") as f:
             f.write("written while the tab was hidden\n")
         await pilot.pause(1.2)
         assert not tab.following and "written while" not in " ".join(tab.lines)
         detail.action_show_tab("logs")
-        await wait_for(pilot, lambda: any("written while" in t for t in tab.lines), what="resume")
+        await wait_for(
+            lambda: any("written while" in t for t in tab.lines), what="resume", pilot=pilot
+        )
         assert sum("CUDA out of memory" in t for t in tab.lines) == 1
 
 
@@ -189,13 +185,13 @@ async def test_d_diagnoses_a_reboot_and_l_resumes_where_it_stopped(
     qf.reboot()
     view = await wait_view(qf, lambda v: v.resume_index is not None, what="the interrupted view")
 
-    app = make_app(qf, tmp_path)
+    app = queue_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("d")
         modal = await wait_for(
-            pilot,
             lambda: isinstance(app.screen, DiagnosisScreen) and app.screen.diagnosis and app.screen,
             what="the diagnosis",
+            pilot=pilot,
         )
         assert modal.diagnosis.cause == REBOOT
         body = text_of(modal.query_one("#diagnosis-body", Static))
@@ -204,23 +200,23 @@ async def test_d_diagnoses_a_reboot_and_l_resumes_where_it_stopped(
             assert f"  {cause}" in body, body
         assert "next step" in body
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
 
         # l after the reboot: the start index defaults to the resume index.
         await pilot.press("l")
         modal = await planned(pilot, app)
         assert modal.plan is not None and modal.plan.start_index == view.resume_index
         await wait_for(
-            pilot,
             lambda: modal.query_one("#launch-start", Input).value == str(view.resume_index),
+            pilot=pilot,
         )
         # Editing the start index re-plans.
         start = modal.query_one("#launch-start", Input)
         start.value = "2"
-        await wait_for(pilot, lambda: modal.plan is not None and modal.plan.start_index == 2)
+        await wait_for(lambda: modal.plan is not None and modal.plan.start_index == 2, pilot=pilot)
         assert [c.name for c in modal.plan.to_run] == ["box1_wide"]
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, FleetScreen))
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
         await asyncio.sleep(0)
 
 
@@ -230,20 +226,20 @@ async def test_a_appends_new_lines_or_shows_the_refusal(make_queue_fleet, tmp_pa
     plan = await plan_launch(qf.fleet, host, transport)
     await launch(plan, transport)
     await transport.close()
-    app = make_app(qf, tmp_path)
+    app = queue_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         original = qf.queue_file().read_text()
         configs = qf.root() / "configs"
         (configs / "box1_extra.json").write_text((configs / "box1_wide.json").read_text())
         qf.append_queue("configs/box1_extra.json classification 1\n")
         await pilot.press("a")
-        await wait_for(pilot, lambda: any("appended" in n for n in notes(app)), what="append")
+        await wait_for(lambda: any("appended" in n for n in notes(app)), what="append", pilot=pilot)
         assert any("box1_extra" in n for n in notes(app)), notes(app)
 
         qf.write_queue(original.replace("reconstruction", "classification", 1) + "\n")
         await pilot.press("a")
         await wait_for(
-            pilot, lambda: any("append refused" in n for n in notes(app)), what="refusal"
+            lambda: any("append refused" in n for n in notes(app)), what="refusal", pilot=pilot
         )
         refusal = next(n for n in notes(app) if "append refused" in n)
         assert "configs/box1_lr3e-4.json" in refusal, refusal
@@ -258,7 +254,6 @@ async def test_queue_keys_are_in_help_and_the_palette(make_queue_fleet, tmp_path
         text = text_of(app.screen.query_one("#help-body", Static))
         for words in ("Launch the host's queue", "Follow the host's queue", "vanish", "Send new"):
             assert words in text, words
-        provider = RgtCommands(app.screen)
-        titles = [c[0] for c in provider._commands()]
+        titles = await palette_titles(app)
         for title in ("Launch queue: box1", "Follow logs: box1", "Diagnose queue: box1"):
             assert title in titles

@@ -13,102 +13,49 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_app import FakeMonitor, screen_text, wait_for
-from test_app_snapshots import (
+from support.pilot import (
+    SIZE,
+    FakeMonitor,
+    make_app,
+    palette_titles,
+    publish_jobs,
+    screen_text,
+    wait_for,
+)
+from support.samples import (
     FLEET_TOML,
     FROZEN,
     agent_sample,
-    clock,
+    gpu,
     healthy_update,
     make_update,
     write_fleet,
 )
+from support.teardown_ui import checklist, pull_and_verify, teardown_app, type_name
 from textual.widgets import Input
 
-from rgt_tui.app import RgtApp, RgtCommands
-from rgt_tui.domain.config import load_fleet
+from rgt_tui.app import RgtApp
+from rgt_tui.domain.config import HostConfig, load_fleet
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FleetScreen
-from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.job_keys import JobsChanged
+from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.pull import FileProgress, PullProgress
+from rgt_tui.transport import TransportError
 
-SIZE = (160, 50)
 CONDITIONS = ("manifest", "rescan", "pulled", "loaded", "roster", "idle", "confirmed")
 
 
-@pytest.fixture(autouse=True)
-def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    state = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(state))
-    return state
-
-
-def _set_teardown(hosts_file: Path, command: str) -> None:
-    lines = hosts_file.read_text().splitlines()
-    at = lines.index('name = "box1"')
-    lines.insert(at + 1, f"teardown = {json.dumps(command)}")
-    hosts_file.write_text("\n".join(lines) + "\n")
-
-
-def _results_on_box(root: Path) -> None:
-    results = root / "results"
-    torch.save({"w": torch.arange(6.0).reshape(2, 3)}, results / "ckpt.pt")
-    (results / "metrics.json").write_text(json.dumps({"loss": 0.25, "acc": 0.9}))
-
-
-def _app(loopback, tmp_path: Path, teardown: str) -> RgtApp:  # type: ignore[no-untyped-def]
-    _set_teardown(loopback.hosts_file, teardown)
-    _results_on_box(loopback.box("box1").root)
-    return RgtApp(
-        load_fleet(loopback.hosts_file), start_monitors=False, config_dir=tmp_path / "config"
-    )
-
-
-async def _pull_and_verify(app: RgtApp, pilot) -> None:  # type: ignore[no-untyped-def]
-    jobs = app.jobs
-    await pilot.press("p")  # on the fleet screen: box1 is selected
-    await wait_for(pilot, lambda: jobs.state("box1").pull_result is not None, 60)
-    await wait_for(pilot, lambda: "pull complete" in screen_text(app))
-    assert isinstance(app.screen, HostDetailScreen) and app.screen.active_tab == "pulls"
-    assert jobs.state("box1").pull_result.ok
-    await pilot.press("v")
-    await wait_for(pilot, lambda: jobs.state("box1").verify_report is not None, 60)
-    await wait_for(pilot, lambda: "VERIFIED" in screen_text(app))
-    assert jobs.state("box1").verify_report.ok, jobs.state("box1").verify_report.problems
-
-
-async def _checklist(app: RgtApp, pilot) -> str:  # type: ignore[no-untyped-def]
-    before = app.jobs.state("box1").gate
-    await pilot.press("t")
-    await wait_for(
-        pilot,
-        lambda: app.jobs.state("box1").gate is not before and not app.jobs.state("box1").running,
-        60,
-    )
-    await pilot.pause()
-    assert isinstance(app.screen, HostDetailScreen) and app.screen.active_tab == "teardown"
-    return screen_text(app)
-
-
-async def _type_name(app: RgtApp, pilot, name: str) -> None:  # type: ignore[no-untyped-def]
-    box = app.screen.query_one("#confirm-name", Input)
-    box.focus()
-    await pilot.pause()
-    await pilot.press(*name, "enter")
-    await pilot.pause()
-    await wait_for(pilot, lambda: not app.jobs.state("box1").running, 60)
-    await pilot.pause()
-
-
-async def test_pull_verify_checklist_and_typed_teardown(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]
+async def test_pull_verify_checklist_and_typed_teardown(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
     marker = tmp_path / "marker"
-    app = _app(loopback_fleet, tmp_path, f"echo destroyed > {marker}")
+    app = teardown_app(loopback_fleet, tmp_path, f"echo destroyed > {marker}")
     results = app.fleet.results_dir / "box1"
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await _pull_and_verify(app, pilot)
+        await pull_and_verify(app, pilot)
         text = screen_text(app)
         assert "total" in text and "2/2 files" in text and "100%" in text
         assert "2 verified" in text and "roster: no queue file" in text
@@ -117,7 +64,7 @@ async def test_pull_verify_checklist_and_typed_teardown(tmp_path: Path, loopback
         loaded = torch.load(results / "ckpt.pt", weights_only=True)
         assert torch.equal(loaded["w"], torch.arange(6.0).reshape(2, 3))
 
-        text = await _checklist(app, pilot)
+        text = await checklist(app, pilot)
         for key in CONDITIONS:
             assert f" {key} " in text, key
         assert "2/2 hash-verified" in text and "2/2 loaded" in text
@@ -129,12 +76,12 @@ async def test_pull_verify_checklist_and_typed_teardown(tmp_path: Path, loopback
         assert "ready: type 'box1'" in text
 
         # A wrong name does nothing: no command, no journal entry, no teardown.
-        await _type_name(app, pilot, "box2")
+        await type_name(app, pilot, "box2")
         assert "'box2' is not 'box1': nothing was torn down" in screen_text(app)
         assert not marker.exists() and app.jobs.state("box1").torn_down_at is None
 
-        await _type_name(app, pilot, "box1")
-        await wait_for(pilot, lambda: app.jobs.state("box1").torn_down_at is not None)
+        await type_name(app, pilot, "box1")
+        await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, pilot=pilot)
         assert marker.read_text() == "destroyed\n"
         assert "teardown command exited 0: recorded as torn down" in screen_text(app)
 
@@ -144,7 +91,7 @@ async def test_pull_verify_checklist_and_typed_teardown(tmp_path: Path, loopback
         pane = app.fleet_screen.panes["box1"]
         assert pane.has_class("-torn-down") and "torn down" in str(pane.border_subtitle)
         assert not app.fleet_screen.panes["box2"].has_class("-torn-down")
-    journal = json.loads((tmp_path / "state" / "rgt-tui" / "journal" / "box1.json").read_text())
+    journal = json.loads((state_dir / "rgt-tui" / "journal" / "box1.json").read_text())
     assert [t["ok"] for t in journal["teardowns"]] == [True]
     # A new session reads the journal: the box is still shown torn down.
     again = RgtApp(
@@ -152,17 +99,19 @@ async def test_pull_verify_checklist_and_typed_teardown(tmp_path: Path, loopback
     )
     async with again.run_test(size=SIZE) as pilot:
         pane = again.fleet_screen.panes["box1"]
-        await wait_for(pilot, lambda: pane.has_class("-torn-down"))
+        await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
     assert not loopback_fleet.errors
 
 
-async def test_failed_command_and_late_write_keep_the_box(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]
-    app = _app(loopback_fleet, tmp_path, "echo failing on purpose; exit 3")
+async def test_failed_command_and_late_write_keep_the_box(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    app = teardown_app(loopback_fleet, tmp_path, "echo failing on purpose; exit 3")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await _pull_and_verify(app, pilot)
-        await _checklist(app, pilot)
-        await _type_name(app, pilot, "box1")
+        await pull_and_verify(app, pilot)
+        await checklist(app, pilot)
+        await type_name(app, pilot, "box1")
         state = app.jobs.state("box1")
         assert state.teardown is not None and state.teardown.exit_status == 3
         text = screen_text(app)
@@ -172,10 +121,10 @@ async def test_failed_command_and_late_write_keep_the_box(tmp_path: Path, loopba
 
         # A file written on the box after the pull locks the gate again.
         (loopback_fleet.box("box1").root / "results" / "late.json").write_text("{}")
-        text = await _checklist(app, pilot)
+        text = await checklist(app, pilot)
         assert "✖ rescan" in text and "locked" in text
         assert not app.jobs.state("box1").gate.ready_but_confirmation
-        await _type_name(app, pilot, "box1")
+        await type_name(app, pilot, "box1")
         assert "locked: teardown refused for box1" in screen_text(app)
         assert "nothing was torn down" in screen_text(app)
         assert app.jobs.state("box1").torn_down_at is None
@@ -183,30 +132,28 @@ async def test_failed_command_and_late_write_keep_the_box(tmp_path: Path, loopba
         await pilot.press("escape")
         await pilot.pause()
         assert not app.fleet_screen.panes["box1"].has_class("-torn-down")
-    journal = json.loads((tmp_path / "state" / "rgt-tui" / "journal" / "box1.json").read_text())
+    journal = json.loads((state_dir / "rgt-tui" / "journal" / "box1.json").read_text())
     assert [t["ok"] for t in journal["teardowns"]] == [False]
 
 
 async def test_pull_error_is_shown_with_its_fix(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]
-    app = _app(loopback_fleet, tmp_path, "true")
+    app = teardown_app(loopback_fleet, tmp_path, "true")
     await loopback_fleet.box("box1").stop()  # the box is gone: the pull says so
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("p")
-        await wait_for(pilot, lambda: app.jobs.state("box1").pull_error is not None, 60)
+        await wait_for(lambda: app.jobs.state("box1").pull_error is not None, 60, pilot=pilot)
         # The error line and its fix can land in different frames: wait for both.
-        await wait_for(pilot, lambda: "pull failed" in screen_text(app))
-        await wait_for(pilot, lambda: "fix:" in screen_text(app))
+        await wait_for(lambda: "pull failed" in screen_text(app), pilot=pilot)
+        await wait_for(lambda: "fix:" in screen_text(app), pilot=pilot)
         assert app.jobs.state("box1").pull_result is None
 
 
 async def test_header_cost_danger_clocks_and_cost_stop(tmp_path: Path) -> None:
-    app = RgtApp(
-        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
-    )
+    app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(HostUpdated(healthy_update()))
-        await wait_for(pilot, lambda: "a100-train" in app.latest)
+        await wait_for(lambda: "a100-train" in app.latest, pilot=pilot)
         await pilot.pause()
         notes = [str(n.message) for n in app._notifications]
         assert any("stop still bills disk" in n for n in notes)  # vastai's danger clocks
@@ -218,12 +165,12 @@ async def test_header_cost_danger_clocks_and_cost_stop(tmp_path: Path) -> None:
         # a100-train: $1.89/h since 10:00 (2 h) = $3.78; spot-4090 $0.34/h since 08:30.
         assert "$4.97 so far" in text and "$4.72/h" in text
         pane = app.fleet_screen.panes["a100-train"]
-        pane.mark_torn_down(FROZEN - 3600)  # torn down an hour ago: the cost stopped then
+        # Torn down an hour ago (as the journal tells the jobs): the cost stopped then.
+        publish_jobs(app, "a100-train", torn_down_at=FROZEN - 3600)
+        await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
         assert pane.cost_so_far(FROZEN + 7200) == pytest.approx(1.89)
-        app.fleet_screen._refresh_summary()
-        await pilot.pause()
-        assert "$2.83/h" in screen_text(app)
-        names = [text for text, _, _ in RgtCommands(app.screen)._commands()]
+        await wait_for(lambda: "$2.83/h" in screen_text(app), pilot=pilot)
+        names = await palette_titles(app)
         for title in ("Pull results", "Verify results", "Teardown checklist"):
             assert f"{title}: spot-4090" in names
 
@@ -236,26 +183,24 @@ async def test_missing_cell_is_acknowledged_by_name(tmp_path: Path, make_queue_f
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("p")
-        await wait_for(pilot, lambda: app.jobs.state("box1").pull_result is not None, 60)
+        await wait_for(lambda: app.jobs.state("box1").pull_result is not None, 60, pilot=pilot)
         await pilot.press("v")
-        await wait_for(pilot, lambda: app.jobs.state("box1").verify_report is not None, 60)
-        await wait_for(pilot, lambda: "NOT VERIFIED" in screen_text(app))
+        await wait_for(lambda: app.jobs.state("box1").verify_report is not None, 60, pilot=pilot)
+        await wait_for(lambda: "NOT VERIFIED" in screen_text(app), pilot=pilot)
         assert "missing cell alpha" in screen_text(app)
-        text = await _checklist(app, pilot)
+        text = await checklist(app, pilot)
         assert "✖ roster" in text and "unacknowledged: alpha" in text
         box = app.screen.query_one("#ack-cell", Input)
         box.focus()
         await pilot.press(*"alpha")
         await pilot.click("#ack-missing")
         await pilot.pause()
-        await wait_for(pilot, lambda: "(acknowledged)" in screen_text(app), 60)
+        await wait_for(lambda: "(acknowledged)" in screen_text(app), 60, pilot=pilot)
         assert "✓ roster" in screen_text(app)
 
 
 async def test_pulls_tab_draws_a_bar_per_file_in_flight(tmp_path: Path) -> None:
-    app = RgtApp(
-        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
-    )
+    app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         app.open_host("a100-train", tab="pulls")
         await pilot.pause()
@@ -264,8 +209,8 @@ async def test_pulls_tab_draws_a_bar_per_file_in_flight(tmp_path: Path) -> None:
             bytes_done=150 << 20, rate=10 << 20, eta_s=15.0,
             active=(FileProgress("run1/ckpt.pt", 200 << 20, 50 << 20, 5 << 20, 30.0, "pulling"),),
         )  # fmt: skip
-        app.jobs._set("a100-train", running="pull", progress=progress)
-        await wait_for(pilot, lambda: "run1/ckpt.pt" in screen_text(app))
+        publish_jobs(app, "a100-train", running="pull", progress=progress)
+        await wait_for(lambda: "run1/ckpt.pt" in screen_text(app), pilot=pilot)
         text = screen_text(app)
         assert "1/3 files" in text and " 50%" in text and "eta 15s" in text
         assert " 25%" in text and "eta 30s" in text and "/s" in text
@@ -273,30 +218,24 @@ async def test_pulls_tab_draws_a_bar_per_file_in_flight(tmp_path: Path) -> None:
 
 async def test_danger_clocks_once_per_profile_not_per_host(tmp_path: Path) -> None:
     """Thirty identical boxes must not bury the screen in thirty identical toasts."""
-    from test_app_snapshots import agent_sample, make_update
-
     fleet = write_fleet(
         tmp_path,
         '[[hosts]]\nname = "v1"\nssh = "root@10.0.0.1"\nprofile = "vastai"\n'
         '[[hosts]]\nname = "v2"\nssh = "root@10.0.0.2"\nprofile = "vastai"\n'
         '[[hosts]]\nname = "r1"\nssh = "root@10.0.0.3"\nprofile = "runpod"\n',
     )
-    app = RgtApp(fleet, start_monitors=False, clock=clock, config_dir=tmp_path / "config")
+    app = make_app(tmp_path, fleet=fleet)
     async with app.run_test(size=SIZE) as pilot:
         for name in ("v1", "v2", "r1"):
             app.post_message(HostUpdated(make_update(name, agent_sample(name, seq=1, t=FROZEN))))
-        await wait_for(pilot, lambda: {"v1", "v2", "r1"} <= set(app.latest))
+        await wait_for(lambda: {"v1", "v2", "r1"} <= set(app.latest), pilot=pilot)
         await pilot.pause()
         titles = sorted(str(n.title) for n in app._notifications if "danger clocks" in str(n.title))
         assert titles == ["r1: danger clocks", "vastai (2 hosts): danger clocks"]
 
 
 async def test_idle_paid_minutes_count_only_idle_gpus_with_no_cell_running(tmp_path: Path) -> None:
-    from test_app_snapshots import agent_sample, gpu, make_update
-
-    app = RgtApp(
-        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
-    )
+    app = make_app(tmp_path)
 
     def sample(minute: int, util: float) -> HostUpdated:
         data = agent_sample("a100-train", t=FROZEN + 60 * minute, seq=minute + 1)
@@ -317,47 +256,56 @@ async def test_idle_paid_minutes_count_only_idle_gpus_with_no_cell_running(tmp_p
         app.post_message(sample(14, 90.0))  # busy again
         await pilot.pause()
         assert pane.idle.idle_minutes == pytest.approx(10)
-        pane._set_subtitle(FROZEN + 60 * 14)
         assert "idle paid 10m00s" in str(pane.border_subtitle)
 
 
-async def test_a_torn_down_box_is_not_polled_until_r(
-    tmp_path: Path, _state: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+class GoneBox:
+    """A host's transport when its box is gone: every connection attempt fails, counted."""
+
+    def __init__(self, host: HostConfig, attempts: list[str]) -> None:
+        self.host = host.name
+        self.attempts = attempts
+        self.connected = False
+
+    async def connect(self) -> None:
+        self.attempts.append(self.host)
+        raise TransportError(self.host, "the box is gone")
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_torn_down_box_is_not_polled_until_r(tmp_path: Path, state_dir: Path) -> None:
     torn = TeardownRecord(FROZEN - 60, "true", 0, "", True)
-    Journal(_state / "rgt-tui" / "journal").save(HostJournal("a100-train", teardowns=[torn]))
-    queue_reads: list[str] = []
-
-    async def read_queue_view(host, transport):  # type: ignore[no-untyped-def]
-        queue_reads.append(host.name)
-        raise RuntimeError("the box is gone")
-
-    monkeypatch.setattr("rgt_tui.services.queue_poller.read_queue_view", read_queue_view)
+    Journal(state_dir / "rgt-tui" / "journal").save(HostJournal("a100-train", teardowns=[torn]))
     with_queue = FLEET_TOML.replace(
         "cost_per_hour = 1.89\n", 'cost_per_hour = 1.89\nqueue = "q.txt"\nrun = "echo"\n', 1
     )
+    # Every box is gone: each attempt to reach one (the queue poller's, say) is counted.
+    attempts: list[str] = []
+
+    def queue_reads() -> int:
+        return attempts.count("a100-train")
+
+    fleet = write_fleet(tmp_path, with_queue)
+    connections = FleetConnections(fleet.hosts, factory=lambda host: GoneBox(host, attempts))
     monitors = {h: FakeMonitor() for h in ("h100-eval", "spot-4090")}
     monitors["a100-train"] = FakeMonitor([healthy_update()])
-    app = RgtApp(
-        write_fleet(tmp_path, with_queue),
-        monitors=monitors,
-        clock=clock,
-        config_dir=tmp_path / "config",
-    )
+    app = make_app(tmp_path, monitors, fleet=fleet, connections=connections)
     app.queue_poller.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["a100-train"]
-        await wait_for(pilot, lambda: pane.has_class("-torn-down"))
+        await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
         stopped = app._monitor_workers["a100-train"]
-        await wait_for(pilot, lambda: stopped.is_finished)
+        await wait_for(lambda: stopped.is_finished, pilot=pilot)
         assert not app._monitor_workers["h100-eval"].is_finished
         assert any("telemetry stopped" in str(n.message) for n in app._notifications)
         # Its last sample (connected, with a cost) no longer counts as a host up, and its
         # queue is no longer polled (each poll would wait on a box that is gone).
-        await wait_for(pilot, lambda: " 0 up" in screen_text(app))
-        polls = len(queue_reads)
+        await wait_for(lambda: " 0 up" in screen_text(app), pilot=pilot)
+        polls = queue_reads()
         await pilot.pause(1.5)
-        assert len(queue_reads) == polls
+        assert queue_reads() == polls
         # r gives it one attempt. A sample that cannot tell which box answers (no box
         # id) leaves it torn down, and its telemetry stops again: no reconnect loop.
         monitor = monitors["a100-train"]
@@ -365,19 +313,19 @@ async def test_a_torn_down_box_is_not_polled_until_r(
         app.reconnect("a100-train")
         once = app._monitor_workers["a100-train"]
         assert once is not stopped
-        await wait_for(pilot, lambda: once.is_finished)
-        assert pane.has_class("-torn-down") and len(queue_reads) == polls
+        await wait_for(lambda: once.is_finished, pilot=pilot)
+        assert pane.has_class("-torn-down") and queue_reads() == polls
         # A new box under the name (an id the journal has not seen): r finds it live,
         # polled again, and later job news leaves that alone.
         new_box = agent_sample("a100-train", seq=3, t=FROZEN + 2, box_id="n3wb0xn3wb0xn3wb0x")
         monitor.updates = [make_update("a100-train", new_box)]
         app.reconnect("a100-train")
         again = app._monitor_workers["a100-train"]
-        await wait_for(pilot, lambda: not pane.has_class("-torn-down"))
+        await wait_for(lambda: not pane.has_class("-torn-down"), pilot=pilot)
         assert again is not once and not again.is_finished
         assert app.jobs.state("a100-train").torn_down_at is None
-        await wait_for(pilot, lambda: " 1 up" in screen_text(app))
-        await wait_for(pilot, lambda: len(queue_reads) > polls)
+        await wait_for(lambda: " 1 up" in screen_text(app), pilot=pilot)
+        await wait_for(lambda: queue_reads() > polls, pilot=pilot)
         app.post_message(JobsChanged(app.jobs.state("a100-train")))
         await pilot.pause(0.2)
         assert not again.is_finished
@@ -389,19 +337,17 @@ async def test_quitting_mid_pull_asks_first_and_escape_keeps_it_running(
 ) -> None:
     from rgt_tui.screens.quit_confirm import QuitConfirmScreen
 
-    app = RgtApp(
-        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
-    )
+    app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         progress = PullProgress(
             "a100-train", "pulling", files_total=3, files_done=1, bytes_total=300 << 20,
             bytes_done=150 << 20, rate=10 << 20, eta_s=15.0, active=(),
         )  # fmt: skip
-        app.jobs._set("a100-train", running="pull", progress=progress)
-        app.jobs._set("h100-eval", running="teardown")
-        app.jobs._set("spot-4090", running="verify")  # nothing to lose: not listed
+        publish_jobs(app, "a100-train", running="pull", progress=progress)
+        publish_jobs(app, "h100-eval", running="teardown")
+        publish_jobs(app, "spot-4090", running="verify")  # nothing to lose: not listed
         await pilot.press("q")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuitConfirmScreen))
+        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
         text = screen_text(app)
         assert "a100-train: pull (150M of 300M) stops" in text and "p resumes it" in text
         assert "h100-eval: teardown is cut off" in text and "Teardown tab" in text
@@ -410,18 +356,16 @@ async def test_quitting_mid_pull_asks_first_and_escape_keeps_it_running(
         await pilot.pause()
         assert app.return_code is None and isinstance(app.screen, FleetScreen)
         await pilot.press("q")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuitConfirmScreen))
+        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
         await pilot.press(again)  # asked again: quit anyway
         await pilot.pause()
         assert app.return_code == 0
 
 
 async def test_quitting_with_only_a_verify_running_does_not_ask(tmp_path: Path) -> None:
-    app = RgtApp(
-        write_fleet(tmp_path), start_monitors=False, clock=clock, config_dir=tmp_path / "config"
-    )
+    app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        app.jobs._set("a100-train", running="verify")  # nothing to lose: it can run again
+        publish_jobs(app, "a100-train", running="verify")  # nothing to lose: it can run again
         await pilot.press("q")
         await pilot.pause()
         assert app.return_code == 0

@@ -7,7 +7,9 @@ from pathlib import Path
 from unittest.mock import ANY
 
 import pytest
-from test_app_snapshots import clock, three_updates, write_fleet
+from support import ROOT
+from support.pilot import SNAPSHOT_SIZE
+from support.samples import clock, three_updates, write_fleet
 from textual.color import Color
 
 from rgt_tui import themes
@@ -20,7 +22,7 @@ BUNDLED = ("dark", "light", "high-contrast")
 
 def test_bundled_themes_load_cleanly_with_gauge_variables() -> None:
     folder = themes.bundled_themes_dir()
-    assert folder == Path(__file__).resolve().parent.parent / "themes"
+    assert folder == ROOT / "themes"
     loaded, errors = themes.load_themes([folder])
     assert errors == []
     by_name = {t.name: t for t in loaded}
@@ -97,7 +99,7 @@ async def test_every_theme_draws_the_fleet(tmp_path: Path, theme: str) -> None:
         write_fleet(tmp_path), start_monitors=False, theme=theme, clock=clock,
         config_dir=tmp_path / "config",
     )  # fmt: skip
-    async with app.run_test(size=(140, 34)) as pilot:
+    async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
         for update in three_updates():
             app.post_message(HostUpdated(update))
         await pilot.pause()

@@ -1,0 +1,132 @@
+"""The App under the Pilot: building it, reading its screen, feeding it samples.
+
+``wait_for(..., pilot=pilot)`` (from ``support.waiting``, re-exported here) lets the App
+run between polls and shows the screen when it times out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Static
+
+from rgt_tui.app import RgtApp, RgtCommands
+from rgt_tui.domain.config import Fleet
+from rgt_tui.messages import HostUpdated
+from rgt_tui.screens.job_keys import JobsChanged
+from rgt_tui.services.telemetry import HostUpdate
+from support.samples import clock, three_updates, write_fleet
+from support.waiting import wait_for
+
+__all__ = [
+    "SIZE",
+    "SNAPSHOT_SIZE",
+    "FakeMonitor",
+    "make_app",
+    "notes",
+    "palette_titles",
+    "post_three",
+    "publish_jobs",
+    "screen_text",
+    "snapshot_app",
+    "text_of",
+    "wait_for",
+]
+
+SIZE = (160, 50)  # room for every tab of the detail screen
+SNAPSHOT_SIZE = (140, 34)  # the SVG snapshots' terminal
+
+
+class FakeMonitor:
+    """HostMonitor's interface: emits the given updates, then waits to be cancelled."""
+
+    host_key_fingerprint: str | None = None  # no connection, no host key
+
+    def __init__(
+        self, updates: list[HostUpdate] | None = None, *, crash: str | None = None
+    ) -> None:
+        self.updates = list(updates or [])
+        self.crash = crash
+        self.reconnects = 0
+        self.emit: Callable[[HostUpdate], None] | None = None
+        self.started = asyncio.Event()
+
+    async def run(self, emit: Callable[[HostUpdate], None]) -> None:
+        self.emit = emit
+        self.started.set()
+        for update in self.updates:
+            emit(update)
+        if self.crash:
+            raise RuntimeError(self.crash)
+        await asyncio.Event().wait()
+
+    def request_reconnect(self) -> None:
+        self.reconnects += 1
+
+
+def make_app(
+    tmp_path: Path,
+    monitors: dict[str, Any] | None = None,
+    fleet: Fleet | None = None,
+    **kwargs: Any,
+) -> RgtApp:
+    """The App on ``fleet`` (default: the three-host fleet file) at the frozen clock, its
+    settings under ``tmp_path``; monitors run only when given."""
+    options: dict[str, Any] = {
+        "monitors": monitors,
+        "start_monitors": monitors is not None,
+        "clock": clock,
+        "config_dir": tmp_path / "config",
+    }
+    return RgtApp(fleet or write_fleet(tmp_path), **(options | kwargs))
+
+
+def snapshot_app(tmp_path: Path, theme: str) -> RgtApp:
+    """An app with no monitors; the test posts the updates. Nothing blinks."""
+    app = make_app(tmp_path, theme=theme)
+    app.fleet_screen.filter_input.cursor_blink = False
+    return app
+
+
+async def post_three(pilot: Any) -> None:
+    """Feed the three hosts and let the screen settle."""
+    for update in three_updates():
+        pilot.app.post_message(HostUpdated(update))
+    await pilot.pause()
+    await pilot.pause()
+    # First connections raise the danger-clock toasts (tested in test_app_teardown);
+    # these snapshots are about the panes, which the toasts would cover.
+    pilot.app.clear_notifications()
+    await pilot.pause()
+
+
+def screen_text(app: RgtApp) -> str:
+    """The current screen as plain text, one line per row."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def text_of(widget: Static) -> str:
+    """The plain text a Static shows."""
+    return str(getattr(widget.visual, "plain", widget.visual))
+
+
+def notes(app: RgtApp) -> list[str]:
+    """Every notification shown so far, as "title: message" (Textual keeps no public list)."""
+    return [f"{n.title}: {n.message}" for n in app._notifications]
+
+
+async def palette_titles(app: RgtApp) -> list[str]:
+    """What the command palette offers before anything is typed (its discovery hits)."""
+    return [str(hit.text or hit.display) async for hit in RgtCommands(app.screen).discover()]
+
+
+def publish_jobs(app: RgtApp, host: str, **changes: Any) -> None:
+    """Stand in for the job runner: ``host``'s jobs state becomes ``changes`` (a pull in
+    flight, a finished teardown...) and is published as the runner publishes it."""
+    state = replace(app.jobs.state(host), **changes)
+    app.jobs.states[host] = state
+    app.post_message(JobsChanged(state))
