@@ -45,7 +45,12 @@ def plan_notes(plan: LaunchPlan) -> Content:
             ("  workdir ", muted),
             plan.workdir or "?",
         ),
-        Content.assemble(("will run ", muted), f"{len(plan.to_run)} of {len(plan.cells)} cells"),
+        Content.assemble(
+            ("will run ", muted),
+            f"{len(plan.to_run)} of {len(plan.cells)} cells"
+            if plan.ok
+            else Content.styled("nothing: the launch is refused", "bold $error"),
+        ),
     ]
     lines += [Content.styled(f"⚠ {w}", "$warning") for w in plan.warnings]
     if plan.problems:
@@ -142,6 +147,15 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
             status.update(Content.styled(f"Could not plan: {message.error}", "$error"))
             self.query_one("#launch-go", Button).display = False
             return
+        start = self.query_one("#launch-start", Input)
+        typed = start.value.strip()
+        if (
+            not self._first
+            and start.has_focus
+            and typed.isdigit()
+            and int(typed) != message.plan.start_index
+        ):
+            return  # a plan for what was typed before: the one for the box's text is coming
         plan = self.plan = message.plan
         table = self.query_one(DataTable)
         table.clear()
@@ -149,10 +163,12 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
             table.add_row(
                 str(cell.index), cell.name, cell.task, str(cell.epochs), cell.status or "new"
             )
-        start = self.query_one("#launch-start", Input)
-        if self._first or start.value.strip() != str(plan.start_index):
+        # The box shows the plan's start, but never rewrites what the user is typing (that
+        # moved the cursor and mixed old digits into new ones).
+        if self._first or (not start.has_focus and typed != str(plan.start_index)):
             with start.prevent(Input.Changed):
                 start.value = str(plan.start_index)
+                start.cursor_position = len(start.value)
         self._first = False
         self.query_one("#launch-notes", Static).update(plan_notes(plan))
         go = self.query_one("#launch-go", Button)

@@ -257,3 +257,29 @@ async def test_queue_keys_are_in_help_and_the_palette(make_queue_fleet, tmp_path
         titles = await palette_titles(app)
         for title in ("Launch queue: box1", "Follow logs: box1", "Diagnose queue: box1"):
             assert title in titles
+
+
+async def test_the_start_index_box_edits_like_an_input_and_a_refused_plan_runs_nothing(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Typing in the start box while plans come back never rewrites it (End, ⌫, 2, 0
+    gave 201: a late plan put its own index back under the cursor); a start past the
+    queue is refused and says nothing will run."""
+    qf = await make_queue_fleet(1, workload=True)
+    app = queue_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("l")
+        modal = await planned(pilot, app)
+        box = modal.query_one("#launch-start", Input)
+        box.focus()
+        await pilot.press("end", "backspace", "2", "0")
+        await wait_for(lambda: modal.plan is not None and modal.plan.start_index == 20, pilot=pilot)
+        await pilot.pause(0.3)
+        assert box.value == "20" and box.cursor_position == 2
+        notes_text = text_of(modal.query_one("#launch-notes", Static))
+        assert "will run nothing" in notes_text and "will run 0 of" not in notes_text
+        assert "outside the queue" in notes_text
+        await pilot.press("backspace")  # "2": the last cell, a plan that runs it
+        await wait_for(lambda: modal.plan.start_index == 2 and modal.plan.ok, pilot=pilot)
+        assert box.value == "2"
+        assert "will run 1 of 3 cells" in text_of(modal.query_one("#launch-notes", Static))
