@@ -13,7 +13,7 @@ import asyncio
 import gc
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,6 +30,7 @@ from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.profiles import danger_clock_note
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.profiles import profile as load_profile
+from rgt_tui.screens.add_host import AddHostScreen
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.screens.help import HelpScreen
@@ -72,9 +73,13 @@ def health_thresholds(fleet: Fleet) -> Thresholds:
 
 
 def build_monitors(
-    fleet: Fleet, connections: FleetConnections, clock: Callable[[], float] = time.time
+    fleet: Fleet,
+    connections: FleetConnections,
+    clock: Callable[[], float] = time.time,
+    hosts: Iterable[HostConfig] | None = None,
 ) -> dict[str, MonitorLike]:
-    """One live ``HostMonitor`` per host of the fleet, over the host's shared connection."""
+    """One live ``HostMonitor`` per host of the fleet (or of ``hosts``), over the host's
+    shared connection."""
     from rgt_tui.services.telemetry import HostMonitor, default_last_seen
 
     thresholds = health_thresholds(fleet)
@@ -89,7 +94,7 @@ def build_monitors(
             backoff=connections.backoff,
             last_seen=last_seen,  # the release clock counts across restarts (journal)
         )
-        for h in fleet.hosts
+        for h in (fleet.hosts if hosts is None else hosts)
     }
 
 
@@ -153,6 +158,13 @@ class RgtApp(App[int]):
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", tooltip="List every key"),
         Binding("q", "quit", "Quit", tooltip="Quit (runs on the boxes keep going)"),
+        Binding(
+            "plus",
+            "add_host",
+            "Add box",
+            key_display="+",
+            tooltip="Paste a box's SSH command: add it to the fleet file and watch it",
+        ),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True, tooltip="Quit"),
     ]
 
@@ -522,6 +534,32 @@ class RgtApp(App[int]):
             self.call_from_thread(
                 self.notify, f"Could not save the theme choice: {exc}", severity="warning"
             )
+
+    def action_add_host(self) -> None:
+        """Paste a box's SSH command: the add screen appends it to the fleet file (after
+        its host key is trusted), and its pane, connection and telemetry start at once."""
+        if isinstance(self.screen, AddHostScreen):
+            return
+        screen = AddHostScreen(self.fleet.path)  # None: no fleet file yet, ./hosts.toml
+        self.push_screen(screen, partial(self._host_added, screen.fleet_file))
+
+    def _host_added(self, fleet_file: Path, host: HostConfig | None) -> None:
+        if host is None:
+            return
+        hosts = (*self.fleet.hosts, host)
+        # Local stays shown until the next start, which reads the new fleet file.
+        fleet = self.fleet = replace(self.fleet, hosts=hosts, path=fleet_file, is_default=False)
+        self._hosts[host.name] = host
+        self.histories[host.name] = HostHistory()
+        self.connections.add(host)
+        self.jobs.fleet = self.queue_poller.fleet = fleet
+        self.fleet_screen.add_host(fleet, host)
+        if self.start_monitors:
+            monitor = build_monitors(fleet, self.connections, self.clock, hosts=[host])
+            self.monitors.update(monitor)
+            self.start_monitor(host.name, monitor[host.name])
+            self.queue_poller.start_host(host, self)
+        self.notify(f"added {host.name} to {fleet_file}", title=host.name)
 
     def action_filter(self) -> None:
         self._back_to_fleet()

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input
 
-from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
@@ -98,6 +98,7 @@ class FleetScreen(FleetView, Screen[None]):
         super().__init__()
         self.fleet = fleet
         self.clock = clock
+        self.thresholds = thresholds
         # Hosts whose telemetry is stopped (the App's; torn-down boxes).
         self._stopped = stopped
         self.panes: dict[str, HostPane] = {
@@ -157,6 +158,14 @@ class FleetScreen(FleetView, Screen[None]):
         # A stopped host's last sample (a torn-down box) says nothing about now: not up,
         # down or alerting.
         return self._stopped()
+
+    def add_host(self, fleet: Fleet, host: HostConfig) -> None:
+        """A host added while the app runs (``+``): its pane joins the grid, selected."""
+        self.fleet = fleet
+        pane = self.panes[host.name] = HostPane(host, thresholds=self.thresholds, clock=self.clock)
+        self._grid.mount(pane)
+        self._refresh_summary()
+        self.call_after_refresh(self.select, host.name)
 
     def _refresh_summary(self) -> None:
         """Count every host afresh: after a filter or a teardown, and once a second."""

@@ -48,6 +48,10 @@ class FleetConnections:
         self._transports: dict[str, Transport] = {}
         self._wakes: dict[str, asyncio.Event] = {}
 
+    def add(self, host: HostConfig) -> None:
+        """A host added while the app runs: its connection is made on first use."""
+        self._hosts[host.name] = host
+
     def transport(self, host: str) -> Transport:
         """``host``'s shared transport (not necessarily connected). KeyError: no such host."""
         held = self._transports.get(host)

@@ -47,14 +47,18 @@ class QueuePoller:
     def start(self, runner: ControllerHost) -> None:
         """One poller worker per host that has a queue."""
         for host in self.fleet.hosts:
-            if host.queue:
-                runner.run_worker(
-                    self.poll(host),
-                    name=f"queue-poll:{host.name}",
-                    group=f"queue-poll:{host.name}",
-                    exclusive=True,
-                    exit_on_error=False,
-                )
+            self.start_host(host, runner)
+
+    def start_host(self, host: HostConfig, runner: ControllerHost) -> None:
+        """Poll ``host`` (when it has a queue) in a worker of its own."""
+        if host.queue:
+            runner.run_worker(
+                self.poll(host),
+                name=f"queue-poll:{host.name}",
+                group=f"queue-poll:{host.name}",
+                exclusive=True,
+                exit_on_error=False,
+            )
 
     async def poll(self, host: HostConfig) -> None:
         """Poll ``host`` until cancelled."""

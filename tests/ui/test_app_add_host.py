@@ -1,0 +1,58 @@
+"""`+` in the running app: paste a box's SSH command, trust its key, and its pane, its
+connection and its telemetry start at once — the fleet file gains the block."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.pilot import SIZE, wait_for
+from textual.widgets import Button, Input
+
+from rgt_tui.app import RgtApp
+from rgt_tui.demo.loopback import LOOPBACK_HOST
+from rgt_tui.domain.config import load_fleet
+from rgt_tui.screens.add_host import AddHostScreen
+
+
+async def settle_and_click(pilot, button: Button) -> None:  # type: ignore[no-untyped-def]
+    # Textual's Button ignores a click during its own click animation.
+    await wait_for(lambda: not button.has_class("-active"), pilot=pilot)
+    await pilot.click(button)
+
+
+async def test_plus_adds_a_pasted_box_and_watches_it_live(
+    make_loopback_fleet, home, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    watched = await make_loopback_fleet(1)
+    other = await make_loopback_fleet(1)
+    box = other.boxes[0]
+    before = watched.hosts_file.read_text()
+    app = RgtApp(load_fleet(watched.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: "box1" in app.latest, pilot=pilot)
+        await pilot.press("plus")
+        screen = await wait_for(
+            lambda: isinstance(app.screen, AddHostScreen) and app.screen, pilot=pilot
+        )
+        pasted = f"ssh -p {box.port} -i {other.client_key} {other.username}@{LOOPBACK_HOST}"
+        screen.query_one("#add-target", Input).value = pasted
+        screen.query_one("#add-name", Input).value = "added"
+        await settle_and_click(pilot, screen.query_one("#add-check", Button))
+        await wait_for(lambda: screen.check is not None, pilot=pilot)
+        await settle_and_click(pilot, screen.query_one("#add-trust", Button))
+        add = screen.query_one("#add-add", Button)
+        await wait_for(lambda: not add.disabled, pilot=pilot)
+        await settle_and_click(pilot, add)
+
+        await wait_for(lambda: "added" in app.fleet_screen.panes, pilot=pilot)
+        await wait_for(
+            lambda: (u := app.latest.get("added")) is not None and u.snapshot is not None,
+            20,
+            pilot=pilot,
+        )
+        assert app.latest["added"].connection.status == "connected"
+        assert [h.name for h in app.fleet.hosts] == ["box1", "added"]
+
+    after = watched.hosts_file.read_text()
+    assert after.startswith(before)  # every byte the user wrote, kept
+    assert load_fleet(watched.hosts_file).host("added").ssh.port == box.port
