@@ -1,0 +1,158 @@
+"""What a host's figures say, as lines of styled text: shared by its pane and its tabs.
+
+Pure functions of a ``HostUpdate`` (and the clock); no widget state. Host-wide figures
+are labelled as such (U41); a lost connection never reads as a dead run (GEN8).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from textual.content import Content
+
+from rgt_tui.domain import cost
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.snapshot import CgroupSample, DiskSample, HostSnapshot
+from rgt_tui.domain.units import fmt_bytes, fmt_duration
+from rgt_tui.services.telemetry import ConnectionState
+
+ALIVE_NOTE = "the run may still be alive"
+
+
+def clock_hhmm(t: float) -> str:
+    """``14:05`` in local time."""
+    return time.strftime("%H:%M", time.localtime(t))
+
+
+def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: float) -> list[Content]:
+    """The status line(s): state, retry countdown, the error and its fix (GEN8: not dead)."""
+    lines: list[Content] = []
+    if conn.status == "connected":
+        parts: list[str | tuple[str, str]] = [("● connected", "$success")]
+        if snap is not None and snap.uptime_s is not None:
+            parts.append(
+                (
+                    f" · up {fmt_duration(snap.uptime_s + max(0.0, now - snap.t))}",
+                    "$foreground-muted",
+                )
+            )
+        if conn.gap_s:
+            parts.append((f" · back after a {fmt_duration(conn.gap_s)} gap", "$warning"))
+        lines.append(Content.assemble(*parts))
+        return lines
+    ago = "" if snap is None else f" · sample {fmt_duration(now - snap.t)} ago"
+    if conn.status == "connecting":
+        lines.append(Content.styled("◌ connecting…", "$foreground-muted"))
+    elif conn.status == "unreached":
+        # Never reached this run: say so plainly, and nothing about a run being alive.
+        retry = ""
+        if conn.next_try_at is not None:
+            retry = f" · next try in {max(0.0, conn.next_try_at - now):.0f}s"
+        lines.append(
+            Content.assemble(("✖ never connected", "bold $error"), (retry, "$foreground-muted"))
+        )
+    elif conn.status == "reconnecting":
+        retry = ""
+        if conn.attempt:
+            wait = (
+                ""
+                if conn.next_try_at is None
+                else f", next try in {max(0.0, conn.next_try_at - now):.0f}s"
+            )
+            retry = f" (attempt {conn.attempt}{wait})"
+        lines.append(
+            Content.assemble(
+                (f"◐ reconnecting{retry}", "bold $warning"), (ago, "$foreground-muted")
+            )
+        )
+    else:
+        lines.append(
+            Content.assemble(
+                (f"✖ lost since {clock_hhmm(conn.since)}", "bold $error"),
+                (ago, "$foreground-muted"),
+            )
+        )
+    if conn.status in ("reconnecting", "lost"):  # a sample came once: GEN8
+        lines.append(Content.styled(ALIVE_NOTE, "$warning"))
+    if conn.error:
+        lines.append(Content.styled(conn.error, "$foreground-muted"))
+    if conn.fix:
+        lines.append(Content.assemble(("fix: ", "bold $accent"), conn.fix))
+    return lines
+
+
+def billing_start(host: HostConfig, snap: HostSnapshot | None) -> float | None:
+    """When the meter started: ``started_at`` if configured, else the box's boot time."""
+    started = host.started_at.timestamp() if host.started_at is not None else None
+    if snap is None:
+        return cost.billing_start(started, 0.0, None)
+    return cost.billing_start(started, snap.t, snap.uptime_s)
+
+
+def host_cost(
+    host: HostConfig, snap: HostSnapshot | None, now: float, end: float | None = None
+) -> float | None:
+    """Money spent on ``host`` so far (until ``end``, its teardown); None when unknown."""
+    return cost.cost_so_far(host.cost_per_hour, billing_start(host, snap), now, end)
+
+
+def cost_text(
+    host: HostConfig, snap: HostSnapshot | None, now: float, end: float | None = None
+) -> str:
+    """``$1.20/h · $14.40 so far`` (after teardown ``$14.40 total``), or '' with no price."""
+    if host.cost_per_hour is None:
+        return ""
+    spent = host_cost(host, snap, now, end)
+    if end is not None:
+        return "" if spent is None else f"${spent:.2f} total"
+    text = f"${host.cost_per_hour:.2f}/h"
+    if spent is not None:
+        text += f" · ${spent:.2f} so far"
+    return text
+
+
+def cgroup_line(cg: CgroupSample | None, oom_baseline: int | None) -> Content:
+    """``oom_kill 0 · vCPU 4 · cgroup v2``; a risen oom_kill is highlighted (U9)."""
+    if cg is None:
+        return Content.styled("cgroup not readable", "$foreground-muted")
+    parts: list[str | tuple[str, str]] = [("oom_kill ", "$foreground-muted")]
+    if cg.oom_kill is None:
+        parts.append("?")
+    elif oom_baseline is not None and cg.oom_kill > oom_baseline:
+        parts.append((f"{cg.oom_kill} (+{cg.oom_kill - oom_baseline})", "bold reverse $gauge-crit"))
+    else:
+        parts.append(str(cg.oom_kill))
+    parts.append((" · vCPU ", "$foreground-muted"))
+    if cg.cpu_unlimited:
+        parts.append("unlimited")
+    else:
+        parts.append("?" if cg.cpu_quota_vcpus is None else f"{cg.cpu_quota_vcpus:g}")
+    if cg.version:
+        parts.append((f" · cgroup v{cg.version}", "$foreground-muted"))
+    return Content.assemble(*parts)
+
+
+def cgroup_memory(cg: CgroupSample | None) -> tuple[float | None, str]:
+    """Fill and figure for the cgroup memory bar; an unlimited cgroup says so."""
+    if cg is None:
+        return None, "?"
+    current = fmt_bytes(cg.memory_current)
+    if cg.memory_unlimited:
+        return None, f"{current} of unlimited"
+    return cg.memory_fraction, f"{current}/{fmt_bytes(cg.memory_max)}"
+
+
+def unique_mounts(disks: tuple[DiskSample, ...]) -> list[DiskSample]:
+    """One sample per mount: several watched paths often share a file system."""
+    seen: dict[str, DiskSample] = {}
+    for d in disks:
+        seen.setdefault(d.mount, d)
+    return list(seen.values())
+
+
+def started_label(host: HostConfig) -> str:
+    """``started 2024-05-01 12:00 UTC`` for the detail screen, '' when not configured."""
+    if host.started_at is None:
+        return ""
+    return "started " + datetime.strftime(host.started_at, "%Y-%m-%d %H:%M UTC")

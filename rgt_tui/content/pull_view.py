@@ -1,0 +1,266 @@
+"""What the Pulls and Teardown tabs say, as styled text: pure functions of job outcomes.
+
+Shared wording with the CLI twins (``cli_pull``, ``cli_teardown``) so a screen and its
+command say the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from textual.content import Content
+
+from rgt_tui.domain.units import fmt_bytes, fmt_duration
+from rgt_tui.services.pull.progress import PullProgress
+from rgt_tui.services.verify_report import loader_line, offline
+from rgt_tui.widgets.usage_bar import usage_line
+
+if TYPE_CHECKING:
+    from rgt_tui.services.pull.types import PullResult
+    from rgt_tui.services.teardown import GateReport, TeardownOutcome
+    from rgt_tui.services.verify import VerificationReport
+
+MUTED = "$foreground-muted"
+MAX_FILES = 8
+
+CONDITION_TITLES = {
+    "box": "the box that answers is the one recorded",
+    "manifest": "manifest taken after the last write",
+    "rescan": "fresh re-scan matches",
+    "pulled": "every file pulled, SHA-256 matches",
+    "loaded": "every loadable artifact loaded",
+    "verified": "verify found no problem",
+    "roster": "roster reconciled",
+    "idle": "no cell running",
+    "confirmed": "host name typed",
+    "journal": "journal readable",
+}
+
+
+def _eta(eta_s: float | None) -> str:
+    return fmt_duration(eta_s) if eta_s is not None else "?"
+
+
+def progress_lines(p: PullProgress, width: int) -> list[Content]:
+    """A total bar (bytes, rate, ETA), then one bar per file in flight."""
+    lines = [Content.assemble((f"{p.phase}", "bold"), (f"  {p.message}", MUTED))]
+    if p.files_total or p.bytes_total:
+        total = (
+            f"{p.files_done}/{p.files_total} files {fmt_bytes(p.bytes_done)}/"
+            f"{fmt_bytes(p.bytes_total)} {fmt_bytes(p.rate)}/s eta {_eta(p.eta_s)}"
+        )
+        lines.append(usage_line("total", p.fraction, total, width, warn_at=2.0, crit_at=2.0))
+    for f in p.active[:MAX_FILES]:
+        frac = f.done / f.size if f.size else 1.0
+        figure = (
+            f"{fmt_bytes(f.done)}/{fmt_bytes(f.size)} {fmt_bytes(f.rate)}/s eta {_eta(f.eta_s)}"
+        )
+        lines.append(Content.assemble((f.path, "bold"), (f"  {f.state} {f.note}", MUTED)))
+        lines.append(usage_line("file", frac, figure, width, warn_at=2.0, crit_at=2.0))
+    if len(p.active) > MAX_FILES:
+        lines.append(Content.styled(f"… and {len(p.active) - MAX_FILES} more in flight", MUTED))
+    if p.files_failed:
+        lines.append(Content.styled(f"{p.files_failed} failed so far", "bold $error"))
+    return lines
+
+
+def pull_result_lines(result: PullResult) -> list[Content]:
+    """The pull's outcome: counts, every failure and conflict by name, and the verdict."""
+    resumed = sum(1 for f in result.pulled if f.resumed_from)
+    lines = [
+        Content(
+            f"{len(result.pulled)} pulled ({resumed} resumed), {len(result.skipped)} already "
+            f"here, {len(result.failed)} failed — {fmt_bytes(result.bytes_received)} in "
+            f"{fmt_duration(result.elapsed_s)} into {result.dest}"
+        )
+    ]
+    lines += [
+        Content.assemble(("FAILED    ", "bold $error"), f"{p}: {why}") for p, why in result.failed
+    ]
+    lines += [
+        Content.assemble(("CONFLICT  ", "bold $warning"), f"{p}: {why}")
+        for p, why in result.conflicts
+    ]
+    m = result.manifest
+    lines += [
+        Content.assemble(
+            ("REFUSED   ", "bold $warning"), f"{m.display(r.root, r.path)}: {r.reason}"
+        )
+        for r in m.refused
+    ]
+    if result.ok:
+        lines.append(
+            Content.styled(
+                f"✓ pull complete: every file of the manifest ({len(m.entries)}) is here with a "
+                "matching SHA-256 — next: v to verify",
+                "bold $success",
+            )
+        )
+    else:
+        lines.append(
+            Content.styled(
+                "✖ NOT COMPLETE: fix the above and press p again (it resumes)", "bold $error"
+            )
+        )
+    return lines
+
+
+def pull_error_lines(message: str, fix: str) -> list[Content]:
+    """A pull that stopped: the message and its fix."""
+    lines = [Content.assemble(("✖ pull failed: ", "bold $error"), message)]
+    if fix:
+        lines.append(Content.assemble(("fix: ", "bold $accent"), fix))
+    return lines
+
+
+def verify_lines(report: VerificationReport) -> list[Content]:
+    """The verification: counts per status, flagged files by name, missing cells."""
+    counts = Counter(c.status for c in report.checks)
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
+    lines = [Content.assemble(("files: ", MUTED), summary)]
+    for c in report.checks:
+        if not c.ok or c.status == "hash-only":
+            style = "$foreground" if c.ok else "$error"
+            lines.append(
+                Content.styled(f"  {c.status:<13} {c.path} ({fmt_bytes(c.size)}) {c.detail}", style)
+            )
+    for f in report.flags:
+        lines.append(Content.styled(f"  {f.kind:<13} {f.path}  {f.detail}", "$warning"))
+    if report.roster is None:
+        if report.manifest is not None:  # else nothing was looked at
+            lines.append(Content.styled("roster: no queue file; nothing to reconcile", MUTED))
+    else:
+        r = report.roster
+        lines.append(
+            Content(f"roster: {len(r.present)}/{len(r.expected)} cells have verified results")
+        )
+        lines += [
+            Content.styled(f"  missing cell {name}: {why}", "$error") for name, why in r.missing
+        ]
+    loader = report.loader
+    if loader is not None:  # which interpreter and torch loaded the files ([fleet] verify_python)
+        style = "$warning" if loader.torch_problem else MUTED
+        lines.append(Content.assemble(("loaded with: ", MUTED), (loader_line(loader), style)))
+    if offline(report):
+        lines.append(Content.styled("the box was not re-scanned for changes", "$warning"))
+    if report.ok:
+        lines.append(
+            Content.styled("✓ VERIFIED: every file checked, roster complete", "bold $success")
+        )
+    else:
+        lines.append(
+            Content.styled(f"✖ NOT VERIFIED: {len(report.problems)} problem(s)", "bold $error")
+        )
+        lines += [Content.styled(f"  {p}", "$error") for p in report.problems[:8]]
+    return lines
+
+
+def _readable(evidence: str) -> str:
+    """``taken at 1767268800`` → ``taken at 2026-01-01 12:00:00`` (local time)."""
+    return re.sub(
+        r"taken at (\d+)",
+        lambda m: "taken at " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(m[1]))),
+        evidence,
+    )
+
+
+def checklist_lines(report: GateReport) -> list[Content]:
+    """Every gate condition with its state and evidence, then why facts are missing."""
+    lines = []
+    for c in report.conditions:
+        mark, style = ("✓", "$success") if c.ok else ("✖", "$error")
+        title = CONDITION_TITLES.get(c.key, c.key)
+        lines.append(
+            Content.assemble(
+                (f"{mark} ", f"bold {style}"),
+                (f"{c.key:<9} ", "bold"),
+                (f"{title}: ", MUTED),
+                _readable(c.evidence),
+            )
+        )
+    lines += [Content.styled(f"! {p}", "$warning") for p in report.problems]
+    if report.ready_but_confirmation:
+        lines.append(
+            Content.styled(
+                f"ready: type '{report.host.name}' below to tear it down", "bold $success"
+            )
+        )
+    else:
+        lines.append(
+            Content.styled(
+                "locked: nothing will be torn down until every item holds", "bold $error"
+            )
+        )
+    return lines
+
+
+def profile_lines(report: GateReport) -> list[Content]:
+    """The profile's facts: verb, irreversibility, what it destroys, what keeps billing."""
+    p = report.profile
+    verb = Content.assemble(
+        p.teardown_verb,
+        ("  IRREVERSIBLE", "bold $error") if p.irreversible else ("  reversible", MUTED),
+    )
+    rows = [
+        ("teardown verb", verb),
+        ("destroys", Content(p.destroys)),
+        ("keeps billing", Content("; ".join(p.keeps_billing))),
+        ("survives stop", Content(p.stop_survives)),
+        ("survives meter-stop", Content(p.meter_stop_survives)),
+        ("danger clocks", Content("; ".join(p.clock_lines))),
+        (
+            "teardown command",
+            Content(report.host.teardown or "(none: you will be shown what to do)"),
+        ),
+    ]
+    return [Content.assemble((f"{k:<20}", MUTED), v) for k, v in rows]
+
+
+def outcome_lines(
+    outcome: TeardownOutcome, torn_down: bool, host: str = "the host"
+) -> list[Content]:
+    """After the typed confirmation: the command's output and exit code, or instructions.
+
+    Without a command nothing is recorded (and nothing said about billing stopping) until
+    the user types the name a second time to say the box is destroyed.
+    """
+    if not outcome.ran:
+        lines = [Content.styled("Do this by hand now:", "bold"), Content(outcome.instructions)]
+        if torn_down:
+            lines.append(
+                Content.styled(
+                    "✓ you confirmed the box is destroyed: recorded as torn down; "
+                    "its cost stops here",
+                    "bold $success",
+                )
+            )
+        else:
+            lines.append(
+                Content.styled(
+                    f"NOT recorded as torn down: {host} bills until you destroy it. "
+                    f"Once you have, type '{host}' again below.",
+                    "bold $warning",
+                )
+            )
+        return lines
+    lines = [Content.styled(line, MUTED) for line in outcome.output.rstrip("\n").splitlines()[-20:]]
+    if outcome.ok and torn_down:
+        lines.append(
+            Content.styled("✓ teardown command exited 0: recorded as torn down", "bold $success")
+        )
+    else:
+        lines.append(
+            Content.styled(
+                f"✖ teardown command FAILED (exit {outcome.exit_status}): NOT recorded as torn down",
+                "bold $error",
+            )
+        )
+    return lines
+
+
+def join(lines: list[Content]) -> Content:
+    """Lines as one block."""
+    return Content("\n").join(lines)

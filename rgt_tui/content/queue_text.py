@@ -1,0 +1,79 @@
+"""What a queue view says, as lines of styled text: shared by the fleet pane and the tab.
+
+Pure functions of a ``QueueView``; no widget state.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from rgt_tui.domain.queue_state import CellView, QueueView
+from rgt_tui.domain.units import fmt_duration
+
+STATUS_STYLE = {
+    "pending": "$foreground-muted",
+    "running": "bold $accent",
+    "done": "$success",
+    "failed": "bold $error",
+    "interrupted": "bold $warning",
+}
+STATUS_MARK = {"pending": "·", "running": "▶", "done": "✓", "failed": "✖", "interrupted": "!"}
+
+
+def queue_pane_line(view: QueueView) -> Content | None:
+    """``queue 2/3 done · cell_b · 1m02s`` for the fleet pane; None before any deploy."""
+    if not view.cells:
+        return None
+    done = view.count("done")
+    parts: list[str | tuple[str, str]] = [
+        ("queue ", "$foreground-muted"),
+        (f"{done}/{view.total} done", "$success" if done == view.total else "bold"),
+    ]
+    failed = view.count("failed")
+    if failed:
+        parts.append((f" · {failed} failed", "bold $error"))
+    current = view.current
+    if current is not None:
+        parts.append((f" · {current.name}", "$accent"))
+    elif view.state not in ("running",):
+        parts.append((f" · {view.state}", "$foreground-muted"))
+    if view.elapsed_s is not None:
+        parts.append((f" · {fmt_duration(view.elapsed_s)}", "$foreground-muted"))
+    return Content.assemble(*parts)
+
+
+def cell_line(cell: CellView, now: int) -> Content:
+    """``✓ 0  cell_a          done       1m02s`` (failed shows its exit code)."""
+    style = STATUS_STYLE.get(cell.status, "")
+    ran = ""
+    if cell.started_at:
+        ran = fmt_duration((cell.ended_at or now) - cell.started_at)
+    parts: list[str | tuple[str, str]] = [
+        (f"{STATUS_MARK.get(cell.status, ' ')} ", style),
+        (f"{cell.index:>3}  ", "$foreground-muted"),
+        (f"{cell.name:<28} ", "bold"),
+        (f"{cell.label:<18} ", style),
+        (ran, "$foreground-muted"),
+    ]
+    if cell.note:
+        parts.append((f"  {cell.note}", "$warning"))
+    return Content.assemble(*parts)
+
+
+def queue_lines(view: QueueView) -> list[Content]:
+    """The tab's body: summary, resume hint, one line per cell."""
+    muted = "$foreground-muted"
+    lines = [Content.assemble(("queue ", muted), (view.state, "bold"), ("  ", ""), view.summary())]
+    if view.resume_index is not None:
+        lines.append(
+            Content.assemble(
+                ("interrupted — resume from index ", "$warning"),
+                (str(view.resume_index), "bold $warning"),
+                ("  (press l: the launch plan starts there)", muted),
+            )
+        )
+    lines.append(Content(""))
+    if not view.cells:
+        lines.append(Content.styled("no cells deployed on the box yet (press l to launch)", muted))
+    lines += [cell_line(c, view.now) for c in view.cells]
+    return lines
