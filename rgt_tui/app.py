@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState
 from rgt_tui import themes
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.profiles import danger_clock_note
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.profiles import profile as load_profile
@@ -50,7 +51,6 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.jobs import JobRunner
 from rgt_tui.services.queue_poller import QueuePoller
 from rgt_tui.services.telemetry import HostUpdate
-from rgt_tui.widgets.history import HostHistory
 
 
 class MonitorLike(Protocol):

@@ -17,8 +17,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Input
 
+from rgt_tui.content.queue_text import queue_pane_line
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.fleet_view import FleetView
@@ -35,11 +37,9 @@ from rgt_tui.widgets.fleet_header import (
     FleetSummary,
     FleetTally,
 )
-from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_pane import HostPane, screen_in_view
 from rgt_tui.widgets.key_footer import KeyFooter
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
-from rgt_tui.widgets.queue_text import queue_pane_line
 
 
 class FilterInput(Input):

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import ReconnectRequested
 from rgt_tui.screens.fleet_view import FleetView
@@ -31,7 +32,6 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
-from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.host_pane import screen_in_view
 
 

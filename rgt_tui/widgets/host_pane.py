@@ -21,18 +21,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 
-from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.cost import IdleMeter
-from rgt_tui.domain.health import Thresholds
-from rgt_tui.domain.snapshot import HostSnapshot
-from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration
-from rgt_tui.services.telemetry import HostUpdate
-from rgt_tui.transport.base import HostKeyError
-from rgt_tui.widgets.alert_list import alert_lines
-from rgt_tui.widgets.fleet_header import Meter
-from rgt_tui.widgets.gpu_row import util_line, vram_line
-from rgt_tui.widgets.history import HostHistory
-from rgt_tui.widgets.host_text import (
+from rgt_tui.content.alert_list import alert_lines
+from rgt_tui.content.gpu_row import util_line, vram_line
+from rgt_tui.content.host_text import (
     billing_start,
     cgroup_line,
     cgroup_memory,
@@ -41,6 +32,15 @@ from rgt_tui.widgets.host_text import (
     host_cost,
     unique_mounts,
 )
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.cost import IdleMeter
+from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.snapshot import HostSnapshot
+from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.transport.base import HostKeyError
+from rgt_tui.widgets.fleet_header import Meter
 from rgt_tui.widgets.spark import spark_rows
 from rgt_tui.widgets.usage_bar import usage_line
 

@@ -434,7 +434,7 @@ def test_the_property_can_reach_unlocked():
 
 def test_every_condition_has_a_title_on_the_teardown_tab():
     """A condition added to the gate without a title would show as a bare key in the TUI."""
-    from rgt_tui.widgets.pull_view import CONDITION_TITLES
+    from rgt_tui.content.pull_view import CONDITION_TITLES
 
     keys = {c.key for c in conditions(GateState(HOST, box_id=BOX))}
     assert keys <= CONDITION_TITLES.keys(), keys - CONDITION_TITLES.keys()

@@ -132,7 +132,7 @@ async def _next(queue: asyncio.Queue, pred, timeout: float) -> HostUpdate:
 async def test_a_box_never_reached_says_so_and_raises_no_gen8(loopback_fleet):
     """A closed port from the start: 'never connected' with the reason, no 'the run may
     still be alive' and no connection.lost (GEN8 needs a sample that once came)."""
-    from rgt_tui.widgets.host_text import ALIVE_NOTE, connection_lines
+    from rgt_tui.content.host_text import ALIVE_NOTE, connection_lines
 
     fleet = load_fleet(loopback_fleet.hosts_file)
     host = fleet.hosts[0]

@@ -479,8 +479,8 @@ def _no_stray_markers(tmp_path):
 async def test_the_report_says_the_box_was_not_rescanned_only_when_that_is_news(
     make_loopback_fleet, tmp_path
 ):
+    from rgt_tui.content.pull_view import verify_lines
     from rgt_tui.services.verify_report import format_report
-    from rgt_tui.widgets.pull_view import verify_lines
 
     def tui(report) -> str:
         return "\n".join(line.plain for line in verify_lines(report))

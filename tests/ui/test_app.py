@@ -31,12 +31,12 @@ from rgt_tui.app import RgtApp
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.gotchas import gotcha
 from rgt_tui.domain.health import HealthState
+from rgt_tui.domain.history import HostHistory
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import HelpScreen, describe
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.telemetry import ConnectionState
-from rgt_tui.widgets.history import HostHistory
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
 from rgt_tui.widgets.spark import spark_rows
 

@@ -6,10 +6,10 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from rgt_tui.content.alert_list import alert_line
 from rgt_tui.domain.gotchas import gotcha
 from rgt_tui.domain.health import Alert
 from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.widgets.alert_list import alert_line
 
 
 def alert_block(alert: Alert) -> Content:

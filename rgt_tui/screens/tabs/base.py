@@ -16,11 +16,11 @@ from textual.widgets import Input
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
-from rgt_tui.widgets.history import HostHistory
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,11 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from rgt_tui.content.gpu_row import util_line, vram_line
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.snapshot import GpuProcess, GpuSample, HostSnapshot
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.widgets.gpu_row import util_line, vram_line
 from rgt_tui.widgets.spark import Spark
 
 

@@ -6,16 +6,16 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Label, Static
 
-from rgt_tui.domain.snapshot import HostSnapshot
-from rgt_tui.domain.units import fmt_bytes, fmt_duration
-from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.widgets.host_text import (
+from rgt_tui.content.host_text import (
     cgroup_line,
     cgroup_memory,
     connection_lines,
     cost_text,
     started_label,
 )
+from rgt_tui.domain.snapshot import HostSnapshot
+from rgt_tui.domain.units import fmt_bytes, fmt_duration
+from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.widgets.spark import Spark
 from rgt_tui.widgets.usage_bar import UsageBar
 

@@ -10,9 +10,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
-from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.services.jobs import HostJobs
-from rgt_tui.widgets.pull_view import (
+from rgt_tui.content.pull_view import (
     MUTED,
     join,
     progress_lines,
@@ -20,6 +18,8 @@ from rgt_tui.widgets.pull_view import (
     pull_result_lines,
     verify_lines,
 )
+from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.services.jobs import HostJobs
 
 HINT = "p pull (resumable, hash-checked) · v verify (hash, load, roster)"
 

@@ -11,10 +11,10 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from rgt_tui.content.queue_text import queue_lines
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.widgets.queue_text import queue_lines
 
 
 class QueueTab(DetailTab):

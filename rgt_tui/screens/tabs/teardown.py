@@ -19,17 +19,17 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Button, Input, Static
 
-from rgt_tui.screens.job_keys import JobRequested
-from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.services.jobs import HostJobs
-from rgt_tui.services.journal import BoxHistory
-from rgt_tui.widgets.pull_view import (
+from rgt_tui.content.pull_view import (
     MUTED,
     checklist_lines,
     join,
     outcome_lines,
     profile_lines,
 )
+from rgt_tui.screens.job_keys import JobRequested
+from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.services.jobs import HostJobs
+from rgt_tui.services.journal import BoxHistory
 
 CONFIRM_PLACEHOLDER = "type the host's name to tear it down"
 MANUAL_PLACEHOLDER = "type the host's name again once you destroyed the box"
