@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import textwrap
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -32,6 +35,39 @@ def key_rows(bindings: Iterable[BindingType], key_display) -> list[tuple[str, st
     return [(" ".join(keys), text) for keys, text in rows.values()]
 
 
+KEY_COLUMN = 18  # "  " and the keys padded to 16: descriptions start here
+
+
+def help_row(keys: str, text: str, width: int) -> list[Content]:
+    """One key's lines: the keys, then the description wrapped to ``width`` cells with
+    its continuation lines under the description (a hanging indent), not at column 0."""
+    prefix = f"  {keys:<16}"
+    if width <= KEY_COLUMN + 10:  # not laid out yet, or too narrow to indent
+        return [Content.assemble((prefix, "$accent"), text)]
+    wrapped = textwrap.wrap(
+        text,
+        width=width,
+        initial_indent=" " * len(prefix),
+        subsequent_indent=" " * KEY_COLUMN,
+    ) or [" " * len(prefix)]
+    first = Content.assemble((prefix, "$accent"), wrapped[0][len(prefix) :])
+    return [first, *(Content(line) for line in wrapped[1:])]
+
+
+class HelpBody(Static):
+    """The help text, re-wrapped to its width whenever that changes."""
+
+    def __init__(self, build: Callable[[int], Content], **kwargs: Any) -> None:
+        self.build = build
+        self.wrapped_at = 0
+        super().__init__(build(0), **kwargs)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self.wrapped_at:
+            self.wrapped_at = event.size.width
+            self.update(self.build(event.size.width))
+
+
 class HelpScreen(ModalScreen[None]):
     """A modal list of every key, grouped by where it works; any close key dismisses it."""
 
@@ -43,18 +79,18 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Static(self._body(), id="help-body")
+            yield HelpBody(self._body, id="help-body")
 
-    def _body(self) -> Content:
+    def _body(self, width: int) -> Content:
         lines: list[Content] = [Content.styled("rgt-tui keys", "bold $accent"), Content("")]
         for title, bindings in self.sections:
             lines.append(Content.styled(title, "bold"))
             for keys, text in key_rows(bindings, self.app.get_key_display):
-                lines.append(Content.assemble((f"  {keys:<16}", "$accent"), text))
+                lines += help_row(keys, text, width)
             lines.append(Content(""))
         lines.append(Content.styled("Mouse", "bold"))
         for keys, text in MOUSE_HELP:
-            lines.append(Content.assemble((f"  {keys:<16}", "$accent"), text))
+            lines += help_row(keys, text, width)
         lines += [Content(""), Content.styled("Esc, q or ? closes this help.", "$foreground-muted")]
         return Content("\n").join(lines)
 

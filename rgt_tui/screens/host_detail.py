@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Select, Static, TabbedContent, TabPane
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
@@ -33,6 +33,7 @@ from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.host_pane import screen_in_view
+from rgt_tui.widgets.key_footer import KeyFooter
 
 
 def _tab_bindings() -> list[Binding]:
@@ -40,6 +41,21 @@ def _tab_bindings() -> list[Binding]:
         Binding(str(n), f"show_tab('{tab.TAB_ID}')", tab.TITLE, show=False)
         for n, tab in enumerate(DETAIL_TABS[:9], start=1)
     ]
+
+
+def tab_label(number: int, title: str) -> str:
+    """A tab's title with its number key in front (keys 1–9), so the keys can be read."""
+    return f"{number} {title}" if number <= 9 else title
+
+
+# Where nothing focused takes these keys (a button, the tab bar, nothing), they scroll
+# the tab on screen: at 80×24 most tabs are taller than the screen.
+SCROLL_BINDINGS = [
+    Binding("pageup", "scroll_tab('page_up')", "Page up", show=False),
+    Binding("pagedown", "scroll_tab('page_down')", "Page down", show=False),
+    Binding("home", "scroll_tab('home')", "Top", show=False),
+    Binding("end", "scroll_tab('end')", "Bottom", show=False),
+]
 
 
 class HostDetailScreen(FleetView, Screen[None]):
@@ -52,6 +68,14 @@ class HostDetailScreen(FleetView, Screen[None]):
         *QUEUE_BINDINGS,
         HOST_KEY_BINDING,
         *_tab_bindings(),
+        Binding(
+            "c",
+            "pick_cell",
+            "Cells",
+            show=False,
+            tooltip="Logs tab: pick the queue log or a cell's log",
+        ),
+        *SCROLL_BINDINGS,
     ]
 
     def __init__(
@@ -82,21 +106,22 @@ class HostDetailScreen(FleetView, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="detail-title")
         with TabbedContent():
-            for cls in self.tab_classes:
-                with TabPane(cls.TITLE, id=f"tab-{cls.TAB_ID}"):
+            for number, cls in enumerate(self.tab_classes, start=1):
+                with TabPane(tab_label(number, cls.TITLE), id=f"tab-{cls.TAB_ID}"):
                     yield self.tabs[cls.TAB_ID]
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.draw)
         self.set_interval(1.0, self._tick)
 
     def _title(self) -> Content:
+        count = min(len(self.tab_classes), 9)
         return Content.assemble(
             (self.host.name, "bold $accent"),
             ("  ", ""),
             (self.host.profile, "$foreground-muted"),
-            ("   Esc back · 1–9 tabs · r reconnect", "$foreground-muted"),
+            (f"   Esc back · 1–{count} tabs · r reconnect", "$foreground-muted"),
         )
 
     @property
@@ -156,6 +181,27 @@ class HostDetailScreen(FleetView, Screen[None]):
 
     def action_show_tab(self, tab_id: str) -> None:
         self.query_one(TabbedContent).active = f"tab-{tab_id}"
+
+    def action_scroll_tab(self, how: str) -> None:
+        """PageUp/PageDown/Home/End where nothing focused took them: scroll the tab."""
+        tab = self.tabs.get(self.active_tab)
+        if tab is None:
+            return
+        scroll = {
+            "page_up": tab.scroll_page_up,
+            "page_down": tab.scroll_page_down,
+            "home": tab.scroll_home,
+            "end": tab.scroll_end,
+        }[how]
+        scroll(animate=False)
+
+    def action_pick_cell(self) -> None:
+        """``c``: the Logs tab, its log picker focused and open."""
+        self.action_show_tab("logs")
+        picker = self.query("#logs-source").first(Select) if self.query("#logs-source") else None
+        if picker is not None:
+            picker.focus()
+            picker.action_show_overlay()
 
     def show_job_tab(self, tab_id: str) -> None:
         """Show the tab a job key opened; it takes the cursor if it has an entry for it

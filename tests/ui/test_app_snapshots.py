@@ -31,3 +31,44 @@ def test_detail_alerts_tab(snap_compare, tmp_path, utc) -> None:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SNAPSHOT_SIZE, run_before=open_alerts)
+
+
+SMALL = (80, 24)  # issue 22: every screen must work at the smallest common terminal
+
+
+def test_fleet_screen_at_80x24(snap_compare, tmp_path, utc) -> None:
+    """The footer keeps Open, Pull, Verify, Teardown, ``? more`` and Quit, all whole."""
+    app = snapshot_app(tmp_path, "dark")
+    assert snap_compare(app, terminal_size=SMALL, run_before=post_three)
+
+
+@pytest.mark.parametrize(
+    "key", ["1", "2", "3", "4", "5", "6", "7", "8"], ids=lambda key: f"tab{key}"
+)
+def test_detail_tab_at_80x24(snap_compare, tmp_path, utc, key) -> None:
+    """Each detail tab at 80×24: numbered tab titles, the title's ``1–8 tabs``, a
+    footer of whole keys (6: the Teardown tab's Re-check and accept buttons in view)."""
+    app = snapshot_app(tmp_path, "dark")
+
+    async def open_tab(pilot) -> None:  # type: ignore[no-untyped-def]
+        await post_three(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press(key)
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=open_tab)
+
+
+def test_help_at_80x24(snap_compare, tmp_path, utc) -> None:
+    """Help's long lines continue under their description, not at column 0."""
+    app = snapshot_app(tmp_path, "dark")
+
+    async def open_help(pilot) -> None:  # type: ignore[no-untyped-def]
+        await post_three(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=open_help)

@@ -77,14 +77,23 @@ class TeardownTab(DetailTab):
     def compose(self) -> ComposeResult:
         yield Static("Checklist", classes="section-title")
         yield Static(Content.styled("press t to check the gate", MUTED), id="teardown-checklist")
+        # Under the checklist it re-checks, on a row of its own: seen at 80 columns.
+        yield Button("Re-check", id="recheck", variant="primary", tooltip="Re-scan the box")
         yield Static("Platform", classes="section-title")
         yield Static(id="teardown-profile")
         yield Static("Acknowledge a cell by name", classes="section-title")
         with Horizontal(classes="teardown-row"):
             yield Input(placeholder="cell name", id="ack-cell")
-            yield Button("Missing: accept no results", id="ack-missing")
-            yield Button("Running: accept it running", id="ack-running")
-            yield Button("Re-check", id="recheck", variant="primary")
+            yield Button(
+                "Missing: accept",
+                id="ack-missing",
+                tooltip="The typed cell is missing: accept that it left no results",
+            )
+            yield Button(
+                "Running: accept",
+                id="ack-running",
+                tooltip="The typed cell is still running: accept tearing it down running",
+            )
         yield Static(id="ack-note")
         yield Static("Confirm", classes="section-title")
         yield Input(placeholder=CONFIRM_PLACEHOLDER, id="confirm-name")
