@@ -42,9 +42,9 @@ def test_fleet_screen_at_80x24(snap_compare, tmp_path, utc) -> None:
     assert snap_compare(app, terminal_size=SMALL, run_before=post_three)
 
 
-@pytest.mark.parametrize(
-    "key", ["1", "2", "3", "4", "5", "6", "7", "8"], ids=lambda key: f"tab{key}"
-)
+# Not tab 8 (Logs): it starts following over a real connection to the fleet file's
+# made-up address, and its status line would read however that address fails here.
+@pytest.mark.parametrize("key", ["1", "2", "3", "4", "5", "6", "7"], ids=lambda key: f"tab{key}")
 def test_detail_tab_at_80x24(snap_compare, tmp_path, utc, key) -> None:
     """Each detail tab at 80×24: numbered tab titles, the title's ``1–8 tabs``, a
     footer of whole keys (6: the Teardown tab's Re-check and accept buttons in view)."""
