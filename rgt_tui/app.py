@@ -389,6 +389,9 @@ class RgtApp(App[int]):
         if update.connection.status != "connected" or update.host in self._seen_connected:
             return
         self._seen_connected.add(update.host)
+        # This machine is no rented box: no platform clock runs on it, and nothing bills.
+        if host.is_local or self.fleet.is_default:
+            return
         # The clocks are the profile's: one note per profile, not one per host, so a
         # fleet of 30 identical boxes does not bury the screen in identical toasts.
         if host.profile in self._clocks_shown:
@@ -398,7 +401,7 @@ class RgtApp(App[int]):
         if note:
             same = [h.name for h in self.fleet.hosts if h.profile == host.profile]
             who = update.host if len(same) == 1 else f"{host.profile} ({len(same)} hosts)"
-            self.notify(note, title=f"{who}: danger clocks", timeout=12)
+            self.notify(note, title=f"{who}: danger clocks", timeout=8)
 
     # -- pulls, verification, teardown ---------------------------------------------------
 
@@ -455,6 +458,7 @@ class RgtApp(App[int]):
 
     def reconnect(self, host: str) -> None:
         """Drop and retry ``host``'s connection now."""
+        from rgt_tui.services.notices import notify_once
         monitor = self.monitors.get(host)
         if monitor is None:
             self.notify(f"{host} is not being monitored", severity="warning")
@@ -469,7 +473,8 @@ class RgtApp(App[int]):
         else:
             monitor.request_reconnect()
         self.connections.reconnect_now(host)  # a log follower in backoff tries at once too
-        self.notify(f"Reconnecting {host}…", title=host)
+        # r pressed again while the toast shows: the toast keeps its own timeout.
+        notify_once(self, f"Reconnecting {host}…", title=host)
 
     @on(ReconnectRequested)
     def _reconnect(self, message: ReconnectRequested) -> None:

@@ -32,10 +32,10 @@ from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.fleet_header import (
-    DEFAULT_FLEET_HINT,
     FleetHeader,
     FleetSummary,
     FleetTally,
+    default_fleet_hint,
 )
 from rgt_tui.widgets.host_pane import HostPane, screen_in_view
 from rgt_tui.widgets.key_footer import KeyFooter
@@ -121,7 +121,7 @@ class FleetScreen(FleetView, Screen[None]):
 
     def compose(self) -> ComposeResult:
         if self.fleet.is_default:
-            self._header.hint = DEFAULT_FLEET_HINT
+            self._header.hint = default_fleet_hint(self.fleet.path)
         elif self.app.sub_title:  # what the fleet is, when the app was told (the demo)
             self._header.hint = self.app.sub_title
         self._header.summary = self._summary

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from textual.binding import Binding
 from textual.message import Message
 
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
@@ -106,8 +106,7 @@ class QueueController:
             return
         if not host.queue and action != "diagnose":
             self.app.notify(
-                f'{host_name} has no queue file: add `queue = "PATH"` and `run` to its '
-                "[[hosts]] entry in the fleet file",
+                no_queue_hint(host_name, self.fleet),
                 title=host_name,
                 severity="warning",
             )
@@ -144,3 +143,21 @@ class QueueController:
             title=f"{host.name}: appended",
             timeout=10,
         )
+
+
+def no_queue_hint(host_name: str, fleet: Fleet) -> str:
+    """Why ``l``/``a`` do nothing on a host without a queue, and which file to edit."""
+    if fleet.is_default:
+        where = (
+            f"{fleet.path} has no [[hosts]] entry"
+            if fleet.path is not None
+            else "there is no fleet file (hosts.toml)"
+        )
+        return (
+            f"{host_name} has no queue file: {where}. Press + (or run rgt-tui add) to add "
+            'a box, then set queue = "PATH" and run in its [[hosts]] entry'
+        )
+    return (
+        f'{host_name} has no queue file: add queue = "PATH" and run to its [[hosts]] entry '
+        f"in {fleet.path}"
+    )

@@ -24,6 +24,7 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
 from rgt_tui.services.controller_host import ControllerHost
 from rgt_tui.services.journal import Journal
+from rgt_tui.services.notices import notify_once
 from rgt_tui.services.pull.progress import PullProgress
 
 if TYPE_CHECKING:
@@ -142,7 +143,8 @@ class JobRunner:
                 return
         busy = self.state(host.name).running
         if busy:
-            self.app.notify(
+            notify_once(
+                self.app,
                 f"{host.name}: the {busy} is still running; try again when it is done",
                 title=host.name,
                 severity="warning",
@@ -185,7 +187,7 @@ class JobRunner:
         try:
             await job
         except Exception as exc:  # the edge: whatever went wrong is shown, not raised
-            self.app.notify(f"{host}: {exc}", title=host, severity="error", timeout=15)
+            notify_once(self.app, f"{host}: {exc}", title=host, severity="error", timeout=15)
         finally:
             self._set(host, running="")
 
@@ -195,7 +197,7 @@ class JobRunner:
             try:
                 jh = await asyncio.to_thread(journal.load, host.name)
             except Exception as exc:  # a damaged journal: reported, gate stays locked
-                self.app.notify(f"{host.name}: {exc}", title=host.name, severity="error")
+                notify_once(self.app, f"{host.name}: {exc}", title=host.name, severity="error")
                 continue
             if jh.torn_down_at is not None or jh.box is not None or jh.history:
                 self._set(

@@ -7,6 +7,7 @@ with a hundred hosts) updates the header without going over every host.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.content import Content
 from textual.reactive import reactive
@@ -16,9 +17,19 @@ from rgt_tui.domain import cost
 from rgt_tui.services.telemetry import HostUpdate
 
 DEFAULT_FLEET_HINT = (
-    "No fleet file: showing this machine. Copy hosts.toml and add [[hosts]] blocks, "
+    "No fleet file: showing this machine. Press + (or run rgt-tui add) to add a box, "
     "or run rgt-tui demo."
 )
+
+
+def default_fleet_hint(path: Path | None) -> str:
+    """The banner over the stand-in fleet: no file at all, or a file naming no host."""
+    if path is None:
+        return DEFAULT_FLEET_HINT
+    return (
+        f"{path.name} has no [[hosts]] entry: showing this machine. Press + (or run "
+        "rgt-tui add) to add a box."
+    )
 
 
 @dataclass(frozen=True)

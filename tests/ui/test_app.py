@@ -252,9 +252,35 @@ async def test_r_reconnects_the_selected_host_and_says_so(tmp_path: Path) -> Non
         await pilot.pause()
         assert [m.reconnects for m in monitors.values()] == [0, 0, 1]
         assert any("Reconnecting spot-4090" in str(n.message) for n in app._notifications)
+        # r again while that toast shows: no second toast, and the first is not re-armed.
+        first = [n for n in app._notifications if "Reconnecting spot-4090" in str(n.message)]
+        await pilot.press("r")
+        await pilot.pause()
+        again = [n for n in app._notifications if "Reconnecting spot-4090" in str(n.message)]
+        assert [n.identity for n in again] == [n.identity for n in first]
+        assert monitors["spot-4090"].reconnects == 2
         # Same key on the detail screen reconnects that screen's host.
         await pilot.press("left", "enter", "r")
         assert monitors["h100-eval"].reconnects == 1
+
+
+async def test_a_repeated_notice_does_not_stack_or_re_arm(tmp_path: Path) -> None:
+    """The same news posted again while its toast shows keeps the first toast's clock."""
+    from rgt_tui.services.notices import notify_once
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(140, 34)) as pilot:
+        assert notify_once(app, "box1 was torn down", title="box1", timeout=8)
+        await pilot.pause()
+        first = list(app._notifications)
+        assert len(first) == 1
+        for _ in range(5):  # e.g. once per sample
+            assert not notify_once(app, "box1 was torn down", title="box1", timeout=8)
+        await pilot.pause()
+        assert [(n.identity, n.raised_at) for n in app._notifications] == [
+            (n.identity, n.raised_at) for n in first
+        ]
+        assert notify_once(app, "box2 was torn down", title="box2", timeout=8)  # other news
 
 
 async def test_monitor_crash_is_reported_and_r_restarts_it(tmp_path: Path) -> None:
@@ -393,6 +419,21 @@ async def test_default_fleet_shows_this_machine_with_a_hint(tmp_path: Path) -> N
     assert "No fleet file: showing this machine." in text and "rgt-tui demo" in text
     assert "╔═ local" in text
     assert "bytes" in text and "cg mem" in text
+    assert "+ (or run rgt-tui add)" in text
+
+
+async def test_a_fleet_file_with_no_hosts_is_named_not_called_missing(tmp_path: Path) -> None:
+    """hosts.toml exists but names no box: the banner says so, not "No fleet file"."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text("[fleet]\npoll_seconds = 2\n")
+    fleet = load_fleet(hosts)
+    assert fleet.is_default and fleet.path == hosts
+    app = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "config")
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+    assert "hosts.toml has no [[hosts]] entry" in text
+    assert "No fleet file" not in text
 
 
 async def test_end_to_end_over_a_loopback_fleet(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]

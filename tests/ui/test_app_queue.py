@@ -283,3 +283,22 @@ async def test_the_start_index_box_edits_like_an_input_and_a_refused_plan_runs_n
         await wait_for(lambda: modal.plan.start_index == 2 and modal.plan.ok, pilot=pilot)
         assert box.value == "2"
         assert "will run 1 of 3 cells" in text_of(modal.query_one("#launch-notes", Static))
+
+
+def test_no_queue_hint_names_hosts_and_the_real_file(tmp_path: Path) -> None:
+    """``l`` on a host with no queue names ``[[hosts]]`` and the file to edit (or none)."""
+    from rgt_tui.domain.config import load_fleet
+    from rgt_tui.screens.queue_actions import no_queue_hint
+
+    none = no_queue_hint("local", load_fleet(None))
+    assert "there is no fleet file" in none and "rgt-tui add" in none and "[[hosts]]" in none
+    empty = tmp_path / "hosts.toml"
+    empty.write_text("[fleet]\npoll_seconds = 2\n")
+    said = no_queue_hint("local", load_fleet(empty))
+    assert f"{empty} has no [[hosts]] entry" in said
+    hosts = tmp_path / "fleet.toml"
+    hosts.write_text('[[hosts]]\nname = "box"\nssh = "root@10.0.0.1"\n')
+    said = no_queue_hint("box", load_fleet(hosts))
+    assert f"[[hosts]] entry in {hosts}" in said
+    for text in (none, said):
+        assert "[[host]]" not in text

@@ -369,3 +369,21 @@ async def test_quitting_with_only_a_verify_running_does_not_ask(tmp_path: Path) 
         await pilot.press("q")
         await pilot.pause()
         assert app.return_code == 0
+
+
+async def test_danger_clocks_are_short_and_never_for_this_machine(tmp_path: Path) -> None:
+    """No rented-box clocks for ``local`` (nothing bills it); a rented box's note is short."""
+    default = load_fleet(None)
+    app = make_app(tmp_path, fleet=default)
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(HostUpdated(make_update("local", agent_sample("local", t=FROZEN))))
+        await wait_for(lambda: "local" in app.latest, pilot=pilot)
+        await pilot.pause()
+        assert not [n for n in app._notifications if "danger clocks" in str(n.title)]
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(HostUpdated(healthy_update()))
+        await wait_for(lambda: "a100-train" in app.latest, pilot=pilot)
+        await pilot.pause()
+        clocks = [n for n in app._notifications if "danger clocks" in str(n.title)]
+        assert clocks and all(n.timeout <= 8 for n in clocks)

@@ -1,0 +1,46 @@
+"""One toast per message: a notice already on screen is not posted again.
+
+A repeated ``notify`` (the same news from every sample, or a key pressed twice) would
+stack fresh copies, each with its own full timeout, so a toast meant for 8 s could cover
+what the user must read for a minute. A repeat while the first is still showing does
+nothing: the first keeps its own timeout and goes when it runs out.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any
+
+from rgt_tui.services.controller_host import ControllerHost
+
+DEFAULT_TIMEOUT = 5.0  # Textual's own default, for a notice that names none
+
+# Per app: each notice's (text, title, severity) and when its toast runs out. Textual
+# posts a notification as a message, so its own list lags a burst of repeats.
+_showing: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, str], float]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def notify_once(
+    app: ControllerHost,
+    message: str,
+    *,
+    title: str = "",
+    severity: Any = "information",
+    timeout: float | None = None,
+) -> bool:
+    """Post ``message`` unless the same notice (text, title, severity) is still showing;
+    True when it was posted."""
+    now = time.monotonic()
+    showing = _showing.setdefault(app, {})
+    for key in [k for k, until in showing.items() if until <= now]:
+        del showing[key]
+    key = (message, title, str(severity))
+    if key in showing:
+        return False
+    seconds = timeout if timeout is not None else getattr(app, "NOTIFICATION_TIMEOUT", None)
+    showing[key] = now + (seconds if seconds is not None else DEFAULT_TIMEOUT)
+    app.notify(message, title=title, severity=severity, timeout=timeout)
+    return True
