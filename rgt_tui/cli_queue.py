@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rgt_tui.cli_command import Call
-from rgt_tui.domain.queue_state import QueueView
-from rgt_tui.domain.units import fmt_duration
+from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView
+from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
     from rgt_tui.services.queue import LaunchPlan, LaunchResult
+    from rgt_tui.services.queue_check import QueueSource
 
 
 def json_flag(what: str) -> Callable[[argparse.ArgumentParser], None]:
@@ -99,9 +100,17 @@ def view_to_json(view: QueueView) -> dict[str, Any]:
     }
 
 
-def format_view(view: QueueView) -> str:
-    """Plain text: the summary line, then one line per cell."""
+def format_view(view: QueueView, local: QueueSource | None = None) -> str:
+    """Plain text: the summary line, then one line per cell; with nothing on the box yet,
+    the cells of the host's local queue file (``local``), not deployed."""
     lines = [f"{view.host}: {view.summary()}"]
+    if not view.cells and local is not None and local.text is not None:
+        cells = local.parsed.cells
+        from rgt_tui.services.queue_check import display_path
+
+        where = display_path(local.path)
+        lines[0] += f" · {plural(len(cells), 'cell')} in {where}, none sent to the box yet"
+        lines += [f"  {i:>3}  {c.name:<28} {NOT_DEPLOYED:<18}" for i, c in enumerate(cells)]
     for c in view.cells:
         ran = None
         if c.started_at:
@@ -110,15 +119,23 @@ def format_view(view: QueueView) -> str:
         lines.append(
             f"  {c.index:>3}  {c.name:<28} {c.label:<18} {fmt_duration(ran) if ran is not None else '':>7}{note}"
         )
+    if view.resume_index is not None:
+        lines.append(f"resume: rgt-tui launch {view.host} --start {view.resume_index}")
     return "\n".join(lines)
 
 
 async def run_show(call: Call, transport: Transport) -> int:
     """Every cell's state on the host, from the box's records."""
+    from rgt_tui.services.queue_check import read_queue_file
     from rgt_tui.services.queue_view import read_queue_view
 
     view = await read_queue_view(call.host, transport)
-    print(json.dumps(view_to_json(view), indent=2) if call.args.json else format_view(view))
+    local = None
+    if not view.cells and call.host.queue is not None:
+        local = read_queue_file(
+            Path(call.host.queue), host=call.host.name, default_epochs=call.host.epochs
+        )
+    print(json.dumps(view_to_json(view), indent=2) if call.args.json else format_view(view, local))
     return EXIT_OK
 
 
@@ -138,6 +155,8 @@ async def run_append(call: Call, transport: Transport) -> int:
     for c in result.added:
         print(f"  {c.index:>3}  {c.name}  {c.task}  {c.epochs} epochs  ({c.where})")
     print(result.detail)
+    if not result.running:
+        print(f"start them: rgt-tui launch {host.name} --start {result.added[0].index}")
     return EXIT_OK
 
 
@@ -226,6 +245,8 @@ def format_diagnosis(d: Diagnosis) -> str:
         lines.append(f"  {e.cause:<12} {e.verdict:<8} {e.detail}")
     if d.next_step:
         lines.append(f"next: {d.next_step}")
+    if d.resume_index is not None:
+        lines.append(f"resume: rgt-tui launch {d.host} --start {d.resume_index}")
     return "\n".join(lines)
 
 

@@ -6,8 +6,6 @@ command say the same thing.
 
 from __future__ import annotations
 
-import re
-import time
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -158,15 +156,6 @@ def verify_lines(report: VerificationReport) -> list[Content]:
     return lines
 
 
-def _readable(evidence: str) -> str:
-    """``taken at 1767268800`` → ``taken at 2026-01-01 12:00:00`` (local time)."""
-    return re.sub(
-        r"taken at (\d+)",
-        lambda m: "taken at " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(m[1]))),
-        evidence,
-    )
-
-
 def checklist_lines(report: GateReport) -> list[Content]:
     """Every gate condition with its state and evidence, then why facts are missing."""
     lines = []
@@ -178,7 +167,7 @@ def checklist_lines(report: GateReport) -> list[Content]:
                 (f"{mark} ", f"bold {style}"),
                 (f"{c.key:<9} ", "bold"),
                 (f"{title}: ", MUTED),
-                _readable(c.evidence),
+                c.evidence,
             )
         )
     lines += [Content.styled(f"! {p}", "$warning") for p in report.problems]

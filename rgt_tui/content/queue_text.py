@@ -63,7 +63,11 @@ def cell_line(cell: CellView, now: int) -> Content:
 def queue_lines(view: QueueView) -> list[Content]:
     """The tab's body: summary, resume hint, one line per cell."""
     muted = "$foreground-muted"
-    lines = [Content.assemble(("queue ", muted), (view.state, "bold"), ("  ", ""), view.summary())]
+    lines = [
+        Content.assemble(
+            ("queue ", muted), (view.state, "bold"), (" · ", muted), view.summary(with_state=False)
+        )
+    ]
     if view.resume_index is not None:
         lines.append(
             Content.assemble(

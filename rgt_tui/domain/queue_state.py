@@ -95,9 +95,13 @@ class QueueView:
         )
         return last - launch.ts
 
-    def summary(self) -> str:
-        """One line: k/N done, failures, the current cell, elapsed, the resume hint."""
-        parts = [f"{self.state}", f"{self.count(DONE)}/{self.total} done"]
+    def summary(self, *, with_state: bool = True) -> str:
+        """One line: the state, k/N done, failures, the current cell, elapsed, where to
+        resume (in neutral words: the CLI names its flag, the TUI its key)."""
+        if not self.cells:  # nothing on the box: "0/0 done" would read as an empty queue
+            return self.state if with_state else "no cells on the box"
+        parts = [self.state] if with_state else []
+        parts.append(f"{self.count(DONE)}/{self.total} done")
         if self.count(FAILED):
             parts.append(f"{self.count(FAILED)} failed")
         if self.count(INTERRUPTED):
@@ -111,7 +115,7 @@ class QueueView:
         if self.elapsed_s is not None:
             parts.append(f"elapsed {fmt_duration(self.elapsed_s)}")
         if self.resume_index is not None:
-            parts.append(f"resume with --start {self.resume_index}")
+            parts.append(f"resume from cell {self.resume_index}")
         return " · ".join(parts)
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from rgt_tui.domain.text import printable
+from rgt_tui.domain.units import local_time, plural
 
 SHOWN_PATHS = 3  # paths named per kind of change in "box changed since the manifest"
 
@@ -413,14 +414,14 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             Condition(
                 "manifest",
                 fresh and n > 0,
-                f"{n} files, taken at {state.taken_at:.0f}"
+                f"{plural(n, 'file')}, taken at {local_time(state.taken_at)}"
                 + ("" if fresh else " — before the last write on the box"),
             )
         )
     if state.rescan_error:
         rescan = f"cannot re-scan the box: {printable(state.rescan_error)}"
     elif state.rescan_matches:
-        rescan = "re-scan matches the manifest"
+        rescan = "the box's files are as the manifest lists them"
     elif state.confirmed:
         rescan = "no re-scan since the name was typed"
     else:
@@ -486,7 +487,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         Condition(
             "idle",
             not unacked_running,
-            "no cell running"
+            "the queue is idle"
             if not state.running
             else f"running: {', '.join(state.running)}"
             + (" (acknowledged)" if not unacked_running else ""),

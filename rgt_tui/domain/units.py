@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 
 def fmt_bytes(n: float | None) -> str:
     """1536 → '1.5K'; binary units, one decimal below 10."""
@@ -44,3 +46,15 @@ def fmt_duration(seconds: float | None) -> str:
 def fmt_pct(fraction: float | None) -> str:
     """0.934 → '93%'."""
     return "?" if fraction is None else f"{fraction * 100:.0f}%"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 file``, ``3 files``: the count and the word, agreeing."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def local_time(epoch: float | None) -> str:
+    """Epoch seconds as this machine's local time, ``2026-01-01 12:00:00``."""
+    if epoch is None:
+        return "an unknown time"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))

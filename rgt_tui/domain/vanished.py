@@ -183,18 +183,17 @@ def _manual(exit_code: int | None, others: list[Evidence], detach: str | None) -
 
 
 def _next_step(cause: str, host: str, index: int | None) -> str:
-    resume = (
-        f"rgt-tui launch {host} --start {index}" if index is not None else f"rgt-tui launch {host}"
-    )
+    # Neutral words: the CLI adds its flag (--start N), the TUI its key (l).
+    resume = f"relaunch from cell {index}" if index is not None else "relaunch the queue"
     return {
-        REBOOT: f"resume with `{resume}` (each cell reloads its latest checkpoint); find out why the box "
+        REBOOT: f"{resume} (each cell reloads its latest checkpoint); find out why the box "
         "rebooted (provider maintenance, spot preemption) and check that durable_dir survived",
         OOM: "the cgroup ran out of RAM (U9): lower DataLoader num_workers or what each worker holds, or rent "
         "more memory — do not shrink the batch just to fit, that changes the experiment; then "
-        f"`{resume}`",
-        HANGUP: f"relaunch detached with `{resume}` (tmux, else setsid nohup) — never from a foreground SSH command",
+        f"{resume}",
+        HANGUP: f"{resume}, detached (tmux, else setsid nohup) — never from a foreground SSH command",
         MANUAL_KILL: "find what killed it (a pkill pattern broader than meant, U4; a teammate; a "
-        f"tmux kill-session), then `{resume}`",
+        f"tmux kill-session), then {resume}",
     }[cause]
 
 
@@ -239,7 +238,7 @@ def diagnose(
             f"cell {cell.index} ({cell.name}) exited {cell.exit_code} by itself — not a vanished "
             "run (no reboot, OOM kill, hang-up or kill ends a run with that code)",
             next_step=f"read its log (~/.rgt/queue/cells/{cell.name}.log), fix the cause, and rerun "
-            f"the identical config: `rgt-tui launch {host} --start {cell.index}`",
+            f"the identical config from cell {cell.index}",
             resume_index=cell.index,
         )
     return Diagnosis(

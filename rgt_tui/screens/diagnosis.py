@@ -64,7 +64,12 @@ def diagnosis_body(view: QueueView, diag: Diagnosis) -> Content:
     if diag.next_step:
         lines += [Content(""), Content.assemble(("next step  ", "bold $accent"), diag.next_step)]
     if diag.resume_index is not None:
-        lines.append(Content.styled(f"resume index: {diag.resume_index}", muted))
+        lines.append(
+            Content.styled(
+                f"to resume: Escape, then l — the launch plan starts at cell {diag.resume_index}",
+                muted,
+            )
+        )
     return Content("\n").join(lines)
 
 

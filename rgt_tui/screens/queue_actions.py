@@ -138,8 +138,9 @@ class QueueController:
             )
             return
         names = ", ".join(c.name for c in result.added) or "none"
+        hint = "" if result.running or not result.added else "\npress l to launch them"
         self.app.notify(
-            f"added {len(result.added)} cell(s): {names}\n{result.detail}",
+            f"added {len(result.added)} cell(s): {names}\n{result.detail}{hint}",
             title=f"{host.name}: appended",
             timeout=10,
         )

@@ -189,7 +189,7 @@ async def plan_launch(
             )
     if not 0 <= start_index < len(cells):
         problems.append(
-            f"--start {start_index} is outside the queue: it has {len(cells)} cells, "
+            f"start index {start_index} is outside the queue: it has {len(cells)} cells, "
             f"indices 0–{max(len(cells) - 1, 0)}"
         )
     method = detach
@@ -208,7 +208,7 @@ async def plan_launch(
     skipped = [c.index for c in planned[:start_index] if c.status != DONE]
     if skipped and 0 < start_index < len(cells):
         warnings.append(
-            f"{_span(skipped, 'comes', 'come')} before --start {start_index} and "
+            f"{_span(skipped, 'comes', 'come')} before start index {start_index} and "
             f"{'is' if len(skipped) == 1 else 'are'} not done: not run by this launch"
         )
     again = [c.index for c in planned[start_index:] if c.status == DONE]

@@ -90,7 +90,7 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     if state == "running":
         detail = f"the running queue ({why}) will run them after its current cells"
     elif added:
-        detail = f"the queue is not running: start them with `rgt-tui launch {host.name} --start {added[0].index}`"
+        detail = f"the queue is not running: launch from cell {added[0].index} to run them"
     else:
         detail = "the queue is not running; only comments or blank lines were added"
     return AppendResult(host.name, added, state == "running", detail)

@@ -52,3 +52,12 @@ def test_every_profile_shows_its_spot_grace_with_its_danger_clocks():
         assert note.splitlines()[-1] == f"• spot grace: {p.spot_grace}"
         assert all(f"• {clock}" in note for clock in p.danger_clocks)
     assert "spot grace: ~5 s SIGTERM then SIGKILL" in danger_clock_note(load_profiles()["runpod"])
+
+
+def test_what_a_teardown_destroys_reads_after_the_word_destroys():
+    """Shown as "destroys {destroys}": a noun phrase, never "destroys destroy deletes..."."""
+    for profile in load_profiles().values():
+        said = f"destroys {profile.destroys}"
+        first = profile.destroys.split()[0]
+        assert first not in {"destroy", "destroys", "release", "releasing", "deletes"}, said
+        assert "deletes" not in profile.destroys, said

@@ -78,7 +78,8 @@ def test_reboot_is_named_from_the_boot_id():
     assert d.cause == REBOOT and d.subject == "cell 1 (b)" and d.resume_index == 1
     assert verdicts(d)[REBOOT] == YES and verdicts(d)[OOM] == UNKNOWN
     assert "11111111" in d.evidence[0].detail and "22222222" in d.evidence[0].detail
-    assert "--start 1" in d.next_step and "checkpoint" in d.next_step
+    assert "relaunch from cell 1" in d.next_step and "checkpoint" in d.next_step
+    assert "--start" not in d.next_step and "rgt-tui" not in d.next_step
 
 
 def test_oom_from_the_cgroup_counter_that_rose():
@@ -146,3 +147,18 @@ def test_an_ordinary_failure_is_not_a_vanished_run():
     d = run(f"start 1010 {BOOT} 4711\nend 1020 1\n", "", oom_kill_now=0, done="done 1021 1 1\n")
     assert d.cause is None and d.subject == "cell 1 (b)" and "exited 1 by itself" in d.summary
     assert "cells/b.log" in d.next_step
+
+
+def test_each_front_end_adds_its_own_resume_hint():
+    """The domain says "relaunch from cell 1"; the CLI names its flag, the TUI its key."""
+    from rgt_tui.cli_queue import format_diagnosis
+    from rgt_tui.screens.diagnosis import diagnosis_body
+
+    d = run(f"start 1010 {BOOT} 4711\n", "start 1010 0\n", boot=OTHER, oom_kill_now=0, dmesg="ok")
+    cli = format_diagnosis(d)
+    assert "resume: rgt-tui launch box1 --start 1" in cli
+    launches = parse_runner_state(f"launch 1000 {BOOT} tmux 0 /h/.rgt/bin/run_queue.x.sh 42\n")
+    view = derive_view("box1", DEPLOYED, launches, {}, boot_id=OTHER, now=1100, runner_alive=False)
+    tui = diagnosis_body(view, d).plain
+    assert "Escape, then l" in tui and "cell 1" in tui
+    assert "--start" not in tui and "rgt-tui" not in tui

@@ -96,7 +96,8 @@ def test_a_reboot_interrupts_the_running_cell_and_suggests_its_index():
     assert v.state == REBOOTED
     assert [c.status for c in v.cells] == [DONE, INTERRUPTED, PENDING, PENDING]
     assert "rebooted" in v.cells[1].note
-    assert v.resume_index == 1 and "resume with --start 1" in v.summary()
+    assert v.resume_index == 1 and "resume from cell 1" in v.summary()
+    assert "--start" not in v.summary()
 
 
 def test_a_killed_runner_leaves_an_interrupted_cell_but_a_live_orphan_still_runs():
@@ -129,3 +130,23 @@ def test_finished_stopped_between_cells_and_not_deployed():
     assert empty.state == NOT_DEPLOYED and empty.elapsed_s is None
     never = derive_view("box1", DEPLOYED, (), {}, boot_id=BOOT, now=0, runner_alive=True)
     assert never.state == NEVER_LAUNCHED and not never.runner_alive
+
+
+def test_the_queue_line_names_the_state_once_and_the_cli_names_its_flag():
+    """``queue running  running ·`` said it twice; the TUI line says it once."""
+    from rgt_tui.cli_queue import format_view
+    from rgt_tui.content.queue_text import queue_lines
+
+    attempts = {"a": parse_cell_state(f"start 1000 {BOOT} 10\n")}
+    running = view(launches(), attempts, runner_alive=True, alive={"a"})
+    first = queue_lines(running)[0].plain
+    assert first.startswith(f"queue {running.state} · ") and first.count(running.state) == 1
+    stopped = view(launches(), attempts)
+    assert "resume from cell 0" in stopped.summary()
+    shown = format_view(stopped)
+    assert "resume: rgt-tui launch box1 --start 0" in shown
+
+
+def test_a_queue_never_deployed_is_not_called_zero_of_zero_done():
+    empty = derive_view("box1", (), (), {}, boot_id=BOOT, now=1100, runner_alive=False)
+    assert empty.summary() == "not deployed" and "0/0" not in empty.summary()

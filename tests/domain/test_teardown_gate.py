@@ -438,3 +438,18 @@ def test_every_condition_has_a_title_on_the_teardown_tab():
 
     keys = {c.key for c in conditions(GateState(HOST, box_id=BOX))}
     assert keys <= CONDITION_TITLES.keys(), keys - CONDITION_TITLES.keys()
+
+
+def test_the_checklist_words_say_each_thing_once_in_local_time():
+    """No epoch seconds, no "1 files", and no evidence that repeats its title."""
+    import time
+
+    state = replay(*happy_path())
+    manifest = evidence(state, "manifest")
+    shown = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(state.taken_at))
+    assert f"taken at {shown}" in manifest
+    assert f"taken at {state.taken_at:.0f}" not in manifest
+    one = replay(ManifestTaken(FILES[:1], taken_at=100.0, last_write=0.0))
+    assert evidence(one, "manifest").startswith("1 file, taken at ")
+    assert evidence(state, "rescan") == "the box's files are as the manifest lists them"
+    assert evidence(state, "idle") == "the queue is idle"

@@ -88,8 +88,12 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     unknown = await arun("diagnose", "nope", "--hosts", hosts)
     assert unknown.returncode == 2 and "no host named 'nope'" in unknown.stderr
     fresh_box = await arun("queue", "show", "box2", "--hosts", hosts)
-    assert fresh_box.returncode == 0 and "box2: not deployed · 0/0 done" in fresh_box.stdout
-    qf.write_queue("cells/other.sh t\n", "box2")
+    assert fresh_box.returncode == 0 and "box2: not deployed" in fresh_box.stdout
+    qf.write_queue("cells/other.sh t\ncells/more.sh t\ncells/last.sh t\n", "box2")
+    # A queue file not sent yet: its cells, not deployed, never "0/0 done".
+    local = await arun("queue", "show", "box2", "--hosts", hosts)
+    assert "box2: not deployed · 3 cells in" in local.stdout and "none sent" in local.stdout
+    assert local.stdout.count("not deployed") == 4 and "0/0" not in local.stdout
     await qf.loopback.box("box2").stop()
     down = await arun("launch", "box2", "--hosts", hosts, "--yes")
     assert down.returncode == 1 and "box2 is unreachable" in down.stdout

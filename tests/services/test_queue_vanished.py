@@ -62,11 +62,12 @@ async def test_after_a_reboot_the_cell_is_interrupted_and_resumes_from_its_index
     view = await wait_view(qf, lambda v: v.state == REBOOTED, what="the reboot to show")
     assert view.boot_id == new_boot != old_boot
     assert [c.status for c in view.cells] == [DONE, INTERRUPTED, "pending"]
-    assert view.resume_index == 1 and "--start 1" in view.summary()
+    assert view.resume_index == 1 and "resume from cell 1" in view.summary()
+    assert "--start" not in view.summary()  # the CLI and the TUI add their own hint
 
     _, diagnosis = await _diagnose(qf)
     assert diagnosis.cause == REBOOT and diagnosis.subject == "cell 1 (gate)"
-    assert "rgt-tui launch box1 --start 1" in diagnosis.next_step
+    assert "relaunch from cell 1" in diagnosis.next_step and "--start" not in diagnosis.next_step
 
     (qf.root() / "go").touch()
     await _launch(qf, start_index=view.resume_index)
@@ -85,7 +86,8 @@ async def test_a_foreground_runner_dies_with_its_ssh_session_and_that_is_a_hang_
     transport = qf.transport()
     appended = await append_cells(qf.fleet, qf.host(), transport)
     await transport.close()
-    assert not appended.running and "--start 1" in appended.detail
+    assert not appended.running and "launch from cell 1" in appended.detail
+    assert "rgt-tui" not in appended.detail and "--start" not in appended.detail
 
     # What a user does by hand: run the deployed runner in the foreground of an SSH session.
     q, bin_dir = qf.qdir(), qf.root() / ".rgt" / "bin"

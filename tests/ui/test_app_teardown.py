@@ -68,7 +68,10 @@ async def test_pull_verify_checklist_and_typed_teardown(
         for key in CONDITIONS:
             assert f" {key} " in text, key
         assert "2/2 hash-verified" in text and "2/2 loaded" in text
-        assert "re-scan matches the manifest" in text and "no cell running" in text
+        assert "fresh re-scan matches: the box's files are as the manifest lists them" in text
+        assert "no cell running: the queue is idle" in text
+        assert "no cell running: no cell running" not in text
+        assert "matches: re-scan matches" not in text and not re.search(r"taken at \d{9}", text)
         assert "0/0 cells have results" in text
         assert re.search(r"taken at \d{4}-\d\d-\d\d \d\d:\d\d", text)  # the manifest's time
         assert "manual (provider console or API)" in text and "IRREVERSIBLE" in text
