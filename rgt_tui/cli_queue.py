@@ -216,7 +216,7 @@ def run_launch(call: Call) -> int:
                     "stdin is not a terminal, so there is no one to ask — pass --yes to launch",
                     code=EXIT_BAD_INPUT,
                 )
-            answer = input(f"Launch {len(plan.to_run)} cells on {host.name}? [y/N] ")
+            answer = input(f"Launch {plural(len(plan.to_run), 'cell')} on {host.name}? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
                 print("not launched")
                 return EXIT_PROBLEMS

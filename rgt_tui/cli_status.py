@@ -17,7 +17,20 @@ def add_status_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print a JSON list, one object per host"
     )
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per host (default 30)")
+    parser.add_argument(
+        "--timeout", type=positive_seconds, default=30.0, help="seconds per host (default 30)"
+    )
+
+
+def positive_seconds(text: str) -> float:
+    """A ``--timeout`` above zero: 0 would time every host out at once ("overloaded?")."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return value
 
 
 def run_status(call: Call) -> int:

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from textual.content import Content
 
-from rgt_tui.domain.units import fmt_bytes, fmt_duration
+from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.services.pull.progress import PullProgress
-from rgt_tui.services.verify_report import loader_line, offline
+from rgt_tui.services.verify_report import loader_line, offline, unlisted_problems
 from rgt_tui.widgets.usage_bar import usage_line
 
 if TYPE_CHECKING:
@@ -150,9 +150,11 @@ def verify_lines(report: VerificationReport) -> list[Content]:
         )
     else:
         lines.append(
-            Content.styled(f"✖ NOT VERIFIED: {len(report.problems)} problem(s)", "bold $error")
+            Content.styled(
+                f"✖ NOT VERIFIED: {plural(len(report.problems), 'problem')}", "bold $error"
+            )
         )
-        lines += [Content.styled(f"  {p}", "$error") for p in report.problems[:8]]
+        lines += [Content.styled(f"  {p}", "$error") for p in unlisted_problems(report)[:8]]
     return lines
 
 

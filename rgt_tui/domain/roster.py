@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rgt_tui.domain.manifest import Manifest
+from rgt_tui.domain.units import plural
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,9 @@ def reconcile(
             missing.append((name, f"no output directory ({where}) in the pulled copy"))
         else:
             missing.append(
-                (name, f"{where} holds {len(inside)} file(s) but none loaded as an artifact")
+                (
+                    name,
+                    f"{where} holds {plural(len(inside), 'file')} but none loaded as an artifact",
+                )
             )
     return RosterCheck(tuple(dict.fromkeys(cells)), tuple(present), tuple(missing))

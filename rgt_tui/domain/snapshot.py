@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rgt_tui.domain.box_identity import valid_box_id
+from rgt_tui.domain.units import plural
 
 AGENT_PROTOCOL_VERSION = 1
 UNLIMITED = "unlimited"
@@ -198,7 +199,9 @@ class _Reader:
         items = self.get(obj, key, list, where) or []
         good = [item for item in items if isinstance(item, dict)]
         if len(good) != len(items):
-            self.problems.append(f"{where}.{key}: {len(items) - len(good)} entries are not objects")
+            self.problems.append(
+                f"{where}.{key}: not a JSON object: {plural(len(items) - len(good), 'entry', 'entries')}"
+            )
         return good
 
 
@@ -231,10 +234,15 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         ]
         if None in values:
             continue
+        mount = r.str_(d, "mount", "disks") or "?"
+        if mount != "?" and any(seen.mount == mount for seen in disks):
+            # Two watched paths on one filesystem (local: / and ~): the same figures,
+            # shown once, under the first path that named it.
+            continue
         disks.append(
             DiskSample(
                 path=r.str_(d, "path", "disks") or "?",
-                mount=r.str_(d, "mount", "disks") or "?",
+                mount=mount,
                 bytes_used=values[0],
                 bytes_total=values[1],
                 inodes_used=values[2],

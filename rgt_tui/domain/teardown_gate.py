@@ -456,7 +456,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     elif state.verify_problems:
         shown = "; ".join(printable(p) for p in state.verify_problems[:SHOWN_PROBLEMS])
         more = len(state.verify_problems) - SHOWN_PROBLEMS
-        verified = f"{len(state.verify_problems)} problem(s): {shown}" + (
+        verified = f"{plural(len(state.verify_problems), 'problem')}: {shown}" + (
             f" (and {more} more: verify lists them all)" if more > 0 else ""
         )
     elif not state.verify_ok:

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.units import plural
 from rgt_tui.screens.queue_actions import error_text
 from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
@@ -177,7 +178,7 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         if plan.ok and not isinstance(self.focused, Input):
             go.focus()  # Enter confirms, Escape cancels: the usual dialog keys
         status.update(
-            Content.styled(f"{len(plan.cells)} cells in the queue", "$foreground-muted")
+            Content.styled(f"{plural(len(plan.cells), 'cell')} in the queue", "$foreground-muted")
             if plan.ok
             else Content.styled("Refused: this queue cannot be launched now", "bold $error")
         )
@@ -216,7 +217,7 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
             )
             return
         app.notify(
-            f"launched {result.cells} cell(s) from index {result.start_index} "
+            f"launched {plural(result.cells, 'cell')} from index {result.start_index} "
             f"({result.detach}, session {result.session}, pid {result.pid})"
             + (f"\nprevious queue archived to {result.archived}" if result.archived else ""),
             title=f"{self.host.name}: queue launched",

@@ -18,6 +18,7 @@ from textual.message import Message
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.units import plural
 from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.transport import TransportError
@@ -140,7 +141,7 @@ class QueueController:
         names = ", ".join(c.name for c in result.added) or "none"
         hint = "" if result.running or not result.added else "\npress l to launch them"
         self.app.notify(
-            f"added {len(result.added)} cell(s): {names}\n{result.detail}{hint}",
+            f"added {plural(len(result.added), 'cell')}: {names}\n{result.detail}{hint}",
             title=f"{host.name}: appended",
             timeout=10,
         )

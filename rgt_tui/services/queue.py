@@ -22,7 +22,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE, QueueView
-from rgt_tui.domain.units import fmt_duration
+from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.queue_append import AppendResult, append_cells
 from rgt_tui.services.queue_box import (
     QueueError,
@@ -169,7 +169,7 @@ async def plan_launch(
         qbytes = clines = deployed = 0
         if facts.deployed:
             warnings.append(
-                f"the box's current queue ({len(facts.deployed)} cells) will be moved aside to "
+                f"the box's current queue ({plural(len(facts.deployed), 'cell')}) will be moved aside to "
                 "~/.rgt/queue.archived.<time>, records and logs included"
             )
     else:
@@ -189,7 +189,7 @@ async def plan_launch(
             )
     if not 0 <= start_index < len(cells):
         problems.append(
-            f"start index {start_index} is outside the queue: it has {len(cells)} cells, "
+            f"start index {start_index} is outside the queue: it has {plural(len(cells), 'cell')}, "
             f"indices 0–{max(len(cells) - 1, 0)}"
         )
     method = detach

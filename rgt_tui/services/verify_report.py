@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.domain.units import fmt_bytes, plural
 
 if TYPE_CHECKING:
     from rgt_tui.services.verify import VerificationReport
@@ -111,6 +111,14 @@ def loader_line(info: LoaderInfo) -> str:
     return text
 
 
+def unlisted_problems(report: VerificationReport) -> list[str]:
+    """The problems the roster lines do not already show: each missing cell is listed
+    once, under the roster, not again among the problems."""
+    roster = report.roster
+    said = {f"cell {name} missing: {why}" for name, why in roster.missing} if roster else set()
+    return [p for p in report.problems if p not in said]
+
+
 def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     """Plain text for a terminal: a line per file that needs a look, then the verdict."""
     lines = []
@@ -132,9 +140,13 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     counts = Counter(c.status for c in report.checks)
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
     head = f"{report.host}: {summary}"
-    verdict = (
-        f"VERIFIED: every file checked, roster complete — record in {report.folder}/.rgt/"
-        if report.ok
-        else f"NOT VERIFIED: {len(report.problems)} problem(s); the first: {report.problems[0]}"
-    )
+    others = unlisted_problems(report)
+    if report.ok:
+        verdict = f"VERIFIED: every file checked, roster complete — record in {report.folder}/.rgt/"
+    elif others:
+        verdict = f"NOT VERIFIED: {plural(len(report.problems), 'problem')}; the first: {others[0]}"
+    else:
+        verdict = (
+            f"NOT VERIFIED: {plural(len(report.problems), 'problem')} (the missing cells above)"
+        )
     return "\n".join([head, *lines, verdict])

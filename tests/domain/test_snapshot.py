@@ -64,7 +64,7 @@ def test_wrong_types_become_none_and_problems_not_exceptions():
         "memory_current",
         "oom_kill",
         "bytes_used",
-        "not objects",
+        "not a JSON object: 1 entry",
         "cuda",
         "util_pct",
     ):
@@ -85,3 +85,15 @@ def test_the_running_cell_and_the_queue_done_time():
     assert bad.cell is None and bad.queue_done_at is None
     assert any("sample.cell" in p for p in bad.problems)
     assert any("sample.queue_done_at" in p for p in bad.problems)
+
+
+def test_two_watched_paths_on_one_filesystem_are_one_disk():
+    """``local`` watches / and ~: on one filesystem, ``status`` listed / twice."""
+    from support.samples import agent_sample, disk
+
+    data = agent_sample(
+        "local", disks=[disk("/", "/", 31, 9), disk("~", "/", 31, 9), disk("/data", "/data", 5, 1)]
+    )
+    s = snapshot_from_agent("local", data)
+    assert [d.mount for d in s.disks] == ["/", "/data"]
+    assert s.disks[0].path == "/"

@@ -92,6 +92,15 @@ def test_status_of_this_machine_without_fleet_file(tmp_path):
     (local,) = json.loads(out.stdout)
     assert local["name"] == "local" and local["reachable"] and local["boot_id"] == this_boot_id()
     assert any(d["path"] == "/" for d in local["disks"])
+    mounts = [d["mount"] for d in local["disks"]]
+    assert len(mounts) == len(set(mounts)), mounts  # / and ~ on one filesystem: listed once
+
+
+@pytest.mark.parametrize("given", ["0", "-1", "nan", "soon"])
+def test_a_timeout_of_zero_or_less_is_refused_at_parsing(tmp_path, given):
+    out = rgt("status", "--timeout", given, cwd=tmp_path)
+    assert out.returncode == 2 and "--timeout" in out.stderr
+    assert "overloaded" not in out.stdout + out.stderr
 
 
 def test_status_over_real_openssh(openssh_server):

@@ -372,6 +372,16 @@ async def test_cells_without_results_are_listed_by_name(make_loopback_fleet, tmp
     assert set(missing) == {"seed2", "seed3"}
     assert "no output directory" in missing["seed3"] and "none loaded" in missing["seed2"]
     assert not report.ok and any("cell seed3 missing" in p for p in report.problems)
+    # Each missing cell is listed once: under the roster, not again among the problems.
+    from rgt_tui.content.pull_view import verify_lines
+    from rgt_tui.services.verify_report import format_report
+
+    cli = format_report(report)
+    tui = "\n".join(line.plain for line in verify_lines(report))
+    for text in (cli, tui):
+        lines = text.splitlines()
+        assert sum("seed3" in ln for ln in lines) == 1, text
+        assert sum("seed2" in ln and "missing" in ln for ln in lines) == 1, text
 
 
 async def test_cli_verify_json_and_exit_codes(

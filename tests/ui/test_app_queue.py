@@ -69,7 +69,7 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         await wait_for(
             lambda: isinstance(app.screen, FleetScreen), what="the modal to close", pilot=pilot
         )
-        assert any("queue launched" in n and "3 cell(s)" in n for n in notes(app)), notes(app)
+        assert any("queue launched" in n and "3 cells" in n for n in notes(app)), notes(app)
         await wait_view(qf, lambda v: v.state == RUNNING, what="the queue to run")
 
         # A second l while it runs: the refusal, and no Launch button.
