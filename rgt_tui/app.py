@@ -459,6 +459,7 @@ class RgtApp(App[int]):
     def reconnect(self, host: str) -> None:
         """Drop and retry ``host``'s connection now."""
         from rgt_tui.services.notices import notify_once
+
         monitor = self.monitors.get(host)
         if monitor is None:
             self.notify(f"{host} is not being monitored", severity="warning")
