@@ -106,7 +106,7 @@ async def test_launch_asks_with_no_connection_held_and_ctrl_c_stops_it_at_once(m
 
     # Ctrl-C at the question: 130 straight away (no thread left waiting on the terminal).
     asked = Terminal("launch", "box1", "--hosts", hosts)
-    await asked.expect("Launch 1 cells on box1? [y/N]")
+    await asked.expect("Launch 1 cell on box1? [y/N]")
     asked.proc.send_signal(signal.SIGINT)
     code, _, err = await asked.finish(timeout=10)
     assert code == 130, err
