@@ -143,7 +143,7 @@ def _cell_view(
         return CellView(cell.index, cell.name, RUNNING, note=note, **base)
     if runner_alive and is_runner_current:
         return CellView(cell.index, cell.name, RUNNING, note="ending", **base)
-    note = "stopped without an end record (killed or hung up: run `rgt-tui diagnose`)"
+    note = "stopped without an end record (killed or hung up: diagnose it)"
     return CellView(cell.index, cell.name, INTERRUPTED, note=note, **base)
 
 

@@ -102,7 +102,7 @@ def running_problem(host: str, view: QueueView, session: str) -> str | None:
     on = f", on cell {current.index} ({current.name})" if current else ""
     return (
         f"the queue on {host} is already running ({where}, launched {fmt_duration(view.now - launch.ts)} ago{on}) "
-        f"— wait for it, append cells with `rgt-tui queue append {host}`, or stop it first "
+        f"— wait for it, append cells to it (they join the running queue), or stop it first "
         f"(tmux kill-session -t '={session}', or kill {launch.pid})"
     )
 

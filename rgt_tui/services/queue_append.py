@@ -48,9 +48,7 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
         transport, host.name, session=session, workdir=host.workdir, durable_dir=host.durable_dir
     )
     if facts.qbytes == 0 and not facts.deployed:
-        raise QueueError(
-            host.name, f"no queue on {host.name} yet — launch it first: rgt-tui launch {host.name}"
-        )
+        raise QueueError(host.name, f"no queue on {host.name} yet — launch it first")
     box_text = await read_box_queue_text(transport, host.name)
     changed = prefix_problem(box_text, text)
     if changed is not None:

@@ -84,6 +84,8 @@ async def test_second_launch_refused_append_runs_rewrite_refused(make_queue_flee
 
     again = await plan_launch(qf.fleet, host, transport)
     assert not again.ok and any("already running (runner pid" in p for p in again.problems)
+    # Neutral words: the TUI (a) and the CLI (queue append) each name their own way.
+    assert not any("rgt-tui" in p for p in again.problems)
     with pytest.raises(QueueError) as refused:
         await launch(plan, transport)  # a stale plan: the box itself refuses
     assert refused.value.code == "running" and "alive" in refused.value.message
