@@ -41,7 +41,7 @@ class QueueTab(DetailTab):
         if not view.host.queue:
             body.update(
                 Content.styled(
-                    f"{view.host.name} has no queue: set `queue` and `run` in its [[host]] table",
+                    f"{view.host.name} has no queue: set `queue` and `run` in its [[hosts]] entry",
                     "$foreground-muted",
                 )
             )
