@@ -95,7 +95,12 @@ class OverviewTab(DetailTab):
         bar.crit_at = view.thresholds.cgroup_mem_pct / 100
         bar.show(fraction, figure)
         baseline = update.health.oom_baseline if update else None
-        line = cgroup_line(cg, baseline)
+        # Before any sample there is nothing to read yet, not an unreadable cgroup.
+        line = (
+            cgroup_line(cg, baseline)
+            if snap is not None
+            else Content.styled("no sample yet", "$foreground-muted")
+        )
         if baseline is not None:
             line = Content.assemble(line, (f" · oom_kill at start {baseline}", "$foreground-muted"))
         self.query_one(".detail-cgroup", Static).update(line)
