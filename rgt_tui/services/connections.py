@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from typing import TypeVar
 
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.transport import Transport, TransportError, transport_for
+from rgt_tui.transport import HostKeyError, Transport, TransportError, transport_for
 from rgt_tui.transport.backoff import Backoff
 
 T = TypeVar("T")
@@ -30,6 +31,30 @@ T = TypeVar("T")
 # stats) and the queue poller's commands; sshd allows 10 sessions per connection by
 # default (MaxSessions), so a pull there runs 3 large files × 2 lanes and leaves room.
 SHARED_PULL_CONCURRENCY = 3
+
+
+async def connect_with_backoff(
+    transport: Transport,
+    backoff: Backoff,
+    on_retry: Callable[[int, float, TransportError], None] | None = None,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+) -> None:
+    """Connect, retrying with capped, jittered delays until it works (the one reconnect
+    loop: the TUI's borrowers and the CLI's log follower use it). A refused host key
+    (HostKeyError) is raised at once: retrying would only repeat the refusal (T6)."""
+    attempt = 0
+    while True:
+        try:
+            await transport.connect()
+            return
+        except HostKeyError:
+            raise
+        except TransportError as exc:
+            attempt += 1
+            delay = backoff.delay(attempt)
+            if on_retry is not None:
+                on_retry(attempt, delay, exc)
+            await sleep(delay)
 
 
 class FleetConnections:
@@ -65,12 +90,6 @@ class FleetConnections:
         await transport.connect()
         return transport
 
-    @contextlib.asynccontextmanager
-    async def borrow(self, host: str) -> AsyncIterator[Transport]:
-        """``async with connections.borrow(host) as transport:`` — connected, and left
-        open on the way out (others are using it)."""
-        yield await self.connected(host)
-
     async def use(self, host: str, work: Callable[[Transport], Awaitable[T]]) -> T:
         """``work(transport)`` over ``host``'s connected transport."""
         return await work(await self.connected(host))
@@ -86,28 +105,11 @@ class FleetConnections:
         host: str,
         on_retry: Callable[[int, float, TransportError], None] | None = None,
     ) -> Transport:
-        """Connect, retrying on the shared schedule until it works. A refused host key
-        (HostKeyError) is raised at once: retrying would only repeat the refusal."""
-        from rgt_tui.transport import HostKeyError
-
-        attempt = 0
-        while True:
-            try:
-                return await self.connected(host)
-            except HostKeyError:
-                raise
-            except TransportError as exc:
-                attempt += 1
-                delay = self.backoff.delay(attempt)
-                if on_retry is not None:
-                    on_retry(attempt, delay, exc)
-                await self.wait(host, delay)
-
-    async def drop(self, host: str) -> None:
-        """Close ``host``'s connection for every borrower; the next ``connect()`` reopens."""
-        held = self._transports.get(host)
-        if held is not None:
-            await held.close()
+        """Connect ``host``, retrying on the shared schedule until it works; a wait ends
+        early on ``reconnect_now``."""
+        transport = self.transport(host)
+        await connect_with_backoff(transport, self.backoff, on_retry, partial(self.wait, host))
+        return transport
 
     def reconnect_now(self, host: str) -> None:
         """End every wait on ``host`` (a borrower in backoff tries again at once)."""

@@ -26,10 +26,12 @@ import contextlib
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from rgt_tui.domain.logscan import CrashScanner, LineSplitter, LogChunk, LogLine, LogPosition
+from rgt_tui.services.connections import connect_with_backoff
 from rgt_tui.transport.backoff import Backoff
-from rgt_tui.transport.base import FileReader, FileStat, HostKeyError, Transport, TransportError
+from rgt_tui.transport.base import FileReader, FileStat, Transport, TransportError
 
 QUEUE_DIR = "~/.rgt/queue"  # the on-box layout of the queue runner
 ANCHOR_BYTES = 128
@@ -454,24 +456,6 @@ def reconnect_with_backoff(
     backoff: Backoff = Backoff(),
     on_retry: Callable[[int, float, TransportError], None] | None = None,
 ) -> Callable[[], Awaitable[None]]:
-    """A ``reconnect`` for LogFollower: retry ``connect()`` with capped, jittered delays.
-
-    A host-key refusal is raised, not retried: it needs the user (T6).
-    """
-
-    async def reconnect() -> None:
-        attempt = 0
-        while True:
-            try:
-                await transport.connect()
-                return
-            except HostKeyError:
-                raise
-            except TransportError as exc:
-                attempt += 1
-                delay = backoff.delay(attempt)
-                if on_retry is not None:
-                    on_retry(attempt, delay, exc)
-                await asyncio.sleep(delay)
-
-    return reconnect
+    """A ``reconnect`` for LogFollower over a transport of its own (the CLI):
+    ``connections.connect_with_backoff`` on it (a host-key refusal is raised, not retried)."""
+    return partial(connect_with_backoff, transport, backoff, on_retry)
