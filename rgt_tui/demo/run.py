@@ -96,7 +96,7 @@ async def _run_app(app: RgtApp, boxes: int) -> int:
         try:
             loop.remove_signal_handler(signal.SIGTERM)
             loop.remove_signal_handler(signal.SIGHUP)
-        except (NotImplementedError, RuntimeError):
+        except (NotImplementedError, RuntimeError):  # none was added (see above)
             pass
     return app.return_code or 0
 
