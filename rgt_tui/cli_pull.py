@@ -33,23 +33,35 @@ def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=30.0,
         metavar="S",
-        help="seconds without data before reconnecting (default 30)",
+        help="seconds without data: the box's scan is stopped, the copy reconnects (default 30)",
     )
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--json``, ``--offline`` and ``--all``."""
+    """``--json``, ``--offline``, ``--all`` and ``--stall-timeout``."""
+    from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S
+
     parser.add_argument("--json", action="store_true", help="print the verification record")
     parser.add_argument("--offline", action="store_true", help="do not re-scan the box for changes")
     parser.add_argument("--all", action="store_true", help="list every file, not only problems")
+    parser.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=SCAN_STALL_TIMEOUT_S,
+        metavar="S",
+        help=f"seconds the box's re-scan may print nothing (default {SCAN_STALL_TIMEOUT_S:g})",
+    )
 
 
 async def run_pull(call: Call, transport: Transport) -> int:
-    """Pull one host's results; exit 1 unless every file is here with a matching hash."""
+    """Pull one host's results; exit 1 unless every pull root was listed, the box listed
+    a file, and every file is here with a matching hash."""
     from rgt_tui.services.pull import PullError, PullOptions, pull_host
 
     if call.args.jobs < 1:
         return call.fail("--jobs must be at least 1", code=EXIT_BAD_INPUT)
+    if not call.args.stall_timeout > 0:  # also NaN
+        return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
     options = PullOptions(concurrency=call.args.jobs, stall_timeout_s=call.args.stall_timeout)
     host = call.host
     try:
@@ -80,12 +92,15 @@ async def run_verify(call: Call, transport: Transport) -> int:
     from rgt_tui.services.verify import verify_host
     from rgt_tui.services.verify_report import format_report, report_to_json
 
+    if not call.args.stall_timeout > 0:  # also NaN
+        return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
     report = await verify_host(
         call.host,
         call.fleet.results_dir,
         # --offline checks only the local copy: the transport, never connected, goes unused.
         transport=None if call.args.offline else transport,
         python=call.fleet.verify_python,
+        stall_timeout_s=call.args.stall_timeout,
     )
     if call.args.json:
         print(json.dumps(report_to_json(report), indent=2, ensure_ascii=False))
@@ -115,5 +130,6 @@ def format_pull_result(result: PullResult) -> str:
             f"next: rgt-tui verify {result.host}"
         )
     else:
+        lines += [f"  MISSING   {why}" for why in result.shortfalls]
         lines.append("NOT COMPLETE: fix the above and re-run the same pull (it resumes)")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ source on stdin). It prints one JSON object per line; its only consumer is
     {"type": "listed", "files": 12, "bytes": 4567}
     {"type": "file", "n": 0, "root": 0, "path": "a/b.pt", "size": 123, "mtime": 1.5e9,
      "sha256": "...", "mode": 420}
+    {"type": "tick"}                    # while it works, when nothing else was printed for 1 s
     {"type": "done", "taken_at": ..., "finished_at": ..., "files": 12, "bytes": 4567}
 
 ``path`` is relative to the root, '/'-separated. ``taken_at`` is read before the walk
@@ -55,6 +56,7 @@ import json
 import os
 import stat
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -67,11 +69,26 @@ SECRET_PATHS = (
 )  # fmt: skip
 SECRET_RULE = "skipped by rule: secret"
 SECRETS = [tuple(p.encode("ascii").split(b"/")) for p in SECRET_PATHS]
+TICK_S = 1.0  # a working scan prints at least this often (a tick line when nothing else)
+EMIT_LOCK = threading.Lock()  # the hashing threads tick too
+LAST_EMIT = [time.monotonic()]
 
 
 def emit(obj):
-    """Print one JSON line (ASCII-only, so the box's locale cannot garble it)."""
-    sys.stdout.write(json.dumps(obj, sort_keys=True) + "\n")
+    """Print one JSON line (ASCII-only, so the box's locale cannot garble it); whole,
+    whichever thread prints it."""
+    text = json.dumps(obj, sort_keys=True) + "\n"
+    with EMIT_LOCK:
+        sys.stdout.write(text)
+        LAST_EMIT[0] = time.monotonic()
+
+
+def tick():
+    """The scan moved on (a name listed, a block hashed): print a tick line when nothing
+    was printed for TICK_S. The client stops a scan that prints nothing for its stall
+    timeout; a scan stuck on a hung mount makes no progress, so it ticks no more."""
+    if time.monotonic() - LAST_EMIT[0] >= TICK_S:
+        emit({"type": "tick"})
 
 
 def show(raw):
@@ -94,6 +111,7 @@ def file_digest(path):
                 n = f.readinto(buf)
                 if not n:
                     break
+                tick()
                 digest.update(view[:n])
         after = os.fstat(fd)
     finally:
@@ -168,6 +186,7 @@ class Scanner:
                 continue
             subdirs = []
             for name in names:
+                tick()
                 rel = rel_dir + b"/" + name if rel_dir else name
                 full = os.path.join(full_dir, name)
                 # First of all, before any stat: a secret is never looked into.

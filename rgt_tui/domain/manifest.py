@@ -16,7 +16,10 @@ case-folded: the local file system may not tell ``.RGT`` from ``.rgt``).
 Nothing the box prints is trusted (it is someone else's container). The whole output
 fails (``ManifestError``, naming the host and the cap) when a line is over
 ``MAX_LINE_BYTES``, when it has more than ``MAX_LINES`` lines or more than
-``MAX_MANIFEST_BYTES`` in all: never a silent truncation. Within it, an entry is refused
+``MAX_MANIFEST_BYTES`` in all (every line counts, empty ones too, with its newline):
+never a silent truncation. A whole number of more than 30 digits is never turned into an
+int (it is no true value; a size so long is refused by name), and a file line that is
+not JSON but names its file is refused by that name. Within it, an entry is refused
 by name (a ``Refusal``, never counted in any total) when its name is empty, absolute,
 has a ``.``/``..``/empty component, a NUL or any control character (C0, DEL, C1) or is
 not valid UTF-8; when its size is not a whole number in ``[0, MAX_FILE_SIZE]``, its
@@ -54,7 +57,7 @@ RECORDS_DIR = ".rgt"  # inside <results_dir>/<host>/: manifest, pull state, veri
 # Caps on the scan's output. A legitimate line is a few hundred bytes (a path is at most
 # 4096), a legitimate manifest about 250 bytes a file.
 MAX_LINE_BYTES = 64 * 1024  # one line of the scan's output
-MAX_LINES = 1_000_000  # lines in one manifest: its entries plus a few header lines
+MAX_LINES = 1_000_000  # lines of the scan's output: entries, a few header lines, ticks
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024  # the whole output
 MAX_FILE_SIZE = 2**50  # 1 PiB: a size above this is a lie, not a checkpoint
 
@@ -70,6 +73,9 @@ SECRET_PATHS = (
 SECRET_RULE = "skipped by rule: secret"  # the reason a secret is not pulled starts so
 
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
+_MAX_DIGITS = 30  # a JSON whole number longer than this is refused, never int()'d
+_PATH_RE = re.compile(r'"path"\s*:\s*("(?:[^"\\]|\\.){0,8192}")')
+_ROOT_RE = re.compile(r'"root"\s*:\s*(\d{1,6})\b')
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL, C1
 _SECRETS = tuple(tuple(p.split("/")) for p in SECRET_PATHS)
 
@@ -83,8 +89,10 @@ class ManifestLimits:
 
     ``take(line)`` raises ManifestError naming the host and the cap when ``line`` is over
     ``MAX_LINE_BYTES``, or when the output so far is over ``MAX_LINES`` lines or
-    ``MAX_MANIFEST_BYTES``. The reader calls it on each line as it is received (so a
-    hostile box cannot make it hold more), and ``parse_manifest_lines`` does again.
+    ``MAX_MANIFEST_BYTES``. Every line counts, empty or not, with its newline: a box
+    printing a flood of empty lines meets the caps as fast as any other. The reader calls
+    it on each line as it is received (so a hostile box cannot make it hold more), and
+    ``parse_manifest_lines`` does again.
     """
 
     def __init__(self, host: str) -> None:
@@ -93,25 +101,25 @@ class ManifestLimits:
         self.bytes = 0
 
     def take(self, line: str) -> None:
+        """Count ``line`` (as received, before anything strips it) against the caps."""
         size = len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))
         if size > MAX_LINE_BYTES:
             raise ManifestError(
                 f"{self.host}: a manifest line is over {MAX_LINE_BYTES // 1024} KiB "
                 f"({size} bytes); the box's scan output is refused whole"
             )
-        self.bytes += size
+        self.bytes += size + 1  # and its newline
         if self.bytes > MAX_MANIFEST_BYTES:
             raise ManifestError(
                 f"{self.host}: the manifest is over {MAX_MANIFEST_BYTES // 2**20} MiB; "
                 "the box's scan output is refused whole (pull fewer folders at once)"
             )
-        if line.strip():
-            self.lines += 1
-            if self.lines > MAX_LINES:
-                raise ManifestError(
-                    f"{self.host}: the manifest is over {MAX_LINES:,} entries; the box's scan "
-                    "output is refused whole (pull fewer folders at once)"
-                )
+        self.lines += 1
+        if self.lines > MAX_LINES:
+            raise ManifestError(
+                f"{self.host}: the box's scan printed over {MAX_LINES:,} lines (empty ones "
+                "count too); its output is refused whole (pull fewer folders at once)"
+            )
 
 
 @dataclass(frozen=True)
@@ -363,6 +371,7 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
     files: list[dict[str, Any]] = []
     links: list[dict[str, Any]] = []
     told: list[dict[str, Any]] = []  # the box's own refusals
+    garbled: list[tuple[int, str, str]] = []  # file lines that are not JSON, by name
     limits = ManifestLimits(host)
     for raw in lines:
         limits.take(raw)
@@ -370,10 +379,16 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
         if not line:
             continue
         try:
-            obj = json.loads(line)
+            # Every whole number goes through _json_int: int() of thousands of digits is
+            # slow (and refused by Python 3.11), and no true value has more than a few.
+            obj = json.loads(line, parse_int=_json_int)
         except (ValueError, RecursionError):
-            shown = printable(line, 80)
-            raise ManifestError(f"{host}: manifest line is not JSON: {shown!r}") from None
+            named = _garbled_file(line)
+            if named is None:
+                shown = printable(line, 80)
+                raise ManifestError(f"{host}: manifest line is not JSON: {shown!r}") from None
+            garbled.append(named)
+            continue
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "start":
             if obj.get("v") != MANIFEST_VERSION:
@@ -396,6 +411,9 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
     done = done or {}
     pull_roots = _roots(host, roots)
     refused = [_told(host, pull_roots, obj) for obj in told]
+    refused += [
+        Refusal(root if root < len(pull_roots) else -1, name, why) for root, name, why in garbled
+    ]
     # Files come out small ones first when asked; ``n`` is their place in the walk.
     files.sort(key=lambda f: _whole(f.get("n")) or 0)
     entries: list[ManifestEntry] = []
@@ -497,6 +515,8 @@ def _link(roots: Sequence[PullRoot], ln: dict[str, Any]) -> tuple[ManifestLink, 
 
 
 def _size_reason(size: Any) -> str | None:
+    if isinstance(size, _LongNumber):
+        return f"absurd size from the box ({size!r}, over {MAX_FILE_SIZE} bytes)"
     if _whole(size) is None:
         return f"size from the box is not a whole number ({printable(repr(size), 40)})"
     if size < 0:
@@ -562,6 +582,42 @@ def _below_a_file(
         else:
             kept_links.append(item)
     return kept_entries, kept_links
+
+
+class _LongNumber:
+    """A JSON whole number too long to be any true value: kept as its length, never
+    turned into an int (the refusal shows it as such)."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<a number of {self.digits} digits>"
+
+
+def _json_int(text: str) -> int | _LongNumber:
+    """A JSON whole number as json.loads would give it, unless it has more than
+    ``_MAX_DIGITS`` digits (``MAX_FILE_SIZE`` has 16)."""
+    return int(text) if len(text) <= _MAX_DIGITS else _LongNumber(len(text))
+
+
+def _garbled_file(line: str) -> tuple[int, str, str] | None:
+    """(root index or -1, printable name, reason) for a file line that is not JSON but
+    still names its file (a size such as ``²``), so the file is refused by name; None
+    when it names none (the whole output is refused then)."""
+    if '"file"' not in line:
+        return None
+    found = _PATH_RE.search(line)
+    if found is None:
+        return None
+    try:
+        name = json.loads(found.group(1))
+    except (ValueError, RecursionError):
+        return None
+    root = _ROOT_RE.search(line)
+    shown = printable(line, 120)
+    reason = f"the box's line for this file is not valid JSON ({shown!r})"
+    return (int(root.group(1)) if root else -1), printable(str(name), None), reason
 
 
 def _whole(value: Any) -> int | None:

@@ -234,13 +234,26 @@ def add_to_fleet(new: NewHost, path: Path) -> HostConfig:
 
 def _write_new(temp: Path, text: str, like: Path | None) -> None:
     """Write ``text`` to a new ``temp`` file, flushed to disk, with ``like``'s mode."""
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    fd = create_private(temp, like)
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
         f.write(text)
         f.flush()
-        if like is not None:
-            os.fchmod(f.fileno(), like.stat().st_mode & 0o7777)
         os.fsync(f.fileno())
+
+
+def create_private(temp: Path, like: Path | None) -> int:
+    """A new, empty ``temp`` (its write descriptor) that already has its final mode:
+    ``like``'s, or 0600 for a new fleet file. Set before a byte is written, since the
+    file holds teardown commands and their API keys: created 0600 (the umask can only
+    narrow that), then given ``like``'s mode, which the old file shows the world already.
+    """
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, like.stat().st_mode & 0o7777 if like is not None else 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _current_text(path: Path) -> str | None:

@@ -8,9 +8,10 @@ connection saw: a manifest belongs to one box (``rgt_tui.domain.box_identity``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -20,6 +21,10 @@ from rgt_tui.domain.manifest import Manifest, ManifestError, ManifestLimits, par
 from rgt_tui.transport.base import Transport, TransportError
 
 MANIFEST_SCRIPT = "manifest.py"
+# No line from the scan for this long: it is stuck, not slow (the script prints a tick
+# line every second while it lists or hashes, and a stuck mount stops it, ticks and all).
+SCAN_STALL_TIMEOUT_S = 60.0
+_YIELD_EVERY = 1000  # lines read between two turns given back to the event loop
 
 
 def manifest_source() -> str:
@@ -53,35 +58,49 @@ def manifest_command(roots: Iterable[str], *, hash_files: bool = True, box_id: b
     return " ".join(shlex.quote(w) for w in words)
 
 
+class ScanStalled(TransportError):
+    """The box's file scan printed nothing for the stall timeout: it is stuck (a hung
+    mount under a pull root, a hostile ``python3``), not slow. A TransportError, so every
+    caller that reports an unreachable box reports this too, with ``fix``."""
+
+
 async def take_manifest(
     host: HostConfig,
     transport: Transport,
     *,
     hash_files: bool = True,
-    on_line: Callable[[int, int], None] | None = None,
+    on_file: Callable[[int], None] | None = None,
+    stall_timeout_s: float = SCAN_STALL_TIMEOUT_S,
 ) -> Manifest:
     """List and hash every file under the host's pull roots, on the box.
 
-    ``on_line(files, bytes)`` is called as the listing grows, for progress. The transport
-    must be connected. Raises TransportError when the box cannot run the script (the
-    message says why: no python3, a dropped connection) and ManifestError when its output
-    is incomplete or unusable.
+    ``on_file(files)`` is called as the listing grows, for progress. The transport must
+    be connected. Raises TransportError when the box cannot run the script (the message
+    says why: no python3, a dropped connection), ScanStalled (a TransportError) when the
+    scan prints no line for ``stall_timeout_s`` (it ticks every second while it works, so
+    a long hash is not a stall), and ManifestError when its output is incomplete, over a
+    cap or unusable.
     """
     lines: list[str] = []
     limits = ManifestLimits(host.name)  # a hostile box cannot make this hold more
-    files = total = 0
+    files = 0
+
+    def take(line: str) -> None:
+        nonlocal files
+        limits.take(line)  # as received: an empty line counts too
+        if not line.strip():
+            return  # counted, never kept
+        lines.append(line)
+        if on_file is not None and '"type": "file"' in line:  # sizes: the parser's alone
+            files += 1
+            on_file(files)
+
     command = manifest_command(host.pull, hash_files=hash_files, box_id=True)
     stream = transport.stream_lines(command, input=manifest_source())
     try:
-        # aclosing: an error raised while reading (a garbled line) still ends the box's side.
-        async with contextlib.aclosing(stream) as received:
-            async for line in received:
-                limits.take(line)
-                lines.append(line)
-                if on_line is not None and '"type": "file"' in line:
-                    files += 1
-                    total += _size_of(line)
-                    on_line(files, total)
+        await _read_watched(host, stream, take, stall_timeout_s)
+    except ScanStalled:
+        raise
     except TransportError as exc:
         if "127" in exc.message:
             raise TransportError(
@@ -101,11 +120,51 @@ async def take_manifest(
     return replace(manifest, host_key=transport.host_key_fingerprint)
 
 
-def _size_of(line: str) -> int:
-    """The size in a file line, for progress only (the parser checks every value)."""
-    marker = '"size": '
-    at = line.find(marker)
-    if at < 0:
-        return 0
-    digits = line[at + len(marker) :].split(",", 1)[0].split("}", 1)[0]
-    return int(digits) if digits.strip().isdigit() else 0  # never negative
+async def _read_watched(
+    host: HostConfig,
+    stream: AsyncIterator[str],
+    take: Callable[[str], None],
+    stall_timeout_s: float,
+) -> None:
+    """``take`` every line of ``stream`` until it ends; ScanStalled when no line came for
+    ``stall_timeout_s`` (the stream is closed, which ends the box's side).
+
+    The reading runs as a task of its own and this one watches the time of its last line:
+    a timer per line (``wait_for``) would cost a task each, and a scan has a million.
+    """
+    loop = asyncio.get_running_loop()
+    last = loop.time()
+
+    async def read() -> None:
+        nonlocal last
+        # aclosing: an error raised while reading (a garbled line) still ends the box's side.
+        async with contextlib.aclosing(stream) as received:
+            count = 0
+            async for line in received:
+                last = loop.time()
+                take(line)
+                count += 1
+                if count % _YIELD_EVERY == 0:
+                    # Lines already buffered come without a pause: let the UI draw.
+                    await asyncio.sleep(0)
+
+    reader = asyncio.ensure_future(read())
+    try:
+        while (left := last + stall_timeout_s - loop.time()) > 0:
+            done, _ = await asyncio.wait({reader}, timeout=left)
+            if done:
+                return reader.result()  # its error, when it failed
+    finally:
+        if not reader.done():
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+    roots = ", ".join(host.pull) or "no pull roots"
+    raise ScanStalled(
+        host.name,
+        f"the box's file scan (listing and hashing {roots}) printed nothing for "
+        f"{stall_timeout_s:g} s; it was stopped",
+        "a stuck mount under a pull root is the usual cause: run `df` and `ls` on those "
+        "folders on the box; for a disk that is only slow, raise the bound "
+        "(pull and verify: --stall-timeout)",
+    )

@@ -48,7 +48,7 @@ from rgt_tui.domain.manifest import (
 )
 from rgt_tui.domain.roster import RosterCheck, reconcile
 from rgt_tui.services import artifact_checks as checks
-from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
 from rgt_tui.services.records import (
     PARTS_DIR,
     atomic_write_json,
@@ -134,6 +134,7 @@ async def verify_host(
     write_record: bool = True,
     python: str | None = None,
     limits: LoaderLimits | None = None,
+    stall_timeout_s: float = SCAN_STALL_TIMEOUT_S,
 ) -> VerificationReport:
     """Verify ``<results_dir>/<host>/`` and record the outcome (see the module docstring).
 
@@ -141,7 +142,8 @@ async def verify_host(
     the re-scan is skipped and the report says so. ``roster`` is the list of cell names;
     when None, the host's ``queue`` file is read for it. ``python`` is the interpreter that
     loads checkpoints and JSON (``Fleet.verify_python``; None: this one); ``limits`` bound
-    what one file may cost it (None: limits from each file's size).
+    what one file may cost it (None: limits from each file's size). A re-scan that
+    prints nothing for ``stall_timeout_s`` is stopped, and the report says why.
     """
     folder = host_results_dir(results_dir, host)
     try:
@@ -160,7 +162,7 @@ async def verify_host(
     flags = await asyncio.to_thread(_flags, folder, manifest, results)  # walks the folder
     remote_checked = False
     if transport is not None:
-        remote_flags, remote_checked = await _rescan(host, transport, manifest)
+        remote_flags, remote_checked = await _rescan(host, transport, manifest, stall_timeout_s)
         flags += remote_flags
     cells, roster_problem = await asyncio.to_thread(_roster, host, roster)  # reads queue files
     statuses = {c.path: c.status for c in results}
@@ -326,23 +328,29 @@ def _local_leftovers(folder: Path) -> list[str]:
     return sorted(found)
 
 
-async def rescan_box(host: HostConfig, transport: Transport, manifest: Manifest) -> ManifestDiff:
+async def rescan_box(
+    host: HostConfig,
+    transport: Transport,
+    manifest: Manifest,
+    stall_timeout_s: float = SCAN_STALL_TIMEOUT_S,
+) -> ManifestDiff:
     """What changed on the box since ``manifest``: a quick re-scan by size and mtime.
 
-    The teardown gate calls this right before unlocking. Raises TransportError when the
-    box cannot be reached and ManifestError when the re-scan output is incomplete.
+    Raises TransportError when the box cannot be reached (ScanStalled, one, when the scan
+    printed nothing for ``stall_timeout_s``) and ManifestError when the re-scan output is
+    incomplete.
     """
     await transport.connect()
-    now = await take_manifest(host, transport, hash_files=False)
+    now = await take_manifest(host, transport, hash_files=False, stall_timeout_s=stall_timeout_s)
     return compare(manifest, now)
 
 
 async def _rescan(
-    host: HostConfig, transport: Transport, manifest: Manifest
+    host: HostConfig, transport: Transport, manifest: Manifest, stall_timeout_s: float
 ) -> tuple[list[Flag], bool]:
     """Flags for what changed on the box since the manifest (sizes and mtimes)."""
     try:
-        diff = await rescan_box(host, transport, manifest)
+        diff = await rescan_box(host, transport, manifest, stall_timeout_s)
     except (TransportError, ManifestError) as exc:
         return [Flag("not-rechecked", host.name, f"could not re-scan the box: {exc}")], False
     flags = [

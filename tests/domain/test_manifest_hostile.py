@@ -67,7 +67,7 @@ def test_more_lines_than_the_count_cap_fail_the_whole_manifest(monkeypatch):
     import rgt_tui.domain.manifest as manifest
 
     monkeypatch.setattr(manifest, "MAX_LINES", 10)
-    with pytest.raises(ManifestError, match=r"box: the manifest is over 10 entries"):
+    with pytest.raises(ManifestError, match=r"box: the box.s scan printed over 10 lines"):
         parse_manifest_lines("box", scan(*(file(f"f{i}") for i in range(20))))
     assert len(parse_manifest_lines("box", scan(*(file(f"f{i}") for i in range(5)))).entries) == 5
 
@@ -356,3 +356,48 @@ def test_the_scan_skips_a_homes_secrets_by_rule_and_never_reads_them(tmp_path):
     assert [r.reason for r in m.refused if r.root == 1] == [
         f"pull root {home}/.ssh: {m.roots[1].error}"
     ]
+
+
+# -- every line counts; sizes parsed once, by this parser ---------------------------------
+
+
+def test_empty_lines_count_against_the_caps_with_their_newline():
+    limits = ManifestLimits("h")
+    for raw in ("", "   ", "\t"):
+        limits.take(raw)
+    assert (limits.lines, limits.bytes) == (3, 1 + 4 + 2)
+
+
+def test_a_flood_of_empty_lines_meets_the_line_cap(monkeypatch):
+    import rgt_tui.domain.manifest as manifest
+
+    monkeypatch.setattr(manifest, "MAX_LINES", 1000)
+    flood = scan(file("a"))
+    flood[1:1] = [""] * 1000
+    with pytest.raises(ManifestError, match=r"h: the box's scan printed over 1,000 lines"):
+        parse_manifest_lines("h", flood)
+
+
+def test_a_size_of_thousands_of_digits_is_refused_by_name_without_int():
+    digits = "9" * 5000  # int() of it raises under Python 3.11's limit
+    body = file("huge.bin").replace('"size": 1', f'"size": {digits}')
+    m = parse_manifest_lines("box", scan(file("good", size=100), body))
+    assert [e.path for e in m.entries] == ["good"] and m.total_bytes == 100
+    assert refusals(m)["huge.bin"].startswith("absurd size from the box (<a number of 5000 digits>")
+    # Anywhere else a number that long is no value either: named, never int()'d.
+    start = scan()[0].replace('"taken_at": 1.0', f'"taken_at": {digits}')
+    m = parse_manifest_lines("box", [start, *scan()[1:]])
+    assert m.taken_at == 1.0  # the done line's
+
+
+def test_a_size_that_is_not_json_refuses_that_file_by_name():
+    body = file("evil\x1b[2J.bin", size=7).replace('"size": 7', '"size": \u00b2')
+    m = parse_manifest_lines("box", scan(file("good", size=100), body))
+    assert [e.path for e in m.entries] == ["good"] and m.total_bytes == 100
+    ((name, reason),) = refusals(m).items()
+    assert name == "evil\\x1b[2J.bin"  # shown escaped, as every name from the box
+    assert reason.startswith("the box's line for this file is not valid JSON")
+    assert printable(reason) == reason
+    # A line that names no file still fails the whole output, with the host named.
+    with pytest.raises(ManifestError, match=r"box: manifest line is not JSON"):
+        parse_manifest_lines("box", scan('{"type": "root", "index": \u00b2}'))

@@ -328,7 +328,7 @@ def _finish(run: PullRun, part: _Part, *, sync_folder: bool = True) -> PulledFil
     try:
         if run.options.fsync:
             os.fsync(part.fd)
-        os.fchmod(part.fd, local_mode(plan.entry))
+        os.fchmod(part.fd, local_mode(plan.entry, run.umask))
         st = os.fstat(part.fd)
         os.close(part.fd)
         part.fd = -1
@@ -369,10 +369,11 @@ def _finish_group(run: PullRun, parts: list[_Part]) -> list[PulledFile | str | N
     return outcomes
 
 
-def local_mode(entry: ManifestEntry) -> int:
+def local_mode(entry: ManifestEntry, umask: int) -> int:
     """The local permissions: never wider than the box's (no setuid, setgid, sticky, or
-    group/other write); 0600 when the box did not say."""
-    return (0o600 if entry.mode is None else entry.mode) & 0o755
+    group/other write; 0600 when the box did not say), nor than the user's ``umask``
+    lets a new file be (the part is made 0600, so its final mode is set by hand)."""
+    return (0o600 if entry.mode is None else entry.mode) & 0o755 & ~umask
 
 
 async def _all(coros) -> None:  # noqa: ANN001

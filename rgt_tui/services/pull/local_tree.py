@@ -44,6 +44,22 @@ async def in_thread(func, *args):  # noqa: ANN001, ANN201
         return result
 
 
+def current_umask() -> int:
+    """This process's umask, read without changing it where Linux tells it
+    (``/proc/self/status``); elsewhere set and put back at once, through a value that can
+    only narrow what another thread creates in between."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o077)
+    os.umask(old)
+    return old
+
+
 class LocalConflict(Exception):
     """Something here that is not rgt-tui's to replace is in a pulled file's way."""
 

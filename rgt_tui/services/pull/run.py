@@ -110,7 +110,7 @@ async def _run(run: PullRun) -> PullResult:
 
 
 async def _take_manifest(run: PullRun) -> Manifest:
-    def listed(files: int, total: int) -> None:
+    def listed(files: int) -> None:
         run.tracker.message = f"listed {files} files on the box"
         run.tracker.emit()
 
@@ -120,7 +120,12 @@ async def _take_manifest(run: PullRun) -> Manifest:
         lanes = range(1, 1 + run.options.concurrency * per_file)
         if run.warming is None or run.warming.done():  # again after a reconnect
             run.warming = asyncio.ensure_future(run.transport.open_lanes(lanes))
-        return await take_manifest(run.host, run.transport, on_line=listed)
+        return await take_manifest(
+            run.host,
+            run.transport,
+            on_file=listed,
+            stall_timeout_s=run.options.stall_timeout_s,  # --stall-timeout: the scan's too
+        )
 
     try:
         return await _retrying(run, scan)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import Manifest
-from rgt_tui.services.pull.local_tree import HostTree
+from rgt_tui.services.pull.local_tree import HostTree, current_umask
 from rgt_tui.services.pull.plan import FilePlan, PulledRecord
 from rgt_tui.services.pull.progress import ProgressTracker
 from rgt_tui.services.pull.types import PulledFile, PullOptions, PullResult
@@ -40,6 +40,7 @@ class PullRun:
     started: float = field(default_factory=time.monotonic)
     warming: asyncio.Future | None = None  # the copy's SFTP sessions, starting early
     copy_s: float = 0.0  # seconds the copy stage took, for its rate (the CLI shows it)
+    umask: int = field(default_factory=current_umask)  # pulled files are never wider
 
     def remote_path(self, plan: FilePlan) -> str:
         assert self.manifest is not None

@@ -26,7 +26,9 @@ class PullOptions:
     max_requests: int = 32
     block_size: int | None = None  # bytes per SFTP read; None: the server's largest
     small_file: int = 1 << 20  # below this, files travel many per round trip (tar)
-    stall_timeout_s: float = 30.0  # no bytes for this long: reconnect and resume
+    # The box's scan printing no line for this long fails the pull (it is stuck); the
+    # copy receiving no byte for this long reconnects and resumes.
+    stall_timeout_s: float = 30.0
     max_attempts: int = 8  # consecutive connection failures without progress
     backoff: Backoff = Backoff(base=0.5, cap=20.0)
     margin_fraction: float = 0.05  # free space must cover remaining + max(5 %, 1 GiB)
@@ -62,8 +64,29 @@ class PullResult:
     copy_s: float = 0.0  # of which the copy stage (bytes_received / copy_s: its rate)
 
     @property
+    def shortfalls(self) -> tuple[str, ...]:
+        """What the pull was asked for and did not get, though no file failed: a pull
+        root the box refused (no such folder, a secret) and a manifest with no file. (A
+        file refused by name is shown as REFUSED and flagged by verify, as ever.)"""
+        m = self.manifest
+        out = [
+            f"pull root {r.given}: {r.error}; nothing under it was pulled (fix the host's "
+            "pull list in the fleet file, or the folder on the box)"
+            for r in m.roots
+            if r.error
+        ]
+        if not m.entries:
+            roots = ", ".join(r.given for r in m.roots) or "(no pull roots)"
+            out.append(
+                f"nothing was pulled: the box lists no file under {roots} (an empty result "
+                "set is never a success)"
+            )
+        return tuple(out)
+
+    @property
     def ok(self) -> bool:
-        return not self.failed and not self.conflicts
+        """Every file asked for is here: none failed or in conflict, no shortfall."""
+        return not self.failed and not self.conflicts and not self.shortfalls
 
 
 class PullError(Exception):
