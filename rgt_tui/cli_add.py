@@ -42,6 +42,7 @@ from rgt_tui.services.add_host import (
 )
 
 T = TypeVar("T")
+MAX_HOPS = 4  # ProxyJump hops whose keys one `add` may settle before the box's own
 TRIES = 3  # a value typed wrong is asked again, this many times in all
 
 
@@ -121,10 +122,15 @@ def run_add(call: Call) -> int:
     except AddRefused as exc:
         return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
     print(f"checking the host key of {new.ssh} …")
-    check = asyncio.run(check_host_key(new))
-    refused = _settle_key(call, check, tty)
-    if refused is not None:
-        return refused
+    for _ in range(MAX_HOPS + 1):
+        check = asyncio.run(check_host_key(new))
+        refused = _settle_key(call, check, tty)
+        if refused is not None:
+            return refused
+        if check.error is None or check.error.jump_host is None:
+            break
+        # A jump host's key was trusted: connect again, to check the next one (the box's).
+        print(f"checking the host key of {new.ssh} again, through the jump host …")
     try:
         host = add_to_fleet(_with_fingerprint(new, check), path)
     except AddRefused as exc:
@@ -206,6 +212,8 @@ def _settle_key(call: Call, check: KeyCheck, tty: bool) -> int | None:
             return None
         print("nothing written")
         return EXIT_PROBLEMS
+    if check.error is not None and check.error.jump_host is not None:
+        return _settle_jump_key(call, check, check.error.jump_host, tty)
     fingerprint = check.fingerprint or ""
     print(f"unknown host key for {check.host}:")
     print(f"  fingerprint  {fingerprint}")
@@ -239,6 +247,43 @@ def _settle_key(call: Call, check: KeyCheck, tty: bool) -> int | None:
     except (ValueError, OSError) as exc:
         return call.fail(f"{check.host}: could not trust the key: {exc}")
     print(f"trusted {fingerprint} (added to {written})")
+    return None
+
+
+def _settle_jump_key(call: Call, check: KeyCheck, jump: str, tty: bool) -> int | None:
+    """The unknown key is the ProxyJump hop's: it is trusted only with the jump host's
+    name typed at a terminal (it is shared and long-lived; ``--trust-key`` names the
+    box's key, never a jump host's). None once trusted."""
+    fingerprint = check.fingerprint or ""
+    print(
+        f"unknown host key of the JUMP HOST {jump} (the ProxyJump that {check.host} is "
+        "reached through), not of the box:"
+    )
+    print(f"  fingerprint  {fingerprint}")
+    print(f"  goes to      {check.known_hosts_file}")
+    print(f"  line         {check.trust_line}")
+    if call.args.trust_key is not None or not tty:
+        why = (
+            f"--trust-key names the box's own key; this unknown key is the jump host {jump}'s"
+            if call.args.trust_key is not None
+            else f"stdin is not a terminal, so no one can type {jump} to trust the jump host's key"
+        )
+        call.fail(why, fix=check.fix)
+        print("nothing written")
+        return EXIT_BAD_INPUT
+    print(
+        f"Compare it with the jump host's own fingerprint (from whoever runs {jump}), "
+        "not with the provider's fingerprint for the box."
+    )
+    answer = _ask(f"Type the jump host's name ({jump}) to trust its key; anything else cancels: ")
+    if answer != jump:
+        print("not trusted; nothing written")
+        return EXIT_PROBLEMS
+    try:
+        written = trust_key(check)
+    except (ValueError, OSError) as exc:
+        return call.fail(f"{jump}: could not trust the jump host's key: {exc}")
+    print(f"trusted the jump host {jump}'s key {fingerprint} (added to {written})")
     return None
 
 

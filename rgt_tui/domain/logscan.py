@@ -8,12 +8,19 @@ NCCL failure). Neither knows where the bytes came from.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 
 # -- line splitting ----------------------------------------------------------------------
 
-MAX_LINE_BYTES = 1 << 20  # a "line" longer than this is cut, so a binary blob cannot grow memory
+MAX_LINE_BYTES = 1 << 20  # a line longer than this is cut, so a binary blob cannot grow memory
+
+
+def _visible(raw: bytes) -> bytes:
+    """What a terminal shows of one line: the segment after its last ``\\r`` redraw (a
+    trailing ``\\r``, as in CRLF, is not a redraw)."""
+    return raw.rstrip(b"\r").rsplit(b"\r", 1)[-1]
 
 
 def clean_line(raw: bytes) -> str:
@@ -23,27 +30,46 @@ def clean_line(raw: bytes) -> str:
     epoch; what the terminal would show is the last segment, so that is what we keep.
     A trailing ``\\r`` (CRLF files) is not a redraw.
     """
-    text = raw.decode("utf-8", errors="replace").rstrip("\r")
-    return text.rsplit("\r", 1)[-1]
+    return _visible(raw).decode("utf-8", errors="replace")
+
+
+def cut_note(dropped: int, cap: int) -> str:
+    """What ends a line cut at ``cap`` bytes: how much of it was dropped."""
+    size = f"{cap >> 20} MiB" if cap >= 1 << 20 and cap % (1 << 20) == 0 else f"{cap:,} bytes"
+    return f"… [line cut at {size}: {dropped:,} more bytes dropped]"
+
+
+def _cut(head: bytes, dropped: int, cap: int) -> str:
+    """``head`` (the first ``cap`` bytes of a longer line) decoded, with the cut noted. A
+    character split by the cut counts as dropped rather than showing as U+FFFD."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text = decoder.decode(head, final=False)
+    unfinished = len(decoder.getstate()[0])
+    return text + cut_note(dropped + unfinished, cap)
 
 
 class LineSplitter:
     """Bytes in, complete decoded lines out; a partial last line waits for its newline.
 
     Lines are decoded only once complete, so a UTF-8 character split across two chunks
-    decodes correctly. ``committed`` counts the bytes fed so far that belong to lines
-    already returned: a follower that resumes at ``base + committed`` neither repeats nor
-    loses a line.
+    decodes correctly. No line is longer than ``max_line`` bytes (plus the ``cut_note``
+    saying how much was dropped), however the bytes arrive: a box's 4 MiB line in one
+    read is cut like one that trickles in. ``committed`` counts the bytes fed so far that
+    belong to lines already returned: a follower that resumes at ``base + committed``
+    neither repeats nor loses a line.
     """
 
     def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
+        if max_line <= 0:
+            raise ValueError(f"max_line must be positive, not {max_line}")
         self.max_line = max_line
         self.fed = 0  # bytes fed in total
         self.committed = 0  # bytes of fed data that lines returned so far cover
-        # The pending partial line. Segments before its last "\r" are dropped as they
-        # arrive (they would be discarded at the newline anyway), so an hour-long progress
-        # bar without a newline holds one segment, not megabytes.
+        # The pending partial line's visible segment, at most max_line bytes. Segments
+        # before its last "\r" are dropped as they arrive (they would be discarded at the
+        # newline anyway), so an hour-long progress bar holds one segment, not megabytes.
         self._buf = bytearray()
+        self._dropped = 0  # bytes of the pending segment past max_line, counted, not kept
 
     @property
     def pending_bytes(self) -> int:
@@ -53,7 +79,7 @@ class LineSplitter:
     @property
     def partial(self) -> str:
         """The unfinished last line as it would show now (for display only)."""
-        return clean_line(bytes(self._buf))
+        return self._text(bytes(self._buf), self._dropped)
 
     def feed(self, data: bytes) -> list[str]:
         """Add bytes; return the lines they completed (without newlines)."""
@@ -61,32 +87,61 @@ class LineSplitter:
         self.fed += len(data)
         last_nl = data.rfind(b"\n")
         if last_nl < 0:
-            self._buf += data
-            self._compact()
-            # Past the cap the partial is cut into a line of its own.
-            return self.flush() if len(self._buf) > self.max_line else []
-        block = bytes(self._buf) + data[: last_nl + 1]
-        self._buf = bytearray(data[last_nl + 1 :])
+            self._append(data)
+            return []
+        first_nl = data.find(b"\n")
+        self._append(data[:first_nl])  # ends the pending line
+        lines = [self._take()]
+        if last_nl > first_nl:
+            cap = self.max_line
+            for raw in data[first_nl + 1 : last_nl].split(b"\n"):
+                seg = _visible(raw)
+                lines.append(
+                    seg.decode("utf-8", errors="replace")
+                    if len(seg) <= cap
+                    else _cut(seg[:cap], len(seg) - cap, cap)
+                )
         self.committed = start + last_nl + 1
-        lines = [clean_line(raw) for raw in block.split(b"\n")[:-1]]
-        self._compact()
-        if len(self._buf) > self.max_line:
-            lines += self.flush()
+        self._append(data[last_nl + 1 :])
         return lines
 
     def flush(self) -> list[str]:
         """End of input: the partial line, if any, as a final line (commits everything)."""
         had = self.pending_bytes > 0
-        text = self.partial
-        self._buf.clear()
+        text = self._take()
         self.committed = self.fed
         return [text] if had else []
 
-    def _compact(self) -> None:
-        # Keep a trailing "\r": it may be the first half of a CRLF.
-        cut = self._buf.rfind(b"\r", 0, max(0, len(self._buf) - 1))
-        if cut >= 0:
-            del self._buf[: cut + 1]
+    def _append(self, piece: bytes) -> None:
+        """Add a piece of the pending line (no newline in it), keeping its visible
+        segment up to ``max_line`` bytes and counting the rest."""
+        if not piece:
+            return
+        redraw = piece.rfind(b"\r", 0, len(piece) - 1)
+        if redraw >= 0:  # all before it is drawn over
+            self._buf.clear()
+            self._dropped = 0
+            piece = piece[redraw + 1 :]
+        elif self._buf.endswith(b"\r") and not self._dropped:
+            self._buf.clear()  # the "\r" kept in case of a CRLF was a redraw
+        if self._dropped:
+            self._dropped += len(piece)
+            return
+        room = self.max_line - len(self._buf)
+        self._buf += piece[:room]
+        self._dropped = max(0, len(piece) - room)
+
+    def _take(self) -> str:
+        """The pending line as a finished one; the buffer starts empty again."""
+        text = self._text(bytes(self._buf), self._dropped)
+        self._buf.clear()
+        self._dropped = 0
+        return text
+
+    def _text(self, raw: bytes, dropped: int) -> str:
+        if not dropped:
+            return clean_line(raw)
+        return _cut(raw, dropped, self.max_line)
 
 
 # -- crash lines --------------------------------------------------------------------------

@@ -251,6 +251,26 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
             )
             add.disabled = False
             add.focus()
+        elif check.status == "unknown" and check.error and check.error.jump_host:
+            # A jump host's key is never trusted with one click (shared, long-lived): K on
+            # the host's pane asks for its name typed (screens/host_key.py).
+            jump = check.error.jump_host
+            self._status(
+                Content.assemble(
+                    ("unknown key of the JUMP HOST ", "bold $warning"), (jump, "bold")
+                ),
+                Content.styled(
+                    f"{jump} is the ProxyJump that {check.host} is reached through. Compare "
+                    f"the fingerprint with {jump}'s own (not the provider's for the box): add "
+                    "the host, then K on its pane trusts the key once you type the jump host's "
+                    "name.",
+                    MUTED,
+                ),
+                _row("fingerprint", check.fingerprint or "", "bold"),
+                _row("fix", check.fix or ""),
+            )
+            add.label = "Add anyway"
+            add.disabled = False
         elif check.status == "unknown":
             self._status(
                 Content.assemble(("trust this key? ", "bold $warning"), (check.host, "bold")),

@@ -6,6 +6,10 @@ the refusal). ``K`` on that host opens ``HostKeyScreen``:
 - an unknown key: the host, its SHA-256 fingerprint, the exact known_hosts line and the
   file it goes to; only the Trust button appends it (``known_hosts.trust_host_key``),
   then the host reconnects. Cancel (or Escape, the default) writes nothing;
+- an unknown key of a ProxyJump hop (``HostKeyError.jump_host``): the prompt names the
+  jump host, says to compare with the jump host's own fingerprint (not the provider's
+  for the box), and Trust stays disabled until the jump host's name is typed: a jump
+  host is shared and long-lived, so its key takes more than one click;
 - a changed or revoked key: no way to trust it here. The old and new fingerprints and
   the exact fix (``ssh-keygen -R`` for the resolved name and port) are shown instead.
 
@@ -26,7 +30,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Input, Static
 
 from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.transport.base import HostKeyError
@@ -84,25 +88,72 @@ class HostKeyScreen(ModalScreen[bool]):
         e = self.error
         return e.kind == "unknown" and bool(e.trust_line) and e.known_hosts_file is not None
 
+    @property
+    def needs_name(self) -> str | None:
+        """The name to type before Trust works: the jump host's, for a hop's key."""
+        return self.error.jump_host if self.can_trust else None
+
     def compose(self) -> ComposeResult:
         with Vertical(id="key-box"):
             yield Static(self._body(), id="key-body")
+            if self.needs_name:
+                yield Input(
+                    placeholder=f"type {self.needs_name} to trust the jump host's key",
+                    id="key-name",
+                )
             with Horizontal(id="key-buttons"):
                 if self.can_trust:
-                    yield Button("Trust this key", id="key-trust", variant="warning")
+                    label = "Trust the jump host's key" if self.needs_name else "Trust this key"
+                    yield Button(
+                        label, id="key-trust", variant="warning", disabled=bool(self.needs_name)
+                    )
                     yield Button("Cancel", id="key-cancel", variant="primary")
                 else:
                     yield Button("Close", id="key-cancel", variant="primary")
 
     def on_mount(self) -> None:
         # Enter on the default button leaves known_hosts alone: trusting takes a deliberate
-        # move to the Trust button.
-        self.query_one("#key-cancel", Button).focus()
+        # move to the Trust button (for a jump host, its name typed first).
+        focus = "#key-name" if self.needs_name else "#key-cancel"
+        self.query_one(focus).focus()
+
+    def _named(self) -> bool:
+        """Whether trusting may go ahead: the jump host's name typed, where one is needed."""
+        name = self.needs_name
+        return name is None or self.query_one("#key-name", Input).value.strip() == name
 
     def _body(self) -> Content:
         e = self.error
         lines: list[Content]
-        if self.can_trust:
+        jump = e.jump_host
+        if self.can_trust and jump:
+            lines = [
+                Content.assemble(
+                    ("trust the JUMP HOST's key? ", "bold $warning"), (jump, "bold $accent")
+                ),
+                Content.styled(
+                    f"{jump} is the jump host (ProxyJump in your ssh_config) that {e.host} is "
+                    "reached through, and it showed a host key no known_hosts file has. A jump "
+                    "host is shared and long-lived: trust this key only if the fingerprint is "
+                    f"the one whoever runs {jump} gives you — not the provider's fingerprint "
+                    f"for {e.host}.",
+                    MUTED,
+                ),
+                Content(""),
+                _row("key of", f"jump host {jump}", "bold"),
+                _row("reaches", e.host),
+                _row("fingerprint", e.presented, "bold"),
+                _row("file", str(e.known_hosts_file)),
+                Content.styled("Trust appends this line to the file:", MUTED),
+                Content(e.trust_line or ""),  # a row of its own: copied whole, not wrapped
+                Content(""),
+                Content.assemble(
+                    ("Type ", MUTED),
+                    (jump, "bold"),
+                    (" below to trust the jump host's key.", MUTED),
+                ),
+            ]
+        elif self.can_trust:
             lines = [
                 Content.assemble(("trust this key? ", "bold $warning"), (e.host, "bold $accent")),
                 Content.styled(
@@ -118,13 +169,15 @@ class HostKeyScreen(ModalScreen[bool]):
                 Content(e.trust_line or ""),  # a row of its own: copied whole, not wrapped
             ]
         else:
+            owner = f"jump host {jump}" if jump else e.host
             lines = [
                 Content.assemble(
-                    (f"host key {e.kind.upper()}: ", "bold $error"), (e.host, "bold $accent")
+                    (f"host key {e.kind.upper()}: ", "bold $error"), (owner, "bold $accent")
                 ),
                 Content.styled(e.message, "$error"),
                 Content(""),
-                _row("host", e.host, "bold"),
+                _row("key of", owner, "bold"),
+                *([_row("reaches", e.host)] if jump else []),
                 _row("old", ", ".join(e.known) or "(none recorded)"),
                 _row("new", e.presented, "bold"),
                 _row("fix", e.fix or ""),
@@ -133,10 +186,22 @@ class HostKeyScreen(ModalScreen[bool]):
             ]
         return Content("\n").join(lines)
 
+    @on(Input.Changed, "#key-name")
+    def _typed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.query_one("#key-trust", Button).disabled = not self._named()
+
+    @on(Input.Submitted, "#key-name")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self._named():
+            self.dismiss(True)
+
     @on(Button.Pressed, "#key-trust")
     def _trust(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(True)
+        if self._named():  # the button is disabled until then; checked again all the same
+            self.dismiss(True)
 
     @on(Button.Pressed, "#key-cancel")
     def _cancel(self, event: Button.Pressed) -> None:
@@ -200,8 +265,9 @@ class HostKeys:
         except (ValueError, OSError) as exc:
             self.app.notify(f"{host}: {exc}", title=host, severity="error", timeout=15)
             return
+        whose = f"the jump host {error.jump_host}'s key " if error.jump_host else ""
         self.app.notify(
-            f"{host}: trusted {error.presented} (added to {path}); reconnecting…",
+            f"{host}: trusted {whose}{error.presented} (added to {path}); reconnecting…",
             title=host,
             timeout=10,
         )

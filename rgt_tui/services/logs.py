@@ -28,7 +28,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
-from rgt_tui.domain.logscan import CrashScanner, LineSplitter, LogChunk, LogLine, LogPosition
+from rgt_tui.domain.logscan import (
+    MAX_LINE_BYTES,
+    CrashScanner,
+    LineSplitter,
+    LogChunk,
+    LogLine,
+    LogPosition,
+)
 from rgt_tui.services.connections import connect_with_backoff
 from rgt_tui.transport.backoff import Backoff
 from rgt_tui.transport.base import FileReader, FileStat, Transport, TransportError
@@ -55,10 +62,17 @@ def cell_log_path(cell: str) -> str:
 class _Cursor:
     """Reads one open file forward, splitting lines and remembering where lines end."""
 
-    def __init__(self, reader: FileReader, inode: int | None, start: LogPosition) -> None:
+    def __init__(
+        self,
+        reader: FileReader,
+        inode: int | None,
+        start: LogPosition,
+        max_line: int = MAX_LINE_BYTES,
+    ) -> None:
         self.reader = reader
         self.inode = inode
-        self.splitter = LineSplitter()
+        self.max_line = max_line
+        self.splitter = LineSplitter(max_line)
         self.read_end = start.offset  # bytes of the file read so far
         self.committed = start.offset  # end of the last complete line
         self.read_anchor = start.anchor  # the bytes just before read_end
@@ -97,7 +111,7 @@ class _Cursor:
 
     def restart(self) -> None:
         """Read the same handle again from offset 0 (after a truncation)."""
-        self.splitter = LineSplitter()
+        self.splitter = LineSplitter(self.max_line)
         self.read_end = self.committed = 0
         self.read_anchor = self.commit_anchor = b""
 
@@ -109,7 +123,9 @@ class _Cursor:
             self.committed = committed
 
 
-async def _open_at(transport: Transport, path: str, pos: LogPosition) -> tuple[_Cursor, bool]:
+async def _open_at(
+    transport: Transport, path: str, pos: LogPosition, max_line: int = MAX_LINE_BYTES
+) -> tuple[_Cursor, bool]:
     """Open ``path`` at ``pos`` if it is still the file ``pos`` was in; else at 0.
 
     Returns the cursor and whether the offset had to be abandoned. FileNotFoundError
@@ -130,7 +146,7 @@ async def _open_at(transport: Transport, path: str, pos: LogPosition) -> tuple[_
                 ok = not anchor or there[-len(anchor) :] == anchor
                 anchor = there
         start = LogPosition(pos.offset, anchor, st.inode) if ok else LogPosition(0, b"", st.inode)
-        return _Cursor(reader, st.inode, start), not ok
+        return _Cursor(reader, st.inode, start, max_line), not ok
     except BaseException:
         await reader.close()
         raise
@@ -144,7 +160,9 @@ class LogFollower:
     cell's own log only, since the queue log concatenates cells and would pin an earlier
     cell's crash on a healthy one. ``reconnect`` is awaited after a TransportError and
     must return once the transport is connected again; without it the error propagates
-    and the caller restarts a follower with ``resume=follower.position``.
+    and the caller restarts a follower with ``resume=follower.position``. ``max_line``:
+    no line handed out is longer (in bytes, before the note saying what was dropped),
+    however the box writes it.
     """
 
     def __init__(
@@ -158,9 +176,11 @@ class LogFollower:
         highlight: bool = False,
         reconnect: Callable[[], Awaitable[None]] | None = None,
         chunk_size: int = READ_CHUNK,
+        max_line: int = MAX_LINE_BYTES,
     ) -> None:
         self.transport = transport
         self.path = path
+        self.max_line = max_line
         self.poll = poll
         self.highlight = highlight
         self.reconnect = reconnect
@@ -254,7 +274,9 @@ class LogFollower:
 
     async def _open(self) -> bool:
         try:
-            cursor, abandoned = await _open_at(self.transport, self.path, self._resume)
+            cursor, abandoned = await _open_at(
+                self.transport, self.path, self._resume, self.max_line
+            )
         except FileNotFoundError:
             return False
         self._cursor, self._verified = cursor, None

@@ -66,6 +66,9 @@ async def run_ctl(
 def refusal(host: str, result: CommandResult) -> QueueError | None:
     """The box's ``refused<TAB>CODE<TAB>DETAIL`` answer as a QueueError, or an error for a
     failed command; None when the command succeeded."""
+    flood = result.overflow("the box's queue control")
+    if flood is not None:  # cut short: its answer cannot be trusted
+        return QueueError(host, flood)
     for line in result.stdout.splitlines():
         if line.startswith("refused\t"):
             _, code, detail = (line.split("\t", 2) + ["", ""])[:3]
@@ -213,6 +216,9 @@ async def read_box_queue_text(transport: Transport, host: str) -> str:
     result = await transport.run(
         'f="$HOME/.rgt/queue/queue.txt"; if [ -e "$f" ]; then cat "$f"; fi', timeout=CTL_TIMEOUT_S
     )
+    flood = result.overflow("~/.rgt/queue/queue.txt")
+    if flood is not None:
+        raise QueueError(host, flood)
     if result.exit_status != 0:
         raise QueueError(host, f"cannot read ~/.rgt/queue/queue.txt: {result.stderr.strip()}")
     return result.stdout

@@ -14,6 +14,14 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 STREAM_CHUNK = 1 << 20  # local stream_bytes reads up to this much at a time (SSH: per packet)
+# What ``Transport.run`` keeps of each of stdout and stderr. A box is hostile input: one
+# printing 200 MiB into a `status` sample cost 417 MiB here, and `status` asks every host
+# at once. Every command run this way prints a few KiB; a caller expecting more says so.
+MAX_OUTPUT_BYTES = 4 << 20
+# The longest line ``stream_lines`` hands over (the agent's samples and the manifest's
+# lines are a few KiB); a longer one ends the stream with TransportError, as a box that
+# prints without end must not grow memory here.
+MAX_STREAM_LINE = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,11 @@ class HostKeyError(TransportError):
     line and ``known_hosts_file`` where it goes, see ``known_hosts.trust_host_key``),
     "changed" (another key is recorded: ``known`` lists it, ``fix`` says how to remove it)
     or "revoked" (marked ``@revoked``: refused, nothing to trust).
+
+    ``jump_host``: set when the refused key is a ProxyJump hop's, not the box's: the host
+    name of that hop as ssh_config gives it. The key is then the jump host's, to compare
+    with the jump host's own fingerprint (never the box provider's), and trusting it takes
+    that name typed (a jump host is shared and long-lived).
     """
 
     def __init__(
@@ -180,6 +193,7 @@ class HostKeyError(TransportError):
         known: tuple[str, ...] = (),
         trust_line: str | None = None,
         known_hosts_file: Path | None = None,
+        jump_host: str | None = None,
     ) -> None:
         super().__init__(host, message, fix)
         self.kind = kind
@@ -187,19 +201,90 @@ class HostKeyError(TransportError):
         self.known = known  # fingerprints recorded for it (changed, revoked)
         self.trust_line = trust_line if kind == "unknown" else None
         self.known_hosts_file = known_hosts_file
+        self.jump_host = jump_host
+
+    @property
+    def key_owner(self) -> str:
+        """The host whose key this is: the jump host for a hop's key, else the box."""
+        return self.jump_host or self.host
 
 
 @dataclass(frozen=True)
 class CommandResult:
-    """The outcome of one finished remote command."""
+    """The outcome of one finished remote command.
+
+    ``truncated`` names the streams ("stdout", "stderr") that went past ``max_output``
+    bytes: the command was stopped there and only the first ``max_output`` bytes of each
+    were kept (see ``overflow``)."""
 
     exit_status: int | None  # None when the command was killed by a signal
     stdout: str
     stderr: str
+    truncated: tuple[str, ...] = ()
+    max_output: int = MAX_OUTPUT_BYTES
 
     @property
     def ok(self) -> bool:
-        return self.exit_status == 0
+        return self.exit_status == 0 and not self.truncated
+
+    def overflow(self, what: str = "") -> str | None:
+        """``"the box sent more than 4 MiB on stdout (what); the rest was dropped ..."``
+        (an error's message: the error names the host), or None when nothing was cut."""
+        if not self.truncated:
+            return None
+        streams = " and ".join(self.truncated)
+        about = f" ({what})" if what else ""
+        return (
+            f"the box sent more than {size_words(self.max_output)} on {streams}{about}; "
+            "the rest was dropped and the command stopped"
+        )
+
+
+def overlong_line(host: str) -> TransportError:
+    """The error that ends a stream whose box printed a line over ``MAX_STREAM_LINE``."""
+    return TransportError(
+        host,
+        f"the box printed a line over {size_words(MAX_STREAM_LINE)}; the command was stopped",
+        "see what on the box writes into the command's output",
+    )
+
+
+def size_words(n: int) -> str:
+    """``4 MiB``, ``64 KiB`` or ``1000 bytes``: a cap as a person reads it."""
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
+
+
+class OutputCap:
+    """Keeps at most ``limit`` bytes of each of a command's streams; says which went over.
+
+    ``add`` returns False once a stream is over: the caller stops the command then."""
+
+    def __init__(self, limit: int) -> None:
+        if limit <= 0:
+            raise ValueError(f"max_output must be positive, not {limit}")
+        self.limit = limit
+        self.kept: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
+        self.over: list[str] = []
+
+    def add(self, stream: str, data: bytes) -> bool:
+        """Keep what fits of ``data`` on ``stream``; False when some had to be dropped."""
+        buf = self.kept[stream]
+        room = self.limit - len(buf)
+        if len(data) <= room:
+            buf += data
+            return True
+        buf += data[: max(room, 0)]
+        if stream not in self.over:
+            self.over.append(stream)
+        return False
+
+    def result(self, exit_status: int | None) -> CommandResult:
+        """The kept bytes as text (invalid UTF-8 replaced, as everywhere a box speaks)."""
+        out, err = (self.kept[s].decode(errors="replace") for s in ("stdout", "stderr"))
+        return CommandResult(exit_status, out, err, tuple(self.over), self.limit)
 
 
 @runtime_checkable
@@ -212,15 +297,25 @@ class Transport(Protocol):
         """Open the connection (one attempt); raise TransportError with the reason."""
 
     async def run(
-        self, command: str, *, input: str | None = None, timeout: float | None = None
+        self,
+        command: str,
+        *,
+        input: str | None = None,
+        timeout: float | None = None,
+        max_output: int = MAX_OUTPUT_BYTES,
     ) -> CommandResult:
-        """Run a shell command to completion; stdin gets ``input`` then EOF."""
+        """Run a shell command to completion; stdin gets ``input`` then EOF.
+
+        At most ``max_output`` bytes of stdout and of stderr are kept: past that the
+        command is stopped and the result names the stream in ``truncated`` (callers say
+        so with ``CommandResult.overflow``), so no box can fill this machine's memory."""
 
     def stream_lines(self, command: str, *, input: str | None = None) -> AsyncIterator[str]:
         """Run a long-lived command and yield its stdout line by line (no newline).
 
         ``input`` is written to stdin, which is then closed. The iterator ends when the
-        command exits; a dropped connection raises TransportError.
+        command exits; a dropped connection raises TransportError, and so does a line
+        over ``MAX_STREAM_LINE`` bytes (``overlong_line``).
         """
 
     def stream_bytes(

@@ -219,13 +219,27 @@ class KeyVerdict:
 
 
 def key_error(
-    host: str, verdict: KeyVerdict, primary: Path, reason: str, where: str | None = None
+    host: str, verdict: KeyVerdict, primary: Path, reason: str, jump_host: str | None = None
 ) -> HostKeyError:
     """The HostKeyError for a refused host key: unknown, changed or revoked, each with the
     fingerprints and the exact fix. ``primary`` is where trusted keys are added;
-    ``reason`` is asyncssh's refusal (used only when no callback saw the key); ``where``
-    names a ProxyJump hop when it was the hop's key."""
-    lead = f"{where}: " if where else ""
+    ``reason`` is asyncssh's refusal (used only when no callback saw the key);
+    ``jump_host`` names the ProxyJump hop when it was the hop's key: every message then
+    says the key is that jump host's, not the box's."""
+    lead = f"jump host {jump_host} (the ProxyJump to {host}): " if jump_host else ""
+    error = _key_error(host, verdict, primary, reason, lead, jump_host)
+    error.jump_host = jump_host
+    return error
+
+
+def _key_error(
+    host: str,
+    verdict: KeyVerdict,
+    primary: Path,
+    reason: str,
+    lead: str,
+    jump_host: str | None,
+) -> HostKeyError:
     known, name = verdict.known, verdict.known.name
     presented = verdict.presented
     # asyncssh refuses a revoked key itself, before asking us: its reason says so.
@@ -265,11 +279,19 @@ def key_error(
             known_hosts_file=holding[0],
         )
     line = f"{name} {public_line(presented)}"
+    append = f"echo {shlex.quote(line)} >> {shlex.quote(str(primary))}"
+    if jump_host:
+        fix = (
+            f"compare {fp} with the jump host {jump_host}'s own fingerprint (from whoever runs "
+            f"it, not the provider's fingerprint for {host}); if it is that, trust it by typing "
+            f"{jump_host}, or run: {append}"
+        )
+    else:
+        fix = f"if {fp} is the fingerprint your provider shows, trust it, or run: {append}"
     return HostKeyError(
         host,
         f"{lead}unknown host key {fp}: no line for {name} in {_listed(known.files, primary)}",
-        f"if {fp} is the fingerprint your provider shows, trust it, or run: "
-        f"echo {shlex.quote(line)} >> {shlex.quote(str(primary))}",
+        fix,
         kind="unknown",
         presented=fp,
         trust_line=line,

@@ -8,11 +8,15 @@ import os
 from collections.abc import AsyncIterator, Iterable
 
 from rgt_tui.transport.base import (
+    MAX_OUTPUT_BYTES,
+    MAX_STREAM_LINE,
     STREAM_CHUNK,
     CommandResult,
     FileStat,
+    OutputCap,
     RangeReads,
     TransportError,
+    overlong_line,
 )
 
 
@@ -46,31 +50,67 @@ class LocalTransport(RangeReads):
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self._home,
                 start_new_session=True,
+                limit=MAX_STREAM_LINE + 1,  # readline's bound: a line and its newline
             )
         except OSError as exc:
             raise TransportError(self.host, f"cannot start bash: {exc.strerror}") from exc
 
     async def run(
-        self, command: str, *, input: str | None = None, timeout: float | None = None
+        self,
+        command: str,
+        *,
+        input: str | None = None,
+        timeout: float | None = None,
+        max_output: int = MAX_OUTPUT_BYTES,
     ) -> CommandResult:
-        """Run a command to completion."""
+        """Run a command to completion, keeping at most ``max_output`` bytes of stdout and
+        of stderr: past that its process group is killed (``CommandResult.truncated``)."""
+        cap = OutputCap(max_output)
         proc = await self._spawn(command)
+        assert proc.stdin and proc.stdout and proc.stderr
+        stdin = proc.stdin
+
+        async def write() -> None:
+            with contextlib.suppress(OSError):  # the command ended first: it says why
+                if input is not None:
+                    stdin.write(input.encode())
+                    await stdin.drain()
+                stdin.close()
+
+        async def read(stream: asyncio.StreamReader, name: str) -> None:
+            while chunk := await stream.read(STREAM_CHUNK):
+                if not cap.add(name, chunk):
+                    _kill(proc)  # stop it at the cap, and all it started
+                    return
+
+        async def finish() -> int:
+            await asyncio.gather(write(), read(proc.stdout, "stdout"), read(proc.stderr, "stderr"))
+            return await proc.wait()
+
         try:
-            out, err = await asyncio.wait_for(
-                proc.communicate(input.encode() if input is not None else None), timeout
-            )
+            returncode = await asyncio.wait_for(finish(), timeout)
         except asyncio.TimeoutError as exc:
-            _kill(proc)
             raise TransportError(
                 self.host, f"command timed out after {timeout:g} s: {command[:60]}"
             ) from exc
-        status = proc.returncode if proc.returncode is not None and proc.returncode >= 0 else None
-        return CommandResult(status, out.decode(errors="replace"), err.decode(errors="replace"))
+        finally:
+            if proc.returncode is None:  # timed out or cancelled: nothing may outlive it
+                _kill(proc)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(proc.wait(), 2)
+        # Stopped at the cap: how it would have ended is unknown (as over SSH).
+        return cap.result(None if cap.over or returncode < 0 else returncode)
 
     async def stream_lines(self, command: str, *, input: str | None = None) -> AsyncIterator[str]:
         """Yield a long-lived command's stdout lines until it exits."""
         async with self._streaming(command, input) as stdout:
-            async for raw in stdout:
+            while True:
+                try:
+                    raw = await stdout.readline()
+                except ValueError as exc:  # asyncio's "chunk exceeds the limit"
+                    raise overlong_line(self.host) from exc
+                if not raw:
+                    return
                 yield raw.decode(errors="replace").rstrip("\n")
 
     async def stream_bytes(

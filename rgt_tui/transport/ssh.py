@@ -23,11 +23,14 @@ from pathlib import Path
 import asyncssh
 
 from rgt_tui.transport.base import (
+    MAX_OUTPUT_BYTES,
+    MAX_STREAM_LINE,
     CommandResult,
     FileStat,
     RangeReads,
     TransportError,
     checked_blocks,
+    overlong_line,
 )
 from rgt_tui.transport.known_hosts import (
     DEFAULT_KNOWN_HOSTS,
@@ -43,6 +46,7 @@ from rgt_tui.transport.known_hosts import (
 )
 from rgt_tui.transport.ssh_stream import (
     command_channel,
+    run_capped,
     stream_channel,
 )
 from rgt_tui.transport.ssh_stream import describe as _describe
@@ -291,7 +295,8 @@ class SshTransport(RangeReads):
                 address, client_factory=lambda: _CheckingClient(verdict), **options
             )
         except asyncssh.HostKeyNotVerifiable as exc:
-            raise key_error(self.host, verdict, self.known_hosts, exc.reason, where) from exc
+            jump = address if hop else None  # whose key it is: the hop's, not the box's
+            raise key_error(self.host, verdict, self.known_hosts, exc.reason, jump) from exc
         except asyncssh.PermissionDenied as exc:
             raise TransportError(
                 self.host,
@@ -346,21 +351,20 @@ class SshTransport(RangeReads):
         return self._conn
 
     async def run(
-        self, command: str, *, input: str | None = None, timeout: float | None = None
+        self,
+        command: str,
+        *,
+        input: str | None = None,
+        timeout: float | None = None,
+        max_output: int = MAX_OUTPUT_BYTES,
     ) -> CommandResult:
-        """Run a command to completion over the open connection."""
+        """Run a command to completion over the open connection, keeping at most
+        ``max_output`` bytes of stdout and of stderr (past that the channel is closed and
+        ``CommandResult.truncated`` says so)."""
         conn = self._require()
-        try:
-            result = await conn.run(
-                command, input=input, timeout=timeout, check=False, errors="replace"
-            )
-        except asyncssh.TimeoutError as exc:
-            raise TransportError(
-                self.host, f"command timed out after {timeout:g} s: {command[:60]}"
-            ) from exc
-        except (OSError, asyncssh.Error) as exc:
-            raise TransportError(self.host, _describe(exc)) from exc
-        return CommandResult(result.exit_status, _text(result.stdout), _text(result.stderr))
+        return await run_capped(
+            conn, self.host, command, input=input, timeout=timeout, max_output=max_output
+        )
 
     async def stream_lines(self, command: str, *, input: str | None = None) -> AsyncIterator[str]:
         """Yield a long-lived command's stdout lines; raise TransportError on a drop."""
@@ -368,6 +372,10 @@ class SshTransport(RangeReads):
             async for line in stdout:
                 if not line:  # asyncssh's reader yields one "" at EOF
                     break
+                # asyncssh hands over a line without its newline at EOF, or cut at the
+                # channel window (8 MiB) when no newline came: that one is refused.
+                if len(line) > MAX_STREAM_LINE or not (line.endswith("\n") or stdout.at_eof()):
+                    raise overlong_line(self.host)
                 yield line.rstrip("\n")
 
     def stream_bytes(

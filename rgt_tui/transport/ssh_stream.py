@@ -24,6 +24,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import asyncssh
 
 from rgt_tui.transport.base import (
+    CommandResult,
+    OutputCap,
     SessionRefused,
     TransportError,
 )
@@ -91,6 +93,71 @@ class ByteStreamSession(asyncssh.SSHClientSession):
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+
+class CappedRunSession(asyncssh.SSHClientSession):
+    """Keeps what an ``OutputCap`` allows of a command's stdout and stderr, and closes the
+    channel the moment a stream goes over: the box then stops being read at all (what
+    is still in flight is dropped by asyncssh once the channel is closing)."""
+
+    def __init__(self, cap: OutputCap) -> None:
+        self.cap = cap
+        self.error: Exception | None = None
+        self.finished = asyncio.get_running_loop().create_future()
+        self._channel: asyncssh.SSHClientChannel | None = None
+
+    def connection_made(self, chan: asyncssh.SSHClientChannel) -> None:
+        self._channel = chan
+
+    def data_received(self, data: bytes, datatype: int | None) -> None:
+        if self.cap.over:
+            return  # over already: the channel is closing
+        stream = "stderr" if datatype == asyncssh.EXTENDED_DATA_STDERR else "stdout"
+        if not self.cap.add(stream, data) and self._channel is not None:
+            self._channel.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.error = exc
+        if not self.finished.done():
+            self.finished.set_result(None)
+
+
+async def run_capped(
+    conn: asyncssh.SSHClientConnection,
+    host: str,
+    command: str,
+    *,
+    input: str | None,
+    timeout: float | None,
+    max_output: int,
+) -> CommandResult:
+    """Run ``command`` to completion on one exec channel, keeping at most ``max_output``
+    bytes of each stream (asyncssh's ``conn.run`` keeps all a box sends)."""
+    cap = OutputCap(max_output)
+    try:
+        chan, session = await conn.create_session(
+            lambda: CappedRunSession(cap), command, encoding=None
+        )
+    except (OSError, asyncssh.Error) as exc:
+        raise TransportError(host, describe(exc)) from exc
+    try:
+        await send_input(lambda text: chan.write(text.encode()), chan.write_eof, input)
+        try:
+            await asyncio.wait_for(asyncio.shield(session.finished), timeout)
+        except asyncio.TimeoutError as exc:
+            raise TransportError(
+                host, f"command timed out after {timeout:g} s: {command[:60]}"
+            ) from exc
+    finally:
+        chan.close()
+    if cap.over:
+        return cap.result(None)  # stopped here: how it would have ended is unknown
+    if session.error is not None:
+        raise TransportError(host, describe(session.error))
+    if conn.is_closed():
+        raise TransportError(host, "connection lost")
+    signal = chan.get_exit_signal()
+    return cap.result(None if signal else chan.get_exit_status())
 
 
 def describe(exc: BaseException) -> str:

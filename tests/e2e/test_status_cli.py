@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-from support.cli import arun, rgt
+from support.cli import RGT, arun, cli_env, rgt
 from support.machine import this_boot_id, tmpfs
 
 STATUS_KEYS = {
@@ -74,6 +78,46 @@ async def test_one_unreachable_host_does_not_fail_the_others(loopback_fleet):
     table = await arun("status", "--hosts", str(loopback_fleet.hosts_file))
     assert table.returncode == 1
     assert f"{loopback_fleet.boxes[1].name}" in table.stdout and "UNREACHABLE" in table.stdout
+
+
+def _status_measured(hosts: Path, rss_file: Path) -> tuple[subprocess.CompletedProcess[str], int]:
+    """`rgt-tui status` run by a bare Python parent, so that parent's RUSAGE_CHILDREN
+    peak is the command's own peak RSS (KiB), free of this test process's other children."""
+    wrapper = (
+        "import os, resource, subprocess, sys\n"
+        "rc = subprocess.call(sys.argv[1:])\n"
+        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "open(os.environ['RGT_TEST_RSS'], 'w').write(str(peak))\n"
+        "sys.exit(rc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", wrapper, *RGT, "status", "--hosts", str(hosts)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=cli_env({"RGT_TEST_RSS": str(rss_file)}),
+        stdin=subprocess.DEVNULL,
+    )
+    return out, int(rss_file.read_text())
+
+
+async def test_a_box_flooding_stdout_is_named_and_costs_no_memory(loopback_fleet, tmp_path):
+    hosts = loopback_fleet.hosts_file
+    calm, calm_kib = await asyncio.to_thread(_status_measured, hosts, tmp_path / "calm.rss")
+    assert calm.returncode == 0, calm.stderr
+    flooding = loopback_fleet.boxes[0]
+    bin_dir = tmp_path / "hostile-bin"
+    bin_dir.mkdir()
+    python3 = bin_dir / "python3"  # the box's own python3 prints 200 MiB for a sample
+    python3.write_text("#!/bin/sh\ncat > /dev/null\nexec head -c 209715200 /dev/zero\n")
+    python3.chmod(0o755)
+    flooding.extra_path.append(bin_dir)
+    out, flood_kib = await asyncio.to_thread(_status_measured, hosts, tmp_path / "flood.rss")
+    assert out.returncode == 1, out.stderr
+    assert "Traceback" not in out.stderr + out.stdout
+    row = next(line for line in out.stdout.splitlines() if line.startswith(flooding.name))
+    assert "the box sent more than 4 MiB on stdout" in row and "rest was dropped" in row
+    assert (flood_kib - calm_kib) < 50 * 1024, f"{calm_kib} KiB calm, {flood_kib} KiB flooded"
 
 
 def test_bad_fleet_file_exits_2_naming_file_line_key(tmp_path):

@@ -141,9 +141,28 @@ def test_carriage_return_progress_keeps_the_last_segment() -> None:
 
 def test_an_endless_line_is_cut_at_the_cap_and_flush_ends_a_file() -> None:
     s = LineSplitter(max_line=10)
-    assert s.feed(b"x" * 25) == ["x" * 25]
-    assert s.committed == 25
-    assert s.feed(b"tail") == [] and s.flush() == ["tail"] and s.flush() == []
+    assert s.feed(b"x" * 25) == []  # kept up to the cap, the rest counted, not kept
+    assert s.partial == "x" * 10 + "… [line cut at 10 bytes: 15 more bytes dropped]"
+    assert s.committed == 0  # a resume reads the unfinished line again
+    assert s.feed(b"tail") == []
+    assert s.flush() == ["x" * 10 + "… [line cut at 10 bytes: 19 more bytes dropped]"]
+    assert s.committed == 29 and s.flush() == []
+
+
+def test_every_line_is_cut_at_the_cap_however_it_arrives() -> None:
+    """A long line that arrives whole in one read is cut like one that trickles in, and
+    a character split by the cut is counted as dropped, never shown as U+FFFD."""
+    s = LineSplitter(max_line=10)
+    lines = s.feed(b"short\n" + b"y" * 40 + b"\nz\n" + "é".encode() * 8 + b"\nnext")
+    assert lines == [
+        "short",
+        "y" * 10 + "… [line cut at 10 bytes: 30 more bytes dropped]",
+        "z",
+        "é" * 5 + "… [line cut at 10 bytes: 6 more bytes dropped]",
+    ]
+    assert s.committed == s.fed - 4 and s.partial == "next"
+    # A redraw after the cut starts a fresh, short segment: nothing of it is dropped.
+    assert s.feed(b"x" * 30 + b"\rdone\n") == ["done"]
 
 
 def test_cell_names_cannot_leave_the_cells_directory() -> None:

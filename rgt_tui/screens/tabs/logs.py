@@ -27,6 +27,11 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.widgets.host_pane import screen_in_view
 
 MAX_LINES = 5000
+# What the tab keeps of one line (its follower cuts longer lines, saying how much was
+# dropped). The follower's own default, 1 MiB, would let 5,000 lines hold 5 GiB; a line
+# that long is not read on a screen anyway. So the tab holds at most 5,000 x 4 KiB =
+# 20 MiB of text; `rgt-tui logs` prints lines up to 1 MiB.
+MAX_LINE_BYTES = 4096
 QUEUE_SOURCE = "queue"
 
 
@@ -172,6 +177,7 @@ class LogsTab(DetailTab):
                 resume=resume,
                 highlight=source != QUEUE_SOURCE,
                 reconnect=partial(connections.connect_with_backoff, host.name),
+                max_line=MAX_LINE_BYTES,
             )
         except Exception as exc:  # a host-key refusal: shown in the status
             self.post_message(self.Stopped(source, error_text(exc)))
@@ -199,12 +205,13 @@ class LogsTab(DetailTab):
         # RichLog draws Rich text: the crash colour is the theme's $error, looked up now.
         error = self.app.theme_variables.get("error", "red")
         for line in chunk.lines:
+            text = line.text
             if line.crash is not None:
-                log.write(Text(line.text, style=f"bold {error}"))
-                self.crash_lines.append(line.text)
+                log.write(Text(text, style=f"bold {error}"))
+                self.crash_lines.append(text)
             else:
-                log.write(Text(line.text))
-            self.lines.append(line.text)
+                log.write(Text(text))
+            self.lines.append(text)
         del self.lines[:-MAX_LINES]
         del self.crash_lines[:-MAX_LINES]
         self.status = chunk.status

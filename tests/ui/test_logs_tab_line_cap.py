@@ -1,0 +1,40 @@
+"""The Logs tab keeps 5,000 lines, and each at most ``tabs.logs.MAX_LINE_BYTES`` (issue 26):
+a box's 4 MiB line reaches the tab cut, with how much was dropped, so what the tab holds
+is bounded in bytes as well as lines. A real loopback box, the real App (Pilot)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from support.pilot import SIZE, make_app, wait_for
+from textual.widgets import RichLog
+
+from rgt_tui.domain.logscan import cut_note
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.tabs.logs import MAX_LINE_BYTES, MAX_LINES, LogsTab
+
+LONG = 4 << 20
+
+
+async def test_a_4_mib_line_reaches_the_logs_tab_cut(make_queue_fleet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1)
+    qf.qdir().mkdir(parents=True, exist_ok=True)
+    (qf.qdir() / "queue.log").write_bytes(b"before\n" + b"x" * LONG + b"\nafter\n")
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        detail: Any = await wait_for(
+            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
+        )
+        await wait_for(lambda: detail.active_tab == "logs", what="the logs tab", pilot=pilot)
+        tab = detail.tabs["logs"]
+        assert isinstance(tab, LogsTab)
+        await wait_for(lambda: "after" in tab.lines, what="the line after", pilot=pilot)
+        cut = "x" * MAX_LINE_BYTES + cut_note(LONG - MAX_LINE_BYTES, MAX_LINE_BYTES)
+        assert tab.lines == ["before", cut, "after"]
+        widest = max(len(strip.text) for strip in tab.query_one(RichLog).lines)
+        assert widest == len(cut)
+        # The most the tab can hold: MAX_LINES lines of at most this many bytes each.
+        assert MAX_LINES * len(cut.encode()) < 25 << 20
