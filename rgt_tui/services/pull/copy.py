@@ -336,7 +336,17 @@ def _finish(run: PullRun, part: _Part, *, sync_folder: bool = True) -> PulledFil
         run.tree.install(plan.part, plan.local, plan.set_aside, sync=sync)
     except OSError as exc:
         raise LocalWriteError(run.dest / plan.local, exc) from exc
-    run.record.put(plan.local, plan.entry.sha256 or "", st)
+    # The rename moved the file's ctime, so the record takes the installed file's stat;
+    # it vouches only if that is still the file just checked (same inode, size, mtime).
+    now = run.tree.lstat(plan.local)
+    if now is not None and (now.st_ino, now.st_size, now.st_mtime_ns) == (
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
+    ):
+        run.record.put(plan.local, plan.entry.sha256 or "", now)
+    else:
+        run.record.forget(plan.local)
     received = part.at - part.resumed_from
     return PulledFile(
         plan.local, plan.entry.size, plan.entry.sha256 or "", part.resumed_from, received

@@ -37,7 +37,9 @@ from rgt_tui.services.records import (
     read_json,
 )
 
-PULLED_VERSION = 1
+# 2: files are vouched for by inode and ctime too (version 1 records, by size and mtime
+# alone, are dropped: every local file is hashed once again).
+PULLED_VERSION = 2
 HASH_BLOCK = 1 << 20
 
 
@@ -76,6 +78,19 @@ class PullPlan:
         return sum(f.entry.size - f.resume_from for f in self.to_pull)
 
 
+_STAMP_KEYS = ("size", "mtime_ns", "ctime_ns", "ino")
+
+
+def _stamp(st: os.stat_result) -> dict[str, int]:
+    """What tells a local file unchanged since it was hashed (see ``vouches``)."""
+    return {
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "ino": st.st_ino,
+    }
+
+
 class PulledRecord:
     """``.rgt/pulled.json``: every file pulled so far, with the hash it was checked against."""
 
@@ -97,15 +112,22 @@ class PulledRecord:
 
     def put(self, rel: str, sha256: str, st: os.stat_result) -> None:
         with self._lock:
-            self.files[rel] = {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            self.files[rel] = {"sha256": sha256, **_stamp(st)}
+
+    def forget(self, rel: str) -> None:
+        """Vouch no more for ``rel``: the next pull hashes it again."""
+        with self._lock:
+            self.files.pop(rel, None)
 
     def vouches(self, rel: str, st: os.stat_result) -> str | None:
-        """The recorded hash of ``rel`` when the file is as rgt-tui left it."""
+        """The recorded hash of ``rel`` when the file is as rgt-tui left it.
+
+        Size and mtime alone are not enough: an edit in place keeps the size, and anyone
+        can set the mtime back. The ctime cannot be set back (any write, chmod or utime
+        moves it), so a file with the same inode, size, mtime and ctime is unchanged.
+        """
         rec = self.files.get(rel)
-        if isinstance(rec, dict) and (rec.get("size"), rec.get("mtime_ns")) == (
-            st.st_size,
-            st.st_mtime_ns,
-        ):
+        if isinstance(rec, dict) and {k: rec.get(k) for k in _STAMP_KEYS} == _stamp(st):
             return rec.get("sha256")
         return None
 
