@@ -36,6 +36,7 @@ from pathlib import Path
 
 from rgt_tui.cli_command import Call
 from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
 from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
@@ -90,9 +91,9 @@ def add_teardown_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def journal() -> Journal:
-    """The user's teardown journal."""
-    return Journal(journal_dir())
+def journal(call: Call) -> Journal:
+    """The teardown journal of the call's fleet (``paths.journal_dir``)."""
+    return Journal(journal_dir(call.fleet.path))
 
 
 def _when(t: float | None) -> str:
@@ -100,10 +101,14 @@ def _when(t: float | None) -> str:
 
 
 def format_checklist(report: GateReport) -> str:
-    """The checklist as text: each item with its state and evidence, then the profile."""
+    """The checklist as text: each item with its state and evidence (a locked one with
+    the command that settles it), then the profile."""
     lines = [f"Teardown checklist for {report.host.name} ({report.profile.title})"]
     for c in report.conditions:
         lines.append(f"  [{'x' if c.ok else ' '}] {c.key:<10} {printable(c.evidence, None)}")
+        settle = fix(c, report.host.name, tui=False)
+        if settle and c.key != "confirmed":
+            lines.append(f"                 → {settle}")
     for problem in report.problems:
         lines.append(f"  ! {printable(problem, None)}")
     p = report.profile
@@ -146,7 +151,7 @@ def run_teardown(call: Call) -> int:
     one re-scans the box after the name was typed, however long the prompt waited.
     """
     args, host = call.args, call.host
-    j = journal()
+    j = journal(call)
     if args.destroyed is not None:
         return _record_destroyed(call, j, args.destroyed)
     acks = bool(args.ack_missing or args.ack_running)
@@ -191,10 +196,10 @@ def run_teardown(call: Call) -> int:
         if report.ready_but_confirmation:
             print("ready: every condition holds but the typed confirmation")
             return EXIT_OK
-        print(
-            "locked: "
-            + ", ".join(c.key for c in report.conditions if not c.ok and c.key != "confirmed")
-        )
+        locked = [c for c in report.conditions if not c.ok and c.key != "confirmed"]
+        print("locked: " + ", ".join(c.key for c in locked))
+        for c in locked:  # each with what settles it
+            print(f"  {c.key}: {fix(c, host.name, tui=False) or 'see the checklist above'}")
         return EXIT_PROBLEMS
     if not report.ready_but_confirmation:
         print("locked: nothing will be torn down until every item above holds", file=sys.stderr)
@@ -226,6 +231,13 @@ def run_teardown(call: Call) -> int:
     if not outcome.ran:
         return _manual_teardown(call, j, outcome)
     print(outcome.output, end="" if outcome.output.endswith("\n") else "\n")
+    if outcome.timed_out:  # the output's last line says what may have happened
+        print(
+            f"teardown command TIMED OUT and was stopped with every process it started; "
+            f"{host.name} is NOT recorded as torn down: check the provider's console",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEMS
     if not outcome.ok:
         print(
             f"teardown command FAILED (exit {outcome.exit_status}); {host.name} is NOT recorded as torn down",

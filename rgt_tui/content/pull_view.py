@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from textual.content import Content
 
+from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.verify_report import loader_line, offline, unlisted_problems
@@ -29,6 +30,7 @@ CONDITION_TITLES = {
     "manifest": "manifest taken after the last write",
     "rescan": "fresh re-scan matches",
     "pulled": "every file pulled, SHA-256 matches",
+    "local": "local copy re-hashed now, unchanged",
     "loaded": "every loadable artifact loaded",
     "verified": "verify found no problem",
     "roster": "roster reconciled",
@@ -158,22 +160,35 @@ def verify_lines(report: VerificationReport) -> list[Content]:
     return lines
 
 
-def checklist_lines(report: GateReport) -> list[Content]:
-    """Every gate condition with its state and evidence, then why facts are missing."""
+def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content]:
+    """Every gate condition with its state and evidence, and under each locked one the
+    key that settles it; then why facts are missing, and the verdict. ``torn_down``: the
+    box is recorded as torn down now: nothing is left to type."""
     lines = []
     for c in report.conditions:
+        if torn_down and c.key == "confirmed":
+            continue  # typed already: the teardown is recorded
         mark, style = ("✓", "$success") if c.ok else ("✖", "$error")
         title = CONDITION_TITLES.get(c.key, c.key)
+        settle = "" if c.key == "confirmed" else fix(c, report.host.name, tui=True)
         lines.append(
             Content.assemble(
                 (f"{mark} ", f"bold {style}"),
                 (f"{c.key:<9} ", "bold"),
                 (f"{title}: ", MUTED),
                 c.evidence,
+                (f" → {settle}" if settle else "", "bold $accent"),
             )
         )
     lines += [Content.styled(f"! {p}", "$warning") for p in report.problems]
-    if report.ready_but_confirmation:
+    if torn_down:
+        lines.append(
+            Content.styled(
+                f"{report.host.name} is recorded as torn down: nothing left to confirm",
+                "bold $success",
+            )
+        )
+    elif report.ready_but_confirmation:
         lines.append(
             Content.styled(
                 f"ready: type '{report.host.name}' below to tear it down", "bold $success"
@@ -241,6 +256,16 @@ def outcome_lines(
     if outcome.ok and torn_down:
         lines.append(
             Content.styled("✓ teardown command exited 0: recorded as torn down", "bold $success")
+        )
+    elif outcome.timed_out:
+        # The output's last line already says what may have happened (timed_out_note).
+        lines.append(
+            Content.styled(
+                "✖ teardown command TIMED OUT and was stopped with all it started: NOT "
+                "recorded as torn down — check the provider's console: the box may be "
+                "half-destroyed",
+                "bold $error",
+            )
         )
     else:
         lines.append(

@@ -7,7 +7,9 @@ A host unlocks only when every condition holds at once:
 1. a manifest was taken after the last write on the box, and a re-scan taken *after the
    name was typed*, for that very confirmation, still matches it (same files, sizes,
    mtimes; no refused entry and no link the manifest did not have);
-2. every file in it was pulled with a matching SHA-256;
+2. every file in it was pulled with a matching SHA-256, and is still on the local disk,
+   unchanged: re-hashed when the gate is checked and again when the name is typed
+   (``LocalCopyChecked``; a record that it was pulled is not enough);
 3. every loadable artifact loaded (others count by hash);
 4. verify reported no problem at all for this manifest (refused or unreadable files,
    leftovers, unfinished parts, unhashed entries, a failed re-scan... each one named);
@@ -17,7 +19,8 @@ A host unlocks only when every condition holds at once:
 
 The typed name and the re-scan are one moment, not two facts that keep: typing the name
 (``ConfirmationTyped``, with a fresh ``attempt`` token) discards any earlier re-scan, and
-only a matching ``Rescanned`` carrying that same token keeps the confirmation. A re-scan
+only a matching ``Rescanned`` carrying that same token keeps the confirmation. Typing the
+name also discards the last local re-check: only one taken after it counts. A re-scan
 for anything else (a checklist check) drops the confirmation, and one that fails
 (``RescanFailed``) leaves no match behind. So a re-scan taken before the name was typed,
 or hours ago while the box was reachable, can never open the gate.
@@ -104,6 +107,25 @@ class FilePulled:
 
 
 @dataclass(frozen=True)
+class LocalCopyChecked:
+    """The local copy under ``folder`` re-hashed just now against the manifest: ``matched``
+    files are there with the manifest's SHA-256; ``missing`` (local paths) are not there;
+    ``changed`` ("path: why") are there but are not the pulled file (another hash or
+    size, a link, not a regular file, unreadable)."""
+
+    folder: str
+    at: float
+    matched: int
+    missing: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """Nothing missing, nothing changed."""
+        return not self.missing and not self.changed
+
+
+@dataclass(frozen=True)
 class ArtifactChecked:
     """The verification of one pulled file: loadable types must load; others count by hash."""
 
@@ -118,11 +140,13 @@ class VerificationRead:
     """What verify said about this manifest: ``ok`` and every problem it named.
 
     ``problems`` leaves out the missing roster cells: the roster condition rules those,
-    with the user's by-name acknowledgements.
+    with the user's by-name acknowledgements. ``left_to_roster`` names those cells, so
+    the checklist can say verify did not pass for them (its words and verify's agree).
     """
 
     ok: bool
     problems: tuple[str, ...] = ()
+    left_to_roster: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -183,6 +207,7 @@ GateEvent = (
     | Rescanned
     | RescanFailed
     | FilePulled
+    | LocalCopyChecked
     | ArtifactChecked
     | VerificationRead
     | RecordsInvalid
@@ -213,12 +238,14 @@ class GateState:
     rescan_at: float | None = None
     rescan_error: str | None = None  # why the latest re-scan could not be taken
     pulled: frozenset[str] = frozenset()
+    local: LocalCopyChecked | None = None  # the last re-check of the local copy
     loaded: frozenset[str] = frozenset()
     failed: dict[str, str] = field(default_factory=dict)
     loadable: frozenset[str] = frozenset()
     checked: frozenset[str] = frozenset()
     verify_ok: bool = False
     verify_problems: tuple[str, ...] | None = None  # None: no verification of this manifest
+    verify_left_to_roster: tuple[str, ...] = ()
     expected_cells: tuple[str, ...] | None = None
     present_cells: frozenset[str] = frozenset()
     acked_missing: frozenset[str] = frozenset()
@@ -259,7 +286,8 @@ def apply(state: GateState, event: GateEvent) -> GateState:
     if isinstance(event, RecordsInvalid):
         return _invalidate(state, event.why)
     if isinstance(event, ConfirmationTyped):
-        # A new moment of truth: whatever re-scan came before it no longer counts.
+        # A new moment of truth: whatever re-scan or local re-check came before it no
+        # longer counts.
         return replace(
             state,
             confirmed=event.text == state.host,
@@ -267,6 +295,7 @@ def apply(state: GateState, event: GateEvent) -> GateState:
             rescan_matches=False,
             rescan_at=None,
             rescan_error=None,
+            local=None,
         )
     if isinstance(event, RescanFailed):
         return replace(
@@ -309,6 +338,7 @@ def apply(state: GateState, event: GateEvent) -> GateState:
             state,
             verify_ok=event.ok and not event.problems,
             verify_problems=tuple(event.problems),
+            verify_left_to_roster=tuple(event.left_to_roster),
             confirmed=state.confirmed and event.ok and not event.problems,
         )
     if isinstance(event, FilePulled):
@@ -318,6 +348,8 @@ def apply(state: GateState, event: GateEvent) -> GateState:
         if facts.sha256 == event.sha256:
             return replace(state, pulled=state.pulled | {event.path})
         return replace(state, pulled=state.pulled - {event.path}, confirmed=False)
+    if isinstance(event, LocalCopyChecked):
+        return replace(state, local=event)
     if isinstance(event, ArtifactChecked):
         if event.path not in state.manifest:
             return state
@@ -381,11 +413,16 @@ SHOWN_PROBLEMS = 10  # verify's problems named in the checklist; verify's report
 
 @dataclass(frozen=True)
 class Condition:
-    """One checklist item: whether it holds and the evidence shown beside it."""
+    """One checklist item: whether it holds and the evidence shown beside it.
+
+    ``settle``: the cells whose acknowledgement by name would settle it (roster, idle),
+    for the front ends to name in their fix (``gate_fixes``).
+    """
 
     key: str
     ok: bool
     evidence: str
+    settle: tuple[str, ...] = ()
 
 
 def conditions(state: GateState) -> tuple[Condition, ...]:
@@ -431,6 +468,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     items.append(
         Condition("pulled", m is not None and n > 0 and pulled == n, f"{pulled}/{n} hash-verified")
     )
+    items.append(_local_condition(state, n))
     unchecked = n - len(state.checked) if m else 0
     loaded_ok = (
         m is not None
@@ -461,6 +499,13 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         )
     elif not state.verify_ok:
         verified = "verify did not report success"
+    elif state.verify_left_to_roster:
+        # verify said NOT VERIFIED for these cells alone: say so, and where they settle.
+        cells = state.verify_left_to_roster
+        verified = (
+            f"verify said NOT VERIFIED only for {plural(len(cells), 'missing cell')} "
+            f"({', '.join(cells)}): the roster line settles them"
+        )
     else:
         verified = "verify reported no problem"
     items.append(
@@ -481,7 +526,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             text += f"; missing: {', '.join(missing)}" + (
                 f" (unacknowledged: {', '.join(unacked)})" if unacked else " (acknowledged)"
             )
-        items.append(Condition("roster", not unacked, text))
+        items.append(Condition("roster", not unacked, text, tuple(unacked)))
     unacked_running = [c for c in state.running if c not in state.acked_running]
     items.append(
         Condition(
@@ -491,6 +536,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             if not state.running
             else f"running: {', '.join(state.running)}"
             + (" (acknowledged)" if not unacked_running else ""),
+            tuple(unacked_running),
         )
     )
     items.append(
@@ -503,6 +549,32 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     # Every piece of the box's text went through printable above; this pass is the net
     # for any that did not (a name in the roster, a running cell's name).
     return tuple(replace(c, evidence=printable(c.evidence, None)) for c in items)
+
+
+def _local_condition(state: GateState, n: int) -> Condition:
+    """Whether the local copy was re-hashed since the name was typed (or, before that,
+    since the manifest) and every file the manifest lists is there, unchanged."""
+    local = state.local
+    if state.manifest is None or local is None:
+        since = "the name was typed" if state.confirmed else "the manifest"
+        return Condition("local", False, f"the local copy was not re-checked since {since}")
+    where = f"under {printable(local.folder, 300)}"
+    if local.ok and local.matched == n and n > 0:
+        return Condition(
+            "local",
+            True,
+            f"{local.matched}/{n} files re-hashed {where} at {local_time(local.at)}: "
+            "every SHA-256 matches",
+        )
+    parts = []
+    for label, names in (("MISSING", local.missing), ("CHANGED", local.changed)):
+        if names:
+            shown = ", ".join(printable(x, 200) for x in names[:SHOWN_PATHS])
+            more = f" (and {len(names) - SHOWN_PATHS} more)" if len(names) > SHOWN_PATHS else ""
+            parts.append(f"{label} {shown}{more}")
+    if not parts:
+        parts.append(f"only {local.matched}/{n} files re-hashed")
+    return Condition("local", False, f"{'; '.join(parts)} — {where}")
 
 
 def is_unlocked(state: GateState) -> bool:

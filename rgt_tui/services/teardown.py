@@ -23,6 +23,11 @@ answers: its ``~/.rgt/box-id`` and host key) and its queue records; and the user
   recorded as a failed attempt, never as a teardown.
 - Acknowledgements are of the box the user saw (``acknowledge(box=...)``); the command
   line identifies the box answering first (``observe_now``).
+- The local copy is re-hashed at the same moments as the re-scan (``local_copy``):
+  every file the manifest lists must be under ``<results_dir>/<host>/`` with its
+  SHA-256, or the gate stays locked naming the file and saying to pull again.
+- A teardown command runs in its own process group, killed whole when it runs past
+  its time (``teardown_command``); a timeout is recorded as a failed attempt.
 - The re-scan carries its own refusals and links: one the manifest did not have is a
   change (``teardown_gate``). Text from the box is made printable (``text.printable``)
   before it becomes a problem or a re-scan failure.
@@ -52,8 +57,10 @@ from rgt_tui.services.journal import (
     JournalError,
     TeardownRecord,
 )
+from rgt_tui.services.local_copy import check_local_copy
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
+from rgt_tui.services.teardown_command import run_teardown_command
 from rgt_tui.transport.base import Transport, TransportError
 
 TEARDOWN_TIMEOUT_S = 600.0
@@ -192,25 +199,29 @@ def _record_facts(record: dict[str, Any]) -> list[g.GateEvent]:
             )
         )
     roster = record.get("roster")
-    roster_lines: set[str] = set()
+    roster_lines: dict[str, str] = {}
     if roster is not None:
         events.append(
             g.RosterChecked(tuple(roster.get("expected", [])), tuple(roster.get("present", [])))
         )
         # A missing cell is the roster condition's, where the user may acknowledge it by
         # name; verify's line for it must not keep the gate locked after that.
-        roster_lines = {f"cell {m['name']} missing: {m['why']}" for m in roster.get("missing", [])}
+        roster_lines = {
+            f"cell {m['name']} missing: {m['why']}": str(m["name"])
+            for m in roster.get("missing", [])
+        }
     else:
         events.append(g.RosterChecked((), ()))  # no queue: nothing to reconcile
     problems = record.get("problems")
     if not isinstance(problems, list):
         return [*events, g.VerificationRead(False, ("the verification record lists no problems",))]
     others = tuple(str(p) for p in problems if p not in roster_lines)
+    left = tuple(roster_lines[p] for p in problems if p in roster_lines)
     # ok in the record is false while a cell is missing; the roster condition rules that.
     ok = not others and (record.get("ok") is True or len(problems) > 0)
     if not others and not ok:
         others = ("verify did not report success",)
-    events.append(g.VerificationRead(ok, others))
+    events.append(g.VerificationRead(ok, others, left))
     return events
 
 
@@ -265,12 +276,18 @@ class _BoxNow:
     identity: BoxIdentity | None
     running: tuple[str, ...] | None
     error: str | None
+    records_only: bool = False  # no re-scan was asked for: only the local records count
 
 
 async def _scan_now(host: HostConfig, transport: Transport | None) -> _BoxNow:
     """Re-scan the box now: its listing (no hashes), which box it is, its running cells."""
     if transport is None:
         return _BoxNow(None, None, None, "the box was not re-scanned (no connection)")
+    if host.pull_refused:
+        # No pull folders named: the re-scan would walk the whole home (this machine's,
+        # when it stands in), for minutes, and the tab would never fill in. The pull
+        # refuses it; so does the gate, saying how to name the folders.
+        return _BoxNow(None, None, None, host.pull_refused)
     try:
         await transport.connect()
         rescan = await take_manifest(host, transport, hash_files=False)
@@ -309,6 +326,7 @@ def _facts(
     local: tuple[Manifest | None, Any, str | None],
     at: float,
     attempt: str,
+    local_check: g.LocalCopyChecked | None = None,
 ) -> tuple[list[g.GateEvent], list[str]]:
     """The gate events of this check, for the journal's current box, and the problems."""
     manifest, record, unusable = local
@@ -331,6 +349,17 @@ def _facts(
     else:
         events.append(manifest_event(manifest))
         events += verification_events(record, manifest)
+        if local_check is not None:
+            # Before the re-scan: the re-scan taken for a confirmation is the event after
+            # which the gate must hold (``confirmed_at``), this check included.
+            events.append(local_check)
+            if not local_check.ok:
+                problems.append(
+                    f"the local copy in {folder} is not what was pulled: pull again "
+                    f"(`rgt-tui pull {host.name}`, or p), then verify"
+                )
+    if now.records_only:
+        return events, problems  # the records alone, before a confirmation (no re-scan)
     if now.rescan is not None and box is not None and box.same_box(now.identity):
         events.append(rescan_event(now.rescan, at, attempt=attempt, box_id=box.box_id))
     else:
@@ -361,12 +390,25 @@ async def _gather(
     *,
     clock: Callable[[], float],
     attempt: str = "",
+    records_only: bool = False,
 ) -> GateReport:
-    """Re-scan now, record the box and every fact in one locked journal update, evaluate."""
+    """Re-scan now, record the box and every fact in one locked journal update, evaluate.
+
+    ``records_only``: no re-scan and no local re-hash, only the pull's and verify's
+    records (the step before a confirmation: see ``confirm_and_tear_down``)."""
     profile = load_profile(host.profile)
-    now = await _scan_now(host, transport)
+    if records_only:
+        now = _BoxNow(None, None, None, None, records_only=True)
+    else:
+        now = await _scan_now(host, transport)
     folder = host_results_dir(fleet.results_dir, host)
     local = await asyncio.to_thread(_local_records, folder)
+    local_check = None
+    if local[0] is not None and not records_only:
+        # Every byte of the local copy, re-hashed now, off the event loop (local_copy).
+        local_check = await asyncio.to_thread(
+            check_local_copy, folder, manifest_event(local[0]).files, clock()
+        )
     at = clock()
     problems: list[str] = []
     moved: list[BoxHistory] = []
@@ -382,7 +424,7 @@ async def _gather(
             earlier = len(jh.history)
             changed = jh.observe(now.identity, at)
             moved.extend(jh.history[earlier:])
-        events, found = _facts(host, folder, jh, now, local, at, attempt)
+        events, found = _facts(host, folder, jh, now, local, at, attempt, local_check)
         problems.extend(found)
         if jh.box is None:
             # No box has ever answered: facts about none cannot be kept (they would
@@ -525,7 +567,9 @@ class TeardownOutcome:
     ``ran``: a teardown command ran; ``ok``: it exited 0; ``recorded``: the box is now
     recorded as torn down. Without a command nothing ran and nothing is recorded yet:
     ``instructions`` say what to destroy by hand, then ``record_manual_teardown``.
-    ``report``: the gate as it stood at the confirmation.
+    ``report``: the gate as it stood at the confirmation. ``timed_out``: the command
+    ran past its time and was killed with every process it started (``output`` ends
+    with what that may have left behind, ``teardown_command.timed_out_note``).
     """
 
     ran: bool
@@ -535,6 +579,7 @@ class TeardownOutcome:
     instructions: str
     recorded: bool = False
     report: GateReport | None = None
+    timed_out: bool = False
 
 
 def instructions(host: HostConfig, profile: Profile) -> str:
@@ -556,6 +601,7 @@ async def confirm_and_tear_down(
     *,
     clock: Callable[[], float] = time.time,
     cwd: Path | None = None,
+    timeout_s: float = TEARDOWN_TIMEOUT_S,
 ) -> TeardownOutcome:
     """Record the typed name, re-scan the box now, and only if the gate then unlocks run
     the teardown command and record its outcome (see the module docstring).
@@ -567,8 +613,12 @@ async def confirm_and_tear_down(
     carries the instructions, and ``record_manual_teardown`` records the teardown later.
     """
     attempt = secrets.token_hex(8)
+    if typed == host.name:
+        # The records of a pull or verify since the last check go in first: read after
+        # the typed name, a new manifest would drop the confirmation it follows.
+        await _gather(fleet, host, transport, journal, clock=clock, records_only=True)
     try:
-        await asyncio.to_thread(
+        typed_for = await asyncio.to_thread(
             journal.record, host.name, clock(), g.ConfirmationTyped(typed, attempt)
         )
     except JournalError as exc:
@@ -577,33 +627,63 @@ async def confirm_and_tear_down(
         raise GateLocked(f"teardown refused for {host.name}: '{typed}' is not '{host.name}'")
     report = await _gather(fleet, host, transport, journal, clock=clock, attempt=attempt)
     if not report.unlocked:
-        missing = "; ".join(f"{c.key} ({c.evidence})" for c in report.conditions if not c.ok)
-        raise GateLocked(f"teardown refused for {host.name}: {missing}", report)
+        raise GateLocked(_refusal(host.name, typed_for.box, report), report)
     assert report.box is not None  # the box condition holds
     text = instructions(host, report.profile)
     if not host.teardown:
         return TeardownOutcome(False, False, None, "", text, recorded=False, report=report)
-    proc = await asyncio.create_subprocess_shell(
-        host.teardown,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        cwd=cwd or (fleet.path.parent if fleet.path else None),
+    run = await run_teardown_command(
+        host.teardown, cwd or (fleet.path.parent if fleet.path else None), timeout_s
     )
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), TEARDOWN_TIMEOUT_S)
-    except asyncio.TimeoutError:
-        proc.kill()
-        out = f"teardown command timed out after {TEARDOWN_TIMEOUT_S:g} s".encode()
-    status = proc.returncode
-    output = out.decode(errors="replace")
-    ok = status == 0
+    ok = run.status == 0 and not run.timed_out
     record = TeardownRecord(
-        clock(), host.teardown, status, output[-4000:], ok, box_id=report.box.box_id
+        clock(), host.teardown, run.status, run.output[-4000:], ok, box_id=report.box.box_id
     )
     jh = await asyncio.to_thread(journal.add_teardown, host.name, record)
     return TeardownOutcome(
-        True, ok, status, output, text, recorded=jh.torn_down_at is not None, report=report
+        True,
+        ok,
+        run.status,
+        run.output,
+        text,
+        recorded=jh.torn_down_at is not None,
+        report=report,
+        timed_out=run.timed_out,
+    )
+
+
+def _refusal(name: str, typed_for: BoxIdentity | None, report: GateReport) -> str:
+    """Why the typed confirmation was refused, its real cause first.
+
+    A name typed correctly is refused as "confirmed" only because something replaced the
+    confirmation: another box answering under the name (the typed name was for the box
+    seen before), or another check of the gate taken meanwhile. Say that, not "type the
+    name", which blames the typing.
+    """
+    locked = [c for c in report.conditions if not c.ok]
+    named = [f"{c.key} ({c.evidence})" for c in locked if c.key != "confirmed"]
+    # The first few, with their evidence; the checklist beside it has them all.
+    more = f" (and {len(named) - 3} more: see the checklist)" if len(named) > 3 else ""
+    others = "; ".join(named[:3]) + more
+    box = report.box
+    if report.is_new_box or (
+        typed_for is not None and box is not None and not box.same_box(typed_for)
+    ):
+        was = typed_for.describe() if typed_for is not None else "the box seen before"
+        now = box.describe() if box is not None else "?"
+        cause = (
+            f"a new box answers under this name ({now}), not the one the name was typed "
+            f"for ({was}): its gate starts closed. Check it (`rgt-tui teardown {name} "
+            "--check`, or t), then pull, verify and confirm again"
+        )
+        return f"teardown refused for {name}: {cause}" + (
+            f"; also locked: {others}" if others else ""
+        )
+    if others:
+        return f"teardown refused for {name}: {others}"
+    return (
+        f"teardown refused for {name}: the confirmation was superseded by another check of "
+        "the gate taken meanwhile (another window or command): type the name again"
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.gate import ATTEMPT, BOX, FILES, listing
+from support.gate import ATTEMPT, BOX, FILES, LOCAL, listing
 from support.gate import happy_events as happy_path
 
 from rgt_tui.domain.teardown_gate import (
@@ -21,6 +21,7 @@ from rgt_tui.domain.teardown_gate import (
     FileFacts,
     FilePulled,
     GateState,
+    LocalCopyChecked,
     ManifestTaken,
     MissingCellAcknowledged,
     RecordsInvalid,
@@ -56,16 +57,16 @@ def evidence(state: GateState, key: str) -> str:
 def test_happy_path_unlocks_only_at_the_typed_name_with_its_rescan():
     events = happy_path()
     assert is_unlocked(replay(*events))
-    before_typing = [*events[:-2], Rescanned(listing(), 205.0, box_id=BOX)]  # a check
+    before_typing = [*events[:-3], LOCAL, Rescanned(listing(), 205.0, box_id=BOX)]  # a check
     assert keys(replay(*before_typing)) == ["confirmed"]
-    wrong = [*events[:-2], ConfirmationTyped("h2", ATTEMPT), events[-1]]
+    wrong = [*events[:-3], ConfirmationTyped("h2", ATTEMPT), *events[-2:]]
     assert keys(replay(*wrong)) == ["confirmed"]
 
 
 def test_a_rescan_taken_before_the_name_was_typed_never_counts():
     events = happy_path()
     # The matching re-scan came first (the box was reachable hours ago), then the name.
-    state = replay(*events[:-2], events[-1], events[-2])
+    state = replay(*events[:-3], events[-1], *events[-3:-1])
     assert keys(state) == ["rescan"]
     assert "no re-scan since the name was typed" in evidence(state, "rescan")
 
@@ -78,7 +79,7 @@ def test_a_rescan_for_anything_but_this_confirmation_drops_it():
     # Nor does a later check's re-scan keep a confirmation typed in an earlier attempt.
     assert keys(replay(*events, Rescanned(listing(), at=300.0, box_id=BOX))) == ["confirmed"]
     # A confirmation typed without a token (an old journal) is kept by no re-scan.
-    untokened = [*events[:-2], ConfirmationTyped(HOST), Rescanned(listing(), 211.0, "", BOX)]
+    untokened = [*events[:-3], ConfirmationTyped(HOST), LOCAL, Rescanned(listing(), 211.0, "", BOX)]
     assert keys(replay(*untokened)) == ["confirmed"]
 
 
@@ -122,7 +123,7 @@ def test_no_verification_of_this_manifest_keeps_it_locked():
     state = replay(*events)
     assert keys(state) == ["verified"] and "run verify" in evidence(state, "verified")
     # A new manifest drops the verification of the old one.
-    again = replay(*happy_path()[:-2], ManifestTaken(FILES, 300.0, 101.0), *happy_path()[-2:])
+    again = replay(*happy_path()[:-3], ManifestTaken(FILES, 300.0, 101.0), *happy_path()[-3:])
     assert "verified" in keys(again)
 
 
@@ -229,14 +230,14 @@ def test_wrong_hash_and_stale_manifest_and_missing_cell():
         *events[7:],
     ]
     assert keys(replay(*roster)) == ["roster"]
-    acked = replay(*roster[:-2], MissingCellAcknowledged("cellC"), *roster[-2:])
+    acked = replay(*roster[:-3], MissingCellAcknowledged("cellC"), *roster[-3:])
     assert is_unlocked(acked)
     assert "missing: cellC (acknowledged)" in evidence(acked, "roster")
 
 
 def test_running_cell_needs_acknowledgement():
-    events = [CellsRunning(("cellB",)), *happy_path()[:-3], CellsRunning(("cellB",))]
-    confirm = happy_path()[-2:]
+    events = [CellsRunning(("cellB",)), *happy_path()[:-4], CellsRunning(("cellB",))]
+    confirm = happy_path()[-3:]
     assert keys(replay(*events, *confirm)) == ["idle"]
     assert is_unlocked(replay(*events, RunningAcknowledged("cellB"), *confirm))
 
@@ -297,6 +298,11 @@ ACTIONS = st.one_of(
         st.sampled_from(ATTEMPTS),
     ),
     st.builds(RescanFailed, st.just("unreachable")),
+    st.tuples(
+        st.just("local_same"),
+        st.sampled_from([(), ("a.pt",)]),
+        st.sampled_from([(), ("b.json: size",)]),
+    ),
     st.tuples(st.just("pull_right"), st.sampled_from(PATHS)),
     st.builds(FilePulled, st.sampled_from(PATHS), st.sampled_from(["s1", "s2"])),
     st.builds(ArtifactChecked, st.sampled_from(PATHS), st.booleans(), st.booleans()),
@@ -326,6 +332,9 @@ def _resolve(actions) -> list:
             if manifest is None:
                 continue
             a = Rescanned(tuple((p, f.size, f.mtime) for p, f in manifest.files), 9.0, *a[1:])
+        elif isinstance(a, tuple) and a[0] == "local_same":
+            files = len(manifest.files) if manifest else 0
+            a = LocalCopyChecked("/r", 9.0, files - len(a[1]) - len(a[2]), a[1], a[2])
         elif isinstance(a, tuple) and a[0] == "pull_right":
             facts = dict(manifest.files).get(a[1]) if manifest else None
             if facts is None:
@@ -376,6 +385,10 @@ def oracle_allows(events: list) -> bool:
         isinstance(e, Rescanned) and e.attempt == typed.attempt and e.box_id == BOX for e in since
     ):
         return False
+    # ...and the local copy re-hashed after the name was typed: every file, unchanged.
+    local = [e for e in after[typed_at[-1] + 1 :] if isinstance(e, LocalCopyChecked)]
+    if not local or local[-1].missing or local[-1].changed or local[-1].matched != len(files):
+        return False
     for path, facts in files.items():
         pulls = [e for e in after if isinstance(e, FilePulled) and e.path == path]
         if not pulls or pulls[-1].sha256 != facts.sha256:
@@ -416,6 +429,7 @@ def test_the_property_can_reach_unlocked():
         VerificationRead(True, ()),
         RosterChecked(("x",), ("x",)),
         ConfirmationTyped(HOST, "t1"),
+        ("local_same", (), ()),
         ("rescan_same", "t1", BOX),
     ]
     events = _resolve(actions)
@@ -427,6 +441,8 @@ def test_the_property_can_reach_unlocked():
         ("rescan_same", "t1", BOX, (("a.pt", "unreadable"),)),
         ("rescan_same", "t1", BOX, (), (("l.pt", "a.pt"),)),
         RescanFailed("down"),
+        ("local_same", ("a.pt",), ()),
+        ConfirmationTyped(HOST, "t1"),
     ):
         locked = _resolve([*actions, late])
         assert not is_unlocked(replay(*locked)) and not oracle_allows(locked)

@@ -12,6 +12,8 @@ from support.cli import arun
 from support.fleet_files import set_host_key
 from support.waiting import wait_for
 
+from rgt_tui.paths import journal_dir
+
 
 class Cli:
     """Runs `rgt-tui` in a subprocess (off the event loop that serves the boxes)."""
@@ -35,7 +37,7 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     marker = tmp_path / "destroyed"
     set_host_key(hosts, "teardown", "echo failing on purpose; exit 3")
     cli = Cli(hosts, tmp_path / "state", tmp_path)
-    journal = tmp_path / "state" / "rgt-tui" / "journal" / "box1.json"
+    journal = journal_dir(hosts, {"XDG_STATE_HOME": str(tmp_path / "state")}) / "box1.json"
 
     launched = await cli("launch", "box1", "--yes")
     assert launched.returncode == 0, launched.stdout + launched.stderr

@@ -28,6 +28,7 @@ from support.fleet_files import set_host_key
 
 from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.teardown_gate import MissingCellAcknowledged, RunningAcknowledged
+from rgt_tui.paths import journal_dir
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.teardown import (
@@ -55,7 +56,9 @@ class Setup:
         self.box = loopback.box("box1")
         self.tmp = tmp_path
         self.state = tmp_path / "state"
-        self.journal = Journal(self.state / "rgt-tui" / "journal")
+        # The journal of this fleet file, where the command line and the TUI keep it.
+        env = {"XDG_STATE_HOME": str(self.state)}
+        self.journal = Journal(journal_dir(loopback.hosts_file, env))
         self.marker = tmp_path / "destroyed"
         queue = tmp_path / "queue.txt"
         queue.write_text(QUEUE)
@@ -601,9 +604,10 @@ def test_verification_record_problems_become_one_named_condition():
     # A missing cell is the roster's (acknowledgeable); anything beside it is not.
     roster = {"expected": ["a", "b"], "present": ["a"], "missing": [{"name": "b", "why": "gone"}]}
     only = _record(m, ok=False, problems=["cell b missing: gone"], roster=roster)
-    assert read(only) == VerificationRead(True, ())
+    # ...and the cells it was NOT VERIFIED for are kept, for the checklist to say so.
+    assert read(only) == VerificationRead(True, (), ("b",))
     both = _record(m, ok=False, problems=["cell b missing: gone", unhashed], roster=roster)
-    assert read(both) == VerificationRead(False, (unhashed,))
+    assert read(both) == VerificationRead(False, (unhashed,), ("b",))
     # Records of another pull, of another box, none, or garbled prove nothing.
     for record in (
         _record(m, manifest={"digest": "0" * 64}),

@@ -1,7 +1,9 @@
 """A complete, unlocking sequence of gate facts for host h1 (shared by gate-related tests).
 
 The typed name comes before the re-scan that unlocks: that re-scan is taken for that
-confirmation (the same ``attempt`` token) of the box the facts belong to (``BOX``).
+confirmation (the same ``attempt`` token) of the box the facts belong to (``BOX``), and
+the local copy is re-hashed between the two (``LOCAL``: every file there, matching).
+The last three events are the confirmation (typed, local re-check, re-scan).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from rgt_tui.domain.teardown_gate import (
     ConfirmationTyped,
     FileFacts,
     FilePulled,
+    LocalCopyChecked,
     ManifestTaken,
     Rescanned,
     RosterChecked,
@@ -27,6 +30,9 @@ FILES = (
     ("cellA/ckpt.pt", FileFacts(10, 100.0, "sha-a")),
     ("cellB/metrics.json", FileFacts(5, 101.0, "sha-b")),
 )
+
+
+LOCAL = LocalCopyChecked("/results/h1", 205.0, matched=len(FILES))
 
 
 def listing(files=FILES) -> tuple:
@@ -45,5 +51,6 @@ def happy_events(host: str = "h1", attempt: str = ATTEMPT, box_id: str = BOX) ->
         RosterChecked(expected=("cellA", "cellB"), present=("cellA", "cellB")),
         CellsRunning(()),
         ConfirmationTyped(host, attempt),
+        LOCAL,
         Rescanned(listing(), at=210.0, attempt=attempt, box_id=box_id),
     ]

@@ -3,7 +3,9 @@
 Every condition is shown with its evidence; a missing or running cell can be
 acknowledged by name (a name not in the host's queue is refused with the list); the last
 step is an input where the host's name is typed. ``t`` puts the cursor there, and a
-wrong name leaves it there, so what the user types never reaches a single-key binding.
+wrong name leaves it there, so what the user types never reaches a single-key binding;
+so does the first confirmation when no teardown command is configured, since the name is
+typed there a second time. Each locked line names the key that settles it.
 Only an exact match starts the teardown job, which re-scans the box right then. Without
 a teardown command the tab shows what to destroy by hand and asks for the name a second
 time, once the box is destroyed; only that second name records the teardown.
@@ -73,6 +75,7 @@ class TeardownTab(DetailTab):
         super().__init__()
         self.jobs: HostJobs | None = None
         self.host_name = ""
+        self.has_command: bool | None = None  # a teardown command is configured (None: unknown)
 
     def compose(self) -> ComposeResult:
         yield Static("Checklist", classes="section-title")
@@ -102,6 +105,7 @@ class TeardownTab(DetailTab):
 
     def show(self, view: HostView) -> None:
         self.host_name = view.host.name
+        self.has_command = bool(view.host.teardown)
         self._draw()
 
     def show_jobs(self, jobs: HostJobs) -> None:
@@ -134,7 +138,7 @@ class TeardownTab(DetailTab):
         if jobs.gate_error:
             checklist.append(Content.assemble(("✖ cannot check: ", "bold $error"), jobs.gate_error))
         if jobs.gate is not None:
-            checklist += checklist_lines(jobs.gate)
+            checklist += checklist_lines(jobs.gate, torn_down=jobs.torn_down_at is not None)
             self.query_one("#teardown-profile", Static).update(join(profile_lines(jobs.gate)))
         if checklist or jobs.gate is None:
             self.query_one("#teardown-checklist", Static).update(
@@ -187,8 +191,18 @@ class TeardownTab(DetailTab):
         event.stop()
         typed = event.value.strip()
         event.input.value = ""
-        if typed == self.host_name:
-            self.screen.set_focus(None)  # the keys (t, p, v, Esc) act on the screen again
-        # A wrong name keeps the cursor in the box: the next try must not run actions.
         manual = self.jobs is not None and self.jobs.awaiting_manual
+        # Without a teardown command the first confirmation asks for the name again
+        # ("type it again below"): the cursor stays here for it, as it does after a wrong
+        # name, so the next keys are typed, never run as actions ("2" switching tabs).
+        if typed == self.host_name and (manual or self._has_command()):
+            self.screen.set_focus(None)  # the keys (t, p, v, Esc) act on the screen again
         self._request("manual-teardown" if manual else "teardown", typed)
+
+    def _has_command(self) -> bool:
+        """Whether the host has a teardown command (from the drawn view, else the screen's
+        host); unknown counts as none, which keeps the cursor in the box."""
+        if self.has_command is not None:
+            return self.has_command
+        host = getattr(self.screen, "host", None)
+        return bool(getattr(host, "teardown", None))

@@ -1,0 +1,61 @@
+"""What settles each locked teardown-gate condition, in the words of the front end asking.
+
+Every locked line of the checklist names the command (``rgt-tui teardown --check``) or
+the key (the TUI's Teardown tab) that settles it, with the real cell names where cells
+must be acknowledged (``Condition.settle``). Pure text: the CLI and the TUI call
+``fix(condition, host, tui=...)`` and show it under the line.
+"""
+
+from __future__ import annotations
+
+from rgt_tui.domain.teardown_gate import Condition
+from rgt_tui.domain.text import printable
+
+
+def _cells(condition: Condition) -> str:
+    return ", ".join(printable(c, 200) for c in condition.settle)
+
+
+def fix(condition: Condition, host: str, *, tui: bool) -> str:
+    """How to settle ``condition`` for ``host`` ("" when it holds or nothing settles it)."""
+    if condition.ok:
+        return ""
+    if tui:
+        pull, verify, check = "press p to pull again", "press v to verify", "press t to re-check"
+    else:
+        pull = f"run `rgt-tui pull {host}`"
+        verify = f"run `rgt-tui verify {host}`"
+        check = f"run `rgt-tui teardown {host} --check`"
+    key = condition.key
+    if key == "roster" and condition.settle:
+        if tui:
+            return (
+                f"acknowledge each missing cell ({_cells(condition)}): type its name under "
+                "'Acknowledge a cell by name' and press Missing: accept — or pull its results"
+            )
+        acks = " ".join(f"--ack-missing {printable(c, 200)}" for c in condition.settle)
+        return f"run `rgt-tui teardown {host} {acks}` — or pull the results those cells left"
+    if key == "idle" and condition.settle:
+        if tui:
+            return (
+                f"wait for {_cells(condition)} to finish, or type each name under "
+                "'Acknowledge a cell by name' and press Running: accept"
+            )
+        acks = " ".join(f"--ack-running {printable(c, 200)}" for c in condition.settle)
+        return f"wait for the cells to finish, or run `rgt-tui teardown {host} {acks}`"
+    fixes = {
+        "box": f"{check} once the box answers",
+        "manifest": f"{pull}, then {verify.removeprefix('run ').removeprefix('press ')}",
+        "rescan": f"{check} once the box answers (a changed box: pull and verify again)",
+        "pulled": f"{pull} (it resumes), then verify",
+        "local": f"{pull}: it fetches what is missing (move a changed file away first: "
+        "the pull never overwrites it), then verify",
+        "loaded": f"fix or re-pull the files named, then {verify.removeprefix('run ')}",
+        "verified": f"settle what verify named, then {verify.removeprefix('run ')}",
+        "roster": verify,
+        "confirmed": f"type '{host}' below"
+        if tui
+        else f"type '{host}' at the prompt, or pass `--confirm {host}`",
+        "journal": "repair or move the journal file named above, then re-check",
+    }
+    return fixes.get(key, "")

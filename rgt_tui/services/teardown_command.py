@@ -1,0 +1,83 @@
+"""Run the host's configured teardown command: bounded in time, ended with all it started.
+
+The command runs in a session of its own (``start_new_session``), so it leads a process
+group; on timeout the whole group is killed, not only the shell: a provider CLI the shell
+started (``sh -c 'cli destroy & wait'``) must not keep running, unseen, after the app
+said the command was stopped. What it printed is kept (its last ``OUTPUT_CAP`` bytes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+OUTPUT_CAP = 64 * 1024  # bytes of output kept (the tail): the record keeps 4,000 chars
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """The exit status (negative: killed by that signal), the output, and whether the
+    command ran past its time and was killed with its process group."""
+
+    status: int | None
+    output: str
+    timed_out: bool
+
+
+def timed_out_note(timeout_s: float) -> str:
+    """What a timeout means for the box, for the checklist, the CLI and the record."""
+    return (
+        f"teardown command timed out after {timeout_s:g} s and was stopped with every "
+        "process it started. The provider may have half-destroyed the box: check the "
+        "provider's console before running it again; the box is NOT recorded as torn down"
+    )
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def run_teardown_command(command: str, cwd: Path | None, timeout_s: float) -> CommandResult:
+    """Run ``command`` with ``sh``; after ``timeout_s`` kill its whole process group.
+
+    Its output goes to an unnamed temporary file, not a pipe: the wait ends when the
+    shell exits, even if something it left in the background still holds its output.
+    Cancelled (the app quits mid-teardown), the command goes on: a provider's destroy
+    interrupted halfway would be worse.
+    """
+    with tempfile.TemporaryFile() as out:
+        proc = await asyncio.create_subprocess_shell(
+            command,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=cwd,
+            start_new_session=True,  # its own process group, killed whole on timeout
+        )
+        timed_out = False
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except asyncio.TimeoutError:
+            timed_out = True
+            _kill_group(proc.pid)
+            await proc.wait()
+        tail = await asyncio.to_thread(_tail, out)
+    output = tail.decode(errors="replace")
+    if timed_out:
+        sep = "" if not output or output.endswith("\n") else "\n"
+        output += sep + timed_out_note(timeout_s)
+    return CommandResult(proc.returncode, output, timed_out)
+
+
+def _tail(f: IO[bytes]) -> bytes:
+    """The last ``OUTPUT_CAP`` bytes written to ``f``."""
+    end = f.seek(0, os.SEEK_END)
+    f.seek(max(0, end - OUTPUT_CAP))
+    return f.read()

@@ -1,0 +1,64 @@
+"""The Teardown tab through both confirmations, after the record, and on ``local``
+(issue 26), under the Pilot over a real loopback box:
+
+- without a teardown command, the cursor stays in the confirmation box after the first
+  confirmation, so typing the name again never fires a binding (``1`` switching tabs);
+- once the teardown is recorded, the checklist says so (no "type the name below");
+- on ``local`` (this machine standing in, with no pull folders) the tab fills in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.pilot import SIZE, screen_text, wait_for
+from support.teardown_ui import checklist, pull_and_verify, teardown_app
+from textual.widgets import Input
+
+from rgt_tui.app import RgtApp
+from rgt_tui.domain.config import load_fleet
+from rgt_tui.screens.host_detail import HostDetailScreen
+
+
+async def test_the_cursor_stays_in_the_box_through_both_confirmations(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    app = teardown_app(loopback_fleet, tmp_path, None)  # no teardown command: by hand
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pull_and_verify(app, pilot)
+        text = await checklist(app, pilot)
+        assert "ready: type 'box1'" in text and " local " in text
+        box = app.screen.query_one("#confirm-name", Input)
+        assert app.focused is box  # t put the cursor there
+        await pilot.press(*"box1", "enter")
+        await wait_for(lambda: app.jobs.state("box1").awaiting_manual, 60, pilot=pilot)
+        await pilot.pause()
+        assert "type 'box1' again below" in screen_text(app)
+        assert app.focused is box, app.focused  # still typing: no binding may fire
+        # Typed straight on: "1" would show tab 1 if it reached a binding.
+        await pilot.press(*"box1")
+        assert box.value == "box1" and app.screen.active_tab == "teardown"
+        await pilot.press("enter")
+        await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, 60, pilot=pilot)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "recorded as torn down" in text and "nothing left to confirm" in text
+        assert "type 'box1' below" not in text and "type 'box1' to confirm" not in text
+        assert app.focused is not box  # done: the keys act on the screen again
+
+
+async def test_the_tab_fills_in_on_local(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)  # no fleet file here: this machine stands in as local
+    app = RgtApp(load_fleet(None), start_monitors=False, config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("t")
+        await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
+        # No pull folders named: the gate does not walk the whole home, it says so.
+        await wait_for(
+            lambda: "cannot re-scan the box: no fleet file" in screen_text(app), 30, pilot=pilot
+        )
+        text = screen_text(app)
+        assert "press t to check the gate" not in text and "cannot re-scan" in text
+        assert not app.jobs.state("local").running
