@@ -46,10 +46,11 @@ from rgt_tui.screens.queue_actions import (
 )
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
 from rgt_tui.screens.type_ahead import TypeAhead
-from rgt_tui.services.box_watch import BoxWatch
+from rgt_tui.services.box_watch import BoxWatch, as_torn_down
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.jobs import JobRunner
+from rgt_tui.services.jobs import HostJobs, JobRunner
 from rgt_tui.services.queue_poller import QueuePoller
+from rgt_tui.services.records_watch import WATCH_EVERY_S
 from rgt_tui.services.telemetry import HostUpdate
 
 
@@ -83,7 +84,7 @@ def build_monitors(
     from rgt_tui.services.telemetry import HostMonitor, default_last_seen
 
     thresholds = health_thresholds(fleet)
-    last_seen = default_last_seen()
+    last_seen = default_last_seen(fleet)  # the fleet's own journal
     return {
         h.name: HostMonitor(
             h,
@@ -198,6 +199,7 @@ class RgtApp(App[int]):
         self.histories: dict[str, HostHistory] = {h.name: HostHistory() for h in fleet.hosts}
         self._posted: dict[str, HostUpdate] = {}
         self._monitor_workers: dict[str, Worker[None]] = {}
+        self._records_look: Worker[None] | None = None  # the look at the records in flight
         # Hosts whose telemetry is stopped: their last sample says nothing about now (the
         # header leaves them out, the queue poller leaves them alone).
         self.telemetry_stopped: set[str] = set()
@@ -295,6 +297,9 @@ class RgtApp(App[int]):
         for name, monitor in self.monitors.items():
             self.start_monitor(name, monitor)
         self.jobs.load_journals()
+        # Another process (the command line) records teardowns, pulls and verifications
+        # too: its records reach this window within a few seconds.
+        self.set_interval(WATCH_EVERY_S, self._look_at_records)
         # Everything built so far (Textual, the panes, the fleet) lives as long as the app:
         # leave it out of the collector's full passes, which otherwise stall a keypress
         # by ~50 ms a few times a minute at 100 hosts (scripts/bench_tui.py, gc stats).
@@ -313,6 +318,17 @@ class RgtApp(App[int]):
             await asyncio.wait([asyncio.ensure_future(_settled(w)) for w in running], timeout=3)
             await asyncio.sleep(0.1)  # let cancelled streams' finalizers run
         await self.connections.close_all()
+
+    def _look_at_records(self) -> None:
+        # One look at a time: on a slow disk they must not pile up.
+        if self._records_look is not None and not self._records_look.is_finished:
+            return
+        self._records_look = self.run_worker(
+            self.jobs.take_outside_changes(),
+            name="records-watch",
+            group="records-watch",
+            exit_on_error=False,
+        )
 
     # -- telemetry ---------------------------------------------------------------------
 
@@ -343,6 +359,8 @@ class RgtApp(App[int]):
         update = message.update
         if self._posted.get(update.host, update) is not update:
             return  # a newer sample of this host is already queued
+        if self.jobs.state(update.host).shown_torn_down_at is not None:
+            update = as_torn_down(update)  # gone, as it should be: never GEN8
         host = self._hosts.get(update.host)
         if host is not None:
             # Its alerts, cost rules included, come with it (the monitor's, as status's).
@@ -415,8 +433,22 @@ class RgtApp(App[int]):
     def _jobs_changed(self, message: JobsChanged) -> None:
         for screen in self._fleet_views():
             screen.jobs_changed(message.state)
+        self._show_torn_down(message.state)
         # A torn-down host: its one attempt decides (box_watch) whether polling stops.
         self.box_watch.jobs_changed(message.state)
+
+    def _show_torn_down(self, state: HostJobs) -> None:
+        """A host just recorded torn down (here or by the command line): a lost
+        connection already shown is now the box being gone, not GEN8."""
+        latest = self.latest.get(state.host)
+        if state.shown_torn_down_at is None or latest is None:
+            return
+        shown = as_torn_down(latest)
+        if shown is not latest:
+            self.latest[state.host] = shown
+            history = self.histories.setdefault(state.host, HostHistory())
+            for screen in self._fleet_views():
+                screen.host_updated(shown, history)
 
     def _stop_telemetry(self, host: str, torn_down_at: float) -> None:
         """A torn-down box is gone: stop polling it rather than show it unreachable
@@ -502,7 +534,9 @@ class RgtApp(App[int]):
             screen.key_refusal = self.host_keys.refusals.get(host)
             self.push_screen(screen)
         detail = screen
-        self.call_after_refresh(detail.jobs_changed, self.jobs.state(host))
+        # The host's state as it is when the screen is up, not now: a job that ends
+        # meanwhile (a gate on this machine, in milliseconds) must not be drawn over.
+        self.call_after_refresh(lambda: detail.jobs_changed(self.jobs.state(host)))
         if tab is not None:
             self.call_after_refresh(detail.show_job_tab, tab)
 

@@ -46,7 +46,7 @@ def run_status(call: Call) -> int:
     if call.host_config is not None:
         fleet = dataclasses.replace(fleet, hosts=(call.host_config,))
     reports = asyncio.run(
-        collect_status(fleet, timeout=call.args.timeout, last_seen=default_last_seen())
+        collect_status(fleet, timeout=call.args.timeout, last_seen=default_last_seen(fleet))
     )
     if call.args.json:
         print(json.dumps([report_to_json(r) for r in reports], indent=2))

@@ -44,6 +44,14 @@ def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: floa
     ago = "" if snap is None else f" · sample {fmt_duration(now - snap.t)} ago"
     if conn.status == "connecting":
         lines.append(Content.styled("◌ connecting…", "$foreground-muted"))
+    elif conn.status == "ended":
+        # A box recorded as torn down that no longer answers: gone, as it should be; no
+        # "the run may still be alive" (services.box_watch.as_torn_down).
+        lines.append(
+            Content.assemble(
+                ("■ torn down · no longer answers", "bold"), (ago, "$foreground-muted")
+            )
+        )
     elif conn.status == "unreached":
         # Never reached this run: say so plainly, and nothing about a run being alive.
         retry = ""

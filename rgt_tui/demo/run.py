@@ -4,7 +4,8 @@ The servers run in the app's own event loop (the app is run with ``run_async`` i
 ``asyncio.run``), so there is no second process to leak: when the app exits — by ``q``,
 by Ctrl-C as a key, or by SIGINT/SIGTERM/SIGHUP (a closed terminal) — the ``finally``
 ends the queue it launched, stops every box, which hangs up on the agents, and removes
-the temporary directory.
+the temporary directory and the demo's journal (its records are its own, never the
+user's fleets').
 
 box1's queue is launched as the demo starts: its first cell is a training run whose
 log goes quiet while it keeps checkpointing, which the app flags (``quiet_run``).
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.demo.quiet_run import launch_quiet_run, prepare_quiet_box, stop_quiet_run
+from rgt_tui.paths import journal_dir
 
 if TYPE_CHECKING:
     from rgt_tui.app import RgtApp
@@ -64,16 +66,24 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
         boxes, workload=True, tmux_tmpdir=tmux_dir, gpus=True, costs=DEMO_COSTS
     )
     async with fleet_of as loopback:
-        prepare_quiet_box(loopback)
-        fleet = await asyncio.to_thread(load_fleet, loopback.hosts_file)
-        quiet = await launch_quiet_run(fleet)
+        # The demo's records are its own: its fleet file is new each run, so its journal
+        # folder is too (paths.journal_dir), apart from the user's fleets' (their box1
+        # is not the demo's) and from the last demo's (its boxes are gone): no "a new
+        # box answers" for every box of a rerun. It goes with the demo's boxes.
+        records = journal_dir(loopback.hosts_file)
         try:
-            return await _run_app(RgtApp(fleet, theme=theme), boxes)
+            prepare_quiet_box(loopback)
+            fleet = await asyncio.to_thread(load_fleet, loopback.hosts_file)
+            quiet = await launch_quiet_run(fleet)
+            try:
+                return await _run_app(RgtApp(fleet, theme=theme), boxes)
+            finally:
+                # Before the boxes' folders are removed: a run still writing there could
+                # leave a file behind the removal.
+                stop_quiet_run(quiet)
+                await _kill_tmux_server(tmux_dir)
         finally:
-            # Before the boxes' folders are removed: a run still writing there could
-            # leave a file behind the removal.
-            stop_quiet_run(quiet)
-            await _kill_tmux_server(tmux_dir)
+            shutil.rmtree(records, ignore_errors=True)
 
 
 async def _run_app(app: RgtApp, boxes: int) -> int:

@@ -26,6 +26,7 @@ from rgt_tui.services.controller_host import ControllerHost
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.notices import notify_once
 from rgt_tui.services.pull.progress import PullProgress
+from rgt_tui.services.records_watch import RecordsWatch
 
 if TYPE_CHECKING:
     from rgt_tui.domain.box_identity import BoxIdentity
@@ -72,11 +73,6 @@ class HostJobs:
         return t is not None and not t.ran and not t.recorded and self.torn_down_at is None
 
 
-def default_journal() -> Journal:
-    """The user's journal (``$XDG_STATE_HOME/rgt-tui/journal``), read at call time."""
-    return Journal(journal_dir())
-
-
 class JobRunner:
     """Runs one host's jobs in the App's workers and keeps their ``HostJobs`` state."""
 
@@ -87,16 +83,19 @@ class JobRunner:
         connections: FleetConnections,
         *,
         on_change: Callable[[HostJobs], None] = lambda state: None,
-        journal: Callable[[], Journal] = default_journal,
+        journal: Callable[[], Journal] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.app = app
         self.on_change = on_change
         self.fleet = fleet
         self.connections = connections
-        self.journal = journal
+        # The fleet's own journal (paths.journal_dir), read at call time: the fleet file
+        # can change (a host added to a fleet that had none) and tests set the state dir.
+        self.journal = journal or (lambda: Journal(journal_dir(self.fleet.path)))
         self.clock = clock
         self.states: dict[str, HostJobs] = {h.name: HostJobs(h.name) for h in fleet.hosts}
+        self.watch = RecordsWatch(self.journal, lambda: self.fleet)
 
     def state(self, host: str) -> HostJobs:
         """The host's current state."""
@@ -163,7 +162,7 @@ class JobRunner:
         running = "teardown" if job_name == "manual-teardown" else job_name.split("-")[0]
         self._set(host.name, running=running, refusal=None, ack_refusal=None)
         self.app.run_worker(
-            self._guarded(host.name, job()),
+            self._guarded(host.name, job(), writes_records=running in ("pull", "verify")),
             name=f"{job_name}:{host.name}",
             group=f"jobs:{host.name}",
             description=f"{job_name} of {host.name}",
@@ -183,29 +182,61 @@ class JobRunner:
 
     # -- the jobs ----------------------------------------------------------------------
 
-    async def _guarded(self, host: str, job: Coroutine[Any, Any, None]) -> None:
+    async def _guarded(
+        self, host: str, job: Coroutine[Any, Any, None], *, writes_records: bool = False
+    ) -> None:
         try:
             await job
         except Exception as exc:  # the edge: whatever went wrong is shown, not raised
             notify_once(self.app, f"{host}: {exc}", title=host, severity="error", timeout=15)
         finally:
+            if writes_records:
+                # What this pull or verify wrote is no news from another process (a few
+                # stat calls). Other jobs write none: a pull elsewhere meanwhile counts.
+                self.watch.settle(host)
             self._set(host, running="")
 
-    async def _load_journals(self) -> None:
+    async def _load_journals(self, hosts: list[str] | None = None) -> None:
+        """Take each host's box, earlier boxes and teardown from its journal; post a
+        host's state only when the journal says something else than it."""
         journal = self.journal()
-        for host in self.fleet.hosts:
+        for host in hosts if hosts is not None else [h.name for h in self.fleet.hosts]:
             try:
-                jh = await asyncio.to_thread(journal.load, host.name)
+                jh = await asyncio.to_thread(journal.load, host)
             except Exception as exc:  # a damaged journal: reported, gate stays locked
-                notify_once(self.app, f"{host.name}: {exc}", title=host.name, severity="error")
+                notify_once(self.app, f"{host}: {exc}", title=host, severity="error")
                 continue
-            if jh.torn_down_at is not None or jh.box is not None or jh.history:
-                self._set(
-                    host.name,
-                    torn_down_at=jh.torn_down_at,
-                    box=jh.box,
-                    history=tuple(jh.history),
-                )
+            state = self.state(host)
+            found = (jh.torn_down_at, jh.box, tuple(jh.history))
+            if found == (state.torn_down_at, state.box, state.history):
+                continue
+            changes: dict[str, Any] = {"torn_down_at": jh.torn_down_at, "box": jh.box}
+            changes["history"] = found[2]
+            if state.box is not None and not state.box.same_box(jh.box):
+                # Another box was found there (by another process): nothing shown about
+                # the old one applies to it (as BoxWatch does for one seen here).
+                changes.update(gate=None, gate_error=None, teardown=None, refusal=None)
+            self._set(host, **changes)
+
+    async def take_outside_changes(self) -> None:
+        """Take what another process (`rgt-tui teardown`, `pull`, `verify`) recorded
+        since the last look (``RecordsWatch``): a changed journal is read again (a box
+        recorded torn down there is shown torn down, and its telemetry stops); after a
+        pull or verify elsewhere, a checklist on show is checked again.
+
+        Only a pull's or a verify's records start a check, never journal events: a
+        check writes the journal, so two TUIs re-checking on each other's checks would
+        re-scan their boxes forever.
+        """
+        hosts = [h.name for h in self.fleet.hosts]
+        busy = {h for h in hosts if self.state(h).running}
+        changes = await asyncio.to_thread(self.watch.changed, hosts, busy)
+        await self._load_journals([c.host for c in changes if c.journal])
+        for change in changes:
+            state = self.state(change.host)
+            shown = state.gate is not None and state.torn_down_at is None
+            if change.records and shown and not state.running:
+                self.request(change.host, "gate")
 
     async def _pull(self, host: HostConfig) -> None:
         from rgt_tui.services.pull import PullError, PullOptions, pull_host

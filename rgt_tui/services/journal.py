@@ -1,6 +1,9 @@
 """The local journal: every gate fact and teardown per host and box, written atomically.
 
-One JSON file per host under ``<state dir>/journal/``. Writes go tmp → fsync → rename →
+One JSON file per host in its fleet's folder, ``<state dir>/journal/<fleet key>/``
+(``paths.journal_dir``: a host name means something only within its fleet file, so two
+fleets with a ``gpu1`` never share or flip one another's records; every reader and
+writer opens ``Journal(journal_dir(fleet.path))``). Writes go tmp → fsync → rename →
 fsync(dir), so a crash leaves the old journal or the new one, never half of one. A journal
 that does not parse raises JournalError naming the file and the fix; the caller then
 shows the gate as locked — a damaged journal never opens a gate.
@@ -48,6 +51,7 @@ _EVENT_TYPES = {
     cls.__name__: cls
     for cls in (
         gate.ManifestTaken, gate.Rescanned, gate.RescanFailed, gate.FilePulled,
+        gate.LocalCopyChecked,
         gate.ArtifactChecked, gate.VerificationRead, gate.RecordsInvalid, gate.RosterChecked,
         gate.MissingCellAcknowledged, gate.CellsRunning, gate.RunningAcknowledged,
         gate.BoxChanged, gate.ConfirmationTyped,

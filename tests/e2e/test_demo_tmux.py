@@ -3,7 +3,9 @@
 The test starts the installed console script in a private tmux server, waits until the
 demo boxes' panes show their disk and inode figures, then quits (``q``, Ctrl-C, or a
 SIGTERM) and checks that the process is gone, the loopback SSH ports refuse connections
-and the temporary directory was removed.
+and the temporary directory was removed. The demo's records are its own: kept in its
+fleet's journal folder while it runs, never in the user's fleet's (which has a ``box1``
+too) nor at the old flat place, and removed with it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ import pytest
 from support.cli import RGT_TUI
 from support.tmux import Tmux
 from support.waiting import wait_for
+
+from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.paths import journal_dir, journal_root
+from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 
 BOXES = 3
 FIGURE = r"\s+\d+%\s+[\d.]+[BKMGTPk]?/[\d.]+[BKMGTPk]?"  # " 12% 3.9M/32.8M"
@@ -59,10 +65,20 @@ async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
         "TERM": "xterm-256color",
         "TMPDIR": str(scratch),  # the demo's temporary fleet directory goes here
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
         "TEXTUAL_ANIMATIONS": "none",
         "PYTHONFAULTHANDLER": "1",
     }
     env.pop("TMUX", None)
+    # The user's own fleet has a box1 too (torn down), and a flat journal from before
+    # journals were per fleet: the demo must leave both as they are.
+    user_fleet = tmp_path / "mine" / "hosts.toml"
+    user_box = BoxIdentity("f" * 32, "SHA256:the-users-box1")
+    user_journal = Journal(journal_dir(user_fleet, env))
+    user_journal.observe_box("box1", user_box, 1.0)
+    user_journal.add_teardown("box1", TeardownRecord(2.0, "true", 0, "", True, user_box.box_id))
+    Journal(journal_root(env)).save(HostJournal("box1", box=user_box))
+    before = {p: p.read_bytes() for p in journal_root(env).rglob("*.json")}
     # The shell reaps the demo and records its exit status: tmux itself sometimes marks
     # a pane dead (its pty closed) long before it reaps the process.
     status_file = tmp_path / "exit-status"
@@ -86,6 +102,12 @@ async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
     assert text.count("GPU0 util") >= BOXES and "GPUs replay a recorded H100" in text
     assert "/h" in text and "so far" in text
     assert list(scratch.glob("rgt-demo-*")), "the demo fleet directory should exist while running"
+    (demo_hosts,) = scratch.glob("rgt-demo-*/hosts.toml")
+    demo_records = journal_dir(demo_hosts, env)
+    await wait_for(
+        lambda: (demo_records / "box1.json").exists(), 30, "the demo's box1 to be recorded"
+    )
+    assert demo_records != user_journal.directory
 
     shell = psutil.Process(int(tmux.pane("#{pane_pid}")))
     (demo,) = [p for p in shell.children() if "demo" in p.cmdline()]
@@ -120,3 +142,6 @@ async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
     assert all(refuses(p) for p in ports), "a loopback SSH server outlived the demo"
     assert not list(scratch.glob("rgt-demo-*")), "the demo's temporary directory was left behind"
     assert "Traceback" not in tmux.screen()
+    assert "a new box answers" not in tmux.screen()
+    assert not demo_records.exists(), "the demo's journal outlived it"
+    assert {p: p.read_bytes() for p in journal_root(env).rglob("*.json")} == before

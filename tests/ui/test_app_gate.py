@@ -187,7 +187,7 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
         f"{qf.cell_script('alpha', 'echo hi')} t\n{qf.cell_script('beta', 'echo hi')} t\n"
     )
     app = RgtApp(load_fleet(qf.loopback.hosts_file), start_monitors=False, config_dir=tmp_path)
-    journal_file = state_dir / "rgt-tui" / "journal" / "box1.json"
+    journal_file = app.jobs.journal().path("box1")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await checklist(app, pilot)
@@ -230,7 +230,7 @@ async def test_box_gone_at_confirmation_keeps_the_gate_locked(
         assert not marker.exists() and app.jobs.state("box1").torn_down_at is None
         assert not app.jobs.state("box1").gate.ready_but_confirmation  # the checklist too
         assert "ready: type 'box1'" not in text
-    journal = json.loads((state_dir / "rgt-tui" / "journal" / "box1.json").read_text())
+    journal = json.loads(app.jobs.journal().path("box1").read_text())
     assert journal["teardowns"] == []
 
 
@@ -241,7 +241,7 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
     app = RgtApp(
         load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
     )
-    journal_file = state_dir / "rgt-tui" / "journal" / "box1.json"
+    journal_file = app.jobs.journal().path("box1")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pull_and_verify(app, pilot)
@@ -291,13 +291,12 @@ async def test_a_manual_teardown_is_refused_when_another_box_was_seen_meanwhile(
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
     from rgt_tui.domain.box_identity import BoxIdentity
-    from rgt_tui.services.journal import Journal
 
     results_on_box(loopback_fleet.box("box1").root)
     app = RgtApp(
         load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "c"
     )
-    journal = Journal(state_dir / "rgt-tui" / "journal")
+    journal = app.jobs.journal()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pull_and_verify(app, pilot)

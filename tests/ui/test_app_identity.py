@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 
 from support.pilot import SIZE, screen_text, wait_for
-from textual.widgets import Button
+from textual.widgets import Button, Static
 
 from rgt_tui.app import RgtApp
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import load_fleet
+from rgt_tui.paths import journal_dir
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.host_key import HostKeyScreen
@@ -94,13 +95,20 @@ async def test_changed_key_shows_the_fix_and_offers_no_trust(
         assert known_hosts.read_text() == before
 
 
+def history_text(app: RgtApp) -> str:
+    """The Teardown tab's history section (below the checklist: it may be scrolled off
+    a 50-row screen, so it is read from its widget)."""
+    return str(app.screen.query_one("#teardown-history", Static).render())
+
+
 OLD_BOX = "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00"
 NEW_BOX = "9e99e99e99e99e99e99e99e99e99e999"
 
 
-def _torn_down(state: Path, host: str, box_id: str) -> None:
-    """``host``'s journal: box ``box_id`` seen, then torn down (as a teardown records it)."""
-    journal = Journal(state / "rgt-tui" / "journal")
+def _torn_down(hosts_file: Path, host: str, box_id: str) -> None:
+    """``host``'s journal in the fleet of ``hosts_file``: box ``box_id`` seen, then torn
+    down (as a teardown records it)."""
+    journal = Journal(journal_dir(hosts_file))
     journal.observe_box(host, BoxIdentity(box_id, None), time.time() - 3600)
     journal.add_teardown(host, TeardownRecord(time.time() - 60, "true", 0, "", True, box_id))
 
@@ -114,7 +122,7 @@ def _box_id_on(box, box_id: str) -> None:  # type: ignore[no-untyped-def]
 async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
-    _torn_down(state_dir, "box1", OLD_BOX)
+    _torn_down(loopback_fleet.hosts_file, "box1", OLD_BOX)
     _box_id_on(loopback_fleet.box("box1"), OLD_BOX)  # the same box still answers
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
@@ -153,24 +161,24 @@ async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
         assert not live.is_finished and "box1" not in app.telemetry_stopped
         assert app.latest["box1"].connection.status == "connected"
         assert any("a new box answers" in str(n.message) for n in app._notifications)
-        jh = Journal(state_dir / "rgt-tui" / "journal").load("box1")
+        jh = Journal(journal_dir(loopback_fleet.hosts_file)).load("box1")
         assert jh.box is not None and jh.box.box_id == NEW_BOX and jh.torn_down_at is None
         assert [h.box.box_id for h in jh.history if h.box] == [OLD_BOX]
         # The old box's record is shown as history; the new box's gate is closed.
         await pilot.press("t")
         await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
-        await wait_for(lambda: "History: earlier boxes" in screen_text(app), 60, pilot=pilot)
+        await wait_for(lambda: "History: earlier boxes" in history_text(app), 60, pilot=pilot)
         await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
-        text = screen_text(app)
-        assert f"box {OLD_BOX[:12]}: torn down" in text
-        assert "locked" in text and not app.jobs.state("box1").gate.ready_but_confirmation
+        assert f"box {OLD_BOX[:12]}: torn down" in history_text(app)
+        assert "locked" in screen_text(app)
+        assert not app.jobs.state("box1").gate.ready_but_confirmation
     assert not loopback_fleet.errors
 
 
 async def test_new_box_under_a_torn_down_name_is_live_from_the_start(
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
-    _torn_down(state_dir, "box1", OLD_BOX)
+    _torn_down(loopback_fleet.hosts_file, "box1", OLD_BOX)
     _box_id_on(loopback_fleet.box("box1"), NEW_BOX)
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:
@@ -188,9 +196,9 @@ async def test_new_box_under_a_torn_down_name_is_live_from_the_start(
         assert "torn down" not in str(pane.border_subtitle)
 
 
-def _torn_down_box_with_key(state: Path, host: str, box_id: str, host_key: str) -> None:
+def _torn_down_box_with_key(hosts_file: Path, host: str, box_id: str, host_key: str) -> None:
     """``host``'s journal: box ``box_id`` with host key ``host_key`` seen, then torn down."""
-    journal = Journal(state / "rgt-tui" / "journal")
+    journal = Journal(journal_dir(hosts_file))
     journal.observe_box(host, BoxIdentity(box_id, host_key), time.time() - 3600)
     journal.add_teardown(host, TeardownRecord(time.time() - 60, "true", 0, "", True, box_id))
 
@@ -216,7 +224,7 @@ async def test_same_id_with_a_new_host_key_is_a_new_box_in_the_tui(
 ) -> None:  # type: ignore[no-untyped-def]
     box1 = loopback_fleet.box("box1")
     old_key = box1.host_key.get_fingerprint("sha256")
-    _torn_down_box_with_key(state_dir, "box1", OLD_BOX, old_key)
+    _torn_down_box_with_key(loopback_fleet.hosts_file, "box1", OLD_BOX, old_key)
     _box_id_on(box1, OLD_BOX)  # the disk was copied: the same id answers
     await _recreate_with_new_key(loopback_fleet, "box1", trusted=True)
     new_key = box1.host_key.get_fingerprint("sha256")
@@ -233,7 +241,7 @@ async def test_same_id_with_a_new_host_key_is_a_new_box_in_the_tui(
         assert not app._monitor_workers["box1"].is_finished
         assert "box1" not in app.telemetry_stopped
         assert app.jobs.state("box1").torn_down_at is None
-    jh = Journal(state_dir / "rgt-tui" / "journal").load("box1")
+    jh = Journal(journal_dir(loopback_fleet.hosts_file)).load("box1")
     assert jh.box == BoxIdentity(OLD_BOX, new_key) and jh.torn_down_at is None
     (old,) = jh.history
     assert old.box == BoxIdentity(OLD_BOX, old_key) and "host key changed" in old.why
@@ -243,7 +251,9 @@ async def test_a_refused_key_that_is_not_the_torn_down_boxs_is_live_not_torn_dow
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
     box1 = loopback_fleet.box("box1")
-    _torn_down_box_with_key(state_dir, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256"))
+    _torn_down_box_with_key(
+        loopback_fleet.hosts_file, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256")
+    )
     await _recreate_with_new_key(loopback_fleet, "box1", trusted=False)  # refused: changed
     new_key = box1.host_key.get_fingerprint("sha256")
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
@@ -259,7 +269,7 @@ async def test_a_refused_key_that_is_not_the_torn_down_boxs_is_live_not_torn_dow
         assert "host key changed" in str(pane.render())  # its key error, shown
         assert any("another box, live" in str(n.message) for n in app._notifications)
     # Nothing was decided in the journal: the box answering has not said which box it is.
-    jh = Journal(state_dir / "rgt-tui" / "journal").load("box1")
+    jh = Journal(journal_dir(loopback_fleet.hosts_file)).load("box1")
     assert jh.box is not None and jh.box.box_id == OLD_BOX and jh.torn_down_at is not None
 
 
@@ -267,7 +277,9 @@ async def test_a_refused_key_that_is_the_torn_down_boxs_own_stays_torn_down(
     tmp_path: Path, state_dir: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
     box1 = loopback_fleet.box("box1")
-    _torn_down_box_with_key(state_dir, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256"))
+    _torn_down_box_with_key(
+        loopback_fleet.hosts_file, "box1", OLD_BOX, box1.host_key.get_fingerprint("sha256")
+    )
     loopback_fleet.known_hosts.write_text("")  # its key is refused (unknown), yet the same
     app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
     async with app.run_test(size=SIZE) as pilot:

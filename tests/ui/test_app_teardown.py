@@ -37,6 +37,7 @@ from textual.widgets import Input
 from rgt_tui.app import RgtApp
 from rgt_tui.domain.config import HostConfig, load_fleet
 from rgt_tui.messages import HostUpdated
+from rgt_tui.paths import journal_dir
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.job_keys import JobsChanged
 from rgt_tui.services.connections import FleetConnections
@@ -94,7 +95,7 @@ async def test_pull_verify_checklist_and_typed_teardown(
         pane = app.fleet_screen.panes["box1"]
         assert pane.has_class("-torn-down") and "torn down" in str(pane.border_subtitle)
         assert not app.fleet_screen.panes["box2"].has_class("-torn-down")
-    journal = json.loads((state_dir / "rgt-tui" / "journal" / "box1.json").read_text())
+    journal = json.loads(app.jobs.journal().path("box1").read_text())
     assert [t["ok"] for t in journal["teardowns"]] == [True]
     # A new session reads the journal: the box is still shown torn down.
     again = RgtApp(
@@ -135,7 +136,7 @@ async def test_failed_command_and_late_write_keep_the_box(
         await pilot.press("escape")
         await pilot.pause()
         assert not app.fleet_screen.panes["box1"].has_class("-torn-down")
-    journal = json.loads((state_dir / "rgt-tui" / "journal" / "box1.json").read_text())
+    journal = json.loads(app.jobs.journal().path("box1").read_text())
     assert [t["ok"] for t in journal["teardowns"]] == [False]
 
 
@@ -280,7 +281,7 @@ class GoneBox:
 
 async def test_a_torn_down_box_is_not_polled_until_r(tmp_path: Path, state_dir: Path) -> None:
     torn = TeardownRecord(FROZEN - 60, "true", 0, "", True)
-    Journal(state_dir / "rgt-tui" / "journal").save(HostJournal("a100-train", teardowns=[torn]))
+    Journal(journal_dir(tmp_path / "hosts.toml")).save(HostJournal("a100-train", teardowns=[torn]))
     with_queue = FLEET_TOML.replace(
         "cost_per_hour = 1.89\n", 'cost_per_hour = 1.89\nqueue = "q.txt"\nrun = "echo"\n', 1
     )
