@@ -1126,6 +1126,9 @@ class Agent:
             "gpu_unavailable_reason": None,
             "gpus": [],
             "gpu_processes": None,
+            # The samples between two process lists carry the last one (the domain's
+            # carry_processes), up to the next listing due: the cadence says when.
+            "proc_every": a.proc_every,
             "xids": [],
             "log_mtime": None,
             "artifact_mtime": None,

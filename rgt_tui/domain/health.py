@@ -184,6 +184,17 @@ def cgroup_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> lis
     return alerts
 
 
+def _unowned_vram(snap: HostSnapshot, gpu_index: int, used: int | None) -> int | None:
+    """VRAM that no listed process can own: held when the process list was taken and
+    still held now. A process started since the list (loading its model, util still 0)
+    is not listed yet; its VRAM must not read as a zombie's until the next list."""
+    listed = snap.processes_listed
+    then = listed.vram_of(gpu_index) if listed is not None else None
+    if used is None or then is None:
+        return used
+    return min(used, then)
+
+
 def gpu_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[Alert]:
     """Clock-vs-util (U21), throttling (U23), Xid (U22), zombie VRAM (U11), sharing (GEN7)."""
     alerts: list[Alert] = []
@@ -219,14 +230,15 @@ def gpu_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[A
         if procs is not None:
             mine = [p for p in procs if p.gpu_index == g.index]
             idle = g.util_pct is not None and g.util_pct < th.idle_util_pct
+            held = _unowned_vram(snap, g.index, g.mem_used)
             # In containers the process list is often empty for a healthy run, so only
             # VRAM that is held while the GPU does nothing counts as a zombie.
-            if not mine and idle and g.mem_used and g.mem_used >= th.zombie_vram_mib * 2**20:
+            if not mine and idle and held and held >= th.zombie_vram_mib * 2**20:
                 alerts.append(
                     Alert(
                         "gpu.zombie_vram",
                         "warning",
-                        f"{subject} holds {_mib(g.mem_used)} with no listed process and no work",
+                        f"{subject} holds {_mib(held)} with no listed process and no work",
                         "U11",
                         subject,
                     )

@@ -24,6 +24,7 @@ Agent JSON (version 1), every key optional except ``v``::
                "power_limit_w", "temp_c", "throttle_reasons": [str], "ecc_volatile"}],
      "gpu_processes": [{"gpu_index", "pid", "name", "used_mem",
                         "threads", "omp_threads"}] | null,   # null: not polled this sample
+     "proc_every": int,                 # processes are polled when seq % proc_every == 0
      "xids": [{"xid": int, "text": str}],                   # new Xid kernel lines
      "cell": str|null,                  # the queue cell running now (U43, P1)
      "log_mtime": float|null,           # that cell's log (cells/<cell>.log)
@@ -32,11 +33,16 @@ Agent JSON (version 1), every key optional except ``v``::
      "errors": [str]}
 
 Sizes are bytes, clocks MHz, power watts, temperatures degrees Celsius.
+
+The agent lists GPU processes only every ``proc_every`` samples (listing them costs a
+driver call, or an ``nvidia-smi`` run). ``carry_processes`` gives the samples in between
+the last list, marked with when it was taken (``ProcessListing``), so the rules that read
+it (U11, GEN7, U40) hold steady instead of showing on one sample in five.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rgt_tui.domain.box_identity import valid_box_id
@@ -126,6 +132,20 @@ class GpuProcess:
 
 
 @dataclass(frozen=True)
+class ProcessListing:
+    """When a host's GPU process list was taken: that sample's box clock and number,
+    and each GPU's VRAM in use then (a GPU index and bytes, None where not known)."""
+
+    t: float
+    seq: int
+    vram: tuple[tuple[int, int | None], ...] = ()
+
+    def vram_of(self, gpu_index: int) -> int | None:
+        """The VRAM GPU ``gpu_index`` had in use when the list was taken."""
+        return next((used for index, used in self.vram if index == gpu_index), None)
+
+
+@dataclass(frozen=True)
 class XidEvent:
     """An NVIDIA Xid error line from the kernel log (U22)."""
 
@@ -153,6 +173,9 @@ class HostSnapshot:
     gpu_unavailable_reason: str | None = None
     gpus: tuple[GpuSample, ...] = ()
     gpu_processes: tuple[GpuProcess, ...] | None = None
+    # When gpu_processes was listed: this sample, or (carry_processes) an earlier one.
+    processes_listed: ProcessListing | None = None
+    process_every: int | None = None  # the agent lists processes every N samples
     xids: tuple[XidEvent, ...] = ()
     log_mtime: float | None = None
     artifact_mtime: float | None = None
@@ -319,6 +342,15 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         if code is not None:
             xids.append(XidEvent(xid=code, text=r.str_(x, "text", "xids") or ""))
 
+    listed = None
+    if processes is not None:
+        listed = ProcessListing(
+            t=r.num(data, "t", "sample") or 0.0,
+            seq=r.int_(data, "seq", "sample") or 0,
+            vram=tuple((g.index, g.mem_used) for g in gpus),
+        )
+    every = r.int_(data, "proc_every", "sample")
+
     load = data.get("loadavg")
     loadavg = None
     if isinstance(load, list) and len(load) == 3 and all(isinstance(v, (int, float)) for v in load):
@@ -354,6 +386,8 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         gpu_unavailable_reason=r.str_(data, "gpu_unavailable_reason", "sample"),
         gpus=tuple(gpus),
         gpu_processes=processes,
+        processes_listed=listed,
+        process_every=every if every is not None and every >= 1 else None,
         xids=tuple(xids),
         log_mtime=r.num(data, "log_mtime", "sample"),
         artifact_mtime=r.num(data, "artifact_mtime", "sample"),
@@ -362,3 +396,21 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         problems=tuple(problems),
         box_id=box_id,
     )
+
+
+def carry_processes(previous: HostSnapshot | None, snap: HostSnapshot) -> HostSnapshot:
+    """``snap``, given the last process list when the agent did not list processes in it.
+
+    The list is carried only until the agent's next listing is due (``process_every``
+    samples after it): a listing that then fails, or an agent that restarted (its sample
+    numbers start again), leaves the list unknown rather than stale. So a process that
+    left is shown at most one process interval after it left, never longer.
+    """
+    if snap.gpu_processes is not None or previous is None:
+        return snap
+    listed, every = previous.processes_listed, snap.process_every
+    if previous.gpu_processes is None or listed is None or every is None:
+        return snap
+    if not 0 < snap.seq - listed.seq < every:
+        return snap
+    return replace(snap, gpu_processes=previous.gpu_processes, processes_listed=listed)

@@ -3,6 +3,11 @@
 It keeps updating live: the App passes every update on, and the screen redraws the
 active tab only (the others catch up when they are shown). Number keys jump to tabs, in
 the registry's order, so a new tab gets its key without touching this module.
+
+Updates arrive at any moment of the screen's life: before its tabs are composed, after a
+pop, while the app closes and removes its widgets. Nothing here touches a widget unless
+``_drawable``; what arrived meanwhile is kept and drawn when the screen is shown
+(``_catch_up``), so no sample is lost and no handler raises ``NoMatches``.
 """
 
 from __future__ import annotations
@@ -101,6 +106,8 @@ class HostDetailScreen(FleetView, Screen[None]):
         self.tab_classes = list(tabs if tabs is not None else DETAIL_TABS)
         self.tabs: dict[str, DetailTab] = {cls.TAB_ID: cls() for cls in self.tab_classes}
         self._stale: set[str] = set(self.tabs)
+        self.jobs: HostJobs | None = None  # the host's latest job state, for the tabs
+        self._pending_tab: str | None = None  # a job key's tab, asked for before compose
         self.key_refusal: HostKeyError | None = None  # the host's refused key (K shows it)
 
     def compose(self) -> ComposeResult:
@@ -112,8 +119,42 @@ class HostDetailScreen(FleetView, Screen[None]):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self.draw)
         self.set_interval(1.0, self._tick)
+
+    def on_screen_resume(self) -> None:
+        # Shown (pushed, or back from a screen that covered it): what came meanwhile.
+        self.call_after_refresh(self._catch_up)
+
+    def _drawable(self) -> bool:
+        """Whether every widget of the screen is there to draw on.
+
+        Not before compose and mount finished; not after a pop (a callback queued before
+        it still runs after it); not while the app closes (it removes a screen's widgets,
+        leaves first, while the screen is still in the stack and its timer still fires).
+        """
+        app = self.app
+        return self.is_mounted and self.is_attached and app.is_running and self in app.screen_stack
+
+    def _tabbed(self) -> TabbedContent | None:
+        """The tabs, or None while the screen cannot be drawn on (``_drawable``)."""
+        if not self._drawable():
+            return None
+        return next(iter(self.query_children(TabbedContent)), None)
+
+    def _catch_up(self) -> None:
+        """Draw what arrived while the screen could not: the job state, the queue view,
+        a job key's tab, the latest sample."""
+        if self._tabbed() is None:
+            return
+        for tab in self.tabs.values():
+            if self.jobs is not None:
+                tab.show_jobs(self.jobs)
+            if self.queue_view is not None:
+                tab.show_queue(self.queue_view)
+        pending, self._pending_tab = self._pending_tab, None
+        if pending is not None:
+            self.show_job_tab(pending)
+        self.draw()
 
     def _title(self) -> Content:
         count = min(len(self.tab_classes), 9)
@@ -126,9 +167,9 @@ class HostDetailScreen(FleetView, Screen[None]):
 
     @property
     def active_tab(self) -> str:
-        """The TAB_ID of the tab on screen."""
-        active = self.query_one(TabbedContent).active
-        return active.removeprefix("tab-")
+        """The TAB_ID of the tab on screen ("" while the screen is not drawable)."""
+        tabbed = self._tabbed()
+        return tabbed.active.removeprefix("tab-") if tabbed is not None else ""
 
     def host_updated(self, update: HostUpdate, history: HostHistory | None) -> None:
         """Take a new update for this screen's host; others are ignored."""
@@ -146,17 +187,16 @@ class HostDetailScreen(FleetView, Screen[None]):
         if host != self.host.name:
             return
         self.queue_view = view
-        for tab in self.tabs.values():
-            tab.show_queue(view)
+        if self._drawable():  # else _catch_up hands it on when the screen is shown
+            for tab in self.tabs.values():
+                tab.show_queue(view)
 
     def draw(self) -> None:
         """Redraw the active tab from the latest update."""
-        if not self.is_mounted:
-            return
         tab_id = self.active_tab
         tab = self.tabs.get(tab_id)
         if tab is None or not tab.is_mounted:
-            return  # a tab still composing is drawn by the next update (it stays stale)
+            return  # not drawable: the tab stays stale, drawn once the screen is shown
         view = HostView(
             self.host,
             self.update,
@@ -180,7 +220,9 @@ class HostDetailScreen(FleetView, Screen[None]):
             self.draw()
 
     def action_show_tab(self, tab_id: str) -> None:
-        self.query_one(TabbedContent).active = f"tab-{tab_id}"
+        tabbed = self._tabbed()
+        if tabbed is not None:
+            tabbed.active = f"tab-{tab_id}"
 
     def action_scroll_tab(self, how: str) -> None:
         """PageUp/PageDown/Home/End where nothing focused took them: scroll the tab."""
@@ -206,11 +248,10 @@ class HostDetailScreen(FleetView, Screen[None]):
     def show_job_tab(self, tab_id: str) -> None:
         """Show the tab a job key opened; it takes the cursor if it has an entry for it
         (``t``: the Teardown tab's confirmation box)."""
-        if not self.is_mounted:
-            return
-        if not self.query(TabbedContent):  # still composing: once it is there
-            self.call_after_refresh(self.show_job_tab, tab_id)
-            return
+        if self._tabbed() is None:
+            if not self.is_mounted:  # still composing: _catch_up shows it
+                self._pending_tab = tab_id
+            return  # popped, or the app is closing: nothing to show it on
         self.action_show_tab(tab_id)
         tab = self.tabs.get(tab_id)
         box = tab.take_focus() if tab is not None and tab.is_mounted else None
@@ -257,5 +298,7 @@ class HostDetailScreen(FleetView, Screen[None]):
         """Hand this host's new pull/verify/teardown state to the tabs that show it."""
         if state.host != self.host.name:
             return
-        for tab in self.tabs.values():
-            tab.show_jobs(state)
+        self.jobs = state
+        if self._drawable():  # else _catch_up hands it on when the screen is shown
+            for tab in self.tabs.values():
+                tab.show_jobs(state)

@@ -24,11 +24,11 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from rgt_tui.agent import agent_command, agent_source
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.cost import CostContext, host_alerts
 from rgt_tui.domain.health import Alert, HealthContext, HealthState, Thresholds
 from rgt_tui.domain.profiles import Profile
-from rgt_tui.domain.snapshot import HostSnapshot, snapshot_from_agent
+from rgt_tui.domain.snapshot import HostSnapshot, carry_processes, snapshot_from_agent
 from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import HostJournal, Journal, JournalError
@@ -109,10 +109,10 @@ class JournalLastSeen:
             pass  # the teardown screen reports a damaged journal; telemetry goes on
 
 
-def default_last_seen() -> JournalLastSeen:
-    """The user's journal (``$XDG_STATE_HOME/rgt-tui/journal``), as the app and
+def default_last_seen(fleet: Fleet) -> JournalLastSeen:
+    """The fleet's journal (``paths.journal_dir``), as the app and
     `rgt-tui status` keep the last-seen times in it."""
-    return JournalLastSeen(Journal(journal_dir()))
+    return JournalLastSeen(Journal(journal_dir(fleet.path)))
 
 
 def connection_alerts(
@@ -156,7 +156,7 @@ def parse_agent_line(host: str, line: str) -> HostSnapshot | None:
     """A snapshot from one agent line, or None for a line that is not a JSON object."""
     try:
         data = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a box's "[[[[…" nesting
         return None
     return snapshot_from_agent(host, data) if isinstance(data, dict) else None
 
@@ -314,6 +314,9 @@ class HostMonitor:
                 if first and gap is not None:
                     self.connection = replace(self.connection, gap_s=gap)
                 first = False
+                # Processes are listed every few samples: those between keep the last
+                # list (with its age), so U11 / GEN7 / U40 do not flicker.
+                snap = carry_processes(self.last, snap)
                 self.health = self.health.observe(snap, self.thresholds)
                 self.last = snap
                 self.last_sample_at = self.seen_at = self.clock()
@@ -333,6 +336,11 @@ async def sample_once(
         input=agent_source(),
         timeout=timeout,
     )
+    flood = result.overflow("the telemetry agent's one sample")
+    if flood is not None:  # cut short: no line of it is trusted
+        raise TransportError(
+            host.name, flood, "see what on the box writes into a python3 run (its startup files)"
+        )
     snaps = [s for s in (parse_agent_line(host.name, ln) for ln in result.stdout.splitlines()) if s]
     if not snaps:
         why = (result.stderr.strip().splitlines() or [f"exit status {result.exit_status}"])[-1]

@@ -237,7 +237,11 @@ class HostPane(Widget, can_focus=True):
 
     def can_draw(self) -> bool:
         """Whether a redraw would be seen: displayed, on a screen in view, in view."""
-        if not self.is_mounted or not self.display or not screen_in_view(self.screen):
+        # Not attached: composing, or being removed (the app closing prunes the grid
+        # while the screen's timer still ticks); self.screen would raise then.
+        if not (self.is_mounted and self.is_attached) or not self.display:
+            return False
+        if not screen_in_view(self.screen):
             return False
         # Panes the last screen update left out (scrolled away) are turned down at once,
         # without the widget's region, whose look-up can lay out every pane.

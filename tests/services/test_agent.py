@@ -659,7 +659,10 @@ def test_agent_reads_gpus_and_processes_from_replayed_nvidia_smi(tmp_path):
         assert (gpu.power_w, gpu.power_limit_w, gpu.temp_c) == (631.95, 700.0, 59.0)
         assert gpu.throttle_reasons == () and gpu.ecc_volatile == 0
     # Processes on samples 0 and 2 only (--proc-every 2); null, not empty, in between.
-    assert snaps[1].gpu_processes is None
+    # Every sample says the cadence: the samples between carry the list that far.
+    assert snaps[1].gpu_processes is None and snaps[1].processes_listed is None
+    assert [s.process_every for s in snaps] == [2, 2, 2]
+    assert [s.processes_listed.seq for s in (snaps[0], snaps[2])] == [0, 2]
     for s in (snaps[0], snaps[2]):
         assert [(p.gpu_index, p.pid, p.used_mem) for p in s.gpu_processes] == [
             (0, 11327, 2566 * MIB),

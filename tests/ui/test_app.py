@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.gotchas import gotcha
 from rgt_tui.domain.health import HealthState
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.snapshot import carry_processes, snapshot_from_agent
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import HelpScreen, describe
@@ -216,6 +218,17 @@ async def test_enter_opens_detail_which_keeps_updating(tmp_path: Path) -> None:
         assert "pid 4122" in screen_text(app) and "SM clock 1290 MHz of 1410 MHz" in screen_text(
             app
         )
+        assert "processes as listed" not in screen_text(app)  # listed in this very sample
+        # Between two listings a sample carries the last list (as the monitor does): the
+        # tab shows it, with how much older it is than the sample.
+        between = {**newer, "seq": 4, "t": FROZEN + 6, "gpu_processes": None}
+        carried = carry_processes(
+            snapshot_from_agent("h100-eval", {**newer, "proc_every": 5, "seq": 0}),
+            snapshot_from_agent("h100-eval", {**between, "proc_every": 5}),
+        )
+        monitors["h100-eval"].emit(replace(make_update("h100-eval", between), snapshot=carried))
+        await wait_for(lambda: "processes as listed 6s ago:" in screen_text(app), pilot=pilot)
+        assert "pid 4122" in screen_text(app)
         await pilot.press("3")
         await wait_for(lambda: "/workspace  on /workspace" in screen_text(app), pilot=pilot)
         assert "31,457,280 of 32,768,000" in screen_text(app)

@@ -9,7 +9,7 @@ from textual.widgets import Static
 from rgt_tui.content.gpu_row import util_line, vram_line
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.snapshot import GpuProcess, GpuSample, HostSnapshot
-from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.widgets.spark import Spark
 
@@ -18,10 +18,23 @@ def _num(value: float | None, unit: str, digits: int = 0) -> str:
     return "?" if value is None else f"{value:.{digits}f}{unit}"
 
 
+def listed_ago(snap: HostSnapshot) -> float | None:
+    """How much older than ``snap`` its process list is (None: listed in this sample)."""
+    listed = snap.processes_listed
+    if listed is None or listed.seq == snap.seq:
+        return None
+    return max(0.0, snap.t - listed.t)
+
+
 def gpu_block(
-    gpu: GpuSample, procs: tuple[GpuProcess, ...] | None, th: Thresholds, width: int
+    gpu: GpuSample,
+    procs: tuple[GpuProcess, ...] | None,
+    th: Thresholds,
+    width: int,
+    ago: float | None = None,
 ) -> Content:
-    """Everything about one GPU, its processes last."""
+    """Everything about one GPU, its processes last (``ago``: the list's age, when it
+    comes from an earlier sample: processes are listed every few samples)."""
     muted = "$foreground-muted"
     lines = [
         Content.assemble((f"GPU{gpu.index} ", "bold"), gpu.name, (f"  {gpu.uuid or ''}", muted)),
@@ -47,6 +60,8 @@ def gpu_block(
     if procs is None:
         lines.append(Content.styled("processes: not polled in this sample", muted))
     mine = [p for p in procs or () if p.gpu_index == gpu.index]
+    if procs is not None and ago is not None:
+        lines.append(Content.styled(f"processes as listed {fmt_duration(ago)} ago:", muted))
     if procs is not None and not mine:
         lines.append(Content.styled("processes: none listed (containers often hide them)", muted))
     for p in mine:
@@ -105,6 +120,7 @@ class GpusTab(DetailTab):
             self._empty.update(Content.assemble(("no GPU: ", "bold"), why))
         self._empty.display = not snap.gpus
         width = 64  # the tab may not be laid out yet when first shown
+        ago = listed_ago(snap)
         for (block, spark), gpu in zip(self._blocks, snap.gpus, strict=True):
-            block.update(gpu_block(gpu, snap.gpu_processes, view.thresholds, width))
+            block.update(gpu_block(gpu, snap.gpu_processes, view.thresholds, width, ago))
             spark.data = tuple(view.history.per_gpu_util.get(gpu.index, ()))
