@@ -1,5 +1,7 @@
-# One command each: `make run` sets up and opens the app; `make test` sets up and runs
-# every check CI runs. Both work on a fresh machine (system packages need root or sudo).
+# One command each: `make run` sets up and opens the app (on ./hosts.toml, your fleet,
+# ignored by git; with none, this machine alone); `make demo` sets up with the CPU torch
+# the demo's training runs need, then opens the demo; `make test` sets up and runs every
+# check CI runs. All work on a fresh machine (system packages need root or sudo).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from rgt_tui.cli_command import Call
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView
-from rgt_tui.domain.units import fmt_duration, plural
+from rgt_tui.domain.units import plural
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.transport import Transport
@@ -95,6 +95,8 @@ def view_to_json(view: QueueView) -> dict[str, Any]:
         "total": view.total,
         "resume_index": view.resume_index,
         "elapsed_s": view.elapsed_s,
+        # The runner died without a done record: elapsed_s runs to its last sign of life.
+        "elapsed_is_lower_bound": view.elapsed_is_lower_bound,
         "runner_alive": view.runner_alive,
         "cells": [asdict(c) for c in view.cells],
     }
@@ -112,13 +114,8 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
         lines[0] += f" · {plural(len(cells), 'cell')} in {where}, none sent to the box yet"
         lines += [f"  {i:>3}  {c.name:<28} {NOT_DEPLOYED:<18}" for i, c in enumerate(cells)]
     for c in view.cells:
-        ran = None
-        if c.started_at:
-            ran = (c.ended_at or view.now) - c.started_at
         note = f"  — {c.note}" if c.note else ""
-        lines.append(
-            f"  {c.index:>3}  {c.name:<28} {c.label:<18} {fmt_duration(ran) if ran is not None else '':>7}{note}"
-        )
+        lines.append(f"  {c.index:>3}  {c.name:<28} {c.label:<18} {c.ran(view.now):>7}{note}")
     if view.resume_index is not None:
         lines.append(f"resume: rgt-tui launch {view.host} --start {view.resume_index}")
     return "\n".join(lines)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from textual.content import Content
 
 from rgt_tui.domain.queue_state import CellView, QueueView
-from rgt_tui.domain.units import fmt_duration
 
 STATUS_STYLE = {
     "pending": "$foreground-muted",
@@ -21,7 +20,12 @@ STATUS_MARK = {"pending": "·", "running": "▶", "done": "✓", "failed": "✖"
 
 
 def queue_pane_line(view: QueueView) -> Content | None:
-    """``queue 2/3 done · cell_b · 1m02s`` for the fleet pane; None before any deploy."""
+    """``queue 2/3 done · cell_b · 1m02s`` for the fleet pane; None before any deploy.
+
+    With a failed cell, a second line says why: the last line its command printed
+    (``✖ box1_wide: ModuleNotFoundError: No module named 'torch'``), so a cell that
+    cannot start says so on the pane, not only in its log.
+    """
     if not view.cells:
         return None
     done = view.count("done")
@@ -38,16 +42,18 @@ def queue_pane_line(view: QueueView) -> Content | None:
     elif view.state not in ("running",):
         parts.append((f" · {view.state}", "$foreground-muted"))
     if view.elapsed_s is not None:
-        parts.append((f" · {fmt_duration(view.elapsed_s)}", "$foreground-muted"))
-    return Content.assemble(*parts)
+        parts.append((f" · {view.elapsed_text()}", "$foreground-muted"))
+    line = Content.assemble(*parts)
+    why = view.last_failed
+    if why is not None and why.note:
+        line += Content.assemble("\n", (f"✖ {why.name}: ", "bold $error"), why.note)
+    return line
 
 
 def cell_line(cell: CellView, now: int) -> Content:
     """``✓ 0  cell_a          done       1m02s`` (failed shows its exit code)."""
     style = STATUS_STYLE.get(cell.status, "")
-    ran = ""
-    if cell.started_at:
-        ran = fmt_duration((cell.ended_at or now) - cell.started_at)
+    ran = cell.ran(now)
     parts: list[str | tuple[str, str]] = [
         (f"{STATUS_MARK.get(cell.status, ' ')} ", style),
         (f"{cell.index:>3}  ", "$foreground-muted"),

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rgt_tui.demo.loopback import LoopbackFleet
+from rgt_tui.demo.preflight import workload_problem
 from rgt_tui.demo.quiet_run import launch_quiet_run, prepare_quiet_box, stop_quiet_run
+from rgt_tui.exit_codes import EXIT_PROBLEMS
 from rgt_tui.paths import journal_dir
 
 if TYPE_CHECKING:
@@ -113,6 +115,12 @@ async def _run_app(app: RgtApp, boxes: int) -> int:
 
 def run_demo(boxes: int = 3, *, theme: str | None = None) -> int:
     """Entry point of `rgt-tui demo`; the exit status for the CLI."""
+    # Before any box starts or the screen is taken: a demo whose every cell would die
+    # for want of torch says so here, on the terminal, with the command that fixes it.
+    problem = workload_problem()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_PROBLEMS
     try:
         return asyncio.run(demo_main(boxes, theme=theme))
     except KeyboardInterrupt:

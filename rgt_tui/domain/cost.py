@@ -24,13 +24,14 @@ from rgt_tui.domain.snapshot import HostSnapshot
 IDLE_UTIL_PCT = 5.0
 
 
-def billing_start(started_at: float | None, now: float, uptime_s: float | None) -> float | None:
-    """When the meter started: the fleet file's started_at, else the box's boot time."""
-    if started_at is not None:
-        return started_at
-    if uptime_s is not None:
-        return now - uptime_s
-    return None
+def billing_start(started_at: float | None, first_seen: float | None) -> float | None:
+    """When the meter started: the fleet file's ``started_at``, else when rgt-tui first
+    saw the box answer (kept in the fleet's journal); None while neither is known.
+
+    Never the box's uptime: a rented box is often booted (or a container's host up)
+    long before the user rented it, so a box added a minute ago would show hours spent.
+    """
+    return started_at if started_at is not None else first_seen
 
 
 def cost_so_far(

@@ -13,7 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rgt_tui.domain.queue_records import CellAttempt, DeployedCell, RunnerLaunch
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
+
+REASON_CHARS = 200  # a failed cell's reason: one line of the box's text, cut
 
 PENDING, RUNNING, DONE, FAILED, INTERRUPTED = (
     "pending", "running", "done", "failed", "interrupted",
@@ -40,7 +43,12 @@ class CellView:
     started_at: int | None = None
     ended_at: int | None = None
     attempts: int = 0
-    note: str = ""  # why, for interrupted or orphaned cells
+    # Why: for interrupted or orphaned cells, rgt-tui's reading; for a failed one, the
+    # last line its command printed (the box's text, made printable and cut).
+    note: str = ""
+    # An unfinished attempt: when its log was last written (the box's clock), the last
+    # sign of life of a run that stopped without an end record.
+    last_output_at: int | None = None
 
     @property
     def label(self) -> str:
@@ -48,6 +56,20 @@ class CellView:
         if self.status == FAILED:
             return f"failed (exit {self.exit_code})"
         return self.status
+
+    def ran(self, now: int) -> str:
+        """How long the last attempt ran: to its end, to ``now`` while it runs, and for an
+        interrupted one at least to its last output (``≥5m``: it may have lived on
+        silently); '' when unknown."""
+        if not self.started_at:
+            return ""
+        if self.ended_at is not None:
+            return fmt_duration(self.ended_at - self.started_at)
+        if self.status == RUNNING:
+            return fmt_duration(now - self.started_at)
+        if self.last_output_at is not None:
+            return "≥" + fmt_duration(max(0, self.last_output_at - self.started_at))
+        return ""
 
 
 @dataclass(frozen=True)
@@ -81,7 +103,10 @@ class QueueView:
 
     @property
     def elapsed_s(self) -> int | None:
-        """Seconds since the last launch: until now while running, else until its last record."""
+        """Seconds since the last launch (a relaunch from cell k counts from the relaunch):
+        until now while running, until the done record once finished, else — a runner
+        that died without one — until the run's last sign of life (a record, or a cell's
+        log written), a lower bound (``elapsed_is_lower_bound``)."""
         launch = self.launch
         if launch is None:
             return None
@@ -89,11 +114,31 @@ class QueueView:
             return launch.done.ts - launch.ts
         if self.state == Q_RUNNING:
             return self.now - launch.ts
-        last = max(
-            (t for c in self.cells for t in (c.started_at, c.ended_at) if t and t >= launch.ts),
-            default=launch.ts,
+        signs = (
+            t
+            for c in self.cells
+            for t in (c.started_at, c.ended_at, c.last_output_at)
+            if t and t >= launch.ts
         )
-        return last - launch.ts
+        return max(signs, default=launch.ts) - launch.ts
+
+    @property
+    def elapsed_is_lower_bound(self) -> bool:
+        """The runner died without a done record: when it died is not known."""
+        return self.launch is not None and self.launch.done is None and self.state != Q_RUNNING
+
+    def elapsed_text(self) -> str:
+        """``4m02s``, or ``≥4m02s`` when the run stopped at an unknown time; '' when none."""
+        elapsed = self.elapsed_s
+        if elapsed is None:
+            return ""
+        return ("≥" if self.elapsed_is_lower_bound else "") + fmt_duration(elapsed)
+
+    @property
+    def last_failed(self) -> CellView | None:
+        """The failed cell that ended last, if any (its note says why)."""
+        failed = [c for c in self.cells if c.status == FAILED]
+        return max(failed, key=lambda c: (c.ended_at or 0, c.index)) if failed else None
 
     def summary(self, *, with_state: bool = True) -> str:
         """One line: the state, k/N done, failures, the current cell, elapsed, where to
@@ -113,7 +158,7 @@ class QueueView:
                 f"cell {current.index + 1}/{self.total} {current.name} for {fmt_duration(ran)}"
             )
         if self.elapsed_s is not None:
-            parts.append(f"elapsed {fmt_duration(self.elapsed_s)}")
+            parts.append(f"elapsed {self.elapsed_text()}")
         if self.resume_index is not None:
             parts.append(f"resume from cell {self.resume_index}")
         return " · ".join(parts)
@@ -127,14 +172,20 @@ def _cell_view(
     pid_alive: bool,
     runner_alive: bool,
     is_runner_current: bool,
+    reason: str = "",
+    last_output_at: int | None = None,
 ) -> CellView:
     if not attempts:
         return CellView(cell.index, cell.name, PENDING)
     last = attempts[-1]
-    base = {"started_at": last.ts, "attempts": len(attempts)}
     if last.ended:
         status = DONE if last.exit_code == 0 else FAILED
-        return CellView(cell.index, cell.name, status, last.exit_code, ended_at=last.end_ts, **base)
+        note = printable(reason, REASON_CHARS) if status == FAILED and reason else ""
+        return CellView(
+            cell.index, cell.name, status, last.exit_code, started_at=last.ts,
+            ended_at=last.end_ts, attempts=len(attempts), note=note,
+        )  # fmt: skip
+    base = {"started_at": last.ts, "attempts": len(attempts), "last_output_at": last_output_at}
     if last.boot_id != boot_id:
         note = "the box rebooted after it started (boot id changed): it died with the boot"
         return CellView(cell.index, cell.name, INTERRUPTED, note=note, **base)
@@ -176,12 +227,18 @@ def derive_view(
     runner_alive: bool,
     alive_cells: frozenset[str] = frozenset(),
     session_present: bool = False,
+    reasons: Mapping[str, str] | None = None,
+    log_mtimes: Mapping[str, int] | None = None,
 ) -> QueueView:
     """Every cell's state and the queue's, from the records and the box's liveness facts.
 
     ``runner_alive``: the last launch's pid is a live run_queue process in this boot.
     ``alive_cells``: names whose last unfinished attempt's pid is alive in this boot.
+    ``reasons``: failed cells' last printed line (the box's text: made printable here).
+    ``log_mtimes``: unfinished attempts' last log write, the box's clock.
     """
+    reasons = reasons or {}
+    log_mtimes = log_mtimes or {}
     launch = launches[-1] if launches else None
     runner_alive = runner_alive and launch is not None and launch.boot_id == boot_id
     state = queue_state(deployed, launches, boot_id=boot_id, runner_alive=runner_alive)
@@ -199,6 +256,8 @@ def derive_view(
             pid_alive=c.name in alive_cells,
             runner_alive=runner_alive,
             is_runner_current=c.name == newest,
+            reason=reasons.get(c.name, ""),
+            last_output_at=log_mtimes.get(c.name),
         )
         for c in deployed
     )

@@ -152,7 +152,7 @@ write_env() {  # FILE: the launch session's exported environment, mode 0600
 
 probe() {  # SESSION WORKDIR DURABLE [diag]
     local session=$1 workdir=$2 durable=$3 diag=${4:-} boot info d b p idx name cmd f line last
-    local kind sboot spid
+    local kind sboot spid why mt
     boot=$(boot_id)
     printf 'home\t%s\nboot\t%s\nnow\t%s\n' "$HOME" "$boot" "$(date +%s)"
     read -r line _ 2>/dev/null </proc/uptime && printf 'uptime\t%s\n' "$line"
@@ -184,6 +184,19 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
         read -r kind _ sboot spid <<<"$last"
         if [ "${kind:-}" = start ] && [ "${sboot:-}" = "$boot" ] && alive "${spid:-}"; then
             printf 'alive\t%s\n' "$name"
+        fi
+        # An unfinished attempt: when its log was last written, the last sign of life of a
+        # run that stopped without an end record (GNU stat; none where it is missing).
+        if [ "${kind:-}" = start ] && [ -e "$q/cells/$name.log" ]; then
+            mt=$(stat -c %Y "$q/cells/$name.log" 2>/dev/null) && printf 'logt\t%s\t%s\n' "$name" "$mt"
+        fi
+        # A failed attempt ("end TS CODE", CODE not 0): the last line its command printed,
+        # which names the cause (a traceback ends "ModuleNotFoundError: ..."). Bounded:
+        # the log is the box's text, of any size.
+        if [ "${kind:-}" = end ] && [ "${sboot:-0}" != 0 ] && [ -r "$q/cells/$name.log" ]; then
+            why=$(tail -c 4096 "$q/cells/$name.log" 2>/dev/null | tr '\r' '\n' |
+                grep -av -e '^\[rgt ' -e '^[[:space:]]*$' | tail -n 1 | cut -c 1-300)
+            [ -n "$why" ] && printf 'why\t%s\t%s\n' "$name" "$why"
         fi
     done <"$q/cells.tsv"
     if [ "$diag" = diag ]; then

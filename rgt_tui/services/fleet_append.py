@@ -32,11 +32,11 @@ from rgt_tui.domain.config import (
 )
 from rgt_tui.domain.toml_lines import LineIndex
 
-# The header of a fleet file `rgt-tui add` creates (the shipped hosts.toml explains more).
+# The header of a fleet file `rgt-tui add` creates (the shipped hosts.example.toml explains more).
 NEW_FILE_HEADER = (
     "## rgt-tui fleet file: one [[hosts]] block per rented box.\n"
     "## `rgt-tui add` and the TUI's add screen append blocks here; every key is explained\n"
-    '## in the README ("The fleet file") and in the example hosts.toml shipped with rgt-tui.\n'
+    '## in the README ("The fleet file") and in hosts.example.toml, shipped with rgt-tui.\n'
 )
 
 

@@ -103,6 +103,10 @@ class BoxQueueFacts:
     launches: tuple[RunnerLaunch, ...] = ()
     attempts: dict[str, tuple[CellAttempt, ...]] = field(default_factory=dict)
     alive_cells: frozenset[str] = frozenset()
+    # Failed cells: the last line each one's command printed (its log), the box's text.
+    why: dict[str, str] = field(default_factory=dict)
+    # Unfinished attempts: when each one's log was last written (the box's clock).
+    log_mtimes: dict[str, int] = field(default_factory=dict)
     oom_now: int | None = None
     dmesg: str = "missing"
     dmesg_lines: tuple[str, ...] = ()
@@ -116,6 +120,8 @@ def parse_probe(text: str) -> BoxQueueFacts:
     states: dict[str, list[str]] = {}
     ooms: dict[str, list[str]] = {}
     alive: set[str] = set()
+    why: dict[str, str] = {}
+    log_mtimes: dict[str, int] = {}
     dmesg_lines: list[str] = []
     for line in text.splitlines():
         key, _, rest = line.partition("\t")
@@ -128,6 +134,13 @@ def parse_probe(text: str) -> BoxQueueFacts:
             (states if key == "state" else ooms).setdefault(name, []).append(record)
         elif key == "alive":
             alive.add(rest)
+        elif key == "why":
+            name, _, reason = rest.partition("\t")
+            why[name] = reason
+        elif key == "logt":
+            name, _, mtime = rest.partition("\t")
+            if mtime.isdigit():
+                log_mtimes[name] = int(mtime)
         elif key == "dmesg_line":
             dmesg_lines.append(rest)
         else:
@@ -165,6 +178,8 @@ def parse_probe(text: str) -> BoxQueueFacts:
         launches=parse_runner_state("\n".join(runner)),
         attempts=attempts,
         alive_cells=frozenset(alive),
+        why=why,
+        log_mtimes=log_mtimes,
         oom_now=int(oom) if oom.isdigit() else None,
         dmesg=single.get("dmesg", "missing"),
         dmesg_lines=tuple(dmesg_lines),

@@ -29,6 +29,8 @@ def view_from_facts(host: HostConfig, facts: BoxQueueFacts) -> QueueView:
         runner_alive=facts.runner_alive,
         alive_cells=facts.alive_cells,
         session_present=facts.session_present,
+        reasons=facts.why,
+        log_mtimes=facts.log_mtimes,
     )
 
 

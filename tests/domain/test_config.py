@@ -25,7 +25,7 @@ from rgt_tui.domain.config import (
     resolve_fleet_path,
 )
 
-REPO_HOSTS = ROOT / "hosts.toml"
+REPO_HOSTS = ROOT / "hosts.example.toml"
 UTC = timezone.utc
 
 
@@ -226,11 +226,11 @@ def test_fleet_settings_apply_to_the_default_fleet(tmp_path: Path) -> None:
     assert fleet.hosts[0].epochs == 3
 
 
-def test_repo_hosts_toml_is_the_default_fleet() -> None:
+def test_shipped_example_is_the_default_fleet() -> None:
     _assert_default(load_fleet(REPO_HOSTS))
 
 
-def test_repo_hosts_toml_examples_are_valid_when_uncommented(tmp_path: Path) -> None:
+def test_shipped_example_hosts_are_valid_when_uncommented(tmp_path: Path) -> None:
     text = REPO_HOSTS.read_text(encoding="utf-8")
     uncommented = re.sub(r"(?m)^# ", "", text)
     fleet = load_fleet(write_hosts(tmp_path, uncommented))

@@ -22,10 +22,12 @@ from rgt_tui.profiles import profile
 DAY = 86400.0
 
 
-def test_cost_from_started_at_else_boot_time():
-    assert billing_start(1000.0, 5000.0, 300.0) == 1000.0
-    assert billing_start(None, 5000.0, 300.0) == 4700.0
-    assert billing_start(None, 5000.0, None) is None
+def test_cost_from_started_at_else_first_seen_never_uptime():
+    assert billing_start(1000.0, 4900.0) == 1000.0  # the user said when
+    # No started_at: from when rgt-tui first saw the box, whatever its uptime.
+    assert billing_start(None, 4940.0) == 4940.0
+    assert billing_start(None, None) is None  # never seen: unknown, not "since boot"
+    assert cost_so_far(10.0, billing_start(None, 4940.0), 5000.0) == 10.0 * 60 / 3600
     assert cost_so_far(2.0, 0.0, 5400.0) == 3.0
     assert cost_so_far(2.0, 0.0, 99999.0, end=1800.0) == 1.0  # torn down: the meter stops
     assert cost_so_far(None, 0.0, 10.0) is None

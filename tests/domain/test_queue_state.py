@@ -150,3 +150,68 @@ def test_the_queue_line_names_the_state_once_and_the_cli_names_its_flag():
 def test_a_queue_never_deployed_is_not_called_zero_of_zero_done():
     empty = derive_view("box1", (), (), {}, boot_id=BOOT, now=1100, runner_alive=False)
     assert empty.summary() == "not deployed" and "0/0" not in empty.summary()
+
+
+def test_a_stopped_relaunch_counts_from_the_relaunch_to_its_last_sign_of_life():
+    """Relaunched from cell 2, the runner killed while cell 2 ran: not "elapsed 0s"."""
+    first = f"launch 1000 {BOOT} tmux 0 {SCRIPT} 4242\n"
+    relaunch = f"launch 2000 {BOOT} tmux 2 {SCRIPT} 4343\n"
+    records = parse_runner_state(first + relaunch)
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1010 0\n"),
+        "b": parse_cell_state(f"start 1010 {BOOT} 11\nend 1020 0\n"),
+        "c": parse_cell_state(f"start 1020 {BOOT} 12\nstart 2000 {BOOT} 13\n"),
+    }
+    v = derive_view(
+        "box1", DEPLOYED, records, attempts, boot_id=BOOT, now=3000, runner_alive=False,
+        log_mtimes={"c": 2300},
+    )  # fmt: skip
+    assert v.state == STOPPED and v.cells[2].status == INTERRUPTED
+    # From the relaunch (2000) to cell c's last log write (2300), and said to be a floor.
+    assert v.elapsed_s == 300 and v.elapsed_is_lower_bound
+    assert "elapsed ≥5m00s" in v.summary()
+    assert v.cells[2].ran(v.now) == "≥5m00s"  # not "16m40s" and growing with the clock
+    # No log written: the relaunch's own records are all there is.
+    silent = derive_view(
+        "box1", DEPLOYED, records, attempts, boot_id=BOOT, now=3000, runner_alive=False
+    )
+    assert silent.elapsed_s == 0 and silent.cells[2].ran(3000) == ""
+    # Still running: from the relaunch to now, not from the first launch.
+    running = derive_view(
+        "box1", DEPLOYED, records, attempts, boot_id=BOOT, now=2100, runner_alive=True,
+        alive_cells=frozenset({"c"}),
+    )  # fmt: skip
+    assert running.elapsed_s == 100 and not running.elapsed_is_lower_bound
+    assert "elapsed 1m40s" in running.summary() and running.cells[2].ran(2100) == "1m40s"
+
+
+def test_a_failed_cell_says_why_from_its_last_printed_line():
+    from rgt_tui.cli_queue import format_view
+    from rgt_tui.content.queue_text import queue_pane_line
+
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1001 1\n"),
+        "b": parse_cell_state(f"start 1001 {BOOT} 11\nend 1002 1\n"),
+        "c": parse_cell_state(f"start 1002 {BOOT} 12\nend 1003 0\n"),
+    }
+    v = derive_view(
+        "box1", DEPLOYED, launches(), attempts, boot_id=BOOT, now=1100, runner_alive=True,
+        reasons={
+            "a": "ModuleNotFoundError: No module named 'numpy'",
+            # The box's text: an escape sequence is shown, never obeyed, and cut.
+            "b": "ModuleNotFoundError: No module named 'torch'\x1b[2J" + "x" * 500,
+            "c": "a done cell's reason is not shown",
+        },
+    )  # fmt: skip
+    assert v.cells[0].note == "ModuleNotFoundError: No module named 'numpy'"
+    assert v.cells[1].note.startswith("ModuleNotFoundError: No module named 'torch'\\x1b[2J")
+    assert len(v.cells[1].note) == 200 and "\x1b" not in v.cells[1].note
+    assert v.cells[2].note == ""
+    assert v.last_failed is not None and v.last_failed.name == "b"
+    shown = format_view(v)
+    assert "failed (exit 1)" in shown and "— ModuleNotFoundError: No module named 'numpy'" in shown
+    line = queue_pane_line(v)
+    assert line is not None
+    summary, why = line.plain.split("\n")
+    assert summary.startswith("queue 1/4 done · 2 failed")
+    assert why.startswith("✖ b: ModuleNotFoundError: No module named 'torch'")

@@ -3,7 +3,7 @@ confirmation, a [[hosts]] block appended without touching a byte of the file bef
 
 Real components: loopback asyncssh boxes, a HOME of the test's own (so ~/.ssh/known_hosts
 starts empty), the real console entry point (under a pseudo-terminal where it asks), the
-shipped, heavily commented hosts.toml, and the add screen driven by the Pilot.
+shipped, heavily commented hosts.example.toml, and the add screen driven by the Pilot.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ async def test_add_shows_the_key_trusts_on_confirmation_and_appends_byte_for_byt
     fleet = await make_loopback_fleet(1)
     box = fleet.boxes[0]
     hosts = tmp_path / "hosts.toml"
-    shutil.copy(ROOT / "hosts.toml", hosts)  # the shipped file: ~200 lines of comments
+    shutil.copy(ROOT / "hosts.example.toml", hosts)  # ~200 lines of comments
     before = hosts.read_bytes()
     new = new_host(fleet, box)
 

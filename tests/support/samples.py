@@ -6,6 +6,7 @@ snapshots and alerts by the real parser and health rules; only the transport is 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,8 @@ def inode_update() -> HostUpdate:
         gpus=[gpu(0, 35, 1410, 20.0, 58, name="NVIDIA H100 80GB HBM3")],
         gpu_processes=[{"gpu_index": 0, "pid": 777, "name": "eval.py", "used_mem": 20 * GIB}],
     )
-    return make_update("h100-eval", data)
+    # No started_at in the fleet file: billed from when rgt-tui first saw it, 10:00.
+    return replace(make_update("h100-eval", data), first_seen=FROZEN - 7200)
 
 
 def lost_update() -> HostUpdate:

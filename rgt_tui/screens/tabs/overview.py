@@ -24,7 +24,8 @@ def identity_lines(view: HostView, snap: HostSnapshot | None) -> list[Content]:
     """Host name, boot, uptime, cost; host-wide figures labelled as such (U41)."""
     muted = "$foreground-muted"
     lines = [Content.assemble(("profile ", muted), view.host.profile)]
-    cost = cost_text(view.host, snap, view.now)
+    first_seen = view.update.first_seen if view.update is not None else None
+    cost = cost_text(view.host, view.now, first_seen=first_seen)
     if cost:
         lines.append(
             Content.assemble(("cost ", muted), cost, (f"  {started_label(view.host)}", muted))

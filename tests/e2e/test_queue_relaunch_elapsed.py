@@ -1,0 +1,75 @@
+"""`queue show` over a loopback box: elapsed counts from a relaunch (never "elapsed 0s"
+for a queue relaunched from cell 2 and stopped), and a failed cell says why — the last
+line its command printed — in `queue show` and on the TUI's queue line."""
+
+from __future__ import annotations
+
+import json
+
+from support.cli import arun
+from support.queues import SCRIPT_RUN, wait_view
+
+from rgt_tui.content.queue_text import queue_pane_line
+from rgt_tui.domain.queue_state import FINISHED, INTERRUPTED, RUNNING, STOPPED
+
+# Prints a line every 0.2 s until the test creates $HOME/go: a run with signs of life.
+TICKING = 'while [ ! -e "$HOME/go" ]; do echo tick; sleep 0.2; done'
+
+
+async def test_elapsed_counts_from_a_relaunch_from_cell_2(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(
+        f"{qf.cell_script('one', 'echo one')} t\n"
+        f"{qf.cell_script('two', 'echo two')} t\n"
+        f"{qf.cell_script('ticking', TICKING)} t\n"
+    )
+    first = await arun("launch", "box1", "--hosts", hosts, "--yes")
+    assert first.returncode == 0, first.stderr
+    await wait_view(qf, lambda v: v.cells[2].status == RUNNING)
+    qf.kill_session()
+    await wait_view(qf, lambda v: v.state == STOPPED and v.resume_index == 2)
+
+    again = await arun("launch", "box1", "--hosts", hosts, "--yes", "--start", "2")
+    assert again.returncode == 0, again.stderr
+    relaunched = await wait_view(
+        qf, lambda v: v.state == RUNNING and v.launch is not None and v.launch.start_index == 2
+    )
+    relaunch_ts = relaunched.launch.ts  # type: ignore[union-attr]
+    # Cell 2 keeps writing its log for a few seconds after the relaunch, then the
+    # runner is killed: the queue ran at least that long.
+    lived = await wait_view(
+        qf,
+        lambda v: (v.cells[2].last_output_at or 0) - relaunch_ts >= 3,
+        timeout=60,
+        what="cell 2 to write its log 3 s after the relaunch",
+    )
+    assert lived.elapsed_s is not None and lived.elapsed_s >= 3  # running: relaunch → now
+    qf.kill_session()
+    stopped = await wait_view(qf, lambda v: v.state == STOPPED)
+    assert stopped.cells[2].status == INTERRUPTED
+
+    shown = await arun("queue", "show", "box1", "--hosts", hosts, "--json")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["elapsed_s"] >= 3 and data["elapsed_is_lower_bound"] is True
+    text = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert "elapsed ≥" in text.stdout and "elapsed 0s" not in text.stdout, text.stdout
+    assert "resume from cell 2" in text.stdout
+
+
+async def test_a_cell_that_cannot_start_says_why(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    missing = "python3 -c 'import rgt_no_such_module'"
+    qf.write_queue(f"{qf.cell_script('needs_it', missing)} t\n")
+    launched = await arun("launch", "box1", "--hosts", hosts, "--yes")
+    assert launched.returncode == 0, launched.stderr
+    view = await wait_view(qf, lambda v: v.state == FINISHED, timeout=60)
+    reason = "ModuleNotFoundError: No module named 'rgt_no_such_module'"
+    assert view.cells[0].note == reason
+
+    shown = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert "failed (exit 1)" in shown.stdout and f"— {reason}" in shown.stdout, shown.stdout
+    line = queue_pane_line(view)
+    assert line is not None and line.plain.split("\n")[1] == f"✖ needs_it: {reason}"
