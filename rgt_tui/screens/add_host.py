@@ -3,9 +3,9 @@
 The same steps as ``rgt-tui add`` (rgt_tui.services.add_host): the target is read by
 the fleet file's own parser, the name and profile are offered from the host (until the
 user types their own), "Check host key" connects once and shows the key. An unknown key
-needs the "Trust this key" button, which is never the focused one (Enter or Escape
-leaves known_hosts alone); a changed or revoked key is shown with its fix and nothing
-can be added. "Add" appends the block and dismisses with the new ``HostConfig``;
+needs the "Trust this key" button or ``t``, never the focused one (Enter or Escape
+leaves known_hosts alone; the line under the buttons says what Enter does where the
+focus is); a changed or revoked key is shown with its fix and nothing can be added. "Add" appends the block and dismisses with the new ``HostConfig``;
 Cancel or Escape dismisses with None and writes nothing.
 """
 
@@ -15,7 +15,7 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -26,6 +26,7 @@ from textual.widgets import Button, Input, Select, Static
 
 from rgt_tui.domain.config import DEFAULT_PROFILE, FLEET_FILE_NAME, HostConfig
 from rgt_tui.profiles import load_profiles
+from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 from rgt_tui.services.add_host import (
     AddRefused,
     KeyCheck,
@@ -51,6 +52,11 @@ def _row(label: str, value: str, style: str = "") -> Content:
     return Content.assemble((f"{label:<13}", MUTED), (value, style))
 
 
+def _row_if(label: str, value: str | None) -> list[Content]:
+    """The row, or none at all when there is nothing to say (never a bare heading)."""
+    return [_row(label, value)] if value else []
+
+
 class AddHostScreen(ModalScreen[HostConfig | None]):
     """Add one box to the fleet file; dismisses with its HostConfig, or None."""
 
@@ -68,7 +74,10 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
     AddHostScreen #add-buttons { height: auto; align-horizontal: right; }
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is written")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is written"),
+        Binding("t", "trust", "Trust", tooltip="Trust the box's new host key, once shown"),
+    ]
 
     class Checked(Message):
         """The host-key check finished (``check``), or the form was refused (``refused``)."""
@@ -144,14 +153,43 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
                 id="add-status",
             )
             with Horizontal(id="add-buttons"):
-                yield Button("Check host key", id="add-check", variant="primary")
-                yield Button("Trust this key", id="add-trust", variant="warning")
-                yield Button("Add", id="add-add", variant="success", disabled=True)
-                yield Button("Cancel", id="add-cancel")
+                yield DialogButton(
+                    "Check host key", does="check the host key", id="add-check", variant="primary"
+                )
+                yield DialogButton(
+                    "Trust this key", does="trust this key", id="add-trust", variant="warning"
+                )
+                yield DialogButton(
+                    "Add", does="add the box", id="add-add", variant="success", disabled=True
+                )
+                yield DialogButton("Cancel", does="cancel, nothing written", id="add-cancel")
+            yield KeyHint(id="add-hint")
 
     def on_mount(self) -> None:
         self.query_one("#add-trust", Button).display = False
-        self.query_one("#add-target", Input).focus()
+        self.set_focus(self.query_one("#add-target", Input))
+        self._hint()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._hint()
+
+    def _trustable(self) -> bool:
+        """Whether the check found a box's own unknown key that may be trusted here."""
+        check = self.check
+        return (
+            check is not None
+            and check.can_trust
+            and self.query_one("#add-trust", Button).display
+            and not self._busy
+        )
+
+    def _hint(self) -> None:
+        """Say what Enter does where the focus is, and the other keys."""
+        enter = enter_does(self.focused, {"add-target": "check the host key"})
+        trust = [("t", "trust this key")] if self._trustable() else []
+        self.query_one("#add-hint", KeyHint).show_keys(
+            enter, *trust, ("Tab", "next"), ("Esc", "cancel, nothing written")
+        )
 
     # -- the form ------------------------------------------------------------------------
 
@@ -242,7 +280,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
             return  # the target was edited while it was checked: that check is void
         self.new, check = message.new, message.check
         self.check = check
-        add = self.query_one("#add-add", Button)
+        add = self.query_one("#add-add", DialogButton)
         trust = self.query_one("#add-trust", Button)
         if check.status in ("trusted", "local"):
             self._status(
@@ -250,7 +288,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
                 _row("host", check.host, "bold"),
             )
             add.disabled = False
-            add.focus()
+            self.set_focus(add)
         elif check.status == "unknown" and check.error and check.error.jump_host:
             # A jump host's key is never trusted with one click (shared, long-lived): K on
             # the host's pane asks for its name typed (screens/host_key.py).
@@ -267,10 +305,9 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
                     MUTED,
                 ),
                 _row("fingerprint", check.fingerprint or "", "bold"),
-                _row("fix", check.fix or ""),
+                *_row_if("fix", check.fix),
             )
-            add.label = "Add anyway"
-            add.disabled = False
+            self._add_anyway(add)
         elif check.status == "unknown":
             self._status(
                 Content.assemble(("trust this key? ", "bold $warning"), (check.host, "bold")),
@@ -285,40 +322,54 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
                 Content(check.trust_line or ""),  # a row of its own: copied whole
             )
             trust.display = True
-            self.query_one("#add-cancel", Button).focus()  # Enter must not trust
+            self.set_focus(self.query_one("#add-cancel", Button))  # Enter must not trust
         elif check.status == "refused":
             self._status(
                 Content.assemble(("host key refused: ", "bold $error"), (check.host, "bold")),
                 Content.styled(check.message, "$error"),
-                _row("fix", check.fix or ""),
+                *_row_if("fix", check.fix),
                 Content.styled("rgt-tui does not trust a changed or revoked key.", MUTED),
             )
         else:  # unreachable: the key is checked when the box answers (K on its pane)
             self._status(
                 Content.assemble(("not checked: ", "bold $warning"), (check.host, "bold")),
                 Content.styled(check.message, "$warning"),
-                _row("fix", check.fix or ""),
+                *_row_if("fix", check.fix),
                 Content.styled("Add anyway: its host key is checked when it answers.", MUTED),
             )
-            add.label = "Add anyway"
-            add.disabled = False
+            self._add_anyway(add)
+        self._hint()
+
+    def _add_anyway(self, add: DialogButton) -> None:
+        add.set_caption("Add anyway", does="add the box anyway")
+        add.disabled = False
+        self._hint()
 
     def _forget_check(self) -> None:
         self.new = self.check = None
-        add = self.query_one("#add-add", Button)
+        add = self.query_one("#add-add", DialogButton)
         add.disabled = True
-        add.label = "Add"
+        add.set_caption("Add", does="add the box")
         self.query_one("#add-trust", Button).display = False
+        self._hint()
 
     def _set_busy(self, busy: bool) -> None:
         self._busy = busy
         self.query_one("#add-check", Button).disabled = busy
+        self._hint()
 
     # -- trusting ------------------------------------------------------------------------
 
     @on(Button.Pressed, "#add-trust")
     def _trust_pressed(self, event: Button.Pressed) -> None:
         event.stop()
+        self.action_trust()
+
+    def action_trust(self) -> None:
+        """``t`` or the Trust button: write the box's own unknown key (only once shown;
+        a jump host's key is trusted from K on the host's pane, its name typed)."""
+        if not self._trustable():
+            return
         check = self.check
         if check is None or not check.can_trust or self._busy:
             return
@@ -354,7 +405,8 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
         )
         add = self.query_one("#add-add", Button)
         add.disabled = False
-        add.focus()
+        self.set_focus(add)
+        self._hint()
 
     # -- adding --------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """DiagnosisScreen: why a host's latest cell vanished — the cause, the evidence for each
 of the four causes (reboot, OOM kill, SSH hang-up, manual kill: U3) and the next step.
 
-The box is read in a worker; the modal says "diagnosing…" until the answer arrives.
+The box is read in a worker; the modal says "diagnosing…" until the answer arrives. It
+has no buttons: Enter, Escape, q and d all close it, and its last line says so.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from textual.widgets import Static
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import Diagnosis, Evidence
+from rgt_tui.screens.dialog import KeyHint
 from rgt_tui.screens.queue_actions import error_text
 from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
@@ -84,7 +86,7 @@ class DiagnosisScreen(ModalScreen[None]):
     }
     """
 
-    BINDINGS = [Binding("escape,q,d", "close", "Close", tooltip="Close the diagnosis")]
+    BINDINGS = [Binding("enter,escape,q,d", "close", "Close", tooltip="Close the diagnosis")]
 
     class Diagnosed(Message):
         """The diagnosis came back (or the box could not be read)."""
@@ -107,8 +109,10 @@ class DiagnosisScreen(ModalScreen[None]):
                 id="diagnosis-title",
             )
             yield Static(Content.styled("diagnosing…", "$foreground-muted"), id="diagnosis-body")
+            yield KeyHint(id="diagnosis-hint")
 
     def on_mount(self) -> None:
+        self.query_one("#diagnosis-hint", KeyHint).show_keys("close", ("Esc, q or d", "close"))
         run_host_worker(self, self._diagnose(), "queue-diagnose", self.host.name)
 
     async def _diagnose(self) -> None:

@@ -71,7 +71,7 @@ class HelpBody(Static):
 class HelpScreen(ModalScreen[None]):
     """A modal list of every key, grouped by where it works; any close key dismisses it."""
 
-    BINDINGS = [Binding("escape,q,question_mark", "close", "Close", show=False)]
+    BINDINGS = [Binding("enter,escape,q,question_mark", "close", "Close", show=False)]
 
     def __init__(self, sections: list[tuple[str, list[BindingType]]]) -> None:
         super().__init__()
@@ -91,7 +91,10 @@ class HelpScreen(ModalScreen[None]):
         lines.append(Content.styled("Mouse", "bold"))
         for keys, text in MOUSE_HELP:
             lines += help_row(keys, text, width)
-        lines += [Content(""), Content.styled("Esc, q or ? closes this help.", "$foreground-muted")]
+        lines += [
+            Content(""),
+            Content.styled("Enter, Esc, q or ? closes this help.", "$foreground-muted"),
+        ]
         return Content("\n").join(lines)
 
     def action_close(self) -> None:

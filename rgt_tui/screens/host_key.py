@@ -4,8 +4,10 @@ A monitor's connection refused with ``HostKeyError`` stops there (retrying would
 the refusal). ``K`` on that host opens ``HostKeyScreen``:
 
 - an unknown key: the host, its SHA-256 fingerprint, the exact known_hosts line and the
-  file it goes to; only the Trust button appends it (``known_hosts.trust_host_key``),
-  then the host reconnects. Cancel (or Escape, the default) writes nothing;
+  file it goes to; only the Trust button or ``t`` appends it
+  (``known_hosts.trust_host_key``), then the host reconnects. Cancel (focused: Enter,
+  and Escape) writes nothing; the line under the buttons says so in words, and the
+  focused button is marked in its text (``screens/dialog.py``);
 - an unknown key of a ProxyJump hop (``HostKeyError.jump_host``): the prompt names the
   jump host, says to compare with the jump host's own fingerprint (not the provider's
   for the box), and Trust stays disabled until the jump host's name is typed: a jump
@@ -23,7 +25,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -32,6 +34,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.transport.base import HostKeyError
 
@@ -64,6 +67,11 @@ def _row(label: str, value: str, style: str = "") -> Content:
     return Content.assemble((f"{label:<14}", MUTED), (value, style))
 
 
+def _row_if(label: str, value: str | None) -> list[Content]:
+    """The row, or none at all when there is nothing to say (never a bare heading)."""
+    return [_row(label, value)] if value else []
+
+
 class HostKeyScreen(ModalScreen[bool]):
     """One refused host key; dismisses with True only when the user trusts it."""
 
@@ -76,7 +84,10 @@ class HostKeyScreen(ModalScreen[bool]):
     HostKeyScreen #key-buttons { height: auto; align-horizontal: right; }
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is written")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is written"),
+        Binding("t", "trust", "Trust", tooltip="Trust the box's own new key"),
+    ]
 
     def __init__(self, error: HostKeyError) -> None:
         super().__init__()
@@ -104,18 +115,45 @@ class HostKeyScreen(ModalScreen[bool]):
             with Horizontal(id="key-buttons"):
                 if self.can_trust:
                     label = "Trust the jump host's key" if self.needs_name else "Trust this key"
-                    yield Button(
-                        label, id="key-trust", variant="warning", disabled=bool(self.needs_name)
+                    yield DialogButton(
+                        label,
+                        does=label.lower(),
+                        id="key-trust",
+                        variant="warning",
+                        disabled=bool(self.needs_name),
                     )
-                    yield Button("Cancel", id="key-cancel", variant="primary")
+                    yield DialogButton("Cancel", does="cancel", id="key-cancel", variant="primary")
                 else:
-                    yield Button("Close", id="key-cancel", variant="primary")
+                    yield DialogButton("Close", does="close", id="key-cancel", variant="primary")
+            yield KeyHint(id="key-hint")
 
     def on_mount(self) -> None:
         # Enter on the default button leaves known_hosts alone: trusting takes a deliberate
         # move to the Trust button (for a jump host, its name typed first).
         focus = "#key-name" if self.needs_name else "#key-cancel"
-        self.query_one(focus).focus()
+        self.set_focus(self.query_one(focus))
+        self._hint()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._hint()
+
+    def _hint(self) -> None:
+        """Say what Enter does with the focus where it is, and the other keys."""
+        hint = self.query_one("#key-hint", KeyHint)
+        if not self.can_trust:
+            hint.show_keys(enter_does(self.focused), ("Esc", "close"))
+            return
+        jump = self.needs_name
+        if jump is None:
+            hint.show_keys(enter_does(self.focused), ("t", "trust this key"), ("Esc", "cancel"))
+            return
+        named = self._named()
+        enter = enter_does(self.focused, {"key-name": "trust the jump host's key"})
+        hint.show_keys(
+            enter if named else None,
+            ("Esc", "cancel"),
+            lead="" if named else f"type {jump} to trust the jump host's key",
+        )
 
     def _named(self) -> bool:
         """Whether trusting may go ahead: the jump host's name typed, where one is needed."""
@@ -180,7 +218,7 @@ class HostKeyScreen(ModalScreen[bool]):
                 *([_row("reaches", e.host)] if jump else []),
                 _row("old", ", ".join(e.known) or "(none recorded)"),
                 _row("new", e.presented, "bold"),
-                _row("fix", e.fix or ""),
+                *_row_if("fix", e.fix),
                 Content(""),
                 Content.styled("rgt-tui does not trust a changed or revoked key.", MUTED),
             ]
@@ -190,6 +228,7 @@ class HostKeyScreen(ModalScreen[bool]):
     def _typed(self, event: Input.Changed) -> None:
         event.stop()
         self.query_one("#key-trust", Button).disabled = not self._named()
+        self._hint()
 
     @on(Input.Submitted, "#key-name")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -210,6 +249,16 @@ class HostKeyScreen(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+    def action_trust(self) -> None:
+        """``t``: trust a box's own new key. A jump host's key still takes its name typed
+        (``t`` then only moves the cursor to the name box)."""
+        if not self.can_trust:
+            return
+        if self._named():
+            self.dismiss(True)
+        else:
+            self.set_focus(self.query_one("#key-name", Input))
 
 
 class HostKeys:

@@ -2,14 +2,15 @@
 
 The plan is built in a worker (the box is read over the network); changing the start
 index re-plans. A plan with problems (already running, names collide, unreachable) is
-shown as a refusal: the reasons and no Launch button.
+shown as a refusal: the reasons and no Launch button. The line under the buttons says
+what Enter does where the focus is (``screens/dialog.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -20,6 +21,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.units import plural
+from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 from rgt_tui.screens.queue_actions import error_text
 from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
@@ -106,19 +108,33 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
                 yield Input("0", id="launch-start", type="integer")
             yield Static(id="launch-notes")
             with Horizontal(id="launch-buttons"):
-                yield Button("Launch", id="launch-go", variant="primary", disabled=True)
-                yield Button("Cancel", id="launch-cancel")
+                yield DialogButton(
+                    "Launch", does="launch", id="launch-go", variant="primary", disabled=True
+                )
+                yield DialogButton("Cancel", does="cancel", id="launch-cancel")
+            yield KeyHint(id="launch-hint")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("#", "name", "task", "epochs", "status")
         self.replan(None)
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._hint()
+
+    def _hint(self) -> None:
+        """Say what Enter does where the focus is; Escape always leaves the box alone."""
+        enter = enter_does(self.focused, {"launch-start": "plan from this cell"})
+        self.query_one("#launch-hint", KeyHint).show_keys(
+            enter, ("Tab", "next"), ("Esc", "cancel, nothing launched")
+        )
+
     # -- planning ------------------------------------------------------------------------
 
     def replan(self, start: int | None) -> None:
         """Build the plan in a worker (``start`` None: the plan's own default)."""
         self.query_one("#launch-go", Button).disabled = True
+        self._hint()
         run_host_worker(self, self._plan(start), "queue-plan", self.host.name)
 
     async def _plan(self, start: int | None) -> None:
@@ -147,6 +163,7 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         if message.plan is None:
             status.update(Content.styled(f"Could not plan: {message.error}", "$error"))
             self.query_one("#launch-go", Button).display = False
+            self.set_focus(self.query_one("#launch-cancel", Button))
             return
         start = self.query_one("#launch-start", Input)
         typed = start.value.strip()
@@ -175,8 +192,10 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         go = self.query_one("#launch-go", Button)
         go.display = plan.ok
         go.disabled = not plan.ok
-        if plan.ok and not isinstance(self.focused, Input):
-            go.focus()  # Enter confirms, Escape cancels: the usual dialog keys
+        if not isinstance(self.focused, Input):
+            # Enter confirms a ready plan, and closes a refused one (never launches it).
+            self.set_focus(go if plan.ok else self.query_one("#launch-cancel", Button))
+        self._hint()
         status.update(
             Content.styled(f"{plural(len(plan.cells), 'cell')} in the queue", "$foreground-muted")
             if plan.ok

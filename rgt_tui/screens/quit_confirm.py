@@ -3,11 +3,13 @@
 Quitting cancels them. A pull loses nothing (its parts stay and ``p`` resumes), but a user
 who pressed q out of habit would find the pull stopped only when they next look; a
 teardown's command may be half-way. So the modal says what stops and what is kept;
-Escape (the default) stays, q again or the Quit button leaves.
+Escape and Enter (on the focused "Keep running") stay, q again or the Quit button
+leaves; the line under the buttons says so.
 """
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -15,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 from rgt_tui.services.pull.progress import PullProgress
 
 
@@ -55,11 +58,23 @@ class QuitConfirmScreen(ModalScreen[bool]):
             yield Label("[b]Quit while these run?[/b]")
             yield Static("\n".join(self.lines), id="quit-jobs", markup=False)
             with Horizontal(id="quit-buttons"):
-                yield Button("Keep running", id="quit-stay", variant="primary")
-                yield Button("Quit", id="quit-leave", variant="warning")
+                yield DialogButton(
+                    "Keep running", does="keep running", id="quit-stay", variant="primary"
+                )
+                yield DialogButton("Quit", does="quit anyway", id="quit-leave", variant="warning")
+            yield KeyHint(id="quit-hint")
 
     def on_mount(self) -> None:
-        self.query_one("#quit-stay", Button).focus()
+        self.set_focus(self.query_one("#quit-stay", Button))
+        self._hint()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._hint()
+
+    def _hint(self) -> None:
+        self.query_one("#quit-hint", KeyHint).show_keys(
+            enter_does(self.focused), ("q", "quit anyway"), ("Esc", "keep running")
+        )
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "quit-leave")

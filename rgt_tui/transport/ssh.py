@@ -44,6 +44,7 @@ from rgt_tui.transport.known_hosts import (
     read_known_keys,
     resolve_destination,
 )
+from rgt_tui.transport.sftp_reads import default_in_flight, parallel_blocks, read_serially
 from rgt_tui.transport.ssh_stream import (
     command_channel,
     run_capped,
@@ -53,6 +54,8 @@ from rgt_tui.transport.ssh_stream import describe as _describe
 from rgt_tui.transport.ssh_stream import send_input as _send_input
 
 CONNECT_TIMEOUT_S = 10.0
+# Bytes per SFTP read where the box states no limit (SFTP's own safe size).
+SFTP_FALLBACK_BLOCK = 32 * 1024
 # Three missed keepalives 10 s apart declare the link dead, well before TCP would
 # (asyncssh's own keepalive_interval / keepalive_count_max options).
 KEEPALIVE_INTERVAL_S = 10.0
@@ -532,15 +535,14 @@ class SshTransport(RangeReads):
                 raise ValueError(f"{name} must be positive, not {value}")
         try:
             sftp = await self.sftp(lane)
-            handle = await sftp.open(
-                sftp_path(path),
-                "rb",
-                block_size=block_size or -1,  # -1: asyncssh's default (0 reads serially)
-                max_requests=max_requests or -1,
-            )
+            # block_size=0: asyncssh's parallel reader is off (its requests outlive a
+            # read that is cut off); sftp_reads keeps them in flight instead.
+            handle = await sftp.open(sftp_path(path), "rb", block_size=0)
         except (OSError, asyncssh.Error) as exc:
             raise self.file_error(exc, path) from exc
-        return SftpFileReader(self, handle, path)
+        block = block_size or sftp.limits.max_read_len or SFTP_FALLBACK_BLOCK
+        in_flight = max_requests or default_in_flight(block)
+        return SftpFileReader(self, handle, path, block=block, in_flight=in_flight)
 
     async def open_lanes(self, lanes: Iterable[int]) -> None:
         """Start the SFTP sessions of ``lanes`` now, all at once (a session costs about five
@@ -564,10 +566,32 @@ class SshTransport(RangeReads):
 class SftpFileReader:
     """A FileReader over one open SFTP handle."""
 
-    def __init__(self, transport: SshTransport, handle: asyncssh.SFTPClientFile, path: str) -> None:
+    def __init__(
+        self,
+        transport: SshTransport,
+        handle: asyncssh.SFTPClientFile,
+        path: str,
+        *,
+        block: int = 0,
+        in_flight: int = 0,
+    ) -> None:
+        """``handle``: opened with ``block_size=0`` (one request per asyncssh read);
+        ``block`` bytes per request and ``in_flight`` requests at once for ``blocks``."""
         self._transport = transport
         self._handle: asyncssh.SFTPClientFile | None = handle
         self._path = path
+        self._block = block or SFTP_FALLBACK_BLOCK
+        self._in_flight = in_flight or default_in_flight(self._block)
+
+    async def _read_once(self, size: int, offset: int) -> bytes:
+        """One SFTP read request; ``b""`` at the end of the file."""
+        data = await self._require().read(size, offset)
+        if len(data) > size:  # asyncssh passes on whatever the box answers
+            raise TransportError(
+                self._transport.host,
+                f"{self._path}: the box answered a read badly ({len(data)} bytes for {size})",
+            )
+        return bytes(data)
 
     def _require(self) -> asyncssh.SFTPClientFile:
         if self._handle is None:
@@ -576,31 +600,25 @@ class SftpFileReader:
 
     async def read(self, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``offset``; ``b""`` at or past the end."""
-        handle = self._require()
+        self._require()
         if length <= 0:
             return b""
         try:
-            data = await handle.read(length, offset)
+            return await read_serially(self._read_once, offset, length, self._block)
         except (OSError, asyncssh.Error) as exc:
             raise self._transport.file_error(exc, self._path) from exc
-        if len(data) > length:  # asyncssh passes on whatever the box answers
-            raise TransportError(
-                self._transport.host,
-                f"{self._path}: the box answered a read badly ({len(data)} bytes for {length})",
-            )
-        return bytes(data)
 
     async def blocks(self, offset: int, length: int) -> AsyncIterator[tuple[int, bytes]]:
-        """``[offset, offset + length)`` through asyncssh's ``read_parallel``: up to
-        ``max_requests`` reads of ``block_size`` in flight, pieces in any order, each
-        checked (``checked_blocks``); asyncssh asks again for the rest of a short read."""
-        handle = self._require()
+        """``[offset, offset + length)`` with up to ``max_requests`` reads of ``block_size``
+        in flight (``sftp_reads.parallel_blocks``: a short read asks again for the rest),
+        pieces in any order, each checked (``checked_blocks``)."""
+        self._require()
         if offset < 0 or length < 0:
             raise ValueError(f"blocks({offset}, {length}): a negative offset or length")
         if not length:
             return
         try:
-            pieces = await handle.read_parallel(length, offset)
+            pieces = parallel_blocks(self._read_once, offset, length, self._block, self._in_flight)
             async for piece in checked_blocks(
                 pieces,
                 offset,
