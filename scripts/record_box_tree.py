@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record the /proc and /sys files the telemetry agent reads, from a live box, as a fixture.
 
-The agent (``rgt_tui/agent/probe.py``) takes ``--proc-root`` and ``--sys-root``, so a tree
+The agent (``rgt_tui/agent/probe/``) takes ``--proc-root`` and ``--sys-root``, so a tree
 of real files copied from a box replays that box in tests. This script copies exactly the
 files the agent reads (and nothing else: no environ, no cmdline, no keys) into DEST::
 

@@ -1,28 +1,30 @@
-"""The on-box telemetry agent and how to launch it.
+"""The on-box programs and how to launch them.
 
-``probe.py`` is a stdlib-only script that is never imported on the box: the transport
+The telemetry agent (``probe/``) and the pull's manifest scan (``manifest.py``, with
+``box_id.py`` and ``secret_paths.py``, which both programs share) are stdlib-only modules
+never imported on a box: ``bundle.py`` joins each program into one source, the transport
 runs ``agent_command(...)`` (``python3 -u - ARGS``) and writes ``agent_source()`` to the
-channel's stdin. It prints one JSON sample per line; ``rgt_tui.domain.snapshot`` reads them.
+channel's stdin. The agent prints one JSON sample per line; ``rgt_tui.domain.snapshot``
+reads them.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
-from importlib import resources
 
-AGENT_FILE = "probe.py"
+from rgt_tui.agent.bundle import MANIFEST_ENTRY, PROBE_ENTRY, bundled_source
 
 
 def agent_source() -> str:
-    """Return the text of the agent script, as sent over the channel's stdin."""
-    try:
-        return resources.files(__package__).joinpath(AGENT_FILE).read_text(encoding="utf-8")
-    except (AttributeError, FileNotFoundError, TypeError):
-        # A zipped or unusual install without the resources API: read beside this module.
-        from pathlib import Path
+    """Return the telemetry agent's source, as sent over the channel's stdin (the bundle
+    of ``probe/``, built once per process)."""
+    return bundled_source(PROBE_ENTRY)
 
-        return (Path(__file__).parent / AGENT_FILE).read_text(encoding="utf-8")
+
+def manifest_source() -> str:
+    """Return the manifest scan's source, as sent over the channel's stdin."""
+    return bundled_source(MANIFEST_ENTRY)
 
 
 def agent_command(

@@ -27,6 +27,9 @@ gives the count and bytes of the regular files found, then they are hashed and p
 (``mode``: the permission bits, which the pull never widens). ``n`` is a file's place
 in the walk (folders in name order), which is the manifest's order.
 
+Sent as one source: ``rgt_tui.agent.bundle`` joins ``box_id`` and ``secret_paths`` and
+this module (their ``from .x import`` lines stripped).
+
 Rules this file lives by:
 
 - It must run on the box's own python3, which can be as old as 3.6: standard library only,
@@ -44,7 +47,7 @@ Rules this file lives by:
   link whose target is one and a root that is (or lies inside) one. They match wherever
   they appear, not only in this user's home: ``pull = ["/home"]`` holds other homes, and
   a results folder can hold a copied one. The client refuses them again (it does not
-  trust this scan): ``rgt_tui.domain.manifest.SECRET_PATHS`` is the same list.
+  trust this scan); the list is ``secret_paths.SECRET_PATHS``, which both import.
 - Files are hashed in 1 MiB blocks, so a multi-gigabyte checkpoint needs no memory; files
   of 1 MiB and more by up to four threads at once, smaller ones in turn on the main thread.
 """
@@ -60,14 +63,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+from .box_id import read_box_id
+from .secret_paths import SECRET_PATHS, SECRET_RULE
+
 PROTOCOL_VERSION = 1
 BLOCK = 1 << 20
 HASH_THREADS = min(4, os.cpu_count() or 1)
-# Never pulled (see the module's doc); equal to rgt_tui.domain.manifest.SECRET_PATHS.
-SECRET_PATHS = (
-    ".ssh", ".netrc", ".aws", ".config/gcloud", ".cache/huggingface/token", ".git-credentials",
-)  # fmt: skip
-SECRET_RULE = "skipped by rule: secret"
+# Never pulled (see the module's doc): the one list, shared with the client.
 SECRETS = [tuple(p.encode("ascii").split(b"/")) for p in SECRET_PATHS]
 TICK_S = 1.0  # a working scan prints at least this often (a tick line when nothing else)
 EMIT_LOCK = threading.Lock()  # the hashing threads tick too
@@ -301,53 +303,6 @@ def kind_of(mode):
         if test(mode):
             return word
     return "unknown type"
-
-
-# -- this box's id ---------------------------------------------------------------------
-
-
-def read_box_id(path=None):
-    """(box id, None) from ``~/.rgt/box-id``, created once (random, 0600) when missing;
-    (None, why) when it can be neither read nor made. Identical in probe.py and
-    manifest.py (a test holds them equal): whichever runs first on a box writes the id.
-    """
-    import binascii
-    import errno
-
-    path = os.path.expanduser(path or "~/.rgt/box-id")
-
-    def read():
-        with open(path, "rb") as f:
-            return f.read(100).decode("utf-8", "replace").strip()
-
-    try:
-        try:
-            return read(), None
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:
-                raise
-        os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
-        # Written whole under a temporary name, then linked into place: link() fails when
-        # the name exists, so of two agents starting at once only one id ever lands, and
-        # no reader sees half of one.
-        tmp = f"{path}.{os.getpid()}.{binascii.hexlify(os.urandom(4)).decode()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, (binascii.hexlify(os.urandom(16)).decode() + "\n").encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, path)
-        except OSError as exc:
-            if exc.errno != errno.EEXIST and not os.path.exists(path):
-                os.rename(tmp, path)  # a file system without hard links
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        return read(), None
-    except OSError as exc:
-        return None, f"cannot read or create {path}: {exc.strerror or exc}"
 
 
 # -- the scan ---------------------------------------------------------------------------

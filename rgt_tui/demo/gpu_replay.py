@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from rgt_tui.agent.probe import SMI_APP_FIELDS, SMI_GPU_FIELDS
+from rgt_tui.agent.probe.gpu_smi import SMI_APP_FIELDS, SMI_GPU_FIELDS
 
 RECORDINGS = Path(__file__).with_name("gpu")
 # The recording names two of the agent's fields by nvidia-smi's other spelling.

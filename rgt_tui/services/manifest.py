@@ -1,6 +1,6 @@
 """Take a host's manifest: run the on-box script over the connection and read its lines.
 
-The script (``rgt_tui/agent/manifest.py``) is sent the way the telemetry agent is:
+The script (``rgt_tui/agent/manifest.py``, bundled) is sent the way the telemetry agent is:
 ``python3 -S -u - --root ...`` with the source on stdin, so nothing is installed on the box.
 Every scan reports the box's id (``--box-id``), and the manifest carries the host key the
 connection saw: a manifest belongs to one box (``rgt_tui.domain.box_identity``).
@@ -13,14 +13,13 @@ import contextlib
 import shlex
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import replace
-from importlib import resources
-from pathlib import Path
 
+from rgt_tui.agent import manifest_source as _bundled_manifest_source
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.manifest import Manifest, ManifestError, ManifestLimits, parse_manifest_lines
+from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.manifest_parse import ManifestLimits, parse_manifest_lines
 from rgt_tui.transport.base import Transport, TransportError
 
-MANIFEST_SCRIPT = "manifest.py"
 # No line from the scan for this long: it is stuck, not slow (the script prints a tick
 # line every second while it lists or hashes, and a stuck mount stops it, ticks and all).
 SCAN_STALL_TIMEOUT_S = 60.0
@@ -28,14 +27,9 @@ _YIELD_EVERY = 1000  # lines read between two turns given back to the event loop
 
 
 def manifest_source() -> str:
-    """The text of the on-box manifest script, as sent over the channel's stdin."""
-    try:
-        return resources.files("rgt_tui.agent").joinpath(MANIFEST_SCRIPT).read_text("utf-8")
-    except (AttributeError, FileNotFoundError, TypeError):
-        # A zipped or unusual install without the resources API: read beside the package.
-        import rgt_tui.agent
-
-        return (Path(rgt_tui.agent.__file__).parent / MANIFEST_SCRIPT).read_text("utf-8")
+    """The text of the on-box manifest scan (``rgt_tui/agent/manifest.py`` bundled with
+    the modules it shares with the telemetry agent), as sent over the channel's stdin."""
+    return _bundled_manifest_source()
 
 
 def manifest_command(roots: Iterable[str], *, hash_files: bool = True, box_id: bool = False) -> str:

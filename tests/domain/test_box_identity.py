@@ -18,15 +18,15 @@ from pathlib import Path
 import pytest
 from support.machine import oldest_python3
 
-from rgt_tui.agent import agent_source, probe
-from rgt_tui.agent import manifest as manifest_agent
+from rgt_tui.agent import agent_source, box_id
 from rgt_tui.domain.box_identity import (
     BoxIdentity,
     identity_from_json,
     identity_to_json,
     valid_box_id,
 )
-from rgt_tui.domain.manifest import manifest_from_json, manifest_to_json, parse_manifest_lines
+from rgt_tui.domain.manifest import manifest_from_json, manifest_to_json
+from rgt_tui.domain.manifest_parse import parse_manifest_lines
 from rgt_tui.domain.snapshot import snapshot_from_agent
 from rgt_tui.services.manifest import manifest_command, manifest_source
 
@@ -64,8 +64,11 @@ def sample(home: Path, *extra: str) -> dict:
 
 
 def test_probe_and_manifest_share_one_id_function():
-    """Both scripts run alone on the box, so each carries a copy: the copies must agree."""
-    assert inspect.getsource(probe.read_box_id) == inspect.getsource(manifest_agent.read_box_id)
+    """Both programs run alone on the box, so each bundle carries the one function."""
+    function = inspect.getsource(box_id.read_box_id)
+    for source in (agent_source(), manifest_source()):
+        assert source.count(function) == 1
+        assert source.count("def read_box_id(") == 1
 
 
 def test_the_first_program_writes_the_id_once_and_every_later_one_reads_it(tmp_path):
@@ -91,22 +94,28 @@ def test_the_first_program_writes_the_id_once_and_every_later_one_reads_it(tmp_p
 def test_programs_starting_at_once_agree_on_one_id(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    # Each process runs the function itself, as the agents do at their start.
+    # Each process runs the function itself, as the agents do at their start: the scan's
+    # bundle as sent, on stdin, with its main left out.
+    bundle = tmp_path / "scan.py"
+    bundle.write_text(manifest_source())
     runner = (
-        "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('m', {manifest_agent.__file__!r})\n"
-        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
-        "print(m.read_box_id()[0])\n"
+        "import sys\n"
+        "m = {'__name__': 'bundle'}\n"
+        "exec(sys.stdin.read(), m)\n"
+        "print(m['read_box_id']()[0])\n"
     )
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-S", "-c", runner],
-            stdout=subprocess.PIPE,
-            text=True,
-            env=_env(home),
-        )
-        for _ in range(8)
-    ]
+    procs = []
+    for _ in range(8):
+        with bundle.open() as source:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-S", "-c", runner],
+                    stdin=source,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    env=_env(home),
+                )
+            )
     ids = {p.communicate(timeout=60)[0].strip() for p in procs}
     assert len(ids) == 1 and valid_box_id(ids.pop())
 
@@ -115,7 +124,7 @@ def test_the_id_code_is_python36_and_made_there_is_read_here(tmp_path):
     """The oldest python3 boxes run is 3.6: the id code parses as 3.6, and an id the
     oldest python3 here made (3.6 on the dev image; CI cannot install one: no Debian or
     PyPI build of it) is the one this python reads."""
-    ast.parse(inspect.getsource(manifest_agent.read_box_id), feature_version=(3, 6))
+    ast.parse(inspect.getsource(box_id.read_box_id), feature_version=(3, 6))
     home, root = tmp_path / "home", tmp_path / "runs"
     home.mkdir()
     root.mkdir()

@@ -20,13 +20,13 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from rgt_tui.agent import probe
+from rgt_tui.agent.probe import gpu_smi
 from rgt_tui.demo.gpu_replay import rebuild_rows
 from support import FIXTURES
 
 GPU_FIXTURES = FIXTURES / "gpu"
 H100_UUID = "GPU-00000000-0000-0000-0000-000000000000"
-MEMORY_USED = probe.SMI_GPU_FIELDS.index("memory.used")
+MEMORY_USED = gpu_smi.SMI_GPU_FIELDS.index("memory.used")
 
 
 def _rows(name: str, fields: tuple[str, ...]) -> str:
@@ -35,8 +35,8 @@ def _rows(name: str, fields: tuple[str, ...]) -> str:
 
 def gpu_rows(state: str) -> str:
     """The agent-order ``--query-gpu`` rows of one state: load, idle or held."""
-    load = _rows("h100_load_query_gpu.csv", probe.SMI_GPU_FIELDS)
-    idle = _rows("h100_idle_query_gpu.csv", probe.SMI_GPU_FIELDS)
+    load = _rows("h100_load_query_gpu.csv", gpu_smi.SMI_GPU_FIELDS)
+    idle = _rows("h100_idle_query_gpu.csv", gpu_smi.SMI_GPU_FIELDS)
     if state == "load":
         return load
     if state == "idle":
@@ -50,7 +50,7 @@ def gpu_rows(state: str) -> str:
 
 def app_rows(listed: bool) -> str:
     """The ``--query-compute-apps`` rows: the recorded three processes, or none."""
-    return _rows("h100_load_query_compute_apps.csv", probe.SMI_APP_FIELDS) if listed else ""
+    return _rows("h100_load_query_compute_apps.csv", gpu_smi.SMI_APP_FIELDS) if listed else ""
 
 
 def agent_line(
@@ -58,10 +58,10 @@ def agent_line(
 ) -> dict[str, Any]:
     """One agent sample (its JSON object) at 2 s per sample: GPU ``state``; processes
     listed (the recorded three, or none) or, with ``listed`` None, not polled."""
-    gpus = probe.parse_smi_gpus(gpu_rows(state))
+    gpus = gpu_smi.parse_smi_gpus(gpu_rows(state))
     procs = None
     if listed is not None:
-        procs = probe.parse_smi_apps(app_rows(listed), {H100_UUID: 0})
+        procs = gpu_smi.parse_smi_apps(app_rows(listed), {H100_UUID: 0})
     return {
         "v": 1,
         "t": t0 + 2.0 * seq,

@@ -26,7 +26,9 @@ import pytest
 from support import FIXTURES, GIB, MIB
 from support.machine import oldest_python3
 
-from rgt_tui.agent import agent_command, agent_source, probe
+from rgt_tui.agent import agent_command, agent_source
+from rgt_tui.agent.bundle import PROBE_ENTRY, bundle
+from rgt_tui.agent.probe import artifacts, cgroup, gpu_smi, kmsg, processes, queue_watch
 from rgt_tui.demo import gpu_replay
 from rgt_tui.domain.snapshot import HostSnapshot, snapshot_from_agent
 
@@ -102,10 +104,10 @@ def assert_disk_matches_statvfs(disk, path: Path) -> None:
 # The source and the command line
 
 
-def test_agent_source_is_the_probe_file_and_parses_as_python36():
-    """What is sent is probe.py, in a grammar python 3.6 boxes accept."""
+def test_agent_source_is_the_probe_bundle_and_parses_as_python36():
+    """What is sent is the bundle of rgt_tui/agent/probe/, in a grammar python 3.6 boxes accept."""
     source = agent_source()
-    assert source == Path(probe.__file__).read_text(encoding="utf-8")
+    assert source == bundle(PROBE_ENTRY)
     # Boxes run old python3: the grammar must be 3.6's and no PEP 563 import is allowed.
     ast.parse(source, feature_version=(3, 6))
     assert "from __future__ import annotations" not in source
@@ -345,20 +347,20 @@ def test_cgroup_file_parsers_on_recorded_and_documented_text():
     """The cgroup file parsers on recorded v1 text and the documented v2 forms."""
     v1 = FIXTURES / "cgroup_v1" / V1_CGROUP_DIR
     v1_limit = (v1 / "memory.limit_in_bytes").read_text()
-    assert probe.parse_v1_memory_limit(v1_limit, 25 * GIB) == "unlimited"
+    assert cgroup.parse_v1_memory_limit(v1_limit, 25 * GIB) == "unlimited"
     # A limit at or above the host's RAM limits nothing either.
-    assert probe.parse_v1_memory_limit("34359738368\n", 32 * GIB) == "unlimited"
-    assert probe.parse_v1_memory_limit("4294967296\n", 32 * GIB) == 4 * GIB
-    assert probe.parse_flat_key((v1 / "memory.oom_control").read_text(), "oom_kill") == 0
+    assert cgroup.parse_v1_memory_limit("34359738368\n", 32 * GIB) == "unlimited"
+    assert cgroup.parse_v1_memory_limit("4294967296\n", 32 * GIB) == 4 * GIB
+    assert cgroup.parse_flat_key((v1 / "memory.oom_control").read_text(), "oom_kill") == 0
     # Kernels before 4.13 print no oom_kill line: not known, not zero.
-    assert probe.parse_flat_key("oom_kill_disable 0\nunder_oom 0\n", "oom_kill") is None
-    assert probe.parse_cfs_quota("-1\n", "100000\n") == "unlimited"
-    assert probe.parse_cfs_quota("150000\n", "100000\n") == 1.5
-    assert probe.parse_cpu_max("max 100000\n") == "unlimited"
-    assert probe.parse_cpu_max("200000 100000\n") == 2.0
-    assert probe.parse_v2_memory_max("max\n") == "unlimited"
+    assert cgroup.parse_flat_key("oom_kill_disable 0\nunder_oom 0\n", "oom_kill") is None
+    assert cgroup.parse_cfs_quota("-1\n", "100000\n") == "unlimited"
+    assert cgroup.parse_cfs_quota("150000\n", "100000\n") == 1.5
+    assert cgroup.parse_cpu_max("max 100000\n") == "unlimited"
+    assert cgroup.parse_cpu_max("200000 100000\n") == 2.0
+    assert cgroup.parse_v2_memory_max("max\n") == "unlimited"
     pressure = (FIXTURES / "cgroup_v2_limited/sys/fs/cgroup/memory.pressure").read_text()
-    assert probe.parse_pressure_avg10(pressure) == 0.05
+    assert cgroup.parse_pressure_avg10(pressure) == 0.05
 
 
 # ---------------------------------------------------------------------------------------
@@ -467,13 +469,13 @@ def test_artifact_scan_is_cached_between_rescans(tmp_path):
     f = tmp_path / "a.json"
     f.write_text("{}")
     os.utime(f, (1_600_000_000, 1_600_000_000))
-    scanner = probe.ArtifactScanner(str(tmp_path))
+    scanner = artifacts.ArtifactScanner(str(tmp_path))
     assert scanner.newest_mtime() == 1_600_000_000
     g = tmp_path / "b.json"
     g.write_text("{}")
     os.utime(g, (1_700_000_000, 1_700_000_000))
     assert scanner.newest_mtime() == 1_600_000_000  # within 30 s: no rescan
-    scanner.last_scan -= probe.ARTIFACT_SCAN_EVERY_S + 1
+    scanner.last_scan -= artifacts.ARTIFACT_SCAN_EVERY_S + 1
     assert scanner.newest_mtime() == 1_700_000_000
 
 
@@ -489,8 +491,8 @@ def rebuild_rows(csv_path: Path, fields) -> str:
 
 def test_parse_smi_gpus_on_recorded_h100_under_load():
     """A recorded H100 under load parses to the agent's GPU shape, units converted."""
-    (gpu,) = probe.parse_smi_gpus(
-        rebuild_rows(GPU_FIXTURES / "h100_load_query_gpu.csv", probe.SMI_GPU_FIELDS)
+    (gpu,) = gpu_smi.parse_smi_gpus(
+        rebuild_rows(GPU_FIXTURES / "h100_load_query_gpu.csv", gpu_smi.SMI_GPU_FIELDS)
     )
     assert gpu == {
         "index": 0,
@@ -513,8 +515,8 @@ def test_parse_smi_gpus_on_recorded_h100_under_load():
 def test_parse_smi_gpus_on_recorded_h100_idle():
     """A recorded idle H100: its idle reason bit is not reported as throttling."""
     problems: list[str] = []
-    (gpu,) = probe.parse_smi_gpus(
-        rebuild_rows(GPU_FIXTURES / "h100_idle_query_gpu.csv", probe.SMI_GPU_FIELDS), problems
+    (gpu,) = gpu_smi.parse_smi_gpus(
+        rebuild_rows(GPU_FIXTURES / "h100_idle_query_gpu.csv", gpu_smi.SMI_GPU_FIELDS), problems
     )
     assert problems == []
     assert (gpu["util_pct"], gpu["sm_clock_mhz"], gpu["mem_used"]) == (0.0, 345.0, 0)
@@ -525,14 +527,14 @@ def test_parse_smi_gpus_on_recorded_h100_idle():
 def test_parse_smi_gpus_reports_a_row_it_cannot_read():
     """A line that is not a GPU row is named in problems, not silently dropped."""
     problems: list[str] = []
-    text = probe.first_line((GPU_FIXTURES / "smi_driver_failure.txt").read_text())
-    assert probe.parse_smi_gpus(text + "\n", problems) == []
+    text = gpu_smi.first_line((GPU_FIXTURES / "smi_driver_failure.txt").read_text())
+    assert gpu_smi.parse_smi_gpus(text + "\n", problems) == []
     assert len(problems) == 1 and "NVIDIA-SMI has failed" in problems[0]
 
 
 def test_clock_event_reason_decoding():
     """Bitmask to names: throttling bits only (U23), idle and user clocks left out."""
-    decode = probe.decode_clock_event_reasons
+    decode = gpu_smi.decode_clock_event_reasons
     assert decode("0x0000000000000001") == []  # gpu_idle
     assert decode("0x0000000000000002") == []  # applications_clocks_setting
     assert decode("0x0000000000000004") == ["sw_power_cap"]
@@ -546,35 +548,35 @@ def test_clock_event_reason_decoding():
     # The recorded H100's "supported" mask has every bit: only the throttling ones come out.
     row = (GPU_FIXTURES / "h100_idle_query_gpu.csv").read_text().splitlines()[1]
     assert "0x00000000000001FF" in row
-    assert decode("0x00000000000001FF") == [name for _, name in probe.CLOCK_EVENT_REASON_BITS]
+    assert decode("0x00000000000001FF") == [name for _, name in gpu_smi.CLOCK_EVENT_REASON_BITS]
     assert decode("[N/A]") == [] and decode(None) == [] and decode("Not Active") == []
 
 
 def test_not_available_cells_on_recorded_rows():
     """N/A, [N/A], [Not Supported] and [deprecated] cells become null."""
     rtx = (GPU_FIXTURES / "rtx2080_ricks_lab_query_gpu.txt").read_text().strip().split(", ")
-    assert rtx[10] == "N/A" and probe.smi_number(rtx[10]) is None  # temperature.memory
-    assert probe.smi_number(rtx[8]) == 176.98  # power.draw
+    assert rtx[10] == "N/A" and gpu_smi.smi_number(rtx[10]) is None  # temperature.memory
+    assert gpu_smi.smi_number(rtx[8]) == 176.98  # power.draw
     gtx = (GPU_FIXTURES / "gtx770_megaminer_query_gpu.txt").read_text().strip().split(", ")
-    assert [probe.smi_number(c) for c in gtx[1:4]] == [None, None, 52.0]
-    assert probe.smi_number(gtx[6]) == 52.0  # "52 %": a unit left in is tolerated
+    assert [gpu_smi.smi_number(c) for c in gtx[1:4]] == [None, None, 52.0]
+    assert gpu_smi.smi_number(gtx[6]) == 52.0  # "52 %": a unit left in is tolerated
     h100 = (GPU_FIXTURES / "h100_idle_query_gpu.csv").read_text().splitlines()[1].split(", ")
     deprecated = [c for c in h100 if c.startswith("[Requested functionality")]
-    assert deprecated and all(probe.smi_value(c) is None for c in deprecated)
-    assert probe.smi_value("[N/A]") is None and probe.smi_value("Not Supported") is None
+    assert deprecated and all(gpu_smi.smi_value(c) is None for c in deprecated)
+    assert gpu_smi.smi_value("[N/A]") is None and gpu_smi.smi_value("Not Supported") is None
 
 
 def test_parse_smi_apps_on_recorded_processes():
     """Recorded compute processes map to GPU indexes via their uuid."""
-    text = rebuild_rows(GPU_FIXTURES / "h100_load_query_compute_apps.csv", probe.SMI_APP_FIELDS)
-    procs = probe.parse_smi_apps(text, {H100_UUID: 0})
+    text = rebuild_rows(GPU_FIXTURES / "h100_load_query_compute_apps.csv", gpu_smi.SMI_APP_FIELDS)
+    procs = gpu_smi.parse_smi_apps(text, {H100_UUID: 0})
     assert [(p["gpu_index"], p["pid"], p["name"], p["used_mem"]) for p in procs] == [
         (0, 11327, "/root/tools/memhog", 2566 * MIB),
         (0, 11328, "/root/tools/memhog", 1542 * MIB),
         (0, 11345, "./gpu_burn", 15690 * MIB),
     ]
     problems: list[str] = []
-    assert probe.parse_smi_apps(text, {"GPU-other": 1}, problems) == []
+    assert gpu_smi.parse_smi_apps(text, {"GPU-other": 1}, problems) == []
     assert len(problems) == 3
 
 
@@ -586,11 +588,11 @@ def test_read_proc_threads_of_a_live_process():
     plain = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=plain_env)
     try:
         time.sleep(0.2)
-        threads, omp = probe.read_proc_threads("/proc", child.pid)
+        threads, omp = processes.read_proc_threads("/proc", child.pid)
         assert threads == len(os.listdir(f"/proc/{child.pid}/task"))
         assert omp == 3
-        assert probe.read_proc_threads("/proc", plain.pid)[1] is None
-        assert probe.read_proc_threads("/proc", 2**22 + 12345) == (None, None)
+        assert processes.read_proc_threads("/proc", plain.pid)[1] is None
+        assert processes.read_proc_threads("/proc", 2**22 + 12345) == (None, None)
     finally:
         child.kill()
         plain.kill()
@@ -640,8 +642,10 @@ def test_agent_reads_gpus_and_processes_from_replayed_nvidia_smi(tmp_path):
     """nvidia-smi fallback end to end, at its own slower cadences."""
     smi = write_replay(
         tmp_path,
-        gpus=rebuild_rows(GPU_FIXTURES / "h100_load_query_gpu.csv", probe.SMI_GPU_FIELDS),
-        apps=rebuild_rows(GPU_FIXTURES / "h100_load_query_compute_apps.csv", probe.SMI_APP_FIELDS),
+        gpus=rebuild_rows(GPU_FIXTURES / "h100_load_query_gpu.csv", gpu_smi.SMI_GPU_FIELDS),
+        apps=rebuild_rows(
+            GPU_FIXTURES / "h100_load_query_compute_apps.csv", gpu_smi.SMI_APP_FIELDS
+        ),
     )
     lines = run_agent(
         *argv("--count 3 --interval 0.05 --smi-every 3 --proc-every 2 --nvidia-smi", smi),
@@ -676,7 +680,7 @@ def test_agent_reads_gpus_and_processes_from_replayed_nvidia_smi(tmp_path):
     assert sum("--query-gpu=" in c for c in calls) == 1
     assert sum("--query-compute-apps=" in c for c in calls) == 2
     query = next(c for c in calls if "--query-gpu=" in c)
-    assert "--query-gpu=" + ",".join(probe.SMI_GPU_FIELDS) in query
+    assert "--query-gpu=" + ",".join(gpu_smi.SMI_GPU_FIELDS) in query
     assert "--format=csv,noheader,nounits" in query
 
 
@@ -684,7 +688,7 @@ def test_agent_retries_old_driver_field_name_once_and_remembers(tmp_path):
     """An old driver's 'not a valid field' is retried once with the old name."""
     smi = write_replay(
         tmp_path,
-        gpus=rebuild_rows(GPU_FIXTURES / "h100_idle_query_gpu.csv", probe.SMI_GPU_FIELDS),
+        gpus=rebuild_rows(GPU_FIXTURES / "h100_idle_query_gpu.csv", gpu_smi.SMI_GPU_FIELDS),
         mode="old-driver",
     )
     lines = run_agent(
@@ -754,11 +758,11 @@ def test_pynvml_without_a_driver_falls_through_and_says_so(tmp_path):
 def test_parse_xid_line_on_recorded_lines():
     """Xid lines parse from dmesg and kmsg form; other NVRM lines do not."""
     line = (GPU_FIXTURES / "xid_dmesg.txt").read_text().strip()
-    assert probe.parse_xid_line(line) == {"xid": 79, "text": line}
+    assert kmsg.parse_xid_line(line) == {"xid": 79, "text": line}
     # The same message as a raw /dev/kmsg record: the record header is dropped.
-    assert probe.parse_xid_line("3,1042,1843308145,-;" + line) == {"xid": 79, "text": line}
+    assert kmsg.parse_xid_line("3,1042,1843308145,-;" + line) == {"xid": 79, "text": line}
     for other in (GPU_FIXTURES / "nvrm_not_xid.txt").read_text().splitlines():
-        assert probe.parse_xid_line(other) is None
+        assert kmsg.parse_xid_line(other) is None
 
 
 def test_new_xid_records_are_reported_once(tmp_path):
@@ -828,7 +832,7 @@ def test_queue_watch_finds_the_running_cell_and_follows_it(tmp_path):
         },
         runner="launch 90 boot1 tmux 0 /x 1\n",
     )
-    watch = probe.QueueWatch(str(qdir), str(out), "/proc")
+    watch = queue_watch.QueueWatch(str(qdir), str(out), "/proc")
     cell, log, scanner, done = watch.poll("boot1")
     assert cell == "late" and done is None
     assert log == str(qdir / "cells" / "late.log")
@@ -856,13 +860,13 @@ def test_queue_watch_does_not_reread_every_record_every_sample(tmp_path, monkeyp
     place (the folder unchanged) is seen only then."""
     qdir = tmp_path / "queue"
     _records(qdir, {"a": "start 1 boot1 1\nend 2 0\n"}, runner="launch 1 boot1 tmux 0 /x 1\n")
-    watch = probe.QueueWatch(str(qdir), None, "/proc")
+    watch = queue_watch.QueueWatch(str(qdir), None, "/proc")
     assert watch.poll("boot1")[0] is None
     with open(qdir / "cells" / "a.state", "a") as f:  # a new attempt of a, live: this test
         f.write(f"start 3 boot1 {os.getpid()}\n")
     for _ in range(5):
         assert watch.poll("boot1")[0] is None  # not read again
-    monkeypatch.setattr(probe, "QUEUE_RESCAN_EVERY_S", 0.0)  # the rescan period is over
+    monkeypatch.setattr(queue_watch, "QUEUE_RESCAN_EVERY_S", 0.0)  # the rescan period is over
     assert watch.poll("boot1")[0] == "a"
 
 

@@ -1,0 +1,261 @@
+"""GPUs through nvidia-smi: the field lists, the pure CSV parsers (tests call them on
+recorded output) and ``SmiSource``, which runs the tool.
+
+nvidia-smi is a process per query: ``gpu.GpuProbe`` runs it only when NVML is absent, and
+then only every ``--smi-every`` samples.
+"""
+
+# Python 3.6 has no subprocess.run(capture_output=, text=); ruff (targeting 3.10) would
+# rewrite those calls into syntax the boxes cannot run.
+# ruff: noqa: UP021, UP022
+
+import re
+import subprocess
+
+from .common import MIB, describe_error
+
+# nvml.h clock event ("throttle") reason bits that mean the clocks are being held down.
+# Left out on purpose: 0x1 GpuIdle (nothing to run), 0x2 ApplicationsClocksSetting and
+# 0x100 DisplayClockSetting (limits the user or the display set, not a fault).
+CLOCK_EVENT_REASON_BITS = (
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake"),
+)
+
+SMI_GPU_FIELDS = (
+    "index",
+    "name",
+    "uuid",
+    "utilization.gpu",
+    "utilization.memory",
+    "clocks.sm",
+    "clocks.max.sm",
+    "memory.used",
+    "memory.total",
+    "power.draw",
+    "power.limit",
+    "temperature.gpu",
+    "clocks_event_reasons.active",
+    "ecc.errors.uncorrected.volatile.total",
+)
+SMI_REASONS_INDEX = SMI_GPU_FIELDS.index("clocks_event_reasons.active")
+# Drivers before the 535 rename only know the old name of the same bitmask.
+SMI_OLD_REASONS_FIELD = "clocks_throttle_reasons.active"
+SMI_APP_FIELDS = ("gpu_uuid", "pid", "process_name", "used_memory")
+SMI_TIMEOUT_S = 15.0
+SMI_NOT_FOUND = "no NVIDIA driver tools (nvidia-smi not found)"
+NO_DEVICE = "no NVIDIA device"
+_NUMBER_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
+
+
+def smi_value(cell):
+    """One nvidia-smi CSV cell, stripped; None for "N/A", "[N/A]", "[Not Supported]" etc."""
+    value = cell.strip()
+    if not value or value in ("N/A", "Not Supported") or (value[0] == "[" and value[-1] == "]"):
+        return None
+    return value
+
+
+def smi_number(cell):
+    """A numeric nvidia-smi cell as float (a trailing unit such as "MiB" is tolerated)."""
+    value = smi_value(cell)
+    if value is None:
+        return None
+    match = _NUMBER_RE.match(value)
+    return float(match.group(1)) if match else None
+
+
+def _mib_to_bytes(cell):
+    value = smi_number(cell)
+    return None if value is None else int(round(value * MIB))
+
+
+def _int_or_none(value):
+    return None if value is None else int(value)
+
+
+def decode_clock_event_reasons(mask):
+    """Names of the throttling bits set in a clocks-event-reasons mask (int or "0x..." text).
+
+    Idle and user-set clock limits are not throttling and are left out; N/A decodes to [].
+    """
+    if mask is None:
+        return []
+    if not isinstance(mask, int):
+        text = smi_value(str(mask))
+        if text is None:
+            return []
+        try:
+            mask = int(text, 16) if text.lower().startswith("0x") else int(text)
+        except ValueError:
+            return []
+    return [name for bit, name in CLOCK_EVENT_REASON_BITS if mask & bit]
+
+
+def parse_smi_gpus(csv_text, problems=None):
+    """GPU dicts (agent JSON shape) from ``nvidia-smi --query-gpu=<SMI_GPU_FIELDS>``
+    ``--format=csv,noheader,nounits`` output. Rows that do not parse are skipped and, when
+    a ``problems`` list is given, named there."""
+    gpus = []
+    n = len(SMI_GPU_FIELDS)
+    for line in csv_text.splitlines():
+        if not line.strip():
+            continue
+        cells = line.split(",")
+        if len(cells) > n:
+            # A comma inside the product name: give the extra cells back to the name.
+            extra = len(cells) - n
+            cells = [cells[0], ",".join(cells[1 : 2 + extra])] + cells[2 + extra :]
+        index = smi_number(cells[0]) if len(cells) == n else None
+        if index is None:
+            if problems is not None:
+                problems.append(f"nvidia-smi: unparsed GPU row: {line[:200]!r}")
+            continue
+        (
+            _,
+            name,
+            uuid,
+            util,
+            mem_util,
+            sm,
+            sm_max,
+            used,
+            total,
+            power,
+            limit,
+            temp,
+            reasons,
+            ecc,
+        ) = cells
+        gpus.append(
+            {
+                "index": int(index),
+                "name": smi_value(name) or f"GPU {int(index)}",
+                "uuid": smi_value(uuid),
+                "util_pct": smi_number(util),
+                "mem_util_pct": smi_number(mem_util),
+                "sm_clock_mhz": smi_number(sm),
+                "sm_clock_max_mhz": smi_number(sm_max),
+                "mem_used": _mib_to_bytes(used),
+                "mem_total": _mib_to_bytes(total),
+                "power_w": smi_number(power),
+                "power_limit_w": smi_number(limit),
+                "temp_c": smi_number(temp),
+                "throttle_reasons": decode_clock_event_reasons(reasons),
+                "ecc_volatile": _int_or_none(smi_number(ecc)),
+            }
+        )
+    return gpus
+
+
+def parse_smi_apps(csv_text, uuid_to_index, problems=None):
+    """GPU process dicts from ``nvidia-smi --query-compute-apps=gpu_uuid,pid,process_name,``
+    ``used_memory --format=csv,noheader,nounits``; the GPU is named by index via its uuid."""
+    procs = []
+    for line in csv_text.splitlines():
+        cells = line.split(",")
+        if len(cells) < 4:
+            continue  # blank, or an old driver's "No running processes found"
+        uuid, pid = cells[0].strip(), smi_number(cells[1])
+        # A process name may itself hold commas: it is everything between pid and memory.
+        name = ",".join(cells[2:-1]).strip()
+        if pid is None or uuid not in uuid_to_index:
+            if problems is not None:
+                problems.append(f"nvidia-smi: unmatched process row: {line[:200]!r}")
+            continue
+        procs.append(
+            {
+                "gpu_index": uuid_to_index[uuid],
+                "pid": int(pid),
+                "name": name or "?",
+                "used_mem": _mib_to_bytes(cells[-1]),
+                "threads": None,
+                "omp_threads": None,
+            }
+        )
+    return procs
+
+
+def first_line(*texts):
+    """The first non-blank line among texts (a failing tool's own explanation)."""
+    for text in texts:
+        for line in (text or "").splitlines():
+            if line.strip():
+                return line.strip()
+    return None
+
+
+class SmiSource:
+    """Runs ``nvidia-smi --query-*`` and parses it; remembers which name of the reasons
+    field this driver accepts."""
+
+    def __init__(self, path):
+        self.path = path
+        self.reasons_field = SMI_GPU_FIELDS[SMI_REASONS_INDEX]
+
+    def _run(self, query):
+        p = subprocess.run(
+            [self.path, query, "--format=csv,noheader,nounits"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            timeout=SMI_TIMEOUT_S,
+        )
+        return p.returncode, p.stdout, p.stderr
+
+    def gpus(self):
+        """Return (gpus, reason-if-none, errors) from one nvidia-smi --query-gpu run."""
+        errors = []
+
+        def query():
+            """Run --query-gpu with the reasons field name this driver accepts."""
+            fields = list(SMI_GPU_FIELDS)
+            fields[SMI_REASONS_INDEX] = self.reasons_field
+            return self._run("--query-gpu=" + ",".join(fields))
+
+        try:
+            rc, out, err = query()
+            if (
+                rc != 0
+                and "is not a valid field" in out + err
+                and self.reasons_field != SMI_OLD_REASONS_FIELD
+            ):
+                # Drivers before the clocks_event_reasons rename: retry once, remember it.
+                self.reasons_field = SMI_OLD_REASONS_FIELD
+                rc, out, err = query()
+        except subprocess.TimeoutExpired:
+            return [], f"nvidia-smi timed out after {SMI_TIMEOUT_S:.0f} s", errors
+        except OSError as exc:
+            return [], f"nvidia-smi could not run: {describe_error(exc)}", errors
+        if rc != 0:
+            # On failure stdout is usually the explanation, not rows: parse without noise.
+            gpus = parse_smi_gpus(out)
+            why = first_line(err, out) or f"exit status {rc}"
+            if gpus:  # some rows came back (a lost GPU elsewhere): keep them, say why
+                errors.append(f"nvidia-smi exit status {rc}: {why}")
+            elif "No devices were found" in out + err:
+                return [], NO_DEVICE, errors
+            else:
+                return [], why, errors
+        else:
+            gpus = parse_smi_gpus(out, errors)
+        if not gpus:
+            return [], NO_DEVICE, errors
+        return gpus, None, errors
+
+    def procs(self, gpus, errors):
+        uuid_to_index = {g["uuid"]: g["index"] for g in gpus if g.get("uuid")}
+        try:
+            rc, out, err = self._run("--query-compute-apps=" + ",".join(SMI_APP_FIELDS))
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            errors.append(f"nvidia-smi processes: {describe_error(exc)}")
+            return None
+        if rc != 0:
+            errors.append(f"nvidia-smi processes: {first_line(err, out) or rc}")
+            return None
+        return parse_smi_apps(out, uuid_to_index, errors)
