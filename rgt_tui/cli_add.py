@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from rgt_tui.cli_command import Call
-from rgt_tui.domain.profiles import KNOWN_PROFILES
 from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.profiles import KNOWN_PROFILES
 from rgt_tui.services.add_host import (
     AddRefused,
     FleetFile,

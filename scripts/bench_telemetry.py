@@ -28,7 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rgt_tui.domain.config import Fleet, HostConfig, load_fleet
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate
 from rgt_tui.transport import transport_for
 

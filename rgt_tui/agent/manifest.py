@@ -3,7 +3,7 @@
 
 Sent to a box over an SSH exec channel and run as ``python3 -u - --root PATH ...`` (this
 source on stdin). It prints one JSON object per line; its only consumer is
-``rgt_tui.domain.manifest.parse_manifest_lines``::
+``rgt_tui.domain.manifest_parse.parse_manifest_lines``::
 
     {"type": "start", "v": 1, "taken_at": <box unix s>, "python": "3.6.9",
      "box_id": "<32 hex>", "box_id_error": null}           # box_id*: with --box-id only

@@ -1,25 +1,15 @@
 """Platform profiles: what a teardown verb destroys and what keeps billing, as data.
 
-One TOML file per platform lives in ``rgt_tui/profiles/`` (facts from
-reference/platforms.md). This module only parses and validates; reading the files is
-``rgt_tui.profiles.load_profiles``.
+The model only: the facts live in one TOML file per platform in ``rgt_tui/profiles/``
+(from reference/platforms.md), and the one loader that reads and checks them is
+``rgt_tui.profiles`` (the known names are the files present).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-# The shipped profile files (rgt_tui/profiles/*.toml); a test keeps this list in step.
-KNOWN_PROFILES = (
-    "autodl", "china", "generic-ssh", "kubernetes", "lambda", "paperspace", "runpod",
-    "slurm", "vastai",
-)  # fmt: skip
-
-REQUIRED = (
-    "name", "title", "teardown_verb", "irreversible", "destroys", "stop_survives",
-    "meter_stop_survives", "keeps_billing", "danger_clocks", "spot_grace",
-)  # fmt: skip
+DEFAULT_PROFILE = "generic-ssh"  # a host that names no profile: a bare SSH box
 
 
 @dataclass(frozen=True)
@@ -48,29 +38,3 @@ class Profile:
 def danger_clock_note(profile: Profile) -> str:
     """The profile's clocks and spot grace as bullet lines, for a notification."""
     return "\n".join(f"• {line}" for line in profile.clock_lines)
-
-
-class ProfileError(ValueError):
-    """A profile data file is malformed; the message names the file and the key."""
-
-
-def parse_profile(data: dict[str, Any], source: str) -> Profile:
-    """A Profile from one decoded TOML file; ProfileError naming ``source`` otherwise."""
-    missing = [k for k in REQUIRED if k not in data]
-    unknown = sorted(set(data) - set(REQUIRED) - {"release_after_off_days"})
-    if missing or unknown:
-        raise ProfileError(f"{source}: missing keys {missing} / unknown keys {unknown}")
-    for key in ("keeps_billing", "danger_clocks"):
-        if not isinstance(data[key], list) or not all(isinstance(x, str) for x in data[key]):
-            raise ProfileError(f"{source}: {key} must be a list of strings")
-    if not isinstance(data["irreversible"], bool):
-        raise ProfileError(f"{source}: irreversible must be true or false")
-    days = data.get("release_after_off_days")
-    if days is not None and (
-        isinstance(days, bool) or not isinstance(days, (int, float)) or days <= 0
-    ):
-        raise ProfileError(f"{source}: release_after_off_days must be a number of days > 0")
-    fields = {k: data[k] for k in REQUIRED}
-    fields["keeps_billing"] = tuple(data["keeps_billing"])
-    fields["danger_clocks"] = tuple(data["danger_clocks"])
-    return Profile(**fields, release_after_off_days=days)

@@ -1,12 +1,20 @@
-"""The shipped platform profiles (one TOML file each) and their loader."""
+"""The shipped platform profiles and their one loader.
+
+One TOML file per platform sits beside this module (package data); a file's stem is the
+profile's name, and ``KNOWN_PROFILES`` is the files present, listed once at import (what
+a host's ``profile`` key is checked against). ``load_profiles`` reads and checks them all
+once; a malformed file raises ProfileError naming the file and the key. The model is
+``rgt_tui.domain.profiles.Profile``; the default, ``DEFAULT_PROFILE``, is defined there.
+"""
 
 from __future__ import annotations
 
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-from rgt_tui.domain.profiles import Profile, parse_profile
+from rgt_tui.domain.profiles import DEFAULT_PROFILE, Profile
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -14,24 +22,66 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 PROFILE_DIR = Path(__file__).parent
-DEFAULT_PROFILE = "generic-ssh"
+KNOWN_PROFILES = tuple(sorted(p.stem for p in PROFILE_DIR.glob("*.toml")))
+
+REQUIRED = (
+    "name", "title", "teardown_verb", "irreversible", "destroys", "stop_survives",
+    "meter_stop_survives", "keeps_billing", "danger_clocks", "spot_grace",
+)  # fmt: skip
 
 
-def profile_names() -> tuple[str, ...]:
-    """Names of the shipped profiles, for validating a host's ``profile`` key."""
-    return tuple(sorted(p.stem for p in PROFILE_DIR.glob("*.toml")))
+class ProfileError(ValueError):
+    """A profile data file is malformed; the message names the file and the key."""
 
 
-@cache
-def load_profiles() -> dict[str, Profile]:
-    """Every shipped profile by name; a malformed file raises ProfileError naming it."""
+def parse_profile(data: dict[str, Any], source: str) -> Profile:
+    """A Profile from one decoded TOML file; ProfileError naming ``source`` otherwise."""
+    missing = [k for k in REQUIRED if k not in data]
+    unknown = sorted(set(data) - set(REQUIRED) - {"release_after_off_days"})
+    if missing or unknown:
+        raise ProfileError(f"{source}: missing keys {missing} / unknown keys {unknown}")
+    for key in ("keeps_billing", "danger_clocks"):
+        if not isinstance(data[key], list) or not all(isinstance(x, str) for x in data[key]):
+            raise ProfileError(f"{source}: {key} must be a list of strings")
+    if not isinstance(data["irreversible"], bool):
+        raise ProfileError(f"{source}: irreversible must be true or false")
+    days = data.get("release_after_off_days")
+    if days is not None and (
+        isinstance(days, bool) or not isinstance(days, (int, float)) or days <= 0
+    ):
+        raise ProfileError(f"{source}: release_after_off_days must be a number of days > 0")
+    fields = {k: data[k] for k in REQUIRED}
+    fields["keeps_billing"] = tuple(data["keeps_billing"])
+    fields["danger_clocks"] = tuple(data["danger_clocks"])
+    return Profile(**fields, release_after_off_days=days)
+
+
+def read_profiles(folder: Path) -> dict[str, Profile]:
+    """Every ``*.toml`` profile in ``folder`` by name; ProfileError naming the file when
+    one is malformed or its ``name`` is not its file's stem (the name hosts use)."""
     profiles = {}
-    for path in sorted(PROFILE_DIR.glob("*.toml")):
+    for path in sorted(folder.glob("*.toml")):
         profile = parse_profile(tomllib.loads(path.read_text(encoding="utf-8")), str(path))
+        if profile.name != path.stem:
+            raise ProfileError(
+                f"{path}: name = {profile.name!r} — it must be the file's name, {path.stem!r}"
+            )
         profiles[profile.name] = profile
     return profiles
 
 
+@cache
+def load_profiles() -> dict[str, Profile]:
+    """Every shipped profile by name (read once)."""
+    return read_profiles(PROFILE_DIR)
+
+
 def profile(name: str) -> Profile:
-    """One profile by name (the config loader has already validated it)."""
+    """One profile by name (the fleet file's reader has already checked the name)."""
     return load_profiles()[name]
+
+
+__all__ = [
+    "DEFAULT_PROFILE", "KNOWN_PROFILES", "PROFILE_DIR", "ProfileError", "load_profiles",
+    "parse_profile", "profile", "read_profiles",
+]  # fmt: skip

@@ -24,7 +24,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
-from rgt_tui.domain.config import DEFAULT_PROFILE, FLEET_FILE_NAME, HostConfig
+from rgt_tui.domain.config import FLEET_FILE_NAME, HostConfig
+from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.profiles import load_profiles
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 from rgt_tui.services.add_host import (

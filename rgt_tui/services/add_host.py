@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from rgt_tui.domain.config import DEFAULT_PROFILE, HostConfig, SshTarget, parse_ssh_target
-from rgt_tui.domain.profiles import KNOWN_PROFILES
+from rgt_tui.domain.config import HostConfig, SshTarget, parse_ssh_target
+from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command
+from rgt_tui.profiles import KNOWN_PROFILES
 from rgt_tui.services.fleet_append import (
     AddRefused,
     FleetFile,

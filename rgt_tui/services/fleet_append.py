@@ -21,16 +21,9 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT
 
-from rgt_tui.domain.config import (
-    ENV_VAR,
-    FLEET_FILE_NAME,
-    ConfigError,
-    HostConfig,
-    SshTarget,
-    load_fleet,
-    resolve_fleet_path,
-)
+from rgt_tui.domain.config import ENV_VAR, FLEET_FILE_NAME, ConfigError, HostConfig, SshTarget
 from rgt_tui.domain.toml_lines import LineIndex
+from rgt_tui.services.fleet_file import load_fleet, resolve_fleet_path
 
 # The header of a fleet file `rgt-tui add` creates (the shipped hosts.example.toml explains more).
 NEW_FILE_HEADER = (

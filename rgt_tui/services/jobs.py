@@ -250,6 +250,7 @@ class JobRunner:
                 self.connections.transport(host.name),  # shared: the pull never closes it
                 options=PullOptions(concurrency=SHARED_PULL_CONCURRENCY),
                 on_progress=lambda p: self._set(host.name, progress=p),
+                wait=self.connections.waiter(host.name),  # r cuts a retry's wait short
             )
         except PullError as exc:
             self._set(host.name, pull_error=(exc.message, exc.fix or ""))

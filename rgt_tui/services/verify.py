@@ -39,13 +39,13 @@ from rgt_tui.domain.artifacts import (
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import (
     RECORDS_DIR,
-    SECRET_RULE,
     Manifest,
     ManifestDiff,
     ManifestEntry,
     ManifestError,
     compare,
 )
+from rgt_tui.domain.manifest_names import SECRET_RULE
 from rgt_tui.domain.roster import RosterCheck, reconcile
 from rgt_tui.services import artifact_checks as checks
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest

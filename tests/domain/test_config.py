@@ -20,10 +20,9 @@ from rgt_tui.domain.config import (
     Fleet,
     SshTarget,
     Thresholds,
-    load_fleet,
     parse_ssh_target,
-    resolve_fleet_path,
 )
+from rgt_tui.services.fleet_file import load_fleet, resolve_fleet_path
 
 REPO_HOSTS = ROOT / "hosts.example.toml"
 UTC = timezone.utc

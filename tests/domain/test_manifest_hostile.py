@@ -8,20 +8,21 @@ from typing import Any
 
 import pytest
 
-from rgt_tui.domain.manifest import (
-    MAX_FILE_SIZE,
-    MAX_LINE_BYTES,
+from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.manifest_names import (
     SECRET_PATHS,
     SECRET_RULE,
-    Manifest,
-    ManifestError,
-    ManifestLimits,
-    parse_manifest_lines,
-    printable,
     root_labels,
     secret_reason,
     unsafe_path_reason,
 )
+from rgt_tui.domain.manifest_parse import (
+    MAX_FILE_SIZE,
+    MAX_LINE_BYTES,
+    ManifestLimits,
+    parse_manifest_lines,
+)
+from rgt_tui.domain.text import printable
 
 SHA = "0123456789abcdef" * 4
 
@@ -64,7 +65,7 @@ def test_a_line_over_the_cap_fails_the_whole_manifest():
 
 
 def test_more_lines_than_the_count_cap_fail_the_whole_manifest(monkeypatch):
-    import rgt_tui.domain.manifest as manifest
+    import rgt_tui.domain.manifest_parse as manifest
 
     monkeypatch.setattr(manifest, "MAX_LINES", 10)
     with pytest.raises(ManifestError, match=r"box: the box.s scan printed over 10 lines"):
@@ -73,7 +74,7 @@ def test_more_lines_than_the_count_cap_fail_the_whole_manifest(monkeypatch):
 
 
 def test_more_bytes_than_the_total_cap_fail_the_whole_manifest(monkeypatch):
-    import rgt_tui.domain.manifest as manifest
+    import rgt_tui.domain.manifest_parse as manifest
 
     monkeypatch.setattr(manifest, "MAX_MANIFEST_BYTES", 2000)
     with pytest.raises(ManifestError, match=r"box: the manifest is over 0 MiB"):
@@ -311,7 +312,7 @@ def test_the_scan_skips_a_homes_secrets_by_rule_and_never_reads_them(tmp_path):
     from rgt_tui.agent import manifest as agent
     from rgt_tui.services.manifest import manifest_source
 
-    assert agent.SECRET_PATHS == SECRET_PATHS  # the box's copy and the client's agree
+    assert agent.SECRET_PATHS is SECRET_PATHS  # one list, for the box and the client
     home = tmp_path / "root"
     secrets = {
         ".ssh/id_ed25519": b"-----BEGIN OPENSSH PRIVATE KEY-----",
@@ -369,7 +370,7 @@ def test_empty_lines_count_against_the_caps_with_their_newline():
 
 
 def test_a_flood_of_empty_lines_meets_the_line_cap(monkeypatch):
-    import rgt_tui.domain.manifest as manifest
+    import rgt_tui.domain.manifest_parse as manifest
 
     monkeypatch.setattr(manifest, "MAX_LINES", 1000)
     flood = scan(file("a"))

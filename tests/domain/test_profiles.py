@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from rgt_tui.domain.config import ConfigError, load_fleet
-from rgt_tui.domain.profiles import KNOWN_PROFILES, ProfileError, danger_clock_note, parse_profile
-from rgt_tui.profiles import load_profiles, profile_names
+from rgt_tui.domain.config import ConfigError
+from rgt_tui.domain.profiles import DEFAULT_PROFILE, danger_clock_note
+from rgt_tui.profiles import (
+    KNOWN_PROFILES,
+    ProfileError,
+    load_profiles,
+    parse_profile,
+    read_profiles,
+)
+from rgt_tui.services.fleet_file import load_fleet
 
 
 def test_every_platform_of_the_reference_has_a_profile_file():
-    assert profile_names() == KNOWN_PROFILES
+    assert KNOWN_PROFILES == (
+        "autodl", "china", "generic-ssh", "kubernetes", "lambda", "paperspace", "runpod",
+        "slurm", "vastai",
+    )  # fmt: skip
+    assert DEFAULT_PROFILE in KNOWN_PROFILES
     profiles = load_profiles()
     assert set(profiles) == set(KNOWN_PROFILES)
     assert profiles["autodl"].release_after_off_days == 15 and not profiles["autodl"].irreversible
@@ -61,3 +74,16 @@ def test_what_a_teardown_destroys_reads_after_the_word_destroys():
         first = profile.destroys.split()[0]
         assert first not in {"destroy", "destroys", "release", "releasing", "deletes"}, said
         assert "deletes" not in profile.destroys, said
+
+
+def test_the_known_names_are_the_files_present_and_each_file_is_named_so(tmp_path):
+    """One loader, one list: a profile file added is a known name, and a file whose
+    ``name`` is not its file name is refused naming the file (hosts use the file name)."""
+    shipped = load_profiles()["runpod"]
+    text = (Path(__file__).parents[2] / "rgt_tui/profiles/runpod.toml").read_text()
+    (tmp_path / "newcloud.toml").write_text(text.replace('name = "runpod"', 'name = "newcloud"'))
+    assert set(read_profiles(tmp_path)) == {"newcloud"}
+    assert read_profiles(tmp_path)["newcloud"].teardown_verb == shipped.teardown_verb
+    (tmp_path / "other.toml").write_text(text)
+    with pytest.raises(ProfileError, match=r"other\.toml: name = 'runpod' .* 'other'"):
+        read_profiles(tmp_path)

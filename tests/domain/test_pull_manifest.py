@@ -22,10 +22,9 @@ from rgt_tui.domain.manifest import (
     compare,
     manifest_from_json,
     manifest_to_json,
-    parse_manifest_lines,
-    root_labels,
-    unsafe_path_reason,
 )
+from rgt_tui.domain.manifest_names import root_labels, unsafe_path_reason
+from rgt_tui.domain.manifest_parse import parse_manifest_lines
 from rgt_tui.services.manifest import manifest_command, manifest_source
 
 

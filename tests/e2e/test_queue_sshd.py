@@ -8,8 +8,8 @@ from support.machine import this_boot_id
 from support.queues import GATE, SCRIPT_RUN
 from support.waiting import wait_for
 
-from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED, RUNNING
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.queue import launch, plan_launch
 from rgt_tui.services.queue_view import read_queue_view
 from rgt_tui.transport import transport_for

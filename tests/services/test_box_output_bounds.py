@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rgt_tui.domain.config import load_fleet
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.status import collect_status
 from rgt_tui.services.telemetry import parse_agent_line
 from rgt_tui.transport import Transport, TransportError

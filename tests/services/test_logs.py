@@ -15,7 +15,6 @@ import pytest
 from support.waiting import wait_for
 
 from rgt_tui.cli import main as rgt_main
-from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.logscan import (
     CRITICAL,
     LineSplitter,
@@ -24,6 +23,7 @@ from rgt_tui.domain.logscan import (
     clean_line,
     scan_lines,
 )
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.logs import (
     LogFollower,
     cell_log_path,

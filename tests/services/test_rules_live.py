@@ -27,10 +27,10 @@ from support.telemetry import Watch, alert_ids
 
 from rgt_tui.app import RgtApp, health_thresholds
 from rgt_tui.demo.loopback import LoopbackFleet
-from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.health import HealthState, Thresholds
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.messages import HostUpdated
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.queue import launch, plan_launch
 from rgt_tui.services.status import collect_status
@@ -280,6 +280,7 @@ async def test_the_danger_clock_note_shows_the_spot_grace(tmp_path: Path) -> Non
         connected = ConnectionState("connected", time.time())
         app.post_message(HostUpdated(HostUpdate("pod", connected, None, (), HealthState())))
         await pilot.pause(0.2)
-        (note,) = [n for n in app._notifications if "danger clocks" in str(n.title)]
-        assert "• spot grace: ~5 s SIGTERM then SIGKILL" in str(note.message)
-        assert "• a stopped pod may restart with zero GPUs" in str(note.message)
+        ((title, note),) = app.fleet_screen.notices.shown()
+        assert title == "pod: danger clocks"
+        assert "spot grace: ~5 s SIGTERM then SIGKILL" in note
+        assert "a stopped pod may restart with zero GPUs" in note

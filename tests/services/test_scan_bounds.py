@@ -20,7 +20,8 @@ from support.cli import arun
 from support.pulls import box_results, fast, host_of, pull, random_file
 from support.waiting import wait_for
 
-from rgt_tui.domain.manifest import MAX_LINES, ManifestError
+from rgt_tui.domain.manifest import ManifestError
+from rgt_tui.domain.manifest_parse import MAX_LINES
 from rgt_tui.services.manifest import ScanStalled, take_manifest
 from rgt_tui.services.pull import PullError
 from rgt_tui.transport import transport_for
@@ -154,8 +155,8 @@ async def test_cli_pull_and_verify_stop_a_stalled_scan_with_the_host_named(hosti
 async def test_a_stalled_scan_ends_the_tui_pull_job(hostile, tmp_path):
     """The TUI's job runner: the pull (its stall bound: PullOptions' 30 s) ends with the
     reason, and the host is no longer busy."""
-    from rgt_tui.domain.config import load_fleet
     from rgt_tui.services.connections import FleetConnections
+    from rgt_tui.services.fleet_file import load_fleet
     from rgt_tui.services.jobs import JobRunner
 
     fleet, python3 = hostile

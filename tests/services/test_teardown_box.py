@@ -26,9 +26,9 @@ import pytest
 from support.cli import Terminal, arun
 from support.fleet_files import set_host_key
 
-from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.teardown_gate import MissingCellAcknowledged, RunningAcknowledged
 from rgt_tui.paths import journal_dir
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.teardown import (
@@ -246,7 +246,7 @@ def test_the_rescans_refusals_reach_the_gate_from_a_parsed_manifest():
     """The reviewer's case: a re-scan that could not list a folder, or a name that is not
     UTF-8, matched the manifest all the same."""
     from rgt_tui.domain import teardown_gate as g
-    from rgt_tui.domain.manifest import parse_manifest_lines
+    from rgt_tui.domain.manifest_parse import parse_manifest_lines
     from rgt_tui.services.teardown import manifest_event, rescan_event
 
     def lines(extra, sha):  # type: ignore[no-untyped-def]

@@ -24,7 +24,7 @@ import pytest
 from support.cli import arun
 from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
 
-from rgt_tui.domain.config import load_fleet
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.transport import HostKeyError, TransportError, transport_for
 from rgt_tui.transport.known_hosts import trust_host_key
 from rgt_tui.transport.local import LocalTransport

@@ -29,7 +29,6 @@ from textual import events
 from textual.binding import Binding
 
 from rgt_tui.app import RgtApp
-from rgt_tui.domain.config import load_fleet
 from rgt_tui.domain.gotchas import gotcha
 from rgt_tui.domain.health import HealthState
 from rgt_tui.domain.history import HostHistory
@@ -38,6 +37,7 @@ from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import HelpScreen, describe
 from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.telemetry import ConnectionState
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
 from rgt_tui.widgets.spark import spark_rows
@@ -57,7 +57,11 @@ async def test_panes_show_every_figure_from_the_monitors(tmp_path: Path) -> None
     assert "VRAM" in text and "62G/80G" in text
     assert "/workspace" in text and "275G/500G" in text and "6.6M/32.8M" in text
     assert "vastai · $1.89/h · $3.78 so far" in text  # started_at 10:00, now 12:00
-    assert "lambda · $2.49/h · $4.98 so far" in text  # no started_at: now − uptime
+    # No started_at: from when rgt-tui first saw the box (10:00), never from its uptime
+    # (the border cuts the end at this width; the detail screen has it whole).
+    assert "lambda · $2.49/h · $4.98 since first se" in text
+    subtitle = app.fleet_screen.panes["h100-eval"].border_subtitle
+    assert subtitle == "lambda · $2.49/h · $4.98 since first seen 10:00"
     # Inode alert with its gotcha id; the inode bar is full while bytes are not.
     assert "inodes" in text and "96% 31.5M/32.8M" in text and "41% 820G/2.0T" in text
     assert "U7   inodes 96% used on /workspace" in text

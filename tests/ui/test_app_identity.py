@@ -13,11 +13,11 @@ from textual.widgets import Button, Static
 
 from rgt_tui.app import RgtApp
 from rgt_tui.domain.box_identity import BoxIdentity
-from rgt_tui.domain.config import load_fleet
 from rgt_tui.paths import journal_dir
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.host_key import HostKeyScreen
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.journal import Journal, TeardownRecord
 
 

@@ -35,12 +35,13 @@ from support.teardown_ui import checklist, pull_and_verify, teardown_app, type_n
 from textual.widgets import Input
 
 from rgt_tui.app import RgtApp
-from rgt_tui.domain.config import HostConfig, load_fleet
+from rgt_tui.domain.config import HostConfig
 from rgt_tui.messages import HostUpdated
 from rgt_tui.paths import journal_dir
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.job_keys import JobsChanged
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.pull import FileProgress, PullProgress
 from rgt_tui.transport import TransportError
@@ -159,12 +160,15 @@ async def test_header_cost_danger_clocks_and_cost_stop(tmp_path: Path) -> None:
         app.post_message(HostUpdated(healthy_update()))
         await wait_for(lambda: "a100-train" in app.latest, pilot=pilot)
         await pilot.pause()
-        notes = [str(n.message) for n in app._notifications]
-        assert any("stop still bills disk" in n for n in notes)  # vastai's danger clocks
+        # vastai's danger clocks: one line in the header, over no pane (issue 27).
+        notes = app.fleet_screen.notices.shown()
+        assert any("stop still bills disk" in text for _, text in notes)
+        assert "⏱ a100-train: danger clocks" in screen_text(app).splitlines()[1]
+        assert not app._notifications  # no toast
         # Once per session: a second connected sample does not repeat it.
         app.post_message(HostUpdated(healthy_update(seq=2, t=FROZEN + 1)))
         await pilot.pause()
-        assert len(app._notifications) == len(notes)
+        assert app.fleet_screen.notices.shown() == notes
         text = screen_text(app)
         # a100-train: $1.89/h since 10:00 (2 h) = $3.78; spot-4090 $0.34/h since 08:30.
         assert "$4.97 so far" in text and "$4.72/h" in text
@@ -234,7 +238,7 @@ async def test_danger_clocks_once_per_profile_not_per_host(tmp_path: Path) -> No
             app.post_message(HostUpdated(make_update(name, agent_sample(name, seq=1, t=FROZEN))))
         await wait_for(lambda: {"v1", "v2", "r1"} <= set(app.latest), pilot=pilot)
         await pilot.pause()
-        titles = sorted(str(n.title) for n in app._notifications if "danger clocks" in str(n.title))
+        titles = sorted(title for title, _ in app.fleet_screen.notices.shown())
         assert titles == ["r1: danger clocks", "vastai (2 hosts): danger clocks"]
 
 
@@ -383,11 +387,12 @@ async def test_danger_clocks_are_short_and_never_for_this_machine(tmp_path: Path
         app.post_message(HostUpdated(make_update("local", agent_sample("local", t=FROZEN))))
         await wait_for(lambda: "local" in app.latest, pilot=pilot)
         await pilot.pause()
-        assert not [n for n in app._notifications if "danger clocks" in str(n.title)]
+        assert not app.fleet_screen.notices.shown()
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(HostUpdated(healthy_update()))
         await wait_for(lambda: "a100-train" in app.latest, pilot=pilot)
         await pilot.pause()
-        clocks = [n for n in app._notifications if "danger clocks" in str(n.title)]
-        assert clocks and all(n.timeout <= 8 for n in clocks)
+        # One line in the header (cut to the width), gone after a while; never a toast.
+        clocks = app.fleet_screen.notices.shown()
+        assert clocks and app.fleet_screen.notices.seconds <= 30 and not app._notifications

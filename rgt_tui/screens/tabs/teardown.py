@@ -116,6 +116,8 @@ class TeardownTab(DetailTab):
 
     def take_focus(self) -> Input | None:
         """Put the cursor in the confirmation box: the name typed next lands there."""
+        if not self.query("#confirm-name"):
+            return None  # not composed yet, or removed: nothing to type into
         box = self.query_one("#confirm-name", Input)
         # The screen's set_focus acts now (Widget.focus waits a turn): keys already on
         # their way must find the box focused, not the screen's single-key bindings.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,8 @@ class PullRun:
     warming: asyncio.Future | None = None  # the copy's SFTP sessions, starting early
     copy_s: float = 0.0  # seconds the copy stage took, for its rate (the CLI shows it)
     umask: int = field(default_factory=current_umask)  # pulled files are never wider
+    # Sleeps between reconnect attempts (the host's FleetConnections.wait in the TUI).
+    wait: Callable[[float], Awaitable[object]] = asyncio.sleep
 
     def remote_path(self, plan: FilePlan) -> str:
         assert self.manifest is not None

@@ -1,0 +1,132 @@
+"""A fleet file's text checked whole: the top level, ``[fleet]``, its thresholds and
+every ``[[hosts]]`` entry (``config_hosts``), into a frozen ``Fleet``.
+
+A file's mistakes are all found in one pass and raised together, as one ``ConfigError``
+whose ``problems`` lists each (a TOML syntax error stops the reading, so it comes alone).
+Pure: the text and the names of the shipped profiles are given
+(``rgt_tui.services.fleet_file.load_fleet`` reads the file).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
+
+from rgt_tui.domain.config import (
+    FLEET_KEYS,
+    THRESHOLD_KEYS,
+    TOP_KEYS,
+    ConfigError,
+    Fleet,
+    HostConfig,
+    Thresholds,
+    make_fleet,
+)
+from rgt_tui.domain.config_hosts import NAME_RE, host_config, local_path
+from rgt_tui.domain.config_toml import Table, syntax_error
+from rgt_tui.domain.toml_lines import LineIndex
+
+
+def parse_fleet(path: Path, text: str, profiles: Sequence[str]) -> Fleet:
+    """Check the fleet file ``path`` whose content is ``text``; ``profiles``: the names a
+    host's ``profile`` may take. ConfigError with every mistake of the file."""
+    index = LineIndex(text)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise syntax_error(path, text, exc) from None
+    return _build(path, index, data, profiles)
+
+
+def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequence[str]) -> Fleet:
+    """Check the parsed TOML and build the Fleet; every mistake found, raised together."""
+    base = path.absolute().parent
+    problems: list[ConfigError] = []
+    top = Table(path, index, "", data, None, problems)
+    top.reject_unknown(TOP_KEYS)
+    fleet = top.sub("fleet", top.checked(lambda: top.table("fleet"), {}), index.line("", "fleet"))
+    fleet.reject_unknown(FLEET_KEYS)
+    results = fleet.checked(lambda: fleet.text("results_dir", "./results"), "./results")
+    results_dir = base / Path(results).expanduser()
+    poll = fleet.checked(lambda: fleet.number("poll_seconds", 2.0), 2.0)
+    epochs = fleet.checked(lambda: fleet.integer("default_epochs", 20), 20)
+    verify_python = local_path(
+        base,
+        fleet.checked(
+            lambda: fleet.maybe("verify_python", example="~/miniconda3/envs/train/bin/python"),
+            None,
+        ),
+    )
+    thresholds = _thresholds(fleet)
+    hosts: list[HostConfig] = []
+    seen: dict[str, int | None] = {}
+    for number, raw in enumerate(top.checked(lambda: _raw_hosts(top), [])):
+        table = top.sub(f"hosts[{number}]", raw, index.line("", "hosts"))
+        host = host_config(table, base, epochs, profiles)
+        name = raw.get("name")
+        if isinstance(name, str) and NAME_RE.fullmatch(name):
+            # Checked whatever else the entries got wrong: a duplicate is a mistake of its own.
+            if name in seen:
+                problems.append(
+                    table.error(
+                        "name",
+                        f"host name {name!r} is already used at line {seen[name]} — "
+                        "host names must be unique",
+                    )
+                )
+                continue
+            seen[name] = table.line("name")
+        if host is not None:
+            hosts.append(host)
+    if problems:
+        raise ConfigError.collect(problems)
+    verify = str(verify_python) if verify_python is not None else None
+    return make_fleet(
+        path,
+        results_dir,
+        poll if poll is not None else 2.0,
+        epochs,
+        thresholds,
+        tuple(hosts),
+        verify,
+    )
+
+
+def _thresholds(fleet: Table) -> Thresholds:
+    """``[fleet.thresholds]``: each alert threshold, a percentage at most 100 where it is one."""
+    section = fleet.checked(lambda: fleet.table("thresholds"), {})
+    limits = fleet.sub("fleet.thresholds", section, fleet.line("thresholds"))
+    limits.reject_unknown(THRESHOLD_KEYS)
+    values: dict[str, float] = {}
+    for key in THRESHOLD_KEYS:
+        default = getattr(Thresholds, key)
+        value = limits.checked(partial(limits.number, key, default), default)
+        if key in ("inode_pct", "disk_pct", "cgroup_mem_pct") and value is not None and value > 100:
+            limits.problems.append(
+                limits.error(key, f"expected a percentage in (0, 100], got {value:g}")
+            )
+            value = default
+        values[key] = value
+    return Thresholds(**values)
+
+
+def _raw_hosts(top: Table) -> list[dict[str, Any]]:
+    """The ``[[hosts]]`` entries as parsed: a list of tables, else a mistake."""
+    raw_hosts = top.data.get("hosts", [])
+    if isinstance(raw_hosts, dict):
+        raise top.error(
+            "hosts",
+            "'hosts' is written as a single table [hosts]; write one entry per host "
+            "with double brackets: [[hosts]]",
+        )
+    if not isinstance(raw_hosts, list) or not all(isinstance(h, dict) for h in raw_hosts):
+        raise top.error("hosts", "expected one [[hosts]] entry per host (an array of tables)")
+    return raw_hosts

@@ -1,0 +1,237 @@
+"""A line-aware reader of one fleet file's TOML: typed, checked access to each table,
+every mistake pointing at its key's line (``LineIndex``) and saying what to write.
+
+``Table`` collects the whole file's mistakes (``checked``) so one run reports them all; a
+key written in the wrong table (``poll_seconds`` at the top, a fleet key after a
+``[[hosts]]`` header) is told where it belongs. ``syntax_error`` turns tomllib's message
+into a ``ConfigError`` on the line it names. Pure: the text is given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rgt_tui.domain.config import (
+    FLEET_KEYS,
+    HOST_KEYS,
+    THRESHOLD_KEYS,
+    TOP_KEYS,
+    ConfigError,
+)
+from rgt_tui.domain.toml_lines import LineIndex
+
+# Where each key belongs (its label in messages, its table), for a key written in the
+# wrong table: it is told where to move, not only that it is unknown there.
+_HOMES: dict[str, tuple[str, str]] = {
+    **{k: ("[fleet]", "fleet") for k in FLEET_KEYS},
+    **{k: ("[fleet.thresholds]", "fleet.thresholds") for k in THRESHOLD_KEYS},
+    **{k: ("host", "hosts") for k in HOST_KEYS},
+}
+# How each top-level key is written as a table header.
+_TOP_HEADERS = {"fleet": "[fleet]", "hosts": "[[hosts]]"}
+T = TypeVar("T")
+
+
+def syntax_error(path: Path, text: str, exc: Exception) -> ConfigError:
+    """Turn tomllib's message into a ConfigError, taking the line from "(at line N, column M)"."""
+    message = str(exc)
+    line: int | None = None
+    match = re.search(r"\s*\(at line (\d+), column (\d+)\)\s*$", message)
+    if match:
+        line = int(match.group(1))
+        message = f"{message[: match.start()]} (column {match.group(2)})"
+    elif message.endswith("(at end of document)"):
+        line = max(1, len(text.splitlines()))
+    key = None
+    lines = text.splitlines()
+    if line is not None and line <= len(lines):
+        key_match = LineIndex.KEY.match(lines[line - 1])
+        key = next((g for g in key_match.groups() if g is not None), None) if key_match else None
+    return ConfigError(
+        path,
+        f"TOML syntax error: {message} — check this line's quotes, brackets and commas "
+        "(each setting is key = value; strings need closing quotes)",
+        line=line,
+        key=key,
+    )
+
+
+def _describe(value: Any) -> str:
+    """A short phrase for a wrong value, in TOML's terms."""
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f'the string "{value}"'
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, (datetime, date)):
+        return "a date"
+    return repr(value)
+
+
+class Table:
+    """Typed, checked access to one table of the file; errors point at the key's line."""
+
+    def __init__(
+        self,
+        path: Path,
+        index: LineIndex,
+        section: str,
+        data: Mapping[str, Any],
+        fallback: int | None,
+        problems: list[ConfigError],
+    ) -> None:
+        self.path, self.index, self.section, self.data = path, index, section, data
+        self.fallback = fallback  # line to blame when the table has no header of its own
+        self.problems = problems  # the whole file's mistakes, shared by all its tables
+
+    def sub(self, section: str, data: Mapping[str, Any], fallback: int | None) -> Table:
+        """Another table of the same file, reporting into the same problems."""
+        return Table(self.path, self.index, section, data, fallback, self.problems)
+
+    def checked(self, check: Callable[[], T], fallback: T) -> T:
+        """``check()``'s value; when it finds a mistake, record it and go on with
+        ``fallback``, so one run reports every mistake of the file."""
+        try:
+            return check()
+        except ConfigError as error:
+            self.problems.append(error)
+            return fallback
+
+    def line(self, key: str | None = None) -> int | None:
+        """Line of ``key`` (or of this table) in the file."""
+        found = self.index.line(self.section, key)
+        return found if found is not None else self.fallback
+
+    def error(self, key: str | None, message: str) -> ConfigError:
+        """A ConfigError at ``key``'s line."""
+        return ConfigError(self.path, message, line=self.line(key), key=key)
+
+    def reject_unknown(self, allowed: Iterable[str]) -> None:
+        """Record one mistake per key not in ``allowed``: a key of another table is told
+        where to move it, a typo gets the closest allowed key."""
+        allowed = tuple(allowed)
+        for key in self.data:
+            if key not in allowed:
+                self.problems.append(self.error(key, self._unknown(key, allowed)))
+
+    def _unknown(self, key: str, allowed: tuple[str, ...]) -> str:
+        """What to say about ``key``, unknown in this table."""
+        home = _HOMES.get(key)
+        if home is not None:
+            label, table = home
+            if isinstance(self.data[key], dict) and table == "fleet":
+                return f"{key!r} is a table of [fleet] — write its header as [fleet.{key}]"
+            move = "into a [[hosts]] entry" if table == "hosts" else f"under [{table}]"
+            if not self.section:
+                why = " (only [fleet] and [[hosts]] entries go at the top level)"
+            elif self.section.startswith("hosts["):
+                why = (
+                    " (a key belongs to the nearest table header above it: here the "
+                    f"[[hosts]] entry at line {self.line()})"
+                )
+            else:
+                why = ""
+            return f"{key!r} is a {label} setting — move it {move}{why}"
+        if not self.section:
+            return _unknown_top(key, self.data[key])
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
+        return f"unknown key {key!r} — {hint}"
+
+    def text(self, key: str, default: str, *, example: str = "...") -> str:
+        """A non-empty string, or ``default`` when absent; ``example`` shows the fix."""
+        return self.maybe(key, example=example) or default
+
+    def maybe(self, key: str, *, example: str = "...") -> str | None:
+        """A non-empty string, or None when absent."""
+        value = self.data.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            got = _describe(value)
+            raise self.error(
+                key, f'expected a non-empty string like {key} = "{example}", got {got}'
+            )
+        return value
+
+    def required(self, key: str, example: str) -> str:
+        """A non-empty string that must be present."""
+        if key not in self.data:
+            where = " to this [[hosts]] entry" if self.section.startswith("hosts[") else ""
+            raise self.error(key, f'missing required key {key!r} — add {key} = "{example}"{where}')
+        return self.text(key, "", example=example)
+
+    def number(self, key: str, default: float | None, *, allow_zero: bool = False) -> float | None:
+        """A number (int or float) above zero, or at least zero with ``allow_zero``."""
+        if key not in self.data:
+            return default
+        value = self.data[key]
+        bound = "≥ 0" if allow_zero else "> 0"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fix = f" — drop the quotes: {key} = {value}" if _is_number_text(value) else ""
+            raise self.error(key, f"expected a number {bound}, got {_describe(value)}{fix}")
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            raise self.error(key, f"expected a number {bound}, got {value}")
+        return float(value)
+
+    def integer(self, key: str, default: int) -> int:
+        """A whole number above zero."""
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            fix = f" — drop the quotes: {key} = {value}" if _is_number_text(value) else ""
+            raise self.error(key, f"expected a whole number > 0, got {_describe(value)}{fix}")
+        return value
+
+    def text_list(self, key: str, default: list[str]) -> tuple[str, ...]:
+        """A non-empty list of non-empty strings, duplicates dropped, order kept."""
+        value = self.data.get(key, default)
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, str) and v.strip() for v in value)
+        ):
+            raise self.error(
+                key,
+                f'expected a non-empty list of paths such as {key} = ["/workspace"], got {_describe(value)}',
+            )
+        return tuple(dict.fromkeys(value))
+
+    def table(self, key: str) -> Mapping[str, Any]:
+        """A sub-table (``[section.key]`` or an inline table), empty when absent."""
+        value = self.data.get(key, {})
+        if not isinstance(value, dict):
+            header = f"{self.section}.{key}" if self.section else key
+            raise self.error(key, f"expected a table written [{header}], got {_describe(value)}")
+        return value
+
+
+def _is_number_text(value: Any) -> bool:
+    """True for a string that would be a valid number without its quotes."""
+    try:
+        return isinstance(value, str) and float(value) == float(value)
+    except ValueError:
+        return False
+
+
+def _unknown_top(key: str, value: Any) -> str:
+    """What to say about an unknown top-level key: a misspelt table is the usual cause."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        written = f"table [[{key}]]"
+    elif isinstance(value, dict):
+        written = f"table [{key}]"
+    else:
+        written = f"key {key!r}"
+    close = difflib.get_close_matches(key, TOP_KEYS, n=1)
+    hint = (
+        f"did you mean {_TOP_HEADERS[close[0]]}?"
+        if close
+        else "the top level holds only the [fleet] table and [[hosts]] entries"
+    )
+    return f"unknown {written} — {hint}"

@@ -1,0 +1,113 @@
+"""The name policy for what the box lists: which names may be written locally, which
+are secrets never pulled, and the local sub-folder each pull root gets.
+
+The box is not trusted (someone else's container): a name is refused when it is empty,
+absolute, has a ``.``/``..``/empty component, a NUL or any control character (C0, DEL, C1)
+or is not valid UTF-8 (``unsafe_path_reason``), and when it is a secret
+(``SECRET_PATHS``, ``secret_reason``), whatever the box's scan said.
+
+Local sub-folders (``root_labels``): with one pull root, none; with several, the root's
+base name (``/workspace/runs`` → ``runs``), ``root<N>`` when the base name says nothing
+(``/``, ``~``, ``.``), and ``<name>-<N>`` when two roots share a base name (N is the
+1-based position in ``pull``). ``.rgt`` is reserved for rgt-tui's own records, so a
+remote path that would land there is refused (compared case-folded by ``folded``: the
+local file system may not tell ``.RGT`` from ``.rgt``).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+# Never pulled, wherever they appear in a pulled path (compared per component, ASCII
+# case-folded): credentials a home keeps. Matched against the whole remote path (the
+# root's resolved path, then the path below it), so ``pull = ["~"]``, ``["/"]``,
+# ``["/home"]`` or a copy of a home under a results folder all skip them. The box's scan
+# skips them without reading them (``rgt_tui.agent.manifest``); the client refuses them
+# again here, since the scan's output is not trusted. One list, kept with the scan (the
+# agent imports nothing of ours, so the list lives on its side).
+from rgt_tui.agent.secret_paths import SECRET_PATHS, SECRET_RULE
+from rgt_tui.domain.manifest import RECORDS_DIR
+
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL, C1
+_SECRETS = tuple(tuple(p.split("/")) for p in SECRET_PATHS)
+
+
+def root_labels(given: Sequence[str]) -> tuple[str, ...]:
+    """Local sub-folder names for the pull roots (see the module docstring)."""
+    if len(given) <= 1:
+        return ("",) * len(given)
+    bases = []
+    for i, root in enumerate(given):
+        base = PurePosixPath(root.rstrip("/") or "/").name
+        plain = base not in ("", "~", ".", "..") and folded(base) != RECORDS_DIR
+        bases.append(base if plain else f"root{i + 1}")
+    labels = [f"{base}-{i + 1}" if bases.count(base) > 1 else base for i, base in enumerate(bases)]
+    # A suffix can meet another root's own name (runs, runs, runs-2): suffix again until
+    # no two roots share a folder, or one root's files would land on another's.
+    for i, label in enumerate(labels):
+        n = 2
+        while folded(labels[i]) in {folded(x) for x in labels[:i]}:
+            labels[i] = f"{label}-{n}"
+            n += 1
+    return tuple(labels)
+
+
+def unsafe_path_reason(path: str) -> str | None:
+    """Why a relative path from the box must not be written locally, or None when fine.
+
+    The box is not trusted to keep writes inside the results folder: an absolute path or a
+    ``..`` component would let a listing place files anywhere on this machine, and a
+    control character in a name would reach the user's terminal.
+    """
+    if not isinstance(path, str):
+        return "the name is not text"
+    if not path:
+        return "empty name"
+    if "\x00" in path:
+        return "NUL in name"
+    control = _CONTROL_RE.search(path)
+    if control:
+        return f"control character in name ({control.group()!r})"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "name is not valid UTF-8"
+    if path.startswith("/"):
+        return "absolute path"
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "'..', '.' or empty component in path"
+    return None
+
+
+def secret_reason(root_path: str, path: str) -> str | None:
+    """``SECRET_RULE`` and the secret's name when ``root_path/path`` is (or is below) one of
+    ``SECRET_PATHS``; None otherwise."""
+    parts = [_asciifolded(p) for p in f"{root_path}/{path}".split("/") if p]
+    for secret in _SECRETS:
+        n = len(secret)
+        for i in range(len(parts) - n + 1):
+            if tuple(parts[i : i + n]) == secret:
+                return f"{SECRET_RULE} ({'/'.join(secret)})"
+    return None
+
+
+def _asciifolded(part: str) -> str:
+    return part.lower() if part.isascii() else part
+
+
+def folded(name: str) -> str:
+    """How a case-insensitive, normalising file system may see ``name`` (``.RGT``,
+    ``．ｒｇｔ`` and ``.rg\u200bt`` all fold to ``.rgt``)."""
+    text = unicodedata.normalize("NFKC", name)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
+
+
+__all__ = [
+    "SECRET_PATHS", "SECRET_RULE", "folded", "root_labels", "secret_reason", "unsafe_path_reason",
+]  # fmt: skip

@@ -1,0 +1,64 @@
+"""Teardown: gather the gate's facts, show the checklist, and run teardown only when told.
+
+One module per job, the gate itself being the pure state machine in
+``domain.teardown_gate`` (nothing here decides on its own):
+
+- ``events`` — facts → gate events: the pull's manifest record, the verification record
+  beside the results, and a re-scan of the box, in the gate's terms (pure);
+- ``local_copy`` — the local copy re-hashed now: every file the manifest lists must be
+  under ``<results_dir>/<host>/`` with its SHA-256, or the gate stays locked naming the
+  file and saying to pull again;
+- ``gate`` — the gate check: ``check_gate`` re-scans the box *now* (sizes and mtimes, no
+  hashing; it also says which box answers: its ``~/.rgt/box-id`` and host key) and reads
+  its queue records, and records every fact in the host's journal (only events that
+  change the gate are appended, so re-checking is cheap and the journal stays short). A
+  re-scan that fails (or no connection) is recorded as such, so an earlier one never
+  stands in for it; ``observe_now`` records which box answers;
+- ``acknowledge`` — the user's by-name acknowledgements of missing or running cells, of
+  the box they saw (``acknowledge(box=...)``; the command line identifies the box
+  answering first with ``observe_now``);
+- ``confirm`` — running the teardown: ``confirm_and_tear_down`` records the typed name
+  with a fresh token, re-scans the box right then and runs the teardown command only
+  when that re-scan, taken for that confirmation, unlocks the gate (an unreachable box
+  at that moment keeps it locked). Without a configured command nothing is recorded at
+  confirmation: the user gets the instructions, and ``record_manual_teardown`` records
+  the teardown once they type the name again to say the box is destroyed — of the box
+  that was confirmed, and only while the journal still holds it (``BoxMismatch``
+  otherwise). A failed command is recorded as a failed attempt, never as a teardown;
+- ``command`` — the teardown command runs in its own process group, killed whole when it
+  runs past its time; a timeout is recorded as a failed attempt.
+
+Every fact belongs to a box: records (manifest, verification) are used only when they are
+of the box answering now, and a new box under the host's name starts with a closed gate
+while the old box's facts become history (``Journal.observe_box``). The re-scan carries
+its own refusals and links: one the manifest did not have is a change
+(``teardown_gate``). Text from the box is made printable (``text.printable``) before it
+becomes a problem or a re-scan failure.
+"""
+
+from rgt_tui.services.teardown.acknowledge import (
+    BoxMismatch,
+    UnknownCellError,
+    acknowledge,
+    check_cells,
+    queue_cells,
+)
+from rgt_tui.services.teardown.confirm import (
+    MANUAL_OUTPUT,
+    TEARDOWN_TIMEOUT_S,
+    GateLocked,
+    TeardownOutcome,
+    confirm_and_tear_down,
+    confirmed_at,
+    instructions,
+    record_manual_teardown,
+)
+from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
+from rgt_tui.services.teardown.gate import GateReport, check_gate, observe_now
+
+__all__ = [
+    "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "GateLocked", "GateReport",
+    "TeardownOutcome", "UnknownCellError", "acknowledge", "check_cells", "check_gate",
+    "confirm_and_tear_down", "confirmed_at", "instructions", "manifest_event", "observe_now",
+    "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",
+]  # fmt: skip

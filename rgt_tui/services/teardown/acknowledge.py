@@ -1,0 +1,97 @@
+"""Acknowledgements: the user's by-name word for a missing or a running cell, of one box.
+
+An acknowledgement names a cell of the host's queue (``queue_cells``) and is of the box
+the user saw: when the journal holds another box under the name now, nothing is
+recorded (``BoxMismatch``), so an acknowledgement of one box never counts for another.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from rgt_tui.domain import teardown_gate as g
+from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.services.journal import HostJournal, Journal
+
+
+class UnknownCellError(ValueError):
+    """An acknowledgement named a cell the host's queue does not have."""
+
+    def __init__(self, name: str, known_cells: Sequence[str]) -> None:
+        self.name = name
+        self.known_cells = tuple(known_cells)
+        known = ", ".join(self.known_cells) or "none (the host has no queue cells)"
+        super().__init__(f"no cell named '{name}' in the host's queue; its cells: {known}")
+
+
+class BoxMismatch(ValueError):
+    """What the user confirmed (or saw) was about another box than the one the journal
+    holds now under the host's name: nothing was recorded."""
+
+
+def same_box_or_refuse(jh: HostJournal, box: BoxIdentity | None, what: str) -> BoxIdentity:
+    """The journal's current box when it is ``box``; BoxMismatch otherwise."""
+    if box is None or jh.box is None:
+        raise BoxMismatch(
+            f"no box has been identified under {jh.host} yet: {what}. Check the gate first "
+            f"(rgt-tui teardown {jh.host} --check) so that it says which box answers"
+        )
+    if not jh.box.same_box(box):
+        raise BoxMismatch(
+            f"another box is recorded under {jh.host} now ({jh.box.describe()}), not the one "
+            f"you saw ({box.describe()}): {what}. Check the gate again"
+        )
+    return jh.box
+
+
+def queue_cells(host: HostConfig) -> tuple[str, ...]:
+    """The cell names of the host's queue file (none without a queue). Reads the file:
+    call it off the event loop."""
+    if host.queue is None:
+        return ()
+    from rgt_tui.services.queue_check import read_queue_file
+
+    source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
+    return tuple(c.name for c in source.parsed.cells)
+
+
+def check_cells(names: Sequence[str], cells: Sequence[str]) -> None:
+    """UnknownCellError for the first of ``names`` that is not one of ``cells``."""
+    known = tuple(cells)
+    for name in names:
+        if name not in known:
+            raise UnknownCellError(name, known)
+
+
+def acknowledge(
+    journal: Journal,
+    host: str,
+    *,
+    missing: Sequence[str] = (),
+    running: Sequence[str] = (),
+    cells: Sequence[str],
+    box: BoxIdentity | None,
+    now: float | None = None,
+) -> HostJournal:
+    """Record the user's by-name acknowledgements of missing or running cells, for the
+    box they were looking at (``box``: the checklist's, or ``observe_now``'s).
+
+    Every name must be one of ``cells`` (``queue_cells(host)``): otherwise nothing is
+    recorded and UnknownCellError says which name, with the cells there are. When the
+    journal holds another box under ``host`` now (or none), nothing is recorded and
+    BoxMismatch says so: an acknowledgement of one box never counts for another.
+    """
+    check_cells((*missing, *running), cells)
+    events = [g.MissingCellAcknowledged(n) for n in missing] + [
+        g.RunningAcknowledged(n) for n in running
+    ]
+    t = now if now is not None else time.time()
+
+    def append(jh: HostJournal) -> bool:
+        same_box_or_refuse(jh, box, "nothing was acknowledged")
+        jh.events.extend((t, e) for e in events)
+        return bool(events)
+
+    return journal.update(host, append)

@@ -1,0 +1,214 @@
+"""Running the teardown: the typed name, the re-scan taken for it, and the command.
+
+``confirm_and_tear_down`` records the typed name with a fresh token, re-scans the box
+right then (``gate.gather``) and runs the teardown command (``command``) only when that
+re-scan, taken for that confirmation, unlocks the gate. Without a configured command it
+returns the instructions, and ``record_manual_teardown`` records the teardown once the
+user types the name again. ``confirmed_at`` says when a confirmation last opened the gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain import teardown_gate as g
+from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.profiles import Profile
+from rgt_tui.services.journal import HostJournal, Journal, JournalError, TeardownRecord
+from rgt_tui.services.teardown.acknowledge import BoxMismatch, same_box_or_refuse
+from rgt_tui.services.teardown.command import run_teardown_command
+from rgt_tui.services.teardown.gate import GateReport, gather
+from rgt_tui.transport.base import Transport
+
+TEARDOWN_TIMEOUT_S = 600.0
+MANUAL_OUTPUT = "destroyed by hand: the user typed the host's name again after the instructions"
+
+
+class GateLocked(PermissionError):
+    """The teardown was refused: the gate is locked at the confirmation. ``report`` is
+    the checklist as it stood then (None when the journal could not be written)."""
+
+    def __init__(self, message: str, report: GateReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass(frozen=True)
+class TeardownOutcome:
+    """What happened when the user confirmed.
+
+    ``ran``: a teardown command ran; ``ok``: it exited 0; ``recorded``: the box is now
+    recorded as torn down. Without a command nothing ran and nothing is recorded yet:
+    ``instructions`` say what to destroy by hand, then ``record_manual_teardown``.
+    ``report``: the gate as it stood at the confirmation. ``timed_out``: the command
+    ran past its time and was killed with every process it started (``output`` ends
+    with what that may have left behind, ``command.timed_out_note``).
+    """
+
+    ran: bool
+    ok: bool
+    exit_status: int | None
+    output: str
+    instructions: str
+    recorded: bool = False
+    report: GateReport | None = None
+    timed_out: bool = False
+
+
+def instructions(host: HostConfig, profile: Profile) -> str:
+    """What the user must do by hand when no teardown command is configured."""
+    keeps = "; ".join(profile.keeps_billing)
+    irreversible = "IRREVERSIBLE: " if profile.irreversible else ""
+    return (
+        f"{irreversible}{profile.title}: {profile.teardown_verb} — destroys {profile.destroys}. "
+        f"Keeps billing afterwards: {keeps}. Survives the meter-stop: {profile.meter_stop_survives}."
+    )
+
+
+async def confirm_and_tear_down(
+    fleet: Fleet,
+    host: HostConfig,
+    journal: Journal,
+    typed: str,
+    transport: Transport,
+    *,
+    clock: Callable[[], float] = time.time,
+    cwd: Path | None = None,
+    timeout_s: float = TEARDOWN_TIMEOUT_S,
+) -> TeardownOutcome:
+    """Record the typed name, re-scan the box now, and only if the gate then unlocks run
+    the teardown command and record its outcome (see the module docstring).
+
+    Raises GateLocked (a PermissionError, with the checklist of that moment as
+    ``report``) when the gate stays locked: a wrong name, the box unreachable or changed
+    at this moment, another box under the name, or any other condition.
+    Without a configured command nothing runs and nothing is recorded: the outcome
+    carries the instructions, and ``record_manual_teardown`` records the teardown later.
+    """
+    attempt = secrets.token_hex(8)
+    if typed == host.name:
+        # The records of a pull or verify since the last check go in first: read after
+        # the typed name, a new manifest would drop the confirmation it follows.
+        await gather(fleet, host, transport, journal, clock=clock, records_only=True)
+    try:
+        typed_for = await asyncio.to_thread(
+            journal.record, host.name, clock(), g.ConfirmationTyped(typed, attempt)
+        )
+    except JournalError as exc:
+        raise GateLocked(f"teardown refused for {host.name}: {exc}") from exc
+    if typed != host.name:
+        raise GateLocked(f"teardown refused for {host.name}: '{typed}' is not '{host.name}'")
+    report = await gather(fleet, host, transport, journal, clock=clock, attempt=attempt)
+    if not report.unlocked:
+        raise GateLocked(_refusal(host.name, typed_for.box, report), report)
+    assert report.box is not None  # the box condition holds
+    text = instructions(host, report.profile)
+    if not host.teardown:
+        return TeardownOutcome(False, False, None, "", text, recorded=False, report=report)
+    run = await run_teardown_command(
+        host.teardown, cwd or (fleet.path.parent if fleet.path else None), timeout_s
+    )
+    ok = run.status == 0 and not run.timed_out
+    record = TeardownRecord(
+        clock(), host.teardown, run.status, run.output[-4000:], ok, box_id=report.box.box_id
+    )
+    jh = await asyncio.to_thread(journal.add_teardown, host.name, record)
+    return TeardownOutcome(
+        True,
+        ok,
+        run.status,
+        run.output,
+        text,
+        recorded=jh.torn_down_at is not None,
+        report=report,
+        timed_out=run.timed_out,
+    )
+
+
+def _refusal(name: str, typed_for: BoxIdentity | None, report: GateReport) -> str:
+    """Why the typed confirmation was refused, its real cause first.
+
+    A name typed correctly is refused as "confirmed" only because something replaced the
+    confirmation: another box answering under the name (the typed name was for the box
+    seen before), or another check of the gate taken meanwhile. Say that, not "type the
+    name", which blames the typing.
+    """
+    locked = [c for c in report.conditions if not c.ok]
+    named = [f"{c.key} ({c.evidence})" for c in locked if c.key != "confirmed"]
+    # The first few, with their evidence; the checklist beside it has them all.
+    more = f" (and {len(named) - 3} more: see the checklist)" if len(named) > 3 else ""
+    others = "; ".join(named[:3]) + more
+    box = report.box
+    if report.is_new_box or (
+        typed_for is not None and box is not None and not box.same_box(typed_for)
+    ):
+        was = typed_for.describe() if typed_for is not None else "the box seen before"
+        now = box.describe() if box is not None else "?"
+        cause = (
+            f"a new box answers under this name ({now}), not the one the name was typed "
+            f"for ({was}): its gate starts closed. Check it (`rgt-tui teardown {name} "
+            "--check`, or t), then pull, verify and confirm again"
+        )
+        return f"teardown refused for {name}: {cause}" + (
+            f"; also locked: {others}" if others else ""
+        )
+    if others:
+        return f"teardown refused for {name}: {others}"
+    return (
+        f"teardown refused for {name}: the confirmation was superseded by another check of "
+        "the gate taken meanwhile (another window or command): type the name again"
+    )
+
+
+def confirmed_at(jh: HostJournal) -> float | None:
+    """When a typed confirmation of the journal's current box last opened its gate: the
+    time of the re-scan taken for it, after which every condition held (None: never).
+    Checks and failed re-scans recorded since do not undo it: the box may be gone."""
+    state = g.GateState(jh.host, box_id=jh.box.box_id if jh.box else None)
+    opened: float | None = None
+    for t, event in jh.events:
+        state = g.apply(state, event)
+        if isinstance(event, g.Rescanned) and event.attempt and g.is_unlocked(state):
+            opened = t
+    return opened if jh.box is not None else None
+
+
+def record_manual_teardown(
+    journal: Journal,
+    host: HostConfig,
+    typed: str,
+    box: BoxIdentity | None,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> HostJournal:
+    """Record that the user destroyed ``box`` by hand: only when ``typed`` is the host's
+    name (typed again, after the instructions), ``box`` is the box the journal holds now
+    (the one the confirmation was about: ``TeardownOutcome.report.box``) and a typed
+    confirmation opened that box's gate (``confirmed_at``). Otherwise ValueError
+    (BoxMismatch for the box), and nothing is recorded. Both are checked under the
+    journal's lock, with the write.
+    """
+    if typed != host.name:
+        raise ValueError(f"'{typed}' is not '{host.name}': nothing was recorded")
+    at = clock()
+
+    def append(jh: HostJournal) -> bool:
+        current = same_box_or_refuse(jh, box, "nothing was recorded")
+        if confirmed_at(jh) is None:
+            raise BoxMismatch(
+                f"the teardown gate of {current.describe()} was never opened by a typed "
+                f"confirmation: nothing was recorded. Run `rgt-tui teardown {host.name}` "
+                "first: it checks the box and, once you type its name, says what to destroy"
+            )
+        jh.teardowns.append(
+            TeardownRecord(at, None, None, MANUAL_OUTPUT, True, current.box_id, True)
+        )
+        return True
+
+    return journal.update(host.name, append)

@@ -1,0 +1,328 @@
+"""The gate check: re-scan the box now, gather every fact, record it, evaluate.
+
+``check_gate`` re-scans the box now (a failed re-scan is recorded as such, so an earlier
+one never stands in for it), re-hashes the local copy (``local_copy``), reads the pull's
+and verify's records (``events``), and appends only the events that change the gate to
+the host's journal, in one locked update. ``gather`` is the same check for a typed
+confirmation (``confirm``). ``observe_now`` records which box answers without a check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rgt_tui.domain import teardown_gate as g
+from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.profiles import Profile
+from rgt_tui.domain.text import printable
+from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
+from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
+from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
+from rgt_tui.services.teardown.local_copy import check_local_copy
+from rgt_tui.transport.base import Transport, TransportError
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """The checklist for one host: every condition with its evidence, and the profile.
+
+    ``box``: the box the facts are about (None when none was ever identified);
+    ``is_new_box``: this check found another box under the host's name, so what was
+    recorded before became ``history`` (earlier boxes, shown as such, never counted).
+    """
+
+    host: HostConfig
+    profile: Profile
+    state: g.GateState | None  # None when the journal is damaged: the gate stays locked
+    conditions: tuple[g.Condition, ...]
+    problems: tuple[str, ...]  # why facts could not be gathered (box down, journal damaged)
+    torn_down_at: float | None = None
+    box: BoxIdentity | None = None
+    is_new_box: bool = False
+    history: tuple[BoxHistory, ...] = ()
+
+    @property
+    def ready_but_confirmation(self) -> bool:
+        """Every condition except the typed name holds (what `teardown --check` asks)."""
+        return all(c.ok for c in self.conditions if c.key != "confirmed") and (
+            self.state is not None
+        )
+
+    @property
+    def unlocked(self) -> bool:
+        """Every condition holds, the typed name and its re-scan included."""
+        return self.state is not None and all(c.ok for c in self.conditions)
+
+
+def _append_changed(jh: HostJournal, events: list[g.GateEvent], now: float) -> bool:
+    """Append only the events that change the gate; True when any did."""
+    state = jh.gate()
+    last_manifest = next(
+        (e for _, e in reversed(jh.events) if isinstance(e, g.ManifestTaken)), None
+    )
+    changed = False
+    for event in events:
+        if (
+            isinstance(event, g.ManifestTaken)
+            and event == last_manifest
+            and state.manifest is not None
+        ):
+            continue  # the same manifest again: re-applying would drop the typed name
+        new = g.apply(state, event)
+        if new != state:
+            jh.events.append((now, event))
+            state, changed = new, True
+    if jh.first_seen is None:
+        jh.first_seen = now
+    jh.last_seen = now
+    return changed
+
+
+@dataclass(frozen=True)
+class _BoxNow:
+    """What the re-scan taken just now found (or why there is none)."""
+
+    rescan: Manifest | None
+    identity: BoxIdentity | None
+    running: tuple[str, ...] | None
+    error: str | None
+    records_only: bool = False  # no re-scan was asked for: only the local records count
+
+
+async def _scan_now(host: HostConfig, transport: Transport | None) -> _BoxNow:
+    """Re-scan the box now: its listing (no hashes), which box it is, its running cells."""
+    if transport is None:
+        return _BoxNow(None, None, None, "the box was not re-scanned (no connection)")
+    if host.pull_refused:
+        # No pull folders named: the re-scan would walk the whole home (this machine's,
+        # when it stands in), for minutes, and the tab would never fill in. The pull
+        # refuses it; so does the gate, saying how to name the folders.
+        return _BoxNow(None, None, None, host.pull_refused)
+    try:
+        await transport.connect()
+        rescan = await take_manifest(host, transport, hash_files=False)
+        running = await _running_cells(host, transport)
+    except (TransportError, ManifestError, OSError) as exc:
+        return _BoxNow(None, None, None, printable(exc, 1000))
+    identity = rescan.identity
+    if identity is None:
+        why = printable(rescan.box_id_error or "no id reported")  # the box's own text
+        return _BoxNow(None, None, running, f"the box did not say which box it is: {why}")
+    return _BoxNow(rescan, identity, running, None)
+
+
+def _local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
+    """The kept manifest and verification record, and why the manifest is unusable."""
+    try:
+        manifest = load_manifest(folder)
+    except ManifestError as exc:
+        return None, None, str(exc)
+    try:
+        record = read_json(verification_path(folder))
+    except (ValueError, OSError) as exc:
+        record = f"unreadable: {exc}"  # not a dict: verification_events says so
+    return manifest, record, None
+
+
+def _belongs(manifest: Manifest, box: BoxIdentity | None) -> bool:
+    return box is not None and box.same_box(manifest.identity)
+
+
+def _facts(
+    host: HostConfig,
+    folder: Path,
+    jh: HostJournal,
+    now: _BoxNow,
+    local: tuple[Manifest | None, Any, str | None],
+    at: float,
+    attempt: str,
+    local_check: g.LocalCopyChecked | None = None,
+) -> tuple[list[g.GateEvent], list[str]]:
+    """The gate events of this check, for the journal's current box, and the problems."""
+    manifest, record, unusable = local
+    events: list[g.GateEvent] = []
+    problems: list[str] = []
+    box = jh.box
+    pull_again = f"run `rgt-tui pull {host.name}` then `rgt-tui verify {host.name}`"
+    if unusable:
+        problems.append(unusable)
+        events.append(g.RecordsInvalid(f"the pulled copy's manifest is unreadable: {unusable}"))
+    elif manifest is None:
+        problems.append(f"nothing pulled yet: {pull_again}")
+        events.append(g.RecordsInvalid("nothing pulled yet"))
+    elif not _belongs(manifest, box):
+        of = manifest.identity.describe() if manifest.identity else "a box never identified"
+        this = box.describe() if box else "not identified yet"
+        why = f"the pulled copy in {folder} is of another box ({of}), not of this one ({this})"
+        problems.append(f"{why}: {pull_again}")
+        events.append(g.RecordsInvalid(why))
+    else:
+        events.append(manifest_event(manifest))
+        events += verification_events(record, manifest)
+        if local_check is not None:
+            # Before the re-scan: the re-scan taken for a confirmation is the event after
+            # which the gate must hold (``confirmed_at``), this check included.
+            events.append(local_check)
+            if not local_check.ok:
+                problems.append(
+                    f"the local copy in {folder} is not what was pulled: pull again "
+                    f"(`rgt-tui pull {host.name}`, or p), then verify"
+                )
+    if now.records_only:
+        return events, problems  # the records alone, before a confirmation (no re-scan)
+    if now.rescan is not None and box is not None and box.same_box(now.identity):
+        events.append(rescan_event(now.rescan, at, attempt=attempt, box_id=box.box_id))
+    else:
+        why = now.error or "the re-scan was of another box"
+        problems.append(f"cannot re-scan the box: {why}")
+        events.append(g.RescanFailed(why))
+    if now.running is not None:
+        events.append(g.CellsRunning(now.running))
+    return events, problems
+
+
+def _box_condition(c: g.Condition, jh: HostJournal) -> g.Condition:
+    """The gate's "box" item, with the identity and the earlier boxes spelled out."""
+    if jh.box is None:
+        text = "box not identified: no re-scan has reached the box answering under this name"
+    else:
+        text = jh.box.describe()
+    if jh.history:
+        text += f"; {len(jh.history)} earlier box(es) under this name: history, not counted"
+    return replace(c, evidence=text)
+
+
+async def gather(
+    fleet: Fleet,
+    host: HostConfig,
+    transport: Transport | None,
+    journal: Journal,
+    *,
+    clock: Callable[[], float],
+    attempt: str = "",
+    records_only: bool = False,
+) -> GateReport:
+    """Re-scan now, record the box and every fact in one locked journal update, evaluate.
+
+    ``records_only``: no re-scan and no local re-hash, only the pull's and verify's
+    records (the step before a confirmation: see ``confirm_and_tear_down``)."""
+    profile = load_profile(host.profile)
+    if records_only:
+        now = _BoxNow(None, None, None, None, records_only=True)
+    else:
+        now = await _scan_now(host, transport)
+    folder = host_results_dir(fleet.results_dir, host)
+    local = await asyncio.to_thread(_local_records, folder)
+    local_check = None
+    if local[0] is not None and not records_only:
+        # Every byte of the local copy, re-hashed now, off the event loop (local_copy).
+        local_check = await asyncio.to_thread(
+            check_local_copy, folder, manifest_event(local[0]).files, clock()
+        )
+    at = clock()
+    problems: list[str] = []
+    moved: list[BoxHistory] = []
+
+    unattributed: list[g.GateEvent] = []
+
+    def change(jh: HostJournal) -> bool:
+        problems.clear()
+        moved.clear()
+        unattributed.clear()
+        changed = False
+        if now.identity is not None:
+            earlier = len(jh.history)
+            changed = jh.observe(now.identity, at)
+            moved.extend(jh.history[earlier:])
+        events, found = _facts(host, folder, jh, now, local, at, attempt, local_check)
+        problems.extend(found)
+        if jh.box is None:
+            # No box has ever answered: facts about none cannot be kept (they would
+            # only turn into history); they are shown, not recorded.
+            unattributed.extend(events)
+            return changed
+        return _append_changed(jh, events, at) or changed
+
+    try:
+        jh = await asyncio.to_thread(journal.update, host.name, change)
+    except JournalError as exc:
+        return GateReport(
+            host, profile, None, (g.Condition("journal", False, str(exc)),), (str(exc),)
+        )
+    if moved:
+        problems.insert(
+            0,
+            f"a new box answers as {host.name} ({jh.box.describe() if jh.box else '?'}): "
+            f"what was recorded before is history ({moved[-1].why}); its gate starts closed",
+        )
+    state = jh.gate()
+    for event in unattributed:
+        state = g.apply(state, event)
+    conditions = tuple(_box_condition(c, jh) if c.key == "box" else c for c in g.conditions(state))
+    return GateReport(
+        host,
+        profile,
+        state,
+        conditions,
+        tuple(printable(p, 1000) for p in problems),
+        jh.torn_down_at,
+        jh.box,
+        bool(moved),
+        tuple(jh.history),
+    )
+
+
+async def check_gate(
+    fleet: Fleet,
+    host: HostConfig,
+    transport: Transport | None,
+    journal: Journal,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> GateReport:
+    """Gather every fact, re-scanning the box now, and evaluate the gate.
+
+    Without a transport, or when the box cannot be reached, the re-scan is recorded as
+    failed: the checklist shows the gate locked, whatever an earlier re-scan said.
+    """
+    return await gather(fleet, host, transport, journal, clock=clock)
+
+
+async def _running_cells(host: HostConfig, transport: Transport) -> tuple[str, ...]:
+    from rgt_tui.services.queue_view import read_queue_view
+
+    try:
+        view = await read_queue_view(host, transport)
+    except (ValueError, OSError) as exc:
+        raise TransportError(host.name, f"cannot read the queue records: {exc}") from exc
+    return tuple(c.name for c in view.cells if c.status == "running")
+
+
+async def observe_now(
+    host: HostConfig,
+    transport: Transport,
+    journal: Journal,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> BoxIdentity:
+    """Which box answers as ``host`` now, recorded in the journal (a new box moves the
+    old one's facts to history); TransportError or ManifestError when it cannot say
+    (the message made printable)."""
+    from rgt_tui.services.box_identity import identify_box
+
+    try:
+        identity = await identify_box(host, transport)
+    except ManifestError as exc:
+        raise ManifestError(printable(exc, 1000)) from exc
+    jh = await asyncio.to_thread(journal.observe_box, host.name, identity, clock())
+    assert jh.box is not None
+    return jh.box
