@@ -5,12 +5,16 @@ diagnose, pull, verify and the gate all borrow the host's transport from it — 
 SFTP sessions over one SSH connection — instead of each opening its own (a handshake
 costs half a second to a far box, and some providers rate-limit new connections).
 
-Borrowers never close the transport: ``drop`` (the user's ``r``, a stalled pull) closes it
-for everyone, and the next borrower's ``connect()`` opens it again. ``SshTransport.connect``
-holds a lock and returns at once when connected, so borrowers that connect together share
-one handshake. The reconnect schedule is here too: ``backoff`` is the one every
-long-lived borrower waits by, and ``wait`` ends early for all of them when the user asks
-to reconnect now.
+Borrowers never close the transport for others on purpose: a dropped connection (the
+user's ``r``, a stalled pull) is closed for everyone, and the next borrower's ``connect()``
+opens it again. ``SshTransport.connect`` holds a lock and returns at once when connected,
+so borrowers that connect together share one handshake.
+
+The one reconnect loop is here too, ``connect_with_backoff``: telemetry (``HostMonitor``),
+the pull and the log follower all wait by it, each reporting "attempt n, next try in s"
+its own way (``on_attempt``). Its waits are ``FleetConnections.wait``, and
+``FleetConnections.wake`` (the user's ``r``, a trusted host key) ends every one of them
+on the host at once: the one wake mechanism.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from functools import partial
 from typing import TypeVar
 
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.transport import HostKeyError, Transport, TransportError, transport_for
+from rgt_tui.domain.errors import HostKeyError, TransportError
+from rgt_tui.transport import Transport, transport_for
 from rgt_tui.transport.backoff import Backoff
 
 T = TypeVar("T")
@@ -33,28 +38,48 @@ T = TypeVar("T")
 SHARED_PULL_CONCURRENCY = 3
 
 
+OnAttempt = Callable[[int, float, TransportError], None]
+"""Told of each failed attempt before its wait: (attempt number, seconds until the next
+try, why it failed)."""
+
+
 async def connect_with_backoff(
     transport: Transport,
     backoff: Backoff,
-    on_retry: Callable[[int, float, TransportError], None] | None = None,
-    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-) -> None:
-    """Connect, retrying with capped, jittered delays until it works (the one reconnect
-    loop: the TUI's borrowers and the CLI's log follower use it). A refused host key
-    (HostKeyError) is raised at once: retrying would only repeat the refusal (T6)."""
-    attempt = 0
+    on_attempt: OnAttempt | None = None,
+    wait: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    *,
+    failed: int = 0,
+    failure: TransportError | None = None,
+    max_attempts: int | None = None,
+) -> int:
+    """Connect, retrying with capped, jittered delays until it works: the one reconnect
+    loop (telemetry, the pull and the log follower all use it). Returns the number of
+    failed attempts counted so far (``failed`` included).
+
+    Each failure n is reported to ``on_attempt`` with ``backoff.delay(n)`` and then waited
+    out by ``wait`` (``FleetConnections.wait`` ends early on ``wake``). A borrower whose
+    connection was just lost passes ``failed`` (how many attempts in a row have failed,
+    that loss included) and ``failure`` (the loss): the loop then waits before its first
+    try, as a box that just dropped us deserves. After ``max_attempts`` failures in a row
+    the last TransportError is raised. A refused host key (HostKeyError) is raised at
+    once: retrying would only repeat the refusal (T6)."""
+    attempt, exc = failed, failure
     while True:
+        if exc is not None:
+            if max_attempts is not None and attempt >= max_attempts:
+                raise exc
+            delay = backoff.delay(attempt)
+            if on_attempt is not None:
+                on_attempt(attempt, delay, exc)
+            await wait(delay)
         try:
             await transport.connect()
-            return
+            return attempt
         except HostKeyError:
             raise
-        except TransportError as exc:
-            attempt += 1
-            delay = backoff.delay(attempt)
-            if on_retry is not None:
-                on_retry(attempt, delay, exc)
-            await sleep(delay)
+        except TransportError as error:
+            attempt, exc = attempt + 1, error
 
 
 class FleetConnections:
@@ -95,24 +120,29 @@ class FleetConnections:
         return await work(await self.connected(host))
 
     async def wait(self, host: str, seconds: float | None) -> None:
-        """Sleep ``seconds`` (None: until woken) or until ``reconnect_now(host)``."""
+        """Sleep ``seconds`` (None: until woken) or until ``wake(host)``: how every
+        borrower of ``host`` waits between attempts."""
         wake = self._wakes.setdefault(host, asyncio.Event())
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(wake.wait(), seconds)
 
+    def waiter(self, host: str) -> Callable[[float | None], Awaitable[None]]:
+        """``wait`` for ``host`` as a one-argument sleep (for ``connect_with_backoff``'s
+        ``wait``, a pull's or a monitor's)."""
+        return partial(self.wait, host)
+
     async def connect_with_backoff(
-        self,
-        host: str,
-        on_retry: Callable[[int, float, TransportError], None] | None = None,
+        self, host: str, on_attempt: OnAttempt | None = None
     ) -> Transport:
         """Connect ``host``, retrying on the shared schedule until it works; a wait ends
-        early on ``reconnect_now``."""
+        early on ``wake``."""
         transport = self.transport(host)
-        await connect_with_backoff(transport, self.backoff, on_retry, partial(self.wait, host))
+        await connect_with_backoff(transport, self.backoff, on_attempt, self.waiter(host))
         return transport
 
-    def reconnect_now(self, host: str) -> None:
-        """End every wait on ``host`` (a borrower in backoff tries again at once)."""
+    def wake(self, host: str) -> None:
+        """End every wait on ``host``: each borrower in backoff (telemetry, a pull, a log
+        follower) or waiting on a refused key tries again at once. The one wake."""
         wake = self._wakes.pop(host, None)
         if wake is not None:
             wake.set()

@@ -239,8 +239,8 @@ class JobRunner:
                 self.request(change.host, "gate")
 
     async def _pull(self, host: HostConfig) -> None:
+        from rgt_tui.domain.errors import TransportError
         from rgt_tui.services.pull import PullError, PullOptions, pull_host
-        from rgt_tui.transport import TransportError
 
         self._set(host.name, progress=None, pull_result=None, pull_error=None)
         try:

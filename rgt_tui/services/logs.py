@@ -26,8 +26,8 @@ import contextlib
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from functools import partial
 
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import (
     MAX_LINE_BYTES,
     CrashScanner,
@@ -36,9 +36,9 @@ from rgt_tui.domain.logscan import (
     LogLine,
     LogPosition,
 )
-from rgt_tui.services.connections import connect_with_backoff
+from rgt_tui.services.connections import OnAttempt, connect_with_backoff
 from rgt_tui.transport.backoff import Backoff
-from rgt_tui.transport.base import FileReader, FileStat, Transport, TransportError
+from rgt_tui.transport.base import FileReader, FileStat, Transport
 
 QUEUE_DIR = "~/.rgt/queue"  # the on-box layout of the queue runner
 ANCHOR_BYTES = 128
@@ -476,8 +476,14 @@ async def _tail_start(reader: FileReader, size: int, n: int) -> int:
 def reconnect_with_backoff(
     transport: Transport,
     backoff: Backoff = Backoff(),
-    on_retry: Callable[[int, float, TransportError], None] | None = None,
+    on_attempt: OnAttempt | None = None,
 ) -> Callable[[], Awaitable[None]]:
-    """A ``reconnect`` for LogFollower over a transport of its own (the CLI):
-    ``connections.connect_with_backoff`` on it (a host-key refusal is raised, not retried)."""
-    return partial(connect_with_backoff, transport, backoff, on_retry)
+    """A ``reconnect`` for LogFollower over a transport of its own (the CLI): the one
+    reconnect loop, ``connections.connect_with_backoff``, on it (a host-key refusal is
+    raised, not retried). The TUI passes ``FleetConnections.connect_with_backoff`` for
+    the host instead, whose waits ``wake`` ends."""
+
+    async def reconnect() -> None:
+        await connect_with_backoff(transport, backoff, on_attempt)
+
+    return reconnect

@@ -1,6 +1,7 @@
 """Live telemetry: one long-lived agent channel per host, kept up across drops.
 
-``HostMonitor.run`` connects (with capped, jittered backoff), starts the agent over the
+``HostMonitor.run`` connects (by the fleet connections' one reconnect loop, with capped,
+jittered backoff, woken by ``FleetConnections.wake``), starts the agent over the
 connection (``python3 -u -``, source on stdin), and turns every JSON line into a
 ``HostUpdate`` — the snapshot, the connection state and the active alerts — handed to a
 callback. A dropped connection is reported as "reconnecting", never as a dead run (GEN8);
@@ -10,7 +11,9 @@ Alerts come from ``domain.cost.host_alerts`` (the health rules and the cost rule
 and in `rgt-tui status` alike. The platform's release clock counts from the last time the
 box answered, across app restarts: a ``LastSeen`` store (the teardown journal) keeps
 that time, written when samples start, at most every few minutes while they flow, and
-when the connection is lost — never per sample.
+when the connection is lost — never per sample. The same store keeps when rgt-tui first
+saw the box answer (``HostUpdate.first_seen``): a host with no ``started_at`` is billed
+from then, never from the box's uptime.
 """
 
 from __future__ import annotations
@@ -26,14 +29,16 @@ from typing import Protocol
 from rgt_tui.agent import agent_command, agent_source
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.cost import CostContext, host_alerts
+from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.health import Alert, HealthContext, HealthState, Thresholds
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.snapshot import HostSnapshot, carry_processes, snapshot_from_agent
 from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.connections import FleetConnections, connect_with_backoff
 from rgt_tui.services.journal import HostJournal, Journal, JournalError
 from rgt_tui.transport.backoff import Backoff
-from rgt_tui.transport.base import HostKeyError, Transport, TransportError
+from rgt_tui.transport.base import Transport
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,9 @@ class HostUpdate:
     snapshot: HostSnapshot | None
     alerts: tuple[Alert, ...]
     health: HealthState
+    # When rgt-tui first saw this box answer (this run or an earlier one, from the
+    # fleet's journal); a host without started_at is billed from then. None: not yet.
+    first_seen: float | None = None
 
 
 SEEN_WRITE_EVERY_S = 300.0  # the release clock counts days: minutes of slack cost nothing
@@ -79,6 +87,10 @@ class LastSeen(Protocol):
         """Record that the host's box answered at ``t`` (blocking: call it in a thread)."""
         ...
 
+    def first_seen(self, host: str) -> float | None:
+        """When the host's current box first answered; None: never recorded."""
+        ...
+
 
 class JournalLastSeen:
     """``LastSeen`` in the teardown journal's ``last_seen`` (one file per host, written
@@ -91,6 +103,13 @@ class JournalLastSeen:
     def last_seen(self, host: str) -> float | None:
         try:
             return self.journal.load(host).last_seen
+        except JournalError:
+            return None
+
+    def first_seen(self, host: str) -> float | None:
+        # Reset by the journal when another box answers under the name (HostJournal.observe).
+        try:
+            return self.journal.load(host).first_seen
         except JournalError:
             return None
 
@@ -162,7 +181,12 @@ def parse_agent_line(host: str, line: str) -> HostSnapshot | None:
 
 
 class HostMonitor:
-    """Keeps one host's telemetry flowing; one instance per host, one task each."""
+    """Keeps one host's telemetry flowing; one instance per host, one task each.
+
+    ``connections``: the fleet's connections, whose ``wait`` the monitor's waits use so
+    that ``connections.wake(host)`` (the user's ``r``) ends them; without it the monitor
+    keeps a ``FleetConnections`` of its own over ``transport``.
+    """
 
     def __init__(
         self,
@@ -175,12 +199,14 @@ class HostMonitor:
         clock: Callable[[], float] = time.time,
         last_seen: LastSeen | None = None,
         agent_args: Sequence[str] = (),
+        connections: FleetConnections | None = None,
     ) -> None:
         self.host = host
         self.agent_args = tuple(agent_args)
         self.profile = load_profile(host.profile)
         self.seen_store = last_seen
         self.seen_at: float | None = None  # the box last answered (store or this run)
+        self.first_seen: float | None = None  # the box first answered (store or this run)
         self._seen_written: float | None = None
         self.transport = transport
         self.interval = interval
@@ -191,7 +217,10 @@ class HostMonitor:
         self.last: HostSnapshot | None = None
         self.last_sample_at: float | None = None
         self.connection = ConnectionState("connecting", clock())
-        self._wake = asyncio.Event()
+        self.connections = connections or FleetConnections(
+            [host], factory=lambda _: transport, backoff=backoff
+        )
+        self._wait = self.connections.waiter(host.name)
         self._closing: asyncio.Future[None] | None = None
 
     @property
@@ -200,8 +229,9 @@ class HostMonitor:
         return self.transport.host_key_fingerprint
 
     def request_reconnect(self) -> None:
-        """Drop the current connection (if any) and retry now, skipping the backoff wait."""
-        self._wake.set()
+        """Drop the current connection (if any) and retry now, skipping the backoff wait
+        (``connections.wake``: every other borrower of the host waiting in backoff too)."""
+        self.connections.wake(self.host.name)
         # Keep a reference: the event loop holds tasks only weakly.
         self._closing = asyncio.ensure_future(self.transport.close())
 
@@ -217,7 +247,11 @@ class HostMonitor:
             last_seen=self.seen_at,
             received_at=self.last_sample_at,
         )
-        emit(HostUpdate(self.host.name, self.connection, self.last, alerts, self.health))
+        emit(
+            HostUpdate(
+                self.host.name, self.connection, self.last, alerts, self.health, self.first_seen
+            )
+        )
 
     async def _load_seen(self) -> None:
         if self.seen_store is None:
@@ -225,6 +259,9 @@ class HostMonitor:
         stored = await asyncio.to_thread(self.seen_store.last_seen, self.host.name)
         if stored is not None and (self.seen_at is None or stored > self.seen_at):
             self.seen_at = stored
+        first = await asyncio.to_thread(self.seen_store.first_seen, self.host.name)
+        if first is not None:
+            self.first_seen = first
 
     async def _write_seen(self, *, force: bool = False) -> None:
         """Keep the last-seen time: on ``force`` (samples started, connection lost), else
@@ -240,21 +277,32 @@ class HostMonitor:
             return
         self._seen_written = t
         await asyncio.to_thread(self.seen_store.saw, self.host.name, t)
+        # Read back: another box answering under the name restarts the journal's first
+        # sighting (HostJournal.observe), and so this box's bill.
+        first = await asyncio.to_thread(self.seen_store.first_seen, self.host.name)
+        if first is not None:
+            self.first_seen = first
 
     def _set(self, status: str, **fields: object) -> None:
         since = self.connection.since if status == self.connection.status else self.clock()
         self.connection = ConnectionState(status, since, **fields)  # type: ignore[arg-type]
 
-    async def _sleep_or_wake(self, seconds: float | None) -> None:
-        self._wake.clear()
-        try:
-            await asyncio.wait_for(self._wake.wait(), seconds)
-        except asyncio.TimeoutError:
-            pass
+    def _retrying(self, emit: Callable[[HostUpdate], None]) -> Callable[..., None]:
+        def report(attempt: int, delay: float, exc: TransportError) -> None:
+            status = "reconnecting" if self.last_sample_at is not None else "unreached"
+            self._set(
+                status,
+                attempt=attempt,
+                next_try_at=self.clock() + delay,
+                error=exc.message,
+                fix=exc.fix,
+            )
+            self._update(emit)
+
+        return report
 
     async def run(self, emit: Callable[[HostUpdate], None]) -> None:
         """Run until cancelled, calling ``emit`` for every state change and sample."""
-        attempt = 0
         command = agent_command(
             self.host.mounts,
             self.interval,
@@ -262,32 +310,18 @@ class HostMonitor:
             out_root=self.host.durable_dir,
         )
         source = agent_source()
+        retrying = self._retrying(emit)
         await self._load_seen()
         while True:
             try:
-                await self.transport.connect()
+                await connect_with_backoff(self.transport, self.backoff, retrying, self._wait)
             except HostKeyError as exc:
                 # A key problem needs the user; retrying would only repeat the refusal.
                 status = "lost" if self.last_sample_at is not None else "unreached"
                 self._set(status, error=exc.message, fix=exc.fix, key_error=exc)
                 self._update(emit)
-                await self._sleep_or_wake(None)
+                await self._wait(None)  # until r, or the key is trusted
                 continue
-            except TransportError as exc:
-                attempt += 1
-                delay = self.backoff.delay(attempt)
-                status = "reconnecting" if self.last_sample_at is not None else "unreached"
-                self._set(
-                    status,
-                    attempt=attempt,
-                    next_try_at=self.clock() + delay,
-                    error=exc.message,
-                    fix=exc.fix,
-                )
-                self._update(emit)
-                await self._sleep_or_wake(delay)
-                continue
-            attempt = 0
             gap = self.clock() - self.last_sample_at if self.last_sample_at is not None else None
             self._set("connected")
             self._update(emit)
@@ -320,6 +354,8 @@ class HostMonitor:
                 self.health = self.health.observe(snap, self.thresholds)
                 self.last = snap
                 self.last_sample_at = self.seen_at = self.clock()
+                if self.first_seen is None:
+                    self.first_seen = self.last_sample_at
                 self._update(emit)
                 await self._write_seen(force=first_of_run)
                 first_of_run = False

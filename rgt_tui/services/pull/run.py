@@ -1,9 +1,10 @@
 """A whole pull: manifest → plan → copy → finalise, with reconnects and a stall watch.
 
-One ``PullRun`` carries the state from stage to stage. Connection failures retry with
-capped, jittered backoff (the count starts again whenever bytes came in between); no
-bytes for ``stall_timeout_s`` drops the connection so every read fails and resumes from
-its part. A full local disk stops the pull with the file and folder named; parts stay.
+One ``PullRun`` carries the state from stage to stage. Connection failures retry by the
+fleet connections' one reconnect loop (``connections.connect_with_backoff``: capped,
+jittered backoff, the count starting again whenever bytes came in between; ``wait`` is
+the host's wakeable wait in the TUI, so ``r`` cuts it short); no bytes for
+``stall_timeout_s`` drops the connection so every read fails and resumes from its part. A full local disk stops the pull with the file and folder named; parts stay.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import logging
 import os
 import posixpath
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.services.connections import connect_with_backoff
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.pull.copy import copy_files
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
@@ -29,7 +32,7 @@ from rgt_tui.services.pull.progress import ProgressTracker, PullProgress
 from rgt_tui.services.pull.state import PullRun
 from rgt_tui.services.pull.types import LocalWriteError, PullError, PullOptions, PullResult
 from rgt_tui.services.records import host_results_dir, load_manifest, records_dir, save_manifest
-from rgt_tui.transport.base import HostKeyError, Transport, TransportError
+from rgt_tui.transport.base import Transport
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,7 @@ async def pull_host(
     *,
     options: PullOptions | None = None,
     on_progress: Callable[[PullProgress], None] | None = None,
+    wait: Callable[[float], Awaitable[object]] = asyncio.sleep,
 ) -> PullResult:
     """Pull every file under the host's pull roots into ``<results_dir>/<host>/``.
 
@@ -48,6 +52,8 @@ async def pull_host(
     connection lost for good, the manifest unreadable) with ``message`` and ``fix``; its
     ``result`` holds what was done, when the pull got that far. Files that fail on their
     own (changed on the box, refused, hash mismatch twice) are in ``result.failed``.
+    ``wait`` sleeps between reconnect attempts (the TUI passes the host's
+    ``FleetConnections.waiter``, which ``wake`` ends early).
     """
     if host.pull_refused:  # no pull folders named, and the default is the whole home
         raise PullError(host.pull_refused)
@@ -60,7 +66,7 @@ async def pull_host(
         tree = HostTree(dest)  # a mkdir and an open, as the lock above: not worth a thread
         try:
             record = await asyncio.to_thread(PulledRecord.load, dest)
-            run = PullRun(host, dest, transport, options, tree, record, tracker)
+            run = PullRun(host, dest, transport, options, tree, record, tracker, wait=wait)
             try:
                 return await _run(run)
             finally:
@@ -154,12 +160,12 @@ async def _copy_with_retries(run: PullRun, plans: list[FilePlan]) -> None:
 
 
 async def _retrying(run: PullRun, action: Callable) -> object:
-    """``action()`` on a connected transport, again after each connection failure."""
+    """``action()`` on a connected transport, again after each lost connection."""
     failures = 0
     while True:
         received = run.tracker.bytes_received
         try:
-            await _connect(run)
+            await _connect(run)  # at once when connected (a reconnect just happened)
             return await action()
         except HostKeyError as exc:
             raise PullError(str(exc)) from exc
@@ -169,17 +175,36 @@ async def _retrying(run: PullRun, action: Callable) -> object:
             if run.transport.connected:  # the command failed, not the connection
                 raise PullError(exc.message, exc.fix) from exc
             failures = 1 if run.tracker.bytes_received > received else failures + 1
-            if failures >= run.options.max_attempts:
-                raise PullError(
-                    f"lost the connection to {run.host.name} ({exc.message}); partial "
-                    "files are kept",
-                    exc.fix or "check the box is up, then re-run the same pull to resume",
-                ) from exc
-            why, run.stalled = run.stalled or exc.message, None
-            run.tracker.all_files_state("retrying", why)
-            run.tracker.set_phase(run.tracker.phase, f"{why}; retrying")
             await run.transport.close()
-            await asyncio.sleep(run.options.backoff.delay(failures))
+            failures = await _reconnect(run, failures, exc)
+
+
+async def _reconnect(run: PullRun, failures: int, lost: TransportError) -> int:
+    """Wait and reconnect by the one reconnect loop, showing "retrying"; PullError once
+    ``max_attempts`` attempts in a row failed. Returns the failures counted."""
+
+    def retrying(attempt: int, delay: float, exc: TransportError) -> None:
+        why, run.stalled = run.stalled or exc.message, None
+        run.tracker.all_files_state("retrying", why)
+        run.tracker.set_phase(run.tracker.phase, f"{why}; retrying")
+
+    try:
+        return await connect_with_backoff(
+            run.transport,
+            run.options.backoff,
+            retrying,
+            run.wait,
+            failed=failures,
+            failure=lost,
+            max_attempts=run.options.max_attempts,
+        )
+    except HostKeyError as exc:
+        raise PullError(str(exc)) from exc
+    except TransportError as exc:
+        raise PullError(
+            f"lost the connection to {run.host.name} ({exc.message}); partial files are kept",
+            exc.fix or "check the box is up, then re-run the same pull to resume",
+        ) from exc
 
 
 async def _connect(run: PullRun) -> None:
