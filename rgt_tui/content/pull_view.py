@@ -1,6 +1,6 @@
 """What the Pulls and Teardown tabs say, as styled text: pure functions of job outcomes.
 
-Shared wording with the CLI twins (``cli_pull``, ``cli_teardown``) so a screen and its
+Shared wording with the CLI twins (``cli/pull.py``, ``cli/teardown.py``) so a screen and its
 command say the same thing.
 """
 

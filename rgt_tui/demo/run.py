@@ -18,7 +18,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 from functools import partial
 from pathlib import Path
@@ -27,7 +26,6 @@ from typing import TYPE_CHECKING
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.demo.preflight import workload_problem
 from rgt_tui.demo.quiet_run import launch_quiet_run, prepare_quiet_box, stop_quiet_run
-from rgt_tui.exit_codes import EXIT_PROBLEMS
 from rgt_tui.paths import journal_dir
 
 if TYPE_CHECKING:
@@ -113,19 +111,22 @@ async def _run_app(app: RgtApp, boxes: int) -> int:
     return app.return_code or 0
 
 
+class DemoCannotStart(Exception):
+    """The demo could not start: ``str()`` is what to print on stderr, the fix included.
+    The command line turns it into its exit status (nothing here imports the command
+    line, DESIGN, Layers)."""
+
+
 def run_demo(boxes: int = 3, *, theme: str | None = None) -> int:
-    """Entry point of `rgt-tui demo`; the exit status for the CLI."""
+    """Entry point of `rgt-tui demo`: the app's return code when it ends; DemoCannotStart
+    when the boxes cannot start, KeyboardInterrupt (Ctrl-C) after the fleet's cleanup."""
     # Before any box starts or the screen is taken: a demo whose every cell would die
     # for want of torch says so here, on the terminal, with the command that fixes it.
     problem = workload_problem()
     if problem is not None:
-        print(problem, file=sys.stderr)
-        return EXIT_PROBLEMS
+        raise DemoCannotStart(problem)
     try:
+        # Ctrl-C: asyncio.run cancels the app and runs the fleet's cleanup, then raises.
         return asyncio.run(demo_main(boxes, theme=theme))
-    except KeyboardInterrupt:
-        # asyncio.run already cancelled the app and ran the fleet's cleanup.
-        return 130
     except OSError as exc:
-        print(f"rgt-tui demo: cannot start the loopback boxes: {exc}", file=sys.stderr)
-        return 1
+        raise DemoCannotStart(f"rgt-tui demo: cannot start the loopback boxes: {exc}") from exc

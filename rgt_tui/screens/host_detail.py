@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Select, Static, TabbedContent, TabPane
 
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
@@ -36,7 +37,6 @@ from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
-from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.host_pane import screen_in_view
 from rgt_tui.widgets.key_footer import KeyFooter
 

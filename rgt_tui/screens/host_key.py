@@ -34,9 +34,9 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 from rgt_tui.screens.fleet_view import FleetView
-from rgt_tui.transport.base import HostKeyError
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -17,11 +17,11 @@ from textual.binding import Binding
 from textual.message import Message
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.transport import TransportError
 
 if TYPE_CHECKING:
     from textual.app import App

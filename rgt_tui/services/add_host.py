@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from rgt_tui.domain.config import HostConfig, SshTarget, parse_ssh_target
+from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command
 from rgt_tui.profiles import KNOWN_PROFILES
@@ -35,7 +36,7 @@ from rgt_tui.services.fleet_append import (
     free_name,
     read_fleet_file,
 )
-from rgt_tui.transport import HostKeyError, TransportError, open_transport
+from rgt_tui.transport import open_transport
 from rgt_tui.transport.known_hosts import trust_host_key
 
 __all__ = [

@@ -16,9 +16,10 @@ from dataclasses import replace
 
 from rgt_tui.agent import manifest_source as _bundled_manifest_source
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.manifest_parse import ManifestLimits, parse_manifest_lines
-from rgt_tui.transport.base import Transport, TransportError
+from rgt_tui.transport.base import Transport
 
 # No line from the scan for this long: it is stuck, not slow (the script prints a tick
 # line every second while it lists or hashes, and a stuck mount stops it, ticks and all).

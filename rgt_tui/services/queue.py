@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE, QueueView
@@ -36,7 +37,7 @@ from rgt_tui.services.queue_box import (
 from rgt_tui.services.queue_cells import PlannedCell, read_local_queue, render_queue
 from rgt_tui.services.queue_check import display_path
 from rgt_tui.services.queue_view import view_from_facts
-from rgt_tui.transport import Transport, TransportError
+from rgt_tui.transport import Transport
 
 DETACH_CHOICES = ("auto", "tmux", "nohup")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_records import (
     CellAttempt,
     DeployedCell,
@@ -23,7 +24,7 @@ from rgt_tui.domain.queue_records import (
     parse_cells_tsv,
     parse_runner_state,
 )
-from rgt_tui.transport import CommandResult, Transport, TransportError
+from rgt_tui.transport import CommandResult, Transport
 
 BOX_ROOT = "~/.rgt"  # for messages; the scripts resolve it as $HOME/.rgt on the box
 CTL_TIMEOUT_S = 60.0  # a launch waits up to 5 s for the runner; the rest is headroom

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.snapshot import UNLIMITED, HostSnapshot
 from rgt_tui.profiles import profile as load_profile
@@ -25,7 +26,7 @@ from rgt_tui.services.telemetry import (
     connection_alerts,
     sample_once,
 )
-from rgt_tui.transport import Transport, TransportError, transport_for
+from rgt_tui.transport import Transport, transport_for
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from rgt_tui.domain.artifacts import (
     kind_of,
 )
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import (
     RECORDS_DIR,
     Manifest,
@@ -58,7 +59,7 @@ from rgt_tui.services.records import (
 )
 from rgt_tui.services.verify_loader import LoaderInfo, LoaderLimits, VerifyLoader
 from rgt_tui.services.verify_report import report_to_json
-from rgt_tui.transport.base import Transport, TransportError
+from rgt_tui.transport.base import Transport
 
 VERIFY_CONCURRENCY = 4
 

@@ -151,7 +151,7 @@ def test_an_ordinary_failure_is_not_a_vanished_run():
 
 def test_each_front_end_adds_its_own_resume_hint():
     """The domain says "relaunch from cell 1"; the CLI names its flag, the TUI its key."""
-    from rgt_tui.cli_queue import format_diagnosis
+    from rgt_tui.cli.queue import format_diagnosis
     from rgt_tui.screens.diagnosis import diagnosis_body
 
     d = run(f"start 1010 {BOOT} 4711\n", "start 1010 0\n", boot=OTHER, oom_kill_now=0, dmesg="ok")

@@ -134,7 +134,7 @@ def test_finished_stopped_between_cells_and_not_deployed():
 
 def test_the_queue_line_names_the_state_once_and_the_cli_names_its_flag():
     """``queue running  running ·`` said it twice; the TUI line says it once."""
-    from rgt_tui.cli_queue import format_view
+    from rgt_tui.cli.queue import format_view
     from rgt_tui.content.queue_text import queue_lines
 
     attempts = {"a": parse_cell_state(f"start 1000 {BOOT} 10\n")}
@@ -186,7 +186,7 @@ def test_a_stopped_relaunch_counts_from_the_relaunch_to_its_last_sign_of_life():
 
 
 def test_a_failed_cell_says_why_from_its_last_printed_line():
-    from rgt_tui.cli_queue import format_view
+    from rgt_tui.cli.queue import format_view
     from rgt_tui.content.queue_text import queue_pane_line
 
     attempts = {

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.status import collect_status
 from rgt_tui.services.telemetry import parse_agent_line
-from rgt_tui.transport import Transport, TransportError
+from rgt_tui.transport import Transport
 from rgt_tui.transport.base import MAX_OUTPUT_BYTES
 from rgt_tui.transport.local import LocalTransport
 from rgt_tui.transport.ssh import SshTransport

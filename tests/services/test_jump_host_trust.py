@@ -15,8 +15,8 @@ from textual.app import App
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.demo.loopback import LOOPBACK_HOST, LoopbackFleet
+from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.screens.host_key import HostKeyScreen
-from rgt_tui.transport import HostKeyError
 from rgt_tui.transport.known_hosts import trust_host_key
 from rgt_tui.transport.ssh import SshTransport
 

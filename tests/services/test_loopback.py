@@ -124,7 +124,7 @@ async def test_client_signal_reaches_the_command(loopback_fleet: LoopbackFleet) 
         process = await conn.create_process("echo ready; exec sleep 1000")
         assert (await process.stdout.readline()) == "ready\n"
         process.send_signal("TERM")
-        await asyncio.wait_for(process.wait(), timeout=5)
+        await asyncio.wait_for(process.wait(), timeout=60)
     assert process.exit_signal is not None and process.exit_signal[0] == "TERM"
     assert not loopback_fleet.errors
 
@@ -145,13 +145,13 @@ async def test_stop_mid_stream_drops_the_client(loopback_fleet: LoopbackFleet) -
                 pass
 
         with pytest.raises((asyncssh.Error, OSError)):
-            await asyncio.wait_for(drain(), timeout=5)
-        await asyncio.wait_for(conn.wait_closed(), timeout=5)
+            await asyncio.wait_for(drain(), timeout=60)
+        await asyncio.wait_for(conn.wait_closed(), timeout=60)
     assert process.exit_status is None  # a drop, not an exit
     pid = _read_pid(pid_file)
     assert pid is not None and not alive(pid)  # the session was hung up on
     with pytest.raises(OSError):
-        await asyncio.wait_for(loopback_fleet.connect(box), timeout=5)
+        await asyncio.wait_for(loopback_fleet.connect(box), timeout=60)
     assert not loopback_fleet.errors
 
 
@@ -161,7 +161,7 @@ async def test_restart_keeps_port_and_host_key(loopback_fleet: LoopbackFleet) ->
     async with loopback_fleet.connect(box) as conn:
         assert (await conn.run("echo before")).stdout == "before\n"
         await box.restart()
-        await asyncio.wait_for(conn.wait_closed(), timeout=5)
+        await asyncio.wait_for(conn.wait_closed(), timeout=60)
     assert box.is_running and box.port == port
     # known_hosts was written once, at fleet start: it must still match.
     async with loopback_fleet.connect(box) as conn:

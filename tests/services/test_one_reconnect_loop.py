@@ -86,9 +86,9 @@ async def test_telemetry_pull_and_log_follower_wait_by_one_schedule_and_one_wake
 
     tasks = [asyncio.create_task(monitor.run(updates.append))]
     try:
-        await wait_for(lambda: monitor.last is not None, 20, "a telemetry sample")
+        await wait_for(lambda: monitor.last is not None, 60, "a telemetry sample")
         tasks.append(asyncio.create_task(follow()))
-        await wait_for(lambda: len(lines()) == 3, 20, "the log's first lines")
+        await wait_for(lambda: len(lines()) == 3, 60, "the log's first lines")
         options = fast(backoff=schedule, max_attempts=5, stall_timeout_s=120, progress_interval_s=0)
         pulling = asyncio.create_task(
             pull_host(
@@ -103,7 +103,7 @@ async def test_telemetry_pull_and_log_follower_wait_by_one_schedule_and_one_wake
         tasks.append(pulling)
 
         # The box goes away mid-file: each borrower reports attempt 1 of the one schedule.
-        await wait_for(lambda: len(schedule.asked) == 3, 30, "three borrowers in backoff")
+        await wait_for(lambda: len(schedule.asked) == 3, 60, "three borrowers in backoff")
         assert schedule.asked == [1, 1, 1]
         state = monitor.connection
         assert state.status == "reconnecting" and state.attempt == 1

@@ -15,11 +15,11 @@ from support import MIB
 from support.pulls import box_results, fast, host_of, pull, random_file, sha
 from support.waiting import wait_for
 
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.services.pull import PulledRecord, PullError, pull_host
 from rgt_tui.services.pull.copy import FLUSH_BYTES
 from rgt_tui.services.records import manifest_path, pulled_path
 from rgt_tui.transport import transport_for
-from rgt_tui.transport.base import TransportError
 
 
 async def test_pull_mirrors_the_tree_then_a_rerun_skips_everything(make_loopback_fleet, tmp_path):
@@ -248,7 +248,7 @@ def test_progress_draws_bars_on_a_tty_and_lines_elsewhere():
 
     from rich.console import Console
 
-    from rgt_tui.cli_pull_progress import PullProgressView
+    from rgt_tui.cli.pull_progress import PullProgressView
     from rgt_tui.services.pull import FileProgress, PullProgress
 
     f = FileProgress("ckpt/best.pt", 100 * MIB, 40 * MIB, 10 * MIB, 6.0, "pulling")
@@ -398,7 +398,8 @@ async def test_a_box_never_reached_fails_the_pull_at_once_promising_nothing(
     with pytest.raises(PullError) as caught:
         await pull(host, tmp_path / "results")  # default options: 8 attempts, backoff
     waited = asyncio.get_running_loop().time() - started
-    assert waited < 5, f"{waited:.1f} s before giving up on a refused connection"
+    # Well under the ~30 s the retry loop took (a cap a busy machine still meets).
+    assert waited < 15, f"{waited:.1f} s before giving up on a refused connection"
     assert f"cannot reach {host.name}" in caught.value.message
     assert "nothing was pulled" in caught.value.message and "partial" not in str(caught.value)
     assert caught.value.fix

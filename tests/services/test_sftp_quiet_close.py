@@ -56,7 +56,7 @@ async def test_a_read_cut_off_at_the_end_of_a_log_leaves_no_error_behind(loopbac
                 await asyncio.sleep(0)
             polling.cancel()
             await asyncio.gather(polling, return_exceptions=True)
-            await wait_for(lambda: _own_tasks_settled(before), 10, "the cut-off read to settle")
+            await wait_for(lambda: _own_tasks_settled(before), 60, "the cut-off read to settle")
             gc.collect()
         await reader.close()
     finally:
@@ -87,7 +87,7 @@ async def test_blocks_cut_off_mid_pull_and_the_connection_closed_leave_no_error_
 
     await asyncio.gather(pull(), return_exceptions=True)
     await t.close()  # ...and then the connection closed under them
-    await wait_for(lambda: _own_tasks_settled(before), 10, "the cut-off reads to settle")
+    await wait_for(lambda: _own_tasks_settled(before), 60, "the cut-off reads to settle")
     gc.collect()
     await asyncio.sleep(0)
     assert not [c for c in seen if "never retrieved" in str(c.get("message"))], seen

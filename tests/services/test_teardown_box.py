@@ -273,7 +273,7 @@ def test_the_rescans_refusals_reach_the_gate_from_a_parsed_manifest():
 
 
 def test_format_checklist_prints_the_boxs_text_escaped(tmp_path: Path) -> None:
-    from rgt_tui.cli_teardown import format_checklist
+    from rgt_tui.cli.teardown import format_checklist
     from rgt_tui.domain import teardown_gate as g
     from rgt_tui.profiles import profile as load_profile
 

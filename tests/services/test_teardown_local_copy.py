@@ -20,7 +20,7 @@ from support.fleet_files import set_host_key
 from support.waiting import wait_for
 from test_teardown_box import Setup
 
-from rgt_tui.cli_teardown import format_checklist
+from rgt_tui.cli.teardown import format_checklist
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.journal import Journal
@@ -170,7 +170,7 @@ async def test_a_command_past_its_time_is_killed_with_all_it_started(tmp_path: P
     assert result.timed_out and result.status is not None and result.status < 0
     assert "timed out after 1 s" in result.output and "provider's console" in result.output
     child = int(pids.read_text())
-    await wait_for(lambda: _gone(child), 10, f"the background child {child} to be killed")
+    await wait_for(lambda: _gone(child), 60, f"the background child {child} to be killed")
 
 
 async def test_a_timed_out_teardown_is_not_recorded_and_says_what_may_have_happened(
@@ -187,7 +187,7 @@ async def test_a_timed_out_teardown_is_not_recorded_and_says_what_may_have_happe
     assert outcome.ran and outcome.timed_out and not outcome.ok and not outcome.recorded
     assert "half-destroyed" in outcome.output
     child = int(pids.read_text())
-    await wait_for(lambda: _gone(child), 10, f"the background child {child} to be killed")
+    await wait_for(lambda: _gone(child), 60, f"the background child {child} to be killed")
     jh = ready.journal.load("box1")
     assert jh.torn_down_at is None and [t.ok for t in jh.teardowns] == [False]
 

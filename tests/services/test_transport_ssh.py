@@ -15,9 +15,10 @@ import pytest
 from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
 from support.waiting import wait_for
 
+from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate
-from rgt_tui.transport import HostKeyError, TransportError, transport_for
+from rgt_tui.transport import transport_for
 from rgt_tui.transport.backoff import Backoff
 from rgt_tui.transport.base import checked_blocks
 from rgt_tui.transport.local import LocalTransport

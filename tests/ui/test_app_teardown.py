@@ -36,6 +36,7 @@ from textual.widgets import Input
 
 from rgt_tui.app import RgtApp
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.messages import HostUpdated
 from rgt_tui.paths import journal_dir
 from rgt_tui.screens.fleet import FleetScreen
@@ -44,7 +45,6 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.pull import FileProgress, PullProgress
-from rgt_tui.transport import TransportError
 
 CONDITIONS = ("manifest", "rescan", "pulled", "loaded", "roster", "idle", "confirmed")
 

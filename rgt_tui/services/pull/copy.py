@@ -28,13 +28,13 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestEntry
 from rgt_tui.services.pull.local_tree import LocalConflict, in_thread
 from rgt_tui.services.pull.plan import FilePlan, hash_fd
 from rgt_tui.services.pull.state import PullRun
 from rgt_tui.services.pull.tar_stream import Data, End, Refused, Start, TarReader
 from rgt_tui.services.pull.types import FileFailed, LocalWriteError, PulledFile
-from rgt_tui.transport.base import TransportError
 
 FLUSH_BYTES = 4 << 20  # in-order bytes handed to a writer thread at once
 # A large file is fetched in segments, each through one of the file's SFTP sessions

@@ -19,6 +19,7 @@ from typing import Any
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.text import printable
@@ -28,7 +29,7 @@ from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
 from rgt_tui.services.teardown.local_copy import check_local_copy
-from rgt_tui.transport.base import Transport, TransportError
+from rgt_tui.transport.base import Transport
 
 
 @dataclass(frozen=True)

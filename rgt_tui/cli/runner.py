@@ -1,6 +1,6 @@
-"""What a sub-command is (a ``Command`` row of cli.py's table) and the one helper that runs
-it: look up the host, open one connection, run it in an event loop, map errors to exit
-codes (rgt_tui.exit_codes) and to one message with the fix.
+"""What a sub-command is (a ``Command`` row of table.py) and the one helper that runs it:
+look up the host, open one connection (through the services, never the transport), run it
+in an event loop, map errors to exit codes (exit_codes.py) and to one message with the fix.
 
 A row's runner has one of two shapes, as its ``connects`` says:
 
@@ -24,10 +24,11 @@ from typing import Literal, TypeVar, cast
 from rich.console import Console
 from rich.text import Text
 
-from rgt_tui.cli_args import UnknownHost, find_host, load_fleet_arg
+from rgt_tui.cli.args import UnknownHost, find_host, load_fleet_arg
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PROBLEMS
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
-from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PROBLEMS
-from rgt_tui.transport import HostKeyError, Transport, TransportError, open_transport
+from rgt_tui.domain.errors import HostKeyError, TransportError
+from rgt_tui.services.connect import Transport, host_connection
 
 T = TypeVar("T")
 HostArg = Literal["none", "one", "optional"]
@@ -75,7 +76,7 @@ class Call:
         host = self.host
 
         async def session() -> T:
-            async with open_transport(host) as transport:
+            async with host_connection(host) as transport:
                 return await body(transport)
 
         return asyncio.run(session())
@@ -104,7 +105,7 @@ def no_arguments(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True)
 class Command:
-    """One sub-command: a row of the table in cli.py."""
+    """One sub-command: a row of the table in table.py."""
 
     name: str  # "status", or "queue show" for an action of the `queue` group
     help: str

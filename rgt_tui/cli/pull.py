@@ -1,9 +1,9 @@
-"""`rgt-tui pull HOST` and `rgt-tui verify HOST` (rows of cli.py's table).
+"""`rgt-tui pull HOST` and `rgt-tui verify HOST` (rows of table.py).
 
 `pull` copies the host's results into ``<results_dir>/HOST/`` with a manifest, resume,
 retries and hash checks, drawing progress on a terminal and plain lines otherwise.
 `verify` checks the pulled copy and writes the record the teardown gate reads. Exit codes
-(rgt_tui.exit_codes): 0 everything pulled / verified, 1 the command ran and found
+(exit_codes.py): 0 everything pulled / verified, 1 the command ran and found
 problems, 2 bad input, 130 a pull stopped by Ctrl-C (what arrived is kept).
 """
 
@@ -13,11 +13,11 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from rgt_tui.cli_command import Call
-from rgt_tui.cli_pull_progress import PullProgressView
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.pull_progress import PullProgressView
+from rgt_tui.cli.runner import Call
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
-from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
-from rgt_tui.transport import Transport
+from rgt_tui.services.connect import Transport
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
     from rgt_tui.services.pull import PullResult

@@ -14,7 +14,7 @@ is identified first and the acknowledgement recorded for it, or refused.
 
 Text from the box (errors, paths, reasons) is printed through ``text.printable``.
 
-Exit codes (rgt_tui.exit_codes):
+Exit codes (exit_codes.py):
 
 - 0: torn down (recorded as such), or with ``--check`` every condition but the typed name
   holds, or with ``--destroyed`` the manual teardown was recorded;
@@ -34,14 +34,16 @@ import sys
 import time
 from pathlib import Path
 
-from rgt_tui.cli_command import Call
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.runner import Call
 from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
-from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.connect import Transport
 from rgt_tui.services.journal import Journal, JournalError
 from rgt_tui.services.teardown import (
     GateReport,
@@ -57,7 +59,6 @@ from rgt_tui.services.teardown import (
     queue_cells,
     record_manual_teardown,
 )
-from rgt_tui.transport import Transport, TransportError
 
 
 def add_teardown_arguments(p: argparse.ArgumentParser) -> None:

@@ -18,8 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
-from rgt_tui.cli_command import Call
-from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.runner import Call
 from rgt_tui.profiles import KNOWN_PROFILES
 from rgt_tui.services.add_host import (
     AddRefused,
@@ -104,7 +104,7 @@ def _value(call: Call, given: str | None, prompt: str, read: Callable[[str], T],
 
 
 def run_add(call: Call) -> int:
-    """Run `rgt-tui add` (see the module doc); exit codes as rgt_tui.exit_codes."""
+    """Run `rgt-tui add` (see the module doc); exit codes as in exit_codes.py."""
     args = call.args
     tty = sys.stdin.isatty()
     missing = [flag for flag, v in (("TARGET", args.target), ("--name", args.name)) if v is None]

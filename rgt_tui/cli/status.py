@@ -7,9 +7,9 @@ import asyncio
 import dataclasses
 import json
 
-from rgt_tui.cli_command import Call
+from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.runner import Call
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration, fmt_pct
-from rgt_tui.exit_codes import EXIT_OK, EXIT_PROBLEMS
 
 
 def add_status_arguments(parser: argparse.ArgumentParser) -> None:

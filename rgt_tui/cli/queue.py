@@ -1,7 +1,7 @@
-"""The queue sub-commands: `queue check|show|append`, `launch`, `diagnose` (rows of cli.py).
+"""The queue sub-commands: `queue check|show|append`, `launch`, `diagnose` (rows of table.py).
 
 Each is the scriptable twin of a queue screen: the same services, printed as text or
-JSON. Exit codes (rgt_tui.exit_codes): 0 ok, 1 the command ran and found problems
+JSON. Exit codes (exit_codes.py): 0 ok, 1 the command ran and found problems
 (refused, unreachable, a vanished run), 2 bad input (unknown host, arguments, no
 terminal to ask).
 """
@@ -16,12 +16,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rgt_tui.cli_command import Call
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.runner import Call
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView
 from rgt_tui.domain.units import plural
 from rgt_tui.domain.vanished import Diagnosis
-from rgt_tui.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
-from rgt_tui.transport import Transport
+from rgt_tui.services.connect import Transport
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
     from rgt_tui.services.queue import LaunchPlan, LaunchResult

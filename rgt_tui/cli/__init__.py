@@ -1,0 +1,65 @@
+"""The command line: ``main``, the entry point of `rgt-tui` (and of `python -m rgt_tui`).
+
+The rooms: table.py (one ``Command`` row per sub-command), runner.py (runs a row: host
+look-up, one connection through the services, errors to exit codes), args.py (the
+arguments every command shares), exit_codes.py (every exit status, once), and one module
+per command group (add, logs, pull and pull_progress, queue, status, teardown, tui). With
+no sub-command, `rgt-tui` opens the TUI. Nothing outside this package imports it, and it
+reaches boxes only through the services (pyproject's import-linter contracts).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from rgt_tui import __version__
+from rgt_tui.cli.args import add_hosts_arg
+from rgt_tui.cli.runner import run_command
+from rgt_tui.cli.table import COMMANDS, GROUPS, HOST_HELP, TUI
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser: the top-level options, then one sub-parser per row."""
+    parser = argparse.ArgumentParser(
+        prog="rgt-tui",
+        description="Terminal fleet manager for rented GPU boxes. With no command, opens the TUI.",
+    )
+    parser.add_argument("--version", action="version", version=f"rgt-tui {__version__}")
+    add_hosts_arg(parser)
+    parser.add_argument("--theme", metavar="NAME", help="colour theme (see themes/)")
+    parser.set_defaults(command_row=TUI)
+    top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    groups: dict[str, Any] = {}
+    for row in COMMANDS:
+        *group, name = row.name.split()
+        where = top
+        if group:
+            if group[0] not in groups:
+                holder = top.add_parser(group[0], help=GROUPS[group[0]])
+                add_hosts_arg(holder)
+                groups[group[0]] = holder.add_subparsers(
+                    dest=f"{group[0]}_command", metavar="ACTION", required=True
+                )
+            where = groups[group[0]]
+        sub = where.add_parser(name, help=row.help, description=row.description)
+        add_hosts_arg(sub)
+        if row.host != "none":
+            sub.add_argument(
+                "host",
+                metavar="HOST",
+                nargs=None if row.host == "one" else "?",
+                help=HOST_HELP[row.host],
+            )
+        row.add_arguments(sub)
+        sub.set_defaults(command_row=row)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `rgt-tui` console script."""
+    args = build_parser().parse_args(argv)
+    return run_command(args.command_row, args)

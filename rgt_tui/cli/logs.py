@@ -1,0 +1,204 @@
+"""`rgt-tui logs HOST [CELL] [--follow] [--tail N]`: print or follow a queue or cell log.
+
+Without CELL it prints the queue runner's log (every cell's output plus runner lines);
+with CELL, that cell's own log, where crash lines are marked ``!!`` (red on a terminal).
+The queue log is never marked: it concatenates cells, so a crash there would be pinned
+on whichever cell came after it.
+
+Exit codes (exit_codes.py): 0 printed, or followed until Ctrl-C; 1 unreachable or no
+log yet; 2 unknown host or bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.control import Control, ControlType
+from rich.segment import Segment, Segments
+from rich.style import Style
+from rich.text import Text
+
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK
+from rgt_tui.cli.runner import Call, console
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.logscan import CRITICAL, LogChunk, LogLine, classify_line
+from rgt_tui.services.connect import Transport
+from rgt_tui.services.logs import (
+    LogFollower,
+    cell_log_path,
+    iter_log,
+    queue_log_path,
+    reconnect_with_backoff,
+)
+
+CRASH = Style(color="red")
+CRITICAL_CRASH = Style(color="red", bold=True)
+PARTIAL = Style(dim=True)
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def add_logs_arguments(parser: argparse.ArgumentParser) -> None:
+    """CELL, ``--follow``, ``--tail`` and ``--poll``."""
+    parser.add_argument("cell", nargs="?", help="cell name (its config's file stem)")
+    parser.add_argument(
+        "-f", "--follow", action="store_true", help="keep printing new lines until Ctrl-C"
+    )
+    parser.add_argument(
+        "-n", "--tail", type=_count, metavar="N", help="start with the last N lines only"
+    )
+    parser.add_argument(
+        "--poll", type=float, default=0.5, metavar="S", help="seconds between checks (0.5)"
+    )
+
+
+def logs_interrupted(call: Call) -> int:
+    """Ctrl-C is how --follow ends: not a failure."""
+    return EXIT_OK
+
+
+async def run_logs(call: Call, transport: Transport) -> int:
+    """Print (or follow) the log; returns the exit code."""
+    args, host = call.args, call.host
+    try:
+        path = cell_log_path(args.cell) if args.cell else queue_log_path()
+    except ValueError as exc:
+        return call.fail(str(exc), code=EXIT_BAD_INPUT)
+    highlight = bool(args.cell)
+    printer = LogPrinter(console(), call.err)
+    try:
+        await transport.connect()
+        last: LogChunk | None = None
+        try:
+            async for chunk in iter_log(transport, path, tail_lines=args.tail, highlight=highlight):
+                printer.lines(chunk.lines)
+                last = chunk
+        except FileNotFoundError:
+            return call.fail(await _missing(transport, host.name, path, args.cell))
+        except OSError as exc:  # permission denied, a directory, ...
+            return call.fail(f"{host.name}: cannot read {path}: {exc.strerror}")
+        assert last is not None
+        if not args.follow:
+            if last.partial:  # the file's last line has no newline yet: show it anyway
+                text = last.partial
+                printer.lines((LogLine(text, classify_line(text) if highlight else None),))
+            return EXIT_OK
+        await _follow(transport, path, last, args, highlight, printer)
+        return EXIT_OK
+    finally:
+        printer.clear_partial()
+
+
+async def _follow(
+    transport: Transport,
+    path: str,
+    start: LogChunk,
+    args: argparse.Namespace,
+    highlight: bool,
+    printer: LogPrinter,
+) -> None:
+    def retrying(attempt: int, delay: float, exc: TransportError) -> None:
+        printer.notice(f"-- {transport.host}: {exc.message}; retry {attempt} in {delay:.1f} s")
+
+    follower = LogFollower(
+        transport,
+        path,
+        resume=start.position,
+        poll=args.poll,
+        highlight=highlight,
+        reconnect=reconnect_with_backoff(transport, on_attempt=retrying),
+    )
+    printer.partial(start.partial)
+    status = "following"
+    try:
+        async for chunk in follower:
+            if chunk.status != status:
+                printer.notice(_status_line(transport.host, path, chunk))
+                status = chunk.status
+            if chunk.gap:
+                printer.notice("-- lines may be missing: the log was replaced meanwhile")
+            if chunk.rotated:
+                printer.notice("-- log rotated or truncated: reading the new file")
+            printer.lines(chunk.lines)
+            printer.partial(chunk.partial)
+    finally:
+        await follower.close()
+
+
+def _status_line(host: str, path: str, chunk: LogChunk) -> str:
+    if chunk.status == "reconnecting":
+        return f"-- {host}: connection lost ({chunk.error}); reconnecting"
+    if chunk.status == "waiting":
+        return f"-- {host}: {path} is gone; waiting for it to come back"
+    return f"-- {host}: following {path} again"
+
+
+async def _missing(transport: Transport, host: str, path: str, cell: str | None) -> str:
+    """Why there is no log: the queue never launched, or this cell has not started."""
+    queue_log = queue_log_path()
+    launched = cell is not None and await transport.stat(queue_log) is not None
+    if not launched:
+        return (
+            f"{host} has no {queue_log}: the queue has not been launched "
+            f"on this host (rgt-tui launch {host})"
+        )
+    return (
+        f"{host} has no {path}: cell {cell!r} has not started yet (or is not in this host's queue)"
+    )
+
+
+class LogPrinter:
+    """Writes log lines through Rich: crash lines marked ``!!`` (red where the terminal
+    has colour); on an interactive terminal, the line still being drawn (a tqdm bar)
+    shown dim and replaced in place.
+
+    Lines go out as raw segments, not Text: a log's tabs and bytes must reach a pipe
+    exactly as the box wrote them (Text would expand tabs and drop carriage returns).
+    """
+
+    def __init__(self, out: Console, err: Console) -> None:
+        self.out = out
+        self.err = err
+        self._partial_shown = False
+
+    def lines(self, lines: Sequence[LogLine]) -> None:
+        if not lines:
+            return
+        self.clear_partial()
+        segments: list[Segment] = []
+        for line in lines:
+            if line.crash is None:
+                segments.append(Segment(line.text))
+            else:
+                style = CRITICAL_CRASH if line.crash.severity == CRITICAL else CRASH
+                segments.append(Segment(f"!! {line.text}", style))
+            segments.append(Segment.line())
+        self.out.print(Segments(segments), end="")
+
+    def partial(self, text: str) -> None:
+        """A tqdm bar still being drawn: shown dim, replaced in place (terminals only)."""
+        if not self.out.is_interactive:
+            return  # a pipe gets the line once it is complete
+        self.clear_partial()
+        shown = Text(text, style=PARTIAL, no_wrap=True)
+        # One screen row at most: clearing the line can only take back the last row.
+        shown.truncate(max(1, self.out.width - 1))
+        if shown:
+            self.out.print(shown, end="")
+            self._partial_shown = True
+
+    def clear_partial(self) -> None:
+        if self._partial_shown:
+            self.out.control(Control.move_to_column(0), Control((ControlType.ERASE_IN_LINE, 2)))
+            self._partial_shown = False
+
+    def notice(self, text: str) -> None:
+        self.clear_partial()
+        self.err.print(text)
