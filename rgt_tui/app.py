@@ -25,31 +25,32 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.worker import Worker, WorkerState
 
 from rgt_tui import themes
+from rgt_tui.controllers.box_watch import BoxWatch, as_torn_down
+from rgt_tui.controllers.fleet_view import FleetView
+from rgt_tui.controllers.host_keys import HostKeys
+from rgt_tui.controllers.jobs import HostJobs, JobRunner
+from rgt_tui.controllers.queue_actions import QueueController, queue_commands
+from rgt_tui.controllers.queue_poller import QueuePoller
+from rgt_tui.controllers.type_ahead import TypeAhead
+from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
-from rgt_tui.domain.profiles import danger_clock_note
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.screens.add_host import AddHostScreen
+from rgt_tui.screens.diagnosis import DiagnosisScreen
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
-from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.screens.help import HelpScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.screens.host_key import HostKeyReviewRequested, HostKeys
+from rgt_tui.screens.host_key import HostKeyReviewRequested, HostKeyScreen
 from rgt_tui.screens.job_keys import JobRequested, JobsChanged, job_commands
-from rgt_tui.screens.queue_actions import (
-    QueueActionRequested,
-    QueueController,
-    QueueViewed,
-    queue_commands,
-)
+from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
+from rgt_tui.screens.queue_keys import QueueActionRequested, QueueViewed
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
-from rgt_tui.screens.type_ahead import TypeAhead
-from rgt_tui.services.box_watch import BoxWatch, as_torn_down
+from rgt_tui.screens.type_ahead import take_key
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.jobs import HostJobs, JobRunner
-from rgt_tui.services.queue_poller import QueuePoller
 from rgt_tui.services.records_watch import WATCH_EVERY_S
 from rgt_tui.services.telemetry import HostUpdate
 
@@ -93,6 +94,7 @@ def build_monitors(
             thresholds=thresholds,
             clock=clock,
             backoff=connections.backoff,
+            connections=connections,  # its waits end on connections.wake (the user's r)
             last_seen=last_seen,  # the release clock counts across restarts (journal)
         )
         for h in (fleet.hosts if hosts is None else hosts)
@@ -129,7 +131,7 @@ class RgtCommands(Provider):
                     partial(app.switch_theme, name),
                 )
             )
-        commands += queue_commands(app)
+        commands += queue_commands(app.fleet, app.queues.request)
         commands += job_commands(app)
         commands += [
             ("Filter hosts", "Show only hosts whose name matches", app.action_filter),
@@ -188,7 +190,12 @@ class RgtApp(App[int]):
         self.config_dir = config_dir
         self.thresholds = health_thresholds(fleet)
         self.start_monitors = start_monitors
-        self.host_keys = HostKeys(self, self.reconnect)
+        self.host_keys = HostKeys(
+            self,
+            self.reconnect,
+            show=self._show_key_refusal,
+            ask=lambda error, answered: self.push_screen(HostKeyScreen(error), answered),
+        )
         self.type_ahead = TypeAhead(self)  # keys typed after t, for the confirmation box
         # Each host's one SSH connection, shared by every screen and job (DESIGN step 2).
         self.connections = connections or FleetConnections(fleet.hosts)
@@ -239,7 +246,9 @@ class RgtApp(App[int]):
         )
         self._seen_connected: set[str] = set()  # danger clocks: once per host per session
         self._clocks_shown: set[str] = set()  # ... and once per profile
-        self.queues = QueueController(self, self.connections)
+        self.queues = QueueController(
+            self, self.connections, fleet=lambda: self.fleet, open_screen=self._open_queue_screen
+        )
         self.queue_poller = QueuePoller(
             fleet,
             self.connections,
@@ -323,24 +332,20 @@ class RgtApp(App[int]):
         # One look at a time: on a slow disk they must not pile up.
         if self._records_look is not None and not self._records_look.is_finished:
             return
-        self._records_look = self.run_worker(
-            self.jobs.take_outside_changes(),
-            name="records-watch",
-            group="records-watch",
-            exit_on_error=False,
+        self._records_look = run_work(
+            self, self.jobs.take_outside_changes(), "records-watch", exclusive=False
         )
 
     # -- telemetry ---------------------------------------------------------------------
 
     def start_monitor(self, host: str, monitor: MonitorLike) -> Worker[None]:
         """Run ``monitor`` in the host's worker group (replacing any running one)."""
-        worker = self.run_worker(
+        worker = run_work(
+            self,
             self._pump(host, monitor),
-            name=f"monitor:{host}",
+            f"monitor:{host}",
             group=f"host:{host}",
             description=f"telemetry of {host}",
-            exclusive=True,
-            exit_on_error=False,
         )
         self._monitor_workers[host] = worker
         self.telemetry_stopped.discard(host)
@@ -397,6 +402,11 @@ class RgtApp(App[int]):
         """The screens in the stack that show hosts (they take the fleet's news)."""
         return [s for s in self.screen_stack if isinstance(s, FleetView)]
 
+    def _show_key_refusal(self, host: str, error: HostKeyError | None) -> None:
+        """A host's key was refused (None: it connected again): every screen shows it."""
+        for screen in self._fleet_views():
+            screen.host_key_refused(host, error)
+
     def _host_key_of(self, host: str) -> str | None:
         """The host key the host's monitor connection saw (None: none, or local)."""
         monitor = self.monitors.get(host)
@@ -415,11 +425,12 @@ class RgtApp(App[int]):
         if host.profile in self._clocks_shown:
             return
         self._clocks_shown.add(host.profile)
-        note = danger_clock_note(load_profile(host.profile))
-        if note:
+        clocks = load_profile(host.profile).clock_lines
+        if clocks:
             same = [h.name for h in self.fleet.hosts if h.profile == host.profile]
             who = update.host if len(same) == 1 else f"{host.profile} ({len(same)} hosts)"
-            self.notify(note, title=f"{who}: danger clocks", timeout=8)
+            # One line in the fleet header, not a toast over half the panes (issue 27).
+            self.fleet_screen.show_notice(f"{who}: danger clocks", "; ".join(clocks))
 
     # -- pulls, verification, teardown ---------------------------------------------------
 
@@ -479,7 +490,7 @@ class RgtApp(App[int]):
 
     def on_key(self, event: events.Key) -> None:
         # A printable key no binding took: typed before the cursor reached a box (t).
-        if self.type_ahead.take(event):
+        if take_key(self, event):
             event.stop()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -504,8 +515,9 @@ class RgtApp(App[int]):
                 self.box_watch.retry(host)
             self.start_monitor(host, monitor)
         else:
-            monitor.request_reconnect()
-        self.connections.reconnect_now(host)  # a log follower in backoff tries at once too
+            monitor.request_reconnect()  # drops the connection
+        # The one wake: telemetry, a pull and a log follower in backoff all try at once.
+        self.connections.wake(host)
         # r pressed again while the toast shows: the toast keeps its own timeout.
         notify_once(self, f"Reconnecting {host}…", title=host)
 
@@ -543,6 +555,22 @@ class RgtApp(App[int]):
     @on(QueueActionRequested)
     def _queue_action(self, message: QueueActionRequested) -> None:
         self.queues.request(message.host, message.action)
+
+    def _open_queue_screen(self, action: str, host: HostConfig) -> None:
+        """A queue key's screen (``QueueController`` decided): the launch plan, the
+        diagnosis, or the host's Logs tab."""
+        if action == "launch":
+            self.push_screen(LaunchConfirmScreen(self.fleet, host, self.connections))
+        elif action == "diagnose":
+            self.push_screen(DiagnosisScreen(host, self.connections))
+        elif action == "logs":
+            self.open_host(host.name)
+            self.call_after_refresh(self._show_logs_tab, host.name)
+
+    def _show_logs_tab(self, host_name: str) -> None:
+        screen = self.screen
+        if isinstance(screen, HostDetailScreen) and screen.host.name == host_name:
+            screen.action_show_tab("logs")
 
     @on(QueueViewed)
     def _queue_viewed(self, message: QueueViewed) -> None:

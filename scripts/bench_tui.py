@@ -39,10 +39,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from rgt_tui.app import RgtApp  # noqa: E402
-from rgt_tui.domain.config import load_fleet  # noqa: E402
 from rgt_tui.domain.health import HealthContext, HealthState, evaluate  # noqa: E402
 from rgt_tui.domain.snapshot import snapshot_from_agent  # noqa: E402
 from rgt_tui.messages import HostUpdated  # noqa: E402
+from rgt_tui.services.fleet_file import load_fleet  # noqa: E402
 from rgt_tui.services.telemetry import ConnectionState, HostUpdate  # noqa: E402
 
 # A cycle in which every key moves the selection from where the previous one left it
@@ -168,6 +168,19 @@ async def key_to_screen(app: RgtApp, key: str) -> float:
         ) from None
 
 
+def print_heap() -> None:
+    """The objects the collector walks (not frozen), most common types first."""
+    from collections import Counter
+
+    counts = Counter(type(o).__qualname__ for o in gc.get_objects())
+    print(
+        f"gc tracked (not frozen): {sum(counts.values())}; frozen: {gc.get_freeze_count()}",
+        file=sys.stderr,
+    )
+    for name, n in counts.most_common(25):
+        print(f"  {n:>8} {name}", file=sys.stderr)
+
+
 async def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
     """Run the app headless on the fleet in ``folder``; warm up, then measure the window."""
     if args.synthetic:
@@ -241,8 +254,13 @@ async def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
             import pstats
 
             profiler.disable()
-            pstats.Stats(profiler, stream=sys.stderr).sort_stats(args.profile).print_stats(40)
+            stats = pstats.Stats(profiler, stream=sys.stderr)
+            stats.sort_stats(args.profile).print_stats(40)
+            if args.profile_file:
+                stats.dump_stats(args.profile_file)
         draws = sum(p.draws for p in app.fleet_screen.panes.values()) - draws0
+        if args.heap:
+            print_heap()
         samples = processed - processed0
     latencies.sort()
     return {
@@ -272,6 +290,12 @@ def main() -> int:
     parser.add_argument("--synthetic", action="store_true", help="in-process samples, no SSH")
     parser.add_argument(
         "--profile", metavar="SORT", help="cProfile the window (e.g. cumulative), to stderr"
+    )
+    parser.add_argument(
+        "--profile-file", type=Path, help="with --profile: also save it (pstats format)"
+    )
+    parser.add_argument(
+        "--heap", action="store_true", help="the collector's heap by type, to stderr"
     )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)

@@ -90,33 +90,46 @@ def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: floa
     return lines
 
 
-def billing_start(host: HostConfig, snap: HostSnapshot | None) -> float | None:
-    """When the meter started: ``started_at`` if configured, else the box's boot time."""
+def billing_start(host: HostConfig, first_seen: float | None = None) -> float | None:
+    """When the meter started: ``started_at`` if configured, else when rgt-tui first saw
+    the box (``HostUpdate.first_seen``, kept in the journal); never the box's uptime."""
     started = host.started_at.timestamp() if host.started_at is not None else None
-    if snap is None:
-        return cost.billing_start(started, 0.0, None)
-    return cost.billing_start(started, snap.t, snap.uptime_s)
+    return cost.billing_start(started, first_seen)
 
 
 def host_cost(
-    host: HostConfig, snap: HostSnapshot | None, now: float, end: float | None = None
+    host: HostConfig, now: float, end: float | None = None, *, first_seen: float | None = None
 ) -> float | None:
     """Money spent on ``host`` so far (until ``end``, its teardown); None when unknown."""
-    return cost.cost_so_far(host.cost_per_hour, billing_start(host, snap), now, end)
+    return cost.cost_so_far(host.cost_per_hour, billing_start(host, first_seen), now, end)
+
+
+def first_seen_label(t: float, now: float) -> str:
+    """``since first seen 14:02`` (a date when it was not today)."""
+    same_day = time.localtime(t)[:3] == time.localtime(now)[:3]
+    return "since first seen " + time.strftime(
+        "%H:%M" if same_day else "%b %d %H:%M", time.localtime(t)
+    )
 
 
 def cost_text(
-    host: HostConfig, snap: HostSnapshot | None, now: float, end: float | None = None
+    host: HostConfig, now: float, end: float | None = None, *, first_seen: float | None = None
 ) -> str:
-    """``$1.20/h · $14.40 so far`` (after teardown ``$14.40 total``), or '' with no price."""
+    """``$1.20/h · $14.40 so far`` (after teardown ``$14.40 total``), or '' with no price.
+
+    Without ``started_at`` the spend counts from when rgt-tui first saw the box, and says
+    so: ``$1.20/h · $0.02 since first seen 14:02``.
+    """
     if host.cost_per_hour is None:
         return ""
-    spent = host_cost(host, snap, now, end)
+    spent = host_cost(host, now, end, first_seen=first_seen)
     if end is not None:
         return "" if spent is None else f"${spent:.2f} total"
     text = f"${host.cost_per_hour:.2f}/h"
     if spent is not None:
-        text += f" · ${spent:.2f} so far"
+        told = host.started_at is not None or first_seen is None  # the user said when
+        since = "so far" if told else first_seen_label(first_seen, now)
+        text += f" · ${spent:.2f} {since}"
     return text
 
 

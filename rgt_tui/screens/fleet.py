@@ -14,23 +14,26 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
+from textual.reactive import Reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input
 
 from rgt_tui.content.queue_text import queue_pane_line
+from rgt_tui.controllers.fleet_view import FleetView
+from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
-from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
-from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
+from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.type_ahead import expect_typing, typing_ahead
-from rgt_tui.services.jobs import HostJobs
+from rgt_tui.services.notices import NoticeLine
 from rgt_tui.services.telemetry import HostUpdate
-from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.fleet_header import (
     FleetHeader,
     FleetSummary,
@@ -40,6 +43,8 @@ from rgt_tui.widgets.fleet_header import (
 from rgt_tui.widgets.host_pane import HostPane, screen_in_view
 from rgt_tui.widgets.key_footer import KeyFooter
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
+
+BATCH_FROM = 16  # more hosts than this: panes draw on the screen's tick (HostPane.batched)
 
 
 class FilterInput(Input):
@@ -87,6 +92,12 @@ class FleetScreen(FleetView, Screen[None]):
         HOST_KEY_BINDING,
     ]
 
+    # Textual's Screen repaints itself whole whenever focus moves: with a screen of panes
+    # that is every pane's every row, composited again, on each arrow key (the slowest
+    # keys of scripts/bench_tui.py). The two panes whose focus style changes repaint
+    # themselves; nothing else on this screen looks at where focus is.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
+
     def __init__(
         self,
         fleet: Fleet,
@@ -118,6 +129,7 @@ class FleetScreen(FleetView, Screen[None]):
         self._tallied_stopped: frozenset[str] | None = None  # None: nothing counted yet
         self._shown = len(fleet.hosts)
         self._cost_per_hour = 0.0
+        self.notices = NoticeLine()  # shown in the header, above the grid (never over it)
 
     def compose(self) -> ComposeResult:
         if self.fleet.is_default:
@@ -131,7 +143,16 @@ class FleetScreen(FleetView, Screen[None]):
             yield from self.panes.values()
         yield KeyFooter()
 
+    def _batch_draws(self) -> None:
+        # A few panes draw each sample at once (the cost is small, the news immediate);
+        # a big fleet's panes draw on the tick: one screen update a second, not one a
+        # sample (scripts/bench_tui.py: about a quarter less CPU at 100 hosts).
+        batched = len(self.panes) > BATCH_FROM
+        for pane in self.panes.values():
+            pane.batched = batched
+
     def on_mount(self) -> None:
+        self._batch_draws()
         self._filter.display = False
         if self.panes:
             self.select(next(iter(self.panes)))
@@ -154,6 +175,16 @@ class FleetScreen(FleetView, Screen[None]):
         self._tally.meter(update.host, pane.meter())
         self._publish_summary()
 
+    def show_notice(self, title: str, text: str) -> None:
+        """Show ``title: text`` on the header's notice line for a while (the danger
+        clocks at a first connection): one line above the grid, hiding no pane."""
+        self.notices.add(title, text)
+        self._header.notice = self.notices.text()
+        self.set_timer(self.notices.seconds + 0.1, self._expire_notices)
+
+    def _expire_notices(self) -> None:
+        self._header.notice = self.notices.text()
+
     def _stopped_hosts(self) -> set[str]:
         # A stopped host's last sample (a torn-down box) says nothing about now: not up,
         # down or alerting.
@@ -164,6 +195,7 @@ class FleetScreen(FleetView, Screen[None]):
         self.fleet = fleet
         pane = self.panes[host.name] = HostPane(host, thresholds=self.thresholds, clock=self.clock)
         self._grid.mount(pane)
+        self._batch_draws()
         self._refresh_summary()
         self.call_after_refresh(self.select, host.name)
 
@@ -204,7 +236,10 @@ class FleetScreen(FleetView, Screen[None]):
         if not screen_in_view(self):
             return
         for pane in self.panes.values():
-            pane.tick()
+            if pane.stale:
+                pane.draw_if_stale()  # a big fleet's samples since the last tick, at once
+            else:
+                pane.tick()
         self._refresh_summary()  # the fleet's cost so far moves with the clock
 
     def on_screen_resume(self) -> None:

@@ -4,6 +4,9 @@ A repeated ``notify`` (the same news from every sample, or a key pressed twice) 
 stack fresh copies, each with its own full timeout, so a toast meant for 8 s could cover
 what the user must read for a minute. A repeat while the first is still showing does
 nothing: the first keeps its own timeout and goes when it runs out.
+
+``NoticeLine`` keeps notices for a one-line notice area (the fleet header) instead: what
+is shown at start-up (the danger clocks) must never cover the panes.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import time
 import weakref
 from typing import Any
 
-from rgt_tui.services.controller_host import ControllerHost
+from rgt_tui.controllers.controller_host import ControllerHost
 
 DEFAULT_TIMEOUT = 5.0  # Textual's own default, for a notice that names none
 
@@ -44,3 +47,33 @@ def notify_once(
     showing[key] = now + (seconds if seconds is not None else DEFAULT_TIMEOUT)
     app.notify(message, title=title, severity=severity, timeout=timeout)
     return True
+
+
+class NoticeLine:
+    """Notices for one line of a header, each for ``seconds``: nothing covers the panes.
+
+    A toast over the grid hid half a fleet's panes for its whole timeout at start-up (the
+    profiles' danger clocks, one per profile); one line above the grid hides nothing.
+    A notice under a title already showing replaces it and starts its time again.
+    """
+
+    def __init__(self, seconds: float = 30.0, clock: Any = time.monotonic) -> None:
+        self.seconds = seconds
+        self.clock = clock
+        self._until: dict[str, tuple[str, float]] = {}  # title: (text, shown until)
+
+    def add(self, title: str, text: str) -> None:
+        """Show ``title: text`` for ``seconds`` from now."""
+        self._until.pop(title, None)  # newest last
+        self._until[title] = (text, self.clock() + self.seconds)
+
+    def shown(self) -> list[tuple[str, str]]:
+        """(title, text) of every notice still showing, oldest first."""
+        now = self.clock()
+        for title in [t for t, (_, until) in self._until.items() if until <= now]:
+            del self._until[title]
+        return [(title, text) for title, (text, _) in self._until.items()]
+
+    def text(self) -> str:
+        """The notices showing, as one line ('' when none)."""
+        return " · ".join(f"{title}: {text}" for title, text in self.shown())

@@ -115,7 +115,8 @@ class FleetTally:
 
 
 class FleetHeader(Widget):
-    """One summary line, and a hint line when the fleet is the built-in default."""
+    """One summary line; a notice line while a notice shows (never a toast over the
+    panes); a hint line when the fleet is the built-in default."""
 
     DEFAULT_CSS = """
     FleetHeader { height: auto; }
@@ -123,6 +124,7 @@ class FleetHeader(Widget):
 
     summary: reactive[FleetSummary] = reactive(FleetSummary)
     hint: reactive[str] = reactive("", layout=True)
+    notice: reactive[str] = reactive("", layout=True)
 
     def render(self) -> Content:
         s = self.summary
@@ -144,7 +146,12 @@ class FleetHeader(Widget):
             parts += [("  $", "$foreground-muted"), f"{s.cost_so_far:.2f} so far"]
         if s.cost_per_hour:
             parts += [("  $", "$foreground-muted"), f"{s.cost_per_hour:.2f}/h"]
-        line = Content.assemble(*parts)
+        lines = [Content.assemble(*parts)]
+        if self.notice:
+            # One line, cut to the width: it must not grow over the panes either.
+            width = max(10, self.content_size.width or 80)
+            notice = Content.assemble(("⏱ ", "bold $warning"), (self.notice, "$warning"))
+            lines.append(notice.truncate(width, ellipsis=True))
         if self.hint:
-            return Content("\n").join([line, Content.styled(self.hint, "$foreground-muted italic")])
-        return line
+            lines.append(Content.styled(self.hint, "$foreground-muted italic"))
+        return Content("\n").join(lines)

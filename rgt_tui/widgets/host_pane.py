@@ -3,7 +3,10 @@
 The screen hands a pane every ``HostUpdate`` (attributes down); the pane draws it only
 while it can be seen — not filtered out, scrolled into view, on a screen in view — and
 otherwise just remembers that it is stale, so 64 streaming hosts cost what the few
-visible ones cost. ``draw_if_stale`` catches up when it comes back into view.
+visible ones cost. ``draw_if_stale`` catches up when it comes back into view. In a big
+fleet (``batched``) a visible pane, too, waits for the screen's once-a-second tick: the
+samples of 100 hosts arrive spread over the second, and drawing each at once made a
+screen update of its own (~17 a second), where the tick makes one.
 
 A pane is one widget rendering one block of text, not a tree of small widgets: with 64
 hosts every extra widget per pane is 64 more to lay out whenever anything moves.
@@ -19,9 +22,11 @@ from textual.content import Content
 from textual.geometry import Region
 from textual.message import Message
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widget import Widget
 
 from rgt_tui.content.alert_list import alert_lines
+from rgt_tui.content.gauge import usage_line
 from rgt_tui.content.gpu_row import util_line, vram_line
 from rgt_tui.content.host_text import (
     billing_start,
@@ -34,15 +39,15 @@ from rgt_tui.content.host_text import (
 )
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.cost import IdleMeter
+from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration
 from rgt_tui.services.telemetry import HostUpdate
-from rgt_tui.transport.base import HostKeyError
 from rgt_tui.widgets.fleet_header import Meter
-from rgt_tui.widgets.spark import spark_rows
-from rgt_tui.widgets.usage_bar import usage_line
+from rgt_tui.widgets.line_rows import LineRows
+from rgt_tui.widgets.spark import spark_block, spark_line
 
 MAX_ALERT_LINES = 4
 
@@ -111,21 +116,6 @@ def figure_lines(
     return lines
 
 
-def spark_line(history: HostHistory, width: int) -> Content:
-    """``gpu ▂▄▆█ mem ▁▁▂▂``: GPU util (when there are GPUs) and memory, recent samples."""
-    if not history.gpu_util:
-        return Content.assemble(
-            ("mem ", "$foreground-muted"), *spark_rows(history.memory, max(1, width - 4))
-        )
-    half = max(1, (width - 9) // 2)
-    return Content.assemble(
-        ("gpu ", "$foreground-muted"),
-        *spark_rows(history.gpu_util, half, style="$primary"),
-        (" mem ", "$foreground-muted"),
-        *spark_rows(history.memory, width - 9 - half),
-    )
-
-
 def key_line(error: HostKeyError) -> Content:
     """The line under a refused host key: what K does for this kind of refusal."""
     if error.kind == "unknown":
@@ -176,6 +166,14 @@ class HostPane(Widget, can_focus=True):
         self._lines: list[Content] = []  # as drawn: status, figures, queue line
         self._heights: list[int] = []  # the rows each line takes
         self._drawn_width = 0  # the width they were drawn for
+        # Each line's rows as Textual draws them: a sample renders only what it changed.
+        self._rows = LineRows(same_line)
+        # The rows the pane needs (borders included) with a one-row history: the grid
+        # reads it to decide whether rows of panes fill the screen.
+        self.natural_height = 0
+        self.filling = False  # the grid's rows share its height: spare rows go to history
+        # Drawn on the screen's once-a-second tick, not at each sample (a big fleet).
+        self.batched = False
         self.queue_line: Content | None = None  # "queue k/N done · …" once a view is known
         self.key_refusal: HostKeyError | None = None  # the monitor's refused host key
         self._key_line: Content | None = None  # what K does about it
@@ -200,10 +198,10 @@ class HostPane(Widget, can_focus=True):
         # A change of shape (first sample, a GPU or mount gone, more alerts) changes the
         # pane's height, so it is drawn even out of view: otherwise the grid's layout,
         # and with it what is in view, would shift once it is finally drawn.
-        if self.can_draw() or pane_shape(update) != self._shape:
+        if pane_shape(update) != self._shape or (self.can_draw() and not self.batched):
             self.draw()
             return True
-        self.stale = True
+        self.stale = True  # drawn on the screen's next tick, or when it comes into view
         return False
 
     def show_queue(self, line: Content | None) -> None:
@@ -247,6 +245,18 @@ class HostPane(Widget, can_focus=True):
         # without the widget's region, whose look-up can lay out every pane.
         return self.screen.can_view_partial(self)
 
+    def fill(self, filling: bool) -> None:
+        """The grid says whether its rows share the height (this pane may have rows to
+        spare) or are as tall as their panes (it has none)."""
+        if filling == self.filling:
+            return
+        self.filling = filling
+        if self.update is not None:
+            if self.can_draw():
+                self.draw()
+            else:
+                self.stale = True
+
     def on_resize(self, event: events.Resize) -> None:
         # Bars are drawn to the width: a new width needs a new drawing.
         if self.update is not None:
@@ -270,20 +280,44 @@ class HostPane(Widget, can_focus=True):
         now = self.clock()
         width = max(20, self.content_size.width or 40)
         snap = update.snapshot
+        status = connection_lines(update.connection, snap, now)
+        extra = [self.queue_line.truncate(width, ellipsis=True)] if self.queue_line else []
+        if self._key_line is not None and update.connection.status != "connected":
+            status = [*status, self._key_line]
         if recompute_figures:
             figures: list[Content] = []
             if snap is not None:
                 figures = figure_lines(snap, update.health.oom_baseline, self.thresholds, width)
             figures += alert_lines(update.alerts, MAX_ALERT_LINES, width)
-            if snap is not None and self.history is not None:
-                figures.append(spark_line(self.history, width))
+            history = self.history if snap is not None else None
+            if history is not None:
+                figures.append(spark_line(history, width))
+            rows = sum(self._heights_of([*status, *figures, *extra], width))
+            self._set_natural_height(rows + 2)  # + the border
+            spare = max(0, self.content_size.height - rows) if self.filling else 0
+            if history is not None and spare:
+                figures[-1:] = spark_block(history, width, 1 + spare)
             self._figures = figures
-        status = connection_lines(update.connection, snap, now)
-        extra = [self.queue_line.truncate(width, ellipsis=True)] if self.queue_line else []
-        if self._key_line is not None and update.connection.status != "connected":
-            status = [*status, self._key_line]
         self._set_subtitle(now)
         self._repaint([*status, *self._figures, *extra], width)
+
+    def _heights_of(self, lines: list[Content], width: int) -> list[int]:
+        """Rows per line as Textual wraps it here (figures are cut to the width; the
+        no-GPU reason and a connection error wrap)."""
+        return [
+            1 if line.cell_length <= width else line.get_height(self.styles, width)
+            for line in lines
+        ]
+
+    def _set_natural_height(self, rows: int) -> None:
+        if rows == self.natural_height:
+            return
+        self.natural_height = rows
+        grid = self.parent
+        refit = getattr(grid, "refit", None)
+        if callable(refit) and self.is_attached:
+            # The grid decides from every pane's needs whether rows fill the screen.
+            self.call_after_refresh(refit)
 
     def _repaint(self, lines: list[Content], width: int) -> None:
         """Show ``lines``, repainting only the rows that changed when no line moved.
@@ -295,15 +329,11 @@ class HostPane(Widget, can_focus=True):
         old = self._lines
         if len(lines) == len(old) and all(map(same_line, lines, old)):
             return
-        # Rows per line as Textual wraps it here (figures are cut to the width; the
-        # no-GPU reason and a connection error wrap).
-        heights = [
-            1 if line.cell_length <= width else line.get_height(self.styles, width)
-            for line in lines
-        ]
+        heights = self._heights_of(lines, width)
         old_heights, old_width = self._heights, self._drawn_width
         self._lines, self._heights, self._drawn_width = lines, heights, width
         self._content = Content("\n").join(lines)
+        self._rows.changed()
         # (A pane narrower than 20 cells gets lines cut for 20: they wrap, all of it.)
         if heights != old_heights or not width == old_width == self.content_size.width:
             self.refresh(layout=sum(heights) != sum(old_heights))
@@ -317,14 +347,19 @@ class HostPane(Widget, can_focus=True):
     def render(self) -> Content:
         return self._content
 
+    def render_line(self, y: int) -> Strip:
+        """Row ``y``: only the lines that changed are rendered again (``LineRows``)."""
+        if self.text_selection is not None:  # a mouse selection: Textual draws it
+            return super().render_line(y)
+        return self._rows.row(self, self._lines or [self._content], y)
+
     # -- cost and teardown -------------------------------------------------------------
 
     def _set_subtitle(self, now: float) -> None:
-        snap = self.update.snapshot if self.update is not None else None
         parts = [self.host.profile]
         if self.torn_down_at is not None:
             parts.append("torn down")
-        cost = cost_text(self.host, snap, now, self.torn_down_at)
+        cost = cost_text(self.host, now, self.torn_down_at, first_seen=self._first_seen())
         if cost:
             parts.append(cost)
             if self.idle.idle_minutes >= 1:
@@ -335,15 +370,18 @@ class HostPane(Widget, can_focus=True):
 
     def cost_so_far(self, now: float) -> float | None:
         """Money spent on this host so far (its cost stops at its teardown)."""
-        snap = self.update.snapshot if self.update is not None else None
-        return host_cost(self.host, snap, now, self.torn_down_at)
+        return host_cost(self.host, now, self.torn_down_at, first_seen=self._first_seen())
+
+    def _first_seen(self) -> float | None:
+        """When rgt-tui first saw the box (no ``started_at``: its bill starts then)."""
+        return self.update.first_seen if self.update is not None else None
 
     def meter(self) -> Meter | None:
         """(cost per hour, billing start, teardown) for the fleet's spend; None: unknown."""
         rate = self.host.cost_per_hour
         if rate is None:
             return None
-        start = billing_start(self.host, self.update.snapshot if self.update is not None else None)
+        start = billing_start(self.host, self._first_seen())
         return None if start is None else (rate, start, self.torn_down_at)
 
     def mark_torn_down(self, at: float | None) -> None:

@@ -13,7 +13,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from rgt_tui.widgets.usage_bar import CRIT_AT, WARN_AT, gauge_style
+from rgt_tui.content.gauge import CRIT_AT, WARN_AT, gauge_style
+from rgt_tui.domain.history import HostHistory
 
 _LEVELS = " ▁▂▃▄▅▆▇█"
 
@@ -42,7 +43,7 @@ def spark_rows(
     """
     columns = bucket(values, width)
     pad = width - len(columns)
-    rows: list[list[tuple[str, str]]] = [[(" " * pad, "")] for _ in range(height)]
+    rows: list[list[list[str]]] = [[[" " * pad, ""]] for _ in range(height)]
     for value in columns:
         v = max(0.0, min(1.0, value))
         eighths = round(v * height * 8)
@@ -51,8 +52,53 @@ def spark_rows(
         column_style = style or gauge_style(v, WARN_AT, CRIT_AT)
         for row in range(height):
             level = max(0, min(8, eighths - (height - 1 - row) * 8))
-            rows[row].append((_LEVELS[level], column_style))
-    return [Content.assemble(*[p for p in row if p[0]]) for row in rows]
+            run = rows[row][-1]
+            # Columns of one style share a span: Textual resolves and draws each span
+            # apart, and a sparkline redrawn every sample is most of a pane's spans.
+            if run[1] == column_style:
+                run[0] += _LEVELS[level]
+            else:
+                rows[row].append([_LEVELS[level], column_style])
+    return [Content.assemble(*[(text, st) for text, st in row if text]) for row in rows]
+
+
+def spark_line(history: HostHistory, width: int) -> Content:
+    """``gpu ▂▄▆█ mem ▁▁▂▂``: GPU util (when there are GPUs) and memory, recent samples."""
+    if not history.gpu_util:
+        return Content.assemble(
+            ("mem ", "$foreground-muted"), *spark_rows(history.memory, max(1, width - 4))
+        )
+    half = max(1, (width - 9) // 2)
+    return Content.assemble(
+        ("gpu ", "$foreground-muted"),
+        *spark_rows(history.gpu_util, half, style="$primary"),
+        (" mem ", "$foreground-muted"),
+        *spark_rows(history.memory, width - 9 - half),
+    )
+
+
+def spark_block(history: HostHistory, width: int, rows: int) -> list[Content]:
+    """``rows`` rows of history: GPU util above memory, each a chart across the width.
+
+    A pane with rows to spare (a few boxes on a big terminal) shows its history taller
+    and, being wider, longer (up to the history's length) instead of blank rows.
+    """
+    if rows <= 1:
+        return [spark_line(history, width)]
+    charts: list[tuple[str, list[Content]]] = []
+    chart_width = max(1, width - 4)
+    if history.gpu_util:
+        gpu_rows = rows // 2
+        charts.append(("gpu ", spark_rows(history.gpu_util, chart_width, gpu_rows, "$primary")))
+        rows -= gpu_rows
+    charts.append(("mem ", spark_rows(history.memory, chart_width, rows)))
+    lines = []
+    for label, chart in charts:
+        for i, row in enumerate(chart):
+            # The label on the chart's bottom row, beside the newest values' baseline.
+            shown = label if i == len(chart) - 1 else " " * len(label)
+            lines.append(Content.assemble((shown, "$foreground-muted"), row))
+    return lines
 
 
 class Spark(Widget):

@@ -19,10 +19,10 @@ from textual.message import Message
 from textual.widgets import RichLog, Select, Static
 from textual.worker import Worker
 
+from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.logscan import LogChunk, LogPosition
 from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.widgets.host_pane import screen_in_view
 
@@ -90,7 +90,9 @@ class LogsTab(DetailTab):
                 id="logs-source",
             )  # fmt: skip
             yield Static(id="logs-status")
-        yield RichLog(id="logs-view", max_lines=MAX_LINES, wrap=False, markup=False)
+        # Long lines wrap (a traceback's path, a progress line): at 80 columns a cut line
+        # hid the end of what the user came to read, with no way to scroll to it.
+        yield RichLog(id="logs-view", max_lines=MAX_LINES, wrap=True, markup=False)
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._check_visible)
@@ -103,7 +105,8 @@ class LogsTab(DetailTab):
     def is_visible_tab(self) -> bool:
         """Whether this tab is the active one on a screen in view."""
         screen = self.screen
-        from rgt_tui.screens.host_detail import HostDetailScreen
+        # The detail screen, by its mixin: importing the screen would be a cycle.
+        from rgt_tui.screens.tabs.base import TabbedScreen as HostDetailScreen
 
         return (
             isinstance(screen, HostDetailScreen)
@@ -162,7 +165,7 @@ class LogsTab(DetailTab):
         return queue_log_path() if self.source == QUEUE_SOURCE else cell_log_path(self.source)
 
     async def _follow(self, host: HostConfig, source: str, resume: LogPosition | None) -> None:
-        from rgt_tui.screens.queue_actions import error_text
+        from rgt_tui.controllers.queue_actions import error_text
         from rgt_tui.services.logs import LogFollower
 
         connections = self.connections
@@ -196,6 +199,8 @@ class LogsTab(DetailTab):
             return  # a late chunk of a follower that was replaced
         chunk = message.chunk
         self._resume = (self.source, chunk.position)
+        if not self.query(RichLog):
+            return  # the tab's widgets are gone (the app is leaving): nothing to draw on
         log = self.query_one(RichLog)
         muted = self.app.theme_variables.get("foreground-muted", "")
         if chunk.gap:
@@ -237,7 +242,8 @@ class LogsTab(DetailTab):
             self._set_status(Content.styled(f"stopped: {message.error}", "$error"))
 
     def _set_status(self, content: Content) -> None:
-        self.query_one("#logs-status", Static).update(content)
+        for status in self.query("#logs-status").results(Static):  # none once removed
+            status.update(content)
 
     # -- the source picker ---------------------------------------------------------------
 
@@ -262,6 +268,8 @@ class LogsTab(DetailTab):
     def _cells_read(self, message: Cells) -> None:
         if message.names == self._cells:
             return
+        if not self.query("#logs-source"):
+            return  # removed meanwhile: the next mount reads the cells again
         self._cells = message.names
         select = self.query_one("#logs-source", Select)
         with select.prevent(Select.Changed):
