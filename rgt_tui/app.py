@@ -501,7 +501,7 @@ class RgtApp(App[int]):
 
     def reconnect(self, host: str) -> None:
         """Drop and retry ``host``'s connection now."""
-        from rgt_tui.services.notices import notify_once
+        from rgt_tui.controllers.notices import notify_once
 
         monitor = self.monitors.get(host)
         if monitor is None:

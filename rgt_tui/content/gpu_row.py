@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from rgt_tui.content.gauge import bar_content, gauge_style, pct_text
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.snapshot import GpuSample
 from rgt_tui.domain.units import fmt_bytes
-from rgt_tui.widgets.usage_bar import bar_content, gauge_style, pct_text
 
 VRAM_WARN_AT = 0.95
 VRAM_CRIT_AT = 0.99

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING
 
 from textual.content import Content
 
+from rgt_tui.content.gauge import usage_line
 from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.verify_report import loader_line, offline, unlisted_problems
-from rgt_tui.widgets.usage_bar import usage_line
 
 if TYPE_CHECKING:
     from rgt_tui.services.pull.types import PullResult
     from rgt_tui.services.teardown import GateReport, TeardownOutcome
-    from rgt_tui.services.verify import VerificationReport
+    from rgt_tui.services.verify_types import VerificationReport
 
 MUTED = "$foreground-muted"
 MAX_FILES = 8

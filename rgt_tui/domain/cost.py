@@ -65,6 +65,16 @@ class IdleMeter:
     def idle_minutes(self) -> float:
         return self.idle_s / 60
 
+    def observe_sample(self, snap: HostSnapshot, cell_running: bool) -> IdleMeter:
+        """``observe`` with a sample's time and GPUs (``idle_utils``)."""
+        return self.observe(snap.t, idle_utils(snap), cell_running)
+
+
+def idle_utils(snap: HostSnapshot) -> tuple[float, ...]:
+    """The GPUs' util % as the idle meter reads them: a GPU that cannot say its util
+    counts as busy (100 %), so time is never called idle on a reading that is missing."""
+    return tuple(g.util_pct if g.util_pct is not None else 100.0 for g in snap.gpus)
+
 
 def forgotten_box_alert(
     queue_done_at: float | None, now: float, rate: float | None, grace_minutes: float = 30.0

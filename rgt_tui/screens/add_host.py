@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
+from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import FLEET_FILE_NAME, HostConfig
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.profiles import load_profiles
@@ -232,13 +233,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
         self._forget_check()
         self._set_busy(True)
         self._status(Content.styled("checking the host key…", "$accent"))
-        self.run_worker(
-            self._check(self._values()),
-            name="add-host:check",
-            group="add-host",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        run_work(self, self._check(self._values()), "add-host:check", group="add-host")
 
     def _values(self) -> tuple[str, str, str, str]:
         select: Select[str] = self.query_one("#add-profile", Select)
@@ -375,13 +370,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
         if check is None or not check.can_trust or self._busy:
             return
         self._set_busy(True)
-        self.run_worker(
-            self._trust(check),
-            name="add-host:trust",
-            group="add-host",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        run_work(self, self._trust(check), "add-host:trust", group="add-host")
 
     async def _trust(self, check: KeyCheck) -> None:
         try:
@@ -420,12 +409,8 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
             return
         self._set_busy(True)
         self.query_one("#add-add", Button).disabled = True
-        self.run_worker(
-            self._add(self._values(), self.new, self.check),
-            name="add-host:add",
-            group="add-host",
-            exclusive=True,
-            exit_on_error=False,
+        run_work(
+            self, self._add(self._values(), self.new, self.check), "add-host:add", group="add-host"
         )
 
     async def _add(

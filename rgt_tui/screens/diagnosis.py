@@ -16,12 +16,12 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import Diagnosis, Evidence
 from rgt_tui.screens.dialog import KeyHint
-from rgt_tui.screens.queue_actions import error_text
-from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
 
 VERDICT_STYLE = {

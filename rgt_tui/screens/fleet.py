@@ -22,6 +22,7 @@ from textual.widgets import Input
 from rgt_tui.content.queue_text import queue_pane_line
 from rgt_tui.controllers.fleet_view import FleetView
 from rgt_tui.controllers.jobs import HostJobs
+from rgt_tui.controllers.notices import NoticeLine
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
@@ -32,7 +33,6 @@ from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.type_ahead import expect_typing, typing_ahead
-from rgt_tui.services.notices import NoticeLine
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.fleet_header import (
     FleetHeader,

@@ -22,20 +22,21 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Select, Static, TabbedContent, TabPane
 
+from rgt_tui.controllers.fleet_view import FleetView
+from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import ReconnectRequested
-from rgt_tui.screens.fleet_view import FleetView
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
-from rgt_tui.screens.queue_actions import QUEUE_BINDINGS, QueueActionRequested
+from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
+from rgt_tui.screens.tabs.base import TabbedScreen
 from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.host_pane import screen_in_view
 from rgt_tui.widgets.key_footer import KeyFooter
@@ -63,7 +64,7 @@ SCROLL_BINDINGS = [
 ]
 
 
-class HostDetailScreen(FleetView, Screen[None]):
+class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
     """Tabs of one host's figures; Escape goes back to the fleet."""
 
     BINDINGS = [

@@ -5,7 +5,7 @@ the refusal). ``K`` on that host opens ``HostKeyScreen``:
 
 - an unknown key: the host, its SHA-256 fingerprint, the exact known_hosts line and the
   file it goes to; only the Trust button or ``t`` appends it
-  (``known_hosts.trust_host_key``), then the host reconnects. Cancel (focused: Enter,
+  (``services.trust``), then the host reconnects. Cancel (focused: Enter,
   and Escape) writes nothing; the line under the buttons says so in words, and the
   focused button is marked in its text (``screens/dialog.py``);
 - an unknown key of a ProxyJump hop (``HostKeyError.jump_host``): the prompt names the
@@ -15,15 +15,12 @@ the refusal). ``K`` on that host opens ``HostKeyScreen``:
 - a changed or revoked key: no way to trust it here. The old and new fingerprints and
   the exact fix (``ssh-keygen -R`` for the resolved name and port) are shown instead.
 
-``HostKeys`` learns of refusals from each host's connection state (``key_error``): the
-refusal itself, not its text, is what the prompt needs.
+What the App keeps of refusals, and trusting one after this prompt says yes, is
+``controllers.host_keys.HostKeys``; this module is Textual's side (the key, the message,
+the screen).
 """
 
 from __future__ import annotations
-
-import asyncio
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -36,12 +33,6 @@ from textual.widgets import Button, Input, Static
 
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
-from rgt_tui.screens.fleet_view import FleetView
-
-if TYPE_CHECKING:
-    from textual.app import App
-
-    from rgt_tui.services.telemetry import ConnectionState
 
 MUTED = "$foreground-muted"
 
@@ -259,66 +250,3 @@ class HostKeyScreen(ModalScreen[bool]):
             self.dismiss(True)
         else:
             self.set_focus(self.query_one("#key-name", Input))
-
-
-class HostKeys:
-    """The App's refused host keys, the prompt, and trusting after confirmation."""
-
-    def __init__(self, app: App[Any], reconnect: Callable[[str], None]) -> None:
-        self.app = app
-        self.reconnect = reconnect
-        self.refusals: dict[str, HostKeyError] = {}
-
-    def host_updated(self, host: str, connection: ConnectionState) -> None:
-        """Follow a host's connection: a refused key is kept for ``K``; connecting ends it."""
-        error = connection.key_error
-        if error is None and connection.status != "connected":
-            return  # still trying: an earlier refusal stands until the key is trusted
-        if self.refusals.get(host) is not error:
-            self.refused(host, error)
-
-    def refused(self, host: str, error: HostKeyError | None) -> None:
-        """Record (or clear) ``host``'s refusal and show it on every screen."""
-        if error is None:
-            self.refusals.pop(host, None)
-        else:
-            self.refusals[host] = error
-        for screen in self.app.screen_stack:
-            if isinstance(screen, FleetView):
-                screen.host_key_refused(host, error)
-
-    def review(self, host: str) -> None:
-        """Show ``host``'s refused key; trust it (and reconnect) only if the user says so."""
-        error = self.refusals.get(host)
-        if error is None:
-            self.app.notify(f"{host}: no refused host key to review", title=host)
-            return
-
-        def answered(trust: bool | None) -> None:
-            if trust:
-                self.app.run_worker(
-                    self._trust(host, error),
-                    name=f"host-key:{host}",
-                    group=f"host-key:{host}",
-                    exclusive=True,
-                    exit_on_error=False,
-                )
-
-        self.app.push_screen(HostKeyScreen(error), answered)
-
-    async def _trust(self, host: str, error: HostKeyError) -> None:
-        from rgt_tui.transport.known_hosts import trust_host_key
-
-        try:
-            path = await asyncio.to_thread(trust_host_key, error)
-        except (ValueError, OSError) as exc:
-            self.app.notify(f"{host}: {exc}", title=host, severity="error", timeout=15)
-            return
-        whose = f"the jump host {error.jump_host}'s key " if error.jump_host else ""
-        self.app.notify(
-            f"{host}: trusted {whose}{error.presented} (added to {path}); reconnecting…",
-            title=host,
-            timeout=10,
-        )
-        self.refused(host, None)
-        self.reconnect(host)

@@ -1,7 +1,7 @@
 """The job keys (p pull, v verify, t teardown), their messages and palette entries.
 
 Screens post ``JobRequested`` (messages up); the App hands it to its
-``services.jobs.JobRunner`` and routes each ``JobsChanged`` back down to the screens.
+``controllers.jobs.JobRunner`` and routes each ``JobsChanged`` back down to the screens.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
 
+from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain.config import Fleet
-from rgt_tui.services.jobs import HostJobs
 
 # The keys that start a job on the selected host, on the fleet and the detail screen.
 JOB_BINDINGS = [

@@ -19,11 +19,11 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
+from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
-from rgt_tui.screens.queue_actions import error_text
-from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue import LaunchPlan, LaunchResult
 
@@ -138,8 +138,8 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         run_host_worker(self, self._plan(start), "queue-plan", self.host.name)
 
     async def _plan(self, start: int | None) -> None:
+        from rgt_tui.services.connect import Transport
         from rgt_tui.services.queue import plan_launch
-        from rgt_tui.transport import Transport
 
         async def planned(transport: Transport) -> LaunchPlan:
             plan = await plan_launch(self.fleet, self.host, transport, start_index=start or 0)

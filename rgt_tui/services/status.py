@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.cost import IdleMeter
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.snapshot import UNLIMITED, HostSnapshot
@@ -38,6 +39,10 @@ class HostReport:
     alerts: tuple[Alert, ...]
     error: str | None = None
     fix: str | None = None
+    # Idle paid time (the pane's meter, ``domain.cost.IdleMeter``) over what status saw:
+    # one sample, so no interval is measured yet (idle_s 0) and ``last_idle`` says
+    # whether this sample is idle. None: not billed (no cost_per_hour) or unreachable.
+    idle: IdleMeter | None = None
 
     @property
     def reachable(self) -> bool:
@@ -88,7 +93,8 @@ async def _report(
         host, profile, snap, health, ConnectionState("connected", now),
         thresholds=fleet.thresholds, now=now, last_seen=now, received_at=now,
     )  # fmt: skip
-    return HostReport(host, snap, alerts)
+    idle = IdleMeter().observe_sample(snap, snap.cell is not None) if host.cost_per_hour else None
+    return HostReport(host, snap, alerts, idle=idle)
 
 
 async def collect_status(
@@ -154,5 +160,10 @@ def report_to_json(report: HostReport) -> dict[str, Any]:
             for a in report.alerts
         ],
         "running_cell": snap.cell if snap else None,
+        # One sample measures no interval: idle_paid_s is what this run saw (0.0), and
+        # idle_now whether the sample is idle (every GPU under 5 %, no cell running).
+        # Both null when the box is not billed (no cost_per_hour) or not reached.
+        "idle_paid_s": report.idle.idle_s if report.idle else None,
+        "idle_now": report.idle.last_idle if report.idle else None,
         "problems": list(snap.problems) if snap else [],
     }

@@ -25,12 +25,11 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from rgt_tui.domain.artifacts import (
     CORRUPT,
-    GOOD_STATUSES,
     MISSING,
     NOT_VERIFIED,
     is_leftover,
@@ -59,70 +58,10 @@ from rgt_tui.services.records import (
 )
 from rgt_tui.services.verify_loader import LoaderInfo, LoaderLimits, VerifyLoader
 from rgt_tui.services.verify_report import report_to_json
+from rgt_tui.services.verify_types import ArtifactCheck, Flag, VerificationReport, VerifyProgress
 from rgt_tui.transport.base import Transport
 
 VERIFY_CONCURRENCY = 4
-
-
-@dataclass(frozen=True)
-class ArtifactCheck:
-    """One pulled file: its local hash and how it verified."""
-
-    path: str  # relative to the host's results folder
-    remote: str  # where it is on the box
-    kind: str  # torch | safetensors | json | jsonl | other
-    status: str  # see rgt_tui.domain.artifacts
-    detail: str
-    size: int
-    sha256: str | None  # of the local copy, now
-
-    @property
-    def loadable(self) -> bool:
-        return self.kind != "other"
-
-    @property
-    def ok(self) -> bool:
-        return self.status in GOOD_STATUSES
-
-
-@dataclass(frozen=True)
-class Flag:
-    """Something to look at that is not a file's own check: empty, leftover, changed..."""
-
-    kind: str  # empty | leftover | unfinished | refused | skipped | remote-changed | remote-added | remote-removed | not-rechecked
-    path: str
-    detail: str
-
-
-@dataclass(frozen=True)
-class VerifyProgress:
-    """How far a verification is."""
-
-    host: str
-    files_done: int
-    files_total: int
-    bytes_done: int
-    bytes_total: int
-
-
-@dataclass(frozen=True)
-class VerificationReport:
-    """The outcome of verifying one host's pulled copy."""
-
-    host: str
-    folder: Path
-    checked_at: float  # this machine's clock
-    manifest: Manifest | None
-    checks: tuple[ArtifactCheck, ...]
-    flags: tuple[Flag, ...]
-    roster: RosterCheck | None  # None: the host has no queue to reconcile
-    remote_checked: bool
-    problems: tuple[str, ...]
-    loader: LoaderInfo | None = None  # the interpreter and torch files were loaded with
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 async def verify_host(

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 from rgt_tui.domain.units import fmt_bytes, plural
 
 if TYPE_CHECKING:
-    from rgt_tui.services.verify import VerificationReport
     from rgt_tui.services.verify_loader import LoaderInfo
+    from rgt_tui.services.verify_types import VerificationReport
 
 RECORD_VERSION = 1
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import rgt_tui
 
-BELOW_UI = ("domain", "transport", "agent", "services")
+BELOW_UI = ("domain", "transport", "agent", "services", "controllers")
 
 
 def _modules() -> list[str]:

@@ -187,7 +187,7 @@ def _write_lines(path: Path, numbers: range) -> None:
     _append(path, "".join(f"line {i}\n" for i in numbers).encode())
 
 
-async def _poll_until(follower: LogFollower, want: int, timeout: float = 10) -> list[LogChunk]:
+async def _poll_until(follower: LogFollower, want: int, timeout: float = 60) -> list[LogChunk]:
     """Poll until ``want`` lines arrived in total; every chunk polled, in order."""
     chunks: list[LogChunk] = []
 

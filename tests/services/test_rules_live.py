@@ -186,11 +186,12 @@ async def test_a_forgotten_box_reaches_the_pane_and_status_json_alike(
             what="a sample to reach the app",
             pilot=pilot,
         )
-        text = await wait_for(
-            lambda: (t := screen_text(app)) if "queue finished" in t else "",
+        await wait_for(
+            lambda: "queue finished" in screen_text(app),
             what="the forgotten-box alert on screen",
             pilot=pilot,
         )
+        text = screen_text(app)
         update = app.latest["box1"]
         assert "queue finished" in text and "still bills $1.89/h" in text
     assert {(a.id, a.severity) for a in update.alerts} == by_status

@@ -85,8 +85,10 @@ async def test_a_scan_that_prints_one_line_then_sleeps_is_stopped_with_the_fix(h
         await transport.connect()
         started = time.monotonic()
         with pytest.raises(ScanStalled) as caught:
-            await asyncio.wait_for(take_manifest(host, transport, stall_timeout_s=1), 30)
-        assert time.monotonic() - started < 15
+            await asyncio.wait_for(take_manifest(host, transport, stall_timeout_s=1), 50)
+        # Stopped by the 1 s bound, well before the scan's 60 s sleep would end it (a cap
+        # a busy machine meets).
+        assert time.monotonic() - started < 30
         # The connection is still good: only the scan was stopped.
         assert (await transport.run("echo still here")).stdout.strip() == "still here"
     finally:
@@ -156,9 +158,9 @@ async def test_cli_pull_and_verify_stop_a_stalled_scan_with_the_host_named(hosti
 async def test_a_stalled_scan_ends_the_tui_pull_job(hostile, tmp_path):
     """The TUI's job runner: the pull (its stall bound: PullOptions' 30 s) ends with the
     reason, and the host is no longer busy."""
+    from rgt_tui.controllers.jobs import JobRunner
     from rgt_tui.services.connections import FleetConnections
     from rgt_tui.services.fleet_file import load_fleet
-    from rgt_tui.services.jobs import JobRunner
 
     fleet, python3 = hostile
     random_file(box_results(fleet) / "a.bin", 100)

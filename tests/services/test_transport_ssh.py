@@ -142,7 +142,7 @@ async def test_a_box_never_reached_says_so_and_raises_no_gen8(loopback_fleet):
     updates: asyncio.Queue[HostUpdate] = asyncio.Queue()
     task = asyncio.create_task(monitor.run(updates.put_nowait))
     try:
-        again = await _next(updates, lambda u: u.connection.attempt >= 2, 10)
+        again = await _next(updates, lambda u: u.connection.attempt >= 2, 60)
         assert again.connection.status == "unreached"
         assert "refused" in (again.connection.error or "")
         assert not any(a.id == "connection.lost" for a in again.alerts), again.alerts
@@ -163,20 +163,20 @@ async def test_monitor_recovers_after_server_restart_and_reports_the_gap(loopbac
     updates: asyncio.Queue[HostUpdate] = asyncio.Queue()
     task = asyncio.create_task(monitor.run(updates.put_nowait))
     try:
-        first = await _next(updates, lambda u: u.snapshot is not None, 20)
+        first = await _next(updates, lambda u: u.snapshot is not None, 60)
         assert first.connection.status == "connected" and first.snapshot.disks
         await box.stop()
-        down = await _next(updates, lambda u: u.connection.status == "reconnecting", 10)
+        down = await _next(updates, lambda u: u.connection.status == "reconnecting", 60)
         assert any(a.id == "connection.lost" and a.gotcha == "GEN8" for a in down.alerts)
         # while the box is down the monitor retries with growing, capped delays
-        retry = await _next(updates, lambda u: u.connection.attempt >= 2, 10)
+        retry = await _next(updates, lambda u: u.connection.attempt >= 2, 60)
         assert retry.connection.next_try_at - monitor.clock() <= backoff.cap + 0.1
         await asyncio.sleep(0.5)
         await box.start()
         back = await _next(
             updates,
             lambda u: u.snapshot is not None and u.connection.gap_s is not None,
-            backoff.cap + 15,
+            backoff.cap + 60,
         )
         assert back.connection.status == "connected"
         assert back.connection.gap_s >= 0.5
@@ -206,7 +206,7 @@ async def test_hosts_do_not_block_each_other(loopback_fleet):
     try:
         await wait_for(
             lambda: all(seen.get(h.name, 0) >= 3 for h in fleet.hosts[1:]),
-            10,
+            30,  # 0.6 s of samples on a quiet machine: a cap a busy one meets
             "three samples of each live host",
             show=lambda: str(seen),
         )

@@ -15,6 +15,7 @@
 - ``sshd``: a real OpenSSH sshd on loopback.
 - ``telemetry``: a HostMonitor watched from a test.
 - ``tmux``: a private tmux server, for the app in a real terminal.
+- ``import_contracts``: pyproject's import contracts run on a copy with a planted import.
 """
 
 from __future__ import annotations

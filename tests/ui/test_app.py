@@ -283,7 +283,7 @@ async def test_r_reconnects_the_selected_host_and_says_so(tmp_path: Path) -> Non
 
 async def test_a_repeated_notice_does_not_stack_or_re_arm(tmp_path: Path) -> None:
     """The same news posted again while its toast shows keeps the first toast's clock."""
-    from rgt_tui.services.notices import notify_once
+    from rgt_tui.controllers.notices import notify_once
 
     app = make_app(tmp_path)
     async with app.run_test(size=(140, 34)) as pilot:
@@ -352,7 +352,15 @@ async def test_palette_switches_theme_and_the_choice_persists(tmp_path: Path) ->
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"theme to: light")
-        await pilot.pause(0.5)
+        from textual.command import CommandList
+
+        # The palette searches in the background: Enter once the match is highlighted
+        # (a fixed pause is too short on a busy machine).
+        def matched() -> bool:
+            option = app.screen.query_one(CommandList).highlighted_option
+            return option is not None and "light" in str(option.prompt)
+
+        await wait_for(matched, what="the light theme highlighted", pilot=pilot)
         await pilot.press("enter")
         await wait_for(lambda: app.theme == "light", pilot=pilot)
         settings = tmp_path / "config" / "settings.json"

@@ -35,7 +35,7 @@ from rgt_tui.app import RgtApp
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.job_keys import JobRequested
-from rgt_tui.screens.queue_actions import QueueActionRequested
+from rgt_tui.screens.queue_keys import QueueActionRequested
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen
 from rgt_tui.services.fleet_file import load_fleet
 

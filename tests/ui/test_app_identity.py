@@ -261,7 +261,7 @@ async def test_a_refused_key_that_is_not_the_torn_down_boxs_is_live_not_torn_dow
         pane = app.fleet_screen.panes["box1"]
         await wait_for(lambda: "box1" in app.host_keys.refusals, 40, pilot=pilot)
         assert app.host_keys.refusals["box1"].kind == "changed"
-        await wait_for(lambda: app.jobs.state("box1").refused_key == new_key, 20, pilot=pilot)
+        await wait_for(lambda: app.jobs.state("box1").refused_key == new_key, 60, pilot=pilot)
         await pilot.pause(1.0)
         assert not pane.has_class("-torn-down") and "torn down" not in str(pane.border_subtitle)
         assert "box1" not in app.telemetry_stopped
@@ -286,5 +286,5 @@ async def test_a_refused_key_that_is_the_torn_down_boxs_own_stays_torn_down(
         pane = app.fleet_screen.panes["box1"]
         await wait_for(lambda: "box1" in app.host_keys.refusals, 40, pilot=pilot)
         await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
-        await wait_for(lambda: "box1" in app.telemetry_stopped, 20, pilot=pilot)
+        await wait_for(lambda: "box1" in app.telemetry_stopped, 60, pilot=pilot)
         assert app.jobs.state("box1").refused_key is None

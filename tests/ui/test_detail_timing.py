@@ -25,7 +25,7 @@ from support.samples import FROZEN, HOSTS, agent_sample, healthy_update, make_up
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.screens.queue_actions import QueueViewed
+from rgt_tui.screens.queue_keys import QueueViewed
 from rgt_tui.screens.tabs import DETAIL_TABS
 
 HOST = HOSTS[0]

@@ -129,13 +129,15 @@ async def test_add_screen_keys_by_keyboard_alone_and_no_bare_fix_heading(
         assert has_line(screen_text(app), "Enter: check the host key", "Esc: cancel")
 
         # A box that does not answer: its reason, and no "fix" heading with nothing by it.
+        # The port stays bound (never listening) until checked: no test beside this one
+        # can start a server on it meanwhile.
         with socket.socket() as s:
             s.bind((LOOPBACK_HOST, 0))
             closed = s.getsockname()[1]
-        target = screen.query_one("#add-target", Input)
-        target.value = f"ssh -p {closed} root@{LOOPBACK_HOST}"
-        await pilot.press("enter")
-        await wait_for(lambda: "not checked" in screen_text(app), 30, pilot=pilot)
+            target = screen.query_one("#add-target", Input)
+            target.value = f"ssh -p {closed} root@{LOOPBACK_HOST}"
+            await pilot.press("enter")
+            await wait_for(lambda: "not checked" in screen_text(app), 30, pilot=pilot)
         rows = [r.strip(" │┃▎▊") for r in screen_text(app).splitlines()]
         assert "fix" not in rows, screen_text(app)
 

@@ -16,8 +16,8 @@ from support.teardown_ui import results_on_box
 
 from rgt_tui.app import RgtApp
 from rgt_tui.content.host_text import ALIVE_NOTE
+from rgt_tui.controllers.box_watch import GEN8_ALERT
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.services.box_watch import GEN8_ALERT
 from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.records_watch import WATCH_EVERY_S
 

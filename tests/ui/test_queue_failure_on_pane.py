@@ -17,7 +17,7 @@ from rgt_tui.domain.queue_records import (
 )
 from rgt_tui.domain.queue_state import derive_view
 from rgt_tui.messages import HostUpdated
-from rgt_tui.screens.queue_actions import QueueViewed
+from rgt_tui.screens.queue_keys import QueueViewed
 
 pytestmark = pytest.mark.usefixtures("utc")
 BOOT = "11111111-aaaa-bbbb-cccc-000000000001"

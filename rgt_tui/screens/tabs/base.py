@@ -14,12 +14,12 @@ from typing import ClassVar
 from textual.containers import VerticalScroll
 from textual.widgets import Input
 
+from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.telemetry import HostUpdate
 
 
@@ -36,6 +36,16 @@ class HostView:
     # that draw without one.
     connections: FleetConnections | None = None
     queue: QueueView | None = None  # the poller's latest view of the host's queue
+
+
+class TabbedScreen:
+    """The screen the tabs sit on (``HostDetailScreen`` mixes this in): a tab asks it
+    which tab is on screen without importing the screen, which imports every tab."""
+
+    @property
+    def active_tab(self) -> str:
+        """The TAB_ID of the tab on screen ("" while none is)."""
+        raise NotImplementedError
 
 
 class DetailTab(VerticalScroll):

@@ -18,8 +18,8 @@ from rgt_tui.content.pull_view import (
     pull_result_lines,
     verify_lines,
 )
+from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.services.jobs import HostJobs
 
 HINT = "p pull (resumable, hash-checked) · v verify (hash, load, roster)"
 

@@ -28,9 +28,9 @@ from rgt_tui.content.pull_view import (
     outcome_lines,
     profile_lines,
 )
+from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.tabs.base import DetailTab, HostView
-from rgt_tui.services.jobs import HostJobs
 from rgt_tui.services.journal import BoxHistory
 
 CONFIRM_PLACEHOLDER = "type the host's name to tear it down"

@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from rgt_tui.controllers.controller_host import ControllerHost
+from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.controller_host import ControllerHost
 from rgt_tui.services.queue_view import read_queue_view
 
 POLL_S = 10.0
@@ -52,13 +53,7 @@ class QueuePoller:
     def start_host(self, host: HostConfig, runner: ControllerHost) -> None:
         """Poll ``host`` (when it has a queue) in a worker of its own."""
         if host.queue:
-            runner.run_worker(
-                self.poll(host),
-                name=f"queue-poll:{host.name}",
-                group=f"queue-poll:{host.name}",
-                exclusive=True,
-                exit_on_error=False,
-            )
+            run_host_worker(runner, self.poll(host), "queue-poll", host.name)
 
     async def poll(self, host: HostConfig) -> None:
         """Poll ``host`` until cancelled."""

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rgt_tui.controllers.jobs import HostJobs
     from rgt_tui.domain.errors import HostKeyError
     from rgt_tui.domain.history import HostHistory
     from rgt_tui.domain.queue_state import QueueView
-    from rgt_tui.services.jobs import HostJobs
     from rgt_tui.services.telemetry import HostUpdate
 
 

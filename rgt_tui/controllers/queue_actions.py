@@ -1,65 +1,34 @@
-"""The queue keys (l launch, a append, f follow logs, d diagnose).
+"""What the queue keys (l launch, a append, f follow logs, d diagnose) do.
 
-Screens post ``QueueActionRequested`` (messages up); the App hands it to its
-``QueueController``, which opens the dialog the key stands for (launch, diagnosis) or
-runs the service (append) in a worker of the host, over the host's shared connection,
-and shows the result. ``QueueViewed`` carries the poller's views
-(``services.queue_poller``) to the screens.
+Screens post ``QueueActionRequested`` (``screens/queue_keys.py``); the App hands it to
+its ``QueueController``, which decides: a host without a queue gets the hint naming the
+file to edit; launch, diagnose and logs open their screen (``open_screen``: the App
+pushes the dialog, Textual's side); append runs the service in a worker of the host,
+over the host's shared connection, and shows the result. Nothing here imports Textual
+or a screen.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from textual.binding import Binding
-from textual.message import Message
-
+from rgt_tui.controllers.controller_host import ControllerHost
+from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import plural
-from rgt_tui.screens.workers import run_host_worker
 from rgt_tui.services.connections import FleetConnections
 
-if TYPE_CHECKING:
-    from textual.app import App
-
-
-QUEUE_BINDINGS = [
-    Binding("l", "queue('launch')", "Launch", tooltip="Launch the host's queue (shows the plan)"),
-    Binding("a", "queue('append')", "Append", tooltip="Send new queue-file lines to the box"),
-    Binding("f", "queue('logs')", "Logs", tooltip="Follow the host's queue and cell logs"),
-    Binding("d", "queue('diagnose')", "Diagnose", tooltip="Why did the last cell vanish?"),
-]
 ACTIONS = {
     "launch": ("Launch queue", "Plan, confirm and launch the host's queue"),
     "append": ("Append to queue", "Send lines appended to the local queue file"),
     "logs": ("Follow logs", "Open the host's Logs tab"),
     "diagnose": ("Diagnose queue", "Why the latest cell vanished, with evidence"),
 }
-
-
-class QueueActionRequested(Message):
-    """The user pressed a queue key on a host."""
-
-    def __init__(self, host: str, action: str) -> None:
-        super().__init__()
-        self.host = host
-        self.action = action
-
-
-class QueueViewed(Message):
-    """The poller read a host's queue view from the box."""
-
-    def __init__(self, host: str, view: QueueView) -> None:
-        super().__init__()
-        self.host = host
-        self.view = view
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, QueueViewed) and message.host == self.host
+# The actions that open a screen (the App's side); append runs here.
+SCREEN_ACTIONS = ("launch", "diagnose", "logs")
 
 
 def error_text(exc: BaseException) -> str:
@@ -67,43 +36,50 @@ def error_text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def queue_commands(app: Any) -> list[tuple[str, str, Callable[[], Any]]]:
+def queue_commands(
+    fleet: Fleet, request: Callable[[str, str], None]
+) -> list[tuple[str, str, Callable[[], Any]]]:
     """Command-palette entries: every queue action for every host with a queue."""
     commands = []
-    for host in app.fleet.hosts:
+    for host in fleet.hosts:
         if not host.queue:
             continue
         for action, (title, help_text) in ACTIONS.items():
             commands.append(
-                (f"{title}: {host.name}", help_text, partial(app.queues.request, host.name, action))
+                (f"{title}: {host.name}", help_text, partial(request, host.name, action))
             )
     return commands
 
 
 class QueueController:
-    """Turns the queue keys into the service calls and dialogs they stand for."""
+    """Turns the queue keys into the service calls and screens they stand for."""
 
-    def __init__(self, app: App[Any], connections: FleetConnections) -> None:
+    def __init__(
+        self,
+        app: ControllerHost,
+        connections: FleetConnections,
+        *,
+        fleet: Callable[[], Fleet],
+        open_screen: Callable[[str, HostConfig], None],
+    ) -> None:
         self.app = app
         self.connections = connections
+        self._fleet = fleet  # the App's fleet now (a host added meanwhile included)
+        self.open_screen = open_screen  # (action, host): the App opens the action's screen
 
     @property
-    def fleet(self) -> Any:
-        return self.app.fleet  # type: ignore[attr-defined]
+    def fleet(self) -> Fleet:
+        return self._fleet()
 
     def request(self, host_name: str, action: str) -> None:
         """Do ``action`` (launch | append | logs | diagnose) on ``host_name``."""
-        from rgt_tui.screens.diagnosis import DiagnosisScreen
-        from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
-
         try:
             host = self.fleet.host(host_name)
         except KeyError:
             self.app.notify(f"No host named {host_name}", severity="error")
             return
         if action == "logs":
-            self.app.open_host(host_name)  # type: ignore[attr-defined]
-            self.app.call_after_refresh(self._show_logs_tab, host_name)
+            self.open_screen(action, host)
             return
         if not host.queue and action != "diagnose":
             self.app.notify(
@@ -112,19 +88,10 @@ class QueueController:
                 severity="warning",
             )
             return
-        if action == "launch":
-            self.app.push_screen(LaunchConfirmScreen(self.fleet, host, self.connections))
-        elif action == "diagnose":
-            self.app.push_screen(DiagnosisScreen(host, self.connections))
+        if action in SCREEN_ACTIONS:
+            self.open_screen(action, host)
         elif action == "append":
             run_host_worker(self.app, self._append(host), "queue-append", host_name)
-
-    def _show_logs_tab(self, host_name: str) -> None:
-        from rgt_tui.screens.host_detail import HostDetailScreen
-
-        screen = self.app.screen
-        if isinstance(screen, HostDetailScreen) and screen.host.name == host_name:
-            screen.action_show_tab("logs")
 
     async def _append(self, host: HostConfig) -> None:
         from rgt_tui.services.queue import QueueError, append_cells

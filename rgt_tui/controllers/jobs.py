@@ -19,12 +19,13 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from rgt_tui.controllers.controller_host import ControllerHost
+from rgt_tui.controllers.notices import notify_once
+from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
-from rgt_tui.services.controller_host import ControllerHost
 from rgt_tui.services.journal import Journal
-from rgt_tui.services.notices import notify_once
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.records_watch import RecordsWatch
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from rgt_tui.services.journal import BoxHistory
     from rgt_tui.services.pull.types import PullResult
     from rgt_tui.services.teardown import GateReport, TeardownOutcome
-    from rgt_tui.services.verify import VerificationReport
+    from rgt_tui.services.verify_types import VerificationReport
 
 
 @dataclass(frozen=True)
@@ -161,24 +162,17 @@ class JobRunner:
         job = jobs[job_name]
         running = "teardown" if job_name == "manual-teardown" else job_name.split("-")[0]
         self._set(host.name, running=running, refusal=None, ack_refusal=None)
-        self.app.run_worker(
+        run_work(
+            self.app,
             self._guarded(host.name, job(), writes_records=running in ("pull", "verify")),
-            name=f"{job_name}:{host.name}",
+            f"{job_name}:{host.name}",
             group=f"jobs:{host.name}",
             description=f"{job_name} of {host.name}",
-            exclusive=True,
-            exit_on_error=False,
         )
 
     def load_journals(self) -> None:
         """Read each host's teardown record (a box torn down earlier stays torn down)."""
-        self.app.run_worker(
-            self._load_journals(),
-            name="journals",
-            group="jobs:journals",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        run_work(self.app, self._load_journals(), "journals", group="jobs:journals")
 
     # -- the jobs ----------------------------------------------------------------------
 

@@ -28,10 +28,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from rgt_tui.controllers.controller_host import ControllerHost
+from rgt_tui.controllers.jobs import HostJobs, JobRunner
+from rgt_tui.controllers.notices import notify_once
+from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.box_identity import BoxIdentity
-from rgt_tui.services.controller_host import ControllerHost
-from rgt_tui.services.jobs import HostJobs, JobRunner
-from rgt_tui.services.notices import notify_once
 from rgt_tui.services.telemetry import HostUpdate
 
 
@@ -137,13 +138,7 @@ class BoxWatch:
         if known is not None and known.same_box(identity) and not learns_key:
             return False  # the journal's box, nothing new to record
         self._observing.add(host)
-        self.app.run_worker(
-            self._observe(host, identity),
-            name=f"identity:{host}",
-            group=f"identity:{host}",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        run_host_worker(self.app, self._observe(host, identity), "identity", host)
         return True
 
     async def _observe(self, host: str, identity: BoxIdentity) -> None:

@@ -1,0 +1,76 @@
+"""Keys typed right after ``t`` reach the confirmation box, never a single-key action.
+
+``t`` opens the host's Teardown tab and puts the cursor in its confirmation box, but the
+detail screen takes a few frames to open, and keys typed meanwhile find no box with the
+cursor: the grid's single-key bindings (``d`` diagnose, ``p`` pull, ``2`` …) would run
+instead. From ``t`` until the box has the cursor, ``TypeAhead`` keeps every printable
+key (and the screens refuse every action); then the box gets them, in order.
+
+This is the decision and its state; Textual's side (a key event, an input's cursor) is
+``screens/type_ahead.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+from weakref import WeakKeyDictionary
+
+# A screen that never opens does not swallow keys for longer than this.
+LIMIT_S = 3.0
+
+
+class Timers(Protocol):
+    """What keeps time for a ``TypeAhead``: the App (Textual's ``set_timer``)."""
+
+    def set_timer(self, delay: float, callback: Any = None) -> Any: ...
+
+
+class TypeAhead:
+    """The keys typed between ``t`` and the confirmation box having the cursor."""
+
+    # Each app's keeper, found by the screens through ``of``; an app without one (a
+    # screen tried alone in a test) has no type-ahead.
+    _keepers: ClassVar[WeakKeyDictionary[Any, TypeAhead]] = WeakKeyDictionary()
+
+    def __init__(self, app: Timers) -> None:
+        self.app = app
+        self.keys: list[str] | None = None  # None: not waiting for a box
+        self._timer: Any = None
+        TypeAhead._keepers[app] = self
+
+    @classmethod
+    def of(cls, app: Any) -> TypeAhead | None:
+        """The keeper of ``app``, if it has one."""
+        return cls._keepers.get(app)
+
+    @property
+    def active(self) -> bool:
+        """Whether keys are being kept for a box that does not have the cursor yet."""
+        return self.keys is not None
+
+    def expect(self) -> None:
+        """``t`` was pressed: keep what is typed next for the confirmation box."""
+        if self.keys is None:
+            self.keys = []
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.app.set_timer(LIMIT_S, self._give_up)
+
+    def arrived(self) -> str:
+        """The box has the cursor: what was typed meanwhile, in order, for the box."""
+        keys = self.keys or []
+        self._give_up()
+        return "".join(keys)
+
+    def keep(self, character: str) -> bool:
+        """A printable key reached the App unhandled: kept (True) while waiting for a box."""
+        if self.keys is None:
+            return False
+        self.keys.append(character)
+        return True
+
+    def _give_up(self) -> None:
+        self.keys = None
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None

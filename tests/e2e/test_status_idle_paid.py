@@ -1,0 +1,45 @@
+"""`rgt-tui status --json` says what one sample can of idle paid time (issue 28).
+
+The real console script samples this machine through the real agent, whose nvidia-smi
+is a stand-in replaying a recorded H100 (support.gpu_sequence): idle (0 %) or under load
+(100 %). One sample measures no interval, so ``idle_paid_s`` is 0.0 on a billed box and
+``idle_now`` says whether the sample is idle; both are null on a box that is not billed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.cli import arun, cli_env
+from support.gpu_sequence import replay_script
+
+FLEET = """\
+[[hosts]]
+name = "billed"
+ssh = "local"
+cost_per_hour = 2.5
+
+[[hosts]]
+name = "free"
+ssh = "local"
+"""
+
+
+@pytest.mark.parametrize(("state", "idle_now"), [("idle", True), ("load", False)])
+async def test_status_json_reports_idle_paid_time(
+    tmp_path: Path, state: str, idle_now: bool
+) -> None:
+    smi = replay_script(tmp_path / "smi", [state], lists=[False])
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(FLEET)
+    path = f"{smi.parent}:{cli_env()['PATH']}"  # the stand-in first, as a box's own would be
+    out = await arun("status", "--hosts", str(hosts), "--json", env={"PATH": path})
+    assert out.returncode == 0, out.stderr
+    by_name = {h["name"]: h for h in json.loads(out.stdout)}
+    billed, free = by_name["billed"], by_name["free"]
+    assert billed["gpu_source"] == "nvidia-smi" and billed["gpus"], billed
+    assert billed["idle_now"] is idle_now
+    assert billed["idle_paid_s"] == 0.0  # one sample: no interval measured yet
+    assert free["idle_now"] is None and free["idle_paid_s"] is None  # not billed
