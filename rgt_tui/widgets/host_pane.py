@@ -276,12 +276,20 @@ class HostPane(Widget, can_focus=True):
         self._shape = pane_shape(self.update)
         self._compose_content(self.update, recompute_figures=True)
 
+    def _queue_rows(self, width: int) -> list[Content]:
+        """The queue line cut to the width (a summary), then the failed cell's reason whole:
+        it wraps, since a cut reason ("ModuleNotFound…") would not say why."""
+        if self.queue_line is None:
+            return []
+        summary, *reasons = self.queue_line.split("\n")
+        return [summary.truncate(width, ellipsis=True), *reasons]
+
     def _compose_content(self, update: HostUpdate, *, recompute_figures: bool) -> None:
         now = self.clock()
         width = max(20, self.content_size.width or 40)
         snap = update.snapshot
         status = connection_lines(update.connection, snap, now)
-        extra = [self.queue_line.truncate(width, ellipsis=True)] if self.queue_line else []
+        extra = self._queue_rows(width)
         if self._key_line is not None and update.connection.status != "connected":
             status = [*status, self._key_line]
         if recompute_figures:
