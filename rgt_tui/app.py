@@ -5,6 +5,11 @@ pattern): ``RgtApp(fleet)`` builds one ``HostMonitor`` per host, tests pass thei
 ``monitors`` or none at all (``start_monitors=False``) and post ``HostUpdated`` messages.
 Each monitor runs in its own worker (a group per host); every update it emits becomes a
 replaceable ``HostUpdated`` message, so a slow screen drops stale samples.
+
+Over 400 lines on purpose: the App is the one place screens open (``push_screen``) and
+the hosts' monitor workers start and stop, and its key bindings, command palette and
+message handlers route between those screens; split, the bindings would sit apart from
+the actions and the screens they open.
 """
 
 from __future__ import annotations

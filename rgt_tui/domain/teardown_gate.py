@@ -32,192 +32,42 @@ same gate.
 
 Text in the evidence that came from the box (paths, reasons, errors) is shown through
 ``text.printable``: no control character of the box's reaches the terminal.
+
+The events (the facts) are in ``gate_events``; this module is the state they build and
+the checklist read from it. It stays one module past ~400 lines because ``apply`` and
+``conditions`` read the same ``GateState`` fields: a new condition and the facts it rests
+on change together, and reading them side by side is how the Iron Law is checked.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+# The events live in gate_events; they are re-exported here because callers (the
+# journal, services/teardown, tests) treat them as the gate's own vocabulary
+# (``g.ManifestTaken``, ``g.apply``): one name to import for the whole gate.
+from rgt_tui.domain.gate_events import (
+    ArtifactChecked,
+    BoxChanged,
+    CellsRunning,
+    ConfirmationTyped,
+    FileFacts,
+    FilePulled,
+    GateEvent,
+    LocalCopyChecked,
+    ManifestTaken,
+    MissingCellAcknowledged,
+    RecordsInvalid,
+    RescanFailed,
+    Rescanned,
+    RosterChecked,
+    RunningAcknowledged,
+    VerificationRead,
+)
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import local_time, plural
 
 SHOWN_PATHS = 3  # paths named per kind of change in "box changed since the manifest"
-
-
-@dataclass(frozen=True)
-class FileFacts:
-    """What the box said about one file: enough to notice any change."""
-
-    size: int
-    mtime: float
-    sha256: str
-
-
-# --- events --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ManifestTaken:
-    """A manifest of every file under the pull roots; ``last_write`` is the newest mtime seen.
-
-    ``refused``: (local path, reason) of what the scan refused; ``links``: (local path,
-    target) of the links it kept. A re-scan finding any other is a change (events
-    recorded before these were kept load with none).
-    """
-
-    files: tuple[tuple[str, FileFacts], ...]
-    taken_at: float
-    last_write: float
-    refused: tuple[tuple[str, str], ...] = ()
-    links: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Rescanned:
-    """A fresh listing of the box (sizes and mtimes) at gate time.
-
-    ``attempt``: the token of the confirmation this re-scan was taken for ("" for a
-    checklist check, which counts for no confirmation). ``box_id``: the box it listed.
-    ``refused`` and ``links``: as in ``ManifestTaken``, what this re-scan refused and
-    the links it found; one the manifest did not have is a mismatch.
-    """
-
-    files: tuple[tuple[str, int, float], ...]
-    at: float
-    attempt: str = ""
-    box_id: str | None = None
-    refused: tuple[tuple[str, str], ...] = ()
-    links: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class RescanFailed:
-    """The box could not be re-scanned just now (unreachable, garbled output): no re-scan
-    taken before counts in its place."""
-
-    why: str
-
-
-@dataclass(frozen=True)
-class FilePulled:
-    """The local copy of ``path`` hashed to ``sha256``."""
-
-    path: str
-    sha256: str
-
-
-@dataclass(frozen=True)
-class LocalCopyChecked:
-    """The local copy under ``folder`` re-hashed just now against the manifest: ``matched``
-    files are there with the manifest's SHA-256; ``missing`` (local paths) are not there;
-    ``changed`` ("path: why") are there but are not the pulled file (another hash or
-    size, a link, not a regular file, unreadable)."""
-
-    folder: str
-    at: float
-    matched: int
-    missing: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        """Nothing missing, nothing changed."""
-        return not self.missing and not self.changed
-
-
-@dataclass(frozen=True)
-class ArtifactChecked:
-    """The verification of one pulled file: loadable types must load; others count by hash."""
-
-    path: str
-    loadable: bool
-    ok: bool
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class VerificationRead:
-    """What verify said about this manifest: ``ok`` and every problem it named.
-
-    ``problems`` leaves out the missing roster cells: the roster condition rules those,
-    with the user's by-name acknowledgements. ``left_to_roster`` names those cells, so
-    the checklist can say verify did not pass for them (its words and verify's agree).
-    """
-
-    ok: bool
-    problems: tuple[str, ...] = ()
-    left_to_roster: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RecordsInvalid:
-    """The records the facts rest on are gone or belong elsewhere (the pulled copy's
-    manifest is missing, unreadable, or of another box): every fact built on them drops."""
-
-    why: str
-
-
-@dataclass(frozen=True)
-class RosterChecked:
-    """Cells the queues name, and those with an output directory holding a verified artifact."""
-
-    expected: tuple[str, ...]
-    present: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class MissingCellAcknowledged:
-    """The user accepted, by name, that this cell has no results."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class CellsRunning:
-    """The queue cells running on the box right now (from its records)."""
-
-    names: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class RunningAcknowledged:
-    """The user accepted, by name, tearing down while this cell runs."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class BoxChanged:
-    """Something changed on the box after the manifest: a file or a started cell."""
-
-    what: str
-
-
-@dataclass(frozen=True)
-class ConfirmationTyped:
-    """What the user typed in the confirmation box; ``attempt`` is a fresh token per
-    confirmation, which the re-scan taken for it carries (see the module docstring)."""
-
-    text: str
-    attempt: str = ""
-
-
-GateEvent = (
-    ManifestTaken
-    | Rescanned
-    | RescanFailed
-    | FilePulled
-    | LocalCopyChecked
-    | ArtifactChecked
-    | VerificationRead
-    | RecordsInvalid
-    | RosterChecked
-    | MissingCellAcknowledged
-    | CellsRunning
-    | RunningAcknowledged
-    | BoxChanged
-    | ConfirmationTyped
-)
 
 
 # --- state ---------------------------------------------------------------------------

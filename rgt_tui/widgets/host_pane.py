@@ -10,6 +10,9 @@ screen update of its own (~17 a second), where the tick makes one.
 
 A pane is one widget rendering one block of text, not a tree of small widgets: with 64
 hosts every extra widget per pane is 64 more to lay out whenever anything moves.
+
+A little over 400 lines on purpose: the pane and the small drawing helpers at the top
+(``pane_shape``, ``figure_lines``, ``key_line``) that only it draws with.
 """
 
 from __future__ import annotations

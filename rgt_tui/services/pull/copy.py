@@ -14,6 +14,9 @@
 
 A lost connection raises TransportError out of ``copy_files``; the caller reconnects and
 calls again with what is left, each part resuming from its size.
+
+A little over 400 lines on purpose: copy and finalise share the part files — what the copy
+writes and hashes is what finalise checks and renames — and read as one stage.
 """
 
 from __future__ import annotations

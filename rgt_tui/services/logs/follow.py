@@ -1,22 +1,7 @@
-"""Following a log on a box by byte offset, across dropped connections and rotations.
+"""The log follower: new lines of one file on a box, across drops and rotations.
 
-The follower reads new bytes from the last offset over the Transport's file access (SFTP
-on a box, plain files locally); nothing runs on the box. Guarantees:
-
-- A line is delivered once it is complete (its newline arrived), exactly once. The
-  position a caller may resume from (``LogChunk.position``) only ever moves past complete
-  lines that were delivered, so a partial line is read again after a drop, never lost
-  or shown twice.
-- On a drop the follower waits in ``reconnect`` (or raises TransportError so its caller
-  can start a new follower with ``resume=`` the last position) and continues where it
-  left off.
-- Rotation by rename: the old file is drained through the still-open handle, then the
-  new file is read from offset 0. Copytruncate (the file shrank under us) restarts at 0
-  of the same file.
-
-The box's SFTP has no inode (v3), so identity is checked by content: the bytes just
-before the offset must still be there (``ANCHOR_BYTES`` of them), backed by size/mtime
-monotonicity. Where the transport reports inodes (local), those decide.
+The guarantees are in the package docstring (``services.logs``); the reading itself is
+``cursor.Cursor``'s.
 """
 
 from __future__ import annotations
@@ -25,131 +10,16 @@ import asyncio
 import contextlib
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.logscan import (
-    MAX_LINE_BYTES,
-    CrashScanner,
-    LineSplitter,
-    LogChunk,
-    LogLine,
-    LogPosition,
-)
+from rgt_tui.domain.logscan import MAX_LINE_BYTES, CrashScanner, LogChunk, LogLine, LogPosition
 from rgt_tui.services.connections import OnAttempt, connect_with_backoff
+from rgt_tui.services.logs.cursor import READ_CHUNK, Cursor, open_at
 from rgt_tui.transport.backoff import Backoff
-from rgt_tui.transport.base import FileReader, FileStat, Transport
+from rgt_tui.transport.base import FileStat, Transport
 
-QUEUE_DIR = "~/.rgt/queue"  # the on-box layout of the queue runner
-ANCHOR_BYTES = 128
-READ_CHUNK = 256 * 1024
 MAX_READS_PER_POLL = 16  # 4 MiB, then the UI gets a turn before the rest of a backlog
-TAIL_BLOCK = 64 * 1024
-
-
-def queue_log_path() -> str:
-    """The runner's log: every cell's output plus runner lines, ending with QUEUE DONE."""
-    return f"{QUEUE_DIR}/queue.log"
-
-
-def cell_log_path(cell: str) -> str:
-    """One cell's own log; ValueError for a name that would leave the cells directory."""
-    if not cell or "/" in cell or cell in (".", "..") or "\0" in cell:
-        raise ValueError(f"not a cell name: {cell!r}")
-    return f"{QUEUE_DIR}/cells/{cell}.log"
-
-
-class _Cursor:
-    """Reads one open file forward, splitting lines and remembering where lines end."""
-
-    def __init__(
-        self,
-        reader: FileReader,
-        inode: int | None,
-        start: LogPosition,
-        max_line: int = MAX_LINE_BYTES,
-    ) -> None:
-        self.reader = reader
-        self.inode = inode
-        self.max_line = max_line
-        self.splitter = LineSplitter(max_line)
-        self.read_end = start.offset  # bytes of the file read so far
-        self.committed = start.offset  # end of the last complete line
-        self.read_anchor = start.anchor  # the bytes just before read_end
-        self.commit_anchor = start.anchor  # the bytes just before committed
-
-    @property
-    def position(self) -> LogPosition:
-        return LogPosition(self.committed, self.commit_anchor, self.inode)
-
-    async def read_more(self, size: int) -> tuple[str, list[str]]:
-        """One read: ("data", lines), ("eof", []) or ("truncated", []).
-
-        The read starts ``len(read_anchor)`` bytes early: if those bytes changed, the
-        file was truncated or rewritten under the handle (copytruncate).
-        """
-        k = len(self.read_anchor)
-        data = await self.reader.read(self.read_end - k, k + size)
-        if data[:k] != self.read_anchor:
-            return "truncated", []
-        new = data[k:]
-        if not new:
-            return "eof", []
-        start = self.read_end - k
-        texts = self.splitter.feed(new)
-        self.read_end += len(new)
-        combined = self.read_anchor + new
-        self.read_anchor = combined[-ANCHOR_BYTES:]
-        self._commit(start, combined)
-        return "data", texts
-
-    def flush(self) -> list[str]:
-        """The file is finished: its partial last line becomes a line."""
-        texts = self.splitter.flush()
-        self.committed, self.commit_anchor = self.read_end, self.read_anchor
-        return texts
-
-    def restart(self) -> None:
-        """Read the same handle again from offset 0 (after a truncation)."""
-        self.splitter = LineSplitter(self.max_line)
-        self.read_end = self.committed = 0
-        self.read_anchor = self.commit_anchor = b""
-
-    def _commit(self, start: int, combined: bytes) -> None:
-        committed = self.read_end - self.splitter.pending_bytes
-        if committed != self.committed:
-            rel = committed - start
-            self.commit_anchor = combined[max(0, rel - ANCHOR_BYTES) : rel]
-            self.committed = committed
-
-
-async def _open_at(
-    transport: Transport, path: str, pos: LogPosition, max_line: int = MAX_LINE_BYTES
-) -> tuple[_Cursor, bool]:
-    """Open ``path`` at ``pos`` if it is still the file ``pos`` was in; else at 0.
-
-    Returns the cursor and whether the offset had to be abandoned. FileNotFoundError
-    when the path does not exist.
-    """
-    reader = await transport.open_reader(path)
-    try:
-        st = await reader.fstat()
-        ok = True
-        anchor = pos.anchor
-        if pos.offset > 0:
-            ok = st.size >= pos.offset and (
-                pos.inode is None or st.inode is None or pos.inode == st.inode
-            )
-            k = min(ANCHOR_BYTES, pos.offset)
-            if ok:
-                there = await reader.read(pos.offset - k, k)
-                ok = not anchor or there[-len(anchor) :] == anchor
-                anchor = there
-        start = LogPosition(pos.offset, anchor, st.inode) if ok else LogPosition(0, b"", st.inode)
-        return _Cursor(reader, st.inode, start, max_line), not ok
-    except BaseException:
-        await reader.close()
-        raise
 
 
 class LogFollower:
@@ -185,7 +55,7 @@ class LogFollower:
         self.highlight = highlight
         self.reconnect = reconnect
         self.chunk_size = chunk_size
-        self._cursor: _Cursor | None = None
+        self._cursor: Cursor | None = None
         self._resume = resume or LogPosition(start_offset)
         self._scanner = CrashScanner()
         self._error: TransportError | None = None  # raised by the next poll
@@ -274,7 +144,7 @@ class LogFollower:
 
     async def _open(self) -> bool:
         try:
-            cursor, abandoned = await _open_at(
+            cursor, abandoned = await open_at(
                 self.transport, self.path, self._resume, self.max_line
             )
         except FileNotFoundError:
@@ -404,73 +274,6 @@ class LogFollower:
         self._status, self._partial = status, partial
         if cursor is not None:
             self._resume = cursor.position
-
-
-@dataclass(frozen=True)
-class LogRead:
-    """A one-shot read of a log: its lines, the unfinished last line, where it ended."""
-
-    lines: tuple[LogLine, ...]
-    partial: str
-    position: LogPosition
-
-
-async def iter_log(
-    transport: Transport,
-    path: str,
-    *,
-    tail_lines: int | None = None,
-    highlight: bool = False,
-    chunk_size: int = READ_CHUNK,
-) -> AsyncIterator[LogChunk]:
-    """Read a log once, to its current end, as chunks (the last one carries ``partial``).
-
-    ``tail_lines`` starts at the last N complete lines. FileNotFoundError when missing.
-    """
-    reader = await transport.open_reader(path)
-    try:
-        st = await reader.fstat()
-        start = 0 if tail_lines is None else await _tail_start(reader, st.size, tail_lines)
-        anchor = await reader.read(max(0, start - ANCHOR_BYTES), min(ANCHOR_BYTES, start))
-        cursor = _Cursor(reader, st.inode, LogPosition(start, anchor, st.inode))
-        scanner = CrashScanner()
-        while True:
-            outcome, texts = await cursor.read_more(chunk_size)
-            if outcome != "data":
-                break
-            lines = tuple(LogLine(t, scanner.scan(t) if highlight else None) for t in texts)
-            yield LogChunk(lines, cursor.position, partial=cursor.splitter.partial)
-        yield LogChunk((), cursor.position, partial=cursor.splitter.partial)
-    finally:
-        await reader.close()
-
-
-async def read_log(
-    transport: Transport, path: str, *, tail_lines: int | None = None, highlight: bool = False
-) -> LogRead:
-    """The whole log (or its last ``tail_lines`` lines) as it is now."""
-    lines: list[LogLine] = []
-    last: LogChunk | None = None
-    async for chunk in iter_log(transport, path, tail_lines=tail_lines, highlight=highlight):
-        lines += chunk.lines
-        last = chunk
-    assert last is not None
-    return LogRead(tuple(lines), last.partial, last.position)
-
-
-async def _tail_start(reader: FileReader, size: int, n: int) -> int:
-    """Offset where the last ``n`` complete lines begin (scanning back block by block)."""
-    found, pos = 0, size
-    while pos > 0:
-        block_start = max(0, pos - TAIL_BLOCK)
-        data = await reader.read(block_start, pos - block_start)
-        idx = len(data)
-        while (idx := data.rfind(b"\n", 0, idx)) >= 0:
-            found += 1
-            if found == n + 1:
-                return block_start + idx + 1
-        pos = block_start
-    return 0
 
 
 def reconnect_with_backoff(
