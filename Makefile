@@ -47,8 +47,13 @@ lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 
+# The suite on TEST_WORKERS processes (pytest-xdist): most tests wait on loopback boxes,
+# sshd and subprocesses, so a third worker still gains on 2 cores. worksteal: a worker
+# that runs out takes tests queued on another (the slow ones are uneven). Every test has
+# its own tmp folder, state, tmux server and ports. TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 3
 test: system-deps setup $(TORCH_STAMP) $(DEV_STAMP) lint
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist worksteal
 
 bench: setup
 	$(PY) scripts/bench_telemetry.py

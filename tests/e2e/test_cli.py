@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from support.machine import free_port
+from support.machine import closed_port
 
 import rgt_tui
 from rgt_tui.cli import exit_codes, main
@@ -105,8 +105,9 @@ def test_an_unreachable_host_exits_1_with_one_message(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     hosts = tmp_path / "hosts.toml"
-    hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{free_port()}"\n')
-    assert main([*argv, "box1", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
+    with closed_port() as port:  # refuses, and no test beside this one can take it
+        hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\n')
+        assert main([*argv, "box1", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == [

@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from support.cli import RGT_TUI
 from support.machine import kill_processes_under, kill_tmux_server
 from support.telemetry import Watch, alert_ids
@@ -35,6 +36,10 @@ from rgt_tui.demo.run import DEMO_COSTS
 from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.telemetry import HostMonitor
 from rgt_tui.transport import transport_for
+
+# The alert needs the demo up and its run silent for a while: each test's own 150 s wait
+# is its cap, not the suite's 120 s per-test timeout (a busy machine would hit that first).
+pytestmark = pytest.mark.timeout(300)
 
 
 async def test_the_demo_flags_box1s_quiet_run_and_only_it(tmp_path: Path) -> None:
@@ -110,7 +115,7 @@ async def test_rgt_tui_demo_shows_the_quiet_run_on_screen(tmux: Tmux, tmp_path: 
     tmux("send-keys", "-t", "demo", "q")
     await wait_for(
         lambda: status_file.exists() and status_file.read_text().strip() != "",
-        20,
+        60,
         "the demo to exit",
         every=0.3,
     )

@@ -135,7 +135,7 @@ async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
     def exited() -> bool:
         return status_file.exists() and status_file.read_text().strip() != ""
 
-    await wait_for(exited, 20, "the demo to exit", show=stuck_stacks, every=0.3)
+    await wait_for(exited, 60, "the demo to exit", show=stuck_stacks, every=0.3)
     assert status_file.read_text().strip() == {"sigterm": "143", "sighup": "129"}.get(how, "0"), (
         tmux.screen()
     )

@@ -48,7 +48,7 @@ async def test_launch_over_sshd_survives_the_server_going_down_and_finishes(open
     async def finished() -> bool:
         return (await read_queue_view(host, transport)).state == FINISHED
 
-    await wait_for(finished, timeout=15, what="the queue to finish")
+    await wait_for(finished, timeout=60, what="the queue to finish")
     view = await read_queue_view(host, transport)
     await transport.close()
     assert [(c.name, c.status, c.exit_code) for c in view.cells] == [

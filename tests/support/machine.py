@@ -71,10 +71,21 @@ def kill_processes_under(base: Path) -> list[int]:
 
 
 def free_port() -> int:
-    """A loopback TCP port nothing listens on (the kernel's pick, released at once)."""
+    """A loopback TCP port nothing listens on (the kernel's pick, released at once: a
+    server started on it may find it taken meanwhile and must pick again, as
+    ``OpenSshServer.start`` does)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback TCP port that refuses connections while the block runs: bound, never
+    listening, so no other test (or worker running beside this one) can take it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield s.getsockname()[1]
 
 
 def this_boot_id() -> str:

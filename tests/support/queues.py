@@ -107,7 +107,7 @@ async def wait_view(
     check: Callable[[QueueView], bool],
     *,
     name: str = "box1",
-    timeout: float = 15.0,
+    timeout: float = 60.0,  # a cap for a busy machine: the view is polled, not waited out
     what: str = "queue state",
 ) -> QueueView:
     """Read the view from the box until ``check`` holds; return that view."""

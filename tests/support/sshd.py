@@ -11,19 +11,19 @@ import contextlib
 import getpass
 import os
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
 
 import asyncssh
+import psutil
 
 from support.machine import children, free_port
 
 SSHD = Path("/usr/sbin/sshd")
 INSTALL_HINT = "install openssh-server (.ci/run does this)"
-_START_TIMEOUT_S = 10.0
+_START_TIMEOUT_S = 60.0  # generous: a busy machine starts sshd slowly
 
 
 class OpenSshServer:
@@ -51,6 +51,7 @@ class OpenSshServer:
         self.config = self.base_dir / "sshd_config"
         self.log_file = self.base_dir / "sshd.log"
         self._proc: subprocess.Popen[bytes] | None = None
+        self._log_from = 0
         self.extra_config = config  # more sshd_config lines ("MaxSessions 3")
         self.log_level = log_level
 
@@ -72,14 +73,29 @@ class OpenSshServer:
         if not SSHD.exists():
             raise RuntimeError(f"{SSHD} not found: {INSTALL_HINT}")
         host_pub = self.prepare_keys()
-        if not self.port:
-            self.port = free_port()
+        # A port picked here (not a restart's, which must stay) may be taken between the
+        # pick and sshd's bind (tests in parallel, any client's outgoing port): then pick
+        # another.
+        picked = not self.port
+        for _ in range(5):
+            if picked:
+                self.port = free_port()
+            if self._launch():
+                break
+        else:
+            raise RuntimeError(f"sshd could not bind a free port: {self.log_file.read_text()}")
+        self.known_hosts.write_text(f"[127.0.0.1]:{self.port} {host_pub}\n")
+        self.hosts_file.write_text(self._hosts_toml())
+
+    def _launch(self) -> bool:
+        """Start sshd on ``self.port``; False when the port was taken before it bound."""
         self._write_config()
         # sshd insists on its privilege-separation directory even under -D. Not root:
         # the mkdir fails and sshd's own error (in the log) says what is missing.
         with contextlib.suppress(OSError):
             Path("/run/sshd").mkdir(mode=0o755, parents=True, exist_ok=True)
         with self.log_file.open("ab") as log:
+            self._log_from = log.tell()  # this start's lines follow
             # -E: every sshd process (the per-connection ones too) appends to the log.
             self._proc = subprocess.Popen(
                 [str(SSHD), "-D", "-E", str(self.log_file), "-f", str(self.config)],
@@ -87,9 +103,7 @@ class OpenSshServer:
                 stdout=log,
                 stderr=log,
             )
-        self._wait_until_listening()
-        self.known_hosts.write_text(f"[127.0.0.1]:{self.port} {host_pub}\n")
-        self.hosts_file.write_text(self._hosts_toml())
+        return self._wait_until_listening()
 
     def prepare_keys(self) -> str:
         """Create the directories, host key and client key (kept when there); return the
@@ -170,21 +184,32 @@ class OpenSshServer:
         if check.returncode != 0 and "PerSourcePenalties" in check.stderr:
             self.config.write_text("\n".join(lines[:-1]) + "\n")
 
-    def _wait_until_listening(self) -> None:
+    def _wait_until_listening(self) -> bool:
+        """True once this sshd listens on its port (its own socket: a connection could
+        reach another test's server that won the port); False when it lost the port."""
         deadline = time.monotonic() + _START_TIMEOUT_S
         while time.monotonic() < deadline:
             assert self._proc is not None
             if self._proc.poll() is not None:
-                raise RuntimeError(
-                    f"sshd exited with {self._proc.returncode}: {self.log_file.read_text()}"
-                )
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.05)
+                log = self.log_file.read_bytes()[self._log_from :].decode(errors="replace")
+                if "Address already in use" in log:
+                    self._proc = None
+                    return False
+                raise RuntimeError(f"sshd exited with {self._proc.returncode}: {log}")
+            if self._listens():
+                return True
+            time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"sshd did not listen on port {self.port} within {_START_TIMEOUT_S}s")
+
+    def _listens(self) -> bool:
+        """This sshd process holds a listening socket on its port."""
+        assert self._proc is not None
+        try:
+            sockets = psutil.Process(self._proc.pid).net_connections(kind="tcp")
+        except psutil.Error:
+            return False
+        return any(s.status == psutil.CONN_LISTEN and s.laddr.port == self.port for s in sockets)
 
     def _hosts_toml(self) -> str:
         return (

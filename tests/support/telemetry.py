@@ -18,7 +18,7 @@ class Watch:
         self.task = asyncio.create_task(monitor.run(self.updates.append))
 
     async def until(
-        self, check: Callable[[HostUpdate], bool], timeout: float = 20, what: str = "an update"
+        self, check: Callable[[HostUpdate], bool], timeout: float = 60, what: str = "an update"
     ) -> HostUpdate:
         """The first update (seen so far or still to come) for which ``check`` holds."""
         deadline = time.monotonic() + timeout

@@ -19,7 +19,7 @@ class Tmux:
     def __call__(self, *args: str) -> str:
         result = subprocess.run(
             ["tmux", "-L", self.socket, "-f", str(self.conf), *args],
-            capture_output=True, text=True, timeout=10, check=True,
+            capture_output=True, text=True, timeout=60, check=True,
         )  # fmt: skip
         return result.stdout
 
@@ -29,7 +29,7 @@ class Tmux:
         subprocess.run(
             ["tmux", "-L", self.socket, "-f", str(self.conf), "new-session", "-d",
              "-s", "demo", "-x", "160", "-y", "50", command],
-            env=env, cwd=cwd, check=True, timeout=10,
+            env=env, cwd=cwd, check=True, timeout=60,
         )  # fmt: skip
 
     def screen(self) -> str:
@@ -41,4 +41,4 @@ class Tmux:
         return self("display-message", "-p", "-t", "demo", fmt).strip()
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=60)
