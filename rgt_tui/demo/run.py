@@ -40,12 +40,26 @@ async def demo_main(boxes: int, *, theme: str | None = None) -> int:
     """Run the demo fleet and the app until the app exits; always stop the fleet."""
     # The demo's queues run on a tmux server of their own, stopped on exit, so no runner
     # outlives the demo (its boxes' folders are deleted then).
-    tmux_dir = Path(tempfile.mkdtemp(prefix="rgt-demo-"))
+    tmux_dir = _tmux_folder()
     try:
         return await _run(boxes, theme, tmux_dir)
     finally:
         await _kill_tmux_server(tmux_dir)
         shutil.rmtree(tmux_dir, ignore_errors=True)
+
+
+# A Unix socket's path holds at most ~104-108 bytes; tmux's is <folder>/tmux-UID/default.
+SOCKET_FOLDER_MAX = 80
+
+
+def _tmux_folder() -> Path:
+    """A new folder for the demo's tmux server, under the temp dir when its socket path
+    fits there, else under /tmp: a long TMPDIR (macOS's /var/folders/…, a nested test
+    folder) made tmux fail with "File name too long" and box1's queue never started."""
+    base = tempfile.gettempdir()
+    if len(base) + len("/rgt-demo-12345678/tmux-4294967295/default") > SOCKET_FOLDER_MAX:
+        base = "/tmp"
+    return Path(tempfile.mkdtemp(prefix="rgt-demo-", dir=base))
 
 
 async def _kill_tmux_server(tmux_dir: Path) -> None:

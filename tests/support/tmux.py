@@ -26,6 +26,9 @@ class Tmux:
     def start(self, command: str, env: dict[str, str], cwd: Path) -> None:
         """Run ``command`` in a 160x50 pane of a new session "demo"."""
         # The pane inherits the server's environment; the server is started with `env`.
+        # Without COLUMNS/LINES: pytest-xdist's workers set them to 80x24, and the app
+        # (shutil.get_terminal_size) would take them over the pane's real 160x50.
+        env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
         subprocess.run(
             ["tmux", "-L", self.socket, "-f", str(self.conf), "new-session", "-d",
              "-s", "demo", "-x", "160", "-y", "50", command],
