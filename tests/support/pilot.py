@@ -104,9 +104,20 @@ async def post_three(pilot: Any) -> None:
     await pilot.pause()
 
 
+# The two private Textual attributes the tests read, here only: Textual has no public
+# plain-text export of the screen (export_screenshot gives SVG) and no public list of the
+# notifications on screen now (App.notify posts a Notify message, but what has since
+# expired or been cleared is only in App._notifications).
+
+
 def screen_text(app: RgtApp) -> str:
     """The current screen as plain text, one line per row."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def shown_notifications(app: RgtApp) -> list[Any]:
+    """The notifications on screen now (Textual's Notification objects)."""
+    return list(app._notifications)
 
 
 def text_of(widget: Static) -> str:
@@ -116,7 +127,7 @@ def text_of(widget: Static) -> str:
 
 def notes(app: RgtApp) -> list[str]:
     """Every notification shown so far, as "title: message" (Textual keeps no public list)."""
-    return [f"{n.title}: {n.message}" for n in app._notifications]
+    return [f"{n.title}: {n.message}" for n in shown_notifications(app)]
 
 
 async def palette_titles(app: RgtApp) -> list[str]:

@@ -13,7 +13,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from support.pilot import FakeMonitor, make_app, palette_titles, screen_text, wait_for
+from support.pilot import (
+    FakeMonitor,
+    make_app,
+    palette_titles,
+    screen_text,
+    shown_notifications,
+    wait_for,
+)
 from support.samples import (
     FROZEN,
     HOSTS,
@@ -268,12 +275,12 @@ async def test_r_reconnects_the_selected_host_and_says_so(tmp_path: Path) -> Non
         await pilot.press("right", "right", "r")
         await pilot.pause()
         assert [m.reconnects for m in monitors.values()] == [0, 0, 1]
-        assert any("Reconnecting spot-4090" in str(n.message) for n in app._notifications)
+        assert any("Reconnecting spot-4090" in str(n.message) for n in shown_notifications(app))
         # r again while that toast shows: no second toast, and the first is not re-armed.
-        first = [n for n in app._notifications if "Reconnecting spot-4090" in str(n.message)]
+        first = [n for n in shown_notifications(app) if "Reconnecting spot-4090" in str(n.message)]
         await pilot.press("r")
         await pilot.pause()
-        again = [n for n in app._notifications if "Reconnecting spot-4090" in str(n.message)]
+        again = [n for n in shown_notifications(app) if "Reconnecting spot-4090" in str(n.message)]
         assert [n.identity for n in again] == [n.identity for n in first]
         assert monitors["spot-4090"].reconnects == 2
         # Same key on the detail screen reconnects that screen's host.
@@ -289,12 +296,12 @@ async def test_a_repeated_notice_does_not_stack_or_re_arm(tmp_path: Path) -> Non
     async with app.run_test(size=(140, 34)) as pilot:
         assert notify_once(app, "box1 was torn down", title="box1", timeout=8)
         await pilot.pause()
-        first = list(app._notifications)
+        first = shown_notifications(app)
         assert len(first) == 1
         for _ in range(5):  # e.g. once per sample
             assert not notify_once(app, "box1 was torn down", title="box1", timeout=8)
         await pilot.pause()
-        assert [(n.identity, n.raised_at) for n in app._notifications] == [
+        assert [(n.identity, n.raised_at) for n in shown_notifications(app)] == [
             (n.identity, n.raised_at) for n in first
         ]
         assert notify_once(app, "box2 was torn down", title="box2", timeout=8)  # other news
@@ -305,7 +312,8 @@ async def test_monitor_crash_is_reported_and_r_restarts_it(tmp_path: Path) -> No
     app = make_app(tmp_path, {"a100-train": crashing})
     async with app.run_test(size=(140, 34)) as pilot:
         await wait_for(
-            lambda: any("agent exploded" in str(n.message) for n in app._notifications), pilot=pilot
+            lambda: any("agent exploded" in str(n.message) for n in shown_notifications(app)),
+            pilot=pilot,
         )
         assert app.is_running
         crashing.started.clear()
@@ -425,7 +433,7 @@ async def test_broken_theme_is_reported_once_and_not_fatal(tmp_path: Path) -> No
     app = make_app(tmp_path, theme="no-such-theme")
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        notes = [str(n.message) for n in app._notifications]
+        notes = [str(n.message) for n in shown_notifications(app)]
         assert len(notes) == 1
         assert "broken.toml" in notes[0] and "badcolour.toml" in notes[0]
         assert "--theme no-such-theme" in notes[0]
@@ -484,5 +492,5 @@ async def test_end_to_end_over_a_loopback_fleet(tmp_path: Path, loopback_fleet) 
         await loopback_fleet.box("box2").start()
         await pilot.press("right", "r")  # skip the backoff wait
         await wait_for(lambda: app.latest["box2"].connection.status == "connected", 40, pilot=pilot)
-        assert any("Reconnecting box2" in str(n.message) for n in app._notifications)
+        assert any("Reconnecting box2" in str(n.message) for n in shown_notifications(app))
     assert not loopback_fleet.errors

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.pilot import SIZE, screen_text, wait_for
+from support.pilot import SIZE, screen_text, shown_notifications, wait_for
 from textual.widgets import Button
 
 from rgt_tui.app import RgtApp
@@ -69,7 +69,7 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
         # An append (nothing new: refused, over the box), a pull, a verify, the checklist.
         await pilot.press("a")
         await wait_for(
-            lambda: any("append" in str(n.title) for n in app._notifications), pilot=pilot
+            lambda: any("append" in str(n.title) for n in shown_notifications(app)), pilot=pilot
         )
         await pilot.press("p")
         await wait_for(lambda: app.jobs.state("box1").pull_result is not None, 60, pilot=pilot)

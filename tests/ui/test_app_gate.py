@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from support.pilot import SIZE, screen_text, wait_for
+from support.pilot import SIZE, screen_text, shown_notifications, wait_for
 from support.teardown_ui import (
     checklist,
     pull_and_verify,
@@ -259,7 +259,7 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
         # Nothing recorded, nothing greyed out, and nothing says billing stopped.
         assert json.loads(journal_file.read_text())["teardowns"] == []
         assert state.torn_down_at is None
-        said = text + "\n".join(str(n.message) for n in app._notifications)
+        said = text + "\n".join(str(n.message) for n in shown_notifications(app))
         assert "cost stops" not in said and "recorded as torn down:" not in said.replace(
             "NOT recorded as torn down:", ""
         )

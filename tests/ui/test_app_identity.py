@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from support.pilot import SIZE, screen_text, wait_for
+from support.pilot import SIZE, screen_text, shown_notifications, wait_for
 from textual.widgets import Button, Static
 
 from rgt_tui.app import RgtApp
@@ -160,7 +160,7 @@ async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
         await pilot.pause(1.0)
         assert not live.is_finished and "box1" not in app.telemetry_stopped
         assert app.latest["box1"].connection.status == "connected"
-        assert any("a new box answers" in str(n.message) for n in app._notifications)
+        assert any("a new box answers" in str(n.message) for n in shown_notifications(app))
         jh = Journal(journal_dir(loopback_fleet.hosts_file)).load("box1")
         assert jh.box is not None and jh.box.box_id == NEW_BOX and jh.torn_down_at is None
         assert [h.box.box_id for h in jh.history if h.box] == [OLD_BOX]
@@ -267,7 +267,7 @@ async def test_a_refused_key_that_is_not_the_torn_down_boxs_is_live_not_torn_dow
         assert "box1" not in app.telemetry_stopped
         assert not app._monitor_workers["box1"].is_finished
         assert "host key changed" in str(pane.render())  # its key error, shown
-        assert any("another box, live" in str(n.message) for n in app._notifications)
+        assert any("another box, live" in str(n.message) for n in shown_notifications(app))
     # Nothing was decided in the journal: the box answering has not said which box it is.
     jh = Journal(journal_dir(loopback_fleet.hosts_file)).load("box1")
     assert jh.box is not None and jh.box.box_id == OLD_BOX and jh.torn_down_at is not None

@@ -20,6 +20,7 @@ from support.pilot import (
     palette_titles,
     publish_jobs,
     screen_text,
+    shown_notifications,
     wait_for,
 )
 from support.samples import (
@@ -164,7 +165,7 @@ async def test_header_cost_danger_clocks_and_cost_stop(tmp_path: Path) -> None:
         notes = app.fleet_screen.notices.shown()
         assert any("stop still bills disk" in text for _, text in notes)
         assert "⏱ a100-train: danger clocks" in screen_text(app).splitlines()[1]
-        assert not app._notifications  # no toast
+        assert not shown_notifications(app)  # no toast
         # Once per session: a second connected sample does not repeat it.
         app.post_message(HostUpdated(healthy_update(seq=2, t=FROZEN + 1)))
         await pilot.pause()
@@ -307,7 +308,7 @@ async def test_a_torn_down_box_is_not_polled_until_r(tmp_path: Path, state_dir: 
         stopped = app._monitor_workers["a100-train"]
         await wait_for(lambda: stopped.is_finished, pilot=pilot)
         assert not app._monitor_workers["h100-eval"].is_finished
-        assert any("telemetry stopped" in str(n.message) for n in app._notifications)
+        assert any("telemetry stopped" in str(n.message) for n in shown_notifications(app))
         # Its last sample (connected, with a cost) no longer counts as a host up, and its
         # queue is no longer polled (each poll would wait on a box that is gone).
         await wait_for(lambda: " 0 up" in screen_text(app), pilot=pilot)
@@ -395,4 +396,4 @@ async def test_danger_clocks_are_short_and_never_for_this_machine(tmp_path: Path
         await pilot.pause()
         # One line in the header (cut to the width), gone after a while; never a toast.
         clocks = app.fleet_screen.notices.shown()
-        assert clocks and app.fleet_screen.notices.seconds <= 30 and not app._notifications
+        assert clocks and app.fleet_screen.notices.seconds <= 30 and not shown_notifications(app)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.pilot import make_app, post_three, screen_text, wait_for
+from support.pilot import make_app, post_three, screen_text, shown_notifications, wait_for
 from support.samples import HOSTS, agent_sample, gpu, healthy_update, make_update, many_hosts_fleet
 from textual.visual import Visual
 
@@ -78,7 +78,7 @@ async def test_danger_clocks_take_one_header_line_and_cover_no_pane(tmp_path: Pa
         assert lines[1].startswith(" ⏱ a100-train: danger clocks: ") and lines[1].rstrip().endswith(
             "…"
         )
-        assert not app._notifications  # no toast over the grid
+        assert not shown_notifications(app)  # no toast over the grid
         # Every pane row is the pane's: its right border is whole down the grid.
         pane = app.fleet_screen.panes[HOSTS[0]]
         right = pane.region.right - 1

@@ -8,7 +8,7 @@ from unittest.mock import ANY
 
 import pytest
 from support import ROOT
-from support.pilot import SNAPSHOT_SIZE
+from support.pilot import SNAPSHOT_SIZE, shown_notifications
 from support.samples import clock, three_updates, write_fleet
 from textual.color import Color
 
@@ -104,7 +104,7 @@ async def test_every_theme_draws_the_fleet(tmp_path: Path, theme: str) -> None:
             app.post_message(HostUpdated(update))
         await pilot.pause()
         # No theme error (the first connections' danger-clock notes are expected).
-        errors = [n for n in app._notifications if not n.title.endswith("danger clocks")]
+        errors = [n for n in shown_notifications(app) if not n.title.endswith("danger clocks")]
         assert app.theme == theme and not errors
         variables = app.get_css_variables()
         for name in themes.THEME_VARIABLES:
