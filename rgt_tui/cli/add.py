@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
 from rgt_tui.profiles import KNOWN_PROFILES
 from rgt_tui.services.add_host import (
@@ -79,10 +80,7 @@ def add_add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _ask(prompt: str) -> str | None:
     """A line typed at the terminal; None at end of input."""
-    try:
-        return input(prompt).strip()
-    except EOFError:
-        return None
+    return ask(prompt)
 
 
 def _value(call: Call, given: str | None, prompt: str, read: Callable[[str], T], *, tty: bool) -> T:

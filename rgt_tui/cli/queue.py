@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView
 from rgt_tui.domain.units import plural
@@ -213,8 +214,8 @@ def run_launch(call: Call) -> int:
                     "stdin is not a terminal, so there is no one to ask — pass --yes to launch",
                     code=EXIT_BAD_INPUT,
                 )
-            answer = input(f"Launch {plural(len(plan.to_run), 'cell')} on {host.name}? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
+            answer = ask(f"Launch {plural(len(plan.to_run), 'cell')} on {host.name}? [y/N] ")
+            if (answer or "").lower() not in ("y", "yes"):
                 print("not launched")
                 return EXIT_PROBLEMS
             result = call.on_host(lambda transport: launch(plan, transport))

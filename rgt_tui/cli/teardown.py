@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.errors import TransportError
@@ -139,10 +140,7 @@ def _ask(prompt: str) -> str | None:
     """A line typed at the terminal; None without one."""
     if not sys.stdin.isatty():
         return None
-    try:
-        return input(prompt).strip()
-    except EOFError:
-        return None
+    return ask(prompt)
 
 
 def run_teardown(call: Call) -> int:

@@ -1,0 +1,52 @@
+"""Asking at the terminal in a way Ctrl-C always ends.
+
+Not ``input()``: a Ctrl-C that lands after the prompt is written but before ``input()``
+blocks in ``read()`` is noted by Python and never interrupts that read, so the command
+waits for Enter (seen on a loaded machine: `launch` ignored Ctrl-C at its question).
+Waiting in ``select()`` on the terminal and on a signal wake-up pipe closes the gap: the
+pipe is readable as soon as a signal came, and Python then raises KeyboardInterrupt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+
+
+def ask(prompt: str) -> str | None:
+    """A line typed at the terminal, stripped; None at the end of input."""
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    try:
+        old = signal.set_wakeup_fd(wake_w)
+    except ValueError:  # not the main thread: signals are not handled here anyway
+        old = None
+    # Bytes straight from the descriptor, one at a time: a buffered reader could hold
+    # the next answers of piped input where select() cannot see them.
+    fd = sys.stdin.fileno()
+    line = bytearray()
+    try:
+        while True:
+            ready, _, _ = select.select([fd, wake_r], [], [])
+            if wake_r in ready:
+                # A signal came: its Python handler runs before the next line (Ctrl-C:
+                # KeyboardInterrupt); any other handler returns and we wait on.
+                os.read(wake_r, 512)
+                continue
+            byte = os.read(fd, 1)
+            if not byte:
+                return line.decode(errors="replace").strip() if line else None
+            if byte == b"\n":
+                return line.decode(errors="replace").strip()
+            line += byte
+    finally:
+        if old is not None:
+            with contextlib.suppress(ValueError):
+                signal.set_wakeup_fd(old)
+        os.close(wake_r)
+        os.close(wake_w)
