@@ -172,7 +172,7 @@ def format_plan(plan: LaunchPlan) -> str:
         mark = ">" if c.index >= plan.start_index else " "
         state = c.status or ("new" if not c.deployed else "pending")
         lines.append(
-            f"  {mark}{c.index:>3}  {c.name:<28} {c.task:<16} {c.epochs:>4} ep  [{state}]  {c.where}"
+            f"  {mark}{c.index:>3}  {c.name:<28} {c.task:<16} [{state}]  {c.where} · {c.epochs_note}"
         )
         if c.index >= plan.start_index:
             lines.append(f"        $ {c.command}")

@@ -25,6 +25,7 @@ from pathlib import Path
 from rgt_tui.domain.config import HOST_KEY_POLICIES, HOST_KEYS, RUN_FIELDS, HostConfig
 from rgt_tui.domain.config_toml import Table
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
+from rgt_tui.domain.queue_file import bracket_problem
 from rgt_tui.domain.ssh_target import (
     SshCommand,
     is_ssh_command,
@@ -173,7 +174,8 @@ def _profile(t: Table, profiles: Sequence[str]) -> str:
 
 
 def _check_template(t: Table, run: str) -> None:
-    """Refuse ``{fields}`` other than RUN_FIELDS, and broken braces, in a ``run`` template."""
+    """Refuse ``{fields}`` other than RUN_FIELDS, broken braces, and malformed ``[...]``
+    optional parts (``domain.queue_file.template_parts``) in a ``run`` template."""
     allowed = ", ".join("{" + f + "}" for f in RUN_FIELDS)
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(run) if f is not None]
@@ -193,6 +195,9 @@ def _check_template(t: Table, run: str) -> None:
             f"the placeholder {{{quoted}}} is inside quotes — write {{{quoted}}} bare: every "
             "value is already shell-quoted, and quotes around it would undo that",
         )
+    brackets = bracket_problem(run)
+    if brackets is not None:
+        raise t.error("run", brackets)
 
 
 def _quoted_placeholder(run: str) -> str | None:

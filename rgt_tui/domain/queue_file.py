@@ -196,11 +196,124 @@ def template_problem(template: str) -> str | None:
         list(string.Formatter().parse(template))
     except ValueError as exc:
         return f"bad braces in the run template ({exc})"
+    return bracket_problem(template)
+
+
+@dataclass(frozen=True)
+class TemplatePart:
+    """A stretch of a ``run`` template: plain text, or an optional ``[...]`` part."""
+
+    text: str  # without the brackets
+    optional: bool
+    fields: frozenset[str]
+
+
+def bracket_problem(template: str) -> str | None:
+    """Why the template's ``[...]`` optional parts are malformed, or None when they are fine."""
+    try:
+        template_parts(template)
+    except ValueError as exc:
+        return str(exc)
     return None
+
+
+def template_parts(template: str) -> tuple[TemplatePart, ...]:
+    """The template cut into plain text and optional ``[...]`` parts (U32).
+
+    A bracketed stretch holding a ``{field}`` is an optional part: it is dropped when the
+    cell has no value for a field in it (only ``{epochs}`` can be missing: a line may leave
+    it out), so it must hold ``{epochs}``. Brackets with no field inside stay plain shell
+    text (``[ -f x ]``, ``[0-9]``), so existing templates keep working. Raises ValueError
+    (the message names the fix) for unbalanced brackets, and for nested brackets or a
+    bracketed part without ``{epochs}`` around a field. Braces are assumed well formed.
+    """
+    parts: list[TemplatePart] = []
+    start = 0  # where the current plain stretch began
+    opened: int | None = None  # index of the outermost open "["
+    depth = nested = 0
+    fields: set[str] = set()
+    i = 0
+    while i < len(template):
+        ch = template[i]
+        if ch == "{":
+            if template.startswith("{{", i):
+                i += 2
+                continue
+            end = template.index("}", i)
+            if opened is not None:
+                fields.add(template[i + 1 : end])
+            i = end + 1
+            continue
+        if ch == "[":
+            if opened is None:
+                opened, fields = i, set()
+            depth += 1
+            nested = max(nested, depth)
+        elif ch == "]":
+            if opened is None:
+                raise ValueError(
+                    f"a ']' at character {i + 1} of the run template closes no '[' — "
+                    "optional parts are written [--epochs {epochs}]"
+                )
+            depth -= 1
+            if depth == 0:
+                body = template[opened + 1 : i]
+                if fields:
+                    _check_optional(body, fields, nested)
+                    parts.append(TemplatePart(template[start:opened], False, frozenset()))
+                    parts.append(TemplatePart(body, True, frozenset(fields)))
+                    start = i + 1
+                opened, nested = None, 0
+        i += 1
+    if opened is not None:
+        raise ValueError(
+            f"the '[' at character {opened + 1} of the run template is never closed — "
+            "close it: optional parts are written [--epochs {epochs}]"
+        )
+    parts.append(TemplatePart(template[start:], False, frozenset()))
+    return tuple(p for p in parts if p.text or p.optional)
+
+
+def _check_optional(body: str, fields: set[str], nested: int) -> None:
+    """Refuse an optional part that is nested or that no missing value could drop."""
+    if nested > 1:
+        raise ValueError(
+            f"nested brackets around a placeholder in the run template ([{body}]) — "
+            "write one level: [--epochs {epochs}] (put shell tests such as [[ ... ]] in a script)"
+        )
+    if "epochs" not in fields:
+        raise ValueError(
+            f"the optional part [{body}] holds no {{epochs}}, the only value a queue line may "
+            "leave out, so it would never be dropped — write [--epochs {epochs}], or drop the "
+            "brackets (put shell tests such as [ -d {out} ] in a script)"
+        )
+
+
+def epochs_note(template: str, cell: QueueCell) -> str:
+    """Which epochs the cell's command passes and where the value came from (U32)."""
+    parts = template_parts(template)
+    bare = any(
+        f == "epochs"
+        for p in parts
+        if not p.optional
+        for _, f, _, _ in string.Formatter().parse(p.text)
+    )
+    optional = any("epochs" in p.fields for p in parts if p.optional)
+    if not (bare or optional):
+        return "epochs: none passed (the run template has no {epochs})"
+    if cell.epochs_given:
+        return f"epochs {cell.epochs} (the line)"
+    if bare:
+        return f"epochs {cell.epochs} (the host's default: the line gives none)"
+    return "epochs: none passed (the config decides)"
 
 
 def render_command(template: str, cell: QueueCell, durable_dir: str) -> str:
     """The shell command for one cell: every substituted value is shell-quoted.
+
+    An optional ``[...]`` part (``template_parts``) is dropped when the line gives no
+    epochs and kept, brackets removed, when it does; a bare ``{epochs}`` gets the host's
+    default for a line without one.
 
     ``{out}`` is ``<durable_dir>/<name>``, the cell's own output directory; pass a
     ``durable_dir`` already resolved on the box (``expand_home``), because a quoted ``~``
@@ -214,7 +327,11 @@ def render_command(template: str, cell: QueueCell, durable_dir: str) -> str:
         "name": cell.name,
         "out": out,
     }
-    return template.format(**{k: shlex.quote(v) for k, v in values.items()})
+    missing = set() if cell.epochs_given else {"epochs"}
+    kept = "".join(
+        p.text for p in template_parts(template) if not (p.optional and p.fields & missing)
+    )
+    return kept.format(**{k: shlex.quote(v) for k, v in values.items()})
 
 
 def prefix_problem(box_text: str, local_text: str) -> str | None:

@@ -25,7 +25,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue import LaunchPlan, LaunchResult
+from rgt_tui.services.queue import LaunchPlan, LaunchResult, PlannedCell
 
 
 def default_start(plan: LaunchPlan) -> int:
@@ -179,7 +179,7 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         table.clear()
         for cell in plan.cells:
             table.add_row(
-                str(cell.index), cell.name, cell.task, str(cell.epochs), cell.status or "new"
+                str(cell.index), cell.name, cell.task, _epochs_shown(cell), cell.status or "new"
             )
         # The box shows the plan's start, but never rewrites what the user is typing (that
         # moved the cursor and mixed old digits into new ones).
@@ -247,3 +247,10 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
     @on(Button.Pressed, "#launch-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def _epochs_shown(cell: PlannedCell) -> str:
+    """The epochs column: the value passed and where it came from (U32), without the
+    ``epochs`` the column's header already says."""
+    note = cell.epochs_note.removeprefix("epochs").lstrip(": ")
+    return note or str(cell.epochs)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_file import QueueCell, expand_home, render_command
+from rgt_tui.domain.queue_file import QueueCell, epochs_note, expand_home, render_command
 from rgt_tui.domain.queue_records import DeployedCell, cells_tsv_line
 from rgt_tui.services.queue_check import check_fleet_queues, host_problems
 
@@ -31,6 +31,7 @@ class PlannedCell:
     command: str
     deployed: bool  # already in the box's cells.tsv
     status: str | None  # its state on the box now (pending, done, …), None if not deployed
+    epochs_note: str = ""  # the epochs passed and their source (domain.queue_file.epochs_note)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class RenderedQueue:
     text: str
     cells: tuple[QueueCell, ...]
     lines: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # each cell's epochs_note, in order
 
     def command(self, index: int) -> str:
         """The rendered shell command of cell ``index``."""
@@ -61,6 +63,7 @@ class RenderedQueue:
                 self.command(i),
                 i < deployed,
                 status.get(c.name) if i < deployed else None,
+                self.notes[i] if i < len(self.notes) else "",
             )  # fmt: skip
             for i, c in enumerate(self.cells)
         )
@@ -101,4 +104,5 @@ def render_queue(
     lines = tuple(
         cells_tsv_line(i, c.name, render_command(host.run, c, durable)) for i, c in enumerate(cells)
     )
-    return RenderedQueue(text, cells, lines)
+    notes = tuple(epochs_note(host.run, c) for c in cells)
+    return RenderedQueue(text, cells, lines, notes)

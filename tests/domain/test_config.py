@@ -377,6 +377,10 @@ def test_bad_ssh_lists_accepted_forms(tmp_path: Path, ssh: str) -> None:
         ('run = "x {cfg.attr}"', 4, "run", "expected only {cfg}, {task}, {epochs}, {name}, {out}"),
         ('run = "x {}"', 4, "run", "unknown field {}"),
         ('run = "x {cfg"', 4, "run", "bad braces"),
+        ('run = "x {cfg} [--epochs {epochs}"', 4, "run", "is never closed — close it"),
+        ('run = "x {cfg} --epochs {epochs}]"', 4, "run", "closes no '['"),
+        ('run = "x {cfg} [[--epochs {epochs}]]"', 4, "run", "nested brackets around a placeholder"),
+        ('run = "x [--config {cfg}]"', 4, "run", "holds no {epochs}"),
     ],
 )
 def test_wrong_host_values(tmp_path: Path, body: str, line: int, key: str, phrase: str) -> None:
@@ -687,3 +691,15 @@ def test_the_repo_examples_keep_loading_with_their_pulls(tmp_path: Path) -> None
         h.name for h in load_fleet(write_hosts(tmp_path, uncommented)).hosts if h.pull_refused
     }
     assert refused <= {"lambda-h100"}  # "everything else takes its default"
+
+
+def test_run_template_brackets_load_and_literal_shell_brackets_stay(tmp_path: Path) -> None:
+    """An optional [--epochs {epochs}] part loads; brackets around no placeholder are shell
+    text (a test, a glob), so templates written before optional parts keep loading."""
+    for run in (
+        "python t.py --config {cfg} [--epochs {epochs}] --out {out}",
+        "[ -d x ] && [[ -f y ]] && ls r[0-9] && python t.py {cfg} --epochs {epochs}",
+    ):
+        path = tmp_path / "hosts.toml"
+        path.write_text(f"[[hosts]]\nname = \"b\"\nssh = \"root@box\"\nrun = '''{run}'''\n")
+        assert load_fleet(path).hosts[0].run == run

@@ -10,6 +10,7 @@ import pytest
 from rgt_tui.domain.queue_file import (
     QueueCell,
     duplicate_names,
+    epochs_note,
     expand_home,
     parse_queue_text,
     prefix_problem,
@@ -133,3 +134,56 @@ def test_prefix_rule_allows_appends_only():
     assert commented is not None and "'# b.yaml t'" in commented
     deleted = prefix_problem(old, "a.yaml t\n")
     assert deleted is not None and "line 2 locally:    ''" in deleted
+
+
+OPTIONAL = "python t.py --config {cfg} [--epochs {epochs}] --out {out}"
+BARE = "python t.py --config {cfg} --epochs {epochs} --out {out}"
+
+
+def test_an_optional_epochs_part_is_kept_only_when_the_line_gives_epochs():
+    """U32: a line without epochs gets no blanket --epochs from an optional part."""
+    given, left_out = parse("a.yaml t 5\nb.yaml t\n", default=20).cells
+    assert (
+        render_command(OPTIONAL, given, "/d") == "python t.py --config a.yaml --epochs 5 --out /d/a"
+    )
+    assert "--epochs" not in render_command(OPTIONAL, left_out, "/d")
+    assert render_command(OPTIONAL, left_out, "/d").split() == [
+        "python", "t.py", "--config", "b.yaml", "--out", "/d/b",
+    ]  # fmt: skip
+    # A bare {epochs} keeps the host's default (and the plan says so: epochs_note).
+    assert render_command(BARE, left_out, "/d").endswith("--epochs 20 --out /d/b")
+    # Literal shell brackets (no placeholder inside) are left alone.
+    shell = "[ -d x ] && ls r[0-9] && run {cfg} [--epochs {epochs}]"
+    assert render_command(shell, left_out, "/d") == "[ -d x ] && ls r[0-9] && run b.yaml "
+
+
+def test_values_in_an_optional_part_stay_shell_quoted():
+    cell = QueueCell("q", 1, "a", "a.yaml", "t", 7, True)
+    command = render_command("printf '%s\\n' [{name}x{epochs}] {cfg}", cell, "/d")
+    out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["ax7", "a.yaml"]
+    hostile = QueueCell("q", 1, "it's; x", "c.yaml", "t", 3, True)
+    command = render_command("run [--name {name} --epochs {epochs}]", hostile, "/d")
+    assert shlex.quote("it's; x") in command
+
+
+@pytest.mark.parametrize(
+    ("template", "phrase"),
+    [
+        ("run {cfg} [--epochs {epochs}", "is never closed"),
+        ("run {cfg} --epochs {epochs}]", "closes no '['"),
+        ("run [[--epochs {epochs}]]", "nested brackets"),
+        ("run [ -d {out} ] {cfg}", "holds no {epochs}"),
+    ],
+)
+def test_malformed_optional_parts_are_template_problems(template, phrase):
+    assert phrase in (template_problem(template) or "")
+
+
+def test_epochs_note_names_the_value_and_its_source():
+    given, left_out = parse("a.yaml t 5\nb.yaml t\n", default=20).cells
+    assert epochs_note(OPTIONAL, given) == "epochs 5 (the line)"
+    assert epochs_note(BARE, given) == "epochs 5 (the line)"
+    assert epochs_note(BARE, left_out) == "epochs 20 (the host's default: the line gives none)"
+    assert epochs_note(OPTIONAL, left_out) == "epochs: none passed (the config decides)"
+    assert "none passed" in epochs_note("python t.py {cfg}", given)

@@ -57,7 +57,8 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         assert [r[1] for r in rows] == ["box1_lr3e-4", "box1_lr1e-3", "box1_wide"]
         assert [r[0] for r in rows] == ["0", "1", "2"]
         assert [r[2] for r in rows] == ["reconstruction", "reconstruction", "classification"]
-        assert rows[0][3] == "3" and rows[2][3] == "5"
+        assert rows[0][3] == "3 (the line)" and rows[2][3] == "5 (the line)"
+        assert "(the host's default: the line gives none)" in rows[1][3]  # U32
         assert modal.query_one("#launch-start", Input).value == "0"
         assert "detach tmux" in text_of(modal.query_one("#launch-notes", Static))
         go = modal.query_one("#launch-go", Button)
