@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import asyncssh
 
@@ -33,9 +33,7 @@ class SftpSessions(RangeReads):
     # SFTP sessions by lane, each with the connection it belongs to.
     _sftp: dict[int, tuple[asyncssh.SFTPClient, asyncssh.SSHClientConnection]]
     _sftp_locks: dict[int, asyncio.Lock]
-
-    def _require(self) -> asyncssh.SSHClientConnection:  # pragma: no cover - the transport's
-        raise NotImplementedError
+    _require: Callable[[], asyncssh.SSHClientConnection]  # SshTransport's method
 
     async def sftp(self, lane: int = 0) -> asyncssh.SFTPClient:
         """The connection's SFTP client for ``lane``, started on first use and shared.

@@ -22,7 +22,7 @@ from textual.worker import Worker
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.logscan import LogChunk, LogPosition
-from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.widgets.host_pane import screen_in_view
 
@@ -106,10 +106,8 @@ class LogsTab(DetailTab):
         """Whether this tab is the active one on a screen in view."""
         screen = self.screen
         # The detail screen, by its mixin: importing the screen would be a cycle.
-        from rgt_tui.screens.tabs.base import TabbedScreen as HostDetailScreen
-
         return (
-            isinstance(screen, HostDetailScreen)
+            isinstance(screen, TabbedScreen)
             and screen_in_view(screen)
             and screen.active_tab == self.TAB_ID
         )
