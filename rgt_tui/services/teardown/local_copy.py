@@ -20,7 +20,6 @@ step is "changed", never followed. Blocking: call it off the event loop.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 from collections.abc import Iterable
@@ -28,8 +27,8 @@ from pathlib import Path
 
 from rgt_tui.domain.teardown_gate import FileFacts, LocalCopyChecked
 from rgt_tui.domain.text import printable
+from rgt_tui.services.pull.plan import hash_fd  # the pull hashes its copies the same way
 
-HASH_BLOCK = 1 << 20
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
 
@@ -69,20 +68,6 @@ def _open_file(root_fd: int, rel: str) -> int:
         raise
 
 
-def _hash_fd(fd: int, size: int) -> str:
-    digest = hashlib.sha256()
-    buf = bytearray(HASH_BLOCK)
-    view = memoryview(buf)
-    seen = 0
-    with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
-        while n := f.readinto(buf):
-            digest.update(view[:n])
-            seen += n
-            if seen > size:  # grew while being read: no need to read on
-                break
-    return digest.hexdigest()
-
-
 def _check_one(root_fd: int, rel: str, facts: FileFacts) -> str | None:
     """None when ``rel`` is the pulled file; else why not (raises _Missing)."""
     if not facts.sha256:
@@ -94,7 +79,7 @@ def _check_one(root_fd: int, rel: str, facts: FileFacts) -> str | None:
             return "not a regular file"
         if st.st_size != facts.size:
             return f"{st.st_size} bytes here, {facts.size} in the manifest"
-        if _hash_fd(fd, facts.size) != facts.sha256:
+        if hash_fd(fd, facts.size).hexdigest() != facts.sha256:
             return "its SHA-256 differs from the manifest's (changed in place)"
         return None
     except OSError as exc:
