@@ -20,6 +20,15 @@ from rgt_tui.transport.base import (
 )
 
 
+async def _feed(stdin: asyncio.StreamWriter, input: str | None) -> None:
+    """Write ``input`` to a command's stdin and close it."""
+    with contextlib.suppress(OSError):  # the command ended first: it says why
+        if input is not None:
+            stdin.write(input.encode())
+            await stdin.drain()
+        stdin.close()
+
+
 class LocalTransport(RangeReads):
     """A Transport for the machine the app runs on; it is always connected."""
 
@@ -68,14 +77,6 @@ class LocalTransport(RangeReads):
         cap = OutputCap(max_output)
         proc = await self._spawn(command)
         assert proc.stdin and proc.stdout and proc.stderr
-        stdin = proc.stdin
-
-        async def write() -> None:
-            with contextlib.suppress(OSError):  # the command ended first: it says why
-                if input is not None:
-                    stdin.write(input.encode())
-                    await stdin.drain()
-                stdin.close()
 
         async def read(stream: asyncio.StreamReader, name: str) -> None:
             while chunk := await stream.read(STREAM_CHUNK):
@@ -84,7 +85,9 @@ class LocalTransport(RangeReads):
                     return
 
         async def finish() -> int:
-            await asyncio.gather(write(), read(proc.stdout, "stdout"), read(proc.stderr, "stderr"))
+            await asyncio.gather(
+                _feed(proc.stdin, input), read(proc.stdout, "stdout"), read(proc.stderr, "stderr")
+            )
             return await proc.wait()
 
         try:
@@ -135,18 +138,10 @@ class LocalTransport(RangeReads):
         reader stops early."""
         proc = await self._spawn(command)
         assert proc.stdin and proc.stdout and proc.stderr
-        stdin = proc.stdin
-
-        async def write() -> None:
-            with contextlib.suppress(OSError):  # the command ended first: it says why
-                if input is not None:
-                    stdin.write(input.encode())
-                    await stdin.drain()
-                stdin.close()
 
         # Written alongside the reading, as the SSH transport does: a command that prints
         # before it reads all of stdin never blocks on a full pipe.
-        writing = asyncio.ensure_future(write())
+        writing = asyncio.ensure_future(_feed(proc.stdin, input))
         try:
             yield proc.stdout
             status = await proc.wait()
