@@ -5,6 +5,8 @@ README.txt); recorded nvidia-smi output under tests/fixtures/gpu (see SOURCES.tx
 replayed by a tiny stand-in executable, the one fake here, because no GPU exists on the
 machines these tests run on. Every sample goes through ``snapshot_from_agent``, the agent's
 only consumer.
+
+One file for one program (the agent): its cases share the recorded trees and the run helpers; a split would scatter them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Tests for the fleet-file loader (rgt_tui.domain.config) and the XDG paths (rgt_tui.paths)."""
+"""Tests for the fleet-file loader (rgt_tui.domain.config) and the XDG paths (rgt_tui.paths).
+
+Long because the fleet file has many keys, each with its refusals; one file keeps every message's wording in one place.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 The property test keeps its own oracle: it re-derives, from the raw event history alone,
 whether every condition of the Iron Law holds, and checks the gate never says "unlocked"
 when the oracle says a condition is missing.
+
+Kept whole: the unit cases and the property test share the event builders and the oracle.
 """
 
 from __future__ import annotations

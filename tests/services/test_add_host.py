@@ -4,6 +4,8 @@ confirmation, a [[hosts]] block appended without touching a byte of the file bef
 Real components: loopback asyncssh boxes, a HOME of the test's own (so ~/.ssh/known_hosts
 starts empty), the real console entry point (under a pseudo-terminal where it asks), the
 shipped, heavily commented hosts.example.toml, and the add screen driven by the Pilot.
+
+One flow (paste → key → block), tested end to end in one file.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Log following: line splitting and crash marks, transport file access, the follower over
-real loopback SSH boxes (drops, rotation, partial lines), and the `logs` command."""
+real loopback SSH boxes (drops, rotation, partial lines), and the `logs` command.
+
+Kept whole: the splitter, the transport reads, the follower and the command share one log fixture and its helpers.
+"""
 
 from __future__ import annotations
 

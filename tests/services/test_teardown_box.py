@@ -10,6 +10,8 @@
 - without a teardown command, the teardown is recorded only when the name is typed
   again after the instructions;
 - the TUI's writers and command-line runs write the journal at once and lose nothing.
+
+Kept whole: every case builds on the same Setup (box, pull, verify, journal); other gate files import it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Verify over loopback boxes: real pulls of real checkpoints, each problem named."""
+"""Verify over loopback boxes: real pulls of real checkpoints, each problem named.
+
+One service, one file: every case starts from the same real pull of real checkpoints.
+"""
 
 from __future__ import annotations
 

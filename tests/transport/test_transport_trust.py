@@ -2,6 +2,8 @@
 servers only: OpenSSH's sshd (its DEBUG3 log shows every request a client makes) and
 loopback asyncssh boxes. HOME points at a test folder, so ~/.ssh/config and
 ~/.ssh/known_hosts are the test's own.
+
+Kept whole: the cases share the sshd, known_hosts and ssh-agent set-ups.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Most tests feed the app agent-shaped samples (``support.samples``) through
 fake monitors, which is exactly the interface ``HostMonitor`` offers; the last ones run
 real monitors, over this machine's local transport and over a loopback SSH fleet.
+
+Long because the App has many keys; the other tests/ui files each take one screen or flow out of it.
 """
 
 from __future__ import annotations
