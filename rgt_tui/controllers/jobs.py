@@ -208,8 +208,13 @@ class JobRunner:
             changes["history"] = found[2]
             if state.box is not None and not state.box.same_box(jh.box):
                 # Another box was found there (by another process): nothing shown about
-                # the old one applies to it (as BoxWatch does for one seen here).
-                changes.update(gate=None, gate_error=None, teardown=None, refusal=None)
+                # the old one applies to it (as BoxWatch does for one seen here). A manual
+                # teardown awaiting its second typed name is kept: that name is then
+                # refused naming the other box (record_manual_teardown checks the box),
+                # rather than the flow vanishing under the user's typing.
+                changes.update(gate=None, gate_error=None, refusal=None)
+                if not state.awaiting_manual:
+                    changes["teardown"] = None
             self._set(host, **changes)
 
     async def take_outside_changes(self) -> None:

@@ -306,6 +306,10 @@ async def test_a_manual_teardown_is_refused_when_another_box_was_seen_meanwhile(
         confirmed = app.jobs.state("box1").teardown.report.box
         # Meanwhile a command line (or another rgt-tui) sees a re-created box there.
         journal.observe_box("box1", BoxIdentity("b" * 32, None), 1e10)
+        # The open TUI takes that in (its records watch) before the user types again:
+        # the order a loaded machine produced, made certain here.
+        await app.jobs.take_outside_changes()
+        await pilot.pause()
         box = app.screen.query_one("#confirm-name", Input)
         box.focus()
         await pilot.pause()
