@@ -29,8 +29,8 @@ from rgt_tui.domain.ssh_target import (
 )
 
 __all__ = [
-    "ConfigError", "Fleet", "HostConfig", "SshTarget", "Thresholds", "make_fleet",
-    "parse_ssh_target", "SSH_FORMS", "LOCAL",
+    "ConfigError", "Credential", "Fleet", "HostConfig", "Readiness", "SshTarget", "Thresholds",
+    "make_fleet", "parse_ssh_target", "SSH_FORMS", "LOCAL",
 ]  # fmt: skip
 
 FLEET_FILE_NAME = "hosts.toml"
@@ -38,16 +38,35 @@ ENV_VAR = "RGT_HOSTS"
 RUN_FIELDS = ("cfg", "task", "epochs", "name", "out")
 
 TOP_KEYS = ("fleet", "hosts")
-FLEET_KEYS = ("results_dir", "poll_seconds", "default_epochs", "thresholds", "verify_python")
+# Readiness keys (issue 29: sync, credentials, preflight, tracker) may stand in [fleet],
+# as every host's default, or in a [[hosts]] entry, which wins; see config_ready.
+READY_KEYS = (
+    "code", "code_exclude", "credentials", "tracker", "tracker_patterns", "python",
+    "checkpoint_gb", "keep_checkpoints",
+)  # fmt: skip
+FLEET_KEYS = (
+    "results_dir", "poll_seconds", "default_epochs", "thresholds", "verify_python", *READY_KEYS,
+)  # fmt: skip
 THRESHOLD_KEYS = tuple(f.name for f in fields(Thresholds))
 HOST_KEYS = (
     "name", "ssh", "identity_file", "known_hosts", "profile", "cost_per_hour", "started_at",
     "workdir", "durable_dir", "mounts", "queue", "run", "pull", "teardown", "epochs",
-    "host_key",
+    "host_key", *READY_KEYS,
 )  # fmt: skip
 # How an unknown host key is treated: "strict" refuses it until the user trusts it;
 # "accept-new" (OpenSSH's meaning) records a first key and still refuses a changed one.
 HOST_KEY_POLICIES = ("strict", "accept-new")
+
+
+# Trackers whose "run started" line the tracker check knows (U35), and the default
+# patterns of each (regular expressions, matched against a cell's log lines).
+TRACKER_PATTERNS: dict[str, tuple[str, ...]] = {
+    "wandb": (r"wandb: (?:🚀 )?(?:View run|Syncing run)",),
+    "mlflow": (r"(?:🏃 )?View run \S+ at: https?://",),
+    "tensorboard": (r"TensorBoard \S* ?at https?://", r"events\.out\.tfevents\."),
+}
+# Where a credential's value comes from on this machine.
+CREDENTIAL_SOURCES = ("env", "netrc", "file")
 
 
 class ConfigError(ValueError):
@@ -96,6 +115,45 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class Credential:
+    """One secret a run needs, exported to each cell as the variable ``name``.
+
+    ``source`` says where its value is read on this machine when a launch sends it:
+    ``env`` (the variable ``ref`` of rgt-tui's environment), ``netrc`` (the password of
+    machine ``ref`` in ``~/.netrc``) or ``file`` (the content of the file ``ref``). The
+    value itself is never held in the config, so it never reaches a message or a log.
+    """
+
+    name: str
+    source: str  # one of CREDENTIAL_SOURCES
+    ref: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What a box needs before the meter runs (issue 29), with defaults filled in.
+
+    ``code``: the local tree ``rgt-tui sync`` pushes to the workdir (None: no sync);
+    ``code_exclude``: gitignore-style patterns left out besides ``.gitignore``'s;
+    ``credentials``: exported to every cell; ``tracker``: "" (no check), wandb, mlflow or
+    tensorboard, whose run line a cell's log must print (U35), ``tracker_patterns`` the
+    regular expressions that count as that line; ``python``: the run's interpreter on the
+    box (None: read from the ``run`` template); ``checkpoint_gb`` × ``keep_checkpoints``:
+    the disk budget preflight checks (None: the newest checkpoint found decides).
+    """
+
+    code: Path | None = None
+    code_exclude: tuple[str, ...] = ()
+    credentials: tuple[Credential, ...] = ()
+    tracker: str = ""
+    tracker_patterns: tuple[str, ...] = ()
+    python: str | None = None
+    checkpoint_gb: float | None = None
+    keep_checkpoints: int = 2
+
+
+@dataclass(frozen=True)
 class HostConfig:
     """One ``[[hosts]]`` block with every default filled in."""
 
@@ -120,6 +178,7 @@ class HostConfig:
     # home): "<file>:<line>: pull: ..." naming the host and the fix. A pull refuses with
     # it before anything runs on the box; None: pulls may go ahead.
     pull_refused: str | None = None
+    ready: Readiness = Readiness()
 
     @property
     def is_local(self) -> bool:
@@ -141,6 +200,7 @@ class Fleet:
     # The interpreter verify loads checkpoints with (one that has torch, such as the
     # training environment's); None: this app's own interpreter.
     verify_python: str | None = None
+    ready: Readiness = Readiness()  # the [fleet] defaults every host's own keys override
 
     def host(self, name: str) -> HostConfig:
         """The host called ``name``; KeyError listing the known names otherwise."""
@@ -159,10 +219,13 @@ def make_fleet(
     thresholds: Thresholds,
     hosts: tuple[HostConfig, ...],
     verify_python: str | None = None,
+    ready: Readiness = Readiness(),
 ) -> Fleet:
     """Assemble a Fleet, standing this machine in when no host was configured."""
     if hosts:
-        return Fleet(path, results_dir, poll, epochs, thresholds, hosts, False, verify_python)
+        return Fleet(
+            path, results_dir, poll, epochs, thresholds, hosts, False, verify_python, ready
+        )  # fmt: skip
     local = HostConfig(
         name=LOCAL, ssh=None, identity_file=None, known_hosts=None, profile=DEFAULT_PROFILE,
         cost_per_hour=None, started_at=None, workdir="~", durable_dir="~", mounts=("/", "~"),
@@ -171,5 +234,8 @@ def make_fleet(
             "no fleet file: this machine stands in, and its pulls would default to the whole "
             'home — write a hosts.toml naming the folders to pull, e.g. pull = ["~/runs"]'
         ),
+        ready=ready,
     )  # fmt: skip
-    return Fleet(path, results_dir, poll, epochs, thresholds, (local,), True, verify_python)
+    return Fleet(
+        path, results_dir, poll, epochs, thresholds, (local,), True, verify_python, ready
+    )  # fmt: skip

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rgt_tui.domain.config import HOST_KEY_POLICIES, HOST_KEYS, RUN_FIELDS, HostConfig
+from rgt_tui.domain.config import HOST_KEY_POLICIES, HOST_KEYS, RUN_FIELDS, HostConfig, Readiness
+from rgt_tui.domain.config_ready import readiness
 from rgt_tui.domain.config_toml import Table
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.domain.queue_file import bracket_problem
@@ -39,10 +40,14 @@ _HOME_RE = re.compile(r"~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\}|/root|/home/[^/]+")
 
 
 def host_config(
-    t: Table, base: Path, default_epochs: int, profiles: Sequence[str]
+    t: Table,
+    base: Path,
+    default_epochs: int,
+    profiles: Sequence[str],
+    fleet_ready: Readiness | None = None,
 ) -> HostConfig | None:
-    """Check one ``[[hosts]]`` entry and fill in its defaults; None when it has mistakes
-    (each recorded in ``t.problems``)."""
+    """Check one ``[[hosts]]`` entry and fill in its defaults (``fleet_ready``: the
+    ``[fleet]`` readiness keys); None when it has mistakes (each in ``t.problems``)."""
     before = len(t.problems)
     t.reject_unknown(HOST_KEYS)
     c = t.checked
@@ -84,6 +89,7 @@ def host_config(
         line=t.line(),
         host_key=c(lambda: _host_key(t), "strict"),
         pull_refused=_pull_refused(t, name, durable),
+        ready=readiness(t, base, fleet_ready),
     )
     return host if len(t.problems) == before else None
 

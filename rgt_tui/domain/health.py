@@ -34,6 +34,7 @@ class Thresholds:
     zombie_vram_mib: float = 1024.0
     log_silent_minutes: float = 10.0
     forgotten_minutes: float = 30.0  # after the queue finished, a still-billed box (GEN1)
+    tracker_minutes: float = 10.0  # U35: a running cell's log with no tracker run line yet
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,129 @@
+"""The readiness keys of ``[fleet]`` and ``[[hosts]]`` (issue 29): ``code``,
+``code_exclude``, ``credentials``, ``tracker``, ``tracker_patterns``, ``python``,
+``checkpoint_gb``, ``keep_checkpoints``.
+
+``[fleet]`` gives every host's default; a host's own key wins, except ``credentials``,
+which merge by variable name (a host's entry replaces the fleet's of the same name).
+A credential is written ``NAME = { env = "VAR" }``, ``{ netrc = "api.wandb.ai" }`` or
+``{ file = "~/.config/token" }``: only where the value is, never the value itself, so a
+fleet file can be shared and nothing secret is ever parsed, printed or journalled.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from rgt_tui.domain.config import (
+    CREDENTIAL_SOURCES,
+    TRACKER_PATTERNS,
+    Credential,
+    Readiness,
+)
+from rgt_tui.domain.config_toml import Table
+
+ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def readiness(t: Table, base: Path, inherited: Readiness | None = None) -> Readiness:
+    """The readiness keys of table ``t`` over ``inherited`` (the fleet's, for a host);
+    mistakes are recorded in ``t.problems`` and the inherited value kept."""
+    d = inherited or Readiness()
+    c = t.checked
+    code = c(lambda: t.maybe("code", example="~/projects/detector"), None)
+    tracker = c(lambda: _tracker(t), None)
+    patterns = c(lambda: _patterns(t), None)
+    gb = c(lambda: t.number("checkpoint_gb", None), None)
+    keep = c(lambda: t.integer("keep_checkpoints", d.keep_checkpoints), d.keep_checkpoints)
+    credentials = {cred.name: cred for cred in d.credentials}
+    for cred in c(lambda: _credentials(t, base), ()):
+        credentials[cred.name] = cred
+    return replace(
+        d,
+        code=_local(base, code) if code is not None else d.code,
+        code_exclude=c(lambda: _opt_list(t, "code_exclude"), None) or d.code_exclude,
+        credentials=tuple(credentials.values()),
+        tracker=tracker if tracker is not None else d.tracker,
+        tracker_patterns=(
+            patterns
+            if patterns is not None
+            else (TRACKER_PATTERNS.get(tracker, ()) if tracker is not None else d.tracker_patterns)
+        ),
+        python=c(lambda: t.maybe("python", example="/opt/conda/bin/python"), None) or d.python,
+        checkpoint_gb=gb if gb is not None else d.checkpoint_gb,
+        keep_checkpoints=keep,
+    )
+
+
+def _local(base: Path, text: str) -> Path:
+    path = Path(text).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _tracker(t: Table) -> str | None:
+    """``tracker``: one of TRACKER_PATTERNS' names, or "none" (no check); None when absent."""
+    value = t.maybe("tracker", example="wandb")
+    if value is None:
+        return None
+    if value == "none":
+        return ""
+    if value not in TRACKER_PATTERNS:
+        known = ", ".join([*TRACKER_PATTERNS, "none"])
+        raise t.error("tracker", f"unknown tracker {value!r} — expected one of: {known}")
+    return value
+
+
+def _patterns(t: Table) -> tuple[str, ...] | None:
+    """``tracker_patterns``: regular expressions, each compiled here so a typo is a
+    config mistake with its line, not a crash on the first log line."""
+    patterns = _opt_list(t, "tracker_patterns")
+    if patterns is None:
+        return None
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise t.error(
+                "tracker_patterns", f"{pattern!r} is not a regular expression: {exc}"
+            ) from None
+    return patterns
+
+
+def _opt_list(t: Table, key: str) -> tuple[str, ...] | None:
+    """A list of non-empty strings, or None when absent."""
+    if key not in t.data:
+        return None
+    return t.text_list(key, [])
+
+
+def _credentials(t: Table, base: Path) -> tuple[Credential, ...]:
+    """``[*.credentials]``: NAME = { env | netrc | file = "…" } each."""
+    table = t.table("credentials")
+    found: list[Credential] = []
+    line = t.line("credentials")
+    for name, spec in table.items():
+        example = f'{name} = {{ env = "{name}" }}'
+        if not ENV_NAME_RE.fullmatch(name):
+            raise t.error(
+                "credentials",
+                f"{name!r} is not an environment variable name (letters, digits, '_'; "
+                "not starting with a digit): each credential is exported to the cells under its name",
+            )
+        if not isinstance(spec, dict) or len(spec) != 1:
+            raise t.error(
+                "credentials",
+                f'{name}: expected one source, e.g. {example}, {{ netrc = "api.wandb.ai" }} '
+                'or { file = "~/.config/token" } — never the secret itself',
+            )
+        ((source, ref),) = spec.items()
+        if source not in CREDENTIAL_SOURCES or not isinstance(ref, str) or not ref.strip():
+            raise t.error(
+                "credentials",
+                f"{name}: unknown source {source!r} — expected one of "
+                f"{', '.join(CREDENTIAL_SOURCES)} with a non-empty text, e.g. {example}",
+            )
+        if source == "file":
+            ref = str(_local(base, ref))
+        found.append(Credential(name, source, ref, line))
+    return tuple(found)
