@@ -4,11 +4,13 @@
 # deployed to the box, so nothing on the box can be running it when it changes.
 #
 #   probe SESSION WORKDIR DURABLE_DIR [diag]      facts, one "key<TAB>value" per line
-#   launch SESSION START DETACH WORKDIR QBYTES CLINES FRESH RQ RQ_LEN RO RO_LEN Q_LEN C_LEN
+#   launch SESSION START DETACH WORKDIR QBYTES CLINES FRESH RQ RQ_LEN RO RO_LEN Q_LEN C_LEN ID_LEN
 #   append SESSION QBYTES CLINES Q_LEN C_LEN
 #
 # launch/append read their payload from stdin: the runner scripts (launch only), then
-# the bytes to append to queue.txt, then those to append to cells.tsv. QBYTES/CLINES are
+# the bytes to append to queue.txt, then those to append to cells.tsv, then (launch only)
+# the code identity this launch was checked against, written to code.id for run_one.sh
+# to record with each cell (empty: none known, the file is removed). QBYTES/CLINES are
 # the sizes rgt-tui saw when it planned: if queue.txt or cells.tsv changed since, the
 # box refuses rather than append to something it did not compare. A refusal prints
 # "refused<TAB>CODE<TAB>DETAIL" and exits 3.
@@ -236,12 +238,12 @@ oom_now() {
 }
 
 launch() {
-    [ $# -eq 13 ] || refuse usage "launch needs 13 arguments, got $#"
+    [ $# -eq 14 ] || refuse usage "launch needs 14 arguments, got $#"
     local session=$1 start=$2 detach=$3 workdir=$4 qbytes=$5 clines=$6 fresh=$7
-    local rq=$8 rq_len=$9 ro=${10} ro_len=${11} q_len=${12} c_len=${13}
+    local rq=$8 rq_len=$9 ro=${10} ro_len=${11} q_len=${12} c_len=${13} id_len=${14}
     local why method before now pid i envf="$q/launch.env" archived
     mkdir -p "$bin" "$q/cells" || refuse io "cannot create $q (disk full? df -h ~; df -i ~)"
-    stage_payload $((rq_len + ro_len + q_len + c_len))
+    stage_payload $((rq_len + ro_len + q_len + c_len + id_len))
     deploy "$rq" 0 "$rq_len"
     deploy "$ro" "$rq_len" "$ro_len"
     take_lock
@@ -266,6 +268,12 @@ launch() {
     fi
     append_part "$q/queue.txt" $((rq_len + ro_len)) "$q_len"
     append_part "$q/cells.tsv" $((rq_len + ro_len + q_len)) "$c_len"
+    if [ "$id_len" -gt 0 ]; then
+        part $((rq_len + ro_len + q_len + c_len)) "$id_len" >"$q/code.id.tmp" && mv -f "$q/code.id.tmp" "$q/code.id" ||
+            refuse io "cannot write $q/code.id (disk full? df -h ~; df -i ~)"
+    else
+        rm -f "$q/code.id"
+    fi
     write_env "$envf" || refuse io "cannot write $envf"
     before=$(awk '$1 == "launch" { n++ } END { print n + 0 }' "$q/runner.state" 2>/dev/null)
     set -- env -i "HOME=$HOME" "PATH=$PATH" bash "$bin/$rq" "$q" "$start" "$method" "$bin/$ro" "$workdir" "$envf"

@@ -8,11 +8,14 @@
 #
 # Records (append-only, one line each):
 #   cells/NAME.state  start <unix_ts> <boot_id> <pid>   then   end <unix_ts> <exit_code>
+#                     and, when the launch knew it, code <the code.id line> after start:
+#                     the code this attempt ran (tree hash, git commit; U42)
 #   cells/NAME.oom    start|end <unix_ts> <cgroup oom_kill count, or ?>
 #   cells/NAME.log    the command's stdout+stderr; the same bytes go to this script's
 #                     stdout, which the runner points at queue.log.
 #
-# The command runs in WORKDIR with PYTHONUNBUFFERED=1 (U43: a detached run's log is
+# The command runs in WORKDIR with the credentials of ~/.rgt/credentials.env exported
+# (written 0600 by rgt-tui over stdin, U34: never on a command line), PYTHONUNBUFFERED=1 (U43: a detached run's log is
 # otherwise block-buffered and looks frozen) and OMP/MKL thread pools capped to the
 # cgroup's vCPU quota (U40: they default to the host's core count).
 # RGT_PROC_ROOT / RGT_SYS_ROOT point the cgroup reads at a recorded tree (tests).
@@ -107,6 +110,14 @@ printf 'start %s %s\n' "$(date +%s)" "$(oom_kills)" >>"$cells/$name.oom"
 # pid kills the cell, and the exit code the pipeline reports is the command's.
 (
     printf 'start %s %s %s\n' "$(date +%s)" "$(boot_id)" "$BASHPID" >>"$state"
+    if [ -r "$qdir/code.id" ]; then
+        IFS= read -r code_id <"$qdir/code.id" && printf 'code %s\n' "$code_id" >>"$state"
+    fi
+    if [ -r "$HOME/.rgt/credentials.env" ]; then
+        set -a
+        . "$HOME/.rgt/credentials.env"
+        set +a
+    fi
     cd "$workdir" || {
         echo "rgt: cannot cd to the host's workdir $workdir — fix workdir in hosts.toml"
         exit 126

@@ -66,6 +66,9 @@ class LaunchPlan:
     cells_append: str = ""  # lines to append to the box's cells.tsv
     expect_qbytes: int = 0  # queue.txt/cells.tsv sizes the plan was made against
     expect_clines: int = 0
+    # The code identity (domain.code_identity.CodeIdentity.record()) the launch was
+    # checked against; each cell's state records it (U42). "" when none is known.
+    code_id: str = ""
 
     @property
     def ok(self) -> bool:
@@ -253,14 +256,15 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
     if not plan.ok:
         raise QueueError(plan.host, "the launch plan has problems:\n" + "\n".join(plan.problems))
     rq, ro = script_text("run_queue.sh"), script_text("run_one.sh")
-    parts = [rq, ro, plan.queue_append, plan.cells_append]
+    code_line = plan.code_id + "\n" if plan.code_id else ""
+    parts = [rq, ro, plan.queue_append, plan.cells_append, code_line]
     sizes = [len(p.encode("utf-8")) for p in parts]
     await transport.connect()
     result = await run_ctl(
         transport, "launch", plan.session, plan.start_index, plan.detach, plan.workdir,
         plan.expect_qbytes, plan.expect_clines, int(plan.fresh),
         deployed_name("run_queue.sh"), sizes[0], deployed_name("run_one.sh"), sizes[1],
-        sizes[2], sizes[3], input="".join(parts),
+        sizes[2], sizes[3], sizes[4], input="".join(parts),
     )  # fmt: skip
     error = refusal(plan.host, result)
     if error is not None:
