@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite runs for real: OpenSSH's sshd (a real server on loopback),
-# tmux (the detach method and the demo test) and rsync (the pull benchmark's baseline).
+# tmux (the detach method and the demo test), rsync (sync's transfer, the pull benchmark's
+# baseline) and git (sync lists a git repository's files as git does).
 # Does nothing when they are already there.
 set -euo pipefail
 missing=()
@@ -8,6 +9,7 @@ missing=()
 command -v ssh >/dev/null || missing+=(openssh-client)
 command -v tmux >/dev/null || missing+=(tmux)
 command -v rsync >/dev/null || missing+=(rsync)
+command -v git >/dev/null || missing+=(git)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
