@@ -42,7 +42,11 @@ TOP_KEYS = ("fleet", "hosts")
 # as every host's default, or in a [[hosts]] entry, which wins; see config_ready.
 READY_KEYS = (
     "code", "code_exclude", "credentials", "tracker", "tracker_patterns", "python",
-    "checkpoint_gb", "keep_checkpoints",
+    "checkpoint_gb", "keep_checkpoints", "preflight_ack",
+)  # fmt: skip
+# Preflight's checks, by the names `--ack`, the plan dialog and `preflight_ack` use.
+PREFLIGHT_CHECKS = (
+    "python", "torch", "gpu", "driver", "gpu-busy", "disk", "durable", "tmux", "code",
 )  # fmt: skip
 FLEET_KEYS = (
     "results_dir", "poll_seconds", "default_epochs", "thresholds", "verify_python", *READY_KEYS,
@@ -140,7 +144,8 @@ class Readiness:
     tensorboard, whose run line a cell's log must print (U35), ``tracker_patterns`` the
     regular expressions that count as that line; ``python``: the run's interpreter on the
     box (None: read from the ``run`` template); ``checkpoint_gb`` × ``keep_checkpoints``:
-    the disk budget preflight checks (None: the newest checkpoint found decides).
+    the disk budget preflight checks (None: the newest checkpoint found decides);
+    ``preflight_ack``: checks (PREFLIGHT_CHECKS) a launch may go ahead without.
     """
 
     code: Path | None = None
@@ -151,6 +156,8 @@ class Readiness:
     python: str | None = None
     checkpoint_gb: float | None = None
     keep_checkpoints: int = 2
+    # Preflight checks acknowledged for every launch of the host (a CPU-only box: "gpu").
+    preflight_ack: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The readiness keys of ``[fleet]`` and ``[[hosts]]`` (issue 29): ``code``,
 ``code_exclude``, ``credentials``, ``tracker``, ``tracker_patterns``, ``python``,
-``checkpoint_gb``, ``keep_checkpoints``.
+``checkpoint_gb``, ``keep_checkpoints``, ``preflight_ack``.
 
 ``[fleet]`` gives every host's default; a host's own key wins, except ``credentials``,
 which merge by variable name (a host's entry replaces the fleet's of the same name).
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rgt_tui.domain.config import (
     CREDENTIAL_SOURCES,
+    PREFLIGHT_CHECKS,
     TRACKER_PATTERNS,
     Credential,
     Readiness,
@@ -53,7 +54,20 @@ def readiness(t: Table, base: Path, inherited: Readiness | None = None) -> Readi
         python=c(lambda: t.maybe("python", example="/opt/conda/bin/python"), None) or d.python,
         checkpoint_gb=gb if gb is not None else d.checkpoint_gb,
         keep_checkpoints=keep,
+        preflight_ack=c(lambda: _acks(t), None) or d.preflight_ack,
     )
+
+
+def _acks(t: Table) -> tuple[str, ...] | None:
+    """``preflight_ack``: names of preflight checks, each one of PREFLIGHT_CHECKS."""
+    names = _opt_list(t, "preflight_ack")
+    for name in names or ():
+        if name not in PREFLIGHT_CHECKS:
+            raise t.error(
+                "preflight_ack",
+                f"unknown preflight check {name!r} — expected some of: {', '.join(PREFLIGHT_CHECKS)}",
+            )
+    return names
 
 
 def _local(base: Path, text: str) -> Path:
