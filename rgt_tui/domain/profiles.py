@@ -27,6 +27,13 @@ class Profile:
     danger_clocks: tuple[str, ...]
     spot_grace: str
     release_after_off_days: float | None = None  # auto-release of a powered-off box
+    # Where a durable dir survives the teardown verb (principle 4), checked by preflight
+    # on the box's resolved path: under one of ``durable_under`` (none: no path rule),
+    # never under one of ``durable_not_under`` ("$TMPDIR": the box's value), and, with
+    # ``durable_own_mount``, on a mount of its own (not the container's overlay root).
+    durable_under: tuple[str, ...] = ()
+    durable_not_under: tuple[str, ...] = ()
+    durable_own_mount: bool = False
 
     @property
     def clock_lines(self) -> tuple[str, ...]:

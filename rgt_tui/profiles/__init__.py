@@ -28,6 +28,8 @@ REQUIRED = (
     "name", "title", "teardown_verb", "irreversible", "destroys", "stop_survives",
     "meter_stop_survives", "keeps_billing", "danger_clocks", "spot_grace",
 )  # fmt: skip
+# Optional keys: the auto-release clock, and where a durable dir survives the teardown verb.
+OPTIONAL = ("release_after_off_days", "durable_under", "durable_not_under", "durable_own_mount")
 
 
 class ProfileError(ValueError):
@@ -37,14 +39,16 @@ class ProfileError(ValueError):
 def parse_profile(data: dict[str, Any], source: str) -> Profile:
     """A Profile from one decoded TOML file; ProfileError naming ``source`` otherwise."""
     missing = [k for k in REQUIRED if k not in data]
-    unknown = sorted(set(data) - set(REQUIRED) - {"release_after_off_days"})
+    unknown = sorted(set(data) - set(REQUIRED) - set(OPTIONAL))
     if missing or unknown:
         raise ProfileError(f"{source}: missing keys {missing} / unknown keys {unknown}")
-    for key in ("keeps_billing", "danger_clocks"):
-        if not isinstance(data[key], list) or not all(isinstance(x, str) for x in data[key]):
+    for key in ("keeps_billing", "danger_clocks", "durable_under", "durable_not_under"):
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise ProfileError(f"{source}: {key} must be a list of strings")
-    if not isinstance(data["irreversible"], bool):
-        raise ProfileError(f"{source}: irreversible must be true or false")
+    for key in ("irreversible", "durable_own_mount"):
+        if key in data and not isinstance(data[key], bool):
+            raise ProfileError(f"{source}: {key} must be true or false")
     days = data.get("release_after_off_days")
     if days is not None and (
         isinstance(days, bool) or not isinstance(days, (int, float)) or days <= 0
@@ -53,7 +57,13 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
     fields = {k: data[k] for k in REQUIRED}
     fields["keeps_billing"] = tuple(data["keeps_billing"])
     fields["danger_clocks"] = tuple(data["danger_clocks"])
-    return Profile(**fields, release_after_off_days=days)
+    return Profile(
+        **fields,
+        release_after_off_days=days,
+        durable_under=tuple(data.get("durable_under", ())),
+        durable_not_under=tuple(data.get("durable_not_under", ())),
+        durable_own_mount=data.get("durable_own_mount", False),
+    )
 
 
 def read_profiles(folder: Path) -> dict[str, Profile]:

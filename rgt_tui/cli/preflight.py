@@ -1,0 +1,66 @@
+"""`rgt-tui preflight HOST [--json]` (a row of table.py): check the box before the meter
+runs, in the environment its runs use (services.preflight), and print each check with
+its fix. Exit 0 when every check passed or is acknowledged by the host's
+``preflight_ack``; 1 when one is not (exit_codes.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.runner import Call
+from rgt_tui.services.connect import Transport
+
+if TYPE_CHECKING:
+    from rgt_tui.services.preflight import PreflightReport
+
+
+def add_preflight_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--json``."""
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+async def run_preflight(call: Call, transport: Transport) -> int:
+    """Run every check on the host's box; exit 1 when one failed unacknowledged."""
+    from rgt_tui.services.preflight import preflight
+
+    host = call.host
+    report = await preflight(call.fleet, host, transport)
+    acks = host.ready.preflight_ack
+    blocking = report.unacknowledged(acks)
+    if call.args.json:
+        data = report.to_json()
+        data["acknowledged"] = [c.name for c in report.failed if c.name in acks]
+        data["blocking"] = [c.name for c in blocking]
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(format_report(report, acks))
+    return EXIT_PROBLEMS if blocking else EXIT_OK
+
+
+def format_report(report: PreflightReport, acks: tuple[str, ...]) -> str:
+    """One line per check (``ok`` / ``FAILED``, its name, what was seen), the fix under
+    each failed one, and a last line saying whether a launch may go ahead."""
+    width = max((len(c.name) for c in report.checks), default=0)
+    lines = [f"{report.host}: preflight"]
+    for c in report.checks:
+        mark = "ok" if c.ok else ("acked" if c.name in acks else "FAILED")
+        lines.append(f"  {mark:<6}  {c.name:<{width}}  {c.detail}")
+        if not c.ok and c.fix:
+            lines.append(f"  {'':<6}  {'':<{width}}  fix: {c.fix}")
+    failed = [c.name for c in report.failed]
+    acked = [n for n in failed if n in acks]
+    blocking = [n for n in failed if n not in acks]
+    if acked:
+        lines.append(f"acknowledged by preflight_ack in the fleet file: {', '.join(acked)}")
+    if blocking:
+        lines.append(
+            f"{len(blocking)} check(s) failed: {', '.join(blocking)} — a launch is refused "
+            "until each is fixed or acknowledged (--ack CHECK, or preflight_ack for the host)"
+        )
+    else:
+        lines.append("ready: every check passed" + (" or is acknowledged" if acked else ""))
+    return "\n".join(lines)

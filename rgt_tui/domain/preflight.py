@@ -1,0 +1,221 @@
+"""Preflight's model: what the box said (``BoxFacts``, parsed from the box script's
+``key<TAB>value`` lines as hostile input) and the report (``Check``, ``PreflightReport``).
+
+The checks themselves are ``preflight_checks``; the box side is
+``rgt_tui/scripts/preflight.sh`` with ``preflight_check.py`` run by the run's own
+interpreter; ``services.preflight`` runs them. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from rgt_tui.domain.code_identity import CodeIdentity
+
+MARKER = "RGT-PREFLIGHT "  # the python program's answer lines (preflight_check.py)
+MAX_DETAIL = 300  # the box's text shown in a check: one line, bounded
+
+
+def clip(text: object, limit: int = MAX_DETAIL) -> str:
+    """The box's text as one bounded line (control characters dropped)."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in str(text)).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One preflight check (its name one of ``domain.config.PREFLIGHT_CHECKS``): passed or
+    not, what was seen, and, when it failed, what to do about it."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class PreflightReport:
+    """Every check of one host; ``code``: the box's code identity when it is in sync (the
+    identity a launch records with each cell)."""
+
+    host: str
+    checks: tuple[Check, ...]
+    code: CodeIdentity | None = None
+
+    @property
+    def failed(self) -> tuple[Check, ...]:
+        """The checks that did not pass."""
+        return tuple(c for c in self.checks if not c.ok)
+
+    def unacknowledged(self, acks: Iterable[str]) -> tuple[Check, ...]:
+        """The failed checks whose names are not in ``acks`` (what refuses a launch)."""
+        acked = set(acks)
+        return tuple(c for c in self.failed if c.name not in acked)
+
+    def check(self, name: str) -> Check | None:
+        """The check called ``name`` (None when it was not run, as ``code`` without a
+        ``code`` key)."""
+        return next((c for c in self.checks if c.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as plain JSON data (``rgt-tui preflight --json``)."""
+        return {
+            "host": self.host,
+            "ok": not self.failed,
+            "checks": [
+                {"name": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix} for c in self.checks
+            ],
+            "code": self.code.record() if self.code is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class GpuHolder:
+    """A process nvidia-smi lists on a GPU: its memory, name and ancestors on the box
+    (``chain``: itself, its parent, …; empty when the box has no such process: another
+    container's, or it ended)."""
+
+    pid: int
+    used_mib: float | None
+    comm: str = ""
+    chain: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class BoxFacts:
+    """What the box's preflight script printed, parsed."""
+
+    ended: bool = False  # the script's last line came: nothing was cut off
+    boot: str = ""
+    workdir_ok: bool = False
+    python: dict[str, Any] | None = None  # preflight_check.py's "python" answer
+    torch: dict[str, Any] | None = None  # ... and its "torch" answer
+    py_rc: int | None = None
+    py_tail: tuple[str, ...] = ()  # the interpreter's other output (its error)
+    smi: str = ""  # nvidia-smi's path; "" when the box has none
+    gpu_lines: tuple[str, ...] = ()
+    gpu_rc: int | None = None
+    version_lines: tuple[str, ...] = ()
+    apps_rc: int | None = None
+    app_lines: tuple[str, ...] = ()
+    holders: tuple[GpuHolder, ...] = ()
+    cell_pids: frozenset[int] = frozenset()
+    durable_real: str = ""
+    durable_exists: bool = False
+    durable_at: str = ""  # the durable dir, or its nearest existing parent
+    tmpdir: str = ""
+    df_bytes: str = ""
+    df_kib: str = ""
+    df_inodes: str = ""
+    fstype: str = ""
+    checkpoint: tuple[float, int, str] | None = None  # mtime, size, path of the newest
+    tmux: str = ""
+    tmux_version: str = ""
+
+
+def _int(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if text.isdigit() else None
+
+
+def _answer(line: str) -> tuple[str, dict[str, Any]] | None:
+    """One ``RGT-PREFLIGHT kind {json}`` line, or None for anything else."""
+    if not line.startswith(MARKER):
+        return None
+    kind, _, payload = line[len(MARKER) :].partition(" ")
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return None
+    return (kind, data) if isinstance(data, dict) else None
+
+
+def _holders(app_lines: list[str], ancestry: dict[int, tuple[str, tuple[int, ...]]]) -> tuple:
+    found: list[GpuHolder] = []
+    for line in app_lines:
+        pid_text, _, memory = line.partition(",")
+        pid = _int(pid_text)
+        if pid is None:
+            continue
+        try:
+            used: float | None = float(re.sub(r"[^0-9.]", "", memory) or "x")
+        except ValueError:
+            used = None
+        comm, chain = ancestry.get(pid, ("", ()))
+        found.append(GpuHolder(pid, used, comm, chain))
+    return tuple(found)
+
+
+def parse_box_facts(text: str) -> BoxFacts:
+    """The box script's lines as facts (pure; unknown keys and malformed values are
+    skipped, never fatal: the box's text is hostile)."""
+    single: dict[str, str] = {}
+    multi: dict[str, list[str]] = {}
+    answers: dict[str, dict[str, Any]] = {}
+    py_tail: list[str] = []
+    ancestry: dict[int, tuple[str, tuple[int, ...]]] = {}
+    cells: set[int] = set()
+    for line in text.splitlines():
+        key, _, value = line.partition("\t")
+        if key == "py":
+            answer = _answer(value)
+            if answer is not None:
+                answers.setdefault(answer[0], answer[1])
+            elif value.strip():
+                py_tail.append(clip(value))
+        elif key in ("gpu", "ver", "app", "dfb", "dfk", "dfi", "ckpt"):
+            multi.setdefault(key, []).append(value)
+        elif key == "anc":
+            pid_text, _, rest = value.partition("\t")
+            comm, _, chain = rest.partition("\t")
+            pid = _int(pid_text)
+            if pid is not None:
+                pids = tuple(p for p in (_int(x) for x in chain.split()) if p is not None)
+                ancestry[pid] = (clip(comm, 64) if comm != "-" else "", pids)
+        elif key == "cell":
+            pid = _int(value)
+            if pid is not None:
+                cells.add(pid)
+        else:
+            single.setdefault(key, value)
+    checkpoint = None
+    for line in multi.get("ckpt", [])[:1]:
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1].isdigit():
+            try:
+                checkpoint = (float(parts[0]), int(parts[1]), clip(parts[2]))
+            except ValueError:
+                checkpoint = None
+    first = lambda key: multi.get(key, [""])[0]  # noqa: E731
+    return BoxFacts(
+        ended=single.get("end") == "1",
+        boot=clip(single.get("boot", ""), 64),
+        workdir_ok=single.get("workdir") == "1",
+        python=answers.get("python"),
+        torch=answers.get("torch"),
+        py_rc=_int(single.get("py_rc", "")),
+        py_tail=tuple(py_tail[-5:]),
+        smi=clip(single.get("smi", "")),
+        gpu_lines=tuple(multi.get("gpu", [])[:64]),
+        gpu_rc=_int(single.get("gpu_rc", "")),
+        version_lines=tuple(multi.get("ver", [])[:16]),
+        apps_rc=_int(single.get("apps_rc", "")),
+        app_lines=tuple(multi.get("app", [])[:256]),
+        holders=_holders(multi.get("app", [])[:256], ancestry),
+        cell_pids=frozenset(cells),
+        durable_real=clip(single.get("durable_real", "")),
+        durable_exists=single.get("durable_exists") == "1",
+        durable_at=clip(single.get("durable_at", "")),
+        tmpdir=clip(single.get("tmpdir", "")),
+        df_bytes=first("dfb"),
+        df_kib=first("dfk"),
+        df_inodes=first("dfi"),
+        fstype=clip(single.get("fstype", ""), 64),
+        checkpoint=checkpoint,
+        tmux=clip(single.get("tmux", "")),
+        tmux_version=clip(single.get("tmux_version", ""), 100),
+    )

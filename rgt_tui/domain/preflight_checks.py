@@ -1,0 +1,352 @@
+"""The preflight checks, each from what the box said (``BoxFacts``): the run's python and
+torch, torch's GPUs against the driver's (U31), torch's CUDA build against the driver's
+CUDA version (U28), other processes on the GPUs (GEN7), free bytes and inodes against a
+budget (principle 5), the durable dir on a mount that survives the teardown verb
+(principle 4), tmux. Each failed check says what to do. Pure.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from rgt_tui.domain.config import Readiness
+from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, torch_index, version, vs
+from rgt_tui.domain.preflight import BoxFacts, Check, clip
+from rgt_tui.domain.profiles import Profile
+from rgt_tui.domain.run_interpreter import RunInterpreter
+from rgt_tui.domain.units import fmt_bytes, fmt_count
+
+GIB = 1 << 30
+MIN_FREE_BYTES = GIB  # free space asked for when no checkpoint size is known
+MIN_FREE_INODES = 10_000  # a run writes logs, checkpoints, eval files: inodes die first
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What the checks need besides the box's facts: the host's name, profile, budget
+    and the interpreter the run uses."""
+
+    host: str
+    profile: Profile
+    ready: Readiness
+    interpreter: RunInterpreter
+    workdir: str
+    durable_dir: str
+
+
+def gpu_names(facts: BoxFacts) -> list[str]:
+    """The GPUs nvidia-smi listed (``index, driver, name`` rows; anything else skipped)."""
+    if facts.gpu_rc not in (0, None):
+        return []
+    names = []
+    for line in facts.gpu_lines:
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) >= 3 and cells[0].isdigit() and version(cells[1]):
+            names.append(clip(cells[2], 60))
+    return names
+
+
+def install_fix(ctx: CheckContext, cuda: tuple[int, int] | None) -> str:
+    """The command that installs a torch the box's driver can run, in the run's env."""
+    index = torch_index(cuda)
+    if index:
+        return f"{ctx.interpreter.command} -m pip install torch --index-url {index}"
+    if cuda is None:
+        return f"{ctx.interpreter.command} -m pip install torch (a build for the box's CUDA)"
+    return (
+        f"a torch release built for CUDA ≤ {vs(cuda)} (pytorch.org's previous versions), "
+        f"installed with {ctx.interpreter.command} -m pip"
+    )
+
+
+def check_python(facts: BoxFacts, ctx: CheckContext) -> Check:
+    """The run's interpreter starts in the workdir and answers."""
+    if not facts.workdir_ok:
+        return Check(
+            "python",
+            False,
+            f"the workdir {ctx.workdir} does not exist on the box, so nothing can run there",
+            f"create it, or sync the code (rgt-tui sync {ctx.host}), or fix workdir for {ctx.host}",
+        )
+    py = facts.python
+    if py is None:
+        said = facts.py_tail[-1] if facts.py_tail else "no output"
+        return Check(
+            "python",
+            False,
+            f"`{ctx.interpreter.command} -` did not run (exit {facts.py_rc}): {said}",
+            f'set python = "/path/to/python" for {ctx.host} in the fleet file, or fix the '
+            "interpreter in its run template",
+        )
+    where = clip(py.get("executable", ""), 120)
+    return Check(
+        "python",
+        True,
+        f"Python {clip(py.get('version', '?'), 40)} ({where}), from {ctx.interpreter.describe()}",
+    )
+
+
+def check_torch(facts: BoxFacts, ctx: CheckContext) -> Check:
+    """torch imports in the run's interpreter."""
+    torch = facts.torch
+    if facts.python is None or torch is None:
+        return Check(
+            "torch", False, "not checked: the run's python did not answer", "fix python first"
+        )
+    if not torch.get("importable"):
+        cuda, _ = driver_cuda(facts)
+        return Check(
+            "torch",
+            False,
+            f"torch does not import in {clip(facts.python.get('executable', '?'), 120)}: "
+            f"{clip(torch.get('error', '?'))}",
+            f"install it in the run's environment: {install_fix(ctx, cuda)} — or point "
+            f"{ctx.host}'s python key / run template at the environment that has it",
+        )
+    build = torch.get("cuda")
+    kind = f"CUDA {clip(build, 20)} build" if build else "CPU-only build"
+    return Check("torch", True, f"torch {clip(torch.get('version', '?'), 40)} ({kind})")
+
+
+def check_gpu(facts: BoxFacts, ctx: CheckContext) -> Check:
+    """torch sees the GPUs the driver lists (U31)."""
+    names = gpu_names(facts)
+    torch = facts.torch or {}
+    seen = int(torch.get("device_count") or 0) if torch.get("available") else 0
+    listed = f"nvidia-smi lists {len(names)} ({', '.join(sorted(set(names)))})" if names else ""
+    why = "; ".join(clip(w, 160) for w in torch.get("warnings", [])[:2] if isinstance(w, str))
+    if not facts.smi:
+        return Check(
+            "gpu",
+            False,
+            "no GPU: nvidia-smi is not on the box's PATH"
+            + (f" and torch sees {seen}" if torch.get("importable") else ""),
+            "pick a box with a GPU (a container: started with --gpus all and the NVIDIA "
+            f'Container Toolkit); for a CPU-only run, preflight_ack = ["gpu"] for {ctx.host}',
+        )
+    if not names:
+        said = clip(" ".join(facts.gpu_lines[:2]) or "no output", 200)
+        return Check(
+            "gpu",
+            False,
+            f"nvidia-smi lists no GPU (exit {facts.gpu_rc}): {said}",
+            "the driver is not loaded or the GPU is gone: pick another box (U31)",
+        )
+    if not torch.get("importable"):
+        return Check(
+            "gpu", False, f"{listed}; torch did not import, so cannot tell", "fix torch first"
+        )
+    if seen == 0:
+        cpu = "" if torch.get("cuda") else " (a CPU-only torch build)"
+        return Check(
+            "gpu",
+            False,
+            f"torch sees no GPU{cpu} but {listed} (U31)" + (f" — torch: {why}" if why else ""),
+            f"install a CUDA build of torch: {install_fix(ctx, driver_cuda(facts)[0])}"
+            if cpu
+            else "check CUDA_VISIBLE_DEVICES and the container's GPU access (--gpus all), "
+            "and that torch's CUDA build fits the driver (see driver)",
+        )
+    visible = (facts.python or {}).get("cuda_visible_devices")
+    if seen < len(names) and not isinstance(visible, str):
+        return Check(
+            "gpu",
+            False,
+            f"torch sees {seen} GPU(s) but {listed}",
+            "a GPU torch cannot use is paid for and idle: check the driver and container",
+        )
+    limited = f" (CUDA_VISIBLE_DEVICES={clip(visible, 40)})" if isinstance(visible, str) else ""
+    return Check("gpu", True, f"torch sees {seen}{limited}; {listed}")
+
+
+def check_driver(facts: BoxFacts, ctx: CheckContext) -> Check:
+    """torch's CUDA build is not newer than the CUDA version the driver supports (U28)."""
+    torch = facts.torch or {}
+    cuda, driver = driver_cuda(facts)
+    shown = f"driver {driver}, CUDA {vs(cuda)}" if cuda else f"driver {driver or 'unknown'}"
+    if not torch.get("importable"):
+        return Check(
+            "driver", False, f"{shown}; torch did not import, so cannot compare", "fix torch first"
+        )
+    build = version(str(torch.get("cuda") or ""))
+    if build is None:
+        if not facts.smi:
+            return Check(
+                "driver", True, "no NVIDIA driver and a CPU-only torch: nothing to compare"
+            )
+        return Check(
+            "driver",
+            False,
+            f"torch {clip(torch.get('version', '?'), 40)} is a CPU-only build on a box with an NVIDIA {shown}",
+            f"install a CUDA build: {install_fix(ctx, cuda)}",
+        )
+    if cuda is None:
+        return Check(
+            "driver",
+            False,
+            f"torch is built for CUDA {vs(build)} but the driver's CUDA version is unknown ({shown})",
+            "run nvidia-smi on the box to see the driver; pick a box whose driver supports "
+            f"CUDA {vs(build)}",
+        )
+    if build[:2] > cuda:
+        need = next((d for c, d in reversed(CUDA_MIN_DRIVER) if c >= build[:2]), None)
+        newer = f" (≥ {vs(need)} for CUDA {vs(build[:2])})" if need else ""
+        return Check(
+            "driver",
+            False,
+            f"torch {clip(torch.get('version', '?'), 40)} is built for CUDA {vs(build)}, newer "
+            f"than the {shown} supports (U28): CUDA will not initialise",
+            f"install a torch build for CUDA ≤ {vs(cuda)}: {install_fix(ctx, cuda)} — or pick "
+            f"a box with a newer driver{newer}",
+        )
+    return Check("driver", True, f"torch's CUDA {vs(build)} ≤ the {shown}")
+
+
+def check_gpu_busy(facts: BoxFacts, ctx: CheckContext) -> Check:
+    """No process but this host's queue cells holds a GPU (GEN7)."""
+    if not facts.smi:
+        return Check("gpu-busy", True, "no nvidia-smi on the box: no GPU to share (see gpu)")
+    if facts.apps_rc not in (0, None):
+        said = clip(" ".join(facts.app_lines[:2]) or "no output", 200)
+        return Check(
+            "gpu-busy",
+            False,
+            f"nvidia-smi could not list the GPUs' processes (exit {facts.apps_rc}): {said}",
+            "run nvidia-smi on the box and see what holds the GPUs",
+        )
+    others = [h for h in facts.holders if not (set(h.chain) & facts.cell_pids)]
+    ours = len(facts.holders) - len(others)
+    if not others:
+        mine = f"; {ours} of this queue's cells" if ours else ""
+        return Check("gpu-busy", True, f"no other process holds a GPU{mine}")
+    shown = ", ".join(
+        f"pid {h.pid} {h.comm or '(not visible here: another container?)'}"
+        + (f" {h.used_mib:g} MiB" if h.used_mib is not None else "")
+        for h in others[:5]
+    )
+    more = f" and {len(others) - 5} more" if len(others) > 5 else ""
+    return Check(
+        "gpu-busy",
+        False,
+        f"{len(others)} process(es) not of this queue hold GPU memory: {shown}{more} (GEN7: "
+        "a run beside them gets a share of the GPU, or runs out of its memory)",
+        "stop them if they are yours (kill PID on the box; rgt-tui never does), or give the "
+        "run another GPU with CUDA_VISIBLE_DEVICES in the run template",
+    )
+
+
+def df_row(line: str) -> list[str] | None:
+    """A ``df -P`` data row: source, total, used, available, capacity, mount point."""
+    cells = line.split(None, 5)
+    return cells if len(cells) == 6 and cells[3].isdigit() else None
+
+
+def check_disk(facts: BoxFacts, ctx: CheckContext) -> Check:
+    """Free bytes and inodes where the durable dir is, against the checkpoint budget."""
+    row, scale = df_row(facts.df_bytes), 1
+    if row is None:
+        row, scale = df_row(facts.df_kib), 1024
+    if row is None:
+        said = clip(facts.df_bytes or "no output", 160)
+        return Check(
+            "disk",
+            False,
+            f"df could not measure {facts.durable_at or ctx.durable_dir}: {said}",
+            "see that df works on the box and the durable_dir's disk is mounted",
+        )
+    free = int(row[3]) * scale
+    mount = clip(row[5], 120)
+    keep = ctx.ready.keep_checkpoints
+    if ctx.ready.checkpoint_gb is not None:
+        budget = int(ctx.ready.checkpoint_gb * GIB * keep)
+        basis = f"checkpoint_gb {ctx.ready.checkpoint_gb:g} × keep_checkpoints {keep}"
+    elif facts.checkpoint is not None:
+        budget = facts.checkpoint[1] * keep
+        basis = f"the newest checkpoint ({fmt_bytes(facts.checkpoint[1])}, {facts.checkpoint[2]}) × keep_checkpoints {keep}"
+    else:
+        budget = 0
+        basis = "no checkpoint size known (no checkpoint_gb, none found under the durable dir)"
+    need = max(budget, MIN_FREE_BYTES)
+    basis += f"; at least {fmt_bytes(MIN_FREE_BYTES)}" if budget < MIN_FREE_BYTES else ""
+    irow = df_row(facts.df_inodes)
+    ifree = int(irow[3]) if irow is not None and irow[1].isdigit() and int(irow[1]) > 0 else None
+    inodes = (
+        f"{fmt_count(ifree)} inodes free"
+        if ifree is not None
+        else "inodes not counted by this filesystem"
+    )
+    detail = f"{fmt_bytes(free)} and {inodes} on {mount}; needs {fmt_bytes(need)} ({basis})"
+    problems = []
+    if free < need:
+        problems.append(f"{fmt_bytes(free)} free, {fmt_bytes(need)} needed")
+    if ifree is not None and ifree < MIN_FREE_INODES:
+        problems.append(f"{fmt_count(ifree)} inodes free, {fmt_count(MIN_FREE_INODES)} needed")
+    if problems:
+        return Check(
+            "disk",
+            False,
+            f"not enough room on {mount}: {'; '.join(problems)} ({basis})",
+            f"free space on {mount} (old checkpoints, caches: du -xh --max-depth=1 "
+            f"{shlex.quote(mount)}), lower keep_checkpoints / checkpoint_gb, or pick a bigger disk",
+        )
+    return Check("disk", True, detail)
+
+
+def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
+    """The durable dir (its real path, links resolved on the box) is on a mount that
+    survives the profile's teardown verb (principle 4)."""
+    p = ctx.profile
+    real = facts.durable_real or ctx.durable_dir
+    mount = df_row(facts.df_bytes) or df_row(facts.df_kib)
+    where = f"{real} (mount {clip(mount[5], 120) if mount else '?'}, {facts.fstype or '?'})"
+    survives = f"what outlives {p.title}'s teardown ({p.teardown_verb}): {p.meter_stop_survives}"
+    fix_path = f"set durable_dir for {ctx.host} to a path under {' or '.join(p.durable_under)}"
+
+    def under(root: str) -> bool:
+        root = root.rstrip("/") or "/"
+        return real == root or real.startswith(root + "/")
+
+    if p.durable_under and not any(under(r) for r in p.durable_under):
+        return Check("durable", False, f"{where} is lost at teardown: {survives}", fix_path)
+    for rule in p.durable_not_under:
+        root = facts.tmpdir if rule == "$TMPDIR" else rule
+        if root and under(root):
+            return Check(
+                "durable",
+                False,
+                f"{where} is under {rule} ({root}), which is wiped: {survives}",
+                f"set durable_dir for {ctx.host} on the shared filesystem ($HOME, /scratch)",
+            )
+    if p.durable_own_mount and (mount is None or mount[5] == "/" or facts.fstype == "overlayfs"):
+        return Check(
+            "durable",
+            False,
+            f"{where} is on the pod's own filesystem, lost with the pod: {survives}",
+            f"mount a PersistentVolumeClaim and set durable_dir for {ctx.host} on it",
+        )
+    rule = (
+        "" if p.durable_under or p.durable_not_under or p.durable_own_mount else " (no path rule)"
+    )
+    exists = "" if facts.durable_exists else " (not created yet)"
+    return Check("durable", True, f"{where}{exists}, {p.name}{rule}: {survives}")
+
+
+def check_tmux(facts: BoxFacts, ctx: CheckContext) -> Check:
+    """tmux, which the queue runner runs in, is on the box's PATH."""
+    if not facts.tmux:
+        return Check(
+            "tmux",
+            False,
+            "tmux is not on the box's PATH: the queue runs in a tmux session",
+            "install it on the box: apt-get install -y tmux (no root: conda install -c conda-forge tmux)",
+        )
+    return Check("tmux", True, f"{facts.tmux_version or 'tmux'} ({facts.tmux})")
+
+
+BOX_CHECKS = (check_python, check_torch, check_gpu, check_driver, check_gpu_busy, check_disk, check_durable, check_tmux)  # fmt: skip
+
+
+def box_checks(facts: BoxFacts, ctx: CheckContext) -> tuple[Check, ...]:
+    """Every check made from the box's facts, in PREFLIGHT_CHECKS order (code aside)."""
+    return tuple(check(facts, ctx) for check in BOX_CHECKS)

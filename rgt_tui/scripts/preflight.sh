@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# rgt-tui preflight, box side: rgt_tui/services/preflight.py sends this whole file as
+#   bash -c <this file> preflight WORKDIR DURABLE_DIR INTERPRETER FIND_CHECKPOINTS
+# with preflight_check.py on stdin, and reads one "key<TAB>value" line per fact back.
+# A rented box is hostile and bare: every tool may be missing (a missing one is a fact
+# reported, never a failure of this script), every output is bounded, nothing is
+# written anywhere and no symlink is followed out of the durable dir.
+set -u
+set -f
+
+workdir=$1 durable=$2 interpreter=$3 find_checkpoints=$4
+program=$(head -c 65536)
+
+emit() { printf '%s\t%s\n' "$1" "$2"; }
+# Each line of stdin as "KEY<TAB>line" (the last line even without a newline).
+lines() { local l; while IFS= read -r l || [ -n "$l" ]; do printf '%s\t%s\n' "$1" "$l"; done; }
+# A command bounded in time where coreutils' timeout exists (a hung driver hangs
+# nvidia-smi; a slow network filesystem hangs find).
+bounded() {
+    local s=$1
+    shift
+    if command -v timeout >/dev/null 2>&1; then timeout "$s" "$@"; else "$@"; fi
+}
+
+boot=$(cat "${RGT_BOOT_ID_FILE:-/proc/sys/kernel/random/boot_id}" 2>/dev/null)
+emit boot "${boot:-unknown}"
+
+# -- the run's interpreter, in the workdir -------------------------------------------
+if cd "$workdir" 2>/dev/null; then
+    emit workdir 1
+    printf '%s' "$program" | bounded 120 bash -c "$interpreter -" 2>&1 | head -c 65536 | tail -n 40 | lines py
+    emit py_rc "${PIPESTATUS[1]}"
+    cd / 2>/dev/null
+else
+    emit workdir 0
+fi
+
+# -- the GPUs the driver sees, its CUDA version, who holds them ------------------------
+smi=$(command -v nvidia-smi 2>/dev/null)
+emit smi "$smi"
+if [ -n "$smi" ]; then
+    bounded 20 nvidia-smi --query-gpu=index,driver_version,name --format=csv,noheader 2>&1 | head -c 16384 | lines gpu
+    emit gpu_rc "${PIPESTATUS[0]}"
+    version=$(bounded 20 nvidia-smi --version 2>/dev/null | head -c 4096)
+    case "$version" in
+    *"CUDA Version"*) printf '%s\n' "$version" | lines ver ;;
+    # Older drivers have no --version: their summary's header names the CUDA version.
+    *) bounded 20 nvidia-smi 2>/dev/null | head -c 8192 | grep -m 1 'CUDA Version' | lines ver ;;
+    esac
+    apps=$(bounded 20 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>&1 | head -c 65536; exit "${PIPESTATUS[0]}")
+    emit apps_rc "$?"
+    printf '%s\n' "$apps" | head -n 256 | lines app
+    # Each holder's ancestors (pid, parent, ...), so a cell's child counts as the cell's.
+    printf '%s\n' "$apps" | head -n 64 | while IFS=, read -r pid _; do
+        pid=${pid// /}
+        case "$pid" in '' | *[!0-9]*) continue ;; esac
+        chain="" p=$pid depth=0
+        while [ -n "$p" ] && [ "$p" != 0 ] && [ "$depth" -lt 64 ]; do
+            stat=$(cat "/proc/$p/stat" 2>/dev/null) || break
+            chain="$chain $p"
+            rest=${stat##*) }
+            read -r _ p _ <<<"$rest"
+            depth=$((depth + 1))
+        done
+        comm=$(head -c 64 "/proc/$pid/comm" 2>/dev/null | tr -d '\t\n')
+        emit anc "$pid	${comm:--}	${chain# }"
+    done
+fi
+
+# -- this host's queue cells running now (their processes are not "someone else's") ---
+cells="$HOME/.rgt/queue/cells"
+if [ -d "$cells" ]; then
+    set +f
+    n=0
+    for f in "$cells"/*.state; do
+        [ -f "$f" ] || continue
+        n=$((n + 1))
+        [ "$n" -le 2000 ] || break
+        read -r kind _ sboot spid _ <<<"$(grep -a '^start ' "$f" 2>/dev/null | tail -n 1)"
+        if [ "${kind:-}" = start ] && [ "${sboot:-}" = "${boot:-unknown}" ]; then
+            case "${spid:-}" in '' | *[!0-9]*) ;; *) [ -e "/proc/$spid" ] && emit cell "$spid" ;; esac
+        fi
+    done
+    set -f
+fi
+
+# -- the durable dir: where it really is, its mount, free bytes and inodes --------------
+real=$(realpath -m -- "$durable" 2>/dev/null || readlink -m -- "$durable" 2>/dev/null || printf '%s' "$durable")
+emit durable_real "$real"
+[ -d "$real" ] && emit durable_exists 1 || emit durable_exists 0
+at=$real
+while [ ! -d "$at" ] && [ "$at" != / ] && [ -n "$at" ]; do at=$(dirname -- "$at"); done
+emit durable_at "$at"
+emit tmpdir "${TMPDIR:-}"
+df -PB1 -- "$at" 2>&1 | tail -n 1 | head -c 4096 | lines dfb
+df -Pk -- "$at" 2>&1 | tail -n 1 | head -c 4096 | lines dfk
+df -Pi -- "$at" 2>&1 | tail -n 1 | head -c 4096 | lines dfi
+emit fstype "$(stat -f -c %T -- "$at" 2>/dev/null | head -c 64)"
+# The newest checkpoint under the durable dir, when no checkpoint_gb is configured:
+# `find` never follows a symlink (-P, and -type f is not one), stays on that filesystem
+# and is cut off after 20 s or 20,000 files, whichever comes first.
+if [ "$find_checkpoints" = 1 ] && [ -d "$real" ]; then
+    bounded 20 find -P "$real" -xdev -maxdepth 8 -type f \( -name '*.pt' -o -name '*.pth' -o -name '*.ckpt' -o -name '*.safetensors' \) -printf '%T@ %s %p\n' 2>/dev/null |
+        head -n 20000 | sort -rn 2>/dev/null | head -n 1 | head -c 4096 | lines ckpt
+fi
+
+# -- tmux, which the queue runs in -------------------------------------------------
+tmux=$(command -v tmux 2>/dev/null)
+emit tmux "$tmux"
+[ -n "$tmux" ] && emit tmux_version "$(tmux -V 2>&1 | head -c 200)"
+emit end 1

@@ -1,0 +1,129 @@
+"""Preflight: check a box before the meter runs, in the environment its runs will use.
+
+One round trip runs ``rgt_tui/scripts/preflight.sh`` on the box (sent whole as
+``bash -c <script> preflight ARGS``, as queue_ctl is), which runs
+``preflight_check.py`` with the run's own interpreter in the workdir, asks nvidia-smi
+about the GPUs, the driver and who holds them, ``df`` about the durable dir's mount and
+finds tmux; a second, only with a ``code`` key, asks sync whether the box's code is the
+local tree (U42). ``domain.preflight_checks`` turns the answers into checks.
+"""
+
+from __future__ import annotations
+
+import shlex
+from functools import cache
+from importlib import resources
+
+from rgt_tui.domain.code_identity import CodeIdentity
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.preflight import Check, PreflightReport, parse_box_facts
+from rgt_tui.domain.preflight_checks import CheckContext, box_checks
+from rgt_tui.domain.run_interpreter import run_interpreter
+from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.code_sync import SyncError, code_status
+from rgt_tui.services.queue_box import script_text
+from rgt_tui.transport import Transport
+
+__all__ = ["Check", "PreflightReport", "preflight", "preflight_command"]
+
+# torch's import alone takes seconds to tens of seconds on a cold disk; the box script
+# bounds each step (python 120 s, nvidia-smi 20 s each, the checkpoint search 20 s).
+PREFLIGHT_TIMEOUT_S = 240.0
+
+
+@cache
+def check_program() -> str:
+    """The text of ``preflight_check.py``, the program the run's interpreter runs."""
+    path = resources.files("rgt_tui").joinpath("scripts", "preflight_check.py")
+    return path.read_text(encoding="utf-8")
+
+
+def box_path(path: str) -> str:
+    """A path argument for the box's shell: a leading ``~`` becomes ``"$HOME"``."""
+    if path == "~":
+        return '"$HOME"'
+    if path.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(path[2:])
+    return shlex.quote(path)
+
+
+def preflight_command(host: HostConfig) -> str:
+    """The command line that runs the box side for ``host`` (its program goes on stdin)."""
+    interpreter = run_interpreter(host.run, host.ready.python)
+    find = "0" if host.ready.checkpoint_gb is not None else "1"
+    return " ".join(
+        [
+            "bash",
+            "-c",
+            shlex.quote(script_text("preflight.sh")),
+            "preflight",
+            box_path(host.workdir),
+            box_path(host.durable_dir),
+            shlex.quote(interpreter.command),
+            find,
+        ]
+    )
+
+
+async def preflight(fleet: Fleet, host: HostConfig, transport: Transport) -> PreflightReport:
+    """Run every preflight check for ``host`` on its box (``code`` only with a ``code``
+    key). TransportError when the box cannot be reached or its answer was cut short;
+    every problem of the box itself is a failed check with its fix. Connects the
+    transport when it is not yet. ``fleet`` is the agreed interface's: the host's
+    readiness already carries the fleet's defaults."""
+    await transport.connect()
+    result = await transport.run(
+        preflight_command(host), input=check_program(), timeout=PREFLIGHT_TIMEOUT_S
+    )
+    flood = result.overflow("preflight")
+    if flood is not None:
+        raise TransportError(host.name, flood, "see what on the box prints into a login shell")
+    facts = parse_box_facts(result.stdout)
+    if not facts.ended:
+        said = result.stderr.strip().splitlines()
+        raise TransportError(
+            host.name,
+            f"the preflight script stopped before its end (exit {result.exit_status}): "
+            f"{said[-1][:300] if said else 'no message'}",
+            "is bash installed on the box? Run `rgt-tui preflight` again",
+        )
+    ctx = CheckContext(
+        host=host.name,
+        profile=load_profile(host.profile),
+        ready=host.ready,
+        interpreter=run_interpreter(host.run, host.ready.python),
+        workdir=host.workdir,
+        durable_dir=host.durable_dir,
+    )
+    checks = list(box_checks(facts, ctx))
+    code = None
+    if host.ready.code is not None:
+        check, code = await _code_check(host, transport)
+        checks.append(check)
+    return PreflightReport(host.name, tuple(checks), code)
+
+
+async def _code_check(host: HostConfig, transport: Transport) -> tuple[Check, CodeIdentity | None]:
+    """The ``code`` check from sync's comparison of the box's tree with the local one,
+    and the identity a launch records: when the box holds the local tree, the local
+    identity (the same tree hash, with its git commit and whether it was dirty)."""
+    try:
+        status = await code_status(host, transport)
+    except SyncError as exc:
+        return Check("code", False, exc.message, exc.fix), None
+    if status is None:  # no code key after all
+        return Check("code", True, "no code key: not checked"), None
+    same = status.in_sync and status.box is not None and status.box.tree == status.local.tree
+    identity = status.local if same else None
+    problem = status.problem()
+    if problem is None:
+        return Check(
+            "code", True, f"{host.name} holds the local tree {status.local.short()}"
+        ), identity
+    fix = (
+        f"rgt-tui sync {host.name}"
+        if not status.in_sync
+        else f"commit the changes in {status.code_dir or 'the code tree'}, or acknowledge: --ack code"
+    )
+    return Check("code", False, problem, fix), identity

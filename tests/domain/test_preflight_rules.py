@@ -1,0 +1,126 @@
+"""Preflight's pure parts: the run's interpreter read off the template, the profile's
+durable-dir rules (Slurm's $TMPDIR, a Kubernetes pod's overlay root), the driver's CUDA
+version from nvidia-smi or the driver table, and the box's answer parsed as hostile."""
+
+from __future__ import annotations
+
+import pytest
+
+from rgt_tui.domain.config import Readiness
+from rgt_tui.domain.cuda_versions import driver_cuda
+from rgt_tui.domain.preflight import BoxFacts, PreflightReport, parse_box_facts
+from rgt_tui.domain.preflight_checks import CheckContext, check_durable
+from rgt_tui.domain.run_interpreter import run_interpreter
+from rgt_tui.profiles import ProfileError, parse_profile, profile
+
+
+@pytest.mark.parametrize(
+    ("run", "python", "command", "source"),
+    [
+        ("cd ~/proj && . .venv/bin/activate && python train.py {cfg}", None,
+         "cd ~/proj && . .venv/bin/activate && python", "run template"),
+        ("python3 -u train.py {cfg}", None, "python3", "run template"),
+        ("/opt/conda/envs/x/bin/python3.11 train.py {cfg}", None,
+         "/opt/conda/envs/x/bin/python3.11", "run template"),
+        ("uv run python train.py {cfg}", None, "uv run python", "run template"),
+        ("conda run -n dl python -m train {cfg}", None, "conda run -n dl python", "run template"),
+        ("PATH=/x:$PATH .venv/bin/python train.py {cfg}", None,
+         "PATH=/x:$PATH .venv/bin/python", "run template"),
+        # No interpreter before the first field: the set-up is kept, python3 after it.
+        ("cd ~/p && . env/bin/activate && torchrun --nproc 8 train.py {cfg}", None,
+         "cd ~/p && . env/bin/activate && python3", "run template's environment"),
+        ("bash {cfg} {name}", None, "python3", "default"),
+        # A python word after the first field is the config's, not the interpreter.
+        ("torchrun {cfg} python", None, "python3", "default"),
+        (None, None, "python3", "default"),
+        ("python train.py {cfg}", "/opt/conda/bin/python", "/opt/conda/bin/python", "python key"),
+    ],
+)  # fmt: skip
+def test_run_interpreter(run, python, command, source):
+    found = run_interpreter(run, python)
+    assert (found.command, found.source) == (command, source)
+
+
+def _ctx(name: str) -> CheckContext:
+    return CheckContext("h", profile(name), Readiness(), run_interpreter(None), "~", "~/results")
+
+
+def _facts(real: str, mount: str, fstype: str = "ext2/ext3", tmpdir: str = "") -> BoxFacts:
+    row = f"/dev/x 1000 10 990 1% {mount}"
+    return BoxFacts(durable_real=real, df_bytes=row, fstype=fstype, tmpdir=tmpdir)
+
+
+def test_slurm_durable_dir_under_tmpdir_fails():
+    bad = check_durable(_facts("/tmp/job42/results", "/tmp", tmpdir="/tmp/job42"), _ctx("slurm"))
+    assert not bad.ok and "$TMPDIR (/tmp/job42)" in bad.detail and "$HOME" in bad.fix
+    assert check_durable(_facts("/home/u/results", "/home", tmpdir="/tmp/job42"), _ctx("slurm")).ok
+
+
+def test_kubernetes_durable_dir_must_be_its_own_mount():
+    bad = check_durable(_facts("/results", "/", fstype="overlayfs"), _ctx("kubernetes"))
+    assert not bad.ok and "PersistentVolumeClaim" in bad.fix
+    assert check_durable(_facts("/data/results", "/data", fstype="nfs"), _ctx("kubernetes")).ok
+
+
+def test_durable_prefix_is_a_path_not_a_string_prefix():
+    assert not check_durable(_facts("/workspace2/r", "/"), _ctx("runpod")).ok
+    assert check_durable(_facts("/workspace/r", "/workspace"), _ctx("runpod")).ok
+    assert check_durable(_facts("/lambda/nfs/fs1/r", "/lambda/nfs/fs1"), _ctx("lambda")).ok
+
+
+def test_profile_durable_keys_are_checked():
+    base = {
+        k: "x"
+        for k in ("name", "title", "teardown_verb", "destroys", "stop_survives", "meter_stop_survives", "spot_grace")
+    }  # fmt: skip
+    base |= {"irreversible": True, "keeps_billing": [], "danger_clocks": []}
+    assert parse_profile({**base, "durable_under": ["/w"]}, "p").durable_under == ("/w",)
+    with pytest.raises(ProfileError, match="durable_under must be a list of strings"):
+        parse_profile({**base, "durable_under": "/w"}, "p.toml")
+    with pytest.raises(ProfileError, match="durable_own_mount must be true or false"):
+        parse_profile({**base, "durable_own_mount": "yes"}, "p.toml")
+
+
+def test_driver_cuda_from_smi_or_the_driver_table():
+    header = "| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4     |"
+    facts = BoxFacts(gpu_lines=("0, 550.54.14, NVIDIA A100",), version_lines=(header,))
+    assert driver_cuda(facts) == ((12, 4), "550.54.14")
+    assert driver_cuda(BoxFacts(gpu_lines=("0, 535.104.05, NVIDIA A10G",))) == (
+        (12, 2),
+        "535.104.05",
+    )
+    assert driver_cuda(BoxFacts(gpu_lines=("0, 390.1, old",))) == (None, "390.1")
+
+
+def test_hostile_answer_is_parsed_without_failing():
+    text = "\n".join(
+        [
+            "py\tRGT-PREFLIGHT python [1, 2]",  # not an object: ignored
+            "py\tRGT-PREFLIGHT torch {not json",
+            "py\tTraceback: \x1b[31m" + "y" * 5000,
+            "anc\tnotapid\tx\t1 2",
+            "app\tabc, 12",
+            "app\t77, lots",
+            "ckpt\tnan-ish 12 /r/a.pt",
+            "end\t1",
+        ]
+    )
+    facts = parse_box_facts(text)
+    assert facts.ended and facts.python is None and facts.torch is None
+    assert len(facts.py_tail[0]) <= 300 and "\x1b" not in facts.py_tail[0]
+    assert [(h.pid, h.used_mib) for h in facts.holders] == [(77, None)]
+    assert facts.checkpoint is None
+
+
+def test_report_acknowledgements_and_json():
+    facts = parse_box_facts("workdir\t0\nend\t1\n")
+    from rgt_tui.domain.preflight_checks import box_checks
+
+    report = PreflightReport("h", box_checks(facts, _ctx("generic-ssh")))
+    failed = {c.name for c in report.failed}
+    assert {"python", "torch", "gpu", "tmux"} <= failed
+    left = {c.name for c in report.unacknowledged(["gpu", "tmux"])}
+    assert left == failed - {"gpu", "tmux"}
+    data = report.to_json()
+    assert data["ok"] is False and data["code"] is None
+    assert data["checks"][0]["name"] == "python" and data["checks"][0]["fix"]

@@ -1,0 +1,55 @@
+"""`rgt-tui preflight HOST` end to end over OpenSSH's sshd: a box whose PATH has no tmux
+and no nvidia-smi; a failed check refuses (exit 1) until the fleet file acknowledges it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from support.cli import rgt
+from support.preflight_box import path_without_tmux
+from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
+
+
+@pytest.fixture
+def bare_box(tmp_path: Path):
+    """A real sshd whose sessions get a PATH of the usual tools but no tmux (SetEnv)."""
+    if not SSHD.exists():
+        pytest.fail(f"{SSHD} is missing: {INSTALL_HINT}")
+    tools = path_without_tmux(tmp_path / "bin")
+    server = OpenSshServer(tmp_path / "openssh", config=(f"SetEnv PATH={tools}",))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_tmux_missing_fails_and_preflight_ack_lets_it_pass(bare_box):
+    hosts = bare_box.hosts_file
+    base = hosts.read_text() + f'run = "cd . && {sys.executable} train.py {{cfg}}"\n'
+    hosts.write_text(base + 'preflight_ack = ["gpu"]\n')
+
+    table = rgt("preflight", "real1", "--hosts", hosts)
+    assert table.returncode == 1, table.stderr
+    out = table.stdout
+    assert "FAILED  tmux" in out and "tmux is not on the box's PATH" in out
+    assert "fix: install it on the box: apt-get install -y tmux" in out
+    assert "acked   gpu" in out and "no GPU: nvidia-smi is not on the box's PATH" in out
+    assert "acknowledged by preflight_ack in the fleet file: gpu" in out
+    assert "1 check(s) failed: tmux" in out
+
+    report = json.loads(rgt("preflight", "real1", "--hosts", hosts, "--json").stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["blocking"] == ["tmux"] and report["acknowledged"] == ["gpu"]
+    assert checks["torch"]["ok"] and "torch 2." in checks["torch"]["detail"]
+    assert checks["python"]["detail"].endswith(f"from cd . && {sys.executable} (the run template)")
+    # No driver and a CPU-only torch: nothing to compare, and nothing holds a GPU.
+    assert checks["driver"]["ok"] and checks["gpu-busy"]["ok"]
+
+    hosts.write_text(base + 'preflight_ack = ["gpu", "tmux"]\n')
+    acked = rgt("preflight", "real1", "--hosts", hosts)
+    assert acked.returncode == 0, acked.stdout + acked.stderr
+    assert "ready: every check passed or is acknowledged" in acked.stdout
