@@ -124,6 +124,10 @@ def format_pull_result(result: PullResult) -> str:
     lines += [f"  FAILED    {path}: {why}" for path, why in result.failed]
     lines += [f"  CONFLICT  {path}: {why}" for path, why in result.conflicts]
     lines += [f"  REFUSED   {m.display(r.root, r.path)}: {r.reason}" for r in m.refused]
+    if result.code is not None:  # the code that made the results (U42)
+        from rgt_tui.services.result_code import result_code_lines
+
+        lines += [f"  {line}" for line in result_code_lines(result.code)]
     if result.ok:
         lines.append(
             f"every file of the manifest ({len(m.entries)}) is here with a matching SHA-256; "

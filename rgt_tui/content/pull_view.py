@@ -15,7 +15,8 @@ from rgt_tui.content.gauge import usage_line
 from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.services.pull.progress import PullProgress
-from rgt_tui.services.verify_report import loader_line, offline, unlisted_problems
+from rgt_tui.services.result_code import result_code_lines
+from rgt_tui.services.verify_report import code_lines, loader_line, offline, unlisted_problems
 
 if TYPE_CHECKING:
     from rgt_tui.services.pull.types import PullResult
@@ -91,6 +92,8 @@ def pull_result_lines(result: PullResult) -> list[Content]:
         )
         for r in m.refused
     ]
+    if result.code is not None:  # the code that made the results (U42)
+        lines += [Content.styled(line, MUTED) for line in result_code_lines(result.code)]
     if result.ok:
         lines.append(
             Content.styled(
@@ -140,6 +143,7 @@ def verify_lines(report: VerificationReport) -> list[Content]:
         lines += [
             Content.styled(f"  missing cell {name}: {why}", "$error") for name, why in r.missing
         ]
+    lines += [Content.styled(line, MUTED) for line in code_lines(report)]  # U42
     loader = report.loader
     if loader is not None:  # which interpreter and torch loaded the files ([fleet] verify_python)
         style = "$warning" if loader.torch_problem else MUTED
@@ -235,6 +239,7 @@ def outcome_lines(
     """
     if not outcome.ran:
         lines = [Content.styled("Do this by hand now:", "bold"), Content(outcome.instructions)]
+        lines += [Content.styled(outcome.credentials, MUTED)] if outcome.credentials else []
         if torn_down:
             lines.append(
                 Content.styled(
@@ -252,7 +257,10 @@ def outcome_lines(
                 )
             )
         return lines
-    lines = [Content.styled(line, MUTED) for line in outcome.output.rstrip("\n").splitlines()[-20:]]
+    lines = [Content.styled(outcome.credentials, MUTED)] if outcome.credentials else []
+    lines += [
+        Content.styled(line, MUTED) for line in outcome.output.rstrip("\n").splitlines()[-20:]
+    ]
     if outcome.ok and torn_down:
         lines.append(
             Content.styled("✓ teardown command exited 0: recorded as torn down", "bold $success")

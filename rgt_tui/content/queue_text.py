@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from rgt_tui.domain.queue_state import CellView, QueueView
+from rgt_tui.domain.queue_state import CellView, QueueView, code_brief
 
 STATUS_STYLE = {
     "pending": "$foreground-muted",
@@ -51,7 +51,8 @@ def queue_pane_line(view: QueueView) -> Content | None:
 
 
 def cell_line(cell: CellView, now: int) -> Content:
-    """``✓ 0  cell_a          done       1m02s`` (failed shows its exit code)."""
+    """``✓ 0  cell_a          done       1m02s  code 1a2b3c4d5e6f · git 89abcde`` (failed
+    shows its exit code; a started cell names the code its last attempt ran, U42)."""
     style = STATUS_STYLE.get(cell.status, "")
     ran = cell.ran(now)
     parts: list[str | tuple[str, str]] = [
@@ -61,6 +62,8 @@ def cell_line(cell: CellView, now: int) -> Content:
         (f"{cell.label:<18} ", style),
         (ran, "$foreground-muted"),
     ]
+    if cell.attempts:
+        parts.append((f"  {code_brief(cell.code)}", "$foreground-muted"))
     if cell.note:
         parts.append((f"  {cell.note}", "$warning"))
     return Content.assemble(*parts)

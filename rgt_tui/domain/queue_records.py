@@ -8,6 +8,7 @@
 ``~/.rgt/queue/cells/<name>.state``::
 
     start <unix_ts> <boot_id> <pid>
+    code tree=<64 hex> commit=<hex|-> dirty=<0|1>   (when the launch knew its code, U42)
     end <unix_ts> <exit_code>
 
 ``~/.rgt/queue/cells/<name>.oom`` (the cgroup's oom_kill counter around each attempt,
@@ -26,6 +27,8 @@ last line) is skipped rather than treated as an error.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
+from rgt_tui.domain.code_identity import CodeIdentity
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ class CellAttempt:
     exit_code: int | None = None
     oom_at_start: int | None = None  # cgroup oom_kill counter when the attempt started
     oom_at_end: int | None = None
+    # The code this attempt ran (the ``code`` record after its start); None when the
+    # launch recorded none (before rgt-tui recorded code, or no ``code`` configured).
+    code: CodeIdentity | None = None
 
     @property
     def ended(self) -> bool:
@@ -119,6 +125,11 @@ def parse_cell_state(text: str, oom_text: str = "") -> tuple[CellAttempt, ...]:
             ts, code = _int(fields[1]), _int(fields[2])
             if ts is not None and code is not None:
                 attempts[-1] = replace(attempts[-1], end_ts=ts, exit_code=code)
+        elif fields and fields[0] == "code" and attempts and attempts[-1].code is None:
+            # The box's text: a line that is not a CodeIdentity record is no identity.
+            identity = CodeIdentity.parse(line.split(None, 1)[1] if len(fields) > 1 else "")
+            if identity is not None:
+                attempts[-1] = replace(attempts[-1], code=identity)
     return _with_oom(attempts, oom_text)
 
 

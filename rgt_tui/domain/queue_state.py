@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.queue_records import CellAttempt, DeployedCell, RunnerLaunch
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
@@ -31,6 +32,24 @@ FINISHED = "finished"  # the runner wrote its done record
 STOPPED = "stopped"  # the runner is gone without a done record, same boot
 REBOOTED = "rebooted"  # the box rebooted while the runner was running
 
+# A cell whose attempt has no ``code`` record (U42): said the same way everywhere.
+CODE_UNKNOWN = "code unknown (launched before rgt-tui recorded code, or no `code` configured)"
+
+
+def code_text(code: CodeIdentity | None) -> str:
+    """``code tree 1a2b3c4d5e6f, git 89abcde``, or why the code is not known."""
+    return CODE_UNKNOWN if code is None else f"code {code.short()}"
+
+
+def code_brief(code: CodeIdentity | None) -> str:
+    """The short form beside a cell: ``code 1a2b3c4d5e6f · git 89abcde``; ``code unknown``."""
+    if code is None:
+        return "code unknown"
+    text = f"code {code.tree[:12]}"
+    if code.commit:
+        text += f" · git {code.commit[:7]}" + (" (uncommitted changes)" if code.dirty else "")
+    return text
+
 
 @dataclass(frozen=True)
 class CellView:
@@ -49,6 +68,8 @@ class CellView:
     # An unfinished attempt: when its log was last written (the box's clock), the last
     # sign of life of a run that stopped without an end record.
     last_output_at: int | None = None
+    # The code the last attempt ran (its ``code`` record); None when none was recorded.
+    code: CodeIdentity | None = None
 
     @property
     def label(self) -> str:
@@ -183,9 +204,12 @@ def _cell_view(
         note = printable(reason, REASON_CHARS) if status == FAILED and reason else ""
         return CellView(
             cell.index, cell.name, status, last.exit_code, started_at=last.ts,
-            ended_at=last.end_ts, attempts=len(attempts), note=note,
+            ended_at=last.end_ts, attempts=len(attempts), note=note, code=last.code,
         )  # fmt: skip
-    base = {"started_at": last.ts, "attempts": len(attempts), "last_output_at": last_output_at}
+    base = {
+        "started_at": last.ts, "attempts": len(attempts), "last_output_at": last_output_at,
+        "code": last.code,
+    }  # fmt: skip
     if last.boot_id != boot_id:
         note = "the box rebooted after it started (boot id changed): it died with the boot"
         return CellView(cell.index, cell.name, INTERRUPTED, note=note, **base)

@@ -6,6 +6,8 @@ Everything for host H sits under ``<results_dir>/H/``: the pulled files (layout 
 - ``manifest.json``      the box's manifest the last pull was checked against, with the
                          box's id and host key (``rgt_tui.domain.box_identity``);
 - ``pulled.json``        files pulled so far: local path → SHA-256, size, local mtime;
+- ``code.json``          which code each queue cell ran, read from the box at the pull
+                         (``services.result_code``, U42);
 - ``verification.json``  the outcome of the last ``verify`` (the teardown gate reads it),
                          tied to one manifest, and so to one box, by its digest;
 - ``replaced/``          older pulled copies set aside when the box's file changed.

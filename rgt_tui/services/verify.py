@@ -56,6 +56,7 @@ from rgt_tui.services.records import (
     load_manifest,
     verification_path,
 )
+from rgt_tui.services.result_code import ResultCode, load_result_code
 from rgt_tui.services.verify_loader import LoaderInfo, LoaderLimits, VerifyLoader
 from rgt_tui.services.verify_report import report_to_json
 from rgt_tui.services.verify_types import ArtifactCheck, Flag, VerificationReport, VerifyProgress
@@ -110,9 +111,10 @@ async def verify_host(
     problems = _problems(manifest, results, flags, rost)
     if roster_problem:
         problems.append(roster_problem)
+    code = await asyncio.to_thread(load_result_code, folder)  # what made them (U42)
     return await _finish(
         host, folder, manifest, results, flags, rost, remote_checked, problems, write_record,
-        loader.info,
+        loader.info, code,
     )  # fmt: skip
 
 
@@ -127,10 +129,11 @@ async def _finish(
     problems: list[str],
     write_record: bool,
     loader: LoaderInfo | None = None,
+    code: ResultCode | None = None,
 ) -> VerificationReport:
     report = VerificationReport(
         host.name, folder, time.time(), manifest, tuple(results), tuple(flags), roster,
-        remote_checked, tuple(problems), loader,
+        remote_checked, tuple(problems), loader, code,
     )  # fmt: skip
     if write_record:
         try:

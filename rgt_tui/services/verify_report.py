@@ -13,7 +13,8 @@ Record keys (version 1)::
      "roster": {"expected": [str], "present": [str],
                 "missing": [{"name", "why"}]} | null,
      "loader": {"python", "python_version", "torch", "torch_file", "torch_problem",
-                "memory_limited", "starts"} | null}   # null: no file needed loading
+                "memory_limited", "starts"} | null,   # null: no file needed loading
+     "code": <the pull's code.json record, services.result_code> | null}  # null: none
 
 ``loader`` says which interpreter and torch loaded the checkpoints and JSON: ``torch`` is
 its ``__version__``, null when no checkpoint asked for it or none could be imported
@@ -83,6 +84,7 @@ def report_to_json(report: VerificationReport) -> dict[str, Any]:
             "missing": [{"name": n, "why": w} for n, w in report.roster.missing],
         },
         "loader": None if report.loader is None else asdict(report.loader),
+        "code": None if report.code is None else report.code.to_json(),
     }
 
 
@@ -111,6 +113,18 @@ def loader_line(info: LoaderInfo) -> str:
     return text
 
 
+def code_lines(report: VerificationReport) -> list[str]:
+    """Which code made each cell's results (U42): the roster's cells that have results
+    (a missing cell is listed as missing already), or, with no roster, every cell the pull
+    found on the box; nothing when nothing was pulled."""
+    if report.manifest is None:
+        return []
+    from rgt_tui.services.result_code import result_code_lines
+
+    names = list(report.roster.present) if report.roster is not None else None
+    return result_code_lines(report.code, names)
+
+
 def unlisted_problems(report: VerificationReport) -> list[str]:
     """The problems the roster lines do not already show: each missing cell is listed
     once, under the roster, not again among the problems."""
@@ -133,6 +147,7 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
         lines += [f"  missing cell  {name}: {why}" for name, why in r.missing]
     elif report.manifest is not None:
         lines.append("  roster: the host has no queue file; nothing to reconcile")
+    lines += [f"  {line}" for line in code_lines(report)]
     if offline(report):
         lines.append("  the box was not re-scanned for changes since the manifest (offline)")
     if report.loader is not None:

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rgt_tui.domain.artifacts import GOOD_STATUSES
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.roster import RosterCheck
 from rgt_tui.services.verify_loader import LoaderInfo
+
+if TYPE_CHECKING:
+    from rgt_tui.services.result_code import ResultCode
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class VerificationReport:
     remote_checked: bool
     problems: tuple[str, ...]
     loader: LoaderInfo | None = None  # the interpreter and torch files were loaded with
+    # Which code each cell ran, as the pull recorded it (U42); None: no record (result_code).
+    code: ResultCode | None = None
 
     @property
     def ok(self) -> bool:

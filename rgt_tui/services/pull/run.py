@@ -32,6 +32,7 @@ from rgt_tui.services.pull.progress import ProgressTracker, PullProgress
 from rgt_tui.services.pull.state import PullRun
 from rgt_tui.services.pull.types import LocalWriteError, PullError, PullOptions, PullResult
 from rgt_tui.services.records import host_results_dir, load_manifest, records_dir, save_manifest
+from rgt_tui.services.result_code import read_result_code, save_result_code
 from rgt_tui.transport.base import Transport
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,9 @@ async def _run(run: PullRun) -> PullResult:
         if run.host.is_local:
             _refuse_nested(run.dest, run.manifest)
         await _local(save_manifest, run.dest, run.manifest)
+        # The code that made these results (U42), kept beside them for the summary and verify.
+        code = await read_result_code(run.host, run.transport)
+        await _local(save_result_code, run.dest, code)
         run.tracker.set_phase("planning", "checking files already here")
         plan = await _local(plan_pull, run.tree, run.manifest, previous, run.record)
         _note_plan(run, plan.files)
@@ -110,7 +114,7 @@ async def _run(run: PullRun) -> PullResult:
         with contextlib.suppress(OSError):
             await asyncio.shield(asyncio.to_thread(run.record.save, run.dest))
         raise
-    result = run.result()
+    result = dataclasses.replace(run.result(), code=code)
     run.tracker.set_phase("done" if result.ok else "failed")
     return result
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import errno
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.transport.backoff import Backoff
+
+if TYPE_CHECKING:
+    from rgt_tui.services.result_code import ResultCode
 
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
@@ -62,6 +66,8 @@ class PullResult:
     bytes_received: int
     elapsed_s: float
     copy_s: float = 0.0  # of which the copy stage (bytes_received / copy_s: its rate)
+    # Which code each queue cell ran, read from the box at the pull (U42; result_code).
+    code: ResultCode | None = None
 
     @property
     def shortfalls(self) -> tuple[str, ...]:
