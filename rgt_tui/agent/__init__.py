@@ -34,6 +34,7 @@ def agent_command(
     extra_args: Iterable[str] = (),
     *,
     out_root: str | None = None,
+    tracker_patterns: Iterable[str] = (),
 ) -> str:
     """Build the remote shell command that runs the agent from stdin.
 
@@ -41,11 +42,15 @@ def agent_command(
     ``<out_root>/<cell>`` (the run template's ``{out}``): the agent watches the running
     cell's there. Every word is ``shlex.quote``d: paths come from hosts.toml and go
     through the remote shell, so a space or ``$(...)`` in one must stay a literal path.
+    ``tracker_patterns``: the host's tracker run-line regexes (U35); the agent reports
+    whether the running cell's log printed one.
     """
     words = ["python3", "-u", "-", "--interval", repr(float(interval)), "--count", str(int(count))]
     for mount in mounts:
         words += ["--mount", str(mount)]
     if out_root:
         words += ["--out-root", str(out_root)]
+    for pattern in tracker_patterns:
+        words += ["--tracker-pattern", str(pattern)]
     words += [str(arg) for arg in extra_args]
     return " ".join(shlex.quote(word) for word in words)

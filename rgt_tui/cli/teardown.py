@@ -227,6 +227,8 @@ def run_teardown(call: Call) -> int:
     except PermissionError as exc:
         print(f"refused: {exc}; nothing was torn down", file=sys.stderr)
         return EXIT_PROBLEMS
+    if outcome.credentials:  # the box's credentials file, removed first (U34)
+        print(outcome.credentials)
     if not outcome.ran:
         return _manual_teardown(call, j, outcome)
     print(outcome.output, end="" if outcome.output.endswith("\n") else "\n")

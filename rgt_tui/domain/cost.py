@@ -20,6 +20,7 @@ from rgt_tui.domain.health import (
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.queue_state import FINISHED, QueueView
 from rgt_tui.domain.snapshot import HostSnapshot
+from rgt_tui.domain.tracker_rule import tracker_alerts
 
 IDLE_UTIL_PCT = 5.0
 
@@ -179,4 +180,6 @@ def host_alerts(
     snap: HostSnapshot | None, state: HealthState, health: HealthContext, cost: CostContext
 ) -> tuple[Alert, ...]:
     """Every active alert of a host: the health rules' and the cost rules', merged."""
-    return merge_alerts(evaluate(snap, state, health), cost_alerts(snap, cost))
+    return merge_alerts(
+        evaluate(snap, state, health), tracker_alerts(snap, health), cost_alerts(snap, cost)
+    )

@@ -93,6 +93,12 @@ _ENTRIES = (
         "Run with PYTHONUNBUFFERED=1 / python -u; judge liveness by artifact mtimes.",
     ),
     Gotcha(
+        "U35",
+        "A run with no tracker key records no curves",
+        "Without its API key a logger wrapper disables the tracker (not offline): no run line, no curves.",
+        "Send the key (credentials in hosts.toml) before launch; a log with no run line is a failure.",
+    ),
+    Gotcha(
         "GEN8",
         "A dropped poll is not a dead run",
         "The monitoring connection failed; the detached run on the box may be fine.",

@@ -60,6 +60,7 @@ class HealthContext:
     connection: str = "connected"  # connected | connecting | reconnecting | lost
     lost_since: float | None = None
     cost_per_hour: float | None = None
+    tracker: str = ""  # the tracker whose run line a cell's log must print (U35); "": none
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,9 @@ Agent JSON (version 1), every key optional except ``v``::
      "log_mtime": float|null,           # that cell's log (cells/<cell>.log)
      "artifact_mtime": float|null,      # newest file under its output dir
      "queue_done_at": float|null,       # box clock: the last launch's done record (GEN1)
+     "cell_started": float|null,        # box clock: when the running cell's attempt began
+     "tracker_seen": bool|null,         # its log printed a --tracker-pattern line (U35);
+                                        # null: no patterns, or not read to its end yet
      "errors": [str]}
 
 Sizes are bytes, clocks MHz, power watts, temperatures degrees Celsius.
@@ -187,6 +190,10 @@ class HostSnapshot:
     # or the box has no queue) and, once the last launch finished, when (box clock).
     cell: str | None = None
     queue_done_at: float | None = None
+    # The running cell's attempt start (box clock) and whether its log printed the
+    # tracker's run line (U35): None when no tracker is checked or not known yet.
+    cell_started: float | None = None
+    tracker_seen: bool | None = None
     # The id the box keeps in ~/.rgt/box-id: a different one under the same host name is
     # a new box (rgt_tui.domain.box_identity). None: the agent could not read or write it.
     box_id: str | None = None
@@ -396,6 +403,8 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         artifact_mtime=r.num(data, "artifact_mtime", "sample"),
         cell=cell,
         queue_done_at=queue_done_at,
+        cell_started=r.num(data, "cell_started", "sample"),
+        tracker_seen=r.get(data, "tracker_seen", bool, "sample"),
         problems=tuple(problems),
         box_id=box_id,
     )

@@ -159,6 +159,7 @@ def connection_alerts(
         connection=connection.status,
         lost_since=connection.since if connection.status != "connected" else None,
         cost_per_hour=host.cost_per_hour,
+        tracker=host.ready.tracker if host.ready.tracker_patterns else "",
     )
     cctx = CostContext(
         profile,
@@ -169,6 +170,12 @@ def connection_alerts(
         forgotten_minutes=thresholds.forgotten_minutes,
     )
     return host_alerts(snap, health, hctx, cctx)
+
+
+def tracker_patterns(host: HostConfig) -> tuple[str, ...]:
+    """The run-line patterns the agent matches in the running cell's log (U35); none when
+    the host checks no tracker (``tracker = "none"``, or unset)."""
+    return host.ready.tracker_patterns if host.ready.tracker else ()
 
 
 def parse_agent_line(host: str, line: str) -> HostSnapshot | None:
@@ -308,6 +315,7 @@ class HostMonitor:
             self.interval,
             extra_args=self.agent_args,
             out_root=self.host.durable_dir,
+            tracker_patterns=tracker_patterns(self.host),
         )
         source = agent_source()
         retrying = self._retrying(emit)
@@ -368,7 +376,13 @@ async def sample_once(
     """Connect, take one agent sample and return it (for `rgt-tui status`)."""
     await transport.connect()
     result = await transport.run(
-        agent_command(host.mounts, 0.0, count=1, out_root=host.durable_dir),
+        agent_command(
+            host.mounts,
+            0.0,
+            count=1,
+            out_root=host.durable_dir,
+            tracker_patterns=tracker_patterns(host),
+        ),
         input=agent_source(),
         timeout=timeout,
     )

@@ -12,7 +12,8 @@ process's own cgroup memory/CPU budget and oom_kill counter (v1 and v2; U9, U41)
 thread counts (U11, U40), new NVIDIA Xid kernel lines (U22) and the queue's liveness: the
 running cell (found afresh from the runner's records under ``--queue-dir``, so a long-lived
 agent follows the queue from cell to cell), its log's mtime and the newest mtime under its
-output directory ``<--out-root>/<cell>`` (U43), and when the last launch finished (GEN1).
+output directory ``<--out-root>/<cell>`` (U43), when the last launch finished (GEN1), and
+whether the cell's log printed a ``--tracker-pattern`` line (U35, ``tracker_scan``).
 
 Rules the agent lives by:
 
@@ -80,6 +81,12 @@ def parse_args(argv=None):
         type=float,
         default=ARTIFACT_SCAN_EVERY_S,
         help="seconds between walks of the output directory for its newest file",
+    )
+    p.add_argument(
+        "--tracker-pattern",
+        action="append",
+        default=None,
+        help="a regex the running cell's log must print a line of (U35; repeatable)",
     )
     p.add_argument(
         "--box-id-file", default=None, help="where this box keeps its id (default ~/.rgt/box-id)"

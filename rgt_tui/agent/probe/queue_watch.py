@@ -79,6 +79,7 @@ class QueueWatch:
         self.proc_root = proc_root
         self.scan_every = scan_every
         self.cell = None  # the running cell's name
+        self.started = None  # when its attempt started (box clock), for the tracker check
         self.scanner = None
         self.done_at = None
         self._runner_sig = None
@@ -93,9 +94,12 @@ class QueueWatch:
         if launched:
             self._runner_sig = sig
             self.done_at = last_done_at(read_optional(runner) or "")
-        ended = self.cell is not None and self._attempt(self.cell, boot_id) is None
+        attempt = self._attempt(self.cell, boot_id) if self.cell is not None else None
+        ended = self.cell is not None and attempt is None
         if ended:
-            self.cell = self.scanner = None  # look for the next cell now
+            self.cell = self.scanner = self.started = None  # look for the next cell now
+        elif attempt is not None:
+            self.started = attempt[0]  # a retry of the same cell starts a new attempt
         if self.cell is None:
             cells = os.path.join(self.queue_dir, "cells")
             csig = _signature(cells)
@@ -137,6 +141,7 @@ class QueueWatch:
             attempt = self._attempt(name, boot_id)
             if attempt is not None and (best is None or attempt[0] > best[0]):
                 best = (attempt[0], name)
+        self.started = None if best is None else best[0]
         return None if best is None else best[1]
 
 

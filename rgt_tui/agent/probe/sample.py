@@ -14,6 +14,7 @@ from .host import parse_meminfo, read_boot_id, read_loadavg, read_uptime
 from .kmsg import KmsgReader
 from .processes import read_proc_threads
 from .queue_watch import QueueWatch, queue_boot_id
+from .tracker_scan import TrackerScan
 
 
 class Agent:
@@ -28,6 +29,8 @@ class Agent:
         self.queue = None
         if args.queue_dir:
             self.queue = QueueWatch(args.queue_dir, args.out_root, args.proc_root, every)
+        self.tracker_errors = []  # patterns this python cannot compile: said every sample
+        self.tracker = TrackerScan(args.tracker_pattern or (), self.tracker_errors)
 
     def sample(self, seq):
         """Build one sample (a dict with every protocol key) for sequence number seq."""
@@ -64,6 +67,8 @@ class Agent:
             "artifact_mtime": None,
             "cell": None,
             "queue_done_at": None,
+            "cell_started": None,
+            "tracker_seen": None,
             "box_id": None,
             "errors": errors,
         }
@@ -98,6 +103,13 @@ class Agent:
                 errors, "queue", lambda: self.queue.poll(boot), (None, None, None, None)
             )
             sample["cell"], sample["queue_done_at"] = cell, done_at
+            if cell is not None:
+                started = self.queue.started
+                sample["cell_started"] = started
+                sample["tracker_seen"] = safe(
+                    errors, "tracker", lambda: self.tracker.poll((cell, started), cell_log)
+                )
+            errors.extend(self.tracker_errors)
             # --log / --artifacts, when given, name the paths outright.
             log = log or cell_log
             artifacts = artifacts or scanner

@@ -19,8 +19,11 @@ from pathlib import Path
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.profiles import Profile
+from rgt_tui.services.credentials import BOX_FILE, remove_credentials
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, TeardownRecord
+from rgt_tui.services.queue_box import QueueError
 from rgt_tui.services.teardown.acknowledge import BoxMismatch, same_box_or_refuse
 from rgt_tui.services.teardown.command import run_teardown_command
 from rgt_tui.services.teardown.gate import GateReport, gather
@@ -59,6 +62,9 @@ class TeardownOutcome:
     recorded: bool = False
     report: GateReport | None = None
     timed_out: bool = False
+    # What became of the box's ~/.rgt/credentials.env (U34), removed before the command
+    # runs: "" when there was none; a failure is said here and never stops the teardown.
+    credentials: str = ""
 
 
 def instructions(host: HostConfig, profile: Profile) -> str:
@@ -109,8 +115,11 @@ async def confirm_and_tear_down(
         raise GateLocked(_refusal(host.name, typed_for.box, report), report)
     assert report.box is not None  # the box condition holds
     text = instructions(host, report.profile)
+    creds = await _remove_credentials(host, transport)
     if not host.teardown:
-        return TeardownOutcome(False, False, None, "", text, recorded=False, report=report)
+        return TeardownOutcome(
+            False, False, None, "", text, recorded=False, report=report, credentials=creds
+        )
     run = await run_teardown_command(
         host.teardown, cwd or (fleet.path.parent if fleet.path else None), timeout_s
     )
@@ -128,7 +137,24 @@ async def confirm_and_tear_down(
         recorded=jh.torn_down_at is not None,
         report=report,
         timed_out=run.timed_out,
+        credentials=creds,
     )
+
+
+async def _remove_credentials(host: HostConfig, transport: Transport) -> str:
+    """Delete the credentials a launch left on the box (U34) before it is destroyed; what
+    happened, in one line ("" when there were none). A failure is reported, not raised:
+    it must never keep a box that is about to be destroyed billing."""
+    try:
+        removed = await remove_credentials(host.name, transport)
+    except (QueueError, TransportError, OSError) as exc:
+        why = exc.message if isinstance(exc, (QueueError, TransportError)) else str(exc)
+        return (
+            f"credentials: could not remove {BOX_FILE} from {host.name} ({why}); the "
+            "teardown went ahead — if the box survives it (a stop, not a destroy), remove "
+            f"it by hand: rm -f {BOX_FILE}"
+        )
+    return f"credentials: removed {BOX_FILE} from {host.name}" if removed else ""
 
 
 def _refusal(name: str, typed_for: BoxIdentity | None, report: GateReport) -> str:
