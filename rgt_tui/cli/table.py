@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rgt_tui.cli.add import add_add_arguments, run_add
 from rgt_tui.cli.logs import add_logs_arguments, logs_interrupted, run_logs
+from rgt_tui.cli.preflight import add_preflight_arguments, run_preflight
 from rgt_tui.cli.pull import (
     add_pull_arguments,
     add_verify_arguments,
@@ -30,6 +31,7 @@ from rgt_tui.cli.queue import (
 )
 from rgt_tui.cli.runner import Command, no_arguments
 from rgt_tui.cli.status import add_status_arguments, run_status
+from rgt_tui.cli.sync import add_sync_arguments, run_sync
 from rgt_tui.cli.teardown import add_teardown_arguments, run_teardown
 from rgt_tui.cli.tui import add_demo_arguments, run_demo, run_tui
 
@@ -91,6 +93,25 @@ COMMANDS: tuple[Command, ...] = (
         interrupted=logs_interrupted,
         description="Print a host's queue log (no CELL) or one cell's own log; "
         "--follow keeps printing new lines until Ctrl-C, across drops and log rotation.",
+    ),
+    Command(
+        "preflight",
+        "check HOST's box before the meter runs: python, torch, GPUs, driver, disk, durable dir, tmux, code",
+        add_preflight_arguments,
+        run_preflight,
+        host="one",
+        connects=True,
+    ),
+    Command(
+        "sync",
+        "push HOST's code tree to its workdir, checked by hash (--check: only compare)",
+        add_sync_arguments,
+        run_sync,
+        host="one",
+        connects=True,
+        description="Send the files of the host's `code` tree that differ from the box's "
+        "copy (rsync over your OpenSSH, else SFTP), check their hashes on the box, and move "
+        "them into the workdir only while no queue runs there. Nothing on the box is deleted.",
     ),
     Command(
         "pull",

@@ -6,6 +6,10 @@
 #   probe SESSION WORKDIR DURABLE_DIR [diag]      facts, one "key<TAB>value" per line
 #   launch SESSION START DETACH WORKDIR QBYTES CLINES FRESH RQ RQ_LEN RO RO_LEN Q_LEN C_LEN ID_LEN
 #   append SESSION QBYTES CLINES Q_LEN C_LEN
+#   credentials LEN         ~/.rgt/credentials.env (0600) := the LEN bytes on stdin (U34)
+#   credentials-remove      delete ~/.rgt/credentials.env ("removed<TAB>1|0")
+#   code-hash DIR [SESSION] / code-stage DIR TOKEN SESSION / code-switch DIR TOKEN SESSION
+#   code-drop DIR TOKEN     code sync (U42), described where they are defined
 #
 # launch/append read their payload from stdin: the runner scripts (launch only), then
 # the bytes to append to queue.txt, then those to append to cells.tsv, then (launch only)
@@ -321,9 +325,194 @@ append() {
     fi
 }
 
+# The credentials file run_one.sh exports into each cell: its bytes come on stdin, never
+# on a command line (U34), and go straight to a 0600 temp file beside it (never through
+# the shared stage file), then mv: a cell never sources half a file.
+credentials() {  # LEN
+    [ $# -eq 1 ] || refuse usage "credentials needs 1 argument, got $#"
+    local want=$1 f="$rgt/credentials.env" t="$rgt/.credentials.env.$$"
+    case "$want" in '' | *[!0-9]*) refuse usage "credentials: LEN must be a number" ;; esac
+    mkdir -p "$rgt" || refuse io "cannot create $rgt (disk full? df -h ~; df -i ~)"
+    rm -f "$t"
+    cred_tmp=$t  # global: the EXIT trap runs after this function's locals are gone
+    trap 'rm -f "$cred_tmp"' EXIT
+    (umask 077 && set -C && cat >"$t") || refuse io "cannot write $t (disk full? df -h ~; df -i ~)"
+    [ "$(count_bytes "$t")" = "$want" ] ||
+        refuse io "the credentials arrived incomplete ($(count_bytes "$t") bytes, expected $want): $f was left as it was"
+    chmod 600 "$t" && mv -f "$t" "$f" || refuse io "cannot move $t to $f"
+    printf 'credentials\tok\n'
+}
+
+credentials_remove() {
+    local f="$rgt/credentials.env"
+    [ $# -eq 0 ] || refuse usage "credentials-remove takes no arguments, got $#"
+    if [ -e "$f" ] || [ -L "$f" ]; then
+        rm -f "$f" || refuse io "cannot remove $f: remove it by hand (rm -f ~/.rgt/credentials.env)"
+        printf 'removed\t1\n'
+    else
+        printf 'removed\t0\n'
+    fi
+}
+
+# --- Code sync (U42): the listed files of a tree under a workdir, by hash; a staging dir
+# beside them; the switch. Paths arrive NUL-separated on stdin, relative to the dir; a
+# box's symlink is never followed, for reading or writing.
+
+code_dir() {  # PATH -> PATH with a leading ~ expanded (arguments arrive quoted whole)
+    case "$1" in
+        "~") printf '%s' "$HOME" ;;
+        "~/"*) printf '%s/%s' "$HOME" "${1#"~/"}" ;;
+        *) printf '%s' "$1" ;;
+    esac
+}
+
+# A relative path that stays under its dir: no "..", ".", empty or absolute part, no
+# control character (the answers are one line per path).
+code_rel_ok() {
+    case "/$1/" in */../* | */./* | *//* | *[[:cntrl:]]*) return 1 ;; esac
+    [ -n "$1" ]
+}
+
+# No part of REL under DIR, the last included, is a symlink. Shell tests only: no
+# process per file.
+code_no_link() {  # DIR REL
+    local p=$1 rest=$2 c
+    while :; do
+        c=${rest%%/*}
+        p=$p/$c
+        [ -L "$p" ] && return 1
+        [ "$c" = "$rest" ] && return 0
+        rest=${rest#*/}
+    done
+}
+
+code_token_ok() {
+    case "$1" in '' | *[!0-9a-f]*) refuse usage "bad staging token '$1'" ;; esac
+}
+
+# code-hash DIR [SESSION]: "dir<TAB>1|0" (DIR exists), with SESSION "running<TAB>WHY"
+# when that queue runs, then per path "<sha256><TAB>x|-<TAB>PATH", or "missing", "link"
+# (a symlink on the way: not followed) or "other" (not a readable regular file) in place
+# of the hash. The hashes come from one sha256sum batch, not a process per file.
+code_hash() {
+    local dir session=${2:-} rel why line h p esc
+    local -a ok=()
+    dir=$(code_dir "$1")
+    if [ -n "$session" ] && why=$(running_reason "$session"); then printf 'running\t%s\n' "$why"; fi
+    if [ -d "$dir" ]; then printf 'dir\t1\n'; else printf 'dir\t0\n'; fi
+    command -v sha256sum >/dev/null 2>&1 || refuse no-sha256sum "sha256sum is not installed on the box (install coreutils)"
+    while IFS= read -r -d '' rel; do
+        code_rel_ok "$rel" || continue
+        if ! code_no_link "$dir" "$rel"; then
+            printf 'link\t-\t%s\n' "$rel"
+        elif [ ! -e "$dir/$rel" ]; then
+            printf 'missing\t-\t%s\n' "$rel"
+        elif [ ! -f "$dir/$rel" ] || [ ! -r "$dir/$rel" ]; then
+            printf 'other\t-\t%s\n' "$rel"
+        else
+            ok+=("./$rel")
+        fi
+    done
+    [ "${#ok[@]}" -gt 0 ] || return 0
+    # sha256sum escapes a name holding a backslash: "\<hash>  <name with \\>".
+    (cd -- "$dir" && printf '%s\0' "${ok[@]}" | xargs -0 sha256sum -- 2>/dev/null) |
+        while IFS= read -r line; do
+            esc=0
+            case "$line" in '\'*) esc=1 line=${line#\\} ;; esac
+            h=${line:0:64}
+            p=${line:66}
+            [ "$esc" = 1 ] && p=${p//\\\\/\\}
+            p=${p#./}
+            if [ -x "$dir/$p" ]; then printf '%s\tx\t%s\n' "$h" "$p"; else printf '%s\t-\t%s\n' "$h" "$p"; fi
+        done
+}
+
+# code-stage DIR TOKEN SESSION: refused while the queue runs; otherwise removes the
+# staging dirs earlier syncs left in DIR, creates DIR/.rgt-sync.TOKEN and, under it, the
+# relative dirs on stdin. Prints "staged<TAB>PATH" and "rsync<TAB>PATH|" (rsync's path).
+code_stage() {
+    local dir token=$2 session=$3 stage_dir rel why
+    dir=$(code_dir "$1")
+    code_token_ok "$token"
+    mkdir -p "$rgt" || refuse io "cannot create $rgt (disk full? df -h ~; df -i ~)"
+    take_lock
+    if why=$(running_reason "$session"); then refuse running "$why"; fi
+    mkdir -p -- "$dir" || refuse io "cannot create $dir (disk full? df -h; df -i)"
+    # Only real directories of that name: find's -type d does not follow a link.
+    find "$dir" -mindepth 1 -maxdepth 1 -type d -name '.rgt-sync.*' -exec rm -rf -- {} + 2>/dev/null
+    stage_dir="$dir/.rgt-sync.$token"
+    mkdir -m 700 -- "$stage_dir" || refuse io "cannot create $stage_dir (disk full? df -h; df -i)"
+    while IFS= read -r -d '' rel; do
+        code_rel_ok "$rel" || refuse usage "unsafe directory name in the staging list"
+        mkdir -p -- "$stage_dir/$rel" || refuse io "cannot create $stage_dir/$rel (disk full? df -h; df -i)"
+    done
+    printf 'staged\t%s\n' "$stage_dir"
+    printf 'rsync\t%s\n' "$(command -v rsync 2>/dev/null)"
+}
+
+# code-switch DIR TOKEN SESSION: the relative paths on stdin are staged under
+# DIR/.rgt-sync.TOKEN. Under the queue lock and only while no queue runs (else refused,
+# nothing moved), each moves into its place in DIR by rename (a process that has the old
+# file open keeps it), parents created; a symlink where a parent dir goes, or a dir where
+# a file goes, refuses the whole switch first; a symlink at a file's own place is
+# replaced, never written through. Then the staging dir goes. Prints "switched<TAB>N".
+code_switch() {
+    local dir token=$2 session=$3 stage_dir rel why p rest c n=0
+    local -a rels=()
+    dir=$(code_dir "$1")
+    code_token_ok "$token"
+    stage_dir="$dir/.rgt-sync.$token"
+    while IFS= read -r -d '' rel; do
+        code_rel_ok "$rel" || refuse usage "unsafe path in the switch list"
+        rels+=("$rel")
+    done
+    mkdir -p "$rgt" || refuse io "cannot create $rgt (disk full? df -h ~; df -i ~)"
+    take_lock
+    [ -d "$stage_dir" ] && [ ! -L "$stage_dir" ] ||
+        refuse gone "the staging dir $stage_dir is gone (another sync started?): sync again"
+    if why=$(running_reason "$session"); then
+        rm -rf -- "$stage_dir"
+        refuse running "$why"
+    fi
+    for rel in "${rels[@]}"; do
+        [ -f "$stage_dir/$rel" ] && [ ! -L "$stage_dir/$rel" ] || refuse gone "$rel is not in $stage_dir: sync again"
+        p=$dir rest=$rel
+        while [ "${rest#*/}" != "$rest" ]; do
+            c=${rest%%/*} rest=${rest#*/}
+            p=$p/$c
+            [ -L "$p" ] && refuse link "$p is a symlink on the box; a sync never writes through one: move it aside, then sync again"
+            [ -e "$p" ] && [ ! -d "$p" ] && refuse blocked "$p is a file where the tree has a directory: move it aside, then sync again"
+        done
+        [ -d "$dir/$rel" ] && [ ! -L "$dir/$rel" ] &&
+            refuse blocked "$dir/$rel is a directory where the tree has a file: move it aside, then sync again"
+    done
+    for rel in "${rels[@]}"; do
+        p=$dir/$rel
+        mkdir -p -- "${p%/*}" || refuse io "cannot create ${p%/*} ($n of ${#rels[@]} files switched)"
+        if [ -L "$p" ]; then rm -f -- "$p" || refuse io "cannot replace the symlink $p ($n of ${#rels[@]} files switched)"; fi
+        mv -f -- "$stage_dir/$rel" "$p" || refuse io "cannot move $rel into place ($n of ${#rels[@]} files switched)"
+        n=$((n + 1))
+    done
+    rm -rf -- "$stage_dir"
+    printf 'switched\t%s\n' "$n"
+}
+
+code_drop() {  # DIR TOKEN: remove a staging dir this sync made (it failed)
+    local dir
+    dir=$(code_dir "$1")
+    code_token_ok "$2"
+    [ -L "$dir/.rgt-sync.$2" ] || rm -rf -- "$dir/.rgt-sync.$2"
+}
+
 case "$verb" in
     probe) probe "$@" ;;
     launch) launch "$@" ;;
     append) append "$@" ;;
+    credentials) credentials "$@" ;;
+    credentials-remove) credentials_remove "$@" ;;
+    code-hash) code_hash "$@" ;;
+    code-stage) code_stage "$@" ;;
+    code-switch) code_switch "$@" ;;
+    code-drop) code_drop "$@" ;;
     *) refuse usage "unknown verb '$verb' (probe, launch, append)" ;;
 esac

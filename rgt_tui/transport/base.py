@@ -10,6 +10,7 @@ import contextlib
 from bisect import bisect_right
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 # The errors live in the domain, where the UI and the command line may import them too;
@@ -27,6 +28,21 @@ MAX_OUTPUT_BYTES = 4 << 20
 # lines are a few KiB); a longer one ends the stream with TransportError, as a box that
 # prints without end must not grow memory here.
 MAX_STREAM_LINE = 1 << 20
+# Bytes per piece ``put_file`` reads here and writes to the box.
+PUT_CHUNK = 1 << 20
+
+
+def put_mode(mode: int) -> int:
+    """``mode`` checked for ``put_file``: ValueError for anything wider than 0o755."""
+    if mode & ~0o755:
+        raise ValueError(f"put_file mode {mode:#o} is wider than 0o755")
+    return mode
+
+
+def temp_name(path: str, token: str) -> str:
+    """``dir/.name.rgt-part.<token>``: where ``put_file`` writes before the rename."""
+    parent, slash, name = path.rpartition("/")
+    return f"{parent}{slash}.{name}.rgt-part.{token}"
 
 
 @dataclass(frozen=True)
@@ -300,6 +316,21 @@ class Transport(Protocol):
     async def open_lanes(self, lanes: Iterable[int]) -> None:
         """Start the sessions of ``lanes`` (see ``open_reader``) ahead of their first use,
         at once; failures are left for the readers to report."""
+
+    async def put_file(
+        self,
+        source: Path,
+        path: str,
+        *,
+        mode: int,
+        on_bytes: Callable[[int], None] | None = None,
+    ) -> None:
+        """Copy the local file ``source`` to a new file at ``path`` on the box (code sync).
+
+        Written under a temporary name beside ``path``, created exclusively (so no file or
+        symlink already there is opened or written through), given exactly ``mode`` (at
+        most 0o755: never wider), then renamed to ``path``; FileExistsError when something
+        is already at ``path``. ``on_bytes(n)`` after each piece of ``n`` bytes written."""
 
     async def close(self) -> None:
         """Close the connection; safe to call twice."""

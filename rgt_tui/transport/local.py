@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Iterable
+import secrets
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
 
 from rgt_tui.transport.base import (
     MAX_OUTPUT_BYTES,
     MAX_STREAM_LINE,
+    PUT_CHUNK,
     STREAM_CHUNK,
     CommandResult,
     FileStat,
@@ -17,6 +20,8 @@ from rgt_tui.transport.base import (
     RangeReads,
     TransportError,
     overlong_line,
+    put_mode,
+    temp_name,
 )
 
 
@@ -192,6 +197,36 @@ class LocalTransport(RangeReads):
     async def open_lanes(self, lanes: Iterable[int]) -> None:
         """Nothing to start on this machine (see ``Transport.open_lanes``)."""
 
+    async def put_file(
+        self,
+        source: Path,
+        path: str,
+        *,
+        mode: int,
+        on_bytes: Callable[[int], None] | None = None,
+    ) -> None:
+        """Transport.put_file on this machine: O_EXCL|O_NOFOLLOW on a temporary name,
+        fchmod to ``mode``, then link to ``path`` (which, unlike rename, never replaces)."""
+        mode = put_mode(mode)
+        target = self._path(path)
+        temp = temp_name(target, secrets.token_hex(4))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with source.open("rb") as local:  # noqa: ASYNC230 - opening is quick; reads go to a thread
+            fd = await asyncio.to_thread(os.open, temp, flags, mode)
+            try:
+                try:
+                    while data := await asyncio.to_thread(local.read, PUT_CHUNK):
+                        await asyncio.to_thread(_write_all, fd, data)
+                        if on_bytes is not None:
+                            on_bytes(len(data))
+                    os.fchmod(fd, mode)
+                finally:
+                    os.close(fd)
+                await asyncio.to_thread(os.link, temp, target, follow_symlinks=False)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+
     async def close(self) -> None:
         return None
 
@@ -241,6 +276,12 @@ class LocalFileReader:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _file_stat(st: os.stat_result) -> FileStat:

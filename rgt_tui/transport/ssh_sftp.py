@@ -10,11 +10,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import secrets
 from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
 
 import asyncssh
 
-from rgt_tui.transport.base import FileStat, RangeReads, TransportError, checked_blocks
+from rgt_tui.transport.base import (
+    PUT_CHUNK,
+    FileStat,
+    RangeReads,
+    TransportError,
+    checked_blocks,
+    put_mode,
+    temp_name,
+)
 from rgt_tui.transport.sftp_reads import default_in_flight, parallel_blocks, read_serially
 from rgt_tui.transport.ssh_stream import describe as _describe
 
@@ -152,6 +162,55 @@ class SftpSessions(RangeReads):
         round trips to start: a second at 200 ms), so readers find them ready. A failure
         is left for the reader that needs the lane to report."""
         await asyncio.gather(*(self.sftp(lane) for lane in lanes), return_exceptions=True)
+
+    async def put_file(
+        self,
+        source: Path,
+        path: str,
+        *,
+        mode: int,
+        on_bytes: Callable[[int], None] | None = None,
+    ) -> None:
+        """Transport.put_file over SFTP (lane 0): an exclusive open of a temporary name
+        (SFTP's EXCL: a symlink there is not followed), writes, fsetstat to ``mode``
+        (past the box's umask, never wider), then a rename that must not replace."""
+        mode = put_mode(mode)
+        target = sftp_path(path)
+        temp = temp_name(target, secrets.token_hex(4))
+        local = source.open("rb")  # noqa: ASYNC230 - opening is quick; reads go to a thread
+        reading = False
+        try:
+            sftp = await self.sftp()
+            if await sftp.exists(target) or await sftp.islink(target):
+                raise FileExistsError(errno.EEXIST, f"already on {self.host}", path)
+            handle = await sftp.open(temp, "xb", asyncssh.SFTPAttrs(permissions=mode))
+            try:
+                offset = 0
+                while True:
+                    reading = True
+                    data = await asyncio.to_thread(local.read, PUT_CHUNK)
+                    reading = False
+                    if not data:
+                        break
+                    await handle.write(data, offset)
+                    offset += len(data)
+                    if on_bytes is not None:
+                        on_bytes(len(data))
+                await handle.chmod(mode)
+            finally:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(handle.close(), 5)
+            await sftp.rename(temp, target)
+        except FileExistsError:
+            raise
+        except (OSError, asyncssh.Error) as exc:
+            with contextlib.suppress(Exception):
+                await (await self.sftp()).remove(temp)
+            if reading:
+                raise  # this machine's file could not be read: not the box's fault
+            raise self.file_error(exc, path) from exc
+        finally:
+            local.close()
 
 
 class SftpFileReader:

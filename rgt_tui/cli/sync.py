@@ -1,0 +1,134 @@
+"""`rgt-tui sync HOST` (a row of table.py): push the host's ``code`` tree to its workdir,
+verified by hash (U42); ``--check`` only compares.
+
+Progress goes to stderr (a live bar on a terminal, a line every few seconds elsewhere),
+the summary to stdout. Exit codes (exit_codes.py): 0 synced / in sync, 1 refused, failed
+or (``--check``) the box differs or the tree has uncommitted changes, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from types import TracebackType
+
+from rich.console import Console
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.runner import Call
+from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.services.connect import Transport
+
+
+def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--check`` and ``--sftp``."""
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only compare the box's copy with the local tree (exit 1 when it differs)",
+    )
+    parser.add_argument(
+        "--sftp", action="store_true", help="send over SFTP even where rsync could be used"
+    )
+
+
+async def run_sync(call: Call, transport: Transport) -> int:
+    """Sync (or with ``--check`` compare) the host's code; see the module docstring."""
+    from rgt_tui.services.code_sync import SyncError, code_status, sync_code
+
+    host = call.host
+    try:
+        if call.args.check:
+            status = await code_status(host, transport)
+            if status is None:
+                return call.fail(
+                    f"no code directory is set for {host.name}",
+                    fix='set code = "<local dir>" for the host (or in [fleet]) in hosts.toml',
+                )
+            box = status.box.short() if status.box is not None else "no workdir"
+            print(f"{host.name}: local {status.local.short()}; box {box}")
+            problem = status.problem()
+            if problem is None:
+                print(f"{host.name}: in sync ({status.files} files)")
+                return EXIT_OK
+            print(problem)
+            return EXIT_PROBLEMS
+        with SyncProgressView(call.err, host.name) as progress:
+            result = await sync_code(
+                host, transport, on_progress=progress, method="sftp" if call.args.sftp else "auto"
+            )
+    except SyncError as exc:
+        return call.fail(f"{exc.host}: {exc.message}", fix=exc.fix or None)
+    if result.files_sent:
+        sent = f"sent {result.files_sent} of {result.files_total} files, {fmt_bytes(result.bytes_sent)}, by {result.method}"
+    else:
+        sent = f"already in sync ({result.files_total} files), nothing sent"
+    print(f"{host.name}: {sent}; the workdir holds {result.identity.short()}")
+    if result.note:
+        call.err.print(Text(f"{host.name}: {result.note}"))
+    if result.skipped:
+        shown = ", ".join(result.skipped[:3]) + (", …" if len(result.skipped) > 3 else "")
+        call.err.print(Text(f"{host.name}: left out {len(result.skipped)}: {shown}"))
+    return EXIT_OK
+
+
+class SyncProgressView:
+    """The sync's ``on_progress(done, total, path)``: a bar redrawn in place on a
+    terminal, a line every ``LINE_EVERY_S`` elsewhere (as ``pull`` draws its own)."""
+
+    REDRAW_S = 0.1
+    LINE_EVERY_S = 5.0
+
+    def __init__(
+        self, console: Console, host: str, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.console = console
+        self.host = host
+        self.clock = clock
+        self._live = Live(console=console, auto_refresh=False) if console.is_interactive else None
+        self._last = -1e9
+
+    def __enter__(self) -> SyncProgressView:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._live is not None:
+            self._live.stop()
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        now = self.clock()
+        last = done >= total
+        if self._live is not None:
+            if last or now - self._last >= self.REDRAW_S:
+                self._last = now
+                self._live.update(self._render(done, total, path), refresh=True)
+        elif last or now - self._last >= self.LINE_EVERY_S:
+            self._last = now
+            self.console.print(
+                Text(f"{self.host}: sending {fmt_bytes(done)}/{fmt_bytes(total)} {path}")
+            )
+
+    def _render(self, done: int, total: int, path: str) -> Table:
+        line = Table.grid(padding=(0, 1))
+        line.add_column(no_wrap=True)
+        line.add_column(width=20, no_wrap=True)
+        line.add_column()
+        name = path if len(path) <= 40 else "…" + path[-39:]
+        line.add_row(
+            Text(f"{self.host} sync"),
+            ProgressBar(total=1.0, completed=done / total if total else 1.0, width=20),
+            Text(f"{fmt_bytes(done)}/{fmt_bytes(total)} {name}", no_wrap=True, overflow="ellipsis"),
+        )
+        return line

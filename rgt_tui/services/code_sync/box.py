@@ -1,0 +1,155 @@
+"""The box's side of code sync: the ``code-*`` verbs of ``scripts/queue_ctl.sh``.
+
+Sent whole like every queue verb (``queue_box.script_text``), so the running rule a sync
+obeys is the one a launch obeys (``running_reason``, under the same lock). Paths go on
+stdin, NUL-separated, relative to the directory; the box answers one line per path,
+read as hostile input: only paths that were asked about count, and the output is bounded
+by what was asked.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rgt_tui.domain.code_identity import FileHash
+from rgt_tui.services.code_sync.types import SyncError
+from rgt_tui.services.queue_box import CTL_TIMEOUT_S, refusal, script_text
+from rgt_tui.transport import CommandResult, Transport
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+# Per path the box prints at most a hash, a flag, the path and tabs: this much per line.
+_LINE_OVERHEAD = 80
+# Hashing a large tree reads every byte of it: allow time for that, not a fixed minute.
+HASH_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class BoxHashes:
+    """The box's answer for the paths asked about."""
+
+    dir_exists: bool
+    running: str  # why the queue counts as running; "" when it does not (or not asked)
+    files: dict[str, FileHash]  # path -> hash, for regular files reached without a link
+    other: dict[str, str]  # path -> "missing" | "link" | "other"
+
+
+async def run_code_verb(
+    transport: Transport,
+    verb: str,
+    *args: str,
+    paths: Iterable[str] = (),
+    timeout: float = CTL_TIMEOUT_S,
+    max_output: int | None = None,
+) -> CommandResult:
+    """Run ``code-<verb>`` of queue_ctl.sh with ``paths`` NUL-separated on stdin."""
+    command = " ".join(
+        ["bash", "-c", shlex.quote(script_text("queue_ctl.sh")), "queue_ctl", f"code-{verb}"]
+        + [shlex.quote(a) for a in args]
+    )
+    payload = "".join(p + "\0" for p in paths)
+    if max_output is None:
+        return await transport.run(command, input=payload, timeout=timeout)
+    return await transport.run(command, input=payload, timeout=timeout, max_output=max_output)
+
+
+def checked(host: str, result: CommandResult, what: str) -> CommandResult:
+    """``result`` when the box did what was asked; SyncError with its reason otherwise."""
+    error = refusal(host, result)
+    if error is None:
+        return result
+    if error.code == "running":
+        raise SyncError(
+            host,
+            f"the queue on {host} is running ({error.message}): a sync never rewrites "
+            "files a running queue uses",
+            f"wait for the queue to finish (or stop it), then rgt-tui sync {host}",
+        )
+    raise SyncError(host, f"{what}: {error.message}")
+
+
+async def hash_on_box(
+    transport: Transport, host: str, directory: str, paths: list[str], *, session: str = ""
+) -> BoxHashes:
+    """The box's hashes of ``paths`` under ``directory`` (a symlink on the way counts as
+    "link", never followed); with ``session``, whether that queue runs."""
+    bound = sum(len(p.encode()) + _LINE_OVERHEAD for p in paths) + 4096
+    args = [directory] + ([session] if session else [])
+    result = await run_code_verb(
+        transport,
+        "hash",
+        *args,
+        paths=paths,
+        timeout=HASH_TIMEOUT_S,
+        max_output=max(bound, 1 << 16),
+    )
+    checked(host, result, f"cannot hash the code in {directory}")
+    asked = set(paths)
+    files: dict[str, FileHash] = {}
+    other: dict[str, str] = {}
+    running = ""
+    dir_exists = False
+    for line in result.stdout.splitlines():
+        key, _, rest = line.partition("\t")
+        if key == "running":
+            running = rest
+            continue
+        if key == "dir":
+            dir_exists = rest == "1"
+            continue
+        flag, _, path = rest.partition("\t")
+        if path not in asked:
+            continue  # only what was asked about counts
+        if key in ("missing", "link", "other"):
+            other[path] = key
+        elif _HEX64.fullmatch(key) and flag in ("x", "-"):
+            files[path] = FileHash(path, key, flag == "x")
+    for path in asked - files.keys() - other.keys():
+        other[path] = "other"  # no answer: unreadable, or it changed while being hashed
+    return BoxHashes(dir_exists, running, files, other)
+
+
+async def stage_on_box(
+    transport: Transport, host: str, workdir: str, token: str, session: str, dirs: list[str]
+) -> tuple[str, bool]:
+    """Create the staging dir (refused while the queue runs; earlier ones removed) and
+    its ``dirs``; return its path on the box and whether the box has rsync."""
+    result = checked(
+        host,
+        await run_code_verb(transport, "stage", workdir, token, session, paths=dirs),
+        f"cannot stage the code in {workdir}",
+    )
+    fields = dict(line.partition("\t")[::2] for line in result.stdout.splitlines())
+    staged = fields.get("staged", "")
+    if not staged.endswith(f"/.rgt-sync.{token}"):
+        raise SyncError(host, f"the box did not say where it staged the code in {workdir}")
+    return staged, bool(fields.get("rsync"))
+
+
+async def switch_on_box(
+    transport: Transport, host: str, workdir: str, token: str, session: str, paths: list[str]
+) -> int:
+    """Move the staged ``paths`` into place (refused while the queue runs); how many moved."""
+    result = checked(
+        host,
+        await run_code_verb(
+            transport, "switch", workdir, token, session, paths=paths, timeout=HASH_TIMEOUT_S
+        ),
+        f"cannot switch the code in {workdir}",
+    )
+    for line in result.stdout.splitlines():
+        key, _, count = line.partition("\t")
+        if key == "switched" and count.isdigit():
+            return int(count)
+    raise SyncError(host, f"the box did not confirm the switch in {workdir}")
+
+
+async def drop_on_box(transport: Transport, workdir: str, token: str) -> None:
+    """Remove this sync's staging dir after a failure (best effort: the next sync also
+    removes leftovers)."""
+    try:
+        await run_code_verb(transport, "drop", workdir, token)
+    except Exception:  # noqa: BLE001 - the connection may be what failed
+        pass

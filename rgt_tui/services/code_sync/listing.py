@@ -1,0 +1,198 @@
+"""The local code tree: which files a sync sends, and their hashes (U42).
+
+In a git repository git itself lists the files (tracked, plus untracked ones that no
+``.gitignore`` excludes), so the listing is the one ``git status`` reasons about; outside
+one the tree is walked with every ``.gitignore`` on the way honoured (``pathspec``).
+Either way the host's ``code_exclude`` patterns (gitignore syntax) are applied on top,
+``.git/`` is never included, and symlinks and special files are left out, never
+followed (counted in ``skipped``). Blocking: run ``list_tree`` in a thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from rgt_tui.domain.code_identity import CodeIdentity, FileHash, tree_hash
+from rgt_tui.services.code_sync.types import SyncError
+
+STAGING_PREFIX = ".rgt-sync."  # the box's staging dirs: never part of a tree
+_GIT_TIMEOUT_S = 60.0
+_READ = 1 << 20
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    """One file of the local tree: its hash, executable bit and size."""
+
+    path: str  # relative, "/"-separated
+    sha256: str
+    executable: bool
+    size: int
+
+    def file_hash(self) -> FileHash:
+        return FileHash(self.path, self.sha256, self.executable)
+
+
+@dataclass(frozen=True)
+class LocalTree:
+    """The listed, hashed files of a local ``code`` directory."""
+
+    root: Path
+    files: tuple[LocalFile, ...]
+    commit: str = ""  # git HEAD; "" outside git or before the first commit
+    dirty: bool = False
+    skipped: tuple[str, ...] = ()  # "path (why)" for each entry left out
+
+    @property
+    def identity(self) -> CodeIdentity:
+        """The tree's identity: hash of its listing, and the git commit when there is one."""
+        return CodeIdentity(tree_hash(f.file_hash() for f in self.files), self.commit, self.dirty)
+
+
+def list_tree(root: Path, excludes: tuple[str, ...], host: str) -> LocalTree:
+    """List and hash ``root`` (see the module docstring). SyncError when it is not a
+    readable directory or git fails on it."""
+    root = root.expanduser()
+    if not root.is_dir():
+        raise SyncError(
+            host,
+            f"the code directory {root} does not exist here",
+            f"fix code for {host} in hosts.toml",
+        )
+    extra = pathspec.GitIgnoreSpec.from_lines(excludes)
+    git = _git_listing(root, host)
+    if git is not None:
+        names, commit, dirty = git
+    else:
+        names, commit, dirty = _walk(root), "", False
+    files: list[LocalFile] = []
+    skipped: list[str] = []
+    for rel in sorted(set(names)):
+        parts = rel.split("/")
+        if ".git" in parts or parts[0].startswith(STAGING_PREFIX) or extra.match_file(rel):
+            continue
+        if not _name_ok(rel):
+            skipped.append(f"{rel!r} (a name with control characters or not UTF-8)")
+            continue
+        path = root / rel
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            continue  # tracked but deleted here: nothing to send (the box keeps its copy)
+        except OSError as exc:
+            skipped.append(f"{rel} ({exc.strerror or exc})")
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            skipped.append(f"{rel} (a symlink: not followed)")
+        elif not stat.S_ISREG(st.st_mode):
+            skipped.append(f"{rel} (not a regular file)")
+        else:
+            try:
+                digest = _sha256(path)
+            except OSError as exc:
+                skipped.append(f"{rel} ({exc.strerror or exc})")
+                continue
+            files.append(LocalFile(rel, digest, bool(st.st_mode & 0o111), st.st_size))
+    return LocalTree(root, tuple(files), commit, dirty, tuple(skipped))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        while chunk := f.read(_READ):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _name_ok(rel: str) -> bool:
+    """Sent to the box one per line and NUL-separated: no control characters, and text
+    (a name that is not UTF-8 cannot be spelled the same on both sides)."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in rel):
+        return False
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["git", "-C", str(root), *args],
+        capture_output=True,
+        timeout=_GIT_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _git_listing(root: Path, host: str) -> tuple[list[str], str, bool] | None:
+    """(paths, HEAD, dirty) from git, or None when ``root`` is not in a git work tree
+    (or git is not installed)."""
+    try:
+        inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if inside.returncode != 0 or inside.stdout.strip() != b"true":
+        return None
+    listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    status = _git(root, "status", "--porcelain", "-z", "--", ".")
+    if listed.returncode != 0 or status.returncode != 0:
+        err = (listed.stderr or status.stderr).decode(errors="replace").strip()
+        raise SyncError(host, f"git cannot list {root}: {err}", f"run git status in {root}")
+    head = _git(root, "rev-parse", "--verify", "-q", "HEAD")
+    commit = head.stdout.decode().strip() if head.returncode == 0 else ""
+    names = [os.fsdecode(n) for n in listed.stdout.split(b"\0") if n]
+    return names, commit, bool(status.stdout.strip(b"\0"))
+
+
+def _walk(root: Path) -> list[str]:
+    """Every file under ``root`` that its ``.gitignore`` files leave in (git's rules: the
+    deepest file's last matching pattern decides; an ignored directory is not entered).
+    Symlinks are listed (and then skipped by the caller), never followed."""
+    found: list[str] = []
+    specs: dict[str, pathspec.GitIgnoreSpec] = {}
+    for top, dirs, names in os.walk(root, followlinks=False):
+        rel_top = os.path.relpath(top, root)
+        rel_top = "" if rel_top == "." else rel_top.replace(os.sep, "/")
+        ignore = Path(top) / ".gitignore"
+        if ignore.is_file() and not ignore.is_symlink():
+            try:
+                lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+                specs[rel_top] = pathspec.GitIgnoreSpec.from_lines(lines)
+            except OSError:
+                pass
+        kept = []
+        for d in dirs:
+            rel = f"{rel_top}/{d}" if rel_top else d
+            if d == ".git" or _ignored(specs, rel + "/"):
+                continue
+            if (Path(top) / d).is_symlink():
+                found.append(rel)  # reported as a symlink, not entered
+                continue
+            kept.append(d)
+        dirs[:] = kept
+        for n in names:
+            rel = f"{rel_top}/{n}" if rel_top else n
+            if not _ignored(specs, rel):
+                found.append(rel)
+    return found
+
+
+def _ignored(specs: dict[str, pathspec.GitIgnoreSpec], rel: str) -> bool:
+    """Whether the ``.gitignore`` files above ``rel`` ignore it (deepest decides)."""
+    verdict = False
+    for base, spec in sorted(specs.items(), key=lambda kv: kv[0].count("/") + bool(kv[0])):
+        if base and not rel.startswith(base + "/"):
+            continue
+        result = spec.check_file(rel[len(base) + 1 :] if base else rel)
+        if result.include is not None:
+            verdict = result.include
+    return verdict

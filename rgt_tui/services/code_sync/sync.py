@@ -1,0 +1,201 @@
+"""``sync_code``: push a host's ``code`` tree into its workdir, verified by hash (U42).
+
+1. List and hash the local tree (``listing``), hash the box's copy of the same paths.
+2. Nothing differs: done, nothing written. A queue runs: refused, nothing written.
+3. Stage: a fresh ``<workdir>/.rgt-sync.<token>/`` (earlier leftovers removed), and only
+   the files that differ sent into it — rsync over the user's OpenSSH where both sides
+   have it, else SFTP over the host's one connection (``Transport.put_file``).
+4. Hash the staged files on the box: any that differs from here refuses the switch,
+   naming it.
+5. Switch under the queue lock, only while no queue runs (``code-switch``): each file
+   renamed into place, so a process holding the old file keeps it (principle 6).
+6. Hash the whole listed tree in the workdir again: the identity returned is what the
+   box now holds. Nothing on the box is ever deleted: files it has that the tree does not
+   are left alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+
+from rgt_tui.domain.code_identity import CodeIdentity, tree_hash
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.services.code_sync.box import (
+    drop_on_box,
+    hash_on_box,
+    stage_on_box,
+    switch_on_box,
+)
+from rgt_tui.services.code_sync.listing import LocalFile, LocalTree, list_tree
+from rgt_tui.services.code_sync.rsync import have_rsync, rsync_send
+from rgt_tui.services.code_sync.types import SyncError, SyncResult
+from rgt_tui.transport import Transport
+from rgt_tui.transport.openssh import OpenSsh, openssh_for
+
+Progress = Callable[[int, int, str], None]
+METHODS = ("auto", "rsync", "sftp")
+_SFTP_IN_FLIGHT = 8  # files written at once over SFTP (small files cost round trips)
+
+
+async def local_tree(host: HostConfig) -> LocalTree:
+    """The host's ``code`` tree, listed and hashed off the event loop."""
+    code = host.ready.code
+    if code is None:
+        raise SyncError(
+            host.name,
+            f"no code directory is set for {host.name}",
+            'set code = "<local dir>" for the host (or in [fleet]) in hosts.toml',
+        )
+    return await asyncio.to_thread(list_tree, code, host.ready.code_exclude, host.name)
+
+
+async def sync_code(
+    host: HostConfig,
+    transport: Transport,
+    *,
+    on_progress: Progress | None = None,
+    method: str = "auto",
+) -> SyncResult:
+    """Push ``host``'s code tree to its workdir (see the module docstring).
+
+    ``method``: "auto" (rsync when possible, else SFTP), or "rsync"/"sftp" to insist.
+    ``on_progress(done_bytes, total_bytes, path)`` as files are sent. SyncError when
+    refused or failed (the workdir is then untouched); TransportError when unreachable.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    tree = await local_tree(host)
+    await transport.connect()
+    session = tmux_session_name(host.name)
+    paths = [f.path for f in tree.files]
+    before = await hash_on_box(transport, host.name, host.workdir, paths, session=session)
+    send = [f for f in tree.files if before.files.get(f.path) != f.file_hash()]
+    base = {"host": host.name, "files_total": len(tree.files), "skipped": tree.skipped}
+    if not send:
+        return SyncResult(identity=tree.identity, method="none", files_sent=0, bytes_sent=0, **base)
+    if before.running:
+        raise SyncError(
+            host.name,
+            f"the queue on {host.name} is running ({before.running}): a sync never rewrites "
+            f"files a running queue uses; {len(send)} file(s) differ ({send[0].path}, …)",
+            f"wait for the queue to finish (or stop it), then rgt-tui sync {host.name}",
+        )
+    token = secrets.token_hex(6)
+    dirs = sorted({f.path.rpartition("/")[0] for f in send} - {""})
+    staging, box_rsync = await stage_on_box(
+        transport, host.name, host.workdir, token, session, dirs
+    )
+    try:
+        chosen, ssh, note = await _choose(method, host, box_rsync)
+        total = sum(f.size for f in send)
+        done = 0
+
+        def sent(n: int, path: str) -> None:
+            nonlocal done
+            done += n
+            if on_progress is not None:
+                on_progress(done, total, path)
+
+        if chosen == "rsync":
+            assert ssh is not None
+            await rsync_send(host.name, tree, send, ssh, staging, sent)
+        else:
+            await _put_all(host.name, transport, tree, send, staging, sent)
+        staged = await hash_on_box(transport, host.name, staging, [f.path for f in send])
+        for f in send:
+            got = staged.files.get(f.path)
+            if got != f.file_hash():
+                what = staged.other.get(f.path) or (
+                    "its mode" if got and got.sha256 == f.sha256 else "its content"
+                )
+                raise SyncError(
+                    host.name,
+                    f"{f.path} arrived different on {host.name} ({what}); nothing was switched",
+                    f"sync again (did {tree.root / f.path} change during the sync?)",
+                )
+        await switch_on_box(
+            transport, host.name, host.workdir, token, session, [f.path for f in send]
+        )
+    except BaseException:
+        await drop_on_box(transport, host.workdir, token)
+        raise
+    after = await hash_on_box(transport, host.name, host.workdir, paths)
+    still = [f.path for f in tree.files if after.files.get(f.path) != f.file_hash()]
+    if still:
+        raise SyncError(
+            host.name,
+            f"after the switch {len(still)} file(s) still differ on {host.name} ({still[0]}, …)",
+            "something on the box rewrote them: look at it, then sync again",
+        )
+    identity = CodeIdentity(tree_hash(after.files.values()), tree.commit, tree.dirty)
+    return SyncResult(
+        identity=identity,
+        method=chosen,
+        files_sent=len(send),
+        bytes_sent=total,
+        note=note,
+        **base,
+    )
+
+
+async def _choose(
+    method: str, host: HostConfig, box_rsync: bool
+) -> tuple[str, OpenSsh | None, str]:
+    """(method, ssh command for rsync, why rsync was not used)."""
+    if host.ssh is None:
+        return "copy", None, ""
+    if method == "sftp":
+        return "sftp", None, "sftp asked for"
+    ssh: OpenSsh | str
+    if not have_rsync():
+        ssh = "rsync is not installed here"
+    elif not box_rsync:
+        ssh = f"rsync is not installed on {host.name}"
+    else:
+        ssh = await asyncio.to_thread(openssh_for, host)
+    if isinstance(ssh, str):
+        if method == "rsync":
+            raise SyncError(
+                host.name, f"rsync cannot be used: {ssh}", f"rgt-tui sync {host.name} --sftp"
+            )
+        return "sftp", None, f"rsync not used: {ssh}"
+    return "rsync", ssh, ""
+
+
+async def _put_all(
+    host: str,
+    transport: Transport,
+    tree: LocalTree,
+    files: list[LocalFile],
+    staging: str,
+    sent: Callable[[int, str], None],
+) -> None:
+    """Write ``files`` into ``staging`` over the transport, a few at a time."""
+    gate = asyncio.Semaphore(_SFTP_IN_FLIGHT)
+
+    async def put(f: LocalFile) -> None:
+        async with gate:
+            try:
+                await transport.put_file(
+                    tree.root / f.path,
+                    f"{staging}/{f.path}",
+                    mode=0o755 if f.executable else 0o644,
+                    on_bytes=lambda n: sent(n, f.path),
+                )
+            except OSError as exc:
+                raise SyncError(
+                    host,
+                    f"cannot send {f.path}: {exc.strerror or exc}",
+                    "the workdir is unchanged; sync again",
+                ) from exc
+
+    tasks = [asyncio.ensure_future(put(f)) for f in files]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

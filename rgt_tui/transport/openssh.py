@@ -1,0 +1,149 @@
+"""The user's OpenSSH ``ssh``, for tools that bring their own transfer (rsync's ``-e``).
+
+Ours stays the only host-key check (DESIGN.md, Trust) whatever ~/.ssh/config says: the
+command names the same known_hosts files the SSH transport reads (the host's file, then
+those ssh_config names), with checking strict, and turns off agent and X11 forwarding,
+port forwards, a shared master connection (one opened elsewhere skips the check) and
+anything ssh could run here. Command-line options win over ssh_config in OpenSSH, and
+``ssh -G`` (which resolves the configuration without connecting) confirms that they did;
+where it shows a setting that would undo them (a ProxyJump hop is checked by its own
+configuration, a KnownHostsCommand adds keys), the caller is told why and uses the SSH
+transport instead.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.transport.known_hosts import DEFAULT_KNOWN_HOSTS, resolve_destination
+
+# What must hold after ssh_config is applied (``ssh -G`` prints booleans its own way).
+_REQUIRED = {
+    "stricthostkeychecking": ("true", "yes"),
+    "globalknownhostsfile": ("/dev/null",),
+    "forwardagent": ("no",),
+    "forwardx11": ("no",),
+    "clearallforwardings": ("yes", "true"),
+    "controlmaster": ("false", "no"),
+    "permitlocalcommand": ("no", "false"),
+    "batchmode": ("yes", "true"),
+}
+# Settings that must be absent (or "none"): each would let something else vouch for the
+# box, or connect through a hop checked by other rules.
+_ABSENT = ("proxyjump", "knownhostscommand", "controlpath", "remotecommand")
+_G_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class OpenSsh:
+    """``ssh`` with our options (no destination), and the host name to give it."""
+
+    argv: tuple[str, ...]
+    destination: str  # the fleet file's address: rsync's ``HOST:PATH`` takes it
+
+    def rsync_shell(self) -> str:
+        """The command as one string for rsync's ``-e`` (rsync splits it on spaces and
+        honours quotes); ``openssh_for`` only builds commands this can spell."""
+        return " ".join(a if _plain(a) else f"'{a}'" for a in self.argv)
+
+    def remote(self, path: str) -> str:
+        """``host:path`` for rsync (an IPv6 address in brackets)."""
+        host = f"[{self.destination}]" if ":" in self.destination else self.destination
+        return f"{host}:{path}"
+
+
+def openssh_for(host: HostConfig) -> OpenSsh | str:
+    """The ``ssh`` command for ``host``, or why it cannot be used (a sentence). Blocking:
+    reads ssh_config and runs ``ssh -G``; call it in a thread."""
+    if host.ssh is None:
+        return "the host is this machine"
+    ssh = shutil.which("ssh")
+    if ssh is None:
+        return "no OpenSSH client (ssh) on this machine"
+    target = host.ssh
+    try:
+        dest = resolve_destination(target.host, target.port, target.user)
+    except (OSError, ValueError) as exc:
+        return f"~/.ssh/config cannot be read for {target.host} ({exc})"
+    files = [(host.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser(), *dest.known_hosts]
+    options = {
+        "BatchMode": "yes",  # never a prompt: rgt-tui asks for no password or passphrase
+        "StrictHostKeyChecking": "yes",
+        "UserKnownHostsFile": " ".join(str(f) for f in files),
+        "GlobalKnownHostsFile": "/dev/null",
+        "CheckHostIP": "no",
+        "UpdateHostKeys": "no",  # ssh must not rewrite the files we check against
+        "ForwardAgent": "no",
+        "ForwardX11": "no",
+        "ClearAllForwardings": "yes",
+        "GSSAPIDelegateCredentials": "no",
+        "ControlMaster": "no",
+        "ControlPath": "none",
+        "PermitLocalCommand": "no",
+        "RemoteCommand": "none",
+        "ConnectTimeout": "10",
+        "ServerAliveInterval": "10",
+        "ServerAliveCountMax": "3",
+    }
+    argv = [ssh]
+    for key, value in options.items():
+        argv += ["-o", f"{key}={value}"]
+    if target.port is not None:
+        argv += ["-p", str(target.port)]
+    if target.user is not None:
+        argv += ["-l", target.user]
+    if host.identity_file is not None:
+        argv += ["-i", str(host.identity_file.expanduser())]
+    if any(not _spellable(a) for a in argv) or any(_has_space(f) for f in files):
+        return "a path holds a quote or a space that rsync's -e cannot pass to ssh"
+    why = _config_undoes(argv, target.host, files)
+    if why is not None:
+        return why
+    return OpenSsh(tuple(argv), target.host)
+
+
+def _config_undoes(argv: list[str], destination: str, files: list[Path]) -> str | None:
+    """What in the resolved configuration (``ssh -G``) undoes our options, or None."""
+    try:
+        done = subprocess.run(
+            [*argv, "-G", destination],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=_G_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"ssh -G could not check the SSH settings ({exc})"
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        return f"ssh -G refused the SSH settings ({lines[-1] if lines else done.returncode})"
+    resolved: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        resolved.setdefault(key.lower(), value.strip())
+    for key, allowed in _REQUIRED.items():
+        if resolved.get(key, "").lower() not in allowed:
+            return f"ssh_config leaves {key} = {resolved.get(key, 'unset')}"
+    if resolved.get("userknownhostsfile", "").split() != [str(f) for f in files]:
+        return "ssh_config changes the known_hosts files ssh would check"
+    for key in _ABSENT:
+        if resolved.get(key, "none").lower() != "none":
+            return f"ssh_config sets {key} {resolved[key]}"
+    return None
+
+
+def _plain(arg: str) -> bool:
+    return not any(c.isspace() or c in "'\"\\" for c in arg)
+
+
+def _spellable(arg: str) -> bool:
+    return not any(c in "'\"\\\n\r\t" for c in arg)
+
+
+def _has_space(path: Path) -> bool:
+    return any(c.isspace() for c in str(path))
