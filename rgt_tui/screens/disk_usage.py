@@ -1,0 +1,169 @@
+"""The usage key (``u``): what fills a host's disk, in a modal, and the typed delete.
+
+Screens bind ``DISK_BINDING`` and post ``DiskUsageRequested``; the App pushes
+``DiskUsageScreen``, which audits the box in a worker (``services.disk_audit``) and shows
+the largest folders (bytes and inodes), the Hugging Face cache by model and the
+superseded checkpoints. Typing an entry's short name or full path and Enter is the
+confirmation: the delete is checked (``services.disk_reclaim``: nothing not pulled and
+verified under a pull root) and refused with what would be lost, or done, and the audit
+taken again. While the input has focus no single-key binding fires; Escape closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from rgt_tui.content.disk_text import audit_lines
+from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.workers import run_host_worker
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.text import printable
+from rgt_tui.screens.dialog import KeyHint
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.disk_audit import DiskAudit, DiskError, audit_disk
+from rgt_tui.services.disk_reclaim import delete_planned, plan_delete
+
+DISK_BINDING = Binding(
+    "u",
+    "disk_usage",
+    "Usage",
+    tooltip="What fills the box's disk: largest folders, HF cache, old checkpoints; delete typed",
+)
+
+
+class DiskUsageRequested(Message):
+    """The user asked for a host's disk audit."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__()
+        self.host = host
+
+
+def disk_commands(
+    fleet: Fleet, post: Callable[[Message], Any]
+) -> list[tuple[str, str, Callable[[], Any]]]:
+    """Command-palette entries: the disk audit of every host."""
+    return [
+        (
+            f"Disk usage: {host.name}",
+            "Largest folders (bytes, inodes), HF cache by model, superseded checkpoints",
+            partial(post, DiskUsageRequested(host.name)),
+        )
+        for host in fleet.hosts
+    ]
+
+
+class DiskUsageScreen(ModalScreen[None]):
+    """The audit of one host's disk; type an entry's name to delete it; Escape closes."""
+
+    DEFAULT_CSS = """
+    DiskUsageScreen { align: center middle; }
+    DiskUsageScreen > #disk-box {
+        width: 120; max-width: 96%; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    DiskUsageScreen #disk-status { height: auto; }
+    """
+
+    BINDINGS = [Binding("escape", "close", "Close", tooltip="Close the disk audit")]
+
+    class Audited(Message):
+        """An audit came back (or failed), with what the last delete did."""
+
+        def __init__(self, audit: DiskAudit | None, status: Content) -> None:
+            super().__init__()
+            self.audit = audit
+            self.status = status
+
+    def __init__(self, host: HostConfig, connections: FleetConnections, results_dir: Path) -> None:
+        super().__init__()
+        self.host = host
+        self.connections = connections
+        self.results_dir = results_dir
+        self.audit: DiskAudit | None = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="disk-box"):
+            yield Static(
+                Content.assemble(("Disk usage of ", "bold"), (self.host.name, "bold $accent")),
+            )
+            yield Static(
+                Content.styled("auditing… (du on the box)", "$foreground-muted"), id="disk-body"
+            )
+            yield Static("", id="disk-status")
+            yield Input(
+                placeholder="type a listed short name or path, Enter: delete it", id="disk-input"
+            )
+            yield KeyHint(id="disk-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#disk-hint", KeyHint).show_keys(
+            "delete what is typed (refused when it is not pulled and verified)", ("Esc", "close")
+        )
+        self.query_one("#disk-input", Input).focus()
+        run_host_worker(self, self._work(None), "disk-audit", self.host.name)
+
+    async def _work(self, typed: str | None) -> None:
+        status = Content("")
+        host, results = self.host, self.results_dir
+        try:
+            if typed is not None and self.audit is not None:
+                audit = self.audit
+                plan = await self.connections.use(
+                    host.name, lambda t: plan_delete(host, t, results, audit, typed)
+                )
+                done = await self.connections.use(host.name, lambda t: delete_planned(t, plan))
+                status = Content.styled(done, "$success")
+            audit = await self.connections.use(host.name, lambda t: audit_disk(host, t, results))
+        except DiskError as exc:
+            lost = "".join(f"\n  would lose: {printable(line)}" for line in exc.lost)
+            self.post_message(
+                self.Audited(self.audit, Content.styled(exc.message + lost, "$error"))
+            )
+            return
+        except Exception as exc:  # an unreachable box and the like: shown in the modal
+            self.post_message(self.Audited(self.audit, Content.styled(error_text(exc), "$error")))
+            return
+        self.post_message(self.Audited(audit, status))
+
+    @on(Audited)
+    def _audited(self, message: Audited) -> None:
+        self.audit = message.audit
+        if message.audit is not None:
+            self.query_one("#disk-body", Static).update(
+                Content("\n".join(audit_lines(message.audit)))
+            )
+        self.query_one("#disk-status", Static).update(message.status)
+
+    @on(Input.Submitted, "#disk-input")
+    def _typed(self, event: Input.Submitted) -> None:
+        typed = event.value.strip()
+        if not typed or self.audit is None:
+            return
+        if self.audit.find(typed) is None:  # a typo is not a request: nothing runs
+            self.query_one("#disk-status", Static).update(
+                Content.styled(
+                    f"{typed} is not listed above: type a short name or path shown", "$warning"
+                )
+            )
+            return
+        event.input.value = ""
+        self.query_one("#disk-status", Static).update(
+            Content.styled(f"checking {typed}…", "$foreground-muted")
+        )
+        run_host_worker(self, self._work(typed), "disk-audit", self.host.name)
+
+    def action_close(self) -> None:
+        self.dismiss()

@@ -1,0 +1,183 @@
+"""The disk audit and its deletes over a loopback box whose data disk is a real tmpfs.
+
+The box's watched mount, pull root and (through a link from ``~/.cache/huggingface``, as
+U7 describes) Hugging Face cache all live on a tmpfs; results are pulled and verified
+with the real pull and verify services, checkpoints loaded by the venv's CPU torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+import torch
+from support.disk_box import BIG_OUTSIDE, BLOB, SMALL_FILES, build_box
+from support.disk_box import tmpfs as tmpfs  # noqa: F401  (the fixture)
+from support.pulls import fast, host_of
+
+from rgt_tui.services.disk_audit import DiskError, audit_disk
+from rgt_tui.services.disk_reclaim import delete_planned, plan_delete
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.verify import verify_host
+from rgt_tui.transport import transport_for
+
+
+async def test_audit_refuses_unverified_then_deletes_a_superseded_checkpoint(
+    make_loopback_fleet, tmp_path, tmpfs
+):
+    fleet = await make_loopback_fleet(1)
+    paths = build_box(fleet.box("box1").root, tmpfs)
+    results = str(tmpfs / "results")
+    host = host_of(fleet, mounts=(str(tmpfs),), pull=(results,), durable_dir=results)
+    local = tmp_path / "local"
+    transport = transport_for(host)
+    try:
+        audit = await audit_disk(host, transport, local, cells=("cellA",))
+        folders = {f.path: f for m in audit.mounts for f in m.folders}
+        # Bytes and inodes of the largest folders: the inode hog is small but many.
+        assert folders[str(paths["hog"])].inodes >= SMALL_FILES
+        assert folders[str(paths["hog"])].bytes < folders[str(tmpfs / "scratch")].bytes
+        assert folders[str(tmpfs)].inodes >= SMALL_FILES + 10
+        # The HF cache by model, found through the home's link, the blob counted once and
+        # the link out of the model never followed.
+        (model,) = audit.hf_models
+        assert (model.label, model.path) == ("org/a", str(paths["model"]))
+        assert BLOB <= model.bytes < BLOB + 64_000
+        assert audit.checkpoints == () and "nothing pulled yet" in audit.notes[0]
+
+        # Nothing pulled: the cell's folder cannot go, and the refusal names the files.
+        with pytest.raises(DiskError) as refused:
+            await plan_delete(host, transport, local, audit, str(paths["cell"]))
+        lost = "\n".join(refused.value.lost)
+        for name in ("epoch1.pt", "epoch2.pt", "metrics.json"):
+            assert f"not pulled: {paths['cell'] / name}" in lost
+
+        pulled = await pull_host(host, local, transport, options=fast())
+        assert pulled.ok, pulled.failed
+        with pytest.raises(DiskError) as refused:  # pulled, not yet verified
+            await plan_delete(host, transport, local, audit, str(paths["cell"]))
+        assert f"pulled but not verified: {paths['cell'] / 'epoch1.pt'}" in refused.value.lost
+
+        report = await verify_host(host, local, transport=transport, roster=["cellA"])
+        assert report.ok, report.problems
+        (paths["cell"] / "late.json").write_text("{}")  # written after the pull
+        audit = await audit_disk(host, transport, local, cells=("cellA",))
+        (stale,) = audit.checkpoints
+        assert stale.path == str(paths["cell"] / "epoch1.pt")
+        assert stale.superseded_by == str(paths["cell"] / "epoch2.pt")
+        assert stale.label == "cellA/epoch1.pt"
+        with pytest.raises(DiskError) as refused:
+            await plan_delete(host, transport, local, audit, str(paths["cell"]))
+        assert refused.value.lost == (f"not pulled: {paths['cell'] / 'late.json'}",)
+
+        plan = await plan_delete(host, transport, local, audit, "cellA/epoch1.pt")
+        await delete_planned(transport, plan)
+        assert not (paths["cell"] / "epoch1.pt").exists()
+        assert (paths["cell"] / "epoch2.pt").exists() and (paths["cell"] / "late.json").exists()
+
+        # The newer checkpoint changed on the box: superseded ones are no longer deletable.
+        audit = await audit_disk(host, transport, local, cells=("cellA",))
+        torch.save({"w": torch.zeros(2)}, paths["cell"] / "epoch0.pt")
+        os.utime(paths["cell"] / "epoch0.pt", (1_600_000_000, 1_600_000_000))
+        torch.save({"w": torch.zeros(3)}, paths["cell"] / "epoch2.pt")
+        os.utime(paths["cell"] / "epoch2.pt", (1_700_000_500, 1_700_000_500))
+        audit = await audit_disk(host, transport, local, cells=("cellA",))
+        (stale,) = audit.checkpoints
+        with pytest.raises(DiskError) as refused:
+            await plan_delete(host, transport, local, audit, stale.path)
+        assert any("epoch2.pt" in line for line in refused.value.lost), refused.value.lost
+    finally:
+        await transport.close()
+
+
+async def test_hf_model_delete_removes_links_never_their_targets(
+    make_loopback_fleet, tmp_path, tmpfs
+):
+    fleet = await make_loopback_fleet(1)
+    home = fleet.box("box1").root
+    paths = build_box(home, tmpfs)
+    results = str(tmpfs / "results")
+    host = host_of(fleet, mounts=(str(tmpfs),), pull=(results,), durable_dir=results)
+    transport = transport_for(host)
+    try:
+        audit = await audit_disk(host, transport, tmp_path / "local", cells=())
+        # Only what the audit listed, and nothing outside a pull root but HF models.
+        for other in (str(paths["hog"]), str(paths["big"]), "/etc"):
+            with pytest.raises(DiskError, match="outside every pull root|not in the disk audit"):
+                await plan_delete(host, transport, tmp_path / "local", audit, other)
+        with pytest.raises(DiskError, match="holds the pull root"):
+            await plan_delete(host, transport, tmp_path / "local", audit, str(tmpfs))
+        plan = await plan_delete(host, transport, tmp_path / "local", audit, "org/a")
+        await delete_planned(transport, plan)
+        assert not paths["model"].exists()
+        assert paths["big"].stat().st_size == BIG_OUTSIDE  # the link's target is untouched
+        assert (home / ".cache" / "huggingface").is_symlink()
+    finally:
+        await transport.close()
+
+
+async def test_a_path_changed_since_the_audit_is_not_deleted(make_loopback_fleet, tmp_path, tmpfs):
+    fleet = await make_loopback_fleet(1)
+    paths = build_box(fleet.box("box1").root, tmpfs)
+    results = str(tmpfs / "results")
+    host = host_of(fleet, mounts=(str(tmpfs),), pull=(results,), durable_dir=results)
+    transport = transport_for(host)
+    try:
+        audit = await audit_disk(host, transport, tmp_path / "local", cells=())
+        plan = await plan_delete(host, transport, tmp_path / "local", audit, "org/a")
+        # Another folder under the same name: a new inode.
+        shutil.rmtree(paths["model"])
+        paths["model"].mkdir()
+        (paths["model"] / "keep.txt").write_text("new")
+        with pytest.raises(DiskError, match="another file than the audit saw"):
+            await delete_planned(transport, plan)
+        assert (paths["model"] / "keep.txt").read_text() == "new"
+        # A link in its place, pointing at a folder full of data: refused, target intact.
+        shutil.rmtree(paths["model"])
+        paths["model"].symlink_to(paths["hog"])
+        with pytest.raises(DiskError, match="is a link now"):
+            await delete_planned(transport, plan)
+        assert len(list(paths["hog"].iterdir())) == SMALL_FILES
+    finally:
+        await transport.close()
+
+
+async def test_cli_audits_refuses_and_deletes_only_with_the_path_repeated(
+    make_loopback_fleet, tmpfs
+):
+    from support.cli import arun
+
+    fleet = await make_loopback_fleet(1)
+    paths = build_box(fleet.box("box1").root, tmpfs)
+    results = tmpfs / "results"
+    text = fleet.hosts_file.read_text()
+    box_root = str(fleet.box("box1").root)
+    text = text.replace(f'mounts = ["{box_root}"]', f'mounts = ["{tmpfs}"]\npull = ["{results}"]')
+    text = text.replace(f'durable_dir = "{box_root}/results"', f'durable_dir = "{results}"')
+    fleet.hosts_file.write_text(text)
+    hosts = ("--hosts", fleet.hosts_file)
+
+    audit = await arun("disk", "box1", "--json", *hosts)
+    assert audit.returncode == 0, audit.stderr
+    data = json.loads(audit.stdout)
+    assert [m["short"] for m in data["hf_models"]] == ["org/a"]
+    assert any(f["path"] == str(paths["hog"]) for f in data["mounts"][0]["folders"])
+
+    no_terminal = await arun("disk", "box1", "--delete", "org/a", *hosts)
+    assert no_terminal.returncode == 2 and "--confirm" in no_terminal.stderr
+    short = await arun("disk", "box1", "--delete", "org/a", "--confirm", "org/a", *hosts)
+    assert short.returncode == 1 and "nothing deleted" in short.stderr
+    assert paths["model"].exists()
+
+    cell = str(paths["cell"])
+    refused = await arun("disk", "box1", "--delete", cell, "--confirm", cell, *hosts)
+    assert refused.returncode == 1
+    assert f"would lose: not pulled: {cell}/epoch1.pt" in refused.stderr
+    assert (paths["cell"] / "epoch1.pt").exists()
+
+    model = str(paths["model"])
+    done = await arun("disk", "box1", "--delete", "org/a", "--confirm", model, *hosts)
+    assert done.returncode == 0, done.stderr
+    assert f"deleted {model}" in done.stdout and not paths["model"].exists()

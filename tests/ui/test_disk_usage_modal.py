@@ -1,0 +1,52 @@
+"""The usage key: the disk audit in a modal over a loopback box on a tmpfs, and a delete
+confirmed by typing the model's short name."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+from support.disk_box import build_box
+from support.disk_box import tmpfs as tmpfs  # noqa: F401  (the fixture)
+from support.pilot import SIZE, make_app, text_of, wait_for
+from support.pulls import host_of
+from textual.widgets import Static
+
+from rgt_tui.screens.disk_usage import DiskUsageScreen
+from rgt_tui.services.fleet_file import load_fleet
+
+
+async def test_u_shows_the_audit_and_a_typed_short_name_deletes_the_model(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path
+) -> None:  # type: ignore[no-untyped-def]
+    fleet = await make_loopback_fleet(1)
+    paths = build_box(fleet.box("box1").root, tmpfs)
+    results = str(tmpfs / "results")
+    host = host_of(fleet, mounts=(str(tmpfs),), pull=(results,), durable_dir=results)
+    fleet_cfg = dataclasses.replace(load_fleet(fleet.hosts_file), hosts=(host,))
+    app = make_app(tmp_path, fleet=fleet_cfg, start_monitors=True, clock=time.time)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1")
+        await pilot.pause()
+        await pilot.press("u")
+
+        def body() -> str:
+            screen = app.screen
+            if not isinstance(screen, DiskUsageScreen) or screen.audit is None:
+                return ""
+            return text_of(screen.query_one("#disk-body", Static))
+
+        shown = await wait_for(lambda: "org/a" in body() and body(), what="the audit", pilot=pilot)
+        assert str(paths["hog"]) in shown and "inodes" in shown
+        # A typo runs nothing; the short name shown is the confirmation.
+        await pilot.press(*"org/b", "enter")
+        status = app.screen.query_one("#disk-status", Static)
+        assert "not listed" in text_of(status)
+        await pilot.press("ctrl+a", "ctrl+k")  # clear the input
+        await pilot.press(*"org/a", "enter")
+        await wait_for(lambda: not paths["model"].exists(), what="the model deleted", pilot=pilot)
+        await wait_for(lambda: "deleted" in text_of(status), what="the status", pilot=pilot)
+        assert paths["big"].exists()
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, DiskUsageScreen), pilot=pilot)
