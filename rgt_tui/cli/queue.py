@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
-from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView
+from rgt_tui.domain.config import PREFLIGHT_CHECKS
+from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView, code_brief
 from rgt_tui.domain.units import plural
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.services.connect import Transport
+from rgt_tui.services.credentials import plan_line
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
     from rgt_tui.services.queue import LaunchPlan, LaunchResult
@@ -45,7 +47,7 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--start``, ``--yes``, ``--detach`` and ``--fresh``."""
+    """``--start``, ``--yes``, ``--detach``, ``--fresh`` and ``--ack``."""
     parser.add_argument(
         "--start", type=int, default=0, metavar="N", help="first cell index (default 0)"
     )
@@ -60,6 +62,14 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
         "--fresh",
         action="store_true",
         help="move the box's previous queue aside and start a new one",
+    )
+    parser.add_argument(
+        "--ack",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="launch although preflight check CHECK failed (repeatable; one of "
+        f"{', '.join(PREFLIGHT_CHECKS)})",
     )
 
 
@@ -116,7 +126,8 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
         lines += [f"  {i:>3}  {c.name:<28} {NOT_DEPLOYED:<18}" for i, c in enumerate(cells)]
     for c in view.cells:
         note = f"  — {c.note}" if c.note else ""
-        lines.append(f"  {c.index:>3}  {c.name:<28} {c.label:<18} {c.ran(view.now):>7}{note}")
+        code = f"  {code_brief(c.code)}" if c.attempts else ""  # the code it ran (U42)
+        lines.append(f"  {c.index:>3}  {c.name:<28} {c.label:<18} {c.ran(view.now):>7}{code}{note}")
     if view.resume_index is not None:
         lines.append(f"resume: rgt-tui launch {view.host} --start {view.resume_index}")
     return "\n".join(lines)
@@ -168,6 +179,8 @@ def format_plan(plan: LaunchPlan) -> str:
             + f" · start index {plan.start_index} · {len(plan.to_run)} of {len(plan.cells)} cells to run"
         )
         lines.append(f"  workdir {plan.workdir} · records in {plan.box_queue_dir}")
+        if plan.credentials:
+            lines.append(f"  credentials: {plan_line(plan.credentials)}")
     for c in plan.cells:
         mark = ">" if c.index >= plan.start_index else " "
         state = c.status or ("new" if not c.deployed else "pending")
@@ -176,9 +189,44 @@ def format_plan(plan: LaunchPlan) -> str:
         )
         if c.index >= plan.start_index:
             lines.append(f"        $ {c.command}")
-    lines += [f"  warning: {w}" for w in plan.warnings]
-    lines += [f"  REFUSED: {p}" for p in plan.problems]
+    from rgt_tui.services.launch_preflight import is_preflight_problem
+
+    lines += preflight_lines(plan)
+    # Preflight's failures are listed above with their detail and fix: one line each
+    # here would say it all again. The rest as the plan gives them.
+    lines += [f"  warning: {w}" for w in plan.warnings if not is_preflight_problem(w)]
+    lines += [f"  REFUSED: {p}" for p in plan.problems if not is_preflight_problem(p)]
+    waiting = plan.unacknowledged
+    if waiting:
+        acks = " ".join(f"--ack {name}" for name in waiting)
+        lines.append(
+            f"  REFUSED: preflight check{'s' if len(waiting) > 1 else ''} {', '.join(waiting)} "
+            f"failed — fix the box, or launch anyway with {acks}"
+        )
     return "\n".join(lines)
+
+
+def preflight_lines(plan: LaunchPlan) -> list[str]:
+    """The plan's preflight checks (a failed one with its detail and fix, an acknowledged
+    one marked) and the code identity each cell will record (U42)."""
+    report = plan.preflight
+    if report is None:
+        return ["  preflight: not run"] if plan.detach else []
+    acked = {*plan.acks, *plan.host_acks}
+    lines = [f"  preflight on {report.host}:"]
+    for c in report.checks:
+        if c.ok:
+            mark = "ok"
+        elif c.name in acked:
+            mark = "ACKNOWLEDGED"
+        else:
+            mark = "FAILED"
+        lines.append(f"    {c.name:<9} {mark:<12} {c.detail}")
+        if not c.ok and c.fix:
+            lines.append(f"    {'':<9} {'':<12} fix: {c.fix}")
+    if report.code is not None:
+        lines.append(f"  code recorded with each cell: {report.code.short()}")
+    return lines
 
 
 def run_launch(call: Call) -> int:
@@ -197,7 +245,7 @@ def run_launch(call: Call) -> int:
     async def plan_then_launch(transport: Transport) -> tuple[LaunchPlan, LaunchResult | None]:
         plan = await plan_launch(
             call.fleet, host, transport, start_index=args.start, detach=args.detach,
-            fresh=args.fresh,
+            fresh=args.fresh, acks=args.ack,
         )  # fmt: skip
         print(format_plan(plan))
         if not (plan.ok and args.yes):

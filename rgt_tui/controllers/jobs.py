@@ -1,7 +1,8 @@
-"""Pull, verify and teardown jobs: one at a time per host, run for the TUI.
+"""Pull, verify, sync, preflight and teardown jobs: one at a time per host, for the TUI.
 
 ``HostJobs`` is the state of one host's jobs (a frozen snapshot); ``JobRunner`` runs the
-services (``pull_host``, ``verify_host``, ``check_gate``, ``confirm_and_tear_down``) as
+services (``pull_host``, ``verify_host``, ``sync_code``, ``preflight``, ``check_gate``,
+``confirm_and_tear_down``) as
 workers of its host (the App: anything with ``run_worker`` and ``notify``), group
 ``jobs:<host>``, and hands the new state to ``on_change`` after every step. It knows no
 widget and imports no Textual: the App turns each state into a message for the screens.
@@ -17,10 +18,12 @@ import asyncio
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rgt_tui.controllers.controller_host import ControllerHost
 from rgt_tui.controllers.notices import notify_once
+from rgt_tui.controllers.ready_jobs import preflight_job, sync_job
 from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.paths import journal_dir
@@ -31,7 +34,10 @@ from rgt_tui.services.records_watch import RecordsWatch
 
 if TYPE_CHECKING:
     from rgt_tui.domain.box_identity import BoxIdentity
+    from rgt_tui.services.code_sync import SyncResult
+    from rgt_tui.services.connect import Transport
     from rgt_tui.services.journal import BoxHistory
+    from rgt_tui.services.preflight import PreflightReport
     from rgt_tui.services.pull.types import PullResult
     from rgt_tui.services.teardown import GateReport, TeardownOutcome
     from rgt_tui.services.verify_types import VerificationReport
@@ -48,6 +54,11 @@ class HostJobs:
     pull_error: tuple[str, str] | None = None  # (message, fix)
     verify_report: VerificationReport | None = None  # of the last verify
     verify_error: str | None = None
+    sync_progress: tuple[int, int, str] | None = None  # (bytes done, bytes in all, path)
+    sync_result: SyncResult | None = None  # of the last sync
+    sync_error: tuple[str, str] | None = None  # (message, fix)
+    preflight: PreflightReport | None = None  # of the last preflight
+    preflight_error: tuple[str, str] | None = None  # (message, fix)
     gate: GateReport | None = None  # of the last check
     gate_error: str | None = None
     teardown: TeardownOutcome | None = None  # of the last confirmed teardown
@@ -103,7 +114,9 @@ class JobRunner:
         return self.states.setdefault(host, HostJobs(host))
 
     def busy(self) -> list[HostJobs]:
-        """Hosts whose pull or teardown is in flight (quitting would stop it)."""
+        """Hosts whose pull or teardown is in flight (quitting would stop it). Not a sync:
+        it stages the files aside and switches them in at its end, so one cut off leaves
+        the box's tree as it was, and y starts it again."""
         return [s for s in self.states.values() if s.running in ("pull", "teardown")]
 
     def _set(self, host: str, **changes: Any) -> HostJobs:
@@ -150,9 +163,17 @@ class JobRunner:
                 severity="warning",
             )
             return
+
+        def transport() -> Transport:  # shared: a job never closes it
+            return self.connections.transport(host.name)
+
         jobs: dict[str, Callable[[], Coroutine[Any, Any, None]]] = {
             "pull": lambda: self._pull(host),
             "verify": lambda: self._verify(host),
+            "sync": lambda: sync_job(self.fleet, host, transport(), partial(self._set, host.name)),
+            "preflight": lambda: preflight_job(
+                self.fleet, host, transport(), partial(self._set, host.name)
+            ),
             "gate": lambda: self._gate(host),
             "acknowledge-missing": lambda: self._acknowledge(host, missing=arg),
             "acknowledge-running": lambda: self._acknowledge(host, running=arg),

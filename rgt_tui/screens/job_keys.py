@@ -1,4 +1,5 @@
-"""The job keys (p pull, v verify, t teardown), their messages and palette entries.
+"""The job keys (p pull, v verify, y sync, P preflight, t teardown), their messages and
+palette entries.
 
 Screens post ``JobRequested`` (messages up); the App hands it to its
 ``controllers.jobs.JobRunner`` and routes each ``JobsChanged`` back down to the screens.
@@ -30,6 +31,21 @@ JOB_BINDINGS = [
         "host_job('verify', 'pulls')",
         "Verify",
         tooltip="Verify the pulled copy: hashes, loads, roster",
+    ),
+    Binding(
+        "y",
+        "host_job('sync', 'queue')",
+        "Sync",
+        tooltip="Push the host's code to the box, checked by hash",
+    ),
+    # P, not c: c already opens the detail screen's log picker, and one key should do
+    # the same thing on both screens.
+    Binding(
+        "P",
+        "host_job('preflight', 'queue')",
+        "Preflight",
+        key_display="P",
+        tooltip="Check the box: torch, GPU, driver, disk, code",
     ),
     Binding(
         "t",
@@ -64,10 +80,13 @@ class JobRequested(Message):
 
 
 def job_commands(app: App[Any]) -> list[tuple[str, str, Callable[[], Any]]]:
-    """Command-palette entries: pull, verify and the teardown checklist of every host."""
+    """Command-palette entries: pull, verify, sync, preflight and the teardown checklist
+    of every host."""
     entries = (
         ("Pull results", "pull", "pulls", "Resumable, hash-checked copy into results_dir"),
         ("Verify results", "verify", "pulls", "Hash, load and reconcile the pulled copy"),
+        ("Sync code", "sync", "queue", "Push the host's code to its workdir, checked by hash"),
+        ("Preflight", "preflight", "queue", "Torch, GPU, driver, disk, durable dir, code"),
         ("Teardown checklist", "gate", "teardown", "Check the gate; type the name to tear down"),
     )
     fleet: Fleet = app.fleet  # type: ignore[attr-defined]

@@ -2,8 +2,12 @@
 
 The plan is built in a worker (the box is read over the network); changing the start
 index re-plans. A plan with problems (already running, names collide, unreachable) is
-shown as a refusal: the reasons and no Launch button. The line under the buttons says
-what Enter does where the focus is (``screens/dialog.py``).
+shown as a refusal: the reasons and no Launch button. Preflight's results are shown
+under the plan; while a check has failed, an "Acknowledge <check>" button names the
+first one not yet acknowledged and re-plans with it acknowledged (then names the next),
+and Launch stays disabled until none is left. The plan scrolls; the buttons stay in
+view. The line under the buttons says what Enter does where the focus is
+(``screens/dialog.py``).
 """
 
 from __future__ import annotations
@@ -13,18 +17,21 @@ from typing import Any
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
+from rgt_tui.content.ready_text import preflight_lines
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.credentials import plan_line
+from rgt_tui.services.launch_preflight import is_preflight_problem
 from rgt_tui.services.queue import LaunchPlan, LaunchResult, PlannedCell
 
 
@@ -52,14 +59,41 @@ def plan_notes(plan: LaunchPlan) -> Content:
             ("will run ", muted),
             f"{len(plan.to_run)} of {len(plan.cells)} cells"
             if plan.ok
-            else Content.styled("nothing: the launch is refused", "bold $error"),
+            else Content.styled(
+                "nothing until each failed preflight check is acknowledged"
+                if all(is_preflight_problem(p) for p in plan.problems)
+                else "nothing: the launch is refused",
+                "bold $error",
+            ),
         ),
     ]
-    lines += [Content.styled(f"⚠ {w}", "$warning") for w in plan.warnings]
-    if plan.problems:
+    if plan.credentials:  # names and sources only (U34)
+        lines.append(Content.assemble(("credentials ", muted), plan_line(plan.credentials)))
+    # Preflight's own failures and acknowledgements are shown by preflight_notes.
+    lines += [
+        Content.styled(f"⚠ {w}", "$warning") for w in plan.warnings if not is_preflight_problem(w)
+    ]
+    problems = [p for p in plan.problems if not is_preflight_problem(p)]
+    if problems:
         lines.append(Content.styled("Refused:", "bold $error"))
-        lines += [Content.styled(f"✖ {p}", "$error") for p in plan.problems]
+        lines += [Content.styled(f"✖ {p}", "$error") for p in problems]
     return Content("\n").join(lines)
+
+
+def preflight_notes(plan: LaunchPlan) -> Content:
+    """Preflight's checks: the passed ones on a line, each failed one with its detail and
+    fix (an acknowledged one marked), the code identity each cell will record."""
+    report = plan.preflight
+    if report is None:
+        return Content.styled("preflight: not run (the box was not reached)", "$foreground-muted")
+    head = Content.styled("Preflight", "bold")
+    waiting = plan.unacknowledged
+    if waiting:
+        head += Content.styled(
+            f" — {plural(len(waiting), 'failed check')} to fix, or to acknowledge to launch anyway",
+            "$error",
+        )
+    return Content("\n").join([head, *preflight_lines(report, (*plan.acks, *plan.host_acks))])
 
 
 class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
@@ -75,6 +109,8 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
     LaunchConfirmScreen #launch-start-row { height: auto; }
     LaunchConfirmScreen #launch-start { width: 12; }
     LaunchConfirmScreen #launch-buttons { height: auto; align-horizontal: right; }
+    LaunchConfirmScreen #launch-body { height: auto; max-height: 45vh; }
+    LaunchConfirmScreen #launch-preflight { margin: 1 0 0 0; }
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close without launching")]
@@ -94,6 +130,8 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         self.connections = connections
         self.plan: LaunchPlan | None = None
         self._first = True
+        # Preflight checks the user acknowledged in this dialog, by name (each re-plans).
+        self.acks: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="launch-box"):
@@ -102,12 +140,18 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
                 id="launch-title",
             )
             yield Static(Content.styled("planning…", "$foreground-muted"), id="launch-status")
-            yield DataTable(id="launch-cells", cursor_type="row", zebra_stripes=True)
-            with Horizontal(id="launch-start-row"):
-                yield Label("start at cell index ")
-                yield Input("0", id="launch-start", type="integer")
-            yield Static(id="launch-notes")
+            # The plan scrolls (preflight's fixes are long), so the buttons stay on screen.
+            with VerticalScroll(id="launch-body"):
+                yield DataTable(id="launch-cells", cursor_type="row", zebra_stripes=True)
+                with Horizontal(id="launch-start-row"):
+                    yield Label("start at cell index ")
+                    yield Input("0", id="launch-start", type="integer")
+                yield Static(id="launch-notes")
+                yield Static(id="launch-preflight")
             with Horizontal(id="launch-buttons"):
+                ack = DialogButton("Acknowledge", does="", id="launch-ack", variant="warning")
+                ack.display = False
+                yield ack
                 yield DialogButton(
                     "Launch", does="launch", id="launch-go", variant="primary", disabled=True
                 )
@@ -134,6 +178,8 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
     def replan(self, start: int | None) -> None:
         """Build the plan in a worker (``start`` None: the plan's own default)."""
         self.query_one("#launch-go", Button).disabled = True
+        # One acknowledgement per plan: the next one is for the next plan's first failure.
+        self.query_one("#launch-ack", Button).disabled = True
         self._hint()
         run_host_worker(self, self._plan(start), "queue-plan", self.host.name)
 
@@ -141,12 +187,16 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         from rgt_tui.services.connect import Transport
         from rgt_tui.services.queue import plan_launch
 
+        acks = self.acks
+
         async def planned(transport: Transport) -> LaunchPlan:
-            plan = await plan_launch(self.fleet, self.host, transport, start_index=start or 0)
+            plan = await plan_launch(
+                self.fleet, self.host, transport, start_index=start or 0, acks=acks
+            )
             if start is None and default_start(plan) != plan.start_index:
                 # Again from the resume index, over the same connection.
                 plan = await plan_launch(
-                    self.fleet, self.host, transport, start_index=default_start(plan)
+                    self.fleet, self.host, transport, start_index=default_start(plan), acks=acks
                 )
             return plan
 
@@ -189,18 +239,53 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
                 start.cursor_position = len(start.value)
         self._first = False
         self.query_one("#launch-notes", Static).update(plan_notes(plan))
+        self.query_one("#launch-preflight", Static).update(preflight_notes(plan))
+        self._ack_button(plan)
+        # Failed preflight checks alone can be acknowledged: Launch is then shown, disabled
+        # until each one is. Any other problem refuses the launch outright (no Launch).
+        acknowledgeable = bool(plan.unacknowledged) and all(
+            is_preflight_problem(p) for p in plan.problems
+        )
         go = self.query_one("#launch-go", Button)
-        go.display = plan.ok
+        go.display = plan.ok or acknowledgeable
         go.disabled = not plan.ok
         if not isinstance(self.focused, Input):
             # Enter confirms a ready plan, and closes a refused one (never launches it).
             self.set_focus(go if plan.ok else self.query_one("#launch-cancel", Button))
         self._hint()
-        status.update(
-            Content.styled(f"{plural(len(plan.cells), 'cell')} in the queue", "$foreground-muted")
-            if plan.ok
-            else Content.styled("Refused: this queue cannot be launched now", "bold $error")
-        )
+        if plan.ok:
+            said = Content.styled(
+                f"{plural(len(plan.cells), 'cell')} in the queue", "$foreground-muted"
+            )
+        elif acknowledgeable:
+            said = Content.styled(
+                "Preflight failed: fix the box, or acknowledge each failed check", "bold $error"
+            )
+        else:
+            said = Content.styled("Refused: this queue cannot be launched now", "bold $error")
+        status.update(said)
+
+    def _ack_button(self, plan: LaunchPlan) -> None:
+        """The "Acknowledge <check>" button, for the first failed check not yet acknowledged: one
+        button, so the row fits 80 columns however many checks failed; each press names
+        the check it acknowledges."""
+        button = self.query_one("#launch-ack", DialogButton)
+        waiting = plan.unacknowledged
+        button.display = bool(waiting)
+        button.disabled = not waiting
+        if waiting:
+            name = waiting[0]
+            button.set_caption(f"Acknowledge {name}", does=f"go ahead without the {name} check")
+
+    @on(Button.Pressed, "#launch-ack")
+    def _acknowledge(self) -> None:
+        plan = self.plan
+        if plan is None or not plan.unacknowledged:
+            return
+        name = plan.unacknowledged[0]
+        if name not in self.acks:
+            self.acks = (*self.acks, name)
+        self.replan(plan.start_index)
 
     @on(Input.Submitted, "#launch-start")
     @on(Input.Changed, "#launch-start")

@@ -16,14 +16,23 @@ differing lines shown (``fresh=True`` moves the old queue aside instead).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE, QueueView
 from rgt_tui.domain.units import fmt_duration, plural
+from rgt_tui.services.credentials import send_credentials
+from rgt_tui.services.launch_preflight import (
+    preflight_problems,
+    preflight_warnings,
+    run_preflight,
+    unknown_acks_problem,
+)
 from rgt_tui.services.queue_append import AppendResult, append_cells
 from rgt_tui.services.queue_box import (
     QueueError,
@@ -36,8 +45,12 @@ from rgt_tui.services.queue_box import (
 )
 from rgt_tui.services.queue_cells import PlannedCell, read_local_queue, render_queue
 from rgt_tui.services.queue_check import display_path
+from rgt_tui.services.queue_epochs import epochs_warnings
 from rgt_tui.services.queue_view import view_from_facts
 from rgt_tui.transport import Transport
+
+if TYPE_CHECKING:
+    from rgt_tui.services.preflight import PreflightReport
 
 DETACH_CHOICES = ("auto", "tmux", "nohup")
 
@@ -69,6 +82,21 @@ class LaunchPlan:
     # The code identity (domain.code_identity.CodeIdentity.record()) the launch was
     # checked against; each cell's state records it (U42). "" when none is known.
     code_id: str = ""
+    # What preflight found on the box before the meter runs (None: not run, or the box
+    # was not reached), and the checks this plan was asked to go ahead without (--ack).
+    preflight: PreflightReport | None = None
+    acks: tuple[str, ...] = ()
+    host_acks: tuple[str, ...] = ()  # the host's preflight_ack, acknowledged for every launch
+    # Where each credential the launch sends is read (names and sources only, never a
+    # value: services.credentials reads them at send time, U34).
+    credentials: tuple[Credential, ...] = ()
+
+    @property
+    def unacknowledged(self) -> tuple[str, ...]:
+        """The names of the failed preflight checks that still refuse this launch."""
+        if self.preflight is None:
+            return ()
+        return tuple(c.name for c in self.preflight.unacknowledged((*self.acks, *self.host_acks)))
 
     @property
     def ok(self) -> bool:
@@ -119,13 +147,29 @@ async def plan_launch(
     start_index: int = 0,
     detach: str = "auto",
     fresh: bool = False,
+    acks: Iterable[str] = (),
+    preflight: bool = True,
 ) -> LaunchPlan:
-    """Everything a launch of ``host``'s queue would do, and every reason it must not."""
+    """Everything a launch of ``host``'s queue would do, and every reason it must not.
+
+    ``preflight``: run preflight on the box first (services.preflight); each failed check
+    refuses the launch unless it is acknowledged by name in ``acks`` (``--ack``, the plan
+    dialog) or in the host's ``preflight_ack``. Off only where a caller is about
+    something else than the box's readiness (and says so).
+    """
     if detach not in DETACH_CHOICES:
         raise ValueError(f"detach must be one of {', '.join(DETACH_CHOICES)}, not {detach!r}")
     session = tmux_session_name(host.name)
+    acked = tuple(dict.fromkeys(a.strip() for a in acks if a.strip()))
     problems, cells, text = await read_local_queue(fleet, host)
-    base = {"host": host.name, "session": session, "start_index": start_index, "fresh": fresh}
+    unknown = unknown_acks_problem(acked)
+    if unknown:
+        problems.append(unknown)
+    base = {
+        "host": host.name, "session": session, "start_index": start_index, "fresh": fresh,
+        "acks": acked, "host_acks": host.ready.preflight_ack,
+        "credentials": host.ready.credentials,
+    }  # fmt: skip
 
     def refused() -> LaunchPlan:
         return LaunchPlan(
@@ -144,6 +188,7 @@ async def plan_launch(
             durable_dir=host.durable_dir,
         )
         box_text = "" if fresh else await read_box_queue_text(transport, host.name)
+        report = await run_preflight(fleet, host, transport) if preflight else None
     except TransportError as exc:
         problems.append(
             f"{host.name} is unreachable: {exc.message}" + (f" — {exc.fix}" if exc.fix else "")
@@ -155,6 +200,9 @@ async def plan_launch(
     rendered = render_queue(host, cells, text, facts.home)
     view = view_from_facts(host, facts)
     warnings: list[str] = []
+    if report is not None:
+        problems += preflight_problems(report, acked, host.ready.preflight_ack)
+        warnings += preflight_warnings(report, acked, host.ready.preflight_ack)
     workdir = expand_home(host.workdir, facts.home)
     if not facts.workdir_exists:
         problems.append(
@@ -220,6 +268,9 @@ async def plan_launch(
         warnings.append(
             f"{_span(again, 'is', 'are')} done and will run again (each reloads its checkpoint)"
         )
+    if facts.workdir_exists:  # U32: a host default overriding the epochs a config declares
+        from_start = list(enumerate(cells))[start_index:]
+        warnings += await epochs_warnings(host, from_start, transport, workdir)
     box_qdir = facts.home.rstrip("/") + "/.rgt/queue"
     return LaunchPlan(
         cells=planned,
@@ -233,6 +284,8 @@ async def plan_launch(
         cells_append="".join(rendered.lines[deployed:]) if not problems else "",
         expect_qbytes=qbytes,
         expect_clines=clines,
+        preflight=report,
+        code_id=report.code.record() if report is not None and report.code is not None else "",
         **base,
     )
 
@@ -260,6 +313,10 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
     parts = [rq, ro, plan.queue_append, plan.cells_append, code_line]
     sizes = [len(p.encode("utf-8")) for p in parts]
     await transport.connect()
+    if plan.credentials:
+        # Read here and sent over stdin before the runner starts (U34); one that cannot
+        # be read stops the launch before anything changes on the box.
+        await send_credentials(plan.host, plan.credentials, transport)
     result = await run_ctl(
         transport, "launch", plan.session, plan.start_index, plan.detach, plan.workdir,
         plan.expect_qbytes, plan.expect_clines, int(plan.fresh),

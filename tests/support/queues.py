@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rgt_tui.demo.loopback import LoopbackFleet
+from rgt_tui.demo.loopback.fleet import LOOPBACK_PREFLIGHT_ACK
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import QueueView
@@ -21,6 +22,11 @@ from support.waiting import wait_for
 
 # A cell's "config" is a bash script in the box's workdir; its stem names the cell.
 SCRIPT_RUN = "bash {cfg} {name} {out} {task} {epochs}"
+# The preflight checks the queue tests' boxes cannot pass, acknowledged in their fleet
+# file (preflight_ack) so their launches run preflight and go ahead: no GPU on this
+# machine ("gpu", "driver": LOOPBACK_PREFLIGHT_ACK), and their cells are bash scripts,
+# so the interpreter preflight tries (python3, the default) needs no torch.
+QUEUE_PREFLIGHT_ACK = (*LOOPBACK_PREFLIGHT_ACK, "torch")
 # A cell that runs until the test creates ``$HOME/go`` (the box's workdir), then succeeds.
 GATE = (
     'echo "waiting for $HOME/go"; while [ ! -e "$HOME/go" ]; do sleep 0.05; done; echo "gate open"'
@@ -33,6 +39,25 @@ class QueueFleet:
     def __init__(self, loopback: LoopbackFleet) -> None:
         self.loopback = loopback
         self._fleet: Fleet | None = None
+        if not loopback.boxes:  # not started: its fleet file is not written yet
+            loopback.preflight_ack = tuple(
+                dict.fromkeys((*loopback.preflight_ack, *QUEUE_PREFLIGHT_ACK))
+            )
+
+    def set_preflight_ack(self, names: tuple[str, ...], name: str = "box1") -> None:
+        """Rewrite host ``name``'s preflight_ack in the fleet file (a test that needs its
+        launches refused by a failed check sets none)."""
+        path = self.loopback.hosts_file
+        entries = path.read_text().split("[[hosts]]")
+        for i, entry in enumerate(entries):
+            if f'name = "{name}"\n' in entry:
+                kept = [line for line in entry.split("\n") if not line.startswith("preflight_ack")]
+                acks = ", ".join(f'"{n}"' for n in names)
+                entries[i] = "\n".join(kept).rstrip("\n") + (
+                    f"\npreflight_ack = [{acks}]\n\n" if names else "\n\n"
+                )
+        path.write_text("[[hosts]]".join(entries))
+        self._fleet = None
 
     @property
     def base(self) -> Path:
@@ -152,6 +177,7 @@ class QueueSshServer(OpenSshServer):
         """Give the host a queue file and run template; return the queue file's path."""
         queue = self.base_dir / "queues" / f"{self.host_name}.txt"
         queue.parent.mkdir(parents=True, exist_ok=True)
+        acks = ", ".join(f'"{n}"' for n in QUEUE_PREFLIGHT_ACK)
         with self.hosts_file.open("a") as f:
-            f.write(f'queue = "{queue}"\nrun = "{run}"\n')
+            f.write(f'queue = "{queue}"\nrun = "{run}"\npreflight_ack = [{acks}]\n')
         return queue

@@ -20,6 +20,17 @@ from rgt_tui.demo.loopback.box import (
     real_boot_id,
 )
 
+# A loopback box is this machine, where no GPU is: torch sees none ("gpu"), and there
+# is no driver for torch's CUDA to match ("driver"; with ``gpus`` the stand-in
+# nvidia-smi names one that no torch build can use). Both fail on every loopback box,
+# so its launches go ahead without them. "torch" is not among them: the demo's workload
+# needs it, and the demo says so before it starts (demo.preflight).
+LOOPBACK_PREFLIGHT_ACK = ("gpu", "driver")
+# A box dressed as a provider's (``costs`` gives it the profile) keeps its durable dir in
+# a folder of this machine, which that provider's teardown never touches; the profile's
+# rule (RunPod: under /workspace) would call it lost ("durable").
+DRESSED_PREFLIGHT_ACK = ("durable",)
+
 
 class LoopbackFleet:
     """N loopback boxes plus the client key, known_hosts and hosts.toml to reach them."""
@@ -35,6 +46,7 @@ class LoopbackFleet:
         tmux_tmpdir: Path | None = None,
         gpus: bool = False,
         costs: Sequence[tuple[str, float]] = (),
+        preflight_ack: Sequence[str] | None = None,
     ) -> None:
         """``queue_dir``: give each host ``queue = <queue_dir>/<box>.txt`` (and ``run``).
         ``workload``: install the demo training workload on every box with a ready queue
@@ -43,7 +55,11 @@ class LoopbackFleet:
         side by side without sharing session names); None: the user's usual server.
         ``gpus``: each box's PATH starts with a stand-in ``nvidia-smi`` replaying a recorded
         H100 (``gpu_replay``). ``costs``: (profile, cost per hour) for box 1, 2, ... in turn,
-        so the fleet shows what it costs."""
+        so the fleet shows what it costs. ``preflight_ack``: the preflight checks every
+        host's launches go ahead without (its ``preflight_ack`` key); None: what a loopback
+        box cannot pass (``LOOPBACK_PREFLIGHT_ACK``, and ``DRESSED_PREFLIGHT_ACK`` with
+        ``costs``), acknowledged in the fleet file where the user reads it, rather than
+        preflight turned off."""
         self.n = n
         self.base_dir = Path(base_dir) if base_dir is not None else None
         self.queue_dir = Path(queue_dir) if queue_dir is not None else None
@@ -52,6 +68,9 @@ class LoopbackFleet:
         self.tmux_tmpdir = tmux_tmpdir
         self.gpus = gpus
         self.costs = tuple(costs)
+        if preflight_ack is None:
+            preflight_ack = LOOPBACK_PREFLIGHT_ACK + (DRESSED_PREFLIGHT_ACK if costs else ())
+        self.preflight_ack = tuple(preflight_ack)
         self.boxes: list[LoopbackBox] = []
         self._made_base_dir = False
 
@@ -194,6 +213,9 @@ class LoopbackFleet:
                 lines.append(f"queue = {_toml_str(str(self.queue_dir / f'{b.name}.txt'))}")
             if self.run is not None:
                 lines.append(f"run = {_toml_str(self.run)}")
+            if self.preflight_ack:
+                acks = ", ".join(_toml_str(a) for a in self.preflight_ack)
+                lines.append(f"preflight_ack = [{acks}]")
             lines.append("")
         return "\n".join(lines)
 

@@ -12,6 +12,8 @@ from textual.content import Content
 from textual.widgets import Static
 
 from rgt_tui.content.queue_text import queue_lines
+from rgt_tui.content.ready_text import ready_lines
+from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.screens.tabs.base import DetailTab, HostView
@@ -32,6 +34,17 @@ class QueueTab(DetailTab):
         yield Static(
             Content.styled("reading the queue…", "$foreground-muted"), classes="queue-body"
         )
+        # y (sync) and P (preflight): their progress and outcome, once one ran.
+        ready = Static(classes="ready-body")
+        ready.display = False
+        yield ready
+
+    def show_jobs(self, state: HostJobs) -> None:
+        """The host's sync or preflight moved on: show its progress or outcome."""
+        lines = ready_lines(state)
+        for body in self.query(".ready-body").results(Static):
+            body.display = bool(lines)
+            body.update(Content("\n").join(lines))
 
     def show(self, view: HostView) -> None:
         self.host = view.host

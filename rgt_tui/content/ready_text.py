@@ -1,0 +1,128 @@
+"""What preflight and a code sync say, as styled text: the plan dialog and the Queue tab.
+
+Pure functions of a ``PreflightReport`` and of a sync's progress and outcome; the same
+wording as ``rgt-tui preflight`` / ``rgt-tui sync`` and the CLI launch plan, so a screen
+and its command say the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from textual.content import Content
+
+from rgt_tui.domain.units import fmt_bytes, plural
+
+if TYPE_CHECKING:
+    from rgt_tui.controllers.jobs import HostJobs
+    from rgt_tui.services.code_sync import SyncResult
+    from rgt_tui.services.preflight import PreflightReport
+
+MUTED = "$foreground-muted"
+
+
+def preflight_lines(report: PreflightReport, acked: Iterable[str] = ()) -> list[Content]:
+    """The passed checks on one line, then each failed check with its detail and fix;
+    a failed check in ``acked`` is marked acknowledged (a warning, not a refusal)."""
+    acked = set(acked)
+    passed = [c for c in report.checks if c.ok]
+    lines: list[Content] = []
+    if passed:
+        lines.append(
+            Content.assemble(
+                ("passed ", MUTED), (" ".join(f"✓ {c.name}" for c in passed), "$success")
+            )
+        )
+    for c in report.checks:
+        if c.ok:
+            continue
+        if c.name in acked:
+            lines.append(
+                Content.assemble(
+                    (f"⚠ {c.name}", "bold $warning"),
+                    (" acknowledged: ", "$warning"),
+                    c.detail,
+                )
+            )
+        else:
+            lines.append(
+                Content.assemble((f"✖ {c.name}", "bold $error"), (" failed: ", "$error"), c.detail)
+            )
+            if c.fix:
+                lines.append(Content.assemble(("    fix: ", MUTED), c.fix))
+    if report.code is not None:
+        lines.append(Content.assemble(("code ", MUTED), report.code.short()))
+    if not lines:
+        lines.append(Content.styled("no checks ran", MUTED))
+    return lines
+
+
+def preflight_summary(report: PreflightReport, acked: Iterable[str] = ()) -> Content:
+    """One line: ``preflight on box1: 8 passed, 1 failed (gpu)``."""
+    failed = report.unacknowledged(acked)
+    passed = sum(1 for c in report.checks if c.ok)
+    head = Content.assemble(("preflight on ", "bold"), (report.host, "bold $accent"), ": ")
+    if not failed:
+        extra = len(report.checks) - passed
+        tail = f", {extra} acknowledged" if extra else ""
+        return head + Content.styled(f"{passed} passed{tail}: ready to launch", "$success")
+    names = ", ".join(c.name for c in failed)
+    return head + Content.assemble(
+        f"{passed} passed, ", (f"{len(failed)} failed ({names})", "bold $error")
+    )
+
+
+def sync_progress_line(done: int, total: int, path: str) -> Content:
+    """``syncing 1.2 MB / 3.4 MB (35%) · src/model.py``."""
+    pct = f" ({100 * done // total}%)" if total else ""
+    return Content.assemble(
+        ("syncing ", "bold $accent"),
+        f"{fmt_bytes(done)} / {fmt_bytes(total)}{pct}",
+        (f" · {path}" if path else "", MUTED),
+    )
+
+
+def sync_result_lines(result: SyncResult, host: str) -> list[Content]:
+    """What a finished sync sent and the identity the box's tree now has (checked by hash)."""
+    return [
+        Content.assemble(
+            ("✓ synced ", "bold $success"),
+            f"{plural(result.files_sent, 'file')}, {fmt_bytes(result.bytes_sent)} to {host} "
+            f"by {result.method}",
+        ),
+        Content.assemble(("  the box's tree matches: ", MUTED), result.identity.short()),
+    ]
+
+
+def failure_lines(what: str, message: str, fix: str = "") -> list[Content]:
+    """``✖ sync failed: …`` and its fix."""
+    lines = [Content.assemble((f"✖ {what} failed: ", "bold $error"), message)]
+    if fix:
+        lines.append(Content.assemble(("  fix: ", MUTED), fix))
+    return lines
+
+
+def ready_lines(state: HostJobs) -> list[Content]:
+    """The Queue tab's section for ``y`` and ``P``: the sync's progress or outcome, then
+    the preflight's (nothing before either ran in this session)."""
+    lines: list[Content] = []
+    if state.running == "sync":
+        lines.append(Content.styled("syncing the code…", "bold $accent"))
+        if state.sync_progress is not None:
+            lines.append(sync_progress_line(*state.sync_progress))
+    if state.sync_error is not None:
+        lines += failure_lines("sync", *state.sync_error)
+    if state.sync_result is not None:
+        lines += sync_result_lines(state.sync_result, state.host)
+    if state.running == "preflight":
+        lines.append(Content.styled("running preflight on the box…", "bold $accent"))
+    if state.preflight_error is not None:
+        lines += failure_lines("preflight", *state.preflight_error)
+    if state.preflight is not None:
+        report = state.preflight
+        lines.append(preflight_summary(report))
+        lines += preflight_lines(report)
+    if lines:
+        lines.insert(0, Content.styled("Readiness (y sync · P preflight)", "bold"))
+    return lines

@@ -1,0 +1,60 @@
+"""The readiness jobs of ``JobRunner``: ``y`` syncs the host's code, ``P`` runs preflight.
+
+Each runs its service over the host's shared connection and reports through ``state``
+(``JobRunner._set`` for the host): progress while it runs, then the outcome or the error
+with its fix. No Textual here: the App turns each state into a message for the screens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.services.connect import Transport
+
+State = Callable[..., Any]  # JobRunner._set, bound to the host: keyword changes of HostJobs
+
+
+async def sync_job(fleet: Fleet, host: HostConfig, transport: Transport, state: State) -> None:
+    """Push the host's code (``sync_code``) with progress; the box's tree is then checked
+    by hash. A preflight shown from before the sync is dropped: it spoke of the old tree."""
+    from rgt_tui.services.code_sync import SyncError, sync_code
+
+    state(sync_progress=None, sync_result=None, sync_error=None)
+    if host.ready.code is None:
+        where = fleet.path or "hosts.toml"
+        state(
+            sync_error=(
+                f"{host.name} has no code to sync",
+                f'set code = "<local dir>" in its [[hosts]] entry (or in [fleet]) of {where}',
+            )
+        )
+        return
+    try:
+        result = await sync_code(
+            host,
+            transport,
+            on_progress=lambda done, total, path: state(sync_progress=(done, total, path)),
+        )
+    except SyncError as exc:
+        state(sync_error=(exc.message, exc.fix or ""))
+        return
+    except (TransportError, OSError) as exc:
+        state(sync_error=(str(exc), "check the connection and press y again"))
+        return
+    state(sync_result=result, preflight=None)
+
+
+async def preflight_job(fleet: Fleet, host: HostConfig, transport: Transport, state: State) -> None:
+    """Run preflight on the box and keep its report (each failed check names its fix)."""
+    from rgt_tui.services.preflight import preflight
+
+    state(preflight=None, preflight_error=None)
+    try:
+        report = await preflight(fleet, host, transport)
+    except (TransportError, OSError) as exc:
+        state(preflight_error=(str(exc), "check the connection and press P again"))
+        return
+    state(preflight=report)

@@ -1,0 +1,77 @@
+"""Preflight in a launch plan: the refusals and warnings a report makes (services.queue).
+
+A failed check refuses the launch unless it is acknowledged by name: for this launch
+(``--ack``, the plan dialog's button) or for every launch of the host (its
+``preflight_ack``); an acknowledged one is a warning that says where it was.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet, HostConfig
+from rgt_tui.transport import Transport
+
+if TYPE_CHECKING:
+    from rgt_tui.services.preflight import PreflightReport
+
+# Every preflight problem and warning of a plan starts so: the plan dialog and the CLI
+# show them in their preflight section, not among the other problems.
+PREFLIGHT_PREFIX = "preflight check '"
+
+
+def is_preflight_problem(text: str) -> bool:
+    """Whether a plan's problem (or warning) is a failed preflight check's."""
+    return text.startswith(PREFLIGHT_PREFIX)
+
+
+def unknown_acks_problem(acks: tuple[str, ...]) -> str | None:
+    """The refusal for names in ``acks`` that are no preflight check, naming the checks."""
+    unknown = [a for a in acks if a not in PREFLIGHT_CHECKS]
+    if not unknown:
+        return None
+    return (
+        f"unknown preflight check{'s' if len(unknown) > 1 else ''} "
+        f"{', '.join(repr(a) for a in unknown)} to acknowledge — the checks are: "
+        f"{', '.join(PREFLIGHT_CHECKS)}"
+    )
+
+
+async def run_preflight(fleet: Fleet, host: HostConfig, transport: Transport) -> PreflightReport:
+    """Preflight on the box, over the plan's connection (imported here: the service is
+    only loaded by a launch that runs it)."""
+    from rgt_tui.services.preflight import preflight
+
+    return await preflight(fleet, host, transport)
+
+
+def _ack_hint(name: str) -> str:
+    return f"to launch anyway, acknowledge it: --ack {name} (or press its button in the plan)"
+
+
+def preflight_problems(
+    report: PreflightReport, acks: tuple[str, ...], host_acks: tuple[str, ...]
+) -> list[str]:
+    """One refusal per failed check acknowledged neither in ``acks`` nor by the host."""
+    return [
+        f"{PREFLIGHT_PREFIX}{c.name}' failed: {c.detail}"
+        + (f" — {c.fix}" if c.fix else "")
+        + f"; {_ack_hint(c.name)}"
+        for c in report.unacknowledged((*acks, *host_acks))
+    ]
+
+
+def preflight_warnings(
+    report: PreflightReport, acks: tuple[str, ...], host_acks: tuple[str, ...]
+) -> list[str]:
+    """A warning per failed check that was acknowledged, naming where it was."""
+    out = []
+    for c in report.failed:
+        if c.name in acks:
+            where = "acknowledged for this launch"
+        elif c.name in host_acks:
+            where = "acknowledged by the host's preflight_ack"
+        else:
+            continue
+        out.append(f"{PREFLIGHT_PREFIX}{c.name}' failed ({where}): {c.detail}")
+    return out

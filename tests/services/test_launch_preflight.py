@@ -1,0 +1,121 @@
+"""A launch runs preflight first and refuses on a failed check until that check is
+acknowledged by name (``acks``, the host's ``preflight_ack``), over real loopback boxes
+running the real box script: this machine has no GPU, so "gpu" fails for its reason."""
+
+from __future__ import annotations
+
+from support.code_trees import add_code, git_tree
+from support.queues import SCRIPT_RUN, wait_view
+
+from rgt_tui.domain.config import PREFLIGHT_CHECKS
+from rgt_tui.domain.queue_state import FINISHED
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.queue import launch, plan_launch
+
+FAILING = ("torch", "gpu", "driver")  # on a loopback box whose cells run bash, not torch
+
+
+async def test_a_failed_check_refuses_the_launch_until_it_is_acknowledged_by_name(
+    make_queue_fleet,
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.set_preflight_ack(())
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    transport = qf.transport()
+    try:
+        await transport.connect()
+        plan = await plan_launch(qf.fleet, qf.host(), transport)
+        assert not plan.ok and plan.preflight is not None
+        assert plan.unacknowledged == FAILING
+        gpu = next(p for p in plan.problems if p.startswith("preflight check 'gpu'"))
+        assert "failed: no GPU: nvidia-smi is not on the box's PATH — " in gpu
+        assert gpu.endswith(
+            "; to launch anyway, acknowledge it: --ack gpu (or press its button in the plan)"
+        )
+        assert plan.queue_append == "" and plan.cells_append == ""  # nothing to send
+
+        # Two of three acknowledged: still refused, for the third alone.
+        plan = await plan_launch(qf.fleet, qf.host(), transport, acks=["gpu", "driver"])
+        assert plan.unacknowledged == ("torch",) and not plan.ok
+        assert [p.split("'")[1] for p in plan.problems] == ["torch"]
+        assert plan.acks == ("gpu", "driver")
+        assert any(
+            "preflight check 'gpu' failed (acknowledged for this launch): no GPU" in w
+            for w in plan.warnings
+        ), plan.warnings
+
+        plan = await plan_launch(qf.fleet, qf.host(), transport, acks=FAILING)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+    finally:
+        await transport.close()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the acknowledged launch")
+    assert view.count("done") == 1
+
+
+async def test_the_hosts_preflight_ack_acknowledges_every_launch_and_says_so(
+    make_queue_fleet,
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)  # the queue fleets acknowledge FAILING
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    transport = qf.transport()
+    try:
+        await transport.connect()
+        plan = await plan_launch(qf.fleet, qf.host(), transport)
+    finally:
+        await transport.close()
+    assert plan.ok, plan.problems
+    assert set(plan.host_acks) == set(FAILING) and plan.acks == ()
+    assert plan.preflight is not None and [c.name for c in plan.preflight.failed] == list(FAILING)
+    assert any(
+        "preflight check 'torch' failed (acknowledged by the host's preflight_ack)" in w
+        for w in plan.warnings
+    ), plan.warnings
+
+
+async def test_an_unknown_check_name_is_refused_naming_the_known_ones(make_queue_fleet) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    transport = qf.transport()
+    try:
+        await transport.connect()
+        plan = await plan_launch(qf.fleet, qf.host(), transport, acks=["gpu", "gpus"])
+    finally:
+        await transport.close()
+    assert not plan.ok
+    (problem,) = plan.problems
+    assert problem == (
+        "unknown preflight check 'gpus' to acknowledge — the checks are: "
+        + ", ".join(PREFLIGHT_CHECKS)
+    )
+
+
+async def test_the_plan_records_the_code_preflight_found_on_the_box(
+    make_queue_fleet, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """U42: a host with a code tree, synced: the plan carries the box's code identity,
+    which each cell's state then records; changed on the box, "code" refuses."""
+    from rgt_tui.services.code_sync import sync_code
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    head = git_tree(tmp_path / "code")
+    add_code(qf.loopback.hosts_file, tmp_path / "code")
+    fleet = load_fleet(qf.loopback.hosts_file)
+    host = fleet.host("box1")
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    transport = qf.transport()
+    try:
+        await transport.connect()
+        synced = await sync_code(host, transport)
+        plan = await plan_launch(fleet, host, transport)
+        assert plan.ok, plan.problems
+        assert plan.preflight is not None and plan.preflight.code == synced.identity
+        assert plan.code_id == synced.identity.record() and f"commit={head}" in plan.code_id
+
+        (qf.root() / "src" / "train.py").write_text("print('changed on the box')\n")
+        plan = await plan_launch(fleet, host, transport)
+        assert plan.unacknowledged == ("code",)
+        (problem,) = plan.problems
+        assert problem.startswith("preflight check 'code' failed: ") and "src/train.py" in problem
+    finally:
+        await transport.close()
