@@ -107,7 +107,9 @@ async def preflight(fleet: Fleet, host: HostConfig, transport: Transport) -> Pre
 async def _code_check(host: HostConfig, transport: Transport) -> tuple[Check, CodeIdentity | None]:
     """The ``code`` check from sync's comparison of the box's tree with the local one,
     and the identity a launch records: when the box holds the local tree, the local
-    identity (the same tree hash, with its git commit and whether it was dirty)."""
+    identity (the same tree hash, with its git commit and whether it was dirty); when it
+    differs (a launch with --ack code), the box's own tree hash with no commit — the code
+    that will really run, which no local commit describes."""
     try:
         status = await code_status(host, transport)
     except SyncError as exc:
@@ -115,7 +117,7 @@ async def _code_check(host: HostConfig, transport: Transport) -> tuple[Check, Co
     if status is None:  # no code key after all
         return Check("code", True, "no code key: not checked"), None
     same = status.in_sync and status.box is not None and status.box.tree == status.local.tree
-    identity = status.local if same else None
+    identity = status.local if same else status.box
     problem = status.problem()
     if problem is None:
         return Check(

@@ -226,4 +226,8 @@ async def test_code_check_passes_in_sync_and_fails_on_a_file_changed_on_the_box(
         await transport.close()
     check = by_name(changed)["code"]
     assert not check.ok and "src/train.py" in check.detail
-    assert check.fix == "rgt-tui sync box1" and changed.code is None
+    assert check.fix == "rgt-tui sync box1"
+    # A launch acknowledging the drift records the box's own tree (what really runs),
+    # with no commit: no local commit describes it.
+    assert changed.code is not None and changed.code.commit == ""
+    assert changed.code.tree != report.code.tree
