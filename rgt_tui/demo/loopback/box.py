@@ -62,6 +62,9 @@ class LoopbackBox:
         # Folders searched before the usual PATH, as a box's own /opt/conda/bin is: tests
         # put a hostile box's programs there (its own tar, its own python3).
         self.extra_path: list[Path] = []
+        # Variables every session gets, as a box's own environment would set them: tests
+        # point a box-side script's test-only variable here (RGT_NVIDIA_DEV_PREFIX).
+        self.extra_env: dict[str, str] = {}
 
     @property
     def is_running(self) -> bool:
@@ -176,6 +179,7 @@ class LoopbackBox:
         }
         if self.tmux_tmpdir is not None:
             env["TMUX_TMPDIR"] = str(self.tmux_tmpdir)
+        env.update(self.extra_env)
         peer = process.get_extra_info("peername") or ("127.0.0.1", 0)
         env["SSH_CONNECTION"] = f"{peer[0]} {peer[1]} {LOOPBACK_HOST} {self.port}"
         # Debian's sshd only accepts LANG and LC_* from the client (AcceptEnv); passing

@@ -1,17 +1,35 @@
-"""GPUs tab: every GPU with its clocks, memory, power, throttling and compute processes."""
+"""GPUs tab: every GPU with its clocks, memory, power, throttling and compute processes.
+
+Under the GPUs, when one holds VRAM with no work (the zombie rule's terms, U11), the tab
+reads who holds it from the box (services/vram.py: nvidia-smi's processes and the
+/dev/nvidia* holders, one round trip, at most every ``EVIDENCE_EVERY_S`` while shown)
+and ``x`` kills one, its PID typed (screens/vram_kill.py). The kill runs on the box; the
+list after it is read in a separate call, since a kill may drop the session (U1).
+"""
 
 from __future__ import annotations
 
+import time
+
+from textual import on
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 from rgt_tui.content.gpu_row import util_line, vram_line
+from rgt_tui.content.vram_text import candidates_content, evidence_content, reclaim_candidates
+from rgt_tui.controllers.workers import run_host_worker
+from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.snapshot import GpuProcess, GpuSample, HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.vram import VramEvidence
 from rgt_tui.widgets.spark import Spark
+
+EVIDENCE_EVERY_S = 30.0  # the fd walk reads every process's fds: not on every sample
 
 
 def _num(value: float | None, unit: str, digits: int = 0) -> str:
@@ -89,9 +107,31 @@ class GpusTab(DetailTab):
     TAB_ID = "gpus"
     TITLE = "GPUs"
 
+    class Evidence(Message):
+        """The box's VRAM evidence (or why it could not be read); ``note``: a kill's outcome."""
+
+        def __init__(self, evidence: VramEvidence | None, error: str = "", note: str = "") -> None:
+            super().__init__()
+            self.evidence = evidence
+            self.error = error
+            self.note = note
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.host: HostConfig | None = None
+        self.connections: FleetConnections | None = None
+        self.evidence: VramEvidence | None = None
+        self._evidence_at = 0.0
+        self._reading = False
+        self._open_after_read = False
+        self.note = ""  # the last kill's outcome, or why the evidence could not be read
+
     def compose(self) -> ComposeResult:
         self._empty = Static(classes="gpu-none")
         yield self._empty
+        self._vram = Static(classes="gpu-vram")
+        self._vram.display = False  # until a GPU holds VRAM with no work
+        yield self._vram
         self._blocks: list[tuple[Static, Spark]] = []
         self._key: tuple[int, ...] | None = None
 
@@ -107,7 +147,7 @@ class GpusTab(DetailTab):
             (Static(classes="gpu-block"), Spark(style="$primary", classes="plot plot-gpu"))
             for _ in key
         ]
-        self.mount_all([w for pair in self._blocks for w in pair])
+        self.mount_all([w for pair in self._blocks for w in pair], before=self._vram)
 
     def show(self, view: HostView) -> None:
         snap = view.update.snapshot if view.update else None
@@ -124,3 +164,98 @@ class GpusTab(DetailTab):
         for (block, spark), gpu in zip(self._blocks, snap.gpus, strict=True):
             block.update(gpu_block(gpu, snap.gpu_processes, view.thresholds, width, ago))
             spark.data = tuple(view.history.per_gpu_util.get(gpu.index, ()))
+        self.host, self.connections = view.host, view.connections
+        idle = reclaim_candidates(snap, view.thresholds)
+        self._vram_lines = [candidates_content(idle, view.history, view.thresholds)] if idle else []
+        stale = time.monotonic() - self._evidence_at > EVIDENCE_EVERY_S
+        if idle and (self.evidence is None or stale):
+            self.read_evidence()
+        self._draw_vram()
+
+    # -- VRAM holders (U11, GEN7) ---------------------------------------------------------
+
+    def _draw_vram(self) -> None:
+        lines = list(getattr(self, "_vram_lines", []))
+        if self.evidence is not None and (lines or self.note or self.evidence.processes):
+            lines.append(
+                Content.styled("who holds the GPUs (read from the box):", "$foreground-muted")
+            )
+            lines.append(evidence_content(self.evidence))
+        if self.note:
+            lines.append(Content.styled(self.note, "bold $warning"))
+        self._vram.update(Content("\n").join(lines))
+        self._vram.display = bool(lines)
+
+    def read_evidence(self, *, then_open: bool = False) -> None:
+        """Read who holds the VRAM from the box (``then_open``: the kill dialog after)."""
+        self._open_after_read = self._open_after_read or then_open
+        if self.host is None or self.connections is None or self._reading:
+            return
+        self._reading = True
+        self._evidence_at = time.monotonic()
+        run_host_worker(self, self._read(self.host.name, self.connections), "vram", self.host.name)
+
+    async def _read(self, host: str, connections: FleetConnections, note: str = "") -> None:
+        from rgt_tui.controllers.queue_actions import error_text
+        from rgt_tui.services.vram import read_vram_evidence
+
+        try:
+            evidence = await connections.use(host, lambda t: read_vram_evidence(host, t))
+        except Exception as exc:  # unreachable, refused: said in the tab
+            self.post_message(self.Evidence(None, error_text(exc), note))
+            return
+        self.post_message(self.Evidence(evidence, note=note))
+
+    @on(Evidence)
+    def _evidence(self, message: Evidence) -> None:
+        self._reading = False
+        if message.evidence is not None:
+            self.evidence = message.evidence
+        self.note = message.note or (
+            f"VRAM holders not read: {message.error}" if message.error else ""
+        )
+        if self.is_mounted:
+            self._draw_vram()
+        if self._open_after_read:
+            self._open_after_read = False
+            self.open_kill_dialog()
+
+    def open_kill_dialog(self) -> None:
+        """``x``: the kill dialog on fresh evidence (read first when there is none yet)."""
+        from rgt_tui.screens.vram_kill import VramKillScreen
+
+        evidence = self.evidence
+        if evidence is None or time.monotonic() - self._evidence_at > 5.0:
+            self.read_evidence(then_open=True)
+            return
+        self.app.push_screen(VramKillScreen(evidence), self._kill_chosen)
+
+    def _kill_chosen(self, pid: int | None) -> None:
+        evidence, connections = self.evidence, self.connections
+        if pid is None or evidence is None or connections is None:
+            return
+        self.note = f"killing pid {pid} (SIGTERM, then SIGKILL after 10 s)…"
+        self._draw_vram()
+        self._reading = True
+        run_host_worker(self, self._kill(evidence, connections, pid), "vram", evidence.host)
+
+    async def _kill(self, evidence: VramEvidence, connections: FleetConnections, pid: int) -> None:
+        from rgt_tui.controllers.queue_actions import error_text
+        from rgt_tui.services.vram import kill_outcome, kill_vram_holder, read_vram_evidence
+
+        host = evidence.host
+        try:
+            result = await connections.use(host, lambda t: kill_vram_holder(evidence, t, pid))
+        except Exception as exc:  # refused on the box, or unreachable: nothing was killed
+            self.post_message(self.Evidence(None, note=f"not killed: {error_text(exc)}"))
+            return
+        # A separate call on a (re)connected transport: the kill may have taken the
+        # session down with it (U1), and only the list after it says what happened.
+        try:
+            transport = await connections.connect_with_backoff(host)
+            after = await read_vram_evidence(host, transport)
+        except Exception:  # the note says the box is not back yet
+            after = None
+        note = kill_outcome(result, after)
+        self.post_message(self.Evidence(after, note=note))
+        self.app.notify(f"{host}: {note}", title="VRAM")

@@ -1,0 +1,147 @@
+"""``x`` on the GPU tab: kill one process holding VRAM, its PID typed (U11, GEN7).
+
+The dialog shows the evidence the box just gave (services/vram.py) and a box for the
+PID. Kill stays disabled until the typed PID is a holder of that evidence that may be
+killed here; anything else (a PID not in the list, a running queue cell's, one only
+nvidia-smi names from another PID namespace) is refused in words under the box, the
+queue cell's with the queue's own kill to use instead. It dismisses with the PID, or
+None; the GPU tab runs the kill (SIGTERM, then SIGKILL after 10 s) and looks again.
+"""
+
+from __future__ import annotations
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from rgt_tui.content.vram_text import evidence_content
+from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
+from rgt_tui.services.vram import VramError, VramEvidence, check_kill
+
+MUTED = "$foreground-muted"
+
+# On the host's detail screen; enabled (and so shown in the footer) only while the GPU
+# tab is on screen: x means nothing on the other tabs.
+VRAM_BINDING = Binding(
+    "x",
+    "kill_vram_holder",
+    "Kill VRAM holder",
+    tooltip="GPU tab: kill a process holding VRAM, its PID typed (U11)",
+)
+
+
+class VramKillScreen(ModalScreen[int | None]):
+    """The evidence, a PID box, Kill (disabled until the PID may be killed) and Cancel."""
+
+    DEFAULT_CSS = """
+    VramKillScreen { align: center middle; }
+    VramKillScreen > #vram-box {
+        width: 110; max-width: 96%; height: auto; max-height: 90%;
+        border: round $warning; background: $surface; padding: 0 1;
+    }
+    VramKillScreen #vram-buttons { height: auto; align-horizontal: right; }
+    VramKillScreen #vram-why { height: auto; }
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is killed")]
+
+    def __init__(self, evidence: VramEvidence) -> None:
+        super().__init__()
+        self.evidence = evidence
+
+    def compose(self) -> ComposeResult:
+        host = self.evidence.host
+        with Vertical(id="vram-box"):
+            yield Static(
+                Content("\n").join(
+                    [
+                        Content.assemble(
+                            ("kill a VRAM holder on ", "bold $warning"), (host, "bold $accent")
+                        ),
+                        Content.styled(
+                            "SIGTERM, then SIGKILL after 10 s. Only a process listed below "
+                            "with a /dev/nvidia* file open, and no running queue cell's.",
+                            MUTED,
+                        ),
+                        Content(""),
+                        evidence_content(self.evidence),
+                    ]
+                ),
+                id="vram-body",
+            )
+            yield Input(placeholder="type the PID to kill", id="vram-pid")
+            yield Static(id="vram-why")
+            with Horizontal(id="vram-buttons"):
+                yield DialogButton(
+                    "Kill", does="kill it", id="vram-kill", variant="error", disabled=True
+                )
+                yield DialogButton("Cancel", does="cancel", id="vram-cancel", variant="primary")
+            yield KeyHint(id="vram-hint")
+
+    def on_mount(self) -> None:
+        self.set_focus(self.query_one("#vram-pid", Input))
+        self._hint()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._hint()
+
+    def allowed(self) -> int | None:
+        """The typed PID when it may be killed, else None."""
+        return self._check()[0]
+
+    def _check(self) -> tuple[int | None, str]:
+        typed = self.query_one("#vram-pid", Input).value.strip()
+        if not typed:
+            return None, ""
+        if not typed.isdigit():
+            return None, f"{typed[:20]!r} is not a process id"
+        try:
+            process = check_kill(self.evidence, int(typed))
+        except VramError as exc:
+            return None, exc.message
+        what = process.cmdline or process.comm or "?"
+        return process.pid, f"pid {process.pid}: {what[:70]}"
+
+    def _hint(self) -> None:
+        pid, why = self._check()
+        self.query_one("#vram-why", Static).update(
+            Content.styled(why, "$error" if pid is None else "$warning") if why else Content("")
+        )
+        self.query_one("#vram-kill", Button).disabled = pid is None
+        enter = enter_does(self.focused, {"vram-pid": "kill it"})
+        self.query_one("#vram-hint", KeyHint).show_keys(
+            enter if pid is not None or self.focused is not self.query_one("#vram-pid") else None,
+            ("Esc", "cancel"),
+            lead="" if pid is not None else "type a listed holder's PID",
+        )
+
+    @on(Input.Changed, "#vram-pid")
+    def _typed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._hint()
+
+    @on(Input.Submitted, "#vram-pid")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        pid = self.allowed()
+        if pid is not None:
+            self.dismiss(pid)
+
+    @on(Button.Pressed, "#vram-kill")
+    def _kill(self, event: Button.Pressed) -> None:
+        event.stop()
+        pid = self.allowed()  # disabled until then; checked again all the same
+        if pid is not None:
+            self.dismiss(pid)
+
+    @on(Button.Pressed, "#vram-cancel")
+    def _cancel(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,207 @@
+"""Reclaiming zombie VRAM (U11, GEN7) on a loopback box: the recorded H100 replayed by a
+stand-in nvidia-smi whose memory stays in use while a real process holds files named
+like /dev/nvidia* open (support.vram_box), the real box-side script over SSH, and the
+real health rule on the agent's samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import FIXTURES
+from support.samples import write_fleet
+from support.telemetry import Watch, alert_ids
+from support.vram_box import HeldDevices, vram_smi
+from support.waiting import wait_for
+
+from rgt_tui.services.telemetry import HostMonitor
+from rgt_tui.services.vram import (
+    HIDDEN,
+    VramError,
+    check_kill,
+    kill_vram_holder,
+    read_vram_evidence,
+)
+from rgt_tui.transport.local import LocalTransport
+
+
+@pytest.fixture
+def held(tmp_path: Path):
+    holder = HeldDevices(tmp_path / "dev")
+    yield holder
+    holder.stop()
+
+
+async def gpu_box(make_queue_fleet, tmp_path: Path, held: HeldDevices, *, listed: bool = False):
+    qf = await make_queue_fleet(1)
+    box = qf.loopback.box("box1")
+    box.extra_path.append(vram_smi(tmp_path / "smi", held.pid, listed=listed).parent)
+    box.extra_env["RGT_NVIDIA_DEV_PREFIX"] = held.prefix
+    transport = qf.transport()
+    await transport.connect()
+    return qf, transport
+
+
+async def test_the_list_shows_the_holder_and_why_nvidia_smi_names_no_one(
+    make_queue_fleet, tmp_path, held
+):
+    qf, transport = await gpu_box(make_queue_fleet, tmp_path, held)
+    try:
+        evidence = await read_vram_evidence("box1", transport)
+    finally:
+        await transport.close()
+    assert evidence.smi == "ok"
+    # The recording's GPU, idle, with the load's memory still in use.
+    assert [(g.index, g.used_mib, g.util_pct) for g in evidence.gpus] == [(0, 19818, 0.0)]
+    (holder,) = evidence.holders
+    assert holder.pid == held.pid and holder.visible and not holder.listed
+    assert sorted(holder.devices) == sorted(f"{held.prefix}{d}" for d in ("0", "ctl", "-uvm"))
+    assert "python" in holder.comm and holder.cell == ""
+    assert evidence.hidden_reason == f"nvidia-smi lists no process while VRAM is in use: {HIDDEN}"
+    assert holder.refusal("box1") is None
+
+
+async def test_nvidia_smi_pids_of_another_namespace_are_named_and_never_killed(
+    make_queue_fleet, tmp_path, held
+):
+    qf, transport = await gpu_box(make_queue_fleet, tmp_path, held, listed=True)
+    try:
+        evidence = await read_vram_evidence("box1", transport)
+        recorded = [p for p in evidence.processes if p.listed]
+        # The recording's host PIDs, with the VRAM nvidia-smi puts on each.
+        assert [(p.pid, p.smi_mib, p.gpu_index) for p in recorded] == [
+            (11327, 2566, 0), (11328, 1542, 0), (11345, 15690, 0),
+        ]  # fmt: skip
+        assert "are not visible in this PID namespace" in (evidence.hidden_reason or "")
+        with pytest.raises(VramError) as refused:
+            await kill_vram_holder(evidence, transport, 11345)
+        assert refused.value.code == "not-holder"
+    finally:
+        await transport.close()
+
+
+async def test_a_typed_holder_pid_is_killed_and_the_list_after_has_it_gone(
+    make_queue_fleet, tmp_path, held
+):
+    qf, transport = await gpu_box(make_queue_fleet, tmp_path, held)
+    try:
+        evidence = await read_vram_evidence("box1", transport)
+        result = await kill_vram_holder(evidence, transport, held.pid, grace_s=5)
+        assert result.signal == "TERM" and not result.dropped
+        await wait_for(held.ended, 10, "the holder to exit")
+        after = await read_vram_evidence("box1", transport)
+    finally:
+        await transport.close()
+    assert after.find(held.pid) is None
+    assert [g.used_mib for g in after.gpus] == [0]  # the stand-in driver freed it
+
+
+async def test_a_pid_not_in_the_evidence_is_refused_and_nothing_is_sent(
+    make_queue_fleet, tmp_path, held
+):
+    qf, transport = await gpu_box(make_queue_fleet, tmp_path, held)
+    try:
+        evidence = await read_vram_evidence("box1", transport)
+        other = HeldDevices(tmp_path / "elsewhere")  # holds files, but not under the prefix
+        try:
+            with pytest.raises(VramError) as refused:
+                await kill_vram_holder(evidence, transport, other.pid)
+            assert refused.value.code == "not-in-evidence"
+            assert str(held.pid) in refused.value.message  # names the holders it could kill
+            assert not other.ended()
+        finally:
+            other.stop()
+    finally:
+        await transport.close()
+    assert not held.ended()
+
+
+async def test_a_queue_cells_pid_is_refused_here_and_on_the_box(make_queue_fleet, tmp_path, held):
+    qf, transport = await gpu_box(make_queue_fleet, tmp_path, held)
+    box = qf.loopback.box("box1")
+    try:
+        before = await read_vram_evidence("box1", transport)
+        # The runner's own start record for a cell whose command is the holder (run_one.sh
+        # writes `start TS BOOT PID`), written after the list the user saw.
+        cells = qf.qdir() / "cells"
+        cells.mkdir(parents=True, exist_ok=True)
+        boot = box.boot_id_file.read_text().strip()
+        (cells / "train-a.state").write_text(f"start 1767268800 {boot} {held.pid}\n")
+        # The list knew nothing of the cell: the box's own check right before the signal refuses.
+        with pytest.raises(VramError) as on_box:
+            await kill_vram_holder(before, transport, held.pid)
+        assert on_box.value.code == "queue-cell" and "train-a" in on_box.value.message
+        # A list taken now names the cell, and the kill is refused before reaching the box.
+        after = await read_vram_evidence("box1", transport)
+        assert after.find(held.pid).cell == "train-a"
+        with pytest.raises(VramError) as here:
+            check_kill(after, held.pid)
+        assert here.value.code == "queue-cell" and "queue kill box1" in here.value.message
+    finally:
+        await transport.close()
+    assert not held.ended()
+
+
+async def test_a_pid_that_let_go_of_the_device_since_the_list_is_not_killed(
+    make_queue_fleet, tmp_path, held
+):
+    qf, transport = await gpu_box(make_queue_fleet, tmp_path, held)
+    try:
+        evidence = await read_vram_evidence("box1", transport)
+        held.let_go()  # as a reused PID would: the number runs, but holds no device
+        await wait_for(lambda: not held.holds(), 10, "the files to be closed")
+        with pytest.raises(VramError) as refused:
+            await kill_vram_holder(evidence, transport, held.pid)
+        assert refused.value.code == "not-holder"
+    finally:
+        await transport.close()
+    assert not held.ended()
+
+
+FLEET = """\
+[[hosts]]
+name = "gpubox"
+ssh = "local"
+"""
+
+
+async def test_the_zombie_alert_clears_once_the_holder_is_killed(make_queue_fleet, tmp_path, held):
+    qf, transport = await gpu_box(make_queue_fleet, tmp_path, held)
+    # The agent samples the same stand-in GPU, listing processes every sample.
+    (tmp_path / "agent").mkdir()
+    host = write_fleet(tmp_path / "agent", FLEET).host("gpubox")
+    tree = FIXTURES / "cgroup_v2_limited"
+    monitor = HostMonitor(
+        host,
+        LocalTransport(host.name),
+        interval=0.05,
+        agent_args=[
+            *("--nvidia-smi", str(tmp_path / "smi" / "nvidia-smi")),
+            *("--smi-every", "1", "--proc-every", "1"),
+            *("--sys-root", str(tree / "sys"), "--proc-root", str(tree / "proc")),
+            *("--no-box-id", "--queue-dir", ""),
+        ],
+    )
+    watch = Watch(monitor)
+    try:
+        zombie = await watch.until(
+            lambda u: "gpu.zombie_vram" in alert_ids(u), 60, "the zombie alert"
+        )
+        assert zombie.snapshot is not None and zombie.snapshot.gpus[0].util_pct == 0
+        evidence = await read_vram_evidence("box1", transport)
+        result = await kill_vram_holder(evidence, transport, held.pid, grace_s=5)
+        assert result.signal in ("TERM", "KILL")
+        killed_at = max(u.snapshot.seq for u in watch.updates if u.snapshot is not None)
+        cleared = await watch.until(
+            lambda u: (
+                u.snapshot is not None
+                and u.snapshot.seq > killed_at
+                and "gpu.zombie_vram" not in alert_ids(u)
+            ),
+            60,
+            "the alert to clear",
+        )
+        assert cleared.snapshot is not None and cleared.snapshot.gpus[0].mem_used == 0
+    finally:
+        await watch.stop()
+        await transport.close()
