@@ -30,6 +30,10 @@ LOOPBACK_PREFLIGHT_ACK = ("gpu", "driver")
 # a folder of this machine, which that provider's teardown never touches; the profile's
 # rule (RunPod: under /workspace) would call it lost ("durable").
 DRESSED_PREFLIGHT_ACK = ("durable",)
+# A box with the replayed H100 (``gpus``): under load the recording lists its own GPU
+# processes (memhog, gpu_burn), which no cell of this host started ("gpu-busy"); they
+# are the recording's, not processes of this machine.
+REPLAYED_GPU_PREFLIGHT_ACK = ("gpu-busy",)
 
 
 class LoopbackFleet:
@@ -69,7 +73,11 @@ class LoopbackFleet:
         self.gpus = gpus
         self.costs = tuple(costs)
         if preflight_ack is None:
-            preflight_ack = LOOPBACK_PREFLIGHT_ACK + (DRESSED_PREFLIGHT_ACK if costs else ())
+            preflight_ack = (
+                LOOPBACK_PREFLIGHT_ACK
+                + (DRESSED_PREFLIGHT_ACK if costs else ())
+                + (REPLAYED_GPU_PREFLIGHT_ACK if gpus else ())
+            )
         self.preflight_ack = tuple(preflight_ack)
         self.boxes: list[LoopbackBox] = []
         self._made_base_dir = False
