@@ -1,4 +1,4 @@
-"""What the queue keys (l launch, a append, f follow logs, d diagnose) do.
+"""What the queue keys (L launch, a append, f follow logs, d diagnose) do.
 
 Screens post ``QueueActionRequested`` (``screens/queue_keys.py``); the App hands it to
 its ``QueueController``, which decides: a host without a queue gets the hint naming the
@@ -26,9 +26,10 @@ ACTIONS = {
     "append": ("Append to queue", "Send lines appended to the local queue file"),
     "logs": ("Follow logs", "Open the host's Logs tab"),
     "diagnose": ("Diagnose queue", "Why the latest cell vanished, with evidence"),
+    "move": ("Move cells…", "Move cells without verified results to another host's queue"),
 }
 # The actions that open a screen (the App's side); append runs here.
-SCREEN_ACTIONS = ("launch", "diagnose", "logs")
+SCREEN_ACTIONS = ("launch", "diagnose", "logs", "move")
 
 
 def error_text(exc: BaseException) -> str:
@@ -106,7 +107,7 @@ class QueueController:
             )
             return
         names = ", ".join(c.name for c in result.added) or "none"
-        hint = "" if result.running or not result.added else "\npress l to launch them"
+        hint = "" if result.running or not result.added else "\npress L to launch them"
         self.app.notify(
             f"added {plural(len(result.added), 'cell')}: {names}\n{result.detail}{hint}",
             title=f"{host.name}: appended",
@@ -115,7 +116,7 @@ class QueueController:
 
 
 def no_queue_hint(host_name: str, fleet: Fleet) -> str:
-    """Why ``l``/``a`` do nothing on a host without a queue, and which file to edit."""
+    """Why ``L``/``a`` do nothing on a host without a queue, and which file to edit."""
     if fleet.is_default:
         where = (
             f"{fleet.path} has no [[hosts]] entry"

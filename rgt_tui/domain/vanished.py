@@ -183,7 +183,7 @@ def _manual(exit_code: int | None, others: list[Evidence], detach: str | None) -
 
 
 def _next_step(cause: str, host: str, index: int | None) -> str:
-    # Neutral words: the CLI adds its flag (--start N), the TUI its key (l).
+    # Neutral words: the CLI adds its flag (--start N), the TUI its key (L).
     resume = f"relaunch from cell {index}" if index is not None else "relaunch the queue"
     return {
         REBOOT: f"{resume} (each cell reloads its latest checkpoint); find out why the box "

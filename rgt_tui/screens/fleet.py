@@ -1,8 +1,8 @@
 """FleetScreen: every host as a pane in a grid that fits the terminal.
 
 The App hands it each update (``host_updated``); it forwards the update to the host's
-pane, which draws only if it can be seen. The selection (shown as focus): arrows/hjk move
-it grid-aware (l is launch), ``/`` filters by name, Enter or a click opens the host.
+pane, which draws only if it can be seen. The selection (shown as focus): arrows or vim's
+hjkl move it grid-aware, ``/`` filters by name, Enter or a click opens the host.
 
 A little over 400 lines on purpose: the screen's bindings and the actions they call, kept
 beside the grid selection and the filter those actions work on.
@@ -35,6 +35,7 @@ from rgt_tui.messages import OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
+from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
 from rgt_tui.screens.type_ahead import expect_typing, typing_ahead
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.fleet_header import (
@@ -78,7 +79,7 @@ class FleetScreen(FleetView, Screen[None]):
             tooltip="Select the pane to the left (same row)",
         ),
         Binding(
-            "right",
+            "right,l",
             "move('right')",
             "Right",
             show=False,
@@ -90,7 +91,8 @@ class FleetScreen(FleetView, Screen[None]):
         Binding("r", "reconnect", "Reconnect", tooltip="Reconnect the selected host now"),
         Binding("slash", "filter", "Filter", key_display="/", tooltip="Filter hosts by name"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-        *QUEUE_BINDINGS,  # l launches: right arrow (not l) moves right
+        SHELL_BINDING,
+        *QUEUE_BINDINGS,
         *JOB_BINDINGS,
         HOST_KEY_BINDING,
     ]
@@ -311,6 +313,13 @@ class FleetScreen(FleetView, Screen[None]):
             self.notify("No host selected", severity="warning")
             return
         self.post_message(QueueActionRequested(pane.host.name, action))
+
+    def action_shell(self) -> None:
+        pane = self.selected
+        if pane is None:
+            self.notify("No host selected", severity="warning")
+            return
+        self.post_message(ShellRequested(pane.host.name))
 
     def queue_viewed(self, host: str, view: QueueView) -> None:
         """Show a polled queue view as the pane's summary line."""

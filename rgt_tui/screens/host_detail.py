@@ -30,12 +30,15 @@ from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import ReconnectRequested
+from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
+from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
 from rgt_tui.screens.tabs.base import TabbedScreen
 from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
+from rgt_tui.screens.vram_kill import VRAM_BINDING
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.host_pane import screen_in_view
@@ -61,6 +64,11 @@ SCROLL_BINDINGS = [
     Binding("pagedown", "scroll_tab('page_down')", "Page down", show=False),
     Binding("home", "scroll_tab('home')", "Top", show=False),
     Binding("end", "scroll_tab('end')", "Bottom", show=False),
+    # vim's keys: j/k scroll a line, h/l step through the tabs (as ←/→ on the tab bar).
+    Binding("j", "scroll_tab('down')", "Down", show=False, tooltip="Scroll the tab down"),
+    Binding("k", "scroll_tab('up')", "Up", show=False, tooltip="Scroll the tab up"),
+    Binding("h", "step_tab(-1)", "Previous tab", show=False, tooltip="The tab to the left"),
+    Binding("l", "step_tab(1)", "Next tab", show=False, tooltip="The tab to the right"),
 ]
 
 
@@ -71,8 +79,11 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         Binding("escape,backspace", "back", "Back", tooltip="Back to the fleet"),
         Binding("r", "reconnect", "Reconnect", tooltip="Reconnect this host now"),
         *JOB_BINDINGS,
+        SHELL_BINDING,
+        DISK_BINDING,
         *QUEUE_BINDINGS,
         HOST_KEY_BINDING,
+        VRAM_BINDING,
         *_tab_bindings(),
         Binding(
             "c",
@@ -217,6 +228,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self) -> None:
+        self.refresh_bindings()  # x (kill a VRAM holder) is the GPU tab's only
         if self.active_tab in self._stale:
             self.draw()
 
@@ -235,8 +247,22 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             "page_down": tab.scroll_page_down,
             "home": tab.scroll_home,
             "end": tab.scroll_end,
+            "down": tab.scroll_down,
+            "up": tab.scroll_up,
         }[how]
         scroll(animate=False)
+
+    def action_step_tab(self, step: int) -> None:
+        """h/l: the tab left or right of this one (wrapping, as the tab bar's arrows)."""
+        ids = [cls.TAB_ID for cls in self.tab_classes]
+        if self.active_tab in ids:
+            self.action_show_tab(ids[(ids.index(self.active_tab) + step) % len(ids)])
+
+    def action_shell(self) -> None:
+        self.post_message(ShellRequested(self.host.name))
+
+    def action_disk_usage(self) -> None:
+        self.post_message(DiskUsageRequested(self.host.name))
 
     def action_pick_cell(self) -> None:
         """``c``: the Logs tab, its log picker focused and open."""
@@ -290,7 +316,17 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             return False  # t was pressed: what is typed now is for the confirmation box
         if action == "host_key":  # shown (and working) only while the key is refused
             return self.key_refusal is not None
+        if action == "kill_vram_holder":  # x: the GPU tab's only
+            return self.active_tab == "gpus"
         return True
+
+    def action_kill_vram_holder(self) -> None:
+        """``x`` on the GPU tab: the kill dialog, on evidence read from the box now."""
+        from rgt_tui.screens.tabs.gpus import GpusTab
+
+        tab = self.tabs.get("gpus")
+        if isinstance(tab, GpusTab) and tab.is_mounted:
+            tab.open_kill_dialog()
 
     def action_host_key(self) -> None:
         self.post_message(HostKeyReviewRequested(self.host.name))

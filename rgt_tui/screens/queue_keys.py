@@ -1,4 +1,7 @@
-"""The queue keys (l launch, a append, f follow logs, d diagnose) and their messages.
+"""The queue keys (L launch, a append, f follow logs, d diagnose) and their messages.
+
+Launch is ``L``, not ``l``: ``l`` is "right" to a vim user (hjkl move the selection), and
+a launch starts paid work, so it takes a deliberate shifted key, as preflight's ``P`` does.
 
 Screens bind ``QUEUE_BINDINGS`` and post ``QueueActionRequested`` (messages up); the App
 hands it to its ``controllers.queue_actions.QueueController``. ``QueueViewed`` carries
@@ -14,10 +17,19 @@ from textual.message import Message
 from rgt_tui.domain.queue_state import QueueView
 
 QUEUE_BINDINGS = [
-    Binding("l", "queue('launch')", "Launch", tooltip="Launch the host's queue (shows the plan)"),
+    Binding(
+        "L",
+        "queue('launch')",
+        "Launch",
+        key_display="L",
+        tooltip="Launch the host's queue (shows the plan)",
+    ),
     Binding("a", "queue('append')", "Append", tooltip="Send new queue-file lines to the box"),
     Binding("f", "queue('logs')", "Logs", tooltip="Follow the host's queue and cell logs"),
     Binding("d", "queue('diagnose')", "Diagnose", tooltip="Why did the last cell vanish?"),
+    Binding(
+        "m", "queue('move')", "Move", tooltip="Move cells without verified results to another host"
+    ),
 ]
 
 

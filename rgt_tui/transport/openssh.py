@@ -1,4 +1,5 @@
-"""The user's OpenSSH ``ssh``, for tools that bring their own transfer (rsync's ``-e``).
+"""The user's OpenSSH ``ssh``, for tools that bring their own transfer (rsync's ``-e``)
+and for the shell on a box (``s``, ``rgt-tui shell``: interactive, a terminal forced).
 
 Ours stays the only host-key check (DESIGN.md, Trust) whatever ~/.ssh/config says: the
 command names the same known_hosts files the SSH transport reads (the host's file, then
@@ -30,8 +31,11 @@ _REQUIRED = {
     "clearallforwardings": ("yes", "true"),
     "controlmaster": ("false", "no"),
     "permitlocalcommand": ("no", "false"),
-    "batchmode": ("yes", "true"),
 }
+# rsync's ssh runs unattended: no prompt may wait for a person who is not there. The shell
+# is a person's: a passphrase may be asked, and the terminal is forced (``-t``).
+_BATCH = {"batchmode": ("yes", "true")}
+_INTERACTIVE = {"batchmode": ("no", "false"), "requesttty": ("force",)}
 # Settings that must be absent (or "none"): each would let something else vouch for the
 # box, or connect through a hop checked by other rules.
 _ABSENT = ("proxyjump", "knownhostscommand", "controlpath", "remotecommand")
@@ -50,15 +54,23 @@ class OpenSsh:
         honours quotes); ``openssh_for`` only builds commands this can spell."""
         return " ".join(a if _plain(a) else f"'{a}'" for a in self.argv)
 
+    def command(self, remote_command: str) -> tuple[str, ...]:
+        """The whole argv: ssh, our options, ``--``, the host, then the command the box's
+        login shell runs (one argument: ssh hands it to that shell as it is)."""
+        return (*self.argv, "--", self.destination, remote_command)
+
     def remote(self, path: str) -> str:
         """``host:path`` for rsync (an IPv6 address in brackets)."""
         host = f"[{self.destination}]" if ":" in self.destination else self.destination
         return f"{host}:{path}"
 
 
-def openssh_for(host: HostConfig) -> OpenSsh | str:
+def openssh_for(host: HostConfig, *, interactive: bool = False) -> OpenSsh | str:
     """The ``ssh`` command for ``host``, or why it cannot be used (a sentence). Blocking:
-    reads ssh_config and runs ``ssh -G``; call it in a thread."""
+    reads ssh_config and runs ``ssh -G``; call it in a thread.
+
+    ``interactive``: for a person at a terminal (the shell key): prompts allowed (a key's
+    passphrase; never a host key, checking stays strict) and a terminal forced."""
     if host.ssh is None:
         return "the host is this machine"
     ssh = shutil.which("ssh")
@@ -71,7 +83,8 @@ def openssh_for(host: HostConfig) -> OpenSsh | str:
         return f"~/.ssh/config cannot be read for {target.host} ({exc})"
     files = [(host.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser(), *dest.known_hosts]
     options = {
-        "BatchMode": "yes",  # never a prompt: rgt-tui asks for no password or passphrase
+        # Unattended (rsync): never a prompt; rgt-tui asks for no password or passphrase.
+        "BatchMode": "no" if interactive else "yes",
         "StrictHostKeyChecking": "yes",
         "UserKnownHostsFile": " ".join(str(f) for f in files),
         "GlobalKnownHostsFile": "/dev/null",
@@ -89,6 +102,8 @@ def openssh_for(host: HostConfig) -> OpenSsh | str:
         "ServerAliveInterval": "10",
         "ServerAliveCountMax": "3",
     }
+    if interactive:
+        options["RequestTTY"] = "force"  # -t: the box's shell and tmux need a terminal
     argv = [ssh]
     for key, value in options.items():
         argv += ["-o", f"{key}={value}"]
@@ -98,19 +113,26 @@ def openssh_for(host: HostConfig) -> OpenSsh | str:
         argv += ["-l", target.user]
     if host.identity_file is not None:
         argv += ["-i", str(host.identity_file.expanduser())]
-    if any(not _spellable(a) for a in argv) or any(_has_space(f) for f in files):
-        return "a path holds a quote or a space that rsync's -e cannot pass to ssh"
-    why = _config_undoes(argv, target.host, files)
+    # ssh splits UserKnownHostsFile on spaces; rsync's -e also needs every argument
+    # spelled without quotes. The shell's argv goes to ssh as it is.
+    if any(_has_space(f) for f in files):
+        return "a known_hosts path holds a space, which ssh's UserKnownHostsFile cannot take"
+    if not interactive and any(not _spellable(a) for a in argv):
+        return "a path holds a quote that rsync's -e cannot pass to ssh"
+    required = {**_REQUIRED, **(_INTERACTIVE if interactive else _BATCH)}
+    why = _config_undoes(argv, target.host, files, required)
     if why is not None:
         return why
     return OpenSsh(tuple(argv), target.host)
 
 
-def _config_undoes(argv: list[str], destination: str, files: list[Path]) -> str | None:
+def _config_undoes(
+    argv: list[str], destination: str, files: list[Path], required: dict[str, tuple[str, ...]]
+) -> str | None:
     """What in the resolved configuration (``ssh -G``) undoes our options, or None."""
     try:
         done = subprocess.run(
-            [*argv, "-G", destination],
+            [*argv, "-G", "--", destination],
             capture_output=True,
             text=True,
             errors="replace",
@@ -126,7 +148,7 @@ def _config_undoes(argv: list[str], destination: str, files: list[Path]) -> str 
     for line in done.stdout.splitlines():
         key, _, value = line.partition(" ")
         resolved.setdefault(key.lower(), value.strip())
-    for key, allowed in _REQUIRED.items():
+    for key, allowed in required.items():
         if resolved.get(key, "").lower() not in allowed:
             return f"ssh_config leaves {key} = {resolved.get(key, 'unset')}"
     if resolved.get("userknownhostsfile", "").split() != [str(f) for f in files]:

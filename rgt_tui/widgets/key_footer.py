@@ -30,8 +30,10 @@ PRIORITY = (
     "host_job('verify', 'pulls')",
     "host_job('gate', 'teardown')",
     "host_key",
+    "kill_vram_holder",  # shown on the GPU tab only
     "reconnect",
     "queue('launch')",
+    "shell",  # after launch: its key moved (l to L), so L is shown first where it fits
     "queue('append')",
     "queue('logs')",
     "queue('diagnose')",

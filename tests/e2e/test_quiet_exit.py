@@ -60,7 +60,7 @@ async def test_quitting_from_every_screen_prints_nothing(
     await wait_for(
         lambda: tmux.screen().count("● connected") >= 2, 60, "both boxes", show=tmux.screen
     )
-    send("l")  # box1 (selected) launches its queue from the dialog: Enter on Launch
+    send("L")  # box1 (selected) launches its queue from the dialog: Enter on Launch
     await shows("▶ Launch ◀")
     send("Enter")
     await shows("queue launched")

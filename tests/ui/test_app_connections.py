@@ -33,7 +33,7 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
         await wait_for(lambda: "● 1 up" in screen_text(app), what="telemetry", pilot=pilot)
 
         # A launch: plan, confirm, and the queue runs to its end.
-        await pilot.press("l")
+        await pilot.press("L")
         modal = await wait_for(
             lambda: isinstance(app.screen, LaunchConfirmScreen) and app.screen.plan and app.screen,
             what="the launch plan",

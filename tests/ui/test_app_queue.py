@@ -50,7 +50,7 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
     qf = await make_queue_fleet(1, workload=True)
     app = queue_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("l")
+        await pilot.press("L")
         modal = await planned(pilot, app)
         table = modal.query_one(DataTable)
         rows = [table.get_row_at(i) for i in range(table.row_count)]
@@ -73,8 +73,8 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         assert any("queue launched" in n and "3 cells" in n for n in notes(app)), notes(app)
         await wait_view(qf, lambda v: v.state == RUNNING, what="the queue to run")
 
-        # A second l while it runs: the refusal, and no Launch button.
-        await pilot.press("l")
+        # A second L while it runs: the refusal, and no Launch button.
+        await pilot.press("L")
         modal = await planned(pilot, app)
         assert modal.plan is not None and not modal.plan.ok
         notes_text = text_of(modal.query_one("#launch-notes", Static))
@@ -203,8 +203,8 @@ async def test_d_diagnoses_a_reboot_and_l_resumes_where_it_stopped(
         await pilot.press("escape")
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
 
-        # l after the reboot: the start index defaults to the resume index.
-        await pilot.press("l")
+        # L after the reboot: the start index defaults to the resume index.
+        await pilot.press("L")
         modal = await planned(pilot, app)
         assert modal.plan is not None and modal.plan.start_index == view.resume_index
         await wait_for(
@@ -269,7 +269,7 @@ async def test_the_start_index_box_edits_like_an_input_and_a_refused_plan_runs_n
     qf = await make_queue_fleet(1, workload=True)
     app = queue_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("l")
+        await pilot.press("L")
         modal = await planned(pilot, app)
         box = modal.query_one("#launch-start", Input)
         box.focus()

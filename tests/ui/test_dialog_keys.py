@@ -160,7 +160,7 @@ async def test_launch_and_diagnosis_say_what_enter_does(make_queue_fleet, tmp_pa
     qf = await make_queue_fleet(1, workload=True)
     app = queue_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("l")
+        await pilot.press("L")
         await planned(pilot, app)
         await wait_for(lambda: "▶ Launch ◀" in screen_text(app), pilot=pilot)
         assert has_line(screen_text(app), "Enter: launch", "Esc: cancel")
