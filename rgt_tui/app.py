@@ -46,14 +46,18 @@ from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.screens.add_host import AddHostScreen
 from rgt_tui.screens.diagnosis import DiagnosisScreen
+from rgt_tui.screens.disk_usage import DiskUsageRequested, DiskUsageScreen, disk_commands
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import HelpScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.host_key import HostKeyReviewRequested, HostKeyScreen
 from rgt_tui.screens.job_keys import JobRequested, JobsChanged, job_commands
 from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
+from rgt_tui.screens.queue_control import queue_control_commands
 from rgt_tui.screens.queue_keys import QueueActionRequested, QueueViewed
+from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
+from rgt_tui.screens.shell_keys import ShellRequested, open_shell, shell_commands
 from rgt_tui.screens.type_ahead import take_key
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.records_watch import WATCH_EVERY_S
@@ -128,6 +132,13 @@ class RgtCommands(Provider):
                     partial(app.reconnect, host.name),
                 )
             )
+            commands.append(
+                (
+                    f"Reclaim VRAM: {host.name}",
+                    "GPU tab: who holds the VRAM; x kills a holder, its PID typed (U11)",
+                    partial(app.open_host, host.name, "gpus"),
+                )
+            )
         for name in app.theme_names():
             commands.append(
                 (
@@ -137,7 +148,10 @@ class RgtCommands(Provider):
                 )
             )
         commands += queue_commands(app.fleet, app.queues.request)
+        commands += queue_control_commands(app)  # S X R: stop, kill, retry (asks first)
         commands += job_commands(app)
+        commands += shell_commands(app.fleet, app.post_message)
+        commands += disk_commands(app.fleet, app.post_message)
         commands += [
             ("Filter hosts", "Show only hosts whose name matches", app.action_filter),
             ("Help: keys", "List every key", app.action_help),
@@ -561,6 +575,21 @@ class RgtApp(App[int]):
     def _queue_action(self, message: QueueActionRequested) -> None:
         self.queues.request(message.host, message.action)
 
+    @on(DiskUsageRequested)
+    def _disk_usage(self, message: DiskUsageRequested) -> None:
+        host = self.fleet.host(message.host)
+        self.push_screen(DiskUsageScreen(host, self.connections, self.fleet.results_dir))
+
+    @on(ShellRequested)
+    def _shell(self, message: ShellRequested) -> None:
+        # One shell at a time: the terminal is the shell's until it ends.
+        self.run_worker(
+            open_shell(self, self.fleet, message.host),
+            group="shell",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
     def _open_queue_screen(self, action: str, host: HostConfig) -> None:
         """A queue key's screen (``QueueController`` decided): the launch plan, the
         diagnosis, or the host's Logs tab."""
@@ -568,6 +597,8 @@ class RgtApp(App[int]):
             self.push_screen(LaunchConfirmScreen(self.fleet, host, self.connections))
         elif action == "diagnose":
             self.push_screen(DiagnosisScreen(host, self.connections))
+        elif action == "move":
+            self.push_screen(QueueMoveScreen(self.fleet, host, self.connections))
         elif action == "logs":
             self.open_host(host.name)
             self.call_after_refresh(self._show_logs_tab, host.name)

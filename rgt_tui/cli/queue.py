@@ -127,7 +127,12 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
     for c in view.cells:
         note = f"  — {c.note}" if c.note else ""
         code = f"  {code_brief(c.code)}" if c.attempts else ""  # the code it ran (U42)
-        lines.append(f"  {c.index:>3}  {c.name:<28} {c.label:<18} {c.ran(view.now):>7}{code}{note}")
+        again = f"  retried {c.retries}x" if c.retries else ""  # queue retry (queue_control)
+        lines.append(
+            f"  {c.index:>3}  {c.name:<28} {c.label:<18} {c.ran(view.now):>7}{code}{again}{note}"
+        )
+    if view.stop_text():  # queue stop / kill --then stop: asked, or where it stopped
+        lines.append(view.stop_text())
     if view.resume_index is not None:
         lines.append(f"resume: rgt-tui launch {view.host} --start {view.resume_index}")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ and a module of its group beside this one.
 from __future__ import annotations
 
 from rgt_tui.cli.add import add_add_arguments, run_add
+from rgt_tui.cli.disk import add_disk_arguments, run_disk
 from rgt_tui.cli.logs import add_logs_arguments, logs_interrupted, run_logs
 from rgt_tui.cli.preflight import add_preflight_arguments, run_preflight
 from rgt_tui.cli.pull import (
@@ -29,11 +30,22 @@ from rgt_tui.cli.queue import (
     run_launch,
     run_show,
 )
+from rgt_tui.cli.queue_control import (
+    add_kill_arguments,
+    add_retry_arguments,
+    add_yes,
+    run_kill,
+    run_retry,
+    run_stop,
+)
+from rgt_tui.cli.queue_move import add_move_arguments, run_move
 from rgt_tui.cli.runner import Command, no_arguments
+from rgt_tui.cli.shell import run_shell
 from rgt_tui.cli.status import add_status_arguments, run_status
 from rgt_tui.cli.sync import add_sync_arguments, run_sync
 from rgt_tui.cli.teardown import add_teardown_arguments, run_teardown
 from rgt_tui.cli.tui import add_demo_arguments, run_demo, run_tui
+from rgt_tui.cli.vram import add_vram_arguments, run_vram
 
 # Groups of sub-commands (`rgt-tui queue show`): their help; their actions are rows below.
 GROUPS = {"queue": "check queue files, show a queue, append cells"}
@@ -67,6 +79,48 @@ COMMANDS: tuple[Command, ...] = (
         run_append,
         host="one",
         connects=True,
+    ),
+    Command(
+        "queue move",
+        "move cells without verified results to another host's queue (--to HOST)",
+        add_move_arguments,
+        run_move,  # the cells' names say which host they are on; asks between connections
+        description="Move CELLs (names) from the host whose queue file holds them to the end "
+        "of HOST's queue file, names unchanged. A line its box already holds becomes "
+        "'#moved-to HOST: <line>' (cells keep their index) and that box skips the cell: asks "
+        "first, or --yes. Refused: a running cell, one with verified results, a name HOST "
+        "already uses.",
+    ),
+    Command(
+        "queue stop",
+        "stop HOST's queue after its current cell (asks first)",
+        add_yes,
+        run_stop,
+        host="one",  # asks between two connections of its own: not `connects`
+        description="Ask HOST's runner to stop before its next cell (a stop record in "
+        "runner.state); the current cell finishes. The queue shows 'stopped by the user "
+        "after cell k'; launch --start N goes on later. Asks first, or --yes.",
+    ),
+    Command(
+        "queue kill",
+        "kill HOST's running cell now, then go on (--then next) or stop (asks first)",
+        add_kill_arguments,
+        run_kill,
+        host="one",
+        description="TERM the running cell's process tree, KILL what is left after --grace "
+        "seconds, from a process detached on the box (the SSH session may drop: checked in "
+        "a new call). The cell's state records the kill by the user. Asks first, or --yes.",
+    ),
+    Command(
+        "queue retry",
+        "re-run failed or killed CELLs under their names; earlier outputs set aside (asks first)",
+        add_retry_arguments,
+        run_retry,
+        host="one",
+        description="Each CELL's {out} folder is renamed to <out>.before-retry-<time> (never "
+        "deleted) and the cell runs again under its name: a running queue runs it before its "
+        "next cell; a stopped one is launched for the retried cells only. Refused for a "
+        "running cell, one that never ran, and a done cell unless --done.",
     ),
     Command(
         "launch",
@@ -114,6 +168,13 @@ COMMANDS: tuple[Command, ...] = (
         "them into the workdir only while no queue runs there. Nothing on the box is deleted.",
     ),
     Command(
+        "shell",
+        "a shell on HOST: your ssh, our host-key check, the queue's tmux session if it runs",
+        no_arguments,
+        run_shell,
+        host="one",  # ssh connects on its own: not `connects`
+    ),
+    Command(
         "pull",
         "pull HOST's results: manifest on the box, resumable hash-checked copies",
         add_pull_arguments,
@@ -129,6 +190,28 @@ COMMANDS: tuple[Command, ...] = (
         run_verify,
         host="one",
         connects=True,
+    ),
+    Command(
+        "disk",
+        "what fills HOST's disk (largest folders, HF cache, superseded checkpoints); --delete PATH",
+        add_disk_arguments,
+        run_disk,
+        host="one",  # asks between two connections of its own: not `connects`
+        description="Audit the box's watched mounts (bytes and inodes), its Hugging Face "
+        "cache by model and the checkpoints superseded by a newer verified one. --delete "
+        "removes one listed entry after you type its path (or short name); anything under a "
+        "pull root that is not pulled and verified is refused, naming what would be lost.",
+    ),
+    Command(
+        "vram",
+        "who holds HOST's GPU memory (nvidia-smi, /dev/nvidia* holders); --kill PID reclaims it",
+        add_vram_arguments,
+        run_vram,
+        host="one",  # asks between connections of its own, and looks again after a kill
+        description="List the processes holding HOST's VRAM: nvidia-smi's compute processes "
+        "and every process with a /dev/nvidia* file open, and why the container hides PIDs. "
+        "--kill PID (typed again to confirm, or --yes) sends SIGTERM, then SIGKILL after 10 s, "
+        "only to a listed holder that is no running queue cell's.",
     ),
     Command(
         "teardown",

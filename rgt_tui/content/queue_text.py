@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from rgt_tui.domain.queue_state import CellView, QueueView, code_brief
+from rgt_tui.domain.queue_state import USER_STOPPED, CellView, QueueView, code_brief
+
+# The queue-control keys (screens/queue_keys.py), said under the summary.
+CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry a cell"
 
 STATUS_STYLE = {
     "pending": "$foreground-muted",
@@ -15,8 +18,14 @@ STATUS_STYLE = {
     "done": "$success",
     "failed": "bold $error",
     "interrupted": "bold $warning",
+    "killed": "bold $error",
+    "retry": "bold $accent",
+    "skipped": "$foreground-muted",
 }
-STATUS_MARK = {"pending": "·", "running": "▶", "done": "✓", "failed": "✖", "interrupted": "!"}
+STATUS_MARK = {
+    "pending": "·", "running": "▶", "done": "✓", "failed": "✖", "interrupted": "!",
+    "killed": "✖", "retry": "↻", "skipped": "→",
+}  # fmt: skip
 
 
 def queue_pane_line(view: QueueView) -> Content | None:
@@ -64,6 +73,9 @@ def cell_line(cell: CellView, now: int) -> Content:
     ]
     if cell.attempts:
         parts.append((f"  {code_brief(cell.code)}", "$foreground-muted"))
+    if cell.retries:  # queue retry: how often, and where the last one set outputs aside
+        aside = f", earlier outputs in {cell.set_aside}" if cell.set_aside else ""
+        parts.append((f"  retried {cell.retries}×{aside}", "$foreground-muted"))
     if cell.note:
         parts.append((f"  {cell.note}", "$warning"))
     return Content.assemble(*parts)
@@ -77,16 +89,23 @@ def queue_lines(view: QueueView) -> list[Content]:
             ("queue ", muted), (view.state, "bold"), (" · ", muted), view.summary(with_state=False)
         )
     ]
+    if view.stop_text():  # queue stop (S) or kill --then stop: asked for, or done
+        lines.append(Content.styled(view.stop_text(), "bold $warning"))
     if view.resume_index is not None:
         lines.append(
             Content.assemble(
-                ("interrupted — resume from index ", "$warning"),
+                (
+                    f"{'stopped' if view.state == USER_STOPPED else 'interrupted'} — resume from index ",
+                    "$warning",
+                ),
                 (str(view.resume_index), "bold $warning"),
-                ("  (press l: the launch plan starts there)", muted),
+                ("  (press L: the launch plan starts there)", muted),
             )
         )
+    if view.cells:
+        lines.append(Content.styled(CONTROL_HINT, muted))
     lines.append(Content(""))
     if not view.cells:
-        lines.append(Content.styled("no cells deployed on the box yet (press l to launch)", muted))
+        lines.append(Content.styled("no cells deployed on the box yet (press L to launch)", muted))
     lines += [cell_line(c, view.now) for c in view.cells]
     return lines

@@ -10,18 +10,31 @@ let a path hold spaces.
 Pure: text in, cells and problems out. The name is each cell's isolation key (its output
 directory), so names must be unique across every queue of the fleet; ``duplicate_names``
 finds the collisions with every place each one occurs.
+
+A cell moved to another host after its line was sent to the box (``queue move``) keeps
+its line as ``#moved-to HOST: <the original line>``. Old readers see a comment; this
+parser still counts it as cell k (``ParsedQueue.moved``, ``slots``), because the box's
+copy must stay a prefix of the file and cell k must keep its index (``sent_prefix_end``
+accepts exactly this rewrite of a sent line). A moved cell is not live: it takes no part
+in the name check and runs nowhere (its box records a skip).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import string
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 FORMAT_HINT = "write <cfg_path> <task> [epochs]"
+
+# ``#moved-to box2: configs/x.yaml det 5``: a sent line whose cell now runs on box2. The
+# host part is a host name's characters (domain.config_hosts.NAME_RE).
+MOVED_PREFIX = "#moved-to "
+_MOVED_RE = re.compile(r"#moved-to ([A-Za-z0-9._-]+): (.*)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,7 @@ class QueueCell:
     task: str
     epochs: int
     epochs_given: bool  # False: the host's default filled it in
+    moved_to: str = ""  # the host it was moved to (a ``#moved-to`` line); "" for a live cell
 
     @property
     def where(self) -> str:
@@ -60,8 +74,17 @@ class ParsedQueue:
     """Every cell of one queue file and every problem found in it."""
 
     file: str
-    cells: tuple[QueueCell, ...]
+    cells: tuple[QueueCell, ...]  # the live cells (moved ones apart)
     problems: tuple[QueueProblem, ...]
+    moved: tuple[QueueCell, ...] = ()  # ``#moved-to`` lines: cells that keep their index only
+
+    @property
+    def slots(self) -> tuple[QueueCell, ...]:
+        """Every cell that holds an index on the box, moved ones included, in file order:
+        slot k is line k of the box's ``cells.tsv``."""
+        if not self.moved:
+            return self.cells
+        return tuple(sorted((*self.cells, *self.moved), key=lambda c: c.line))
 
 
 def strip_comment(line: str) -> str:
@@ -141,17 +164,36 @@ def parse_queue_line(
     return QueueCell(file, line, name, cfg, task, epochs, given)
 
 
+def moved_marker(host: str, raw: str) -> str:
+    """The line a sent line becomes when its cell moves to ``host`` (``raw`` keeps its CR)."""
+    return f"{MOVED_PREFIX}{host}: {raw}"
+
+
+def split_moved(raw: str) -> tuple[str, str] | None:
+    """``(host, original line)`` of a ``#moved-to`` line; None for any other line."""
+    found = _MOVED_RE.fullmatch(raw)
+    return (found.group(1), found.group(2)) if found else None
+
+
 def parse_queue_text(text: str, *, file: str, default_epochs: int) -> ParsedQueue:
     """Every cell and problem of a queue file's text (CRLF line ends are accepted)."""
     cells: list[QueueCell] = []
+    moved: list[QueueCell] = []
     problems: list[QueueProblem] = []
     for number, raw in enumerate(text.split("\n"), start=1):
-        found = parse_queue_line(raw, file=file, line=number, default_epochs=default_epochs)
+        marker = split_moved(raw)
+        inner = marker[1] if marker else raw
+        found = parse_queue_line(inner, file=file, line=number, default_epochs=default_epochs)
         if isinstance(found, QueueCell):
-            cells.append(found)
+            if marker:
+                moved.append(replace(found, moved_to=marker[0]))
+            else:
+                cells.append(found)
         elif isinstance(found, QueueProblem):
+            if marker:
+                found = replace(found, message=f"in the #moved-to line: {found.message}")
             problems.append(found)
-    return ParsedQueue(file, tuple(cells), tuple(problems))
+    return ParsedQueue(file, tuple(cells), tuple(problems), tuple(moved))
 
 
 @dataclass(frozen=True)
@@ -334,22 +376,53 @@ def render_command(template: str, cell: QueueCell, durable_dir: str) -> str:
     return kept.format(**{k: shlex.quote(v) for k, v in values.items()})
 
 
+def _same_or_moved(box_line: str, local_line: str) -> bool:
+    """The local line is the box's, or exactly its ``#moved-to HOST:`` rewrite."""
+    if box_line == local_line:
+        return True
+    marker = split_moved(local_line)
+    return marker is not None and marker[1] == box_line
+
+
+def sent_prefix_end(box_text: str, local_text: str) -> int | None:
+    """Where, in the local file, the part the box already holds ends; None when the box's
+    copy is not a prefix of it ending on a line boundary.
+
+    Line by line, each line the box holds must be the local line, or that line rewritten
+    as ``#moved-to HOST: <line>`` (a moved cell keeps its index); nothing else. What
+    follows the returned offset is what an append sends.
+    """
+    box_lines = box_text.split("\n")
+    local_lines = local_text.split("\n")
+    if len(local_lines) < len(box_lines):
+        return None
+    end = 0
+    for number, old in enumerate(box_lines):
+        new = local_lines[number]
+        last = number == len(box_lines) - 1
+        if last and old == "":  # the box's copy ended on a newline: nothing more to match
+            return end
+        if not _same_or_moved(old, new):
+            return None
+        end += len(new) + (0 if last else 1)
+    return end
+
+
 def prefix_problem(box_text: str, local_text: str) -> str | None:
     """Why the box's copy is not a prefix of the local file ending on a line boundary.
 
-    Returns None when the local file only grew (lines appended). Otherwise a message
-    with the first differing lines, numbered, as they are on the box and locally.
+    Returns None when the local file only grew (lines appended) or a sent line became
+    its ``#moved-to`` line. Otherwise a message with the first differing lines,
+    numbered, as they are on the box and locally.
     """
-    if local_text.startswith(box_text) and (
-        not box_text or box_text.endswith("\n") or local_text[len(box_text) :][:1] in ("", "\n")
-    ):
+    if sent_prefix_end(box_text, local_text) is not None:
         return None
     box_lines = box_text.split("\n")
     local_lines = local_text.split("\n")
     shown: list[str] = []
     for number, old in enumerate(box_lines, start=1):
         new = local_lines[number - 1] if number <= len(local_lines) else None
-        if old == new:
+        if new is not None and _same_or_moved(old, new):
             continue
         shown.append(f"  line {number} on the box: {old!r}")
         shown.append(f"  line {number} locally:    {'(missing)' if new is None else repr(new)}")

@@ -3,13 +3,20 @@
 ``~/.rgt/queue/runner.state``::
 
     launch <unix_ts> <boot_id> <detach> <start_index> <run_queue script path> <pid>
+    stop <unix_ts> user|kill      (rgt-tui queue stop, or kill --then stop: a request)
+    stopped <unix_ts> <index>     (the runner honoured it: cell <index> was not started)
     done <unix_ts> <n_ok> <n_failed>
 
 ``~/.rgt/queue/cells/<name>.state``::
 
     start <unix_ts> <boot_id> <pid>
     code tree=<64 hex> commit=<hex|-> dirty=<0|1>   (when the launch knew its code, U42)
+    kill <unix_ts> user <next|stop>   (rgt-tui queue kill, before the attempt's end)
     end <unix_ts> <exit_code>
+    retry <unix_ts> <aside path|->    (rgt-tui queue retry: run it again; its {out} moved)
+    skip <unix_ts> <reason...>        (rgt-tui queue move/skip: never run it on this box)
+
+Old records parse as before: a reader that does not know a record skips it.
 
 ``~/.rgt/queue/cells/<name>.oom`` (the cgroup's oom_kill counter around each attempt,
 ``?`` where the box does not expose it)::
@@ -51,6 +58,17 @@ class RunnerLaunch:
     script: str
     pid: int
     done: RunnerDone | None = None
+    # Queue control: when a stop was asked for this launch (`stop` record) and by what
+    # (``user``: queue stop; ``kill``: queue kill --then stop); the index of the first
+    # cell the runner did not start because of it (`stopped` record).
+    stop_requested_at: int | None = None
+    stop_by: str = ""
+    stopped_before: int | None = None
+
+    @property
+    def stopped_by_user(self) -> bool:
+        """The runner ended this launch early because the user asked it to."""
+        return self.stopped_before is not None
 
 
 @dataclass(frozen=True)
@@ -67,11 +85,36 @@ class CellAttempt:
     # The code this attempt ran (the ``code`` record after its start); None when the
     # launch recorded none (before rgt-tui recorded code, or no ``code`` configured).
     code: CodeIdentity | None = None
+    # rgt-tui queue kill: who asked (``user``) and what the queue did next (next|stop);
+    # "" when no kill record came before this attempt's end.
+    killed_by: str = ""
+    kill_then: str = ""
 
     @property
     def ended(self) -> bool:
         """Whether an ``end`` record closed this attempt."""
         return self.exit_code is not None
+
+
+@dataclass(frozen=True)
+class CellMarks:
+    """The queue-control records of one cell besides its attempts.
+
+    ``skipped``: the reason of a ``skip`` record that is the cell's last say (no attempt
+    started after it); ``retry_aside``: a ``retry`` record still waiting for its attempt
+    (the path its outputs were moved to, "-" when there were none); ``retries``: every
+    retry record, oldest first, as (ts, aside).
+    """
+
+    skipped: str | None = None
+    skipped_at: int | None = None
+    retry_aside: str | None = None
+    retries: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def retry_pending(self) -> bool:
+        """A retry was asked for and its attempt has not started yet."""
+        return self.retry_aside is not None
 
 
 @dataclass(frozen=True)
@@ -103,6 +146,15 @@ def parse_runner_state(text: str) -> tuple[RunnerLaunch, ...]:
             # between the start index and the pid.
             script = line.split(None, 5)[5].rsplit(None, 1)[0]
             launches.append(RunnerLaunch(ts, fields[2], fields[3], start, script, pid))
+        elif len(fields) >= 2 and fields[0] == "stop" and launches and launches[-1].done is None:
+            ts = _int(fields[1])
+            if ts is not None and launches[-1].stop_requested_at is None:
+                by = fields[2] if len(fields) > 2 else "user"
+                launches[-1] = replace(launches[-1], stop_requested_at=ts, stop_by=by)
+        elif len(fields) == 3 and fields[0] == "stopped" and launches and launches[-1].done is None:
+            index = _int(fields[2])
+            if index is not None and _int(fields[1]) is not None:
+                launches[-1] = replace(launches[-1], stopped_before=index)
         elif len(fields) == 4 and fields[0] == "done" and launches:
             numbers = [_int(f) for f in fields[1:]]
             if None in numbers or launches[-1].done is not None:
@@ -130,7 +182,48 @@ def parse_cell_state(text: str, oom_text: str = "") -> tuple[CellAttempt, ...]:
             identity = CodeIdentity.parse(line.split(None, 1)[1] if len(fields) > 1 else "")
             if identity is not None:
                 attempts[-1] = replace(attempts[-1], code=identity)
+        elif (
+            len(fields) >= 3
+            and fields[0] == "kill"
+            and attempts
+            and not attempts[-1].ended  # a kill recorded after the end did not end it
+            and not attempts[-1].killed_by
+            and _int(fields[1]) is not None
+        ):
+            then = fields[3] if len(fields) > 3 else ""
+            attempts[-1] = replace(attempts[-1], killed_by=fields[2], kill_then=then)
     return _with_oom(attempts, oom_text)
+
+
+def parse_cell_marks(text: str) -> CellMarks:
+    """The ``retry`` and ``skip`` records of one cell's state file (the box's text).
+
+    The last ``start``/``end``/``retry``/``skip`` record says which one is in force: a
+    retry or skip followed by a new attempt is history, not a pending mark.
+    """
+    last = ""
+    skipped: str | None = None
+    skipped_at: int | None = None
+    aside: str | None = None
+    retries: list[tuple[int, str]] = []
+    for line in text.splitlines():
+        fields = line.split(None, 2)
+        if not fields or fields[0] not in ("start", "end", "retry", "skip"):
+            continue
+        if fields[0] in ("retry", "skip") and (len(fields) < 2 or _int(fields[1]) is None):
+            continue  # half-written
+        last = fields[0]
+        if last == "retry":
+            retries.append((int(fields[1]), fields[2] if len(fields) > 2 else "-"))
+            aside = retries[-1][1]
+        elif last == "skip":
+            skipped_at, skipped = int(fields[1]), fields[2] if len(fields) > 2 else ""
+    return CellMarks(
+        skipped=skipped if last == "skip" else None,
+        skipped_at=skipped_at if last == "skip" else None,
+        retry_aside=aside if last == "retry" else None,
+        retries=tuple(retries),
+    )
 
 
 def _with_oom(attempts: list[CellAttempt], oom_text: str) -> tuple[CellAttempt, ...]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import CodeIdentity
-from rgt_tui.domain.queue_records import CellAttempt, DeployedCell, RunnerLaunch
+from rgt_tui.domain.queue_records import CellAttempt, CellMarks, DeployedCell, RunnerLaunch
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
 
@@ -22,7 +22,10 @@ REASON_CHARS = 200  # a failed cell's reason: one line of the box's text, cut
 PENDING, RUNNING, DONE, FAILED, INTERRUPTED = (
     "pending", "running", "done", "failed", "interrupted",
 )  # fmt: skip
-CELL_STATUSES = (PENDING, RUNNING, DONE, FAILED, INTERRUPTED)
+# Queue control (rgt-tui queue kill|retry|move): killed by the user; waiting to run
+# again (its earlier outputs set aside); taken off this box's queue (moved, or skipped).
+KILLED, RETRY, SKIPPED = "killed", "retry", "skipped"
+CELL_STATUSES = (PENDING, RUNNING, DONE, FAILED, INTERRUPTED, KILLED, RETRY, SKIPPED)
 
 # Whole-queue states.
 NOT_DEPLOYED = "not deployed"  # nothing on the box yet
@@ -30,6 +33,7 @@ NEVER_LAUNCHED = "never launched"  # cells deployed, no runner ever started
 Q_RUNNING = "running"
 FINISHED = "finished"  # the runner wrote its done record
 STOPPED = "stopped"  # the runner is gone without a done record, same boot
+USER_STOPPED = "stopped by the user"  # the runner honoured a stop request (queue stop)
 REBOOTED = "rebooted"  # the box rebooted while the runner was running
 
 # A cell whose attempt has no ``code`` record (U42): said the same way everywhere.
@@ -70,12 +74,27 @@ class CellView:
     last_output_at: int | None = None
     # The code the last attempt ran (its ``code`` record); None when none was recorded.
     code: CodeIdentity | None = None
+    # Queue control: how many times the user asked for a retry, and where the latest
+    # retry moved the cell's earlier outputs ("" when none were there to move).
+    retries: int = 0
+    set_aside: str = ""
 
     @property
     def label(self) -> str:
-        """``failed (exit 3)`` style text for lists."""
+        """``failed (exit 3)`` style text for lists; a skipped cell whose reason says
+        it moved reads ``moved``."""
         if self.status == FAILED:
             return f"failed (exit {self.exit_code})"
+        if self.status == KILLED:
+            return (
+                "killed by the user"
+                if self.exit_code is None
+                else f"killed (exit {self.exit_code})"
+            )
+        if self.status == RETRY:
+            return "retry queued"
+        if self.status == SKIPPED and self.note.lower().startswith("moved"):
+            return "moved"
         return self.status
 
     def ran(self, now: int) -> str:
@@ -156,6 +175,36 @@ class QueueView:
         return ("≥" if self.elapsed_is_lower_bound else "") + fmt_duration(elapsed)
 
     @property
+    def stop_requested(self) -> bool:
+        """A stop was asked for the running launch: it ends after the current cell."""
+        launch = self.launch
+        return (
+            self.state == Q_RUNNING
+            and launch is not None
+            and launch.done is None
+            and launch.stop_requested_at is not None
+        )
+
+    def stop_text(self) -> str:
+        """``stopped by the user after cell 1 (b)`` / ``stop requested: …``; '' otherwise."""
+        launch = self.launch
+        if self.stop_requested:
+            current = self.current
+            after = f"cell {current.index} ({current.name})" if current else "the current cell"
+            return f"stop requested: the queue ends after {after}"
+        if self.state != USER_STOPPED or launch is None or launch.stopped_before is None:
+            return ""
+        ran = [
+            c for c in self.cells
+            if c.started_at and c.started_at >= launch.ts and c.index < launch.stopped_before
+        ]  # fmt: skip
+        last = max(ran, key=lambda c: c.started_at or 0) if ran else None
+        after = f"cell {last.index} ({last.name})" if last else "its launch (no cell ran)"
+        return (
+            f"stopped by the user after {after}; cell {launch.stopped_before} and later not started"
+        )
+
+    @property
     def last_failed(self) -> CellView | None:
         """The failed cell that ended last, if any (its note says why)."""
         failed = [c for c in self.cells if c.status == FAILED]
@@ -172,6 +221,11 @@ class QueueView:
             parts.append(f"{self.count(FAILED)} failed")
         if self.count(INTERRUPTED):
             parts.append(f"{self.count(INTERRUPTED)} interrupted")
+        for status, word in ((KILLED, "killed"), (RETRY, "to retry"), (SKIPPED, "moved/skipped")):
+            if self.count(status):
+                parts.append(f"{self.count(status)} {word}")
+        if self.stop_requested:
+            parts.append("stop requested")
         current = self.current
         if current is not None:
             ran = self.now - current.started_at if current.started_at else None
@@ -195,29 +249,63 @@ def _cell_view(
     is_runner_current: bool,
     reason: str = "",
     last_output_at: int | None = None,
+    marks: CellMarks | None = None,
 ) -> CellView:
+    marks = marks or CellMarks()
+    control = {
+        "retries": len(marks.retries),
+        "set_aside": next((a for _, a in reversed(marks.retries) if a != "-"), ""),
+    }
+    if marks.skipped is not None:  # its last say: whatever ran before, it runs elsewhere
+        note = printable(marks.skipped, REASON_CHARS) or "skipped by the user"
+        last = attempts[-1] if attempts else None
+        return CellView(
+            cell.index, cell.name, SKIPPED, attempts=len(attempts), note=note,
+            started_at=last.ts if last else None, ended_at=last.end_ts if last else None,
+            code=last.code if last else None, **control,
+        )  # fmt: skip
+    if marks.retry_pending:
+        aside = marks.retry_aside or "-"
+        note = (
+            f"earlier outputs set aside in {printable(aside, REASON_CHARS)}"
+            if aside != "-"
+            else "no earlier outputs to set aside"
+        )
+        return CellView(
+            cell.index, cell.name, RETRY, attempts=len(attempts), note=note, **control
+        )  # fmt: skip
     if not attempts:
-        return CellView(cell.index, cell.name, PENDING)
+        return CellView(cell.index, cell.name, PENDING, **control)
     last = attempts[-1]
     if last.ended:
         status = DONE if last.exit_code == 0 else FAILED
         note = printable(reason, REASON_CHARS) if status == FAILED and reason else ""
+        if last.killed_by and status == FAILED:
+            status = KILLED
+            note = f"killed by the {printable(last.killed_by, 20)} (rgt-tui queue kill)"
         return CellView(
             cell.index, cell.name, status, last.exit_code, started_at=last.ts,
-            ended_at=last.end_ts, attempts=len(attempts), note=note, code=last.code,
+            ended_at=last.end_ts, attempts=len(attempts), note=note, code=last.code, **control,
         )  # fmt: skip
     base = {
         "started_at": last.ts, "attempts": len(attempts), "last_output_at": last_output_at,
-        "code": last.code,
+        "code": last.code, **control,
     }  # fmt: skip
     if last.boot_id != boot_id:
         note = "the box rebooted after it started (boot id changed): it died with the boot"
         return CellView(cell.index, cell.name, INTERRUPTED, note=note, **base)
     if pid_alive:
         note = "" if runner_alive else "its runner is gone: the queue will not go on after it"
+        if last.killed_by:
+            note = f"kill asked by the {printable(last.killed_by, 20)}: ending"
         return CellView(cell.index, cell.name, RUNNING, note=note, **base)
     if runner_alive and is_runner_current:
-        return CellView(cell.index, cell.name, RUNNING, note="ending", **base)
+        note = "killed by the user: ending" if last.killed_by else "ending"
+        return CellView(cell.index, cell.name, RUNNING, note=note, **base)
+    if last.killed_by:  # killed, and no end record came (its runner died too)
+        return CellView(
+            cell.index, cell.name, KILLED, note="killed by the user; no end record", **base
+        )
     note = "stopped without an end record (killed or hung up: diagnose it)"
     return CellView(cell.index, cell.name, INTERRUPTED, note=note, **base)
 
@@ -234,7 +322,7 @@ def queue_state(
         return NOT_DEPLOYED if not deployed else NEVER_LAUNCHED
     last = launches[-1]
     if last.done is not None:
-        return FINISHED
+        return USER_STOPPED if last.stopped_by_user else FINISHED
     if last.boot_id != boot_id:
         return REBOOTED
     return Q_RUNNING if runner_alive else STOPPED
@@ -253,6 +341,7 @@ def derive_view(
     session_present: bool = False,
     reasons: Mapping[str, str] | None = None,
     log_mtimes: Mapping[str, int] | None = None,
+    marks: Mapping[str, CellMarks] | None = None,
 ) -> QueueView:
     """Every cell's state and the queue's, from the records and the box's liveness facts.
 
@@ -260,7 +349,9 @@ def derive_view(
     ``alive_cells``: names whose last unfinished attempt's pid is alive in this boot.
     ``reasons``: failed cells' last printed line (the box's text: made printable here).
     ``log_mtimes``: unfinished attempts' last log write, the box's clock.
+    ``marks``: each cell's retry/skip records (queue control), by name.
     """
+    marks = marks or {}
     reasons = reasons or {}
     log_mtimes = log_mtimes or {}
     launch = launches[-1] if launches else None
@@ -282,6 +373,7 @@ def derive_view(
             is_runner_current=c.name == newest,
             reason=reasons.get(c.name, ""),
             last_output_at=log_mtimes.get(c.name),
+            marks=marks.get(c.name),
         )
         for c in deployed
     )
@@ -308,7 +400,7 @@ def _resume_index(
     interrupted = [c.index for c in cells if c.status == INTERRUPTED]
     if interrupted:
         return min(interrupted)
-    if state in (STOPPED, REBOOTED) and launch is not None:
+    if state in (STOPPED, REBOOTED, USER_STOPPED) and launch is not None:
         pending = [c.index for c in cells if c.status == PENDING and c.index >= launch.start_index]
         return min(pending) if pending else None
     return None

@@ -33,6 +33,7 @@ from rgt_tui.messages import ReconnectRequested
 from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
+from rgt_tui.screens.queue_control import QUEUE_CONTROL_BINDINGS
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
@@ -82,6 +83,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         SHELL_BINDING,
         DISK_BINDING,
         *QUEUE_BINDINGS,
+        *QUEUE_CONTROL_BINDINGS,
         HOST_KEY_BINDING,
         VRAM_BINDING,
         *_tab_bindings(),
@@ -318,6 +320,8 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             return self.key_refusal is not None
         if action == "kill_vram_holder":  # x: the GPU tab's only
             return self.active_tab == "gpus"
+        if action == "queue_control":  # S X R: the Queue tab's only
+            return self.active_tab == "queue"
         return True
 
     def action_kill_vram_holder(self) -> None:
@@ -327,6 +331,14 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         tab = self.tabs.get("gpus")
         if isinstance(tab, GpusTab) and tab.is_mounted:
             tab.open_kill_dialog()
+
+    def action_queue_control(self, action: str) -> None:
+        """``S`` / ``X`` / ``R`` on the Queue tab: stop, kill or retry, asked first."""
+        from rgt_tui.screens.tabs.queue import QueueTab
+
+        tab = self.tabs.get("queue")
+        if isinstance(tab, QueueTab) and tab.is_mounted:
+            tab.open_control(action, self.host, self.queue_view, self.connections)
 
     def action_host_key(self) -> None:
         self.post_message(HostKeyReviewRequested(self.host.name))

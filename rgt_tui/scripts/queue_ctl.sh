@@ -10,6 +10,8 @@
 #   credentials-remove      delete ~/.rgt/credentials.env ("removed<TAB>1|0")
 #   code-hash DIR [SESSION] / code-stage DIR TOKEN SESSION / code-switch DIR TOKEN SESSION
 #   code-drop DIR TOKEN     code sync (U42), described where they are defined
+#   stop SESSION / kill SESSION NAME THEN GRACE / retry SESSION ALLOW_DONE NAME OUT...
+#   skip NAME               queue control (the reason on stdin), described where defined
 #
 # launch/append read their payload from stdin: the runner scripts (launch only), then
 # the bytes to append to queue.txt, then those to append to cells.tsv, then (launch only)
@@ -182,7 +184,8 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
         f="$q/cells/$name.state"
         [ -r "$f" ] && while IFS= read -r line; do
             printf 'state\t%s\t%s\n' "$name" "$line"
-            last=$line
+            # Only start/end say whether an attempt runs (code/kill/retry/skip follow them).
+            case "$line" in start\ * | end\ *) last=$line ;; esac
         done <"$f"
         f="$q/cells/$name.oom"
         [ -r "$f" ] && while IFS= read -r line; do printf 'oom\t%s\t%s\n' "$name" "$line"; done <"$f"
@@ -504,6 +507,218 @@ code_drop() {  # DIR TOKEN: remove a staging dir this sync made (it failed)
     [ -L "$dir/.rgt-sync.$2" ] || rm -rf -- "$dir/.rgt-sync.$2"
 }
 
+# --- Queue control (rgt-tui queue stop|kill|retry|skip; docs/queues.md "Queue control").
+# Each action is a record the runner reads (run_queue.sh) and the probe passes on:
+#   runner.state      stop <ts> user|kill          stop before the next cell
+#   cells/NAME.state  kill <ts> user <next|stop>   before the killed attempt's end record
+#                     retry <ts> <aside path|->    run NAME again; its {out} moved aside
+#                     skip <ts> <reason...>        never run NAME on this box
+
+cell_name_ok() {  # NAME: a file name under cells/, as rgt-tui renders names
+    case "$1" in '' | .* | */* | *[[:cntrl:]]* | *' '*) refuse usage "bad cell name '$1'" ;; esac
+}
+
+cell_deployed() {  # NAME: in cells.tsv
+    [ -r "$q/cells.tsv" ] && awk -F'\t' -v n="$1" '$2 == n { f = 1 } END { exit !f }' "$q/cells.tsv"
+}
+
+# The last start/end/skip/retry record of cell NAME, the one that says what it is now.
+cell_last() {  # NAME
+    local f="$q/cells/$1.state" line last=""
+    [ -r "$f" ] || return 0
+    while IFS= read -r line; do
+        case "$line" in start\ * | end\ * | skip\ * | retry\ *) last=$line ;; esac
+    done <"$f"
+    printf '%s' "$last"
+}
+
+# The pid of cell NAME's attempt when it runs now (this boot, alive, and still the
+# cell: run_one.sh exports RGT_CELL_NAME into it); fails otherwise.
+cell_running_pid() {  # NAME
+    local kind sboot spid
+    read -r kind _ sboot spid <<<"$(cell_last "$1")"
+    [ "${kind:-}" = start ] && [ "${sboot:-}" = "$(boot_id)" ] && alive "${spid:-}" || return 1
+    if [ -r "/proc/$spid/environ" ]; then
+        tr '\0' '\n' <"/proc/$spid/environ" 2>/dev/null | grep -qxF "RGT_CELL_NAME=$1" || return 1
+    fi
+    printf '%s' "$spid"
+}
+
+# stop SESSION: the runner ends the queue before its next cell. "stop<TAB>requested" or
+# "stop<TAB>already" (asked before for this launch); refused when no queue runs.
+queue_stop() {
+    [ $# -eq 1 ] || refuse usage "stop needs 1 argument, got $#"
+    local why
+    mkdir -p "$rgt" || refuse io "cannot create $rgt"
+    take_lock
+    why=$(running_reason "$1") || refuse not-running "the queue is not running: there is nothing to stop"
+    if awk '$1 == "launch" { s = 0 } $1 == "stop" { s = 1 } END { exit !s }' "$q/runner.state"; then
+        printf 'stop\talready\t%s\n' "$why"
+        return 0
+    fi
+    printf 'stop %s user\n' "$(date +%s)" >>"$q/runner.state" || refuse io "cannot write $q/runner.state (disk full?)"
+    printf 'stop\trequested\t%s\n' "$why"
+}
+
+# kill SESSION NAME THEN GRACE: record `kill` in NAME.state (and, THEN=stop, a stop
+# request), then TERM the cell's process tree and KILL what is left after GRACE seconds,
+# from a process detached from this session (setsid nohup): the kill may drop the SSH
+# session that asked for it (U1, U4), so the caller checks the result in a new call.
+# Prints "killing<TAB>PID<TAB>GRACE"; refused not-running when NAME does not run now.
+queue_kill() {
+    [ $# -eq 4 ] || refuse usage "kill needs 4 arguments, got $#"
+    local session=$1 name=$2 then=$3 grace=$4 pid
+    cell_name_ok "$name"
+    case "$then" in next | stop) ;; *) refuse usage "kill: THEN must be next or stop, not '$then'" ;; esac
+    case "$grace" in '' | *[!0-9]*) refuse usage "kill: GRACE must be whole seconds" ;; esac
+    mkdir -p "$rgt" || refuse io "cannot create $rgt"
+    take_lock
+    pid=$(cell_running_pid "$name") || refuse not-running "cell $name is not running now: there is nothing to kill"
+    printf 'kill %s user %s\n' "$(date +%s)" "$then" >>"$q/cells/$name.state" ||
+        refuse io "cannot write $q/cells/$name.state (disk full?)"
+    if [ "$then" = stop ] && running_reason "$session" >/dev/null; then
+        printf 'stop %s kill\n' "$(date +%s)" >>"$q/runner.state"
+    fi
+    # The killer must not hold the lock (fd 9) nor this session's output pipes.
+    if command -v setsid >/dev/null 2>&1; then
+        setsid nohup bash -c "$BASH_EXECUTION_STRING" queue_ctl kill-tree "$pid" "$grace" "$name" \
+            </dev/null >/dev/null 2>&1 9>&- &
+    else
+        nohup bash -c "$BASH_EXECUTION_STRING" queue_ctl kill-tree "$pid" "$grace" "$name" \
+            </dev/null >/dev/null 2>&1 9>&- &
+    fi
+    printf 'killing\t%s\t%s\n' "$pid" "$grace"
+}
+
+# PID and every process descended from it, space-separated (from /proc; ps without it).
+tree_pids() {  # PID
+    local out=" $1 " f s pid ppid n=0 more=1
+    local -a pairs=()
+    if [ -d /proc/self ]; then
+        set +f  # this script runs with globbing off; the listing needs it
+        for f in /proc/[0-9]*/stat; do
+            read -r s 2>/dev/null <"$f" || continue
+            pid=${f#/proc/}
+            pid=${pid%/stat}
+            s=${s##*) }
+            read -r _ ppid _ <<<"$s"
+            pairs+=("$pid $ppid")
+        done
+        set -f
+    else
+        while read -r pid ppid; do pairs+=("$pid $ppid"); done < <(ps -eo pid=,ppid= 2>/dev/null)
+    fi
+    while [ "$more" = 1 ] && [ "$n" -lt 64 ]; do  # depth bound: a process tree, not a loop
+        more=0 n=$((n + 1))
+        for s in "${pairs[@]}"; do
+            read -r pid ppid <<<"$s"
+            case "$out" in *" $ppid "*) case "$out" in *" $pid "*) ;; *) out="$out$pid " more=1 ;; esac ;; esac
+        done
+    done
+    printf '%s' "$out"
+}
+
+kill_tree() {  # PID GRACE NAME (run detached by queue_kill)
+    local root=$1 grace=$2 name=$3 pids p i left log="$q/cells/$3.log"
+    pids=$(tree_pids "$root")
+    # Stop the tree first so no process forks a child between the listing and the TERM.
+    kill -STOP $pids 2>/dev/null
+    pids=$(tree_pids "$root")
+    printf '[rgt %s] cell %s: killed by the user: TERM to %s\n' "$(date '+%F %T')" "$name" "$pids" >>"$log"
+    kill -TERM $pids 2>/dev/null
+    kill -CONT $pids 2>/dev/null
+    for i in $(seq 1 $((grace * 10))); do
+        left=""
+        for p in $pids; do alive "$p" && left="$left $p"; done
+        [ -z "$left" ] && return 0
+        sleep 0.1
+    done
+    printf '[rgt %s] cell %s: still running %s s after TERM: KILL to%s\n' "$(date '+%F %T')" "$name" "$grace" "$left" >>"$log"
+    kill -KILL $left 2>/dev/null
+}
+
+# retry SESSION ALLOW_DONE NAME OUT [NAME OUT ...]: every NAME (failed, killed or
+# interrupted; done only with ALLOW_DONE=1) gets a `retry` record, after its OUT folder
+# (its {out}; "-": none) is renamed to OUT.before-retry-<time> — set aside, never
+# deleted. All are checked before any is touched. Prints "retry<TAB>NAME<TAB>ASIDE|-"
+# per cell, then "queue<TAB>running<TAB>WHY" (the runner runs them before its next
+# cell) or "queue<TAB>stopped" (a launch runs them).
+queue_retry() {
+    [ $# -ge 4 ] && [ $(($# % 2)) = 0 ] || refuse usage "retry needs SESSION ALLOW_DONE and NAME OUT pairs"
+    local session=$1 allow_done=$2 name out kind code sboot spid aside why
+    shift 2
+    local -a pairs=("$@")
+    mkdir -p "$q/cells" || refuse io "cannot create $q/cells"
+    take_lock
+    set -- "${pairs[@]}"
+    while [ $# -gt 0 ]; do
+        name=$1 out=$2
+        shift 2
+        cell_name_ok "$name"
+        cell_deployed "$name" || refuse unknown "cell $name is not in the box's queue (cells.tsv)"
+        case "$out" in
+            -) ;;
+            /*/*) case "/$out/" in */../* | */./* | *[[:cntrl:]]*) refuse usage "bad output path for $name" ;; esac ;;
+            *) refuse usage "the output path of $name must be absolute" ;;
+        esac
+        read -r kind _ code spid <<<"$(cell_last "$name")"
+        sboot=$code
+        case "${kind:-}" in
+            '') refuse never-ran "cell $name never ran: nothing to retry (the queue runs it when it gets there)" ;;
+            retry) refuse queued "cell $name is already waiting for its retry" ;;
+            skip) refuse skipped "cell $name was taken off this box's queue (skip record): it does not run here" ;;
+            start)
+                if [ "$sboot" = "$(boot_id)" ] && alive "${spid:-}"; then
+                    refuse running "cell $name is running now (pid $spid): kill it first, then retry"
+                fi
+                ;;
+            end)
+                if [ "$code" = 0 ] && [ "$allow_done" != 1 ]; then
+                    refuse done "cell $name finished with exit 0: retrying it needs the explicit flag for done cells"
+                fi
+                ;;
+        esac
+    done
+    set -- "${pairs[@]}"
+    while [ $# -gt 0 ]; do
+        name=$1 out=$2 aside=-
+        shift 2
+        if [ "$out" != - ] && { [ -e "$out" ] || [ -L "$out" ]; }; then
+            aside="$out.before-retry-$(date +%Y%m%d-%H%M%S)"
+            [ -e "$aside" ] || [ -L "$aside" ] && aside="$aside.$$"
+            # A rename in its own folder: nothing is copied or deleted; a symlink is
+            # renamed itself, never followed.
+            mv -T -- "$out" "$aside" 2>/dev/null || mv -- "$out" "$aside" ||
+                refuse io "cannot move $out aside to $aside: nothing retried from $name on"
+        fi
+        printf 'retry %s %s\n' "$(date +%s)" "$aside" >>"$q/cells/$name.state" ||
+            refuse io "cannot write $q/cells/$name.state (disk full?)"
+        printf 'retry\t%s\t%s\n' "$name" "$aside"
+    done
+    if why=$(running_reason "$session"); then
+        printf 'queue\trunning\t%s\n' "$why"
+    else
+        printf 'queue\tstopped\t\n'
+    fi
+}
+
+# skip NAME (the reason, one line, on stdin): append "skip <ts> <reason>" to NAME.state
+# so no runner runs NAME on this box (rgt-tui queue move). Refused while NAME runs.
+queue_skip() {
+    [ $# -eq 1 ] || refuse usage "skip needs 1 argument, got $#"
+    local name=$1 reason pid
+    cell_name_ok "$name"
+    reason=$(head -c 400 | head -n 1 | tr -d '[:cntrl:]' | cut -c 1-200)
+    mkdir -p "$q/cells" || refuse io "cannot create $q/cells"
+    take_lock
+    if pid=$(cell_running_pid "$name"); then
+        refuse running "cell $name is running now (pid $pid): kill it first"
+    fi
+    printf 'skip %s %s\n' "$(date +%s)" "${reason:-skipped by the user}" >>"$q/cells/$name.state" ||
+        refuse io "cannot write $q/cells/$name.state (disk full?)"
+    printf 'skipped\t%s\n' "$name"
+}
+
 case "$verb" in
     probe) probe "$@" ;;
     launch) launch "$@" ;;
@@ -514,5 +729,10 @@ case "$verb" in
     code-stage) code_stage "$@" ;;
     code-switch) code_switch "$@" ;;
     code-drop) code_drop "$@" ;;
+    stop) queue_stop "$@" ;;
+    kill) queue_kill "$@" ;;
+    kill-tree) kill_tree "$@" ;;
+    retry) queue_retry "$@" ;;
+    skip) queue_skip "$@" ;;
     *) refuse usage "unknown verb '$verb' (probe, launch, append)" ;;
 esac

@@ -12,6 +12,12 @@
 # afresh before every cell, so cells appended while the queue runs are run too; it is
 # append-only, so index k always names the same cell and START_INDEX resumes exactly.
 # DETACH (tmux | nohup | none) is recorded so `rgt-tui diagnose` can tell a hang-up.
+#
+# Queue control (rgt-tui queue stop|kill|retry, queue_ctl.sh) talks to this runner
+# through records only, never signals: a `stop` record in runner.state after this
+# runner's launch record ends the queue before the next cell starts; a cell whose
+# state's last record is `skip` is not run; one whose last record is `retry` (a cell
+# before the current index) is run again under its name before the next cell.
 # ENV_FILE is the launch session's environment (written by rgt-tui, mode 0600): the
 # detach primitive must not hand the runner some other session's variables (U2).
 set -u
@@ -71,17 +77,109 @@ printf 'launch %s %s %s %s %s %s\n' "$(date +%s)" "$(boot_id)" "$detach" "$start
     >>"$qdir/runner.state"
 say "queue launched: start index $start, detach $detach, runner pid $$, script $0"
 
-k=$start n_ok=0 n_failed=0 failed=""
+# The last start/end/skip/retry record of cell NAME ("" when none): what the cell is
+# now. `code` and `kill` records annotate an attempt and do not change that.
+last_record() {
+    local f="$qdir/cells/$1.state" line last=""
+    [ -r "$f" ] || return 0
+    while IFS= read -r line; do
+        case "$line" in start\ * | end\ * | skip\ * | retry\ *) last=$line ;; esac
+    done <"$f"
+    printf '%s' "$last"
+}
+
+# A stop was asked for this launch: a `stop` record after the launch record this
+# runner wrote (an earlier launch's request, or another runner's, is not for us).
+stop_requested() {
+    awk -v p="$$" '$1 == "launch" { mine = ($NF == p); s = 0 } $1 == "stop" && mine { s = 1 }
+        END { exit !s }' "$qdir/runner.state" 2>/dev/null
+}
+
+# The first cell before index K whose last record is `retry` and which this runner has
+# not run for that record yet: "index<TAB>name<TAB>command"; fails when there is none.
+declare -A retried=()
+next_retry() {
+    local line idx name cmd rec
+    [ -r "$tsv" ] || return 1
+    while IFS= read -r line; do
+        IFS=$'\t' read -r idx name cmd <<<"$line"
+        [ -n "${name:-}" ] && [ "${idx:-x}" -lt "$1" ] 2>/dev/null || continue
+        rec=$(last_record "$name")
+        case "$rec" in retry\ *) ;; *) continue ;; esac
+        [ -z "${retried["$name $rec"]:-}" ] || continue
+        retried["$name $rec"]=1
+        printf '%s\n' "$line"
+        return 0
+    done <"$tsv"
+    return 1
+}
+
+# Cell NAME's exit, as the QUEUE DONE line lists it: a kill record after its last
+# start says the user killed it.
+failure_text() {  # NAME CODE
+    local f="$qdir/cells/$1.state"
+    if awk '$1 == "start" { k = 0 } $1 == "kill" { k = 1 } END { exit !k }' "$f" 2>/dev/null; then
+        printf '%s(killed by the user, exit %s)' "$1" "$2"
+    else
+        printf '%s(exit %s)' "$1" "$2"
+    fi
+}
+
+finish() {  # [STOP_NOTE]: the QUEUE DONE line and the done record, then exit
+    local total=$((n_ok + n_failed)) extra=""
+    [ -n "$skipped" ] && extra="; skipped: $skipped"
+    [ -n "${1:-}" ] && extra="$extra; $1"
+    echo "QUEUE DONE: $n_ok/$total succeeded; failed: ${failed:-none}$extra"
+    printf 'done %s %s %s\n' "$(date +%s)" "$n_ok" "$n_failed" >>"$qdir/runner.state"
+}
+
+run_cell() {  # INDEX NAME COMMAND
+    bash "$run_one" "$qdir" "$1" "$2" "$workdir" "$3" 9>&-  # the cell must not hold the lock
+    local code=$?
+    if [ "$code" -eq 0 ]; then
+        n_ok=$((n_ok + 1))
+    else
+        n_failed=$((n_failed + 1))
+        failed="${failed:+$failed, }$(failure_text "$2" "$code")"
+    fi
+    last_ran="cell $1 $2"
+}
+
+# Asked to stop, with WORK the next thing this runner would start: record where it
+# stopped and end.
+stop_now() {  # NEXT_INDEX WHAT
+    local after=${last_ran:-"its launch (no cell ran)"}
+    say "stopped by the user after $after: $2 and later not started"
+    printf 'stopped %s %s\n' "$(date +%s)" "$1" >>"$qdir/runner.state"
+    finish "stopped by the user after $after"
+    exit 0
+}
+
+k=$start n_ok=0 n_failed=0 failed="" skipped="" last_ran=""
 while :; do
+    # Retries first: a cell the user asked to run again runs before the next new one.
+    if line=$(next_retry "$k"); then
+        IFS=$'\t' read -r idx name cmd <<<"$line"
+        stop_requested && stop_now "$k" "the retry of cell $idx $name"
+        say "cell $idx $name: retry asked by the user ($(last_record "$name"))"
+        run_cell "$idx" "$name" "$cmd"
+        continue
+    fi
     if ! line=$(cell_line "$k"); then
         lock
         if line=$(cell_line "$k"); then
             unlock
+        elif line=$(next_retry "$k"); then
+            # Asked for while this runner was looking: run it (the retry verb saw the
+            # queue running, so nothing else will).
+            unlock
+            IFS=$'\t' read -r idx name cmd <<<"$line"
+            say "cell $idx $name: retry asked by the user ($(last_record "$name"))"
+            run_cell "$idx" "$name" "$cmd"
+            continue
         else
-            total=$((n_ok + n_failed))
             say "no cell $k in cells.tsv: queue finished"
-            echo "QUEUE DONE: $n_ok/$total succeeded; failed: ${failed:-none}"
-            printf 'done %s %s %s\n' "$(date +%s)" "$n_ok" "$n_failed" >>"$qdir/runner.state"
+            finish
             unlock
             break
         fi
@@ -93,17 +191,19 @@ while :; do
         say "cells.tsv line $((k + 1)) is not cell $k (got index '${idx:-}'): the file was edited; stopping"
         failed="${failed:+$failed, }cells.tsv(edited at line $((k + 1)))"
         n_failed=$((n_failed + 1))
-        echo "QUEUE DONE: $n_ok/$((n_ok + n_failed)) succeeded; failed: $failed"
-        printf 'done %s %s %s\n' "$(date +%s)" "$n_ok" "$n_failed" >>"$qdir/runner.state"
+        finish
         exit 3
     fi
-    bash "$run_one" "$qdir" "$k" "$name" "$workdir" "$cmd" 9>&-  # the cell must not hold the lock
-    code=$?
-    if [ "$code" -eq 0 ]; then
-        n_ok=$((n_ok + 1))
-    else
-        n_failed=$((n_failed + 1))
-        failed="${failed:+$failed, }$name(exit $code)"
+    rec=$(last_record "$name")
+    if [ "${rec%% *}" = skip ]; then
+        # rgt-tui queue move (or skip) took this cell away: never run it here.
+        read -r _ _ why <<<"$rec"
+        say "cell $k $name skipped: ${why:-no reason given}"
+        skipped="${skipped:+$skipped, }$name"
+        k=$((k + 1))
+        continue
     fi
+    stop_requested && stop_now "$k" "cell $k $name"
+    run_cell "$k" "$name" "$cmd"
     k=$((k + 1))
 done

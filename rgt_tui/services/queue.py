@@ -43,7 +43,13 @@ from rgt_tui.services.queue_box import (
     run_ctl,
     script_text,
 )
-from rgt_tui.services.queue_cells import PlannedCell, read_local_queue, render_queue
+from rgt_tui.services.queue_cells import (
+    PlannedCell,
+    read_local_queue,
+    render_queue,
+    unsent_moved,
+    unsent_text,
+)
 from rgt_tui.services.queue_check import display_path
 from rgt_tui.services.queue_epochs import epochs_warnings
 from rgt_tui.services.queue_view import view_from_facts
@@ -149,6 +155,7 @@ async def plan_launch(
     fresh: bool = False,
     acks: Iterable[str] = (),
     preflight: bool = True,
+    retry_only: bool = False,
 ) -> LaunchPlan:
     """Everything a launch of ``host``'s queue would do, and every reason it must not.
 
@@ -156,12 +163,17 @@ async def plan_launch(
     refuses the launch unless it is acknowledged by name in ``acks`` (``--ack``, the plan
     dialog) or in the host's ``preflight_ack``. Off only where a caller is about
     something else than the box's readiness (and says so).
+
+    ``retry_only`` (services.queue_control): start past the last cell, so the runner
+    runs only the cells marked for a retry (and the start index is not a cell).
     """
     if detach not in DETACH_CHOICES:
         raise ValueError(f"detach must be one of {', '.join(DETACH_CHOICES)}, not {detach!r}")
     session = tmux_session_name(host.name)
     acked = tuple(dict.fromkeys(a.strip() for a in acks if a.strip()))
     problems, cells, text = await read_local_queue(fleet, host)
+    if retry_only:
+        start_index = len(cells)
     unknown = unknown_acks_problem(acked)
     if unknown:
         problems.append(unknown)
@@ -239,7 +251,8 @@ async def plan_launch(
                 "(the same index must always run the same command; launch with --fresh to "
                 "start over):\n" + "\n".join(mismatch)
             )
-    if not 0 <= start_index < len(cells):
+    problems += unsent_moved(host, cells, deployed)
+    if not 0 <= start_index < len(cells) + retry_only:
         problems.append(
             f"start index {start_index} is outside the queue: it has {plural(len(cells), 'cell')}, "
             f"indices 0–{max(len(cells) - 1, 0)}"
@@ -258,7 +271,7 @@ async def plan_launch(
         deployed, {c.name: c.status for c in view.cells} if not fresh else {}
     )
     skipped = [c.index for c in planned[:start_index] if c.status != DONE]
-    if skipped and 0 < start_index < len(cells):
+    if skipped and 0 < start_index < len(cells) and not retry_only:
         warnings.append(
             f"{_span(skipped, 'comes', 'come')} before start index {start_index} and "
             f"{'is' if len(skipped) == 1 else 'are'} not done: not run by this launch"
@@ -280,7 +293,7 @@ async def plan_launch(
         problems=tuple(problems),
         warnings=tuple(warnings),
         current=None if fresh else view,
-        queue_append=text[len(box_text) :] if not problems else "",
+        queue_append=unsent_text(box_text, text) if not problems else "",
         cells_append="".join(rendered.lines[deployed:]) if not problems else "",
         expect_qbytes=qbytes,
         expect_clines=clines,

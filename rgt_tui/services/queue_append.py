@@ -15,7 +15,13 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_file import prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.services.queue_box import QueueError, probe, read_box_queue_text, refusal, run_ctl
-from rgt_tui.services.queue_cells import PlannedCell, read_local_queue, render_queue
+from rgt_tui.services.queue_cells import (
+    PlannedCell,
+    read_local_queue,
+    render_queue,
+    unsent_moved,
+    unsent_text,
+)
 from rgt_tui.services.queue_check import display_path
 from rgt_tui.services.queue_view import view_from_facts
 from rgt_tui.transport import Transport
@@ -70,7 +76,10 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
             code="rewritten",
         )
     deployed = len(facts.deployed)
-    new_text, new_lines = text[len(box_text) :], "".join(rendered.lines[deployed:])
+    moved = unsent_moved(host, cells, deployed)
+    if moved:
+        raise QueueError(host.name, "refused:\n" + "\n".join(moved), code="rewritten")
+    new_text, new_lines = unsent_text(box_text, text), "".join(rendered.lines[deployed:])
     if not new_text:
         alive = view_from_facts(host, facts).runner_alive
         return AppendResult(host.name, (), alive, "nothing new in the queue file")

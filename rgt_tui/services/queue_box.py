@@ -18,8 +18,10 @@ from importlib import resources
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_records import (
     CellAttempt,
+    CellMarks,
     DeployedCell,
     RunnerLaunch,
+    parse_cell_marks,
     parse_cell_state,
     parse_cells_tsv,
     parse_runner_state,
@@ -103,6 +105,8 @@ class BoxQueueFacts:
     deployed: tuple[DeployedCell, ...] = ()
     launches: tuple[RunnerLaunch, ...] = ()
     attempts: dict[str, tuple[CellAttempt, ...]] = field(default_factory=dict)
+    # Each cell's queue-control records (retry, skip), by name.
+    marks: dict[str, CellMarks] = field(default_factory=dict)
     alive_cells: frozenset[str] = frozenset()
     # Failed cells: the last line each one's command printed (its log), the box's text.
     why: dict[str, str] = field(default_factory=dict)
@@ -162,6 +166,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
         name: parse_cell_state("\n".join(records), "\n".join(ooms.get(name, [])))
         for name, records in states.items()
     }
+    marks = {name: parse_cell_marks("\n".join(records)) for name, records in states.items()}
     return BoxQueueFacts(
         home=single.get("home", ""),
         boot_id=single.get("boot", "unknown"),
@@ -178,6 +183,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
         deployed=parse_cells_tsv("".join(c + "\n" for c in cells)),
         launches=parse_runner_state("\n".join(runner)),
         attempts=attempts,
+        marks=marks,
         alive_cells=frozenset(alive),
         why=why,
         log_mtimes=log_mtimes,

@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_file import QueueCell, epochs_note, expand_home, render_command
+from rgt_tui.domain.queue_file import (
+    QueueCell,
+    epochs_note,
+    expand_home,
+    render_command,
+    sent_prefix_end,
+)
 from rgt_tui.domain.queue_records import DeployedCell, cells_tsv_line
 from rgt_tui.services.queue_check import check_fleet_queues, host_problems
 
@@ -86,13 +92,37 @@ class RenderedQueue:
 async def read_local_queue(
     fleet: Fleet, host: HostConfig
 ) -> tuple[list[str], tuple[QueueCell, ...], str]:
-    """This host's problems, cells and exact text, checked against the whole fleet."""
+    """This host's problems, cells and exact text, checked against the whole fleet.
+
+    The cells are every slot, ``#moved-to`` lines included: cell k must stay line k of
+    the box's ``cells.tsv`` (the box skips a moved cell; services.queue_move).
+    """
     checked = await asyncio.to_thread(check_fleet_queues, fleet)
     problems = host_problems(fleet, host, checked)
     source = checked.source_for(host.name)
     if source is None or source.text is None:
         return problems, (), ""
-    return problems, source.parsed.cells, source.text
+    return problems, source.parsed.slots, source.text
+
+
+def unsent_text(box_text: str, text: str) -> str:
+    """The local file's text after the part the box holds (a checked prefix; "" if not)."""
+    end = sent_prefix_end(box_text, text)
+    return "" if end is None else text[end:]
+
+
+def unsent_moved(host: HostConfig, cells: tuple[QueueCell, ...], deployed: int) -> list[str]:
+    """A ``#moved-to`` line the box does not hold yet would be sent and run: refuse it.
+
+    Only a line already on the box becomes a ``#moved-to`` line (its box then skips the
+    cell); one that is not there (never sent, or a ``--fresh`` launch) is deleted instead.
+    """
+    return [
+        f"{c.where}: cell {i} ({c.name}) is marked '#moved-to {c.moved_to}' but {host.name}'s box "
+        f"does not hold it — delete that line (the cell is {c.moved_to}'s now)"
+        for i, c in enumerate(cells)
+        if c.moved_to and i >= deployed
+    ]
 
 
 def render_queue(

@@ -31,6 +31,7 @@ def view_from_facts(host: HostConfig, facts: BoxQueueFacts) -> QueueView:
         session_present=facts.session_present,
         reasons=facts.why,
         log_mtimes=facts.log_mtimes,
+        marks=facts.marks,
     )
 
 

@@ -31,6 +31,9 @@ PRIORITY = (
     "host_job('gate', 'teardown')",
     "host_key",
     "kill_vram_holder",  # shown on the GPU tab only
+    "queue_control('kill')",  # S X R: the Queue tab only; stopping paid work comes first
+    "queue_control('stop')",
+    "queue_control('retry')",
     "reconnect",
     "queue('launch')",
     "shell",  # after launch: its key moved (l to L), so L is shown first where it fits

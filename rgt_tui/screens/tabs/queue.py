@@ -11,12 +11,18 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
-from rgt_tui.content.queue_text import queue_lines
+from rgt_tui.content.queue_text import cell_line, queue_lines
 from rgt_tui.content.ready_text import ready_lines
 from rgt_tui.controllers.jobs import HostJobs
+from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, QueueView
+from rgt_tui.screens.queue_control import CellPickScreen, ControlConfirmScreen
 from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.services.connections import FleetConnections
+
+MUTED = "$foreground-muted"
 
 
 class QueueTab(DetailTab):
@@ -29,6 +35,7 @@ class QueueTab(DetailTab):
         super().__init__()
         self.host: HostConfig | None = None
         self.view: QueueView | None = None
+        self.connections: FleetConnections | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -47,7 +54,7 @@ class QueueTab(DetailTab):
             body.update(Content("\n").join(lines))
 
     def show(self, view: HostView) -> None:
-        self.host = view.host
+        self.host, self.connections = view.host, view.connections
         if self.view is None:  # the poller's last view, until its next read arrives
             self.view = view.queue
         body = self.query_one(".queue-body", Static)
@@ -68,3 +75,152 @@ class QueueTab(DetailTab):
         # longer) there; show() draws the kept view once the tab is up.
         for body in self.query(".queue-body").results(Static):
             body.update(Content("\n").join(queue_lines(view)))
+
+    # --- S / X / R: queue control (screens/queue_control.py), asked first, run here ---
+
+    def open_control(
+        self,
+        action: str,
+        host: HostConfig,
+        view: QueueView | None,
+        connections: FleetConnections | None,
+    ) -> None:
+        """``S`` stop, ``X`` kill, ``R`` retry on ``host`` (its screen's latest ``view``):
+        the dialog naming the cell, then the action over ``connections``."""
+        self.host, self.connections = host, connections
+        view = view or self.view
+        if view is None or connections is None:
+            self.app.notify("the queue has not been read yet", severity="warning")
+            return
+        if action == "stop":
+            self._ask_stop(host, view)
+        elif action == "kill":
+            self._ask_kill(host, view)
+        elif action == "retry":
+            cells = [c for c in view.cells if c.status in (FAILED, KILLED, INTERRUPTED, DONE)]
+            if not cells:
+                self.app.notify(f"{host.name}: no failed, killed or finished cell to retry")
+                return
+            self.app.push_screen(
+                CellPickScreen(
+                    f"Retry which cell on {host.name}?",
+                    [(c.name, cell_line(c, view.now)) for c in cells],
+                ),
+                lambda name: self._ask_retry(host, view, name),
+            )
+
+    def _ask_stop(self, host: HostConfig, view: QueueView) -> None:
+        if not view.runner_alive:
+            self.app.notify(f"{host.name}: the queue is {view.state}: nothing to stop")
+            return
+        cur = view.current
+        what = f"cell {cur.index} ({cur.name})" if cur else "the current cell"
+        body = [
+            Content(f"The queue stops after {what} finishes: the next cell does not start."),
+            Content.styled("A later launch (L) goes on from where it stopped.", MUTED),
+        ]
+        choice = ("stop", "Stop after this cell", "stop the queue after it", "warning")
+        self.app.push_screen(
+            ControlConfirmScreen(f"Stop the queue on {host.name} after {what}?", body, [choice]),
+            lambda chosen: self._run(host, "stop", None, chosen),
+        )
+
+    def _ask_kill(self, host: HostConfig, view: QueueView) -> None:
+        cur = view.current
+        if cur is None:
+            self.app.notify(f"{host.name}: no cell is running: nothing to kill")
+            return
+        body = [
+            Content(f"Cell {cur.index} ({cur.name}) has run for {cur.ran(view.now)}."),
+            Content.styled(
+                "TERM to its processes, KILL after 10 s; its state records the kill by you.",
+                MUTED,
+            ),
+        ]
+        choices = [
+            ("next", "Kill, go on", "kill it, then run the next cell", "error"),
+            ("stop", "Kill and stop", "kill it and stop the queue", "error"),
+        ]
+        self.app.push_screen(
+            ControlConfirmScreen(f"Kill cell {cur.name} on {host.name} now?", body, choices),
+            lambda chosen: self._run(host, "kill", cur.name, chosen),
+        )
+
+    def _ask_retry(self, host: HostConfig, view: QueueView, name: str | None) -> None:
+        cell = next((c for c in view.cells if c.name == name), None)
+        if cell is None:
+            return
+        how = (
+            "The running queue runs it before its next cell."
+            if view.runner_alive
+            else "The queue is not running: it is launched for this cell only (preflight first)."
+        )
+        body = [
+            Content.assemble("It is ", (cell.label, "bold"), f"; it runs again as {cell.name}."),
+            Content("Its {out} folder is renamed to <out>.before-retry-<time>: kept, not deleted."),
+            Content(how),
+        ]
+        if cell.status == DONE:
+            body.append(
+                Content.styled("It finished with exit 0: its results are made again.", "$warning")
+            )
+        choice = ("retry", "Retry", "retry it", "warning")
+        self.app.push_screen(
+            ControlConfirmScreen(f"Retry cell {cell.name} on {host.name}?", body, [choice]),
+            lambda chosen: self._run(host, "retry", cell.name, chosen, done=cell.status == DONE),
+        )
+
+    def _run(
+        self,
+        host: HostConfig,
+        action: str,
+        cell: str | None,
+        chosen: str | None,
+        done: bool = False,
+    ) -> None:
+        if chosen is None or self.connections is None:
+            return
+        work = self._act(host, self.connections, action, cell, chosen, done)
+        run_host_worker(self, work, "queue-control", host.name)
+
+    async def _act(
+        self, host: HostConfig, connections: FleetConnections, action: str, cell: str | None,
+        chosen: str, done: bool,
+    ) -> None:  # fmt: skip
+        from rgt_tui.services import queue_control as qc
+
+        title = f"{host.name}: {action}"
+        try:
+            if action == "stop":
+                result = await connections.use(host.name, lambda t: qc.stop_queue(host, t))
+                what = f"cell {result.current.name}" if result.current else "the current cell"
+                message = f"the queue stops after {what}"
+            elif action == "kill":
+                self.app.notify(f"killing {cell}…", title=title)
+                killed = await connections.use(
+                    host.name, lambda t: qc.kill_cell(host, t, cell, then=chosen)
+                )
+                message = killed.summary()
+            else:
+                fleet = self.app.fleet  # type: ignore[attr-defined]
+                plan = await connections.use(
+                    host.name,
+                    lambda t: qc.plan_retry(fleet, host, t, [cell or ""], allow_done=done),
+                )
+                if not plan.ok:
+                    problems = [*plan.problems, *(plan.launch.problems if plan.launch else ())]
+                    self.app.notify(
+                        "not retried:\n" + "\n".join(problems), title=title, severity="error",
+                        timeout=20,
+                    )  # fmt: skip
+                    return
+                retried = await connections.use(host.name, lambda t: qc.retry_cells(plan, t))
+                aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a != "-")
+                how = "the running queue runs it next" if retried.running else "launched for it"
+                message = f"{cell} will run again ({how})" + (
+                    f"; outputs set aside: {aside}" if aside else ""
+                )
+        except Exception as exc:  # refused on the box, or unreachable: said, not raised
+            self.app.notify(error_text(exc), title=title, severity="error", timeout=20)
+            return
+        self.app.notify(message, title=title, timeout=10)

@@ -1,0 +1,214 @@
+"""`rgt-tui queue stop|kill|retry HOST …`: the queue-control keys' twins (rows of table.py).
+
+Each reads the box first and says what it is about to do, naming the cell; asks (a
+terminal) or needs ``--yes`` (no terminal), as ``launch`` does; then acts on a fresh
+connection: no connection is held while a person decides. Exit codes: 0 done; 1
+refused (nothing running, a cell that cannot be retried), answered no, or a kill the
+check did not see end; 2 bad arguments or no terminal to ask.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.prompt import ask
+from rgt_tui.cli.runner import Call
+from rgt_tui.domain.config import PREFLIGHT_CHECKS
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.units import fmt_duration, plural
+from rgt_tui.services.connect import Transport
+
+if TYPE_CHECKING:
+    from rgt_tui.services.queue_control import RetryPlan
+
+
+def add_yes(parser: argparse.ArgumentParser) -> None:
+    """``--yes`` alone."""
+    parser.add_argument("--yes", action="store_true", help="do it without asking")
+
+
+def add_kill_arguments(parser: argparse.ArgumentParser) -> None:
+    """CELL (optional), ``--then``, ``--grace``, ``--yes``."""
+    parser.add_argument("cell", nargs="?", metavar="CELL", help="the running cell (default: it)")
+    parser.add_argument(
+        "--then",
+        choices=("next", "stop"),
+        default="next",
+        help="after the kill: go on to the next cell (default) or stop the queue",
+    )
+    parser.add_argument(
+        "--grace", type=int, default=10, metavar="S", help="seconds between TERM and KILL (10)"
+    )
+    add_yes(parser)
+
+
+def add_retry_arguments(parser: argparse.ArgumentParser) -> None:
+    """CELLs, ``--done``, ``--ack``, ``--yes``."""
+    parser.add_argument("cells", nargs="+", metavar="CELL", help="failed or killed cells")
+    parser.add_argument(
+        "--done", action="store_true", help="also retry cells that finished with exit 0"
+    )
+    parser.add_argument(
+        "--ack",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="launch the retry although preflight check CHECK failed (one of "
+        f"{', '.join(PREFLIGHT_CHECKS)})",
+    )
+    add_yes(parser)
+
+
+def confirmed(call: Call, question: str) -> int | None:
+    """None to go ahead (``--yes``, or answered y); else the exit code to return."""
+    if call.args.yes:
+        return None
+    if not sys.stdin.isatty():
+        return call.fail(
+            "stdin is not a terminal, so there is no one to ask — pass --yes", code=EXIT_BAD_INPUT
+        )
+    answer = ask(f"{question} [y/N] ")
+    if (answer or "").lower() in ("y", "yes"):
+        return None
+    print("nothing done")
+    return EXIT_PROBLEMS
+
+
+def _read_view(call: Call) -> QueueView:
+    from rgt_tui.services.queue_view import read_queue_view
+
+    return call.on_host(lambda transport: read_queue_view(call.host, transport))
+
+
+def run_stop(call: Call) -> int:
+    """Stop HOST's queue after its current cell."""
+    from rgt_tui.services.queue_box import QueueError
+    from rgt_tui.services.queue_control import stop_queue
+
+    host = call.host
+    view = _read_view(call)
+    if not view.runner_alive:
+        return call.fail(f"{host.name}: the queue is {view.state}, not running: nothing to stop")
+    current = view.current
+    what = f"cell {current.index} ({current.name})" if current else "the current cell"
+    answer = confirmed(call, f"Stop the queue on {host.name} after {what}?")
+    if answer is not None:
+        return answer
+    try:
+        result = call.on_host(lambda transport: stop_queue(host, transport))
+    except QueueError as exc:
+        return call.fail(str(exc))
+    said = "was already asked to stop" if result.already else "stops"
+    print(f"{host.name}: the queue {said} after {what}; the next cell will not start")
+    print(f"later: rgt-tui launch {host.name} --start N goes on from where it stopped")
+    return EXIT_OK
+
+
+def run_kill(call: Call) -> int:
+    """Kill HOST's running cell now; the queue goes on (--then next) or stops."""
+    from rgt_tui.services.queue_box import QueueError
+    from rgt_tui.services.queue_control import kill_cell
+
+    args, host = call.args, call.host
+    if args.grace < 0:
+        return call.fail("--grace must be 0 or more", code=EXIT_BAD_INPUT)
+    view = _read_view(call)
+    cell = view.current if args.cell is None else next(
+        (c for c in view.cells if c.name == args.cell), None
+    )  # fmt: skip
+    if cell is None or cell.status != "running":
+        which = f"cell {args.cell} is not running" if args.cell else "no cell is running"
+        return call.fail(f"{host.name}: {which}: nothing to kill")
+    ran = fmt_duration(view.now - cell.started_at) if cell.started_at else "?"
+    after = "go on to the next cell" if args.then == "next" else "stop the queue"
+    answer = confirmed(
+        call,
+        f"Kill cell {cell.index} ({cell.name}) on {host.name}, running for {ran}, and {after}?",
+    )
+    if answer is not None:
+        return answer
+
+    async def kill(transport: Transport):  # noqa: ANN202 - the service's KillResult
+        return await kill_cell(host, transport, cell.name, then=args.then, grace_s=args.grace)
+
+    try:
+        result = call.on_host(kill)
+    except QueueError as exc:
+        return call.fail(str(exc))
+    print(result.summary())
+    return EXIT_OK if result.ended else EXIT_PROBLEMS
+
+
+def format_retry(plan: RetryPlan) -> str:
+    """The retry plan as the confirmation text."""
+    lines = [f"Retry on {plan.host}"]
+    for cell, out in zip(plan.cells, plan.outs, strict=True):
+        moved = (
+            f"{out} is set aside as {out}.before-retry-<time>"
+            if out != "-"
+            else "no {out} to set aside"
+        )
+        lines.append(f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} {moved}")
+    if plan.running:
+        lines.append("  the running queue runs them before its next cell")
+    elif plan.launch is not None:
+        from rgt_tui.cli.queue import format_plan
+
+        lines.append("  the queue is not running: a launch runs only these cells")
+        lines += ["  " + line for line in format_plan(plan.launch).splitlines()[1:]
+                  if "REFUSED" in line or "warning" in line or "preflight" in line]  # fmt: skip
+    lines += [f"  warning: {w}" for w in plan.warnings]
+    lines += [f"  REFUSED: {p}" for p in plan.problems]
+    if plan.launch is not None and plan.launch.unacknowledged:
+        acks = " ".join(f"--ack {n}" for n in plan.launch.unacknowledged)
+        lines.append(f"  REFUSED: preflight failed — fix the box, or retry anyway with {acks}")
+    return "\n".join(lines)
+
+
+def run_retry(call: Call) -> int:
+    """Retry failed or killed cells of HOST under their names, outputs set aside."""
+    from rgt_tui.services.queue_box import QueueError
+    from rgt_tui.services.queue_control import plan_retry, retry_cells
+
+    args, host = call.args, call.host
+    try:
+        plan = call.on_host(
+            lambda t: plan_retry(
+                call.fleet, host, t, args.cells, allow_done=args.done, acks=args.ack
+            )
+        )
+    except QueueError as exc:
+        return call.fail(str(exc))
+    print(format_retry(plan))
+    if not plan.ok:
+        return EXIT_PROBLEMS
+    names = ", ".join(c.name for c in plan.cells)
+    launching = "" if plan.running else " (launches the queue for them)"
+    answer = confirmed(
+        call, f"Retry {plural(len(plan.cells), 'cell')} on {host.name}: {names}{launching}?"
+    )
+    if answer is not None:
+        return answer
+    try:
+        result = call.on_host(lambda transport: retry_cells(plan, transport))
+    except QueueError as exc:
+        return call.fail(str(exc))
+    for name, aside in result.aside:
+        where = (
+            f"earlier outputs moved to {aside}" if aside != "-" else "no earlier outputs were there"
+        )
+        print(f"{host.name}: {name} will run again; {where}")
+    if result.running:
+        print("the running queue runs them before its next cell")
+    elif result.launched is not None:
+        print(f"launched runner pid {result.launched.pid} for them ({result.launched.detach})")
+    else:
+        print(
+            "the queue ended meanwhile: they wait and run at its next launch "
+            f"(rgt-tui launch {host.name} --start N runs them first)"
+        )
+    print(f"follow it: rgt-tui queue show {host.name}")
+    return EXIT_OK

@@ -1,0 +1,385 @@
+"""Queue control: stop a queue after its current cell, kill the running cell, retry cells,
+and skip a cell (what ``queue move`` leaves on the box it moves a cell from).
+
+Every action is a record on the box (docs/queues.md, "Queue control"), written by a verb
+of ``scripts/queue_ctl.sh`` under the queue lock and read by the runner, never a signal
+to it: ``stop`` in runner.state; ``kill``, ``retry`` and ``skip`` in the cell's state
+file. So the Queue tab and ``queue show`` show each action from the box's records.
+
+A kill runs detached on the box (setsid nohup) and returns at once: killing a process
+tree can drop the SSH session that asked (U1, U4), so the result is read in separate
+calls afterwards, reconnecting if the session went — ``KillResult`` says what that
+check saw, not what was hoped.
+
+A retry keeps "index k always names the same cell": nothing in cells.tsv or queue.txt
+changes (the launch plan's prefix checks hold). The cell gets a ``retry`` record after
+its ``{out}`` folder is renamed aside (``<out>.before-retry-<time>``, never deleted); a
+running runner runs it before its next cell, and a stopped queue is launched past its
+last cell (``plan_launch(retry_only=True)``), so only the retried cells run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.queue_file import expand_home
+from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    INTERRUPTED,
+    KILLED,
+    PENDING,
+    RETRY,
+    RUNNING,
+    SKIPPED,
+    CellView,
+    QueueView,
+)
+from rgt_tui.services.queue_box import QueueError, probe, refusal, run_ctl
+from rgt_tui.services.queue_view import view_from_facts
+from rgt_tui.transport import Transport
+
+if TYPE_CHECKING:  # the launch machinery loads only when a retry launches
+    from rgt_tui.services.queue import LaunchPlan, LaunchResult
+
+KILL_GRACE_S = 10  # TERM, then KILL what is left after this long
+KILL_THEN = ("next", "stop")
+REASON_CHARS = 200  # a skip reason: one line, cut (the box cuts it again)
+RETRYABLE = (FAILED, KILLED, INTERRUPTED)
+
+__all__ = [
+    "KillResult", "RetryPlan", "RetryResult", "StopResult", "kill_cell", "plan_retry",
+    "retry_cells", "skip_cell", "stop_queue",
+]  # fmt: skip
+
+
+async def _view(host: HostConfig, transport: Transport) -> tuple[QueueView, str]:
+    """The queue view and the box's HOME, in one probe."""
+    await transport.connect()
+    facts = await probe(
+        transport,
+        host.name,
+        session=tmux_session_name(host.name),
+        workdir=host.workdir,
+        durable_dir=host.durable_dir,
+    )
+    return view_from_facts(host, facts), facts.home
+
+
+def _cell(view: QueueView, name: str) -> CellView | None:
+    return next((c for c in view.cells if c.name == name), None)
+
+
+def _answer(stdout: str, key: str) -> list[str]:
+    """The tab-separated fields after ``key`` on the box's answer line; [] when absent."""
+    for line in stdout.splitlines():
+        if line.startswith(key + "\t"):
+            return line.split("\t")[1:]
+    return []
+
+
+# --- stop -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StopResult:
+    """A stop request the box recorded (``already``: one was recorded before)."""
+
+    host: str
+    already: bool
+    current: CellView | None  # the cell the queue ends after (None: between cells)
+
+
+async def stop_queue(host: HostConfig, transport: Transport) -> StopResult:
+    """Ask the runner to stop before its next cell (a ``stop`` record in runner.state).
+
+    QueueError (code ``not-running``) when no queue runs on the box.
+    """
+    view, _ = await _view(host, transport)
+    result = await run_ctl(transport, "stop", tmux_session_name(host.name))
+    error = refusal(host.name, result)
+    if error is not None:
+        raise error
+    state = _answer(result.stdout, "stop")
+    return StopResult(host.name, bool(state) and state[0] == "already", view.current)
+
+
+# --- kill -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KillResult:
+    """What the check after a kill saw (a separate call from the kill's own)."""
+
+    host: str
+    name: str
+    pid: int
+    then: str  # next | stop
+    dropped: bool  # the kill's SSH session went away (U1: expected, not an error)
+    ended: bool  # the cell's attempt has its end record now
+    cell: CellView | None  # the cell as the check saw it
+    view: QueueView | None  # the whole queue as the check saw it
+
+    def summary(self) -> str:
+        """One line for the CLI and the notification: what the check saw."""
+        dropped = " (the SSH session dropped with the kill, as it may: U1)" if self.dropped else ""
+        if self.cell is None or self.view is None:
+            return f"{self.host}: kill sent to cell {self.name} (pid {self.pid}){dropped}; the check could not read the queue"
+        if not self.ended:
+            return (
+                f"{self.host}: cell {self.name} (pid {self.pid}) is still {self.cell.label} after "
+                f"the kill{dropped} — look again: rgt-tui queue show {self.host}"
+            )
+        after = self.view.current
+        if self.then == "stop" or after is None:
+            nxt = f"the queue is {self.view.state}"
+        else:
+            nxt = f"the queue went on to cell {after.index} ({after.name})"
+        return f"{self.host}: cell {self.name} {self.cell.label}{dropped}; {nxt}"
+
+
+async def kill_cell(
+    host: HostConfig,
+    transport: Transport,
+    name: str | None = None,
+    *,
+    then: str = "next",
+    grace_s: int = KILL_GRACE_S,
+    check_timeout_s: float | None = None,
+) -> KillResult:
+    """Kill cell ``name`` (None: the running one) now; the queue goes on (``then="next"``)
+    or stops (``"stop"``).
+
+    The box records ``kill <ts> user <then>`` in the cell's state, then TERMs its process
+    tree and KILLs what is left after ``grace_s``, from a detached process. A dropped
+    session is expected (U1); the result is read in new calls until the attempt's end
+    record is there or ``check_timeout_s`` (default: the grace plus 20 s) passes.
+    QueueError (code ``not-running``) when that cell does not run now.
+    """
+    if then not in KILL_THEN:
+        raise ValueError(f"then must be next or stop, not {then!r}")
+    view, _ = await _view(host, transport)
+    current = view.current
+    if name is None:
+        if current is None:
+            raise QueueError(
+                host.name, "no cell is running: there is nothing to kill", code="not-running"
+            )
+        name = current.name
+    cell = _cell(view, name)
+    if cell is None:
+        raise QueueError(host.name, f"no cell named {name} in the box's queue", code="unknown")
+    if cell.status != RUNNING:
+        raise QueueError(
+            host.name, f"cell {name} is {cell.label}, not running: there is nothing to kill",
+            code="not-running",
+        )  # fmt: skip
+    pid, dropped = 0, False
+    try:
+        result = await run_ctl(
+            transport, "kill", tmux_session_name(host.name), name, then, max(0, int(grace_s))
+        )
+        error = refusal(host.name, result)
+        if error is not None:
+            raise error
+        fields = _answer(result.stdout, "killing")
+        pid = int(fields[0]) if fields and fields[0].isdigit() else 0
+    except TransportError:
+        dropped = True  # U1: the kill may take the asking session with it; check anew
+    timeout = check_timeout_s if check_timeout_s is not None else grace_s + 20.0
+    return await _check_kill(host, transport, name, pid, then, dropped, timeout)
+
+
+async def _check_kill(
+    host: HostConfig, transport: Transport, name: str, pid: int, then: str, dropped: bool,
+    timeout: float,
+) -> KillResult:  # fmt: skip
+    """Read the queue in new calls until the killed attempt ended (or ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    view: QueueView | None = None
+    while True:
+        try:  # a dropped connection is opened again here (connect() when not connected)
+            view, _ = await _view(host, transport)
+        except TransportError:
+            dropped, view = True, None
+        cell = _cell(view, name) if view is not None else None
+        ended = cell is not None and cell.status != RUNNING
+        if ended or time.monotonic() >= deadline:
+            return KillResult(host.name, name, pid, then, dropped, ended, cell, view)
+        await asyncio.sleep(0.3)  # polling a box: the next look, not a wait for a result
+
+
+# --- retry ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RetryPlan:
+    """What a retry would do, or why it must not; shown before ``retry_cells``."""
+
+    host: str
+    cells: tuple[CellView, ...]
+    outs: tuple[str, ...]  # each cell's {out} on the box ("-": its template has none)
+    running: bool  # the runner is alive: it runs them before its next cell
+    allow_done: bool = False
+    launch: LaunchPlan | None = None  # the launch that runs them when no queue runs
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing stops the retry."""
+        return not self.problems and (self.launch is None or self.launch.ok)
+
+
+@dataclass(frozen=True)
+class RetryResult:
+    """The cells the box marked for a retry, where their outputs went, and how they run."""
+
+    host: str
+    aside: tuple[tuple[str, str], ...]  # (name, where its outputs went, "-": none)
+    running: bool  # the running runner takes them
+    launched: LaunchResult | None = None
+
+
+def cell_out(host: HostConfig, home: str, name: str, command: str) -> str:
+    """The cell's ``{out}`` (``<durable_dir>/<name>``) when its deployed command uses it,
+    else "-" (a template without ``{out}`` leaves nothing of the cell's own to set aside)."""
+    out = expand_home(host.durable_dir, home).rstrip("/") + "/" + name
+    return out if shlex.quote(out) in command else "-"
+
+
+async def plan_retry(
+    fleet: Fleet,
+    host: HostConfig,
+    transport: Transport,
+    names: Iterable[str],
+    *,
+    allow_done: bool = False,
+    acks: Iterable[str] = (),
+) -> RetryPlan:
+    """Check each named cell can be retried; plan the launch that runs them if no queue runs.
+
+    Retryable: failed, killed or interrupted; done only with ``allow_done`` (its verified
+    results would be set aside and made again). Refused: running (kill it first), never
+    run, already waiting for a retry, moved/skipped, unknown.
+    """
+    wanted = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    if not wanted:
+        raise ValueError("name at least one cell to retry")
+    await transport.connect()
+    facts = await probe(
+        transport, host.name, session=tmux_session_name(host.name),
+        workdir=host.workdir, durable_dir=host.durable_dir,
+    )  # fmt: skip
+    view = view_from_facts(host, facts)
+    commands = {c.name: c.command for c in facts.deployed}
+    problems: list[str] = []
+    warnings: list[str] = []
+    cells: list[CellView] = []
+    outs: list[str] = []
+    for name in wanted:
+        cell = _cell(view, name)
+        why = _not_retryable(cell, name, allow_done)
+        if why:
+            problems.append(why)
+            continue
+        assert cell is not None
+        cells.append(cell)
+        out = cell_out(host, facts.home, name, commands.get(name, ""))
+        outs.append(out)
+        if out == "-":
+            warnings.append(
+                f"{name}: its command has no {{out}} under durable_dir: nothing of its own to set aside"
+            )
+        if cell.status == DONE:
+            warnings.append(
+                f"{name} finished with exit 0: its outputs are set aside and made again"
+            )
+    launch_plan = None
+    if not problems and not view.runner_alive:
+        from rgt_tui.services.queue import plan_launch
+
+        launch_plan = await plan_launch(fleet, host, transport, acks=acks, retry_only=True)
+    return RetryPlan(
+        host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, launch_plan,
+        tuple(problems), tuple(warnings),
+    )  # fmt: skip
+
+
+def _not_retryable(cell: CellView | None, name: str, allow_done: bool) -> str:
+    """Why ``cell`` cannot be retried now; '' when it can."""
+    if cell is None:
+        return f"no cell named {name} in the box's queue"
+    if cell.status in RETRYABLE or (cell.status == DONE and allow_done):
+        return ""
+    return {
+        RUNNING: f"cell {name} is running now: kill it first (queue kill), then retry",
+        PENDING: f"cell {name} never ran: the queue runs it when it gets there",
+        RETRY: f"cell {name} is already waiting for its retry",
+        SKIPPED: f"cell {name} is {cell.label} ({cell.note}): it does not run on this box",
+        DONE: f"cell {name} is done (exit 0): retrying a done cell needs --done",
+    }.get(cell.status, f"cell {name} is {cell.label}")
+
+
+async def retry_cells(plan: RetryPlan, transport: Transport) -> RetryResult:
+    """Mark the planned cells for a retry (outputs set aside on the box) and, when no
+    queue runs, launch the runner that runs only them.
+
+    The box re-checks every cell under its lock (QueueError with its code: ``running``,
+    ``done``, ``queued``, …) before it touches any. A queue that ended between plan and
+    retry leaves them waiting: the result says so (``running`` False, nothing launched).
+    """
+    if not plan.ok:
+        raise QueueError(plan.host, "the retry has problems:\n" + "\n".join(plan.problems))
+    args: list[str | int] = [tmux_session_name(plan.host), int(plan.allow_done)]
+    for cell, out in zip(plan.cells, plan.outs, strict=True):
+        args += [cell.name, out]
+    await transport.connect()
+    result = await run_ctl(transport, "retry", *args)
+    error = refusal(plan.host, result)
+    if error is not None:
+        raise error
+    aside = tuple(
+        (fields[1], fields[2])
+        for line in result.stdout.splitlines()
+        if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 3
+    )
+    queue = _answer(result.stdout, "queue")
+    running = bool(queue) and queue[0] == "running"
+    launched = None
+    if not running and plan.launch is not None:
+        from rgt_tui.services.queue import launch
+
+        launched = await launch(plan.launch, transport)
+    return RetryResult(plan.host, aside, running, launched)
+
+
+# --- skip (queue move) ----------------------------------------------------------------
+
+
+async def skip_cell(transport: Transport, host: str, name: str, reason: str) -> None:
+    """Record ``skip <ts> <reason>`` in cell ``name``'s state on the box: no runner runs it
+    there (it is logged as skipped and the queue goes on); views show it skipped, or
+    ``moved`` when the reason starts so.
+
+    The reason is one line, cut to 200 characters. QueueError (code ``running``) when the
+    cell runs now on that box, or whatever else the box refused.
+    """
+    line = " ".join(reason.split())[:REASON_CHARS]
+    await transport.connect()
+    result = await run_ctl(transport, "skip", name, input=line + "\n")
+    error = refusal(host, result)
+    if error is not None:
+        raise error
+    if not result.stdout.startswith("skipped\t"):
+        raise QueueError(
+            host, f"the box did not confirm the skip of {name}: {result.stdout.strip()!r}"
+        )

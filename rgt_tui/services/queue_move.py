@@ -1,0 +1,420 @@
+"""`rgt-tui queue move CELL... --to HOST`: move cells without verified results to another host.
+
+A cell's line moves from the source host's queue file to the end of the destination's,
+its name unchanged (the name is its isolation key, so the fleet-wide name check must
+still hold). What happens to the source line depends on whether the box holds it:
+
+- **not sent** (beyond the box's ``queue.txt``): the line is simply deleted;
+- **sent**: the box's copy must stay a prefix of the local file and cell k must keep its
+  index, so the line is rewritten as ``#moved-to HOST: <the line>``
+  (``domain.queue_file.moved_marker``), which the parser still counts as cell k and the
+  prefix check accepts, and the box is told to skip the cell
+  (``services.queue_control.skip_cell``, a ``skip`` record in its state file, which the
+  runner honours and the Queue tab shows). The source box's outputs are left untouched.
+
+Refused: a cell that runs now, a cell with verified results (``verify``'s record), a
+destination without a queue file, a name already used elsewhere in the fleet (or once
+on the destination's box), a source file that no longer matches its box.
+
+Order, so a failure never loses a line: the box's skip first (the one step the box can
+refuse), then the destination file, then the source file; each file is replaced
+atomically (temp file beside it, fsync, rename, mode kept) with every other byte kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.manifest import ManifestError
+from rgt_tui.domain.queue_file import QueueCell, moved_marker, prefix_problem
+from rgt_tui.domain.queue_state import DONE, RUNNING
+from rgt_tui.domain.roster import reconcile
+from rgt_tui.services.queue_box import QueueError, read_box_queue_text
+from rgt_tui.services.queue_check import FleetQueues, check_fleet_queues, display_path
+from rgt_tui.services.queue_view import read_queue_facts, view_from_facts
+from rgt_tui.services.records import fleet_host_dir, fsync_dir, load_manifest, load_verification
+from rgt_tui.transport import Transport
+
+
+class MoveError(Exception):
+    """A move that could not be done, or done only in part; ``str()`` says what to do."""
+
+
+@dataclass(frozen=True)
+class MoveCell:
+    """One cell to move, as the source file and its box show it."""
+
+    name: str
+    line: int  # 1-based, in the source file
+    index: int  # cell k on the source box
+    raw: str  # the line as written (a CR kept)
+    sent: bool  # the box holds it: it becomes '#moved-to', the box skips it
+    status: str = ""  # its state on the source box; "" when not deployed
+
+
+@dataclass(frozen=True)
+class MovePlan:
+    """What a move would do, or why it must not (``problems``)."""
+
+    source: str
+    dest: str
+    cells: tuple[MoveCell, ...]
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    source_path: Path | None = None
+    dest_path: Path | None = None
+    source_text: str = ""  # the files' exact texts the plan was made on
+    dest_text: str = ""
+    box_text: str = ""  # the source box's queue.txt the plan was made on
+
+    @property
+    def ok(self) -> bool:
+        """Nothing stops the move."""
+        return not self.problems and bool(self.cells)
+
+    @property
+    def on_box(self) -> tuple[MoveCell, ...]:
+        """The cells the source box holds: it must skip them (the move asks first)."""
+        return tuple(c for c in self.cells if c.sent)
+
+
+@dataclass(frozen=True)
+class MoveResult:
+    """A move done: the cells, and which of them the source box now skips."""
+
+    plan: MovePlan
+    skipped: tuple[str, ...]
+
+
+def verified_cells(fleet: Fleet, host: HostConfig, names: Iterable[str]) -> dict[str, str]:
+    """Each of ``names`` that has verified results of ``host`` (the last ``verify``), with
+    where: the record's roster, or its checks matched to the cell's output folder."""
+    names = list(names)
+    folder = fleet_host_dir(fleet, host)
+    record = load_verification(folder)
+    if not isinstance(record, dict):
+        return {}
+    roster = record.get("roster")
+    present = set(roster.get("present") or ()) if isinstance(roster, dict) else set()
+    checks = record.get("checks")
+    statuses = {
+        c["path"]: c["status"]
+        for c in (checks if isinstance(checks, list) else ())
+        if isinstance(c, dict) and isinstance(c.get("path"), str) and isinstance(c.get("status"), str)
+    }  # fmt: skip
+    try:
+        manifest = load_manifest(folder)
+    except ManifestError:
+        manifest = None
+    if manifest is not None and statuses:  # a cell outside the roster it was verified with
+        present |= set(reconcile(names, manifest, host.durable_dir, statuses).present)
+    where = display_path(folder)
+    return {n: f"{n} has verified results in {where}" for n in names if n in present}
+
+
+def plan_lines(plan: MovePlan) -> list[str]:
+    """The plan in words, one line each: every cell and what happens to its line, then
+    the warnings and the refusals (the CLI prints them, the dialog shows them)."""
+    lines = []
+    for c in plan.cells:
+        if c.sent:
+            what = (
+                f"line {c.line} becomes '#moved-to {plan.dest}: …'; "
+                f"{plan.source}'s box skips cell {c.index}"
+            )
+        else:
+            what = f"line {c.line} moves (not sent to {plan.source}'s box yet)"
+        lines.append(f"{c.name}{f' [{c.status}]' if c.status else ''}: {what}")
+    lines += [f"warning: {w}" for w in plan.warnings]
+    lines += [f"REFUSED: {p}" for p in plan.problems]
+    return lines
+
+
+def find_source(fleet: Fleet, names: Iterable[str]) -> HostConfig:
+    """The host whose queue file holds the live cells ``names`` (names are unique across
+    the fleet, so a cell's name says where it is). MoveError when one is in no host's
+    file, or they are on several hosts (moved one host at a time)."""
+    checked = check_fleet_queues(fleet)
+    owner: dict[str, str] = {}
+    for s in checked.sources:
+        for c in s.parsed.cells if s.host else ():
+            owner.setdefault(c.name, s.host)
+    wanted = list(dict.fromkeys(names))
+    missing = [n for n in wanted if n not in owner]
+    if missing:
+        gone = {c.name: c for s in checked.sources for c in s.parsed.moved}
+        raise MoveError(
+            "; ".join(
+                f"{n} was moved to {gone[n].moved_to} already ({gone[n].where})"
+                if n in gone
+                else f"no cell {n!r} in any host's queue file (rgt-tui queue check lists them)"
+                for n in missing
+            )
+        )
+    hosts = list(dict.fromkeys(owner[n] for n in wanted))
+    if len(hosts) != 1:
+        where = ", ".join(f"{n} is {owner[n]}'s" for n in wanted)
+        raise MoveError(
+            f"the cells are on {len(hosts)} hosts ({where}) — move one host's at a time"
+        )
+    return fleet.host(hosts[0])
+
+
+def _name_problems(
+    checked: FleetQueues, cell: QueueCell, dest: HostConfig, dest_slots: tuple[QueueCell, ...]
+) -> list[str]:
+    """The fleet-wide name check: ``cell``'s name used by any other live cell, or by a cell
+    of the destination's file that was moved away (its records on that box bear the name)."""
+    others = [c for c in checked.cells if c.name == cell.name and c is not cell]
+    problems = []
+    if others:
+        places = " and ".join(c.where for c in others)
+        problems.append(
+            f"cell name {cell.name!r} is already used at {places} — the name is a cell's "
+            "isolation key (its output directory) across the fleet; rename one config first"
+        )
+    for old in dest_slots:
+        if old.moved_to and old.name == cell.name:
+            problems.append(
+                f"cell name {cell.name!r} was {dest.name}'s before ({old.where}, moved to "
+                f"{old.moved_to}): {dest.name}'s box keeps that cell's records under the name; "
+                "rename the config to move it there"
+            )
+    return problems
+
+
+def _box_lines(box_text: str) -> int:
+    """How many lines of the queue file the box holds (a last line without newline counts)."""
+    return box_text.count("\n") + (1 if box_text and not box_text.endswith("\n") else 0)
+
+
+async def plan_move(
+    fleet: Fleet, source: HostConfig, names: Iterable[str], dest: str, transport: Transport
+) -> MovePlan:
+    """Everything moving ``names`` from ``source`` to host ``dest`` would do, and every
+    reason it must not. ``transport`` reaches the source box (to see which cells it holds
+    and which one runs)."""
+    wanted = list(dict.fromkeys(n for n in names if n))
+    problems: list[str] = []
+    warnings: list[str] = []
+
+    def refused() -> MovePlan:
+        return MovePlan(source.name, dest, (), tuple(problems))
+
+    if not wanted:
+        problems.append("name at least one cell to move")
+    try:
+        target = fleet.host(dest)
+    except KeyError as exc:
+        problems.append(str(exc.args[0]))
+        return refused()
+    if target.name == source.name:
+        problems.append(f"the cells are on {dest} already — name another host with --to")
+    for host in (source, target):
+        if host.queue is None:
+            problems.append(
+                f'host {host.name} has no queue file — add queue = "queues/{host.name}.txt" '
+                f"to its [[hosts]] block in {fleet.path or 'hosts.toml'} and create the file"
+            )
+    if problems:
+        return refused()
+    checked = await asyncio.to_thread(check_fleet_queues, fleet)
+    src, dst = checked.source_for(source.name), checked.source_for(target.name)
+    assert src is not None and dst is not None
+    for s in (src, dst):
+        if s.text is None or s.parsed.problems:
+            problems += [str(p) for p in s.parsed.problems]
+    if problems:
+        problems.append("fix the queue files first (rgt-tui queue check), then move")
+        return refused()
+    assert src.text is not None and dst.text is not None
+    slots = src.parsed.slots
+    chosen: list[tuple[int, QueueCell]] = []
+    for name in wanted:
+        found = [(i, c) for i, c in enumerate(slots) if c.name == name and not c.moved_to]
+        gone = [c for c in src.parsed.moved if c.name == name]
+        if found:
+            chosen.append(found[0])
+            problems += _name_problems(checked, found[0][1], target, dst.parsed.slots)
+        elif gone:
+            problems.append(f"{name} was moved to {gone[0].moved_to} already ({gone[0].where})")
+        else:
+            known = ", ".join(c.name for c in src.parsed.cells) or "none"
+            problems.append(f"no cell {name!r} in {src.parsed.file} (its cells: {known})")
+    for why in (await asyncio.to_thread(verified_cells, fleet, source, wanted)).values():
+        problems.append(
+            f"{why}: it ran and its results are kept — moving it would run it again "
+            "(leave it, or give the new run a config of another name)"
+        )
+    try:
+        facts = await read_queue_facts(source, transport)
+        box_text = await read_box_queue_text(transport, source.name)
+    except (TransportError, QueueError) as exc:
+        problems.append(
+            f"cannot read {source.name}'s queue from its box ({exc.message}) — a move must know "
+            "which cells the box holds and which one runs; try again when it answers"
+        )
+        return refused()
+    changed = prefix_problem(box_text, src.text)
+    if changed is not None:
+        problems.append(
+            f"{src.parsed.file} no longer matches the copy on {source.name}'s box; put the "
+            f"sent lines back first:\n{changed}"
+        )
+        return refused()
+    view = view_from_facts(source, facts)
+    status = {c.index: c for c in view.cells}
+    held = _box_lines(box_text)
+    lines = src.text.split("\n")
+    cells: list[MoveCell] = []
+    for index, cell in chosen:
+        on_box = status.get(index)
+        state = on_box.status if on_box is not None and on_box.name == cell.name else ""
+        if state == RUNNING or cell.name in facts.alive_cells:
+            problems.append(
+                f"{cell.name} is running on {source.name} now — stop or kill it first "
+                f"(rgt-tui queue kill {source.name}), then move it"
+            )
+        elif state == DONE:
+            warnings.append(
+                f"{cell.name} finished on {source.name} but has no verified results: "
+                f"{dest} runs it again; its outputs on {source.name} stay where they are"
+            )
+        if not cell.epochs_given and source.epochs != target.epochs:
+            warnings.append(
+                f"{cell.name}'s line gives no epochs: on {dest} it takes {dest}'s default "
+                f"{target.epochs} ({source.name}'s is {source.epochs}); add the epochs to keep them"
+            )
+        raw = lines[cell.line - 1]
+        cells.append(MoveCell(cell.name, cell.line, index, raw, cell.line <= held, state))
+    return MovePlan(
+        source.name, target.name, tuple(cells), tuple(problems), tuple(warnings),
+        source.queue, target.queue, src.text, dst.text, box_text,
+    )  # fmt: skip
+
+
+def moved_texts(plan: MovePlan, today: str) -> tuple[str, str]:
+    """The source and destination files' new texts (pure). Every other byte is kept: a
+    sent line becomes its ``#moved-to`` line, an unsent one is deleted with its newline,
+    and the destination gets ``# moved from SOURCE on DAY`` and the lines at its end."""
+    eol = "\r\n" if "\r\n" in plan.dest_text else "\n"
+    by_line = {c.line: c for c in plan.cells}
+    pieces = plan.source_text.split("\n")
+    out: list[str] = []
+    for number, raw in enumerate(pieces, start=1):
+        end = "\n" if number < len(pieces) else ""
+        cell = by_line.get(number)
+        if cell is None:
+            out.append(raw + end)
+        elif cell.sent:
+            out.append(moved_marker(plan.dest, raw) + end)
+        # else: a line the box never had goes, with its newline
+    source_text = "".join(out)
+    dest = plan.dest_text
+    if dest and not dest.endswith("\n"):
+        dest += eol
+    dest += f"# moved from {plan.source} on {today}{eol}"
+    dest += "".join(c.raw.removesuffix("\r") + eol for c in plan.cells)
+    return source_text, dest
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path``'s content: a temp file beside it, fsync, rename, the folder fsynced;
+    the file's mode is kept and a symlink keeps pointing at the file it names."""
+    real = path.resolve()
+    mode = real.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(real.parent)
+
+
+def _read(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")
+
+
+async def apply_move(
+    plan: MovePlan, source: HostConfig, transport: Transport, *, today: str | None = None
+) -> MoveResult:
+    """Do a planned move: the box's skips, then the destination file, then the source.
+
+    Refused (MoveError) when the plan has problems or either file changed since it was
+    made. A step that fails says what was done and how to finish.
+    """
+    if not plan.ok:
+        raise MoveError("the move has problems:\n" + "\n".join(plan.problems))
+    assert plan.source_path is not None and plan.dest_path is not None
+    for path, text in ((plan.source_path, plan.source_text), (plan.dest_path, plan.dest_text)):
+        if await asyncio.to_thread(_read, path) != text:
+            raise MoveError(
+                f"{display_path(path)} changed since the move was planned — nothing was "
+                "moved; run the move again"
+            )
+    # An append since the plan (another terminal) may have sent a line this move would
+    # delete as unsent: the box would then hold, and run, a line the file no longer has.
+    try:
+        await transport.connect()
+        box_text = await read_box_queue_text(transport, source.name)
+    except (QueueError, TransportError) as exc:
+        raise MoveError(f"cannot read {source.name}'s queue ({exc}) — nothing was moved") from exc
+    if box_text != plan.box_text:
+        raise MoveError(
+            f"{source.name}'s queue on its box changed since the move was planned (cells were "
+            "appended or launched) — nothing was moved; run the move again"
+        )
+    skipped: list[str] = []
+    if plan.on_box:
+        from rgt_tui.services.queue_control import skip_cell
+
+        for cell in plan.on_box:
+            try:
+                await skip_cell(transport, source.name, cell.name, f"moved to {plan.dest}")
+            except (QueueError, TransportError) as exc:
+                done = f" ({', '.join(skipped)} already skipped there)" if skipped else ""
+                raise MoveError(
+                    f"{source.name}'s box did not record the skip of {cell.name}: {exc} — "
+                    f"no file was changed{done}; run the move again"
+                ) from exc
+            skipped.append(cell.name)
+    day = today or time.strftime("%Y-%m-%d")
+    new_source, new_dest = moved_texts(plan, day)
+    try:
+        await asyncio.to_thread(write_atomically, plan.dest_path, new_dest)
+    except OSError as exc:
+        raise MoveError(
+            f"could not write {display_path(plan.dest_path)} ({exc}); no file was changed"
+            + (f" but {source.name}'s box skips {', '.join(skipped)}" if skipped else "")
+            + " — fix it and run the move again"
+        ) from exc
+    try:
+        await asyncio.to_thread(write_atomically, plan.source_path, new_source)
+    except OSError as exc:
+        raise MoveError(
+            f"{display_path(plan.dest_path)} has the moved lines, but {display_path(plan.source_path)} "
+            f"could not be written ({exc}) — make it writable and, in it, "
+            + "; ".join(
+                f"turn line {c.line} into '{moved_marker(plan.dest, c.raw)}'"
+                if c.sent
+                else f"delete line {c.line}"
+                for c in plan.cells
+            )
+        ) from exc
+    return MoveResult(plan, tuple(skipped))

@@ -1,0 +1,81 @@
+"""`rgt-tui queue stop|kill|retry` end to end: the real entry point, its questions, exit
+codes, and the box's records afterwards."""
+
+from __future__ import annotations
+
+import re
+
+from support.cli import Terminal, arun
+from support.queues import SCRIPT_RUN, wait_view
+
+from rgt_tui.domain.queue_state import DONE, FAILED, KILLED, PENDING, RUNNING, USER_STOPPED
+from rgt_tui.services.queue import launch, plan_launch
+
+
+def gate(name: str) -> str:
+    return f'while [ ! -e "$HOME/{name}" ]; do sleep 0.05; done; echo "{name} open"'
+
+
+async def test_stop_kill_retry_ask_first_and_need_yes_off_a_terminal(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    hold = qf.cell_script("hold", gate("never"))
+    a = qf.cell_script("a", gate("go_a"))
+    b = qf.cell_script("b", "echo b")
+    qf.write_queue(f"{hold} t\n{a} t\n{b} t\n")
+
+    idle = await arun("queue", "kill", "box1", "--hosts", hosts, "--yes")
+    assert idle.returncode == 1 and "no cell is running: nothing to kill" in idle.stderr
+
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+
+    # No terminal and no --yes: refused, and nothing is recorded on the box.
+    for args in (("stop", "box1"), ("kill", "box1"), ("kill", "box1", "hold")):
+        asked = await arun("queue", *args, "--hosts", hosts)
+        assert asked.returncode == 2 and "pass --yes" in asked.stderr, asked.stderr
+    assert "stop " not in (qf.qdir() / "runner.state").read_text()
+    assert "kill " not in qf.state("hold")
+
+    # On a terminal it asks, naming the cell; "n" does nothing.
+    no = Terminal("queue", "kill", "box1", "--hosts", hosts)
+    await no.expect("Kill cell 0 (hold) on box1, running for")
+    await no.expect("and go on to the next cell? [y/N]")
+    no.type("n")
+    code, out, _ = await no.finish()
+    assert code == 1 and "nothing done" in out and "kill " not in qf.state("hold")
+
+    yes = Terminal("queue", "kill", "box1", "hold", "--hosts", hosts, "--grace", "2")
+    await yes.expect("[y/N]")
+    yes.type("y")
+    code, out, err = await yes.finish()
+    assert code == 0, out + err
+    assert "box1: cell hold killed (exit 143); the queue went on to cell 1 (a)" in out
+    assert re.search(r"^kill \d+ user next$", qf.state("hold"), re.M)
+
+    running = await arun("queue", "retry", "box1", "a", "--hosts", hosts, "--yes")
+    assert running.returncode == 1 and "cell a is running now: kill it first" in running.stdout
+
+    stop = await arun("queue", "stop", "box1", "--hosts", hosts, "--yes")
+    assert stop.returncode == 0, stop.stderr
+    assert "box1: the queue stops after cell 1 (a)" in stop.stdout
+    (qf.root() / "go_a").touch()
+    view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+    assert [c.status for c in view.cells] == [KILLED, DONE, PENDING]
+    shown = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert "killed (exit 143)" in shown.stdout
+    assert "stopped by the user after cell 1 (a); cell 2 and later not started" in shown.stdout
+    assert "resume: rgt-tui launch box1 --start 2" in shown.stdout
+
+    done = await arun("queue", "retry", "box1", "a", "--hosts", hosts, "--yes")
+    assert done.returncode == 1 and "retrying a done cell needs --done" in done.stdout
+    (qf.root() / "never").touch()
+    retried = await arun("queue", "retry", "box1", "hold", "--hosts", hosts, "--yes")
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert "box1: hold will run again" in retried.stdout and "launched runner pid" in retried.stdout
+    view = await wait_view(qf, lambda v: v.cells[0].status == DONE and v.state != RUNNING)
+    assert [c.status for c in view.cells] == [DONE, DONE, PENDING]  # b still waits
+    assert view.cells[0].retries == 1
+    assert FAILED not in [c.status for c in view.cells]

@@ -1,0 +1,276 @@
+"""Queue control over the loopback boxes: stop, kill, retry and skip, each checked in the
+box's records and files afterwards. Cells wait on gate files the test creates, never on
+a sleep."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from support.queues import SCRIPT_RUN, wait_view
+from support.waiting import wait_for
+
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    FINISHED,
+    KILLED,
+    PENDING,
+    RETRY,
+    RUNNING,
+    SKIPPED,
+    USER_STOPPED,
+)
+from rgt_tui.services.queue import QueueError, launch, plan_launch
+from rgt_tui.services.queue_box import run_ctl
+from rgt_tui.services.queue_control import (
+    kill_cell,
+    plan_retry,
+    retry_cells,
+    skip_cell,
+    stop_queue,
+)
+from rgt_tui.services.queue_view import read_queue_view
+
+
+def gate(name: str) -> str:
+    """A cell body that waits for ``$HOME/<name>`` (the test opens it), then succeeds."""
+    return f'echo "waiting for {name}"; while [ ! -e "$HOME/{name}" ]; do sleep 0.05; done; echo "{name} open"'
+
+
+async def launched(qf, text: str, **kwargs):
+    qf.write_queue(text)
+    transport = qf.transport()
+    plan = await plan_launch(qf.fleet, qf.host(), transport, **kwargs)
+    assert plan.ok, plan.problems
+    result = await launch(plan, transport)
+    return transport, result
+
+
+async def test_stop_ends_the_queue_after_the_current_cell_and_a_later_launch_goes_on(
+    make_queue_fleet,
+):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    a = qf.cell_script("a", gate("go_a"))
+    b = qf.cell_script("b", "echo b ran")
+    c = qf.cell_script("c", "echo c ran")
+    transport, _ = await launched(qf, f"{a} t\n{b} t\n{c} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell a to run")
+
+    first = await stop_queue(host, transport)
+    assert not first.already and first.current is not None and first.current.name == "a"
+    again = await stop_queue(host, transport)
+    assert again.already  # one request per launch: a second press changes nothing
+    shown = await read_queue_view(host, transport)
+    assert (
+        shown.stop_requested
+        and "stop requested: the queue ends after cell 0 (a)" in shown.stop_text()
+    )
+    assert "stop requested" in shown.summary()
+
+    (qf.root() / "go_a").touch()
+    view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+    assert [(c.name, c.status) for c in view.cells] == [("a", DONE), ("b", PENDING), ("c", PENDING)]
+    assert qf.state("b") == "" and qf.state("c") == ""  # never started
+    runner = (qf.qdir() / "runner.state").read_text().splitlines()
+    assert re.fullmatch(r"stop \d+ user", runner[1]) and runner[2].startswith("stopped ")
+    assert runner[2].endswith(" 1") and re.fullmatch(r"done \d+ 1 0", runner[3])
+    assert len([r for r in runner if r.startswith("stop ")]) == 1
+    log = (qf.qdir() / "queue.log").read_text().splitlines()
+    assert log[-1] == "QUEUE DONE: 1/1 succeeded; failed: none; stopped by the user after cell 0 a"
+    assert view.stop_text() == (
+        "stopped by the user after cell 0 (a); cell 1 and later not started"
+    )
+    assert view.resume_index == 1
+
+    with pytest.raises(QueueError) as idle:  # nothing runs now: nothing to stop
+        await stop_queue(host, transport)
+    assert idle.value.code == "not-running"
+
+    plan = await plan_launch(qf.fleet, host, transport, start_index=view.resume_index)
+    assert plan.ok, plan.problems
+    await launch(plan, transport)
+    await transport.close()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the relaunch to finish")
+    assert [c.status for c in view.cells] == [DONE, DONE, DONE]
+
+
+async def test_kill_then_next_kills_the_cell_tree_and_the_queue_goes_on(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    # The cell holds a child (a DataLoader worker, say): the kill must reach it too.
+    hold = qf.cell_script("hold", 'sleep 600 & echo $! > "$HOME/child.pid"; echo started; wait')
+    after = qf.cell_script("after", "echo after ran")
+    transport, _ = await launched(qf, f"{hold} t\n{after} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the hold cell to run")
+    await wait_for(lambda: (qf.root() / "child.pid").exists(), what="the child to start")
+    child = int((qf.root() / "child.pid").read_text())
+
+    result = await kill_cell(host, transport, then="next", grace_s=5)
+    assert result.ended and result.cell is not None and result.cell.status == KILLED
+    assert result.cell.exit_code == 143 and result.cell.label == "killed (exit 143)"
+    assert "killed by the user" in result.cell.note and result.pid > 0
+    state = qf.state("hold").splitlines()
+    assert re.fullmatch(r"kill \d+ user next", state[-2]) and state[-1].split()[::2] == [
+        "end",
+        "143",
+    ]
+    await wait_for(lambda: not _alive(child), what="the cell's child to die")
+
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to go on and finish")
+    assert [(c.name, c.status) for c in view.cells] == [("hold", KILLED), ("after", DONE)]
+    log = (qf.qdir() / "queue.log").read_text().splitlines()
+    assert log[-1] == "QUEUE DONE: 1/2 succeeded; failed: hold(killed by the user, exit 143)"
+    assert any("cell hold: killed by the user: TERM to" in line for line in
+               (qf.qdir() / "cells" / "hold.log").read_text().splitlines())  # fmt: skip
+
+    with pytest.raises(QueueError) as nothing:  # refused: no cell runs
+        await kill_cell(host, transport)
+    assert nothing.value.code == "not-running"
+    box = await run_ctl(transport, "kill", "rgt-box1", "after", "next", 1)  # the box's own check
+    assert box.stdout.startswith("refused\tnot-running\t")
+    await transport.close()
+    assert "kill " not in qf.state("after")
+
+
+async def test_kill_then_stop_kills_a_cell_ignoring_term_and_stops_the_queue(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    # Ignores SIGTERM: only the KILL after the grace ends it.
+    stubborn = qf.cell_script("stubborn", "trap '' TERM; echo up; while :; do sleep 0.05; done")
+    nxt = qf.cell_script("never", "echo never ran")
+    transport, _ = await launched(qf, f"{stubborn} t\n{nxt} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the stubborn cell to run")
+
+    result = await kill_cell(host, transport, "stubborn", then="stop", grace_s=1)
+    assert result.ended and result.cell is not None and result.cell.exit_code == 137
+    view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+    await transport.close()
+    assert [(c.name, c.status) for c in view.cells] == [("stubborn", KILLED), ("never", PENDING)]
+    assert qf.state("never") == ""
+    assert re.search(r"^kill \d+ user stop$", qf.state("stubborn"), re.M)
+    assert re.search(r"^stop \d+ kill$", (qf.qdir() / "runner.state").read_text(), re.M)
+    assert (
+        "still running 1 s after TERM: KILL" in (qf.qdir() / "cells" / "stubborn.log").read_text()
+    )
+
+
+async def test_retry_sets_outputs_aside_and_reruns_only_that_cell_under_its_name(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    # Fails until the test "fixes" it; each attempt writes into its {out} ($2).
+    flaky = qf.cell_script(
+        "flaky",
+        'mkdir -p "$2"; if [ -e "$HOME/fixed" ]; then echo second > "$2/result"; exit 0; fi; '
+        'echo first > "$2/result"; echo "boom"; exit 4',
+    )
+    ok = qf.cell_script("steady", 'mkdir -p "$2"; echo steady > "$2/result"')
+    transport, _ = await launched(qf, f"{flaky} t\n{ok} t\n")
+    host = qf.host()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the first run")
+    assert [c.status for c in view.cells] == [FAILED, DONE]
+
+    refused = await plan_retry(qf.fleet, host, transport, ["steady", "nope"])
+    assert not refused.ok
+    assert any(
+        "steady is done (exit 0): retrying a done cell needs --done" in p for p in refused.problems
+    )
+    assert any("no cell named nope" in p for p in refused.problems)
+    box = await run_ctl(transport, "retry", "rgt-box1", 0, "steady", "-")  # the box checks too
+    assert box.stdout.startswith("refused\tdone\t")
+
+    (qf.root() / "fixed").touch()
+    plan = await plan_retry(qf.fleet, host, transport, ["flaky"])
+    assert plan.ok, plan.problems
+    out = str(qf.root() / "results" / "flaky")
+    assert plan.outs == (out,) and plan.launch is not None and not plan.running
+    result = await retry_cells(plan, transport)
+    await transport.close()
+    assert result.launched is not None and not result.running
+    ((name, aside),) = result.aside
+    assert name == "flaky" and re.fullmatch(re.escape(out) + r"\.before-retry-\d{8}-\d{6}", aside)
+
+    view = await wait_view(qf, lambda v: v.state == FINISHED and v.cells[0].status == DONE,
+                           what="the retry to finish")  # fmt: skip
+    assert (qf.root() / "results" / "flaky" / "result").read_text() == "second\n"
+    assert (Path(aside) / "result").read_text() == "first\n"  # set aside, intact
+    records = [line.split()[0] for line in qf.state("flaky").splitlines()]
+    assert records == ["start", "end", "retry", "start", "end"]
+    assert qf.state("flaky").splitlines()[2].endswith(" " + aside)
+    assert len(qf.state("steady").splitlines()) == 2  # ran once: only the retried cell ran
+    assert view.cells[0].retries == 1 and view.cells[0].set_aside == aside
+    runner = (qf.qdir() / "runner.state").read_text().splitlines()
+    assert runner[-2].split()[4] == "2"  # the retry launch starts past the last cell
+
+
+async def test_retry_while_running_runs_before_the_next_cell_and_a_running_cell_is_refused(
+    make_queue_fleet,
+):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    bad = qf.cell_script("bad", 'if [ -e "$HOME/fixed" ]; then echo fine; else exit 2; fi')
+    a = qf.cell_script("a", gate("go_a"))
+    c = qf.cell_script("c", "echo c ran")
+    transport, _ = await launched(qf, f"{bad} t\n{a} t\n{c} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cell a to run")
+
+    running = await plan_retry(qf.fleet, host, transport, ["a"])
+    assert not running.ok and "cell a is running now: kill it first" in running.problems[0]
+    box = await run_ctl(transport, "retry", "rgt-box1", 0, "a", "-")
+    assert box.stdout.startswith("refused\trunning\t")
+
+    (qf.root() / "fixed").touch()
+    plan = await plan_retry(qf.fleet, host, transport, ["bad"])
+    assert plan.ok and plan.running and plan.launch is None
+    assert plan.outs == (str(qf.root() / "results" / "bad"),) and not plan.warnings
+    result = await retry_cells(plan, transport)
+    # bad never made its {out}: nothing was there to set aside
+    assert result.running and result.launched is None and result.aside == (("bad", "-"),)
+    shown = await read_queue_view(host, transport)
+    await transport.close()
+    assert shown.cells[0].status == RETRY and shown.cells[0].label == "retry queued"
+
+    (qf.root() / "go_a").touch()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    assert [c.status for c in view.cells] == [DONE, DONE, DONE]
+    log = (qf.qdir() / "queue.log").read_text()
+    assert log.index("cell 0 bad: retry asked by the user") < log.index("cell 2 c: start")
+
+
+async def test_skip_keeps_a_cell_from_running_and_is_refused_for_a_running_cell(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    a = qf.cell_script("a", gate("go_a"))
+    moved = qf.cell_script("moved_away", 'echo must not run > "$HOME/ran"')
+    c = qf.cell_script("c", "echo c ran")
+    transport, _ = await launched(qf, f"{a} t\n{moved} t\n{c} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell a to run")
+
+    with pytest.raises(QueueError) as busy:
+        await skip_cell(transport, "box1", "a", "moved to box2")
+    assert busy.value.code == "running" and "skip" not in qf.state("a")
+    await skip_cell(transport, "box1", "moved_away", "moved to box2\nsecond line\x1b[31m")
+    shown = await read_queue_view(host, transport)
+    assert (shown.cells[1].status, shown.cells[1].label) == (SKIPPED, "moved")
+    assert shown.cells[1].note == "moved to box2 second line[31m"  # one line, no control
+    await transport.close()
+
+    (qf.root() / "go_a").touch()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    assert [c.status for c in view.cells] == [DONE, SKIPPED, DONE]
+    assert not (qf.root() / "ran").exists()
+    assert [line.split()[0] for line in qf.state("moved_away").splitlines()] == ["skip"]
+    log = (qf.qdir() / "queue.log").read_text().splitlines()
+    assert any(
+        line.endswith("cell 1 moved_away skipped: moved to box2 second line[31m") for line in log
+    )
+    assert log[-1] == "QUEUE DONE: 2/2 succeeded; failed: none; skipped: moved_away"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(") ", 1)[1][0] not in "ZX"
+    except OSError:
+        return False

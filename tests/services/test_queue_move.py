@@ -1,0 +1,244 @@
+"""`queue move` over two loopback boxes: lines move between the hosts' queue files, names
+unchanged, the source box skips a cell it holds, and every refusal changes nothing."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+from support.cli import arun
+from support.queues import GATE, SCRIPT_RUN, wait_view
+
+from rgt_tui.cli.queue import format_view
+from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
+from rgt_tui.services.queue import append_cells, launch, plan_launch
+from rgt_tui.services.queue_check import check_fleet_queues
+from rgt_tui.services.queue_move import (
+    MoveError,
+    apply_move,
+    find_source,
+    moved_texts,
+    plan_move,
+)
+from rgt_tui.services.records import atomic_write_json, fleet_host_dir, verification_path
+
+DAY = "2026-11-27"
+
+
+async def move(qf, names, dest, *, source="box1"):
+    """Plan and apply a move as the CLI does (the plan must be ok)."""
+    transport = qf.transport(source)
+    try:
+        plan = await plan_move(qf.fleet, qf.host(source), names, dest, transport)
+        assert plan.ok, plan.problems
+        return plan, await apply_move(plan, qf.host(source), transport, today=DAY)
+    finally:
+        await transport.close()
+
+
+async def refused(qf, names, dest, *, source="box1"):
+    transport = qf.transport(source)
+    try:
+        plan = await plan_move(qf.fleet, qf.host(source), names, dest, transport)
+    finally:
+        await transport.close()
+    assert not plan.ok
+    with pytest.raises(MoveError):
+        await apply_move(plan, qf.host(source), qf.transport(source))
+    return "\n".join(plan.problems)
+
+
+async def test_an_undeployed_cell_moves_and_every_other_byte_stays(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    box1 = "# box1 sweep\ncells/a.sh t 1\n\ncells/b.sh t   # default epochs\ncells/c.sh t 2"
+    box2 = "# box2\r\ncells/x.sh t 1\r\n"  # CRLF, as a Windows editor leaves it
+    qf.write_queue(box1, "box1")
+    qf.write_queue(box2, "box2")
+    qf.queue_file("box1").chmod(0o640)
+    qf.queue_file("box2").chmod(0o600)
+    assert find_source(qf.fleet, ["b", "c"]).name == "box1"
+
+    plan, result = await move(qf, ["b", "c"], "box2")
+    assert [(c.name, c.line, c.sent) for c in plan.cells] == [("b", 4, False), ("c", 5, False)]
+    assert result.skipped == ()  # nothing on the box: nothing to skip
+    # Lines the box never had are deleted with their newline; nothing else changes.
+    assert qf.queue_file("box1").read_bytes() == b"# box1 sweep\ncells/a.sh t 1\n\n"
+    assert (
+        qf.queue_file("box2").read_bytes()
+        == (
+            box2
+            + f"# moved from box1 on {DAY}\r\ncells/b.sh t   # default epochs\r\ncells/c.sh t 2\r\n"
+        ).encode()
+    )
+    assert stat.S_IMODE(qf.queue_file("box1").stat().st_mode) == 0o640
+    assert stat.S_IMODE(qf.queue_file("box2").stat().st_mode) == 0o600
+    checked = check_fleet_queues(qf.fleet)
+    assert checked.ok, checked.messages()
+    assert [(c.name, c.file.rsplit("/", 1)[1]) for c in checked.cells] == [
+        ("a", "box1.txt"), ("x", "box2.txt"), ("b", "box2.txt"), ("c", "box2.txt"),
+    ]  # fmt: skip
+    assert not list(qf.queue_file("box1").parent.glob(".*.tmp"))  # no temp file left
+
+
+async def test_a_deployed_cell_of_a_running_queue_is_skipped_there_and_runs_on_the_other_host(
+    make_queue_fleet,
+):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    moved_b = qf.cell_script("b", 'mkdir -p "$2"; echo "b ran on $HOME" > "$2/out"')
+    after = qf.cell_script("c", "echo c")
+    qf.cell_script("b", 'mkdir -p "$2"; echo "b ran on $HOME" > "$2/out"', name="box2")
+    x = qf.cell_script("x", "echo x", name="box2")
+    qf.write_queue(f"{gate} t 1\n{moved_b} t 1\n{after} t 1\n", "box1")
+    qf.write_queue(f"{x} t 1\n", "box2")
+    # b's outputs on box1 from an earlier run of its own: the move leaves them alone.
+    old = qf.root("box1") / "results" / "b"
+    old.mkdir(parents=True)
+    (old / "keep.txt").write_text("earlier output\n")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+
+    plan, result = await move(qf, ["b"], "box2")
+    assert [(c.name, c.index, c.sent) for c in plan.on_box] == [("b", 1, True)]
+    assert result.skipped == ("b",)
+    assert qf.queue_file("box1").read_text() == (
+        f"{gate} t 1\n#moved-to box2: {moved_b} t 1\n{after} t 1\n"
+    )
+    assert qf.queue_file("box2").read_text() == (
+        f"{x} t 1\n# moved from box1 on {DAY}\n{moved_b} t 1\n"
+    )
+    assert "skip " in qf.state("b") and "moved to box2" in qf.state("b")
+    assert check_fleet_queues(qf.fleet).ok
+    shown = await wait_view(qf, lambda v: v.cells[1].label == "moved", what="b shown moved")
+    assert "moved to box2" in format_view(shown).splitlines()[2]  # queue show's line for b
+
+    # The source's append is not refused by the prefix check: d joins as cell 3.
+    tail = qf.cell_script("d", "echo d")
+    qf.append_queue(f"{tail} t 1\n", "box1")
+    t1 = qf.transport("box1")
+    appended = await append_cells(qf.fleet, qf.host("box1"), t1)
+    await t1.close()
+    assert [(c.index, c.name) for c in appended.added] == [(3, "d")]
+
+    t2 = qf.transport("box2")
+    plan2 = await plan_launch(qf.fleet, qf.host("box2"), t2)
+    assert plan2.ok, plan2.problems
+    await launch(plan2, t2)
+    await t2.close()
+    there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's queue")
+    assert [(c.name, c.status) for c in there.cells] == [("x", DONE), ("b", DONE)]
+    assert (
+        qf.root("box2") / "results" / "b" / "out"
+    ).read_text() == f"b ran on {qf.root('box2')}\n"
+
+    (qf.root("box1") / "go").touch()
+    here = await wait_view(qf, lambda v: v.state == FINISHED, what="box1's queue")
+    statuses = {c.name: c.status for c in here.cells}
+    assert statuses["gate"] == statuses["c"] == statuses["d"] == DONE
+    assert statuses["b"] != DONE and "start " not in qf.state("b")  # never run on box1
+    assert sorted(p.name for p in old.iterdir()) == ["keep.txt"]  # box1's outputs untouched
+    assert (old / "keep.txt").read_text() == "earlier output\n"
+    # A later launch plan of box1 accepts the '#moved-to' line (cells keep their index)...
+    t1 = qf.transport("box1")
+    again = await plan_launch(qf.fleet, qf.host("box1"), t1, start_index=2)
+    assert again.ok, again.problems
+    assert [c.name for c in again.cells] == ["gate", "b", "c", "d"]
+    # ...and a fresh one, which would send it as a new line, asks for it to go.
+    fresh = await plan_launch(qf.fleet, qf.host("box1"), t1, fresh=True)
+    await t1.close()
+    assert any("marked '#moved-to box2'" in p and "delete that line" in p for p in fresh.problems)
+
+
+async def test_refused_moves_change_nothing(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    qf.write_queue(f"{gate} t 1\ncells/a.sh t 1\ncells/b.sh t 1\ncells/v.sh t 1\n", "box1")
+    # b was box2's once: moved away, its records on box2's box bear the name.
+    qf.write_queue("#moved-to box1: cells/b.sh t 1\ncells/y.sh t\n", "box2")
+    folder = fleet_host_dir(qf.fleet, "box1")
+    record = {"version": 1, "host": "box1", "ok": True, "checks": [],
+              "roster": {"expected": ["v"], "present": ["v"], "missing": []}}  # fmt: skip
+    atomic_write_json(verification_path(folder), record)
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+    # Now box2 also has a cell named a (a duplicate `queue check` reports).
+    qf.append_queue("other/a.sh t 5\n", "box2")
+    before = {h: qf.queue_file(h).read_bytes() for h in ("box1", "box2")}
+    state_before = qf.state("a")
+
+    used = await refused(qf, ["a"], "box2")
+    assert "cell name 'a' is already used at" in used and "box2.txt:3" in used
+    once = await refused(qf, ["b"], "box2")
+    assert "'b' was box2's before" in once and "box2.txt:1" in once
+    running = await refused(qf, ["gate"], "box2")
+    assert "gate is running on box1 now — stop or kill it first" in running
+    verified = await refused(qf, ["v"], "box2")
+    assert "v has verified results in" in verified and "moving it would run it again" in verified
+    missing = await refused(qf, ["nosuch"], "box2")
+    assert "no cell 'nosuch'" in missing
+    nowhere = await refused(qf, ["a"], "box9")
+    assert "no host named 'box9'" in nowhere
+
+    assert {h: qf.queue_file(h).read_bytes() for h in ("box1", "box2")} == before
+    assert qf.state("a") == state_before and "skip" not in qf.state("gate")
+    (qf.root("box1") / "go").touch()
+
+
+async def test_a_file_changed_after_the_plan_is_not_overwritten(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue("cells/a.sh t 1\ncells/b.sh t 1\n", "box1")
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    t1 = qf.transport("box1")
+    plan = await plan_move(qf.fleet, qf.host("box1"), ["b"], "box2", t1)
+    assert plan.ok
+    qf.append_queue("cells/y.sh t 1\n", "box2")  # the user edits while the plan is shown
+    with pytest.raises(MoveError, match="changed since the move was planned"):
+        await apply_move(plan, qf.host("box1"), t1, today=DAY)
+    assert qf.queue_file("box1").read_text() == "cells/a.sh t 1\ncells/b.sh t 1\n"
+    assert qf.queue_file("box2").read_text() == "cells/x.sh t 1\ncells/y.sh t 1\n"
+    # A launch since the plan sent b: deleting it as unsent would break the prefix.
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    plan = await plan_move(qf.fleet, qf.host("box1"), ["b"], "box2", t1)
+    assert plan.ok and not plan.on_box
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    with pytest.raises(MoveError, match="queue on its box changed since the move was planned"):
+        await apply_move(plan, qf.host("box1"), t1, today=DAY)
+    assert qf.queue_file("box1").read_text() == "cells/a.sh t 1\ncells/b.sh t 1\n"
+    # The texts alone: an unsent line goes with its newline, the rest stays.
+    await t1.close()
+    source, dest = moved_texts(plan, DAY)
+    assert source == "cells/a.sh t 1\n" and dest.endswith(
+        f"# moved from box1 on {DAY}\ncells/b.sh t 1\n"
+    )
+
+
+async def test_the_cli_asks_before_the_box_must_skip_and_moves_with_yes(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    qf.write_queue(f"{gate} t 1\ncells/b.sh t 1\n", "box1")
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+    hosts = qf.loopback.hosts_file
+
+    asked = await arun("queue", "move", "b", "--to", "box2", "--hosts", hosts)
+    assert asked.returncode == 2, asked.stderr
+    assert "box1's box holds b and must skip them" in asked.stderr and "--yes" in asked.stderr
+    assert "b" not in qf.queue_file("box2").read_text().split("x.sh")[1]
+    assert "skip" not in qf.state("b")
+
+    used = await arun("queue", "move", "b", "--to", "box1", "--hosts", hosts)
+    assert used.returncode == 1 and "on box1 already" in used.stdout
+
+    done = await arun("queue", "move", "b", "--to", "box2", "--yes", "--hosts", hosts)
+    assert done.returncode == 0, done.stderr
+    assert "moved b from box1 to box2" in done.stdout and "box1's box skips b" in done.stdout
+    assert qf.queue_file("box1").read_text().splitlines()[1] == "#moved-to box2: cells/b.sh t 1"
+    assert "moved to box2" in qf.state("b")
+    (qf.root("box1") / "go").touch()

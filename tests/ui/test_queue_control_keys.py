@@ -1,0 +1,105 @@
+"""The Queue tab's control keys against real loopback boxes: X kills the running cell
+after a dialog naming it, R retries a cell picked from a list, S stops after the current
+cell; the records on the box are checked afterwards."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from support.pilot import SIZE, make_app, notes, palette_titles, text_of, wait_for
+from support.queues import SCRIPT_RUN, wait_view
+from textual.widgets import OptionList, Static
+
+from rgt_tui.domain.queue_state import DONE, KILLED, RUNNING, USER_STOPPED
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.queue_control import CellPickScreen, ControlConfirmScreen
+from rgt_tui.services.queue import launch, plan_launch
+
+
+def gate(name: str) -> str:
+    return f'while [ ! -e "$HOME/{name}" ]; do sleep 0.05; done; echo "{name} open"'
+
+
+async def modal(pilot: Any, kind: type) -> Any:
+    return await wait_for(
+        lambda: pilot.app.screen if isinstance(pilot.app.screen, kind) else None,
+        what=kind.__name__,
+        pilot=pilot,
+    )
+
+
+async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet, tmp_path: Path):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hold = qf.cell_script("hold", gate("never"))
+    a = qf.cell_script("a", gate("go_a"))
+    b = qf.cell_script("b", "echo b ran")
+    qf.write_queue(f"{hold} t\n{a} t\n{b} t\n")
+    transport = qf.transport()
+    plan = await plan_launch(qf.fleet, qf.host(), transport)
+    await launch(plan, transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell hold to run")
+
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.queue_poller.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        assert any(t.startswith("Kill running cell: box1") for t in await palette_titles(app))
+        app.open_host("box1", "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None,
+            what="the detail screen",
+            pilot=pilot,
+        )
+        await wait_for(lambda: screen.active_tab == "queue", what="the Queue tab", pilot=pilot)
+        await wait_for(
+            lambda: screen.queue_view is not None and screen.queue_view.current is not None,
+            what="the poller's view with the running cell",
+            pilot=pilot,
+        )
+        body = screen.query_one(".queue-body", Static)
+        await wait_for(lambda: "S stop after this cell" in text_of(body), pilot=pilot)
+
+        await pilot.press("X")
+        confirm = await modal(pilot, ControlConfirmScreen)
+        assert "Kill cell hold on box1 now?" in text_of(confirm.query_one("#qc-body", Static))
+        assert app.focused is not None and app.focused.id == "qc-cancel"  # Enter alone: cancel
+        await pilot.click("#qc-next")
+        view = await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="the next cell")
+        assert view.cells[0].status == KILLED
+        assert "kill " in qf.state("hold") and " user next" in qf.state("hold")
+        await wait_for(lambda: any("killed (exit 143)" in n for n in notes(app)), pilot=pilot)
+
+        await wait_for(  # the dialog names the cell the poller saw last
+            lambda: screen.queue_view.current is not None and screen.queue_view.current.name == "a",
+            pilot=pilot,
+        )
+        await pilot.press("S")
+        confirm = await modal(pilot, ControlConfirmScreen)
+        assert "after cell 1 (a)" in text_of(confirm.query_one("#qc-body", Static))
+        await pilot.click("#qc-stop")
+        await wait_for(lambda: "stop " in (qf.qdir() / "runner.state").read_text(), pilot=pilot)
+        (qf.root() / "go_a").touch()
+        await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+        await wait_for(lambda: "stopped by the user after cell 1 (a)" in text_of(body), pilot=pilot)
+
+        (qf.root() / "never").touch()  # the retry of hold now succeeds
+        await pilot.press("R")
+        picker = await modal(pilot, CellPickScreen)
+        options = picker.query_one(OptionList)
+        assert [options.get_option_at_index(i).id for i in range(options.option_count)] == [
+            "hold", "a",
+        ]  # fmt: skip
+        await pilot.press("enter")  # the first: hold
+        confirm = await modal(pilot, ControlConfirmScreen)
+        assert "Retry cell hold on box1?" in text_of(confirm.query_one("#qc-body", Static))
+        await pilot.click("#qc-retry")
+        view = await wait_view(
+            qf, lambda v: v.cells[0].status == DONE and v.state != "running", what="the retry"
+        )
+        assert [c.status for c in view.cells][:2] == [DONE, DONE]
+        assert qf.state("b") == ""  # the retry launch runs only the retried cell
+        assert [r.split()[0] for r in qf.state("hold").splitlines()] == [
+            "start", "kill", "end", "retry", "start", "end",
+        ]  # fmt: skip

@@ -1,0 +1,73 @@
+"""The Queue keys' "Move cells…" (m, and the palette): typed cells and host, the plan,
+a refusal shown, and a move of a cell the running box holds, against loopback boxes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from support.pilot import SIZE, make_app, notes, palette_titles, text_of, wait_for
+from support.queues import GATE, SCRIPT_RUN, wait_view
+from textual.widgets import Button, Static
+
+from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
+from rgt_tui.services.queue import launch, plan_launch
+
+
+async def planned(pilot: Any, screen: QueueMoveScreen, says: str) -> str:
+    """The dialog's notes once they say ``says``."""
+
+    def ready() -> str:
+        text = text_of(screen.query_one("#move-notes", Static))
+        return text if says in text else ""
+
+    return await wait_for(ready, what=f"the move plan to say {says!r}", pilot=pilot)
+
+
+async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    qf.write_queue(f"{gate} t 1\ncells/b.sh t 1\n", "box1")
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        titles = await palette_titles(app)
+        assert "Move cells…: box1" in titles and "Move cells…: box2" in titles
+        await pilot.press("m")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
+            what="the move dialog",
+            pilot=pilot,
+        )
+        assert screen.host.name == "box1"
+        # A running cell first: refused, and Move stays disabled.
+        await pilot.press(*"gate", "enter", *"box2", "enter")
+        refused = await planned(pilot, screen, "REFUSED")
+        assert "gate is running on box1 now" in refused
+        assert screen.query_one("#move-go", Button).disabled
+
+        cells = screen.query_one("#move-cells")
+        cells.focus()
+        await pilot.press(*["backspace"] * 4, "b", "enter", "enter")
+        await planned(pilot, screen, "box1's box skips cell 1")
+        go = screen.query_one("#move-go", Button)
+        assert not go.disabled and "box1 skips b" in str(go.label)
+        assert app.focused is go
+        await pilot.press("enter")
+        await wait_for(
+            lambda: isinstance(app.screen, FleetScreen), what="the dialog to close", pilot=pilot
+        )
+        assert any("cells moved" in n and "box1's box skips b" in n for n in notes(app)), notes(app)
+    assert qf.queue_file("box1").read_text() == f"{gate} t 1\n#moved-to box2: cells/b.sh t 1\n"
+    assert qf.queue_file("box2").read_text().endswith("\ncells/b.sh t 1\n")
+    assert "moved to box2" in qf.state("b")
+    (qf.root("box1") / "go").touch()
