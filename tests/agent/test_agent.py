@@ -829,7 +829,10 @@ def test_queue_watch_finds_the_running_cell_and_follows_it(tmp_path):
             "old_boot": f"start 300 boot0 {me}\n",  # died with the previous boot (GEN6)
             "killed": f"start 310 boot1 {dead}\n",  # no end record, pid gone
             "early": f"start 320 boot1 {me}\n",
-            "late": f"start 330 boot1 {me}\n",
+            # Records that follow a start while it runs (the code it runs, a kill asked)
+            # leave it running: only start/end lines decide.
+            "late": f"start 330 boot1 {me}\ncode tree={'a' * 64} commit=- dirty=0\n"
+            "kill 331 user next\n",
             "half": f"start 340 boot1 {me}",  # no newline yet: still being written
         },
         runner="launch 90 boot1 tmux 0 /x 1\n",

@@ -27,8 +27,12 @@ def complete_lines(text):
 
 
 def open_attempt(state_text, boot_id):
-    """(start time, pid) of a cell's unfinished attempt of this boot; None otherwise."""
-    lines = complete_lines(state_text)
+    """(start time, pid) of a cell's unfinished attempt of this boot; None otherwise.
+
+    Only ``start`` and ``end`` lines decide: other records follow a start while the
+    attempt runs (``code``, the code it runs; ``kill``, a kill asked by the user), and
+    reading the last line alone would lose the running cell behind them."""
+    lines = [ln for ln in complete_lines(state_text) if ln.split()[:1] in (["start"], ["end"])]
     if not lines:
         return None
     words = lines[-1].split()
