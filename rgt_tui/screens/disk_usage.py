@@ -39,7 +39,7 @@ DISK_BINDING = Binding(
     "u",
     "disk_usage",
     "Usage",
-    tooltip="What fills the box's disk: largest folders, HF cache, old checkpoints; delete typed",
+    tooltip="What fills the disk: largest folders, HF cache, old checkpoints",
 )
 
 

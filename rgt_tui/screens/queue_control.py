@@ -44,14 +44,14 @@ QUEUE_CONTROL_BINDINGS = [
         "queue_control('kill')",
         "Kill cell",
         key_display="X",
-        tooltip="Queue tab: kill the running cell now, then go on or stop (asks first)",
+        tooltip="Queue tab: kill the running cell now (asks first)",
     ),
     Binding(
         "R",
         "queue_control('retry')",
         "Retry cell",
         key_display="R",
-        tooltip="Queue tab: re-run a failed or killed cell, its outputs set aside (asks first)",
+        tooltip="Queue tab: re-run a failed or killed cell, old outputs kept",
     ),
 ]
 CONTROL_ACTIONS = {
