@@ -29,7 +29,7 @@ from rgt_tui.domain.ssh_target import (
 )
 
 __all__ = [
-    "ConfigError", "Credential", "Fleet", "HostConfig", "Readiness", "SshTarget", "Thresholds",
+    "ConfigError", "Credential", "Fleet", "FleetWatch", "HostConfig", "HostWatch", "Readiness", "SshTarget", "Thresholds",
     "make_fleet", "parse_ssh_target", "SSH_FORMS", "LOCAL",
 ]  # fmt: skip
 
@@ -48,14 +48,18 @@ READY_KEYS = (
 PREFLIGHT_CHECKS = (
     "python", "torch", "gpu", "driver", "gpu-busy", "disk", "durable", "tmux", "code",
 )  # fmt: skip
+# Watching while the app is closed (issue 31): see config_watch.
+WATCH_FLEET_KEYS = ("notify", "notify_reminder_minutes", "tui_notify", "pull_rate_mbit")
+WATCH_HOST_KEYS = ("notify", "pull_every", "stop", "autostop_minutes")
 FLEET_KEYS = (
     "results_dir", "poll_seconds", "default_epochs", "thresholds", "verify_python", *READY_KEYS,
+    *WATCH_FLEET_KEYS,
 )  # fmt: skip
 THRESHOLD_KEYS = tuple(f.name for f in fields(Thresholds))
 HOST_KEYS = (
     "name", "ssh", "identity_file", "known_hosts", "profile", "cost_per_hour", "started_at",
     "workdir", "durable_dir", "mounts", "queue", "run", "pull", "teardown", "epochs",
-    "host_key", *READY_KEYS,
+    "host_key", *READY_KEYS, *WATCH_HOST_KEYS,
 )  # fmt: skip
 # How an unknown host key is treated: "strict" refuses it until the user trusts it;
 # "accept-new" (OpenSSH's meaning) records a first key and still refuses a changed one.
@@ -161,6 +165,37 @@ class Readiness:
 
 
 @dataclass(frozen=True)
+class HostWatch:
+    """A host's keys for ``rgt-tui watch`` (issue 31), defaults filled in.
+
+    ``notify``: Apprise URLs (the fleet's, then the host's own), written with
+    ``${VAR}`` where a secret goes — expanded from the environment at send time, never
+    stored; ``pull_every_s``: seconds between periodic pulls (None: the profile's
+    default, else none); ``stop``: the provider's reversible stop command ``watch`` may
+    run (opt-in, never a destroy); ``autostop_minutes``: how long the GPUs must idle
+    after the queue ended, every result pulled and verified, before that stop.
+    """
+
+    notify: tuple[str, ...] = ()
+    pull_every_s: float | None = None
+    stop: str | None = None
+    autostop_minutes: float | None = None
+
+
+@dataclass(frozen=True)
+class FleetWatch:
+    """The ``[fleet]`` keys of ``rgt-tui watch``: the fleet's notification targets
+    (every host's, before its own), how long an open alert waits before a reminder,
+    whether the TUI sends notifications too (off: ``watch`` is the one sender, so no one
+    is told twice), and the bandwidth budget every pull of the fleet shares."""
+
+    notify: tuple[str, ...] = ()
+    reminder_minutes: float = 60.0
+    tui_notify: bool = False
+    pull_rate_mbit: float | None = None
+
+
+@dataclass(frozen=True)
 class HostConfig:
     """One ``[[hosts]]`` block with every default filled in."""
 
@@ -186,6 +221,7 @@ class HostConfig:
     # it before anything runs on the box; None: pulls may go ahead.
     pull_refused: str | None = None
     ready: Readiness = Readiness()
+    watch: HostWatch = HostWatch()
 
     @property
     def is_local(self) -> bool:
@@ -208,6 +244,7 @@ class Fleet:
     # training environment's); None: this app's own interpreter.
     verify_python: str | None = None
     ready: Readiness = Readiness()  # the [fleet] defaults every host's own keys override
+    watch: FleetWatch = FleetWatch()
 
     def host(self, name: str) -> HostConfig:
         """The host called ``name``; KeyError listing the known names otherwise."""
@@ -227,11 +264,12 @@ def make_fleet(
     hosts: tuple[HostConfig, ...],
     verify_python: str | None = None,
     ready: Readiness = Readiness(),
+    watch: FleetWatch = FleetWatch(),
 ) -> Fleet:
     """Assemble a Fleet, standing this machine in when no host was configured."""
     if hosts:
         return Fleet(
-            path, results_dir, poll, epochs, thresholds, hosts, False, verify_python, ready
+            path, results_dir, poll, epochs, thresholds, hosts, False, verify_python, ready, watch
         )  # fmt: skip
     local = HostConfig(
         name=LOCAL, ssh=None, identity_file=None, known_hosts=None, profile=DEFAULT_PROFILE,
@@ -244,5 +282,5 @@ def make_fleet(
         ready=ready,
     )  # fmt: skip
     return Fleet(
-        path, results_dir, poll, epochs, thresholds, (local,), True, verify_python, ready
+        path, results_dir, poll, epochs, thresholds, (local,), True, verify_python, ready, watch
     )  # fmt: skip

@@ -22,9 +22,17 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rgt_tui.domain.config import HOST_KEY_POLICIES, HOST_KEYS, RUN_FIELDS, HostConfig, Readiness
+from rgt_tui.domain.config import (
+    HOST_KEY_POLICIES,
+    HOST_KEYS,
+    RUN_FIELDS,
+    FleetWatch,
+    HostConfig,
+    Readiness,
+)
 from rgt_tui.domain.config_ready import readiness
 from rgt_tui.domain.config_toml import Table
+from rgt_tui.domain.config_watch import host_watch
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.domain.queue_file import bracket_problem
 from rgt_tui.domain.ssh_target import (
@@ -45,6 +53,7 @@ def host_config(
     default_epochs: int,
     profiles: Sequence[str],
     fleet_ready: Readiness | None = None,
+    fleet_watch: FleetWatch | None = None,
 ) -> HostConfig | None:
     """Check one ``[[hosts]]`` entry and fill in its defaults (``fleet_ready``: the
     ``[fleet]`` readiness keys); None when it has mistakes (each in ``t.problems``)."""
@@ -90,6 +99,7 @@ def host_config(
         host_key=c(lambda: _host_key(t), "strict"),
         pull_refused=_pull_refused(t, name, durable),
         ready=readiness(t, base, fleet_ready),
+        watch=host_watch(t, fleet_watch or FleetWatch()),
     )
     return host if len(t.problems) == before else None
 

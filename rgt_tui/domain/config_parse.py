@@ -33,6 +33,7 @@ from rgt_tui.domain.config import (
 from rgt_tui.domain.config_hosts import NAME_RE, host_config, local_path
 from rgt_tui.domain.config_ready import readiness
 from rgt_tui.domain.config_toml import Table, syntax_error
+from rgt_tui.domain.config_watch import fleet_watch
 from rgt_tui.domain.toml_lines import LineIndex
 
 
@@ -68,11 +69,12 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
     )
     thresholds = _thresholds(fleet)
     ready = readiness(fleet, base)
+    watch = fleet_watch(fleet)
     hosts: list[HostConfig] = []
     seen: dict[str, int | None] = {}
     for number, raw in enumerate(top.checked(lambda: _raw_hosts(top), [])):
         table = top.sub(f"hosts[{number}]", raw, index.line("", "hosts"))
-        host = host_config(table, base, epochs, profiles, ready)
+        host = host_config(table, base, epochs, profiles, ready, watch)
         name = raw.get("name")
         if isinstance(name, str) and NAME_RE.fullmatch(name):
             # Checked whatever else the entries got wrong: a duplicate is a mistake of its own.
@@ -100,6 +102,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         tuple(hosts),
         verify,
         ready,
+        watch,
     )
 
 

@@ -1,0 +1,101 @@
+"""The keys of ``rgt-tui watch`` (issue 31) in ``[fleet]`` and ``[[hosts]]``.
+
+``[fleet]``: ``notify`` (Apprise URLs for every host), ``notify_reminder_minutes``,
+``tui_notify``, ``pull_rate_mbit``. ``[[hosts]]``: ``notify`` (added after the fleet's),
+``pull_every`` (a duration: ``"15m"``, ``"1h30m"``, ``"90s"``), ``stop`` (the provider's
+reversible stop command), ``autostop_minutes`` (needs ``stop``).
+
+A notification URL holds no secret in the file: write ``${VAR}`` where one goes
+(``tgram://${TG_TOKEN}/12345``); it is expanded from the environment when a message is
+sent, and never written back.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rgt_tui.domain.config import FleetWatch, HostWatch
+from rgt_tui.domain.config_toml import Table
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?")
+
+
+def parse_duration(text: str) -> float | None:
+    """``"1h30m"`` → 5400.0 seconds; None for text that is not such a duration (or 0)."""
+    match = _DURATION.fullmatch(text.strip().replace(" ", ""))
+    if match is None or not any(match.groups()):
+        return None
+    h, m, s = (float(g) if g else 0.0 for g in match.groups())
+    seconds = h * 3600 + m * 60 + s
+    return seconds if seconds > 0 else None
+
+
+def fleet_watch(t: Table) -> FleetWatch:
+    """The ``[fleet]`` watch keys; mistakes recorded in ``t.problems``."""
+    c = t.checked
+    d = FleetWatch()
+    return FleetWatch(
+        notify=c(lambda: _urls(t), ()),
+        reminder_minutes=c(
+            lambda: t.number("notify_reminder_minutes", d.reminder_minutes), d.reminder_minutes
+        )
+        or d.reminder_minutes,
+        tui_notify=c(lambda: _flag(t, "tui_notify", d.tui_notify), d.tui_notify),
+        pull_rate_mbit=c(lambda: t.number("pull_rate_mbit", None), None),
+    )
+
+
+def host_watch(t: Table, fleet: FleetWatch) -> HostWatch:
+    """A ``[[hosts]]`` entry's watch keys over the fleet's; mistakes in ``t.problems``."""
+    c = t.checked
+    stop = c(lambda: t.maybe("stop", example="vastai stop instance 1234567"), None)
+    autostop = c(lambda: t.number("autostop_minutes", None), None)
+    if autostop is not None and stop is None:
+        t.problems.append(
+            t.error(
+                "autostop_minutes",
+                "autostop_minutes needs the provider's reversible stop command: add "
+                'stop = "vastai stop instance 1234567" (never a destroy command)',
+            )
+        )
+        autostop = None
+    return HostWatch(
+        notify=tuple(dict.fromkeys(fleet.notify + c(lambda: _urls(t), ()))),
+        pull_every_s=c(lambda: _duration(t, "pull_every"), None),
+        stop=stop,
+        autostop_minutes=autostop,
+    )
+
+
+def _urls(t: Table) -> tuple[str, ...]:
+    """``notify``: Apprise URLs, each with a scheme (``ntfy://``, ``json://``, …)."""
+    if "notify" not in t.data:
+        return ()
+    urls = t.text_list("notify", [])
+    for url in urls:
+        if "://" not in url:
+            raise t.error(
+                "notify",
+                f"{url!r} is not a notification URL — write one Apprise URL per target, "
+                'e.g. notify = ["ntfy://ntfy.sh/my-fleet", "json://localhost:8080/hook"]',
+            )
+    return urls
+
+
+def _duration(t: Table, key: str) -> float | None:
+    """A duration such as ``"15m"``, in seconds; None when absent."""
+    value = t.data.get(key)
+    if value is None:
+        return None
+    seconds = parse_duration(value) if isinstance(value, str) else None
+    if seconds is None:
+        raise t.error(key, f'expected a duration such as {key} = "15m" (h, m, s), got {value!r}')
+    return seconds
+
+
+def _flag(t: Table, key: str, default: bool) -> bool:
+    """A true/false key."""
+    value = t.data.get(key, default)
+    if not isinstance(value, bool):
+        raise t.error(key, f"expected true or false, got {value!r}")
+    return value

@@ -1,0 +1,59 @@
+"""The watch keys of the fleet file: notification URLs (secrets as ${VAR}, never
+values), durations, the opt-in stop and its idle time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rgt_tui.domain.config import ConfigError
+from rgt_tui.domain.config_parse import parse_fleet
+from rgt_tui.domain.config_watch import parse_duration
+
+HOST = '[[hosts]]\nname = "a"\nssh = "root@x:22"\npull = ["/w"]\n'
+
+
+def load(text: str):
+    return parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("15m", 900.0), ("1h30m", 5400.0), ("90s", 90.0), ("2h", 7200.0), ("0.5m", 30.0)],
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "15", "0m", "m", "1d", "-5m"])
+def test_not_durations(text: str) -> None:
+    assert parse_duration(text) is None
+
+
+def test_fleet_targets_come_first_and_hosts_add_theirs() -> None:
+    fleet = load(
+        '[fleet]\nnotify = ["json://localhost:9/a"]\nnotify_reminder_minutes = 5\n'
+        "tui_notify = true\npull_rate_mbit = 80\n"
+        + HOST
+        + 'notify = ["ntfy://ntfy.sh/${TOPIC}", "json://localhost:9/a"]\n'
+        'pull_every = "15m"\nstop = "vastai stop instance 1"\nautostop_minutes = 30\n'
+    )
+    assert fleet.watch.reminder_minutes == 5 and fleet.watch.tui_notify
+    assert fleet.watch.pull_rate_mbit == 80
+    watch = fleet.hosts[0].watch
+    # The ${VAR} stays as written: it is expanded when a message is sent, never here.
+    assert watch.notify == ("json://localhost:9/a", "ntfy://ntfy.sh/${TOPIC}")
+    assert watch.pull_every_s == 900 and watch.autostop_minutes == 30
+    assert watch.stop == "vastai stop instance 1"
+
+
+def test_mistakes_name_the_line_and_the_fix() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(HOST + 'pull_every = "soon"\nautostop_minutes = 3\nnotify = ["hook"]\n')
+    text = str(caught.value)
+    assert ':5: pull_every: expected a duration such as pull_every = "15m"' in text
+    assert ":6: autostop_minutes: autostop_minutes needs the provider's reversible stop" in text
+    assert ":7: notify: 'hook' is not a notification URL" in text
+    with pytest.raises(ConfigError, match="tui_notify: expected true or false"):
+        load('[fleet]\ntui_notify = "yes"\n' + HOST)
