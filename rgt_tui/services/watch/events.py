@@ -1,0 +1,47 @@
+"""What ``rgt-tui watch`` hands its sinks (notifications, metrics, autostop).
+
+``HostState``: one host as a pane shows it, after each sample or poll. ``WatchEvent``:
+something worth telling a person once — a new alert, a reminder, a finished queue, a
+silent or rebooted box, a forgotten one, a stop, a pull. Its ``key`` is stable across
+restarts and names one occurrence (``alert:box1:disk.inodes:/data:<opened ts>``), so a
+sender that remembers keys never says the same thing twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rgt_tui.domain.health import Alert
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.snapshot import HostSnapshot
+
+EVENT_KINDS = (
+    "alert", "reminder", "queue_done", "silent", "reboot", "forgotten", "stopped", "pull",
+    "pull_failed",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One thing to tell a person about one host, once (``key``)."""
+
+    kind: str  # one of EVENT_KINDS
+    host: str
+    key: str
+    title: str
+    body: str
+    severity: str = "info"  # info | warning | critical
+
+
+@dataclass(frozen=True)
+class HostState:
+    """One host after a sample or a queue poll: what its pane would show."""
+
+    snapshot: HostSnapshot | None
+    alerts: tuple[Alert, ...]
+    connection: str  # connected | connecting | reconnecting | lost
+    lost_since: float | None
+    queue: QueueView | None
+    cost_per_hour: float | None
+    cost_so_far: float | None
+    now: float
