@@ -1,0 +1,199 @@
+"""Notifications through Apprise's real ``json://`` target to a local HTTP server: one
+message per event key per target, ever (across a restart too), a failing target retried
+with backoff and reported without delaying the working one, secrets as ``${VAR}``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.waiting import wait_for
+from support.webhook import Webhook, webhook
+
+from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.config_parse import parse_fleet
+from rgt_tui.services.notify import RESUME_WINDOW_S, Notifier
+from rgt_tui.services.watch.events import WatchEvent
+
+SECRET = "s3cr3t-Token-4f9a"
+OOM = WatchEvent(
+    "alert", "box1", "alert:box1:oom_kill:1700000000", "OOM kill", "cgroup oom_kill rose 0 → 1",
+    "critical",
+)  # fmt: skip
+DONE = WatchEvent("queue_done", "box1", "queue_done:box1:1700000100", "queue finished", "12 ok")
+
+
+class Backoff:
+    """The Notifier's sleep: records each wait and holds it until the test releases."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+        self.gate = asyncio.Event()
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await self.gate.wait()
+
+
+def fleet_of(fleet_urls: list[str], host_urls: list[str]) -> Fleet:
+    """A fleet file, read by the real parser, whose box1 has these targets."""
+    text = f"[fleet]\nnotify = {json.dumps(fleet_urls)}\n" if fleet_urls else ""
+    text += '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
+    text += f"notify = {json.dumps(host_urls)}\n" if host_urls else ""
+    return parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
+
+
+@pytest.fixture
+def hook() -> Iterator[Webhook]:
+    with webhook() as server:
+        yield server
+
+
+async def test_one_message_per_key_and_a_failing_target_does_not_delay_the_other(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    hook.failing.add("/bad")
+    fleet = fleet_of([hook.url("/ok")], [hook.url("/bad")])
+    backoff = Backoff()
+    notifier = Notifier(fleet, tmp_path / "sent.jsonl", sleep=backoff)
+
+    await notifier.on_event(OOM)
+    # The failing target sits in its first backoff while the working one is told.
+    await wait_for(lambda: hook.at("/ok") and backoff.waits, what="one sent, one backing off")
+    (body,) = hook.at("/ok")
+    assert body["title"] == "[rgt-tui] box1: OOM kill"
+    assert body["message"] == "cgroup oom_kill rose 0 → 1\n\nopen: rgt-tui (or rgt-tui status box1)"
+    assert body["type"] == "failure"  # critical → Apprise's failure
+    assert hook.tries("/bad") == 1 and backoff.waits == [1.0]
+
+    await notifier.on_event(OOM)  # the same key again: nothing new, no second retry loop
+    await notifier.on_event(DONE)
+    await wait_for(lambda: len(hook.at("/ok")) == 2, what="the second event")
+    assert hook.at("/ok")[1]["type"] == "info"
+
+    backoff.gate.set()
+    await notifier.drain()
+    assert hook.tries("/bad") == 8  # two events, four tries each
+    assert backoff.waits == [1.0, 1.0, 4.0, 4.0, 16.0, 16.0]
+    assert len(hook.at("/ok")) == 2
+    problems = "\n".join(notifier.failures)
+    assert "json target 2 of box1: 'OOM kill' not delivered after 4 tries" in problems
+    assert "json target 2 of box1: 'queue finished' not delivered after 4 tries" in problems
+    # A target that gave up is not hammered again by the same process.
+    await notifier.on_event(OOM)
+    await notifier.drain()
+    assert hook.tries("/bad") == 8
+
+
+async def test_a_restart_repeats_nothing_and_retries_what_failed(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    hook.failing.add("/bad")
+    fleet = fleet_of([hook.url("/ok")], [hook.url("/bad")])
+    log = tmp_path / "journal" / "sent.jsonl"
+    first = Notifier(fleet, log, retry_delays=(), clock=lambda: 1000.0)
+    await first.on_event(OOM)
+    await first.drain()
+    assert len(hook.at("/ok")) == 1 and hook.tries("/bad") == 1
+    assert first.failures
+
+    hook.failing.clear()  # the failing target comes back
+    second = Notifier(fleet, log, retry_delays=(), clock=lambda: 2000.0)
+    assert await second.resume() == 1  # only the target that never got it
+    await second.on_event(OOM)
+    await second.drain()
+    assert len(hook.at("/ok")) == 1 and len(hook.at("/bad")) == 1
+    assert not second.failures
+
+    third = Notifier(fleet, log, retry_delays=(), clock=lambda: 3000.0)
+    await third.on_event(OOM)
+    assert await third.resume() == 0
+    await third.drain()
+    assert len(hook.at("/ok")) == 1 and len(hook.at("/bad")) == 1
+
+
+async def test_a_restart_lets_a_day_old_undelivered_event_go(hook: Webhook, tmp_path: Path) -> None:
+    hook.failing.add("/bad")
+    fleet = fleet_of([], [hook.url("/bad")])
+    log = tmp_path / "sent.jsonl"
+    first = Notifier(fleet, log, retry_delays=(), clock=lambda: 1000.0)
+    await first.on_event(OOM)
+    await first.drain()
+    hook.failing.clear()
+    later = Notifier(fleet, log, retry_delays=(), clock=lambda: 1001.0 + RESUME_WINDOW_S)
+    assert await later.resume() == 0
+    assert hook.at("/bad") == []
+
+
+async def test_secrets_come_from_the_environment_and_go_nowhere_else(
+    hook: Webhook,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("RGT_HOOK_TOKEN", SECRET)
+    monkeypatch.delenv("RGT_NOT_SET", raising=False)
+    hook.failing.add(f"/bad/{SECRET}")
+    fleet = fleet_of(
+        [hook.url("/ok/${RGT_HOOK_TOKEN}")],
+        [hook.url("/bad/${RGT_HOOK_TOKEN}"), hook.url("/blank/${RGT_NOT_SET}"), "bogus://x"],
+    )
+    # Whatever a user's logging setup would show: Apprise logs URLs at DEBUG.
+    caplog.set_level(logging.DEBUG)
+    log = tmp_path / "sent.jsonl"
+    notifier = Notifier(fleet, log, retry_delays=(0.0,))
+    await notifier.on_event(OOM)
+    await notifier.drain()
+
+    assert len(hook.at(f"/ok/{SECRET}")) == 1  # the server saw the expanded path
+    assert hook.tries(f"/bad/{SECRET}") == 2
+    assert not [p for p, _ in hook.received + hook.refused if p.startswith("/blank")]
+    problems = "\n".join(notifier.failures)
+    assert "notify target 3 of box1 needs $RGT_NOT_SET (not set)" in problems
+    assert "json target 2 of box1: 'OOM kill' not delivered after 2 tries" in problems
+    assert "bogus target 4 of box1: Apprise cannot use this URL" in problems
+    out, err = capsys.readouterr()
+    for text in (log.read_text(), problems, caplog.text, out, err):
+        assert SECRET not in text
+    # The sent log names the target it recorded, never its URL.
+    assert "json target 1 of box1" in log.read_text() and "/ok/" not in log.read_text()
+
+
+async def test_a_torn_last_line_and_an_unknown_host_are_survived(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    fleet = fleet_of([hook.url("/ok")], [])
+    log = tmp_path / "sent.jsonl"
+    first = Notifier(fleet, log, retry_delays=())
+    await first.on_event(OOM)
+    await first.drain()
+    with log.open("a") as f:
+        f.write('{"key": "half')  # a crash mid-write
+    second = Notifier(fleet, log, retry_delays=())
+    await second.on_event(OOM)
+    await second.on_event(WatchEvent("reboot", "gone", "reboot:gone:b2", "rebooted", ""))
+    await second.on_event(DONE)
+    await second.drain()
+    assert [b["title"] for b in hook.at("/ok")] == [
+        "[rgt-tui] box1: OOM kill",
+        "[rgt-tui] box1: queue finished",
+    ]
+    assert any("no host named 'gone'" in f for f in second.failures)
+
+
+async def test_two_senders_on_one_log_tell_a_target_once(hook: Webhook, tmp_path: Path) -> None:
+    """The TUI and ``watch`` open at once (tui_notify on): the second sees the first's
+    line in the shared log before it sends."""
+    fleet = fleet_of([hook.url("/ok")], [])
+    log = tmp_path / "sent.jsonl"
+    tui, watch = Notifier(fleet, log, retry_delays=()), Notifier(fleet, log, retry_delays=())
+    await watch.on_event(OOM)
+    await watch.drain()
+    await tui.on_event(OOM)
+    await tui.drain()
+    assert len(hook.at("/ok")) == 1
