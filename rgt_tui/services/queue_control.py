@@ -37,6 +37,7 @@ from rgt_tui.domain.queue_state import (
     INTERRUPTED,
     KILLED,
     PENDING,
+    Q_RUNNING,
     RETRY,
     RUNNING,
     SKIPPED,
@@ -212,9 +213,17 @@ async def _check_kill(
             dropped, view = True, None
         cell = _cell(view, name) if view is not None else None
         ended = cell is not None and cell.status != RUNNING
-        if ended or time.monotonic() >= deadline:
+        # With "go on", the runner starts the next cell a moment after the end record:
+        # look until it has (or the queue ended), so the report says where it went.
+        settled = then == "stop" or view is None or not _between_cells(view)
+        if (ended and settled) or time.monotonic() >= deadline:
             return KillResult(host.name, name, pid, then, dropped, ended, cell, view)
         await asyncio.sleep(0.3)  # polling a box: the next look, not a wait for a result
+
+
+def _between_cells(view: QueueView) -> bool:
+    """The runner is alive but runs no cell yet: it is about to start the next one."""
+    return view.current is None and view.runner_alive and view.state == Q_RUNNING
 
 
 # --- retry ----------------------------------------------------------------------------
