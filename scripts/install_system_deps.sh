@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite runs for real: OpenSSH's sshd (a real server on loopback),
 # tmux (the detach method and the demo test), rsync (sync's transfer, the pull benchmark's
-# baseline) and git (sync lists a git repository's files as git does).
+# baseline), git (sync lists a git repository's files as git does) and prometheus (a real
+# server scrapes `watch --metrics` in a test).
 # Does nothing when they are already there.
 set -euo pipefail
 missing=()
@@ -10,6 +11,7 @@ command -v ssh >/dev/null || missing+=(openssh-client)
 command -v tmux >/dev/null || missing+=(tmux)
 command -v rsync >/dev/null || missing+=(rsync)
 command -v git >/dev/null || missing+=(git)
+command -v prometheus >/dev/null || missing+=(prometheus)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

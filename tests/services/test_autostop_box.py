@@ -1,0 +1,289 @@
+"""The opt-in autostop over a real loopback box with a real queue, pull, verify, journal
+and a real stop command (a script that records each run): it runs exactly once, only
+when the queue is done, every result is pulled and verified at that moment (box re-scan
+and local re-hash, as the teardown gate does), and the GPUs idled long enough; never on
+a profile without a reversible stop, with a destroy-looking command, during a teardown,
+or twice across restarts. The clock is the test's; the box, its files and the command
+are real.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+from support.pulls import fast
+from support.queues import GATE, SCRIPT_RUN, QueueFleet, wait_view
+from support.samples import agent_sample, gpu
+
+from rgt_tui.domain.config import HostConfig, HostWatch
+from rgt_tui.domain.queue_state import FINISHED, RUNNING, QueueView
+from rgt_tui.domain.snapshot import snapshot_from_agent
+from rgt_tui.domain.teardown_gate import ConfirmationTyped
+from rgt_tui.services.autostop import AutoStop
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.journal import Journal
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.queue import launch, plan_launch
+from rgt_tui.services.queue_view import read_queue_view
+from rgt_tui.services.teardown import observe_now
+from rgt_tui.services.verify import verify_host
+from rgt_tui.services.watch.events import HostState, WatchEvent
+
+RESULT = 'mkdir -p "$2" && echo \'{"acc": 0.9}\' > "$2/metrics.json"'
+STEP_MIN = 4  # minutes between samples: under the idle clock's 5-minute gap
+
+
+class Clock:
+    """The test's clock: starts now, moves only when told."""
+
+    def __init__(self) -> None:
+        self.t = time.time()
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, minutes: float) -> None:
+        self.t += minutes * 60
+
+
+class Box:
+    """One loopback box whose queue ran (or runs), a stop script, the journal, a clock."""
+
+    def __init__(self, qf: QueueFleet, tmp: Path, *, fails: bool = False) -> None:
+        self.qf = qf
+        self.clock = Clock()
+        self.journal = Journal(tmp / "journal")
+        self.ran = tmp / "stop-ran"  # one line per run of the stop command
+        script = tmp / "provider-stop.sh"
+        said = 'echo "no such instance: $1"; exit 3' if fails else 'echo "instance $1 stopping"'
+        script.write_text(f'echo "stopped $1" >> {self.ran}\n{said}\n')
+        self.fleet = load_fleet(qf.loopback.hosts_file)
+        base = self.fleet.host("box1")
+        self.host = dataclasses.replace(
+            base,
+            profile="vastai",
+            teardown="vastai destroy instance 1234567",
+            watch=HostWatch(stop=f"sh {script} 1234567", autostop_minutes=30),
+        )
+        self.fleet = dataclasses.replace(self.fleet, hosts=(self.host,))
+        self.connections = FleetConnections(self.fleet.hosts)
+        self.events: list[WatchEvent] = []
+
+    def runs(self) -> int:
+        return len(self.ran.read_text().splitlines()) if self.ran.exists() else 0
+
+    def autostop(self) -> AutoStop:
+        """A fresh AutoStop on the same journal: what a restart of watch makes."""
+        return AutoStop(
+            self.fleet,
+            self.connections,
+            emit=self.events.append,
+            clock=self.clock,
+            journal=self.journal,
+        )
+
+    async def view(self) -> QueueView:
+        return await read_queue_view(self.host, self.connections.transport("box1"))
+
+    async def state(self, util: float = 0.0) -> HostState:
+        """A sample of the box now: its real queue view, its GPU at ``util`` %."""
+        now = self.clock()
+        sample = agent_sample("box1", t=now, gpus=[gpu(0, util, 210, 1, 40)])
+        return HostState(
+            snapshot_from_agent("box1", sample),
+            (),
+            "connected",
+            None,
+            await self.view(),
+            1.5,
+            3.0,
+            now,
+        )
+
+    async def sample(
+        self, auto: AutoStop, minutes: float, *, host: HostConfig | None = None
+    ) -> None:
+        """Samples every STEP_MIN minutes for ``minutes``, the GPU idle."""
+        for _ in range(int(minutes // STEP_MIN)):
+            self.clock.advance(STEP_MIN)
+            await auto.on_host(host or self.host, await self.state())
+
+    async def pull_and_verify(self) -> None:
+        t = self.connections.transport("box1")
+        pulled = await pull_host(self.host, self.fleet.results_dir, t, options=fast())
+        assert pulled.ok, pulled.failed
+        report = await verify_host(self.host, self.fleet.results_dir, transport=t)
+        assert report.ok, report.problems
+
+    def local_metrics(self, cell: str = "first") -> Path:
+        return next((self.fleet.results_dir / "box1").rglob(f"{cell}/metrics.json"))
+
+
+async def _box(
+    make_queue_fleet, tmp_path: Path, *, gated: bool = False, fails: bool = False
+) -> Box:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    first = qf.cell_script("first", RESULT)
+    second = qf.cell_script("second", RESULT + ("; " + GATE if gated else ""))
+    qf.write_queue(f"{first} train 1\n{second} train 1\n")
+    transport = qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport, preflight=False)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+    finally:
+        await transport.close()
+    if gated:
+        await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cell second to run")
+    else:
+        await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    return Box(qf, tmp_path, fails=fails)
+
+
+async def test_the_stop_runs_once_when_every_condition_holds_across_restarts(
+    make_queue_fleet, tmp_path
+):
+    box = await _box(make_queue_fleet, tmp_path)
+    await box.pull_and_verify()
+    first = box.autostop()
+    await first.on_host(box.host, await box.state())  # the idle clock starts
+    await box.sample(first, 20)
+    assert box.runs() == 0 and box.events == []  # 20 of 30 minutes: nothing, no event
+    assert "GPUs idle 20m" in first.reasons["box1"], first.reasons
+
+    # watch restarts: the idle clock is kept beside the journal and goes on, so the
+    # stop runs 30 minutes after the GPUs went idle, 12 minutes into the new process.
+    second = box.autostop()
+    await box.sample(second, 3 * STEP_MIN)
+    assert box.runs() == 1, second.reasons
+    assert box.ran.read_text() == "stopped 1234567\n"
+    [event] = box.events
+    view = await box.view()
+    assert view.launch is not None
+    assert (event.kind, event.host, event.key) == (
+        "stopped",
+        "box1",
+        f"stopped:box1:{view.launch.ts}",
+    )
+    assert event.severity == "info" and "stopped" in event.title
+    body = event.body
+    assert "exit 0" in body and "2 done, 0 failed of 2" in body
+    assert "pulled: 2/2 hash-verified" in body and "every SHA-256 matches" in body
+    assert "GPUs under 5 % for 32m" in body and "autostop_minutes = 30" in body
+    # What still bills after a vast.ai stop, from its profile.
+    assert "a stopped instance's disk (even at negative balance)" in body
+    assert "bandwidth, in every state" in body
+    assert "1234567" not in body  # the command's arguments are not repeated in a message
+
+    # More samples, and another restart: never a second run for this queue.
+    await box.sample(second, 40)
+    await box.sample(box.autostop(), 40)
+    assert box.runs() == 1 and len(box.events) == 1
+    await box.connections.close_all()
+
+
+async def test_no_stop_while_a_cell_runs_nor_with_results_unpulled_or_changed(
+    make_queue_fleet, tmp_path
+):
+    box = await _box(make_queue_fleet, tmp_path, gated=True, fails=True)
+    auto = box.autostop()
+    await auto.on_host(box.host, await box.state())
+    await box.sample(auto, 40)  # idle GPUs (a data-bound phase, say) while cell second runs
+    assert box.runs() == 0 and "the queue is running" in auto.reasons["box1"], auto.reasons
+
+    (box.qf.root() / "go").touch()
+    await wait_view(box.qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    await box.sample(auto, STEP_MIN)  # finished, idle long enough, nothing pulled
+    assert box.runs() == 0 and "pulled" in auto.reasons["box1"], auto.reasons
+
+    await box.pull_and_verify()
+    # A file the run wrote after the pull: the gate's re-scan of the box catches it.
+    late = box.qf.root() / "results" / "second" / "late.json"
+    late.write_text('{"late": true}\n')
+    await box.sample(auto, 2 * STEP_MIN)
+    assert box.runs() == 0 and "late.json" in auto.reasons["box1"], auto.reasons
+
+    await box.pull_and_verify()
+    # The local copy changed in place after the pull: the re-hash catches it.
+    local = box.local_metrics()
+    good = local.read_bytes()
+    local.write_bytes(good.replace(b"0.9", b"0.1"))
+    await box.sample(auto, 2 * STEP_MIN)
+    assert box.runs() == 0 and "CHANGED" in auto.reasons["box1"], auto.reasons
+
+    local.write_bytes(good)  # the copy is the pulled one again: every condition holds
+    await box.sample(auto, 2 * STEP_MIN)
+    assert box.runs() == 1 and [e.kind for e in box.events] == ["stopped"]
+    # This provider's stop failed: said loudly, once, and never run again by itself.
+    [event] = box.events
+    assert event.severity == "critical" and "FAILED" in event.title
+    assert "exited 3: no such instance: 1234567" in event.body
+    assert "stop the box by hand" in event.body
+    await box.sample(auto, 40)
+    assert box.runs() == 1 and len(box.events) == 1
+    await box.connections.close_all()
+
+
+async def test_refused_without_a_reversible_stop_with_a_destroy_verb_or_during_teardown(
+    make_queue_fleet, tmp_path
+):
+    box = await _box(make_queue_fleet, tmp_path)
+    await box.pull_and_verify()
+    auto = box.autostop()
+    watch = box.host.watch
+    refused = {
+        "lambda": dataclasses.replace(box.host, profile="lambda"),
+        "generic": dataclasses.replace(box.host, profile="generic-ssh"),
+        "destroy": dataclasses.replace(
+            box.host, watch=dataclasses.replace(watch, stop=f"{watch.stop} --delete")
+        ),
+        "teardown": dataclasses.replace(
+            box.host, watch=dataclasses.replace(watch, stop=box.host.teardown)
+        ),
+    }
+    said = {}
+    for why, host in refused.items():
+        await box.sample(auto, 40, host=host)
+        assert box.runs() == 0, why
+        said[why] = _said(auto, host)
+    assert "profile lambda (Lambda Cloud) has no reversible stop" in said["lambda"]
+    assert "terminate (there is no stop)" in said["lambda"]
+    assert "profile generic-ssh" in said["generic"] and "vastai" in said["generic"]
+    assert "stop contains 'delete'" in said["destroy"]
+    assert "stop is the host's teardown command" in said["teardown"]
+
+    # The host as configured: the GPUs idle 24 minutes, not yet.
+    await box.sample(auto, 7 * STEP_MIN)
+    assert box.runs() == 0 and "GPUs idle 24m" in auto.reasons["box1"], auto.reasons
+    # A teardown confirmation typed now: the teardown may be running; stay away, even
+    # once the GPUs have idled long enough.
+    # (As the teardown does, the box answering is identified first: the typed name is
+    # this box's.)
+    await observe_now(box.host, box.connections.transport("box1"), box.journal, clock=box.clock)
+    box.journal.record("box1", box.clock(), ConfirmationTyped("box1", "attempt-x"))
+    await box.sample(auto, 2 * STEP_MIN)
+    assert box.runs() == 0 and "teardown" in auto.reasons["box1"], auto.reasons
+    assert box.events == []
+    # Past a teardown's time, that confirmation opened nothing (no re-scan was taken
+    # for it): every condition holds, and the stop runs — once.
+    await box.sample(auto, STEP_MIN)
+    assert box.runs() == 1 and len(box.events) == 1, auto.reasons
+    await box.connections.close_all()
+
+
+def _said(auto: AutoStop, host: HostConfig) -> str:
+    """What autostop says about ``host`` as configured: the same text at start
+    (``refusals``, for a fleet holding it) and on every sample (``reasons``)."""
+    assert (
+        auto.reasons["box1"]
+        == AutoStop(
+            dataclasses.replace(auto.fleet, hosts=(host,)),
+            auto.connections,
+            emit=lambda e: None,
+            journal=auto.journal,
+        ).refusals["box1"]
+    )
+    return auto.reasons["box1"]

@@ -1,0 +1,178 @@
+"""The autostop's rules without a box: which hosts may ever have a stop run (the profile's
+reversible stop, the destroy-word guard, the teardown command), said at start from the
+real fleet file; the idle clock; a teardown under way or done; the profile field."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from support.fleet_files import write_hosts
+from support.gate import BOX, IDENTITY, happy_events
+
+from rgt_tui.domain.autostop import MAX_SAMPLE_GAP_S, IdleClock, destroy_word
+from rgt_tui.domain.teardown_gate import ConfirmationTyped
+from rgt_tui.profiles import PROFILE_DIR, load_profiles, parse_profile
+from rgt_tui.services.autostop import AutoStop, teardown_underway
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.journal import Journal, TeardownRecord
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the 3.10 fallback named in pyproject's dependencies
+    import tomli as tomllib
+
+FLEET = """
+[[hosts]]
+name = "vast-ok"
+ssh = "root@10.0.0.5"
+profile = "vastai"
+teardown = "vastai destroy instance 42"
+stop = "vastai stop instance 42"
+autostop_minutes = 30
+
+[[hosts]]
+name = "runpod-ok"
+ssh = "root@10.0.0.6"
+profile = "runpod"
+stop = "runpodctl stop pod abc"
+autostop_minutes = 20
+
+[[hosts]]
+name = "lambda"
+ssh = "ubuntu@10.0.0.7"
+profile = "lambda"
+stop = "lambda-cli stop i-1"
+autostop_minutes = 30
+
+[[hosts]]
+name = "bare"
+ssh = "root@10.0.0.8"
+stop = "ssh root@10.0.0.8 poweroff"
+autostop_minutes = 30
+
+[[hosts]]
+name = "vast-destroy"
+ssh = "root@10.0.0.9"
+profile = "vastai"
+stop = "vastai destroy instance 43"
+autostop_minutes = 30
+
+[[hosts]]
+name = "vast-teardown"
+ssh = "root@10.0.0.10"
+profile = "vastai"
+teardown = "vastai stop instance 44 && vastai label instance 44 gone"
+stop = "vastai  stop instance 44 &&  vastai label instance 44 gone"
+autostop_minutes = 30
+
+[[hosts]]
+name = "vast-rm"
+ssh = "root@10.0.0.11"
+profile = "vastai"
+stop = "vastai stop instance 45; rm -rf /data/old"
+autostop_minutes = 30
+
+[[hosts]]
+name = "autodl-cn"
+ssh = "root@10.0.0.12"
+profile = "autodl"
+stop = "autodl-cli 释放 inst-9"
+autostop_minutes = 30
+
+[[hosts]]
+name = "stop-only"
+ssh = "root@10.0.0.13"
+profile = "lambda"
+stop = "lambda-cli stop i-2"
+"""
+
+
+def test_refusals_are_said_at_start_for_each_host_that_can_never_stop(tmp_path):
+    fleet = load_fleet(write_hosts(tmp_path, FLEET))
+    auto = AutoStop(
+        fleet, FleetConnections(fleet.hosts), emit=lambda e: None, journal=Journal(tmp_path)
+    )
+    said = auto.refusals
+    # Allowed: a reversible stop on a platform that has one. No autostop_minutes: no
+    # autostop at all, so nothing to refuse (a stop kept for later use).
+    assert set(said) == {"lambda", "bare", "vast-destroy", "vast-teardown", "vast-rm", "autodl-cn"}
+    assert (
+        "profile lambda (Lambda Cloud) has no reversible stop: terminate (there is no stop)"
+        in (said["lambda"])
+    )
+    assert "sudo shutdown leaves it billing" in said["lambda"]
+    assert "profile generic-ssh (Bare SSH box)" in said["bare"]
+    assert "autodl, paperspace, runpod, vastai" in said["bare"]  # where a stop exists
+    assert "stop contains 'destroy'" in said["vast-destroy"]
+    assert "stop is the host's teardown command" in said["vast-teardown"]  # spaces aside
+    assert "stop contains 'rm'" in said["vast-rm"]
+    assert "'释放'" in said["autodl-cn"]
+    for name, why in said.items():
+        assert why.startswith(f"{name}: autostop refused — ")
+    assert "43" not in said["vast-destroy"]  # the command is not repeated (it may hold a token)
+
+
+@pytest.mark.parametrize(
+    ("command", "word"),
+    [
+        ("vastai stop instance 1", None),
+        ("sudo shutdown -h now", None),  # "shutdown" is not "down"
+        ("gcloud compute instances stop vm-1", None),
+        ("runpodctl remove pod x", "remove"),
+        ("runpodctl pod delete x", "delete"),
+        ("sky down mycluster", "down"),
+        ("aws ec2 terminate-instances --instance-ids i-1", "terminate"),
+        (
+            "curl -X POST https://cloud.lambdalabs.com/api/v1/instance-operations/terminate",
+            "terminate",
+        ),
+        ("VASTAI DESTROY INSTANCE 1", "destroy"),
+        ("featurize instance 归还", "归还"),
+    ],
+)
+def test_destroy_words_are_whole_words_of_the_command(command, word):
+    assert destroy_word(command) == word
+
+
+def test_the_idle_clock_runs_only_through_unbroken_idle_samples():
+    clock = IdleClock()
+    assert clock.observe(True, 100.0) and clock.idle_for(400.0) == 300.0
+    assert not clock.observe(True, 300.0)  # the same stretch: nothing new to keep
+    assert clock.observe(False, 350.0) and clock.idle_for(400.0) == 0.0  # a busy sample
+    clock.observe(True, 400.0)
+    clock.observe(True, 400.0 + MAX_SAMPLE_GAP_S + 1)  # watch was away: not seen idle
+    assert clock.since == 400.0 + MAX_SAMPLE_GAP_S + 1
+
+
+def test_a_teardown_under_way_or_done_forbids_the_stop(tmp_path):
+    journal = Journal(tmp_path)
+    journal.observe_box("h1", IDENTITY, 1.0)
+    assert teardown_underway(journal.load("h1"), 10.0) is None
+    journal.record("h1", 100.0, ConfirmationTyped("h1", "a1"))
+    assert "may be running" in (teardown_underway(journal.load("h1"), 200.0) or "")
+    assert teardown_underway(journal.load("h1"), 100.0 + 3600) is None  # it opened nothing
+    journal.record("h1", 5000.0, ConfirmationTyped("h2", "a2"))  # a wrong name: no teardown
+    assert teardown_underway(journal.load("h1"), 5010.0) is None
+    # A confirmation that opened the gate: the user destroys the box (by hand, maybe).
+    journal.record("h1", 6000.0, *happy_events())
+    assert "opened the teardown gate" in (teardown_underway(journal.load("h1"), 9e9) or "")
+    journal.add_teardown("h1", TeardownRecord(7000.0, "x", 1, "", False, box_id=BOX))
+    assert "attempted" in (teardown_underway(journal.load("h1"), 9e9) or "")
+    journal.add_teardown("h1", TeardownRecord(7100.0, "x", 0, "", True, box_id=BOX))
+    assert "torn down" in (teardown_underway(journal.load("h1"), 9e9) or "")
+
+
+def test_every_profile_says_whether_its_stop_can_be_undone():
+    profiles = load_profiles()
+    reversible = {name for name, p in profiles.items() if p.reversible_stop}
+    assert reversible == {"autodl", "paperspace", "runpod", "vastai"}
+    for path in sorted(PROFILE_DIR.glob("*.toml")):
+        assert "\nreversible_stop = " in path.read_text(), path  # stated, not defaulted
+    data = tomllib.loads((PROFILE_DIR / "vastai.toml").read_text(encoding="utf-8"))
+    data["reversible_stop"] = "yes"
+    with pytest.raises(ValueError, match=r"bad\.toml: reversible_stop must be true or false"):
+        parse_profile(data, "bad.toml")
+    del data["reversible_stop"]
+    assert not parse_profile(data, "x.toml").reversible_stop  # unsaid: no stop is run
