@@ -7,7 +7,7 @@ import asyncio
 import dataclasses
 import json
 
-from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.exit_codes import EXIT_ALERTS, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration, fmt_pct
 
@@ -34,7 +34,8 @@ def positive_seconds(text: str) -> float:
 
 
 def run_status(call: Call) -> int:
-    """Sample every host (or the one named) at once; exit 1 when any is unreachable.
+    """Sample every host (or the one named) at once; exit 1 when any is unreachable, else
+    3 when any has a warning or critical alert (cron and scripts can tell), else 0.
 
     Not a connecting row: ``collect_status`` opens one connection per host itself, so an
     unreachable host is a line of the report, never a failure of the others.
@@ -52,7 +53,19 @@ def run_status(call: Call) -> int:
         print(json.dumps([report_to_json(r) for r in reports], indent=2))
     else:
         print(format_status_table(reports))
-    return EXIT_OK if all(r.reachable for r in reports) else EXIT_PROBLEMS
+    return status_exit_code(reports)
+
+
+ALERTING = ("warning", "critical")  # an info alert is a note, not a reason to page
+
+
+def status_exit_code(reports: list) -> int:
+    """1: a host unreachable; 3: all reachable, a warning or critical alert present; 0."""
+    if not all(r.reachable for r in reports):
+        return EXIT_PROBLEMS
+    if any(a.severity in ALERTING for r in reports for a in r.alerts):
+        return EXIT_ALERTS
+    return EXIT_OK
 
 
 def format_status_table(reports: list) -> str:

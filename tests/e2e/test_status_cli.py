@@ -167,8 +167,9 @@ def test_inode_exhaustion_raises_the_inode_alert_while_bytes_stay_low(tiny_inode
     fleet = tmp_path / "hosts.toml"
     fleet.write_text(f'[[hosts]]\nname = "here"\nssh = "local"\nmounts = ["{tiny_inode_fs}"]\n')
     out = rgt("status", "--hosts", str(fleet), "--json")
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 3, out.stderr  # reachable, and an alert present (exit_codes.py)
     (h,) = json.loads(out.stdout)
+    assert "disk.inodes" in {a["id"] for a in h["alerts"]}
     (disk,) = h["disks"]
     assert disk["mount"] == str(tiny_inode_fs)
     assert disk["inodes_used"] / disk["inodes_total"] >= 0.9

@@ -1,0 +1,214 @@
+"""`rgt-tui watch [--metrics ADDR:PORT] [--once] [--install]`: the fleet watched headless.
+
+Foreground until Ctrl-C or SIGTERM (connections closed, the watch memory is saved as
+each event is derived). One line per event on stdout — its title, never a notification
+URL or a secret; notes and problems on stderr. Notifications go through
+``services.notify.Notifier`` to each host's ``notify`` targets; ``--metrics`` serves
+``services.metrics.FleetMetrics`` for Prometheus. ``--once``: one pass (cron, tests).
+``--install``: writes a systemd user unit (or prints the launchd plist / ``nohup`` line
+where systemd is absent) and says how to start it; it starts nothing itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.runner import Call
+from rgt_tui.domain.config import Fleet
+from rgt_tui.paths import config_dir, journal_dir, state_dir
+from rgt_tui.services.watch.events import WatchEvent
+
+NOTIFY_GRACE_S = 10.0  # at exit, sends under way get this long; the rest resume next start
+
+
+def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--metrics``, ``--once``, ``--timeout`` and ``--install``."""
+    parser.add_argument(
+        "--metrics",
+        metavar="ADDR:PORT",
+        help="serve Prometheus metrics there (127.0.0.1:9101; :9101 for every address)",
+    )
+    parser.add_argument(
+        "--once", action="store_true", help="one pass over the fleet, then exit (cron, tests)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="--once: seconds to wait for each host's first sample (default 30)",
+    )
+    parser.add_argument(
+        "--install",
+        action="store_true",
+        help="write a systemd user unit (or print the launchd / nohup line) that runs this "
+        "watch; starts nothing",
+    )
+
+
+class PrintSink:
+    """One stdout line per event: the time, the kind, the title (never a secret: titles
+    are rgt-tui's words and the box's alert text, never a target URL)."""
+
+    def __init__(self, clock: Any = time.time) -> None:
+        self.clock = clock
+
+    def on_event(self, event: WatchEvent) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.clock()))
+        print(f"{stamp} {event.kind:<10} [{event.severity}] {event.title}", flush=True)
+
+
+def run_watch(call: Call) -> int:
+    """Watch the fleet (see the module docstring)."""
+    fleet = call.fleet
+    if call.args.install:
+        return install(call, fleet)
+    listen: tuple[str, int] | None = None
+    if call.args.metrics:
+        from rgt_tui.services.metrics import parse_listen_address
+
+        try:
+            listen = parse_listen_address(call.args.metrics)
+        except ValueError as exc:
+            return call.fail(str(exc), code=EXIT_BAD_INPUT)
+    return asyncio.run(_watch(call, fleet, listen))
+
+
+async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> int:
+    from rgt_tui.services.watch.store import sent_log_path
+    from rgt_tui.services.watch.watcher import Watcher, optional_driver, watched_hosts
+
+    def note(line: str) -> None:
+        call.err.print(f"rgt-tui watch: {line}")
+
+    hosts, skipped = watched_hosts(fleet)
+    for line in skipped:
+        note(line)
+    sinks: list[object] = [PrintSink()]
+    notifier_cls = optional_driver("rgt_tui.services.notify", "Notifier")
+    notifier = notifier_cls(fleet, sent_log_path(journal_dir(fleet.path))) if notifier_cls else None
+    if notifier is not None:
+        sinks.append(notifier)
+    server = None
+    if listen is not None:
+        from rgt_tui.services.metrics import FleetMetrics
+
+        metrics = FleetMetrics(fleet)
+        try:
+            server = metrics.serve(*listen)
+        except OSError as exc:
+            return call.fail(
+                f"--metrics {call.args.metrics}: cannot listen ({exc.strerror or exc})",
+                fix="pick a free port, or an address of this machine",
+            )
+        sinks.append(metrics)
+    watcher = Watcher(fleet, sinks=sinks, hosts=hosts, report=note)
+    where = fleet.path or "this machine"
+    targets = sum(1 for h in hosts if h.watch.notify)
+    note(
+        f"{'one pass over' if call.args.once else 'watching'} {len(hosts)} host(s) of {where}; "
+        f"{targets} with notification targets"
+        + (f"; metrics at http://{listen[0]}:{listen[1]}/metrics" if listen else "")
+        + ("" if call.args.once else "; Ctrl-C stops")
+    )
+    try:
+        if call.args.once:
+            events = await watcher.once(timeout=call.args.timeout)
+            note(f"{len(events)} event(s)")
+            return EXIT_OK
+        return await _until_stopped(watcher)
+    finally:
+        if notifier is not None:
+            await notifier.aclose(NOTIFY_GRACE_S)
+            for problem in notifier.failures:
+                note(problem)
+        if server is not None:
+            server.close()
+
+
+async def _until_stopped(watcher: Any) -> int:
+    """Run ``watcher`` until SIGTERM (exit 0) or Ctrl-C (the runner's 130)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+    running = asyncio.ensure_future(watcher.run())
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (running, stopping):
+            task.cancel()
+        await asyncio.gather(running, stopping, return_exceptions=True)
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
+    if running.done() and not running.cancelled() and running.exception() is not None:
+        raise running.exception()  # type: ignore[misc]
+    return EXIT_OK
+
+
+def install(call: Call, fleet: Fleet) -> int:
+    """Write the systemd user unit (or print the launchd / nohup way) and say how to start
+    it; an existing different unit is left alone."""
+    from rgt_tui.services.watch.install import (
+        LAUNCHD_LABEL,
+        UNIT_NAME,
+        WatchCommand,
+        launchd_plist,
+        nohup_line,
+        systemd_enable_lines,
+        systemd_unit,
+    )
+
+    if fleet.path is None:
+        return call.fail(
+            "no fleet file: watch --install runs the watch of one fleet file",
+            fix="name it: rgt-tui watch --hosts PATH --install",
+            code=EXIT_BAD_INPUT,
+        )
+    extra = ("--metrics", call.args.metrics) if call.args.metrics else ()
+    command = WatchCommand(sys.executable, Path(fleet.path).resolve(), extra)
+    log = state_dir() / "watch.log"
+    if sys.platform == "darwin":
+        agent = f"~/Library/LaunchAgents/{LAUNCHD_LABEL}.plist"
+        print(f"# launchd (no systemd here): save this as {agent}")
+        print(launchd_plist(command, log))
+        print(f"# then, to run it now and at every login: launchctl load -w {agent}")
+        return EXIT_OK
+    if shutil.which("systemctl") is None:
+        print("# no systemd here: run this to keep watch running after you log out")
+        print(nohup_line(command, log))
+        return EXIT_OK
+    unit_dir = config_dir().parent / "systemd" / "user"
+    path = unit_dir / UNIT_NAME
+    text = systemd_unit(command, config_dir() / "watch.env")
+    if path.exists():
+        try:
+            same = path.read_text(encoding="utf-8") == text
+        except (OSError, UnicodeDecodeError):
+            same = False
+        if not same:
+            return call.fail(
+                f"{path} exists and differs from the unit for {command.fleet}; left as it is",
+                fix=f"look at it, then remove it (rm {path}) and run --install again",
+                code=EXIT_PROBLEMS,
+            )
+        print(f"{path}: already installed (unchanged)")
+    else:
+        unit_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+    print("nothing was started; to run it now and at every login:")
+    for line in systemd_enable_lines():
+        print(f"  {line}")
+    print(f"secrets for ${{VAR}} in notify URLs: KEY=value lines in {config_dir() / 'watch.env'}")
+    return EXIT_OK

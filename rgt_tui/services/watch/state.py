@@ -1,0 +1,37 @@
+"""A ``HostState`` from what a monitor and the queue poller last said: pure, one place,
+so ``watch`` and the TUI's notifications see a host alike."""
+
+from __future__ import annotations
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.cost import billing_start, cost_so_far
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.services.watch.events import HostState
+from rgt_tui.services.watch.tracker import NOT_CONNECTED
+
+
+def host_state(
+    host: HostConfig, update: HostUpdate | None, queue: QueueView | None, now: float
+) -> HostState:
+    """``host`` as its pane would show it at ``now``: the update's snapshot, alerts and
+    connection, the latest queue view, and what it costs (from ``started_at``, else from
+    when rgt-tui first saw the box, as the pane counts)."""
+    started = host.started_at.timestamp() if host.started_at is not None else None
+    first_seen = update.first_seen if update is not None else None
+    if update is None:
+        return HostState(
+            None, (), "connecting", None, queue, host.cost_per_hour,
+            cost_so_far(host.cost_per_hour, billing_start(started, first_seen), now), now,
+        )  # fmt: skip
+    conn = update.connection
+    return HostState(
+        snapshot=update.snapshot,
+        alerts=update.alerts,
+        connection=conn.status,
+        lost_since=conn.since if conn.status in NOT_CONNECTED else None,
+        queue=queue,
+        cost_per_hour=host.cost_per_hour,
+        cost_so_far=cost_so_far(host.cost_per_hour, billing_start(started, first_seen), now),
+        now=now,
+    )

@@ -1,0 +1,297 @@
+"""Which ``WatchEvent``s one host's new state means: pure, given what was seen before.
+
+``derive(host, memory, state)`` compares a ``HostState`` with the host's ``HostMemory``
+(what ``watch`` — or the TUI — last saw and announced, kept in the fleet's journal by
+``store.WatchStore``) and returns the memory after it and the events it owes:
+
+- ``alert``: an alert opened (key: the alert and when it opened). The forgotten box
+  (GEN1, ``cost.forgotten``) opening is a ``forgotten`` event instead. A reboot and a
+  lost connection are not told as alerts: the ``reboot`` and ``silent`` events say them.
+- ``reminder``: an alert still open ``reminder_s`` after it opened, once per period
+  (key: the alert, its opening, the reminder's number); after a long downtime one
+  reminder, never the periods missed one by one.
+- ``queue_done``: a launch's done record (key: the launch's ts).
+- ``silent``: no answer for ``silent_grace_s`` (key: since when).
+- ``reboot``: the box's boot id is not the one last seen (key: the new boot id), so a
+  reboot while nothing watched is still told once.
+
+Every event changes the memory, so a memory saved before the event is delivered means
+the event is never owed again: a restart repeats nothing. An alert missing from a sample
+is closed only when ``may_close`` (the caller's warm-up: rules that need minutes of
+samples — idle, silent log — must have had them), so a restart does not close and
+re-announce an alert still open on the box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rgt_tui.domain.health import Alert, HealthState
+from rgt_tui.domain.units import fmt_duration
+from rgt_tui.services.watch.events import HostState, WatchEvent
+
+MEMORY_VERSION = 1
+FORGOTTEN = "cost.forgotten"
+# Told by their own events (reboot, silent): never also as an alert.
+NOT_ALERT_EVENTS = frozenset({"host.rebooted", "connection.lost"})
+# Not answering. "ended" (a torn-down box gone, as it should be) is none of them: never silent.
+NOT_CONNECTED = ("reconnecting", "lost", "unreached")
+SILENT_GRACE_S = 300.0  # a drop of a few minutes is a network blip, not a silent box
+
+
+@dataclass(frozen=True)
+class OpenAlert:
+    """An alert that is open: when it opened (this machine's clock), reminders sent."""
+
+    opened: float
+    reminders: int = 0
+
+
+@dataclass(frozen=True)
+class HostMemory:
+    """What was seen and told about one host, across watch runs (see module docstring)."""
+
+    open: dict[str, OpenAlert] = field(default_factory=dict)  # "<id>|<subject>"
+    boot_id: str | None = None
+    done_launch: int | None = None  # the last launch whose done record was told
+    lost_since: float | None = None  # not answering since (None: answering)
+    silent_told: float | None = None  # the lost_since a silent event was told for
+    # The OOM counter at the first sample of ``oom_boot`` (HealthState.oom_baseline), so
+    # a kill while nothing watched still rises above it after a restart.
+    oom_boot: str | None = None
+    oom_baseline: int | None = None
+
+
+def alert_slot(alert: Alert) -> str:
+    """The memory's name for an alert: its rule and subject (one per mount, per GPU)."""
+    return f"{alert.id}|{alert.subject}"
+
+
+def derive(
+    host: str,
+    memory: HostMemory,
+    state: HostState,
+    *,
+    reminder_s: float,
+    silent_grace_s: float = SILENT_GRACE_S,
+    may_close: bool = True,
+) -> tuple[HostMemory, list[WatchEvent]]:
+    """The memory after ``state``, and the events it owes (see the module docstring)."""
+    events: list[WatchEvent] = []
+    memory = _alerts(host, memory, state, reminder_s, may_close, events)
+    memory = _queue_done(host, memory, state, events)
+    memory = _silent(host, memory, state, silent_grace_s, events)
+    memory = _reboot(host, memory, state, events)
+    return memory, events
+
+
+def _sampled(state: HostState) -> bool:
+    """The alerts are a fresh sample's: connected, with a snapshot."""
+    return state.connection == "connected" and state.snapshot is not None
+
+
+def _alerts(
+    host: str,
+    memory: HostMemory,
+    state: HostState,
+    reminder_s: float,
+    may_close: bool,
+    events: list[WatchEvent],
+) -> HostMemory:
+    now = state.now
+    present = {alert_slot(a): a for a in state.alerts if a.id not in NOT_ALERT_EVENTS}
+    opened = dict(memory.open)
+    for slot, alert in present.items():
+        known = opened.get(slot)
+        if known is None:
+            opened[slot] = OpenAlert(now)
+            events.append(_opened_event(host, alert, now))
+            continue
+        if reminder_s > 0:
+            due = int((now - known.opened) // reminder_s)
+            if due > known.reminders:
+                opened[slot] = replace(known, reminders=due)
+                events.append(_reminder_event(host, alert, known.opened, due, now))
+    # A missing alert closes only on a fresh sample (a stale one after a drop says nothing),
+    # and only once the rules that need minutes of samples have had them.
+    if may_close and _sampled(state):
+        opened = {slot: a for slot, a in opened.items() if slot in present}
+    return memory if opened == memory.open else replace(memory, open=opened)
+
+
+def _subject(alert: Alert) -> str:
+    return f" {alert.subject}" if alert.subject else ""
+
+
+def _opened_event(host: str, alert: Alert, now: float) -> WatchEvent:
+    key = f"{host}:{alert.id}:{alert.subject}:{now:.0f}"
+    if alert.id == FORGOTTEN:
+        return WatchEvent(
+            "forgotten", host, f"forgotten:{key}", f"{host}: forgotten box, still billing",
+            f"{alert.message} ({alert.gotcha})", "critical",
+        )  # fmt: skip
+    return WatchEvent(
+        "alert", host, f"alert:{key}", f"{host}: {alert.id}{_subject(alert)} ({alert.severity})",
+        f"{alert.message} ({alert.gotcha})", alert.severity,
+    )  # fmt: skip
+
+
+def _reminder_event(host: str, alert: Alert, opened: float, n: int, now: float) -> WatchEvent:
+    return WatchEvent(
+        "reminder",
+        host,
+        f"reminder:{host}:{alert.id}:{alert.subject}:{opened:.0f}:{n}",
+        f"{host}: still open after {fmt_duration(now - opened)}: {alert.id}{_subject(alert)}",
+        f"{alert.message} ({alert.gotcha})",
+        alert.severity,
+    )
+
+
+def _queue_done(
+    host: str, memory: HostMemory, state: HostState, events: list[WatchEvent]
+) -> HostMemory:
+    view = state.queue
+    launch = view.launch if view is not None else None
+    if view is None or launch is None or launch.done is None:
+        return memory
+    if memory.done_launch is not None and launch.ts <= memory.done_launch:
+        return memory  # told already (or an older launch's record)
+    done = launch.done
+    how = "stopped by the user" if launch.stopped_by_user else "finished"
+    events.append(
+        WatchEvent(
+            "queue_done",
+            host,
+            f"queue_done:{host}:{launch.ts}",
+            f"{host}: queue {how}: {done.n_ok} ok, {done.n_failed} failed",
+            f"{view.summary()}. Pull and verify the results, then tear the box down "
+            "if nothing else runs there.",
+            "warning" if done.n_failed else "info",
+        )
+    )
+    return replace(memory, done_launch=launch.ts)
+
+
+def _silent(
+    host: str, memory: HostMemory, state: HostState, grace_s: float, events: list[WatchEvent]
+) -> HostMemory:
+    if state.connection == "connected":
+        return memory if memory.lost_since is None else replace(memory, lost_since=None)
+    if state.connection not in NOT_CONNECTED:
+        return memory  # connecting: nothing is known yet
+    if memory.lost_since is None:
+        # Still silent across a restart keeps the first time: told once per silence.
+        since = state.lost_since if state.lost_since is not None else state.now
+        memory = replace(memory, lost_since=since)
+    since = memory.lost_since
+    assert since is not None
+    if state.now - since < grace_s or memory.silent_told == since:
+        return memory
+    events.append(
+        WatchEvent(
+            "silent",
+            host,
+            f"silent:{host}:{since:.0f}",
+            f"{host}: silent for {fmt_duration(state.now - since)}",
+            "The box does not answer (powered off, network down, or released?). A run "
+            "there may still be alive (GEN8); its results are only where they were last "
+            "pulled to.",
+            "warning",
+        )
+    )
+    return replace(memory, silent_told=since)
+
+
+def _reboot(
+    host: str, memory: HostMemory, state: HostState, events: list[WatchEvent]
+) -> HostMemory:
+    snap = state.snapshot
+    if not _sampled(state) or snap is None or not snap.boot_id:
+        return memory
+    boot = snap.boot_id
+    if memory.boot_id is None or memory.boot_id == boot:
+        return memory if memory.boot_id == boot else replace(memory, boot_id=boot)
+    events.append(
+        WatchEvent(
+            "reboot",
+            host,
+            f"reboot:{host}:{boot}",
+            f"{host}: the box rebooted",
+            f"Its boot id changed (up {fmt_duration(snap.uptime_s or 0)}): every tmux or "
+            "nohup job there died (GEN6). Check the queue (rgt-tui queue show) and relaunch "
+            "from the cell it says.",
+            "warning",
+        )
+    )
+    return replace(memory, boot_id=boot)
+
+
+def note_health(memory: HostMemory, health: HealthState | None) -> HostMemory:
+    """The memory with the OOM baseline of the health state's boot (set once per boot)."""
+    if health is None or health.boot_id is None or health.oom_baseline is None:
+        return memory
+    if memory.oom_boot == health.boot_id:
+        return memory
+    return replace(memory, oom_boot=health.boot_id, oom_baseline=health.oom_baseline)
+
+
+def seed_health(memory: HostMemory) -> HealthState:
+    """A monitor's starting health state from the memory: an OOM kill (or reboot) while
+    nothing watched then rises above the baseline seen before, and is alerted."""
+    if memory.oom_boot is None or memory.oom_baseline is None:
+        return HealthState()
+    return HealthState(
+        first_boot_id=memory.oom_boot, boot_id=memory.oom_boot, oom_baseline=memory.oom_baseline
+    )
+
+
+def memory_to_json(host: str, memory: HostMemory) -> dict[str, Any]:
+    """The memory as its journal file holds it."""
+    return {
+        "version": MEMORY_VERSION,
+        "host": host,
+        "open": {k: {"opened": a.opened, "reminders": a.reminders} for k, a in memory.open.items()},
+        "boot_id": memory.boot_id,
+        "done_launch": memory.done_launch,
+        "lost_since": memory.lost_since,
+        "silent_told": memory.silent_told,
+        "oom_boot": memory.oom_boot,
+        "oom_baseline": memory.oom_baseline,
+    }
+
+
+def _num(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def memory_from_json(host: str, data: Any) -> HostMemory:
+    """The memory from its file; ValueError when it is not one of ``host``'s."""
+    if not isinstance(data, dict) or data.get("version") != MEMORY_VERSION:
+        raise ValueError(f"not a version-{MEMORY_VERSION} watch memory")
+    if data.get("host") != host:
+        raise ValueError(f"written for host {data.get('host')!r}")
+    opened: dict[str, OpenAlert] = {}
+    raw = data.get("open")
+    for slot, entry in raw.items() if isinstance(raw, dict) else ():
+        at = _num(entry.get("opened")) if isinstance(entry, dict) else None
+        if isinstance(slot, str) and at is not None:
+            opened[slot] = OpenAlert(at, _int(entry.get("reminders")) or 0)
+    return HostMemory(
+        open=opened,
+        boot_id=_str(data.get("boot_id")),
+        done_launch=_int(data.get("done_launch")),
+        lost_since=_num(data.get("lost_since")),
+        silent_told=_num(data.get("silent_told")),
+        oom_boot=_str(data.get("oom_boot")),
+        oom_baseline=_int(data.get("oom_baseline")),
+    )

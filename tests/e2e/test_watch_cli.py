@@ -1,0 +1,103 @@
+"""`rgt-tui watch` end to end: the real command over real loopback boxes, a notification
+through Apprise's json:// target to a local HTTP server, once across two runs; a clean
+stop on SIGTERM; ``--install`` writing a systemd user unit (or printing the nohup line)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+from support.cli import RGT, arun, cli_env, rgt
+from support.webhook import webhook
+
+SECRET = "wAtch-s3cret-77f1"
+
+
+def alert_fleet(hosts: Path, notify: list[str]) -> None:
+    """Any used inode trips the inode rule; box1 tells ``notify``."""
+    targets = f"notify = {json.dumps(notify)}\n" if notify else ""
+    head = f"[fleet]\npoll_seconds = 0.2\n{targets}[fleet.thresholds]\ninode_pct = 0.0001\n\n"
+    hosts.write_text(head + hosts.read_text())
+
+
+def event_lines(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.strip()]
+
+
+async def test_watch_once_tells_a_new_alert_once_across_two_runs(make_loopback_fleet):
+    loopback = await make_loopback_fleet(1)
+    with webhook() as hook:
+        alert_fleet(loopback.hosts_file, [hook.url("/${WATCH_TOKEN}")])
+        env = {"WATCH_TOKEN": SECRET}
+        first = await arun("watch", "--once", "--hosts", loopback.hosts_file, env=env)
+        assert first.returncode == 0, first.stderr
+        (line,) = [ln for ln in event_lines(first.stdout) if " alert " in ln]
+        assert "box1: disk.inodes" in line
+        (body,) = hook.at(f"/{SECRET}")  # the ${VAR} expanded at send time, sent once
+        assert "disk.inodes" in body["title"]
+        second = await arun("watch", "--once", "--hosts", loopback.hosts_file, env=env)
+        assert second.returncode == 0, second.stderr
+        assert event_lines(second.stdout) == []  # nothing new: nothing printed, nothing sent
+        assert len(hook.at(f"/{SECRET}")) == 1
+    for out in (first, second):
+        assert SECRET not in out.stdout + out.stderr
+        assert "Traceback" not in out.stderr
+
+
+async def test_watch_runs_until_sigterm_and_stops_cleanly(make_loopback_fleet):
+    loopback = await make_loopback_fleet(1)
+    alert_fleet(loopback.hosts_file, [])
+    proc = await asyncio.create_subprocess_exec(
+        *RGT, "watch", "--hosts", str(loopback.hosts_file),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+        assert " alert " in line and "box1" in line, line  # the first event: the alert
+        proc.send_signal(signal.SIGTERM)
+        err = (await asyncio.wait_for(proc.stderr.read(), 30)).decode()
+        assert await asyncio.wait_for(proc.wait(), 30) == 0, err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert "watching 1 host(s)" in err and "Traceback" not in err
+
+
+def test_install_writes_a_systemd_user_unit_and_starts_nothing(tmp_path):
+    hosts = tmp_path / "fleet dir" / "hosts.toml"  # a space: the unit must quote it
+    hosts.parent.mkdir()
+    hosts.write_text('[[hosts]]\nname = "a"\nssh = "root@192.0.2.1:22"\n')
+    config = tmp_path / "config"
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(config), "PATH": "/usr/bin:/bin"}
+    out = rgt("watch", "--install", "--metrics", "127.0.0.1:9101", "--hosts", hosts, env=env)
+    assert out.returncode == 0, out.stderr
+    unit = config / "systemd" / "user" / "rgt-tui-watch.service"
+    text = unit.read_text()
+    assert f'ExecStart={sys.executable} -m rgt_tui watch --hosts "{hosts}"' in text
+    assert "--metrics 127.0.0.1:9101" in text and "Restart=on-failure" in text
+    assert "systemctl --user enable --now rgt-tui-watch.service" in out.stdout
+    assert "nothing was started" in out.stdout
+    again = rgt("watch", "--install", "--metrics", "127.0.0.1:9101", "--hosts", hosts, env=env)
+    assert again.returncode == 0 and "already installed" in again.stdout
+    other = rgt("watch", "--install", "--hosts", hosts, env=env)  # differs: left alone
+    assert other.returncode == 1 and "left as it is" in other.stderr
+    assert unit.read_text() == text
+
+
+def test_install_without_systemd_prints_the_nohup_line(tmp_path):
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[[hosts]]\nname = "a"\nssh = "root@192.0.2.1:22"\n')
+    empty = tmp_path / "bin"
+    empty.mkdir()  # a PATH with no systemctl on it
+    config = tmp_path / "config"
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(config), "PATH": str(empty)}
+    out = rgt("watch", "--install", "--hosts", hosts, env=env)
+    assert out.returncode == 0, out.stderr
+    assert f"nohup {sys.executable} -m rgt_tui watch --hosts {hosts}" in out.stdout
+    assert not (config / "systemd").exists()
