@@ -189,7 +189,9 @@ class Table:
             raise self.error(key, f"expected a whole number > 0, got {_describe(value)}{fix}")
         return value
 
-    def text_list(self, key: str, default: list[str]) -> tuple[str, ...]:
+    def text_list(
+        self, key: str, default: list[str], *, example: str = '["/workspace"]', what: str = "paths"
+    ) -> tuple[str, ...]:
         """A non-empty list of non-empty strings, duplicates dropped, order kept."""
         value = self.data.get(key, default)
         if (
@@ -199,7 +201,7 @@ class Table:
         ):
             raise self.error(
                 key,
-                f'expected a non-empty list of paths such as {key} = ["/workspace"], got {_describe(value)}',
+                f"expected a non-empty list of {what} such as {key} = {example}, got {_describe(value)}",
             )
         return tuple(dict.fromkeys(value))
 

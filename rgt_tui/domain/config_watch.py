@@ -69,9 +69,11 @@ def host_watch(t: Table, fleet: FleetWatch) -> HostWatch:
 
 def _urls(t: Table) -> tuple[str, ...]:
     """``notify``: Apprise URLs, each with a scheme (``ntfy://``, ``json://``, …)."""
-    if "notify" not in t.data:
+    if t.data.get("notify", []) == []:  # absent, or written empty: no targets of its own
         return ()
-    urls = t.text_list("notify", [])
+    urls = t.text_list(
+        "notify", [], example='["ntfy://ntfy.sh/my-fleet"]', what="notification URLs"
+    )
     for url in urls:
         if "://" not in url:
             raise t.error(

@@ -57,3 +57,9 @@ def test_mistakes_name_the_line_and_the_fix() -> None:
     assert ":7: notify: 'hook' is not a notification URL" in text
     with pytest.raises(ConfigError, match="tui_notify: expected true or false"):
         load('[fleet]\ntui_notify = "yes"\n' + HOST)
+
+
+def test_an_empty_notify_is_no_targets_and_a_wrong_one_says_urls() -> None:
+    assert load("[fleet]\nnotify = []\n" + HOST).hosts[0].watch.notify == ()
+    with pytest.raises(ConfigError, match="expected a non-empty list of notification URLs"):
+        load('[fleet]\nnotify = "ntfy://ntfy.sh/x"\n' + HOST)
