@@ -29,7 +29,8 @@ from rgt_tui.domain.ssh_target import (
 )
 
 __all__ = [
-    "ConfigError", "Credential", "Fleet", "FleetWatch", "HostConfig", "HostWatch", "Readiness", "SshTarget", "Thresholds",
+    "ConfigError", "Credential", "Fleet", "FleetWatch", "HostConfig", "HostWatch", "Readiness",
+    "SlurmConfig", "SshTarget", "Thresholds",
     "make_fleet", "parse_ssh_target", "SSH_FORMS", "LOCAL",
 ]  # fmt: skip
 
@@ -51,6 +52,12 @@ PREFLIGHT_CHECKS = (
 # Watching while the app is closed (issue 31): see config_watch.
 WATCH_FLEET_KEYS = ("notify", "notify_reminder_minutes", "tui_notify", "pull_rate_mbit")
 WATCH_HOST_KEYS = ("notify", "pull_every", "stop", "autostop_minutes")
+# A Slurm cluster's login node as a host (issue 32): see config_slurm.
+SLURM_KEYS = (
+    "scheduler", "partition", "account", "gres", "time", "mem", "cpus_per_task",
+    "max_parallel", "signal_lead_s", "sbatch_args",
+)  # fmt: skip
+SCHEDULERS = ("none", "slurm")
 FLEET_KEYS = (
     "results_dir", "poll_seconds", "default_epochs", "thresholds", "verify_python", *READY_KEYS,
     *WATCH_FLEET_KEYS,
@@ -59,7 +66,7 @@ THRESHOLD_KEYS = tuple(f.name for f in fields(Thresholds))
 HOST_KEYS = (
     "name", "ssh", "identity_file", "known_hosts", "profile", "cost_per_hour", "started_at",
     "workdir", "durable_dir", "mounts", "queue", "run", "pull", "teardown", "epochs",
-    "host_key", *READY_KEYS, *WATCH_HOST_KEYS,
+    "host_key", *READY_KEYS, *WATCH_HOST_KEYS, *SLURM_KEYS,
 )  # fmt: skip
 # How an unknown host key is treated: "strict" refuses it until the user trusts it;
 # "accept-new" (OpenSSH's meaning) records a first key and still refuses a changed one.
@@ -196,6 +203,27 @@ class FleetWatch:
 
 
 @dataclass(frozen=True)
+class SlurmConfig:
+    """A host that is a Slurm cluster's login node: a queue is one job array there.
+
+    Every field is passed to ``sbatch`` as written (None/empty: not passed, the
+    cluster's default); ``max_parallel``: the array's ``%N``; ``signal_lead_s``: seconds
+    before the walltime the job gets SIGTERM (``--signal=B:SIGTERM@N``; SLURM2);
+    ``sbatch_args``: extra options, each checked to be one ``--option[=value]``.
+    """
+
+    partition: str | None = None
+    account: str | None = None
+    gres: str | None = None  # e.g. "gpu:1"
+    time: str | None = None  # e.g. "04:00:00"
+    mem: str | None = None  # e.g. "32G"
+    cpus_per_task: int | None = None
+    max_parallel: int | None = None
+    signal_lead_s: int = 300
+    sbatch_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class HostConfig:
     """One ``[[hosts]]`` block with every default filled in."""
 
@@ -222,6 +250,7 @@ class HostConfig:
     pull_refused: str | None = None
     ready: Readiness = Readiness()
     watch: HostWatch = HostWatch()
+    slurm: SlurmConfig | None = None  # set when scheduler = "slurm"
 
     @property
     def is_local(self) -> bool:

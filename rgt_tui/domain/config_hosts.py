@@ -31,6 +31,7 @@ from rgt_tui.domain.config import (
     Readiness,
 )
 from rgt_tui.domain.config_ready import readiness
+from rgt_tui.domain.config_slurm import slurm_config
 from rgt_tui.domain.config_toml import Table
 from rgt_tui.domain.config_watch import host_watch
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
@@ -77,6 +78,10 @@ def host_config(
                     f'"{identity}" — keep one of them',
                 )
             )
+    slurm = slurm_config(t)
+    profile = c(lambda: _profile(t, profiles), DEFAULT_PROFILE)
+    if slurm is not None and "profile" not in t.data and "slurm" in profiles:
+        profile = "slurm"  # a login node's facts are the cluster's, not a bare box's
     host = HostConfig(
         name=name,
         ssh=pasted.target if pasted is not None else None,
@@ -84,7 +89,7 @@ def host_config(
         known_hosts=local_path(
             None, c(lambda: t.maybe("known_hosts", example="~/.ssh/known_hosts"), None)
         ),
-        profile=c(lambda: _profile(t, profiles), DEFAULT_PROFILE),
+        profile=profile,
         cost_per_hour=c(lambda: t.number("cost_per_hour", None, allow_zero=True), None),
         started_at=c(lambda: _started_at(t), None),
         workdir=workdir,
@@ -100,6 +105,7 @@ def host_config(
         pull_refused=_pull_refused(t, name, durable),
         ready=readiness(t, base, fleet_ready),
         watch=host_watch(t, fleet_watch or FleetWatch()),
+        slurm=slurm,
     )
     return host if len(t.problems) == before else None
 
