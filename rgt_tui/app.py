@@ -37,6 +37,7 @@ from rgt_tui.controllers.jobs import HostJobs, JobRunner
 from rgt_tui.controllers.queue_actions import QueueController, queue_commands
 from rgt_tui.controllers.queue_poller import QueuePoller
 from rgt_tui.controllers.type_ahead import TypeAhead
+from rgt_tui.controllers.watch_notify import TuiNotify
 from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
@@ -268,6 +269,8 @@ class RgtApp(App[int]):
         self.queues = QueueController(
             self, self.connections, fleet=lambda: self.fleet, open_screen=self._open_queue_screen
         )
+        # watch's notifications from the TUI too, only when the fleet asks (tui_notify).
+        self.tui_notify = TuiNotify.for_fleet(self, fleet, clock=clock)
         self.queue_poller = QueuePoller(
             fleet,
             self.connections,
@@ -334,6 +337,9 @@ class RgtApp(App[int]):
         gc.freeze()
         if self.start_monitors:
             self.queue_poller.start(self)
+            # Results leave boxes on their cadence (pull_every, a spot profile's default)
+            # while the app is open, as under `rgt-tui watch`.
+            run_work(self, self.jobs.periodic_pulls().run(), "periodic-pulls", group="pulls")
 
     async def on_unmount(self) -> None:
         gc.unfreeze()  # another app in this process (tests) starts from a clean slate
@@ -345,6 +351,8 @@ class RgtApp(App[int]):
         if running:
             await asyncio.wait([asyncio.ensure_future(_settled(w)) for w in running], timeout=3)
             await asyncio.sleep(0.1)  # let cancelled streams' finalizers run
+        if self.tui_notify is not None:
+            await self.tui_notify.aclose()  # sends cut short stay owed, resumed next start
         await self.connections.close_all()
 
     def _look_at_records(self) -> None:
@@ -397,6 +405,8 @@ class RgtApp(App[int]):
             for screen in self._fleet_views():
                 screen.host_updated(update, history)
         self.box_watch.host_updated(update)
+        if self.tui_notify is not None:
+            self.tui_notify.host_updated(update)
 
     def _sampled_and_connected(self, host: str) -> bool:
         """Connected at the last sample, and still sampled (not a torn-down box whose
@@ -612,6 +622,8 @@ class RgtApp(App[int]):
     def _queue_viewed(self, message: QueueViewed) -> None:
         for screen in self._fleet_views():
             screen.queue_viewed(message.host, message.view)
+        if self.tui_notify is not None:
+            self.tui_notify.queue_viewed(message.host, message.view)
 
     @on(OpenHostRequested)
     def _open_host(self, message: OpenHostRequested) -> None:

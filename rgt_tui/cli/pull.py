@@ -1,7 +1,10 @@
-"""`rgt-tui pull HOST` and `rgt-tui verify HOST` (rows of table.py).
+"""`rgt-tui pull HOST`, `rgt-tui pull --all` and `rgt-tui verify HOST` (rows of table.py).
 
 `pull` copies the host's results into ``<results_dir>/HOST/`` with a manifest, resume,
 retries and hash checks, drawing progress on a terminal and plain lines otherwise.
+`pull --all` pulls every host side by side in one event loop, one connection each, every
+copy awaiting the one bandwidth budget (``--bwlimit`` or ``[fleet] pull_rate_mbit``), with
+one progress view (``FleetPullView``) and one summary ending in the measured total rate.
 `verify` checks the pulled copy and writes the record the teardown gate reads. Exit codes
 (exit_codes.py): 0 everything pulled / verified, 1 the command ran and found
 problems, 2 bad input, 130 a pull stopped by Ctrl-C (what arrived is kept).
@@ -10,21 +13,37 @@ problems, 2 bad input, 130 a pull stopped by Ctrl-C (what arrived is kept).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import time
 from typing import TYPE_CHECKING
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
-from rgt_tui.cli.pull_progress import PullProgressView
+from rgt_tui.cli.pull_progress import FleetPullView, PullProgressView
 from rgt_tui.cli.runner import Call
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
-from rgt_tui.services.connect import Transport
+from rgt_tui.services.connect import Transport, host_connection
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
-    from rgt_tui.services.pull import PullResult
+    from rgt_tui.services.pull import PullOptions, PullResult
 
 
 def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--jobs`` and ``--stall-timeout``."""
+    """``--all``, ``--bwlimit``, ``--jobs`` and ``--stall-timeout``."""
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="pull every host at once (one connection each) under one bandwidth budget",
+    )
+    parser.add_argument(
+        "--bwlimit",
+        type=float,
+        metavar="MBIT",
+        help="megabits per second for every pull of this command together "
+        "(default: [fleet] pull_rate_mbit; none: unlimited)",
+    )
     parser.add_argument(
         "--jobs", type=int, default=4, metavar="N", help="large files in flight (default 4)"
     )
@@ -53,16 +72,34 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-async def run_pull(call: Call, transport: Transport) -> int:
-    """Pull one host's results; exit 1 unless every pull root was listed, the box listed
-    a file, and every file is here with a matching hash."""
-    from rgt_tui.services.pull import PullError, PullOptions, pull_host
+def run_pull(call: Call) -> int:
+    """Pull one host's results (HOST) or every host's at once (``--all``); exit 1 unless
+    every pull root was listed, the box listed a file, and every file is here with a
+    matching hash (on every host, for ``--all``)."""
+    from rgt_tui.services.pull import PullOptions
+    from rgt_tui.services.pull.budget import shared_budget
 
-    if call.args.jobs < 1:
+    args = call.args
+    if args.jobs < 1:
         return call.fail("--jobs must be at least 1", code=EXIT_BAD_INPUT)
-    if not call.args.stall_timeout > 0:  # also NaN
+    if not args.stall_timeout > 0:  # also NaN
         return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
-    options = PullOptions(concurrency=call.args.jobs, stall_timeout_s=call.args.stall_timeout)
+    if args.bwlimit is not None and not args.bwlimit > 0:
+        return call.fail("--bwlimit must be more than 0 Mbit/s", code=EXIT_BAD_INPUT)
+    if args.all == (call.host_config is not None):
+        return call.fail("name one HOST, or --all for every host", code=EXIT_BAD_INPUT)
+    mbit = args.bwlimit if args.bwlimit is not None else call.fleet.watch.pull_rate_mbit
+    options = PullOptions(
+        concurrency=args.jobs, stall_timeout_s=args.stall_timeout, budget=shared_budget(mbit)
+    )
+    if args.all:
+        return asyncio.run(pull_all(call, options))
+    return call.on_host(lambda transport: _pull_one(call, transport, options))
+
+
+async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> int:
+    from rgt_tui.services.pull import PullError, pull_host
+
     host = call.host
     try:
         with PullProgressView(call.err) as progress:
@@ -79,6 +116,13 @@ def pull_interrupted(call: Call) -> int:
     """Ctrl-C: the pull was cancelled first, so its parts are on disk; say where."""
     from rgt_tui.services.records import host_results_dir, records_dir
 
+    if call.args.all:
+        call.fail(
+            f"interrupted; what arrived is kept in each host's folder under "
+            f"{call.fleet.results_dir}/ (.rgt/parts/) and nothing unchecked was marked "
+            "pulled — re-run the same pull to resume"
+        )
+        return EXIT_INTERRUPTED
     parts = records_dir(host_results_dir(call.fleet.results_dir, call.host)) / "parts"
     call.fail(
         f"{call.host.name}: interrupted; what arrived is kept in {parts}/ "
@@ -124,6 +168,12 @@ def format_pull_result(result: PullResult) -> str:
     lines += [f"  FAILED    {path}: {why}" for path, why in result.failed]
     lines += [f"  CONFLICT  {path}: {why}" for path, why in result.conflicts]
     lines += [f"  REFUSED   {m.display(r.root, r.path)}: {r.reason}" for r in m.refused]
+    logs = result.box_logs
+    if logs is not None:  # the box's queue and cell logs, kept beside the results (U20)
+        got = f"{logs.pulled} new or grown" if logs.pulled else "none new"
+        lines.append(f"  box logs: {logs.listed} files ({got}) in {logs.folder}")
+        lines += [f"  box logs: {why}" for why in filter(None, [logs.note])]
+        lines += [f"  box logs: FAILED {path}: {why}" for path, why in logs.failed]
     if result.code is not None:  # the code that made the results (U42)
         from rgt_tui.services.result_code import result_code_lines
 
@@ -136,4 +186,70 @@ def format_pull_result(result: PullResult) -> str:
     else:
         lines += [f"  MISSING   {why}" for why in result.shortfalls]
         lines.append("NOT COMPLETE: fix the above and re-run the same pull (it resumes)")
+    return "\n".join(lines)
+
+
+# -- pull --all: every host at once, one connection each, one budget ----------------------
+
+
+async def pull_all(call: Call, options: PullOptions) -> int:
+    """Pull every host of the fleet at once; print one summary; 0 when all are complete."""
+    hosts = list(call.fleet.hosts)
+    if not hosts:
+        return call.fail("the fleet file names no host", code=EXIT_BAD_INPUT)
+    started = time.monotonic()
+    with FleetPullView(call.err, [h.name for h in hosts]) as view:
+        outcomes = await asyncio.gather(*(_one(call, h, options, view) for h in hosts))
+    elapsed = time.monotonic() - started
+    print(format_fleet_summary(outcomes, elapsed, options))
+    complete = all(not isinstance(o, tuple) and o.ok for _, o in outcomes)
+    return EXIT_OK if complete else EXIT_PROBLEMS
+
+
+async def _one(
+    call: Call, host: HostConfig, options: PullOptions, view: FleetPullView
+) -> tuple[str, PullResult | tuple[str, str]]:
+    """One host's pull on a connection of its own: its result, or (what went wrong, fix)."""
+    from rgt_tui.services.pull import PullError, pull_host
+
+    try:
+        async with host_connection(host) as transport:
+            result = await pull_host(
+                host,
+                call.fleet.results_dir,
+                transport,
+                options=options,
+                on_progress=view.on(host.name),
+            )
+    except PullError as exc:
+        view.fail(host.name, exc.message)
+        return host.name, (exc.message, exc.fix or "re-run the same pull (it resumes)")
+    except TransportError as exc:
+        view.fail(host.name, exc.message)
+        return host.name, (f"unreachable: {exc.message}", exc.fix or "check the box is up")
+    return host.name, result
+
+
+def format_fleet_summary(
+    outcomes: list[tuple[str, PullResult | tuple[str, str]]],
+    elapsed: float,
+    options: PullOptions,
+) -> str:
+    """Each host's summary (or why it failed), then the fleet's total and rate."""
+    lines: list[str] = []
+    received = complete = 0
+    for host, outcome in outcomes:
+        if isinstance(outcome, tuple):
+            why, fix = outcome
+            lines += [f"{host}: FAILED: {why}", f"  fix: {fix}"]
+            continue
+        lines.append(format_pull_result(outcome))
+        received += outcome.bytes_received
+        complete += outcome.ok
+    rate = received * 8 / elapsed / 1e6 if elapsed > 0 else 0.0
+    budget = f" (budget {options.budget.mbit:g} Mbit/s)" if options.budget is not None else ""
+    lines.append(
+        f"all hosts: {complete}/{len(outcomes)} complete — {fmt_bytes(received)} in "
+        f"{fmt_duration(elapsed)}, {rate:.1f} Mbit/s{budget}"
+    )
     return "\n".join(lines)

@@ -117,3 +117,98 @@ def _totals(p: PullProgress) -> str:
     if p.files_failed:
         text += f"  {p.files_failed} FAILED"
     return text + (f"  {p.message}" if p.message else "")
+
+
+class FleetPullView:
+    """``pull --all``'s one progress view: a total bar over every host, then one line per
+    host (its phase, files, bytes, rate). Call ``on(host)`` for each pull's callback;
+    use it as a context manager around the pulls. Off a terminal: a line per host's
+    phase, and the fleet's total every ``LINE_EVERY_S``."""
+
+    REDRAW_S = 0.1
+    LINE_EVERY_S = 5.0
+
+    def __init__(
+        self,
+        console: Console,
+        hosts: list[str],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.console = console
+        self.clock = clock
+        self.latest: dict[str, PullProgress | None] = dict.fromkeys(hosts)
+        self.failed: dict[str, str] = {}
+        self._live = Live(console=console, auto_refresh=False) if console.is_interactive else None
+        self._last = -1e9
+        self._phases: dict[str, str] = {}
+
+    def __enter__(self) -> FleetPullView:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._live is not None:
+            self._live.update(render_fleet(self.latest, self.failed), refresh=True)
+            self._live.stop()
+
+    def on(self, host: str) -> Callable[[PullProgress], None]:
+        """The progress callback of ``host``'s pull."""
+        return lambda p: self._update(host, p)
+
+    def fail(self, host: str, why: str) -> None:
+        """``host``'s pull stopped (shown on its line)."""
+        self.failed[host] = why
+        self._update(host, self.latest.get(host), force=True)
+
+    def _update(self, host: str, p: PullProgress | None, force: bool = False) -> None:
+        self.latest[host] = p
+        now = self.clock()
+        phase = p.phase if p is not None else "failed"
+        changed = force or self._phases.get(host) != phase
+        self._phases[host] = phase
+        if self._live is not None:
+            if changed or now - self._last >= self.REDRAW_S:
+                self._last = now
+                self._live.update(render_fleet(self.latest, self.failed), refresh=True)
+            return
+        if changed and p is not None:
+            self.console.print(f"{host}: {p.phase:<9} {_totals(p)}")
+        if now - self._last >= self.LINE_EVERY_S:
+            self._last = now
+            self.console.print(f"all hosts: {_fleet_totals(self.latest)}")
+
+
+def render_fleet(latest: dict[str, PullProgress | None], failed: dict[str, str]) -> Group:
+    """The fleet block: the total over every host, then a line per host."""
+    shown = [p for p in latest.values() if p is not None]
+    total = sum(p.bytes_total for p in shown)
+    done = sum(p.bytes_done for p in shown)
+    lines = [_line("all hosts", done / total if total else 0.0, 20, _fleet_totals(latest))]
+    width = max((len(h) for h in latest), default=4)
+    for host, p in latest.items():
+        if host in failed:
+            lines.append(_line(f"  {host:<{width}}", 0.0, 12, f"FAILED: {failed[host]}"))
+        elif p is None:
+            lines.append(_line(f"  {host:<{width}}", 0.0, 12, "connecting"))
+        else:
+            lines.append(_line(f"  {host:<{width}}", p.fraction, 12, f"{p.phase} {_totals(p)}"))
+    return Group(*lines)
+
+
+def _fleet_totals(latest: dict[str, PullProgress | None]) -> str:
+    shown = [p for p in latest.values() if p is not None]
+    files = sum(p.files_done for p in shown), sum(p.files_total for p in shown)
+    done, total = sum(p.bytes_done for p in shown), sum(p.bytes_total for p in shown)
+    rate = sum(p.rate for p in shown if p.phase == "pulling")
+    hosts_done = sum(1 for p in shown if p.phase == "done")
+    return (
+        f"{hosts_done}/{len(latest)} hosts  {files[0]}/{files[1]} files  "
+        f"{fmt_bytes(done)}/{fmt_bytes(total)}  {fmt_bytes(rate)}/s"
+    )

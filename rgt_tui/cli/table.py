@@ -46,6 +46,7 @@ from rgt_tui.cli.sync import add_sync_arguments, run_sync
 from rgt_tui.cli.teardown import add_teardown_arguments, run_teardown
 from rgt_tui.cli.tui import add_demo_arguments, run_demo, run_tui
 from rgt_tui.cli.vram import add_vram_arguments, run_vram
+from rgt_tui.cli.watch import add_watch_arguments, run_watch
 
 # Groups of sub-commands (`rgt-tui queue show`): their help; their actions are rows below.
 GROUPS = {"queue": "check queue files, show a queue, append cells"}
@@ -57,6 +58,17 @@ COMMANDS: tuple[Command, ...] = (
         add_status_arguments,
         run_status,
         host="optional",  # samples each host on a connection of its own: not `connects`
+    ),
+    Command(
+        "watch",
+        "watch the fleet headless: notifications, metrics (--metrics), --once, --install",
+        add_watch_arguments,
+        run_watch,  # one connection per host of its own, for as long as it runs
+        description="Run the TUI's health and cost rules over every host until Ctrl-C: one "
+        "line per event (a new alert, a reminder, a finished queue, a silent, rebooted or "
+        "forgotten box), sent to each host's notify targets once ever; what was told is "
+        "kept in the fleet's journal, so a restart repeats nothing. --install writes a "
+        "systemd user unit and starts nothing.",
     ),
     Command(
         "queue check",
@@ -176,11 +188,10 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "pull",
-        "pull HOST's results: manifest on the box, resumable hash-checked copies",
+        "pull HOST's results (or --all hosts'): manifest on the box, resumable hash-checked copies",
         add_pull_arguments,
         run_pull,
-        host="one",
-        connects=True,
+        host="optional",  # --all: every host on a connection of its own: not `connects`
         interrupted=pull_interrupted,
     ),
     Command(

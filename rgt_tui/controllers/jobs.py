@@ -30,6 +30,7 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull.progress import PullProgress
+from rgt_tui.services.pull_schedule import HostLocks
 from rgt_tui.services.records_watch import RecordsWatch
 
 if TYPE_CHECKING:
@@ -39,8 +40,10 @@ if TYPE_CHECKING:
     from rgt_tui.services.journal import BoxHistory
     from rgt_tui.services.preflight import PreflightReport
     from rgt_tui.services.pull.types import PullResult
+    from rgt_tui.services.pull_schedule import PullScheduler
     from rgt_tui.services.teardown import GateReport, TeardownOutcome
     from rgt_tui.services.verify_types import VerificationReport
+    from rgt_tui.services.watch.events import WatchEvent
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,8 @@ class JobRunner:
         self.clock = clock
         self.states: dict[str, HostJobs] = {h.name: HostJobs(h.name) for h in fleet.hosts}
         self.watch = RecordsWatch(self.journal, lambda: self.fleet)
+        # One job per host in this process, periodic pulls included (pull_schedule).
+        self.locks = HostLocks()
 
     def state(self, host: str) -> HostJobs:
         """The host's current state."""
@@ -154,7 +159,7 @@ class JobRunner:
                     "the box is still billed as running",
                 )
                 return
-        busy = self.state(host.name).running
+        busy = self.state(host.name).running or self.locks.holder(host.name)
         if busy:
             notify_once(
                 self.app,
@@ -182,6 +187,7 @@ class JobRunner:
         }
         job = jobs[job_name]
         running = "teardown" if job_name == "manual-teardown" else job_name.split("-")[0]
+        self.locks.claim(host.name, running)  # free: checked above, on this one loop
         self._set(host.name, running=running, refusal=None, ack_refusal=None)
         run_work(
             self.app,
@@ -209,6 +215,7 @@ class JobRunner:
                 # What this pull or verify wrote is no news from another process (a few
                 # stat calls). Other jobs write none: a pull elsewhere meanwhile counts.
                 self.watch.settle(host)
+            self.locks.release(host, self.state(host).running)
             self._set(host, running="")
 
     async def _load_journals(self, hosts: list[str] | None = None) -> None:
@@ -258,9 +265,34 @@ class JobRunner:
             if change.records and shown and not state.running:
                 self.request(change.host, "gate")
 
+    def periodic_pulls(self) -> PullScheduler:
+        """The periodic pulls of the open TUI (``pull_schedule``): they hold a host by the
+        same ``locks`` as ``p`` and a teardown, and show as the host's pull while they run."""
+        from rgt_tui.services.pull_schedule import PullScheduler
+
+        def progress(host: str, p: PullProgress | None) -> None:
+            if p is None:  # ended: the pane keeps the last figures, the job slot frees
+                self._set(host, running="")
+            else:
+                self._set(host, running="pull", progress=p)
+
+        def told(event: WatchEvent) -> None:
+            severity = "information" if event.severity == "info" else "warning"
+            notify_once(self.app, event.body, title=event.title, severity=severity, timeout=15)
+
+        return PullScheduler(
+            self.fleet,
+            self.connections,
+            emit=told,
+            locks=self.locks,
+            journal=self.journal,
+            on_progress=progress,
+        )
+
     async def _pull(self, host: HostConfig) -> None:
         from rgt_tui.domain.errors import TransportError
         from rgt_tui.services.pull import PullError, PullOptions, pull_host
+        from rgt_tui.services.pull.budget import shared_budget
 
         self._set(host.name, progress=None, pull_result=None, pull_error=None)
         try:
@@ -268,7 +300,10 @@ class JobRunner:
                 host,
                 self.fleet.results_dir,
                 self.connections.transport(host.name),  # shared: the pull never closes it
-                options=PullOptions(concurrency=SHARED_PULL_CONCURRENCY),
+                options=PullOptions(
+                    concurrency=SHARED_PULL_CONCURRENCY,
+                    budget=shared_budget(self.fleet.watch.pull_rate_mbit),  # one for all pulls
+                ),
                 on_progress=lambda p: self._set(host.name, progress=p),
                 wait=self.connections.waiter(host.name),  # r cuts a retry's wait short
             )

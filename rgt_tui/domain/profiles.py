@@ -34,6 +34,15 @@ class Profile:
     durable_under: tuple[str, ...] = ()
     durable_not_under: tuple[str, ...] = ()
     durable_own_mount: bool = False
+    # Whether the platform has a stop that can be undone (the box starts again with its
+    # disk): the only kind ``rgt-tui watch`` may run on its own (a host's opt-in ``stop``
+    # with ``autostop_minutes``). False where the only verb destroys (Lambda: terminate)
+    # or where there is no stop to speak of (a bare SSH box, Slurm, a pod).
+    reversible_stop: bool = False
+    # Seconds between periodic pulls (``watch``, the TUI) of a host that sets no
+    # ``pull_every``: where a box can vanish with its disk (spot, auto-release, a pod),
+    # results must leave it as they appear. None: no periodic pull unless asked.
+    pull_every: float | None = None
 
     @property
     def clock_lines(self) -> tuple[str, ...]:

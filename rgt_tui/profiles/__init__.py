@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from rgt_tui.domain.config_watch import parse_duration
 from rgt_tui.domain.profiles import DEFAULT_PROFILE, Profile
 
 if sys.version_info >= (3, 11):
@@ -30,6 +31,11 @@ REQUIRED = (
 )  # fmt: skip
 # Optional keys: the auto-release clock, and where a durable dir survives the teardown verb.
 OPTIONAL = ("release_after_off_days", "durable_under", "durable_not_under", "durable_own_mount")
+# Whether the platform's stop can be undone (``Profile.reversible_stop``; absent: false,
+# so ``watch`` never runs a stop on a platform nobody has said has one).
+OPTIONAL += ("reversible_stop",)
+# The default cadence of periodic pulls (``Profile.pull_every``), a duration: "30m".
+OPTIONAL += ("pull_every",)
 
 
 class ProfileError(ValueError):
@@ -46,7 +52,7 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise ProfileError(f"{source}: {key} must be a list of strings")
-    for key in ("irreversible", "durable_own_mount"):
+    for key in ("irreversible", "durable_own_mount", "reversible_stop"):
         if key in data and not isinstance(data[key], bool):
             raise ProfileError(f"{source}: {key} must be true or false")
     days = data.get("release_after_off_days")
@@ -54,6 +60,15 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         isinstance(days, bool) or not isinstance(days, (int, float)) or days <= 0
     ):
         raise ProfileError(f"{source}: release_after_off_days must be a number of days > 0")
+    every = data.get("pull_every")  # "30m", or seconds
+    if isinstance(every, str):
+        every_s = parse_duration(every)
+    elif isinstance(every, (int, float)) and not isinstance(every, bool) and every > 0:
+        every_s = float(every)
+    else:
+        every_s = None
+    if every is not None and every_s is None:
+        raise ProfileError(f'{source}: pull_every must be a duration such as "30m", not {every!r}')
     fields = {k: data[k] for k in REQUIRED}
     fields["keeps_billing"] = tuple(data["keeps_billing"])
     fields["danger_clocks"] = tuple(data["danger_clocks"])
@@ -63,6 +78,8 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         durable_under=tuple(data.get("durable_under", ())),
         durable_not_under=tuple(data.get("durable_not_under", ())),
         durable_own_mount=data.get("durable_own_mount", False),
+        reversible_stop=data.get("reversible_stop", False),
+        pull_every=every_s,
     )
 
 

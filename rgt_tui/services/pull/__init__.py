@@ -21,6 +21,7 @@ from rgt_tui.services.pull.types import (
     LocalDiskFull,
     NotEnoughInodes,
     NotEnoughSpace,
+    PullBusy,
     PulledFile,
     PullError,
     PullOptions,
@@ -28,6 +29,6 @@ from rgt_tui.services.pull.types import (
 )
 
 __all__ = [
-    "FileProgress", "LocalDiskFull", "NotEnoughInodes", "NotEnoughSpace", "PullError",
+    "FileProgress", "LocalDiskFull", "NotEnoughInodes", "NotEnoughSpace", "PullBusy", "PullError",
     "PullOptions", "PullProgress", "PullResult", "PulledFile", "PulledRecord", "pull_host",
 ]  # fmt: skip

@@ -177,6 +177,7 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
     waiting_bytes = 0
     arrived, written = asyncio.Event(), asyncio.Event()
     ahead = len(readers) * SEGMENT
+    budget = run.options.budget
 
     async def fetch(reader) -> None:  # noqa: ANN001
         nonlocal waiting_bytes
@@ -189,6 +190,8 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
             length, got = min(SEGMENT, size - offset), 0
             async for at, data in reader.blocks(offset, length):
                 run.last_byte = time.monotonic()
+                if budget is not None:  # the next read is asked for only after this
+                    await budget.take(len(data), tick=run.touch)
                 waiting[at] = data
                 waiting_bytes += len(data)
                 got += len(data)
@@ -254,6 +257,8 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
         async with contextlib.aclosing(stream) as chunks:
             async for chunk in chunks:
                 run.last_byte = time.monotonic()
+                if run.options.budget is not None:  # the stream is read as consumed
+                    await run.options.budget.take(len(chunk), tick=run.touch)
                 for event in reader.feed(chunk):
                     if isinstance(event, Start):
                         try:

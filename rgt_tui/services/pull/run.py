@@ -18,6 +18,7 @@ import os
 import posixpath
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
@@ -25,12 +26,19 @@ from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.services.connections import connect_with_backoff
 from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.pull.box_logs import LOGS_ROOT, BoxLogs, logs_folder, select_logs
 from rgt_tui.services.pull.copy import copy_files
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
 from rgt_tui.services.pull.plan import FilePlan, PulledRecord, check_space, plan_pull
 from rgt_tui.services.pull.progress import ProgressTracker, PullProgress
 from rgt_tui.services.pull.state import PullRun
-from rgt_tui.services.pull.types import LocalWriteError, PullError, PullOptions, PullResult
+from rgt_tui.services.pull.types import (
+    LocalWriteError,
+    PullBusy,
+    PullError,
+    PullOptions,
+    PullResult,
+)
 from rgt_tui.services.records import host_results_dir, load_manifest, records_dir, save_manifest
 from rgt_tui.services.result_code import read_result_code, save_result_code
 from rgt_tui.transport.base import Transport
@@ -114,7 +122,8 @@ async def _run(run: PullRun) -> PullResult:
         with contextlib.suppress(OSError):
             await asyncio.shield(asyncio.to_thread(run.record.save, run.dest))
         raise
-    result = dataclasses.replace(run.result(), code=code)
+    logs = await _pull_box_logs(run) if run.options.box_logs else None
+    result = dataclasses.replace(run.result(), code=code, box_logs=logs)
     run.tracker.set_phase("done" if result.ok else "failed")
     return result
 
@@ -255,6 +264,48 @@ def _resume_points(run: PullRun, plans: list[FilePlan]) -> list[FilePlan]:
     return out
 
 
+async def _pull_box_logs(run: PullRun) -> BoxLogs:
+    """The box's queue and cell logs into ``.rgt/box-logs/`` (``box_logs``, U20), by the
+    same manifest, plan and resumable copy as results, in a tree of their own. Never
+    fails the pull: what went wrong is the returned ``note``."""
+    host = dataclasses.replace(run.host, pull=(LOGS_ROOT,))
+    folder = run.dest / "(not made)"
+    try:
+        folder = await _local(logs_folder, run.tree)
+        tree = HostTree(folder)
+    except PullError as exc:
+        return BoxLogs(folder, note=f"the logs were not pulled: {exc}")
+    try:
+        record = await asyncio.to_thread(PulledRecord.load, folder)
+        tracker = ProgressTracker(run.host.name, None)  # the results' progress is shown
+        sub = PullRun(host, folder, run.transport, run.options, tree, record, tracker)
+        sub.reached, sub.wait = True, run.wait
+        scan = partial(
+            take_manifest, host, run.transport, stall_timeout_s=run.options.stall_timeout_s
+        )
+        listing = await _retrying(sub, scan)
+        if listing.roots and listing.roots[0].error:
+            return BoxLogs(folder, note=f"no queue logs on the box ({listing.roots[0].error})")
+        sub.manifest, left_out = select_logs(listing)
+        plan = await _local(plan_pull, tree, sub.manifest, None, record)
+        _note_plan(sub, plan.files)
+        await _copy_with_retries(sub, list(plan.to_pull))
+        await _local(record.save, folder)
+    except (PullError, ManifestError) as exc:
+        return BoxLogs(folder, note=f"the logs were not pulled: {exc}")
+    finally:
+        tree.close()
+    return BoxLogs(
+        folder,
+        listed=len(sub.manifest.entries),
+        pulled=len(sub.pulled),
+        bytes_received=tracker.bytes_received,
+        failed=tuple(sub.failed.items()),
+        left_out=left_out,
+        note=f"{len(left_out)} older log files left on the box (over the cap)" if left_out else "",
+    )
+
+
 def _note_plan(run: PullRun, plans: tuple[FilePlan, ...]) -> None:
     skipped = [p for p in plans if p.action == "skip"]
     run.skipped += [p.local for p in skipped]
@@ -330,7 +381,7 @@ def _pull_lock(dest: Path, host: str) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise PullError(
+            raise PullBusy(
                 f"another pull of {host} into {dest} is running", "wait for it to finish"
             ) from None
         yield

@@ -45,6 +45,10 @@ class PullRun:
     # Sleeps between reconnect attempts (the host's FleetConnections.wait in the TUI).
     wait: Callable[[float], Awaitable[object]] = asyncio.sleep
 
+    def touch(self) -> None:
+        """Bytes are flowing (or waiting for the bandwidth budget): not a stall."""
+        self.last_byte = time.monotonic()
+
     def remote_path(self, plan: FilePlan) -> str:
         assert self.manifest is not None
         return self.manifest.display(plan.entry.root, plan.entry.path)

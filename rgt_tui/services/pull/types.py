@@ -12,6 +12,8 @@ from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.transport.backoff import Backoff
 
 if TYPE_CHECKING:
+    from rgt_tui.services.pull.box_logs import BoxLogs
+    from rgt_tui.services.pull.budget import Bandwidth
     from rgt_tui.services.result_code import ResultCode
 
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
@@ -39,6 +41,11 @@ class PullOptions:
     margin_min_bytes: int = 1 << 30
     progress_interval_s: float = 0.2
     fsync: bool = True  # flush each file to disk before it counts as pulled
+    # The bandwidth budget this pull shares with every other pull of the process
+    # (``budget.shared_budget``: --bwlimit, [fleet] pull_rate_mbit); None: unlimited.
+    budget: Bandwidth | None = None
+    # Also bring the box's queue and cell logs into ``.rgt/box-logs/`` (``box_logs``).
+    box_logs: bool = True
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,8 @@ class PullResult:
     copy_s: float = 0.0  # of which the copy stage (bytes_received / copy_s: its rate)
     # Which code each queue cell ran, read from the box at the pull (U42; result_code).
     code: ResultCode | None = None
+    # The box's queue and cell logs, brought into .rgt/box-logs/ (box_logs; never results).
+    box_logs: BoxLogs | None = None
 
     @property
     def shortfalls(self) -> tuple[str, ...]:
@@ -103,6 +112,10 @@ class PullError(Exception):
         self.fix = fix
         self.result: PullResult | None = None  # what was done, when the pull got that far
         super().__init__(message + (f" — {fix}" if fix else ""))
+
+
+class PullBusy(PullError):
+    """Another pull of the same host into the same folder is running (any process)."""
 
 
 class NotEnoughSpace(PullError):

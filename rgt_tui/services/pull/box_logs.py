@@ -1,0 +1,75 @@
+"""The box's queue and cell logs, brought beside the results by every pull (U20).
+
+A spot or auto-released box takes its logs with it: the run's story (``queue.log``, each
+cell's ``cells/NAME.log``, its ``.state`` record and OOM note) must outlive it. Every
+pull also copies them from ``~/.rgt/queue`` into ``<results_dir>/<host>/.rgt/box-logs/``:
+inside rgt-tui's own ``.rgt`` folder, where no pulled result can land (the manifest
+refuses a name that folds to ``.rgt``), so they never collide with results, and ``verify``
+and the teardown gate, which check the results manifest's files only, never count them.
+
+They travel by the same stages as results (``run._pull_box_logs``): a manifest taken on
+the box (no link followed, names checked by ``domain.manifest_parse``), the plan, the
+resumable hash-checked copy into a tree of their own (its records and parts in
+``box-logs/.rgt/``). Only the names below are taken, newest first, up to ``MAX_FILES``
+and ``MAX_BYTES``; the box's links are never recreated. A log still being written
+arrives as it was when listed (its first bytes hash the same).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain.manifest import Manifest
+from rgt_tui.services.pull.local_tree import HostTree
+from rgt_tui.services.records import RECORDS_DIR
+
+LOGS_ROOT = "~/.rgt/queue"  # the queue runner's folder (scripts/queue_ctl.sh: $q)
+BOX_LOGS_DIR = f"{RECORDS_DIR}/box-logs"  # relative to the host's results folder
+MAX_FILES = 2000
+MAX_BYTES = 256 << 20  # per host: logs, not checkpoints; the newest first
+
+_WANTED = re.compile(r"queue\.log|cells/[^/]{1,200}\.(?:log|state|oom)")
+
+
+@dataclass(frozen=True)
+class BoxLogs:
+    """What the logs step of a pull did; ``note`` says why some or none came."""
+
+    folder: Path
+    listed: int = 0  # log files taken from the box's listing
+    pulled: int = 0  # brought this time (new or grown)
+    bytes_received: int = 0
+    failed: tuple[tuple[str, str], ...] = ()
+    left_out: tuple[str, ...] = ()  # over MAX_FILES / MAX_BYTES, oldest first to go
+    note: str = ""
+
+
+def is_log(path: str) -> bool:
+    """A name the logs step takes (relative to ``~/.rgt/queue``)."""
+    return _WANTED.fullmatch(path) is not None
+
+
+def select_logs(manifest: Manifest) -> tuple[Manifest, tuple[str, ...]]:
+    """The listing cut to the log files, newest first within the caps, no links; with
+    the names left out for the caps."""
+    logs = sorted((e for e in manifest.entries if is_log(e.path)), key=lambda e: -e.mtime)
+    kept, left_out, total = [], [], 0
+    for entry in logs:
+        if len(kept) >= MAX_FILES or total + entry.size > MAX_BYTES:
+            left_out.append(entry.path)
+            continue
+        kept.append(entry)
+        total += entry.size
+    cut = dataclasses.replace(manifest, entries=tuple(kept), links=(), refused=())
+    return cut, tuple(left_out)
+
+
+def logs_folder(tree: HostTree) -> Path:
+    """``.rgt/box-logs`` under the host's folder, made one component at a time without
+    following a link (a link there is replaced by a folder, as for results)."""
+    os.close(tree.folder(BOX_LOGS_DIR, create=True))
+    return tree.root / BOX_LOGS_DIR

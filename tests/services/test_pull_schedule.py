@@ -1,0 +1,334 @@
+"""Periodic pulls over loopback boxes: the cadence, one pull per host, none during a
+teardown, the box's logs beside the results, and the bandwidth budget."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+
+from support import MIB
+from support.pulls import box_results, fast, host_of, random_file, sha
+from support.waiting import wait_for
+
+from rgt_tui.domain.config import HostWatch
+from rgt_tui.domain.gate_events import ConfirmationTyped
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.journal import Journal, TeardownRecord
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.pull.box_logs import BOX_LOGS_DIR
+from rgt_tui.services.pull.budget import Bandwidth
+from rgt_tui.services.pull_schedule import (
+    BUSY_RETRY_S,
+    HostLocks,
+    PullScheduler,
+    pull_every,
+)
+from rgt_tui.services.verify import verify_host
+from rgt_tui.transport import transport_for
+
+
+def _setup(loopback, tmp_path: Path, every: float = 600.0):  # type: ignore[no-untyped-def]
+    host = host_of(loopback, watch=HostWatch(pull_every_s=every))
+    fleet = dataclasses.replace(
+        load_fleet(loopback.hosts_file), results_dir=tmp_path / "res", hosts=(host,)
+    )
+    return fleet, host
+
+
+def _scheduler(fleet, tmp_path: Path, events: list, **kw):  # type: ignore[no-untyped-def]
+    connections = FleetConnections(fleet.hosts)
+    journal = Journal(tmp_path / "journal")
+    return (
+        PullScheduler(
+            fleet,
+            connections,
+            emit=events.append,
+            journal=lambda: journal,
+            options=fast(),
+            poll_s=0.05,
+            **kw,
+        ),
+        connections,
+        journal,
+    )
+
+
+def _box_logs(box_root: Path) -> None:
+    q = box_root / ".rgt" / "queue"
+    (q / "cells").mkdir(parents=True)
+    (q / "queue.log").write_text("queue started\n")
+    (q / "cells" / "c0.log").write_text("epoch 1 loss 0.5\n")
+    (q / "cells" / "c0.state").write_text("start 1 boot 42\nend 2 0\n")
+    (q / "cells" / "notes.txt").write_text("not a log: stays on the box")
+    os.symlink("/etc/passwd", q / "cells" / "evil.log")  # a link out: never followed
+
+
+async def test_periodic_pull_brings_a_file_written_after_the_first_pull(
+    make_loopback_fleet, tmp_path
+):
+    loopback = await make_loopback_fleet(1)
+    res = box_results(loopback)
+    first = random_file(res / "cell0" / "model.pt", 2 * MIB)
+    (res / "cell0" / "metrics.json").write_text(json.dumps({"acc": 0.5}))
+    _box_logs(loopback.box("box1").root)
+    fleet, host = _setup(loopback, tmp_path)
+    now = [1000.0]
+    events: list = []
+    scheduler, connections, _ = _scheduler(fleet, tmp_path, events, clock=lambda: now[0])
+    runner = asyncio.ensure_future(scheduler.run())
+    try:
+        await wait_for(lambda: [e for e in events if e.kind == "pull"], 60, "the first pull")
+        dest = fleet.results_dir / "box1"
+        assert sha(dest / "cell0" / "model.pt") == first
+        assert not (dest / "cell0" / "late.pt").exists()
+        assert scheduler.due["box1"] == now[0] + 600  # the cadence, on the given clock
+
+        late = random_file(res / "cell0" / "late.pt", 3 * MIB + 5)  # written after it
+        now[0] += 599  # not yet due: nothing happens
+        scheduler.wake()
+        await asyncio.sleep(0)
+        assert scheduler.start_due() == []
+        now[0] += 1
+        scheduler.wake()
+        await wait_for(lambda: len([e for e in events if e.kind == "pull"]) == 2, 60, "pull 2")
+    finally:
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+        await connections.close_all()
+    assert sha(dest / "cell0" / "late.pt") == late
+    second = [e for e in events if e.kind == "pull"][1]
+    assert second.host == "box1" and "1 files" in second.body and "verified" in second.body
+    assert second.key != events[0].key and second.key.startswith("pull:box1:")
+
+    # The box's logs came too, under .rgt/box-logs, and only the logs.
+    logs = dest / BOX_LOGS_DIR
+    assert (logs / "queue.log").read_text() == "queue started\n"
+    assert (logs / "cells" / "c0.log").read_text() == "epoch 1 loss 0.5\n"
+    assert (logs / "cells" / "c0.state").read_text().endswith("end 2 0\n")
+    assert not (logs / "cells" / "notes.txt").exists()
+    assert (
+        not (logs / "cells" / "evil.log").exists()
+        and not (logs / "cells" / "evil.log").is_symlink()
+    )
+    # verify checks the results and nothing of the logs.
+    report = await verify_host(host, fleet.results_dir)
+    paths = {c.path for c in report.checks}
+    assert paths == {"cell0/model.pt", "cell0/metrics.json", "cell0/late.pt"}
+    assert not [f for f in report.flags if ".rgt" in f.path]
+
+
+async def test_a_host_is_never_pulled_twice_at_once(make_loopback_fleet, tmp_path):
+    loopback = await make_loopback_fleet(1)
+    random_file(box_results(loopback) / "big.bin", 8 * MIB)
+    fleet, host = _setup(loopback, tmp_path)
+    events: list = []
+    locks = HostLocks()
+    scheduler, connections, _ = _scheduler(fleet, tmp_path, events, locks=locks)
+    manifest = fleet.results_dir / "box1" / ".rgt" / "manifest.json"
+    try:
+        # In this process: the TUI's `p` holds the host.
+        assert locks.claim("box1", "pull") is None
+        assert await scheduler.pull_once(host) == BUSY_RETRY_S
+        assert "the pull of box1 is running" in scheduler.last["box1"]
+        assert not manifest.exists() and not events
+        locks.release("box1", "pull")
+
+        # Another process's pull (the lock file): a slow one, by a small budget.
+        phases: list[str] = []
+        other = transport_for(host)
+        slow = fast(budget=Bandwidth.from_mbit(24))  # 8 MiB: about 3 s
+        pulling = asyncio.ensure_future(
+            pull_host(
+                host,
+                fleet.results_dir,
+                other,
+                options=slow,
+                on_progress=lambda p: phases.append(p.phase),
+            )
+        )
+        await wait_for(lambda: "pulling" in phases, 30, "the other pull copying")
+        assert await scheduler.pull_once(host) == BUSY_RETRY_S
+        assert "another pull of box1" in scheduler.last["box1"]
+        assert not events and locks.holder("box1") is None
+        assert (await pulling).ok
+        await other.close()
+    finally:
+        await connections.close_all()
+
+
+async def test_no_pull_while_a_teardown_is_in_progress(make_loopback_fleet, tmp_path):
+    loopback = await make_loopback_fleet(1)
+    random_file(box_results(loopback) / "w.pt", 1000)
+    fleet, host = _setup(loopback, tmp_path)
+    events: list = []
+    locks = HostLocks()
+    scheduler, connections, journal = _scheduler(fleet, tmp_path, events, locks=locks)
+    manifest = fleet.results_dir / "box1" / ".rgt" / "manifest.json"
+    try:
+        # The TUI's teardown job holds the host.
+        locks.claim("box1", "teardown")
+        assert await scheduler.pull_once(host) == BUSY_RETRY_S
+        assert "teardown of box1 is running" in scheduler.last["box1"]
+        locks.release("box1", "teardown")
+        # Another process typed the name: its re-scan and command are under way.
+        t = time.time()
+        journal.record("box1", t, ConfirmationTyped("box1", "tok1"))
+        assert await scheduler.pull_once(host) == BUSY_RETRY_S
+        assert "teardown" in scheduler.last["box1"] and not manifest.exists()
+        # Recorded torn down: never pulled again.
+        journal.add_teardown("box1", TeardownRecord(t + 1, "destroy", 0, "", True))
+        assert await scheduler.pull_once(host) == BUSY_RETRY_S
+        assert "torn down" in scheduler.last["box1"] and not manifest.exists() and not events
+    finally:
+        await connections.close_all()
+
+
+async def test_a_failing_pull_is_told_once_per_run_of_failures(make_loopback_fleet, tmp_path):
+    loopback = await make_loopback_fleet(1)
+    fleet, host = _setup(loopback, tmp_path)
+    await loopback.box("box1").stop()
+    events: list = []
+    now = [5000.0]
+    scheduler, connections, _ = _scheduler(fleet, tmp_path, events, clock=lambda: now[0])
+    try:
+        await scheduler.pull_once(host)
+        now[0] += 300
+        await scheduler.pull_once(host)
+    finally:
+        await connections.close_all()
+    assert [e.kind for e in events] == ["pull_failed", "pull_failed"]
+    assert events[0].key == events[1].key == "pull_failed:box1:5000"
+    assert "fix:" in events[0].body and events[0].severity == "warning"
+
+
+def test_profiles_set_a_cadence_only_where_a_box_can_vanish(tmp_path):
+    from rgt_tui.domain.config import HostConfig
+
+    base = HostConfig(
+        "h", None, None, None, "generic-ssh", None, None, "~", "~/r", (), None, None, ("~/r",),
+        None, 1,
+    )  # fmt: skip
+    every = {p: pull_every(dataclasses.replace(base, profile=p)) for p in (
+        "vastai", "runpod", "kubernetes", "autodl", "generic-ssh", "lambda", "slurm", "paperspace",
+    )}  # fmt: skip
+    assert every == {
+        "vastai": 1800, "runpod": 1800, "kubernetes": 1800, "autodl": 3600,
+        "generic-ssh": None, "lambda": None, "slurm": None, "paperspace": None,
+    }  # fmt: skip
+    own = dataclasses.replace(base, profile="vastai", watch=HostWatch(pull_every_s=900))
+    assert pull_every(own) == 900
+
+
+async def test_pull_all_keeps_two_boxes_within_one_budget(make_loopback_fleet, tmp_path, capsys):
+    from rgt_tui.cli import main
+
+    loopback = await make_loopback_fleet(2)
+    digests = {
+        "box1": {"big.pt": random_file(box_results(loopback, "box1") / "big.pt", 3 * MIB // 2)},
+        "box2": {"big.pt": random_file(box_results(loopback, "box2") / "big.pt", 2 * MIB)},
+    }
+    for i in range(20):  # small files: the tar stream's way, budgeted too
+        name = f"evals/e{i}.json"
+        digests["box1"][name] = random_file(box_results(loopback, "box1") / name, 25_000)
+    total = sum(
+        (box_results(loopback, h) / n).stat().st_size for h, files in digests.items() for n in files
+    )
+    hosts = tmp_path / "hosts.toml"
+    text = loopback.hosts_file.read_text()  # noqa: ASYNC240
+    hosts.write_text(f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n\n{text}')  # noqa: ASYNC240
+
+    started = time.monotonic()
+    code = await asyncio.to_thread(main, ["pull", "--all", "--bwlimit", "8", "--hosts", str(hosts)])
+    elapsed = time.monotonic() - started
+    out, err = capsys.readouterr()
+    assert code == 0, err + out
+    rate_mbit = total * 8 / elapsed / 1e6
+    assert rate_mbit <= 8 * 1.2, f"{rate_mbit:.2f} Mbit/s over {elapsed:.2f} s"
+    assert elapsed >= total * 8 / 8e6 * 0.8
+    for host, files in digests.items():
+        for name, digest in files.items():
+            assert sha(tmp_path / "res" / host / name) == digest, (host, name)
+    summary = out.splitlines()
+    assert any(line.startswith("box1: 21 pulled") for line in summary), out
+    assert any(line.startswith("box2: 1 pulled") for line in summary), out
+    assert "all hosts: 2/2 complete" in summary[-1] and "budget 8 Mbit/s" in summary[-1]
+    assert "box1: pulling" in err and "box2: pulling" in err  # one view, a line per host
+    print(f"pull --all: {total} bytes over 2 boxes in {elapsed:.2f} s = {rate_mbit:.2f} Mbit/s")
+
+
+async def test_pull_all_refuses_a_host_and_all_together(make_loopback_fleet, tmp_path, capsys):
+    from rgt_tui.cli import main
+
+    loopback = await make_loopback_fleet(1)
+    args = ["pull", "box1", "--all", "--hosts", str(loopback.hosts_file)]
+    assert await asyncio.to_thread(main, args) == 2
+    assert await asyncio.to_thread(main, ["pull", "--hosts", str(loopback.hosts_file)]) == 2
+    bad = ["pull", "--all", "--bwlimit", "0", "--hosts", str(loopback.hosts_file)]
+    assert await asyncio.to_thread(main, bad) == 2
+    assert "--bwlimit" in capsys.readouterr().err
+
+
+async def test_the_budget_paces_every_take_on_one_timeline():
+    budget = Bandwidth(1e6, clock=lambda: 0.0)  # a frozen clock: any wait would hang
+    await asyncio.wait_for(budget.take(200_000), 1)  # within the burst (0.25 s = 250 kB)
+    slept: list[float] = []
+    now = [0.0]
+
+    async def sleep(s: float) -> None:
+        slept.append(s)
+        now[0] += s
+
+    shared = Bandwidth(1e6, clock=lambda: now[0], sleep=sleep)
+    for _ in range(10):  # 10 × 500 kB at 1 MB/s: 5 s, less the burst
+        await shared.take(500_000)
+    assert abs(now[0] - 4.75) < 1e-6 and max(slept) <= 1.0
+
+
+class _App:
+    """What JobRunner needs of the App: workers as tasks, notices kept."""
+
+    def __init__(self) -> None:
+        self.tasks: list[asyncio.Task] = []
+        self.notices: list[str] = []
+
+    def run_worker(self, work, **kw: object):  # type: ignore[no-untyped-def]
+        self.tasks.append(asyncio.ensure_future(work))
+        return self.tasks[-1]
+
+    def notify(self, message: str, **kw: object) -> None:
+        self.notices.append(message)
+
+
+async def test_the_tui_p_and_the_periodic_pull_share_one_pull_per_host(
+    make_loopback_fleet, tmp_path
+):
+    from rgt_tui.controllers.jobs import JobRunner
+
+    loopback = await make_loopback_fleet(1)
+    random_file(box_results(loopback) / "big.bin", 6 * MIB)
+    fleet, host = _setup(loopback, tmp_path)
+    fleet = dataclasses.replace(fleet, watch=dataclasses.replace(fleet.watch, pull_rate_mbit=16))
+    connections = FleetConnections(fleet.hosts)
+    app = _App()
+    journal = Journal(tmp_path / "journal")
+    runner = JobRunner(app, fleet, connections, journal=lambda: journal)
+    scheduler = runner.periodic_pulls()
+    try:
+        periodic = asyncio.ensure_future(scheduler.pull_once(host))
+        await wait_for(lambda: runner.state("box1").running == "pull", 30, "the periodic pull")
+        runner.request("box1", "pull")  # the user's p meanwhile: refused, said so
+        assert any("still running" in n for n in app.notices)
+        assert len(app.tasks) == 0
+        await periodic
+        assert runner.state("box1").running == "" and runner.locks.holder("box1") is None
+        # And the other way: while p runs, the periodic pull waits its turn.
+        runner.request("box1", "verify")
+        assert await scheduler.pull_once(host) == BUSY_RETRY_S
+        await asyncio.gather(*app.tasks)
+    finally:
+        await connections.close_all()
