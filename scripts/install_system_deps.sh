@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the test suite runs for real: OpenSSH's sshd (a real server on loopback),
 # tmux (the detach method and the demo test), rsync (sync's transfer, the pull benchmark's
-# baseline), git (sync lists a git repository's files as git does) and prometheus (a real
-# server scrapes `watch --metrics` in a test).
+# baseline), git (sync lists a git repository's files as git does), prometheus (a real
+# server scrapes `watch --metrics` in a test) and Slurm with munge (a one-node test cluster,
+# tests/support/slurm.py).
 # Does nothing when they are already there.
 set -euo pipefail
 missing=()
@@ -12,6 +13,10 @@ command -v tmux >/dev/null || missing+=(tmux)
 command -v rsync >/dev/null || missing+=(rsync)
 command -v git >/dev/null || missing+=(git)
 command -v prometheus >/dev/null || missing+=(prometheus)
+[ -x /usr/sbin/slurmctld ] || missing+=(slurmctld)
+[ -x /usr/sbin/slurmd ] || missing+=(slurmd)
+command -v sbatch >/dev/null || missing+=(slurm-client)
+[ -x /usr/sbin/munged ] || missing+=(munge)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

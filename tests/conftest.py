@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.queues import QueueFleet, QueueSshServer
+from support.slurm import slurm_cluster, slurm_queue_fleet  # noqa: F401 (fixtures)
 from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
 from support.tmux import Tmux
 
