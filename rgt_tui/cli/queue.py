@@ -110,6 +110,9 @@ def view_to_json(view: QueueView) -> dict[str, Any]:
         "elapsed_is_lower_bound": view.elapsed_is_lower_bound,
         "runner_alive": view.runner_alive,
         "cells": [asdict(c) for c in view.cells],
+        # A Slurm host: the user's jobs by state, the partitions, where ended states come
+        # from (None on any other host).
+        "cluster": asdict(view.cluster) if view.cluster is not None else None,
     }
 
 
@@ -133,6 +136,8 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
         )
     if view.stop_text():  # queue stop / kill --then stop: asked, or where it stopped
         lines.append(view.stop_text())
+    if view.cluster is not None:  # a Slurm host: the user's jobs, partitions, accounting
+        lines.append(view.cluster.line())
     if view.resume_index is not None:
         lines.append(f"resume: rgt-tui launch {view.host} --start {view.resume_index}")
     return "\n".join(lines)
@@ -180,12 +185,15 @@ def format_plan(plan: LaunchPlan) -> str:
     if plan.detach:
         lines.append(
             f"  detach {plan.detach}"
-            + (f" (tmux session {plan.session})" if plan.detach == "tmux" else " (setsid nohup)")
+            + {"tmux": f" (tmux session {plan.session})", "nohup": " (setsid nohup)"}.get(
+                plan.detach, ""
+            )
             + f" · start index {plan.start_index} · {len(plan.to_run)} of {len(plan.cells)} cells to run"
         )
         lines.append(f"  workdir {plan.workdir} · records in {plan.box_queue_dir}")
         if plan.credentials:
             lines.append(f"  credentials: {plan_line(plan.credentials)}")
+        lines += [f"  {note}" for note in plan.notes]  # a Slurm host: the array, its limits
     for c in plan.cells:
         mark = ">" if c.index >= plan.start_index else " "
         state = c.status or ("new" if not c.deployed else "pending")
@@ -277,9 +285,14 @@ def run_launch(call: Call) -> int:
     if result.archived:
         print(f"previous queue moved to {result.archived}")
     where = f"tmux session {result.session}" if result.detach == "tmux" else "setsid nohup"
-    print(
-        f"launched on {host.name}: runner pid {result.pid} ({where}), from cell {result.start_index}"
-    )
+    if result.detach == "slurm":  # the pid is the array's job id
+        print(
+            f"submitted on {host.name}: array job {result.pid} ({result.session}), from cell {result.start_index}"
+        )
+    else:
+        print(
+            f"launched on {host.name}: runner pid {result.pid} ({where}), from cell {result.start_index}"
+        )
     print(f"follow it: rgt-tui queue show {host.name}")
     return EXIT_OK
 

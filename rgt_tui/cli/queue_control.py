@@ -90,7 +90,7 @@ def run_stop(call: Call) -> int:
 
     host = call.host
     view = _read_view(call)
-    if not view.runner_alive:
+    if not view.runner_alive and host.slurm is None:  # on Slurm the service asks squeue
         return call.fail(f"{host.name}: the queue is {view.state}, not running: nothing to stop")
     current = view.current
     what = f"cell {current.index} ({current.name})" if current else "the current cell"
@@ -102,6 +102,15 @@ def run_stop(call: Call) -> int:
     except QueueError as exc:
         return call.fail(str(exc))
     said = "was already asked to stop" if result.already else "stops"
+    if host.slurm is not None:  # Slurm: the pending tasks are held, the running ones finish
+        print(
+            f"{host.name}: held {len(result.held)} pending Slurm task(s)"
+            f"{' (a stop was recorded before)' if result.already else ''}: {' '.join(result.held)}"
+        )
+        for line in (*result.running, *(f"not held: {n}" for n in result.not_held)):
+            print(f"  {line}")
+        print(f"later: scontrol release {' '.join(result.held) or '<job>'} lets them run")
+        return EXIT_OK
     print(f"{host.name}: the queue {said} after {what}; the next cell will not start")
     print(f"later: rgt-tui launch {host.name} --start N goes on from where it stopped")
     return EXIT_OK
@@ -154,6 +163,8 @@ def format_retry(plan: RetryPlan) -> str:
         lines.append(f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} {moved}")
     if plan.running:
         lines.append("  the running queue runs them before its next cell")
+    elif plan.slurm is not None:
+        lines.append("  submitted to Slurm as a new job array of these cells")
     elif plan.launch is not None:
         from rgt_tui.cli.queue import format_plan
 
@@ -187,6 +198,8 @@ def run_retry(call: Call) -> int:
         return EXIT_PROBLEMS
     names = ", ".join(c.name for c in plan.cells)
     launching = "" if plan.running else " (launches the queue for them)"
+    if plan.slurm is not None:
+        launching = " (submits them to Slurm as a new array)"
     answer = confirmed(
         call, f"Retry {plural(len(plan.cells), 'cell')} on {host.name}: {names}{launching}?"
     )
@@ -201,7 +214,9 @@ def run_retry(call: Call) -> int:
             f"earlier outputs moved to {aside}" if aside != "-" else "no earlier outputs were there"
         )
         print(f"{host.name}: {name} will run again; {where}")
-    if result.running:
+    if result.job_id:
+        print(f"submitted as Slurm array job {result.job_id} (kind retry in slurm.jobs)")
+    elif result.running:
         print("the running queue runs them before its next cell")
     elif result.launched is not None:
         print(f"launched runner pid {result.launched.pid} for them ({result.launched.detach})")

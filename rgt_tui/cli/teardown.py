@@ -77,6 +77,12 @@ def add_teardown_arguments(p: argparse.ArgumentParser) -> None:
         help="no teardown command: you destroyed by hand the box whose teardown you confirmed; "
         "the host's name, typed again, records that box as torn down",
     )
+    mode.add_argument(
+        "--cancel-jobs",
+        metavar="HOSTNAME",
+        help="a Slurm host: scancel every job of its queue still pending or running "
+        "(the host's name, typed, to confirm); the gate then needs them ended",
+    )
     p.add_argument(
         "--ack-missing",
         metavar="CELL",
@@ -153,6 +159,8 @@ def run_teardown(call: Call) -> int:
     j = journal(call)
     if args.destroyed is not None:
         return _record_destroyed(call, j, args.destroyed)
+    if args.cancel_jobs is not None:
+        return _cancel_jobs(call, args.cancel_jobs)
     acks = bool(args.ack_missing or args.ack_running)
     if acks:
         try:
@@ -249,11 +257,41 @@ def run_teardown(call: Call) -> int:
     return EXIT_OK
 
 
+def _cancel_jobs(call: Call, typed: str) -> int:
+    """``--cancel-jobs HOSTNAME``: scancel the Slurm host's live jobs, the name typed."""
+    from rgt_tui.services.queue_box import QueueError
+    from rgt_tui.services.slurm.control import cancel_jobs
+
+    host = call.host
+    if host.slurm is None:
+        return call.fail(
+            f"{host.name} is not a Slurm host: it has no jobs to cancel", code=EXIT_BAD_INPUT
+        )
+    try:
+        result = call.on_host(lambda transport: cancel_jobs(host, transport, typed))
+    except PermissionError as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except QueueError as exc:
+        return call.fail(str(exc))
+    if not result.cancelled and not result.failed:
+        print(f"{host.name}: no job of its queue is pending or running: nothing to cancel")
+    for job in result.cancelled:
+        print(f"{host.name}: scancel {job}")
+    for why in result.failed:
+        print(f"{host.name}: scancel failed: {printable(why)}", file=sys.stderr)
+    print(f"then: rgt-tui teardown {host.name} --check (the gate reads squeue again)")
+    return EXIT_PROBLEMS if result.failed else EXIT_OK
+
+
 def _manual_teardown(call: Call, j: Journal, outcome: TeardownOutcome) -> int:
     """No teardown command: the instructions, then the name typed again once it is done.
     What is recorded is the teardown of the box the confirmation was about."""
     host = call.host
     box = outcome.report.box if outcome.report is not None else None
+    if host.slurm is not None:  # the gate opened: jobs ended, results pulled; nothing to destroy
+        print(outcome.instructions)
+        return _record_destroyed(call, j, host.name, box=box)
     which = f" ({box.describe()})" if box is not None else ""
     print(f"No teardown command is configured. Do this by hand now, for {host.name}{which}:")
     print(f"  {outcome.instructions}")

@@ -36,6 +36,7 @@ CONDITION_TITLES = {
     "verified": "verify found no problem",
     "roster": "roster reconciled",
     "idle": "no cell running",
+    "jobs": "every Slurm job of the queue ended",
     "confirmed": "host name typed",
     "journal": "journal readable",
 }

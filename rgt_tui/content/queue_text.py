@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from rgt_tui.domain.queue_state import USER_STOPPED, CellView, QueueView, code_brief
+from rgt_tui.domain.queue_state import (
+    SLURM_ENDED,
+    USER_STOPPED,
+    CellView,
+    QueueView,
+    code_brief,
+)
 
 # The queue-control keys (screens/queue_keys.py), said under the summary.
 CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry a cell"
@@ -21,11 +27,32 @@ STATUS_STYLE = {
     "killed": "bold $error",
     "retry": "bold $accent",
     "skipped": "$foreground-muted",
+    # Slurm's terminal states (issue 32): ended by the scheduler, not by the command.
+    "OUT_OF_MEMORY": "bold $error",
+    "TIMEOUT": "bold $warning",
+    "PREEMPTED": "bold $warning",
+    "NODE_FAIL": "bold $warning",
+    "CANCELLED": "bold $error",
 }
 STATUS_MARK = {
     "pending": "·", "running": "▶", "done": "✓", "failed": "✖", "interrupted": "!",
-    "killed": "✖", "retry": "↻", "skipped": "→",
+    "killed": "✖", "retry": "↻", "skipped": "→", "OUT_OF_MEMORY": "✖", "TIMEOUT": "⏱",
+    "PREEMPTED": "!", "NODE_FAIL": "!", "CANCELLED": "✖",
 }  # fmt: skip
+
+
+def cluster_text(view: QueueView) -> str:
+    """A Slurm host's cluster side in one line: the user's jobs by state, the
+    partitions' idle/allocated nodes, where ended states come from, and why GPU
+    telemetry is not shown ('' on any other host)."""
+    return view.cluster.line() if view.cluster is not None else ""
+
+
+def slurm_counts(view: QueueView) -> str:
+    """`` · 2 running · 1 pending · 1 OUT_OF_MEMORY`` (a Slurm queue: counts per state)."""
+    parts = [f"{view.count(s)} {s}" for s in ("running", "pending") if view.count(s)]
+    parts += [f"{view.count(s)} {s}" for s in ("interrupted", *SLURM_ENDED) if view.count(s)]
+    return "".join(f" · {p}" for p in parts)
 
 
 def queue_pane_line(view: QueueView) -> Content | None:
@@ -46,7 +73,11 @@ def queue_pane_line(view: QueueView) -> Content | None:
     if failed:
         parts.append((f" · {failed} failed", "bold $error"))
     current = view.current
-    if current is not None:
+    if view.cluster is not None:  # Slurm: several tasks at once, counted per state
+        parts.append((slurm_counts(view), "bold" if view.count("running") else ""))
+        if view.state != "running":
+            parts.append((f" · {view.state}", "$foreground-muted"))
+    elif current is not None:
         parts.append((f" · {current.name}", "$accent"))
     elif view.state not in ("running",):
         parts.append((f" · {view.state}", "$foreground-muted"))
@@ -56,6 +87,8 @@ def queue_pane_line(view: QueueView) -> Content | None:
     why = view.last_failed
     if why is not None and why.note:
         line += Content.assemble("\n", (f"✖ {why.name}: ", "bold $error"), why.note)
+    if view.cluster is not None:
+        line += Content.assemble("\n", (cluster_text(view), "$foreground-muted"))
     return line
 
 
@@ -102,6 +135,8 @@ def queue_lines(view: QueueView) -> list[Content]:
                 ("  (press L: the launch plan starts there)", muted),
             )
         )
+    if view.cluster is not None:
+        lines.append(Content.styled(cluster_text(view), muted))
     if view.cells:
         lines.append(Content.styled(CONTROL_HINT, muted))
     lines.append(Content(""))

@@ -148,6 +148,16 @@ class CellsRunning:
 
 
 @dataclass(frozen=True)
+class SlurmJobsSeen:
+    """On a Slurm host: the tasks of the host's queue that squeue still lists (not ended),
+    each as its evidence ("job 123_4 RUNNING on node1"); ``error``: why squeue could not
+    be read just now (the jobs are then unknown, not none)."""
+
+    jobs: tuple[str, ...]
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class RunningAcknowledged:
     """The user accepted, by name, tearing down while this cell runs."""
 
@@ -182,6 +192,7 @@ GateEvent = (
     | RosterChecked
     | MissingCellAcknowledged
     | CellsRunning
+    | SlurmJobsSeen
     | RunningAcknowledged
     | BoxChanged
     | ConfirmationTyped

@@ -57,5 +57,9 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         if tui
         else f"type '{host}' at the prompt, or pass `--confirm {host}`",
         "journal": "repair or move the journal file named above, then re-check",
+        # Slurm: nothing is cancelled by the gate itself; scancel only after the typed name.
+        "jobs": f"wait for the jobs to end, or cancel them with `rgt-tui teardown {host} "
+        f"--cancel-jobs {host}` (scancel, after the host's name typed), then "
+        f"{check.removeprefix('run ').removeprefix('press ')}",
     }
     return fixes.get(key, "")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.queue_records import CellAttempt, CellMarks, DeployedCell, RunnerLaunch
+from rgt_tui.domain.slurm_jobs import ClusterSide, SlurmCell
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
 
@@ -25,7 +26,13 @@ PENDING, RUNNING, DONE, FAILED, INTERRUPTED = (
 # Queue control (rgt-tui queue kill|retry|move): killed by the user; waiting to run
 # again (its earlier outputs set aside); taken off this box's queue (moved, or skipped).
 KILLED, RETRY, SKIPPED = "killed", "retry", "skipped"
-CELL_STATUSES = (PENDING, RUNNING, DONE, FAILED, INTERRUPTED, KILLED, RETRY, SKIPPED)
+# A Slurm host (issue 32): the scheduler's terminal states by Slurm's own names, so the
+# user reads what `sacct`/`squeue` would say. OOM is a state (SLURM4), not a log line.
+OUT_OF_MEMORY, TIMEOUT, PREEMPTED, NODE_FAIL, CANCELLED = (
+    "OUT_OF_MEMORY", "TIMEOUT", "PREEMPTED", "NODE_FAIL", "CANCELLED",
+)  # fmt: skip
+SLURM_ENDED = (OUT_OF_MEMORY, TIMEOUT, PREEMPTED, NODE_FAIL, CANCELLED)
+CELL_STATUSES = (PENDING, RUNNING, DONE, FAILED, INTERRUPTED, KILLED, RETRY, SKIPPED, *SLURM_ENDED)
 
 # Whole-queue states.
 NOT_DEPLOYED = "not deployed"  # nothing on the box yet
@@ -78,12 +85,16 @@ class CellView:
     # retry moved the cell's earlier outputs ("" when none were there to move).
     retries: int = 0
     set_aside: str = ""
+    # A Slurm host: the cell's array task as Slurm last reported it (None elsewhere).
+    slurm: SlurmCell | None = None
 
     @property
     def label(self) -> str:
         """``failed (exit 3)`` style text for lists; a skipped cell whose reason says
         it moved reads ``moved``."""
         if self.status == FAILED:
+            if self.exit_code is None and self.slurm is not None and self.slurm.signal:
+                return f"failed (signal {self.slurm.signal})"
             return f"failed (exit {self.exit_code})"
         if self.status == KILLED:
             return (
@@ -125,6 +136,9 @@ class QueueView:
     resume_index: int | None
     runner_alive: bool = False
     session_present: bool = False
+    # A Slurm host: the login node's view of the cluster (None elsewhere); with it,
+    # runner_alive means some array task is pending or running.
+    cluster: ClusterSide | None = None
 
     @property
     def total(self) -> int:
@@ -210,6 +224,18 @@ class QueueView:
         failed = [c for c in self.cells if c.status == FAILED]
         return max(failed, key=lambda c: (c.ended_at or 0, c.index)) if failed else None
 
+    def _slurm_parts(self) -> list[str]:
+        """``2 running · 3 pending (Resources, Priority)``: a Slurm queue's live tasks."""
+        parts = [f"{self.count(RUNNING)} running"] if self.count(RUNNING) else []
+        if self.count(PENDING):
+            reasons = dict.fromkeys(
+                c.slurm.reason for c in self.cells
+                if c.status == PENDING and c.slurm is not None and c.slurm.reason
+            )  # fmt: skip
+            why = f" ({', '.join(list(reasons)[:3])})" if reasons else ""
+            parts.append(f"{self.count(PENDING)} pending{why}")
+        return parts
+
     def summary(self, *, with_state: bool = True) -> str:
         """One line: the state, k/N done, failures, the current cell, elapsed, where to
         resume (in neutral words: the CLI names its flag, the TUI its key)."""
@@ -221,13 +247,16 @@ class QueueView:
             parts.append(f"{self.count(FAILED)} failed")
         if self.count(INTERRUPTED):
             parts.append(f"{self.count(INTERRUPTED)} interrupted")
-        for status, word in ((KILLED, "killed"), (RETRY, "to retry"), (SKIPPED, "moved/skipped")):
+        words = ((KILLED, "killed"), (RETRY, "to retry"), (SKIPPED, "moved/skipped"))
+        for status, word in (*words, *((s, s) for s in SLURM_ENDED)):
             if self.count(status):
                 parts.append(f"{self.count(status)} {word}")
         if self.stop_requested:
             parts.append("stop requested")
         current = self.current
-        if current is not None:
+        if self.cluster is not None:  # Slurm: tasks run side by side, others wait
+            parts += self._slurm_parts()
+        elif current is not None:
             ran = self.now - current.started_at if current.started_at else None
             parts.append(
                 f"cell {current.index + 1}/{self.total} {current.name} for {fmt_duration(ran)}"

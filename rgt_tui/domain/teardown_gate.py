@@ -14,7 +14,10 @@ A host unlocks only when every condition holds at once:
 4. verify reported no problem at all for this manifest (refused or unreadable files,
    leftovers, unfinished parts, unhashed entries, a failed re-scan... each one named);
 5. the roster is reconciled, or each missing cell acknowledged by name;
-6. no queue cell is running, or each running cell acknowledged;
+6. no queue cell is running, or each running cell acknowledged; on a Slurm host also
+   every job of the host's queue ended (``SlurmJobsSeen``: none pending or running in
+   squeue, read at this check; no acknowledgement settles it, only the jobs ending or
+   being cancelled);
 7. the user typed the host's name.
 
 The typed name and the re-scan are one moment, not two facts that keep: typing the name
@@ -62,6 +65,7 @@ from rgt_tui.domain.gate_events import (
     Rescanned,
     RosterChecked,
     RunningAcknowledged,
+    SlurmJobsSeen,
     VerificationRead,
 )
 from rgt_tui.domain.text import printable
@@ -101,6 +105,10 @@ class GateState:
     acked_missing: frozenset[str] = frozenset()
     running: tuple[str, ...] = ()
     acked_running: frozenset[str] = frozenset()
+    # A Slurm host: the live tasks' evidence (None: not a Slurm host, no such condition);
+    # slurm_error: why squeue could not be read at the latest check.
+    slurm_jobs: tuple[str, ...] | None = None
+    slurm_error: str = ""
     confirmed: bool = False
     attempt: str = ""  # the token of the latest typed confirmation
     invalidated_by: str | None = None
@@ -114,6 +122,8 @@ def _invalidate(state: GateState, why: str) -> GateState:
         acked_missing=state.acked_missing,
         acked_running=state.acked_running,
         running=state.running,
+        slurm_jobs=state.slurm_jobs,
+        slurm_error=state.slurm_error,
         invalidated_by=why,
     )
 
@@ -164,6 +174,8 @@ def apply(state: GateState, event: GateEvent) -> GateState:
                 running=event.names,
             )
         return replace(state, running=event.names)
+    if isinstance(event, SlurmJobsSeen):
+        return replace(state, slurm_jobs=tuple(event.jobs), slurm_error=event.error)
     if state.manifest is None:
         return state  # facts about files mean nothing without a manifest to tie them to
     if isinstance(event, Rescanned):
@@ -389,6 +401,8 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             tuple(unacked_running),
         )
     )
+    if state.slurm_jobs is not None:
+        items.append(_jobs_condition(state.slurm_jobs, state.slurm_error))
     items.append(
         Condition(
             "confirmed",
@@ -399,6 +413,20 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     # Every piece of the box's text went through printable above; this pass is the net
     # for any that did not (a name in the roster, a running cell's name).
     return tuple(replace(c, evidence=printable(c.evidence, None)) for c in items)
+
+
+SHOWN_JOBS = 5  # Slurm tasks named in the "jobs" line; the rest are counted
+
+
+def _jobs_condition(jobs: tuple[str, ...], error: str) -> Condition:
+    """A Slurm host: every job of its queue ended (none pending or running in squeue)."""
+    if error:
+        return Condition("jobs", False, f"cannot read the cluster's queue: {printable(error, 300)}")
+    if not jobs:
+        return Condition("jobs", True, "every job of this host's queue ended (none in squeue)")
+    shown = "; ".join(printable(j, 200) for j in jobs[:SHOWN_JOBS])
+    more = f" (and {len(jobs) - SHOWN_JOBS} more)" if len(jobs) > SHOWN_JOBS else ""
+    return Condition("jobs", False, f"{plural(len(jobs), 'job')} not ended: {shown}{more}")
 
 
 def _local_condition(state: GateState, n: int) -> Condition:

@@ -67,6 +67,7 @@ def plan_notes(plan: LaunchPlan) -> Content:
             ),
         ),
     ]
+    lines += [Content(note) for note in plan.notes]  # a Slurm host: the array, its limits
     if plan.credentials:  # names and sources only (U34)
         lines.append(Content.assemble(("credentials ", muted), plan_line(plan.credentials)))
     # Preflight's own failures and acknowledgements are shown by preflight_notes.

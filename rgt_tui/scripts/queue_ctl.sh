@@ -12,6 +12,8 @@
 #   code-drop DIR TOKEN     code sync (U42), described where they are defined
 #   stop SESSION / kill SESSION NAME THEN GRACE / retry SESSION ALLOW_DONE NAME OUT...
 #   skip NAME               queue control (the reason on stdin), described where defined
+#   slurm-probe DURABLE JOBNAME / slurm-submit KIND ... sbatch ARGS   a Slurm host's
+#                           queue as job arrays (issue 32), described where defined
 #
 # launch/append read their payload from stdin: the runner scripts (launch only), then
 # the bytes to append to queue.txt, then those to append to cells.tsv, then (launch only)
@@ -719,6 +721,113 @@ queue_skip() {
     printf 'skipped\t%s\n' "$name"
 }
 
+# --- Slurm hosts (issue 32; rgt_tui/services/slurm/launch.py). The queue is one job
+# array per submission, each recorded in slurm.jobs as
+#   <array job id> <first index> <last index> <submit unix ts> <launch|append|retry>
+# and a launch also in runner.state: launch <ts> <boot> slurm <start> <task script> <job id>.
+
+# The array job ids of slurm.jobs that squeue still lists for JOBNAME: one
+# "live<TAB>ID<TAB>STATE" per line squeue prints; "squeue_error<TAB>MESSAGE" when it
+# cannot answer (a launch must not start a second array beside a live one).
+slurm_live() {  # JOBNAME
+    local ids out
+    [ -r "$q/slurm.jobs" ] || return 0
+    ids=$(tail -n 500 "$q/slurm.jobs" | awk '$1 ~ /^[0-9]+$/ { print $1 }' | sort -u | tr '\n' ' ')
+    [ -n "$ids" ] || return 0
+    if ! command -v squeue >/dev/null 2>&1; then
+        printf 'squeue_error\tsqueue is not on the PATH of the login node\n'
+        return 0
+    fi
+    if ! out=$(squeue -h -u "$(id -un)" -n "$1" -o '%F %T' 2>&1); then
+        printf 'squeue_error\t%s\n' "$(printf '%s' "$out" | head -c 600 | tr '\n\t' '  ' | cut -c 1-300)"
+        return 0
+    fi
+    printf '%s\n' "$out" | head -n 2000 | awk -v ids=" $ids" 'index(ids, " " $1 " ") { print "live\t" $1 "\t" $2 }'
+}
+
+# slurm-probe DURABLE JOBNAME: the login node's facts a Slurm launch plan needs.
+slurm_probe() {
+    [ $# -eq 2 ] || refuse usage "slurm-probe needs 2 arguments, got $#"
+    local real
+    printf 'tmpdir\t%s\n' "${TMPDIR:-}"
+    real=$(realpath -m -- "$1" 2>/dev/null || readlink -m -- "$1" 2>/dev/null)
+    printf 'durable_real\t%s\n' "$real"
+    printf 'sbatch\t%s\n' "$(command -v sbatch 2>/dev/null)"
+    slurm_live "$2"
+}
+
+# slurm-submit KIND START QBYTES CLINES FRESH FIRST LAST TASK TASK_LEN RO RO_LEN Q_LEN
+#   C_LEN ID_LEN SESSION JOBNAME sbatch ARGS...
+# As launch/append (the same payload: scripts, queue.txt and cells.tsv parts, code id),
+# under the same lock and size checks; then the sbatch command that follows, whose
+# array names cells FIRST..LAST. A launch is refused while a runner or an array of this
+# queue is live. Prints "submitted<TAB>JOBID<TAB>FIRST<TAB>LAST" (and "archived<TAB>PATH").
+slurm_submit() {
+    [ $# -ge 18 ] || refuse usage "slurm-submit needs at least 18 arguments, got $#"
+    local kind=$1 start=$2 qbytes=$3 clines=$4 fresh=$5 first=$6 last=$7 task=$8 task_len=$9
+    local ro=${10} ro_len=${11} q_len=${12} c_len=${13} id_len=${14} session=${15} jobname=${16}
+    local why live archived out jobid n
+    shift 16
+    [ "${1:-}" = sbatch ] || refuse usage "slurm-submit runs sbatch, not '${1:-}'"
+    shift
+    case "$kind" in launch | append | retry) ;; *) refuse usage "slurm-submit: unknown kind '$kind'" ;; esac
+    for n in "$start" "$qbytes" "$clines" "$first" "$last" "$task_len" "$ro_len" "$q_len" "$c_len" "$id_len"; do
+        case "$n" in '' | *[!0-9]*) refuse usage "slurm-submit: '$n' is not a count" ;; esac
+    done
+    mkdir -p "$bin" "$q/cells" "$q/slurm" || refuse io "cannot create $q (disk full? df -h ~; df -i ~)"
+    stage_payload $((task_len + ro_len + q_len + c_len + id_len))
+    deploy "$task" 0 "$task_len"
+    deploy "$ro" "$task_len" "$ro_len"
+    take_lock
+    if [ "$kind" = launch ]; then
+        if why=$(running_reason "$session"); then refuse running "$why"; fi
+        live=$(slurm_live "$jobname")
+        case "$live" in squeue_error*)
+            refuse squeue "cannot ask squeue whether this queue's arrays still run: ${live#squeue_error?}" ;;
+        esac
+        if [ -n "$live" ]; then
+            refuse running "array job $(printf '%s\n' "$live" | cut -f 2 | sort -u | tr '\n' ' ')is still queued or running (squeue)"
+        fi
+        if [ "$fresh" = 1 ] && [ -e "$q/runner.state" -o -e "$q/cells.tsv" -o -e "$q/queue.txt" ]; then
+            archived="$rgt/queue.archived.$(date +%Y%m%d-%H%M%S).$$"
+            mv "$q" "$archived" && mkdir -p "$q/cells" "$q/slurm" || refuse io "cannot move $q aside to $archived"
+            printf 'archived\t%s\n' "$archived"
+        fi
+    else
+        [ -e "$q/queue.txt" ] || refuse not-deployed "no queue on the box yet: launch it first"
+    fi
+    [ "$(count_bytes "$q/queue.txt")" = "$qbytes" ] && [ "$(count_lines "$q/cells.tsv")" = "$clines" ] ||
+        refuse changed "queue.txt or cells.tsv on the box changed since the plan was made"
+    append_part "$q/queue.txt" $((task_len + ro_len)) "$q_len"
+    append_part "$q/cells.tsv" $((task_len + ro_len + q_len)) "$c_len"
+    if [ "$kind" = launch ]; then
+        if [ "$id_len" -gt 0 ]; then
+            part $((task_len + ro_len + q_len + c_len)) "$id_len" >"$q/code.id.tmp" && mv -f "$q/code.id.tmp" "$q/code.id" ||
+                refuse io "cannot write $q/code.id (disk full? df -h ~; df -i ~)"
+        else
+            rm -f "$q/code.id"
+        fi
+    fi
+    [ "$first" -le "$last" ] && [ "$last" -lt "$(count_lines "$q/cells.tsv")" ] ||
+        refuse range "the array names cells $first-$last but cells.tsv holds $(count_lines "$q/cells.tsv")"
+    if ! command -v sbatch >/dev/null 2>&1; then
+        refuse no-sbatch "sbatch is not on the PATH of the login node (module load slurm?); the cells were sent, nothing was submitted"
+    fi
+    # sbatch must not hold the lock (fd 9) nor read a script from this session's stdin.
+    if ! out=$(sbatch "$@" </dev/null 2>"$stage.err" 9>&-); then
+        refuse sbatch "sbatch refused the array (the cells were sent, nothing was submitted): $(tail -c 600 "$stage.err" | tr '\n\t' '  ')"
+    fi
+    jobid=${out%%;*}
+    jobid=${jobid//[[:space:]]/}
+    case "$jobid" in '' | *[!0-9]*) refuse sbatch "sbatch printed no job id: $(printf '%s' "$out" | head -c 300)" ;; esac
+    printf '%s %s %s %s %s\n' "$jobid" "$first" "$last" "$(date +%s)" "$kind" >>"$q/slurm.jobs" ||
+        refuse io "array job $jobid was submitted but $q/slurm.jobs cannot be written (disk full?)"
+    if [ "$kind" = launch ]; then
+        printf 'launch %s %s slurm %s %s %s\n' "$(date +%s)" "$(boot_id)" "$start" "$bin/$task" "$jobid" >>"$q/runner.state"
+    fi
+    printf 'submitted\t%s\t%s\t%s\n' "$jobid" "$first" "$last"
+}
+
 case "$verb" in
     probe) probe "$@" ;;
     launch) launch "$@" ;;
@@ -734,5 +843,7 @@ case "$verb" in
     kill-tree) kill_tree "$@" ;;
     retry) queue_retry "$@" ;;
     skip) queue_skip "$@" ;;
+    slurm-probe) slurm_probe "$@" ;;
+    slurm-submit) slurm_submit "$@" ;;
     *) refuse usage "unknown verb '$verb' (probe, launch, append)" ;;
 esac

@@ -54,7 +54,7 @@ _EVENT_TYPES = {
         gate.LocalCopyChecked,
         gate.ArtifactChecked, gate.VerificationRead, gate.RecordsInvalid, gate.RosterChecked,
         gate.MissingCellAcknowledged, gate.CellsRunning, gate.RunningAcknowledged,
-        gate.BoxChanged, gate.ConfirmationTyped,
+        gate.BoxChanged, gate.ConfirmationTyped, gate.SlurmJobsSeen,
     )
 }  # fmt: skip
 

@@ -4,7 +4,8 @@
 ``LaunchPlan``: the cells, the start index, the detach method, and every reason it must
 not go ahead (already running, duplicate names, unreachable, a rewritten line). The UI
 shows the plan as the confirmation; ``launch(plan)`` then does it in one round trip.
-``append_cells`` (re-exported here) sends lines appended to the local file to the box.
+``append_cells`` sends lines appended to the local file to the box (queue_append; on a
+Slurm host, services.slurm.launch submits their cells as a new array).
 
 What the box holds is append-only: ``~/.rgt/queue/queue.txt`` (the queue file as it was
 sent) and ``~/.rgt/queue/cells.tsv`` (each cell rendered into its shell command by
@@ -33,7 +34,8 @@ from rgt_tui.services.launch_preflight import (
     run_preflight,
     unknown_acks_problem,
 )
-from rgt_tui.services.queue_append import AppendResult, append_cells
+from rgt_tui.services.queue_append import AppendResult
+from rgt_tui.services.queue_append import append_cells as append_box_cells
 from rgt_tui.services.queue_box import (
     QueueError,
     deployed_name,
@@ -96,6 +98,11 @@ class LaunchPlan:
     # Where each credential the launch sends is read (names and sources only, never a
     # value: services.credentials reads them at send time, U34).
     credentials: tuple[Credential, ...] = ()
+    # What the detach method will do beyond the cells, one line each (a Slurm host's
+    # array, limits and sbatch command: services.slurm.launch); shown with the plan.
+    notes: tuple[str, ...] = ()
+    # A scheduler's submit command (detach "slurm": the whole sbatch argv), () otherwise.
+    sbatch: tuple[str, ...] = ()
 
     @property
     def unacknowledged(self) -> tuple[str, ...]:
@@ -167,6 +174,15 @@ async def plan_launch(
     ``retry_only`` (services.queue_control): start past the last cell, so the runner
     runs only the cells marked for a retry (and the start index is not a cell).
     """
+    if host.slurm is not None:  # a job array, not a runner on the login node (issue 32)
+        from rgt_tui.services.slurm.launch import plan_slurm_launch
+
+        # This plan is passed in as the base every host's plan starts from (the slurm
+        # package does not import this module: no import cycle).
+        return await plan_slurm_launch(
+            fleet, host, transport, plan_launch, start_index=start_index, detach=detach,
+            fresh=fresh, acks=acks, preflight=preflight, retry_only=retry_only,
+        )  # fmt: skip
     if detach not in DETACH_CHOICES:
         raise ValueError(f"detach must be one of {', '.join(DETACH_CHOICES)}, not {detach!r}")
     session = tmux_session_name(host.name)
@@ -313,12 +329,30 @@ def _span(indices: list[int], one: str, many: str) -> str:
     return f"cells {listed} {many}"
 
 
+async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> AppendResult:
+    """Send the lines appended to ``host``'s queue file (services.queue_append); on a
+    Slurm host their cells are submitted as a new job array (services.slurm.launch)."""
+    if host.slurm is not None:
+        from rgt_tui.services.slurm.launch import append_slurm_cells
+
+        added, detail = await append_slurm_cells(fleet, host, transport, plan_launch)
+        return AppendResult(host.name, added, bool(added), detail)
+    return await append_box_cells(fleet, host, transport)
+
+
 async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
     """Start the planned runner detached; returns once its launch record is on the box.
 
     The box re-checks under a lock that the queue is not running and that queue.txt and
     cells.tsv are the sizes the plan saw, so a plan that went stale is refused, not run.
     """
+    if plan.detach == "slurm":  # sbatch --array (services.slurm.launch): pid is the job id
+        from rgt_tui.services.slurm.launch import submit
+
+        job, archived = await submit(plan, transport)
+        return LaunchResult(
+            plan.host, job, "slurm", plan.session, plan.start_index, len(plan.to_run), archived
+        )
     if not plan.ok:
         raise QueueError(plan.host, "the launch plan has problems:\n" + "\n".join(plan.problems))
     rq, ro = script_text("run_queue.sh"), script_text("run_one.sh")

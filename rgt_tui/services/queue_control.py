@@ -41,6 +41,7 @@ from rgt_tui.domain.queue_state import (
     RETRY,
     RUNNING,
     SKIPPED,
+    SLURM_ENDED,
     CellView,
     QueueView,
 )
@@ -54,7 +55,7 @@ if TYPE_CHECKING:  # the launch machinery loads only when a retry launches
 KILL_GRACE_S = 10  # TERM, then KILL what is left after this long
 KILL_THEN = ("next", "stop")
 REASON_CHARS = 200  # a skip reason: one line, cut (the box cuts it again)
-RETRYABLE = (FAILED, KILLED, INTERRUPTED)
+RETRYABLE = (FAILED, KILLED, INTERRUPTED, *SLURM_ENDED)  # Slurm's OOM, TIMEOUT, … (issue 32)
 
 __all__ = [
     "KillResult", "RetryPlan", "RetryResult", "StopResult", "kill_cell", "plan_retry",
@@ -97,6 +98,11 @@ class StopResult:
     host: str
     already: bool
     current: CellView | None  # the cell the queue ends after (None: between cells)
+    # A Slurm host (services.slurm.control): the pending tasks held, those Slurm would not
+    # hold ("123_4: why"), and the tasks left to finish (their evidence).
+    held: tuple[str, ...] = ()
+    not_held: tuple[str, ...] = ()
+    running: tuple[str, ...] = ()
 
 
 async def stop_queue(host: HostConfig, transport: Transport) -> StopResult:
@@ -105,6 +111,13 @@ async def stop_queue(host: HostConfig, transport: Transport) -> StopResult:
     QueueError (code ``not-running``) when no queue runs on the box.
     """
     view, _ = await _view(host, transport)
+    if host.slurm is not None:  # hold the array's pending tasks (services.slurm.control)
+        from rgt_tui.services.slurm.control import slurm_stop
+
+        held = await slurm_stop(host, transport)
+        return StopResult(
+            host.name, held.already, view.current, held.held, held.not_held, held.running
+        )
     result = await run_ctl(transport, "stop", tmux_session_name(host.name))
     error = refusal(host.name, result)
     if error is not None:
@@ -128,15 +141,17 @@ class KillResult:
     ended: bool  # the cell's attempt has its end record now
     cell: CellView | None  # the cell as the check saw it
     view: QueueView | None  # the whole queue as the check saw it
+    task: str = ""  # on a Slurm host: the task scancel'ed (``123_4``), in place of a pid
 
     def summary(self) -> str:
         """One line for the CLI and the notification: what the check saw."""
         dropped = " (the SSH session dropped with the kill, as it may: U1)" if self.dropped else ""
+        what = f"Slurm job {self.task}" if self.task else f"pid {self.pid}"
         if self.cell is None or self.view is None:
-            return f"{self.host}: kill sent to cell {self.name} (pid {self.pid}){dropped}; the check could not read the queue"
+            return f"{self.host}: kill sent to cell {self.name} ({what}){dropped}; the check could not read the queue"
         if not self.ended:
             return (
-                f"{self.host}: cell {self.name} (pid {self.pid}) is still {self.cell.label} after "
+                f"{self.host}: cell {self.name} ({what}) is still {self.cell.label} after "
                 f"the kill{dropped} — look again: rgt-tui queue show {self.host}"
             )
         after = self.view.current
@@ -167,6 +182,20 @@ async def kill_cell(
     """
     if then not in KILL_THEN:
         raise ValueError(f"then must be next or stop, not {then!r}")
+    if host.slurm is not None:  # scancel of the cell's task (services.slurm.control)
+        from rgt_tui.services.slurm.control import slurm_kill
+
+        killed = await slurm_kill(
+            host, transport, name, then=then,
+            check_timeout_s=check_timeout_s if check_timeout_s is not None else 60.0,
+        )  # fmt: skip
+        try:
+            after: QueueView | None = (await _view(host, transport))[0]
+        except TransportError:
+            after = None
+        cell = _cell(after, killed.name) if after is not None else None
+        return KillResult(host.name, killed.name, 0, then, False, killed.ended, cell, after,
+                          killed.task)  # fmt: skip
     view, _ = await _view(host, transport)
     current = view.current
     if name is None:
@@ -241,6 +270,7 @@ class RetryPlan:
     launch: LaunchPlan | None = None  # the launch that runs them when no queue runs
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    slurm: HostConfig | None = None  # a Slurm host: the retry submits a new array there
 
     @property
     def ok(self) -> bool:
@@ -256,6 +286,7 @@ class RetryResult:
     aside: tuple[tuple[str, str], ...]  # (name, where its outputs went, "-": none)
     running: bool  # the running runner takes them
     launched: LaunchResult | None = None
+    job_id: str = ""  # on a Slurm host: the array job the retry submitted
 
 
 def cell_out(host: HostConfig, home: str, name: str, command: str) -> str:
@@ -294,9 +325,14 @@ async def plan_retry(
     warnings: list[str] = []
     cells: list[CellView] = []
     outs: list[str] = []
+    live: dict[str, str] = {}
+    if host.slurm is not None:  # a cell whose task is still in Slurm's queue must end first
+        from rgt_tui.services.slurm.control import live_task_problems
+
+        live = await live_task_problems(host, transport, wanted)
     for name in wanted:
         cell = _cell(view, name)
-        why = _not_retryable(cell, name, allow_done)
+        why = live.get(name) or _not_retryable(cell, name, allow_done)
         if why:
             problems.append(why)
             continue
@@ -313,6 +349,11 @@ async def plan_retry(
                 f"{name} finished with exit 0: its outputs are set aside and made again"
             )
     launch_plan = None
+    if host.slurm is not None:  # no runner: retry_cells submits a new array of them
+        return RetryPlan(
+            host.name, tuple(cells), tuple(outs), False, allow_done, None, tuple(problems),
+            tuple(warnings), slurm=host,
+        )  # fmt: skip
     if not problems and not view.runner_alive:
         from rgt_tui.services.queue import plan_launch
 
@@ -361,6 +402,16 @@ async def retry_cells(plan: RetryPlan, transport: Transport) -> RetryResult:
         for line in result.stdout.splitlines()
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 3
     )
+    if plan.slurm is not None:  # a new array of those indices, kind retry in slurm.jobs
+        from rgt_tui.services.slurm.launch import submit_indices
+
+        indices = [c.index for c in plan.cells]
+        try:
+            job = await submit_indices(plan.slurm, transport, indices, kind="retry")
+        except QueueError as exc:
+            raise QueueError(plan.host, f"{exc.message} — the outputs were set aside and the "
+                             "retry recorded, but no array was submitted", code=exc.code) from exc  # fmt: skip
+        return RetryResult(plan.host, aside, False, None, job_id=str(job))
     queue = _answer(result.stdout, "queue")
     running = bool(queue) and queue[0] == "running"
     launched = None
@@ -374,16 +425,23 @@ async def retry_cells(plan: RetryPlan, transport: Transport) -> RetryResult:
 # --- skip (queue move) ----------------------------------------------------------------
 
 
-async def skip_cell(transport: Transport, host: str, name: str, reason: str) -> None:
+async def skip_cell(
+    transport: Transport, host: str, name: str, reason: str, *, slurm: HostConfig | None = None
+) -> None:
     """Record ``skip <ts> <reason>`` in cell ``name``'s state on the box: no runner runs it
     there (it is logged as skipped and the queue goes on); views show it skipped, or
     ``moved`` when the reason starts so.
 
     The reason is one line, cut to 200 characters. QueueError (code ``running``) when the
-    cell runs now on that box, or whatever else the box refused.
+    cell runs now on that box, or whatever else the box refused. ``slurm``: the host is a
+    Slurm cluster: the cell's pending task is scancel'ed first.
     """
     line = " ".join(reason.split())[:REASON_CHARS]
     await transport.connect()
+    if slurm is not None:  # a Slurm host: its pending task goes first (refused while it runs)
+        from rgt_tui.services.slurm.control import cancel_pending_of
+
+        await cancel_pending_of(slurm, transport, name)
     result = await run_ctl(transport, "skip", name, input=line + "\n")
     error = refusal(host, result)
     if error is not None:

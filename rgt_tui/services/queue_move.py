@@ -386,7 +386,10 @@ async def apply_move(
 
         for cell in plan.on_box:
             try:
-                await skip_cell(transport, source.name, cell.name, f"moved to {plan.dest}")
+                await skip_cell(
+                    transport, source.name, cell.name, f"moved to {plan.dest}",
+                    slurm=source if source.slurm is not None else None,
+                )  # fmt: skip
             except (QueueError, TransportError) as exc:
                 done = f" ({', '.join(skipped)} already skipped there)" if skipped else ""
                 raise MoveError(

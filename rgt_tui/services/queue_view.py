@@ -2,7 +2,10 @@
 
 Both read everything in one probe round trip and hand the records to the pure domain
 (``domain.queue_state.derive_view``, ``domain.vanished.diagnose``): what the UI shows is
-what the box wrote, never what the app remembers.
+what the box wrote, never what the app remembers. On a Slurm host (``host.slurm``) a
+second round trip over the same connection asks the scheduler (``services.slurm_view``)
+and each cell's task state is laid over its records (``domain.slurm_queue``): the runner
+is alive while any array task is pending or running, not while a pid is.
 """
 
 from __future__ import annotations
@@ -10,16 +13,22 @@ from __future__ import annotations
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import QueueView, derive_view
+from rgt_tui.domain.slurm_queue import slurm_view
+from rgt_tui.domain.slurm_vanished import SlurmLimits, diagnose_slurm
 from rgt_tui.domain.vanished import BoxFacts, Diagnosis, diagnose
 from rgt_tui.services.queue_box import BoxQueueFacts, probe
+from rgt_tui.services.slurm_view import SlurmFacts, read_slurm
 from rgt_tui.transport import Transport
 
 __all__ = ["diagnose_queue", "read_queue_facts", "read_queue_view", "view_from_facts"]
 
 
-def view_from_facts(host: HostConfig, facts: BoxQueueFacts) -> QueueView:
-    """The queue view derived from probed facts (pure)."""
-    return derive_view(
+def view_from_facts(
+    host: HostConfig, facts: BoxQueueFacts, slurm: SlurmFacts | None = None
+) -> QueueView:
+    """The queue view derived from probed facts (pure); with ``slurm`` (a Slurm host's
+    scheduler facts), each cell's array task laid over its records."""
+    view = derive_view(
         host.name,
         facts.deployed,
         facts.launches,
@@ -33,6 +42,9 @@ def view_from_facts(host: HostConfig, facts: BoxQueueFacts) -> QueueView:
         log_mtimes=facts.log_mtimes,
         marks=facts.marks,
     )
+    if slurm is None:
+        return view
+    return slurm_view(view, slurm.cells, slurm.cluster, squeue_ok=slurm.squeue_ok)
 
 
 async def read_queue_facts(
@@ -51,12 +63,20 @@ async def read_queue_facts(
 
 
 async def read_queue_view(host: HostConfig, transport: Transport) -> QueueView:
-    """Every cell's state (pending/running/done/failed/interrupted) and the summary."""
-    return view_from_facts(host, await read_queue_facts(host, transport))
+    """Every cell's state (pending/running/done/failed/interrupted, and Slurm's states
+    on a Slurm host) and the summary."""
+    facts = await read_queue_facts(host, transport)
+    slurm = await read_slurm(host, transport) if host.slurm is not None else None
+    return view_from_facts(host, facts, slurm)
 
 
 async def diagnose_queue(host: HostConfig, transport: Transport) -> tuple[QueueView, Diagnosis]:
     """The view, and the cause of the latest vanished cell with the evidence for all four."""
+    if host.slurm is not None:  # the job state says why, not the login node's kernel
+        facts = await read_queue_facts(host, transport)
+        view = view_from_facts(host, facts, await read_slurm(host, transport))
+        limits = SlurmLimits(host.slurm.mem, host.slurm.time, host.slurm.signal_lead_s)
+        return view, diagnose_slurm(view, limits)
     facts = await read_queue_facts(host, transport, diag=True)
     view = view_from_facts(host, facts)
     box = BoxFacts(

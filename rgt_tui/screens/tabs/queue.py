@@ -17,7 +17,7 @@ from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, QueueView
+from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, SLURM_ENDED, QueueView
 from rgt_tui.screens.queue_control import CellPickScreen, ControlConfirmScreen
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.services.connections import FleetConnections
@@ -97,7 +97,8 @@ class QueueTab(DetailTab):
         elif action == "kill":
             self._ask_kill(host, view)
         elif action == "retry":
-            cells = [c for c in view.cells if c.status in (FAILED, KILLED, INTERRUPTED, DONE)]
+            ended = (FAILED, KILLED, INTERRUPTED, DONE, *SLURM_ENDED)  # Slurm: OOM, TIMEOUT, …
+            cells = [c for c in view.cells if c.status in ended]
             if not cells:
                 self.app.notify(f"{host.name}: no failed, killed or finished cell to retry")
                 return

@@ -69,6 +69,11 @@ class TeardownOutcome:
 
 def instructions(host: HostConfig, profile: Profile) -> str:
     """What the user must do by hand when no teardown command is configured."""
+    if host.slurm is not None:  # the gate held until every job ended: nothing runs, nothing bills
+        return (
+            f"{profile.title}: nothing to tear down on a cluster: your jobs ended and results "
+            f"are pulled ({profile.teardown_verb})"
+        )
     keeps = "; ".join(profile.keeps_billing)
     irreversible = "IRREVERSIBLE: " if profile.irreversible else ""
     return (

@@ -97,9 +97,28 @@ class _BoxNow:
     running: tuple[str, ...] | None
     error: str | None
     records_only: bool = False  # no re-scan was asked for: only the local records count
+    slurm: g.SlurmJobsSeen | None = None  # a Slurm host: its queue's jobs, read just now
 
 
 async def _scan_now(host: HostConfig, transport: Transport | None) -> _BoxNow:
+    """Re-scan the box now, and on a Slurm host read its queue's jobs from squeue too."""
+    now = await _rescan(host, transport)
+    if host.slurm is None:
+        return now
+    if transport is None or now.error is not None:
+        why = f"not read: {now.error or 'no connection'}"
+        return replace(now, slurm=g.SlurmJobsSeen((), error=why))
+    from rgt_tui.services.queue_box import QueueError
+    from rgt_tui.services.slurm.control import host_tasks, jobs_evidence
+
+    try:
+        jobs = g.SlurmJobsSeen(jobs_evidence(await host_tasks(host, transport)))
+    except (QueueError, TransportError) as exc:
+        jobs = g.SlurmJobsSeen((), error=printable(exc.message, 300))
+    return replace(now, slurm=jobs)
+
+
+async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
     """Re-scan the box now: its listing (no hashes), which box it is, its running cells."""
     if transport is None:
         return _BoxNow(None, None, None, "the box was not re-scanned (no connection)")
@@ -188,6 +207,8 @@ def _facts(
         events.append(g.RescanFailed(why))
     if now.running is not None:
         events.append(g.CellsRunning(now.running))
+    if now.slurm is not None:
+        events.append(now.slurm)
     return events, problems
 
 
@@ -269,6 +290,10 @@ async def gather(
     for event in unattributed:
         state = g.apply(state, event)
     conditions = tuple(_box_condition(c, jh) if c.key == "box" else c for c in g.conditions(state))
+    if host.slurm is not None and state.slurm_jobs is None:
+        # A Slurm host whose jobs were never read (a records-only check): not "none".
+        jobs = g.Condition("jobs", False, "the cluster's queue was not read yet: check again")
+        conditions = (*conditions[:-1], jobs, conditions[-1])
     return GateReport(
         host,
         profile,

@@ -1,0 +1,162 @@
+"""A Slurm host's queue view: the cells' own records, read through the scheduler (pure).
+
+On a Slurm host the runner is not a process on the login node: each cell is an array
+task on some compute node. The records (``cells/NAME.state``) still say what the cell's
+command did, but whether it waits, runs, or was ended by Slurm (out of memory, past its
+walltime, preempted, its node lost) is the scheduler's to say — and a compute node's
+boot id or pid means nothing on the login node. ``slurm_view`` takes the view the
+records give and lays each cell's task state (``SlurmCell``) over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from rgt_tui.domain.queue_state import (
+    CANCELLED,
+    DONE,
+    FAILED,
+    FINISHED,
+    INTERRUPTED,
+    KILLED,
+    NODE_FAIL,
+    OUT_OF_MEMORY,
+    PENDING,
+    PREEMPTED,
+    Q_RUNNING,
+    RETRY,
+    RUNNING,
+    SKIPPED,
+    TIMEOUT,
+    USER_STOPPED,
+    CellView,
+    QueueView,
+)
+from rgt_tui.domain.slurm_jobs import PENDING_STATES, ClusterSide, SlurmCell
+from rgt_tui.domain.units import fmt_duration
+
+# Slurm's terminal states shown under their own name; other failures read FAILED.
+_NAMED = {
+    "OUT_OF_MEMORY": OUT_OF_MEMORY,
+    "TIMEOUT": TIMEOUT,
+    "DEADLINE": TIMEOUT,
+    "PREEMPTED": PREEMPTED,
+    "NODE_FAIL": NODE_FAIL,
+    "BOOT_FAIL": NODE_FAIL,
+    "CANCELLED": CANCELLED,
+}
+# Where a relaunch (a resubmission of these indices) picks up.
+RESUMABLE = (INTERRUPTED, TIMEOUT, PREEMPTED, NODE_FAIL)
+
+
+def running_note(job: SlurmCell) -> str:
+    """``on node1 · 1m02s elapsed · 58m left``."""
+    parts = [f"on {job.node}" if job.node else "on a node Slurm did not name"]
+    if job.elapsed_s is not None:
+        parts.append(f"{fmt_duration(job.elapsed_s)} elapsed")
+    if job.time_left_s is not None:
+        parts.append(f"{fmt_duration(job.time_left_s)} left")
+    if job.state != "RUNNING":
+        parts.append(job.state)
+    return " · ".join(parts)
+
+
+def ended_note(job: SlurmCell) -> str:
+    """What Slurm says about an ended task, and where it was read."""
+    where = {"squeue": "squeue", "sacct": "sacct", "jobcomp": "the job-completion log"}.get(
+        job.source, job.source
+    )
+    code = f" signal {job.signal}" if job.signal else f" exit {job.exit_code}"
+    text = f"Slurm: {job.state}{code if job.exit_code is not None or job.signal else ''}"
+    text += f" on {job.node}" if job.node else ""
+    if job.oom and job.oom_line:
+        text += f" — {job.oom_line}"
+    return f"{text} ({where}, task {job.job_id})"
+
+
+def _cell(cell: CellView, job: SlurmCell | None, now: int, squeue_ok: bool) -> CellView:
+    """One cell: its records' view, corrected by its task's state."""
+    cell = replace(cell, slurm=job)
+    if cell.status == SKIPPED:  # moved off this host: whatever Slurm did, it runs elsewhere
+        return cell
+    unfinished = cell.status in (RUNNING, INTERRUPTED)  # a start without an end record
+    if job is None:
+        if not unfinished:
+            return cell
+        if not squeue_ok:
+            return replace(cell, note="squeue failed: its state on the cluster is unknown")
+        return replace(
+            cell,
+            status=INTERRUPTED,
+            note="no end record, and Slurm no longer lists its task (not in squeue, and no "
+            "accounting or completion record of it)",
+        )
+    if job.state in PENDING_STATES:
+        why = f"held ({job.reason})" if job.held else (job.reason or "no reason given")
+        note = f"Slurm: {job.state} · {why}" if job.state != "PENDING" else f"waiting: {why}"
+        if cell.status == RETRY:
+            return replace(cell, note=f"{cell.note}; {note}")
+        return replace(cell, status=PENDING, note=note, exit_code=None)
+    if job.live:
+        started = cell.started_at if unfinished else None
+        if started is None and job.elapsed_s is not None:
+            started = now - job.elapsed_s
+        return replace(
+            cell, status=RUNNING, note=running_note(job), started_at=started, ended_at=None,
+            exit_code=None,
+        )  # fmt: skip
+    if job.state == "COMPLETED":
+        if cell.status in (FAILED, KILLED):  # the records hold the command's own exit
+            return cell
+        return replace(cell, status=DONE, exit_code=0 if cell.exit_code is None else cell.exit_code)
+    exit_code = cell.exit_code if cell.exit_code is not None else job.exit_code
+    if exit_code is None and job.signal:
+        exit_code = 128 + job.signal
+    note = ended_note(job)
+    if cell.ended_at is None and cell.started_at and job.elapsed_s is not None:
+        # Killed before its end record (SIGKILL): Slurm knows how long the task ran.
+        cell = replace(cell, ended_at=cell.started_at + job.elapsed_s)
+    if job.oom:
+        return replace(cell, status=OUT_OF_MEMORY, exit_code=exit_code, note=note)
+    status = _NAMED.get(job.state, FAILED)
+    if status == CANCELLED and cell.status == KILLED:  # rgt-tui queue kill: scancel of it
+        return cell
+    if status == FAILED and cell.status == FAILED and cell.note:
+        note = f"{cell.note} — {note}"  # the command's last line says more than Slurm's
+    return replace(cell, status=status, exit_code=exit_code, note=note)
+
+
+def slurm_view(
+    view: QueueView,
+    jobs: Mapping[str, SlurmCell],
+    cluster: ClusterSide,
+    *,
+    squeue_ok: bool = True,
+) -> QueueView:
+    """The records' view (``derive_view``) with each cell's array task laid over it.
+
+    The queue runs while any of its tasks is pending or running (Slurm holds it); a
+    stop asked for with nothing left running reads as stopped by the user; otherwise
+    the arrays have ended: finished. Where to resume: the first cell that Slurm ended
+    before its command did (TIMEOUT, PREEMPTED, NODE_FAIL) or that vanished.
+    """
+    cells = tuple(_cell(c, jobs.get(c.name), view.now, squeue_ok) for c in view.cells)
+    live = [c for c in cells if c.slurm is not None and c.slurm.live]
+    launch = view.launch
+    if not squeue_ok or launch is None:
+        state, alive = view.state, False
+    elif any(c.status == RUNNING or not c.slurm.held for c in live if c.slurm):
+        state, alive = Q_RUNNING, True
+    elif live or launch.stop_requested_at is not None:
+        state, alive = USER_STOPPED, bool(live)  # held tasks wait for the user
+    else:
+        state, alive = FINISHED, False
+    resume = None
+    if state != Q_RUNNING:
+        stuck = [c.index for c in cells if c.status in RESUMABLE]
+        resume = min(stuck) if stuck else view.resume_index
+    return replace(
+        view, cells=cells, state=state, runner_alive=alive, session_present=False,
+        resume_index=resume, cluster=cluster,
+    )  # fmt: skip

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# rgt-tui: one task of a host's Slurm job array — runs cell $SLURM_ARRAY_TASK_ID of
+# ~/.rgt/queue/cells.tsv through run_one.sh (issue 32; rgt_tui/services/slurm/launch.py).
+#
+#   sbatch --array=<indices>%<max_parallel> ... slurm_task.sh QUEUE_DIR RUN_ONE WORKDIR
+#
+# Deployed content-addressed as ~/.rgt/bin/slurm_task.<sha256[:12]>.sh and never
+# overwritten: a pending task reads the bytes it was submitted with (U2).
+#
+# Task k runs line k of cells.tsv, only a complete line whose index is k (the file is
+# append-only: index k always names the same cell). The cell's records are run_one.sh's
+# (cells/NAME.state, .log, .oom, as on any host); this script adds:
+#   cells/NAME.state      signal <unix_ts> TERM   each SIGTERM the task received
+#   cells/NAME.slurm.out  a hard link to this task's Slurm output (slurm/<job>_<k>.out:
+#                         Slurm cannot name a cell in --output), where slurmstepd writes
+#                         what it did to the task ("Exceeded job memory limit", SLURM4)
+#
+# SIGTERM (--signal=B:SIGTERM@<lead> before the walltime, or a preemption): the trap
+# only records it and passes TERM on to the cell's own process; the cell checkpoints at
+# its next safe point and exits (SLURM1: work in a signal handler races the training
+# step). This script then waits for the cell and exits with its code.
+#
+# No srun: the cell runs in the batch step, which already holds the allocation's CPUs
+# and GPUs (CUDA_VISIBLE_DEVICES is set for it). A cell that starts its own `srun` gets
+# SRUN_CPUS_PER_TASK, since srun stopped reading the allocation's since 22.05 (SLURM3);
+# it must pass its GPU request (--gres / --gpus-per-task) itself.
+set -u
+
+qdir=${1:-} run_one=${2:-} workdir=${3:-}
+k=${SLURM_ARRAY_TASK_ID:-}
+tsv="$qdir/cells.tsv"
+
+say() { printf '[rgt %s] %s\n' "$(date '+%F %T')" "$*"; }
+
+if [ -z "$qdir" ] || [ -z "$run_one" ] || [ -z "$workdir" ]; then
+    say "usage: sbatch --array=... slurm_task.sh QUEUE_DIR RUN_ONE WORKDIR"
+    exit 2
+fi
+case "$k" in
+    '' | *[!0-9]*)
+        say "not a job array task (SLURM_ARRAY_TASK_ID='$k'): rgt-tui submits this script with --array"
+        exit 2
+        ;;
+esac
+
+# Line K (0-based) of cells.tsv, only when complete (a line being appended has no
+# newline yet, and read then fails).
+cell_line() {
+    local i=0 line
+    [ -r "$tsv" ] || return 1
+    while IFS= read -r line; do
+        if [ "$i" -eq "$1" ]; then
+            printf '%s\n' "$line"
+            return 0
+        fi
+        i=$((i + 1))
+    done <"$tsv"
+    return 1
+}
+
+if ! line=$(cell_line "$k"); then
+    say "task $k: no complete line $((k + 1)) in $tsv — the array names a cell the box does not hold"
+    exit 3
+fi
+IFS=$'\t' read -r idx name cmd <<<"$line"
+if [ "${idx:-}" != "$k" ] || [ -z "${name:-}" ] || [ -z "${cmd:-}" ]; then
+    say "task $k: line $((k + 1)) of $tsv is not cell $k (got index '${idx:-}'): the file was edited; not running it"
+    exit 3
+fi
+case "$name" in
+    .* | */* | *[[:cntrl:]]*)
+        say "task $k: bad cell name in $tsv"
+        exit 3
+        ;;
+esac
+state="$qdir/cells/$name.state"
+mkdir -p "$qdir/cells" || exit 125
+
+# A cell the user took off this box (queue move / skip) is never run.
+last=""
+if [ -r "$state" ]; then
+    while IFS= read -r rec; do
+        case "$rec" in start\ * | end\ * | skip\ * | retry\ *) last=$rec ;; esac
+    done <"$state"
+fi
+if [ "${last%% *}" = skip ]; then
+    say "cell $k $name skipped: ${last#skip * }"
+    exit 0
+fi
+
+# This task's Slurm output under the cell's name. ln -f replaces the name (never
+# writes through it); the previous attempt's output stays under slurm/.
+out="$qdir/slurm/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}_$k.out"
+if [ -f "$out" ] && [ ! -L "$out" ]; then
+    ln -f -- "$out" "$qdir/cells/$name.slurm.out" 2>/dev/null ||
+        say "cannot link $out to $qdir/cells/$name.slurm.out (another filesystem?): read it there"
+fi
+
+if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then
+    export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK  # SLURM3
+fi
+say "cell $k $name: array job ${SLURM_ARRAY_JOB_ID:-?} task $k (job ${SLURM_JOB_ID:-?}) on $(hostname 2>/dev/null)"
+
+# The start records before this task's: the cell's own pid is on a later one.
+starts_before=$(awk '$1 == "start" { n++ } END { print n + 0 }' "$state" 2>/dev/null || echo 0)
+term=0 passed=0
+
+# The pid run_one.sh recorded for this task's attempt (the cell's command itself).
+cell_pid() {
+    awk -v n="$starts_before" '$1 == "start" && NF == 4 { i++; if (i > n) p = $4 } END { print p }' \
+        "$state" 2>/dev/null
+}
+
+pass_term() {
+    local pid
+    pid=$(cell_pid)
+    [ -n "$pid" ] || return 1
+    kill -TERM "$pid" 2>/dev/null
+    passed=1
+}
+
+# SLURM1: record, pass on, nothing else. The cell decides when it is safe to stop.
+on_term() {
+    printf 'signal %s TERM\n' "$(date +%s)" >>"$state"
+    term=1
+    pass_term
+}
+trap on_term TERM
+
+bash "$run_one" "$qdir" "$k" "$name" "$workdir" "$cmd" &
+child=$!
+while :; do
+    # TERM came before run_one.sh recorded the cell's pid: pass it on once it is there.
+    if [ "$term" = 1 ] && [ "$passed" = 0 ] && ! pass_term && kill -0 "$child" 2>/dev/null; then
+        sleep 0.1
+        continue
+    fi
+    wait "$child"
+    code=$?
+    # A trapped signal ends `wait` early (code > 128) while the cell still runs.
+    kill -0 "$child" 2>/dev/null || break
+done
+if [ "$term" = 1 ]; then
+    # The wait the trap cut short may have missed the exit status: the cell's own end
+    # record (run_one.sh) has it.
+    recorded=$(awk -v n="$starts_before" '$1 == "start" { i++ } $1 == "end" && i > n { c = $3 } END { print c }' \
+        "$state" 2>/dev/null)
+    case "$recorded" in '' | *[!0-9]*) ;; *) code=$recorded ;; esac
+fi
+exit "$code"

@@ -1,0 +1,273 @@
+"""The pure parts of a Slurm launch: the array, the ``sbatch`` command, the refusals.
+
+Nothing here talks to a box: ``services.slurm.launch`` gathers the facts and submits.
+The command line is built here whole (every option one argument, shell-quoted when it
+is sent) so a test can read exactly what a host's keys make ``sbatch`` do.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+
+from rgt_tui.domain.config import SlurmConfig
+from rgt_tui.domain.units import plural
+
+# Storage that belongs to one node (or one job) and is gone when the job ends or the
+# next task lands elsewhere: a checkpoint there cannot be resumed by a requeued task or
+# by the next cell on another node (SLURM5). "$TMPDIR" is the login node's value, and
+# the text itself in a durable_dir that names it.
+NODE_LOCAL = ("$TMPDIR", "/tmp", "/scratch/local", "/local", "/dev/shm")
+# Slurm may deliver the --signal warning up to 60 s early or late (SLURM2); a lead no
+# longer than this leaves the cell no time at all to checkpoint before the kill.
+SIGNAL_SLACK_S = 60
+# Where each task's Slurm output goes, under the box's queue dir (``%A``: the array's
+# job id, ``%a``: the task's index). Slurm cannot name a cell in a pattern, so the task
+# links its file to ``cells/<name>.slurm.out`` (rgt_tui/scripts/slurm_task.sh).
+OUTPUT_PATTERN = "slurm/%A_%a.out"
+# The preflight checks that mean something on a login node: its disk and the durable
+# dir live on the shared filesystem the compute nodes see, and the code is the tree the
+# tasks run. The GPU, driver, torch and tmux checks would test the login node, which
+# runs no cell (the tasks run on compute nodes this plan cannot reach).
+LOGIN_NODE_CHECKS = ("disk", "durable", "code")
+_ARRAY = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*(%\d+)?")
+
+
+def array_spec(indices: Sequence[int], max_parallel: int | None) -> str:
+    """``--array``'s value: runs of consecutive indices as ``a-b``, then ``%N``.
+
+    >>> array_spec([0, 1, 2, 3], 2)
+    '0-3%2'
+    >>> array_spec([1, 3, 4, 5], None)
+    '1,3-5'
+    """
+    if not indices:
+        raise ValueError("an array needs at least one index")
+    runs: list[list[int]] = []
+    for i in sorted(set(indices)):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    spec = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return spec + (f"%{max_parallel}" if max_parallel else "")
+
+
+def valid_array(spec: str) -> bool:
+    """Whether ``spec`` is an ``--array`` value this module makes (digits, ``-``, ``,``, ``%``)."""
+    return _ARRAY.fullmatch(spec) is not None
+
+
+def sbatch_command(
+    slurm: SlurmConfig,
+    *,
+    job_name: str,
+    array: str,
+    workdir: str,
+    queue_dir: str,
+    script: str,
+    script_args: Sequence[str] = (),
+) -> tuple[str, ...]:
+    """The whole ``sbatch`` argv for one array: rgt-tui's own options, then the host's
+    keys (one ``--option=value`` each, the cluster's default where unset), then its
+    ``sbatch_args``, then the task script and its arguments."""
+    argv = [
+        "sbatch",
+        "--parsable",
+        f"--array={array}",
+        f"--job-name={job_name}",
+        # B: signals the batch shell (the task script), not the steps: it passes the
+        # TERM on to the cell itself, which checkpoints at its next safe point (SLURM1).
+        f"--signal=B:SIGTERM@{slurm.signal_lead_s}",
+        "--requeue",
+        f"--chdir={workdir}",
+        f"--output={queue_dir.rstrip('/')}/{OUTPUT_PATTERN}",
+        # A requeued task appends to its output instead of wiping the first run's.
+        "--open-mode=append",
+    ]
+    for key, value in (
+        ("partition", slurm.partition),
+        ("account", slurm.account),
+        ("gres", slurm.gres),
+        ("time", slurm.time),
+        ("mem", slurm.mem),
+        ("cpus-per-task", slurm.cpus_per_task),
+    ):
+        if value is not None:
+            argv.append(f"--{key}={value}")
+    argv += slurm.sbatch_args
+    return (*argv, script, *script_args)
+
+
+def limits_text(slurm: SlurmConfig) -> str:
+    """``partition gpu · gres gpu:1 · time 04:00:00 · …`` (unset: the cluster's default)."""
+    parts = [
+        f"{label} {value if value is not None else '(cluster default)'}"
+        for label, value in (
+            ("partition", slurm.partition),
+            ("account", slurm.account),
+            ("gres", slurm.gres),
+            ("time", slurm.time),
+            ("mem", slurm.mem),
+            ("cpus-per-task", slurm.cpus_per_task),
+        )
+    ]
+    if slurm.sbatch_args:
+        parts.append("also " + " ".join(slurm.sbatch_args))
+    return " · ".join(parts)
+
+
+def time_seconds(value: str | None) -> int | None:
+    """Slurm's ``--time`` in seconds (``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``,
+    ``D-H:M:S``); None when unset or not one of those."""
+    if not value:
+        return None
+    days = 0
+    rest = value
+    if "-" in value:
+        d, _, rest = value.partition("-")
+        if not d.isdigit():
+            return None
+        days = int(d)
+    fields = rest.split(":")
+    if not all(f.isdigit() for f in fields) or len(fields) > 3:
+        return None
+    n = [int(f) for f in fields]
+    if days:  # D-H, D-H:M, D-H:M:S
+        n += [0] * (3 - len(n))
+        h, m, s = n
+    elif len(n) == 1:  # minutes
+        h, m, s = 0, n[0], 0
+    elif len(n) == 2:  # minutes:seconds
+        h, m, s = 0, n[0], n[1]
+    else:
+        h, m, s = n
+    return days * 86400 + h * 3600 + m * 60 + s
+
+
+def signal_warnings(host: str, slurm: SlurmConfig) -> list[str]:
+    """The lead against Slurm's slack and the walltime (SLURM2): what makes the warning
+    signal useless, said before anything is submitted."""
+    lead = slurm.signal_lead_s
+    out = []
+    if lead <= SIGNAL_SLACK_S:
+        out.append(
+            f"signal_lead_s = {lead} on {host}: Slurm may send the warning up to "
+            f"{SIGNAL_SLACK_S} s late (SLURM2), so a cell may get no time to checkpoint "
+            "before the kill — give it at least the slack plus one checkpoint's write time"
+        )
+    wall = time_seconds(slurm.time)
+    if wall is not None and lead >= wall:
+        out.append(
+            f"signal_lead_s = {lead} is not shorter than time = {slurm.time} on {host}: "
+            "every cell is told to checkpoint as it starts"
+        )
+    return out
+
+
+def node_local_problem(
+    host: str,
+    durable: str,
+    durable_real: str,
+    tmpdir: str,
+    extra: Sequence[str] = (),
+    home: str = "",
+) -> str | None:
+    """Why ``durable`` (as configured, HOME expanded; and its real path on the login
+    node) is node-local storage a cell must never checkpoint to (SLURM5), or None.
+
+    ``tmpdir``: the login node's ``$TMPDIR``; ``extra``: the profile's
+    ``durable_not_under``; both always refuse. The fixed roots (/tmp, /local, …) do not
+    refuse a path inside ``home``, the login node's $HOME: a cluster's home is the
+    shared filesystem every node mounts, wherever it is mounted.
+    """
+    if "$TMPDIR" in durable or "${TMPDIR}" in durable or "SLURM_TMPDIR" in durable:
+        root, rule = durable, "$TMPDIR"
+    else:
+        root, rule = "", ""
+        paths = [p for p in (durable, durable_real) if p]
+        in_home = bool(home) and all(_under(p, home) for p in paths)
+        for candidate in dict.fromkeys(("$TMPDIR", *extra, *NODE_LOCAL)):
+            fixed = candidate in NODE_LOCAL and candidate != "$TMPDIR"
+            path = tmpdir if candidate == "$TMPDIR" else candidate
+            if fixed and in_home:
+                continue
+            if path and any(_under(p, path) for p in paths):
+                root, rule = path, candidate
+                break
+    if not rule:
+        return None
+    where = rule if root in (rule, durable) else f"{rule} ({root})"
+    return (
+        f"durable_dir {durable} on {host} is under {where}: node-local storage, wiped when "
+        "the job ends and not seen by a task on another node, so a requeued or resumed cell "
+        "would find no checkpoint (SLURM5) — set durable_dir on the shared filesystem "
+        "($HOME or /scratch/$USER) in hosts.toml; stage data to $TMPDIR from the cell instead"
+    )
+
+
+def _under(path: str, root: str) -> bool:
+    root = root.rstrip("/") or "/"
+    return path == root or path.startswith(root + "/")
+
+
+def live_problems(
+    host: str, live: Mapping[str, tuple[str, ...]] | None, squeue_error: str
+) -> list[str]:
+    """The refusal while an array of this queue is queued or running, or squeue cannot say."""
+    if squeue_error:
+        return [
+            f"cannot ask squeue on {host} whether this queue's arrays still run: "
+            f"{squeue_error} — the cluster's controller must answer before a launch"
+        ]
+    if not live:
+        return []
+    jobs = ", ".join(
+        f"{job} ({', '.join(f'{states.count(s)} {s.lower()}' for s in dict.fromkeys(states))})"
+        for job, states in live.items()
+    )
+    return [
+        f"the queue on {host} is already submitted: array job {jobs} is still in squeue "
+        f"— wait for it, append cells (they get their own array), or cancel it first "
+        f"(scancel {' '.join(live)})"
+    ]
+
+
+def plan_notes(
+    slurm: SlurmConfig,
+    job_name: str,
+    array: str,
+    n: int,
+    durable: str,
+    argv: tuple[str, ...],
+    preflight: bool,
+    append: bool,
+) -> tuple[str, ...]:
+    """What the plan says it will submit: the array, limits, durable dir, signal lead."""
+    at_once = f"at most {slurm.max_parallel} at once" if slurm.max_parallel else "no %N limit"
+    new = "a new array for the new cells, " if append else ""
+    lines = [
+        f"job array {job_name}: --array={array or '(none)'} — {new}{plural(n, 'task')}, "
+        f"one cell each, {at_once}",
+        f"limits: {limits_text(slurm)}",
+        f"durable dir {durable}: checkpoints must go there, on the shared filesystem "
+        "(node-local storage is refused: SLURM5)",
+        f"SIGTERM {slurm.signal_lead_s} s before the walltime (±60 s, SLURM2): the task "
+        "records it and passes it to the cell, which checkpoints at its next safe point "
+        "(SLURM1); --requeue",
+        "the cell runs in the batch step (no srun: it holds the allocation's CPUs and GPUs; "
+        "a cell's own srun gets SRUN_CPUS_PER_TASK, SLURM3)",
+    ]
+    if not append:
+        lines.append(
+            "preflight on the login node: "
+            + (
+                f"{', '.join(LOGIN_NODE_CHECKS)} only (it runs no cell: GPU, driver, "
+                "torch and tmux are the compute nodes')"
+                if preflight
+                else "not run"
+            )
+        )
+    lines.append("$ " + shlex.join(argv))
+    return tuple(lines)

@@ -1,0 +1,134 @@
+"""The scheduler's view of a Slurm host's queue: each cell's array task, in one round trip.
+
+``rgt_tui/scripts/slurm_view.sh`` runs on the login node: it reads ``slurm.jobs`` and
+``cells.tsv``, asks ``squeue`` for the arrays' tasks, and for tasks squeue no longer
+lists ``sacct`` where the cluster has accounting (it answers "Slurm accounting storage
+is disabled" otherwise) or else the job-completion log (``jobcomp/filetxt``, found
+through ``scontrol show config``). It also reads the end of each cell's Slurm output
+for slurmstepd's OOM line (SLURM4), the user's jobs by state and the partitions'
+nodes (the pane's cluster side). The parsing is ``domain.slurm_jobs``: everything the
+cluster prints is bounded and checked there.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.queue_records import parse_cells_tsv
+from rgt_tui.domain.slurm_jobs import (
+    ClusterSide,
+    SlurmCell,
+    merge_tasks,
+    parse_jobcomp_line,
+    parse_jobs_file,
+    parse_partition,
+    parse_sacct_line,
+    parse_squeue_line,
+)
+from rgt_tui.domain.text import printable
+from rgt_tui.services.queue_box import script_text
+from rgt_tui.transport import Transport
+
+__all__ = ["SlurmCell", "SlurmFacts", "parse_slurm_view", "read_slurm", "slurm_cells"]
+
+VIEW_TIMEOUT_S = 90.0  # squeue, sacct/scontrol and sinfo, each bounded to 20 s on the box
+
+
+@dataclass(frozen=True)
+class SlurmFacts:
+    """What the login node said: each cell's task, the cluster side, and whether
+    squeue answered (when it did not, no task state is known)."""
+
+    cells: dict[str, SlurmCell] = field(default_factory=dict)
+    cluster: ClusterSide = field(default_factory=ClusterSide)
+    squeue_ok: bool = True
+
+
+def _accounting(single: dict[str, str], acct: bool, jc: bool) -> str:
+    """Where ended tasks' states were read, or why they could not be."""
+    if acct:
+        return "ended tasks from sacct"
+    kind_loc = single.get("jc_loc", "").split(" ", 1)
+    loc = printable(kind_loc[1] if len(kind_loc) > 1 else "", 120)
+    if jc or (loc and "jc_err" not in single):
+        return f"ended tasks from the job-completion log {loc}"
+    if "jc_err" in single or "acct_off" in single:
+        why = printable(single.get("jc_err", ""), 160)
+        return "ended tasks from the cells' own records: no accounting (sacct disabled)" + (
+            f"; {why}" if why else ""
+        )
+    return ""
+
+
+def parse_slurm_view(text: str) -> SlurmFacts:
+    """slurm_view.sh's ``key<TAB>value`` lines as facts (pure)."""
+    single: dict[str, str] = {}
+    cells, jobs, live, ended, mine, parts = [], [], [], [], [], []
+    oom: dict[str, str] = {}
+    acct = jc = False
+    for line in text.splitlines():
+        key, _, rest = line.partition("\t")
+        if key == "cell":
+            cells.append(rest)
+        elif key == "jobs":
+            jobs.append(rest)
+        elif key == "sq":
+            live += parse_squeue_line(rest)
+        elif key == "acct":
+            acct = True
+            ended += parse_sacct_line(rest)
+        elif key == "jc":
+            jc = True
+            report = parse_jobcomp_line(rest)
+            ended += [report] if report is not None else []
+        elif key == "oomout":
+            name, _, found = rest.partition("\t")
+            oom[name] = found
+        elif key == "mine":
+            count, _, state = rest.partition("\t")
+            if count.isdigit() and state.replace("_", "").isalpha():
+                mine.append((printable(state, 30), int(count)))
+        elif key == "part":
+            partition = parse_partition(rest)
+            parts += [partition] if partition is not None else []
+        else:
+            single[key] = rest
+    names = {c.index: c.name for c in parse_cells_tsv("".join(f"{c}\t-\n" for c in cells))}
+    source = "sacct" if acct else "jobcomp"
+    merged = merge_tasks(parse_jobs_file("\n".join(jobs)), names, live, ended, oom, source=source)
+    problem = ""
+    if "sq_err" in single:
+        problem = f"squeue failed: {printable(single['sq_err'], 200)}"
+    cluster = ClusterSide(
+        my_jobs=tuple(sorted(mine, key=lambda s: (-s[1], s[0]))),
+        partitions=tuple(parts),
+        accounting=_accounting(single, acct, jc),
+        problem=problem,
+    )
+    return SlurmFacts(merged, cluster, squeue_ok=not problem)
+
+
+async def read_slurm(host: HostConfig, transport: Transport) -> SlurmFacts:
+    """Run slurm_view.sh on the login node over the host's connection (one round trip)."""
+    command = " ".join(["bash", "-c", shlex.quote(script_text("slurm_view.sh")), "slurm_view"])
+    result = await transport.run(command, timeout=VIEW_TIMEOUT_S)
+    flood = result.overflow("the Slurm queue view")
+    if flood is not None:
+        raise TransportError(host.name, flood, "fewer cells or arrays per host")
+    if result.exit_status != 0 or "\nnow\t" not in "\n" + result.stdout:
+        err = result.stderr.strip().splitlines()
+        raise TransportError(
+            host.name,
+            f"the Slurm queue view exited {result.exit_status}: {printable(err[-1] if err else 'no message', 200)}",
+            "is bash on the login node's PATH?",
+        )
+    return parse_slurm_view(result.stdout)
+
+
+async def slurm_cells(host: HostConfig, transport: Transport) -> dict[str, SlurmCell]:
+    """Each cell's array task (the latest array that covers it) as Slurm reports it, by
+    cell name; a cell no source knows is absent."""
+    return (await read_slurm(host, transport)).cells

@@ -1,0 +1,223 @@
+"""A Slurm host's launch on a real one-node Slurm cluster (tests/support/slurm.py),
+submitted over the product's transport from a loopback login node: the queue is one job
+array, ``%max_parallel`` holds, ``--start`` and append submit only their cells, a
+node-local durable dir is refused before anything is submitted, and a cell near its
+walltime gets SIGTERM (recorded, passed on) and checkpoints before the kill."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from support.cli import arun
+from support.queues import GATE, SCRIPT_RUN, QueueFleet
+from support.slurm import SlurmCluster
+from support.waiting import wait_for
+
+from rgt_tui.services.queue import QueueError, launch, plan_launch
+from rgt_tui.services.slurm.launch import submit_indices
+
+
+def ended(qf: QueueFleet, name: str) -> str | None:
+    """The exit code of the last ``end`` record of cell ``name`` ("" none yet)."""
+    ends = [ln.split()[2] for ln in qf.state(name).splitlines() if ln.startswith("end ")]
+    return ends[-1] if ends else None
+
+
+def slurm_jobs(qf: QueueFleet) -> list[list[str]]:
+    path = qf.qdir() / "slurm.jobs"
+    return [ln.split() for ln in path.read_text().splitlines()] if path.exists() else []
+
+
+async def squeue(cluster: SlurmCluster, job: int) -> list[tuple[str, str, str]]:
+    """(task id, state, reason) of every task of array ``job`` squeue lists."""
+    rc, out, err = await cluster.arun("squeue", "-h", "-r", "-j", str(job), "-o", "%i|%T|%r")
+    assert rc == 0, err
+    return [tuple(ln.split("|", 2)) for ln in out.splitlines() if ln.strip()]  # type: ignore[misc]
+
+
+async def test_an_array_of_four_runs_two_at_a_time_and_every_cell_ends_0(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+):
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M", max_parallel=2)
+    # Each cell counts the cells running beside it (a file each under running/), then
+    # holds at the gate: with %2 two run and two wait, whatever the node could fit.
+    body = (
+        'mkdir -p "$HOME/running"; touch "$HOME/running/$1"; '
+        'ls "$HOME/running" | wc -l > "$HOME/seen.$1"; '
+        f'{GATE}; rm -f "$HOME/running/$1"'
+    )
+    lines = "".join(f"{qf.cell_script(f'arr{i}', body)} t 1\n" for i in range(4))
+    qf.write_queue(lines)
+    host, transport = qf.host(), qf.transport()
+    plan = await plan_launch(qf.fleet, host, transport)
+    assert plan.ok, plan.problems
+    assert plan.detach == "slurm" and plan.session == "rgt-box1"
+    text = "\n".join(plan.notes)
+    assert "--array=0-3%2" in text and "at most 2 at once" in text
+    assert "mem 100M" in text and "durable dir" in text and "SIGTERM 300 s" in text
+    assert "preflight on the login node: disk, durable, code only" in text
+    assert [c.name for c in plan.preflight.checks] <= ["disk", "durable", "code"]
+    result = await launch(plan, transport)
+    assert result.detach == "slurm" and result.pid > 0
+
+    job = result.pid
+    most = 0
+    held: list[tuple[str, str, str]] = []
+
+    async def two_run_two_wait() -> bool:
+        nonlocal most
+        tasks = await squeue(slurm_cluster, job)
+        most = max(most, sum(t[1] == "RUNNING" for t in tasks))
+        # Two running, the rest held by the array's own limit (not by the node).
+        held[:] = tasks
+        return sum(t[1] == "RUNNING" for t in tasks) == 2 and any(
+            t[2] == "JobArrayTaskLimit" for t in tasks
+        )
+
+    await wait_for(two_run_two_wait, 60, "two tasks running, two held by %2", every=0.2)
+    again = await plan_launch(qf.fleet, host, transport)  # a second array would run them twice
+    assert any(
+        f"already submitted: array job {job} (" in p and f"scancel {job}" in p
+        for p in again.problems
+    ), again.problems
+    (qf.root() / "go").touch()
+
+    async def all_done() -> bool:
+        nonlocal most
+        tasks = await squeue(slurm_cluster, job)
+        most = max(most, sum(t[1] == "RUNNING" for t in tasks))
+        return all(ended(qf, f"arr{i}") is not None for i in range(4))
+
+    await wait_for(all_done, 90, "every cell of the array to end", every=0.2)
+    assert most == 2, held
+    assert [ended(qf, f"arr{i}") for i in range(4)] == ["0", "0", "0", "0"]
+    assert max(int((qf.root() / f"seen.arr{i}").read_text()) for i in range(4)) <= 2
+    [record] = slurm_jobs(qf)
+    assert record[0] == str(job) and record[1:3] == ["0", "3"] and record[4] == "launch"
+    runner = (qf.qdir() / "runner.state").read_text().splitlines()
+    assert re.fullmatch(
+        rf"launch \d+ \S+ slurm 0 \S+/slurm_task\.[0-9a-f]{{12}}\.sh {job}", runner[-1]
+    )
+    # Each task's Slurm output under its cell's name, the cell's output in it.
+    out = (qf.qdir() / "cells" / "arr2.slurm.out").read_text()
+    assert "gate open" in out and f"array job {job} task 2" in out
+
+    async def launchable() -> bool:  # the array is over: a launch may go again
+        over = await plan_launch(qf.fleet, host, transport)
+        return not any("already submitted" in p for p in over.problems)
+
+    await wait_for(launchable, 30, "the array to leave squeue")
+    await transport.close()
+
+
+async def test_start_2_submits_only_cells_2_and_3_and_an_appended_cell_runs_in_a_new_array(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+):
+    # From the command line, as a person runs it: `launch` and `queue append` are the
+    # same commands as on any host.
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M", max_parallel=2)
+    hosts = str(qf.loopback.hosts_file)
+    lines = "".join(f"{qf.cell_script(f'st{i}', 'echo ran $1')} t 1\n" for i in range(4))
+    qf.write_queue(lines)
+    launched = await arun("launch", "box1", "--hosts", hosts, "--start", "2", "--yes")
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    assert "job array rgt-box1: --array=2-3%2" in launched.stdout
+    assert (
+        "limits: partition (cluster default)" in launched.stdout and "mem 100M" in launched.stdout
+    )
+    job = re.search(
+        r"submitted on box1: array job (\d+) \(rgt-box1\), from cell 2", launched.stdout
+    )
+    assert job, launched.stdout
+    await wait_for(lambda: ended(qf, "st2") and ended(qf, "st3"), 60, "cells 2 and 3 to end")
+    assert [ended(qf, f"st{i}") for i in range(4)] == [None, None, "0", "0"]
+    assert qf.state("st0") == qf.state("st1") == ""  # never started
+    assert len((qf.qdir() / "cells.tsv").read_text().splitlines()) == 4  # every cell sent
+
+    qf.append_queue(f"{qf.cell_script('st_new', 'echo appended $1')} t 1\n")
+    appended = await arun("queue", "append", "box1", "--hosts", hosts)
+    assert appended.returncode == 0, appended.stdout + appended.stderr
+    assert "appended 1 cell" in appended.stdout and "--array=4%2" in appended.stdout
+    await wait_for(lambda: ended(qf, "st_new"), 60, "the appended cell to end")
+    assert ended(qf, "st_new") == "0"
+    first, second = slurm_jobs(qf)
+    assert first[0] == job.group(1) and first[1:3] == ["2", "3"] and first[4] == "launch"
+    assert second[0] != first[0] and second[1:3] == ["4", "4"] and second[4] == "append"
+    assert "appended st_new" in (qf.qdir() / "cells" / "st_new.slurm.out").read_text()
+
+    # The retry path of queue control submits chosen cells already on the box.
+    transport = qf.transport()
+    retried = await submit_indices(qf.host(), transport, [0], kind="retry")
+    await wait_for(lambda: ended(qf, "st0"), 60, "the resubmitted cell 0 to end")
+    await transport.close()
+    assert ended(qf, "st0") == "0" and slurm_jobs(qf)[-1] == [
+        str(retried),
+        "0",
+        "0",
+        slurm_jobs(qf)[-1][3],
+        "retry",
+    ]
+    assert len((qf.qdir() / "cells.tsv").read_text().splitlines()) == 5  # nothing re-sent
+
+
+@pytest.mark.parametrize("where", ["tmpdir", "tmp"])
+async def test_a_durable_dir_on_node_local_storage_is_refused_before_anything_is_submitted(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet, tmp_path: Path, where: str
+):
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN)
+    node_tmp = tmp_path / "node-local"
+    node_tmp.mkdir()
+    qf.loopback.box("box1").extra_env["TMPDIR"] = str(node_tmp)  # the login node's $TMPDIR
+    durable = node_tmp / "ckpt" if where == "tmpdir" else Path("/tmp/rgt-s2-ckpt")
+    hosts = qf.loopback.hosts_file
+    root = qf.root()
+    hosts.write_text(
+        hosts.read_text().replace(f'durable_dir = "{root}/results"', f'durable_dir = "{durable}"')
+    )
+    qf._fleet = None
+    assert qf.host().durable_dir == str(durable)
+    qf.write_queue(f"{qf.cell_script('local_ckpt', 'echo must not run')} t 1\n")
+    host, transport = qf.host(), qf.transport()
+    plan = await plan_launch(qf.fleet, host, transport)
+    [problem] = [p for p in plan.problems if "node-local" in p]
+    rule = f"$TMPDIR ({node_tmp})" if where == "tmpdir" else "/tmp"
+    assert f"durable_dir {durable} on box1 is under {rule}" in problem and "SLURM5" in problem
+    with pytest.raises(QueueError):
+        await launch(plan, transport)
+    await transport.close()
+    rc, out, _ = await slurm_cluster.arun("squeue", "-h", "-t", "all", "-o", "%i")
+    assert rc == 0 and out.strip() == ""
+    assert not (qf.qdir() / "slurm.jobs").exists()
+    assert not (qf.qdir() / "cells.tsv").exists()
+
+
+async def test_a_cell_near_its_walltime_gets_sigterm_and_checkpoints_before_the_kill(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+):
+    # time = 1 minute, the warning 58 s before it: due 2 s in, and Slurm may be up to
+    # 60 s off (SLURM2) — the kill itself comes at 60 s (+ KillWait 5 s here).
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M", time="1", signal_lead_s=58)
+    # The cell's own handler only sets a flag (SLURM1); the loop checkpoints, then exits.
+    body = (
+        'stop=0; trap "stop=1" TERM; mkdir -p "$2"; echo started; '
+        'while [ "$stop" = 0 ]; do sleep 0.1; done; '
+        'echo step > "$2/ckpt.tmp" && mv "$2/ckpt.tmp" "$2/ckpt"; echo checkpointed; exit 0'
+    )
+    qf.write_queue(f"{qf.cell_script('near_wall', body)} t 1\n")
+    host, transport = qf.host(), qf.transport()
+    plan = await plan_launch(qf.fleet, host, transport)
+    assert plan.ok, plan.problems
+    assert any("up to 60 s late (SLURM2)" in w for w in plan.warnings)
+    await launch(plan, transport)
+    await transport.close()
+    await wait_for(lambda: ended(qf, "near_wall"), 100, "the cell to checkpoint and end")
+    state = qf.state("near_wall").splitlines()
+    start = next(int(ln.split()[1]) for ln in state if ln.startswith("start "))
+    signal = next(int(ln.split()[1]) for ln in state if ln.startswith("signal "))
+    assert re.fullmatch(r"signal \d+ TERM", next(ln for ln in state if ln.startswith("signal ")))
+    assert signal - start < 60  # ahead of the walltime
+    assert ended(qf, "near_wall") == "0"
+    assert (qf.root() / "results" / "near_wall" / "ckpt").read_text() == "step\n"
+    assert "checkpointed" in (qf.qdir() / "cells" / "near_wall.log").read_text()

@@ -1,0 +1,254 @@
+"""Queue control and the teardown gate on a real Slurm cluster (issue 32), through the
+product's transport to a loopback login node whose sessions reach the test cluster.
+
+Arrays here are submitted in the launch's layout (``~/.rgt/queue/slurm.jobs``, cells.tsv,
+runner.state's ``slurm`` launch line) with tasks that wait for a file of the test's, so
+which task runs and when is the test's choice, never a sleep's.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from support.fleet_files import set_host_key
+from support.queues import SCRIPT_RUN
+from support.slurm import SlurmCluster
+from support.waiting import wait_for
+from test_teardown_box import Setup
+
+from rgt_tui.services.queue_box import QueueError
+from rgt_tui.services.queue_control import (
+    kill_cell,
+    plan_retry,
+    retry_cells,
+    skip_cell,
+    stop_queue,
+)
+from rgt_tui.services.slurm.control import cancel_jobs
+from rgt_tui.services.slurm.launch import submit_indices
+from rgt_tui.services.teardown import GateLocked
+from rgt_tui.transport import open_transport
+
+# A task waits for "go_<k>" beside the queue, then exits 0.
+GATED = 'while [ ! -e "{gate}/go_$SLURM_ARRAY_TASK_ID" ]; do sleep 0.2; done'
+
+
+async def squeue_states(cluster: SlurmCluster, job: str) -> dict[str, tuple[str, str]]:
+    """Every task of ``job`` squeue still knows (finished ones too, for MinJobAge):
+    task id → (state, reason)."""
+    code, out, err = await cluster.arun(
+        "squeue", "-h", "-r", "-t", "all", "-j", job, "-o", "%i %T %r"
+    )
+    assert code == 0, err
+    return {f[0]: (f[1], f[2]) for line in out.splitlines() if len(f := line.split()) == 3}
+
+
+async def submit_gated(cluster: SlurmCluster, home: Path, cells: int, parallel: int) -> str:
+    """An array of ``cells`` gated tasks in the launch's box layout under ``home``."""
+    q = home / ".rgt" / "queue"
+    (q / "cells").mkdir(parents=True, exist_ok=True)
+    (q / "cells.tsv").write_text("".join(f"{k}\tc{k}\ttrue\n" for k in range(cells)))
+    (q / "queue.txt").write_text("".join(f"c{k}.yaml train 1\n" for k in range(cells)))
+    code, out, err = await cluster.arun(
+        "sbatch", "--parsable", f"--array=0-{cells - 1}%{parallel}", "--mem=50M",
+        f"--output={q}/slurm-%A_%a.out", "--wrap", GATED.format(gate=q),
+    )  # fmt: skip
+    assert code == 0, err + cluster.log_tails()
+    job = out.strip().split(";")[0]
+    now = int(time.time())
+    (q / "slurm.jobs").write_text(f"{job} 0 {cells - 1} {now} launch\n")
+    (q / "runner.state").write_text(f"launch {now} boot slurm 0 /nonexistent {job}\n")
+    return job
+
+
+async def wait_state(cluster: SlurmCluster, task: str, state: str, reason: str = "") -> None:
+    job = task.split("_")[0]
+
+    async def there() -> bool:
+        got = (await squeue_states(cluster, job)).get(task)
+        return got is not None and got[0] == state and (not reason or got[1] == reason)
+
+    await wait_for(there, 60, f"Slurm task {task} {state} {reason}")
+
+
+# --- stop and kill ---------------------------------------------------------------------
+
+
+async def test_stop_holds_the_pending_tasks_and_the_running_one_finishes(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await slurm_queue_fleet(1)
+    job = await submit_gated(slurm_cluster, qf.root(), cells=4, parallel=1)
+    await wait_state(slurm_cluster, f"{job}_0", "RUNNING")
+    async with open_transport(qf.host()) as t:
+        result = await stop_queue(qf.host(), t)
+    assert sorted(result.held) == [f"{job}_1", f"{job}_2", f"{job}_3"]
+    assert not result.already
+    assert f"job {job}_0 RUNNING on {slurm_cluster.node}" in result.running
+    assert (qf.qdir() / "runner.state").read_text().splitlines()[-1].endswith(" user")
+    (qf.qdir() / "go_0").touch()  # the running cell finishes
+    await wait_state(slurm_cluster, f"{job}_0", "COMPLETED")
+    states = await squeue_states(slurm_cluster, job)
+    for k in (1, 2, 3):  # and nothing after it starts
+        assert states[f"{job}_{k}"] == ("PENDING", "JobHeldUser"), states
+    async with open_transport(qf.host()) as t:  # asked again: said so, nothing recorded twice
+        again = await stop_queue(qf.host(), t)
+    assert again.already
+    assert (qf.qdir() / "runner.state").read_text().count("stop ") == 1
+
+
+async def test_kill_cancels_one_task_records_the_user_and_the_next_one_runs(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await slurm_queue_fleet(1)
+    job = await submit_gated(slurm_cluster, qf.root(), cells=3, parallel=1)
+    await wait_state(slurm_cluster, f"{job}_0", "RUNNING")
+    async with open_transport(qf.host()) as t:
+        result = await kill_cell(qf.host(), t, None, then="next")
+    assert result.ended and result.task == f"{job}_0" and result.name == "c0"
+    assert f"Slurm job {job}_0" in result.summary() or result.cell is not None
+    assert (await squeue_states(slurm_cluster, job))[f"{job}_0"][0] == "CANCELLED"
+    kill = qf.state("c0").splitlines()[-1].split()
+    assert kill[0] == "kill" and kill[2:] == ["user", "next"]
+    await wait_state(slurm_cluster, f"{job}_1", "RUNNING")  # the queue went on
+
+    async with open_transport(qf.host()) as t:  # kill --then stop: the rest is held
+        stopped = await kill_cell(qf.host(), t, "c1", then="stop")
+    assert stopped.ended
+    await wait_state(slurm_cluster, f"{job}_2", "PENDING", "JobHeldUser")
+    assert qf.state("c1").splitlines()[-1].split()[2:] == ["user", "stop"]
+    assert (qf.qdir() / "runner.state").read_text().splitlines()[-1].endswith(" kill")
+    async with open_transport(qf.host()) as t:  # nothing runs now: nothing to kill
+        with pytest.raises(QueueError, match="nothing to kill"):
+            await kill_cell(qf.host(), t, "c2")
+
+
+# --- retry and move --------------------------------------------------------------------
+
+
+async def test_retry_resubmits_the_index_as_a_new_array_with_outputs_aside(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M", max_parallel=2)
+    flaky = qf.cell_script(
+        "flaky",
+        'mkdir -p "$2"; if [ -e "$HOME/fixed" ]; then echo second > "$2/result"; exit 0; fi; '
+        'echo first > "$2/result"; exit 4',
+    )
+    steady = qf.cell_script("steady", 'mkdir -p "$2"; echo steady > "$2/result"')
+    # The cells as a launch deploys them (cells.tsv), submitted by the launch's own submit:
+    # the pytest folder is under /tmp, which a Slurm launch plan refuses as node-local.
+    results = qf.root() / "results"
+    qf.write_queue(f"{flaky} t\n{steady} t\n")
+    (qf.qdir() / "cells").mkdir(parents=True)
+    (qf.qdir() / "queue.txt").write_bytes(qf.queue_file().read_bytes())
+    (qf.qdir() / "cells.tsv").write_text(
+        f"0\tflaky\tbash {flaky} flaky {results}/flaky t 1\n"
+        f"1\tsteady\tbash {steady} steady {results}/steady t 1\n"
+    )
+    host = qf.host()
+    async with open_transport(host) as t:
+        first = await submit_indices(host, t, [0, 1], kind="launch")
+
+    def ended(cell: str, times: int = 1) -> bool:
+        return [ln.split()[0] for ln in qf.state(cell).splitlines()].count("end") >= times
+
+    await wait_for(lambda: ended("flaky") and ended("steady"), 60, "the first run")
+    (qf.root() / "fixed").touch()
+    async with open_transport(host) as t:
+        refused = await plan_retry(qf.fleet, host, t, ["steady"])
+        assert any("needs --done" in p for p in refused.problems)
+        plan = await plan_retry(qf.fleet, host, t, ["flaky"])
+        assert plan.ok and plan.slurm is not None, plan.problems
+        result = await retry_cells(plan, t)
+    assert result.job_id.isdigit() and result.job_id != str(first)
+    jobs = (qf.qdir() / "slurm.jobs").read_text().splitlines()
+    assert jobs[-1].split()[:3] == [result.job_id, "0", "0"] and jobs[-1].split()[4] == "retry"
+    ((name, aside),) = result.aside
+    out = str(qf.root() / "results" / "flaky")
+    assert name == "flaky" and re.fullmatch(re.escape(out) + r"\.before-retry-\d{8}-\d{6}", aside)
+    await wait_for(lambda: ended("flaky", 2), 60, "the retry to run")
+    assert (Path(out) / "result").read_text() == "second\n"
+    assert (Path(aside) / "result").read_text() == "first\n"  # set aside, intact
+    assert [ln.split()[0] for ln in qf.state("flaky").splitlines()][-3:] == [
+        "retry",
+        "start",
+        "end",
+    ]
+    assert [ln.split()[0] for ln in qf.state("steady").splitlines()].count("start") == 1
+    # The new array holds cell 0 alone (its task may still be finishing after the end record).
+    await wait_state(slurm_cluster, f"{result.job_id}_0", "COMPLETED")
+    assert list(await squeue_states(slurm_cluster, result.job_id)) == [f"{result.job_id}_0"]
+
+
+async def test_a_moved_cell_pending_in_slurm_is_cancelled_then_skipped(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await slurm_queue_fleet(1)
+    job = await submit_gated(slurm_cluster, qf.root(), cells=2, parallel=1)
+    await wait_state(slurm_cluster, f"{job}_0", "RUNNING")
+    host = qf.host()
+    async with open_transport(host) as t:
+        with pytest.raises(QueueError, match=f"c0 has job {job}_0 RUNNING.*kill it first"):
+            await skip_cell(t, host.name, "c0", "moved to box2", slurm=host)
+        await skip_cell(t, host.name, "c1", "moved to box2", slurm=host)
+    assert (await squeue_states(slurm_cluster, job))[f"{job}_1"][0] == "CANCELLED"
+    assert qf.state("c1").splitlines()[-1].split(None, 2)[2] == "moved to box2"
+    assert "skip" not in qf.state("c0")
+
+
+# --- the teardown gate -------------------------------------------------------------------
+
+
+def _condition(report, key: str):  # type: ignore[no-untyped-def]
+    return next(c for c in report.conditions if c.key == key)
+
+
+async def test_the_gate_stays_locked_while_a_job_is_live_and_unlocks_once_they_ended(
+    slurm_cluster: SlurmCluster, make_loopback_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    setup.box.extra_env.update(slurm_cluster.env)
+    set_host_key(setup.loopback.hosts_file, "scheduler", "slurm")
+    await setup.pull_and_verify()
+    job = await submit_gated(slurm_cluster, setup.box.root, cells=2, parallel=1)
+    await wait_state(slurm_cluster, f"{job}_0", "RUNNING")
+
+    report = await setup.check()
+    jobs = _condition(report, "jobs")
+    assert not jobs.ok and not report.ready_but_confirmation
+    assert f"job {job}_0 RUNNING on {slurm_cluster.node}" in jobs.evidence
+    assert f"job {job}_1 PENDING" in jobs.evidence
+    with pytest.raises(GateLocked, match=f"jobs .*{job}_0 RUNNING"):
+        await setup.confirm("box1")
+
+    # scancel only after the host's name typed (the command line, as the fix says)
+    wrong = await setup.cli("teardown", "box1", "--cancel-jobs", "box")
+    assert wrong.returncode == 1 and "no job was cancelled" in wrong.stderr
+    assert (await squeue_states(slurm_cluster, job))[f"{job}_0"][0] == "RUNNING"
+    async with open_transport(setup.host) as t:
+        with pytest.raises(PermissionError, match="no job was cancelled"):
+            await cancel_jobs(setup.host, t, "box")
+    done = await setup.cli("teardown", "box1", "--cancel-jobs", "box1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"scancel {job}_0" in done.stdout and f"scancel {job}_1" in done.stdout
+
+    async def ended() -> bool:
+        states = await squeue_states(slurm_cluster, job)
+        return all(s in ("CANCELLED", "COMPLETED") for s, _ in states.values())
+
+    await wait_for(ended, 60, "every task ended")
+    report = await setup.check()
+    assert _condition(report, "jobs").ok, report.conditions
+    assert report.ready_but_confirmation, report.conditions
+    outcome = await setup.confirm("box1")
+    assert not outcome.ran  # nothing to run on a cluster
+    assert "nothing to tear down on a cluster" in outcome.instructions
+    assert outcome.report is not None and outcome.report.unlocked
+    torn = await setup.cli("teardown", "box1", "--confirm", "box1")
+    assert torn.returncode == 0, torn.stdout + torn.stderr
+    assert "nothing to tear down on a cluster: your jobs ended" in torn.stdout
+    assert setup.journal.load("box1").torn_down_at is not None
