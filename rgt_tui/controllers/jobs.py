@@ -113,6 +113,7 @@ class JobRunner:
         self.watch = RecordsWatch(self.journal, lambda: self.fleet)
         # One job per host in this process, periodic pulls included (pull_schedule).
         self.locks = HostLocks()
+        self._periodic: set[str] = set()  # hosts whose running pull is a periodic one
 
     def state(self, host: str) -> HostJobs:
         """The host's current state."""
@@ -121,8 +122,14 @@ class JobRunner:
     def busy(self) -> list[HostJobs]:
         """Hosts whose pull or teardown is in flight (quitting would stop it). Not a sync:
         it stages the files aside and switches them in at its end, so one cut off leaves
-        the box's tree as it was, and y starts it again."""
-        return [s for s in self.states.values() if s.running in ("pull", "teardown")]
+        the box's tree as it was, and y starts it again. Not a periodic pull either: the
+        user did not ask for it, its parts are kept, and the next start picks it up —
+        it must never stand between the user and quitting."""
+        return [
+            s
+            for s in self.states.values()
+            if s.running == "teardown" or (s.running == "pull" and s.host not in self._periodic)
+        ]
 
     def _set(self, host: str, **changes: Any) -> HostJobs:
         new = replace(self.state(host), **changes)
@@ -272,8 +279,10 @@ class JobRunner:
 
         def progress(host: str, p: PullProgress | None) -> None:
             if p is None:  # ended: the pane keeps the last figures, the job slot frees
+                self._periodic.discard(host)
                 self._set(host, running="")
             else:
+                self._periodic.add(host)
                 self._set(host, running="pull", progress=p)
 
         def told(event: WatchEvent) -> None:

@@ -324,6 +324,8 @@ async def test_the_tui_p_and_the_periodic_pull_share_one_pull_per_host(
         runner.request("box1", "pull")  # the user's p meanwhile: refused, said so
         assert any("still running" in n for n in app.notices)
         assert len(app.tasks) == 0
+        # Nobody asked for it: quitting is not held up by it (its parts are kept).
+        assert runner.busy() == []
         await periodic
         assert runner.state("box1").running == "" and runner.locks.holder("box1") is None
         # And the other way: while p runs, the periodic pull waits its turn.
