@@ -18,6 +18,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue_view import read_queue_view
+from rgt_tui.services.slurm_telemetry import AllocationTelemetry
 
 POLL_S = 10.0
 WATCHED_POLL_S = 3.0  # while the host's Queue tab is on screen
@@ -44,6 +45,9 @@ class QueuePoller:
         self.is_watched = is_watched
         self.poll_s = poll_s
         self.views: dict[str, QueueView] = {}
+        # A Slurm host's running cells' GPUs, sampled inside their allocations (srun
+        # --overlap), on its own slower cadence and with a backoff after a refusal.
+        self.inside = AllocationTelemetry()
 
     def start(self, runner: ControllerHost) -> None:
         """One poller worker per host that has a queue."""
@@ -63,7 +67,10 @@ class QueuePoller:
                 continue
             try:
                 # Not connected: a TransportError, and the next round tries again.
-                view = await read_queue_view(host, self.connections.transport(host.name))
+                transport = self.connections.transport(host.name)
+                view = await read_queue_view(host, transport)
+                if host.slurm is not None:
+                    view = await self.inside.annotate(host, transport, view)
             except Exception:  # TransportError or an unreadable record: retry next round
                 pass  # the telemetry link reports connection trouble; the Queue tab the rest
             else:
