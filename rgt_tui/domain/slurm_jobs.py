@@ -126,14 +126,16 @@ class Partition:
 @dataclass(frozen=True)
 class ClusterSide:
     """The login node's view of the cluster, for the pane: the user's jobs by state,
-    the partitions' nodes, where ended states come from, and why GPU telemetry is not
-    shown."""
+    the partitions' nodes, where ended states come from, and the GPU telemetry line
+    (filled in by the TUI's poll from inside a running cell's allocation)."""
 
     my_jobs: tuple[tuple[str, int], ...] = ()
     partitions: tuple[Partition, ...] = ()
     accounting: str = ""  # "sacct", "job-completion log <path>", or why neither
+    # The one-shot CLI never runs srun: the TUI's queue poll samples inside a running
+    # cell's allocation and replaces this (services/slurm_telemetry.py).
     gpu_note: str = (
-        "GPU telemetry: not sampled inside Slurm allocations (srun --overlap not attempted)"
+        "GPU telemetry: sampled inside a running cell's allocation by the TUI (srun --overlap)"
     )
     problem: str = ""  # squeue failed: the states shown are the cells' own records
 
