@@ -4,8 +4,9 @@
 (what ``watch`` — or the TUI — last saw and announced, kept in the fleet's journal by
 ``store.WatchStore``) and returns the memory after it and the events it owes:
 
-- ``alert``: an alert opened (key: the alert and when it opened). The forgotten box
-  (GEN1, ``cost.forgotten``) opening is a ``forgotten`` event instead. A reboot and a
+- ``alert``: an alert opened (key: the alert and when it opened; an OOM kill also by
+  boot and counter, so each further kill is told, not folded into the first). The
+  forgotten box (GEN1, ``cost.forgotten``) opening is a ``forgotten`` event instead. A reboot and a
   lost connection are not told as alerts: the ``reboot`` and ``silent`` events say them.
 - ``reminder``: an alert still open ``reminder_s`` after it opened, once per period
   (key: the alert, its opening, the reminder's number); after a long downtime one
@@ -33,6 +34,7 @@ from rgt_tui.services.watch.events import HostState, WatchEvent
 
 MEMORY_VERSION = 1
 FORGOTTEN = "cost.forgotten"
+OOM_KILL = "cgroup.oom_kill"
 # Told by their own events (reboot, silent): never also as an alert.
 NOT_ALERT_EVENTS = frozenset({"host.rebooted", "connection.lost"})
 # Not answering. "ended" (a torn-down box gone, as it should be) is none of them: never silent.
@@ -52,7 +54,7 @@ class OpenAlert:
 class HostMemory:
     """What was seen and told about one host, across watch runs (see module docstring)."""
 
-    open: dict[str, OpenAlert] = field(default_factory=dict)  # "<id>|<subject>"
+    open: dict[str, OpenAlert] = field(default_factory=dict)  # alert_slot → when opened
     boot_id: str | None = None
     done_launch: int | None = None  # the last launch whose done record was told
     lost_since: float | None = None  # not answering since (None: answering)
@@ -63,9 +65,23 @@ class HostMemory:
     oom_baseline: int | None = None
 
 
-def alert_slot(alert: Alert) -> str:
-    """The memory's name for an alert: its rule and subject (one per mount, per GPU)."""
-    return f"{alert.id}|{alert.subject}"
+def occurrence(alert: Alert, state: HostState | None = None) -> str:
+    """Which occurrence of a rule an alert is, where one subject has several: an OOM kill
+    stays alerted for the rest of the boot once the counter rose, so each further rise
+    (a second kill, one while nothing watched) is a new one, named by boot and counter.
+    "" for every other rule."""
+    snap = state.snapshot if state is not None else None
+    if alert.id != OOM_KILL or snap is None or snap.cgroup is None:
+        return ""
+    return f"{snap.boot_id}@{snap.cgroup.oom_kill}"
+
+
+def alert_slot(alert: Alert, state: HostState | None = None) -> str:
+    """The memory's name for an alert: its rule and subject (one per mount, per GPU),
+    and its ``occurrence`` where it has one."""
+    slot = f"{alert.id}|{alert.subject}"
+    occ = occurrence(alert, state)
+    return f"{slot}|{occ}" if occ else slot
 
 
 def derive(
@@ -100,19 +116,20 @@ def _alerts(
     events: list[WatchEvent],
 ) -> HostMemory:
     now = state.now
-    present = {alert_slot(a): a for a in state.alerts if a.id not in NOT_ALERT_EVENTS}
+    present = {alert_slot(a, state): a for a in state.alerts if a.id not in NOT_ALERT_EVENTS}
     opened = dict(memory.open)
     for slot, alert in present.items():
         known = opened.get(slot)
         if known is None:
             opened[slot] = OpenAlert(now)
-            events.append(_opened_event(host, alert, now))
+            events.append(_opened_event(host, alert, occurrence(alert, state), now))
             continue
         if reminder_s > 0:
             due = int((now - known.opened) // reminder_s)
             if due > known.reminders:
                 opened[slot] = replace(known, reminders=due)
-                events.append(_reminder_event(host, alert, known.opened, due, now))
+                occ = occurrence(alert, state)
+                events.append(_reminder_event(host, alert, occ, known.opened, due, now))
     # A missing alert closes only on a fresh sample (a stale one after a drop says nothing),
     # and only once the rules that need minutes of samples have had them.
     if may_close and _sampled(state):
@@ -124,8 +141,13 @@ def _subject(alert: Alert) -> str:
     return f" {alert.subject}" if alert.subject else ""
 
 
-def _opened_event(host: str, alert: Alert, now: float) -> WatchEvent:
-    key = f"{host}:{alert.id}:{alert.subject}:{now:.0f}"
+def _what(host: str, alert: Alert, occ: str) -> str:
+    """The alert's part of an event key: host, rule, subject (and occurrence)."""
+    return f"{host}:{alert.id}:{alert.subject}" + (f":{occ}" if occ else "")
+
+
+def _opened_event(host: str, alert: Alert, occ: str, now: float) -> WatchEvent:
+    key = f"{_what(host, alert, occ)}:{now:.0f}"
     if alert.id == FORGOTTEN:
         return WatchEvent(
             "forgotten", host, f"forgotten:{key}", f"{host}: forgotten box, still billing",
@@ -137,11 +159,13 @@ def _opened_event(host: str, alert: Alert, now: float) -> WatchEvent:
     )  # fmt: skip
 
 
-def _reminder_event(host: str, alert: Alert, opened: float, n: int, now: float) -> WatchEvent:
+def _reminder_event(
+    host: str, alert: Alert, occ: str, opened: float, n: int, now: float
+) -> WatchEvent:
     return WatchEvent(
         "reminder",
         host,
-        f"reminder:{host}:{alert.id}:{alert.subject}:{opened:.0f}:{n}",
+        f"reminder:{_what(host, alert, occ)}:{opened:.0f}:{n}",
         f"{host}: still open after {fmt_duration(now - opened)}: {alert.id}{_subject(alert)}",
         f"{alert.message} ({alert.gotcha})",
         alert.severity,

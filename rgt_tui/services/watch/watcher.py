@@ -5,10 +5,11 @@ queue poll per host with a queue (``read_queue_view`` over the shared connection
 while telemetry is connected: it never opens a connection of its own). After every
 sample or poll the host's ``HostState`` goes to every sink's ``on_host``; the events it
 owes (``EventTracker`` over the journal's watch memory) go to every sink's ``on_event``.
-A sink may have either or both, each sync or async; one that raises is reported and the
-others still hear. The periodic pull (``PullScheduler``) and the autostop (``AutoStop``)
-are driven from here too, where their modules are installed; their own events (a stop,
-a pull) reach the sinks the same way.
+A sink may have either or both, each sync or async, and a ``resume`` called once at the
+start (the Notifier's: what a target never got last run goes out now); one that raises
+is reported and the others still hear. The periodic pull (``PullScheduler``) and the
+autostop (``AutoStop``) are driven from here too, where their modules are installed;
+their own events (a stop, a pull) reach the sinks the same way.
 
 Time-based events (a reminder, a silent box) need no new sample: each host is looked at
 again every ``tick_s`` as well. ``check_now`` does it at once (tests, with their clock).
@@ -164,6 +165,7 @@ class Watcher:
         """Watch until cancelled; connections are closed on the way out (the memory is
         saved as each event is derived, so a stop loses nothing)."""
         try:
+            await self._resume_sinks()
             await self._start_monitors()
             for h in self.hosts:
                 self._spawn(self._process_loop(h))
@@ -181,6 +183,7 @@ class Watcher:
         queue read once, the events derived and delivered; then everything closed.
         Returns the events told."""
         try:
+            await self._resume_sinks()
             await self._start_monitors()
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout
@@ -230,6 +233,12 @@ class Watcher:
             raise
         except Exception as exc:  # noqa: BLE001 - one driver's bug must not stop the watch
             self.report(f"{what} stopped: {type(exc).__name__}: {exc}")
+
+    async def _resume_sinks(self) -> None:
+        # What a sink owes from before (a notification a target never got: it failed,
+        # or the last run stopped first) goes out now, not only when a new event comes.
+        for sink in self.sinks:
+            await self._call(sink, "resume")
 
     async def _start_monitors(self) -> None:
         for h in self.hosts:
