@@ -109,7 +109,11 @@ def targets_of(fleet: Fleet, host: str) -> tuple[Target, ...]:
 def message(event: WatchEvent) -> tuple[str, str]:
     """Title and body of the message for ``event``: its own words and where to look.
     Nothing else goes in — events carry no secrets and this adds none."""
-    title = f"[rgt-tui] {event.host}: {event.title}"
+    # An event's title often starts with its host already ("box1: the box rebooted").
+    named = (
+        event.title if event.title.startswith(f"{event.host}:") else f"{event.host}: {event.title}"
+    )
+    title = f"[rgt-tui] {named}"
     hint = f"open: rgt-tui (or rgt-tui status {event.host})"
     body = f"{event.body}\n\n{hint}" if event.body else hint
     return title, body
