@@ -25,8 +25,11 @@ SCRIPT_RUN = "bash {cfg} {name} {out} {task} {epochs}"
 # The preflight checks the queue tests' boxes cannot pass, acknowledged in their fleet
 # file (preflight_ack) so their launches run preflight and go ahead: no GPU on this
 # machine ("gpu", "driver": LOOPBACK_PREFLIGHT_ACK), and their cells are bash scripts,
-# so the interpreter preflight tries (python3, the default) needs no torch.
+# so the interpreter preflight tries needs no torch.
 QUEUE_PREFLIGHT_ACK = (*LOOPBACK_PREFLIGHT_ACK, "torch")
+# That interpreter, without site-packages: whether the python3 first on the test's PATH
+# has torch (the project's .venv does) must not decide what preflight finds.
+QUEUE_PYTHON = "python3 -S"
 # A cell that runs until the test creates ``$HOME/go`` (the box's workdir), then succeeds.
 GATE = (
     'echo "waiting for $HOME/go"; while [ ! -e "$HOME/go" ]; do sleep 0.05; done; echo "gate open"'
@@ -43,6 +46,7 @@ class QueueFleet:
             loopback.preflight_ack = tuple(
                 dict.fromkeys((*loopback.preflight_ack, *QUEUE_PREFLIGHT_ACK))
             )
+            loopback.python = QUEUE_PYTHON
 
     def set_preflight_ack(self, names: tuple[str, ...], name: str = "box1") -> None:
         """Rewrite host ``name``'s preflight_ack in the fleet file (a test that needs its
@@ -179,5 +183,8 @@ class QueueSshServer(OpenSshServer):
         queue.parent.mkdir(parents=True, exist_ok=True)
         acks = ", ".join(f'"{n}"' for n in QUEUE_PREFLIGHT_ACK)
         with self.hosts_file.open("a") as f:
-            f.write(f'queue = "{queue}"\nrun = "{run}"\npreflight_ack = [{acks}]\n')
+            f.write(
+                f'queue = "{queue}"\nrun = "{run}"\npreflight_ack = [{acks}]\n'
+                f'python = "{QUEUE_PYTHON}"\n'
+            )
         return queue

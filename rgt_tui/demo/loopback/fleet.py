@@ -79,6 +79,9 @@ class LoopbackFleet:
                 + (REPLAYED_GPU_PREFLIGHT_ACK if gpus else ())
             )
         self.preflight_ack = tuple(preflight_ack)
+        # The run's python for preflight (the host's `python` key); None: from the
+        # run template. Tests set it so what preflight finds does not depend on PATH.
+        self.python: str | None = None
         self.boxes: list[LoopbackBox] = []
         self._made_base_dir = False
 
@@ -224,6 +227,8 @@ class LoopbackFleet:
             if self.preflight_ack:
                 acks = ", ".join(_toml_str(a) for a in self.preflight_ack)
                 lines.append(f"preflight_ack = [{acks}]")
+            if self.python:
+                lines.append(f"python = {_toml_str(self.python)}")
             lines.append("")
         return "\n".join(lines)
 
