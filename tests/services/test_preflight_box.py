@@ -42,7 +42,10 @@ def with_gpu(qf, folder: Path) -> None:
 
 
 def configured(qf, *, run: str, profile: str = "generic-ssh", **ready) -> HostConfig:
+    """The host with this ``run`` template, whose interpreter preflight must use: the
+    queue fleets' own ``python`` key (support/queues.py) is dropped unless given."""
     host = qf.host()
+    ready = {"python": None, **ready}
     return dataclasses.replace(
         host, run=run, profile=profile, ready=dataclasses.replace(host.ready, **ready)
     )
