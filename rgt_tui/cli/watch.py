@@ -139,6 +139,8 @@ async def _until_stopped(watcher: Any) -> int:
     """Run ``watcher`` until SIGTERM (exit 0) or Ctrl-C (the runner's 130)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
+    # No signal handlers on this platform (NotImplementedError) or off the main thread
+    # (RuntimeError): SIGTERM then ends the process the default way, Ctrl-C still works.
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGTERM, stop.set)
     running = asyncio.ensure_future(watcher.run())

@@ -83,17 +83,20 @@ def set_sources(
     netrc.chmod(0o600)
 
 
-def recording(transport: Transport) -> list[str]:
-    """Every command line the transport sends to the box, kept (the box stays real)."""
-    sent: list[str] = []
-    run = transport.run
+class Recording:
+    """The real transport, keeping every command line it is asked to run (the box stays
+    real; everything else is the wrapped transport's own)."""
 
-    async def run_and_keep(command: str, **kwargs: object):  # type: ignore[no-untyped-def]
-        sent.append(command)
-        return await run(command, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.sent: list[str] = []
 
-    transport.run = run_and_keep  # type: ignore[method-assign]
-    return sent
+    async def run(self, command: str, **kwargs: object):  # type: ignore[no-untyped-def]
+        self.sent.append(command)
+        return await self.inner.run(command, **kwargs)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
 
 
 def files_holding(roots: list[Path], needles: list[str], allowed: set[Path]) -> list[str]:
@@ -130,8 +133,9 @@ async def test_credentials_reach_the_cell_and_leave_no_trace(
     qf.write_queue(f"{qf.cell_script('secret', cell_body(env_value, netrc_value))} t\n")
     host = qf.host()
 
-    transport = qf.transport()
-    sent = recording(transport)
+    recorded = Recording(qf.transport())
+    transport: Transport = recorded  # type: ignore[assignment]
+    sent = recorded.sent
     plan = await plan_launch(qf.fleet, host, transport)
     assert plan.ok, plan.problems
     text = format_plan(plan)
@@ -220,8 +224,9 @@ async def test_credentials_over_openssh_sshd(
     queue.write_text("cells/secret.sh t\n")
     fleet = load_fleet(server.hosts_file)
     host = fleet.host(server.host_name)
-    transport = transport_for(host)
-    sent = recording(transport)
+    recorded = Recording(transport_for(host))
+    transport: Transport = recorded  # type: ignore[assignment]
+    sent = recorded.sent
     try:
         plan = await plan_launch(fleet, host, transport)
         assert plan.ok, plan.problems
