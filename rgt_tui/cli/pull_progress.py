@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -25,7 +25,42 @@ if TYPE_CHECKING:
     from rgt_tui.services.pull import PullProgress
 
 
-class PullProgressView:
+V = TypeVar("V", bound="LiveView")
+
+
+class LiveView:
+    """What every progress view of the command line shares: a Rich ``Live`` block on an
+    interactive terminal (none elsewhere), started and stopped as a context manager.
+    ``auto_refresh`` is off: the work's callbacks pace the redraws, and no thread draws
+    behind the event loop's back. ``_last`` is when the block (or a line) was last drawn.
+    """
+
+    def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console
+        self.clock = clock
+        self._live = Live(console=console, auto_refresh=False) if console.is_interactive else None
+        self._last = -1e9
+
+    def __enter__(self: V) -> V:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._live is not None:
+            self._final(self._live)
+            self._live.stop()  # the last block stays on screen, the cursor below it
+
+    def _final(self, live: Live) -> None:
+        """Draw the last block before stopping (a view whose block may be stale)."""
+
+
+class PullProgressView(LiveView):
     """The pull's ``on_progress`` callback; use it as a context manager around the pull.
 
     On an interactive terminal it redraws a block (a total bar, then one bar per file in
@@ -38,27 +73,8 @@ class PullProgressView:
     MAX_FILES = 6
 
     def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.console = console
-        self.clock = clock
-        # auto_refresh off: the pull's callbacks pace the redraws, and no thread draws
-        # behind the event loop's back.
-        self._live = Live(console=console, auto_refresh=False) if console.is_interactive else None
-        self._last = -1e9
+        super().__init__(console, clock=clock)
         self._phase = ""
-
-    def __enter__(self) -> PullProgressView:
-        if self._live is not None:
-            self._live.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._live is not None:
-            self._live.stop()  # the last block stays on screen, the cursor below it
 
     def __call__(self, p: PullProgress) -> None:
         now = self.clock()
@@ -119,7 +135,7 @@ def _totals(p: PullProgress) -> str:
     return text + (f"  {p.message}" if p.message else "")
 
 
-class FleetPullView:
+class FleetPullView(LiveView):
     """``pull --all``'s one progress view: a total bar over every host, then one line per
     host (its phase, files, bytes, rate). Call ``on(host)`` for each pull's callback;
     use it as a context manager around the pulls. Off a terminal: a line per host's
@@ -135,28 +151,13 @@ class FleetPullView:
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.console = console
-        self.clock = clock
+        super().__init__(console, clock=clock)
         self.latest: dict[str, PullProgress | None] = dict.fromkeys(hosts)
         self.failed: dict[str, str] = {}
-        self._live = Live(console=console, auto_refresh=False) if console.is_interactive else None
-        self._last = -1e9
         self._phases: dict[str, str] = {}
 
-    def __enter__(self) -> FleetPullView:
-        if self._live is not None:
-            self._live.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._live is not None:
-            self._live.update(render_fleet(self.latest, self.failed), refresh=True)
-            self._live.stop()
+    def _final(self, live: Live) -> None:
+        live.update(render_fleet(self.latest, self.failed), refresh=True)
 
     def on(self, host: str) -> Callable[[PullProgress], None]:
         """The progress callback of ``host``'s pull."""

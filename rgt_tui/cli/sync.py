@@ -11,15 +11,14 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from types import TracebackType
 
 from rich.console import Console
-from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
 from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.pull_progress import LiveView
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.connect import Transport
@@ -77,7 +76,7 @@ async def run_sync(call: Call, transport: Transport) -> int:
     return EXIT_OK
 
 
-class SyncProgressView:
+class SyncProgressView(LiveView):
     """The sync's ``on_progress(done, total, path)``: a bar redrawn in place on a
     terminal, a line every ``LINE_EVERY_S`` elsewhere (as ``pull`` draws its own)."""
 
@@ -87,25 +86,8 @@ class SyncProgressView:
     def __init__(
         self, console: Console, host: str, *, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.console = console
+        super().__init__(console, clock=clock)
         self.host = host
-        self.clock = clock
-        self._live = Live(console=console, auto_refresh=False) if console.is_interactive else None
-        self._last = -1e9
-
-    def __enter__(self) -> SyncProgressView:
-        if self._live is not None:
-            self._live.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._live is not None:
-            self._live.stop()
 
     def __call__(self, done: int, total: int, path: str) -> None:
         now = self.clock()
