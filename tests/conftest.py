@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support.queues import QueueFleet, QueueSshServer
+from support.queues import SCRIPT_RUN, QueueFleet, QueueSshServer
 from support.slurm import slurm_cluster, slurm_queue_fleet  # noqa: F401 (fixtures)
 from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
 from support.tmux import Tmux
@@ -138,3 +138,24 @@ def openssh_queue_server(tmp_path: Path) -> Iterator[QueueSshServer]:
     finally:
         server.stop()
         server.cleanup()
+
+
+@pytest.fixture
+async def billed_queue_fleet(tmp_path: Path) -> AsyncIterator[QueueFleet]:
+    """One loopback box billed like a vast.ai box, with a queue file and its own tmux."""
+    base = tmp_path / "billed"
+    loopback = LoopbackFleet(
+        1,
+        base,
+        queue_dir=base / "queues",
+        run=SCRIPT_RUN,
+        tmux_tmpdir=Path(tempfile.mkdtemp(prefix="rgtq-")),
+        costs=(("vastai", 1.89),),
+    )
+    qf = QueueFleet(loopback)
+    await loopback.start()
+    try:
+        yield qf
+    finally:
+        await loopback.stop()
+        qf.cleanup()

@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
-from support.queues import SCRIPT_RUN, QueueFleet, wait_view
+from support.queues import QueueFleet, wait_view
 from support.waiting import wait_for
 from support.webhook import Webhook, webhook
 
-from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.paths import journal_dir
@@ -102,27 +99,6 @@ class Box:
         tmp.replace(self.cgroup / "memory.events")  # the agent never reads half a file
 
 
-@pytest.fixture
-async def billed_queue(tmp_path: Path) -> AsyncIterator[QueueFleet]:
-    """One loopback box billed like a vast.ai box, with a queue file and its own tmux."""
-    base = tmp_path / "billed"
-    loopback = LoopbackFleet(
-        1,
-        base,
-        queue_dir=base / "queues",
-        run=SCRIPT_RUN,
-        tmux_tmpdir=Path(tempfile.mkdtemp(prefix="rgtq-")),
-        costs=(("vastai", 1.89),),
-    )
-    qf = QueueFleet(loopback)
-    await loopback.start()
-    try:
-        yield qf
-    finally:
-        await loopback.stop()
-        qf.cleanup()
-
-
 def fleet_for(qf: QueueFleet, hook: Webhook) -> Fleet:
     """The loopback fleet told to ``/up`` and ``/down`` of ``hook``; the box forgotten
     1.2 s after its queue finished (the default is 30 min)."""
@@ -185,9 +161,9 @@ class Samples:
 
 
 async def test_oom_reboot_queue_done_and_forgotten_each_posted_once_across_a_restart(
-    billed_queue, tmp_path
+    billed_queue_fleet, tmp_path
 ):
-    qf = billed_queue
+    qf = billed_queue_fleet
     box = Box(tmp_path / "box")
     clock = Clock()
     with webhook() as hook:

@@ -15,9 +15,7 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -112,27 +110,6 @@ async def test_log_silent_fires_on_a_running_cell_and_the_agent_follows_the_queu
         assert [u.connection.status for u in watch.updates].count("connected") == len(watch.updates)
     finally:
         await watch.stop()
-
-
-@pytest.fixture
-async def billed_queue_fleet(tmp_path: Path) -> AsyncIterator[QueueFleet]:
-    """One loopback box billed like a vast.ai box, with a queue file and its own tmux."""
-    base = tmp_path / "billed"
-    loopback = LoopbackFleet(
-        1,
-        base,
-        queue_dir=base / "queues",
-        run=SCRIPT_RUN,
-        tmux_tmpdir=Path(tempfile.mkdtemp(prefix="rgtq-")),
-        costs=(("vastai", 1.89),),
-    )
-    qf = QueueFleet(loopback)
-    await loopback.start()
-    try:
-        yield qf
-    finally:
-        await loopback.stop()
-        qf.cleanup()
 
 
 async def test_a_forgotten_box_reaches_the_pane_and_status_json_alike(

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-from support.queues import SCRIPT_RUN, QueueFleet, wait_view
+from support.queues import wait_view
 from support.waiting import wait_for
 
 from rgt_tui.demo.loopback import LoopbackFleet
@@ -194,29 +192,8 @@ async def test_a_silent_box_is_told_once_after_the_grace_and_not_again_after_res
         assert rec.events == []
 
 
-@pytest.fixture
-async def billed_queue(tmp_path: Path) -> AsyncIterator[QueueFleet]:
-    """One loopback box billed like a vast.ai box, with a queue file and its own tmux."""
-    base = tmp_path / "billed"
-    loopback = LoopbackFleet(
-        1,
-        base,
-        queue_dir=base / "queues",
-        run=SCRIPT_RUN,
-        tmux_tmpdir=Path(tempfile.mkdtemp(prefix="rgtq-")),
-        costs=(("vastai", 1.89),),
-    )
-    qf = QueueFleet(loopback)
-    await loopback.start()
-    try:
-        yield qf
-    finally:
-        await loopback.stop()
-        qf.cleanup()
-
-
-async def test_queue_done_and_the_forgotten_box_each_told_once_across_restart(billed_queue):
-    qf = billed_queue
+async def test_queue_done_and_the_forgotten_box_each_told_once_across_restart(billed_queue_fleet):
+    qf = billed_queue_fleet
     # Forgotten 1.2 s after the queue finished (the default is 30 min).
     fleet = fleet_with(
         qf.loopback, "[fleet]\npoll_seconds = 0.2\n[fleet.thresholds]\nforgotten_minutes = 0.02\n"
