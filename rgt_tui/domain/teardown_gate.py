@@ -1,5 +1,8 @@
 """The teardown gate (the Iron Law): a pure state machine over recorded facts.
 
+Over 450 lines on purpose: every condition below (Slurm's jobs included) is one clause of
+one verdict, and reading them side by side is how the Iron Law is reviewed.
+
 A host unlocks only when every condition holds at once:
 
 0. the facts belong to an identified box (``box_identity``): the journal keeps each box's

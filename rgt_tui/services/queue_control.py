@@ -1,5 +1,7 @@
 """Queue control: stop a queue after its current cell, kill the running cell, retry cells,
 and skip a cell (what ``queue move`` leaves on the box it moves a cell from).
+(One module, just over 450 lines: the four verbs share the view, the refusals and the
+dispatch to their Slurm forms in ``services.slurm.control``.)
 
 Every action is a record on the box (docs/queues.md, "Queue control"), written by a verb
 of ``scripts/queue_ctl.sh`` under the queue lock and read by the runner, never a signal
