@@ -50,6 +50,7 @@ from rgt_tui.transport.ssh_stream import (
     command_channel,
     run_capped,
     stream_channel,
+    when_allowed,
 )
 from rgt_tui.transport.ssh_stream import describe as _describe
 from rgt_tui.transport.ssh_stream import send_input as _send_input
@@ -331,7 +332,9 @@ class SshTransport(SftpSessions):
         TransportError. (Byte streams go through ``ssh_stream.stream_channel``.)"""
         conn = self._require()
         try:
-            process = await conn.create_process(command, encoding="utf-8", errors="replace")
+            process = await when_allowed(
+                lambda: conn.create_process(command, encoding="utf-8", errors="replace")
+            )
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc
         send, eof = process.stdin.write, process.stdin.write_eof

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
 
 import asyncssh
 
@@ -30,6 +31,10 @@ from rgt_tui.transport.base import (
     TransportError,
 )
 
+# A box refusing one more session on a connection (sshd's MaxSessions, 10 by default)
+# is asked again for this long, as the connection's other sessions end: a pull's SFTP
+# lanes, its scan, the box's code records and tar streams can meet the limit together.
+SESSION_WAIT_S = 10.0
 HIGH_WATER = 8 << 20  # bytes queued for the reader before the channel stops reading
 LOW_WATER = 2 << 20  # ... and below which it reads again
 STDERR_KEEP = 4096  # the tail of stderr kept for an error message
@@ -135,8 +140,8 @@ async def run_capped(
     bytes of each stream (asyncssh's ``conn.run`` keeps all a box sends)."""
     cap = OutputCap(max_output)
     try:
-        chan, session = await conn.create_session(
-            lambda: CappedRunSession(cap), command, encoding=None
+        chan, session = await when_allowed(
+            lambda: conn.create_session(lambda: CappedRunSession(cap), command, encoding=None)
         )
     except (OSError, asyncssh.Error) as exc:
         raise TransportError(host, describe(exc)) from exc
@@ -187,6 +192,22 @@ async def send_input(
 
 
 Opener = Callable[[asyncssh.SSHClientConnection, dict], Awaitable[tuple]]
+_T = TypeVar("_T")
+
+
+async def when_allowed(open_channel: Callable[[], Awaitable[_T]]) -> _T:
+    """``open_channel()``, asked again while the box refuses the session (MaxSessions)
+    for up to SESSION_WAIT_S, a little less often each time; then its refusal."""
+    loop = asyncio.get_running_loop()
+    deadline, delay = loop.time() + SESSION_WAIT_S, 0.05
+    while True:
+        try:
+            return await open_channel()
+        except asyncssh.ChannelOpenError:
+            if loop.time() + delay > deadline:
+                raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
 
 def command_channel(host: str, command: str) -> Opener:
@@ -195,7 +216,9 @@ def command_channel(host: str, command: str) -> Opener:
 
     async def open_session(conn: asyncssh.SSHClientConnection, options: dict) -> tuple:
         try:
-            return await conn.create_session(ByteStreamSession, command, encoding=None, **options)
+            return await when_allowed(
+                lambda: conn.create_session(ByteStreamSession, command, encoding=None, **options)
+            )
         except asyncssh.ChannelOpenError as exc:
             why = f"the box refused another session ({exc.reason})"
             raise SessionRefused(host, why) from exc
