@@ -10,6 +10,8 @@ source on stdin). It prints one JSON object per line; its only consumer is
     {"type": "root", "index": 0, "given": "~/runs", "path": "/root/runs", "error": null}
     {"type": "link", "root": 0, "path": "latest.pt", "target": "a/b.pt"}
     {"type": "refused", "root": 0, "path": "data", "reason": "symlink leaves the pull root (-> /x)"}
+    {"type": "entry", "n": 0, "root": 0, "path": "a/b.pt", "size": 123, "mtime": 1.5e9,
+     "mode": 420}                       # with --list-first only, as the walk finds it
     {"type": "listed", "files": 12, "bytes": 4567}
     {"type": "file", "n": 0, "root": 0, "path": "a/b.pt", "size": 123, "mtime": 1.5e9,
      "sha256": "...", "mode": 420}
@@ -22,10 +24,13 @@ relies on that). ``--no-hash`` gives ``"sha256": null`` for a quick re-scan by s
 mtime. ``--box-id`` reports the id this box keeps in ``~/.rgt/box-id`` (creating it
 once when missing; ``rgt_tui.domain.box_identity``): records of the scan belong to it.
 
-Every root is walked first (``root``, ``link`` and ``refused`` lines), then ``listed``
-gives the count and bytes of the regular files found, then they are hashed and printed
-(``mode``: the permission bits, which the pull never widens). ``n`` is a file's place
-in the walk (folders in name order), which is the manifest's order.
+Every root is walked first (``root``, ``link`` and ``refused`` lines; with
+``--list-first`` an ``entry`` line for each regular file too), then ``listed`` gives the
+count and bytes of the regular files found, then they are hashed and printed (``mode``:
+the permission bits, which the pull never widens). ``n`` is a file's place in the walk
+(folders in name order), which is the manifest's order. ``--list-first`` lets a pull
+start copying as soon as the walk ends, while the box still hashes: an ``entry`` line
+promises nothing, and only the ``file`` line (with the hash) decides what is pulled.
 
 Sent as one source: ``rgt_tui.agent.bundle`` joins ``box_id`` and ``secret_paths`` and
 this module (their ``from .x import`` lines stripped).
@@ -160,8 +165,9 @@ def same_version(a, b):
 class Scanner:
     """Walks one root and prints its lines."""
 
-    def __init__(self, index, real_root, hash_files, counter):
+    def __init__(self, index, real_root, hash_files, counter, list_first=False):
         self.index = index
+        self.list_first = list_first  # an entry line per file as the walk finds it
         self.root = real_root  # bytes, realpath of the root
         self.root_parts = components(real_root)
         self.hash_files = hash_files
@@ -240,6 +246,10 @@ class Scanner:
 
     def regular(self, rel, full, st):
         """Queue a regular file for hashing, numbered in walk order."""
+        if self.list_first:
+            entry = {"type": "entry", "n": self.counter[0], "root": self.index}
+            entry.update(path=show(rel), size=st.st_size, mtime=st.st_mtime)
+            emit(dict(entry, mode=stat.S_IMODE(st.st_mode)))
         self.pending.append((self.counter[0], rel, full, st))
         self.counter[0] += 1
 
@@ -321,6 +331,11 @@ def main(argv=None):
         action="store_true",
         help="report this box's id (~/.rgt/box-id, created once when missing) on the start line",
     )
+    parser.add_argument(
+        "--list-first",
+        action="store_true",
+        help="print an entry line per file as the walk finds it, before any hashing",
+    )
     args = parser.parse_args(argv)
     start = {"type": "start", "v": PROTOCOL_VERSION}
     if args.box_id:
@@ -346,7 +361,8 @@ def main(argv=None):
         emit({"type": "root", "index": index, "given": given, "path": show(real), "error": error})
         if error:
             continue
-        scanner = Scanner(index, real, not args.no_hash, counter)
+        list_first = args.list_first and not args.no_hash
+        scanner = Scanner(index, real, not args.no_hash, counter, list_first)
         scanner.walk()
         scanners.append(scanner)
     found = [item for scanner in scanners for item in scanner.pending]

@@ -43,7 +43,9 @@ from rgt_tui.domain.text import printable
 # Caps on the scan's output. A legitimate line is a few hundred bytes (a path is at most
 # 4096), a legitimate manifest about 250 bytes a file.
 MAX_LINE_BYTES = 64 * 1024  # one line of the scan's output
-MAX_LINES = 1_000_000  # lines of the scan's output: entries, a few header lines, ticks
+# Lines of the scan's output: entries (twice for a pull: listed, then hashed), a few
+# header lines, ticks.
+MAX_LINES = 2_000_000
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024  # the whole output
 MAX_FILE_SIZE = 2**50  # 1 PiB: a size above this is a lie, not a checkpoint
 
@@ -91,27 +93,31 @@ class ManifestLimits:
             )
 
 
-def parse_manifest_lines(host: str, lines: Iterable[str], *, partial: bool = False) -> Manifest:
+def parse_manifest_lines(host: str, lines: Iterable[str], *, listing: bool = False) -> Manifest:
     """Build a Manifest from the on-box script's JSON lines.
 
     Raises ManifestError when the output is not a complete manifest (no ``done`` line: the
     scan was cut off, and a partial list must never pass for the whole), when it is over a
     cap (``ManifestLimits``) or garbled. An entry that is wrong in itself is refused by
-    name instead (see the module's doc). ``partial`` accepts output without its ``done``
-    line, for the files printed so far: the pull starts on them early, and only ever
-    checks them against the complete manifest too.
+    name instead (see the module's doc).
+
+    ``listing``: the walk's ``entry`` lines instead (``--list-first``), complete once its
+    ``listed`` line came: every file with its size and mtime, no SHA-256 yet. A pull
+    starts copying on them; nothing it copies counts until the complete manifest agrees.
     """
     try:
-        return _parse(host, lines, partial)
+        return _parse(host, lines, listing)
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
         if isinstance(exc, ManifestError):
             raise
         raise ManifestError(f"{host}: manifest output is malformed ({exc!r:.200})") from None
 
 
-def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
+def _parse(host: str, lines: Iterable[str], listing: bool = False) -> Manifest:
     start: dict[str, Any] | None = None
     done: dict[str, Any] | None = None
+    wanted = "entry" if listing else "file"  # the lines that list files
+    last = "listed" if listing else "done"  # the line that says the list is whole
     roots: list[dict[str, Any]] = []
     files: list[dict[str, Any]] = []
     links: list[dict[str, Any]] = []
@@ -142,18 +148,19 @@ def _parse(host: str, lines: Iterable[str], partial: bool = False) -> Manifest:
             start = obj
         elif kind == "root":
             roots.append(obj)
-        elif kind == "file":
+        elif kind == wanted:
             files.append(obj)
         elif kind == "link":
             links.append(obj)
         elif kind == "refused":
             told.append(obj)
-        elif kind == "done":
+        elif kind == last:
             done = obj
-    if start is None or (done is None and not partial):
+    if start is None or done is None:
         raise ManifestError(f"{host}: the manifest scan did not finish (output cut off)")
     box_id, box_id_error = _box_id(start)
-    done = done or {}
+    if listing:
+        done = {}  # the listing's line has counts only; the start line has taken_at
     pull_roots = _roots(host, roots)
     refused = [_told(host, pull_roots, obj) for obj in told]
     refused += [

@@ -33,13 +33,16 @@ def manifest_source() -> str:
     return _bundled_manifest_source()
 
 
-def manifest_command(roots: Iterable[str], *, hash_files: bool = True, box_id: bool = False) -> str:
+def manifest_command(
+    roots: Iterable[str], *, hash_files: bool = True, box_id: bool = False, list_first: bool = False
+) -> str:
     """The remote shell command that runs the script from stdin.
 
     Every word is ``shlex.quote``d: pull roots come from hosts.toml and pass through the
     remote shell, so a space or ``$(...)`` in one must stay a literal path. ``box_id``: the
     scan also reports the box's id, creating ``~/.rgt/box-id`` once (``take_manifest``
     always asks; off by default so a bare run of the script writes nothing in a home).
+    ``list_first``: every file is listed (size, mtime) before any is hashed.
     """
     # -S: the script needs only the standard library, so no site-packages and none of
     # their .pth start-up hooks (16 ms per start here; more in a large conda environment).
@@ -50,6 +53,8 @@ def manifest_command(roots: Iterable[str], *, hash_files: bool = True, box_id: b
         words.append("--no-hash")
     if box_id:
         words.append("--box-id")
+    if list_first:
+        words.append("--list-first")
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -65,11 +70,16 @@ async def take_manifest(
     *,
     hash_files: bool = True,
     on_file: Callable[[int], None] | None = None,
+    on_listing: Callable[[Manifest], None] | None = None,
     stall_timeout_s: float = SCAN_STALL_TIMEOUT_S,
 ) -> Manifest:
     """List and hash every file under the host's pull roots, on the box.
 
-    ``on_file(files)`` is called as the listing grows, for progress. The transport must
+    ``on_file(files)`` is called as the listing grows, for progress. ``on_listing``, when
+    given, is called once with every file the walk found (size and mtime, no SHA-256:
+    ``parse_manifest_lines(listing=True)``) as soon as the walk ends, while the box goes
+    on hashing; it is only a promise (the pull copies on it, and counts nothing until
+    the complete manifest returned here agrees). The transport must
     be connected. Raises TransportError when the box cannot run the script (the message
     says why: no python3, a dropped connection), ScanStalled (a TransportError) when the
     scan prints no line for ``stall_timeout_s`` (it ticks every second while it works, so
@@ -77,20 +87,31 @@ async def take_manifest(
     cap or unusable.
     """
     lines: list[str] = []
+    listed: list[str] | None = [] if on_listing is not None and hash_files else None
     limits = ManifestLimits(host.name)  # a hostile box cannot make this hold more
     files = 0
 
     def take(line: str) -> None:
-        nonlocal files
+        nonlocal files, listed
         limits.take(line)  # as received: an empty line counts too
         if not line.strip():
             return  # counted, never kept
+        if listed is not None:  # the walk's own lines, until its "listed" line
+            if '"type": "entry"' in line:
+                listed.append(line)
+                return
+            if '"type": "listed"' in line:
+                listing = parse_manifest_lines(host.name, [*lines, *listed, line], listing=True)
+                listed = None
+                on_listing(replace(listing, host_key=transport.host_key_fingerprint))
         lines.append(line)
         if on_file is not None and '"type": "file"' in line:  # sizes: the parser's alone
             files += 1
             on_file(files)
 
-    command = manifest_command(host.pull, hash_files=hash_files, box_id=True)
+    command = manifest_command(
+        host.pull, hash_files=hash_files, box_id=True, list_first=listed is not None
+    )
     stream = transport.stream_lines(command, input=manifest_source())
     try:
         await _read_watched(host, stream, take, stall_timeout_s)
