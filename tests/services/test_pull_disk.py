@@ -76,7 +76,9 @@ async def test_disk_filling_while_the_box_still_hashes_stops_clearly(make_loopba
                 on_progress=fill_mid_file,
             )
         dest = disk / "box1"
-        assert filled and caught.value.folder == dest
+        # The folder of whichever write met the full disk first: a part, or the
+        # manifest's record written while the early copies filled the disk.
+        assert filled and caught.value.folder in (dest, dest / ".rgt")
         assert "NOT marked pulled" in caught.value.message
         assert not (dest / "ckpt" / "best.pt").exists()
         record = pulled_path(dest)

@@ -10,7 +10,8 @@
   box, a refusal, a file gone) goes the SFTP way.
 - Finalise: a file counts only when its SHA-256 is the manifest's (one mismatch: pulled
   again from zero; a second: failed by name); then fsync, permissions never wider than
-  on the box, rename into place, record.
+  on the box, rename into place, record. A copy started on the walk's listing
+  (``early.py``) first waits there for the complete manifest (``_checked``).
 
 A lost connection raises TransportError out of ``copy_files``; the caller reconnects and
 calls again with what is left, each part resuming from its size.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import errno
 import os
 import shlex
@@ -104,10 +106,14 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
 
 async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> None:
     """One file over SFTP: a hash mismatch pulls it once more from zero, then fails it."""
-    while plan.local not in run.finished:
+    while plan.local not in run.finished and plan.local not in run.leftover:
         again = plan.local in run.mismatched
         try:
-            pulled = await _sftp_copy(run, plan, lanes, from_zero=again)
+            # The plan as checked: the complete manifest's, when it started early.
+            pulled, plan = await _sftp_copy(run, plan, lanes, from_zero=again)
+        except _NotListed:
+            run.leftover.add(plan.local)
+            run.tracker.drop_file(plan.local)
         except FileFailed as exc:
             run.fail(plan, str(exc))
         except LocalConflict as exc:
@@ -135,8 +141,9 @@ async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> Non
 
 async def _sftp_copy(
     run: PullRun, plan: FilePlan, lanes: tuple[int, ...], *, from_zero: bool
-) -> PulledFile | None:
-    """Copy one file into its part and finalise it; None when its hash is not the manifest's."""
+) -> tuple[PulledFile | None, FilePlan]:
+    """Copy one file into its part and finalise it (None when its hash is not the
+    manifest's), with the plan it was checked against."""
     size = plan.entry.size
     part = await in_thread(_open_part, run, plan, 0 if from_zero else plan.resume_from)
     readers = []
@@ -159,7 +166,12 @@ async def _sftp_copy(
             if isinstance(outcome, BaseException):
                 raise outcome
         await _fetch_in_order(run, part, readers, size)
-        return await in_thread(_finish, run, part)
+        checked = await _checked(run, plan)
+        if checked is None:
+            await in_thread(_drop, run, part)
+            raise _NotListed
+        part.plan = checked
+        return await in_thread(_finish, run, part), checked
     finally:
         for reader in readers:
             await reader.close()
@@ -239,14 +251,15 @@ async def _copy_small(run: PullRun, plans: list[FilePlan]) -> list[FilePlan]:
 
 
 async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[FilePlan]:
-    assert run.manifest is not None
+    manifest = run.manifest or run.listing  # the listing, when it starts early
+    assert manifest is not None
     wanted = {p.entry.path: p for p in plans}
     reader = TarReader({name: p.entry.size for name, p in wanted.items()})
     # "./" keeps a name starting with "-" from reading as an option; --no-recursion: a
     # name that became a folder is sent as one (and refused), never its contents.
     command = (
         "tar --format=gnu --no-recursion --hard-dereference -C "
-        f"{shlex.quote(run.manifest.roots[root].path)} --null -T - -cf -"
+        f"{shlex.quote(manifest.roots[root].path)} --null -T - -cf -"
     )
     names = "".join(f"./{name}\0" for name in wanted)
     part: _Part | None = None
@@ -288,13 +301,26 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
         if part is not None:
             os.close(part.fd)  # cut off mid-file: the SFTP way starts it again
         await _finish_small(run, ready)
-    return [p for p in plans if p.local not in run.finished]
+    return [p for p in plans if p.local not in run.finished | run.leftover]
 
 
 async def _finish_small(run: PullRun, parts: list[_Part]) -> None:
     """Finalise a group of small files together; a mismatch leaves its file for SFTP."""
     if not parts:
         return
+    try:
+        checked = [await _checked(run, part.plan) for part in parts]
+    except BaseException:  # cancelled while the box still hashed: parts stay, closed
+        for part in parts:
+            os.close(part.fd)
+        raise
+    for part, plan in zip(parts, checked, strict=True):
+        if plan is None:
+            await in_thread(_drop, run, part)
+            run.leftover.add(part.plan.local)
+        else:
+            part.plan = plan
+    parts = [part for part, plan in zip(parts, checked, strict=True) if plan is not None]
     outcomes = await in_thread(_finish_group, run, parts)
     for part, outcome in zip(parts, outcomes, strict=True):
         plan = part.plan
@@ -307,7 +333,35 @@ async def _finish_small(run: PullRun, parts: list[_Part]) -> None:
             run.mismatched.add(plan.local)  # pulled again, from zero, by SFTP
 
 
+class _NotListed(Exception):
+    """The complete manifest does not list the file at the size its copy started on."""
+
+
+async def _checked(run: PullRun, plan: FilePlan) -> FilePlan | None:
+    """The plan as the complete manifest has it: a copy started on the walk's listing
+    (no SHA-256 yet) waits here until the box has hashed everything, and is checked
+    against that manifest only. None: it no longer lists the file at that size."""
+    if run.checked is None or plan.entry.sha256 is not None:
+        return plan
+    while not run.checked.done():
+        run.touch()  # waiting for the box's hashes, not for a stalled link
+        await asyncio.wait({run.checked}, timeout=1.0)
+    entry = run.checked.result().get(plan.local)
+    if entry is None or entry.size != plan.entry.size:
+        return None
+    return dataclasses.replace(plan, entry=entry)
+
+
 # -- blocking helpers (worker threads) ----------------------------------------------------
+
+
+def _drop(run: PullRun, part: _Part) -> None:
+    """Close and remove a part the manifest does not vouch for (a version it no longer
+    lists): the pull plans that file again from the complete manifest."""
+    if part.fd >= 0:
+        os.close(part.fd)
+        part.fd = -1
+    run.tree.remove(part.plan.part)
 
 
 def _open_part(run: PullRun, plan: FilePlan, at: int) -> _Part:

@@ -148,6 +148,13 @@ class ProgressTracker:
             active.state, active.note = state, note
         self.emit(force=True)
 
+    def drop_file(self, path: str) -> None:
+        """A file's copy is set aside to start again later (neither pulled nor failed)."""
+        active = self._active.pop(path, None)
+        if active is not None:
+            self.bytes_done -= active.done
+        self.emit()
+
     def finish_file(self, path: str, ok: bool) -> None:
         """A file is pulled (``ok``) or given up on."""
         active = self._active.pop(path, None)

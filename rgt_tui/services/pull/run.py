@@ -5,6 +5,10 @@ fleet connections' one reconnect loop (``connections.connect_with_backoff``: cap
 jittered backoff, the count starting again whenever bytes came in between; ``wait`` is
 the host's wakeable wait in the TUI, so ``r`` cuts it short); no bytes for
 ``stall_timeout_s`` drops the connection so every read fails and resumes from its part. A full local disk stops the pull with the file and folder named; parts stay.
+
+The stages overlap where a far box makes each wait a round trip: the copy's SFTP
+sessions, the box's code records and the pull of its queue logs start with the scan;
+files start copying when the box has listed them, while it still hashes (``early.py``).
 """
 
 from __future__ import annotations
@@ -28,10 +32,11 @@ from rgt_tui.services.connections import connect_with_backoff
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.pull.box_logs import LOGS_ROOT, BoxLogs, logs_folder, select_logs
 from rgt_tui.services.pull.copy import copy_files
+from rgt_tui.services.pull.early import EarlyCopy
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
 from rgt_tui.services.pull.plan import FilePlan, PulledRecord, check_space, plan_pull
 from rgt_tui.services.pull.progress import ProgressTracker, PullProgress
-from rgt_tui.services.pull.state import PullRun
+from rgt_tui.services.pull.state import PullRun, stall_watch
 from rgt_tui.services.pull.types import (
     LocalWriteError,
     PullBusy,
@@ -40,7 +45,7 @@ from rgt_tui.services.pull.types import (
     PullResult,
 )
 from rgt_tui.services.records import host_results_dir, load_manifest, records_dir, save_manifest
-from rgt_tui.services.result_code import read_result_code, save_result_code
+from rgt_tui.services.result_code import ResultCode, read_result_code, save_result_code
 from rgt_tui.transport.base import Transport
 
 log = logging.getLogger(__name__)
@@ -76,37 +81,119 @@ async def pull_host(
         try:
             record = await asyncio.to_thread(PulledRecord.load, dest)
             run = PullRun(host, dest, transport, options, tree, record, tracker, wait=wait)
+            beside = _Beside(run)
             try:
-                return await _run(run)
+                return await _run(run, beside)
             finally:
-                if run.warming is not None:
-                    run.warming.cancel()
+                await beside.cancel()
         finally:
             tree.close()
 
 
-async def _run(run: PullRun) -> PullResult:
+class _Beside:
+    """What runs beside the scan, each a round trip a far box would make the pull wait
+    for: the copy's SFTP sessions, the box's code records and the pull of its queue logs
+    (once: after a lost connection the pull does again what these did not finish)."""
+
+    def __init__(self, run: PullRun) -> None:
+        self.run = run
+        self.warming: asyncio.Future | None = None
+        self.code: asyncio.Future | None = None
+        self.logs: asyncio.Future | None = None
+
+    def start(self) -> None:
+        """On a connected transport (again after a reconnect, for what ended)."""
+        run = self.run
+        per_file = run.options.lanes_per_file
+        lanes = range(1, 1 + run.options.concurrency * per_file)
+        if self.warming is None or self.warming.done():
+            self.warming = asyncio.ensure_future(run.transport.open_lanes(lanes))
+        if self.code is None:
+            self.code = _quiet(asyncio.ensure_future(read_result_code(run.host, run.transport)))
+        if self.logs is None and run.options.box_logs:
+            self.logs = _quiet(asyncio.ensure_future(self._logs()))
+
+    async def _logs(self) -> BoxLogs | None:
+        # After the code records: a box allows 10 sessions on a connection by default,
+        # and the lanes, the scan and the code read take them all until that one ends.
+        assert self.code is not None
+        await asyncio.wait({self.code})
+        return await _pull_box_logs(self.run, once=True)
+
+    async def result_code(self) -> ResultCode:
+        """The box's code records (U42), read again when the first read failed."""
+        with contextlib.suppress(TransportError):
+            if self.code is not None:
+                return await self.code
+        return await read_result_code(self.run.host, self.run.transport)
+
+    async def box_logs(self) -> BoxLogs | None:
+        """The queue logs' pull; done again when a lost connection cut it off."""
+        if not self.run.options.box_logs:
+            return None
+        logs = await self.logs if self.logs is not None else None
+        return logs if logs is not None else await _pull_box_logs(self.run)
+
+    async def cancel(self) -> None:
+        for task in (self.warming, self.code, self.logs):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+
+def _quiet(task: asyncio.Future) -> asyncio.Future:
+    """A side task whose error, when nobody awaits it (the pull failed first), is not
+    reported as never retrieved."""
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    return task
+
+
+async def _run(run: PullRun, beside: _Beside) -> PullResult:
+    early = None if run.host.is_local else EarlyCopy(run, None)
     try:
         run.tracker.set_phase("manifest", "listing and hashing files on the box")
         previous = await asyncio.to_thread(_previous, run.dest)
-        run.manifest = await _take_manifest(run)
+        if early is not None:
+            early.previous = previous
+        run.manifest = await _take_manifest(run, beside, early)
         if run.host.is_local:
             _refuse_nested(run.dest, run.manifest)
         await _local(save_manifest, run.dest, run.manifest)
+        final = run.manifest.by_local_path()
+        if run.checked is not None:
+            run.checked.set_result(final)  # early copies may now be checked and installed
         # The code that made these results (U42), kept beside them for the summary and verify.
-        code = await read_result_code(run.host, run.transport)
+        code = await beside.result_code()
         await _local(save_result_code, run.dest, code)
-        run.tracker.set_phase("planning", "checking files already here")
-        plan = await _local(plan_pull, run.tree, run.manifest, previous, run.record)
+        started = early.plans if early is not None else {}
+        if not started:
+            run.tracker.set_phase("planning", "checking files already here")
+        rest = dataclasses.replace(
+            run.manifest,
+            entries=tuple(e for local, e in final.items() if local not in started),
+        )
+        plan = await _local(plan_pull, run.tree, rest, previous, run.record)
         _note_plan(run, plan.files)
-        margin = {
-            "margin_fraction": run.options.margin_fraction,
-            "margin_min": run.options.margin_min_bytes,
-        }
-        await _local(lambda: check_space(run.dest, plan, **margin))
-        run.tracker.set_phase("pulling")
-        copy_started = time.monotonic()
-        await _copy_with_retries(run, list(plan.to_pull))
+        if not started:  # early copies started only when every listed byte fit
+            margin = {
+                "margin_fraction": run.options.margin_fraction,
+                "margin_min": run.options.margin_min_bytes,
+            }
+            await _local(lambda: check_space(run.dest, plan, **margin))
+            run.tracker.set_phase("pulling")
+        copy_started = early.started if early is not None and early.started else time.monotonic()
+        if early is not None:
+            await asyncio.gather(_early(run, early), _copy_with_retries(run, list(plan.to_pull)))
+            resume, again, gone = early.unfinished(final)
+            await _local(_remove_parts, run, gone)
+            if resume or again:  # cut off by a drop, or listed now at another size
+                if run.stalled:
+                    run.tracker.all_files_state("retrying", run.stalled)
+                plans = await _local(_resume_points, run, resume)
+                plans += await _local(_plan_again, run, again)
+                await _copy_with_retries(run, plans)
+        else:
+            await _copy_with_retries(run, list(plan.to_pull))
         run.copy_s = time.monotonic() - copy_started
         run.tracker.set_phase("finishing")
         run.conflicts += await _local(_make_links, run.tree, run.manifest)
@@ -122,34 +209,81 @@ async def _run(run: PullRun) -> PullResult:
         with contextlib.suppress(OSError):
             await asyncio.shield(asyncio.to_thread(run.record.save, run.dest))
         raise
-    logs = await _pull_box_logs(run) if run.options.box_logs else None
+    finally:
+        if early is not None:
+            await early.cancel()  # nothing unchecked was installed: the parts stay
+    logs = await beside.box_logs()
     result = dataclasses.replace(run.result(), code=code, box_logs=logs)
     run.tracker.set_phase("done" if result.ok else "failed")
     return result
 
 
-async def _take_manifest(run: PullRun) -> Manifest:
+async def _early(run: PullRun, early: EarlyCopy) -> None:
+    """Until the early copies are over; a local write failure among them stops the pull."""
+    try:
+        await early.wait()
+    except LocalWriteError as exc:
+        raise exc.to_pull_error(run.dest) from exc
+
+
+def _remove_parts(run: PullRun, plans: list[FilePlan]) -> None:
+    """The parts of files an early copy started and the complete manifest does not list."""
+    for plan in plans:
+        run.tree.remove(plan.part)
+
+
+def _plan_again(run: PullRun, locals_: list[str]) -> list[FilePlan]:
+    """Plans, from the complete manifest and from zero, for files an early copy started
+    on another version of."""
+    assert run.manifest is not None
+    final = run.manifest.by_local_path()
+    run.leftover -= set(locals_)  # planned now from the complete manifest
+    subset = dataclasses.replace(run.manifest, entries=tuple(final[p] for p in locals_))
+    plans = plan_pull(run.tree, subset, None, run.record).files
+    _note_plan(run, tuple(p for p in plans if p.action in ("skip", "conflict")))
+    return [dataclasses.replace(p, resume_from=0) for p in plans if p.action in ("pull", "replace")]
+
+
+async def _take_manifest(run: PullRun, beside: _Beside, early: EarlyCopy | None) -> Manifest:
     def listed(files: int) -> None:
         run.tracker.message = f"listed {files} files on the box"
         run.tracker.emit()
 
     async def scan() -> Manifest:
-        # The SFTP sessions the copy will use start while the box scans and hashes.
-        per_file = run.options.lanes_per_file
-        lanes = range(1, 1 + run.options.concurrency * per_file)
-        if run.warming is None or run.warming.done():  # again after a reconnect
-            run.warming = asyncio.ensure_future(run.transport.open_lanes(lanes))
+        beside.start()  # while the box scans and hashes
         return await take_manifest(
             run.host,
             run.transport,
             on_file=listed,
+            on_listing=early.on_listing if early is not None else None,
             stall_timeout_s=run.options.stall_timeout_s,  # --stall-timeout: the scan's too
         )
 
     try:
-        return await _retrying(run, scan)
+        if early is None:
+            return await _retrying(run, scan)
+        return await _unless_early_fails(run, _retrying(run, scan), early)
     except ManifestError as exc:
         raise PullError(str(exc), "re-run the pull; the box's listing could not be used") from exc
+
+
+async def _unless_early_fails(
+    run: PullRun, scanning: Awaitable[Manifest], early: EarlyCopy
+) -> Manifest:
+    """The scan's manifest; or, when an early copy stops the pull first (a full disk),
+    that error at once, not after the box has hashed everything."""
+    scan = asyncio.ensure_future(scanning)
+    ended = asyncio.ensure_future(early.ended.wait())
+    try:
+        await asyncio.wait({scan, ended}, return_when=asyncio.FIRST_COMPLETED)
+        if not scan.done() and early.failure() is not None:
+            await _early(run, early)
+        return await scan
+    finally:
+        ended.cancel()
+        if not scan.done():
+            scan.cancel()
+            await asyncio.gather(scan, return_exceptions=True)
 
 
 async def _copy_with_retries(run: PullRun, plans: list[FilePlan]) -> None:
@@ -165,11 +299,11 @@ async def _copy_with_retries(run: PullRun, plans: list[FilePlan]) -> None:
         if todo:
             await copy_files(run, todo)
 
-    watch = asyncio.ensure_future(_watch_stalls(run))
-    try:
+    if not run.retry:  # a side task: the pull's own copies watch the connection
         await _retrying(run, copy)
-    finally:
-        watch.cancel()
+        return
+    async with stall_watch(run):
+        await _retrying(run, copy)
 
 
 async def _retrying(run: PullRun, action: Callable) -> object:
@@ -187,6 +321,8 @@ async def _retrying(run: PullRun, action: Callable) -> object:
         except TransportError as exc:
             if run.transport.connected:  # the command failed, not the connection
                 raise PullError(exc.message, exc.fix) from exc
+            if not run.retry:
+                raise  # a side task: the pull does it again after its own reconnect
             failures = 1 if run.tracker.bytes_received > received else failures + 1
             await run.transport.close()
             failures = await _reconnect(run, failures, exc)
@@ -238,19 +374,6 @@ async def _connect(run: PullRun) -> None:
     run.reached = True
 
 
-async def _watch_stalls(run: PullRun) -> None:
-    """No bytes for ``stall_timeout_s``: drop the connection, so every read fails and the
-    retry loop resumes each file from its part."""
-    limit = run.options.stall_timeout_s
-    run.last_byte = time.monotonic()
-    while True:
-        await asyncio.sleep(min(1.0, limit / 4))
-        if time.monotonic() - run.last_byte > limit:
-            run.stalled = f"stalled: no bytes for {limit:g} s"
-            run.last_byte = time.monotonic()
-            await run.transport.close()
-
-
 def _resume_points(run: PullRun, plans: list[FilePlan]) -> list[FilePlan]:
     """The plans with each part's size now (bytes a lost connection already brought)."""
     out = []
@@ -264,10 +387,12 @@ def _resume_points(run: PullRun, plans: list[FilePlan]) -> list[FilePlan]:
     return out
 
 
-async def _pull_box_logs(run: PullRun) -> BoxLogs:
+async def _pull_box_logs(run: PullRun, *, once: bool = False) -> BoxLogs | None:
     """The box's queue and cell logs into ``.rgt/box-logs/`` (``box_logs``, U20), by the
     same manifest, plan and resumable copy as results, in a tree of their own. Never
-    fails the pull: what went wrong is the returned ``note``."""
+    fails the pull: what went wrong is the returned ``note``. ``once``: beside the
+    results' copy, never reconnecting (that is the pull's to do); None when the
+    connection was lost meanwhile, so the pull does it again."""
     host = dataclasses.replace(run.host, pull=(LOGS_ROOT,))
     folder = run.dest / "(not made)"
     try:
@@ -279,7 +404,7 @@ async def _pull_box_logs(run: PullRun) -> BoxLogs:
         record = await asyncio.to_thread(PulledRecord.load, folder)
         tracker = ProgressTracker(run.host.name, None)  # the results' progress is shown
         sub = PullRun(host, folder, run.transport, run.options, tree, record, tracker)
-        sub.reached, sub.wait = True, run.wait
+        sub.reached, sub.wait, sub.retry = True, run.wait, not once
         scan = partial(
             take_manifest, host, run.transport, stall_timeout_s=run.options.stall_timeout_s
         )
@@ -293,6 +418,10 @@ async def _pull_box_logs(run: PullRun) -> BoxLogs:
         await _local(record.save, folder)
     except (PullError, ManifestError) as exc:
         return BoxLogs(folder, note=f"the logs were not pulled: {exc}")
+    except TransportError:
+        if once:
+            return None
+        raise
     finally:
         tree.close()
     return BoxLogs(

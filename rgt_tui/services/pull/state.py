@@ -1,10 +1,12 @@
-"""The one run-state object a pull's stages share (passed explicitly; no stage calls back)."""
+"""The one run-state object a pull's stages share (passed explicitly; no stage calls
+back), and the stall watch that drops its connection when no bytes come."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +37,12 @@ class PullRun:
     conflicts: list[tuple[str, str]] = field(default_factory=list)
     finished: set[str] = field(default_factory=set)  # pulled, failed or in conflict
     mismatched: set[str] = field(default_factory=set)  # one hash mismatch already
+    # Copies started on the walk's listing, before the box's hashes (early.py): the
+    # listing, the complete manifest's entries by local path once whole (the install
+    # gate waits for it), and the early files it lists at another size or not at all.
+    listing: Manifest | None = None
+    checked: asyncio.Future | None = None
+    leftover: set[str] = field(default_factory=set)
     last_byte: float = field(default_factory=time.monotonic)  # for the stall watch
     stalled: str | None = None  # why the stall watch dropped the connection
     reached: bool = False  # the box answered once in this run (else nothing can be resumed)
@@ -44,20 +52,30 @@ class PullRun:
     umask: int = field(default_factory=current_umask)  # pulled files are never wider
     # Sleeps between reconnect attempts (the host's FleetConnections.wait in the TUI).
     wait: Callable[[float], Awaitable[object]] = asyncio.sleep
+    retry: bool = True  # reconnect after a drop (False: a side task that the pull re-runs)
+    watching: int = 0  # copies under the stall watch (one watch for them all)
+    watch: asyncio.Future | None = None
 
     def touch(self) -> None:
         """Bytes are flowing (or waiting for the bandwidth budget): not a stall."""
         self.last_byte = time.monotonic()
 
     def remote_path(self, plan: FilePlan) -> str:
-        assert self.manifest is not None
-        return self.manifest.display(plan.entry.root, plan.entry.path)
+        manifest = self.manifest or self.listing
+        assert manifest is not None
+        return manifest.display(plan.entry.root, plan.entry.path)
 
     def done(self, plan: FilePlan, pulled: PulledFile) -> None:
         self.pulled.append(pulled)
         self.finished.add(plan.local)
 
     def fail(self, plan: FilePlan, why: str) -> None:
+        if self.checked is not None and plan.entry.sha256 is None:
+            # Started on the walk's listing: the complete manifest decides (the file may
+            # be gone or another version by then); the pull plans it again from that.
+            self.leftover.add(plan.local)
+            self.tracker.drop_file(plan.local)
+            return
         self.failed[plan.local] = why
         self.finished.add(plan.local)
         self.tracker.finish_file(plan.local, False)
@@ -81,3 +99,31 @@ class PullRun:
             elapsed_s=time.monotonic() - self.started,
             copy_s=self.copy_s,
         )
+
+
+@contextlib.asynccontextmanager
+async def stall_watch(run: PullRun) -> AsyncIterator[None]:
+    """No bytes for ``stall_timeout_s`` while copies run: drop the connection, so every
+    read fails and the retry loop resumes each file from its part. Copies that overlap
+    (early ones and the rest) share one watch: two would each drop the connection."""
+    if run.watch is None:
+        run.watch = asyncio.ensure_future(_watch(run))
+    run.watching += 1
+    try:
+        yield
+    finally:
+        run.watching -= 1
+        if not run.watching and run.watch is not None:
+            run.watch.cancel()
+            run.watch = None
+
+
+async def _watch(run: PullRun) -> None:
+    limit = run.options.stall_timeout_s
+    run.last_byte = time.monotonic()
+    while True:
+        await asyncio.sleep(min(1.0, limit / 4))
+        if time.monotonic() - run.last_byte > limit:
+            run.stalled = f"stalled: no bytes for {limit:g} s"
+            run.last_byte = time.monotonic()
+            await run.transport.close()

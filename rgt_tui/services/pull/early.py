@@ -1,0 +1,146 @@
+"""Copies that start on the walk's listing, while the box still hashes (issue 33).
+
+The scan walks every pull root first and lists each file (``--list-first``: path, size,
+mtime), then hashes them: on a large result set the hashing alone is a minute of a paid
+box. The files that need no hash to be planned (nothing of them here yet, or only a part
+of ours) start copying into their parts as soon as the listing is whole; the files that
+something local is in the way of wait for the hash, since skip, replace and conflict are
+decided on it.
+
+Nothing is trusted early: every part waits at the install gate (``copy._checked``) for
+the complete manifest, and counts only at the size it lists and when its SHA-256 is the
+manifest's. Early copies start only when every listed byte fits (the space check with
+each file counted as missing): a subset is never pulled silently, and a tight disk waits
+for the exact plan instead. A lost connection ends them; once the manifest is whole the
+pull's one retry loop resumes what they left from the parts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+import time
+
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.manifest import Manifest, ManifestEntry
+from rgt_tui.services.pull.copy import copy_files
+from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
+from rgt_tui.services.pull.plan import FilePlan, PullPlan, check_space, part_path
+from rgt_tui.services.pull.state import PullRun, stall_watch
+from rgt_tui.services.pull.types import NotEnoughInodes, NotEnoughSpace, PullOptions
+
+
+class EarlyCopy:
+    """The early copies of one pull: started by the listing, awaited by the pull."""
+
+    def __init__(self, run: PullRun, previous: Manifest | None) -> None:
+        self.run, self.previous = run, previous
+        self.plans: dict[str, FilePlan] = {}  # by local path: what started early
+        self.task: asyncio.Future | None = None
+        self.ended = asyncio.Event()  # the task is over, whatever its outcome
+        self.started: float | None = None  # when the first byte was asked for
+
+    def on_listing(self, listing: Manifest) -> None:
+        """The scan's walk is whole (called from its reader: start, never block it).
+        After a reconnect the scan lists again: what started first carries on."""
+        if self.task is None:
+            self.task = asyncio.ensure_future(self._copy(listing))
+            self.task.add_done_callback(lambda _: self.ended.set())
+
+    async def _copy(self, listing: Manifest) -> None:
+        run = self.run
+        plans = await in_thread(early_plans, run.tree, listing, self.previous, run.options)
+        if not plans:
+            return
+        run.listing = listing
+        run.checked = asyncio.get_running_loop().create_future()
+        self.plans = {p.local: p for p in plans}
+        self.started = time.monotonic()
+        run.tracker.plan(len(listing.entries), listing.total_bytes, 0, 0)
+        run.tracker.set_phase("pulling", "the box is still hashing: nothing counts before")
+        async with stall_watch(run):
+            try:
+                await copy_files(run, plans)
+            except TransportError:
+                pass  # a lost connection: the pull's retry loop resumes these from parts
+
+    def failure(self) -> BaseException | None:
+        """Why the early copies stopped the pull (a full disk, say), once they ended."""
+        task = self.task
+        if task is None or not task.done() or task.cancelled():
+            return None
+        return task.exception()
+
+    async def wait(self) -> None:
+        """Until the early copies are over; their error, when one stops the pull."""
+        if self.task is not None:
+            await self.task
+
+    async def cancel(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+
+    def unfinished(
+        self, final: dict[str, ManifestEntry]
+    ) -> tuple[list[FilePlan], list[str], list[FilePlan]]:
+        """What the early copies left, by the complete manifest: plans to resume from
+        their parts (a drop cut them off; same size listed), local paths to plan again
+        from zero (listed now at another size, or failed before the manifest could say),
+        and the plans of files it does not list at all (their parts are of no use)."""
+        run = self.run
+        resume, again, gone = [], [], []
+        for local, plan in self.plans.items():
+            entry = final.get(local)
+            if local in run.finished:
+                continue
+            if entry is None:
+                gone.append(plan)
+            elif local not in run.leftover and entry.size == plan.entry.size:
+                resume.append(FilePlan(entry, local, plan.part, plan.action, plan.resume_from))
+            else:
+                again.append(local)
+        return resume, again, gone
+
+
+def early_plans(
+    tree: HostTree, listing: Manifest, previous: Manifest | None, options: PullOptions
+) -> list[FilePlan]:
+    """The listed files that can start before their hash is known; none when not every
+    listed byte would fit (the exact plan decides then, once the manifest is whole)."""
+    before = {}
+    if previous is not None:
+        before = {
+            (previous.roots[e.root].path, e.path): e
+            for e in previous.entries
+            if e.root < len(previous.roots)
+        }
+    early, everything = [], []
+    for entry in listing.entries:
+        rel = listing.local_relpath(entry.root, entry.path)
+        plan = FilePlan(entry, rel, part_path(rel), "pull")
+        everything.append(plan)
+        try:
+            if tree.lstat(rel) is not None:
+                continue  # something is in the way: its hash decides
+            part = tree.lstat(plan.part)
+        except (LocalConflict, OSError):
+            continue  # named by the exact plan, which meets it again
+        earlier = before.get((listing.roots[entry.root].path, entry.path))
+        # A part of ours is resumed unless it cannot be this version (as ``_resumable``,
+        # by size and mtime: the hash is not known yet; a wrong guess fails the hash).
+        same = earlier is None or (earlier.size, earlier.mtime) == (entry.size, entry.mtime)
+        if part is not None and stat.S_ISREG(part.st_mode) and part.st_size <= entry.size and same:
+            plan = FilePlan(entry, rel, plan.part, "pull", part.st_size)
+        early.append(plan)
+        everything[-1] = plan
+    try:
+        check_space(
+            tree.root,
+            PullPlan(tuple(everything)),
+            margin_fraction=options.margin_fraction,
+            margin_min=options.margin_min_bytes,
+        )
+    except (NotEnoughSpace, NotEnoughInodes):
+        return []
+    return early

@@ -1,0 +1,121 @@
+"""Copies that start on the walk's listing while the box still hashes (issue 33).
+
+The box is a real loopback box running the real scan; ``HeldScan`` only holds back the
+scan's lines after its ``listed`` line (as a box still hashing a large result set would)
+and, for the lying-box cases, edits the ``entry`` lines the box printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+from support import MIB
+from support.pulls import box_results, fast, host_of, random_file, sha
+from support.waiting import wait_for
+
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.records import pulled_path
+from rgt_tui.transport import transport_for
+from rgt_tui.transport.base import Transport
+
+
+class HeldScan:
+    """The pull's transport, with the results scan's hashes held back until ``release``."""
+
+    def __init__(
+        self,
+        inner: Transport,
+        edit: Callable[[dict], dict] | None = None,
+        extra: tuple[dict, ...] = (),
+    ) -> None:
+        self.inner = inner
+        self.edit = edit  # an entry line's object -> what the box prints instead
+        self.extra = extra  # entry lines the box adds to its listing
+        self.released = asyncio.Event()
+        self.listed = asyncio.Event()
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.inner, name)
+
+    async def stream_lines(self, command: str, **kw: object):  # type: ignore[no-untyped-def]
+        held = "--list-first" in command
+        async for line in self.inner.stream_lines(command, **kw):
+            if held and self.edit is not None and '"type": "entry"' in line:
+                line = json.dumps(self.edit(json.loads(line)), sort_keys=True)
+            if held and '"type": "listed"' in line:
+                for entry in self.extra:
+                    yield json.dumps(entry, sort_keys=True)
+            yield line
+            if held and '"type": "listed"' in line:
+                self.listed.set()
+                await self.released.wait()
+
+
+async def _pull_held(host, results, held: HeldScan, **kw):  # type: ignore[no-untyped-def]
+    try:
+        return await pull_host(host, results, held, **kw)  # type: ignore[arg-type]
+    finally:
+        await held.inner.close()
+
+
+async def test_copies_start_while_the_box_hashes_and_count_only_after_its_hashes(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    big = random_file(res / "ckpt" / "best.pt", 6 * MIB)
+    for i in range(3):
+        (res / f"eval_{i}.json").write_text(json.dumps({"i": i}))
+    host = host_of(fleet)
+    held = HeldScan(transport_for(host))
+    seen = []
+    pulling = asyncio.ensure_future(
+        _pull_held(
+            host, tmp_path, held, options=fast(progress_interval_s=0), on_progress=seen.append
+        )
+    )
+    dest = tmp_path / "box1"
+    # Every byte of the checkpoint is here (in its part) while the box has not yet told
+    # a single hash: the copy did not wait for the hashing.
+    part = dest / ".rgt" / "parts" / "ckpt" / "best.pt.part"
+    await wait_for(lambda: part.exists() and part.stat().st_size == 6 * MIB, 30, "early copy")
+    assert not held.released.is_set() and not pulling.done()
+    assert any(p.phase == "pulling" and "still hashing" in p.message for p in seen)
+    # ...and nothing counts before its hash: not installed, not recorded.
+    assert not (dest / "ckpt" / "best.pt").exists() and not (dest / "eval_0.json").exists()
+    assert not pulled_path(dest).exists()
+
+    held.released.set()
+    result = await asyncio.wait_for(pulling, 60)
+    assert result.ok and len(result.pulled) == 4
+    assert sha(dest / "ckpt" / "best.pt") == big
+    assert json.loads((dest / "eval_2.json").read_text()) == {"i": 2}
+    assert not part.exists()
+
+
+async def test_a_listing_that_is_not_the_manifest_counts_for_nothing(make_loopback_fleet, tmp_path):
+    """A box whose walk lists a file at another size than it then hashes (it grew), and a
+    file it never hashes (gone by then): the early part of the first is dropped and the
+    file pulled as the manifest lists it; the second is neither pulled nor failed."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    grown = random_file(res / "grown.pt", 3 * MIB)
+    (res / "small.json").write_text("{}")
+
+    def grew(entry: dict) -> dict:
+        return {**entry, "size": 2 * MIB} if entry["path"] == "grown.pt" else entry
+
+    ghost = {"type": "entry", "n": 99, "root": 0, "path": "ghost.pt", "size": 2 * MIB}
+    ghost.update(mtime=1.0, mode=0o644)
+    host = host_of(fleet)
+    held = HeldScan(transport_for(host), grew, (ghost,))
+    held.released.set()  # nothing held back: the listing's lies alone are the test
+    result = await _pull_held(host, tmp_path, held, options=fast())
+    dest = tmp_path / "box1"
+    assert result.ok, result.failed
+    assert sorted(f.path for f in result.pulled) == ["grown.pt", "small.json"]
+    assert sha(dest / "grown.pt") == grown
+    assert not (dest / "ghost.pt").exists() and not result.failed
+    assert not list((dest / ".rgt" / "parts").rglob("*.part"))
