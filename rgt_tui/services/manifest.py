@@ -1,7 +1,10 @@
 """Take a host's manifest: run the on-box script over the connection and read its lines.
 
-The script (``rgt_tui/agent/manifest.py``, bundled) is sent the way the telemetry agent is:
-``python3 -S -u - --root ...`` with the source on stdin, so nothing is installed on the box.
+The script (``rgt_tui/agent/manifest.py``, bundled) travels in the command itself, so
+nothing is installed on the box: ``python3 -S -u -c "<its source, zlib'd, base64>"
+--root ...``. Not on stdin (as the telemetry agent is): stdin can only be written once
+the box has answered the exec request, a round trip later, and on a far box (200 ms)
+the scan's listing is what the whole pull waits for.
 Every scan reports the box's id (``--box-id``), and the manifest carries the host key the
 connection saw: a manifest belongs to one box (``rgt_tui.domain.box_identity``).
 """
@@ -9,8 +12,11 @@ connection saw: a manifest belongs to one box (``rgt_tui.domain.box_identity``).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import functools
 import shlex
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import replace
 
@@ -29,12 +35,25 @@ _YIELD_EVERY = 1000  # lines read between two turns given back to the event loop
 
 def manifest_source() -> str:
     """The text of the on-box manifest scan (``rgt_tui/agent/manifest.py`` bundled with
-    the modules it shares with the telemetry agent), as sent over the channel's stdin."""
+    the modules it shares with the telemetry agent)."""
     return _bundled_manifest_source()
 
 
+@functools.cache
+def _inline_program() -> str:
+    """The scan as one ``python -c`` line: one line of base64 (9 KB), so no login shell
+    meets a newline or a quote in it."""
+    packed = base64.b64encode(zlib.compress(manifest_source().encode(), 9)).decode()
+    return f"import base64,zlib;exec(zlib.decompress(base64.b64decode('{packed}')))"
+
+
 def manifest_command(
-    roots: Iterable[str], *, hash_files: bool = True, box_id: bool = False, list_first: bool = False
+    roots: Iterable[str],
+    *,
+    hash_files: bool = True,
+    box_id: bool = False,
+    list_first: bool = False,
+    inline: bool = True,
 ) -> str:
     """The remote shell command that runs the script from stdin.
 
@@ -42,11 +61,12 @@ def manifest_command(
     remote shell, so a space or ``$(...)`` in one must stay a literal path. ``box_id``: the
     scan also reports the box's id, creating ``~/.rgt/box-id`` once (``take_manifest``
     always asks; off by default so a bare run of the script writes nothing in a home).
-    ``list_first``: every file is listed (size, mtime) before any is hashed.
+    ``list_first``: every file is listed (size, mtime) before any is hashed. ``inline``
+    (the default): the source is in the command; else it is read from stdin.
     """
     # -S: the script needs only the standard library, so no site-packages and none of
     # their .pth start-up hooks (16 ms per start here; more in a large conda environment).
-    words = ["python3", "-S", "-u", "-"]
+    words = ["python3", "-S", "-u", *(["-c", _inline_program()] if inline else ["-"])]
     for root in roots:
         words += ["--root", str(root)]
     if not hash_files:
@@ -112,7 +132,7 @@ async def take_manifest(
     command = manifest_command(
         host.pull, hash_files=hash_files, box_id=True, list_first=listed is not None
     )
-    stream = transport.stream_lines(command, input=manifest_source())
+    stream = transport.stream_lines(command)
     try:
         await _read_watched(host, stream, take, stall_timeout_s)
     except ScanStalled:

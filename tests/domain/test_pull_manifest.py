@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import base64
 import hashlib
 import json
 import os
 import shlex
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -110,11 +112,16 @@ def test_no_hash_rescan_notices_changes(tmp_path):
     assert not diff.unchanged and "changed: metrics.json" in diff.describe()
 
 
-def test_command_quotes_roots():
+def test_command_quotes_roots_and_carries_the_scan_on_one_line():
     command = manifest_command(["/data/my runs", "$(touch /tmp/pwned)"], hash_files=False)
-    assert shlex.split(command) == [
-        "python3", "-S", "-u", "-", "--root", "/data/my runs", "--root", "$(touch /tmp/pwned)", "--no-hash",
-    ]  # fmt: skip
+    words = shlex.split(command)
+    assert words[:4] == ["python3", "-S", "-u", "-c"] and "\n" not in command
+    assert words[5:] == ["--root", "/data/my runs", "--root", "$(touch /tmp/pwned)", "--no-hash"]
+    # The program is the bundled scan, whole (zlib'd and base64'd into one line).
+    packed = words[4].split("b64decode('")[1].split("'")[0]
+    assert zlib.decompress(base64.b64decode(packed)).decode() == manifest_source()
+    stdin = manifest_command(["/r"], inline=False)
+    assert shlex.split(stdin) == ["python3", "-S", "-u", "-", "--root", "/r"]
 
 
 def test_cut_off_output_is_never_a_manifest():
