@@ -91,9 +91,10 @@ async def pull_host(
 
 
 class _Beside:
-    """What runs beside the scan, each a round trip a far box would make the pull wait
-    for: the copy's SFTP sessions, the box's code records and the pull of its queue logs
-    (once: after a lost connection the pull does again what these did not finish)."""
+    """What runs beside the scan and the copy, each a round trip a far box would make the
+    pull wait for: the copy's SFTP sessions, the box's code records and the pull of its
+    queue logs (once: after a lost connection the pull does again what these did not
+    finish)."""
 
     def __init__(self, run: PullRun) -> None:
         self.run = run
@@ -108,17 +109,16 @@ class _Beside:
         lanes = range(1, 1 + run.options.concurrency * per_file)
         if self.warming is None or self.warming.done():
             self.warming = asyncio.ensure_future(run.transport.open_lanes(lanes))
+
+    def after_scan(self) -> None:
+        """The code records and the queue logs' pull, beside the results' copy. Not beside
+        the scan: a box allows 10 sessions on a connection by default, and the lanes, the
+        scan and the early copies' tar stream take them all until the scan ends."""
+        run = self.run
         if self.code is None:
             self.code = _quiet(asyncio.ensure_future(read_result_code(run.host, run.transport)))
         if self.logs is None and run.options.box_logs:
-            self.logs = _quiet(asyncio.ensure_future(self._logs()))
-
-    async def _logs(self) -> BoxLogs | None:
-        # After the code records: a box allows 10 sessions on a connection by default,
-        # and the lanes, the scan and the code read take them all until that one ends.
-        assert self.code is not None
-        await asyncio.wait({self.code})
-        return await _pull_box_logs(self.run, once=True)
+            self.logs = _quiet(asyncio.ensure_future(_pull_box_logs(run, once=True)))
 
     async def result_code(self) -> ResultCode:
         """The box's code records (U42), read again when the first read failed."""
@@ -156,15 +156,13 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         if early is not None:
             early.previous = previous
         run.manifest = await _take_manifest(run, beside, early)
+        beside.after_scan()
         if run.host.is_local:
             _refuse_nested(run.dest, run.manifest)
         await _local(save_manifest, run.dest, run.manifest)
         final = run.manifest.by_local_path()
         if run.checked is not None:
             run.checked.set_result(final)  # early copies may now be checked and installed
-        # The code that made these results (U42), kept beside them for the summary and verify.
-        code = await beside.result_code()
-        await _local(save_result_code, run.dest, code)
         started = early.plans if early is not None else {}
         if not started:
             run.tracker.set_phase("planning", "checking files already here")
@@ -196,6 +194,10 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
             await _copy_with_retries(run, list(plan.to_pull))
         run.copy_s = time.monotonic() - copy_started
         run.tracker.set_phase("finishing")
+        # The code that made these results (U42), kept beside them for the summary and
+        # verify: read while the files were copied.
+        code = await beside.result_code()
+        await _local(save_result_code, run.dest, code)
         run.conflicts += await _local(_make_links, run.tree, run.manifest)
         await _local(run.record.save, run.dest)
     except PullError as exc:

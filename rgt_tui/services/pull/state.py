@@ -55,6 +55,7 @@ class PullRun:
     retry: bool = True  # reconnect after a drop (False: a side task that the pull re-runs)
     watching: int = 0  # copies under the stall watch (one watch for them all)
     watch: asyncio.Future | None = None
+    closing: set[asyncio.Future] = field(default_factory=set)  # SFTP handles being closed
 
     def touch(self) -> None:
         """Bytes are flowing (or waiting for the bandwidth budget): not a stall."""
