@@ -11,11 +11,13 @@ import asyncio
 import json
 from collections.abc import Callable
 
+import pytest
 from support import MIB
-from support.pulls import box_results, fast, host_of, random_file, sha
+from support.pulls import box_results, fast, host_of, pull, random_file, sha
 from support.waiting import wait_for
 
-from rgt_tui.services.pull import pull_host
+from rgt_tui.services.pull import PullError, pull_host
+from rgt_tui.services.pull.budget import Bandwidth
 from rgt_tui.services.records import pulled_path
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.base import Transport
@@ -119,3 +121,60 @@ async def test_a_listing_that_is_not_the_manifest_counts_for_nothing(make_loopba
     assert sha(dest / "grown.pt") == grown
     assert not (dest / "ghost.pt").exists() and not result.failed
     assert not list((dest / ".rgt" / "parts").rglob("*.part"))
+
+
+async def test_a_drop_while_the_box_hashes_resumes_the_early_copies_from_their_parts(
+    make_loopback_fleet, tmp_path
+):
+    """The connection drops while early copies run and the box has told no hash yet: the
+    pull reconnects, scans again, and resumes each early file from its part."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    big = random_file(res / "ckpt" / "best.pt", 24 * MIB)
+    (res / "metrics.json").write_text('{"acc": 1}')
+    host = host_of(fleet)
+    held = HeldScan(transport_for(host))
+    slow = Bandwidth.from_mbit(80)
+    pulling = asyncio.ensure_future(
+        # 80 Mbit/s: the 24 MiB take about 2.5 s, so the drop comes mid-file.
+        _pull_held(host, tmp_path, held, options=fast(lanes_per_file=1, budget=slow))
+    )
+    part = tmp_path / "box1" / ".rgt" / "parts" / "ckpt" / "best.pt.part"
+    await wait_for(lambda: part.exists() and part.stat().st_size >= 4 * MIB, 30, "early bytes")
+    await held.inner.close()  # the link goes: the early copy and the held scan both fail
+    held.released.set()  # the scan after the reconnect is not held
+    result = await asyncio.wait_for(pulling, 60)
+    assert result.ok and sha(tmp_path / "box1" / "ckpt" / "best.pt") == big
+    (pulled,) = [f for f in result.pulled if f.path == "ckpt/best.pt"]
+    assert pulled.resumed_from >= 4 * MIB
+    assert json.loads((tmp_path / "box1" / "metrics.json").read_text()) == {"acc": 1}
+
+
+async def test_a_box_lost_while_it_hashes_keeps_the_parts_and_a_rerun_resumes(
+    make_loopback_fleet, tmp_path
+):
+    """The box goes away for good before it has told any hash: the pull fails with what
+    the early copies did (nothing counted, the parts kept), and the next pull resumes."""
+    fleet = await make_loopback_fleet(1)
+    digest = random_file(box_results(fleet) / "last.pt", 24 * MIB)
+    host, box = host_of(fleet), fleet.box("box1")
+    held = HeldScan(transport_for(host))
+    slow = Bandwidth.from_mbit(80)
+    pulling = asyncio.ensure_future(
+        _pull_held(host, tmp_path, held, options=fast(max_attempts=2, budget=slow))
+    )
+    part = tmp_path / "box1" / ".rgt" / "parts" / "last.pt.part"
+    await wait_for(lambda: part.exists() and part.stat().st_size >= 4 * MIB, 30, "early bytes")
+    await box.stop()
+    held.released.set()  # the scan's stream meets the lost connection too
+    with pytest.raises(PullError, match="lost the connection") as caught:
+        await asyncio.wait_for(pulling, 60)
+    assert caught.value.result is not None and caught.value.result.pulled == ()
+    kept = part.stat().st_size
+    assert 4 * MIB <= kept < 24 * MIB and not (tmp_path / "box1" / "last.pt").exists()
+
+    await box.start()
+    result, sent = await pull(host, tmp_path, options=fast(), counted=True)
+    (done,) = result.pulled
+    assert result.ok and done.resumed_from == kept and sent == 24 * MIB - kept
+    assert sha(tmp_path / "box1" / "last.pt") == digest

@@ -81,26 +81,23 @@ class EarlyCopy:
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
 
-    def unfinished(
-        self, final: dict[str, ManifestEntry]
-    ) -> tuple[list[FilePlan], list[str], list[FilePlan]]:
-        """What the early copies left, by the complete manifest: plans to resume from
-        their parts (a drop cut them off; same size listed), local paths to plan again
-        from zero (listed now at another size, or failed before the manifest could say),
-        and the plans of files it does not list at all (their parts are of no use)."""
+    def unfinished(self, final: dict[str, ManifestEntry]) -> tuple[list[FilePlan], list[FilePlan]]:
+        """What the early copies left, by the complete manifest: the plans to go on with
+        (a drop cut them off, or the listing was not what the box then hashed; each
+        resumes from what its part holds, and its hash decides), and the plans of files
+        the manifest does not list at all (their parts are of no use)."""
         run = self.run
-        resume, again, gone = [], [], []
+        resume, gone = [], []
         for local, plan in self.plans.items():
             entry = final.get(local)
             if local in run.finished:
                 continue
             if entry is None:
                 gone.append(plan)
-            elif local not in run.leftover and entry.size == plan.entry.size:
-                resume.append(FilePlan(entry, local, plan.part, plan.action, plan.resume_from))
             else:
-                again.append(local)
-        return resume, again, gone
+                run.leftover.discard(local)  # planned now, from the complete manifest
+                resume.append(FilePlan(entry, local, plan.part, plan.action, plan.resume_from))
+        return resume, gone
 
 
 def early_plans(

@@ -182,14 +182,12 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         copy_started = early.started if early is not None and early.started else time.monotonic()
         if early is not None:
             await asyncio.gather(_early(run, early), _copy_with_retries(run, list(plan.to_pull)))
-            resume, again, gone = early.unfinished(final)
+            resume, gone = early.unfinished(final)
             await _local(_remove_parts, run, gone)
-            if resume or again:  # cut off by a drop, or listed now at another size
+            if resume:  # cut off by a drop, or the listing was not the manifest
                 if run.stalled:
                     run.tracker.all_files_state("retrying", run.stalled)
-                plans = await _local(_resume_points, run, resume)
-                plans += await _local(_plan_again, run, again)
-                await _copy_with_retries(run, plans)
+                await _copy_with_retries(run, await _local(_resume_points, run, resume))
         else:
             await _copy_with_retries(run, list(plan.to_pull))
         run.copy_s = time.monotonic() - copy_started
@@ -203,7 +201,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
     except PullError as exc:
         with contextlib.suppress(OSError):  # on a full disk even the record may not fit
             await asyncio.to_thread(run.record.save, run.dest)
-        if run.manifest is not None:
+        if run.manifest is not None or run.listing is not None:
             exc.result = run.result()
         run.tracker.set_phase("failed", exc.message)
         raise
@@ -232,18 +230,6 @@ def _remove_parts(run: PullRun, plans: list[FilePlan]) -> None:
     """The parts of files an early copy started and the complete manifest does not list."""
     for plan in plans:
         run.tree.remove(plan.part)
-
-
-def _plan_again(run: PullRun, locals_: list[str]) -> list[FilePlan]:
-    """Plans, from the complete manifest and from zero, for files an early copy started
-    on another version of."""
-    assert run.manifest is not None
-    final = run.manifest.by_local_path()
-    run.leftover -= set(locals_)  # planned now from the complete manifest
-    subset = dataclasses.replace(run.manifest, entries=tuple(final[p] for p in locals_))
-    plans = plan_pull(run.tree, subset, None, run.record).files
-    _note_plan(run, tuple(p for p in plans if p.action in ("skip", "conflict")))
-    return [dataclasses.replace(p, resume_from=0) for p in plans if p.action in ("pull", "replace")]
 
 
 async def _take_manifest(run: PullRun, beside: _Beside, early: EarlyCopy | None) -> Manifest:

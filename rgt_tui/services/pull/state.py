@@ -87,11 +87,13 @@ class PullRun:
         self.tracker.finish_file(plan.local, False)
 
     def result(self) -> PullResult:
-        assert self.manifest is not None
+        # The listing, when the pull stopped while the box still hashed (early copies).
+        manifest = self.manifest or self.listing
+        assert manifest is not None
         return PullResult(
             host=self.host.name,
             dest=self.dest,
-            manifest=self.manifest,
+            manifest=manifest,
             pulled=tuple(self.pulled),
             skipped=tuple(self.skipped),
             failed=tuple(self.failed.items()),
