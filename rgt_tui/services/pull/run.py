@@ -6,9 +6,11 @@ jittered backoff, the count starting again whenever bytes came in between; ``wai
 the host's wakeable wait in the TUI, so ``r`` cuts it short); no bytes for
 ``stall_timeout_s`` drops the connection so every read fails and resumes from its part. A full local disk stops the pull with the file and folder named; parts stay.
 
-The stages overlap where a far box makes each wait a round trip: the copy's SFTP
-sessions, the box's code records and the pull of its queue logs start with the scan;
-files start copying when the box has listed them, while it still hashes (``early.py``).
+The stages overlap where a far box makes each wait a round trip (docs/pulls.md,
+"Overlap"): the copy's SFTP sessions open with the scan, files start copying when the box
+has listed them, while it still hashes (``early.py``), and the box's code records and
+queue logs come beside the copy (``_Beside``). Over 450 lines on purpose: the order of
+the stages, what overlaps what and how each failure is retried read as one.
 """
 
 from __future__ import annotations
@@ -149,12 +151,13 @@ def _quiet(task: asyncio.Future) -> asyncio.Future:
 
 
 async def _run(run: PullRun, beside: _Beside) -> PullResult:
-    early = None if run.host.is_local else EarlyCopy(run, None)
+    early: EarlyCopy | None = None
     try:
         run.tracker.set_phase("manifest", "listing and hashing files on the box")
         previous = await asyncio.to_thread(_previous, run.dest)
-        if early is not None:
-            early.previous = previous
+        # On this machine there is no link to save, and the results folder may be under
+        # a pull root (refused below, before anything is written).
+        early = None if run.host.is_local else EarlyCopy(run, previous)
         run.manifest = await _take_manifest(run, beside, early)
         beside.after_scan()
         if run.host.is_local:
