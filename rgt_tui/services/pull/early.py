@@ -57,7 +57,9 @@ class EarlyCopy:
         self.plans = {p.local: p for p in plans}
         self.started = time.monotonic()
         run.tracker.plan(len(listing.entries), listing.total_bytes, 0, 0)
-        run.tracker.set_phase("pulling", "the box is still hashing: nothing counts before")
+        run.tracker.set_phase(
+            "pulling", "the box is still hashing; each file counts once its hash matches"
+        )
         async with stall_watch(run):
             try:
                 await copy_files(run, plans)

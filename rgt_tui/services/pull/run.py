@@ -166,6 +166,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         final = run.manifest.by_local_path()
         if run.checked is not None:
             run.checked.set_result(final)  # early copies may now be checked and installed
+            run.tracker.set_phase("pulling")  # no longer "still hashing"
         started = early.plans if early is not None else {}
         if not started:
             run.tracker.set_phase("planning", "checking files already here")
