@@ -333,7 +333,7 @@ class SshTransport(SftpSessions):
         conn = self._require()
         try:
             process = await when_allowed(
-                lambda: conn.create_process(command, encoding="utf-8", errors="replace")
+                conn, lambda: conn.create_process(command, encoding="utf-8", errors="replace")
             )
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc

@@ -141,7 +141,8 @@ async def run_capped(
     cap = OutputCap(max_output)
     try:
         chan, session = await when_allowed(
-            lambda: conn.create_session(lambda: CappedRunSession(cap), command, encoding=None)
+            conn,
+            lambda: conn.create_session(lambda: CappedRunSession(cap), command, encoding=None),
         )
     except (OSError, asyncssh.Error) as exc:
         raise TransportError(host, describe(exc)) from exc
@@ -195,15 +196,29 @@ Opener = Callable[[asyncssh.SSHClientConnection, dict], Awaitable[tuple]]
 _T = TypeVar("_T")
 
 
-async def when_allowed(open_channel: Callable[[], Awaitable[_T]]) -> _T:
+# The box's own refusals of a channel (sshd answers MaxSessions with one of these);
+# asyncssh's "connection closed" and "session request failed" (an exec refused) are not.
+_REFUSALS = (
+    asyncssh.OPEN_ADMINISTRATIVELY_PROHIBITED,
+    asyncssh.OPEN_CONNECT_FAILED,
+    asyncssh.OPEN_RESOURCE_SHORTAGE,
+)
+
+
+async def when_allowed(
+    conn: asyncssh.SSHClientConnection, open_channel: Callable[[], Awaitable[_T]]
+) -> _T:
     """``open_channel()``, asked again while the box refuses the session (MaxSessions)
-    for up to SESSION_WAIT_S, a little less often each time; then its refusal."""
+    on a live connection, for up to SESSION_WAIT_S, a little less often each time; then
+    its refusal."""
     loop = asyncio.get_running_loop()
     deadline, delay = loop.time() + SESSION_WAIT_S, 0.05
     while True:
         try:
             return await open_channel()
-        except asyncssh.ChannelOpenError:
+        except asyncssh.ChannelOpenError as exc:
+            if exc.code not in _REFUSALS or conn.is_closed():
+                raise
             if loop.time() + delay > deadline:
                 raise
             await asyncio.sleep(delay)
@@ -217,7 +232,8 @@ def command_channel(host: str, command: str) -> Opener:
     async def open_session(conn: asyncssh.SSHClientConnection, options: dict) -> tuple:
         try:
             return await when_allowed(
-                lambda: conn.create_session(ByteStreamSession, command, encoding=None, **options)
+                conn,
+                lambda: conn.create_session(ByteStreamSession, command, encoding=None, **options),
             )
         except asyncssh.ChannelOpenError as exc:
             why = f"the box refused another session ({exc.reason})"
