@@ -55,7 +55,7 @@ def manifest_command(
     list_first: bool = False,
     inline: bool = True,
 ) -> str:
-    """The remote shell command that runs the script from stdin.
+    """The remote shell command that runs the script (its source inline, or on stdin).
 
     Every word is ``shlex.quote``d: pull roots come from hosts.toml and pass through the
     remote shell, so a space or ``$(...)`` in one must stay a literal path. ``box_id``: the
@@ -121,9 +121,13 @@ async def take_manifest(
                 listed.append(line)
                 return
             if '"type": "listed"' in line:
-                listing = parse_manifest_lines(host.name, [*lines, *listed, line], listing=True)
+                try:
+                    listing = parse_manifest_lines(host.name, [*lines, *listed, line], listing=True)
+                except ManifestError:
+                    listing = None  # only a promise: the complete manifest decides alone
                 listed = None
-                on_listing(replace(listing, host_key=transport.host_key_fingerprint))
+                if listing is not None:
+                    on_listing(replace(listing, host_key=transport.host_key_fingerprint))
         lines.append(line)
         if on_file is not None and '"type": "file"' in line:  # sizes: the parser's alone
             files += 1

@@ -13,10 +13,11 @@ from collections.abc import Callable
 
 import pytest
 from support import MIB
+from support.machine import tmpfs
 from support.pulls import box_results, fast, host_of, pull, random_file, sha
 from support.waiting import wait_for
 
-from rgt_tui.services.pull import PullError, pull_host
+from rgt_tui.services.pull import NotEnoughSpace, PullError, pull_host
 from rgt_tui.services.pull.budget import Bandwidth
 from rgt_tui.services.records import pulled_path
 from rgt_tui.transport import transport_for
@@ -31,12 +32,18 @@ class HeldScan:
         inner: Transport,
         edit: Callable[[dict], dict] | None = None,
         extra: tuple[dict, ...] = (),
+        *,
+        cut: bool = False,
+        tar_stalls_after: int | None = None,
     ) -> None:
         self.inner = inner
         self.edit = edit  # an entry line's object -> what the box prints instead
         self.extra = extra  # entry lines the box adds to its listing
+        self.cut = cut  # the scan's output ends at the release (its python died mid-hash)
+        self.tar_stalls_after = tar_stalls_after  # bytes of the tar stream, then silence
         self.released = asyncio.Event()
         self.listed = asyncio.Event()
+        self.tar_stalled = asyncio.Event()
 
     def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
         return getattr(self.inner, name)
@@ -53,6 +60,21 @@ class HeldScan:
             if held and '"type": "listed"' in line:
                 self.listed.set()
                 await self.released.wait()
+                if self.cut:
+                    return
+
+    async def stream_bytes(self, command: str, **kw: object):  # type: ignore[no-untyped-def]
+        sent, limit = 0, self.tar_stalls_after
+        async for chunk in self.inner.stream_bytes(command, **kw):
+            if limit is None or not command.startswith("tar "):
+                yield chunk
+                continue
+            for at in range(0, len(chunk), 4096):  # a slow far link: a little at a time
+                yield chunk[at : at + 4096]
+                sent += 4096
+                if sent >= limit:
+                    self.tar_stalled.set()
+                    await asyncio.Event().wait()  # the stream stays open, silent
 
 
 async def _pull_held(host, results, held: HeldScan, **kw):  # type: ignore[no-untyped-def]
@@ -178,3 +200,63 @@ async def test_a_box_lost_while_it_hashes_keeps_the_parts_and_a_rerun_resumes(
     (done,) = result.pulled
     assert result.ok and done.resumed_from == kept and sent == 24 * MIB - kept
     assert sha(tmp_path / "box1" / "last.pt") == digest
+
+
+async def _small_files_mid_tar(make_loopback_fleet, tmp_path, **held):  # type: ignore[no-untyped-def]
+    """A pull whose early tar stream has brought a few whole small files (waiting at the
+    install gate) and stalls, while the box's hashes are held back."""
+    fleet = await make_loopback_fleet(1)
+    for i in range(10):
+        (box_results(fleet) / f"f{i}.bin").write_bytes(bytes([i]) * 20_000)
+    host = host_of(fleet)
+    box = HeldScan(transport_for(host), tar_stalls_after=70_000, **held)
+    pulling = asyncio.ensure_future(_pull_held(host, tmp_path, box, options=fast()))
+    await asyncio.wait_for(box.tar_stalled.wait(), 30)
+    return box, pulling
+
+
+async def test_ctrl_c_while_the_box_hashes_ends_the_pull_at_once(make_loopback_fleet, tmp_path):
+    box, pulling = await _small_files_mid_tar(make_loopback_fleet, tmp_path)
+    pulling.cancel()  # Ctrl-C: the parts waiting at the install gate must not hold it up
+    done, _ = await asyncio.wait({pulling}, timeout=10)
+    box.released.set()
+    assert done and pulling.cancelled()
+    assert not (tmp_path / "box1" / "f0.bin").exists()  # nothing unchecked installed
+
+
+async def test_a_scan_cut_off_while_parts_wait_at_the_gate_fails_the_pull(
+    make_loopback_fleet, tmp_path
+):
+    box, pulling = await _small_files_mid_tar(make_loopback_fleet, tmp_path, cut=True)
+    box.released.set()  # the box's output ends before its last line: no manifest
+    done, _ = await asyncio.wait({pulling}, timeout=10)
+    assert done
+    with pytest.raises(PullError, match="did not finish"):
+        pulling.result()
+    assert not (tmp_path / "box1" / "f0.bin").exists()
+
+
+async def test_a_box_that_listed_files_smaller_is_checked_for_space_again(
+    make_loopback_fleet, tmp_path
+):
+    """The early copies start because the listing fits; the manifest then says a file is
+    20 MiB, not the 1 MiB listed, on an 8 MiB disk: refused before anything lands."""
+    fleet = await make_loopback_fleet(1)
+    random_file(box_results(fleet) / "big.pt", 20 * MIB)
+    host = host_of(fleet)
+
+    def smaller(entry: dict) -> dict:
+        return {**entry, "size": MIB}
+
+    held = HeldScan(transport_for(host), smaller)
+    held.released.set()
+    with tmpfs(tmp_path / "disk", "8m") as disk:
+        with pytest.raises(NotEnoughSpace) as caught:
+            await _pull_held(host, disk, held, options=fast())
+        # What is left by the manifest: the file's 20 MiB less what its part holds.
+        assert 19 * MIB <= caught.value.remaining <= 20 * MIB
+        assert not (disk / "box1" / "big.pt").exists()
+        assert (
+            not pulled_path(disk / "box1").exists()
+            or "big.pt" not in pulled_path(disk / "box1").read_text()
+        )

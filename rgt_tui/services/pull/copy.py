@@ -99,9 +99,9 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
             while leftover:
                 await _copy_one(run, leftover.popleft(), (1 + n % lanes_in_all,))
 
-        await _all(small_worker(n) for n in range(min(SMALL_AT_ONCE, len(leftover))))
+        await together(small_worker(n) for n in range(min(SMALL_AT_ONCE, len(leftover))))
 
-    await _all([small_files(), *(sftp_worker(n) for n in range(run.options.concurrency))])
+    await together([small_files(), *(sftp_worker(n) for n in range(run.options.concurrency))])
 
 
 async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> None:
@@ -240,7 +240,7 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
             run.tracker.advance(plan.local, at - start)
             written.set()
 
-    await _all([write(), *(fetch(reader) for reader in readers)])
+    await together([write(), *(fetch(reader) for reader in readers)])
 
 
 async def _copy_small(run: PullRun, plans: list[FilePlan]) -> list[FilePlan]:
@@ -345,15 +345,16 @@ async def _checked(run: PullRun, plan: FilePlan) -> FilePlan | None:
     """The plan as the complete manifest has it: a copy started on the walk's listing
     (no SHA-256 yet) waits here until the box has hashed everything, and is checked
     against that manifest only. None: it no longer lists the file at that size."""
-    if run.checked is None or plan.entry.sha256 is not None:
+    if not plan.early:
         return plan
+    assert run.checked is not None  # set before any early copy starts
     while not run.checked.done():
         run.touch()  # waiting for the box's hashes, not for a stalled link
         await asyncio.wait({run.checked}, timeout=1.0)
     entry = run.checked.result().get(plan.local)
     if entry is None or entry.size != plan.entry.size:
         return None
-    return dataclasses.replace(plan, entry=entry)
+    return dataclasses.replace(plan, entry=entry, early=False)
 
 
 # -- blocking helpers (worker threads) ----------------------------------------------------
@@ -452,7 +453,7 @@ def local_mode(entry: ManifestEntry, umask: int) -> int:
     return (0o600 if entry.mode is None else entry.mode) & 0o755 & ~umask
 
 
-async def _all(coros) -> None:  # noqa: ANN001
+async def together(coros) -> None:  # noqa: ANN001
     """Run coroutines together; the first error cancels the rest and is raised."""
     tasks = [asyncio.ensure_future(c) for c in coros]
     if not tasks:

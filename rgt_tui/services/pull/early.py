@@ -38,6 +38,9 @@ class EarlyCopy:
         self.plans: dict[str, FilePlan] = {}  # by local path: what started early
         self.task: asyncio.Future | None = None
         self.ended = asyncio.Event()  # the task is over, whatever its outcome
+        # The plans are made (or none can start): the pull reads ``plans`` and
+        # ``run.checked`` only after this, so no early copy starts once it moved on.
+        self.planned = asyncio.Event()
         self.started: float | None = None  # when the first byte was asked for
 
     def on_listing(self, listing: Manifest) -> None:
@@ -45,16 +48,23 @@ class EarlyCopy:
         After a reconnect the scan lists again: what started first carries on."""
         if self.task is None:
             self.task = asyncio.ensure_future(self._copy(listing))
-            self.task.add_done_callback(lambda _: self.ended.set())
+            self.task.add_done_callback(lambda _: (self.ended.set(), self.planned.set()))
+
+    async def until_planned(self) -> None:
+        """Until the plans are made (at once when no listing came, or they are made)."""
+        if self.task is not None:
+            await self.planned.wait()
 
     async def _copy(self, listing: Manifest) -> None:
         run = self.run
         plans = await in_thread(early_plans, run.tree, listing, self.previous, run.options)
         if not plans:
+            self.planned.set()
             return
         run.listing = listing
         run.checked = asyncio.get_running_loop().create_future()
         self.plans = {p.local: p for p in plans}
+        self.planned.set()
         self.started = time.monotonic()
         run.tracker.plan(len(listing.entries), listing.total_bytes, 0, 0)
         run.tracker.set_phase(
@@ -117,7 +127,7 @@ def early_plans(
     early, everything = [], []
     for entry in listing.entries:
         rel = listing.local_relpath(entry.root, entry.path)
-        plan = FilePlan(entry, rel, part_path(rel), "pull")
+        plan = FilePlan(entry, rel, part_path(rel), "pull", early=True)
         everything.append(plan)
         try:
             if tree.lstat(rel) is not None:
@@ -130,7 +140,7 @@ def early_plans(
         # by size and mtime: the hash is not known yet; a wrong guess fails the hash).
         same = earlier is None or (earlier.size, earlier.mtime) == (entry.size, entry.mtime)
         if part is not None and stat.S_ISREG(part.st_mode) and part.st_size <= entry.size and same:
-            plan = FilePlan(entry, rel, plan.part, "pull", part.st_size)
+            plan = FilePlan(entry, rel, plan.part, "pull", part.st_size, early=True)
         early.append(plan)
         everything[-1] = plan
     try:
@@ -140,6 +150,6 @@ def early_plans(
             margin_fraction=options.margin_fraction,
             margin_min=options.margin_min_bytes,
         )
-    except (NotEnoughSpace, NotEnoughInodes):
-        return []
+    except (NotEnoughSpace, NotEnoughInodes, OSError):
+        return []  # the exact plan checks again, and names what it meets
     return early

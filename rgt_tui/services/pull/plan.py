@@ -54,6 +54,9 @@ class FilePlan:
     resume_from: int = 0
     local_sha256: str | None = None  # of the file already here, when there is one
     note: str = ""
+    # Made from the walk's listing (early.py), before the box's hash: it counts only
+    # once the complete manifest agrees (copy._checked).
+    early: bool = False
 
     @property
     def set_aside(self) -> str | None:

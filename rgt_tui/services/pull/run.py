@@ -4,7 +4,8 @@ One ``PullRun`` carries the state from stage to stage. Connection failures retry
 fleet connections' one reconnect loop (``connections.connect_with_backoff``: capped,
 jittered backoff, the count starting again whenever bytes came in between; ``wait`` is
 the host's wakeable wait in the TUI, so ``r`` cuts it short); no bytes for
-``stall_timeout_s`` drops the connection so every read fails and resumes from its part. A full local disk stops the pull with the file and folder named; parts stay.
+``stall_timeout_s`` drops the connection so every read fails and resumes from its part.
+A full local disk stops the pull with the file and folder named; parts stay.
 
 The stages overlap where a far box makes each wait a round trip (docs/pulls.md,
 "Overlap"): the copy's SFTP sessions open with the scan, files start copying when the box
@@ -29,14 +30,14 @@ from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import HostKeyError, TransportError
-from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.manifest import Manifest, ManifestEntry, ManifestError
 from rgt_tui.services.connections import connect_with_backoff
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.pull.box_logs import LOGS_ROOT, BoxLogs, logs_folder, select_logs
-from rgt_tui.services.pull.copy import copy_files
+from rgt_tui.services.pull.copy import copy_files, together
 from rgt_tui.services.pull.early import EarlyCopy
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
-from rgt_tui.services.pull.plan import FilePlan, PulledRecord, check_space, plan_pull
+from rgt_tui.services.pull.plan import FilePlan, PulledRecord, PullPlan, check_space, plan_pull
 from rgt_tui.services.pull.progress import ProgressTracker, PullProgress
 from rgt_tui.services.pull.state import PullRun, stall_watch
 from rgt_tui.services.pull.types import (
@@ -123,11 +124,12 @@ class _Beside:
             self.logs = _quiet(asyncio.ensure_future(_pull_box_logs(run, once=True)))
 
     async def result_code(self) -> ResultCode:
-        """The box's code records (U42), read again when the first read failed."""
-        with contextlib.suppress(TransportError):
-            if self.code is not None:
-                return await self.code
-        return await read_result_code(self.run.host, self.run.transport)
+        """The box's code records (U42), read again when the first read could not (a
+        drop while the files were copied, or no session for it in time)."""
+        code = await self.code if self.code is not None else None
+        if code is None or code.problem:
+            code = await read_result_code(self.run.host, self.run.transport)
+        return code
 
     async def box_logs(self) -> BoxLogs | None:
         """The queue logs' pull; done again when a lost connection cut it off."""
@@ -159,14 +161,13 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         # a pull root (refused below, before anything is written).
         early = None if run.host.is_local else EarlyCopy(run, previous)
         run.manifest = await _take_manifest(run, beside, early)
+        if early is not None:
+            await early.until_planned()  # no early copy starts after this
         beside.after_scan()
         if run.host.is_local:
             _refuse_nested(run.dest, run.manifest)
         await _local(save_manifest, run.dest, run.manifest)
         final = run.manifest.by_local_path()
-        if run.checked is not None:
-            run.checked.set_result(final)  # early copies may now be checked and installed
-            run.tracker.set_phase("pulling")  # no longer "still hashing"
         started = early.plans if early is not None else {}
         if not started:
             run.tracker.set_phase("planning", "checking files already here")
@@ -176,16 +177,24 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         )
         plan = await _local(plan_pull, run.tree, rest, previous, run.record)
         _note_plan(run, plan.files)
-        if not started:  # early copies started only when every listed byte fit
-            margin = {
-                "margin_fraction": run.options.margin_fraction,
-                "margin_min": run.options.margin_min_bytes,
-            }
+        margin = {
+            "margin_fraction": run.options.margin_fraction,
+            "margin_min": run.options.margin_min_bytes,
+        }
+        if started:
+            # The early copies started because every listed byte fit; a box whose files
+            # are larger than it listed (they grew, or it lied) is checked again, exactly,
+            # before any file is installed.
+            await _local(_check_space_again, run, final, started, plan, margin)
+            run.checked.set_result(final)  # type: ignore[union-attr]  # early files may land
+            run.tracker.set_phase("pulling")  # no longer "still hashing"
+        else:
             await _local(lambda: check_space(run.dest, plan, **margin))
             run.tracker.set_phase("pulling")
         copy_started = early.started if early is not None and early.started else time.monotonic()
         if early is not None:
-            await asyncio.gather(_early(run, early), _copy_with_retries(run, list(plan.to_pull)))
+            # together: a failure of either (a full disk) cancels the other at once.
+            await together([_early(run, early), _copy_with_retries(run, list(plan.to_pull))])
             resume, gone = early.unfinished(final)
             await _local(_remove_parts, run, gone)
             if resume:  # cut off by a drop, or the listing was not the manifest
@@ -194,6 +203,8 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
                 await _copy_with_retries(run, await _local(_resume_points, run, resume))
         else:
             await _copy_with_retries(run, list(plan.to_pull))
+        for local in final.keys() - run.finished:  # never a file silently left out
+            run.failed[local] = "not copied (lost track of it in this run); re-run the pull"
         run.copy_s = time.monotonic() - copy_started
         run.tracker.set_phase("finishing")
         # The code that made these results (U42), kept beside them for the summary and
@@ -214,6 +225,8 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
             await asyncio.shield(asyncio.to_thread(run.record.save, run.dest))
         raise
     finally:
+        if run.checked is not None and not run.checked.done():
+            run.checked.cancel()  # the install gate's waiters end: nothing more lands
         if early is not None:
             await early.cancel()  # nothing unchecked was installed: the parts stay
     logs = await beside.box_logs()
@@ -230,10 +243,39 @@ async def _early(run: PullRun, early: EarlyCopy) -> None:
         raise exc.to_pull_error(run.dest) from exc
 
 
+def _check_space_again(
+    run: PullRun,
+    final: dict[str, ManifestEntry],
+    started: dict[str, FilePlan],
+    rest: PullPlan,
+    margin: dict,
+) -> None:
+    """NotEnoughSpace / NotEnoughInodes when the complete manifest holds more than the
+    listing the early copies were let start on, and what is left no longer fits."""
+    assert run.listing is not None
+    listing = run.listing
+    listed = {listing.local_relpath(e.root, e.path): e.size for e in listing.entries}
+    if all(entry.size <= listed.get(local, -1) for local, entry in final.items()):
+        return  # nothing grew: the check made on the listing holds
+    left = list(rest.to_pull)
+    for local, plan in started.items():
+        entry = final.get(local)
+        if entry is None:
+            continue
+        try:
+            part = run.tree.lstat(plan.part)
+        except LocalConflict:
+            part = None
+        done = part.st_size if part is not None and part.st_size <= entry.size else 0
+        left.append(dataclasses.replace(plan, entry=entry, resume_from=done))
+    check_space(run.dest, PullPlan(tuple(left)), **margin)
+
+
 def _remove_parts(run: PullRun, plans: list[FilePlan]) -> None:
     """The parts of files an early copy started and the complete manifest does not list."""
     for plan in plans:
         run.tree.remove(plan.part)
+        run.tracker.drop_file(plan.local)
 
 
 async def _take_manifest(run: PullRun, beside: _Beside, early: EarlyCopy | None) -> Manifest:
@@ -304,6 +346,8 @@ async def _retrying(run: PullRun, action: Callable) -> object:
     while True:
         received = run.tracker.bytes_received
         try:
+            if not run.retry and not run.transport.connected:  # the pull's to reconnect
+                raise TransportError(run.host.name, "the connection was lost")
             await _connect(run)  # at once when connected (a reconnect just happened)
             return await action()
         except HostKeyError as exc:

@@ -47,7 +47,6 @@ class PullRun:
     stalled: str | None = None  # why the stall watch dropped the connection
     reached: bool = False  # the box answered once in this run (else nothing can be resumed)
     started: float = field(default_factory=time.monotonic)
-    warming: asyncio.Future | None = None  # the copy's SFTP sessions, starting early
     copy_s: float = 0.0  # seconds the copy stage took, for its rate (the CLI shows it)
     umask: int = field(default_factory=current_umask)  # pulled files are never wider
     # Sleeps between reconnect attempts (the host's FleetConnections.wait in the TUI).
@@ -71,7 +70,7 @@ class PullRun:
         self.finished.add(plan.local)
 
     def fail(self, plan: FilePlan, why: str) -> None:
-        if self.checked is not None and plan.entry.sha256 is None:
+        if plan.early:
             # Started on the walk's listing: the complete manifest decides (the file may
             # be gone or another version by then); the pull plans it again from that.
             self.leftover.add(plan.local)
