@@ -5,6 +5,9 @@ Helpers (not fixtures) live in ``support/``."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pwd
 import shutil
 import tempfile
 import time
@@ -27,6 +30,23 @@ def state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     return state
+
+
+# A login shell's `pyenv init` (in this development machine's root ~/.bashrc) takes a
+# lock file while it rehashes; a test that kills a box's shell in that instant (a queue
+# kill, a box stopped) leaves the lock, and every later SSH session's shell then waits
+# 60 s for it (pyenv-rehash), so every OpenSSH test after it times out. A real rehash
+# holds it well under a second: one older than this is stale.
+_PYENV_LOCK = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".pyenv" / "shims" / ".pyenv-shim"
+_STALE_S = 5.0
+
+
+@pytest.fixture(autouse=True)
+def _no_stale_shell_lock() -> None:
+    """Before each test: a stale pyenv rehash lock (above) is removed."""
+    with contextlib.suppress(OSError):
+        if time.time() - _PYENV_LOCK.stat().st_mtime > _STALE_S:
+            _PYENV_LOCK.unlink()
 
 
 @pytest.fixture
