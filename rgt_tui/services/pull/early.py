@@ -18,6 +18,7 @@ pull's one retry loop resumes what they left from the parts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import stat
 import time
 
@@ -25,7 +26,13 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestEntry
 from rgt_tui.services.pull.copy import copy_files
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
-from rgt_tui.services.pull.plan import FilePlan, PullPlan, check_space, part_path
+from rgt_tui.services.pull.plan import (
+    FilePlan,
+    PullPlan,
+    check_space,
+    earlier_entries,
+    part_path,
+)
 from rgt_tui.services.pull.state import PullRun, stall_watch
 from rgt_tui.services.pull.types import NotEnoughInodes, NotEnoughSpace, PullOptions
 
@@ -108,7 +115,7 @@ class EarlyCopy:
                 gone.append(plan)
             else:
                 run.leftover.discard(local)  # planned now, from the complete manifest
-                resume.append(FilePlan(entry, local, plan.part, plan.action, plan.resume_from))
+                resume.append(dataclasses.replace(plan, entry=entry, early=False))
         return resume, gone
 
 
@@ -117,13 +124,7 @@ def early_plans(
 ) -> list[FilePlan]:
     """The listed files that can start before their hash is known; none when not every
     listed byte would fit (the exact plan decides then, once the manifest is whole)."""
-    before = {}
-    if previous is not None:
-        before = {
-            (previous.roots[e.root].path, e.path): e
-            for e in previous.entries
-            if e.root < len(previous.roots)
-        }
+    before = earlier_entries(previous)
     early, everything = [], []
     for entry in listing.entries:
         rel = listing.local_relpath(entry.root, entry.path)

@@ -166,18 +166,24 @@ def hash_fd(
     return digest
 
 
+def earlier_entries(previous: Manifest | None) -> dict[tuple[str, str], ManifestEntry]:
+    """The previous manifest's entries by (root as resolved on the box, path): what a
+    part left by an older pull was started on."""
+    if previous is None:
+        return {}
+    return {
+        (previous.roots[e.root].path, e.path): e
+        for e in previous.entries
+        if e.root < len(previous.roots)
+    }
+
+
 def plan_pull(
     tree: HostTree, manifest: Manifest, previous: Manifest | None, record: PulledRecord
 ) -> PullPlan:
     """Decide, file by file, what the pull must do (hashing local files rgt-tui cannot
     vouch for)."""
-    before = {}
-    if previous is not None:
-        before = {
-            (previous.roots[e.root].path, e.path): e
-            for e in previous.entries
-            if e.root < len(previous.roots)
-        }
+    before = earlier_entries(previous)
     plans = []
     for entry in manifest.entries:
         rel = manifest.local_relpath(entry.root, entry.path)

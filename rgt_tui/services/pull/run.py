@@ -253,9 +253,8 @@ def _check_space_again(
     """NotEnoughSpace / NotEnoughInodes when the complete manifest holds more than the
     listing the early copies were let start on, and what is left no longer fits."""
     assert run.listing is not None
-    listing = run.listing
-    listed = {listing.local_relpath(e.root, e.path): e.size for e in listing.entries}
-    if all(entry.size <= listed.get(local, -1) for local, entry in final.items()):
+    listed = run.listing.by_local_path()
+    if all(local in listed and e.size <= listed[local].size for local, e in final.items()):
         return  # nothing grew: the check made on the listing holds
     left = list(rest.to_pull)
     for local, plan in started.items():
