@@ -43,6 +43,9 @@ summary repeats those lines when there are several links.
 Usage: .venv/bin/python scripts/bench_pull.py [--link loopback|far|near|big|all|custom]
        [--rtt-ms 200 --rate-mbit 1000] [--big-files 3] [--big-mib 300]
        [--small-files 3000] [--dir /tmp/rgt-bench] [--repeat 5] [--no-large-only]
+One script past 450 lines on purpose: every link shares the same sshd, data sets, same-start
+rule and timing, so its figures compare; each link's measurement is one function.
+
 Needs /usr/sbin/sshd, ssh, rsync and scp. Everything lives under --dir (the data sets are
 kept between runs, so each is made once; each run's copy goes to a new folder under
 ``--dir/out``, deleted at the end); nothing else is touched.
