@@ -46,8 +46,8 @@ Rules this file lives by:
   refused with its target; one that stays inside is reported as a link, not as data.
 - Secrets are never read: a name that is, or a folder below, one of ``SECRET_PATHS``
   (``.ssh``, ``.netrc``, ``.aws``, ``.config/gcloud``, ``.cache/huggingface/token``,
-  ``.git-credentials``; matched on the whole resolved path, component by component, ASCII
-  case-folded) is reported as ``refused`` with the reason ``skipped by rule: secret
+  ``.git-credentials``, the launch's ``.rgt/credentials.env`` and its temp files; matched
+  on the whole resolved path, component by component, ASCII case-folded) is reported as ``refused`` with the reason ``skipped by rule: secret
   (<which>)`` before it is even stat'ed, and a folder so named is not entered. So are a
   link whose target is one and a root that is (or lies inside) one. They match wherever
   they appear, not only in this user's home: ``pull = ["/home"]`` holds other homes, and
@@ -69,7 +69,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from .box_id import read_box_id
-from .secret_paths import SECRET_PATHS, SECRET_RULE
+from .secret_paths import SECRET_PATHS, SECRET_RULE, names_match
 
 PROTOCOL_VERSION = 1
 BLOCK = 1 << 20
@@ -138,7 +138,7 @@ def secret_at_end(parts):
     """The secret (as in SECRET_PATHS) that the byte components ``parts`` end with, or None."""
     for secret in SECRETS:
         n = len(secret)
-        if len(parts) >= n and tuple(p.lower() for p in parts[-n:]) == secret:
+        if len(parts) >= n and names_match(secret, [p.lower() for p in parts[-n:]]):
             return b"/".join(secret).decode("ascii")
     return None
 

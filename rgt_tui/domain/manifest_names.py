@@ -30,7 +30,7 @@ from pathlib import PurePosixPath
 # skips them without reading them (``rgt_tui.agent.manifest``); the client refuses them
 # again here, since the scan's output is not trusted. One list, kept with the scan (the
 # agent imports nothing of ours, so the list lives on its side).
-from rgt_tui.agent.secret_paths import SECRET_PATHS, SECRET_RULE
+from rgt_tui.agent.secret_paths import SECRET_PATHS, SECRET_RULE, names_match
 from rgt_tui.domain.manifest import RECORDS_DIR
 
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL, C1
@@ -92,7 +92,7 @@ def secret_reason(root_path: str, path: str) -> str | None:
     for secret in _SECRETS:
         n = len(secret)
         for i in range(len(parts) - n + 1):
-            if tuple(parts[i : i + n]) == secret:
+            if names_match(secret, parts[i : i + n]):
                 return f"{SECRET_RULE} ({'/'.join(secret)})"
     return None
 

@@ -277,7 +277,7 @@ def test_what_only_looks_like_a_secret_is_pulled():
         assert secret_reason("/r", name) is None
     assert secret_reason("/r/.ssh", "") == f"{SECRET_RULE} (.ssh)"
     assert unsafe_path_reason("a/b c/ü.pt") is None
-    assert len(SECRET_PATHS) == 6
+    assert len(SECRET_PATHS) == 8  # the six a home keeps, the launch's credentials and temp
 
 
 def test_a_root_inside_a_secret_is_refused_whole():
