@@ -117,6 +117,13 @@ _ENTRIES = (
         "Read the profile's survival facts; pull before the platform's release clock runs out.",
     ),
     Gotcha(
+        "RGT1",  # rgt-tui's own: a box is hostile input (DESIGN.md, "Trust")
+        "A box reports more than any machine has",
+        "Its sample listed more GPUs, disks, processes or throttle reasons than rgt-tui keeps "
+        "(a broken driver, or a box that is not what it claims).",
+        "Check the box by hand (nvidia-smi -L, df); if it is not what you rented, tear it down.",
+    ),
+    Gotcha(
         "P1",
         "Every idle paid minute is money",
         "The meter runs while the box is up, whether or not the GPU works.",

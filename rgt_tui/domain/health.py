@@ -297,6 +297,23 @@ def threads_alerts(snap: HostSnapshot) -> list[Alert]:
     return alerts
 
 
+def overflow_alerts(snap: HostSnapshot) -> list[Alert]:
+    """Lists the box sent longer than the parser keeps (``snapshot.MAX_GPUS`` and the
+    others): no real machine has 50,000 GPUs, so a broken driver or a hostile box; the
+    alert names it instead of the fleet's metrics growing by a series per entry."""
+    return [
+        Alert(
+            "host.overflow",
+            "warning",
+            f"box sent {o.sent:,} {o.what}; only the first {o.kept} are kept — "
+            "its report cannot be trusted: check the box (nvidia-smi -L, df)",
+            "RGT1",
+            o.what,
+        )
+        for o in snap.overflows
+    ]
+
+
 def _ago(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{max(0.0, seconds):.0f} s"
 
@@ -361,6 +378,7 @@ def evaluate(
         alerts += gpu_alerts(snap, state, th)
         alerts += threads_alerts(snap)
         alerts += liveness_alerts(snap, th)
+        alerts += overflow_alerts(snap)
         # state.idle_since is None while a queue cell runs (HealthState.observe).
         if ctx.cost_per_hour and state.idle_since is not None and snap.cell is None:
             idle_min = (snap.t - state.idle_since) / 60

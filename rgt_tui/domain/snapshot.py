@@ -37,6 +37,12 @@ Agent JSON (version 1), every key optional except ``v``::
 
 Sizes are bytes, clocks MHz, power watts, temperatures degrees Celsius.
 
+A box is hostile input, and one agent line (up to the transport's 1 MiB) could list tens
+of thousands of GPUs, each a dozen metric series and alert candidates. So the parser keeps
+the first ``MAX_GPUS`` GPUs, ``MAX_DISKS`` disks, ``MAX_GPU_PROCESSES`` processes and
+``MAX_THROTTLE_REASONS`` reasons per GPU, in the sample's order, and records what it
+dropped in ``HostSnapshot.overflows``: the health rule ``host.overflow`` names it.
+
 The agent lists GPU processes only every ``proc_every`` samples (listing them costs a
 driver call, or an ``nvidia-smi`` run). ``carry_processes`` gives the samples in between
 the last list, marked with when it was taken (``ProcessListing``), so the rules that read
@@ -56,6 +62,12 @@ from rgt_tui.domain.units import plural
 
 AGENT_PROTOCOL_VERSION = 1
 UNLIMITED = "unlimited"
+# What one sample may list; the largest real boxes have 8-16 GPUs and a few watched paths.
+MAX_GPUS = 64
+MAX_DISKS = 64
+MAX_GPU_PROCESSES = 256
+MAX_THROTTLE_REASONS = 32  # NVML knows about ten
+PROCESSES_OVERFLOW = "GPU processes"  # the Overflow.what of a process list cut short
 
 
 @dataclass(frozen=True)
@@ -160,6 +172,16 @@ class XidEvent:
 
 
 @dataclass(frozen=True)
+class Overflow:
+    """A list the box sent longer than the parser keeps: ``sent`` entries, the first
+    ``kept`` kept (``what`` says which list: "GPUs", "throttle reasons of GPU 3")."""
+
+    what: str
+    sent: int
+    kept: int
+
+
+@dataclass(frozen=True)
 class HostSnapshot:
     """Everything one agent sample says about one host."""
 
@@ -197,6 +219,8 @@ class HostSnapshot:
     # The id the box keeps in ~/.rgt/box-id: a different one under the same host name is
     # a new box (rgt_tui.domain.box_identity). None: the agent could not read or write it.
     box_id: str | None = None
+    # Lists the box sent longer than the parser keeps (the module's MAX_* limits).
+    overflows: tuple[Overflow, ...] = ()
 
 
 class _Reader:
@@ -238,6 +262,13 @@ class _Reader:
         return good
 
 
+def _first(items: list[Any], limit: int, what: str, overflows: list[Overflow]) -> list[Any]:
+    """The first ``limit`` of ``items``; a longer list is recorded in ``overflows``."""
+    if len(items) > limit:
+        overflows.append(Overflow(what, len(items), limit))
+    return items[:limit]
+
+
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     names = {int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
@@ -256,11 +287,12 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
     """Build a snapshot from one decoded agent line; bad fields become None and a problem."""
     problems: list[str] = [f"agent: {e}" for e in data.get("errors", []) if isinstance(e, str)]
     r = _Reader(problems)
+    overflows: list[Overflow] = []
     if data.get("v") != AGENT_PROTOCOL_VERSION:
         problems.append(f"agent protocol v{data.get('v')!r}, expected v{AGENT_PROTOCOL_VERSION}")
 
-    disks = []
-    for d in r.objects(data, "disks", "disks"):
+    disks: list[DiskSample] = []
+    for d in _first(r.objects(data, "disks", "disks"), MAX_DISKS, "disks", overflows):
         values = [
             r.int_(d, k, "disks")
             for k in ("bytes_used", "bytes_total", "inodes_used", "inodes_total")
@@ -300,11 +332,15 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         )
 
     gpus = []
-    for g in r.objects(data, "gpus", "gpus"):
+    for g in _first(r.objects(data, "gpus", "gpus"), MAX_GPUS, "GPUs", overflows):
         index = r.int_(g, "index", "gpus")
         if index is None:
             continue
         reasons = g.get("throttle_reasons") or []
+        reasons = [x for x in reasons if isinstance(x, str)] if isinstance(reasons, list) else []
+        reasons = _first(
+            reasons, MAX_THROTTLE_REASONS, f"throttle reasons of GPU {index}", overflows
+        )
         gpus.append(
             GpuSample(
                 index=index,
@@ -319,7 +355,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
                 power_w=r.num(g, "power_w", "gpus"),
                 power_limit_w=r.num(g, "power_limit_w", "gpus"),
                 temp_c=r.num(g, "temp_c", "gpus"),
-                throttle_reasons=tuple(x for x in reasons if isinstance(x, str)),
+                throttle_reasons=tuple(reasons),
                 ecc_volatile=r.int_(g, "ecc_volatile", "gpus"),
             )
         )
@@ -327,7 +363,8 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
     processes: tuple[GpuProcess, ...] | None = None
     if data.get("gpu_processes") is not None:
         procs = []
-        for p in r.objects(data, "gpu_processes", "gpu_processes"):
+        rows = r.objects(data, "gpu_processes", "gpu_processes")
+        for p in _first(rows, MAX_GPU_PROCESSES, PROCESSES_OVERFLOW, overflows):
             gpu_index, pid = (
                 r.int_(p, "gpu_index", "gpu_processes"),
                 r.int_(p, "pid", "gpu_processes"),
@@ -407,6 +444,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         tracker_seen=r.get(data, "tracker_seen", bool, "sample"),
         problems=tuple(problems),
         box_id=box_id,
+        overflows=tuple(overflows),
     )
 
 
@@ -425,4 +463,11 @@ def carry_processes(previous: HostSnapshot | None, snap: HostSnapshot) -> HostSn
         return snap
     if not 0 < snap.seq - listed.seq < every:
         return snap
-    return replace(snap, gpu_processes=previous.gpu_processes, processes_listed=listed)
+    # The listing's own overflow travels with it, so its alert does not blink.
+    cut = tuple(o for o in previous.overflows if o.what == PROCESSES_OVERFLOW)
+    return replace(
+        snap,
+        gpu_processes=previous.gpu_processes,
+        processes_listed=listed,
+        overflows=snap.overflows + cut,
+    )

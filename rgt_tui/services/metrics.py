@@ -12,6 +12,14 @@ a box that stopped answering has no current utilization, and the last one it rep
 held forever, would skew a fleet average. Its last sample's time, its alerts, its queue
 and its cost stay. Text that comes from the box (GPU names, mounts, throttle reasons,
 alert subjects) is made printable and cut before it becomes a label value.
+
+A box cannot grow the scrape without bound (the snapshot keeps at most
+``snapshot.MAX_GPUS`` GPUs and ``MAX_DISKS`` disks; more is the ``host.overflow`` alert),
+and every series of a host is distinct: Prometheus drops a sample whose name and labels
+repeat another's. GPUs that share an index, disks without a mount, mounts equal after
+the cut and alerts whose subjects are equal after it get a suffix ``#2``, ``#3``, … in
+the order the sample lists them (``gpu="0"``, ``gpu="0#2"``), so the same entity keeps
+the same label from one scrape to the next.
 """
 
 from __future__ import annotations
@@ -80,6 +88,22 @@ def _box_text(value: object) -> str:
     return printable(value, LABEL_CHARS)
 
 
+def _distinct(keys: Iterable[tuple[str, ...]]) -> list[str]:
+    """The last part of each key, suffixed ``#2``, ``#3``, … where the whole key repeats
+    an earlier one (or an earlier suffixed one): distinct, and stable for a given order."""
+    used: set[tuple[str, ...]] = set()
+    out = []
+    for key in keys:
+        head, last = key[:-1], key[-1]
+        label, n = last, 1
+        while (*head, label) in used:
+            n += 1
+            label = f"{last}#{n}"
+        used.add((*head, label))
+        out.append(label)
+    return out
+
+
 class _Families:
     """The metric families of one scrape, made on first use (empty ones not exported)."""
 
@@ -94,7 +118,9 @@ class _Families:
             doc, names = FAMILIES[name]
             kind = CounterMetricFamily if name in COUNTERS else GaugeMetricFamily
             family = self.made[name] = kind(name, doc, labels=names)
-        family.add_metric(list(labels), float(value))
+        # The last fence: no label value carries a control character, whatever its source
+        # (box text is already cleaned and cut; this catches one a future series forgets).
+        family.add_metric([printable(v, None) for v in labels], float(value))
 
 
 class FleetMetrics(Collector):
@@ -188,9 +214,9 @@ def _host_metrics(out: _Families, host: str, state: HostState) -> None:
         out.add("rgt_queue_state", (host, state.queue.state), 1)
     out.add("rgt_cost_per_hour", (host,), state.cost_per_hour)
     out.add("rgt_cost_so_far", (host,), state.cost_so_far)
-    for alert in state.alerts:
-        labels = (host, alert.id, alert.severity, alert.gotcha, _box_text(alert.subject))
-        out.add("rgt_alert", labels, 1)
+    keys = [(a.id, a.severity, a.gotcha, _box_text(a.subject)) for a in state.alerts]
+    for key, subject in zip(keys, _distinct(keys), strict=True):
+        out.add("rgt_alert", (host, *key[:-1], subject), 1)
 
 
 def _ratio(pct: float | None) -> float | None:
@@ -206,8 +232,9 @@ def _sample_metrics(out: _Families, host: str, snap: HostSnapshot) -> None:
     out.add("rgt_host_uptime_seconds", (host,), snap.uptime_s)
     out.add("rgt_host_memory_capacity_bytes", (host,), snap.host_mem_total)
     out.add("rgt_host_memory_available_bytes", (host,), snap.host_mem_available)
-    for g in snap.gpus:
-        labels = (host, str(g.index))
+    gpu_labels = _distinct((str(g.index),) for g in snap.gpus)
+    for g, gpu in zip(snap.gpus, gpu_labels, strict=True):
+        labels = (host, gpu)
         out.add("rgt_gpu_info", (*labels, _box_text(g.name), _box_text(g.uuid or "")), 1)
         out.add("rgt_gpu_utilization_ratio", labels, _ratio(g.util_pct))
         out.add("rgt_gpu_memory_controller_utilization_ratio", labels, _ratio(g.mem_util_pct))
@@ -224,8 +251,9 @@ def _sample_metrics(out: _Families, host: str, snap: HostSnapshot) -> None:
         for reason in reasons:
             out.add("rgt_gpu_throttle", (*labels, reason), 1)
         out.add("rgt_gpu_ecc_volatile_errors", labels, g.ecc_volatile)
-    for d in snap.disks:
-        labels = (host, _box_text(d.mount))
+    mounts = _distinct((_box_text(d.mount),) for d in snap.disks)
+    for d, mount in zip(snap.disks, mounts, strict=True):
+        labels = (host, mount)
         out.add("rgt_disk_used_bytes", labels, d.bytes_used)
         out.add("rgt_disk_capacity_bytes", labels, d.bytes_total)
         out.add("rgt_disk_inodes_used", labels, d.inodes_used)

@@ -1,0 +1,88 @@
+"""A box cannot make a snapshot (or the alerts read from it) as large as it likes: the
+parser keeps the first MAX_GPUS GPUs, MAX_DISKS disks, MAX_GPU_PROCESSES processes and
+MAX_THROTTLE_REASONS reasons per GPU, and what it dropped is an alert naming the host."""
+
+from __future__ import annotations
+
+import json
+
+from support.samples import agent_sample, disk, gpu
+
+from rgt_tui.domain.gotchas import gotcha
+from rgt_tui.domain.health import HealthContext, HealthState, evaluate
+from rgt_tui.domain.snapshot import (
+    MAX_DISKS,
+    MAX_GPU_PROCESSES,
+    MAX_GPUS,
+    MAX_THROTTLE_REASONS,
+    carry_processes,
+    snapshot_from_agent,
+)
+from rgt_tui.transport.base import MAX_STREAM_LINE
+
+
+def flood_line(n: int = 50_000) -> dict:
+    """The issue's reproduction: ``n`` bare GPU entries, one agent line under the line cap."""
+    data = agent_sample("flood", gpus=[{"index": i} for i in range(n)])
+    assert (
+        len(json.dumps(data, separators=(",", ":"))) < MAX_STREAM_LINE
+    )  # the transport would hand it over whole
+    return data
+
+
+def alerts_of(data: dict, host: str = "flood"):  # type: ignore[no-untyped-def]
+    snap = snapshot_from_agent(host, data)
+    return snap, evaluate(snap, HealthState().observe(snap), HealthContext())
+
+
+def test_the_limits_are_documented_numbers() -> None:
+    assert MAX_GPUS == 64 and MAX_DISKS == 64
+
+
+def test_fifty_thousand_gpus_keep_the_first_64_and_say_so() -> None:
+    snap, alerts = alerts_of(flood_line())
+    assert [g.index for g in snap.gpus] == list(range(MAX_GPUS))
+    [alert] = [a for a in alerts if a.id == "host.overflow"]
+    assert alert.message.startswith("box sent 50,000 GPUs; only the first 64 are kept")
+    assert alert.subject == "GPUs" and alert.severity == "warning"
+    assert gotcha(alert.gotcha) is not None  # the Alerts tab explains it
+
+
+def test_disks_processes_and_throttle_reasons_are_bounded_too() -> None:
+    disks = [disk(f"/d{i}", f"/d{i}", 10, 10) for i in range(MAX_DISKS + 6)]
+    procs = [
+        {"gpu_index": 0, "pid": 1000 + i, "name": "p", "used_mem": 1}
+        for i in range(MAX_GPU_PROCESSES + 1)
+    ]
+    reasons = [f"r{i}" for i in range(5000)]
+    data = agent_sample(
+        "wide",
+        disks=disks,
+        gpu_processes=procs,
+        gpus=[gpu(0, 50, 1000, 1, 50, throttle_reasons=reasons)],
+    )
+    snap, alerts = alerts_of(data, "wide")
+    assert len(snap.disks) == MAX_DISKS and snap.disks[-1].mount == f"/d{MAX_DISKS - 1}"
+    assert snap.gpu_processes is not None and len(snap.gpu_processes) == MAX_GPU_PROCESSES
+    assert snap.gpus[0].throttle_reasons == tuple(reasons[:MAX_THROTTLE_REASONS])
+    said = {a.subject: a.message for a in alerts if a.id == "host.overflow"}
+    assert said["disks"].startswith(f"box sent {MAX_DISKS + 6} disks; only the first 64")
+    assert said["GPU processes"].startswith(f"box sent {MAX_GPU_PROCESSES + 1:,} GPU processes")
+    assert said["throttle reasons of GPU 0"].startswith("box sent 5,000 throttle reasons")
+
+
+def test_an_honest_box_has_no_overflow_alert() -> None:
+    snap, alerts = alerts_of(agent_sample("honest"), "honest")
+    assert snap.overflows == () and not [a for a in alerts if a.id == "host.overflow"]
+
+
+def test_a_cut_process_list_keeps_its_alert_between_listings() -> None:
+    procs = [
+        {"gpu_index": 0, "pid": 1000 + i, "name": "p", "used_mem": 1}
+        for i in range(MAX_GPU_PROCESSES + 10)
+    ]
+    listing = snapshot_from_agent("box", agent_sample("box", seq=5, proc_every=5, gpu_processes=procs))  # fmt: skip
+    between = snapshot_from_agent("box", agent_sample("box", seq=6, proc_every=5, gpu_processes=None))  # fmt: skip
+    carried = carry_processes(listing, between)
+    alerts = evaluate(carried, HealthState().observe(carried), HealthContext())
+    assert [a.subject for a in alerts if a.id == "host.overflow"] == ["GPU processes"]
