@@ -16,6 +16,7 @@ from typing import Any
 
 from rgt_tui import __version__
 from rgt_tui.cli.args import add_hosts_arg
+from rgt_tui.cli.fence import fenced_output
 from rgt_tui.cli.runner import run_command
 from rgt_tui.cli.table import COMMANDS, GROUPS, HOST_HELP, TUI
 
@@ -62,4 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `rgt-tui` console script."""
     args = build_parser().parse_args(argv)
-    return run_command(args.command_row, args)
+    if args.command_row is TUI:  # Textual owns the terminal, and draws box text as text
+        return run_command(args.command_row, args)
+    with fenced_output():  # fence.py: nothing printed carries a control character
+        return run_command(args.command_row, args)

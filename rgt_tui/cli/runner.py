@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,6 +27,7 @@ from rich.text import Text
 
 from rgt_tui.cli.args import UnknownHost, find_host, load_fleet_arg
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PROBLEMS
+from rgt_tui.cli.fence import FencedConsole, unfenced
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.services.connect import Transport, host_connection
@@ -37,8 +39,10 @@ HostArg = Literal["none", "one", "optional"]
 def console(*, stderr: bool = False) -> Console:
     """Rich on stdout (or stderr): colour only on a terminal, NO_COLOR honoured (Rich
     decides); no markup, highlighting, emoji, wrapping or cropping, so text prints as
-    written."""
-    return Console(stderr=stderr, markup=False, highlight=False, emoji=False, soft_wrap=True)
+    written; fenced (fence.py): no control character in what it is given reaches the
+    terminal, so a box string can neither drive the terminal nor be read as markup."""
+    stream = unfenced(sys.stderr if stderr else sys.stdout)
+    return FencedConsole(file=stream, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
 
 def stderr_console() -> Console:

@@ -29,6 +29,15 @@ runner reads, one per line, append-only.
 
 Files are appended to while being read, so a line that does not parse (a half-written
 last line) is skipped rather than treated as an error.
+
+Every string these records carry is the box's text: the ones rgt-tui shows (cell names,
+the runner script, who killed, a skip's reason, a retry's aside path) are made printable
+here, where they enter (``text.printable``, uncut, so a name stays one name). A cell name
+with a control character is never one rgt-tui wrote (``cells_tsv_line`` refuses it): it
+is kept at its index, so the counts and the cell the runner runs stay true, under its
+escaped name (``\x1b]52;…``), which no action can reach on the box (the box finds no cell
+by that name and refuses). The box's ids (boot id) stay as written: they are compared,
+never shown raw by the CLI, whose output is fenced besides (``cli/fence.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rgt_tui.domain.code_identity import CodeIdentity
+from rgt_tui.domain.text import printable
 
 
 @dataclass(frozen=True)
@@ -144,12 +154,13 @@ def parse_runner_state(text: str) -> tuple[RunnerLaunch, ...]:
                 continue
             # The script path may hold spaces (a HOME with a space): it is everything
             # between the start index and the pid.
-            script = line.split(None, 5)[5].rsplit(None, 1)[0]
-            launches.append(RunnerLaunch(ts, fields[2], fields[3], start, script, pid))
+            script = printable(line.split(None, 5)[5].rsplit(None, 1)[0], None)
+            detach = printable(fields[3], None)
+            launches.append(RunnerLaunch(ts, fields[2], detach, start, script, pid))
         elif len(fields) >= 2 and fields[0] == "stop" and launches and launches[-1].done is None:
             ts = _int(fields[1])
             if ts is not None and launches[-1].stop_requested_at is None:
-                by = fields[2] if len(fields) > 2 else "user"
+                by = printable(fields[2], None) if len(fields) > 2 else "user"
                 launches[-1] = replace(launches[-1], stop_requested_at=ts, stop_by=by)
         elif len(fields) == 3 and fields[0] == "stopped" and launches and launches[-1].done is None:
             index = _int(fields[2])
@@ -190,8 +201,9 @@ def parse_cell_state(text: str, oom_text: str = "") -> tuple[CellAttempt, ...]:
             and not attempts[-1].killed_by
             and _int(fields[1]) is not None
         ):
-            then = fields[3] if len(fields) > 3 else ""
-            attempts[-1] = replace(attempts[-1], killed_by=fields[2], kill_then=then)
+            then = printable(fields[3], None) if len(fields) > 3 else ""
+            by = printable(fields[2], None)
+            attempts[-1] = replace(attempts[-1], killed_by=by, kill_then=then)
     return _with_oom(attempts, oom_text)
 
 
@@ -214,10 +226,11 @@ def parse_cell_marks(text: str) -> CellMarks:
             continue  # half-written
         last = fields[0]
         if last == "retry":
-            retries.append((int(fields[1]), fields[2] if len(fields) > 2 else "-"))
+            retries.append((int(fields[1]), printable(fields[2], None) if len(fields) > 2 else "-"))
             aside = retries[-1][1]
         elif last == "skip":
-            skipped_at, skipped = int(fields[1]), fields[2] if len(fields) > 2 else ""
+            skipped_at = int(fields[1])
+            skipped = printable(fields[2], None) if len(fields) > 2 else ""
     return CellMarks(
         skipped=skipped if last == "skip" else None,
         skipped_at=skipped_at if last == "skip" else None,
@@ -255,7 +268,9 @@ def parse_cells_tsv(text: str) -> tuple[DeployedCell, ...]:
         parts = line.split("\t", 2)
         if len(parts) != 3 or _int(parts[0]) != len(cells):
             break
-        cells.append(DeployedCell(len(cells), parts[1], parts[2]))
+        # The name made printable (module docstring); the command stays as written: it
+        # is compared with the local rendering (tabs included) and never shown unfenced.
+        cells.append(DeployedCell(len(cells), printable(parts[1], None), parts[2]))
     return tuple(cells)
 
 
@@ -263,6 +278,8 @@ def cells_tsv_line(index: int, name: str, command: str) -> str:
     """One ``cells.tsv`` line, newline included."""
     if "\t" in name or "\n" in name or "\n" in command:
         raise ValueError(f"cell {name!r}: tabs and newlines cannot go into cells.tsv")
+    if printable(name, None) != name:  # the reader would show it escaped (docstring)
+        raise ValueError(f"cell {printable(name)}: a cell name cannot hold control characters")
     return f"{index}\t{name}\t{command}\n"
 
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.queue_records import CellAttempt, CellMarks, DeployedCell, RunnerLaunch
 from rgt_tui.domain.slurm_jobs import ClusterSide, SlurmCell
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
+
+T = TypeVar("T")
 
 REASON_CHARS = 200  # a failed cell's reason: one line of the box's text, cut
 
@@ -380,9 +383,14 @@ def derive_view(
     ``log_mtimes``: unfinished attempts' last log write, the box's clock.
     ``marks``: each cell's retry/skip records (queue control), by name.
     """
-    marks = marks or {}
-    reasons = reasons or {}
-    log_mtimes = log_mtimes or {}
+    # The deployed names are printable (queue_records); the box's other records name
+    # cells as the box wrote them: the same rule makes them meet (identity on any name
+    # rgt-tui wrote).
+    attempts = _by_shown_name(attempts)
+    marks = _by_shown_name(marks or {})
+    reasons = _by_shown_name(reasons or {})
+    log_mtimes = _by_shown_name(log_mtimes or {})
+    alive_cells = frozenset(printable(n, None) for n in alive_cells)
     launch = launches[-1] if launches else None
     runner_alive = runner_alive and launch is not None and launch.boot_id == boot_id
     state = queue_state(deployed, launches, boot_id=boot_id, runner_alive=runner_alive)
@@ -417,6 +425,11 @@ def derive_view(
         runner_alive=runner_alive,
         session_present=session_present,
     )
+
+
+def _by_shown_name(records: Mapping[str, T]) -> dict[str, T]:
+    """``records`` keyed by each cell name as ``parse_cells_tsv`` shows it."""
+    return {printable(name, None): value for name, value in records.items()}
 
 
 def _resume_index(

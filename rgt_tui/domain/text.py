@@ -3,7 +3,11 @@
 Whatever a rented box prints (an id file's error, a file name, a reason) is someone
 else's text: an ESC in it could move the cursor, retitle the terminal or clear the
 screen, a newline could forge a line of the checklist. ``printable`` is applied where
-such text meets the user (the teardown checklist, its problems, the CLI's output).
+such text enters (the parsers of box output) and where it meets the user (the teardown
+checklist, its problems). ``visible_controls`` is the command line's last fence
+(``cli/fence.py``): every line the CLI writes goes through it, so a control character
+that slipped past a parser still shows as an escape instead of acting. Log lines, whose
+colours are kept, use ``terminal_text.terminal_safe``.
 
 Pure: no I/O.
 """
@@ -18,6 +22,8 @@ SHOWN_CHARS = 300  # the default cap: one box-provided piece of text on one line
 # separators, and lone surrogates (a name that was not UTF-8, kept by surrogateescape).
 _UNPRINTABLE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# The same set less newline and tab: what the command line's fence escapes in whole output.
+_FENCED_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -37,3 +43,17 @@ def printable(text: object, limit: int | None = SHOWN_CHARS) -> str:
     if limit is not None and len(shown) > limit:
         return shown[: max(limit - 1, 0)] + "…"
     return shown
+
+
+def _escape_u(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with every control character but newline and tab (C0, ESC, DEL, C1, the
+    Unicode line separators, lone surrogates) written as ``\\uXXXX``; no cap.
+
+    ``\\u`` rather than ``printable``'s ``\\x``: the same escape is valid JSON, so a
+    ``--json`` output the fence touched (json.dumps with ensure_ascii=False leaves C1
+    characters raw) stays parseable and reads back the same text."""
+    return _FENCED_RE.sub(_escape_u, text)

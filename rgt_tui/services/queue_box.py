@@ -26,6 +26,7 @@ from rgt_tui.domain.queue_records import (
     parse_cells_tsv,
     parse_runner_state,
 )
+from rgt_tui.domain.text import printable
 from rgt_tui.transport import CommandResult, Transport
 
 BOX_ROOT = "~/.rgt"  # for messages; the scripts resolve it as $HOME/.rgt on the box
@@ -75,13 +76,13 @@ def refusal(host: str, result: CommandResult) -> QueueError | None:
     for line in result.stdout.splitlines():
         if line.startswith("refused\t"):
             _, code, detail = (line.split("\t", 2) + ["", ""])[:3]
-            return QueueError(host, detail, code=code)
+            return QueueError(host, printable(detail, None), code=printable(code, 40))  # box text
     if result.exit_status != 0:
         err = result.stderr.strip().splitlines()
         return QueueError(
             host,
             f"the box's queue control exited with {result.exit_status}: "
-            f"{err[-1] if err else 'no message'}",
+            f"{printable(err[-1]) if err else 'no message'}",
         )
     return None
 

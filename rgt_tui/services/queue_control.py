@@ -33,6 +33,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
@@ -86,7 +87,7 @@ def _answer(stdout: str, key: str) -> list[str]:
     """The tab-separated fields after ``key`` on the box's answer line; [] when absent."""
     for line in stdout.splitlines():
         if line.startswith(key + "\t"):
-            return line.split("\t")[1:]
+            return [printable(f, None) for f in line.split("\t")[1:]]  # the box's text
     return []
 
 
@@ -399,8 +400,8 @@ async def retry_cells(plan: RetryPlan, transport: Transport) -> RetryResult:
     error = refusal(plan.host, result)
     if error is not None:
         raise error
-    aside = tuple(
-        (fields[1], fields[2])
+    aside = tuple(  # the box's answer: made printable as it enters
+        (printable(fields[1], None), printable(fields[2], None))
         for line in result.stdout.splitlines()
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 3
     )
