@@ -1,10 +1,10 @@
-"""``rgt-tui watch``'s engine: the TUI's telemetry and queue polling, headless.
+"""``rgt-tui watch``'s engine: the TUI's fleet runtime, headless.
 
-One ``FleetConnections`` and one ``HostMonitor`` per host (as the TUI builds them), a slow
-queue poll per host with a queue (``read_queue_view`` over the shared connection, only
-while telemetry is connected: it never opens a connection of its own). After every
-sample or poll the host's ``HostState`` goes to every sink's ``on_host``; the events it
-owes (``EventTracker`` over the journal's watch memory) go to every sink's ``on_event``.
+One ``FleetConnections`` and one ``FleetRuntime`` (``services.runtime``: the monitors, the
+slow queue polls, the events derived with each monitor's health — the very runtime the
+TUI runs). After every sample, poll or tick the host's ``HostState`` goes to every sink's
+``on_host``; the events it owes (``EventTracker`` over the journal's watch memory) go to
+every sink's ``on_event``.
 A sink may have either or both, each sync or async, and a ``resume`` called once at the
 start (the Notifier's: what a target never got last run goes out now); one that raises
 is reported and the others still hear. The periodic pull (``PullScheduler``) and the
@@ -23,7 +23,7 @@ import importlib
 import inspect
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -31,18 +31,17 @@ from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import Journal, JournalError
-from rgt_tui.services.queue_view import read_queue_view
-from rgt_tui.services.telemetry import HostMonitor, HostUpdate, default_last_seen
-from rgt_tui.services.watch.events import WatchEvent
-from rgt_tui.services.watch.state import host_state
-from rgt_tui.services.watch.store import EventTracker, WatchStore, settle_seconds, watch_dir
-from rgt_tui.services.watch.tracker import NOT_CONNECTED, SILENT_GRACE_S
+from rgt_tui.services.runtime.events import HostObserved, RuntimeEvent, TelemetryEnded, Told
+from rgt_tui.services.runtime.monitors import MonitorLike
+from rgt_tui.services.runtime.runtime import TICK_S, FleetRuntime
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.services.watch.derivation import HostEvents
+from rgt_tui.services.watch.events import HostState, WatchEvent
+from rgt_tui.services.watch.tracker import SILENT_GRACE_S
 from rgt_tui.transport import Transport, transport_for
 from rgt_tui.transport.backoff import Backoff
 
 QUEUE_POLL_S = 30.0  # a finished queue told within half a minute is soon enough
-TOLD_KEPT = 1000
-TICK_S = 15.0  # reminders and silence are minutes apart: a look every 15 s is plenty
 
 
 def optional_driver(module: str, name: str) -> Any:
@@ -101,51 +100,55 @@ class Watcher:
         silent_grace_s: float = SILENT_GRACE_S,
         drivers: bool = True,
         report: Callable[[str], None] = lambda line: None,
+        monitors: Mapping[str, MonitorLike] | None = None,
     ) -> None:
         self.fleet = fleet
         self.sinks = list(sinks)
         self.hosts = list(hosts) if hosts is not None else watched_hosts(fleet)[0]
         self.clock = clock
-        self.queue_poll_s = queue_poll_s
-        self.tick_s = tick_s
         self.report = report
         self.connections = FleetConnections(
             self.hosts, factory=factory, backoff=backoff or Backoff()
         )
-        self.tracker = EventTracker(
-            WatchStore(watch_dir(journal_dir(fleet.path))),
-            reminder_s=fleet.watch.reminder_minutes * 60,
-            silent_grace_s=silent_grace_s,
-            settle_s=settle_seconds(fleet.thresholds),
+        self.events = HostEvents.for_fleet(fleet, silent_grace_s=silent_grace_s)
+        self.tracker = self.events.tracker
+        self.runtime: FleetRuntime[HostState, WatchEvent] = FleetRuntime(
+            fleet,
+            self.connections,
+            on_event=self._route,
+            monitors=monitors,
+            hosts=self.hosts,
+            clock=clock,
+            derive=self.events,
+            queue_poll_s=queue_poll_s,
+            sample_allocations=False,  # a GPU note is drawn, never told
+            tick_s=tick_s,
+            agent_args=agent_args,
+            report=report,
         )
-        last_seen = default_last_seen(fleet)
-        self.monitors = {
-            h.name: HostMonitor(
-                h,
-                self.connections.transport(h.name),
-                interval=fleet.poll_seconds,
-                thresholds=fleet.thresholds,
-                clock=clock,
-                backoff=self.connections.backoff,
-                connections=self.connections,
-                last_seen=last_seen,
-                agent_args=agent_args,
-            )
-            for h in self.hosts
-        }
-        self.latest: dict[str, HostUpdate] = {}
-        self.queues: dict[str, QueueView] = {}
-        # The events delivered by this watcher, latest last (bounded: it runs for months).
-        self.told: deque[WatchEvent] = deque(maxlen=TOLD_KEPT)
-        self._wake = {h.name: asyncio.Event() for h in self.hosts}
+        self.monitors = self.runtime.monitors
         self._outbox: asyncio.Queue[WatchEvent] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._side: set[asyncio.Task[None]] = set()  # autostop checks under way
-        self._process_locks = {h.name: asyncio.Lock() for h in self.hosts}
         self.pull: Any = None
         self.autostop: Any = None
         if drivers:
             self._make_drivers()
+
+    @property
+    def latest(self) -> dict[str, HostUpdate]:
+        """Each host's latest update (the runtime's)."""
+        return self.runtime.latest
+
+    @property
+    def queues(self) -> dict[str, QueueView]:
+        """Each host's latest queue view (the runtime's polls)."""
+        return self.runtime.queues.views
+
+    @property
+    def told(self) -> deque[WatchEvent]:
+        """The events delivered by this watcher's runtime, latest last (bounded)."""
+        return self.runtime.told
 
     def _make_drivers(self) -> None:
         scheduler = optional_driver("rgt_tui.services.pull_schedule", "PullScheduler")
@@ -166,11 +169,7 @@ class Watcher:
         saved as each event is derived, so a stop loses nothing)."""
         try:
             await self._resume_sinks()
-            await self._start_monitors()
-            for h in self.hosts:
-                self._spawn(self._process_loop(h))
-                if h.queue:
-                    self._spawn(self._poll_queue_loop(h))
+            self.runtime.start()
             self._spawn(self._deliver_loop())
             if self.pull is not None:
                 self._spawn(self._guarded(self.pull.run(), "the periodic pull"))
@@ -184,28 +183,23 @@ class Watcher:
         Returns the events told."""
         try:
             await self._resume_sinks()
-            await self._start_monitors()
+            self.runtime.start(polls=False)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout
             while loop.time() < deadline and not all(self._answered(h.name) for h in self.hosts):
                 await asyncio.sleep(0.05)
-            await asyncio.gather(*(self._poll_queue(h) for h in self.hosts if h.queue))
+            await asyncio.gather(*(self.runtime.queues.poll_once(h) for h in self.hosts if h.queue))
             await self.check_now()
             return list(self.told)
         finally:
             await self.close()
 
     def _answered(self, host: str) -> bool:
-        update = self.latest.get(host)
-        if update is None:
-            return False
-        status = update.connection.status
-        return (status == "connected" and update.snapshot is not None) or status in NOT_CONNECTED
+        return self.runtime.answered(host)
 
     async def check_now(self) -> None:
         """Look at every host now (after the clock moved, say) and deliver what is owed."""
-        for h in self.hosts:
-            await self._process(h)
+        await self.runtime.check_now()
         await self._drain()
 
     async def close(self) -> None:
@@ -214,6 +208,7 @@ class Watcher:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.runtime.close()
         with contextlib.suppress(Exception):
             await self._drain()
         await self.connections.close_all()
@@ -240,48 +235,25 @@ class Watcher:
         for sink in self.sinks:
             await self._call(sink, "resume")
 
-    async def _start_monitors(self) -> None:
-        for h in self.hosts:
-            monitor = self.monitors[h.name]
-            # The OOM baseline (and boot) from before: a kill while nothing watched counts.
-            monitor.health = await asyncio.to_thread(self.tracker.seed_health, h.name)
-            self._spawn(monitor.run(self._updated))
+    def _route(self, event: RuntimeEvent) -> Awaitable[None] | None:
+        """The runtime's news, to the sinks: a host's state, an event owed, a monitor
+        that stopped; the rest (panes' samples, danger clocks) is the TUI's."""
+        if isinstance(event, HostObserved):
+            return self._observed(event.host, event.state)
+        if isinstance(event, Told):
+            return self._deliver(event.event)
+        if isinstance(event, TelemetryEnded):
+            self.report(f"{event.host}: telemetry stopped: {event.error}")
+        return None
 
-    def _updated(self, update: HostUpdate) -> None:
-        self.latest[update.host] = update
-        self._wake[update.host].set()
-
-    async def _process_loop(self, host: HostConfig) -> None:
-        wake = self._wake[host.name]
-        while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(wake.wait(), self.tick_s)
-            wake.clear()
-            await self._process(host)
-
-    async def _process(self, host: HostConfig) -> None:
-        """Hand the host's state to the sinks and the autostop; deliver what it owes."""
-        async with self._process_locks[host.name]:
-            update = self.latest.get(host.name)
-            state = host_state(host, update, self.queues.get(host.name), self.clock())
-            health = self.monitors[host.name].health if update is not None else None
-            events: list[WatchEvent] = []
-            if not self.tracker.unchanged(host.name, state, health):
-                try:
-                    events = await asyncio.to_thread(self.tracker.observe, host.name, state, health)
-                except OSError as exc:  # the journal folder: unwritable, full, locked
-                    self.report(f"{host.name}: watch memory not saved ({exc}); tried again")
-            for problem in self.tracker.store.problems:
-                self.report(problem)
-            self.tracker.store.problems.clear()
-            for sink in self.sinks:
-                await self._call(sink, "on_host", host, state)
-            if self.autostop is not None:
-                # Its gate check may take minutes (a re-scan, a re-hash): not awaited here,
-                # and a call while one is going returns at once (AutoStop's own guard).
-                self._background(self._call(self.autostop, "on_host", host, state))
-            for event in events:
-                await self._deliver(event)
+    async def _observed(self, host: HostConfig, state: HostState) -> None:
+        """Hand the host's state to the sinks and the autostop."""
+        for sink in self.sinks:
+            await self._call(sink, "on_host", host, state)
+        if self.autostop is not None:
+            # Its gate check may take minutes (a re-scan, a re-hash): not awaited here,
+            # and a call while one is going returns at once (AutoStop's own guard).
+            self._background(self._call(self.autostop, "on_host", host, state))
 
     async def _call(self, sink: object, method: str, *args: object) -> None:
         try:
@@ -292,33 +264,17 @@ class Watcher:
             self.report(f"{type(sink).__name__}.{method} failed: {type(exc).__name__}: {exc}")
 
     async def _deliver(self, event: WatchEvent) -> None:
-        self.told.append(event)
         for sink in self.sinks:
             await self._call(sink, "on_event", event)
 
     async def _drain(self) -> None:
         while not self._outbox.empty():
-            await self._deliver(self._outbox.get_nowait())
+            await self._deliver_driver(self._outbox.get_nowait())
+
+    async def _deliver_driver(self, event: WatchEvent) -> None:
+        self.told.append(event)
+        await self._deliver(event)
 
     async def _deliver_loop(self) -> None:
         while True:
-            await self._deliver(await self._outbox.get())
-
-    async def _poll_queue(self, host: HostConfig) -> None:
-        update = self.latest.get(host.name)
-        if update is None or update.connection.status != "connected":
-            return  # never a connection of its own: telemetry's says when it is up
-        try:
-            view = await read_queue_view(host, self.connections.transport(host.name))
-        except Exception:  # noqa: BLE001 - unreachable or unreadable: the next round tries
-            return
-        self.queues[host.name] = view
-        self._wake[host.name].set()
-
-    async def _poll_queue_loop(self, host: HostConfig) -> None:
-        while True:
-            if self.latest.get(host.name) is None or not self._answered(host.name):
-                await asyncio.sleep(0.5)  # first sample not in yet
-                continue
-            await self._poll_queue(host)
-            await asyncio.sleep(self.queue_poll_s)
+            await self._deliver_driver(await self._outbox.get())

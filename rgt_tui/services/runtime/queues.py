@@ -1,0 +1,81 @@
+"""The fleet's slow queue polls: each connected host's queue view, now and then.
+
+One loop per host with a queue reads the view over the host's shared connection every
+``poll_s`` seconds (``WATCHED_POLL_S`` while the user watches that host's Queue tab) and
+hands it to ``on_view``. The next poll is armed only after the last one finished, so
+polls never overlap. A host is read only while ``is_live`` says its telemetry is
+connected: the polls never open, reconnect or close a connection, and a torn-down box
+whose telemetry stopped is left alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.queue_view import read_queue_view
+from rgt_tui.services.slurm_telemetry import AllocationTelemetry
+
+POLL_S = 10.0
+WATCHED_POLL_S = 3.0  # while the host's Queue tab is on screen
+TICK_S = 0.5
+
+
+class QueuePoller:
+    """Reads hosts' queues, slowly; the latest views are in ``views``."""
+
+    def __init__(
+        self,
+        connections: FleetConnections,
+        *,
+        on_view: Callable[[str, QueueView], None],
+        is_live: Callable[[str], bool],
+        is_watched: Callable[[str], bool] = lambda host: False,
+        poll_s: float = POLL_S,
+        inside: AllocationTelemetry | None = None,
+    ) -> None:
+        self.connections = connections
+        self.on_view = on_view
+        self.is_live = is_live
+        self.is_watched = is_watched
+        self.poll_s = poll_s
+        self.views: dict[str, QueueView] = {}
+        # A Slurm host's running cells' GPUs, sampled inside their allocations (srun
+        # --overlap), on its own slower cadence and with a backoff after a refusal. None:
+        # not sampled (``watch`` tells events, it draws no GPU note).
+        self.inside = inside
+
+    async def poll_once(self, host: HostConfig) -> QueueView | None:
+        """Read ``host``'s queue now (when its telemetry is connected); the view, or None
+        when it was not read (not connected, unreachable, unreadable: the next round
+        tries again)."""
+        if not self.is_live(host.name):
+            return None
+        try:
+            # Not connected after all: a TransportError, and the next round tries again.
+            transport = self.connections.transport(host.name)
+            view = await read_queue_view(host, transport)
+            if host.slurm is not None and self.inside is not None:
+                view = await self.inside.annotate(host, transport, view)
+        except Exception:  # noqa: BLE001 - the telemetry link reports connection trouble
+            return None
+        self.views[host.name] = view
+        self.on_view(host.name, view)
+        return view
+
+    async def poll(self, host: HostConfig) -> None:
+        """Poll ``host`` until cancelled."""
+        while True:
+            if not self.is_live(host.name):
+                await asyncio.sleep(TICK_S)
+                continue
+            await self.poll_once(host)
+            waited = 0.0
+            while waited < self.poll_s and not (
+                waited >= WATCHED_POLL_S and self.is_watched(host.name)
+            ):
+                await asyncio.sleep(TICK_S)
+                waited += TICK_S

@@ -1,0 +1,391 @@
+"""``FleetRuntime``: what a running fleet is, once, for the TUI and ``watch`` alike.
+
+It owns one monitor per host (``build_monitors``, or the ones a test hands in), the
+queue polls, the latest update and the history of each host, the torn-down override
+(``as_torn_down``, and telemetry stopped for a box that is gone), the health each
+monitor starts from, and the events derived from all of it. It never holds the App: it
+reports by ``on_event`` with the records of ``runtime.events`` (sync, or a coroutine it
+awaits in order), and its consumers route them: the App to its screens, ``watch`` to its
+sinks (nvitop's shape: one UI-free data runtime under a TUI and its exporters).
+
+A monitor's update goes through ``defer`` when one is given (the TUI posts it as a
+replaceable message, so a slow screen drops stale samples, and hands it back through
+``apply`` when handled); otherwise it is applied at once (``watch``).
+
+The events are derived by ``derive`` (``watch``'s tracker over the fleet's journal
+memory), each host after every applied update or queue view, and every ``tick_s`` as
+well (a reminder, a silent box need no new sample), with the monitor's health: the same
+calls, the same events, whichever consumer runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.health import HealthState
+from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.runtime.events import (
+    ClocksDue,
+    HostObserved,
+    HostSampled,
+    QueueRead,
+    RuntimeEvent,
+    TelemetryEnded,
+    Told,
+)
+from rgt_tui.services.runtime.monitors import MonitorLike, as_torn_down, build_monitors
+from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
+from rgt_tui.services.slurm_telemetry import AllocationTelemetry
+from rgt_tui.services.telemetry import HostUpdate
+
+S = TypeVar("S")
+E = TypeVar("E")
+TICK_S = 15.0  # reminders and silence are minutes apart: a look every 15 s is plenty
+TOLD_KEPT = 1000
+NOT_CONNECTED = ("reconnecting", "lost", "unreached")
+CLOSE_GRACE_S = 3.0
+
+
+class Deriver(Protocol[S, E]):
+    """What turns a host's latest update and queue view into the events it owes
+    (``services.watch.derivation.HostEvents``: the tracker over the journal memory)."""
+
+    def seed_health(self, host: str) -> HealthState:
+        """The health a new monitor of ``host`` starts from (blocking: run in a thread)."""
+        ...
+
+    def state(
+        self, host: HostConfig, update: HostUpdate | None, queue: QueueView | None, now: float
+    ) -> S:
+        """``host`` as its pane would show it at ``now``."""
+        ...
+
+    def unchanged(self, host: str, state: S, health: HealthState | None) -> bool:
+        """True when ``state`` owes nothing and changes no memory (no disk)."""
+        ...
+
+    def observe(self, host: str, state: S, health: HealthState | None) -> list[E]:
+        """The events ``state`` owes, remembered before returned (blocking)."""
+        ...
+
+    def take_problems(self) -> list[str]:
+        """Damaged memory files found since the last call, one line each."""
+        ...
+
+
+OnEvent = Callable[[RuntimeEvent], Awaitable[None] | None]
+
+
+class FleetRuntime(Generic[S, E]):
+    """The running fleet (see the module docstring)."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        connections: FleetConnections,
+        *,
+        on_event: OnEvent = lambda event: None,
+        monitors: Mapping[str, MonitorLike] | None = None,
+        hosts: Iterable[HostConfig] | None = None,
+        clock: Callable[[], float] = time.time,
+        derive: Deriver[S, E] | None = None,
+        defer: Callable[[HostUpdate], None] | None = None,
+        is_torn_down: Callable[[str], bool] = lambda host: False,
+        queue_poll_s: float = POLL_S,
+        is_watched: Callable[[str], bool] = lambda host: False,
+        sample_allocations: bool = True,
+        tick_s: float = TICK_S,
+        agent_args: Sequence[str] = (),
+        report: Callable[[str], None] = lambda line: None,
+    ) -> None:
+        self.fleet = fleet
+        self.connections = connections
+        self.on_event = on_event
+        self.hosts = {h.name: h for h in (fleet.hosts if hosts is None else hosts)}
+        self.clock = clock
+        self.derive = derive
+        self.defer = defer
+        self.is_torn_down = is_torn_down
+        self.tick_s = tick_s
+        self.agent_args = tuple(agent_args)
+        self.report = report
+        self.build = monitors is None  # hosts added later get a monitor built too
+        self.monitors: dict[str, MonitorLike] = (
+            dict(monitors)
+            if monitors is not None
+            else build_monitors(fleet, connections, clock, self.hosts.values(), agent_args)
+        )
+        self.latest: dict[str, HostUpdate] = {}
+        self.histories: dict[str, HostHistory] = {name: HostHistory() for name in self.hosts}
+        # Hosts whose telemetry is stopped (a torn-down box): their last sample says
+        # nothing about now, and their queue is left alone.
+        self.stopped: set[str] = set()
+        # The events told by this runtime, latest last (bounded: watch runs for months).
+        self.told: deque[E] = deque(maxlen=TOLD_KEPT)
+        self.queues = QueuePoller(
+            connections,
+            on_view=self.queue_viewed,
+            is_live=self.is_live,
+            is_watched=is_watched,
+            poll_s=queue_poll_s,
+            inside=AllocationTelemetry() if sample_allocations else None,
+        )
+        self.monitor_tasks: dict[str, asyncio.Task[None]] = {}
+        self._pending: dict[str, HostUpdate] = {}  # the newest update handed to defer
+        self._tasks: list[asyncio.Task[None]] = []
+        self._wake: dict[str, asyncio.Event] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._connected_once: set[str] = set()  # danger clocks: once per host per run
+        self._clocks_told: set[str] = set()  # ... and once per profile
+
+    # -- starting and stopping -----------------------------------------------------------
+
+    def start(self, *, polls: bool = True) -> None:
+        """Start every monitor, each host's queue poll (``polls``) and, with a deriver,
+        each host's event loop. Needs a running event loop."""
+        for name in list(self.monitors):
+            self.start_monitor(name)
+        for host in list(self.hosts.values()):
+            self._start_host_loops(host, polls)
+
+    def _start_host_loops(self, host: HostConfig, polls: bool) -> None:
+        if polls and host.queue:
+            self._spawn(self.queues.poll(host))
+        if self.derive is not None:
+            self._spawn(self._process_loop(host.name))
+
+    def add_host(self, host: HostConfig, *, start: bool = True) -> None:
+        """A host added while running: its history now, its monitor and queue poll
+        started (``start``; a monitor is built unless the monitors were handed in)."""
+        self.hosts[host.name] = host
+        self.histories[host.name] = HostHistory()
+        if not start:
+            return
+        if self.build:
+            self.monitors.update(
+                build_monitors(self.fleet, self.connections, self.clock, [host], self.agent_args)
+            )
+        if host.name in self.monitors:
+            self.start_monitor(host.name)
+        self._start_host_loops(host, polls=True)
+
+    def start_monitor(self, host: str) -> asyncio.Task[None]:
+        """Run ``host``'s monitor (replacing a running one); its telemetry is live again."""
+        old = self.monitor_tasks.get(host)
+        if old is not None:
+            old.cancel()
+        task = asyncio.ensure_future(self._run_monitor(host, self.monitors[host]))
+        self.monitor_tasks[host] = task
+        self.stopped.discard(host)
+        return task
+
+    async def _run_monitor(self, host: str, monitor: MonitorLike) -> None:
+        if self.derive is not None:
+            # The OOM baseline (and boot) from before: a kill while nothing watched counts.
+            monitor.health = await asyncio.to_thread(self.derive.seed_health, host)
+        try:
+            # The monitor borrows the host's shared connection: it stays open for the
+            # other borrowers when telemetry stops; ``close`` closes it on the way out.
+            await monitor.run(self.received)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one host's bug must not stop the fleet
+            self._emit_now(TelemetryEnded(host, f"{type(exc).__name__}: {exc}"))
+
+    def running(self, host: str) -> bool:
+        """Whether ``host``'s monitor runs now."""
+        task = self.monitor_tasks.get(host)
+        return task is not None and not task.done()
+
+    def stop_telemetry(self, host: str) -> bool:
+        """Stop ``host``'s telemetry (a torn-down box is gone); True when it was running."""
+        self.stopped.add(host)
+        task = self.monitor_tasks.get(host)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    def reconnect(self, host: str) -> bool:
+        """Drop and retry ``host``'s connection now, or start its monitor again when it
+        stopped; False when the host has no monitor."""
+        monitor = self.monitors.get(host)
+        if monitor is None:
+            return False
+        if self.running(host):
+            monitor.request_reconnect()  # drops the connection
+        else:
+            self.start_monitor(host)
+        # The one wake: telemetry, a pull and a log follower in backoff all try at once.
+        self.connections.wake(host)
+        return True
+
+    def host_key_of(self, host: str) -> str | None:
+        """The host key ``host``'s monitor connection saw (None: none, or local)."""
+        monitor = self.monitors.get(host)
+        return monitor.host_key_fingerprint if monitor is not None else None
+
+    async def close(self, grace: float = CLOSE_GRACE_S) -> None:
+        """Stop every task (monitors get ``grace`` seconds to close their channels, and
+        the agents go with them); never raises. Connections stay: their owner closes them."""
+        tasks = [t for t in [*self.monitor_tasks.values(), *self._tasks] if not t.done()]
+        self._tasks = []
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)
+            await asyncio.sleep(0.1)  # let cancelled streams' finalizers run
+
+    def _spawn(self, work: Any) -> None:
+        self._tasks.append(asyncio.ensure_future(work))
+
+    # -- updates -------------------------------------------------------------------------
+
+    def received(self, update: HostUpdate) -> None:
+        """A monitor's update: deferred (``defer``) or applied now."""
+        if self.defer is None:
+            self.apply(update)
+            return
+        self._pending[update.host] = update
+        self.defer(update)
+
+    def apply(self, update: HostUpdate) -> HostSampled | None:
+        """Make ``update`` the host's latest (as shown), add it to the history, and tell
+        ``on_event``; None (nothing done) when a newer one of the host is on its way."""
+        if self._pending.get(update.host, update) is not update:
+            return None
+        if self.is_torn_down(update.host):
+            update = as_torn_down(update)  # gone, as it should be: never GEN8
+        history = self.histories.setdefault(update.host, HostHistory())
+        history.add(update.snapshot)
+        self.latest[update.host] = update
+        sampled = HostSampled(update, history)
+        self._emit_now(sampled)
+        self._first_connection(update)
+        self._poke(update.host)
+        return sampled
+
+    def refresh_torn_down(self, host: str) -> None:
+        """``host`` was just recorded torn down: its latest update is shown again as the
+        box being gone (a lost connection already shown is not GEN8 any more)."""
+        latest = self.latest.get(host)
+        if latest is None:
+            return
+        shown = as_torn_down(latest)
+        if shown is not latest:
+            self.latest[host] = shown
+            self._emit_now(HostSampled(shown, self.histories.setdefault(host, HostHistory())))
+
+    def queue_viewed(self, host: str, view: QueueView) -> None:
+        """A queue poll's view of ``host`` (the polls call it; a test may too)."""
+        self.queues.views[host] = view
+        self._emit_now(QueueRead(host, view))
+        self._poke(host)
+
+    def is_live(self, host: str) -> bool:
+        """Connected at the last sample, and still sampled (not a torn-down box whose
+        telemetry stopped while it was up): only such hosts' queues are read."""
+        update = self.latest.get(host)
+        return (
+            host not in self.stopped
+            and update is not None
+            and update.connection.status == "connected"
+        )
+
+    def answered(self, host: str) -> bool:
+        """The host's first sample came in, or it is known not to answer."""
+        update = self.latest.get(host)
+        if update is None:
+            return False
+        status = update.connection.status
+        return (status == "connected" and update.snapshot is not None) or status in NOT_CONNECTED
+
+    def _first_connection(self, update: HostUpdate) -> None:
+        # Principle 10: a host's danger clocks are told once, when it first connects.
+        host = self.hosts.get(update.host)
+        if host is None or update.connection.status != "connected":
+            return
+        if update.host in self._connected_once:
+            return
+        self._connected_once.add(update.host)
+        # This machine is no rented box: no platform clock runs on it, and nothing bills.
+        if host.is_local or self.fleet.is_default:
+            return
+        # The clocks are the profile's: one note per profile, not one per host, so a
+        # fleet of 30 identical boxes does not hear the same clocks 30 times.
+        if host.profile in self._clocks_told:
+            return
+        self._clocks_told.add(host.profile)
+        clocks = load_profile(host.profile).clock_lines
+        if clocks:
+            same = [h.name for h in self.hosts.values() if h.profile == host.profile]
+            who = update.host if len(same) == 1 else f"{host.profile} ({len(same)} hosts)"
+            self._emit_now(ClocksDue(update.host, who, tuple(clocks)))
+
+    # -- events --------------------------------------------------------------------------
+
+    def _emit_now(self, event: RuntimeEvent) -> None:
+        """Tell ``on_event`` from a plain call: a coroutine it returns runs on its own."""
+        result = self.on_event(event)
+        if result is not None:
+            self._spawn(result)
+
+    async def _emit(self, event: RuntimeEvent) -> None:
+        try:
+            result = self.on_event(event)
+            if result is not None:
+                await result
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a consumer's bug must not stop the fleet
+            self.report(f"{type(event).__name__} not handled: {type(exc).__name__}: {exc}")
+
+    def _poke(self, host: str) -> None:
+        wake = self._wake.get(host)
+        if wake is not None:
+            wake.set()
+
+    async def _process_loop(self, host: str) -> None:
+        wake = self._wake.setdefault(host, asyncio.Event())
+        while True:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(wake.wait(), self.tick_s)
+            wake.clear()
+            await self.process(host)
+
+    async def check_now(self) -> None:
+        """Look at every host now (after the clock moved, say) and tell what is owed."""
+        for name in list(self.hosts):
+            await self.process(name)
+
+    async def process(self, name: str) -> None:
+        """Derive what ``name``'s latest update and queue view owe, with its monitor's
+        health; tell its state, then each event (in order, one host at a time)."""
+        derive, host = self.derive, self.hosts.get(name)
+        if derive is None or host is None:
+            return
+        async with self._locks.setdefault(name, asyncio.Lock()):
+            update = self.latest.get(name)
+            state = derive.state(host, update, self.queues.views.get(name), self.clock())
+            health = update.health if update is not None else None
+            events: list[E] = []
+            if not derive.unchanged(name, state, health):
+                try:
+                    events = await asyncio.to_thread(derive.observe, name, state, health)
+                except OSError as exc:  # the journal folder: unwritable, full, locked
+                    self.report(f"{name}: watch memory not saved ({exc}); tried again")
+            for problem in derive.take_problems():
+                self.report(problem)
+            await self._emit(HostObserved(host, state))
+            for event in events:
+                self.told.append(event)
+                await self._emit(Told(event))
