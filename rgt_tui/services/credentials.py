@@ -8,6 +8,10 @@ time, turned into ``export NAME='value'`` lines and written by the box's control
 ``run_one.sh`` exports into every cell. A value is never on a command line (the verb's
 only argument is the payload's size), in a log, a plan, an exception or a repr: it lives
 in local variables of ``send_credentials`` and nowhere else.
+
+A launch that names no credentials removes the file an earlier launch left
+(``launch_credentials``): its cells must not run with tokens the fleet file no longer
+names, and the file must not wait on the box for the teardown.
 """
 
 from __future__ import annotations
@@ -184,3 +188,19 @@ async def remove_credentials(host: str, transport: Transport) -> bool:
     if error is not None:
         raise error
     return "removed\t1" in result.stdout.splitlines()
+
+
+async def launch_credentials(
+    host: str, credentials: Iterable[Credential], transport: Transport
+) -> str:
+    """What a launch does with the box's credentials file, before its runner starts: write
+    it when the launch names credentials (``send_credentials``), else remove the one an
+    earlier launch left. The one line to show for it: "" unless an earlier file was
+    removed (a write is shown by the plan, ``plan_line``)."""
+    creds = tuple(credentials)
+    if creds:
+        await send_credentials(host, creds, transport)
+        return ""
+    if await remove_credentials(host, transport):
+        return f"credentials: removed an earlier {BOX_FILE} from {host} (this launch sends none)"
+    return ""

@@ -27,7 +27,7 @@ from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE, QueueView
 from rgt_tui.domain.units import fmt_duration, plural
-from rgt_tui.services.credentials import send_credentials
+from rgt_tui.services.credentials import launch_credentials
 from rgt_tui.services.launch_preflight import (
     preflight_problems,
     preflight_warnings,
@@ -133,6 +133,9 @@ class LaunchResult:
     start_index: int
     cells: int
     archived: str | None = None  # where ``fresh`` moved the previous queue
+    # One line when the launch removed a credentials file an earlier launch left on the
+    # box (it sends none: services.credentials.launch_credentials); "" otherwise.
+    credentials: str = ""
 
 
 def running_problem(host: str, view: QueueView, session: str) -> str | None:
@@ -346,24 +349,25 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
     The box re-checks under a lock that the queue is not running and that queue.txt and
     cells.tsv are the sizes the plan saw, so a plan that went stale is refused, not run.
     """
+    if not plan.ok:
+        raise QueueError(plan.host, "the launch plan has problems:\n" + "\n".join(plan.problems))
+    await transport.connect()
+    # Read here and sent over stdin before the runner starts (U34); one that cannot be
+    # read stops the launch before anything changes on the box. A launch that names none
+    # removes the file an earlier one left, so no cell of this run sources old tokens.
+    creds_line = await launch_credentials(plan.host, plan.credentials, transport)
     if plan.detach == "slurm":  # sbatch --array (services.slurm.launch): pid is the job id
         from rgt_tui.services.slurm.launch import submit
 
         job, archived = await submit(plan, transport)
         return LaunchResult(
-            plan.host, job, "slurm", plan.session, plan.start_index, len(plan.to_run), archived
-        )
-    if not plan.ok:
-        raise QueueError(plan.host, "the launch plan has problems:\n" + "\n".join(plan.problems))
+            plan.host, job, "slurm", plan.session, plan.start_index, len(plan.to_run), archived,
+            creds_line,
+        )  # fmt: skip
     rq, ro = script_text("run_queue.sh"), script_text("run_one.sh")
     code_line = plan.code_id + "\n" if plan.code_id else ""
     parts = [rq, ro, plan.queue_append, plan.cells_append, code_line]
     sizes = [len(p.encode("utf-8")) for p in parts]
-    await transport.connect()
-    if plan.credentials:
-        # Read here and sent over stdin before the runner starts (U34); one that cannot
-        # be read stops the launch before anything changes on the box.
-        await send_credentials(plan.host, plan.credentials, transport)
     result = await run_ctl(
         transport, "launch", plan.session, plan.start_index, plan.detach, plan.workdir,
         plan.expect_qbytes, plan.expect_clines, int(plan.fresh),
@@ -381,5 +385,5 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
         )
     return LaunchResult(
         plan.host, int(pid), method, plan.session, plan.start_index, len(plan.cells),
-        fields.get("archived") or None,
+        fields.get("archived") or None, creds_line,
     )  # fmt: skip

@@ -20,11 +20,9 @@ from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.preflight import PreflightReport
 from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.profiles import profile as load_profile
-from rgt_tui.services.credentials import send_credentials
 from rgt_tui.services.launch_preflight import (
     preflight_problems,
     preflight_warnings,
@@ -39,7 +37,6 @@ from rgt_tui.services.queue_box import (
     script_text,
 )
 from rgt_tui.services.slurm.sbatch import (
-    LOGIN_NODE_CHECKS,
     array_spec,
     live_problems,
     node_local_problem,
@@ -99,11 +96,6 @@ async def slurm_probe(transport: Transport, host: str, durable: str, job_name: s
     return parse_slurm_probe(result.stdout)
 
 
-def login_node_report(report: PreflightReport) -> PreflightReport:
-    """Only the checks that mean something on a login node (LOGIN_NODE_CHECKS)."""
-    return replace(report, checks=tuple(c for c in report.checks if c.name in LOGIN_NODE_CHECKS))
-
-
 async def plan_slurm_launch(
     fleet: Fleet,
     host: HostConfig,
@@ -123,7 +115,7 @@ async def plan_slurm_launch(
     passes itself as ``base_plan``).
 
     ``append``: the cells the box does not hold yet, from the first of them.
-    ``preflight``: the login node's checks only (LOGIN_NODE_CHECKS, said in the plan).
+    ``preflight``: the login node's checks only (``domain.preflight_checks.preflight_scope``).
     """
     slurm = host.slurm
     assert slurm is not None, f"{host.name} is not a Slurm host"
@@ -162,7 +154,8 @@ async def plan_slurm_launch(
     try:
         facts = await slurm_probe(transport, host.name, durable, job_name)
         if preflight and not append:
-            report = login_node_report(await run_preflight(fleet, host, transport))
+            # The login node's checks only: preflight_scope decides them for a Slurm host.
+            report = await run_preflight(fleet, host, transport)
     except TransportError as exc:
         problems.append(
             f"{host.name} is unreachable: {exc.message}" + (f" — {exc.fix}" if exc.fix else "")
@@ -245,9 +238,8 @@ async def submit(
     code_line = plan.code_id + "\n" if plan.code_id and kind == "launch" else ""
     parts = [task, ro, plan.queue_append, plan.cells_append, code_line]
     sizes = [len(p.encode("utf-8")) for p in parts]
+    # A launch's credentials were sent (or an earlier file removed) by queue.launch (U34).
     await transport.connect()
-    if plan.credentials and kind == "launch":
-        await send_credentials(plan.host, plan.credentials, transport)  # U34, as launch does
     result = await run_ctl(
         transport, "slurm-submit", kind, plan.start_index, plan.expect_qbytes,
         plan.expect_clines, int(plan.fresh), to_run[0].index, to_run[-1].index,
