@@ -5,6 +5,11 @@ with CELL, that cell's own log, where crash lines are marked ``!!`` (red on a te
 The queue log is never marked: it concatenates cells, so a crash there would be pinned
 on whichever cell came after it.
 
+A log is the box's text: every escape in it is dropped (``terminal_text.terminal_safe``:
+OSC clipboard writes, hyperlinks and titles, cursor moves, clears, bells, C1 controls)
+but its SGR colours, which are kept on a terminal only. ``--raw`` prints the lines as the
+box wrote them, escapes and all, past the CLI's fence (for a pipe into ``less -R``).
+
 Exit codes (exit_codes.py): 0 printed, or followed until Ctrl-C; 1 unreachable or no
 log yet; 2 unknown host or bad arguments.
 """
@@ -16,14 +21,16 @@ from collections.abc import Sequence
 
 from rich.console import Console
 from rich.control import Control, ControlType
-from rich.segment import Segment, Segments
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK
+from rgt_tui.cli.fence import Vetted, unfenced
 from rgt_tui.cli.runner import Call, console
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import CRITICAL, LogChunk, LogLine, classify_line
+from rgt_tui.domain.terminal_text import terminal_safe
 from rgt_tui.services.connect import Transport
 from rgt_tui.services.logs import (
     LogFollower,
@@ -57,6 +64,13 @@ def add_logs_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--poll", type=float, default=0.5, metavar="S", help="seconds between checks (0.5)"
     )
+    parser.add_argument(
+        "--raw",
+        action="store_true",
+        help="print the log's escape sequences as the box wrote them (for a pipe or a file; "
+        "UNSAFE on a terminal: the box's text could then drive it). Without it, only the "
+        "log's colours are kept, and only on a terminal",
+    )
 
 
 def logs_interrupted(call: Call) -> int:
@@ -72,7 +86,7 @@ async def run_logs(call: Call, transport: Transport) -> int:
     except ValueError as exc:
         return call.fail(str(exc), code=EXIT_BAD_INPUT)
     highlight = bool(args.cell)
-    printer = LogPrinter(console(), call.err)
+    printer = LogPrinter(console(), call.err, raw=args.raw)
     try:
         await transport.connect()
         last: LogChunk | None = None
@@ -161,33 +175,46 @@ class LogPrinter:
 
     Lines go out as raw segments, not Text: a log's tabs and bytes must reach a pipe
     exactly as the box wrote them (Text would expand tabs and drop carriage returns).
+    Each line is filtered (``terminal_safe``: SGR kept on a terminal) and goes past the
+    fence as ``Vetted``; with ``raw``, lines go to the stream beneath the fence untouched.
     """
 
-    def __init__(self, out: Console, err: Console) -> None:
+    def __init__(self, out: Console, err: Console, *, raw: bool = False) -> None:
         self.out = out
         self.err = err
+        self.raw = raw
         self._partial_shown = False
+
+    def _shown(self, text: str) -> str:
+        return text if self.raw else terminal_safe(text, keep_sgr=self.out.is_terminal)
 
     def lines(self, lines: Sequence[LogLine]) -> None:
         if not lines:
             return
         self.clear_partial()
+        if self.raw:  # what the user asked for: the box's bytes (as decoded), unfenced
+            stream = unfenced(self.out.file)
+            stream.write("".join(line.text + "\n" for line in lines))
+            stream.flush()
+            return
         segments: list[Segment] = []
         for line in lines:
+            text = self._shown(line.text)
             if line.crash is None:
-                segments.append(Segment(line.text))
+                segments.append(Segment(text))
             else:
                 style = CRITICAL_CRASH if line.crash.severity == CRITICAL else CRASH
-                segments.append(Segment(f"!! {line.text}", style))
+                segments.append(Segment(f"!! {text}", style))
             segments.append(Segment.line())
-        self.out.print(Segments(segments), end="")
+        self.out.print(Vetted(segments, keep_sgr=self.out.is_terminal), end="")
 
     def partial(self, text: str) -> None:
         """A tqdm bar still being drawn: shown dim, replaced in place (terminals only)."""
-        if not self.out.is_interactive:
+        if not self.out.is_interactive or self.raw:
             return  # a pipe gets the line once it is complete
         self.clear_partial()
-        shown = Text(text, style=PARTIAL, no_wrap=True)
+        # No escape at all (SGR neither): the row is cut by width, which escapes break.
+        shown = Text(terminal_safe(text), style=PARTIAL, no_wrap=True)
         # One screen row at most: clearing the line can only take back the last row.
         shown.truncate(max(1, self.out.width - 1))
         if shown:

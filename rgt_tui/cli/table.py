@@ -158,7 +158,9 @@ COMMANDS: tuple[Command, ...] = (
         connects=True,
         interrupted=logs_interrupted,
         description="Print a host's queue log (no CELL) or one cell's own log; "
-        "--follow keeps printing new lines until Ctrl-C, across drops and log rotation.",
+        "--follow keeps printing new lines until Ctrl-C, across drops and log rotation. "
+        "The box's escape sequences are dropped but a log's colours (on a terminal only); "
+        "--raw passes them all through, for a pipe.",
     ),
     Command(
         "preflight",

@@ -33,7 +33,6 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.text import printable
 from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
@@ -48,6 +47,7 @@ from rgt_tui.domain.queue_state import (
     CellView,
     QueueView,
 )
+from rgt_tui.domain.text import printable
 from rgt_tui.services.queue_box import QueueError, probe, refusal, run_ctl
 from rgt_tui.services.queue_view import view_from_facts
 from rgt_tui.transport import Transport

@@ -1,0 +1,137 @@
+"""Box text and the terminal: the log filter (terminal_safe), the CLI's fence, and the
+queue records made printable where they enter (issue 39)."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from rgt_tui.cli.fence import FencedConsole, FencedStream, Vetted, fenced_output
+from rgt_tui.domain.queue_records import (
+    CellAttempt,
+    cells_tsv_line,
+    parse_cell_marks,
+    parse_cells_tsv,
+)
+from rgt_tui.domain.queue_state import FAILED, derive_view
+from rgt_tui.domain.terminal_text import terminal_safe
+from rgt_tui.domain.text import printable, visible_controls
+
+OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x1b\\"
+CLEAR = "\x1b[2J\x1b[H"
+LINK = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\"
+TITLE = "\x1b]0;pwned\x07"
+C1 = "\u009b2J\u009d52;c;x\u009c"
+HOSTILE = f"{OSC52}{CLEAR}{LINK}{TITLE}bell\x07lone\x1b {C1}\x1b[?25l\x1bc\x1b(Bend"
+CONTROLS = set(map(chr, [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]))
+
+
+def _clean(text: str) -> bool:
+    return not CONTROLS & set(text)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        (OSC52 + "x", "x"),
+        (CLEAR + "x", "x"),
+        (LINK, "click"),
+        (TITLE + "t", "t"),
+        ("a\x07b", "ab"),
+        ("a\x1b", "a"),  # a lone ESC at the end
+        ("a\x1bb", "a"),  # ESC b is an escape of its own (its final byte)
+        ("\u009b2Jx", "x"),
+        ("\u009d52;c;x\u009cy", "y"),
+        ("\x1b]52;c;unterminated", ""),
+        ("tab\tkept", "tab\tkept"),
+        ("\x1b[31mred\x1b[0m", "red"),
+    ],
+)
+def test_terminal_safe_drops_every_escape(raw: str, shown: str) -> None:
+    assert terminal_safe(raw) == shown
+
+
+def test_terminal_safe_keeps_only_sgr_for_a_terminal() -> None:
+    line = f"\x1b[1;31mloss\x1b[0m {HOSTILE} \x1b[38;5;208mok\x1b[m"
+    kept = terminal_safe(line, keep_sgr=True)
+    assert kept.startswith("\x1b[1;31mloss\x1b[0m ") and kept.endswith("\x1b[38;5;208mok\x1b[m")
+    without_sgr = kept.replace("\x1b[1;31m", "").replace("\x1b[0m", "")
+    without_sgr = without_sgr.replace("\x1b[38;5;208m", "").replace("\x1b[m", "")
+    assert _clean(without_sgr), repr(kept)
+    assert "\u009b" not in terminal_safe("\u009b31mx", keep_sgr=True)  # C1 SGR: dropped
+    assert _clean(terminal_safe(line))
+
+
+def test_visible_controls_escapes_all_but_newline_and_tab_as_json_escapes() -> None:
+    shown = visible_controls(f"{HOSTILE}\nnext\tcol")
+    assert _clean(shown.replace("\n", "").replace("\t", ""))
+    assert "\\u001b]52;c;" in shown and "\\u009b2J" in shown and "\nnext\tcol" in shown
+    assert visible_controls(shown) == shown  # idempotent
+
+
+def test_the_fence_escapes_print_and_rich_content_but_keeps_richs_own_styling() -> None:
+    raw = io.StringIO()
+    out = FencedConsole(file=raw, force_terminal=True, markup=False, soft_wrap=True)
+    out.print(Text.assemble(("bold ", "bold red"), HOSTILE, "[bold red]x [link=https://e]y[/link]"))
+    written = raw.getvalue()
+    assert "\x1b[1;31mbold " in written  # Rich's own SGR
+    assert "[bold red]x [link=https://e]y[/link]" in written  # markup shown, not read
+    assert _clean(written.replace("\x1b[1;31m", "").replace("\x1b[0m", "")), repr(written)
+    # A Live display (pull progress) pushes its hook after the fence: still fenced.
+    raw2 = io.StringIO()
+    live_out = FencedConsole(file=raw2, force_terminal=True, markup=False)
+    with Live(Text(HOSTILE), console=live_out, auto_refresh=False) as live:
+        live.refresh()
+    assert "\\u001b]52" in raw2.getvalue() and OSC52 not in raw2.getvalue()
+    # Vetted log lines: SGR passes when asked, nothing else.
+    raw3 = io.StringIO()
+    FencedConsole(file=raw3, force_terminal=True).print(
+        Vetted([_seg("\x1b[32mgreen\x1b[0m" + HOSTILE)], keep_sgr=True)
+    )
+    assert "\x1b[32mgreen\x1b[0m" in raw3.getvalue() and OSC52 not in raw3.getvalue()
+    # print() while a command runs.
+    sink = io.StringIO()
+    saved = sys.stdout
+    sys.stdout = sink
+    try:
+        with fenced_output():
+            assert isinstance(sys.stdout, FencedStream)
+            print(HOSTILE)
+    finally:
+        sys.stdout = saved
+    assert _clean(sink.getvalue().replace("\n", "")) and "\\u001b]52;c;" in sink.getvalue()
+
+
+def _seg(text: str):  # noqa: ANN202
+    from rich.segment import Segment
+
+    return Segment(text)
+
+
+def test_a_hostile_cell_name_is_printable_at_its_index_and_its_records_still_meet() -> None:
+    name = f"{OSC52}{CLEAR}a"
+    cells = parse_cells_tsv(f"0\t{name}\tbash x\n1\t[bold red]b\tbash y\n")
+    assert [c.name for c in cells] == [printable(name, None), "[bold red]b"]
+    assert cells[0].name.startswith("\\x1b]52;c;")
+    attempts = {name: (CellAttempt(1, "boot", 7, end_ts=2, exit_code=3),)}
+    view = derive_view(
+        "box1", cells, (), attempts, boot_id="boot", now=5, runner_alive=False,
+        reasons={name: f"bad {C1}"},
+    )  # fmt: skip
+    assert view.cells[0].status == FAILED and _clean(view.cells[0].note)
+    marks = parse_cell_marks(f"skip 5 moved {OSC52}\nretry 6 /out/{CLEAR}\n")
+    assert marks.retries[0][1] == printable(f"/out/{CLEAR}", None)
+    with pytest.raises(ValueError, match="control characters"):
+        cells_tsv_line(0, "a\x1bb", "bash x")
+
+
+def test_plain_console_is_untouched_by_the_fence_module() -> None:
+    # The fence is a Console of its own kind: a plain Rich Console (the TUI's) is not changed.
+    raw = io.StringIO()
+    Console(file=raw, force_terminal=False).print("a\x1bb", markup=False)
+    assert "\x1b" in raw.getvalue()
