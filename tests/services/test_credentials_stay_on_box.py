@@ -69,7 +69,7 @@ def fleet_over_home_parent(qf: QueueFleet, results: Path, hook_url: str, marker:
 
 
 async def test_a_pull_over_the_homes_parent_brings_no_credentials_and_no_trace_is_left(
-    make_queue_fleet, state_dir: Path, tmp_path: Path
+    make_queue_fleet, home: Path, state_dir: Path, tmp_path: Path
 ) -> None:
     secret = value()
     qf: QueueFleet = await make_queue_fleet(1, run=SCRIPT_RUN)
@@ -129,9 +129,10 @@ async def test_a_pull_over_the_homes_parent_brings_no_credentials_and_no_trace_i
         assert "removed ~/.rgt/credentials.env from box1" in torn.stdout
         notes = json.dumps(hook.at("/n"))
     assert marker.read_text() == "destroyed\n" and not on_box.exists()
-    # Nowhere: the state folder (journal, logs), the results, the box's own files (its
-    # queue, cell logs), what each command printed, what the notification said.
-    assert files_holding([state_dir, results, qf.base], secret) == []
+    # Nowhere: the state folder (journal, logs), this machine's HOME (settings, caches),
+    # the results, the box's own files (its queue, cell logs), what each command
+    # printed, what the notification said.
+    assert files_holding([state_dir, home, results, qf.base], secret) == []
     assert not [out for out in outputs if secret in out]
     assert secret not in notes
 
