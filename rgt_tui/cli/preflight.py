@@ -45,7 +45,7 @@ def format_report(report: PreflightReport, acks: tuple[str, ...]) -> str:
     """One line per check (``ok`` / ``FAILED``, its name, what was seen), the fix under
     each failed one, and a last line saying whether a launch may go ahead."""
     width = max((len(c.name) for c in report.checks), default=0)
-    lines = [f"{report.host}: preflight"]
+    lines = [f"{report.host}: preflight" + (f" — {report.note}" if report.note else "")]
     for c in report.checks:
         mark = "ok" if c.ok else ("acked" if c.name in acks else "FAILED")
         lines.append(f"  {mark:<6}  {c.name:<{width}}  {c.detail}")

@@ -40,11 +40,13 @@ class Check:
 @dataclass(frozen=True)
 class PreflightReport:
     """Every check of one host; ``code``: the box's code identity when it is in sync (the
-    identity a launch records with each cell)."""
+    identity a launch records with each cell); ``note``: why some checks were not run
+    (``PreflightScope.note``: a Slurm login node's)."""
 
     host: str
     checks: tuple[Check, ...]
     code: CodeIdentity | None = None
+    note: str = ""
 
     @property
     def failed(self) -> tuple[Check, ...]:
@@ -70,6 +72,7 @@ class PreflightReport:
                 {"name": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix} for c in self.checks
             ],
             "code": self.code.record() if self.code is not None else None,
+            "note": self.note,
         }
 
 

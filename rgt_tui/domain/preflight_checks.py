@@ -2,7 +2,8 @@
 torch, torch's GPUs against the driver's (U31), torch's CUDA build against the driver's
 CUDA version (U28), other processes on the GPUs (GEN7), free bytes and inodes against a
 budget (principle 5), the durable dir on a mount that survives the teardown verb
-(principle 4), tmux. Each failed check says what to do. Pure.
+(principle 4), tmux. Each failed check says what to do. Which of them a host gets is
+``preflight_scope``'s to say, by the host's kind. Pure.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from rgt_tui.domain.config import Readiness
+from rgt_tui.domain.config import PREFLIGHT_CHECKS, HostConfig, Readiness
 from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, torch_index, version, vs
 from rgt_tui.domain.preflight import BoxFacts, Check, clip
 from rgt_tui.domain.profiles import Profile
@@ -20,12 +21,55 @@ from rgt_tui.domain.units import fmt_bytes, fmt_count
 GIB = 1 << 30
 MIN_FREE_BYTES = GIB  # free space asked for when no checkpoint size is known
 MIN_FREE_INODES = 10_000  # a run writes logs, checkpoints, eval files: inodes die first
+# The preflight checks that mean something on a Slurm login node: its disk and the
+# durable dir live on the shared filesystem the compute nodes see, and the code is the
+# tree the tasks run. The GPU, driver, torch and tmux checks would test the login node,
+# which runs no cell (the tasks run on compute nodes that preflight cannot reach).
+LOGIN_NODE_CHECKS = ("disk", "durable", "code")
+# The checks that need the run's interpreter, the GPUs or tmux on the box: the box
+# script asks about those only when one of them is run (a login node is not asked to
+# import torch).
+RUNTIME_CHECKS = ("python", "torch", "gpu", "driver", "gpu-busy", "tmux")
+
+
+@dataclass(frozen=True)
+class PreflightScope:
+    """Which checks preflight runs on a host (``checks``, in PREFLIGHT_CHECKS order),
+    what its durable dir must outlive (``outlives``: "" for the profile's teardown verb),
+    and ``note``: why checks are left out, said with the report."""
+
+    checks: tuple[str, ...]
+    outlives: str = ""
+    note: str = ""
+
+    @property
+    def asks_runtime(self) -> bool:
+        """Whether the box is asked about its interpreter, GPUs and tmux."""
+        return any(name in RUNTIME_CHECKS for name in self.checks)
+
+
+def preflight_scope(host: HostConfig) -> PreflightScope:
+    """The one place that decides, by the host's kind, which checks preflight runs:
+    ``rgt-tui preflight``, the TUI's ``P`` and a launch's plan all run these. A Slurm
+    login node runs no cell, so only LOGIN_NODE_CHECKS, and its results must outlive the
+    job (the shared filesystem, never the node's $TMPDIR); a box runs every check."""
+    if host.slurm is not None:
+        return PreflightScope(
+            LOGIN_NODE_CHECKS,
+            outlives="the job",
+            note=(
+                f"a Slurm login node: {', '.join(LOGIN_NODE_CHECKS)} only (it runs no cell: "
+                "GPU, driver, torch and tmux are the compute nodes')"
+            ),
+        )
+    return PreflightScope(PREFLIGHT_CHECKS)
 
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What the checks need besides the box's facts: the host's name, profile, budget
-    and the interpreter the run uses."""
+    """What the checks need besides the box's facts: the host's name, profile, budget,
+    the interpreter the run uses, and what the durable dir must outlive
+    (``PreflightScope.outlives``)."""
 
     host: str
     profile: Profile
@@ -33,6 +77,7 @@ class CheckContext:
     interpreter: RunInterpreter
     workdir: str
     durable_dir: str
+    outlives: str = ""
 
 
 def gpu_names(facts: BoxFacts) -> list[str]:
@@ -299,8 +344,14 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
     p = ctx.profile
     real = facts.durable_real or ctx.durable_dir
     mount = df_row(facts.df_bytes) or df_row(facts.df_kib)
-    where = f"{real} (mount {clip(mount[5], 120) if mount else '?'}, {facts.fstype or '?'})"
-    survives = f"what outlives {p.title}'s teardown ({p.teardown_verb}): {p.meter_stop_survives}"
+    on = f"mount {clip(mount[5], 120) if mount else '?'}, {facts.fstype or '?'}"
+    where = f"{real} ({on})"
+    if ctx.outlives:  # a scheduler's job, not a box: nothing is torn down
+        survives = f"results must outlive {ctx.outlives}; kept by {p.title}: {p.stop_survives}"
+    else:
+        survives = (
+            f"what outlives {p.title}'s teardown ({p.teardown_verb}): {p.meter_stop_survives}"
+        )
     fix_path = f"set durable_dir for {ctx.host} to a path under {' or '.join(p.durable_under)}"
 
     def under(root: str) -> bool:
@@ -312,10 +363,11 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
     for rule in p.durable_not_under:
         root = facts.tmpdir if rule == "$TMPDIR" else rule
         if root and under(root):
+            wiped = f"wiped when {ctx.outlives} ends" if ctx.outlives else "wiped"
             return Check(
                 "durable",
                 False,
-                f"{where} is under {rule} ({root}), which is wiped: {survives}",
+                f"{where} is under {rule} ({root}), which is {wiped}: {survives}",
                 f"set durable_dir for {ctx.host} on the shared filesystem ($HOME, /scratch)",
             )
     if p.durable_own_mount and (mount is None or mount[5] == "/" or facts.fstype == "overlayfs"):
@@ -329,6 +381,18 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
         "" if p.durable_under or p.durable_not_under or p.durable_own_mount else " (no path rule)"
     )
     exists = "" if facts.durable_exists else " (not created yet)"
+    if ctx.outlives:
+        rules = [
+            f"{r} ({facts.tmpdir})" if r == "$TMPDIR" and facts.tmpdir else r
+            for r in p.durable_not_under
+        ]
+        avoid = f"; not under {', '.join(rules)}" if rules else ""
+        return Check(
+            "durable",
+            True,
+            f"results under {real} outlive {ctx.outlives}{exists} ({on}); kept by "
+            f"{p.title}: {p.stop_survives}{avoid}",
+        )
     return Check("durable", True, f"{where}{exists}, {p.name}{rule}: {survives}")
 
 
@@ -344,9 +408,15 @@ def check_tmux(facts: BoxFacts, ctx: CheckContext) -> Check:
     return Check("tmux", True, f"{facts.tmux_version or 'tmux'} ({facts.tmux})")
 
 
-BOX_CHECKS = (check_python, check_torch, check_gpu, check_driver, check_gpu_busy, check_disk, check_durable, check_tmux)  # fmt: skip
+BOX_CHECKS = {
+    "python": check_python, "torch": check_torch, "gpu": check_gpu, "driver": check_driver,
+    "gpu-busy": check_gpu_busy, "disk": check_disk, "durable": check_durable, "tmux": check_tmux,
+}  # fmt: skip
 
 
-def box_checks(facts: BoxFacts, ctx: CheckContext) -> tuple[Check, ...]:
-    """Every check made from the box's facts, in PREFLIGHT_CHECKS order (code aside)."""
-    return tuple(check(facts, ctx) for check in BOX_CHECKS)
+def box_checks(
+    facts: BoxFacts, ctx: CheckContext, names: tuple[str, ...] = PREFLIGHT_CHECKS
+) -> tuple[Check, ...]:
+    """The checks in ``names`` made from the box's facts (``preflight_scope``'s), in
+    PREFLIGHT_CHECKS order (code aside: sync's to tell)."""
+    return tuple(check(facts, ctx) for name, check in BOX_CHECKS.items() if name in names)

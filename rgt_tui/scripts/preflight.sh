@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # rgt-tui preflight, box side: rgt_tui/services/preflight.py sends this whole file as
-#   bash -c <this file> preflight WORKDIR DURABLE_DIR INTERPRETER FIND_CHECKPOINTS
+#   bash -c <this file> preflight WORKDIR DURABLE_DIR INTERPRETER FIND_CHECKPOINTS RUNTIME
 # with preflight_check.py on stdin, and reads one "key<TAB>value" line per fact back.
+# RUNTIME 0 (a Slurm login node, which runs no cell): the interpreter, the GPUs, the
+# cells and tmux are not asked about; only the durable dir is.
 # A rented box is hostile and bare: every tool may be missing (a missing one is a fact
 # reported, never a failure of this script), every output is bounded, nothing is
 # written anywhere and no symlink is followed out of the durable dir.
 set -u
 set -f
 
-workdir=$1 durable=$2 interpreter=$3 find_checkpoints=$4
+workdir=$1 durable=$2 interpreter=$3 find_checkpoints=$4 runtime=${5:-1}
 program=$(head -c 65536)
 
 emit() { printf '%s\t%s\n' "$1" "$2"; }
@@ -26,7 +28,9 @@ boot=$(cat "${RGT_BOOT_ID_FILE:-/proc/sys/kernel/random/boot_id}" 2>/dev/null)
 emit boot "${boot:-unknown}"
 
 # -- the run's interpreter, in the workdir -------------------------------------------
-if cd "$workdir" 2>/dev/null; then
+if [ "$runtime" != 1 ]; then
+    : # not asked (a login node): the durable dir below is all
+elif cd "$workdir" 2>/dev/null; then
     emit workdir 1
     printf '%s' "$program" | bounded 120 bash -c "$interpreter -" 2>&1 | head -c 65536 | tail -n 40 | lines py
     emit py_rc "${PIPESTATUS[1]}"
@@ -36,7 +40,8 @@ else
 fi
 
 # -- the GPUs the driver sees, its CUDA version, who holds them ------------------------
-smi=$(command -v nvidia-smi 2>/dev/null)
+smi=""
+[ "$runtime" = 1 ] && smi=$(command -v nvidia-smi 2>/dev/null)
 emit smi "$smi"
 if [ -n "$smi" ]; then
     bounded 20 nvidia-smi --query-gpu=index,driver_version,name --format=csv,noheader 2>&1 | head -c 16384 | lines gpu
@@ -69,7 +74,7 @@ fi
 
 # -- this host's queue cells running now (their processes are not "someone else's") ---
 cells="$HOME/.rgt/queue/cells"
-if [ -d "$cells" ]; then
+if [ "$runtime" = 1 ] && [ -d "$cells" ]; then
     set +f
     n=0
     for f in "$cells"/*.state; do
@@ -105,7 +110,8 @@ if [ "$find_checkpoints" = 1 ] && [ -d "$real" ]; then
 fi
 
 # -- tmux, which the queue runs in -------------------------------------------------
-tmux=$(command -v tmux 2>/dev/null)
+tmux=""
+[ "$runtime" = 1 ] && tmux=$(command -v tmux 2>/dev/null)
 emit tmux "$tmux"
 [ -n "$tmux" ] && emit tmux_version "$(tmux -V 2>&1 | head -c 200)"
 emit end 1

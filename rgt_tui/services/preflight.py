@@ -5,7 +5,9 @@ One round trip runs ``rgt_tui/scripts/preflight.sh`` on the box (sent whole as
 ``preflight_check.py`` with the run's own interpreter in the workdir, asks nvidia-smi
 about the GPUs, the driver and who holds them, ``df`` about the durable dir's mount and
 finds tmux; a second, only with a ``code`` key, asks sync whether the box's code is the
-local tree (U42). ``domain.preflight_checks`` turns the answers into checks.
+local tree (U42). ``domain.preflight_checks`` turns the answers into checks, and its
+``preflight_scope`` says which checks the host gets (a Slurm login node: disk, durable
+and code; its box script then skips the interpreter, the GPUs and tmux).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.preflight import Check, PreflightReport, parse_box_facts
-from rgt_tui.domain.preflight_checks import CheckContext, box_checks
+from rgt_tui.domain.preflight_checks import CheckContext, box_checks, preflight_scope
 from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.code_sync import SyncError, code_status
@@ -49,9 +51,12 @@ def box_path(path: str) -> str:
 
 
 def preflight_command(host: HostConfig) -> str:
-    """The command line that runs the box side for ``host`` (its program goes on stdin)."""
+    """The command line that runs the box side for ``host`` (its program goes on stdin);
+    the interpreter, GPUs and tmux are asked about only when the host's scope runs a
+    check of them."""
     interpreter = run_interpreter(host.run, host.ready.python)
     find = "0" if host.ready.checkpoint_gb is not None else "1"
+    runtime = "1" if preflight_scope(host).asks_runtime else "0"
     return " ".join(
         [
             "bash",
@@ -62,13 +67,14 @@ def preflight_command(host: HostConfig) -> str:
             box_path(host.durable_dir),
             shlex.quote(interpreter.command),
             find,
+            runtime,
         ]
     )
 
 
 async def preflight(fleet: Fleet, host: HostConfig, transport: Transport) -> PreflightReport:
-    """Run every preflight check for ``host`` on its box (``code`` only with a ``code``
-    key). TransportError when the box cannot be reached or its answer was cut short;
+    """Run the preflight checks of ``host``'s kind (``preflight_scope``) on its box
+    (``code`` only with a ``code`` key). TransportError when the box cannot be reached or its answer was cut short;
     every problem of the box itself is a failed check with its fix. Connects the
     transport when it is not yet. ``fleet`` is the agreed interface's: the host's
     readiness already carries the fleet's defaults."""
@@ -88,6 +94,7 @@ async def preflight(fleet: Fleet, host: HostConfig, transport: Transport) -> Pre
             f"{said[-1][:300] if said else 'no message'}",
             "is bash installed on the box? Run `rgt-tui preflight` again",
         )
+    scope = preflight_scope(host)
     ctx = CheckContext(
         host=host.name,
         profile=load_profile(host.profile),
@@ -95,13 +102,14 @@ async def preflight(fleet: Fleet, host: HostConfig, transport: Transport) -> Pre
         interpreter=run_interpreter(host.run, host.ready.python),
         workdir=host.workdir,
         durable_dir=host.durable_dir,
+        outlives=scope.outlives,
     )
-    checks = list(box_checks(facts, ctx))
+    checks = list(box_checks(facts, ctx, scope.checks))
     code = None
-    if host.ready.code is not None:
+    if host.ready.code is not None and "code" in scope.checks:
         check, code = await _code_check(host, transport)
         checks.append(check)
-    return PreflightReport(host.name, tuple(checks), code)
+    return PreflightReport(host.name, tuple(checks), code, scope.note)
 
 
 async def _code_check(host: HostConfig, transport: Transport) -> tuple[Check, CodeIdentity | None]:

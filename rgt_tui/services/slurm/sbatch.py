@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 from rgt_tui.domain.config import SlurmConfig
+from rgt_tui.domain.preflight_checks import LOGIN_NODE_CHECKS
 from rgt_tui.domain.units import plural
 
 # Storage that belongs to one node (or one job) and is gone when the job ends or the
@@ -26,11 +27,6 @@ SIGNAL_SLACK_S = 60
 # job id, ``%a``: the task's index). Slurm cannot name a cell in a pattern, so the task
 # links its file to ``cells/<name>.slurm.out`` (rgt_tui/scripts/slurm_task.sh).
 OUTPUT_PATTERN = "slurm/%A_%a.out"
-# The preflight checks that mean something on a login node: its disk and the durable
-# dir live on the shared filesystem the compute nodes see, and the code is the tree the
-# tasks run. The GPU, driver, torch and tmux checks would test the login node, which
-# runs no cell (the tasks run on compute nodes this plan cannot reach).
-LOGIN_NODE_CHECKS = ("disk", "durable", "code")
 _ARRAY = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*(%\d+)?")
 
 
