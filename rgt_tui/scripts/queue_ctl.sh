@@ -45,9 +45,10 @@ refuse() {  # CODE DETAIL
 }
 
 # Running and not a zombie (an orphan whose reaper never reaps still answers kill -0).
+# Never pid 0 (or "00"): `kill -0 0` asks about this shell's own process group and succeeds.
 alive() {
     local pid=$1 stat
-    case "$pid" in '' | *[!0-9]*) return 1 ;; esac
+    case "$pid" in '' | *[!0-9]* | 0*) return 1 ;; esac
     if [ -r "/proc/$pid/stat" ]; then
         stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
         stat=${stat##*) }
@@ -534,16 +535,37 @@ cell_last() {  # NAME
     printf '%s' "$last"
 }
 
-# The pid of cell NAME's attempt when it runs now (this boot, alive, and still the
-# cell: run_one.sh exports RGT_CELL_NAME into it); fails otherwise.
-cell_running_pid() {  # NAME
-    local kind sboot spid
+# Whether cell NAME's attempt runs now, checked before anything signals it: the start
+# record is of this boot, its pid is alive and is still the cell (run_one.sh exports
+# RGT_CELL_NAME into it). Sets cell_pid; returns 0 (it runs), 1 (it does not), or 2 with
+# cell_code and cell_why set (a refusal) when the record must not be acted on: a pid
+# that is never a cell's (0 or "00" is this shell's own process group, whose tree is
+# the whole box; 1 is init; $$ and $PPID are this script and the session running it;
+# not a number), or one whose environment cannot be read, so nothing proves it is the
+# cell (an unreadable environ used to skip the check). The record can say anything.
+cell_pid_check() {  # NAME
+    local kind sboot spid envs
+    cell_pid="" cell_code="" cell_why=""
     read -r kind _ sboot spid <<<"$(cell_last "$1")"
-    [ "${kind:-}" = start ] && [ "${sboot:-}" = "$(boot_id)" ] && alive "${spid:-}" || return 1
-    if [ -r "/proc/$spid/environ" ]; then
-        tr '\0' '\n' <"/proc/$spid/environ" 2>/dev/null | grep -qxF "RGT_CELL_NAME=$1" || return 1
+    [ "${kind:-}" = start ] && [ "${sboot:-}" = "$(boot_id)" ] || return 1
+    spid=${spid:-}
+    case "$spid" in
+        '' | *[!0-9]* | 0* | 1 | "$$" | "$PPID" | ??????????*)
+            cell_code=bad-pid
+            cell_why="cell $1's start record names pid '$(printf '%s' "$spid" | tr -d '[:cntrl:]' | cut -c 1-20)', which is never a cell's process (0, 1, this control script or its session, or not a pid): nothing was signalled — the record in $q/cells/$1.state is damaged"
+            return 2
+            ;;
+    esac
+    alive "$spid" || return 1
+    # 2>/dev/null first: it also silences the redirection's own error.
+    if ! envs=$(tr '\0' '\n' 2>/dev/null <"/proc/$spid/environ"); then
+        alive "$spid" || return 1 # it ended meanwhile
+        cell_code=unverified
+        cell_why="cannot read /proc/$spid/environ, so nothing proves pid $spid is still cell $1 (another user's process, or no /proc on this box): nothing was signalled"
+        return 2
     fi
-    printf '%s' "$spid"
+    printf '%s\n' "$envs" | grep -qxF "RGT_CELL_NAME=$1" || return 1
+    cell_pid=$spid
 }
 
 # stop SESSION: the runner ends the queue before its next cell. "stop<TAB>requested" or
@@ -575,7 +597,12 @@ queue_kill() {
     case "$grace" in '' | *[!0-9]*) refuse usage "kill: GRACE must be whole seconds" ;; esac
     mkdir -p "$rgt" || refuse io "cannot create $rgt"
     take_lock
-    pid=$(cell_running_pid "$name") || refuse not-running "cell $name is not running now: there is nothing to kill"
+    cell_pid_check "$name"
+    case $? in
+        0) pid=$cell_pid ;;
+        2) refuse "$cell_code" "$cell_why" ;;
+        *) refuse not-running "cell $name is not running now: there is nothing to kill" ;;
+    esac
     printf 'kill %s user %s\n' "$(date +%s)" "$then" >>"$q/cells/$name.state" ||
         refuse io "cannot write $q/cells/$name.state (disk full?)"
     if [ "$then" = stop ] && running_reason "$session" >/dev/null; then
@@ -622,6 +649,8 @@ tree_pids() {  # PID
 
 kill_tree() {  # PID GRACE NAME (run detached by queue_kill)
     local root=$1 grace=$2 name=$3 pids p i left log="$q/cells/$3.log"
+    # queue_kill checked the pid (cell_pid_check); a tree rooted at 0 or 1 is the box's.
+    case "$root" in '' | *[!0-9]* | 0* | 1) return 1 ;; esac
     pids=$(tree_pids "$root")
     # Stop the tree first so no process forks a child between the listing and the TERM.
     kill -STOP $pids 2>/dev/null
@@ -713,9 +742,11 @@ queue_skip() {
     reason=$(head -c 400 | head -n 1 | tr -d '[:cntrl:]' | cut -c 1-200)
     mkdir -p "$q/cells" || refuse io "cannot create $q/cells"
     take_lock
-    if pid=$(cell_running_pid "$name"); then
-        refuse running "cell $name is running now (pid $pid): kill it first"
-    fi
+    cell_pid_check "$name"
+    case $? in
+        0) refuse running "cell $name is running now (pid $cell_pid): kill it first" ;;
+        2) refuse "$cell_code" "cannot tell whether cell $name runs: $cell_why" ;;
+    esac
     printf 'skip %s %s\n' "$(date +%s)" "${reason:-skipped by the user}" >>"$q/cells/$name.state" ||
         refuse io "cannot write $q/cells/$name.state (disk full?)"
     printf 'skipped\t%s\n' "$name"
