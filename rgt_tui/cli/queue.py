@@ -284,6 +284,8 @@ def run_launch(call: Call) -> int:
         return call.fail(str(exc))
     if result.archived:
         print(f"previous queue moved to {result.archived}")
+    if result.credentials:  # an earlier launch's credentials.env was removed (U34)
+        print(result.credentials)
     where = f"tmux session {result.session}" if result.detach == "tmux" else "setsid nohup"
     if result.detach == "slurm":  # the pid is the array's job id
         print(
