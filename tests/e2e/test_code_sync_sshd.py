@@ -3,12 +3,11 @@ and SFTP where this machine has no rsync."""
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
 
 from support.cli import rgt
-from support.code_trees import add_code, box_files, git_tree, path_without, write
+from support.code_trees import add_code, box_files, git_tree, path_without, staging_left, write
 
 from rgt_tui.services.code_sync import code_status, sync_code
 from rgt_tui.services.fleet_file import load_fleet
@@ -27,7 +26,7 @@ async def test_rsync_sends_only_what_differs_and_the_box_hash_matches(openssh_se
     head = git_tree(code)
     host = _host(server, code)
     root = server.workdir
-    write(root, "mine.txt", "the box's own\n")
+    write(root, "mine.log", "the box's own\n")  # ignored here (*.log): the box's own
     write(root, "src/train.py", "print('train')\n")  # already right: not sent
     before = box_files(root)
     seen: list[tuple[int, int, str]] = []
@@ -41,12 +40,12 @@ async def test_rsync_sends_only_what_differs_and_the_box_hash_matches(openssh_se
     assert result.files_sent == 3 and result.files_total == 4  # train.py was there
     assert {p for _, _, p in seen} == {".gitignore", "run.sh", "src/model/net.py"}
     assert box_files(root) == before | {".gitignore", "run.sh", "src/model/net.py"}
-    assert not (root / "data").exists() and (root / "mine.txt").exists()
+    assert not (root / "data").exists() and (root / "mine.log").exists()
     assert stat.S_IMODE((root / "run.sh").stat().st_mode) == 0o755
     assert stat.S_IMODE((root / "src/model/net.py").stat().st_mode) == 0o644
     assert (result.identity.commit, result.identity.dirty) == (head, False)
     assert status is not None and status.in_sync and status.problem() is None
-    assert not [p for p in os.listdir(root) if p.startswith(".rgt-sync.")]
+    assert not staging_left(root)
 
 
 async def test_without_rsync_here_the_sync_goes_over_sftp(openssh_server, tmp_path, monkeypatch):

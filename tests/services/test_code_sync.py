@@ -6,7 +6,7 @@ import os
 import stat
 
 import pytest
-from support.code_trees import add_code, box_files, git, git_tree, write
+from support.code_trees import add_code, box_files, git, git_tree, staging_left, write
 from support.queues import GATE, SCRIPT_RUN, wait_view
 
 from rgt_tui.domain.queue_state import FINISHED
@@ -36,7 +36,7 @@ async def test_a_git_tree_is_synced_without_its_ignored_folder_and_box_only_file
     write(code, "secret/key.txt", "not for the box\n")  # untracked, left out by code_exclude
     write(code, "new.py", "NEW = 1\n")  # untracked, not ignored: sent, and the tree is dirty
     host, root = await _box1(make_loopback_fleet, code, ("secret/",))
-    write(root, "old_results.txt", "the box's own\n")  # not in the tree: left alone
+    write(root, "old_results.log", "the box's own\n")  # ignored here, not in the tree: left alone
     before = box_files(root)
     seen: list[tuple[int, int, str]] = []
     t = transport_for(host)
@@ -48,7 +48,7 @@ async def test_a_git_tree_is_synced_without_its_ignored_folder_and_box_only_file
         await t.close()
     sent = {".gitignore", "src/train.py", "src/model/net.py", "run.sh", "new.py"}
     assert box_files(root) == before | sent
-    assert (root / "old_results.txt").read_text() == "the box's own\n"
+    assert (root / "old_results.log").read_text() == "the box's own\n"
     assert not (root / "data").exists() and not (root / "notes.log").exists()
     assert _mode(root / "run.sh") == 0o755 and _mode(root / "src/train.py") == 0o644
     assert (result.method, result.files_sent, result.files_total) == ("sftp", 5, 5)
@@ -59,7 +59,7 @@ async def test_a_git_tree_is_synced_without_its_ignored_folder_and_box_only_file
     assert status.box.tree == status.local.tree == result.identity.tree
     assert status.problem() == f"uncommitted changes in {code}: commit them, or acknowledge"
     assert (again.method, again.files_sent) == ("none", 0)
-    assert not [p for p in os.listdir(root) if p.startswith(".rgt-sync.")]
+    assert not staging_left(root)
 
 
 async def test_a_file_changed_on_the_box_is_found_by_hash_and_only_it_is_sent(
@@ -153,7 +153,7 @@ async def test_a_box_symlink_is_never_followed_or_written_through(make_loopback_
     assert (root / "config.py").read_text() == "LOCAL = 1\n"
     assert (outside / "config.py").read_text() == "LOCAL = 1\n"
     assert sorted(os.listdir(outside / "libdir")) == ["util.py"]
-    assert not [p for p in os.listdir(root) if p.startswith(".rgt-sync.")]
+    assert not staging_left(root)
 
 
 async def test_a_leftover_staging_dir_is_removed_by_the_next_sync(make_loopback_fleet, tmp_path):
@@ -176,7 +176,8 @@ async def test_a_sync_is_refused_while_the_queue_runs_and_rewrites_nothing(
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     code = tmp_path / "proj"
     write(code, "train.py", "V1\n")
-    add_code(qf.loopback.hosts_file, code)
+    # The queue's cells are written into the workdir by the test, not synced: not code.
+    add_code(qf.loopback.hosts_file, code, ("cells/",))
     gate = qf.cell_script("gate", GATE)
     qf.write_queue(f"{gate} t 1\n")
     host, root = qf.host(), qf.root()
@@ -198,7 +199,7 @@ async def test_a_sync_is_refused_while_the_queue_runs_and_rewrites_nothing(
             await sync_code(host, t, method="sftp")
         status = await code_status(host, t)
         assert (root / "train.py").read_text() == "V1\n" and not (root / "new.py").exists()
-        assert not [p for p in os.listdir(root) if p.startswith(".rgt-sync.")]
+        assert not staging_left(root)
         (root / "go").touch()
         await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
         result = await sync_code(host, t, method="sftp")

@@ -99,7 +99,8 @@ async def test_the_plan_records_the_code_preflight_found_on_the_box(
 
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     head = git_tree(tmp_path / "code")
-    add_code(qf.loopback.hosts_file, tmp_path / "code")
+    # The queue's cells are written into the workdir by the test, not synced: not code.
+    add_code(qf.loopback.hosts_file, tmp_path / "code", ("cells/",))
     fleet = load_fleet(qf.loopback.hosts_file)
     host = fleet.host("box1")
     qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")

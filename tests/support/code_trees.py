@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+SYNC_RECORD = ".rgt-sync.record"  # what syncs installed, in the workdir (box_tree.py)
+
 
 def git(root: Path, *args: str) -> str:
     """Run git in ``root`` (identity given here: the test machine may have none)."""
@@ -71,10 +73,16 @@ def path_without(tool: str, into: Path) -> str:
 
 
 def box_files(workdir: Path) -> set[str]:
-    """Every file and symlink under ``workdir`` (relative), the queue's records aside."""
+    """Every file and symlink under ``workdir`` (relative), the queue's records and the
+    sync record aside."""
     found = set()
     for top, dirs, names in os.walk(workdir):
         dirs[:] = [d for d in dirs if d != ".rgt"]
         for n in names:
             found.add(os.path.relpath(os.path.join(top, n), workdir))
-    return found
+    return found - {SYNC_RECORD}
+
+
+def staging_left(workdir: Path) -> list[str]:
+    """The sync's staging dirs left in ``workdir`` (its record is not one)."""
+    return [p for p in os.listdir(workdir) if p.startswith(".rgt-sync.") and p != SYNC_RECORD]

@@ -48,8 +48,9 @@ class LoopbackBox:
             "".join(public_line(k) + "\n" for k in keys)
         )
         # The queue runner and services read the boot id from $RGT_BOOT_ID_FILE when set:
-        # tests rewrite this file to simulate a reboot (docs/queues.md).
-        self.boot_id_file = self.root / ".boot_id"
+        # tests rewrite this file to simulate a reboot (docs/queues.md). Beside the box's
+        # folder, as its host key is: not in its tree (a code check counts every file there).
+        self.boot_id_file = self.root.parent / f"{name}.boot_id"
         # SSH connections accepted since creation (tests hold the app to one per host).
         self.connections_made = 0
         self.host_key_path = self.root.parent / f"{name}.host_key"

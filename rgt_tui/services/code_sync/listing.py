@@ -14,15 +14,15 @@ import hashlib
 import os
 import stat
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
 
 from rgt_tui.domain.code_identity import CodeIdentity, FileHash, tree_hash
+from rgt_tui.services.code_sync.rules import SendRules, ignored_by, name_ok, never_sent
 from rgt_tui.services.code_sync.types import SyncError
 
-STAGING_PREFIX = ".rgt-sync."  # the box's staging dirs: never part of a tree
 _GIT_TIMEOUT_S = 60.0
 _READ = 1 << 20
 
@@ -49,6 +49,8 @@ class LocalTree:
     commit: str = ""  # git HEAD; "" outside git or before the first commit
     dirty: bool = False
     skipped: tuple[str, ...] = ()  # "path (why)" for each entry left out
+    # The rules that chose ``files``, to judge the box's files by (None: git's alone).
+    rules: SendRules | None = field(default=None, compare=False, repr=False)
 
     @property
     def identity(self) -> CodeIdentity:
@@ -70,15 +72,17 @@ def list_tree(root: Path, excludes: tuple[str, ...], host: str) -> LocalTree:
     git = _git_listing(root, host)
     if git is not None:
         names, commit, dirty = git
+        rules = SendRules(root, excludes, git=True)
     else:
-        names, commit, dirty = _walk(root), "", False
+        names, specs = _walk(root)
+        commit, dirty = "", False
+        rules = SendRules(root, excludes, git=False, specs=specs)
     files: list[LocalFile] = []
     skipped: list[str] = []
     for rel in sorted(set(names)):
-        parts = rel.split("/")
-        if ".git" in parts or parts[0].startswith(STAGING_PREFIX) or extra.match_file(rel):
+        if never_sent(rel, extra):
             continue
-        if not _name_ok(rel):
+        if not name_ok(rel):
             skipped.append(f"{rel!r} (a name with control characters or not UTF-8)")
             continue
         path = root / rel
@@ -100,7 +104,7 @@ def list_tree(root: Path, excludes: tuple[str, ...], host: str) -> LocalTree:
                 skipped.append(f"{rel} ({exc.strerror or exc})")
                 continue
             files.append(LocalFile(rel, digest, bool(st.st_mode & 0o111), st.st_size))
-    return LocalTree(root, tuple(files), commit, dirty, tuple(skipped))
+    return LocalTree(root, tuple(files), commit, dirty, tuple(skipped), rules)
 
 
 def _sha256(path: Path) -> str:
@@ -110,18 +114,6 @@ def _sha256(path: Path) -> str:
         while chunk := f.read(_READ):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _name_ok(rel: str) -> bool:
-    """Sent to the box one per line and NUL-separated: no control characters, and text
-    (a name that is not UTF-8 cannot be spelled the same on both sides)."""
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in rel):
-        return False
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -153,10 +145,11 @@ def _git_listing(root: Path, host: str) -> tuple[list[str], str, bool] | None:
     return names, commit, bool(status.stdout.strip(b"\0"))
 
 
-def _walk(root: Path) -> list[str]:
+def _walk(root: Path) -> tuple[list[str], dict[str, pathspec.GitIgnoreSpec]]:
     """Every file under ``root`` that its ``.gitignore`` files leave in (git's rules: the
     deepest file's last matching pattern decides; an ignored directory is not entered).
-    Symlinks are listed (and then skipped by the caller), never followed."""
+    Symlinks are listed (and then skipped by the caller), never followed. Also returns
+    the ``.gitignore`` files read, by folder, to judge the box's files by."""
     found: list[str] = []
     specs: dict[str, pathspec.GitIgnoreSpec] = {}
     for top, dirs, names in os.walk(root, followlinks=False):
@@ -172,7 +165,7 @@ def _walk(root: Path) -> list[str]:
         kept = []
         for d in dirs:
             rel = f"{rel_top}/{d}" if rel_top else d
-            if d == ".git" or _ignored(specs, rel + "/"):
+            if d == ".git" or ignored_by(specs, rel + "/"):
                 continue
             if (Path(top) / d).is_symlink():
                 found.append(rel)  # reported as a symlink, not entered
@@ -181,18 +174,6 @@ def _walk(root: Path) -> list[str]:
         dirs[:] = kept
         for n in names:
             rel = f"{rel_top}/{n}" if rel_top else n
-            if not _ignored(specs, rel):
+            if not ignored_by(specs, rel):
                 found.append(rel)
-    return found
-
-
-def _ignored(specs: dict[str, pathspec.GitIgnoreSpec], rel: str) -> bool:
-    """Whether the ``.gitignore`` files above ``rel`` ignore it (deepest decides)."""
-    verdict = False
-    for base, spec in sorted(specs.items(), key=lambda kv: kv[0].count("/") + bool(kv[0])):
-        if base and not rel.startswith(base + "/"):
-            continue
-        result = spec.check_file(rel[len(base) + 1 :] if base else rel)
-        if result.include is not None:
-            verdict = result.include
-    return verdict
+    return found, specs

@@ -1,7 +1,10 @@
 """``sync_code``: push a host's ``code`` tree into its workdir, verified by hash (U42).
 
-1. List and hash the local tree (``listing``), hash the box's copy of the same paths.
-2. Nothing differs: done, nothing written. A queue runs: refused, nothing written.
+1. List and hash the local tree (``listing``); hash the box's whole copy (``box_tree``):
+   the same paths, every box-only file the rules would send, and what the box's sync
+   record says earlier syncs installed.
+2. Nothing differs and nothing is stale: done, nothing written. A queue runs: refused,
+   nothing written.
 3. Stage: a fresh ``<workdir>/.rgt-sync.<token>/`` (earlier leftovers removed), and only
    the files that differ sent into it — rsync over the user's OpenSSH where both sides
    have it, else SFTP over the host's one connection (``Transport.put_file``).
@@ -9,9 +12,12 @@
    naming it.
 5. Switch under the queue lock, only while no queue runs (``code-switch``): each file
    renamed into place, so a process holding the old file keeps it (principle 6).
-6. Hash the whole listed tree in the workdir again: the identity returned is what the
-   box now holds. Nothing on the box is ever deleted: files it has that the tree does not
-   are left alone.
+6. Prune (``code-prune``, under the same lock and rule): each file an earlier sync
+   installed that the tree no longer has is removed only while its content still hashes
+   to what the record says; the record is rewritten to what syncs installed. A file a
+   sync did not put there (the user's data, outputs, caches) or that was edited on the
+   box since is never removed, only named (``SyncResult.left``).
+7. Hash the box's whole copy again: the identity returned is what the box now holds.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import asyncio
 import secrets
 from collections.abc import Callable
 
-from rgt_tui.domain.code_identity import CodeIdentity, tree_hash
+from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.services.code_sync.box import (
@@ -29,6 +35,7 @@ from rgt_tui.services.code_sync.box import (
     stage_on_box,
     switch_on_box,
 )
+from rgt_tui.services.code_sync.box_tree import BoxTree, prune_on_box, scan_box
 from rgt_tui.services.code_sync.listing import LocalFile, LocalTree, list_tree
 from rgt_tui.services.code_sync.rsync import have_rsync, rsync_send
 from rgt_tui.services.code_sync.types import SyncError, SyncResult
@@ -70,19 +77,82 @@ async def sync_code(
     tree = await local_tree(host)
     await transport.connect()
     session = tmux_session_name(host.name)
-    paths = [f.path for f in tree.files]
-    before = await hash_on_box(transport, host.name, host.workdir, paths, session=session)
-    send = [f for f in tree.files if before.files.get(f.path) != f.file_hash()]
+    before = await scan_box(transport, host.name, tree, host.workdir, session=session)
+    send = [f for f in tree.files if before.hashes.files.get(f.path) != f.file_hash()]
+    stale, changed = before.stale()
     base = {"host": host.name, "files_total": len(tree.files), "skipped": tree.skipped}
-    if not send:
-        return SyncResult(identity=tree.identity, method="none", files_sent=0, bytes_sent=0, **base)
+    if not send and not stale:
+        left = _left(before, changed)
+        identity = CodeIdentity(before.tree, tree.commit, tree.dirty)
+        return SyncResult(
+            identity=identity, method="none", files_sent=0, bytes_sent=0, left=left, **base
+        )
     if before.running:
+        what = (
+            f"{len(send)} file(s) differ ({send[0].path}, …)"
+            if send
+            else (f"{len(stale)} file(s) to remove ({stale[0].path}, …)")
+        )
         raise SyncError(
             host.name,
             f"the queue on {host.name} is running ({before.running}): a sync never rewrites "
-            f"files a running queue uses; {len(send)} file(s) differ ({send[0].path}, …)",
+            f"files a running queue uses; {what}",
             f"wait for the queue to finish (or stop it), then rgt-tui sync {host.name}",
         )
+    chosen, total, note = "none", 0, ""
+    if send:
+        chosen, total, note = await _send(host, transport, tree, send, session, method, on_progress)
+    # What syncs installed and the tree still has: what was sent now, and what an earlier
+    # sync installed (the tree's hash now, as the switch was just verified).
+    recorded = {f.path for f in send} | (before.record.keys() & before.local)
+    removed, kept = await prune_on_box(
+        transport,
+        host.name,
+        host.workdir,
+        session,
+        stale,
+        [f.file_hash() for f in tree.files if f.path in recorded],
+    )
+    after = await scan_box(transport, host.name, tree, host.workdir)
+    still = [f.path for f in tree.files if after.hashes.files.get(f.path) != f.file_hash()]
+    if still:
+        raise SyncError(
+            host.name,
+            f"after the switch {len(still)} file(s) still differ on {host.name} ({still[0]}, …)",
+            "something on the box rewrote them: look at it, then sync again",
+        )
+    identity = CodeIdentity(after.tree, tree.commit, tree.dirty)
+    return SyncResult(
+        identity=identity,
+        method=chosen,
+        files_sent=len(send),
+        bytes_sent=total,
+        removed=tuple(removed),
+        left=tuple(kept) + _left(after, []),
+        note=note,
+        **base,
+    )
+
+
+def _left(box: BoxTree, changed: list[str]) -> tuple[str, ...]:
+    """Box-only files the rules would send that a sync leaves, each with why."""
+    notes = [f"{p} (changed on the box since a sync put it there)" for p in changed]
+    for path in box.box_only:
+        if path not in changed and not box.removable(path):
+            notes.append(f"{path} (not put there by rgt-tui sync)")
+    return tuple(notes)
+
+
+async def _send(
+    host: HostConfig,
+    transport: Transport,
+    tree: LocalTree,
+    send: list[LocalFile],
+    session: str,
+    method: str,
+    on_progress: Progress | None,
+) -> tuple[str, int, str]:
+    """Stage, send, verify and switch ``send`` (steps 3-5); (method, bytes, note)."""
     token = secrets.token_hex(6)
     dirs = sorted({f.path.rpartition("/")[0] for f in send} - {""})
     staging, box_rsync = await stage_on_box(
@@ -122,23 +192,7 @@ async def sync_code(
     except BaseException:
         await drop_on_box(transport, host.workdir, token)
         raise
-    after = await hash_on_box(transport, host.name, host.workdir, paths)
-    still = [f.path for f in tree.files if after.files.get(f.path) != f.file_hash()]
-    if still:
-        raise SyncError(
-            host.name,
-            f"after the switch {len(still)} file(s) still differ on {host.name} ({still[0]}, …)",
-            "something on the box rewrote them: look at it, then sync again",
-        )
-    identity = CodeIdentity(tree_hash(after.files.values()), tree.commit, tree.dirty)
-    return SyncResult(
-        identity=identity,
-        method=chosen,
-        files_sent=len(send),
-        bytes_sent=total,
-        note=note,
-        **base,
-    )
+    return chosen, total, note
 
 
 async def _choose(

@@ -23,10 +23,13 @@ class SyncError(Exception):
 
 @dataclass(frozen=True)
 class CodeStatus:
-    """The host's ``code`` tree here against the box's copy of the same paths (U42).
+    """The host's ``code`` tree here against the box's whole copy of it (U42, issue 39).
 
     ``box`` is None when the workdir does not exist on the box. ``differs``: the first
     paths missing or different there (at most MAX_DIFFERS; ``differ_count`` has them all).
+    ``box_only``: the first files the box holds under the workdir that the local rules
+    would send but the local tree does not have (``box_only_count`` all of them;
+    ``box_only_synced`` how many of them a sync put there and would now remove).
     """
 
     host: str
@@ -36,11 +39,15 @@ class CodeStatus:
     code_dir: str = ""  # the local tree, for messages
     differ_count: int = 0
     files: int = 0  # files in the local listing
+    box_only: tuple[str, ...] = ()
+    box_only_count: int = 0
+    box_only_synced: int = 0
 
     @property
     def in_sync(self) -> bool:
-        """The box holds every listed file with the same content and executable bit."""
-        return not self.differs
+        """The box holds every listed file with the same content and executable bit, and
+        no other file the rules would send."""
+        return not self.differs and not self.box_only
 
     def problem(self) -> str | None:
         """What stands between this code and a launch, with the fix; None when the box
@@ -55,12 +62,43 @@ class CodeStatus:
                 f"{count} file{'s' if count != 1 else ''} missing or changed ({named}) "
                 f"— rgt-tui sync {self.host}"
             )
+        if self.box_only:
+            parts.append(self._box_only_problem())
         if self.local.dirty:
             parts.append(
                 f"uncommitted changes in {self.code_dir or 'the local tree'}: commit them, "
                 "or acknowledge"
             )
         return "; ".join(parts) or None
+
+    def fix(self) -> str:
+        """The one step that fixes the first problem: a sync, removing box-only files by
+        hand, or committing (acknowledging) the local changes."""
+        if self.differs or (self.box_only and self.box_only_synced):
+            return f"rgt-tui sync {self.host}"
+        if self.box_only:
+            return (
+                f"remove {self.box_only[0]}{' and the others' if len(self.box_only) > 1 else ''} "
+                f"on {self.host} (or add it to code_exclude), then check again"
+            )
+        return (
+            f"commit the changes in {self.code_dir or 'the code tree'}, or acknowledge: --ack code"
+        )
+
+    def _box_only_problem(self) -> str:
+        count = max(self.box_only_count, len(self.box_only))
+        named = ", ".join(self.box_only[:_NAMED]) + (", …" if count > _NAMED else "")
+        text = f"on the box only: {named} ({count} file{'s' if count != 1 else ''} the local tree does not have)"
+        by_hand = count - self.box_only_synced
+        if not by_hand:
+            return f"{text} — rgt-tui sync {self.host} removes {'it' if count == 1 else 'them'}"
+        hand = (
+            "not put there by rgt-tui sync (or changed on the box since): remove "
+            f"{'it' if by_hand == 1 else 'them'} on the box, or add to code_exclude"
+        )
+        if self.box_only_synced:
+            return f"{text} — rgt-tui sync {self.host} removes {self.box_only_synced}; {by_hand} {hand}"
+        return f"{text} — {hand}"
 
 
 @dataclass(frozen=True)
@@ -76,3 +114,5 @@ class SyncResult:
     files_total: int = 0  # files in the local listing
     skipped: tuple[str, ...] = ()  # local entries left out: symlinks, special files, names
     note: str = ""  # why rsync was not used, when it was not
+    removed: tuple[str, ...] = ()  # files an earlier sync installed that the tree dropped
+    left: tuple[str, ...] = ()  # "path (why)": box-only files the rules would send, kept

@@ -1,0 +1,213 @@
+"""The box's whole copy of a tree (issue 39, U42): every file under the workdir that this
+machine's rules would send, not only the files the local tree lists, and the sync record.
+
+Design: the box only lists names and hashes; the rules are applied here
+(``rules.SendRules``), by the same engine that chose the local listing — the box has no
+``.git`` and its ``.gitignore`` copies may be stale, so asking it to apply them would be
+a second, diverging rule engine. The listing goes in two steps so an ignored data folder
+of a million files is never listed: every directory first (``code-scan``), then the
+files of only those directories the rules could send from (``code-files``), then the
+hashes of the local paths, of the box-only files that look like code, and of what the
+record names (``code-hash``, queue_ctl.sh's).
+
+The sync record, ``<workdir>/.rgt-sync.record``: one ``<sha256><TAB><x|-><TAB><path>``
+line per file a sync installed. A later sync removes such a file when the tree no longer
+has it and only while its content still hashes to what the record says (``code-prune``,
+under the queue lock, only while no queue runs): a file the user put there, or edited
+after a sync, is never removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rgt_tui.domain.code_identity import FileHash, tree_hash
+from rgt_tui.services.code_sync.box import HASH_TIMEOUT_S, BoxHashes, checked, hash_on_box
+from rgt_tui.services.code_sync.listing import LocalTree
+from rgt_tui.services.code_sync.rules import name_ok
+from rgt_tui.services.code_sync.types import SyncError
+from rgt_tui.services.queue_box import script_text
+from rgt_tui.transport import CommandResult, Transport
+
+RECORD_NAME = ".rgt-sync.record"
+# Names of directories and files the box may send back: past this the check fails (a
+# workdir holding that much that the rules do not ignore is not a code tree).
+MAX_LISTING = 64 << 20
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_KEPT = {
+    "changed": "changed on the box since a sync put it there",
+    "link": "a symlink on the way",
+    "gone": "already gone",
+}
+_DISPATCH = '\ncase "$verb" in\n'
+
+
+def tree_script() -> str:
+    """queue_ctl.sh's functions (its verb dispatch cut off), then code_ctl.sh."""
+    ctl = script_text("queue_ctl.sh")
+    cut = ctl.rfind(_DISPATCH)
+    if cut < 0:
+        raise RuntimeError("queue_ctl.sh has no verb dispatch to cut off")
+    return ctl[:cut] + "\n" + script_text("code_ctl.sh")
+
+
+async def run_tree_verb(
+    transport: Transport,
+    verb: str,
+    *args: str,
+    items: Iterable[str] = (),
+    timeout: float = HASH_TIMEOUT_S,
+    max_output: int = MAX_LISTING,
+) -> CommandResult:
+    """Run ``code-<verb>`` of code_ctl.sh with ``items`` NUL-terminated on stdin."""
+    command = " ".join(
+        ["bash", "-c", shlex.quote(tree_script()), "code_ctl", f"code-{verb}"]
+        + [shlex.quote(a) for a in args]
+    )
+    payload = "".join(i + "\0" for i in items)
+    return await transport.run(command, input=payload, timeout=timeout, max_output=max_output)
+
+
+def rel_ok(rel: str) -> bool:
+    """A relative path that stays under its dir and can cross (the record is box text)."""
+    parts = rel.split("/")
+    return name_ok(rel) and all(p not in ("", ".", "..") for p in parts) and ".git" not in parts
+
+
+def parse_record(lines: Iterable[str]) -> dict[str, FileHash]:
+    """The record's lines as path -> hash; anything malformed is dropped (box text)."""
+    record: dict[str, FileHash] = {}
+    for line in lines:
+        sha, _, rest = line.partition("\t")
+        flag, _, path = rest.partition("\t")
+        if _HEX64.fullmatch(sha) and flag in ("x", "-") and rel_ok(path):
+            record[path] = FileHash(path, sha, flag == "x")
+    return record
+
+
+def record_text(files: Iterable[FileHash]) -> list[str]:
+    """The record's lines for ``files``, sorted by path."""
+    return [
+        f"{f.sha256}\t{'x' if f.executable else '-'}\t{f.path}"
+        for f in sorted(files, key=lambda f: f.path)
+    ]
+
+
+@dataclass(frozen=True)
+class BoxTree:
+    """The box's copy of a tree: the local paths and every box-only file the rules would
+    send (``box_only``, sorted), hashed; and what earlier syncs installed (``record``)."""
+
+    hashes: BoxHashes  # local paths, box-only files, recorded paths
+    local: frozenset[str]
+    box_only: tuple[str, ...]
+    record: dict[str, FileHash]
+
+    @property
+    def dir_exists(self) -> bool:
+        return self.hashes.dir_exists
+
+    @property
+    def running(self) -> str:
+        """Why the queue counts as running ("" when not, or not asked)."""
+        return self.hashes.running
+
+    @property
+    def tree(self) -> str:
+        """The box's tree hash over every file the rules would send."""
+        wanted = self.local | set(self.box_only)
+        return tree_hash(f for p, f in self.hashes.files.items() if p in wanted)
+
+    def removable(self, path: str) -> bool:
+        """A sync put ``path`` there and its content is still what it put there."""
+        rec, got = self.record.get(path), self.hashes.files.get(path)
+        return rec is not None and got is not None and got.sha256 == rec.sha256
+
+    def stale(self) -> tuple[list[FileHash], list[str]]:
+        """What earlier syncs installed that the tree no longer has: (still as installed:
+        to remove, changed on the box since: to leave and name)."""
+        remove: list[FileHash] = []
+        changed: list[str] = []
+        for path in sorted(self.record.keys() - self.local):
+            if self.removable(path):
+                remove.append(self.record[path])
+            elif path in self.hashes.files:
+                changed.append(path)
+        return remove, changed
+
+
+def _items(result: CommandResult) -> list[str]:
+    return [i for i in result.stdout.split("\0") if i]
+
+
+async def scan_box(
+    transport: Transport, host: str, tree: LocalTree, directory: str, *, session: str = ""
+) -> BoxTree:
+    """The box's copy of ``tree`` under ``directory`` (see the module docstring); with
+    ``session``, whether that queue runs. Reads only."""
+    scan = checked(
+        host,
+        await run_tree_verb(transport, "scan", directory),
+        f"cannot list the code in {directory}",
+    )
+    items = _items(scan)
+    local = frozenset(f.path for f in tree.files)
+    record = parse_record(i[2:] for i in items if i.startswith("r\t"))
+    box_only: list[str] = []
+    if "dir\t1" in items and tree.rules is not None:
+        dirs = [i[2:] + "/" for i in items if i.startswith("./")]
+        kept = await asyncio.to_thread(tree.rules.sent, dirs, host)
+        listed = checked(
+            host,
+            await run_tree_verb(
+                transport, "files", directory, items=["."] + sorted(d[:-1] for d in kept)
+            ),
+            f"cannot list the code in {directory}",
+        )
+        names = {i[2:] for i in _items(listed) if i.startswith("./")} - local
+        box_only = sorted(await asyncio.to_thread(tree.rules.sent, names, host))
+    extra = sorted(record.keys() - local - set(box_only))
+    hashes = await hash_on_box(
+        transport, host, directory, sorted(local) + box_only + extra, session=session
+    )
+    return BoxTree(hashes, local, tuple(box_only), record)
+
+
+async def prune_on_box(
+    transport: Transport,
+    host: str,
+    workdir: str,
+    session: str,
+    remove: list[FileHash],
+    record: Iterable[FileHash],
+) -> tuple[list[str], list[str]]:
+    """Remove ``remove`` (each only while its content is still what the record says) and
+    write ``record`` as the box's sync record, under the queue lock and only while no
+    queue runs (SyncError otherwise, nothing removed). (removed, kept with why)."""
+    items = [f"rm\t{f.sha256}\t{f.path}" for f in remove]
+    items += [f"rec\t{line}" for line in record_text(record)]
+    result = checked(
+        host,
+        await run_tree_verb(transport, "prune", workdir, session, items=items),
+        f"cannot remove stale code files in {workdir}",
+    )
+    asked = {f.path for f in remove}
+    removed: list[str] = []
+    kept: list[str] = []
+    recorded = False
+    for line in result.stdout.splitlines():
+        key, _, rest = line.partition("\t")
+        why, _, path = rest.partition("\t")
+        if key == "removed" and rest in asked:  # only what was asked about is named
+            removed.append(rest)
+        elif key == "kept" and path in asked and why in _KEPT:
+            kept.append(f"{path} ({_KEPT[why]})")
+        elif key == "recorded":
+            recorded = True
+    if not recorded:
+        raise SyncError(host, f"the box did not confirm its sync record in {workdir}")
+    return removed, kept

@@ -1,0 +1,111 @@
+"""Which paths a sync would send, asked of any path, not only of files this machine has.
+
+The box's copy of a tree is judged by the rules that chose the local listing
+(``listing``): a file the box holds counts as code when this machine's rules would send
+it if it were here. One rule engine on one side: in a git repository git itself answers
+(``git check-ignore``: ``.gitignore`` files, ``.git/info/exclude``, ``core.excludesFile``;
+a tracked path is never ignored), elsewhere the tree's own ``.gitignore`` files
+(``pathspec``, git's precedence); the host's ``code_exclude`` on top; ``.git``, the
+sync's own ``.rgt-sync.*`` and names that cannot cross (control characters, not UTF-8)
+never. The box cannot apply these rules itself (it has no ``.git``, and its
+``.gitignore`` files are copies that may be stale); it only lists names. Blocking: run in
+a thread.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from rgt_tui.services.code_sync.types import SyncError
+
+STAGING_PREFIX = ".rgt-sync."  # the box's staging dirs and sync record: never part of a tree
+_GIT_TIMEOUT_S = 60.0
+
+
+def name_ok(rel: str) -> bool:
+    """Sent to the box one per line and NUL-separated: no control characters, and text
+    (a name that is not UTF-8 cannot be spelled the same on both sides; one the box sent
+    that was not UTF-8 arrives with U+FFFD in it)."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in rel) or "\ufffd" in rel:
+        return False
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def never_sent(rel: str, extra: pathspec.PathSpec) -> bool:
+    """Whether ``rel`` is left out whatever the ignore files say: ``.git``, the sync's
+    own staging and record, ``code_exclude``."""
+    parts = rel.rstrip("/").split("/")
+    return ".git" in parts or parts[0].startswith(STAGING_PREFIX) or extra.match_file(rel)
+
+
+def ignored_by(specs: Mapping[str, pathspec.GitIgnoreSpec], rel: str) -> bool:
+    """Whether the ``.gitignore`` files above ``rel`` ignore it (deepest decides; a
+    trailing "/" asks about a directory)."""
+    verdict = False
+    for base, spec in sorted(specs.items(), key=lambda kv: kv[0].count("/") + bool(kv[0])):
+        if base and not rel.startswith(base + "/"):
+            continue
+        result = spec.check_file(rel[len(base) + 1 :] if base else rel)
+        if result.include is not None:
+            verdict = result.include
+    return verdict
+
+
+def _ancestors(rel: str) -> list[str]:
+    """``a/b/c`` -> ``["a/", "a/b/"]``."""
+    parts = rel.rstrip("/").split("/")
+    return ["/".join(parts[:i]) + "/" for i in range(1, len(parts))]
+
+
+@dataclass(frozen=True)
+class SendRules:
+    """The rules a sync of ``root`` sends by, for any relative path."""
+
+    root: Path
+    excludes: tuple[str, ...]
+    git: bool  # git answers; else ``specs``
+    specs: Mapping[str, pathspec.GitIgnoreSpec] = field(default_factory=dict)
+
+    def sent(self, paths: Iterable[str], host: str) -> set[str]:
+        """Which of ``paths`` (files, or directories ending in "/") the sync would send
+        (a directory: whose files it could send), were they here."""
+        extra = pathspec.GitIgnoreSpec.from_lines(self.excludes)
+        asked = [p for p in paths if name_ok(p) and not never_sent(p, extra)]
+        asked = [p for p in asked if not any(extra.match_file(a) for a in _ancestors(p))]
+        if self.git:
+            ignored = self._git_ignored(asked, host)
+        else:
+            ignored = {
+                p
+                for p in asked
+                if ignored_by(self.specs, p)
+                or any(ignored_by(self.specs, a) for a in _ancestors(p))
+            }
+        return set(asked) - ignored
+
+    def _git_ignored(self, paths: list[str], host: str) -> set[str]:
+        if not paths:
+            return set()
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(self.root), "check-ignore", "-z", "--stdin"],
+                input=b"".join(p.encode() + b"\0" for p in paths),
+                capture_output=True,
+                timeout=_GIT_TIMEOUT_S,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SyncError(host, f"git cannot check {self.root}'s ignore rules: {exc}") from exc
+        if done.returncode not in (0, 1):  # 1: none of them is ignored
+            err = done.stderr.decode(errors="replace").strip()
+            raise SyncError(host, f"git check-ignore failed in {self.root}: {err}")
+        return {os.fsdecode(n) for n in done.stdout.split(b"\0") if n}
