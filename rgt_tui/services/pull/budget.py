@@ -22,6 +22,12 @@ from collections.abc import Awaitable, Callable
 # of a pull of a few seconds stays within a few percent of the budget, large enough that
 # each 255 KiB read does not wait on its own.
 BURST_S = 0.25
+# A budgeted large file is asked for in chunks of a tenth of a second of the rate (within
+# the bounds below): fine enough that any 10 s window is within 1 % of the budget, and at
+# most one SFTP read of OpenSSH's 255 KiB, so a chunk is one request.
+CHUNK_S = 0.1
+MIN_CHUNK = 32 << 10
+MAX_CHUNK = 255 << 10
 
 
 class Bandwidth:
@@ -63,11 +69,20 @@ class Bandwidth:
             raise ValueError(f"a bandwidth budget must be more than 0 bytes/s, not {rate_bytes_s}")
         self.rate = float(rate_bytes_s)
 
+    def chunk_bytes(self, block: int | None = None) -> int:
+        """The bytes a budgeted copy asks for at once: ``CHUNK_S`` of the rate, at least
+        ``MIN_CHUNK``, at most ``block`` (the reads' size, when set) or ``MAX_CHUNK``."""
+        most = min(block, MAX_CHUNK) if block else MAX_CHUNK
+        return max(min(MIN_CHUNK, most), min(most, int(self.rate * CHUNK_S)))
+
     async def take(self, nbytes: int, *, tick: Callable[[], object] | None = None) -> None:
         """Wait until ``nbytes`` more fit the budget (returns at once within the burst).
 
         ``tick`` is called at least every second of a long wait: the pull's stall watch
         must not take a wait for the budget (many hosts, a small budget) for a dead box.
+        Cancelled while it waits, the bytes were never asked for: their time goes back
+        to the timeline (a lost connection or a cancelled pull leaves no phantom
+        reservations that would hold every later pull back).
         """
         now = self._clock()
         # An idle bucket saves up no more than the burst: a pull after a pause does not
@@ -75,10 +90,14 @@ class Bandwidth:
         start = max(self._free_at, now - self.burst_s)
         self._free_at = start + nbytes / self.rate
         until = self._free_at - self.burst_s
-        while (delay := until - self._clock()) > 0:
-            await self._sleep(min(delay, 1.0))
-            if tick is not None:
-                tick()
+        try:
+            while (delay := until - self._clock()) > 0:
+                await self._sleep(min(delay, 1.0))
+                if tick is not None:
+                    tick()
+        except asyncio.CancelledError:
+            self._free_at -= nbytes / self.rate  # later callers' share, not this one's
+            raise
 
 
 _shared: Bandwidth | None = None

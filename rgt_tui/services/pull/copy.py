@@ -187,41 +187,54 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
     """The rest of the file, in segments the readers (each through its own SFTP session)
     fetch at once; bytes are written and hashed in order as soon as they are contiguous.
     A reader starts a segment only within ``len(readers)`` segments of the write position,
-    so what waits in memory is bounded by that and the reads in flight."""
-    plan, todo = part.plan, deque(range(part.at, size, SEGMENT))
+    so what waits in memory is bounded by that and the reads in flight.
+
+    Under a bandwidth budget the segments are chunks of ``Bandwidth.chunk_bytes`` (a tenth
+    of a second of the rate), each asked for only once the budget grants it, in the
+    file's order, by ``max_requests`` fetchers per reader (the same reads in flight as
+    without a budget): the box sends what the budget allows, and the part grows at the
+    budget's rate instead of waiting on one lane's 16 MiB segment while another's fills
+    memory (see ``budget``)."""
+    plan = part.plan
+    budget = run.options.budget
+    step = SEGMENT if budget is None else budget.chunk_bytes(run.options.block_size)
+    todo = deque(range(part.at, size, step))
     waiting: dict[int, bytes] = {}  # pieces not yet written, by offset
     waiting_bytes = 0
     arrived, written = asyncio.Event(), asyncio.Event()
     ahead = len(readers) * SEGMENT
-    budget = run.options.budget
+
+    async def segment(reader, offset: int) -> None:  # noqa: ANN001
+        nonlocal waiting_bytes
+        length, got = min(step, size - offset), 0
+        async for at, data in reader.blocks(offset, length):
+            run.last_byte = time.monotonic()
+            waiting[at] = data
+            waiting_bytes += len(data)
+            got += len(data)
+            arrived.set()
+            # The writer has a full batch to write: wait for it, so what a drop can
+            # lose is the reads in flight and one batch, not all that came meanwhile.
+            while part.at in waiting and waiting_bytes >= FLUSH_BYTES:
+                written.clear()
+                await written.wait()
+        if got != length:
+            raise FileFailed(
+                f"the box's copy ends at {offset + got} of the manifest's {size} bytes: "
+                "it changed after the scan; re-run the pull"
+            )
 
     async def fetch(reader) -> None:  # noqa: ANN001
-        nonlocal waiting_bytes
         while todo:
             if todo[0] >= part.at + ahead:
                 written.clear()
                 await written.wait()
                 continue
             offset = todo.popleft()
-            length, got = min(SEGMENT, size - offset), 0
-            async for at, data in reader.blocks(offset, length):
-                run.last_byte = time.monotonic()
-                if budget is not None:  # the next read is asked for only after this
-                    await budget.take(len(data), tick=run.touch)
-                waiting[at] = data
-                waiting_bytes += len(data)
-                got += len(data)
-                arrived.set()
-                # The writer has a full batch to write: wait for it, so what a drop can
-                # lose is the reads in flight and one batch, not all that came meanwhile.
-                while part.at in waiting and waiting_bytes >= FLUSH_BYTES:
-                    written.clear()
-                    await written.wait()
-            if got != length:
-                raise FileFailed(
-                    f"the box's copy ends at {offset + got} of the manifest's {size} bytes: "
-                    "it changed after the scan; re-run the pull"
-                )
+            if budget is not None:
+                # Reserved at once, in the order the chunks were claimed: the file's order.
+                await budget.take(min(step, size - offset), tick=run.touch)
+            await segment(reader, offset)
 
     async def write() -> None:
         nonlocal waiting_bytes
@@ -240,7 +253,8 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
             run.tracker.advance(plan.local, at - start)
             written.set()
 
-    await together([write(), *(fetch(reader) for reader in readers)])
+    per_reader = 1 if budget is None else run.options.max_requests
+    await together([write(), *(fetch(r) for r in readers for _ in range(per_reader))])
 
 
 async def _copy_small(run: PullRun, plans: list[FilePlan]) -> list[FilePlan]:
