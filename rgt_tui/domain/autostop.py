@@ -12,12 +12,17 @@ Two guards stand in front of a host's ``stop`` command, each enough on its own:
 - a heuristic beside it: a command that is the host's ``teardown`` command, or holds a
   word of destroying (``destroy``, ``terminate``, ``delete``, ``release``, ``rm``…), is
   refused whatever the profile says — a user who pastes the wrong line into ``stop``
-  must not lose a box to it.
+  must not lose a box to it. The command is read with the shell's rules first (it runs
+  under ``sh``), so quoting cannot hide a word (``dest''roy``, ``des\troy``,
+  ``"destroy"``); a command those rules cannot read (a quote left open) is refused,
+  and so is ANSI-C ``$'…'`` quoting, whose escapes can spell any word. Expansions
+  (``$(…)``, variables) are not evaluated: their text is scanned as written.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,7 +34,8 @@ from rgt_tui.domain.snapshot import HostSnapshot
 # Words of destroying, matched as whole words of the command (``shutdown`` is not
 # ``down``): the verbs of the providers' destroy commands (reference/platforms.md: vast.ai
 # destroy, RunPod terminate / remove / delete, Lambda terminate, SkyPilot down) and the
-# shell's. A stop command never needs one.
+# shell's. A stop command never needs one. The one list: the profiles name their verb in
+# prose (``teardown_verb``), and a test keeps each of those verbs in this list.
 DESTROY_WORDS = (
     "destroy", "terminate", "delete", "release", "rm", "rmdir", "remove", "down", "purge",
     "teardown", "wipe", "shred", "unlink", "truncate",
@@ -44,11 +50,27 @@ _WORD = re.compile(r"[a-z0-9]+")
 MAX_SAMPLE_GAP_S = 300.0
 
 
+def shell_words(command: str) -> list[str]:
+    """``command``'s words as ``sh`` reads them: quotes and backslashes undone, ``;``,
+    ``&&``, ``|`` and parentheses words of their own, a backslash-newline joining two
+    lines. ValueError when a quote is left open. ``#`` is kept (no comment is dropped)."""
+    lexer = shlex.shlex(command.replace("\\\n", ""), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    return list(lexer)
+
+
 def destroy_word(command: str) -> str | None:
-    """The first word of destroying in ``command`` (None: none)."""
-    words = set(_WORD.findall(command.lower()))
+    """The first word of destroying in ``command`` as written or as the shell reads it
+    (None: none)."""
+    texts = [command]
+    try:
+        texts += shell_words(command)
+    except ValueError:  # config_refusal refuses it for that; the text as written still counts
+        pass
+    words = {w for text in texts for w in _WORD.findall(text.lower())}
     found = next((w for w in DESTROY_WORDS if w in words), None)
-    return found or next((w for w in DESTROY_WORDS_CJK if w in command), None)
+    return found or next((w for w in DESTROY_WORDS_CJK if any(w in t for t in texts)), None)
 
 
 def config_refusal(
@@ -72,8 +94,17 @@ def config_refusal(
             f"runs a stop there. Remove autostop_minutes, or set profile to the box's "
             f"platform if it has a stop that can be undone{others}"
         )
+    try:
+        words = shell_words(stop)
+    except ValueError as exc:  # e.g. "No closing quotation": the shell would not run it
+        block = f" (the [[hosts]] block at line {host.line})" if host.line else ""
+        return (
+            f"{where} — stop = … cannot be read as a shell command{block}: "
+            f"{str(exc).lower()}. Close the quote, so the destroy-word guard reads what sh "
+            "would run"
+        )
     teardown = " ".join((host.teardown or "").split())
-    if teardown and " ".join(stop.split()) == teardown:
+    if teardown and (" ".join(stop.split()) == teardown or words == _words_or_none(teardown)):
         return (
             f"{where} — stop is the host's teardown command: a stop must be the provider's "
             "reversible stop (the box starts again with its disk), never its destroy"
@@ -85,7 +116,19 @@ def config_refusal(
             f"profile's rule: watch never runs anything that may destroy). Write the "
             f'provider\'s reversible stop, e.g. stop = "vastai stop instance 1234567"'
         )
+    if "$'" in stop:
+        return (
+            f"{where} — stop uses $'…' quoting, whose escapes can spell any word (a "
+            "destroy too): write the command's words plainly"
+        )
     return None
+
+
+def _words_or_none(command: str) -> list[str] | None:
+    try:
+        return shell_words(command)
+    except ValueError:
+        return None
 
 
 def queue_refusal(view: QueueView | None) -> str | None:
