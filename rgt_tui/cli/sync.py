@@ -68,6 +68,16 @@ async def run_sync(call: Call, transport: Transport) -> int:
     else:
         sent = f"already in sync ({result.files_total} files), nothing sent"
     print(f"{host.name}: {sent}; the workdir holds {result.identity.short()}")
+    for path in result.removed:
+        print(
+            f"{host.name}: removed {path} (an earlier sync put it there; the tree no longer has it)"
+        )
+    if result.left:
+        shown = ", ".join(result.left[:3]) + (", …" if len(result.left) > 3 else "")
+        print(
+            f"{host.name}: left on the box, not in the tree: {shown} — remove by hand on "
+            f"{host.name}, or add to code_exclude; rgt-tui sync {host.name} --check fails until then"
+        )
     if result.note:
         call.err.print(Text(f"{host.name}: {result.note}"))
     if result.skipped:

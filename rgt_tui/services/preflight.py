@@ -131,9 +131,4 @@ async def _code_check(host: HostConfig, transport: Transport) -> tuple[Check, Co
         return Check(
             "code", True, f"{host.name} holds the local tree {status.local.short()}"
         ), identity
-    fix = (
-        f"rgt-tui sync {host.name}"
-        if not status.in_sync
-        else f"commit the changes in {status.code_dir or 'the code tree'}, or acknowledge: --ack code"
-    )
-    return Check("code", False, problem, fix), identity
+    return Check("code", False, problem, status.fix()), identity

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import HostConfig
@@ -128,17 +128,23 @@ async def sync_code(
         files_sent=len(send),
         bytes_sent=total,
         removed=tuple(removed),
-        left=tuple(kept) + _left(after, []),
+        left=_left(after, changed, kept),
         note=note,
         **base,
     )
 
 
-def _left(box: BoxTree, changed: list[str]) -> tuple[str, ...]:
-    """Box-only files the rules would send that a sync leaves, each with why."""
-    notes = [f"{p} (changed on the box since a sync put it there)" for p in changed]
+def _left(box: BoxTree, changed: list[str], kept: Iterable[str] = ()) -> tuple[str, ...]:
+    """Box-only files the rules would send that a sync leaves, each with why: ``kept``
+    ("path (why)", the box's own answer to the removal) first."""
+    notes = list(kept)
+    named = {n.rpartition(" (")[0] for n in notes}
+    notes += [
+        f"{p} (changed on the box since a sync put it there)" for p in changed if p not in named
+    ]
+    named |= set(changed)
     for path in box.box_only:
-        if path not in changed and not box.removable(path):
+        if path not in named and not box.removable(path):
             notes.append(f"{path} (not put there by rgt-tui sync)")
     return tuple(notes)
 
