@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.domain.health import Alert
 
 SEVERITY_STYLE = {
@@ -22,7 +23,7 @@ def alert_line(alert: Alert) -> Content:
         " ",
         (f"{alert.gotcha:<4}", style),
         " ",
-        alert.message,
+        shown(alert.message),
     )
 
 

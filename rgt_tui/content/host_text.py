@@ -11,6 +11,7 @@ from datetime import datetime
 
 from textual.content import Content
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.domain import cost
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.snapshot import CgroupSample, DiskSample, HostSnapshot
@@ -84,9 +85,9 @@ def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: floa
     if conn.status in ("reconnecting", "lost"):  # a sample came once: GEN8
         lines.append(Content.styled(ALIVE_NOTE, "$warning"))
     if conn.error:
-        lines.append(Content.styled(conn.error, "$foreground-muted"))
+        lines.append(Content.styled(shown(conn.error, lines=True), "$foreground-muted"))
     if conn.fix:
-        lines.append(Content.assemble(("fix: ", "bold $accent"), conn.fix))
+        lines.append(Content.assemble(("fix: ", "bold $accent"), shown(conn.fix, lines=True)))
     return lines
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from textual.content import Content
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
 from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
@@ -48,7 +49,7 @@ def _eta(eta_s: float | None) -> str:
 
 def progress_lines(p: PullProgress, width: int) -> list[Content]:
     """A total bar (bytes, rate, ETA), then one bar per file in flight."""
-    lines = [Content.assemble((f"{p.phase}", "bold"), (f"  {p.message}", MUTED))]
+    lines = [Content.assemble((f"{p.phase}", "bold"), (f"  {shown(p.message)}", MUTED))]
     if p.files_total or p.bytes_total:
         total = (
             f"{p.files_done}/{p.files_total} files {fmt_bytes(p.bytes_done)}/"
@@ -60,7 +61,9 @@ def progress_lines(p: PullProgress, width: int) -> list[Content]:
         figure = (
             f"{fmt_bytes(f.done)}/{fmt_bytes(f.size)} {fmt_bytes(f.rate)}/s eta {_eta(f.eta_s)}"
         )
-        lines.append(Content.assemble((f.path, "bold"), (f"  {f.state} {f.note}", MUTED)))
+        lines.append(
+            Content.assemble((shown(f.path), "bold"), (f"  {f.state} {shown(f.note)}", MUTED))
+        )
         lines.append(usage_line("file", frac, figure, width, warn_at=2.0, crit_at=2.0))
     if len(p.active) > MAX_FILES:
         lines.append(Content.styled(f"… and {len(p.active) - MAX_FILES} more in flight", MUTED))
@@ -76,25 +79,26 @@ def pull_result_lines(result: PullResult) -> list[Content]:
         Content(
             f"{len(result.pulled)} pulled ({resumed} resumed), {len(result.skipped)} already "
             f"here, {len(result.failed)} failed — {fmt_bytes(result.bytes_received)} in "
-            f"{fmt_duration(result.elapsed_s)} into {result.dest}"
+            f"{fmt_duration(result.elapsed_s)} into {shown(result.dest)}"
         )
     ]
     lines += [
-        Content.assemble(("FAILED    ", "bold $error"), f"{p}: {why}") for p, why in result.failed
+        Content.assemble(("FAILED    ", "bold $error"), shown(f"{p}: {why}"))
+        for p, why in result.failed
     ]
     lines += [
-        Content.assemble(("CONFLICT  ", "bold $warning"), f"{p}: {why}")
+        Content.assemble(("CONFLICT  ", "bold $warning"), shown(f"{p}: {why}"))
         for p, why in result.conflicts
     ]
     m = result.manifest
     lines += [
         Content.assemble(
-            ("REFUSED   ", "bold $warning"), f"{m.display(r.root, r.path)}: {r.reason}"
+            ("REFUSED   ", "bold $warning"), shown(f"{m.display(r.root, r.path)}: {r.reason}")
         )
         for r in m.refused
     ]
     if result.code is not None:  # the code that made the results (U42)
-        lines += [Content.styled(line, MUTED) for line in result_code_lines(result.code)]
+        lines += [Content.styled(shown(line), MUTED) for line in result_code_lines(result.code)]
     if result.ok:
         lines.append(
             Content.styled(
@@ -114,9 +118,9 @@ def pull_result_lines(result: PullResult) -> list[Content]:
 
 def pull_error_lines(message: str, fix: str) -> list[Content]:
     """A pull that stopped: the message and its fix."""
-    lines = [Content.assemble(("✖ pull failed: ", "bold $error"), message)]
+    lines = [Content.assemble(("✖ pull failed: ", "bold $error"), shown(message, lines=True))]
     if fix:
-        lines.append(Content.assemble(("fix: ", "bold $accent"), fix))
+        lines.append(Content.assemble(("fix: ", "bold $accent"), shown(fix, lines=True)))
     return lines
 
 
@@ -129,10 +133,12 @@ def verify_lines(report: VerificationReport) -> list[Content]:
         if not c.ok or c.status == "hash-only":
             style = "$foreground" if c.ok else "$error"
             lines.append(
-                Content.styled(f"  {c.status:<13} {c.path} ({fmt_bytes(c.size)}) {c.detail}", style)
+                Content.styled(
+                    shown(f"  {c.status:<13} {c.path} ({fmt_bytes(c.size)}) {c.detail}"), style
+                )
             )
     for f in report.flags:
-        lines.append(Content.styled(f"  {f.kind:<13} {f.path}  {f.detail}", "$warning"))
+        lines.append(Content.styled(shown(f"  {f.kind:<13} {f.path}  {f.detail}"), "$warning"))
     if report.roster is None:
         if report.manifest is not None:  # else nothing was looked at
             lines.append(Content.styled("roster: no queue file; nothing to reconcile", MUTED))
@@ -142,13 +148,16 @@ def verify_lines(report: VerificationReport) -> list[Content]:
             Content(f"roster: {len(r.present)}/{len(r.expected)} cells have verified results")
         )
         lines += [
-            Content.styled(f"  missing cell {name}: {why}", "$error") for name, why in r.missing
+            Content.styled(shown(f"  missing cell {name}: {why}"), "$error")
+            for name, why in r.missing
         ]
-    lines += [Content.styled(line, MUTED) for line in code_lines(report)]  # U42
+    lines += [Content.styled(shown(line), MUTED) for line in code_lines(report)]  # U42
     loader = report.loader
     if loader is not None:  # which interpreter and torch loaded the files ([fleet] verify_python)
         style = "$warning" if loader.torch_problem else MUTED
-        lines.append(Content.assemble(("loaded with: ", MUTED), (loader_line(loader), style)))
+        lines.append(
+            Content.assemble(("loaded with: ", MUTED), (shown(loader_line(loader)), style))
+        )
     if offline(report):
         lines.append(Content.styled("the box was not re-scanned for changes", "$warning"))
     if report.ok:
@@ -161,7 +170,7 @@ def verify_lines(report: VerificationReport) -> list[Content]:
                 f"✖ NOT VERIFIED: {plural(len(report.problems), 'problem')}", "bold $error"
             )
         )
-        lines += [Content.styled(f"  {p}", "$error") for p in unlisted_problems(report)[:8]]
+        lines += [Content.styled(shown(f"  {p}"), "$error") for p in unlisted_problems(report)[:8]]
     return lines
 
 
@@ -181,11 +190,11 @@ def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content
                 (f"{mark} ", f"bold {style}"),
                 (f"{c.key:<9} ", "bold"),
                 (f"{title}: ", MUTED),
-                c.evidence,
+                shown(c.evidence),
                 (f" → {settle}" if settle else "", "bold $accent"),
             )
         )
-    lines += [Content.styled(f"! {p}", "$warning") for p in report.problems]
+    lines += [Content.styled(shown(f"! {p}"), "$warning") for p in report.problems]
     if torn_down:
         lines.append(
             Content.styled(
@@ -260,7 +269,8 @@ def outcome_lines(
         return lines
     lines = [Content.styled(outcome.credentials, MUTED)] if outcome.credentials else []
     lines += [
-        Content.styled(line, MUTED) for line in outcome.output.rstrip("\n").splitlines()[-20:]
+        Content.styled(shown(line), MUTED)
+        for line in outcome.output.rstrip("\n").splitlines()[-20:]
     ]
     if outcome.ok and torn_down:
         lines.append(

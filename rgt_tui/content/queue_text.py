@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.domain.queue_state import (
     SLURM_ENDED,
     USER_STOPPED,
@@ -45,7 +46,7 @@ def cluster_text(view: QueueView) -> str:
     """A Slurm host's cluster side in one line: the user's jobs by state, the
     partitions' idle/allocated nodes, where ended states come from, and why GPU
     telemetry is not shown ('' on any other host)."""
-    return view.cluster.line() if view.cluster is not None else ""
+    return shown(view.cluster.line()) if view.cluster is not None else ""
 
 
 def slurm_counts(view: QueueView) -> str:
@@ -78,7 +79,7 @@ def queue_pane_line(view: QueueView) -> Content | None:
         if view.state != "running":
             parts.append((f" · {view.state}", "$foreground-muted"))
     elif current is not None:
-        parts.append((f" · {current.name}", "$accent"))
+        parts.append((f" · {shown(current.name)}", "$accent"))
     elif view.state not in ("running",):
         parts.append((f" · {view.state}", "$foreground-muted"))
     if view.elapsed_s is not None:
@@ -86,7 +87,7 @@ def queue_pane_line(view: QueueView) -> Content | None:
     line = Content.assemble(*parts)
     why = view.last_failed
     if why is not None and why.note:
-        line += Content.assemble("\n", (f"✖ {why.name}: ", "bold $error"), why.note)
+        line += Content.assemble("\n", (f"✖ {shown(why.name)}: ", "bold $error"), shown(why.note))
     if view.cluster is not None:
         line += Content.assemble("\n", (cluster_text(view), "$foreground-muted"))
     return line
@@ -100,17 +101,17 @@ def cell_line(cell: CellView, now: int) -> Content:
     parts: list[str | tuple[str, str]] = [
         (f"{STATUS_MARK.get(cell.status, ' ')} ", style),
         (f"{cell.index:>3}  ", "$foreground-muted"),
-        (f"{cell.name:<28} ", "bold"),
-        (f"{cell.label:<18} ", style),
+        (f"{shown(cell.name):<28} ", "bold"),
+        (f"{shown(cell.label):<18} ", style),
         (ran, "$foreground-muted"),
     ]
     if cell.attempts:
         parts.append((f"  {code_brief(cell.code)}", "$foreground-muted"))
     if cell.retries:  # queue retry: how often, and where the last one set outputs aside
-        aside = f", earlier outputs in {cell.set_aside}" if cell.set_aside else ""
+        aside = f", earlier outputs in {shown(cell.set_aside)}" if cell.set_aside else ""
         parts.append((f"  retried {cell.retries}×{aside}", "$foreground-muted"))
     if cell.note:
-        parts.append((f"  {cell.note}", "$warning"))
+        parts.append((f"  {shown(cell.note)}", "$warning"))
     return Content.assemble(*parts)
 
 
@@ -119,11 +120,14 @@ def queue_lines(view: QueueView) -> list[Content]:
     muted = "$foreground-muted"
     lines = [
         Content.assemble(
-            ("queue ", muted), (view.state, "bold"), (" · ", muted), view.summary(with_state=False)
+            ("queue ", muted),
+            (shown(view.state), "bold"),
+            (" · ", muted),
+            shown(view.summary(with_state=False)),
         )
     ]
     if view.stop_text():  # queue stop (S) or kill --then stop: asked for, or done
-        lines.append(Content.styled(view.stop_text(), "bold $warning"))
+        lines.append(Content.styled(shown(view.stop_text()), "bold $warning"))
     if view.resume_index is not None:
         lines.append(
             Content.assemble(

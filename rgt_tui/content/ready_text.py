@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from textual.content import Content
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.domain.units import fmt_bytes, plural
 
 if TYPE_CHECKING:
@@ -42,17 +43,21 @@ def preflight_lines(report: PreflightReport, acked: Iterable[str] = ()) -> list[
                 Content.assemble(
                     (f"⚠ {c.name}", "bold $warning"),
                     (" acknowledged: ", "$warning"),
-                    c.detail,
+                    shown(c.detail, lines=True),
                 )
             )
         else:
             lines.append(
-                Content.assemble((f"✖ {c.name}", "bold $error"), (" failed: ", "$error"), c.detail)
+                Content.assemble(
+                    (f"✖ {c.name}", "bold $error"),
+                    (" failed: ", "$error"),
+                    shown(c.detail, lines=True),
+                )
             )
             if c.fix:
-                lines.append(Content.assemble(("    fix: ", MUTED), c.fix))
+                lines.append(Content.assemble(("    fix: ", MUTED), shown(c.fix, lines=True)))
     if report.code is not None:
-        lines.append(Content.assemble(("code ", MUTED), report.code.short()))
+        lines.append(Content.assemble(("code ", MUTED), shown(report.code.short())))
     if not lines:
         lines.append(Content.styled("no checks ran", MUTED))
     return lines
@@ -79,7 +84,7 @@ def sync_progress_line(done: int, total: int, path: str) -> Content:
     return Content.assemble(
         ("syncing ", "bold $accent"),
         f"{fmt_bytes(done)} / {fmt_bytes(total)}{pct}",
-        (f" · {path}" if path else "", MUTED),
+        (f" · {shown(path)}" if path else "", MUTED),
     )
 
 
@@ -91,15 +96,15 @@ def sync_result_lines(result: SyncResult, host: str) -> list[Content]:
             f"{plural(result.files_sent, 'file')}, {fmt_bytes(result.bytes_sent)} to {host} "
             f"by {result.method}",
         ),
-        Content.assemble(("  the box's tree matches: ", MUTED), result.identity.short()),
+        Content.assemble(("  the box's tree matches: ", MUTED), shown(result.identity.short())),
     ]
 
 
 def failure_lines(what: str, message: str, fix: str = "") -> list[Content]:
     """``✖ sync failed: …`` and its fix."""
-    lines = [Content.assemble((f"✖ {what} failed: ", "bold $error"), message)]
+    lines = [Content.assemble((f"✖ {what} failed: ", "bold $error"), shown(message, lines=True))]
     if fix:
-        lines.append(Content.assemble(("  fix: ", MUTED), fix))
+        lines.append(Content.assemble(("  fix: ", MUTED), shown(fix, lines=True)))
     return lines
 
 

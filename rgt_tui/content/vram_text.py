@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.snapshot import GpuSample, HostSnapshot
@@ -67,13 +68,13 @@ def candidates_content(gpus: list[GpuSample], history: HostHistory, th: Threshol
 
 def process_content(p: VramProcess, host: str) -> Content:
     """One process of the evidence on one line, with why it may not be killed."""
-    devices = " ".join(d.rsplit("/", 1)[-1] for d in p.devices) or "no device file"
+    devices = shown(" ".join(d.rsplit("/", 1)[-1] for d in p.devices) or "no device file")
     smi = f"nvidia-smi {p.smi_mib:,} MiB on GPU{p.gpu_index}" if p.listed else "not in nvidia-smi"
     age = f" up {fmt_duration(p.age_s)}" if p.age_s is not None else ""
-    what = p.cmdline or p.comm or ("not in this PID namespace" if not p.visible else "?")
+    what = shown(p.cmdline or p.comm or ("not in this PID namespace" if not p.visible else "?"))
     refusal = p.refusal(host)
     mark = ("  cannot be killed here", "$warning") if refusal else ("", "")
-    cell = (f" cell {p.cell}", "bold") if p.cell else ("", "")
+    cell = (f" cell {shown(p.cell)}", "bold") if p.cell else ("", "")
     return Content.assemble(
         ("  pid ", MUTED),
         (f"{p.pid:<8}", "bold"),
@@ -90,11 +91,13 @@ def evidence_content(evidence: VramEvidence) -> Content:
     """The box's evidence: nvidia-smi's state, why PIDs are hidden, each process."""
     lines: list[Content] = []
     if evidence.smi != "ok":
-        lines.append(Content.styled(f"nvidia-smi {evidence.smi}: {evidence.smi_detail}", MUTED))
+        lines.append(
+            Content.styled(shown(f"nvidia-smi {evidence.smi}: {evidence.smi_detail}"), MUTED)
+        )
     if evidence.walk != "ok":
         lines.append(Content.styled("no /dev/nvidia* holders: `find` is missing on the box", MUTED))
     if evidence.hidden_reason:
-        lines.append(Content.styled(evidence.hidden_reason, "$warning"))
+        lines.append(Content.styled(shown(evidence.hidden_reason), "$warning"))
     if not evidence.processes:
         lines.append(Content.styled("no process holds the GPU (nvidia-smi, /dev/nvidia*)", MUTED))
     lines += [process_content(p, evidence.host) for p in evidence.processes]

@@ -16,6 +16,7 @@ import weakref
 from typing import Any
 
 from rgt_tui.controllers.controller_host import ControllerHost
+from rgt_tui.domain.text import printable
 
 DEFAULT_TIMEOUT = 5.0  # Textual's own default, for a notice that names none
 
@@ -35,7 +36,10 @@ def notify_once(
     timeout: float | None = None,
 ) -> bool:
     """Post ``message`` unless the same notice (text, title, severity) is still showing;
-    True when it was posted."""
+    True when it was posted. The message is plain text, never markup, with every control
+    character shown as an escape: it often quotes a box (an error, a watch event's body)."""
+    message = "\n".join(printable(line, None) for line in message.split("\n"))
+    title = printable(title, None)
     now = time.monotonic()
     showing = _showing.setdefault(app, {})
     for key in [k for k, until in showing.items() if until <= now]:
@@ -45,7 +49,7 @@ def notify_once(
         return False
     seconds = timeout if timeout is not None else getattr(app, "NOTIFICATION_TIMEOUT", None)
     showing[key] = now + (seconds if seconds is not None else DEFAULT_TIMEOUT)
-    app.notify(message, title=title, severity=severity, timeout=timeout)
+    app.notify(message, title=title, severity=severity, timeout=timeout, markup=False)
     return True
 
 

@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
@@ -37,7 +38,7 @@ def evidence_line(ev: Evidence) -> Content:
     return Content.assemble(
         (f"  {ev.cause:<10}", "bold"),
         (f"{ev.verdict:<8}", VERDICT_STYLE.get(ev.verdict, "")),
-        ev.detail,
+        shown(ev.detail),
     )
 
 
@@ -45,26 +46,29 @@ def diagnosis_body(view: QueueView, diag: Diagnosis) -> Content:
     """The whole report: queue summary, cause, evidence per cause, next step."""
     muted = "$foreground-muted"
     lines = [
-        Content.assemble(("queue  ", muted), view.summary()),
+        Content.assemble(("queue  ", muted), shown(view.summary())),
         Content(""),
     ]
     if diag.cause is None:
-        lines.append(Content.styled(diag.summary or "nothing vanished", "$success"))
+        lines.append(Content.styled(shown(diag.summary or "nothing vanished"), "$success"))
     else:
         lines.append(
             Content.assemble(
                 ("cause  ", muted),
                 (diag.cause, "bold $error"),
-                (f"  ({diag.subject})" if diag.subject else "", muted),
+                (f"  ({shown(diag.subject)})" if diag.subject else "", muted),
             )
         )
         if diag.summary:
-            lines.append(Content(diag.summary))
+            lines.append(Content(shown(diag.summary)))
     if diag.evidence:
         lines += [Content(""), Content.styled("evidence", "bold")]
         lines += [evidence_line(ev) for ev in diag.evidence]
     if diag.next_step:
-        lines += [Content(""), Content.assemble(("next step  ", "bold $accent"), diag.next_step)]
+        lines += [
+            Content(""),
+            Content.assemble(("next step  ", "bold $accent"), shown(diag.next_step)),
+        ]
     if diag.resume_index is not None:
         lines.append(
             Content.styled(
@@ -131,7 +135,9 @@ class DiagnosisScreen(ModalScreen[None]):
     def _diagnosed(self, message: Diagnosed) -> None:
         body = self.query_one("#diagnosis-body", Static)
         if message.result is None:
-            body.update(Content.styled(f"Could not diagnose: {message.error}", "$error"))
+            body.update(
+                Content.styled(shown(f"Could not diagnose: {message.error}", lines=True), "$error")
+            )
             return
         view, diag = message.result
         self.diagnosis = diag

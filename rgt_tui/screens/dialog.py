@@ -26,9 +26,12 @@ class DialogButton(Button):
         self.does = does
         super().__init__(self._text(focused=False), **kwargs)  # type: ignore[arg-type]
 
-    def _text(self, *, focused: bool) -> str:
+    def _text(self, *, focused: bool) -> Content:
         # The same width either way, so the row of buttons does not shift as focus moves.
-        return f"{MARK_LEFT}{self.caption}{MARK_RIGHT}" if focused else f"  {self.caption}  "
+        # Content, not a str: a caption can name a box's cell or check, and a Button reads
+        # a str label as markup.
+        text = f"{MARK_LEFT}{self.caption}{MARK_RIGHT}" if focused else f"  {self.caption}  "
+        return Content(text)
 
     def set_caption(self, caption: str, *, does: str | None = None) -> None:
         """Change the text (and what Enter on it does), keeping the focus marker."""

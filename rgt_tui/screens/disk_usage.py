@@ -25,11 +25,11 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.content.disk_text import audit_lines
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.text import printable
 from rgt_tui.screens.dialog import KeyHint
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.disk_audit import DiskAudit, DiskError, audit_disk
@@ -125,16 +125,20 @@ class DiskUsageScreen(ModalScreen[None]):
                     host.name, lambda t: plan_delete(host, t, results, audit, typed)
                 )
                 done = await self.connections.use(host.name, lambda t: delete_planned(t, plan))
-                status = Content.styled(done, "$success")
+                status = Content.styled(shown(done, lines=True), "$success")
             audit = await self.connections.use(host.name, lambda t: audit_disk(host, t, results))
         except DiskError as exc:
-            lost = "".join(f"\n  would lose: {printable(line)}" for line in exc.lost)
+            lost = "".join(f"\n  would lose: {shown(line)}" for line in exc.lost)
             self.post_message(
-                self.Audited(self.audit, Content.styled(exc.message + lost, "$error"))
+                self.Audited(self.audit, Content.styled(shown(exc.message) + lost, "$error"))
             )
             return
         except Exception as exc:  # an unreachable box and the like: shown in the modal
-            self.post_message(self.Audited(self.audit, Content.styled(error_text(exc), "$error")))
+            self.post_message(
+                self.Audited(
+                    self.audit, Content.styled(shown(error_text(exc), lines=True), "$error")
+                )
+            )
             return
         self.post_message(self.Audited(audit, status))
 
@@ -155,13 +159,14 @@ class DiskUsageScreen(ModalScreen[None]):
         if self.audit.find(typed) is None:  # a typo is not a request: nothing runs
             self.query_one("#disk-status", Static).update(
                 Content.styled(
-                    f"{typed} is not listed above: type a short name or path shown", "$warning"
+                    f"{shown(typed)} is not listed above: type a short name or path shown",
+                    "$warning",
                 )
             )
             return
         event.input.value = ""
         self.query_one("#disk-status", Static).update(
-            Content.styled(f"checking {typed}…", "$foreground-muted")
+            Content.styled(f"checking {shown(typed)}…", "$foreground-muted")
         )
         run_host_worker(self, self._work(typed), "disk-audit", self.host.name)
 

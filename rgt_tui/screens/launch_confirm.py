@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.content.ready_text import preflight_lines
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
@@ -51,9 +52,9 @@ def plan_notes(plan: LaunchPlan) -> Content:
             ("detach ", muted),
             (plan.detach or "?", "bold"),
             ("  session ", muted),
-            plan.session,
+            shown(plan.session),
             ("  workdir ", muted),
-            plan.workdir or "?",
+            shown(plan.workdir or "?"),
         ),
         Content.assemble(
             ("will run ", muted),
@@ -67,17 +68,19 @@ def plan_notes(plan: LaunchPlan) -> Content:
             ),
         ),
     ]
-    lines += [Content(note) for note in plan.notes]  # a Slurm host: the array, its limits
+    lines += [Content(shown(note)) for note in plan.notes]  # a Slurm host: the array, its limits
     if plan.credentials:  # names and sources only (U34)
         lines.append(Content.assemble(("credentials ", muted), plan_line(plan.credentials)))
     # Preflight's own failures and acknowledgements are shown by preflight_notes.
     lines += [
-        Content.styled(f"⚠ {w}", "$warning") for w in plan.warnings if not is_preflight_problem(w)
+        Content.styled(shown(f"⚠ {w}"), "$warning")
+        for w in plan.warnings
+        if not is_preflight_problem(w)
     ]
     problems = [p for p in plan.problems if not is_preflight_problem(p)]
     if problems:
         lines.append(Content.styled("Refused:", "bold $error"))
-        lines += [Content.styled(f"✖ {p}", "$error") for p in problems]
+        lines += [Content.styled(shown(f"✖ {p}"), "$error") for p in problems]
     return Content("\n").join(lines)
 
 
@@ -212,7 +215,9 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
     def _planned(self, message: Planned) -> None:
         status = self.query_one("#launch-status", Static)
         if message.plan is None:
-            status.update(Content.styled(f"Could not plan: {message.error}", "$error"))
+            status.update(
+                Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
+            )
             self.query_one("#launch-go", Button).display = False
             self.set_focus(self.query_one("#launch-cancel", Button))
             return
@@ -229,9 +234,16 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         table = self.query_one(DataTable)
         table.clear()
         for cell in plan.cells:
+            # A DataTable reads a str cell as markup: every cell goes in as Content.
             table.add_row(
-                str(cell.index), cell.name, cell.task, _epochs_shown(cell), cell.status or "new"
-            )
+                *(
+                    Content(shown(value))
+                    for value in (
+                        str(cell.index), cell.name, cell.task, _epochs_shown(cell),
+                        cell.status or "new",
+                    )
+                )
+            )  # fmt: skip
         # The box shows the plan's start, but never rewrites what the user is typing (that
         # moved the cursor and mixed old digits into new ones).
         if self._first or (not start.has_focus and typed != str(plan.start_index)):
@@ -316,17 +328,24 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         try:
             result = await self.connections.use(self.host.name, lambda t: launch(plan, t))
         except Exception as exc:  # QueueError / TransportError: shown, the modal stays
-            app.notify(error_text(exc), title=f"{self.host.name}: launch failed", severity="error")
+            app.notify(
+                shown(error_text(exc), lines=True), title=f"{self.host.name}: launch failed",
+                severity="error", markup=False,
+            )  # fmt: skip
             self.query_one("#launch-status", Static).update(
-                Content.styled(f"Launch failed: {error_text(exc)}", "$error")
+                Content.styled(shown(f"Launch failed: {error_text(exc)}", lines=True), "$error")
             )
             return
         app.notify(
-            f"launched {plural(result.cells, 'cell')} from index {result.start_index} "
-            f"({result.detach}, session {result.session}, pid {result.pid})"
-            + (f"\nprevious queue archived to {result.archived}" if result.archived else ""),
+            shown(
+                f"launched {plural(result.cells, 'cell')} from index {result.start_index} "
+                f"({result.detach}, session {result.session}, pid {result.pid})"
+                + (f"\nprevious queue archived to {result.archived}" if result.archived else ""),
+                lines=True,
+            ),
             title=f"{self.host.name}: queue launched",
             timeout=10,
+            markup=False,
         )
         self.dismiss(result)
 

@@ -28,6 +28,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 
 # On the host's detail screen, enabled (and so in the footer) on the Queue tab only.
@@ -86,7 +87,8 @@ class ControlConfirmScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="qc-box"):
-            lines = [Content.styled(self.title_text, "bold $warning"), Content(""), *self.body]
+            title = Content.styled(shown(self.title_text), "bold $warning")  # it names a cell
+            lines = [title, Content(""), *self.body]
             yield Static(Content("\n").join(lines), id="qc-body")
             with Horizontal(id="qc-buttons"):
                 for ident, caption, does, variant in self.choices:
@@ -136,7 +138,7 @@ class CellPickScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="qp-box"):
-            yield Static(Content.styled(self.title_text, "bold $accent"))
+            yield Static(Content.styled(shown(self.title_text), "bold $accent"))
             yield OptionList(*[Option(line, id=name) for name, line in self.cells], id="qp-list")
             yield KeyHint(id="qp-hint")
 

@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -142,7 +143,9 @@ class QueueMoveScreen(ModalScreen[MoveResult | None]):
     @on(Planned)
     def _planned(self, message: Planned) -> None:
         if message.plan is None and message.asked == self._typed():
-            self._show(Content.styled(f"Could not plan: {message.error}", "$error"))
+            self._show(
+                Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
+            )
             return
         plan = message.plan
         if plan is None:
@@ -151,14 +154,14 @@ class QueueMoveScreen(ModalScreen[MoveResult | None]):
             return  # made for what was typed before; the plan for the new text is coming
         self.plan = plan
         lines = [
-            Content.styled(line, "$error" if line.startswith("REFUSED") else "")
+            Content.styled(shown(line), "$error" if line.startswith("REFUSED") else "")
             for line in plan_lines(plan)
         ]
         self._show(Content("\n").join(lines))
         go = self.query_one("#move-go", DialogButton)
         go.disabled = not plan.ok
         if plan.on_box:  # pressing it is the confirmation: it names what the box will skip
-            names = ", ".join(c.name for c in plan.on_box)
+            names = shown(", ".join(c.name for c in plan.on_box))
             go.set_caption(
                 f"Move ({plan.source} skips {names})", does=f"move; {plan.source} skips {names}"
             )
@@ -189,16 +192,20 @@ class QueueMoveScreen(ModalScreen[MoveResult | None]):
                 self.host.name, lambda t: apply_move(plan, self.host, t)
             )
         except Exception as exc:  # MoveError / TransportError: shown, the modal stays
-            self._show(Content.styled(f"Not moved: {error_text(exc)}", "$error"))
+            self._show(Content.styled(shown(f"Not moved: {error_text(exc)}", lines=True), "$error"))
             return
         names = ", ".join(c.name for c in plan.cells)
         skipped = (
             f"\n{plan.source}'s box skips {', '.join(result.skipped)}" if result.skipped else ""
         )
         app.notify(
-            f"moved {names} to {plan.dest}{skipped}\nsend them: a (append) on {plan.dest}",
+            shown(
+                f"moved {names} to {plan.dest}{skipped}\nsend them: a (append) on {plan.dest}",
+                lines=True,
+            ),
             title=f"{plan.source}: cells moved",
             timeout=10,
+            markup=False,
         )
         self.dismiss(result)
 

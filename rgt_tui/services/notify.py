@@ -36,6 +36,7 @@ from typing import Any
 import apprise
 
 from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.text import printable
 from rgt_tui.services.watch.events import WatchEvent
 
 RETRY_DELAYS = (1.0, 4.0, 16.0)  # seconds before the 2nd, 3rd and 4th try
@@ -113,9 +114,13 @@ def message(event: WatchEvent) -> tuple[str, str]:
     named = (
         event.title if event.title.startswith(f"{event.host}:") else f"{event.host}: {event.title}"
     )
-    title = f"[rgt-tui] {named}"
+    # The box's words are quoted as plain text: control characters shown as escapes (a
+    # desktop notifier or a terminal tailing a webhook's log would act on them), and the
+    # body is sent as Apprise's TEXT format (``_send_once``), never as Markdown or HTML.
+    title = f"[rgt-tui] {printable(named, None)}"
     hint = f"open: rgt-tui (or rgt-tui status {event.host})"
-    body = f"{event.body}\n\n{hint}" if event.body else hint
+    quoted = "\n".join(printable(line, None) for line in event.body.split("\n"))
+    body = f"{quoted}\n\n{hint}" if event.body else hint
     return title, body
 
 

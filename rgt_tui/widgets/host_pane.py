@@ -29,6 +29,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from rgt_tui.content.alert_list import alert_lines
+from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
 from rgt_tui.content.gpu_row import util_line, vram_line
 from rgt_tui.content.host_text import (
@@ -97,10 +98,10 @@ def figure_lines(
             lines += [util_line(gpu, th).truncate(width, ellipsis=True), vram_line(gpu, width)]
     else:
         why = snap.gpu_unavailable_reason or "none found"
-        lines.append(Content.assemble(("no GPU: ", "bold"), (why, "$foreground-muted")))
+        lines.append(Content.assemble(("no GPU: ", "bold"), (shown(why), "$foreground-muted")))
     for d in unique_mounts(snap.disks):
         lines.append(
-            Content.styled(d.mount, "bold $foreground-muted").truncate(width, ellipsis=True)
+            Content.styled(shown(d.mount), "bold $foreground-muted").truncate(width, ellipsis=True)
         )
         lines.append(
             usage_line("bytes", d.bytes_fraction, f"{fmt_bytes(d.bytes_used)}/{fmt_bytes(d.bytes_total)}",

@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.domain.snapshot import DiskSample
 from rgt_tui.domain.units import fmt_bytes, fmt_count
 from rgt_tui.screens.tabs.base import DetailTab, HostView
@@ -18,9 +19,9 @@ def disk_heading(d: DiskSample) -> Content:
         f", {fmt_count(d.inodes_total - d.inodes_used)} inodes free" if d.inodes_total else ""
     )
     return Content.assemble(
-        (d.path, "bold"),
+        (shown(d.path), "bold"),
         ("  on ", "$foreground-muted"),
-        d.mount,
+        shown(d.mount),
         (f"  ({fmt_bytes(d.bytes_total - d.bytes_used)} free{free_inodes})", "$foreground-muted"),
     )
 

@@ -17,6 +17,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.content.gpu_row import util_line, vram_line
 from rgt_tui.content.vram_text import candidates_content, evidence_content, reclaim_candidates
 from rgt_tui.controllers.workers import run_host_worker
@@ -55,7 +56,9 @@ def gpu_block(
     comes from an earlier sample: processes are listed every few samples)."""
     muted = "$foreground-muted"
     lines = [
-        Content.assemble((f"GPU{gpu.index} ", "bold"), gpu.name, (f"  {gpu.uuid or ''}", muted)),
+        Content.assemble(
+            (f"GPU{gpu.index} ", "bold"), shown(gpu.name), (f"  {shown(gpu.uuid or '')}", muted)
+        ),
         util_line(gpu, th),
         Content.assemble(
             ("SM clock ", muted),
@@ -73,7 +76,9 @@ def gpu_block(
     ]
     if gpu.throttle_reasons:
         lines.append(
-            Content.assemble(("throttling: ", "bold $gauge-crit"), ", ".join(gpu.throttle_reasons))
+            Content.assemble(
+                ("throttling: ", "bold $gauge-crit"), shown(", ".join(gpu.throttle_reasons))
+            )
         )
     if procs is None:
         lines.append(Content.styled("processes: not polled in this sample", muted))
@@ -88,7 +93,7 @@ def gpu_block(
             Content.assemble(
                 ("  pid ", muted),
                 f"{p.pid:<8}",
-                f"{p.name[:28]:<28}",
+                f"{shown(p.name)[:28]:<28}",
                 (" VRAM ", muted),
                 f"{fmt_bytes(p.used_mem):>6}",
                 (" threads ", muted),
@@ -157,7 +162,7 @@ class GpusTab(DetailTab):
         self._rebuild(snap)
         if not snap.gpus:
             why = snap.gpu_unavailable_reason or "none found"
-            self._empty.update(Content.assemble(("no GPU: ", "bold"), why))
+            self._empty.update(Content.assemble(("no GPU: ", "bold"), shown(why)))
         self._empty.display = not snap.gpus
         width = 64  # the tab may not be laid out yet when first shown
         ago = listed_ago(snap)
@@ -182,7 +187,7 @@ class GpusTab(DetailTab):
             )
             lines.append(evidence_content(self.evidence))
         if self.note:
-            lines.append(Content.styled(self.note, "bold $warning"))
+            lines.append(Content.styled(shown(self.note, lines=True), "bold $warning"))
         self._vram.update(Content("\n").join(lines))
         self._vram.display = bool(lines)
 
@@ -258,4 +263,4 @@ class GpusTab(DetailTab):
             after = None
         note = kill_outcome(result, after)
         self.post_message(self.Evidence(after, note=note))
-        self.app.notify(f"{host}: {note}", title="VRAM")
+        self.app.notify(shown(f"{host}: {note}", lines=True), title="VRAM", markup=False)

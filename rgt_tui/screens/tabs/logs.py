@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.widgets import RichLog, Select, Static
 from textual.worker import Worker
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.logscan import LogChunk, LogPosition
@@ -208,7 +209,9 @@ class LogsTab(DetailTab):
         # RichLog draws Rich text: the crash colour is the theme's $error, looked up now.
         error = self.app.theme_variables.get("error", "red")
         for line in chunk.lines:
-            text = line.text
+            # The TUI shows a log's escapes as text (a colour code included): an ESC
+            # written to the screen could clear it or write the clipboard (OSC 52).
+            text = shown(line.text)
             if line.crash is not None:
                 log.write(Text(text, style=f"bold {error}"))
                 self.crash_lines.append(text)
@@ -223,21 +226,21 @@ class LogsTab(DetailTab):
         if chunk.status == "waiting":
             parts.append((" for the file to appear", "$foreground-muted"))
         if chunk.error:
-            parts.append((f": {chunk.error}", "$foreground-muted"))
+            parts.append((f": {shown(chunk.error)}", "$foreground-muted"))
         if chunk.rotated:
             parts.append((" · rotated", "$warning"))
         if chunk.gap:
             parts.append((" · gap", "$warning"))
         parts.append((f"  {self._path()}", "$foreground-muted"))
         if chunk.partial:
-            parts.append((f"  … {chunk.partial[-60:]}", "$foreground-muted"))
+            parts.append((f"  … {shown(chunk.partial[-60:])}", "$foreground-muted"))
         self._set_status(Content.assemble(*parts))
 
     @on(Stopped)
     def _stopped(self, message: Stopped) -> None:
         if message.source == self.source:
             self.status = "stopped"
-            self._set_status(Content.styled(f"stopped: {message.error}", "$error"))
+            self._set_status(Content.styled(shown(f"stopped: {message.error}"), "$error"))
 
     def _set_status(self, content: Content) -> None:
         for status in self.query("#logs-status").results(Static):  # none once removed
@@ -271,8 +274,12 @@ class LogsTab(DetailTab):
         self._cells = message.names
         select = self.query_one("#logs-source", Select)
         with select.prevent(Select.Changed):
+            # A Select reads a str prompt as markup: a cell's name goes in as Content.
             select.set_options(
-                [("queue log", QUEUE_SOURCE), *((f"cell {n}", n) for n in message.names)]
+                [
+                    ("queue log", QUEUE_SOURCE),
+                    *((Content(f"cell {shown(n)}"), n) for n in message.names),
+                ]
             )
             select.value = (
                 self.source if self.source in (QUEUE_SOURCE, *message.names) else (QUEUE_SOURCE)

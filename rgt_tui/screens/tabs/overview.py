@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Label, Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.content.host_text import (
     cgroup_line,
     cgroup_memory,
@@ -33,11 +34,11 @@ def identity_lines(view: HostView, snap: HostSnapshot | None) -> list[Content]:
     if snap is None:
         lines.append(Content.styled("no sample yet", muted))
         return lines
-    lines.append(Content.assemble(("hostname ", muted), snap.hostname or "?"))
+    lines.append(Content.assemble(("hostname ", muted), shown(snap.hostname or "?")))
     lines.append(
         Content.assemble(
             ("boot id ", muted),
-            snap.boot_id or "?",
+            shown(snap.boot_id or "?"),
             ("  up ", muted),
             fmt_duration(snap.uptime_s),
         )  # fmt: skip
@@ -58,7 +59,7 @@ def identity_lines(view: HostView, snap: HostSnapshot | None) -> list[Content]:
             )
         )
     for problem in snap.problems:
-        lines.append(Content.styled(f"agent: {problem}", "$warning"))
+        lines.append(Content.styled(shown(f"agent: {problem}"), "$warning"))
     return lines
 
 

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.content.queue_text import cell_line, queue_lines
 from rgt_tui.content.ready_text import ready_lines
 from rgt_tui.controllers.jobs import HostJobs
@@ -115,7 +116,7 @@ class QueueTab(DetailTab):
             self.app.notify(f"{host.name}: the queue is {view.state}: nothing to stop")
             return
         cur = view.current
-        what = f"cell {cur.index} ({cur.name})" if cur else "the current cell"
+        what = f"cell {cur.index} ({shown(cur.name)})" if cur else "the current cell"
         body = [
             Content(f"The queue stops after {what} finishes: the next cell does not start."),
             Content.styled("A later launch (L) goes on from where it stopped.", MUTED),
@@ -132,7 +133,7 @@ class QueueTab(DetailTab):
             self.app.notify(f"{host.name}: no cell is running: nothing to kill")
             return
         body = [
-            Content(f"Cell {cur.index} ({cur.name}) has run for {cur.ran(view.now)}."),
+            Content(f"Cell {cur.index} ({shown(cur.name)}) has run for {cur.ran(view.now)}."),
             Content.styled(
                 "TERM to its processes, KILL after 10 s; its state records the kill by you.",
                 MUTED,
@@ -143,7 +144,7 @@ class QueueTab(DetailTab):
             ("stop", "Kill and stop", "kill it and stop the queue", "error"),
         ]
         self.app.push_screen(
-            ControlConfirmScreen(f"Kill cell {cur.name} on {host.name} now?", body, choices),
+            ControlConfirmScreen(f"Kill cell {shown(cur.name)} on {host.name} now?", body, choices),
             lambda chosen: self._run(host, "kill", cur.name, chosen),
         )
 
@@ -157,7 +158,9 @@ class QueueTab(DetailTab):
             else "The queue is not running: it is launched for this cell only (preflight first)."
         )
         body = [
-            Content.assemble("It is ", (cell.label, "bold"), f"; it runs again as {cell.name}."),
+            Content.assemble(
+                "It is ", (shown(cell.label), "bold"), f"; it runs again as {shown(cell.name)}."
+            ),
             Content("Its {out} folder is renamed to <out>.before-retry-<time>: kept, not deleted."),
             Content(how),
         ]
@@ -167,7 +170,7 @@ class QueueTab(DetailTab):
             )
         choice = ("retry", "Retry", "retry it", "warning")
         self.app.push_screen(
-            ControlConfirmScreen(f"Retry cell {cell.name} on {host.name}?", body, [choice]),
+            ControlConfirmScreen(f"Retry cell {shown(cell.name)} on {host.name}?", body, [choice]),
             lambda chosen: self._run(host, "retry", cell.name, chosen, done=cell.status == DONE),
         )
 
@@ -197,7 +200,7 @@ class QueueTab(DetailTab):
                 what = f"cell {result.current.name}" if result.current else "the current cell"
                 message = f"the queue stops after {what}"
             elif action == "kill":
-                self.app.notify(f"killing {cell}…", title=title)
+                self.app.notify(shown(f"killing {cell}…"), title=title, markup=False)
                 killed = await connections.use(
                     host.name, lambda t: qc.kill_cell(host, t, cell, then=chosen)
                 )
@@ -211,8 +214,8 @@ class QueueTab(DetailTab):
                 if not plan.ok:
                     problems = [*plan.problems, *(plan.launch.problems if plan.launch else ())]
                     self.app.notify(
-                        "not retried:\n" + "\n".join(problems), title=title, severity="error",
-                        timeout=20,
+                        shown("not retried:\n" + "\n".join(problems), lines=True), title=title,
+                        severity="error", timeout=20, markup=False,
                     )  # fmt: skip
                     return
                 retried = await connections.use(host.name, lambda t: qc.retry_cells(plan, t))
@@ -222,6 +225,9 @@ class QueueTab(DetailTab):
                     f"; outputs set aside: {aside}" if aside else ""
                 )
         except Exception as exc:  # refused on the box, or unreachable: said, not raised
-            self.app.notify(error_text(exc), title=title, severity="error", timeout=20)
+            self.app.notify(
+                shown(error_text(exc), lines=True), title=title, severity="error", timeout=20,
+                markup=False,
+            )  # fmt: skip
             return
-        self.app.notify(message, title=title, timeout=10)
+        self.app.notify(shown(message, lines=True), title=title, timeout=10, markup=False)

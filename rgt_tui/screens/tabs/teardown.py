@@ -21,6 +21,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Button, Input, Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.content.pull_view import (
     MUTED,
     checklist_lines,
@@ -59,7 +60,7 @@ def history_lines(history: tuple[BoxHistory, ...]) -> list[Content]:
         lines.append(
             Content.assemble(
                 ("• ", MUTED), (name, "bold"), f": {fate}; replaced {_when(old.retired_at)}",
-                (f" ({old.why})" if old.why else "", MUTED),
+                (f" ({shown(old.why)})" if old.why else "", MUTED),
             )
         )  # fmt: skip
     return lines
@@ -138,7 +139,11 @@ class TeardownTab(DetailTab):
                 Content.styled(f"{jobs.running}: re-scanning the box…", "bold $accent")
             )
         if jobs.gate_error:
-            checklist.append(Content.assemble(("✖ cannot check: ", "bold $error"), jobs.gate_error))
+            checklist.append(
+                Content.assemble(
+                    ("✖ cannot check: ", "bold $error"), shown(jobs.gate_error, lines=True)
+                )
+            )
         if jobs.gate is not None:
             checklist += checklist_lines(jobs.gate, torn_down=jobs.torn_down_at is not None)
             self.query_one("#teardown-profile", Static).update(join(profile_lines(jobs.gate)))
@@ -146,11 +151,11 @@ class TeardownTab(DetailTab):
             self.query_one("#teardown-checklist", Static).update(
                 join(checklist) if checklist else Content.styled("press t to check the gate", MUTED)
             )
-        note = Content.styled(jobs.ack_refusal, "bold $warning") if jobs.ack_refusal else ""
+        note = Content.styled(shown(jobs.ack_refusal), "bold $warning") if jobs.ack_refusal else ""
         self.query_one("#ack-note", Static).update(note)
         outcome: list[Content] = []
         if jobs.refusal:
-            outcome.append(Content.styled(jobs.refusal, "bold $warning"))
+            outcome.append(Content.styled(shown(jobs.refusal, lines=True), "bold $warning"))
         if jobs.teardown is not None:
             outcome += outcome_lines(jobs.teardown, jobs.torn_down_at is not None, jobs.host)
         elif jobs.shown_torn_down_at is not None:

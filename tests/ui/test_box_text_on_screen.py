@@ -1,0 +1,187 @@
+"""No box string drives the terminal or is read as markup, on any TUI surface (issue 39).
+
+Every surface that shows box text (the fleet pane, the Queue tab and its dialogs, the Logs
+tab and its source picker, the Pulls and Teardown tabs, the diagnosis, the launch plan,
+toasts) is fed one hostile string: OSC 52 (writes the clipboard), CSI 2J (clears the
+screen), an OSC 8 hyperlink, a BEL, a lone ESC, a C1 CSI in UTF-8, and markup-looking
+text. The domain objects are built here directly, past the parsers (which clean too), so
+this tests the UI's own fence. The screen, as Textual composes it, must hold the markup
+characters as text, no control character, and no link or click action from the box.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.pilot import SIZE, make_app, publish_jobs, screen_text, wait_for
+from support.samples import FLEET_TOML, FROZEN, healthy_update, write_fleet
+
+from rgt_tui.app import RgtApp
+from rgt_tui.controllers.notices import notify_once
+from rgt_tui.domain.health import Alert
+from rgt_tui.domain.logscan import LogChunk, LogLine, LogPosition
+from rgt_tui.domain.queue_records import DeployedCell, parse_cell_state, parse_runner_state
+from rgt_tui.domain.queue_state import QueueView, derive_view
+from rgt_tui.domain.vanished import Diagnosis, Evidence
+from rgt_tui.messages import HostUpdated
+from rgt_tui.screens.diagnosis import DiagnosisScreen
+from rgt_tui.screens.queue_control import ControlConfirmScreen
+from rgt_tui.screens.tabs.logs import QUEUE_SOURCE, LogsTab
+from rgt_tui.screens.tabs.queue import QueueTab
+from rgt_tui.services.telemetry import ConnectionState
+
+pytestmark = pytest.mark.usefixtures("utc")
+
+HOST = "a100-train"
+BOOT = "11111111-aaaa-bbbb-cccc-000000000001"
+# Markup first (a cut line still shows it), then every kind of escape.
+MARKUP = "[link=https://evil]x[/link][bold red]boom[@click=app.quit]q[/]"
+ESCAPES = (
+    "\x1b]52;c;cm0gLXJmIH4=\x1b\\"  # OSC 52: the clipboard becomes 'rm -rf ~'
+    "\x1b[2J"  # CSI 2J: clear the screen
+    "\x1b]8;;https://evil\x1b\\L\x1b]8;;\x1b\\"  # OSC 8: a hyperlink
+    "\x07"  # BEL
+    "\x1b"  # a lone ESC
+    "\u009b2J"  # C1 CSI, in UTF-8
+)
+HOSTILE = MARKUP + ESCAPES
+SEEN = "[link=https://evil]x"  # how the start of it must read on screen
+CONTROL = {chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))} - {"\n"}
+
+
+def hostile_view(now: int = 1100) -> QueueView:
+    """A queue whose one cell, failed, is named HOSTILE and printed HOSTILE last."""
+    deployed = (DeployedCell(0, HOSTILE, "x"),)
+    launches = parse_runner_state(f"launch 1000 {BOOT} tmux 0 /s.sh 42\ndone 1002 0 1\n")
+    attempts = {HOSTILE: parse_cell_state(f"start 1000 {BOOT} 9\nend 1001 1\n")}
+    return derive_view(
+        HOST, deployed, launches, attempts, boot_id=BOOT, now=now, runner_alive=False,
+        reasons={HOSTILE: HOSTILE},
+    )  # fmt: skip
+
+
+def check_screen(app: RgtApp) -> str:
+    """The screen's text, after checking every segment Textual composed: no control
+    character, no hyperlink, no click action the box wrote."""
+    for strip in app.screen._compositor.render_strips():  # as pilot.screen_text reads it
+        for text, style, _ in strip:
+            bad = set(text) & CONTROL
+            assert not bad, f"control characters {bad!r} reach the terminal in {text!r}"
+            if style is None:
+                continue
+            assert not style.link, f"a link from the box: {style.link!r} on {text!r}"
+            click = style.meta.get("@click") if style.meta else None
+            assert not click or "quit" not in str(click), f"a click action {click!r} on {text!r}"
+    return screen_text(app)
+
+
+# -- the surfaces: each feeds the hostile string in and says what shows it ---------------
+
+
+async def pane(app: RgtApp, pilot: Any) -> None:
+    """The fleet pane: an alert, the connection error and its fix, the queue's failure."""
+    conn = ConnectionState("lost", FROZEN - 600, error=HOSTILE, fix=HOSTILE)
+    alert = Alert("hostile", "warning", HOSTILE, "U7")
+    app.post_message(HostUpdated(replace(healthy_update(), connection=conn, alerts=(alert,))))
+    await wait_for(lambda: HOST in app.latest, pilot=pilot)
+    from rgt_tui.screens.queue_keys import QueueViewed
+
+    app.post_message(QueueViewed(HOST, hostile_view()))
+
+
+async def queue_tab(app: RgtApp, pilot: Any) -> None:
+    """The Queue tab's cell lines."""
+    app.open_host(HOST, tab="queue")
+    await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+    tab = app.screen.query_one(QueueTab)
+    await wait_for(lambda: tab.query(".queue-body"), pilot=pilot)
+    tab.show_queue(hostile_view())
+
+
+async def kill_dialog(app: RgtApp, pilot: Any) -> None:
+    """The kill dialog (its title and body name the cell)."""
+    view = hostile_view()
+    cell = view.cells[0]
+    app.push_screen(
+        ControlConfirmScreen(f"Kill cell {cell.name} now?", [], [("next", "Kill", "kill", "error")])
+    )
+
+
+async def logs_tab(app: RgtApp, pilot: Any) -> None:
+    """The Logs tab: a log line, the follower's status, the cell picker's options."""
+    app.open_host(HOST, tab="logs")
+    await wait_for(lambda: app.screen.query(LogsTab), pilot=pilot)
+    tab = app.screen.query_one(LogsTab)
+    await wait_for(lambda: tab.following, pilot=pilot)
+    chunk = LogChunk((LogLine(HOSTILE),), LogPosition(), partial=HOSTILE, error=HOSTILE)
+    tab.post_message(LogsTab.Chunk(QUEUE_SOURCE, chunk))
+    tab.post_message(LogsTab.Cells((HOSTILE,)))
+    await wait_for(lambda: HOSTILE in tab._cells, pilot=pilot)
+    tab.query_one("#logs-source").focus()
+    await pilot.press("enter")  # the picker opens: every option is on screen
+
+
+async def pulls_tab(app: RgtApp, pilot: Any) -> None:
+    """The Pulls tab: a pull that failed with the box's words."""
+    app.open_host(HOST, tab="pulls")
+    await pilot.pause()
+    publish_jobs(app, HOST, pull_error=(HOSTILE, HOSTILE))
+
+
+async def teardown_tab(app: RgtApp, pilot: Any) -> None:
+    """The Teardown tab: a gate that could not be checked, and a refusal."""
+    app.open_host(HOST, tab="teardown")
+    await pilot.pause()
+    publish_jobs(app, HOST, gate_error=HOSTILE, refusal=HOSTILE)
+
+
+async def diagnosis(app: RgtApp, pilot: Any) -> None:
+    """The diagnosis: its summary, subject, evidence and next step."""
+    host = app.fleet.host(HOST)
+    screen = DiagnosisScreen(host, app.connections)
+    app.push_screen(screen)
+    await pilot.pause()
+    diag = Diagnosis(
+        HOST, HOSTILE, "oom", HOSTILE, (Evidence("oom", "yes", HOSTILE),), next_step=HOSTILE
+    )
+    screen.post_message(DiagnosisScreen.Diagnosed((hostile_view(), diag)))
+
+
+async def toast(app: RgtApp, pilot: Any) -> None:
+    """A toast quoting the box (an error, a watch event's body): the one notice path."""
+    notify_once(app, f"{HOSTILE}\nsecond line {HOSTILE}", title=HOST, timeout=60)
+
+
+SURFACES: dict[str, Callable[[RgtApp, Any], Awaitable[None]]] = {
+    "pane": pane,
+    "queue tab": queue_tab,
+    "kill dialog": kill_dialog,
+    "logs tab": logs_tab,
+    "pulls tab": pulls_tab,
+    "teardown tab": teardown_tab,
+    "diagnosis": diagnosis,
+    "toast": toast,
+}
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+async def test_box_text_shows_as_text(tmp_path: Path, surface: str) -> None:
+    # a100-train with a queue: its Queue tab shows the queue (not "has no queue").
+    fleet_text = FLEET_TOML.replace(
+        "cost_per_hour = 1.89\n", 'cost_per_hour = 1.89\nqueue = "q.txt"\nrun = "echo"\n', 1
+    )
+    app = make_app(tmp_path, fleet=write_fleet(tmp_path, fleet_text))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.pause()
+        app.clear_notifications()  # the danger clocks' toasts: not about this
+        await SURFACES[surface](app, pilot)
+        await wait_for(lambda: SEEN in screen_text(app), pilot=pilot)
+        await pilot.pause()
+        text = check_screen(app)
+    assert SEEN in text
+    # The escapes read as what they are, never act.
+    assert "\\x1b]52;c;cm0gLXJmIH4=" in text or "\\x1b]52" in text, text
