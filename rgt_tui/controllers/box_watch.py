@@ -17,15 +17,15 @@ another box: shown live but refused (``HostJobs.refused_key``, its key error on 
 pane), never as torn down.
 
 A box recorded as torn down (by this app or by the command line) that no longer
-answers is gone, as it should be: its updates are shown through ``as_torn_down``, never
-as a lost connection whose run "may still be alive" (GEN8).
+answers is gone, as it should be: the fleet runtime shows its updates through
+``as_torn_down`` (``services.runtime.monitors``), never as a lost connection whose run
+"may still be alive" (GEN8).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from rgt_tui.controllers.controller_host import ControllerHost
@@ -199,23 +199,6 @@ class BoxWatch:
         del self.pending[host]
         self._stale.pop(host, None)
         self._stop(host, at)
-
-
-ENDED = "ended"  # ConnectionState.status of a torn-down box that no longer answers
-GEN8_ALERT = "connection.lost"  # health.evaluate's id for "the run may still be alive"
-
-
-def as_torn_down(update: HostUpdate) -> HostUpdate:
-    """``update`` of a box recorded as torn down, as shown: a lost connection is the box
-    being gone (status ``ended``, no GEN8 alert), not a run that may still be alive.
-    Its error stays (the pane says why it did not answer; ``_step`` decides on it)."""
-    if update.connection.status not in ("reconnecting", "lost"):
-        return update  # connected: it answers; unreached: no GEN8 was raised
-    return replace(
-        update,
-        connection=replace(update.connection, status=ENDED, fix=None),
-        alerts=tuple(a for a in update.alerts if a.id != GEN8_ALERT),
-    )
 
 
 def _fingerprint(presented: str | None) -> str | None:

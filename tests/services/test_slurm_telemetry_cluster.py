@@ -17,7 +17,7 @@ from support.slurm import SlurmCluster
 from support.waiting import wait_for
 
 from rgt_tui.content.queue_text import queue_pane_line
-from rgt_tui.controllers.queue_poller import QueuePoller
+from rgt_tui.services.runtime.queues import QueuePoller
 from rgt_tui.demo.gpu_replay import install_nvidia_smi
 from rgt_tui.domain.queue_state import RUNNING, QueueView
 from rgt_tui.services.connections import FleetConnections
@@ -72,13 +72,13 @@ async def test_a_running_cells_gpus_are_sampled_inside_its_allocation(
         for step in (0, 1):
             assert f"launch task StepId={own.strip()}.{step} " in slurmd, slurmd[-2000:]
 
-        # The app's queue poll carries the line to the pane (controllers.queue_poller).
+        # The app's queue poll carries the line to the pane (the fleet runtime's polls).
         seen: list[QueueView] = []
         poller = QueuePoller(
-            qf.fleet,
             FleetConnections([host], factory=lambda _: transport),
             on_view=lambda _, v: seen.append(v),
             is_live=lambda _: True,
+            inside=AllocationTelemetry(),
         )
         polling = asyncio.create_task(poller.poll(host))
         try:

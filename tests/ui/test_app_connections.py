@@ -28,7 +28,7 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
     qf = await make_queue_fleet(1, workload=True)
     box = qf.loopback.box("box1")
     app = RgtApp(qf.fleet, config_dir=tmp_path / "config")
-    app.queue_poller.poll_s = 0.5
+    app.runtime.queues.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(lambda: "● 1 up" in screen_text(app), what="telemetry", pilot=pilot)
 
@@ -43,7 +43,7 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
         # (Watched through the app's own poller: the test opens no connection of its own.)
         await wait_for(
-            lambda: (v := app.queue_poller.views.get("box1")) is not None and v.state == FINISHED,
+            lambda: (v := app.runtime.queues.views.get("box1")) is not None and v.state == FINISHED,
             120,
             what="the queue's end",
             pilot=pilot,

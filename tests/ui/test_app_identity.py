@@ -129,11 +129,14 @@ async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
         pane = app.fleet_screen.panes["box1"]
         await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
         # One attempt: the box answered with the torn-down box's id, so polling stops.
-        stopped = await wait_for(
-            lambda: app._monitor_workers["box1"].is_finished and app._monitor_workers["box1"],
+        # A task is awaitable, and wait_for awaits what it is handed: the task in a tuple.
+        (stopped,) = await wait_for(
+            lambda: (
+                app.runtime.monitor_tasks["box1"].done() and (app.runtime.monitor_tasks["box1"],)
+            ),
             pilot=pilot,
         )
-        assert "box1" in app.telemetry_stopped and app.jobs.state("box1").torn_down_at
+        assert "box1" in app.runtime.stopped and app.jobs.state("box1").torn_down_at
         await wait_for(
             lambda: (
                 app.latest.get("box2") is not None
@@ -142,23 +145,23 @@ async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
             40,
             pilot=pilot,
         )
-        assert not app._monitor_workers["box2"].is_finished
+        assert not app.runtime.monitor_tasks["box2"].done()
 
         # r: one more attempt; the same box again stops again (no reconnect loop).
         app.reconnect("box1")
-        again = app._monitor_workers["box1"]
+        again = app.runtime.monitor_tasks["box1"]
         assert again is not stopped
-        await wait_for(lambda: again.is_finished, 40, pilot=pilot)
-        assert pane.has_class("-torn-down") and "box1" in app.telemetry_stopped
+        await wait_for(lambda: again.done(), 40, pilot=pilot)
+        assert pane.has_class("-torn-down") and "box1" in app.runtime.stopped
 
         # The box is re-rented under the name: another box id answers. r: it is live.
         _box_id_on(loopback_fleet.box("box1"), NEW_BOX)
         app.reconnect("box1")
-        live = app._monitor_workers["box1"]
+        live = app.runtime.monitor_tasks["box1"]
         await wait_for(lambda: app.jobs.state("box1").torn_down_at is None, 40, pilot=pilot)
         await wait_for(lambda: not pane.has_class("-torn-down"), pilot=pilot)
         await pilot.pause(1.0)
-        assert not live.is_finished and "box1" not in app.telemetry_stopped
+        assert not live.done() and "box1" not in app.runtime.stopped
         assert app.latest["box1"].connection.status == "connected"
         assert any("a new box answers" in str(n.message) for n in shown_notifications(app))
         jh = Journal(journal_dir(loopback_fleet.hosts_file)).load("box1")
@@ -191,7 +194,7 @@ async def test_new_box_under_a_torn_down_name_is_live_from_the_start(
         await wait_for(lambda: not pane.has_class("-torn-down"), pilot=pilot)
         await wait_for(lambda: "● connected" in str(pane.render()), 40, pilot=pilot)
         await pilot.pause(1.0)
-        assert not app._monitor_workers["box1"].is_finished
+        assert not app.runtime.monitor_tasks["box1"].done()
         assert app.jobs.state("box1").torn_down_at is None
         assert "torn down" not in str(pane.border_subtitle)
 
@@ -238,8 +241,8 @@ async def test_same_id_with_a_new_host_key_is_a_new_box_in_the_tui(
         )
         await wait_for(lambda: not pane.has_class("-torn-down"), pilot=pilot)
         await pilot.pause(1.0)
-        assert not app._monitor_workers["box1"].is_finished
-        assert "box1" not in app.telemetry_stopped
+        assert not app.runtime.monitor_tasks["box1"].done()
+        assert "box1" not in app.runtime.stopped
         assert app.jobs.state("box1").torn_down_at is None
     jh = Journal(journal_dir(loopback_fleet.hosts_file)).load("box1")
     assert jh.box == BoxIdentity(OLD_BOX, new_key) and jh.torn_down_at is None
@@ -264,8 +267,8 @@ async def test_a_refused_key_that_is_not_the_torn_down_boxs_is_live_not_torn_dow
         await wait_for(lambda: app.jobs.state("box1").refused_key == new_key, 60, pilot=pilot)
         await pilot.pause(1.0)
         assert not pane.has_class("-torn-down") and "torn down" not in str(pane.border_subtitle)
-        assert "box1" not in app.telemetry_stopped
-        assert not app._monitor_workers["box1"].is_finished
+        assert "box1" not in app.runtime.stopped
+        assert not app.runtime.monitor_tasks["box1"].done()
         assert "host key changed" in str(pane.render())  # its key error, shown
         assert any("another box, live" in str(n.message) for n in shown_notifications(app))
     # Nothing was decided in the journal: the box answering has not said which box it is.
@@ -286,5 +289,5 @@ async def test_a_refused_key_that_is_the_torn_down_boxs_own_stays_torn_down(
         pane = app.fleet_screen.panes["box1"]
         await wait_for(lambda: "box1" in app.host_keys.refusals, 40, pilot=pilot)
         await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
-        await wait_for(lambda: "box1" in app.telemetry_stopped, 60, pilot=pilot)
+        await wait_for(lambda: "box1" in app.runtime.stopped, 60, pilot=pilot)
         assert app.jobs.state("box1").refused_key is None

@@ -28,7 +28,7 @@ from rgt_tui.services.queue import launch, plan_launch
 def queue_app(qf: Any, tmp_path: Path) -> RgtApp:
     """The App on the queue fleet with its real monitors, polling the queue every 0.5 s."""
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
-    app.queue_poller.poll_s = 0.5
+    app.runtime.queues.poll_s = 0.5
     return app
 
 

@@ -301,13 +301,13 @@ async def test_a_torn_down_box_is_not_polled_until_r(tmp_path: Path, state_dir: 
     monitors = {h: FakeMonitor() for h in ("h100-eval", "spot-4090")}
     monitors["a100-train"] = FakeMonitor([healthy_update()])
     app = make_app(tmp_path, monitors, fleet=fleet, connections=connections)
-    app.queue_poller.poll_s = 0.5
+    app.runtime.queues.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["a100-train"]
         await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
-        stopped = app._monitor_workers["a100-train"]
-        await wait_for(lambda: stopped.is_finished, pilot=pilot)
-        assert not app._monitor_workers["h100-eval"].is_finished
+        stopped = app.runtime.monitor_tasks["a100-train"]
+        await wait_for(lambda: stopped.done(), pilot=pilot)
+        assert not app.runtime.monitor_tasks["h100-eval"].done()
         assert any("telemetry stopped" in str(n.message) for n in shown_notifications(app))
         # Its last sample (connected, with a cost) no longer counts as a host up, and its
         # queue is no longer polled (each poll would wait on a box that is gone).
@@ -320,24 +320,24 @@ async def test_a_torn_down_box_is_not_polled_until_r(tmp_path: Path, state_dir: 
         monitor = monitors["a100-train"]
         monitor.updates = [healthy_update(seq=2, t=FROZEN + 1)]
         app.reconnect("a100-train")
-        once = app._monitor_workers["a100-train"]
+        once = app.runtime.monitor_tasks["a100-train"]
         assert once is not stopped
-        await wait_for(lambda: once.is_finished, pilot=pilot)
+        await wait_for(lambda: once.done(), pilot=pilot)
         assert pane.has_class("-torn-down") and queue_reads() == polls
         # A new box under the name (an id the journal has not seen): r finds it live,
         # polled again, and later job news leaves that alone.
         new_box = agent_sample("a100-train", seq=3, t=FROZEN + 2, box_id="n3wb0xn3wb0xn3wb0x")
         monitor.updates = [make_update("a100-train", new_box)]
         app.reconnect("a100-train")
-        again = app._monitor_workers["a100-train"]
+        again = app.runtime.monitor_tasks["a100-train"]
         await wait_for(lambda: not pane.has_class("-torn-down"), pilot=pilot)
-        assert again is not once and not again.is_finished
+        assert again is not once and not again.done()
         assert app.jobs.state("a100-train").torn_down_at is None
         await wait_for(lambda: " 1 up" in screen_text(app), pilot=pilot)
         await wait_for(lambda: queue_reads() > polls, pilot=pilot)
         app.post_message(JobsChanged(app.jobs.state("a100-train")))
         await pilot.pause(0.2)
-        assert not again.is_finished
+        assert not again.done()
 
 
 @pytest.mark.parametrize("again", ["q", "ctrl+c"])

@@ -16,7 +16,7 @@ from support.teardown_ui import results_on_box
 
 from rgt_tui.app import RgtApp
 from rgt_tui.content.host_text import ALIVE_NOTE
-from rgt_tui.controllers.box_watch import GEN8_ALERT
+from rgt_tui.services.runtime.monitors import GEN8_ALERT
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.records_watch import WATCH_EVERY_S
@@ -73,28 +73,27 @@ async def test_the_command_lines_records_reach_the_open_tui_and_no_gen8(
         assert marker.exists()
         pane = app.fleet_screen.panes["box1"]
         await wait_for(
-            lambda: pane.has_class("-torn-down") and "box1" in app.telemetry_stopped,
+            lambda: pane.has_class("-torn-down") and "box1" in app.runtime.stopped,
             REACHES_S,
             "the command line's teardown to reach the TUI",
             pilot=pilot,
         )
         assert app.jobs.state("box1").torn_down_at is not None
-        assert app._monitor_workers["box1"].is_finished
-        assert not app._monitor_workers["box2"].is_finished  # the others go on
+        assert app.runtime.monitor_tasks["box1"].done()
+        assert not app.runtime.monitor_tasks["box2"].done()  # the others go on
 
         # The box is gone; r gives it one attempt, which finds nobody: gone, not GEN8.
         await loopback_fleet.box("box1").stop()
-        stopped = app._monitor_workers["box1"]
+        stopped = app.runtime.monitor_tasks["box1"]
         await pilot.press("escape")  # the cursor was in the confirmation box
         await wait_for(lambda: app.screen is app.fleet_screen, pilot=pilot)
         assert (selected := app.fleet_screen.selected) is not None and selected.host.name == "box1"
         await pilot.press("r")
-        attempt = await wait_for(
-            lambda: (w := app._monitor_workers["box1"]) is not stopped and w, pilot=pilot
+        # A task is awaitable, and wait_for awaits what it is handed: the task in a tuple.
+        (attempt,) = await wait_for(
+            lambda: (w := app.runtime.monitor_tasks["box1"]) is not stopped and (w,), pilot=pilot
         )
-        await wait_for(
-            lambda: attempt.is_finished and "box1" in app.telemetry_stopped, 40, pilot=pilot
-        )
+        await wait_for(lambda: attempt.done() and "box1" in app.runtime.stopped, 40, pilot=pilot)
         latest = app.latest["box1"]
         assert latest.connection.status != "connected"
         assert not any(a.id == GEN8_ALERT for a in latest.alerts), latest.alerts

@@ -43,7 +43,7 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
     await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell hold to run")
 
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
-    app.queue_poller.poll_s = 0.5
+    app.runtime.queues.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
         assert any(t.startswith("Kill running cell: box1") for t in await palette_titles(app))
         app.open_host("box1", "queue")

@@ -118,7 +118,6 @@ class FleetRuntime(Generic[S, E]):
         self.tick_s = tick_s
         self.agent_args = tuple(agent_args)
         self.report = report
-        self.build = monitors is None  # hosts added later get a monitor built too
         self.monitors: dict[str, MonitorLike] = (
             dict(monitors)
             if monitors is not None
@@ -164,18 +163,16 @@ class FleetRuntime(Generic[S, E]):
             self._spawn(self._process_loop(host.name))
 
     def add_host(self, host: HostConfig, *, start: bool = True) -> None:
-        """A host added while running: its history now, its monitor and queue poll
-        started (``start``; a monitor is built unless the monitors were handed in)."""
+        """A host added while running: its history now; with ``start``, a monitor built
+        for it and started, and its queue poll."""
         self.hosts[host.name] = host
         self.histories[host.name] = HostHistory()
         if not start:
             return
-        if self.build:
-            self.monitors.update(
-                build_monitors(self.fleet, self.connections, self.clock, [host], self.agent_args)
-            )
-        if host.name in self.monitors:
-            self.start_monitor(host.name)
+        self.monitors.update(
+            build_monitors(self.fleet, self.connections, self.clock, [host], self.agent_args)
+        )
+        self.start_monitor(host.name)
         self._start_host_loops(host, polls=True)
 
     def start_monitor(self, host: str) -> asyncio.Task[None]:
