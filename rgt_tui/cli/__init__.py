@@ -2,8 +2,10 @@
 
 The rooms: table.py (one ``Command`` row per sub-command), runner.py (runs a row: host
 look-up, one connection through the services, errors to exit codes), args.py (the
-arguments every command shares), exit_codes.py (every exit status, once), and one module
-per command group (add, logs, pull and pull_progress, queue, status, teardown, tui). With
+arguments every command shares), exit_codes.py (every exit status, once), fence.py (the
+output's last fence: nothing a command prints carries a control character it did not put
+there itself; ``main`` enters it for every command but the TUI), and one module per
+command group (add, logs, pull and pull_progress, queue, status, teardown, tui). With
 no sub-command, `rgt-tui` opens the TUI. Nothing outside this package imports it, and it
 reaches boxes only through the services (pyproject's import-linter contracts).
 """

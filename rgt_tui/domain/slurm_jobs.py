@@ -205,7 +205,8 @@ def parse_jobs_file(text: str) -> tuple[ArraySubmission, ...]:
         job, first, last, ts = (_int(f) for f in fields[:4])
         if None in (job, first, last, ts) or last < first or last - first >= MAX_ARRAY_TASKS:  # type: ignore[operator]
             continue
-        out.append(ArraySubmission(fields[0], first, last, ts, fields[4][:10]))  # type: ignore[arg-type]
+        kind = printable(fields[4], 10)  # launch | append | retry, or the box's junk
+        out.append(ArraySubmission(fields[0], first, last, ts, kind))  # type: ignore[arg-type]
     return tuple(out)
 
 

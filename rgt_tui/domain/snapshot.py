@@ -58,6 +58,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rgt_tui.domain.box_identity import valid_box_id
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 
 AGENT_PROTOCOL_VERSION = 1
@@ -250,7 +251,10 @@ class _Reader:
         return None if value is None else int(value)
 
     def str_(self, obj: dict[str, Any], key: str, where: str) -> str | None:
-        return self.get(obj, key, str, where)
+        # The box's text, made printable where it enters (uncut: a mount path or a cell
+        # name is matched as well as shown, and printable is identity on a plain name).
+        value = self.get(obj, key, str, where)
+        return None if value is None else printable(value, None)
 
     def objects(self, obj: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
         items = self.get(obj, key, list, where) or []
@@ -285,7 +289,8 @@ def _limit(r: _Reader, obj: dict[str, Any], key: str) -> tuple[float | None, boo
 
 def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
     """Build a snapshot from one decoded agent line; bad fields become None and a problem."""
-    problems: list[str] = [f"agent: {e}" for e in data.get("errors", []) if isinstance(e, str)]
+    errors = data.get("errors") if isinstance(data.get("errors"), list) else []
+    problems: list[str] = [f"agent: {printable(e)}" for e in errors if isinstance(e, str)]
     r = _Reader(problems)
     overflows: list[Overflow] = []
     if data.get("v") != AGENT_PROTOCOL_VERSION:
@@ -341,6 +346,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         reasons = _first(
             reasons, MAX_THROTTLE_REASONS, f"throttle reasons of GPU {index}", overflows
         )
+        reasons = [printable(x) for x in reasons]  # the box's text
         gpus.append(
             GpuSample(
                 index=index,

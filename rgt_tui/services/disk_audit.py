@@ -17,6 +17,14 @@ file system and never through a link (principle 5, U7):
   same box (the kept manifest and ``verification.json``, ``services.records``).
 
 ``disk_reclaim`` decides what of this may be deleted. Nothing here writes anything.
+
+Every name here is the box's text. What is only shown (the home, a walk's note, an HF
+model's or a checkpoint's short name, a refusal) is made printable as it enters
+(``text.printable``). A path is also an identity: it is sent back for the delete, which
+the box re-checks by device and inode, and compared with the pull roots and the kept
+manifest, so it stays as the box wrote it, and whatever shows it escapes it
+(``content/disk_text``, ``disk_reclaim``'s messages, the CLI's fence). A short name is
+what a user types to confirm a delete: printable, it can be typed.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.text import printable
 from rgt_tui.services.records import host_results_dir, load_manifest, load_verification
 from rgt_tui.transport.base import CommandResult, Transport
 
@@ -132,10 +141,10 @@ def box_refusal(host: str, result: CommandResult, what: str) -> DiskError | None
         return DiskError(host, flood)
     for line in result.stdout.split("\n"):
         if line.startswith("refused\t"):
-            return DiskError(host, (line.split("\t", 2) + ["", ""])[2])
+            return DiskError(host, printable((line.split("\t", 2) + ["", ""])[2]))
     if result.exit_status != 0:
         err = result.stderr.strip().splitlines()
-        why = err[-1] if err else "no message"
+        why = printable(err[-1]) if err else "no message"
         return DiskError(host, f"{what} exited with {result.exit_status}: {why}")
     return None
 
@@ -190,8 +199,10 @@ def parse_audit(
     for rec in text.split("\0"):
         key, _, rest = rec.partition("\t")
         try:
-            if key in ("home", "boxid"):
-                single[key] = rest
+            if key == "home":
+                single[key] = printable(rest, None)  # shown only (the paths came resolved)
+            elif key == "boxid":
+                single[key] = rest  # compared with the records' box id, never shown
             elif key == "root":
                 idx, _, path = rest.split("\t", 2)
                 resolved[int(idx)] = path
@@ -204,11 +215,12 @@ def parse_audit(
             elif key == "cut":
                 idx, what, why = rest.split("\t", 2)
                 notes.setdefault(int(idx), []).append(
-                    f"{'bytes' if what == 'B' else 'inodes'}: {why}"
+                    f"{'bytes' if what == 'B' else 'inodes'}: {printable(why)}"
                 )
             elif key == "hf":
                 idx, size, inodes, dev, ino, path = rest.split("\t", 5)
                 name = PurePosixPath(path).name.split("--", 1)[-1].replace("--", "/")
+                name = printable(name, None)  # the short name a user types
                 models[path] = Reclaimable(
                     path, "hf-model", "d", int(dev), int(ino), _int(size), _int(inodes), name
                 )
@@ -265,7 +277,7 @@ def _superseded(
         cell = PurePosixPath(folder).name
         for i, c in ckpts:
             if i == idx and c.path != best and c.mtime is not None and c.mtime < best_t:
-                label = f"{cell}/{c.path[len(folder.rstrip('/')) + 1 :]}"
+                label = printable(f"{cell}/{c.path[len(folder.rstrip('/')) + 1 :]}", None)
                 stale.append(_with(c, label=label, superseded_by=best))
     return tuple(sorted(stale, key=lambda c: (-(c.bytes or 0), c.path)))
 

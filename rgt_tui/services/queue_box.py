@@ -5,6 +5,11 @@ Every remote step goes through ``rgt_tui/scripts/queue_ctl.sh``, sent whole as
 on a command line). The runner scripts ship inside the package and are deployed under
 ``~/.rgt/bin/`` by content hash (``run_queue.<sha256[:12]>.sh``), so a queue already
 running keeps reading the exact bytes it started with (U2, principle 6).
+
+The probe's answer is the box's text: what is shown (a failed cell's last line, kernel
+log lines, tmux's path) is made printable in ``parse_probe``; the boot id stays as
+written (compared, never shown raw); a HOME holding control characters is refused by
+``probe`` (it is an identity: the cells' paths are built on it).
 """
 
 from __future__ import annotations
@@ -142,13 +147,13 @@ def parse_probe(text: str) -> BoxQueueFacts:
             alive.add(rest)
         elif key == "why":
             name, _, reason = rest.partition("\t")
-            why[name] = reason
+            why[name] = printable(reason)  # the box's text, shown
         elif key == "logt":
             name, _, mtime = rest.partition("\t")
             if mtime.isdigit():
                 log_mtimes[name] = int(mtime)
         elif key == "dmesg_line":
-            dmesg_lines.append(rest)
+            dmesg_lines.append(printable(rest))  # shown by diagnose; "process PID " kept
         else:
             single[key] = rest
 
@@ -173,8 +178,8 @@ def parse_probe(text: str) -> BoxQueueFacts:
         boot_id=single.get("boot", "unknown"),
         now=number("now"),
         uptime_s=uptime,
-        tmux=single.get("tmux", ""),
-        setsid=single.get("setsid", ""),
+        tmux=printable(single.get("tmux", "")),
+        setsid=printable(single.get("setsid", "")),
         session_present=single.get("session") == "1",
         workdir_exists=single.get("workdir") == "1",
         durable_exists=single.get("durable") == "1",
@@ -189,7 +194,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
         why=why,
         log_mtimes=log_mtimes,
         oom_now=int(oom) if oom.isdigit() else None,
-        dmesg=single.get("dmesg", "missing"),
+        dmesg=printable(single.get("dmesg", "missing"), 20),
         dmesg_lines=tuple(dmesg_lines),
     )
 
@@ -222,6 +227,16 @@ async def probe(
     facts = parse_probe(result.stdout)
     if not facts.home:
         raise TransportError(host, "the queue probe printed nothing: is bash installed on the box?")
+    if printable(facts.home, None) != facts.home:
+        # HOME is an identity, not a label: the cells' commands and out folders are built
+        # on it and sent back. Cleaned, it would name another folder; raw, it would carry
+        # the box's escapes into every path shown. So such a box is refused.
+        raise TransportError(
+            host,
+            f"the box's HOME {printable(facts.home)} holds control characters: "
+            "rgt-tui runs no queue there",
+            "give the box's user a plain home folder",
+        )
     return facts
 
 
@@ -243,5 +258,6 @@ async def read_box_queue_text(transport: Transport, host: str) -> str:
     if flood is not None:
         raise QueueError(host, flood)
     if result.exit_status != 0:
-        raise QueueError(host, f"cannot read ~/.rgt/queue/queue.txt: {result.stderr.strip()}")
+        why = printable(result.stderr.strip())  # the box's text
+        raise QueueError(host, f"cannot read ~/.rgt/queue/queue.txt: {why}")
     return result.stdout

@@ -38,6 +38,7 @@ from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.queue_file import QueueCell, moved_marker, prefix_problem
 from rgt_tui.domain.queue_state import DONE, RUNNING
 from rgt_tui.domain.roster import reconcile
+from rgt_tui.domain.text import printable
 from rgt_tui.services.queue_box import QueueError, read_box_queue_text
 from rgt_tui.services.queue_check import FleetQueues, check_fleet_queues, display_path
 from rgt_tui.services.queue_view import read_queue_facts, view_from_facts
@@ -260,7 +261,8 @@ async def plan_move(
         box_text = await read_box_queue_text(transport, source.name)
     except (TransportError, QueueError) as exc:
         problems.append(
-            f"cannot read {source.name}'s queue from its box ({exc.message}) — a move must know "
+            f"cannot read {source.name}'s queue from its box ({printable(exc.message, None)}) "
+            "— a move must know "
             "which cells the box holds and which one runs; try again when it answers"
         )
         return refused()
@@ -374,7 +376,8 @@ async def apply_move(
         await transport.connect()
         box_text = await read_box_queue_text(transport, source.name)
     except (QueueError, TransportError) as exc:
-        raise MoveError(f"cannot read {source.name}'s queue ({exc}) — nothing was moved") from exc
+        why = printable(exc, None)  # may quote the box
+        raise MoveError(f"cannot read {source.name}'s queue ({why}) — nothing was moved") from exc
     if box_text != plan.box_text:
         raise MoveError(
             f"{source.name}'s queue on its box changed since the move was planned (cells were "
@@ -393,7 +396,8 @@ async def apply_move(
             except (QueueError, TransportError) as exc:
                 done = f" ({', '.join(skipped)} already skipped there)" if skipped else ""
                 raise MoveError(
-                    f"{source.name}'s box did not record the skip of {cell.name}: {exc} — "
+                    f"{source.name}'s box did not record the skip of {cell.name}: "
+                    f"{printable(exc, None)} — "
                     f"no file was changed{done}; run the move again"
                 ) from exc
             skipped.append(cell.name)

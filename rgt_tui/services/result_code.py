@@ -30,6 +30,7 @@ from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import CODE_UNKNOWN, code_text
+from rgt_tui.domain.text import printable
 from rgt_tui.services.queue_box import QueueError
 from rgt_tui.services.queue_view import read_queue_view
 from rgt_tui.services.records import atomic_write_json, read_json, records_dir
@@ -95,7 +96,8 @@ async def read_result_code(host: HostConfig, transport: Transport) -> ResultCode
     try:
         view = await read_queue_view(host, transport)
     except (TransportError, QueueError) as exc:
-        return ResultCode(now, problem=f"could not read {host.name}'s queue records: {exc.message}")
+        why = printable(exc.message, None)  # may quote the box
+        return ResultCode(now, problem=f"could not read {host.name}'s queue records: {why}")
     cells = tuple(CellCode(c.name, c.status, c.code) for c in view.cells if c.attempts)
     return ResultCode(now, cells)
 
@@ -119,13 +121,16 @@ def load_result_code(host_dir: Path) -> ResultCode | None:
     for item in data.get("cells") if isinstance(data.get("cells"), list) else []:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
-        cells.append(CellCode(item["name"], str(item.get("status", "")), _code_of(item)))
+        # Read back as untrusted, and a record an older rgt-tui wrote may hold a box's name
+        # as the box wrote it: printable (identity on every name a queue file can hold).
+        name, status = printable(item["name"], None), printable(item.get("status", ""), 40)
+        cells.append(CellCode(name, status, _code_of(item)))
     read_at = data.get("read_at")
     problem = data.get("problem")
     return ResultCode(
         float(read_at) if isinstance(read_at, (int, float)) else 0.0,
         tuple(cells),
-        problem if isinstance(problem, str) else "",
+        printable(problem, None) if isinstance(problem, str) else "",
     )
 
 

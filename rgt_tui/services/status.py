@@ -20,6 +20,7 @@ from rgt_tui.domain.cost import IdleMeter
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.snapshot import UNLIMITED, HostSnapshot
+from rgt_tui.domain.text import printable
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.telemetry import (
     ConnectionState,
@@ -78,6 +79,9 @@ async def _report(
     now = clock()
     profile = load_profile(host.profile)
     if error is not None:
+        # The message may quote the box (the agent's stderr, an exception's text): made
+        # printable here, as the snapshot's strings are where the agent's line is parsed.
+        error = (printable(error[0], None), printable(error[1], None) if error[1] else error[1])
         seen = await asyncio.to_thread(last_seen.last_seen, host.name) if last_seen else None
         # No sample this run: unreachable, but nothing says a run is alive there (GEN8).
         lost = ConnectionState("unreached", now, attempt=1, error=error[0], fix=error[1])
