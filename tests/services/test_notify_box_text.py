@@ -1,0 +1,41 @@
+"""A watch notification quotes the box's words as plain text (issue 39): what a rented box
+wrote into an event (a cell's name, its last line) reaches a notification target with
+every control character shown as an escape, its markup-looking text as those characters,
+and the body declared TEXT to Apprise (an HTML target gets it escaped, never as HTML).
+Sent through Apprise's real ``json://`` target to a local HTTP server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.webhook import webhook
+
+from rgt_tui.domain.config_parse import parse_fleet
+from rgt_tui.services.notify import Notifier
+from rgt_tui.services.watch.events import WatchEvent
+
+HOSTILE = (
+    "[link=https://evil]x[/link] <a href='https://evil'>y</a> "
+    "\x1b]52;c;cm0gLXJmIH4=\x1b\\\x1b[2J\x1b]8;;https://evil\x1b\\L\x1b]8;;\x1b\\\x07\x1b\u009b2J"
+)
+CONTROL = {chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))} - {"\n"}
+
+
+async def test_a_hostile_event_arrives_as_printable_plain_text(tmp_path: Path) -> None:
+    event = WatchEvent(
+        "queue_failed", "box1", "queue_failed:box1:1", f"cell {HOSTILE} failed", HOSTILE
+    )
+    with webhook() as hook:
+        text = '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
+        text += f"notify = {json.dumps([hook.url('/ok')])}\n"
+        fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
+        notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
+        await notifier.on_event(event)
+        await notifier.drain()
+        [sent] = hook.at("/ok")
+    body, title = sent["message"], sent["title"]
+    for part in (body, title):
+        assert not set(part) & CONTROL, f"control characters reach the target: {part!r}"
+        assert "\\x1b]52;c;cm0gLXJmIH4=" in part  # shown, not acted on
+        assert "[link=https://evil]x[/link] <a href='https://evil'>y</a>" in part  # as written
