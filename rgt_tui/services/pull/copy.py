@@ -209,6 +209,7 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
         length, got = min(step, size - offset), 0
         async for at, data in reader.blocks(offset, length):
             run.last_byte = time.monotonic()
+            run.tracker.moved(plan.local, len(data))
             waiting[at] = data
             waiting_bytes += len(data)
             got += len(data)
@@ -288,6 +289,7 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
         async with contextlib.aclosing(stream) as chunks:
             async for chunk in chunks:
                 run.last_byte = time.monotonic()
+                run.tracker.moved(None, len(chunk))
                 if run.options.budget is not None:  # the stream is read as consumed
                     await run.options.budget.take(len(chunk), tick=run.touch)
                 for event in reader.feed(chunk):

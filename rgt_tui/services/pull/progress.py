@@ -3,6 +3,11 @@
 ``ProgressTracker`` is fed by the pull workers and calls the callback at most every
 ``interval`` seconds, plus at once when a file changes state, so a fast transfer of
 thousands of small files does not flood a UI with messages.
+
+Rates and ETAs count the bytes that came from the box in this run (``moved``, as they
+arrive: a resumed part's bytes never, a piece waiting in memory for the write as soon as
+it came) over the last ``RATE_WINDOW_S`` seconds of the tracker's clock, so a rate
+reads what the link carries now, with or without a bandwidth budget.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 RATE_WINDOW_S = 5.0  # rates are averaged over the last few seconds, not the whole run
+RATE_SAMPLE_S = 0.05  # bytes within this of the last sample join it (memory stays bounded)
 
 
 @dataclass(frozen=True)
@@ -41,7 +47,7 @@ class PullProgress:
     bytes_total: int = 0  # bytes of every file in the manifest
     bytes_done: int = 0  # of those, bytes on the local disk
     bytes_received: int = 0  # over the wire in this run
-    rate: float = 0.0
+    rate: float = 0.0  # bytes/s from the box over the last few seconds of this run
     eta_s: float | None = None
     active: tuple[FileProgress, ...] = ()
     message: str = ""
@@ -52,17 +58,40 @@ class PullProgress:
 
 
 class _Rate:
-    """Bytes per second over a sliding window."""
+    """Bytes per second over the last ``RATE_WINDOW_S``: fed a running total as bytes
+    come (``add``), read at any time (``at``), so a pause reads as a falling rate."""
 
     def __init__(self) -> None:
-        self._samples: deque[tuple[float, int]] = deque()
+        self._samples: deque[tuple[float, int]] = deque()  # (time, running total)
+        self.total = 0
 
-    def add(self, now: float, total: int) -> float:
-        self._samples.append((now, total))
-        while len(self._samples) > 2 and now - self._samples[0][0] > RATE_WINDOW_S:
+    def add(self, now: float, nbytes: int) -> None:
+        if not self._samples:
+            self._samples.append((now, 0))  # the first bytes came over the time since
+        self.total += nbytes
+        if len(self._samples) > 1 and now - self._samples[-1][0] < RATE_SAMPLE_S:
+            self._samples[-1] = (self._samples[-1][0], self.total)  # coalesced: bounded
+        else:
+            self._samples.append((now, self.total))
+        self._trim(now)
+
+    def _trim(self, now: float) -> None:
+        # Keep one sample at or before the window's start: the total there anchors it.
+        while len(self._samples) > 1 and self._samples[1][0] <= now - RATE_WINDOW_S:
             self._samples.popleft()
+
+    def at(self, now: float) -> float:
+        if not self._samples:
+            return 0.0
+        self._trim(now)
         t0, b0 = self._samples[0]
-        return (total - b0) / (now - t0) if now > t0 else 0.0
+        start = max(t0, now - RATE_WINDOW_S)
+        if now <= start:
+            return 0.0
+        if t0 < start:  # the anchor is older than the window: the bytes up to its end
+            t1, b1 = self._samples[1] if len(self._samples) > 1 else (now, self.total)
+            b0 += (b1 - b0) * (start - t0) / (t1 - t0) if t1 > t0 else 0
+        return (self.total - b0) / (now - start)
 
 
 @dataclass
@@ -97,7 +126,6 @@ class ProgressTracker:
         self.bytes_total = self.bytes_done = self.bytes_received = 0
         self._active: dict[str, _Active] = {}
         self._rate = _Rate()
-        self._last_rate = 0.0
         self._last_emit = -1e9
 
     def set_phase(self, phase: str, message: str = "") -> None:
@@ -122,7 +150,8 @@ class ProgressTracker:
         self.emit()
 
     def advance(self, path: str, nbytes: int) -> None:
-        """``nbytes`` more of ``path`` were written locally."""
+        """``nbytes`` more of ``path`` were written locally (``moved`` counted them as
+        they came)."""
         active = self._active.get(path)
         if active is None:
             return
@@ -132,6 +161,15 @@ class ProgressTracker:
         self.bytes_done += nbytes
         self.bytes_received += nbytes
         self.emit()
+
+    def moved(self, path: str | None, nbytes: int) -> None:
+        """``nbytes`` came from the box for ``path`` (None: a stream of many files), in
+        this run: what rates and ETAs are measured on."""
+        now = self.clock()
+        self._rate.add(now, nbytes)
+        active = self._active.get(path) if path is not None else None
+        if active is not None:
+            active.rate.add(now, nbytes)
 
     def file_state(self, path: str, state: str, note: str = "", attempt: int | None = None) -> None:
         """A file waits to retry, is being hashed, ..."""
@@ -180,12 +218,12 @@ class ProgressTracker:
         now = self.clock()
         files = []
         for path, a in self._active.items():
-            a.last_rate = a.rate.add(now, a.done)
+            a.last_rate = a.rate.at(now)
             eta = (a.size - a.done) / a.last_rate if a.last_rate > 0 else None
             files.append(
                 FileProgress(path, a.size, a.done, a.last_rate, eta, a.state, a.attempt, a.note)
             )
-        rate = self._rate.add(now, self.bytes_received)
+        rate = self._rate.at(now)
         remaining = max(0, self.bytes_total - self.bytes_done)
         eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else None)
         return PullProgress(

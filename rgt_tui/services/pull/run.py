@@ -62,6 +62,7 @@ async def pull_host(
     options: PullOptions | None = None,
     on_progress: Callable[[PullProgress], None] | None = None,
     wait: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> PullResult:
     """Pull every file under the host's pull roots into ``<results_dir>/<host>/``.
 
@@ -70,14 +71,15 @@ async def pull_host(
     ``result`` holds what was done, when the pull got that far. Files that fail on their
     own (changed on the box, refused, hash mismatch twice) are in ``result.failed``.
     ``wait`` sleeps between reconnect attempts (the TUI passes the host's
-    ``FleetConnections.waiter``, which ``wake`` ends early).
+    ``FleetConnections.waiter``, which ``wake`` ends early). ``clock`` times the
+    progress's rate and ETA (a test gives the bandwidth budget's clock).
     """
     if host.pull_refused:  # no pull folders named, and the default is the whole home
         raise PullError(host.pull_refused)
     options = options or PullOptions()
     dest = host_results_dir(results_dir, host)
     tracker = ProgressTracker(
-        host.name, _guarded(on_progress), interval=options.progress_interval_s
+        host.name, _guarded(on_progress), interval=options.progress_interval_s, clock=clock
     )
     with _pull_lock(dest, host.name):
         tree = HostTree(dest)  # a mkdir and an open, as the lock above: not worth a thread
