@@ -18,7 +18,7 @@ output) reaches a widget in two ways that could go wrong:
 
 from __future__ import annotations
 
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import printable, printable_lines
 
 
 def shown(text: object, *, lines: bool = False) -> str:
@@ -26,7 +26,4 @@ def shown(text: object, *, lines: bool = False) -> str:
     escape (``\\x1b``), no length cap (the widget wraps or cuts). With ``lines``, newlines
     are kept and each line is made printable on its own (a multi-line toast, an error with
     its fix); without, a newline is shown as ``\\n`` so box text cannot forge a line."""
-    if not lines:
-        return printable(text, None)
-    value = text if isinstance(text, str) else str(text)
-    return "\n".join(printable(line, None) for line in value.split("\n"))
+    return printable_lines(text) if lines else printable(text, None)

@@ -16,7 +16,7 @@ import weakref
 from typing import Any
 
 from rgt_tui.controllers.controller_host import ControllerHost
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import printable, printable_lines
 
 DEFAULT_TIMEOUT = 5.0  # Textual's own default, for a notice that names none
 
@@ -38,7 +38,7 @@ def notify_once(
     """Post ``message`` unless the same notice (text, title, severity) is still showing;
     True when it was posted. The message is plain text, never markup, with every control
     character shown as an escape: it often quotes a box (an error, a watch event's body)."""
-    message = "\n".join(printable(line, None) for line in message.split("\n"))
+    message = printable_lines(message)
     title = printable(title, None)
     now = time.monotonic()
     showing = _showing.setdefault(app, {})

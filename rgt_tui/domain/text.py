@@ -57,3 +57,11 @@ def visible_controls(text: str) -> str:
     ``--json`` output the fence touched (json.dumps with ensure_ascii=False leaves C1
     characters raw) stays parseable and reads back the same text."""
     return _FENCED_RE.sub(_escape_u, text)
+
+
+def printable_lines(text: object) -> str:
+    """``text`` with its newlines kept and each line made printable on its own, uncut: a
+    multi-line message (a toast, a notification body, an error with its fix) that quotes
+    the box. The one place lines are cleaned one by one (UI, toasts and notifications)."""
+    value = text if isinstance(text, str) else str(text)
+    return "\n".join(printable(line, None) for line in value.split("\n"))

@@ -36,7 +36,7 @@ from typing import Any
 import apprise
 
 from rgt_tui.domain.config import Fleet
-from rgt_tui.domain.text import printable
+from rgt_tui.domain.text import printable, printable_lines
 from rgt_tui.services.watch.events import WatchEvent
 
 RETRY_DELAYS = (1.0, 4.0, 16.0)  # seconds before the 2nd, 3rd and 4th try
@@ -119,7 +119,7 @@ def message(event: WatchEvent) -> tuple[str, str]:
     # body is sent as Apprise's TEXT format (``_send_once``), never as Markdown or HTML.
     title = f"[rgt-tui] {printable(named, None)}"
     hint = f"open: rgt-tui (or rgt-tui status {event.host})"
-    quoted = "\n".join(printable(line, None) for line in event.body.split("\n"))
+    quoted = printable_lines(event.body)
     body = f"{quoted}\n\n{hint}" if event.body else hint
     return title, body
 
