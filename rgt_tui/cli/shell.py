@@ -1,8 +1,10 @@
 """`rgt-tui shell HOST` (a row of table.py): the ``s`` key's twin.
 
 Runs the user's own ``ssh`` to the host with rgt-tui's host-key check and no agent, X11
-or port forwarding (``services.shell``), attached to the queue's tmux session when it
-runs on the box, else a login shell in the workdir; this terminal stays attached.
+or port forwarding (``services.shell``): a login shell in a new window of the queue's
+tmux session at the workdir when the queue runs on the box (``exit`` or tmux's detach
+closes that window and comes back; the runner's window is never touched), else a login
+shell in the workdir; this terminal stays attached.
 
 Exit codes: ssh's own (the shell's last status; 255 when ssh could not connect), 1 when
 no ssh command could be built (the reason and the fix on stderr), 2 for bad input.

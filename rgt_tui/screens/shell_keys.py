@@ -25,7 +25,7 @@ SHELL_BINDING = Binding(
     "s",
     "shell",
     "Shell",
-    tooltip="A shell on the box: your ssh, in the queue's tmux if it runs",
+    tooltip="A shell on the box: your ssh, in a new window of the queue's tmux if it runs",
 )
 
 
@@ -70,7 +70,8 @@ def shell_commands(
     return [
         (
             f"Shell: {host.name}",
-            "Suspend rgt-tui and open your ssh on the box (tmux session if the queue runs)",
+            "Suspend rgt-tui and open your ssh on the box (a new window of the queue's tmux "
+            "session if it runs: exit or Ctrl-b d comes back)",
             partial(_post_shell, post, host.name),
         )
         for host in fleet.hosts

@@ -2,10 +2,12 @@
 
 The command is the user's OpenSSH with their ssh_config and keys, but with rgt-tui's
 host-key check and no agent, X11 or port forwarding, whatever ssh_config says
-(``transport.openssh``, which also confirms that with ``ssh -G``). On the box it attaches
-to the queue's tmux session when one runs, else starts a login shell in the workdir;
-which of the two is decided there, in the same command, so there is no window between a
-check and the attach. A host on this machine (``ssh = "local"``) gets the same, locally.
+(``transport.openssh``, which also confirms that with ``ssh -G``). On the box, when the
+queue's tmux session runs, the shell is a login shell in a NEW window of that session at
+the workdir (``queue_window_script``): never the runner's window, where a Ctrl-C would
+stop the runner; else a login shell in the workdir. Which of the two is decided there, in
+the same command, so there is no window between a check and the attach. A host on this
+machine (``ssh = "local"``) gets the same, locally.
 
 The process runs with the terminal attached (``run_attached``); while it does, the keys
 that send signals (Ctrl-C, Ctrl-\\, Ctrl-Z) are the shell's: ``keys_to_the_shell`` keeps
@@ -53,20 +55,57 @@ class ShellCommand:
     def describe(self) -> str:
         """One line: where the shell goes."""
         where = "this machine" if self.cwd is not None else "ssh"
-        return f"{self.host}: a shell ({where}; tmux session {self.session} if it runs)"
+        return f"{self.host}: a shell ({where}; a new window of tmux session {self.session} if it runs)"
+
+
+def queue_window_script(session: str) -> str:
+    """POSIX sh, run in the workdir: when tmux session ``session`` (the queue's) exists, a
+    login shell in a new window of it at this directory, attached, and on the way back
+    (``exit`` in it, or tmux's detach) that window closed; else ``exec`` a login shell.
+
+    The window is made in a session of its own (``<session>-shell-<pid>``) and linked into
+    the queue's, and that session is what the terminal attaches to: it holds only the new
+    window, so the runner's is never shown, and when the shell exits the session ends and
+    the client detaches (attached to the queue's session itself, tmux would switch to the
+    runner's window instead). Each step that fails falls back to the plain login shell."""
+    exact = shlex.quote("=" + session)  # "=": that name exactly, never a prefix
+    # No quote, backslash or % in these lines: each is quoted two or three times over.
+    hint = (
+        f"rgt-tui: a new window in tmux session {session}, the queue runner keeps running in "
+        "its own window. `exit` closes this window and goes back to rgt-tui, and so does "
+        "the tmux detach (Ctrl-b d), which closes it too."
+    )
+    # Run by the tmux server's default-shell (bash, zsh, fish, ...): /bin/sh says it.
+    inner = f'echo {shlex.quote(hint)}; exec "${{SHELL:-/bin/sh}}" -l'
+    window = f"/bin/sh -c {shlex.quote(inner)}"
+    said = shlex.quote(
+        f"rgt-tui: opening a new window in tmux session {session} (the queue runner stays in "
+        "window "
+    )
+    back = shlex.quote("): `exit` there, or Ctrl-b d, closes it and comes back here")
+    return (
+        f"if command -v tmux >/dev/null 2>&1 && tmux has-session -t {exact} 2>/dev/null; then "
+        f"r=$(tmux list-windows -t {exact} -F '#{{window_index}}' 2>/dev/null | head -n 1); "
+        f"v={shlex.quote(session + '-shell-')}$$; "
+        f'w=$(tmux new-session -d -P -F \'#{{window_id}}\' -s "$v" -c "$PWD" {shlex.quote(window)}) '
+        "&& { "
+        f'if tmux link-window -d -s "$w" -t {shlex.quote("=" + session + ":")} 2>/dev/null; then '
+        f"printf '%s%s%s\\n' {said} \"$r\" {back} >&2; "
+        'tmux attach -t "=$v"; rc=$?; tmux kill-window -t "$w" 2>/dev/null; exit $rc; fi; '
+        'tmux kill-session -t "=$v" 2>/dev/null; }; '
+        "fi; "
+        'exec "${SHELL:-/bin/sh}" -l'
+    )
 
 
 def remote_shell_script(host: HostConfig) -> str:
     """The command the box's login shell runs (POSIX sh, as the queue's commands are):
-    into the workdir, then the queue's tmux session when it exists, else a login shell."""
-    session = shlex.quote("=" + tmux_session_name(host.name))  # "=": that name exactly
+    into the workdir, then a new window in the queue's tmux session when it exists, else a
+    login shell (``queue_window_script``)."""
     workdir = box_path(host.workdir)
     missing = shlex.quote(f"rgt-tui: the workdir {host.workdir} is not on the box; in ~ instead")
-    return (
-        f"cd {workdir} 2>/dev/null || {{ echo {missing} >&2; cd; }}; "
-        f"if command -v tmux >/dev/null 2>&1 && tmux has-session -t {session} 2>/dev/null; "
-        f"then exec tmux attach -t {session}; fi; "
-        'exec "${SHELL:-/bin/sh}" -l'
+    return f"cd {workdir} 2>/dev/null || {{ echo {missing} >&2; cd; }}; " + queue_window_script(
+        tmux_session_name(host.name)
     )
 
 
@@ -102,7 +141,8 @@ def _local_shell(host: HostConfig, session: str) -> ShellCommand:
             f"rgt-tui: the queue runs in tmux session {session}: tmux switch-client -t ={session}"
         )
         return ShellCommand(host.name, login, session, workdir, note)
-    return ShellCommand(host.name, (tmux, "attach", "-t", f"={session}"), session, workdir, note)
+    window = ("/bin/sh", "-c", queue_window_script(session))
+    return ShellCommand(host.name, window, session, workdir, note)
 
 
 def _local_session(tmux: str, session: str) -> bool:

@@ -4,8 +4,8 @@ real OpenSSH sshd as the box, the user's real ``ssh`` in between.
 ``s`` suspends the app and opens a login shell in the workdir (no queue runs yet); a
 command typed there runs on the box; ``exit`` brings the app back on the same SSH
 connection, and a launch (``L``) from it shows on the pane. With the queue running, ``s``
-attaches to its tmux session on the box; detaching brings the app back, and the pane
-follows the queue to its end.
+opens a new window of its tmux session on the box (test_shell_queue_window.py has the
+rest); detaching brings the app back, and the pane follows the queue to its end.
 """
 
 from __future__ import annotations
@@ -100,10 +100,12 @@ async def test_s_opens_a_shell_on_the_box_and_returns_to_a_live_app(
             ["tmux", "list-clients", "-F", "#{client_session}"],
             env=box_tmux, capture_output=True, text=True, timeout=30,
         )  # fmt: skip
-        return "rgt-real1" in out.stdout.split()
+        return any(s.startswith("rgt-real1-shell-") for s in out.stdout.split())
 
     send("s")
-    await wait_for(attached, 60, "a client on the queue's tmux session", show=tmux.screen)
+    await wait_for(
+        attached, 60, "a client on a new window of the queue's session", show=tmux.screen
+    )
     send("C-b", "d")  # tmux's own detach: the shell ends, the app comes back
     await shows(APP_UP)
     assert not attached()

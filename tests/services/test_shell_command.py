@@ -116,14 +116,16 @@ def test_a_proxy_jump_in_ssh_config_is_refused_with_the_reason(openssh_server, h
     assert why.startswith("real1: no shell over your ssh:") and "proxyjump" in why
 
 
-def test_the_box_side_attaches_to_the_queue_session_else_a_login_shell_in_the_workdir(
+def test_the_box_side_opens_a_window_in_the_queue_session_else_a_login_shell_in_the_workdir(
     openssh_server,
 ):
     host = load_fleet(openssh_server.hosts_file).host("real1")
     script = remote_shell_script(dataclasses.replace(host, workdir="~/runs/it's"))
     assert script.startswith("cd \"$HOME\"/'runs/it'\"'\"'s' 2>/dev/null || {")
     assert "tmux has-session -t =rgt-real1" in script
-    assert "exec tmux attach -t =rgt-real1" in script
+    # A new window linked into the queue's session; never an attach to that session.
+    assert 'tmux link-window -d -s "$w" -t =rgt-real1:' in script
+    assert 'tmux attach -t "=$v"' in script and "attach -t =rgt-real1" not in script
     assert script.endswith('exec "${SHELL:-/bin/sh}" -l')
 
 
