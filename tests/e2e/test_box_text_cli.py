@@ -1,18 +1,25 @@
 """Issue 39: no escape from a box reaches the terminal through the command line.
 
 One hostile box (a loopback box whose queue records and logs carry OSC 52, CSI 2J, an
-OSC 8 hyperlink, a bell, a lone ESC, C1 controls and markup-looking names), many commands
-over it: what each writes holds no control character, and the markup shows literally.
+OSC 8 hyperlink, a bell, a lone ESC, C1 controls and markup-looking names; whose
+``nvidia-smi`` names its GPU with them, whose ``dmesg`` OOM line names the cell's pid
+with them, and whose disk and Hugging Face cache hold folders named with them), many
+commands over it: each one prints the box's hostile text (so each row tests something:
+on 7d7a2a9, before the cleaning, they wrote the escapes raw) and what it writes holds no
+control character; the markup shows literally.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import sys
 import time
 
 import pytest
 from support.cli import rgt
+from support.gpu_sequence import gpu_rows
 from support.queues import SCRIPT_RUN
 
 from rgt_tui.cli import main as rgt_main
@@ -24,6 +31,12 @@ C1 = "\u009b2J\u009d52;c;x\u009c"
 HOSTILE = f"{OSC52}{CLEAR}{LINK}bell\x07lone\x1b {C1}"
 NAME = f"{OSC52}{CLEAR}forged"  # the reviewer's reproduction: a cell name in cells.tsv
 MARKUP = ("[bold red]x", "[link=https://e]y[/link]")
+# A file name holds no "/": the escapes without the link.
+FILE_NAME = f"{OSC52}{CLEAR}bell\x07lone\x1b {C1}"
+# What a command prints of the box's OSC 52 once made printable, at entry (\x1b) or by
+# the fence (\u001b): the proof that the row printed the box's text at all.
+SHOWN = ("\\x1b]52;c;", "\\u001b]52;c;")
+COMMANDS = ("diagnose", "logs", "queue", "status", "disk", "teardown")
 CONTROLS = set(map(chr, [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]))
 
 
@@ -39,8 +52,7 @@ def _hostile_box(qf) -> None:  # noqa: ANN001
         ).encode()
     )
     (q / "runner.state").write_bytes(
-        f"launch {now - 60} {boot} tmux{HOSTILE} 0 /s/{HOSTILE}.sh 999999\n"
-        f"done {now} 1 2\n".encode()
+        f"launch {now - 60} {boot} tmux{OSC52}{C1} 0 /s/{HOSTILE}.sh 999999\n".encode()
     )
     cells = q / "cells"
     (cells / f"{NAME}.state").write_bytes(
@@ -55,6 +67,33 @@ def _hostile_box(qf) -> None:  # noqa: ANN001
         f"start {now - 20} {boot} 999999\nend {now - 10} 1\nretry {now} /out/{HOSTILE}\n".encode()
     )
     (q / "queue.log").write_bytes(f"runner {HOSTILE}\n\x1b[32mgreen\x1b[0m\n".encode())
+    _hostile_disk_and_tools(qf)
+
+
+def _hostile_disk_and_tools(qf) -> None:  # noqa: ANN001
+    """Folders named with escapes on the watched disk and in the HF cache; an
+    ``nvidia-smi`` (the recorded H100's idle row) whose GPU name carries them and a
+    ``dmesg`` whose OOM line names the failed cell's pid (999999) with them."""
+    root = qf.root()
+    big = root / "data" / FILE_NAME
+    big.mkdir(parents=True)
+    (big / "blob").write_bytes(b"x" * 2_000_000)  # the largest folder of the mount
+    model = root / ".cache" / "huggingface" / "hub" / f"models--org--{FILE_NAME}"
+    (model / "blobs").mkdir(parents=True)
+    (model / "blobs" / "b").write_bytes(b"y" * 1000)
+    tools = qf.base / "hostile-bin"
+    tools.mkdir()
+    row = gpu_rows("idle").strip().split(", ")
+    row[1] = f"H100{FILE_NAME}"  # the name: no ", " in it, so the row still splits
+    (tools / "gpu.csv").write_text(", ".join(row) + "\n")
+    (tools / "dmesg.txt").write_text(f"Out of memory: Killed process 999999 (py{FILE_NAME})\n")
+    for name, body in {
+        "nvidia-smi": f'case "$*" in *--query-gpu=*) cat {tools}/gpu.csv ;; esac',
+        "dmesg": f"cat {tools}/dmesg.txt",
+    }.items():
+        (tools / name).write_text(f"#!/bin/bash\n{body}\n")
+        (tools / name).chmod(0o755)
+    qf.loopback.box("box1").extra_path.insert(0, tools)
 
 
 def _fenced(text: str) -> None:
@@ -96,28 +135,38 @@ async def test_queue_show_of_a_hostile_cells_tsv_writes_no_escape(hostile) -> No
     assert names[0].startswith("\\x1b]52;c;") and names[1:3] == list(MARKUP)
 
 
+# Each row and what proves it printed the box's text: its OSC 52 made printable (SHOWN),
+# a log line's text with its escapes dropped, or a markup-looking name shown as written.
+# None: on this box the command prints no box text (nothing runs, so kill and stop
+# refuse; the retry of a cell whose queue file is gone, and the teardown checklist before
+# any pull, name only rgt-tui's own words): only the fence is checked there.
+LOG_TEXT = "Traceback clickbelllone"
+
+
 @pytest.mark.parametrize(
-    "argv",
+    ("argv", "shown"),
     [
-        ("diagnose", "box1"),
-        ("logs", "box1"),
-        ("logs", "box1", "failed"),
-        ("logs", "box1", "failed", "--tail", "1"),
-        ("queue", "kill", "box1", "--yes"),
-        ("queue", "retry", "box1", "skipped", "--yes"),
-        ("queue", "retry", "box1", "failed", "--yes"),
-        ("queue", "retry", "box1", MARKUP[0], "--yes"),
-        ("status", "box1"),
-        ("disk", "box1"),
-        ("teardown", "box1"),
-        ("queue", "stop", "box1", "--yes"),
+        (("diagnose", "box1"), SHOWN),  # the dmesg OOM line, the launch's detach word
+        (("logs", "box1"), ("runner clickbelllone",)),
+        (("logs", "box1", "failed"), (LOG_TEXT,)),
+        (("logs", "box1", "failed", "--tail", "1"), (LOG_TEXT,)),
+        (("queue", "kill", "box1", "--yes"), None),
+        (("queue", "retry", "box1", "skipped", "--yes"), SHOWN),  # the skip's reason
+        (("queue", "retry", "box1", "failed", "--yes"), None),
+        (("queue", "retry", "box1", MARKUP[0], "--yes"), (f"cell {MARKUP[0]} never ran",)),
+        (("status", "box1"), SHOWN),  # the GPU's name from nvidia-smi
+        (("disk", "box1"), SHOWN),  # a folder's and an HF model's name
+        (("teardown", "box1"), None),
+        (("queue", "stop", "box1", "--yes"), None),
     ],
-    ids=lambda a: " ".join(a),
+    ids=lambda a: " ".join(a) if isinstance(a, tuple) and a and a[0] in COMMANDS else "",
 )
-async def test_every_command_over_the_hostile_box_writes_no_escape(hostile, argv) -> None:  # noqa: ANN001
+async def test_every_command_over_the_hostile_box_writes_no_escape(hostile, argv, shown) -> None:  # noqa: ANN001
     _, cli = hostile
     _code, out, err = await cli(*argv)
     _fenced(out + err)
+    if shown is not None:
+        assert any(s in out + err for s in shown), f"printed none of the box's text: {out}{err}"
 
 
 async def test_logs_drop_escapes_off_a_terminal_and_raw_passes_them(hostile) -> None:  # noqa: ANN001
@@ -134,3 +183,30 @@ async def test_logs_drop_escapes_off_a_terminal_and_raw_passes_them(hostile) -> 
 def test_logs_help_says_what_raw_does() -> None:
     shown = rgt("logs", "--help").stdout
     assert "--raw" in shown and "escape" in shown
+
+
+async def test_logs_follow_prints_hostile_lines_through_the_same_filter(hostile) -> None:  # noqa: ANN001
+    qf, _ = hostile
+    log = qf.qdir() / "cells" / "failed.log"
+    argv = ["logs", "--hosts", str(qf.loopback.hosts_file), "box1", "failed", "--follow"]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "rgt_tui", *argv, "--poll", "0.05",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        # Generous caps: each is a wait for the line, not a speed check.
+        seen = [await asyncio.wait_for(proc.stdout.readline(), 60) for _ in range(2)]
+        with log.open("ab") as f:  # a line written while it follows
+            f.write(f"epoch 2 {HOSTILE}\n".encode())
+        seen.append(await asyncio.wait_for(proc.stdout.readline(), 60))
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.wait(), 60) == 0
+        err = await proc.stderr.read()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    shown = b"".join(seen).decode()
+    _fenced(shown + err.decode())
+    assert shown.splitlines()[1:] == [LOG_TEXT, "epoch 2 clickbelllone"]
