@@ -30,6 +30,9 @@ alike (``same_start``). Links (``--link``):
   end, so ``--dir`` needs room for ``--repeat`` copies of 3.2 GB beside the set.
 - ``all``: far (with near), then loopback; not big. ``--rtt-ms R --rate-mbit M``: a
   custom far link.
+- ``bwlimit``: is ``pull --bwlimit`` a limit? (``scripts/bench_bwlimit.py``): for each
+  limit, a fresh pull, Ctrl-C, and the resumed pull, each measured on disk over every
+  10 s window against the limit ±10 %; a table with pass/fail. Not in ``all``.
 
 Each far, near and loopback link prints ``ratio: X× ...`` = rsync's seconds / rgt-tui's
 seconds (median), with the issue's target beside it where it has one (200 ms / 1 Gbit/s
@@ -70,6 +73,7 @@ import time
 from pathlib import Path
 
 import asyncssh
+import bench_bwlimit
 
 SSHD = "/usr/sbin/sshd"
 MIB = 1 << 20
@@ -802,6 +806,8 @@ def links_of(args: argparse.Namespace) -> list[tuple[str, float, float]]:
         chosen.append(NEAR_LINK)
     if link == "big":  # never in "all": 3 GB a run
         chosen.append(BIG_LINK)
+    if link == "bwlimit":  # never in "all": minutes of paced pulls
+        chosen.append(("bwlimit", 0.0, 0.0))
     if link == "custom" or (custom and link != "custom"):
         chosen.append(("custom", args.rtt_ms, args.rate_mbit))
     if link in ("loopback", "all"):
@@ -831,11 +837,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--link",
-        choices=["loopback", "far", "near", "big", "all", "custom"],
+        choices=["loopback", "far", "near", "big", "all", "custom", "bwlimit"],
         help="loopback (default): straight to sshd; far: through the relay at 200 ms / "
         "1 Gbit/s, 100 ms / 400 Mbit/s and a near box (4 ms / 1 Gbit/s); near: that one "
         "alone; big: the 3 GB set at 200 ms / 1 Gbit/s, rgt-tui alone; all: far then "
-        "loopback; custom: --rtt-ms/--rate-mbit",
+        "loopback; custom: --rtt-ms/--rate-mbit; bwlimit: pull --bwlimit against its limit",
     )
     parser.add_argument("--rtt-ms", type=float, help="a custom far link's round trip")
     parser.add_argument("--rate-mbit", type=float, help="a custom far link's rate, each way")
@@ -872,6 +878,7 @@ def main() -> int:
         help="same SSH cipher for every tool (ssh -c NAME; rgt-tui through a private "
         "~/.ssh/config, which asyncssh reads), e.g. aes128-gcm@openssh.com",
     )
+    bench_bwlimit.add_arguments(parser)
     args = parser.parse_args()
     links = links_of(args)
     for tool in (SSHD, "ssh", "rsync", "scp"):
@@ -894,6 +901,9 @@ def main() -> int:
             (home / ".ssh" / "config").write_text(f"Host *\n  Ciphers {args.cipher}\n")
             os.environ["HOME"] = str(home)
         for label, rtt_ms, rate_mbit in links:
+            if label == "bwlimit":
+                lines += bench_bwlimit.run_bwlimit(ctx, args)
+                continue
             data, total = data_set(args, base, label)
             ctx.touch = touch_size(total)
             if label == "loopback":
