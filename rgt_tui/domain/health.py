@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from rgt_tui.domain.box_watch import BoxWatch, DataBoundLimits, cpu_budget
 from rgt_tui.domain.snapshot import HostSnapshot, XidEvent
 from rgt_tui.domain.text import printable
 
@@ -35,6 +36,11 @@ class Thresholds:
     log_silent_minutes: float = 10.0
     forgotten_minutes: float = 30.0  # after the queue finished, a still-billed box (GEN1)
     tracker_minutes: float = 10.0  # U35: a running cell's log with no tracker run line yet
+    # U24/U38: a cell's log advancing, every GPU under data_bound_util_pct and the cgroup
+    # CPU at data_bound_cpu_pct of its quota for data_bound_minutes: starving for data.
+    data_bound_minutes: float = 10.0
+    data_bound_util_pct: float = 40.0
+    data_bound_cpu_pct: float = 90.0
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,8 @@ class HealthState:
     rebooted: bool = False
     xids: tuple[XidEvent, ...] = ()
     idle_since: float | None = None
+    # Dead-GPU evidence without the kernel log (U22) and the data-bound clock (U24).
+    watch: BoxWatch = BoxWatch()
 
     def observe(self, snap: HostSnapshot, thresholds: Thresholds = Thresholds()) -> HealthState:
         """The state after one more sample."""
@@ -103,7 +111,12 @@ class HealthState:
             state = replace(state, idle_since=None)
         elif state.idle_since is None:
             state = replace(state, idle_since=snap.t)
-        return state
+        limits = DataBoundLimits(
+            thresholds.data_bound_util_pct,
+            thresholds.data_bound_cpu_pct,
+            thresholds.log_silent_minutes * 60,
+        )
+        return replace(state, watch=state.watch.observe(snap, limits))
 
     def acknowledge_reboot(self) -> HealthState:
         """The user has seen the reboot; stop alerting on it."""
@@ -256,18 +269,56 @@ def gpu_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[A
                         subject,
                     )
                 )
-    dead = [x for x in state.xids if x.xid in DEAD_GPU_XIDS]
-    if dead:
-        last = dead[-1]
-        alerts.append(
-            Alert(
-                "gpu.xid",
-                "critical",
-                f"Xid {last.xid} in the kernel log: the GPU is failing — re-rent",
-                "U22",
-            )
-        )
+    alerts += dead_gpu_alerts(snap, state)
     return alerts
+
+
+def dead_gpu_alerts(snap: HostSnapshot, state: HealthState) -> list[Alert]:
+    """Xid 48/79 in the kernel log, or — where it cannot be read, as in most containers —
+    a GPU that nvidia-smi/NVML call lost, whose volatile ECC count rose, or that left the
+    listing this boot (U22): hardware, so the fix is another box."""
+    dead = [x for x in state.xids if x.xid in DEAD_GPU_XIDS]
+    signs = [f"Xid {dead[-1].xid} in the kernel log"] if dead else []
+    signs += [printable(x, 160) for x in state.watch.gpu_dead]
+    if not signs:
+        return []
+    blind = " (the kernel log is not readable here)" if snap.kmsg_readable is False else ""
+    return [
+        Alert(
+            "gpu.xid",
+            "critical",
+            "; ".join(signs[:3]) + f"{blind}: the GPU is failing — re-rent the box "
+            "(stop it, rent another, relaunch from the last checkpoint)",
+            "U22",
+        )
+    ]
+
+
+def data_bound_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[Alert]:
+    """A cell starving for data (U24/U38): its log advances while every GPU stays under
+    ``data_bound_util_pct`` and the cgroup CPU sits at its quota, ``data_bound_minutes``."""
+    w = state.watch
+    since, used, budget = w.starving_since, w.cpu_vcpus, cpu_budget(snap)
+    if since is None or used is None or budget is None:
+        return []
+    minutes = (snap.t - since) / 60
+    if minutes < th.data_bound_minutes:
+        return []
+    util = max(g.util_pct or 0.0 for g in snap.gpus)
+    cell = printable(snap.cell, 80) if snap.cell else ""
+    return [
+        Alert(
+            "gpu.data_bound",
+            "warning",
+            f"cell {cell}: GPU util ≤ {util:.0f}% for {minutes:.0f} min while its log advances "
+            f"and the cgroup CPU is {used / budget * 100:.0f}% of its {budget:g}-vCPU quota: "
+            "starving for data — raise DataLoader num_workers (up to the quota − 1), "
+            "pin_memory=True, persistent_workers=True; a bigger CPU quota; data on a network "
+            "or spinning disk: stage it to local NVMe (U8)",
+            "U24",
+            cell,
+        )
+    ]
 
 
 def threads_alerts(snap: HostSnapshot) -> list[Alert]:
@@ -378,6 +429,7 @@ def evaluate(
         alerts += gpu_alerts(snap, state, th)
         alerts += threads_alerts(snap)
         alerts += liveness_alerts(snap, th)
+        alerts += data_bound_alerts(snap, state, th)
         alerts += overflow_alerts(snap)
         # state.idle_since is None while a queue cell runs (HealthState.observe).
         if ctx.cost_per_hour and state.idle_since is not None and snap.cell is None:

@@ -17,15 +17,19 @@ Agent JSON (version 1), every key optional except ``v``::
      "cgroup": {"version": 1|2|null, "memory_current": int|null,
                 "memory_max": int|"unlimited"|null, "oom_kill": int|null,
                 "cpu_quota_vcpus": float|"unlimited"|null,
+                "cpu_usage_usec": int|null,     # total CPU time used (U24/U38)
                 "memory_pressure_avg10": float|null},
      "gpu_source": "nvml"|"nvidia-smi"|"none", "gpu_unavailable_reason": str|null,
      "gpus": [{"index", "name", "uuid", "util_pct", "mem_util_pct", "sm_clock_mhz",
                "sm_clock_max_mhz", "mem_used", "mem_total", "power_w",
-               "power_limit_w", "temp_c", "throttle_reasons": [str], "ecc_volatile"}],
+               "power_limit_w", "temp_c", "throttle_reasons": [str], "ecc_volatile",
+               "lost": bool}],                       # the driver lost this GPU (U22)
      "gpu_processes": [{"gpu_index", "pid", "name", "used_mem",
                         "threads", "omp_threads"}] | null,   # null: not polled this sample
      "proc_every": int,                 # processes are polled when seq % proc_every == 0
      "xids": [{"xid": int, "text": str}],                   # new Xid kernel lines
+     "kmsg_readable": bool|null,        # false in most containers: no Xid lines (U22)
+     "gpu_lost": [str],                 # nvidia-smi/NVML lines saying a GPU is lost (U22)
      "cell": str|null,                  # the queue cell running now (U43, P1)
      "log_mtime": float|null,           # that cell's log (cells/<cell>.log)
      "artifact_mtime": float|null,      # newest file under its output dir
@@ -68,6 +72,7 @@ MAX_GPUS = 64
 MAX_DISKS = 64
 MAX_GPU_PROCESSES = 256
 MAX_THROTTLE_REASONS = 32  # NVML knows about ten
+MAX_LOST_LINES = 8  # lost-GPU lines of one sample (U22)
 PROCESSES_OVERFLOW = "GPU processes"  # the Overflow.what of a process list cut short
 
 
@@ -104,6 +109,7 @@ class CgroupSample:
     cpu_quota_vcpus: float | None
     cpu_unlimited: bool
     memory_pressure_avg10: float | None = None
+    cpu_usage_usec: int | None = None  # total CPU time used; its rate vs the quota (U24)
 
     @property
     def memory_fraction(self) -> float | None:
@@ -130,6 +136,7 @@ class GpuSample:
     temp_c: float | None
     throttle_reasons: tuple[str, ...]
     ecc_volatile: int | None
+    lost: bool = False  # nvidia-smi/NVML said this GPU is lost or needs a reset (U22)
 
     @property
     def sm_clock_fraction(self) -> float | None:
@@ -222,6 +229,10 @@ class HostSnapshot:
     box_id: str | None = None
     # Lists the box sent longer than the parser keeps (the module's MAX_* limits).
     overflows: tuple[Overflow, ...] = ()
+    # Whether the agent could read /dev/kmsg (None: not said), and what nvidia-smi/NVML
+    # printed about a lost GPU: in a container the only sign of a dead card (U22).
+    kmsg_readable: bool | None = None
+    gpu_lost: tuple[str, ...] = ()
 
 
 class _Reader:
@@ -334,6 +345,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
             cpu_quota_vcpus=cpu_quota,
             cpu_unlimited=cpu_unlimited,
             memory_pressure_avg10=r.num(cg, "memory_pressure_avg10", "cgroup"),
+            cpu_usage_usec=r.int_(cg, "cpu_usage_usec", "cgroup"),
         )
 
     gpus = []
@@ -363,6 +375,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
                 temp_c=r.num(g, "temp_c", "gpus"),
                 throttle_reasons=tuple(reasons),
                 ecc_volatile=r.int_(g, "ecc_volatile", "gpus"),
+                lost=r.get(g, "lost", bool, "gpus") is True,
             )
         )
 
@@ -414,6 +427,10 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         problems.append(f"sample.box_id: not a box id: {box_id[:80]!r}")
         box_id = None
 
+    lost_lines = r.get(data, "gpu_lost", list, "sample") or []
+    # The box's text: a handful kept (the agent sends at most 8), each printable and cut.
+    gpu_lost = tuple(printable(x, 300) for x in lost_lines[:MAX_LOST_LINES] if isinstance(x, str))
+
     cell = r.str_(data, "cell", "sample")
     queue_done_at = r.num(data, "queue_done_at", "sample")
 
@@ -451,6 +468,8 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         problems=tuple(problems),
         box_id=box_id,
         overflows=tuple(overflows),
+        kmsg_readable=r.get(data, "kmsg_readable", bool, "sample"),
+        gpu_lost=gpu_lost,
     )
 
 

@@ -338,6 +338,7 @@ def test_no_cgroup_at_all_is_all_null(tmp_path):
         "memory_max": None,
         "oom_kill": None,
         "cpu_quota_vcpus": None,
+        "cpu_usage_usec": None,
         "memory_pressure_avg10": None,
     }
     s = snap(line)
@@ -511,6 +512,7 @@ def test_parse_smi_gpus_on_recorded_h100_under_load():
         "temp_c": 59.0,
         "throttle_reasons": [],
         "ecc_volatile": 0,
+        "lost": False,
     }
 
 

@@ -60,6 +60,11 @@ def parse_cfs_quota(quota_text, period_text):
     return quota / float(int(period_text.strip()))
 
 
+def parse_cpuacct_usage(text):
+    """cgroup v1 cpuacct.usage (nanoseconds of CPU time) in microseconds, as v2 reports."""
+    return int(text.strip()) // 1000
+
+
 def parse_pressure_avg10(text):
     """The "some avg10=" figure of a PSI file (memory.pressure), or None."""
     for line in text.splitlines():
@@ -100,6 +105,9 @@ def probe_cgroup(proc_root, sys_root, host_mem_total, errors):
         "memory_max": None,
         "oom_kill": None,
         "cpu_quota_vcpus": None,
+        # Total CPU time the cgroup used, microseconds: its rise over a sample's interval
+        # against the quota says the CPU budget is saturated (U24/U38).
+        "cpu_usage_usec": None,
         "memory_pressure_avg10": None,
     }
     text = read_optional(os.path.join(proc_root, "self/cgroup"))
@@ -129,22 +137,33 @@ def probe_cgroup(proc_root, sys_root, host_mem_total, errors):
         result["cpu_quota_vcpus"] = _cgroup_field(
             errors, "cpu.max", os.path.join(d, "cpu.max"), parse_cpu_max
         )
+        result["cpu_usage_usec"] = _cgroup_field(
+            errors,
+            "cpu.stat",
+            os.path.join(d, "cpu.stat"),
+            lambda t: parse_flat_key(t, "usage_usec"),
+        )
         result["memory_pressure_avg10"] = _cgroup_field(
             errors, "memory.pressure", os.path.join(d, "memory.pressure"), parse_pressure_avg10
         )
         return result
 
     # v1, or hybrid (v1 controllers plus an empty v2 "unified" tree): read the v1 files.
-    memory_path = cpu_dirs = None
+    memory_path = cpu_dirs = acct_dir = None
     for _hierarchy, controllers, path in lines:
         if "memory" in controllers:
             memory_path = path
+        if "cpuacct" in controllers:
+            name = ",".join(controllers)
+            roots = [os.path.join(base, n) for n in (name, "cpuacct", "cpu,cpuacct", "cpuacct,cpu")]
+            roots = [r for r in roots if os.path.isdir(r)]
+            acct_dir = _cgroup_dir(roots[0], path) if roots else None
         if "cpu" in controllers:
             # cpu is often co-mounted with cpuacct; the directory name varies by distro.
             names = ["cpu", ",".join(controllers), "cpu,cpuacct", "cpuacct,cpu"]
             roots = [os.path.join(base, n) for n in names if os.path.isdir(os.path.join(base, n))]
             cpu_dirs = [_cgroup_dir(r, path) for r in roots[:1]]
-    if memory_path is None and cpu_dirs is None:
+    if memory_path is None and cpu_dirs is None and acct_dir is None:
         return result
     result["version"] = 1
     if memory_path is not None:
@@ -178,4 +197,11 @@ def probe_cgroup(proc_root, sys_root, host_mem_total, errors):
                 os.path.join(d, "cpu.cfs_quota_us"),
                 lambda t: parse_cfs_quota(t, period),
             )
+    if acct_dir is not None:
+        result["cpu_usage_usec"] = _cgroup_field(
+            errors,
+            "cpuacct.usage",
+            os.path.join(acct_dir, "cpuacct.usage"),
+            parse_cpuacct_usage,
+        )
     return result

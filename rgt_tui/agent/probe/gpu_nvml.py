@@ -17,6 +17,23 @@ def _nv(nvml, fn, *args):
         return None
 
 
+# NVML_ERROR_RESET_REQUIRED and NVML_ERROR_GPU_IS_LOST (nvml.h): the card is gone until
+# the box is rebooted (U22); every other error is "not known" for that one figure.
+NVML_LOST_ERRORS = (14, 15)
+
+
+def _lost(nvml, fn, *args):
+    """The NVML error text when ``fn`` says the GPU is lost or needs a reset, else None."""
+    try:
+        fn(*args)
+    except nvml.NVMLError as exc:
+        if getattr(exc, "value", None) in NVML_LOST_ERRORS:
+            return str(exc)
+    except Exception:
+        return None
+    return None
+
+
 def _text(value):
     """NVML strings are bytes in old pynvml releases and str in new ones."""
     if isinstance(value, bytes):
@@ -32,6 +49,7 @@ class NvmlSource:
         self.nvml = None
         self.handles = []
         self.reason = None
+        self.lost = []  # lost-GPU lines of the last gpus() call (U22)
 
     def start(self):
         """Try NVML once; on a missing library or driver fall through to nvidia-smi."""
@@ -55,6 +73,7 @@ class NvmlSource:
         handles = [_nv(pynvml, pynvml.nvmlDeviceGetHandleByIndex, i) for i in range(count)]
         self.nvml = pynvml
         self.handles = handles
+        self.lost = []
 
     def gpus(self):
         nv = self.nvml
@@ -62,9 +81,24 @@ class NvmlSource:
             nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None
         )
         gpus = []
+        lost = []
         for index, h in enumerate(self.handles):
+            # One cheap call tells a lost card from a figure it does not support.
             if h is None:
-                gpus.append({"index": index, "name": f"GPU {index}", "throttle_reasons": []})
+                why = _lost(nv, nv.nvmlDeviceGetHandleByIndex, index)
+            else:
+                why = _lost(nv, nv.nvmlDeviceGetUtilizationRates, h)
+            if why is not None:
+                lost.append(f"NVML: GPU {index}: {why}")
+            if h is None:
+                gpus.append(
+                    {
+                        "index": index,
+                        "name": f"GPU {index}",
+                        "throttle_reasons": [],
+                        "lost": why is not None,
+                    }
+                )
                 continue
             util = _nv(nv, nv.nvmlDeviceGetUtilizationRates, h)
             mem = _nv(nv, nv.nvmlDeviceGetMemoryInfo, h)
@@ -92,8 +126,10 @@ class NvmlSource:
                         nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
                         nv.NVML_VOLATILE_ECC,
                     ),
+                    "lost": why is not None,
                 }
             )
+        self.lost = lost
         return gpus
 
     def procs(self):

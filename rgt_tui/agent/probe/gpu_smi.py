@@ -50,6 +50,18 @@ SMI_TIMEOUT_S = 15.0
 SMI_NOT_FOUND = "no NVIDIA driver tools (nvidia-smi not found)"
 NO_DEVICE = "no NVIDIA device"
 _NUMBER_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
+# What nvidia-smi prints for a GPU the driver lost (U22): seen where /dev/kmsg and its Xid
+# lines are not (containers). Recorded texts: tests/fixtures/gpu/SOURCES.txt.
+LOST_MARKERS = (
+    "GPU is lost",
+    "Unable to determine the device handle",
+    "fallen off the bus",
+    "GPU requires reset",
+)
+# "ERR!" in a field, except as the power draw ("ERR! / 250W"), which the driver prints
+# transiently on healthy cards (Azure/azhpc-diagnostics#77).
+_ERR_FIELD_RE = re.compile(r"ERR!(?!\s*/)")
+MAX_LOST_LINES = 8
 
 
 def smi_value(cell):
@@ -147,6 +159,7 @@ def parse_smi_gpus(csv_text, problems=None):
                 "temp_c": smi_number(temp),
                 "throttle_reasons": decode_clock_event_reasons(reasons),
                 "ecc_volatile": _int_or_none(smi_number(ecc)),
+                "lost": bool(lost_gpu_lines(line)),
             }
         )
     return gpus
@@ -180,6 +193,18 @@ def parse_smi_apps(csv_text, uuid_to_index, problems=None):
     return procs
 
 
+def lost_gpu_lines(*texts):
+    """The lines of nvidia-smi output that say a GPU is lost or failing (U22), stripped and
+    cut to 300 characters, at most ``MAX_LOST_LINES``: "GPU is lost", "Unable to
+    determine the device handle ...", "fallen off the bus", "GPU requires reset", "ERR!"."""
+    lines = []
+    for text in texts:
+        for line in (text or "").splitlines():
+            if any(m in line for m in LOST_MARKERS) or _ERR_FIELD_RE.search(line):
+                lines.append(line.strip()[:300])
+    return lines[:MAX_LOST_LINES]
+
+
 def first_line(*texts):
     """The first non-blank line among texts (a failing tool's own explanation)."""
     for text in texts:
@@ -196,6 +221,7 @@ class SmiSource:
     def __init__(self, path):
         self.path = path
         self.reasons_field = SMI_GPU_FIELDS[SMI_REASONS_INDEX]
+        self.lost = []  # lost_gpu_lines of the last --query-gpu run
 
     def _run(self, query):
         p = subprocess.run(
@@ -229,9 +255,12 @@ class SmiSource:
                 self.reasons_field = SMI_OLD_REASONS_FIELD
                 rc, out, err = query()
         except subprocess.TimeoutExpired:
+            self.lost = []
             return [], f"nvidia-smi timed out after {SMI_TIMEOUT_S:.0f} s", errors
         except OSError as exc:
+            self.lost = []
             return [], f"nvidia-smi could not run: {describe_error(exc)}", errors
+        self.lost = lost_gpu_lines(out, err)
         if rc != 0:
             # On failure stdout is usually the explanation, not rows: parse without noise.
             gpus = parse_smi_gpus(out)

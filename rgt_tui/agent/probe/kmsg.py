@@ -41,6 +41,14 @@ class KmsgReader:
             # Containers usually cannot read the kernel log: not an error, just no Xids.
             self.disabled = True
 
+    @property
+    def readable(self):
+        """Whether the kernel log could be read (False in most containers: then a dead GPU
+        shows only through nvidia-smi/NVML, U22); None before the first read."""
+        if self.disabled:
+            return False
+        return None if self.fd is None else True
+
     def read_new(self):
         """Return the Xid events among records logged since the last call."""
         if self.disabled:

@@ -63,6 +63,8 @@ class Agent:
             # carry_processes), up to the next listing due: the cadence says when.
             "proc_every": a.proc_every,
             "xids": [],
+            "kmsg_readable": None,
+            "gpu_lost": [],
             "log_mtime": None,
             "artifact_mtime": None,
             "cell": None,
@@ -96,6 +98,11 @@ class Agent:
         sample["gpus"] = gpus
         sample["gpu_processes"] = procs
         sample["xids"] = safe(errors, "kmsg", self.kmsg.read_new, [])
+        sample["kmsg_readable"] = self.kmsg.readable
+        # What the GPU source said about a lost card (U22): the only sign of a dead GPU
+        # where the kernel log is not readable.
+        nvml = self.gpu.nvml
+        sample["gpu_lost"] = list(nvml.lost if nvml.nvml is not None else self.gpu.smi.lost)
         log, artifacts = a.log, self.artifacts
         if self.queue is not None:
             boot = queue_boot_id(sample["boot_id"])
