@@ -249,11 +249,20 @@ def run_launch(call: Call) -> int:
     a fresh one launches after the answer. The box re-checks under its lock that the
     plan still holds, so a plan gone stale meanwhile is refused, not run.
     """
-    from rgt_tui.services.queue import QueueError, launch, plan_launch
+    from rgt_tui.services.launch_acks import launch_recorded
+    from rgt_tui.services.queue import QueueError, plan_launch
 
     args, host = call.args, call.host
     if args.start < 0:
         return call.fail("--start must be 0 or more", code=EXIT_BAD_INPUT)
+
+    unrecorded = ""
+
+    async def recorded(plan: LaunchPlan, transport: Transport) -> LaunchResult:
+        # What the launch acknowledged goes with it: its retries go ahead on it.
+        nonlocal unrecorded
+        result, unrecorded = await launch_recorded(call.fleet, plan, transport)
+        return result
 
     async def plan_then_launch(transport: Transport) -> tuple[LaunchPlan, LaunchResult | None]:
         plan = await plan_launch(
@@ -263,7 +272,7 @@ def run_launch(call: Call) -> int:
         print(format_plan(plan))
         if not (plan.ok and args.yes):
             return plan, None
-        return plan, await launch(plan, transport)
+        return plan, await recorded(plan, transport)
 
     try:
         plan, result = call.on_host(plan_then_launch)
@@ -279,13 +288,15 @@ def run_launch(call: Call) -> int:
             if (answer or "").lower() not in ("y", "yes"):
                 print("not launched")
                 return EXIT_PROBLEMS
-            result = call.on_host(lambda transport: launch(plan, transport))
+            result = call.on_host(lambda transport: recorded(plan, transport))
     except QueueError as exc:
         return call.fail(str(exc))
     if result.archived:
         print(f"previous queue moved to {result.archived}")
     if result.credentials:  # an earlier launch's credentials.env was removed (U34)
         print(result.credentials)
+    if unrecorded:
+        print(unrecorded)
     where = f"tmux session {result.session}" if result.detach == "tmux" else "setsid nohup"
     if result.detach == "slurm":  # the pid is the array's job id
         print(

@@ -46,7 +46,7 @@ def add_kill_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_retry_arguments(parser: argparse.ArgumentParser) -> None:
-    """CELLs, ``--done``, ``--ack``, ``--yes``."""
+    """CELLs, ``--done``, ``--ack``, ``--no-launch-acks``, ``--yes``."""
     parser.add_argument("cells", nargs="+", metavar="CELL", help="failed or killed cells")
     parser.add_argument(
         "--done", action="store_true", help="also retry cells that finished with exit 0"
@@ -58,6 +58,12 @@ def add_retry_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CHECK",
         help="launch the retry although preflight check CHECK failed (one of "
         f"{', '.join(PREFLIGHT_CHECKS)})",
+    )
+    parser.add_argument(
+        "--no-launch-acks",
+        action="store_true",
+        help="do not go ahead on the checks the queue's launch acknowledged (--ack there): "
+        "preflight must pass, or each check be acknowledged again with --ack",
     )
     add_yes(parser)
 
@@ -167,8 +173,12 @@ def format_retry(plan: RetryPlan) -> str:
         lines.append("  submitted to Slurm as a new job array of these cells")
     elif plan.launch is not None:
         from rgt_tui.cli.queue import format_plan
+        from rgt_tui.services.launch_acks import acks_line
 
         lines.append("  the queue is not running: a launch runs only these cells")
+        if plan.launch_acks:  # what the queue's launch acknowledged (services.launch_acks)
+            revoked = " — revoked for this retry (--no-launch-acks)" if plan.revoked else ""
+            lines.append(f"  {acks_line(plan.launch_acks)}{revoked}")
         lines += ["  " + line for line in format_plan(plan.launch).splitlines()[1:]
                   if "REFUSED" in line or "warning" in line or "preflight" in line]  # fmt: skip
     lines += [f"  warning: {w}" for w in plan.warnings]
@@ -188,7 +198,13 @@ def run_retry(call: Call) -> int:
     try:
         plan = call.on_host(
             lambda t: plan_retry(
-                call.fleet, host, t, args.cells, allow_done=args.done, acks=args.ack
+                call.fleet,
+                host,
+                t,
+                args.cells,
+                allow_done=args.done,
+                acks=args.ack,
+                launch_acks=not args.no_launch_acks,
             )
         )
     except QueueError as exc:
@@ -206,7 +222,7 @@ def run_retry(call: Call) -> int:
     if answer is not None:
         return answer
     try:
-        result = call.on_host(lambda transport: retry_cells(plan, transport))
+        result = call.on_host(lambda transport: retry_cells(plan, transport, fleet=call.fleet))
     except QueueError as exc:
         return call.fail(str(exc))
     for name, aside in result.aside:
@@ -220,6 +236,8 @@ def run_retry(call: Call) -> int:
         print("the running queue runs them before its next cell")
     elif result.launched is not None:
         print(f"launched runner pid {result.launched.pid} for them ({result.launched.detach})")
+        if result.unrecorded:
+            print(result.unrecorded)
     else:
         print(
             "the queue ended meanwhile: they wait and run at its next launch "

@@ -5,16 +5,26 @@ A focused button's colour is lost in a plain-text capture (``tmux capture-pane -
 screen reader) and is faint in some themes, so the focused button also wears a marker
 in its text: ``▶ Cancel ◀``. The hint line follows the focus: a user who reads the
 fingerprint and presses Enter knows beforehand that Enter cancels.
+
+A dialog that re-makes its plan in a worker (``ReplanScreen``: launch, retry) holds
+Enter while it does: the plan on screen is the old one, and its focused button (Cancel
+of a refused plan) is not what the user chose after pressing Acknowledge.
 """
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from textual import events
 from textual.content import Content
+from textual.dom import NoScreen
+from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Button, Static
+from textual.widgets import Button, Input, Static
 
 MARK_LEFT, MARK_RIGHT = "▶ ", " ◀"
+REPLANNING = "re-planning…"
+ResultType = TypeVar("ResultType")
 
 
 class DialogButton(Button):
@@ -39,6 +49,12 @@ class DialogButton(Button):
         if does is not None:
             self.does = does
         self.label = self._text(focused=self.has_focus)
+
+    def action_press(self) -> None:
+        """Enter: nothing while the dialog re-plans (a click still presses: it is aimed)."""
+        if _replanning(self):
+            return
+        super().action_press()
 
     def on_focus(self, event: events.Focus) -> None:
         self.label = self._text(focused=True)
@@ -65,7 +81,47 @@ def enter_does(focused: Widget | None, inputs: dict[str, str] | None = None) -> 
     """What Enter does with ``focused``: a DialogButton's ``does``, an Input's entry in
     ``inputs`` (by id), else nothing."""
     if isinstance(focused, DialogButton):
-        return focused.does if not focused.disabled else None
+        return focused.does if not (focused.disabled or _replanning(focused)) else None
     if focused is not None and focused.id and inputs:
         return inputs.get(focused.id)
     return None
+
+
+class ReplanScreen(ModalScreen[ResultType]):
+    """A dialog whose plan is made (and re-made) in a worker: launch, retry.
+
+    ``begin_replan`` when a new plan is asked for (an Acknowledge, another start index,
+    a revoked acknowledgement): until ``end_replan``, Enter on a button does nothing, no
+    button keeps the focus (so none shows ``▶ ◀`` as Enter's target: Textual would
+    otherwise hand a disabled button's focus to the next one, Cancel) and ``hint_lead``
+    says "re-planning…". ``end_replan`` focuses the button the new plan calls for (its
+    confirm button when nothing failed, else Cancel), unless the user is typing.
+    """
+
+    replanning = False
+
+    def begin_replan(self) -> None:
+        """A new plan is being made: hold Enter, take the focus off the buttons."""
+        self.replanning = True
+        if isinstance(self.focused, Button):
+            self.set_focus(None)
+
+    def end_replan(self, target: Widget | None) -> None:
+        """The new plan is shown: focus ``target`` (None: leave the focus) unless an
+        Input has it (the user is typing there)."""
+        self.replanning = False
+        if target is not None and not isinstance(self.focused, Input):
+            self.set_focus(target)
+
+    def hint_lead(self) -> str:
+        """The hint line's lead: "re-planning…" while a plan is being made, else ""."""
+        return REPLANNING if self.replanning else ""
+
+
+def _replanning(widget: Widget) -> bool:
+    """Whether ``widget``'s dialog is re-making its plan (Enter is held)."""
+    try:
+        screen = widget.screen
+    except NoScreen:  # not mounted (yet, or any more): no dialog to hold Enter for
+        return False
+    return isinstance(screen, ReplanScreen) and screen.replanning

@@ -5,9 +5,11 @@ index re-plans. A plan with problems (already running, names collide, unreachabl
 shown as a refusal: the reasons and no Launch button. Preflight's results are shown
 under the plan; while a check has failed, an "Acknowledge <check>" button names the
 first one not yet acknowledged and re-plans with it acknowledged (then names the next),
-and Launch stays disabled until none is left. The plan scrolls; the buttons stay in
-view. The line under the buttons says what Enter does where the focus is
-(``screens/dialog.py``).
+and Launch stays disabled until none is left. While a plan is being re-made, Enter does
+nothing and the line says "re-planning…" (``dialog.ReplanScreen``). What the launch
+acknowledged is recorded with it (``services.launch_acks``): its retries go ahead on it.
+The plan scrolls; the buttons stay in view. The line under the buttons says what Enter
+does where the focus is (``screens/dialog.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
 from rgt_tui.content.box_text import shown
@@ -29,7 +30,7 @@ from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.units import plural
-from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
+from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.credentials import plan_line
 from rgt_tui.services.launch_preflight import is_preflight_problem
@@ -100,7 +101,7 @@ def preflight_notes(plan: LaunchPlan) -> Content:
     return Content("\n").join([head, *preflight_lines(report, (*plan.acks, *plan.host_acks))])
 
 
-class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
+class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     """Shows the plan; Launch runs it, Cancel (or Escape) leaves the box alone."""
 
     DEFAULT_CSS = """
@@ -174,13 +175,15 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         """Say what Enter does where the focus is; Escape always leaves the box alone."""
         enter = enter_does(self.focused, {"launch-start": "plan from this cell"})
         self.query_one("#launch-hint", KeyHint).show_keys(
-            enter, ("Tab", "next"), ("Esc", "cancel, nothing launched")
+            enter, ("Tab", "next"), ("Esc", "cancel, nothing launched"), lead=self.hint_lead()
         )
 
     # -- planning ------------------------------------------------------------------------
 
     def replan(self, start: int | None) -> None:
-        """Build the plan in a worker (``start`` None: the plan's own default)."""
+        """Build the plan in a worker (``start`` None: the plan's own default); Enter
+        waits for it (``begin_replan``)."""
+        self.begin_replan()
         self.query_one("#launch-go", Button).disabled = True
         # One acknowledgement per plan: the next one is for the next plan's first failure.
         self.query_one("#launch-ack", Button).disabled = True
@@ -219,7 +222,8 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
                 Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
             )
             self.query_one("#launch-go", Button).display = False
-            self.set_focus(self.query_one("#launch-cancel", Button))
+            self.end_replan(self.query_one("#launch-cancel", Button))
+            self._hint()
             return
         start = self.query_one("#launch-start", Input)
         typed = start.value.strip()
@@ -262,9 +266,8 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         go = self.query_one("#launch-go", Button)
         go.display = plan.ok or acknowledgeable
         go.disabled = not plan.ok
-        if not isinstance(self.focused, Input):
-            # Enter confirms a ready plan, and closes a refused one (never launches it).
-            self.set_focus(go if plan.ok else self.query_one("#launch-cancel", Button))
+        # Enter confirms a ready plan, and closes a refused one (never launches it).
+        self.end_replan(go if plan.ok else self.query_one("#launch-cancel", Button))
         self._hint()
         if plan.ok:
             said = Content.styled(
@@ -279,16 +282,7 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         status.update(said)
 
     def _ack_button(self, plan: LaunchPlan) -> None:
-        """The "Acknowledge <check>" button, for the first failed check not yet acknowledged: one
-        button, so the row fits 80 columns however many checks failed; each press names
-        the check it acknowledges."""
-        button = self.query_one("#launch-ack", DialogButton)
-        waiting = plan.unacknowledged
-        button.display = bool(waiting)
-        button.disabled = not waiting
-        if waiting:
-            name = waiting[0]
-            button.set_caption(f"Acknowledge {name}", does=f"go ahead without the {name} check")
+        show_ack_button(self.query_one("#launch-ack", DialogButton), plan)
 
     @on(Button.Pressed, "#launch-ack")
     def _acknowledge(self) -> None:
@@ -322,11 +316,13 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
         run_host_worker(self, self._launch(plan), "queue-launch", self.host.name)
 
     async def _launch(self, plan: LaunchPlan) -> None:
-        from rgt_tui.services.queue import launch
+        from rgt_tui.services.launch_acks import launch_recorded
 
         app: Any = self.app
         try:
-            result = await self.connections.use(self.host.name, lambda t: launch(plan, t))
+            result, unrecorded = await self.connections.use(
+                self.host.name, lambda t: launch_recorded(self.fleet, plan, t)
+            )
         except Exception as exc:  # QueueError / TransportError: shown, the modal stays
             app.notify(
                 shown(error_text(exc), lines=True), title=f"{self.host.name}: launch failed",
@@ -340,7 +336,8 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
             shown(
                 f"launched {plural(result.cells, 'cell')} from index {result.start_index} "
                 f"({result.detach}, session {result.session}, pid {result.pid})"
-                + (f"\nprevious queue archived to {result.archived}" if result.archived else ""),
+                + (f"\nprevious queue archived to {result.archived}" if result.archived else "")
+                + (f"\n{unrecorded}" if unrecorded else ""),
                 lines=True,
             ),
             title=f"{self.host.name}: queue launched",
@@ -352,6 +349,18 @@ class LaunchConfirmScreen(ModalScreen[LaunchResult | None]):
     @on(Button.Pressed, "#launch-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def show_ack_button(button: DialogButton, plan: LaunchPlan) -> None:
+    """The "Acknowledge <check>" button, for the first failed check of ``plan`` not yet
+    acknowledged: one button, so the row fits 80 columns however many checks failed;
+    each press names the check it acknowledges (the launch and retry dialogs)."""
+    waiting = plan.unacknowledged
+    button.display = bool(waiting)
+    button.disabled = not waiting
+    if waiting:
+        name = waiting[0]
+        button.set_caption(f"Acknowledge {name}", does=f"go ahead without the {name} check")
 
 
 def _epochs_shown(cell: PlannedCell) -> str:

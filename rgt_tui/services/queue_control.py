@@ -274,6 +274,10 @@ class RetryPlan:
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     slurm: HostConfig | None = None  # a Slurm host: the retry submits a new array there
+    # What the queue's launch acknowledged (services.launch_acks), as (check, its failure
+    # then): applied to the retry's launch, or (``launch_acks=False``) revoked for it.
+    launch_acks: tuple[tuple[str, str], ...] = ()
+    revoked: bool = False
 
     @property
     def ok(self) -> bool:
@@ -290,6 +294,7 @@ class RetryResult:
     running: bool  # the running runner takes them
     launched: LaunchResult | None = None
     job_id: str = ""  # on a Slurm host: the array job the retry submitted
+    unrecorded: str = ""  # why the launch's acknowledgements were not recorded ("": they were)
 
 
 def cell_out(host: HostConfig, home: str, name: str, command: str) -> str:
@@ -307,8 +312,13 @@ async def plan_retry(
     *,
     allow_done: bool = False,
     acks: Iterable[str] = (),
+    launch_acks: bool = True,
 ) -> RetryPlan:
     """Check each named cell can be retried; plan the launch that runs them if no queue runs.
+
+    That launch runs preflight: a failed check refuses it unless acknowledged in ``acks``,
+    by the host's ``preflight_ack``, or by the launch of the queue on the box (recorded
+    by ``services.launch_acks``; ``launch_acks=False`` revokes those for this retry).
 
     Retryable: failed, killed or interrupted; done only with ``allow_done`` (its verified
     results would be set aside and made again). Refused: running (kill it first), never
@@ -357,13 +367,20 @@ async def plan_retry(
             host.name, tuple(cells), tuple(outs), False, allow_done, None, tuple(problems),
             tuple(warnings), slurm=host,
         )  # fmt: skip
+    inherited: tuple[tuple[str, str], ...] = ()
     if not problems and not view.runner_alive:
+        from rgt_tui.services.launch_acks import load_launch_acks
         from rgt_tui.services.queue import plan_launch
 
-        launch_plan = await plan_launch(fleet, host, transport, acks=acks, retry_only=True)
+        record = await asyncio.to_thread(load_launch_acks, fleet, host.name)
+        inherited = record.acks if record is not None and record.belongs_to(view) else ()
+        applied = tuple(name for name, _ in inherited) if launch_acks else ()
+        launch_plan = await plan_launch(
+            fleet, host, transport, acks=(*acks, *applied), retry_only=True
+        )
     return RetryPlan(
         host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, launch_plan,
-        tuple(problems), tuple(warnings),
+        tuple(problems), tuple(warnings), launch_acks=inherited, revoked=not launch_acks,
     )  # fmt: skip
 
 
@@ -382,9 +399,12 @@ def _not_retryable(cell: CellView | None, name: str, allow_done: bool) -> str:
     }.get(cell.status, f"cell {name} is {cell.label}")
 
 
-async def retry_cells(plan: RetryPlan, transport: Transport) -> RetryResult:
+async def retry_cells(
+    plan: RetryPlan, transport: Transport, *, fleet: Fleet | None = None
+) -> RetryResult:
     """Mark the planned cells for a retry (outputs set aside on the box) and, when no
-    queue runs, launch the runner that runs only them.
+    queue runs, launch the runner that runs only them; with ``fleet``, what that launch
+    acknowledged is recorded with it (``services.launch_acks``), for the next retry.
 
     The box re-checks every cell under its lock (QueueError with its code: ``running``,
     ``done``, ``queued``, …) before it touches any. A queue that ended between plan and
@@ -419,9 +439,13 @@ async def retry_cells(plan: RetryPlan, transport: Transport) -> RetryResult:
     running = bool(queue) and queue[0] == "running"
     launched = None
     if not running and plan.launch is not None:
+        from rgt_tui.services.launch_acks import record_launch
         from rgt_tui.services.queue import launch
 
         launched = await launch(plan.launch, transport)
+        if fleet is not None:
+            unrecorded = await asyncio.to_thread(record_launch, fleet, plan.launch, launched)
+            return RetryResult(plan.host, aside, running, launched, unrecorded=unrecorded)
     return RetryResult(plan.host, aside, running, launched)
 
 
