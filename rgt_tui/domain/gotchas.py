@@ -65,8 +65,18 @@ _ENTRIES = (
     Gotcha(
         "U22",
         "Xid 48/79: a dead GPU",
-        "Xid 48 is a double-bit ECC error, Xid 79 a GPU fallen off the bus: hardware faults.",
+        "Xid 48 is a double-bit ECC error, Xid 79 a GPU fallen off the bus: hardware faults. "
+        "In a container the kernel log is unreadable: nvidia-smi's 'GPU is lost'/ERR!, rising "
+        "ECC counts or a GPU gone from the listing are the signs.",
         "Stop the instance and re-rent another box; do not debug code for a hardware fault.",
+    ),
+    Gotcha(
+        "U24",
+        "The GPU starves waiting on the dataloader",
+        "The input pipeline cannot keep up: GPU util stays low while the log advances and the "
+        "container's CPU quota is used up (U38: heavy per-sample CPU transforms).",
+        "Raise DataLoader num_workers (up to the CPU quota − 1), pin_memory=True, "
+        "persistent_workers=True, prefetch_factor=2; rent more vCPUs; stage data on local NVMe (U8).",
     ),
     Gotcha(
         "U11",

@@ -6,19 +6,27 @@ killer took it (U9), the SSH session it hung on closed, or someone killed it. Th
 that tell them apart are recorded on the box: the boot id at the cell's start and now,
 the cgroup's oom_kill counter at its start and end, the runner's detach method, and the
 kernel log when it is readable. ``diagnose`` weighs them and names the next step.
+
+Two GPU faults come before those four (gotchas U22, GEN5/U10): a dead GPU (an Xid 48/79
+line, nvidia-smi saying a GPU is lost, uncorrected ECC errors this boot) ends a run
+however it was started, and the fix is another box; a CUDA out-of-memory error (torch's
+traceback line in the cell's log) is the run's own, told apart from the cgroup's OOM
+kill (exit 137, no traceback, the oom_kill counter), each with its own fix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from rgt_tui.domain.gpu_faults import CudaOom, cuda_oom, dead_gpu_signs
 from rgt_tui.domain.queue_records import CellAttempt, RunnerLaunch
 from rgt_tui.domain.queue_state import FAILED, INTERRUPTED, REBOOTED, STOPPED, QueueView
 from rgt_tui.domain.units import fmt_duration
 
 REBOOT, OOM, HANGUP, MANUAL_KILL = "reboot", "OOM kill", "hang-up", "manual kill"
-CAUSES = (REBOOT, OOM, HANGUP, MANUAL_KILL)
+DEAD_GPU, CUDA_OOM = "dead GPU", "CUDA out of memory"
+CAUSES = (DEAD_GPU, REBOOT, OOM, HANGUP, MANUAL_KILL, CUDA_OOM)
 YES, NO, UNKNOWN, LIKELY = "yes", "no", "unknown", "likely"
 SIGNALS = {129: "SIGHUP", 130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 
@@ -34,6 +42,12 @@ class BoxFacts:
     dmesg_lines: tuple[str, ...] = ()  # OOM-killer lines of the kernel log
     session_name: str = ""
     session_present: bool = False
+    xid_lines: tuple[str, ...] = ()  # NVRM Xid lines of the kernel log (U22)
+    gpu_lines: tuple[str, ...] = ()  # nvidia-smi index, uncorrected volatile ECC (or its error)
+    cuda_oom: Mapping[str, str] = field(default_factory=dict)  # cell → its CUDA OOM log line
+    # The most VRAM the monitor saw in use on one GPU and that card's total (bytes), when
+    # this diagnosis has the samples (GEN5): how close the run already was to the card.
+    vram_peak: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -182,13 +196,51 @@ def _manual(exit_code: int | None, others: list[Evidence], detach: str | None) -
     return Evidence(MANUAL_KILL, UNKNOWN, detail)
 
 
+def _dead_gpu(facts: BoxFacts) -> Evidence | None:
+    signs = dead_gpu_signs(facts.xid_lines, facts.gpu_lines)
+    if not signs:
+        return None
+    return Evidence(DEAD_GPU, YES, "; ".join(signs) + ": the GPU is failing (hardware, U22)")
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def _cuda_oom(oom: CudaOom, facts: BoxFacts) -> Evidence:
+    sizes = []
+    if oom.tried:
+        sizes.append(f"it tried to allocate {oom.tried}")
+    if facts.vram_peak is not None:
+        peak, total = facts.vram_peak
+        sizes.append(f"the samples saw up to {_gib(peak)} of the card's {_gib(total)} in use")
+    elif oom.total:
+        sizes.append(f"on a {oom.total} card")
+    detail = f"its log: {oom.line}"
+    if sizes:
+        detail += " — " + ", ".join(sizes)
+    return Evidence(
+        CUDA_OOM,
+        YES,
+        detail + "; torch raised it itself (a traceback, not exit 137): GPU memory, not the "
+        "cgroup's RAM",
+    )
+
+
 def _next_step(cause: str, host: str, index: int | None) -> str:
     # Neutral words: the CLI adds its flag (--start N), the TUI its key (L).
     resume = f"relaunch from cell {index}" if index is not None else "relaunch the queue"
     return {
+        DEAD_GPU: "re-rent the box: stop this instance, rent another, and "
+        f"{resume} there (each cell reloads its latest checkpoint) — a rental's card cannot "
+        "be reseated, so do not debug code for a hardware fault",
+        CUDA_OOM: "the batch does not fit in the card's memory (U10): set "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (less fragmentation), make the "
+        "batch smaller (gradient accumulation keeps the effective batch), and check that no "
+        f"other process holds VRAM (GEN7); then {resume}",
         REBOOT: f"{resume} (each cell reloads its latest checkpoint); find out why the box "
         "rebooted (provider maintenance, spot preemption) and check that durable_dir survived",
-        OOM: "the cgroup ran out of RAM (U9): lower DataLoader num_workers or what each worker holds, or rent "
+        OOM: "the cgroup ran out of host RAM, not GPU memory (U9): lower DataLoader num_workers or what each worker holds, or rent "
         "more memory — do not shrink the batch just to fit, that changes the experiment; then "
         f"{resume}",
         HANGUP: f"{resume}, detached (tmux, else setsid nohup) — never from a foreground SSH command",
@@ -222,6 +274,7 @@ def diagnose(
             facts,
             cell.exit_code,
             cell.index,
+            cell.name,
         )
     if view.state in (STOPPED, REBOOTED) and view.launch is not None:
         launch = view.launch
@@ -231,6 +284,20 @@ def diagnose(
     failed = [c for c in view.cells if c.status == FAILED]
     if failed:
         cell = max(failed, key=lambda c: (c.started_at or 0, c.index))
+        subject = f"cell {cell.index} ({cell.name})"
+        gpu = _dead_gpu(facts)
+        oom = cuda_oom(facts.cuda_oom.get(cell.name, ""))
+        if gpu is not None or oom is not None:
+            found = gpu if gpu is not None else _cuda_oom(oom, facts)  # type: ignore[arg-type]
+            return Diagnosis(
+                host,
+                subject,
+                found.cause,
+                f"{subject} exited {cell.exit_code}: {found.cause}",
+                (found,),
+                _next_step(found.cause, host, cell.index),
+                cell.index,
+            )
         return Diagnosis(
             host,
             f"cell {cell.index} ({cell.name})",
@@ -255,12 +322,16 @@ def _weigh(
     facts: BoxFacts,
     exit_code: int | None,
     index: int | None,
+    name: str | None = None,
 ) -> Diagnosis:
     reboot = _reboot(boot_at_start, facts)
     oom = _oom(attempt, reboot.verdict == YES, facts)
     hangup = _hangup(launch, facts, exit_code)
     manual = _manual(exit_code, [reboot, oom, hangup], launch.detach if launch else None)
-    evidence = (reboot, oom, hangup, manual)
+    evidence: tuple[Evidence, ...] = (reboot, oom, hangup, manual)
+    gpu = _dead_gpu(facts)
+    if gpu is not None:  # a dead card ends a run however it ran: said first
+        evidence = (gpu, *evidence)
     cause = next((e.cause for e in evidence if e.verdict == YES), MANUAL_KILL)
     how = (
         "stopped without an end record"
@@ -270,4 +341,6 @@ def _weigh(
     summary = f"{subject} {how}: {cause}"
     if cause == MANUAL_KILL and oom.verdict == UNKNOWN:
         summary += " (an OOM kill cannot be ruled out: see the evidence)"
+    if cause == OOM and not facts.cuda_oom.get(name or "", ""):
+        summary += " of host RAM (no CUDA out-of-memory line in its log)"
     return Diagnosis(host, subject, cause, summary, evidence, _next_step(cause, host, index), index)

@@ -209,6 +209,10 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
             why=$(tail -c 4096 "$q/cells/$name.log" 2>/dev/null | tr '\r' '\n' |
                 grep -av -e '^\[rgt ' -e '^[[:space:]]*$' | tail -n 1 | cut -c 1-300)
             [ -n "$why" ] && printf 'why\t%s\t%s\n' "$name" "$why"
+            # diagnose: torch's CUDA OOM line, wherever in the log's tail (GEN5/U10).
+            [ "$diag" = diag ] && why=$(tail -c 65536 "$q/cells/$name.log" 2>/dev/null |
+                tr '\r' '\n' | grep -a 'CUDA out of memory' | tail -n 1 | cut -c 1-600) &&
+                [ -n "$why" ] && printf 'cuda_oom\t%s\t%s\n' "$name" "$why"
         fi
     done <"$q/cells.tsv"
     if [ "$diag" = diag ]; then
@@ -219,8 +223,16 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
             printf 'dmesg\tok\n'
             printf '%s\n' "$line" | grep -iE 'killed process|out of memory' | tail -n 5 |
                 while IFS= read -r f; do printf 'dmesg_line\t%s\n' "$f"; done
+            printf '%s\n' "$line" | grep -E 'NVRM: Xid' | tail -n 5 |
+                while IFS= read -r f; do printf 'xid_line\t%s\n' "$f"; done
         else
             printf 'dmesg\tdenied\n'
+        fi
+        # A dead GPU where the kernel log is not readable (U22): what nvidia-smi says.
+        if command -v nvidia-smi >/dev/null 2>&1; then
+            timeout 20 nvidia-smi --query-gpu=index,ecc.errors.uncorrected.volatile.total \
+                --format=csv,noheader,nounits 2>&1 | head -n 16 | cut -c 1-300 |
+                while IFS= read -r f; do printf 'gpu_line\t%s\n' "$f"; done
         fi
     fi
 }

@@ -121,6 +121,10 @@ class BoxQueueFacts:
     oom_now: int | None = None
     dmesg: str = "missing"
     dmesg_lines: tuple[str, ...] = ()
+    # diagnose (U22, GEN5/U10): Xid lines, nvidia-smi's GPU/ECC lines, CUDA OOM lines by cell.
+    xid_lines: tuple[str, ...] = ()
+    gpu_lines: tuple[str, ...] = ()
+    cuda_oom: dict[str, str] = field(default_factory=dict)
 
 
 def parse_probe(text: str) -> BoxQueueFacts:
@@ -134,6 +138,8 @@ def parse_probe(text: str) -> BoxQueueFacts:
     why: dict[str, str] = {}
     log_mtimes: dict[str, int] = {}
     dmesg_lines: list[str] = []
+    lists: dict[str, list[str]] = {"xid_line": [], "gpu_line": []}
+    cuda_oom: dict[str, str] = {}
     for line in text.splitlines():
         key, _, rest = line.partition("\t")
         if key == "runner":
@@ -154,6 +160,11 @@ def parse_probe(text: str) -> BoxQueueFacts:
                 log_mtimes[name] = int(mtime)
         elif key == "dmesg_line":
             dmesg_lines.append(printable(rest))  # shown by diagnose; "process PID " kept
+        elif key in lists:
+            lists[key].append(printable(rest))  # the box's text, shown by diagnose
+        elif key == "cuda_oom":
+            name, _, oom_line = rest.partition("\t")
+            cuda_oom[name] = printable(oom_line, 600)
         else:
             single[key] = rest
 
@@ -196,6 +207,9 @@ def parse_probe(text: str) -> BoxQueueFacts:
         oom_now=int(oom) if oom.isdigit() else None,
         dmesg=printable(single.get("dmesg", "missing"), 20),
         dmesg_lines=tuple(dmesg_lines),
+        xid_lines=tuple(lists["xid_line"][:5]),
+        gpu_lines=tuple(lists["gpu_line"][:16]),
+        cuda_oom=cuda_oom,
     )
 
 

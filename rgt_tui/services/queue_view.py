@@ -87,5 +87,8 @@ async def diagnose_queue(host: HostConfig, transport: Transport) -> tuple[QueueV
         dmesg_lines=facts.dmesg_lines,
         session_name=tmux_session_name(host.name),
         session_present=facts.session_present,
+        xid_lines=facts.xid_lines,
+        gpu_lines=facts.gpu_lines,
+        cuda_oom=facts.cuda_oom,
     )
     return view, diagnose(view, facts.launches, facts.attempts, box)
