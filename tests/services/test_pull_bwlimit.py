@@ -67,8 +67,8 @@ async def test_a_cancelled_take_gives_its_time_back() -> None:
 def test_a_budgeted_copy_asks_for_a_tenth_of_a_second_at_once() -> None:
     """The chunk a budgeted copy asks for: fine enough for a 10 s window at any rate."""
     assert Bandwidth.from_mbit(5).chunk_bytes() == 62_500
-    assert Bandwidth.from_mbit(1000).chunk_bytes() == MAX_CHUNK  # one OpenSSH read
-    assert Bandwidth.from_mbit(1000).chunk_bytes(64 << 10) == 64 << 10  # the reads' size
+    assert Bandwidth.from_mbit(200).chunk_bytes() == 2_500_000
+    assert Bandwidth.from_mbit(1000).chunk_bytes() == MAX_CHUNK
     assert Bandwidth(1000.0).chunk_bytes() == MIN_CHUNK
 
 

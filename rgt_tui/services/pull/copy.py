@@ -47,6 +47,7 @@ FLUSH_BYTES = 4 << 20  # in-order bytes handed to a writer thread at once
 SEGMENT = 16 << 20  # 16 MiB: fewer idle lanes at a file's end than 32 (6.6 s vs 7.1 s, far bench)
 GROUP = 64  # small files made durable and renamed together
 SMALL_AT_ONCE = 32  # small files copied at once by SFTP when tar cannot bring them
+OPENSSH_BLOCK = 255 << 10  # the reads' size when the options leave it to the server
 
 
 @dataclass
@@ -191,13 +192,13 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
 
     Under a bandwidth budget the segments are chunks of ``Bandwidth.chunk_bytes`` (a tenth
     of a second of the rate), each asked for only once the budget grants it, in the
-    file's order, by ``max_requests`` fetchers per reader (the same reads in flight as
-    without a budget): the box sends what the budget allows, and the part grows at the
+    file's order, by enough fetchers per reader to keep its ``max_requests`` reads in
+    flight (as without a budget): the box sends what the budget allows, and the part grows at the
     budget's rate instead of waiting on one lane's 16 MiB segment while another's fills
     memory (see ``budget``)."""
     plan = part.plan
     budget = run.options.budget
-    step = SEGMENT if budget is None else budget.chunk_bytes(run.options.block_size)
+    step = SEGMENT if budget is None else budget.chunk_bytes()
     todo = deque(range(part.at, size, step))
     waiting: dict[int, bytes] = {}  # pieces not yet written, by offset
     waiting_bytes = 0
@@ -254,7 +255,9 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
             run.tracker.advance(plan.local, at - start)
             written.set()
 
-    per_reader = 1 if budget is None else run.options.max_requests
+    # Under a budget: as many chunks out per reader as fill its reads in flight.
+    block = run.options.block_size or OPENSSH_BLOCK
+    per_reader = 1 if budget is None else max(1, run.options.max_requests * block // step)
     await together([write(), *(fetch(r) for r in readers for _ in range(per_reader))])
 
 
