@@ -15,6 +15,7 @@ from textual.widgets import OptionList, Static
 from rgt_tui.domain.queue_state import DONE, KILLED, RUNNING, USER_STOPPED
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.queue_control import CellPickScreen, ControlConfirmScreen
+from rgt_tui.screens.retry_confirm import RetryConfirmScreen
 from rgt_tui.services.queue import launch, plan_launch
 
 
@@ -92,9 +93,10 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
             "hold", "a",
         ]  # fmt: skip
         await pilot.press("enter")  # the first: hold
-        confirm = await modal(pilot, ControlConfirmScreen)
-        assert "Retry cell hold on box1?" in text_of(confirm.query_one("#qc-body", Static))
-        await pilot.click("#qc-retry")
+        confirm = await modal(pilot, RetryConfirmScreen)  # plans the retry, then asks
+        assert "Retry cell hold on box1?" in text_of(confirm.query_one("#retry-title", Static))
+        await wait_for(lambda: confirm.plan is not None and confirm.plan.ok, pilot=pilot)
+        await pilot.click("#retry-go")
         view = await wait_view(
             qf, lambda v: v.cells[0].status == DONE and v.state != "running", what="the retry"
         )

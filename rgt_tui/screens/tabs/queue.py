@@ -20,6 +20,7 @@ from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, SLURM_ENDED, QueueView
 from rgt_tui.screens.queue_control import CellPickScreen, ControlConfirmScreen
+from rgt_tui.screens.retry_confirm import RetryConfirmScreen
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.services.connections import FleetConnections
 
@@ -150,29 +151,12 @@ class QueueTab(DetailTab):
 
     def _ask_retry(self, host: HostConfig, view: QueueView, name: str | None) -> None:
         cell = next((c for c in view.cells if c.name == name), None)
-        if cell is None:
+        if cell is None or self.connections is None:
             return
-        how = (
-            "The running queue runs it before its next cell."
-            if view.runner_alive
-            else "The queue is not running: it is launched for this cell only (preflight first)."
-        )
-        body = [
-            Content.assemble(
-                "It is ", (shown(cell.label), "bold"), f"; it runs again as {shown(cell.name)}."
-            ),
-            Content("Its {out} folder is renamed to <out>.before-retry-<time>: kept, not deleted."),
-            Content(how),
-        ]
-        if cell.status == DONE:
-            body.append(
-                Content.styled("It finished with exit 0: its results are made again.", "$warning")
-            )
-        choice = ("retry", "Retry", "retry it", "warning")
-        self.app.push_screen(
-            ControlConfirmScreen(f"Retry cell {shown(cell.name)} on {host.name}?", body, [choice]),
-            lambda chosen: self._run(host, "retry", cell.name, chosen, done=cell.status == DONE),
-        )
+        # The retry's own dialog plans it (preflight, the launch's acknowledgements) and
+        # runs it (screens/retry_confirm.py).
+        fleet = self.app.fleet  # type: ignore[attr-defined]
+        self.app.push_screen(RetryConfirmScreen(fleet, host, cell, self.connections))
 
     def _run(
         self,
@@ -205,25 +189,8 @@ class QueueTab(DetailTab):
                     host.name, lambda t: qc.kill_cell(host, t, cell, then=chosen)
                 )
                 message = killed.summary()
-            else:
-                fleet = self.app.fleet  # type: ignore[attr-defined]
-                plan = await connections.use(
-                    host.name,
-                    lambda t: qc.plan_retry(fleet, host, t, [cell or ""], allow_done=done),
-                )
-                if not plan.ok:
-                    problems = [*plan.problems, *(plan.launch.problems if plan.launch else ())]
-                    self.app.notify(
-                        shown("not retried:\n" + "\n".join(problems), lines=True), title=title,
-                        severity="error", timeout=20, markup=False,
-                    )  # fmt: skip
-                    return
-                retried = await connections.use(host.name, lambda t: qc.retry_cells(plan, t))
-                aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a != "-")
-                how = "the running queue runs it next" if retried.running else "launched for it"
-                message = f"{cell} will run again ({how})" + (
-                    f"; outputs set aside: {aside}" if aside else ""
-                )
+            else:  # a retry runs from its own dialog (RetryConfirmScreen)
+                return
         except Exception as exc:  # refused on the box, or unreachable: said, not raised
             self.app.notify(
                 shown(error_text(exc), lines=True), title=title, severity="error", timeout=20,

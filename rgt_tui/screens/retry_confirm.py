@@ -1,0 +1,282 @@
+"""RetryConfirmScreen: ``R``'s question for one cell, with the plan of what the retry does.
+
+The retry is planned in a worker (``services.queue_control.plan_retry``): the cell's
+state, where its outputs go and — when no queue runs — the launch that runs it, which
+runs preflight first. A failed check is shown as in the launch plan, with an
+"Acknowledge <check>" button that re-plans with it acknowledged; what the queue's launch
+acknowledged (``services.launch_acks``) is applied and said ("acknowledged at launch:
+gpu (…)"), and "Revoke launch acks" re-plans without it. While a plan is re-made Enter
+does nothing (``dialog.ReplanScreen``); then the focus goes to Retry when nothing
+refuses, else Cancel. Retry runs it over the host's shared connection.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Button, Static
+
+from rgt_tui.content.box_text import shown
+from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.workers import run_host_worker
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.queue_state import DONE, CellView
+from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
+from rgt_tui.screens.launch_confirm import preflight_notes, show_ack_button
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.launch_acks import acks_line
+from rgt_tui.services.launch_preflight import is_preflight_problem
+from rgt_tui.services.queue_control import RetryPlan
+
+MUTED = "$foreground-muted"
+
+
+def retry_notes(plan: RetryPlan) -> Content:
+    """How the cell runs again, what the queue's launch acknowledged, then the plan's
+    warnings and refusals (preflight's own are shown by ``preflight_notes``)."""
+    if plan.running:
+        how = "The running queue runs it before its next cell."
+    elif plan.launch is not None:
+        how = "The queue is not running: it is launched for this cell only (preflight first)."
+    elif plan.slurm is not None:
+        how = "It is submitted to Slurm as a new array of this cell."
+    else:
+        how = ""
+    lines = [Content(how)] if how else []
+    if plan.launch_acks:
+        revoked = " — revoked for this retry" if plan.revoked else ""
+        lines.append(Content.styled(shown(acks_line(plan.launch_acks) + revoked), "$warning"))
+    launch = plan.launch
+    warnings = [*plan.warnings, *(launch.warnings if launch else ())]
+    problems = [*plan.problems, *(launch.problems if launch else ())]
+    lines += [
+        Content.styled(shown(f"⚠ {w}"), "$warning") for w in warnings if not is_preflight_problem(w)
+    ]
+    shown_problems = [p for p in problems if not is_preflight_problem(p)]
+    if shown_problems:
+        lines.append(Content.styled("Refused:", "bold $error"))
+        lines += [Content.styled(shown(f"✖ {p}", lines=True), "$error") for p in shown_problems]
+    return Content("\n").join(lines)
+
+
+class RetryConfirmScreen(ReplanScreen[str | None]):
+    """The retry of one cell, planned and shown; Retry does it, Cancel (or Escape) leaves
+    the box alone. Dismisses with "retry" once it is done, else None."""
+
+    DEFAULT_CSS = """
+    RetryConfirmScreen { align: center middle; }
+    RetryConfirmScreen > #retry-box {
+        width: 100; max-width: 96%; height: auto; max-height: 90%;
+        border: round $warning; background: $surface; padding: 0 1;
+    }
+    RetryConfirmScreen #retry-body { height: auto; max-height: 45vh; }
+    RetryConfirmScreen #retry-preflight { margin: 1 0 0 0; }
+    RetryConfirmScreen #retry-buttons { height: auto; align-horizontal: right; }
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is retried")]
+
+    class Planned(Message):
+        """A retry plan was built (or could not be)."""
+
+        def __init__(self, plan: RetryPlan | None, error: str = "") -> None:
+            super().__init__()
+            self.plan = plan
+            self.error = error
+
+    def __init__(
+        self, fleet: Fleet, host: HostConfig, cell: CellView, connections: FleetConnections
+    ) -> None:
+        super().__init__()
+        self.fleet = fleet
+        self.host = host
+        self.cell = cell
+        self.connections = connections
+        self.plan: RetryPlan | None = None
+        self.acks: tuple[str, ...] = ()  # acknowledged in this dialog, by name
+        self.use_launch_acks = True  # False: the launch's acknowledgements revoked
+
+    def compose(self) -> ComposeResult:
+        cell = self.cell
+        about = [
+            Content.assemble(
+                "It is ", (shown(cell.label), "bold"), f"; it runs again as {shown(cell.name)}."
+            ),
+            Content("Its {out} folder is renamed to <out>.before-retry-<time>: kept, not deleted."),
+        ]
+        if cell.status == DONE:
+            about.append(
+                Content.styled("It finished with exit 0: its results are made again.", "$warning")
+            )
+        with Vertical(id="retry-box"):
+            yield Static(
+                Content.styled(
+                    shown(f"Retry cell {cell.name} on {self.host.name}?"), "bold $warning"
+                ),
+                id="retry-title",
+            )
+            yield Static(Content.styled("planning…", MUTED), id="retry-status")
+            with VerticalScroll(id="retry-body"):
+                yield Static(Content("\n").join(about), id="retry-about")
+                yield Static(id="retry-notes")
+                yield Static(id="retry-preflight")
+            with Horizontal(id="retry-buttons"):
+                for ident, caption, variant in (
+                    ("retry-ack", "Acknowledge", "warning"),
+                    ("retry-revoke", "Revoke launch acks", "default"),
+                ):
+                    button = DialogButton(caption, does="", id=ident, variant=variant)  # type: ignore[arg-type]
+                    button.display = False
+                    yield button
+                yield DialogButton(
+                    "Retry", does="retry it", id="retry-go", variant="warning", disabled=True
+                )
+                yield DialogButton("Cancel", does="cancel", id="retry-cancel", variant="primary")
+            yield KeyHint(id="retry-hint")
+
+    def on_mount(self) -> None:
+        self.replan()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._hint()
+
+    def _hint(self) -> None:
+        self.query_one("#retry-hint", KeyHint).show_keys(
+            enter_does(self.focused), ("Tab", "next button"), ("Esc", "cancel, nothing retried"),
+            lead=self.hint_lead(),
+        )  # fmt: skip
+
+    # -- planning ------------------------------------------------------------------------
+
+    def replan(self) -> None:
+        """Plan the retry in a worker; Enter waits for it (``begin_replan``)."""
+        self.begin_replan()
+        for ident in ("#retry-go", "#retry-ack", "#retry-revoke"):
+            self.query_one(ident, Button).disabled = True
+        self._hint()
+        run_host_worker(self, self._plan(), "queue-retry-plan", self.host.name)
+
+    async def _plan(self) -> None:
+        from rgt_tui.services.queue_control import plan_retry
+
+        cell, acks, use = self.cell, self.acks, self.use_launch_acks
+        try:
+            plan = await self.connections.use(
+                self.host.name,
+                lambda t: plan_retry(
+                    self.fleet, self.host, t, [cell.name], allow_done=cell.status == DONE,
+                    acks=acks, launch_acks=use,
+                ),
+            )  # fmt: skip
+        except Exception as exc:  # unreachable or refused: shown, never raised
+            self.post_message(self.Planned(None, error_text(exc)))
+            return
+        self.post_message(self.Planned(plan))
+
+    @on(Planned)
+    def _planned(self, message: Planned) -> None:
+        status = self.query_one("#retry-status", Static)
+        cancel = self.query_one("#retry-cancel", Button)
+        plan = self.plan = message.plan
+        if plan is None:
+            status.update(
+                Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
+            )
+            self.end_replan(cancel)
+            self._hint()
+            return
+        self.query_one("#retry-notes", Static).update(retry_notes(plan))
+        preflight = self.query_one("#retry-preflight", Static)
+        preflight.display = plan.launch is not None
+        if plan.launch is not None:
+            preflight.update(preflight_notes(plan.launch))
+        ack = self.query_one("#retry-ack", DialogButton)
+        if plan.launch is not None:
+            show_ack_button(ack, plan.launch)
+        else:
+            ack.display = False
+        revoke = self.query_one("#retry-revoke", DialogButton)
+        revoke.display = bool(plan.launch_acks)
+        revoke.disabled = not plan.launch_acks
+        if plan.revoked:
+            revoke.set_caption("Use launch acks", does="go ahead on what the launch acknowledged")
+        else:
+            revoke.set_caption("Revoke launch acks", does="retry without the launch's acks")
+        go = self.query_one("#retry-go", Button)
+        go.disabled = not plan.ok
+        self.end_replan(go if plan.ok else cancel)
+        self._hint()
+        waiting = plan.launch.unacknowledged if plan.launch is not None else ()
+        if plan.ok:
+            said = Content.styled("Retry runs it; Cancel leaves the box alone", MUTED)
+        elif waiting and all(is_preflight_problem(p) for p in plan.launch.problems):  # type: ignore[union-attr]
+            said = Content.styled(
+                "Preflight failed: fix the box, or acknowledge each failed check", "bold $error"
+            )
+        else:
+            said = Content.styled("Refused: this cell cannot be retried now", "bold $error")
+        status.update(said)
+
+    @on(Button.Pressed, "#retry-ack")
+    def _acknowledge(self) -> None:
+        plan = self.plan
+        if plan is None or plan.launch is None or not plan.launch.unacknowledged:
+            return
+        name = plan.launch.unacknowledged[0]
+        if name not in self.acks:
+            self.acks = (*self.acks, name)
+        self.replan()
+
+    @on(Button.Pressed, "#retry-revoke")
+    def _revoke(self) -> None:
+        self.use_launch_acks = not self.use_launch_acks
+        self.replan()
+
+    # -- retrying ------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#retry-go")
+    def _go(self) -> None:
+        plan = self.plan
+        if plan is None or not plan.ok:
+            return
+        self.query_one("#retry-go", Button).disabled = True
+        self.query_one("#retry-status", Static).update(Content.styled("retrying…", "$accent"))
+        run_host_worker(self, self._retry(plan), "queue-control", self.host.name)
+
+    async def _retry(self, plan: RetryPlan) -> None:
+        from rgt_tui.services.queue_control import retry_cells
+
+        app: Any = self.app
+        title = f"{self.host.name}: retry"
+        try:
+            retried = await self.connections.use(
+                self.host.name, lambda t: retry_cells(plan, t, fleet=self.fleet)
+            )
+        except Exception as exc:  # refused on the box, or unreachable: shown, the modal stays
+            self.query_one("#retry-status", Static).update(
+                Content.styled(shown(f"Not retried: {error_text(exc)}", lines=True), "$error")
+            )
+            app.notify(
+                shown(error_text(exc), lines=True), title=title, severity="error", timeout=20,
+                markup=False,
+            )  # fmt: skip
+            return
+        aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a != "-")
+        how = "the running queue runs it next" if retried.running else "launched for it"
+        message = f"{self.cell.name} will run again ({how})" + (
+            f"; outputs set aside: {aside}" if aside else ""
+        )
+        if retried.unrecorded:
+            message += f"\n{retried.unrecorded}"
+        app.notify(shown(message, lines=True), title=title, timeout=10, markup=False)
+        self.dismiss("retry")
+
+    @on(Button.Pressed, "#retry-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
