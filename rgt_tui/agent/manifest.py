@@ -53,6 +53,7 @@ Rules this file lives by:
   they appear, not only in this user's home: ``pull = ["/home"]`` holds other homes, and
   a results folder can hold a copied one. The client refuses them again (it does not
   trust this scan); the list is ``secret_paths.SECRET_PATHS``, which both import.
+- rgt-tui's own state (``OWN_STATE_PATHS``, the queue's empty lock) is refused as secrets are.
 - Files are hashed in 1 MiB blocks, so a multi-gigabyte checkpoint needs no memory; files
   of 1 MiB and more by up to four threads at once, smaller ones in turn on the main thread.
 """
@@ -69,13 +70,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from .box_id import read_box_id
-from .secret_paths import SECRET_PATHS, SECRET_RULE, names_match
+from .secret_paths import OWN_STATE_PATHS, OWN_STATE_RULE, SECRET_PATHS, SECRET_RULE, names_match
 
 PROTOCOL_VERSION = 1
 BLOCK = 1 << 20
 HASH_THREADS = min(4, os.cpu_count() or 1)
 # Never pulled (see the module's doc): the one list, shared with the client.
 SECRETS = [tuple(p.encode("ascii").split(b"/")) for p in SECRET_PATHS]
+OWN_STATE = [tuple(p.encode("ascii").split(b"/")) for p in OWN_STATE_PATHS]
 # A working scan prints at least this often (a tick line when nothing else): well under
 # any stall bound a user sets (1 s is the smallest in use), so a busy box or client is
 # never taken for a stalled one; a tick is a few bytes.
@@ -134,9 +136,9 @@ def components(path):
     return [p for p in path.split(b"/") if p]
 
 
-def secret_at_end(parts):
-    """The secret (as in SECRET_PATHS) that the byte components ``parts`` end with, or None."""
-    for secret in SECRETS:
+def secret_at_end(parts, rules=SECRETS):
+    """The secret (as in SECRET_PATHS; or of ``rules``) that byte components ``parts`` end with."""
+    for secret in rules:
         n = len(secret)
         if len(parts) >= n and names_match(secret, [p.lower() for p in parts[-n:]]):
             return b"/".join(secret).decode("ascii")
@@ -201,9 +203,13 @@ class Scanner:
                 rel = rel_dir + b"/" + name if rel_dir else name
                 full = os.path.join(full_dir, name)
                 # First of all, before any stat: a secret is never looked into.
-                secret = secret_at_end(self.root_parts + components(rel))
-                if secret:
-                    self.refuse(rel, secret_reason(secret))
+                whole = self.root_parts + components(rel)
+                secret = secret_at_end(whole)
+                own = secret_at_end(whole, OWN_STATE)  # rgt-tui's own state: no result either
+                if secret or own:
+                    self.refuse(
+                        rel, secret_reason(secret) if secret else f"{OWN_STATE_RULE} ({own})"
+                    )
                     continue
                 try:
                     rel.decode("utf-8")

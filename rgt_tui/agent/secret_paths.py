@@ -11,13 +11,30 @@ matches any name that starts with what comes before the star.
 control script writes it through. A root's own ``.rgt`` is reserved anyway; these keep
 the file out of a pull whose root lies above a home (``/home``, a HOME under
 ``/workspace``).
+
+``OWN_STATE_PATHS`` are rgt-tui's own runtime files in a box's ``~/.rgt``: the queue's lock,
+empty by design (taken with flock, never written). They are no result, and a pull above a
+home would bring it home as a zero-byte file, which verify rightly flags, locking the gate
+for good. The scan skips them the same way, with ``OWN_STATE_RULE``. Every reason a path
+is left on the box on purpose starts with ``SKIP_RULE``: verify shows such a path as
+skipped and the teardown gate's re-scan does not count it as a change
+(``skipped_by_rule``), so the two agree.
 """
 
 SECRET_PATHS = (
     ".ssh", ".netrc", ".aws", ".config/gcloud", ".cache/huggingface/token", ".git-credentials",
     ".rgt/credentials.env", ".rgt/.credentials.env.*",
 )  # fmt: skip
-SECRET_RULE = "skipped by rule: secret"  # the reason a secret is not pulled starts so
+OWN_STATE_PATHS = (".rgt/queue.lock",)
+SKIP_RULE = "skipped by rule: "  # every reason a path is left on the box on purpose starts so
+SECRET_RULE = SKIP_RULE + "secret"  # the reason a secret is not pulled starts so
+OWN_STATE_RULE = SKIP_RULE + "rgt-tui's own state"  # and one of OWN_STATE_PATHS so
+
+
+def skipped_by_rule(reason):
+    """Whether a refusal's ``reason`` says the path was left on the box on purpose (a
+    secret, rgt-tui's own state): shown, never a problem, never a change on the box."""
+    return reason.startswith(SKIP_RULE)
 
 
 def names_match(secret, parts):

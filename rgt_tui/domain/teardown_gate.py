@@ -9,7 +9,8 @@ A host unlocks only when every condition holds at once:
    facts apart, and a box re-created under the same name starts with none;
 1. a manifest was taken after the last write on the box, and a re-scan taken *after the
    name was typed*, for that very confirmation, still matches it (same files, sizes,
-   mtimes; no refused entry and no link the manifest did not have);
+   mtimes; no refused entry and no link the manifest did not have, a path left on the
+   box by rule (a secret, rgt-tui's own state) aside, as verify has it);
 2. every file in it was pulled with a matching SHA-256, and is still on the local disk,
    unchanged: re-hashed when the gate is checked and again when the name is typed
    (``LocalCopyChecked``; a record that it was pulled is not enough);
@@ -48,6 +49,8 @@ on change together, and reading them side by side is how the Iron Law is checked
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+
+from rgt_tui.agent.secret_paths import skipped_by_rule
 
 # The events live in gate_events; they are re-exported here because callers (the
 # journal, services/teardown, tests) treat them as the gate's own vocabulary
@@ -249,8 +252,14 @@ def _rescan_changes(state: GateState, event: Rescanned) -> str:
     added = sorted(set(listing) - set(expected))
     changed = sorted(p for p in set(listing) & set(expected) if listing[p] != expected[p])
     removed = sorted(set(expected) - set(listing))
+    # A path the re-scan left on the box by rule (a secret written after the pull, rgt-tui's
+    # own state) is no change to the results: verify shows it as skipped, so does the gate.
     refused = sorted(
-        {f"{path} ({why})" for path, why in event.refused if path not in state.manifest_refused}
+        {
+            f"{path} ({why})"
+            for path, why in event.refused
+            if path not in state.manifest_refused and not skipped_by_rule(why)
+        }
     )
     links = sorted(
         {f"{path} -> {target}" for path, target in event.links}

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain.artifacts import (
     CORRUPT,
     MISSING,
@@ -45,7 +46,6 @@ from rgt_tui.domain.manifest import (
     ManifestError,
     compare,
 )
-from rgt_tui.domain.manifest_names import SECRET_RULE
 from rgt_tui.domain.roster import RosterCheck, reconcile
 from rgt_tui.services import artifact_checks as checks
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
@@ -245,9 +245,10 @@ def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -
             why = "an unfinished file (an older rgt-tui's part?) — delete it once the pull is complete"
             flags.append(Flag("unfinished", rel, why))
     flags += [
-        # A secret skipped by rule is the pull doing its job: shown, never a problem.
+        # A secret (or rgt-tui's own state) skipped by rule is the pull doing its job:
+        # shown, never a problem.
         Flag(
-            "skipped" if r.reason.startswith(SECRET_RULE) else "refused",
+            "skipped" if skipped_by_rule(r.reason) else "refused",
             manifest.display(r.root, r.path),
             r.reason,
         )
@@ -321,7 +322,12 @@ async def _rescan(
         for e in diff.removed
     ]
     flags += [
-        Flag("refused", manifest.display(r.root, r.path), f"new since the manifest: {r.reason}")
+        # A secret written after the pull (a .netrc) is skipped by rule, as the gate has it.
+        Flag(
+            "skipped" if skipped_by_rule(r.reason) else "refused",
+            manifest.display(r.root, r.path),
+            f"new since the manifest: {r.reason}",
+        )
         for r in diff.newly_refused
     ]
     return flags, True

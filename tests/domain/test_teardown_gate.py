@@ -165,6 +165,26 @@ def test_a_rescan_refusing_or_linking_what_the_manifest_did_not_is_a_change(extr
     )
 
 
+def test_a_secret_or_rgt_state_the_rescan_skips_by_rule_is_no_change_as_in_verify():
+    """A .netrc written on the box after the pull: the re-scan skips it by the secret rule
+    (the manifest never saw it). Verify shows that as skipped, so the gate must not lock
+    on it; nor on rgt-tui's own state skipped the same way. Any other refusal still locks."""
+    from rgt_tui.agent.secret_paths import OWN_STATE_RULE, SECRET_RULE
+
+    events = happy_path()
+    skipped = (
+        ("home/u/.netrc", f"{SECRET_RULE} (.netrc)"),
+        ("home/u/.rgt/queue.lock", f"{OWN_STATE_RULE} (.rgt/queue.lock)"),
+    )
+    rescan = Rescanned(listing(), at=210.0, attempt=ATTEMPT, box_id=BOX, refused=skipped)
+    assert is_unlocked(replay(*events[:-1], rescan))
+    also = Rescanned(listing(), 210.0, ATTEMPT, BOX, (*skipped, REFUSED))
+    state = replay(*events[:-1], also)
+    assert not is_unlocked(state)
+    assert "refused by the re-scan: cellA/private" in evidence(state, "manifest")
+    assert ".netrc" not in evidence(state, "manifest")
+
+
 def test_the_same_link_name_pointing_elsewhere_is_a_change():
     manifest = ManifestTaken(FILES, 200.0, 101.0, links=(LINK,))
     elsewhere = (("cellA/latest.pt", "cellB/metrics.json"),)

@@ -102,16 +102,16 @@ async def test_a_pull_over_the_homes_parent_brings_no_credentials_and_no_trace_i
         on_box = qf.root() / ".rgt" / "credentials.env"
         assert secret in on_box.read_text()
 
-        # The queue's lock file is empty, and verify counts any empty file as a problem
-        # (a pull above a home brings the box's own records too): give it a byte, so
-        # the gate can open on this pull (the lock is taken with flock, not by content).
-        (qf.root() / ".rgt" / "queue.lock").write_bytes(b"\n")
+        # The queue's lock is empty by design: rgt-tui's own state, skipped by rule (a
+        # zero-byte file pulled home would be a verify problem, and lock the gate).
+        assert (qf.root() / ".rgt" / "queue.lock").stat().st_size == 0
         pulled = await cli("pull", "box1")
         assert pulled.returncode == 0, pulled.stdout + pulled.stderr
         home_copy = results / "box1" / "box1"  # the box's home, below the one pull root
         assert (home_copy / ".rgt" / "queue" / "cells.tsv").is_file()  # .rgt came home
         assert (home_copy / "cells" / "tok.sh").is_file()
         assert not (home_copy / ".rgt" / "credentials.env").exists()
+        assert not (home_copy / ".rgt" / "queue.lock").exists()
         assert not [*results.rglob("credentials.env"), *results.rglob(".credentials.env.*")]
 
         verified = await cli("verify", "box1")
