@@ -26,7 +26,7 @@ from rgt_tui.controllers.box_watch import BoxWatch
 from rgt_tui.controllers.fleet_view import FleetView
 from rgt_tui.controllers.host_keys import HostKeys
 from rgt_tui.controllers.jobs import JobRunner
-from rgt_tui.controllers.notices import notify_once
+from rgt_tui.controllers.notices import notices_of, notify_once
 from rgt_tui.controllers.queue_actions import QueueController
 from rgt_tui.controllers.type_ahead import TypeAhead
 from rgt_tui.controllers.watch_notify import TuiNotify
@@ -44,6 +44,7 @@ from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.host_key import HostKeyReviewRequested, HostKeyScreen
 from rgt_tui.screens.job_keys import JobRequested, JobsChanged
 from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
+from rgt_tui.screens.notices import NoticesScreen
 from rgt_tui.screens.palette import RgtCommands, help_screen
 from rgt_tui.screens.queue_keys import QueueActionRequested, QueueViewed
 from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
@@ -83,6 +84,12 @@ class RgtApp(ThemedApp):
             "Add box",
             key_display="+",
             tooltip="Paste a box's SSH command: add it to the fleet file and watch it",
+        ),
+        Binding(
+            "n",
+            "notices",
+            "Notices",
+            tooltip="Recent notices, newest first: what was told while you looked elsewhere",
         ),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True, tooltip="Quit"),
     ]
@@ -185,7 +192,9 @@ class RgtApp(ThemedApp):
         if self.start_monitors:
             # Results leave boxes on their cadence (pull_every, a spot profile's default)
             # while the app is open, as under `rgt-tui watch`.
-            run_work(self, self.jobs.periodic_pulls().run(), "periodic-pulls", group="pulls")
+            # Only hosts with pull folders whose queue view shows results (no SSH of its own).
+            pulls = self.jobs.periodic_pulls(queue_view=self.runtime.queues.views.get)
+            run_work(self, pulls.run(), "periodic-pulls", group="pulls")
 
     async def on_unmount(self) -> None:
         gc.unfreeze()  # another app in this process (tests) starts from a clean slate
@@ -434,6 +443,11 @@ class RgtApp(ThemedApp):
                 self.exit()
 
         self.push_screen(QuitConfirmScreen(lines), answered)
+
+    def action_notices(self) -> None:
+        """The session's notices, newest first (``controllers.notices.NoticeList``)."""
+        if not isinstance(self.screen, NoticesScreen):
+            self.push_screen(NoticesScreen(notices_of(self)))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -91,6 +91,19 @@ def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: floa
     return lines
 
 
+def periodic_failure_line(at: float, why: str, width: int = 0) -> Content:
+    """``periodic pull failed 14:02: <why> — p to retry``: a host's failing periodic pull
+    as one line of its pane, ``why`` cut so the line fits ``width`` (0: not cut) with the
+    key still on it (the whole notice, fix and all, is in the ``n`` list)."""
+    head = Content.styled(f"periodic pull failed {clock_hhmm(at)}: ", "bold $warning")
+    tail = Content.styled(" — p to retry", "$foreground-muted")
+    reason = Content(shown(why, lines=True).split("\n", 1)[0])
+    if width:
+        room = max(1, width - head.cell_length - tail.cell_length)
+        reason = reason.truncate(room, ellipsis=True)
+    return Content.assemble(head, reason, tail)
+
+
 def billing_start(host: HostConfig, first_seen: float | None = None) -> float | None:
     """When the meter started: ``started_at`` if configured, else when rgt-tui first saw
     the box (``HostUpdate.first_seen``, kept in the journal); never the box's uptime."""

@@ -22,7 +22,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rgt_tui.controllers.controller_host import ControllerHost
-from rgt_tui.controllers.notices import notify_once
+from rgt_tui.controllers.notices import notify_once, record
 from rgt_tui.controllers.ready_jobs import preflight_job, sync_job
 from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -35,6 +35,7 @@ from rgt_tui.services.records_watch import RecordsWatch
 
 if TYPE_CHECKING:
     from rgt_tui.domain.box_identity import BoxIdentity
+    from rgt_tui.domain.queue_state import QueueView
     from rgt_tui.services.code_sync import SyncResult
     from rgt_tui.services.connect import Transport
     from rgt_tui.services.journal import BoxHistory
@@ -73,6 +74,8 @@ class HostJobs:
     # The fingerprint of a refused host key that is not the journal's box's: another box
     # answers under the name (it cannot say its id until its key is checked).
     refused_key: str | None = None
+    # (when, why) of the last periodic pull, when it failed: one line in the host's pane.
+    periodic_failure: tuple[float, str] | None = None
 
     @property
     def shown_torn_down_at(self) -> float | None:
@@ -114,6 +117,7 @@ class JobRunner:
         # One job per host in this process, periodic pulls included (pull_schedule).
         self.locks = HostLocks()
         self._periodic: set[str] = set()  # hosts whose running pull is a periodic one
+        self.scheduler: PullScheduler | None = None  # the periodic pulls, once made
 
     def state(self, host: str) -> HostJobs:
         """The host's current state."""
@@ -272,31 +276,38 @@ class JobRunner:
             if change.records and shown and not state.running:
                 self.request(change.host, "gate")
 
-    def periodic_pulls(self) -> PullScheduler:
+    def periodic_pulls(
+        self, queue_view: Callable[[str], QueueView | None] = lambda host: None
+    ) -> PullScheduler:
         """The periodic pulls of the open TUI (``pull_schedule``): they hold a host by the
-        same ``locks`` as ``p`` and a teardown, and show as the host's pull while they run."""
+        same ``locks`` as ``p`` and a teardown, and show as the host's pull while they run.
+        ``queue_view``: the queue polls' latest view (a host's results start its pulls).
+        Their news is no toast (the user did not just ask): a notices-list entry, and a
+        failure one line in the host's pane until a pull succeeds."""
         from rgt_tui.services.pull_schedule import PullScheduler
 
         def progress(host: str, p: PullProgress | None) -> None:
             if p is None:  # ended: the pane keeps the last figures, the job slot frees
                 self._periodic.discard(host)
-                self._set(host, running="")
+                self._set(host, running="", periodic_failure=scheduler.failure(host))
             else:
                 self._periodic.add(host)
                 self._set(host, running="pull", progress=p)
 
         def told(event: WatchEvent) -> None:
             severity = "information" if event.severity == "info" else "warning"
-            notify_once(self.app, event.body, title=event.title, severity=severity, timeout=15)
+            record(self.app, event.host, event.title, event.body, severity)
 
-        return PullScheduler(
+        scheduler = self.scheduler = PullScheduler(
             self.fleet,
             self.connections,
             emit=told,
             locks=self.locks,
             journal=self.journal,
             on_progress=progress,
+            queue_view=queue_view,
         )
+        return scheduler
 
     async def _pull(self, host: HostConfig) -> None:
         from rgt_tui.domain.errors import TransportError
@@ -322,7 +333,7 @@ class JobRunner:
         except (TransportError, OSError) as exc:
             self._set(host.name, pull_error=(str(exc), "check the connection and press p again"))
             return
-        self._set(host.name, pull_result=result)
+        self._set(host.name, pull_result=result, periodic_failure=None)
 
     async def _verify(self, host: HostConfig) -> None:
         from rgt_tui.services.verify import verify_host

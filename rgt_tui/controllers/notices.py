@@ -7,12 +7,19 @@ nothing: the first keeps its own timeout and goes when it runs out.
 
 ``NoticeLine`` keeps notices for a one-line notice area (the fleet header) instead: what
 is shown at start-up (the danger clocks) must never cover the panes.
+
+``NoticeList`` is every notice of the session, newest first and bounded (the ``n`` key
+shows it: ``screens.notices``): each toast ``notify_once`` posts, and what was told
+without a toast because the user did not just ask for it (``record``: a periodic pull's
+news). A notice the same as its host's latest is not listed again: never twice in a row.
 """
 
 from __future__ import annotations
 
 import time
 import weakref
+from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from rgt_tui.controllers.controller_host import ControllerHost
@@ -47,10 +54,71 @@ def notify_once(
     key = (message, title, str(severity))
     if key in showing:
         return False
+    notices_of(app).add(title, title, message, str(severity))
     seconds = timeout if timeout is not None else getattr(app, "NOTIFICATION_TIMEOUT", None)
     showing[key] = now + (seconds if seconds is not None else DEFAULT_TIMEOUT)
     app.notify(message, title=title, severity=severity, timeout=timeout, markup=False)
     return True
+
+
+NOTICES_KEPT = 200  # a session's notices: enough to scroll back through, never unbounded
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One notice as told: when, about which host ('' when none), its title and text."""
+
+    at: float  # wall clock (time.time), shown as the hour it came
+    host: str
+    title: str
+    text: str
+    severity: str = "information"
+
+
+class NoticeList:
+    """The session's notices, newest first, at most ``kept``; a notice equal (title and
+    text) to its host's latest is not added again (``add`` says whether it was)."""
+
+    def __init__(self, kept: int = NOTICES_KEPT, clock: Any = time.time) -> None:
+        self.clock = clock
+        self._items: deque[Notice] = deque(maxlen=kept)
+        self._latest: dict[str, tuple[str, str]] = {}  # host: (title, text) told last
+        self.added = 0  # how many were ever added: a screen open on it sees news
+
+    def add(self, host: str, title: str, text: str, severity: str = "information") -> bool:
+        """List a notice (plain text: shown escaped, never markup); False when it is the
+        same as the host's latest one."""
+        text, title = printable_lines(text), printable(title, None)
+        if self._latest.get(host) == (title, text):
+            return False
+        self._latest[host] = (title, text)
+        self._items.appendleft(Notice(self.clock(), host, title, text, severity))
+        self.added += 1
+        return True
+
+    def items(self) -> list[Notice]:
+        """The notices kept, newest first."""
+        return list(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+_lists: weakref.WeakKeyDictionary[Any, NoticeList] = weakref.WeakKeyDictionary()
+
+
+def notices_of(app: Any) -> NoticeList:
+    """The notice list of ``app`` (one per app, made on first use)."""
+    found = _lists.get(app)
+    if found is None:
+        found = _lists[app] = NoticeList()
+    return found
+
+
+def record(app: Any, host: str, title: str, text: str, severity: str = "information") -> bool:
+    """Tell ``app``'s user something they did not just ask for: listed (the ``n`` key),
+    never a toast; False when it repeats the host's latest notice."""
+    return notices_of(app).add(host, title, text, severity)
 
 
 class NoticeLine:

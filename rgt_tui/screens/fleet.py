@@ -340,6 +340,8 @@ class FleetScreen(FleetView, Screen[None]):
     def jobs_changed(self, state: HostJobs) -> None:
         """A host's jobs moved on: a teardown greys its pane out and stops its cost."""
         pane = self.panes.get(state.host)
+        if pane is not None:
+            pane.show_periodic_failure(state.periodic_failure)  # one line, never a toast
         if pane is not None and pane.torn_down_at != state.shown_torn_down_at:
             pane.mark_torn_down(state.shown_torn_down_at)
             self._refresh_summary()

@@ -6,6 +6,15 @@ else its profile's default: ``Profile.pull_every``) through the same resumable p
 (``services.verify.verify_host``), so the teardown gate and autostop read fresh records.
 ``rgt-tui watch`` runs it headless; the TUI runs it while open.
 
+Quiet when nothing is wrong: a host's periodic pulls start only when it has pull folders
+(``pull``, or a ``durable_dir``/``workdir`` default that is no whole home: the config's
+``pull_refused`` says when it is) and once it has produced results (``has_results``: the
+queue view the runtime's poll already read shows a cell that ended, or one running for a
+whole cadence; or an earlier pull brought files here; or, with no queue to read, the host
+asks for its own ``pull_every``). Until then nothing runs and nothing is told:
+``held_back`` says why, per host. Before this, every start on a spot box told two failures
+before anything was launched.
+
 Never two pulls of one host at once: a ``HostLocks`` claim per host, shared with
 whatever else runs jobs on hosts in the same process (the TUI's ``JobRunner``), and the
 pull's own lock file across processes (``PullBusy``: skipped, tried again soon). Never
@@ -31,6 +40,16 @@ from dataclasses import replace
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.gate_events import ConfirmationTyped, Rescanned
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    INTERRUPTED,
+    KILLED,
+    RETRY,
+    RUNNING,
+    SLURM_ENDED,
+    QueueView,
+)
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile
@@ -38,6 +57,7 @@ from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnectio
 from rgt_tui.services.journal import HostJournal, Journal, JournalError
 from rgt_tui.services.pull import PullBusy, PullError, PullOptions, PullProgress, pull_host
 from rgt_tui.services.pull.budget import shared_budget
+from rgt_tui.services.pull.plan import PulledRecord
 from rgt_tui.services.records import host_results_dir, manifest_path
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.verify import verify_host
@@ -52,6 +72,9 @@ BUSY_RETRY_S = 60.0  # another pull or a teardown held the host: look again this
 # (the teardown command's own limit, plus the re-scan before it).
 TEARDOWN_WINDOW_S = TEARDOWN_TIMEOUT_S + 300.0
 PERIODIC = "periodic pull"  # the job name a periodic pull claims a host under
+# A cell in one of these has ended an attempt: whatever it wrote is there to pull.
+ENDED = (DONE, FAILED, INTERRUPTED, KILLED, RETRY, *SLURM_ENDED)
+NO_RESULTS = "no results yet: no cell has ended (or run a whole cadence) and nothing was pulled"
 
 
 class HostLocks:
@@ -92,6 +115,30 @@ def pull_every(host: HostConfig) -> float | None:
     return profile(host.profile).pull_every
 
 
+def no_pull_folders(host: HostConfig) -> str | None:
+    """Why ``host`` has no folders a pull may take (None: it has): no ``pull`` and a
+    default that is a whole home (``pull_refused``, with its file:line and fix)."""
+    if host.pull_refused is not None:
+        return host.pull_refused
+    if not host.pull:
+        return f"host {host.name!r} names no pull folders"
+    return None
+
+
+def results_shown(view: QueueView | None, every: float) -> bool:
+    """Whether a queue view shows results to pull: a cell that ended an attempt (done,
+    failed, killed, interrupted, a Slurm end), or one that has run a whole cadence (a long
+    cell's checkpoints are what a spot box loses)."""
+    if view is None:
+        return False
+    for cell in view.cells:
+        if cell.status in ENDED or cell.ended_at is not None:
+            return True
+        if cell.status == RUNNING and cell.started_at and view.now - cell.started_at >= every:
+            return True
+    return False
+
+
 def teardown_underway(jh: HostJournal, now: float) -> str | None:
     """Why the journal says no pull may start now (a teardown in progress, or the box
     already torn down); None: nothing in the way."""
@@ -130,6 +177,7 @@ class PullScheduler:
         on_progress: Callable[[str, PullProgress | None], None] | None = None,
         poll_s: float = POLL_S,
         options: PullOptions | None = None,
+        queue_view: Callable[[str], QueueView | None] = lambda host: None,
     ) -> None:
         self.fleet = fleet
         self.connections = connections
@@ -140,10 +188,16 @@ class PullScheduler:
         self.on_progress = on_progress  # (host, progress); None progress: the pull ended
         self.poll_s = poll_s
         self.options = options or PullOptions(concurrency=SHARED_PULL_CONCURRENCY)
+        # The queue view the runtime's poll last read (no SSH of its own: the poll's).
+        self.queue_view = queue_view
+        # host -> why its periodic pulls have not started (no pull folders, no results).
+        self.held_back: dict[str, str] = {}
+        self._has_results: set[str] = set()  # results once seen stay seen
         self.due: dict[str, float] = {}  # host -> when its next pull may start (clock)
         self.last: dict[str, str] = {}  # host -> what its last periodic pull did, in words
         self._running: dict[str, asyncio.Task[None]] = {}
         self._failing_since: dict[str, float] = {}
+        self._failure: dict[str, tuple[float, str]] = {}  # host -> (when, why) of the last
         self._wake: asyncio.Event | None = None
 
     def wake(self) -> None:
@@ -179,6 +233,11 @@ class PullScheduler:
             every = pull_every(host)
             if every is None or host.name in self._running:
                 continue
+            why = no_pull_folders(host) or (None if self.has_results(host, every) else NO_RESULTS)
+            if why is not None:
+                self.held_back[host.name] = why
+                continue
+            self.held_back.pop(host.name, None)
             due = self.due.get(host.name)
             if due is None:
                 due = self.due[host.name] = self._first_due(host, every, now)
@@ -188,6 +247,25 @@ class PullScheduler:
                 task.add_done_callback(lambda _t, name=host.name: self._ended(name))
                 started.append(host.name)
         return started
+
+    def has_results(self, host: HostConfig, every: float) -> bool:
+        """Whether ``host`` has produced results worth a periodic pull (see the module
+        docstring); once true it stays true."""
+        if host.name in self._has_results:
+            return True
+        found = (
+            results_shown(self.queue_view(host.name), every)
+            or bool(PulledRecord.load(host_results_dir(self.fleet.results_dir, host)).files)
+            or (not host.queue and host.watch.pull_every_s is not None)
+        )
+        if found:
+            self._has_results.add(host.name)
+        return found
+
+    def failure(self, host: str) -> tuple[float, str] | None:
+        """(when, why) of ``host``'s last periodic pull when it failed; None when it did
+        not (or none ran): a pane shows it as one line."""
+        return self._failure.get(host)
 
     def _ended(self, host: str) -> None:
         self._running.pop(host, None)
@@ -267,7 +345,13 @@ class PullScheduler:
             return self._failed(host, exc.message, exc.fix or "re-run `rgt-tui pull HOST`")
         except (TransportError, OSError) as exc:
             return self._failed(host, str(exc), "check the box is up (rgt-tui status)")
+        problems = list(result.shortfalls) + [f"{p}: {why}" for p, why in result.failed]
+        if not result.pulled and problems:
+            # Nothing came and something was asked for in vain (a missing folder, an
+            # empty one): a failed pull, told as one (once per run), not as news.
+            return self._failed(host, problems[0], "check the host's pull folders on the box")
         self._failing_since.pop(host.name, None)
+        self._failure.pop(host.name, None)
         counts: dict[str, int] = {}
         for check in report.checks:
             counts[check.status] = counts.get(check.status, 0) + 1
@@ -284,7 +368,6 @@ class PullScheduler:
         self.last[host.name] = came
         if not result.pulled and result.ok:
             return None  # nothing new: nothing to tell anyone
-        problems = list(result.shortfalls) + [f"{p}: {why}" for p, why in result.failed]
         problems += list(report.problems)[:5]
         severity = "info" if result.ok else "warning"
         self.emit(
@@ -302,6 +385,7 @@ class PullScheduler:
     def _failed(self, host: HostConfig, why: str, fix: str) -> float:
         since = self._failing_since.setdefault(host.name, self.clock())
         self.last[host.name] = f"pull failed: {why}"
+        self._failure[host.name] = (self.clock(), why)
         self.emit(
             WatchEvent(
                 kind="pull_failed",

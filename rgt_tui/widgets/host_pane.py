@@ -39,6 +39,7 @@ from rgt_tui.content.host_text import (
     connection_lines,
     cost_text,
     host_cost,
+    periodic_failure_line,
     unique_mounts,
 )
 from rgt_tui.domain.config import HostConfig
@@ -179,6 +180,7 @@ class HostPane(Widget, can_focus=True):
         # Drawn on the screen's once-a-second tick, not at each sample (a big fleet).
         self.batched = False
         self.queue_line: Content | None = None  # "queue k/N done · …" once a view is known
+        self.pull_failure: tuple[float, str] | None = None  # a failing periodic pull
         self.key_refusal: HostKeyError | None = None  # the monitor's refused host key
         self._key_line: Content | None = None  # what K does about it
         # Idle paid minutes: every GPU under 5 % and no cell running, while billed.
@@ -213,6 +215,17 @@ class HostPane(Widget, can_focus=True):
         if line == self.queue_line:
             return
         self.queue_line = line
+        if self.update is not None and self.can_draw():
+            self._compose_content(self.update, recompute_figures=False)
+        else:
+            self.stale = True
+
+    def show_periodic_failure(self, failure: tuple[float, str] | None) -> None:
+        """Take the host's failing periodic pull ((when, why); None: it does not fail):
+        one line under the queue's, in place of a toast over the grid."""
+        if failure == self.pull_failure:
+            return
+        self.pull_failure = failure
         if self.update is not None and self.can_draw():
             self._compose_content(self.update, recompute_figures=False)
         else:
@@ -288,12 +301,18 @@ class HostPane(Widget, can_focus=True):
         summary, *reasons = self.queue_line.split("\n")
         return [summary.truncate(width, ellipsis=True), *reasons]
 
+    def _extra_rows(self, width: int) -> list[Content]:
+        """The queue's rows, then a failing periodic pull's line cut to the width."""
+        failure = self.pull_failure
+        pull = [] if failure is None else [periodic_failure_line(*failure, width=width)]
+        return [*self._queue_rows(width), *pull]
+
     def _compose_content(self, update: HostUpdate, *, recompute_figures: bool) -> None:
         now = self.clock()
         width = max(20, self.content_size.width or 40)
         snap = update.snapshot
         status = connection_lines(update.connection, snap, now)
-        extra = self._queue_rows(width)
+        extra = self._extra_rows(width)
         if self._key_line is not None and update.connection.status != "connected":
             status = [*status, self._key_line]
         if recompute_figures:

@@ -153,7 +153,14 @@ class Watcher:
     def _make_drivers(self) -> None:
         scheduler = optional_driver("rgt_tui.services.pull_schedule", "PullScheduler")
         if scheduler is not None:
-            self.pull = scheduler(self.fleet, self.connections, emit=self.emit, clock=self.clock)
+            # Hosts with pull folders, once their queue view (the runtime's) shows results.
+            self.pull = scheduler(
+                self.fleet,
+                self.connections,
+                emit=self.emit,
+                clock=self.clock,
+                queue_view=self.runtime.queues.views.get,
+            )
         autostop = optional_driver("rgt_tui.services.autostop", "AutoStop")
         if autostop is not None:
             self.autostop = autostop(self.fleet, self.connections, emit=self.emit, clock=self.clock)

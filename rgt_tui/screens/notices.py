@@ -1,0 +1,86 @@
+"""NoticesScreen: the session's notices, newest first (the ``n`` key).
+
+What was told while the user looked elsewhere — a periodic pull's news, which is never a
+toast, and every toast that came and went — with when, which host, the title and the
+whole text. The list is ``controllers.notices.NoticeList`` (Textual-free); this screen
+only shows it, and again whenever a notice is added while it is open.
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from rgt_tui.controllers.notices import Notice, NoticeList
+
+LOOK_S = 1.0  # how often an open list looks for notices added meanwhile
+SEVERITY_STYLE = {"warning": "bold $warning", "error": "bold $error"}
+
+
+def notice_lines(notice: Notice) -> list[Content]:
+    """``14:02:07  box1  box1: periodic pull failed`` then the text, indented. Both are
+    plain text made printable when listed: never markup."""
+    when = time.strftime("%H:%M:%S", time.localtime(notice.at))
+    head = Content.assemble(
+        (f"{when}  ", "$foreground-muted"),
+        (f"{notice.host}  " if not notice.title.startswith(notice.host) else "", "bold"),
+        (notice.title or "(no title)", SEVERITY_STYLE.get(notice.severity, "bold")),
+    )
+    body = [Content("    " + line) for line in notice.text.split("\n")]
+    return [head, *body, Content("")]
+
+
+def list_text(notices: NoticeList) -> Content:
+    """The whole list as one block of text; a line saying so when it is empty."""
+    items = notices.items()
+    lines = [
+        Content.styled(f"Notices ({len(items)}, newest first)", "bold $accent"),
+        Content(""),
+    ]
+    if not items:
+        lines.append(Content.styled("Nothing was told yet.", "$foreground-muted"))
+    for notice in items:
+        lines += notice_lines(notice)
+    lines.append(Content.styled("Esc, n, q or Enter closes this list.", "$foreground-muted"))
+    return Content("\n").join(lines)
+
+
+class NoticesScreen(ModalScreen[None]):
+    """A modal list of the session's notices; any close key dismisses it."""
+
+    BINDINGS = [Binding("escape,n,q,enter", "close", "Close", show=False)]
+    DEFAULT_CSS = """
+    NoticesScreen { align: center middle; background: $background 60%; }
+    #notices-box {
+        width: 100; max-width: 96%; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    """
+
+    def __init__(self, notices: NoticeList) -> None:
+        super().__init__()
+        self.notices = notices
+        self._shown = -1  # ``notices.added`` when last drawn
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="notices-box"):
+            yield Static(id="notices-body")
+
+    def on_mount(self) -> None:
+        self._redraw()
+        self.set_interval(LOOK_S, self._redraw)
+
+    def _redraw(self) -> None:
+        if self.notices.added == self._shown:
+            return
+        self._shown = self.notices.added
+        self.query_one("#notices-body", Static).update(list_text(self.notices))
+
+    def action_close(self) -> None:
+        self.dismiss()
