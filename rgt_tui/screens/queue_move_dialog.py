@@ -4,7 +4,8 @@ Minimal on purpose: type the cells' names and the destination host, Plan shows w
 happens to each line (``services.queue_move.plan_lines``) and every refusal; Move does
 it. When the source box holds a cell, the Move button names the cells the box will skip,
 so pressing it is the confirmation. The plan and the move run in workers over the host's
-shared connection; Escape leaves everything as it was.
+shared connection; while a plan is made Enter does nothing and the line says
+"re-planning…" (``dialog.ReplanScreen``). Escape leaves everything as it was.
 """
 
 from __future__ import annotations
@@ -17,19 +18,18 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
+from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue_move import MovePlan, MoveResult, plan_lines
 
 
-class QueueMoveScreen(ModalScreen[MoveResult | None]):
+class QueueMoveScreen(ReplanScreen[MoveResult | None]):
     """Cells and destination typed, planned, then moved (or cancelled)."""
 
     DEFAULT_CSS = """
@@ -100,7 +100,7 @@ class QueueMoveScreen(ModalScreen[MoveResult | None]):
     def _hint(self) -> None:
         enter = enter_does(self.focused, {"move-cells": "next", "move-to": "plan the move"})
         self.query_one("#move-hint", KeyHint).show_keys(
-            enter, ("Tab", "next"), ("Esc", "cancel, nothing moved")
+            enter, ("Tab", "next"), ("Esc", "cancel, nothing moved"), lead=self.hint_lead()
         )
 
     def _typed(self) -> tuple[list[str], str]:
@@ -126,6 +126,10 @@ class QueueMoveScreen(ModalScreen[MoveResult | None]):
             )
             return
         self._show(Content.styled("planning…", "$foreground-muted"))
+        # Move moves what the plan on screen says: not while another one is being made.
+        self.query_one("#move-go", Button).disabled = True
+        self.begin_replan()
+        self._hint()
         run_host_worker(self, self._plan(cells, dest), "queue-move-plan", self.host.name)
 
     async def _plan(self, cells: list[str], dest: str) -> None:
@@ -146,12 +150,16 @@ class QueueMoveScreen(ModalScreen[MoveResult | None]):
             self._show(
                 Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
             )
+            self.end_replan(None if self.focused else self.query_one("#move-cancel", Button))
+            self._hint()
             return
         plan = message.plan
-        if plan is None:
+        if plan is None or message.asked != self._typed():
+            # Made for what was typed before: nothing to show, and nothing to hold Enter
+            # for (Move stays disabled until a plan for the new text is asked for).
+            self.end_replan(None)
+            self._hint()
             return
-        if message.asked != self._typed():
-            return  # made for what was typed before; the plan for the new text is coming
         self.plan = plan
         lines = [
             Content.styled(shown(line), "$error" if line.startswith("REFUSED") else "")
@@ -167,8 +175,12 @@ class QueueMoveScreen(ModalScreen[MoveResult | None]):
             )
         else:
             go.set_caption("Move", does="move")
+        # Enter in "to host" asked for this plan: a ready one takes the focus from there.
+        self.end_replan(None)
         if plan.ok:
             self.set_focus(go)
+        elif self.focused is None:  # the Plan button gave it up while planning
+            self.set_focus(self.query_one("#move-cancel", Button))
         self._hint()
 
     def _show(self, text: Content) -> None:
