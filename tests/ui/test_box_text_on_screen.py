@@ -187,3 +187,55 @@ async def test_box_text_shows_as_text(tmp_path: Path, surface: str) -> None:
     # long hostile name wraps, or scrolls sideways in the log view, wherever the render
     # happened to be when the screen was read — "\\x1b]" and "52" can sit on two lines.)
     assert "\\x1b" in text, text
+
+
+# -- the Logs tab keeps a log's colours, and only them --------------------------------
+
+# A training log's red word, then the escapes that must not act: OSC 52, an OSC 8 link
+# around "LINKED", CSI 2J, a bell, a C1 CSI, a Unicode line separator (a forged line).
+COLOURED = (
+    "\x1b[31mREDWORD\x1b[0m plain "
+    "\x1b]52;c;cm0gLXJmIH4=\x1b\\\x1b]8;;https://evil\x1b\\LINKED\x1b]8;;\x1b\\"
+    "\x1b[2J\x07\u009b2Jend\u2028forged"
+)
+
+
+def segments_of(app: RgtApp, word: str) -> list[Any]:
+    """The styles of the screen's segments that hold ``word``."""
+    return [
+        style
+        for strip in app.screen._compositor.render_strips()
+        for text, style, _ in strip
+        if word in text
+    ]
+
+
+async def test_the_logs_tab_shows_a_logs_colours_as_styles_and_drops_every_other_escape(
+    tmp_path: Path,
+) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.pause()
+        app.open_host(HOST, tab="logs")
+        await wait_for(lambda: app.screen.query(LogsTab), pilot=pilot)
+        tab = app.screen.query_one(LogsTab)
+        await wait_for(lambda: tab.following, pilot=pilot)
+        partial = "\x1b[32mPARTIAL\x1b]52;c;eA==\x07\x1b[2Jgoes on"
+        chunk = LogChunk((LogLine(COLOURED),), LogPosition(), partial=partial)
+        tab.post_message(LogsTab.Chunk(QUEUE_SOURCE, chunk))
+        await wait_for(lambda: "REDWORD" in screen_text(app), pilot=pilot)
+        await wait_for(lambda: "PARTIALgoes on" in screen_text(app), pilot=pilot)
+        text = check_screen(app)  # no control character, no link, no click on any segment
+        [red] = segments_of(app, "REDWORD")
+        [plain] = segments_of(app, " plain ")
+        linked = segments_of(app, "LINKED")
+    # The colour is a style: red, and not the plain text's colour.
+    assert red.color is not None and red.color != plain.color
+    r, g, b = red.color.get_truecolor()
+    assert r > 2 * max(g, b), red.color
+    assert linked and not any(s.link for s in linked)
+    assert tab.lines == ["REDWORD plain LINKEDend\\u2028forged"]
+    # The escapes are gone, not shown: not a visible ESC, not the clipboard's payload.
+    for gone in ("\\x1b", "52;c;", "cm0gLXJmIH4=", "[31m", "[2J", "https://evil"):
+        assert gone not in text, gone
+    assert "PARTIALgoes on" in text

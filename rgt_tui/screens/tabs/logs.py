@@ -3,11 +3,13 @@
 A ``LogFollower`` runs in a worker while the tab is on screen; it stops when the tab or
 its screen is hidden and restarts (from the start of the file) when the source changes.
 Crash lines are highlighted in a cell's own log only: the queue log concatenates cells,
-so a crash there would be pinned on the wrong one.
+so a crash there would be pinned on the wrong one. A log's SGR colours show as styles;
+every other escape it carries is dropped (``log_text``).
 """
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 from rich.text import Text
@@ -23,6 +25,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.logscan import LogChunk, LogPosition
+from rgt_tui.domain.terminal_text import terminal_safe
 from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.widgets.host_pane import screen_in_view
@@ -34,6 +37,24 @@ MAX_LINES = 5000
 # 20 MiB of text; `rgt-tui logs` prints lines up to 1 MiB.
 MAX_LINE_BYTES = 4096
 QUEUE_SOURCE = "queue"
+# What terminal_safe leaves that is still no printable text: a newline, the Unicode line
+# separators (Rich splits a line at them: a forged line) and lone surrogates.
+_LEFT_RE = re.compile("[\n\u2028\u2029\ud800-\udfff]")
+
+
+def log_text(line: str, style: str = "") -> Text:
+    """One log line as the tab shows it: its SGR colours as styles, every other escape
+    dropped (``terminal_safe`` keeps nothing but ``ESC [ … m``, so no OSC 8 link, title or
+    cursor move reaches ``Text.from_ansi``), and what else is no printable text shown as
+    an escape (``\\u2028``). ``style`` is the base under the log's own colours."""
+    kept = _LEFT_RE.sub(lambda m: shown(m.group()), terminal_safe(line, keep_sgr=True))
+    return Text.from_ansi(kept, style=style)
+
+
+def partial_text(partial: str) -> str:
+    """The end of a line still being written, for the status line: escapes dropped (a
+    colour too: the status has its own), the rest printable, its last 60 characters."""
+    return shown(terminal_safe(partial))[-60:]
 
 
 class LogsTab(DetailTab):
@@ -209,15 +230,15 @@ class LogsTab(DetailTab):
         # RichLog draws Rich text: the crash colour is the theme's $error, looked up now.
         error = self.app.theme_variables.get("error", "red")
         for line in chunk.lines:
-            # The TUI shows a log's escapes as text (a colour code included): an ESC
-            # written to the screen could clear it or write the clipboard (OSC 52).
-            text = shown(line.text)
-            if line.crash is not None:
-                log.write(Text(text, style=f"bold {error}"))
-                self.crash_lines.append(text)
-            else:
-                log.write(Text(text))
-            self.lines.append(text)
+            # A training log's colours are the user's: shown as styles. Every other escape
+            # is dropped (an ESC written to the screen could clear it or write the
+            # clipboard: OSC 52); log_text says how.
+            crash = line.crash is not None
+            text = log_text(line.text, f"bold {error}" if crash else "")
+            log.write(text)
+            if crash:
+                self.crash_lines.append(text.plain)
+            self.lines.append(text.plain)
         del self.lines[:-MAX_LINES]
         del self.crash_lines[:-MAX_LINES]
         self.status = chunk.status
@@ -233,7 +254,7 @@ class LogsTab(DetailTab):
             parts.append((" · gap", "$warning"))
         parts.append((f"  {self._path()}", "$foreground-muted"))
         if chunk.partial:
-            parts.append((f"  … {shown(chunk.partial[-60:])}", "$foreground-muted"))
+            parts.append((f"  … {partial_text(chunk.partial)}", "$foreground-muted"))
         self._set_status(Content.assemble(*parts))
 
     @on(Stopped)
