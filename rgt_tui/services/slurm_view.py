@@ -86,7 +86,9 @@ def parse_slurm_view(text: str) -> SlurmFacts:
             ended += [report] if report is not None else []
         elif key == "oomout":
             name, _, found = rest.partition("\t")
-            oom[name] = found
+            # Keyed as parse_cells_tsv names the cell (printable): a raw name holding a
+            # control character would match no cell, and the OOM line would be lost.
+            oom[printable(name, None)] = found
         elif key == "mine":
             count, _, state = rest.partition("\t")
             if count.isdigit() and state.replace("_", "").isalpha():

@@ -33,6 +33,7 @@ from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.health import Alert, HealthContext, HealthState, Thresholds
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.snapshot import HostSnapshot, carry_processes, snapshot_from_agent
+from rgt_tui.domain.text import printable
 from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import FleetConnections, connect_with_backoff
@@ -393,7 +394,9 @@ async def sample_once(
         )
     snaps = [s for s in (parse_agent_line(host.name, ln) for ln in result.stdout.splitlines()) if s]
     if not snaps:
+        # The box's words, made printable where they enter (the error is shown everywhere).
         why = (result.stderr.strip().splitlines() or [f"exit status {result.exit_status}"])[-1]
+        why = printable(why, 200)
         if result.exit_status == 127:
             why = "python3 not found on the box (the telemetry agent needs it)"
         raise TransportError(host.name, f"telemetry agent gave no sample: {why}")
