@@ -1,10 +1,6 @@
-"""The Textual App: screens, keys, themes and the routing between them.
-
-No domain logic lives here, and no fleet state: the ``FleetRuntime`` (services/runtime)
-owns the monitors, the queue polls, each host's latest sample and history, the
-torn-down override and the events derived from them; the App creates one and routes its
-news to the screens (``_route``). The data source comes in through the constructor
-(memray's pattern): tests pass their own ``monitors`` or none at all
+"""The Textual App: screens, keys and the routing between them. No fleet state: the
+``FleetRuntime`` (services/runtime) owns it, and the App routes its news to the screens
+(``_route``). Tests pass their own ``monitors`` (memray's pattern) or none
 (``start_monitors=False``) and post ``HostUpdated`` messages, which the runtime applies.
 """
 
@@ -65,8 +61,6 @@ from rgt_tui.services.runtime.monitors import MonitorLike, health_thresholds
 from rgt_tui.services.runtime.runtime import FleetRuntime
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState, WatchEvent
-
-__all__ = ["RgtApp", "RgtCommands", "health_thresholds", "run_app"]
 
 
 class RgtApp(ThemedApp):
@@ -145,13 +139,8 @@ class RgtApp(ThemedApp):
             clock=clock,
             stopped=lambda: self.runtime.stopped,
         )
-        self.jobs = JobRunner(
-            self,
-            fleet,
-            self.connections,
-            on_change=lambda state: self.post_message(JobsChanged(state)),
-            clock=clock,
-        )
+        changed = lambda state: self.post_message(JobsChanged(state))  # noqa: E731
+        self.jobs = JobRunner(self, fleet, self.connections, on_change=changed, clock=clock)
         self.box_watch = BoxWatch(
             self,
             self.jobs,
@@ -198,9 +187,7 @@ class RgtApp(ThemedApp):
 
     async def on_unmount(self) -> None:
         gc.unfreeze()  # another app in this process (tests) starts from a clean slate
-        # Wait here (briefly) so every monitor closes its channel and the agent
-        # processes go with it.
-        await self.runtime.close()
+        await self.runtime.close()  # each monitor closes its channel: the agents go too
         if self.tui_notify is not None:
             await self.tui_notify.aclose()  # sends cut short stay owed, resumed next start
         await self.connections.close_all()
@@ -289,9 +276,8 @@ class RgtApp(ThemedApp):
         self.box_watch.jobs_changed(state)
 
     def _stop_telemetry(self, host: str, torn_down_at: float) -> None:
-        """A torn-down box is gone: stop polling it rather than show it unreachable
-        forever (its pane keeps the last sample, greyed out). ``r`` gives it one more
-        attempt, for a box that is back or a new box under the name."""
+        """A torn-down box is gone: stop polling it (its pane keeps the last sample,
+        greyed out); ``r`` gives it one more attempt."""
         if self.runtime.stop_telemetry(host):
             self.notify(
                 f"{host} was torn down: telemetry stopped. Press r on it if the box is back.",
