@@ -21,7 +21,9 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
     if condition.ok:
         return ""
     if tui:
-        pull, verify, check = "press p to pull again", "press v to verify", "press t to re-check"
+        # Ctrl+R, not t: it re-checks from inside the name box too, where t is a letter.
+        pull, verify = "press p to pull again", "press v to verify"
+        check = "press Ctrl+R to re-check"
     else:
         pull = f"run `rgt-tui pull {host}`"
         verify = f"run `rgt-tui verify {host}`"

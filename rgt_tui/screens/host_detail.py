@@ -95,6 +95,15 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             tooltip="Logs tab: pick the queue log or a cell's log",
         ),
         *SCROLL_BINDINGS,
+        # t re-checks too, but in a text box t is a letter ("tpu1"): Ctrl+R is typed
+        # nowhere, so it re-checks from inside the Teardown tab's name box as well.
+        Binding(
+            "ctrl+r",
+            "host_job('gate', 'teardown')",
+            "Re-check",
+            show=False,
+            tooltip="Re-check the teardown gate (also while typing the name)",
+        ),
     ]
 
     def __init__(

@@ -2,10 +2,13 @@
 
 Every condition is shown with its evidence; a missing or running cell can be
 acknowledged by name (a name not in the host's queue is refused with the list); the last
-step is an input where the host's name is typed. ``t`` puts the cursor there, and a
-wrong name leaves it there, so what the user types never reaches a single-key binding;
-so does the first confirmation when no teardown command is configured, since the name is
-typed there a second time. Each locked line names the key that settles it.
+step is an input where the host's name is typed. ``t`` puts the cursor there, and the
+cursor stays there until the teardown is recorded: after a wrong name, a name refused
+(the gate locked, another job running) and the first confirmation when no teardown
+command is configured, since the name is typed there a second time. Nothing else moves
+it (samples, job results, records another process wrote), so what the user types never
+reaches a single-key binding. In the box ``t`` is a letter; ``Ctrl+R`` (the detail
+screen's) or the Re-check button re-checks. Each locked line names the key that settles it.
 Only an exact match starts the teardown job, which re-scans the box right then. Without
 a teardown command the tab shows what to destroy by hand and asks for the name a second
 time, once the box is destroyed; only that second name records the teardown.
@@ -76,13 +79,17 @@ class TeardownTab(DetailTab):
         super().__init__()
         self.jobs: HostJobs | None = None
         self.host_name = ""
-        self.has_command: bool | None = None  # a teardown command is configured (None: unknown)
+        # The name was submitted and matched: once the teardown is recorded, the cursor
+        # leaves the box (nothing is left to type). A refusal keeps it there.
+        self._confirmed = False
 
     def compose(self) -> ComposeResult:
         yield Static("Checklist", classes="section-title")
         yield Static(Content.styled("press t to check the gate", MUTED), id="teardown-checklist")
         # Under the checklist it re-checks, on a row of its own: seen at 80 columns.
-        yield Button("Re-check", id="recheck", variant="primary", tooltip="Re-scan the box")
+        yield Button(
+            "Re-check", id="recheck", variant="primary", tooltip="Re-scan the box (Ctrl+R)"
+        )
         yield Static("Platform", classes="section-title")
         yield Static(id="teardown-profile")
         yield Static("Acknowledge a cell by name", classes="section-title")
@@ -106,7 +113,6 @@ class TeardownTab(DetailTab):
 
     def show(self, view: HostView) -> None:
         self.host_name = view.host.name
-        self.has_command = bool(view.host.teardown)
         self._draw()
 
     def show_jobs(self, jobs: HostJobs) -> None:
@@ -172,6 +178,20 @@ class TeardownTab(DetailTab):
         self.query_one("#teardown-history", Static).update(join(history_lines(jobs.history)))
         box = self.query_one("#confirm-name", Input)
         box.placeholder = MANUAL_PLACEHOLDER if jobs.awaiting_manual else CONFIRM_PLACEHOLDER
+        self._release_when_done(jobs, box)
+
+    def _release_when_done(self, jobs: HostJobs, box: Input) -> None:
+        """The name typed here was refused: the cursor stays. The teardown it confirmed is
+        recorded: the keys (t, p, v, Esc) act on the screen again, unless the user is
+        typing something else in the box meanwhile."""
+        if not self._confirmed:
+            return
+        if jobs.refusal and not jobs.running:
+            self._confirmed = False
+        elif jobs.torn_down_at is not None:
+            self._confirmed = False
+            if self.screen.focused is box and not box.value:
+                self.screen.set_focus(None)
 
     def _request(self, job: str, arg: str = "") -> None:
         if self.host_name:
@@ -199,17 +219,10 @@ class TeardownTab(DetailTab):
         typed = event.value.strip()
         event.input.value = ""
         manual = self.jobs is not None and self.jobs.awaiting_manual
-        # Without a teardown command the first confirmation asks for the name again
-        # ("type it again below"): the cursor stays here for it, as it does after a wrong
-        # name, so the next keys are typed, never run as actions ("2" switching tabs).
-        if typed == self.host_name and (manual or self._has_command()):
-            self.screen.set_focus(None)  # the keys (t, p, v, Esc) act on the screen again
+        # The cursor stays here whatever comes of it: a refusal (the gate locked, a job
+        # running, "another box answers") has the name typed again, and so does the first
+        # confirmation without a teardown command ("type it again below"). Moving it now
+        # turned that typing into actions ("1" switching tabs). It leaves once the
+        # teardown is recorded (_release_when_done).
+        self._confirmed = typed == self.host_name
         self._request("manual-teardown" if manual else "teardown", typed)
-
-    def _has_command(self) -> bool:
-        """Whether the host has a teardown command (from the drawn view, else the screen's
-        host); unknown counts as none, which keeps the cursor in the box."""
-        if self.has_command is not None:
-            return self.has_command
-        host = getattr(self.screen, "host", None)
-        return bool(getattr(host, "teardown", None))
