@@ -2,7 +2,9 @@
 verified by hash (U42); ``--check`` only compares.
 
 Progress goes to stderr (a live bar on a terminal, a line every few seconds elsewhere),
-the summary to stdout. Exit codes (exit_codes.py): 0 synced / in sync, 1 refused, failed
+the summary to stdout. A script or config of the tree (or the queue file) with CRLF line
+endings is named on stderr with its fix, before anything is compared or sent (U26,
+GEN4: bash on the box fails on them); it does not change the exit code. Exit codes (exit_codes.py): 0 synced / in sync, 1 refused, failed
 or (``--check``) the box differs or the tree has uncommitted changes, 2 bad input.
 """
 
@@ -39,8 +41,12 @@ def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
 async def run_sync(call: Call, transport: Transport) -> int:
     """Sync (or with ``--check`` compare) the host's code; see the module docstring."""
     from rgt_tui.services.code_sync import SyncError, code_status, sync_code
+    from rgt_tui.services.code_sync.crlf import crlf_preflight
 
     host = call.host
+    crlf = await crlf_preflight(host)
+    if not crlf.ok:
+        call.err.print(Text(f"{host.name}: warning: {crlf.detail} — {crlf.fix}"))
     try:
         if call.args.check:
             status = await code_status(host, transport)

@@ -47,7 +47,8 @@ READY_KEYS = (
 )  # fmt: skip
 # Preflight's checks, by the names `--ack`, the plan dialog and `preflight_ack` use.
 PREFLIGHT_CHECKS = (
-    "python", "torch", "gpu", "driver", "gpu-busy", "disk", "durable", "tmux", "code",
+    "python", "torch", "gpu", "driver", "arch", "gpu-busy", "disk", "storage", "durable",
+    "tmux", "code", "crlf", "signal-lead",
 )  # fmt: skip
 # Watching while the app is closed (issue 31): see config_watch.
 WATCH_FLEET_KEYS = ("notify", "notify_reminder_minutes", "tui_notify", "pull_rate_mbit")
@@ -55,7 +56,7 @@ WATCH_HOST_KEYS = ("notify", "pull_every", "stop", "autostop_minutes")
 # A Slurm cluster's login node as a host (issue 32): see config_slurm.
 SLURM_KEYS = (
     "scheduler", "partition", "account", "gres", "time", "mem", "cpus_per_task",
-    "max_parallel", "signal_lead_s", "sbatch_args",
+    "max_parallel", "signal_lead_s", "sbatch_args", "checkpoint_write_s",
 )  # fmt: skip
 SCHEDULERS = ("none", "slurm")
 FLEET_KEYS = (
@@ -65,7 +66,7 @@ FLEET_KEYS = (
 THRESHOLD_KEYS = tuple(f.name for f in fields(Thresholds))
 HOST_KEYS = (
     "name", "ssh", "identity_file", "known_hosts", "profile", "cost_per_hour", "started_at",
-    "workdir", "durable_dir", "mounts", "queue", "run", "pull", "teardown", "epochs",
+    "workdir", "durable_dir", "data_dir", "mounts", "queue", "run", "pull", "teardown", "epochs",
     "host_key", *READY_KEYS, *WATCH_HOST_KEYS, *SLURM_KEYS,
 )  # fmt: skip
 # How an unknown host key is treated: "strict" refuses it until the user trusts it;
@@ -221,6 +222,9 @@ class SlurmConfig:
     max_parallel: int | None = None
     signal_lead_s: int = 300
     sbatch_args: tuple[str, ...] = ()
+    # How long one checkpoint takes to write (SLURM2): the lead must cover it plus
+    # Slurm's 60 s slack. Nothing on the box measures it yet, so it is the user's figure.
+    checkpoint_write_s: int = 60
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,8 @@ class HostConfig:
     ready: Readiness = Readiness()
     watch: HostWatch = HostWatch()
     slurm: SlurmConfig | None = None  # set when scheduler = "slurm"
+    # Where the run reads its data (U8: preflight's storage check); None: the workdir.
+    data_dir: str | None = None
 
     @property
     def is_local(self) -> bool:

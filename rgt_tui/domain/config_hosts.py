@@ -106,6 +106,7 @@ def host_config(
         ready=readiness(t, base, fleet_ready),
         watch=host_watch(t, fleet_watch or FleetWatch()),
         slurm=slurm,
+        data_dir=c(lambda: t.maybe("data_dir", example="/workspace/data"), None),
     )
     return host if len(t.problems) == before else None
 

@@ -51,6 +51,7 @@ def slurm_config(t: Table) -> SlurmConfig | None:
         max_parallel=c(lambda: _maybe_int(t, "max_parallel"), None),
         signal_lead_s=c(lambda: t.integer("signal_lead_s", 300), 300),
         sbatch_args=c(lambda: _sbatch_args(t), ()),
+        checkpoint_write_s=c(lambda: t.integer("checkpoint_write_s", 60), 60),
     )
 
 

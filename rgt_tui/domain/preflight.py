@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rgt_tui.domain.code_identity import CodeIdentity
+from rgt_tui.domain.config import Readiness
+from rgt_tui.domain.profiles import Profile
+from rgt_tui.domain.run_interpreter import RunInterpreter
 
 MARKER = "RGT-PREFLIGHT "  # the python program's answer lines (preflight_check.py)
 MAX_DETAIL = 300  # the box's text shown in a check: one line, bounded
@@ -35,6 +38,25 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What the checks need besides the box's facts: the host's name, profile, budget,
+    the interpreter the run uses, and what the durable dir must outlive
+    (``PreflightScope.outlives``); ``cells``: how many cells the launch will still run
+    (None: not known, as for ``rgt-tui preflight`` alone: one is budgeted, U6);
+    ``data_dir``: the host's, where the run reads its data (U8)."""
+
+    host: str
+    profile: Profile
+    ready: Readiness
+    interpreter: RunInterpreter
+    workdir: str
+    durable_dir: str
+    outlives: str = ""
+    cells: int | None = None
+    data_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +119,7 @@ class BoxFacts:
     workdir_ok: bool = False
     python: dict[str, Any] | None = None  # preflight_check.py's "python" answer
     torch: dict[str, Any] | None = None  # ... and its "torch" answer
+    storage: dict[str, Any] | None = None  # ... and its "storage" answer (U8)
     py_rc: int | None = None
     py_tail: tuple[str, ...] = ()  # the interpreter's other output (its error)
     smi: str = ""  # nvidia-smi's path; "" when the box has none
@@ -200,6 +223,7 @@ def parse_box_facts(text: str) -> BoxFacts:
         workdir_ok=single.get("workdir") == "1",
         python=answers.get("python"),
         torch=answers.get("torch"),
+        storage=answers.get("storage"),
         py_rc=_int(single.get("py_rc", "")),
         py_tail=tuple(py_tail[-5:]),
         smi=clip(single.get("smi", "")),

@@ -11,11 +11,11 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from rgt_tui.domain.config import PREFLIGHT_CHECKS, HostConfig, Readiness
+from rgt_tui.domain.config import PREFLIGHT_CHECKS, HostConfig
 from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, torch_index, version, vs
-from rgt_tui.domain.preflight import BoxFacts, Check, clip
-from rgt_tui.domain.profiles import Profile
-from rgt_tui.domain.run_interpreter import RunInterpreter
+from rgt_tui.domain.preflight import BoxFacts, Check, CheckContext, clip
+from rgt_tui.domain.preflight_arch import check_arch
+from rgt_tui.domain.preflight_storage import check_storage
 from rgt_tui.domain.units import fmt_bytes, fmt_count
 
 GIB = 1 << 30
@@ -25,11 +25,16 @@ MIN_FREE_INODES = 10_000  # a run writes logs, checkpoints, eval files: inodes d
 # durable dir live on the shared filesystem the compute nodes see, and the code is the
 # tree the tasks run. The GPU, driver, torch and tmux checks would test the login node,
 # which runs no cell (the tasks run on compute nodes that preflight cannot reach).
-LOGIN_NODE_CHECKS = ("disk", "durable", "code")
+# crlf reads this machine's files; signal-lead is the job's own (SLURM2).
+LOGIN_NODE_CHECKS = ("disk", "durable", "code", "crlf", "signal-lead")
+# Checks only a scheduler's job has.
+SCHEDULER_CHECKS = ("signal-lead",)
 # The checks that need the run's interpreter, the GPUs or tmux on the box: the box
 # script asks about those only when one of them is run (a login node is not asked to
 # import torch).
-RUNTIME_CHECKS = ("python", "torch", "gpu", "driver", "gpu-busy", "tmux")
+# The storage check (U8) reads the mounts the run's interpreter sees; on a login node
+# those are not the compute nodes' (their local disks cannot be seen from there).
+RUNTIME_CHECKS = ("python", "torch", "gpu", "driver", "arch", "gpu-busy", "storage", "tmux")
 
 
 @dataclass(frozen=True)
@@ -59,25 +64,10 @@ def preflight_scope(host: HostConfig) -> PreflightScope:
             outlives="the job",
             note=(
                 f"a Slurm login node: {', '.join(LOGIN_NODE_CHECKS)} only (it runs no cell: "
-                "GPU, driver, torch and tmux are the compute nodes')"
+                "GPU, driver, arch, torch, storage and tmux are the compute nodes')"
             ),
         )
-    return PreflightScope(PREFLIGHT_CHECKS)
-
-
-@dataclass(frozen=True)
-class CheckContext:
-    """What the checks need besides the box's facts: the host's name, profile, budget,
-    the interpreter the run uses, and what the durable dir must outlive
-    (``PreflightScope.outlives``)."""
-
-    host: str
-    profile: Profile
-    ready: Readiness
-    interpreter: RunInterpreter
-    workdir: str
-    durable_dir: str
-    outlives: str = ""
+    return PreflightScope(tuple(c for c in PREFLIGHT_CHECKS if c not in SCHEDULER_CHECKS))
 
 
 def gpu_names(facts: BoxFacts) -> list[str]:
@@ -287,8 +277,36 @@ def df_row(line: str) -> list[str] | None:
     return cells if len(cells) == 6 and cells[3].isdigit() else None
 
 
+def disk_budget(facts: BoxFacts, ctx: CheckContext) -> tuple[int, str]:
+    """The bytes the whole queue needs (U6) and the arithmetic, said: each cell still to
+    run keeps ``keep_checkpoints`` checkpoints, and one more is being written (torch.save
+    writes ``*.tmp`` beside the latest before the rename). The checkpoint's size is
+    ``checkpoint_gb``, else the newest checkpoint found under the durable dir."""
+    keep = ctx.ready.keep_checkpoints
+    if ctx.ready.checkpoint_gb is not None:
+        size = int(ctx.ready.checkpoint_gb * GIB)
+        source = f"checkpoint_gb {ctx.ready.checkpoint_gb:g}"
+    elif facts.checkpoint is not None:
+        size = facts.checkpoint[1]
+        source = f"the newest checkpoint, {facts.checkpoint[2]}"
+    else:
+        return 0, "no checkpoint size known (no checkpoint_gb, none found under the durable dir)"
+    cells = 1 if ctx.cells is None else ctx.cells
+    counted = (
+        "1 cell (the queue's cells still to run are counted at launch)"
+        if ctx.cells is None
+        else f"{cells} {'cell' if cells == 1 else 'cells'} still to run"
+    )
+    budget = cells * keep * size + size
+    return budget, (
+        f"{counted} × keep_checkpoints {keep} × {fmt_bytes(size)} + 1 being written "
+        f"({fmt_bytes(size)}) = {fmt_bytes(budget)}; size from {source}"
+    )
+
+
 def check_disk(facts: BoxFacts, ctx: CheckContext) -> Check:
-    """Free bytes and inodes where the durable dir is, against the checkpoint budget."""
+    """Free bytes and inodes where the durable dir is, against the whole queue's
+    checkpoint budget (``disk_budget``, U6)."""
     row, scale = df_row(facts.df_bytes), 1
     if row is None:
         row, scale = df_row(facts.df_kib), 1024
@@ -302,16 +320,7 @@ def check_disk(facts: BoxFacts, ctx: CheckContext) -> Check:
         )
     free = int(row[3]) * scale
     mount = clip(row[5], 120)
-    keep = ctx.ready.keep_checkpoints
-    if ctx.ready.checkpoint_gb is not None:
-        budget = int(ctx.ready.checkpoint_gb * GIB * keep)
-        basis = f"checkpoint_gb {ctx.ready.checkpoint_gb:g} × keep_checkpoints {keep}"
-    elif facts.checkpoint is not None:
-        budget = facts.checkpoint[1] * keep
-        basis = f"the newest checkpoint ({fmt_bytes(facts.checkpoint[1])}, {facts.checkpoint[2]}) × keep_checkpoints {keep}"
-    else:
-        budget = 0
-        basis = "no checkpoint size known (no checkpoint_gb, none found under the durable dir)"
+    budget, basis = disk_budget(facts, ctx)
     need = max(budget, MIN_FREE_BYTES)
     basis += f"; at least {fmt_bytes(MIN_FREE_BYTES)}" if budget < MIN_FREE_BYTES else ""
     irow = df_row(facts.df_inodes)
@@ -410,7 +419,8 @@ def check_tmux(facts: BoxFacts, ctx: CheckContext) -> Check:
 
 BOX_CHECKS = {
     "python": check_python, "torch": check_torch, "gpu": check_gpu, "driver": check_driver,
-    "gpu-busy": check_gpu_busy, "disk": check_disk, "durable": check_durable, "tmux": check_tmux,
+    "arch": check_arch, "gpu-busy": check_gpu_busy, "disk": check_disk,
+    "storage": check_storage, "durable": check_durable, "tmux": check_tmux,
 }  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rgt-tui preflight, box side: rgt_tui/services/preflight.py sends this whole file as
-#   bash -c <this file> preflight WORKDIR DURABLE_DIR INTERPRETER FIND_CHECKPOINTS RUNTIME
+#   bash -c <this file> preflight WORKDIR DURABLE_DIR INTERPRETER FIND_CHECKPOINTS RUNTIME DATA_DIR
 # with preflight_check.py on stdin, and reads one "key<TAB>value" line per fact back.
+# The program is told the paths whose storage it reports (U8) in RGT_PREFLIGHT_PATHS.
 # RUNTIME 0 (a Slurm login node, which runs no cell): the interpreter, the GPUs, the
 # cells and tmux are not asked about; only the durable dir is.
 # A rented box is hostile and bare: every tool may be missing (a missing one is a fact
@@ -10,7 +11,10 @@
 set -u
 set -f
 
-workdir=$1 durable=$2 interpreter=$3 find_checkpoints=$4 runtime=${5:-1}
+workdir=$1 durable=$2 interpreter=$3 find_checkpoints=$4 runtime=${5:-1} data=${6:-}
+RGT_PREFLIGHT_PATHS=$(printf 'workdir\t%s\ndurable\t%s' "$workdir" "$durable")
+[ -n "$data" ] && RGT_PREFLIGHT_PATHS=$(printf '%s\ndata\t%s' "$RGT_PREFLIGHT_PATHS" "$data")
+export RGT_PREFLIGHT_PATHS
 program=$(head -c 65536)
 
 emit() { printf '%s\t%s\n' "$1" "$2"; }

@@ -1,9 +1,11 @@
 # rgt-tui preflight: run on the box by the RUN's own interpreter (`<interpreter> -`, this
 # program on stdin, in the host's workdir), so what it reports is what a cell will see.
-# Standard library only, Python 3.8+ (a rented box's Python can be old), and it never
-# raises: every failure becomes text in its answer. It prints two lines, each
-# "RGT-PREFLIGHT <kind> <json>": the interpreter first (so a torch import that kills the
-# process still leaves that), then torch. rgt_tui/services/preflight.py reads them.
+# Standard library only, Python 3.6+ (a rented box's Python can be old), and it never
+# raises: every failure becomes text in its answer. It prints three lines, each
+# "RGT-PREFLIGHT <kind> <json>": the interpreter first, then the data and checkpoint paths'
+# storage (U8), both before torch's import (a torch import that kills the process still
+# leaves them), then torch with each GPU's architecture against the build's (U28).
+# rgt_tui/services/preflight.py reads them.
 import json
 import os
 import platform
@@ -56,8 +58,170 @@ def torch_facts():
         except Exception as exc:
             facts["device_count"] = 0
             facts["count_error"] = described(exc)
-    facts["warnings"] = [clip(w.message) for w in caught[:3]]
+        # Inside the same catch: torch warns "sm_120 is not compatible" here too. With
+        # no usable GPU only the build's list is read (a CPU build's is empty).
+        facts["arch"] = arch_facts(TorchCuda(torch), devices=facts["available"])
+        facts["warnings"] = [clip(w.message) for w in caught[:3]]
     return facts
+
+
+class TorchCuda:
+    """What arch_facts asks of torch.cuda, from the real torch (a test feeds a recording
+    in its place: no GPU exists where the tests run)."""
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    def arch_list(self):
+        return list(self.torch.cuda.get_arch_list())
+
+    def device_count(self):
+        return int(self.torch.cuda.device_count())
+
+    def capability(self, i):
+        major, minor = self.torch.cuda.get_device_capability(i)
+        return [int(major), int(minor)]
+
+    def name(self, i):
+        return str(self.torch.cuda.get_device_name(i))
+
+    def tiny_op(self, i):
+        # One kernel on the card: "no kernel image is available" is raised here, at the
+        # first op, not at import (U28). .item() waits for the kernel to finish.
+        return float((self.torch.ones(1, device="cuda:" + str(i)) + 1).sum().item())
+
+
+MAX_GPUS = 64  # a box lists at most this many; the answer stays bounded
+
+
+def arch_facts(cuda, devices=True):
+    """torch's compiled architectures and, per GPU (``devices``: CUDA is usable), its
+    name, compute capability and whether one tiny CUDA op ran on it (the op's error
+    when not). Never raises."""
+    out = {"arch_list": [], "devices": []}
+    try:
+        out["arch_list"] = [clip(a) for a in cuda.arch_list()[:64]]
+    except Exception as exc:
+        out["arch_error"] = described(exc)
+    count = 0
+    try:
+        count = min(cuda.device_count(), MAX_GPUS) if devices else 0
+    except Exception as exc:
+        out["count_error"] = described(exc)
+    for i in range(count):
+        device = {"index": i}
+        try:
+            device["name"] = clip(cuda.name(i))
+        except Exception as exc:
+            device["name"] = "?"
+            device["name_error"] = described(exc)
+        try:
+            device["capability"] = cuda.capability(i)
+        except Exception as exc:
+            device["capability_error"] = described(exc)
+        try:
+            cuda.tiny_op(i)
+            device["op"] = "ok"
+        except Exception as exc:  # RuntimeError: CUDA error: no kernel image is available ...
+            device["op"] = described(exc)
+        out["devices"].append(device)
+    return out
+
+
+# -- where the data and checkpoints are (U8): each path's mount, file system type and
+# whether its block device spins. Read from /proc/self/mountinfo and /sys (roots passed
+# in, so a test reads a recorded tree); the verdict is made on rgt-tui's side.
+
+
+def unescape(field):
+    """A mountinfo field: a space, tab, newline or backslash is written \\ooo (octal)."""
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def read_mounts(mountinfo):
+    """Each mount as (mount point, MAJ:MIN, fstype, source), in the file's order."""
+    mounts = []
+    try:
+        with open(mountinfo, encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return mounts
+    for line in text.splitlines()[:5000]:
+        head, sep, tail = line.partition(" - ")
+        left, right = head.split(), tail.split()
+        if not sep or len(left) < 5 or len(right) < 2:
+            continue
+        mounts.append((unescape(left[4]), left[2], right[0], unescape(right[1])))
+    return mounts
+
+
+def mount_of(path, mounts):
+    """The mount ``path`` is on: the longest mount point above it (the last mounted of
+    equal ones: a later mount hides an earlier one)."""
+    best = None
+    for mount in mounts:
+        point = mount[0].rstrip("/") or "/"
+        inside = path == point or path.startswith(point if point == "/" else point + "/")
+        if inside and (best is None or len(point) >= len(best[0].rstrip("/") or "/")):
+            best = mount
+    return best
+
+
+def block_device(devno, sys_root):
+    """The whole disk behind MAJ:MIN (a partition's parent), whether it rotates ("1",
+    "0" or None) and its sysfs path (which names the bus: virtio, xen, nvme, ...)."""
+    link = os.path.join(sys_root, "dev", "block", devno)
+    if not os.path.exists(link):
+        return None, None, None
+    real = os.path.realpath(link)
+    if os.path.exists(os.path.join(real, "partition")):
+        real = os.path.dirname(real)
+    rotational = None
+    try:
+        with open(os.path.join(real, "queue", "rotational")) as f:
+            rotational = f.read(8).strip() or None
+    except OSError:
+        pass
+    sys_path = os.path.relpath(real, os.path.realpath(sys_root))
+    return clip(os.path.basename(real)), rotational, clip(sys_path)
+
+
+def storage_facts(paths, mountinfo="/proc/self/mountinfo", sys_root="/sys"):
+    """Per (label, path): the path's real location, its mount, file system type,
+    source, and its disk with whether it rotates."""
+    mounts = read_mounts(mountinfo)
+    out = {"paths": [], "mounts": len(mounts)}
+    for label, path in paths[:8]:
+        real = os.path.realpath(os.path.expanduser(path)) if path else ""
+        item = {"label": clip(label), "path": clip(path), "real": clip(real)}
+        found = mount_of(real, mounts) if real else None
+        if found is not None:
+            point, devno, fstype, source = found
+            item.update(
+                mount=clip(point), devno=clip(devno), fstype=clip(fstype), source=clip(source)
+            )
+            if not devno.startswith("0:"):  # major 0: no block device (nfs, overlay, fuse)
+                item["disk"], item["rotational"], item["sys"] = block_device(devno, sys_root)
+        out["paths"].append(item)
+    return out
+
+
+def asked_paths():
+    """The paths preflight.sh names in RGT_PREFLIGHT_PATHS, one "label<TAB>path" a line."""
+    found = []
+    for line in os.environ.get("RGT_PREFLIGHT_PATHS", "").splitlines():
+        label, sep, path = line.partition("\t")
+        if sep and path:
+            found.append((label, path))
+    return found
 
 
 def main():
@@ -71,10 +235,15 @@ def main():
         },
     )
     try:
+        emit("storage", storage_facts(asked_paths()))
+    except Exception as exc:
+        emit("storage", {"error": described(exc)})
+    try:
         facts = torch_facts()
     except BaseException as exc:  # whatever torch does on import, the answer still comes
         facts = {"importable": False, "error": described(exc)}
     emit("torch", facts)
 
 
-main()
+if __name__ == "__main__":  # `python -` runs it so; a test imports its functions
+    main()

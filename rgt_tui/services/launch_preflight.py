@@ -7,9 +7,14 @@ A failed check refuses the launch unless it is acknowledged by name: for this la
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet, HostConfig
+from rgt_tui.domain.queue_file import QueueCell
+from rgt_tui.domain.queue_state import DONE
+from rgt_tui.services.queue_box import BoxQueueFacts
+from rgt_tui.services.queue_view import view_from_facts
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:
@@ -37,12 +42,37 @@ def unknown_acks_problem(acks: tuple[str, ...]) -> str | None:
     )
 
 
-async def run_preflight(fleet: Fleet, host: HostConfig, transport: Transport) -> PreflightReport:
+async def run_preflight(
+    fleet: Fleet, host: HostConfig, transport: Transport, *, cells: int | None = None
+) -> PreflightReport:
     """Preflight on the box, over the plan's connection (imported here: the service is
-    only loaded by a launch that runs it)."""
+    only loaded by a launch that runs it); ``cells``: the cells the launch will still
+    run, which the disk check budgets for (U6)."""
     from rgt_tui.services.preflight import preflight
 
-    return await preflight(fleet, host, transport)
+    return await preflight(fleet, host, transport, cells=cells)
+
+
+def cells_to_run(
+    cells: Sequence[QueueCell],
+    start_index: int,
+    facts: BoxQueueFacts,
+    host: HostConfig,
+    fresh: bool,
+) -> int:
+    """How many cells a launch from ``start_index`` will run: every live cell from it,
+    except one the box holds and reports done (``--fresh``: every one). The disk check
+    budgets each of these (U6)."""
+    done = set()
+    deployed = 0
+    if not fresh:
+        done = {c.name for c in view_from_facts(host, facts).cells if c.status == DONE}
+        deployed = len(facts.deployed)
+    return sum(
+        1
+        for i, c in enumerate(cells)
+        if i >= start_index and not c.moved_to and not (i < deployed and c.name in done)
+    )
 
 
 def _ack_hint(name: str) -> str:

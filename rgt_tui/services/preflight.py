@@ -6,8 +6,10 @@ One round trip runs ``rgt_tui/scripts/preflight.sh`` on the box (sent whole as
 about the GPUs, the driver and who holds them, ``df`` about the durable dir's mount and
 finds tmux; a second, only with a ``code`` key, asks sync whether the box's code is the
 local tree (U42). ``domain.preflight_checks`` turns the answers into checks, and its
-``preflight_scope`` says which checks the host gets (a Slurm login node: disk, durable
-and code; its box script then skips the interpreter, the GPUs and tmux).
+``preflight_scope`` says which checks the host gets (a Slurm login node: disk, durable,
+code, crlf and signal-lead; its box script then skips the interpreter, the GPUs, the
+storage and tmux). Two checks need no box: ``crlf`` reads this machine's code tree and
+queue file (U26), ``signal-lead`` a Slurm host's keys (SLURM2).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from rgt_tui.domain.preflight_checks import CheckContext, box_checks, preflight_
 from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.code_sync import SyncError, code_status
+from rgt_tui.services.code_sync.crlf import crlf_preflight
 from rgt_tui.services.queue_box import script_text
+from rgt_tui.services.slurm.sbatch import signal_lead_check
 from rgt_tui.transport import Transport
 
 __all__ = ["Check", "PreflightReport", "preflight", "preflight_command"]
@@ -57,6 +61,7 @@ def preflight_command(host: HostConfig) -> str:
     interpreter = run_interpreter(host.run, host.ready.python)
     find = "0" if host.ready.checkpoint_gb is not None else "1"
     runtime = "1" if preflight_scope(host).asks_runtime else "0"
+    data = box_path(host.data_dir) if host.data_dir else "''"
     return " ".join(
         [
             "bash",
@@ -68,13 +73,17 @@ def preflight_command(host: HostConfig) -> str:
             shlex.quote(interpreter.command),
             find,
             runtime,
+            data,
         ]
     )
 
 
-async def preflight(fleet: Fleet, host: HostConfig, transport: Transport) -> PreflightReport:
+async def preflight(
+    fleet: Fleet, host: HostConfig, transport: Transport, *, cells: int | None = None
+) -> PreflightReport:
     """Run the preflight checks of ``host``'s kind (``preflight_scope``) on its box
-    (``code`` only with a ``code`` key). TransportError when the box cannot be reached or its answer was cut short;
+    (``code`` only with a ``code`` key). ``cells``: how many cells the launch will still
+    run, for the disk budget (U6; None: one, as ``rgt-tui preflight`` alone does). TransportError when the box cannot be reached or its answer was cut short;
     every problem of the box itself is a failed check with its fix. Connects the
     transport when it is not yet. ``fleet`` is the agreed interface's: the host's
     readiness already carries the fleet's defaults."""
@@ -103,12 +112,18 @@ async def preflight(fleet: Fleet, host: HostConfig, transport: Transport) -> Pre
         workdir=host.workdir,
         durable_dir=host.durable_dir,
         outlives=scope.outlives,
+        cells=cells,
+        data_dir=host.data_dir,
     )
     checks = list(box_checks(facts, ctx, scope.checks))
     code = None
     if host.ready.code is not None and "code" in scope.checks:
         check, code = await _code_check(host, transport)
         checks.append(check)
+    if "crlf" in scope.checks:
+        checks.append(await crlf_preflight(host))
+    if "signal-lead" in scope.checks and host.slurm is not None:
+        checks.append(signal_lead_check(host.name, host.slurm))
     return PreflightReport(host.name, tuple(checks), code, scope.note)
 
 

@@ -29,6 +29,7 @@ from rgt_tui.domain.queue_state import DONE, QueueView
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.credentials import launch_credentials
 from rgt_tui.services.launch_preflight import (
+    cells_to_run,
     preflight_problems,
     preflight_warnings,
     run_preflight,
@@ -219,7 +220,8 @@ async def plan_launch(
             durable_dir=host.durable_dir,
         )
         box_text = "" if fresh else await read_box_queue_text(transport, host.name)
-        report = await run_preflight(fleet, host, transport) if preflight else None
+        todo = None if retry_only else cells_to_run(cells, start_index, facts, host, fresh)
+        report = await run_preflight(fleet, host, transport, cells=todo) if preflight else None
     except TransportError as exc:
         problems.append(
             f"{host.name} is unreachable: {exc.message}" + (f" — {exc.fix}" if exc.fix else "")

@@ -68,11 +68,17 @@ async def test_a_ready_box_passes_every_check(make_queue_fleet, tmp_path):
     assert report.failed == (), report.to_json()
     checks = by_name(report)
     assert [c.name for c in report.checks] == [
-        "python", "torch", "gpu", "driver", "gpu-busy", "disk", "durable", "tmux",
+        "python", "torch", "gpu", "driver", "arch", "gpu-busy", "disk", "storage", "durable",
+        "tmux", "crlf",
     ]  # fmt: skip
     assert "torch's CUDA 12.8 ≤ the driver 590.48.01, CUDA 13.1" in checks["driver"].detail
     assert "NVIDIA H100 80GB HBM3" in checks["gpu"].detail
-    assert "checkpoint_gb 0.5 × keep_checkpoints 2" in checks["disk"].detail
+    assert "GPU 0 NVIDIA H100 80GB HBM3 sm_90: a CUDA op ran on each" in checks["arch"].detail
+    # No launch: one cell is budgeted, and the arithmetic is said (U6).
+    assert (
+        "1 cell (the queue's cells still to run are counted at launch) × keep_checkpoints 2 "
+        "× 512M + 1 being written (512M) = 1.5G; size from checkpoint_gb 0.5"
+    ) in checks["disk"].detail
     # The run template's set-up and interpreter ran it: PYTHONPATH reached the program.
     assert "the run template" in checks["python"].detail
 
@@ -176,7 +182,7 @@ async def test_disk_budget_from_config_or_the_newest_checkpoint(make_queue_fleet
     report = await run_preflight(qf, configured(qf, run=run, checkpoint_gb=1e9))
     disk = by_name(report)["disk"]
     assert not disk.ok and "not enough room" in disk.detail
-    assert "checkpoint_gb 1e+09 × keep_checkpoints 2" in disk.detail
+    assert "× keep_checkpoints 2 × " in disk.detail and "checkpoint_gb 1e+09" in disk.detail
     assert "keep_checkpoints" in disk.fix
 
     # No checkpoint_gb: the newest checkpoint under the durable dir decides; a symlink
@@ -191,8 +197,9 @@ async def test_disk_budget_from_config_or_the_newest_checkpoint(make_queue_fleet
     (results / "link.pt").symlink_to(outside)
     disk = by_name(await run_preflight(qf, configured(qf, run=run, keep_checkpoints=3)))["disk"]
     assert disk.ok, disk
-    assert "the newest checkpoint (2.9K" in disk.detail and "last.ckpt" in disk.detail
-    assert "keep_checkpoints 3; at least 1.0G" in disk.detail
+    assert "keep_checkpoints 3 × 2.9K + 1 being written (2.9K)" in disk.detail
+    assert "size from the newest checkpoint" in disk.detail and "last.ckpt" in disk.detail
+    assert "; at least 1.0G" in disk.detail
 
 
 async def test_runpod_durable_dir_off_the_volume_fails_durable(make_queue_fleet, tmp_path):

@@ -80,18 +80,45 @@ def failed_driver_smi(folder: Path) -> Path:
     return _script(folder, {"*": (text, 9)})
 
 
-def stand_in_torch(folder: Path, *, cuda: str, devices: int) -> Path:
-    """A ``torch`` package on ``folder`` reporting a CUDA build and ``devices`` GPUs: a
-    fake only because no GPU (so no CUDA torch that would find one) exists here."""
+# What a cu128 wheel of torch 2.7 reports (torch.cuda.get_arch_list()), and the
+# recordings of older wheels: tests/fixtures/torch_arch (README.txt names the sources).
+CU128_ARCHES = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120")
+
+
+def stand_in_torch(
+    folder: Path,
+    *,
+    cuda: str,
+    devices: int,
+    arch_list: tuple[str, ...] = CU128_ARCHES,
+    capability: tuple[int, int] = (9, 0),
+    name: str = "NVIDIA H100 80GB HBM3",
+    op_error: str | None = None,
+) -> Path:
+    """A ``torch`` package on ``folder`` reporting a CUDA build, ``devices`` GPUs of
+    ``capability``, the build's ``arch_list``, and a tiny op that raises ``op_error``
+    (torch's own words) or works: a fake only because no GPU (so no CUDA torch that
+    would find one) exists here."""
     pkg = folder / "torch"
     pkg.mkdir(parents=True, exist_ok=True)
     (pkg / "__init__.py").write_text(
-        f'__version__ = "2.7.0+cu{cuda.replace(".", "")}"\nfrom torch import cuda, version\n'
+        f'__version__ = "2.7.0+cu{cuda.replace(".", "")}"\nfrom torch import cuda, version\n\n'
+        "class _T:\n"
+        "    def __add__(self, other):\n"
+        f"        if {op_error!r} is not None:\n"
+        f"            raise RuntimeError({op_error!r})\n"
+        "        return self\n"
+        "    def sum(self):\n        return self\n"
+        "    def item(self):\n        return 2.0\n\n"
+        "def ones(n, device=None):\n    return _T()\n"
     )
     (pkg / "version.py").write_text(f"cuda = {cuda!r}\n")
     (pkg / "cuda.py").write_text(
         f"def is_available():\n    return {devices > 0}\n\n"
-        f"def device_count():\n    return {devices}\n"
+        f"def device_count():\n    return {devices}\n\n"
+        f"def get_arch_list():\n    return {list(arch_list)!r} if {devices > 0} else []\n\n"
+        f"def get_device_capability(i):\n    return {tuple(capability)!r}\n\n"
+        f"def get_device_name(i):\n    return {name!r}\n"
     )
     return folder
 

@@ -5,7 +5,9 @@ In a git repository git itself lists the files (tracked, plus untracked ones tha
 one the tree is walked with every ``.gitignore`` on the way honoured (``pathspec``).
 Either way the host's ``code_exclude`` patterns (gitignore syntax) are applied on top,
 ``.git/`` is never included, and symlinks and special files are left out, never
-followed (counted in ``skipped``). Blocking: run ``list_tree`` in a thread.
+followed (counted in ``skipped``). While a file is hashed it is also read for CRLF line
+endings where they break the box (``domain.crlf``: shell scripts, ``#!`` scripts, config
+files; U26). Blocking: run ``list_tree`` in a thread.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import pathspec
 
 from rgt_tui.domain.code_identity import CodeIdentity, FileHash, tree_hash
+from rgt_tui.domain.crlf import crlf_kind, has_crlf
 from rgt_tui.services.code_sync.rules import SendRules, ignored_by, name_ok, never_sent
 from rgt_tui.services.code_sync.types import SyncError
 
@@ -29,12 +32,14 @@ _READ = 1 << 20
 
 @dataclass(frozen=True)
 class LocalFile:
-    """One file of the local tree: its hash, executable bit and size."""
+    """One file of the local tree: its hash, executable bit and size; ``crlf``: its kind
+    when it has CRLF line endings that break it on the box ("" otherwise)."""
 
     path: str  # relative, "/"-separated
     sha256: str
     executable: bool
     size: int
+    crlf: str = ""
 
     def file_hash(self) -> FileHash:
         return FileHash(self.path, self.sha256, self.executable)
@@ -51,6 +56,11 @@ class LocalTree:
     skipped: tuple[str, ...] = ()  # "path (why)" for each entry left out
     # The rules that chose ``files``, to judge the box's files by (None: git's alone).
     rules: SendRules | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def crlf(self) -> tuple[tuple[str, str], ...]:
+        """(path, kind) of each file whose CRLF line endings break it on the box (U26)."""
+        return tuple((f.path, f.crlf) for f in self.files if f.crlf)
 
     @property
     def identity(self) -> CodeIdentity:
@@ -99,21 +109,27 @@ def list_tree(root: Path, excludes: tuple[str, ...], host: str) -> LocalTree:
             skipped.append(f"{rel} (not a regular file)")
         else:
             try:
-                digest = _sha256(path)
+                digest, crlf = _sha256(path, rel)
             except OSError as exc:
                 skipped.append(f"{rel} ({exc.strerror or exc})")
                 continue
-            files.append(LocalFile(rel, digest, bool(st.st_mode & 0o111), st.st_size))
+            files.append(LocalFile(rel, digest, bool(st.st_mode & 0o111), st.st_size, crlf))
     return LocalTree(root, tuple(files), commit, dirty, tuple(skipped), rules)
 
 
-def _sha256(path: Path) -> str:
+def _sha256(path: Path, rel: str) -> tuple[str, str]:
+    """The file's SHA-256, and its CRLF kind (``domain.crlf``) if it is one that breaks."""
     digest = hashlib.sha256()
+    kind, crlf, cr = None, False, False
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
         while chunk := f.read(_READ):
             digest.update(chunk)
-    return digest.hexdigest()
+            if kind is None:
+                kind = crlf_kind(rel, chunk[:2])
+            if kind and not crlf:
+                crlf, cr = has_crlf(chunk, cr), chunk.endswith(b"\r")
+    return digest.hexdigest(), kind if crlf else ""
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:

@@ -20,8 +20,10 @@ from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.preflight import PreflightReport
 from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.domain.queue_state import DONE
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.launch_preflight import (
     preflight_problems,
@@ -42,6 +44,7 @@ from rgt_tui.services.slurm.sbatch import (
     node_local_problem,
     plan_notes,
     sbatch_command,
+    signal_lead_check,
     signal_warnings,
 )
 from rgt_tui.transport import Transport
@@ -155,7 +158,8 @@ async def plan_slurm_launch(
         facts = await slurm_probe(transport, host.name, durable, job_name)
         if preflight and not append:
             # The login node's checks only: preflight_scope decides them for a Slurm host.
-            report = await run_preflight(fleet, host, transport)
+            todo = sum(1 for c in base.cells[start:] if c.status != DONE)
+            report = await run_preflight(fleet, host, transport, cells=todo)
     except TransportError as exc:
         problems.append(
             f"{host.name} is unreachable: {exc.message}" + (f" — {exc.fix}" if exc.fix else "")
@@ -181,6 +185,10 @@ async def plan_slurm_launch(
     if not append:
         problems += live_problems(host.name, facts.live, facts.squeue_error)
     warnings += signal_warnings(host.name, slurm)
+    if report is None or report.check("signal-lead") is None:  # preflight not run here
+        lead = PreflightReport(host.name, (signal_lead_check(host.name, slurm),))
+        problems += preflight_problems(lead, base.acks, host.ready.preflight_ack)
+        warnings += preflight_warnings(lead, base.acks, host.ready.preflight_ack)
     indices = [c.index for c in base.cells[start:]]
     array = array_spec(indices, slurm.max_parallel) if indices else ""
     bin_dir = home.rstrip("/") + "/.rgt/bin"

@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 from rgt_tui.domain.config import SlurmConfig
+from rgt_tui.domain.preflight import Check
 from rgt_tui.domain.preflight_checks import LOGIN_NODE_CHECKS
 from rgt_tui.domain.units import plural
 
@@ -142,17 +143,37 @@ def time_seconds(value: str | None) -> int | None:
     return days * 86400 + h * 3600 + m * 60 + s
 
 
+def signal_lead_check(host: str, slurm: SlurmConfig) -> Check:
+    """The ``signal-lead`` preflight check (SLURM2): the warning signal's lead must fit
+    one checkpoint's write (``checkpoint_write_s``: the host's figure, default 60 s;
+    nothing on the box measures it yet) plus Slurm's slack (the signal may come up to
+    60 s late), else the kill lands mid-write. Failed: a launch is refused unless
+    acknowledged by name."""
+    lead, write = slurm.signal_lead_s, slurm.checkpoint_write_s
+    need = write + SIGNAL_SLACK_S
+    sums = (
+        f"checkpoint_write_s {write} s + Slurm's slack {SIGNAL_SLACK_S} s "
+        f"(it may send the warning up to {SIGNAL_SLACK_S} s late) = {need} s"
+    )
+    if lead < need:
+        return Check(
+            "signal-lead",
+            False,
+            f"signal_lead_s = {lead} on {host} is shorter than {sums}: the kill can land "
+            "while the checkpoint is being written (SLURM2)",
+            f"set signal_lead_s = {need} or more for {host} (or lower checkpoint_write_s if "
+            "a checkpoint writes faster); checkpoint periodically too, and write it "
+            "atomically (tmp, fsync, rename: U6)",
+        )
+    return Check("signal-lead", True, f"signal_lead_s {lead} s ≥ {sums}")
+
+
 def signal_warnings(host: str, slurm: SlurmConfig) -> list[str]:
-    """The lead against Slurm's slack and the walltime (SLURM2): what makes the warning
-    signal useless, said before anything is submitted."""
+    """The lead against the walltime: a lead not shorter than it makes every cell
+    checkpoint as it starts. (A lead inside Slurm's slack plus a checkpoint's write is
+    the ``signal-lead`` check's: refused, not only warned of.)"""
     lead = slurm.signal_lead_s
     out = []
-    if lead <= SIGNAL_SLACK_S:
-        out.append(
-            f"signal_lead_s = {lead} on {host}: Slurm may send the warning up to "
-            f"{SIGNAL_SLACK_S} s late (SLURM2), so a cell may get no time to checkpoint "
-            "before the kill — give it at least the slack plus one checkpoint's write time"
-        )
     wall = time_seconds(slurm.time)
     if wall is not None and lead >= wall:
         out.append(
@@ -260,7 +281,7 @@ def plan_notes(
             "preflight on the login node: "
             + (
                 f"{', '.join(LOGIN_NODE_CHECKS)} only (it runs no cell: GPU, driver, "
-                "torch and tmux are the compute nodes')"
+                "arch, torch, storage and tmux are the compute nodes')"
                 if preflight
                 else "not run"
             )
