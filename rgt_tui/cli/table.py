@@ -179,11 +179,14 @@ COMMANDS: tuple[Command, ...] = (
         connects=True,
         description="Send the files of the host's `code` tree that differ from the box's "
         "copy (rsync over your OpenSSH, else SFTP), check their hashes on the box, and move "
-        "them into the workdir only while no queue runs there. Nothing on the box is deleted.",
+        "them into the workdir only while no queue runs there. Only files an earlier sync put "
+        "there, unchanged since, that the tree no longer has are removed (and listed); "
+        "nothing else on the box is deleted.",
     ),
     Command(
         "shell",
-        "a shell on HOST: your ssh, our host-key check, the queue's tmux session if it runs",
+        "a shell on HOST: your ssh, our host-key check; a new window of the queue's tmux "
+        "session if it runs (never the runner's)",
         no_arguments,
         run_shell,
         host="one",  # ssh connects on its own: not `connects`

@@ -24,11 +24,14 @@ MUTED = "$foreground-muted"
 
 
 def preflight_lines(report: PreflightReport, acked: Iterable[str] = ()) -> list[Content]:
-    """The passed checks on one line, then each failed check with its detail and fix;
-    a failed check in ``acked`` is marked acknowledged (a warning, not a refusal)."""
+    """The report's note (why some checks were not run), the passed checks on one line,
+    then each failed check with its detail and fix; a failed check in ``acked`` is marked
+    acknowledged (a warning, not a refusal)."""
     acked = set(acked)
     passed = [c for c in report.checks if c.ok]
     lines: list[Content] = []
+    if report.note:  # why some checks were not run (a Slurm login node), as the CLI says
+        lines.append(Content.styled(report.note, MUTED))
     if passed:
         lines.append(
             Content.assemble(

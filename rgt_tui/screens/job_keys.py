@@ -86,7 +86,12 @@ def job_commands(app: App[Any]) -> list[tuple[str, str, Callable[[], Any]]]:
         ("Pull results", "pull", "pulls", "Resumable, hash-checked copy into results_dir"),
         ("Verify results", "verify", "pulls", "Hash, load and reconcile the pulled copy"),
         ("Sync code", "sync", "queue", "Push the host's code to its workdir, checked by hash"),
-        ("Preflight", "preflight", "queue", "Torch, GPU, driver, disk, durable dir, code"),
+        (
+            "Preflight",
+            "preflight",
+            "queue",
+            "Torch, GPU, driver, disk, durable dir, code (Slurm: disk, durable, code)",
+        ),
         ("Teardown checklist", "gate", "teardown", "Check the gate; type the name to tear down"),
     )
     fleet: Fleet = app.fleet  # type: ignore[attr-defined]
