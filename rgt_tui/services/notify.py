@@ -45,6 +45,13 @@ RESUME_WINDOW_S = 24 * 3600.0  # older undelivered events are not worth a restar
 MAX_FAILURES = 50  # ``failures`` keeps the most recent problems, each once
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}")
+# Markdown that could plant a link or hide or restyle the box's words, escaped in what the
+# box wrote (``markdown_inert``): a backslash (so the box cannot escape an escape), the
+# brackets of ``[text](url)`` and ``![](url)``, emphasis and code (``*``, backtick),
+# Discord's spoiler and strike (``|``, ``~``). Not ``_``: emphasis only, and cell names
+# and our own words (``oom_kill``) are full of it; nor parentheses: without ``[…]`` a
+# ``(url)`` is a bare URL, shown as what it is.
+_MARKDOWN_RE = re.compile(r"([\\\[\]*`|~])")
 _NOTIFY_TYPES = {
     "info": apprise.NotifyType.INFO,
     "warning": apprise.NotifyType.WARNING,
@@ -107,6 +114,18 @@ def targets_of(fleet: Fleet, host: str) -> tuple[Target, ...]:
     return tuple(Target(host, i, url) for i, url in enumerate(fleet.host(host).watch.notify, 1))
 
 
+def markdown_inert(text: str) -> str:
+    """``text`` with the Markdown that could make a link of it (or hide it) escaped by a
+    backslash: ``[x](https://evil)`` reads ``\\[x\\](https://evil)``.
+
+    For every target, not only those Apprise formats as Markdown: the format Apprise
+    reports (``notify_format``, ``resolve_format``) is what it sends, not what the service
+    renders, and Discord renders Markdown in plain content (sent as TEXT, a box's
+    ``[x](https://evil)`` became a link there). A plain target shows the backslash; a
+    Markdown one shows the character."""
+    return _MARKDOWN_RE.sub(r"\\\1", text)
+
+
 def message(event: WatchEvent) -> tuple[str, str]:
     """Title and body of the message for ``event``: its own words and where to look.
     Nothing else goes in — events carry no secrets and this adds none."""
@@ -117,9 +136,11 @@ def message(event: WatchEvent) -> tuple[str, str]:
     # The box's words are quoted as plain text: control characters shown as escapes (a
     # desktop notifier or a terminal tailing a webhook's log would act on them), and the
     # body is sent as Apprise's TEXT format (``_send_once``), never as Markdown or HTML.
-    title = f"[rgt-tui] {printable(named, None)}"
+    # Its Markdown is made inert too (``markdown_inert``): a chat target would render it.
+    # (Before ``printable``: its own ``\x1b`` escapes are no Markdown, left as they are.)
+    title = f"[rgt-tui] {printable(markdown_inert(named), None)}"
     hint = f"open: rgt-tui (or rgt-tui status {event.host})"
-    quoted = printable_lines(event.body)
+    quoted = printable_lines(markdown_inert(event.body))
     body = f"{quoted}\n\n{hint}" if event.body else hint
     return title, body
 

@@ -1,8 +1,9 @@
 """A watch notification quotes the box's words as plain text (issue 39): what a rented box
 wrote into an event (a cell's name, its last line) reaches a notification target with
 every control character shown as an escape, its markup-looking text as those characters,
-and the body declared TEXT to Apprise (an HTML target gets it escaped, never as HTML).
-Sent through Apprise's real ``json://`` target to a local HTTP server."""
+and the body declared TEXT to Apprise (an HTML target gets it escaped, never as HTML),
+its Markdown links, emphasis and spoilers made inert for every target (Discord renders
+Markdown in plain content). Sent through Apprise's real ``json://`` target to a local HTTP server."""
 
 from __future__ import annotations
 
@@ -37,5 +38,39 @@ async def test_a_hostile_event_arrives_as_printable_plain_text(tmp_path: Path) -
     body, title = sent["message"], sent["title"]
     for part in (body, title):
         assert not set(part) & CONTROL, f"control characters reach the target: {part!r}"
-        assert "\\x1b]52;c;cm0gLXJmIH4=" in part  # shown, not acted on
-        assert "[link=https://evil]x[/link] <a href='https://evil'>y</a>" in part  # as written
+        assert "\\x1b\\]52;c;cm0gLXJmIH4=" in part  # shown, not acted on (its ']' inert)
+        # As written, its Markdown brackets made inert (a chat target renders Markdown).
+        assert "\\[link=https://evil\\]x\\[/link\\] <a href='https://evil'>y</a>" in part
+
+
+MARKDOWN = (
+    "see [the results](https://evil/x) ![](https://evil/px) *now* `rm` ||hid|| ~~s~~ \\[y](z)"
+)
+
+
+async def test_markdown_in_box_text_reaches_every_target_inert(tmp_path: Path) -> None:
+    """A box's ``[text](url)`` would be a link on a target that renders Markdown (Discord
+    does, in plain content): it arrives escaped, on a plain target and on one Apprise
+    formats as Markdown alike, in the title and the body; underscores stay as written."""
+    event = WatchEvent(
+        "queue_failed", "box1", "queue_failed:box1:2", f"cell oom_kill {MARKDOWN}", MARKDOWN
+    )
+    with webhook() as hook:
+        urls = [hook.url("/plain"), hook.url("/md") + "?format=markdown"]
+        text = '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
+        text += f"notify = {json.dumps(urls)}\n"
+        fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
+        notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
+        await notifier.on_event(event)
+        await notifier.drain()
+        [plain] = hook.at("/plain")
+        [md] = hook.at("/md")
+    for sent in (plain, md):
+        for part in (sent["title"], sent["message"]):
+            # Every '[' is escaped: no link, no image, whatever Apprise adds on top.
+            assert "[the results]" not in part and "![]" not in part, part
+            assert "](https://evil/x)" not in part.replace("\\]", ""), part
+    for part in (plain["title"], plain["message"]):
+        assert "\\[the results\\](https://evil/x) !\\[\\](https://evil/px)" in part
+        assert "\\*now\\* \\`rm\\` \\|\\|hid\\|\\| \\~\\~s\\~\\~ \\\\\\[y\\](z)" in part
+    assert "cell oom_kill see" in plain["title"]
