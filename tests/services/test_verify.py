@@ -541,3 +541,25 @@ async def test_secrets_skipped_by_rule_are_shown_and_never_a_problem(make_loopba
     assert skipped and all("skipped by rule: secret" in f.detail for f in skipped)
     assert not any(".ssh" in p for p in report.problems), report.problems
     assert not list((tmp_path / "box1").rglob("id_ed25519"))
+
+
+async def test_a_secret_written_after_the_pull_is_skipped_by_the_rescan_not_a_problem(
+    make_loopback_fleet, tmp_path
+):
+    """A .netrc the box gained after the pull: the re-scan skips it by the secret rule, and
+    verify shows it skipped, as the teardown gate's re-scan takes it (no change, no lock)."""
+    fleet = await make_loopback_fleet(1)
+    home = fleet.box("box1").root
+    write_good_cells(box_results(fleet))
+    host = host_of(fleet, pull=(str(home),))
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert pulled.ok, pulled.failed
+        (home / ".netrc").write_text("machine x login u password p\n")
+        report = await verify_host(host, tmp_path, transport=transport)
+    finally:
+        await transport.close()
+    [netrc] = [f for f in report.flags if ".netrc" in f.path]
+    assert netrc.kind == "skipped" and "skipped by rule: secret" in netrc.detail
+    assert not any(".netrc" in p for p in report.problems), report.problems
