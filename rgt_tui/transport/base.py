@@ -247,11 +247,45 @@ class OutputCap:
         return CommandResult(exit_status, out, err, tuple(self.over), self.limit)
 
 
+# Where a forwarded port listens here: loopback only, never every interface (0.0.0.0), so
+# nothing else on this machine's networks reaches a box's TensorBoard through us.
+FORWARD_LISTEN_HOST = "127.0.0.1"
+
+
+@runtime_checkable
+class PortForward(Protocol):
+    """A port of this machine carried to a port on the box over the host's connection
+    (``Transport.forward_port``): each connection to ``FORWARD_LISTEN_HOST:local_port``
+    here becomes one channel to ``remote_port`` on the box."""
+
+    local_port: int
+    remote_port: int
+
+    @property
+    def listen_host(self) -> str:
+        """The address it listens on here: always ``FORWARD_LISTEN_HOST``."""
+
+    async def probe(self) -> str | None:
+        """Open one channel to the box's port and close it: None when something answers
+        there, else why not ("connection refused": nothing listens; the box's sshd
+        refusing forwarding), as the box said it."""
+
+    def close(self) -> None:
+        """Stop listening here; safe to call twice and on a dead connection."""
+
+    async def wait_closed(self) -> None:
+        """Return once the forward has ended: closed here, or its connection dropped
+        (then nothing listens any more: a new forward needs the new connection)."""
+
+
 @runtime_checkable
 class Transport(Protocol):
     """A connection to one host that can run commands, long-lived processes and read files."""
 
     host: str
+    # A named capability (never probed with getattr): whether ``forward_port`` opens a
+    # tunnel. False for this machine, whose ports are reached directly.
+    forwards_ports: bool
 
     async def connect(self) -> None:
         """Open the connection (one attempt); raise TransportError with the reason."""
@@ -331,6 +365,14 @@ class Transport(Protocol):
         symlink already there is opened or written through), given exactly ``mode`` (at
         most 0o755: never wider), then renamed to ``path``; FileExistsError when something
         is already at ``path``. ``on_bytes(n)`` after each piece of ``n`` bytes written."""
+
+    async def forward_port(self, remote_port: int, *, local_port: int = 0) -> PortForward:
+        """Listen on ``FORWARD_LISTEN_HOST:local_port`` here (0: a free port) and carry
+        each connection to ``remote_port`` on the box's loopback over this connection: no
+        new login (U39, an ``ssh -L`` on the connection already open). OSError when the
+        port here cannot be bound; TransportError when not connected or the box refuses.
+        Only where ``forwards_ports``: this machine raises TransportError saying no
+        tunnel is needed."""
 
     async def close(self) -> None:
         """Close the connection; safe to call twice."""

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
 from rgt_tui.transport.base import (
+    FORWARD_LISTEN_HOST,
     MAX_OUTPUT_BYTES,
     MAX_STREAM_LINE,
     PUT_CHUNK,
@@ -17,6 +18,7 @@ from rgt_tui.transport.base import (
     CommandResult,
     FileStat,
     OutputCap,
+    PortForward,
     RangeReads,
     TransportError,
     overlong_line,
@@ -36,6 +38,8 @@ async def _feed(stdin: asyncio.StreamWriter, input: str | None) -> None:
 
 class LocalTransport(RangeReads):
     """A Transport for the machine the app runs on; it is always connected."""
+
+    forwards_ports = False  # its ports are this machine's: nothing to tunnel
 
     def __init__(self, host: str = "local") -> None:
         self.host = host
@@ -226,6 +230,14 @@ class LocalTransport(RangeReads):
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(temp)
+
+    async def forward_port(self, remote_port: int, *, local_port: int = 0) -> PortForward:
+        """Never: this machine's ports are reached directly (TransportError says where)."""
+        raise TransportError(
+            self.host,
+            f"{self.host} is this machine: no tunnel is needed",
+            f"open http://{FORWARD_LISTEN_HOST}:{remote_port}/ directly",
+        )
 
     async def close(self) -> None:
         return None

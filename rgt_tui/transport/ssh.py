@@ -39,6 +39,7 @@ from rgt_tui.transport.known_hosts import (
     parse_jump,
     public_line,
 )
+from rgt_tui.transport.ssh_forward import SshPortForward, forward_port
 from rgt_tui.transport.ssh_plan import (
     NOTHING_OF_THE_USERS,
     CheckingClient,
@@ -80,6 +81,8 @@ WINDOW_BYTES = 8 * 2**20
 
 class SshTransport(SftpSessions):
     """A Transport over one persistent asyncssh connection."""
+
+    forwards_ports = True  # ``forward_port``: an ``ssh -L`` on the open connection
 
     def __init__(
         self,
@@ -356,6 +359,11 @@ class SshTransport(SftpSessions):
                 self.host,
                 f"remote command exited with status {status}: {err[-1] if err else 'no message'}",
             )
+
+    async def forward_port(self, remote_port: int, *, local_port: int = 0) -> SshPortForward:
+        """Forward ``127.0.0.1:local_port`` here to ``remote_port`` on the box over the open
+        connection (``ssh_forward``); OSError when the port here is taken."""
+        return await forward_port(self._require(), self.host, remote_port, local_port)
 
     async def close(self) -> None:
         self._sftp.clear()  # the sessions die with the connection

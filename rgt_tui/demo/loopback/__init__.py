@@ -12,7 +12,9 @@ authentication as a rented box would. A box behaves like a small sshd:
   Jobs that detached with ``setsid``/tmux live in another session and survive, as on a
   real box (this is the GEN8/U3 "SSH hang-up" case the product must tell apart);
 - SFTP serves the whole filesystem, with relative paths resolved against the box
-  directory, as OpenSSH's sftp-server resolves them against HOME.
+  directory, as OpenSSH's sftp-server resolves them against HOME;
+- local port forwarding (``ssh -L``, ``direct-tcpip``) reaches the box's own loopback
+  (``localhost``, 127.0.0.1, ::1), as sshd's default AllowTcpForwarding allows.
 
 asyncssh swallows exceptions raised inside server handlers (the client only sees a
 closed channel), so every handler here is wrapped: errors are logged on

@@ -23,6 +23,8 @@ log = logging.getLogger("rgt_tui.demo")
 
 LOOPBACK_HOST = "127.0.0.1"
 _MAX_ERRORS = 20
+# Where a client's ``direct-tcpip`` channel may go: the box's own loopback (U39 tunnels).
+_BOX_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 _STOP_GRACE_S = 3.0  # the hang-up grace plus margin for the handlers to finish
 
 
@@ -218,6 +220,13 @@ class _BoxServer(asyncssh.SSHServer):
     def begin_auth(self, username: str) -> bool:
         # Any user name; the authorized client key is what gets a client in.
         return True
+
+    def connection_requested(
+        self, dest_host: str, dest_port: int, orig_host: str, orig_port: int
+    ) -> bool:
+        # TCP forwarding (``ssh -L``; sshd's AllowTcpForwarding is yes by default), to the
+        # box's own loopback only: the box is this machine, and nothing else is its.
+        return dest_host in _BOX_LOOPBACK
 
 
 class _BoxSFTPServer(asyncssh.SFTPServer):
