@@ -14,6 +14,7 @@ from rgt_tui.services.slurm.sbatch import (
     array_spec,
     node_local_problem,
     sbatch_command,
+    signal_lead_check,
     signal_warnings,
     time_seconds,
 )
@@ -132,9 +133,11 @@ def test_slurm_time_in_seconds(value, seconds):
     assert time_seconds(value) == seconds
 
 
-def test_a_lead_within_slurms_slack_or_past_the_walltime_is_warned_of():
-    short = signal_warnings("a100", SlurmConfig(signal_lead_s=45))
-    assert len(short) == 1 and "up to 60 s late (SLURM2)" in short[0]
+def test_a_lead_past_the_walltime_is_warned_of_and_a_short_one_is_the_checks():
+    # A lead inside the slack is no longer only a warning: signal_lead_check refuses it.
+    assert signal_warnings("a100", SlurmConfig(signal_lead_s=45)) == []
+    short = signal_lead_check("a100", SlurmConfig(signal_lead_s=45))
+    assert not short.ok and "up to 60 s late" in short.detail and "SLURM2" in short.detail
     past = signal_warnings("a100", SlurmConfig(time="5", signal_lead_s=300))
     assert len(past) == 1 and "not shorter than time = 5" in past[0]
     assert signal_warnings("a100", SlurmConfig(time="04:00:00")) == []
