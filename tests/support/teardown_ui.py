@@ -50,9 +50,10 @@ async def pull_and_verify(app: RgtApp, pilot: Any) -> None:
 
 
 async def checklist(app: RgtApp, pilot: Any) -> str:
-    """``t``: box1's gate checked afresh; the Teardown tab's text once it is."""
+    """``t`` (``Ctrl+R`` from a text box, where t is a letter): box1's gate checked
+    afresh; the Teardown tab's text once it is."""
     before = app.jobs.state("box1").gate
-    await pilot.press("t")
+    await pilot.press("ctrl+r" if isinstance(app.focused, Input) else "t")
     await wait_for(
         lambda: app.jobs.state("box1").gate is not before and not app.jobs.state("box1").running,
         60,
