@@ -2,7 +2,10 @@
 the fleet file (rgt_tui.services.add_host does the work; this asks and prints).
 
 What is missing is asked for at a terminal (the target; the name, profile and cost with
-their defaults offered). Without a terminal TARGET and ``--name`` must be given, and an
+their defaults offered; then what a first launch needs: workdir, code, queue, run,
+durable_dir and pull, the profile's defaults offered, services.add_keys). Without a
+terminal TARGET and ``--name`` must be given (the launch keys take their flags or the
+defaults; a missing queue file is created, empty and commented), and an
 unknown host key is trusted only with ``--trust-key FINGERPRINT`` matching it (or the
 host opts into ``--accept-new``): otherwise exit 2, naming the flags.
 """
@@ -41,6 +44,18 @@ from rgt_tui.services.add_host import (
     suggest_name,
     trust_key,
 )
+from rgt_tui.services.add_keys import (
+    DEFAULT_RUN,
+    LaunchKeys,
+    create_queue_file,
+    launch_defaults,
+    queue_path,
+    read_code,
+    read_folder,
+    read_pull,
+    read_queue,
+    read_run,
+)
 
 T = TypeVar("T")
 MAX_HOPS = 4  # ProxyJump hops whose keys one `add` may settle before the box's own
@@ -64,6 +79,27 @@ def add_add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cost-per-hour", metavar="DOLLARS", help="what the box costs per hour")
     parser.add_argument(
         "--identity-file", metavar="KEY", help="private key to log in with (or -i in TARGET)"
+    )
+    keys = parser.add_argument_group(
+        "what a first launch needs (default: the profile's; `none` leaves code, queue or run out)"
+    )
+    keys.add_argument(
+        "--workdir", metavar="DIR", help="on the box: code synced here, cells run here"
+    )
+    keys.add_argument(
+        "--code", metavar="DIR", help="local code tree `sync` sends (default: this git tree)"
+    )
+    keys.add_argument(
+        "--queue", metavar="FILE", help="local queue file (default: queues/NAME.txt, created)"
+    )
+    keys.add_argument(
+        "--run", metavar="TEMPLATE", help=f"one cell's command (default: {DEFAULT_RUN})"
+    )
+    keys.add_argument(
+        "--durable-dir", metavar="DIR", help="on the box: results, {out} = DIR/<cell>"
+    )
+    keys.add_argument(
+        "--pull", metavar="DIR[,DIR]", help="folders on the box to pull (default: durable dir)"
     )
     key = parser.add_mutually_exclusive_group()
     key.add_argument(
@@ -130,11 +166,14 @@ def run_add(call: Call) -> int:
         # A jump host's key was trusted: connect again, to check the next one (the box's).
         print(f"checking the host key of {new.ssh} again, through the jump host …")
     try:
+        if new.keys is None:
+            new = replace(new, keys=_launch_keys(call, path, new.name, new.profile, tty))
         host = add_to_fleet(_with_fingerprint(new, check), path)
     except AddRefused as exc:
         code = EXIT_BAD_INPUT if exc.field != "file" else EXIT_PROBLEMS
         return call.fail(exc.message, fix=exc.fix, code=code)
     print(f"added {host.name} ({new.ssh}, {host.profile}) to {path}:{host.line}")
+    _make_queue(call, new, path)
     print(f"see it: rgt-tui status {host.name} --hosts {path}  (or open rgt-tui)")
     if host.pull_refused:
         print(f'before pulling, name its result folders: pull = ["/workspace/runs"] in {path}')
@@ -185,7 +224,70 @@ def _new_host(call: Call, fleet_file: FleetFile, tty: bool) -> NewHost:
         identity_file=identity,
         host_key="accept-new" if args.accept_new else "strict",
         pasted=pasted.text,
+        # Without a terminal: checked before any connection (a bad flag changes nothing);
+        # at one, asked once the host key is settled (see run_add).
+        keys=None if tty else _launch_keys(call, fleet_file.path, name, profile, tty),
     )
+
+
+def _launch_keys(call: Call, path: Path, name: str, profile: str, tty: bool) -> LaunchKeys:
+    """workdir, code, queue, run, durable_dir and pull: given, asked (Enter: the default
+    shown) or, without a terminal, the profile's defaults; each checked by the parser."""
+    args = call.args
+    offer = launch_defaults(profile, name, Path.cwd())
+    if tty:
+        print(f"What a first launch needs ({profile}'s defaults: Enter takes the one shown):")
+
+    def shown(value: str | None) -> str:
+        return value if value is not None else "none"
+
+    workdir = _value(
+        call, args.workdir, f"Workdir on the box (code synced, cells run) [{offer.workdir}]: ",
+        lambda text: read_folder("workdir", text, offer.workdir, path), tty=tty,
+    )  # fmt: skip
+    code = _value(
+        call, args.code, f"Local code tree to sync (none: no sync) [{shown(offer.code)}]: ",
+        lambda text: read_code(text, offer.code, path), tty=tty,
+    )  # fmt: skip
+    queue = _value(
+        call, args.queue, f"Queue file here (none: no queue) [{offer.queue}]: ",
+        lambda text: read_queue(text, offer.queue, path), tty=tty,
+    )  # fmt: skip
+    run = _value(
+        call, args.run, f"Run template, fields bare [{offer.run}]: ",
+        lambda text: read_run(text, offer.run, path), tty=tty,
+    )  # fmt: skip
+    durable = _value(
+        call, args.durable_dir, f"Durable dir on the box (results) [{offer.durable_dir}]: ",
+        lambda text: read_folder("durable_dir", text, offer.durable_dir, path), tty=tty,
+    )  # fmt: skip
+    pull = _value(
+        call, args.pull, f"Folders to pull, comma-separated [{durable}]: ",
+        lambda text: read_pull(text, durable, path), tty=tty,
+    )  # fmt: skip
+    return LaunchKeys(workdir, durable, pull, code, queue, run)
+
+
+def _make_queue(call: Call, new: NewHost, path: Path) -> None:
+    """Offer an empty, commented queue file where the new host's queue is missing (made
+    without asking when no one is at a terminal: it is new and empty)."""
+    queue = new.keys.queue if new.keys is not None else None
+    if queue is None:
+        return
+    where = queue_path(queue, path)
+    if where.exists():
+        return
+    if sys.stdin.isatty():
+        answer = _ask(f"{where} does not exist: create it, empty, with how to write cells? [Y/n] ")
+        if (answer or "").lower() not in ("", "y", "yes"):
+            print(f"write {where} before launching: one cell per line, <config> <task> [epochs]")
+            return
+    try:
+        create_queue_file(where, new.name)
+    except OSError as exc:
+        call.fail(f"could not create the queue file {where}: {exc}", fix="create it by hand")
+        return
+    print(f"created {where}: one cell per line, <config> <task> [epochs]; then rgt-tui queue check")
 
 
 def _settle_key(call: Call, check: KeyCheck, tty: bool) -> int | None:

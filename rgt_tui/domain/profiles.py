@@ -43,6 +43,13 @@ class Profile:
     # ``pull_every``: where a box can vanish with its disk (spot, auto-release, a pod),
     # results must leave it as they appear. None: no periodic pull unless asked.
     pull_every: float | None = None
+    # What `rgt-tui add` and the add screen offer a new host of this platform (Enter takes
+    # it): where its code is synced and cells run, and where results go (``{out}`` is
+    # ``<durable_dir>/<cell>``; ``pull`` is offered as ``[durable_dir]``). A ``<word>`` in
+    # it is a part only the user knows (Lambda's filesystem name): it must be replaced.
+    # The defaults here are a bare box's, under its home (never the whole home).
+    suggested_workdir: str = "~/code"
+    suggested_durable_dir: str = "~/runs"
 
     @property
     def clock_lines(self) -> tuple[str, ...]:

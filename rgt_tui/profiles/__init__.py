@@ -36,6 +36,8 @@ OPTIONAL = ("release_after_off_days", "durable_under", "durable_not_under", "dur
 OPTIONAL += ("reversible_stop",)
 # The default cadence of periodic pulls (``Profile.pull_every``), a duration: "30m".
 OPTIONAL += ("pull_every",)
+# What `rgt-tui add` offers a new host (``Profile.suggested_workdir``, ``…_durable_dir``).
+OPTIONAL += ("suggested_workdir", "suggested_durable_dir")
 
 
 class ProfileError(ValueError):
@@ -80,7 +82,20 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         durable_own_mount=data.get("durable_own_mount", False),
         reversible_stop=data.get("reversible_stop", False),
         pull_every=every_s,
+        **_suggested(data, source),
     )
+
+
+def _suggested(data: dict[str, Any], source: str) -> dict[str, str]:
+    """The folders `rgt-tui add` offers, where the file names them (else the model's)."""
+    found = {}
+    for key in ("suggested_workdir", "suggested_durable_dir"):
+        if key in data:
+            value = data[key]
+            if not isinstance(value, str) or not value.strip():
+                raise ProfileError(f"{source}: {key} must be a folder on the box, as text")
+            found[key] = value
+    return found
 
 
 def read_profiles(folder: Path) -> dict[str, Profile]:

@@ -6,9 +6,12 @@ user types their own), "Check host key" connects once and shows the key. An unkn
 needs the "Trust this key" button or ``t``, never the focused one (Enter or Escape
 leaves known_hosts alone; the line under the buttons says what Enter does where the
 focus is); a changed or revoked key is shown with its fix and nothing can be added. "Add" appends the block and dismisses with the new ``HostConfig``;
-Cancel or Escape dismisses with None and writes nothing.
+Cancel or Escape dismisses with None and writes nothing. What a first launch needs
+(workdir, code, queue, run, durable_dir, pull) is ``LaunchKeysForm``'s, prefilled with
+the profile's defaults; a check or a trust that ends while the user types in a field
+never moves the focus to a button (a typed Enter or ``t`` must not add or trust).
 
-A little over 400 lines on purpose: one screen, one flow (paste, check the key, trust it,
+Nearly 500 lines on purpose: one screen, one flow (paste, check the key, trust it,
 add), whose handlers all read the same state (the checked key, the busy step); the
 parsing, the key check and the fleet-file write are already in ``services.add_host``.
 """
@@ -32,6 +35,7 @@ from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import FLEET_FILE_NAME, HostConfig
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.profiles import load_profiles
+from rgt_tui.screens.add_host_keys import LaunchKeysForm, field_id
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
 from rgt_tui.services.add_host import (
     AddRefused,
@@ -49,9 +53,17 @@ from rgt_tui.services.add_host import (
     suggest_name,
     trust_key,
 )
+from rgt_tui.services.add_keys import (
+    LAUNCH_KEYS,
+    create_missing_queue,
+    launch_defaults,
+    read_launch_keys,
+)
 
 MUTED = "$foreground-muted"
 FIELD_INPUT = {"target": "#add-target", "name": "#add-name", "cost": "#add-cost"}
+FIELD_INPUT.update({key: f"#{field_id(key)}" for key in LAUNCH_KEYS})
+Values = tuple[str, str, str, str, dict[str, str]]  # target, name, profile, cost, launch keys
 
 
 def _row(label: str, value: str, style: str = "") -> Content:
@@ -71,6 +83,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
     AddHostScreen > #add-box {
         width: 104; max-width: 96%; height: auto; max-height: 96%;
         border: round $accent; background: $surface; padding: 0 1;
+        overflow-y: auto;  /* 80x24: the focused field scrolls into view */
     }
     AddHostScreen #add-fields { height: auto; }
     AddHostScreen #add-name { width: 1fr; }
@@ -107,10 +120,13 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
     class Added(Message):
         """The block was appended (``host``), or refused (``refused``)."""
 
-        def __init__(self, host: HostConfig | None, refused: AddRefused | None) -> None:
+        def __init__(
+            self, host: HostConfig | None, refused: AddRefused | None, note: str = ""
+        ) -> None:
             super().__init__()
             self.host = host
             self.refused = refused
+            self.note = note  # the queue file created for it, or why it could not be
 
     def __init__(self, fleet_file: Path | None, *, cwd: Path | None = None) -> None:
         """``fleet_file``: the fleet's file (``Fleet.path``); None when the app runs with
@@ -123,6 +139,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
         self._suggested_name = ""
         self._guessed_profile = DEFAULT_PROFILE
         self._busy = False
+        self._check_from: object = None  # what had the focus when the check was asked for
 
     def compose(self) -> ComposeResult:
         options = [(f"{p.name} — {p.title}", p.name) for p in load_profiles().values()]
@@ -152,6 +169,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
                 cost = Input(placeholder="e.g. 1.29", id="add-cost")
                 cost.border_title = "$ per hour"
                 yield cost
+            yield LaunchKeysForm(id="add-launch")
             yield Static(
                 Content.styled(
                     "Paste the provider's SSH command, then check the box's host key.", MUTED
@@ -174,6 +192,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
     def on_mount(self) -> None:
         self.query_one("#add-trust", Button).display = False
         self.set_focus(self.query_one("#add-target", Input))
+        self._offer_launch_keys()
         self._hint()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -191,7 +210,8 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
 
     def _hint(self) -> None:
         """Say what Enter does where the focus is, and the other keys."""
-        enter = enter_does(self.focused, {"add-target": "check the host key"})
+        next_field = {field_id(key): "next field" for key in LAUNCH_KEYS}
+        enter = enter_does(self.focused, {"add-target": "check the host key", **next_field})
         trust = [("t", "trust this key")] if self._trustable() else []
         self.query_one("#add-hint", KeyHint).show_keys(
             enter, *trust, ("Tab", "next"), ("Esc", "cancel, nothing written")
@@ -228,6 +248,19 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
             self._guessed_profile = guess_profile(self.pasted.target)
             select.value = self._guessed_profile
 
+    @on(Input.Changed, "#add-name")
+    @on(Select.Changed, "#add-profile")
+    def _offer_launch_keys(self) -> None:
+        """The profile's defaults (and the name's queue file) into the launch fields the
+        user has not typed into."""
+        profile = str(self.query_one("#add-profile", Select).value)
+        name = self.query_one("#add-name", Input).value.strip() or "NAME"
+        try:
+            defaults = launch_defaults(profile, name, Path.cwd())
+        except KeyError:  # not a profile (a blank Select): nothing to offer
+            return
+        self.query_one(LaunchKeysForm).offer(defaults)
+
     @on(Input.Submitted, "#add-target")
     @on(Button.Pressed, "#add-check")
     def _check_pressed(self, event: Message) -> None:
@@ -236,23 +269,26 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
             return
         self._forget_check()
         self._set_busy(True)
+        self._check_from = self.focused
         self._status(Content.styled("checking the host key…", "$accent"))
         run_work(self, self._check(self._values()), "add-host:check", group="add-host")
 
-    def _values(self) -> tuple[str, str, str, str]:
+    def _values(self) -> Values:
         select: Select[str] = self.query_one("#add-profile", Select)
         return (
             self.query_one("#add-target", Input).value,
             self.query_one("#add-name", Input).value,
             str(select.value),
             self.query_one("#add-cost", Input).value,
+            self.query_one(LaunchKeysForm).values(),
         )
 
-    async def _new_host(self, values: tuple[str, str, str, str]) -> NewHost:
+    async def _new_host(self, values: Values) -> NewHost:
         """The form's values, checked against the fleet file as it is now."""
-        target, name, profile, cost = values
+        target, name, profile, cost, launch = values
         pasted = read_target(target)
         fleet_file = await asyncio.to_thread(read_fleet_file, self.fleet_file)
+        keys = await asyncio.to_thread(read_launch_keys, launch, self.fleet_file)
         return NewHost(
             name=check_name(name or suggest_name(pasted.target, fleet_file.names), fleet_file),
             target=pasted.target,
@@ -260,9 +296,10 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
             cost_per_hour=read_cost(cost),
             identity_file=pasted.identity_file,
             pasted=pasted.text,
+            keys=keys,
         )
 
-    async def _check(self, values: tuple[str, str, str, str]) -> None:
+    async def _check(self, values: Values) -> None:
         try:
             new = await self._new_host(values)
         except AddRefused as exc:
@@ -288,7 +325,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
                 _row("host", check.host, "bold"),
             )
             add.disabled = False
-            self.set_focus(add)
+            self._focus_unless_typing(add)
         elif check.status == "unknown" and check.error and check.error.jump_host:
             # A jump host's key is never trusted with one click (shared, long-lived): K on
             # the host's pane asks for its name typed (screens/host_key.py).
@@ -322,7 +359,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
                 Content(check.trust_line or ""),  # a row of its own: copied whole
             )
             trust.display = True
-            self.set_focus(self.query_one("#add-cancel", Button))  # Enter must not trust
+            self._focus_unless_typing(self.query_one("#add-cancel", Button))  # Enter: no trust
         elif check.status == "refused":
             self._status(
                 Content.assemble(("host key refused: ", "bold $error"), (check.host, "bold")),
@@ -399,8 +436,16 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
         )
         add = self.query_one("#add-add", Button)
         add.disabled = False
-        self.set_focus(add)
+        self._focus_unless_typing(add)
         self._hint()
+
+    def _focus_unless_typing(self, widget: Button) -> None:
+        """Focus ``widget`` unless the user moved on into a field while the work ran: a
+        key typed there must never become a button's Enter (or ``t``)."""
+        focused = self.focused
+        if isinstance(focused, Input) and focused is not self._check_from:
+            return
+        self.set_focus(widget)
 
     # -- adding --------------------------------------------------------------------------
 
@@ -417,18 +462,23 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
             self, self._add(self._values(), self.new, self.check), "add-host:add", group="add-host"
         )
 
-    async def _add(
-        self, values: tuple[str, str, str, str], checked: NewHost, check: KeyCheck
-    ) -> None:
+    async def _add(self, values: Values, checked: NewHost, check: KeyCheck) -> None:
         try:
-            # Name, profile and cost as they are now; the target as it was checked.
+            # Name, profile, cost and launch keys as they are now; the target as checked.
             new = await self._new_host((checked.pasted or checked.ssh, *values[1:]))
             new = replace(new, fingerprint=check.fingerprint)
             host = await asyncio.to_thread(add_to_fleet, new, self.fleet_file)
         except AddRefused as exc:
             self.post_message(self.Added(None, exc))
             return
-        self.post_message(self.Added(host, None))
+        try:
+            made = await asyncio.to_thread(
+                create_missing_queue, new.keys, new.name, self.fleet_file
+            )
+            note = f"created {made}: one cell per line, <config> <task> [epochs]" if made else ""
+        except OSError as exc:
+            note = f"could not create the queue file of {new.name}: {exc}"
+        self.post_message(self.Added(host, None, note))
 
     @on(Added)
     def _added(self, message: Added) -> None:
@@ -437,6 +487,8 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
             self._refused(message.refused or AddRefused("not added"))
             self.query_one("#add-add", Button).disabled = False
             return
+        if message.note:
+            self.app.notify(message.note, title=f"added {message.host.name}")
         self.dismiss(message.host)
 
     @on(Button.Pressed, "#add-cancel")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import AoT
+from tomlkit.items import AoT, Table
 
 from rgt_tui.domain.config import ENV_VAR, FLEET_FILE_NAME, ConfigError, HostConfig, SshTarget
 from rgt_tui.domain.toml_lines import LineIndex
@@ -48,6 +48,20 @@ class AddRefused(ValueError):
 
 
 @dataclass(frozen=True)
+class LaunchKeys:
+    """The keys a first launch needs (issue 43), as the new block carries them: where
+    the code is synced and cells run, where results go and are pulled from, the local
+    code tree, the local queue file and the run template (None: the key is left out)."""
+
+    workdir: str
+    durable_dir: str
+    pull: tuple[str, ...]
+    code: str | None = None
+    queue: str | None = None
+    run: str | None = None
+
+
+@dataclass(frozen=True)
 class NewHost:
     """What the user asked to add: one box, before it is written."""
 
@@ -59,6 +73,7 @@ class NewHost:
     host_key: str = "strict"  # or "accept-new"
     pasted: str | None = None  # the text the user pasted, quoted in the block's comment
     fingerprint: str | None = None  # the host key seen when it was checked, for the comment
+    keys: LaunchKeys | None = None  # None: the block only hints at workdir and pull
 
     @property
     def ssh(self) -> str:
@@ -156,17 +171,39 @@ def render_block(new: NewHost, now: datetime | None = None) -> str:
     table.add("profile", new.profile)
     if new.cost_per_hour is not None:
         table.add("cost_per_hour", new.cost_per_hour)
-    table.add(tomlkit.comment('workdir = "/workspace"        # where runs start (default "~")'))
-    table.add(
-        tomlkit.comment(
-            'pull = ["/workspace/runs"]    # folders to pull (a whole home is never pulled)'
+    if new.keys is not None:
+        _add_launch_keys(table, new.keys)
+    else:
+        table.add(tomlkit.comment('workdir = "/workspace"        # where runs start (default "~")'))
+        table.add(
+            tomlkit.comment(
+                'pull = ["/workspace/runs"]    # folders to pull (a whole home is never pulled)'
+            )
         )
-    )
     aot = tomlkit.aot()
     aot.append(table)
     doc = tomlkit.document()
     doc.add("hosts", aot)
     return "".join(f"# {line}\n" for line in comments) + tomlkit.dumps(doc)
+
+
+def _add_launch_keys(table: Table, keys: LaunchKeys) -> None:
+    """The launch keys, each with a comment saying what it is for."""
+    table.add("workdir", keys.workdir)
+    table["workdir"].comment("on the box: the code is synced here, cells run here")
+    if keys.code is not None:
+        table.add("code", keys.code)
+        table["code"].comment("this machine's code tree, sent by `rgt-tui sync` (y)")
+    if keys.queue is not None:
+        table.add("queue", keys.queue)
+        table["queue"].comment("one cell per line: <config> <task> [epochs]")
+    if keys.run is not None:
+        table.add("run", keys.run)
+        table["run"].comment("one cell: {cfg} {task} {epochs} {name} {out}, bare")
+    table.add("durable_dir", keys.durable_dir)
+    table["durable_dir"].comment("results: {out} is <durable_dir>/<cell>")
+    table.add("pull", list(keys.pull))
+    table["pull"].comment("folders `rgt-tui pull` (p) brings home")
 
 
 def _one_line(text: str) -> str:

@@ -383,6 +383,19 @@ async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
     agreed.type("")
     await agreed.expect("[N]: ")
     agreed.type("y")
+    # Then what a first launch needs (tests/services/test_add_launch_keys.py): Enter
+    # takes each default, but Lambda's durable dir names a filesystem only the user knows.
+    for prompt in ("[~/code]: ", "[none]: ", "[queues/b1.txt]: ", "--out {out}]: "):
+        await agreed.expect(prompt)
+        agreed.type("")
+    await agreed.expect("[/lambda/nfs/<filesystem>/runs]: ")
+    agreed.type("")
+    await agreed.expect("still holds <filesystem>")
+    agreed.type("/lambda/nfs/fs1/runs")
+    await agreed.expect("comma-separated [/lambda/nfs/fs1/runs]: ")
+    agreed.type("")
+    await agreed.expect("[Y/n] ")
+    agreed.type("n")
     code, out, _ = await agreed.finish()
     assert code == 0, out
     assert known.read_text() == box.known_hosts_line + "\n"

@@ -1,0 +1,93 @@
+"""LaunchKeysForm: the add screen's fields for what a first launch needs (issue 43):
+``workdir``, ``code``, ``queue``, ``run``, ``durable_dir`` and ``pull``.
+
+Each field is prefilled with the profile's default (``services.add_keys.launch_defaults``)
+and follows the profile and the name until the user types into it; ``pull`` follows
+``durable_dir`` the same way. Emptied, ``code``, ``queue`` and ``run`` are left out of
+the block, and ``pull`` is ``[durable_dir]``. Enter in a field moves to the next one: it
+never checks or adds anything (the buttons do).
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widgets import Input, Static
+
+from rgt_tui.services.add_keys import LAUNCH_KEYS, LaunchKeys
+
+MUTED = "$foreground-muted"
+# key -> (label, what it is for: the field's tooltip, and its placeholder when empty)
+FIELDS = {
+    "workdir": ("workdir", "on the box: the code is synced here, cells run here"),
+    "code": ("code", "this machine's code tree `sync` sends (empty: no sync)"),
+    "queue": ("queue", "this machine's queue file, created empty if missing (empty: none)"),
+    "run": ("run", "one cell's command: {cfg} {task} {epochs} {name} {out}, bare"),
+    "durable_dir": ("durable_dir", "on the box: results, {out} = <durable_dir>/<cell>"),
+    "pull": ("pull", "folders on the box to pull, comma-separated (empty: durable_dir)"),
+}
+
+
+def field_id(key: str) -> str:
+    """The Input's id for launch key ``key`` (``add-durable_dir``)."""
+    return f"add-{key}"
+
+
+def _text(value: str | tuple[str, ...] | None) -> str:
+    if value is None:
+        return ""
+    return ", ".join(value) if isinstance(value, tuple) else value
+
+
+class LaunchKeysForm(Vertical):
+    """The six launch keys, one compact row each (fits 80x24 with the rest of the screen)."""
+
+    DEFAULT_CSS = """
+    LaunchKeysForm { height: auto; margin: 1 0 0 0; }
+    LaunchKeysForm > .launch-row { height: 1; }
+    LaunchKeysForm .launch-label { width: 13; color: $foreground-muted; }
+    LaunchKeysForm Input { width: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._offered: dict[str, str] = {}  # what each field was last prefilled with
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            Content.styled(
+                "What a first launch needs (the profile's defaults; Enter: next field)", MUTED
+            )
+        )
+        for key in LAUNCH_KEYS:
+            label, tip = FIELDS[key]
+            with Horizontal(classes="launch-row"):
+                yield Static(label, classes="launch-label")
+                yield Input(id=field_id(key), compact=True, placeholder=tip, tooltip=tip)
+
+    def offer(self, defaults: LaunchKeys) -> None:
+        """Prefill every field the user has not typed into with ``defaults``."""
+        for key in LAUNCH_KEYS:
+            self._offer(key, _text(getattr(defaults, key)))
+
+    def _offer(self, key: str, value: str) -> None:
+        field = self.query_one(f"#{field_id(key)}", Input)
+        if field.value == self._offered.get(key, ""):  # not typed by the user: follow
+            field.value = value
+            self._offered[key] = value
+
+    def values(self) -> dict[str, str]:
+        """What each field holds now, by key."""
+        return {key: self.query_one(f"#{field_id(key)}", Input).value for key in LAUNCH_KEYS}
+
+    @on(Input.Changed, "#add-durable_dir")
+    def _durable_changed(self, event: Input.Changed) -> None:
+        self._offer("pull", event.value.strip())
+
+    @on(Input.Submitted)
+    def _next_field(self, event: Input.Submitted) -> None:
+        # Enter in a field is never a command: it moves on, as Tab does.
+        event.stop()
+        self.screen.focus_next()

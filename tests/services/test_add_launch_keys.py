@@ -1,0 +1,304 @@
+"""`add` and `+` ask for what a first launch needs (issue 43): workdir, code, queue, run,
+durable_dir and pull, with the platform profile's defaults offered, each checked by the
+fleet file's own parser before anything is written; the block carries them, the fleet
+loads, and a queue written into the created file passes `queue check`.
+
+Real components: loopback asyncssh boxes, the console entry point under a
+pseudo-terminal (and without one), the add screen driven by the Pilot at 80x24.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from support.cli import Terminal, arun, rgt
+from support.waiting import wait_for
+from textual.app import App
+from textual.widgets import Button, Input, Select
+
+from rgt_tui.demo.loopback import LoopbackBox, LoopbackFleet
+from rgt_tui.screens.add_host import AddHostScreen
+from rgt_tui.services.add_keys import DEFAULT_RUN, LAUNCH_KEYS
+from rgt_tui.services.fleet_file import load_fleet
+
+NO_COLOR = {"NO_COLOR": "1"}
+HAND_WRITTEN = (
+    "# my fleet   (hand-written: keep this spacing)\n"
+    "[[hosts]]\n"
+    'name = "old-box"   # rented last week\n'
+    'ssh  = "root@203.0.113.7:2222"\n'
+    'pull = ["/workspace/runs"]\n'
+)
+
+
+def pasted(fleet: LoopbackFleet, box: LoopbackBox, port: int | None = None) -> str:
+    return f"ssh -p {port or box.port} -i {fleet.client_key} {fleet.username}@127.0.0.1"
+
+
+async def held_relay(port: int) -> tuple[asyncio.Server, asyncio.Event]:
+    """A TCP relay to ``port`` that holds every connection until the event is set: a
+    check through it is still running for as long as the test needs."""
+    release = asyncio.Event()
+
+    async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        try:
+            while data := await source.read(65536):
+                sink.write(data)
+                await sink.drain()
+        finally:
+            sink.close()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await release.wait()
+        box_reader, box_writer = await asyncio.open_connection("127.0.0.1", port)
+        await asyncio.gather(
+            pipe(reader, box_writer), pipe(box_reader, writer), return_exceptions=True
+        )
+
+    return await asyncio.start_server(handle, "127.0.0.1", 0), release
+
+
+def one_cell(queue: Path, tmp_path: Path) -> None:
+    """A cell in the queue file `add` created (its comments kept), its config present."""
+    (tmp_path / "configs").mkdir(exist_ok=True)
+    (tmp_path / "configs" / "baseline.yaml").write_text("lr: 0.1\n")
+    queue.write_text(queue.read_text() + "configs/baseline.yaml detection 2\n")
+
+
+async def test_cli_at_a_terminal_asks_the_launch_keys_with_the_profiles_defaults(
+    make_loopback_fleet, home, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    code = tmp_path / "proj"
+    code.mkdir()
+    term = Terminal(
+        "add", pasted(fleet, box), "--hosts", hosts, cwd=tmp_path, env=NO_COLOR,
+        output_on_terminal=True,
+    )  # fmt: skip
+    await term.expect("Name [")
+    term.type("b1")
+    await term.expect("[generic-ssh]: ")
+    term.type("runpod")
+    await term.expect("(empty: none): ")
+    term.type("")
+    await term.expect("Trust this key? Type y to trust; anything else cancels [N]: ")
+    term.type("y")  # then what a first launch needs
+    await term.expect("(code synced, cells run) [/workspace/code]: ")  # RunPod's volume
+    term.type("")  # Enter takes it
+    await term.expect("Local code tree to sync (none: no sync) [none]: ")  # not a git tree
+    term.type(str(tmp_path / "nope"))
+    await term.expect("is not a folder on this machine")  # asked again
+    term.type(str(code))
+    await term.expect("[queues/b1.txt]: ")
+    term.type("")
+    await term.expect(f"fields bare [{DEFAULT_RUN}]: ")
+    term.type('python train.py --config "{cfg}" --out {out}')
+    await term.expect("the placeholder {cfg} is inside quotes")  # the parser's own words
+    term.type("")
+    await term.expect("Durable dir on the box (results) [/workspace/runs]: ")
+    term.type("")
+    await term.expect("comma-separated [/workspace/runs]: ")
+    term.type("")
+    await term.expect("create it, empty, with how to write cells? [Y/n] ")
+    term.type("")
+    status, out, _ = await term.finish()
+    assert status == 0, out
+
+    text = hosts.read_text()
+    assert text.startswith(HAND_WRITTEN)
+    block = text[len(HAND_WRITTEN) :]
+    for line in (
+        'workdir = "/workspace/code"', f'code = "{code}"', 'queue = "queues/b1.txt"',
+        f'run = "{DEFAULT_RUN}"', 'durable_dir = "/workspace/runs"', 'pull = ["/workspace/runs"]',
+    ):  # fmt: skip
+        assert line in block, block
+    host = load_fleet(hosts).host("b1")
+    assert (host.profile, host.workdir, host.durable_dir) == (
+        "runpod",
+        "/workspace/code",
+        "/workspace/runs",
+    )
+    assert host.pull == ("/workspace/runs",) and host.pull_refused is None
+    assert host.ready.code == code and host.run == DEFAULT_RUN
+    assert host.queue == tmp_path / "queues" / "b1.txt"
+    assert host.queue.read_text().startswith("# rgt-tui queue for b1")
+
+    one_cell(host.queue, tmp_path)
+    checked = await arun("queue", "check", "--hosts", hosts, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.startswith("1 cell") and "in 1 queue file" in checked.stdout
+
+
+def test_without_a_terminal_the_flags_or_the_profiles_defaults(tmp_path, home):
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(HAND_WRITTEN)
+    at = ("--hosts", str(hosts))
+
+    # Refused before anything is written: the parser's message, the file untouched.
+    bad = rgt(
+        "add", "local", "--name", "x", "--run", "python t.py --out '{out}'", *at, cwd=tmp_path
+    )
+    assert bad.returncode == 2 and "run: the placeholder {out} is inside quotes" in bad.stderr
+    field = rgt("add", "local", "--name", "x", "--run", "python t.py {config}", *at, cwd=tmp_path)
+    assert field.returncode == 2 and "unknown field {config}" in field.stderr
+    lam = rgt("add", "local", "--name", "x", "--profile", "lambda", *at, cwd=tmp_path)
+    assert lam.returncode == 2 and "still holds <filesystem>" in lam.stderr
+    assert hosts.read_text() == HAND_WRITTEN and not (tmp_path / "queues").exists()
+
+    # No flags: the profile's defaults, and the queue file created (empty, commented).
+    vast = rgt("add", "local", "--name", "v", "--profile", "vastai", *at, cwd=tmp_path)
+    assert vast.returncode == 0, vast.stderr
+    assert f"created {tmp_path / 'queues' / 'v.txt'}" in vast.stdout
+    host = load_fleet(hosts).host("v")
+    assert (host.workdir, host.durable_dir, host.pull) == (
+        "/workspace/code", "/workspace/runs", ("/workspace/runs",),
+    )  # fmt: skip
+    assert host.run == DEFAULT_RUN and host.ready.code is None
+    assert host.queue == tmp_path / "queues" / "v.txt" and host.queue.is_file()
+
+    # Run inside a git work tree (not rgt-tui's own): that tree is the code default.
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    inside = rgt("add", "local", "--name", "g", "--profile", "lambda", "--durable-dir",
+                 "/lambda/nfs/fs1/runs", *at, cwd=repo / "src")  # fmt: skip
+    assert inside.returncode == 0, inside.stderr
+    lam_host = load_fleet(hosts).host("g")
+    assert lam_host.ready.code == repo and lam_host.pull == ("/lambda/nfs/fs1/runs",)
+    assert lam_host.workdir == "~/code"
+
+    # Every flag.
+    code = tmp_path / "proj"
+    code.mkdir()
+    given = rgt(
+        "add", "local", "--name", "f", "--workdir", "/srv/work", "--code", str(code),
+        "--queue", "q/f.txt", "--run", "python go.py {cfg} [--epochs {epochs}] {out}",
+        "--durable-dir", "/srv/res", "--pull", "/srv/res, /srv/logs", *at, cwd=tmp_path,
+    )  # fmt: skip
+    assert given.returncode == 0, given.stderr
+    f = load_fleet(hosts).host("f")
+    assert (f.workdir, f.durable_dir, f.pull) == (
+        "/srv/work",
+        "/srv/res",
+        ("/srv/res", "/srv/logs"),
+    )
+    assert f.ready.code == code and f.queue == tmp_path / "q" / "f.txt"
+    assert f.run == "python go.py {cfg} [--epochs {epochs}] {out}"
+    # none leaves a key out.
+    bare = rgt("add", "local", "--name", "n", "--code", "none", "--queue", "none", "--run",
+               "none", *at, cwd=tmp_path)  # fmt: skip
+    assert bare.returncode == 0, bare.stderr
+    n = load_fleet(hosts).host("n")
+    assert (n.queue, n.run, n.ready.code, n.pull) == (None, None, None, ("~/runs",))
+    assert hosts.read_text().startswith(HAND_WRITTEN) and f.queue.is_file()
+
+
+# -- the TUI's add screen ---------------------------------------------------------------------
+
+
+class AddApp(App[None]):
+    """Just the add screen, and what it dismissed with."""
+
+    def __init__(self, fleet_file: Path) -> None:
+        super().__init__()
+        self.fleet_file = fleet_file
+        self.results: list[object] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(AddHostScreen(self.fleet_file), self.results.append)
+
+
+async def press(pilot, button: Button) -> None:
+    """Press ``button`` from the keyboard, as at 80x24 (focus scrolls it into view)."""
+    await wait_for(lambda: not button.disabled, what="the button enabled", pilot=pilot)
+    button.focus()
+    await wait_for(lambda: button.has_focus, what="the button focused", pilot=pilot)
+    await pilot.press("enter")
+
+
+async def test_add_screen_launch_fields_follow_the_profile_fit_80x24_and_are_written(
+    make_loopback_fleet, home, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    relay, release = await held_relay(box.port)
+    relay_port = relay.sockets[0].getsockname()[1]
+    app = AddApp(hosts)
+    async with relay, app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+
+        def field(key: str) -> Input:
+            return screen.query_one(f"#add-{key}", Input)
+
+        screen.query_one("#add-target", Input).value = pasted(fleet, box, relay_port)
+        name = screen.query_one("#add-name", Input)
+        await wait_for(lambda: field("queue").value == f"queues/{name.value}.txt", pilot=pilot)
+        assert field("workdir").value == "~/code"  # generic-ssh's
+        name.value = "b1"
+        await wait_for(lambda: field("queue").value == "queues/b1.txt", pilot=pilot)
+        field("workdir").value = "/data/mine"  # typed: kept when the profile changes
+        await pilot.pause()
+        screen.query_one("#add-profile", Select).value = "runpod"
+        await wait_for(lambda: field("durable_dir").value == "/workspace/runs", pilot=pilot)
+        assert field("pull").value == "/workspace/runs" and field("run").value == DEFAULT_RUN
+        assert field("workdir").value == "/data/mine" and field("code").value == ""
+
+        # Keyboard-reachable at 80x24: Tab reaches every field, and each is on screen.
+        screen.query_one("#add-target", Input).focus()
+        reached: set[str] = set()
+        for _ in range(20):
+            await pilot.press("tab")
+            focused = app.focused
+            if focused is not None and focused.id in {f"add-{k}" for k in LAUNCH_KEYS}:
+                region = focused.region
+                assert region.area > 0, focused.id
+                assert screen.get_widget_at(region.x, region.y)[0] is focused, focused.id
+                reached.add(focused.id)
+        assert reached == {f"add-{k}" for k in LAUNCH_KEYS}
+
+        # Enter in a field moves on; it never checks or adds.
+        field("durable_dir").focus()
+        await pilot.press("enter")
+        await wait_for(lambda: field("pull").has_focus, what="Enter: next field", pilot=pilot)
+        assert screen.check is None
+
+        # A bad run template is refused with the parser's words, its field focused.
+        field("run").value = 'python t.py --config "{cfg}"'
+        await press(pilot, screen.query_one("#add-check", Button))
+        await wait_for(lambda: field("run").has_focus, what="the run refused", pilot=pilot)
+        assert "is inside quotes" in str(screen.query_one("#add-status").render())
+        assert screen.check is None and not hosts.exists()
+
+        # The check ends while the user types in a field: the focus stays there (on
+        # Cancel, a typed t would trust the key).
+        field("run").value = "python t.py --config {cfg} --out {out}"
+        await press(pilot, screen.query_one("#add-check", Button))
+        field("pull").focus()
+        await wait_for(lambda: field("pull").has_focus, what="the user in a field", pilot=pilot)
+        assert screen.check is None  # held by the relay
+        release.set()
+        await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
+        assert screen.check.status == "unknown"
+        assert field("pull").has_focus, app.focused
+        await press(pilot, screen.query_one("#add-trust", Button))
+        add = screen.query_one("#add-add", Button)
+        await wait_for(lambda: not add.disabled, what="the key trusted", pilot=pilot)
+        await press(pilot, add)
+        await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
+
+    (host,) = app.results
+    assert host == load_fleet(hosts).host("b1")
+    assert (host.profile, host.workdir, host.durable_dir) == (
+        "runpod",
+        "/data/mine",
+        "/workspace/runs",
+    )
+    assert host.pull == ("/workspace/runs",) and host.ready.code is None
+    assert host.run == "python t.py --config {cfg} --out {out}"
+    assert host.queue == tmp_path / "queues" / "b1.txt" and host.queue.is_file()
