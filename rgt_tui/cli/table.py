@@ -45,6 +45,7 @@ from rgt_tui.cli.status import add_status_arguments, run_status
 from rgt_tui.cli.sync import add_sync_arguments, run_sync
 from rgt_tui.cli.teardown import add_teardown_arguments, run_teardown
 from rgt_tui.cli.tui import add_demo_arguments, run_demo, run_tui
+from rgt_tui.cli.tunnel import add_tunnel_arguments, run_tunnel, tunnel_interrupted
 from rgt_tui.cli.vram import add_vram_arguments, run_vram
 from rgt_tui.cli.watch import add_watch_arguments, run_watch
 
@@ -228,6 +229,19 @@ COMMANDS: tuple[Command, ...] = (
         "and every process with a /dev/nvidia* file open, and why the container hides PIDs. "
         "--kill PID (typed again to confirm, or --yes) sends SIGTERM, then SIGKILL after 10 s, "
         "only to a listed holder that is no running queue cell's.",
+    ),
+    Command(
+        "tunnel",
+        "forward HOST's PORT (TensorBoard's 6006) to http://127.0.0.1:N/ here until Ctrl-C",
+        add_tunnel_arguments,
+        run_tunnel,
+        host="one",
+        connects=True,
+        interrupted=tunnel_interrupted,
+        description="Forward PORT on the box (default 6006, TensorBoard's) to 127.0.0.1 here "
+        "over the host's one SSH connection (no new login; never every interface), print the "
+        "URL, and say whether the box's TensorBoard reads where the runs write events. Runs "
+        "until Ctrl-C; after a drop it comes back on the same URL.",
     ),
     Command(
         "teardown",

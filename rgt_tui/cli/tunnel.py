@@ -1,0 +1,105 @@
+"""`rgt-tui tunnel HOST [PORT] [--local-port N]` (a row of table.py): the ``T`` key's twin.
+
+Forwards the box's PORT (TensorBoard's 6006 by default) to ``http://127.0.0.1:N/`` here
+over the host's connection (``services.tunnel``: no second login, loopback only), prints
+the URL on stdout, then says once whether the box's TensorBoard reads where the runs
+write events (U39). Runs until Ctrl-C; a dropped connection is said on stderr and the
+tunnel comes back on the same URL when the connection does.
+
+Exit codes: 0 ended by Ctrl-C (how it ends); 1 unreachable, a port here taken, or the
+host is this machine (no tunnel needed; the URL to open instead); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from rich.text import Text
+
+from rgt_tui.cli.exit_codes import EXIT_OK
+from rgt_tui.cli.runner import Call, console
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.services.connect import Transport
+from rgt_tui.services.tensorboard import check_tensorboard
+from rgt_tui.services.tunnel import TENSORBOARD_PORT, TunnelError, TunnelState, hold_tunnel
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r} (0-65535)")
+    return value
+
+
+def add_tunnel_arguments(parser: argparse.ArgumentParser) -> None:
+    """PORT, ``--local-port`` and ``--no-check``."""
+    parser.add_argument(
+        "port",
+        metavar="PORT",
+        nargs="?",
+        type=_port,
+        default=TENSORBOARD_PORT,
+        help=f"the port on the box (default {TENSORBOARD_PORT}, TensorBoard's)",
+    )
+    parser.add_argument(
+        "--local-port",
+        metavar="N",
+        type=_port,
+        default=None,
+        help="the port here, on 127.0.0.1 (default: PORT when free here, else any; 0: any)",
+    )
+    parser.add_argument(
+        "--no-check",
+        action="store_true",
+        help="skip the check of the box's TensorBoard logdir",
+    )
+
+
+def tunnel_interrupted(call: Call) -> int:
+    """Ctrl-C is how a tunnel ends: 0."""
+    return EXIT_OK
+
+
+async def run_tunnel(call: Call, transport: Transport) -> int:
+    """Hold the tunnel until Ctrl-C; 1 when it cannot be held at all."""
+    args = call.args
+    out = console()
+    up = asyncio.Event()
+
+    def on_state(state: TunnelState) -> None:
+        if state.up:
+            out.print(f"{state.line()}  (Ctrl-C ends it)")
+            up.set()
+        else:
+            call.err.print(Text.assemble(("rgt-tui tunnel: ", "bold yellow"), state.line()))
+
+    await transport.connect()  # unreachable now: exit 1 at once, not a retry loop
+    holding = asyncio.ensure_future(
+        hold_tunnel(transport, args.port, on_state, local_port=args.local_port)
+    )
+    opened = asyncio.ensure_future(up.wait())
+    try:
+        await asyncio.wait({holding, opened}, return_when=asyncio.FIRST_COMPLETED)
+        if up.is_set() and not args.no_check:
+            await _say_tensorboard(call, transport, args.port)
+        await holding
+    except TunnelError as exc:
+        return call.fail(exc.message, fix=exc.fix)
+    finally:
+        opened.cancel()
+        holding.cancel()
+    return EXIT_OK  # not reached: hold_tunnel runs until cancelled
+
+
+async def _say_tensorboard(call: Call, transport: Transport, port: int) -> None:
+    """U39's path half, once: what keeps TensorBoard on the box from showing the runs."""
+    try:
+        advice = await check_tensorboard(call.host, transport, port)
+    except TransportError:
+        return  # the connection dropped: the tunnel's own line says so
+    if advice:
+        call.err.print(Text.assemble(("note: ", "bold yellow"), advice))
