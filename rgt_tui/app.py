@@ -35,6 +35,7 @@ from rgt_tui.screens.add_host import AddHostScreen
 from rgt_tui.screens.diagnosis import DiagnosisScreen
 from rgt_tui.screens.disk_usage import DiskUsageRequested, DiskUsageScreen
 from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.fleet_news import show_fleet_news
 from rgt_tui.screens.help import HelpScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.host_key import HostKeyReviewRequested, HostKeyScreen
@@ -51,6 +52,8 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.records_watch import WATCH_EVERY_S
 from rgt_tui.services.runtime.events import (
     ClocksDue,
+    FleetFileRejected,
+    FleetReloaded,
     HostSampled,
     QueueRead,
     RuntimeEvent,
@@ -69,6 +72,7 @@ class RgtApp(ThemedApp):
     CSS_PATH = "app.tcss"
     TITLE = "rgt-tui"
     COMMANDS = {RgtCommands}
+    FLEET_FILE_EVERY_S = 2.0  # how often the fleet file is looked at (tests: less)
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", tooltip="List every key"),
         Binding("q", "quit", "Quit", tooltip="Quit (runs on the boxes keep going)"),
@@ -83,7 +87,8 @@ class RgtApp(ThemedApp):
             "n",
             "notices",
             "Notices",
-            tooltip="Recent notices, newest first: what was told while you looked elsewhere",
+            show=False,  # the footer is full; ? lists it
+            tooltip="Recent notices, newest first (periodic pulls, toasts)",
         ),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True, tooltip="Quit"),
     ]
@@ -130,6 +135,7 @@ class RgtApp(ThemedApp):
             is_torn_down=lambda host: self.jobs.state(host).shown_torn_down_at is not None,
             is_watched=self._queue_tab_shown,
             report=notify.report if notify is not None else lambda line: None,
+            start_added=start_monitors,
         )
         self._records_look: Worker[None] | None = None  # the look at the records in flight
         self.load_themes(theme, theme_dirs)
@@ -146,7 +152,7 @@ class RgtApp(ThemedApp):
             self.jobs,
             latest=self.runtime.latest.get,
             host_key=self.runtime.host_key_of,
-            stop=self._stop_telemetry,
+            stop=self.runtime.retire,  # a torn-down box is done: monitor, polls, connection
             is_stopped=self.runtime.stopped.__contains__,
         )
         self.queues = QueueController(
@@ -174,6 +180,7 @@ class RgtApp(ThemedApp):
         # Another process (the command line) records teardowns, pulls and verifications
         # too: its records reach this window within a few seconds.
         self.set_interval(WATCH_EVERY_S, self._look_at_records)
+        self.runtime.watch_fleet_file(self.FLEET_FILE_EVERY_S)  # hosts.toml is live
         # Everything built so far (Textual, the panes, the fleet) lives as long as the app:
         # leave it out of the collector's full passes, which otherwise stall a keypress
         # by ~50 ms a few times a minute at 100 hosts (scripts/bench_tui.py, gc stats).
@@ -210,6 +217,8 @@ class RgtApp(ThemedApp):
             self.post_message(QueueViewed(event.host, event.view))
         elif isinstance(event, Told) and self.tui_notify is not None:
             return self.tui_notify.on_event(event.event)
+        elif isinstance(event, FleetReloaded | FleetFileRejected):
+            show_fleet_news(self, event)
         elif isinstance(event, ClocksDue):
             # One line in the fleet header, not a toast over half the panes (issue 27).
             self.fleet_screen.show_notice(f"{event.who}: danger clocks", "; ".join(event.lines))
@@ -275,16 +284,6 @@ class RgtApp(ThemedApp):
         # A torn-down host: its one attempt decides (box_watch) whether polling stops.
         self.box_watch.jobs_changed(state)
 
-    def _stop_telemetry(self, host: str, torn_down_at: float) -> None:
-        """A torn-down box is gone: stop polling it (its pane keeps the last sample,
-        greyed out); ``r`` gives it one more attempt."""
-        if self.runtime.stop_telemetry(host):
-            self.notify(
-                f"{host} was torn down: telemetry stopped. Press r on it if the box is back.",
-                title=host,
-                timeout=8,
-            )
-
     # -- keys ----------------------------------------------------------------------------
 
     def on_key(self, event: events.Key) -> None:
@@ -322,7 +321,7 @@ class RgtApp(ThemedApp):
         """Show ``host``'s detail screen (over the fleet grid), on ``tab`` if given."""
         screen = self.screen
         if not (isinstance(screen, HostDetailScreen) and screen.host.name == host):
-            self._back_to_fleet()
+            self.back_to_fleet()
             screen = HostDetailScreen(
                 self.fleet.host(host),
                 update=self.runtime.latest.get(host),
@@ -387,7 +386,8 @@ class RgtApp(ThemedApp):
     def _open_host(self, message: OpenHostRequested) -> None:
         self.open_host(message.host)
 
-    def _back_to_fleet(self) -> None:
+    def back_to_fleet(self) -> None:
+        """Close every screen over the fleet grid."""
         while len(self.screen_stack) > 1 and self.screen is not self.fleet_screen:
             self.pop_screen()
 
@@ -402,17 +402,14 @@ class RgtApp(ThemedApp):
     def _host_added(self, fleet_file: Path, host: HostConfig | None) -> None:
         if host is None:
             return
-        hosts = (*self.fleet.hosts, host)
-        # Local stays shown until the next start, which reads the new fleet file.
-        fleet = self.fleet = replace(self.fleet, hosts=hosts, path=fleet_file, is_default=False)
-        self.connections.add(host)
-        self.jobs.fleet = self.runtime.fleet = fleet
-        self.fleet_screen.add_host(fleet, host)
-        self.runtime.add_host(host, start=self.start_monitors)
+        if host.name not in self.runtime.hosts:  # else the file's new reading took it first
+            # Local stays shown until the file changes again or the next start.
+            hosts = (*self.fleet.hosts, host)
+            self.runtime.adopt(replace(self.fleet, hosts=hosts, path=fleet_file, is_default=False))
         self.notify(f"added {host.name} to {fleet_file}", title=host.name)
 
     def action_filter(self) -> None:
-        self._back_to_fleet()
+        self.back_to_fleet()
         self.fleet_screen.action_filter()
 
     async def action_quit(self) -> None:

@@ -1,0 +1,80 @@
+"""``rgt-tui watch``'s periodic pulls (issue 43.3): as in the TUI, only hosts with pull
+folders, and only once the queue view its runtime polled shows results; no pull is tried,
+nothing is told, before. The Watcher as the CLI builds it (its drivers on), on loopback
+boxes; what the scheduler did is read from it, never guessed from a sleep."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+from support.pilot import FakeMonitor
+from support.pulls import box_results
+from support.samples import agent_sample, make_update
+from support.waiting import wait_for
+
+from rgt_tui.domain.queue_state import DONE, RUNNING, CellView, QueueView
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.pull_schedule import NO_RESULTS
+from rgt_tui.services.watch.watcher import Watcher
+
+
+def spot_fleet(hosts_file: Path) -> None:
+    """box1 a vast.ai box whose pulls would take the whole home; box2 one with a
+    results folder (both on the profile's 30 min cadence)."""
+    text = hosts_file.read_text().replace('profile = "generic-ssh"', 'profile = "vastai"')
+    head, box1, box2 = text.split("[[hosts]]")
+    box1 = "\n".join(
+        'workdir = "~"' if line.startswith("workdir") else line
+        for line in box1.splitlines()
+        if not line.startswith("durable_dir")
+    )
+    hosts_file.write_text("[[hosts]]".join([head, box1 + "\n", box2]))
+
+
+async def test_watch_pulls_only_hosts_with_pull_folders_once_a_cell_ended(
+    make_loopback_fleet, tmp_path
+):
+    loopback = await make_loopback_fleet(2)
+    spot_fleet(loopback.hosts_file)
+    fleet = dataclasses.replace(load_fleet(loopback.hosts_file), results_dir=tmp_path / "res")
+    told: list = []
+
+    class Sink:
+        def on_event(self, event: object) -> None:
+            told.append(event)
+
+    monitors = {h: FakeMonitor([make_update(h, agent_sample(h))]) for h in ("box1", "box2")}
+    watcher = Watcher(fleet, sinks=[Sink()], hosts=fleet.hosts, monitors=monitors)
+    running = asyncio.ensure_future(watcher.run())
+    try:
+        scheduler = watcher.pull
+        await wait_for(lambda: len(scheduler.held_back) == 2, 30, "a look at both hosts")
+        assert "names no pull folders" in scheduler.held_back["box1"]
+        assert scheduler.held_back["box2"] == NO_RESULTS
+        assert scheduler.last == {} and not [e for e in told if e.kind.startswith("pull")]
+
+        # A cell still running (for less than a cadence) is no result yet.
+        cell = CellView(0, "alpha", RUNNING, started_at=990)
+        watcher.runtime.queue_viewed(
+            "box2", QueueView("box2", "running", (cell,), None, "b", 1000, None)
+        )
+        scheduler.wake()
+        await asyncio.sleep(0)
+        assert scheduler.start_due() == [] and "box2" in scheduler.held_back
+
+        # The poll saw it end: box2 is pulled, box1 never.
+        (box_results(loopback, "box2") / "alpha").mkdir(parents=True)
+        (box_results(loopback, "box2") / "alpha" / "m.json").write_text("{}")
+        done = dataclasses.replace(cell, status=DONE, ended_at=1100)
+        watcher.runtime.queue_viewed(
+            "box2", QueueView("box2", "finished", (done,), None, "b", 1200, None)
+        )
+        scheduler.wake()
+        await wait_for(lambda: [e for e in told if e.kind == "pull"], 60, "box2's pull told")
+        assert [e.host for e in told if e.kind.startswith("pull")] == ["box2"]
+        assert "box1" in scheduler.held_back and "box1" not in scheduler.last
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
