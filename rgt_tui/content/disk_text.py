@@ -31,9 +31,13 @@ def audit_lines(audit: DiskAudit) -> list[str]:
     hubs = ", ".join(printable(h) for h in audit.hf_hubs) or "none found"
     lines.append(f"Hugging Face cache ({hubs}):")
     lines += [_row(e, e.label) for e in audit.hf_models] or ["  no models"]
-    lines.append("superseded checkpoints (older than the newest verified one of their cell):")
+    lines.append(
+        "superseded checkpoints and stale *.tmp (older than the newest verified one of their cell):"
+    )
     lines += [
-        _row(e, e.label) + f"  (newer: {printable(e.superseded_by or '', 120)})"
+        _row(e, e.label)
+        + f"  (newer: {printable(e.superseded_by or '', 120)})"
+        + (f"  NOT OFFERED: {printable(e.held)}" if e.held else "")
         for e in audit.checkpoints
     ] or ["  none"]
     lines += [f"note: {printable(n)}" for n in audit.notes]

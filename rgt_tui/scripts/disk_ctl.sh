@@ -103,7 +103,7 @@ audit() {
             ;;
         cell)
             timeout "$secs" find "$real" -xdev -type f \( -name '*.pt' -o -name '*.pth' \
-                -o -name '*.ckpt' -o -name '*.safetensors' \) \
+                -o -name '*.ckpt' -o -name '*.safetensors' -o -name '*.tmp' \) \
                 -printf "ckpt\t$idx\t%T@\t%s\t%D\t%i\t%p\0" 2>/dev/null | head -z -n 2000
             ;;
         esac

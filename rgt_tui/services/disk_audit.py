@@ -11,8 +11,8 @@ file system and never through a link (principle 5, U7):
 - the Hugging Face hub cache (``~/.cache/huggingface/hub``, ``$HF_HUB_CACHE``,
   ``$HF_HOME/hub``, each resolved on the box: the cache is often a link onto the data
   disk) by model folder (``models--ORG--NAME``), blobs counted once;
-- superseded checkpoints: ``*.pt`` / ``*.pth`` / ``*.ckpt`` / ``*.safetensors`` in a
-  queue cell's output folder (``<durable_dir>/<cell>``) older than the newest checkpoint
+- superseded checkpoints (and torch.save's stale ``*.tmp``; U6): ``*.pt`` / ``*.pth`` /
+  ``*.ckpt`` / ``*.safetensors`` / ``*.tmp`` in a queue cell's output folder (``<durable_dir>/<cell>``) older than the newest checkpoint
   of that cell that verified by loading, according to this machine's records of the
   same box (the kept manifest and ``verification.json``, ``services.records``).
 
@@ -75,6 +75,9 @@ class Reclaimable:
     label: str = ""  # hf-model: ORG/NAME; checkpoint: CELL/FILE; folder: the path
     superseded_by: str | None = None  # checkpoint: the newer verified one's path
     mtime: float | None = None
+    # Why it is listed but not offered for deletion yet (U6: a superseded checkpoint or
+    # a stale *.tmp whose own copy is not pulled and verified); None: offered.
+    held: str | None = None
 
     @property
     def short(self) -> str:
@@ -178,7 +181,8 @@ async def audit_disk(
     if error is not None:
         raise error
     verified = await asyncio.to_thread(_verified_checkpoints, host, results_dir)
-    return parse_audit(host.name, result.stdout, asked, cells, verified)
+    safe = await asyncio.to_thread(_safe_copies, host, results_dir)
+    return parse_audit(host.name, result.stdout, asked, cells, verified, safe or frozenset())
 
 
 def parse_audit(
@@ -187,9 +191,11 @@ def parse_audit(
     asked: list[tuple[str, str]],
     cells: tuple[str, ...],
     verified: tuple[dict[str, float], str | None, str | None],
+    safe: frozenset[str] | None = None,
 ) -> DiskAudit:
     """The script's records as a DiskAudit (pure). ``verified``: the newest-verified map
-    (box path → mtime), the box id the records are of, and why there is none."""
+    (box path → mtime), the box id the records are of, and why there is none; ``safe``:
+    the box paths whose pulled copy verified (None: not known, nothing held)."""
     single: dict[str, str] = {}
     resolved: dict[int, str] = {}
     folders: dict[int, dict[str, Reclaimable]] = {}
@@ -226,8 +232,9 @@ def parse_audit(
                 )
             elif key == "ckpt":
                 idx, mtime, size, dev, ino, path = rest.split("\t", 5)
+                kind = "tmp" if path.endswith(".tmp") else "checkpoint"  # torch.save's leftover
                 entry = Reclaimable(
-                    path, "checkpoint", "f", int(dev), int(ino), int(size), mtime=float(mtime)
+                    path, kind, "f", int(dev), int(ino), int(size), mtime=float(mtime)
                 )
                 ckpts.append((int(idx), entry))
         except ValueError:
@@ -252,6 +259,8 @@ def parse_audit(
         newest = {}
     cell_of = {i: given for i, (k, given) in enumerate(asked) if k == "cell"}
     stale = _superseded(ckpts, cell_of, resolved, newest)
+    if safe is not None:
+        stale = tuple(_with(c, held=_held(c, safe)) for c in stale)
     return DiskAudit(
         host, single.get("home", ""), box_id, tuple(mounts), hubs,
         tuple(sorted(models.values(), key=lambda m: -(m.bytes or 0))), stale, pulls, tuple(extra),
@@ -280,6 +289,36 @@ def _superseded(
                 label = printable(f"{cell}/{c.path[len(folder.rstrip('/')) + 1 :]}", None)
                 stale.append(_with(c, label=label, superseded_by=best))
     return tuple(sorted(stale, key=lambda c: (-(c.bytes or 0), c.path)))
+
+
+def _held(entry: Reclaimable, safe: frozenset[str]) -> str | None:
+    """Why a superseded checkpoint or stale ``*.tmp`` is not offered yet (U6)."""
+    if entry.path in safe:
+        return None
+    return "its own copy is not pulled and verified yet (pull and verify first)"
+
+
+def _safe_copies(host: HostConfig, results_dir: Path) -> frozenset[str] | None:
+    """Box paths of the kept manifest whose pulled copy the verification of that very
+    manifest found good (blocking); None when no verified pull is recorded."""
+    folder = host_results_dir(results_dir, host)
+    try:
+        manifest = load_manifest(folder)
+    except (ManifestError, OSError):
+        return None
+    record = load_verification(folder)
+    if manifest is None or not record_of(record, manifest):
+        return None
+    assert record is not None
+    sha = {manifest.display(e.root, e.path): e.sha256 for e in manifest.entries}
+    return frozenset(
+        str(c.get("remote"))
+        for c in record.get("checks") or []
+        if isinstance(c, dict)
+        and c.get("ok") is True
+        and c.get("sha256") is not None
+        and sha.get(str(c.get("remote"))) == c.get("sha256")
+    )
 
 
 def _verified_checkpoints(
@@ -352,6 +391,7 @@ def audit_to_json(audit: DiskAudit) -> dict[str, Any]:
         return {
             "path": e.path, "kind": e.kind, "short": e.short, "bytes": e.bytes,
             "inodes": e.inodes, "superseded_by": e.superseded_by, "mtime": e.mtime,
+            "held": e.held,
         }  # fmt: skip
 
     return {

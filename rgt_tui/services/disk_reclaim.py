@@ -79,6 +79,8 @@ async def plan_delete(
             "folders under a pull root)",
         )
     shown = printable(target.path)
+    if target.held:  # U6: offered only once its own copy is pulled and verified
+        raise DiskError(host.name, f"refused: {shown} is not offered yet: {target.held}")
     for root in audit.pull_roots:
         if under(root, target.path) and root != target.path:
             raise DiskError(

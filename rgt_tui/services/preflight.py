@@ -24,11 +24,11 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.preflight import Check, PreflightReport, parse_box_facts
 from rgt_tui.domain.preflight_checks import CheckContext, box_checks, preflight_scope
 from rgt_tui.domain.run_interpreter import run_interpreter
+from rgt_tui.domain.slurm_lead import signal_lead_check
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.code_sync import SyncError, code_status
 from rgt_tui.services.code_sync.crlf import crlf_preflight
 from rgt_tui.services.queue_box import script_text
-from rgt_tui.services.slurm.sbatch import signal_lead_check
 from rgt_tui.transport import Transport
 
 __all__ = ["Check", "PreflightReport", "preflight", "preflight_command"]

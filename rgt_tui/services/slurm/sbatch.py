@@ -12,8 +12,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 from rgt_tui.domain.config import SlurmConfig
-from rgt_tui.domain.preflight import Check
 from rgt_tui.domain.preflight_checks import LOGIN_NODE_CHECKS
+from rgt_tui.domain.slurm_lead import SIGNAL_SLACK_S, signal_lead_check  # noqa: F401 (the launch's)
 from rgt_tui.domain.units import plural
 
 # Storage that belongs to one node (or one job) and is gone when the job ends or the
@@ -21,9 +21,6 @@ from rgt_tui.domain.units import plural
 # by the next cell on another node (SLURM5). "$TMPDIR" is the login node's value, and
 # the text itself in a durable_dir that names it.
 NODE_LOCAL = ("$TMPDIR", "/tmp", "/scratch/local", "/local", "/dev/shm")
-# Slurm may deliver the --signal warning up to 60 s early or late (SLURM2); a lead no
-# longer than this leaves the cell no time at all to checkpoint before the kill.
-SIGNAL_SLACK_S = 60
 # Where each task's Slurm output goes, under the box's queue dir (``%A``: the array's
 # job id, ``%a``: the task's index). Slurm cannot name a cell in a pattern, so the task
 # links its file to ``cells/<name>.slurm.out`` (rgt_tui/scripts/slurm_task.sh).
@@ -141,31 +138,6 @@ def time_seconds(value: str | None) -> int | None:
     else:
         h, m, s = n
     return days * 86400 + h * 3600 + m * 60 + s
-
-
-def signal_lead_check(host: str, slurm: SlurmConfig) -> Check:
-    """The ``signal-lead`` preflight check (SLURM2): the warning signal's lead must fit
-    one checkpoint's write (``checkpoint_write_s``: the host's figure, default 60 s;
-    nothing on the box measures it yet) plus Slurm's slack (the signal may come up to
-    60 s late), else the kill lands mid-write. Failed: a launch is refused unless
-    acknowledged by name."""
-    lead, write = slurm.signal_lead_s, slurm.checkpoint_write_s
-    need = write + SIGNAL_SLACK_S
-    sums = (
-        f"checkpoint_write_s {write} s + Slurm's slack {SIGNAL_SLACK_S} s "
-        f"(it may send the warning up to {SIGNAL_SLACK_S} s late) = {need} s"
-    )
-    if lead < need:
-        return Check(
-            "signal-lead",
-            False,
-            f"signal_lead_s = {lead} on {host} is shorter than {sums}: the kill can land "
-            "while the checkpoint is being written (SLURM2)",
-            f"set signal_lead_s = {need} or more for {host} (or lower checkpoint_write_s if "
-            "a checkpoint writes faster); checkpoint periodically too, and write it "
-            "atomically (tmp, fsync, rename: U6)",
-        )
-    return Check("signal-lead", True, f"signal_lead_s {lead} s ≥ {sums}")
 
 
 def signal_warnings(host: str, slurm: SlurmConfig) -> list[str]:
