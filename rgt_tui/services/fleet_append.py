@@ -29,7 +29,7 @@ from rgt_tui.services.fleet_file import load_fleet, resolve_fleet_path
 NEW_FILE_HEADER = (
     "## rgt-tui fleet file: one [[hosts]] block per rented box.\n"
     "## `rgt-tui add` and the TUI's add screen append blocks here; every key is explained\n"
-    '## in the README ("The fleet file") and in hosts.example.toml, shipped with rgt-tui.\n'
+    "## in docs/fleet-file.md and in hosts.example.toml, both shipped with rgt-tui.\n"
 )
 
 
