@@ -57,8 +57,10 @@ async def test_an_array_of_four_runs_two_at_a_time_and_every_cell_ends_0(
     text = "\n".join(plan.notes)
     assert "--array=0-3%2" in text and "at most 2 at once" in text
     assert "mem 100M" in text and "durable dir" in text and "SIGTERM 300 s" in text
-    assert "preflight on the login node: disk, durable, code only" in text
-    assert [c.name for c in plan.preflight.checks] <= ["disk", "durable", "code"]
+    assert "preflight on the login node: disk, durable, code, crlf, signal-lead only" in text
+    assert {c.name for c in plan.preflight.checks} <= {
+        "disk", "durable", "code", "crlf", "signal-lead",
+    }  # fmt: skip
     result = await launch(plan, transport)
     assert result.detach == "slurm" and result.pid > 0
 
@@ -207,9 +209,10 @@ async def test_a_cell_near_its_walltime_gets_sigterm_and_checkpoints_before_the_
     )
     qf.write_queue(f"{qf.cell_script('near_wall', body)} t 1\n")
     host, transport = qf.host(), qf.transport()
-    plan = await plan_launch(qf.fleet, host, transport)
+    # A lead this short is the signal-lead check's refusal; this test acknowledges it.
+    plan = await plan_launch(qf.fleet, host, transport, acks=["signal-lead"])
     assert plan.ok, plan.problems
-    assert any("up to 60 s late (SLURM2)" in w for w in plan.warnings)
+    assert any("up to 60 s late" in w and "SLURM2" in w for w in plan.warnings)
     await launch(plan, transport)
     await transport.close()
     await wait_for(lambda: ended(qf, "near_wall"), 100, "the cell to checkpoint and end")
