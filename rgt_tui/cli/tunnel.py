@@ -13,16 +13,18 @@ host is this machine (no tunnel needed; the URL to open instead); 2 bad input.
 from __future__ import annotations
 
 import argparse
-import asyncio
 
 from rich.text import Text
 
 from rgt_tui.cli.exit_codes import EXIT_OK
 from rgt_tui.cli.runner import Call, console
-from rgt_tui.domain.errors import TransportError
 from rgt_tui.services.connect import Transport
-from rgt_tui.services.tensorboard import check_tensorboard
-from rgt_tui.services.tunnel import TENSORBOARD_PORT, TunnelError, TunnelState, hold_tunnel
+from rgt_tui.services.tunnel import (
+    TENSORBOARD_PORT,
+    TunnelError,
+    TunnelState,
+    tunnel_with_check,
+)
 
 
 def _port(text: str) -> int:
@@ -68,38 +70,27 @@ async def run_tunnel(call: Call, transport: Transport) -> int:
     """Hold the tunnel until Ctrl-C; 1 when it cannot be held at all."""
     args = call.args
     out = console()
-    up = asyncio.Event()
 
     def on_state(state: TunnelState) -> None:
         if state.up:
             out.print(f"{state.line()}  (Ctrl-C ends it)")
-            up.set()
         else:
             call.err.print(Text.assemble(("rgt-tui tunnel: ", "bold yellow"), state.line()))
 
+    def on_advice(advice: str) -> None:
+        call.err.print(Text.assemble(("note: ", "bold yellow"), advice))
+
     await transport.connect()  # unreachable now: exit 1 at once, not a retry loop
-    holding = asyncio.ensure_future(
-        hold_tunnel(transport, args.port, on_state, local_port=args.local_port)
-    )
-    opened = asyncio.ensure_future(up.wait())
     try:
-        await asyncio.wait({holding, opened}, return_when=asyncio.FIRST_COMPLETED)
-        if up.is_set() and not args.no_check:
-            await _say_tensorboard(call, transport, args.port)
-        await holding
+        await tunnel_with_check(
+            call.host,
+            transport,
+            args.port,
+            on_state,
+            on_advice,
+            check=not args.no_check,
+            local_port=args.local_port,
+        )
     except TunnelError as exc:
         return call.fail(exc.message, fix=exc.fix)
-    finally:
-        opened.cancel()
-        holding.cancel()
-    return EXIT_OK  # not reached: hold_tunnel runs until cancelled
-
-
-async def _say_tensorboard(call: Call, transport: Transport, port: int) -> None:
-    """U39's path half, once: what keeps TensorBoard on the box from showing the runs."""
-    try:
-        advice = await check_tensorboard(call.host, transport, port)
-    except TransportError:
-        return  # the connection dropped: the tunnel's own line says so
-    if advice:
-        call.err.print(Text.assemble(("note: ", "bold yellow"), advice))
+    return EXIT_OK  # not reached: the tunnel runs until cancelled

@@ -38,6 +38,7 @@ from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
 from rgt_tui.screens.tabs.base import TabbedScreen
+from rgt_tui.screens.tunnel_keys import TUNNEL_BINDING, TunnelLine, toggle_tunnel
 from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.screens.vram_kill import VRAM_BINDING
 from rgt_tui.services.connections import FleetConnections
@@ -86,6 +87,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         *QUEUE_CONTROL_BINDINGS,
         HOST_KEY_BINDING,
         VRAM_BINDING,
+        TUNNEL_BINDING,
         *_tab_bindings(),
         Binding(
             "c",
@@ -135,6 +137,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="detail-title")
+        yield TunnelLine(self.host.name)  # hidden until T opens a tunnel (U39)
         with TabbedContent():
             for number, cls in enumerate(self.tab_classes, start=1):
                 with TabPane(tab_label(number, cls.TITLE), id=f"tab-{cls.TAB_ID}"):
@@ -271,6 +274,11 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
 
     def action_shell(self) -> None:
         self.post_message(ShellRequested(self.host.name))
+
+    def action_tunnel(self) -> None:
+        """``T``: the box's TensorBoard here, over the host's connection (or close it)."""
+        if self.connections is not None:
+            toggle_tunnel(self.app, self.host, self.connections)
 
     def action_disk_usage(self) -> None:
         self.post_message(DiskUsageRequested(self.host.name))

@@ -22,6 +22,7 @@ from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.job_keys import job_commands
 from rgt_tui.screens.queue_control import queue_control_commands
 from rgt_tui.screens.shell_keys import shell_commands
+from rgt_tui.screens.tunnel_keys import tunnel_commands
 
 
 class RgtCommands(Provider):
@@ -65,6 +66,7 @@ class RgtCommands(Provider):
         commands += job_commands(app)
         commands += shell_commands(app.fleet, app.post_message)
         commands += disk_commands(app.fleet, app.post_message)
+        commands += tunnel_commands(app)  # T: a box's TensorBoard here (U39)
         commands += [
             ("Filter hosts", "Show only hosts whose name matches", app.action_filter),
             ("Help: keys", "List every key", app.action_help),

@@ -15,11 +15,14 @@ forward is opened again on the same port here, so the URL the user has open keep
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.services.connections import connect_with_backoff
+from rgt_tui.services.tensorboard import check_tensorboard
 from rgt_tui.transport import Transport
 from rgt_tui.transport.backoff import Backoff
 from rgt_tui.transport.base import FORWARD_LISTEN_HOST, PortForward
@@ -151,3 +154,45 @@ async def _open(transport: Transport, remote_port: int, port: int | None) -> Por
         return await transport.forward_port(remote_port, local_port=remote_port)
     except OSError:  # taken here (a TensorBoard of this machine's own, say): any port
         return await transport.forward_port(remote_port, local_port=0)
+
+
+async def tunnel_with_check(
+    host: HostConfig,
+    transport: Transport,
+    remote_port: int,
+    on_state: Callable[[TunnelState], object],
+    on_advice: Callable[[str], object],
+    *,
+    check: bool = True,
+    local_port: int | None = None,
+    backoff: Backoff = Backoff(),
+    wait: Callable[[float], Awaitable[object]] = asyncio.sleep,
+) -> None:
+    """``hold_tunnel`` (both the TUI's ``T`` and `rgt-tui tunnel` run this), and once it
+    is first up, U39's path half: the TensorBoard advice (if any) to ``on_advice``."""
+    opened = asyncio.Event()
+
+    def told(state: TunnelState) -> None:
+        if state.up:
+            opened.set()
+        on_state(state)
+
+    holding = asyncio.ensure_future(
+        hold_tunnel(transport, remote_port, told, local_port=local_port, backoff=backoff, wait=wait)
+    )
+    waiting = asyncio.ensure_future(opened.wait())
+    try:
+        await asyncio.wait({holding, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if opened.is_set() and check:
+            try:
+                advice = await check_tensorboard(host, transport, remote_port)
+            except TransportError:
+                advice = None  # the connection dropped: the tunnel's own state says so
+            if advice:
+                on_advice(advice)
+        await holding
+    finally:
+        waiting.cancel()
+        holding.cancel()
+        with contextlib.suppress(BaseException):
+            await holding
