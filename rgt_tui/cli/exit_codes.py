@@ -2,7 +2,7 @@
 
 | code | name | meaning |
 | --- | --- | --- |
-| 0 | `EXIT_OK` | done: everything pulled / verified / reachable, the checklist holds (`teardown --check`), the box torn down, `logs --follow` ended by Ctrl-C |
+| 0 | `EXIT_OK` | done: everything pulled / verified / reachable, the checklist holds (`teardown --check`), the box torn down, `logs --follow` or `tunnel` ended by Ctrl-C |
 | 1 | `EXIT_PROBLEMS` | the command ran and found problems: a host unreachable or its host key refused, a failed check, a refused or locked action, an incomplete pull, no log yet |
 | 2 | `EXIT_BAD_INPUT` | nothing was done, the input is wrong: the arguments, the fleet file, an unknown host, a name that is not a cell of the queue, `launch` with no terminal to ask and no `--yes` |
 | 3 | `EXIT_ALERTS` | `status` only: every host answered, and at least one has a warning or critical alert (info alerts do not count); 1 wins when a host is unreachable as well |
