@@ -91,6 +91,21 @@ def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: floa
     return lines
 
 
+def torn_down_line(
+    host: HostConfig, at: float, now: float, first_seen: float | None = None
+) -> Content:
+    """``■ torn down 14:05 · cost $14.40``: a torn-down host is done. Its status line
+    says when and what it cost (its meter stopped then), never "connected" or an uptime
+    that ticks on: its telemetry and connection are closed."""
+    same_day = time.localtime(at)[:3] == time.localtime(now)[:3]
+    when = time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", time.localtime(at))
+    parts: list[str | tuple[str, str]] = [(f"■ torn down {when}", "bold")]
+    spent = host_cost(host, now, at, first_seen=first_seen)
+    if spent is not None:
+        parts.append((f" · cost ${spent:.2f}", "$foreground-muted"))
+    return Content.assemble(*parts)
+
+
 def periodic_failure_line(at: float, why: str, width: int = 0) -> Content:
     """``periodic pull failed 14:02: <why> — p to retry``: a host's failing periodic pull
     as one line of its pane, ``why`` cut so the line fits ``width`` (0: not cut) with the

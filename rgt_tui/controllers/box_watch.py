@@ -46,7 +46,7 @@ class BoxWatch:
         *,
         latest: Callable[[str], HostUpdate | None],
         host_key: Callable[[str], str | None],
-        stop: Callable[[str, float], None],
+        stop: Callable[[str], bool],
         is_stopped: Callable[[str], bool],
     ) -> None:
         self.app = app
@@ -181,8 +181,7 @@ class BoxWatch:
         if update is not None:
             self._note_refused_key(host, update)  # the journal may have loaded since
         state = self.jobs.state(host)
-        at = state.torn_down_at
-        if at is None or state.shown_torn_down_at is None:
+        if state.torn_down_at is None or state.shown_torn_down_at is None:
             self.pending.pop(host, None)
             return
         if update is None or self._seen.get(host, 0) <= mark:
@@ -195,10 +194,17 @@ class BoxWatch:
                 return  # the journal decides: its answer comes back as jobs_changed
         elif conn.error is None:
             return  # still on its first try
-        # The same box, no answer, or no id to tell by: it stays torn down.
+        # The same box, no answer, or no id to tell by: it stays torn down, and is done:
+        # its monitor, queue poll and connection close (FleetRuntime.retire).
         del self.pending[host]
         self._stale.pop(host, None)
-        self._stop(host, at)
+        if self._stop(host):
+            self.app.notify(
+                f"{host} was torn down: telemetry stopped, its connection closed. Press r on it "
+                "if the box is back.",
+                title=host,
+                timeout=8,
+            )
 
 
 def _fingerprint(presented: str | None) -> str | None:

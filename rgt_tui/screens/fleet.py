@@ -135,6 +135,7 @@ class FleetScreen(FleetView, Screen[None]):
         self._shown = len(fleet.hosts)
         self._cost_per_hour = 0.0
         self.notices = NoticeLine()  # shown in the header, above the grid (never over it)
+        self.problem = ""  # the fleet file's mistake, shown above the notices until fixed
 
     def compose(self) -> ComposeResult:
         if self.fleet.is_default:
@@ -184,11 +185,17 @@ class FleetScreen(FleetView, Screen[None]):
         """Show ``title: text`` on the header's notice line for a while (the danger
         clocks at a first connection): one line above the grid, hiding no pane."""
         self.notices.add(title, text)
-        self._header.notice = self.notices.text()
+        self._expire_notices()
         self.set_timer(self.notices.seconds + 0.1, self._expire_notices)
 
+    def show_problem(self, text: str) -> None:
+        """Show ``text`` (the fleet file's mistake; '' once fixed) on the notice line
+        until it changes: one line, not a toast per reading."""
+        self.problem = text
+        self._expire_notices()
+
     def _expire_notices(self) -> None:
-        self._header.notice = self.notices.text()
+        self._header.notice = " · ".join(t for t in (self.problem, self.notices.text()) if t)
 
     def _stopped_hosts(self) -> set[str]:
         # A stopped host's last sample (a torn-down box) says nothing about now: not up,
@@ -203,6 +210,29 @@ class FleetScreen(FleetView, Screen[None]):
         self._batch_draws()
         self._refresh_summary()
         self.call_after_refresh(self.select, host.name)
+
+    def remove_host(self, fleet: Fleet, host: str) -> None:
+        """A host gone from the fleet file: its pane leaves the grid."""
+        self.fleet = fleet
+        pane = self.panes.pop(host, None)
+        self.latest.pop(host, None)
+        if pane is None:
+            return
+        if self._selected is pane:
+            self._selected = None
+        pane.remove()
+        self._batch_draws()
+        self._refresh_summary()
+        self.call_after_refresh(self._grid.refit)
+
+    def replace_host(self, fleet: Fleet, host: HostConfig, thresholds: Thresholds) -> None:
+        """A host's settings changed in the fleet file (or the fleet's thresholds): its
+        pane draws with them from the next sample."""
+        self.fleet, self.thresholds = fleet, thresholds
+        pane = self.panes.get(host.name)
+        if pane is not None:
+            pane.host, pane.thresholds = host, thresholds
+            pane.stale = True
 
     def _refresh_summary(self) -> None:
         """Count every host afresh: after a filter or a teardown, and once a second."""

@@ -147,6 +147,27 @@ class FleetConnections:
         if wake is not None:
             wake.set()
 
+    def is_connected(self, host: str) -> bool:
+        """Whether ``host``'s shared connection is open now (False: closed, or never made)."""
+        held = self._transports.get(host)
+        return held is not None and held.connected
+
+    async def close(self, host: str) -> None:
+        """Close ``host``'s connection and its SFTP sessions (a torn-down box is done);
+        never raises. The host stays known: the next borrower's ``connect()`` (the
+        user's ``r``) opens it again."""
+        held = self._transports.get(host)
+        if held is not None:
+            with contextlib.suppress(Exception):
+                await held.close()
+
+    def detach(self, host: str) -> Transport | None:
+        """Forget ``host`` (removed from the fleet file, or its connection settings
+        changed: ``add`` it again) and hand back its transport, for the caller to close
+        once its borrowers have stopped; None when none was made."""
+        self._hosts.pop(host, None)
+        return self._transports.pop(host, None)
+
     async def close_all(self) -> None:
         """Close every connection (the app is leaving); never raises."""
         held = list(self._transports.values())

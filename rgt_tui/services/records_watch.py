@@ -38,7 +38,9 @@ class Change:
     records: bool  # its pulled copy's manifest or verification: a pull or verify ran
 
 
-def _stamp(path: Path) -> Stamp:
+def file_stamp(path: Path) -> Stamp:
+    """``path``'s (inode, size, mtime ns), or None when it cannot be stat'ed: what
+    changes on every write, a rename over it included (blocking)."""
     try:
         st = os.stat(path)
     except OSError:  # missing, or unreadable: either way nothing to take from it
@@ -56,7 +58,7 @@ class RecordsWatch:
 
     def _records(self, host: str) -> tuple[Stamp, Stamp]:
         folder = host_results_dir(self._fleet().results_dir, host)
-        return _stamp(manifest_path(folder)), _stamp(verification_path(folder))
+        return file_stamp(manifest_path(folder)), file_stamp(verification_path(folder))
 
     def changed(self, hosts: Iterable[str], busy: Container[str] = ()) -> list[Change]:
         """The hosts whose files changed since the last look (each seen once first:
@@ -66,7 +68,7 @@ class RecordsWatch:
         out: list[Change] = []
         for host in hosts:
             before = self._seen.get(host)
-            stamp = _stamp(journal.path(host))
+            stamp = file_stamp(journal.path(host))
             if before is None:
                 self._seen[host] = (stamp, self._records(host))
                 out.append(Change(host, journal=True, records=False))

@@ -40,6 +40,7 @@ from rgt_tui.content.host_text import (
     cost_text,
     host_cost,
     periodic_failure_line,
+    torn_down_line,
     unique_mounts,
 )
 from rgt_tui.domain.config import HostConfig
@@ -311,7 +312,7 @@ class HostPane(Widget, can_focus=True):
         now = self.clock()
         width = max(20, self.content_size.width or 40)
         snap = update.snapshot
-        status = connection_lines(update.connection, snap, now)
+        status = self._status_lines(update, now)
         extra = self._extra_rows(width)
         if self._key_line is not None and update.connection.status != "connected":
             status = [*status, self._key_line]
@@ -331,6 +332,12 @@ class HostPane(Widget, can_focus=True):
             self._figures = figures
         self._set_subtitle(now)
         self._repaint([*status, *self._figures, *extra], width)
+
+    def _status_lines(self, update: HostUpdate, now: float) -> list[Content]:
+        """The connection's line(s); a torn-down host's one line says when and its cost."""
+        if self.torn_down_at is not None:
+            return [torn_down_line(self.host, self.torn_down_at, now, self._first_seen())]
+        return connection_lines(update.connection, update.snapshot, now)
 
     def _heights_of(self, lines: list[Content], width: int) -> list[int]:
         """Rows per line as Textual wraps it here (figures are cut to the width; the
@@ -422,6 +429,14 @@ class HostPane(Widget, can_focus=True):
         self.torn_down_at = at
         self.set_class(at is not None, "-torn-down")
         self._set_subtitle(self.clock())
+        if self.update is None and at is not None:  # no sample yet: the line alone
+            self._content = torn_down_line(self.host, at, self.clock())
+            self._lines = []
+            self.refresh(layout=True)
+        elif self.update is not None and self.can_draw():
+            self.draw()  # at once: no "connected · up" left over
+        else:
+            self.stale = True
 
     # -- input -------------------------------------------------------------------------
 

@@ -75,6 +75,11 @@ class LoopbackBox:
         return self._acceptor is not None
 
     @property
+    def open_connections(self) -> int:
+        """SSH connections open now (a client that closed its own is gone from here)."""
+        return len(self._conns)
+
+    @property
     def known_hosts_line(self) -> str:
         """This box's known_hosts line, exactly as OpenSSH writes it for a non-22 port."""
         return f"[{LOOPBACK_HOST}]:{self.port} {public_line(self.host_key)}"

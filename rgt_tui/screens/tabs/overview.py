@@ -13,7 +13,9 @@ from rgt_tui.content.host_text import (
     connection_lines,
     cost_text,
     started_label,
+    torn_down_line,
 )
+from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.screens.tabs.base import DetailTab, HostView
@@ -21,12 +23,15 @@ from rgt_tui.widgets.spark import Spark
 from rgt_tui.widgets.usage_bar import UsageBar
 
 
-def identity_lines(view: HostView, snap: HostSnapshot | None) -> list[Content]:
-    """Host name, boot, uptime, cost; host-wide figures labelled as such (U41)."""
+def identity_lines(
+    view: HostView, snap: HostSnapshot | None, torn_down_at: float | None = None
+) -> list[Content]:
+    """Host name, boot, uptime, cost (stopped at a teardown); host-wide figures
+    labelled as such (U41)."""
     muted = "$foreground-muted"
     lines = [Content.assemble(("profile ", muted), view.host.profile)]
     first_seen = view.update.first_seen if view.update is not None else None
-    cost = cost_text(view.host, view.now, first_seen=first_seen)
+    cost = cost_text(view.host, view.now, torn_down_at, first_seen=first_seen)
     if cost:
         lines.append(
             Content.assemble(("cost ", muted), cost, (f"  {started_label(view.host)}", muted))
@@ -69,6 +74,16 @@ class OverviewTab(DetailTab):
     TAB_ID = "overview"
     TITLE = "Overview"
 
+    torn_down_at: float | None = None  # from the journal: the box is done
+    _view: HostView | None = None  # as last drawn, for a teardown recorded meanwhile
+
+    def show_jobs(self, state: HostJobs) -> None:
+        """A teardown recorded (here or by the command line) shows at once."""
+        if state.shown_torn_down_at != self.torn_down_at:
+            self.torn_down_at = state.shown_torn_down_at
+            if self._view is not None:
+                self.show(self._view)
+
     def compose(self) -> ComposeResult:
         yield Static(classes="detail-conn")
         yield Static(classes="detail-identity")
@@ -83,13 +98,18 @@ class OverviewTab(DetailTab):
         yield Spark(classes="plot plot-mem")
 
     def show(self, view: HostView) -> None:
-        update = view.update
+        self._view = view
+        update, at = view.update, self.torn_down_at
         snap = update.snapshot if update else None
-        if update is not None:
-            conn = connection_lines(update.connection, snap, view.now)
+        first_seen = update.first_seen if update is not None else None
+        if at is not None:  # done: when, and what it cost; no connection or uptime
+            conn = [torn_down_line(view.host, at, view.now, first_seen)]
+        else:
+            conn = connection_lines(update.connection, snap, view.now) if update else []
+        if conn:
             self.query_one(".detail-conn", Static).update(Content("\n").join(conn))
         self.query_one(".detail-identity", Static).update(
-            Content("\n").join(identity_lines(view, snap))
+            Content("\n").join(identity_lines(view, snap, at))
         )
         cg = snap.cgroup if snap else None
         fraction, figure = cgroup_memory(cg)

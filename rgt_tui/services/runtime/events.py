@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.services.runtime.fleet_file import FleetChanges
 from rgt_tui.services.telemetry import HostUpdate
 
 S = TypeVar("S")
@@ -70,4 +71,40 @@ class TelemetryEnded:
     error: str
 
 
-RuntimeEvent = HostSampled | QueueRead | HostObserved | Told | ClocksDue | TelemetryEnded
+@dataclass(frozen=True)
+class HostRetired:
+    """A host recorded as torn down is done: its monitor, queue poll and connection
+    closed (``r`` gives it one more attempt)."""
+
+    host: str
+
+
+@dataclass(frozen=True)
+class FleetReloaded:
+    """The fleet file changed and was applied (``changes``: what it changed);
+    ``fixed``: it replaces a reading refused for a mistake."""
+
+    fleet: Fleet
+    changes: FleetChanges
+    fixed: bool = False
+
+
+@dataclass(frozen=True)
+class FleetFileRejected:
+    """The fleet file changed but has a mistake: nothing of it was applied, the fleet
+    runs on its last good settings. ``error`` names the file and line."""
+
+    error: ConfigError
+
+
+RuntimeEvent = (
+    HostSampled
+    | QueueRead
+    | HostObserved
+    | Told
+    | ClocksDue
+    | TelemetryEnded
+    | HostRetired
+    | FleetReloaded
+    | FleetFileRejected
+)

@@ -16,6 +16,10 @@ The events are derived by ``derive`` (``watch``'s tracker over the fleet's journ
 memory), each host after every applied update or queue view, and every ``tick_s`` as
 well (a reminder, a silent box need no new sample), with the monitor's health: the same
 calls, the same events, whichever consumer runs.
+
+Hosts come and go while it runs (``fleet_edits``: the fleet file read again when it
+changes, a host added by ``+``), and a torn-down host is done (``retire``: its monitor,
+queue poll and connection close).
 """
 
 from __future__ import annotations
@@ -36,12 +40,15 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.runtime.events import (
     ClocksDue,
     HostObserved,
+    HostRetired,
     HostSampled,
     QueueRead,
     RuntimeEvent,
     TelemetryEnded,
     Told,
 )
+from rgt_tui.services.runtime.fleet_edits import CLOSE_GRACE_S, FleetFileHosts, settle
+from rgt_tui.services.runtime.fleet_file import FleetFileWatch
 from rgt_tui.services.runtime.monitors import MonitorLike, as_torn_down, build_monitors
 from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
 from rgt_tui.services.slurm_telemetry import AllocationTelemetry
@@ -52,7 +59,6 @@ E = TypeVar("E")
 TICK_S = 15.0  # reminders and silence are minutes apart: a look every 15 s is plenty
 TOLD_KEPT = 1000
 NOT_CONNECTED = ("reconnecting", "lost", "unreached")
-CLOSE_GRACE_S = 3.0
 
 
 class Deriver(Protocol[S, E]):
@@ -85,7 +91,7 @@ class Deriver(Protocol[S, E]):
 OnEvent = Callable[[RuntimeEvent], Awaitable[None] | None]
 
 
-class FleetRuntime(Generic[S, E]):
+class FleetRuntime(FleetFileHosts, Generic[S, E]):
     """The running fleet (see the module docstring)."""
 
     def __init__(
@@ -106,6 +112,8 @@ class FleetRuntime(Generic[S, E]):
         tick_s: float = TICK_S,
         agent_args: Sequence[str] = (),
         report: Callable[[str], None] = lambda line: None,
+        start_added: bool = True,
+        pick_hosts: Callable[[Fleet], Iterable[HostConfig]] | None = None,
     ) -> None:
         self.fleet = fleet
         self.connections = connections
@@ -118,6 +126,12 @@ class FleetRuntime(Generic[S, E]):
         self.tick_s = tick_s
         self.agent_args = tuple(agent_args)
         self.report = report
+        # Hosts the fleet file gains get a monitor of their own (False: a test that
+        # feeds updates itself); ``pick_hosts``: which of a fleet's hosts run (watch
+        # leaves torn-down boxes out), all of them by default.
+        self.start_added = start_added
+        self.pick_hosts = pick_hosts
+        self.fleet_file: FleetFileWatch | None = None  # set by ``watch_fleet_file``
         self.monitors: dict[str, MonitorLike] = (
             dict(monitors)
             if monitors is not None
@@ -139,6 +153,9 @@ class FleetRuntime(Generic[S, E]):
             inside=AllocationTelemetry() if sample_allocations else None,
         )
         self.monitor_tasks: dict[str, asyncio.Task[None]] = {}
+        self._polls: dict[str, asyncio.Task[None]] = {}  # each host's queue poll
+        self._loops: dict[str, asyncio.Task[None]] = {}  # each host's event loop
+        self._polls_on = False
         self._pending: dict[str, HostUpdate] = {}  # the newest update handed to defer
         self._tasks: list[asyncio.Task[None]] = []
         self._wake: dict[str, asyncio.Event] = {}
@@ -151,42 +168,55 @@ class FleetRuntime(Generic[S, E]):
     def start(self, *, polls: bool = True) -> None:
         """Start every monitor, each host's queue poll (``polls``) and, with a deriver,
         each host's event loop. Needs a running event loop."""
+        self._polls_on = polls
         for name in list(self.monitors):
             self.start_monitor(name)
         for host in list(self.hosts.values()):
-            self._start_host_loops(host, polls)
+            self._start_host_loops(host)
 
-    def _start_host_loops(self, host: HostConfig, polls: bool) -> None:
-        if polls and host.queue:
-            self._spawn(self.queues.poll(host))
-        if self.derive is not None:
-            self._spawn(self._process_loop(host.name))
+    def _start_host_loops(self, host: HostConfig) -> None:
+        self._ensure_poll(host.name)
+        if self.derive is not None and host.name not in self._loops:
+            self._loops[host.name] = asyncio.ensure_future(self._process_loop(host.name))
+
+    def _ensure_poll(self, name: str) -> None:
+        """Poll ``name``'s queue unless it has none, is stopped, or already polled."""
+        host = self.hosts.get(name)
+        if not self._polls_on or host is None or not host.queue or name in self.stopped:
+            return
+        task = self._polls.get(name)
+        if task is None or task.done():
+            self._polls[name] = asyncio.ensure_future(self.queues.poll(host))
 
     def add_host(self, host: HostConfig, *, start: bool = True) -> None:
-        """A host added while running: its history now; with ``start``, a monitor built
-        for it and started, and its queue poll."""
+        """A host added while running: its connection and history now; with ``start``,
+        a monitor built for it and started, and its queue poll."""
+        self.connections.add(host)
         self.hosts[host.name] = host
         self.histories[host.name] = HostHistory()
         if not start:
             return
+        self._polls_on = True
         self.monitors.update(
             build_monitors(self.fleet, self.connections, self.clock, [host], self.agent_args)
         )
         self.start_monitor(host.name)
-        self._start_host_loops(host, polls=True)
+        self._start_host_loops(host)
 
-    def start_monitor(self, host: str) -> asyncio.Task[None]:
-        """Run ``host``'s monitor (replacing a running one); its telemetry is live again."""
+    def start_monitor(self, host: str, *, seed: bool = True) -> asyncio.Task[None]:
+        """Run ``host``'s monitor (replacing a running one); its telemetry is live again,
+        and its queue poll with it. ``seed``: its health from the watch memory."""
         old = self.monitor_tasks.get(host)
         if old is not None:
             old.cancel()
-        task = asyncio.ensure_future(self._run_monitor(host, self.monitors[host]))
+        task = asyncio.ensure_future(self._run_monitor(host, self.monitors[host], seed))
         self.monitor_tasks[host] = task
         self.stopped.discard(host)
+        self._ensure_poll(host)
         return task
 
-    async def _run_monitor(self, host: str, monitor: MonitorLike) -> None:
-        if self.derive is not None:
+    async def _run_monitor(self, host: str, monitor: MonitorLike, seed: bool = True) -> None:
+        if self.derive is not None and seed:
             # The OOM baseline (and boot) from before: a kill while nothing watched counts.
             monitor.health = await asyncio.to_thread(self.derive.seed_health, host)
         try:
@@ -212,6 +242,24 @@ class FleetRuntime(Generic[S, E]):
         task.cancel()
         return True
 
+    def retire(self, host: str) -> bool:
+        """``host`` was recorded as torn down and its one attempt decided it is the same
+        box (or none answers): it is done. Its monitor and queue poll stop, and its
+        connection (with its SFTP sessions) closes once the monitor has let go; ``r``
+        (``reconnect``) opens it again for one more attempt. True when it was running."""
+        was_running = self.stop_telemetry(host)
+        tasks = [t for t in (self.monitor_tasks.get(host), self._polls.pop(host, None)) if t]
+        for task in tasks:
+            task.cancel()
+        self._spawn(self._close_retired(host, tasks))
+        self._emit_now(HostRetired(host))
+        return was_running
+
+    async def _close_retired(self, host: str, tasks: list[asyncio.Task[None]]) -> None:
+        await settle(tasks)
+        if host in self.stopped and not self.running(host):  # no r meanwhile
+            await self.connections.close(host)
+
     def reconnect(self, host: str) -> bool:
         """Drop and retry ``host``'s connection now, or start its monitor again when it
         stopped; False when the host has no monitor."""
@@ -234,7 +282,8 @@ class FleetRuntime(Generic[S, E]):
     async def close(self, grace: float = CLOSE_GRACE_S) -> None:
         """Stop every task (monitors get ``grace`` seconds to close their channels, and
         the agents go with them); never raises. Connections stay: their owner closes them."""
-        tasks = [t for t in [*self.monitor_tasks.values(), *self._tasks] if not t.done()]
+        held = [*self.monitor_tasks.values(), *self._polls.values(), *self._loops.values()]
+        tasks = [t for t in [*held, *self._tasks] if not t.done()]
         self._tasks = []
         for task in tasks:
             task.cancel()

@@ -31,7 +31,15 @@ from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import Journal, JournalError
-from rgt_tui.services.runtime.events import HostObserved, RuntimeEvent, TelemetryEnded, Told
+from rgt_tui.services.runtime.events import (
+    FleetFileRejected,
+    FleetReloaded,
+    HostObserved,
+    RuntimeEvent,
+    TelemetryEnded,
+    Told,
+)
+from rgt_tui.services.runtime.fleet_file import FLEET_FILE_EVERY_S
 from rgt_tui.services.runtime.monitors import MonitorLike
 from rgt_tui.services.runtime.runtime import TICK_S, FleetRuntime
 from rgt_tui.services.telemetry import HostUpdate
@@ -101,12 +109,14 @@ class Watcher:
         drivers: bool = True,
         report: Callable[[str], None] = lambda line: None,
         monitors: Mapping[str, MonitorLike] | None = None,
+        fleet_file_every_s: float = FLEET_FILE_EVERY_S,
     ) -> None:
         self.fleet = fleet
         self.sinks = list(sinks)
         self.hosts = list(hosts) if hosts is not None else watched_hosts(fleet)[0]
         self.clock = clock
         self.report = report
+        self.fleet_file_every_s = fleet_file_every_s
         self.connections = FleetConnections(
             self.hosts, factory=factory, backoff=backoff or Backoff()
         )
@@ -125,6 +135,8 @@ class Watcher:
             tick_s=tick_s,
             agent_args=agent_args,
             report=report,
+            # A fleet file that changes while watching: its torn-down boxes left out too.
+            pick_hosts=lambda fleet: watched_hosts(fleet)[0],
         )
         self.monitors = self.runtime.monitors
         self._outbox: asyncio.Queue[WatchEvent] = asyncio.Queue()
@@ -177,6 +189,8 @@ class Watcher:
         try:
             await self._resume_sinks()
             self.runtime.start()
+            # The TUI's own mechanism: hosts.toml is live.
+            self.runtime.watch_fleet_file(self.fleet_file_every_s)
             self._spawn(self._deliver_loop())
             if self.pull is not None:
                 self._spawn(self._guarded(self.pull.run(), "the periodic pull"))
@@ -251,7 +265,23 @@ class Watcher:
             return self._deliver(event.event)
         if isinstance(event, TelemetryEnded):
             self.report(f"{event.host}: telemetry stopped: {event.error}")
+        elif isinstance(event, FleetReloaded):
+            self._fleet_reloaded(event)
+        elif isinstance(event, FleetFileRejected):
+            self.report(f"{event.error} — not applied; watching on the last good settings")
         return None
+
+    def _fleet_reloaded(self, event: FleetReloaded) -> None:
+        """The fleet file changed: the runtime runs it; the drivers take it too."""
+        self.fleet = event.fleet
+        self.hosts = list(self.runtime.hosts.values())
+        for driver in (self.pull, self.autostop):
+            if driver is not None:
+                driver.fleet = event.fleet
+        if not event.changes.empty:
+            self.report(f"fleet file: {event.changes.summary()}")
+        elif event.fixed:
+            self.report(f"fleet file: {event.fleet.path} fixed and applied")
 
     async def _observed(self, host: HostConfig, state: HostState) -> None:
         """Hand the host's state to the sinks and the autostop."""

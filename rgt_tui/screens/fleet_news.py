@@ -1,0 +1,50 @@
+"""The fleet file's news on screen: the App's side of a live ``hosts.toml``.
+
+The runtime (``services.runtime``) reads the file again when it changes and runs what it
+says (monitors, polls and connections started, stopped or restarted); here the screens
+follow: panes added and removed, a host's new settings handed to its pane and detail
+screen, and a mistake shown once, with its file and line, on the fleet header's notice
+line and in the notices list (``n``) until a reading without it is applied.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rgt_tui.controllers.notices import record
+from rgt_tui.services.runtime.events import FleetFileRejected, FleetReloaded
+from rgt_tui.services.runtime.monitors import health_thresholds
+
+NOTICE_KEY = "fleet file"  # the notices list keeps one latest per key: never twice in a row
+
+
+def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
+    """Follow ``event`` on ``app``'s screens (``app`` is the ``RgtApp``)."""
+    screen = app.fleet_screen
+    if isinstance(event, FleetFileRejected):
+        line = f"{event.error} — not applied; the fleet runs on its last good settings"
+        screen.show_problem(f"fleet file: {line}")
+        record(app, NOTICE_KEY, "fleet file", line, "error")
+        return
+    fleet, changes = event.fleet, event.changes
+    app.fleet = app.jobs.fleet = fleet
+    if event.fixed:
+        screen.show_problem("")
+        record(app, NOTICE_KEY, "fleet file", f"fixed: {fleet.path} applied")
+    if changes.empty:
+        return
+    app.thresholds = thresholds = health_thresholds(fleet)
+    for name in changes.removed:
+        if getattr(app.screen, "host", None) is not None and app.screen.host.name == name:
+            app.back_to_fleet()  # its detail screen shows a host that is no more
+        screen.remove_host(fleet, name)
+    for host in changes.added:
+        screen.add_host(fleet, host)
+    edited = {h.name for h in changes.edited}
+    for host in fleet.hosts:
+        if host.name in edited or changes.settings:
+            screen.replace_host(fleet, host, thresholds)
+            for detail in app.screen_stack:
+                if getattr(detail, "host", None) is not None and detail.host.name == host.name:
+                    detail.host = host
+    record(app, NOTICE_KEY, "fleet file", f"{fleet.path}: {changes.summary()}")

@@ -1,0 +1,168 @@
+"""Hosts that come and go while the fleet runs: the fleet file read again (``FleetFileHosts``,
+mixed into ``FleetRuntime``).
+
+``watch_fleet_file`` looks at the file every few seconds (``fleet_file.FleetFileWatch``);
+``adopt`` runs a new reading (or a host added by ``+``): hosts added get a monitor, a
+queue poll and an event loop; hosts removed lose them and their connection; a host whose
+settings changed gets its monitor built again (over a new connection when its address,
+user, key or host-key policy changed), keeping its health. A reading with a mistake is
+refused whole and told (``FleetFileRejected``): the fleet runs on as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
+from rgt_tui.domain.history import HostHistory
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.runtime.events import FleetFileRejected, FleetReloaded, RuntimeEvent
+from rgt_tui.services.runtime.fleet_file import (
+    FLEET_FILE_EVERY_S,
+    FleetChanges,
+    FleetFileWatch,
+    fleet_changes,
+)
+from rgt_tui.services.runtime.monitors import MonitorLike, build_monitors
+from rgt_tui.services.runtime.queues import QueuePoller
+from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.transport import Transport
+
+CLOSE_GRACE_S = 3.0
+
+
+async def settle(tasks: list[asyncio.Task[None]]) -> None:
+    """Wait (``CLOSE_GRACE_S`` at most) for cancelled tasks to let go of their channels."""
+    pending = [t for t in tasks if not t.done()]
+    if pending:
+        await asyncio.wait(pending, timeout=CLOSE_GRACE_S)
+
+
+class FleetFileHosts:
+    """``FleetRuntime``'s hosts coming and going (see the module docstring); the
+    attributes below are the runtime's own."""
+
+    fleet: Fleet
+    connections: FleetConnections
+    hosts: dict[str, HostConfig]
+    monitors: dict[str, MonitorLike]
+    monitor_tasks: dict[str, asyncio.Task[None]]
+    histories: dict[str, HostHistory]
+    latest: dict[str, HostUpdate]
+    stopped: set[str]
+    queues: QueuePoller
+    clock: Callable[[], float]
+    agent_args: tuple[str, ...]
+    report: Callable[[str], None]
+    start_added: bool
+    pick_hosts: Callable[[Fleet], Iterable[HostConfig]] | None
+    fleet_file: FleetFileWatch | None
+    _polls: dict[str, asyncio.Task[None]]
+    _loops: dict[str, asyncio.Task[None]]
+    _pending: dict[str, HostUpdate]
+
+    if TYPE_CHECKING:  # the runtime's own, for the type checker
+
+        def _spawn(self, work: Any) -> None: ...
+        def _emit_now(self, event: RuntimeEvent) -> None: ...
+        def _ensure_poll(self, name: str) -> None: ...
+        def add_host(self, host: HostConfig, *, start: bool = True) -> None: ...
+        def start_monitor(self, host: str, *, seed: bool = True) -> asyncio.Task[None]: ...
+
+    def watch_fleet_file(self, every_s: float = FLEET_FILE_EVERY_S) -> FleetFileWatch:
+        """Read the fleet file again whenever it changes (``look_at_fleet_file`` every
+        ``every_s`` seconds) and run what it says from then on."""
+        watch = self.fleet_file = FleetFileWatch(lambda: self.fleet.path, every_s=every_s)
+        self._spawn(self._fleet_file_loop(watch))
+        return watch
+
+    async def _fleet_file_loop(self, watch: FleetFileWatch) -> None:
+        await watch.baseline()
+        while True:
+            await asyncio.sleep(watch.every_s)
+            try:
+                await self.look_at_fleet_file()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the fleet runs on, as it was
+                self.report(f"fleet file not applied: {type(exc).__name__}: {exc}")
+
+    async def look_at_fleet_file(self) -> None:
+        """One look: a changed file is applied (``FleetReloaded``) or, with a mistake,
+        refused whole (``FleetFileRejected``: the fleet keeps its last good settings)."""
+        watch = self.fleet_file
+        if watch is None:
+            return
+        refused_before = watch.rejected is not None
+        found = await watch.look()
+        if isinstance(found, ConfigError):
+            self._emit_now(FleetFileRejected(found))
+        elif found is not None:
+            self.adopt(found, fixed=refused_before)
+
+    def adopt(self, fleet: Fleet, *, fixed: bool = False) -> FleetChanges:
+        """Run ``fleet`` from now on (a new reading of the file, a host added by ``+``):
+        hosts added, removed and changed are applied, and ``FleetReloaded`` told."""
+        wanted = list(fleet.hosts if self.pick_hosts is None else self.pick_hosts(fleet))
+        changes = fleet_changes(self.fleet, fleet, self.hosts.values(), wanted)
+        self.fleet = fleet
+        for name in changes.removed:
+            self.remove_host(name)
+        for host in changes.added:
+            self.add_host(host, start=self.start_added)
+        edited = {h.name for h in changes.edited}
+        for host in wanted:
+            if host.name in edited or (changes.settings and host.name in self.monitors):
+                self.replace_host(host, reconnect=host.name in changes.reconnect)
+        self._emit_now(FleetReloaded(fleet, changes, fixed))
+        return changes
+
+    def remove_host(self, name: str) -> None:
+        """A host gone from the fleet file: its monitor, poll and event loop stop, what
+        was known of it goes, and its connection closes once its monitor has let go."""
+        tasks = [
+            t
+            for t in (self.monitor_tasks.pop(name, None), self._polls.pop(name, None),
+                      self._loops.pop(name, None))
+            if t is not None
+        ]  # fmt: skip
+        for task in tasks:
+            task.cancel()
+        for table in (self.hosts, self.monitors, self.histories, self.latest, self._pending):
+            table.pop(name, None)  # type: ignore[attr-defined]
+        self.queues.views.pop(name, None)
+        self.stopped.discard(name)
+        self._spawn(self._close_after(tasks, self.connections.detach(name)))
+
+    def replace_host(self, host: HostConfig, *, reconnect: bool = False) -> None:
+        """``host``'s settings changed: its monitor is built again with them (over a new
+        connection when ``reconnect``: its address, user, key or host-key policy
+        changed), keeping its health, and restarted unless its telemetry was stopped."""
+        name = host.name
+        self.hosts[name] = host
+        old = self.connections.detach(name) if reconnect else None
+        self.connections.add(host)
+        tasks = [t for t in (self.monitor_tasks.pop(name, None), self._polls.pop(name, None)) if t]
+        for task in tasks:
+            task.cancel()
+        before = self.monitors.get(name)
+        if before is not None or self.start_added:
+            monitor = build_monitors(
+                self.fleet, self.connections, self.clock, [host], self.agent_args
+            )[name]
+            if before is not None:
+                monitor.health = before.health  # the OOM baseline and boot carry on
+            self.monitors[name] = monitor
+            if name not in self.stopped:
+                self.start_monitor(name, seed=before is None)
+        self._ensure_poll(name)
+        self._spawn(self._close_after(tasks, old))
+
+    async def _close_after(self, tasks: list[asyncio.Task[None]], old: Transport | None) -> None:
+        await settle(tasks)
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.close()

@@ -1,0 +1,139 @@
+"""The fleet file is live: what changed between two readings, and the look for a change.
+
+``FleetFileWatch`` looks at the fleet file's stamp (inode, size, mtime:
+``records_watch.file_stamp``, the records' own mechanism) every ``every_s`` seconds on
+the event loop, and reads the file again only when it changed; ``FleetRuntime`` applies
+what ``fleet_changes`` finds (monitors and polls started, stopped or restarted) and tells
+its consumers, the TUI and ``watch`` alike. A file with a mistake is refused whole: the
+running fleet keeps its last good settings, and the mistake (``ConfigError``: file,
+line, key) is told once until the file changes again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.records_watch import Stamp, file_stamp
+
+FLEET_FILE_EVERY_S = 2.0  # an edit is taken within a few seconds, for one stat call
+# What a host's shared connection is made from (``transport_for``): a change needs a
+# new connection, not only a new monitor over the old one.
+CONNECTION_FIELDS = ("ssh", "identity_file", "known_hosts", "host_key")
+
+
+def _settings(fleet: Fleet) -> tuple[object, ...]:
+    """The fleet-wide settings every monitor is built with."""
+    return (fleet.poll_seconds, fleet.thresholds)
+
+
+def _as_compared(host: HostConfig) -> HostConfig:
+    # A host block moved down by one added above it is the same host: its header line
+    # (and a refusal's message, which names that line) are not what it asks for.
+    return replace(host, line=None, pull_refused=None)
+
+
+@dataclass(frozen=True)
+class FleetChanges:
+    """What a new reading of the fleet file changes for the running fleet."""
+
+    added: tuple[HostConfig, ...] = ()
+    removed: tuple[str, ...] = ()
+    edited: tuple[HostConfig, ...] = ()  # the new config of each host that changed
+    reconnect: frozenset[str] = frozenset()  # edited hosts whose connection changed
+    settings: bool = False  # poll_seconds or thresholds: every monitor is rebuilt
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing the running fleet does changes."""
+        return not (self.added or self.removed or self.edited or self.settings)
+
+    def summary(self) -> str:
+        """``added gpu3; removed gpu1; changed gpu2`` ('' when nothing changed)."""
+        parts = [
+            f"{what} {', '.join(names)}"
+            for what, names in (
+                ("added", [h.name for h in self.added]),
+                ("removed", list(self.removed)),
+                ("changed", [h.name for h in self.edited]),
+            )
+            if names
+        ]
+        if self.settings:
+            parts.append("fleet settings changed")
+        return "; ".join(parts)
+
+
+def fleet_changes(
+    old: Fleet, new: Fleet, running: Iterable[HostConfig], wanted: Iterable[HostConfig]
+) -> FleetChanges:
+    """What taking ``new`` (its hosts to run: ``wanted``) changes for a fleet running
+    ``old`` over ``running``. Pure."""
+    before = {h.name: h for h in running}
+    after = {h.name: h for h in wanted}
+    edited = tuple(
+        h for n, h in after.items() if n in before and _as_compared(before[n]) != _as_compared(h)
+    )
+    reconnect = frozenset(
+        h.name
+        for h in edited
+        if any(getattr(before[h.name], f) != getattr(h, f) for f in CONNECTION_FIELDS)
+    )
+    return FleetChanges(
+        added=tuple(h for n, h in after.items() if n not in before),
+        removed=tuple(n for n in before if n not in after),
+        edited=edited,
+        reconnect=reconnect,
+        settings=_settings(old) != _settings(new),
+    )
+
+
+class FleetFileWatch:
+    """Looks at the fleet file (``path()``: it may change, the first ``+`` writes one)
+    every ``every_s`` seconds; ``look`` reads it when its stamp changed."""
+
+    def __init__(
+        self,
+        path: Callable[[], Path | None],
+        *,
+        every_s: float = FLEET_FILE_EVERY_S,
+        load: Callable[[Path], Fleet] = load_fleet,
+    ) -> None:
+        self.path = path
+        self.every_s = every_s
+        self.load = load
+        self._watched: Path | None = None
+        self._seen: Stamp = None
+        self.rejected: ConfigError | None = None  # the mistake told last, until it is fixed
+
+    async def baseline(self) -> None:
+        """Take the file as it is now as read (the fleet running was read from it)."""
+        self._watched = self.path()
+        self._seen = (
+            None if self._watched is None else await asyncio.to_thread(file_stamp, self._watched)
+        )
+
+    async def look(self) -> Fleet | ConfigError | None:
+        """The fleet read again when the file changed since the last look; the mistake
+        that refused it (once per change); None when it did not change."""
+        path = self.path()
+        if path != self._watched:
+            await self.baseline()  # another file now (the first +): read as it was written
+            return None
+        if path is None:
+            return None
+        stamp = await asyncio.to_thread(file_stamp, path)
+        if stamp == self._seen:
+            return None
+        self._seen = stamp
+        try:
+            fleet = await asyncio.to_thread(self.load, path)
+        except ConfigError as error:
+            self.rejected = error
+            return error
+        self.rejected = None
+        return fleet

@@ -1,0 +1,71 @@
+"""The fleet file is live for ``watch`` too (issue 43 item 9): one mechanism, the fleet
+runtime's (``services.runtime.fleet_file``), over real loopback boxes; and what a new
+reading changes, as a pure function."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+from support.waiting import wait_for
+
+from rgt_tui.demo.loopback import LoopbackFleet
+from rgt_tui.domain.config import SshTarget
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.runtime.fleet_file import fleet_changes
+from rgt_tui.services.watch.watcher import Watcher
+
+
+def _blocks(text: str) -> tuple[str, dict[str, str]]:
+    head, *blocks = text.split("[[hosts]]\n")
+    return head, {b.split('"', 2)[1]: "[[hosts]]\n" + b for b in blocks}
+
+
+async def test_watch_takes_an_added_host_and_refuses_a_mistake(tmp_path: Path) -> None:
+    async with LoopbackFleet(2, tmp_path / "fleet") as boxes:
+        hosts = boxes.hosts_file
+        head, block = _blocks(hosts.read_text())
+        hosts.write_text(head + block["box1"])
+        lines: list[str] = []
+        watcher = Watcher(
+            load_fleet(hosts), drivers=False, report=lines.append, fleet_file_every_s=0.05
+        )
+        task = asyncio.create_task(watcher.run())
+        try:
+            await wait_for(lambda: (u := watcher.latest.get("box1")) and u.snapshot, 40)
+            hosts.write_text(head + block["box1"] + block["box2"])
+            await wait_for(lambda: (u := watcher.latest.get("box2")) and u.snapshot, 40)
+            assert "fleet file: added box2" in lines
+            assert [h.name for h in watcher.hosts] == ["box1", "box2"]
+
+            # A mistake: reported with its file:line, and the fleet watched as it was.
+            hosts.write_text(head + block["box1"] + block["box2"] + "[[hosts]\n")
+            line = len((head + block["box1"] + block["box2"]).splitlines()) + 1
+            await wait_for(lambda: any(f"{hosts}:{line}" in ln for ln in lines), 10)
+            assert "not applied; watching on the last good settings" in lines[-1]
+            assert set(watcher.runtime.hosts) == {"box1", "box2"}
+            assert watcher.runtime.running("box1") and watcher.runtime.running("box2")
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+def test_a_block_moved_down_is_not_an_edit_and_a_new_address_reconnects(
+    tmp_path: Path,
+) -> None:
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        '[[hosts]]\nname = "a"\nssh = "u@10.0.0.1"\n\n[[hosts]]\nname = "b"\nssh = "u@10.0.0.2"\n'
+    )
+    old = load_fleet(hosts)
+    moved = replace(old, hosts=tuple(replace(h, line=(h.line or 0) + 5) for h in old.hosts))
+    assert fleet_changes(old, moved, old.hosts, moved.hosts).empty
+
+    a, b = old.hosts
+    b2 = replace(b, ssh=SshTarget("u", "10.0.0.3", 22), mounts=("/data",))
+    a2 = replace(a, mounts=("/", "/data"))
+    new = replace(old, hosts=(a2, b2), poll_seconds=old.poll_seconds + 1)
+    changes = fleet_changes(old, new, old.hosts, new.hosts)
+    assert changes.edited == (a2, b2) and changes.reconnect == {"b"} and changes.settings
+    assert not changes.added and not changes.removed

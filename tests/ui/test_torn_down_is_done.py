@@ -1,0 +1,82 @@
+"""A torn-down host is done (issue 43 item 7), over real loopback boxes and the app's
+real monitors: once a teardown is recorded (here by another process, through the
+journal the open TUI watches), the pane greys out and reads "torn down HH:MM · cost $",
+never "connected · up …"; the host's monitor stops, its SSH connection (and its SFTP
+sessions) closes on the box's side too, and the Overview says when and what it cost.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from support.pilot import SIZE, screen_text, wait_for
+
+from rgt_tui.app import RgtApp
+from rgt_tui.demo.loopback import LoopbackFleet
+from rgt_tui.paths import journal_dir
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.journal import Journal, TeardownRecord
+from rgt_tui.services.records_watch import WATCH_EVERY_S
+
+RATE = 1.89
+BILLED_S = 2 * 3600  # started two hours before the teardown: $3.78
+
+
+def _started_at(hosts: Path, host: str, at: float) -> None:
+    """Give ``host`` a ``started_at`` (a TOML date-time) in the fleet file."""
+    stamp = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = hosts.read_text().splitlines()
+    lines.insert(lines.index(f'name = "{host}"') + 1, f"started_at = {stamp}")
+    hosts.write_text("\n".join(lines) + "\n")
+
+
+async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    async with LoopbackFleet(2, tmp_path / "fleet", costs=(("vastai", RATE),)) as boxes:
+        torn_at = float(int(time.time()))
+        _started_at(boxes.hosts_file, "box1", torn_at - BILLED_S)
+        app = RgtApp(load_fleet(boxes.hosts_file), config_dir=tmp_path / "config")
+        async with app.run_test(size=SIZE) as pilot:
+            pane = app.fleet_screen.panes["box1"]
+            # Connected, sampled, and its box recorded in the journal.
+            await wait_for(lambda: app.jobs.state("box1").box is not None, 40, pilot=pilot)
+            await wait_for(lambda: "● connected" in pane.render().plain, pilot=pilot)
+            assert app.connections.is_connected("box1")
+            assert boxes.box("box1").open_connections == 1
+            box_id = app.jobs.state("box1").box.box_id
+
+            # Recorded torn down by another process (`rgt-tui teardown` in a terminal).
+            record = TeardownRecord(torn_at, "true", 0, "", True, box_id=box_id)
+            Journal(journal_dir(boxes.hosts_file)).add_teardown("box1", record)
+            await wait_for(
+                lambda: pane.has_class("-torn-down"), WATCH_EVERY_S * 5, pilot=pilot
+            )
+            when = time.strftime("%H:%M", time.localtime(torn_at))
+            shown = f"■ torn down {when} · cost ${RATE * BILLED_S / 3600:.2f}"
+            await wait_for(lambda: shown in pane.render().plain, pilot=pilot)
+            text = pane.render().plain
+            assert "connected" not in text and " up " not in text, text
+
+            # Done: its monitor stopped, and its connection closed on both ends.
+            task = app.runtime.monitor_tasks["box1"]
+            await wait_for(lambda: task.done() and "box1" in app.runtime.stopped, pilot=pilot)
+            await wait_for(lambda: not app.connections.is_connected("box1"), pilot=pilot)
+            await wait_for(lambda: boxes.box("box1").open_connections == 0, pilot=pilot)
+            assert not app.runtime.is_live("box1")
+            # The other box goes on as before.
+            assert not app.runtime.monitor_tasks["box2"].done()
+            assert app.connections.is_connected("box2")
+            made = boxes.box("box1").connections_made
+
+            # The Overview says when it was torn down and what it cost.
+            app.open_host("box1")
+            await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
+            await wait_for(lambda: shown in screen_text(app), pilot=pilot)
+            overview = screen_text(app)
+            assert "$3.78 total" in overview and "● connected" not in overview
+            # Nothing reconnects on its own meanwhile.
+            assert boxes.box("box1").connections_made == made
