@@ -14,7 +14,6 @@ queue file (U26), ``signal-lead`` a Slurm host's keys (SLURM2).
 
 from __future__ import annotations
 
-import shlex
 from functools import cache
 from importlib import resources
 
@@ -26,9 +25,9 @@ from rgt_tui.domain.preflight_checks import CheckContext, box_checks, preflight_
 from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.domain.slurm_lead import signal_lead_check
 from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.box_script import box_command, box_path, script_text
 from rgt_tui.services.code_sync import SyncError, code_status
 from rgt_tui.services.code_sync.crlf import crlf_preflight
-from rgt_tui.services.queue_box import script_text
 from rgt_tui.transport import Transport
 
 __all__ = ["Check", "PreflightReport", "preflight", "preflight_command"]
@@ -45,15 +44,6 @@ def check_program() -> str:
     return path.read_text(encoding="utf-8")
 
 
-def box_path(path: str) -> str:
-    """A path argument for the box's shell: a leading ``~`` becomes ``"$HOME"``."""
-    if path == "~":
-        return '"$HOME"'
-    if path.startswith("~/"):
-        return '"$HOME"/' + shlex.quote(path[2:])
-    return shlex.quote(path)
-
-
 def preflight_command(host: HostConfig) -> str:
     """The command line that runs the box side for ``host`` (its program goes on stdin);
     the interpreter, GPUs and tmux are asked about only when the host's scope runs a
@@ -61,20 +51,16 @@ def preflight_command(host: HostConfig) -> str:
     interpreter = run_interpreter(host.run, host.ready.python)
     find = "0" if host.ready.checkpoint_gb is not None else "1"
     runtime = "1" if preflight_scope(host).asks_runtime else "0"
-    data = box_path(host.data_dir) if host.data_dir else "''"
-    return " ".join(
-        [
-            "bash",
-            "-c",
-            shlex.quote(script_text("preflight.sh")),
-            "preflight",
-            box_path(host.workdir),
-            box_path(host.durable_dir),
-            shlex.quote(interpreter.command),
-            find,
-            runtime,
-            data,
-        ]
+    data = box_path(host.data_dir) if host.data_dir else ""
+    return box_command(
+        script_text("preflight.sh"),
+        "preflight",
+        box_path(host.workdir),
+        box_path(host.durable_dir),
+        interpreter.command,
+        find,
+        runtime,
+        data,
     )
 
 

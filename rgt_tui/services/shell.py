@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.services.preflight import box_path
+from rgt_tui.services.box_script import box_path
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
 
 SSH_FAILED = 255  # ssh's own exit status when it could not connect (or was refused)

@@ -17,7 +17,7 @@ from rgt_tui.domain.tensorboard import (
     parse_report,
     tensorboard_advice,
 )
-from rgt_tui.services.preflight import box_path
+from rgt_tui.services.box_script import box_path
 from rgt_tui.transport import Transport
 
 CHECK_TIMEOUT_S = 30.0

@@ -18,13 +18,12 @@ fresh connection rather than trusting a half-read answer.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.text import printable
-from rgt_tui.services.queue_box import script_text
+from rgt_tui.services.box_script import box_command, box_refusal, script_text
 from rgt_tui.transport import CommandResult, Transport
 
 LIST_TIMEOUT_S = 60.0  # nvidia-smi and the fd walk are each cut at 20 s on the box
@@ -220,25 +219,12 @@ def parse_evidence(host: str, text: str) -> VramEvidence:
 
 
 def _command(verb: str, *args: str | int) -> str:
-    return " ".join(
-        ["bash", "-c", shlex.quote(script_text("vram.sh")), "vram", verb]
-        + [shlex.quote(str(a)) for a in args]
-    )
+    return box_command(script_text("vram.sh"), "vram", verb, *args)
 
 
 def _refusal(host: str, result: CommandResult) -> VramError | None:
-    flood = result.overflow("the VRAM evidence")
-    if flood is not None:
-        return VramError(host, flood)
-    for line in result.stdout.splitlines():
-        if line.startswith("refused\t"):
-            _, code, detail = (line.split("\t", 2) + ["", ""])[:3]
-            return VramError(host, printable(detail, 300), code=code)
-    if result.exit_status != 0:
-        err = result.stderr.strip().splitlines()
-        last = printable(err[-1], 200) if err else "no message"
-        return VramError(host, f"the box's VRAM script exited with {result.exit_status}: {last}")
-    return None
+    refused = box_refusal(result, "the box's VRAM script", answer="the VRAM evidence")
+    return None if refused is None else VramError(host, refused.message, code=refused.code)
 
 
 async def read_vram_evidence(host: str, transport: Transport) -> VramEvidence:

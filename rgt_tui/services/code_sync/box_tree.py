@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import FileHash, tree_hash
+from rgt_tui.services.box_script import run_box_script, script_text
 from rgt_tui.services.code_sync.box import HASH_TIMEOUT_S, BoxHashes, checked, hash_on_box
 from rgt_tui.services.code_sync.listing import LocalTree
 from rgt_tui.services.code_sync.rules import name_ok
 from rgt_tui.services.code_sync.types import SyncError
-from rgt_tui.services.queue_box import script_text
 from rgt_tui.transport import CommandResult, Transport
 
 RECORD_NAME = ".rgt-sync.record"
@@ -64,12 +63,17 @@ async def run_tree_verb(
     max_output: int = MAX_LISTING,
 ) -> CommandResult:
     """Run ``code-<verb>`` of code_ctl.sh with ``items`` NUL-terminated on stdin."""
-    command = " ".join(
-        ["bash", "-c", shlex.quote(tree_script()), "code_ctl", f"code-{verb}"]
-        + [shlex.quote(a) for a in args]
-    )
     payload = "".join(i + "\0" for i in items)
-    return await transport.run(command, input=payload, timeout=timeout, max_output=max_output)
+    return await run_box_script(
+        transport,
+        tree_script(),
+        "code_ctl",
+        f"code-{verb}",
+        *args,
+        input=payload,
+        timeout=timeout,
+        max_output=max_output,
+    )
 
 
 def rel_ok(rel: str) -> bool:
