@@ -11,7 +11,9 @@
 - ``reminder``: an alert still open ``reminder_s`` after it opened, once per period
   (key: the alert, its opening, the reminder's number); after a long downtime one
   reminder, never the periods missed one by one.
-- ``queue_done``: a launch's done record (key: the launch's ts).
+- ``queue_done``: a launch's done record (key: the launch's ts), worded by
+  ``queue_end_words``: a killed or interrupted cell named as such, teardown advised only
+  when nothing is left to run.
 - ``silent``: no answer for ``silent_grace_s`` (key: since when).
 - ``reboot``: the box's boot id is not the one last seen (key: the new boot id), so a
   reboot while nothing watched is still told once.
@@ -25,10 +27,14 @@ re-announce an alert still open on the box.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rgt_tui.domain.health import Alert, HealthState
+from rgt_tui.domain.queue_records import RunnerDone, RunnerLaunch
+from rgt_tui.domain.queue_state import FAILED, INTERRUPTED, KILLED, SLURM_ENDED, QueueView
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
@@ -39,6 +45,8 @@ OOM_KILL = "cgroup.oom_kill"
 NOT_ALERT_EVENTS = frozenset({"host.rebooted", "connection.lost"})
 # Not answering. "ended" (a torn-down box gone, as it should be) is none of them: never silent.
 NOT_CONNECTED = ("reconnecting", "lost", "unreached")
+NAME_CHARS = 60  # a cell name in a notification: the box's text, cut
+MAX_NAMED = 5  # cells named in a retry command; more read "…"
 SILENT_GRACE_S = 300.0  # a drop of a few minutes is a network blip, not a silent box
 
 
@@ -181,20 +189,57 @@ def _queue_done(
         return memory
     if memory.done_launch is not None and launch.ts <= memory.done_launch:
         return memory  # told already (or an older launch's record)
-    done = launch.done
-    how = "stopped by the user" if launch.stopped_by_user else "finished"
+    title, body = queue_end_words(host, view, launch, launch.done)
+    severity = "warning" if launch.done.n_failed else "info"
     events.append(
-        WatchEvent(
-            "queue_done",
-            host,
-            f"queue_done:{host}:{launch.ts}",
-            f"{host}: queue {how}: {done.n_ok} ok, {done.n_failed} failed",
-            f"{view.summary()}. Pull and verify the results, then tear the box down "
-            "if nothing else runs there.",
-            "warning" if done.n_failed else "info",
-        )
+        WatchEvent("queue_done", host, f"queue_done:{host}:{launch.ts}", title, body, severity)
     )
     return replace(memory, done_launch=launch.ts)
+
+
+def queue_end_words(
+    host: str, view: QueueView, launch: RunnerLaunch, done: RunnerDone
+) -> tuple[str, str]:
+    """The end of a launch as a person reads it: (title, body). A cell the user killed or
+    one that was interrupted is named with what happened to it and to the queue after;
+    the advice is to run again what did not finish, and the teardown only once nothing
+    is left to run (a kill's "0 ok, 1 failed ... tear the box down" read as the end)."""
+    cut = [c for c in view.cells if c.status in (KILLED, INTERRUPTED)]
+    if cut:
+        first = cut[0]
+        what = "killed by you" if first.status == KILLED else "interrupted"
+        who = f"cell {printable(first.name, NAME_CHARS)}" + (
+            f" and {len(cut) - 1} more" if len(cut) > 1 else ""
+        )
+        began = min(c.started_at or 0 for c in cut)
+        went_on = launch.stop_by != "kill" and any(
+            c.status not in (KILLED, INTERRUPTED) and (c.started_at or 0) > began
+            for c in view.cells
+        )
+        after = (
+            f"the queue went on: {done.n_ok} ok, {max(0, done.n_failed - len(cut))} failed"
+            if went_on
+            else "the queue stopped"
+        )
+        title = f"{host}: {who} {what}; {after}"
+    else:
+        how = "stopped by you" if launch.stopped_by_user else "finished"
+        title = f"{host}: queue {how}: {done.n_ok} ok, {done.n_failed} failed"
+    again = [c for c in view.cells if c.status in (KILLED, INTERRUPTED, FAILED, *SLURM_ENDED)]
+    if again:
+        names = " ".join(shlex.quote(printable(c.name, NAME_CHARS)) for c in again[:MAX_NAMED])
+        more = " …" if len(again) > MAX_NAMED else ""
+        advice = (
+            f"Keep the box: run {'it' if len(again) == 1 else 'them'} again with R on the "
+            f"queue tab (rgt-tui queue retry {host} {names}{more}); pull what finished "
+            "with p meanwhile."
+        )
+    elif view.resume_index is not None:
+        n = view.resume_index
+        advice = f"Keep the box: resume from cell {n} with L (rgt-tui launch {host} --start {n})."
+    else:
+        advice = "Pull and verify the results, then tear the box down if nothing else runs there."
+    return title, f"{view.summary()}. {advice}"
 
 
 def _silent(

@@ -1,0 +1,94 @@
+"""What the end-of-queue notification says (issue 43.10a): a kill says the user killed the
+cell and whether the queue stopped, an interrupted cell says so, and both advise running
+it again, never tearing the box down; only a queue with nothing left to run advises the
+teardown. Fed the records exactly as run_queue.sh and queue_ctl.sh write them."""
+
+from __future__ import annotations
+
+from rgt_tui.domain.queue_records import (
+    cells_tsv_line,
+    parse_cell_state,
+    parse_cells_tsv,
+    parse_runner_state,
+)
+from rgt_tui.domain.queue_state import derive_view
+from rgt_tui.services.watch.events import HostState, WatchEvent
+from rgt_tui.services.watch.tracker import HostMemory, derive
+
+BOOT = "boot-box1"
+LAUNCH = "launch 1700000000 boot-box1 tmux 0 /root/.rgt/bin/run_queue.0123456789ab.sh 4242\n"
+
+
+def told(names: str, runner: str, cells: dict[str, str]) -> WatchEvent:
+    """The one queue_done event a fresh memory owes for these records."""
+    deployed = parse_cells_tsv(
+        "".join(cells_tsv_line(i, n, f"run {n}") for i, n in enumerate(names.split()))
+    )
+    attempts = {name: parse_cell_state(text) for name, text in cells.items()}
+    view = derive_view(
+        "box1", deployed, parse_runner_state(LAUNCH + runner), attempts, boot_id=BOOT,
+        now=1700000100, runner_alive=False,
+    )  # fmt: skip
+    state = HostState(None, (), "connected", None, view, None, None, 1700000100.0)
+    _, events = derive("box1", HostMemory(), state, reminder_s=0)
+    (event,) = [e for e in events if e.kind == "queue_done"]
+    return event
+
+
+def test_a_killed_only_cell_says_killed_by_you_and_the_queue_stopped() -> None:
+    # rgt-tui queue kill box1 alpha --then stop on a one-cell queue: the runner found no
+    # next cell and wrote its ordinary done record (0 ok, 1 failed).
+    event = told(
+        "alpha",
+        "stop 1700000050 kill\ndone 1700000060 0 1\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 user stop\nend 1700000055 143\n"
+        },
+    )
+    assert event.title == "box1: cell alpha killed by you; the queue stopped"
+    assert "tear" not in event.body
+    assert "rgt-tui queue retry box1 alpha" in event.body
+
+
+def test_a_kill_that_went_on_says_so() -> None:
+    event = told(
+        "alpha beta",
+        "done 1700000090 1 1\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 user next\nend 1700000055 143\n",
+            "beta": "start 1700000056 boot-box1 4301\nend 1700000080 0\n",
+        },
+    )
+    assert event.title == "box1: cell alpha killed by you; the queue went on: 1 ok, 0 failed"
+    assert "tear" not in event.body
+
+
+def test_an_interrupted_cell_says_interrupted_and_advises_running_it_again() -> None:
+    # The cell's run_one was killed from outside (no end record); the runner went on.
+    event = told(
+        "alpha",
+        "done 1700000060 0 1\n",
+        {"alpha": "start 1700000001 boot-box1 4300\n"},
+    )
+    assert event.title == "box1: cell alpha interrupted; the queue stopped"
+    assert "tear" not in event.body and "rgt-tui queue retry box1 alpha" in event.body
+
+
+def test_a_user_stop_advises_resuming_from_where_it_stopped() -> None:
+    event = told(
+        "alpha beta",
+        "stop 1700000050 user\nstopped 1700000060 1\ndone 1700000060 1 0\n",
+        {"alpha": "start 1700000001 boot-box1 4300\nend 1700000055 0\n"},
+    )
+    assert event.title == "box1: queue stopped by you: 1 ok, 0 failed"
+    assert "tear" not in event.body and "rgt-tui launch box1 --start 1" in event.body
+
+
+def test_a_queue_with_nothing_left_advises_pull_verify_and_teardown() -> None:
+    event = told(
+        "alpha",
+        "done 1700000060 1 0\n",
+        {"alpha": "start 1700000001 boot-box1 4300\nend 1700000055 0\n"},
+    )
+    assert event.title == "box1: queue finished: 1 ok, 0 failed"
+    assert "tear the box down" in event.body
