@@ -27,8 +27,8 @@ from rgt_tui.services.connect import Transport
 from rgt_tui.services.credentials import plan_line
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
-    from rgt_tui.services.queue import LaunchPlan, LaunchResult
-    from rgt_tui.services.queue_check import QueueSource
+    from rgt_tui.services.queue.check import QueueSource
+    from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
 
 
 def json_flag(what: str) -> Callable[[argparse.ArgumentParser], None]:
@@ -75,7 +75,7 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_check(call: Call) -> int:
     """Check every queue file of the fleet, and the FILEs named."""
-    from rgt_tui.services.queue_check import check_fleet_queues
+    from rgt_tui.services.queue.check import check_fleet_queues
 
     args = call.args
     checked = check_fleet_queues(call.fleet, [Path(f) for f in args.files])
@@ -122,7 +122,7 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
     lines = [f"{view.host}: {view.summary()}"]
     if not view.cells and local is not None and local.text is not None:
         cells = local.parsed.cells
-        from rgt_tui.services.queue_check import display_path
+        from rgt_tui.services.queue.check import display_path
 
         where = display_path(local.path)
         lines[0] += f" · {plural(len(cells), 'cell')} in {where}, none sent to the box yet"
@@ -145,8 +145,8 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
 
 async def run_show(call: Call, transport: Transport) -> int:
     """Every cell's state on the host, from the box's records."""
-    from rgt_tui.services.queue_check import read_queue_file
-    from rgt_tui.services.queue_view import read_queue_view
+    from rgt_tui.services.queue.check import read_queue_file
+    from rgt_tui.services.queue.view import read_queue_view
 
     view = await read_queue_view(call.host, transport)
     local = None
@@ -160,7 +160,7 @@ async def run_show(call: Call, transport: Transport) -> int:
 
 async def run_append(call: Call, transport: Transport) -> int:
     """Send the lines appended to the host's local queue file."""
-    from rgt_tui.services.queue import QueueError, append_cells
+    from rgt_tui.services.queue.launch import QueueError, append_cells
 
     host = call.host
     try:
@@ -202,7 +202,7 @@ def format_plan(plan: LaunchPlan) -> str:
         )
         if c.index >= plan.start_index:
             lines.append(f"        $ {c.command}")
-    from rgt_tui.services.launch_preflight import is_preflight_problem
+    from rgt_tui.services.queue.launch_preflight import is_preflight_problem
 
     lines += preflight_lines(plan)
     # Preflight's failures are listed above with their detail and fix: one line each
@@ -249,8 +249,8 @@ def run_launch(call: Call) -> int:
     a fresh one launches after the answer. The box re-checks under its lock that the
     plan still holds, so a plan gone stale meanwhile is refused, not run.
     """
-    from rgt_tui.services.launch_acks import launch_recorded
-    from rgt_tui.services.queue import QueueError, plan_launch
+    from rgt_tui.services.queue.launch import QueueError, plan_launch
+    from rgt_tui.services.queue.launch_acks import launch_recorded
 
     args, host = call.args, call.host
     if args.start < 0:
@@ -329,7 +329,7 @@ def format_diagnosis(d: Diagnosis) -> str:
 
 async def run_diagnose(call: Call, transport: Transport) -> int:
     """Name the cause of the host's latest vanished run; exit 1 when there is one."""
-    from rgt_tui.services.queue_view import diagnose_queue
+    from rgt_tui.services.queue.view import diagnose_queue
 
     view, diagnosis = await diagnose_queue(call.host, transport)
     print(

@@ -22,7 +22,7 @@ from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.connect import Transport
 
 if TYPE_CHECKING:
-    from rgt_tui.services.queue_control import RetryPlan
+    from rgt_tui.services.queue.control import RetryPlan
 
 
 def add_yes(parser: argparse.ArgumentParser) -> None:
@@ -84,15 +84,15 @@ def confirmed(call: Call, question: str) -> int | None:
 
 
 def _read_view(call: Call) -> QueueView:
-    from rgt_tui.services.queue_view import read_queue_view
+    from rgt_tui.services.queue.view import read_queue_view
 
     return call.on_host(lambda transport: read_queue_view(call.host, transport))
 
 
 def run_stop(call: Call) -> int:
     """Stop HOST's queue after its current cell."""
-    from rgt_tui.services.queue_box import QueueError
-    from rgt_tui.services.queue_control import stop_queue
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.control import stop_queue
 
     host = call.host
     view = _read_view(call)
@@ -124,8 +124,8 @@ def run_stop(call: Call) -> int:
 
 def run_kill(call: Call) -> int:
     """Kill HOST's running cell now; the queue goes on (--then next) or stops."""
-    from rgt_tui.services.queue_box import QueueError
-    from rgt_tui.services.queue_control import kill_cell
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.control import kill_cell
 
     args, host = call.args, call.host
     if args.grace < 0:
@@ -173,7 +173,7 @@ def format_retry(plan: RetryPlan) -> str:
         lines.append("  submitted to Slurm as a new job array of these cells")
     elif plan.launch is not None:
         from rgt_tui.cli.queue import format_plan
-        from rgt_tui.services.launch_acks import acks_line
+        from rgt_tui.services.queue.launch_acks import acks_line
 
         lines.append("  the queue is not running: a launch runs only these cells")
         if plan.launch_acks:  # what the queue's launch acknowledged (services.launch_acks)
@@ -191,8 +191,8 @@ def format_retry(plan: RetryPlan) -> str:
 
 def run_retry(call: Call) -> int:
     """Retry failed or killed cells of HOST under their names, outputs set aside."""
-    from rgt_tui.services.queue_box import QueueError
-    from rgt_tui.services.queue_control import plan_retry, retry_cells
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.control import plan_retry, retry_cells
 
     args, host = call.args, call.host
     try:

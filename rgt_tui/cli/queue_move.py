@@ -17,7 +17,7 @@ from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
 
 if TYPE_CHECKING:
-    from rgt_tui.services.queue_move import MovePlan
+    from rgt_tui.services.queue.move import MovePlan
 
 
 def add_move_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +35,7 @@ def add_move_arguments(parser: argparse.ArgumentParser) -> None:
 
 def format_move(plan: MovePlan) -> str:
     """The plan as text: each cell, what happens to its line, warnings and refusals."""
-    from rgt_tui.services.queue_move import plan_lines
+    from rgt_tui.services.queue.move import plan_lines
 
     head = f"Move from {plan.source} to {plan.dest}"
     return "\n".join([head, *(f"  {line}" for line in plan_lines(plan))])
@@ -43,7 +43,7 @@ def format_move(plan: MovePlan) -> str:
 
 def run_move(call: Call) -> int:
     """Plan the move, show it, ask when the box must skip cells, move."""
-    from rgt_tui.services.queue_move import MoveError, apply_move, find_source, plan_move
+    from rgt_tui.services.queue.move import MoveError, apply_move, find_source, plan_move
 
     args = call.args
     if args.to not in {h.name for h in call.fleet.hosts}:

@@ -259,8 +259,8 @@ def run_teardown(call: Call) -> int:
 
 def _cancel_jobs(call: Call, typed: str) -> int:
     """``--cancel-jobs HOSTNAME``: scancel the Slurm host's live jobs, the name typed."""
-    from rgt_tui.services.queue_box import QueueError
-    from rgt_tui.services.slurm.control import cancel_jobs
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.slurm.control import cancel_jobs
 
     host = call.host
     if host.slurm is None:

@@ -95,7 +95,7 @@ class QueueController:
             run_host_worker(self.app, self._append(host), "queue-append", host_name)
 
     async def _append(self, host: HostConfig) -> None:
-        from rgt_tui.services.queue import QueueError, append_cells
+        from rgt_tui.services.queue.launch import QueueError, append_cells
 
         try:
             result = await self.connections.use(

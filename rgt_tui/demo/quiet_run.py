@@ -22,7 +22,7 @@ from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.demo.workload_setup import DEMO_CELLS, DemoCell, install_workload
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.services.queue import LaunchResult, QueueError, launch, plan_launch
+from rgt_tui.services.queue.launch import LaunchResult, QueueError, launch, plan_launch
 from rgt_tui.transport import transport_for
 
 log = logging.getLogger("rgt_tui.demo")

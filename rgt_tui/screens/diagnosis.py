@@ -120,7 +120,7 @@ class DiagnosisScreen(ModalScreen[None]):
         run_host_worker(self, self._diagnose(), "queue-diagnose", self.host.name)
 
     async def _diagnose(self) -> None:
-        from rgt_tui.services.queue_view import diagnose_queue
+        from rgt_tui.services.queue.view import diagnose_queue
 
         try:
             result = await self.connections.use(

@@ -33,8 +33,8 @@ from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.credentials import plan_line
-from rgt_tui.services.launch_preflight import is_preflight_problem
-from rgt_tui.services.queue import LaunchPlan, LaunchResult, PlannedCell
+from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult, PlannedCell
+from rgt_tui.services.queue.launch_preflight import is_preflight_problem
 
 
 def default_start(plan: LaunchPlan) -> int:
@@ -192,7 +192,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
 
     async def _plan(self, start: int | None) -> None:
         from rgt_tui.services.connect import Transport
-        from rgt_tui.services.queue import plan_launch
+        from rgt_tui.services.queue.launch import plan_launch
 
         acks = self.acks
 
@@ -316,7 +316,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         run_host_worker(self, self._launch(plan), "queue-launch", self.host.name)
 
     async def _launch(self, plan: LaunchPlan) -> None:
-        from rgt_tui.services.launch_acks import launch_recorded
+        from rgt_tui.services.queue.launch_acks import launch_recorded
 
         app: Any = self.app
         try:

@@ -26,7 +26,7 @@ from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue_move import MovePlan, MoveResult, plan_lines
+from rgt_tui.services.queue.move import MovePlan, MoveResult, plan_lines
 
 
 class QueueMoveScreen(ReplanScreen[MoveResult | None]):
@@ -133,7 +133,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
         run_host_worker(self, self._plan(cells, dest), "queue-move-plan", self.host.name)
 
     async def _plan(self, cells: list[str], dest: str) -> None:
-        from rgt_tui.services.queue_move import plan_move
+        from rgt_tui.services.queue.move import plan_move
 
         try:
             plan = await self.connections.use(
@@ -196,7 +196,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
         run_host_worker(self, self._move(plan), "queue-move", self.host.name)
 
     async def _move(self, plan: MovePlan) -> None:
-        from rgt_tui.services.queue_move import apply_move
+        from rgt_tui.services.queue.move import apply_move
 
         app: Any = self.app
         try:

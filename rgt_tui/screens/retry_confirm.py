@@ -30,9 +30,9 @@ from rgt_tui.domain.queue_state import DONE, CellView
 from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import preflight_notes, show_ack_button
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.launch_acks import acks_line
-from rgt_tui.services.launch_preflight import is_preflight_problem
-from rgt_tui.services.queue_control import RetryPlan
+from rgt_tui.services.queue.control import RetryPlan
+from rgt_tui.services.queue.launch_acks import acks_line
+from rgt_tui.services.queue.launch_preflight import is_preflight_problem
 
 MUTED = "$foreground-muted"
 
@@ -163,7 +163,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         run_host_worker(self, self._plan(), "queue-retry-plan", self.host.name)
 
     async def _plan(self) -> None:
-        from rgt_tui.services.queue_control import plan_retry
+        from rgt_tui.services.queue.control import plan_retry
 
         cell, acks, use = self.cell, self.acks, self.use_launch_acks
         try:
@@ -250,7 +250,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         run_host_worker(self, self._retry(plan), "queue-control", self.host.name)
 
     async def _retry(self, plan: RetryPlan) -> None:
-        from rgt_tui.services.queue_control import retry_cells
+        from rgt_tui.services.queue.control import retry_cells
 
         app: Any = self.app
         title = f"{self.host.name}: retry"

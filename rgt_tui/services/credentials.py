@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from rgt_tui.domain.config import Credential
-from rgt_tui.services.queue_box import QueueError, refusal, run_ctl
+from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
 from rgt_tui.transport import Transport
 
 BOX_FILE = "~/.rgt/credentials.env"  # for messages; queue_ctl.sh writes $HOME/.rgt/...

@@ -370,7 +370,7 @@ def _queue_cells(host: HostConfig) -> tuple[str, ...]:
     """The cell names of the host's queue file (none without one)."""
     if host.queue is None:
         return ()
-    from rgt_tui.services.queue_check import read_queue_file
+    from rgt_tui.services.queue.check import read_queue_file
 
     source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
     return tuple(dict.fromkeys(c.name for c in source.parsed.cells))

@@ -31,8 +31,8 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import CODE_UNKNOWN, code_text
 from rgt_tui.domain.text import printable
-from rgt_tui.services.queue_box import QueueError
-from rgt_tui.services.queue_view import read_queue_view
+from rgt_tui.services.box_ctl import QueueError
+from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.services.records import atomic_write_json, read_json, records_dir
 from rgt_tui.transport import Transport
 

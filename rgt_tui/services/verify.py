@@ -338,7 +338,7 @@ def _roster(host: HostConfig, roster: Sequence[str] | None) -> tuple[list[str] |
         return list(roster), None
     if host.queue is None:
         return None, None
-    from rgt_tui.services.queue_check import read_queue_file
+    from rgt_tui.services.queue.check import read_queue_file
 
     source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
     problem = None

@@ -14,7 +14,7 @@ from rgt_tui.domain.queue_records import (
 )
 from rgt_tui.domain.queue_state import derive_view
 from rgt_tui.domain.vanished import CUDA_OOM, DEAD_GPU, OOM, YES, BoxFacts, diagnose
-from rgt_tui.services.queue_box import parse_probe
+from rgt_tui.services.queue.box import parse_probe
 
 BOOT = "11111111-aaaa-bbbb-cccc-000000000001"
 DEPLOYED = parse_cells_tsv(cells_tsv_line(0, "a", "run a") + cells_tsv_line(1, "b", "run b"))

@@ -20,7 +20,7 @@ from rgt_tui.domain.preflight_checks import check_disk
 from rgt_tui.domain.preflight_storage import check_storage
 from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.profiles import profile
-from rgt_tui.services.slurm.sbatch import signal_lead_check
+from rgt_tui.services.queue.slurm.sbatch import signal_lead_check
 
 ROOT = Path(__file__).parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -29,7 +29,7 @@ from rgt_tui.domain.slurm_jobs import (
 from rgt_tui.domain.slurm_queue import slurm_view
 from rgt_tui.domain.slurm_vanished import WALLTIME, SlurmLimits, diagnose_slurm
 from rgt_tui.domain.vanished import HANGUP, NO, OOM, YES
-from rgt_tui.services.slurm.view import parse_slurm_view
+from rgt_tui.services.queue.slurm.view import parse_slurm_view
 
 # Recorded from the test cluster (tests/support/slurm.py), Slurm 22.05.
 JOBCOMP_OOM = (

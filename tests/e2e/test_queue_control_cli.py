@@ -9,7 +9,7 @@ from support.cli import Terminal, arun
 from support.queues import SCRIPT_RUN, wait_view
 
 from rgt_tui.domain.queue_state import DONE, FAILED, KILLED, PENDING, RUNNING, USER_STOPPED
-from rgt_tui.services.queue import launch, plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 
 
 def gate(name: str) -> str:

@@ -17,9 +17,10 @@ from support.waiting import wait_for
 
 from rgt_tui.demo.workload_setup import DemoCell, install_workload, workload_run_template
 from rgt_tui.domain.queue_state import DONE, FINISHED
-from rgt_tui.services.queue import QueueError, launch, plan_launch
-from rgt_tui.services.queue_box import deployed_name, script_text
-from rgt_tui.services.queue_check import check_fleet_queues
+from rgt_tui.services.box_ctl import deployed_name
+from rgt_tui.services.box_script import script_text
+from rgt_tui.services.queue.check import check_fleet_queues
+from rgt_tui.services.queue.launch import QueueError, launch, plan_launch
 
 RUN_ONE = ROOT / "rgt_tui" / "scripts" / "run_one.sh"
 

@@ -15,8 +15,8 @@ from support.queues import GATE, SCRIPT_RUN, QueueFleet
 from support.slurm import SlurmCluster
 from support.waiting import wait_for
 
-from rgt_tui.services.queue import QueueError, launch, plan_launch
-from rgt_tui.services.slurm.launch import submit_indices
+from rgt_tui.services.queue.launch import QueueError, launch, plan_launch
+from rgt_tui.services.queue.slurm.launch import submit_indices
 
 
 def ended(qf: QueueFleet, name: str) -> str | None:

@@ -26,8 +26,8 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet_file import load_fleet
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
-from rgt_tui.services.queue import launch, plan_launch
-from rgt_tui.services.queue_view import read_queue_view
+from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.services.teardown import observe_now
 from rgt_tui.services.verify import verify_host
 from rgt_tui.services.watch.events import HostState, WatchEvent

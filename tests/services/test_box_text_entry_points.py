@@ -19,8 +19,8 @@ import pytest
 
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.services.fleet_file import load_fleet
-from rgt_tui.services.queue_box import probe
-from rgt_tui.services.slurm_view import parse_slurm_view
+from rgt_tui.services.queue.box import probe
+from rgt_tui.services.queue.slurm.view import parse_slurm_view
 from rgt_tui.services.telemetry import sample_once
 from rgt_tui.transport import transport_for
 

@@ -29,7 +29,7 @@ from support.webhook import webhook
 from rgt_tui.domain.config import Credential
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.services.credentials import send_credentials
-from rgt_tui.services.queue import launch, plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 
 
 def value() -> str:

@@ -9,9 +9,9 @@ from dataclasses import replace
 
 from support.queues import SCRIPT_RUN, wait_view
 
-from rgt_tui.services.launch_acks import acks_path, launch_recorded, load_launch_acks
-from rgt_tui.services.queue import launch, plan_launch
-from rgt_tui.services.queue_control import plan_retry
+from rgt_tui.services.queue.control import plan_retry
+from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.launch_acks import acks_path, launch_recorded, load_launch_acks
 
 
 async def test_the_record_applies_to_its_own_launch_only(make_queue_fleet) -> None:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ from rgt_tui.domain.preflight_arch import check_arch
 from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.profiles import profile
 from rgt_tui.services.preflight import check_program, preflight
-from rgt_tui.services.queue import plan_launch
+from rgt_tui.services.queue.launch import plan_launch
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 NO_KERNEL = json.loads((FIXTURES / "torch_arch" / "rtx5090_cu124.json").read_text())

@@ -22,16 +22,16 @@ from rgt_tui.domain.queue_state import (
     SKIPPED,
     USER_STOPPED,
 )
-from rgt_tui.services.queue import QueueError, launch, plan_launch
-from rgt_tui.services.queue_box import run_ctl
-from rgt_tui.services.queue_control import (
+from rgt_tui.services.box_ctl import run_ctl
+from rgt_tui.services.queue.control import (
     kill_cell,
     plan_retry,
     retry_cells,
     skip_cell,
     stop_queue,
 )
-from rgt_tui.services.queue_view import read_queue_view
+from rgt_tui.services.queue.launch import QueueError, launch, plan_launch
+from rgt_tui.services.queue.view import read_queue_view
 
 
 def gate(name: str) -> str:

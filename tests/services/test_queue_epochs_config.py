@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 
 from rgt_tui.cli.queue import format_plan
-from rgt_tui.services.queue import plan_launch
-from rgt_tui.services.queue_epochs import MAX_BYTES
+from rgt_tui.services.queue.epochs import MAX_BYTES
+from rgt_tui.services.queue.launch import plan_launch
 
 BARE = "python train.py --config {cfg} --epochs {epochs} --out {out}"
 OPTIONAL = "python train.py --config {cfg} [--epochs {epochs}] --out {out}"

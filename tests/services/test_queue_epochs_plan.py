@@ -7,7 +7,7 @@ from support.queues import wait_view
 
 from rgt_tui.cli.queue import format_plan
 from rgt_tui.domain.queue_state import FINISHED
-from rgt_tui.services.queue import launch, plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 
 # The cell script writes the arguments it got, one a line, into its {out} folder.
 ARGS = 'out="$1"; shift; mkdir -p "$out"; printf "%s\\n" "$@" > "$out/args"'

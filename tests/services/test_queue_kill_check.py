@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rgt_tui.services.queue_box import script_text
+from rgt_tui.services.box_script import script_text
 
 CELL = "c"
 SESSION = "rgt-box1"

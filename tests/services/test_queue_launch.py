@@ -11,9 +11,9 @@ from support.queues import GATE, SCRIPT_RUN, wait_view
 from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED, PENDING, Q_RUNNING, RUNNING
-from rgt_tui.services.queue import QueueError, append_cells, launch, plan_launch
-from rgt_tui.services.queue_check import check_fleet_queues
-from rgt_tui.services.queue_view import read_queue_view
+from rgt_tui.services.queue.check import check_fleet_queues
+from rgt_tui.services.queue.launch import QueueError, append_cells, launch, plan_launch
+from rgt_tui.services.queue.view import read_queue_view
 
 
 async def test_launch_returns_at_once_and_the_queue_leaves_complete_records(make_queue_fleet):

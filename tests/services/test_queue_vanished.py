@@ -20,9 +20,9 @@ from rgt_tui.domain.queue_state import (
     STOPPED,
 )
 from rgt_tui.domain.vanished import HANGUP, MANUAL_KILL, NO, REBOOT, YES
-from rgt_tui.services.queue import append_cells, launch, plan_launch
-from rgt_tui.services.queue_box import deployed_name
-from rgt_tui.services.queue_view import diagnose_queue
+from rgt_tui.services.box_ctl import deployed_name
+from rgt_tui.services.queue.launch import append_cells, launch, plan_launch
+from rgt_tui.services.queue.view import diagnose_queue
 
 
 def start_pid(state: str) -> int:

@@ -17,7 +17,7 @@ from rgt_tui.content.queue_text import queue_lines
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.services.pull import pull_host
-from rgt_tui.services.queue import launch, plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.result_code import code_path
 from rgt_tui.services.verify import verify_host
 from rgt_tui.services.verify_report import format_report, report_to_json

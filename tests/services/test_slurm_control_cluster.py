@@ -19,16 +19,16 @@ from support.slurm import SlurmCluster
 from support.waiting import wait_for
 from test_teardown_box import Setup
 
-from rgt_tui.services.queue_box import QueueError
-from rgt_tui.services.queue_control import (
+from rgt_tui.services.box_ctl import QueueError
+from rgt_tui.services.queue.control import (
     kill_cell,
     plan_retry,
     retry_cells,
     skip_cell,
     stop_queue,
 )
-from rgt_tui.services.slurm.control import cancel_jobs
-from rgt_tui.services.slurm.launch import submit_indices
+from rgt_tui.services.queue.slurm.control import cancel_jobs
+from rgt_tui.services.queue.slurm.launch import submit_indices
 from rgt_tui.services.teardown import GateLocked
 from rgt_tui.transport import open_transport
 

@@ -13,9 +13,9 @@ import pytest
 
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.gate_fixes import fix
+from rgt_tui.services.box_script import script_text
 from rgt_tui.services.journal import Journal
-from rgt_tui.services.queue_box import script_text
-from rgt_tui.services.slurm.control import (
+from rgt_tui.services.queue.slurm.control import (
     cancel_args,
     ctl_command,
     hold_args,

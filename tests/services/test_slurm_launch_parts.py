@@ -8,9 +8,9 @@ import shlex
 import pytest
 
 from rgt_tui.domain.config import SlurmConfig
-from rgt_tui.services.queue import LaunchPlan, QueueError, launch
-from rgt_tui.services.slurm.launch import parse_slurm_probe
-from rgt_tui.services.slurm.sbatch import (
+from rgt_tui.services.queue.launch import LaunchPlan, QueueError, launch
+from rgt_tui.services.queue.slurm.launch import parse_slurm_probe
+from rgt_tui.services.queue.slurm.sbatch import (
     array_spec,
     node_local_problem,
     sbatch_command,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from support.queues import SCRIPT_RUN
 
-from rgt_tui.services.queue import plan_launch
+from rgt_tui.services.queue.launch import plan_launch
 
 
 @pytest.mark.timeout(180)

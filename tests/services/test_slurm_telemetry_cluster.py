@@ -17,13 +17,13 @@ from support.slurm import SlurmCluster
 from support.waiting import wait_for
 
 from rgt_tui.content.queue_text import queue_pane_line
-from rgt_tui.services.runtime.queues import QueuePoller
 from rgt_tui.demo.gpu_replay import install_nvidia_smi
 from rgt_tui.domain.queue_state import RUNNING, QueueView
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue import launch, plan_launch
-from rgt_tui.services.queue_view import read_queue_view
-from rgt_tui.services.slurm_telemetry import AllocationTelemetry, sample_inside
+from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry, sample_inside
+from rgt_tui.services.queue.view import read_queue_view
+from rgt_tui.services.runtime.queues import QueuePoller
 
 H100_MIB = 81559  # the recording's memory.total
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rgt_tui.domain.queue_state import RUNNING, CellView, QueueView
 from rgt_tui.domain.slurm_jobs import ClusterSide, SlurmCell
 from rgt_tui.domain.snapshot import GpuSample, HostSnapshot
-from rgt_tui.services.slurm_telemetry import AllocationTelemetry, InsideSample, inside_note
+from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry, InsideSample, inside_note
 
 REFUSAL = "srun: error: Unable to create step for job 7: Access/permission denied"
 H100 = GpuSample(0, "NVIDIA H100 80GB HBM3", None, 37.0, None, None, None,

@@ -32,8 +32,8 @@ from rgt_tui.domain.queue_state import (
 )
 from rgt_tui.domain.slurm_vanished import WALLTIME
 from rgt_tui.domain.vanished import OOM, YES
-from rgt_tui.services.queue_box import script_text
-from rgt_tui.services.queue_view import diagnose_queue, read_queue_view
+from rgt_tui.services.box_script import script_text
+from rgt_tui.services.queue.view import diagnose_queue, read_queue_view
 from rgt_tui.transport import Transport, open_transport
 
 HOG = "python3 -c 'import time; a = bytearray(400 << 20); time.sleep(20)'"

@@ -20,7 +20,7 @@ from support.telemetry import Watch, alert_ids
 
 from rgt_tui.domain.health import HealthContext, Thresholds
 from rgt_tui.domain.tracker_rule import tracker_alerts
-from rgt_tui.services.queue import launch, plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.telemetry import HostMonitor
 
 RUN_LINE = "wandb: 🚀 View run dainty-sun-3 at https://wandb.ai/me/proj/runs/abc123"

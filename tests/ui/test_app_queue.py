@@ -22,7 +22,7 @@ from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
 from rgt_tui.screens.tabs.logs import LogsTab
 from rgt_tui.screens.tabs.queue import QueueTab
-from rgt_tui.services.queue import launch, plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 
 
 def queue_app(qf: Any, tmp_path: Path) -> RgtApp:

@@ -16,7 +16,7 @@ from rgt_tui.domain.queue_state import DONE, KILLED, RUNNING, USER_STOPPED
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.queue_control import CellPickScreen, ControlConfirmScreen
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
-from rgt_tui.services.queue import launch, plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 
 
 def gate(name: str) -> str:

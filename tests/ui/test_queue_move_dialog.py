@@ -13,7 +13,7 @@ from textual.widgets import Button, Static
 from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
-from rgt_tui.services.queue import launch, plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 
 
 async def planned(pilot: Any, screen: QueueMoveScreen, says: str) -> str:

@@ -276,7 +276,7 @@ class LogsTab(DetailTab):
         run_host_worker(self, self._read_cells(host), "logs-cells", host.name)
 
     async def _read_cells(self, host: HostConfig) -> None:
-        from rgt_tui.services.queue_view import read_queue_view
+        from rgt_tui.services.queue.view import read_queue_view
 
         if self.connections is None:
             return

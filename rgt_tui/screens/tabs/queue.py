@@ -175,7 +175,7 @@ class QueueTab(DetailTab):
         self, host: HostConfig, connections: FleetConnections, action: str, cell: str | None,
         chosen: str, done: bool,
     ) -> None:  # fmt: skip
-        from rgt_tui.services import queue_control as qc
+        from rgt_tui.services.queue import control as qc
 
         title = f"{host.name}: {action}"
         try:

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import FileHash
+from rgt_tui.services.box_ctl import CTL_TIMEOUT_S, refusal
+from rgt_tui.services.box_script import script_text
 from rgt_tui.services.code_sync.types import SyncError
-from rgt_tui.services.queue_box import CTL_TIMEOUT_S, refusal, script_text
 from rgt_tui.transport import CommandResult, Transport
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue_view import read_queue_view
-from rgt_tui.services.slurm_telemetry import AllocationTelemetry
+from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry
+from rgt_tui.services.queue.view import read_queue_view
 
 POLL_S = 10.0
 WATCHED_POLL_S = 3.0  # while the host's Queue tab is on screen

@@ -37,6 +37,7 @@ from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry
 from rgt_tui.services.runtime.events import (
     ClocksDue,
     HostObserved,
@@ -51,7 +52,6 @@ from rgt_tui.services.runtime.fleet_edits import CLOSE_GRACE_S, FleetFileHosts, 
 from rgt_tui.services.runtime.fleet_file import FleetFileWatch
 from rgt_tui.services.runtime.monitors import MonitorLike, as_torn_down, build_monitors
 from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
-from rgt_tui.services.slurm_telemetry import AllocationTelemetry
 from rgt_tui.services.telemetry import HostUpdate
 
 S = TypeVar("S")

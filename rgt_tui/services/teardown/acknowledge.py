@@ -51,7 +51,7 @@ def queue_cells(host: HostConfig) -> tuple[str, ...]:
     call it off the event loop."""
     if host.queue is None:
         return ()
-    from rgt_tui.services.queue_check import read_queue_file
+    from rgt_tui.services.queue.check import read_queue_file
 
     source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
     return tuple(c.name for c in source.parsed.cells)

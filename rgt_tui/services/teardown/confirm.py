@@ -21,9 +21,9 @@ from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.profiles import Profile
+from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.credentials import BOX_FILE, remove_credentials
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, TeardownRecord
-from rgt_tui.services.queue_box import QueueError
 from rgt_tui.services.teardown.acknowledge import BoxMismatch, same_box_or_refuse
 from rgt_tui.services.teardown.command import run_teardown_command
 from rgt_tui.services.teardown.gate import GateReport, gather

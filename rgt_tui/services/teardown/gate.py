@@ -108,8 +108,8 @@ async def _scan_now(host: HostConfig, transport: Transport | None) -> _BoxNow:
     if transport is None or now.error is not None:
         why = f"not read: {now.error or 'no connection'}"
         return replace(now, slurm=g.SlurmJobsSeen((), error=why))
-    from rgt_tui.services.queue_box import QueueError
-    from rgt_tui.services.slurm.control import host_tasks, jobs_evidence
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.slurm.control import host_tasks, jobs_evidence
 
     try:
         jobs = g.SlurmJobsSeen(jobs_evidence(await host_tasks(host, transport)))
@@ -324,7 +324,7 @@ async def check_gate(
 
 
 async def _running_cells(host: HostConfig, transport: Transport) -> tuple[str, ...]:
-    from rgt_tui.services.queue_view import read_queue_view
+    from rgt_tui.services.queue.view import read_queue_view
 
     try:
         view = await read_queue_view(host, transport)

@@ -1,24 +1,16 @@
-"""Talking to a box about its queue: the control script, the runner scripts, the probe.
-
-Every remote step goes through ``rgt_tui/scripts/queue_ctl.sh``, sent whole as
-``bash -c <script> queue_ctl VERB ARGS`` (arguments shell-quoted; payloads on stdin, never
-on a command line). The runner scripts ship inside the package and are deployed under
-``~/.rgt/bin/`` by content hash (``run_queue.<sha256[:12]>.sh``), so a queue already
-running keeps reading the exact bytes it started with (U2, principle 6).
+"""A box's queue records and liveness, read in one probe (``queue_ctl.sh probe``).
 
 The probe's answer is the box's text: what is shown (a failed cell's last line, kernel
 log lines, tmux's path) is made printable in ``parse_probe``; the boot id stays as
 written (compared, never shown raw); a HOME holding control characters is refused by
-``probe`` (it is an identity: the cells' paths are built on it).
+``probe`` (it is an identity: the cells' paths are built on it). The control script
+itself is called through ``services.box_ctl``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_records import (
@@ -32,64 +24,9 @@ from rgt_tui.domain.queue_records import (
     parse_runner_state,
 )
 from rgt_tui.domain.text import printable
-from rgt_tui.transport import CommandResult, Transport
-
-BOX_ROOT = "~/.rgt"  # for messages; the scripts resolve it as $HOME/.rgt on the box
-CTL_TIMEOUT_S = 60.0  # a launch waits up to 5 s for the runner; the rest is headroom
-
-
-class QueueError(Exception):
-    """A queue operation was refused or failed; ``str()`` names the host and the fix."""
-
-    def __init__(self, host: str, message: str, *, code: str = "") -> None:
-        self.host = host
-        self.message = message
-        self.code = code  # the box's refusal code (running, changed, …) when it refused
-        super().__init__(f"{host}: {message}")
-
-
-@cache
-def script_text(name: str) -> str:
-    """The text of a script shipped in ``rgt_tui/scripts`` (run_queue.sh, run_one.sh, …)."""
-    return resources.files("rgt_tui").joinpath("scripts", name).read_text(encoding="utf-8")
-
-
-def deployed_name(name: str) -> str:
-    """``run_queue.sh`` → ``run_queue.<sha256[:12]>.sh``: the name it is deployed under."""
-    digest = hashlib.sha256(script_text(name).encode("utf-8")).hexdigest()[:12]
-    stem, _, ext = name.rpartition(".")
-    return f"{stem}.{digest}.{ext}"
-
-
-async def run_ctl(
-    transport: Transport, verb: str, *args: str | int, input: str | None = None
-) -> CommandResult:
-    """Run one verb of queue_ctl.sh on the box (TransportError when unreachable)."""
-    command = " ".join(
-        ["bash", "-c", shlex.quote(script_text("queue_ctl.sh")), "queue_ctl", verb]
-        + [shlex.quote(str(a)) for a in args]
-    )
-    return await transport.run(command, input=input, timeout=CTL_TIMEOUT_S)
-
-
-def refusal(host: str, result: CommandResult) -> QueueError | None:
-    """The box's ``refused<TAB>CODE<TAB>DETAIL`` answer as a QueueError, or an error for a
-    failed command; None when the command succeeded."""
-    flood = result.overflow("the box's queue control")
-    if flood is not None:  # cut short: its answer cannot be trusted
-        return QueueError(host, flood)
-    for line in result.stdout.splitlines():
-        if line.startswith("refused\t"):
-            _, code, detail = (line.split("\t", 2) + ["", ""])[:3]
-            return QueueError(host, printable(detail, None), code=printable(code, 40))  # box text
-    if result.exit_status != 0:
-        err = result.stderr.strip().splitlines()
-        return QueueError(
-            host,
-            f"the box's queue control exited with {result.exit_status}: "
-            f"{printable(err[-1]) if err else 'no message'}",
-        )
-    return None
+from rgt_tui.services.box_ctl import CTL_TIMEOUT_S, QueueError, refusal
+from rgt_tui.services.box_script import script_text
+from rgt_tui.transport import Transport
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,10 @@ from rgt_tui.domain.queue_file import QueueCell, moved_marker, prefix_problem
 from rgt_tui.domain.queue_state import DONE, RUNNING
 from rgt_tui.domain.roster import reconcile
 from rgt_tui.domain.text import printable
-from rgt_tui.services.queue_box import QueueError, read_box_queue_text
-from rgt_tui.services.queue_check import FleetQueues, check_fleet_queues, display_path
-from rgt_tui.services.queue_view import read_queue_facts, view_from_facts
+from rgt_tui.services.box_ctl import QueueError
+from rgt_tui.services.queue.box import read_box_queue_text
+from rgt_tui.services.queue.check import FleetQueues, check_fleet_queues, display_path
+from rgt_tui.services.queue.records import read_queue_facts, view_from_facts
 from rgt_tui.services.records import fleet_host_dir, fsync_dir, load_manifest, load_verification
 from rgt_tui.transport import Transport
 
@@ -385,7 +386,7 @@ async def apply_move(
         )
     skipped: list[str] = []
     if plan.on_box:
-        from rgt_tui.services.queue_control import skip_cell
+        from rgt_tui.services.queue.control import skip_cell
 
         for cell in plan.on_box:
             try:

@@ -48,12 +48,13 @@ from rgt_tui.domain.queue_state import (
     QueueView,
 )
 from rgt_tui.domain.text import printable
-from rgt_tui.services.queue_box import QueueError, probe, refusal, run_ctl
-from rgt_tui.services.queue_view import view_from_facts
+from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
+from rgt_tui.services.queue.box import probe
+from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:  # the launch machinery loads only when a retry launches
-    from rgt_tui.services.queue import LaunchPlan, LaunchResult
+    from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
 
 KILL_GRACE_S = 10  # TERM, then KILL what is left after this long
 KILL_THEN = ("next", "stop")
@@ -115,7 +116,7 @@ async def stop_queue(host: HostConfig, transport: Transport) -> StopResult:
     """
     view, _ = await _view(host, transport)
     if host.slurm is not None:  # hold the array's pending tasks (services.slurm.control)
-        from rgt_tui.services.slurm.control import slurm_stop
+        from rgt_tui.services.queue.slurm.control import slurm_stop
 
         held = await slurm_stop(host, transport)
         return StopResult(
@@ -186,7 +187,7 @@ async def kill_cell(
     if then not in KILL_THEN:
         raise ValueError(f"then must be next or stop, not {then!r}")
     if host.slurm is not None:  # scancel of the cell's task (services.slurm.control)
-        from rgt_tui.services.slurm.control import slurm_kill
+        from rgt_tui.services.queue.slurm.control import slurm_kill
 
         killed = await slurm_kill(
             host, transport, name, then=then,
@@ -340,7 +341,7 @@ async def plan_retry(
     outs: list[str] = []
     live: dict[str, str] = {}
     if host.slurm is not None:  # a cell whose task is still in Slurm's queue must end first
-        from rgt_tui.services.slurm.control import live_task_problems
+        from rgt_tui.services.queue.slurm.control import live_task_problems
 
         live = await live_task_problems(host, transport, wanted)
     for name in wanted:
@@ -369,8 +370,8 @@ async def plan_retry(
         )  # fmt: skip
     inherited: tuple[tuple[str, str], ...] = ()
     if not problems and not view.runner_alive:
-        from rgt_tui.services.launch_acks import load_launch_acks
-        from rgt_tui.services.queue import plan_launch
+        from rgt_tui.services.queue.launch import plan_launch
+        from rgt_tui.services.queue.launch_acks import load_launch_acks
 
         record = await asyncio.to_thread(load_launch_acks, fleet, host.name)
         inherited = record.acks if record is not None and record.belongs_to(view) else ()
@@ -426,7 +427,7 @@ async def retry_cells(
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 3
     )
     if plan.slurm is not None:  # a new array of those indices, kind retry in slurm.jobs
-        from rgt_tui.services.slurm.launch import submit_indices
+        from rgt_tui.services.queue.slurm.launch import submit_indices
 
         indices = [c.index for c in plan.cells]
         try:
@@ -439,8 +440,8 @@ async def retry_cells(
     running = bool(queue) and queue[0] == "running"
     launched = None
     if not running and plan.launch is not None:
-        from rgt_tui.services.launch_acks import record_launch
-        from rgt_tui.services.queue import launch
+        from rgt_tui.services.queue.launch import launch
+        from rgt_tui.services.queue.launch_acks import record_launch
 
         launched = await launch(plan.launch, transport)
         if fleet is not None:
@@ -466,7 +467,7 @@ async def skip_cell(
     line = " ".join(reason.split())[:REASON_CHARS]
     await transport.connect()
     if slurm is not None:  # a Slurm host: its pending task goes first (refused while it runs)
-        from rgt_tui.services.slurm.control import cancel_pending_of
+        from rgt_tui.services.queue.slurm.control import cancel_pending_of
 
         await cancel_pending_of(slurm, transport, name)
     result = await run_ctl(transport, "skip", name, input=line + "\n")

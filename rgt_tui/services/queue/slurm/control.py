@@ -36,8 +36,9 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.text import printable
-from rgt_tui.services.queue_box import QueueError, refusal, script_text
-from rgt_tui.services.queue_view import read_queue_facts
+from rgt_tui.services.box_ctl import QueueError, refusal
+from rgt_tui.services.box_script import script_text
+from rgt_tui.services.queue.records import read_queue_facts
 from rgt_tui.transport import CommandResult, Transport
 
 SLURM_CTL_TIMEOUT_S = 90.0  # a scontrol/scancel per task, each answering in well under 1 s

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet, HostConfig
 from rgt_tui.domain.queue_file import QueueCell
 from rgt_tui.domain.queue_state import DONE
-from rgt_tui.services.queue_box import BoxQueueFacts
-from rgt_tui.services.queue_view import view_from_facts
+from rgt_tui.services.queue.box import BoxQueueFacts
+from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:

@@ -40,7 +40,7 @@ from rgt_tui.services.records import atomic_write_json
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:
-    from rgt_tui.services.queue import LaunchPlan, LaunchResult
+    from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
 
 RECORD_VERSION = 1
 DETAIL_CHARS = 120  # a check's failure, as the record keeps it to show beside its name
@@ -124,7 +124,7 @@ async def launch_recorded(
 ) -> tuple[LaunchResult, str]:
     """``services.queue.launch``, then its acknowledgements recorded (``record_launch``):
     the result and "" or why the record could not be written (the launch stands)."""
-    from rgt_tui.services.queue import launch
+    from rgt_tui.services.queue.launch import launch
 
     result = await launch(plan, transport)
     return result, record_launch(fleet, plan, result)

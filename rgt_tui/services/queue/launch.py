@@ -27,35 +27,29 @@ from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE, QueueView
 from rgt_tui.domain.units import fmt_duration, plural
+from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
+from rgt_tui.services.box_script import script_text
 from rgt_tui.services.credentials import launch_credentials
-from rgt_tui.services.launch_preflight import (
-    cells_to_run,
-    preflight_problems,
-    preflight_warnings,
-    run_preflight,
-    unknown_acks_problem,
-)
-from rgt_tui.services.queue_append import AppendResult
-from rgt_tui.services.queue_append import append_cells as append_box_cells
-from rgt_tui.services.queue_box import (
-    QueueError,
-    deployed_name,
-    probe,
-    read_box_queue_text,
-    refusal,
-    run_ctl,
-    script_text,
-)
-from rgt_tui.services.queue_cells import (
+from rgt_tui.services.queue.append import AppendResult
+from rgt_tui.services.queue.append import append_cells as append_box_cells
+from rgt_tui.services.queue.box import probe, read_box_queue_text
+from rgt_tui.services.queue.cells import (
     PlannedCell,
     read_local_queue,
     render_queue,
     unsent_moved,
     unsent_text,
 )
-from rgt_tui.services.queue_check import display_path
-from rgt_tui.services.queue_epochs import epochs_warnings
-from rgt_tui.services.queue_view import view_from_facts
+from rgt_tui.services.queue.check import display_path
+from rgt_tui.services.queue.epochs import epochs_warnings
+from rgt_tui.services.queue.launch_preflight import (
+    cells_to_run,
+    preflight_problems,
+    preflight_warnings,
+    run_preflight,
+    unknown_acks_problem,
+)
+from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:
@@ -179,7 +173,7 @@ async def plan_launch(
     runs only the cells marked for a retry (and the start index is not a cell).
     """
     if host.slurm is not None:  # a job array, not a runner on the login node (issue 32)
-        from rgt_tui.services.slurm.launch import plan_slurm_launch
+        from rgt_tui.services.queue.slurm.launch import plan_slurm_launch
 
         # This plan is passed in as the base every host's plan starts from (the slurm
         # package does not import this module: no import cycle).
@@ -338,7 +332,7 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     """Send the lines appended to ``host``'s queue file (services.queue_append); on a
     Slurm host their cells are submitted as a new job array (services.slurm.launch)."""
     if host.slurm is not None:
-        from rgt_tui.services.slurm.launch import append_slurm_cells
+        from rgt_tui.services.queue.slurm.launch import append_slurm_cells
 
         added, detail = await append_slurm_cells(fleet, host, transport, plan_launch)
         return AppendResult(host.name, added, bool(added), detail)
@@ -359,7 +353,7 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
     # removes the file an earlier one left, so no cell of this run sources old tokens.
     creds_line = await launch_credentials(plan.host, plan.credentials, transport)
     if plan.detach == "slurm":  # sbatch --array (services.slurm.launch): pid is the job id
-        from rgt_tui.services.slurm.launch import submit
+        from rgt_tui.services.queue.slurm.launch import submit
 
         job, archived = await submit(plan, transport)
         return LaunchResult(

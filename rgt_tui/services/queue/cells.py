@@ -21,7 +21,7 @@ from rgt_tui.domain.queue_file import (
     sent_prefix_end,
 )
 from rgt_tui.domain.queue_records import DeployedCell, cells_tsv_line
-from rgt_tui.services.queue_check import check_fleet_queues, host_problems
+from rgt_tui.services.queue.check import check_fleet_queues, host_problems
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,17 @@ from dataclasses import dataclass
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_file import prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.services.queue_box import QueueError, probe, read_box_queue_text, refusal, run_ctl
-from rgt_tui.services.queue_cells import (
+from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
+from rgt_tui.services.queue.box import probe, read_box_queue_text
+from rgt_tui.services.queue.cells import (
     PlannedCell,
     read_local_queue,
     render_queue,
     unsent_moved,
     unsent_text,
 )
-from rgt_tui.services.queue_check import display_path
-from rgt_tui.services.queue_view import view_from_facts
+from rgt_tui.services.queue.check import display_path
+from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
 
 

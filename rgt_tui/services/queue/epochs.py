@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import QueueCell, template_parts
-from rgt_tui.services.queue_box import script_text
+from rgt_tui.services.box_script import script_text
 from rgt_tui.transport import Transport
 
 MAX_BYTES = 256 << 10  # of each config file read on the box

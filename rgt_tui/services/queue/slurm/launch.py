@@ -25,20 +25,15 @@ from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE
 from rgt_tui.profiles import profile as load_profile
-from rgt_tui.services.launch_preflight import (
+from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
+from rgt_tui.services.box_script import script_text
+from rgt_tui.services.queue.box import probe
+from rgt_tui.services.queue.launch_preflight import (
     preflight_problems,
     preflight_warnings,
     run_preflight,
 )
-from rgt_tui.services.queue_box import (
-    QueueError,
-    deployed_name,
-    probe,
-    refusal,
-    run_ctl,
-    script_text,
-)
-from rgt_tui.services.slurm.sbatch import (
+from rgt_tui.services.queue.slurm.sbatch import (
     array_spec,
     live_problems,
     node_local_problem,

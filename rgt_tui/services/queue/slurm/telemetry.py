@@ -29,7 +29,7 @@ from rgt_tui.domain.queue_state import RUNNING, QueueView
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
-from rgt_tui.services.queue_box import script_text
+from rgt_tui.services.box_script import script_text
 from rgt_tui.services.telemetry import parse_agent_line, tracker_patterns
 from rgt_tui.transport import Transport
 

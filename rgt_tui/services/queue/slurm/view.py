@@ -29,7 +29,7 @@ from rgt_tui.domain.slurm_jobs import (
     parse_squeue_line,
 )
 from rgt_tui.domain.text import printable
-from rgt_tui.services.queue_box import script_text
+from rgt_tui.services.box_script import script_text
 from rgt_tui.transport import Transport
 
 __all__ = ["SlurmCell", "SlurmFacts", "parse_slurm_view", "read_slurm", "slurm_cells"]
