@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -26,6 +24,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import BUILTIN_THEMES, Theme
 
 from rgt_tui import paths
+from rgt_tui.fsutil import atomic_write
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -209,13 +208,5 @@ def save_theme(name: str, config_dir: Path | None = None) -> Path:
     settings = load_settings(folder)
     settings["theme"] = name
     path = folder / SETTINGS_FILE
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".settings-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(settings, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, json.dumps(settings, indent=2) + "\n")
     return path

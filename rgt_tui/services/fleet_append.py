@@ -10,8 +10,6 @@ the block was being prepared is not overwritten.
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,6 +21,7 @@ from tomlkit.items import AoT, Table
 
 from rgt_tui.domain.config import ENV_VAR, FLEET_FILE_NAME, ConfigError, HostConfig, SshTarget
 from rgt_tui.domain.toml_lines import LineIndex
+from rgt_tui.fsutil import replacing
 from rgt_tui.services.fleet_file import load_fleet, resolve_fleet_path
 
 # The header of a fleet file `rgt-tui add` creates (the shipped hosts.example.toml explains more).
@@ -236,10 +235,8 @@ def add_to_fleet(new: NewHost, path: Path) -> HostConfig:
             field="name",
         )
     text = appended_text(current, render_block(new))
-    real = current.path.resolve()  # a symlinked fleet file stays a symlink
-    temp = real.with_name(f".{real.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    try:
-        _write_new(temp, text, real if current.exists else None)
+    # a symlinked fleet file stays a symlink; a new one is 0600 (teardown commands, API keys)
+    with replacing(current.path, text) as temp:
         try:
             fleet = load_fleet(temp)
         except ConfigError as exc:
@@ -255,35 +252,7 @@ def add_to_fleet(new: NewHost, path: Path) -> HostConfig:
                 f"{current.path} changed while the host was being added; nothing was written",
                 "add the host again",
             )
-        os.replace(temp, real)
-    finally:
-        temp.unlink(missing_ok=True)
-    _fsync_dir(real.parent)
     return load_fleet(current.path).host(new.name)
-
-
-def _write_new(temp: Path, text: str, like: Path | None) -> None:
-    """Write ``text`` to a new ``temp`` file, flushed to disk, with ``like``'s mode."""
-    fd = create_private(temp, like)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def create_private(temp: Path, like: Path | None) -> int:
-    """A new, empty ``temp`` (its write descriptor) that already has its final mode:
-    ``like``'s, or 0600 for a new fleet file. Set before a byte is written, since the
-    file holds teardown commands and their API keys: created 0600 (the umask can only
-    narrow that), then given ``like``'s mode, which the old file shows the world already.
-    """
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        os.fchmod(fd, like.stat().st_mode & 0o7777 if like is not None else 0o600)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _current_text(path: Path) -> str | None:
@@ -291,17 +260,6 @@ def _current_text(path: Path) -> str | None:
         return path.read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return None
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def free_name(name: str, taken: Mapping[str, object]) -> str:

@@ -22,10 +22,7 @@ it only lets a pull skip files whose SHA-256 already matches the manifest's. Eve
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +34,8 @@ from rgt_tui.domain.manifest import (
     manifest_from_json,
     manifest_to_json,
 )
+from rgt_tui.fsutil import atomic_write
+from rgt_tui.fsutil import fsync_dir as fsync_dir  # queue/move.py's until it uses atomic_write
 
 MANIFEST_FILE = "manifest.json"
 PULLED_FILE = "pulled.json"
@@ -77,34 +76,9 @@ def fleet_host_dir(fleet: Fleet, host: HostConfig | str) -> Path:
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` via a temporary file, fsync, rename, then fsync the folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True, ensure_ascii=False)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename is None:
-            exc.filename = str(path)  # a full disk is named by the record it stopped
-        raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(folder: Path) -> None:
-    """fsync a folder so a rename in it survives a crash (a no-op where unsupported)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    """Write JSON to ``path`` with the one atomic write (tmp, fsync, rename, fsync the folder)."""
+    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    atomic_write(path, text)
 
 
 def read_json(path: Path) -> Any | None:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from rgt_tui.fsutil import new_temp
 from rgt_tui.services.add_host import NewHost, read_target
-from rgt_tui.services.fleet_append import add_to_fleet, create_private
+from rgt_tui.services.fleet_append import add_to_fleet
 
 FLEET = '[[hosts]]\nname = "a"\nssh = "root@198.51.100.1"\nteardown = "curl -H key:SECRET x"\n'
 
@@ -30,12 +31,7 @@ def open_umask() -> Iterator[None]:
 def test_the_temp_copy_has_its_final_mode_before_a_byte_is_written(
     tmp_path: Path, open_umask: None, original: int | None
 ):
-    like = None
-    if original is not None:
-        like = tmp_path / "hosts.toml"
-        like.write_text(FLEET)
-        like.chmod(original)
-    fd = create_private(tmp_path / ".hosts.toml.tmp", like)
+    fd, _ = new_temp(tmp_path / "hosts.toml", original or 0o600)
     try:
         st = os.fstat(fd)
     finally:

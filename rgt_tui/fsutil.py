@@ -1,0 +1,85 @@
+"""The one atomic write of a local file, for every layer that writes one (records, the
+journal, the fleet file, queue files, settings). It imports nothing of rgt_tui.
+
+A write goes to a temporary file beside the target that already has the target's mode
+(created 0600, then given the old file's mode before a byte is written: the fleet file
+holds teardown commands and their API keys), is fsynced, renamed over the target, and the
+folder is fsynced so the rename itself survives a crash. A crash leaves the old content or
+the new, never half a file. A symlinked target stays a symlink: the file it names is
+replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+NEW_FILE_MODE = 0o600  # a file written here for the first time: results, keys, settings
+
+
+@contextlib.contextmanager
+def replacing(path: Path, data: str | bytes, *, mode: int = NEW_FILE_MODE) -> Iterator[Path]:
+    """Write ``data`` (str as UTF-8, newlines as given) to a temporary file beside
+    ``path`` and yield that file, so the caller may check it before it counts; on a normal
+    exit it replaces ``path``, on an exception it is removed and ``path`` is untouched.
+    The file keeps ``path``'s mode, or gets ``mode`` when ``path`` does not exist yet.
+    An OSError names ``path`` when it named no file."""
+    real = Path(path).resolve()
+    try:
+        old_mode: int | None = real.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        old_mode = None
+    real.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = new_temp(real, mode if old_mode is None else old_mode)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        yield Path(tmp)
+        os.replace(tmp, real)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # a full disk is named by the file it stopped
+        raise
+    fsync_dir(real.parent)
+
+
+def new_temp(beside: Path, mode: int) -> tuple[int, str]:
+    """A new, empty temporary file beside ``beside`` (its write descriptor and path) that
+    already has ``mode``: created 0600 (the umask can only narrow that), then given
+    ``mode`` before a byte is written, so no copy is ever wider than the file it replaces."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{beside.name}.", suffix=".tmp", dir=beside.parent)
+    try:
+        os.fchmod(fd, mode)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    return fd, tmp
+
+
+def atomic_write(path: Path, data: str | bytes, *, mode: int = NEW_FILE_MODE) -> None:
+    """Replace ``path``'s content with ``data`` atomically and durably (see ``replacing``)."""
+    with replacing(path, data, mode=mode):
+        pass
+
+
+def fsync_dir(folder: Path) -> None:
+    """fsync a folder so a rename in it survives a crash (a no-op where unsupported)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
