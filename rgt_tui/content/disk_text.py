@@ -5,8 +5,10 @@ from __future__ import annotations
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_count
 from rgt_tui.services.disk_audit import DiskAudit, Reclaimable
+from rgt_tui.services.disk_offer import not_offered, offered
 
 SHOWN = 12  # folders per mount
+NAMED = 8  # offered entries named on the offer line; more are counted
 
 
 def _row(e: Reclaimable, name: str) -> str:
@@ -14,31 +16,64 @@ def _row(e: Reclaimable, name: str) -> str:
     return f"  {fmt_bytes(e.bytes):>7} {inodes:>7} inodes  {printable(name, 200)}"
 
 
+def _offer(audit: DiskAudit, e: Reclaimable) -> str:
+    why = not_offered(audit, e)
+    return f"  NOT OFFERED: {printable(why)}" if why else ""
+
+
+def _folders_shown(folders: tuple[Reclaimable, ...]) -> tuple[list[Reclaimable], list[Reclaimable]]:
+    """A mount's largest folders shown, and the ones big by inodes shown after them."""
+    by_inodes = sorted(folders, key=lambda f: -(f.inodes or 0))[:3]
+    return list(folders[:SHOWN]), [f for f in by_inodes if f not in folders[:SHOWN]]
+
+
+def listed(audit: DiskAudit) -> list[Reclaimable]:
+    """The entries ``audit_lines`` shows, in the audit's order."""
+    shown = {f.path for m in audit.mounts for part in _folders_shown(m.folders) for f in part}
+    return [e for e in audit.entries() if e.kind != "folder" or e.path in shown]
+
+
+def offer_line(audit: DiskAudit) -> str:
+    """Which listed entries a typed name may delete, or that none may and why."""
+    shown = {e.path for e in listed(audit)}
+    names = [printable(e.short, 200) for e in offered(audit) if e.path in shown]
+    if not names:
+        roots = ", ".join(printable(r) for r in audit.pull_roots) or "none"
+        return (
+            "nothing listed is offered for deletion: rgt-tui deletes only Hugging Face models "
+            f"and what is pulled and verified under the pull folders ({roots})"
+        )
+    more = f", and {len(names) - NAMED} more" if len(names) > NAMED else ""
+    return (
+        "offered for deletion (type its short name or path; each file is checked pulled "
+        f"and verified first): {', '.join(names[:NAMED])}{more}"
+    )
+
+
 def audit_lines(audit: DiskAudit) -> list[str]:
     """Largest folders per mount, the HF cache by model, superseded checkpoints; each
-    deletable entry shows the short name that confirms its delete."""
+    deletable entry shows the short name that confirms its delete, each other one why it
+    is NOT OFFERED, and the last line which are offered."""
     lines = []
     for m in audit.mounts:
         if m.resolved is None:
             lines.append(f"{printable(m.given)}: not on the box")
             continue
         lines.append(f"largest folders of {printable(m.resolved)} (bytes, inodes):")
-        lines += [_row(f, f.path) for f in m.folders[:SHOWN]]
-        by_inodes = sorted(m.folders, key=lambda f: -(f.inodes or 0))[:3]
-        hogs = [f for f in by_inodes if f not in m.folders[:SHOWN]]
-        lines += [_row(f, f.path) + "  (many files)" for f in hogs]
+        largest, hogs = _folders_shown(m.folders)
+        lines += [_row(f, f.path) + _offer(audit, f) for f in largest]
+        lines += [_row(f, f.path) + "  (many files)" + _offer(audit, f) for f in hogs]
         lines += [f"  note: {printable(n)}" for n in m.notes]
     hubs = ", ".join(printable(h) for h in audit.hf_hubs) or "none found"
     lines.append(f"Hugging Face cache ({hubs}):")
-    lines += [_row(e, e.label) for e in audit.hf_models] or ["  no models"]
+    lines += [_row(e, e.label) + _offer(audit, e) for e in audit.hf_models] or ["  no models"]
     lines.append(
         "superseded checkpoints and stale *.tmp (older than the newest verified one of their cell):"
     )
     lines += [
-        _row(e, e.label)
-        + f"  (newer: {printable(e.superseded_by or '', 120)})"
-        + (f"  NOT OFFERED: {printable(e.held)}" if e.held else "")
+        _row(e, e.label) + f"  (newer: {printable(e.superseded_by or '', 120)})" + _offer(audit, e)
         for e in audit.checkpoints
     ] or ["  none"]
     lines += [f"note: {printable(n)}" for n in audit.notes]
+    lines.append(offer_line(audit))
     return lines

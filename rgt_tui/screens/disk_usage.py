@@ -3,10 +3,11 @@
 Screens bind ``DISK_BINDING`` and post ``DiskUsageRequested``; the App pushes
 ``DiskUsageScreen``, which audits the box in a worker (``services.disk_audit``) and shows
 the largest folders (bytes and inodes), the Hugging Face cache by model and the
-superseded checkpoints. Typing an entry's short name or full path and Enter is the
-confirmation: the delete is checked (``services.disk_reclaim``: nothing not pulled and
-verified under a pull root) and refused with what would be lost, or done, and the audit
-taken again. While the input has focus no single-key binding fires; Escape closes.
+superseded checkpoints, each not offered for deletion marked with why
+(``services.disk_offer``), and which are offered. Typing an offered entry's short name or
+full path and Enter is the confirmation (a name not offered runs nothing): the delete is
+checked (``services.disk_reclaim``: nothing not pulled and verified under a pull root)
+and refused with what would be lost, or done, and the audit taken again. While the input has focus no single-key binding fires; Escape closes.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.content.disk_text import audit_lines
+from rgt_tui.content.disk_text import audit_lines, listed, offer_line
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.screens.dialog import KeyHint
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.disk_audit import DiskAudit, DiskError, audit_disk
+from rgt_tui.services.disk_offer import not_offered, offered
 from rgt_tui.services.disk_reclaim import delete_planned, plan_delete
 
 DISK_BINDING = Binding(
@@ -103,9 +105,9 @@ class DiskUsageScreen(ModalScreen[None]):
                 Content.styled("auditing… (du on the box)", "$foreground-muted"), id="disk-body"
             )
             yield Static("", id="disk-status")
-            yield Input(
-                placeholder="type a listed short name or path, Enter: delete it", id="disk-input"
-            )
+            # Invites nothing until the audit says what is offered (``_audited``); focused
+            # from the start all the same, so that no typed key is read as a command.
+            yield Input(placeholder="auditing…", id="disk-input")
             yield KeyHint(id="disk-hint")
 
     def on_mount(self) -> None:
@@ -149,19 +151,33 @@ class DiskUsageScreen(ModalScreen[None]):
             self.query_one("#disk-body", Static).update(
                 Content("\n".join(audit_lines(message.audit)))
             )
+            self._invite(message.audit)
         self.query_one("#disk-status", Static).update(message.status)
+
+    def _invite(self, audit: DiskAudit) -> None:
+        """The input invites only what a delete may accept: an offered entry's name, or
+        with none offered, why (the audit's last line names the offered ones)."""
+        shown = {e.path for e in listed(audit)}
+        self.query_one("#disk-input", Input).placeholder = (
+            "type an offered entry's short name or path, Enter: delete it"
+            if any(e.path in shown for e in offered(audit))
+            else offer_line(audit)
+        )
 
     @on(Input.Submitted, "#disk-input")
     def _typed(self, event: Input.Submitted) -> None:
         typed = event.value.strip()
         if not typed or self.audit is None:
             return
-        if self.audit.find(typed) is None:  # a typo is not a request: nothing runs
+        entry = self.audit.find(typed)
+        why = None if entry is None else not_offered(self.audit, entry)
+        if entry is None or entry.path not in {e.path for e in listed(self.audit)}:
+            why = "is not listed above: type an offered short name or path"
+        elif why is not None:
+            why = f"is not offered: {why}"
+        if why is not None:  # a typo or a refusal known now is not a request: nothing runs
             self.query_one("#disk-status", Static).update(
-                Content.styled(
-                    f"{shown(typed)} is not listed above: type a short name or path shown",
-                    "$warning",
-                )
+                Content.styled(f"{shown(typed)} {why}", "$warning")
             )
             return
         event.input.value = ""
