@@ -30,16 +30,14 @@ what a user types to confirm a delete: printable, it can be typed.
 from __future__ import annotations
 
 import asyncio
-import shlex
 from dataclasses import dataclass, replace
-from functools import cache
-from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.text import printable
+from rgt_tui.services.box_script import box_refusal, run_box_script, script_text
 from rgt_tui.services.records import host_results_dir, load_manifest, load_verification
 from rgt_tui.transport.base import CommandResult, Transport
 
@@ -122,34 +120,20 @@ class DiskAudit:
         return next((e for e in self.entries() if e.label and e.label == path), None)
 
 
-@cache
-def script_text() -> str:
-    """The box-side script, shipped in ``rgt_tui/scripts``."""
-    return resources.files("rgt_tui").joinpath("scripts", "disk_ctl.sh").read_text("utf-8")
-
-
 async def run_disk_ctl(
     transport: Transport, verb: str, *args: str | int, input: str, timeout: float
 ) -> CommandResult:
     """Run one verb of disk_ctl.sh on the box (TransportError when unreachable)."""
-    words = ["bash", "-c", shlex.quote(script_text()), "disk_ctl", verb]
-    command = " ".join(words + [shlex.quote(str(a)) for a in args])
-    return await transport.run(command, input=input, timeout=timeout)
+    script = script_text("disk_ctl.sh")
+    return await run_box_script(
+        transport, script, "disk_ctl", verb, *args, input=input, timeout=timeout
+    )
 
 
-def box_refusal(host: str, result: CommandResult, what: str) -> DiskError | None:
+def disk_refusal(host: str, result: CommandResult, what: str) -> DiskError | None:
     """The script's ``refused<TAB>CODE<TAB>DETAIL`` or failure as an error, else None."""
-    flood = result.overflow(what)
-    if flood is not None:
-        return DiskError(host, flood)
-    for line in result.stdout.split("\n"):
-        if line.startswith("refused\t"):
-            return DiskError(host, printable((line.split("\t", 2) + ["", ""])[2]))
-    if result.exit_status != 0:
-        err = result.stderr.strip().splitlines()
-        why = printable(err[-1]) if err else "no message"
-        return DiskError(host, f"{what} exited with {result.exit_status}: {why}")
-    return None
+    refused = box_refusal(result, what)
+    return None if refused is None else DiskError(host, refused.message)
 
 
 async def audit_disk(
@@ -177,7 +161,7 @@ async def audit_disk(
     result = await run_disk_ctl(
         transport, "audit", seconds, depth, top, input=payload, timeout=limit
     )
-    error = box_refusal(host.name, result, "the disk audit")
+    error = disk_refusal(host.name, result, "the disk audit")
     if error is not None:
         raise error
     verified = await asyncio.to_thread(_verified_checkpoints, host, results_dir)

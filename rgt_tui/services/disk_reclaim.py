@@ -37,7 +37,7 @@ from rgt_tui.services.disk_audit import (
     DiskAudit,
     DiskError,
     Reclaimable,
-    box_refusal,
+    disk_refusal,
     record_of,
     run_disk_ctl,
 )
@@ -115,7 +115,7 @@ async def delete_planned(transport: Transport, plan: DeletePlan) -> str:
     result = await run_disk_ctl(
         transport, "delete", t.dev, t.ino, t.type, input=t.path + "\0", timeout=DELETE_TIMEOUT_S
     )
-    error = box_refusal(plan.host, result, "the delete")
+    error = disk_refusal(plan.host, result, "the delete")
     if error is not None:
         raise error
     return f"deleted {printable(t.path)}"

@@ -10,13 +10,12 @@ by what was asked.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import FileHash
 from rgt_tui.services.box_ctl import CTL_TIMEOUT_S, refusal
-from rgt_tui.services.box_script import script_text
+from rgt_tui.services.box_script import run_box_script, script_text
 from rgt_tui.services.code_sync.types import SyncError
 from rgt_tui.transport import CommandResult, Transport
 
@@ -46,14 +45,18 @@ async def run_code_verb(
     max_output: int | None = None,
 ) -> CommandResult:
     """Run ``code-<verb>`` of queue_ctl.sh with ``paths`` NUL-separated on stdin."""
-    command = " ".join(
-        ["bash", "-c", shlex.quote(script_text("queue_ctl.sh")), "queue_ctl", f"code-{verb}"]
-        + [shlex.quote(a) for a in args]
-    )
     payload = "".join(p + "\0" for p in paths)
-    if max_output is None:
-        return await transport.run(command, input=payload, timeout=timeout)
-    return await transport.run(command, input=payload, timeout=timeout, max_output=max_output)
+    script = script_text("queue_ctl.sh")
+    return await run_box_script(
+        transport,
+        script,
+        "queue_ctl",
+        f"code-{verb}",
+        *args,
+        input=payload,
+        timeout=timeout,
+        max_output=max_output,
+    )
 
 
 def checked(host: str, result: CommandResult, what: str) -> CommandResult:

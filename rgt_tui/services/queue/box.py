@@ -9,7 +9,6 @@ itself is called through ``services.box_ctl``.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 
 from rgt_tui.domain.errors import TransportError
@@ -24,8 +23,8 @@ from rgt_tui.domain.queue_records import (
     parse_runner_state,
 )
 from rgt_tui.domain.text import printable
-from rgt_tui.services.box_ctl import CTL_TIMEOUT_S, QueueError, refusal
-from rgt_tui.services.box_script import script_text
+from rgt_tui.services.box_ctl import CTL_TIMEOUT_S, QueueError, refusal, run_ctl
+from rgt_tui.services.box_script import box_path
 from rgt_tui.transport import Transport
 
 
@@ -164,14 +163,9 @@ async def probe(
     ``workdir``/``durable_dir`` are checked for existence; a leading ``~`` is resolved
     on the box.
     """
-    args = [shlex.quote(session), _box_path(workdir), _box_path(durable_dir)]
-    args += ["diag"] if diag else []
-    # Not run_ctl: a leading ~ must expand on the box, so those arguments are built by
-    # _box_path rather than quoted whole.
-    command = " ".join(
-        ["bash", "-c", shlex.quote(script_text("queue_ctl.sh")), "queue_ctl", "probe"] + args
-    )
-    result = await transport.run(command, timeout=CTL_TIMEOUT_S)
+    # box_path: a leading ~ expands on the box (a ShellWord, not quoted whole)
+    paths = (box_path(workdir), box_path(durable_dir))
+    result = await run_ctl(transport, "probe", session, *paths, *(["diag"] if diag else []))
     error = refusal(host, result)
     if error is not None:
         raise error
@@ -189,15 +183,6 @@ async def probe(
             "give the box's user a plain home folder",
         )
     return facts
-
-
-def _box_path(path: str) -> str:
-    """A path argument for the box's shell: ``~`` becomes ``"$HOME"``, the rest is quoted."""
-    if path == "~":
-        return '"$HOME"'
-    if path.startswith("~/"):
-        return '"$HOME"/' + shlex.quote(path[2:])
-    return shlex.quote(path)
 
 
 async def read_box_queue_text(transport: Transport, host: str) -> str:

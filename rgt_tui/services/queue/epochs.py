@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import QueueCell, template_parts
-from rgt_tui.services.box_script import script_text
+from rgt_tui.services.box_script import run_box_script, script_text
 from rgt_tui.transport import Transport
 
 MAX_BYTES = 256 << 10  # of each config file read on the box
@@ -123,13 +123,16 @@ async def _read_declared(
     transport: Transport, workdir: str, paths: list[str]
 ) -> tuple[dict[str, list[Declared]], dict[str, str]]:
     """Per config path, the epochs it declares and its state (ok, missing, special, ...)."""
-    command = " ".join(
-        ["bash", "-c", shlex.quote(script_text("cfg_epochs.sh")), "cfg_epochs"]
-        + [shlex.quote(workdir), str(MAX_BYTES)]
-    )
     await transport.connect()
-    result = await transport.run(
-        command, input="".join(p + "\n" for p in paths), timeout=TIMEOUT_S, max_output=MAX_OUTPUT
+    result = await run_box_script(
+        transport,
+        script_text("cfg_epochs.sh"),
+        "cfg_epochs",
+        workdir,
+        MAX_BYTES,
+        input="".join(p + "\n" for p in paths),
+        timeout=TIMEOUT_S,
+        max_output=MAX_OUTPUT,
     )
     found: dict[str, list[Declared]] = {}
     states: dict[str, str] = {}

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shlex
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from dataclasses import dataclass
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.text import printable
 from rgt_tui.services.box_ctl import QueueError, refusal
-from rgt_tui.services.box_script import script_text
+from rgt_tui.services.box_script import box_command, script_text
 from rgt_tui.services.queue.records import read_queue_facts
 from rgt_tui.transport import CommandResult, Transport
 
@@ -99,10 +98,7 @@ class SlurmTasks:
 def ctl_command(verb: str, *args: str) -> str:
     """The command line that runs ``verb`` of slurm_ctl.sh on the box (every argument
     quoted; Slurm job ids checked to be digits first)."""
-    return " ".join(
-        ["bash", "-c", shlex.quote(script_text("slurm_ctl.sh")), "slurm_ctl", verb]
-        + [shlex.quote(a) for a in args]
-    )
+    return box_command(script_text("slurm_ctl.sh"), "slurm_ctl", verb, *args)
 
 
 def _task_ids(ids: Iterable[str]) -> list[str]:

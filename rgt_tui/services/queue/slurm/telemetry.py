@@ -17,7 +17,6 @@ each refusal) instead of asking on every queue poll. Samples are taken at most e
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -29,7 +28,7 @@ from rgt_tui.domain.queue_state import RUNNING, QueueView
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
-from rgt_tui.services.box_script import script_text
+from rgt_tui.services.box_script import ShellWord, box_command, script_text
 from rgt_tui.services.telemetry import parse_agent_line, tracker_patterns
 from rgt_tui.transport import Transport
 
@@ -94,10 +93,9 @@ async def sample_inside(
         out_root=host.durable_dir,
         tracker_patterns=tracker_patterns(host),
     )
-    command = " ".join(
-        ["bash", "-c", shlex.quote(script_text("slurm_gpu.sh")), "slurm_gpu",
-         shlex.quote(task), str(int(limit_s)), agent]
-    )  # fmt: skip
+    script = script_text("slurm_gpu.sh")
+    # the agent's command line is words for the box's shell, passed as is
+    command = box_command(script, "slurm_gpu", task, int(limit_s), ShellWord(agent))
     result = await transport.run(command, input=agent_source(), timeout=limit_s + 30)
     node, snaps = "", []
     for line in result.stdout.splitlines()[:50]:

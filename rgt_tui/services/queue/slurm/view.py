@@ -12,7 +12,6 @@ cluster prints is bounded and checked there.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 
 from rgt_tui.domain.config import HostConfig
@@ -29,7 +28,7 @@ from rgt_tui.domain.slurm_jobs import (
     parse_squeue_line,
 )
 from rgt_tui.domain.text import printable
-from rgt_tui.services.box_script import script_text
+from rgt_tui.services.box_script import box_command, script_text
 from rgt_tui.transport import Transport
 
 __all__ = ["SlurmCell", "SlurmFacts", "parse_slurm_view", "read_slurm", "slurm_cells"]
@@ -115,7 +114,7 @@ def parse_slurm_view(text: str) -> SlurmFacts:
 
 async def read_slurm(host: HostConfig, transport: Transport) -> SlurmFacts:
     """Run slurm_view.sh on the login node over the host's connection (one round trip)."""
-    command = " ".join(["bash", "-c", shlex.quote(script_text("slurm_view.sh")), "slurm_view"])
+    command = box_command(script_text("slurm_view.sh"), "slurm_view")
     result = await transport.run(command, timeout=VIEW_TIMEOUT_S)
     flood = result.overflow("the Slurm queue view")
     if flood is not None:
