@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from rgt_tui.controllers.notices import record
+from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.runtime.events import FleetFileRejected, FleetReloaded
 from rgt_tui.services.runtime.monitors import health_thresholds
 
@@ -35,8 +36,8 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
         return
     app.thresholds = thresholds = health_thresholds(fleet)
     for name in changes.removed:
-        if getattr(app.screen, "host", None) is not None and app.screen.host.name == name:
-            app.back_to_fleet()  # its detail screen shows a host that is no more
+        if getattr(getattr(app.screen, "host", None), "name", None) == name:
+            app.back_to_fleet()  # a screen of a host that is no more (its detail, a dialog)
         screen.remove_host(fleet, name)
     for host in changes.added:
         screen.add_host(fleet, host)
@@ -45,6 +46,6 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
         if host.name in edited or changes.settings:
             screen.replace_host(fleet, host, thresholds)
             for detail in app.screen_stack:
-                if getattr(detail, "host", None) is not None and detail.host.name == host.name:
-                    detail.host = host
+                if isinstance(detail, HostDetailScreen) and detail.host.name == host.name:
+                    detail.host = host  # its tabs draw with the new settings
     record(app, NOTICE_KEY, "fleet file", f"{fleet.path}: {changes.summary()}")

@@ -338,11 +338,13 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         self._poke(host)
 
     def is_live(self, host: str) -> bool:
-        """Connected at the last sample, and still sampled (not a torn-down box whose
-        telemetry stopped while it was up): only such hosts' queues are read."""
+        """Connected at the last sample, still sampled, and not recorded torn down (a
+        torn-down box's one attempt reads no queue: a new box there is live once the
+        journal says so): only such hosts' queues are read."""
         update = self.latest.get(host)
         return (
             host not in self.stopped
+            and not self.is_torn_down(host)
             and update is not None
             and update.connection.status == "connected"
         )
