@@ -75,11 +75,15 @@ class PullProgressView(LiveView):
     def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(console, clock=clock)
         self._phase = ""
+        self._plan_line = ""
 
     def __call__(self, p: PullProgress) -> None:
         now = self.clock()
         phase_changed = p.phase != self._phase
         self._phase = p.phase
+        if p.plan_line and p.plan_line != self._plan_line:  # the bytes to move, their cost
+            self._plan_line = p.plan_line
+            self.console.print(f"{p.host}: {p.plan_line}", markup=False, highlight=False)
         if self._live is not None:
             if phase_changed or now - self._last >= self.REDRAW_S:
                 self._last = now
@@ -155,6 +159,7 @@ class FleetPullView(LiveView):
         self.latest: dict[str, PullProgress | None] = dict.fromkeys(hosts)
         self.failed: dict[str, str] = {}
         self._phases: dict[str, str] = {}
+        self._plan_lines: dict[str, str] = {}
 
     def _final(self, live: Live) -> None:
         live.update(render_fleet(self.latest, self.failed), refresh=True)
@@ -174,6 +179,9 @@ class FleetPullView(LiveView):
         phase = p.phase if p is not None else "failed"
         changed = force or self._phases.get(host) != phase
         self._phases[host] = phase
+        if p is not None and p.plan_line and p.plan_line != self._plan_lines.get(host):
+            self._plan_lines[host] = p.plan_line  # each host's bytes to move (U14)
+            self.console.print(f"{host}: {p.plan_line}", markup=False, highlight=False)
         if self._live is not None:
             if changed or now - self._last >= self.REDRAW_S:
                 self._last = now

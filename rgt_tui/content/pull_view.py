@@ -13,6 +13,7 @@ from textual.content import Content
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
+from rgt_tui.domain.egress import plan_line
 from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.services.pull.progress import PullProgress
@@ -50,6 +51,8 @@ def _eta(eta_s: float | None) -> str:
 def progress_lines(p: PullProgress, width: int) -> list[Content]:
     """A total bar (bytes, rate, ETA), then one bar per file in flight."""
     lines = [Content.assemble((f"{p.phase}", "bold"), (f"  {shown(p.message)}", MUTED))]
+    if p.plan_line:  # the bytes to move and their egress cost (U14)
+        lines.append(Content.styled(shown(p.plan_line), MUTED))
     if p.files_total or p.bytes_total:
         total = (
             f"{p.files_done}/{p.files_total} files {fmt_bytes(p.bytes_done)}/"
@@ -82,6 +85,8 @@ def pull_result_lines(result: PullResult) -> list[Content]:
             f"{fmt_duration(result.elapsed_s)} into {shown(result.dest)}"
         )
     ]
+    if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
+        lines.append(Content.styled(plan_line(result.to_move, result.egress), MUTED))
     lines += [
         Content.assemble(("FAILED    ", "bold $error"), shown(f"{p}: {why}"))
         for p, why in result.failed

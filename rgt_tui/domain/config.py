@@ -69,6 +69,8 @@ HOST_KEYS = (
     "workdir", "durable_dir", "data_dir", "mounts", "queue", "run", "pull", "teardown", "epochs",
     "host_key", *READY_KEYS, *WATCH_HOST_KEYS, *SLURM_KEYS,
 )  # fmt: skip
+# What a GB leaving the box costs, overriding the profile's (U14; domain/egress.py).
+HOST_KEYS += ("egress_usd_per_gb",)
 # How an unknown host key is treated: "strict" refuses it until the user trusts it;
 # "accept-new" (OpenSSH's meaning) records a first key and still refuses a changed one.
 HOST_KEY_POLICIES = ("strict", "accept-new")
@@ -257,6 +259,8 @@ class HostConfig:
     slurm: SlurmConfig | None = None  # set when scheduler = "slurm"
     # Where the run reads its data (U8: preflight's storage check); None: the workdir.
     data_dir: str | None = None
+    # USD per GB leaving the box (U14), over the profile's; None: the profile's price.
+    egress_usd_per_gb: float | None = None
 
     @property
     def is_local(self) -> bool:

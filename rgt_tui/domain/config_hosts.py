@@ -107,6 +107,7 @@ def host_config(
         watch=host_watch(t, fleet_watch or FleetWatch()),
         slurm=slurm,
         data_dir=c(lambda: t.maybe("data_dir", example="/workspace/data"), None),
+        egress_usd_per_gb=c(lambda: t.number("egress_usd_per_gb", None, allow_zero=True), None),
     )
     return host if len(t.problems) == before else None
 

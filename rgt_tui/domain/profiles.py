@@ -50,6 +50,9 @@ class Profile:
     # The defaults here are a bare box's, under its home (never the whole home).
     suggested_workdir: str = "~/code"
     suggested_durable_dir: str = "~/runs"
+    # USD per GB pulled off a box (U14: the pull plan's cost line); None where the
+    # platform publishes no one price (set it per host: ``egress_usd_per_gb``).
+    egress_usd_per_gb: float | None = None
 
     @property
     def clock_lines(self) -> tuple[str, ...]:

@@ -38,6 +38,8 @@ OPTIONAL += ("reversible_stop",)
 OPTIONAL += ("pull_every",)
 # What `rgt-tui add` offers a new host (``Profile.suggested_workdir``, ``…_durable_dir``).
 OPTIONAL += ("suggested_workdir", "suggested_durable_dir")
+# USD per GB leaving a box (``Profile.egress_usd_per_gb``, U14); absent: not published.
+OPTIONAL += ("egress_usd_per_gb",)
 
 
 class ProfileError(ValueError):
@@ -71,6 +73,11 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         every_s = None
     if every is not None and every_s is None:
         raise ProfileError(f'{source}: pull_every must be a duration such as "30m", not {every!r}')
+    egress = data.get("egress_usd_per_gb")
+    if egress is not None and (
+        isinstance(egress, bool) or not isinstance(egress, (int, float)) or not 0 <= egress < 1e6
+    ):
+        raise ProfileError(f"{source}: egress_usd_per_gb must be a price per GB ≥ 0")
     fields = {k: data[k] for k in REQUIRED}
     fields["keeps_billing"] = tuple(data["keeps_billing"])
     fields["danger_clocks"] = tuple(data["danger_clocks"])
@@ -82,6 +89,7 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         durable_own_mount=data.get("durable_own_mount", False),
         reversible_stop=data.get("reversible_stop", False),
         pull_every=every_s,
+        egress_usd_per_gb=None if egress is None else float(egress),
         **_suggested(data, source),
     )
 

@@ -27,9 +27,9 @@ import contextlib
 import dataclasses
 import errno
 import os
-import shlex
 import time
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +38,15 @@ from rgt_tui.domain.manifest import ManifestEntry
 from rgt_tui.services.pull.local_tree import LocalConflict, in_thread
 from rgt_tui.services.pull.plan import FilePlan, hash_fd
 from rgt_tui.services.pull.state import PullRun
+from rgt_tui.services.pull.tar_squeeze import (
+    Squeeze,
+    StreamStats,
+    choose,
+    inflated,
+    tar_command,
+    text_heavy,
+    zstd_here,
+)
 from rgt_tui.services.pull.tar_stream import Data, End, Refused, Start, TarReader
 from rgt_tui.services.pull.types import FileFailed, LocalWriteError, PulledFile
 
@@ -277,24 +286,32 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
     assert manifest is not None
     wanted = {p.entry.path: p for p in plans}
     reader = TarReader({name: p.entry.size for name, p in wanted.items()})
-    # "./" keeps a name starting with "-" from reading as an option; --no-recursion: a
-    # name that became a folder is sent as one (and refused), never its contents.
-    command = (
-        "tar --format=gnu --no-recursion --hard-dereference -C "
-        f"{shlex.quote(manifest.roots[root].path)} --null -T - -cf -"
-    )
+    squeeze = await _squeeze(run, manifest.roots[root].path, plans)
+    command = tar_command(manifest.roots[root].path, squeeze.codecs)
     names = "".join(f"./{name}\0" for name in wanted)
     part: _Part | None = None
     ready: list[_Part] = []
     received: set[str] = set()
+    stats = StreamStats()
+    run.tar_streams.append((stats, squeeze.reason))
     stream = run.transport.stream_bytes(command, input=names)
+
+    async def wire() -> AsyncIterator[bytes]:
+        async for chunk in stream:
+            run.last_byte = time.monotonic()
+            run.tracker.moved(None, len(chunk))
+            stats.wire += len(chunk)
+            if run.options.budget is not None:  # the stream is read as consumed
+                await run.options.budget.take(len(chunk), tick=run.touch)
+            yield chunk
+
     try:
-        async with contextlib.aclosing(stream) as chunks:
+        async with (
+            contextlib.aclosing(stream),
+            contextlib.aclosing(wire()) as sent,
+            contextlib.aclosing(inflated(run.host.name, sent, squeeze.codecs, stats)) as chunks,
+        ):
             async for chunk in chunks:
-                run.last_byte = time.monotonic()
-                run.tracker.moved(None, len(chunk))
-                if run.options.budget is not None:  # the stream is read as consumed
-                    await run.options.budget.take(len(chunk), tick=run.touch)
                 for event in reader.feed(chunk):
                     if isinstance(event, Start):
                         try:
@@ -325,6 +342,27 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
             os.close(part.fd)  # cut off mid-file: the SFTP way starts it again
         await _finish_small(run, ready)
     return [p for p in plans if p.local not in run.finished | run.leftover]
+
+
+async def _squeeze(run: PullRun, root: str, plans: list[FilePlan]) -> Squeeze:
+    """Whether the stream is compressed (``tar_squeeze.choose``); the round trip is
+    measured (two SFTP stats of the root, the second a pure round trip) only for a
+    text-heavy stream, once per pull."""
+    files = [(p.entry.path, p.entry.size) for p in plans]
+    budget = run.options.budget
+    limit = budget.rate if budget is not None else None  # bytes/s
+    auto = run.options.compress == "auto"
+    if auto and run.rtt_s is None and not run.host.is_local and text_heavy(files):
+        times = []
+        for _ in range(2):
+            start = time.monotonic()
+            await run.transport.stat(root)
+            times.append(time.monotonic() - start)
+        run.rtt_s = min(times)
+    here = zstd_here() is not None
+    return choose(
+        files, mode=run.options.compress, rtt_s=run.rtt_s, limit_bps=limit, zstd_here=here
+    )
 
 
 async def _finish_small(run: PullRun, parts: list[_Part]) -> None:

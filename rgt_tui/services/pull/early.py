@@ -74,6 +74,7 @@ class EarlyCopy:
         self.planned.set()
         self.started = time.monotonic()
         run.tracker.plan(len(listing.entries), listing.total_bytes, 0, 0)
+        run.announce_move(sum(p.entry.size - p.resume_from for p in plans))  # U14
         run.tracker.set_phase(
             "pulling", "the box is still hashing; each file counts once its hash matches"
         )

@@ -51,6 +51,8 @@ class PullProgress:
     eta_s: float | None = None
     active: tuple[FileProgress, ...] = ()
     message: str = ""
+    # The plan's bytes to move and what they cost (U14): "pull: 12.4 GB to move · …".
+    plan_line: str = ""
 
     @property
     def fraction(self) -> float:
@@ -122,6 +124,7 @@ class ProgressTracker:
         self.clock = clock
         self.phase = "connecting"
         self.message = ""
+        self.plan_line = ""
         self.files_total = self.files_done = self.files_failed = 0
         self.bytes_total = self.bytes_done = self.bytes_received = 0
         self._active: dict[str, _Active] = {}
@@ -239,6 +242,7 @@ class ProgressTracker:
             eta_s=eta,
             active=tuple(sorted(files, key=lambda f: f.path)),
             message=self.message,
+            plan_line=self.plan_line,
         )
 
     def emit(self, force: bool = False) -> None:

@@ -29,8 +29,10 @@ from functools import partial
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.egress import egress_price
 from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestEntry, ManifestError
+from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import connect_with_backoff
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.pull.box_logs import LOGS_ROOT, BoxLogs, logs_folder, select_logs
@@ -86,6 +88,7 @@ async def pull_host(
         try:
             record = await asyncio.to_thread(PulledRecord.load, dest)
             run = PullRun(host, dest, transport, options, tree, record, tracker, wait=wait)
+            run.egress = egress_price(host, load_profile(host.profile))  # U14
             beside = _Beside(run)
             try:
                 return await _run(run, beside)
@@ -179,6 +182,10 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         )
         plan = await _local(plan_pull, run.tree, rest, previous, run.record)
         _note_plan(run, plan.files)
+        # The bytes to move and their egress cost (U14), again: the exact plan's.
+        moving = sum(p.entry.size - p.resume_from for p in plan.to_pull)
+        moving += sum(final[k].size - p.resume_from for k, p in started.items() if k in final)
+        run.announce_move(moving)
         margin = {
             "margin_fraction": run.options.margin_fraction,
             "margin_min": run.options.margin_min_bytes,

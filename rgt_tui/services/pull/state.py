@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.egress import EgressPrice, plan_line
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.services.pull.local_tree import HostTree, current_umask
 from rgt_tui.services.pull.plan import FilePlan, PulledRecord
 from rgt_tui.services.pull.progress import ProgressTracker
-from rgt_tui.services.pull.types import PulledFile, PullOptions, PullResult
+from rgt_tui.services.pull.tar_squeeze import StreamStats
+from rgt_tui.services.pull.types import PulledFile, PullOptions, PullResult, TarStream
 from rgt_tui.transport.base import Transport
 
 
@@ -55,10 +57,23 @@ class PullRun:
     watching: int = 0  # copies under the stall watch (one watch for them all)
     watch: asyncio.Future | None = None
     closing: set[asyncio.Future] = field(default_factory=set)  # SFTP handles being closed
+    # U14 / U15: the bytes the plan moves and their price; the round trip measured for
+    # the tar stream's compression, once; each tar stream's figures and why its codec.
+    to_move: int = 0
+    egress: EgressPrice | None = None
+    rtt_s: float | None = None
+    tar_streams: list[tuple[StreamStats, str]] = field(default_factory=list)
 
     def touch(self) -> None:
         """Bytes are flowing (or waiting for the bandwidth budget): not a stall."""
         self.last_byte = time.monotonic()
+
+    def announce_move(self, nbytes: int) -> None:
+        """The plan's bytes to move and their egress cost, shown before they move (U14)."""
+        self.to_move = nbytes
+        if self.egress is not None:
+            self.tracker.plan_line = plan_line(nbytes, self.egress)
+            self.tracker.emit(force=True)
 
     def remote_path(self, plan: FilePlan) -> str:
         manifest = self.manifest or self.listing
@@ -100,6 +115,11 @@ class PullRun:
             bytes_received=self.tracker.bytes_received,
             elapsed_s=time.monotonic() - self.started,
             copy_s=self.copy_s,
+            to_move=self.to_move,
+            egress=self.egress,
+            tar_streams=tuple(
+                TarStream(s.codec, s.wire, s.tar, why) for s, why in self.tar_streams
+            ),
         )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rgt_tui.domain.egress import EgressPrice
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.transport.backoff import Backoff
@@ -46,6 +47,9 @@ class PullOptions:
     budget: Bandwidth | None = None
     # Also bring the box's queue and cell logs into ``.rgt/box-logs/`` (``box_logs``).
     box_logs: bool = True
+    # The small files' tar stream compressed on the box (U15, ``tar_squeeze``): "auto"
+    # when it pays (text-heavy, a link slower than the codec), "on" always, "off" never.
+    compress: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,17 @@ class PulledFile:
     sha256: str
     resumed_from: int  # bytes that were already in its part
     received: int  # bytes read from the box for it in this run (restarts included)
+
+
+@dataclass(frozen=True)
+class TarStream:
+    """One tar stream of small files: its codec (``none``: plain tar), the bytes that
+    crossed the wire and the tar bytes they made here, and why that codec (U15)."""
+
+    codec: str
+    wire: int
+    tar: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -77,6 +92,11 @@ class PullResult:
     code: ResultCode | None = None
     # The box's queue and cell logs, brought into .rgt/box-logs/ (box_logs; never results).
     box_logs: BoxLogs | None = None
+    # The plan's bytes to move (files not here yet, less what their parts hold) and the
+    # price per GB they leave the box at (U14: the plan's cost line).
+    to_move: int = 0
+    egress: EgressPrice | None = None
+    tar_streams: tuple[TarStream, ...] = ()  # the small files' streams (U15)
 
     @property
     def shortfalls(self) -> tuple[str, ...]:

@@ -1,0 +1,136 @@
+"""U14 / U15: the pull plan's bytes and egress cost (profile, host override), shown by
+`rgt-tui pull` before the copy and totalled by `pull --all`; and the rule that decides
+when the small files' tar stream is compressed (pure)."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.pulls import box_results, random_file
+
+from rgt_tui.domain.config import ConfigError
+from rgt_tui.domain.egress import EgressPrice, egress_price, plan_line
+from rgt_tui.profiles import load_profiles, profile
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.pull.tar_squeeze import choose, tar_command
+
+CKPT = [("ckpt/step1.pt", 900 << 10), ("ckpt/step2.safetensors", 900 << 10)]
+TEXT = [(f"logs/cell{i}.log", 60 << 10) for i in range(40)] + [("m.jsonl", 400 << 10)]
+
+
+def _fleet(tmp_path: Path, host_lines: str, profile_name: str) -> Path:
+    path = tmp_path / "hosts.toml"
+    path.write_text(
+        f'[[hosts]]\nname = "b1"\nssh = "root@example.com:22"\npull = ["/workspace/runs"]\n'
+        f'profile = "{profile_name}"\n{host_lines}'
+    )
+    return path
+
+
+def test_the_plan_line_takes_the_profiles_price_and_a_host_overrides_it(tmp_path):
+    runpod = load_fleet(_fleet(tmp_path, "", "runpod")).host("b1")
+    assert egress_price(runpod, profile("runpod")) == EgressPrice(0.0, "runpod profile")
+    assert plan_line(12_400_000_000, egress_price(runpod, profile("runpod"))) == (
+        "pull: 12.4 GB to move"  # free: the bytes only
+    )
+    vast = load_fleet(_fleet(tmp_path, "egress_usd_per_gb = 0.09\n", "vastai")).host("b1")
+    price = egress_price(vast, profile("vastai"))
+    assert price == EgressPrice(0.09, "host b1")
+    assert plan_line(12_400_000_000, price) == (
+        "pull: 12.4 GB to move · egress ≈ $1.12 at $0.09/GB (host b1)"
+    )
+    # vast.ai publishes no one price: without the host key, the line says to set it.
+    bare = load_fleet(_fleet(tmp_path, "", "vastai")).host("b1")
+    assert "egress price not set (vastai profile: set egress_usd_per_gb" in plan_line(
+        5_000_000, egress_price(bare, profile("vastai"))
+    )
+    assert plan_line(1_000, price).endswith("≈ < $0.01 at $0.09/GB (host b1)")
+
+
+def test_every_profile_states_its_egress_price_or_says_to_set_it():
+    for p in load_profiles().values():
+        assert p.egress_usd_per_gb is None or p.egress_usd_per_gb >= 0
+    assert {n: p.egress_usd_per_gb for n, p in load_profiles().items() if n in (
+        "runpod", "lambda", "paperspace", "vastai", "generic-ssh",
+    )} == {"runpod": 0, "lambda": 0, "paperspace": 0, "vastai": None, "generic-ssh": None}  # fmt: skip
+
+
+def test_compression_is_chosen_by_the_files_and_the_link():
+    near = choose(TEXT, rtt_s=0.004, limit_bps=None, zstd_here=True)
+    assert near.codecs == () and "outruns" in near.reason  # never slower on a near link
+    far = choose(TEXT, rtt_s=0.2, limit_bps=None, zstd_here=True)
+    assert far.codecs == ("zstd", "gzip")
+    mid = choose(TEXT, rtt_s=0.1, limit_bps=None, zstd_here=True)
+    assert mid.codecs == ("zstd",)  # gzip -1 would be the bottleneck at ~42 MB/s
+    assert choose(TEXT, rtt_s=0.1, limit_bps=None, zstd_here=False).codecs == ()
+    assert choose(TEXT, rtt_s=0.004, limit_bps=5e6, zstd_here=False).codecs == ("gzip",)
+    ckpt = choose(CKPT + TEXT[:2], rtt_s=0.2, limit_bps=None, zstd_here=True)
+    assert ckpt.codecs == () and "not text-heavy" in ckpt.reason
+    assert choose(TEXT, rtt_s=None, limit_bps=None, zstd_here=True).codecs == ()  # this machine
+    assert choose(CKPT, mode="on", rtt_s=None, limit_bps=None, zstd_here=True).codecs
+    assert choose(TEXT, mode="off", rtt_s=0.2, limit_bps=None, zstd_here=True).codecs == ()
+    gz = choose([("run.log.gz", 5 << 20)], rtt_s=0.2, limit_bps=None, zstd_here=True)
+    assert gz.codecs == ()  # already compressed: the last suffix decides
+
+
+def test_the_box_command_falls_back_when_zstd_is_missing(tmp_path):
+    root = tmp_path / "root dir"
+    root.mkdir()
+    (root / "a.log").write_text("x" * 10_000)
+    command = tar_command(str(root), ("zstd", "gzip"))
+    no_zstd = tmp_path / "bin"
+    no_zstd.mkdir()
+    for tool in ("tar", "gzip"):
+        (no_zstd / tool).symlink_to(
+            subprocess.check_output(["sh", "-c", f"command -v {tool}"]).decode().strip()
+        )
+    out = subprocess.run(
+        ["/bin/sh", "-c", command], input=b"./a.log\0", capture_output=True,
+        env={"PATH": str(no_zstd)}, check=True,
+    ).stdout  # fmt: skip
+    assert out[:2] == b"\x1f\x8b"  # gzip
+    plain = subprocess.run(
+        ["/bin/sh", "-c", tar_command(str(root), ())], input=b"./a.log\0", capture_output=True,
+        check=True,
+    ).stdout  # fmt: skip
+    assert plain[:7] == b"./a.log" and shlex.quote(str(root)) in command
+
+
+async def test_cli_pull_shows_the_plan_line_before_the_copy_and_all_totals_it(
+    make_loopback_fleet, tmp_path, capsys
+):
+    from rgt_tui.cli import main
+
+    fleet = await make_loopback_fleet(2)
+    random_file(box_results(fleet, "box1") / "w.pt", 3 << 20)
+    random_file(box_results(fleet, "box2") / "w.pt", 2 << 20)
+    hosts = Path(fleet.hosts_file)
+    text = fleet.hosts_file.read_text()  # noqa: ASYNC240
+    text = text.replace('name = "box1"\n', 'name = "box1"\negress_usd_per_gb = 0.09\n')
+    text = text.replace('name = "box2"\n', 'name = "box2"\negress_usd_per_gb = 120\n')
+    hosts.write_text(f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n\n' + text)  # noqa: ASYNC240
+
+    code = await asyncio.to_thread(main, ["pull", "box1", "--hosts", str(hosts)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    line = "box1: pull: 3.1 MB to move · egress ≈ < $0.01 at $0.09/GB (host box1)"
+    assert line in err
+    assert err.index(line) < err.index("box1: pulling")  # before the copy is under way
+    assert "pull: 3.1 MB to move · egress" in out  # and in the summary
+
+    code = await asyncio.to_thread(main, ["pull", "--all", "--hosts", str(hosts)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    # box1 is here already: only box2's 2 MiB move, at its own price.
+    assert "box2: pull: 2.1 MB to move · egress ≈ $0.25 at $120/GB (host box2)" in err
+    assert "all hosts: 2.1 MB to move · egress ≈ $0.25" in out
+
+
+def test_a_host_price_must_be_a_number(tmp_path):
+    path = _fleet(tmp_path, 'egress_usd_per_gb = "0.09"\n', "vastai")
+    with pytest.raises(ConfigError, match="egress_usd_per_gb.*drop the quotes"):
+        load_fleet(path)
