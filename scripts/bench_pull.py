@@ -30,6 +30,8 @@ alike (``same_start``). Links (``--link``):
   end, so ``--dir`` needs room for ``--repeat`` copies of 3.2 GB beside the set.
 - ``all``: far (with near), then loopback; not big. ``--rtt-ms R --rate-mbit M``: a
   custom far link.
+- ``compress``: ``pull --compress off|on|auto`` on a text-heavy set near and far
+  (``scripts/bench_compress.py``; U15). Not in ``all``.
 - ``bwlimit``: is ``pull --bwlimit`` a limit? (``scripts/bench_bwlimit.py``): for each
   limit, a fresh pull, Ctrl-C, and the resumed pull, each measured on disk over every
   10 s window against the limit ±10 %; a table with pass/fail. Not in ``all``.
@@ -74,6 +76,7 @@ from pathlib import Path
 
 import asyncssh
 import bench_bwlimit
+import bench_compress
 
 SSHD = "/usr/sbin/sshd"
 MIB = 1 << 20
@@ -808,6 +811,8 @@ def links_of(args: argparse.Namespace) -> list[tuple[str, float, float]]:
         chosen.append(BIG_LINK)
     if link == "bwlimit":  # never in "all": minutes of paced pulls
         chosen.append(("bwlimit", 0.0, 0.0))
+    if link == "compress":  # never in "all": the tar stream's compression (U15)
+        chosen.append(("compress", 0.0, 0.0))
     if link == "custom" or (custom and link != "custom"):
         chosen.append(("custom", args.rtt_ms, args.rate_mbit))
     if link in ("loopback", "all"):
@@ -837,11 +842,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--link",
-        choices=["loopback", "far", "near", "big", "all", "custom", "bwlimit"],
+        choices=["loopback", "far", "near", "big", "all", "custom", "bwlimit", "compress"],
         help="loopback (default): straight to sshd; far: through the relay at 200 ms / "
         "1 Gbit/s, 100 ms / 400 Mbit/s and a near box (4 ms / 1 Gbit/s); near: that one "
         "alone; big: the 3 GB set at 200 ms / 1 Gbit/s, rgt-tui alone; all: far then "
-        "loopback; custom: --rtt-ms/--rate-mbit; bwlimit: pull --bwlimit against its limit",
+        "loopback; custom: --rtt-ms/--rate-mbit; bwlimit: pull --bwlimit against its limit; "
+        "compress: --compress off/on/auto on a text-heavy set (--text-files) near and far",
     )
     parser.add_argument("--rtt-ms", type=float, help="a custom far link's round trip")
     parser.add_argument("--rate-mbit", type=float, help="a custom far link's rate, each way")
@@ -865,6 +871,9 @@ def main() -> int:
         "--big-mib", type=int, help="default 300 (loopback), 100 (far, near), 1024 (big)"
     )
     parser.add_argument("--small-files", type=int, help="default 3000 (loopback), 600 (far)")
+    parser.add_argument(
+        "--text-files", type=int, default=2000, help="compress: JSON/log files of 5-200 KB"
+    )
     parser.add_argument("--dir", type=Path, default=Path("/tmp/rgt-bench"))
     parser.add_argument(
         "--repeat", type=int, default=5, help="runs per tool, taken in turn; the median counts"
@@ -903,6 +912,9 @@ def main() -> int:
         for label, rtt_ms, rate_mbit in links:
             if label == "bwlimit":
                 lines += bench_bwlimit.run_bwlimit(ctx, args)
+                continue
+            if label == "compress":
+                lines += bench_compress.run_compress(ctx, args)
                 continue
             data, total = data_set(args, base, label)
             ctx.touch = touch_size(total)
