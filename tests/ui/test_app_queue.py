@@ -53,7 +53,10 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         await pilot.press("L")
         modal = await planned(pilot, app)
         table = modal.query_one(DataTable)
-        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        # Box text in the plan is Content (issue 39): the cells as the user reads them.
+        rows = [
+            [getattr(c, "plain", c) for c in table.get_row_at(i)] for i in range(table.row_count)
+        ]
         assert [r[1] for r in rows] == ["box1_lr3e-4", "box1_lr1e-3", "box1_wide"]
         assert [r[0] for r in rows] == ["0", "1", "2"]
         assert [r[2] for r in rows] == ["reconstruction", "reconstruction", "classification"]
