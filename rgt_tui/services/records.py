@@ -35,7 +35,6 @@ from rgt_tui.domain.manifest import (
     manifest_to_json,
 )
 from rgt_tui.fsutil import atomic_write
-from rgt_tui.fsutil import fsync_dir as fsync_dir  # queue/move.py's until it uses atomic_write
 
 MANIFEST_FILE = "manifest.json"
 PULLED_FILE = "pulled.json"

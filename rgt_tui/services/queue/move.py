@@ -24,9 +24,6 @@ atomically (temp file beside it, fsync, rename, mode kept) with every other byte
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -39,11 +36,12 @@ from rgt_tui.domain.queue_file import QueueCell, moved_marker, prefix_problem
 from rgt_tui.domain.queue_state import DONE, RUNNING
 from rgt_tui.domain.roster import reconcile
 from rgt_tui.domain.text import printable
+from rgt_tui.fsutil import atomic_write
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.queue.box import read_box_queue_text
 from rgt_tui.services.queue.check import FleetQueues, check_fleet_queues, display_path
 from rgt_tui.services.queue.records import read_queue_facts, view_from_facts
-from rgt_tui.services.records import fleet_host_dir, fsync_dir, load_manifest, load_verification
+from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
 from rgt_tui.transport import Transport
 
 
@@ -330,26 +328,6 @@ def moved_texts(plan: MovePlan, today: str) -> tuple[str, str]:
     return source_text, dest
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path``'s content: a temp file beside it, fsync, rename, the folder fsynced;
-    the file's mode is kept and a symlink keeps pointing at the file it names."""
-    real = path.resolve()
-    mode = real.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), mode)
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, real)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(real.parent)
-
-
 def _read(path: Path) -> str:
     return path.read_bytes().decode("utf-8")
 
@@ -386,14 +364,12 @@ async def apply_move(
         )
     skipped: list[str] = []
     if plan.on_box:
-        from rgt_tui.services.queue.control import skip_cell
+        from rgt_tui.services.queue.backends import backend_for
 
+        backend = backend_for(source)  # a scheduler cancels the cell's pending job first
         for cell in plan.on_box:
             try:
-                await skip_cell(
-                    transport, source.name, cell.name, f"moved to {plan.dest}",
-                    slurm=source if source.slurm is not None else None,
-                )  # fmt: skip
+                await backend.skip(transport, cell.name, f"moved to {plan.dest}")
             except (QueueError, TransportError) as exc:
                 done = f" ({', '.join(skipped)} already skipped there)" if skipped else ""
                 raise MoveError(
@@ -405,7 +381,7 @@ async def apply_move(
     day = today or time.strftime("%Y-%m-%d")
     new_source, new_dest = moved_texts(plan, day)
     try:
-        await asyncio.to_thread(write_atomically, plan.dest_path, new_dest)
+        await asyncio.to_thread(atomic_write, plan.dest_path, new_dest)
     except OSError as exc:
         raise MoveError(
             f"could not write {display_path(plan.dest_path)} ({exc}); no file was changed"
@@ -413,7 +389,7 @@ async def apply_move(
             + " — fix it and run the move again"
         ) from exc
     try:
-        await asyncio.to_thread(write_atomically, plan.source_path, new_source)
+        await asyncio.to_thread(atomic_write, plan.source_path, new_source)
     except OSError as exc:
         raise MoveError(
             f"{display_path(plan.dest_path)} has the moved lines, but {display_path(plan.source_path)} "
