@@ -1,5 +1,6 @@
 """The one atomic write of a local file, for every layer that writes one (records, the
-journal, the fleet file, queue files, settings). It imports nothing of rgt_tui.
+journal, the fleet file, queue files, settings), and the one file lock with a deadline.
+It imports nothing of rgt_tui.
 
 A write goes to a temporary file beside the target that already has the target's mode
 (created 0600, then given the old file's mode before a byte is written: the fleet file
@@ -12,8 +13,10 @@ replaced.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,3 +86,30 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+class LockBusy(OSError):
+    """``file_lock`` waited its whole deadline and another holder still has the lock."""
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, timeout: float, *, mode: int = NEW_FILE_MODE) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created with ``mode``), between processes
+    and threads: the one file lock with a deadline. Waits up to ``timeout`` seconds (0:
+    one try), then raises ``LockBusy``; an OSError when the file cannot be opened. flock
+    rather than a lock file's existence: a holder that dies releases it with its
+    descriptor, so no stale lock is ever left to clear by hand."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockBusy(f"{path}: held by another for {timeout:g} s") from None
+                time.sleep(0.005)  # a holder's write takes milliseconds
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

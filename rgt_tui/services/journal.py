@@ -31,10 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import json
-import os
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +40,7 @@ from typing import Any
 from rgt_tui.domain import teardown_gate as gate
 from rgt_tui.domain.box_identity import BoxIdentity, identity_from_json, identity_to_json
 from rgt_tui.domain.teardown_gate import GateEvent, GateState
+from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.services.records import atomic_write_json
 
 JOURNAL_VERSION = 2  # 2: box identities and history; version 1 files still load
@@ -242,27 +240,19 @@ class Journal:
         """Hold the host's journal lock (exclusive, between processes and threads)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.lock_path(host)
+        held = contextlib.ExitStack()
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            held.enter_context(file_lock(path, self.lock_timeout))
+        except LockBusy:
+            raise JournalError(
+                f"{path}: another rgt-tui process has held the journal lock for "
+                f"{self.lock_timeout:g} s; the gate stays locked. Close the other "
+                "rgt-tui (or wait for it), then try again"
+            ) from None
         except OSError as exc:
             raise JournalError(f"{path}: cannot open the journal lock ({exc.strerror})") from exc
-        try:
-            deadline = time.monotonic() + self.lock_timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise JournalError(
-                            f"{path}: another rgt-tui process has held the journal lock for "
-                            f"{self.lock_timeout:g} s; the gate stays locked. Close the other "
-                            "rgt-tui (or wait for it), then try again"
-                        ) from None
-                    time.sleep(0.005)
+        with held:  # taken above: an error of the body is its own, not the lock's
             yield
-        finally:
-            os.close(fd)  # closing the descriptor releases the lock
 
     def load(self, host: str) -> HostJournal:
         """The host's journal; an empty one when none exists; JournalError when damaged."""

@@ -12,15 +12,13 @@ changes nothing costs no disk at all.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from rgt_tui.domain.health import HealthState, Thresholds
+from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.services.records import atomic_write_json
 from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.services.watch.tracker import (
@@ -63,23 +61,16 @@ class WatchStore:
     @contextlib.contextmanager
     def _locked(self, host: str) -> Iterator[None]:
         self.directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.directory / f"{host}.json.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        held = contextlib.ExitStack()
         try:
-            deadline = time.monotonic() + LOCK_TIMEOUT_S
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise OSError(
-                            f"{self.directory}: another rgt-tui has held {host}'s watch "
-                            f"lock for {LOCK_TIMEOUT_S:g} s"
-                        ) from None
-                    time.sleep(0.005)
+            held.enter_context(file_lock(self.directory / f"{host}.json.lock", LOCK_TIMEOUT_S))
+        except LockBusy:
+            raise OSError(
+                f"{self.directory}: another rgt-tui has held {host}'s watch "
+                f"lock for {LOCK_TIMEOUT_S:g} s"
+            ) from None
+        with held:
             yield
-        finally:
-            os.close(fd)  # releases the lock
 
     def load(self, host: str) -> HostMemory:
         """The host's memory; an empty one when none (or a damaged one) is there."""
