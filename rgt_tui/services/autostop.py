@@ -47,7 +47,7 @@ from rgt_tui.services.autostop_event import stopped_event
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import HostJournal, Journal, JournalError
 from rgt_tui.services.records import atomic_write_json, read_json
-from rgt_tui.services.teardown.command import CommandResult, run_teardown_command
+from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
 from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.teardown.gate import GateReport, check_gate
 from rgt_tui.services.watch.events import HostState, WatchEvent
@@ -221,7 +221,7 @@ class AutoStop:
         try:
             run = await run_teardown_command(host.watch.stop, cwd, self.timeout_s)
         except OSError as exc:  # the shell could not start (cwd gone, no sh): it did not run
-            run = CommandResult(None, f"the stop command could not start: {exc}", False)
+            run = LocalRun(None, f"the stop command could not start: {exc}", False)
         await asyncio.to_thread(self._record_run, host.name, launch, run)
         self.reasons[host.name] = f"stop ran at {local_time(self._clock())} (exit {run.status})"
         self._emit(
@@ -313,7 +313,7 @@ class AutoStop:
             atomic_write_json(self.state_path(name), data)
         return None
 
-    def _record_run(self, name: str, launch: int, run: CommandResult) -> None:
+    def _record_run(self, name: str, launch: int, run: LocalRun) -> None:
         with self.journal.locked(name):
             try:
                 data = self._read(name)

@@ -13,7 +13,7 @@ from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.queue_state import DONE, FAILED, QueueView
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, local_time
-from rgt_tui.services.teardown.command import CommandResult
+from rgt_tui.services.teardown.command import LocalRun
 from rgt_tui.services.teardown.gate import GateReport
 from rgt_tui.services.watch.events import WatchEvent
 
@@ -37,7 +37,7 @@ def stopped_event(
     report: GateReport,
     view: QueueView,
     idle_for: float,
-    run: CommandResult,
+    run: LocalRun,
     timeout_s: float,
     thresholds: Thresholds,
 ) -> WatchEvent:

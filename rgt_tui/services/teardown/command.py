@@ -1,7 +1,8 @@
 """Run the host's configured teardown command: bounded in time, ended with all it started.
 
-The command runs in a session of its own (``start_new_session``), so it leads a process
-group; on timeout the whole group is killed, not only the shell: a provider CLI the shell
+The command runs in a session of its own (the one local process-group runner,
+``transport.process_group``), so it leads a process group; on timeout the whole group is
+killed, not only the shell: a provider CLI the shell
 started (``sh -c 'cli destroy & wait'``) must not keep running, unseen, after the app
 said the command was stopped. What it printed is kept (its last ``OUTPUT_CAP`` bytes).
 """
@@ -9,20 +10,21 @@ said the command was stopped. What it printed is kept (its last ``OUTPUT_CAP`` b
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from rgt_tui.transport.process_group import kill_group, start_in_group
+
 OUTPUT_CAP = 64 * 1024  # bytes of output kept (the tail): the record keeps 4,000 chars
 
 
 @dataclass(frozen=True)
-class CommandResult:
-    """The exit status (negative: killed by that signal), the output, and whether the
+class LocalRun:
+    """A command run on this machine (a box's answer is ``transport.CommandResult``): the
+    exit status (negative: killed by that signal), the output, and whether the
     command ran past its time and was killed with its process group."""
 
     status: int | None
@@ -39,12 +41,7 @@ def timed_out_note(timeout_s: float) -> str:
     )
 
 
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-async def run_teardown_command(command: str, cwd: Path | None, timeout_s: float) -> CommandResult:
+async def run_teardown_command(command: str, cwd: Path | None, timeout_s: float) -> LocalRun:
     """Run ``command`` with ``sh``; after ``timeout_s`` kill its whole process group.
 
     Its output goes to an unnamed temporary file, not a pipe: the wait ends when the
@@ -53,27 +50,28 @@ async def run_teardown_command(command: str, cwd: Path | None, timeout_s: float)
     interrupted halfway would be worse.
     """
     with tempfile.TemporaryFile() as out:
-        proc = await asyncio.create_subprocess_shell(
+        proc = await start_in_group(  # its own process group, killed whole on timeout
+            "/bin/sh",
+            "-c",
             command,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=out,
             stderr=asyncio.subprocess.STDOUT,
             cwd=cwd,
-            start_new_session=True,  # its own process group, killed whole on timeout
         )
         timed_out = False
         try:
             await asyncio.wait_for(proc.wait(), timeout_s)
         except asyncio.TimeoutError:
             timed_out = True
-            _kill_group(proc.pid)
+            kill_group(proc)
             await proc.wait()
         tail = await asyncio.to_thread(_tail, out)
     output = tail.decode(errors="replace")
     if timed_out:
         sep = "" if not output or output.endswith("\n") else "\n"
         output += sep + timed_out_note(timeout_s)
-    return CommandResult(proc.returncode, output, timed_out)
+    return LocalRun(proc.returncode, output, timed_out)
 
 
 def _tail(f: IO[bytes]) -> bytes:
