@@ -40,12 +40,11 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, local_time
-from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import load_profiles
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.autostop_event import stopped_event
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.journal import HostJournal, Journal, JournalError
+from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
 from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
 from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at
@@ -111,7 +110,7 @@ class AutoStop:
     ) -> None:
         self.fleet = fleet
         self.connections = connections
-        self.journal = journal or Journal(journal_dir(fleet.path))
+        self.journal = journal or journal_for(fleet)
         self._emit = emit
         self._clock = clock
         self.recheck_s = recheck_s

@@ -3,7 +3,7 @@
 One JSON file per host in its fleet's folder, ``<state dir>/journal/<fleet key>/``
 (``paths.journal_dir``: a host name means something only within its fleet file, so two
 fleets with a ``gpu1`` never share or flip one another's records; every reader and
-writer opens ``Journal(journal_dir(fleet.path))``). Writes go tmp → fsync → rename →
+writer opens it with ``journal_for(fleet)``). Writes go tmp → fsync → rename →
 fsync(dir), so a crash leaves the old journal or the new one, never half of one. A journal
 that does not parse raises JournalError naming the file and the fix; the caller then
 shows the gate as locked — a damaged journal never opens a gate.
@@ -37,8 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rgt_tui import paths
 from rgt_tui.domain import teardown_gate as gate
 from rgt_tui.domain.box_identity import BoxIdentity, identity_from_json, identity_to_json
+from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.teardown_gate import GateEvent, GateState
 from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.services.records import atomic_write_json
@@ -341,3 +343,9 @@ class Journal:
             return True
 
         return self.update(host, append)
+
+
+def journal_for(fleet: Fleet) -> Journal:
+    """The fleet's journal (``paths.journal_dir`` of its file): the one way every reader
+    and writer opens it, so two fleets with a ``gpu1`` never share records."""
+    return Journal(paths.journal_dir(fleet.path))

@@ -51,10 +51,9 @@ from rgt_tui.domain.queue_state import (
     QueueView,
 )
 from rgt_tui.domain.units import fmt_bytes
-from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
-from rgt_tui.services.journal import HostJournal, Journal, JournalError
+from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
 from rgt_tui.services.pull import PullBusy, PullError, PullOptions, PullProgress, pull_host
 from rgt_tui.services.pull.budget import shared_budget
 from rgt_tui.services.pull.plan import PulledRecord
@@ -184,7 +183,7 @@ class PullScheduler:
         self.emit = emit
         self.clock = clock
         self.locks = locks or HostLocks()
-        self.journal = journal or (lambda: Journal(journal_dir(self.fleet.path)))
+        self.journal = journal or (lambda: journal_for(self.fleet))
         self.on_progress = on_progress  # (host, progress); None progress: the pull ended
         self.poll_s = poll_s
         self.options = options or PullOptions(concurrency=SHARED_PULL_CONCURRENCY)

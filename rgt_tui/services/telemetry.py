@@ -34,10 +34,9 @@ from rgt_tui.domain.health import Alert, HealthContext, HealthState, Thresholds
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.snapshot import HostSnapshot, carry_processes, snapshot_from_agent
 from rgt_tui.domain.text import printable
-from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import FleetConnections, connect_with_backoff
-from rgt_tui.services.journal import HostJournal, Journal, JournalError
+from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
 from rgt_tui.transport.backoff import Backoff
 from rgt_tui.transport.base import Transport
 
@@ -132,7 +131,7 @@ class JournalLastSeen:
 def default_last_seen(fleet: Fleet) -> JournalLastSeen:
     """The fleet's journal (``paths.journal_dir``), as the app and
     `rgt-tui status` keep the last-seen times in it."""
-    return JournalLastSeen(Journal(journal_dir(fleet.path)))
+    return JournalLastSeen(journal_for(fleet))
 
 
 def connection_alerts(

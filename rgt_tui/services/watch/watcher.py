@@ -28,9 +28,8 @@ from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import QueueView
-from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.journal import Journal, JournalError
+from rgt_tui.services.journal import JournalError, journal_for
 from rgt_tui.services.runtime.events import (
     FleetFileRejected,
     FleetReloaded,
@@ -74,7 +73,7 @@ async def call_sink(sink: object, method: str, *args: object) -> None:
 def watched_hosts(fleet: Fleet) -> tuple[list[HostConfig], list[str]]:
     """The hosts to watch, and a line for each left out: a box recorded as torn down is
     gone, as it should be, and never told as silent."""
-    journal = Journal(journal_dir(fleet.path))
+    journal = journal_for(fleet)
     hosts: list[HostConfig] = []
     skipped: list[str] = []
     for host in fleet.hosts:
