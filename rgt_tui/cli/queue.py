@@ -160,11 +160,12 @@ async def run_show(call: Call, transport: Transport) -> int:
 
 async def run_append(call: Call, transport: Transport) -> int:
     """Send the lines appended to the host's local queue file."""
-    from rgt_tui.services.queue.launch import QueueError, append_cells
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.backends import backend_for
 
     host = call.host
     try:
-        result = await append_cells(call.fleet, host, transport)
+        result = await backend_for(host).append_cells(call.fleet, transport)
     except QueueError as exc:
         return call.fail(str(exc))
     if not result.added:
@@ -249,24 +250,26 @@ def run_launch(call: Call) -> int:
     a fresh one launches after the answer. The box re-checks under its lock that the
     plan still holds, so a plan gone stale meanwhile is refused, not run.
     """
-    from rgt_tui.services.queue.launch import QueueError, plan_launch
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.backends import backend_for
     from rgt_tui.services.queue.launch_acks import launch_recorded
 
     args, host = call.args, call.host
     if args.start < 0:
         return call.fail("--start must be 0 or more", code=EXIT_BAD_INPUT)
+    backend = backend_for(host)
 
     unrecorded = ""
 
     async def recorded(plan: LaunchPlan, transport: Transport) -> LaunchResult:
         # What the launch acknowledged goes with it: its retries go ahead on it.
         nonlocal unrecorded
-        result, unrecorded = await launch_recorded(call.fleet, plan, transport)
+        result, unrecorded = await launch_recorded(call.fleet, backend, plan, transport)
         return result
 
     async def plan_then_launch(transport: Transport) -> tuple[LaunchPlan, LaunchResult | None]:
-        plan = await plan_launch(
-            call.fleet, host, transport, start_index=args.start, detach=args.detach,
+        plan = await backend.plan_launch(
+            call.fleet, transport, start_index=args.start, detach=args.detach,
             fresh=args.fresh, acks=args.ack,
         )  # fmt: skip
         print(format_plan(plan))

@@ -92,11 +92,12 @@ def _read_view(call: Call) -> QueueView:
 def run_stop(call: Call) -> int:
     """Stop HOST's queue after its current cell."""
     from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.control import stop_queue
+    from rgt_tui.services.queue.backends import backend_for
 
     host = call.host
+    backend = backend_for(host)
     view = _read_view(call)
-    if not view.runner_alive and host.slurm is None:  # on Slurm the service asks squeue
+    if not view.runner_alive and not backend.stops_without_runner:  # else the scheduler is asked
         return call.fail(f"{host.name}: the queue is {view.state}, not running: nothing to stop")
     current = view.current
     what = f"cell {current.index} ({current.name})" if current else "the current cell"
@@ -104,11 +105,11 @@ def run_stop(call: Call) -> int:
     if answer is not None:
         return answer
     try:
-        result = call.on_host(lambda transport: stop_queue(host, transport))
+        result = call.on_host(lambda transport: backend.stop(transport))
     except QueueError as exc:
         return call.fail(str(exc))
     said = "was already asked to stop" if result.already else "stops"
-    if host.slurm is not None:  # Slurm: the pending tasks are held, the running ones finish
+    if result.holds:  # a scheduler held the pending tasks; the running ones finish
         print(
             f"{host.name}: held {len(result.held)} pending Slurm task(s)"
             f"{' (a stop was recorded before)' if result.already else ''}: {' '.join(result.held)}"
@@ -125,7 +126,7 @@ def run_stop(call: Call) -> int:
 def run_kill(call: Call) -> int:
     """Kill HOST's running cell now; the queue goes on (--then next) or stops."""
     from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.control import kill_cell
+    from rgt_tui.services.queue.backends import backend_for
 
     args, host = call.args, call.host
     if args.grace < 0:
@@ -147,7 +148,9 @@ def run_kill(call: Call) -> int:
         return answer
 
     async def kill(transport: Transport):  # noqa: ANN202 - the service's KillResult
-        return await kill_cell(host, transport, cell.name, then=args.then, grace_s=args.grace)
+        return await backend_for(host).kill(
+            transport, cell.name, then=args.then, grace_s=args.grace
+        )
 
     try:
         result = call.on_host(kill)
@@ -169,8 +172,8 @@ def format_retry(plan: RetryPlan) -> str:
         lines.append(f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} {moved}")
     if plan.running:
         lines.append("  the running queue runs them before its next cell")
-    elif plan.slurm is not None:
-        lines.append("  submitted to Slurm as a new job array of these cells")
+    elif plan.submits:
+        lines.append(f"  submitted to {plan.submits} as a new job array of these cells")
     elif plan.launch is not None:
         from rgt_tui.cli.queue import format_plan
         from rgt_tui.services.queue.launch_acks import acks_line
@@ -192,14 +195,14 @@ def format_retry(plan: RetryPlan) -> str:
 def run_retry(call: Call) -> int:
     """Retry failed or killed cells of HOST under their names, outputs set aside."""
     from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.control import plan_retry, retry_cells
+    from rgt_tui.services.queue.backends import backend_for
 
     args, host = call.args, call.host
+    backend = backend_for(host)
     try:
         plan = call.on_host(
-            lambda t: plan_retry(
+            lambda t: backend.plan_retry(
                 call.fleet,
-                host,
                 t,
                 args.cells,
                 allow_done=args.done,
@@ -214,15 +217,15 @@ def run_retry(call: Call) -> int:
         return EXIT_PROBLEMS
     names = ", ".join(c.name for c in plan.cells)
     launching = "" if plan.running else " (launches the queue for them)"
-    if plan.slurm is not None:
-        launching = " (submits them to Slurm as a new array)"
+    if plan.submits:
+        launching = f" (submits them to {plan.submits} as a new array)"
     answer = confirmed(
         call, f"Retry {plural(len(plan.cells), 'cell')} on {host.name}: {names}{launching}?"
     )
     if answer is not None:
         return answer
     try:
-        result = call.on_host(lambda transport: retry_cells(plan, transport, fleet=call.fleet))
+        result = call.on_host(lambda transport: backend.retry(plan, transport, fleet=call.fleet))
     except QueueError as exc:
         return call.fail(str(exc))
     for name, aside in result.aside:

@@ -46,6 +46,8 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connect import Transport
 from rgt_tui.services.journal import Journal, JournalError
+from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.teardown import (
     GateReport,
     TeardownOutcome,
@@ -260,15 +262,15 @@ def run_teardown(call: Call) -> int:
 def _cancel_jobs(call: Call, typed: str) -> int:
     """``--cancel-jobs HOSTNAME``: scancel the Slurm host's live jobs, the name typed."""
     from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.slurm.control import cancel_jobs
 
     host = call.host
-    if host.slurm is None:
+    backend = backend_for(host)
+    if not isinstance(backend, JobGated):
         return call.fail(
             f"{host.name} is not a Slurm host: it has no jobs to cancel", code=EXIT_BAD_INPUT
         )
     try:
-        result = call.on_host(lambda transport: cancel_jobs(host, transport, typed))
+        result = call.on_host(lambda transport: backend.cancel_jobs(transport, typed))
     except PermissionError as exc:
         print(f"refused: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -289,7 +291,7 @@ def _manual_teardown(call: Call, j: Journal, outcome: TeardownOutcome) -> int:
     What is recorded is the teardown of the box the confirmation was about."""
     host = call.host
     box = outcome.report.box if outcome.report is not None else None
-    if host.slurm is not None:  # the gate opened: jobs ended, results pulled; nothing to destroy
+    if isinstance(backend_for(host), JobGated):  # the gate opened: jobs ended; nothing to destroy
         print(outcome.instructions)
         return _record_destroyed(call, j, host.name, box=box)
     which = f" ({box.describe()})" if box is not None else ""

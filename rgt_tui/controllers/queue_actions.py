@@ -95,11 +95,12 @@ class QueueController:
             run_host_worker(self.app, self._append(host), "queue-append", host_name)
 
     async def _append(self, host: HostConfig) -> None:
-        from rgt_tui.services.queue.launch import QueueError, append_cells
+        from rgt_tui.services.box_ctl import QueueError
+        from rgt_tui.services.queue.backends import backend_for
 
         try:
             result = await self.connections.use(
-                host.name, lambda t: append_cells(self.fleet, host, t)
+                host.name, lambda t: backend_for(host).append_cells(self.fleet, t)
             )
         except (TransportError, QueueError) as exc:
             self.app.notify(

@@ -3,7 +3,7 @@ so both the launch plan (services.slurm) and preflight (services.preflight) make
 
 from __future__ import annotations
 
-from rgt_tui.domain.config import SlurmConfig
+from rgt_tui.domain.config import HostConfig, SlurmConfig
 from rgt_tui.domain.preflight import Check
 
 # Slurm may deliver the --signal warning up to 60 s early or late (SLURM2); a lead no
@@ -34,3 +34,9 @@ def signal_lead_check(host: str, slurm: SlurmConfig) -> Check:
             "atomically (tmp, fsync, rename: U6)",
         )
     return Check("signal-lead", True, f"signal_lead_s {lead} s ≥ {sums}")
+
+
+def host_signal_lead_check(host: HostConfig) -> Check | None:
+    """``signal_lead_check`` for a host whose scheduler sends a warning signal before its
+    time limit (Slurm); None for a host that has none (a box runs until it is stopped)."""
+    return None if host.slurm is None else signal_lead_check(host.name, host.slurm)

@@ -192,18 +192,19 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
 
     async def _plan(self, start: int | None) -> None:
         from rgt_tui.services.connect import Transport
-        from rgt_tui.services.queue.launch import plan_launch
+        from rgt_tui.services.queue.backends import backend_for
 
         acks = self.acks
+        backend = backend_for(self.host)
 
         async def planned(transport: Transport) -> LaunchPlan:
-            plan = await plan_launch(
-                self.fleet, self.host, transport, start_index=start or 0, acks=acks
+            plan = await backend.plan_launch(
+                self.fleet, transport, start_index=start or 0, acks=acks
             )
             if start is None and default_start(plan) != plan.start_index:
                 # Again from the resume index, over the same connection.
-                plan = await plan_launch(
-                    self.fleet, self.host, transport, start_index=default_start(plan), acks=acks
+                plan = await backend.plan_launch(
+                    self.fleet, transport, start_index=default_start(plan), acks=acks
                 )
             return plan
 
@@ -316,12 +317,14 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         run_host_worker(self, self._launch(plan), "queue-launch", self.host.name)
 
     async def _launch(self, plan: LaunchPlan) -> None:
+        from rgt_tui.services.queue.backends import backend_for
         from rgt_tui.services.queue.launch_acks import launch_recorded
 
         app: Any = self.app
+        backend = backend_for(self.host)
         try:
             result, unrecorded = await self.connections.use(
-                self.host.name, lambda t: launch_recorded(self.fleet, plan, t)
+                self.host.name, lambda t: launch_recorded(self.fleet, backend, plan, t)
             )
         except Exception as exc:  # QueueError / TransportError: shown, the modal stays
             app.notify(

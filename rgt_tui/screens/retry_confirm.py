@@ -44,8 +44,8 @@ def retry_notes(plan: RetryPlan) -> Content:
         how = "The running queue runs it before its next cell."
     elif plan.launch is not None:
         how = "The queue is not running: it is launched for this cell only (preflight first)."
-    elif plan.slurm is not None:
-        how = "It is submitted to Slurm as a new array of this cell."
+    elif plan.submits:
+        how = f"It is submitted to {plan.submits} as a new array of this cell."
     else:
         how = ""
     lines = [Content(how)] if how else []
@@ -163,14 +163,14 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         run_host_worker(self, self._plan(), "queue-retry-plan", self.host.name)
 
     async def _plan(self) -> None:
-        from rgt_tui.services.queue.control import plan_retry
+        from rgt_tui.services.queue.backends import backend_for
 
         cell, acks, use = self.cell, self.acks, self.use_launch_acks
         try:
             plan = await self.connections.use(
                 self.host.name,
-                lambda t: plan_retry(
-                    self.fleet, self.host, t, [cell.name], allow_done=cell.status == DONE,
+                lambda t: backend_for(self.host).plan_retry(
+                    self.fleet, t, [cell.name], allow_done=cell.status == DONE,
                     acks=acks, launch_acks=use,
                 ),
             )  # fmt: skip
@@ -250,13 +250,13 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         run_host_worker(self, self._retry(plan), "queue-control", self.host.name)
 
     async def _retry(self, plan: RetryPlan) -> None:
-        from rgt_tui.services.queue.control import retry_cells
+        from rgt_tui.services.queue.backends import backend_for
 
         app: Any = self.app
         title = f"{self.host.name}: retry"
         try:
             retried = await self.connections.use(
-                self.host.name, lambda t: retry_cells(plan, t, fleet=self.fleet)
+                self.host.name, lambda t: backend_for(self.host).retry(plan, t, fleet=self.fleet)
             )
         except Exception as exc:  # refused on the box, or unreachable: shown, the modal stays
             self.query_one("#retry-status", Static).update(

@@ -23,7 +23,7 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.preflight import Check, PreflightReport, parse_box_facts
 from rgt_tui.domain.preflight_checks import CheckContext, box_checks, preflight_scope
 from rgt_tui.domain.run_interpreter import run_interpreter
-from rgt_tui.domain.slurm_lead import signal_lead_check
+from rgt_tui.domain.slurm_lead import host_signal_lead_check
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.box_script import box_command, box_path, script_text
 from rgt_tui.services.code_sync import SyncError, code_status
@@ -108,8 +108,9 @@ async def preflight(
         checks.append(check)
     if "crlf" in scope.checks:
         checks.append(await crlf_preflight(host))
-    if "signal-lead" in scope.checks and host.slurm is not None:
-        checks.append(signal_lead_check(host.name, host.slurm))
+    lead = host_signal_lead_check(host) if "signal-lead" in scope.checks else None
+    if lead is not None:
+        checks.append(lead)
     return PreflightReport(host.name, tuple(checks), code, scope.note)
 
 

@@ -15,7 +15,8 @@ from support.queues import GATE, SCRIPT_RUN, QueueFleet
 from support.slurm import SlurmCluster
 from support.waiting import wait_for
 
-from rgt_tui.services.queue.launch import QueueError, launch, plan_launch
+from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.launch import QueueError
 from rgt_tui.services.queue.slurm.launch import submit_indices
 
 
@@ -51,7 +52,7 @@ async def test_an_array_of_four_runs_two_at_a_time_and_every_cell_ends_0(
     lines = "".join(f"{qf.cell_script(f'arr{i}', body)} t 1\n" for i in range(4))
     qf.write_queue(lines)
     host, transport = qf.host(), qf.transport()
-    plan = await plan_launch(qf.fleet, host, transport)
+    plan = await backend_for(host).plan_launch(qf.fleet, transport)
     assert plan.ok, plan.problems
     assert plan.detach == "slurm" and plan.session == "rgt-box1"
     text = "\n".join(plan.notes)
@@ -61,7 +62,7 @@ async def test_an_array_of_four_runs_two_at_a_time_and_every_cell_ends_0(
     assert {c.name for c in plan.preflight.checks} <= {
         "disk", "durable", "code", "crlf", "signal-lead",
     }  # fmt: skip
-    result = await launch(plan, transport)
+    result = await backend_for(host).launch(plan, transport)
     assert result.detach == "slurm" and result.pid > 0
 
     job = result.pid
@@ -79,7 +80,9 @@ async def test_an_array_of_four_runs_two_at_a_time_and_every_cell_ends_0(
         )
 
     await wait_for(two_run_two_wait, 60, "two tasks running, two held by %2", every=0.2)
-    again = await plan_launch(qf.fleet, host, transport)  # a second array would run them twice
+    again = await backend_for(host).plan_launch(
+        qf.fleet, transport
+    )  # a second array would run them twice
     assert any(
         f"already submitted: array job {job} (" in p and f"scancel {job}" in p
         for p in again.problems
@@ -107,7 +110,7 @@ async def test_an_array_of_four_runs_two_at_a_time_and_every_cell_ends_0(
     assert "gate open" in out and f"array job {job} task 2" in out
 
     async def launchable() -> bool:  # the array is over: a launch may go again
-        over = await plan_launch(qf.fleet, host, transport)
+        over = await backend_for(host).plan_launch(qf.fleet, transport)
         return not any("already submitted" in p for p in over.problems)
 
     await wait_for(launchable, 30, "the array to leave squeue")
@@ -182,12 +185,12 @@ async def test_a_durable_dir_on_node_local_storage_is_refused_before_anything_is
     assert qf.host().durable_dir == str(durable)
     qf.write_queue(f"{qf.cell_script('local_ckpt', 'echo must not run')} t 1\n")
     host, transport = qf.host(), qf.transport()
-    plan = await plan_launch(qf.fleet, host, transport)
+    plan = await backend_for(host).plan_launch(qf.fleet, transport)
     [problem] = [p for p in plan.problems if "node-local" in p]
     rule = f"$TMPDIR ({node_tmp})" if where == "tmpdir" else "/tmp"
     assert f"durable_dir {durable} on box1 is under {rule}" in problem and "SLURM5" in problem
     with pytest.raises(QueueError):
-        await launch(plan, transport)
+        await backend_for(host).launch(plan, transport)
     await transport.close()
     rc, out, _ = await slurm_cluster.arun("squeue", "-h", "-t", "all", "-o", "%i")
     assert rc == 0 and out.strip() == ""
@@ -210,10 +213,10 @@ async def test_a_cell_near_its_walltime_gets_sigterm_and_checkpoints_before_the_
     qf.write_queue(f"{qf.cell_script('near_wall', body)} t 1\n")
     host, transport = qf.host(), qf.transport()
     # A lead this short is the signal-lead check's refusal; this test acknowledges it.
-    plan = await plan_launch(qf.fleet, host, transport, acks=["signal-lead"])
+    plan = await backend_for(host).plan_launch(qf.fleet, transport, acks=["signal-lead"])
     assert plan.ok, plan.problems
     assert any("up to 60 s late" in w and "SLURM2" in w for w in plan.warnings)
-    await launch(plan, transport)
+    await backend_for(host).launch(plan, transport)
     await transport.close()
     await wait_for(lambda: ended(qf, "near_wall"), 100, "the cell to checkpoint and end")
     state = qf.state("near_wall").splitlines()

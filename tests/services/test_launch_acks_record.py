@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from support.queues import SCRIPT_RUN, wait_view
 
+from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.control import plan_retry
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.launch_acks import acks_path, launch_recorded, load_launch_acks
@@ -21,7 +22,7 @@ async def test_the_record_applies_to_its_own_launch_only(make_queue_fleet) -> No
     fleet, host, transport = qf.fleet, qf.host(), qf.transport()
     try:
         plan = await plan_launch(fleet, host, transport, acks=("gpu",))
-        result, unrecorded = await launch_recorded(fleet, plan, transport)
+        result, unrecorded = await launch_recorded(fleet, backend_for(host), plan, transport)
         assert unrecorded == ""
         record = load_launch_acks(fleet, "box1")
         assert record is not None and record.names == ("gpu",) and record.pid == result.pid

@@ -11,8 +11,9 @@ from support.queues import GATE, SCRIPT_RUN, wait_view
 from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED, PENDING, Q_RUNNING, RUNNING
+from rgt_tui.services.queue.append import append_cells
 from rgt_tui.services.queue.check import check_fleet_queues
-from rgt_tui.services.queue.launch import QueueError, append_cells, launch, plan_launch
+from rgt_tui.services.queue.launch import QueueError, launch, plan_launch
 from rgt_tui.services.queue.view import read_queue_view
 
 

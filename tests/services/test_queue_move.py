@@ -11,8 +11,9 @@ from support.queues import GATE, SCRIPT_RUN, wait_view
 
 from rgt_tui.cli.queue import format_view
 from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
+from rgt_tui.services.queue.append import append_cells
 from rgt_tui.services.queue.check import check_fleet_queues
-from rgt_tui.services.queue.launch import append_cells, launch, plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.move import (
     MoveError,
     apply_move,

@@ -21,7 +21,8 @@ from rgt_tui.domain.queue_state import (
 )
 from rgt_tui.domain.vanished import HANGUP, MANUAL_KILL, NO, REBOOT, YES
 from rgt_tui.services.box_ctl import deployed_name
-from rgt_tui.services.queue.launch import append_cells, launch, plan_launch
+from rgt_tui.services.queue.append import append_cells
+from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.view import diagnose_queue
 
 

@@ -20,13 +20,7 @@ from support.waiting import wait_for
 from test_teardown_box import Setup
 
 from rgt_tui.services.box_ctl import QueueError
-from rgt_tui.services.queue.control import (
-    kill_cell,
-    plan_retry,
-    retry_cells,
-    skip_cell,
-    stop_queue,
-)
+from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.slurm.control import cancel_jobs
 from rgt_tui.services.queue.slurm.launch import submit_indices
 from rgt_tui.services.teardown import GateLocked
@@ -84,7 +78,7 @@ async def test_stop_holds_the_pending_tasks_and_the_running_one_finishes(
     job = await submit_gated(slurm_cluster, qf.root(), cells=4, parallel=1)
     await wait_state(slurm_cluster, f"{job}_0", "RUNNING")
     async with open_transport(qf.host()) as t:
-        result = await stop_queue(qf.host(), t)
+        result = await backend_for(qf.host()).stop(t)
     assert sorted(result.held) == [f"{job}_1", f"{job}_2", f"{job}_3"]
     assert not result.already
     assert f"job {job}_0 RUNNING on {slurm_cluster.node}" in result.running
@@ -95,7 +89,7 @@ async def test_stop_holds_the_pending_tasks_and_the_running_one_finishes(
     for k in (1, 2, 3):  # and nothing after it starts
         assert states[f"{job}_{k}"] == ("PENDING", "JobHeldUser"), states
     async with open_transport(qf.host()) as t:  # asked again: said so, nothing recorded twice
-        again = await stop_queue(qf.host(), t)
+        again = await backend_for(qf.host()).stop(t)
     assert again.already
     assert (qf.qdir() / "runner.state").read_text().count("stop ") == 1
 
@@ -107,7 +101,7 @@ async def test_kill_cancels_one_task_records_the_user_and_the_next_one_runs(
     job = await submit_gated(slurm_cluster, qf.root(), cells=3, parallel=1)
     await wait_state(slurm_cluster, f"{job}_0", "RUNNING")
     async with open_transport(qf.host()) as t:
-        result = await kill_cell(qf.host(), t, None, then="next")
+        result = await backend_for(qf.host()).kill(t, None, then="next")
     assert result.ended and result.task == f"{job}_0" and result.name == "c0"
     assert f"Slurm job {job}_0" in result.summary() or result.cell is not None
     assert (await squeue_states(slurm_cluster, job))[f"{job}_0"][0] == "CANCELLED"
@@ -116,14 +110,14 @@ async def test_kill_cancels_one_task_records_the_user_and_the_next_one_runs(
     await wait_state(slurm_cluster, f"{job}_1", "RUNNING")  # the queue went on
 
     async with open_transport(qf.host()) as t:  # kill --then stop: the rest is held
-        stopped = await kill_cell(qf.host(), t, "c1", then="stop")
+        stopped = await backend_for(qf.host()).kill(t, "c1", then="stop")
     assert stopped.ended
     await wait_state(slurm_cluster, f"{job}_2", "PENDING", "JobHeldUser")
     assert qf.state("c1").splitlines()[-1].split()[2:] == ["user", "stop"]
     assert (qf.qdir() / "runner.state").read_text().splitlines()[-1].endswith(" kill")
     async with open_transport(qf.host()) as t:  # nothing runs now: nothing to kill
         with pytest.raises(QueueError, match="nothing to kill"):
-            await kill_cell(qf.host(), t, "c2")
+            await backend_for(qf.host()).kill(t, "c2")
 
 
 # --- retry and move --------------------------------------------------------------------
@@ -159,11 +153,11 @@ async def test_retry_resubmits_the_index_as_a_new_array_with_outputs_aside(
     await wait_for(lambda: ended("flaky") and ended("steady"), 60, "the first run")
     (qf.root() / "fixed").touch()
     async with open_transport(host) as t:
-        refused = await plan_retry(qf.fleet, host, t, ["steady"])
+        refused = await backend_for(host).plan_retry(qf.fleet, t, ["steady"])
         assert any("needs --done" in p for p in refused.problems)
-        plan = await plan_retry(qf.fleet, host, t, ["flaky"])
-        assert plan.ok and plan.slurm is not None, plan.problems
-        result = await retry_cells(plan, t)
+        plan = await backend_for(host).plan_retry(qf.fleet, t, ["flaky"])
+        assert plan.ok and plan.submits == "Slurm", plan.problems
+        result = await backend_for(host).retry(plan, t)
     assert result.job_id.isdigit() and result.job_id != str(first)
     jobs = (qf.qdir() / "slurm.jobs").read_text().splitlines()
     assert jobs[-1].split()[:3] == [result.job_id, "0", "0"] and jobs[-1].split()[4] == "retry"
@@ -193,8 +187,8 @@ async def test_a_moved_cell_pending_in_slurm_is_cancelled_then_skipped(
     host = qf.host()
     async with open_transport(host) as t:
         with pytest.raises(QueueError, match=f"c0 has job {job}_0 RUNNING.*kill it first"):
-            await skip_cell(t, host.name, "c0", "moved to box2", slurm=host)
-        await skip_cell(t, host.name, "c1", "moved to box2", slurm=host)
+            await backend_for(host).skip(t, "c0", "moved to box2")
+        await backend_for(host).skip(t, "c1", "moved to box2")
     assert (await squeue_states(slurm_cluster, job))[f"{job}_1"][0] == "CANCELLED"
     assert qf.state("c1").splitlines()[-1].split(None, 2)[2] == "moved to box2"
     assert "skip" not in qf.state("c0")

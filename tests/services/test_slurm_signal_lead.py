@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from support.queues import SCRIPT_RUN
 
-from rgt_tui.services.queue.launch import plan_launch
+from rgt_tui.services.queue.backends import backend_for
 
 
 @pytest.mark.timeout(180)
@@ -21,13 +21,13 @@ async def test_a_lead_inside_the_write_and_the_slack_is_refused_until_acknowledg
     host, transport = qf.host(), qf.transport()
     try:
         await transport.connect()
-        plan = await plan_launch(qf.fleet, host, transport)
+        plan = await backend_for(host).plan_launch(qf.fleet, transport)
         lead = [p for p in plan.problems if p.startswith("preflight check 'signal-lead'")]
         assert not plan.ok and len(lead) == 1, plan.problems
         assert "signal_lead_s = 100 on box1 is shorter than checkpoint_write_s 90 s" in lead[0]
         assert "set signal_lead_s = 150 or more" in lead[0] and "--ack signal-lead" in lead[0]
 
-        plan = await plan_launch(qf.fleet, host, transport, acks=["signal-lead"])
+        plan = await backend_for(host).plan_launch(qf.fleet, transport, acks=["signal-lead"])
         assert plan.ok, plan.problems
         assert any(
             "preflight check 'signal-lead' failed (acknowledged for this launch)" in w
@@ -35,7 +35,7 @@ async def test_a_lead_inside_the_write_and_the_slack_is_refused_until_acknowledg
         ), plan.warnings
 
         # Without preflight (an append's plan) the lead is still the launch's to refuse.
-        plan = await plan_launch(qf.fleet, host, transport, preflight=False)
+        plan = await backend_for(host).plan_launch(qf.fleet, transport, preflight=False)
         assert any(p.startswith("preflight check 'signal-lead'") for p in plan.problems)
     finally:
         await transport.close()

@@ -20,7 +20,7 @@ from rgt_tui.content.queue_text import queue_pane_line
 from rgt_tui.demo.gpu_replay import install_nvidia_smi
 from rgt_tui.domain.queue_state import RUNNING, QueueView
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry, sample_inside
 from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.services.runtime.queues import QueuePoller
@@ -37,9 +37,9 @@ async def test_a_running_cells_gpus_are_sampled_inside_its_allocation(
     box.extra_path.append(install_nvidia_smi(qf.loopback.base_dir / "box1.gpu").parent)
     qf.write_queue(f"{qf.cell_script('held', GATE)} t 1\n")
     host, transport = qf.host(), qf.transport()
-    plan = await plan_launch(qf.fleet, host, transport)
+    plan = await backend_for(host).plan_launch(qf.fleet, transport)
     assert plan.ok, plan.problems
-    job = (await launch(plan, transport)).pid
+    job = (await backend_for(host).launch(plan, transport)).pid
 
     async def running() -> QueueView | None:
         view = await read_queue_view(host, transport)

@@ -175,18 +175,18 @@ class QueueTab(DetailTab):
         self, host: HostConfig, connections: FleetConnections, action: str, cell: str | None,
         chosen: str, done: bool,
     ) -> None:  # fmt: skip
-        from rgt_tui.services.queue import control as qc
+        from rgt_tui.services.queue.backends import backend_for
 
         title = f"{host.name}: {action}"
         try:
             if action == "stop":
-                result = await connections.use(host.name, lambda t: qc.stop_queue(host, t))
+                result = await connections.use(host.name, lambda t: backend_for(host).stop(t))
                 what = f"cell {result.current.name}" if result.current else "the current cell"
                 message = f"the queue stops after {what}"
             elif action == "kill":
                 self.app.notify(shown(f"killing {cell}…"), title=title, markup=False)
                 killed = await connections.use(
-                    host.name, lambda t: qc.kill_cell(host, t, cell, then=chosen)
+                    host.name, lambda t: backend_for(host).kill(t, cell, then=chosen)
                 )
                 message = killed.summary()
             else:  # a retry runs from its own dialog (RetryConfirmScreen)

@@ -1,7 +1,7 @@
 """Queue control: stop a queue after its current cell, kill the running cell, retry cells,
 and skip a cell (what ``queue move`` leaves on the box it moves a cell from).
-(One module, just over 450 lines: the four verbs share the view, the refusals and the
-dispatch to their Slurm forms in ``services.slurm.control``.)
+These are the box runner's forms (``services.queue.box_backend``); the Slurm backend
+(``services.queue.slurm.backend``) builds its own on the same results and records.
 
 Every action is a record on the box (docs/queues.md, "Queue control"), written by a verb
 of ``scripts/queue_ctl.sh`` under the queue lock and read by the runner, never a signal
@@ -102,11 +102,12 @@ class StopResult:
     host: str
     already: bool
     current: CellView | None  # the cell the queue ends after (None: between cells)
-    # A Slurm host (services.slurm.control): the pending tasks held, those Slurm would not
-    # hold ("123_4: why"), and the tasks left to finish (their evidence).
+    # A scheduler that holds pending tasks (Slurm): those held, those it would not hold
+    # ("123_4: why"), and the tasks left to finish (their evidence); ``holds`` says so.
     held: tuple[str, ...] = ()
     not_held: tuple[str, ...] = ()
     running: tuple[str, ...] = ()
+    holds: bool = False
 
 
 async def stop_queue(host: HostConfig, transport: Transport) -> StopResult:
@@ -115,13 +116,6 @@ async def stop_queue(host: HostConfig, transport: Transport) -> StopResult:
     QueueError (code ``not-running``) when no queue runs on the box.
     """
     view, _ = await _view(host, transport)
-    if host.slurm is not None:  # hold the array's pending tasks (services.slurm.control)
-        from rgt_tui.services.queue.slurm.control import slurm_stop
-
-        held = await slurm_stop(host, transport)
-        return StopResult(
-            host.name, held.already, view.current, held.held, held.not_held, held.running
-        )
     result = await run_ctl(transport, "stop", tmux_session_name(host.name))
     error = refusal(host.name, result)
     if error is not None:
@@ -186,20 +180,6 @@ async def kill_cell(
     """
     if then not in KILL_THEN:
         raise ValueError(f"then must be next or stop, not {then!r}")
-    if host.slurm is not None:  # scancel of the cell's task (services.slurm.control)
-        from rgt_tui.services.queue.slurm.control import slurm_kill
-
-        killed = await slurm_kill(
-            host, transport, name, then=then,
-            check_timeout_s=check_timeout_s if check_timeout_s is not None else 60.0,
-        )  # fmt: skip
-        try:
-            after: QueueView | None = (await _view(host, transport))[0]
-        except TransportError:
-            after = None
-        cell = _cell(after, killed.name) if after is not None else None
-        return KillResult(host.name, killed.name, 0, then, False, killed.ended, cell, after,
-                          killed.task)  # fmt: skip
     view, _ = await _view(host, transport)
     current = view.current
     if name is None:
@@ -274,7 +254,9 @@ class RetryPlan:
     launch: LaunchPlan | None = None  # the launch that runs them when no queue runs
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
-    slurm: HostConfig | None = None  # a Slurm host: the retry submits a new array there
+    # The scheduler that runs the cells again as a new job array of them where no runner
+    # takes them (its name, "Slurm", for the CLI and the dialog); "" on the box runner.
+    submits: str = ""
     # What the queue's launch acknowledged (services.launch_acks), as (check, its failure
     # then): applied to the retry's launch, or (``launch_acks=False``) revoked for it.
     launch_acks: tuple[tuple[str, str], ...] = ()
@@ -314,12 +296,17 @@ async def plan_retry(
     allow_done: bool = False,
     acks: Iterable[str] = (),
     launch_acks: bool = True,
+    refused: dict[str, str] | None = None,
+    with_launch: bool = True,
 ) -> RetryPlan:
     """Check each named cell can be retried; plan the launch that runs them if no queue runs.
 
     That launch runs preflight: a failed check refuses it unless acknowledged in ``acks``,
     by the host's ``preflight_ack``, or by the launch of the queue on the box (recorded
     by ``services.launch_acks``; ``launch_acks=False`` revokes those for this retry).
+
+    ``refused``: cells a scheduler refuses now, with why (a task it still holds);
+    ``with_launch=False``: no launch is planned (a scheduler submits the cells itself).
 
     Retryable: failed, killed or interrupted; done only with ``allow_done`` (its verified
     results would be set aside and made again). Refused: running (kill it first), never
@@ -339,11 +326,7 @@ async def plan_retry(
     warnings: list[str] = []
     cells: list[CellView] = []
     outs: list[str] = []
-    live: dict[str, str] = {}
-    if host.slurm is not None:  # a cell whose task is still in Slurm's queue must end first
-        from rgt_tui.services.queue.slurm.control import live_task_problems
-
-        live = await live_task_problems(host, transport, wanted)
+    live = refused or {}
     for name in wanted:
         cell = _cell(view, name)
         why = live.get(name) or _not_retryable(cell, name, allow_done)
@@ -363,10 +346,10 @@ async def plan_retry(
                 f"{name} finished with exit 0: its outputs are set aside and made again"
             )
     launch_plan = None
-    if host.slurm is not None:  # no runner: retry_cells submits a new array of them
+    if not with_launch:
         return RetryPlan(
-            host.name, tuple(cells), tuple(outs), False, allow_done, None, tuple(problems),
-            tuple(warnings), slurm=host,
+            host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, None,
+            tuple(problems), tuple(warnings),
         )  # fmt: skip
     inherited: tuple[tuple[str, str], ...] = ()
     if not problems and not view.runner_alive:
@@ -411,6 +394,24 @@ async def retry_cells(
     ``done``, ``queued``, …) before it touches any. A queue that ended between plan and
     retry leaves them waiting: the result says so (``running`` False, nothing launched).
     """
+    aside, running = await mark_retry(plan, transport)
+    launched = None
+    if not running and plan.launch is not None:
+        from rgt_tui.services.queue.launch import launch
+        from rgt_tui.services.queue.launch_acks import record_launch
+
+        launched = await launch(plan.launch, transport)
+        if fleet is not None:
+            unrecorded = await asyncio.to_thread(record_launch, fleet, plan.launch, launched)
+            return RetryResult(plan.host, aside, running, launched, unrecorded=unrecorded)
+    return RetryResult(plan.host, aside, running, launched)
+
+
+async def mark_retry(
+    plan: RetryPlan, transport: Transport
+) -> tuple[tuple[tuple[str, str], ...], bool]:
+    """The box's ``retry`` records for the planned cells (their outputs set aside first):
+    (each cell's name and where its outputs went, whether a running runner takes them)."""
     if not plan.ok:
         raise QueueError(plan.host, "the retry has problems:\n" + "\n".join(plan.problems))
     args: list[str | int] = [tmux_session_name(plan.host), int(plan.allow_done)]
@@ -426,50 +427,23 @@ async def retry_cells(
         for line in result.stdout.splitlines()
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 3
     )
-    if plan.slurm is not None:  # a new array of those indices, kind retry in slurm.jobs
-        from rgt_tui.services.queue.slurm.launch import submit_indices
-
-        indices = [c.index for c in plan.cells]
-        try:
-            job = await submit_indices(plan.slurm, transport, indices, kind="retry")
-        except QueueError as exc:
-            raise QueueError(plan.host, f"{exc.message} — the outputs were set aside and the "
-                             "retry recorded, but no array was submitted", code=exc.code) from exc  # fmt: skip
-        return RetryResult(plan.host, aside, False, None, job_id=str(job))
     queue = _answer(result.stdout, "queue")
-    running = bool(queue) and queue[0] == "running"
-    launched = None
-    if not running and plan.launch is not None:
-        from rgt_tui.services.queue.launch import launch
-        from rgt_tui.services.queue.launch_acks import record_launch
-
-        launched = await launch(plan.launch, transport)
-        if fleet is not None:
-            unrecorded = await asyncio.to_thread(record_launch, fleet, plan.launch, launched)
-            return RetryResult(plan.host, aside, running, launched, unrecorded=unrecorded)
-    return RetryResult(plan.host, aside, running, launched)
+    return aside, bool(queue) and queue[0] == "running"
 
 
 # --- skip (queue move) ----------------------------------------------------------------
 
 
-async def skip_cell(
-    transport: Transport, host: str, name: str, reason: str, *, slurm: HostConfig | None = None
-) -> None:
+async def skip_cell(transport: Transport, host: str, name: str, reason: str) -> None:
     """Record ``skip <ts> <reason>`` in cell ``name``'s state on the box: no runner runs it
     there (it is logged as skipped and the queue goes on); views show it skipped, or
     ``moved`` when the reason starts so.
 
     The reason is one line, cut to 200 characters. QueueError (code ``running``) when the
-    cell runs now on that box, or whatever else the box refused. ``slurm``: the host is a
-    Slurm cluster: the cell's pending task is scancel'ed first.
+    cell runs now on that box, or whatever else the box refused.
     """
     line = " ".join(reason.split())[:REASON_CHARS]
     await transport.connect()
-    if slurm is not None:  # a Slurm host: its pending task goes first (refused while it runs)
-        from rgt_tui.services.queue.slurm.control import cancel_pending_of
-
-        await cancel_pending_of(slurm, transport, name)
     result = await run_ctl(transport, "skip", name, input=line + "\n")
     error = refusal(host, result)
     if error is not None:

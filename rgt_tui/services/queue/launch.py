@@ -1,11 +1,11 @@
-"""Launch a host's queue (DESIGN.md, Queues); appending lives in queue_append.
+"""The box runner's launch of a host's queue (DESIGN.md, Queues); appending lives in
+``append``, a Slurm host's array in ``slurm.launch`` (built on this plan).
 
 ``plan_launch`` reads the local queue file and the box's records and returns a frozen
 ``LaunchPlan``: the cells, the start index, the detach method, and every reason it must
 not go ahead (already running, duplicate names, unreachable, a rewritten line). The UI
 shows the plan as the confirmation; ``launch(plan)`` then does it in one round trip.
-``append_cells`` sends lines appended to the local file to the box (queue_append; on a
-Slurm host, services.slurm.launch submits their cells as a new array).
+Callers reach these through the host's backend (``services.queue.backends``).
 
 What the box holds is append-only: ``~/.rgt/queue/queue.txt`` (the queue file as it was
 sent) and ``~/.rgt/queue/cells.tsv`` (each cell rendered into its shell command by
@@ -30,8 +30,6 @@ from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
 from rgt_tui.services.credentials import launch_credentials
-from rgt_tui.services.queue.append import AppendResult
-from rgt_tui.services.queue.append import append_cells as append_box_cells
 from rgt_tui.services.queue.box import probe, read_box_queue_text
 from rgt_tui.services.queue.cells import (
     PlannedCell,
@@ -58,8 +56,7 @@ if TYPE_CHECKING:
 DETACH_CHOICES = ("auto", "tmux", "nohup")
 
 __all__ = [
-    "AppendResult", "LaunchPlan", "LaunchResult", "PlannedCell", "QueueError",
-    "append_cells", "launch", "plan_launch",
+    "LaunchPlan", "LaunchResult", "PlannedCell", "QueueError", "launch", "plan_launch",
 ]  # fmt: skip
 
 
@@ -172,15 +169,6 @@ async def plan_launch(
     ``retry_only`` (services.queue_control): start past the last cell, so the runner
     runs only the cells marked for a retry (and the start index is not a cell).
     """
-    if host.slurm is not None:  # a job array, not a runner on the login node (issue 32)
-        from rgt_tui.services.queue.slurm.launch import plan_slurm_launch
-
-        # This plan is passed in as the base every host's plan starts from (the slurm
-        # package does not import this module: no import cycle).
-        return await plan_slurm_launch(
-            fleet, host, transport, plan_launch, start_index=start_index, detach=detach,
-            fresh=fresh, acks=acks, preflight=preflight, retry_only=retry_only,
-        )  # fmt: skip
     if detach not in DETACH_CHOICES:
         raise ValueError(f"detach must be one of {', '.join(DETACH_CHOICES)}, not {detach!r}")
     session = tmux_session_name(host.name)
@@ -328,17 +316,6 @@ def _span(indices: list[int], one: str, many: str) -> str:
     return f"cells {listed} {many}"
 
 
-async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> AppendResult:
-    """Send the lines appended to ``host``'s queue file (services.queue_append); on a
-    Slurm host their cells are submitted as a new job array (services.slurm.launch)."""
-    if host.slurm is not None:
-        from rgt_tui.services.queue.slurm.launch import append_slurm_cells
-
-        added, detail = await append_slurm_cells(fleet, host, transport, plan_launch)
-        return AppendResult(host.name, added, bool(added), detail)
-    return await append_box_cells(fleet, host, transport)
-
-
 async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
     """Start the planned runner detached; returns once its launch record is on the box.
 
@@ -352,14 +329,6 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
     # read stops the launch before anything changes on the box. A launch that names none
     # removes the file an earlier one left, so no cell of this run sources old tokens.
     creds_line = await launch_credentials(plan.host, plan.credentials, transport)
-    if plan.detach == "slurm":  # sbatch --array (services.slurm.launch): pid is the job id
-        from rgt_tui.services.queue.slurm.launch import submit
-
-        job, archived = await submit(plan, transport)
-        return LaunchResult(
-            plan.host, job, "slurm", plan.session, plan.start_index, len(plan.to_run), archived,
-            creds_line,
-        )  # fmt: skip
     rq, ro = script_text("run_queue.sh"), script_text("run_one.sh")
     code_line = plan.code_id + "\n" if plan.code_id else ""
     parts = [rq, ro, plan.queue_append, plan.cells_append, code_line]

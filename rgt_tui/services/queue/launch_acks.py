@@ -30,7 +30,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet
 from rgt_tui.domain.queue_state import QueueView
@@ -41,6 +41,14 @@ from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:
     from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
+
+
+class Launchable(Protocol):
+    """A backend's launch (``services.queue.scheduler.Launchable``; named here, not
+    imported: the scheduler's types import the modules that import this one)."""
+
+    async def launch(self, plan: LaunchPlan, transport: Transport) -> LaunchResult: ...
+
 
 RECORD_VERSION = 1
 DETAIL_CHARS = 120  # a check's failure, as the record keeps it to show beside its name
@@ -120,11 +128,10 @@ def acks_line(acks: tuple[tuple[str, str], ...]) -> str:
 
 
 async def launch_recorded(
-    fleet: Fleet, plan: LaunchPlan, transport: Transport
+    fleet: Fleet, backend: Launchable, plan: LaunchPlan, transport: Transport
 ) -> tuple[LaunchResult, str]:
-    """``services.queue.launch``, then its acknowledgements recorded (``record_launch``):
-    the result and "" or why the record could not be written (the launch stands)."""
-    from rgt_tui.services.queue.launch import launch
-
-    result = await launch(plan, transport)
+    """The host's backend launches ``plan``, then its acknowledgements are recorded
+    (``record_launch``): the result and "" or why the record could not be written (the
+    launch stands)."""
+    result = await backend.launch(plan, transport)
     return result, record_launch(fleet, plan, result)

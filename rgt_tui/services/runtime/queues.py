@@ -16,6 +16,7 @@ from collections.abc import Callable
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry
 from rgt_tui.services.queue.view import read_queue_view
 
@@ -58,7 +59,7 @@ class QueuePoller:
             # Not connected after all: a TransportError, and the next round tries again.
             transport = self.connections.transport(host.name)
             view = await read_queue_view(host, transport)
-            if host.slurm is not None and self.inside is not None:
+            if self.inside is not None and backend_for(host).allocations:
                 view = await self.inside.annotate(host, transport, view)
         except Exception:  # noqa: BLE001 - the telemetry link reports connection trouble
             return None

@@ -24,6 +24,8 @@ from rgt_tui.domain.profiles import Profile
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.credentials import BOX_FILE, remove_credentials
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, TeardownRecord
+from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.teardown.acknowledge import BoxMismatch, same_box_or_refuse
 from rgt_tui.services.teardown.command import run_teardown_command
 from rgt_tui.services.teardown.gate import GateReport, gather
@@ -69,7 +71,9 @@ class TeardownOutcome:
 
 def instructions(host: HostConfig, profile: Profile) -> str:
     """What the user must do by hand when no teardown command is configured."""
-    if host.slurm is not None:  # the gate held until every job ended: nothing runs, nothing bills
+    if isinstance(
+        backend_for(host), JobGated
+    ):  # the gate held until every job ended: nothing bills
         return (
             f"{profile.title}: nothing to tear down on a cluster: your jobs ended and results "
             f"are pulled ({profile.teardown_verb})"

@@ -26,6 +26,8 @@ from rgt_tui.domain.text import printable
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
 from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
 from rgt_tui.services.teardown.local_copy import check_local_copy
@@ -97,25 +99,20 @@ class _BoxNow:
     running: tuple[str, ...] | None
     error: str | None
     records_only: bool = False  # no re-scan was asked for: only the local records count
-    slurm: g.SlurmJobsSeen | None = None  # a Slurm host: its queue's jobs, read just now
+    jobs: g.SlurmJobsSeen | None = None  # a job-gated host (Slurm): its queue's jobs, read now
 
 
 async def _scan_now(host: HostConfig, transport: Transport | None) -> _BoxNow:
-    """Re-scan the box now, and on a Slurm host read its queue's jobs from squeue too."""
+    """Re-scan the box now, and where the host's backend gates on its jobs (Slurm) read
+    the queue's jobs from the scheduler too."""
     now = await _rescan(host, transport)
-    if host.slurm is None:
+    backend = backend_for(host)
+    if not isinstance(backend, JobGated):
         return now
     if transport is None or now.error is not None:
         why = f"not read: {now.error or 'no connection'}"
-        return replace(now, slurm=g.SlurmJobsSeen((), error=why))
-    from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.slurm.control import host_tasks, jobs_evidence
-
-    try:
-        jobs = g.SlurmJobsSeen(jobs_evidence(await host_tasks(host, transport)))
-    except (QueueError, TransportError) as exc:
-        jobs = g.SlurmJobsSeen((), error=printable(exc.message, 300))
-    return replace(now, slurm=jobs)
+        return replace(now, jobs=g.SlurmJobsSeen((), error=why))
+    return replace(now, jobs=await backend.jobs_seen(transport))
 
 
 async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
@@ -207,8 +204,8 @@ def _facts(
         events.append(g.RescanFailed(why))
     if now.running is not None:
         events.append(g.CellsRunning(now.running))
-    if now.slurm is not None:
-        events.append(now.slurm)
+    if now.jobs is not None:
+        events.append(now.jobs)
     return events, problems
 
 
@@ -290,8 +287,8 @@ async def gather(
     for event in unattributed:
         state = g.apply(state, event)
     conditions = tuple(_box_condition(c, jh) if c.key == "box" else c for c in g.conditions(state))
-    if host.slurm is not None and state.slurm_jobs is None:
-        # A Slurm host whose jobs were never read (a records-only check): not "none".
+    if isinstance(backend_for(host), JobGated) and state.slurm_jobs is None:
+        # A job-gated host whose jobs were never read (a records-only check): not "none".
         jobs = g.Condition("jobs", False, "the cluster's queue was not read yet: check again")
         conditions = (*conditions[:-1], jobs, conditions[-1])
     return GateReport(
