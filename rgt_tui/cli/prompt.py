@@ -1,4 +1,5 @@
-"""Asking at the terminal in a way Ctrl-C always ends.
+"""Asking at the terminal in a way Ctrl-C always ends, and the one ``confirmed()`` every
+command that asks before acting goes through (``--yes``, no terminal, the answer).
 
 Not ``input()``: a Ctrl-C that lands after the prompt is written but before ``input()``
 blocks in ``read()`` is noted by Python and never interrupts that read, so the command
@@ -14,6 +15,12 @@ import os
 import select
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_PROBLEMS
+
+if TYPE_CHECKING:
+    from rgt_tui.cli.runner import Call
 
 
 def ask(prompt: str) -> str | None:
@@ -50,3 +57,34 @@ def ask(prompt: str) -> str | None:
                 signal.set_wakeup_fd(old)
         os.close(wake_r)
         os.close(wake_w)
+
+
+def confirmed(
+    call: Call,
+    question: str,
+    *,
+    verb: str = "",
+    why: str = "",
+    declined: str = "nothing done",
+    typed: str | None = None,
+) -> int | None:
+    """None to go ahead (``--yes``, or the user answered y — or typed ``typed`` exactly,
+    for a question that asks for a value); else the exit code to return. Without a
+    terminal there is no one to ask: refused, ``why`` first, naming ``--yes [to VERB]``.
+    A declined question prints ``declined``."""
+    if call.args.yes:
+        return None
+    if not sys.stdin.isatty():
+        to = f" to {verb}" if verb else ""
+        return call.fail(
+            f"{why}stdin is not a terminal, so there is no one to ask — pass --yes{to}",
+            code=EXIT_BAD_INPUT,
+        )
+    if typed is not None:
+        agreed = ask(question) == typed
+    else:
+        agreed = (ask(f"{question} [y/N] ") or "").lower() in ("y", "yes")
+    if agreed:
+        return None
+    print(declined)
+    return EXIT_PROBLEMS

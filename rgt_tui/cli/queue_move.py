@@ -9,11 +9,10 @@ that box must then skip them (``--yes`` off a terminal, as ``launch`` does).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
-from rgt_tui.cli.prompt import ask
+from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 
 if TYPE_CHECKING:
@@ -58,18 +57,17 @@ def run_move(call: Call) -> int:
     print(format_move(plan))
     if not plan.ok:
         return EXIT_PROBLEMS
-    if plan.on_box and not args.yes:
+    if plan.on_box:
         names = ", ".join(c.name for c in plan.on_box)
-        if not sys.stdin.isatty():
-            return call.fail(
-                f"{host.name}'s box holds {names} and must skip them; stdin is not a terminal, "
-                "so there is no one to ask — pass --yes to move",
-                code=EXIT_BAD_INPUT,
-            )
-        answer = ask(f"Move {names} to {plan.dest}? {host.name}'s box will skip them. [y/N] ")
-        if (answer or "").lower() not in ("y", "yes"):
-            print("not moved")
-            return EXIT_PROBLEMS
+        declined = confirmed(
+            call,
+            f"Move {names} to {plan.dest}? {host.name}'s box will skip them.",
+            verb="move",
+            why=f"{host.name}'s box holds {names} and must skip them; ",
+            declined="not moved",
+        )
+        if declined is not None:
+            return declined
     try:
         result = call.on_host(lambda t: apply_move(plan, host, t))
     except MoveError as exc:

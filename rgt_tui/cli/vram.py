@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
-from rgt_tui.cli.prompt import ask
+from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
@@ -101,17 +100,11 @@ def run_vram(call: Call) -> int:
         process = check_kill(evidence, pid)
     except VramError as exc:
         return call.fail(str(exc))
-    if not args.yes:
-        if not sys.stdin.isatty():
-            return call.fail(
-                "stdin is not a terminal, so there is no one to ask — pass --yes to kill",
-                code=EXIT_BAD_INPUT,
-            )
-        what = process.cmdline or process.comm or "?"
-        typed = ask(f"Kill pid {pid} ({what[:60]}) on {host.name}? Type the pid to confirm: ")
-        if typed != str(pid):
-            print("not killed")
-            return EXIT_PROBLEMS
+    what = process.cmdline or process.comm or "?"
+    question = f"Kill pid {pid} ({what[:60]}) on {host.name}? Type the pid to confirm: "
+    declined = confirmed(call, question, verb="kill", declined="not killed", typed=str(pid))
+    if declined is not None:
+        return declined
     try:
         result = call.on_host(lambda t: kill_vram_holder(evidence, t, pid))
     except VramError as exc:
