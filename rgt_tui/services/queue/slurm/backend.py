@@ -131,7 +131,7 @@ class SlurmBackend:
         live = await control.live_task_problems(self.host, transport, wanted)
         plan = await box.plan_retry(
             fleet, self.host, transport, wanted, allow_done=allow_done, refused=live,
-            plan_launch=False,
+            with_launch=False,
         )  # fmt: skip
         return replace(plan, running=False, submits=self.name)
 
