@@ -15,6 +15,7 @@ destroy by hand.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
@@ -31,6 +32,8 @@ from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnectio
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.pull_schedule import HostLocks
+from rgt_tui.services.recorded_results import RecordedResults, read_recorded
+from rgt_tui.services.records import fleet_host_dir
 from rgt_tui.services.records_watch import RecordsWatch
 
 if TYPE_CHECKING:
@@ -76,6 +79,9 @@ class HostJobs:
     refused_key: str | None = None
     # (when, why) of the last periodic pull, when it failed: one line in the host's pane.
     periodic_failure: tuple[float, str] | None = None
+    # The last pull and verification as their records say, whoever ran them (the command
+    # line too): shown where this process ran none since (issue 43.10f).
+    recorded: RecordedResults | None = None
 
     @property
     def shown_torn_down_at(self) -> float | None:
@@ -118,6 +124,7 @@ class JobRunner:
         self.locks = HostLocks()
         self._periodic: set[str] = set()  # hosts whose running pull is a periodic one
         self.scheduler: PullScheduler | None = None  # the periodic pulls, once made
+        self._recorded_read: set[str] = set()  # hosts whose records were read once
 
     def state(self, host: str) -> HostJobs:
         """The host's current state."""
@@ -226,6 +233,9 @@ class JobRunner:
                 # What this pull or verify wrote is no news from another process (a few
                 # stat calls). Other jobs write none: a pull elsewhere meanwhile counts.
                 self.watch.settle(host)
+                with contextlib.suppress(Exception):  # only a baseline for the next change
+                    recorded = await asyncio.to_thread(self._read_recorded, host)
+                    self._set(host, recorded=recorded)
             self.locks.release(host, self.state(host).running)
             self._set(host, running="")
 
@@ -271,10 +281,33 @@ class JobRunner:
         changes = await asyncio.to_thread(self.watch.changed, hosts, busy)
         await self._load_journals([c.host for c in changes if c.journal])
         for change in changes:
+            if change.records or change.host not in self._recorded_read:
+                await self._take_recorded(change.host)
             state = self.state(change.host)
             shown = state.gate is not None and state.torn_down_at is None
             if change.records and shown and not state.running:
                 self.request(change.host, "gate")
+
+    def _read_recorded(self, host: str) -> RecordedResults:
+        return read_recorded(fleet_host_dir(self.fleet, host))
+
+    async def _take_recorded(self, host: str) -> None:
+        """Read the host's pull and verify records again (first look, or another process
+        changed them); a part that changed replaces what this process showed of its own
+        pull or verify, now older than the records."""
+        self._recorded_read.add(host)
+        try:
+            new = await asyncio.to_thread(self._read_recorded, host)
+        except OSError as exc:  # unreadable folder: said in the tab, never a good outcome
+            new = RecordedResults(problem=f"{fleet_host_dir(self.fleet, host)}: {exc}")
+        old = self.state(host).recorded or RecordedResults()
+        changes: dict[str, Any] = {"recorded": new}
+        if new.pull != old.pull:
+            changes.update(pull_result=None, pull_error=None, progress=None)
+        if new.verify != old.verify:
+            changes.update(verify_report=None, verify_error=None)
+        if new != old or self.state(host).recorded is None:
+            self._set(host, **changes)
 
     def periodic_pulls(
         self, queue_view: Callable[[str], QueueView | None] = lambda host: None

@@ -1,7 +1,9 @@
 """Pulls tab: the running pull's progress bars, the last pull's and verification's outcome.
 
 ``p`` pulls and ``v`` verifies (the detail screen's keys); the App runs the jobs and hands
-each new state down through ``show_jobs``.
+each new state down through ``show_jobs``. Where this process ran no pull or verify
+since the records last changed, the tab shows the last ones their records hold
+(``HostJobs.recorded``): one run from the command line or another TUI is shown too.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Static
 
+from rgt_tui.content.box_text import shown
 from rgt_tui.content.pull_view import (
     MUTED,
     join,
@@ -18,10 +21,13 @@ from rgt_tui.content.pull_view import (
     pull_result_lines,
     verify_lines,
 )
+from rgt_tui.content.recorded_view import recorded_pull_lines, recorded_verify_lines
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 
 HINT = "p pull (resumable, hash-checked) · v verify (hash, load, roster)"
+NO_PULL = "not pulled yet (no pull recorded for this host)"
+NO_VERIFY = "not verified yet (no verification recorded for this host)"
 
 
 class PullsTab(DetailTab):
@@ -33,15 +39,17 @@ class PullsTab(DetailTab):
     def __init__(self) -> None:
         super().__init__()
         self.jobs: HostJobs | None = None
+        self.now = 0.0  # the detail screen's clock, for "… ago"
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled(HINT, MUTED), classes="pulls-hint")
         yield Static("Pull", classes="section-title")
-        yield Static(Content.styled("not pulled in this session", MUTED), classes="pull-body")
+        yield Static(Content.styled(NO_PULL, MUTED), classes="pull-body")
         yield Static("Verification", classes="section-title")
-        yield Static(Content.styled("not verified in this session", MUTED), classes="verify-body")
+        yield Static(Content.styled(NO_VERIFY, MUTED), classes="verify-body")
 
     def show(self, view: HostView) -> None:
+        self.now = view.now
         self._draw()
 
     def show_jobs(self, jobs: HostJobs) -> None:
@@ -63,8 +71,14 @@ class PullsTab(DetailTab):
             pull += pull_error_lines(*jobs.pull_error)
         if jobs.pull_result is not None:
             pull += pull_result_lines(jobs.pull_result)
-        if pull:
-            self.query_one(".pull-body", Static).update(join(pull))
+        recorded = jobs.recorded
+        if not pull and recorded is not None and recorded.pull is not None:
+            pull = recorded_pull_lines(recorded.pull, self.now)
+        if recorded is not None and recorded.problem is not None:
+            pull.append(Content.styled(shown(f"record unreadable: {recorded.problem}"), "$error"))
+        self.query_one(".pull-body", Static).update(
+            join(pull) if pull else Content.styled(NO_PULL, MUTED)
+        )
         verify: list[Content] = []
         if jobs.running == "verify":
             verify.append(Content.styled("verifying…", "bold $accent"))
@@ -72,5 +86,8 @@ class PullsTab(DetailTab):
             verify.append(Content.assemble(("✖ verify failed: ", "bold $error"), jobs.verify_error))
         if jobs.verify_report is not None:
             verify += verify_lines(jobs.verify_report)
-        if verify:
-            self.query_one(".verify-body", Static).update(join(verify))
+        if not verify and recorded is not None and recorded.verify is not None:
+            verify = recorded_verify_lines(recorded.verify, self.now)
+        self.query_one(".verify-body", Static).update(
+            join(verify) if verify else Content.styled(NO_VERIFY, MUTED)
+        )

@@ -1,0 +1,58 @@
+"""The Pulls tab's lines for a pull and a verification known from their records only
+(``services.recorded_results``): one run from the command line or another TUI."""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from rgt_tui.content.box_text import shown
+from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
+from rgt_tui.services.recorded_results import RecordedPull, RecordedVerify
+
+MUTED = "$foreground-muted"
+
+
+def _ago(at: float, now: float) -> str:
+    return f"{fmt_duration(max(0.0, now - at))} ago"
+
+
+def recorded_pull_lines(pull: RecordedPull, now: float) -> list[Content]:
+    """The last recorded pull: when, the manifest's size, and how much of it is here."""
+    lines = [
+        Content.styled(f"last pull (from its records) {_ago(pull.at, now)}:", MUTED),
+        Content(
+            f"{pull.here} of {plural(pull.files, 'file')} of the box's manifest here with a "
+            f"matching SHA-256 ({fmt_bytes(pull.bytes)} listed)"
+        ),
+    ]
+    if pull.here == pull.files:
+        lines.append(Content.styled("✓ pull complete — next: v to verify", "bold $success"))
+    else:
+        lines.append(
+            Content.styled("✖ NOT COMPLETE: press p to pull the rest (it resumes)", "bold $error")
+        )
+    return lines
+
+
+def recorded_verify_lines(verify: RecordedVerify, now: float) -> list[Content]:
+    """The last recorded verification: when, the counts, its verdict and problems."""
+    summary = ", ".join(f"{n} {k}" for k, n in verify.counts) or "no files"
+    lines = [
+        Content.styled(f"last verification (from its record) {_ago(verify.at, now)}:", MUTED),
+        Content.assemble(("files: ", MUTED), shown(summary)),
+    ]
+    lines += [Content.styled(shown(f"  missing cell {name}"), "$error") for name in verify.missing]
+    if not verify.current:
+        lines.append(
+            Content.styled("it speaks about an older pull: press v to verify this one", "$warning")
+        )
+    if verify.ok:
+        lines.append(
+            Content.styled("✓ VERIFIED: every file checked, roster complete", "bold $success")
+        )
+    else:
+        lines.append(
+            Content.styled(f"✖ NOT VERIFIED: {plural(verify.n_problems, 'problem')}", "bold $error")
+        )
+        lines += [Content.styled(shown(f"  {p}"), "$error") for p in verify.problems]
+    return lines

@@ -1,0 +1,75 @@
+"""The Pulls tab shows the last pull and verification whoever ran them (issue 43.10f): a
+`rgt-tui pull` and `verify` run in another terminal reach an open TUI's tab through the
+records watch, and a TUI started afterwards shows them from the records at once. A real
+loopback box, `rgt-tui` in a subprocess as a person runs it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.cli import arun
+from support.pilot import SIZE, text_of, wait_for
+from support.teardown_ui import results_on_box
+from textual.widgets import Static
+
+from rgt_tui.app import RgtApp
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.tabs.pulls import NO_PULL, NO_VERIFY, PullsTab
+from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.records_watch import WATCH_EVERY_S
+
+REACHES_S = WATCH_EVERY_S * 5  # a few polls of the records, generous for a loaded machine
+
+
+async def pulls_tab(app: RgtApp, pilot) -> PullsTab:  # type: ignore[no-untyped-def]
+    app.open_host("box1")
+    detail = await wait_for(
+        lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
+    )
+    detail.action_show_tab("pulls")
+    tab = detail.tabs["pulls"]
+    assert isinstance(tab, PullsTab)
+    return tab
+
+
+def bodies(tab: PullsTab) -> tuple[str, str]:
+    """The pull and verification bodies as shown ("" before the tab is composed)."""
+    found = [*tab.query(".pull-body").results(Static), *tab.query(".verify-body").results(Static)]
+    return (text_of(found[0]), text_of(found[1])) if len(found) == 2 else ("", "")
+
+
+async def test_a_pull_and_verify_from_the_command_line_show_in_the_pulls_tab(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    hosts = loopback_fleet.hosts_file
+    results_on_box(loopback_fleet.box("box1").root)
+    env: dict[str, str | None] = {"RGT_HOSTS": str(hosts)}  # XDG_STATE_HOME: state_dir's
+    app = RgtApp(load_fleet(hosts), start_monitors=False, config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        tab = await pulls_tab(app, pilot)
+        await wait_for(lambda: app.jobs.state("box1").recorded is not None, pilot=pilot)
+        await wait_for(lambda: bodies(tab) == (NO_PULL, NO_VERIFY), pilot=pilot)
+
+        pulled = await arun("pull", "box1", env=env)
+        assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+        verified = await arun("verify", "box1", env=env)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        pull, verify = await wait_for(
+            lambda: "VERIFIED" in bodies(tab)[1] and bodies(tab),
+            REACHES_S,
+            "the command line's pull and verify in the Pulls tab",
+            pilot=pilot,
+        )
+        assert "last pull (from its records)" in pull and "2 of 2 files" in pull, pull
+        assert "✓ pull complete" in pull
+        assert "last verification (from its record)" in verify, verify
+        assert "✓ VERIFIED" in verify and "older pull" not in verify
+
+    # A TUI opened later reads them from the records, without any job of its own.
+    again = RgtApp(load_fleet(hosts), start_monitors=False, config_dir=tmp_path / "config")
+    async with again.run_test(size=SIZE) as pilot:
+        tab = await pulls_tab(again, pilot)
+        pull, verify = await wait_for(
+            lambda: "VERIFIED" in bodies(tab)[1] and bodies(tab), REACHES_S, pilot=pilot
+        )
+        assert "2 of 2 files" in pull and "✓ VERIFIED" in verify
