@@ -4,9 +4,11 @@ The file parsers are pure: tests call them on recorded cgroup files.
 """
 
 import os
+import time
 
 from .common import UNLIMITED, describe_error, read_optional
 
+CGROUP_RELOCATE_S = 30.0  # where the cgroup files are is looked up again this often
 V1_UNLIMITED_FLOOR = 2**62  # v1 writes "no limit" as PAGE_COUNTER_MAX pages, ~2^63 bytes
 
 
@@ -97,9 +99,8 @@ def _cgroup_field(errors, name, path, parse):
         return None
 
 
-def probe_cgroup(proc_root, sys_root, host_mem_total, errors):
-    """The process's own cgroup budget; every value null when there is no cgroup at all."""
-    result = {
+def _empty():
+    return {
         "version": None,
         "memory_current": None,
         "memory_max": None,
@@ -110,9 +111,14 @@ def probe_cgroup(proc_root, sys_root, host_mem_total, errors):
         "cpu_usage_usec": None,
         "memory_pressure_avg10": None,
     }
+
+
+def locate_cgroup(proc_root, sys_root):
+    """Where this process's cgroup files are: ("v2", dir), ("v1", memory dir, cpu dir,
+    cpuacct dir) with None for a controller not there, or None for no cgroup at all."""
     text = read_optional(os.path.join(proc_root, "self/cgroup"))
     if text is None:
-        return result
+        return None
     lines = parse_proc_cgroup(text)
     base = os.path.join(sys_root, "fs/cgroup")
     v2_path = None
@@ -120,7 +126,39 @@ def probe_cgroup(proc_root, sys_root, host_mem_total, errors):
         if hierarchy == "0" and controllers == [""]:
             v2_path = path
     if v2_path is not None and os.path.exists(os.path.join(base, "cgroup.controllers")):
-        d = _cgroup_dir(base, v2_path)
+        return ("v2", _cgroup_dir(base, v2_path))
+
+    # v1, or hybrid (v1 controllers plus an empty v2 "unified" tree): read the v1 files.
+    memory_path = cpu_dirs = acct_dir = None
+    for _hierarchy, controllers, path in lines:
+        if "memory" in controllers:
+            memory_path = path
+        if "cpuacct" in controllers:
+            name = ",".join(controllers)
+            roots = [os.path.join(base, n) for n in (name, "cpuacct", "cpu,cpuacct", "cpuacct,cpu")]
+            roots = [r for r in roots if os.path.isdir(r)]
+            acct_dir = _cgroup_dir(roots[0], path) if roots else None
+        if "cpu" in controllers:
+            # cpu is often co-mounted with cpuacct; the directory name varies by distro.
+            names = ["cpu", ",".join(controllers), "cpu,cpuacct", "cpuacct,cpu"]
+            roots = [os.path.join(base, n) for n in names if os.path.isdir(os.path.join(base, n))]
+            cpu_dirs = [_cgroup_dir(r, path) for r in roots[:1]]
+    if memory_path is None and cpu_dirs is None and acct_dir is None:
+        return None
+    memory_dir = None
+    if memory_path is not None:
+        memory_dir = _cgroup_dir(os.path.join(base, "memory"), memory_path)
+    return ("v1", memory_dir, cpu_dirs[0] if cpu_dirs else None, acct_dir)
+
+
+def read_cgroup(where, host_mem_total, errors):
+    """The figures in the cgroup files ``locate_cgroup`` found (every value null for
+    None)."""
+    result = _empty()
+    if where is None:
+        return result
+    if where[0] == "v2":
+        d = where[1]
         result["version"] = 2
         result["memory_current"] = _cgroup_field(
             errors, "memory.current", os.path.join(d, "memory.current"), lambda t: int(t.strip())
@@ -147,27 +185,10 @@ def probe_cgroup(proc_root, sys_root, host_mem_total, errors):
             errors, "memory.pressure", os.path.join(d, "memory.pressure"), parse_pressure_avg10
         )
         return result
-
-    # v1, or hybrid (v1 controllers plus an empty v2 "unified" tree): read the v1 files.
-    memory_path = cpu_dirs = acct_dir = None
-    for _hierarchy, controllers, path in lines:
-        if "memory" in controllers:
-            memory_path = path
-        if "cpuacct" in controllers:
-            name = ",".join(controllers)
-            roots = [os.path.join(base, n) for n in (name, "cpuacct", "cpu,cpuacct", "cpuacct,cpu")]
-            roots = [r for r in roots if os.path.isdir(r)]
-            acct_dir = _cgroup_dir(roots[0], path) if roots else None
-        if "cpu" in controllers:
-            # cpu is often co-mounted with cpuacct; the directory name varies by distro.
-            names = ["cpu", ",".join(controllers), "cpu,cpuacct", "cpuacct,cpu"]
-            roots = [os.path.join(base, n) for n in names if os.path.isdir(os.path.join(base, n))]
-            cpu_dirs = [_cgroup_dir(r, path) for r in roots[:1]]
-    if memory_path is None and cpu_dirs is None and acct_dir is None:
-        return result
+    _, memory_dir, cpu_dir, acct_dir = where
     result["version"] = 1
-    if memory_path is not None:
-        d = _cgroup_dir(os.path.join(base, "memory"), memory_path)
+    if memory_dir is not None:
+        d = memory_dir
         result["memory_current"] = _cgroup_field(
             errors,
             "memory.usage_in_bytes",
@@ -187,14 +208,13 @@ def probe_cgroup(proc_root, sys_root, host_mem_total, errors):
             os.path.join(d, "memory.oom_control"),
             lambda t: parse_flat_key(t, "oom_kill"),
         )
-    if cpu_dirs:
-        d = cpu_dirs[0]
-        period = read_optional(os.path.join(d, "cpu.cfs_period_us"))
+    if cpu_dir is not None:
+        period = read_optional(os.path.join(cpu_dir, "cpu.cfs_period_us"))
         if period is not None:
             result["cpu_quota_vcpus"] = _cgroup_field(
                 errors,
                 "cpu.cfs_quota_us",
-                os.path.join(d, "cpu.cfs_quota_us"),
+                os.path.join(cpu_dir, "cpu.cfs_quota_us"),
                 lambda t: parse_cfs_quota(t, period),
             )
     if acct_dir is not None:
@@ -205,3 +225,26 @@ def probe_cgroup(proc_root, sys_root, host_mem_total, errors):
             parse_cpuacct_usage,
         )
     return result
+
+
+class CgroupProbe:
+    """The process's own cgroup budget (every value null when there is no cgroup at all),
+    for a long-lived agent: the counters read every sample, where they
+    live (``/proc/self/cgroup`` and a walk of the hierarchy's directories) found again
+    only every ``relocate_s`` seconds: a process moves to another cgroup rarely, if
+    ever, and a move shows within that time."""
+
+    def __init__(self, proc_root, sys_root, relocate_s=CGROUP_RELOCATE_S, clock=time.monotonic):
+        self.proc_root, self.sys_root = proc_root, sys_root
+        self.relocate_s = relocate_s
+        self.clock = clock
+        self.found_at = None
+        self.where = None
+
+    def sample(self, host_mem_total, errors):
+        """The cgroup figures of this sample."""
+        now = self.clock()
+        if self.found_at is None or now - self.found_at >= self.relocate_s:
+            self.where = locate_cgroup(self.proc_root, self.sys_root)
+            self.found_at = now
+        return read_cgroup(self.where, host_mem_total, errors)

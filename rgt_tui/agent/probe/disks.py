@@ -2,8 +2,11 @@
 
 import os
 import re
+import time
 
 from .common import read_optional, safe
+
+MOUNTS_REFRESH_S = 60.0  # the mount table is read again at least this often
 
 
 def _unescape_mount(field):
@@ -46,12 +49,11 @@ def mount_of(path, mount_points):
     return real
 
 
-def disk_entry(path, mount_points):
+def _entry(path, mount, st):
     """statvfs of the file system holding path, in bytes and inodes."""
-    st = os.statvfs(path)
     return {
         "path": path,
-        "mount": mount_of(path, mount_points),
+        "mount": mount,
         "bytes_used": (st.f_blocks - st.f_bfree) * st.f_frsize,
         "bytes_total": st.f_blocks * st.f_frsize,
         "inodes_used": st.f_files - st.f_ffree,
@@ -59,13 +61,49 @@ def disk_entry(path, mount_points):
     }
 
 
-def probe_disks(paths, proc_root, errors):
-    """One entry per watched path; a path that cannot be read is an error naming it."""
-    mount_points = safe(errors, "mounts", lambda: read_mount_points(proc_root))
-    disks = []
-    for path in paths:
-        try:
-            disks.append(disk_entry(path, mount_points))
-        except OSError as exc:
-            errors.append(f"disk {path}: {exc.strerror or exc}")
-    return disks
+class DiskProbe:
+    """Disks of the watched paths, one entry per path (a path that cannot be read is an
+    error naming it): statvfs of every path each sample, but the mount table (hundreds
+    of lines on a container host, parsed line by line) read again only when a path's
+    device changed (something mounted over it, or unmounted) or every ``refresh_s``
+    seconds, which catches a bind mount of the same file system. Which mount holds a
+    path is a label; the figures are read fresh every sample."""
+
+    def __init__(self, proc_root, refresh_s=MOUNTS_REFRESH_S, clock=time.monotonic):
+        self.proc_root = proc_root
+        self.refresh_s = refresh_s
+        self.clock = clock
+        self.read_at = None
+        self.mounts = {}  # path -> (st_dev, its mount point)
+        self.table_errors = []  # why the mount table could not be read, said every sample
+
+    def sample(self, paths, errors):
+        """One entry per readable path; the others are errors naming them."""
+        now = self.clock()
+        stale = self.read_at is None or now - self.read_at >= self.refresh_s
+        mount_points = None
+        read = False
+        disks = []
+        for path in paths:
+            try:
+                dev = os.stat(path).st_dev
+                known = self.mounts.get(path)
+                if stale or known is None or known[0] != dev:
+                    if not read:
+                        self.table_errors = []
+                        mount_points = safe(
+                            self.table_errors, "mounts", lambda: read_mount_points(self.proc_root)
+                        )
+                        read = True
+                    known = (dev, mount_of(path, mount_points))
+                    self.mounts[path] = known
+                st = os.statvfs(path)
+            except OSError as exc:
+                self.mounts.pop(path, None)
+                errors.append(f"disk {path}: {exc.strerror or exc}")
+                continue
+            disks.append(_entry(path, known[1], st))
+        if read:
+            self.read_at = now
+        errors.extend(self.table_errors)
+        return disks

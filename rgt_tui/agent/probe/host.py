@@ -30,6 +30,8 @@ def parse_meminfo(text):
         if fields and fields[0].isdigit():
             scale = 1024 if len(fields) > 1 and fields[1] == "kB" else 1
             values[key.strip()] = int(fields[0]) * scale
+        if "MemTotal" in values and "MemAvailable" in values:
+            break  # the first three lines; the other fifty are not read every sample
     total = values.get("MemTotal")
     available = values.get("MemAvailable")
     if available is None and "MemFree" in values:

@@ -6,9 +6,9 @@ import time
 
 from ..box_id import read_box_id
 from .artifacts import ArtifactScanner
-from .cgroup import probe_cgroup
+from .cgroup import CgroupProbe
 from .common import PROTOCOL_VERSION, read_text, safe
-from .disks import probe_disks
+from .disks import DiskProbe
 from .gpu import GpuProbe
 from .host import parse_meminfo, read_boot_id, read_loadavg, read_uptime
 from .kmsg import KmsgReader
@@ -23,6 +23,8 @@ class Agent:
     def __init__(self, args):
         self.args = args
         self.gpu = GpuProbe(args)
+        self.disks = DiskProbe(args.proc_root)
+        self.cgroup = CgroupProbe(args.proc_root, args.sys_root)
         self.kmsg = KmsgReader(args.dev_root)
         every = args.scan_every
         self.artifacts = ArtifactScanner(args.artifacts, every) if args.artifacts else None
@@ -53,7 +55,7 @@ class Agent:
             "host_cpus": os.cpu_count(),
             "host_mem_total": mem_total,
             "host_mem_available": mem_available,
-            "disks": safe(errors, "disks", lambda: probe_disks(a.mount, a.proc_root, errors), []),
+            "disks": safe(errors, "disks", lambda: self.disks.sample(a.mount, errors), []),
             "cgroup": None,
             "gpu_source": "none",
             "gpu_unavailable_reason": None,
@@ -77,7 +79,7 @@ class Agent:
         sample["cgroup"] = safe(
             errors,
             "cgroup",
-            lambda: probe_cgroup(a.proc_root, a.sys_root, mem_total, errors),
+            lambda: self.cgroup.sample(mem_total, errors),
         )
         poll_procs = seq % a.proc_every == 0
         gpu = safe(errors, "gpu", lambda: self.gpu.sample(seq, poll_procs, errors))
