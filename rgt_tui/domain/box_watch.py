@@ -73,7 +73,8 @@ class BoxWatch:
         none_left = not snap.gpus and snap.gpu_unavailable_reason == NO_DEVICE
         if (snap.gpus or none_left) and listed < w.gpus_max and w.vanished is None:
             w = replace(w, vanished=(listed, w.gpus_max))
-        w = replace(w, gpus_max=max(w.gpus_max, listed))
+        if listed > w.gpus_max:  # a new watch only on change: this runs once a sample
+            w = replace(w, gpus_max=listed)
         lost = list(snap.gpu_lost) + [f"GPU {g.index}: reported lost" for g in snap.gpus if g.lost]
         fresh = tuple(x for x in lost if x not in w.lost)
         if fresh:
@@ -88,11 +89,11 @@ class BoxWatch:
                 first[key] = g.ecc_volatile
             elif g.ecc_volatile > first[key]:
                 rose[key] = (first[key], g.ecc_volatile)
-        return replace(
-            w,
-            ecc_first=tuple(first.items()),
-            ecc_rose=tuple((gpu, a, b) for gpu, (a, b) in sorted(rose.items())),
-        )
+        ecc_first = tuple(first.items())
+        ecc_rose = tuple((gpu, a, b) for gpu, (a, b) in sorted(rose.items()))
+        if ecc_first == w.ecc_first and ecc_rose == w.ecc_rose:
+            return w
+        return replace(w, ecc_first=ecc_first, ecc_rose=ecc_rose)
 
     def _cpu(self, snap: HostSnapshot, limits: DataBoundLimits) -> BoxWatch:
         cg = snap.cgroup
@@ -102,7 +103,10 @@ class BoxWatch:
             t0, u0 = self.cpu_last
             if snap.t > t0 and usage >= u0:  # a counter that went back: a new cgroup
                 used = (usage - u0) / 1e6 / (snap.t - t0)
-        w = replace(self, cpu_last=(snap.t, usage) if usage is not None else None, cpu_vcpus=used)
+        last = (snap.t, usage) if usage is not None else None
+        w = self
+        if last != w.cpu_last or used != w.cpu_vcpus:
+            w = replace(w, cpu_last=last, cpu_vcpus=used)
         budget = cpu_budget(snap)
         utils = [g.util_pct for g in snap.gpus]
         starving = (
@@ -116,7 +120,7 @@ class BoxWatch:
             and used / budget * 100 >= limits.cpu_pct
         )
         if not starving:
-            return replace(w, starving_since=None)
+            return w if w.starving_since is None else replace(w, starving_since=None)
         return w if w.starving_since is not None else replace(w, starving_since=snap.t)
 
 

@@ -108,7 +108,8 @@ class HealthState:
             )
         )
         if not idle:
-            state = replace(state, idle_since=None)
+            if state.idle_since is not None:  # a new state only on change: once a sample
+                state = replace(state, idle_since=None)
         elif state.idle_since is None:
             state = replace(state, idle_since=snap.t)
         limits = DataBoundLimits(
@@ -116,7 +117,8 @@ class HealthState:
             thresholds.data_bound_cpu_pct,
             thresholds.log_silent_minutes * 60,
         )
-        return replace(state, watch=state.watch.observe(snap, limits))
+        watch = state.watch.observe(snap, limits)
+        return state if watch is state.watch else replace(state, watch=watch)
 
     def acknowledge_reboot(self) -> HealthState:
         """The user has seen the reboot; stop alerting on it."""

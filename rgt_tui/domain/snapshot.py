@@ -245,6 +245,8 @@ class _Reader:
         value = obj.get(key)
         if value is None:
             return None
+        if type(value) is not bool and isinstance(value, kind):
+            return value  # the usual case, checked first: every field of every sample
         # bool is an int subclass; a boolean where a number belongs is bad output.
         if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
             self.problems.append(f"{where}.{key}: expected a number, got {value!r}")
@@ -265,7 +267,11 @@ class _Reader:
         # The box's text, made printable where it enters (uncut: a mount path or a cell
         # name is matched as well as shown, and printable is identity on a plain name).
         value = self.get(obj, key, str, where)
-        return None if value is None else printable(value, None)
+        if value is None or value.isprintable():
+            # isprintable() is False for every character printable() escapes (Cc, Zl,
+            # Zp, Cs): a plain name is kept as it is without the regex pass.
+            return value
+        return printable(value, None)
 
     def objects(self, obj: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
         items = self.get(obj, key, list, where) or []
