@@ -87,7 +87,8 @@ class SlurmCell:
 
 @dataclass(frozen=True)
 class ArraySubmission:
-    """One line of ``slurm.jobs``: an array and the cell indices it covers."""
+    """One line of ``slurm.jobs``: an array and the cell indices it covers (the one model
+    of it: the view, queue control and the teardown gate read it)."""
 
     job_id: str
     first: int
@@ -98,10 +99,12 @@ class ArraySubmission:
 
 @dataclass(frozen=True)
 class TaskReport:
-    """One task's line from squeue, sacct or the job-completion log."""
+    """One task's line from squeue, sacct or the job-completion log (the one model of a
+    Slurm task: the view merges them into cells, queue control holds, kills and cancels
+    them by ``task_id``). ``index`` is the cell's, None for a job that is no array task."""
 
     array_id: str
-    index: int
+    index: int | None
     state: str
     reason: str = ""
     node: str = ""
@@ -109,6 +112,19 @@ class TaskReport:
     time_left_s: int | None = None
     exit_code: int | None = None
     signal: int | None = None
+
+    @property
+    def task_id(self) -> str:
+        """``123_4``: what scontrol and scancel take for this task (``123`` for a job)."""
+        return self.array_id if self.index is None else f"{self.array_id}_{self.index}"
+
+    def evidence(self) -> str:
+        """``job 123_4 RUNNING on node1`` / ``job 123_5 PENDING (JobHeldUser)``."""
+        if self.state == "PENDING":
+            why = f" ({self.reason})" if self.reason and self.reason != "None" else ""
+            return printable(f"job {self.task_id} PENDING{why}", 200)
+        where = f" on {self.node}" if self.node and self.node != "(null)" else ""
+        return printable(f"job {self.task_id} {self.state}{where}", 200)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.slurm_jobs import ArraySubmission, TaskReport
 from rgt_tui.domain.text import printable
 from rgt_tui.services.box_ctl import QueueError, refusal
 from rgt_tui.services.box_script import box_command, script_text
@@ -48,47 +49,17 @@ SHOWN_TASKS = 6  # tasks named in one line of evidence; the rest are counted
 
 
 @dataclass(frozen=True)
-class SlurmArray:
-    """One line of slurm.jobs: an array submitted for the host's queue."""
-
-    job_id: str
-    first: int
-    last: int
-    kind: str  # launch | append | retry
-
-
-@dataclass(frozen=True)
-class SlurmTask:
-    """One task of the host's arrays that squeue still lists (it has not ended)."""
-
-    array_id: str
-    index: int | None  # the cell's index (None: not an array task)
-    task_id: str  # 123_4, what scontrol and scancel take
-    state: str  # Slurm's: PENDING, RUNNING, COMPLETING, …
-    reason: str  # why it pends (Priority, Resources, JobHeldUser, …), "None" when running
-    node: str
-
-    def evidence(self) -> str:
-        """``job 123_4 RUNNING on node1`` / ``job 123_5 PENDING (JobHeldUser)``."""
-        if self.state == "PENDING":
-            why = f" ({self.reason})" if self.reason and self.reason != "None" else ""
-            return printable(f"job {self.task_id} PENDING{why}", 200)
-        where = f" on {self.node}" if self.node and self.node != "(null)" else ""
-        return printable(f"job {self.task_id} {self.state}{where}", 200)
-
-
-@dataclass(frozen=True)
 class SlurmTasks:
     """The host's arrays and the tasks of them that have not ended."""
 
-    arrays: tuple[SlurmArray, ...]
-    tasks: tuple[SlurmTask, ...]
+    arrays: tuple[ArraySubmission, ...]
+    tasks: tuple[TaskReport, ...]
 
-    def pending(self) -> tuple[SlurmTask, ...]:
+    def pending(self) -> tuple[TaskReport, ...]:
         """The tasks still waiting to start."""
         return tuple(t for t in self.tasks if t.state == "PENDING")
 
-    def of_index(self, index: int) -> SlurmTask | None:
+    def of_index(self, index: int) -> TaskReport | None:
         """The live task of cell ``index``, from the latest array that has one."""
         found = [t for t in self.tasks if t.index == index]
         order = {a.job_id: n for n, a in enumerate(self.arrays)}
@@ -135,19 +106,21 @@ def cancel_args(task_ids: Iterable[str], *, pending_only: bool) -> tuple[str, ..
 def parse_tasks(stdout: str) -> SlurmTasks:
     """slurm_ctl.sh ``tasks`` output → the arrays and their live tasks (lines of any
     other shape are ignored: the output passed through the box)."""
-    arrays: list[SlurmArray] = []
-    tasks: list[SlurmTask] = []
+    arrays: list[ArraySubmission] = []
+    tasks: list[TaskReport] = []
     for line in stdout.splitlines():
         f = line.split("\t")
         if f[0] == "array" and len(f) >= 5 and f[1].isdigit() and f[2].isdigit() and f[3].isdigit():
-            arrays.append(SlurmArray(f[1], int(f[2]), int(f[3]), printable(f[4], 20)))
-        elif f[0] == "task" and len(f) >= 7 and TASK_ID.match(f[3]):
+            # slurm_ctl.sh's tasks verb does not send the submit time: 0, not read here.
+            arrays.append(ArraySubmission(f[1], int(f[2]), int(f[3]), 0, printable(f[4], 20)))
+        elif f[0] == "task" and len(f) >= 7 and TASK_ID.match(f[3]) and f[1].isdigit():
             index = int(f[2]) if f[2].isdigit() else None
+            if f[3] != (f[1] if index is None else f"{f[1]}_{index}"):
+                continue  # the task id must be the array's and index's (one squeue line)
             tasks.append(
-                SlurmTask(
+                TaskReport(
                     f[1],
                     index,
-                    f[3],
                     printable(f[4], 40),
                     printable(f[5], 80),
                     printable(f[6], 200),
@@ -227,7 +200,7 @@ async def _deployed(host: HostConfig, transport: Transport) -> dict[str, int]:
 
 def _task_for(
     host: str, tasks: SlurmTasks, cells: dict[str, int], name: str | None
-) -> tuple[str, SlurmTask]:
+) -> tuple[str, TaskReport]:
     """The cell to kill (None: the one running task) and its running task."""
     names = {i: n for n, i in cells.items()}
     if name is None:
@@ -364,8 +337,7 @@ def jobs_evidence(tasks: SlurmTasks) -> tuple[str, ...]:
 
 
 __all__ = [
-    "KILL_THEN", "CancelResult", "SlurmArray", "SlurmKill", "SlurmStop", "SlurmTask",
-    "SlurmTasks", "cancel_args", "cancel_jobs", "cancel_pending_of", "ctl_command",
+    "KILL_THEN", "CancelResult", "SlurmKill", "SlurmStop", "SlurmTasks", "cancel_args", "cancel_jobs", "cancel_pending_of", "ctl_command",
     "hold_args", "host_tasks", "jobs_evidence", "kill_args", "live_task_problems",
     "parse_tasks", "slurm_kill", "slurm_stop",
 ]  # fmt: skip
