@@ -179,7 +179,7 @@ def format_retry(plan: RetryPlan) -> str:
         from rgt_tui.services.queue.launch_acks import acks_line
 
         lines.append("  the queue is not running: a launch runs only these cells")
-        if plan.launch_acks:  # what the queue's launch acknowledged (services.launch_acks)
+        if plan.launch_acks:  # what the queue's launch acknowledged (services.queue.launch_acks)
             revoked = " — revoked for this retry (--no-launch-acks)" if plan.revoked else ""
             lines.append(f"  {acks_line(plan.launch_acks)}{revoked}")
         lines += ["  " + line for line in format_plan(plan.launch).splitlines()[1:]

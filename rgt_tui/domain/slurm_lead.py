@@ -1,5 +1,5 @@
 """The Slurm warning signal's lead (SLURM2), the ``signal-lead`` preflight check: pure,
-so both the launch plan (services.slurm) and preflight (services.preflight) make it."""
+so both the launch plan (services.queue.slurm) and preflight (services.preflight) make it."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """QueueMoveScreen: "Move cells…" of one host's queue to another host (``queue move``).
 
 Minimal on purpose: type the cells' names and the destination host, Plan shows what
-happens to each line (``services.queue_move.plan_lines``) and every refusal; Move does
+happens to each line (``services.queue.move.plan_lines``) and every refusal; Move does
 it. When the source box holds a cell, the Move button names the cells the box will skip,
 so pressing it is the confirmation. The plan and the move run in workers over the host's
 shared connection; while a plan is made Enter does nothing and the line says

@@ -1,10 +1,10 @@
 """RetryConfirmScreen: ``R``'s question for one cell, with the plan of what the retry does.
 
-The retry is planned in a worker (``services.queue_control.plan_retry``): the cell's
+The retry is planned in a worker (``services.queue.control.plan_retry``): the cell's
 state, where its outputs go and — when no queue runs — the launch that runs it, which
 runs preflight first. A failed check is shown as in the launch plan, with an
 "Acknowledge <check>" button that re-plans with it acknowledged; what the queue's launch
-acknowledged (``services.launch_acks``) is applied and said ("acknowledged at launch:
+acknowledged (``services.queue.launch_acks``) is applied and said ("acknowledged at launch:
 gpu (…)"), and "Revoke launch acks" re-plans without it. While a plan is re-made Enter
 does nothing (``dialog.ReplanScreen``); then the focus goes to Retry when nothing
 refuses, else Cancel. Retry runs it over the host's shared connection.

@@ -95,7 +95,7 @@ async def read_local_queue(
     """This host's problems, cells and exact text, checked against the whole fleet.
 
     The cells are every slot, ``#moved-to`` lines included: cell k must stay line k of
-    the box's ``cells.tsv`` (the box skips a moved cell; services.queue_move).
+    the box's ``cells.tsv`` (the box skips a moved cell; services.queue.move).
     """
     checked = await asyncio.to_thread(check_fleet_queues, fleet)
     problems = host_problems(fleet, host, checked)

@@ -257,7 +257,7 @@ class RetryPlan:
     # The scheduler that runs the cells again as a new job array of them where no runner
     # takes them (its name, "Slurm", for the CLI and the dialog); "" on the box runner.
     submits: str = ""
-    # What the queue's launch acknowledged (services.launch_acks), as (check, its failure
+    # What the queue's launch acknowledged (services.queue.launch_acks), as (check, its failure
     # then): applied to the retry's launch, or (``launch_acks=False``) revoked for it.
     launch_acks: tuple[tuple[str, str], ...] = ()
     revoked: bool = False
@@ -303,7 +303,7 @@ async def plan_retry(
 
     That launch runs preflight: a failed check refuses it unless acknowledged in ``acks``,
     by the host's ``preflight_ack``, or by the launch of the queue on the box (recorded
-    by ``services.launch_acks``; ``launch_acks=False`` revokes those for this retry).
+    by ``services.queue.launch_acks``; ``launch_acks=False`` revokes those for this retry).
 
     ``refused``: cells a scheduler refuses now, with why (a task it still holds);
     ``with_launch=False``: no launch is planned (a scheduler submits the cells itself).
@@ -388,7 +388,7 @@ async def retry_cells(
 ) -> RetryResult:
     """Mark the planned cells for a retry (outputs set aside on the box) and, when no
     queue runs, launch the runner that runs only them; with ``fleet``, what that launch
-    acknowledged is recorded with it (``services.launch_acks``), for the next retry.
+    acknowledged is recorded with it (``services.queue.launch_acks``), for the next retry.
 
     The box re-checks every cell under its lock (QueueError with its code: ``running``,
     ``done``, ``queued``, …) before it touches any. A queue that ended between plan and

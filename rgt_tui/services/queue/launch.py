@@ -91,7 +91,7 @@ class LaunchPlan:
     # value: services.credentials reads them at send time, U34).
     credentials: tuple[Credential, ...] = ()
     # What the detach method will do beyond the cells, one line each (a Slurm host's
-    # array, limits and sbatch command: services.slurm.launch); shown with the plan.
+    # array, limits and sbatch command: services.queue.slurm.launch); shown with the plan.
     notes: tuple[str, ...] = ()
     # A scheduler's submit command (detach "slurm": the whole sbatch argv), () otherwise.
     sbatch: tuple[str, ...] = ()
@@ -166,7 +166,7 @@ async def plan_launch(
     dialog) or in the host's ``preflight_ack``. Off only where a caller is about
     something else than the box's readiness (and says so).
 
-    ``retry_only`` (services.queue_control): start past the last cell, so the runner
+    ``retry_only`` (services.queue.control): start past the last cell, so the runner
     runs only the cells marked for a retry (and the start index is not a cell).
     """
     if detach not in DETACH_CHOICES:

@@ -9,7 +9,7 @@ still hold). What happens to the source line depends on whether the box holds it
   index, so the line is rewritten as ``#moved-to HOST: <the line>``
   (``domain.queue_file.moved_marker``), which the parser still counts as cell k and the
   prefix check accepts, and the box is told to skip the cell
-  (``services.queue_control.skip_cell``, a ``skip`` record in its state file, which the
+  (``services.queue.control.skip_cell``, a ``skip`` record in its state file, which the
   runner honours and the Queue tab shows). The source box's outputs are left untouched.
 
 Refused: a cell that runs now, a cell with verified results (``verify``'s record), a

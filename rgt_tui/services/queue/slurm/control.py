@@ -1,4 +1,4 @@
-"""Queue control on a Slurm host: the verbs of ``services.queue_control`` in Slurm's terms.
+"""Queue control on a Slurm host: the verbs of ``services.queue.control`` in Slurm's terms.
 
 On a login node the queue is a job array (``~/.rgt/queue/slurm.jobs``, one line per
 submitted array), so no runner on the box reads a stop or kill record; Slurm acts, and
@@ -10,7 +10,7 @@ the same records are written beside it so every view reads the action as on any 
 - **kill**: ``kill <ts> user next|stop`` in the cell's state, then ``scancel`` of its
   task; ``stop`` also holds the pending tasks (``stop <ts> kill``).
 - **retry**: refused while a task of the cell is still in squeue
-  (``live_task_problems``); services.queue_control then runs queue_ctl.sh's ``retry``
+  (``live_task_problems``); services.queue.control then runs queue_ctl.sh's ``retry``
   (outputs renamed aside, the record) and the launch slice's ``submit_indices`` (kind
   ``retry`` in slurm.jobs): one sbatch builder, not two.
 - **skip** (queue move): ``scancel`` of the cell's PENDING task, then the skip record;
@@ -20,7 +20,7 @@ the same records are written beside it so every view reads the action as on any 
 
 The box side is ``scripts/slurm_ctl.sh``, sent whole like queue_ctl.sh; it re-checks each
 task's state under the queue lock before it holds, kills or cancels. Each verb returns a
-small result of its own, which services.queue_control (which dispatches here) turns into
+small result of its own, which services.queue.control (which dispatches here) turns into
 the result every host's verb returns: this package never imports that module (sibling
 modules form no import cycle).
 """
@@ -43,7 +43,7 @@ from rgt_tui.transport import CommandResult, Transport
 
 SLURM_CTL_TIMEOUT_S = 90.0  # a scontrol/scancel per task, each answering in well under 1 s
 TASK_ID = re.compile(r"^\d+(_\d+)?$")
-KILL_THEN = ("next", "stop")  # as services.queue_control's kill
+KILL_THEN = ("next", "stop")  # as services.queue.control's kill
 ACTIVE = "active"  # any state squeue still lists: the task has not ended
 SHOWN_TASKS = 6  # tasks named in one line of evidence; the rest are counted
 

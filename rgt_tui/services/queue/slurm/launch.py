@@ -265,7 +265,7 @@ async def append_slurm_cells(
 ) -> tuple[tuple[Any, ...], str]:
     """``queue append`` on a Slurm host: the new lines are sent and their cells submitted
     as a new array (kind ``append`` in slurm.jobs); names stay fleet-wide unique. The
-    cells added (services.queue_cells.PlannedCell) and what became of them."""
+    cells added (services.queue.cells.PlannedCell) and what became of them."""
     plan = await plan_slurm_launch(fleet, host, transport, base_plan, append=True, preflight=False)
     if plan.problems:
         rewritten = any(
@@ -296,7 +296,7 @@ async def submit_indices(
     host: HostConfig, transport: Transport, indices: Iterable[int], *, kind: str = "retry"
 ) -> int:
     """Submit cells already on the box (``indices``) as a new array of ``host``'s queue,
-    recorded as ``kind`` in slurm.jobs (services.slurm.control's retry); the job id.
+    recorded as ``kind`` in slurm.jobs (services.queue.slurm.control's retry); the job id.
     Nothing is sent but the scripts: the cells are the box's cells.tsv lines."""
     slurm = host.slurm
     assert slurm is not None, f"{host.name} is not a Slurm host"

@@ -1,6 +1,6 @@
 """The pure parts of a Slurm launch: the array, the ``sbatch`` command, the refusals.
 
-Nothing here talks to a box: ``services.slurm.launch`` gathers the facts and submits.
+Nothing here talks to a box: ``services.queue.slurm.launch`` gathers the facts and submits.
 The command line is built here whole (every option one argument, shell-quoted when it
 is sent) so a test can read exactly what a host's keys make ``sbatch`` do.
 """
