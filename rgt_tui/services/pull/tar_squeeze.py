@@ -3,8 +3,8 @@
 When it pays: compressing on the box and inflating here run beside the wire, so a
 compressed stream is faster only while the link is slower than the box's compressor,
 and smaller only for text. Measured on a shared 2-core machine, on 2,000 JSON/log files
-(docs/pulls.md, "Compression"): ``zstd -1`` reads about 150 MB/s and shrinks them 4.7×,
-``gzip -1`` about 35 MB/s and 3.7×; random bytes (a checkpoint) do not shrink at all. So:
+(docs/pulls.md): ``zstd -1`` reads about 150 MB/s and shrinks them 4.7×, ``gzip -1``
+about 35 MB/s and 3.7×; random bytes (a checkpoint) do not shrink at all. So:
 
 - only a text-heavy stream is compressed: at least half of its bytes, and 1 MiB, in
   files whose names say text (``TEXT_SUFFIXES``); checkpoints, arrays, images and
@@ -12,8 +12,9 @@ and smaller only for text. Measured on a shared 2-core machine, on 2,000 JSON/lo
 - only when the stream's channel is slower than the codec (with a margin): one SSH
   channel moves about ``PER_RTT_BYTES`` per round trip (its window), so its rate is
   estimated from the round trip, measured by two SFTP stats, and from the bandwidth
-  budget (``--bwlimit``), whichever is lower. A near box (4 ms) is never compressed;
-  a far one (100-200 ms) is, by zstd, and by gzip only at the slowest;
+  budget (``--bwlimit``), whichever is lower. A near box (4 ms) and a 100 ms one are
+  not compressed (measured: it lost there); a 200 ms one is, by zstd; gzip only under
+  a bandwidth limit of about 60 Mbit/s or a round trip over ~0.5 s;
 - zstd when both the box and this machine have it (this machine inflates it with its
   own ``zstd -d``: Python 3.11 has no zstd), else gzip (everywhere; ``zlib`` here). The
   box picks, by ``command -v``, in the one command; the stream's first bytes say which.
@@ -93,9 +94,12 @@ MIN_TEXT_BYTES = 1 << 20  # less saves under a round trip's worth: not worth a c
 # One channel (the tar stream's) moves about half its 8 MiB window per round trip:
 # asyncssh re-opens the window at half (transport/ssh.py, WINDOW_BYTES).
 PER_RTT_BYTES = 4 << 20
-# Input bytes per second each codec's level 1 keeps up with on one shared core
-# (measured, above); compression pays below MARGIN × that rate.
-CODEC_RATE = {"zstd": 150e6, "gzip": 35e6}
+# The tar bytes per second a compressed stream keeps up with, box to here (compress,
+# wire, inflate), set from bench_pull --link compress: on a shared 2-core machine zstd -1
+# lost at 100 ms / 400 Mbit/s (16.3 s against 14.5 s plain) and won at 200 ms (9.5-10.6 s
+# against 16.6 s), so the line sits between those links' estimates (42 and 21 MB/s).
+# gzip -1 reads text about 4× slower than zstd -1 (36 against 158 MB/s measured here).
+CODEC_RATE = {"zstd": 40e6, "gzip": 10e6}
 MARGIN = 0.8
 LEVEL = {"zstd": "zstd -1 -q -c", "gzip": "gzip -1 -c"}
 MAGIC = {"zstd": b"\x28\xb5\x2f\xfd", "gzip": b"\x1f\x8b"}
