@@ -6,7 +6,9 @@ shown as a refusal: the reasons and no Launch button. Preflight's results are sh
 under the plan; while a check has failed, an "Acknowledge <check>" button names the
 first one not yet acknowledged and re-plans with it acknowledged (then names the next),
 and Launch stays disabled until none is left. While a plan is being re-made, Enter does
-nothing and the line says "re-planning…" (``dialog.ReplanScreen``). What the launch
+nothing and the line says "re-planning…" (``dialog.ReplanScreen``); so does it while the
+launch itself runs, and the line says "launching…" (Launch, disabled, would otherwise
+hand its focus to Cancel, and Enter close the dialog under the launch). What the launch
 acknowledged is recorded with it (``services.launch_acks``): its retries go ahead on it.
 The plan scrolls; the buttons stay in view. The line under the buttons says what Enter
 does where the focus is (``screens/dialog.py``).
@@ -35,6 +37,8 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.credentials import plan_line
 from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult, PlannedCell
 from rgt_tui.services.queue.launch_preflight import is_preflight_problem
+
+LAUNCHING = "launching…"
 
 
 def default_start(plan: LaunchPlan) -> int:
@@ -137,6 +141,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self._first = True
         # Preflight checks the user acknowledged in this dialog, by name (each re-plans).
         self.acks: tuple[str, ...] = ()
+        self.launching = False  # Launch was pressed and its worker runs
 
     def compose(self) -> ComposeResult:
         with Vertical(id="launch-box"):
@@ -172,11 +177,19 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self._hint()
 
     def _hint(self) -> None:
-        """Say what Enter does where the focus is; Escape always leaves the box alone."""
+        """Say what Enter does where the focus is; Escape leaves the box alone (while the
+        launch runs it is too late for that: the line says only "launching…")."""
+        if self.launching:
+            self.query_one("#launch-hint", KeyHint).show_keys(None, lead=self.hint_lead())
+            return
         enter = enter_does(self.focused, {"launch-start": "plan from this cell"})
         self.query_one("#launch-hint", KeyHint).show_keys(
             enter, ("Tab", "next"), ("Esc", "cancel, nothing launched"), lead=self.hint_lead()
         )
+
+    def hint_lead(self) -> str:
+        """The hint's lead: "launching…" while the launch runs, else the re-plan's."""
+        return LAUNCHING if self.launching else super().hint_lead()
 
     # -- planning ------------------------------------------------------------------------
 
@@ -288,7 +301,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     @on(Button.Pressed, "#launch-ack")
     def _acknowledge(self) -> None:
         plan = self.plan
-        if plan is None or not plan.unacknowledged:
+        if plan is None or not plan.unacknowledged or self.launching:
             return
         name = plan.unacknowledged[0]
         if name not in self.acks:
@@ -298,6 +311,8 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     @on(Input.Submitted, "#launch-start")
     @on(Input.Changed, "#launch-start")
     def _start_changed(self, event: Input.Changed | Input.Submitted) -> None:
+        if self.launching:
+            return  # the plan being launched stays the one on screen
         text = event.value.strip()
         if not text.isdigit():
             self.query_one("#launch-go", Button).disabled = True
@@ -310,10 +325,14 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     @on(Button.Pressed, "#launch-go")
     def _go(self) -> None:
         plan = self.plan
-        if plan is None or not plan.ok:
+        if plan is None or not plan.ok or self.launching:
             return
+        self.launching = True
+        self.begin_replan()  # Enter held, no button focused, until the launch answers
         self.query_one("#launch-go", Button).disabled = True
-        self.query_one("#launch-status", Static).update(Content.styled("launching…", "$accent"))
+        self.query_one("#launch-ack", Button).disabled = True
+        self.query_one("#launch-status", Static).update(Content.styled(LAUNCHING, "$accent"))
+        self._hint()
         run_host_worker(self, self._launch(plan), "queue-launch", self.host.name)
 
     async def _launch(self, plan: LaunchPlan) -> None:
@@ -334,6 +353,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             self.query_one("#launch-status", Static).update(
                 Content.styled(shown(f"Launch failed: {error_text(exc)}", lines=True), "$error")
             )
+            self.launching = False
+            self.end_replan(self.query_one("#launch-cancel", Button))
+            self._hint()
             return
         app.notify(
             shown(
@@ -351,6 +373,8 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
 
     @on(Button.Pressed, "#launch-cancel")
     def action_cancel(self) -> None:
+        if self.launching:
+            return  # "nothing launched" would be false: the launch answers, then it closes
         self.dismiss(None)
 
 

@@ -1,0 +1,73 @@
+"""A dialog never answers Enter with what the user did not choose (issue 43 follow-up):
+once Launch is pressed, the launch runs in a worker; Enter meanwhile closes nothing
+(Textual hands the disabled Launch's focus to Cancel), nor does Escape, whose "nothing
+launched" would be false by then, and the line says "launching…".
+The launch is held on the box by a stand-in ``tmux`` (first on the box's PATH) that
+runs the real one only once the test opens its gate."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from support.pilot import make_app, screen_text, wait_for
+from support.queues import SCRIPT_RUN, wait_view
+from textual.widgets import Button
+
+from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
+
+
+def _gated_tmux(folder: Path, gate: Path) -> Path:
+    real = shutil.which("tmux")
+    assert real, "tmux is needed on this machine"
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "tmux"
+    script.write_text(
+        f"#!/bin/sh\nwhile [ ! -e '{gate}' ]; do sleep 0.05; done\nexec '{real}' \"$@\"\n"
+    )
+    script.chmod(0o755)
+    return folder
+
+
+async def test_enter_while_launching_closes_nothing_and_says_launching(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.set_preflight_ack(("torch", "driver", "gpu", "gpu-busy"))  # no GPU on this machine
+    qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    gate = tmp_path / "tmux-go"
+    gate.touch()
+    qf.loopback.box("box1").extra_path.append(_gated_tmux(tmp_path / "bin", gate))
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("L")
+        modal = await wait_for(
+            lambda: (
+                isinstance(m := app.screen, LaunchConfirmScreen)
+                and m.plan is not None
+                and not m.replanning
+                and m
+            ),
+            what="the launch plan",
+            pilot=pilot,
+        )
+        go = modal.query_one("#launch-go", Button)
+        assert modal.plan.ok and app.focused is go, modal.plan.problems
+
+        gate.unlink()  # the launch's tmux waits on the box until the test says so
+        await pilot.press("enter")  # Launch
+        await wait_for(lambda: go.disabled, what="Launch pressed", pilot=pilot)
+        await pilot.press("enter")  # again, while the launch runs
+        await pilot.pause()
+        assert app.screen is modal, "Enter closed the dialog while the launch ran"
+        text = screen_text(app)
+        assert "launching…" in text and "Enter: cancel" not in text and "▶ Cancel ◀" not in text
+        assert "nothing launched" not in text  # Esc can no longer undo it
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is modal
+
+        gate.touch()
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
+    await wait_view(qf, lambda v: v.count("done") == 1, what="the launch")
