@@ -49,6 +49,9 @@ class DialogButton(Button):
         if does is not None:
             self.does = does
         self.label = self._text(focused=self.has_focus)
+        # A Button's label is no layout reactive: without this its width stays the old
+        # caption's, and a longer one is cut ("▶ Move (box1").
+        self.refresh(layout=True)
 
     def action_press(self) -> None:
         """Enter: nothing while the dialog re-plans (a click still presses: it is aimed)."""

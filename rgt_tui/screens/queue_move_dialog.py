@@ -168,10 +168,11 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
         self._show(Content("\n").join(lines))
         go = self.query_one("#move-go", DialogButton)
         go.disabled = not plan.ok
-        if plan.on_box:  # pressing it is the confirmation: it names what the box will skip
+        if plan.on_box:  # pressing it is the confirmation: it says the box will skip cells
+            # Names go on the hint line, which wraps: a caption with them was cut ("▶ Move (box1").
             names = shown(", ".join(c.name for c in plan.on_box))
             go.set_caption(
-                f"Move ({plan.source} skips {names})", does=f"move; {plan.source} skips {names}"
+                f"Move, {len(plan.on_box)} skipped", does=f"move; {plan.source} skips {names}"
             )
         else:
             go.set_caption("Move", does="move")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from support.pilot import SIZE, make_app, notes, palette_titles, text_of, wait_for
+from support.pilot import SIZE, make_app, notes, palette_titles, screen_text, text_of, wait_for
 from support.queues import GATE, SCRIPT_RUN, wait_view
 from textual.widgets import Button, Static
 
@@ -60,8 +60,12 @@ async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
         await pilot.press(*["backspace"] * 4, "b", "enter", "enter")
         await planned(pilot, screen, "box1's box skips cell 1")
         go = screen.query_one("#move-go", Button)
-        assert not go.disabled and "box1 skips b" in str(go.label)
-        assert app.focused is go
+        assert not go.disabled and app.focused is go
+        # The whole caption is on screen (it was cut: "▶ Move (box1"); the hint line
+        # names what the box will skip, however many cells.
+        text = screen_text(app)
+        assert f"▶ {go.caption} ◀" in text, text
+        assert "Enter: move; box1 skips b" in text
         await pilot.press("enter")
         await wait_for(
             lambda: isinstance(app.screen, FleetScreen), what="the dialog to close", pilot=pilot
