@@ -53,6 +53,13 @@ class Profile:
     # USD per GB pulled off a box (U14: the pull plan's cost line); None where the
     # platform publishes no one price (set it per host: ``egress_usd_per_gb``).
     egress_usd_per_gb: float | None = None
+    # Whether the platform rents interruptible boxes at all (vast.ai interruptible, RunPod
+    # spot, a Slurm partition with preemption): a host of it says ``interruptible = true``
+    # when it is one. ``spot_grace_s``: the seconds such a box gets between the first sign
+    # and the kill (the number behind ``spot_grace``'s words: vast.ai 0, RunPod 5, Slurm
+    # KillWait 30); a box unreachable longer than it is taken as preempted (on_preempt).
+    interruptible_possible: bool = False
+    spot_grace_s: float | None = None
 
     @property
     def clock_lines(self) -> tuple[str, ...]:

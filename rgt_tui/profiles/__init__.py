@@ -40,6 +40,9 @@ OPTIONAL += ("pull_every",)
 OPTIONAL += ("suggested_workdir", "suggested_durable_dir")
 # USD per GB leaving a box (``Profile.egress_usd_per_gb``, U14); absent: not published.
 OPTIONAL += ("egress_usd_per_gb",)
+# Interruptible boxes (issue 40): whether the platform rents them, and the grace (seconds)
+# behind ``spot_grace``'s words (``Profile.interruptible_possible``, ``…spot_grace_s``).
+OPTIONAL += ("interruptible_possible", "spot_grace_s")
 
 
 class ProfileError(ValueError):
@@ -56,7 +59,7 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise ProfileError(f"{source}: {key} must be a list of strings")
-    for key in ("irreversible", "durable_own_mount", "reversible_stop"):
+    for key in ("irreversible", "durable_own_mount", "reversible_stop", "interruptible_possible"):
         if key in data and not isinstance(data[key], bool):
             raise ProfileError(f"{source}: {key} must be true or false")
     days = data.get("release_after_off_days")
@@ -78,6 +81,11 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         isinstance(egress, bool) or not isinstance(egress, (int, float)) or not 0 <= egress < 1e6
     ):
         raise ProfileError(f"{source}: egress_usd_per_gb must be a price per GB ≥ 0")
+    grace = data.get("spot_grace_s")
+    if grace is not None and (
+        isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < 86400
+    ):
+        raise ProfileError(f"{source}: spot_grace_s must be a number of seconds ≥ 0")
     fields = {k: data[k] for k in REQUIRED}
     fields["keeps_billing"] = tuple(data["keeps_billing"])
     fields["danger_clocks"] = tuple(data["danger_clocks"])
@@ -90,6 +98,8 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         reversible_stop=data.get("reversible_stop", False),
         pull_every=every_s,
         egress_usd_per_gb=None if egress is None else float(egress),
+        interruptible_possible=data.get("interruptible_possible", False),
+        spot_grace_s=None if grace is None else float(grace),
         **_suggested(data, source),
     )
 
