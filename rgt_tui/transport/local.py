@@ -25,6 +25,7 @@ from rgt_tui.transport.base import (
     put_mode,
     temp_name,
 )
+from rgt_tui.transport.process_group import kill_group, start_in_group
 
 
 async def _feed(stdin: asyncio.StreamWriter, input: str | None) -> None:
@@ -59,7 +60,7 @@ class LocalTransport(RangeReads):
 
     async def _spawn(self, command: str) -> asyncio.subprocess.Process:
         try:
-            return await asyncio.create_subprocess_exec(
+            return await start_in_group(  # stopped with all it started
                 "bash",
                 "-c",
                 command,
@@ -67,7 +68,6 @@ class LocalTransport(RangeReads):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self._home,
-                start_new_session=True,
                 limit=MAX_STREAM_LINE + 1,  # readline's bound: a line and its newline
             )
         except OSError as exc:
@@ -90,7 +90,7 @@ class LocalTransport(RangeReads):
         async def read(stream: asyncio.StreamReader, name: str) -> None:
             while chunk := await stream.read(STREAM_CHUNK):
                 if not cap.add(name, chunk):
-                    _kill(proc)  # stop it at the cap, and all it started
+                    kill_group(proc)  # stop it at the cap, and all it started
                     return
 
         async def finish() -> int:
@@ -107,7 +107,7 @@ class LocalTransport(RangeReads):
             ) from exc
         finally:
             if proc.returncode is None:  # timed out or cancelled: nothing may outlive it
-                _kill(proc)
+                kill_group(proc)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(proc.wait(), 2)
         # Stopped at the cap: how it would have ended is unknown (as over SSH).
@@ -163,7 +163,7 @@ class LocalTransport(RangeReads):
         finally:
             writing.cancel()
             if proc.returncode is None:
-                _kill(proc)
+                kill_group(proc)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(proc.wait(), 2)
 
@@ -298,8 +298,3 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _file_stat(st: os.stat_result) -> FileStat:
     return FileStat(size=st.st_size, mtime=st.st_mtime_ns / 1e9, inode=st.st_ino)
-
-
-def _kill(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, 9)
