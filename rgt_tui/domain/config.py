@@ -9,7 +9,7 @@ with the file, the line and the key, and what to write instead (``ConfigError``)
 Where the rest is: checking the TOML (``config_parse``: the file's tables, every mistake
 found in one pass; ``config_toml``: typed access that knows each key's line) and each
 host's rules (``config_hosts``); reading the file from disk is
-``rgt_tui.services.fleet_file`` (``load_fleet``, ``resolve_fleet_path``): no I/O here.
+``rgt_tui.services.fleet.file`` (``load_fleet``, ``resolve_fleet_path``): no I/O here.
 """
 
 from __future__ import annotations
@@ -53,6 +53,13 @@ PREFLIGHT_CHECKS = (
 # Watching while the app is closed (issue 31): see config_watch.
 WATCH_FLEET_KEYS = ("notify", "notify_reminder_minutes", "tui_notify", "pull_rate_mbit")
 WATCH_HOST_KEYS = ("notify", "pull_every", "stop", "autostop_minutes")
+# Interruptible boxes (issue 40): the host says it is one; what watch and the TUI do when
+# it is preempted (``on_preempt``), and where a moved cell may go (``spare``, hosts of
+# this file). ``on_preempt`` and ``spare`` may stand in [fleet] as every host's default.
+PREEMPT_FLEET_KEYS = ("on_preempt", "spare")
+WATCH_FLEET_KEYS += PREEMPT_FLEET_KEYS
+WATCH_HOST_KEYS += ("interruptible", *PREEMPT_FLEET_KEYS)
+ON_PREEMPT = ("off", "move", "relaunch")
 # A Slurm cluster's login node as a host (issue 32): see config_slurm.
 SLURM_KEYS = (
     "scheduler", "partition", "account", "gres", "time", "mem", "cpus_per_task",
@@ -190,6 +197,12 @@ class HostWatch:
     pull_every_s: float | None = None
     stop: str | None = None
     autostop_minutes: float | None = None
+    # Issue 40: the box may be preempted (vast.ai interruptible, RunPod spot, a preemptible
+    # Slurm partition); what is done then, unattended (one of ON_PREEMPT, the fleet's
+    # default filled in), and the hosts a moved cell may go to, in order.
+    interruptible: bool = False
+    on_preempt: str = "off"
+    spare: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -203,6 +216,8 @@ class FleetWatch:
     reminder_minutes: float = 60.0
     tui_notify: bool = False
     pull_rate_mbit: float | None = None
+    on_preempt: str = "off"  # every host's default (issue 40)
+    spare: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

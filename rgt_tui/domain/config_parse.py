@@ -4,7 +4,7 @@ every ``[[hosts]]`` entry (``config_hosts``), into a frozen ``Fleet``.
 A file's mistakes are all found in one pass and raised together, as one ``ConfigError``
 whose ``problems`` lists each (a TOML syntax error stops the reading, so it comes alone).
 Pure: the text and the names of the shipped profiles are given
-(``rgt_tui.services.fleet_file.load_fleet`` reads the file).
+(``rgt_tui.services.fleet.file.load_fleet`` reads the file).
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
     ready = readiness(fleet, base)
     watch = fleet_watch(fleet)
     hosts: list[HostConfig] = []
+    tables: list[Table] = []  # each host's entry, for the checks across hosts
     seen: dict[str, int | None] = {}
     for number, raw in enumerate(top.checked(lambda: _raw_hosts(top), [])):
         table = top.sub(f"hosts[{number}]", raw, index.line("", "hosts"))
@@ -90,6 +91,8 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
             seen[name] = table.line("name")
         if host is not None:
             hosts.append(host)
+            tables.append(table)
+    problems.extend(_spare_problems(hosts, tables, fleet, watch.spare))
     if problems:
         raise ConfigError.collect(problems)
     verify = str(verify_python) if verify_python is not None else None
@@ -104,6 +107,31 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         ready,
         watch,
     )
+
+
+def _spare_problems(
+    hosts: list[HostConfig], tables: list[Table], fleet: Table, fleet_spare: tuple[str, ...]
+) -> list[ConfigError]:
+    """Each ``spare`` names a host of this file, never the host itself (issue 40: nothing
+    is ever started on a box the fleet file does not name)."""
+    names = {h.name for h in hosts}
+    found = []
+    unknown = [s for s in fleet_spare if s not in names]
+    if unknown and hosts:
+        found.append(fleet.error("spare", f"{', '.join(unknown)}: not a host of this file"))
+    for host, table in zip(hosts, tables, strict=True):
+        if "spare" not in table.data:
+            continue
+        bad = [s for s in host.watch.spare if s not in names or s == host.name]
+        if bad:
+            found.append(
+                table.error(
+                    "spare",
+                    f"{', '.join(bad)}: a spare must be another host of this file "
+                    f'(known: {", ".join(sorted(names - {host.name})) or "none"})',
+                )
+            )
+    return found
 
 
 def _thresholds(fleet: Table) -> Thresholds:

@@ -3,7 +3,10 @@
 ``[fleet]``: ``notify`` (Apprise URLs for every host), ``notify_reminder_minutes``,
 ``tui_notify``, ``pull_rate_mbit``. ``[[hosts]]``: ``notify`` (added after the fleet's),
 ``pull_every`` (a duration: ``"15m"``, ``"1h30m"``, ``"90s"``), ``stop`` (the provider's
-reversible stop command), ``autostop_minutes`` (needs ``stop``).
+reversible stop command), ``autostop_minutes`` (needs ``stop``), ``interruptible``.
+Both: ``on_preempt`` ("off", "move", "relaunch") and ``spare`` (host names), the host's
+over the fleet's (issue 40; each spare is checked to be a host of the file by
+``config_parse``).
 
 A notification URL holds no secret in the file: write ``${VAR}`` where one goes
 (``tgram://${TG_TOKEN}/12345``); it is expanded from the environment when a message is
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from rgt_tui.domain.config import FleetWatch, HostWatch
+from rgt_tui.domain.config import ON_PREEMPT, FleetWatch, HostWatch
 from rgt_tui.domain.config_toml import Table
 
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?")
@@ -42,6 +45,8 @@ def fleet_watch(t: Table) -> FleetWatch:
         or d.reminder_minutes,
         tui_notify=c(lambda: _flag(t, "tui_notify", d.tui_notify), d.tui_notify),
         pull_rate_mbit=c(lambda: t.number("pull_rate_mbit", None), None),
+        on_preempt=c(lambda: _on_preempt(t, d.on_preempt), d.on_preempt),
+        spare=c(lambda: _spare(t), ()),
     )
 
 
@@ -64,7 +69,30 @@ def host_watch(t: Table, fleet: FleetWatch) -> HostWatch:
         pull_every_s=c(lambda: _duration(t, "pull_every"), None),
         stop=stop,
         autostop_minutes=autostop,
+        interruptible=c(lambda: _flag(t, "interruptible", False), False),
+        on_preempt=c(lambda: _on_preempt(t, fleet.on_preempt), fleet.on_preempt),
+        spare=c(lambda: _spare(t), ()) if "spare" in t.data else fleet.spare,
     )
+
+
+def _on_preempt(t: Table, default: str) -> str:
+    """``on_preempt``: what is done when an interruptible box is preempted."""
+    value = t.data.get("on_preempt", default)
+    if value not in ON_PREEMPT:
+        raise t.error(
+            "on_preempt",
+            f"expected one of {', '.join(repr(v) for v in ON_PREEMPT)}, got {value!r} — "
+            '"move" moves each interrupted cell with a verified checkpoint to a spare, '
+            '"relaunch" restarts the queue on the same box once it answers',
+        )
+    return value
+
+
+def _spare(t: Table) -> tuple[str, ...]:
+    """``spare``: the hosts (of this file) a preempted box's cells may move to, in order."""
+    if t.data.get("spare", []) == []:
+        return ()
+    return t.text_list("spare", [], example='["box4", "box5"]', what="host names")
 
 
 def _urls(t: Table) -> tuple[str, ...]:
