@@ -10,6 +10,7 @@ Agent JSON (version 1), every key optional except ``v``::
 
     {"v": 1, "t": <unix s>, "seq": <int>, "hostname": str, "boot_id": str,
      "box_id": str|null,                # ~/.rgt/box-id (rgt_tui.domain.box_identity)
+     "container_start": float|null,     # when PID 1 started: a restarted container (issue 40)
      "uptime_s": float, "loadavg": [1m, 5m, 15m], "host_cpus": int,
      "host_mem_total": int, "host_mem_available": int,      # host-wide (U41)
      "disks": [{"path", "mount", "bytes_used", "bytes_total",
@@ -227,6 +228,9 @@ class HostSnapshot:
     # The id the box keeps in ~/.rgt/box-id: a different one under the same host name is
     # a new box (rgt_tui.domain.box_identity). None: the agent could not read or write it.
     box_id: str | None = None
+    # When the box's PID 1 started (box clock, whole seconds): a new value under the same
+    # boot id is a restarted container (a preempted spot box come back). None: not known.
+    container_start: float | None = None
     # Lists the box sent longer than the parser keeps (the module's MAX_* limits).
     overflows: tuple[Overflow, ...] = ()
     # Whether the agent could read /dev/kmsg (None: not said), and what nvidia-smi/NVML
@@ -473,6 +477,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         tracker_seen=r.get(data, "tracker_seen", bool, "sample"),
         problems=tuple(problems),
         box_id=box_id,
+        container_start=r.num(data, "container_start", "sample"),
         overflows=tuple(overflows),
         kmsg_readable=r.get(data, "kmsg_readable", bool, "sample"),
         gpu_lost=gpu_lost,

@@ -10,6 +10,30 @@ def read_boot_id(proc_root):
     return read_text(os.path.join(proc_root, "sys/kernel/random/boot_id")).strip()
 
 
+def read_container_start(proc_root):
+    """When this box's PID 1 started (unix seconds, whole): the container's own start in a
+    container (its PID namespace's init), the boot on a bare box. A container restarted
+    on the same host keeps the host's boot id but gets a new PID 1, so this is what names
+    a restarted container (issue 40: a preempted spot box that came back). Constant for
+    the agent's life (a restart ends the agent too): read once. $RGT_CONTAINER_START_FILE,
+    when set, is read instead (the demo and tests stand a restart in by rewriting it)."""
+    path = os.environ.get("RGT_CONTAINER_START_FILE")
+    if path:
+        return float(read_text(path).strip())
+    btime = None
+    for line in read_text(os.path.join(proc_root, "stat")).splitlines():
+        if line.startswith("btime "):
+            btime = int(line.split()[1])
+            break
+    stat = read_text(os.path.join(proc_root, "1/stat"))
+    # "1 (init) S 0 ...": the command may hold spaces and parentheses; fields after the
+    # last ')' start at field 3, so starttime (field 22) is the 20th of them.
+    starttime = int(stat[stat.rindex(")") + 2 :].split()[19])
+    if btime is None:
+        raise ValueError("no btime line in /proc/stat")
+    return float(btime + starttime // os.sysconf("SC_CLK_TCK"))
+
+
 def read_uptime(proc_root):
     """Seconds since boot, from /proc/uptime."""
     return float(read_text(os.path.join(proc_root, "uptime")).split()[0])

@@ -10,7 +10,7 @@ from .cgroup import CgroupProbe
 from .common import PROTOCOL_VERSION, read_text, safe
 from .disks import DiskProbe
 from .gpu import GpuProbe
-from .host import parse_meminfo, read_boot_id, read_loadavg, read_uptime
+from .host import parse_meminfo, read_boot_id, read_container_start, read_loadavg, read_uptime
 from .kmsg import KmsgReader
 from .processes import read_proc_threads
 from .queue_watch import QueueWatch, queue_boot_id
@@ -33,6 +33,7 @@ class Agent:
             self.queue = QueueWatch(args.queue_dir, args.out_root, args.proc_root, every)
         self.tracker_errors = []  # patterns this python cannot compile: said every sample
         self.tracker = TrackerScan(args.tracker_pattern or (), self.tracker_errors)
+        self.container_start = None  # read at the first sample that could (see host.py)
 
     def sample(self, seq):
         """Build one sample (a dict with every protocol key) for sequence number seq."""
@@ -74,8 +75,14 @@ class Agent:
             "cell_started": None,
             "tracker_seen": None,
             "box_id": None,
+            "container_start": None,
             "errors": errors,
         }
+        if self.container_start is None:
+            self.container_start = safe(
+                errors, "container_start", lambda: read_container_start(a.proc_root)
+            )
+        sample["container_start"] = self.container_start
         sample["cgroup"] = safe(
             errors,
             "cgroup",
