@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
-from rgt_tui.cli.prompt import ask
+from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView, code_brief
@@ -282,15 +282,10 @@ def run_launch(call: Call) -> int:
         if not plan.ok:
             return EXIT_PROBLEMS
         if result is None:
-            if not sys.stdin.isatty():
-                return call.fail(
-                    "stdin is not a terminal, so there is no one to ask — pass --yes to launch",
-                    code=EXIT_BAD_INPUT,
-                )
-            answer = ask(f"Launch {plural(len(plan.to_run), 'cell')} on {host.name}? [y/N] ")
-            if (answer or "").lower() not in ("y", "yes"):
-                print("not launched")
-                return EXIT_PROBLEMS
+            question = f"Launch {plural(len(plan.to_run), 'cell')} on {host.name}?"
+            declined = confirmed(call, question, verb="launch", declined="not launched")
+            if declined is not None:
+                return declined
             result = call.on_host(lambda transport: recorded(plan, transport))
     except QueueError as exc:
         return call.fail(str(exc))

@@ -10,11 +10,10 @@ check did not see end; 2 bad arguments or no terminal to ask.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
-from rgt_tui.cli.prompt import ask
+from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
 from rgt_tui.domain.queue_state import QueueView
@@ -66,21 +65,6 @@ def add_retry_arguments(parser: argparse.ArgumentParser) -> None:
         "preflight must pass, or each check be acknowledged again with --ack",
     )
     add_yes(parser)
-
-
-def confirmed(call: Call, question: str) -> int | None:
-    """None to go ahead (``--yes``, or answered y); else the exit code to return."""
-    if call.args.yes:
-        return None
-    if not sys.stdin.isatty():
-        return call.fail(
-            "stdin is not a terminal, so there is no one to ask — pass --yes", code=EXIT_BAD_INPUT
-        )
-    answer = ask(f"{question} [y/N] ")
-    if (answer or "").lower() in ("y", "yes"):
-        return None
-    print("nothing done")
-    return EXIT_PROBLEMS
 
 
 def _read_view(call: Call) -> QueueView:
