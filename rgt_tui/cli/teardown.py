@@ -9,8 +9,11 @@ Either records the teardown of one box only: the box whose gate the typed confir
 opened, and only while the journal still holds that box under the name (a new box seen
 meanwhile, or a box never confirmed, refuses: nothing is recorded).
 
-Acknowledgements (``--ack-missing``, ``--ack-running``) are of the box answering now: it
-is identified first and the acknowledgement recorded for it, or refused.
+Acknowledgements (``--ack-missing``, ``--ack-running``, ``--ack-unfinished``) are of the
+box answering now: it is identified first and the acknowledgement recorded for it, or
+refused. An ``--ack-unfinished`` name must be a cell the check just made found unfinished
+(failed, killed, interrupted, ended by the scheduler, pending): the gate is checked, the
+names recorded, and the checklist shown again from the records.
 
 Text from the box (errors, paths, reasons) is printed through ``text.printable``.
 
@@ -20,9 +23,10 @@ Exit codes (exit_codes.py):
   holds, or with ``--destroyed`` the manual teardown was recorded;
 - 1: the gate is locked, the confirmation was refused, the teardown command failed, or
   (no teardown command) the box was not confirmed destroyed, so nothing was recorded;
-- 2: bad input: the fleet file, an unknown host, or an ``--ack-missing`` /
-  ``--ack-running`` name that is not a cell of the host's queue (the message lists the
-  cells; nothing is acknowledged).
+- 2: bad input: the fleet file, an unknown host, an ``--ack-missing`` /
+  ``--ack-running`` name that is not a cell of the host's queue, or an
+  ``--ack-unfinished`` name that is not an unfinished cell of the host (the message
+  lists the cells; nothing is acknowledged).
 """
 
 from __future__ import annotations
@@ -42,14 +46,14 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
-from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connect import Transport
-from rgt_tui.services.journal import Journal, JournalError
+from rgt_tui.services.journal import Journal, JournalError, journal_for
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.teardown import (
     GateReport,
+    NotUnfinishedError,
     TeardownOutcome,
     UnknownCellError,
     acknowledge,
@@ -57,6 +61,7 @@ from rgt_tui.services.teardown import (
     check_gate,
     confirm_and_tear_down,
     confirmed_at,
+    gather,
     instructions,
     observe_now,
     queue_cells,
@@ -99,11 +104,19 @@ def add_teardown_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         help="accept a cell still running (a cell of the host's queue)",
     )
+    p.add_argument(
+        "--ack-unfinished",
+        metavar="CELL",
+        action="append",
+        default=[],
+        help="accept tearing down with a cell's work unfinished (failed, killed, "
+        "interrupted, ended by the scheduler, pending: a cell the checklist names so)",
+    )
 
 
 def journal(call: Call) -> Journal:
     """The teardown journal of the call's fleet (``paths.journal_dir``)."""
-    return Journal(journal_dir(call.fleet.path))
+    return journal_for(call.fleet)
 
 
 def _when(t: float | None) -> str:
@@ -163,7 +176,7 @@ def run_teardown(call: Call) -> int:
         return _record_destroyed(call, j, args.destroyed)
     if args.cancel_jobs is not None:
         return _cancel_jobs(call, args.cancel_jobs)
-    acks = bool(args.ack_missing or args.ack_running)
+    acks = bool(args.ack_missing or args.ack_running or args.ack_unfinished)
     if acks:
         try:
             check_cells((*args.ack_missing, *args.ack_running), queue_cells(host))
@@ -176,39 +189,51 @@ def run_teardown(call: Call) -> int:
                 code=EXIT_BAD_INPUT,
             )
 
-    async def gather(transport: Transport) -> GateReport | None:
-        if acks:
-            try:
-                # The acknowledgement is of the box answering now: identify it first.
-                box = await observe_now(host, transport, j)
-                await asyncio.to_thread(
-                    acknowledge,
-                    j,
-                    host.name,
-                    missing=tuple(args.ack_missing),
-                    running=tuple(args.ack_running),
-                    cells=queue_cells(host),
-                    box=box,
-                )
-            except (TransportError, ManifestError, ValueError, JournalError) as exc:
-                # The box could not say which box it is, or another box was recorded
-                # meanwhile.
-                call.fail(f"{printable(exc, 1000)}; nothing was acknowledged")
-                return None
-        return await check_gate(call.fleet, host, transport, j)
+    async def checklist(transport: Transport) -> GateReport | int:
+        if not acks:
+            return await check_gate(call.fleet, host, transport, j)
+        try:
+            # The acknowledgement is of the box answering now: identify it first.
+            box = await observe_now(host, transport, j)
+            await asyncio.to_thread(
+                acknowledge,
+                j,
+                host.name,
+                missing=tuple(args.ack_missing),
+                running=tuple(args.ack_running),
+                cells=queue_cells(host),
+                box=box,
+            )
+            if not args.ack_unfinished:
+                return await check_gate(call.fleet, host, transport, j)
+            # Which cells are unfinished is the check's to say: check, then record the
+            # names against what it found, then the checklist from those records.
+            await check_gate(call.fleet, host, transport, j)
+            await asyncio.to_thread(
+                acknowledge, j, host.name, unfinished=tuple(args.ack_unfinished), cells=(), box=box
+            )
+        except NotUnfinishedError as exc:
+            return call.fail(printable(exc, 1000), code=EXIT_BAD_INPUT)
+        except (TransportError, ManifestError, ValueError, JournalError) as exc:
+            # The box could not say which box it is, or another box was recorded
+            # meanwhile.
+            return call.fail(f"{printable(exc, 1000)}; nothing was acknowledged")
+        return await gather(call.fleet, host, transport, j, clock=time.time, records_only=True)
 
-    report = call.on_host(gather)
-    if report is None:
-        return EXIT_PROBLEMS
+    report = call.on_host(checklist)
+    if isinstance(report, int):
+        return report
     print(format_checklist(report))
     if args.check:
         if report.ready_but_confirmation:
             print("ready: every condition holds but the typed confirmation")
             return EXIT_OK
         locked = [c for c in report.conditions if not c.ok and c.key != "confirmed"]
-        print("locked: " + ", ".join(c.key for c in locked))
-        for c in locked:  # each with what settles it
-            print(f"  {c.key}: {fix(c, host.name, tui=False) or 'see the checklist above'}")
+        # An unfinished cell is a line of its own: named with its key.
+        names = [f"{c.key} {c.settle[0]}" if c.key == "unfinished" else c.key for c in locked]
+        print("locked: " + ", ".join(names))
+        for name, c in zip(names, locked, strict=True):  # each with what settles it
+            print(f"  {name}: {fix(c, host.name, tui=False) or 'see the checklist above'}")
         return EXIT_PROBLEMS
     if not report.ready_but_confirmation:
         print("locked: nothing will be torn down until every item above holds", file=sys.stderr)
