@@ -12,9 +12,15 @@ still hold). What happens to the source line depends on whether the box holds it
   (``services.queue.control.skip_cell``, a ``skip`` record in its state file, which the
   runner honours and the Queue tab shows). The source box's outputs are left untouched.
 
-Refused: a cell that runs now, a cell with verified results (``verify``'s record), a
-destination without a queue file, a name already used elsewhere in the fleet (or once
-on the destination's box), a source file that no longer matches its box.
+Refused: a cell that runs now, a cell with verified results (``verify``'s record) —
+unless it is a resume move (``resume=True``, ``services.queue.resume``) of a cell that
+ran and did not finish (interrupted, killed, failed, preempted), or whose box no longer
+answers —, a destination without a queue file, a name already used elsewhere in the
+fleet (or once on the destination's box), a source file that no longer matches its box.
+
+A resume move of a cell whose box does not answer (preempted, gone) still moves its line:
+it becomes ``#moved-to`` (the box may hold it) and the plan says that box was not told to
+skip it (``MovePlan.source_answered``).
 
 Order, so a failure never loses a line: the box's skip first (the one step the box can
 refuse), then the destination file, then the source file; each file is replaced
@@ -33,16 +39,31 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.queue_file import QueueCell, moved_marker, prefix_problem
-from rgt_tui.domain.queue_state import DONE, RUNNING
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    INTERRUPTED,
+    KILLED,
+    RUNNING,
+    SLURM_ENDED,
+)
 from rgt_tui.domain.roster import reconcile
 from rgt_tui.domain.text import printable
 from rgt_tui.fsutil import atomic_write
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.queue.box import read_box_queue_text
-from rgt_tui.services.queue.check import FleetQueues, check_fleet_queues, display_path
+from rgt_tui.services.queue.check import (
+    FleetQueues,
+    QueueSource,
+    check_fleet_queues,
+    display_path,
+)
 from rgt_tui.services.queue.records import read_queue_facts, view_from_facts
 from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
 from rgt_tui.transport import Transport
+
+# A cell that ran and stopped before its end: a resume move may take its verified files.
+UNFINISHED = (INTERRUPTED, KILLED, FAILED, *SLURM_ENDED)
 
 
 class MoveError(Exception):
@@ -75,6 +96,8 @@ class MovePlan:
     source_text: str = ""  # the files' exact texts the plan was made on
     dest_text: str = ""
     box_text: str = ""  # the source box's queue.txt the plan was made on
+    # False: a resume move whose source box did not answer; its box skips nothing.
+    source_answered: bool = True
 
     @property
     def ok(self) -> bool:
@@ -198,11 +221,19 @@ def _box_lines(box_text: str) -> int:
 
 
 async def plan_move(
-    fleet: Fleet, source: HostConfig, names: Iterable[str], dest: str, transport: Transport
+    fleet: Fleet,
+    source: HostConfig,
+    names: Iterable[str],
+    dest: str,
+    transport: Transport,
+    *,
+    resume: bool = False,
 ) -> MovePlan:
     """Everything moving ``names`` from ``source`` to host ``dest`` would do, and every
     reason it must not. ``transport`` reaches the source box (to see which cells it holds
-    and which one runs)."""
+    and which one runs). ``resume``: the cells' verified files go with them
+    (``services.queue.resume``), so verified results do not refuse an unfinished cell, and
+    a source box that does not answer does not refuse the move."""
     wanted = list(dict.fromkeys(n for n in names if n))
     problems: list[str] = []
     warnings: list[str] = []
@@ -250,15 +281,13 @@ async def plan_move(
         else:
             known = ", ".join(c.name for c in src.parsed.cells) or "none"
             problems.append(f"no cell {name!r} in {src.parsed.file} (its cells: {known})")
-    for why in (await asyncio.to_thread(verified_cells, fleet, source, wanted)).values():
-        problems.append(
-            f"{why}: it ran and its results are kept — moving it would run it again "
-            "(leave it, or give the new run a config of another name)"
-        )
+    verified = await asyncio.to_thread(verified_cells, fleet, source, wanted)
     try:
         facts = await read_queue_facts(source, transport)
         box_text = await read_box_queue_text(transport, source.name)
     except (TransportError, QueueError) as exc:
+        if resume and isinstance(exc, TransportError):
+            return _unanswered_plan(fleet, source, target, chosen, src, dst, problems, exc)
         problems.append(
             f"cannot read {source.name}'s queue from its box ({printable(exc.message, None)}) "
             "— a move must know "
@@ -280,6 +309,11 @@ async def plan_move(
     for index, cell in chosen:
         on_box = status.get(index)
         state = on_box.status if on_box is not None and on_box.name == cell.name else ""
+        if cell.name in verified and not (resume and state in UNFINISHED):
+            problems.append(
+                f"{verified[cell.name]}: it ran and its results are kept — moving it would "
+                "run it again (leave it, or give the new run a config of another name)"
+            )
         if state == RUNNING or cell.name in facts.alive_cells:
             problems.append(
                 f"{cell.name} is running on {source.name} now — stop or kill it first "
@@ -300,6 +334,37 @@ async def plan_move(
     return MovePlan(
         source.name, target.name, tuple(cells), tuple(problems), tuple(warnings),
         source.queue, target.queue, src.text, dst.text, box_text,
+    )  # fmt: skip
+
+
+def _unanswered_plan(
+    fleet: Fleet,
+    source: HostConfig,
+    target: HostConfig,
+    chosen: list[tuple[int, QueueCell]],
+    src: QueueSource,
+    dst: QueueSource,
+    problems: list[str],
+    exc: TransportError,
+) -> MovePlan:
+    """A resume move's plan when the source box does not answer: each line becomes
+    ``#moved-to`` (the box may hold it; a later launch there refuses a ``#moved-to`` line
+    it does not hold, and says to delete it), and nothing is asked of the box."""
+    why = printable(exc.message, None)
+    warnings = [
+        f"{source.name} does not answer ({why}): its box is not told to skip "
+        + ", ".join(c.name for _, c in chosen)
+        + f" — if it comes back, do not relaunch {source.name}'s queue from before "
+        + (f"cell {chosen[0][0]}" if chosen else "these cells")
+        + " without checking (rgt-tui queue show)"
+    ]
+    text = src.text or ""
+    lines = text.split("\n")
+    cells = tuple(MoveCell(c.name, c.line, i, lines[c.line - 1], True, "") for i, c in chosen)
+    return MovePlan(
+        source.name, target.name, cells, tuple(problems), tuple(warnings),
+        source.queue, target.queue, text, dst.text or "", "",
+        source_answered=False,
     )  # fmt: skip
 
 
@@ -349,6 +414,8 @@ async def apply_move(
                 f"{display_path(path)} changed since the move was planned — nothing was "
                 "moved; run the move again"
             )
+    if not plan.source_answered:
+        return await _write_files(plan, source, (), today)
     # An append since the plan (another terminal) may have sent a line this move would
     # delete as unsent: the box would then hold, and run, a line the file no longer has.
     try:
@@ -378,6 +445,14 @@ async def apply_move(
                     f"no file was changed{done}; run the move again"
                 ) from exc
             skipped.append(cell.name)
+    return await _write_files(plan, source, tuple(skipped), today)
+
+
+async def _write_files(
+    plan: MovePlan, source: HostConfig, skipped: tuple[str, ...], today: str | None = None
+) -> MoveResult:
+    """The destination file, then the source file (each atomically)."""
+    assert plan.source_path is not None and plan.dest_path is not None
     day = today or time.strftime("%Y-%m-%d")
     new_source, new_dest = moved_texts(plan, day)
     try:
@@ -401,4 +476,4 @@ async def apply_move(
                 for c in plan.cells
             )
         ) from exc
-    return MoveResult(plan, tuple(skipped))
+    return MoveResult(plan, skipped)

@@ -1,0 +1,97 @@
+"""Which of a cell's pulled files is a checkpoint, which is the newest, and its step.
+
+A resume move (``services.queue.resume``) pushes a cell's pulled-and-verified files to
+another box; the run's load-latest-on-start (``docs/spot.md``) then resumes from the
+newest checkpoint among them. This module decides, from names and records alone, what
+counts as a checkpoint and what step it holds:
+
+- a checkpoint is a file a loader knows as one (torch, safetensors), or one whose name
+  says so (``ckpt``, ``checkpoint``), never an unfinished write (``*.tmp``, ``*.part``) or
+  a JSON/text file (a sidecar, metrics, a log);
+- its step comes from its name (``step-1200.pt``, ``ckpt_iter800``, ``epoch3.ckpt``) or,
+  else, from a sidecar beside it (``<stem>.json`` holding ``{"step": N}``) — trusted only
+  when the sidecar names the checkpoint's SHA-256 and it is the one verified here, so a
+  sidecar pulled from another write than its checkpoint says nothing.
+
+Pure: names, sizes and hashes in, choices out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from rgt_tui.domain.artifacts import is_leftover, kind_of
+
+_NOT_CHECKPOINT_SUFFIXES = (".json", ".jsonl", ".ndjson", ".txt", ".log", ".csv", ".md", ".yaml")
+_NAMED = re.compile(r"ckpt|checkpoint", re.IGNORECASE)
+# "step-1200", "iter_800", "it800", "epoch3", "ep12", "checkpoint-500", "global_step1200".
+_STEP = re.compile(
+    r"(?:global_step|step|iter|it|epoch|ep|ckpt|checkpoint)[-_=]?(\d{1,12})(?!\d)", re.IGNORECASE
+)
+SIDECAR_SUFFIX = ".json"
+
+
+@dataclass(frozen=True)
+class CellFile:
+    """One pulled file of a cell: where it is here and in the cell's ``{out}``, what the
+    manifest says of it, and whether it may be pushed (``why``: why not)."""
+
+    local: str  # relative to <results_dir>/<host>/
+    rel: str  # relative to the cell's {out}
+    size: int
+    mtime: float  # the box's clock, from the manifest
+    sha256: str
+    why: str = ""  # "" = pulled, verified and unchanged here
+
+    @property
+    def good(self) -> bool:
+        return not self.why
+
+
+def is_checkpoint(rel: str) -> bool:
+    """Whether ``rel`` names a checkpoint (see the module docstring)."""
+    name = PurePosixPath(rel).name
+    lower = name.lower()
+    if is_leftover(lower) or lower.endswith(_NOT_CHECKPOINT_SUFFIXES):
+        return False
+    return kind_of(lower) in ("torch", "safetensors") or bool(_NAMED.search(lower))
+
+
+def step_in_name(rel: str) -> int | None:
+    """The step a checkpoint's file name carries (the last number a step word gives)."""
+    found = _STEP.findall(PurePosixPath(rel).name)
+    return int(found[-1]) if found else None
+
+
+def sidecar_of(rel: str) -> str:
+    """Where a checkpoint's sidecar would be: ``<dir>/<stem>.json``."""
+    p = PurePosixPath(rel)
+    return str(p.with_name(p.stem + SIDECAR_SUFFIX))
+
+
+def sidecar_step(text: str, checkpoint_sha256: str) -> int | None:
+    """The step a sidecar's JSON gives, only when it names ``checkpoint_sha256`` (so it
+    was written for this very checkpoint); None otherwise or when it is not such JSON."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("sha256") != checkpoint_sha256:
+        return None
+    step = data.get("step")
+    return step if isinstance(step, int) and not isinstance(step, bool) and step >= 0 else None
+
+
+def newest_checkpoint(files: Iterable[CellFile]) -> CellFile | None:
+    """The newest good checkpoint (by the box's mtime, then name)."""
+    good = [f for f in files if f.good and is_checkpoint(f.rel)]
+    return max(good, key=lambda f: (f.mtime, f.rel), default=None)
+
+
+def damaged_checkpoints(files: Iterable[CellFile]) -> list[CellFile]:
+    """Checkpoints that must not be pushed (each has its ``why``)."""
+    return [f for f in files if not f.good and is_checkpoint(f.rel)]

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# rgt-tui's box-side half of a resume move (services/queue/resume.py): the target box
+# gets a cell's pulled-and-verified files in a staging folder beside its durable dir,
+# they are hashed there (queue_ctl.sh code-hash), and only then renamed to the cell's
+# {out} in one step, so a push cut short never leaves a half output folder where the run
+# would load it. Sent whole as `bash -c <this file> resume_ctl VERB ARGS...`.
+#
+#   target DURABLE NAME       "home<TAB>$HOME", "durable<TAB>PATH", "out<TAB>absent|empty|
+#                             files<TAB>N|link|other", "df<TAB><df -Pk row of the nearest
+#                             existing folder>"; nothing is created
+#   stage DURABLE TOKEN       creates DURABLE and DURABLE/.rgt-resume.TOKEN (0700) and, under
+#                             it, the relative dirs on stdin (NUL-separated); "staged<TAB>PATH"
+#   commit DURABLE NAME TOKEN renames the staging folder to DURABLE/NAME (an empty folder
+#                             there is removed first; anything else refuses); "committed<TAB>PATH"
+#   drop DURABLE TOKEN        removes the staging folder (after a failed push)
+#
+# A refusal prints "refused<TAB>CODE<TAB>DETAIL" and exits 3.
+set -u
+set -f
+
+verb=${1:-}
+shift || true
+
+refuse() {  # CODE DETAIL
+    printf 'refused\t%s\t%s\n' "$1" "$2"
+    exit 3
+}
+
+expand() {  # PATH -> PATH with a leading ~ expanded (arguments arrive quoted whole)
+    case "$1" in
+        "~") printf '%s' "$HOME" ;;
+        "~/"*) printf '%s/%s' "$HOME" "${1#"~/"}" ;;
+        *) printf '%s' "$1" ;;
+    esac
+}
+
+name_ok() {  # one path component: no slash, not . or .., no control character
+    case "$1" in '' | . | .. | */* | *[[:cntrl:]]*) return 1 ;; esac
+}
+
+rel_ok() {  # a relative path that stays below its folder
+    case "/$1/" in */../* | */./* | *//* | *[[:cntrl:]]*) return 1 ;; esac
+    [ -n "$1" ]
+}
+
+token_ok() {
+    case "$1" in '' | *[!0-9a-f]*) refuse usage "bad staging token '$1'" ;; esac
+}
+
+target() {
+    local durable name out n p
+    durable=$(expand "$1")
+    name=$2
+    name_ok "$name" || refuse usage "bad cell name"
+    out="$durable/$name"
+    printf 'home\t%s\n' "$HOME"
+    printf 'durable\t%s\n' "$durable"
+    if [ -L "$out" ]; then
+        printf 'out\tlink\n'
+    elif [ -d "$out" ]; then
+        n=$(find "$out" -mindepth 1 -maxdepth 4 2>/dev/null | head -n 1000 | wc -l)
+        if [ "$n" -eq 0 ]; then printf 'out\tempty\n'; else printf 'out\tfiles\t%s\n' "$n"; fi
+    elif [ -e "$out" ]; then
+        printf 'out\tother\n'
+    else
+        printf 'out\tabsent\n'
+    fi
+    p=$durable
+    while [ ! -e "$p" ] && [ "$p" != / ] && [ -n "$p" ]; do p=$(dirname -- "$p"); done
+    printf 'df\t%s\n' "$(df -Pk -- "$p" 2>/dev/null | tail -n 1)"
+}
+
+stage() {
+    local durable token stage_dir rel
+    durable=$(expand "$1")
+    token=$2
+    token_ok "$token"
+    mkdir -p -- "$durable" || refuse io "cannot create $durable (disk full? df -h; df -i)"
+    [ -L "$durable" ] && [ ! -d "$durable/." ] && refuse link "$durable is a link to no folder"
+    stage_dir="$durable/.rgt-resume.$token"
+    mkdir -m 700 -- "$stage_dir" || refuse io "cannot create $stage_dir (disk full? df -h; df -i)"
+    while IFS= read -r -d '' rel; do
+        rel_ok "$rel" || refuse usage "unsafe folder name in the staging list"
+        mkdir -p -- "$stage_dir/$rel" || refuse io "cannot create $stage_dir/$rel (disk full? df -h; df -i)"
+    done
+    printf 'staged\t%s\n' "$stage_dir"
+}
+
+commit() {
+    local durable name token stage_dir out
+    durable=$(expand "$1")
+    name=$2
+    token=$3
+    name_ok "$name" || refuse usage "bad cell name"
+    token_ok "$token"
+    stage_dir="$durable/.rgt-resume.$token"
+    out="$durable/$name"
+    [ -d "$stage_dir" ] && [ ! -L "$stage_dir" ] || refuse missing "no staging folder $stage_dir"
+    if [ -L "$out" ]; then
+        refuse exists "$out is a link: the cell's output folder must be its own"
+    elif [ -d "$out" ]; then
+        rmdir -- "$out" 2>/dev/null || refuse exists "$out holds files already: move them aside first"
+    elif [ -e "$out" ]; then
+        refuse exists "$out exists and is not a folder"
+    fi
+    chmod 755 -- "$stage_dir" 2>/dev/null
+    mv -T -- "$stage_dir" "$out" 2>/dev/null || mv -- "$stage_dir" "$out" ||
+        refuse io "cannot rename $stage_dir to $out"
+    printf 'committed\t%s\n' "$out"
+}
+
+drop() {
+    local durable token
+    durable=$(expand "$1")
+    token=$2
+    token_ok "$token"
+    [ -d "$durable/.rgt-resume.$token" ] && rm -rf -- "$durable/.rgt-resume.$token"
+    printf 'dropped\n'
+}
+
+case "$verb" in
+    target) target "$@" ;;
+    stage) stage "$@" ;;
+    commit) commit "$@" ;;
+    drop) drop "$@" ;;
+    *) refuse usage "unknown verb '$verb'" ;;
+esac

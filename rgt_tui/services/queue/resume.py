@@ -1,0 +1,516 @@
+"""A resume move: an unfinished cell goes to another box with its last verified checkpoint.
+
+``rgt-tui queue move CELL --to HOST`` for a cell that ran and did not finish
+(interrupted, killed, failed, preempted — or whose box no longer answers):
+
+1. **Files**: the cell's files in the pulled copy here (``<results_dir>/<source>/…`` at
+   the cell's ``{out}``), each pushed only when the last ``verify`` found it good for
+   this very manifest AND it still hashes, here and now, to the manifest's SHA-256.
+   Never the source box's unverified state (the box may be gone). A damaged copy, a
+   leftover ``*.tmp``, a file verify did not pass: excluded, each with its reason.
+2. **Checkpoint**: the newest good checkpoint among them (``domain.checkpoints``), with
+   its step (name or sidecar), age, size, and the work a resume repeats (from its write
+   to the cell's interruption). None: the move needs ``from_scratch`` — "from scratch:
+   no verified checkpoint — the run starts over" — and pushes nothing.
+3. **Push**: into a staging folder beside the target's durable dir (``resume_ctl.sh``),
+   by SFTP over the target's connection (``Transport.put_file``), hashed on the target
+   (``queue_ctl.sh code-hash``, as code sync checks its tree), then renamed to the cell's
+   ``{out}`` there in one step. The target's free space is checked first.
+4. **Queue**: the line moves as ``queue move`` moves it (``services.queue.move``; the
+   source keeps ``#moved-to``), and the target runs it under the same name: a running
+   queue gets it appended, an idle one is launched from it (preflight and credentials
+   as any launch). The run's load-latest-on-start makes the identical command resume.
+
+For ``on_preempt = "move"`` (``watch``): ``plan_resume_move`` then, when ``plan.ok``,
+``resume_move``; both take the transports of both boxes and never raise for a box that
+does not answer (the plan says so, the move raises ``MoveError``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rgt_tui.domain.artifacts import GOOD_STATUSES, is_leftover
+from rgt_tui.domain.checkpoints import (
+    CellFile,
+    damaged_checkpoints,
+    newest_checkpoint,
+    sidecar_of,
+    sidecar_step,
+    step_in_name,
+)
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.gate_events import FileFacts
+from rgt_tui.domain.manifest import ManifestError
+from rgt_tui.domain.preflight_checks import df_row
+from rgt_tui.domain.roster import output_prefixes
+from rgt_tui.domain.text import printable
+from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
+from rgt_tui.services.box_ctl import QueueError
+from rgt_tui.services.box_script import box_refusal, run_box_script, script_text
+from rgt_tui.services.queue.move import (
+    UNFINISHED,
+    MoveError,
+    MovePlan,
+    MoveResult,
+    apply_move,
+    plan_lines,
+    plan_move,
+)
+from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
+from rgt_tui.services.teardown.local_copy import check_local_copy
+from rgt_tui.transport import Transport
+
+FROM_SCRATCH = "from scratch: no verified checkpoint — the run starts over"
+# Free space the target keeps beyond the pushed files (a checkpoint being written next).
+MARGIN_BYTES = 256 << 20
+SIDECAR_MAX = 64 << 10  # a sidecar is a few numbers; a bigger one is not read
+CTL_TIMEOUT_S = 60.0
+HASH_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """What a resume move would do, or why it must not (``problems``)."""
+
+    cell: str
+    move: MovePlan
+    files: tuple[CellFile, ...] = ()  # pushed
+    excluded: tuple[CellFile, ...] = ()  # not pushed, each with its why
+    checkpoint: CellFile | None = None
+    step: int | None = None
+    step_from: str = ""  # "its name" / "its sidecar NAME"
+    from_scratch: bool = False
+    status: str = ""  # the cell's state on the source box ("" unknown)
+    interrupted_at: float | None = None  # box clock: the cell's end or last output
+    pulled_at: float | None = None  # box clock: the manifest the files come from
+    target_out: str = ""  # the cell's {out} on the target, resolved there
+    target_free: int | None = None
+    planned_at: float = 0.0  # this machine's clock
+    # The cell ran (unfinished state, files pulled, or its box gone): its files go with
+    # it and the target runs it. False: a plain move of a cell that never ran.
+    ran: bool = False
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.move.ok and not self.problems
+
+    @property
+    def push_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+    @property
+    def repeats_s(self) -> float | None:
+        """Work the resume repeats: from the checkpoint's write to the interruption (or,
+        when that is unknown, to now: an upper bound)."""
+        if self.checkpoint is None:
+            return None
+        end = self.interrupted_at if self.interrupted_at is not None else self.planned_at
+        return max(0.0, end - self.checkpoint.mtime)
+
+
+@dataclass(frozen=True)
+class ResumeResult:
+    """A resume move done: the files pushed, the line moved, how the target runs it."""
+
+    plan: ResumePlan
+    moved: MoveResult
+    out: str  # the cell's {out} on the target
+    queued: str  # how the target runs it, in words
+
+
+@dataclass
+class _Target:
+    home: str = ""
+    durable: str = ""
+    out: str = ""  # absent | empty | files | link | other
+    out_files: int = 0
+    free: int | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def cell_files(fleet: Fleet, source: HostConfig, name: str, now: float) -> list[CellFile]:
+    """Every file of cell ``name`` in ``source``'s pulled copy, with why it must not be
+    pushed ("" when it may). Blocking (it re-hashes the copies): run it in a thread."""
+    folder = fleet_host_dir(fleet, source)
+    try:
+        manifest = load_manifest(folder)
+    except (ManifestError, OSError, ValueError):
+        return []
+    if manifest is None:
+        return []
+    record = load_verification(folder)
+    same = (
+        isinstance(record, dict) and (record.get("manifest") or {}).get("digest") == manifest.digest
+    )
+    checks = {
+        c["path"]: c
+        for c in ((record or {}).get("checks") or ()) if same
+        if isinstance(c, dict) and isinstance(c.get("path"), str)
+    }  # fmt: skip
+    prefixes = output_prefixes(manifest, source.durable_dir, name)
+    files: list[CellFile] = []
+    for entry in manifest.entries:
+        local = manifest.local_relpath(entry.root, entry.path)
+        prefix = next((p for p in prefixes if local.startswith(p + "/")), None)
+        if prefix is None:
+            continue
+        rel = local[len(prefix) + 1 :]
+        check = checks.get(local)
+        why = ""
+        if is_leftover(rel):
+            why = "an unfinished write (*.tmp / *.part): never pushed"
+        elif not same:
+            why = f"not verified for the last pull — run rgt-tui verify {source.name}"
+        elif check is None:
+            why = "not in the verify record"
+        elif check.get("status") not in GOOD_STATUSES:
+            detail = printable(str(check.get("detail") or ""), 120)
+            why = f"verify found it {printable(str(check.get('status')), 20)}: {detail}"
+        elif check.get("sha256") not in (None, entry.sha256) or not entry.sha256:
+            why = "verified as another version than the manifest's"
+        else:
+            facts = FileFacts(entry.size, entry.mtime, entry.sha256)
+            seen = check_local_copy(folder, [(local, facts)], now)
+            if seen.missing:
+                why = "not on this disk any more"
+            elif seen.changed:
+                said = seen.changed[0].split(": ", 1)[-1]
+                why = f"the copy here changed since it was verified ({said}): never pushed"
+        files.append(CellFile(local, rel, entry.size, entry.mtime, entry.sha256 or "", why))
+    return files
+
+
+def _step(folder: Path, files: list[CellFile], ckpt: CellFile) -> tuple[int | None, str]:
+    """The checkpoint's step, from its name or its (good) sidecar; blocking."""
+    step = step_in_name(ckpt.rel)
+    if step is not None:
+        return step, "its name"
+    want = sidecar_of(ckpt.rel)
+    side = next((f for f in files if f.rel == want and f.good and f.size <= SIDECAR_MAX), None)
+    if side is None:
+        return None, ""
+    try:
+        text = (folder / side.local).read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None, ""
+    step = sidecar_step(text, ckpt.sha256)
+    return (step, f"its sidecar {want}") if step is not None else (None, "")
+
+
+async def _target_facts(transport: Transport, host: HostConfig, name: str) -> _Target:
+    facts = _Target()
+    try:
+        await transport.connect()
+        result = await run_box_script(
+            transport, script_text("resume_ctl.sh"), "resume_ctl", "target",
+            host.durable_dir, name, timeout=CTL_TIMEOUT_S,
+        )  # fmt: skip
+    except TransportError as exc:
+        facts.problems.append(
+            f"{host.name} does not answer ({printable(exc.message, None)}): the files cannot "
+            "be pushed there; try again when it answers, or name another host with --to"
+        )
+        return facts
+    refused = box_refusal(result, f"{host.name}'s resume_ctl")
+    if refused is not None:
+        facts.problems.append(f"{host.name}: {refused.message}")
+        return facts
+    for line in result.stdout.splitlines():
+        key, _, rest = line.partition("\t")
+        if key == "home":
+            facts.home = rest
+        elif key == "durable":
+            facts.durable = rest
+        elif key == "out":
+            kind, _, count = rest.partition("\t")
+            facts.out = kind
+            facts.out_files = int(count) if count.isdigit() else 0
+        elif key == "df":
+            row = df_row(rest)
+            facts.free = int(row[3]) * 1024 if row is not None else None
+    return facts
+
+
+async def _cell_state(
+    source: HostConfig, transport: Transport, name: str
+) -> tuple[str, float | None]:
+    """The cell's state on its box and when it stopped ("" / None when unknown)."""
+    from rgt_tui.services.queue.view import read_queue_view
+
+    try:
+        view = await read_queue_view(source, transport)
+    except (TransportError, QueueError):
+        return "", None
+    for c in view.cells:
+        if c.name == name:
+            at = c.ended_at if c.ended_at is not None else c.last_output_at
+            return c.status, None if at is None else float(at)
+    return "", None
+
+
+async def plan_resume_move(
+    fleet: Fleet,
+    source: HostConfig,
+    name: str,
+    dest: str,
+    source_transport: Transport,
+    dest_transport: Transport,
+    *,
+    from_scratch: bool = False,
+    now: float | None = None,
+) -> ResumePlan:
+    """Everything moving cell ``name`` from ``source`` to host ``dest`` with its verified
+    files would do, and every reason it must not (see the module docstring)."""
+    planned_at = time.time() if now is None else now
+    move = await plan_move(fleet, source, [name], dest, source_transport, resume=True)
+    if not move.cells:
+        return ResumePlan(name, move, planned_at=planned_at)
+    status, stopped = "", None
+    if move.source_answered:
+        status, stopped = await _cell_state(source, source_transport, name)
+    files = await asyncio.to_thread(cell_files, fleet, source, name, planned_at)
+    folder = fleet_host_dir(fleet, source)
+    ran = status in UNFINISHED or not move.source_answered or bool(files)
+    good = [f for f in files if f.good]
+    ckpt = newest_checkpoint(files)
+    step, step_from = (None, "")
+    if ckpt is not None:
+        step, step_from = await asyncio.to_thread(_step, folder, files, ckpt)
+    problems: list[str] = []
+    warnings: list[str] = []
+    if ran and ckpt is None and not from_scratch:
+        damaged = damaged_checkpoints(files)
+        why = (
+            "; ".join(f"{f.rel}: {f.why}" for f in damaged[:3])
+            if damaged
+            else f"none among {plural(len(files), 'file')} pulled and verified here"
+            if files
+            else f"nothing of {name} pulled here (rgt-tui pull {source.name}; rgt-tui verify {source.name})"
+        )
+        problems.append(
+            f"{name} has no verified checkpoint ({why}) — move it with --from-scratch "
+            "to run it again from the start"
+        )
+    pushed = tuple(good) if ckpt is not None and not from_scratch else ()
+    target = fleet.host(move.dest)
+    facts = _Target()
+    if ran and move.ok:
+        facts = await _target_facts(dest_transport, target, name)
+        problems += facts.problems
+        out = f"{facts.durable.rstrip('/')}/{name}"
+        if facts.out in ("link", "other"):
+            problems.append(
+                f"{out} on {move.dest} is a {facts.out}: the cell's {{out}} must be its own folder"
+            )
+        elif facts.out == "files":
+            problems.append(
+                f"{out} on {move.dest} holds files already ({facts.out_files}+): a run there would "
+                "mix them with the moved ones — move them aside first"
+            )
+        need = sum(f.size for f in pushed) + (MARGIN_BYTES if pushed else 0)
+        if facts.free is not None and pushed and facts.free < need:
+            problems.append(
+                f"{move.dest} has {fmt_bytes(facts.free)} free at {facts.durable}: the push needs "
+                f"{fmt_bytes(need)} (files + {fmt_bytes(MARGIN_BYTES)} margin) — free space there first"
+            )
+    if not move.source_answered and ckpt is not None:
+        warnings.append(
+            f"{source.name} did not answer: when {name} stopped is unknown — the repeated work "
+            "is counted up to now (at most)"
+        )
+    manifest_taken = None
+    try:
+        manifest = await asyncio.to_thread(load_manifest, folder)
+        manifest_taken = manifest.taken_at if manifest is not None else None
+    except (ManifestError, OSError, ValueError):
+        pass
+    return ResumePlan(
+        name, move, pushed if ran else (), tuple(f for f in files if not f.good),
+        ckpt if ran else None, step, step_from, bool(from_scratch and ran), status, stopped,
+        manifest_taken, f"{facts.durable.rstrip('/')}/{name}" if facts.durable else "",
+        facts.free, planned_at, ran, tuple(problems), tuple(warnings),
+    )  # fmt: skip
+
+
+def resume_lines(plan: ResumePlan) -> list[str]:
+    """The plan in words (the CLI prints them, the dialog shows them)."""
+    lines: list[str] = []
+    ck = plan.checkpoint
+    if plan.from_scratch:
+        lines.append(FROM_SCRATCH)
+    elif ck is not None:
+        step = (
+            f", step {plan.step} ({plan.step_from})" if plan.step is not None else ", step unknown"
+        )
+        age = fmt_duration(plan.planned_at - ck.mtime)
+        lines.append(
+            f"checkpoint: {ck.rel}{step}, written {local_time(ck.mtime)} ({age} ago), "
+            f"{fmt_bytes(ck.size)} — pulled and verified here"
+        )
+        repeats = fmt_duration(plan.repeats_s)
+        if plan.interrupted_at is not None:
+            lines.append(
+                f"repeats: {repeats} of work (checkpoint {local_time(ck.mtime)}, "
+                f"{plan.cell} {plan.status or 'stopped'} {local_time(plan.interrupted_at)})"
+            )
+        else:
+            lines.append(f"repeats: at most {repeats} of work (since the checkpoint, to now)")
+    if plan.files:
+        free = f"; {fmt_bytes(plan.target_free)} free there" if plan.target_free is not None else ""
+        lines.append(
+            f"push: {plural(len(plan.files), 'file')} ({fmt_bytes(plan.push_bytes)}) to "
+            f"{plan.move.dest}:{plan.target_out or '{out}'}, checked by SHA-256 there{free}"
+        )
+    elif plan.target_free is not None:
+        lines.append(f"{plan.move.dest}: {fmt_bytes(plan.target_free)} free, nothing to push")
+    for f in plan.excluded:
+        lines.append(f"not pushed: {f.rel} — {f.why}")
+    lines += plan_lines(plan.move)
+    if plan.ok and plan.ran:
+        lines.append(
+            f"then {plan.move.dest} runs {plan.cell} under its name: appended to its running "
+            "queue, or its queue launched from it (preflight as any launch)"
+        )
+    lines += [f"warning: {w}" for w in plan.warnings]
+    lines += [f"REFUSED: {p}" for p in plan.problems]
+    return lines
+
+
+async def _push(
+    plan: ResumePlan,
+    fleet: Fleet,
+    target: HostConfig,
+    transport: Transport,
+    on_bytes: Callable[[int], None] | None,
+) -> str:
+    """Stage, put, hash, rename; the cell's {out} on the target. MoveError on failure
+    (the staging folder is removed; nothing is left at {out})."""
+    from rgt_tui.services.code_sync.box import hash_on_box
+    from rgt_tui.services.code_sync.types import SyncError
+
+    ctl = script_text("resume_ctl.sh")
+    token = secrets.token_hex(6)
+    dirs = sorted({f.rel.rsplit("/", 1)[0] for f in plan.files if "/" in f.rel})
+    where = f"{target.name}:{plan.target_out}"
+
+    async def ctl_run(*args: str, input: str | None = None) -> str:
+        result = await run_box_script(
+            transport, ctl, "resume_ctl", *args, input=input, timeout=CTL_TIMEOUT_S
+        )
+        refused = box_refusal(result, f"{target.name}'s resume_ctl")
+        if refused is not None:
+            raise MoveError(f"{target.name}: {refused.message} — nothing was moved")
+        return result.stdout
+
+    try:
+        await transport.connect()
+        said = await ctl_run(
+            "stage", target.durable_dir, token, input="".join(d + "\0" for d in dirs)
+        )
+        staged = next((ln[7:] for ln in said.splitlines() if ln.startswith("staged\t")), "")
+        if not staged.endswith(f"/.rgt-resume.{token}"):
+            raise MoveError(
+                f"{target.name} did not say where it staged the files — nothing was moved"
+            )
+        folder = fleet_host_dir(fleet, plan.move.source)
+        for f in plan.files:
+            await transport.put_file(
+                folder / f.local, f"{staged}/{f.rel}", mode=0o644, on_bytes=on_bytes
+            )
+        rels = [f.rel for f in plan.files]
+        try:
+            seen = await hash_on_box(transport, target.name, staged, rels)
+        except SyncError as exc:
+            raise MoveError(f"cannot hash the pushed files on {target.name}: {exc}") from exc
+        bad = [f.rel for f in plan.files if seen.files.get(f.rel) is None
+               or seen.files[f.rel].sha256 != f.sha256]  # fmt: skip
+        if bad:
+            raise MoveError(
+                f"{plural(len(bad), 'pushed file')} did not arrive whole on {target.name} "
+                f"({', '.join(bad[:3])}): SHA-256 differs — nothing was moved; move again"
+            )
+        said = await ctl_run("commit", target.durable_dir, plan.cell, token)
+    except (TransportError, OSError, MoveError) as exc:
+        try:
+            await run_box_script(
+                transport, ctl, "resume_ctl", "drop", target.durable_dir, token,
+                timeout=CTL_TIMEOUT_S,
+            )  # fmt: skip
+        except Exception:  # noqa: BLE001 - the connection may be what failed
+            pass
+        if isinstance(exc, MoveError):
+            raise
+        why = printable(getattr(exc, "message", None) or str(exc), None)
+        raise MoveError(
+            f"the push to {where} failed ({why}) — nothing was moved; move again"
+        ) from exc
+    out = next((ln[10:] for ln in said.splitlines() if ln.startswith("committed\t")), "")
+    return out or plan.target_out
+
+
+async def _queue_on_target(
+    fleet: Fleet, target: HostConfig, transport: Transport, name: str, acks: Iterable[str]
+) -> str:
+    """Run the moved cell on the target: append to a running queue, else launch from it."""
+    from rgt_tui.services.queue.append import append_cells
+    from rgt_tui.services.queue.cells import read_local_queue
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    try:
+        appended = await append_cells(fleet, target, transport)
+        if appended.running:
+            return f"{target.name}'s running queue runs it after its current cells"
+    except QueueError as exc:
+        if "launch it first" not in exc.message:
+            raise MoveError(
+                f"{name} is {target.name}'s now, but appending it failed: {exc.message} — "
+                f"launch it: rgt-tui launch {target.name}"
+            ) from exc
+    _, slots, _ = await read_local_queue(fleet, target)
+    index = max(i for i, c in enumerate(slots) if c.name == name and not c.moved_to)
+    plan = await plan_launch(fleet, target, transport, start_index=index, acks=acks)
+    if not plan.ok:
+        raise MoveError(
+            f"{name} is {target.name}'s now (its files are there), but the launch was refused:\n"
+            + "\n".join(plan.problems)
+            + f"\nfix that, then: rgt-tui launch {target.name} --start {index}"
+        )
+    await launch(plan, transport)
+    return f"{target.name}'s queue launched from cell {index} ({name})"
+
+
+async def resume_move(
+    plan: ResumePlan,
+    fleet: Fleet,
+    source: HostConfig,
+    source_transport: Transport,
+    dest_transport: Transport,
+    *,
+    acks: Iterable[str] = (),
+    today: str | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+) -> ResumeResult:
+    """Do a planned resume move: push and check the files, move the line, run it there.
+
+    MoveError (with what was done and how to finish) when a step fails; a push that
+    fails changes nothing (no file, no line)."""
+    if not plan.ok:
+        raise MoveError("the move has problems:\n" + "\n".join(plan.problems or plan.move.problems))
+    target = fleet.host(plan.move.dest)
+    out = plan.target_out
+    if plan.files:
+        out = await _push(plan, fleet, target, dest_transport, on_bytes)
+    moved = await apply_move(plan.move, source, source_transport, today=today)
+    if not plan.ran:  # a cell that never ran moves as `queue move` always moved cells
+        return ResumeResult(plan, moved, out, f"run it: rgt-tui queue append {target.name}")
+    queued = await _queue_on_target(fleet, target, dest_transport, plan.cell, acks)
+    return ResumeResult(plan, moved, out, queued)
