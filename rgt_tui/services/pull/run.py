@@ -19,9 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import fcntl
 import logging
-import os
 import posixpath
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -32,6 +30,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.egress import egress_price
 from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestEntry, ManifestError
+from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import connect_with_backoff
 from rgt_tui.services.manifest import take_manifest
@@ -549,17 +548,15 @@ def _previous(dest: Path) -> Manifest | None:
 def _pull_lock(dest: Path, host: str) -> Iterator[None]:
     """Refuse a second pull of the same host at once: both would write the same parts."""
     records_dir(dest).mkdir(parents=True, exist_ok=True)
-    fd = os.open(records_dir(dest) / "pull.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise PullBusy(
-                f"another pull of {host} into {dest} is running", "wait for it to finish"
-            ) from None
+    held = contextlib.ExitStack()
+    try:  # one try (deadline 0): a second pull is refused, never queued behind the first
+        held.enter_context(file_lock(records_dir(dest) / "pull.lock", 0, mode=0o644))
+    except LockBusy:
+        raise PullBusy(
+            f"another pull of {host} into {dest} is running", "wait for it to finish"
+        ) from None
+    with held:
         yield
-    finally:
-        os.close(fd)
 
 
 def _guarded(callback: Callable[[PullProgress], None] | None) -> Callable | None:
