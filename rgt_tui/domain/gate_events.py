@@ -165,6 +165,31 @@ class RunningAcknowledged:
 
 
 @dataclass(frozen=True)
+class QueueCellsSeen:
+    """The host's queue as its records (or its scheduler) show it, read at this check.
+
+    ``unfinished``: (name, state, what is known) of each cell they know to be unfinished
+    (failed, killed, interrupted, a Slurm end such as CANCELLED or PREEMPTED, waiting to
+    run or to be retried; a running cell is ``CellsRunning``'s). ``moved``: (name, host)
+    of each cell the host's queue file records as moved (``#moved-to``): its work is the
+    other host's now. ``outputs``: (name, local folder) where an unfinished cell's outputs
+    land in the pulled copy, to name its newest verified checkpoint (none: any folder
+    named after the cell, as the roster has it).
+    """
+
+    unfinished: tuple[tuple[str, str, str], ...] = ()
+    moved: tuple[tuple[str, str], ...] = ()
+    outputs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class UnfinishedAcknowledged:
+    """The user accepted, by name, tearing down with this cell's work unfinished."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class BoxChanged:
     """Something changed on the box after the manifest: a file or a started cell."""
 
@@ -194,6 +219,8 @@ GateEvent = (
     | CellsRunning
     | SlurmJobsSeen
     | RunningAcknowledged
+    | QueueCellsSeen
+    | UnfinishedAcknowledged
     | BoxChanged
     | ConfirmationTyped
 )

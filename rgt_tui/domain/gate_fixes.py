@@ -45,6 +45,8 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
             )
         acks = " ".join(f"--ack-running {printable(c, 200)}" for c in condition.settle)
         return f"wait for the cells to finish, or run `rgt-tui teardown {host} {acks}`"
+    if key == "unfinished" and condition.settle:
+        return _unfinished_fix(condition, host, tui=tui)
     fixes = {
         "box": f"{check} once the box answers",
         "manifest": f"{pull}, then {verify.removeprefix('run ').removeprefix('press ')}",
@@ -65,3 +67,31 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         f"{check.removeprefix('run ').removeprefix('press ')}",
     }
     return fixes.get(key, "")
+
+
+def _unfinished_fix(condition: Condition, host: str, *, tui: bool) -> str:
+    """An unfinished cell: move it (resuming from its verified checkpoint, or starting
+    over without one), let it finish, or accept leaving it unfinished, by name."""
+    cell = _cells(condition)
+    if tui:
+        move = (
+            "move it (Queue tab, m): it resumes elsewhere from that checkpoint"
+            if condition.checkpoint
+            else "move it (Queue tab, m): it starts over elsewhere"
+        )
+        return (
+            f"{move} — or type {cell} under 'Acknowledge a cell by name' and press "
+            "Unfinished: accept, to tear down with its work unfinished"
+        )
+    if condition.checkpoint:
+        move = f"`rgt-tui queue move {cell} --to HOST` resumes it elsewhere from that checkpoint"
+    else:
+        # A cell whose run began and left nothing verified moves only with --from-scratch.
+        move = (
+            f"`rgt-tui queue move {cell} --to HOST` starts it over elsewhere "
+            "(`--from-scratch` once its run began: nothing verified to resume from)"
+        )
+    return (
+        f"{move} — or accept tearing down with its work unfinished: "
+        f"`rgt-tui teardown {host} --ack-unfinished {cell}`"
+    )

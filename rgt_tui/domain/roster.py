@@ -50,6 +50,14 @@ def output_prefixes(manifest: Manifest, durable_dir: str, name: str) -> tuple[st
     return tuple(dict.fromkeys(found))
 
 
+def in_outputs(path: str, name: str, prefixes: Sequence[str]) -> bool:
+    """Whether local ``path`` is one of cell ``name``'s outputs: under one of its output
+    folders (``output_prefixes``), or, with none known, in a folder named after the cell."""
+    if prefixes:
+        return any(path.startswith(pre + "/") for pre in prefixes)
+    return name in path.split("/")[:-1]
+
+
 def reconcile(
     cells: Sequence[str],
     manifest: Manifest,
@@ -61,12 +69,8 @@ def reconcile(
     paths = list(statuses)
     for name in dict.fromkeys(cells):
         prefixes = output_prefixes(manifest, durable_dir, name)
-        if prefixes:
-            inside = [p for p in paths if any(p.startswith(pre + "/") for pre in prefixes)]
-            where = " or ".join(prefixes)
-        else:
-            inside = [p for p in paths if name in p.split("/")[:-1]]
-            where = f"a folder named {name}"
+        inside = [p for p in paths if in_outputs(p, name, prefixes)]
+        where = " or ".join(prefixes) if prefixes else f"a folder named {name}"
         verified = [p for p in inside if statuses[p] == "verified"]
         if verified:
             present.append(name)

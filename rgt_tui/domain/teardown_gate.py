@@ -22,7 +22,11 @@ A host unlocks only when every condition holds at once:
    every job of the host's queue ended (``SlurmJobsSeen``: none pending or running in
    squeue, read at this check; no acknowledgement settles it, only the jobs ending or
    being cancelled);
-7. the user typed the host's name.
+7. no cell's work is unfinished by the queue's records or its scheduler (failed, killed,
+   interrupted, ended by Slurm, pending), or each such cell is moved to another host (its
+   ``#moved-to`` record) or acknowledged by name (``QueueCellsSeen``, ``unfinished``): an
+   unfinished cell does not count for the roster however many of its files verified;
+8. the user typed the host's name.
 
 The typed name and the re-scan are one moment, not two facts that keep: typing the name
 (``ConfirmationTyped``, with a fresh ``attempt`` token) discards any earlier re-scan, and
@@ -66,15 +70,18 @@ from rgt_tui.domain.gate_events import (
     LocalCopyChecked,
     ManifestTaken,
     MissingCellAcknowledged,
+    QueueCellsSeen,
     RecordsInvalid,
     RescanFailed,
     Rescanned,
     RosterChecked,
     RunningAcknowledged,
     SlurmJobsSeen,
+    UnfinishedAcknowledged,
     VerificationRead,
 )
 from rgt_tui.domain.text import printable
+from rgt_tui.domain.unfinished import newest_checkpoint
 from rgt_tui.domain.units import local_time, plural
 
 SHOWN_PATHS = 3  # paths named per kind of change in "box changed since the manifest"
@@ -115,6 +122,13 @@ class GateState:
     # slurm_error: why squeue could not be read at the latest check.
     slurm_jobs: tuple[str, ...] | None = None
     slurm_error: str = ""
+    # The queue's unfinished cells (name, state, what is known), the cells moved to
+    # another host (name, host), the local folders of the unfinished cells' outputs
+    # (name, folder), and the unfinished cells acknowledged by name (QueueCellsSeen).
+    unfinished: tuple[tuple[str, str, str], ...] = ()
+    moved_cells: tuple[tuple[str, str], ...] = ()
+    cell_outputs: tuple[tuple[str, str], ...] = ()
+    acked_unfinished: frozenset[str] = frozenset()
     confirmed: bool = False
     attempt: str = ""  # the token of the latest typed confirmation
     invalidated_by: str | None = None
@@ -130,6 +144,10 @@ def _invalidate(state: GateState, why: str) -> GateState:
         running=state.running,
         slurm_jobs=state.slurm_jobs,
         slurm_error=state.slurm_error,
+        unfinished=state.unfinished,
+        moved_cells=state.moved_cells,
+        cell_outputs=state.cell_outputs,
+        acked_unfinished=state.acked_unfinished,
         invalidated_by=why,
     )
 
@@ -171,6 +189,16 @@ def apply(state: GateState, event: GateEvent) -> GateState:
         return replace(state, acked_missing=state.acked_missing | {event.name}, confirmed=False)
     if isinstance(event, RunningAcknowledged):
         return replace(state, acked_running=state.acked_running | {event.name}, confirmed=False)
+    if isinstance(event, UnfinishedAcknowledged):
+        acked = state.acked_unfinished | {event.name}
+        return replace(state, acked_unfinished=acked, confirmed=False)
+    if isinstance(event, QueueCellsSeen):
+        return replace(
+            state,
+            unfinished=tuple(event.unfinished),
+            moved_cells=tuple(event.moved),
+            cell_outputs=tuple(event.outputs),
+        )
     if isinstance(event, CellsRunning):
         started = set(event.names) - set(state.running)
         if started:
@@ -289,14 +317,17 @@ SHOWN_PROBLEMS = 10  # verify's problems named in the checklist; verify's report
 class Condition:
     """One checklist item: whether it holds and the evidence shown beside it.
 
-    ``settle``: the cells whose acknowledgement by name would settle it (roster, idle),
-    for the front ends to name in their fix (``gate_fixes``).
+    ``settle``: the cells whose acknowledgement by name would settle it (roster, idle,
+    unfinished), for the front ends to name in their fix (``gate_fixes``).
+    ``checkpoint``: an unfinished cell's newest verified checkpoint ("" when none), so
+    the fix says whether moving it resumes it or starts it over.
     """
 
     key: str
     ok: bool
     evidence: str
     settle: tuple[str, ...] = ()
+    checkpoint: str = ""
 
 
 def conditions(state: GateState) -> tuple[Condition, ...]:
@@ -389,18 +420,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             verified,
         )
     )
-    if state.expected_cells is None:
-        items.append(Condition("roster", False, "roster not reconciled"))
-    else:
-        missing = [c for c in state.expected_cells if c not in state.present_cells]
-        unacked = [c for c in missing if c not in state.acked_missing]
-        k = len(state.expected_cells) - len(missing)
-        text = f"{k}/{len(state.expected_cells)} cells have results"
-        if missing:
-            text += f"; missing: {', '.join(missing)}" + (
-                f" (unacknowledged: {', '.join(unacked)})" if unacked else " (acknowledged)"
-            )
-        items.append(Condition("roster", not unacked, text, tuple(unacked)))
+    items.append(_roster_condition(state))
     unacked_running = [c for c in state.running if c not in state.acked_running]
     items.append(
         Condition(
@@ -413,6 +433,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             tuple(unacked_running),
         )
     )
+    items += _unfinished_conditions(state)
     if state.slurm_jobs is not None:
         items.append(_jobs_condition(state.slurm_jobs, state.slurm_error))
     items.append(
@@ -425,6 +446,61 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     # Every piece of the box's text went through printable above; this pass is the net
     # for any that did not (a name in the roster, a running cell's name).
     return tuple(replace(c, evidence=printable(c.evidence, None)) for c in items)
+
+
+def _roster_condition(state: GateState) -> Condition:
+    """Every queue cell has verified results, or is missing and acknowledged by name. A
+    cell whose run is unfinished or running counts for none of that, whatever of it
+    verified: its own line (unfinished, idle) settles it."""
+    if state.expected_cells is None:
+        return Condition("roster", False, "roster not reconciled")
+    open_work = {name for name, _, _ in state.unfinished} | set(state.running)
+    deferred = [c for c in state.expected_cells if c in open_work]
+    cells = [c for c in state.expected_cells if c not in open_work]
+    missing = [c for c in cells if c not in state.present_cells]
+    unacked = [c for c in missing if c not in state.acked_missing]
+    k = len(cells) - len(missing)
+    text = f"{k}/{len(state.expected_cells)} cells have results"
+    if missing:
+        text += f"; missing: {', '.join(missing)}" + (
+            f" (unacknowledged: {', '.join(unacked)})" if unacked else " (acknowledged)"
+        )
+    if deferred:
+        text += f"; unfinished or running, not counted: {', '.join(deferred)} (their own lines)"
+    return Condition("roster", not unacked, text, tuple(unacked))
+
+
+def _unfinished_conditions(state: GateState) -> list[Condition]:
+    """One line per unfinished cell (its state, and what of it is pulled and verified
+    here), locked until acknowledged by name; one open line per cell moved away."""
+    items = []
+    files = state.manifest or {}
+    for name, _status, what in state.unfinished:
+        prefixes = [pre for cell, pre in state.cell_outputs if cell == name]
+        found = newest_checkpoint(
+            name, prefixes, files, state.pulled, state.loaded, set(state.failed)
+        )
+        if found is not None:
+            path, mtime = found
+            safe = (
+                f"its checkpoint from {local_time(mtime)} ({printable(path, 200)}) is pulled "
+                "and verified"
+            )
+        elif state.manifest is None:
+            safe = "nothing of it is pulled and verified here"
+        else:
+            safe = "no checkpoint of it is pulled and verified here"
+        acked = name in state.acked_unfinished
+        text = f"{name} {what} — {safe}" + ("; acknowledged" if acked else "")
+        checkpoint = found[0] if found else ""
+        items.append(
+            Condition("unfinished", acked, text, () if acked else (name,), checkpoint=checkpoint)
+        )
+    for name, host in state.moved_cells:
+        items.append(
+            Condition("moved", True, f"{name} moved to {host} (the queue file's #moved-to)")
+        )
+    return items
 
 
 SHOWN_JOBS = 5  # Slurm tasks named in the "jobs" line; the rest are counted

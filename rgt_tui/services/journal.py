@@ -55,6 +55,7 @@ _EVENT_TYPES = {
         gate.ArtifactChecked, gate.VerificationRead, gate.RecordsInvalid, gate.RosterChecked,
         gate.MissingCellAcknowledged, gate.CellsRunning, gate.RunningAcknowledged,
         gate.BoxChanged, gate.ConfirmationTyped, gate.SlurmJobsSeen,
+        gate.QueueCellsSeen, gate.UnfinishedAcknowledged,
     )
 }  # fmt: skip
 

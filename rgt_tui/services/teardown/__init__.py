@@ -10,12 +10,13 @@ One module per job, the gate itself being the pure state machine in
   file and saying to pull again;
 - ``gate`` — the gate check: ``check_gate`` re-scans the box *now* (sizes and mtimes, no
   hashing; it also says which box answers: its ``~/.rgt/box-id`` and host key) and reads
-  its queue records, and records every fact in the host's journal (only events that
+  its queue records (which cells run, and which the records or the scheduler know to be
+  unfinished; the queue file's ``#moved-to`` records), and records every fact in the host's journal (only events that
   change the gate are appended, so re-checking is cheap and the journal stays short). A
   re-scan that fails (or no connection) is recorded as such, so an earlier one never
   stands in for it; ``observe_now`` records which box answers;
-- ``acknowledge`` — the user's by-name acknowledgements of missing or running cells, of
-  the box they saw (``acknowledge(box=...)``; the command line identifies the box
+- ``acknowledge`` — the user's by-name acknowledgements of missing, running or unfinished
+  cells (an unfinished one must be one the box's last check recorded), of the box they saw (``acknowledge(box=...)``; the command line identifies the box
   answering first with ``observe_now``);
 - ``confirm`` — running the teardown: ``confirm_and_tear_down`` records the typed name
   with a fresh token, re-scans the box right then and runs the teardown command only
@@ -38,10 +39,12 @@ becomes a problem or a re-scan failure.
 
 from rgt_tui.services.teardown.acknowledge import (
     BoxMismatch,
+    NotUnfinishedError,
     UnknownCellError,
     acknowledge,
     check_cells,
     queue_cells,
+    unfinished_cells,
 )
 from rgt_tui.services.teardown.confirm import (
     MANUAL_OUTPUT,
@@ -54,11 +57,11 @@ from rgt_tui.services.teardown.confirm import (
     record_manual_teardown,
 )
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
-from rgt_tui.services.teardown.gate import GateReport, check_gate, observe_now
+from rgt_tui.services.teardown.gate import GateReport, check_gate, gather, observe_now
 
 __all__ = [
     "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "GateLocked", "GateReport",
-    "TeardownOutcome", "UnknownCellError", "acknowledge", "check_cells", "check_gate",
+    "NotUnfinishedError", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
     "confirm_and_tear_down", "confirmed_at", "instructions", "manifest_event", "observe_now",
-    "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",
+    "gather", "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",
 ]  # fmt: skip

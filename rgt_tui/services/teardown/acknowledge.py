@@ -1,6 +1,9 @@
-"""Acknowledgements: the user's by-name word for a missing or a running cell, of one box.
+"""Acknowledgements: the user's by-name word for a missing, running or unfinished cell,
+of one box.
 
-An acknowledgement names a cell of the host's queue (``queue_cells``) and is of the box
+An acknowledgement names a cell of the host's queue (``queue_cells``); one of unfinished
+work names a cell the box's last gate check recorded as unfinished (``NotUnfinishedError``
+otherwise, with those cells). It is of the box
 the user saw: when the journal holds another box under the name now, nothing is
 recorded (``BoxMismatch``), so an acknowledgement of one box never counts for another.
 """
@@ -24,6 +27,24 @@ class UnknownCellError(ValueError):
         self.known_cells = tuple(known_cells)
         known = ", ".join(self.known_cells) or "none (the host has no queue cells)"
         super().__init__(f"no cell named '{name}' in the host's queue; its cells: {known}")
+
+
+class NotUnfinishedError(UnknownCellError):
+    """An ``--ack-unfinished`` named a cell the box's records do not know as unfinished."""
+
+    def __init__(self, name: str, host: str, unfinished: Sequence[str]) -> None:
+        super().__init__(name, unfinished)
+        known = ", ".join(self.known_cells) or "none"
+        ValueError.__init__(
+            self,
+            f"'{name}' is not an unfinished cell of {host} (as its last gate check read the "
+            f"queue): nothing was acknowledged. Its unfinished cells: {known}",
+        )
+
+
+def unfinished_cells(jh: HostJournal) -> tuple[str, ...]:
+    """The cells the journal's box has recorded as unfinished (its last queue read)."""
+    return tuple(name for name, _, _ in jh.gate().unfinished)
 
 
 class BoxMismatch(ValueError):
@@ -71,12 +92,16 @@ def acknowledge(
     *,
     missing: Sequence[str] = (),
     running: Sequence[str] = (),
+    unfinished: Sequence[str] = (),
     cells: Sequence[str],
     box: BoxIdentity | None,
     now: float | None = None,
 ) -> HostJournal:
-    """Record the user's by-name acknowledgements of missing or running cells, for the
-    box they were looking at (``box``: the checklist's, or ``observe_now``'s).
+    """Record the user's by-name acknowledgements of missing, running or unfinished
+    cells, for the box they were looking at (``box``: the checklist's, or ``observe_now``'s).
+
+    ``unfinished`` names must be cells the box's gate last recorded as unfinished
+    (``unfinished_cells``): otherwise nothing is recorded and NotUnfinishedError lists them.
 
     Every name must be one of ``cells`` (``queue_cells(host)``): otherwise nothing is
     recorded and UnknownCellError says which name, with the cells there are. When the
@@ -84,13 +109,17 @@ def acknowledge(
     BoxMismatch says so: an acknowledgement of one box never counts for another.
     """
     check_cells((*missing, *running), cells)
-    events = [g.MissingCellAcknowledged(n) for n in missing] + [
-        g.RunningAcknowledged(n) for n in running
-    ]
+    events: list[g.GateEvent] = [g.MissingCellAcknowledged(n) for n in missing]
+    events += [g.RunningAcknowledged(n) for n in running]
+    events += [g.UnfinishedAcknowledged(n) for n in unfinished]
     t = now if now is not None else time.time()
 
     def append(jh: HostJournal) -> bool:
         same_box_or_refuse(jh, box, "nothing was acknowledged")
+        known = unfinished_cells(jh)
+        for name in unfinished:
+            if name not in known:
+                raise NotUnfinishedError(name, jh.host, known)
         jh.events.extend((t, e) for e in events)
         return bool(events)
 
