@@ -220,15 +220,21 @@ def format_plan(plan: LaunchPlan) -> str:
     return "\n".join(lines)
 
 
-def preflight_lines(plan: LaunchPlan) -> list[str]:
+def preflight_lines(plan: LaunchPlan, *, refusing_only: bool = False) -> list[str]:
     """The plan's preflight checks (a failed one with its detail and fix, an acknowledged
-    one marked) and the code identity each cell will record (U42)."""
+    one marked) and the code identity each cell will record (U42). ``refusing_only``:
+    only the failed checks not acknowledged, and nothing at all when none is (a retry's
+    plan, whose other lines say the rest)."""
     report = plan.preflight
     if report is None:
-        return ["  preflight: not run"] if plan.detach else []
+        return ["  preflight: not run"] if plan.detach and not refusing_only else []
     acked = {*plan.acks, *plan.host_acks}
+    if refusing_only and not any(not c.ok and c.name not in acked for c in report.checks):
+        return []
     lines = [f"  preflight on {report.host}:"]
     for c in report.checks:
+        if refusing_only and (c.ok or c.name in acked):
+            continue
         if c.ok:
             mark = "ok"
         elif c.name in acked:
@@ -238,7 +244,7 @@ def preflight_lines(plan: LaunchPlan) -> list[str]:
         lines.append(f"    {c.name:<9} {mark:<12} {c.detail}")
         if not c.ok and c.fix:
             lines.append(f"    {'':<9} {'':<12} fix: {c.fix}")
-    if report.code is not None:
+    if report.code is not None and not refusing_only:
         lines.append(f"  code recorded with each cell: {report.code.short()}")
     return lines
 

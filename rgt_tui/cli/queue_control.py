@@ -159,15 +159,19 @@ def format_retry(plan: RetryPlan) -> str:
     elif plan.submits:
         lines.append(f"  submitted to {plan.submits} as a new job array of these cells")
     elif plan.launch is not None:
-        from rgt_tui.cli.queue import format_plan
+        from rgt_tui.cli.queue import format_plan, preflight_lines
         from rgt_tui.services.queue.launch_acks import acks_line
 
         lines.append("  the queue is not running: a launch runs only these cells")
         if plan.launch_acks:  # what the queue's launch acknowledged (services.queue.launch_acks)
             revoked = " — revoked for this retry (--no-launch-acks)" if plan.revoked else ""
             lines.append(f"  {acks_line(plan.launch_acks)}{revoked}")
+        # Only what carries information: the launch's other refusals and warnings, and
+        # the checks that refuse it (their own lines, each with its fix); the preflight
+        # refusal itself is said below in the retry's words (--ack on the retry).
         lines += ["  " + line for line in format_plan(plan.launch).splitlines()[1:]
-                  if "REFUSED" in line or "warning" in line or "preflight" in line]  # fmt: skip
+                  if ("REFUSED" in line or "warning" in line) and "preflight" not in line]  # fmt: skip
+        lines += ["  " + line for line in preflight_lines(plan.launch, refusing_only=True)]
     lines += [f"  warning: {w}" for w in plan.warnings]
     lines += [f"  REFUSED: {p}" for p in plan.problems]
     if plan.launch is not None and plan.launch.unacknowledged:

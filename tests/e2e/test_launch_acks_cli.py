@@ -42,6 +42,9 @@ async def test_retry_goes_ahead_on_what_the_launch_acknowledged_and_can_revoke_i
         retried.stdout
     )
     assert "REFUSED" not in retried.stdout
+    # Only what carries information (issue 43.10e): no empty "preflight on box1:" header,
+    # no "fix:" without its check; the acknowledged check is said once, above.
+    assert "preflight on box1:" not in retried.stdout and "fix:" not in retried.stdout
     assert "launched runner pid" in retried.stdout
     await wait_view(qf, _failed(1), what="the retried cell to fail again")
 
@@ -50,6 +53,11 @@ async def test_retry_goes_ahead_on_what_the_launch_acknowledged_and_can_revoke_i
         "queue", "retry", "box1", "one", "--hosts", hosts, "--yes", "--no-launch-acks"
     )
     assert revoked.returncode == 1, revoked.stdout + revoked.stderr
+    lines = revoked.stdout.splitlines()
+    at = lines.index("    preflight on box1:")
+    assert lines[at + 1].split()[:2] == ["gpu", "FAILED"], revoked.stdout
+    assert lines[at + 2].strip().startswith("fix: pick a box with a GPU"), revoked.stdout
+    assert "launch anyway" not in revoked.stdout  # the retry's own refusal says how
     assert "revoked for this retry (--no-launch-acks)" in revoked.stdout
     assert "REFUSED: preflight failed — fix the box, or retry anyway with --ack gpu" in (
         revoked.stdout
