@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate
 from rgt_tui.transport import transport_for
 

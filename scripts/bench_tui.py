@@ -42,7 +42,7 @@ from rgt_tui.app import RgtApp  # noqa: E402
 from rgt_tui.domain.health import HealthContext, HealthState, evaluate  # noqa: E402
 from rgt_tui.domain.snapshot import snapshot_from_agent  # noqa: E402
 from rgt_tui.messages import HostUpdated  # noqa: E402
-from rgt_tui.services.fleet_file import load_fleet  # noqa: E402
+from rgt_tui.services.fleet.file import load_fleet  # noqa: E402
 from rgt_tui.services.telemetry import ConnectionState, HostUpdate  # noqa: E402
 
 # A cycle in which every key moves the selection from where the previous one left it

@@ -18,7 +18,7 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 import torch  # noqa: E402
 
-from rgt_tui.services.verify_loader import VerifyLoader  # noqa: E402
+from rgt_tui.services.verify.loader import VerifyLoader  # noqa: E402
 
 
 def make_checkpoints(folder: Path, count: int) -> list[Path]:

@@ -95,9 +95,9 @@ def stop_child(proc: subprocess.Popen[str]) -> None:
 async def watch_metrics(hosts_file: Path, port: int) -> None:
     """One HostMonitor per host over one FleetConnections, feeding FleetMetrics."""
     from rgt_tui.services.connections import FleetConnections
-    from rgt_tui.services.fleet_file import load_fleet
-    from rgt_tui.services.metrics import FleetMetrics
+    from rgt_tui.services.fleet.file import load_fleet
     from rgt_tui.services.telemetry import HostMonitor, HostUpdate
+    from rgt_tui.services.watch.sinks.metrics import FleetMetrics
     from rgt_tui.services.watch.state import host_state
     from rgt_tui.transport import transport_for
 
@@ -269,9 +269,9 @@ def memory_hour(args: argparse.Namespace, folder: Path) -> None:
 
     from rgt_tui.domain.health import HealthContext, HealthState, evaluate
     from rgt_tui.domain.snapshot import snapshot_from_agent
-    from rgt_tui.services.fleet_file import load_fleet
-    from rgt_tui.services.metrics import FleetMetrics
+    from rgt_tui.services.fleet.file import load_fleet
     from rgt_tui.services.telemetry import ConnectionState, HostUpdate
+    from rgt_tui.services.watch.sinks.metrics import FleetMetrics
     from rgt_tui.services.watch.state import host_state
 
     text = "".join(

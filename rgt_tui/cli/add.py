@@ -1,9 +1,9 @@
 """`rgt-tui add`: paste a provider's SSH command, check the box's host key, append it to
-the fleet file (rgt_tui.services.add_host does the work; this asks and prints).
+the fleet file (rgt_tui.services.fleet.add_host does the work; this asks and prints).
 
 What is missing is asked for at a terminal (the target; the name, profile and cost with
 their defaults offered; then what a first launch needs: workdir, code, queue, run,
-durable_dir and pull, the profile's defaults offered, services.add_keys). Without a
+durable_dir and pull, the profile's defaults offered, services.fleet.add_keys). Without a
 terminal TARGET and ``--name`` must be given (the launch keys take their flags or the
 defaults; a missing queue file is created, empty and commented), and an
 unknown host key is trusted only with ``--trust-key FINGERPRINT`` matching it (or the
@@ -25,7 +25,7 @@ from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
 from rgt_tui.profiles import KNOWN_PROFILES
-from rgt_tui.services.add_host import (
+from rgt_tui.services.fleet.add_host import (
     AddRefused,
     FleetFile,
     KeyCheck,
@@ -44,7 +44,7 @@ from rgt_tui.services.add_host import (
     suggest_name,
     trust_key,
 )
-from rgt_tui.services.add_keys import (
+from rgt_tui.services.fleet.add_keys import (
     DEFAULT_RUN,
     LaunchKeys,
     create_queue_file,

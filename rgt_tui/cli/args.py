@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.services.fleet_file import load_fleet, resolve_fleet_path
+from rgt_tui.services.fleet.file import load_fleet, resolve_fleet_path
 
 
 def add_hosts_arg(parser: argparse.ArgumentParser) -> None:

@@ -1,9 +1,9 @@
 """`rgt-tui disk HOST`: what fills the box's disk; `--delete PATH`: reclaim it, confirmed.
 
 The audit lists the largest folders of each watched mount (bytes and inodes), the
-Hugging Face cache by model and the superseded checkpoints (``services.disk_audit``).
+Hugging Face cache by model and the superseded checkpoints (``services.disk.audit``).
 ``--delete PATH`` (a listed path, or the short name shown beside it) checks that nothing
-would be lost (``services.disk_reclaim``), asks for the path or short name to be typed
+would be lost (``services.disk.reclaim``), asks for the path or short name to be typed
 (on a terminal; off one ``--confirm`` must repeat it — there is no ``--yes`` for a
 delete), then checks again on a fresh connection and deletes. No connection is held while
 a person decides.
@@ -25,7 +25,7 @@ from rgt_tui.content.disk_text import audit_lines
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.connect import Transport
-from rgt_tui.services.disk_audit import (
+from rgt_tui.services.disk.audit import (
     AUDIT_DEPTH,
     AUDIT_SECONDS,
     AUDIT_TOP,
@@ -34,7 +34,7 @@ from rgt_tui.services.disk_audit import (
     audit_disk,
     audit_to_json,
 )
-from rgt_tui.services.disk_reclaim import DeletePlan, delete_planned, plan_delete
+from rgt_tui.services.disk.reclaim import DeletePlan, delete_planned, plan_delete
 
 
 def add_disk_arguments(p: argparse.ArgumentParser) -> None:

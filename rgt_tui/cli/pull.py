@@ -145,8 +145,8 @@ def pull_interrupted(call: Call) -> int:
 
 async def run_verify(call: Call, transport: Transport) -> int:
     """Verify one host's pulled copy; exit 0 only when everything verified."""
-    from rgt_tui.services.verify import verify_host
-    from rgt_tui.services.verify_report import format_report, report_to_json
+    from rgt_tui.services.verify.report import format_report, report_to_json
+    from rgt_tui.services.verify.run import verify_host
 
     if not call.args.stall_timeout > 0:  # also NaN
         return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)

@@ -1,7 +1,7 @@
 """`rgt-tui shell HOST` (a row of table.py): the ``s`` key's twin.
 
 Runs the user's own ``ssh`` to the host with rgt-tui's host-key check and no agent, X11
-or port forwarding (``services.shell``): a login shell in a new window of the queue's
+or port forwarding (``services.box.shell``): a login shell in a new window of the queue's
 tmux session at the workdir when the queue runs on the box (``exit`` or tmux's detach
 closes that window and comes back; the runner's window is never touched), else a login
 shell in the workdir; this terminal stays attached.
@@ -24,7 +24,7 @@ SHELL_FIX = (
 
 def run_shell(call: Call) -> int:
     """Open the shell on the host; returns ssh's exit status."""
-    from rgt_tui.services.shell import keys_to_the_shell, run_attached, shell_command
+    from rgt_tui.services.box.shell import keys_to_the_shell, run_attached, shell_command
 
     command = shell_command(call.host)
     if isinstance(command, str):

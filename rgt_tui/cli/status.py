@@ -40,7 +40,7 @@ def run_status(call: Call) -> int:
     Not a connecting row: ``collect_status`` opens one connection per host itself, so an
     unreachable host is a line of the report, never a failure of the others.
     """
-    from rgt_tui.services.status import collect_status, report_to_json
+    from rgt_tui.services.box.status import collect_status, report_to_json
     from rgt_tui.services.telemetry import default_last_seen
 
     fleet = call.fleet

@@ -1,7 +1,7 @@
 """`rgt-tui tunnel HOST [PORT] [--local-port N]` (a row of table.py): the ``T`` key's twin.
 
 Forwards the box's PORT (TensorBoard's 6006 by default) to ``http://127.0.0.1:N/`` here
-over the host's connection (``services.tunnel``: no second login, loopback only), prints
+over the host's connection (``services.box.tunnel``: no second login, loopback only), prints
 the URL on stdout, then says once whether the box's TensorBoard reads where the runs
 write events (U39). Runs until Ctrl-C; a dropped connection is said on stderr and the
 tunnel comes back on the same URL when the connection does.
@@ -18,13 +18,13 @@ from rich.text import Text
 
 from rgt_tui.cli.exit_codes import EXIT_OK
 from rgt_tui.cli.runner import Call, console
-from rgt_tui.services.connect import Transport
-from rgt_tui.services.tunnel import (
+from rgt_tui.services.box.tunnel import (
     TENSORBOARD_PORT,
     TunnelError,
     TunnelState,
     tunnel_with_check,
 )
+from rgt_tui.services.connect import Transport
 
 
 def _port(text: str) -> int:

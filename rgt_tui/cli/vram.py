@@ -17,7 +17,7 @@ from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
-from rgt_tui.services.vram import (
+from rgt_tui.services.box.vram import (
     VramError,
     VramEvidence,
     VramProcess,

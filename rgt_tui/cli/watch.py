@@ -3,8 +3,8 @@
 Foreground until Ctrl-C or SIGTERM (connections closed, the watch memory is saved as
 each event is derived). One line per event on stdout — its title, never a notification
 URL or a secret; notes and problems on stderr. Notifications go through
-``services.notify.Notifier`` to each host's ``notify`` targets; ``--metrics`` serves
-``services.metrics.FleetMetrics`` for Prometheus. ``--once``: one pass (cron, tests).
+``services.watch.sinks.notify.Notifier`` to each host's ``notify`` targets; ``--metrics`` serves
+``services.watch.sinks.metrics.FleetMetrics`` for Prometheus. ``--once``: one pass (cron, tests).
 ``--install``: writes a systemd user unit (or prints the launchd plist / ``nohup`` line
 where systemd is absent) and says how to start it; it starts nothing itself.
 """
@@ -74,7 +74,7 @@ def run_watch(call: Call) -> int:
         return install(call, fleet)
     listen: tuple[str, int] | None = None
     if call.args.metrics:
-        from rgt_tui.services.metrics import parse_listen_address
+        from rgt_tui.services.watch.sinks.metrics import parse_listen_address
 
         try:
             listen = parse_listen_address(call.args.metrics)
@@ -94,13 +94,13 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     for line in skipped:
         note(line)
     sinks: list[object] = [PrintSink()]
-    notifier_cls = optional_driver("rgt_tui.services.notify", "Notifier")
+    notifier_cls = optional_driver("rgt_tui.services.watch.sinks.notify", "Notifier")
     notifier = notifier_cls(fleet, sent_log_path(journal_dir(fleet.path))) if notifier_cls else None
     if notifier is not None:
         sinks.append(notifier)
     server = None
     if listen is not None:
-        from rgt_tui.services.metrics import FleetMetrics
+        from rgt_tui.services.watch.sinks.metrics import FleetMetrics
 
         metrics = FleetMetrics(fleet)
         try:

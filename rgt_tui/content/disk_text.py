@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_count
-from rgt_tui.services.disk_audit import DiskAudit, Reclaimable
-from rgt_tui.services.disk_offer import not_offered, offered
+from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
+from rgt_tui.services.disk.offer import not_offered, offered
 
 SHOWN = 12  # folders per mount
 NAMED = 8  # offered entries named on the offer line; more are counted

@@ -18,12 +18,12 @@ from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.result_code import result_code_lines
-from rgt_tui.services.verify_report import code_lines, loader_line, offline, unlisted_problems
+from rgt_tui.services.verify.report import code_lines, loader_line, offline, unlisted_problems
 
 if TYPE_CHECKING:
     from rgt_tui.services.pull.types import PullResult
     from rgt_tui.services.teardown import GateReport, TeardownOutcome
-    from rgt_tui.services.verify_types import VerificationReport
+    from rgt_tui.services.verify.types import VerificationReport
 
 MUTED = "$foreground-muted"
 MAX_FILES = 8

@@ -14,7 +14,7 @@ from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.snapshot import GpuSample, HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
-from rgt_tui.services.vram import VramEvidence, VramProcess
+from rgt_tui.services.box.vram import VramEvidence, VramProcess
 
 MUTED = "$foreground-muted"
 

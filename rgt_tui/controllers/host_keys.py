@@ -5,7 +5,7 @@ the refusal). ``HostKeys`` learns of refusals from each host's connection state
 (``key_error``: the refusal itself, not its text, is what the prompt needs), keeps them
 for ``K``, and hands each change to ``show`` (the App: every screen that shows hosts).
 ``review`` asks the user through ``ask`` (the App pushes ``screens.host_key.HostKeyScreen``)
-and trusts the key only on a yes, through ``services.trust``, then reconnects the host.
+and trusts the key only on a yes, through ``services.fleet.trust``, then reconnects the host.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rgt_tui.controllers.controller_host import ControllerHost
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.errors import HostKeyError
-from rgt_tui.services.trust import trust_refused_key
+from rgt_tui.services.fleet.trust import trust_refused_key
 
 if TYPE_CHECKING:
     from rgt_tui.services.telemetry import ConnectionState

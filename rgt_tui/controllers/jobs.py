@@ -31,10 +31,10 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull.progress import PullProgress
-from rgt_tui.services.pull_schedule import HostLocks
 from rgt_tui.services.recorded_results import RecordedResults, read_recorded
 from rgt_tui.services.records import fleet_host_dir
 from rgt_tui.services.records_watch import RecordsWatch
+from rgt_tui.services.watch.drivers.periodic_pull import HostLocks
 
 if TYPE_CHECKING:
     from rgt_tui.domain.box_identity import BoxIdentity
@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     from rgt_tui.services.journal import BoxHistory
     from rgt_tui.services.preflight import PreflightReport
     from rgt_tui.services.pull.types import PullResult
-    from rgt_tui.services.pull_schedule import PullScheduler
     from rgt_tui.services.teardown import GateReport, TeardownOutcome
-    from rgt_tui.services.verify_types import VerificationReport
+    from rgt_tui.services.verify.types import VerificationReport
+    from rgt_tui.services.watch.drivers.periodic_pull import PullScheduler
     from rgt_tui.services.watch.events import WatchEvent
 
 
@@ -317,7 +317,7 @@ class JobRunner:
         ``queue_view``: the queue polls' latest view (a host's results start its pulls).
         Their news is no toast (the user did not just ask): a notices-list entry, and a
         failure one line in the host's pane until a pull succeeds."""
-        from rgt_tui.services.pull_schedule import PullScheduler
+        from rgt_tui.services.watch.drivers.periodic_pull import PullScheduler
 
         def progress(host: str, p: PullProgress | None) -> None:
             if p is None:  # ended: the pane keeps the last figures, the job slot frees
@@ -369,7 +369,7 @@ class JobRunner:
         self._set(host.name, pull_result=result, periodic_failure=None)
 
     async def _verify(self, host: HostConfig) -> None:
-        from rgt_tui.services.verify import verify_host
+        from rgt_tui.services.verify.run import verify_host
 
         self._set(host.name, verify_report=None, verify_error=None)
         try:

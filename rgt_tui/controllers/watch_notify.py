@@ -31,7 +31,7 @@ class TuiNotify:
         """One when the fleet sets ``tui_notify``; None otherwise."""
         if not fleet.watch.tui_notify:
             return None
-        from rgt_tui.services.notify import Notifier
+        from rgt_tui.services.watch.sinks.notify import Notifier
 
         return cls(fleet, Notifier(fleet, sent_log_path(journal_dir(fleet.path))))
 

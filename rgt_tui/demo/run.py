@@ -74,7 +74,7 @@ async def _kill_tmux_server(tmux_dir: Path) -> None:
 
 async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
     from rgt_tui.app import RgtApp
-    from rgt_tui.services.fleet_file import load_fleet
+    from rgt_tui.services.fleet.file import load_fleet
 
     fleet_of = LoopbackFleet(
         boxes, workload=True, tmux_tmpdir=tmux_dir, gpus=True, costs=DEMO_COSTS

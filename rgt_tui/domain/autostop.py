@@ -1,7 +1,7 @@
 """The rules of the opt-in autostop (issue 31), pure: when a host's stop may never run,
 whether its queue has finished, whether its GPUs idle now, and how long they have idled.
 
-``services.autostop`` adds what needs the box, the journal and the clock: the teardown
+``services.watch.drivers.autostop`` adds what needs the box, the journal and the clock: the teardown
 gate's own conditions re-checked at that moment, the stop run at most once per queue.
 
 Two guards stand in front of a host's ``stop`` command, each enough on its own:

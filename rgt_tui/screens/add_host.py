@@ -1,6 +1,6 @@
 """AddHostScreen: paste a box's SSH command, check its host key, add it to the fleet file.
 
-The same steps as ``rgt-tui add`` (rgt_tui.services.add_host): the target is read by
+The same steps as ``rgt-tui add`` (rgt_tui.services.fleet.add_host): the target is read by
 the fleet file's own parser, the name and profile are offered from the host (until the
 user types their own), "Check host key" connects once and shows the key. An unknown key
 needs the "Trust this key" button or ``t``, never the focused one (Enter or Escape
@@ -13,7 +13,7 @@ never moves the focus to a button (a typed Enter or ``t`` must not add or trust)
 
 Nearly 500 lines on purpose: one screen, one flow (paste, check the key, trust it,
 add), whose handlers all read the same state (the checked key, the busy step); the
-parsing, the key check and the fleet-file write are already in ``services.add_host``.
+parsing, the key check and the fleet-file write are already in ``services.fleet.add_host``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.profiles import load_profiles
 from rgt_tui.screens.add_host_keys import LaunchKeysForm, field_id
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
-from rgt_tui.services.add_host import (
+from rgt_tui.services.fleet.add_host import (
     AddRefused,
     KeyCheck,
     NewHost,
@@ -53,7 +53,7 @@ from rgt_tui.services.add_host import (
     suggest_name,
     trust_key,
 )
-from rgt_tui.services.add_keys import (
+from rgt_tui.services.fleet.add_keys import (
     LAUNCH_KEYS,
     create_missing_queue,
     launch_defaults,

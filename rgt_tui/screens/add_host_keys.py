@@ -1,7 +1,7 @@
 """LaunchKeysForm: the add screen's fields for what a first launch needs (issue 43):
 ``workdir``, ``code``, ``queue``, ``run``, ``durable_dir`` and ``pull``.
 
-Each field is prefilled with the profile's default (``services.add_keys.launch_defaults``)
+Each field is prefilled with the profile's default (``services.fleet.add_keys.launch_defaults``)
 and follows the profile and the name until the user types into it; ``pull`` follows
 ``durable_dir`` the same way. Emptied, ``code``, ``queue`` and ``run`` are left out of
 the block, and ``pull`` is ``[durable_dir]``. Enter in a field moves to the next one: it
@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Input, Static
 
-from rgt_tui.services.add_keys import LAUNCH_KEYS, LaunchKeys
+from rgt_tui.services.fleet.add_keys import LAUNCH_KEYS, LaunchKeys
 
 MUTED = "$foreground-muted"
 # key -> (label, what it is for: the field's tooltip, and its placeholder when empty)

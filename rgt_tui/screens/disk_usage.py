@@ -1,12 +1,12 @@
 """The usage key (``u``): what fills a host's disk, in a modal, and the typed delete.
 
 Screens bind ``DISK_BINDING`` and post ``DiskUsageRequested``; the App pushes
-``DiskUsageScreen``, which audits the box in a worker (``services.disk_audit``) and shows
+``DiskUsageScreen``, which audits the box in a worker (``services.disk.audit``) and shows
 the largest folders (bytes and inodes), the Hugging Face cache by model and the
 superseded checkpoints, each not offered for deletion marked with why
-(``services.disk_offer``), and which are offered. Typing an offered entry's short name or
+(``services.disk.offer``), and which are offered. Typing an offered entry's short name or
 full path and Enter is the confirmation (a name not offered runs nothing): the delete is
-checked (``services.disk_reclaim``: nothing not pulled and verified under a pull root)
+checked (``services.disk.reclaim``: nothing not pulled and verified under a pull root)
 and refused with what would be lost, or done, and the audit taken again. While the input has focus no single-key binding fires; Escape closes.
 """
 
@@ -33,9 +33,9 @@ from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.screens.dialog import KeyHint
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.disk_audit import DiskAudit, DiskError, audit_disk
-from rgt_tui.services.disk_offer import not_offered, offered
-from rgt_tui.services.disk_reclaim import delete_planned, plan_delete
+from rgt_tui.services.disk.audit import DiskAudit, DiskError, audit_disk
+from rgt_tui.services.disk.offer import not_offered, offered
+from rgt_tui.services.disk.reclaim import delete_planned, plan_delete
 
 DISK_BINDING = Binding(
     "u",

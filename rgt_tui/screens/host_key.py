@@ -5,7 +5,7 @@ the refusal). ``K`` on that host opens ``HostKeyScreen``:
 
 - an unknown key: the host, its SHA-256 fingerprint, the exact known_hosts line and the
   file it goes to; only the Trust button or ``t`` appends it
-  (``services.trust``), then the host reconnects. Cancel (focused: Enter,
+  (``services.fleet.trust``), then the host reconnects. Cancel (focused: Enter,
   and Escape) writes nothing; the line under the buttons says so in words, and the
   focused button is marked in its text (``screens/dialog.py``);
 - an unknown key of a ProxyJump hop (``HostKeyError.jump_host``): the prompt names the

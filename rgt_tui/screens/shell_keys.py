@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from rgt_tui.domain.config import Fleet
-from rgt_tui.services.shell import keys_to_the_shell, run_attached, shell_command
+from rgt_tui.services.box.shell import keys_to_the_shell, run_attached, shell_command
 
 SHELL_BINDING = Binding(
     "s",

@@ -1,6 +1,6 @@
 """The tunnel key (``T``, U39): a host's TensorBoard (port 6006) on this machine.
 
-``T`` on a host's detail screen starts ``services.tunnel.tunnel_with_check`` in an App
+``T`` on a host's detail screen starts ``services.box.tunnel.tunnel_with_check`` in an App
 worker of the host's own, over the host's shared connection (no new login; the waits are
 the fleet's, so ``r`` wakes them too): the tunnel lives as long as the app, or until
 ``T`` again closes it. The detail screen's ``TunnelLine`` shows its state (the URL, or
@@ -24,13 +24,13 @@ from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.text import printable_lines
-from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.tunnel import (
+from rgt_tui.services.box.tunnel import (
     TENSORBOARD_PORT,
     TunnelError,
     TunnelState,
     tunnel_with_check,
 )
+from rgt_tui.services.connections import FleetConnections
 
 TUNNEL_BINDING = Binding(
     "T",

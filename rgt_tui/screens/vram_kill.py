@@ -1,6 +1,6 @@
 """``x`` on the GPU tab: kill one process holding VRAM, its PID typed (U11, GEN7).
 
-The dialog shows the evidence the box just gave (services/vram.py) and a box for the
+The dialog shows the evidence the box just gave (services/box/vram.py) and a box for the
 PID. Kill stays disabled until the typed PID is a holder of that evidence that may be
 killed here; anything else (a PID not in the list, a running queue cell's, one only
 nvidia-smi names from another PID namespace) is refused in words under the box, the
@@ -20,7 +20,7 @@ from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.vram_text import evidence_content
 from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
-from rgt_tui.services.vram import VramError, VramEvidence, check_kill
+from rgt_tui.services.box.vram import VramError, VramEvidence, check_kill
 
 MUTED = "$foreground-muted"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rgt-tui's box-side disk audit and delete: rgt_tui/services/disk_audit.py and
+# rgt-tui's box-side disk audit and delete: rgt_tui/services/disk/audit.py and
 # disk_reclaim.py send this whole file as `bash -c <this file> disk_ctl VERB ARGS...`
 # with paths on stdin, never on a command line. It is never deployed to the box.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rgt-tui's box-side VRAM reclaim (U11, GEN7): rgt_tui/services/vram.py sends this whole
+# rgt-tui's box-side VRAM reclaim (U11, GEN7): rgt_tui/services/box/vram.py sends this whole
 # file as `bash -c <this file> vram VERB ARGS`. It is never deployed to the box.
 #
 #   list        the evidence, one "key<TAB>fields" line each:

@@ -3,7 +3,7 @@
 asyncssh's ``forward_local_port`` listens here and opens one ``direct-tcpip`` channel per
 accepted connection on the connection already open: no second login, no second
 handshake. The listener is bound to ``FORWARD_LISTEN_HOST`` only. asyncssh closes it
-when the connection goes; ``wait_closed`` returns then, so the caller (services/tunnel)
+when the connection goes; ``wait_closed`` returns then, so the caller (services/box/tunnel)
 can say the tunnel is down and open a new one on the next connection.
 """
 

@@ -1,6 +1,6 @@
 """Loads pulled files for verify in a process of its own, under memory limits.
 
-Run as ``PYTHON verify_worker.py`` by ``rgt_tui.services.verify_loader``; the standard
+Run as ``PYTHON verify_worker.py`` by ``rgt_tui.services.verify.loader``; the standard
 library and torch only (Python 3.9+), since PYTHON may be the user's training environment
 without rgt-tui. A file that is huge, damaged or hostile can then exhaust or crash this
 process, never verify or the TUI: the parent kills it at its deadline and starts another.

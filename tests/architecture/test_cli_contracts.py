@@ -27,6 +27,6 @@ def test_a_planted_import_of_the_transport_or_of_the_command_line_breaks_them(
     plant(package / "cli" / "status.py", "from rgt_tui.transport import transport_for")
     # A module new to the command line, imported from below it: covered without a listing.
     (package / "cli" / "brand_new.py").write_text('"""Planted."""\n')
-    plant(package / "services" / "status.py", "import rgt_tui.cli.brand_new")
+    plant(package / "services" / "box" / "status.py", "import rgt_tui.cli.brand_new")
     verdicts = contracts(tmp_path)
     assert verdicts[NOTHING_IMPORTS_CLI] == verdicts[CLI_NOT_TRANSPORT] == "BROKEN", verdicts

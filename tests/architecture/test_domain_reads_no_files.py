@@ -1,5 +1,5 @@
 """DESIGN.md: ``domain/`` is pure data and rules — no I/O. The fleet file is read by
-``services.fleet_file``, the profile files by ``rgt_tui.profiles``; the domain is handed
+``services.fleet.file``, the profile files by ``rgt_tui.profiles``; the domain is handed
 their text and names. Checked in the source, so a file read planted in the domain fails."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def test_the_ui_contracts_hold(tmp_path: Path) -> None:
         # screen brings Textual into the controller.
         ("controllers/notices.py", "import rgt_tui.screens.help", {LAYERS, ACYCLIC, NO_TEXTUAL}),
         # Within one room: verify_types is what verify and verify_report share.
-        ("services/verify_types.py", "import rgt_tui.services.verify", {ACYCLIC}),
+        ("services/verify/types.py", "import rgt_tui.services.verify.run", {ACYCLIC}),
     ],
 )
 def test_a_planted_import_breaks_the_contract_that_refuses_it(

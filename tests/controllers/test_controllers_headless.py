@@ -2,7 +2,7 @@
 ``run_worker`` and ``notify`` (``ControllerHost``), here a plain asyncio one, so the
 queue keys' decisions and the trusting of a refused host key run with no App at all.
 
-Trusting goes through ``services.trust`` and writes the real known_hosts file.
+Trusting goes through ``services.fleet.trust`` and writes the real known_hosts file.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rgt_tui.controllers.host_keys import HostKeys
 from rgt_tui.controllers.queue_actions import QueueController, no_queue_hint
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 LINE = "[127.0.0.1]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMDi1ZsJqG3s8o0tWmhzLxqYw6pE9pLzJ1d1Jx0Vn9Rk"
 

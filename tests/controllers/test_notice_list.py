@@ -9,7 +9,7 @@ import dataclasses
 from rgt_tui.controllers.notices import NoticeList
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import DONE, PENDING, RUNNING, CellView, QueueView
-from rgt_tui.services.pull_schedule import no_pull_folders, results_shown
+from rgt_tui.services.watch.drivers.periodic_pull import no_pull_folders, results_shown
 
 
 def test_newest_first_bounded_and_never_twice_in_a_row_per_host() -> None:

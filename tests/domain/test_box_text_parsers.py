@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rgt_tui.domain.slurm_jobs import parse_jobs_file
 from rgt_tui.domain.snapshot import snapshot_from_agent
-from rgt_tui.services.disk_audit import parse_audit
+from rgt_tui.services.disk.audit import parse_audit
 from rgt_tui.services.queue.box import parse_probe
 from rgt_tui.services.result_code import code_path, load_result_code
 

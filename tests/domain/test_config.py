@@ -25,7 +25,7 @@ from rgt_tui.domain.config import (
     Thresholds,
     parse_ssh_target,
 )
-from rgt_tui.services.fleet_file import load_fleet, resolve_fleet_path
+from rgt_tui.services.fleet.file import load_fleet, resolve_fleet_path
 
 REPO_HOSTS = ROOT / "hosts.example.toml"
 UTC = timezone.utc

@@ -10,7 +10,7 @@ from support.fleet_files import load_error, write_hosts
 
 from rgt_tui.domain.config import SSH_FORMS, SshTarget
 from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command, parse_ssh_target
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 MANY = """
 poll_seconds = 3

@@ -15,7 +15,7 @@ from rgt_tui.profiles import (
     parse_profile,
     read_profiles,
 )
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 def test_every_platform_of_the_reference_has_a_profile_file():

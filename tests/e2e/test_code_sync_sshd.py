@@ -10,7 +10,7 @@ from support.cli import rgt
 from support.code_trees import add_code, box_files, git_tree, path_without, staging_left, write
 
 from rgt_tui.services.code_sync import code_status, sync_code
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
 

@@ -33,7 +33,7 @@ from rgt_tui.demo.quiet_run import (
     stop_quiet_run,
 )
 from rgt_tui.demo.run import DEMO_COSTS
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.telemetry import HostMonitor
 from rgt_tui.transport import transport_for
 

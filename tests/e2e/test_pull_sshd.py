@@ -14,7 +14,7 @@ from support.pulls import Counted, fast, random_file, sha
 from support.sshd import OpenSshServer
 from support.waiting import wait_for
 
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.pull.copy import FLUSH_BYTES
 from rgt_tui.transport import transport_for

@@ -9,7 +9,7 @@ from support.queues import SCRIPT_RUN
 from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, KILLED, PENDING, RUNNING, SKIPPED, USER_STOPPED
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.control import (
     kill_cell,
     plan_retry,

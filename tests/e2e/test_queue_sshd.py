@@ -9,7 +9,7 @@ from support.queues import GATE, SCRIPT_RUN
 from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED, RUNNING
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.transport import transport_for

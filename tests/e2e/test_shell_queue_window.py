@@ -21,10 +21,10 @@ from support.queues import GATE, SCRIPT_RUN
 from support.tmux import Tmux
 from support.waiting import wait_for
 
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.box.shell import ShellCommand, queue_window_script, shell_command
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.view import read_queue_view
-from rgt_tui.services.shell import ShellCommand, queue_window_script, shell_command
 from rgt_tui.transport import transport_for
 
 SESSION = "rgt-real1"

@@ -27,10 +27,10 @@ from support.webhook import Webhook, webhook
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.paths import journal_dir
-from rgt_tui.services.fleet_file import load_fleet
-from rgt_tui.services.notify import Notifier
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.watch.events import HostState
+from rgt_tui.services.watch.sinks.notify import Notifier
 from rgt_tui.services.watch.store import sent_log_path
 from rgt_tui.services.watch.watcher import Watcher
 

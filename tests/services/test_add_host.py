@@ -23,7 +23,7 @@ from textual.widgets import Button, Input, Select
 
 from rgt_tui.demo.loopback import LOOPBACK_HOST, LoopbackBox, LoopbackFleet
 from rgt_tui.screens.add_host import AddHostScreen
-from rgt_tui.services.add_host import (
+from rgt_tui.services.fleet.add_host import (
     AddRefused,
     NewHost,
     add_to_fleet,
@@ -37,7 +37,7 @@ from rgt_tui.services.add_host import (
     suggest_name,
     trust_key,
 )
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.transport import open_transport
 
 NO_COLOR = {"NO_COLOR": "1"}  # what the command line prints at a terminal, without colour

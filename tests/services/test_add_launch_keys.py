@@ -19,8 +19,8 @@ from textual.widgets import Button, Input, Select
 
 from rgt_tui.demo.loopback import LoopbackBox, LoopbackFleet
 from rgt_tui.screens.add_host import AddHostScreen
-from rgt_tui.services.add_keys import DEFAULT_RUN, LAUNCH_KEYS
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.add_keys import DEFAULT_RUN, LAUNCH_KEYS
+from rgt_tui.services.fleet.file import load_fleet
 
 NO_COLOR = {"NO_COLOR": "1"}
 HAND_WRITTEN = (

@@ -21,15 +21,15 @@ from rgt_tui.domain.config import HostConfig, HostWatch
 from rgt_tui.domain.queue_state import FINISHED, RUNNING, QueueView
 from rgt_tui.domain.snapshot import snapshot_from_agent
 from rgt_tui.domain.teardown_gate import ConfirmationTyped
-from rgt_tui.services.autostop import AutoStop
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.services.teardown import observe_now
-from rgt_tui.services.verify import verify_host
+from rgt_tui.services.verify.run import verify_host
+from rgt_tui.services.watch.drivers.autostop import AutoStop
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
 RESULT = 'mkdir -p "$2" && echo \'{"acc": 0.9}\' > "$2/metrics.json"'

@@ -13,10 +13,10 @@ from support.gate import BOX, IDENTITY, happy_events
 from rgt_tui.domain.autostop import MAX_SAMPLE_GAP_S, IdleClock, destroy_word
 from rgt_tui.domain.teardown_gate import ConfirmationTyped
 from rgt_tui.profiles import PROFILE_DIR, load_profiles, parse_profile
-from rgt_tui.services.autostop import AutoStop, teardown_underway
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal, TeardownRecord
+from rgt_tui.services.watch.drivers.autostop import AutoStop, teardown_underway
 
 if sys.version_info >= (3, 11):
     import tomllib

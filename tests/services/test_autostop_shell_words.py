@@ -13,10 +13,10 @@ from support.fleet_files import write_hosts
 
 from rgt_tui.domain.autostop import DESTROY_WORDS, DESTROY_WORDS_CJK, destroy_word
 from rgt_tui.profiles import load_profiles
-from rgt_tui.services.autostop import AutoStop
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal
+from rgt_tui.services.watch.drivers.autostop import AutoStop
 
 # TOML literal strings ('''…'''): each command reaches the guard exactly as written here.
 BYPASSES = {

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.services.fleet_file import load_fleet
-from rgt_tui.services.status import collect_status
+from rgt_tui.services.box.status import collect_status
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.telemetry import parse_agent_line
 from rgt_tui.transport import Transport
 from rgt_tui.transport.base import MAX_OUTPUT_BYTES

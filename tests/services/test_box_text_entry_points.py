@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.box import probe
 from rgt_tui.services.queue.slurm.view import parse_slurm_view
 from rgt_tui.services.telemetry import sample_once

@@ -12,7 +12,7 @@ from support.queues import GATE, SCRIPT_RUN, wait_view
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.services.code_sync import SyncError, code_status, sync_code
 from rgt_tui.services.code_sync.box import stage_on_box, switch_on_box
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.transport import transport_for
 

@@ -13,7 +13,7 @@ from support.telemetry import Watch
 from rgt_tui.content.host_text import cost_text, host_cost
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.box_identity import BoxIdentity
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.telemetry import HostMonitor, JournalLastSeen
 from rgt_tui.transport import transport_for

@@ -29,12 +29,12 @@ from rgt_tui.cli.queue import format_plan
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.credentials import CredentialError
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.teardown import check_gate, confirm_and_tear_down
-from rgt_tui.services.verify import verify_host
+from rgt_tui.services.verify.run import verify_host
 from rgt_tui.transport import Transport, open_transport, transport_for
 
 NETRC_MACHINE = "api.example.test"

@@ -14,10 +14,10 @@ from support.disk_box import tmpfs as tmpfs  # noqa: F401  (the fixture)
 from support.pulls import fast, host_of
 
 from rgt_tui.content.disk_text import audit_lines
-from rgt_tui.services.disk_audit import DiskError, audit_disk
-from rgt_tui.services.disk_reclaim import plan_delete
+from rgt_tui.services.disk.audit import DiskError, audit_disk
+from rgt_tui.services.disk.reclaim import plan_delete
 from rgt_tui.services.pull import pull_host
-from rgt_tui.services.verify import verify_host
+from rgt_tui.services.verify.run import verify_host
 from rgt_tui.transport import transport_for
 
 

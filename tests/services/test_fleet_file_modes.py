@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from rgt_tui.fsutil import new_temp
-from rgt_tui.services.add_host import NewHost, read_target
-from rgt_tui.services.fleet_append import add_to_fleet
+from rgt_tui.services.fleet.add_host import NewHost, read_target
+from rgt_tui.services.fleet.append import add_to_fleet
 
 FLEET = '[[hosts]]\nname = "a"\nssh = "root@198.51.100.1"\nteardown = "curl -H key:SECRET x"\n'
 

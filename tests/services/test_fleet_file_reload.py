@@ -12,7 +12,7 @@ from support.waiting import wait_for
 
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import SshTarget
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.runtime.fleet_file import fleet_changes
 from rgt_tui.services.watch.watcher import Watcher
 

@@ -18,7 +18,7 @@ from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.queue_records import cells_tsv_line, parse_cells_tsv, parse_runner_state
 from rgt_tui.domain.queue_state import QueueView, derive_view
 from rgt_tui.paths import journal_dir
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.store import WatchStore, watch_dir
 from rgt_tui.services.watch.watcher import Watcher

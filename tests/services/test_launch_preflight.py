@@ -9,7 +9,7 @@ from support.queues import SCRIPT_RUN, wait_view
 
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
 from rgt_tui.domain.queue_state import FINISHED
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 
 FAILING = ("torch", "gpu", "driver")  # on a loopback box whose cells run bash, not torch

@@ -11,7 +11,7 @@ import pytest
 from support.cli import arun
 
 from rgt_tui.domain.logscan import MAX_LINE_BYTES, cut_note
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.logs import LogFollower, iter_log, queue_log_path
 from rgt_tui.transport import Transport, transport_for
 

@@ -27,7 +27,7 @@ from rgt_tui.domain.logscan import (
     clean_line,
     scan_lines,
 )
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.logs import (
     LogFollower,
     cell_log_path,

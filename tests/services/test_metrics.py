@@ -30,9 +30,9 @@ from support.samples import (
 )
 
 from rgt_tui.domain.queue_state import CellView, QueueView
-from rgt_tui.services.metrics import FleetMetrics, parse_listen_address
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState, WatchEvent
+from rgt_tui.services.watch.sinks.metrics import FleetMetrics, parse_listen_address
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "docs" / "prometheus" / "rgt-tui.rules.yml"

@@ -17,9 +17,9 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from support.samples import FROZEN, agent_sample, disk, gpu, make_update, many_hosts_fleet
 
-from rgt_tui.services.metrics import LABEL_CHARS, FleetMetrics
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState
+from rgt_tui.services.watch.sinks.metrics import LABEL_CHARS, FleetMetrics
 from rgt_tui.transport.base import MAX_STREAM_LINE
 
 Sample = tuple[str, tuple[tuple[str, str], ...]]

@@ -25,10 +25,10 @@ import pytest
 from support.waiting import wait_for
 
 from rgt_tui.demo.loopback import LoopbackFleet
-from rgt_tui.services.fleet_file import load_fleet
-from rgt_tui.services.metrics import FleetMetrics
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate
 from rgt_tui.services.watch.events import HostState
+from rgt_tui.services.watch.sinks.metrics import FleetMetrics
 from rgt_tui.services.watch.state import host_state
 from rgt_tui.transport import transport_for
 

@@ -16,8 +16,8 @@ from support.webhook import Webhook, webhook
 
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.config_parse import parse_fleet
-from rgt_tui.services.notify import RESUME_WINDOW_S, Notifier
 from rgt_tui.services.watch.events import WatchEvent
+from rgt_tui.services.watch.sinks.notify import RESUME_WINDOW_S, Notifier
 
 SECRET = "s3cr3t-Token-4f9a"
 OOM = WatchEvent(

@@ -13,8 +13,8 @@ from pathlib import Path
 from support.webhook import webhook
 
 from rgt_tui.domain.config_parse import parse_fleet
-from rgt_tui.services.notify import Notifier
 from rgt_tui.services.watch.events import WatchEvent
+from rgt_tui.services.watch.sinks.notify import Notifier
 
 HOSTILE = (
     "[link=https://evil]x[/link] <a href='https://evil'>y</a> "

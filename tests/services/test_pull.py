@@ -279,7 +279,7 @@ def test_progress_draws_bars_on_a_tty_and_lines_elsewhere():
 
 
 async def test_this_machine_pulls_through_the_local_transport(tmp_path):
-    from rgt_tui.services.fleet_file import load_fleet
+    from rgt_tui.services.fleet.file import load_fleet
 
     box = tmp_path / "box"
     digest = random_file(box / "runs" / "a b" / "w.pt", 2 * MIB + 3)

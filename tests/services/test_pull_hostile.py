@@ -215,7 +215,7 @@ async def test_a_host_whose_pull_would_default_to_the_home_is_refused(
 ):
     import dataclasses
 
-    from rgt_tui.services.fleet_file import load_fleet
+    from rgt_tui.services.fleet.file import load_fleet
 
     fleet = await make_loopback_fleet(1)
     (fleet.box("box1").root / ".ssh").mkdir(exist_ok=True)

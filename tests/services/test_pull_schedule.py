@@ -17,18 +17,18 @@ from support.waiting import wait_for
 from rgt_tui.domain.config import HostWatch
 from rgt_tui.domain.gate_events import ConfirmationTyped
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal, TeardownRecord
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.pull.box_logs import BOX_LOGS_DIR
 from rgt_tui.services.pull.budget import Bandwidth
-from rgt_tui.services.pull_schedule import (
+from rgt_tui.services.verify.run import verify_host
+from rgt_tui.services.watch.drivers.periodic_pull import (
     BUSY_RETRY_S,
     HostLocks,
     PullScheduler,
     pull_every,
 )
-from rgt_tui.services.verify import verify_host
 from rgt_tui.transport import transport_for
 
 

@@ -15,8 +15,8 @@ from support.samples import agent_sample, make_update
 from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, RUNNING, CellView, QueueView
-from rgt_tui.services.fleet_file import load_fleet
-from rgt_tui.services.pull_schedule import NO_RESULTS
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.watch.drivers.periodic_pull import NO_RESULTS
 from rgt_tui.services.watch.watcher import Watcher
 
 

@@ -19,8 +19,8 @@ from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.result_code import code_path
-from rgt_tui.services.verify import verify_host
-from rgt_tui.services.verify_report import format_report, report_to_json
+from rgt_tui.services.verify.report import format_report, report_to_json
+from rgt_tui.services.verify.run import verify_host
 
 A = CodeIdentity("a1" * 32, "89abcdef0123456789abcdef0123456789abcdef", False)
 B = CodeIdentity("b2" * 32, "0123456789abcdef0123456789abcdef01234567", True)

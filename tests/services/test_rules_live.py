@@ -28,10 +28,10 @@ from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.health import HealthState, Thresholds
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.messages import HostUpdated
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.box.status import collect_status
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.queue.launch import launch, plan_launch
-from rgt_tui.services.status import collect_status
 from rgt_tui.services.telemetry import (
     ConnectionState,
     HostMonitor,

@@ -160,7 +160,7 @@ async def test_a_stalled_scan_ends_the_tui_pull_job(hostile, tmp_path):
     reason, and the host is no longer busy."""
     from rgt_tui.controllers.jobs import JobRunner
     from rgt_tui.services.connections import FleetConnections
-    from rgt_tui.services.fleet_file import load_fleet
+    from rgt_tui.services.fleet.file import load_fleet
 
     fleet, python3 = hostile
     random_file(box_results(fleet) / "a.bin", 100)

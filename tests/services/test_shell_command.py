@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.services.fleet_file import load_fleet
-from rgt_tui.services.shell import ShellCommand, remote_shell_script, shell_command
+from rgt_tui.services.box.shell import ShellCommand, remote_shell_script, shell_command
+from rgt_tui.services.fleet.file import load_fleet
 
 FORCED = [
     "StrictHostKeyChecking=yes",

@@ -30,7 +30,7 @@ from support.fleet_files import set_host_key
 
 from rgt_tui.domain.teardown_gate import MissingCellAcknowledged, RunningAcknowledged
 from rgt_tui.paths import journal_dir
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.teardown import (
@@ -44,7 +44,7 @@ from rgt_tui.services.teardown import (
     queue_cells,
     record_manual_teardown,
 )
-from rgt_tui.services.verify import verify_host
+from rgt_tui.services.verify.run import verify_host
 from rgt_tui.transport import open_transport
 
 QUEUE = "configs/cellA.yaml train 1\nconfigs/cellB.yaml train 1\n"
@@ -623,7 +623,7 @@ def test_verification_record_problems_become_one_named_condition():
 
 
 async def test_identify_box_names_the_box_answering_now(make_loopback_fleet) -> None:  # type: ignore[no-untyped-def]
-    from rgt_tui.services.box_identity import identify_box
+    from rgt_tui.services.box.identity import identify_box
 
     loopback = await make_loopback_fleet(1)
     host = load_fleet(loopback.hosts_file).host("box1")

@@ -22,12 +22,12 @@ from test_teardown_box import Setup
 
 from rgt_tui.cli.teardown import format_checklist
 from rgt_tui.paths import journal_dir
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.teardown import GateLocked, check_gate, confirm_and_tear_down
 from rgt_tui.services.teardown.command import run_teardown_command
-from rgt_tui.services.verify import verify_host
+from rgt_tui.services.verify.run import verify_host
 from rgt_tui.transport import open_transport
 
 

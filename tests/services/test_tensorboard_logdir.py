@@ -21,8 +21,8 @@ from rgt_tui.domain.tensorboard import (
     parse_process,
     tensorboard_advice,
 )
+from rgt_tui.services.box.tensorboard import check_tensorboard, read_tensorboard
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.tensorboard import check_tensorboard, read_tensorboard
 
 
 @contextlib.contextmanager

@@ -16,8 +16,8 @@ from support.http_box import box_http_server, fetch, listening_addresses, refuse
 from support.pulls import host_of
 from support.waiting import wait_for
 
+from rgt_tui.services.box.tunnel import TunnelError, TunnelState, hold_tunnel
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.tunnel import TunnelError, TunnelState, hold_tunnel
 from rgt_tui.transport.backoff import Backoff
 from rgt_tui.transport.local import LocalTransport
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from support import ROOT
 from support.cli import rgt
 
-from rgt_tui.services.fleet_file import load_fleet, resolve_fleet_path
+from rgt_tui.services.fleet.file import load_fleet, resolve_fleet_path
 
 
 def test_add_in_a_checkout_writes_the_users_file_and_leaves_the_example(tmp_path: Path) -> None:

@@ -23,7 +23,6 @@ import pytest
 import torch
 from support.pulls import box_results, fast, host_of
 
-from rgt_tui.services import verify
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.records import (
     load_manifest,
@@ -31,8 +30,9 @@ from rgt_tui.services.records import (
     save_manifest,
     verification_path,
 )
-from rgt_tui.services.verify import verify_host
-from rgt_tui.services.verify_loader import LoaderLimits, VerifyLoader
+from rgt_tui.services.verify import run as verify
+from rgt_tui.services.verify.loader import LoaderLimits, VerifyLoader
+from rgt_tui.services.verify.run import verify_host
 from rgt_tui.transport import transport_for
 
 
@@ -378,7 +378,7 @@ async def test_cells_without_results_are_listed_by_name(make_loopback_fleet, tmp
     assert not report.ok and any("cell seed3 missing" in p for p in report.problems)
     # Each missing cell is listed once: under the roster, not again among the problems.
     from rgt_tui.content.pull_view import verify_lines
-    from rgt_tui.services.verify_report import format_report
+    from rgt_tui.services.verify.report import format_report
 
     cli = format_report(report)
     tui = "\n".join(line.plain for line in verify_lines(report))
@@ -499,7 +499,7 @@ async def test_the_report_says_the_box_was_not_rescanned_only_when_that_is_news(
     make_loopback_fleet, tmp_path
 ):
     from rgt_tui.content.pull_view import verify_lines
-    from rgt_tui.services.verify_report import format_report
+    from rgt_tui.services.verify.report import format_report
 
     def tui(report) -> str:
         return "\n".join(line.plain for line in verify_lines(report))

@@ -14,14 +14,14 @@ from support.telemetry import Watch, alert_ids
 from support.vram_box import HeldDevices, vram_smi
 from support.waiting import wait_for
 
-from rgt_tui.services.telemetry import HostMonitor
-from rgt_tui.services.vram import (
+from rgt_tui.services.box.vram import (
     HIDDEN,
     VramError,
     check_kill,
     kill_vram_holder,
     read_vram_evidence,
 )
+from rgt_tui.services.telemetry import HostMonitor
 from rgt_tui.transport.local import LocalTransport
 
 

@@ -18,7 +18,7 @@ from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.paths import journal_dir
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.services.watch.store import watch_dir

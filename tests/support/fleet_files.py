@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rgt_tui.domain.config import ConfigError
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 def write_hosts(directory: Path, text: str, name: str = "hosts.toml") -> Path:

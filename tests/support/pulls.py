@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.pull import PullOptions, pull_host
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.backoff import Backoff

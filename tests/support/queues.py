@@ -13,7 +13,7 @@ from rgt_tui.demo.loopback.fleet import LOOPBACK_PREFLIGHT_ACK
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import QueueView
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.transport import Transport, transport_for
 from support.machine import kill_processes_under, kill_session, kill_tmux_server

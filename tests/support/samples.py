@@ -13,7 +13,7 @@ from typing import Any
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.health import HealthContext, HealthState, Thresholds, evaluate
 from rgt_tui.domain.snapshot import snapshot_from_agent
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.telemetry import ConnectionState, HostUpdate
 from support import GIB
 

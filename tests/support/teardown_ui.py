@@ -12,7 +12,7 @@ from textual.widgets import Input
 
 from rgt_tui.app import RgtApp
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from support.fleet_files import set_host_key
 from support.pilot import screen_text
 from support.waiting import wait_for

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.local import LocalTransport
 

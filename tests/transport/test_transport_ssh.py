@@ -16,7 +16,7 @@ from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
 from support.waiting import wait_for
 
 from rgt_tui.domain.errors import HostKeyError, TransportError
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.backoff import Backoff
@@ -278,7 +278,7 @@ def _file(path: Path) -> bytes:
 
 async def test_blocks_over_openssh_sftp_server(openssh_server):
     """OpenSSH's own sftp-server, with asyncssh's read_parallel and with its defaults."""
-    from rgt_tui.services.fleet_file import load_fleet
+    from rgt_tui.services.fleet.file import load_fleet
 
     t = transport_for(load_fleet(openssh_server.hosts_file).host("real1"))
     path = openssh_server.workdir / "ckpt.bin"

@@ -27,7 +27,7 @@ from support.cli import arun
 from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
 
 from rgt_tui.domain.errors import HostKeyError, TransportError
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.known_hosts import trust_host_key
 from rgt_tui.transport.local import LocalTransport

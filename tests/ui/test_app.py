@@ -47,7 +47,7 @@ from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import FilterInput, FleetScreen
 from rgt_tui.screens.help import KEY_COLUMN, MOUSE_HELP, HelpScreen, describe
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.telemetry import ConnectionState
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
 from rgt_tui.widgets.spark import spark_rows

@@ -11,7 +11,7 @@ from textual.widgets import Button, Input
 from rgt_tui.app import RgtApp
 from rgt_tui.demo.loopback import LOOPBACK_HOST
 from rgt_tui.screens.add_host import AddHostScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 async def settle_and_click(pilot, button: Button) -> None:  # type: ignore[no-untyped-def]

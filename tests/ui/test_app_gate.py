@@ -37,7 +37,7 @@ from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.queue_keys import QueueActionRequested
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 def bound_characters() -> str:

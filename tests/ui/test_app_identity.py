@@ -17,7 +17,7 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.host_key import HostKeyScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal, TeardownRecord
 
 

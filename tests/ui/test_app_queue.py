@@ -292,7 +292,7 @@ async def test_the_start_index_box_edits_like_an_input_and_a_refused_plan_runs_n
 def test_no_queue_hint_names_hosts_and_the_real_file(tmp_path: Path) -> None:
     """``l`` on a host with no queue names ``[[hosts]]`` and the file to edit (or none)."""
     from rgt_tui.controllers.queue_actions import no_queue_hint
-    from rgt_tui.services.fleet_file import load_fleet
+    from rgt_tui.services.fleet.file import load_fleet
 
     none = no_queue_hint("local", load_fleet(None))
     assert "there is no fleet file" in none and "rgt-tui add" in none and "[[hosts]]" in none

@@ -43,7 +43,7 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.job_keys import JobsChanged
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import HostJournal, Journal, TeardownRecord
 from rgt_tui.services.pull import FileProgress, PullProgress
 

@@ -19,7 +19,7 @@ from rgt_tui.screens.diagnosis import DiagnosisScreen
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_key import HostKeyScreen
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 LINE = "[127.0.0.1]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMDi1ZsJqG3s8o0tWmhzLxqYw6pE9pLzJ1d1Jx0Vn9Rk"
 

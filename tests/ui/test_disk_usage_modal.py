@@ -14,7 +14,7 @@ from support.pulls import host_of
 from textual.widgets import Static
 
 from rgt_tui.screens.disk_usage import DiskUsageScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 async def test_u_shows_the_audit_and_a_typed_short_name_deletes_the_model(

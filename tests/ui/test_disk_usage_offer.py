@@ -16,7 +16,7 @@ from support.pulls import host_of
 from textual.widgets import Input, Static
 
 from rgt_tui.screens.disk_usage import DiskUsageScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 async def test_only_offered_entries_are_invited_and_a_not_offered_one_runs_nothing(

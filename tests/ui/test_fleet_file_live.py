@@ -15,7 +15,7 @@ from support.pilot import SIZE, wait_for
 from rgt_tui.app import RgtApp
 from rgt_tui.controllers.notices import notices_of
 from rgt_tui.demo.loopback import LoopbackFleet
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 def _blocks(text: str) -> tuple[str, dict[str, str]]:

@@ -16,10 +16,10 @@ from support.teardown_ui import results_on_box
 
 from rgt_tui.app import RgtApp
 from rgt_tui.content.host_text import ALIVE_NOTE
-from rgt_tui.services.runtime.monitors import GEN8_ALERT
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.records_watch import WATCH_EVERY_S
+from rgt_tui.services.runtime.monitors import GEN8_ALERT
 
 # A few polls of the records, generous for a loaded machine: still "a few seconds".
 REACHES_S = WATCH_EVERY_S * 5

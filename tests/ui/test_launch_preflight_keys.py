@@ -18,7 +18,7 @@ from rgt_tui.screens.dialog import DialogButton
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 def _app(fleet: Any, tmp_path: Path) -> RgtApp:

@@ -9,7 +9,7 @@ from support.pilot import SIZE, screen_text, wait_for
 from rgt_tui.app import RgtApp
 from rgt_tui.content.host_text import ALIVE_NOTE
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 async def test_a_host_never_reached_shows_never_connected_and_no_sample_yet(

@@ -15,7 +15,7 @@ from textual.widgets import Static
 from rgt_tui.app import RgtApp
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.tabs.pulls import NO_PULL, NO_VERIFY, PullsTab
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.records_watch import WATCH_EVERY_S
 
 REACHES_S = WATCH_EVERY_S * 5  # a few polls of the records, generous for a loaded machine

@@ -18,8 +18,8 @@ from support.waiting import wait_for
 from rgt_tui.controllers.notices import notices_of
 from rgt_tui.domain.queue_state import DONE, PENDING, CellView, QueueView
 from rgt_tui.screens.notices import NoticesScreen
-from rgt_tui.services.fleet_file import load_fleet
-from rgt_tui.services.pull_schedule import NO_RESULTS
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.watch.drivers.periodic_pull import NO_RESULTS
 
 
 def edit_host(hosts_file: Path, name: str, edit) -> None:  # type: ignore[no-untyped-def]

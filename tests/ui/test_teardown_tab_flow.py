@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from rgt_tui.app import RgtApp
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 async def test_the_cursor_stays_in_the_box_through_both_confirmations(

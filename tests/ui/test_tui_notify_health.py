@@ -17,7 +17,7 @@ from support.waiting import wait_for
 
 from rgt_tui.app import RgtApp
 from rgt_tui.paths import journal_dir
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.watch.store import WatchStore, watch_dir
 
 FLEET = """\

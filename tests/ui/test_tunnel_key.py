@@ -9,7 +9,7 @@ from support.http_box import listening_addresses, refused
 from support.pilot import SIZE, make_app, palette_titles, text_of, wait_for
 
 from rgt_tui.screens.tunnel_keys import TunnelLine
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 URL = re.compile(r"tunnel (http://127\.0\.0\.1:(\d+)/) → box1:6006")
 

@@ -19,7 +19,7 @@ from textual.widgets import Button, Input, Static
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.tabs.gpus import GpusTab
 from rgt_tui.screens.vram_kill import VramKillScreen
-from rgt_tui.services.vram import parse_evidence
+from rgt_tui.services.box.vram import parse_evidence
 
 UUID = "GPU-00000000-0000-0000-0000-000000000000"
 EVIDENCE = "\n".join(

@@ -13,7 +13,7 @@ from support.pilot import SIZE, wait_for
 from support.webhook import webhook
 
 from rgt_tui.app import RgtApp
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 
 
 def alert_fleet(hosts: Path, url: str, *, tui_notify: bool) -> None:

@@ -1,7 +1,7 @@
 """GPUs tab: every GPU with its clocks, memory, power, throttling and compute processes.
 
 Under the GPUs, when one holds VRAM with no work (the zombie rule's terms, U11), the tab
-reads who holds it from the box (services/vram.py: nvidia-smi's processes and the
+reads who holds it from the box (services/box/vram.py: nvidia-smi's processes and the
 /dev/nvidia* holders, one round trip, at most every ``EVIDENCE_EVERY_S`` while shown)
 and ``x`` kills one, its PID typed (screens/vram_kill.py). The kill runs on the box; the
 list after it is read in a separate call, since a kill may drop the session (U1).
@@ -26,8 +26,8 @@ from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.snapshot import GpuProcess, GpuSample, HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.services.box.vram import VramEvidence
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.vram import VramEvidence
 from rgt_tui.widgets.spark import Spark
 
 EVIDENCE_EVERY_S = 30.0  # the fd walk reads every process's fds: not on every sample
@@ -202,7 +202,7 @@ class GpusTab(DetailTab):
 
     async def _read(self, host: str, connections: FleetConnections, note: str = "") -> None:
         from rgt_tui.controllers.queue_actions import error_text
-        from rgt_tui.services.vram import read_vram_evidence
+        from rgt_tui.services.box.vram import read_vram_evidence
 
         try:
             evidence = await connections.use(host, lambda t: read_vram_evidence(host, t))
@@ -246,7 +246,7 @@ class GpusTab(DetailTab):
 
     async def _kill(self, evidence: VramEvidence, connections: FleetConnections, pid: int) -> None:
         from rgt_tui.controllers.queue_actions import error_text
-        from rgt_tui.services.vram import kill_outcome, kill_vram_holder, read_vram_evidence
+        from rgt_tui.services.box.vram import kill_outcome, kill_vram_holder, read_vram_evidence
 
         host = evidence.host
         try:

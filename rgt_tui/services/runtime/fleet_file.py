@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
-from rgt_tui.services.fleet_file import load_fleet
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.records_watch import Stamp, file_stamp
 
 FLEET_FILE_EVERY_S = 2.0  # an edit is taken within a few seconds, for one stat call

@@ -340,7 +340,7 @@ async def observe_now(
     """Which box answers as ``host`` now, recorded in the journal (a new box moves the
     old one's facts to history); TransportError or ManifestError when it cannot say
     (the message made printable)."""
-    from rgt_tui.services.box_identity import identify_box
+    from rgt_tui.services.box.identity import identify_box
 
     try:
         identity = await identify_box(host, transport)

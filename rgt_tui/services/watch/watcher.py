@@ -162,7 +162,7 @@ class Watcher:
         return self.runtime.told
 
     def _make_drivers(self) -> None:
-        scheduler = optional_driver("rgt_tui.services.pull_schedule", "PullScheduler")
+        scheduler = optional_driver("rgt_tui.services.watch.drivers.periodic_pull", "PullScheduler")
         if scheduler is not None:
             # Hosts with pull folders, once their queue view (the runtime's) shows results.
             self.pull = scheduler(
@@ -172,7 +172,7 @@ class Watcher:
                 clock=self.clock,
                 queue_view=self.runtime.queues.views.get,
             )
-        autostop = optional_driver("rgt_tui.services.autostop", "AutoStop")
+        autostop = optional_driver("rgt_tui.services.watch.drivers.autostop", "AutoStop")
         if autostop is not None:
             self.autostop = autostop(self.fleet, self.connections, emit=self.emit, clock=self.clock)
 

@@ -1,0 +1,173 @@
+"""`rgt-tui status`: one sample from every host at once, as reports a table or JSON can show.
+
+Its alerts are the TUI's: ``telemetry.connection_alerts`` (health and cost rules, one
+place), so a forgotten box or a platform's release clock shows here as it does on the
+pane. With a ``LastSeen`` store (the journal), an unreachable box's release clock counts
+from the last time any rgt-tui saw it, and a reachable one is recorded as seen now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.cost import IdleMeter
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.health import Alert, HealthState
+from rgt_tui.domain.snapshot import UNLIMITED, HostSnapshot
+from rgt_tui.domain.text import printable
+from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.telemetry import (
+    ConnectionState,
+    LastSeen,
+    connection_alerts,
+    sample_once,
+)
+from rgt_tui.transport import Transport, transport_for
+
+
+@dataclass(frozen=True)
+class HostReport:
+    """One host's answer: a snapshot and its alerts, or why it could not be reached."""
+
+    host: HostConfig
+    snapshot: HostSnapshot | None
+    alerts: tuple[Alert, ...]
+    error: str | None = None
+    fix: str | None = None
+    # Idle paid time (the pane's meter, ``domain.cost.IdleMeter``) over what status saw:
+    # one sample, so no interval is measured yet (idle_s 0) and ``last_idle`` says
+    # whether this sample is idle. None: not billed (no cost_per_hour) or unreachable.
+    idle: IdleMeter | None = None
+
+    @property
+    def reachable(self) -> bool:
+        return self.snapshot is not None
+
+
+async def _report(
+    host: HostConfig,
+    make_transport: Callable[[HostConfig], Transport],
+    fleet: Fleet,
+    timeout: float,
+    last_seen: LastSeen | None,
+    clock: Callable[[], float],
+) -> HostReport:
+    transport: Transport | None = None
+    error: tuple[str, str | None] | None = None
+    try:
+        transport = make_transport(host)
+        snap = await asyncio.wait_for(sample_once(host, transport, timeout=timeout), timeout)
+    except TransportError as exc:
+        error = (exc.message, exc.fix)
+    except asyncio.TimeoutError:
+        error = (f"no sample within {timeout:g} s", "is the box overloaded?")
+    except Exception as exc:  # noqa: BLE001 - one host's surprise must not fail the others
+        error = (
+            f"unexpected {type(exc).__name__}: {exc}",
+            "this is a bug in rgt-tui: please report it with this message",
+        )
+    finally:
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                await transport.close()
+    now = clock()
+    profile = load_profile(host.profile)
+    if error is not None:
+        # The message may quote the box (the agent's stderr, an exception's text): made
+        # printable here, as the snapshot's strings are where the agent's line is parsed.
+        error = (printable(error[0], None), printable(error[1], None) if error[1] else error[1])
+        seen = await asyncio.to_thread(last_seen.last_seen, host.name) if last_seen else None
+        # No sample this run: unreachable, but nothing says a run is alive there (GEN8).
+        lost = ConnectionState("unreached", now, attempt=1, error=error[0], fix=error[1])
+        alerts = connection_alerts(
+            host, profile, None, HealthState(), lost,
+            thresholds=fleet.thresholds, now=now, last_seen=seen,
+        )  # fmt: skip
+        return HostReport(host, None, alerts, *error)
+    if last_seen is not None:
+        await asyncio.to_thread(last_seen.saw, host.name, now)
+    health = HealthState().observe(snap, fleet.thresholds)
+    alerts = connection_alerts(
+        host, profile, snap, health, ConnectionState("connected", now),
+        thresholds=fleet.thresholds, now=now, last_seen=now, received_at=now,
+    )  # fmt: skip
+    idle = IdleMeter().observe_sample(snap, snap.cell is not None) if host.cost_per_hour else None
+    return HostReport(host, snap, alerts, idle=idle)
+
+
+async def collect_status(
+    fleet: Fleet,
+    *,
+    timeout: float = 30.0,
+    make_transport: Callable[[HostConfig], Transport] = transport_for,
+    last_seen: LastSeen | None = None,
+    clock: Callable[[], float] = time.time,
+) -> list[HostReport]:
+    """Sample every host concurrently; an unreachable host, or any error of one host,
+    never delays or fails the others. ``last_seen``: where the last time each box
+    answered is kept (``telemetry.JournalLastSeen``), for the platforms' release clocks."""
+    return list(
+        await asyncio.gather(
+            *(_report(h, make_transport, fleet, timeout, last_seen, clock) for h in fleet.hosts)
+        )
+    )
+
+
+def _limit(value: float | None, unlimited: bool) -> Any:
+    return UNLIMITED if unlimited else value
+
+
+def report_to_json(report: HostReport) -> dict[str, Any]:
+    """The `status --json` object for one host (keys documented in the README)."""
+    snap = report.snapshot
+    cg = snap.cgroup if snap else None
+    return {
+        "name": report.host.name,
+        "reachable": report.reachable,
+        "error": report.error,
+        "fix": report.fix,
+        "profile": report.host.profile,
+        "hostname": snap.hostname if snap else None,
+        "boot_id": snap.boot_id if snap else None,
+        "uptime_s": snap.uptime_s if snap else None,
+        "loadavg_host_wide": list(snap.loadavg) if snap and snap.loadavg else None,
+        "disks": [asdict(d) for d in snap.disks] if snap else [],
+        "cgroup": {
+            "version": cg.version,
+            "memory_current": cg.memory_current,
+            "memory_max": _limit(cg.memory_max, cg.memory_unlimited),
+            "oom_kill": cg.oom_kill,
+            "cpu_quota_vcpus": _limit(cg.cpu_quota_vcpus, cg.cpu_unlimited),
+        }
+        if cg
+        else None,
+        "gpu_source": snap.gpu_source if snap else "none",
+        "gpu_unavailable_reason": snap.gpu_unavailable_reason if snap else None,
+        "gpus": [{**asdict(g), "throttle_reasons": list(g.throttle_reasons)} for g in snap.gpus]
+        if snap
+        else [],
+        "gpu_processes": [asdict(p) for p in snap.gpu_processes or ()] if snap else [],
+        "alerts": [
+            {
+                "id": a.id,
+                "severity": a.severity,
+                "message": a.message,
+                "gotcha": a.gotcha,
+                "subject": a.subject,
+            }
+            for a in report.alerts
+        ],
+        "running_cell": snap.cell if snap else None,
+        # One sample measures no interval: idle_paid_s is what this run saw (0.0), and
+        # idle_now whether the sample is idle (every GPU under 5 %, no cell running).
+        # Both null when the box is not billed (no cost_per_hour) or not reached.
+        "idle_paid_s": report.idle.idle_s if report.idle else None,
+        "idle_now": report.idle.last_idle if report.idle else None,
+        "problems": list(snap.problems) if snap else [],
+    }

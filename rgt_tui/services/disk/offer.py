@@ -1,0 +1,40 @@
+"""Which entries of a disk audit are offered for deletion, decided from the audit alone.
+
+``disk_reclaim.plan_delete`` refuses, before it looks at any file, a checkpoint held back
+(U6), a folder that holds a pull folder, and anything outside the pull folders that is
+not a Hugging Face model. Saying so beside each listed entry, and refusing such a typed
+name before anything runs, means the disk screen invites only what it may accept (issue
+43.10d: it invited any listed path, then refused most of them). What remains offered is
+still checked file by file (pulled and verified) when the user confirms.
+"""
+
+from __future__ import annotations
+
+from rgt_tui.domain.text import printable
+from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
+from rgt_tui.services.disk.reclaim import under
+
+OUTSIDE = "outside the pull folders"
+
+
+def not_offered(audit: DiskAudit, entry: Reclaimable) -> str | None:
+    """Why ``entry`` will be refused whatever was pulled, in a few words; None: offered."""
+    if entry.held:
+        return entry.held
+    for root in audit.pull_roots:
+        if under(root, entry.path) and root != entry.path:
+            return f"holds the pull folder {printable(root)}"
+    if entry.kind == "hf-model" or any(under(entry.path, r) for r in audit.pull_roots):
+        return None
+    return OUTSIDE
+
+
+def offered(audit: DiskAudit) -> list[Reclaimable]:
+    """The listed entries a typed name may delete (once pulled and verified), each once."""
+    seen: set[str] = set()
+    out = []
+    for entry in audit.entries():
+        if entry.path not in seen and not_offered(audit, entry) is None:
+            seen.add(entry.path)
+            out.append(entry)
+    return out

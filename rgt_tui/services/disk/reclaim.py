@@ -1,0 +1,196 @@
+"""Deleting what the disk audit listed, only when nothing is lost (principles 5 and 9).
+
+``plan_delete`` decides, ``delete_planned`` deletes. The rules:
+
+- only an entry of the audit just taken can be deleted (a superseded checkpoint, a
+  Hugging Face model folder, one of the largest folders); a path holding a pull root is
+  never deleted, and outside the pull roots only a Hugging Face model folder is;
+- anything under a pull root needs every file in it pulled AND verified: listed in the
+  kept manifest of this very box, unchanged on the box since (a re-scan now, by size and
+  mtime), reported good by the verification of that manifest, and still on this disk
+  with the manifest's SHA-256 (re-hashed now, ``teardown.local_copy``). Otherwise the
+  refusal names each file that would be lost (not pulled; pulled but not verified;
+  changed since; the local copy gone);
+- a superseded checkpoint also needs the newer checkpoint it was superseded by to pass
+  the same check at that moment.
+
+The user confirms by typing the path or its short name (``Reclaimable.short``) — the
+caller asks. The box then re-checks, right before removing, that the path is still what
+the audit saw: not a link, the same type, the same device and inode, no link on the way;
+it renames the path aside and checks what it renamed before ``rm`` runs
+(``scripts/disk_ctl.sh delete``). ``rm`` never follows a link: a link is removed, never
+its target.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.gate_events import FileFacts
+from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.text import printable
+from rgt_tui.services.disk.audit import (
+    DiskAudit,
+    DiskError,
+    Reclaimable,
+    disk_refusal,
+    record_of,
+    run_disk_ctl,
+)
+from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.records import host_results_dir, load_manifest, load_verification
+from rgt_tui.services.teardown.local_copy import check_local_copy
+from rgt_tui.transport.base import Transport
+
+DELETE_TIMEOUT_S = 600.0  # rm of a big cache folder can take a while
+LOST_SHOWN = 20  # lines of a refusal; the rest is counted
+
+
+@dataclass(frozen=True)
+class DeletePlan:
+    """A delete that passed every check: what, and why it is allowed."""
+
+    host: str
+    target: Reclaimable
+    why: str  # "a Hugging Face model outside the pull roots", "3 files pulled and verified"
+
+
+def under(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (both absolute, resolved)."""
+    folder = folder.rstrip("/") or "/"
+    return path == folder or path.startswith(folder if folder == "/" else folder + "/")
+
+
+async def plan_delete(
+    host: HostConfig, transport: Transport, results_dir: Path, audit: DiskAudit, path: str
+) -> DeletePlan:
+    """Check that deleting ``path`` (or an entry's short name) loses nothing; DiskError
+    naming what would be lost otherwise."""
+    target = audit.find(path)
+    if target is None:
+        raise DiskError(
+            host.name,
+            f"{printable(path)} is not in the disk audit: rgt-tui deletes only what "
+            f"`rgt-tui disk {host.name}` lists (superseded checkpoints, Hugging Face models, "
+            "folders under a pull root)",
+        )
+    shown = printable(target.path)
+    if target.held:  # U6: offered only once its own copy is pulled and verified
+        raise DiskError(host.name, f"refused: {shown} is not offered yet: {target.held}")
+    for root in audit.pull_roots:
+        if under(root, target.path) and root != target.path:
+            raise DiskError(
+                host.name, f"{shown} holds the pull root {printable(root)}: never deleted"
+            )
+    inside = [r for r in audit.pull_roots if under(target.path, r)]
+    if not inside:
+        if target.kind == "hf-model":
+            return DeletePlan(host.name, target, "a Hugging Face model outside the pull roots")
+        raise DiskError(
+            host.name,
+            f"{shown} is outside every pull root and is not a Hugging Face model: "
+            "rgt-tui deletes nothing else (delete it yourself if you are sure)",
+        )
+    also = (target.superseded_by,) if target.superseded_by else ()
+    checked, lost = await _pulled_and_verified(host, transport, results_dir, target.path, also)
+    if lost:
+        raise DiskError(
+            host.name,
+            f"refused: deleting {shown} would lose {len(lost)} "
+            f"{'file' if len(lost) == 1 else 'files'} not safely pulled and verified "
+            f"— run `rgt-tui pull {host.name}` and `rgt-tui verify {host.name}` first",
+            _shown(lost),
+        )
+    return DeletePlan(host.name, target, f"{checked} files under it pulled and verified")
+
+
+async def delete_planned(transport: Transport, plan: DeletePlan) -> str:
+    """Delete the planned path on the box, which re-checks it first; the box's answer."""
+    t = plan.target
+    await transport.connect()
+    result = await run_disk_ctl(
+        transport, "delete", t.dev, t.ino, t.type, input=t.path + "\0", timeout=DELETE_TIMEOUT_S
+    )
+    error = disk_refusal(plan.host, result, "the delete")
+    if error is not None:
+        raise error
+    return f"deleted {printable(t.path)}"
+
+
+async def _pulled_and_verified(
+    host: HostConfig, transport: Transport, results_dir: Path, path: str, also: tuple[str, ...]
+) -> tuple[int, list[str]]:
+    """How many files under ``path`` (and the files ``also``) are pulled and verified
+    now, and a line for each that is not."""
+    folder = host_results_dir(results_dir, host)
+    try:
+        kept = await asyncio.to_thread(load_manifest, folder)
+    except (ManifestError, OSError) as exc:
+        raise DiskError(host.name, f"the kept manifest in {folder} is unreadable: {exc}") from None
+    record = await asyncio.to_thread(load_verification, folder)
+    await transport.connect()
+    try:
+        now = await take_manifest(host, transport, hash_files=False)
+    except ManifestError as exc:
+        raise DiskError(host.name, f"could not re-scan the pull roots: {exc}") from None
+    wanted = [e for e in now.entries if _wanted(now.display(e.root, e.path), path, also)]
+    lost = [
+        f"not pulled ({r.reason}): {printable(now.display(r.root, r.path))}"
+        for r in now.refused
+        if under(now.display(r.root, r.path), path)
+    ]
+    for name in also:  # the newer checkpoint must still be there, not just its record
+        if not any(now.display(e.root, e.path) == name for e in now.entries):
+            lost.append(f"the newer checkpoint is gone from the box: {printable(name)}")
+    if kept is None:
+        return 0, lost + [f"not pulled: {printable(now.display(e.root, e.path))}" for e in wanted]
+    same = now.identity is not None and now.identity.same_box(kept.identity)
+    if not same:
+        lost.append(f"the pulled copy in {folder} is of another box than this one")
+    good = _good_checks(record, kept)
+    by_remote = {kept.display(e.root, e.path): e for e in kept.entries}
+    rehash: list[tuple[str, FileFacts]] = []
+    for e in wanted:
+        remote = now.display(e.root, e.path)
+        old = by_remote.get(remote) if same else None
+        shown = printable(remote)
+        if old is None:
+            lost.append(f"not pulled: {shown}")
+        elif (old.size, old.mtime) != (e.size, e.mtime):
+            lost.append(f"changed on the box since the pull: {shown}")
+        elif old.sha256 is None or good.get(remote) != old.sha256:
+            lost.append(f"pulled but not verified: {shown}")
+        else:
+            rehash.append(
+                (kept.local_relpath(old.root, old.path), FileFacts(old.size, old.mtime, old.sha256))
+            )
+    local = await asyncio.to_thread(check_local_copy, folder, rehash, time.time())
+    lost += [f"the pulled copy is missing here: {printable(p)}" for p in local.missing]
+    lost += [f"the pulled copy changed here: {printable(p)}" for p in local.changed]
+    return local.matched, lost
+
+
+def _wanted(remote: str, path: str, also: tuple[str, ...]) -> bool:
+    return under(remote, path) or remote in also
+
+
+def _good_checks(record: dict | None, manifest: Manifest) -> dict[str, str]:
+    """Box path → SHA-256 of each file the verification of ``manifest`` found good."""
+    if not record_of(record, manifest):
+        return {}
+    assert record is not None
+    good = {}
+    for c in record.get("checks") or []:
+        if isinstance(c, dict) and c.get("ok") is True and isinstance(c.get("sha256"), str):
+            good[str(c.get("remote"))] = c["sha256"]
+    return good
+
+
+def _shown(lost: list[str]) -> tuple[str, ...]:
+    if len(lost) <= LOST_SHOWN:
+        return tuple(lost)
+    return (*lost[:LOST_SHOWN], f"… and {len(lost) - LOST_SHOWN} more")

@@ -1,0 +1,271 @@
+"""Adding a box (issue 22, "paste a box"): what the command line's ``add`` and the TUI's
+add screen share.
+
+1. ``read_target``: the provider's ``ssh -p PORT user@host [-i KEY] [-L …]`` or a
+   ``user@host:port``, read by the fleet file's own parser (``domain.ssh_target``);
+   ``suggest_name`` and ``guess_profile`` give the defaults to offer;
+   ``check_name`` / ``check_profile`` / ``read_cost`` check what the user typed.
+2. ``check_host_key``: one connection, to show the key the box presents. An unknown key
+   is trusted only by ``trust_key``, after the user compared the fingerprint and said
+   so; a changed or revoked key is refused with its fix (``transport.known_hosts``).
+3. ``fleet_append.add_to_fleet``: the commented ``[[hosts]]`` block, appended.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from rgt_tui.domain.config import HostConfig, SshTarget, parse_ssh_target
+from rgt_tui.domain.errors import HostKeyError, TransportError
+from rgt_tui.domain.profiles import DEFAULT_PROFILE
+from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command
+from rgt_tui.profiles import KNOWN_PROFILES
+from rgt_tui.services.fleet.append import (
+    AddRefused,
+    FleetFile,
+    NewHost,
+    add_to_fleet,
+    fleet_file_for_add,
+    free_name,
+    read_fleet_file,
+)
+from rgt_tui.transport import open_transport
+from rgt_tui.transport.known_hosts import trust_host_key
+
+__all__ = [
+    "AddRefused", "FleetFile", "KeyCheck", "NewHost", "Pasted", "add_to_fleet",
+    "check_host_key", "check_name", "check_profile", "fingerprint_matches",
+    "fleet_file_for_add", "guess_profile", "read_cost", "read_fleet_file", "read_target",
+    "suggest_name", "trust_key",
+]  # fmt: skip
+
+# The fleet file's rule for a name (it names the host's local results folder).
+_NAME_RE = re.compile(r"[A-Za-z0-9._-]+")
+# Host-name endings of each platform's SSH endpoints.
+_PROFILE_BY_DOMAIN = (
+    ("vast.ai", "vastai"),
+    ("runpod.io", "runpod"),
+    ("runpod.net", "runpod"),
+    ("autodl.com", "autodl"),
+    ("seetacloud.com", "autodl"),  # AutoDL's SSH gateways (connect.<region>.seetacloud.com)
+    ("paperspace.com", "paperspace"),
+    ("lambdalabs.com", "lambda"),
+    ("lambda.ai", "lambda"),
+)
+# Short names for the platforms' shared SSH gateways, where the host tells nothing else.
+_SHORT = {"vastai": "vast", "runpod": "runpod", "autodl": "autodl", "paperspace": "paperspace"}
+# Host-name labels that say nothing about the box (ssh4.vast.ai, connect.x.com).
+_GENERIC_LABEL = re.compile(r"(ssh|sshd|gw|gateway|proxy|connect|login|www|region)[-0-9]*")
+
+
+@dataclass(frozen=True)
+class Pasted:
+    """What the pasted text says: where to log in and, from ``-i``, with which key."""
+
+    target: SshTarget | None  # None: this machine ("local")
+    identity_file: str | None
+    text: str
+
+
+def read_target(text: str) -> Pasted:
+    """Read a pasted ``ssh …`` command or an ``ssh`` value (``user@host:port``, an alias,
+    ``local``) with the fleet file's own parser; AddRefused (field ``target``) with its
+    message otherwise."""
+    text = text.strip()
+    if not text:
+        raise AddRefused(
+            "no box given",
+            "paste the provider's SSH command, e.g. ssh -p 22034 root@ssh4.vast.ai",
+            field="target",
+        )
+    try:
+        if is_ssh_command(text):
+            command = parse_ssh_command(text)
+            return Pasted(command.target, command.identity_file, text)
+        return Pasted(parse_ssh_target(text), None, text)
+    except ValueError as exc:
+        raise AddRefused(str(exc), field="target") from None
+
+
+def guess_profile(target: SshTarget | None) -> str:
+    """The platform profile a host name points to (``*.vast.ai`` → vastai), else
+    generic-ssh."""
+    if target is None:
+        return DEFAULT_PROFILE
+    host = target.host.lower().rstrip(".")
+    for domain, profile in _PROFILE_BY_DOMAIN:
+        if host == domain or host.endswith("." + domain):
+            return profile
+    return DEFAULT_PROFILE
+
+
+def suggest_name(target: SshTarget | None, taken: Iterable[str] = ()) -> str:
+    """A name from the host: the platform or the host's first telling label, with the
+    port when it is not 22 (boxes on one gateway differ by port only), made unique
+    against ``taken`` (``vast-22034``, ``gpu1``, ``10-0-0-5``, ``local``)."""
+    if target is None:
+        base = "local"
+    else:
+        host = target.host.lower().rstrip(".")
+        try:
+            ipaddress.ip_address(host.split("%")[0])
+            base = host.replace(".", "-").replace(":", "-")
+        except ValueError:
+            base = _SHORT.get(guess_profile(target)) or _telling_label(host)
+        if target.port not in (None, 22):
+            base = f"{base}-{target.port}"
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-.") or "box"
+    return free_name(base, dict.fromkeys(taken))
+
+
+def _telling_label(host: str) -> str:
+    labels = host.split(".")
+    useful = [label for label in labels[:-1] if not _GENERIC_LABEL.fullmatch(label)]
+    return (useful or labels)[0]
+
+
+def check_name(name: str, fleet_file: FleetFile) -> str:
+    """``name`` when the fleet file would take it; AddRefused (field ``name``) naming the
+    line that already uses it, or the rule it breaks."""
+    name = name.strip()
+    if not name:
+        raise AddRefused("the name is empty", "give the box a name", field="name")
+    if not _NAME_RE.fullmatch(name) or name in (".", ".."):
+        raise AddRefused(
+            f"host name {name!r} may only use letters, digits, '.', '_' and '-' "
+            "(it names the host's local results folder)",
+            f"e.g. {re.sub(r'[^A-Za-z0-9._-]+', '-', name).strip('-.') or 'a100-1'!r}",
+            field="name",
+        )
+    if name in fleet_file.names:
+        raise AddRefused(
+            f"host name {name!r} is already used at {fleet_file.where(name)}",
+            f"pick another name (free: {free_name(name, fleet_file.names)!r})",
+            field="name",
+        )
+    return name
+
+
+def check_profile(name: str) -> str:
+    """``name`` when it is a bundled profile; AddRefused (field ``profile``) otherwise."""
+    name = name.strip()
+    if name in KNOWN_PROFILES:
+        return name
+    close = difflib.get_close_matches(name, KNOWN_PROFILES, n=1)
+    raise AddRefused(
+        f"unknown profile {name!r}" + (f" — did you mean {close[0]!r}?" if close else ""),
+        f"one of: {', '.join(KNOWN_PROFILES)}",
+        field="profile",
+    )
+
+
+def read_cost(text: str | float | None) -> float | None:
+    """Dollars per hour (``1.29``, ``$1.29``, ``1,29``); None for nothing given;
+    AddRefused (field ``cost``) for anything else."""
+    if text is None:
+        return None
+    raw = str(text).strip().removeprefix("$").replace(",", ".").strip()
+    if not raw:
+        return None
+    try:
+        cost = float(raw)
+    except ValueError:
+        cost = -1.0
+    if not math.isfinite(cost) or cost < 0:
+        raise AddRefused(
+            f"cost per hour {str(text).strip()!r} is not an amount of dollars",
+            "write a number such as 1.29, or leave it empty",
+            field="cost",
+        )
+    return cost
+
+
+def probe_config(new: NewHost) -> HostConfig:
+    """The host as the fleet file will have it, for one connection before it is added."""
+    identity = Path(new.identity_file).expanduser() if new.identity_file else None
+    return HostConfig(
+        name=new.name, ssh=new.target, identity_file=identity, known_hosts=None,
+        profile=new.profile, cost_per_hour=new.cost_per_hour, started_at=None, workdir="~",
+        durable_dir="~", mounts=("/",), queue=None, run=None, pull=(), teardown=None,
+        epochs=1, host_key=new.host_key,
+    )  # fmt: skip
+
+
+KeyStatus = Literal["trusted", "unknown", "refused", "unreachable", "local"]
+
+
+@dataclass(frozen=True)
+class KeyCheck:
+    """What one connection said about the box's host key.
+
+    - ``trusted``: a known_hosts file already holds it (or accept-new just recorded it);
+    - ``unknown``: no line holds it; ``trust_key`` adds it once the user confirms;
+    - ``refused``: changed or revoked: never trusted here, ``fix`` says what to do;
+    - ``unreachable``: no answer, or the login was refused (the key may be fine);
+    - ``local``: this machine, no key.
+    """
+
+    status: KeyStatus
+    host: str  # user@host:port
+    fingerprint: str | None  # "ssh-ed25519 SHA256:…" (trusted: "SHA256:…")
+    message: str
+    fix: str | None = None
+    error: HostKeyError | None = None  # the refusal, kept for ``trust_key``
+
+    @property
+    def can_trust(self) -> bool:
+        """Whether ``trust_key`` may add this key (an unknown key, with its line)."""
+        e = self.error
+        return self.status == "unknown" and e is not None and bool(e.trust_line)
+
+    @property
+    def known_hosts_file(self) -> Path | None:
+        """Where trusting writes the key's line."""
+        return self.error.known_hosts_file if self.error is not None else None
+
+    @property
+    def trust_line(self) -> str | None:
+        """The exact line trusting appends."""
+        return self.error.trust_line if self.error is not None else None
+
+
+async def check_host_key(new: NewHost) -> KeyCheck:
+    """Connect once to ``new``'s box and say what its host key is; never trusts a key
+    (except where the host opted into ``accept-new``, as the transport does for it)."""
+    where = new.ssh
+    if new.target is None:
+        return KeyCheck("local", where, None, "this machine: no host key to check")
+    try:
+        async with open_transport(probe_config(new)) as transport:
+            await transport.connect()
+            seen = transport.host_key_fingerprint
+    except HostKeyError as exc:
+        status: KeyStatus = "unknown" if exc.kind == "unknown" and exc.trust_line else "refused"
+        return KeyCheck(status, where, exc.presented, exc.message, exc.fix, exc)
+    except TransportError as exc:
+        return KeyCheck("unreachable", where, None, exc.message, exc.fix)
+    return KeyCheck("trusted", where, seen, f"host key {seen} is already trusted; the box answered")
+
+
+def trust_key(check: KeyCheck) -> Path:
+    """Append the unknown key's line to its known_hosts file, after the user compared the
+    fingerprint and confirmed; returns the file. ValueError for any other check (a
+    changed or revoked key is never trusted this way). Blocking file I/O."""
+    if not check.can_trust or check.error is None:
+        raise ValueError(f"{check.host}: only an unknown host key can be trusted ({check.status})")
+    return trust_host_key(check.error)
+
+
+def fingerprint_matches(presented: str, given: str) -> bool:
+    """Whether ``given`` (``SHA256:abc…``, with or without the key type, or the bare hash)
+    names the ``presented`` key (``ssh-ed25519 SHA256:abc…``)."""
+    want = given.strip().split()[-1] if given.strip() else ""
+    have = presented.split()[-1]
+    return bool(want) and want.removeprefix("SHA256:") == have.removeprefix("SHA256:")

@@ -1,0 +1,55 @@
+"""Find and read the fleet file (``hosts.toml``): the file read the domain does not do.
+
+``resolve_fleet_path`` picks the file (``--hosts``, ``$RGT_HOSTS``, ``./hosts.toml``);
+``load_fleet`` reads it and hands its text, with the names of the shipped profiles, to
+the pure checker (``rgt_tui.domain.config_parse``). Blocking (small files): callers on
+the event loop use ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from rgt_tui.domain.config import ENV_VAR, FLEET_FILE_NAME, ConfigError, Fleet, make_fleet
+from rgt_tui.domain.config_parse import parse_fleet
+from rgt_tui.domain.health import Thresholds
+from rgt_tui.profiles import KNOWN_PROFILES
+
+__all__ = ["load_fleet", "resolve_fleet_path"]
+
+
+def resolve_fleet_path(cli_path: str | None, environ: Mapping[str, str], cwd: Path) -> Path | None:
+    """Pick the fleet file: ``--hosts``, else ``$RGT_HOSTS``, else ``./hosts.toml``, else None.
+
+    An explicitly named file that does not exist is an error rather than a silent fall back
+    to this machine: the user asked for a fleet and would otherwise see the wrong one.
+    """
+    for given, key in ((cli_path, "--hosts"), (environ.get(ENV_VAR), f"${ENV_VAR}")):
+        if not given:
+            continue
+        path = Path(given).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        if not path.is_file():
+            raise ConfigError(
+                path, f"fleet file not found — check the path given in {key}", key=key
+            )
+        return path
+    local = cwd / FLEET_FILE_NAME
+    return local if local.is_file() else None
+
+
+def load_fleet(path: Path | None) -> Fleet:
+    """Read and check a fleet file; None (or a file with no host) gives this machine alone."""
+    if path is None:
+        return make_fleet(None, Path.cwd() / "results", 2.0, 20, Thresholds(), ())
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(path, "fleet file not found — check the path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            path, f"cannot read the fleet file ({exc}); it must be UTF-8 TOML"
+        ) from None
+    return parse_fleet(path, text, KNOWN_PROFILES)

@@ -1,0 +1,369 @@
+"""Verify a host's pulled copy: every file hashed again, and loaded by type where it can be.
+
+``verify_host`` reads the manifest kept with the results, then for each file:
+
+- checks the local SHA-256 against the manifest's (different: a problem; a manifest
+  entry without a hash is never verified);
+- loads it by type: torch checkpoints with ``weights_only=True`` (a pickle needing
+  arbitrary code is *unsafe*, never run) and JSON / JSONL by parsing, both in a separate
+  process with memory and time limits (``verify_loader``: a huge or hostile file fails
+  that file only); safetensors by header and ranges; anything else counts by hash only
+  and is shown as such;
+- flags zero-byte files, leftover ``*.tmp`` / ``*.part`` files (on the box, U6, or from
+  an interrupted pull), files the manifest refused (symlinks out of the root...), and,
+  after a quick re-scan of the box, files changed, added or removed since the manifest;
+- reconciles the roster: each queue cell needs a verified artifact in its output folder.
+
+An empty result set is never a success. The outcome is written atomically to
+``<results_dir>/<host>/.rgt/verification.json`` (the teardown gate reads it); ``ok``
+holds only when everything verified and the roster is complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from rgt_tui.agent.secret_paths import skipped_by_rule
+from rgt_tui.domain.artifacts import (
+    CORRUPT,
+    MISSING,
+    NOT_VERIFIED,
+    is_leftover,
+    kind_of,
+)
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.manifest import (
+    RECORDS_DIR,
+    Manifest,
+    ManifestDiff,
+    ManifestEntry,
+    ManifestError,
+    compare,
+)
+from rgt_tui.domain.roster import RosterCheck, reconcile
+from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
+from rgt_tui.services.records import (
+    PARTS_DIR,
+    atomic_write_json,
+    host_results_dir,
+    load_manifest,
+    verification_path,
+)
+from rgt_tui.services.result_code import ResultCode, load_result_code
+from rgt_tui.services.verify import artifacts as checks
+from rgt_tui.services.verify.loader import LoaderInfo, LoaderLimits, VerifyLoader
+from rgt_tui.services.verify.report import report_to_json
+from rgt_tui.services.verify.types import ArtifactCheck, Flag, VerificationReport, VerifyProgress
+from rgt_tui.transport.base import Transport
+
+VERIFY_CONCURRENCY = 4
+
+
+async def verify_host(
+    host: HostConfig,
+    results_dir: Path,
+    *,
+    transport: Transport | None = None,
+    roster: Sequence[str] | None = None,
+    on_progress: Callable[[VerifyProgress], None] | None = None,
+    write_record: bool = True,
+    python: str | None = None,
+    limits: LoaderLimits | None = None,
+    stall_timeout_s: float = SCAN_STALL_TIMEOUT_S,
+) -> VerificationReport:
+    """Verify ``<results_dir>/<host>/`` and record the outcome (see the module docstring).
+
+    ``transport`` (connected or not) is used for the quick re-scan of the box; without one
+    the re-scan is skipped and the report says so. ``roster`` is the list of cell names;
+    when None, the host's ``queue`` file is read for it. ``python`` is the interpreter that
+    loads checkpoints and JSON (``Fleet.verify_python``; None: this one); ``limits`` bound
+    what one file may cost it (None: limits from each file's size). A re-scan that
+    prints nothing for ``stall_timeout_s`` is stopped, and the report says why.
+    """
+    folder = host_results_dir(results_dir, host)
+    try:
+        manifest = await asyncio.to_thread(load_manifest, folder)
+    except (ManifestError, OSError, ValueError, RecursionError) as exc:
+        why = str(exc) if isinstance(exc, ManifestError) else f"cannot read the manifest: {exc}"
+        return await _finish(host, folder, None, (), (), None, False, [why], write_record)
+    if manifest is None:
+        problem = f"no manifest in {folder}: nothing was pulled — run `rgt-tui pull {host.name}`"
+        return await _finish(host, folder, None, (), (), None, False, [problem], write_record)
+    loader = VerifyLoader(python, limits)
+    try:
+        results = await _check_all(host.name, folder, manifest, on_progress, loader)
+    finally:
+        await asyncio.to_thread(loader.close)
+    flags = await asyncio.to_thread(_flags, folder, manifest, results)  # walks the folder
+    remote_checked = False
+    if transport is not None:
+        remote_flags, remote_checked = await _rescan(host, transport, manifest, stall_timeout_s)
+        flags += remote_flags
+    cells, roster_problem = await asyncio.to_thread(_roster, host, roster)  # reads queue files
+    statuses = {c.path: c.status for c in results}
+    rost = reconcile(cells, manifest, host.durable_dir, statuses) if cells is not None else None
+    problems = _problems(manifest, results, flags, rost)
+    if roster_problem:
+        problems.append(roster_problem)
+    code = await asyncio.to_thread(load_result_code, folder)  # what made them (U42)
+    return await _finish(
+        host, folder, manifest, results, flags, rost, remote_checked, problems, write_record,
+        loader.info, code,
+    )  # fmt: skip
+
+
+async def _finish(
+    host: HostConfig,
+    folder: Path,
+    manifest: Manifest | None,
+    results: Sequence[ArtifactCheck],
+    flags: Sequence[Flag],
+    roster: RosterCheck | None,
+    remote_checked: bool,
+    problems: list[str],
+    write_record: bool,
+    loader: LoaderInfo | None = None,
+    code: ResultCode | None = None,
+) -> VerificationReport:
+    report = VerificationReport(
+        host.name, folder, time.time(), manifest, tuple(results), tuple(flags), roster,
+        remote_checked, tuple(problems), loader, code,
+    )  # fmt: skip
+    if write_record:
+        try:
+            await asyncio.to_thread(
+                atomic_write_json, verification_path(folder), report_to_json(report)
+            )
+        except OSError as exc:
+            why = f"could not write the verification record {verification_path(folder)}: {exc}"
+            report = replace(report, problems=(*report.problems, why))
+    return report
+
+
+async def _check_all(
+    host: str,
+    folder: Path,
+    manifest: Manifest,
+    on_progress: Callable[[VerifyProgress], None] | None,
+    loader: VerifyLoader,
+) -> list[ArtifactCheck]:
+    entries = sorted(manifest.entries, key=lambda e: manifest.local_relpath(e.root, e.path))
+    total = sum(e.size for e in entries)
+    done = [0, 0]
+    sem = asyncio.Semaphore(VERIFY_CONCURRENCY)
+
+    async def one(entry: ManifestEntry) -> ArtifactCheck:
+        async with sem:
+            result = await asyncio.to_thread(_check_file, folder, manifest, entry, loader)
+        done[0] += 1
+        done[1] += entry.size
+        if on_progress is not None:
+            on_progress(VerifyProgress(host, done[0], len(entries), done[1], total))
+        return result
+
+    return list(await asyncio.gather(*(one(e) for e in entries)))
+
+
+def _check_file(
+    folder: Path, manifest: Manifest, entry: ManifestEntry, loader: VerifyLoader
+) -> ArtifactCheck:
+    """Hash one local file and load it by type (blocking); no file's content can raise."""
+    rel = manifest.local_relpath(entry.root, entry.path)
+    try:
+        return _check_one(folder, manifest, entry, loader)
+    except Exception as exc:  # a bug or an unforeseen file must cost that file only
+        why = f"not verified: could not check it ({type(exc).__name__}: {exc})"
+        remote = manifest.display(entry.root, entry.path)
+        return ArtifactCheck(rel, remote, kind_of(rel), NOT_VERIFIED, why, entry.size, None)
+
+
+def _check_one(
+    folder: Path, manifest: Manifest, entry: ManifestEntry, loader: VerifyLoader
+) -> ArtifactCheck:
+    rel = manifest.local_relpath(entry.root, entry.path)
+    remote = manifest.display(entry.root, entry.path)
+    path = folder / rel
+    kind = kind_of(rel)
+
+    def result(status: str, detail: str, sha: str | None = None, k: str = kind) -> ArtifactCheck:
+        return ArtifactCheck(rel, remote, k, status, detail, entry.size, sha)
+
+    if not path.is_file() or path.is_symlink():
+        return result(MISSING, f"not in the local copy — run `rgt-tui pull` for {remote}")
+    size = path.stat().st_size
+    if size != entry.size:
+        return result(CORRUPT, f"local size {size} differs from the box's {entry.size}")
+    try:
+        sha = checks.sha256_file(path)
+        with open(path, "rb") as f:
+            kind = kind_of(rel, f.read(8))
+    except OSError as exc:
+        return result(CORRUPT, f"cannot read it: {exc.strerror or exc}")
+    if entry.sha256 is None:
+        # Nothing ties this copy to the box's file: loading it would prove nothing.
+        return result(
+            NOT_VERIFIED,
+            "not verified: the manifest has no SHA-256 for it, so this copy cannot be "
+            "matched to the box's — pull again for a hashed manifest",
+            sha,
+            kind,
+        )
+    if sha != entry.sha256:
+        return result(CORRUPT, "SHA-256 differs from the box's — pull it again", sha, kind)
+    try:
+        if kind in ("torch", "json", "jsonl"):
+            status, detail = loader.check(kind, path, size)
+        elif kind == "safetensors":
+            status, detail = checks.check_safetensors(path, size)
+        else:
+            status, detail = "hash-only", "checked by SHA-256 only (no loader for this type)"
+    except OSError as exc:
+        status, detail = CORRUPT, f"cannot read it: {exc.strerror or exc}"
+    return result(status, detail, sha, kind)
+
+
+def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -> list[Flag]:
+    flags = [Flag("empty", c.path, "zero-byte file") for c in results if c.size == 0]
+    flags += [
+        Flag("leftover", c.path, "an unfinished write left on the box (*.tmp / *.part; U6)")
+        for c in results
+        if is_leftover(c.path)
+    ]
+    known = {c.path for c in results}
+    for rel in _local_leftovers(folder):
+        if rel in known:
+            continue
+        if rel.startswith(PARTS_DIR + "/"):
+            flags.append(Flag("unfinished", rel, "left by an interrupted pull — re-run the pull"))
+        else:  # re-running never touches it: parts live in .rgt/parts/ now
+            why = "an unfinished file (an older rgt-tui's part?) — delete it once the pull is complete"
+            flags.append(Flag("unfinished", rel, why))
+    flags += [
+        # A secret (or rgt-tui's own state) skipped by rule is the pull doing its job:
+        # shown, never a problem.
+        Flag(
+            "skipped" if skipped_by_rule(r.reason) else "refused",
+            manifest.display(r.root, r.path),
+            r.reason,
+        )
+        for r in manifest.refused
+    ]
+    return flags
+
+
+def _local_leftovers(folder: Path) -> list[str]:
+    """Unfinished local files: the parts an interrupted pull keeps in ``.rgt/parts/``
+    (by that path), and any ``*.part`` / ``*.tmp`` outside ``.rgt``."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        if Path(dirpath) == folder and RECORDS_DIR in dirnames:
+            dirnames.remove(RECORDS_DIR)
+        for name in filenames:
+            if is_leftover(name):
+                found.append(str((Path(dirpath) / name).relative_to(folder)))
+    for dirpath, _, filenames in os.walk(folder / PARTS_DIR):
+        found += [str((Path(dirpath) / name).relative_to(folder)) for name in filenames]
+    return sorted(found)
+
+
+async def rescan_box(
+    host: HostConfig,
+    transport: Transport,
+    manifest: Manifest,
+    stall_timeout_s: float = SCAN_STALL_TIMEOUT_S,
+) -> ManifestDiff:
+    """What changed on the box since ``manifest``: a quick re-scan by size and mtime.
+
+    Raises TransportError when the box cannot be reached (ScanStalled, one, when the scan
+    printed nothing for ``stall_timeout_s``) and ManifestError when the re-scan output is
+    incomplete.
+    """
+    await transport.connect()
+    now = await take_manifest(host, transport, hash_files=False, stall_timeout_s=stall_timeout_s)
+    return compare(manifest, now)
+
+
+async def _rescan(
+    host: HostConfig, transport: Transport, manifest: Manifest, stall_timeout_s: float
+) -> tuple[list[Flag], bool]:
+    """Flags for what changed on the box since the manifest (sizes and mtimes)."""
+    try:
+        diff = await rescan_box(host, transport, manifest, stall_timeout_s)
+    except (TransportError, ManifestError) as exc:
+        return [Flag("not-rechecked", host.name, f"could not re-scan the box: {exc}")], False
+    flags = [
+        Flag(
+            "remote-changed",
+            manifest.display(new.root, new.path),
+            "changed on the box since the manifest",
+        )
+        for _, new in diff.changed
+    ]
+    flags += [
+        Flag(
+            "remote-added",
+            manifest.display(e.root, e.path),
+            "new on the box since the manifest; not pulled",
+        )
+        for e in diff.added
+    ]
+    flags += [
+        Flag(
+            "remote-removed",
+            manifest.display(e.root, e.path),
+            "removed from the box since the manifest",
+        )
+        for e in diff.removed
+    ]
+    flags += [
+        # A secret written after the pull (a .netrc) is skipped by rule, as the gate has it.
+        Flag(
+            "skipped" if skipped_by_rule(r.reason) else "refused",
+            manifest.display(r.root, r.path),
+            f"new since the manifest: {r.reason}",
+        )
+        for r in diff.newly_refused
+    ]
+    return flags, True
+
+
+def _roster(host: HostConfig, roster: Sequence[str] | None) -> tuple[list[str] | None, str | None]:
+    if roster is not None:
+        return list(roster), None
+    if host.queue is None:
+        return None, None
+    from rgt_tui.services.queue.check import read_queue_file
+
+    source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
+    problem = None
+    if source.parsed.problems:
+        problem = "queue file problems, roster may be incomplete: " + "; ".join(
+            str(p) for p in source.parsed.problems[:3]
+        )
+    return [c.name for c in source.parsed.cells], problem
+
+
+def _problems(
+    manifest: Manifest,
+    results: Sequence[ArtifactCheck],
+    flags: Sequence[Flag],
+    roster: RosterCheck | None,
+) -> list[str]:
+    problems = []
+    if not manifest.entries:
+        roots = ", ".join(r.given for r in manifest.roots) or "(no pull roots)"
+        problems.append(
+            f"nothing to verify: the manifest lists no files under {roots} — an empty result "
+            "set is never a success"
+        )
+    problems += [f"{c.path}: {c.status} — {c.detail}" for c in results if not c.ok]
+    problems += [f"{f.path}: {f.kind} — {f.detail}" for f in flags if f.kind != "skipped"]
+    if roster is not None:
+        problems += [f"cell {name} missing: {why}" for name, why in roster.missing]
+    return problems

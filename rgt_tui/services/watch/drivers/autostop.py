@@ -1,0 +1,335 @@
+"""The opt-in autostop of ``rgt-tui watch`` (issue 31): a host's reversible stop, run
+only when, at that moment, every condition holds — SkyPilot's autostop with the Iron
+Law in front.
+
+A host opts in with ``stop`` (the provider's reversible stop command) and
+``autostop_minutes``. ``AutoStop.on_host`` runs the stop only when:
+
+1. the host may have a stop run at all (``domain.autostop.config_refusal``: the profile
+   has a reversible stop, and the command is neither the teardown command nor holds a
+   word of destroying);
+2. the queue has finished (launched, its done record written, nothing running or pending);
+3. the GPUs have idled ``autostop_minutes`` without a break (``IdleClock``, from the
+   samples; kept in the journal folder, so a restart resumes it unless the gap was long);
+4. no teardown of the box is under way or done (``teardown_underway``);
+5. the teardown gate's own conditions hold now — ``check_gate`` re-scans the box and
+   re-hashes the local copy, as it does before a teardown (everything but the typed name);
+6. no stop ran yet for this queue: the claim is written (under the host's journal lock)
+   before the command runs, keyed by the launch's timestamp, so a restart, a crash
+   mid-command or a second ``watch`` never stops twice.
+
+The command runs on this machine as the teardown command does (``teardown.command``:
+its own process group, bounded in time, its output's tail kept), and one ``stopped``
+event says what was stopped, why (the figures of each condition) and what still bills.
+A condition that fails does nothing but keep its reason (``reasons``) for display.
+Nothing here destroys anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rgt_tui.domain import teardown_gate as g
+from rgt_tui.domain.autostop import IdleClock, config_refusal, idle_refusal, queue_refusal
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.text import printable
+from rgt_tui.domain.units import fmt_duration, local_time
+from rgt_tui.profiles import load_profiles
+from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
+from rgt_tui.services.records import atomic_write_json, read_json
+from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
+from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at
+from rgt_tui.services.teardown.gate import GateReport, check_gate
+from rgt_tui.services.watch.drivers.autostop_event import stopped_event
+from rgt_tui.services.watch.events import HostState, WatchEvent
+from rgt_tui.transport.base import Transport
+
+STOP_TIMEOUT_S = 300.0  # a provider's stop returns in seconds; this long means stuck
+GATE_RECHECK_S = 300.0  # after the gate refused, the next re-scan of the box waits this long
+IDLE_SAVE_EVERY_S = 60.0  # the idle clock's last sample is written at most this often
+STATE_VERSION = 1
+
+
+def teardown_underway(jh: HostJournal, now: float) -> str | None:
+    """Why the box's teardown forbids a stop now (None: no teardown of it is under way
+    or done): it was torn down or a teardown of it was attempted; a typed confirmation
+    opened its gate (the user destroys it, by command or by hand); or the name was typed
+    less than a teardown's time ago (the confirmation may be running its re-scan)."""
+    if jh.torn_down_at is not None:
+        return f"the box was torn down at {local_time(jh.torn_down_at)}"
+    box = jh.box.box_id if jh.box else None
+    tried = [t for t in jh.teardowns if t.box_id == box]
+    if tried:
+        return f"a teardown of this box was attempted at {local_time(tried[-1].at)}"
+    opened = confirmed_at(jh)
+    if opened is not None:
+        return f"a typed confirmation opened the teardown gate at {local_time(opened)}"
+    typed = [t for t, e in jh.events if isinstance(e, g.ConfirmationTyped) and e.text == jh.host]
+    if typed and now - typed[-1] < TEARDOWN_TIMEOUT_S + 60:
+        return f"a teardown was confirmed at {local_time(typed[-1])} and may be running"
+    return None
+
+
+@dataclass
+class _Host:
+    """What autostop keeps per host: the idle clock and the launches already stopped."""
+
+    idle: IdleClock
+    stopped: set[int]
+    saved_at: float = 0.0  # when the idle clock was last written
+    error: str | None = None  # the state file is unreadable: no stop until it is fixed
+
+
+class AutoStop:
+    """Runs each opted-in host's reversible stop once its queue is done, its results safe
+    and its GPUs idle (see the module docstring). Driven by the Watcher's ``on_host``.
+
+    ``journal``: the fleet's journal (default: its place under the state folder); the
+    autostop state sits beside it, ``autostop/<host>.json``. ``on_host`` takes as long as
+    the gate's re-scan and re-hash when it gets that far; a call for a host whose check
+    is still going returns at once."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        connections: FleetConnections,
+        *,
+        emit: Callable[[WatchEvent], None],
+        clock: Callable[[], float] = time.time,
+        journal: Journal | None = None,
+        recheck_s: float = GATE_RECHECK_S,
+        timeout_s: float = STOP_TIMEOUT_S,
+    ) -> None:
+        self.fleet = fleet
+        self.connections = connections
+        self.journal = journal or journal_for(fleet)
+        self._emit = emit
+        self._clock = clock
+        self.recheck_s = recheck_s
+        self.timeout_s = timeout_s
+        # Why each host's stop has not run, as of its last sample (for display).
+        self.reasons: dict[str, str] = {}
+        # Hosts whose autostop can never run as configured, said once at start.
+        self.refusals: dict[str, str] = {
+            h.name: why
+            for h in fleet.hosts
+            if h.watch.autostop_minutes is not None and (why := _refusal(h)) is not None
+        }
+        self._hosts: dict[str, _Host] = {}
+        self._busy: set[str] = set()
+        self._refused_at: dict[str, tuple[int, float]] = {}  # host → (launch ts, gate refused)
+
+    def state_path(self, host: str) -> Path:
+        """Where the host's autostop state is kept (beside its journal)."""
+        return self.journal.directory / "autostop" / f"{host}.json"
+
+    async def on_host(self, host: HostConfig, state: HostState) -> None:
+        """Decide for one sample of ``host``; run its stop when every condition holds."""
+        minutes = host.watch.autostop_minutes
+        if minutes is None:
+            return
+        refusal = _refusal(host)
+        if refusal is not None:
+            self.reasons[host.name] = refusal
+            return
+        now = self._clock()
+        kept = await self._host(host.name)
+        if kept.error is not None:
+            self.reasons[host.name] = kept.error
+            return
+        idle_why = idle_refusal(
+            state.snapshot, state.connection, self.fleet.thresholds.idle_util_pct
+        )
+        if kept.idle.observe(idle_why is None, now) or (
+            idle_why is None and now - kept.saved_at >= IDLE_SAVE_EVERY_S
+        ):
+            kept.saved_at = now
+            await asyncio.to_thread(self._save_idle, host.name, kept.idle)
+        why = queue_refusal(state.queue)
+        if why is not None or state.queue is None or state.queue.launch is None:
+            self.reasons[host.name] = why or "no queue"
+            return
+        launch = state.queue.launch.ts
+        if launch in kept.stopped:
+            self.reasons[host.name] = (
+                f"already stopped once for the queue launched at {local_time(launch)}"
+            )
+            return
+        idle_for = kept.idle.idle_for(now)
+        if idle_why is not None or idle_for < minutes * 60:
+            self.reasons[host.name] = (
+                f"GPUs not idle: {idle_why}"
+                if idle_why is not None
+                else f"GPUs idle {fmt_duration(idle_for)} of {minutes:g} min"
+            )
+            return
+        refused = self._refused_at.get(host.name)
+        if host.name in self._busy or (
+            refused is not None and refused[0] == launch and now - refused[1] < self.recheck_s
+        ):
+            return  # a check is under way, or the gate refused a moment ago: no re-scan spam
+        self._busy.add(host.name)
+        try:
+            await self._check_and_stop(host, state.queue, kept, idle_for, now)
+        finally:
+            self._busy.discard(host.name)
+
+    async def _check_and_stop(
+        self, host: HostConfig, view: QueueView, kept: _Host, idle_for: float, now: float
+    ) -> None:
+        assert view.launch is not None
+        launch = view.launch.ts
+        try:
+            jh = await asyncio.to_thread(self.journal.load, host.name)
+        except JournalError as exc:
+            self.reasons[host.name] = f"the journal cannot be read: {exc}"
+            return
+        underway = teardown_underway(jh, now)
+        if underway is not None:
+            self.reasons[host.name] = f"teardown: {underway}"
+            return
+        report = await check_gate(
+            self.fleet, host, self._transport(host.name), self.journal, clock=self._clock
+        )
+        if not report.ready_but_confirmation or report.torn_down_at is not None:
+            failing = [
+                f"{c.key} ({c.evidence})"
+                for c in report.conditions
+                if not c.ok and c.key != "confirmed"
+            ]
+            self._refused_at[host.name] = (launch, now)
+            self.reasons[host.name] = "the teardown gate's conditions do not hold now: " + (
+                "; ".join(failing[:3]) or "; ".join(report.problems[:2]) or "locked"
+            )
+            return
+        claim = await asyncio.to_thread(self._claim, host.name, launch, report, idle_for)
+        if claim is not None:
+            self.reasons[host.name] = claim
+            return
+        kept.stopped.add(launch)
+        assert host.watch.stop is not None  # config_refusal said so
+        cwd = self.fleet.path.parent if self.fleet.path else None
+        try:
+            run = await run_teardown_command(host.watch.stop, cwd, self.timeout_s)
+        except OSError as exc:  # the shell could not start (cwd gone, no sh): it did not run
+            run = LocalRun(None, f"the stop command could not start: {exc}", False)
+        await asyncio.to_thread(self._record_run, host.name, launch, run)
+        self.reasons[host.name] = f"stop ran at {local_time(self._clock())} (exit {run.status})"
+        self._emit(
+            stopped_event(host, report, view, idle_for, run, self.timeout_s, self.fleet.thresholds)
+        )
+
+    def _transport(self, name: str) -> Transport | None:
+        try:
+            return self.connections.transport(name)
+        except KeyError:
+            return None  # not in the connections: the gate records a failed re-scan
+
+    # --- the state file (under the host's journal lock) ---------------------------------
+
+    async def _host(self, name: str) -> _Host:
+        kept = self._hosts.get(name)
+        if kept is None:
+            kept = self._hosts[name] = await asyncio.to_thread(self._load, name)
+        return kept
+
+    def _read(self, name: str) -> dict[str, Any]:
+        path = self.state_path(name)
+        data = read_json(path)
+        if data is None:
+            return {"version": STATE_VERSION, "host": name, "stops": []}
+        if (
+            not isinstance(data, dict)
+            or data.get("host") != name
+            or not isinstance(data.get("stops"), list)
+        ):
+            raise ValueError("not an autostop state of this host")
+        return data
+
+    def _load(self, name: str) -> _Host:
+        try:
+            data = self._read(name)
+            stopped = {int(s["launch_ts"]) for s in data["stops"]}
+            since, seen = data.get("idle_since"), data.get("idle_seen_at")
+            idle = IdleClock(
+                float(since) if since is not None else None,
+                float(seen) if seen is not None else None,
+            )
+        except (ValueError, TypeError, KeyError, OSError) as exc:
+            path = self.state_path(name)
+            # Which queues were stopped is unknown: stopping again could be the second.
+            return _Host(
+                IdleClock(),
+                set(),
+                error=f"{path}: the autostop state is unreadable ({printable(exc, 200)}); "
+                f"no stop runs until it is fixed — check the provider's console, then "
+                f"move it aside (mv {path} {path}.damaged)",
+            )
+        return _Host(idle, stopped)
+
+    def _save_idle(self, name: str, idle: IdleClock) -> None:
+        with self.journal.locked(name):
+            try:
+                data = self._read(name)
+            except (ValueError, OSError):
+                return  # said by _load; never written over
+            data["idle_since"], data["idle_seen_at"] = idle.since, idle.seen
+            atomic_write_json(self.state_path(name), data)
+
+    def _claim(self, name: str, launch: int, report: GateReport, idle_for: float) -> str | None:
+        """Record that this queue's stop runs now, unless it already ran (another watch,
+        an earlier run) or a teardown began meanwhile; None when claimed."""
+        with self.journal.locked(name):
+            try:
+                data = self._read(name)
+                jh = self.journal.load(name)
+            except (ValueError, OSError, JournalError) as exc:
+                return (
+                    f"no stop: the autostop state or journal cannot be read ({printable(exc, 200)})"
+                )
+            if any(int(s.get("launch_ts", -1)) == launch for s in data["stops"]):
+                return f"already stopped once for the queue launched at {local_time(launch)}"
+            underway = teardown_underway(jh, self._clock())
+            if underway is not None:
+                return f"teardown: {underway}"
+            data["stops"].append(
+                {
+                    "launch_ts": launch,
+                    "box_id": report.box.box_id if report.box else None,
+                    "claimed_at": self._clock(),
+                    "idle_s": idle_for,
+                    "exit_status": None,  # still None after a crash mid-command: never re-run
+                }
+            )
+            atomic_write_json(self.state_path(name), data)
+        return None
+
+    def _record_run(self, name: str, launch: int, run: LocalRun) -> None:
+        with self.journal.locked(name):
+            try:
+                data = self._read(name)
+            except (ValueError, OSError):
+                return
+            for stop in data["stops"]:
+                if stop.get("launch_ts") == launch:
+                    stop.update(
+                        exit_status=run.status,
+                        timed_out=run.timed_out,
+                        ok=run.status == 0 and not run.timed_out,
+                        output=run.output[-4000:],
+                        ended_at=self._clock(),
+                    )
+            atomic_write_json(self.state_path(name), data)
+
+
+def _refusal(host: HostConfig) -> str | None:
+    reversible = [p.name for p in load_profiles().values() if p.reversible_stop]
+    return config_refusal(host, load_profile(host.profile), reversible)

@@ -1,0 +1,85 @@
+"""The ``stopped`` event of the autostop: what was stopped, why (each condition of that
+moment with its figures), and what still bills after the stop (the profile's facts).
+
+The stop command's arguments are not repeated (an instance id, perhaps a token): the
+program's name says which provider's stop ran.
+"""
+
+from __future__ import annotations
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.health import Thresholds
+from rgt_tui.domain.profiles import Profile
+from rgt_tui.domain.queue_state import DONE, FAILED, QueueView
+from rgt_tui.domain.text import printable
+from rgt_tui.domain.units import fmt_duration, local_time
+from rgt_tui.services.teardown.command import LocalRun
+from rgt_tui.services.teardown.gate import GateReport
+from rgt_tui.services.watch.events import WatchEvent
+
+GATE_KEYS = ("pulled", "local", "rescan", "verified")  # the gate's figures named in the event
+
+
+def _last_line(output: str) -> str:
+    lines = [ln for ln in output.splitlines() if ln.strip()]
+    return printable(lines[-1], 300) if lines else "(no output)"
+
+
+def _bills(profile: Profile) -> str:
+    return (
+        f"Still bills after a stop ({profile.title}): {'; '.join(profile.keeps_billing)}. "
+        f"What a stop keeps: {profile.stop_survives}."
+    )
+
+
+def stopped_event(
+    host: HostConfig,
+    report: GateReport,
+    view: QueueView,
+    idle_for: float,
+    run: LocalRun,
+    timeout_s: float,
+    thresholds: Thresholds,
+) -> WatchEvent:
+    """What was stopped, why (each condition with its figures), and what still bills."""
+    assert view.launch is not None and view.launch.done is not None
+    profile = report.profile
+    box = report.box.describe() if report.box else "the box"
+    program = (host.watch.stop or "").split()[0] if host.watch.stop else "?"
+    ok = run.status == 0 and not run.timed_out
+    evidence = {c.key: c.evidence for c in report.conditions}
+    why = [
+        f"the queue launched at {local_time(view.launch.ts)} finished at "
+        f"{local_time(view.launch.done.ts)}: {view.count(DONE)} done, "
+        f"{view.count(FAILED)} failed of {view.total}",
+        *(f"{key}: {evidence[key]}" for key in GATE_KEYS if key in evidence),
+        f"GPUs under {thresholds.idle_util_pct:g} % for {fmt_duration(idle_for)} "
+        f"(autostop_minutes = {host.watch.autostop_minutes:g})",
+    ]
+    if ok:
+        title = f"{host.name} stopped: queue done, results pulled and verified, GPUs idle"
+        head = f"Stopped {host.name} ({box}) with its stop command ({program} …): exit 0."
+        after = (
+            "A stop is not a teardown: start the box from the provider to use it again; "
+            f"`rgt-tui teardown {host.name}` destroys it once its gate agrees."
+        )
+    else:
+        title = f"{host.name}: the stop command FAILED — the box still bills in full"
+        if run.timed_out:
+            failed = f"ran past {timeout_s:g} s and was stopped with every process it started"
+        else:
+            failed = f"exited {run.status}: {_last_line(run.output)}"
+        head = f"The stop command of {host.name} ({box}; {program} …) {failed}."
+        after = (
+            "watch does not run it again for this queue: check the provider's console and "
+            "stop the box by hand."
+        )
+    body = "\n".join([head, "Why:", *(f"• {line}" for line in why), _bills(profile), after])
+    return WatchEvent(
+        kind="stopped",
+        host=host.name,
+        key=f"stopped:{host.name}:{view.launch.ts}",
+        title=title,
+        body=body,
+        severity="info" if ok else "critical",
+    )

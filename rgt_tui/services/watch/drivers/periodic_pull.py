@@ -1,0 +1,399 @@
+"""Periodic pulls: results (and the box's logs) leave a box on a cadence, verified.
+
+``PullScheduler.run`` pulls each host whose cadence is due (the host's ``pull_every``,
+else its profile's default: ``Profile.pull_every``) through the same resumable pull as
+``p`` and ``rgt-tui pull`` (``services.pull.pull_host``), then verifies the copy
+(``services.verify.run.verify_host``), so the teardown gate and autostop read fresh records.
+``rgt-tui watch`` runs it headless; the TUI runs it while open.
+
+Quiet when nothing is wrong: a host's periodic pulls start only when it has pull folders
+(``pull``, or a ``durable_dir``/``workdir`` default that is no whole home: the config's
+``pull_refused`` says when it is) and once it has produced results (``has_results``: the
+queue view the runtime's poll already read shows a cell that ended, or one running for a
+whole cadence; or an earlier pull brought files here; or, with no queue to read, the host
+asks for its own ``pull_every``). Until then nothing runs and nothing is told:
+``held_back`` says why, per host. Before this, every start on a spot box told two failures
+before anything was launched.
+
+Never two pulls of one host at once: a ``HostLocks`` claim per host, shared with
+whatever else runs jobs on hosts in the same process (the TUI's ``JobRunner``), and the
+pull's own lock file across processes (``PullBusy``: skipped, tried again soon). Never
+while the host's teardown is in progress: the in-process claim (a teardown job holds the
+host) and the journal (``teardown_underway``): a typed confirmation whose re-scan has not
+ended or opened the gate, the command not yet recorded. A torn-down box is not pulled.
+
+Outcomes become ``WatchEvent``s for the notifier: ``pull`` when files arrived (counts,
+bytes, how they verified) and ``pull_failed`` once per run of failures (the reason and
+the fix; the key is the time the failures began). Every pull shares the process's one
+bandwidth budget (``pull.budget.shared_budget``: ``[fleet] pull_rate_mbit``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.gate_events import ConfirmationTyped, Rescanned
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    INTERRUPTED,
+    KILLED,
+    RETRY,
+    RUNNING,
+    SLURM_ENDED,
+    QueueView,
+)
+from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.profiles import profile
+from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
+from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
+from rgt_tui.services.pull import PullBusy, PullError, PullOptions, PullProgress, pull_host
+from rgt_tui.services.pull.budget import shared_budget
+from rgt_tui.services.pull.plan import PulledRecord
+from rgt_tui.services.records import host_results_dir, manifest_path
+from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
+from rgt_tui.services.verify.run import verify_host
+from rgt_tui.services.watch.events import WatchEvent
+
+log = logging.getLogger(__name__)
+
+POLL_S = 30.0  # the longest the loop sleeps: a fleet file's new cadence is seen this soon
+RETRY_S = 300.0  # after a failure: again in this long (or the cadence, when shorter)
+BUSY_RETRY_S = 60.0  # another pull or a teardown held the host: look again this soon
+# A typed confirmation this old no longer holds pulls back, whatever the journal says
+# (the teardown command's own limit, plus the re-scan before it).
+TEARDOWN_WINDOW_S = TEARDOWN_TIMEOUT_S + 300.0
+PERIODIC = "periodic pull"  # the job name a periodic pull claims a host under
+# A cell in one of these has ended an attempt: whatever it wrote is there to pull.
+ENDED = (DONE, FAILED, INTERRUPTED, KILLED, RETRY, *SLURM_ENDED)
+NO_RESULTS = "no results yet: no cell has ended (or run a whole cadence) and nothing was pulled"
+
+
+class HostLocks:
+    """Which job holds each host in this process: one job at a time per host.
+
+    Shared by everything that pulls or tears down in one process (the TUI's job runner
+    and the periodic pulls), so a ``p`` and a periodic pull never run together and no
+    periodic pull starts while a teardown holds the host. Single-threaded (the event
+    loop's), so no lock is needed around the dict.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, str] = {}
+
+    def holder(self, host: str) -> str | None:
+        """The job holding ``host`` now (None: free)."""
+        return self._held.get(host)
+
+    def claim(self, host: str, job: str) -> str | None:
+        """Hold ``host`` for ``job``; returns None when claimed, else the job holding it."""
+        held = self._held.get(host)
+        if held is not None:
+            return held
+        self._held[host] = job
+        return None
+
+    def release(self, host: str, job: str) -> None:
+        """Let ``host`` go, if ``job`` holds it."""
+        if self._held.get(host) == job:
+            del self._held[host]
+
+
+def pull_every(host: HostConfig) -> float | None:
+    """Seconds between ``host``'s periodic pulls: its own ``pull_every``, else its
+    profile's default; None: never."""
+    if host.watch.pull_every_s is not None:
+        return host.watch.pull_every_s
+    return profile(host.profile).pull_every
+
+
+def no_pull_folders(host: HostConfig) -> str | None:
+    """Why ``host`` has no folders a pull may take (None: it has): no ``pull`` and a
+    default that is a whole home (``pull_refused``, with its file:line and fix)."""
+    if host.pull_refused is not None:
+        return host.pull_refused
+    if not host.pull:
+        return f"host {host.name!r} names no pull folders"
+    return None
+
+
+def results_shown(view: QueueView | None, every: float) -> bool:
+    """Whether a queue view shows results to pull: a cell that ended an attempt (done,
+    failed, killed, interrupted, a Slurm end), or one that has run a whole cadence (a long
+    cell's checkpoints are what a spot box loses)."""
+    if view is None:
+        return False
+    for cell in view.cells:
+        if cell.status in ENDED or cell.ended_at is not None:
+            return True
+        if cell.status == RUNNING and cell.started_at and view.now - cell.started_at >= every:
+            return True
+    return False
+
+
+def teardown_underway(jh: HostJournal, now: float) -> str | None:
+    """Why the journal says no pull may start now (a teardown in progress, or the box
+    already torn down); None: nothing in the way."""
+    if jh.torn_down_at is not None:
+        return "the box is torn down"
+    typed = [(t, e) for t, e in jh.events if isinstance(e, ConfirmationTyped)]
+    typed = [(t, e) for t, e in typed if e.text == jh.host]
+    if not typed:
+        return None
+    at, confirmation = typed[-1]
+    if now - at > TEARDOWN_WINDOW_S or any(r.at >= at for r in jh.teardowns):
+        return None  # long ago, or its outcome is recorded
+    rescanned = any(
+        isinstance(e, Rescanned) and e.attempt == confirmation.attempt for _, e in jh.events
+    )
+    if not rescanned:
+        return "a teardown was confirmed and its re-scan of the box is running"
+    opened = confirmed_at(jh)
+    if opened is not None and opened >= at:
+        return "a teardown is running (the gate opened for it)"
+    return None  # the gate refused that confirmation: nothing is being torn down
+
+
+class PullScheduler:
+    """Pulls and verifies each host on its cadence; see the module docstring."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        connections: FleetConnections,
+        *,
+        emit: Callable[[WatchEvent], None],
+        clock: Callable[[], float] = time.time,
+        locks: HostLocks | None = None,
+        journal: Callable[[], Journal] | None = None,
+        on_progress: Callable[[str, PullProgress | None], None] | None = None,
+        poll_s: float = POLL_S,
+        options: PullOptions | None = None,
+        queue_view: Callable[[str], QueueView | None] = lambda host: None,
+    ) -> None:
+        self.fleet = fleet
+        self.connections = connections
+        self.emit = emit
+        self.clock = clock
+        self.locks = locks or HostLocks()
+        self.journal = journal or (lambda: journal_for(self.fleet))
+        self.on_progress = on_progress  # (host, progress); None progress: the pull ended
+        self.poll_s = poll_s
+        self.options = options or PullOptions(concurrency=SHARED_PULL_CONCURRENCY)
+        # The queue view the runtime's poll last read (no SSH of its own: the poll's).
+        self.queue_view = queue_view
+        # host -> why its periodic pulls have not started (no pull folders, no results).
+        self.held_back: dict[str, str] = {}
+        self._has_results: set[str] = set()  # results once seen stay seen
+        self.due: dict[str, float] = {}  # host -> when its next pull may start (clock)
+        self.last: dict[str, str] = {}  # host -> what its last periodic pull did, in words
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._failing_since: dict[str, float] = {}
+        self._failure: dict[str, tuple[float, str]] = {}  # host -> (when, why) of the last
+        self._wake: asyncio.Event | None = None
+
+    def wake(self) -> None:
+        """Look at the cadences now (the fleet file changed; a test moved the clock)."""
+        if self._wake is not None:
+            self._wake.set()
+
+    def running(self, host: str) -> bool:
+        """Whether a periodic pull of ``host`` is in flight."""
+        return host in self._running
+
+    async def run(self) -> None:
+        """Forever: start each due host's pull (they run side by side, one per host),
+        then sleep until the next is due, ``poll_s`` at most, or ``wake``."""
+        self._wake = asyncio.Event()
+        try:
+            while True:
+                self.start_due()
+                self._wake.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._sleep_s())
+        finally:
+            tasks = list(self._running.values())
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def start_due(self) -> list[str]:
+        """Start the pull of every host that is due and not pulling; returns their names."""
+        now = self.clock()
+        started = []
+        for host in self.fleet.hosts:
+            every = pull_every(host)
+            if every is None or host.name in self._running:
+                continue
+            why = no_pull_folders(host) or (None if self.has_results(host, every) else NO_RESULTS)
+            if why is not None:
+                self.held_back[host.name] = why
+                continue
+            self.held_back.pop(host.name, None)
+            due = self.due.get(host.name)
+            if due is None:
+                due = self.due[host.name] = self._first_due(host, every, now)
+            if now >= due:
+                task = asyncio.ensure_future(self._cycle(host, every))
+                self._running[host.name] = task
+                task.add_done_callback(lambda _t, name=host.name: self._ended(name))
+                started.append(host.name)
+        return started
+
+    def has_results(self, host: HostConfig, every: float) -> bool:
+        """Whether ``host`` has produced results worth a periodic pull (see the module
+        docstring); once true it stays true."""
+        if host.name in self._has_results:
+            return True
+        found = (
+            results_shown(self.queue_view(host.name), every)
+            or bool(PulledRecord.load(host_results_dir(self.fleet.results_dir, host)).files)
+            or (not host.queue and host.watch.pull_every_s is not None)
+        )
+        if found:
+            self._has_results.add(host.name)
+        return found
+
+    def failure(self, host: str) -> tuple[float, str] | None:
+        """(when, why) of ``host``'s last periodic pull when it failed; None when it did
+        not (or none ran): a pane shows it as one line."""
+        return self._failure.get(host)
+
+    def _ended(self, host: str) -> None:
+        self._running.pop(host, None)
+        self.wake()  # its next due time is set: the loop's sleep may need to be shorter
+
+    def _sleep_s(self) -> float:
+        now = self.clock()
+        waiting = [d - now for h, d in self.due.items() if h not in self._running]
+        return max(0.0, min([self.poll_s, *waiting]))
+
+    def _first_due(self, host: HostConfig, every: float, now: float) -> float:
+        """A restart does not pull again at once: the last pull's record (its manifest,
+        written by any process) says when it was."""
+        try:
+            last = manifest_path(host_results_dir(self.fleet.results_dir, host)).stat().st_mtime
+        except OSError:
+            return now
+        return min(now + every, last + every)
+
+    async def _cycle(self, host: HostConfig, every: float) -> None:
+        try:
+            delay = await self.pull_once(host)
+        except Exception:  # never lets one host's surprise stop the schedule
+            log.exception("periodic pull of %s", host.name)
+            delay = RETRY_S
+        self.due[host.name] = self.clock() + min(every, delay if delay is not None else every)
+
+    async def pull_once(self, host: HostConfig) -> float | None:
+        """One periodic pull and verify of ``host``, events emitted. Returns how soon to
+        look again when it could not run or failed (None: at the cadence)."""
+        blocked = await self._blocked(host)
+        if blocked is not None:
+            self.last[host.name] = f"not pulled: {blocked}"
+            return BUSY_RETRY_S
+        held = self.locks.claim(host.name, PERIODIC)
+        if held is not None:
+            self.last[host.name] = f"not pulled: the {held} of {host.name} is running"
+            return BUSY_RETRY_S
+        try:
+            return await self._pull_and_verify(host)
+        finally:
+            self.locks.release(host.name, PERIODIC)
+            if self.on_progress is not None:
+                self.on_progress(host.name, None)
+
+    async def _blocked(self, host: HostConfig) -> str | None:
+        try:
+            jh = await asyncio.to_thread(self.journal().load, host.name)
+        except JournalError as exc:  # reported by the gate; a pull changes nothing there
+            log.warning("%s: journal unreadable (%s); pulling all the same", host.name, exc)
+            return None
+        return teardown_underway(jh, time.time())  # the journal's clock, not the schedule's
+
+    async def _pull_and_verify(self, host: HostConfig) -> float | None:
+        transport = self.connections.transport(host.name)  # shared: never closed here
+        budget = shared_budget(self.fleet.watch.pull_rate_mbit)
+        options = self.options if budget is None else replace(self.options, budget=budget)
+        progress = None
+        if self.on_progress is not None:
+            progress = lambda p: self.on_progress(host.name, p)  # noqa: E731
+        try:
+            result = await pull_host(
+                host,
+                self.fleet.results_dir,
+                transport,
+                options=options,
+                on_progress=progress,
+                wait=self.connections.waiter(host.name),
+            )
+            report = await verify_host(
+                host, self.fleet.results_dir, transport=transport, python=self.fleet.verify_python
+            )
+        except PullBusy as exc:  # another process is pulling it: that pull counts
+            self.last[host.name] = f"not pulled: {exc.message}"
+            return BUSY_RETRY_S
+        except PullError as exc:
+            return self._failed(host, exc.message, exc.fix or "re-run `rgt-tui pull HOST`")
+        except (TransportError, OSError) as exc:
+            return self._failed(host, str(exc), "check the box is up (rgt-tui status)")
+        problems = list(result.shortfalls) + [f"{p}: {why}" for p, why in result.failed]
+        if not result.pulled and problems:
+            # Nothing came and something was asked for in vain (a missing folder, an
+            # empty one): a failed pull, told as one (once per run), not as news.
+            return self._failed(host, problems[0], "check the host's pull folders on the box")
+        self._failing_since.pop(host.name, None)
+        self._failure.pop(host.name, None)
+        counts: dict[str, int] = {}
+        for check in report.checks:
+            counts[check.status] = counts.get(check.status, 0) + 1
+        verified = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        logs = result.box_logs
+        came = (
+            f"{len(result.pulled)} files ({fmt_bytes(result.bytes_received)}) pulled, "
+            f"{len(result.skipped)} already here; verify: {verified or 'nothing checked'}"
+        )
+        if logs is not None:
+            came += f"; box logs: {logs.listed} in {logs.folder}"
+            if logs.note:
+                came += f" ({logs.note})"
+        self.last[host.name] = came
+        if not result.pulled and result.ok:
+            return None  # nothing new: nothing to tell anyone
+        problems += list(report.problems)[:5]
+        severity = "info" if result.ok else "warning"
+        self.emit(
+            WatchEvent(
+                kind="pull",
+                host=host.name,
+                key=f"pull:{host.name}:{result.manifest.taken_at:.0f}",
+                title=f"{host.name}: {len(result.pulled)} new result files pulled",
+                body=came + "".join(f"\n• {p}" for p in problems),
+                severity=severity,
+            )
+        )
+        return None
+
+    def _failed(self, host: HostConfig, why: str, fix: str) -> float:
+        since = self._failing_since.setdefault(host.name, self.clock())
+        self.last[host.name] = f"pull failed: {why}"
+        self._failure[host.name] = (self.clock(), why)
+        self.emit(
+            WatchEvent(
+                kind="pull_failed",
+                host=host.name,
+                key=f"pull_failed:{host.name}:{since:.0f}",  # one per run of failures
+                title=f"{host.name}: periodic pull failed",
+                body=f"{why}\nfix: {fix}\nIt is tried again every {RETRY_S / 60:.0f} min; "
+                "what arrived is kept and the next pull resumes it.",
+                severity="warning",
+            )
+        )
+        return RETRY_S

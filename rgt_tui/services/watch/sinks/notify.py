@@ -1,0 +1,360 @@
+"""Notifications through Apprise: one message per event key, ever, to every target.
+
+A host's targets are ``host.watch.notify`` (the fleet's, then its own): Apprise URLs with
+``${VAR}`` where a secret goes. A variable is expanded from the environment each time a
+message is sent and the result is handed straight to Apprise — never stored, printed or
+logged; a target is named by its scheme and place in the list ("json target 2").
+
+Each target is sent separately, concurrently, so a slow or failing one never holds up
+another or the caller: ``on_event`` schedules the sends and returns. A failing target is
+retried with backoff (``RETRY_DELAYS``) and reported in ``failures``.
+
+**The sent log** (JSON lines, append-only, in the fleet's journal folder) is what makes
+"once" hold across restarts: an ``event`` line when an event is taken on (with the
+targets it is meant for), a ``sent`` line each time one target has it. A new Notifier
+reads it, so a restart sends nothing again to a target that got a key, and ``resume``
+retries the targets that never did (for a day: a week-old "box went silent" helps no
+one). Before deciding, a Notifier reads lines other processes appended (the TUI and
+``watch`` share the file), so two senders rarely tell a target the same thing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apprise
+
+from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.text import printable, printable_lines
+from rgt_tui.services.watch.events import WatchEvent
+
+RETRY_DELAYS = (1.0, 4.0, 16.0)  # seconds before the 2nd, 3rd and 4th try
+SEND_TIMEOUT_S = 30.0  # one try; Apprise's own socket timeouts are shorter
+RESUME_WINDOW_S = 24 * 3600.0  # older undelivered events are not worth a restart's retry
+MAX_FAILURES = 50  # ``failures`` keeps the most recent problems, each once
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}")
+# Markdown that could plant a link or hide or restyle the box's words, escaped in what the
+# box wrote (``markdown_inert``): a backslash (so the box cannot escape an escape), the
+# brackets of ``[text](url)`` and ``![](url)``, emphasis and code (``*``, backtick),
+# Discord's spoiler and strike (``|``, ``~``). Not ``_``: emphasis only, and cell names
+# and our own words (``oom_kill``) are full of it; nor parentheses: without ``[…]`` a
+# ``(url)`` is a bare URL, shown as what it is.
+_MARKDOWN_RE = re.compile(r"([\\\[\]*`|~])")
+_NOTIFY_TYPES = {
+    "info": apprise.NotifyType.INFO,
+    "warning": apprise.NotifyType.WARNING,
+    "critical": apprise.NotifyType.FAILURE,
+}
+
+
+def _quiet_library_logs() -> None:
+    """Apprise logs a target's full URL at DEBUG and an unreadable one even at ERROR, and
+    urllib3 under it logs each request's path (a Slack or Telegram token is part of
+    it): keep their records from reaching any handler the app or a user sets up on the
+    root logger. Our own ``failures`` name targets without their URLs instead."""
+    for name in ("apprise", "urllib3"):
+        logging.getLogger(name).propagate = False
+
+
+class MissingVariable(Exception):
+    """A target's URL names an environment variable that is not set."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+@dataclass(frozen=True)
+class Target:
+    """One notification URL of a host, as written (``${VAR}`` unexpanded)."""
+
+    host: str
+    index: int  # 1-based place in host.watch.notify, for messages
+    template: str
+
+    @property
+    def id(self) -> str:
+        """A stable name for the sent log: a digest of the URL as written, so the log
+        holds no URL (one written with a literal token included) and a reordered list
+        still matches."""
+        return hashlib.sha256(self.template.encode()).hexdigest()[:16]
+
+    @property
+    def name(self) -> str:
+        """How messages name it ("json target 2") — never by its URL."""
+        scheme = self.template.split("://", 1)[0].lower()
+        return f"{scheme if _SCHEME.fullmatch(scheme) else 'notify'} target {self.index}"
+
+    def expand(self, environ: Mapping[str, str]) -> str:
+        """The URL with each ``${VAR}`` replaced from ``environ``; MissingVariable if unset."""
+
+        def value(match: re.Match[str]) -> str:
+            got = environ.get(match.group(1))
+            if not got:
+                raise MissingVariable(match.group(1))
+            return got
+
+        return _VAR.sub(value, self.template)
+
+
+def targets_of(fleet: Fleet, host: str) -> tuple[Target, ...]:
+    """The targets of ``host`` (already the fleet's plus its own, deduplicated)."""
+    return tuple(Target(host, i, url) for i, url in enumerate(fleet.host(host).watch.notify, 1))
+
+
+def markdown_inert(text: str) -> str:
+    """``text`` with the Markdown that could make a link of it (or hide it) escaped by a
+    backslash: ``[x](https://evil)`` reads ``\\[x\\](https://evil)``.
+
+    For every target, not only those Apprise formats as Markdown: the format Apprise
+    reports (``notify_format``, ``resolve_format``) is what it sends, not what the service
+    renders, and Discord renders Markdown in plain content (sent as TEXT, a box's
+    ``[x](https://evil)`` became a link there). A plain target shows the backslash; a
+    Markdown one shows the character."""
+    return _MARKDOWN_RE.sub(r"\\\1", text)
+
+
+def message(event: WatchEvent) -> tuple[str, str]:
+    """Title and body of the message for ``event``: its own words and where to look.
+    Nothing else goes in — events carry no secrets and this adds none."""
+    # An event's title often starts with its host already ("box1: the box rebooted").
+    named = (
+        event.title if event.title.startswith(f"{event.host}:") else f"{event.host}: {event.title}"
+    )
+    # The box's words are quoted as plain text: control characters shown as escapes (a
+    # desktop notifier or a terminal tailing a webhook's log would act on them), and the
+    # body is sent as Apprise's TEXT format (``_send_once``), never as Markdown or HTML.
+    # Its Markdown is made inert too (``markdown_inert``): a chat target would render it.
+    # (Before ``printable``: its own ``\x1b`` escapes are no Markdown, left as they are.)
+    title = f"[rgt-tui] {printable(markdown_inert(named), None)}"
+    hint = f"open: rgt-tui (or rgt-tui status {event.host})"
+    quoted = printable_lines(markdown_inert(event.body))
+    body = f"{quoted}\n\n{hint}" if event.body else hint
+    return title, body
+
+
+@dataclass
+class SentLog:
+    """The append-only record of events taken on and of targets that got them."""
+
+    path: Path
+    events: dict[str, dict[str, Any]] = field(default_factory=dict)  # key → event line
+    sent: dict[str, set[str]] = field(default_factory=dict)  # key → target ids
+    _offset: int = 0
+
+    def refresh(self) -> None:
+        """Read the lines appended since the last read (ours or another process's). A
+        torn or foreign line is skipped: the log only ever adds "already sent"."""
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        complete = data[: data.rfind(b"\n") + 1]  # a half-written last line waits
+        self._offset += len(complete)
+        for raw in complete.splitlines():
+            try:
+                line = json.loads(raw)
+                key = line["key"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if not isinstance(key, str):
+                continue
+            if isinstance(line.get("event"), dict):
+                self.events.setdefault(key, line)
+            if isinstance(line.get("target"), str):
+                self.sent.setdefault(key, set()).add(line["target"])
+
+    def append(self, line: dict[str, Any]) -> None:
+        """Add one line, whole (a single O_APPEND write), and make it durable: a "sent"
+        line lost to a crash would mean a second message."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = (json.dumps(line, separators=(",", ":")) + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class Notifier:
+    """Sends each WatchEvent once to each of its host's targets (a ``watch`` sink)."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        sent_log: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        retry_delays: tuple[float, ...] = RETRY_DELAYS,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        environ: Mapping[str, str] = os.environ,
+        send_timeout: float = SEND_TIMEOUT_S,
+    ) -> None:
+        _quiet_library_logs()
+        self.fleet = fleet
+        self.failures: list[str] = []  # recent delivery problems, oldest first
+        self._log = SentLog(sent_log)
+        self._log.refresh()
+        self._clock = clock
+        self._delays = retry_delays
+        self._sleep = sleep
+        self._environ = environ
+        self._send_timeout = send_timeout
+        self._busy: set[tuple[str, str]] = set()  # (key, target id) being sent or given up
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._resumed = False
+
+    async def on_event(self, event: WatchEvent) -> None:
+        """Schedule ``event`` for each target that has not had its key; returns at once.
+        Never raises: a problem lands in ``failures``."""
+        try:
+            if not self._resumed:
+                await self.resume()
+            await asyncio.to_thread(self._log.refresh)
+            targets = targets_of(self.fleet, event.host)
+            if event.key not in self._log.events and targets:
+                line = {"key": event.key, "time": self._clock(), "event": asdict(event)}
+                line["targets"] = [t.id for t in targets]
+                await asyncio.to_thread(self._log.append, line)
+                self._log.events[event.key] = line
+            self._schedule(event, targets)
+        except Exception as e:  # noqa: BLE001 — a sink must never stop the watch
+            self._report(f"notifications for {event.host}: {type(e).__name__}: {e}")
+
+    async def resume(self) -> int:
+        """Retry, once per start, the events of the last day that some target never got
+        (it failed, or the process stopped first); returns how many sends were scheduled.
+        ``on_event`` calls it the first time; ``watch`` may call it at start."""
+        self._resumed = True
+        await asyncio.to_thread(self._log.refresh)
+        scheduled = 0
+        oldest = self._clock() - RESUME_WINDOW_S
+        for key, line in list(self._log.events.items()):
+            try:
+                event = WatchEvent(**line["event"])
+                meant = set(line.get("targets") or ())
+                if float(line["time"]) < oldest or event.key != key:
+                    continue
+                targets = [t for t in targets_of(self.fleet, event.host) if t.id in meant]
+            except (KeyError, TypeError, ValueError):
+                continue  # a host no longer in the fleet, or a line from another version
+            scheduled += self._schedule(event, targets)
+        return scheduled
+
+    def _schedule(self, event: WatchEvent, targets: Any) -> int:
+        """Start one send task per target still owed ``event``."""
+        done = self._log.sent.get(event.key, set())
+        count = 0
+        for target in targets:
+            slot = (event.key, target.id)
+            if target.id in done or slot in self._busy:
+                continue
+            self._busy.add(slot)
+            task = asyncio.create_task(self._deliver(event, target))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            count += 1
+        return count
+
+    async def _deliver(self, event: WatchEvent, target: Target) -> None:
+        """Send ``event`` to ``target``, retrying with backoff; record a success. A target
+        that fails every try stays owed (busy, so this process does not hammer it) and
+        ``resume`` retries it at the next start."""
+        try:
+            await self._try_all(event, target)
+        except Exception as e:  # noqa: BLE001 — a task's error must not vanish unreported
+            self._report(f"{target.name} of {target.host}: {type(e).__name__}")
+
+    async def _try_all(self, event: WatchEvent, target: Target) -> None:
+        """The tries of ``_deliver``."""
+        title, body = message(event)
+        kind = _NOTIFY_TYPES.get(event.severity, apprise.NotifyType.INFO)
+        tries = 1 + len(self._delays)
+        for attempt in range(tries):
+            if attempt:
+                await self._sleep(self._delays[attempt - 1])
+            try:
+                url = target.expand(self._environ)
+            except MissingVariable as missing:
+                self._report(
+                    f"notify target {target.index} of {target.host} needs ${missing.name} (not set)"
+                )
+                return
+            plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+            if plugin is None:
+                self._report(
+                    f"{target.name} of {target.host}: Apprise cannot use this URL — a "
+                    "mistyped URL, or a service whose package is missing (dbus:// needs "
+                    "dbus-python); check it with: apprise --dry-run -vv 'URL'"
+                )
+                return
+            if await self._send_once(plugin, title, body, kind):
+                await self._record(event, target)
+                return
+        self._report(
+            f"{target.name} of {target.host}: {event.title!r} not delivered after {tries} "
+            "tries; it is retried when watch next starts"
+        )
+
+    async def _send_once(self, plugin: Any, title: str, body: str, kind: Any) -> bool:
+        """One try through Apprise's public API; False for any failure. Apprise's own
+        error text is not kept: it may quote the expanded URL."""
+        sender = apprise.Apprise()
+        sender.add(plugin)
+        try:
+            result = await asyncio.wait_for(
+                sender.async_notify(
+                    body=body, title=title, notify_type=kind, body_format=apprise.NotifyFormat.TEXT
+                ),
+                self._send_timeout,
+            )
+        except Exception:  # noqa: BLE001 — a plugin's error is a failed try, like a 500
+            return False
+        return bool(result)
+
+    async def _record(self, event: WatchEvent, target: Target) -> None:
+        """Note in the sent log that ``target`` has ``event.key``."""
+        line = {"key": event.key, "time": self._clock(), "target": target.id}
+        line["name"] = f"{target.name} of {target.host}"
+        try:
+            await asyncio.to_thread(self._log.append, line)
+        except OSError as e:
+            self._report(f"sent log {self._log.path}: {e.strerror or e} — a restart may repeat")
+        self._log.sent.setdefault(event.key, set()).add(target.id)
+
+    def _report(self, text: str) -> None:
+        """Keep ``text`` as the most recent problem (once; the oldest drop off)."""
+        with contextlib.suppress(ValueError):
+            self.failures.remove(text)
+        self.failures.append(text)
+        del self.failures[:-MAX_FAILURES]
+
+    async def drain(self) -> None:
+        """Wait for every scheduled send, retries included (tests; a patient shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def aclose(self, grace: float = 10.0) -> None:
+        """Shutdown: give sends ``grace`` seconds, then cancel the rest — they stay owed
+        in the sent log, and ``resume`` retries them at the next start."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=grace)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
