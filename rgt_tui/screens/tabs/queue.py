@@ -133,12 +133,14 @@ class QueueTab(DetailTab):
         if cur is None:
             self.app.notify(f"{host.name}: no cell is running: nothing to kill")
             return
+        from rgt_tui.services.queue.backends import backend_for
+        from rgt_tui.services.queue.scheduler import Killable
+
+        backend = backend_for(host)  # it says what its kill really does (Slurm: scancel)
+        how = backend.kill_how if isinstance(backend, Killable) else ""
         body = [
             Content(f"Cell {cur.index} ({shown(cur.name)}) has run for {cur.ran(view.now)}."),
-            Content.styled(
-                "TERM to its processes, KILL after 10 s; its state records the kill by you.",
-                MUTED,
-            ),
+            Content.styled(how, MUTED),
         ]
         choices = [
             ("next", "Kill, go on", "kill it, then run the next cell", "error"),

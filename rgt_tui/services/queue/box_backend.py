@@ -28,6 +28,7 @@ class BoxRunner:
     name: str = "box runner"
     stops_without_runner: bool = False  # the runner reads the stop: none alive, none to ask
     allocations: bool = False  # the box's own GPUs are its telemetry
+    kill_how: str = "TERM to its processes, KILL after 10 s; its state records the kill by you."
 
     async def read_view(self, transport: Transport) -> QueueView:
         """The box's records, in one probe."""

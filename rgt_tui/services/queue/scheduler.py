@@ -91,6 +91,8 @@ class Stoppable(Protocol):
 class Killable(Protocol):
     """Kills one running cell now; the queue goes on (``then="next"``) or stops."""
 
+    kill_how: str  # what a kill really does, said in the dialog before it runs
+
     async def kill(
         self, transport: Transport, name: str | None = None, *, then: str = "next",
         grace_s: int = 10, check_timeout_s: float | None = None,

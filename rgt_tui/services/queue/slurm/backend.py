@@ -45,6 +45,10 @@ class SlurmBackend:
     name: str = "Slurm"
     stops_without_runner: bool = True  # the pending tasks are held: no runner to ask
     allocations: bool = True  # running cells' GPUs are sampled inside their allocations
+    kill_how: str = (
+        "scancel of its array task: Slurm sends TERM, then KILL after the cluster's "
+        "KillWait; its state records the kill by you."
+    )
 
     async def read_view(self, transport: Transport) -> QueueView:
         """The box's records with each cell's array task laid over them."""
