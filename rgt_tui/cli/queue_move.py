@@ -4,6 +4,11 @@
 The cells' names say which host they are on (names are unique across the fleet). The
 plan is printed; a move of cells the source box holds asks first, naming them, because
 that box must then skip them (``--yes`` off a terminal, as ``launch`` does).
+
+One cell that ran and did not finish (interrupted, killed, failed, preempted, or on a box
+that no longer answers) is a resume move (``services.queue.resume``): its files pulled
+and verified here are pushed to HOST, checked by hash there, and HOST runs it from its
+last verified checkpoint. Without one, ``--from-scratch`` says the run starts over.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from rgt_tui.cli.runner import Call
 
 if TYPE_CHECKING:
     from rgt_tui.services.queue.move import MovePlan
+    from rgt_tui.services.queue.resume import ResumePlan
+    from rgt_tui.transport import Transport
 
 
 def add_move_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +37,18 @@ def add_move_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="move without asking (cells the box holds are skipped there)",
     )
+    parser.add_argument(
+        "--from-scratch",
+        action="store_true",
+        help="move an unfinished cell that has no verified checkpoint here: the run starts over",
+    )
+    parser.add_argument(
+        "--ack",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="acknowledge a failed preflight check of HOST's launch by name (repeatable)",
+    )
 
 
 def format_move(plan: MovePlan) -> str:
@@ -38,6 +57,14 @@ def format_move(plan: MovePlan) -> str:
 
     head = f"Move from {plan.source} to {plan.dest}"
     return "\n".join([head, *(f"  {line}" for line in plan_lines(plan))])
+
+
+def format_resume(plan: ResumePlan) -> str:
+    """A resume move's plan as text: checkpoint, repeat, push, line, refusals."""
+    from rgt_tui.services.queue.resume import resume_lines
+
+    head = f"Move {plan.cell} from {plan.move.source} to {plan.move.dest}"
+    return "\n".join([head, *(f"  {line}" for line in resume_lines(plan))])
 
 
 def run_move(call: Call) -> int:
@@ -52,6 +79,10 @@ def run_move(call: Call) -> int:
         call.host_config = find_source(call.fleet, args.cells)
     except MoveError as exc:
         return call.fail(str(exc))
+    if len(dict.fromkeys(args.cells)) == 1:
+        return _run_resume(call)
+    if args.from_scratch:
+        return call.fail("--from-scratch moves one cell: name one", code=EXIT_BAD_INPUT)
     host = call.host
     plan = call.on_host(lambda t: plan_move(call.fleet, host, args.cells, args.to, t))
     print(format_move(plan))
@@ -77,4 +108,57 @@ def run_move(call: Call) -> int:
     if result.skipped:
         print(f"{plan.source}'s box skips {', '.join(result.skipped)}; its outputs there stay")
     print(f"run them: rgt-tui queue append {plan.dest} (or rgt-tui launch {plan.dest})")
+    return EXIT_OK
+
+
+def _run_resume(call: Call) -> int:
+    """One cell: a resume move when it ran (its verified files go with it), else the
+    plain move of a line."""
+    from rgt_tui.services.connect import host_connection
+    from rgt_tui.services.queue.move import MoveError
+    from rgt_tui.services.queue.resume import plan_resume_move, resume_move
+
+    args, host = call.args, call.host
+    target = call.fleet.host(args.to)
+    name = args.cells[0]
+
+    async def plan(t: Transport) -> ResumePlan:
+        async with host_connection(target) as t2:
+            return await plan_resume_move(
+                call.fleet, host, name, args.to, t, t2, from_scratch=args.from_scratch
+            )
+
+    planned = call.on_host(plan)
+    print(format_resume(planned))
+    if not planned.ok:
+        return EXIT_PROBLEMS
+    if planned.ran or planned.move.on_box:
+        if planned.ran:
+            what = (
+                f"push {len(planned.files)} verified file(s) to {args.to} and run {name} there"
+                if planned.files
+                else f"run {name} on {args.to} from the start"
+            )
+            question, why = f"{what[0].upper()}{what[1:]}?", f"the move would {what}; "
+        else:
+            question = f"Move {name} to {args.to}? {host.name}'s box will skip it."
+            why = f"{host.name}'s box holds {name} and must skip them; "
+        declined = confirmed(call, question, verb="move", why=why, declined="not moved")
+        if declined is not None:
+            return declined
+
+    async def move(t: Transport):  # type: ignore[no-untyped-def]
+        async with host_connection(target) as t2:
+            return await resume_move(planned, call.fleet, host, t, t2, acks=args.ack)
+
+    try:
+        result = call.on_host(move)
+    except MoveError as exc:
+        return call.fail(str(exc))
+    print(f"moved {name} from {planned.move.source} to {planned.move.dest}")
+    if result.moved.skipped:
+        print(f"{planned.move.source}'s box skips {name}; its outputs there stay")
+    if planned.files:
+        print(f"pushed {len(planned.files)} verified file(s) to {args.to}:{result.out}")
+    print(result.queued)
     return EXIT_OK

@@ -95,14 +95,17 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "queue move",
-        "move cells without verified results to another host's queue (--to HOST)",
+        "move cells to another host's queue (--to HOST); an unfinished one with its verified checkpoint",
         add_move_arguments,
         run_move,  # the cells' names say which host they are on; asks between connections
         description="Move CELLs (names) from the host whose queue file holds them to the end "
         "of HOST's queue file, names unchanged. A line its box already holds becomes "
         "'#moved-to HOST: <line>' (cells keep their index) and that box skips the cell: asks "
         "first, or --yes. Refused: a running cell, one with verified results, a name HOST "
-        "already uses.",
+        "already uses. One cell that ran and did not finish (interrupted, killed, failed, "
+        "preempted, or its box gone) is resumed on HOST: its files pulled and verified here "
+        "are pushed and checked by hash, and HOST runs it from its last verified checkpoint "
+        "(--from-scratch when it has none: the run starts over).",
     ),
     Command(
         "queue stop",

@@ -1,0 +1,204 @@
+"""A resume move over two loopback boxes with real files: a cell checkpointing every
+second is pulled and verified, its box is preempted (vast.ai style: the box stops
+answering, its processes die), and `queue move` resumes it on a second box from the
+verified step; a damaged local copy is never pushed and asks for --from-scratch."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+from support.cli import arun
+from support.machine import kill_processes_under
+from support.pulls import fast
+from support.queues import SCRIPT_RUN, wait_view
+from support.waiting import wait_for
+
+from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.resume import (
+    FROM_SCRATCH,
+    plan_resume_move,
+    resume_lines,
+    resume_move,
+)
+from rgt_tui.services.verify.run import verify_host
+
+# The recipe (docs/spot.md): load the latest checkpoint on start, write each one
+# atomically (tmp → fsync → rename), and a sidecar naming the checkpoint's SHA-256.
+TRAIN = r"""
+import hashlib, json, os, sys, time
+out, total = sys.argv[1], int(sys.argv[2])
+os.makedirs(out, exist_ok=True)
+ck, side = os.path.join(out, "checkpoint.bin"), os.path.join(out, "checkpoint.json")
+def save(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data); f.flush(); os.fsync(f.fileno())
+    os.replace(tmp, path)
+step = 0
+if os.path.exists(ck):
+    with open(ck, "rb") as f:
+        step = int(f.read().split()[1])
+    print(f"loaded step {step} from {ck}", flush=True)
+else:
+    print("fresh start: no checkpoint", flush=True)
+home = os.environ["HOME"]
+with open(os.path.join(home, "ck.pid"), "w") as f:
+    f.write(str(os.getpid()))
+hold = os.path.join(home, "hold")
+while step < total:
+    time.sleep(1.0)
+    if os.path.exists(hold):
+        open(os.path.join(home, "held"), "w").close()
+        while True:
+            time.sleep(0.05)
+    step += 1
+    data = f"step {step}\n".encode() + b"w" * 8192
+    save(ck, data)
+    save(side, json.dumps({"step": step, "sha256": hashlib.sha256(data).hexdigest()}).encode())
+print(f"done at step {step}", flush=True)
+"""
+CELL = 'exec python3 -S "$HOME/cells/ck_train.py" "$2" 6'
+
+
+def give_cell(qf, name: str) -> str:
+    (qf.root(name) / "cells").mkdir(parents=True, exist_ok=True)
+    (qf.root(name) / "cells" / "ck_train.py").write_text(TRAIN)
+    return qf.cell_script("ck", CELL, name=name)
+
+
+async def run_until_held(qf) -> int:
+    """Launch box1's queue, let ck checkpoint at least twice, hold it; its step."""
+    line = give_cell(qf, "box1")
+    give_cell(qf, "box2")
+    qf.write_queue(f"{line} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
+    side = qf.root("box1") / "results" / "ck" / "checkpoint.json"
+
+    def stepped() -> bool:
+        try:
+            return json.loads(side.read_text())["step"] >= 2
+        except (OSError, ValueError):
+            return False
+
+    await wait_for(stepped, 60, "two checkpoints on box1")
+    (qf.root("box1") / "hold").touch()
+    await wait_for((qf.root("box1") / "held").exists, 30, "ck to stop writing")
+    return json.loads(side.read_text())["step"]
+
+
+async def pull_verify(qf, name: str):
+    host = qf.host(name)
+    transport = qf.transport(name)
+    try:
+        pulled = await pull_host(host, qf.fleet.results_dir, transport, options=fast())
+        assert pulled.ok, pulled.failed
+        return await verify_host(host, qf.fleet.results_dir, transport=transport)
+    finally:
+        await transport.close()
+
+
+async def preempt(qf, name: str = "box1") -> None:
+    """vast.ai style: the box stops answering and every process of its user dies at once."""
+    await qf.loopback.box(name).stop()
+    kill_processes_under(qf.root(name))
+
+
+async def plan(qf, **kw):
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        return await plan_resume_move(qf.fleet, qf.host("box1"), "ck", "box2", t1, t2, **kw)
+    finally:
+        await t1.close()
+        await t2.close()
+
+
+def cell_log(qf, name: str) -> str:
+    logs = list((qf.qdir(name)).rglob("ck*.log"))
+    return "".join(p.read_text(errors="replace") for p in logs)
+
+
+async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    first = await pull_verify(qf, "box1")
+    assert first.ok, first.problems
+    verified_step = json.loads(
+        (qf.fleet.results_dir / "box1" / "ck" / "checkpoint.json").read_text()
+    )["step"]
+    assert verified_step >= 2
+    await preempt(qf)
+
+    planned = await plan(qf)
+    assert planned.ok, planned.problems
+    assert not planned.move.source_answered  # box1 is gone: its box skips nothing
+    assert planned.checkpoint is not None and planned.checkpoint.rel == "checkpoint.bin"
+    assert planned.step == verified_step and planned.step_from == "its sidecar checkpoint.json"
+    assert sorted(f.rel for f in planned.files) == ["checkpoint.bin", "checkpoint.json"]
+    words = "\n".join(resume_lines(planned))
+    assert (
+        f"checkpoint: checkpoint.bin, step {verified_step} (its sidecar checkpoint.json)" in words
+    )
+    assert "repeats: at most" in words and "free there" in words
+
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        result = await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
+    finally:
+        await t1.close()
+        await t2.close()
+    assert "launched from cell 0" in result.queued
+    assert qf.queue_file("box1").read_text().startswith("#moved-to box2: cells/ck.sh t 1")
+    assert "cells/ck.sh t 1" in qf.queue_file("box2").read_text()
+    there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")
+    assert [(c.name, c.status) for c in there.cells] == [("ck", DONE)]
+    log = cell_log(qf, "box2")
+    loaded = [int(line.split()[2]) for line in log.splitlines() if line.startswith("loaded step")]
+    assert loaded == [verified_step] and loaded[0] > 0, log  # the run loaded the verified step
+    assert "done at step 6" in log
+    second = await pull_verify(qf, "box2")
+    assert second.ok, second.problems  # both halves verify
+    assert not list((qf.root("box2") / "results").glob(".rgt-resume.*"))  # no staging left
+
+
+async def test_a_damaged_checkpoint_is_never_pushed_and_the_move_needs_from_scratch(
+    make_queue_fleet,
+):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    assert (await pull_verify(qf, "box1")).ok
+    local = qf.fleet.results_dir / "box1" / "ck" / "checkpoint.bin"
+    data = bytearray(local.read_bytes())
+    data[-1] ^= 0xFF  # bit rot after verify: same size, another hash
+    local.write_bytes(bytes(data))
+    # The cell dies on its box (killed); the box still answers.
+    os.kill(int((qf.root("box1") / "ck.pid").read_text()), signal.SIGKILL)
+    await wait_view(qf, lambda v: v.cells[0].status not in (RUNNING,), what="ck to end")
+
+    refused = await plan(qf)
+    assert not refused.ok and refused.checkpoint is None
+    said = "\n".join(refused.problems)
+    assert "ck has no verified checkpoint" in said and "--from-scratch" in said
+    assert "checkpoint.bin: the copy here changed since it was verified" in said
+    hosts = qf.loopback.hosts_file
+    cli = await arun("queue", "move", "ck", "--to", "box2", "--yes", "--hosts", hosts)
+    assert cli.returncode == 1 and "--from-scratch" in cli.stdout, cli.stdout + cli.stderr
+    assert not (qf.root("box2") / "results" / "ck").exists()
+
+    cli = await arun(
+        "queue", "move", "ck", "--to", "box2", "--from-scratch", "--yes", "--hosts", hosts
+    )
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert FROM_SCRATCH in cli.stdout
+    assert "not pushed: checkpoint.bin — the copy here changed since it was verified" in cli.stdout
+    there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")
+    assert [(c.name, c.status) for c in there.cells] == [("ck", DONE)]
+    assert "fresh start: no checkpoint" in cell_log(qf, "box2")
+    assert "skip" in qf.state("ck", "box1")  # box1 answered: it skips the cell
