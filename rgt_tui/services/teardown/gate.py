@@ -1,7 +1,9 @@
 """The gate check: re-scan the box now, gather every fact, record it, evaluate.
 
 ``check_gate`` re-scans the box now (a failed re-scan is recorded as such, so an earlier
-one never stands in for it), re-hashes the local copy (``local_copy``), reads the pull's
+one never stands in for it), reads its queue's cell states (the backend's view: which
+cells run, and which the records or the scheduler know to be unfinished, with the queue
+file's ``#moved-to`` records), re-hashes the local copy (``local_copy``), reads the pull's
 and verify's records (``events``), and appends only the events that change the gate to
 the host's journal, in one locked update. ``gather`` is the same check for a typed
 confirmation (``confirm``). ``observe_now`` records which box answers without a check.
@@ -22,7 +24,10 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
+from rgt_tui.domain.queue_state import RUNNING, QueueView
+from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import printable
+from rgt_tui.domain.unfinished import queue_cells_seen
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
 from rgt_tui.services.manifest import take_manifest
@@ -100,6 +105,8 @@ class _BoxNow:
     error: str | None
     records_only: bool = False  # no re-scan was asked for: only the local records count
     jobs: g.SlurmJobsSeen | None = None  # a job-gated host (Slurm): its queue's jobs, read now
+    view: QueueView | None = None  # the queue's cells as its backend reads them now
+    cells: g.QueueCellsSeen | None = None  # the unfinished and moved cells, from ``view``
 
 
 async def _scan_now(host: HostConfig, transport: Transport | None) -> _BoxNow:
@@ -127,14 +134,38 @@ async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
     try:
         await transport.connect()
         rescan = await take_manifest(host, transport, hash_files=False)
-        running = await _running_cells(host, transport)
+        view = await _queue_view(host, transport)
     except (TransportError, ManifestError, OSError) as exc:
         return _BoxNow(None, None, None, printable(exc, 1000))
+    running = tuple(c.name for c in view.cells if c.status == RUNNING)
     identity = rescan.identity
     if identity is None:
         why = printable(rescan.box_id_error or "no id reported")  # the box's own text
         return _BoxNow(None, None, running, f"the box did not say which box it is: {why}")
-    return _BoxNow(rescan, identity, running, None)
+    return _BoxNow(rescan, identity, running, None, view=view)
+
+
+def _moved_cells(host: HostConfig) -> dict[str, str]:
+    """Cell name → host, of each ``#moved-to`` line of the host's queue file (none
+    without one). Reads the file: call it off the event loop."""
+    if host.queue is None:
+        return {}
+    from rgt_tui.services.queue.check import read_queue_file
+
+    source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
+    return {c.name: c.moved_to for c in source.parsed.moved}
+
+
+def _cells_seen(host: HostConfig, now: _BoxNow, manifest: Manifest | None) -> _BoxNow:
+    """``now`` with the queue's unfinished and moved cells as the gate's fact, each
+    unfinished cell's output folders in the pulled copy (``manifest``) named."""
+    if now.view is None:
+        return now
+
+    def outputs(name: str) -> tuple[str, ...]:
+        return output_prefixes(manifest, host.durable_dir, name) if manifest else ()
+
+    return replace(now, cells=queue_cells_seen(now.view, _moved_cells(host), outputs))
 
 
 def _local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
@@ -204,6 +235,8 @@ def _facts(
         events.append(g.RescanFailed(why))
     if now.running is not None:
         events.append(g.CellsRunning(now.running))
+    if now.cells is not None:
+        events.append(now.cells)
     if now.jobs is not None:
         events.append(now.jobs)
     return events, problems
@@ -241,6 +274,7 @@ async def gather(
         now = await _scan_now(host, transport)
     folder = host_results_dir(fleet.results_dir, host)
     local = await asyncio.to_thread(_local_records, folder)
+    now = await asyncio.to_thread(_cells_seen, host, now, local[0])
     local_check = None
     if local[0] is not None and not records_only:
         # Every byte of the local copy, re-hashed now, off the event loop (local_copy).
@@ -320,14 +354,15 @@ async def check_gate(
     return await gather(fleet, host, transport, journal, clock=clock)
 
 
-async def _running_cells(host: HostConfig, transport: Transport) -> tuple[str, ...]:
+async def _queue_view(host: HostConfig, transport: Transport) -> QueueView:
+    """The queue's cells as the host's backend reads them (``read_queue_view``, the view
+    the CLI and the TUI show); TransportError when its records cannot be read."""
     from rgt_tui.services.queue.view import read_queue_view
 
     try:
-        view = await read_queue_view(host, transport)
+        return await read_queue_view(host, transport)
     except (ValueError, OSError) as exc:
         raise TransportError(host.name, f"cannot read the queue records: {exc}") from exc
-    return tuple(c.name for c in view.cells if c.status == "running")
 
 
 async def observe_now(

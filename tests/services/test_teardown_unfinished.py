@@ -1,0 +1,119 @@
+"""The gate knows unfinished work, over a real loopback box (issue 40): a cell killed
+mid-run whose checkpoint was pulled and verified locks `teardown --check` with a line
+naming the cell, its state, the checkpoint and the move command; `--ack-unfinished` of
+that cell opens it, and a name that is not an unfinished cell is refused with the list
+(exit 2). A failed cell locks it the same way; a cell the queue file records as moved
+(`#moved-to`) does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.cli import arun
+from support.queues import GATE, SCRIPT_RUN, QueueFleet, wait_view
+from support.waiting import wait_for
+
+from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, RUNNING
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.verify.run import verify_host
+
+# A cell's results: metrics that load as JSON.
+METRICS = 'mkdir -p "$2" && echo \'{"acc": 0.9}\' > "$2/metrics.json"'
+# A checkpoint that loads (a safetensors file: header length, header, data), written the
+# way a training loop writes one at the end of an epoch.
+CHECKPOINT = (
+    'mkdir -p "$2" && python3 -S -c \'import json, struct, sys; '
+    'h = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode(); '
+    'open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + bytes(4))\' '
+    '"$2/ckpt_epoch3.safetensors" && echo "epoch 3/300 saved"'
+)
+
+
+async def _launch(qf: QueueFleet) -> None:
+    transport = qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+    finally:
+        await transport.close()
+
+
+async def _pull_and_verify(qf: QueueFleet) -> None:
+    transport = qf.transport()
+    try:
+        await pull_host(qf.host(), qf.fleet.results_dir, transport)
+        await verify_host(qf.host(), qf.fleet.results_dir, transport=transport)
+    finally:
+        await transport.close()
+
+
+async def _cli(qf: QueueFleet, tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "RGT_HOSTS": str(qf.loopback.hosts_file)}
+    return await arun(*args, env=env, cwd=tmp_path)
+
+
+async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    alpha = qf.cell_script("alpha", METRICS)
+    eta = qf.cell_script("eta_long", f"{CHECKPOINT}\n{GATE}")
+    qf.write_queue(f"{alpha} t\n{eta} t\n")
+    await _launch(qf)
+    checkpoint = qf.root() / "results" / "eta_long" / "ckpt_epoch3.safetensors"
+    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="eta_long to run")
+    await wait_for(checkpoint.exists, 30, "eta_long's checkpoint")
+    qf.kill_session()  # killed at epoch 3 of 300: the runner and the cell die
+    view = await wait_view(qf, lambda v: v.cells[1].status == INTERRUPTED, what="interrupted")
+    assert view.cells[0].status == DONE and "resume from cell 1" in view.summary()
+    await _pull_and_verify(qf)
+
+    locked = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    out = locked.stdout
+    assert locked.returncode == 1, out + locked.stderr
+    (line,) = [x for x in out.splitlines() if "[ ] unfinished" in x] or [out]
+    assert "eta_long interrupted after" in line, out
+    assert (
+        "its checkpoint from" in line and "ckpt_epoch3.safetensors) is pulled and verified" in line
+    )
+    assert "`rgt-tui queue move eta_long --to HOST` resumes it elsewhere" in out
+    assert "--ack-unfinished eta_long" in out
+    assert "[x] roster     1/2 cells have results" in out  # eta_long's checkpoint: not results
+    assert "locked: unfinished eta_long" in out
+
+    refused = await _cli(qf, tmp_path, "teardown", "box1", "--ack-unfinished", "alpha")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "'alpha' is not an unfinished cell of box1" in refused.stderr
+    assert "Its unfinished cells: eta_long" in refused.stderr
+
+    ready = await _cli(qf, tmp_path, "teardown", "box1", "--check", "--ack-unfinished", "eta_long")
+    assert ready.returncode == 0, ready.stdout + ready.stderr
+    assert "[x] unfinished eta_long interrupted" in ready.stdout and "acknowledged" in ready.stdout
+    assert "ready: every condition holds but the typed confirmation" in ready.stdout
+
+
+async def test_a_failed_cell_locks_and_a_moved_one_does_not(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    alpha = qf.cell_script("alpha", METRICS)
+    broken = qf.cell_script("broken", f'{METRICS} && echo "loss is nan" && exit 3')
+    qf.write_queue(f"{alpha} t\n{broken} t\n")
+    await _launch(qf)
+    await wait_view(qf, lambda v: v.cells[1].status == FAILED, what="broken to fail")
+    await _pull_and_verify(qf)
+
+    locked = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    assert locked.returncode == 1, locked.stdout + locked.stderr
+    (line,) = [x for x in locked.stdout.splitlines() if "[ ] unfinished" in x] or [locked.stdout]
+    assert "broken failed (exit 3)" in line and "loss is nan" in line
+    assert "no checkpoint of it is pulled and verified here" in line
+
+    # Moved to box2 (the source queue's '#moved-to' record): box2's work now, no lock.
+    qf.write_queue(f"{alpha} t\n#moved-to box2: {broken} t\n")
+    moved = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "[x] moved      broken moved to box2" in moved.stdout
+    assert "unfinished" not in moved.stdout
