@@ -29,8 +29,8 @@ from rgt_tui.domain.ssh_target import (
 )
 
 __all__ = [
-    "ConfigError", "Credential", "Fleet", "FleetWatch", "HostConfig", "HostWatch", "Readiness",
-    "SlurmConfig", "SshTarget", "Thresholds",
+    "ConfigError", "Credential", "Fleet", "FleetWatch", "GroupConfig", "HostConfig", "HostWatch",
+    "Readiness", "SlurmConfig", "SshTarget", "Thresholds",
     "make_fleet", "parse_ssh_target", "SSH_FORMS", "LOCAL",
 ]  # fmt: skip
 
@@ -38,7 +38,7 @@ FLEET_FILE_NAME = "hosts.toml"
 ENV_VAR = "RGT_HOSTS"
 RUN_FIELDS = ("cfg", "task", "epochs", "name", "out")
 
-TOP_KEYS = ("fleet", "hosts")
+TOP_KEYS = ("fleet", "hosts", "groups")
 # Readiness keys (issue 29: sync, credentials, preflight, tracker) may stand in [fleet],
 # as every host's default, or in a [[hosts]] entry, which wins; see config_ready.
 READY_KEYS = (
@@ -78,6 +78,21 @@ HOST_KEYS = (
 )  # fmt: skip
 # What a GB leaving the box costs, overriding the profile's (U14; domain/egress.py).
 HOST_KEYS += ("egress_usd_per_gb",)
+# Mean hours between preemptions, over the profile's (issue 40: Young/Daly W; docs/spot.md).
+HOST_KEYS += ("preempt_mtbf_hours",)
+# A group of boxes running one job (issue 41): see config_groups. A group is a host whose
+# cells run as one torchrun over its boxes; its run template may use GROUP_FIELDS too.
+GROUP_FIELDS = ("nnodes", "node_rank", "nproc_per_node", "master_addr", "master_port")
+GROUP_ONLY_KEYS = (
+    "hosts", "nproc_per_node", "master_addr", "master_port", "nccl_socket_ifname", "nccl_ib",
+    "nccl_timeout_s", "nccl_debug", "pull_ranks",
+)  # fmt: skip
+GROUP_KEYS = (
+    "name", *GROUP_ONLY_KEYS, "queue", "run", "workdir", "durable_dir", "pull", "epochs",
+    *READY_KEYS,
+)  # fmt: skip
+NCCL_DEBUG_LEVELS = ("auto", "INFO", "WARN", "VERSION", "TRACE", "off")
+PULL_RANKS = ("0", "all")
 # How an unknown host key is treated: "strict" refuses it until the user trusts it;
 # "accept-new" (OpenSSH's meaning) records a first key and still refuses a changed one.
 HOST_KEY_POLICIES = ("strict", "accept-new")
@@ -245,6 +260,36 @@ class SlurmConfig:
 
 
 @dataclass(frozen=True)
+class GroupConfig:
+    """A ``[[groups]]`` entry: boxes of this file running each cell as one torchrun job.
+
+    ``members`` are the boxes' own HostConfigs in rank order (rank 0 first);
+    ``master_addr``: the address the other boxes reach rank 0 at (the group's key, else
+    rank 0's SSH host: the preflight checks it is reachable); the NCCL settings are
+    exported identically to every rank (MN2, MN3): ``nccl_ib`` "off" sets
+    ``NCCL_IB_DISABLE=1`` (a TCP-only rental), "on" leaves NCCL's own probing, any other
+    text is the HCA list (``NCCL_IB_HCA``); ``nccl_debug`` "auto" is INFO on the group's
+    first launch and WARN after; ``pull_ranks`` "all" pulls every rank's durable dir.
+    """
+
+    hosts: tuple[str, ...]
+    members: tuple[HostConfig, ...]
+    nproc_per_node: int = 1
+    master_addr: str = "127.0.0.1"
+    master_port: int = 29500
+    nccl_socket_ifname: str | None = None
+    nccl_ib: str = "off"
+    nccl_timeout_s: int = 600
+    nccl_debug: str = "auto"
+    pull_ranks: str = "0"
+
+    @property
+    def nnodes(self) -> int:
+        """How many boxes (torchrun's ``--nnodes``)."""
+        return len(self.members)
+
+
+@dataclass(frozen=True)
 class HostConfig:
     """One ``[[hosts]]`` block with every default filled in."""
 
@@ -276,6 +321,10 @@ class HostConfig:
     data_dir: str | None = None
     # USD per GB leaving the box (U14), over the profile's; None: the profile's price.
     egress_usd_per_gb: float | None = None
+    # Mean hours between preemptions (Young/Daly W), over the profile's; None: the profile's.
+    preempt_mtbf_hours: float | None = None
+    # Set for a [[groups]] entry (issue 41): its cells run on every member box at once.
+    group: GroupConfig | None = None
 
     @property
     def is_local(self) -> bool:

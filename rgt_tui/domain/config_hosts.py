@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rgt_tui.domain.config import (
+    GROUP_FIELDS,
     HOST_KEY_POLICIES,
     HOST_KEYS,
     RUN_FIELDS,
@@ -108,6 +109,7 @@ def host_config(
         slurm=slurm,
         data_dir=c(lambda: t.maybe("data_dir", example="/workspace/data"), None),
         egress_usd_per_gb=c(lambda: t.number("egress_usd_per_gb", None, allow_zero=True), None),
+        preempt_mtbf_hours=c(lambda: t.number("preempt_mtbf_hours", None), None),
     )
     return host if len(t.problems) == before else None
 
@@ -142,11 +144,12 @@ def _ssh(t: Table, name: str) -> SshCommand | None:
     return SshCommand(target) if target is not None else None
 
 
-def _run(t: Table) -> str | None:
-    """The optional ``run`` template, its fields and quoting checked."""
+def _run(t: Table, fields: Sequence[str] = RUN_FIELDS) -> str | None:
+    """The optional ``run`` template, its fields (``fields``: a group's add GROUP_FIELDS)
+    and quoting checked."""
     run = t.maybe("run", example="python train.py --config {cfg} --out {out}")
     if run is not None:
-        _check_template(t, run)
+        _check_template(t, run, fields)
     return run
 
 
@@ -197,10 +200,10 @@ def _profile(t: Table, profiles: Sequence[str]) -> str:
     return name
 
 
-def _check_template(t: Table, run: str) -> None:
-    """Refuse ``{fields}`` other than RUN_FIELDS, broken braces, and malformed ``[...]``
+def _check_template(t: Table, run: str, known: Sequence[str] = RUN_FIELDS) -> None:
+    """Refuse ``{fields}`` other than ``known``, broken braces, and malformed ``[...]``
     optional parts (``domain.queue_file.template_parts``) in a ``run`` template."""
-    allowed = ", ".join("{" + f + "}" for f in RUN_FIELDS)
+    allowed = ", ".join("{" + f + "}" for f in known)
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(run) if f is not None]
     except ValueError as exc:
@@ -208,7 +211,13 @@ def _check_template(t: Table, run: str) -> None:
             "run", f"bad braces in the template ({exc}); write {{{{ and }}}} for literal braces"
         ) from None
     for field in fields:
-        if field not in RUN_FIELDS:
+        if field in GROUP_FIELDS and field not in known:
+            raise t.error(
+                "run",
+                f"{{{field}}} is a [[groups]] placeholder: one torchrun over several boxes "
+                "is a [[groups]] entry naming them (docs/groups.md)",
+            )
+        if field not in known:
             raise t.error(
                 "run", f"unknown field {{{field}}} in the template — expected only {allowed}"
             )

@@ -60,6 +60,10 @@ class Profile:
     # KillWait 30); a box unreachable longer than it is taken as preempted (on_preempt).
     interruptible_possible: bool = False
     spot_grace_s: float | None = None
+    # Mean hours between preemptions of an interruptible box: the MTBF of Young/Daly's
+    # W = √(2·MTBF·C) (domain.young_daly; docs/spot.md). A rough default a host overrides
+    # with its own ``preempt_mtbf_hours``; None: the platform has no preemption to time.
+    preempt_mtbf_hours: float | None = None
 
     @property
     def clock_lines(self) -> tuple[str, ...]:

@@ -43,6 +43,8 @@ OPTIONAL += ("egress_usd_per_gb",)
 # Interruptible boxes (issue 40): whether the platform rents them, and the grace (seconds)
 # behind ``spot_grace``'s words (``Profile.interruptible_possible``, ``…spot_grace_s``).
 OPTIONAL += ("interruptible_possible", "spot_grace_s")
+# Mean hours between preemptions (``Profile.preempt_mtbf_hours``; Young/Daly's MTBF).
+OPTIONAL += ("preempt_mtbf_hours",)
 
 
 class ProfileError(ValueError):
@@ -86,6 +88,11 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0 <= grace < 86400
     ):
         raise ProfileError(f"{source}: spot_grace_s must be a number of seconds ≥ 0")
+    mtbf = data.get("preempt_mtbf_hours")
+    if mtbf is not None and (
+        isinstance(mtbf, bool) or not isinstance(mtbf, (int, float)) or not 0 < mtbf < 1e5
+    ):
+        raise ProfileError(f"{source}: preempt_mtbf_hours must be a number of hours > 0")
     fields = {k: data[k] for k in REQUIRED}
     fields["keeps_billing"] = tuple(data["keeps_billing"])
     fields["danger_clocks"] = tuple(data["danger_clocks"])
@@ -100,6 +107,7 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         egress_usd_per_gb=None if egress is None else float(egress),
         interruptible_possible=data.get("interruptible_possible", False),
         spot_grace_s=None if grace is None else float(grace),
+        preempt_mtbf_hours=None if mtbf is None else float(mtbf),
         **_suggested(data, source),
     )
 

@@ -1,0 +1,80 @@
+"""Young/Daly from a recorded sequence of checkpoint writes, and the checkpoint rules a
+resume move picks its checkpoint and step by."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+from rgt_tui.domain.checkpoints import (
+    CellFile,
+    is_checkpoint,
+    newest_checkpoint,
+    sidecar_step,
+    step_in_name,
+)
+from rgt_tui.domain.young_daly import CheckpointWrite, cadence, cadence_line, young_daly_s
+from rgt_tui.profiles import load_profiles
+from rgt_tui.services.fleet.file import load_fleet
+
+HOUR = 3600.0
+
+
+def test_the_runbooks_worked_number():
+    assert round(young_daly_s(3 * HOUR, 30)) == 805  # reference/spot-resilience.md §2
+
+
+def test_a_recorded_sequence_of_writes_gives_the_line_and_the_alert():
+    # A run that writes a 30 s checkpoint every 41 minutes on a box preempted every 3 h.
+    writes = [CheckpointWrite(at=1000 + i * 41 * 60, write_s=30.0, size=4 << 30) for i in range(5)]
+    seen = cadence(list(reversed(writes)), 3 * HOUR)  # any order
+    assert seen.interval_s == 41 * 60 and seen.write_s == 30.0
+    assert seen.too_slow  # 41 min > 2 · 13 min
+    line = cadence_line(seen)
+    assert line.startswith(
+        "checkpoints every 41 min; for this box W ≈ 13 min (write 30 s, MTBF 3 h)"
+    )
+    assert "over 2·W" in line
+    # Every 10 min is within 2·W: no alert; a pull every 5 min is shorter than that.
+    quick = cadence([dataclasses.replace(w, at=w.at / 4.1) for w in writes], 3 * HOUR)
+    assert not quick.too_slow
+    assert "pull_every 5 min is shorter than the checkpoint interval" in cadence_line(quick, 300)
+    # A pull every hour is longer than W: a preemption loses unpulled checkpoints.
+    assert "pull_every 1 h is longer than W" in cadence_line(quick, HOUR)
+    # No write timed yet: W is not guessed.
+    untimed = cadence([CheckpointWrite(at=0.0), CheckpointWrite(at=600.0)], 3 * HOUR)
+    assert untimed.w_s is None and not untimed.too_slow
+    assert "W unknown until a write is timed" in cadence_line(untimed)
+
+
+def test_profiles_and_a_host_say_the_mtbf(tmp_path):
+    profiles = load_profiles()
+    assert profiles["vastai"].preempt_mtbf_hours == 3
+    assert profiles["runpod"].preempt_mtbf_hours == 6
+    assert profiles["generic-ssh"].preempt_mtbf_hours is None
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        '[[hosts]]\nname = "a"\nssh = "u@h"\nprofile = "vastai"\npreempt_mtbf_hours = 1.5\n'
+    )
+    assert load_fleet(hosts).host("a").preempt_mtbf_hours == 1.5
+
+
+def test_which_file_is_a_checkpoint_and_its_step():
+    assert is_checkpoint("model.safetensors") and is_checkpoint("ckpt/step-1200.pt")
+    assert is_checkpoint("checkpoint.bin") and is_checkpoint("last.ckpt")
+    assert not is_checkpoint("checkpoint.json") and not is_checkpoint("latest.pt.tmp")
+    assert not is_checkpoint("metrics.json") and not is_checkpoint("train.log")
+    assert step_in_name("global_step1200.pt") == 1200 and step_in_name("epoch3.ckpt") == 3
+    assert step_in_name("checkpoint-500/model.safetensors") is None  # the file's own name
+    assert step_in_name("latest.pt") is None
+    sha = hashlib.sha256(b"x").hexdigest()
+    assert sidecar_step(json.dumps({"step": 7, "sha256": sha}), sha) == 7
+    assert sidecar_step(json.dumps({"step": 7, "sha256": "0" * 64}), sha) is None  # another write
+    assert sidecar_step("{", sha) is None
+    files = [
+        CellFile("c/a.pt", "a.pt", 10, 100.0, sha),
+        CellFile("c/b.pt", "b.pt", 10, 200.0, sha, why="the copy here changed"),
+        CellFile("c/m.json", "m.json", 10, 300.0, sha),
+    ]
+    assert newest_checkpoint(files).rel == "a.pt"  # the damaged newer one is never chosen
