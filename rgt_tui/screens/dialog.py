@@ -6,6 +6,9 @@ screen reader) and is faint in some themes, so the focused button also wears a m
 in its text: ``▶ Cancel ◀``. The hint line follows the focus: a user who reads the
 fingerprint and presses Enter knows beforehand that Enter cancels.
 
+``ConfirmScreen`` is the one yes/no question (quit while jobs run; stop or kill a queue
+cell): the safe answer has the focus first, and Escape gives it too.
+
 A dialog that re-makes its plan in a worker (``ReplanScreen``: launch, retry) holds
 Enter while it does: the plan on screen is the old one, and its focused button (Cancel
 of a refused plan) is not what the user chose after pressing Acknowledge.
@@ -13,9 +16,13 @@ of a refused plan) is not what the user chose after pressing Acknowledge.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
-from textual import events
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.dom import NoScreen
 from textual.screen import ModalScreen
@@ -88,6 +95,89 @@ def enter_does(focused: Widget | None, inputs: dict[str, str] | None = None) -> 
     if focused is not None and focused.id and inputs:
         return inputs.get(focused.id)
     return None
+
+
+Choice = tuple[str, str, str, str]  # (id, caption, what Enter on it does, button variant)
+CANCEL: Choice = ("cancel", "Cancel", "cancel", "primary")
+
+
+class ConfirmScreen(ModalScreen[str | None]):
+    """A question, one button per choice and the safe one (``safe``), which has the focus
+    first: Enter alone never does what the user did not choose, and Escape answers the
+    safe one too. Dismisses with the chosen id, or None for the safe answer.
+
+    A subclass may add ``Binding(key, "answer('ID')", …)``: the key answers that choice
+    and the hint line names it (instead of Tab).
+    """
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > #confirm-box {
+        width: 90; max-width: 96%; height: auto; max-height: 90%;
+        border: round $warning; background: $surface; padding: 0 1;
+    }
+    ConfirmScreen #confirm-buttons { height: auto; align-horizontal: right; }
+    """
+
+    BINDINGS = [Binding("escape", "answer_safe", "Cancel", tooltip="Close; nothing is done")]
+
+    def __init__(
+        self,
+        text: Content,
+        choices: Sequence[Choice],
+        *,
+        safe: Choice = CANCEL,
+        safe_first: bool = False,
+    ) -> None:
+        super().__init__()
+        self.text = text  # Content: it names a box's cell or host, never markup
+        self.choices = list(choices)
+        self.safe = safe
+        self.safe_first = safe_first
+
+    def compose(self) -> ComposeResult:
+        buttons = [*self.choices, self.safe] if not self.safe_first else [self.safe, *self.choices]
+        with Vertical(id="confirm-box"):
+            yield Static(self.text, id="confirm-body")
+            with Horizontal(id="confirm-buttons"):
+                for ident, caption, does, variant in buttons:
+                    yield DialogButton(caption, does=does, id=f"confirm-{ident}", variant=variant)
+            yield KeyHint(id="confirm-hint")
+
+    def on_mount(self) -> None:
+        self.set_focus(self.query_one(f"#confirm-{self.safe[0]}", Button))
+        self._hint()
+
+    def on_descendant_focus(self) -> None:
+        self._hint()
+
+    def _hint(self) -> None:
+        does = {ident: what for ident, _, what, _ in self.choices}
+        keys = [
+            (b.key_display or b.key, does[b.action[len("answer('") : -2]])
+            for b in self._bindings_of_choices()
+        ]
+        self.query_one("#confirm-hint", KeyHint).show_keys(
+            enter_does(self.focused), *(keys or [("Tab", "next button")]), ("Esc", self.safe[2])
+        )
+
+    def _bindings_of_choices(self) -> list[Binding]:
+        return [
+            b for b in self.BINDINGS if isinstance(b, Binding) and b.action.startswith("answer('")
+        ]
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_answer((event.button.id or "").removeprefix("confirm-"))
+
+    def action_answer(self, ident: str) -> None:
+        """Dismiss with ``ident`` (None when it is the safe answer)."""
+        self.dismiss(None if ident == self.safe[0] else ident)
+
+    def action_answer_safe(self) -> None:
+        """Escape: the safe answer."""
+        self.dismiss(None)
 
 
 class ReplanScreen(ModalScreen[ResultType]):

@@ -7,8 +7,9 @@ on the GPU tab, ``r`` reconnects) never reaches them. k9s kills with ctrl+k and
 lazydocker stops with ``s``; here ``s`` was already the shell (k9s's), so stop is ``S``,
 kill ``X`` (the ``x`` of the GPU tab's kill, shifted) and retry ``R``.
 
-Every action that stops a running process asks first in ``ControlConfirmScreen``, which
-names the host and the cell; Cancel has the focus, so Enter alone never kills. ``R``
+Every action that stops a running process asks first in the one ``ConfirmScreen``
+(``control_question``), which names the host and the cell; Cancel has the focus, so
+Enter alone never kills. ``R``
 first lists the cells that can be retried (``CellPickScreen``: arrows and Enter), then
 asks.
 """
@@ -22,14 +23,14 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
+from rgt_tui.screens.dialog import KeyHint
 
 # On the host's detail screen, enabled (and so in the footer) on the Queue tab only.
 QUEUE_CONTROL_BINDINGS = [
@@ -61,60 +62,12 @@ CONTROL_ACTIONS = {
     "retry": ("Retry cell", "Re-run a failed or killed cell under its name"),
 }
 
-Choice = tuple[str, str, str, str]  # (id, caption, what Enter on it does, button variant)
 
-
-class ControlConfirmScreen(ModalScreen[str | None]):
-    """A question naming the cell, one button per choice and Cancel (focused first);
-    dismisses with the chosen id, or None."""
-
-    DEFAULT_CSS = """
-    ControlConfirmScreen { align: center middle; }
-    ControlConfirmScreen > #qc-box {
-        width: 90; max-width: 96%; height: auto; max-height: 90%;
-        border: round $warning; background: $surface; padding: 0 1;
-    }
-    ControlConfirmScreen #qc-buttons { height: auto; align-horizontal: right; }
-    """
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is done")]
-
-    def __init__(self, title: str, body: list[Content], choices: list[Choice]) -> None:
-        super().__init__()
-        self.title_text = title
-        self.body = body
-        self.choices = choices
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="qc-box"):
-            title = Content.styled(shown(self.title_text), "bold $warning")  # it names a cell
-            lines = [title, Content(""), *self.body]
-            yield Static(Content("\n").join(lines), id="qc-body")
-            with Horizontal(id="qc-buttons"):
-                for ident, caption, does, variant in self.choices:
-                    yield DialogButton(caption, does=does, id=f"qc-{ident}", variant=variant)  # type: ignore[arg-type]
-                yield DialogButton("Cancel", does="cancel", id="qc-cancel", variant="primary")
-            yield KeyHint(id="qc-hint")
-
-    def on_mount(self) -> None:
-        self.set_focus(self.query_one("#qc-cancel", Button))
-        self._hint()
-
-    def on_descendant_focus(self) -> None:
-        self._hint()
-
-    def _hint(self) -> None:
-        self.query_one("#qc-hint", KeyHint).show_keys(
-            enter_does(self.focused), ("Tab", "next button"), ("Esc", "cancel")
-        )
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        ident = (event.button.id or "").removeprefix("qc-")
-        self.dismiss(None if ident == "cancel" else ident)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+def control_question(title: str, body: list[Content]) -> Content:
+    """The text of a stop or kill question (asked in the one ConfirmScreen): the title,
+    which names a cell, in bold warning colour, a blank line, then ``body``."""
+    head = Content.styled(shown(title), "bold $warning")  # it names a cell
+    return Content("\n").join([head, Content(""), *body])
 
 
 class CellPickScreen(ModalScreen[str | None]):

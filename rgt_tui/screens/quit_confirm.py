@@ -9,16 +9,15 @@ leaves; the line under the buttons says so.
 
 from __future__ import annotations
 
-from textual import events
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.content import Content
 
 from rgt_tui.domain.units import fmt_bytes
-from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
+from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.services.pull.progress import PullProgress
+
+STAY = ("stay", "Keep running", "keep running", "primary")
+LEAVE = ("leave", "Quit", "quit anyway", "warning")
 
 
 def busy_line(host: str, job: str, progress: PullProgress | None) -> str:
@@ -31,56 +30,16 @@ def busy_line(host: str, job: str, progress: PullProgress | None) -> str:
     return f"{host}: {job} is cut off where it stands; open the host's Teardown tab when back"
 
 
-class QuitConfirmScreen(ModalScreen[bool]):
-    """Lists the jobs quitting would stop; dismisses with True to quit."""
-
-    DEFAULT_CSS = """
-    QuitConfirmScreen { align: center middle; }
-    QuitConfirmScreen > #quit-box {
-        width: 90; max-width: 96%; height: auto;
-        border: round $warning; background: $surface; padding: 0 1;
-    }
-    QuitConfirmScreen #quit-buttons { height: auto; align-horizontal: right; }
-    QuitConfirmScreen Button { margin-left: 1; }
-    """
+class QuitConfirmScreen(ConfirmScreen):
+    """The quit question (the one ConfirmScreen): lists the jobs quitting would stop;
+    dismisses with "leave" to quit, else None. ``q`` again quits."""
 
     BINDINGS = [
-        Binding("escape", "stay", "Stay", tooltip="Keep rgt-tui and its jobs running"),
-        Binding("q", "leave", "Quit anyway", tooltip="Quit; the jobs listed stop"),
+        Binding("escape", "answer_safe", "Stay", tooltip="Keep rgt-tui and its jobs running"),
+        Binding("q", "answer('leave')", "Quit anyway", tooltip="Quit; the jobs listed stop"),
     ]
 
     def __init__(self, lines: list[str]) -> None:
-        super().__init__()
-        self.lines = lines
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="quit-box"):
-            yield Label("[b]Quit while these run?[/b]")
-            yield Static("\n".join(self.lines), id="quit-jobs", markup=False)
-            with Horizontal(id="quit-buttons"):
-                yield DialogButton(
-                    "Keep running", does="keep running", id="quit-stay", variant="primary"
-                )
-                yield DialogButton("Quit", does="quit anyway", id="quit-leave", variant="warning")
-            yield KeyHint(id="quit-hint")
-
-    def on_mount(self) -> None:
-        self.set_focus(self.query_one("#quit-stay", Button))
-        self._hint()
-
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self._hint()
-
-    def _hint(self) -> None:
-        self.query_one("#quit-hint", KeyHint).show_keys(
-            enter_does(self.focused), ("q", "quit anyway"), ("Esc", "keep running")
-        )
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "quit-leave")
-
-    def action_stay(self) -> None:
-        self.dismiss(False)
-
-    def action_leave(self) -> None:
-        self.dismiss(True)
+        # Host names and jobs as Content: plain text, never markup.
+        text = Content("\n").join([Content.styled("Quit while these run?", "bold"), *lines])
+        super().__init__(text, [LEAVE], safe=STAY, safe_first=True)

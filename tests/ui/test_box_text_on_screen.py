@@ -29,7 +29,8 @@ from rgt_tui.domain.queue_state import QueueView, derive_view
 from rgt_tui.domain.vanished import Diagnosis, Evidence
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.diagnosis import DiagnosisScreen
-from rgt_tui.screens.queue_control import ControlConfirmScreen
+from rgt_tui.screens.dialog import ConfirmScreen
+from rgt_tui.screens.queue_control import control_question
 from rgt_tui.screens.tabs.logs import QUEUE_SOURCE, LogsTab
 from rgt_tui.screens.tabs.queue import QueueTab
 from rgt_tui.services.telemetry import ConnectionState
@@ -107,7 +108,9 @@ async def kill_dialog(app: RgtApp, pilot: Any) -> None:
     view = hostile_view()
     cell = view.cells[0]
     app.push_screen(
-        ControlConfirmScreen(f"Kill cell {cell.name} now?", [], [("next", "Kill", "kill", "error")])
+        ConfirmScreen(
+            control_question(f"Kill cell {cell.name} now?", []), [("next", "Kill", "kill", "error")]
+        )
     )
 
 

@@ -14,7 +14,7 @@ from support.samples import FLEET_TOML, write_fleet
 
 from rgt_tui.domain.queue_records import DeployedCell, parse_cell_state, parse_runner_state
 from rgt_tui.domain.queue_state import derive_view
-from rgt_tui.screens.queue_control import ControlConfirmScreen
+from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.tabs.queue import QueueTab
 
 pytestmark = pytest.mark.usefixtures("utc")
@@ -55,7 +55,7 @@ async def test_the_kill_dialog_says_what_the_backend_does(
         app.open_host(HOST, tab="queue")
         await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
         app.screen.query_one(QueueTab)._ask_kill(host, running_view(HOST))
-        await wait_for(lambda: isinstance(app.screen, ControlConfirmScreen), pilot=pilot)
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.pause()
         text = screen_text(app)
     assert said in text, text

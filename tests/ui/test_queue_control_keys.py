@@ -13,8 +13,9 @@ from support.queues import SCRIPT_RUN, wait_view
 from textual.widgets import OptionList, Static
 
 from rgt_tui.domain.queue_state import DONE, KILLED, RUNNING, USER_STOPPED
+from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.screens.queue_control import CellPickScreen, ControlConfirmScreen
+from rgt_tui.screens.queue_control import CellPickScreen
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
 from rgt_tui.services.queue.launch import launch, plan_launch
 
@@ -63,10 +64,10 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
         await wait_for(lambda: "S stop after this cell" in text_of(body), pilot=pilot)
 
         await pilot.press("X")
-        confirm = await modal(pilot, ControlConfirmScreen)
-        assert "Kill cell hold on box1 now?" in text_of(confirm.query_one("#qc-body", Static))
-        assert app.focused is not None and app.focused.id == "qc-cancel"  # Enter alone: cancel
-        await pilot.click("#qc-next")
+        confirm = await modal(pilot, ConfirmScreen)
+        assert "Kill cell hold on box1 now?" in text_of(confirm.query_one("#confirm-body", Static))
+        assert app.focused is not None and app.focused.id == "confirm-cancel"  # Enter alone: cancel
+        await pilot.click("#confirm-next")
         view = await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="the next cell")
         assert view.cells[0].status == KILLED
         assert "kill " in qf.state("hold") and " user next" in qf.state("hold")
@@ -77,9 +78,9 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
             pilot=pilot,
         )
         await pilot.press("S")
-        confirm = await modal(pilot, ControlConfirmScreen)
-        assert "after cell 1 (a)" in text_of(confirm.query_one("#qc-body", Static))
-        await pilot.click("#qc-stop")
+        confirm = await modal(pilot, ConfirmScreen)
+        assert "after cell 1 (a)" in text_of(confirm.query_one("#confirm-body", Static))
+        await pilot.click("#confirm-stop")
         await wait_for(lambda: "stop " in (qf.qdir() / "runner.state").read_text(), pilot=pilot)
         (qf.root() / "go_a").touch()
         await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")

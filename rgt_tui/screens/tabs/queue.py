@@ -19,7 +19,8 @@ from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, SLURM_ENDED, QueueView
-from rgt_tui.screens.queue_control import CellPickScreen, ControlConfirmScreen
+from rgt_tui.screens.dialog import ConfirmScreen
+from rgt_tui.screens.queue_control import CellPickScreen, control_question
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.services.connections import FleetConnections
@@ -124,7 +125,9 @@ class QueueTab(DetailTab):
         ]
         choice = ("stop", "Stop after this cell", "stop the queue after it", "warning")
         self.app.push_screen(
-            ControlConfirmScreen(f"Stop the queue on {host.name} after {what}?", body, [choice]),
+            ConfirmScreen(
+                control_question(f"Stop the queue on {host.name} after {what}?", body), [choice]
+            ),
             lambda chosen: self._run(host, "stop", None, chosen),
         )
 
@@ -147,7 +150,9 @@ class QueueTab(DetailTab):
             ("stop", "Kill and stop", "kill it and stop the queue", "error"),
         ]
         self.app.push_screen(
-            ControlConfirmScreen(f"Kill cell {shown(cur.name)} on {host.name} now?", body, choices),
+            ConfirmScreen(
+                control_question(f"Kill cell {shown(cur.name)} on {host.name} now?", body), choices
+            ),
             lambda chosen: self._run(host, "kill", cur.name, chosen),
         )
 
