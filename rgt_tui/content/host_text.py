@@ -14,6 +14,7 @@ from textual.content import Content
 from rgt_tui.content.box_text import shown
 from rgt_tui.domain import cost
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.preemption import SUSPECTED, Preemption, preemption_line, suspected_line
 from rgt_tui.domain.snapshot import CgroupSample, DiskSample, HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.services.telemetry import ConnectionState
@@ -26,9 +27,18 @@ def clock_hhmm(t: float) -> str:
     return time.strftime("%H:%M", time.localtime(t))
 
 
-def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: float) -> list[Content]:
-    """The status line(s): state, retry countdown, the error and its fix (GEN8: not dead)."""
+def connection_lines(
+    conn: ConnectionState,
+    snap: HostSnapshot | None,
+    now: float,
+    preempted: Preemption | None = None,
+) -> list[Content]:
+    """The status line(s): state, retry countdown, the error and its fix (GEN8: not dead).
+    ``preempted``: the runtime's word on an interruptible box (issue 40): "preempted?"
+    with the time since while it is silent, or the preemption it names."""
     lines: list[Content] = []
+    if preempted is not None:
+        lines.append(_preempted_line(preempted, now))
     if conn.status == "connected":
         parts: list[str | tuple[str, str]] = [("● connected", "$success")]
         if snap is not None and snap.uptime_s is not None:
@@ -82,13 +92,19 @@ def connection_lines(conn: ConnectionState, snap: HostSnapshot | None, now: floa
                 (ago, "$foreground-muted"),
             )
         )
-    if conn.status in ("reconnecting", "lost"):  # a sample came once: GEN8
+    if conn.status in ("reconnecting", "lost") and preempted is None:  # a sample came once: GEN8
         lines.append(Content.styled(ALIVE_NOTE, "$warning"))
     if conn.error:
         lines.append(Content.styled(shown(conn.error, lines=True), "$foreground-muted"))
     if conn.fix:
         lines.append(Content.assemble(("fix: ", "bold $accent"), shown(conn.fix, lines=True)))
     return lines
+
+
+def _preempted_line(p: Preemption, now: float) -> Content:
+    if p.kind == SUSPECTED:
+        return Content.styled(f"⚡ {suspected_line(p.at, now)}", "bold $warning")
+    return Content.styled(f"⚡ {shown(preemption_line(p))}", "bold $error")
 
 
 def torn_down_line(

@@ -48,6 +48,7 @@ from rgt_tui.domain.cost import IdleMeter
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.preemption import Preemption, suspected
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration
 from rgt_tui.services.telemetry import HostUpdate
@@ -183,6 +184,7 @@ class HostPane(Widget, can_focus=True):
         self.queue_line: Content | None = None  # "queue k/N done · …" once a view is known
         self.pull_failure: tuple[float, str] | None = None  # a failing periodic pull
         self.key_refusal: HostKeyError | None = None  # the monitor's refused host key
+        self.preemption: Preemption | None = None  # the runtime's named one (issue 40)
         self._key_line: Content | None = None  # what K does about it
         # Idle paid minutes: every GPU under 5 % and no cell running, while billed.
         self.idle = IdleMeter()
@@ -337,7 +339,21 @@ class HostPane(Widget, can_focus=True):
         """The connection's line(s); a torn-down host's one line says when and its cost."""
         if self.torn_down_at is not None:
             return [torn_down_line(self.host, self.torn_down_at, now, self._first_seen())]
-        return connection_lines(update.connection, update.snapshot, now)
+        return connection_lines(update.connection, update.snapshot, now, self._preempted(update))
+
+    def show_preemption(self, preemption: Preemption | None) -> None:
+        """Take the runtime's named preemption of this host (issue 40; None: none)."""
+        self.preemption = preemption
+        if self.update is not None and self.can_draw():
+            self._compose_content(self.update, recompute_figures=False)
+        else:
+            self.stale = True
+
+    def _preempted(self, update: HostUpdate) -> Preemption | None:
+        """A named preemption, else "preempted?" for an interruptible box not answering."""
+        if self.preemption is not None:
+            return self.preemption
+        return suspected(self.host, update.connection.status, update.connection.since)
 
     def _heights_of(self, lines: list[Content], width: int) -> list[int]:
         """Rows per line as Textual wraps it here (figures are cut to the width; the

@@ -13,6 +13,7 @@ from typing import Generic, TypeVar
 
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.preemption import Preemption
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.runtime.fleet_file import FleetChanges
 from rgt_tui.services.telemetry import HostUpdate
@@ -108,3 +109,13 @@ RuntimeEvent = (
     | FleetReloaded
     | FleetFileRejected
 )
+
+
+@dataclass(frozen=True)
+class HostPreempted:
+    """An interruptible box is named preempted (issue 40): unreachable past its grace, or
+    answering again from a new start; once per preemption per runtime. Its ``line`` is
+    ``domain.preemption.preemption_line``; the ``on_preempt`` driver acts on it."""
+
+    host: HostConfig
+    preemption: Preemption

@@ -17,7 +17,7 @@ from rgt_tui.domain.snapshot import HostSnapshot
 
 EVENT_KINDS = (
     "alert", "reminder", "queue_done", "silent", "reboot", "forgotten", "stopped", "pull",
-    "pull_failed",
+    "pull_failed", "preempted", "preempt_action",
 )  # fmt: skip
 
 

@@ -7,9 +7,10 @@ TUI runs). After every sample, poll or tick the host's ``HostState`` goes to eve
 every sink's ``on_event``.
 A sink may have either or both, each sync or async, and a ``resume`` called once at the
 start (the Notifier's: what a target never got last run goes out now); one that raises
-is reported and the others still hear. The periodic pull (``PullScheduler``) and the
-autostop (``AutoStop``) are driven from here too, where their modules are installed;
-their own events (a stop, a pull) reach the sinks the same way.
+is reported and the others still hear (``sinks.Sink``). The drivers are wired here, by
+plain imports: the periodic pull (``drivers.periodic_pull.PullScheduler``) and the
+autostop (``drivers.autostop.AutoStop``), both holding hosts by the runtime's one
+``HostLocks``; their own events (a stop, a pull) reach the sinks the same way.
 
 Time-based events (a reminder, a silent box) need no new sample: each host is looked at
 again every ``tick_s`` as well. ``check_now`` does it at once (tests, with their clock).
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import inspect
 import time
 from collections import deque
@@ -34,6 +34,7 @@ from rgt_tui.services.runtime.events import (
     FleetFileRejected,
     FleetReloaded,
     HostObserved,
+    HostPreempted,
     RuntimeEvent,
     TelemetryEnded,
     Told,
@@ -43,7 +44,11 @@ from rgt_tui.services.runtime.monitors import MonitorLike
 from rgt_tui.services.runtime.runtime import TICK_S, FleetRuntime
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.derivation import HostEvents
+from rgt_tui.services.watch.drivers.autostop import AutoStop
+from rgt_tui.services.watch.drivers.on_preempt import OnPreempt
+from rgt_tui.services.watch.drivers.periodic_pull import PullScheduler
 from rgt_tui.services.watch.events import HostState, WatchEvent
+from rgt_tui.services.watch.sinks import Sink
 from rgt_tui.services.watch.tracker import SILENT_GRACE_S
 from rgt_tui.transport import Transport, transport_for
 from rgt_tui.transport.backoff import Backoff
@@ -51,21 +56,8 @@ from rgt_tui.transport.backoff import Backoff
 QUEUE_POLL_S = 30.0  # a finished queue told within half a minute is soon enough
 
 
-def optional_driver(module: str, name: str) -> Any:
-    """``module.name`` when that module is installed (the pull and autostop drivers),
-    else None."""
-    try:
-        return getattr(importlib.import_module(module), name, None)
-    except ImportError:
-        return None
-
-
-async def call_sink(sink: object, method: str, *args: object) -> None:
-    """``sink.method(*args)``, awaited when it is a coroutine; nothing when it has none."""
-    fn = getattr(sink, method, None)
-    if fn is None:
-        return
-    result = fn(*args)
+async def settled(result: object) -> None:
+    """A sink's or driver's answer, awaited when it is a coroutine (either may be sync)."""
     if inspect.isawaitable(result):
         await result
 
@@ -96,7 +88,7 @@ class Watcher:
         self,
         fleet: Fleet,
         *,
-        sinks: Sequence[object] = (),
+        sinks: Sequence[Sink] = (),
         hosts: Iterable[HostConfig] | None = None,
         clock: Callable[[], float] = time.time,
         factory: Callable[[HostConfig], Transport] = transport_for,
@@ -141,8 +133,9 @@ class Watcher:
         self._outbox: asyncio.Queue[WatchEvent] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._side: set[asyncio.Task[None]] = set()  # autostop checks under way
-        self.pull: Any = None
-        self.autostop: Any = None
+        self.pull: PullScheduler | None = None
+        self.autostop: AutoStop | None = None
+        self.on_preempt: OnPreempt | None = None
         if drivers:
             self._make_drivers()
 
@@ -162,19 +155,26 @@ class Watcher:
         return self.runtime.told
 
     def _make_drivers(self) -> None:
-        scheduler = optional_driver("rgt_tui.services.watch.drivers.periodic_pull", "PullScheduler")
-        if scheduler is not None:
-            # Hosts with pull folders, once their queue view (the runtime's) shows results.
-            self.pull = scheduler(
-                self.fleet,
-                self.connections,
-                emit=self.emit,
-                clock=self.clock,
-                queue_view=self.runtime.queues.views.get,
-            )
-        autostop = optional_driver("rgt_tui.services.watch.drivers.autostop", "AutoStop")
-        if autostop is not None:
-            self.autostop = autostop(self.fleet, self.connections, emit=self.emit, clock=self.clock)
+        """The periodic pull and the autostop, on the runtime's one ``HostLocks``: a pull
+        and a stop of one host never run together."""
+        locks = self.runtime.locks
+        # Hosts with pull folders, once their queue view (the runtime's) shows results.
+        self.pull = PullScheduler(
+            self.fleet,
+            self.connections,
+            emit=self.emit,
+            clock=self.clock,
+            locks=locks,
+            queue_view=self.runtime.queues.views.get,
+        )
+        self.autostop = AutoStop(
+            self.fleet, self.connections, emit=self.emit, clock=self.clock, locks=locks
+        )
+        # issue 40: a preemption told, and on_preempt's action
+        self.on_preempt = OnPreempt(
+            self.fleet, self.connections, emit=self.emit, clock=self.clock,
+            queue_view=self.runtime.queues.views.get,
+        )  # fmt: skip
 
     def emit(self, event: WatchEvent) -> None:
         """An event from a driver (a stop, a pull): delivered to the sinks in turn."""
@@ -253,7 +253,7 @@ class Watcher:
         # What a sink owes from before (a notification a target never got: it failed,
         # or the last run stopped first) goes out now, not only when a new event comes.
         for sink in self.sinks:
-            await self._call(sink, "resume")
+            await self._call(sink, "resume", sink.resume)
 
     def _route(self, event: RuntimeEvent) -> Awaitable[None] | None:
         """The runtime's news, to the sinks: a host's state, an event owed, a monitor
@@ -262,7 +262,16 @@ class Watcher:
             return self._observed(event.host, event.state)
         if isinstance(event, Told):
             return self._deliver(event.event)
-        if isinstance(event, TelemetryEnded):
+        if isinstance(event, HostPreempted) and self.on_preempt is not None:
+            on_preempt = self.on_preempt
+            self._background(
+                self._call(
+                    on_preempt,
+                    "on_preempted",
+                    lambda: on_preempt.on_preempted(event.host, event.preemption),
+                )
+            )
+        elif isinstance(event, TelemetryEnded):
             self.report(f"{event.host}: telemetry stopped: {event.error}")
         elif isinstance(event, FleetReloaded):
             self._fleet_reloaded(event)
@@ -274,7 +283,7 @@ class Watcher:
         """The fleet file changed: the runtime runs it; the drivers take it too."""
         self.fleet = event.fleet
         self.hosts = list(self.runtime.hosts.values())
-        for driver in (self.pull, self.autostop):
+        for driver in (self.pull, self.autostop, self.on_preempt):
             if driver is not None:
                 driver.fleet = event.fleet
         if not event.changes.empty:
@@ -285,15 +294,18 @@ class Watcher:
     async def _observed(self, host: HostConfig, state: HostState) -> None:
         """Hand the host's state to the sinks and the autostop."""
         for sink in self.sinks:
-            await self._call(sink, "on_host", host, state)
-        if self.autostop is not None:
+            await self._call(sink, "on_host", lambda: sink.on_host(host, state))  # noqa: B023
+        autostop = self.autostop
+        if autostop is not None:
             # Its gate check may take minutes (a re-scan, a re-hash): not awaited here,
             # and a call while one is going returns at once (AutoStop's own guard).
-            self._background(self._call(self.autostop, "on_host", host, state))
+            self._background(self._call(autostop, "on_host", lambda: autostop.on_host(host, state)))
 
-    async def _call(self, sink: object, method: str, *args: object) -> None:
+    async def _call(self, sink: object, method: str, call: Callable[[], object]) -> None:
+        """``call()`` (``sink.method``), awaited when it is a coroutine; what it raises is
+        reported, never passed on: one sink's failure must not silence the others."""
         try:
-            await call_sink(sink, method, *args)
+            await settled(call())
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - one sink's failure must not silence others
@@ -301,7 +313,7 @@ class Watcher:
 
     async def _deliver(self, event: WatchEvent) -> None:
         for sink in self.sinks:
-            await self._call(sink, "on_event", event)
+            await self._call(sink, "on_event", lambda: sink.on_event(event))  # noqa: B023
 
     async def _drain(self) -> None:
         while not self._outbox.empty():

@@ -1,0 +1,102 @@
+"""A preemption of an interruptible box, named as one (issue 40), as pure data and words.
+
+A host with ``interruptible = true`` (vast.ai interruptible, RunPod spot, a preemptible
+Slurm partition) that stops answering may have been preempted: it reads "preempted?"
+with the time since. Past its profile's grace (``Profile.spot_grace_s``) with no answer,
+or when it answers again from a new start (a new boot id, or only a new PID 1: a
+restarted container keeps the host's boot id), it is named preempted, with the cell it
+interrupted and that cell's last verified checkpoint.
+
+``start_key`` is what names one start of a box; a preemption's ``key`` is the host and
+the start it ended, so the same preemption is the same key in the TUI, in ``watch`` and
+after either restarts (the claim of an unattended move is made under it).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.snapshot import HostSnapshot
+from rgt_tui.domain.units import fmt_duration
+
+SUSPECTED = "suspected"  # unreachable, within the grace: "preempted?"
+LOST = "lost"  # unreachable past the grace: taken as preempted
+RESTARTED = "restarted"  # answered again from a new start: preempted
+NOT_CONNECTED = ("reconnecting", "lost", "unreached")
+
+
+def start_key(snap: HostSnapshot | None) -> str | None:
+    """``<boot id>/<PID 1 start>``: one start of the box (None: the sample says neither)."""
+    if snap is None or (snap.boot_id is None and snap.container_start is None):
+        return None
+    start = "" if snap.container_start is None else f"{snap.container_start:.0f}"
+    return f"{snap.boot_id or ''}/{start}"
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A cell's newest checkpoint that is pulled and verified here."""
+
+    path: str  # relative to the cell's {out}
+    mtime: float  # when the box wrote it (box clock)
+    size: int = 0
+    step: int | None = None  # where its name (``domain.checkpoints.step_in_name``) says
+
+
+@dataclass(frozen=True)
+class Preemption:
+    """One preemption of one host (see the module docstring)."""
+
+    host: str
+    kind: str  # SUSPECTED | LOST | RESTARTED
+    at: float  # ~ when: the last answer from the start it ended
+    start: str | None  # that start (``start_key``)
+    cell: str | None = None  # the cell it interrupted (running at the last answer)
+    checkpoint: Checkpoint | None = None
+    step: int | None = None  # the step its checkpoint holds, where known
+
+    @property
+    def key(self) -> str:
+        """The occurrence: the host and the start it ended (stable across restarts)."""
+        return f"preempted:{self.host}:{self.start or f'{self.at:.0f}'}"
+
+    @property
+    def named(self) -> bool:
+        """Taken as a preemption (past the grace, or restarted), not only suspected."""
+        return self.kind in (LOST, RESTARTED)
+
+
+def suspected(host: HostConfig, status: str, since: float) -> Preemption | None:
+    """ "preempted?" for an interruptible host not answering (a sample came once this run,
+    or it was never reached); None otherwise. ``since``: when the status began."""
+    if not host.watch.interruptible or status not in NOT_CONNECTED:
+        return None
+    return Preemption(host.name, SUSPECTED, since, None)
+
+
+def hhmm(t: float) -> str:
+    """``14:05`` in local time."""
+    return time.strftime("%H:%M", time.localtime(t))
+
+
+def suspected_line(since: float, now: float) -> str:
+    """``preempted? unreachable since 14:03 (12m)``: an interruptible box that is silent."""
+    return f"preempted? unreachable since {hhmm(since)} ({fmt_duration(max(0.0, now - since))})"
+
+
+def preemption_line(p: Preemption) -> str:
+    """``preempted at ~14:03: cell X interrupted at step k; its last verified checkpoint
+    is from 13:58`` — what a preemption cost, in one line (the parts known)."""
+    head = f"preempted at ~{hhmm(p.at)}"
+    if p.kind == LOST:
+        head += " (unreachable past its grace)"
+    if p.cell is None:
+        return f"{head}: no cell was running"
+    at_step = f" at step {p.step}" if p.step is not None else ""
+    if p.checkpoint is None:
+        tail = "it has no pulled and verified checkpoint: a move starts it from scratch"
+    else:
+        tail = f"its last verified checkpoint is from {hhmm(p.checkpoint.mtime)}"
+    return f"{head}: cell {p.cell} interrupted{at_step}; {tail}"

@@ -1,0 +1,194 @@
+"""The runtime's view of preemptions (issue 40): which interruptible box reads
+"preempted?", and which one is named preempted, with the cell it interrupted and that
+cell's last pulled-and-verified checkpoint (``domain.preemption``).
+
+``PreemptionWatch.observe`` takes each applied update of a host with ``interruptible =
+true``: a connected sample's start (boot id and PID 1 start) is remembered with the cell
+running then; a later sample from another start names a restart; an unreachable box past
+its profile's grace (``Profile.spot_grace_s``, never less than ``blip_s``: a drop of a
+minute is a network blip, not a preemption) names a loss. Each named preemption is
+returned once per runtime (its consumers: the TUI's notice, ``watch``'s notification and
+the ``on_preempt`` driver, whose journal claim makes the action once across restarts).
+
+What was last seen of each host is kept in ``<journal>/preempt/<host>.json`` (written when
+the start or the running cell changes, and at most once a minute otherwise), so a box that
+was preempted while nothing watched is still named when it answers again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from rgt_tui.domain.checkpoints import newest_checkpoint, step_in_name
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.preemption import (
+    LOST,
+    NOT_CONNECTED,
+    RESTARTED,
+    SUSPECTED,
+    Checkpoint,
+    Preemption,
+    start_key,
+)
+from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.queue.resume import cell_files
+from rgt_tui.services.records import atomic_write_json, read_json
+from rgt_tui.services.telemetry import HostUpdate
+
+BLIP_S = 120.0  # an unreachable box shorter than this is a network blip, whatever the grace
+SAVE_EVERY_S = 60.0
+
+
+@dataclass(frozen=True)
+class Seen:
+    """The last answer of a host: its start, when, and the cell running then."""
+
+    start: str | None
+    at: float
+    cell: str | None
+
+
+def verified_checkpoint(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
+    """``cell``'s newest checkpoint that is pulled, verified and still whole here (the
+    resume move's own choice: ``services.queue.resume.cell_files``), with its step where
+    its name says it; None when there is none. Blocking (it re-hashes): run in a thread."""
+    best = newest_checkpoint(cell_files(fleet, host, cell, time.time()))
+    if best is None:
+        return None
+    return Checkpoint(best.rel, best.mtime, best.size, step_in_name(best.rel))
+
+
+class PreemptionWatch:
+    """What the runtime knows of each interruptible host's preemptions (see the module
+    docstring). ``memory_dir``: where the last answers are kept (None: not kept)."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        *,
+        memory_dir: Path | None = None,
+        blip_s: float = BLIP_S,
+        grace_s: Callable[[HostConfig], float] | None = None,
+        checkpoint: Callable[[HostConfig, str], Checkpoint | None] | None = None,
+    ) -> None:
+        self.fleet = fleet
+        self.memory_dir = memory_dir
+        self.blip_s = blip_s
+        self._grace = grace_s or profile_grace
+        self._checkpoint = checkpoint or (lambda h, c: verified_checkpoint(self.fleet, h, c))
+        self.hosts_by_name: dict[str, HostConfig] = {}
+        self.current: dict[str, Preemption] = {}  # what each host's pane shows now
+        self._seen: dict[str, Seen | None] = {}
+        self._saved: dict[str, Seen] = {}
+        self._told: set[str] = set()
+
+    def grace(self, host: HostConfig) -> float:
+        """Seconds an interruptible box may be unreachable before it is taken as preempted."""
+        return max(self._grace(host), self.blip_s)
+
+    def observe(self, host: HostConfig, update: HostUpdate, now: float) -> Preemption | None:
+        """Take ``update``; the preemption it names for the first time, else None."""
+        if not host.watch.interruptible:
+            return None
+        seen = self.seen(host.name)
+        snap, status = update.snapshot, update.connection.status
+        if status == "connected" and snap is not None:
+            key = start_key(snap)
+            named = None
+            if seen is not None and seen.start and key and key != seen.start:
+                named = self._name(host.name, RESTARTED, seen)
+            elif host.name in self.current and (
+                self.current[host.name].kind != RESTARTED or snap.cell is not None
+            ):
+                del self.current[host.name]  # back from a blip, or its queue runs again
+            self._remember(host.name, Seen(key, now, snap.cell))
+            return named
+        if status not in NOT_CONNECTED or seen is None:
+            return None
+        if now - seen.at <= self.grace(host):
+            shown = self.current.get(host.name)
+            if shown is None or shown.kind == SUSPECTED:
+                self.current[host.name] = Preemption(host.name, SUSPECTED, seen.at, seen.start)
+            return None
+        return self._name(host.name, LOST, seen)
+
+    def _name(self, host: str, kind: str, seen: Seen) -> Preemption | None:
+        shown = self.current.get(host)
+        if shown is not None and shown.named and shown.start == seen.start:
+            return None  # already named (a loss, then its restart: one preemption)
+        named = Preemption(host, kind, seen.at, seen.start, seen.cell)
+        self.current[host] = named
+        if named.key in self._told:
+            return None
+        self._told.add(named.key)
+        return named
+
+    def with_checkpoint(self, host: HostConfig, named: Preemption) -> Preemption:
+        """``named`` with its cell's last verified checkpoint (blocking: it re-hashes the
+        copy here; run in a thread), also as the host's current one."""
+        if named.cell is None:
+            return named
+        try:
+            found = self._checkpoint(host, named.cell)
+        except (OSError, ValueError):
+            found = None  # unreadable records: never taken as verified
+        full = replace(named, checkpoint=found, step=found.step if found else None)
+        if self.current.get(host.name) == named:
+            self.current[host.name] = full
+        return full
+
+    # -- the last answers, kept ---------------------------------------------------------
+
+    def seen(self, host: str) -> Seen | None:
+        """The host's last answer (from this run, else as kept)."""
+        if host not in self._seen:
+            self._seen[host] = self._load(host)
+        return self._seen[host]
+
+    def _path(self, host: str) -> Path | None:
+        return (
+            None if self.memory_dir is None else self.memory_dir / f"{host}.json"
+        )  # a checked host name
+
+    def _load(self, host: str) -> Seen | None:
+        path = self._path(host)
+        try:
+            data = read_json(path) if path is not None else None
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("at"), (int, float)):
+            return None
+        start, cell = data.get("start"), data.get("cell")
+        return Seen(
+            start if isinstance(start, str) else None,
+            float(data["at"]),
+            cell if isinstance(cell, str) else None,
+        )
+
+    def _remember(self, host: str, seen: Seen) -> None:
+        self._seen[host] = seen
+        path, saved = self._path(host), self._saved.get(host)
+        if path is None:
+            return
+        same = saved is not None and (saved.start, saved.cell) == (seen.start, seen.cell)
+        if same and saved is not None and seen.at - saved.at < SAVE_EVERY_S:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(path, {"start": seen.start, "at": seen.at, "cell": seen.cell})
+            self._saved[host] = seen
+        except OSError:
+            pass  # kept in memory; the next sample tries again
+
+
+def profile_grace(host: HostConfig) -> float:
+    """The host's profile's grace in seconds (0 where the profile names none)."""
+    return load_profile(host.profile).spot_grace_s or 0.0
+
+
+def preempt_dir(journal_folder: Path) -> Path:
+    """Where the last answers of a fleet's interruptible hosts are kept."""
+    return journal_folder / "preempt"

@@ -1,0 +1,211 @@
+"""The opt-in recovery of a preempted box (issue 40): ``on_preempt`` in the fleet file.
+
+The fleet runtime names a preemption of a host with ``interruptible = true``
+(``services.runtime.preemption``: unreachable past its profile's grace, or answering
+again from a new start) with the cell it interrupted and that cell's last pulled and
+verified checkpoint. ``OnPreempt.on_preempted`` then, for both ``watch`` and the open TUI:
+
+- tells it (a ``preempted`` event: one notification, one notices entry);
+- ``on_preempt = "move"``: moves the interrupted cell, when it has a verified checkpoint,
+  to the first of the host's ``spare`` hosts whose resume plan (``services.queue.resume``:
+  preflight, room, the name free there) holds, and says what moved where and what the
+  resume repeats (a ``moved`` event). A cell with no verified checkpoint is not moved
+  unattended (the user decides on ``--from-scratch``);
+- ``on_preempt = "relaunch"``: once the box answers again from a new start, launches its
+  queue from the queue's resume index on the same box (``services.queue.launch``, with
+  preflight as any launch).
+
+Once: the action is claimed (``preempt/claims/<host>.json`` beside the fleet's journal,
+written under the host's journal lock) before it runs, keyed by the preemption (the host
+and the start it ended) and the cell, so a restart of ``watch``, a TUI open at the same
+time or a crash mid-move never acts twice. Nothing is ever started on a host the fleet
+file does not name (a spare that is not one is skipped, said), and nothing is destroyed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.preemption import RESTARTED, Preemption, hhmm, preemption_line
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.text import printable
+from rgt_tui.domain.units import fmt_duration
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.journal import Journal, JournalError, journal_for
+from rgt_tui.services.records import atomic_write_json, read_json
+from rgt_tui.services.watch.events import WatchEvent
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one attempt did: ``ok`` and its words (what moved where, or why not)."""
+
+    ok: bool
+    text: str
+
+
+# (fleet, source, cell, spare) → Outcome; (fleet, host, start index) → Outcome.
+Mover = Callable[[Fleet, HostConfig, str, HostConfig], Awaitable[Outcome]]
+Relauncher = Callable[[Fleet, HostConfig, int], Awaitable[Outcome]]
+
+
+class OnPreempt:
+    """Acts on named preemptions as each host's ``on_preempt`` says (module docstring)."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        connections: FleetConnections,
+        *,
+        emit: Callable[[WatchEvent], None],
+        journal: Journal | None = None,
+        queue_view: Callable[[str], QueueView | None] = lambda host: None,
+        mover: Mover | None = None,
+        relauncher: Relauncher | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.fleet = fleet
+        self.connections = connections
+        self.journal = journal or journal_for(fleet)
+        self._emit = emit
+        self._queue_view = queue_view
+        self._mover = mover or self._resume_move
+        self._relauncher = relauncher or self._relaunch
+        self._clock = clock
+        self.done: list[tuple[str, str]] = []  # (claim key, what it did): tests, display
+        self._busy: set[str] = set()
+
+    def claims_path(self, host: str) -> Path:
+        """Where ``host``'s claimed actions are kept."""
+        return self.journal.directory / "preempt" / "claims" / f"{host}.json"
+
+    async def on_preempted(self, host: HostConfig, p: Preemption) -> None:
+        """Tell ``p``; then move or relaunch as ``host`` opted in, once."""
+        self._emit(
+            WatchEvent("preempted", host.name, p.key, f"{host.name}: preempted?"
+                       if not p.named else f"{host.name}: preempted", preemption_line(p),
+                       "warning")
+        )  # fmt: skip
+        action = host.watch.on_preempt
+        if action == "move":
+            await self._move(host, p)
+        elif action == "relaunch" and p.kind == RESTARTED:
+            await self._relaunch_once(host, p)
+
+    # -- move ----------------------------------------------------------------------------
+
+    async def _move(self, host: HostConfig, p: Preemption) -> None:
+        if p.cell is None:
+            return
+        if p.checkpoint is None:
+            self._tell(host, p, "not moved", f"{p.cell} has no pulled and verified checkpoint: "
+                       f"not moved unattended (rgt-tui queue move {p.cell} --to HOST "
+                       "--from-scratch runs it again from the start)")  # fmt: skip
+            return
+        key = f"move:{p.key}:{p.cell}"
+        if key in self._busy or not await asyncio.to_thread(self._claim, host.name, key):
+            return
+        self._busy.add(key)
+        try:
+            refused = []
+            names = {h.name for h in self.fleet.hosts}
+            for spare in host.watch.spare:
+                if spare == host.name or spare not in names:
+                    refused.append(f"{spare}: not another host of the fleet file")
+                    continue
+                try:
+                    outcome = await self._mover(self.fleet, host, p.cell, self.fleet.host(spare))
+                except Exception as exc:  # noqa: BLE001 - one spare's failure: try the next
+                    outcome = Outcome(False, f"{type(exc).__name__}: {printable(exc, 300)}")
+                if outcome.ok:
+                    repeats = f"{p.checkpoint.path} from {hhmm(p.checkpoint.mtime)}"
+                    text = f"moved {p.cell} to {spare}: it resumes from {repeats}; {outcome.text}"
+                    self.done.append((key, text))
+                    self._tell(host, p, "moved", text, key=key)
+                    return
+                refused.append(f"{spare}: {outcome.text}")
+            text = f"{p.cell} not moved: no spare could take it — " + "; ".join(refused or [
+                "no spare named (spare = [\"box4\"])"])  # fmt: skip
+            self.done.append((key, text))
+            self._tell(host, p, "not moved", text, key=key)
+        finally:
+            self._busy.discard(key)
+
+    async def _resume_move(
+        self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig
+    ) -> Outcome:
+        """The resume move (``services.queue.resume``): its plan, then the move."""
+        from rgt_tui.services.queue.resume import plan_resume_move, resume_move
+
+        src, dst = self.connections.transport(source.name), self.connections.transport(spare.name)
+        plan = await plan_resume_move(fleet, source, cell, spare.name, src, dst)
+        if not plan.ok:
+            return Outcome(False, "; ".join(plan.problems or plan.move.problems))
+        done = await resume_move(plan, fleet, source, src, dst)
+        repeats = plan.repeats_s
+        again = f" (repeats ~{fmt_duration(repeats)} of work)" if repeats is not None else ""
+        return Outcome(True, f"{done.queued}{again}")
+
+    # -- relaunch ------------------------------------------------------------------------
+
+    async def _relaunch_once(self, host: HostConfig, p: Preemption) -> None:
+        view = self._queue_view(host.name)
+        index = view.resume_index if view is not None else None
+        if index is None:
+            return  # nothing to resume (yet): the next view after the poll says
+        key = f"relaunch:{p.key}"
+        if key in self._busy or not await asyncio.to_thread(self._claim, host.name, key):
+            return
+        self._busy.add(key)
+        try:
+            try:
+                outcome = await self._relauncher(self.fleet, host, index)
+            except Exception as exc:  # noqa: BLE001 - said, never raised into the watch
+                outcome = Outcome(False, f"{type(exc).__name__}: {printable(exc, 300)}")
+            verb = "relaunched" if outcome.ok else "not relaunched"
+            text = f"{verb} the queue on {host.name} from cell {index}: {outcome.text}"
+            self.done.append((key, text))
+            self._tell(host, p, verb, text, key=key)
+        finally:
+            self._busy.discard(key)
+
+    async def _relaunch(self, fleet: Fleet, host: HostConfig, index: int) -> Outcome:
+        from rgt_tui.services.queue.launch import launch, plan_launch
+
+        transport = self.connections.transport(host.name)
+        plan = await plan_launch(fleet, host, transport, start_index=index)
+        if not plan.ok:
+            return Outcome(False, "; ".join(plan.problems))
+        await launch(plan, transport)
+        return Outcome(True, f"cells {index}.. run again (each resumes from its checkpoint)")
+
+    # -- the claim -----------------------------------------------------------------------
+
+    def _claim(self, host: str, key: str) -> bool:
+        """Record ``key`` as done for ``host`` unless it already is (another watch, an
+        earlier run, the TUI); True when this call claimed it. Blocking."""
+        path = self.claims_path(host)
+        try:
+            with self.journal.locked(host):
+                data: Any = read_json(path) or {}
+                claims = data.get("claims") if isinstance(data, dict) else None
+                claims = claims if isinstance(claims, list) else []
+                if key in claims:
+                    return False
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_json(path, {"version": 1, "claims": [*claims, key]})
+                return True
+        except (OSError, ValueError, JournalError):
+            return False  # never act without the claim written
+
+    def _tell(self, host: HostConfig, p: Preemption, what: str, text: str, key: str = "") -> None:
+        self._emit(
+            WatchEvent("preempt_action", host.name, f"{key or p.key}:{what}",
+                       f"{host.name}: {what}", text, "warning" if what != "moved" else "info")
+        )  # fmt: skip

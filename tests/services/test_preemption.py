@@ -1,0 +1,223 @@
+"""Issue 40: a preemption of an interruptible box is named as one, and ``on_preempt``
+acts on it once.
+
+The recorded stream of a spot box (its samples with the cell running and the box's
+start, then a lost connection, then samples from a new container start) is fed to the
+fleet runtime as ``watch`` runs it (``support.replay``), with the fleet's real journal
+folder: the box reads "preempted?" while silent within its grace, is named preempted past
+it (RunPod-style: its profile's 5 s grace; the runtime's network-blip floor) or when it
+answers from a new PID 1 under the same boot id (a restarted container), and
+``on_preempt = "move"`` moves the interrupted cell to the spare once across a restart of
+``watch`` (two Watchers over the same journal). The move itself is the resume move's
+(``services.queue.resume``, tested with its own boxes): here a stand-in records the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from support.replay import ReplayMonitor
+from support.samples import FROZEN, agent_sample
+from support.waiting import wait_for
+
+from rgt_tui.content.host_text import connection_lines
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.preemption import (
+    LOST,
+    RESTARTED,
+    SUSPECTED,
+    Checkpoint,
+    hhmm,
+    preemption_line,
+)
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.paths import journal_dir
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
+from rgt_tui.services.watch.drivers.on_preempt import OnPreempt, Outcome
+from rgt_tui.services.watch.events import WatchEvent
+from rgt_tui.services.watch.watcher import Watcher
+
+FLEET = """\
+[[hosts]]
+name = "box1"
+ssh = "root@10.0.0.5:40022"
+profile = "runpod"
+pull = ["/workspace/runs"]
+interruptible = true
+on_preempt = "{action}"
+spare = ["box2"]
+
+[[hosts]]
+name = "box2"
+ssh = "root@10.0.0.6:40022"
+pull = ["/workspace/runs"]
+"""
+CKPT = Checkpoint("ckpt_step40.pt", FROZEN - 300, 1 << 20, 40)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = FROZEN
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def fleet_in(folder: Path, action: str = "move") -> Fleet:
+    folder.mkdir(exist_ok=True)
+    (folder / "hosts.toml").write_text(FLEET.format(action=action))
+    return load_fleet(folder / "hosts.toml")
+
+
+class Mover:
+    """Stands in for the resume move: records each call, says it moved."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str]] = []
+
+    async def __call__(self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig):
+        self.calls.append((source.name, cell, spare.name))
+        return Outcome(True, f"box2's queue launched from cell 0 ({cell})")
+
+
+def watcher_over(fleet: Fleet, clock: Clock, mover: Mover) -> tuple[Watcher, ReplayMonitor]:
+    monitor = ReplayMonitor(fleet.host("box1"), clock)
+    # drivers=False: the pull and autostop are not this test's; on_preempt is set below.
+    watcher = Watcher(
+        fleet, hosts=[fleet.host("box1")], clock=clock, monitors={"box1": monitor}, drivers=False
+    )
+    # The fleet's own preemption memory, its verified checkpoint given (the records'
+    # lookup is the resume move's cell_files, tested there).
+    watcher.runtime.preemptions = PreemptionWatch(
+        fleet, memory_dir=preempt_dir(journal_dir(fleet.path)), checkpoint=lambda h, c: CKPT
+    )
+    watcher.on_preempt = OnPreempt(
+        fleet, watcher.connections, emit=watcher.emit, clock=clock, mover=mover,
+        queue_view=watcher.runtime.queues.views.get,
+    )  # fmt: skip
+    return watcher, monitor
+
+
+async def run_watch(watcher: Watcher, monitor: ReplayMonitor) -> asyncio.Task[None]:
+    task = asyncio.create_task(watcher.run())
+    await asyncio.wait_for(monitor.started.wait(), 30)
+    return task
+
+
+async def stop(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+def told(watcher: Watcher, kind: str) -> list[WatchEvent]:
+    return [e for e in watcher.told if e.kind == kind]
+
+
+async def test_a_silent_spot_box_reads_preempted_then_its_cell_moves_once_across_a_restart(
+    tmp_path: Path,
+) -> None:
+    fleet, clock, mover = fleet_in(tmp_path), Clock(), Mover()
+    watcher, monitor = watcher_over(fleet, clock, mover)
+    task = await run_watch(watcher, monitor)
+    try:
+        monitor.sample(agent_sample("box1", t=clock.t, cell="eta_long", container_start=1000))
+        clock.t += 10
+        lost = monitor.lose()  # RunPod-style: TERM, KILL 5 s later, the box gone
+        await watcher.check_now()
+        shown = watcher.runtime.preemptions.current["box1"]
+        assert shown.kind == SUSPECTED  # within the grace: "preempted?", no action
+        line = connection_lines(lost.connection, None, clock.t, shown)[0].plain
+        assert line.startswith("⚡ preempted? unreachable since ") and "(10s)" in line
+        assert "may still be alive" not in "".join(
+            c.plain for c in connection_lines(lost.connection, None, clock.t, shown)
+        )
+        assert mover.calls == []
+        clock.t += 400  # past the grace (and the blip floor) with no answer
+        await watcher.check_now()
+        await wait_for(lambda: len(told(watcher, "preempt_action")) == 1, timeout=30)
+        await watcher.check_now()
+        assert mover.calls == [("box1", "eta_long", "box2")]
+        (named,) = told(watcher, "preempted")
+        assert f"preempted at ~{hhmm(FROZEN)}" in named.body
+        assert "cell eta_long interrupted at step 40" in named.body
+        (moved,) = told(watcher, "preempt_action")
+        assert moved.body.startswith("moved eta_long to box2: it resumes from ckpt_step40.pt")
+    finally:
+        await stop(task)
+
+    # watch restarts while the box is still gone, then the box answers from a new start.
+    watcher2, monitor2 = watcher_over(fleet, clock, mover)
+    task = await run_watch(watcher2, monitor2)
+    try:
+        monitor2.lose()
+        clock.t += 400
+        await watcher2.check_now()
+        assert watcher2.runtime.preemptions.current["box1"].kind == LOST  # from its memory
+        monitor2.sample(agent_sample("box1", t=clock.t, container_start=2000))
+        await watcher2.check_now()
+        await asyncio.sleep(0)  # the claim runs in a thread: let it answer
+        await wait_for(lambda: not watcher2._side, timeout=30)
+        assert mover.calls == [("box1", "eta_long", "box2")]  # once, not twice
+        assert told(watcher2, "preempt_action") == []
+    finally:
+        await stop(task)
+
+
+def test_a_restarted_container_under_the_same_boot_is_named_with_its_cell(tmp_path: Path) -> None:
+    fleet, clock = fleet_in(tmp_path), Clock()
+    host = fleet.host("box1")
+    watch = PreemptionWatch(fleet, memory_dir=tmp_path / "p", checkpoint=lambda h, c: CKPT)
+    monitor = ReplayMonitor(host, clock)
+    monitor.emit = lambda update: None  # no runtime: the updates are observed by hand
+    first = monitor.sample(agent_sample("box1", t=clock.t, cell="eta_long", container_start=1000))
+    assert watch.observe(host, first, clock.t) is None
+    clock.t += 30
+    # Same boot id, a new PID 1: the container restarted (vast.ai-style: no signal at all).
+    again = monitor.sample(agent_sample("box1", t=clock.t, container_start=2000))
+    named = watch.observe(host, again, clock.t)
+    assert named is not None and named.kind == RESTARTED and named.cell == "eta_long"
+    full = watch.with_checkpoint(host, named)
+    text = preemption_line(full)
+    assert text == (
+        f"preempted at ~{hhmm(FROZEN)}: cell eta_long interrupted at step 40; "
+        f"its last verified checkpoint is from {hhmm(CKPT.mtime)}"
+    )
+    # A new watch over the same memory sees the same start: nothing named again.
+    later = PreemptionWatch(fleet, memory_dir=tmp_path / "p", checkpoint=lambda h, c: CKPT)
+    assert (
+        later.observe(
+            host, monitor.sample(agent_sample("box1", t=clock.t, container_start=2000)), clock.t
+        )
+        is None
+    )
+
+
+async def test_relaunch_restarts_the_queue_from_its_resume_index_once(tmp_path: Path) -> None:
+    fleet, clock = fleet_in(tmp_path, "relaunch"), Clock()
+    host = fleet.host("box1")
+    watch = PreemptionWatch(fleet, memory_dir=tmp_path / "p", checkpoint=lambda h, c: CKPT)
+    monitor = ReplayMonitor(host, clock)
+    monitor.emit = lambda update: None  # no runtime: the updates are observed by hand
+    watch.observe(host, monitor.sample(agent_sample("box1", cell="b", container_start=1)), 1.0)
+    named = watch.observe(host, monitor.sample(agent_sample("box1", container_start=2)), 2.0)
+    assert named is not None
+    view = QueueView.__new__(QueueView)
+    object.__setattr__(view, "resume_index", 1)
+    calls: list[int] = []
+
+    async def relaunch(fleet: Fleet, host: HostConfig, index: int) -> Outcome:
+        calls.append(index)
+        return Outcome(True, "cells 1.. run again")
+
+    told_events: list[WatchEvent] = []
+    for _ in range(2):  # a second driver (a watch restart, the TUI) over the same journal
+        driver = OnPreempt(
+            fleet, None, emit=told_events.append, queue_view=lambda h: view,  # type: ignore[arg-type]
+            relauncher=relaunch,
+        )  # fmt: skip
+        await driver.on_preempted(host, named)
+    assert calls == [1]
+    actions = [e.body for e in told_events if e.kind == "preempt_action"]
+    assert actions == ["relaunched the queue on box1 from cell 1: cells 1.. run again"]
