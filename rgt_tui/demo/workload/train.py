@@ -9,8 +9,12 @@ It does what a queue cell must do to survive anything (principle 8):
   states — every ``checkpoint_every`` steps to ``{out}/checkpoint.pt``, atomically
   (write a temp file, fsync, ``os.replace``), so a kill mid-write never leaves a torn
   checkpoint;
+- after each checkpoint, writes its sidecar ``{out}/checkpoint.json`` (``{"step": N,
+  "sha256": <the checkpoint's>}``, atomically too): ``rgt-tui queue move`` reads the
+  step of a pulled-and-verified checkpoint from it, trusted only when its SHA-256 is
+  that checkpoint's (docs/spot.md);
 - loads that checkpoint unconditionally on start, so the same command resumes where
-  the last run stopped (a finished run exits at once);
+  the last run stopped (a finished run exits at once), and prints the step it loaded;
 - writes ``{out}/metrics.json`` and exits 0.
 
 Config (JSON): lr, hidden, batch, seed, steps_per_epoch, checkpoint_every, step_sleep_s
@@ -21,6 +25,7 @@ autoencoder, MSE) and classification (cross-entropy on a fixed random teacher's 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -84,6 +89,22 @@ def save_atomically(state: dict, path: Path) -> None:
         os.close(fd)
 
 
+def write_sidecar(ckpt_path: Path, step: int) -> None:
+    """``checkpoint.json`` beside the checkpoint: its step and SHA-256, atomically, so a
+    sidecar always names the one checkpoint it describes."""
+    digest = hashlib.sha256()
+    with open(ckpt_path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    side = ckpt_path.with_suffix(".json")
+    tmp = side.with_name(side.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump({"step": step, "sha256": digest.hexdigest()}, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, side)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Train (or resume) one cell; 0 on success."""
     args = parse_args(argv)
@@ -133,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             },
             ckpt_path,
         )
+        write_sidecar(ckpt_path, step)
 
     model.train()
     while step < total:
