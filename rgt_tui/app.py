@@ -146,7 +146,9 @@ class RgtApp(ThemedApp):
             stopped=lambda: self.runtime.stopped,
         )
         changed = lambda state: self.post_message(JobsChanged(state))  # noqa: E731
-        self.jobs = JobRunner(self, fleet, self.connections, on_change=changed, clock=clock)
+        self.jobs = JobRunner(
+            self, fleet, self.connections, locks=self.runtime.locks, on_change=changed, clock=clock
+        )
         self.box_watch = BoxWatch(
             self,
             self.jobs,

@@ -26,6 +26,7 @@ from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
 from rgt_tui.paths import config_dir, journal_dir, state_dir
 from rgt_tui.services.watch.events import WatchEvent
+from rgt_tui.services.watch.sinks import Sink
 
 NOTIFY_GRACE_S = 10.0  # at exit, sends under way get this long; the rest resume next start
 
@@ -55,7 +56,7 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class PrintSink:
+class PrintSink(Sink):
     """One stdout line per event: the time, the kind, the title (never a secret: titles
     are rgt-tui's words and the box's alert text, never a target URL)."""
 
@@ -84,8 +85,9 @@ def run_watch(call: Call) -> int:
 
 
 async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> int:
+    from rgt_tui.services.watch.sinks.notify import Notifier
     from rgt_tui.services.watch.store import sent_log_path
-    from rgt_tui.services.watch.watcher import Watcher, optional_driver, watched_hosts
+    from rgt_tui.services.watch.watcher import Watcher, watched_hosts
 
     def note(line: str) -> None:
         call.err.print(f"rgt-tui watch: {line}")
@@ -93,11 +95,8 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     hosts, skipped = watched_hosts(fleet)
     for line in skipped:
         note(line)
-    sinks: list[object] = [PrintSink()]
-    notifier_cls = optional_driver("rgt_tui.services.watch.sinks.notify", "Notifier")
-    notifier = notifier_cls(fleet, sent_log_path(journal_dir(fleet.path))) if notifier_cls else None
-    if notifier is not None:
-        sinks.append(notifier)
+    notifier = Notifier(fleet, sent_log_path(journal_dir(fleet.path)))
+    sinks: list[Sink] = [PrintSink(), notifier]
     server = None
     if listen is not None:
         from rgt_tui.services.watch.sinks.metrics import FleetMetrics
@@ -127,10 +126,9 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
             return EXIT_OK
         return await _until_stopped(watcher)
     finally:
-        if notifier is not None:
-            await notifier.aclose(NOTIFY_GRACE_S)
-            for problem in notifier.failures:
-                note(problem)
+        await notifier.aclose(NOTIFY_GRACE_S)
+        for problem in notifier.failures:
+            note(problem)
         if server is not None:
             server.close()
 

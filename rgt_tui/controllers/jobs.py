@@ -34,7 +34,7 @@ from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.recorded_results import RecordedResults, read_recorded
 from rgt_tui.services.records import fleet_host_dir
 from rgt_tui.services.records_watch import RecordsWatch
-from rgt_tui.services.watch.drivers.periodic_pull import HostLocks
+from rgt_tui.services.runtime.locks import HostLocks
 
 if TYPE_CHECKING:
     from rgt_tui.domain.box_identity import BoxIdentity
@@ -106,6 +106,7 @@ class JobRunner:
         fleet: Fleet,
         connections: FleetConnections,
         *,
+        locks: HostLocks,
         on_change: Callable[[HostJobs], None] = lambda state: None,
         journal: Callable[[], Journal] | None = None,
         clock: Callable[[], float] = time.time,
@@ -120,8 +121,9 @@ class JobRunner:
         self.clock = clock
         self.states: dict[str, HostJobs] = {h.name: HostJobs(h.name) for h in fleet.hosts}
         self.watch = RecordsWatch(self.journal, lambda: self.fleet)
-        # One job per host in this process, periodic pulls included (pull_schedule).
-        self.locks = HostLocks()
+        # The runtime's one HostLocks: one job per host in this process, the periodic
+        # pulls and the autostop included.
+        self.locks = locks
         self._periodic: set[str] = set()  # hosts whose running pull is a periodic one
         self.scheduler: PullScheduler | None = None  # the periodic pulls, once made
         self._recorded_read: set[str] = set()  # hosts whose records were read once
@@ -312,7 +314,7 @@ class JobRunner:
     def periodic_pulls(
         self, queue_view: Callable[[str], QueueView | None] = lambda host: None
     ) -> PullScheduler:
-        """The periodic pulls of the open TUI (``pull_schedule``): they hold a host by the
+        """The periodic pulls of the open TUI (``periodic_pull``): they hold a host by the
         same ``locks`` as ``p`` and a teardown, and show as the host's pull while they run.
         ``queue_view``: the queue polls' latest view (a host's results start its pulls).
         Their news is no toast (the user did not just ask): a notices-list entry, and a

@@ -30,6 +30,7 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.watch.events import HostState
+from rgt_tui.services.watch.sinks import Sink
 from rgt_tui.services.watch.sinks.notify import Notifier
 from rgt_tui.services.watch.store import sent_log_path
 from rgt_tui.services.watch.watcher import Watcher
@@ -143,7 +144,7 @@ def told(hook: Webhook, path: str, words: str) -> list[str]:
     return [t for t in titles(hook, path) if words in t]
 
 
-class Samples:
+class Samples(Sink):
     """A second sink: counts the distinct samples handed to the sinks (a queue poll or a
     tick hands the same one again)."""
 

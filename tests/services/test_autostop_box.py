@@ -9,6 +9,7 @@ are real.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from support.pulls import fast
 from support.queues import GATE, SCRIPT_RUN, QueueFleet, wait_view
 from support.samples import agent_sample, gpu
+from support.waiting import wait_for
 
 from rgt_tui.domain.config import HostConfig, HostWatch
 from rgt_tui.domain.queue_state import FINISHED, RUNNING, QueueView
@@ -27,9 +29,11 @@ from rgt_tui.services.journal import Journal
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.view import read_queue_view
+from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.teardown import observe_now
 from rgt_tui.services.verify.run import verify_host
-from rgt_tui.services.watch.drivers.autostop import AutoStop
+from rgt_tui.services.watch.drivers.autostop import AUTOSTOP, AutoStop
+from rgt_tui.services.watch.drivers.periodic_pull import BUSY_RETRY_S, PERIODIC, PullScheduler
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
 RESULT = 'mkdir -p "$2" && echo \'{"acc": 0.9}\' > "$2/metrics.json"'
@@ -52,14 +56,20 @@ class Clock:
 class Box:
     """One loopback box whose queue ran (or runs), a stop script, the journal, a clock."""
 
-    def __init__(self, qf: QueueFleet, tmp: Path, *, fails: bool = False) -> None:
+    def __init__(
+        self, qf: QueueFleet, tmp: Path, *, fails: bool = False, waits: bool = False
+    ) -> None:
         self.qf = qf
         self.clock = Clock()
         self.journal = Journal(tmp / "journal")
+        self.locks = HostLocks()  # the runtime's one, in watch and in the TUI
         self.ran = tmp / "stop-ran"  # one line per run of the stop command
+        # waits: the command says it started, then holds until the test touches stop-go.
+        self.started, self.go = tmp / "stop-started", tmp / "stop-go"
+        hold = f"touch {self.started}; while [ ! -e {self.go} ]; do sleep 0.05; done\n"
         script = tmp / "provider-stop.sh"
         said = 'echo "no such instance: $1"; exit 3' if fails else 'echo "instance $1 stopping"'
-        script.write_text(f'echo "stopped $1" >> {self.ran}\n{said}\n')
+        script.write_text(f'{hold if waits else ""}echo "stopped $1" >> {self.ran}\n{said}\n')
         self.fleet = load_fleet(qf.loopback.hosts_file)
         base = self.fleet.host("box1")
         self.host = dataclasses.replace(
@@ -81,6 +91,7 @@ class Box:
             self.fleet,
             self.connections,
             emit=self.events.append,
+            locks=self.locks,
             clock=self.clock,
             journal=self.journal,
         )
@@ -123,7 +134,7 @@ class Box:
 
 
 async def _box(
-    make_queue_fleet, tmp_path: Path, *, gated: bool = False, fails: bool = False
+    make_queue_fleet, tmp_path: Path, *, gated: bool = False, fails: bool = False, waits=False
 ) -> Box:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     first = qf.cell_script("first", RESULT)
@@ -140,7 +151,7 @@ async def _box(
         await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cell second to run")
     else:
         await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
-    return Box(qf, tmp_path, fails=fails)
+    return Box(qf, tmp_path, fails=fails, waits=waits)
 
 
 async def test_the_stop_runs_once_when_every_condition_holds_across_restarts(
@@ -283,7 +294,48 @@ def _said(auto: AutoStop, host: HostConfig) -> str:
             dataclasses.replace(auto.fleet, hosts=(host,)),
             auto.connections,
             emit=lambda e: None,
+            locks=HostLocks(),
             journal=auto.journal,
         ).refusals["box1"]
     )
     return auto.reasons["box1"]
+
+
+async def test_a_pull_and_the_stop_of_one_host_never_run_together(make_queue_fleet, tmp_path):
+    """One HostLocks (the runtime's, handed to the pulls, the TUI's jobs and the
+    autostop): while a pull holds the host the stop waits, saying why, and runs on a
+    sample after the pull let go; while the stop's check and command hold the host, a
+    periodic pull of it is refused, naming the autostop."""
+    box = await _box(make_queue_fleet, tmp_path, waits=True)
+    await box.pull_and_verify()
+    auto = box.autostop()
+    await auto.on_host(box.host, await box.state())  # the idle clock starts
+    await box.sample(auto, 7 * STEP_MIN)  # 28 of 30 minutes
+
+    assert box.locks.claim("box1", PERIODIC) is None  # a periodic pull starts now
+    await box.sample(auto, 2 * STEP_MIN)  # every other condition holds
+    assert box.runs() == 0 and not box.started.exists(), auto.reasons
+    assert auto.reasons["box1"] == "the periodic pull of box1 is running: not now"
+    box.locks.release("box1", PERIODIC)
+
+    box.clock.advance(STEP_MIN)
+    stopping = asyncio.ensure_future(auto.on_host(box.host, await box.state()))
+    try:
+        await wait_for(box.started.exists, 120, "the stop command to start")
+        assert box.locks.holder("box1") == AUTOSTOP
+        pulls = PullScheduler(
+            box.fleet,
+            box.connections,
+            emit=box.events.append,
+            locks=box.locks,
+            journal=lambda: box.journal,
+            options=fast(),
+        )
+        assert await pulls.pull_once(box.host) == BUSY_RETRY_S
+        assert pulls.last["box1"] == "not pulled: the autostop of box1 is running"
+    finally:
+        box.go.touch()
+        await stopping
+    assert box.runs() == 1 and [e.kind for e in box.events] == ["stopped"]
+    assert box.locks.holder("box1") is None  # let go once the stop ran
+    await box.connections.close_all()

@@ -16,6 +16,7 @@ from rgt_tui.profiles import PROFILE_DIR, load_profiles, parse_profile
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal, TeardownRecord
+from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.watch.drivers.autostop import AutoStop, teardown_underway
 
 if sys.version_info >= (3, 11):
@@ -92,7 +93,11 @@ stop = "lambda-cli stop i-2"
 def test_refusals_are_said_at_start_for_each_host_that_can_never_stop(tmp_path):
     fleet = load_fleet(write_hosts(tmp_path, FLEET))
     auto = AutoStop(
-        fleet, FleetConnections(fleet.hosts), emit=lambda e: None, journal=Journal(tmp_path)
+        fleet,
+        FleetConnections(fleet.hosts),
+        emit=lambda e: None,
+        locks=HostLocks(),
+        journal=Journal(tmp_path),
     )
     said = auto.refusals
     # Allowed: a reversible stop on a platform that has one. No autostop_minutes: no

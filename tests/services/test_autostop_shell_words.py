@@ -16,6 +16,7 @@ from rgt_tui.profiles import load_profiles
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal
+from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.watch.drivers.autostop import AutoStop
 
 # TOML literal strings ('''…'''): each command reaches the guard exactly as written here.
@@ -49,7 +50,11 @@ def fleet_text(commands: dict[str, str]) -> str:
 def refusals(tmp_path, commands: dict[str, str]) -> dict[str, str]:  # type: ignore[no-untyped-def]
     fleet = load_fleet(write_hosts(tmp_path, fleet_text(commands)))
     auto = AutoStop(
-        fleet, FleetConnections(fleet.hosts), emit=lambda e: None, journal=Journal(tmp_path)
+        fleet,
+        FleetConnections(fleet.hosts),
+        emit=lambda e: None,
+        locks=HostLocks(),
+        journal=Journal(tmp_path),
     )
     return auto.refusals
 

@@ -22,10 +22,10 @@ from rgt_tui.services.journal import Journal, TeardownRecord
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.pull.box_logs import BOX_LOGS_DIR
 from rgt_tui.services.pull.budget import Bandwidth
+from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.drivers.periodic_pull import (
     BUSY_RETRY_S,
-    HostLocks,
     PullScheduler,
     pull_every,
 )
@@ -43,6 +43,7 @@ def _setup(loopback, tmp_path: Path, every: float = 600.0):  # type: ignore[no-u
 def _scheduler(fleet, tmp_path: Path, events: list, **kw):  # type: ignore[no-untyped-def]
     connections = FleetConnections(fleet.hosts)
     journal = Journal(tmp_path / "journal")
+    kw.setdefault("locks", HostLocks())
     return (
         PullScheduler(
             fleet,
@@ -316,7 +317,7 @@ async def test_the_tui_p_and_the_periodic_pull_share_one_pull_per_host(
     connections = FleetConnections(fleet.hosts)
     app = _App()
     journal = Journal(tmp_path / "journal")
-    runner = JobRunner(app, fleet, connections, journal=lambda: journal)
+    runner = JobRunner(app, fleet, connections, locks=HostLocks(), journal=lambda: journal)
     scheduler = runner.periodic_pulls()
     try:
         periodic = asyncio.ensure_future(scheduler.pull_once(host))

@@ -17,6 +17,8 @@ from support.waiting import wait_for
 from rgt_tui.domain.queue_state import DONE, RUNNING, CellView, QueueView
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.watch.drivers.periodic_pull import NO_RESULTS
+from rgt_tui.services.watch.events import WatchEvent
+from rgt_tui.services.watch.sinks import Sink
 from rgt_tui.services.watch.watcher import Watcher
 
 
@@ -41,12 +43,12 @@ async def test_watch_pulls_only_hosts_with_pull_folders_once_a_cell_ended(
     fleet = dataclasses.replace(load_fleet(loopback.hosts_file), results_dir=tmp_path / "res")
     told: list = []
 
-    class Sink:
-        def on_event(self, event: object) -> None:
+    class Told(Sink):
+        def on_event(self, event: WatchEvent) -> None:
             told.append(event)
 
     monitors = {h: FakeMonitor([make_update(h, agent_sample(h))]) for h in ("box1", "box2")}
-    watcher = Watcher(fleet, sinks=[Sink()], hosts=fleet.hosts, monitors=monitors)
+    watcher = Watcher(fleet, sinks=[Told()], hosts=fleet.hosts, monitors=monitors)
     running = asyncio.ensure_future(watcher.run())
     try:
         scheduler = watcher.pull

@@ -161,6 +161,7 @@ async def test_a_stalled_scan_ends_the_tui_pull_job(hostile, tmp_path):
     from rgt_tui.controllers.jobs import JobRunner
     from rgt_tui.services.connections import FleetConnections
     from rgt_tui.services.fleet.file import load_fleet
+    from rgt_tui.services.runtime.locks import HostLocks
 
     fleet, python3 = hostile
     random_file(box_results(fleet) / "a.bin", 100)
@@ -168,7 +169,7 @@ async def test_a_stalled_scan_ends_the_tui_pull_job(hostile, tmp_path):
     config = load_fleet(_hosts_file(fleet, tmp_path))
     connections = FleetConnections(config.hosts)
     host = _WorkerHost()
-    runner = JobRunner(host, config, connections)
+    runner = JobRunner(host, config, connections, locks=HostLocks())
     try:
         runner.request("box1", "pull")
         assert runner.state("box1").running == "pull"

@@ -21,6 +21,7 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.watch.events import HostState, WatchEvent
+from rgt_tui.services.watch.sinks import Sink
 from rgt_tui.services.watch.store import watch_dir
 from rgt_tui.services.watch.watcher import Watcher
 from rgt_tui.transport.backoff import Backoff
@@ -36,7 +37,7 @@ class Clock:
         return self.t
 
 
-class Recorder:
+class Recorder(Sink):
     """A sink that keeps every state and event it is handed."""
 
     def __init__(self) -> None:

@@ -20,6 +20,9 @@ calls, the same events, whichever consumer runs.
 Hosts come and go while it runs (``fleet_edits``: the fleet file read again when it
 changes, a host added by ``+``), and a torn-down host is done (``retire``: its monitor,
 queue poll and connection close).
+
+It owns the one ``HostLocks`` (``locks``) that whatever must not overlap on a host
+holds: the TUI's jobs, the periodic pull and the autostop.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from rgt_tui.services.runtime.events import (
 )
 from rgt_tui.services.runtime.fleet_edits import CLOSE_GRACE_S, FleetFileHosts, settle
 from rgt_tui.services.runtime.fleet_file import FleetFileWatch
+from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.monitors import MonitorLike, as_torn_down, build_monitors
 from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
 from rgt_tui.services.telemetry import HostUpdate
@@ -132,6 +136,9 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         self.start_added = start_added
         self.pick_hosts = pick_hosts
         self.fleet_file: FleetFileWatch | None = None  # set by ``watch_fleet_file``
+        # The one HostLocks of this process: the TUI's jobs, the periodic pull and the
+        # autostop are handed it, so no two of them run on one host together.
+        self.locks = HostLocks()
         self.monitors: dict[str, MonitorLike] = (
             dict(monitors)
             if monitors is not None

@@ -16,7 +16,11 @@ A host opts in with ``stop`` (the provider's reversible stop command) and
    re-hashes the local copy, as it does before a teardown (everything but the typed name);
 6. no stop ran yet for this queue: the claim is written (under the host's journal lock)
    before the command runs, keyed by the launch's timestamp, so a restart, a crash
-   mid-command or a second ``watch`` never stops twice.
+   mid-command or a second ``watch`` never stops twice;
+7. no other job holds the host in this process: the gate check and the stop hold the
+   runtime's one ``HostLocks`` (as ``AUTOSTOP``), so a pull, a verify or a teardown of the
+   host and its autostop never run together; a host held by one is looked at again on
+   its next sample.
 
 The command runs on this machine as the teardown command does (``teardown.command``:
 its own process group, bounded in time, its output's tail kept), and one ``stopped``
@@ -45,6 +49,7 @@ from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
 from rgt_tui.services.records import atomic_write_json, read_json
+from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
 from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.teardown.gate import GateReport, check_gate
@@ -56,6 +61,7 @@ STOP_TIMEOUT_S = 300.0  # a provider's stop returns in seconds; this long means 
 GATE_RECHECK_S = 300.0  # after the gate refused, the next re-scan of the box waits this long
 IDLE_SAVE_EVERY_S = 60.0  # the idle clock's last sample is written at most this often
 STATE_VERSION = 1
+AUTOSTOP = "autostop"  # the job name the autostop holds a host under (HostLocks)
 
 
 def teardown_underway(jh: HostJournal, now: float) -> str | None:
@@ -92,8 +98,10 @@ class AutoStop:
     """Runs each opted-in host's reversible stop once its queue is done, its results safe
     and its GPUs idle (see the module docstring). Driven by the Watcher's ``on_host``.
 
-    ``journal``: the fleet's journal (default: its place under the state folder); the
-    autostop state sits beside it, ``autostop/<host>.json``. ``on_host`` takes as long as
+    ``locks``: the runtime's one ``HostLocks`` (its check and stop hold the host, and
+    wait for a pull or teardown that holds it). ``journal``: the fleet's journal
+    (default: its place under the state folder); the autostop state sits beside it,
+    ``autostop/<host>.json``. ``on_host`` takes as long as
     the gate's re-scan and re-hash when it gets that far; a call for a host whose check
     is still going returns at once."""
 
@@ -103,6 +111,7 @@ class AutoStop:
         connections: FleetConnections,
         *,
         emit: Callable[[WatchEvent], None],
+        locks: HostLocks,
         clock: Callable[[], float] = time.time,
         journal: Journal | None = None,
         recheck_s: float = GATE_RECHECK_S,
@@ -111,6 +120,7 @@ class AutoStop:
         self.fleet = fleet
         self.connections = connections
         self.journal = journal or journal_for(fleet)
+        self.locks = locks  # the runtime's one: shared with the pulls and the TUI's jobs
         self._emit = emit
         self._clock = clock
         self.recheck_s = recheck_s
@@ -176,11 +186,18 @@ class AutoStop:
             refused is not None and refused[0] == launch and now - refused[1] < self.recheck_s
         ):
             return  # a check is under way, or the gate refused a moment ago: no re-scan spam
+        held = self.locks.claim(host.name, AUTOSTOP)
+        if held is not None:
+            # A pull, verify or teardown of the host is running: its outcome is what the
+            # gate must see. Looked at again on the next sample, once it let go.
+            self.reasons[host.name] = f"the {held} of {host.name} is running: not now"
+            return
         self._busy.add(host.name)
         try:
             await self._check_and_stop(host, state.queue, kept, idle_for, now)
         finally:
             self._busy.discard(host.name)
+            self.locks.release(host.name, AUTOSTOP)
 
     async def _check_and_stop(
         self, host: HostConfig, view: QueueView, kept: _Host, idle_for: float, now: float

@@ -15,8 +15,9 @@ asks for its own ``pull_every``). Until then nothing runs and nothing is told:
 ``held_back`` says why, per host. Before this, every start on a spot box told two failures
 before anything was launched.
 
-Never two pulls of one host at once: a ``HostLocks`` claim per host, shared with
-whatever else runs jobs on hosts in the same process (the TUI's ``JobRunner``), and the
+Never two pulls of one host at once: a claim on the runtime's one ``HostLocks`` per host,
+shared with whatever else runs jobs on hosts in the same process (the TUI's ``JobRunner``,
+the autostop: never a pull while its check and stop run), and the
 pull's own lock file across processes (``PullBusy``: skipped, tried again soon). Never
 while the host's teardown is in progress: the in-process claim (a teardown job holds the
 host) and the journal (``teardown_underway``): a typed confirmation whose re-scan has not
@@ -58,6 +59,7 @@ from rgt_tui.services.pull import PullBusy, PullError, PullOptions, PullProgress
 from rgt_tui.services.pull.budget import shared_budget
 from rgt_tui.services.pull.plan import PulledRecord
 from rgt_tui.services.records import host_results_dir, manifest_path
+from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.events import WatchEvent
@@ -74,36 +76,6 @@ PERIODIC = "periodic pull"  # the job name a periodic pull claims a host under
 # A cell in one of these has ended an attempt: whatever it wrote is there to pull.
 ENDED = (DONE, FAILED, INTERRUPTED, KILLED, RETRY, *SLURM_ENDED)
 NO_RESULTS = "no results yet: no cell has ended (or run a whole cadence) and nothing was pulled"
-
-
-class HostLocks:
-    """Which job holds each host in this process: one job at a time per host.
-
-    Shared by everything that pulls or tears down in one process (the TUI's job runner
-    and the periodic pulls), so a ``p`` and a periodic pull never run together and no
-    periodic pull starts while a teardown holds the host. Single-threaded (the event
-    loop's), so no lock is needed around the dict.
-    """
-
-    def __init__(self) -> None:
-        self._held: dict[str, str] = {}
-
-    def holder(self, host: str) -> str | None:
-        """The job holding ``host`` now (None: free)."""
-        return self._held.get(host)
-
-    def claim(self, host: str, job: str) -> str | None:
-        """Hold ``host`` for ``job``; returns None when claimed, else the job holding it."""
-        held = self._held.get(host)
-        if held is not None:
-            return held
-        self._held[host] = job
-        return None
-
-    def release(self, host: str, job: str) -> None:
-        """Let ``host`` go, if ``job`` holds it."""
-        if self._held.get(host) == job:
-            del self._held[host]
 
 
 def pull_every(host: HostConfig) -> float | None:
@@ -171,7 +143,7 @@ class PullScheduler:
         *,
         emit: Callable[[WatchEvent], None],
         clock: Callable[[], float] = time.time,
-        locks: HostLocks | None = None,
+        locks: HostLocks,
         journal: Callable[[], Journal] | None = None,
         on_progress: Callable[[str, PullProgress | None], None] | None = None,
         poll_s: float = POLL_S,
@@ -182,7 +154,7 @@ class PullScheduler:
         self.connections = connections
         self.emit = emit
         self.clock = clock
-        self.locks = locks or HostLocks()
+        self.locks = locks  # the runtime's one: shared with the jobs and the autostop
         self.journal = journal or (lambda: journal_for(self.fleet))
         self.on_progress = on_progress  # (host, progress); None progress: the pull ended
         self.poll_s = poll_s

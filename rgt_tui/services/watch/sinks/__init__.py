@@ -1,2 +1,34 @@
-"""Where ``watch`` tells what it saw: notifications (``notify``: Apprise, one message per
-event key) and Prometheus metrics (``metrics``)."""
+"""Where ``watch`` tells what it saw: the ``Sink`` protocol, and its sinks —
+notifications (``notify``: Apprise, one message per event key) and Prometheus metrics
+(``metrics``). ``rgt-tui watch`` wires them explicitly (``cli/watch.py``), with its own
+line-per-event printer."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Protocol
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.services.watch.events import HostState, WatchEvent
+
+
+class Sink(Protocol):
+    """What the watcher hands each sink, in this order: ``resume`` once at the start,
+    then a host's ``HostState`` after every sample, queue poll or tick (``on_host``) and
+    every event it owes (``on_event``: the runtime's, and the drivers' stops and pulls).
+
+    Each may return an awaitable, awaited before the next sink hears, or nothing; one
+    that raises is reported and the others still hear. A sink subclasses this and
+    overrides what it uses: the others do nothing."""
+
+    def resume(self) -> Awaitable[object] | None:
+        """Send what is owed from an earlier run (a notification a target never got)."""
+        return None
+
+    def on_host(self, host: HostConfig, state: HostState) -> Awaitable[None] | None:
+        """``host`` as its pane would show it now."""
+        return None
+
+    def on_event(self, event: WatchEvent) -> Awaitable[None] | None:
+        """An event owed (told once: the watch memory keeps what was told)."""
+        return None

@@ -38,6 +38,7 @@ from rgt_tui.domain.queue_state import CELL_STATUSES
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.text import printable
 from rgt_tui.services.watch.events import EVENT_KINDS, HostState, WatchEvent
+from rgt_tui.services.watch.sinks import Sink
 
 CONNECTION_STATES = ("connecting", "connected", "reconnecting", "lost", "unreached")
 LABEL_CHARS = 120  # a label value from the box: long enough for a path, bounded
@@ -123,7 +124,7 @@ class _Families:
         family.add_metric([printable(v, None) for v in labels], float(value))
 
 
-class FleetMetrics(Collector):
+class FleetMetrics(Collector, Sink):
     """The fleet's figures for Prometheus: a watch sink (``on_host``, ``on_event``) and the
     collector of its own ``registry`` (with the watch process's CPU and memory)."""
 

@@ -38,6 +38,7 @@ import apprise
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.text import printable, printable_lines
 from rgt_tui.services.watch.events import WatchEvent
+from rgt_tui.services.watch.sinks import Sink
 
 RETRY_DELAYS = (1.0, 4.0, 16.0)  # seconds before the 2nd, 3rd and 4th try
 SEND_TIMEOUT_S = 30.0  # one try; Apprise's own socket timeouts are shorter
@@ -191,7 +192,7 @@ class SentLog:
             os.close(fd)
 
 
-class Notifier:
+class Notifier(Sink):
     """Sends each WatchEvent once to each of its host's targets (a ``watch`` sink)."""
 
     def __init__(
