@@ -30,6 +30,7 @@ from rgt_tui.domain.config import (
     Thresholds,
     make_fleet,
 )
+from rgt_tui.domain.config_groups import group_host, raw_groups
 from rgt_tui.domain.config_hosts import NAME_RE, host_config, local_path
 from rgt_tui.domain.config_ready import readiness
 from rgt_tui.domain.config_toml import Table, syntax_error
@@ -93,6 +94,21 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
             hosts.append(host)
             tables.append(table)
     problems.extend(_spare_problems(hosts, tables, fleet, watch.spare))
+    # Groups come after every box (issue 41): each names boxes of this file, and is one
+    # host more (its name shares the hosts' namespace: a clash is refused there).
+    boxes = tuple(hosts)
+    for number, raw in enumerate(top.checked(lambda: raw_groups(top), [])):
+        table = top.sub(f"groups[{number}]", raw, index.line("", "groups"))
+        group = group_host(table, base, boxes, ready)
+        if group is not None and group.name in seen:
+            problems.append(
+                table.error(
+                    "name", f"group name {group.name!r} is already used at line {seen[group.name]}"
+                )
+            )
+        elif group is not None:
+            seen[group.name] = table.line("name")
+            hosts.append(group)
     if problems:
         raise ConfigError.collect(problems)
     verify = str(verify_python) if verify_python is not None else None

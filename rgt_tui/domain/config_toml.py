@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from rgt_tui.domain.config import (
     FLEET_KEYS,
+    GROUP_ONLY_KEYS,
     HOST_KEYS,
     THRESHOLD_KEYS,
     TOP_KEYS,
@@ -32,9 +33,10 @@ _HOMES: dict[str, tuple[str, str]] = {
     **{k: ("[fleet]", "fleet") for k in FLEET_KEYS},
     **{k: ("[fleet.thresholds]", "fleet.thresholds") for k in THRESHOLD_KEYS},
     **{k: ("host", "hosts") for k in HOST_KEYS},
+    **{k: ("[[groups]]", "groups") for k in GROUP_ONLY_KEYS},
 }
 # How each top-level key is written as a table header.
-_TOP_HEADERS = {"fleet": "[fleet]", "hosts": "[[hosts]]"}
+_TOP_HEADERS = {"fleet": "[fleet]", "hosts": "[[hosts]]", "groups": "[[groups]]"}
 T = TypeVar("T")
 
 
@@ -130,7 +132,7 @@ class Table:
             label, table = home
             if isinstance(self.data[key], dict) and table == "fleet":
                 return f"{key!r} is a table of [fleet] — write its header as [fleet.{key}]"
-            move = "into a [[hosts]] entry" if table == "hosts" else f"under [{table}]"
+            move = f"into a [[{table}]] entry" if table in ("hosts", "groups") else f"under [{table}]"
             if not self.section:
                 why = " (only [fleet] and [[hosts]] entries go at the top level)"
             elif self.section.startswith("hosts["):

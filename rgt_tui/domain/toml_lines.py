@@ -10,7 +10,7 @@ class LineIndex:
 
     Sections are named after the data they hold: ``""`` (top level), ``"fleet"``,
     ``"fleet.thresholds"``, and ``"hosts[0]"``, ``"hosts[1]"``… counted by ``[[hosts]]``
-    headers in order, matching tomllib's list. A header also counts as the line of its last
+    headers in order, matching tomllib's list (``"groups[0]"``… the same for ``[[groups]]``). A header also counts as the line of its last
     name part in the parent section (``[fleet.thresholds]`` is key ``thresholds`` of
     ``fleet``). Quoted keys are handled simply; dotted keys, keys inside inline tables and
     keys inside multi-line strings are not recorded, so lookups fall back to the block.
@@ -22,7 +22,8 @@ class LineIndex:
     def __init__(self, text: str) -> None:
         self.keys: dict[tuple[str, str], int] = {}
         self.sections: dict[str, int] = {}
-        section, hosts, open_quote = "", -1, ""
+        section, open_quote = "", ""
+        arrays = {"hosts": -1, "groups": -1}  # [[hosts]] and [[groups]] entries counted
         for number, line in enumerate(text.splitlines(), start=1):
             if open_quote:  # inside a multi-line string: nothing here is structure
                 if line.count(open_quote) % 2:
@@ -32,12 +33,13 @@ class LineIndex:
             if header:
                 parts = [p.strip().strip("\"'") for p in header.group(2).split(".")]
                 parent, leaf = ".".join(parts[:-1]), parts[-1]
-                if header.group(1) == "[[" and not parent and leaf == "hosts":
-                    hosts += 1
-                    section = f"hosts[{hosts}]"
+                if header.group(1) == "[[" and not parent and leaf in arrays:
+                    arrays[leaf] += 1
+                    section = f"{leaf}[{arrays[leaf]}]"
                 else:
-                    if parent.split(".")[0] == "hosts" and hosts >= 0:
-                        parent = f"hosts[{hosts}]" + parent[len("hosts") :]
+                    head = parent.split(".")[0]
+                    if head in arrays and arrays[head] >= 0:
+                        parent = f"{head}[{arrays[head]}]" + parent[len(head) :]
                     section = f"{parent}.{leaf}" if parent else leaf
                 self.keys.setdefault((parent, leaf), number)
                 self.sections.setdefault(section, number)

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.services.queue.box_backend import BoxRunner
+from rgt_tui.services.queue.group.backend import GroupBackend
+from rgt_tui.services.queue.group.ranks import MemberLinks
 from rgt_tui.services.queue.slurm.backend import SlurmBackend
 
-__all__ = ["BoxRunner", "SlurmBackend", "backend_for"]
+__all__ = ["BoxRunner", "GroupBackend", "SlurmBackend", "backend_for"]
 
 
-def backend_for(host: HostConfig) -> BoxRunner | SlurmBackend:
-    """``host``'s backend: Slurm for a login node (``scheduler = "slurm"``), else the box
-    runner. Cheap (a small frozen object): callers make one per use."""
+def backend_for(
+    host: HostConfig, links: MemberLinks | None = None
+) -> BoxRunner | SlurmBackend | GroupBackend:
+    """``host``'s backend: a group's for a ``[[groups]]`` entry (its boxes' connections
+    borrowed from ``links``, the fleet's, else opened per verb), Slurm for a login node
+    (``scheduler = "slurm"``), else the box runner. Cheap (a small frozen object):
+    callers make one per use."""
+    if host.group is not None:
+        return GroupBackend(host, links)
     if host.slurm is not None:
         return SlurmBackend(host)
     return BoxRunner(host)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Appendable", "JobGated", "Killable", "Launchable", "Retryable", "Scheduler",
-    "Skippable", "Stoppable", "lacks",
+    "Skippable", "Stoppable", "Supervised", "lacks",
 ]  # fmt: skip
 
 
@@ -135,6 +135,27 @@ class JobGated(Protocol):
 
     async def cancel_jobs(self, transport: Transport, typed: str) -> CancelResult:
         """Cancel every job of the queue; PermissionError unless ``typed`` is the host's name."""
+        ...
+
+
+class Watch(Protocol):
+    """A backend's watch kept between polls (``Supervised``)."""
+
+    async def check(self, transport: Transport) -> QueueView:
+        """Read the queue, act on what must not wait (stop a dead job's other ranks),
+        and return the view."""
+        ...
+
+
+@runtime_checkable
+class Supervised(Protocol):
+    """A backend whose running cells the fleet runtime must watch between polls: a group
+    of boxes, whose other ranks are stopped when one dies (services.queue.group)."""
+
+    boxes: tuple[str, ...]  # the hosts whose connections the watch reads
+
+    def watch(self) -> Watch:
+        """A new watch (the runtime keeps one per host, for its memory between polls)."""
         ...
 
 

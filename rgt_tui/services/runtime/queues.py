@@ -17,6 +17,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.scheduler import Supervised, Watch
 from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry
 from rgt_tui.services.queue.view import read_queue_view
 
@@ -44,6 +45,8 @@ class QueuePoller:
         self.is_watched = is_watched
         self.poll_s = poll_s
         self.views: dict[str, QueueView] = {}
+        # Each supervised host's watch, kept between polls (a group's quiet ranks).
+        self.watches: dict[str, Watch] = {}
         # A Slurm host's running cells' GPUs, sampled inside their allocations (srun
         # --overlap), on its own slower cadence and with a backoff after a refusal. None:
         # not sampled (``watch`` tells events, it draws no GPU note).
@@ -53,12 +56,17 @@ class QueuePoller:
         """Read ``host``'s queue now (when its telemetry is connected); the view, or None
         when it was not read (not connected, unreachable, unreadable: the next round
         tries again)."""
-        if not self.is_live(host.name):
+        backend = backend_for(host, self.connections)
+        if not self._live(host):
             return None
         try:
             # Not connected after all: a TransportError, and the next round tries again.
             transport = self.connections.transport(host.name)
-            view = await read_queue_view(host, transport)
+            if isinstance(backend, Supervised):
+                watch = self.watches.setdefault(host.name, backend.watch())
+                view = await watch.check(transport)
+            else:
+                view = await read_queue_view(host, transport)
             if self.inside is not None and backend_for(host).allocations:
                 view = await self.inside.annotate(host, transport, view)
         except Exception:  # noqa: BLE001 - the telemetry link reports connection trouble
@@ -67,10 +75,17 @@ class QueuePoller:
         self.on_view(host.name, view)
         return view
 
+    def _live(self, host: HostConfig) -> bool:
+        """``host``'s telemetry is connected; a group (issue 41) is watched while any of
+        its boxes is: a rank 0 that is gone is exactly when the others must be stopped."""
+        backend = backend_for(host)
+        boxes = backend.boxes if isinstance(backend, Supervised) else ()
+        return self.is_live(host.name) or any(self.is_live(b) for b in boxes)
+
     async def poll(self, host: HostConfig) -> None:
         """Poll ``host`` until cancelled."""
         while True:
-            if not self.is_live(host.name):
+            if not self._live(host):
                 await asyncio.sleep(TICK_S)
                 continue
             await self.poll_once(host)

@@ -1,0 +1,250 @@
+"""A group's cell as one job over its boxes (issue 41): each rank's command and
+environment, the group's view from every rank's records, and when to stop the others.
+
+Pure. Each rank runs the box runner's machinery on its own box (records in that box's
+``~/.rgt/queue/``); ``group_view`` reads the cell the way the job is: running only while
+every rank runs it, failed as soon as one rank ended without success, naming the rank
+that died first and its last line (MN3). ``stop_order`` says which ranks must be stopped
+because a peer died or its box went quiet: left alone, they would wait in a collective
+until NCCL's timeout.
+"""
+
+from __future__ import annotations
+
+import shlex
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from rgt_tui.domain.config import GROUP_FIELDS, GroupConfig
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    INTERRUPTED,
+    KILLED,
+    Q_RUNNING,
+    RETRY,
+    RUNNING,
+    CellView,
+    QueueView,
+)
+
+# Where each rank's environment is written before a launch (mode 0600, over stdin) and
+# sourced by the rank's command: NCCL settings may change between launches (INFO on the
+# first) without changing the cell's command, which must stay the same for its index.
+ENV_FILE = ".rgt/group.env"
+ENV_PREFIX = f'set -a && . "$HOME/{ENV_FILE}" && set +a && '
+ENDED_BADLY = (FAILED, INTERRUPTED, KILLED)
+# A rank whose box answers no probe for this long is lost: the others are stopped.
+LOST_AFTER_S = 60.0
+
+
+def rank_template(template: str, group: GroupConfig, rank: int) -> str:
+    """``template`` for rank ``rank``: the group's placeholders filled in, shell-quoted,
+    the cell's own (``{cfg}``, ``{out}``…) left for the box runner, and the rank's
+    environment file sourced first."""
+    values = {
+        "nnodes": str(group.nnodes),
+        "node_rank": str(rank),
+        "nproc_per_node": str(group.nproc_per_node),
+        "master_addr": group.master_addr,
+        "master_port": str(group.master_port),
+    }
+    out = []
+    for literal, field, spec, conv in string.Formatter().parse(template):
+        out.append(_braces(literal))
+        if field is None:
+            continue
+        if field in GROUP_FIELDS:
+            out.append(_braces(shlex.quote(values[field])))
+        else:
+            out.append(
+                "{" + field + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+            )
+    return ENV_PREFIX + "".join(out)
+
+
+def _braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def rank_env(group: GroupConfig, name: str, rank: int, *, first_launch: bool) -> dict[str, str]:
+    """What rank ``rank`` of group ``name`` exports: the same NCCL settings on every rank
+    (MN2, MN3), and its own place in the job."""
+    env = {
+        "RGT_GROUP": name,
+        "RGT_NODE_RANK": str(rank),
+        "RGT_NNODES": str(group.nnodes),
+        "RGT_NPROC_PER_NODE": str(group.nproc_per_node),
+        "RGT_MASTER_ADDR": group.master_addr,
+        "RGT_MASTER_PORT": str(group.master_port),
+        # The script's init_process_group(timeout=...) should read this (MN3): NCCL's
+        # default 1800 s leaves the others waiting half an hour on a dead rank.
+        "RGT_NCCL_TIMEOUT_S": str(group.nccl_timeout_s),
+        # A dead peer tears the process group down instead of hanging it (MN3).
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+        "NCCL_ASYNC_ERROR_HANDLING": "1",
+    }
+    if group.nccl_socket_ifname:
+        # Gloo (CPU, and the tests' stand-in for NCCL) reads its own variable.
+        env["NCCL_SOCKET_IFNAME"] = env["GLOO_SOCKET_IFNAME"] = group.nccl_socket_ifname
+    if group.nccl_ib == "off":
+        env["NCCL_IB_DISABLE"] = "1"
+    elif group.nccl_ib != "on":
+        env["NCCL_IB_HCA"] = group.nccl_ib
+    debug = group.nccl_debug
+    if debug == "auto":
+        debug = "INFO" if first_launch else "WARN"
+    if debug != "off":
+        env["NCCL_DEBUG"] = debug
+    return env
+
+
+def env_file_text(env: dict[str, str]) -> str:
+    """``KEY=value`` lines, each value shell-quoted (the file is sourced)."""
+    return "".join(f"{key}={shlex.quote(value)}\n" for key, value in env.items())
+
+
+@dataclass(frozen=True)
+class RankView:
+    """One rank's box as last read: its queue view, or why it was not read."""
+
+    rank: int
+    box: str
+    view: QueueView | None
+    error: str = ""
+
+
+def group_view(name: str, ranks: Sequence[RankView]) -> QueueView:
+    """The group's queue as one job: each cell running only while every rank runs it,
+    failed (naming the rank that failed first, its exit and last line) once one rank
+    ended without success, done when every rank is done."""
+    read = [r for r in ranks if r.view is not None]
+    if not read:
+        why = "; ".join(f"rank {r.rank} ({r.box}): {r.error}" for r in ranks)
+        raise LookupError(f"{name}: no rank's box answered — {why}")
+    lead = read[0].view
+    assert lead is not None
+    cells = tuple(_group_cell(cell, ranks) for cell in lead.cells)
+    views = [r.view for r in read if r.view is not None]
+    running = any(v.state == Q_RUNNING for v in views)
+    return replace(
+        lead,
+        host=name,
+        cells=cells,
+        state=Q_RUNNING if running else lead.state,
+        runner_alive=any(v.runner_alive for v in views),
+        session_present=any(v.session_present for v in views),
+    )
+
+
+def _cell_of(view: QueueView | None, name: str) -> CellView | None:
+    if view is None:
+        return None
+    return next((c for c in view.cells if c.name == name), None)
+
+
+def first_failure(cell: str, ranks: Sequence[RankView]) -> tuple[RankView, CellView] | None:
+    """The rank whose attempt at ``cell`` ended badly first: a failure before a kill (the
+    product kills the others after a peer died), then the earliest end."""
+    bad = [
+        (r, c)
+        for r in ranks
+        if (c := _cell_of(r.view, cell)) is not None and c.status in ENDED_BADLY
+    ]
+    if not bad:
+        return None
+    return min(bad, key=lambda rc: (rc[1].status == KILLED, rc[1].ended_at or 2**62, rc[0].rank))
+
+
+def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
+    per = [_cell_of(r.view, lead.name) for r in ranks]
+    statuses = [c.status for c in per if c is not None]
+    first = first_failure(lead.name, ranks)
+    if first is not None:
+        rank, cell = first
+        if cell.status == KILLED and all(s in (KILLED, DONE) for s in statuses):
+            return replace(lead, status=KILLED, note=f"killed on every rank ({lead.note})".strip())
+        exit_text = f"exit {cell.exit_code}" if cell.exit_code is not None else cell.status
+        note = f"rank {rank.rank} ({rank.box}) {cell.status} first ({exit_text})"
+        if cell.note:
+            note += f": {cell.note}"
+        ended = [c.ended_at for c in per if c is not None and c.ended_at]
+        return replace(
+            lead,
+            status=FAILED,
+            exit_code=cell.exit_code,
+            note=note,
+            ended_at=max(ended) if ended else cell.ended_at,
+        )
+    if statuses and len(statuses) == len(ranks) and all(s == DONE for s in statuses):
+        ended = [c.ended_at for c in per if c is not None and c.ended_at]
+        return replace(lead, status=DONE, ended_at=max(ended) if ended else lead.ended_at)
+    if RUNNING in statuses:
+        missing = [r for r, c in zip(ranks, per, strict=True) if c is None or c.status != RUNNING]
+        note = ""
+        if missing:
+            note = "waiting for " + ", ".join(f"rank {r.rank} ({r.box})" for r in missing)
+        return replace(lead, status=RUNNING, note=note)
+    if RETRY in statuses:
+        return replace(lead, status=RETRY)
+    return lead
+
+
+@dataclass(frozen=True)
+class StopOrder:
+    """Ranks to stop now, and why (said in the log and the notes)."""
+
+    cell: str
+    why: str
+    ranks: tuple[int, ...]
+
+
+def stop_order(
+    ranks: Sequence[RankView], quiet_since: dict[int, float], now: float
+) -> StopOrder | None:
+    """The ranks still running (a cell, or a runner about to start the next) after a
+    peer's attempt ended badly, or while a peer's box has answered nothing for
+    ``LOST_AFTER_S`` (``quiet_since``: when each unanswering rank was first missed).
+    None when every rank agrees."""
+    alive = [r for r in ranks if r.view is not None and r.view.runner_alive]
+    if not alive:
+        return None
+    for r in ranks:
+        if r.view is None or r.view.launch is None:
+            continue
+        since = r.view.launch.ts  # a failure before this rank's latest launch is history
+        for cell in r.view.cells:
+            if cell.status in (FAILED, INTERRUPTED) and (cell.ended_at or since) >= since:
+                peers = [a for a in alive if a.rank != r.rank]
+                late = [a for a in peers if _started_after(a, cell)]
+                # A peer already running a later cell has moved on with its own runner:
+                # it is stopped too (the group's queue stops at a failed cell).
+                if peers and (late or any(_runs(a, cell.name) for a in peers)):
+                    why = f"rank {r.rank} ({r.box}) {cell.label} in {cell.name}"
+                    return StopOrder(cell.name, why, tuple(a.rank for a in alive))
+    lost = [
+        r for r in ranks if r.view is None and now - quiet_since.get(r.rank, now) >= LOST_AFTER_S
+    ]
+    running = [a for a in alive if a.view is not None and a.view.current is not None]
+    if lost and running:
+        current = running[0].view.current if running[0].view is not None else None
+        why = ", ".join(f"rank {r.rank} ({r.box}) lost: {r.error}" for r in lost)
+        return StopOrder(current.name if current else "", why, tuple(a.rank for a in alive))
+    return None
+
+
+def _runs(rank: RankView, cell: str) -> bool:
+    c = _cell_of(rank.view, cell)
+    return c is not None and c.status == RUNNING
+
+
+def _started_after(rank: RankView, failed: CellView) -> bool:
+    """``rank`` runs a cell that started after ``failed`` ended (its runner went on)."""
+    current = rank.view.current if rank.view is not None else None
+    return (
+        current is not None
+        and current.name != failed.name
+        and failed.ended_at is not None
+        and (current.started_at or 0) >= failed.ended_at
+    )
