@@ -21,9 +21,9 @@ from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 
 if TYPE_CHECKING:
+    from rgt_tui.services.connect import Transport
     from rgt_tui.services.queue.move import MovePlan
     from rgt_tui.services.queue.resume import ResumePlan
-    from rgt_tui.transport import Transport
 
 
 def add_move_arguments(parser: argparse.ArgumentParser) -> None:

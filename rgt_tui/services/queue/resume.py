@@ -29,7 +29,9 @@ does not answer (the plan says so, the move raises ``MoveError``).
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
+import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -46,7 +48,6 @@ from rgt_tui.domain.checkpoints import (
 )
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.gate_events import FileFacts
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.preflight_checks import df_row
 from rgt_tui.domain.roster import output_prefixes
@@ -54,6 +55,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.box_script import box_refusal, run_box_script, script_text
+from rgt_tui.services.pull.plan import hash_fd  # the pull hashes its copies the same way
 from rgt_tui.services.queue.move import (
     UNFINISHED,
     MoveError,
@@ -64,7 +66,6 @@ from rgt_tui.services.queue.move import (
     plan_move,
 )
 from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
-from rgt_tui.services.teardown.local_copy import check_local_copy
 from rgt_tui.transport import Transport
 
 FROM_SCRATCH = "from scratch: no verified checkpoint — the run starts over"
@@ -137,7 +138,7 @@ class _Target:
     problems: list[str] = field(default_factory=list)
 
 
-def cell_files(fleet: Fleet, source: HostConfig, name: str, now: float) -> list[CellFile]:
+def cell_files(fleet: Fleet, source: HostConfig, name: str) -> list[CellFile]:
     """Every file of cell ``name`` in ``source``'s pulled copy, with why it must not be
     pushed ("" when it may). Blocking (it re-hashes the copies): run it in a thread."""
     folder = fleet_host_dir(fleet, source)
@@ -178,15 +179,40 @@ def cell_files(fleet: Fleet, source: HostConfig, name: str, now: float) -> list[
         elif check.get("sha256") not in (None, entry.sha256) or not entry.sha256:
             why = "verified as another version than the manifest's"
         else:
-            facts = FileFacts(entry.size, entry.mtime, entry.sha256)
-            seen = check_local_copy(folder, [(local, facts)], now)
-            if seen.missing:
-                why = "not on this disk any more"
-            elif seen.changed:
-                said = seen.changed[0].split(": ", 1)[-1]
+            said = _unchanged(folder, local, entry.size, entry.sha256)
+            if said:
                 why = f"the copy here changed since it was verified ({said}): never pushed"
         files.append(CellFile(local, rel, entry.size, entry.mtime, entry.sha256 or "", why))
     return files
+
+
+def _unchanged(folder: Path, local: str, size: int, sha256: str) -> str:
+    """ "" when ``local`` under ``folder`` is still the pulled file (re-hashed now, in full:
+    size and mtime prove nothing); else why not. The pull never writes a link, so a link
+    on the way is "changed", never followed (as the gate's local re-check,
+    ``services.teardown.local_copy``, which this layer cannot import: teardown uses queue)."""
+    path = folder / local
+    try:
+        if path.parent.resolve() != (folder.resolve() / local).parent:
+            return "a folder on the way is a link"
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return "not on this disk any more"
+    except OSError as exc:
+        return f"cannot open: {exc.strerror}"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file"
+        if st.st_size != size:
+            return f"{st.st_size} bytes here, {size} in the manifest"
+        if hash_fd(fd, size).hexdigest() != sha256:
+            return "its SHA-256 differs from the manifest's"
+        return ""
+    except OSError as exc:
+        return f"cannot read: {exc.strerror}"
+    finally:
+        os.close(fd)
 
 
 def _step(folder: Path, files: list[CellFile], ckpt: CellFile) -> tuple[int | None, str]:
@@ -277,7 +303,7 @@ async def plan_resume_move(
     status, stopped = "", None
     if move.source_answered:
         status, stopped = await _cell_state(source, source_transport, name)
-    files = await asyncio.to_thread(cell_files, fleet, source, name, planned_at)
+    files = await asyncio.to_thread(cell_files, fleet, source, name)
     folder = fleet_host_dir(fleet, source)
     ran = status in UNFINISHED or not move.source_answered or bool(files)
     good = [f for f in files if f.good]
