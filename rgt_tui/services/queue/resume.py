@@ -138,9 +138,12 @@ class _Target:
     problems: list[str] = field(default_factory=list)
 
 
-def cell_files(fleet: Fleet, source: HostConfig, name: str) -> list[CellFile]:
+def cell_files(
+    fleet: Fleet, source: HostConfig, name: str, now: float | None = None
+) -> list[CellFile]:
     """Every file of cell ``name`` in ``source``'s pulled copy, with why it must not be
-    pushed ("" when it may). Blocking (it re-hashes the copies): run it in a thread."""
+    pushed ("" when it may). Blocking (it re-hashes the copies): run it in a thread.
+    ``now`` is accepted for callers of the first version; the re-hash needs no clock."""
     folder = fleet_host_dir(fleet, source)
     try:
         manifest = load_manifest(folder)
