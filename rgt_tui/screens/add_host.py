@@ -28,7 +28,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static
 
 from rgt_tui.controllers.workers import run_work
@@ -36,7 +35,7 @@ from rgt_tui.domain.config import FLEET_FILE_NAME, HostConfig
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.profiles import load_profiles
 from rgt_tui.screens.add_host_keys import LaunchKeysForm, field_id
-from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
+from rgt_tui.screens.dialog import DialogButton, DialogScreen, KeyHint, enter_does
 from rgt_tui.services.fleet.add_host import (
     AddRefused,
     KeyCheck,
@@ -75,14 +74,12 @@ def _row_if(label: str, value: str | None) -> list[Content]:
     return [_row(label, value)] if value else []
 
 
-class AddHostScreen(ModalScreen[HostConfig | None]):
+class AddHostScreen(DialogScreen[HostConfig | None]):
     """Add one box to the fleet file; dismisses with its HostConfig, or None."""
 
     DEFAULT_CSS = """
-    AddHostScreen { align: center middle; }
     AddHostScreen > #add-box {
-        width: 104; max-width: 96%; height: auto; max-height: 96%;
-        border: round $accent; background: $surface; padding: 0 1;
+        width: 104; max-height: 96%;
         overflow-y: auto;  /* 80x24: the focused field scrolls into view */
     }
     AddHostScreen #add-fields { height: auto; }
@@ -90,7 +87,6 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
     AddHostScreen #add-profile { width: 1fr; }
     AddHostScreen #add-cost { width: 16; }
     AddHostScreen #add-status { height: auto; margin: 1 0 0 0; }
-    AddHostScreen #add-buttons { height: auto; align-horizontal: right; }
     """
 
     BINDINGS = [
@@ -143,7 +139,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
 
     def compose(self) -> ComposeResult:
         options = [(f"{p.name} — {p.title}", p.name) for p in load_profiles().values()]
-        with Vertical(id="add-box"):
+        with Vertical(id="add-box", classes="dialog-box"):
             yield Static(
                 Content.assemble(("Add a box to ", "bold"), (str(self.fleet_file), "bold $accent")),
                 id="add-title",
@@ -176,7 +172,7 @@ class AddHostScreen(ModalScreen[HostConfig | None]):
                 ),
                 id="add-status",
             )
-            with Horizontal(id="add-buttons"):
+            with Horizontal(id="add-buttons", classes="dialog-buttons"):
                 yield DialogButton(
                     "Check host key", does="check the host key", id="add-check", variant="primary"
                 )

@@ -13,7 +13,6 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rgt_tui.content.box_text import shown
@@ -22,7 +21,7 @@ from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import Diagnosis, Evidence
-from rgt_tui.screens.dialog import KeyHint
+from rgt_tui.screens.dialog import DialogScreen, KeyHint
 from rgt_tui.services.connections import FleetConnections
 
 VERDICT_STYLE = {
@@ -79,15 +78,11 @@ def diagnosis_body(view: QueueView, diag: Diagnosis) -> Content:
     return Content("\n").join(lines)
 
 
-class DiagnosisScreen(ModalScreen[None]):
+class DiagnosisScreen(DialogScreen[None]):
     """A modal diagnosis of the host's queue; Escape closes it."""
 
     DEFAULT_CSS = """
-    DiagnosisScreen { align: center middle; }
-    DiagnosisScreen > #diagnosis-box {
-        width: 110; max-width: 96%; height: auto; max-height: 90%;
-        border: round $accent; background: $surface; padding: 0 1;
-    }
+    DiagnosisScreen > #diagnosis-box { width: 110; }
     """
 
     BINDINGS = [Binding("enter,escape,q,d", "close", "Close", tooltip="Close the diagnosis")]
@@ -107,7 +102,7 @@ class DiagnosisScreen(ModalScreen[None]):
         self.diagnosis: Diagnosis | None = None
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="diagnosis-box"):
+        with VerticalScroll(id="diagnosis-box", classes="dialog-box"):
             yield Static(
                 Content.assemble(("Diagnosis of ", "bold"), (self.host.name, "bold $accent")),
                 id="diagnosis-title",

@@ -6,6 +6,7 @@ screen reader) and is faint in some themes, so the focused button also wears a m
 in its text: ``▶ Cancel ◀``. The hint line follows the focus: a user who reads the
 fingerprint and presses Enter knows beforehand that Enter cancels.
 
+``DialogScreen`` is the one look of a modal (its centred box and button row, once);
 ``ConfirmScreen`` is the one yes/no question (quit while jobs run; stop or kill a queue
 cell): the safe answer has the focus first, and Escape gives it too.
 
@@ -97,11 +98,28 @@ def enter_does(focused: Widget | None, inputs: dict[str, str] | None = None) -> 
     return None
 
 
+class DialogScreen(ModalScreen[ResultType]):
+    """The one look of a modal: its box (``classes="dialog-box"``, ``-warning`` too for a
+    question that stops or deletes something) centred on the screen, its row of buttons
+    (``dialog-buttons``) on the right. Each dialog sets only its box's width, and what
+    else is its own, in its DEFAULT_CSS."""
+
+    DEFAULT_CSS = """
+    DialogScreen { align: center middle; }
+    DialogScreen > .dialog-box {
+        max-width: 96%; height: auto; max-height: 90%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    DialogScreen > .dialog-box.-warning { border: round $warning; }
+    DialogScreen .dialog-buttons { height: auto; align-horizontal: right; }
+    """
+
+
 Choice = tuple[str, str, str, str]  # (id, caption, what Enter on it does, button variant)
 CANCEL: Choice = ("cancel", "Cancel", "cancel", "primary")
 
 
-class ConfirmScreen(ModalScreen[str | None]):
+class ConfirmScreen(DialogScreen[str | None]):
     """A question, one button per choice and the safe one (``safe``), which has the focus
     first: Enter alone never does what the user did not choose, and Escape answers the
     safe one too. Dismisses with the chosen id, or None for the safe answer.
@@ -111,12 +129,7 @@ class ConfirmScreen(ModalScreen[str | None]):
     """
 
     DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > #confirm-box {
-        width: 90; max-width: 96%; height: auto; max-height: 90%;
-        border: round $warning; background: $surface; padding: 0 1;
-    }
-    ConfirmScreen #confirm-buttons { height: auto; align-horizontal: right; }
+    ConfirmScreen > #confirm-box { width: 90; }
     """
 
     BINDINGS = [Binding("escape", "answer_safe", "Cancel", tooltip="Close; nothing is done")]
@@ -137,9 +150,9 @@ class ConfirmScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         buttons = [*self.choices, self.safe] if not self.safe_first else [self.safe, *self.choices]
-        with Vertical(id="confirm-box"):
+        with Vertical(id="confirm-box", classes="dialog-box -warning"):
             yield Static(self.text, id="confirm-body")
-            with Horizontal(id="confirm-buttons"):
+            with Horizontal(id="confirm-buttons", classes="dialog-buttons"):
                 for ident, caption, does, variant in buttons:
                     yield DialogButton(caption, does=does, id=f"confirm-{ident}", variant=variant)
             yield KeyHint(id="confirm-hint")
@@ -180,7 +193,7 @@ class ConfirmScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ReplanScreen(ModalScreen[ResultType]):
+class ReplanScreen(DialogScreen[ResultType]):
     """A dialog whose plan is made (and re-made) in a worker: launch, retry.
 
     ``begin_replan`` when a new plan is asked for (an Acknowledge, another start index,

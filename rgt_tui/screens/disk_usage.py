@@ -23,7 +23,6 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from rgt_tui.content.box_text import shown
@@ -31,7 +30,7 @@ from rgt_tui.content.disk_text import audit_lines, listed, offer_line
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.screens.dialog import KeyHint
+from rgt_tui.screens.dialog import DialogScreen, KeyHint
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.disk.audit import DiskAudit, DiskError, audit_disk
 from rgt_tui.services.disk.offer import not_offered, offered
@@ -67,15 +66,11 @@ def disk_commands(
     ]
 
 
-class DiskUsageScreen(ModalScreen[None]):
+class DiskUsageScreen(DialogScreen[None]):
     """The audit of one host's disk; type an entry's name to delete it; Escape closes."""
 
     DEFAULT_CSS = """
-    DiskUsageScreen { align: center middle; }
-    DiskUsageScreen > #disk-box {
-        width: 120; max-width: 96%; height: auto; max-height: 90%;
-        border: round $accent; background: $surface; padding: 0 1;
-    }
+    DiskUsageScreen > #disk-box { width: 120; }
     DiskUsageScreen #disk-status { height: auto; }
     """
 
@@ -97,7 +92,7 @@ class DiskUsageScreen(ModalScreen[None]):
         self.audit: DiskAudit | None = None
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="disk-box"):
+        with VerticalScroll(id="disk-box", classes="dialog-box"):
             yield Static(
                 Content.assemble(("Disk usage of ", "bold"), (self.host.name, "bold $accent")),
             )

@@ -11,8 +11,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from rgt_tui.screens.dialog import DialogScreen
 
 MOUSE_HELP = [
     ("click", "Open a host pane's detail screen (it also selects it)"),
@@ -68,7 +69,7 @@ class HelpBody(Static):
             self.update(self.build(event.size.width))
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(DialogScreen[None]):
     """A modal list of every key, grouped by where it works; any close key dismisses it."""
 
     BINDINGS = [Binding("enter,escape,q,question_mark", "close", "Close", show=False)]
@@ -78,7 +79,7 @@ class HelpScreen(ModalScreen[None]):
         self.sections = sections
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-box"):
+        with VerticalScroll(id="help-box", classes="dialog-box"):
             yield HelpBody(self._body, id="help-body")
 
     def _body(self, width: int) -> Content:

@@ -28,11 +28,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.domain.errors import HostKeyError
-from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
+from rgt_tui.screens.dialog import DialogButton, DialogScreen, KeyHint, enter_does
 
 MUTED = "$foreground-muted"
 
@@ -63,16 +62,11 @@ def _row_if(label: str, value: str | None) -> list[Content]:
     return [_row(label, value)] if value else []
 
 
-class HostKeyScreen(ModalScreen[bool]):
+class HostKeyScreen(DialogScreen[bool]):
     """One refused host key; dismisses with True only when the user trusts it."""
 
     DEFAULT_CSS = """
-    HostKeyScreen { align: center middle; }
-    HostKeyScreen > #key-box {
-        width: 110; max-width: 96%; height: auto; max-height: 90%;
-        border: round $warning; background: $surface; padding: 0 1;
-    }
-    HostKeyScreen #key-buttons { height: auto; align-horizontal: right; }
+    HostKeyScreen > #key-box { width: 110; }
     """
 
     BINDINGS = [
@@ -96,14 +90,14 @@ class HostKeyScreen(ModalScreen[bool]):
         return self.error.jump_host if self.can_trust else None
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="key-box"):
+        with Vertical(id="key-box", classes="dialog-box -warning"):
             yield Static(self._body(), id="key-body")
             if self.needs_name:
                 yield Input(
                     placeholder=f"type {self.needs_name} to trust the jump host's key",
                     id="key-name",
                 )
-            with Horizontal(id="key-buttons"):
+            with Horizontal(id="key-buttons", classes="dialog-buttons"):
                 if self.can_trust:
                     label = "Trust the jump host's key" if self.needs_name else "Trust this key"
                     yield DialogButton(

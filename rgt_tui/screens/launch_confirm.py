@@ -109,15 +109,10 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     """Shows the plan; Launch runs it, Cancel (or Escape) leaves the box alone."""
 
     DEFAULT_CSS = """
-    LaunchConfirmScreen { align: center middle; }
-    LaunchConfirmScreen > #launch-box {
-        width: 110; max-width: 96%; height: auto; max-height: 90%;
-        border: round $accent; background: $surface; padding: 0 1;
-    }
+    LaunchConfirmScreen > #launch-box { width: 110; }
     LaunchConfirmScreen #launch-cells { height: auto; max-height: 16; }
     LaunchConfirmScreen #launch-start-row { height: auto; }
     LaunchConfirmScreen #launch-start { width: 12; }
-    LaunchConfirmScreen #launch-buttons { height: auto; align-horizontal: right; }
     LaunchConfirmScreen #launch-body { height: auto; max-height: 45vh; }
     LaunchConfirmScreen #launch-preflight { margin: 1 0 0 0; }
     """
@@ -144,7 +139,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self.launching = False  # Launch was pressed and its worker runs
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="launch-box"):
+        with Vertical(id="launch-box", classes="dialog-box"):
             yield Static(
                 Content.assemble(("Launch queue on ", "bold"), (self.host.name, "bold $accent")),
                 id="launch-title",
@@ -158,7 +153,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
                     yield Input("0", id="launch-start", type="integer")
                 yield Static(id="launch-notes")
                 yield Static(id="launch-preflight")
-            with Horizontal(id="launch-buttons"):
+            with Horizontal(id="launch-buttons", classes="dialog-buttons"):
                 ack = DialogButton("Acknowledge", does="", id="launch-ack", variant="warning")
                 ack.display = False
                 yield ack

@@ -14,10 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rgt_tui.controllers.notices import Notice, NoticeList
+from rgt_tui.screens.dialog import DialogScreen
 
 LOOK_S = 1.0  # how often an open list looks for notices added meanwhile
 SEVERITY_STYLE = {"warning": "bold $warning", "error": "bold $error"}
@@ -51,16 +51,13 @@ def list_text(notices: NoticeList) -> Content:
     return Content("\n").join(lines)
 
 
-class NoticesScreen(ModalScreen[None]):
+class NoticesScreen(DialogScreen[None]):
     """A modal list of the session's notices; any close key dismisses it."""
 
     BINDINGS = [Binding("escape,n,q,enter", "close", "Close", show=False)]
     DEFAULT_CSS = """
-    NoticesScreen { align: center middle; background: $background 60%; }
-    #notices-box {
-        width: 100; max-width: 96%; height: auto; max-height: 90%;
-        border: round $accent; background: $surface; padding: 0 1;
-    }
+    NoticesScreen { background: $background 60%; }
+    NoticesScreen > #notices-box { width: 100; }
     """
 
     def __init__(self, notices: NoticeList) -> None:
@@ -69,7 +66,7 @@ class NoticesScreen(ModalScreen[None]):
         self._shown = -1  # ``notices.added`` when last drawn
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="notices-box"):
+        with VerticalScroll(id="notices-box", classes="dialog-box"):
             yield Static(id="notices-body")
 
     def on_mount(self) -> None:

@@ -25,12 +25,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.screens.dialog import KeyHint
+from rgt_tui.screens.dialog import DialogScreen, KeyHint
 
 # On the host's detail screen, enabled (and so in the footer) on the Queue tab only.
 QUEUE_CONTROL_BINDINGS = [
@@ -70,15 +69,11 @@ def control_question(title: str, body: list[Content]) -> Content:
     return Content("\n").join([head, Content(""), *body])
 
 
-class CellPickScreen(ModalScreen[str | None]):
+class CellPickScreen(DialogScreen[str | None]):
     """The cells an action can take, one per line: arrows move, Enter chooses."""
 
     DEFAULT_CSS = """
-    CellPickScreen { align: center middle; }
-    CellPickScreen > #qp-box {
-        width: 90; max-width: 96%; height: auto; max-height: 90%;
-        border: round $accent; background: $surface; padding: 0 1;
-    }
+    CellPickScreen > #qp-box { width: 90; }
     CellPickScreen OptionList { height: auto; max-height: 16; }
     """
 
@@ -90,7 +85,7 @@ class CellPickScreen(ModalScreen[str | None]):
         self.cells = cells  # (name, the line shown)
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="qp-box"):
+        with Vertical(id="qp-box", classes="dialog-box"):
             yield Static(Content.styled(shown(self.title_text), "bold $accent"))
             yield OptionList(*[Option(line, id=name) for name, line in self.cells], id="qp-list")
             yield KeyHint(id="qp-hint")

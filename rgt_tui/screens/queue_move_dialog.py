@@ -33,13 +33,8 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
     """Cells and destination typed, planned, then moved (or cancelled)."""
 
     DEFAULT_CSS = """
-    QueueMoveScreen { align: center middle; }
-    QueueMoveScreen > #move-box {
-        width: 100; max-width: 96%; height: auto; max-height: 90%;
-        border: round $accent; background: $surface; padding: 0 1;
-    }
+    QueueMoveScreen > #move-box { width: 100; }
     QueueMoveScreen #move-notes { height: auto; max-height: 50vh; }
-    QueueMoveScreen #move-buttons { height: auto; align-horizontal: right; }
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close without moving")]
@@ -64,7 +59,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
 
     def compose(self) -> ComposeResult:
         others = [h.name for h in self.fleet.hosts if h.queue and h.name != self.host.name]
-        with Vertical(id="move-box"):
+        with Vertical(id="move-box", classes="dialog-box"):
             yield Static(
                 Content.assemble(("Move cells from ", "bold"), (self.host.name, "bold $accent")),
                 id="move-title",
@@ -82,7 +77,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
                 ),
                 id="move-notes",
             )
-            with Horizontal(id="move-buttons"):
+            with Horizontal(id="move-buttons", classes="dialog-buttons"):
                 yield DialogButton("Plan", does="show what the move does", id="move-plan")
                 yield DialogButton(
                     "Move", does="move", id="move-go", variant="primary", disabled=True

@@ -70,14 +70,9 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
     the box alone. Dismisses with "retry" once it is done, else None."""
 
     DEFAULT_CSS = """
-    RetryConfirmScreen { align: center middle; }
-    RetryConfirmScreen > #retry-box {
-        width: 100; max-width: 96%; height: auto; max-height: 90%;
-        border: round $warning; background: $surface; padding: 0 1;
-    }
+    RetryConfirmScreen > #retry-box { width: 100; }
     RetryConfirmScreen #retry-body { height: auto; max-height: 45vh; }
     RetryConfirmScreen #retry-preflight { margin: 1 0 0 0; }
-    RetryConfirmScreen #retry-buttons { height: auto; align-horizontal: right; }
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is retried")]
@@ -114,7 +109,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             about.append(
                 Content.styled("It finished with exit 0: its results are made again.", "$warning")
             )
-        with Vertical(id="retry-box"):
+        with Vertical(id="retry-box", classes="dialog-box -warning"):
             yield Static(
                 Content.styled(
                     shown(f"Retry cell {cell.name} on {self.host.name}?"), "bold $warning"
@@ -126,7 +121,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                 yield Static(Content("\n").join(about), id="retry-about")
                 yield Static(id="retry-notes")
                 yield Static(id="retry-preflight")
-            with Horizontal(id="retry-buttons"):
+            with Horizontal(id="retry-buttons", classes="dialog-buttons"):
                 for ident, caption, variant in (
                     ("retry-ack", "Acknowledge", "warning"),
                     ("retry-revoke", "Revoke launch acks", "default"),

@@ -15,11 +15,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.vram_text import evidence_content
-from rgt_tui.screens.dialog import DialogButton, KeyHint, enter_does
+from rgt_tui.screens.dialog import DialogButton, DialogScreen, KeyHint, enter_does
 from rgt_tui.services.box.vram import VramError, VramEvidence, check_kill
 
 MUTED = "$foreground-muted"
@@ -34,16 +33,11 @@ VRAM_BINDING = Binding(
 )
 
 
-class VramKillScreen(ModalScreen[int | None]):
+class VramKillScreen(DialogScreen[int | None]):
     """The evidence, a PID box, Kill (disabled until the PID may be killed) and Cancel."""
 
     DEFAULT_CSS = """
-    VramKillScreen { align: center middle; }
-    VramKillScreen > #vram-box {
-        width: 110; max-width: 96%; height: auto; max-height: 90%;
-        border: round $warning; background: $surface; padding: 0 1;
-    }
-    VramKillScreen #vram-buttons { height: auto; align-horizontal: right; }
+    VramKillScreen > #vram-box { width: 110; }
     VramKillScreen #vram-why { height: auto; }
     """
 
@@ -55,7 +49,7 @@ class VramKillScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         host = self.evidence.host
-        with Vertical(id="vram-box"):
+        with Vertical(id="vram-box", classes="dialog-box -warning"):
             yield Static(
                 Content("\n").join(
                     [
@@ -75,7 +69,7 @@ class VramKillScreen(ModalScreen[int | None]):
             )
             yield Input(placeholder="type the PID to kill", id="vram-pid")
             yield Static(id="vram-why")
-            with Horizontal(id="vram-buttons"):
+            with Horizontal(id="vram-buttons", classes="dialog-buttons"):
                 yield DialogButton(
                     "Kill", does="kill it", id="vram-kill", variant="error", disabled=True
                 )
