@@ -19,7 +19,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from rgt_tui.domain.units import fmt_bytes, fmt_duration
+from rgt_tui.domain.units import fmt_bytes
 
 if TYPE_CHECKING:
     from rgt_tui.services.pull import PullProgress
@@ -97,14 +97,9 @@ def render_progress(p: PullProgress, max_files: int = PullProgressView.MAX_FILES
     """The block for one snapshot: the pull's total, then the files in flight."""
     lines = [_line(f"{p.host} {p.phase}", p.fraction, 20, _totals(p))]
     for f in p.active[:max_files]:
-        eta = fmt_duration(f.eta_s) if f.eta_s is not None else "?"
         name = f.path if len(f.path) <= 40 else "…" + f.path[-39:]  # the file's end names it
-        detail = (
-            f"{f.state} {fmt_bytes(f.done)}/{fmt_bytes(f.size)} {fmt_bytes(f.rate)}/s eta {eta}"
-        )
-        lines.append(
-            _line(" ", f.done / f.size if f.size else 1.0, 12, f"{name} {detail} {f.note}")
-        )
+        detail = f"{name} {f.state} {f.figures()} {f.note}"
+        lines.append(_line(" ", f.done / f.size if f.size else 1.0, 12, detail))
     if len(p.active) > max_files:
         lines.append(Text(f"  … and {len(p.active) - max_files} more files in flight"))
     return Group(*lines)
@@ -129,11 +124,7 @@ def _line(left: str, fraction: float, bar_width: int, right: str) -> Table:
 def _totals(p: PullProgress) -> str:
     if p.phase in ("connecting", "manifest", "planning"):
         return p.message  # no totals before the manifest is in
-    eta = fmt_duration(p.eta_s) if p.eta_s is not None else "?"
-    text = (
-        f"{p.files_done}/{p.files_total} files  {fmt_bytes(p.bytes_done)}/{fmt_bytes(p.bytes_total)}"
-        f"  {fmt_bytes(p.rate)}/s  eta {eta}"
-    )
+    text = p.figures()
     if p.files_failed:
         text += f"  {p.files_failed} FAILED"
     return text + (f"  {p.message}" if p.message else "")
