@@ -38,6 +38,8 @@ CONDITION_TITLES = {
     "verified": "verify found no problem",
     "roster": "roster reconciled",
     "idle": "no cell running",
+    "unfinished": "unfinished work moved or accepted",
+    "moved": "moved to another host",
     "jobs": "every Slurm job of the queue ended",
     "confirmed": "host name typed",
     "journal": "journal readable",

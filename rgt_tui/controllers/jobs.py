@@ -202,6 +202,7 @@ class JobRunner:
             "gate": lambda: self._gate(host),
             "acknowledge-missing": lambda: self._acknowledge(host, missing=arg),
             "acknowledge-running": lambda: self._acknowledge(host, running=arg),
+            "acknowledge-unfinished": lambda: self._acknowledge(host, unfinished=arg),
             "teardown": lambda: self._tear_down(host, arg),
             "manual-teardown": lambda: self._record_manual(host, arg),
         }
@@ -411,9 +412,12 @@ class JobRunner:
         except Exception as exc:
             self._set(host.name, gate_error=str(exc))
 
-    async def _acknowledge(self, host: HostConfig, *, missing: str = "", running: str = "") -> None:
+    async def _acknowledge(
+        self, host: HostConfig, *, missing: str = "", running: str = "", unfinished: str = ""
+    ) -> None:
         from rgt_tui.services.teardown import (
             BoxMismatch,
+            NotUnfinishedError,
             UnknownCellError,
             acknowledge,
             queue_cells,
@@ -428,12 +432,16 @@ class JobRunner:
                 host.name,
                 missing=(missing,) if missing else (),
                 running=(running,) if running else (),
+                unfinished=(unfinished,) if unfinished else (),
                 cells=cells,
                 box=self.state(host.name).box,
             )
         except BoxMismatch as exc:
             self._set(host.name, ack_refusal=str(exc))
             await self._gate(host)  # the checklist of the box there now
+            return
+        except NotUnfinishedError as exc:  # not a cell the checklist names unfinished
+            self._set(host.name, ack_refusal=str(exc))
             return
         except UnknownCellError as exc:
             known = ", ".join(exc.known_cells) or "none: the queue has no cells"

@@ -237,6 +237,15 @@ async def test_the_gate_stays_locked_while_a_job_is_live_and_unlocks_once_they_e
     await wait_for(ended, 60, "every task ended")
     report = await setup.check()
     assert _condition(report, "jobs").ok, report.conditions
+    # Cancelled, their work is unfinished (issue 40): a line each until acknowledged.
+    unfinished = [c for c in report.conditions if c.key == "unfinished"]
+    assert [(c.ok, c.settle) for c in unfinished] == [(False, ("c0",)), (False, ("c1",))]
+    assert all(" CANCELLED" in c.evidence for c in unfinished), unfinished
+    acked = await setup.cli(
+        "teardown", "box1", "--check", "--ack-unfinished", "c0", "--ack-unfinished", "c1"
+    )
+    assert acked.returncode == 0, acked.stdout + acked.stderr
+    report = await setup.check()
     assert report.ready_but_confirmation, report.conditions
     outcome = await setup.confirm("box1")
     assert not outcome.ran  # nothing to run on a cluster
@@ -246,3 +255,42 @@ async def test_the_gate_stays_locked_while_a_job_is_live_and_unlocks_once_they_e
     assert torn.returncode == 0, torn.stdout + torn.stderr
     assert "nothing to tear down on a cluster: your jobs ended" in torn.stdout
     assert setup.journal.load("box1").torn_down_at is not None
+
+
+async def test_a_failed_and_a_cancelled_task_lock_the_gate_until_acknowledged(
+    slurm_cluster: SlurmCluster, make_loopback_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 40 on the cluster: task 0 exits 1 (FAILED), task 1 is scancelled; their
+    results verified, yet each is an unfinished line the scheduler's states name."""
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    setup.box.extra_env.update(slurm_cluster.env)
+    set_host_key(setup.loopback.hosts_file, "scheduler", "slurm")
+    await setup.pull_and_verify()
+    q = setup.box.root / ".rgt" / "queue"
+    (q / "cells").mkdir(parents=True, exist_ok=True)
+    (q / "cells.tsv").write_text("0\tc0\ttrue\n1\tc1\ttrue\n")
+    task = f'[ "$SLURM_ARRAY_TASK_ID" = 0 ] && exit 1; {GATED.format(gate=q)}'
+    code, out, err = await slurm_cluster.arun(
+        "sbatch", "--parsable", "--array=0-1", "--mem=50M",
+        f"--output={q}/slurm-%A_%a.out", "--wrap", task,
+    )  # fmt: skip
+    assert code == 0, err + slurm_cluster.log_tails()
+    job = out.strip().split(";")[0]
+    now = int(time.time())
+    (q / "slurm.jobs").write_text(f"{job} 0 1 {now} launch\n")
+    (q / "runner.state").write_text(f"launch {now} boot slurm 0 /nonexistent {job}\n")
+    await wait_state(slurm_cluster, f"{job}_0", "FAILED")
+    await wait_state(slurm_cluster, f"{job}_1", "RUNNING")
+    code, _, err = await slurm_cluster.arun("scancel", f"{job}_1")
+    assert code == 0, err
+    await wait_state(slurm_cluster, f"{job}_1", "CANCELLED")
+
+    locked = await setup.cli("teardown", "box1", "--check")
+    assert locked.returncode == 1, locked.stdout + locked.stderr
+    lines = [x for x in locked.stdout.splitlines() if "[ ] unfinished" in x]
+    assert len(lines) == 2 and "c0 failed" in lines[0] and "c1 CANCELLED" in lines[1], lines
+    assert "--ack-unfinished c0" in locked.stdout and "--ack-unfinished c1" in locked.stdout
+    one = await setup.cli("teardown", "box1", "--check", "--ack-unfinished", "c0")
+    assert one.returncode == 1 and "locked: unfinished c1" in one.stdout, one.stdout
+    both = await setup.cli("teardown", "box1", "--check", "--ack-unfinished", "c1")
+    assert both.returncode == 0, both.stdout + both.stderr

@@ -11,42 +11,10 @@ from pathlib import Path
 
 from support.cli import arun
 from support.queues import GATE, SCRIPT_RUN, QueueFleet, wait_view
+from support.unfinished import CHECKPOINT, FAILING, METRICS, launch_queue, pull_and_verify
 from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, RUNNING
-from rgt_tui.services.pull import pull_host
-from rgt_tui.services.queue.launch import launch, plan_launch
-from rgt_tui.services.verify.run import verify_host
-
-# A cell's results: metrics that load as JSON.
-METRICS = 'mkdir -p "$2" && echo \'{"acc": 0.9}\' > "$2/metrics.json"'
-# A checkpoint that loads (a safetensors file: header length, header, data), written the
-# way a training loop writes one at the end of an epoch.
-CHECKPOINT = (
-    'mkdir -p "$2" && python3 -S -c \'import json, struct, sys; '
-    'h = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode(); '
-    'open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + bytes(4))\' '
-    '"$2/ckpt_epoch3.safetensors" && echo "epoch 3/300 saved"'
-)
-
-
-async def _launch(qf: QueueFleet) -> None:
-    transport = qf.transport()
-    try:
-        plan = await plan_launch(qf.fleet, qf.host(), transport)
-        assert plan.ok, plan.problems
-        await launch(plan, transport)
-    finally:
-        await transport.close()
-
-
-async def _pull_and_verify(qf: QueueFleet) -> None:
-    transport = qf.transport()
-    try:
-        await pull_host(qf.host(), qf.fleet.results_dir, transport)
-        await verify_host(qf.host(), qf.fleet.results_dir, transport=transport)
-    finally:
-        await transport.close()
 
 
 async def _cli(qf: QueueFleet, tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
@@ -61,14 +29,14 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
     alpha = qf.cell_script("alpha", METRICS)
     eta = qf.cell_script("eta_long", f"{CHECKPOINT}\n{GATE}")
     qf.write_queue(f"{alpha} t\n{eta} t\n")
-    await _launch(qf)
+    await launch_queue(qf)
     checkpoint = qf.root() / "results" / "eta_long" / "ckpt_epoch3.safetensors"
     await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="eta_long to run")
     await wait_for(checkpoint.exists, 30, "eta_long's checkpoint")
     qf.kill_session()  # killed at epoch 3 of 300: the runner and the cell die
     view = await wait_view(qf, lambda v: v.cells[1].status == INTERRUPTED, what="interrupted")
     assert view.cells[0].status == DONE and "resume from cell 1" in view.summary()
-    await _pull_and_verify(qf)
+    await pull_and_verify(qf)
 
     locked = await _cli(qf, tmp_path, "teardown", "box1", "--check")
     out = locked.stdout
@@ -99,11 +67,11 @@ async def test_a_failed_cell_locks_and_a_moved_one_does_not(
 ) -> None:
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     alpha = qf.cell_script("alpha", METRICS)
-    broken = qf.cell_script("broken", f'{METRICS} && echo "loss is nan" && exit 3')
+    broken = qf.cell_script("broken", FAILING)
     qf.write_queue(f"{alpha} t\n{broken} t\n")
-    await _launch(qf)
+    await launch_queue(qf)
     await wait_view(qf, lambda v: v.cells[1].status == FAILED, what="broken to fail")
-    await _pull_and_verify(qf)
+    await pull_and_verify(qf)
 
     locked = await _cli(qf, tmp_path, "teardown", "box1", "--check")
     assert locked.returncode == 1, locked.stdout + locked.stderr

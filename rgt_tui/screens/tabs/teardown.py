@@ -1,7 +1,9 @@
 """Teardown tab: the gate's checklist, the profile's facts, and the typed confirmation.
 
 Every condition is shown with its evidence; a missing or running cell can be
-acknowledged by name (a name not in the host's queue is refused with the list); the last
+acknowledged by name (a name not in the host's queue is refused with the list), and so
+can an unfinished one (failed, killed, interrupted, ended by the scheduler, pending: a
+name the checklist does not show unfinished is refused with those it does); the last
 step is an input where the host's name is typed. ``t`` puts the cursor there, and the
 cursor stays there until the teardown is recorded: after a wrong name, a name refused
 (the gate locked, another job running) and the first confirmation when no teardown
@@ -105,6 +107,12 @@ class TeardownTab(DetailTab):
                 id="ack-running",
                 tooltip="The typed cell is still running: accept tearing it down running",
             )
+            yield Button(
+                "Unfinished: accept",
+                id="ack-unfinished",
+                tooltip="The typed cell's work is unfinished (failed, killed, interrupted, "
+                "pending): accept tearing down without it",
+            )
         yield Static(id="ack-note")
         yield Static("Confirm", classes="section-title")
         yield Input(placeholder=CONFIRM_PLACEHOLDER, id="confirm-name")
@@ -197,7 +205,7 @@ class TeardownTab(DetailTab):
         if self.host_name:
             self.post_message(JobRequested(self.host_name, job, arg))
 
-    @on(Button.Pressed, "#ack-missing, #ack-running")
+    @on(Button.Pressed, "#ack-missing, #ack-running, #ack-unfinished")
     def _acknowledge(self, event: Button.Pressed) -> None:
         event.stop()
         box = self.query_one("#ack-cell", Input)
