@@ -24,6 +24,7 @@ from rgt_tui.services.queue.cells import (
     unsent_text,
 )
 from rgt_tui.services.queue.check import display_path
+from rgt_tui.services.queue.moved_skips import record_moved_skips, unskipped_moved
 from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
 
@@ -80,9 +81,13 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     moved = unsent_moved(host, cells, deployed)
     if moved:
         raise QueueError(host.name, "refused:\n" + "\n".join(moved), code="rewritten")
+    # A cell moved while this box did not answer: its skip first, so a runner that goes
+    # on (or a later launch) never runs it here again.
+    view = view_from_facts(host, facts)
+    await record_moved_skips(transport, host.name, unskipped_moved(cells, deployed, view))
     new_text, new_lines = unsent_text(box_text, text), "".join(rendered.lines[deployed:])
     if not new_text:
-        alive = view_from_facts(host, facts).runner_alive
+        alive = view.runner_alive
         return AppendResult(host.name, (), alive, "nothing new in the queue file")
     result = await run_ctl(
         transport, "append", session, facts.qbytes, facts.clines,

@@ -47,6 +47,11 @@ from rgt_tui.services.queue.launch_preflight import (
     run_preflight,
     unknown_acks_problem,
 )
+from rgt_tui.services.queue.moved_skips import (
+    moved_skip_notes,
+    record_moved_skips,
+    unskipped_moved,
+)
 from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
 
@@ -95,6 +100,9 @@ class LaunchPlan:
     notes: tuple[str, ...] = ()
     # A scheduler's submit command (detach "slurm": the whole sbatch argv), () otherwise.
     sbatch: tuple[str, ...] = ()
+    # ``(cell, host it moved to)``: '#moved-to' cells the box holds without a skip record
+    # (moved while it did not answer); the launch records their skips first.
+    moved_skips: tuple[tuple[str, str], ...] = ()
 
     @property
     def unacknowledged(self) -> tuple[str, ...]:
@@ -255,6 +263,8 @@ async def plan_launch(
                 "start over):\n" + "\n".join(mismatch)
             )
     problems += unsent_moved(host, cells, deployed)
+    moved_skips = unskipped_moved(cells, deployed, view)
+    warnings += moved_skip_notes(host.name, moved_skips)
     if not 0 <= start_index < len(cells) + retry_only:
         problems.append(
             f"start index {start_index} is outside the queue: it has {plural(len(cells), 'cell')}, "
@@ -302,6 +312,7 @@ async def plan_launch(
         expect_clines=clines,
         preflight=report,
         code_id=report.code.record() if report is not None and report.code is not None else "",
+        moved_skips=moved_skips,
         **base,
     )
 
@@ -329,6 +340,8 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
     # read stops the launch before anything changes on the box. A launch that names none
     # removes the file an earlier one left, so no cell of this run sources old tokens.
     creds_line = await launch_credentials(plan.host, plan.credentials, transport)
+    # Before the runner starts: a cell moved while this box did not answer never runs here.
+    await record_moved_skips(transport, plan.host, plan.moved_skips)
     rq, ro = script_text("run_queue.sh"), script_text("run_one.sh")
     code_line = plan.code_id + "\n" if plan.code_id else ""
     parts = [rq, ro, plan.queue_append, plan.cells_append, code_line]

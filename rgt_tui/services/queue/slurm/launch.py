@@ -33,6 +33,7 @@ from rgt_tui.services.queue.launch_preflight import (
     preflight_warnings,
     run_preflight,
 )
+from rgt_tui.services.queue.moved_skips import record_moved_skips
 from rgt_tui.services.queue.slurm.sbatch import (
     array_spec,
     live_problems,
@@ -243,6 +244,9 @@ async def submit(
     sizes = [len(p.encode("utf-8")) for p in parts]
     # A launch's credentials were sent (or an earlier file removed) by queue.launch (U34).
     await transport.connect()
+    # Before sbatch: a cell moved while this box did not answer never runs here again
+    # (slurm_task.sh reads the skip record at each task's start).
+    await record_moved_skips(transport, plan.host, plan.moved_skips)
     result = await run_ctl(
         transport, "slurm-submit", kind, plan.start_index, plan.expect_qbytes,
         plan.expect_clines, int(plan.fresh), to_run[0].index, to_run[-1].index,

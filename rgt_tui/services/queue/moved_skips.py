@@ -1,0 +1,67 @@
+"""The skip a moved cell's box missed (issue 40, the skip gap).
+
+``queue move`` asks the source box to record ``skip`` for a cell it holds before the line
+becomes ``#moved-to HOST:``. A resume move of a cell whose box did not answer (preempted,
+gone) cannot ask, so the line is rewritten and the box holds no skip. If that box comes
+back and its queue is launched again from before the cell, or its old runner goes on, it
+would run the cell a second time beside its new host.
+
+So every launch and append that deploys the queue to a box first records the skip of each
+``#moved-to`` cell that box holds without one (``plan_launch`` finds them from the box's
+own records; the launch records them before the runner starts, or before ``sbatch``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rgt_tui.domain.queue_file import QueueCell
+from rgt_tui.domain.queue_state import SKIPPED, QueueView
+from rgt_tui.services.box_ctl import QueueError
+from rgt_tui.services.queue.control import skip_cell
+from rgt_tui.transport import Transport
+
+
+def unskipped_moved(
+    cells: tuple[QueueCell, ...], deployed: int, view: QueueView | None
+) -> tuple[tuple[str, str], ...]:
+    """``(name, host it moved to)`` of each ``#moved-to`` cell among the first ``deployed``
+    (the box holds its line) whose last record on the box is not a skip."""
+    status = {c.name: c.status for c in view.cells} if view is not None else {}
+    return tuple(
+        (c.name, c.moved_to)
+        for c in cells[:deployed]
+        if c.moved_to and status.get(c.name) != SKIPPED
+    )
+
+
+def moved_skip_notes(host: str, skips: Iterable[tuple[str, str]]) -> list[str]:
+    """The plan's line for each skip the launch records first."""
+    return [
+        f"{name} was moved to {dest} while {host} did not answer: {host}'s box records "
+        "its skip before the runner starts, so it never runs here again"
+        for name, dest in skips
+    ]
+
+
+async def record_moved_skips(
+    transport: Transport, host: str, skips: Iterable[tuple[str, str]]
+) -> None:
+    """Record ``skip <ts> moved to DEST`` for each cell (idempotent: another skip record
+    only restates the last). QueueError naming the cell when the box refuses one (e.g.
+    it runs that cell now: an old runner went on while the box did not answer)."""
+    for name, dest in skips:
+        try:
+            await skip_cell(transport, host, name, f"moved to {dest}")
+        except QueueError as exc:
+            raise QueueError(
+                host,
+                f"{name} was moved to {dest}, but {host}'s box did not record its skip "
+                f"({exc.message}) — nothing was launched; "
+                + (
+                    f"kill it there first (rgt-tui queue kill {host}), then launch again"
+                    if exc.code == "running"
+                    else "launch again when the box answers"
+                ),
+                code=exc.code,
+            ) from exc
