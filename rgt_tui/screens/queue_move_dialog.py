@@ -1,11 +1,18 @@
 """QueueMoveScreen: "Move cells…" of one host's queue to another host (``queue move``).
 
-Minimal on purpose: type the cells' names and the destination host, Plan shows what
-happens to each line (``services.queue.move.plan_lines``) and every refusal; Move does
-it. When the source box holds a cell, the Move button names the cells the box will skip,
-so pressing it is the confirmation. The plan and the move run in workers over the host's
-shared connection; while a plan is made Enter does nothing and the line says
-"re-planning…" (``dialog.ReplanScreen``). Escape leaves everything as it was.
+Type the cells' names and the destination host; Plan shows what happens and every
+refusal; Move does it. One cell is planned as ``rgt-tui queue move CELL --to HOST`` plans
+it (``services.queue.resume``): a cell that ran and did not finish (interrupted, killed,
+failed, preempted, or whose box no longer answers) moves with its pulled-and-verified
+checkpoint, and the plan names it (step, age, size), the target's free space and the
+work the resume repeats. With no verified checkpoint a *From scratch* button offers
+"from scratch: no verified checkpoint — the run starts over". When the target will launch
+the cell, its preflight is run with the plan: each failed check has its Acknowledge
+button, as in the launch dialog, and Move waits for them. Several cells move as lines
+(``services.queue.move``). When the source box holds a cell, the Move button names the
+cells the box will skip, so pressing it is the confirmation. Plans and moves run in
+workers over the hosts' shared connections; while a plan is made Enter does nothing and
+the line says "re-planning…" (``dialog.ReplanScreen``). Escape leaves everything as it was.
 """
 
 from __future__ import annotations
@@ -21,15 +28,19 @@ from textual.message import Message
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.box_text import shown
+from rgt_tui.content.ready_text import preflight_lines
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
+from rgt_tui.screens.launch_confirm import show_ack_button
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.move import MovePlan, MoveResult, plan_lines
+from rgt_tui.services.queue.resume import FROM_SCRATCH, ResumeResult, resume_lines
+from rgt_tui.services.queue.resume_preflight import ResumeDialogPlan
 
 
-class QueueMoveScreen(ReplanScreen[MoveResult | None]):
+class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
     """Cells and destination typed, planned, then moved (or cancelled)."""
 
     DEFAULT_CSS = """
@@ -43,7 +54,10 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
         """A move plan was built (or could not be)."""
 
         def __init__(
-            self, asked: tuple[list[str], str], plan: MovePlan | None, error: str = ""
+            self,
+            asked: tuple[list[str], str],
+            plan: MovePlan | ResumeDialogPlan | None,
+            error: str = "",
         ) -> None:
             super().__init__()
             self.asked = asked  # the (cells, host) typed when it was asked for
@@ -55,7 +69,10 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
         self.fleet = fleet
         self.host = host
         self.connections = connections
-        self.plan: MovePlan | None = None
+        self.plan: MovePlan | ResumeDialogPlan | None = None
+        # For what is typed now: From scratch pressed, the target's checks acknowledged.
+        self.from_scratch = False
+        self.acks: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         others = [h.name for h in self.fleet.hosts if h.queue and h.name != self.host.name]
@@ -71,14 +88,21 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
             )
             yield Static(
                 Content.styled(
-                    "Cells without verified results move to the end of the other host's queue "
-                    "file, names unchanged; the old host's outputs stay.",
+                    "Cells move to the end of the other host's queue file, names unchanged; "
+                    "the old host's outputs stay. One unfinished cell takes its pulled and "
+                    "verified checkpoint with it and resumes there.",
                     "$foreground-muted",
                 ),
                 id="move-notes",
             )
             with Horizontal(id="move-buttons", classes="dialog-buttons"):
                 yield DialogButton("Plan", does="show what the move does", id="move-plan")
+                scratch = DialogButton("From scratch", does=FROM_SCRATCH, id="move-scratch")
+                scratch.display = False
+                yield scratch
+                ack = DialogButton("Acknowledge", does="", id="move-ack", variant="warning")
+                ack.display = False
+                yield ack
                 yield DialogButton(
                     "Move", does="move", id="move-go", variant="primary", disabled=True
                 )
@@ -105,7 +129,10 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
     @on(Input.Changed)
     def _changed(self) -> None:
         self.plan = None  # a plan is for what was typed when it was made
+        self.from_scratch, self.acks = False, ()
         self.query_one("#move-go", Button).disabled = True
+        for ident in ("#move-scratch", "#move-ack"):
+            self.query_one(ident, Button).display = False
 
     @on(Input.Submitted, "#move-cells")
     def _next(self) -> None:
@@ -123,17 +150,31 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
         self._show(Content.styled("planning…", "$foreground-muted"))
         # Move moves what the plan on screen says: not while another one is being made.
         self.query_one("#move-go", Button).disabled = True
+        for ident in ("#move-scratch", "#move-ack"):
+            self.query_one(ident, Button).disabled = True
         self.begin_replan()
         self._hint()
         run_host_worker(self, self._plan(cells, dest), "queue-move-plan", self.host.name)
 
     async def _plan(self, cells: list[str], dest: str) -> None:
         from rgt_tui.services.queue.move import plan_move
+        from rgt_tui.services.queue.resume_preflight import plan_resume_for_dialog
 
+        plan: MovePlan | ResumeDialogPlan
         try:
-            plan = await self.connections.use(
-                self.host.name, lambda t: plan_move(self.fleet, self.host, cells, dest, t)
-            )
+            if len(dict.fromkeys(cells)) == 1 and dest in {h.name for h in self.fleet.hosts}:
+                # Not connected first: a source box that does not answer (preempted,
+                # gone) still has a resume plan, which says so.
+                src = self.connections.transport(self.host.name)
+                dst = self.connections.transport(dest)
+                plan = await plan_resume_for_dialog(
+                    self.fleet, self.host, cells[0], dest, src, dst,
+                    from_scratch=self.from_scratch, acks=self.acks,
+                )  # fmt: skip
+            else:
+                plan = await self.connections.use(
+                    self.host.name, lambda t: plan_move(self.fleet, self.host, cells, dest, t)
+                )
         except Exception as exc:  # the plan reports an unreachable box itself; anything else shown
             self.post_message(self.Planned((cells, dest), None, error_text(exc)))
             return
@@ -156,31 +197,77 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
             self._hint()
             return
         self.plan = plan
-        lines = [
-            Content.styled(shown(line), "$error" if line.startswith("REFUSED") else "")
-            for line in plan_lines(plan)
-        ]
-        self._show(Content("\n").join(lines))
         go = self.query_one("#move-go", DialogButton)
-        go.disabled = not plan.ok
-        if plan.on_box:  # pressing it is the confirmation: it says the box will skip cells
-            # Names go on the hint line, which wraps: a caption with them was cut ("▶ Move (box1").
-            names = shown(", ".join(c.name for c in plan.on_box))
-            go.set_caption(
-                f"Move, {len(plan.on_box)} skipped", does=f"move; {plan.source} skips {names}"
-            )
+        scratch = self.query_one("#move-scratch", DialogButton)
+        ack = self.query_one("#move-ack", DialogButton)
+        if isinstance(plan, ResumeDialogPlan):
+            self._show(_resume_text(plan))
+            move, ok = plan.plan.move, plan.ok
+            scratch.disabled = False
+            scratch.display = plan.needs_from_scratch
+            if plan.preflight is not None and plan.plan.ok:
+                show_ack_button(ack, plan.preflight)  # type: ignore[arg-type]
+            else:
+                ack.display = False
         else:
-            go.set_caption("Move", does="move")
+            self._show(_lines(plan_lines(plan)))
+            move, ok = plan, plan.ok
+            scratch.display = ack.display = False
+        go.disabled = not ok
+        self._caption(go, plan, move)
         # Enter in "to host" asked for this plan: a ready one takes the focus from there.
         self.end_replan(None)
-        if plan.ok:
+        if ok:
             self.set_focus(go)
+        elif ack.display and not ack.disabled:
+            self.set_focus(ack)
+        elif scratch.display:
+            self.set_focus(scratch)
         elif self.focused is None:  # the Plan button gave it up while planning
             self.set_focus(self.query_one("#move-cancel", Button))
         self._hint()
 
+    def _caption(self, go: DialogButton, plan: MovePlan | ResumeDialogPlan, move: MovePlan) -> None:
+        """The Move button says what pressing it does (it is the confirmation)."""
+        resume = plan.plan if isinstance(plan, ResumeDialogPlan) else None
+        if resume is not None and resume.ran:
+            what = (
+                f"push {len(resume.files)} verified file(s) to {move.dest} and run "
+                f"{resume.cell} there"
+                if resume.files
+                else f"run {resume.cell} on {move.dest} from the start"
+            )
+            go.set_caption("Move, resume" if resume.files else "Move, restart", does=what)
+        elif move.on_box:
+            # Names go on the hint line, which wraps: a caption with them was cut ("▶ Move (box1").
+            names = shown(", ".join(c.name for c in move.on_box))
+            go.set_caption(
+                f"Move, {len(move.on_box)} skipped", does=f"move; {move.source} skips {names}"
+            )
+        else:
+            go.set_caption("Move", does="move")
+
     def _show(self, text: Content) -> None:
         self.query_one("#move-notes", Static).update(text)
+
+    @on(Button.Pressed, "#move-scratch")
+    def _scratch(self) -> None:
+        plan = self.plan
+        if not isinstance(plan, ResumeDialogPlan) or not plan.needs_from_scratch:
+            return
+        self.from_scratch = True
+        self._replan()
+
+    @on(Button.Pressed, "#move-ack")
+    def _acknowledge(self) -> None:
+        plan = self.plan
+        if not isinstance(plan, ResumeDialogPlan) or plan.preflight is None:
+            return
+        waiting = plan.preflight.unacknowledged
+        if not waiting:
+            return
+        self.acks = (*self.acks, waiting[0])
+        self._replan()
 
     @on(Button.Pressed, "#move-go")
     def _go(self) -> None:
@@ -189,34 +276,87 @@ class QueueMoveScreen(ReplanScreen[MoveResult | None]):
             return
         self.query_one("#move-go", Button).disabled = True
         self._show(Content.styled("moving…", "$accent"))
-        run_host_worker(self, self._move(plan), "queue-move", self.host.name)
+        work = self._resume(plan) if isinstance(plan, ResumeDialogPlan) else self._move(plan)
+        run_host_worker(self, work, "queue-move", self.host.name)
+
+    def _failed(self, exc: BaseException) -> None:
+        self._show(Content.styled(shown(f"Not moved: {error_text(exc)}", lines=True), "$error"))
 
     async def _move(self, plan: MovePlan) -> None:
         from rgt_tui.services.queue.move import apply_move
 
-        app: Any = self.app
         try:
             result = await self.connections.use(
                 self.host.name, lambda t: apply_move(plan, self.host, t)
             )
         except Exception as exc:  # MoveError / TransportError: shown, the modal stays
-            self._show(Content.styled(shown(f"Not moved: {error_text(exc)}", lines=True), "$error"))
+            self._failed(exc)
             return
         names = ", ".join(c.name for c in plan.cells)
         skipped = (
             f"\n{plan.source}'s box skips {', '.join(result.skipped)}" if result.skipped else ""
         )
+        self._notify(
+            f"moved {names} to {plan.dest}{skipped}\nsend them: a (append) on {plan.dest}",
+            plan.source,
+        )
+        self.dismiss(result)
+
+    async def _resume(self, planned: ResumeDialogPlan) -> None:
+        from rgt_tui.services.queue.resume import resume_move
+
+        plan, move = planned.plan, planned.plan.move
+        src = self.connections.transport(self.host.name)
+        dst = self.connections.transport(move.dest)
+        try:
+            result = await resume_move(plan, self.fleet, self.host, src, dst, acks=self.acks)
+        except Exception as exc:  # MoveError / TransportError / QueueError: shown, stays
+            self._failed(exc)
+            return
+        lines = [f"moved {plan.cell} to {move.dest}"]
+        if result.moved.skipped:
+            lines.append(f"{move.source}'s box skips {plan.cell}")
+        if plan.files:
+            lines.append(f"pushed {len(plan.files)} verified file(s) to {move.dest}:{result.out}")
+        lines.append(result.queued)
+        self._notify("\n".join(lines), move.source)
+        self.dismiss(result)
+
+    def _notify(self, text: str, source: str) -> None:
+        app: Any = self.app
         app.notify(
-            shown(
-                f"moved {names} to {plan.dest}{skipped}\nsend them: a (append) on {plan.dest}",
-                lines=True,
-            ),
-            title=f"{plan.source}: cells moved",
+            shown(text, lines=True),
+            title=f"{source}: cells moved",
             timeout=10,
             markup=False,
         )
-        self.dismiss(result)
 
     @on(Button.Pressed, "#move-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def _lines(lines: list[str]) -> Content:
+    """Plan lines, a refusal in the error colour (box text: never markup)."""
+    return Content("\n").join(
+        Content.styled(shown(line), "$error" if line.startswith("REFUSED") else "")
+        for line in lines
+    )
+
+
+def _resume_text(planned: ResumeDialogPlan) -> Content:
+    """The resume plan's lines, then the target's preflight when it will launch the cell."""
+    parts = [_lines(resume_lines(planned.plan))]
+    pf = planned.preflight
+    if pf is not None and pf.error:
+        parts.append(Content.styled(shown(pf.error), "$warning"))
+    elif pf is not None and pf.report is not None:
+        waiting = pf.unacknowledged
+        head = f"preflight on {pf.host}" + (
+            f" — {len(waiting)} failed check(s) to fix, or to acknowledge to move anyway"
+            if waiting
+            else ""
+        )
+        parts.append(Content.styled(head, "bold $error" if waiting else "bold"))
+        parts += preflight_lines(pf.report, pf.acknowledged)
+    return Content("\n").join(parts)

@@ -70,7 +70,12 @@ async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
         await wait_for(
             lambda: isinstance(app.screen, FleetScreen), what="the dialog to close", pilot=pilot
         )
-        assert any("cells moved" in n and "box1's box skips b" in n for n in notes(app)), notes(app)
+        # The notification is posted as a message: wait for it, never read it at once.
+        await wait_for(
+            lambda: any("cells moved" in n and "box1's box skips b" in n for n in notes(app)),
+            what="the moved notification",
+            pilot=pilot,
+        )
     assert qf.queue_file("box1").read_text() == f"{gate} t 1\n#moved-to box2: cells/b.sh t 1\n"
     assert qf.queue_file("box2").read_text().endswith("\ncells/b.sh t 1\n")
     assert "moved to box2" in qf.state("b")
