@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from rgt_tui.domain.at_risk import cadence_seen
 from rgt_tui.domain.box_watch import BoxWatch, DataBoundLimits, cpu_budget
 from rgt_tui.domain.snapshot import HostSnapshot, XidEvent
 from rgt_tui.domain.text import printable
+from rgt_tui.domain.young_daly import cadence_line
 
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2}
@@ -67,6 +69,9 @@ class HealthContext:
     lost_since: float | None = None
     cost_per_hour: float | None = None
     tracker: str = ""  # the tracker whose run line a cell's log must print (U35); "": none
+    # An interruptible host's mean time between preemptions, seconds (issue 40: the
+    # Young/Daly interval of ckpt.cadence); None: not interruptible, no rule.
+    mtbf_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -404,6 +409,15 @@ def liveness_alerts(snap: HostSnapshot, th: Thresholds) -> list[Alert]:
     ]
 
 
+def cadence_alerts(snap: HostSnapshot, mtbf_s: float | None) -> list[Alert]:
+    """The running cell checkpoints more than 2·W apart (issue 40, Young/Daly): a
+    preemption of this interruptible box costs more rework than it should."""
+    found = cadence_seen(snap.checkpoints, mtbf_s) if snap.cell is not None else None
+    if found is None or not found.too_slow:
+        return []
+    return [Alert("ckpt.cadence", "info", cadence_line(found), "P8", snap.cell or "")]
+
+
 def evaluate(
     snap: HostSnapshot | None, state: HealthState, ctx: HealthContext
 ) -> tuple[Alert, ...]:
@@ -433,6 +447,7 @@ def evaluate(
         alerts += liveness_alerts(snap, th)
         alerts += data_bound_alerts(snap, state, th)
         alerts += overflow_alerts(snap)
+        alerts += cadence_alerts(snap, ctx.mtbf_s)
         # state.idle_since is None while a queue cell runs (HealthState.observe).
         if ctx.cost_per_hour and state.idle_since is not None and snap.cell is None:
             idle_min = (snap.t - state.idle_since) / 60

@@ -34,6 +34,8 @@ Agent JSON (version 1), every key optional except ``v``::
      "cell": str|null,                  # the queue cell running now (U43, P1)
      "log_mtime": float|null,           # that cell's log (cells/<cell>.log)
      "artifact_mtime": float|null,      # newest file under its output dir
+     "ckpt": {"name", "mtime", "size", "writes": [[at, write_s|null, size]],
+              "writing": bool}|null,    # its checkpoints (issue 40: domain/at_risk.py)
      "queue_done_at": float|null,       # box clock: the last launch's done record (GEN1)
      "cell_started": float|null,        # box clock: when the running cell's attempt began
      "tracker_seen": bool|null,         # its log printed a --tracker-pattern line (U35);
@@ -62,6 +64,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rgt_tui.domain.at_risk import CheckpointsSeen, read_checkpoints
 from rgt_tui.domain.box_identity import valid_box_id
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
@@ -237,6 +240,8 @@ class HostSnapshot:
     # printed about a lost GPU: in a container the only sign of a dead card (U22).
     kmsg_readable: bool | None = None
     gpu_lost: tuple[str, ...] = ()
+    # The running cell's checkpoints on the box (issue 40: work at risk). None: none seen.
+    checkpoints: CheckpointsSeen | None = None
 
 
 class _Reader:
@@ -442,6 +447,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
     gpu_lost = tuple(printable(x, 300) for x in lost_lines[:MAX_LOST_LINES] if isinstance(x, str))
 
     cell = r.str_(data, "cell", "sample")
+    checkpoints = read_checkpoints(data.get("ckpt"), problems)
     queue_done_at = r.num(data, "queue_done_at", "sample")
 
     source = data.get("gpu_source")
@@ -481,6 +487,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         overflows=tuple(overflows),
         kmsg_readable=r.get(data, "kmsg_readable", bool, "sample"),
         gpu_lost=gpu_lost,
+        checkpoints=checkpoints,
     )
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from rgt_tui.agent import agent_command, agent_source
+from rgt_tui.domain.at_risk import mtbf_s
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.cost import CostContext, host_alerts
 from rgt_tui.domain.errors import HostKeyError, TransportError
@@ -160,6 +161,7 @@ def connection_alerts(
         lost_since=connection.since if connection.status != "connected" else None,
         cost_per_hour=host.cost_per_hour,
         tracker=host.ready.tracker if host.ready.tracker_patterns else "",
+        mtbf_s=mtbf_s(host, profile),  # ckpt.cadence (issue 40)
     )
     cctx = CostContext(
         profile,

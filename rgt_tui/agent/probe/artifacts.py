@@ -1,7 +1,10 @@
-"""Queue liveness (U43): the newest file mtime under a cell's output directory."""
+"""Queue liveness (U43): the newest file mtime under a cell's output directory; the same
+walk hands each file to ``CheckpointWatch`` (issue 40: the checkpoints it writes)."""
 
 import os
 import time
+
+from .checkpoints import CheckpointWatch
 
 ARTIFACT_SCAN_EVERY_S = 30.0
 ARTIFACT_SCAN_LIMIT = 20000
@@ -16,6 +19,7 @@ class ArtifactScanner:
         self.every = every
         self.last_scan = None
         self.value = None
+        self.checkpoints = CheckpointWatch(root)  # fed by each walk, no walk of its own
 
     def newest_mtime(self):
         """Return the cached newest mtime, rescanning when the cache is old."""
@@ -32,6 +36,7 @@ class ArtifactScanner:
         newest = None
         seen = 0
         stack = [self.root]
+        self.checkpoints.begin_scan()
         while stack and seen < ARTIFACT_SCAN_LIMIT:
             top = stack.pop()
             try:
@@ -47,9 +52,12 @@ class ArtifactScanner:
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(entry.path)
                         elif entry.is_file(follow_symlinks=False):
-                            mtime = entry.stat(follow_symlinks=False).st_mtime
+                            st = entry.stat(follow_symlinks=False)
+                            mtime = st.st_mtime
                             if newest is None or mtime > newest:
                                 newest = mtime
+                            self.checkpoints.saw(entry.path, mtime, st.st_size)
                     except OSError:
                         continue  # deleted while scanning
+        self.checkpoints.end_scan()
         return newest

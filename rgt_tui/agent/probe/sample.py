@@ -70,6 +70,7 @@ class Agent:
             "gpu_lost": [],
             "log_mtime": None,
             "artifact_mtime": None,
+            "ckpt": None,  # the running cell's checkpoints (issue 40; probe/checkpoints.py)
             "cell": None,
             "queue_done_at": None,
             "cell_started": None,
@@ -133,6 +134,7 @@ class Agent:
             sample["log_mtime"] = safe(errors, "log", lambda: _mtime_or_none(log))
         if artifacts is not None:
             sample["artifact_mtime"] = safe(errors, "artifacts", artifacts.newest_mtime)
+            sample["ckpt"] = safe(errors, "checkpoints", artifacts.checkpoints.sample)
         if not a.no_box_id:
             # Read every sample (one small file): a box re-created under the same name
             # must never pass for the old one, however long this agent has been running.
