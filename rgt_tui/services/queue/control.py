@@ -51,6 +51,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
 from rgt_tui.services.queue.box import probe
 from rgt_tui.services.queue.records import view_from_facts
+from rgt_tui.services.queue.skip import skip_cell  # re-exported: its callers use this name
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:  # the launch machinery loads only when a retry launches
@@ -58,7 +59,6 @@ if TYPE_CHECKING:  # the launch machinery loads only when a retry launches
 
 KILL_GRACE_S = 10  # TERM, then KILL what is left after this long
 KILL_THEN = ("next", "stop")
-REASON_CHARS = 200  # a skip reason: one line, cut (the box cuts it again)
 RETRYABLE = (FAILED, KILLED, INTERRUPTED, *SLURM_ENDED)  # Slurm's OOM, TIMEOUT, … (issue 32)
 
 __all__ = [
@@ -429,26 +429,3 @@ async def mark_retry(
     )
     queue = _answer(result.stdout, "queue")
     return aside, bool(queue) and queue[0] == "running"
-
-
-# --- skip (queue move) ----------------------------------------------------------------
-
-
-async def skip_cell(transport: Transport, host: str, name: str, reason: str) -> None:
-    """Record ``skip <ts> <reason>`` in cell ``name``'s state on the box: no runner runs it
-    there (it is logged as skipped and the queue goes on); views show it skipped, or
-    ``moved`` when the reason starts so.
-
-    The reason is one line, cut to 200 characters. QueueError (code ``running``) when the
-    cell runs now on that box, or whatever else the box refused.
-    """
-    line = " ".join(reason.split())[:REASON_CHARS]
-    await transport.connect()
-    result = await run_ctl(transport, "skip", name, input=line + "\n")
-    error = refusal(host, result)
-    if error is not None:
-        raise error
-    if not result.stdout.startswith("skipped\t"):
-        raise QueueError(
-            host, f"the box did not confirm the skip of {name}: {result.stdout.strip()!r}"
-        )

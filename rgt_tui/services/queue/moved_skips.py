@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from rgt_tui.domain.queue_file import QueueCell
 from rgt_tui.domain.queue_state import SKIPPED, QueueView
 from rgt_tui.services.box_ctl import QueueError
-from rgt_tui.services.queue.control import skip_cell
+from rgt_tui.services.queue.skip import skip_cell
 from rgt_tui.transport import Transport
 
 
