@@ -7,11 +7,9 @@ Trusting goes through ``services.fleet.trust`` and writes the real known_hosts f
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
 
+from support.controller_host import LoopHost
 from support.fleet_files import write_hosts
 from support.waiting import wait_for
 
@@ -22,43 +20,6 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 
 LINE = "[127.0.0.1]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMDi1ZsJqG3s8o0tWmhzLxqYw6pE9pLzJ1d1Jx0Vn9Rk"
-
-
-class LoopHost:
-    """A controller's host without Textual: workers are asyncio tasks, notices a list."""
-
-    def __init__(self) -> None:
-        self.notices: list[tuple[str, str, Any]] = []
-        self.workers: dict[str, asyncio.Task[Any]] = {}
-
-    def run_worker(
-        self,
-        work: Coroutine[Any, Any, Any],
-        name: str | None = "",
-        group: str = "default",
-        description: str = "",
-        exit_on_error: bool = True,
-        start: bool = True,
-        exclusive: bool = False,
-        thread: bool = False,
-    ) -> asyncio.Task[Any]:
-        assert exclusive and not exit_on_error  # the one helper's options
-        old = self.workers.get(group)
-        if old is not None:
-            old.cancel()
-        task = self.workers[group] = asyncio.ensure_future(work)
-        return task
-
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: Any = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None:
-        self.notices.append((message, title, severity))
 
 
 FLEET = """

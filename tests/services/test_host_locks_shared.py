@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from support.pilot import FakeMonitor
+from support.replay import ReplayMonitor
 from support.samples import agent_sample, make_update
 
 from rgt_tui.services.fleet.file import load_fleet
@@ -19,7 +19,7 @@ from rgt_tui.services.watch.watcher import Watcher
 async def test_watch_hands_its_drivers_the_runtimes_one_lock(make_loopback_fleet, tmp_path: Path):
     loopback = await make_loopback_fleet(1)
     fleet = dataclasses.replace(load_fleet(loopback.hosts_file), results_dir=tmp_path / "res")
-    monitors = {"box1": FakeMonitor([make_update("box1", agent_sample("box1"))])}
+    monitors = {"box1": ReplayMonitor(updates=[make_update("box1", agent_sample("box1"))])}
     watcher = Watcher(fleet, hosts=fleet.hosts, monitors=monitors)  # as `rgt-tui watch`
     try:
         assert watcher.pull is not None and watcher.autostop is not None

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from support import MIB
+from support.controller_host import LoopHost
 from support.pulls import box_results, fast, host_of, random_file, sha
 from support.waiting import wait_for
 
@@ -290,21 +291,6 @@ async def test_the_budget_paces_every_take_on_one_timeline():
     assert abs(now[0] - 4.75) < 1e-6 and max(slept) <= 1.0
 
 
-class _App:
-    """What JobRunner needs of the App: workers as tasks, notices kept."""
-
-    def __init__(self) -> None:
-        self.tasks: list[asyncio.Task] = []
-        self.notices: list[str] = []
-
-    def run_worker(self, work, **kw: object):  # type: ignore[no-untyped-def]
-        self.tasks.append(asyncio.ensure_future(work))
-        return self.tasks[-1]
-
-    def notify(self, message: str, **kw: object) -> None:
-        self.notices.append(message)
-
-
 async def test_the_tui_p_and_the_periodic_pull_share_one_pull_per_host(
     make_loopback_fleet, tmp_path
 ):
@@ -315,7 +301,7 @@ async def test_the_tui_p_and_the_periodic_pull_share_one_pull_per_host(
     fleet, host = _setup(loopback, tmp_path)
     fleet = dataclasses.replace(fleet, watch=dataclasses.replace(fleet.watch, pull_rate_mbit=16))
     connections = FleetConnections(fleet.hosts)
-    app = _App()
+    app = LoopHost()
     journal = Journal(tmp_path / "journal")
     runner = JobRunner(app, fleet, connections, locks=HostLocks(), journal=lambda: journal)
     scheduler = runner.periodic_pulls()
@@ -323,7 +309,7 @@ async def test_the_tui_p_and_the_periodic_pull_share_one_pull_per_host(
         periodic = asyncio.ensure_future(scheduler.pull_once(host))
         await wait_for(lambda: runner.state("box1").running == "pull", 30, "the periodic pull")
         runner.request("box1", "pull")  # the user's p meanwhile: refused, said so
-        assert any("still running" in n for n in app.notices)
+        assert any("still running" in n for n in app.messages)
         assert len(app.tasks) == 0
         # Nobody asked for it: quitting is not held up by it (its parts are kept).
         assert runner.busy() == []

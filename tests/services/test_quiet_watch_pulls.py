@@ -9,8 +9,8 @@ import asyncio
 import dataclasses
 from pathlib import Path
 
-from support.pilot import FakeMonitor
 from support.pulls import box_results
+from support.replay import ReplayMonitor
 from support.samples import agent_sample, make_update
 from support.waiting import wait_for
 
@@ -47,7 +47,9 @@ async def test_watch_pulls_only_hosts_with_pull_folders_once_a_cell_ended(
         def on_event(self, event: WatchEvent) -> None:
             told.append(event)
 
-    monitors = {h: FakeMonitor([make_update(h, agent_sample(h))]) for h in ("box1", "box2")}
+    monitors = {
+        h: ReplayMonitor(updates=[make_update(h, agent_sample(h))]) for h in ("box1", "box2")
+    }
     watcher = Watcher(fleet, sinks=[Told()], hosts=fleet.hosts, monitors=monitors)
     running = asyncio.ensure_future(watcher.run())
     try:

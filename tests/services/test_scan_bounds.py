@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import arun
+from support.controller_host import LoopHost
 from support.pulls import box_results, fast, host_of, pull, random_file
 from support.waiting import wait_for
 
@@ -168,7 +169,7 @@ async def test_a_stalled_scan_ends_the_tui_pull_job(hostile, tmp_path):
     python3(STALLS)
     config = load_fleet(_hosts_file(fleet, tmp_path))
     connections = FleetConnections(config.hosts)
-    host = _WorkerHost()
+    host = LoopHost()
     runner = JobRunner(host, config, connections, locks=HostLocks())
     try:
         runner.request("box1", "pull")
@@ -179,26 +180,6 @@ async def test_a_stalled_scan_ends_the_tui_pull_job(hostile, tmp_path):
     finally:
         await host.drain()
         await connections.close_all()
-
-
-class _WorkerHost:
-    """What JobRunner needs of the App: workers as tasks, notices kept."""
-
-    def __init__(self) -> None:
-        self.tasks: list[asyncio.Task] = []
-        self.notices: list[str] = []
-
-    def run_worker(self, work, **kw: object):  # type: ignore[no-untyped-def]
-        self.tasks.append(asyncio.ensure_future(work))
-        return self.tasks[-1]
-
-    def notify(self, message: str, **kw: object) -> None:
-        self.notices.append(message)
-
-    async def drain(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
 # -- every line counts ------------------------------------------------------------------

@@ -7,7 +7,10 @@
 - ``machine``: this machine: processes (``alive``, ``children``), boot id, tmux, tmpfs.
 - ``cli``: the real command line as a subprocess (``rgt``, ``arun``) and at a terminal.
 - ``samples``: agent-shaped samples, the three-host fleet file and the frozen clock.
-- ``pilot``: the App under the Pilot (``make_app``, ``screen_text``, ``FakeMonitor``).
+- ``pilot``: the App under the Pilot (``make_app``, ``screen_text``).
+- ``replay``: ``ReplayMonitor``, the one replayed monitor (ready updates, or samples and
+  lost connections emitted when the test says).
+- ``controller_host``: ``LoopHost``, the one controller host without Textual.
 - ``teardown_ui``: the pull → verify → checklist steps of the Teardown tab.
 - ``fleet_files``: writing and editing fleet files (``write_hosts``, ``set_host_key``).
 - ``gate``: a complete, unlocking sequence of gate facts.

@@ -6,8 +6,6 @@ run between polls and shows the screen when it times out.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,14 +16,12 @@ from rgt_tui.app import RgtApp, RgtCommands
 from rgt_tui.domain.config import Fleet
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.job_keys import JobsChanged
-from rgt_tui.services.telemetry import HostUpdate
 from support.samples import clock, three_updates, write_fleet
 from support.waiting import wait_for
 
 __all__ = [
     "SIZE",
     "SNAPSHOT_SIZE",
-    "FakeMonitor",
     "make_app",
     "notes",
     "palette_titles",
@@ -39,33 +35,6 @@ __all__ = [
 
 SIZE = (160, 50)  # room for every tab of the detail screen
 SNAPSHOT_SIZE = (140, 34)  # the SVG snapshots' terminal
-
-
-class FakeMonitor:
-    """HostMonitor's interface: emits the given updates, then waits to be cancelled."""
-
-    host_key_fingerprint: str | None = None  # no connection, no host key
-
-    def __init__(
-        self, updates: list[HostUpdate] | None = None, *, crash: str | None = None
-    ) -> None:
-        self.updates = list(updates or [])
-        self.crash = crash
-        self.reconnects = 0
-        self.emit: Callable[[HostUpdate], None] | None = None
-        self.started = asyncio.Event()
-
-    async def run(self, emit: Callable[[HostUpdate], None]) -> None:
-        self.emit = emit
-        self.started.set()
-        for update in self.updates:
-            emit(update)
-        if self.crash:
-            raise RuntimeError(self.crash)
-        await asyncio.Event().wait()
-
-    def request_reconnect(self) -> None:
-        self.reconnects += 1
 
 
 def make_app(

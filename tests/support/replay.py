@@ -1,18 +1,21 @@
-"""A monitor that replays a recorded stream, step by step, as ``HostMonitor`` would emit it.
+"""The one replayed monitor of the tests: ``HostMonitor``'s interface, emitting a recorded
+stream.
 
-Each step is an agent sample (its JSON object, ``support.samples.agent_sample``) or a
-lost connection. The updates are built the way ``HostMonitor`` builds them: the real
-parser, the health state carried from sample to sample (starting from whatever the
-runtime seeded into ``health``), and ``connection_alerts`` (the health and cost rules).
-The test decides when each step is emitted (``sample``, ``lose``), so two consumers can
-be fed the very same stream in the same order.
+Two ways to feed it, alone or together. ``updates``: ready ``HostUpdate``s, emitted as
+soon as it runs (then ``crash`` raises, if given: a monitor that dies). ``sample`` and
+``lose``: the test decides when each step is emitted, an agent sample (its JSON object,
+``support.samples.agent_sample``) or a lost connection, built the way ``HostMonitor``
+builds them: the real parser, the health state carried from sample to sample (starting
+from whatever the runtime seeded into ``health``), and ``connection_alerts`` (the health
+and cost rules); so two consumers can be fed the very same stream in the same order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rgt_tui.domain.config import HostConfig
@@ -27,13 +30,25 @@ from rgt_tui.services.telemetry import (
 
 
 class ReplayMonitor:
-    """``MonitorLike``: emits the steps it is told to, then waits to be cancelled."""
+    """``MonitorLike``: emits ``updates``, then the steps it is told to, and waits to be
+    cancelled (or raises ``crash`` after ``updates``). ``host`` and ``clock`` are needed
+    only by ``sample`` and ``lose``; ``reconnects`` counts ``request_reconnect``."""
 
     host_key_fingerprint: str | None = None  # no connection, no host key
 
-    def __init__(self, host: HostConfig, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        host: HostConfig | None = None,
+        clock: Callable[[], float] = time.time,
+        *,
+        updates: Iterable[HostUpdate] = (),
+        crash: str | None = None,
+    ) -> None:
         self.host = host
         self.clock = clock
+        self.updates = list(updates)
+        self.crash = crash
+        self.reconnects = 0
         self.health = HealthState()
         self.last: Any = None
         self.received_at: float | None = None
@@ -44,13 +59,19 @@ class ReplayMonitor:
     async def run(self, emit: Callable[[HostUpdate], None]) -> None:
         self.emit = emit
         self.started.set()
+        for update in self.updates:
+            emit(update)
+        if self.crash:
+            raise RuntimeError(self.crash)
         await asyncio.Event().wait()
 
     def request_reconnect(self) -> None:
-        """Nothing to drop."""
+        """Nothing to drop; counted."""
+        self.reconnects += 1
 
     def sample(self, data: dict[str, Any]) -> HostUpdate:
         """Emit the sample ``data`` (connected)."""
+        assert self.host is not None, "sample() needs the monitor's host"
         snap = parse_agent_line(self.host.name, json.dumps(data))
         assert snap is not None, data
         self.health = self.health.observe(snap, Thresholds())
@@ -65,6 +86,7 @@ class ReplayMonitor:
         return self._emit()
 
     def _emit(self) -> HostUpdate:
+        assert self.host is not None, "sample() and lose() need the monitor's host"
         alerts = connection_alerts(
             self.host,
             load_profile(self.host.profile),

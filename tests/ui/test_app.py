@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 from support.pilot import (
-    FakeMonitor,
     make_app,
     palette_titles,
     screen_text,
     shown_notifications,
     wait_for,
 )
+from support.replay import ReplayMonitor
 from support.samples import (
     FROZEN,
     HOSTS,
@@ -56,7 +56,7 @@ pytestmark = pytest.mark.usefixtures("utc")
 
 
 async def test_panes_show_every_figure_from_the_monitors(tmp_path: Path) -> None:
-    monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
+    monitors = {u.host: ReplayMonitor(updates=[u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(140, 34)) as pilot:
         await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
@@ -210,7 +210,7 @@ async def test_filter_hides_hosts_and_escape_clears(tmp_path: Path) -> None:
 
 
 async def test_enter_opens_detail_which_keeps_updating(tmp_path: Path) -> None:
-    monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
+    monitors = {u.host: ReplayMonitor(updates=[u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
@@ -271,7 +271,7 @@ async def test_click_opens_the_pane(tmp_path: Path) -> None:
 
 
 async def test_r_reconnects_the_selected_host_and_says_so(tmp_path: Path) -> None:
-    monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
+    monitors = {u.host: ReplayMonitor(updates=[u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(140, 34)) as pilot:
         await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
@@ -311,7 +311,7 @@ async def test_a_repeated_notice_does_not_stack_or_re_arm(tmp_path: Path) -> Non
 
 
 async def test_monitor_crash_is_reported_and_r_restarts_it(tmp_path: Path) -> None:
-    crashing = FakeMonitor([healthy_update()], crash="agent exploded")
+    crashing = ReplayMonitor(updates=[healthy_update()], crash="agent exploded")
     app = make_app(tmp_path, {"a100-train": crashing})
     async with app.run_test(size=(140, 34)) as pilot:
         await wait_for(
@@ -426,7 +426,7 @@ async def test_newer_sample_replaces_a_queued_older_one(tmp_path: Path) -> None:
     assert HostUpdated(first).can_replace(HostUpdated(second))
     assert not HostUpdated(first).can_replace(HostUpdated(inode_update()))
     # Both are emitted before the app gets to run: only the newer one is processed.
-    monitor = FakeMonitor([first, second])
+    monitor = ReplayMonitor(updates=[first, second])
     app = make_app(tmp_path, {"a100-train": monitor})
     async with app.run_test(size=(140, 34)) as pilot:
         await wait_for(lambda: "a100-train" in app.latest, pilot=pilot)

@@ -15,7 +15,6 @@ import pytest
 import torch
 from support.pilot import (
     SIZE,
-    FakeMonitor,
     make_app,
     palette_titles,
     publish_jobs,
@@ -23,6 +22,7 @@ from support.pilot import (
     shown_notifications,
     wait_for,
 )
+from support.replay import ReplayMonitor
 from support.samples import (
     FLEET_TOML,
     FROZEN,
@@ -298,8 +298,8 @@ async def test_a_torn_down_box_is_not_polled_until_r(tmp_path: Path, state_dir: 
 
     fleet = write_fleet(tmp_path, with_queue)
     connections = FleetConnections(fleet.hosts, factory=lambda host: GoneBox(host, attempts))
-    monitors = {h: FakeMonitor() for h in ("h100-eval", "spot-4090")}
-    monitors["a100-train"] = FakeMonitor([healthy_update()])
+    monitors = {h: ReplayMonitor() for h in ("h100-eval", "spot-4090")}
+    monitors["a100-train"] = ReplayMonitor(updates=[healthy_update()])
     app = make_app(tmp_path, monitors, fleet=fleet, connections=connections)
     app.runtime.queues.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:

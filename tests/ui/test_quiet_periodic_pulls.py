@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from support.pilot import SIZE, FakeMonitor, make_app, screen_text, shown_notifications
+from support.pilot import SIZE, make_app, screen_text, shown_notifications
+from support.replay import ReplayMonitor
 from support.samples import agent_sample, make_update
 from support.waiting import wait_for
 
@@ -41,9 +42,9 @@ def no_pull_folders(block: str) -> str:
     return re.sub(r"(?m)^workdir = .*$", 'workdir = "~"', as_vastai(block))
 
 
-def monitors(*hosts: str) -> dict[str, FakeMonitor]:
+def monitors(*hosts: str) -> dict[str, ReplayMonitor]:
     """Each host connected with one sample, so its pane is drawn."""
-    return {h: FakeMonitor([make_update(h, agent_sample(h))]) for h in hosts}
+    return {h: ReplayMonitor(updates=[make_update(h, agent_sample(h))]) for h in hosts}
 
 
 def view(host: str, *statuses: str) -> QueueView:

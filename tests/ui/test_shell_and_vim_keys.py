@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from support.pilot import (
-    FakeMonitor,
     make_app,
     palette_titles,
     screen_text,
     shown_notifications,
     wait_for,
 )
+from support.replay import ReplayMonitor
 from support.samples import three_updates
 
 from rgt_tui.screens.help import HelpBody, HelpScreen
@@ -31,7 +31,7 @@ def _footer(app) -> str:  # type: ignore[no-untyped-def]
 
 
 async def test_hjkl_move_the_selection_on_the_grid_as_the_arrows_do(tmp_path: Path) -> None:
-    monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
+    monitors = {u.host: ReplayMonitor(updates=[u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(200, 40)) as pilot:  # three panes side by side
         await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
@@ -51,7 +51,7 @@ async def test_hjkl_move_the_selection_on_the_grid_as_the_arrows_do(tmp_path: Pa
 
 
 async def test_h_and_l_step_through_the_detail_tabs_and_j_k_scroll(tmp_path: Path) -> None:
-    monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
+    monitors = {u.host: ReplayMonitor(updates=[u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
@@ -100,7 +100,7 @@ async def test_s_without_a_terminal_says_to_use_the_command_line(
 ) -> None:
     # run_test's driver cannot suspend: the key explains instead of failing. The real
     # suspend is tests/e2e/test_shell_tmux.py's.
-    monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
+    monitors = {u.host: ReplayMonitor(updates=[u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
@@ -119,7 +119,7 @@ async def test_s_without_a_terminal_says_to_use_the_command_line(
 async def test_the_new_keys_are_in_the_help_the_palette_and_the_80x24_footer(
     tmp_path: Path,
 ) -> None:
-    monitors = {u.host: FakeMonitor([u]) for u in three_updates()}
+    monitors = {u.host: ReplayMonitor(updates=[u]) for u in three_updates()}
     app = make_app(tmp_path, monitors)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(lambda: len(app.latest) == 3, pilot=pilot)
@@ -139,6 +139,6 @@ async def test_the_new_keys_are_in_the_help_the_palette_and_the_80x24_footer(
         # The footer ranks L (the launch key moved: shown where it fits) then s.
         await pilot.press("escape")
         await wait_for(lambda: " L Launch " in _footer(app), pilot=pilot)
-    wider = make_app(tmp_path, {u.host: FakeMonitor([u]) for u in three_updates()})
+    wider = make_app(tmp_path, {u.host: ReplayMonitor(updates=[u]) for u in three_updates()})
     async with wider.run_test(size=(120, 30)) as pilot:
         await wait_for(lambda: " s Shell " in _footer(wider), pilot=pilot)
