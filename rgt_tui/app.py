@@ -24,6 +24,7 @@ from rgt_tui.controllers.host_keys import HostKeys
 from rgt_tui.controllers.jobs import JobRunner
 from rgt_tui.controllers.notices import notices_of, notify_once
 from rgt_tui.controllers.queue_actions import QueueController
+from rgt_tui.controllers.spot import SpotWatch
 from rgt_tui.controllers.type_ahead import TypeAhead
 from rgt_tui.controllers.watch_notify import TuiNotify
 from rgt_tui.controllers.workers import run_work
@@ -121,8 +122,7 @@ class RgtApp(ThemedApp):
         # Each host's one SSH connection, shared by every screen and job (DESIGN step 2).
         self.connections = connections or FleetConnections(fleet.hosts)
         # watch's notifications from the TUI too, only when the fleet asks (tui_notify).
-        self.tui_notify = TuiNotify.for_fleet(fleet)
-        notify = self.tui_notify
+        notify = self.tui_notify = TuiNotify.for_fleet(fleet)
         self.runtime: FleetRuntime[HostState, WatchEvent] = FleetRuntime(
             fleet,
             self.connections,
@@ -159,6 +159,10 @@ class RgtApp(ThemedApp):
         )
         self.queues = QueueController(
             self, self.connections, fleet=lambda: self.fleet, open_screen=self._open_queue_screen
+        )
+        # Preemptions named (panes, notices, on_preempt) and each running cell's checkpoints.
+        self.spot = SpotWatch(
+            self, fleet, self.connections, self.runtime, self._fleet_views, notify
         )
 
     # The runtime's state, read by screens' callers and tests under the App's names.
@@ -213,6 +217,7 @@ class RgtApp(ThemedApp):
 
     def _route(self, event: RuntimeEvent) -> Awaitable[None] | None:
         """The fleet runtime's news, to the screens (and the notifier)."""
+        self.spot.route(event)  # issue 40: HostPreempted, and after each sample
         if isinstance(event, HostSampled):
             self._host_sampled(event.update, event.history)
         elif isinstance(event, QueueRead):

@@ -13,10 +13,20 @@ from textual.content import Content
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.domain import cost
+from rgt_tui.domain.at_risk import ages_line, cadence_seen
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.preemption import SUSPECTED, Preemption, preemption_line, suspected_line
+from rgt_tui.domain.preemption import (
+    SUSPECTED,
+    Checkpoint,
+    Preemption,
+    mtbf_s,
+    preemption_line,
+    suspected_line,
+)
 from rgt_tui.domain.snapshot import CgroupSample, DiskSample, HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
+from rgt_tui.domain.young_daly import cadence_line
+from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.telemetry import ConnectionState
 
 ALIVE_NOTE = "the run may still be alive"
@@ -222,3 +232,23 @@ def started_label(host: HostConfig) -> str:
     if host.started_at is None:
         return ""
     return "started " + datetime.strftime(host.started_at, "%Y-%m-%d %H:%M UTC")
+
+
+def at_risk_lines(
+    host: HostConfig, snap: HostSnapshot | None, verified: Checkpoint | None
+) -> list[Content]:
+    """What a preemption would cost the running cell now (issue 40): ``ckpt 3m ago on box
+    · 41m ago verified here``, and for an interruptible host the Young/Daly line
+    (``checkpoints every 41 min; for this box W ≈ 13 min (write 30 s, MTBF 3 h)``).
+    ``verified``: the cell's newest pulled-and-verified checkpoint. Box clock throughout."""
+    if snap is None or snap.cell is None:
+        return []
+    seen = snap.checkpoints
+    box = seen.mtime if seen is not None else None
+    ages = ages_line(box, verified.mtime if verified is not None else None, snap.t)
+    lines = [Content.styled(ages, "$foreground-muted")]
+    found = cadence_seen(seen, mtbf_s(host, load_profile(host.profile)))
+    if found is not None:
+        line = cadence_line(found, host.watch.pull_every_s)
+        lines.append(Content.styled(line, "$warning" if found.too_slow else "$foreground-muted"))
+    return lines

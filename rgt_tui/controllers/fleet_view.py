@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from rgt_tui.controllers.jobs import HostJobs
     from rgt_tui.domain.errors import HostKeyError
     from rgt_tui.domain.history import HostHistory
+    from rgt_tui.domain.preemption import Checkpoint, Preemption
     from rgt_tui.domain.queue_state import QueueView
     from rgt_tui.services.telemetry import HostUpdate
 
@@ -32,3 +33,9 @@ class FleetView:
 
     def host_key_refused(self, host: str, error: HostKeyError | None) -> None:
         """A host's key was refused (None: it connected again)."""
+
+    def host_preempted(self, host: str, preemption: Preemption | None) -> None:
+        """The runtime's named preemption of an interruptible host (None: none now)."""
+
+    def checkpoint_verified(self, host: str, cell: str, checkpoint: Checkpoint | None) -> None:
+        """The running ``cell``'s newest pulled-and-verified checkpoint (None: none)."""

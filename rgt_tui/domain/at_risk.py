@@ -5,7 +5,7 @@ The agent reports the checkpoints the running cell writes on the box (the sample
 each was complete, how long it took when seen, its size). With the newest checkpoint
 that is pulled and verified here, that says what a preemption loses:
 ``ckpt 3m ago on box · 41m ago verified here``; with the host's mean time between
-preemptions it gives the Young/Daly line (``domain.young_daly``).
+preemptions (``domain.preemption.mtbf_s``) it gives the Young/Daly line (``domain.young_daly``).
 
 Pure: parsed from the box's JSON (hostile input: bounded, typed, never raised), words out.
 """
@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.young_daly import Cadence, CheckpointWrite, cadence
-
-if TYPE_CHECKING:  # the snapshot imports this module; config imports the snapshot's rules
-    from rgt_tui.domain.config import HostConfig
-    from rgt_tui.domain.profiles import Profile
 
 MAX_WRITES = 16  # the agent sends at most 8
 NAME_CHARS = 120
@@ -71,16 +67,6 @@ def read_checkpoints(value: Any, problems: list[str]) -> CheckpointsSeen | None:
         tuple(writes),
         value.get("writing") is True,
     )
-
-
-def mtbf_s(host: HostConfig, profile: Profile) -> float | None:
-    """The host's mean time between preemptions in seconds — its own
-    ``preempt_mtbf_hours``, else its profile's — for an interruptible host; None
-    otherwise (a box nobody preempts has no Young/Daly interval)."""
-    if not host.watch.interruptible:
-        return None
-    hours = host.preempt_mtbf_hours or profile.preempt_mtbf_hours
-    return hours * 3600.0 if hours else None
 
 
 def cadence_seen(seen: CheckpointsSeen | None, mtbf: float | None) -> Cadence | None:

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.units import fmt_duration
 
@@ -100,3 +101,13 @@ def preemption_line(p: Preemption) -> str:
     else:
         tail = f"its last verified checkpoint is from {hhmm(p.checkpoint.mtime)}"
     return f"{head}: cell {p.cell} interrupted{at_step}; {tail}"
+
+
+def mtbf_s(host: HostConfig, profile: Profile) -> float | None:
+    """The host's mean time between preemptions in seconds — its own
+    ``preempt_mtbf_hours``, else its profile's — for an interruptible host; None
+    otherwise (a box nobody preempts has no Young/Daly interval)."""
+    if not host.watch.interruptible:
+        return None
+    hours = host.preempt_mtbf_hours or profile.preempt_mtbf_hours
+    return hours * 3600.0 if hours else None

@@ -30,6 +30,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.preemption import Checkpoint, Preemption
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
@@ -375,6 +376,18 @@ class FleetScreen(FleetView, Screen[None]):
         if pane is not None and pane.torn_down_at != state.shown_torn_down_at:
             pane.mark_torn_down(state.shown_torn_down_at)
             self._refresh_summary()
+
+    def host_preempted(self, host: str, preemption: Preemption | None) -> None:
+        """An interruptible host named preempted (issue 40): its pane says so."""
+        pane = self.panes.get(host)
+        if pane is not None and pane.preemption != preemption:
+            pane.show_preemption(preemption)
+
+    def checkpoint_verified(self, host: str, cell: str, checkpoint: Checkpoint | None) -> None:
+        """The running cell's newest verified checkpoint: its pane shows its age."""
+        pane = self.panes.get(host)
+        if pane is not None:
+            pane.show_verified(cell, checkpoint)
 
     def host_key_refused(self, host: str, error: HostKeyError | None) -> None:
         """A host's key was refused (or it connected again): its pane offers K."""

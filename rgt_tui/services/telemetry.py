@@ -27,11 +27,11 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from rgt_tui.agent import agent_command, agent_source
-from rgt_tui.domain.at_risk import mtbf_s
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.cost import CostContext, host_alerts
 from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.health import Alert, HealthContext, HealthState, Thresholds
+from rgt_tui.domain.preemption import mtbf_s
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.snapshot import HostSnapshot, carry_processes, snapshot_from_agent
 from rgt_tui.domain.text import printable

@@ -33,6 +33,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
 from rgt_tui.content.gpu_row import util_line, vram_line
 from rgt_tui.content.host_text import (
+    at_risk_lines,
     billing_start,
     cgroup_line,
     cgroup_memory,
@@ -48,7 +49,7 @@ from rgt_tui.domain.cost import IdleMeter
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
-from rgt_tui.domain.preemption import Preemption, suspected
+from rgt_tui.domain.preemption import Checkpoint, Preemption, suspected
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration
 from rgt_tui.services.telemetry import HostUpdate
@@ -185,6 +186,7 @@ class HostPane(Widget, can_focus=True):
         self.pull_failure: tuple[float, str] | None = None  # a failing periodic pull
         self.key_refusal: HostKeyError | None = None  # the monitor's refused host key
         self.preemption: Preemption | None = None  # the runtime's named one (issue 40)
+        self.verified: tuple[str, Checkpoint | None] | None = None  # (cell, its newest)
         self._key_line: Content | None = None  # what K does about it
         # Idle paid minutes: every GPU under 5 % and no cell running, while billed.
         self.idle = IdleMeter()
@@ -308,7 +310,21 @@ class HostPane(Widget, can_focus=True):
         """The queue's rows, then a failing periodic pull's line cut to the width."""
         failure = self.pull_failure
         pull = [] if failure is None else [periodic_failure_line(*failure, width=width)]
-        return [*self._queue_rows(width), *pull]
+        return [*self._queue_rows(width), *pull, *self._at_risk()]
+
+    def _at_risk(self) -> list[Content]:
+        """Work at risk of the running cell (issue 40): checkpoint ages, the cadence."""
+        snap = self.update.snapshot if self.update is not None else None
+        cell = snap.cell if snap is not None else None
+        mine = self.verified is not None and self.verified[0] == cell
+        return at_risk_lines(self.host, snap, self.verified[1] if mine and self.verified else None)
+
+    def show_verified(self, cell: str, checkpoint: Checkpoint | None) -> None:
+        """Take ``cell``'s newest pulled-and-verified checkpoint (issue 40)."""
+        if self.verified != (cell, checkpoint):
+            self.verified = (cell, checkpoint)
+            self.stale = True
+            self.draw_if_stale()
 
     def _compose_content(self, update: HostUpdate, *, recompute_figures: bool) -> None:
         now = self.clock()

@@ -1,0 +1,113 @@
+"""The open TUI's side of spot boxes (issue 40): it acts on preemptions as ``watch`` does,
+and keeps each running cell's newest pulled-and-verified checkpoint for its pane.
+
+``SpotWatch.route`` takes the fleet runtime's events (the App hands it what it does not
+route itself):
+
+- a ``HostPreempted`` goes to every fleet view (the pane's "preempted at ~14:03: cell X
+  interrupted at step k; …"), and to an ``OnPreempt`` driver (``services.watch.drivers``)
+  as under ``watch``: its ``preempted`` event is a notices entry (key ``n``) and, with
+  ``tui_notify``, a notification through the same sent log as ``watch``'s (its key is the
+  preemption's, so whichever sends it first, the other finds it sent); ``on_preempt =
+  "move"``/``"relaunch"`` act from the TUI too, claimed in the journal first, so once
+  across the TUI and ``watch``;
+- after each sample: the runtime's current preemption of the host (a box back from a
+  blip, or whose queue runs again, is no longer named) and, for a running cell, its newest
+  verified checkpoint (``services.queue.verified_checkpoint``: the records only, read in a
+  thread when they or the cell changed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from rgt_tui.controllers.fleet_view import FleetView
+from rgt_tui.controllers.notices import record
+from rgt_tui.controllers.workers import run_work
+from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.preemption import Checkpoint, Preemption
+from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.queue.verified_checkpoint import newest_verified, signature
+from rgt_tui.services.runtime.events import FleetReloaded, HostPreempted, HostSampled
+from rgt_tui.services.watch.drivers.on_preempt import OnPreempt
+from rgt_tui.services.watch.events import WatchEvent
+
+
+class SpotWatch:
+    """See the module docstring. ``app``: runs the workers and holds the notices list;
+    ``runtime``: the fleet runtime (its preemptions now, its queue views); ``views``: the
+    screens showing hosts now; ``notify``: the TUI's notifier (``tui_notify``), if any."""
+
+    def __init__(
+        self,
+        app: Any,
+        fleet: Fleet,
+        connections: FleetConnections,
+        runtime: Any,
+        views: Callable[[], list[FleetView]],
+        notify: Any = None,
+    ) -> None:
+        self.app = app
+        self.fleet = fleet
+        self.views = views
+        self.current: Callable[[str], Preemption | None] = runtime.preemptions.current.get
+        self.notify = notify
+        queue_view: Callable[[str], QueueView | None] = runtime.queues.views.get
+        self.driver = OnPreempt(fleet, connections, emit=self.told, queue_view=queue_view)
+        self.shown: dict[str, Preemption | None] = {}  # what the panes were last handed
+        self.verified: dict[str, tuple[str, tuple[object, ...]]] = {}  # host: (cell, records)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def route(self, event: object) -> None:
+        """One runtime event (the ones this controller does not take are ignored)."""
+        if isinstance(event, HostPreempted):
+            self._show(event.host.name, event.preemption)
+            run_work(self.app, self.driver.on_preempted(event.host, event.preemption),
+                     f"on-preempt:{event.host.name}", exclusive=False)  # fmt: skip
+        elif isinstance(event, HostSampled):
+            host = event.update.host
+            now = self.current(host)
+            if now != self.shown.get(host):
+                self._show(host, now)
+            snap = event.update.snapshot
+            if snap is not None and snap.cell is not None:
+                self._look_at_verified(host, snap.cell)
+        elif isinstance(event, FleetReloaded):
+            self.fleet = self.driver.fleet = event.fleet
+
+    def told(self, event: WatchEvent) -> None:
+        """The driver's news: a notices entry, and a notification when the fleet asks."""
+        severity = "information" if event.severity == "info" else "warning"
+        record(self.app, event.host, event.title, event.body, severity)
+        if self.notify is not None:
+            task = asyncio.ensure_future(self.notify.on_event(event))
+            self._tasks.add(task)  # held: the loop keeps tasks only weakly
+            task.add_done_callback(self._tasks.discard)
+
+    def _show(self, host: str, preemption: Preemption | None) -> None:
+        self.shown[host] = preemption
+        for view in self.views():
+            view.host_preempted(host, preemption)
+
+    def _look_at_verified(self, name: str, cell: str) -> None:
+        host = next((h for h in self.fleet.hosts if h.name == name), None)
+        if host is None:
+            return
+        records = signature(self.fleet, host)  # two stats: a pull or verify since?
+        if self.verified.get(name) == (cell, records):
+            return
+        self.verified[name] = (cell, records)
+        fleet = self.fleet
+
+        async def look() -> None:
+            found = await asyncio.to_thread(newest_verified, fleet, host, cell)
+            self._hand_verified(name, cell, found)
+
+        run_work(self.app, look(), f"verified-ckpt:{name}")
+
+    def _hand_verified(self, host: str, cell: str, checkpoint: Checkpoint | None) -> None:
+        for view in self.views():
+            view.checkpoint_verified(host, cell, checkpoint)

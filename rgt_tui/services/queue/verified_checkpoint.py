@@ -1,0 +1,78 @@
+"""A running cell's newest checkpoint that is pulled and verified here, as the records say
+(issue 40: work at risk, "41m ago verified here").
+
+The resume move (``services.queue.resume.cell_files``) re-hashes every copy before it
+pushes one; a pane that shows the age of the newest verified checkpoint on every sample
+must not. This reads the last pull's manifest and the verification of that very manifest
+only (no file is hashed), and only when those two records changed (``signature``: two
+stats), so the UI asks often and pays once per pull or verify.
+
+Blocking (it reads the manifest): call ``newest_verified`` in a thread.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rgt_tui.domain.artifacts import GOOD_STATUSES
+from rgt_tui.domain.checkpoints import is_checkpoint
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.manifest import ManifestError
+from rgt_tui.domain.preemption import Checkpoint
+from rgt_tui.domain.roster import output_prefixes
+from rgt_tui.services.records import (
+    fleet_host_dir,
+    load_manifest,
+    load_verification,
+    manifest_path,
+    verification_path,
+)
+
+
+def _stat(path: Path) -> tuple[float, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime, st.st_size)
+
+
+def signature(fleet: Fleet, host: HostConfig) -> tuple[object, ...]:
+    """What changes when the host's pull or verification records change (cheap)."""
+    folder = fleet_host_dir(fleet, host)
+    return (_stat(manifest_path(folder)), _stat(verification_path(folder)))
+
+
+def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
+    """``cell``'s newest checkpoint whose last verification (of the manifest pulled
+    last) passed it; None when there is none or the records cannot be read."""
+    folder = fleet_host_dir(fleet, host)
+    try:
+        manifest = load_manifest(folder)
+        record = load_verification(folder)
+    except (ManifestError, OSError, ValueError):
+        return None
+    if manifest is None or not isinstance(record, dict):
+        return None
+    if (record.get("manifest") or {}).get("digest") != manifest.digest:
+        return None  # verified an older pull: nothing of this one is vouched for
+    good = {
+        c["path"]: c.get("sha256")
+        for c in record.get("checks") or ()
+        if isinstance(c, dict) and isinstance(c.get("path"), str)
+        and c.get("status") in GOOD_STATUSES
+    }  # fmt: skip
+    prefixes = output_prefixes(manifest, host.durable_dir, cell)
+    best: Checkpoint | None = None
+    for entry in manifest.entries:
+        local = manifest.local_relpath(entry.root, entry.path)
+        prefix = next((p for p in prefixes if local.startswith(p + "/")), None)
+        if prefix is None or local not in good or not is_checkpoint(local):
+            continue
+        if good[local] not in (None, entry.sha256):
+            continue  # verified as another version than the manifest's
+        rel = local[len(prefix) + 1 :]
+        if best is None or (entry.mtime, rel) > (best.mtime, best.path):
+            best = Checkpoint(rel, entry.mtime, entry.size)
+    return best
