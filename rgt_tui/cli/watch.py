@@ -103,7 +103,7 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
 
         metrics = FleetMetrics(fleet)
         try:
-            server = metrics.serve(*listen)
+            server = await metrics.serve(*listen)
         except OSError as exc:
             return call.fail(
                 f"--metrics {call.args.metrics}: cannot listen ({exc.strerror or exc})",

@@ -5,6 +5,7 @@ exposition accepted by promtool."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import socket
 import subprocess
@@ -214,18 +215,22 @@ def test_events_are_counted_by_kind(fleet) -> None:  # type: ignore[no-untyped-d
     assert value(s, "rgt_watch_events_total", kind="reboot") == 0
 
 
-def test_serve_answers_on_the_port_and_close_frees_it(fleet) -> None:  # type: ignore[no-untyped-def]
+async def test_serve_answers_on_the_port_and_close_frees_it(fleet) -> None:  # type: ignore[no-untyped-def]
     metrics = FleetMetrics(fleet)
     metrics.on_host(host(fleet, "a100-train"), state_of(healthy_update()))
-    server = metrics.serve("127.0.0.1", 0)
+    server = await metrics.serve("127.0.0.1", 0)
     try:
         assert server.port > 0 and server.url == f"http://127.0.0.1:{server.port}/metrics"
-        with urllib.request.urlopen(server.url, timeout=10) as response:
-            body = response.read().decode()
+
+        def get() -> str:  # in a thread: the server answers on this test's event loop
+            with urllib.request.urlopen(server.url, timeout=10) as response:
+                return response.read().decode()
+
+        body = await asyncio.to_thread(get)
         assert 'rgt_gpu_utilization_ratio{gpu="0",host="a100-train"} 0.97' in body
         assert "process_cpu_seconds_total" in body  # the watch process's own figures
         with pytest.raises(OSError) as taken:
-            metrics.serve("127.0.0.1", server.port)
+            await metrics.serve("127.0.0.1", server.port)
         assert taken.value.errno == errno.EADDRINUSE
     finally:
         server.close()

@@ -101,7 +101,7 @@ async def test_prometheus_scrapes_a_watched_loopback_fleet(tmp_path: Path) -> No
             asyncio.create_task(m.run(lambda u, h=m.host: sink(h, u)))  # type: ignore[misc]
             for m in monitors
         ]
-        server = metrics.serve("127.0.0.1", 0)
+        server = await metrics.serve("127.0.0.1", 0)
         port = free_port()
         prometheus = start_prometheus(tmp_path, f"127.0.0.1:{server.port}", port)
         try:

@@ -1,11 +1,12 @@
 """Prometheus metrics of a watched fleet (``rgt-tui watch --metrics ADDR:PORT``).
 
 ``FleetMetrics`` is a watch sink: ``on_host`` keeps each host's latest ``HostState`` and
-nothing else, and a collector of its own turns those into metric families on each
-scrape. So a scrape always says what the last sample said, an alert that cleared (or a
+nothing else, and a collector of its own turns those into metric families when the
+text is built (``metrics_http``: on the event loop, about once per scrape, just before it
+is due). So a scrape says what the latest samples said, an alert that cleared (or a
 GPU, mount or throttle reason that went away) simply stops being exported instead of
-lingering as a stale series, and the 1 Hz samples cost only a dict assignment — the
-work happens at the scrape, every 5-15 s. docs/metrics.md lists every name and label.
+lingering as a stale series, and the 1 Hz samples cost only a dict assignment.
+docs/metrics.md lists every name and label.
 
 Sample figures (GPU, disk, cgroup, host) are exported only while the host is connected:
 a box that stopped answering has no current utilization, and the last one it reported,
@@ -24,12 +25,10 @@ the same label from one scrape to the next.
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
+from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -39,6 +38,9 @@ from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.text import printable
 from rgt_tui.services.watch.events import EVENT_KINDS, HostState, WatchEvent
 from rgt_tui.services.watch.sinks import Sink
+from rgt_tui.services.watch.sinks.metrics_http import MetricsServer
+
+__all__ = ["FleetMetrics", "MetricsServer", "parse_listen_address"]
 
 CONNECTION_STATES = ("connecting", "connected", "reconnecting", "lost", "unreached")
 LABEL_CHARS = 120  # a label value from the box: long enough for a path, bounded
@@ -132,21 +134,23 @@ class FleetMetrics(Collector, Sink):
         self.fleet = fleet
         self._states: dict[str, HostState] = {}
         self._events: Counter[str] = Counter({kind: 0 for kind in EVENT_KINDS})
-        # on_host runs in the watch's event loop, collect in the HTTP server's thread.
-        self._lock = threading.Lock()
+        # on_host, on_event and the scrape's text (MetricsServer) all run on the watch's
+        # event loop: no lock. ``version`` moves with every change, so the server rebuilds
+        # its text only when there is something new to say.
+        self.version = 0
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self)
         ProcessCollector(registry=self.registry)
 
     def on_host(self, host: HostConfig, state: HostState) -> None:
         """Keep ``state`` as the host's latest; the next scrape reports it."""
-        with self._lock:
-            self._states[host.name] = state
+        self._states[host.name] = state
+        self.version += 1
 
     def on_event(self, event: WatchEvent) -> None:
         """Count the event by kind (``rgt_watch_events_total``)."""
-        with self._lock:
-            self._events[event.kind] += 1
+        self._events[event.kind] += 1
+        self.version += 1
 
     def describe(self) -> list[Metric]:
         """Nothing up front: the families depend on what the hosts report."""
@@ -154,46 +158,21 @@ class FleetMetrics(Collector, Sink):
 
     def collect(self) -> Iterator[Metric]:
         """The metric families from every host's latest state (called per scrape)."""
-        with self._lock:
-            states = dict(self._states)
-            events = dict(self._events)
         out = _Families()
         for host in self.fleet.hosts:
             out.add("rgt_host_info", (host.name, host.profile), 1)
-        for name, state in sorted(states.items()):
+        for name, state in sorted(self._states.items()):
             _host_metrics(out, name, state)
-        for kind, count in sorted(events.items()):
+        for kind, count in sorted(self._events.items()):
             out.add("rgt_watch_events", (kind,), count)
         yield from out.made.values()
 
-    def serve(self, address: str, port: int) -> MetricsServer:
-        """Serve ``/metrics`` on ``address:port`` (port 0: any free one) in a thread of
-        prometheus_client's own; OSError (the port taken, an address not of this machine)
-        is the caller's to word, with the ``--metrics`` value it came from."""
-        server, thread = start_http_server(port, address, registry=self.registry)
-        return MetricsServer(server, thread)
-
-
-class MetricsServer:
-    """The running ``/metrics`` HTTP server: where it listens, and ``close()``."""
-
-    def __init__(self, server: WSGIServer, thread: threading.Thread) -> None:
-        self._server = server
-        self._thread = thread
-        self.address: str = server.server_address[0]
-        self.port: int = server.server_address[1]
-
-    @property
-    def url(self) -> str:
-        """The metrics URL, e.g. ``http://127.0.0.1:9101/metrics``."""
-        host = f"[{self.address}]" if ":" in self.address else self.address
-        return f"http://{host}:{self.port}/metrics"
-
-    def close(self) -> None:
-        """Stop serving and free the port."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+    async def serve(self, address: str, port: int) -> MetricsServer:
+        """Serve ``/metrics`` on ``address:port`` only (port 0: any free one) from the
+        running event loop, from text prepared on it (``metrics_http``); OSError (the port
+        taken, an address not of this machine) is the caller's to word, with the
+        ``--metrics`` value it came from."""
+        return await MetricsServer.start(self.registry, lambda: self.version, address, port)
 
 
 def _host_metrics(out: _Families, host: str, state: HostState) -> None:
