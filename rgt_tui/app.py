@@ -160,10 +160,8 @@ class RgtApp(ThemedApp):
         self.queues = QueueController(
             self, self.connections, fleet=lambda: self.fleet, open_screen=self._open_queue_screen
         )
-        # Preemptions named (panes, notices, on_preempt) and each running cell's checkpoints.
-        self.spot = SpotWatch(
-            self, fleet, self.connections, self.runtime, self._fleet_views, notify
-        )
+        # Preemptions named (panes, notices, on_preempt), running cells' checkpoints.
+        self.spot = SpotWatch(self, self.runtime, self._fleet_views, notify)
 
     # The runtime's state, read by screens' callers and tests under the App's names.
     @property

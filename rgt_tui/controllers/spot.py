@@ -38,25 +38,24 @@ from rgt_tui.services.watch.events import WatchEvent
 
 class SpotWatch:
     """See the module docstring. ``app``: runs the workers and holds the notices list;
-    ``runtime``: the fleet runtime (its preemptions now, its queue views); ``views``: the
+    ``runtime``: the fleet runtime (its fleet, connections, preemptions now, queue views); ``views``: the
     screens showing hosts now; ``notify``: the TUI's notifier (``tui_notify``), if any."""
 
     def __init__(
         self,
         app: Any,
-        fleet: Fleet,
-        connections: FleetConnections,
         runtime: Any,
         views: Callable[[], list[FleetView]],
         notify: Any = None,
     ) -> None:
         self.app = app
-        self.fleet = fleet
+        self.fleet: Fleet = runtime.fleet
         self.views = views
         self.current: Callable[[str], Preemption | None] = runtime.preemptions.current.get
         self.notify = notify
         queue_view: Callable[[str], QueueView | None] = runtime.queues.views.get
-        self.driver = OnPreempt(fleet, connections, emit=self.told, queue_view=queue_view)
+        connections: FleetConnections = runtime.connections
+        self.driver = OnPreempt(self.fleet, connections, emit=self.told, queue_view=queue_view)
         self.shown: dict[str, Preemption | None] = {}  # what the panes were last handed
         self.verified: dict[str, tuple[str, tuple[object, ...]]] = {}  # host: (cell, records)
         self._tasks: set[asyncio.Task[None]] = set()
