@@ -27,9 +27,8 @@ from rgt_tui.controllers.notices import notify_once, record
 from rgt_tui.controllers.ready_jobs import preflight_job, sync_job
 from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
-from rgt_tui.services.journal import Journal
+from rgt_tui.services.journal import Journal, journal_for
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.recorded_results import RecordedResults, read_recorded
 from rgt_tui.services.records import fleet_host_dir
@@ -117,7 +116,7 @@ class JobRunner:
         self.connections = connections
         # The fleet's own journal (paths.journal_dir), read at call time: the fleet file
         # can change (a host added to a fleet that had none) and tests set the state dir.
-        self.journal = journal or (lambda: Journal(journal_dir(self.fleet.path)))
+        self.journal = journal or (lambda: journal_for(self.fleet))
         self.clock = clock
         self.states: dict[str, HostJobs] = {h.name: HostJobs(h.name) for h in fleet.hosts}
         self.watch = RecordsWatch(self.journal, lambda: self.fleet)
