@@ -77,6 +77,7 @@ from pathlib import Path
 import asyncssh
 import bench_bwlimit
 import bench_compress
+import bench_cpu
 
 SSHD = "/usr/sbin/sshd"
 MIB = 1 << 20
@@ -345,17 +346,40 @@ def timed(command: list[str], touch_bytes: int = 0, **kw) -> float:
 
 def timed_output(command: list[str], touch_bytes: int = 0, **kw) -> tuple[float, str]:
     """``timed``, and what the command printed on stdout (a pull's summary)."""
+    seconds, out, _ = timed_cpu(command, touch_bytes, None, **kw)
+    return seconds, out
+
+
+def timed_cpu(
+    command: list[str], touch_bytes: int, box_pid: int | None, **kw
+) -> tuple[float, str, bench_cpu.Cpu]:
+    """``timed_output``, and the CPU seconds of the run's client tree and of the box's
+    sessions (sshd ``box_pid``'s reaped children; 0 without one), see ``bench_cpu``."""
     same_start(touch_bytes)
+    client0 = bench_cpu.children_cpu()
+    box0 = bench_cpu.box_settled(box_pid) if box_pid else 0.0
     start = time.monotonic()
     done = subprocess.run(command, capture_output=True, **kw)
     seconds = time.monotonic() - start
     if done.returncode != 0:  # progress lines go to stderr: shown only when a run fails
         sys.stderr.write(done.stderr.decode(errors="replace"))
         raise subprocess.CalledProcessError(done.returncode, command)
-    return seconds, done.stdout.decode(errors="replace")
+    client = bench_cpu.children_cpu() - client0
+    box = bench_cpu.box_settled(box_pid) - box0 if box_pid else 0.0
+    return seconds, done.stdout.decode(errors="replace"), bench_cpu.Cpu(client, box)
 
 
 COPY_STAGE = re.compile(r"copy stage: ([0-9.]+) MB/s over ([0-9.]+) s")  # pull's summary
+# The pull's summary line of where its time went (issue 44), when it prints one.
+STAGES = re.compile(r"stages: [^\n]*")
+SPAN = re.compile(r"(handshake|listing|copy|tail) ([0-9.]+) s")
+
+
+def stage_text(seconds: float, stages: str) -> str:
+    """A run's whole seconds, its start-up (the command's imports and fleet file: the
+    whole less the pull's four stages) and the stages the pull printed."""
+    pulled = sum(float(s) for _, s in SPAN.findall(stages))
+    return f"whole {seconds:.2f} s = start-up {seconds - pulled:.2f} s + {stages}"
 
 
 def touch_size(data_bytes: int) -> int:
@@ -505,7 +529,7 @@ class FarLink:
                 sys.executable, str(relay), "--listen", str(self.port), "--target", str(target),
                 "--delay-ms", str(rtt_ms / 2), "--rate-mbit", str(rate_mbit),
                 "--queue-kib", str(args.queue_kib), "--tcp-window-kib", str(args.tcp_window_kib),
-                "--stats", str(self.file),
+                "--stats", str(self.file), "--chunk-kib", str(args.relay_chunk_kib),
             ]
         )  # fmt: skip
         _wait_port(self.port)
@@ -560,15 +584,21 @@ def run_far(
     cpu = {(t, s): [] for s in sets for t in tools}
     copy_rates: dict[str, list[float]] = {s: [] for s in sets}  # ours: the copy stage alone
     copy_secs: dict[str, list[float]] = {s: [] for s in sets}  # ours: its seconds
+    both_cpu: dict[str, dict[str, list[bench_cpu.Cpu]]] = {s: {} for s in sets}  # issue 44
+    stages: dict[str, list[str]] = {s: [] for s in sets}  # ours: where the time went
     for round_ in range(ctx.args.repeat):
         for set_name, (root, _size) in sets.items():
             for tool in tools[round_ % 2 :] + tools[: round_ % 2]:
                 before = link.stats()
-                seconds, out = timed_output(ctx.command(tool, link.port, root), ctx.touch)
+                command = ctx.command(tool, link.port, root)
+                seconds, out, run_cpu = timed_cpu(command, ctx.touch, ctx.sshd.proc.pid)
                 times[tool, set_name].append(seconds)
+                both_cpu[set_name].setdefault(tool, []).append(run_cpu)
                 if tool == "rgt-tui pull" and (found := COPY_STAGE.search(out)):
                     copy_rates[set_name].append(float(found[1]) * 1e6)
                     copy_secs[set_name].append(float(found[2]))
+                if tool == "rgt-tui pull" and (found := STAGES.search(out)):
+                    stages[set_name].append(stage_text(seconds, found[0]))
                 after = link.stats()
                 wire[tool, set_name].append(after["down_bytes"] - before["down_bytes"])
                 cpu[tool, set_name].append(after["cpu_s"] - before["cpu_s"])
@@ -598,6 +628,12 @@ def run_far(
                 f"  {what} {whole_copy[set_name]}; copy runs: "
                 + ", ".join(f"{v:.2f}" for v in secs)
             )
+    for set_name, (_root, size) in sets.items():
+        for cpu_line in bench_cpu.cpu_lines(both_cpu[set_name], size, f"  {set_name}: "):
+            print(cpu_line)
+        for stage_line in stages[set_name]:
+            print(f"  {set_name}: rgt-tui pull {stage_line}")
+    print(f"  ({bench_cpu.load()}; relay chunk {ctx.args.relay_chunk_kib or 'default'} KiB)")
     bigs = sorted((data / "ckpt").iterdir())
     ceiling = asyncio.run(sftp_ceiling(ctx.sshd, link.port, bigs))
     print(
@@ -719,12 +755,19 @@ def run_loopback(ctx: Bench, data: Path, total: int) -> str:
     args, sshd, rgt = ctx.args, ctx.sshd, ctx.rgt
     names = ["rgt-tui pull", "rsync -a", "scp -r"]
     times: dict[str, list[float]] = {name: [] for name in names}
+    cpus: dict[str, list[bench_cpu.Cpu]] = {name: [] for name in names}
+    stages: list[str] = []
     for round_ in range(args.repeat):
         # Each round starts with the next tool: whatever slows the machine's first run
         # of a round (files deleted minutes before: ext4 without a journal skips inodes
         # freed in the last 1-6 minutes when it creates files) falls on each in turn.
         for name in names[round_ % 3 :] + names[: round_ % 3]:
-            times[name].append(timed(ctx.command(name, sshd.port, data), ctx.touch))
+            command = ctx.command(name, sshd.port, data)
+            seconds, out, cpu = timed_cpu(command, ctx.touch, sshd.proc.pid)
+            times[name].append(seconds)
+            cpus[name].append(cpu)
+            if found := STAGES.search(out):
+                stages.append(stage_text(seconds, found[0]))
     direct = ctx.hosts[-1]
     start = time.monotonic()
     subprocess.run(
@@ -738,6 +781,9 @@ def run_loopback(ctx: Bench, data: Path, total: int) -> str:
             f"{name:<14} {med:6.2f} s  {total / med / 1e6:6.0f} MB/s   runs: "
             + ", ".join(f"{v:.2f}" for v in values)
         )
+    for line in bench_cpu.cpu_lines(cpus, total):
+        print(line)
+    print(f"  ({bench_cpu.load()}; pull stages per run: {' | '.join(stages) or 'not printed'})")
     print(f"(then rgt-tui verify --offline, re-hashing every local file: {verify_s:.2f} s)")
     bigs = sorted((data / "ckpt").iterdir())
     ceiling = asyncio.run(sftp_ceiling(sshd, sshd.port, bigs))
@@ -791,7 +837,7 @@ def run_loopback(ctx: Bench, data: Path, total: int) -> str:
             note = f" (the wire difference was {resent / MIB:.2f} MiB)" if resent < 0 else ""
             print(f"re-sent bytes: {max(resent, 0) / MIB:.2f} MiB{note}")
     rs, ours = median(times["rsync -a"]), median(times["rgt-tui pull"])
-    line = f"ratio: {ratio_text('loopback', rs / ours)}  link (loopback): rsync -a {rs:.2f} s, rgt-tui pull {ours:.2f} s"
+    line = f"ratio: {ratio_text('loopback', rs / ours)}  link (loopback): rsync -a {rs:.2f} s, rgt-tui pull {ours:.2f} s ({bench_cpu.load()})"
     print(line)
     return line
 
@@ -859,6 +905,13 @@ def main() -> int:
         type=int,
         default=0,
         help="relay: emulate a TCP receive window per connection (0 = off, the default)",
+    )
+    parser.add_argument(
+        "--relay-chunk-kib",
+        type=int,
+        default=0,
+        help="relay: pass data on in pieces of at most this many KiB (0 = as read, up to "
+        "256 KiB); smaller pieces make the relay cost more CPU per byte (issue 44)",
     )
     parser.add_argument(
         "--no-large-only",

@@ -177,6 +177,10 @@ def format_pull_result(result: PullResult) -> str:
     if result.copy_s > 0 and result.bytes_received:
         rate = result.bytes_received / result.copy_s / 1e6
         lines[0] += f" (copy stage: {rate:.1f} MB/s over {result.copy_s:.2f} s)"
+    if result.stages:  # where the time went (issue 44); the manifest overlaps the copy
+        spans = [f"{name} {s:.2f} s" for name, s in result.stages if name != "manifest"]
+        whole = [f"; box hashes whole at {s:.2f} s" for n, s in result.stages if n == "manifest"]
+        lines.append(f"  stages: {', '.join(spans)}{''.join(whole)}")
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
         lines.append(f"  {plan_line(result.to_move, result.egress)}")
     lines += [f"  small files: {tar_stream_text(t)}" for t in result.tar_streams if t.wire]

@@ -165,6 +165,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         # a pull root (refused below, before anything is written).
         early = None if run.host.is_local else EarlyCopy(run, previous)
         run.manifest = await _take_manifest(run, beside, early)
+        run.mark("manifest")
         if early is not None:
             await early.until_planned()  # no early copy starts after this
         beside.after_scan()
@@ -200,6 +201,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
             await _local(lambda: check_space(run.dest, plan, **margin))
             run.tracker.set_phase("pulling")
         copy_started = early.started if early is not None and early.started else time.monotonic()
+        run.mark("copying", copy_started)
         if early is not None:
             # together: a failure of either (a full disk) cancels the other at once.
             await together([_early(run, early), _copy_with_retries(run, list(plan.to_pull))])
@@ -214,6 +216,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         for local in final.keys() - run.finished:  # never a file silently left out
             run.failed[local] = "not copied (lost track of it in this run); re-run the pull"
         run.copy_s = time.monotonic() - copy_started
+        run.mark("copied", copy_started + run.copy_s)
         run.tracker.set_phase("finishing")
         # The code that made these results (U42), kept beside them for the summary and
         # verify: read while the files were copied.
@@ -415,6 +418,7 @@ async def _connect(run: PullRun) -> None:
             ) from exc
         raise
     run.reached = True
+    run.mark("connected")
 
 
 def _resume_points(run: PullRun, plans: list[FilePlan]) -> list[FilePlan]:

@@ -50,6 +50,9 @@ class PullRun:
     reached: bool = False  # the box answered once in this run (else nothing can be resumed)
     started: float = field(default_factory=time.monotonic)
     copy_s: float = 0.0  # seconds the copy stage took, for its rate (the CLI shows it)
+    # monotonic times of the stage boundaries (issue 44: "connected", "copying",
+    # "manifest", "copied"), the first of each in this run; ``stages()`` reads them.
+    marks: dict[str, float] = field(default_factory=dict)
     umask: int = field(default_factory=current_umask)  # pulled files are never wider
     # Sleeps between reconnect attempts (the host's FleetConnections.wait in the TUI).
     wait: Callable[[float], Awaitable[object]] = asyncio.sleep
@@ -104,6 +107,7 @@ class PullRun:
         # The listing, when the pull stopped while the box still hashed (early copies).
         manifest = self.manifest or self.listing
         assert manifest is not None
+        now = time.monotonic()  # the one end of the pull's time and of its last stage
         return PullResult(
             host=self.host.name,
             dest=self.dest,
@@ -113,14 +117,37 @@ class PullRun:
             failed=tuple(self.failed.items()),
             conflicts=tuple(self.conflicts),
             bytes_received=self.tracker.bytes_received,
-            elapsed_s=time.monotonic() - self.started,
+            elapsed_s=now - self.started,
             copy_s=self.copy_s,
             to_move=self.to_move,
             egress=self.egress,
             tar_streams=tuple(
                 TarStream(s.codec, s.wire, s.tar, why) for s, why in self.tar_streams
             ),
+            stages=self.stages(now),
         )
+
+    def mark(self, name: str, when: float | None = None) -> None:
+        """A stage boundary, once: the first time it is reached in this run counts."""
+        self.marks.setdefault(name, time.monotonic() if when is None else when)
+
+    def stages(self, now: float) -> tuple[tuple[str, float], ...]:
+        """Seconds per stage (handshake, listing, copy, tail) and when the manifest was
+        whole, up to ``now``; only the stages that began (a failed pull stops where it
+        stopped)."""
+        marks = self.marks
+        bounds = [self.started, marks.get("connected"), marks.get("copying")]
+        bounds += [marks.get("copied"), now]
+        stages: list[tuple[str, float]] = []
+        for name, start, end in zip(
+            ("handshake", "listing", "copy", "tail"), bounds, bounds[1:], strict=False
+        ):
+            if start is None or end is None:
+                break
+            stages.append((name, max(end - start, 0.0)))
+        if "manifest" in marks:
+            stages.append(("manifest", marks["manifest"] - self.started))
+        return tuple(stages)
 
 
 @contextlib.asynccontextmanager

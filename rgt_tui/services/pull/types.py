@@ -97,6 +97,11 @@ class PullResult:
     to_move: int = 0
     egress: EgressPrice | None = None
     tar_streams: tuple[TarStream, ...] = ()  # the small files' streams (U15)
+    # Where the pull's time went, in order (issue 44): ("handshake", s) until the box first
+    # answered, ("listing", s) until the first copy started, ("copy", s), ("tail", s) for
+    # the records and the box logs after it; ("manifest", s) is when the box's hashes were
+    # whole, counted from the start (it overlaps the copy). Empty when a stage never began.
+    stages: tuple[tuple[str, float], ...] = ()
 
     @property
     def shortfalls(self) -> tuple[str, ...]:
