@@ -46,30 +46,20 @@ CONDITION_TITLES = {
 }
 
 
-def _eta(eta_s: float | None) -> str:
-    return fmt_duration(eta_s) if eta_s is not None else "?"
-
-
 def progress_lines(p: PullProgress, width: int) -> list[Content]:
     """A total bar (bytes, rate, ETA), then one bar per file in flight."""
     lines = [Content.assemble((f"{p.phase}", "bold"), (f"  {shown(p.message)}", MUTED))]
     if p.plan_line:  # the bytes to move and their egress cost (U14)
         lines.append(Content.styled(shown(p.plan_line), MUTED))
-    if p.files_total or p.bytes_total:
-        total = (
-            f"{p.files_done}/{p.files_total} files {fmt_bytes(p.bytes_done)}/"
-            f"{fmt_bytes(p.bytes_total)} {fmt_bytes(p.rate)}/s eta {_eta(p.eta_s)}"
-        )
-        lines.append(usage_line("total", p.fraction, total, width, warn_at=2.0, crit_at=2.0))
+    if p.files_total or p.bytes_total:  # the figures: the command line's text too
+        figures = p.figures()
+        lines.append(usage_line("total", p.fraction, figures, width, warn_at=2.0, crit_at=2.0))
     for f in p.active[:MAX_FILES]:
         frac = f.done / f.size if f.size else 1.0
-        figure = (
-            f"{fmt_bytes(f.done)}/{fmt_bytes(f.size)} {fmt_bytes(f.rate)}/s eta {_eta(f.eta_s)}"
-        )
         lines.append(
             Content.assemble((shown(f.path), "bold"), (f"  {f.state} {shown(f.note)}", MUTED))
         )
-        lines.append(usage_line("file", frac, figure, width, warn_at=2.0, crit_at=2.0))
+        lines.append(usage_line("file", frac, f.figures(), width, warn_at=2.0, crit_at=2.0))
     if len(p.active) > MAX_FILES:
         lines.append(Content.styled(f"… and {len(p.active) - MAX_FILES} more in flight", MUTED))
     if p.files_failed:
