@@ -154,8 +154,23 @@ async def run_show(call: Call, transport: Transport) -> int:
         local = read_queue_file(
             Path(call.host.queue), host=call.host.name, default_epochs=call.host.epochs
         )
+    if not call.args.json and (line := preempted_line(call)):
+        print(line)
     print(json.dumps(view_to_json(view), indent=2) if call.args.json else format_view(view, local))
     return EXIT_OK
+
+
+def preempted_line(call: Call) -> str | None:
+    """``preempted at ~14:03: cell X interrupted at step k; …`` when the TUI or ``watch``
+    named a preemption of the host that still holds (issue 40); None otherwise."""
+    from rgt_tui.domain.preemption import preemption_line
+    from rgt_tui.paths import journal_dir
+    from rgt_tui.services.runtime.preemption import preempt_dir, read_named
+
+    if call.fleet.is_default:
+        return None
+    named = read_named(preempt_dir(journal_dir(call.fleet.path)), call.host.name)
+    return preemption_line(named) if named is not None else None
 
 
 async def run_append(call: Call, transport: Transport) -> int:
@@ -336,6 +351,8 @@ async def run_diagnose(call: Call, transport: Transport) -> int:
     from rgt_tui.services.queue.view import diagnose_queue
 
     view, diagnosis = await diagnose_queue(call.host, transport)
+    if not call.args.json and (line := preempted_line(call)):
+        print(line)
     print(
         json.dumps(diagnosis_to_json(view, diagnosis), indent=2)
         if call.args.json

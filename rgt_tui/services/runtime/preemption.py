@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from rgt_tui.domain.checkpoints import newest_checkpoint, step_in_name
@@ -104,6 +104,7 @@ class PreemptionWatch:
                 self.current[host.name].kind != RESTARTED or snap.cell is not None
             ):
                 del self.current[host.name]  # back from a blip, or its queue runs again
+                self._save_named(host.name, None)
             self._remember(host.name, Seen(key, now, snap.cell))
             return named
         if status not in NOT_CONNECTED or seen is None:
@@ -138,7 +139,22 @@ class PreemptionWatch:
         full = replace(named, checkpoint=found, step=found.step if found else None)
         if self.current.get(host.name) == named:
             self.current[host.name] = full
+        self._save_named(host.name, full)
         return full
+
+    def _save_named(self, host: str, named: Preemption | None) -> None:
+        """Keep the named preemption for ``queue show`` and ``diagnose`` (None: gone)."""
+        if self.memory_dir is None:
+            return
+        path = self.memory_dir / f"{host}.named.json"
+        try:
+            if named is None:
+                path.unlink(missing_ok=True)
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(path, asdict(named))
+        except OSError:
+            pass  # the pane and the notices have it; the command line misses it
 
     # -- the last answers, kept ---------------------------------------------------------
 
@@ -192,3 +208,17 @@ def profile_grace(host: HostConfig) -> float:
 def preempt_dir(journal_folder: Path) -> Path:
     """Where the last answers of a fleet's interruptible hosts are kept."""
     return journal_folder / "preempt"
+
+
+def read_named(memory_dir: Path, host: str) -> Preemption | None:
+    """The preemption a runtime (TUI or ``watch``) last named for ``host`` and that still
+    holds (the box has not run its queue again since); None when there is none."""
+    try:
+        data = read_json(memory_dir / f"{host}.named.json")
+        ckpt = data.get("checkpoint") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            return None
+        data["checkpoint"] = Checkpoint(**ckpt) if isinstance(ckpt, dict) else None
+        return Preemption(**data)
+    except (OSError, ValueError, TypeError):
+        return None  # damaged or another version: nothing said rather than a wrong line
