@@ -98,6 +98,16 @@ class FleetFileRejected:
     error: ConfigError
 
 
+@dataclass(frozen=True)
+class HostPreempted:
+    """An interruptible box is named preempted (issue 40): unreachable past its grace, or
+    answering again from a new start; once per preemption per runtime. Its ``line`` is
+    ``domain.preemption.preemption_line``; the ``on_preempt`` driver acts on it."""
+
+    host: HostConfig
+    preemption: Preemption
+
+
 RuntimeEvent = (
     HostSampled
     | QueueRead
@@ -108,14 +118,5 @@ RuntimeEvent = (
     | HostRetired
     | FleetReloaded
     | FleetFileRejected
+    | HostPreempted
 )
-
-
-@dataclass(frozen=True)
-class HostPreempted:
-    """An interruptible box is named preempted (issue 40): unreachable past its grace, or
-    answering again from a new start; once per preemption per runtime. Its ``line`` is
-    ``domain.preemption.preemption_line``; the ``on_preempt`` driver acts on it."""
-
-    host: HostConfig
-    preemption: Preemption

@@ -37,13 +37,16 @@ from typing import Any, Generic, Protocol, TypeVar
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import HealthState
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.preemption import Preemption
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry
 from rgt_tui.services.runtime.events import (
     ClocksDue,
     HostObserved,
+    HostPreempted,
     HostRetired,
     HostSampled,
     QueueRead,
@@ -55,6 +58,7 @@ from rgt_tui.services.runtime.fleet_edits import CLOSE_GRACE_S, FleetFileHosts, 
 from rgt_tui.services.runtime.fleet_file import FleetFileWatch
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.monitors import MonitorLike, as_torn_down, build_monitors
+from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
 from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
 from rgt_tui.services.telemetry import HostUpdate
 
@@ -118,6 +122,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         report: Callable[[str], None] = lambda line: None,
         start_added: bool = True,
         pick_hosts: Callable[[Fleet], Iterable[HostConfig]] | None = None,
+        preemptions: PreemptionWatch | None = None,
     ) -> None:
         self.fleet = fleet
         self.connections = connections
@@ -139,6 +144,11 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         # The one HostLocks of this process: the TUI's jobs, the periodic pull and the
         # autostop are handed it, so no two of them run on one host together.
         self.locks = HostLocks()
+        # Interruptible boxes: "preempted?" and named preemptions (issue 40), the last
+        # answers kept beside the fleet's journal (none for the stand-in local fleet).
+        self.preemptions = preemptions or PreemptionWatch(
+            fleet, memory_dir=None if fleet.is_default else preempt_dir(journal_dir(fleet.path))
+        )
         self.monitors: dict[str, MonitorLike] = (
             dict(monitors)
             if monitors is not None
@@ -323,6 +333,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         self.latest[update.host] = update
         sampled = HostSampled(update, history)
         self._emit_now(sampled)
+        self._preempted(update)
         self._first_connection(update)
         self._poke(update.host)
         return sampled
@@ -363,6 +374,21 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             return False
         status = update.connection.status
         return (status == "connected" and update.snapshot is not None) or status in NOT_CONNECTED
+
+    def _preempted(self, update: HostUpdate) -> None:
+        """Tell a preemption ``update`` names (an interruptible box past its grace, or
+        back from a new start), once; after the sample, so panes show it first."""
+        host = self.hosts.get(update.host)
+        if host is None or self.is_torn_down(update.host):
+            return
+        named = self.preemptions.observe(host, update, self.clock())
+        if named is not None:
+            self._spawn(self._tell_preempted(host, named))
+
+    async def _tell_preempted(self, host: HostConfig, named: Preemption) -> None:
+        # Its cell's verified checkpoint is looked up in a thread (it re-hashes the copy).
+        full = await asyncio.to_thread(self.preemptions.with_checkpoint, host, named)
+        await self._emit(HostPreempted(host, full))
 
     def _first_connection(self, update: HostUpdate) -> None:
         # Principle 10: a host's danger clocks are told once, when it first connects.
@@ -426,6 +452,9 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         """Derive what ``name``'s latest update and queue view owe, with its monitor's
         health; tell its state, then each event (in order, one host at a time)."""
         derive, host = self.derive, self.hosts.get(name)
+        latest = self.latest.get(name)
+        if latest is not None and latest.connection.status != "connected":
+            self._preempted(latest)  # past the grace with no new sample: the tick says it
         if derive is None or host is None:
             return
         async with self._locks.setdefault(name, asyncio.Lock()):
