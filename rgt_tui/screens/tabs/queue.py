@@ -15,8 +15,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.content.queue_text import cell_line, queue_lines
 from rgt_tui.content.ready_text import ready_lines
 from rgt_tui.controllers.jobs import HostJobs
-from rgt_tui.controllers.queue_actions import error_text
-from rgt_tui.controllers.workers import run_host_worker
+from rgt_tui.controllers.queue_control import QueueControl
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, SLURM_ENDED, QueueView
 from rgt_tui.screens.dialog import ConfirmScreen
@@ -165,43 +164,8 @@ class QueueTab(DetailTab):
         fleet = self.app.fleet  # type: ignore[attr-defined]
         self.app.push_screen(RetryConfirmScreen(fleet, host, cell, self.connections))
 
-    def _run(
-        self,
-        host: HostConfig,
-        action: str,
-        cell: str | None,
-        chosen: str | None,
-        done: bool = False,
-    ) -> None:
+    def _run(self, host: HostConfig, action: str, cell: str | None, chosen: str | None) -> None:
+        """The dialog's answer: the queue-control controller stops or kills (None: cancel)."""
         if chosen is None or self.connections is None:
             return
-        work = self._act(host, self.connections, action, cell, chosen, done)
-        run_host_worker(self, work, "queue-control", host.name)
-
-    async def _act(
-        self, host: HostConfig, connections: FleetConnections, action: str, cell: str | None,
-        chosen: str, done: bool,
-    ) -> None:  # fmt: skip
-        from rgt_tui.services.queue.backends import backend_for
-
-        title = f"{host.name}: {action}"
-        try:
-            if action == "stop":
-                result = await connections.use(host.name, lambda t: backend_for(host).stop(t))
-                what = f"cell {result.current.name}" if result.current else "the current cell"
-                message = f"the queue stops after {what}"
-            elif action == "kill":
-                self.app.notify(shown(f"killing {cell}…"), title=title, markup=False)
-                killed = await connections.use(
-                    host.name, lambda t: backend_for(host).kill(t, cell, then=chosen)
-                )
-                message = killed.summary()
-            else:  # a retry runs from its own dialog (RetryConfirmScreen)
-                return
-        except Exception as exc:  # refused on the box, or unreachable: said, not raised
-            self.app.notify(
-                shown(error_text(exc), lines=True), title=title, severity="error", timeout=20,
-                markup=False,
-            )  # fmt: skip
-            return
-        self.app.notify(shown(message, lines=True), title=title, timeout=10, markup=False)
+        QueueControl(self.app, self.connections).request(host, action, cell, chosen)

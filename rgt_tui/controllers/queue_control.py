@@ -1,0 +1,57 @@
+"""What the Queue tab's ``S`` (stop after the cell) and ``X`` (kill the cell) do once the
+user chose in their dialog: the host's backend stops or kills over the host's shared
+connection, in a worker of the App, and the outcome is told as a notice.
+
+The tab asks (``screens/queue_control.py``) and hands the answer here; the work runs on
+the App rather than the tab, so leaving the tab never cuts a kill short. ``R`` (retry)
+plans and runs in its own dialog (``screens/retry_confirm.py``). No Textual here.
+"""
+
+from __future__ import annotations
+
+from rgt_tui.controllers.controller_host import ControllerHost
+from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.workers import run_host_worker
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.text import printable, printable_lines
+from rgt_tui.services.connections import FleetConnections
+
+
+class QueueControl:
+    """Stop and kill on a host's queue, asked for by the Queue tab's dialogs."""
+
+    def __init__(self, app: ControllerHost, connections: FleetConnections) -> None:
+        self.app = app
+        self.connections = connections
+
+    def request(self, host: HostConfig, action: str, cell: str | None, chosen: str) -> None:
+        """Do ``action`` ("stop" | "kill") on ``host``; ``chosen``: the dialog's answer
+        (for a kill, what then: "next" or "stop"); ``cell``: the cell the dialog named."""
+        work = self._act(host, action, cell, chosen)
+        run_host_worker(self.app, work, "queue-control", host.name)
+
+    async def _act(self, host: HostConfig, action: str, cell: str | None, chosen: str) -> None:
+        from rgt_tui.services.queue.backends import backend_for
+
+        title = f"{host.name}: {action}"
+        use = self.connections.use
+        try:
+            if action == "stop":
+                result = await use(host.name, lambda t: backend_for(host).stop(t))
+                what = f"cell {result.current.name}" if result.current else "the current cell"
+                message = f"the queue stops after {what}"
+            elif action == "kill":
+                self.app.notify(printable(f"killing {cell}…", None), title=title, markup=False)
+                killed = await use(
+                    host.name, lambda t: backend_for(host).kill(t, cell, then=chosen)
+                )
+                message = killed.summary()
+            else:  # a retry runs from its own dialog
+                return
+        except Exception as exc:  # refused on the box, or unreachable: said, not raised
+            self.app.notify(
+                printable_lines(error_text(exc)), title=title, severity="error", timeout=20,
+                markup=False,
+            )  # fmt: skip
+            return
+        self.app.notify(printable_lines(message), title=title, timeout=10, markup=False)
