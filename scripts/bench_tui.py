@@ -11,9 +11,12 @@ After a warm-up (every host connected and sampled) it measures, over ``--seconds
 this process's CPU time / wall time, and for keypresses sent every ``--key-every``
 seconds the time from sending the key to the screen update that follows it.
 
-Last line: ``cpu_percent: X p95_ms: Y``. Targets: X ≤ 15, Y ≤ 50.
+``--hosts 25,100,250,500`` runs each size in turn (fresh boxes each) and prints a table
+of how the cost grows, with RSS and the load average (the machine may be busy with other
+work). Last line (the last size): ``cpu_percent: X p95_ms: Y``. Targets: X ≤ 15 at 100
+hosts and ≤ 25 at 500, Y ≤ 50.
 
-    .venv/bin/python scripts/bench_tui.py [--hosts 100] [--seconds 60] [--synthetic]
+    .venv/bin/python scripts/bench_tui.py [--hosts 25,100,250,500] [--seconds 60] [--synthetic]
 """
 
 from __future__ import annotations
@@ -240,6 +243,8 @@ async def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
                 full_gc_ms.append((time.perf_counter() - gc_started) * 1000)
 
         gc.callbacks.append(on_gc)
+        me = psutil.Process()
+        rss0, load0 = me.memory_info().rss, os.getloadavg()[0]
         cpu0, wall0 = time.process_time(), time.perf_counter()
         latencies: list[float] = []
         keys = itertools.cycle(KEYS)
@@ -249,6 +254,7 @@ async def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
             latencies.append(await key_to_screen(app, next(keys)))
         wall = time.perf_counter() - wall0
         cpu = time.process_time() - cpu0
+        rss1, load1 = me.memory_info().rss, os.getloadavg()[0]
         gc.callbacks.remove(on_gc)
         if profiler is not None:
             import pstats
@@ -264,6 +270,10 @@ async def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
         samples = processed - processed0
     latencies.sort()
     return {
+        "hosts": args.hosts,
+        "rss_start_mib": rss0 / 2**20,
+        "rss_end_mib": rss1 / 2**20,
+        "load": (load0 + load1) / 2,
         "cpu_percent": cpu / wall * 100,
         "p50_ms": statistics.median(latencies),
         "p95_ms": latencies[max(0, int(len(latencies) * 0.95) - 1)],
@@ -277,7 +287,12 @@ async def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument(
+        "--hosts",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[100],
+        help="fleet sizes, e.g. 25,100,250,500: one run each, then a table",
+    )
     parser.add_argument(
         "--seconds", type=float, default=60.0, help="measurement window (p95 of ~2 keys/s)"
     )
@@ -305,6 +320,41 @@ def main() -> int:
         asyncio.run(serve(args.serve, args.dir))
         return 0
 
+    sizes, rows = args.hosts, []
+    for n in sizes:
+        args.hosts = n
+        rows.append(run_size(args))
+        print(f"{n} hosts: " + ", ".join(f"{k} {v:.1f}" for k, v in rows[-1].items()), flush=True)
+    mode = "synthetic in-process samples" if args.synthetic else "real agents over loopback SSH"
+    print(
+        f"\nTUI headless, {mode} at {args.interval:g} s (boxes in another process); a key "
+        f"every {args.key_every:g} s; window {args.seconds:g} s; terminal {args.size}; "
+        f"cores {os.cpu_count()}"
+    )
+    print(table(rows))
+    last = rows[-1]
+    print(f"cpu_percent: {last['cpu_percent']:.1f} p95_ms: {last['p95_ms']:.1f}")
+    return 0
+
+
+def table(rows: list[dict[str, float]]) -> str:
+    """How the TUI's cost grows with the fleet: one line per fleet size."""
+    lines = [
+        "hosts | CPU % of a core | key p50 / p95 ms | samples/s | full GCs/min (max ms) | "
+        "RSS MiB (window start -> end) | load avg",
+        "---|---|---|---|---|---|---",
+    ]
+    for r in rows:
+        lines.append(
+            f"{r['hosts']:.0f} | {r['cpu_percent']:.1f} | {r['p50_ms']:.1f} / {r['p95_ms']:.1f} | "
+            f"{r['samples_per_s']:.0f} | {r['full_gc_per_min']:.1f} ({r['full_gc_max_ms']:.0f}) | "
+            f"{r['rss_start_mib']:.1f} -> {r['rss_end_mib']:.1f} | {r['load']:.1f}"
+        )
+    return "\n".join(lines)
+
+
+def run_size(args: argparse.Namespace) -> dict[str, float]:
+    """One fleet size: its boxes in a process of their own, the app in this one."""
     with tempfile.TemporaryDirectory(prefix="rgt-bench-") as tmp:
         folder = Path(tmp)
         # The boxes are new on every run: in the user's journal each run would retire the
@@ -329,23 +379,7 @@ def main() -> int:
                     fleet_proc.wait(15)
                 except subprocess.TimeoutExpired:
                     fleet_proc.kill()
-    mode = "synthetic in-process samples" if args.synthetic else "real agents over loopback SSH"
-    print(
-        f"hosts: {args.hosts} at {args.interval:g} s ({mode}); terminal {args.size}; cores {os.cpu_count()}"
-    )
-    for key in (
-        "samples_per_s",
-        "pane_draws_per_s",
-        "keys",
-        "p50_ms",
-        "full_gc_per_min",
-        "full_gc_max_ms",
-        "fleet_process_cpu_percent",
-    ):
-        if key in result:
-            print(f"{key}: {result[key]:.1f}")
-    print(f"cpu_percent: {result['cpu_percent']:.1f} p95_ms: {result['p95_ms']:.1f}")
-    return 0
+    return result
 
 
 if __name__ == "__main__":

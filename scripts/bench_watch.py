@@ -12,14 +12,19 @@ cli``, the default when it does); ``--mode metrics`` runs instead, in a process 
 script, one real HostMonitor per box feeding FleetMetrics through ``host_state`` — the
 telemetry and metrics half of the watch, without its notification, pull and stop sinks.
 
-Measuring starts ``--settle`` seconds (35) after every host's first sample, past the
-start's bursts (every host's first queue poll); scrapes over 100 ms are listed with
-when they happened. ``--memory-hour`` runs an hour-equivalent in-process instead: ``--hosts`` hosts' agent
+It is scraped every ``--scrape-every`` seconds from its first answer on; measuring (CPU,
+scrape p50/p95, RSS) starts ``--settle`` seconds (35) after every host's first sample,
+past the start's bursts (every host's first queue poll), and "p95 from the first scrape"
+counts the start's scrapes too; scrapes over 100 ms are listed with when they happened.
+``--hosts 25,100,250,500`` runs each size in turn and prints a table of how the cost
+grows (with the load average: the machine may be doing other work); ``--minutes 10``
+is the RSS check. ``--memory-hour`` runs an hour-equivalent in-process instead: ``--hosts`` hosts' agent
 samples (real parser and health rules) at 1 Hz for 3600 rounds, a scrape every 5,
 printing resident memory every 10 minutes-equivalent. Last line of a normal run:
 ``cpu_percent: X p95_ms: Y``. Targets: X ≤ 10, Y ≤ 50.
 
-    .venv/bin/python scripts/bench_watch.py [--hosts 100] [--seconds 120] [--mode metrics]
+    .venv/bin/python scripts/bench_watch.py [--hosts 25,100,250,500] [--seconds 120] [--mode metrics]
+    .venv/bin/python scripts/bench_watch.py --hosts 500 --minutes 10
     .venv/bin/python scripts/bench_watch.py --memory-hour
 """
 
@@ -103,7 +108,7 @@ async def watch_metrics(hosts_file: Path, port: int) -> None:
 
     fleet = load_fleet(hosts_file)
     metrics = FleetMetrics(fleet)
-    server = metrics.serve("127.0.0.1", port)
+    server = await metrics.serve("127.0.0.1", port)
     transports = {h.name: transport_for(h) for h in fleet.hosts}
     connections = FleetConnections(list(fleet.hosts), factory=lambda h: transports[h.name])
     by_name = {h.name: h for h in fleet.hosts}
@@ -187,7 +192,12 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
         watch = start_child([*command, "--port", str(port)], "READY")
     try:
         process = psutil.Process(watch.pid)
+        rss_start = process.memory_info().rss
         deadline = time.monotonic() + args.warmup
+        # Scraped every --scrape-every from the first answer on, as Prometheus would: the
+        # start's scrapes (until every host is sampled, then --settle) count in
+        # "p95 from the first scrape"; the window after them gives CPU and p50/p95.
+        start_ms: list[float] = []
         sampled = 0
         while sampled < args.hosts:
             if watch.poll() is not None:
@@ -196,20 +206,25 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
                 raise SystemExit(
                     f"only {sampled}/{args.hosts} hosts sampled after {args.warmup:g}s"
                 )
-            time.sleep(1)
             try:
-                _, body = scrape(url)
+                ms, body = scrape(url)
             except OSError:
+                time.sleep(1)
                 continue
+            start_ms.append(ms)
             sampled = body.count("\nrgt_sample_timestamp_seconds{")
-        # Past the start's bursts (every host's first queue poll, journal seeding): a
-        # steady-state window. The stalls of the start are listed apart (--settle 0).
-        time.sleep(args.settle)
+            time.sleep(max(0.0, args.scrape_every - ms / 1000))
+        settled = time.monotonic() + args.settle
+        while time.monotonic() < settled:
+            ms, _ = scrape(url)
+            start_ms.append(ms)
+            time.sleep(max(0.0, args.scrape_every - ms / 1000))
 
         latencies: list[float] = []
         slow: list[str] = []
         rss: list[tuple[float, int]] = []
         series = 0
+        load0 = os.getloadavg()[0]
         cpu0, wall0 = proc_cpu(process), time.perf_counter()
         end = wall0 + args.seconds
         while time.perf_counter() < end:
@@ -223,23 +238,52 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
             time.sleep(max(0.0, args.scrape_every - ms / 1000))
         wall = time.perf_counter() - wall0
         cpu = proc_cpu(process) - cpu0
+        load1 = os.getloadavg()[0]
     finally:
         stop_child(watch)
     if slow:  # when: a stall every 30 s, say, points at what runs every 30 s
         print(f"scrapes over {SLOW_MS} ms: {', '.join(slow)}", file=sys.stderr)
+    everything = sorted(start_ms + latencies)
     latencies.sort()
     half = len(rss) // 2
     first, last = (statistics.mean(r for _, r in part) for part in (rss[:half], rss[half:]))
     return {
+        "hosts": args.hosts,
         "cpu_percent": cpu / wall * 100,
         "scrapes": len(latencies),
         "series_per_scrape": series,
         "p50_ms": statistics.median(latencies),
-        "p95_ms": latencies[max(0, round(len(latencies) * 0.95) - 1)],
-        "max_ms": latencies[-1],
+        "p95_ms": percentile(latencies, 0.95),
+        "p95_from_first_ms": percentile(everything, 0.95),
+        "max_ms": everything[-1],
+        "rss_start_mib": rss_start / 2**20,
+        "rss_measured_start_mib": rss[0][1] / 2**20,
+        "rss_end_mib": rss[-1][1] / 2**20,
         "rss_first_half_mib": first / 2**20,
         "rss_second_half_mib": last / 2**20,
+        "load": (load0 + load1) / 2,
     }
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    """The q-th value of a sorted list (nearest rank)."""
+    return ordered[max(0, round(len(ordered) * q) - 1)]
+
+
+def table(rows: list[dict[str, float]]) -> str:
+    """How the watch's cost grows with the fleet: one line per fleet size."""
+    lines = [
+        "hosts | CPU % of a core | scrape p50 / p95 ms | p95 from first scrape | max ms | "
+        "series | RSS MiB (window start -> end) | load avg",
+        "---|---|---|---|---|---|---|---",
+    ]
+    for r in rows:
+        lines.append(
+            f"{r['hosts']:.0f} | {r['cpu_percent']:.1f} | {r['p50_ms']:.1f} / {r['p95_ms']:.1f} | "
+            f"{r['p95_from_first_ms']:.1f} | {r['max_ms']:.0f} | {r['series_per_scrape']:.0f} | "
+            f"{r['rss_measured_start_mib']:.1f} -> {r['rss_end_mib']:.1f} | {r['load']:.1f}"
+        )
+    return "\n".join(lines)
 
 
 # -- the hour-equivalent (in-process) ---------------------------------------------------
@@ -306,8 +350,16 @@ def memory_hour(args: argparse.Namespace, folder: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument(
+        "--hosts",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[100],
+        help="fleet sizes, e.g. 25,100,250,500: one run each, then a table",
+    )
     parser.add_argument("--seconds", type=float, default=120.0, help="measurement window")
+    parser.add_argument(
+        "--minutes", type=float, help="measurement window in minutes (the RSS check: 10)"
+    )
     parser.add_argument("--warmup", type=float, default=180.0, help="max s to sample every host")
     parser.add_argument("--interval", type=float, default=1.0, help="agent sample interval (s)")
     parser.add_argument("--scrape-every", type=float, default=5.0)
@@ -332,36 +384,47 @@ def main() -> int:
         asyncio.run(watch_metrics(args.watch_metrics, args.port))
         return 0
 
+    if args.minutes:
+        args.seconds = args.minutes * 60
+    sizes = args.hosts
+    if args.memory_hour:
+        with tempfile.TemporaryDirectory(prefix="rgt-bench-watch-") as tmp:
+            args.hosts = sizes[0]
+            memory_hour(args, Path(tmp))
+        return 0
+    args.mode = args.mode or ("cli" if cli_has_watch() else "metrics")
+    rows = []
+    for n in sizes:
+        args.hosts = n
+        rows.append(run_size(args))
+        print(f"{n} hosts: " + ", ".join(f"{k} {v:.1f}" for k, v in rows[-1].items()), flush=True)
+    what = "rgt-tui watch --metrics" if args.mode == "cli" else "monitors + FleetMetrics only"
+    print(
+        f"\nwatch: {what}; real agents over loopback SSH at {args.interval:g} s (boxes in "
+        f"another process); scraped every {args.scrape_every:g} s; window {args.seconds:g} s "
+        f"after {args.settle:g} s settling; cores {os.cpu_count()}"
+    )
+    print(table(rows))
+    last = rows[-1]
+    print(f"cpu_percent: {last['cpu_percent']:.1f} p95_ms: {last['p95_ms']:.1f}")
+    return 0
+
+
+def run_size(args: argparse.Namespace) -> dict[str, float]:
+    """One fleet size: its boxes in a process of their own, the watch, the scrapes."""
     with tempfile.TemporaryDirectory(prefix="rgt-bench-watch-") as tmp:
         folder = Path(tmp)
         # A fresh journal: a run's boxes must not retire the last run's in the user's.
         os.environ["XDG_STATE_HOME"] = str(folder / "state")
-        if args.memory_hour:
-            memory_hour(args, folder)
-            return 0
-        args.mode = args.mode or ("cli" if cli_has_watch() else "metrics")
         fleet = start_child(
             [sys.executable, __file__, "--serve", str(args.hosts), "--dir", str(folder)]
             + ["--gpus"] * args.gpus,
             "READY",
         )
         try:
-            result = measure(args, folder)
+            return measure(args, folder)
         finally:
             stop_child(fleet)
-    what = "rgt-tui watch --metrics" if args.mode == "cli" else "monitors + FleetMetrics only"
-    print(
-        f"hosts: {args.hosts} at {args.interval:g} s (real agents over loopback SSH); "
-        f"watch: {what}; scrape every {args.scrape_every:g} s; cores {os.cpu_count()}"
-    )
-    for key in ("scrapes", "series_per_scrape", "p50_ms", "max_ms"):
-        print(f"{key}: {result[key]:.1f}")
-    print(
-        f"rss_mib: {result['rss_first_half_mib']:.1f} (first half) "
-        f"{result['rss_second_half_mib']:.1f} (second half)"
-    )
-    print(f"cpu_percent: {result['cpu_percent']:.1f} p95_ms: {result['p95_ms']:.1f}")
-    return 0
 
 
 if __name__ == "__main__":
