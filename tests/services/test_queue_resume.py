@@ -11,98 +11,16 @@ import signal
 
 from support.cli import arun
 from support.machine import kill_processes_under
-from support.pulls import fast
 from support.queues import SCRIPT_RUN, wait_view
-from support.waiting import wait_for
+from support.resume_cell import cell_log, pull_verify, run_until_held
 
 from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
-from rgt_tui.services.pull import pull_host
-from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.resume import (
     FROM_SCRATCH,
     plan_resume_move,
     resume_lines,
     resume_move,
 )
-from rgt_tui.services.verify.run import verify_host
-
-# The recipe (docs/spot.md): load the latest checkpoint on start, write each one
-# atomically (tmp → fsync → rename), and a sidecar naming the checkpoint's SHA-256.
-TRAIN = r"""
-import hashlib, json, os, sys, time
-out, total = sys.argv[1], int(sys.argv[2])
-os.makedirs(out, exist_ok=True)
-ck, side = os.path.join(out, "checkpoint.bin"), os.path.join(out, "checkpoint.json")
-def save(path, data):
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data); f.flush(); os.fsync(f.fileno())
-    os.replace(tmp, path)
-step = 0
-if os.path.exists(ck):
-    with open(ck, "rb") as f:
-        step = int(f.read().split()[1])
-    print(f"loaded step {step} from {ck}", flush=True)
-else:
-    print("fresh start: no checkpoint", flush=True)
-home = os.environ["HOME"]
-with open(os.path.join(home, "ck.pid"), "w") as f:
-    f.write(str(os.getpid()))
-hold = os.path.join(home, "hold")
-while step < total:
-    time.sleep(1.0)
-    if os.path.exists(hold):
-        open(os.path.join(home, "held"), "w").close()
-        while True:
-            time.sleep(0.05)
-    step += 1
-    data = f"step {step}\n".encode() + b"w" * 8192
-    save(ck, data)
-    save(side, json.dumps({"step": step, "sha256": hashlib.sha256(data).hexdigest()}).encode())
-print(f"done at step {step}", flush=True)
-"""
-CELL = 'exec python3 -S "$HOME/cells/ck_train.py" "$2" 6'
-
-
-def give_cell(qf, name: str) -> str:
-    (qf.root(name) / "cells").mkdir(parents=True, exist_ok=True)
-    (qf.root(name) / "cells" / "ck_train.py").write_text(TRAIN)
-    return qf.cell_script("ck", CELL, name=name)
-
-
-async def run_until_held(qf) -> int:
-    """Launch box1's queue, let ck checkpoint at least twice, hold it; its step."""
-    line = give_cell(qf, "box1")
-    give_cell(qf, "box2")
-    qf.write_queue(f"{line} t 1\n", "box1")
-    qf.write_queue("", "box2")
-    t1 = qf.transport("box1")
-    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
-    await t1.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
-    side = qf.root("box1") / "results" / "ck" / "checkpoint.json"
-
-    def stepped() -> bool:
-        try:
-            return json.loads(side.read_text())["step"] >= 2
-        except (OSError, ValueError):
-            return False
-
-    await wait_for(stepped, 60, "two checkpoints on box1")
-    (qf.root("box1") / "hold").touch()
-    await wait_for((qf.root("box1") / "held").exists, 30, "ck to stop writing")
-    return json.loads(side.read_text())["step"]
-
-
-async def pull_verify(qf, name: str):
-    host = qf.host(name)
-    transport = qf.transport(name)
-    try:
-        pulled = await pull_host(host, qf.fleet.results_dir, transport, options=fast())
-        assert pulled.ok, pulled.failed
-        return await verify_host(host, qf.fleet.results_dir, transport=transport)
-    finally:
-        await transport.close()
 
 
 async def preempt(qf, name: str = "box1") -> None:
@@ -118,11 +36,6 @@ async def plan(qf, **kw):
     finally:
         await t1.close()
         await t2.close()
-
-
-def cell_log(qf, name: str) -> str:
-    logs = list((qf.qdir(name)).rglob("ck*.log"))
-    return "".join(p.read_text(errors="replace") for p in logs)
 
 
 async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(make_queue_fleet):
