@@ -50,6 +50,9 @@ PREFLIGHT_CHECKS = (
     "python", "torch", "gpu", "driver", "arch", "gpu-busy", "disk", "storage", "durable",
     "tmux", "code", "crlf", "signal-lead",
 )  # fmt: skip
+# A group's checks across its boxes (issue 41, MN1-MN4: domain.preflight_group).
+GROUP_PREFLIGHT_CHECKS = ("same-code", "same-stack", "rendezvous", "nic", "mtu", "fabric", "clocks")
+PREFLIGHT_CHECKS += GROUP_PREFLIGHT_CHECKS
 # Watching while the app is closed (issue 31): see config_watch.
 WATCH_FLEET_KEYS = ("notify", "notify_reminder_minutes", "tui_notify", "pull_rate_mbit")
 WATCH_HOST_KEYS = ("notify", "pull_every", "stop", "autostop_minutes")
