@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from support.controller_host import LoopHost
 from support.fleet_files import write_hosts
+from support.vram_box import HeldDevices, vram_smi
 from support.waiting import wait_for
 
 from rgt_tui.controllers.queue_control import QueueControl
+from rgt_tui.controllers.vram import VramControl
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 
@@ -48,4 +51,34 @@ async def test_stop_on_a_queue_never_launched_is_a_notice_naming_the_host(tmp_pa
         assert list(host.workers) == ["queue-control:box1"]
     finally:
         await host.drain()
+        await connections.close_all()
+
+
+@pytest.fixture
+def held(tmp_path: Path):  # type: ignore[no-untyped-def]
+    holder = HeldDevices(tmp_path / "dev")
+    yield holder
+    holder.stop()
+
+
+async def test_vram_reads_the_holders_kills_one_and_reads_the_list_after(
+    make_queue_fleet, tmp_path: Path, held: HeldDevices
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1)
+    box = qf.loopback.box("box1")
+    box.extra_path.append(vram_smi(tmp_path / "smi", held.pid).parent)
+    box.extra_env["RGT_NVIDIA_DEV_PREFIX"] = held.prefix
+    connections = FleetConnections(qf.fleet.hosts)
+    try:
+        vram = VramControl(connections)
+        read = await vram.read("box1")
+        assert read.error == "" and read.evidence is not None
+        assert [h.pid for h in read.evidence.holders] == [held.pid]
+        refused = await vram.kill(read.evidence, held.pid + 100000)  # not a holder
+        assert refused.note.startswith("not killed: ") and not refused.killed
+        assert not held.ended()
+        after = await vram.kill(read.evidence, held.pid)
+        assert after.killed and after.evidence is not None, after
+        await wait_for(held.ended, 10, "the holder to exit")
+    finally:
         await connections.close_all()

@@ -1,8 +1,9 @@
 """GPUs tab: every GPU with its clocks, memory, power, throttling and compute processes.
 
 Under the GPUs, when one holds VRAM with no work (the zombie rule's terms, U11), the tab
-reads who holds it from the box (services/box/vram.py: nvidia-smi's processes and the
-/dev/nvidia* holders, one round trip, at most every ``EVIDENCE_EVERY_S`` while shown)
+reads who holds it from the box (controllers/vram.py over services/box/vram.py:
+nvidia-smi's processes and the /dev/nvidia* holders, one round trip, at most every
+``EVIDENCE_EVERY_S`` while shown)
 and ``x`` kills one, its PID typed (screens/vram_kill.py). The kill runs on the box; the
 list after it is read in a separate call, since a kill may drop the session (U1).
 """
@@ -20,6 +21,7 @@ from textual.widgets import Static
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.gpu_row import util_line, vram_line
 from rgt_tui.content.vram_text import candidates_content, evidence_content, reclaim_candidates
+from rgt_tui.controllers.vram import VramControl, VramRead
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
@@ -113,13 +115,13 @@ class GpusTab(DetailTab):
     TITLE = "GPUs"
 
     class Evidence(Message):
-        """The box's VRAM evidence (or why it could not be read); ``note``: a kill's outcome."""
+        """The box's VRAM evidence (or why it could not be read; a kill's outcome)."""
 
-        def __init__(self, evidence: VramEvidence | None, error: str = "", note: str = "") -> None:
+        def __init__(self, read: VramRead) -> None:
             super().__init__()
-            self.evidence = evidence
-            self.error = error
-            self.note = note
+            self.evidence = read.evidence
+            self.error = read.error
+            self.note = read.note
 
     def __init__(self) -> None:
         super().__init__()
@@ -200,16 +202,8 @@ class GpusTab(DetailTab):
         self._evidence_at = time.monotonic()
         run_host_worker(self, self._read(self.host.name, self.connections), "vram", self.host.name)
 
-    async def _read(self, host: str, connections: FleetConnections, note: str = "") -> None:
-        from rgt_tui.controllers.queue_actions import error_text
-        from rgt_tui.services.box.vram import read_vram_evidence
-
-        try:
-            evidence = await connections.use(host, lambda t: read_vram_evidence(host, t))
-        except Exception as exc:  # unreachable, refused: said in the tab
-            self.post_message(self.Evidence(None, error_text(exc), note))
-            return
-        self.post_message(self.Evidence(evidence, note=note))
+    async def _read(self, host: str, connections: FleetConnections) -> None:
+        self.post_message(self.Evidence(await VramControl(connections).read(host)))
 
     @on(Evidence)
     def _evidence(self, message: Evidence) -> None:
@@ -245,22 +239,8 @@ class GpusTab(DetailTab):
         run_host_worker(self, self._kill(evidence, connections, pid), "vram", evidence.host)
 
     async def _kill(self, evidence: VramEvidence, connections: FleetConnections, pid: int) -> None:
-        from rgt_tui.controllers.queue_actions import error_text
-        from rgt_tui.services.box.vram import kill_outcome, kill_vram_holder, read_vram_evidence
-
-        host = evidence.host
-        try:
-            result = await connections.use(host, lambda t: kill_vram_holder(evidence, t, pid))
-        except Exception as exc:  # refused on the box, or unreachable: nothing was killed
-            self.post_message(self.Evidence(None, note=f"not killed: {error_text(exc)}"))
-            return
-        # A separate call on a (re)connected transport: the kill may have taken the
-        # session down with it (U1), and only the list after it says what happened.
-        try:
-            transport = await connections.connect_with_backoff(host)
-            after = await read_vram_evidence(host, transport)
-        except Exception:  # the note says the box is not back yet
-            after = None
-        note = kill_outcome(result, after)
-        self.post_message(self.Evidence(after, note=note))
-        self.app.notify(shown(f"{host}: {note}", lines=True), title="VRAM", markup=False)
+        read = await VramControl(connections).kill(evidence, pid)
+        self.post_message(self.Evidence(read))
+        if read.killed:
+            note = shown(f"{evidence.host}: {read.note}", lines=True)
+            self.app.notify(note, title="VRAM", markup=False)
