@@ -20,12 +20,18 @@ def read_container_start(proc_root):
     path = os.environ.get("RGT_CONTAINER_START_FILE")
     if path:
         return float(read_text(path).strip())
+    try:
+        stat_text = read_text(os.path.join(proc_root, "stat"))
+        stat = read_text(os.path.join(proc_root, "1/stat"))
+    except (FileNotFoundError, PermissionError):
+        # PID 1 hidden (hidepid=2) or a /proc without it: the start is unknown, which is
+        # no problem of the box's (a restart is then named by its boot id alone).
+        return None
     btime = None
-    for line in read_text(os.path.join(proc_root, "stat")).splitlines():
+    for line in stat_text.splitlines():
         if line.startswith("btime "):
             btime = int(line.split()[1])
             break
-    stat = read_text(os.path.join(proc_root, "1/stat"))
     # "1 (init) S 0 ...": the command may hold spaces and parentheses; fields after the
     # last ')' start at field 3, so starttime (field 22) is the 20th of them.
     starttime = int(stat[stat.rindex(")") + 2 :].split()[19])

@@ -33,7 +33,8 @@ class Agent:
             self.queue = QueueWatch(args.queue_dir, args.out_root, args.proc_root, every)
         self.tracker_errors = []  # patterns this python cannot compile: said every sample
         self.tracker = TrackerScan(args.tracker_pattern or (), self.tracker_errors)
-        self.container_start = None  # read at the first sample that could (see host.py)
+        self.container_start = None  # read once, at the first sample (see host.py)
+        self.container_start_read = False
 
     def sample(self, seq):
         """Build one sample (a dict with every protocol key) for sequence number seq."""
@@ -79,7 +80,8 @@ class Agent:
             "container_start": None,
             "errors": errors,
         }
-        if self.container_start is None:
+        if not self.container_start_read:
+            self.container_start_read = True  # unknown stays unknown: no re-read per sample
             self.container_start = safe(
                 errors, "container_start", lambda: read_container_start(a.proc_root)
             )
