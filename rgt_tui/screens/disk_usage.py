@@ -1,13 +1,14 @@
 """The usage key (``u``): what fills a host's disk, in a modal, and the typed delete.
 
 Screens bind ``DISK_BINDING`` and post ``DiskUsageRequested``; the App pushes
-``DiskUsageScreen``, which audits the box in a worker (``services.disk.audit``) and shows
-the largest folders (bytes and inodes), the Hugging Face cache by model and the
-superseded checkpoints, each not offered for deletion marked with why
-(``services.disk.offer``), and which are offered. Typing an offered entry's short name or
-full path and Enter is the confirmation (a name not offered runs nothing): the delete is
-checked (``services.disk.reclaim``: nothing not pulled and verified under a pull root)
-and refused with what would be lost, or done, and the audit taken again. While the input has focus no single-key binding fires; Escape closes.
+``DiskUsageScreen``, which audits the box in a worker (``controllers.disk`` runs
+``services.disk.audit``) and shows the largest folders (bytes and inodes), the Hugging
+Face cache by model and the superseded checkpoints, each not offered for deletion marked
+with why (``services.disk.offer``), and which are offered. Typing an offered entry's
+short name or full path and Enter is the confirmation (a name not offered runs nothing):
+the delete is checked (``services.disk.reclaim``: nothing not pulled and verified under
+a pull root) and refused with what would be lost, or done, and the audit taken again.
+While the input has focus no single-key binding fires; Escape closes.
 """
 
 from __future__ import annotations
@@ -27,14 +28,13 @@ from textual.widgets import Input, Static
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.disk_text import audit_lines, listed, offer_line
-from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.disk import DiskControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.screens.dialog import DialogScreen, KeyHint
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.disk.audit import DiskAudit, DiskError, audit_disk
+from rgt_tui.services.disk.audit import DiskAudit
 from rgt_tui.services.disk.offer import not_offered, offered
-from rgt_tui.services.disk.reclaim import delete_planned, plan_delete
 
 DISK_BINDING = Binding(
     "u",
@@ -113,31 +113,13 @@ class DiskUsageScreen(DialogScreen[None]):
         run_host_worker(self, self._work(None), "disk-audit", self.host.name)
 
     async def _work(self, typed: str | None) -> None:
-        status = Content("")
-        host, results = self.host, self.results_dir
-        try:
-            if typed is not None and self.audit is not None:
-                audit = self.audit
-                plan = await self.connections.use(
-                    host.name, lambda t: plan_delete(host, t, results, audit, typed)
-                )
-                done = await self.connections.use(host.name, lambda t: delete_planned(t, plan))
-                status = Content.styled(shown(done, lines=True), "$success")
-            audit = await self.connections.use(host.name, lambda t: audit_disk(host, t, results))
-        except DiskError as exc:
-            lost = "".join(f"\n  would lose: {shown(line)}" for line in exc.lost)
-            self.post_message(
-                self.Audited(self.audit, Content.styled(shown(exc.message) + lost, "$error"))
-            )
-            return
-        except Exception as exc:  # an unreachable box and the like: shown in the modal
-            self.post_message(
-                self.Audited(
-                    self.audit, Content.styled(shown(error_text(exc), lines=True), "$error")
-                )
-            )
-            return
-        self.post_message(self.Audited(audit, status))
+        disk = DiskControl(self.connections, self.host, self.results_dir)
+        if typed is not None and self.audit is not None:
+            outcome = await disk.delete(self.audit, typed)
+        else:
+            outcome = await disk.audit()
+        status = Content.styled(outcome.status, f"${outcome.kind}") if outcome.kind else Content("")
+        self.post_message(self.Audited(outcome.audit or self.audit, status))
 
     @on(Audited)
     def _audited(self, message: Audited) -> None:

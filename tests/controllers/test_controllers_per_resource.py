@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 from support.controller_host import LoopHost
+from support.disk_box import build_box
+from support.disk_box import tmpfs as tmpfs  # noqa: F401  (the fixture)
 from support.fleet_files import write_hosts
+from support.pulls import host_of
 from support.vram_box import HeldDevices, vram_smi
 from support.waiting import wait_for
 
+from rgt_tui.controllers.disk import DiskControl
 from rgt_tui.controllers.queue_control import QueueControl
 from rgt_tui.controllers.vram import VramControl
 from rgt_tui.services.connections import FleetConnections
@@ -80,5 +84,28 @@ async def test_vram_reads_the_holders_kills_one_and_reads_the_list_after(
         after = await vram.kill(read.evidence, held.pid)
         assert after.killed and after.evidence is not None, after
         await wait_for(held.ended, 10, "the holder to exit")
+    finally:
+        await connections.close_all()
+
+
+async def test_disk_audits_refuses_what_is_not_offered_and_deletes_what_is(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path
+) -> None:  # type: ignore[no-untyped-def]
+    fleet = await make_loopback_fleet(1)
+    paths = build_box(fleet.box("box1").root, tmpfs)
+    results = str(tmpfs / "results")
+    host = host_of(fleet, mounts=(str(tmpfs),), pull=(results,), durable_dir=results)
+    connections = FleetConnections((host,))
+    try:
+        disk = DiskControl(connections, host, tmp_path / "res")
+        first = await disk.audit()
+        assert first.audit is not None and first.kind == "", first
+        refused = await disk.delete(first.audit, str(paths["hog"]))
+        assert refused.kind == "error" and refused.audit is None, refused
+        assert paths["hog"].exists()
+        done = await disk.delete(first.audit, "org/a")
+        assert done.kind == "success" and "deleted" in done.status, done
+        assert not paths["model"].exists() and paths["big"].exists()
+        assert done.audit is not None and done.audit.find("org/a") is None
     finally:
         await connections.close_all()
