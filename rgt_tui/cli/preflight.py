@@ -28,7 +28,12 @@ async def run_preflight(call: Call, transport: Transport) -> int:
     from rgt_tui.services.preflight import preflight
 
     host = call.host
-    report = await preflight(call.fleet, host, transport)
+    if host.group is not None:  # every box's preflight and the checks across them (issue 41)
+        from rgt_tui.services.queue.group.preflight import group_preflight
+
+        report = await group_preflight(call.fleet, host, transport)
+    else:
+        report = await preflight(call.fleet, host, transport)
     acks = host.ready.preflight_ack
     blocking = report.unacknowledged(acks)
     if call.args.json:

@@ -53,7 +53,12 @@ async def preflight_job(fleet: Fleet, host: HostConfig, transport: Transport, st
 
     state(preflight=None, preflight_error=None)
     try:
-        report = await preflight(fleet, host, transport)
+        if host.group is not None:  # every box's and the checks across them (issue 41)
+            from rgt_tui.services.queue.group.preflight import group_preflight
+
+            report = await group_preflight(fleet, host, transport)
+        else:
+            report = await preflight(fleet, host, transport)
     except (TransportError, OSError) as exc:
         state(preflight_error=(str(exc), "check the connection and press P again"))
         return

@@ -20,6 +20,7 @@ from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.queue import append, control, launch
 from rgt_tui.services.queue.box_backend import BoxRunner
+from rgt_tui.services.queue.group.preflight import group_checks, with_group_preflight
 from rgt_tui.services.queue.group.ranks import (
     MemberLinks,
     each_rank,
@@ -127,6 +128,11 @@ class GroupBackend:
 
         async with rank_transports(self.host, transport, self.links) as links:
             got = await each_rank(links, plan)
+            # The group's own checks across the boxes (issue 41: same code, rendezvous, MN1-MN4).
+            checked = None
+            if preflight and not any(isinstance(p, BaseException) for p in got):
+                reports = [p.preflight for p in got if isinstance(p, launch.LaunchPlan)]
+                checked = await group_checks(self.host, links, reports)
         plans: list[launch.LaunchPlan] = []
         problems: list[str] = []
         warnings: list[str] = []
@@ -164,12 +170,15 @@ class GroupBackend:
             + " ".join(f"{k}={v}" for k, v in envs[0].items() if k != "RGT_NODE_RANK"),
             RESTART_NOTE,
         )
-        return replace(
+        planned = replace(
             _as_group(lead, tuple(plans), envs),
             host=self.host.name,
             problems=tuple(problems),
             warnings=tuple(dict.fromkeys(warnings)),
             notes=notes,
+        )
+        return (
+            planned if checked is None else with_group_preflight(planned, self.host, checked, acked)
         )
 
     async def launch(self, plan: launch.LaunchPlan, transport: Transport) -> launch.LaunchResult:
