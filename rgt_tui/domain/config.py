@@ -45,10 +45,14 @@ READY_KEYS = (
     "code", "code_exclude", "credentials", "tracker", "tracker_patterns", "python",
     "checkpoint_gb", "keep_checkpoints", "preflight_ack",
 )  # fmt: skip
+# Issue 42: the smoke step before the queue (GEN5/U10) and the China routes (generic-ssh
+# §3): mirrors exported to every cell, the route measured from the box.
+READY_KEYS += ("smoke", "smoke_seconds", "china_mirrors", "pip_index_url", "hf_endpoint")
+READY_KEYS += ("github_url",)
 # Preflight's checks, by the names `--ack`, the plan dialog and `preflight_ack` use.
 PREFLIGHT_CHECKS = (
     "python", "torch", "gpu", "driver", "arch", "gpu-busy", "disk", "storage", "durable",
-    "tmux", "code", "crlf", "signal-lead",
+    "tmux", "code", "crlf", "signal-lead", "smoke", "route",
 )  # fmt: skip
 # A group's checks across its boxes (issue 41, MN1-MN4: domain.preflight_group).
 GROUP_PREFLIGHT_CHECKS = ("same-code", "same-stack", "rendezvous", "nic", "mtu", "fabric", "clocks")
@@ -197,6 +201,18 @@ class Readiness:
     keep_checkpoints: int = 2
     # Preflight checks acknowledged for every launch of the host (a CPU-only box: "gpu").
     preflight_ack: tuple[str, ...] = ()
+    # GEN5/U10: ``smoke``, a command run on the box before the queue in the cells'
+    # environment (None: the queue's first cell, when ``smoke_seconds`` is set), for at
+    # most ``smoke_seconds`` (None with a command: SMOKE_DEFAULT_S); no smoke without either.
+    smoke: str | None = None
+    smoke_seconds: float | None = None
+    # generic-ssh §3, principle 7: None leaves it to the profile (china, autodl: on);
+    # the mirrors (None: the profile's default, else the official) are exported to every
+    # cell; ``github_url`` is the GitHub address the route check measures.
+    china_mirrors: bool | None = None
+    pip_index_url: str | None = None
+    hf_endpoint: str | None = None
+    github_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -289,7 +305,7 @@ class GroupConfig:
     @property
     def nnodes(self) -> int:
         """How many boxes (torchrun's ``--nnodes``)."""
-        return len(self.members)
+        return len(self.hosts)
 
 
 @dataclass(frozen=True)

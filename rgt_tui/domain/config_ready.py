@@ -1,6 +1,8 @@
 """The readiness keys of ``[fleet]`` and ``[[hosts]]`` (issue 29): ``code``,
 ``code_exclude``, ``credentials``, ``tracker``, ``tracker_patterns``, ``python``,
-``checkpoint_gb``, ``keep_checkpoints``, ``preflight_ack``.
+``checkpoint_gb``, ``keep_checkpoints``, ``preflight_ack``; issue 42's ``smoke``,
+``smoke_seconds`` (GEN5/U10), ``china_mirrors``, ``pip_index_url``, ``hf_endpoint`` and
+``github_url`` (generic-ssh §3).
 
 ``[fleet]`` gives every host's default; a host's own key wins, except ``credentials``,
 which merge by variable name (a host's entry replaces the fleet's of the same name).
@@ -55,7 +57,36 @@ def readiness(t: Table, base: Path, inherited: Readiness | None = None) -> Readi
         checkpoint_gb=gb if gb is not None else d.checkpoint_gb,
         keep_checkpoints=keep,
         preflight_ack=c(lambda: _acks(t), None) or d.preflight_ack,
+        smoke=c(lambda: t.maybe("smoke", example="python train.py --steps 20"), None) or d.smoke,
+        smoke_seconds=c(lambda: t.number("smoke_seconds", None), None) or d.smoke_seconds,
+        china_mirrors=_flag(t, "china_mirrors", d.china_mirrors),
+        pip_index_url=c(lambda: _url(t, "pip_index_url"), None) or d.pip_index_url,
+        hf_endpoint=c(lambda: _url(t, "hf_endpoint"), None) or d.hf_endpoint,
+        github_url=c(lambda: _url(t, "github_url"), None) or d.github_url,
     )
+
+
+def _flag(t: Table, key: str, inherited: bool | None) -> bool | None:
+    """A true/false key, or ``inherited`` when absent (a mistake is recorded)."""
+    if key not in t.data:
+        return inherited
+    value = t.data[key]
+    if not isinstance(value, bool):
+        t.problems.append(t.error(key, f"expected true or false, got {value!r}"))
+        return inherited
+    return value
+
+
+def _url(t: Table, key: str) -> str | None:
+    """An http(s) address (a mirror), trailing slash dropped; None when absent."""
+    value = t.maybe(key, example="https://hf-mirror.com")
+    if value is None:
+        return None
+    if not re.fullmatch(r"https?://[^\s'\"\\]+", value):
+        raise t.error(
+            key, f"expected an http(s) address such as https://hf-mirror.com, got {value!r}"
+        )
+    return value.rstrip("/")
 
 
 def _acks(t: Table) -> tuple[str, ...] | None:

@@ -120,6 +120,8 @@ class BoxFacts:
     python: dict[str, Any] | None = None  # preflight_check.py's "python" answer
     torch: dict[str, Any] | None = None  # ... and its "torch" answer
     storage: dict[str, Any] | None = None  # ... and its "storage" answer (U8)
+    routes: dict[str, Any] | None = None  # ... and its "routes" answer (generic-ssh §3)
+    home: str = ""  # the box's $HOME
     py_rc: int | None = None
     py_tail: tuple[str, ...] = ()  # the interpreter's other output (its error)
     smi: str = ""  # nvidia-smi's path; "" when the box has none
@@ -224,6 +226,8 @@ def parse_box_facts(text: str) -> BoxFacts:
         python=answers.get("python"),
         torch=answers.get("torch"),
         storage=answers.get("storage"),
+        routes=answers.get("routes"),
+        home=clip(single.get("home", ""), 4096),
         py_rc=_int(single.get("py_rc", "")),
         py_tail=tuple(py_tail[-5:]),
         smi=clip(single.get("smi", "")),

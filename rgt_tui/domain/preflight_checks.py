@@ -35,6 +35,10 @@ SCHEDULER_CHECKS = ("signal-lead",)
 # The storage check (U8) reads the mounts the run's interpreter sees; on a login node
 # those are not the compute nodes' (their local disks cannot be seen from there).
 RUNTIME_CHECKS = ("python", "torch", "gpu", "driver", "arch", "gpu-busy", "storage", "tmux")
+# The smoke (GEN5/U10) runs a cell's command, which a login node must not (it would need
+# an allocation); the routes (generic-ssh §3) are the compute nodes', measured by the
+# run's interpreter like the rest.
+RUNTIME_CHECKS += ("smoke", "route")
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,8 @@ def preflight_scope(host: HostConfig) -> PreflightScope:
             outlives="the job",
             note=(
                 f"a Slurm login node: {', '.join(LOGIN_NODE_CHECKS)} only (it runs no cell: "
-                "GPU, driver, arch, torch, storage and tmux are the compute nodes')"
+                "GPU, driver, arch, torch, storage and tmux are the compute nodes'; the "
+                "smoke would need an allocation, and the routes are the compute nodes')"
             ),
         )
     return PreflightScope(tuple(c for c in PREFLIGHT_CHECKS if c not in SCHEDULER_CHECKS))

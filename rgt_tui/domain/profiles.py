@@ -64,6 +64,13 @@ class Profile:
     # W = √(2·MTBF·C) (domain.young_daly; docs/spot.md). A rough default a host overrides
     # with its own ``preempt_mtbf_hours``; None: the platform has no preemption to time.
     preempt_mtbf_hours: float | None = None
+    # generic-ssh §3: a platform whose boxes sit behind the GFW (the China family,
+    # AutoDL). Its hosts' route to the pip index, Hugging Face and GitHub is measured by
+    # preflight (``route``), and these mirrors are every cell's PIP_INDEX_URL and
+    # HF_ENDPOINT unless the host sets its own (domain.routes).
+    china_mirrors: bool = False
+    pip_index_url: str | None = None
+    hf_endpoint: str | None = None
 
     @property
     def clock_lines(self) -> tuple[str, ...]:

@@ -45,6 +45,8 @@ OPTIONAL += ("egress_usd_per_gb",)
 OPTIONAL += ("interruptible_possible", "spot_grace_s")
 # Mean hours between preemptions (``Profile.preempt_mtbf_hours``; Young/Daly's MTBF).
 OPTIONAL += ("preempt_mtbf_hours",)
+# Behind the GFW (``Profile.china_mirrors``) and its mirrors' defaults (generic-ssh §3).
+OPTIONAL += ("china_mirrors", "pip_index_url", "hf_endpoint")
 
 
 class ProfileError(ValueError):
@@ -61,7 +63,13 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise ProfileError(f"{source}: {key} must be a list of strings")
-    for key in ("irreversible", "durable_own_mount", "reversible_stop", "interruptible_possible"):
+    for key in (
+        "irreversible",
+        "durable_own_mount",
+        "reversible_stop",
+        "interruptible_possible",
+        "china_mirrors",
+    ):
         if key in data and not isinstance(data[key], bool):
             raise ProfileError(f"{source}: {key} must be true or false")
     days = data.get("release_after_off_days")
@@ -108,6 +116,8 @@ def parse_profile(data: dict[str, Any], source: str) -> Profile:
         interruptible_possible=data.get("interruptible_possible", False),
         spot_grace_s=None if grace is None else float(grace),
         preempt_mtbf_hours=None if mtbf is None else float(mtbf),
+        china_mirrors=data.get("china_mirrors", False),
+        **_mirrors(data, source),
         **_suggested(data, source),
     )
 
@@ -121,6 +131,18 @@ def _suggested(data: dict[str, Any], source: str) -> dict[str, str]:
             if not isinstance(value, str) or not value.strip():
                 raise ProfileError(f"{source}: {key} must be a folder on the box, as text")
             found[key] = value
+    return found
+
+
+def _mirrors(data: dict[str, Any], source: str) -> dict[str, str]:
+    """The mirror defaults the file names (``pip_index_url``, ``hf_endpoint``)."""
+    found = {}
+    for key in ("pip_index_url", "hf_endpoint"):
+        if key in data:
+            value = data[key]
+            if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+                raise ProfileError(f"{source}: {key} must be an http(s) address")
+            found[key] = value.rstrip("/")
     return found
 
 

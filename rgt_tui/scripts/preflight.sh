@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # rgt-tui preflight, box side: rgt_tui/services/preflight.py sends this whole file as
-#   bash -c <this file> preflight WORKDIR DURABLE_DIR INTERPRETER FIND_CHECKPOINTS RUNTIME DATA_DIR
+#   bash -c <this file> preflight WORKDIR DURABLE_DIR INTERPRETER FIND_CHECKPOINTS RUNTIME DATA_DIR [ROUTES]
 # with preflight_check.py on stdin, and reads one "key<TAB>value" line per fact back.
-# The program is told the paths whose storage it reports (U8) in RGT_PREFLIGHT_PATHS.
+# The program is told the paths whose storage it reports (U8) in RGT_PREFLIGHT_PATHS,
+# and the routes it measures (ROUTES, "label<TAB>url" lines; generic-ssh §3) in
+# RGT_PREFLIGHT_ROUTES.
 # RUNTIME 0 (a Slurm login node, which runs no cell): the interpreter, the GPUs, the
 # cells and tmux are not asked about; only the durable dir is.
 # A rented box is hostile and bare: every tool may be missing (a missing one is a fact
@@ -12,6 +14,8 @@ set -u
 set -f
 
 workdir=$1 durable=$2 interpreter=$3 find_checkpoints=$4 runtime=${5:-1} data=${6:-}
+RGT_PREFLIGHT_ROUTES=${7:-}
+export RGT_PREFLIGHT_ROUTES
 RGT_PREFLIGHT_PATHS=$(printf 'workdir\t%s\ndurable\t%s' "$workdir" "$durable")
 [ -n "$data" ] && RGT_PREFLIGHT_PATHS=$(printf '%s\ndata\t%s' "$RGT_PREFLIGHT_PATHS" "$data")
 export RGT_PREFLIGHT_PATHS
@@ -30,6 +34,7 @@ bounded() {
 
 boot=$(cat "${RGT_BOOT_ID_FILE:-/proc/sys/kernel/random/boot_id}" 2>/dev/null)
 emit boot "${boot:-unknown}"
+emit home "$HOME"
 
 # -- the run's interpreter, in the workdir -------------------------------------------
 if [ "$runtime" != 1 ]; then

@@ -3,7 +3,8 @@
 # Standard library only, Python 3.6+ (a rented box's Python can be old), and it never
 # raises: every failure becomes text in its answer. It prints three lines, each
 # "RGT-PREFLIGHT <kind> <json>": the interpreter first, then the data and checkpoint paths'
-# storage (U8), both before torch's import (a torch import that kills the process still
+# storage (U8) and, when asked, the routes to the pip index, Hugging Face and GitHub
+# (generic-ssh §3), all before torch's import (a torch import that kills the process still
 # leaves them), then torch with each GPU's architecture against the build's (U28).
 # rgt_tui/services/preflight.py reads them.
 import json
@@ -224,6 +225,100 @@ def asked_paths():
     return found
 
 
+# -- the routes the run will use (generic-ssh §3): each asked URL fetched once, from here
+# (so the run's proxies apply), with a hard deadline; the verdict is made on rgt-tui's side.
+
+ROUTE_TIMEOUT_S = 10.0  # domain.routes.ROUTE_TIMEOUT_S
+ROUTE_MAX_BYTES = 1 << 20
+
+
+def fetch_timed(url, timeout=ROUTE_TIMEOUT_S, limit=ROUTE_MAX_BYTES, clock=None):
+    """Time to first byte, bytes read (at most ``limit``) and seconds; ``cut`` when the
+    deadline ``timeout`` ended the read (each read can block one socket timeout, so a
+    stalled answer takes at most twice it). Never raises."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    clock = clock or time.monotonic
+    start = clock()
+    out = {"url": clip(url), "bytes": 0}
+    try:
+        request = urllib.request.Request(url, headers={"User-Agent": "rgt-tui-preflight"})
+        answer = urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        out["status"] = exc.code
+        out["ttfb"] = round(clock() - start, 3)
+        out["seconds"] = out["ttfb"]
+        return out
+    except Exception as exc:  # refused, DNS, timeout before any answer
+        out["error"] = described(exc)
+        out["seconds"] = round(clock() - start, 3)
+        return out
+    try:
+        out["status"] = answer.getcode()
+        while out["bytes"] < limit:
+            left = timeout - (clock() - start)
+            if left <= 0:
+                out["cut"] = True
+                break
+            try:
+                chunk = (
+                    answer.read1(min(65536, limit - out["bytes"]))
+                    if hasattr(answer, "read1")
+                    else answer.read(min(65536, limit - out["bytes"]))
+                )
+            except Exception as exc:  # the deadline hit mid-read, or the peer reset
+                if "ttfb" not in out:
+                    out["error"] = described(exc)
+                out["cut"] = True
+                break
+            if not chunk:
+                break
+            if "ttfb" not in out:
+                out["ttfb"] = round(clock() - start, 3)
+            out["bytes"] += len(chunk)
+        if "ttfb" not in out and "error" not in out and not out.get("cut"):
+            out["ttfb"] = round(clock() - start, 3)  # an empty body: the answer was the byte
+    finally:
+        answer.close()
+    out["seconds"] = round(clock() - start, 3)
+    return out
+
+
+def route_facts(asked):
+    """Each (label, url) fetched at once, one thread each (so the whole takes at most
+    about ROUTE_TIMEOUT_S)."""
+    import threading
+
+    found = [None] * len(asked)
+
+    def one(i, label, url):
+        item = fetch_timed(url)
+        item["label"] = clip(label)
+        found[i] = item
+
+    threads = [
+        threading.Thread(target=one, args=(i, lab, url)) for i, (lab, url) in enumerate(asked)
+    ]
+    for t in threads:
+        t.daemon = True
+        t.start()
+    for t in threads:
+        t.join(2 * ROUTE_TIMEOUT_S + 5)  # a stalled read blocks one socket timeout more
+    return {"routes": [f for f in found if f is not None]}
+
+
+def asked_routes():
+    """The routes preflight.sh names in RGT_PREFLIGHT_ROUTES, one "label<TAB>url" a line."""
+    found = []
+    for line in os.environ.get("RGT_PREFLIGHT_ROUTES", "").splitlines()[:8]:
+        label, sep, url = line.partition("\t")
+        if sep and url.startswith(("http://", "https://")):
+            found.append((label, url))
+    return found
+
+
 def main():
     emit(
         "python",
@@ -238,6 +333,12 @@ def main():
         emit("storage", storage_facts(asked_paths()))
     except Exception as exc:
         emit("storage", {"error": described(exc)})
+    routes = asked_routes()
+    if routes:
+        try:
+            emit("routes", route_facts(routes))
+        except Exception as exc:
+            emit("routes", {"error": described(exc)})
     try:
         facts = torch_facts()
     except BaseException as exc:  # whatever torch does on import, the answer still comes

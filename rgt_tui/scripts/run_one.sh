@@ -14,7 +14,9 @@
 #   cells/NAME.log    the command's stdout+stderr; the same bytes go to this script's
 #                     stdout, which the runner points at queue.log.
 #
-# The command runs in WORKDIR with the credentials of ~/.rgt/credentials.env exported
+# The command runs in WORKDIR with the fleet file's cell environment of ~/.rgt/cell.env
+# (the mirrors, PIP_INDEX_URL and HF_ENDPOINT, generic-ssh §3; written by the launch;
+# RGT_CELL_ENV names another file: the smoke's) and the credentials of ~/.rgt/credentials.env exported
 # (written 0600 by rgt-tui over stdin, U34: never on a command line), PYTHONUNBUFFERED=1 (U43: a detached run's log is
 # otherwise block-buffered and looks frozen) and OMP/MKL thread pools capped to the
 # cgroup's vCPU quota (U40: they default to the host's core count).
@@ -112,6 +114,12 @@ printf 'start %s %s\n' "$(date +%s)" "$(oom_kills)" >>"$cells/$name.oom"
     printf 'start %s %s %s\n' "$(date +%s)" "$(boot_id)" "$BASHPID" >>"$state"
     if [ -r "$qdir/code.id" ]; then
         IFS= read -r code_id <"$qdir/code.id" && printf 'code %s\n' "$code_id" >>"$state"
+    fi
+    cell_env=${RGT_CELL_ENV:-$HOME/.rgt/cell.env}
+    if [ -r "$cell_env" ]; then
+        set -a
+        . "$cell_env"
+        set +a
     fi
     if [ -r "$HOME/.rgt/credentials.env" ]; then
         set -a

@@ -10,6 +10,11 @@ local tree (U42). ``domain.preflight_checks`` turns the answers into checks, and
 code, crlf and signal-lead; its box script then skips the interpreter, the GPUs, the
 storage and tmux). Two checks need no box: ``crlf`` reads this machine's code tree and
 queue file (U26), ``signal-lead`` a Slurm host's keys (SLURM2).
+
+Issue 42's last two: on a host of the China route (``domain.routes``) the box program
+also fetches the pip index, the Hugging Face endpoint and GitHub with a hard deadline
+(``route``); with ``smoke`` or ``smoke_seconds`` a third round trip runs the smoke
+(``services.preflight_smoke``, GEN5/U10) after the other checks.
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.preflight import Check, PreflightReport, parse_box_facts
 from rgt_tui.domain.preflight_checks import CheckContext, box_checks, preflight_scope
+from rgt_tui.domain.routes import Routes, check_route, host_routes
 from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.domain.slurm_lead import host_signal_lead_check
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.box_script import box_command, box_path, script_text
 from rgt_tui.services.code_sync import SyncError, code_status
 from rgt_tui.services.code_sync.crlf import crlf_preflight
+from rgt_tui.services.preflight_smoke import smoke_check
 from rgt_tui.transport import Transport
 
 __all__ = ["Check", "PreflightReport", "preflight", "preflight_command"]
@@ -35,6 +42,20 @@ __all__ = ["Check", "PreflightReport", "preflight", "preflight_command"]
 # torch's import alone takes seconds to tens of seconds on a cold disk; the box script
 # bounds each step (python 120 s, nvidia-smi 20 s each, the checkpoint search 20 s).
 PREFLIGHT_TIMEOUT_S = 240.0
+
+
+def routes_of(host: HostConfig) -> Routes:
+    """The host's routes and mirrors (its keys over its profile's defaults)."""
+    return host_routes(host.ready, load_profile(host.profile))
+
+
+def measured_routes(host: HostConfig) -> str:
+    """The ``label<TAB>url`` lines the box program fetches: a China-route host's, when its
+    scope runs ``route``; "" otherwise."""
+    routes = routes_of(host)
+    if not routes.china or "route" not in preflight_scope(host).checks:
+        return ""
+    return "\n".join(f"{label}\t{url}" for label, _base, url in routes.targets())
 
 
 @cache
@@ -61,15 +82,22 @@ def preflight_command(host: HostConfig) -> str:
         find,
         runtime,
         data,
+        measured_routes(host),
     )
 
 
 async def preflight(
-    fleet: Fleet, host: HostConfig, transport: Transport, *, cells: int | None = None
+    fleet: Fleet,
+    host: HostConfig,
+    transport: Transport,
+    *,
+    cells: int | None = None,
+    first_cell: str | None = None,
 ) -> PreflightReport:
     """Run the preflight checks of ``host``'s kind (``preflight_scope``) on its box
     (``code`` only with a ``code`` key). ``cells``: how many cells the launch will still
-    run, for the disk budget (U6; None: one, as ``rgt-tui preflight`` alone does). TransportError when the box cannot be reached or its answer was cut short;
+    run, for the disk budget (U6; None: one, as ``rgt-tui preflight`` alone does);
+    ``first_cell``: the first of them as rendered, which ``smoke_seconds`` runs. TransportError when the box cannot be reached or its answer was cut short;
     every problem of the box itself is a failed check with its fix. Connects the
     transport when it is not yet. ``fleet`` is the agreed interface's: the host's
     readiness already carries the fleet's defaults."""
@@ -111,6 +139,15 @@ async def preflight(
     lead = host_signal_lead_check(host) if "signal-lead" in scope.checks else None
     if lead is not None:
         checks.append(lead)
+    routes = routes_of(host)
+    if routes.china and "route" in scope.checks:
+        checks.append(check_route(facts.routes, routes))
+    if "smoke" in scope.checks:
+        smoke = await smoke_check(
+            host, transport, first_cell, routes.cell_env(), cells_running=bool(facts.cell_pids)
+        )
+        if smoke is not None:
+            checks.append(smoke)
     return PreflightReport(host.name, tuple(checks), code, scope.note)
 
 

@@ -30,6 +30,7 @@ from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
 from rgt_tui.services.credentials import launch_credentials
+from rgt_tui.services.preflight_smoke import send_cell_env
 from rgt_tui.services.queue.box import probe, read_box_queue_text
 from rgt_tui.services.queue.cells import (
     PlannedCell,
@@ -41,7 +42,9 @@ from rgt_tui.services.queue.cells import (
 from rgt_tui.services.queue.check import display_path
 from rgt_tui.services.queue.epochs import epochs_warnings
 from rgt_tui.services.queue.launch_preflight import (
+    cell_env_of,
     cells_to_run,
+    first_cell_command,
     preflight_problems,
     preflight_warnings,
     run_preflight,
@@ -95,6 +98,9 @@ class LaunchPlan:
     # Where each credential the launch sends is read (names and sources only, never a
     # value: services.credentials reads them at send time, U34).
     credentials: tuple[Credential, ...] = ()
+    # What every cell gets exported from the fleet file (the mirrors: PIP_INDEX_URL,
+    # HF_ENDPOINT, generic-ssh §3), written to the box's ~/.rgt/cell.env before the runner.
+    cell_env: tuple[tuple[str, str], ...] = ()
     # What the detach method will do beyond the cells, one line each (a Slurm host's
     # array, limits and sbatch command: services.queue.slurm.launch); shown with the plan.
     notes: tuple[str, ...] = ()
@@ -190,7 +196,7 @@ async def plan_launch(
     base = {
         "host": host.name, "session": session, "start_index": start_index, "fresh": fresh,
         "acks": acked, "host_acks": host.ready.preflight_ack,
-        "credentials": host.ready.credentials,
+        "credentials": host.ready.credentials, "cell_env": cell_env_of(host),
     }  # fmt: skip
 
     def refused() -> LaunchPlan:
@@ -211,7 +217,14 @@ async def plan_launch(
         )
         box_text = "" if fresh else await read_box_queue_text(transport, host.name)
         todo = None if retry_only else cells_to_run(cells, start_index, facts, host, fresh)
-        report = await run_preflight(fleet, host, transport, cells=todo) if preflight else None
+        first = None
+        if preflight and not retry_only and (host.ready.smoke_seconds or host.ready.smoke):
+            first = first_cell_command(host, cells, text, facts.home, start_index)
+        report = (
+            await run_preflight(fleet, host, transport, cells=todo, first_cell=first)
+            if preflight
+            else None
+        )
     except TransportError as exc:
         problems.append(
             f"{host.name} is unreachable: {exc.message}" + (f" — {exc.fix}" if exc.fix else "")
@@ -340,6 +353,7 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
     # read stops the launch before anything changes on the box. A launch that names none
     # removes the file an earlier one left, so no cell of this run sources old tokens.
     creds_line = await launch_credentials(plan.host, plan.credentials, transport)
+    await send_cell_env(plan.host, plan.cell_env, transport)  # before the runner sources it
     # Before the runner starts: a cell moved while this box did not answer never runs here.
     await record_moved_skips(transport, plan.host, plan.moved_skips)
     rq, ro = script_text("run_queue.sh"), script_text("run_one.sh")

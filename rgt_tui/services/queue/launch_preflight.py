@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet, HostConfig
 from rgt_tui.domain.queue_file import QueueCell
 from rgt_tui.domain.queue_state import DONE
+from rgt_tui.domain.routes import host_routes
+from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.queue.box import BoxQueueFacts
+from rgt_tui.services.queue.cells import render_queue
 from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
 
@@ -43,14 +46,41 @@ def unknown_acks_problem(acks: tuple[str, ...]) -> str | None:
 
 
 async def run_preflight(
-    fleet: Fleet, host: HostConfig, transport: Transport, *, cells: int | None = None
+    fleet: Fleet,
+    host: HostConfig,
+    transport: Transport,
+    *,
+    cells: int | None = None,
+    first_cell: str | None = None,
 ) -> PreflightReport:
     """Preflight on the box, over the plan's connection (imported here: the service is
     only loaded by a launch that runs it); ``cells``: the cells the launch will still
-    run, which the disk check budgets for (U6)."""
+    run, which the disk check budgets for (U6); ``first_cell``: the first of them as
+    rendered, the smoke of ``smoke_seconds`` (GEN5/U10)."""
     from rgt_tui.services.preflight import preflight
 
-    return await preflight(fleet, host, transport, cells=cells)
+    return await preflight(fleet, host, transport, cells=cells, first_cell=first_cell)
+
+
+def first_cell_command(
+    host: HostConfig, cells: Sequence[QueueCell], text: str, home: str, start_index: int
+) -> str | None:
+    """The rendered command of the first live cell from ``start_index`` (what
+    ``smoke_seconds`` runs); None without a run template or such a cell."""
+    if host.run is None:
+        return None
+    cells = tuple(cells)
+    rendered = render_queue(host, cells, text, home)
+    for i in range(max(start_index, 0), len(cells)):
+        if not cells[i].moved_to:
+            return rendered.command(i)
+    return None
+
+
+def cell_env_of(host: HostConfig) -> tuple[tuple[str, str], ...]:
+    """What every cell of ``host`` gets exported from the fleet file: its mirrors
+    (``PIP_INDEX_URL``, ``HF_ENDPOINT``; domain.routes, generic-ssh §3)."""
+    return host_routes(host.ready, load_profile(host.profile)).cell_env()
 
 
 def cells_to_run(
