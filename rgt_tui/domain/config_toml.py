@@ -132,7 +132,9 @@ class Table:
             label, table = home
             if isinstance(self.data[key], dict) and table == "fleet":
                 return f"{key!r} is a table of [fleet] — write its header as [fleet.{key}]"
-            move = f"into a [[{table}]] entry" if table in ("hosts", "groups") else f"under [{table}]"
+            move = (
+                f"into a [[{table}]] entry" if table in ("hosts", "groups") else f"under [{table}]"
+            )
             if not self.section:
                 why = " (only [fleet] and [[hosts]] entries go at the top level)"
             elif self.section.startswith("hosts["):

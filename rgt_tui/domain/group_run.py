@@ -188,6 +188,10 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
         return replace(lead, status=RUNNING, note=note)
     if RETRY in statuses:
         return replace(lead, status=RETRY)
+    unread = [r for r, c in zip(ranks, per, strict=True) if c is None]
+    if unread:  # said, never guessed: a rank not read is not known done
+        note = "; ".join(f"rank {r.rank} ({r.box}) not read: {r.error}" for r in unread)
+        return replace(lead, note=f"{lead.note}; {note}" if lead.note else note)
     return lead
 
 

@@ -16,6 +16,7 @@ from support.fleet_files import load_error, write_hosts
 from rgt_tui import paths
 from rgt_tui.domain.config import (
     FLEET_KEYS,
+    GROUP_KEYS,
     HOST_KEYS,
     SSH_FORMS,
     THRESHOLD_KEYS,
@@ -236,12 +237,13 @@ def test_shipped_example_hosts_are_valid_when_uncommented(tmp_path: Path) -> Non
     text = REPO_HOSTS.read_text(encoding="utf-8")
     uncommented = re.sub(r"(?m)^# ", "", text)
     fleet = load_fleet(write_hosts(tmp_path, uncommented))
-    blocks = len(re.findall(r"(?m)^# \[\[hosts\]\]\s*$", text))
+    # A [[groups]] entry is a host too (issue 41).
+    blocks = len(re.findall(r"(?m)^# \[\[(hosts|groups)\]\]\s*$", text))
     assert blocks >= 3
     assert len(fleet.hosts) == blocks and not fleet.is_default
     assert "[fleet]" in uncommented and fleet.thresholds == Thresholds()
     # Every key the loader accepts is shown in at least one example.
-    for key in (*HOST_KEYS, *FLEET_KEYS, *THRESHOLD_KEYS):
+    for key in (*HOST_KEYS, *FLEET_KEYS, *THRESHOLD_KEYS, *GROUP_KEYS):
         assert re.search(rf"(?m)^# (\[fleet\.)?{key}\b", text), key
     assert any(h.is_local for h in fleet.hosts)
     assert any(h.ssh is not None and ":" in h.ssh.host for h in fleet.hosts)  # IPv6 example

@@ -1,0 +1,103 @@
+"""A group's cell read as one job (issue 41): each rank's command and environment, the
+group's view from every rank's records, and which ranks to stop when one died (MN3)."""
+
+from __future__ import annotations
+
+import shlex
+
+from rgt_tui.domain.config import GroupConfig
+from rgt_tui.domain.group_run import (
+    LOST_AFTER_S,
+    RankView,
+    group_view,
+    rank_env,
+    rank_template,
+    stop_order,
+)
+from rgt_tui.domain.queue_file import QueueCell, render_command
+from rgt_tui.domain.queue_records import RunnerLaunch
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    KILLED,
+    PENDING,
+    Q_RUNNING,
+    RUNNING,
+    CellView,
+    QueueView,
+)
+
+GROUP = GroupConfig(hosts=("b1", "b2"), members=(), master_addr="10.0.0.1", master_port=29511)
+
+
+def _group(**kw: object) -> GroupConfig:
+    return GroupConfig(**{**GROUP.__dict__, **kw})  # type: ignore[arg-type]
+
+
+def _view(*cells: CellView, alive: bool = True, launched: int = 100) -> QueueView:
+    launch = RunnerLaunch(launched, "boot", "tmux", 0, "run_queue.sh", 42)
+    return QueueView(
+        "g", Q_RUNNING if alive else "finished", cells, launch, "boot", 200, None, alive
+    )
+
+
+def test_the_rank_template_fills_group_fields_and_leaves_the_cells_to_the_runner() -> None:
+    template = "torchrun --nnodes {nnodes} --node-rank {node_rank} --rdzv-endpoint {master_addr}:{master_port} t.py {out} {{x}}"
+    rank1 = rank_template(template, _group(master_addr="h$(x)"), 1)
+    cell = QueueCell("q", 1, "a", "c/a.toml", "t", 3, True)
+    command = render_command(rank1, cell, "/runs")
+    assert "--nnodes 2 --node-rank 1" in command and "/runs/a {x}" in command
+    assert shlex.split(command)  # one shell line, quotes balanced
+    assert "'h$(x)':29511" in command  # shell-quoted like every value
+    assert command.startswith('set -a && . "$HOME/.rgt/group.env" && set +a && ')
+
+
+def test_every_rank_exports_the_same_nccl_settings() -> None:
+    g = _group(nccl_socket_ifname="eth0", nccl_ib="off")
+    env0 = rank_env(g, "g", 0, first_launch=True)
+    env1 = rank_env(g, "g", 1, first_launch=True)
+    assert {k: v for k, v in env0.items() if k != "RGT_NODE_RANK"} == {
+        k: v for k, v in env1.items() if k != "RGT_NODE_RANK"
+    }
+    assert env1["RGT_NODE_RANK"] == "1" and env1["NCCL_IB_DISABLE"] == "1"
+    assert env1["NCCL_SOCKET_IFNAME"] == env1["GLOO_SOCKET_IFNAME"] == "eth0"
+    assert env1["NCCL_DEBUG"] == "INFO" and env1["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
+    assert rank_env(g, "g", 0, first_launch=False)["NCCL_DEBUG"] == "WARN"
+    assert rank_env(_group(nccl_ib="mlx5"), "g", 0, first_launch=False)["NCCL_IB_HCA"] == "mlx5"
+    assert "NCCL_DEBUG" not in rank_env(_group(nccl_debug="off"), "g", 0, first_launch=True)
+
+
+def _cell(status: str, **kw: object) -> CellView:
+    return CellView(0, "a", status, **kw)  # type: ignore[arg-type]
+
+
+def test_a_cell_fails_naming_the_rank_that_died_first_not_the_one_stopped() -> None:
+    died = _cell(FAILED, exit_code=1, started_at=110, ended_at=150, note="RuntimeError: boom")
+    stopped = _cell(KILLED, exit_code=137, started_at=110, ended_at=140)
+    view = group_view("g", [RankView(0, "b1", _view(stopped)), RankView(1, "b2", _view(died))])
+    assert view.cells[0].status == FAILED and view.host == "g"
+    assert view.cells[0].note == "rank 1 (b2) failed first (exit 1): RuntimeError: boom"
+
+
+def test_a_cell_runs_only_while_every_rank_runs_it() -> None:
+    running, pending = _cell(RUNNING, started_at=110), _cell(PENDING)
+    view = group_view("g", [RankView(0, "b1", _view(running)), RankView(1, "b2", _view(pending))])
+    assert view.cells[0].status == RUNNING and "waiting for rank 1 (b2)" in view.cells[0].note
+    done = group_view("g", [RankView(0, "b1", _view(_cell(DONE))), RankView(1, "b2", None, "gone")])
+    assert "rank 1 (b2) not read: gone" in done.cells[0].note  # said, not guessed
+    both = group_view("g", [RankView(r, f"b{r}", _view(_cell(DONE))) for r in (0, 1)])
+    assert both.cells[0].status == DONE
+
+
+def test_the_others_are_stopped_when_a_rank_dies_or_its_box_goes_quiet() -> None:
+    died = RankView(1, "b2", _view(_cell(FAILED, exit_code=1, ended_at=150), alive=False))
+    running = RankView(0, "b1", _view(_cell(RUNNING, started_at=110)))
+    order = stop_order([running, died], {}, 0.0)
+    assert order is not None and order.ranks == (0,) and "rank 1 (b2)" in order.why
+    # A failure before this launch is history: a relaunch is not stopped by it.
+    old = RankView(1, "b2", _view(_cell(FAILED, exit_code=1, ended_at=90), launched=100))
+    assert stop_order([running, old], {}, 0.0) is None
+    quiet = RankView(1, "b2", None, "connection refused")
+    assert stop_order([running, quiet], {1: 0.0}, LOST_AFTER_S - 1) is None
+    lost = stop_order([running, quiet], {1: 0.0}, LOST_AFTER_S)
+    assert lost is not None and lost.ranks == (0,) and "lost" in lost.why
