@@ -59,7 +59,7 @@ def listen(addr, port, token, count, seconds):
     while accepted < count and time.time() < deadline:
         try:
             conn, _ = server.accept()
-        except socket.timeout:
+        except socket.timeout:  # noqa: UP041 (an alias only from 3.10: the box may be older)
             continue
         except OSError:
             break
@@ -84,7 +84,7 @@ def connect(addr, port, token, seconds):
         except socket.gaierror as exc:
             emit({"reached": False, "why": "resolve", "error": text(exc)})
             return
-        except socket.timeout:
+        except socket.timeout:  # noqa: UP041 (an alias only from 3.10: the box may be older)
             why, said = "timeout", ""
             continue
         except ConnectionRefusedError as exc:
