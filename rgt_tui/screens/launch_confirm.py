@@ -28,7 +28,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.ready_text import preflight_lines
-from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.units import plural
@@ -39,14 +39,6 @@ from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult, PlannedCell
 from rgt_tui.services.queue.launch_preflight import is_preflight_problem
 
 LAUNCHING = "launching…"
-
-
-def default_start(plan: LaunchPlan) -> int:
-    """Where to start: the resume index of an interrupted queue, else 0."""
-    current = plan.current
-    if current is not None and current.resume_index is not None:
-        return current.resume_index
-    return 0
 
 
 def plan_notes(plan: LaunchPlan) -> Content:
@@ -136,6 +128,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self._first = True
         # Preflight checks the user acknowledged in this dialog, by name (each re-plans).
         self.acks: tuple[str, ...] = ()
+        self.control = LaunchControl(fleet, host, connections)  # the plan and the launch
         self.launching = False  # Launch was pressed and its worker runs
 
     def compose(self) -> ComposeResult:
@@ -199,29 +192,8 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         run_host_worker(self, self._plan(start), "queue-plan", self.host.name)
 
     async def _plan(self, start: int | None) -> None:
-        from rgt_tui.services.connect import Transport
-        from rgt_tui.services.queue.backends import backend_for
-
-        acks = self.acks
-        backend = backend_for(self.host)
-
-        async def planned(transport: Transport) -> LaunchPlan:
-            plan = await backend.plan_launch(
-                self.fleet, transport, start_index=start or 0, acks=acks
-            )
-            if start is None and default_start(plan) != plan.start_index:
-                # Again from the resume index, over the same connection.
-                plan = await backend.plan_launch(
-                    self.fleet, transport, start_index=default_start(plan), acks=acks
-                )
-            return plan
-
-        try:
-            plan = await self.connections.use(self.host.name, planned)
-        except Exception as exc:  # the plan never raises for a dead box; anything else is shown
-            self.post_message(self.Planned(None, error_text(exc)))
-            return
-        self.post_message(self.Planned(plan))
+        plan, error = await self.control.plan_launch(start, self.acks)
+        self.post_message(self.Planned(plan, error))
 
     @on(Planned)
     def _planned(self, message: Planned) -> None:
@@ -331,40 +303,27 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         run_host_worker(self, self._launch(plan), "queue-launch", self.host.name)
 
     async def _launch(self, plan: LaunchPlan) -> None:
-        from rgt_tui.services.queue.backends import backend_for
-        from rgt_tui.services.queue.launch_acks import launch_recorded
-
         app: Any = self.app
-        backend = backend_for(self.host)
-        try:
-            result, unrecorded = await self.connections.use(
-                self.host.name, lambda t: launch_recorded(self.fleet, backend, plan, t)
-            )
-        except Exception as exc:  # QueueError / TransportError: shown, the modal stays
+        done = await self.control.launch(plan)
+        if done.result is None:  # QueueError / TransportError: shown, the modal stays
             app.notify(
-                shown(error_text(exc), lines=True), title=f"{self.host.name}: launch failed",
+                shown(done.error, lines=True), title=f"{self.host.name}: launch failed",
                 severity="error", markup=False,
             )  # fmt: skip
             self.query_one("#launch-status", Static).update(
-                Content.styled(shown(f"Launch failed: {error_text(exc)}", lines=True), "$error")
+                Content.styled(shown(f"Launch failed: {done.error}", lines=True), "$error")
             )
             self.launching = False
             self.end_replan(self.query_one("#launch-cancel", Button))
             self._hint()
             return
         app.notify(
-            shown(
-                f"launched {plural(result.cells, 'cell')} from index {result.start_index} "
-                f"({result.detach}, session {result.session}, pid {result.pid})"
-                + (f"\nprevious queue archived to {result.archived}" if result.archived else "")
-                + (f"\n{unrecorded}" if unrecorded else ""),
-                lines=True,
-            ),
+            shown(done.message, lines=True),
             title=f"{self.host.name}: queue launched",
             timeout=10,
             markup=False,
         )
-        self.dismiss(result)
+        self.dismiss(done.result)
 
     @on(Button.Pressed, "#launch-cancel")
     def action_cancel(self) -> None:

@@ -1,8 +1,8 @@
 """RetryConfirmScreen: ``R``'s question for one cell, with the plan of what the retry does.
 
-The retry is planned in a worker (``services.queue.control.plan_retry``): the cell's
-state, where its outputs go and — when no queue runs — the launch that runs it, which
-runs preflight first. A failed check is shown as in the launch plan, with an
+The retry is planned in a worker (``controllers.launch_plan`` asks the backend's
+``plan_retry``): the cell's state, where its outputs go and — when no queue runs — the
+launch that runs it, which runs preflight first. A failed check is shown as in the launch plan, with an
 "Acknowledge <check>" button that re-plans with it acknowledged; what the queue's launch
 acknowledged (``services.queue.launch_acks``) is applied and said ("acknowledged at launch:
 gpu (…)"), and "Revoke launch acks" re-plans without it. While a plan is re-made Enter
@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.widgets import Button, Static
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import DONE, CellView
@@ -96,6 +96,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         self.plan: RetryPlan | None = None
         self.acks: tuple[str, ...] = ()  # acknowledged in this dialog, by name
         self.use_launch_acks = True  # False: the launch's acknowledgements revoked
+        self.control = LaunchControl(fleet, host, connections)  # the plan and the retry
 
     def compose(self) -> ComposeResult:
         cell = self.cell
@@ -158,21 +159,8 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         run_host_worker(self, self._plan(), "queue-retry-plan", self.host.name)
 
     async def _plan(self) -> None:
-        from rgt_tui.services.queue.backends import backend_for
-
-        cell, acks, use = self.cell, self.acks, self.use_launch_acks
-        try:
-            plan = await self.connections.use(
-                self.host.name,
-                lambda t: backend_for(self.host).plan_retry(
-                    self.fleet, t, [cell.name], allow_done=cell.status == DONE,
-                    acks=acks, launch_acks=use,
-                ),
-            )  # fmt: skip
-        except Exception as exc:  # unreachable or refused: shown, never raised
-            self.post_message(self.Planned(None, error_text(exc)))
-            return
-        self.post_message(self.Planned(plan))
+        plan, error = await self.control.plan_retry(self.cell, self.acks, self.use_launch_acks)
+        self.post_message(self.Planned(plan, error))
 
     @on(Planned)
     def _planned(self, message: Planned) -> None:
@@ -245,31 +233,19 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         run_host_worker(self, self._retry(plan), "queue-control", self.host.name)
 
     async def _retry(self, plan: RetryPlan) -> None:
-        from rgt_tui.services.queue.backends import backend_for
-
         app: Any = self.app
         title = f"{self.host.name}: retry"
-        try:
-            retried = await self.connections.use(
-                self.host.name, lambda t: backend_for(self.host).retry(plan, t, fleet=self.fleet)
-            )
-        except Exception as exc:  # refused on the box, or unreachable: shown, the modal stays
+        done = await self.control.retry(plan, self.cell.name)
+        if done.error:  # refused on the box, or unreachable: shown, the modal stays
             self.query_one("#retry-status", Static).update(
-                Content.styled(shown(f"Not retried: {error_text(exc)}", lines=True), "$error")
+                Content.styled(shown(f"Not retried: {done.error}", lines=True), "$error")
             )
             app.notify(
-                shown(error_text(exc), lines=True), title=title, severity="error", timeout=20,
+                shown(done.error, lines=True), title=title, severity="error", timeout=20,
                 markup=False,
             )  # fmt: skip
             return
-        aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a != "-")
-        how = "the running queue runs it next" if retried.running else "launched for it"
-        message = f"{self.cell.name} will run again ({how})" + (
-            f"; outputs set aside: {aside}" if aside else ""
-        )
-        if retried.unrecorded:
-            message += f"\n{retried.unrecorded}"
-        app.notify(shown(message, lines=True), title=title, timeout=10, markup=False)
+        app.notify(shown(done.message, lines=True), title=title, timeout=10, markup=False)
         self.dismiss("retry")
 
     @on(Button.Pressed, "#retry-cancel")

@@ -17,8 +17,10 @@ from support.vram_box import HeldDevices, vram_smi
 from support.waiting import wait_for
 
 from rgt_tui.controllers.disk import DiskControl
+from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.queue_control import QueueControl
 from rgt_tui.controllers.vram import VramControl
+from rgt_tui.domain.queue_state import FAILED, CellView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 
@@ -26,7 +28,7 @@ from rgt_tui.services.fleet.file import load_fleet
 def local_fleet(tmp_path: Path):  # type: ignore[no-untyped-def]
     work = tmp_path / "work"
     work.mkdir()
-    (tmp_path / "q.txt").write_text("a: --lr 1\n")
+    (tmp_path / "q.txt").write_text("--lr 1\n")
     return load_fleet(
         write_hosts(
             tmp_path,
@@ -107,5 +109,26 @@ async def test_disk_audits_refuses_what_is_not_offered_and_deletes_what_is(
         assert done.kind == "success" and "deleted" in done.status, done
         assert not paths["model"].exists() and paths["big"].exists()
         assert done.audit is not None and done.audit.find("org/a") is None
+    finally:
+        await connections.close_all()
+
+
+async def test_the_launch_plan_is_made_again_with_what_the_user_acknowledged(
+    tmp_path: Path,
+) -> None:
+    fleet = local_fleet(tmp_path)
+    connections = FleetConnections(fleet.hosts)
+    try:
+        control = LaunchControl(fleet, fleet.host("box1"), connections)
+        plan, error = await control.plan_launch(None, ())
+        assert error == "" and plan is not None and plan.start_index == 0
+        assert not plan.ok and plan.unacknowledged, plan.problems  # this machine: no GPU
+        first = plan.unacknowledged[0]
+        again, _ = await control.plan_launch(None, (first,))
+        assert again is not None and first not in again.unacknowledged
+        cell = CellView(0, "never-ran", FAILED)
+        retry, why = await control.plan_retry(cell, (), launch_acks=True)
+        assert why == "" and retry is not None and not retry.ok, retry
+        assert retry.problems == ("no cell named never-ran in the box's queue",)
     finally:
         await connections.close_all()

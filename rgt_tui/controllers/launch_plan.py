@@ -1,0 +1,136 @@
+"""What the launch (``L``) and retry (``R``) dialogs need from the box: the plan, made
+again after each acknowledgement or start index, then the launch or the retry itself.
+
+The dialogs show the plan and ask (``screens/launch_confirm.py``,
+``screens/retry_confirm.py``); this asks the host's backend (``services.queue``) over the
+host's shared connection and returns what to show: the plan or why there is none, the
+outcome's notice or why it failed. Box text is left as it came: the dialogs make it
+printable where they put it. No Textual here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.units import plural
+from rgt_tui.services.connections import FleetConnections
+
+if TYPE_CHECKING:
+    from rgt_tui.domain.queue_state import CellView
+    from rgt_tui.services.connect import Transport
+    from rgt_tui.services.queue.control import RetryPlan
+    from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A launch or a retry: ``message`` (the notice) when it ran, else ``error``;
+    ``result``: the launch's result."""
+
+    message: str = ""
+    error: str = ""
+    result: LaunchResult | None = None
+
+
+def default_start(plan: LaunchPlan) -> int:
+    """Where to start: the resume index of an interrupted queue, else 0."""
+    current = plan.current
+    if current is not None and current.resume_index is not None:
+        return current.resume_index
+    return 0
+
+
+class LaunchControl:
+    """Plans, launches and retries the queue of one host through its backend."""
+
+    def __init__(self, fleet: Fleet, host: HostConfig, connections: FleetConnections) -> None:
+        self.fleet = fleet
+        self.host = host
+        self.connections = connections
+
+    async def plan_launch(
+        self, start: int | None, acks: tuple[str, ...]
+    ) -> tuple[LaunchPlan | None, str]:
+        """The launch plan from ``start`` (None: from the resume index of an interrupted
+        queue, else 0) with the preflight checks ``acks`` acknowledged; or why none."""
+        from rgt_tui.services.queue.backends import backend_for
+
+        backend, fleet = backend_for(self.host), self.fleet
+
+        async def planned(transport: Transport) -> LaunchPlan:
+            plan = await backend.plan_launch(fleet, transport, start_index=start or 0, acks=acks)
+            if start is None and default_start(plan) != plan.start_index:
+                # Again from the resume index, over the same connection.
+                plan = await backend.plan_launch(
+                    fleet, transport, start_index=default_start(plan), acks=acks
+                )
+            return plan
+
+        try:
+            return await self.connections.use(self.host.name, planned), ""
+        except Exception as exc:  # the plan never raises for a dead box; anything else is said
+            return None, error_text(exc)
+
+    async def launch(self, plan: LaunchPlan) -> Outcome:
+        """Launch ``plan``, recording the checks it acknowledged with it."""
+        from rgt_tui.services.queue.backends import backend_for
+        from rgt_tui.services.queue.launch_acks import launch_recorded
+
+        backend, fleet = backend_for(self.host), self.fleet
+        try:
+            result, unrecorded = await self.connections.use(
+                self.host.name, lambda t: launch_recorded(fleet, backend, plan, t)
+            )
+        except Exception as exc:  # QueueError / TransportError: said, the dialog stays
+            return Outcome(error=error_text(exc))
+        message = (
+            f"launched {plural(result.cells, 'cell')} from index {result.start_index} "
+            f"({result.detach}, session {result.session}, pid {result.pid})"
+            + (f"\nprevious queue archived to {result.archived}" if result.archived else "")
+            + (f"\n{unrecorded}" if unrecorded else "")
+        )
+        return Outcome(message=message, result=result)
+
+    async def plan_retry(
+        self, cell: CellView, acks: tuple[str, ...], launch_acks: bool
+    ) -> tuple[RetryPlan | None, str]:
+        """The retry plan of ``cell`` (a done one too) with ``acks`` acknowledged and,
+        when ``launch_acks``, the launch's own acknowledgements; or why none."""
+        from rgt_tui.domain.queue_state import DONE
+        from rgt_tui.services.queue.backends import backend_for
+
+        backend, fleet = backend_for(self.host), self.fleet
+        try:
+            plan = await self.connections.use(
+                self.host.name,
+                lambda t: backend.plan_retry(
+                    fleet, t, [cell.name], allow_done=cell.status == DONE, acks=acks,
+                    launch_acks=launch_acks,
+                ),
+            )  # fmt: skip
+        except Exception as exc:  # unreachable or refused: said, never raised
+            return None, error_text(exc)
+        return plan, ""
+
+    async def retry(self, plan: RetryPlan, cell: str) -> Outcome:
+        """Run ``plan`` (the retry of ``cell``)."""
+        from rgt_tui.services.queue.backends import backend_for
+
+        backend, fleet = backend_for(self.host), self.fleet
+        try:
+            retried = await self.connections.use(
+                self.host.name, lambda t: backend.retry(plan, t, fleet=fleet)
+            )
+        except Exception as exc:  # refused on the box, or unreachable: said, the dialog stays
+            return Outcome(error=error_text(exc))
+        aside = ", ".join(f"{n} → {a}" for n, a in retried.aside if a != "-")
+        how = "the running queue runs it next" if retried.running else "launched for it"
+        message = f"{cell} will run again ({how})" + (
+            f"; outputs set aside: {aside}" if aside else ""
+        )
+        if retried.unrecorded:
+            message += f"\n{retried.unrecorded}"
+        return Outcome(message=message)
