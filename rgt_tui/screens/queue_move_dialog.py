@@ -29,7 +29,7 @@ from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.ready_text import preflight_lines
-from rgt_tui.controllers.queue_actions import error_text
+from rgt_tui.controllers.move import MoveControl, Moved
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
@@ -69,6 +69,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         self.fleet = fleet
         self.host = host
         self.connections = connections
+        self.control = MoveControl(fleet, host, connections)  # the plan and the move
         self.plan: MovePlan | ResumeDialogPlan | None = None
         # For what is typed now: From scratch pressed, the target's checks acknowledged.
         self.from_scratch = False
@@ -157,28 +158,10 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         run_host_worker(self, self._plan(cells, dest), "queue-move-plan", self.host.name)
 
     async def _plan(self, cells: list[str], dest: str) -> None:
-        from rgt_tui.services.queue.move import plan_move
-        from rgt_tui.services.queue.resume_preflight import plan_resume_for_dialog
-
-        plan: MovePlan | ResumeDialogPlan
-        try:
-            if len(dict.fromkeys(cells)) == 1 and dest in {h.name for h in self.fleet.hosts}:
-                # Not connected first: a source box that does not answer (preempted,
-                # gone) still has a resume plan, which says so.
-                src = self.connections.transport(self.host.name)
-                dst = self.connections.transport(dest)
-                plan = await plan_resume_for_dialog(
-                    self.fleet, self.host, cells[0], dest, src, dst,
-                    from_scratch=self.from_scratch, acks=self.acks,
-                )  # fmt: skip
-            else:
-                plan = await self.connections.use(
-                    self.host.name, lambda t: plan_move(self.fleet, self.host, cells, dest, t)
-                )
-        except Exception as exc:  # the plan reports an unreachable box itself; anything else shown
-            self.post_message(self.Planned((cells, dest), None, error_text(exc)))
-            return
-        self.post_message(self.Planned((cells, dest), plan))
+        plan, error = await self.control.plan(
+            cells, dest, from_scratch=self.from_scratch, acks=self.acks
+        )
+        self.post_message(self.Planned((cells, dest), plan, error))
 
     @on(Planned)
     def _planned(self, message: Planned) -> None:
@@ -279,48 +262,18 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         work = self._resume(plan) if isinstance(plan, ResumeDialogPlan) else self._move(plan)
         run_host_worker(self, work, "queue-move", self.host.name)
 
-    def _failed(self, exc: BaseException) -> None:
-        self._show(Content.styled(shown(f"Not moved: {error_text(exc)}", lines=True), "$error"))
-
     async def _move(self, plan: MovePlan) -> None:
-        from rgt_tui.services.queue.move import apply_move
-
-        try:
-            result = await self.connections.use(
-                self.host.name, lambda t: apply_move(plan, self.host, t)
-            )
-        except Exception as exc:  # MoveError / TransportError: shown, the modal stays
-            self._failed(exc)
-            return
-        names = ", ".join(c.name for c in plan.cells)
-        skipped = (
-            f"\n{plan.source}'s box skips {', '.join(result.skipped)}" if result.skipped else ""
-        )
-        self._notify(
-            f"moved {names} to {plan.dest}{skipped}\nsend them: a (append) on {plan.dest}",
-            plan.source,
-        )
-        self.dismiss(result)
+        self._done(await self.control.move(plan), plan.source)
 
     async def _resume(self, planned: ResumeDialogPlan) -> None:
-        from rgt_tui.services.queue.resume import resume_move
+        self._done(await self.control.resume(planned, self.acks), planned.plan.move.source)
 
-        plan, move = planned.plan, planned.plan.move
-        src = self.connections.transport(self.host.name)
-        dst = self.connections.transport(move.dest)
-        try:
-            result = await resume_move(plan, self.fleet, self.host, src, dst, acks=self.acks)
-        except Exception as exc:  # MoveError / TransportError / QueueError: shown, stays
-            self._failed(exc)
+    def _done(self, moved: Moved, source: str) -> None:
+        if moved.error:  # MoveError / TransportError / QueueError: shown, the modal stays
+            self._show(Content.styled(shown(f"Not moved: {moved.error}", lines=True), "$error"))
             return
-        lines = [f"moved {plan.cell} to {move.dest}"]
-        if result.moved.skipped:
-            lines.append(f"{move.source}'s box skips {plan.cell}")
-        if plan.files:
-            lines.append(f"pushed {len(plan.files)} verified file(s) to {move.dest}:{result.out}")
-        lines.append(result.queued)
-        self._notify("\n".join(lines), move.source)
-        self.dismiss(result)
+        self._notify(moved.message, source)
+        self.dismiss(moved.result)
 
     def _notify(self, text: str, source: str) -> None:
         app: Any = self.app

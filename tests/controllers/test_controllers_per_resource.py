@@ -18,11 +18,14 @@ from support.waiting import wait_for
 
 from rgt_tui.controllers.disk import DiskControl
 from rgt_tui.controllers.launch_plan import LaunchControl
+from rgt_tui.controllers.move import MoveControl
 from rgt_tui.controllers.queue_control import QueueControl
 from rgt_tui.controllers.vram import VramControl
 from rgt_tui.domain.queue_state import FAILED, CellView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.queue.move import MovePlan
+from rgt_tui.services.queue.resume_preflight import ResumeDialogPlan
 
 
 def local_fleet(tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -130,5 +133,28 @@ async def test_the_launch_plan_is_made_again_with_what_the_user_acknowledged(
         retry, why = await control.plan_retry(cell, (), launch_acks=True)
         assert why == "" and retry is not None and not retry.ok, retry
         assert retry.problems == ("no cell named never-ran in the box's queue",)
+    finally:
+        await connections.close_all()
+
+
+async def test_move_plans_a_plain_move_of_cells_and_a_resume_of_one(tmp_path: Path) -> None:
+    for name in ("w1", "w2"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "q1.txt").write_text("--lr 1\n")
+    (tmp_path / "q2.txt").write_text("")
+    hosts = "".join(
+        f'[[hosts]]\nname = "box{i}"\nssh = "local"\nworkdir = "{tmp_path}/w{i}"\n'
+        f'queue = "q{i}.txt"\nrun = "python train.py {{cfg}}"\n\n'
+        for i in (1, 2)
+    )
+    fleet = load_fleet(write_hosts(tmp_path, hosts))
+    connections = FleetConnections(fleet.hosts)
+    try:
+        control = MoveControl(fleet, fleet.host("box1"), connections)
+        plan, error = await control.plan(["nope", "nah"], "box2", from_scratch=False, acks=())
+        assert error == "" and isinstance(plan, MovePlan) and not plan.ok
+        assert any("no cell 'nope'" in p and "q1.txt" in p for p in plan.problems), plan
+        one, error = await control.plan(["nope"], "box2", from_scratch=False, acks=())
+        assert error == "" and isinstance(one, ResumeDialogPlan) and not one.ok
     finally:
         await connections.close_all()
