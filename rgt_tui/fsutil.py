@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 NEW_FILE_MODE = 0o600  # a file written here for the first time: results, keys, settings
@@ -113,3 +114,26 @@ def file_lock(path: Path, timeout: float, *, mode: int = NEW_FILE_MODE) -> Itera
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+HASH_BLOCK = 1 << 20  # one read of a file being hashed
+
+
+def hash_fd(
+    fd: int, upto: int | None = None, on_block: Callable[[], object] | None = None
+) -> hashlib._Hash:
+    """The SHA-256 of the first ``upto`` bytes (all, when None) of an open file, as a hash
+    object that can take more (a resumed part goes on from there); ``on_block`` is called
+    after each block (a sign of life). The one way a local copy is hashed: the pull, the
+    gate's re-check of the local copy and a resume's push all compare with it."""
+    digest, offset = hashlib.sha256(), 0
+    while upto is None or offset < upto:
+        want = HASH_BLOCK if upto is None else min(HASH_BLOCK, upto - offset)
+        block = os.pread(fd, want, offset)
+        if not block:
+            break
+        digest.update(block)
+        offset += len(block)
+        if on_block is not None:
+            on_block()
+    return digest

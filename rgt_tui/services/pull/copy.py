@@ -35,8 +35,9 @@ from pathlib import Path
 
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestEntry
+from rgt_tui.fsutil import hash_fd
 from rgt_tui.services.pull.local_tree import LocalConflict, in_thread
-from rgt_tui.services.pull.plan import FilePlan, hash_fd
+from rgt_tui.services.pull.plan import FilePlan
 from rgt_tui.services.pull.state import PullRun
 from rgt_tui.services.pull.tar_squeeze import (
     Squeeze,

@@ -17,15 +17,14 @@ Everything here blocks; the pull calls it through ``asyncio.to_thread``.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rgt_tui.domain.manifest import Manifest, ManifestEntry
+from rgt_tui.fsutil import hash_fd
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict
 from rgt_tui.services.pull.types import NotEnoughInodes, NotEnoughSpace
 from rgt_tui.services.records import (
@@ -40,7 +39,6 @@ from rgt_tui.services.records import (
 # 2: files are vouched for by inode and ctime too (version 1 records, by size and mtime
 # alone, are dropped: every local file is hashed once again).
 PULLED_VERSION = 2
-HASH_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -145,25 +143,6 @@ def part_path(rel: str) -> str:
     """Where ``rel`` is written until it is checked: under ``.rgt/parts/``, where no file
     from the box can land (the manifest refuses paths into ``.rgt``)."""
     return f"{PARTS_DIR}/{rel}.part"
-
-
-def hash_fd(
-    fd: int, upto: int | None = None, on_block: Callable[[], object] | None = None
-) -> hashlib._Hash:
-    """The SHA-256 of the first ``upto`` bytes (all, when None) of an open file, as a hash
-    object that can take more (a resumed part goes on from there); ``on_block`` is called
-    after each block (a sign of life)."""
-    digest, offset = hashlib.sha256(), 0
-    while upto is None or offset < upto:
-        want = HASH_BLOCK if upto is None else min(HASH_BLOCK, upto - offset)
-        block = os.pread(fd, want, offset)
-        if not block:
-            break
-        digest.update(block)
-        offset += len(block)
-        if on_block is not None:
-            on_block()
-    return digest
 
 
 def earlier_entries(previous: Manifest | None) -> dict[tuple[str, str], ManifestEntry]:

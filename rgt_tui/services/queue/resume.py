@@ -53,9 +53,9 @@ from rgt_tui.domain.preflight_checks import df_row
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
+from rgt_tui.fsutil import hash_fd  # the pull hashes its copies the same way
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.box_script import box_refusal, run_box_script, script_text
-from rgt_tui.services.pull.plan import hash_fd  # the pull hashes its copies the same way
 from rgt_tui.services.queue.move import (
     UNFINISHED,
     MoveError,

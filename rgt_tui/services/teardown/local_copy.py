@@ -27,7 +27,7 @@ from pathlib import Path
 
 from rgt_tui.domain.teardown_gate import FileFacts, LocalCopyChecked
 from rgt_tui.domain.text import printable
-from rgt_tui.services.pull.plan import hash_fd  # the pull hashes its copies the same way
+from rgt_tui.fsutil import hash_fd  # the pull hashes its copies the same way
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
