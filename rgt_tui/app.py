@@ -426,8 +426,8 @@ class RgtApp(ThemedApp):
             return
         lines = [busy_line(s.host, s.running, s.progress) for s in busy]
 
-        def answered(leave: bool | None) -> None:
-            if leave:
+        def answered(choice: str | None) -> None:  # "leave", or None for stay (Escape)
+            if choice == "leave":
                 self.exit()
 
         self.push_screen(QuitConfirmScreen(lines), answered)
