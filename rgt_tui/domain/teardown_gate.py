@@ -517,6 +517,45 @@ def _jobs_condition(jobs: tuple[str, ...], error: str) -> Condition:
     return Condition("jobs", False, f"{plural(len(jobs), 'job')} not ended: {shown}{more}")
 
 
+@dataclass(frozen=True)
+class GroupRunSeen:
+    """This box is rank ``rank`` of group ``group`` (issue 41), read at this check: the
+    group's cells its records show running on this box, or why they could not be read.
+    Not journaled: it is read at every check, and nothing but the cell ending settles it
+    (no acknowledgement: tearing one rank away hangs or fails every other rank's job)."""
+
+    group: str
+    rank: int
+    running: tuple[str, ...] = ()
+    error: str = ""
+
+
+def group_condition(seen: GroupRunSeen) -> Condition:
+    """A box of a running group cannot be torn down alone: locked while the group's cell
+    runs on it (or its records cannot be read), naming the group and the fix."""
+    group = printable(seen.group, 200)
+    who = f"rank {seen.rank} of group {group}"
+    if seen.error:
+        return Condition(
+            "group",
+            False,
+            f"{who}: cannot read the group's records on this box "
+            f"({printable(seen.error, 300)}); check again once it answers",
+        )
+    if not seen.running:
+        return Condition("group", True, f"{who}: no cell of the group runs on this box")
+    cells = ", ".join(printable(c, 200) for c in seen.running)
+    return Condition(
+        "group",
+        False,
+        f"{who}, whose cell {cells} runs: a box of a running group cannot be torn down "
+        f"alone — wait for the cell to end, or stop it on every box with "
+        f"`rgt-tui queue kill {group}` (or `rgt-tui queue stop {group}` after it), "
+        "then check again",
+        tuple(seen.running),
+    )
+
+
 def _local_condition(state: GateState, n: int) -> Condition:
     """Whether the local copy was re-hashed since the name was typed (or, before that,
     since the manifest) and every file the manifest lists is there, unchanged."""

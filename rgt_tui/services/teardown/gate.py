@@ -107,12 +107,15 @@ class _BoxNow:
     jobs: g.SlurmJobsSeen | None = None  # a job-gated host (Slurm): its queue's jobs, read now
     view: QueueView | None = None  # the queue's cells as its backend reads them now
     cells: g.QueueCellsSeen | None = None  # the unfinished and moved cells, from ``view``
+    groups: tuple[g.GroupRunSeen, ...] = ()  # the groups this box is a rank of, read now
 
 
-async def _scan_now(host: HostConfig, transport: Transport | None) -> _BoxNow:
-    """Re-scan the box now, and where the host's backend gates on its jobs (Slurm) read
-    the queue's jobs from the scheduler too."""
+async def _scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None) -> _BoxNow:
+    """Re-scan the box now, read the groups it is a rank of, and where the host's backend
+    gates on its jobs (Slurm) read the queue's jobs from the scheduler too."""
     now = await _rescan(host, transport)
+    if transport is not None and now.error is None:
+        now = replace(now, groups=await _groups_seen(fleet, host, transport))
     backend = backend_for(host)
     if not isinstance(backend, JobGated):
         return now
@@ -143,6 +146,32 @@ async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
         why = printable(rescan.box_id_error or "no id reported")  # the box's own text
         return _BoxNow(None, None, running, f"the box did not say which box it is: {why}")
     return _BoxNow(rescan, identity, running, None, view=view)
+
+
+async def _groups_seen(
+    fleet: Fleet, host: HostConfig, transport: Transport
+) -> tuple[g.GroupRunSeen, ...]:
+    """Each group of the fleet this box is a rank of, with the group's cells its records
+    on this box show running (issue 41: a box of a running group is not torn down alone).
+    This box's own rank is read, over its own connection: a cell runs on the group only
+    while it runs on every rank, and this rank running is what tearing it down would cut."""
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.box_backend import BoxRunner
+    from rgt_tui.services.queue.group.ranks import rank_hosts
+
+    seen = []
+    for group in fleet.hosts:
+        if group.group is None or host.name not in group.group.hosts:
+            continue
+        rank = group.group.hosts.index(host.name)
+        try:
+            view = await BoxRunner(rank_hosts(group)[rank]).read_view(transport)
+        except (TransportError, QueueError, OSError, ValueError) as exc:
+            seen.append(g.GroupRunSeen(group.name, rank, error=printable(exc, 300)))
+            continue
+        running = tuple(c.name for c in view.cells if c.status == RUNNING)
+        seen.append(g.GroupRunSeen(group.name, rank, running))
+    return tuple(seen)
 
 
 def _moved_cells(host: HostConfig) -> dict[str, str]:
@@ -271,7 +300,7 @@ async def gather(
     if records_only:
         now = _BoxNow(None, None, None, None, records_only=True)
     else:
-        now = await _scan_now(host, transport)
+        now = await _scan_now(fleet, host, transport)
     folder = host_results_dir(fleet.results_dir, host)
     local = await asyncio.to_thread(_local_records, folder)
     now = await asyncio.to_thread(_cells_seen, host, now, local[0])
@@ -325,6 +354,10 @@ async def gather(
         # A job-gated host whose jobs were never read (a records-only check): not "none".
         jobs = g.Condition("jobs", False, "the cluster's queue was not read yet: check again")
         conditions = (*conditions[:-1], jobs, conditions[-1])
+    if now.groups:
+        # Read now, never journaled: only the group's cell ending settles it.
+        groups = tuple(g.group_condition(seen) for seen in now.groups)
+        conditions = (*conditions[:-1], *groups, conditions[-1])
     return GateReport(
         host,
         profile,
