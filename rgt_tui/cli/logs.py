@@ -1,4 +1,5 @@
-"""`rgt-tui logs HOST [CELL] [--follow] [--tail N]`: print or follow a queue or cell log.
+"""`rgt-tui logs HOST [CELL] [--follow] [--tail N] [--rank K]`: print or follow a queue or
+cell log.
 
 Without CELL it prints the queue runner's log (every cell's output plus runner lines);
 with CELL, that cell's own log, where crash lines are marked ``!!`` (red on a terminal).
@@ -9,6 +10,9 @@ A log is the box's text: every escape in it is dropped (``terminal_text.terminal
 OSC clipboard writes, hyperlinks and titles, cursor moves, clears, bells, C1 controls)
 but its SGR colours, which are kept on a terminal only. ``--raw`` prints the lines as the
 box wrote them, escapes and all, past the CLI's fence (for a pipe into ``less -R``).
+
+A group (issue 41) is read on rank 0's box; ``--rank K`` reads rank K's box instead (each
+rank writes its own logs on its own box, under the same names).
 
 Exit codes (exit_codes.py): 0 printed, or followed until Ctrl-C; 1 unreachable or no
 log yet; 2 unknown host or bad arguments.
@@ -31,7 +35,7 @@ from rgt_tui.cli.runner import Call, console
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import CRITICAL, LogChunk, LogLine, classify_line
 from rgt_tui.domain.terminal_text import terminal_safe
-from rgt_tui.services.connect import Transport
+from rgt_tui.services.connect import Transport, host_connection
 from rgt_tui.services.logs import (
     LogFollower,
     cell_log_path,
@@ -65,6 +69,12 @@ def add_logs_arguments(parser: argparse.ArgumentParser) -> None:
         "--poll", type=float, default=0.5, metavar="S", help="seconds between checks (0.5)"
     )
     parser.add_argument(
+        "--rank",
+        type=_count,
+        metavar="K",
+        help="a group's rank K: read the log on that rank's box (default: rank 0's)",
+    )
+    parser.add_argument(
         "--raw",
         action="store_true",
         help="print the log's escape sequences as the box wrote them (for a pipe or a file; "
@@ -85,6 +95,30 @@ async def run_logs(call: Call, transport: Transport) -> int:
         path = cell_log_path(args.cell) if args.cell else queue_log_path()
     except ValueError as exc:
         return call.fail(str(exc), code=EXIT_BAD_INPUT)
+    rank = args.rank
+    if rank is None or rank == 0:
+        return await _print_log(call, transport, path, host.name)
+    group = host.group
+    if group is None:
+        return call.fail(
+            f"{host.name} is not a group: --rank picks a box of a [[groups]] entry",
+            fix=f"run `rgt-tui logs {host.name}` without --rank",
+            code=EXIT_BAD_INPUT,
+        )
+    if rank >= group.nnodes:
+        return call.fail(
+            f"{host.name} has ranks 0 to {group.nnodes - 1} ({', '.join(group.hosts)}): "
+            f"no rank {rank}",
+            code=EXIT_BAD_INPUT,
+        )
+    async with host_connection(group.members[rank]) as box:
+        return await _print_log(call, box, path, f"{host.name} rank {rank} ({group.hosts[rank]})")
+
+
+async def _print_log(call: Call, transport: Transport, path: str, where: str) -> int:
+    """Print (or follow) the log at ``path`` on ``transport``'s box (``where``: how the
+    messages name it)."""
+    args, host = call.args, call.host
     highlight = bool(args.cell)
     printer = LogPrinter(console(), call.err, raw=args.raw)
     try:
@@ -95,9 +129,9 @@ async def run_logs(call: Call, transport: Transport) -> int:
                 printer.lines(chunk.lines)
                 last = chunk
         except FileNotFoundError:
-            return call.fail(await _missing(transport, host.name, path, args.cell))
+            return call.fail(await _missing(transport, where, host.name, path, args.cell))
         except OSError as exc:  # permission denied, a directory, ...
-            return call.fail(f"{host.name}: cannot read {path}: {exc.strerror}")
+            return call.fail(f"{where}: cannot read {path}: {exc.strerror}")
         assert last is not None
         if not args.follow:
             if last.partial:  # the file's last line has no newline yet: show it anyway
@@ -154,17 +188,17 @@ def _status_line(host: str, path: str, chunk: LogChunk) -> str:
     return f"-- {host}: following {path} again"
 
 
-async def _missing(transport: Transport, host: str, path: str, cell: str | None) -> str:
+async def _missing(transport: Transport, where: str, host: str, path: str, cell: str | None) -> str:
     """Why there is no log: the queue never launched, or this cell has not started."""
     queue_log = queue_log_path()
     launched = cell is not None and await transport.stat(queue_log) is not None
     if not launched:
         return (
-            f"{host} has no {queue_log}: the queue has not been launched "
+            f"{where} has no {queue_log}: the queue has not been launched "
             f"on this host (rgt-tui launch {host})"
         )
     return (
-        f"{host} has no {path}: cell {cell!r} has not started yet (or is not in this host's queue)"
+        f"{where} has no {path}: cell {cell!r} has not started yet (or is not in this host's queue)"
     )
 
 

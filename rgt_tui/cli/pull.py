@@ -111,6 +111,7 @@ def run_pull(call: Call) -> int:
 
 async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> int:
     from rgt_tui.services.pull import PullError, pull_host
+    from rgt_tui.services.pull.ranks import rank_pull_hosts
 
     host = call.host
     try:
@@ -121,7 +122,16 @@ async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> i
     except PullError as exc:
         return call.fail(f"{host.name}: {exc.message}", fix=exc.fix)
     print(format_pull_result(result))
-    return EXIT_OK if result.ok else EXIT_PROBLEMS
+    ok = result.ok
+    for rank in rank_pull_hosts(host):  # a group with pull_ranks = "all" (issue 41)
+        _, got = await _one(call, rank, options, None)
+        if isinstance(got, tuple):
+            call.fail(f"{rank.name}: {got[0]}", fix=got[1])
+            ok = False
+            continue
+        print(format_pull_result(got))
+        ok = ok and got.ok
+    return EXIT_OK if ok else EXIT_PROBLEMS
 
 
 def pull_interrupted(call: Call) -> int:
@@ -213,7 +223,10 @@ def format_pull_result(result: PullResult) -> str:
 
 async def pull_all(call: Call, options: PullOptions) -> int:
     """Pull every host of the fleet at once; print one summary; 0 when all are complete."""
-    hosts = list(call.fleet.hosts)
+    from rgt_tui.services.pull.ranks import rank_pull_hosts
+
+    # A group with pull_ranks = "all": its further ranks too, each a pull of its own.
+    hosts = [h for host in call.fleet.hosts for h in (host, *rank_pull_hosts(host))]
     if not hosts:
         return call.fail("the fleet file names no host", code=EXIT_BAD_INPUT)
     started = time.monotonic()
@@ -226,9 +239,10 @@ async def pull_all(call: Call, options: PullOptions) -> int:
 
 
 async def _one(
-    call: Call, host: HostConfig, options: PullOptions, view: FleetPullView
+    call: Call, host: HostConfig, options: PullOptions, view: FleetPullView | None
 ) -> tuple[str, PullResult | tuple[str, str]]:
-    """One host's pull on a connection of its own: its result, or (what went wrong, fix)."""
+    """One host's pull on a connection of its own: its result, or (what went wrong, fix).
+    Without a ``view`` (a group's further rank after its own pull) no progress is drawn."""
     from rgt_tui.services.pull import PullError, pull_host
 
     try:
@@ -238,13 +252,15 @@ async def _one(
                 call.fleet.results_dir,
                 transport,
                 options=options,
-                on_progress=view.on(host.name),
+                on_progress=view.on(host.name) if view else None,
             )
     except PullError as exc:
-        view.fail(host.name, exc.message)
+        if view:
+            view.fail(host.name, exc.message)
         return host.name, (exc.message, exc.fix or "re-run the same pull (it resumes)")
     except TransportError as exc:
-        view.fail(host.name, exc.message)
+        if view:
+            view.fail(host.name, exc.message)
         return host.name, (f"unreachable: {exc.message}", exc.fix or "check the box is up")
     return host.name, result
 

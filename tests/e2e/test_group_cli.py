@@ -1,0 +1,160 @@
+"""A group's commands from the command line (issue 41), over two real OpenSSH boxes on
+loopback, each with its own HOME: launch, show, logs of either rank, the teardown gate of
+one box while the group's cell runs, the kill that stops it on both boxes, and a pull
+that takes every rank's durable dir with ``pull_ranks = "all"``.
+
+No torch here (test_group_torchrun.py runs the real torchrun): each rank's cell is a
+bash script that prints its rank and waits, so the commands are what is tested.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.cli import arun
+from support.machine import free_port
+from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer
+from support.sshd import INSTALL_HINT, SSHD
+from support.waiting import wait_for
+
+# Each rank prints its rank, leaves a file in its output that only it writes, and waits
+# for $HOME/go (never made here: the kill ends it).
+HOLD = (
+    'echo "rank $RGT_NODE_RANK of $RGT_NNODES says hello"; mkdir -p "$2"; '
+    'echo "$1" > "$2/from_rank$1.txt"; while [ ! -e "$HOME/go" ]; do sleep 0.1; done\n'
+)
+
+
+class _Box(QueueSshServer):
+    """A queue box whose SFTP starts in its HOME (the workdir) as a rented box's does:
+    sshd's internal-sftp starts in the passwd home, which both boxes here share, and
+    ``logs`` reads ``~/.rgt/queue`` over SFTP."""
+
+    def _write_config(self) -> None:
+        super()._write_config()
+        sftp = "Subsystem sftp internal-sftp"
+        text = self.config.read_text()
+        assert sftp in text
+        self.config.write_text(text.replace(sftp, f"{sftp} -d {self.workdir}"))
+
+
+@pytest.fixture
+def boxes(tmp_path: Path) -> Iterator[tuple[_Box, _Box]]:
+    if not SSHD.exists():
+        pytest.fail(f"{SSHD} is missing: {INSTALL_HINT}")
+    made = [_Box(tmp_path / name, name) for name in ("box1", "box2")]
+    try:
+        for server in made:
+            server.start()
+        yield made[0], made[1]
+    finally:
+        for server in made:
+            server.stop()
+            server.cleanup()
+
+
+def _fleet_file(tmp_path: Path, boxes: tuple[QueueSshServer, ...], pull_ranks: str) -> Path:
+    acks = ", ".join(f'"{n}"' for n in QUEUE_PREFLIGHT_ACK)
+    text = f'[fleet]\nresults_dir = "{tmp_path / "results"}"\n\n'
+    for box in boxes:
+        text += box._hosts_toml() + f'preflight_ack = [{acks}]\npython = "{QUEUE_PYTHON}"\n\n'
+        (box.workdir / "cells").mkdir(parents=True, exist_ok=True)
+        (box.workdir / "cells" / "hold.sh").write_text(HOLD)
+    queue = tmp_path / "queues" / "pair.txt"
+    queue.parent.mkdir(parents=True, exist_ok=True)
+    queue.write_text("cells/hold.sh t 1\n")
+    text += (
+        "[[groups]]\n"
+        'name = "pair"\n'
+        'hosts = ["box1", "box2"]\n'
+        f'queue = "{queue}"\n'
+        "run = 'bash {cfg} {node_rank} {out}'\n"
+        'workdir = "~"\n'
+        'durable_dir = "~/results"\n'
+        'master_addr = "127.0.0.1"\n'
+        f"master_port = {free_port()}\n"
+        'nccl_socket_ifname = "lo"\n'
+        f'pull_ranks = "{pull_ranks}"\n'
+    )
+    path = tmp_path / "hosts.toml"
+    path.write_text(text)
+    return path
+
+
+async def _states(hosts: Path) -> list[str]:
+    shown = await arun("queue", "show", "pair", "--json", "--hosts", hosts)
+    assert shown.returncode == 0, shown.stderr
+    return [c["status"] for c in json.loads(shown.stdout)["cells"]]
+
+
+@pytest.mark.timeout(300)
+async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    box1, box2 = boxes
+    hosts = _fleet_file(tmp_path, boxes, "0")
+
+    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    assert "--max-restarts" in launched.stdout  # the group plan's notes are printed (MN5)
+    log2 = box2.workdir / ".rgt/queue/cells/hold.log"
+    await wait_for(lambda: log2.exists() and "says hello" in log2.read_text(), 60, "rank 1 started")
+    await wait_for(lambda: _running(hosts), 60, "the group's cell running")
+    shown = await arun("queue", "show", "pair", "--hosts", hosts)
+    assert shown.returncode == 0 and "hold" in shown.stdout, shown.stderr
+
+    rank1 = await arun("logs", "pair", "hold", "--rank", "1", "--hosts", hosts)
+    assert rank1.returncode == 0, rank1.stderr
+    assert "rank 1 of 2 says hello" in rank1.stdout and "rank 0" not in rank1.stdout
+    rank0 = await arun("logs", "pair", "hold", "--hosts", hosts)
+    assert "rank 0 of 2 says hello" in rank0.stdout
+    beyond = await arun("logs", "pair", "--rank", "2", "--hosts", hosts)
+    assert beyond.returncode == 2 and "ranks 0 to 1 (box1, box2)" in beyond.stderr
+    plain = await arun("logs", "box1", "--rank", "1", "--hosts", hosts)
+    assert plain.returncode == 2 and "box1 is not a group" in plain.stderr
+
+    # A box of the running group: its gate is locked, naming the group and the fix.
+    gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
+    assert gate.returncode != 0
+    line = next(x for x in gate.stdout.splitlines() if " group " in x)
+    assert line.lstrip().startswith("[ ]"), line
+    assert "rank 1 of group pair" in line and "rgt-tui queue kill pair" in line
+
+    killed = await arun("queue", "kill", "pair", "--yes", "--then", "stop", "--hosts", hosts)
+    assert killed.returncode == 0, killed.stdout + killed.stderr
+    await wait_for(lambda: _not_running(hosts), 60, "the group's cell ended on both boxes")
+    gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
+    line = next(x for x in gate.stdout.splitlines() if " group " in x)
+    assert line.lstrip().startswith("[x]"), line
+
+
+async def _running(hosts: Path) -> bool:
+    return "running" in await _states(hosts)
+
+
+async def _not_running(hosts: Path) -> bool:
+    return "running" not in await _states(hosts)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("pull_ranks", ["all", "0"])
+async def test_pull_ranks_all_takes_every_ranks_durable_dir(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer], pull_ranks: str
+) -> None:
+    box1, box2 = boxes
+    hosts = _fleet_file(tmp_path, boxes, pull_ranks)
+    for box, rank in ((box1, 0), (box2, 1)):  # what each rank's cell left in its output
+        out = box.workdir / "results" / "hold"
+        out.mkdir(parents=True)
+        (out / f"from_rank{rank}.txt").write_text(f"{rank}\n")
+
+    pulled = await arun("pull", "pair", "--hosts", hosts, timeout=180)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    results = tmp_path / "results"
+    assert (results / "pair" / "hold" / "from_rank0.txt").read_text() == "0\n"
+    rank1 = results / "pair.rank1" / "hold" / "from_rank1.txt"
+    assert not (results / "pair" / "hold" / "from_rank1.txt").exists()  # never mixed in
+    assert rank1.is_file() == (pull_ranks == "all")
