@@ -71,6 +71,8 @@ ON_PREEMPT = ("off", "move", "relaunch")
 SLURM_KEYS = (
     "scheduler", "partition", "account", "gres", "time", "mem", "cpus_per_task",
     "max_parallel", "signal_lead_s", "sbatch_args", "checkpoint_write_s",
+    # One cell over several nodes (issue 41): one torchrun agent per node, under srun.
+    "nodes", "nproc_per_node", "master_port",
 )  # fmt: skip
 SCHEDULERS = ("none", "slurm")
 FLEET_KEYS = (
@@ -276,6 +278,12 @@ class SlurmConfig:
     # How long one checkpoint takes to write (SLURM2): the lead must cover it plus
     # Slurm's 60 s slack. Nothing on the box measures it yet, so it is the user's figure.
     checkpoint_write_s: int = 60
+    # Issue 41: each cell one job over ``nodes`` nodes (None: one node, the array's
+    # task), one torchrun agent per node; ``nproc_per_node`` None: the gres count;
+    # ``master_port`` None: derived from the job id (services/queue/slurm/sbatch.py).
+    nodes: int | None = None
+    nproc_per_node: int | None = None
+    master_port: int | None = None
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,10 @@ def host_config(
     pasted = c(lambda: _ssh(t, name), None)
     workdir = c(lambda: t.text("workdir", "~", example="/workspace"), "~")
     durable = c(lambda: t.text("durable_dir", workdir, example="/workspace"), workdir)
-    run = c(lambda: _run(t), None)
+    # A Slurm host with nodes = N runs each cell as one torchrun job (issue 41): its
+    # template may use the group placeholders, filled in the job (config_slurm).
+    fields = (*RUN_FIELDS, *GROUP_FIELDS) if "nodes" in t.data else RUN_FIELDS
+    run = c(lambda: _run(t, fields), None)
     identity = c(lambda: t.maybe("identity_file", example="~/.ssh/id_ed25519"), None)
     if pasted is not None and pasted.identity_file is not None:
         if identity is None:
@@ -215,7 +218,8 @@ def _check_template(t: Table, run: str, known: Sequence[str] = RUN_FIELDS) -> No
             raise t.error(
                 "run",
                 f"{{{field}}} is a [[groups]] placeholder: one torchrun over several boxes "
-                "is a [[groups]] entry naming them (docs/groups.md)",
+                "is a [[groups]] entry naming them (docs/groups.md), or nodes = N on a "
+                "Slurm host (docs/slurm.md)",
             )
         if field not in known:
             raise t.error(

@@ -5,6 +5,12 @@ of a tmux session on the login node, the one place a cluster forbids training. T
 other keys (``partition``, ``account``, ``gres``, ``time``, ``mem``, ``cpus_per_task``,
 ``max_parallel``, ``signal_lead_s``, ``sbatch_args``) go to ``sbatch``; they are refused
 on a host without ``scheduler = "slurm"``, where they would silently do nothing.
+
+``nodes = N`` (N >= 2, issue 41) makes each cell one job over N nodes, one torchrun
+agent per node started by ``srun`` (``nproc_per_node``: processes per node, default the
+``gres`` count; ``master_port``: the rendezvous port, default derived from the job id);
+both are refused without ``nodes``. The run template may then use the group
+placeholders (``{nnodes}``…), filled in the job from its allocation (docs/slurm.md).
 """
 
 from __future__ import annotations
@@ -52,7 +58,36 @@ def slurm_config(t: Table) -> SlurmConfig | None:
         signal_lead_s=c(lambda: t.integer("signal_lead_s", 300), 300),
         sbatch_args=c(lambda: _sbatch_args(t), ()),
         checkpoint_write_s=c(lambda: t.integer("checkpoint_write_s", 60), 60),
+        nodes=c(lambda: _nodes(t), None),
+        nproc_per_node=c(lambda: _with_nodes(t, "nproc_per_node", 65536), None),
+        master_port=c(lambda: _with_nodes(t, "master_port", 65535), None),
     )
+
+
+def _nodes(t: Table) -> int | None:
+    """``nodes``: at least 2 (one node is every Slurm host's cell: leave it out)."""
+    if "nodes" not in t.data:
+        return None
+    n = t.integer("nodes", 2)
+    if n < 2:
+        raise t.error(
+            "nodes",
+            f"nodes = {n}: a cell on one node is the default — leave nodes out, or give "
+            "2 or more for one torchrun job over several nodes",
+        )
+    return n
+
+
+def _with_nodes(t: Table, key: str, most: int) -> int | None:
+    """A multi-node key (``nproc_per_node``, ``master_port``): only beside ``nodes``."""
+    if key not in t.data:
+        return None
+    if "nodes" not in t.data:
+        raise t.error(key, f"{key} is for a cell over several nodes: add nodes = 2 (or more)")
+    n = t.integer(key, 1)
+    if n > most:
+        raise t.error(key, f"{key} = {n} is more than {most}")
+    return n
 
 
 def _checked(t: Table, key: str, pattern: re.Pattern[str], example: str) -> str | None:

@@ -24,9 +24,22 @@
 # and GPUs (CUDA_VISIBLE_DEVICES is set for it). A cell that starts its own `srun` gets
 # SRUN_CPUS_PER_TASK, since srun stopped reading the allocation's since 22.05 (SLURM3);
 # it must pass its GPU request (--gres / --gpus-per-task) itself.
+#
+# A host with nodes = N (issue 41) passes NPROC_PER_NODE and MASTER_PORT too:
+#
+#   sbatch --array=... --nodes=N --ntasks-per-node=1 ... slurm_task.sh QUEUE_DIR RUN_ONE WORKDIR NPROC PORT
+#
+# The task is then one job over N nodes, and the cell runs under `srun` on each: one
+# torchrun agent per srun task. Exported for the template's "$RGT_*" references
+# (services/queue/slurm/sbatch.py's nodes_template): RGT_NNODES (srun's task count:
+# N on a cluster, where --ntasks-per-node=1), RGT_NPROC_PER_NODE, RGT_MASTER_ADDR (the
+# allocation's first node, its NodeAddr), RGT_MASTER_PORT (PORT, or 20000 + job id %
+# 20000 when 0: two jobs sharing a first node do not collide), and in each task
+# RGT_NODE_RANK (its SLURM_PROCID). srun --kill-on-bad-exit ends every rank when one
+# fails (MN3); TERM to srun reaches every rank.
 set -u
 
-qdir=${1:-} run_one=${2:-} workdir=${3:-}
+qdir=${1:-} run_one=${2:-} workdir=${3:-} nproc=${4:-} port=${5:-}
 k=${SLURM_ARRAY_TASK_ID:-}
 tsv="$qdir/cells.tsv"
 
@@ -100,6 +113,23 @@ if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then
     export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK  # SLURM3
 fi
 say "cell $k $name: array job ${SLURM_ARRAY_JOB_ID:-?} task $k (job ${SLURM_JOB_ID:-?}) on $(hostname 2>/dev/null)"
+
+if [ -n "$nproc" ]; then
+    case "$nproc$port" in *[!0-9]*)
+        say "NPROC_PER_NODE '$nproc' and MASTER_PORT '$port' must be numbers"
+        exit 2
+        ;;
+    esac
+    first=$(scontrol show hostnames "${SLURM_JOB_NODELIST:-}" 2>/dev/null | head -n 1)
+    # The address Slurm itself reaches the node at (a NodeName need not resolve).
+    addr=$(scontrol show node "$first" 2>/dev/null | tr ' ' '\n' | sed -n 's/^NodeAddr=//p' | head -n 1)
+    [ "${port:-0}" -gt 0 ] || port=$((20000 + ${SLURM_JOB_ID:-0} % 20000))
+    export RGT_NNODES=${SLURM_NTASKS:-${SLURM_NNODES:-1}} RGT_NPROC_PER_NODE=$nproc
+    export RGT_MASTER_ADDR=${addr:-$first} RGT_MASTER_PORT=$port
+    say "cell $k $name: $RGT_NNODES ranks on ${SLURM_JOB_NODELIST:-?}, rendezvous $RGT_MASTER_ADDR:$RGT_MASTER_PORT"
+    step=$(printf 'export RGT_NODE_RANK=$SLURM_PROCID; %s' "$cmd")
+    cmd="srun --kill-on-bad-exit=1 bash -c $(printf '%q' "$step")"
+fi
 
 # The start records before this task's: the cell's own pid is on a later one.
 starts_before=$(awk '$1 == "start" { n++ } END { print n + 0 }' "$state" 2>/dev/null || echo 0)

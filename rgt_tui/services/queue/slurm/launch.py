@@ -5,7 +5,8 @@ the fleet-wide names, the prefix rule, the render, ``--start``, ``--fresh``); wh
 differs is what starts the cells. Instead of a runner in tmux on the login node — the
 one place a cluster forbids training — ``sbatch --array`` submits one task per cell,
 task k running cell k through ``slurm_task.sh`` and the same ``run_one.sh``. Appending
-cells submits a new array for the new ones.
+cells submits a new array for the new ones. With ``nodes = N`` each task is a job over
+N nodes whose cell ``srun`` starts on every one (issue 41; docs/slurm.md).
 
 Refused before anything is submitted: a durable dir on node-local storage (SLURM5), a
 login node without ``sbatch``, an array of this queue still queued or running (a second
@@ -38,10 +39,12 @@ from rgt_tui.services.queue.slurm.sbatch import (
     array_spec,
     live_problems,
     node_local_problem,
+    nodes_template,
     plan_notes,
     sbatch_command,
     signal_lead_check,
     signal_warnings,
+    task_args,
 )
 from rgt_tui.transport import Transport
 
@@ -121,8 +124,10 @@ async def plan_slurm_launch(
     # The same plan any host gets (queue file, fleet-wide names, prefix, render, start
     # index), made as for a runner without tmux and without preflight: both are this
     # module's to do differently.
+    # A nodes = N host's group placeholders become the job's own values (nodes_template).
+    run = nodes_template(host.run) if slurm.nodes is not None and host.run else host.run
     base = await base_plan(
-        fleet, replace(host, slurm=None), transport, start_index=start_index,
+        fleet, replace(host, slurm=None, run=run), transport, start_index=start_index,
         detach="nohup", fresh=fresh, acks=acks, preflight=False, retry_only=retry_only,
     )  # fmt: skip
     job_name = base.session
@@ -195,7 +200,12 @@ async def plan_slurm_launch(
         workdir=base.workdir,
         queue_dir=base.box_queue_dir,
         script=f"{bin_dir}/{deployed_name(TASK_SCRIPT)}",
-        script_args=(base.box_queue_dir, f"{bin_dir}/{deployed_name('run_one.sh')}", base.workdir),
+        script_args=(
+            base.box_queue_dir,
+            f"{bin_dir}/{deployed_name('run_one.sh')}",
+            base.workdir,
+            *task_args(slurm),
+        ),  # fmt: skip
     )
     notes = plan_notes(
         slurm, job_name, array, len(indices), durable, argv, report is not None, append
@@ -325,7 +335,7 @@ async def submit_indices(
         workdir=workdir,
         queue_dir=qdir,
         script=f"{bin_dir}/{deployed_name(TASK_SCRIPT)}",
-        script_args=(qdir, f"{bin_dir}/{deployed_name('run_one.sh')}", workdir),
+        script_args=(qdir, f"{bin_dir}/{deployed_name('run_one.sh')}", workdir, *task_args(slurm)),
     )
     task, ro = script_text(TASK_SCRIPT), script_text("run_one.sh")
     result = await run_ctl(

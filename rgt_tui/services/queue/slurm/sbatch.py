@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 import shlex
+import string
 from collections.abc import Mapping, Sequence
 
-from rgt_tui.domain.config import SlurmConfig
+from rgt_tui.domain.config import GROUP_FIELDS, SlurmConfig
 from rgt_tui.domain.preflight_checks import LOGIN_NODE_CHECKS
 from rgt_tui.domain.slurm_lead import SIGNAL_SLACK_S, signal_lead_check  # noqa: F401 (the launch's)
 from rgt_tui.domain.units import plural
@@ -26,6 +27,58 @@ NODE_LOCAL = ("$TMPDIR", "/tmp", "/scratch/local", "/local", "/dev/shm")
 # links its file to ``cells/<name>.slurm.out`` (rgt_tui/scripts/slurm_task.sh).
 OUTPUT_PATTERN = "slurm/%A_%a.out"
 _ARRAY = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*(%\d+)?")
+# A multi-node cell's placeholders (issue 41) are known only in the job, from its
+# allocation: they become references to what slurm_task.sh exports there (the names a
+# group's ranks export too), expanded by each srun task's own shell.
+NODES_ENV = {
+    "nnodes": "RGT_NNODES",
+    "node_rank": "RGT_NODE_RANK",
+    "nproc_per_node": "RGT_NPROC_PER_NODE",
+    "master_addr": "RGT_MASTER_ADDR",
+    "master_port": "RGT_MASTER_PORT",
+}
+_GRES_GPUS = re.compile(r"gpu(?::[A-Za-z0-9_.-]+)?(?::(\d+))?")
+
+
+def nodes_template(template: str) -> str:
+    """A ``nodes = N`` host's run template with the group placeholders made shell
+    references (``{nnodes}`` → ``"$RGT_NNODES"``), the cell's own left for the render.
+
+    >>> nodes_template("torchrun --nnodes {nnodes} --rdzv-endpoint {master_addr}:{master_port} t.py {cfg}")
+    'torchrun --nnodes "$RGT_NNODES" --rdzv-endpoint "$RGT_MASTER_ADDR":"$RGT_MASTER_PORT" t.py {cfg}'
+    """
+    out = []
+    for literal, field, spec, conv in string.Formatter().parse(template):
+        out.append(literal.replace("{", "{{").replace("}", "}}"))
+        if field is None:
+            continue
+        if field in GROUP_FIELDS:
+            out.append(f'"${NODES_ENV[field]}"')
+        else:
+            out.append(
+                "{" + field + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+            )
+    return "".join(out)
+
+
+def nproc_per_node(slurm: SlurmConfig) -> int:
+    """Processes per node: the host's ``nproc_per_node``, else the GPUs its ``gres``
+    asks for (``gpu:4``, ``gpu:a100:4``; a bare ``gpu`` is one), else 1."""
+    if slurm.nproc_per_node is not None:
+        return slurm.nproc_per_node
+    for part in (slurm.gres or "").split(","):
+        match = _GRES_GPUS.fullmatch(part.strip())
+        if match:
+            return int(match.group(1) or 1)
+    return 1
+
+
+def task_args(slurm: SlurmConfig) -> tuple[str, ...]:
+    """slurm_task.sh's arguments after QUEUE_DIR RUN_ONE WORKDIR: for a ``nodes`` host,
+    NPROC_PER_NODE and MASTER_PORT (0: derived from the job id in the job); else none."""
+    if slurm.nodes is None:
+        return ()
+    return (str(nproc_per_node(slurm)), str(slurm.master_port or 0))
 
 
 def array_spec(indices: Sequence[int], max_parallel: int | None) -> str:
@@ -80,6 +133,10 @@ def sbatch_command(
         # A requeued task appends to its output instead of wiping the first run's.
         "--open-mode=append",
     ]
+    if slurm.nodes is not None:
+        # One job per cell over N nodes, one srun task (a torchrun agent) on each. Before
+        # the host's keys: a later --nodes in sbatch_args wins (the one-node test cluster).
+        argv += [f"--nodes={slurm.nodes}", "--ntasks-per-node=1"]
     for key, value in (
         ("partition", slurm.partition),
         ("account", slurm.account),
@@ -239,15 +296,29 @@ def plan_notes(
     lines = [
         f"job array {job_name}: --array={array or '(none)'} — {new}{plural(n, 'task')}, "
         f"one cell each, {at_once}",
+    ]
+    if slurm.nodes is not None:
+        port = slurm.master_port or "20000 + job id % 20000"
+        lines.append(
+            f"each cell one job over {slurm.nodes} nodes (--nodes={slurm.nodes} "
+            f"--ntasks-per-node=1): srun starts the cell on every node, {{nnodes}} "
+            f"{{node_rank}} {{nproc_per_node}} ({nproc_per_node(slurm)}) {{master_addr}} "
+            f"(the allocation's first node) {{master_port}} ({port}) filled in the job; "
+            "one rank failing ends the others (srun --kill-on-bad-exit)"
+        )
+    lines += [
         f"limits: {limits_text(slurm)}",
         f"durable dir {durable}: checkpoints must go there, on the shared filesystem "
         "(node-local storage is refused: SLURM5)",
         f"SIGTERM {slurm.signal_lead_s} s before the walltime (±60 s, SLURM2): the task "
         "records it and passes it to the cell, which checkpoints at its next safe point "
         "(SLURM1); --requeue",
-        "the cell runs in the batch step (no srun: it holds the allocation's CPUs and GPUs; "
-        "a cell's own srun gets SRUN_CPUS_PER_TASK, SLURM3)",
     ]
+    if slurm.nodes is None:
+        lines.append(
+            "the cell runs in the batch step (no srun: it holds the allocation's CPUs and "
+            "GPUs; a cell's own srun gets SRUN_CPUS_PER_TASK, SLURM3)"
+        )
     if not append:
         lines.append(
             "preflight on the login node: "
