@@ -12,7 +12,9 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.services.queue.box_backend import BoxRunner
 from rgt_tui.services.queue.group.backend import GroupBackend
 from rgt_tui.services.queue.group.ranks import MemberLinks
+from rgt_tui.services.queue.scheduler import AllocationSampler
 from rgt_tui.services.queue.slurm.backend import SlurmBackend
+from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry
 
 __all__ = ["BoxRunner", "GroupBackend", "SlurmBackend", "backend_for"]
 
@@ -29,3 +31,10 @@ def backend_for(
     if host.slurm is not None:
         return SlurmBackend(host)
     return BoxRunner(host)
+
+
+def allocation_sampler() -> AllocationSampler:
+    """The sampler the queue poll lays over views of hosts whose backend has ``allocations``
+    (Slurm: running cells' GPUs sampled inside their allocations). Made here, where the
+    backends are known, so the runtime names no scheduler."""
+    return AllocationTelemetry()

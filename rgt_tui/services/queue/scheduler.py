@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from rgt_tui.transport import Transport
 
 __all__ = [
-    "Appendable", "JobGated", "Killable", "Launchable", "Retryable", "Scheduler",
-    "Skippable", "Stoppable", "Supervised", "lacks",
+    "AllocationSampler", "Appendable", "JobGated", "Killable", "Launchable", "Retryable",
+    "Scheduler", "Skippable", "Stoppable", "Supervised", "lacks",
 ]  # fmt: skip
 
 
@@ -47,6 +47,15 @@ class Scheduler(Protocol):
 
     async def diagnose(self, transport: Transport) -> tuple[QueueView, Diagnosis]:
         """The view and why the latest cell that ended without its end record ended."""
+        ...
+
+
+class AllocationSampler(Protocol):
+    """What a backend with ``allocations`` samples: the GPUs of running cells inside their
+    scheduler allocations, laid over the queue's view (``allocation_sampler``)."""
+
+    async def annotate(self, host: HostConfig, transport: Transport, view: QueueView) -> QueueView:
+        """``view`` with each running cell's GPUs as sampled inside its allocation."""
         ...
 
 

@@ -17,8 +17,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.backends import backend_for
-from rgt_tui.services.queue.scheduler import Supervised, Watch
-from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry
+from rgt_tui.services.queue.scheduler import AllocationSampler, Supervised, Watch
 from rgt_tui.services.queue.view import read_queue_view
 
 POLL_S = 10.0
@@ -37,7 +36,7 @@ class QueuePoller:
         is_live: Callable[[str], bool],
         is_watched: Callable[[str], bool] = lambda host: False,
         poll_s: float = POLL_S,
-        inside: AllocationTelemetry | None = None,
+        inside: AllocationSampler | None = None,
     ) -> None:
         self.connections = connections
         self.on_view = on_view

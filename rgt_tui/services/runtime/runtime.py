@@ -42,7 +42,7 @@ from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue.slurm.telemetry import AllocationTelemetry
+from rgt_tui.services.queue.backends import allocation_sampler
 from rgt_tui.services.runtime.events import (
     ClocksDue,
     HostObserved,
@@ -167,7 +167,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             is_live=self.is_live,
             is_watched=is_watched,
             poll_s=queue_poll_s,
-            inside=AllocationTelemetry() if sample_allocations else None,
+            inside=allocation_sampler() if sample_allocations else None,
         )
         self.monitor_tasks: dict[str, asyncio.Task[None]] = {}
         self._polls: dict[str, asyncio.Task[None]] = {}  # each host's queue poll
