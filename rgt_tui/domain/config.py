@@ -358,6 +358,13 @@ class HostConfig:
         """True for this machine (``ssh = "local"``)."""
         return self.ssh is None
 
+    @property
+    def is_login_node(self) -> bool:
+        """True when the host only hands cells to a scheduler and runs none itself (a
+        Slurm login node): what it is, read once from its settings, so the domain's rules
+        (which checks preflight runs there) need not know which scheduler it is."""
+        return self.slurm is not None
+
 
 @dataclass(frozen=True)
 class Fleet:

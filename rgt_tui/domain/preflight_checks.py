@@ -62,7 +62,7 @@ def preflight_scope(host: HostConfig) -> PreflightScope:
     ``rgt-tui preflight``, the TUI's ``P`` and a launch's plan all run these. A Slurm
     login node runs no cell, so only LOGIN_NODE_CHECKS, and its results must outlive the
     job (the shared filesystem, never the node's $TMPDIR); a box runs every check."""
-    if host.slurm is not None:
+    if host.is_login_node:
         return PreflightScope(
             LOGIN_NODE_CHECKS,
             outlives="the job",
