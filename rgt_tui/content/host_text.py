@@ -27,7 +27,7 @@ from rgt_tui.domain.snapshot import CgroupSample, DiskSample, HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.domain.young_daly import cadence_line
 from rgt_tui.profiles import profile as load_profile
-from rgt_tui.services.telemetry import ConnectionState
+from rgt_tui.services.telemetry import ConnectionState, HostUpdate
 
 ALIVE_NOTE = "the run may still be alive"
 
@@ -252,3 +252,31 @@ def at_risk_lines(
         line = cadence_line(found, host.watch.pull_every_s)
         lines.append(Content.styled(line, "$warning" if found.too_slow else "$foreground-muted"))
     return lines
+
+
+def member_line(rank: int, box: str, update: HostUpdate | None) -> Content:
+    """A group's box in one line of its pane (issue 41), side by side with the others:
+    ``r1 box2  GPU 87% · VRAM 40.0 GiB/80.0 GiB · disk 62%``, or why there is no figure.
+    ``update``: the box's own latest sample (None before its first)."""
+    head = (f"r{rank} ", "$foreground-muted"), (f"{shown(box)}  ", "bold")
+    if update is None:
+        return Content.assemble(*head, ("no sample yet", "$foreground-muted"))
+    conn = update.connection
+    snap = update.snapshot
+    if conn.status != "connected" or snap is None:
+        why = f"{conn.status}: {conn.error}" if conn.error else conn.status
+        return Content.assemble(*head, (shown(why), "$error"))
+    parts: list[str] = []
+    utils = [g.util_pct for g in snap.gpus if g.util_pct is not None]
+    if snap.gpus:
+        parts.append(f"GPU {sum(utils) / len(utils):.0f}%" if utils else "GPU ?")
+        used = sum(g.mem_used or 0 for g in snap.gpus)
+        total = sum(g.mem_total or 0 for g in snap.gpus)
+        if total:
+            parts.append(f"VRAM {fmt_bytes(used)}/{fmt_bytes(total)}")
+    else:
+        parts.append("no GPU")
+    if snap.disks:
+        parts.append(f"disk {max(d.bytes_fraction for d in snap.disks):.0%}")
+    critical = any(a.severity == "critical" for a in update.alerts)
+    return Content.assemble(*head, (" · ".join(parts), "$error" if critical else ""))

@@ -122,6 +122,8 @@ class FleetScreen(FleetView, Screen[None]):
             h.name: HostPane(h, thresholds=thresholds, clock=clock) for h in fleet.hosts
         }
         self.latest: dict[str, HostUpdate] = {}
+        self._groups_of: Fleet | None = None  # the fleet _groups was read from
+        self._groups: list[HostPane] = []  # the panes of [[groups]] entries
         self._selected: HostPane | None = None
         self._header = FleetHeader()
         self._filter = FilterInput(
@@ -175,12 +177,28 @@ class FleetScreen(FleetView, Screen[None]):
             return
         self.latest[update.host] = update
         pane.show(update, history)
+        self._show_members(update.host)
         if self._stopped_hosts() != self._tallied_stopped:
             self._refresh_summary()
             return
         self._tally.count(update.host, update)
         self._tally.meter(update.host, pane.meter())
         self._publish_summary()
+
+    def _show_members(self, host: str) -> None:
+        """Each group pane (issue 41) with ``host`` among its boxes (or ``host`` itself)
+        shows every box's latest sample, one line each, side by side."""
+        from rgt_tui.content.host_text import member_line
+
+        if self._groups_of is not self.fleet:  # the fleet changed: which panes are groups
+            self._groups_of = self.fleet
+            self._groups = [p for p in self.panes.values() if p.host.group is not None]
+        for pane in self._groups:
+            group = pane.host.group
+            if group is not None and (host == pane.host.name or host in group.hosts):
+                pane.show_members(
+                    tuple(member_line(k, b, self.latest.get(b)) for k, b in enumerate(group.hosts))
+                )
 
     def show_notice(self, title: str, text: str) -> None:
         """Show ``title: text`` on the header's notice line for a while (the danger

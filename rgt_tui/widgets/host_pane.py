@@ -182,6 +182,7 @@ class HostPane(Widget, can_focus=True):
         self.filling = False  # the grid's rows share its height: spare rows go to history
         # Drawn on the screen's once-a-second tick, not at each sample (a big fleet).
         self.batched = False
+        self.member_lines: tuple[Content, ...] = ()  # a group's boxes, one line each
         self.queue_line: Content | None = None  # "queue k/N done · …" once a view is known
         self.pull_failure: tuple[float, str] | None = None  # a failing periodic pull
         self.key_refusal: HostKeyError | None = None  # the monitor's refused host key
@@ -220,6 +221,19 @@ class HostPane(Widget, can_focus=True):
         if line == self.queue_line:
             return
         self.queue_line = line
+        if self.update is not None and self.can_draw():
+            self._compose_content(self.update, recompute_figures=False)
+        else:
+            self.stale = True
+
+    def show_members(self, lines: tuple[Content, ...]) -> None:
+        """Take a group's per-box lines (issue 41: its boxes side by side); redraw if
+        visible. Any other host has none."""
+        if len(lines) == len(self.member_lines) and all(
+            same_line(a, b) for a, b in zip(lines, self.member_lines, strict=True)
+        ):
+            return
+        self.member_lines = lines
         if self.update is not None and self.can_draw():
             self._compose_content(self.update, recompute_figures=False)
         else:
@@ -310,7 +324,8 @@ class HostPane(Widget, can_focus=True):
         """The queue's rows, then a failing periodic pull's line cut to the width."""
         failure = self.pull_failure
         pull = [] if failure is None else [periodic_failure_line(*failure, width=width)]
-        return [*self._queue_rows(width), *pull, *self._at_risk()]
+        members = [line.truncate(width, ellipsis=True) for line in self.member_lines]
+        return [*members, *self._queue_rows(width), *pull, *self._at_risk()]
 
     def _at_risk(self) -> list[Content]:
         """Work at risk of the running cell (issue 40): checkpoint ages, the cadence."""

@@ -5,6 +5,10 @@ its screen is hidden and restarts (from the start of the file) when the source c
 Crash lines are highlighted in a cell's own log only: the queue log concatenates cells,
 so a crash there would be pinned on the wrong one. A log's SGR colours show as styles;
 every other escape it carries is dropped (``log_text``).
+
+A group (issue 41) has a second picker, its ranks: each rank writes its logs on its own
+box under the same names, so the tab follows the chosen rank's box (rank 0 by default)
+over that box's own connection.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ class LogsTab(DetailTab):
     DEFAULT_CSS = """
     LogsTab #logs-bar { height: auto; }
     LogsTab #logs-source { width: 40; }
+    LogsTab #logs-rank { width: 28; }
     LogsTab #logs-status { width: 1fr; padding: 1 1 0 1; }
     LogsTab #logs-view { height: 1fr; min-height: 10; }
     """
@@ -98,6 +103,7 @@ class LogsTab(DetailTab):
         self.host: HostConfig | None = None
         self.connections: FleetConnections | None = None  # from the view: the host's link
         self.source = QUEUE_SOURCE
+        self.rank = 0  # a group's rank whose box is followed (0 on any other host)
         self.status = ""
         self.lines: list[str] = []  # what was written, bounded like the view (tests read it)
         self.crash_lines: list[str] = []
@@ -111,12 +117,15 @@ class LogsTab(DetailTab):
                 [("queue log", QUEUE_SOURCE)], value=QUEUE_SOURCE, allow_blank=False,
                 id="logs-source",
             )  # fmt: skip
+            # A group's ranks (issue 41); hidden on any other host.
+            yield Select([("rank 0", 0)], value=0, allow_blank=False, id="logs-rank")
             yield Static(id="logs-status")
         # Long lines wrap (a traceback's path, a progress line): at 80 columns a cut line
         # hid the end of what the user came to read, with no way to scroll to it.
         yield RichLog(id="logs-view", max_lines=MAX_LINES, wrap=True, markup=False)
 
     def on_mount(self) -> None:
+        self.query_one("#logs-rank", Select).display = False
         self.set_interval(1.0, self._check_visible)
 
     @property
@@ -139,6 +148,7 @@ class LogsTab(DetailTab):
         self.host = view.host
         self.connections = view.connections
         if first:
+            self._show_ranks(view.host)
             self._load_cells()
         if not self.following:
             self.start()
@@ -161,7 +171,7 @@ class LogsTab(DetailTab):
         if host is None:
             return
         resume = None
-        if self._resume is not None and self._resume[0] == self.source:
+        if self._resume is not None and self._resume[0] == self._key():
             resume = self._resume[1]
         else:
             self.query_one(RichLog).clear()
@@ -169,8 +179,19 @@ class LogsTab(DetailTab):
             self.crash_lines.clear()
         self._set_status(Content.styled(f"opening {self._path()}…", "$foreground-muted"))
         self._follower = run_host_worker(
-            self, self._follow(host, self.source, resume), "logs", host.name
+            self, self._follow(host, self._key(), resume), "logs", host.name
         )
+
+    def _key(self) -> str:
+        """What a follower follows: the source, on a group's rank (its chunks carry it,
+        so a replaced follower's late chunks are told apart)."""
+        return self.source if self.rank == 0 else f"{self.rank}\n{self.source}"
+
+    def _box(self, host: HostConfig) -> str:
+        """The connection the follower reads: the host's own, or a group rank's box."""
+        if host.group is None or self.rank == 0 or self.rank >= host.group.nnodes:
+            return host.name
+        return host.group.hosts[self.rank]
 
     def stop(self) -> None:
         """Stop following (the tab or its screen was hidden)."""
@@ -191,15 +212,16 @@ class LogsTab(DetailTab):
         connections = self.connections
         if connections is None:
             return
+        box = self._box(host)
         try:
             # The host's one connection, shared with telemetry: borrowed, never closed here.
-            transport = await connections.connect_with_backoff(host.name)
+            transport = await connections.connect_with_backoff(box)
             follower = LogFollower(
                 transport,
                 self._path(),
                 resume=resume,
-                highlight=source != QUEUE_SOURCE,
-                reconnect=partial(connections.connect_with_backoff, host.name),
+                highlight=self.source != QUEUE_SOURCE,
+                reconnect=partial(connections.connect_with_backoff, box),
                 max_line=MAX_LINE_BYTES,
             )
         except Exception as exc:  # a host-key refusal: shown in the status
@@ -215,10 +237,10 @@ class LogsTab(DetailTab):
 
     @on(Chunk)
     def _chunk(self, message: Chunk) -> None:
-        if message.source != self.source or not self.following:
+        if message.source != self._key() or not self.following:
             return  # a late chunk of a follower that was replaced
         chunk = message.chunk
-        self._resume = (self.source, chunk.position)
+        self._resume = (self._key(), chunk.position)
         if not self.query(RichLog):
             return  # the tab's widgets are gone (the app is leaving): nothing to draw on
         log = self.query_one(RichLog)
@@ -252,14 +274,14 @@ class LogsTab(DetailTab):
             parts.append((" · rotated", "$warning"))
         if chunk.gap:
             parts.append((" · gap", "$warning"))
-        parts.append((f"  {self._path()}", "$foreground-muted"))
+        parts.append((f"  {self._where()}{self._path()}", "$foreground-muted"))
         if chunk.partial:
             parts.append((f"  … {partial_text(chunk.partial)}", "$foreground-muted"))
         self._set_status(Content.assemble(*parts))
 
     @on(Stopped)
     def _stopped(self, message: Stopped) -> None:
-        if message.source == self.source:
+        if message.source == self._key():
             self.status = "stopped"
             self._set_status(Content.styled(shown(f"stopped: {message.error}"), "$error"))
 
@@ -267,7 +289,45 @@ class LogsTab(DetailTab):
         for status in self.query("#logs-status").results(Static):  # none once removed
             status.update(content)
 
+    def _where(self) -> str:
+        """``rank 1 (box2): `` on a group; nothing on any other host."""
+        host = self.host
+        if host is None or host.group is None:
+            return ""
+        return (
+            f"rank {self.rank} ({shown(self._box(host) if self.rank else host.group.hosts[0])}): "
+        )
+
     # -- the source picker ---------------------------------------------------------------
+
+    def _show_ranks(self, host: HostConfig) -> None:
+        """A group's ranks in the rank picker, shown; any other host hides it."""
+        for select in self.query("#logs-rank").results(Select):
+            group = host.group
+            select.display = group is not None
+            if group is None:
+                continue
+            with select.prevent(Select.Changed):
+                # A box's name from the fleet file, as Content: never read as markup.
+                select.set_options(
+                    [(Content(f"rank {k} ({b})"), k) for k, b in enumerate(group.hosts)]
+                )
+                select.value = self.rank if self.rank < group.nnodes else 0
+
+    def choose_rank(self, rank: int) -> None:
+        """Follow the same source on a group's rank ``rank`` instead."""
+        if rank == self.rank and self.following:
+            return
+        self.rank = rank
+        if self.host is not None and self.is_visible_tab():
+            self.start()
+        elif self.following:
+            self.stop()
+
+    @on(Select.Changed, "#logs-rank")
+    def _rank_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, int):
+            self.choose_rank(event.value)
 
     def _load_cells(self) -> None:
         host = self.host
