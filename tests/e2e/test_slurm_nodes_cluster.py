@@ -18,12 +18,13 @@ import json
 import sys
 from pathlib import Path
 
+import psutil
 from support.machine import free_port
 from support.queues import QueueFleet
 from support.slurm import SlurmCluster
 from support.waiting import wait_for
 
-from rgt_tui.domain.queue_state import DONE
+from rgt_tui.domain.queue_state import DONE, KILLED
 from rgt_tui.services.pull.run import pull_host
 from rgt_tui.services.queue.backends import backend_for
 
@@ -45,8 +46,10 @@ async def test_a_two_node_cell_is_one_job_whose_ranks_rendezvous_train_and_check
         sbatch_args=["--nodes=1", "--ntasks-per-node=2"],
     )  # fmt: skip
     (qf.root() / "cfg").mkdir(exist_ok=True)
-    (qf.root() / "cfg" / "fit.toml").write_text("")
-    qf.write_queue("cfg/fit.toml fast 3\n")
+    for stem in ("fit", "crash"):
+        (qf.root() / "cfg" / f"{stem}.toml").write_text("")
+    # Two cells, one job each: the node's 2 CPUs hold one two-rank job at a time.
+    qf.write_queue("cfg/fit.toml fast 3\ncfg/crash.toml hold 4\n")
     host, transport = qf.host(), qf.transport()
     backend = backend_for(host)
     plan = await backend.plan_launch(qf.fleet, transport)
@@ -60,7 +63,7 @@ async def test_a_two_node_cell_is_one_job_whose_ranks_rendezvous_train_and_check
     assert "each cell one job over 2 nodes" in "\n".join(plan.notes)
     # The group placeholders are the job's, read from its allocation; the cell's own
     # ({out}, {task}) are rendered as on any host.
-    [cell] = plan.cells
+    cell = plan.cells[0]
     assert '--nnodes "$RGT_NNODES"' in cell.command
     assert '--rdzv-endpoint "$RGT_MASTER_ADDR":"$RGT_MASTER_PORT"' in cell.command
     assert "{" not in cell.command and " fast" in cell.command
@@ -85,10 +88,54 @@ async def test_a_two_node_cell_is_one_job_whose_ranks_rendezvous_train_and_check
     metrics = json.loads((ckpt.parent / "metrics.json").read_text())
     assert metrics["world"] == 2 and metrics["steps"] == 3
     # Slurm saw one job with two tasks, ended COMPLETED.
-    records = [r for r in slurm_cluster.jobcomp_records() if r.get("ArrayJobId") == str(job)]
+    records = [
+        r
+        for r in slurm_cluster.jobcomp_records()
+        if r.get("ArrayJobId") == str(job) and r.get("ArrayTaskId") == "0"
+    ]
     assert [r["JobState"] for r in records] == ["COMPLETED"], records
 
     pulled = await pull_host(host, qf.fleet.results_dir, transport)
     assert not pulled.failed
     assert list((qf.fleet.results_dir / host.name).rglob("ckpt.pt"))
+
+    # Kill is scancel of the cell's job: both ranks end, the cell reads killed.
+    crash_log = qf.qdir() / "cells" / "crash.log"
+
+    async def holding() -> bool:
+        return crash_log.exists() and "holding" in crash_log.read_text()
+
+    await wait_for(holding, 120, "the second cell's rank 0 holding after step 2", every=0.5)
+    killed = await backend.kill(transport, "crash")
+    assert killed.ended and killed.task == f"{job}_1", killed
+
+    async def ranks_gone() -> bool:
+        return not _ranks_of("hold")
+
+    await wait_for(ranks_gone, 60, "both ranks of the killed cell to exit")
+    view = await backend.read_view(transport)
+    assert view.cells[1].status == KILLED, view.summary()
+
+    # Retry resubmits the cell as a new array with the same nodes arguments.
+    retry = await backend.plan_retry(qf.fleet, transport, ["fit"], allow_done=True)
+    again = await backend.retry(retry, transport)
+    assert again.job_id and again.job_id != str(job)
+
+    async def done_again() -> bool:
+        view = await backend.read_view(transport)
+        return view.cells[0].status == DONE and view.cells[0].attempts > 1
+
+    await wait_for(done_again, 180, "the retried two-rank cell to end done", every=0.5)
+    log = (qf.qdir() / "cells" / "fit.log").read_text().split("cell 0 fit: start")[-1]
+    assert log.count("allreduce 3 world 2") == 2 and "loaded step 0" in log, log
     await transport.close()
+
+
+def _ranks_of(mode: str) -> list[psutil.Process]:
+    """This machine's processes of the cells in ``mode`` (torchrun agents and workers)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = proc.info["cmdline"] or []
+        if str(TRAIN) in cmdline and mode in cmdline:
+            found.append(proc)
+    return found

@@ -37,7 +37,6 @@ NODES_ENV = {
     "master_addr": "RGT_MASTER_ADDR",
     "master_port": "RGT_MASTER_PORT",
 }
-_GRES_GPUS = re.compile(r"gpu(?::[A-Za-z0-9_.-]+)?(?::(\d+))?")
 
 
 def nodes_template(template: str) -> str:
@@ -67,9 +66,9 @@ def nproc_per_node(slurm: SlurmConfig) -> int:
     if slurm.nproc_per_node is not None:
         return slurm.nproc_per_node
     for part in (slurm.gres or "").split(","):
-        match = _GRES_GPUS.fullmatch(part.strip())
-        if match:
-            return int(match.group(1) or 1)
+        name, *rest = part.strip().split(":")
+        if name == "gpu":  # gpu, gpu:N, gpu:TYPE, gpu:TYPE:N
+            return int(rest[-1]) if rest and rest[-1].isdigit() else 1
     return 1
 
 
