@@ -43,8 +43,14 @@ def slurm_config(t: Table) -> SlurmConfig | None:
     if scheduler != "slurm":
         for key in SLURM_KEYS[1:]:
             if key in t.data:
+                # nproc_per_node, master_port: also a group's (one job over boxes).
+                also = " (or, for one job over several boxes, a [[groups]] key)" if (
+                    key in ("nproc_per_node", "master_port")
+                ) else ""  # fmt: skip
                 t.problems.append(
-                    t.error(key, f'{key} is a Slurm setting: add scheduler = "slurm" to this host')
+                    t.error(
+                        key, f'{key} is a Slurm setting: add scheduler = "slurm" to this host{also}'
+                    )
                 )
         return None
     return SlurmConfig(

@@ -47,6 +47,9 @@ def test_nodes_keys_load_and_the_group_placeholders_are_allowed_with_them() -> N
 def test_nodes_mistakes_are_named_at_their_line() -> None:
     assert ":6: nodes: nodes = 1: a cell on one node is the default" in error(SLURM + "nodes = 1\n")
     assert ":5: nodes: nodes is a Slurm setting" in error(HOST + "nodes = 2\n")
+    assert "or, for one job over several boxes, a [[groups]] key" in (
+        error(HOST + "master_port = 29500\n")
+    )
     assert ":6: nproc_per_node: nproc_per_node is for a cell over several nodes: add nodes" in (
         error(SLURM + "nproc_per_node = 8\n")
     )
