@@ -73,6 +73,10 @@ class SlurmCell:
     source: str = ""
     signal: int | None = None
     oom_line: str = ""  # slurmstepd's line in the task's output, when that said OOM
+    # Slurm requeued the task (preempted with PreemptMode=REQUEUE, a node lost, scontrol
+    # requeue): how many times, and when last (a requeue resets its submit time; unix s).
+    restarts: int = 0
+    requeued_at: int | None = None
 
     @property
     def live(self) -> bool:
@@ -316,6 +320,29 @@ def _when(text: str) -> datetime | None:
         return None
 
 
+@dataclass(frozen=True)
+class Requeue:
+    """A task Slurm requeued (slurm_view.sh's ``rq`` line): restarts, and when, last."""
+
+    array_id: str
+    index: int
+    restarts: int
+    at: int | None = None  # unix seconds; None when the login node could not say
+
+
+def parse_requeue_line(line: str) -> Requeue | None:
+    """One ``rq`` line, ``<array>_<index><TAB><restarts><TAB><unix ts or ->``; None
+    for anything else."""
+    fields = line.rstrip("\n").split("\t")
+    if len(fields) != 3:
+        return None
+    m = _TASK_ID.fullmatch(fields[0].strip())
+    restarts = _int(fields[1].strip())
+    if m is None or not restarts or restarts > 1_000_000:
+        return None
+    return Requeue(m.group(1), int(m.group(2)), restarts, _int(fields[2].strip()))
+
+
 def parse_partition(line: str) -> Partition | None:
     """One ``sinfo -h -o '%P|%a|%F'`` line (``debug*|up|0/1/0/1``)."""
     fields = line.split("|")
@@ -336,11 +363,13 @@ def merge_tasks(
     oom_lines: Mapping[str, str],
     *,
     source: str,
+    requeues: Iterable[Requeue] = (),
 ) -> dict[str, SlurmCell]:
     """Each cell's task of the LATEST array that covers its index (a retry or an append
     supersedes the launch), by cell name: squeue's report while Slurm holds the task,
     else the ended report (``source``: sacct or jobcomp). A task no source knows is
-    left out: the cell's own records then say what they can."""
+    left out: the cell's own records then say what they can. ``requeues``: the tasks
+    Slurm requeued (their restart count and when)."""
     latest: dict[int, str] = {}
     for s in submissions:
         for index in range(s.first, s.last + 1):
@@ -349,6 +378,7 @@ def merge_tasks(
     wanted = {(job, index) for index, job in latest.items()}
     squeue = {(r.array_id, r.index): r for r in live if (r.array_id, r.index) in wanted}
     done = {(r.array_id, r.index): r for r in ended if (r.array_id, r.index) in wanted}
+    again = {(r.array_id, r.index): r for r in requeues if (r.array_id, r.index) in wanted}
     cells: dict[str, SlurmCell] = {}
     for index, job in latest.items():
         report, where = squeue.get((job, index)), "squeue"
@@ -357,6 +387,7 @@ def merge_tasks(
         if report is None:
             continue
         name = names[index]
+        requeue = again.get((job, index))
         line = oom_lines.get(name, "")
         # slurmstepd's memory line counts only for a task that failed: one that completed
         # survived it (and a retry's output may still hold an earlier attempt's line).
@@ -365,5 +396,6 @@ def merge_tasks(
             name, index, f"{job}_{index}", report.state, report.reason, report.node,
             report.elapsed_s, report.time_left_s, report.exit_code, oom, where,
             report.signal, printable(line, 200) if oom else "",
+            requeue.restarts if requeue else 0, requeue.at if requeue else None,
         )  # fmt: skip
     return cells

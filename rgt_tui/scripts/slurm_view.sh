@@ -5,6 +5,7 @@
 #   cell IDX<TAB>NAME            cells.tsv's index and name columns
 #   jobs LINE                    slurm.jobs: <array id> <first> <last> <submit ts> <kind>
 #   sq LINE / sq_err TEXT        squeue -r for those arrays: %i|%T|%r|%N|%M|%L
+#   rq TASK<TAB>N<TAB>TS         a task Slurm requeued: its restart count, when (unix s)
 #   acct LINE / acct_off TEXT    sacct for arrays squeue no longer lists (accounting on)
 #   jc_loc PATH / jc LINE / jc_err TEXT   else the job-completion log's lines for them
 #   oomout NAME<TAB>LINE         the cell's Slurm output ends with an OOM line (SLURM4)
@@ -34,6 +35,15 @@ if [ -n "$ids" ] && command -v squeue >/dev/null 2>&1; then
     else
         printf 'sq_err\t%s\n' "$(printf '%s' "$sq" | tr '\n\t' '  ' | cut -c 1-300)"
     fi
+    # Requeued tasks (SLURM1: preempted with PreemptMode=REQUEUE, a failed node, or
+    # scontrol requeue): Slurm's restart count, and when it requeued them — a requeue
+    # resets the submit time — as unix seconds. Only tasks restarted at least once.
+    t squeue -h -r -j "$ids" -O 'JobArrayID:40,RestartCnt:12,SubmitTime:24' 2>/dev/null |
+        head -n 5000 | awk '$2 ~ /^[0-9]+$/ && $2 > 0 && length($1) < 40 && length($2) < 10 { print $1, $2, $3 }' |
+        head -n 500 | while read -r id n at; do
+            ts=$(date -d "$at" +%s 2>/dev/null) || ts=-
+            printf 'rq\t%s\t%s\t%s\n' "$id" "$n" "$ts"
+        done
     # Arrays with an index squeue no longer lists: their end is in accounting.
     gone=$(printf '%s\n' "${sq:-}" | awk -F'|' '{ print $1 }' | tail -n 5000 |
         awk -v ids="$ids" -v f="$q/slurm.jobs" 'BEGIN { n = split(ids, a, ","); for (i = 1; i <= n; i++) want[a[i]] = 1 }

@@ -33,7 +33,7 @@ from rgt_tui.services.queue.slurm.launch import (
     submit,
     submit_indices,
 )
-from rgt_tui.services.queue.slurm.view import read_slurm
+from rgt_tui.services.queue.slurm.view import read_slurm, requeue_diagnosis, with_requeues
 from rgt_tui.transport import Transport
 
 
@@ -55,14 +55,15 @@ class SlurmBackend:
         facts = await read_queue_facts(self.host, transport)
         seen = await read_slurm(self.host, transport)
         view = view_from_facts(self.host, facts)
-        return slurm_view(view, seen.cells, seen.cluster, squeue_ok=seen.squeue_ok)
+        return with_requeues(slurm_view(view, seen.cells, seen.cluster, squeue_ok=seen.squeue_ok))
 
     async def diagnose(self, transport: Transport) -> tuple[QueueView, Diagnosis]:
         """The job state says why a cell ended, not the login node's kernel."""
         view = await self.read_view(transport)
         slurm = self.host.slurm
         assert slurm is not None  # backend_for chose this backend for it
-        return view, diagnose_slurm(view, SlurmLimits(slurm.mem, slurm.time, slurm.signal_lead_s))
+        found = diagnose_slurm(view, SlurmLimits(slurm.mem, slurm.time, slurm.signal_lead_s))
+        return view, requeue_diagnosis(view, found)  # nothing vanished, a task requeued
 
     async def plan_launch(
         self, fleet: Fleet, transport: Transport, *, start_index: int = 0,
