@@ -177,6 +177,8 @@ class Pipe:
                     self.dst.close()
             self.conn.check()
             return
+        if self.dst.is_closing():  # the peer went: what is left has nowhere to go
+            return
         self.dst.write(data)
         if self.window:  # the acknowledgement travels back: the window opens a delay later
             self.link.loop.call_later(self.link.delay, self._acked, len(data))
