@@ -354,9 +354,9 @@ def _unanswered_plan(
     warnings = [
         f"{source.name} does not answer ({why}): its box is not told to skip "
         + ", ".join(c.name for _, c in chosen)
-        + f" — if it comes back, do not relaunch {source.name}'s queue from before "
-        + (f"cell {chosen[0][0]}" if chosen else "these cells")
-        + " without checking (rgt-tui queue show)"
+        + " now — if it comes back, the next launch or append there records the skip "
+        "before its runner starts; a runner still going there would not know: look first "
+        "(rgt-tui queue show)"
     ]
     text = src.text or ""
     lines = text.split("\n")
