@@ -80,16 +80,17 @@ def start_child(args: list[str], ready: str | None) -> subprocess.Popen[str]:
     return proc
 
 
-def stop_child(proc: subprocess.Popen[str]) -> None:
-    """Close its stdin (the children stop on that), then terminate, then kill."""
+def stop_child(proc: subprocess.Popen[str], stdin_stops: bool = True) -> None:
+    """Close its stdin (this script's children stop on that), then terminate (``rgt-tui
+    watch`` stops on SIGTERM), then kill."""
     if proc.stdin is not None:
         proc.stdin.close()
     try:
-        proc.wait(10)
+        proc.wait(10 if stdin_stops else 0.1)
     except subprocess.TimeoutExpired:
         proc.terminate()
         try:
-            proc.wait(10)
+            proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
 
@@ -185,7 +186,8 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
     port = args.port
     url = f"http://127.0.0.1:{port}/metrics"
     if args.mode == "cli":
-        command = [sys.executable, "-m", "rgt_tui", "--hosts", str(hosts_file), "watch"]
+        profile = ["-m", "cProfile", "-o", str(args.profile)] if args.profile else []
+        command = [sys.executable, *profile, "-m", "rgt_tui", "--hosts", str(hosts_file), "watch"]
         watch = start_child([*command, "--metrics", f"127.0.0.1:{port}"], None)
     else:
         command = [sys.executable, __file__, "--watch-metrics", str(hosts_file)]
@@ -240,7 +242,7 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
         cpu = proc_cpu(process) - cpu0
         load1 = os.getloadavg()[0]
     finally:
-        stop_child(watch)
+        stop_child(watch, stdin_stops=args.mode != "cli")
     if slow:  # when: a stall every 30 s, say, points at what runs every 30 s
         print(f"scrapes over {SLOW_MS} ms: {', '.join(slow)}", file=sys.stderr)
     everything = sorted(start_ms + latencies)
@@ -372,6 +374,12 @@ def main() -> int:
         "--gpus", action="store_true", help="boxes replay a recorded H100 (a process per sample)"
     )
     parser.add_argument("--memory-hour", action="store_true", help="the hour-equivalent run")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="cProfile the watch process (start-up included) into this file; its figures "
+        "then carry the profiler's cost",
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--watch-metrics", type=Path, help=argparse.SUPPRESS)

@@ -127,11 +127,21 @@ class EventTracker:
         self.settle_s = settle_s
         self._cache: dict[str, HostMemory] = {}
         self._sampled_since: dict[str, float] = {}  # first fresh sample of this run
-        self._lock = threading.Lock()
+        # One lock per host: a host's save (observe, in a thread: its file lock, fsync)
+        # never holds up another host's check (unchanged, on the event loop, per sample).
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+
+    def _lock(self, host: str) -> threading.Lock:
+        lock = self._locks.get(host)
+        if lock is None:
+            with self._locks_lock:
+                lock = self._locks.setdefault(host, threading.Lock())
+        return lock
 
     def memory(self, host: str) -> HostMemory:
         """The host's memory (loaded once, then cached; blocking the first time)."""
-        with self._lock:
+        with self._lock(host):
             if host not in self._cache:
                 self._cache[host] = self.store.load(host)
             return self._cache[host]
@@ -157,20 +167,26 @@ class EventTracker:
 
     def unchanged(self, host: str, state: HostState, health: HealthState | None = None) -> bool:
         """True when ``state`` changes nothing the memory holds (no disk, no events);
-        False when it may (or the memory is not loaded yet): call ``observe``."""
-        with self._lock:
+        False when it may (or the memory is not loaded yet, or being saved): call
+        ``observe``. Never waits: the event loop calls it for every sample."""
+        lock = self._lock(host)
+        if not lock.acquire(blocking=False):
+            return False  # the host's memory is being saved (observe): ask observe
+        try:
             self._note_sampled(host, state)
             memory = self._cache.get(host)
             if memory is None:
                 return False
             return self._derive(host, memory, state, health)[0] == memory
+        finally:
+            lock.release()
 
     def observe(
         self, host: str, state: HostState, health: HealthState | None = None
     ) -> list[WatchEvent]:
         """The events ``state`` owes, derived against the stored memory under its lock and
         saved before they are returned: each is returned once, to one caller, ever."""
-        with self._lock:
+        with self._lock(host):
             self._note_sampled(host, state)
             memory = self._cache.get(host)
             if memory is None:
