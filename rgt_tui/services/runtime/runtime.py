@@ -438,8 +438,10 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
     async def _process_loop(self, host: str) -> None:
         wake = self._wake.setdefault(host, asyncio.Event())
         while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(wake.wait(), self.tick_s)
+            # asyncio.timeout, not wait_for: no Task of its own per sample of every host.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.tick_s):
+                    await wake.wait()
             wake.clear()
             await self.process(host)
 

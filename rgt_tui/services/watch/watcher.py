@@ -296,7 +296,9 @@ class Watcher:
         for sink in self.sinks:
             await self._call(sink, "on_host", lambda: sink.on_host(host, state))  # noqa: B023
         autostop = self.autostop
-        if autostop is not None:
+        # A host without autostop_minutes is none of its business (its on_host returns at
+        # once): no task for it per sample of every host.
+        if autostop is not None and host.watch.autostop_minutes is not None:
             # Its gate check may take minutes (a re-scan, a re-hash): not awaited here,
             # and a call while one is going returns at once (AutoStop's own guard).
             self._background(self._call(autostop, "on_host", lambda: autostop.on_host(host, state)))
