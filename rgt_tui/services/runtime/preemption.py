@@ -4,7 +4,8 @@ cell's last pulled-and-verified checkpoint (``domain.preemption``).
 
 ``PreemptionWatch.observe`` takes each applied update of a host with ``interruptible =
 true``: a connected sample's start (boot id and PID 1 start) is remembered with the cell
-running then; a later sample from another start names a restart; an unreachable box past
+running then (or the one that ended less than the profile's grace ago: RunPod's TERM
+ends the cell while the box still answers, its KILL follows); a later sample from another start names a restart; an unreachable box past
 its profile's grace (``Profile.spot_grace_s``, never less than ``blip_s``: a drop of a
 minute is a network blip, not a preemption) names a loss. Each named preemption is
 returned once per runtime (its consumers: the TUI's notice, ``watch``'s notification and
@@ -49,6 +50,9 @@ class Seen:
     start: str | None
     at: float
     cell: str | None
+    # When ``cell`` was last seen running: a cell that ended within the platform's grace
+    # before the box went (RunPod's TERM, then KILL ~5 s later) is the one interrupted.
+    cell_at: float | None = None
 
 
 def verified_checkpoint(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
@@ -105,7 +109,7 @@ class PreemptionWatch:
             ):
                 del self.current[host.name]  # back from a blip, or its queue runs again
                 self._save_named(host.name, None)
-            self._remember(host.name, Seen(key, now, snap.cell))
+            self._remember(host.name, self._running(host, seen, key, snap.cell, now))
             return named
         if status not in NOT_CONNECTED or seen is None:
             return None
@@ -115,6 +119,24 @@ class PreemptionWatch:
                 self.current[host.name] = Preemption(host.name, SUSPECTED, seen.at, seen.start)
             return None
         return self._name(host.name, LOST, seen)
+
+    def _running(
+        self, host: HostConfig, seen: Seen | None, start: str | None, cell: str | None, now: float
+    ) -> Seen:
+        """The answer to keep: the cell running now, else the one that ended less than
+        the profile's grace ago under the same start (the TERM that begins a RunPod
+        preemption ends the cell while the box still answers; the loss follows)."""
+        if cell is not None:
+            return Seen(start, now, cell, now)
+        if (
+            seen is not None
+            and seen.cell is not None
+            and seen.cell_at is not None
+            and seen.start == start
+            and now - seen.cell_at <= self._grace(host)
+        ):
+            return Seen(start, now, seen.cell, seen.cell_at)
+        return Seen(start, now, None)
 
     def _name(self, host: str, kind: str, seen: Seen) -> Preemption | None:
         shown = self.current.get(host)
@@ -177,11 +199,12 @@ class PreemptionWatch:
             return None
         if not isinstance(data, dict) or not isinstance(data.get("at"), (int, float)):
             return None
-        start, cell = data.get("start"), data.get("cell")
+        start, cell, cell_at = data.get("start"), data.get("cell"), data.get("cell_at")
         return Seen(
             start if isinstance(start, str) else None,
             float(data["at"]),
             cell if isinstance(cell, str) else None,
+            float(cell_at) if isinstance(cell_at, (int, float)) else None,
         )
 
     def _remember(self, host: str, seen: Seen) -> None:
@@ -194,7 +217,7 @@ class PreemptionWatch:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(path, {"start": seen.start, "at": seen.at, "cell": seen.cell})
+            atomic_write_json(path, asdict(seen))
             self._saved[host] = seen
         except OSError:
             pass  # kept in memory; the next sample tries again

@@ -33,7 +33,7 @@ from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.preemption import RESTARTED, Preemption, hhmm, preemption_line
-from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.queue_state import DONE, QueueView
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
 from rgt_tui.services.connections import FleetConnections
@@ -102,6 +102,13 @@ class OnPreempt:
 
     async def _move(self, host: HostConfig, p: Preemption) -> None:
         if p.cell is None:
+            return
+        view = self._queue_view(host.name)
+        if view is not None and any(c.name == p.cell and c.status == DONE for c in view.cells):
+            # Ended done just before the box went (the runtime keeps a cell that ended
+            # within the grace: a TERM's doing, or its own end): nothing to resume.
+            self._tell(host, p, "not moved", f"{p.cell} finished on {host.name} before the "
+                       "preemption: nothing to move")  # fmt: skip
             return
         if p.checkpoint is None:
             self._tell(host, p, "not moved", f"{p.cell} has no pulled and verified checkpoint: "
