@@ -8,6 +8,9 @@ from __future__ import annotations
 from textual.content import Content
 
 from rgt_tui.content.box_text import shown
+from rgt_tui.content.host_text import at_risk_lines
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import (
     SLURM_ENDED,
     USER_STOPPED,
@@ -15,6 +18,7 @@ from rgt_tui.domain.queue_state import (
     QueueView,
     code_brief,
 )
+from rgt_tui.domain.snapshot import HostSnapshot
 
 # The queue-control keys (screens/queue_keys.py), said under the summary.
 CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry a cell"
@@ -148,3 +152,19 @@ def queue_lines(view: QueueView) -> list[Content]:
         lines.append(Content.styled("no cells deployed on the box yet (press L to launch)", muted))
     lines += [cell_line(c, view.now) for c in view.cells]
     return lines
+
+
+def running_risk_lines(
+    host: HostConfig, snap: HostSnapshot | None, verified: tuple[str, Checkpoint | None] | None
+) -> list[Content]:
+    """The running cell's work at risk under its queue (issue 40), the pane's words with
+    the cell named: ``eta_long: ckpt 3m ago on box · 41m ago verified here`` and, for an
+    interruptible host, the Young/Daly line. ``verified``: (cell, its newest pulled and
+    verified checkpoint) as the spot controller last handed it; another cell's is none."""
+    if snap is None or snap.cell is None:
+        return []
+    mine = verified[1] if verified is not None and verified[0] == snap.cell else None
+    lines = at_risk_lines(host, snap, mine)
+    if not lines:
+        return []
+    return [Content.assemble((f"{shown(snap.cell)}: ", "bold"), lines[0]), *lines[1:]]

@@ -28,6 +28,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import ReconnectRequested
 from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
@@ -134,6 +135,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         self.jobs: HostJobs | None = None  # the host's latest job state, for the tabs
         self._pending_tab: str | None = None  # a job key's tab, asked for before compose
         self.key_refusal: HostKeyError | None = None  # the host's refused key (K shows it)
+        self.verified: tuple[str, Checkpoint | None] | None = None  # the Queue tab's ages
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="detail-title")
@@ -217,6 +219,14 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             for tab in self.tabs.values():
                 tab.show_queue(view)
 
+    def checkpoint_verified(self, host: str, cell: str, checkpoint: Checkpoint | None) -> None:
+        """The running cell's newest verified checkpoint (issue 40): the Queue tab's ages."""
+        if host == self.host.name and self.verified != (cell, checkpoint):
+            self.verified = (cell, checkpoint)
+            self._stale.add("queue")
+            if screen_in_view(self):
+                self.draw()
+
     def draw(self) -> None:
         """Redraw the active tab from the latest update."""
         tab_id = self.active_tab
@@ -231,6 +241,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             self.thresholds,
             self.connections,
             self.queue_view,
+            self.verified,
         )
         tab.show(view)
         self._stale.discard(tab_id)

@@ -18,6 +18,7 @@ from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.telemetry import HostUpdate
@@ -36,6 +37,8 @@ class HostView:
     # that draw without one.
     connections: FleetConnections | None = None
     queue: QueueView | None = None  # the poller's latest view of the host's queue
+    # The running cell's newest pulled-and-verified checkpoint: (cell, it or None).
+    verified: tuple[str, Checkpoint | None] | None = None
 
 
 class TabbedScreen:

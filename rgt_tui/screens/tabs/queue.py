@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.content.queue_text import cell_line, queue_lines
+from rgt_tui.content.queue_text import cell_line, queue_lines, running_risk_lines
 from rgt_tui.content.ready_text import ready_lines
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.controllers.queue_control import QueueControl
@@ -38,6 +38,7 @@ class QueueTab(DetailTab):
         self.host: HostConfig | None = None
         self.view: QueueView | None = None
         self.connections: FleetConnections | None = None
+        self.shown: HostView | None = None  # the last drawn: its sample, its verified ckpt
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -55,8 +56,14 @@ class QueueTab(DetailTab):
             body.display = bool(lines)
             body.update(Content("\n").join(lines))
 
+    def _lines(self, queue: QueueView) -> list[Content]:
+        """The queue's lines, then its running cell's work at risk (issue 40), as the pane."""
+        snap = self.shown.update.snapshot if self.shown and self.shown.update else None
+        risk = running_risk_lines(self.shown.host, snap, self.shown.verified) if self.shown else []
+        return [*queue_lines(queue), *risk]
+
     def show(self, view: HostView) -> None:
-        self.host, self.connections = view.host, view.connections
+        self.host, self.connections, self.shown = view.host, view.connections, view
         if self.view is None:  # the poller's last view, until its next read arrives
             self.view = view.queue
         body = self.query_one(".queue-body", Static)
@@ -68,7 +75,7 @@ class QueueTab(DetailTab):
                 )
             )
         elif self.view is not None:
-            body.update(Content("\n").join(queue_lines(self.view)))
+            body.update(Content("\n").join(self._lines(self.view)))
 
     def show_queue(self, view: QueueView) -> None:
         """Take a freshly polled view of this host's queue."""
@@ -76,7 +83,7 @@ class QueueTab(DetailTab):
         # A view can arrive while the tab is mounted but its body is not yet (or no
         # longer) there; show() draws the kept view once the tab is up.
         for body in self.query(".queue-body").results(Static):
-            body.update(Content("\n").join(queue_lines(view)))
+            body.update(Content("\n").join(self._lines(view)))
 
     # --- S / X / R: queue control (screens/queue_control.py), asked first, run here ---
 
