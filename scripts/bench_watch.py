@@ -200,6 +200,8 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
         # start's scrapes (until every host is sampled, then --settle) count in
         # "p95 from the first scrape"; the window after them gives CPU and p50/p95.
         start_ms: list[float] = []
+        slow_start: list[str] = []
+        started = time.perf_counter()
         sampled = 0
         while sampled < args.hosts:
             if watch.poll() is not None:
@@ -214,6 +216,8 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
                 time.sleep(1)
                 continue
             start_ms.append(ms)
+            if ms > SLOW_MS:
+                slow_start.append(f"{ms:.0f} ms at {time.perf_counter() - started:.0f} s")
             sampled = body.count("\nrgt_sample_timestamp_seconds{")
             time.sleep(max(0.0, args.scrape_every - ms / 1000))
         settled = time.monotonic() + args.settle
@@ -243,6 +247,8 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
         load1 = os.getloadavg()[0]
     finally:
         stop_child(watch, stdin_stops=args.mode != "cli")
+    if slow_start:  # while every host connects and sends its first sample
+        print(f"start-up scrapes over {SLOW_MS} ms: {', '.join(slow_start)}", file=sys.stderr)
     if slow:  # when: a stall every 30 s, say, points at what runs every 30 s
         print(f"scrapes over {SLOW_MS} ms: {', '.join(slow)}", file=sys.stderr)
     everything = sorted(start_ms + latencies)
