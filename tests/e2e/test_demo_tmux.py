@@ -93,7 +93,7 @@ async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
         )
 
     await wait_for(
-        ready, 30, "the demo panes to show disk and inode figures", show=tmux.screen, every=0.3
+        ready, 90, "the demo panes to show disk and inode figures", show=tmux.screen, every=0.3
     )
     text = tmux.screen()
     for n in range(1, BOXES + 1):

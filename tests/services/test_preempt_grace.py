@@ -19,7 +19,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.preemption import LOST, Checkpoint
 from rgt_tui.domain.queue_state import DONE, CellView, QueueView
 from rgt_tui.services.fleet.file import load_fleet
-from rgt_tui.services.runtime.preemption import PreemptionWatch
+from rgt_tui.services.runtime.preemption import CELL_SLACK_S, PreemptionWatch
 from rgt_tui.services.watch.drivers.on_preempt import OnPreempt, Outcome
 from rgt_tui.services.watch.events import WatchEvent
 
@@ -73,7 +73,9 @@ def test_a_cell_ended_within_the_grace_is_the_one_the_preemption_interrupted(tmp
 
 
 def test_a_cell_ended_longer_than_the_grace_before_is_no_preemptions(tmp_path):
-    _, named = lost_after_term(tmp_path, ended_s=30.0)
+    # Past the grace and the slack for the box's last answers (CELL_SLACK_S): it ended
+    # on its own before the preemption.
+    _, named = lost_after_term(tmp_path, ended_s=5.0 + CELL_SLACK_S + 10.0)
     assert named is not None and named.kind == LOST and named.cell is None
 
 

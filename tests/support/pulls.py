@@ -33,7 +33,7 @@ def fast(**changes: object) -> PullOptions:
         margin_min_bytes=0,
         backoff=Backoff(base=0.02, cap=0.05),
         max_attempts=4,
-        stall_timeout_s=5,
+        stall_timeout_s=20,  # a box's scan starts slowly on a loaded machine (5 s stalled one)
         block_size=256 << 10,  # with max_requests: at most 4 MiB in flight per file
         max_requests=16,
     )

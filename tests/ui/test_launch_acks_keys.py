@@ -72,13 +72,15 @@ async def _open_retry(pilot: Any, app: RgtApp, retries: int) -> None:
     screen = await wait_for(
         lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
     )
+    # The queue poll comes every 10 s, its box call later on a loaded machine: a wide cap.
     await wait_for(
         lambda: screen.queue_view is not None and _failed(retries)(screen.queue_view),
+        90,
         what="the poller's view of the failed cell",
         pilot=pilot,
     )
     await pilot.press("R")
-    await wait_for(lambda: isinstance(app.screen, CellPickScreen), pilot=pilot)
+    await wait_for(lambda: isinstance(app.screen, CellPickScreen), 60, pilot=pilot)
     assert app.screen.query_one(OptionList).option_count == 1
     await pilot.press("enter")
 

@@ -40,6 +40,10 @@ from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.telemetry import HostUpdate
 
 BLIP_S = 120.0  # an unreachable box shorter than this is a network blip, whatever the grace
+# A cell seen ending this long past the grace still counts as the one the preemption
+# interrupted: the box's last answers after the TERM arrive a poll (and a loaded
+# machine's delay) apart, so the grace alone would drop the cell on an unlucky sample.
+CELL_SLACK_S = 30.0
 SAVE_EVERY_S = 60.0
 
 
@@ -133,7 +137,7 @@ class PreemptionWatch:
             and seen.cell is not None
             and seen.cell_at is not None
             and seen.start == start
-            and now - seen.cell_at <= self._grace(host)
+            and now - seen.cell_at <= self._grace(host) + CELL_SLACK_S
         ):
             return Seen(start, now, seen.cell, seen.cell_at)
         return Seen(start, now, None)
