@@ -144,7 +144,7 @@ def _spare_problems(
                 table.error(
                     "spare",
                     f"{', '.join(bad)}: a spare must be another host of this file "
-                    f'(known: {", ".join(sorted(names - {host.name})) or "none"})',
+                    f"(known: {', '.join(sorted(names - {host.name})) or 'none'})",
                 )
             )
     return found

@@ -31,7 +31,9 @@ def _write(hosts: Path, head: str, blocks: list[str]) -> None:
 def _other_file_system(path: str) -> str:
     """A folder on another file system than ``path``'s (a tmpfs, on Linux)."""
     device = os.stat(path).st_dev
-    found = [p for p in ("/dev/shm", "/run", "/tmp") if os.path.isdir(p) and os.stat(p).st_dev != device]
+    found = [
+        p for p in ("/dev/shm", "/run", "/tmp") if os.path.isdir(p) and os.stat(p).st_dev != device
+    ]
     assert found, f"no folder on another file system than {path}'s"
     return found[0]
 
@@ -76,7 +78,9 @@ async def test_hosts_added_removed_edited_and_a_mistake_while_the_app_runs(
             # own: a sample keeps one disk per file system).
             root = str(boxes.box("box1").root)
             extra = _other_file_system(root)
-            edited = block["box1"].replace(f'mounts = ["{root}"]', f'mounts = ["{root}", "{extra}"]')
+            edited = block["box1"].replace(
+                f'mounts = ["{root}"]', f'mounts = ["{root}", "{extra}"]'
+            )
             assert edited != block["box1"]
             _write(hosts, head, [edited, block["box3"]])
 

@@ -52,9 +52,7 @@ async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
             # Recorded torn down by another process (`rgt-tui teardown` in a terminal).
             record = TeardownRecord(torn_at, "true", 0, "", True, box_id=box_id)
             Journal(journal_dir(boxes.hosts_file)).add_teardown("box1", record)
-            await wait_for(
-                lambda: pane.has_class("-torn-down"), WATCH_EVERY_S * 5, pilot=pilot
-            )
+            await wait_for(lambda: pane.has_class("-torn-down"), WATCH_EVERY_S * 5, pilot=pilot)
             when = time.strftime("%H:%M", time.localtime(torn_at))
             shown = f"■ torn down {when} · cost ${RATE * BILLED_S / 3600:.2f}"
             await wait_for(lambda: shown in pane.render().plain, pilot=pilot)
