@@ -32,6 +32,7 @@ from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.domain.slurm_lead import host_signal_lead_check
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.box_script import box_command, box_path, script_text
+from rgt_tui.services.ckpt_record import observed_write
 from rgt_tui.services.code_sync import SyncError, code_status
 from rgt_tui.services.code_sync.crlf import crlf_preflight
 from rgt_tui.services.preflight_smoke import smoke_check
@@ -136,7 +137,11 @@ async def preflight(
         checks.append(check)
     if "crlf" in scope.checks:
         checks.append(await crlf_preflight(host))
-    lead = host_signal_lead_check(host) if "signal-lead" in scope.checks else None
+    lead = (
+        host_signal_lead_check(host, observed_write(fleet, host.name))
+        if "signal-lead" in scope.checks
+        else None
+    )
     if lead is not None:
         checks.append(lead)
     routes = routes_of(host)

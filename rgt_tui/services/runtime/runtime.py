@@ -39,8 +39,10 @@ from rgt_tui.domain.health import HealthState
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.preemption import Preemption
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.slurm_lead import median_write_s
 from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.ckpt_record import ckpt_dir, record_write
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.backends import allocation_sampler
 from rgt_tui.services.runtime.events import (
@@ -179,6 +181,8 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         self._locks: dict[str, asyncio.Lock] = {}
         self._connected_once: set[str] = set()  # danger clocks: once per host per run
         self._clocks_told: set[str] = set()  # ... and once per profile
+        self._ckpt_folder = ckpt_dir(fleet)  # observed checkpoint write times (SLURM2)
+        self._ckpt_recorded: dict[str, float] = {}
 
     # -- starting and stopping -----------------------------------------------------------
 
@@ -335,8 +339,21 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         self._emit_now(sampled)
         self._preempted(update)
         self._first_connection(update)
+        self._record_ckpt(update)
         self._poke(update.host)
         return sampled
+
+    def _record_ckpt(self, update: HostUpdate) -> None:
+        # SLURM2: the observed checkpoint write time sizes the signal-lead check; kept
+        # beside the journal when it changes (not every sample: each write fsyncs).
+        write_s = median_write_s(update.snapshot.checkpoints if update.snapshot else None)
+        if write_s is None or self._ckpt_folder is None or update.host not in self.hosts:
+            return
+        if self._ckpt_recorded.get(update.host) == write_s:
+            return
+        self._ckpt_recorded[update.host] = write_s
+        with contextlib.suppress(OSError):  # unwritable: the configured value stands
+            record_write(self._ckpt_folder, update.host, write_s, self.clock())
 
     def refresh_torn_down(self, host: str) -> None:
         """``host`` was just recorded torn down: its latest update is shown again as the

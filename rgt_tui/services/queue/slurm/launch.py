@@ -28,6 +28,7 @@ from rgt_tui.domain.queue_state import DONE
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
+from rgt_tui.services.ckpt_record import observed_write
 from rgt_tui.services.queue.box import probe
 from rgt_tui.services.queue.launch_preflight import (
     preflight_problems,
@@ -187,7 +188,8 @@ async def plan_slurm_launch(
         problems += live_problems(host.name, facts.live, facts.squeue_error)
     warnings += signal_warnings(host.name, slurm)
     if report is None or report.check("signal-lead") is None:  # preflight not run here
-        lead = PreflightReport(host.name, (signal_lead_check(host.name, slurm),))
+        observed = observed_write(fleet, host.name)  # SLURM2: the write time seen
+        lead = PreflightReport(host.name, (signal_lead_check(host.name, slurm, observed),))
         problems += preflight_problems(lead, base.acks, host.ready.preflight_ack)
         warnings += preflight_warnings(lead, base.acks, host.ready.preflight_ack)
     indices = [c.index for c in base.cells[start:]]
