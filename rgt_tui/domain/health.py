@@ -72,6 +72,8 @@ class HealthContext:
     # An interruptible host's mean time between preemptions, seconds (issue 40: the
     # Young/Daly interval of ckpt.cadence); None: not interruptible, no rule.
     mtbf_s: float | None = None
+    # The host's ``spare`` hosts (issue 40): a dead GPU's fix names the move to one (U22).
+    spare: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -217,7 +219,22 @@ def _unowned_vram(snap: HostSnapshot, gpu_index: int, used: int | None) -> int |
     return min(used, then)
 
 
-def gpu_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[Alert]:
+def spare_move(cell: str | None, spare: tuple[str, ...]) -> str:
+    """`` — or move the queue to a spare: rgt-tui queue move CELL --to SPARE (spare =
+    [...])`` for a host with spares (U22: a dead GPU's other way out); "" without."""
+    if not spare:
+        return ""
+    names = ", ".join(printable(s, 60) for s in spare)
+    name = printable(cell, 120) if cell else "CELL"
+    return (
+        f" — or move the queue to a spare: rgt-tui queue move {name} --to "
+        f"{printable(spare[0], 60)} (spare = [{names}])"
+    )
+
+
+def gpu_alerts(
+    snap: HostSnapshot, state: HealthState, th: Thresholds, spare: tuple[str, ...] = ()
+) -> list[Alert]:
     """Clock-vs-util (U21), throttling (U23), Xid (U22), zombie VRAM (U11), sharing (GEN7)."""
     alerts: list[Alert] = []
     procs = snap.gpu_processes
@@ -276,14 +293,16 @@ def gpu_alerts(snap: HostSnapshot, state: HealthState, th: Thresholds) -> list[A
                         subject,
                     )
                 )
-    alerts += dead_gpu_alerts(snap, state)
+    alerts += dead_gpu_alerts(snap, state, spare)
     return alerts
 
 
-def dead_gpu_alerts(snap: HostSnapshot, state: HealthState) -> list[Alert]:
+def dead_gpu_alerts(
+    snap: HostSnapshot, state: HealthState, spare: tuple[str, ...] = ()
+) -> list[Alert]:
     """Xid 48/79 in the kernel log, or — where it cannot be read, as in most containers —
     a GPU that nvidia-smi/NVML call lost, whose volatile ECC count rose, or that left the
-    listing this boot (U22): hardware, so the fix is another box."""
+    listing this boot (U22): hardware, so the fix is another box (or a ``spare`` host)."""
     dead = [x for x in state.xids if x.xid in DEAD_GPU_XIDS]
     signs = [f"Xid {dead[-1].xid} in the kernel log"] if dead else []
     signs += [printable(x, 160) for x in state.watch.gpu_dead]
@@ -295,7 +314,8 @@ def dead_gpu_alerts(snap: HostSnapshot, state: HealthState) -> list[Alert]:
             "gpu.xid",
             "critical",
             "; ".join(signs[:3]) + f"{blind}: the GPU is failing — re-rent the box "
-            "(stop it, rent another, relaunch from the last checkpoint)",
+            "(stop it, rent another, relaunch from the last checkpoint)"
+            + spare_move(snap.cell, spare),
             "U22",
         )
     ]
@@ -442,7 +462,7 @@ def evaluate(
     if snap is not None:
         alerts += disk_alerts(snap, th)
         alerts += cgroup_alerts(snap, state, th)
-        alerts += gpu_alerts(snap, state, th)
+        alerts += gpu_alerts(snap, state, th, ctx.spare)
         alerts += threads_alerts(snap)
         alerts += liveness_alerts(snap, th)
         alerts += data_bound_alerts(snap, state, th)

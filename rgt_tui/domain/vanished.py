@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rgt_tui.domain.gpu_faults import CudaOom, cuda_oom, dead_gpu_signs
+from rgt_tui.domain.health import spare_move
 from rgt_tui.domain.queue_records import CellAttempt, RunnerLaunch
 from rgt_tui.domain.queue_state import FAILED, INTERRUPTED, REBOOTED, STOPPED, QueueView
 from rgt_tui.domain.units import fmt_duration
@@ -48,6 +49,7 @@ class BoxFacts:
     # The most VRAM the monitor saw in use on one GPU and that card's total (bytes), when
     # this diagnosis has the samples (GEN5): how close the run already was to the card.
     vram_peak: tuple[int, int] | None = None
+    spare: tuple[str, ...] = ()  # the host's spare hosts (issue 40): a dead GPU's move (U22)
 
 
 @dataclass(frozen=True)
@@ -227,13 +229,15 @@ def _cuda_oom(oom: CudaOom, facts: BoxFacts) -> Evidence:
     )
 
 
-def _next_step(cause: str, host: str, index: int | None) -> str:
+def _next_step(
+    cause: str, host: str, index: int | None, cell: str | None = None, spare: tuple[str, ...] = ()
+) -> str:
     # Neutral words: the CLI adds its flag (--start N), the TUI its key (L).
     resume = f"relaunch from cell {index}" if index is not None else "relaunch the queue"
     return {
         DEAD_GPU: "re-rent the box: stop this instance, rent another, and "
         f"{resume} there (each cell reloads its latest checkpoint) — a rental's card cannot "
-        "be reseated, so do not debug code for a hardware fault",
+        "be reseated, so do not debug code for a hardware fault" + spare_move(cell, spare),
         CUDA_OOM: "the batch does not fit in the card's memory (U10): set "
         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (less fragmentation), make the "
         "batch smaller (gradient accumulation keeps the effective batch), and check that no "
@@ -295,7 +299,7 @@ def diagnose(
                 found.cause,
                 f"{subject} exited {cell.exit_code}: {found.cause}",
                 (found,),
-                _next_step(found.cause, host, cell.index),
+                _next_step(found.cause, host, cell.index, cell.name, facts.spare),
                 cell.index,
             )
         return Diagnosis(
@@ -343,4 +347,12 @@ def _weigh(
         summary += " (an OOM kill cannot be ruled out: see the evidence)"
     if cause == OOM and not facts.cuda_oom.get(name or "", ""):
         summary += " of host RAM (no CUDA out-of-memory line in its log)"
-    return Diagnosis(host, subject, cause, summary, evidence, _next_step(cause, host, index), index)
+    return Diagnosis(
+        host,
+        subject,
+        cause,
+        summary,
+        evidence,
+        _next_step(cause, host, index, name, facts.spare),
+        index,
+    )
