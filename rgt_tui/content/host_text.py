@@ -15,6 +15,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.domain import cost
 from rgt_tui.domain.at_risk import ages_line, cadence_seen
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.preemption import (
     SUSPECTED,
     Checkpoint,
@@ -280,3 +281,29 @@ def member_line(rank: int, box: str, update: HostUpdate | None) -> Content:
         parts.append(f"disk {max(d.bytes_fraction for d in snap.disks):.0%}")
     critical = any(a.severity == "critical" for a in update.alerts)
     return Content.assemble(*head, (" · ".join(parts), "$error" if critical else ""))
+
+
+RANK_LINE_CHARS = 200  # a rank's line is cut to the pane's width anyway; bound it first
+
+
+def rank_line(rank: RankView) -> Content:
+    """Under a group box's line (issue 41): what that rank's own records last say of the
+    group's cell — the running cell (and rgt-tui's note on it), or the latest cell that
+    ended with its last printed line (a failed cell's), or why the box was not read.
+    Read by the group's queue poll, so it costs no round trip of its own."""
+    lead = ("   └ ", "$foreground-muted")
+    view = rank.view
+    if view is None:
+        return Content.assemble(lead, (shown(rank.error[:RANK_LINE_CHARS]), "$error"))
+    running = [c for c in view.cells if c.status == "running"]
+    ended = [c for c in view.cells if c.ended_at is not None]
+    cell = running[0] if running else max(ended, key=lambda c: c.ended_at or 0, default=None)
+    if cell is None:
+        return Content.assemble(lead, ("no cell ran yet", "$foreground-muted"))
+    style = "$error" if cell.status == "failed" else ""
+    head = f"{cell.label} {shown(cell.name[:60])}"
+    if not cell.note:
+        return Content.assemble(lead, (head, style))
+    return Content.assemble(
+        lead, (head, style), (f": {shown(cell.note[:RANK_LINE_CHARS])}", "$foreground-muted")
+    )

@@ -28,6 +28,7 @@ from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.controllers.notices import NoticeLine
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
+from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.preemption import Checkpoint, Preemption
@@ -124,6 +125,8 @@ class FleetScreen(FleetView, Screen[None]):
         self.latest: dict[str, HostUpdate] = {}
         self._groups_of: Fleet | None = None  # the fleet _groups was read from
         self._groups: list[HostPane] = []  # the panes of [[groups]] entries
+        # Each group's ranks' own views at its last queue poll (issue 41), by group.
+        self.rank_views: dict[str, tuple[RankView, ...]] = {}
         self._selected: HostPane | None = None
         self._header = FleetHeader()
         self._filter = FilterInput(
@@ -188,7 +191,7 @@ class FleetScreen(FleetView, Screen[None]):
     def _show_members(self, host: str) -> None:
         """Each group pane (issue 41) with ``host`` among its boxes (or ``host`` itself)
         shows every box's latest sample, one line each, side by side."""
-        from rgt_tui.content.host_text import member_line
+        from rgt_tui.content.host_text import member_line, rank_line
 
         if self._groups_of is not self.fleet:  # the fleet changed: which panes are groups
             self._groups_of = self.fleet
@@ -196,9 +199,14 @@ class FleetScreen(FleetView, Screen[None]):
         for pane in self._groups:
             group = pane.host.group
             if group is not None and (host == pane.host.name or host in group.hosts):
-                pane.show_members(
-                    tuple(member_line(k, b, self.latest.get(b)) for k, b in enumerate(group.hosts))
-                )
+                # Under each box, its rank's last line (from the group's last queue poll).
+                ranks = {r.rank: rank_line(r) for r in self.rank_views.get(pane.host.name, ())}
+                lines = []
+                for k, b in enumerate(group.hosts):
+                    lines.append(member_line(k, b, self.latest.get(b)))
+                    if k in ranks:
+                        lines.append(ranks[k])
+                pane.show_members(tuple(lines))
 
     def show_notice(self, title: str, text: str) -> None:
         """Show ``title: text`` on the header's notice line for a while (the danger
@@ -376,6 +384,10 @@ class FleetScreen(FleetView, Screen[None]):
         if pane is not None:
             pane.cell_running = any(c.status == "running" for c in view.cells)
             pane.show_queue(queue_pane_line(view))
+            if pane.host.group is not None:
+                runtime = getattr(self.app, "runtime", None)  # RgtApp's (none in a bare app)
+                self.rank_views[host] = runtime.queues.ranks.get(host, ()) if runtime else ()
+                self._show_members(host)
 
     def action_host_job(self, job: str, tab: str) -> None:
         pane = self.selected

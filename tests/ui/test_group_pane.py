@@ -1,5 +1,7 @@
 """A group's pane and Logs tab (issue 41): its boxes side by side, one line each from
-each box's own latest sample, and a rank picker that follows the chosen rank's box."""
+each box's own latest sample, and a rank picker that follows the chosen rank's box;
+under each box its rank's last line from the group's queue poll, and the Queue tab's
+rank picker showing one rank's own records."""
 
 from __future__ import annotations
 
@@ -8,10 +10,13 @@ from pathlib import Path
 from support.pilot import make_app
 from support.samples import FLEET_TOML, agent_sample, make_update, write_fleet
 from support.waiting import wait_for
-from textual.widgets import Select
+from textual.widgets import Select, Static
 
+from rgt_tui.domain.group_run import RankView
+from rgt_tui.domain.queue_state import FAILED, RUNNING, CellView, QueueView
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.tabs.logs import LogsTab
+from rgt_tui.screens.tabs.queue import QueueTab
 from rgt_tui.services.telemetry import ConnectionState
 
 GROUP = """
@@ -55,3 +60,73 @@ async def test_a_group_pane_shows_each_box_and_its_logs_tab_picks_a_rank(tmp_pat
         plain = app.screen.query_one(LogsTab)
         await wait_for(lambda: plain.host is not None, pilot=pilot)
         assert not plain.query_one("#logs-rank", Select).display
+
+
+QUEUED_GROUP = GROUP + 'queue = "q.txt"\nrun = "echo {name}"\n'
+
+
+def _view(host: str, status: str, note: str = "") -> QueueView:
+    exit_code = 1 if status == FAILED else None
+    ended = 1200 if status == FAILED else None
+    cell = CellView(0, "train", status, exit_code, 1000, ended, 1, note=note)
+    return QueueView(host, "running", (cell,), None, "boot", 1300, None)
+
+
+async def test_each_rank_s_last_line_is_under_its_box_and_the_queue_tab_picks_a_rank(
+    tmp_path: Path,
+) -> None:
+    fleet = write_fleet(tmp_path, FLEET_TOML + QUEUED_GROUP)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(160, 60)) as pilot:
+        pane = app.fleet_screen.panes["pair"]
+        app.post_message(HostUpdated(make_update("a100-train", agent_sample("a100-train"))))
+        await wait_for(lambda: len(pane.member_lines) == 2, pilot=pilot)
+        # The group's poll read each rank: rank 0 runs, rank 1 died with its last line
+        # (the box's text: an escape and markup in it).
+        died = "RuntimeError: NCCL [bold]x\x1b[2J"
+        app.runtime.queues.ranks["pair"] = (
+            RankView(0, "a100-train", _view("a100-train", RUNNING)),
+            RankView(1, "h100-eval", _view("h100-eval", FAILED, died)),
+        )
+        app.runtime.queue_viewed("pair", _view("pair", FAILED, "rank 1 failed first"))
+        await pilot.pause()
+        await wait_for(lambda: len(pane.member_lines) == 4, pilot=pilot)
+        lines = [line.plain for line in pane.member_lines]
+        assert lines[0].startswith("r0 a100-train") and "running train" in lines[1]
+        assert lines[2].startswith("r1 h100-eval")
+        assert "failed (exit 1) train" in lines[3] and "NCCL [bold]x" in lines[3]
+        assert "\x1b" not in lines[3]  # made printable
+        # A rank whose box did not answer says why, under its box.
+        app.runtime.queues.ranks["pair"] = (
+            RankView(0, "a100-train", _view("a100-train", RUNNING)),
+            RankView(1, "h100-eval", None, "connection refused"),
+        )
+        app.runtime.queue_viewed("pair", _view("pair", RUNNING))
+        await wait_for(lambda: "connection refused" in pane.member_lines[3].plain, pilot=pilot)
+
+        app.open_host("pair", tab="queue")
+        await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+        tab = app.screen.query_one(QueueTab)
+        await wait_for(lambda: tab.host is not None, pilot=pilot)
+        body = tab.query_one(".queue-body", Static)
+        ranks = tab.query_one("#queue-rank", Select)
+        assert ranks.display and ranks.value == -1  # the whole group by default
+        ranks.value = 1
+        await wait_for(lambda: "connection refused" in str(body.render()), pilot=pilot)
+        assert "rank 1 (h100-eval) was not read" in str(body.render())
+        app.runtime.queues.ranks["pair"] = (
+            RankView(0, "a100-train", _view("a100-train", RUNNING)),
+            RankView(1, "h100-eval", _view("h100-eval", FAILED, died)),
+        )
+        app.runtime.queue_viewed("pair", _view("pair", FAILED, "rank 1 failed first"))
+        await wait_for(lambda: "own records" in str(body.render()), pilot=pilot)
+        assert "NCCL" in str(body.render())  # rank 1's own cell, its own last line
+        ranks.value = -1
+        await wait_for(lambda: "rank 1 failed first" in str(body.render()), pilot=pilot)
+        await pilot.press("escape")
+
+        app.open_host("spot-4090", tab="queue")
+        await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+        plain = app.screen.query_one(QueueTab)
+        await wait_for(lambda: plain.host is not None, pilot=pilot)
+        assert not plain.query_one("#queue-rank", Select).display

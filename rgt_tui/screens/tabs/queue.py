@@ -3,13 +3,17 @@
 The tab reads nothing itself: the app's queue poller is the one reader per host (one kept
 connection), and it polls every few seconds while this tab is on screen. The tab shows
 the latest view it was handed.
+
+A group (issue 41) has a rank picker: the whole group's cells as one job (the default),
+or one rank's own records, as the group's last poll read them (no read of its own).
 """
 
 from __future__ import annotations
 
+from textual import on
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Static
+from textual.widgets import Select, Static
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.queue_text import cell_line, queue_lines, running_risk_lines
@@ -17,6 +21,7 @@ from rgt_tui.content.ready_text import ready_lines
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.controllers.queue_control import QueueControl
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, SLURM_ENDED, QueueView
 from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.queue_control import CellPickScreen, control_question
@@ -25,6 +30,7 @@ from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.services.connections import FleetConnections
 
 MUTED = "$foreground-muted"
+WHOLE_GROUP = -1  # the rank picker's value for the group's combined view
 
 
 class QueueTab(DetailTab):
@@ -33,14 +39,22 @@ class QueueTab(DetailTab):
     TAB_ID = "queue"
     TITLE = "Queue"
 
+    DEFAULT_CSS = """
+    QueueTab #queue-rank { width: 32; }
+    """
+
     def __init__(self) -> None:
         super().__init__()
         self.host: HostConfig | None = None
         self.view: QueueView | None = None
         self.connections: FleetConnections | None = None
         self.shown: HostView | None = None  # the last drawn: its sample, its verified ckpt
+        self.rank = WHOLE_GROUP  # a group's rank whose own records are shown
 
     def compose(self) -> ComposeResult:
+        # A group's ranks (issue 41); hidden on any other host.
+        yield Select([("whole group", WHOLE_GROUP)], value=WHOLE_GROUP, allow_blank=False,
+                     id="queue-rank")  # fmt: skip
         yield Static(
             Content.styled("reading the queue…", "$foreground-muted"), classes="queue-body"
         )
@@ -48,6 +62,9 @@ class QueueTab(DetailTab):
         ready = Static(classes="ready-body")
         ready.display = False
         yield ready
+
+    def on_mount(self) -> None:
+        self.query_one("#queue-rank", Select).display = False
 
     def show_jobs(self, state: HostJobs) -> None:
         """The host's sync or preflight moved on: show its progress or outcome."""
@@ -63,7 +80,10 @@ class QueueTab(DetailTab):
         return [*queue_lines(queue), *risk]
 
     def show(self, view: HostView) -> None:
+        first = self.host is None
         self.host, self.connections, self.shown = view.host, view.connections, view
+        if first:
+            self._show_ranks(view.host)
         if self.view is None:  # the poller's last view, until its next read arrives
             self.view = view.queue
         body = self.query_one(".queue-body", Static)
@@ -75,15 +95,67 @@ class QueueTab(DetailTab):
                 )
             )
         elif self.view is not None:
-            body.update(Content("\n").join(self._lines(self.view)))
+            self._draw()
 
     def show_queue(self, view: QueueView) -> None:
         """Take a freshly polled view of this host's queue."""
         self.view = view
+        self._draw()
+
+    def _draw(self) -> None:
+        """The kept view (or the chosen rank's own) in the body."""
+        lines: list[Content] = []
+        rank = self._rank_view()
+        if rank is not None and rank.view is None:
+            why = f"rank {rank.rank} ({shown(rank.box)}) was not read: {shown(rank.error)}"
+            lines = [Content.styled(why, "$error")]
+        elif rank is not None and rank.view is not None:
+            lines = [
+                Content.styled(f"rank {rank.rank} ({shown(rank.box)})'s own records", MUTED),
+                *self._lines(rank.view),
+            ]
+        elif self.view is not None:
+            lines = self._lines(self.view)
+        if not lines:
+            return
         # A view can arrive while the tab is mounted but its body is not yet (or no
         # longer) there; show() draws the kept view once the tab is up.
         for body in self.query(".queue-body").results(Static):
-            body.update(Content("\n").join(self._lines(view)))
+            body.update(Content("\n").join(lines))
+
+    # --- a group's rank picker (issue 41) ---
+
+    def _rank_view(self) -> RankView | None:
+        """The chosen rank's view at the group's last poll; None: the whole group's."""
+        host = self.host
+        if host is None or host.group is None or self.rank == WHOLE_GROUP:
+            return None
+        runtime = getattr(self.app, "runtime", None)  # RgtApp's (none in a bare app)
+        ranks = runtime.queues.ranks.get(host.name, ()) if runtime is not None else ()
+        got = next((r for r in ranks if r.rank == self.rank), None)
+        if got is None:  # not polled yet: say so rather than show the group's as the rank's
+            box = host.group.hosts[self.rank] if self.rank < host.group.nnodes else "?"
+            return RankView(self.rank, box, None, "the group's queue was not polled yet")
+        return got
+
+    def _show_ranks(self, host: HostConfig) -> None:
+        """A group's ranks in the picker, shown; any other host hides it."""
+        for select in self.query("#queue-rank").results(Select):
+            group = host.group
+            select.display = group is not None
+            if group is None:
+                continue
+            with select.prevent(Select.Changed):
+                # A box's name from the fleet file, as Content: never read as markup.
+                options = [(Content(f"rank {k} ({b})"), k) for k, b in enumerate(group.hosts)]
+                select.set_options([(Content("whole group"), WHOLE_GROUP), *options])
+                select.value = WHOLE_GROUP
+
+    @on(Select.Changed, "#queue-rank")
+    def _rank_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, int):
+            self.rank = event.value
+            self._draw()
 
     # --- S / X / R: queue control (screens/queue_control.py), asked first, run here ---
 

@@ -14,9 +14,11 @@ import asyncio
 from collections.abc import Callable
 
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.group.supervise import GroupSupervisor
 from rgt_tui.services.queue.scheduler import AllocationSampler, Supervised, Watch
 from rgt_tui.services.queue.view import read_queue_view
 
@@ -46,6 +48,9 @@ class QueuePoller:
         self.views: dict[str, QueueView] = {}
         # Each supervised host's watch, kept between polls (a group's quiet ranks).
         self.watches: dict[str, Watch] = {}
+        # A group's ranks as its last poll read them (issue 41), each rank's own view: the
+        # group's pane shows each rank's last line, its Queue tab one rank's cells.
+        self.ranks: dict[str, tuple[RankView, ...]] = {}
         # A Slurm host's running cells' GPUs, sampled inside their allocations (srun
         # --overlap), on its own slower cadence and with a backoff after a refusal. None:
         # not sampled (``watch`` tells events, it draws no GPU note).
@@ -64,6 +69,8 @@ class QueuePoller:
             if isinstance(backend, Supervised):
                 watch = self.watches.setdefault(host.name, backend.watch())
                 view = await watch.check(transport)
+                if isinstance(watch, GroupSupervisor):
+                    self.ranks[host.name] = watch.ranks
             else:
                 view = await read_queue_view(host, transport)
             if self.inside is not None and backend_for(host).allocations:

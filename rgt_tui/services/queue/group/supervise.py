@@ -49,6 +49,8 @@ class GroupSupervisor:
     quiet_since: dict[int, float] = field(default_factory=dict)
     # The orders given, latest last (the runtime reports them; tests read them).
     orders: list[StopOrder] = field(default_factory=list)
+    # Each rank's own view at the last check (the group's pane and Queue tab show them).
+    ranks: tuple[RankView, ...] = ()
 
     async def check(self, transport: Transport) -> QueueView:
         """Read every rank, stop the others when one died, and return the group's view
@@ -65,6 +67,7 @@ class GroupSupervisor:
             except QueueError:
                 pass  # a rank that ended meanwhile: the next poll looks again
             ranks = await backend.read_ranks(transport)
+        self.ranks = ranks
         try:
             return group_view(name, ranks)
         except LookupError as exc:
