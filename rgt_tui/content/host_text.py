@@ -288,8 +288,9 @@ RANK_LINE_CHARS = 200  # a rank's line is cut to the pane's width anyway; bound 
 
 def rank_line(rank: RankView) -> Content:
     """Under a group box's line (issue 41): what that rank's own records last say of the
-    group's cell — the running cell (and rgt-tui's note on it), or the latest cell that
-    ended with its last printed line (a failed cell's), or why the box was not read.
+    group's cell — the running cell (rgt-tui's note on it, the last line it printed so
+    far), or the latest cell that ended with its last printed line (a failed cell's), or
+    why the box was not read.
     Read by the group's queue poll, so it costs no round trip of its own."""
     lead = ("   └ ", "$foreground-muted")
     view = rank.view
@@ -302,8 +303,10 @@ def rank_line(rank: RankView) -> Content:
         return Content.assemble(lead, ("no cell ran yet", "$foreground-muted"))
     style = "$error" if cell.status == "failed" else ""
     head = f"{cell.label} {shown(cell.name[:60])}"
-    if not cell.note:
+    # A running cell: rgt-tui's note on it (if any), then the last line it printed so far.
+    said = " · ".join(t for t in (cell.note, cell.last_line) if t)
+    if not said:
         return Content.assemble(lead, (head, style))
     return Content.assemble(
-        lead, (head, style), (f": {shown(cell.note[:RANK_LINE_CHARS])}", "$foreground-muted")
+        lead, (head, style), (f": {shown(said[:RANK_LINE_CHARS])}", "$foreground-muted")
     )

@@ -10,7 +10,7 @@ index to resume from.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from rgt_tui.domain.code_identity import CodeIdentity
@@ -82,6 +82,9 @@ class CellView:
     # An unfinished attempt: when its log was last written (the box's clock), the last
     # sign of life of a run that stopped without an end record.
     last_output_at: int | None = None
+    # A running cell: the last line its command printed so far (the box's text, made
+    # printable and cut); "" when none was read.
+    last_line: str = ""
     # The code the last attempt ran (its ``code`` record); None when none was recorded.
     code: CodeIdentity | None = None
     # Queue control: how many times the user asked for a retry, and where the latest
@@ -374,6 +377,7 @@ def derive_view(
     reasons: Mapping[str, str] | None = None,
     log_mtimes: Mapping[str, int] | None = None,
     marks: Mapping[str, CellMarks] | None = None,
+    last_lines: Mapping[str, str] | None = None,
 ) -> QueueView:
     """Every cell's state and the queue's, from the records and the box's liveness facts.
 
@@ -382,6 +386,7 @@ def derive_view(
     ``reasons``: failed cells' last printed line (the box's text: made printable here).
     ``log_mtimes``: unfinished attempts' last log write, the box's clock.
     ``marks``: each cell's retry/skip records (queue control), by name.
+    ``last_lines``: running cells' last printed line (the box's text: made printable here).
     """
     # The deployed names are printable (queue_records); the box's other records name
     # cells as the box wrote them: the same rule makes them meet (identity on any name
@@ -390,6 +395,7 @@ def derive_view(
     marks = _by_shown_name(marks or {})
     reasons = _by_shown_name(reasons or {})
     log_mtimes = _by_shown_name(log_mtimes or {})
+    last_lines = _by_shown_name(last_lines or {})
     alive_cells = frozenset(printable(n, None) for n in alive_cells)
     launch = launches[-1] if launches else None
     runner_alive = runner_alive and launch is not None and launch.boot_id == boot_id
@@ -413,6 +419,14 @@ def derive_view(
             marks=marks.get(c.name),
         )
         for c in deployed
+    )
+    # Only a cell this view calls running keeps its last line: the probe reads it for a
+    # live pid, and a line from a run that has since ended would read as current.
+    cells = tuple(
+        replace(c, last_line=printable(last_lines[c.name], REASON_CHARS))
+        if c.status == RUNNING and c.name in last_lines
+        else c
+        for c in cells
     )
     return QueueView(
         host=host,

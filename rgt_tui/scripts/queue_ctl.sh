@@ -96,6 +96,13 @@ running_reason() {  # SESSION -> prints why, returns 0 when running
     return 1
 }
 
+# A cell log's last printed line (not the runner's "[rgt ..." marks, not blank), read from
+# its last 4 KiB only: the log is the box's text, of any size. Not through a symlink.
+log_last_line() {  # LOG
+    [ -r "$1" ] && [ ! -L "$1" ] || return 0
+    tail -c 4096 "$1" 2>/dev/null | tr '\r' '\n' |
+        grep -av -e '^\[rgt ' -e '^[[:space:]]*$' | tail -n 1 | cut -c 1-300
+}
 count_lines() { [ -r "$1" ] && wc -l <"$1" | tr -d ' ' || echo 0; }
 count_bytes() { [ -r "$1" ] && wc -c <"$1" | tr -d ' ' || echo 0; }
 
@@ -196,6 +203,10 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
         read -r kind _ sboot spid <<<"$last"
         if [ "${kind:-}" = start ] && [ "${sboot:-}" = "$boot" ] && alive "${spid:-}"; then
             printf 'alive\t%s\n' "$name"
+            # A running cell: the last line its command printed so far (a group's pane
+            # shows each rank's, issue 41), read in this same probe.
+            line=$(log_last_line "$q/cells/$name.log")
+            [ -n "$line" ] && printf 'last\t%s\t%s\n' "$name" "$line"
         fi
         # An unfinished attempt: when its log was last written, the last sign of life of a
         # run that stopped without an end record (GNU stat; none where it is missing).
@@ -206,8 +217,7 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
         # which names the cause (a traceback ends "ModuleNotFoundError: ..."). Bounded:
         # the log is the box's text, of any size.
         if [ "${kind:-}" = end ] && [ "${sboot:-0}" != 0 ] && [ -r "$q/cells/$name.log" ]; then
-            why=$(tail -c 4096 "$q/cells/$name.log" 2>/dev/null | tr '\r' '\n' |
-                grep -av -e '^\[rgt ' -e '^[[:space:]]*$' | tail -n 1 | cut -c 1-300)
+            why=$(log_last_line "$q/cells/$name.log")
             [ -n "$why" ] && printf 'why\t%s\t%s\n' "$name" "$why"
             # diagnose: torch's CUDA OOM line, wherever in the log's tail (GEN5/U10).
             [ "$diag" = diag ] && why=$(tail -c 65536 "$q/cells/$name.log" 2>/dev/null |

@@ -1,6 +1,6 @@
 """A box's queue records and liveness, read in one probe (``queue_ctl.sh probe``).
 
-The probe's answer is the box's text: what is shown (a failed cell's last line, kernel
+The probe's answer is the box's text: what is shown (a cell's last printed line, kernel
 log lines, tmux's path) is made printable in ``parse_probe``; the boot id stays as
 written (compared, never shown raw); a HOME holding control characters is refused by
 ``probe`` (it is an identity: the cells' paths are built on it). The control script
@@ -54,6 +54,8 @@ class BoxQueueFacts:
     why: dict[str, str] = field(default_factory=dict)
     # Unfinished attempts: when each one's log was last written (the box's clock).
     log_mtimes: dict[str, int] = field(default_factory=dict)
+    # Running cells: the last line each one's command printed so far (its log), the box's text.
+    last_lines: dict[str, str] = field(default_factory=dict)
     oom_now: int | None = None
     dmesg: str = "missing"
     dmesg_lines: tuple[str, ...] = ()
@@ -73,6 +75,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
     alive: set[str] = set()
     why: dict[str, str] = {}
     log_mtimes: dict[str, int] = {}
+    last_lines: dict[str, str] = {}
     dmesg_lines: list[str] = []
     lists: dict[str, list[str]] = {"xid_line": [], "gpu_line": []}
     cuda_oom: dict[str, str] = {}
@@ -90,6 +93,9 @@ def parse_probe(text: str) -> BoxQueueFacts:
         elif key == "why":
             name, _, reason = rest.partition("\t")
             why[name] = printable(reason)  # the box's text, shown
+        elif key == "last":
+            name, _, last = rest.partition("\t")
+            last_lines[name] = printable(last)  # the box's text, shown
         elif key == "logt":
             name, _, mtime = rest.partition("\t")
             if mtime.isdigit():
@@ -140,6 +146,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
         alive_cells=frozenset(alive),
         why=why,
         log_mtimes=log_mtimes,
+        last_lines=last_lines,
         oom_now=int(oom) if oom.isdigit() else None,
         dmesg=printable(single.get("dmesg", "missing"), 20),
         dmesg_lines=tuple(dmesg_lines),

@@ -30,6 +30,7 @@ def view_from_facts(host: HostConfig, facts: BoxQueueFacts) -> QueueView:
         session_present=facts.session_present,
         reasons=facts.why,
         log_mtimes=facts.log_mtimes,
+        last_lines=facts.last_lines,
         marks=facts.marks,
     )
 
