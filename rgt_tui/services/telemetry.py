@@ -162,7 +162,7 @@ def connection_alerts(
         cost_per_hour=host.cost_per_hour,
         tracker=host.ready.tracker if host.ready.tracker_patterns else "",
         mtbf_s=mtbf_s(host, profile),  # ckpt.cadence (issue 40)
-        spare=host.spare,  # a dead GPU's fix names the move to a spare (U22)
+        spare=host.watch.spare,  # a dead GPU's fix names the move to a spare (U22)
     )
     cctx = CostContext(
         profile,

@@ -50,7 +50,7 @@ class BoxRunner:
             xid_lines=facts.xid_lines,
             gpu_lines=facts.gpu_lines,
             cuda_oom=facts.cuda_oom,
-            spare=self.host.spare,  # a dead GPU's next step names a spare (U22)
+            spare=self.host.watch.spare,  # a dead GPU's next step names a spare (U22)
         )
         return view, diagnose(view, facts.launches, facts.attempts, box)
 
