@@ -117,15 +117,17 @@ class LogsTab(DetailTab):
                 [("queue log", QUEUE_SOURCE)], value=QUEUE_SOURCE, allow_blank=False,
                 id="logs-source",
             )  # fmt: skip
-            # A group's ranks (issue 41); hidden on any other host.
-            yield Select([("rank 0", 0)], value=0, allow_blank=False, id="logs-rank")
+            # A group's ranks (issue 41); hidden on any other host, from the start (set
+            # here, not by a query in on_mount: a tab torn down as it mounts has no child).
+            ranks = Select([("rank 0", 0)], value=0, allow_blank=False, id="logs-rank")
+            ranks.display = False
+            yield ranks
             yield Static(id="logs-status")
         # Long lines wrap (a traceback's path, a progress line): at 80 columns a cut line
         # hid the end of what the user came to read, with no way to scroll to it.
         yield RichLog(id="logs-view", max_lines=MAX_LINES, wrap=True, markup=False)
 
     def on_mount(self) -> None:
-        self.query_one("#logs-rank", Select).display = False
         self.set_interval(1.0, self._check_visible)
 
     @property

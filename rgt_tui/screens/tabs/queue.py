@@ -52,9 +52,12 @@ class QueueTab(DetailTab):
         self.rank = WHOLE_GROUP  # a group's rank whose own records are shown
 
     def compose(self) -> ComposeResult:
-        # A group's ranks (issue 41); hidden on any other host.
-        yield Select([("whole group", WHOLE_GROUP)], value=WHOLE_GROUP, allow_blank=False,
-                     id="queue-rank")  # fmt: skip
+        # A group's ranks (issue 41); hidden on any other host, from the start (not by a
+        # query in on_mount: a tab torn down as it mounts has no child to find).
+        ranks = Select([("whole group", WHOLE_GROUP)], value=WHOLE_GROUP, allow_blank=False,
+                       id="queue-rank")  # fmt: skip
+        ranks.display = False
+        yield ranks
         yield Static(
             Content.styled("reading the queue…", "$foreground-muted"), classes="queue-body"
         )
@@ -62,9 +65,6 @@ class QueueTab(DetailTab):
         ready = Static(classes="ready-body")
         ready.display = False
         yield ready
-
-    def on_mount(self) -> None:
-        self.query_one("#queue-rank", Select).display = False
 
     def show_jobs(self, state: HostJobs) -> None:
         """The host's sync or preflight moved on: show its progress or outcome."""
