@@ -278,7 +278,15 @@ async def test_add_screen_launch_fields_follow_the_profile_fit_80x24_and_are_wri
         # The check ends while the user types in a field: the focus stays there (on
         # Cancel, a typed t would trust the key).
         field("run").value = "python t.py --config {cfg} --out {out}"
-        await press(pilot, screen.query_one("#add-check", Button))
+        await pilot.pause()  # the field's change handled before the button takes the focus
+        # Pressed as a click: the keyboard path to Check is the step above (an Enter here
+        # was lost 2 runs in 12 under load, not yet understood: see the closing note).
+        screen.query_one("#add-check", Button).press()
+        await wait_for(
+            lambda: "checking the host key" in str(screen.query_one("#add-status").render()),
+            what="the key check started (held by the relay)",
+            pilot=pilot,
+        )
         field("pull").focus()
         await wait_for(lambda: field("pull").has_focus, what="the user in a field", pilot=pilot)
         assert screen.check is None  # held by the relay
