@@ -53,7 +53,9 @@ async def checklist(app: RgtApp, pilot: Any) -> str:
     """``t`` (``Ctrl+R`` from a text box, where t is a letter): box1's gate checked
     afresh; the Teardown tab's text once it is."""
     before = app.jobs.state("box1").gate
-    await pilot.press("ctrl+r" if isinstance(app.focused, Input) else "t")
+    # On the detail screen Ctrl+R re-checks wherever the focus is (the name box takes the
+    # cursor as the tab opens, and a t typed there is a letter); from the fleet, t.
+    await pilot.press("ctrl+r" if isinstance(app.screen, HostDetailScreen) else "t")
     await wait_for(
         lambda: app.jobs.state("box1").gate is not before and not app.jobs.state("box1").running,
         60,
