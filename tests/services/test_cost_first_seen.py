@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.telemetry import Watch
+from support.waiting import wait_for
 
 from rgt_tui.content.host_text import cost_text, host_cost
 from rgt_tui.demo.loopback import LoopbackFleet
@@ -52,7 +53,8 @@ async def test_cost_counts_from_first_seen_across_restarts_not_from_uptime(
         # counting from boot would bill it; counting from the sighting bills ~nothing.
         assert sampled.snapshot.uptime_s > 60
         assert host_cost(host, seen + 1, first_seen=sampled.first_seen) == pytest.approx(0.001)
-        assert journal.load("box1").first_seen == seen
+        # The journal records it beside the sample, not before it is emitted: wait for it.
+        await wait_for(lambda: journal.load("box1").first_seen == seen, 30, "first_seen kept")
 
         # An hour later, a new app run: the bill still counts from the first sighting.
         offset[0] = HOUR
