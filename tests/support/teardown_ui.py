@@ -35,17 +35,29 @@ def teardown_app(loopback: Any, tmp_path: Path, teardown: str) -> RgtApp:
     )
 
 
+async def job_done(app: RgtApp, pilot: Any, host: str, field: str) -> None:
+    """Wait for ``host``'s job result ``field`` (``pull_result``, ``verify_report``) and
+    for the job to let go of the host: the report is shown before the job re-reads the
+    records, and a key pressed meanwhile is refused as "still running"."""
+    await wait_for(lambda: getattr(app.jobs.state(host), field) is not None, 60, pilot=pilot)
+    await wait_for(lambda: not app.jobs.state(host).running, 60, pilot=pilot)
+
+
 async def pull_and_verify(app: RgtApp, pilot: Any) -> None:
     """``p`` then ``v`` on the fleet screen (box1 selected); both must succeed."""
     jobs = app.jobs
     await pilot.press("p")
     await wait_for(lambda: jobs.state("box1").pull_result is not None, 60, pilot=pilot)
     await wait_for(lambda: "pull complete" in screen_text(app), pilot=pilot)
+    # The report is shown before the job lets go of the host (it re-reads the records
+    # first): a key pressed meanwhile is refused as "still running".
+    await wait_for(lambda: not jobs.state("box1").running, 60, pilot=pilot)
     assert isinstance(app.screen, HostDetailScreen) and app.screen.active_tab == "pulls"
     assert jobs.state("box1").pull_result.ok
     await pilot.press("v")
     await wait_for(lambda: jobs.state("box1").verify_report is not None, 60, pilot=pilot)
     await wait_for(lambda: "VERIFIED" in screen_text(app), pilot=pilot)
+    await wait_for(lambda: not jobs.state("box1").running, 60, pilot=pilot)
     assert jobs.state("box1").verify_report.ok, jobs.state("box1").verify_report.problems
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.pilot import SIZE, screen_text, shown_notifications, wait_for
+from support.teardown_ui import job_done
 from textual.widgets import Button
 
 from rgt_tui.app import RgtApp
@@ -72,9 +73,9 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
             lambda: any("append" in str(n.title) for n in shown_notifications(app)), pilot=pilot
         )
         await pilot.press("p")
-        await wait_for(lambda: app.jobs.state("box1").pull_result is not None, 60, pilot=pilot)
+        await job_done(app, pilot, "box1", "pull_result")
         await pilot.press("v")
-        await wait_for(lambda: app.jobs.state("box1").verify_report is not None, 60, pilot=pilot)
+        await job_done(app, pilot, "box1", "verify_report")
         await pilot.press("t")
         await wait_for(lambda: app.jobs.state("box1").gate is not None, 60, pilot=pilot)
 

@@ -32,7 +32,7 @@ from support.samples import (
     make_update,
     write_fleet,
 )
-from support.teardown_ui import checklist, pull_and_verify, teardown_app, type_name
+from support.teardown_ui import checklist, job_done, pull_and_verify, teardown_app, type_name
 from textual.widgets import Input
 
 from rgt_tui.app import RgtApp
@@ -192,9 +192,9 @@ async def test_missing_cell_is_acknowledged_by_name(tmp_path: Path, make_queue_f
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("p")
-        await wait_for(lambda: app.jobs.state("box1").pull_result is not None, 60, pilot=pilot)
+        await job_done(app, pilot, "box1", "pull_result")
         await pilot.press("v")
-        await wait_for(lambda: app.jobs.state("box1").verify_report is not None, 60, pilot=pilot)
+        await job_done(app, pilot, "box1", "verify_report")
         await wait_for(lambda: "NOT VERIFIED" in screen_text(app), pilot=pilot)
         assert "missing cell alpha" in screen_text(app)
         text = await checklist(app, pilot)
