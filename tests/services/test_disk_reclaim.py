@@ -87,7 +87,7 @@ async def test_audit_refuses_unverified_then_deletes_a_superseded_checkpoint(
         (stale,) = audit.checkpoints
         # epoch0.pt was never pulled: listed but not offered (U6), its delete refused.
         assert stale.held and "not pulled and verified yet" in stale.held
-        with pytest.raises(DiskError, match="is not offered yet"):
+        with pytest.raises(DiskError, match="is not offered: its own copy is not pulled and verified yet"):
             await plan_delete(host, transport, local, audit, stale.path)
     finally:
         await transport.close()
@@ -106,9 +106,9 @@ async def test_hf_model_delete_removes_links_never_their_targets(
         audit = await audit_disk(host, transport, tmp_path / "local", cells=())
         # Only what the audit listed, and nothing outside a pull root but HF models.
         for other in (str(paths["hog"]), str(paths["big"]), "/etc"):
-            with pytest.raises(DiskError, match="outside every pull root|not in the disk audit"):
+            with pytest.raises(DiskError, match="outside the pull folders|not in the disk audit"):
                 await plan_delete(host, transport, tmp_path / "local", audit, other)
-        with pytest.raises(DiskError, match="holds the pull root"):
+        with pytest.raises(DiskError, match="holds the pull folder"):
             await plan_delete(host, transport, tmp_path / "local", audit, str(tmpfs))
         plan = await plan_delete(host, transport, tmp_path / "local", audit, "org/a")
         await delete_planned(transport, plan)

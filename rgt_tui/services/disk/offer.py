@@ -1,20 +1,24 @@
 """Which entries of a disk audit are offered for deletion, decided from the audit alone.
 
-``disk_reclaim.plan_delete`` refuses, before it looks at any file, a checkpoint held back
-(U6), a folder that holds a pull folder, and anything outside the pull folders that is
-not a Hugging Face model. Saying so beside each listed entry, and refusing such a typed
-name before anything runs, means the disk screen invites only what it may accept (issue
-43.10d: it invited any listed path, then refused most of them). What remains offered is
-still checked file by file (pulled and verified) when the user confirms.
+A checkpoint held back (U6), a folder that holds a pull folder, and anything outside the
+pull folders that is not a Hugging Face model are never deleted. This one rule is said
+beside each listed entry (the disk screen invites only what it may accept: issue 43.10d)
+and is the first thing ``reclaim.plan_delete`` asks before it looks at any file. What
+remains offered is still checked file by file (pulled and verified) when the user confirms.
 """
 
 from __future__ import annotations
 
 from rgt_tui.domain.text import printable
 from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
-from rgt_tui.services.disk.reclaim import under
 
 OUTSIDE = "outside the pull folders"
+
+
+def under(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (both absolute, resolved)."""
+    folder = folder.rstrip("/") or "/"
+    return path == folder or path.startswith(folder if folder == "/" else folder + "/")
 
 
 def not_offered(audit: DiskAudit, entry: Reclaimable) -> str | None:

@@ -41,6 +41,7 @@ from rgt_tui.services.disk.audit import (
     record_of,
     run_disk_ctl,
 )
+from rgt_tui.services.disk.offer import OUTSIDE, not_offered, under
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.records import host_results_dir, load_manifest, load_verification
 from rgt_tui.services.teardown.local_copy import check_local_copy
@@ -59,12 +60,6 @@ class DeletePlan:
     why: str  # "a Hugging Face model outside the pull roots", "3 files pulled and verified"
 
 
-def under(path: str, folder: str) -> bool:
-    """Whether ``path`` is ``folder`` or inside it (both absolute, resolved)."""
-    folder = folder.rstrip("/") or "/"
-    return path == folder or path.startswith(folder if folder == "/" else folder + "/")
-
-
 async def plan_delete(
     host: HostConfig, transport: Transport, results_dir: Path, audit: DiskAudit, path: str
 ) -> DeletePlan:
@@ -79,22 +74,17 @@ async def plan_delete(
             "folders under a pull root)",
         )
     shown = printable(target.path)
-    if target.held:  # U6: offered only once its own copy is pulled and verified
-        raise DiskError(host.name, f"refused: {shown} is not offered yet: {target.held}")
-    for root in audit.pull_roots:
-        if under(root, target.path) and root != target.path:
-            raise DiskError(
-                host.name, f"{shown} holds the pull root {printable(root)}: never deleted"
-            )
-    inside = [r for r in audit.pull_roots if under(target.path, r)]
-    if not inside:
-        if target.kind == "hf-model":
-            return DeletePlan(host.name, target, "a Hugging Face model outside the pull roots")
+    refused = not_offered(audit, target)  # the rule the disk screen shows beside it
+    if refused == OUTSIDE:
         raise DiskError(
             host.name,
-            f"{shown} is outside every pull root and is not a Hugging Face model: "
+            f"refused: {shown} is {OUTSIDE} and is not a Hugging Face model: "
             "rgt-tui deletes nothing else (delete it yourself if you are sure)",
         )
+    if refused is not None:
+        raise DiskError(host.name, f"refused: {shown} is not offered: {refused}")
+    if target.kind == "hf-model" and not any(under(target.path, r) for r in audit.pull_roots):
+        return DeletePlan(host.name, target, "a Hugging Face model outside the pull folders")
     also = (target.superseded_by,) if target.superseded_by else ()
     checked, lost = await _pulled_and_verified(host, transport, results_dir, target.path, also)
     if lost:
