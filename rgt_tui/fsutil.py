@@ -8,14 +8,19 @@ holds teardown commands and their API keys), is fsynced, renamed over the target
 folder is fsynced so the rename itself survives a crash. A crash leaves the old content or
 the new, never half a file. A symlinked target stays a symlink: the file it names is
 replaced.
+
+And the one check that a pulled file is still what was pulled (``differs``): the gate's
+re-check of the local copy and a resume's push both ask it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -137,3 +142,69 @@ def hash_fd(
         if on_block is not None:
             on_block()
     return digest
+
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO put in a file's place must not hang the open.
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+
+
+class NotThere(FileNotFoundError):
+    """Nothing at the path (or a folder on the way is missing)."""
+
+
+def differs(root_fd: int, rel: str, size: int, sha256: str) -> str | None:
+    """None when ``rel`` below the folder ``root_fd`` is a regular file of ``size`` bytes
+    whose SHA-256 is ``sha256``; else why not, in a few words. NotThere when nothing is.
+
+    Full re-hash, no shortcut: size, mtime and inode are whatever any process sets them
+    to. Reached one path component at a time with ``O_NOFOLLOW``: a pull never writes a
+    link, so a link on the way is "changed", never followed. Blocking."""
+    if not sha256:
+        return "the manifest has no SHA-256 for it"
+    try:
+        fd = _open_below(root_fd, rel)
+    except NotThere:
+        raise
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file"
+        if st.st_size != size:
+            return f"{st.st_size} bytes here, {size} in the manifest"
+        if hash_fd(fd, size).hexdigest() != sha256:
+            return "its SHA-256 differs from the manifest's (changed in place)"
+        return None
+    except OSError as exc:
+        return f"cannot read: {exc.strerror}"
+    finally:
+        os.close(fd)
+
+
+def _open_below(root_fd: int, rel: str) -> int:
+    """A read descriptor on the regular file ``rel`` below ``root_fd``, never via a link;
+    OSError (strerror says why) when something else is on the way."""
+    names = [n for n in rel.split("/") if n]
+    if not names or any(n in (".", "..") for n in names):
+        raise OSError(errno.EINVAL, "not a plain path below the host folder")
+    fd = os.dup(root_fd)
+    try:
+        for depth, name in enumerate(names):
+            last = depth == len(names) - 1
+            try:
+                child = os.open(name, _FILE if last else _DIR, dir_fd=fd)
+            except FileNotFoundError:
+                raise NotThere(rel) from None
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    where = "/".join(names[: depth + 1])
+                    raise OSError(exc.errno, f"{where} is a link or not a folder") from None
+                raise OSError(exc.errno, f"cannot open: {exc.strerror}") from None
+            os.close(fd)
+            fd = child
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise

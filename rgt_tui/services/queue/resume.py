@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -53,7 +52,7 @@ from rgt_tui.domain.preflight_checks import df_row
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
-from rgt_tui.fsutil import hash_fd  # the pull hashes its copies the same way
+from rgt_tui.fsutil import NotThere, differs  # the gate re-checks its local copy so
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.box_script import box_refusal, run_box_script, script_text
 from rgt_tui.services.queue.move import (
@@ -182,40 +181,26 @@ def cell_files(
         elif check.get("sha256") not in (None, entry.sha256) or not entry.sha256:
             why = "verified as another version than the manifest's"
         else:
-            said = _unchanged(folder, local, entry.size, entry.sha256)
+            said = _changed_here(folder, local, entry.size, entry.sha256 or "")
             if said:
                 why = f"the copy here changed since it was verified ({said}): never pushed"
         files.append(CellFile(local, rel, entry.size, entry.mtime, entry.sha256 or "", why))
     return files
 
 
-def _unchanged(folder: Path, local: str, size: int, sha256: str) -> str:
-    """ "" when ``local`` under ``folder`` is still the pulled file (re-hashed now, in full:
-    size and mtime prove nothing); else why not. The pull never writes a link, so a link
-    on the way is "changed", never followed (as the gate's local re-check,
-    ``services.teardown.local_copy``, which this layer cannot import: teardown uses queue)."""
-    path = folder / local
+def _changed_here(folder: Path, local: str, size: int, sha256: str) -> str:
+    """ "" when ``local`` under ``folder`` is still the pulled file (re-hashed now, in
+    full, never through a link: the gate's own check); else why not. Blocking."""
     try:
-        if path.parent.resolve() != (folder.resolve() / local).parent:
-            return "a folder on the way is a link"
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
+        root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"cannot open the results folder: {exc.strerror}"
+    try:
+        return differs(root, local, size, sha256) or ""
+    except NotThere:
         return "not on this disk any more"
-    except OSError as exc:
-        return f"cannot open: {exc.strerror}"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return "not a regular file"
-        if st.st_size != size:
-            return f"{st.st_size} bytes here, {size} in the manifest"
-        if hash_fd(fd, size).hexdigest() != sha256:
-            return "its SHA-256 differs from the manifest's"
-        return ""
-    except OSError as exc:
-        return f"cannot read: {exc.strerror}"
     finally:
-        os.close(fd)
+        os.close(root)
 
 
 def _step(folder: Path, files: list[CellFile], ckpt: CellFile) -> tuple[int | None, str]:
