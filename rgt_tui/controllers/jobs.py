@@ -10,6 +10,11 @@ Nothing here tears anything down unless the typed name matches the host's name e
 and the gate, re-scanned after the name was typed, holds. Without a teardown command
 nothing is recorded until the user types the name a second time, after reading what to
 destroy by hand.
+
+Over 450 lines on purpose: the one-job-per-host rule (``request``'s busy check, the
+shared ``HostLocks``) and the gate's order (check, type, re-scan, tear down, record) are
+only visibly kept when every job that can hold a host reads in one place; each job's work
+is a service call of a few lines.
 """
 
 from __future__ import annotations

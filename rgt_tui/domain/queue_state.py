@@ -5,6 +5,10 @@ id and clock, and what the box said is alive, and returns a frozen ``QueueView``
 that was alive in an earlier boot is not alive now whatever its pid says: a changed boot
 id means every tmux/nohup job died (GEN6), so its cell shows as interrupted with the
 index to resume from.
+
+Over 450 lines on purpose: ``CellView``/``QueueView`` and ``derive_view`` are one model
+(what the box's records mean); the texts every view shows of them sit beside the fields
+they read, so the Queue tab, ``queue show`` and ``watch`` cannot word a state differently.
 """
 
 from __future__ import annotations

@@ -25,6 +25,10 @@ skip it (``MovePlan.source_answered``).
 Order, so a failure never loses a line: the box's skip first (the one step the box can
 refuse), then the destination file, then the source file; each file is replaced
 atomically (temp file beside it, fsync, rename, mode kept) with every other byte kept.
+
+Over 450 lines on purpose: the refusals (plan) and the order of the writes (apply) are
+one safety argument — "no line is lost, no verified result is moved" — best reviewed
+together; the resume's file push lives in ``resume``.
 """
 
 from __future__ import annotations

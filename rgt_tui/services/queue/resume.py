@@ -24,6 +24,10 @@
 For ``on_preempt = "move"`` (``watch``): ``plan_resume_move`` then, when ``plan.ok``,
 ``resume_move``; both take the transports of both boxes and never raise for a box that
 does not answer (the plan says so, the move raises ``MoveError``).
+
+Over 450 lines on purpose: the four steps share the plan (the files and their reasons,
+the checkpoint, the target's facts), and a reviewer checks that nothing unverified is
+ever pushed by reading them in order; the line move itself is ``services.queue.move``'s.
 """
 
 from __future__ import annotations

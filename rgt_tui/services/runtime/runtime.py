@@ -23,6 +23,11 @@ queue poll and connection close).
 
 It owns the one ``HostLocks`` (``locks``) that whatever must not overlap on a host
 holds: the TUI's jobs, the periodic pull and the autostop.
+
+Over 450 lines on purpose: it is the one place where an update becomes state and events,
+and the order of those steps (sample first, then preemption, then events) is the
+contract both consumers rely on. What can stand alone already does (``monitors``,
+``queues``, ``preemption``, ``fleet_edits``, ``events``).
 """
 
 from __future__ import annotations
