@@ -165,6 +165,40 @@ async def test_a_silent_spot_box_reads_preempted_then_its_cell_moves_once_across
         await stop(task)
 
 
+class Refuser(Mover):
+    """Stands in for a resume move every spare refuses (no room there, say)."""
+
+    async def __call__(self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig):
+        self.calls.append((source.name, cell, spare.name))
+        return Outcome(False, "needs 2.0 GB free in /workspace, 0.5 GB there")
+
+
+async def test_a_move_no_spare_takes_is_told_once_with_the_command_that_finishes_it(
+    tmp_path: Path,
+) -> None:
+    fleet, clock, mover = fleet_in(tmp_path), Clock(), Refuser()
+    watcher, monitor = watcher_over(fleet, clock, mover)
+    task = await run_watch(watcher, monitor)
+    try:
+        monitor.sample(agent_sample("box1", t=clock.t, cell="eta_long", container_start=1000))
+        clock.t += 10
+        monitor.lose()
+        clock.t += 400
+        await watcher.check_now()
+        await wait_for(lambda: len(told(watcher, "preempt_action")) == 1, timeout=30)
+        (said,) = told(watcher, "preempt_action")
+        assert said.title == "box1: not moved"
+        assert "box2: needs 2.0 GB free" in said.body
+        assert "rgt-tui queue move eta_long --to HOST" in said.body
+        clock.t += 60  # claimed once: a later look does not try the spares again
+        await watcher.check_now()
+        await wait_for(lambda: not watcher._side, timeout=30)
+        assert mover.calls == [("box1", "eta_long", "box2")]
+        assert len(told(watcher, "preempt_action")) == 1
+    finally:
+        await stop(task)
+
+
 def test_a_restarted_container_under_the_same_boot_is_named_with_its_cell(tmp_path: Path) -> None:
     fleet, clock = fleet_in(tmp_path), Clock()
     host = fleet.host("box1")

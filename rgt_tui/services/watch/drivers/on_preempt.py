@@ -137,8 +137,11 @@ class OnPreempt:
                     self._tell(host, p, "moved", text, key=key)
                     return
                 refused.append(f"{spare}: {outcome.text}")
+            # Claimed once, so not tried again by itself: the notice says how to finish it.
             text = f"{p.cell} not moved: no spare could take it — " + "; ".join(refused or [
-                "no spare named (spare = [\"box4\"])"])  # fmt: skip
+                "no spare named (spare = [\"box4\"])"]) + (
+                f". Its verified checkpoint is kept here: move it when a box is free "
+                f"with rgt-tui queue move {p.cell} --to HOST")  # fmt: skip
             self.done.append((key, text))
             self._tell(host, p, "not moved", text, key=key)
         finally:
