@@ -30,6 +30,7 @@ from rgt_tui.services.connect import Transport, host_connection
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
     from rgt_tui.services.pull import PullOptions, PullResult
     from rgt_tui.services.pull.types import TarStream
+    from rgt_tui.services.verify.types import VerificationReport
 
 
 def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
@@ -155,6 +156,7 @@ def pull_interrupted(call: Call) -> int:
 
 async def run_verify(call: Call, transport: Transport) -> int:
     """Verify one host's pulled copy; exit 0 only when everything verified."""
+    from rgt_tui.services.pull.ranks import rank_pull_hosts
     from rgt_tui.services.verify.report import format_report, report_to_json
     from rgt_tui.services.verify.run import verify_host
 
@@ -168,11 +170,33 @@ async def run_verify(call: Call, transport: Transport) -> int:
         python=call.fleet.verify_python,
         stall_timeout_s=call.args.stall_timeout,
     )
+    # A group with pull_ranks = "all": each further rank's folder is verified as well,
+    # each re-scanned over its own box's connection (issue 41).
+    ranks = [await _verify_rank(call, rank) for rank in rank_pull_hosts(call.host)]
     if call.args.json:
-        print(json.dumps(report_to_json(report), indent=2, ensure_ascii=False))
+        data = report_to_json(report)
+        if ranks:
+            data["ranks"] = [report_to_json(r) for r in ranks]
+        print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(format_report(report, verbose=call.args.all))
-    return EXIT_OK if report.ok else EXIT_PROBLEMS
+        for one in (report, *ranks):
+            print(format_report(one, verbose=call.args.all))
+    return EXIT_OK if all(r.ok for r in (report, *ranks)) else EXIT_PROBLEMS
+
+
+async def _verify_rank(call: Call, rank: HostConfig) -> VerificationReport:
+    """A group rank's pulled folder (``pair.rank1``), re-scanned over that box's own
+    connection (none with --offline; an unreachable box: the report says no re-scan)."""
+    from rgt_tui.services.verify.run import verify_host
+
+    async with host_connection(rank) as transport:  # connects only for the re-scan
+        return await verify_host(
+            rank,
+            call.fleet.results_dir,
+            transport=None if call.args.offline else transport,
+            python=call.fleet.verify_python,
+            stall_timeout_s=call.args.stall_timeout,
+        )
 
 
 def format_pull_result(result: PullResult) -> str:

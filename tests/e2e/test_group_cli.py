@@ -150,6 +150,7 @@ async def test_pull_ranks_all_takes_every_ranks_durable_dir(
         out = box.workdir / "results" / "hold"
         out.mkdir(parents=True)
         (out / f"from_rank{rank}.txt").write_text(f"{rank}\n")
+        (out / "metrics.json").write_text(json.dumps({"rank": rank}))  # loads: verified
 
     pulled = await arun("pull", "pair", "--hosts", hosts, timeout=180)
     assert pulled.returncode == 0, pulled.stdout + pulled.stderr
@@ -158,3 +159,19 @@ async def test_pull_ranks_all_takes_every_ranks_durable_dir(
     rank1 = results / "pair.rank1" / "hold" / "from_rank1.txt"
     assert not (results / "pair" / "hold" / "from_rank1.txt").exists()  # never mixed in
     assert rank1.is_file() == (pull_ranks == "all")
+
+    # verify takes each rank's folder too, each re-scanned over its own box.
+    checked = await arun("verify", "pair", "--json", "--hosts", hosts, timeout=180)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    report = json.loads(checked.stdout)
+    assert report["ok"] and "pair.rank1" not in checked.stdout.split('"ranks"')[0]
+    if pull_ranks != "all":
+        assert "ranks" not in report
+        return
+    (rank_report,) = report["ranks"]
+    assert rank_report["host"] == "pair.rank1" and rank_report["ok"]
+    assert any(c["path"].endswith("from_rank1.txt") for c in rank_report["checks"])
+    rank1.write_text("9\n")  # the rank's copy damaged here: the group is not verified
+    damaged = await arun("verify", "pair", "--hosts", hosts, timeout=180)
+    assert damaged.returncode != 0, damaged.stdout
+    assert "pair.rank1" in damaged.stdout and "from_rank1.txt" in damaged.stdout
