@@ -70,3 +70,33 @@ def build_box(box_home: Path, disk: Path) -> dict[str, Path]:
     (box_home / ".cache").mkdir(exist_ok=True)
     (box_home / ".cache" / "huggingface").symlink_to(disk / "hf")
     return {"cell": cell, "model": model, "big": big, "hog": hog, "blob": blob}
+
+
+def disk_app(fleet, tmp_path: Path, disk: Path):  # type: ignore[no-untyped-def]
+    """The App (monitors on) over loopback box1 built on ``disk`` (``build_box``), whose
+    watched mount is ``disk`` and whose pull folder is ``disk/results``; and the paths."""
+    import dataclasses
+    import time
+
+    from rgt_tui.services.fleet.file import load_fleet
+    from support.pilot import make_app
+    from support.pulls import host_of
+
+    paths = build_box(fleet.box("box1").root, disk)
+    results = str(disk / "results")
+    host = host_of(fleet, mounts=(str(disk),), pull=(results,), durable_dir=results)
+    fleet_cfg = dataclasses.replace(load_fleet(fleet.hosts_file), hosts=(host,))
+    return make_app(tmp_path, fleet=fleet_cfg, start_monitors=True, clock=time.time), paths
+
+
+def audit_text(app) -> str:  # type: ignore[no-untyped-def]
+    """The disk modal's audit as shown ("" until it is on screen)."""
+    from textual.widgets import Static
+
+    from rgt_tui.screens.disk_usage import DiskUsageScreen
+    from support.pilot import text_of
+
+    screen = app.screen
+    if not isinstance(screen, DiskUsageScreen) or screen.audit is None:
+        return ""
+    return text_of(screen.query_one("#disk-body", Static))

@@ -5,39 +5,28 @@ and refused). A loopback box on a tmpfs (support/disk_box)."""
 
 from __future__ import annotations
 
-import dataclasses
-import time
 from pathlib import Path
 
-from support.disk_box import build_box
+from support.disk_box import audit_text, disk_app
 from support.disk_box import tmpfs as tmpfs  # noqa: F401  (the fixture)
-from support.pilot import SIZE, make_app, text_of, wait_for
-from support.pulls import host_of
+from support.pilot import SIZE, text_of, wait_for
 from textual.widgets import Input, Static
 
 from rgt_tui.screens.disk_usage import DiskUsageScreen
-from rgt_tui.services.fleet.file import load_fleet
 
 
 async def test_only_offered_entries_are_invited_and_a_not_offered_one_runs_nothing(
     make_loopback_fleet, tmp_path: Path, tmpfs: Path
 ) -> None:  # type: ignore[no-untyped-def]
     fleet = await make_loopback_fleet(1)
-    paths = build_box(fleet.box("box1").root, tmpfs)
-    results = str(tmpfs / "results")
-    host = host_of(fleet, mounts=(str(tmpfs),), pull=(results,), durable_dir=results)
-    fleet_cfg = dataclasses.replace(load_fleet(fleet.hosts_file), hosts=(host,))
-    app = make_app(tmp_path, fleet=fleet_cfg, start_monitors=True, clock=time.time)
+    app, paths = disk_app(fleet, tmp_path, tmpfs)
     async with app.run_test(size=SIZE) as pilot:
         app.open_host("box1")
         await pilot.pause()
         await pilot.press("u")
 
         def body() -> str:
-            screen = app.screen
-            if not isinstance(screen, DiskUsageScreen) or screen.audit is None:
-                return ""
-            return text_of(screen.query_one("#disk-body", Static))
+            return audit_text(app)
 
         shown = await wait_for(lambda: "org/a" in body() and body(), what="the audit", pilot=pilot)
         lines = shown.splitlines()
