@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from support.cli import arun
 from support.machine import free_port
-from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer
-from support.sshd import INSTALL_HINT, SSHD
+from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer, started_boxes
 from support.waiting import wait_for
 
 # Each rank prints its rank, leaves a file in its output that only it writes, and waits
@@ -42,18 +41,9 @@ class _Box(QueueSshServer):
 
 
 @pytest.fixture
-def boxes(tmp_path: Path) -> Iterator[tuple[_Box, _Box]]:
-    if not SSHD.exists():
-        pytest.fail(f"{SSHD} is missing: {INSTALL_HINT}")
-    made = [_Box(tmp_path / name, name) for name in ("box1", "box2")]
-    try:
-        for server in made:
-            server.start()
+def boxes(tmp_path: Path) -> Iterator[tuple[QueueSshServer, QueueSshServer]]:
+    with started_boxes(tmp_path, ("box1", "box2"), _Box) as made:
         yield made[0], made[1]
-    finally:
-        for server in made:
-            server.stop()
-            server.cleanup()
 
 
 def _fleet_file(tmp_path: Path, boxes: tuple[QueueSshServer, ...], pull_ranks: str) -> Path:

@@ -20,8 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 from support.machine import free_port
-from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer
-from support.sshd import INSTALL_HINT, SSHD
+from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer, started_boxes
 from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, FAILED, KILLED, RUNNING, QueueView
@@ -42,17 +41,8 @@ RUN = (
 
 @pytest.fixture
 def boxes(tmp_path: Path) -> Iterator[tuple[QueueSshServer, QueueSshServer]]:
-    if not SSHD.exists():
-        pytest.fail(f"{SSHD} is missing: {INSTALL_HINT}")
-    made = [QueueSshServer(tmp_path / name, name) for name in ("box1", "box2")]
-    try:
-        for server in made:
-            server.start()
+    with started_boxes(tmp_path, ("box1", "box2")) as made:
         yield made[0], made[1]
-    finally:
-        for server in made:
-            server.stop()
-            server.cleanup()
 
 
 def _fleet_file(tmp_path: Path, boxes: tuple[QueueSshServer, ...]) -> Path:

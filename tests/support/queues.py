@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from rgt_tui.demo.loopback import LoopbackFleet
@@ -188,3 +189,24 @@ class QueueSshServer(OpenSshServer):
                 f'python = "{QUEUE_PYTHON}"\n'
             )
         return queue
+
+
+@contextlib.contextmanager
+def started_boxes(
+    tmp_path: Path, names: tuple[str, ...], kind: type[QueueSshServer] = QueueSshServer
+) -> Iterator[list[QueueSshServer]]:
+    """One OpenSSH queue box per name, each in ``tmp_path/<name>``, started; stopped and
+    removed on the way out (a group's tests: two boxes, one run)."""
+    from support.sshd import INSTALL_HINT, SSHD
+
+    if not SSHD.exists():
+        raise AssertionError(f"{SSHD} is missing: {INSTALL_HINT}")
+    made = [kind(tmp_path / name, name) for name in names]
+    try:
+        for server in made:
+            server.start()
+        yield made
+    finally:
+        for server in made:
+            server.stop()
+            server.cleanup()
