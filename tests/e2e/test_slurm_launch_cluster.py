@@ -122,9 +122,12 @@ async def test_start_2_submits_only_cells_2_and_3_and_an_appended_cell_runs_in_a
 ):
     # From the command line, as a person runs it: `launch` and `queue append` are the
     # same commands as on any host.
-    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M", max_parallel=2)
+    # A mirror (AutoDL-style): every task exports it, as on any host (~/.rgt/cell.env).
+    mirror = "http://127.0.0.1:9/hf"
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M", max_parallel=2, hf_endpoint=mirror)
     hosts = str(qf.loopback.hosts_file)
-    lines = "".join(f"{qf.cell_script(f'st{i}', 'echo ran $1')} t 1\n" for i in range(4))
+    body = 'echo ran $1 "HF=$HF_ENDPOINT"'
+    lines = "".join(f"{qf.cell_script(f'st{i}', body)} t 1\n" for i in range(4))
     qf.write_queue(lines)
     launched = await arun("launch", "box1", "--hosts", hosts, "--start", "2", "--yes")
     assert launched.returncode == 0, launched.stdout + launched.stderr
@@ -140,6 +143,7 @@ async def test_start_2_submits_only_cells_2_and_3_and_an_appended_cell_runs_in_a
     assert [ended(qf, f"st{i}") for i in range(4)] == [None, None, "0", "0"]
     assert qf.state("st0") == qf.state("st1") == ""  # never started
     assert len((qf.qdir() / "cells.tsv").read_text().splitlines()) == 4  # every cell sent
+    assert f"HF={mirror}" in (qf.qdir() / "cells" / "st2.slurm.out").read_text()
 
     qf.append_queue(f"{qf.cell_script('st_new', 'echo appended $1')} t 1\n")
     appended = await arun("queue", "append", "box1", "--hosts", hosts)

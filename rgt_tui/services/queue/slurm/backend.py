@@ -22,6 +22,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.credentials import launch_credentials
+from rgt_tui.services.preflight_smoke import send_cell_env
 from rgt_tui.services.queue import control as box
 from rgt_tui.services.queue.append import AppendResult
 from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult, plan_launch
@@ -84,6 +85,9 @@ class SlurmBackend:
             )
         await transport.connect()
         creds_line = await launch_credentials(plan.host, plan.credentials, transport)
+        # The mirrors every cell exports (run_one.sh sources ~/.rgt/cell.env, on the
+        # cluster's shared home), as a box launch writes them.
+        await send_cell_env(plan.host, plan.cell_env, transport)
         job, archived = await submit(plan, transport)
         return LaunchResult(
             plan.host, job, "slurm", plan.session, plan.start_index, len(plan.to_run), archived,
