@@ -20,8 +20,10 @@ from rgt_tui.domain.queue_state import (
 )
 from rgt_tui.domain.snapshot import HostSnapshot
 
-# The queue-control keys (screens/queue_keys.py), said under the summary.
+# The queue-control keys (screens/queue_keys.py), said under the summary; S and X only
+# while a cell runs (they have nothing to act on otherwise).
 CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry a cell"
+IDLE_HINT = "nothing runs · R retry a cell"
 
 STATUS_STYLE = {
     "pending": "$foreground-muted",
@@ -146,7 +148,8 @@ def queue_lines(view: QueueView) -> list[Content]:
     if view.cluster is not None:
         lines.append(Content.styled(cluster_text(view), muted))
     if view.cells:
-        lines.append(Content.styled(CONTROL_HINT, muted))
+        hint = CONTROL_HINT if view.current is not None else IDLE_HINT
+        lines.append(Content.styled(hint, muted))
     lines.append(Content(""))
     if not view.cells:
         lines.append(Content.styled("no cells deployed on the box yet (press L to launch)", muted))

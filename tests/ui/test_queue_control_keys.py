@@ -85,6 +85,9 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
         (qf.root() / "go_a").touch()
         await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
         await wait_for(lambda: "stopped by the user after cell 1 (a)" in text_of(body), pilot=pilot)
+        # Nothing runs now: S and X are not offered under the summary.
+        assert "nothing runs · R retry a cell" in text_of(body)
+        assert "S stop after this cell" not in text_of(body)
 
         (qf.root() / "never").touch()  # the retry of hold now succeeds
         await pilot.press("R")
