@@ -130,7 +130,7 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
     for c in view.cells:
         note = f"  — {c.note}" if c.note else ""
         code = f"  {code_brief(c.code)}" if c.attempts else ""  # the code it ran (U42)
-        again = f"  retried {c.retries}x" if c.retries else ""  # queue retry (queue_control)
+        again = f"  {c.retry_text()}" if c.retries else ""  # the Queue tab's words
         lines.append(
             f"  {c.index:>3}  {c.name:<28} {c.label:<18} {c.ran(view.now):>7}{code}{again}{note}"
         )

@@ -114,8 +114,7 @@ def cell_line(cell: CellView, now: int) -> Content:
     if cell.attempts:
         parts.append((f"  {code_brief(cell.code)}", "$foreground-muted"))
     if cell.retries:  # queue retry: how often, and where the last one set outputs aside
-        aside = f", earlier outputs in {shown(cell.set_aside)}" if cell.set_aside else ""
-        parts.append((f"  retried {cell.retries}×{aside}", "$foreground-muted"))
+        parts.append((f"  {shown(cell.retry_text())}", "$foreground-muted"))
     if cell.note:
         parts.append((f"  {shown(cell.note)}", "$warning"))
     return Content.assemble(*parts)

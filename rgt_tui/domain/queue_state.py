@@ -118,6 +118,15 @@ class CellView:
             return "moved"
         return self.status
 
+    def retry_text(self) -> str:
+        """``retried 2×, earlier outputs in <path>`` (queue retry: how often, and where the
+        latest one set outputs aside); "" when never retried. The Queue tab and ``queue
+        show`` alike; the path is the box's text, escaped where it is shown."""
+        if not self.retries:
+            return ""
+        aside = f", earlier outputs in {self.set_aside}" if self.set_aside else ""
+        return f"retried {self.retries}×{aside}"
+
     def ran(self, now: int) -> str:
         """How long the last attempt ran: to its end, to ``now`` while it runs, and for an
         interrupted one at least to its last output (``≥5m``: it may have lived on

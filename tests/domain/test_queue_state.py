@@ -215,3 +215,19 @@ def test_a_failed_cell_says_why_from_its_last_printed_line():
     summary, why = line.plain.split("\n")
     assert summary.startswith("queue 1/4 done · 2 failed")
     assert why.startswith("✖ b: ModuleNotFoundError: No module named 'torch'")
+
+
+def test_a_retried_cell_says_how_often_and_where_its_outputs_went_in_both_views() -> None:
+    from rgt_tui.cli.queue import format_view
+    from rgt_tui.content.queue_text import cell_line
+    from rgt_tui.domain.queue_state import CellView, QueueView
+
+    aside = "/w/results/a.before-retry-20261129-095852"
+    cell = CellView(0, "a", "running", started_at=90, attempts=2, retries=1, set_aside=aside)
+    assert cell.retry_text() == f"retried 1×, earlier outputs in {aside}"
+    assert CellView(1, "b", "done").retry_text() == ""
+    view = QueueView("box1", "running", (cell,), None, "boot", 100, None)
+    assert cell.retry_text() in format_view(view)  # queue show
+    assert cell.retry_text() in cell_line(cell, 100).plain  # the Queue tab
+    hostile = CellView(0, "a", "done", retries=1, set_aside="/w/\x1b]52;c;eA==\x07x")
+    assert "\x1b" not in cell_line(hostile, 100).plain  # the box's path, escaped
