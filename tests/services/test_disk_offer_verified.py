@@ -49,7 +49,9 @@ async def test_only_pulled_and_verified_superseded_files_are_offered(
             assert "not pulled and verified yet" in (listed[label].held or "")
         text = "\n".join(audit_lines(audit))
         assert "cellA/epoch0.pt" in text and "NOT OFFERED: its own copy is not pulled" in text
-        with pytest.raises(DiskError, match="is not offered: its own copy is not pulled and verified yet"):
+        with pytest.raises(
+            DiskError, match="is not offered: its own copy is not pulled and verified yet"
+        ):
             await plan_delete(host, transport, local, audit, "cellA/epoch2.pt.tmp")
 
         # Pulled and verified now: offered.

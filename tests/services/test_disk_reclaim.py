@@ -87,7 +87,9 @@ async def test_audit_refuses_unverified_then_deletes_a_superseded_checkpoint(
         (stale,) = audit.checkpoints
         # epoch0.pt was never pulled: listed but not offered (U6), its delete refused.
         assert stale.held and "not pulled and verified yet" in stale.held
-        with pytest.raises(DiskError, match="is not offered: its own copy is not pulled and verified yet"):
+        with pytest.raises(
+            DiskError, match="is not offered: its own copy is not pulled and verified yet"
+        ):
             await plan_delete(host, transport, local, audit, stale.path)
     finally:
         await transport.close()
