@@ -1,13 +1,16 @@
-"""``/metrics`` served from the event loop (services/watch/sinks/metrics_http.py): a scrape
-gets text prepared in advance (collect does not run per scrape), the text parses and
-says what the hosts said, gzip and keep-alive as Prometheus asks, and the server listens
-on the address it was given and no other."""
+"""``/metrics`` (services/watch/sinks/metrics_http.py): a scrape gets text prepared in
+advance on the event loop (collect does not run per scrape), answered from a thread of
+its own even while the watch's loop is busy; the text parses and says what the hosts
+said, gzip and keep-alive as Prometheus asks, and the server listens on the address it
+was given and no other."""
 
 from __future__ import annotations
 
 import asyncio
 import gzip
 import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -103,6 +106,40 @@ async def test_a_change_reaches_the_text_through_the_event_loop_preparer(fleet) 
             while server.prepared_version != metrics.version:
                 await asyncio.sleep(0.05)
         assert b'rgt_alert{alert="disk.inodes"' in server.body
+    finally:
+        server.close()
+
+
+async def test_a_scrape_is_answered_while_the_watchs_loop_is_busy(fleet) -> None:  # type: ignore[no-untyped-def]
+    metrics = FleetMetrics(fleet)
+    metrics.on_host(host(fleet, "a100-train"), state_of(healthy_update()))
+    server = await metrics.serve("127.0.0.1", 0)
+    answered = threading.Event()
+    got: list[bytes] = []
+
+    def scrape() -> None:  # Prometheus, in a thread of its own
+        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+            sock.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+            while chunk := sock.recv(65536):
+                got.append(chunk)
+        answered.set()
+
+    try:
+        client = threading.Thread(target=scrape)
+        client.start()
+        # The watch's loop is held (a burst of 500 samples, say) until the answer came,
+        # at most 60 s: served on that loop, it could not come before the wait ends.
+        started = time.monotonic()
+        came = answered.wait(60)
+        held = time.monotonic() - started
+        client.join(60)
+        assert came, f"no answer while the loop was held ({held:.1f} s)"
+        reply = b"".join(got)
+        assert reply.startswith(b"HTTP/1.1 200 OK") and b"rgt_gpu_utilization_ratio" in reply
+        # The scrape reached the preparer on the loop once it ran again.
+        async with asyncio.timeout(30):
+            while not server._scrapes:
+                await asyncio.sleep(0.01)
     finally:
         server.close()
 

@@ -1,4 +1,4 @@
-"""``/metrics`` served from the watch's own event loop, from text prepared in advance.
+"""``/metrics``: text prepared on the watch's event loop, served from a thread of its own.
 
 prometheus-client's ``start_http_server`` answers in a thread of its own that builds the
 exposition per scrape: at a few hundred hosts the thread waits for the GIL behind the
@@ -7,6 +7,13 @@ minute. Here the exposition (``generate_latest`` over ``FleetMetrics``'s own reg
 so the names, labels and text are exactly prometheus-client's) is built on the event
 loop by ``MetricsServer``'s preparer and kept as bytes (and gzipped bytes once a scraper
 asked for gzip); a scrape only writes those bytes out.
+
+The scrapes are answered by an asyncio server on an event loop of its own, in a thread
+(``metrics-http``): the bytes are there already, so an answer needs the GIL only for a
+moment (Python hands it over every few milliseconds), never the watch's loop. At 500
+hosts that loop digests bursts of samples for seconds at a start (500 agents starting
+together), and a scrape served there waited behind them (1-15 s). What the server
+learns (a scrape came) is handed to the preparer on the watch's loop.
 
 When to prepare: building the text costs about 20 µs a series (a 500-host fleet with two
 GPUs a host is 20,000 series: 0.2-0.5 s), so it is not rebuilt every second. Once two
@@ -23,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -54,6 +62,9 @@ class MetricsServer:
         self._registry = registry
         self._version = version
         self._server: asyncio.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the watch's: the preparer's
+        self._serving: asyncio.AbstractEventLoop | None = None  # the server's own
+        self._thread: threading.Thread | None = None
         self._preparer: asyncio.Task[None] | None = None
         self._clients: set[asyncio.StreamWriter] = set()
         self._scraped = asyncio.Event()
@@ -75,7 +86,20 @@ class MetricsServer:
         """Prepare the text once, listen on ``address:port`` only (port 0: any free one)."""
         self = cls(registry, version)
         self.prepare()
-        self._server = await asyncio.start_server(self._client, address, port)
+        self._loop = asyncio.get_running_loop()
+        self._serving = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._serving.run_forever, name="metrics-http", daemon=True
+        )
+        self._thread.start()
+        listening = asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._client, address, port), self._serving
+        )
+        try:
+            self._server = await asyncio.wrap_future(listening)
+        except BaseException:
+            self._stop_serving()
+            raise
         self.address, self.port = self._server.sockets[0].getsockname()[:2]
         self._preparer = asyncio.create_task(self._prepare_loop())
         return self
@@ -88,12 +112,33 @@ class MetricsServer:
 
     def close(self) -> None:
         """Stop listening (the port is free on return), drop the clients, stop preparing."""
-        if self._server is not None:
-            self._server.close()
         if self._preparer is not None:
             self._preparer.cancel()
+        self._stop_serving()
+
+    def _stop_serving(self) -> None:
+        serving, thread = self._serving, self._thread
+        if serving is None or thread is None:
+            return
+        self._serving = self._thread = None
+        if serving.is_running():
+            # On the server's own loop, waited for here: the port is free on return.
+            asyncio.run_coroutine_threadsafe(self._shut(), serving).result(timeout=30)
+            serving.call_soon_threadsafe(serving.stop)
+        thread.join(timeout=30)
+        if not thread.is_alive():
+            serving.close()
+
+    async def _shut(self) -> None:
+        if self._server is not None:
+            self._server.close()
         for writer in list(self._clients):
             writer.transport.abort()
+
+    def _scraped_now(self, at: float) -> None:
+        """A scrape came (on the watch's loop: the preparer's state is its own)."""
+        self._scrapes.append(at)
+        self._scraped.set()
 
     # -- preparing ---------------------------------------------------------------------
 
@@ -144,7 +189,7 @@ class MetricsServer:
             else:
                 self.prepared_at = time.monotonic()  # nothing changed: the text is current
 
-    # -- serving -----------------------------------------------------------------------
+    # -- serving (on the server's own loop, in its thread) --------------------------------
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if len(self._clients) >= MAX_CLIENTS:
@@ -179,8 +224,9 @@ class MetricsServer:
             body, extra = b"only GET /metrics\n", "Allow: GET, HEAD\r\n"
             status, kind = "405 Method Not Allowed", "text/plain; charset=utf-8"
         else:
-            self._scrapes.append(time.monotonic())
-            self._scraped.set()
+            if self._loop is not None:  # the preparer re-plans on the watch's loop
+                with contextlib.suppress(RuntimeError):  # that loop is closing: no matter
+                    self._loop.call_soon_threadsafe(self._scraped_now, time.monotonic())
             status, kind, body, extra = "200 OK", CONTENT_TYPE_PLAIN_0_0_4, self.body, ""
             gz = _accepts_gzip(headers.get("accept-encoding", ""))
             if gz and not self._gzip_wanted:
