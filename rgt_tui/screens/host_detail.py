@@ -360,13 +360,19 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         if isinstance(tab, GpusTab) and tab.is_mounted:
             tab.open_kill_dialog()
 
-    def action_queue_control(self, action: str) -> None:
+    def action_queue_control(self, action: str, tries: int = 50) -> None:
         """``S`` / ``X`` / ``R`` on the Queue tab: stop, kill or retry, asked first."""
         from rgt_tui.screens.tabs.queue import QueueTab
 
         tab = self.tabs.get("queue")
-        if isinstance(tab, QueueTab) and tab.is_mounted:
+        if not isinstance(tab, QueueTab):
+            return
+        if tab.is_mounted:
             tab.open_control(action, self.host, self.queue_view, self.connections)
+        elif tries > 0:
+            # Pressed as the screen opens (its tabs mount a moment later, longer on a
+            # busy machine): the key is kept for the tab, never dropped.
+            self.app.call_after_refresh(self.action_queue_control, action, tries - 1)
 
     def action_host_key(self) -> None:
         self.post_message(HostKeyReviewRequested(self.host.name))

@@ -109,3 +109,28 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
         assert [r.split()[0] for r in qf.state("hold").splitlines()] == [
             "start", "kill", "end", "retry", "start", "end",
         ]  # fmt: skip
+
+
+async def test_r_pressed_as_the_detail_screen_opens_is_kept_for_its_queue_tab(
+    tmp_path: Path,
+) -> None:
+    """R arriving before the Queue tab is mounted (a busy machine) opens the picker once
+    it is, instead of being dropped (a fresh-clone CI run lost it so)."""
+    from rgt_tui.domain.queue_state import FAILED, CellView, QueueView
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        host = app.fleet.hosts[0].name
+        failed = CellView(0, "one", FAILED, exit_code=3, started_at=90, ended_at=95)
+        app.runtime.queues.views[host] = QueueView(
+            host, "finished", (failed,), None, "boot", 100, None
+        )
+        app.open_host(host, "queue")
+        screen = app.screen
+        assert isinstance(screen, HostDetailScreen)
+        assert not screen.tabs["queue"].is_mounted  # the same moment: not yet
+        screen.action_queue_control("retry")
+        picker = await modal(pilot, CellPickScreen)
+        options = await wait_for(lambda: next(iter(picker.query(OptionList)), None), pilot=pilot)
+        assert options.option_count == 1
