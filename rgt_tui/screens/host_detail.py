@@ -356,23 +356,27 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         """``x`` on the GPU tab: the kill dialog, on evidence read from the box now."""
         from rgt_tui.screens.tabs.gpus import GpusTab
 
-        tab = self.tabs.get("gpus")
-        if isinstance(tab, GpusTab) and tab.is_mounted:
-            tab.open_kill_dialog()
+        self._on_tab("gpus", lambda tab: isinstance(tab, GpusTab) and tab.open_kill_dialog())
 
-    def action_queue_control(self, action: str, tries: int = 50) -> None:
+    def action_queue_control(self, action: str) -> None:
         """``S`` / ``X`` / ``R`` on the Queue tab: stop, kill or retry, asked first."""
         from rgt_tui.screens.tabs.queue import QueueTab
 
-        tab = self.tabs.get("queue")
-        if not isinstance(tab, QueueTab):
-            return
-        if tab.is_mounted:
-            tab.open_control(action, self.host, self.queue_view, self.connections)
-        elif tries > 0:
-            # Pressed as the screen opens (its tabs mount a moment later, longer on a
-            # busy machine): the key is kept for the tab, never dropped.
-            self.app.call_after_refresh(self.action_queue_control, action, tries - 1)
+        def open_control(tab: DetailTab) -> None:
+            if isinstance(tab, QueueTab):
+                tab.open_control(action, self.host, self.queue_view, self.connections)
+
+        self._on_tab("queue", open_control)
+
+    def _on_tab(self, name: str, act: Callable[[DetailTab], object], tries: int = 50) -> None:
+        """``act(tab)`` on tab ``name`` once it is mounted: a key pressed as the screen
+        opens (its tabs mount a moment later, longer on a busy machine) is kept for the
+        tab, never dropped."""
+        tab = self.tabs.get(name)
+        if tab is not None and tab.is_mounted:
+            act(tab)
+        elif tab is not None and tries > 0:
+            self.app.call_after_refresh(self._on_tab, name, act, tries - 1)
 
     def action_host_key(self) -> None:
         self.post_message(HostKeyReviewRequested(self.host.name))
