@@ -72,6 +72,9 @@ async def _open_retry(pilot: Any, app: RgtApp, retries: int) -> None:
     screen = await wait_for(
         lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
     )
+    # R is the Queue tab's key: open_host switches to it after a refresh (a moment, longer
+    # on a busy machine), and an R pressed on the Overview tab is no key at all.
+    await wait_for(lambda: screen.active_tab == "queue", what="the Queue tab", pilot=pilot)
     # The queue poll comes every 10 s, its box call later on a loaded machine: a wide cap.
     await wait_for(
         lambda: screen.queue_view is not None and _failed(retries)(screen.queue_view),
