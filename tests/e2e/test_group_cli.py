@@ -42,7 +42,7 @@ class _Box(QueueSshServer):
 
 @pytest.fixture
 def boxes(tmp_path: Path) -> Iterator[tuple[QueueSshServer, QueueSshServer]]:
-    with started_boxes(tmp_path, ("box1", "box2"), _Box) as made:
+    with started_boxes(tmp_path, ("box1", "box2"), _Box, _Box) as made:
         yield made[0], made[1]
 
 

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 from support.cli import rgt
 from support.machine import free_port
-from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer
-from support.sshd import INSTALL_HINT, SSHD
+from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer, started_boxes
 
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
@@ -45,23 +44,11 @@ class SkewedBox(QueueSshServer):
         self.config.write_text(text.replace("SetEnv HOME=", path + "HOME=", 1))
 
 
-def _boxes(tmp_path: Path, second: type[QueueSshServer]) -> list[QueueSshServer]:
-    if not SSHD.exists():
-        pytest.fail(f"{SSHD} is missing: {INSTALL_HINT}")
-    return [QueueSshServer(tmp_path / "box1", "box1"), second(tmp_path / "box2", "box2")]
-
-
 @pytest.fixture
 def pair(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[list[QueueSshServer]]:
-    made = _boxes(tmp_path, getattr(request, "param", QueueSshServer))
-    try:
-        for server in made:
-            server.start()
+    second = getattr(request, "param", QueueSshServer)
+    with started_boxes(tmp_path, ("box1", "box2"), QueueSshServer, second) as made:
         yield made
-    finally:
-        for server in made:
-            server.stop()
-            server.cleanup()
 
 
 def _tree(root: Path, text: str = "print('train')\n") -> None:

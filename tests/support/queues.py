@@ -193,15 +193,17 @@ class QueueSshServer(OpenSshServer):
 
 @contextlib.contextmanager
 def started_boxes(
-    tmp_path: Path, names: tuple[str, ...], kind: type[QueueSshServer] = QueueSshServer
+    tmp_path: Path, names: tuple[str, ...], *kinds: type[QueueSshServer]
 ) -> Iterator[list[QueueSshServer]]:
     """One OpenSSH queue box per name, each in ``tmp_path/<name>``, started; stopped and
-    removed on the way out (a group's tests: two boxes, one run)."""
+    removed on the way out (a group's tests: two boxes, one run). ``kinds``: each box's
+    server class in turn (QueueSshServer for those not given)."""
     from support.sshd import INSTALL_HINT, SSHD
 
     if not SSHD.exists():
         raise AssertionError(f"{SSHD} is missing: {INSTALL_HINT}")
-    made = [kind(tmp_path / name, name) for name in names]
+    classes = [*kinds, *[QueueSshServer] * (len(names) - len(kinds))]
+    made = [kind(tmp_path / name, name) for kind, name in zip(classes, names, strict=True)]
     try:
         for server in made:
             server.start()
