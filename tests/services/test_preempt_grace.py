@@ -14,36 +14,14 @@ from pathlib import Path
 
 from support.replay import ReplayMonitor
 from support.samples import FROZEN, agent_sample
+from test_preemption import CKPT, fleet_in  # the same spot fleet: box1 moves to box2
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.preemption import LOST, Checkpoint
+from rgt_tui.domain.preemption import LOST
 from rgt_tui.domain.queue_state import DONE, CellView, QueueView
-from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.runtime.preemption import CELL_SLACK_S, PreemptionWatch
 from rgt_tui.services.watch.drivers.on_preempt import OnPreempt, Outcome
 from rgt_tui.services.watch.events import WatchEvent
-
-FLEET = """\
-[[hosts]]
-name = "box1"
-ssh = "root@10.0.0.5:40022"
-profile = "runpod"
-pull = ["/workspace/runs"]
-interruptible = true
-on_preempt = "move"
-spare = ["box2"]
-
-[[hosts]]
-name = "box2"
-ssh = "root@10.0.0.6:40022"
-pull = ["/workspace/runs"]
-"""
-CKPT = Checkpoint("ckpt_step40.pt", FROZEN - 300, 1 << 20, 40)
-
-
-def fleet_in(folder: Path) -> Fleet:
-    (folder / "hosts.toml").write_text(FLEET)
-    return load_fleet(folder / "hosts.toml")
 
 
 def lost_after_term(tmp_path: Path, ended_s: float):
