@@ -30,6 +30,10 @@ bytes carried each way, peak queue, connections, and the relay's CPU seconds.
 ``far_link.py --selftest [--mb 300]`` measures the relay alone: a Python client pushes the
 bytes through it to a Python sink, at 0 ms and 100 ms one-way delay, uncapped and capped to
 1 Gbit/s, and prints what it carried and the CPU it used.
+
+A little over 450 lines on purpose: one standalone script (the benches start it as a
+process of its own, with nothing of rgt_tui imported), whose delay, rate limit and queue
+are one link model read together; the self-test beside it measures that model alone.
 """
 
 from __future__ import annotations
