@@ -77,6 +77,9 @@ async def test_m_resumes_a_killed_cell_on_another_box_from_its_verified_step(
         while ack.display:  # one failed check at a time, each re-planned
             assert go.disabled, "Move before every failed check is acknowledged"
             pressed.append(ack.caption)
+            # The new plan's text moved the buttons: let the layout catch up first, or the
+            # click lands where the button was (a fresh-clone CI run lost one so).
+            await pilot.pause()
             await pilot.click("#move-ack")
             await wait_for(
                 lambda: not screen.replanning and ack.caption not in pressed or not ack.display,
