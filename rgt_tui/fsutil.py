@@ -23,7 +23,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 NEW_FILE_MODE = 0o600  # a file written here for the first time: results, keys, settings
@@ -92,6 +92,49 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def sync_files(fds: Sequence[int]) -> None:
+    """Make the data of every open file in ``fds`` durable before it is renamed into place.
+
+    Where the system has syncfs(2) (Linux) this is one syncfs per file system the files
+    are on, not an fsync per file: fsync writes a file's dirty pages back in the calling
+    process, syncfs hands the writeback to the kernel's flusher threads and waits for
+    them, as any tool that does not sync (rsync) leaves it to them. Measured on a pull of
+    963 MiB (3 large + 3,000 small files, loopback, docs/pulls.md): the client's CPU per GB
+    7.8-8.0 s with an fsync per file, 5.8-6.5 s with syncfs, and no sync at all was *more*
+    (8.4-8.9 s: dirty pages pile up and the writer is throttled in its own context). It
+    also flushes whatever else is dirty on that file system, which a busy disk makes wait
+    longer, never less durable. Elsewhere, an fsync per file."""
+    syncfs = _syncfs()
+    if syncfs is None:
+        for fd in fds:
+            os.fsync(fd)
+        return
+    devices: dict[int, int] = {}
+    for fd in fds:
+        devices.setdefault(os.fstat(fd).st_dev, fd)
+    for fd in devices.values():
+        if syncfs(fd) != 0:
+            import ctypes
+
+            code = ctypes.get_errno() or errno.EIO
+            raise OSError(code, os.strerror(code))
+
+
+_SYNCFS: list = []  # [libc's syncfs or None], looked up on first use
+
+
+def _syncfs() -> Callable[[int], int] | None:
+    if not _SYNCFS:
+        import ctypes  # only here: a sync is the only use, and not every command syncs
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            _SYNCFS.append(getattr(libc, "syncfs", None))
+        except OSError:  # no C library to ask (an unusual build): fsync per file
+            _SYNCFS.append(None)
+    return _SYNCFS[0]
 
 
 class LockBusy(OSError):

@@ -9,7 +9,8 @@
   asked regular files at the manifest's size. What tar cannot bring (no GNU tar on the
   box, a refusal, a file gone) goes the SFTP way.
 - Finalise: a file counts only when its SHA-256 is the manifest's (one mismatch: pulled
-  again from zero; a second: failed by name); then fsync, permissions never wider than
+  again from zero; a second: failed by name); then its data made durable (syncfs on
+  Linux, a group of small files at once: ``fsutil.sync_files``), permissions never wider than
   on the box, rename into place, record. A copy started on the walk's listing
   (``early.py``) first waits there for the complete manifest (``_checked``).
 
@@ -35,7 +36,7 @@ from pathlib import Path
 
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestEntry
-from rgt_tui.fsutil import hash_fd
+from rgt_tui.fsutil import hash_fd, sync_files
 from rgt_tui.services.pull.local_tree import LocalConflict, in_thread
 from rgt_tui.services.pull.plan import FilePlan
 from rgt_tui.services.pull.state import PullRun
@@ -442,8 +443,9 @@ def _open_part(run: PullRun, plan: FilePlan, at: int) -> _Part:
     return _Part(plan, fd, at, digest, at)
 
 
-def _finish(run: PullRun, part: _Part, *, sync_folder: bool = True) -> PulledFile | None:
-    """Check the part's hash; put it in place. None (part dropped) on a mismatch."""
+def _finish(run: PullRun, part: _Part, *, grouped: bool = False) -> PulledFile | None:
+    """Check the part's hash; put it in place. None (part dropped) on a mismatch.
+    ``grouped``: ``_finish_group`` has made the data durable and syncs the folders."""
     plan = part.plan
     if part.digest.hexdigest() != plan.entry.sha256:  # type: ignore[attr-defined]
         os.close(part.fd)
@@ -451,13 +453,13 @@ def _finish(run: PullRun, part: _Part, *, sync_folder: bool = True) -> PulledFil
         run.tree.remove(plan.part)
         return None
     try:
-        if run.options.fsync:
-            os.fsync(part.fd)
+        if run.options.fsync and not grouped:
+            sync_files([part.fd])
         os.fchmod(part.fd, local_mode(plan.entry, run.umask))
         st = os.fstat(part.fd)
         os.close(part.fd)
         part.fd = -1
-        sync = run.options.fsync and sync_folder
+        sync = run.options.fsync and not grouped
         run.tree.install(plan.part, plan.local, plan.set_aside, sync=sync)
     except OSError as exc:
         raise LocalWriteError(run.dest / plan.local, exc) from exc
@@ -479,13 +481,16 @@ def _finish(run: PullRun, part: _Part, *, sync_folder: bool = True) -> PulledFil
 
 
 def _finish_group(run: PullRun, parts: list[_Part]) -> list[PulledFile | str | None]:
-    """``_finish`` for many small files, with one durable sync of their folders."""
+    """``_finish`` for many small files: their data made durable at once (one syncfs on
+    Linux, ``sync_files``), then each renamed, then one sync of each folder."""
     outcomes: list[PulledFile | str | None] = []
     folders = set()
     try:
+        if run.options.fsync:  # every part's data durable before any is renamed into place
+            sync_files([part.fd for part in parts if part.fd >= 0])
         for part in parts:
             try:
-                outcomes.append(_finish(run, part, sync_folder=False))
+                outcomes.append(_finish(run, part, grouped=True))
                 folders.add(part.plan.local.rpartition("/")[0])
             except LocalConflict as exc:
                 outcomes.append(f"{exc}; move it away and re-run")
