@@ -9,6 +9,11 @@ and the box's (the test sshd's sessions), for ``scripts/bench_pull.py``.
   what it ran (sftp-server, tar, the scan's python3), so the listener's ``cutime +
   cstime`` (``/proc/PID/stat``) grows by the whole session tree's CPU once the
   connection is gone. The bench waits for the listener to have no children left.
+- **machine**: every CPU's busy time in ``/proc/stat`` over the run (user, nice, system,
+  irq, softirq), whatever ran it: both sides, the relay, the kernel's own threads (the
+  flusher threads that write dirty pages back for a tool that does not sync, and for
+  rgt-tui's syncfs) and anything else on the machine, so it is only as clean as the
+  machine is quiet. It shows whether a saving on one side was work moved elsewhere.
 - **relay** (far links): its own ``cpu_s``, reported by ``far_link.py``; it stands for
   the network, on neither side.
 
@@ -34,6 +39,7 @@ class Cpu:
 
     client: float
     box: float
+    machine: float = 0.0
 
     @property
     def both(self) -> float:
@@ -44,6 +50,13 @@ def children_cpu() -> float:
     """User + system seconds of every waited-for descendant of this process so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def machine_cpu() -> float:
+    """Busy seconds of every CPU of this machine so far (``/proc/stat``'s first line)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq = (int(f) for f in fields[:7])
+    return (user + nice + system + irq + softirq) / TICK
 
 
 def reaped_cpu(pid: int) -> float:
@@ -97,12 +110,13 @@ def cpu_lines(cpus: dict[str, list[Cpu]], nbytes: int, indent: str = "") -> list
             per_gb(med([c.client for c in runs]), nbytes),
             per_gb(med([c.box for c in runs]), nbytes),
             per_gb(med([c.both for c in runs]), nbytes),
+            per_gb(med([c.machine for c in runs]), nbytes),
         )
         for tool, runs in cpu_runs(cpus).items()
     }
     base = rows.get("rsync -a")
     lines = []
-    for tool, (client, box, both) in rows.items():
+    for tool, (client, box, both, machine) in rows.items():
         versus = ""
         if base and tool != "rsync -a" and base[0] > 0 and base[2] > 0:
             versus = (
@@ -112,7 +126,7 @@ def cpu_lines(cpus: dict[str, list[Cpu]], nbytes: int, indent: str = "") -> list
         runs = ", ".join(f"{c.client:.1f}+{c.box:.1f}" for c in cpus[tool])
         lines.append(
             f"{indent}CPU/GB {tool:<13} client {client:5.2f} s  box {box:5.2f} s  both "
-            f"{both:5.2f} s{versus}  (runs, client+box s: {runs})"
+            f"{both:5.2f} s  machine {machine:5.2f} s{versus}  (runs, client+box s: {runs})"
         )
     return lines
 
