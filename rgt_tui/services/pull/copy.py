@@ -482,7 +482,7 @@ def _finish(run: PullRun, part: _Part, *, grouped: bool = False) -> PulledFile |
 
 def _finish_group(run: PullRun, parts: list[_Part]) -> list[PulledFile | str | None]:
     """``_finish`` for many small files: their data made durable at once (one syncfs on
-    Linux, ``sync_files``), then each renamed, then one sync of each folder."""
+    Linux, ``sync_files``), then each renamed, then the renames made durable at once."""
     outcomes: list[PulledFile | str | None] = []
     folders = set()
     try:
@@ -499,12 +499,14 @@ def _finish_group(run: PullRun, parts: list[_Part]) -> list[PulledFile | str | N
             if part.fd >= 0:
                 os.close(part.fd)
                 part.fd = -1
-    if run.options.fsync:
-        for folder in folders:
-            fd = run.tree.folder(folder, create=False)
-            try:
-                os.fsync(fd)
-            finally:
+    if run.options.fsync and folders:  # the renames durable: one syncfs covers every folder
+        fds: list[int] = []
+        try:
+            for folder in folders:
+                fds.append(run.tree.folder(folder, create=False))
+            sync_files(fds)
+        finally:
+            for fd in fds:
                 os.close(fd)
     return outcomes
 
