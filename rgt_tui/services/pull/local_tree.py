@@ -8,6 +8,12 @@ folder made in its place; the link's target is left untouched, so the local copy
 mirroring the box. Anything else in the way (a file where a folder must go) is a
 ``LocalConflict``, named and left alone.
 
+The last folders reached stay open for the next file in them (``HostTree.folder``): a
+descriptor of a folder that the walk reached without a link. A link put later where such
+a folder was is not followed (the next file goes into the folder held, wherever it now
+is; a folder reached afresh replaces the link, as above), and a held folder that was
+removed is walked, and made, again.
+
 Everything here blocks; the pull calls it through ``in_thread``.
 """
 
@@ -18,10 +24,13 @@ import contextlib
 import errno
 import os
 import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_HELD = 64  # folders kept open by a HostTree
 
 
 async def in_thread(func, *args):  # noqa: ANN001, ANN201
@@ -71,24 +80,63 @@ class HostTree:
         root.mkdir(parents=True, exist_ok=True)
         self.root = root
         self.fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        # The last folders reached, kept open: a pull's files cluster in few folders, and
+        # each file's part, rename and check walked its folders again (a few opens per
+        # component, thousands of small files). A held descriptor is a folder the walk
+        # below reached without a link; the worker threads share it under the lock.
+        self._held: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
 
     def close(self) -> None:
+        with self._lock:
+            for fd in self._held.values():
+                os.close(fd)
+            self._held.clear()
         os.close(self.fd)
 
     def folder(self, rel: str, *, create: bool) -> int:
         """A descriptor of folder ``rel`` (the caller closes it), links on the way replaced
         by folders when ``create``. FileNotFoundError when missing and not ``create``."""
-        fd = os.dup(self.fd)
         names = [n for n in rel.split("/") if n]
+        key = "/".join(names)
+        held = self._take(key)
+        if held is not None:
+            return held
+        fd = os.dup(self.fd)
         try:
             for depth, name in enumerate(names, 1):
                 child = _open_folder(fd, name, create, "/".join(names[:depth]))
                 os.close(fd)
                 fd = child
-            return fd
         except BaseException:
             os.close(fd)
             raise
+        if key:
+            self._hold(key, fd)
+        return fd
+
+    def _take(self, key: str) -> int | None:
+        """A new descriptor of the held folder ``key``; None when none is held, or when
+        the one held was removed meanwhile (walked again: made again if wanted)."""
+        with self._lock:
+            held = self._held.get(key)
+            if held is None:
+                return None
+            if os.fstat(held).st_nlink:
+                self._held.move_to_end(key)
+                return os.dup(held)
+            del self._held[key]
+        os.close(held)
+        return None
+
+    def _hold(self, key: str, fd: int) -> None:
+        with self._lock:
+            if key in self._held:
+                return
+            self._held[key] = os.dup(fd)
+            old = self._held.popitem(last=False)[1] if len(self._held) > _HELD else None
+        if old is not None:
+            os.close(old)
 
     @contextlib.contextmanager
     def entry(self, rel: str, *, create: bool) -> Iterator[tuple[int, str]]:
