@@ -30,6 +30,7 @@ from rgt_tui.transport.base import (
     TransportError,
     overlong_line,
 )
+from rgt_tui.transport.handshakes import handshake_slot
 from rgt_tui.transport.known_hosts import (
     DEFAULT_KNOWN_HOSTS,
     KeyVerdict,
@@ -140,24 +141,28 @@ class SshTransport(SftpSessions):
         async with self._lock:
             if self.connected:
                 return
+            async with handshake_slot():  # a fleet's start, paced (handshakes.py)
+                await self._connect()
+
+    async def _connect(self) -> None:
+        await self._close_hops()
+        plan = await asyncio.to_thread(
+            connect_plan,
+            self.host,
+            self.known_hosts,
+            self.identity_file,
+            self.address,
+            self.port,
+            self.username,
+        )
+        tunnel = await self._open_hops(plan.jump) if plan.jump else None
+        try:
+            conn = await self._open(self.address, self.port, self.username, plan, tunnel)
+        except BaseException:
             await self._close_hops()
-            plan = await asyncio.to_thread(
-                connect_plan,
-                self.host,
-                self.known_hosts,
-                self.identity_file,
-                self.address,
-                self.port,
-                self.username,
-            )
-            tunnel = await self._open_hops(plan.jump) if plan.jump else None
-            try:
-                conn = await self._open(self.address, self.port, self.username, plan, tunnel)
-            except BaseException:
-                await self._close_hops()
-                raise
-            self._conn = conn
-            self._host_key = conn.get_server_host_key()
+            raise
+        self._conn = conn
+        self._host_key = conn.get_server_host_key()
 
     async def _open_hops(self, jump: str) -> asyncssh.SSHClientConnection:
         """Open ssh_config's ProxyJump hops here, each with the same host-key check and
