@@ -375,6 +375,19 @@ def main() -> int:
         "--settle", type=float, default=35.0, help="s after every host sampled, before measuring"
     )
     parser.add_argument("--port", type=int, default=19101)
+    parser.add_argument(
+        "--boxes-nice",
+        type=int,
+        default=0,
+        help="run the boxes' process (servers and agents) at this nice level: on one "
+        "machine they compete with the watch for the CPU, as real boxes never do",
+    )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the boxes on CPUs 1.. and the watch (with this driver) on CPU 0: the watch "
+        "measured on a core of its own, as beside real boxes",
+    )
     parser.add_argument("--mode", choices=("cli", "metrics"), help="default: cli when it exists")
     parser.add_argument(
         "--gpus", action="store_true", help="boxes replay a recorded H100 (a process per sample)"
@@ -416,7 +429,8 @@ def main() -> int:
     print(
         f"\nwatch: {what}; real agents over loopback SSH at {args.interval:g} s (boxes in "
         f"another process); scraped every {args.scrape_every:g} s; window {args.seconds:g} s "
-        f"after {args.settle:g} s settling; cores {os.cpu_count()}"
+        f"after {args.settle:g} s settling; cores {os.cpu_count()}; boxes at nice {args.boxes_nice}"
+        + ("; boxes pinned to CPUs 1.., the watch to CPU 0" if args.pin else "")
     )
     print(table(rows))
     last = rows[-1]
@@ -430,8 +444,26 @@ def run_size(args: argparse.Namespace) -> dict[str, float]:
         folder = Path(tmp)
         # A fresh journal: a run's boxes must not retire the last run's in the user's.
         os.environ["XDG_STATE_HOME"] = str(folder / "state")
+        # The boxes stand for other machines, whose CPU real boxes never take from the
+        # watch: --boxes-nice lowers their priority (each agent process is weighed on its
+        # own, so 500 of them still outweigh the watch); --pin gives them CPUs of their own
+        # (the last ones) and keeps this driver and the watch on the first.
+        nice = ["nice", "-n", str(args.boxes_nice)] if args.boxes_nice else []
+        cores = os.cpu_count() or 1
+        pin = ["taskset", "-c", f"1-{cores - 1}"] if args.pin and cores > 1 else []
+        if pin:
+            os.sched_setaffinity(0, {0})  # this driver, and the watch it starts
         fleet = start_child(
-            [sys.executable, __file__, "--serve", str(args.hosts), "--dir", str(folder)]
+            [
+                *pin,
+                *nice,
+                sys.executable,
+                __file__,
+                "--serve",
+                str(args.hosts),
+                "--dir",
+                str(folder),
+            ]
             + ["--gpus"] * args.gpus,
             "READY",
         )
