@@ -140,6 +140,7 @@ class FleetScreen(FleetView, Screen[None]):
         self._tallied_stopped: frozenset[str] | None = None  # None: nothing counted yet
         self._shown = len(fleet.hosts)
         self._cost_per_hour = 0.0
+        self._spent = 0.0  # the fleet's spend, summed once a second (``_refresh_summary``)
         self.notices = NoticeLine()  # shown in the header, above the grid (never over it)
         self.problem = ""  # the fleet file's mistake, shown above the notices until fixed
 
@@ -185,7 +186,8 @@ class FleetScreen(FleetView, Screen[None]):
             self._refresh_summary()
             return
         self._tally.count(update.host, update)
-        self._tally.meter(update.host, pane.meter())
+        if self._tally.meter(update.host, pane.meter()):
+            self._spent = self._tally.spent(self.clock())
         self._publish_summary()
 
     def _show_members(self, host: str) -> None:
@@ -270,6 +272,7 @@ class FleetScreen(FleetView, Screen[None]):
             tally.count(name, None if name in stopped else update)
             tally.meter(name, pane.meter())
         self._tally = tally
+        self._spent = tally.spent(self.clock())
         self._tallied_stopped = frozenset(stopped)
         self._shown = sum(1 for p in self.panes.values() if p.display)
         self._cost_per_hour = sum(
@@ -287,7 +290,7 @@ class FleetScreen(FleetView, Screen[None]):
             critical=critical,
             warnings=warnings,
             cost_per_hour=self._cost_per_hour,
-            cost_so_far=round(self._tally.spent(self.clock()), 2),
+            cost_so_far=round(self._spent, 2),
             filter=self._filter.value,
         )
         if summary != self._summary:

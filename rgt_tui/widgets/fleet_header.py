@@ -71,8 +71,9 @@ class FleetTally:
     """The header's counts and spend, kept per host: a host's update changes its share.
 
     Counts move by difference: the host's old counts out, its new ones in. Spend cannot
-    (every running meter moves with the clock), so it is summed afresh, but over the
-    meters kept here: arithmetic, no look-ups.
+    (every running meter moves with the clock), so it is summed afresh over the meters
+    kept here — by the screen once a second and when a meter changes, not per sample: a
+    sum over every host for each host's sample grew with the square of the fleet.
     """
 
     def __init__(self) -> None:
@@ -99,12 +100,15 @@ class FleetTally:
             w - old[3] + new[3],
         )
 
-    def meter(self, host: str, meter: Meter | None) -> None:
-        """Set ``host``'s meter (None: no price, or no known start)."""
+    def meter(self, host: str, meter: Meter | None) -> bool:
+        """Set ``host``'s meter (None: no price, or no known start); whether it changed."""
+        if meter == self._meters.get(host):
+            return False
         if meter is None:
             self._meters.pop(host, None)
         else:
             self._meters[host] = meter
+        return True
 
     def spent(self, now: float) -> float:
         """The fleet's spend until ``now``: every meter, each stopped at its teardown."""
