@@ -33,7 +33,7 @@ from rgt_tui.domain.manifest import Manifest, ManifestEntry, ManifestError
 from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import connect_with_backoff
-from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.manifest import ScanStalled, take_manifest
 from rgt_tui.services.pull.box_logs import LOGS_ROOT, BoxLogs, logs_folder, select_logs
 from rgt_tui.services.pull.copy import copy_files, together
 from rgt_tui.services.pull.early import EarlyCopy
@@ -365,13 +365,28 @@ async def _retrying(run: PullRun, action: Callable) -> object:
         except LocalWriteError as exc:
             raise exc.to_pull_error(run.dest) from exc
         except TransportError as exc:
-            if run.transport.connected:  # the command failed, not the connection
+            # The command failed, not the connection (a scan that printed nothing on a
+            # link that still answers: a stuck mount, reported with its fix).
+            if run.transport.connected and not await _link_stalled(run, exc):
                 raise PullError(exc.message, exc.fix) from exc
             if not run.retry:
                 raise  # a side task: the pull does it again after its own reconnect
             failures = 1 if run.tracker.bytes_received > received else failures + 1
             await run.transport.close()
             failures = await _reconnect(run, failures, exc)
+
+
+async def _link_stalled(run: PullRun, exc: TransportError) -> bool:
+    """Whether the box's scan fell silent because the whole link did (a frozen box, a dead
+    route): then nothing answers an SFTP stat of ``/`` either, and the pull reconnects as
+    after a drop; a link that answers leaves the stuck scan (a hung mount) to report."""
+    if not isinstance(exc, ScanStalled) or not run.retry:
+        return False
+    try:
+        await asyncio.wait_for(run.transport.stat("/"), run.options.stall_timeout_s)
+    except (asyncio.TimeoutError, TransportError, OSError):
+        return True
+    return False
 
 
 async def _reconnect(run: PullRun, failures: int, lost: TransportError) -> int:
