@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 from support.machine import free_port
 from support.queues import QueueFleet
 from support.slurm import SlurmCluster
@@ -37,6 +38,9 @@ RUN = (
 )
 
 
+# Four torch jobs (two ranks each) one after another, each waited for by its condition
+# (up to 180 s each): the suite's 120 s default is shorter than the test's own waits.
+@pytest.mark.timeout(600)
 async def test_a_two_node_cell_is_one_job_whose_ranks_rendezvous_train_and_checkpoint(
     slurm_cluster: SlurmCluster, slurm_queue_fleet
 ) -> None:  # type: ignore[no-untyped-def]
