@@ -31,6 +31,7 @@ from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.heap import settle_heap
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.add_host import AddHostScreen
 from rgt_tui.screens.diagnosis import DiagnosisScreen
@@ -65,8 +66,6 @@ from rgt_tui.services.runtime.monitors import MonitorLike, health_thresholds
 from rgt_tui.services.runtime.runtime import FleetRuntime
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState, WatchEvent
-
-GC_YOUNG_ALLOCATIONS = 20_000  # the collector's first threshold once the app is up (on_mount)
 
 
 class RgtApp(ThemedApp):
@@ -187,17 +186,7 @@ class RgtApp(ThemedApp):
         # too: its records reach this window within a few seconds.
         self.set_interval(WATCH_EVERY_S, self._look_at_records)
         self.runtime.watch_fleet_file(self.FLEET_FILE_EVERY_S)  # hosts.toml is live
-        # Everything built so far (Textual, the panes, the fleet) lives as long as the app:
-        # leave it out of the collector's full passes, which otherwise stall a keypress
-        # by ~50 ms a few times a minute at 100 hosts (scripts/bench_tui.py, gc stats).
-        gc.freeze()
-        # And collect the young objects every 20,000 allocations, not 700: each host's
-        # sample leaves objects that live a while (its history), so with the default a
-        # 500-host fleet ran ~28 full collections a minute (up to 0.2 s each, a keypress
-        # waiting behind them). scripts/bench_tui.py --synthetic --hosts 500 --seconds 180:
-        # key p95 97 -> 55 ms, full collections 27.6 -> 1 a minute, CPU 41.7 -> 39.8 %;
-        # RSS +8 MiB over the 3 minutes (cyclic garbage waits longer for its pass).
-        gc.set_threshold(GC_YOUNG_ALLOCATIONS, *gc.get_threshold()[1:])
+        settle_heap()  # what exists now lives as long as the app (heap.py)
         if self.start_monitors:
             # Results leave boxes on their cadence (pull_every, a spot profile's default)
             # while the app is open, as under `rgt-tui watch`.

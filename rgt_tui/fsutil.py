@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import os
 import stat
@@ -122,19 +123,15 @@ def sync_files(fds: Sequence[int]) -> None:
             raise OSError(code, os.strerror(code))
 
 
-_SYNCFS: list = []  # [libc's syncfs or None], looked up on first use
-
-
+@functools.cache
 def _syncfs() -> Callable[[int], int] | None:
-    if not _SYNCFS:
-        import ctypes  # only here: a sync is the only use, and not every command syncs
+    """libc's syncfs, or None where there is none (not Linux, or no C library to ask)."""
+    import ctypes  # only here: a sync is the only use, and not every command syncs
 
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            _SYNCFS.append(getattr(libc, "syncfs", None))
-        except OSError:  # no C library to ask (an unusual build): fsync per file
-            _SYNCFS.append(None)
-    return _SYNCFS[0]
+    try:
+        return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    except OSError:
+        return None
 
 
 class LockBusy(OSError):
