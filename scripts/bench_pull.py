@@ -54,6 +54,8 @@ rule and timing, so its figures compare; each link's measurement is one function
 Needs /usr/sbin/sshd, ssh, rsync and scp. Everything lives under --dir (the data sets are
 kept between runs, so each is made once; each run's copy goes to a new folder under
 ``--dir/out``, deleted at the end); nothing else is touched.
+One script on purpose, past 450 lines: a benchmark is run and read as one file (its
+sshd, data sets, links and report share one run's state); it is not imported by the product.
 """
 
 from __future__ import annotations

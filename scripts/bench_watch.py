@@ -26,6 +26,8 @@ printing resident memory every 10 minutes-equivalent. Last line of a normal run:
     .venv/bin/python scripts/bench_watch.py [--hosts 25,100,250,500] [--seconds 120] [--mode metrics]
     .venv/bin/python scripts/bench_watch.py --hosts 500 --minutes 10
     .venv/bin/python scripts/bench_watch.py --memory-hour
+One script on purpose, past 450 lines: the fleet, the watch and the scraper are three
+processes of this one file, run and read together; the product never imports it.
 """
 
 from __future__ import annotations
