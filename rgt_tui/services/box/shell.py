@@ -78,11 +78,13 @@ def queue_window_script(session: str) -> str:
     # Run by the tmux server's default-shell (bash, zsh, fish, ...): /bin/sh says it.
     inner = f'echo {shlex.quote(hint)}; exec "${{SHELL:-/bin/sh}}" -l'
     window = f"/bin/sh -c {shlex.quote(inner)}"
+    # Said on the way back, not before the attach: a tmux client taking the terminal
+    # flushes its output queue (tcflush TCOFLUSH), so a line the box printed just before
+    # is lost whenever ssh had not read it yet (seen in CI under load).
     said = shlex.quote(
-        f"rgt-tui: opening a new window in tmux session {session} (the queue runner stays in "
+        f"rgt-tui: closed the new window in tmux session {session}; the queue runner stays in "
         "window "
     )
-    back = shlex.quote("): `exit` there, or Ctrl-b d, closes it and comes back here")
     return (
         f"if command -v tmux >/dev/null 2>&1 && tmux has-session -t {exact} 2>/dev/null; then "
         f"r=$(tmux list-windows -t {exact} -F '#{{window_index}}' 2>/dev/null | head -n 1); "
@@ -90,8 +92,8 @@ def queue_window_script(session: str) -> str:
         f'w=$(tmux new-session -d -P -F \'#{{window_id}}\' -s "$v" -c "$PWD" {shlex.quote(window)}) '
         "&& { "
         f'if tmux link-window -d -s "$w" -t {shlex.quote("=" + session + ":")} 2>/dev/null; then '
-        f"printf '%s%s%s\\n' {said} \"$r\" {back} >&2; "
-        'tmux attach -t "=$v"; rc=$?; tmux kill-window -t "$w" 2>/dev/null; exit $rc; fi; '
+        'tmux attach -t "=$v"; rc=$?; tmux kill-window -t "$w" 2>/dev/null; '
+        f"printf '%s%s\\n' {said} \"$r\" >&2; exit $rc; fi; "
         'tmux kill-session -t "=$v" 2>/dev/null; }; '
         "fi; "
         'exec "${SHELL:-/bin/sh}" -l'
