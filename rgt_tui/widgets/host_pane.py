@@ -11,7 +11,7 @@ screen update of its own (~17 a second), where the tick makes one.
 A pane is one widget rendering one block of text, not a tree of small widgets: with 64
 hosts every extra widget per pane is 64 more to lay out whenever anything moves.
 
-A little over 400 lines on purpose: the pane and the small drawing helpers at the top
+About 500 lines on purpose: the pane and the small drawing helpers at the top
 (``pane_shape``, ``figure_lines``, ``key_line``) that only it draws with.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from textual import events
 from textual.content import Content
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.screen import Screen
 from textual.strip import Strip
@@ -167,9 +167,12 @@ class HostPane(Widget, can_focus=True):
         self.torn_down_at: float | None = None  # from the journal: greys out, cost stops
         self.history: HostHistory | None = None
         self.stale = False
+        self.reshaped = False  # stale with a new shape: drawn at the tick, even out of view
         self.draws = 0  # how many times it was drawn: tests and the benchmark read it
         self._shape: tuple[object, ...] | None = None
-        self._content = Content.styled("◌ connecting…", "$foreground-muted")
+        # The pane's text as one block, joined when Textual asks (render): a pane out of
+        # view is measured by its rows (get_content_height), never joined.
+        self._content: Content | None = Content.styled("◌ connecting…", "$foreground-muted")
         self._figures: list[Content] = []
         self._lines: list[Content] = []  # as drawn: status, figures, queue line
         self._heights: list[int] = []  # the rows each line takes
@@ -209,11 +212,18 @@ class HostPane(Widget, can_focus=True):
         self.set_class(any(a.severity == "critical" for a in update.alerts), "-critical")
         # A change of shape (first sample, a GPU or mount gone, more alerts) changes the
         # pane's height, so it is drawn even out of view: otherwise the grid's layout,
-        # and with it what is in view, would shift once it is finally drawn.
-        if pane_shape(update) != self._shape or (self.can_draw() and not self.batched):
+        # and with it what is in view, would shift once it is finally drawn. In a big
+        # fleet an out-of-view one waits for the screen's tick: each repaint of a widget
+        # out of view has Textual lay out every pane again at the next region look-up
+        # (500 hosts with flapping alerts: ~10 times a second, a quarter of the app's
+        # CPU), and the tick makes that once a second.
+        reshaped = pane_shape(update) != self._shape
+        in_view = self.can_draw()
+        if (in_view and not self.batched) or (reshaped and (in_view or not self.batched)):
             self.draw()
             return True
         self.stale = True  # drawn on the screen's next tick, or when it comes into view
+        self.reshaped = self.reshaped or reshaped
         return False
 
     def show_queue(self, line: Content | None) -> None:
@@ -260,8 +270,8 @@ class HostPane(Widget, can_focus=True):
             self.stale = True
 
     def draw_if_stale(self) -> None:
-        """Catch up after coming back into view."""
-        if self.stale and self.can_draw():
+        """Catch up after coming back into view, and a new shape even out of view."""
+        if self.stale and (self.reshaped or self.can_draw()):
             self.draw()
 
     def tick(self) -> None:
@@ -307,7 +317,7 @@ class HostPane(Widget, can_focus=True):
         """Render the latest update into the pane."""
         if self.update is None:
             return
-        self.stale = False
+        self.stale = self.reshaped = False
         self.draws += 1
         self._shape = pane_shape(self.update)
         self._compose_content(self.update, recompute_figures=True)
@@ -417,7 +427,7 @@ class HostPane(Widget, can_focus=True):
         heights = self._heights_of(lines, width)
         old_heights, old_width = self._heights, self._drawn_width
         self._lines, self._heights, self._drawn_width = lines, heights, width
-        self._content = Content("\n").join(lines)
+        self._content = None
         self._rows.changed()
         # (A pane narrower than 20 cells gets lines cut for 20: they wrap, all of it.)
         if heights != old_heights or not width == old_width == self.content_size.width:
@@ -430,13 +440,22 @@ class HostPane(Widget, can_focus=True):
             y += height
 
     def render(self) -> Content:
+        if self._content is None:
+            self._content = Content("\n").join(self._lines)
         return self._content
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        # The rows were counted when drawn, as Textual wraps them (_heights_of): the
+        # layout need not join and wrap the text again to measure it.
+        if self._lines and width == self._drawn_width:
+            return sum(self._heights)
+        return super().get_content_height(container, viewport, width)
 
     def render_line(self, y: int) -> Strip:
         """Row ``y``: only the lines that changed are rendered again (``LineRows``)."""
         if self.text_selection is not None:  # a mouse selection: Textual draws it
             return super().render_line(y)
-        return self._rows.row(self, self._lines or [self._content], y)
+        return self._rows.row(self, self._lines or [self.render()], y)
 
     # -- cost and teardown -------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from support.samples import (
     HOSTS,
     agent_sample,
     disk,
+    gpu,
     healthy_update,
     inode_update,
     make_update,
@@ -465,6 +466,33 @@ async def test_hidden_panes_skip_drawing_and_catch_up(tmp_path: Path) -> None:
         assert "box11" in app.screen.host.name
         await pilot.press("escape")
         await wait_for(lambda: panes["box11"].draws == before["box11"] + 1, pilot=pilot)
+
+
+async def test_a_big_fleets_pane_out_of_view_takes_a_new_shape_at_the_tick(
+    tmp_path: Path,
+) -> None:
+    """Issue 44: in a big fleet a pane out of view whose height changes is drawn at the
+    screen's once-a-second tick, not at each sample (every repaint out of view has
+    Textual lay out all the panes again); one in view is drawn at once."""
+    app = make_app(tmp_path, fleet=many_hosts_fleet(tmp_path, 20))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        panes = app.fleet_screen.panes
+        assert panes["box19"].batched
+        for i in range(20):
+            app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}"))))
+        await wait_for(lambda: all(p.draws >= 1 for p in panes.values()), pilot=pilot)
+        far, near = panes["box19"], panes["box0"]
+        assert near.can_draw() and not far.can_draw()
+        # One GPU gone: a new shape for each. No await between show() and the checks,
+        # so the screen's tick cannot run in between.
+        one_gpu = {"gpus": [gpu(0, 97, 1305, 61.5, 66)], "gpu_processes": []}
+        draws = far.draws
+        assert not far.show(make_update("box19", agent_sample("box19", seq=2, **one_gpu)))
+        assert far.stale and far.reshaped and far.draws == draws
+        assert near.show(make_update("box0", agent_sample("box0", seq=2, **one_gpu)))
+        await wait_for(lambda: far.draws == draws + 1, pilot=pilot)  # the tick drew it
+        assert not far.reshaped and not far.can_draw()
 
 
 async def test_broken_theme_is_reported_once_and_not_fatal(tmp_path: Path) -> None:
