@@ -28,7 +28,6 @@ from support.samples import (
     HOSTS,
     agent_sample,
     disk,
-    gpu,
     healthy_update,
     inode_update,
     make_update,
@@ -475,7 +474,7 @@ async def test_a_big_fleets_pane_out_of_view_takes_a_new_shape_at_the_tick(
     screen's once-a-second tick, not at each sample (every repaint out of view has
     Textual lay out all the panes again); one in view is drawn at once."""
     app = make_app(tmp_path, fleet=many_hosts_fleet(tmp_path, 20))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 40)) as pilot:
         await pilot.pause()
         panes = app.fleet_screen.panes
         assert panes["box19"].batched
@@ -483,16 +482,37 @@ async def test_a_big_fleets_pane_out_of_view_takes_a_new_shape_at_the_tick(
             app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}"))))
         await wait_for(lambda: all(p.draws >= 1 for p in panes.values()), pilot=pilot)
         far, near = panes["box19"], panes["box0"]
-        assert near.can_draw() and not far.can_draw()
-        # One GPU gone: a new shape for each. No await between show() and the checks,
-        # so the screen's tick cannot run in between.
-        one_gpu = {"gpus": [gpu(0, 97, 1305, 61.5, 66)], "gpu_processes": []}
+
+        def far_text() -> str:  # what the screen shows of box19
+            r = far.region
+            rows = screen_text(app).splitlines()[r.y : r.bottom]
+            return "\n".join(row[r.x : r.right] for row in rows)
+
+        # box19 on screen once (Textual keeps its rows), then out of view again.
+        app.fleet_screen.select("box18")
+        await wait_for(lambda: "/workspace" in far_text(), pilot=pilot, show=far_text)
+        app.fleet_screen.select("box0")
+        await wait_for(lambda: not far.can_draw(), pilot=pilot)
+        assert near.can_draw()
+        # A mount replaced by another: a new shape for each, of the same height. No await
+        # between show() and the checks, so the screen's tick cannot run in between.
+        moved = {"disks": [disk("/", "/", 40, 12), disk("/data", "/data", 55, 20)]}
         draws = far.draws
-        assert not far.show(make_update("box19", agent_sample("box19", seq=2, **one_gpu)))
+        assert not far.show(make_update("box19", agent_sample("box19", seq=2, **moved)))
         assert far.stale and far.reshaped and far.draws == draws
-        assert near.show(make_update("box0", agent_sample("box0", seq=2, **one_gpu)))
+        assert near.show(make_update("box0", agent_sample("box0", seq=2, **moved)))
         await wait_for(lambda: far.draws == draws + 1, pilot=pilot)  # the tick drew it
         assert not far.reshaped and not far.can_draw()
+
+        # Drawn out of view, it was not repainted (Textual would lay out every pane for
+        # that): scrolled into view, it shows its new rows, not the old ones it had.
+        # (Selected, it would be repainted anyway for its border: its neighbour is.)
+        app.fleet_screen.select("box18")
+        await wait_for(
+            lambda: "/data" in far_text() and "/workspace" not in far_text(),
+            pilot=pilot,
+            show=far_text,
+        )
 
 
 async def test_broken_theme_is_reported_once_and_not_fatal(tmp_path: Path) -> None:
