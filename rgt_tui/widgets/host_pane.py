@@ -219,8 +219,8 @@ class HostPane(Widget, can_focus=True):
         # (500 hosts with flapping alerts: ~10 times a second, a quarter of the app's
         # CPU), and the tick makes that once a second.
         reshaped = pane_shape(update) != self._shape
-        in_view = self.can_draw()
-        if (in_view and not self.batched) or (reshaped and (in_view or not self.batched)):
+        # (can_draw walks up to the screen: a batched pane's sample asks only if reshaped)
+        if (reshaped and self.can_draw()) if self.batched else (reshaped or self.can_draw()):
             self.draw()
             return True
         self.stale = True  # drawn on the screen's next tick, or when it comes into view
