@@ -66,6 +66,10 @@ class SftpSessions(RangeReads):
                 # opening: names round-trip as os.fsdecode/os.fsencode do here.
                 client = await conn.start_sftp_client(path_errors="surrogateescape")
             except (OSError, asyncssh.Error) as exc:
+                if conn.is_closed():
+                    # The connection went while this lane opened (a drop, or a pull
+                    # reconnecting): not a refusal to wait out (20 s, every lane).
+                    raise TransportError(self.host, "connection lost") from exc
                 if isinstance(exc, asyncssh.ChannelOpenError):
                     # The box allows no more sessions on this connection (sshd's
                     # MaxSessions, 10 by default): this lane shares another's.
@@ -88,6 +92,8 @@ class SftpSessions(RangeReads):
         of its own; one still opening on another lane is waited for (lanes open at once,
         so the first refused may come before any is ready). None when there is none."""
         for _ in range(400):  # 20 s at most: a session opens in a few round trips
+            if conn.is_closed():
+                return None
             for client, owner in list(self._sftp.values()):
                 if owner is conn:
                     return client

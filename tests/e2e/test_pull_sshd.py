@@ -14,6 +14,7 @@ from support.pulls import Counted, fast, random_file, sha
 from support.sshd import OpenSshServer
 from support.waiting import wait_for
 
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.pull.copy import FLUSH_BYTES
@@ -184,3 +185,56 @@ async def test_a_linked_folder_the_box_replaced_by_a_real_one_is_mirrored(
     assert _mirror(local) == _mirror(res)
     assert not (local / "cell0" / "new.json").exists()
     assert (local / "latest").is_dir() and not (local / "latest").is_symlink()
+
+
+async def test_a_box_frozen_before_the_scan_is_reconnected_not_called_a_stuck_mount(
+    openssh_server: OpenSshServer, tmp_path
+):
+    """The connection stops answering before the pull asks anything (a frozen box, a dead
+    route): its scan falls silent, nothing answers an SFTP stat either, so the pull
+    reconnects and finishes, instead of reporting a stuck mount on the box."""
+    digest = random_file(openssh_server.workdir / "results" / "ckpt.pt", 2 * MIB)
+    host = load_fleet(openssh_server.hosts_file).host("real1")
+    box = _Freezer(openssh_server)
+    events = []
+    transport = transport_for(host)
+    try:
+        await transport.connect()
+        box.freeze()  # the open connection's processes stop; a new connection works
+        result = await pull_host(
+            host,
+            tmp_path,
+            transport,
+            options=fast(stall_timeout_s=1.0, progress_interval_s=0),
+            on_progress=events.append,
+        )
+    finally:
+        await transport.close()
+        box.thaw()
+    assert result.ok, result
+    assert sha(Path(tmp_path) / "real1" / "ckpt.pt") == digest
+    said = [e.message for e in events]
+    assert any("retrying" in m for m in said), said  # reconnected, as after a drop
+
+
+async def test_sftp_lanes_opening_when_the_connection_closes_say_it_was_lost(
+    openssh_server: OpenSshServer,
+):
+    """Lanes still opening when the connection goes (a drop, or a pull reconnecting)
+    were taken for sshd's MaxSessions refusal: each waited 20 s for another lane, then
+    said "SFTP unavailable … enable the sftp subsystem". They say the connection was lost."""
+    host = load_fleet(openssh_server.hosts_file).host("real1")
+    box = _Freezer(openssh_server)
+    transport = transport_for(host)
+    try:
+        await transport.connect()
+        box.freeze()  # the box never answers the lanes' channel opens
+        lanes = [asyncio.create_task(transport.sftp(lane)) for lane in (1, 2, 3)]
+        await asyncio.sleep(0.2)  # their opens sent (were they not, each says "not connected")
+        await transport.close()
+        results = await asyncio.wait_for(asyncio.gather(*lanes, return_exceptions=True), 60)
+    finally:
+        box.thaw()
+    for result in results:
+        assert isinstance(result, TransportError), result
+        assert result.message in ("connection lost", "not connected"), result.message
