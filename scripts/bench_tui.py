@@ -188,8 +188,9 @@ def print_heap() -> None:
 async def measure(args: argparse.Namespace, folder: Path) -> dict[str, float]:
     """Run the app headless on the fleet in ``folder``; warm up, then measure the window."""
     if args.synthetic:
+        price = f"cost_per_hour = {args.price}\n" if args.price else ""
         toml = "".join(
-            f'[[hosts]]\nname = "h{i}"\nssh = "root@10.9.0.{i % 250}"\n\n'
+            f'[[hosts]]\nname = "h{i}"\nssh = "root@10.9.0.{i % 250}"\n{price}\n'
             for i in range(args.hosts)
         )
         (folder / "hosts.toml").write_text(toml)
@@ -304,6 +305,9 @@ def main() -> int:
     parser.add_argument("--key-every", type=float, default=0.5)
     parser.add_argument("--size", default="200x50", help="terminal size, WxH")
     parser.add_argument("--synthetic", action="store_true", help="in-process samples, no SSH")
+    parser.add_argument(
+        "--price", type=float, help="with --synthetic: every host's cost_per_hour (USD)"
+    )
     parser.add_argument(
         "--profile", metavar="SORT", help="cProfile the window (e.g. cumulative), to stderr"
     )

@@ -484,7 +484,10 @@ class HostPane(Widget, can_focus=True):
                 parts.append(f"idle paid {fmt_duration(self.idle.idle_s)}")
         subtitle = " · ".join(parts)
         if subtitle != self.border_subtitle:
-            self.border_subtitle = subtitle
+            if self.update is None or self.can_draw():
+                self.border_subtitle = subtitle
+            else:  # a reactive: set out of view it is a repaint (see _repaint); later
+                self.stale = True
 
     def cost_so_far(self, now: float) -> float | None:
         """Money spent on this host so far (its cost stops at its teardown)."""

@@ -33,6 +33,7 @@ from support.samples import (
     make_update,
     many_hosts_fleet,
     three_updates,
+    write_fleet,
 )
 from textual import events
 from textual.binding import Binding
@@ -513,6 +514,34 @@ async def test_a_big_fleets_pane_out_of_view_takes_a_new_shape_at_the_tick(
             pilot=pilot,
             show=far_text,
         )
+
+
+async def test_a_priced_pane_out_of_view_takes_its_new_cost_once_seen(tmp_path: Path) -> None:
+    """A pane's cost subtitle is a Textual reactive: set out of view it is a repaint, which
+    has Textual lay out every pane again. It waits until the pane can be seen."""
+    text = "".join(
+        f'[[hosts]]\nname = "box{i}"\nssh = "root@10.0.1.{i}"\ncost_per_hour = 3.6\n'
+        "started_at = 2026-01-01T11:00:00Z\n\n"  # an hour before the frozen clock
+        for i in range(20)
+    )
+    now = [FROZEN]
+    app = make_app(tmp_path, fleet=write_fleet(tmp_path, text), clock=lambda: now[0])
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause()
+        panes = app.fleet_screen.panes
+        for i in range(20):
+            app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}"))))
+        await wait_for(lambda: all(p.draws >= 1 for p in panes.values()), pilot=pilot)
+        far = panes["box19"]
+        app.fleet_screen.select("box18")  # its neighbour: box19 comes into view
+        await wait_for(lambda: "$3.60 so far" in str(far.border_subtitle), pilot=pilot)
+        app.fleet_screen.select("box0")
+        await wait_for(lambda: not far.can_draw(), pilot=pilot)
+        now[0] += 3600  # an hour on: $3.60 more
+        far.draw()  # out of view (as at the tick for a new shape)
+        assert "$3.60 so far" in str(far.border_subtitle) and far.stale
+        app.fleet_screen.select("box18")
+        await wait_for(lambda: "$7.20 so far" in str(far.border_subtitle), pilot=pilot)
 
 
 async def test_broken_theme_is_reported_once_and_not_fatal(tmp_path: Path) -> None:
