@@ -77,6 +77,8 @@ class SftpSessions(RangeReads):
                     if client is not None:
                         self._sftp[lane] = (client, conn)
                         return client
+                    if conn.is_closed():  # it went while this lane waited for another
+                        raise TransportError(self.host, "connection lost") from exc
                 raise TransportError(
                     self.host,
                     f"SFTP unavailable: {_describe(exc)}",
