@@ -436,9 +436,7 @@ class HostPane(Widget, can_focus=True):
         self._lines, self._heights, self._drawn_width = lines, heights, width
         self._content = None
         self._rows.changed()
-        # A new width is laid out too: Textual measured the pane at it before this draw,
-        # wrapping the lines cut for the old width (taller than they are now).
-        layout = sum(heights) != sum(old_heights) or width != old_width
+        layout = sum(heights) != sum(old_heights)
         if not self.can_draw():
             self._unpainted = self.stale = True
             if layout:

@@ -544,41 +544,6 @@ async def test_a_priced_pane_out_of_view_takes_its_new_cost_once_seen(tmp_path: 
         await wait_for(lambda: "$7.20 so far" in str(far.border_subtitle), pilot=pilot)
 
 
-async def test_panes_keep_their_height_when_the_terminal_narrows(tmp_path: Path) -> None:
-    """Textual measures a pane at a new width before the pane redraws for it, wrapping
-    lines cut for the old width (taller); the redraw lays it out again, so no blank rows
-    are left under the pane."""
-    app = make_app(tmp_path, fleet=many_hosts_fleet(tmp_path, 12))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        panes = app.fleet_screen.panes
-        for i in range(12):
-            app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}"))))
-        await wait_for(lambda: all(p.draws >= 1 for p in panes.values()), pilot=pilot)
-        first = panes["box0"]
-        x, width = first.region.x, first.region.width
-
-        def fitted() -> bool:
-            shown = [p for p in panes.values() if p.can_draw() and p.region.height]
-            return bool(shown) and all(p.region.height == p.natural_height for p in shown)
-
-        await wait_for(fitted, pilot=pilot)
-        await pilot.resize_terminal(112, 40)  # narrower, as many columns
-        await wait_for(lambda: first.region.width < width, pilot=pilot)
-        assert first.region.x == x  # the same columns
-        await wait_for(
-            fitted,
-            pilot=pilot,
-            show=lambda: str(
-                [
-                    (p.host.name, p.region.height, p.natural_height)
-                    for p in panes.values()
-                    if p.can_draw()
-                ]
-            ),
-        )
-
-
 async def test_broken_theme_is_reported_once_and_not_fatal(tmp_path: Path) -> None:
     themes_dir = tmp_path / "config" / "themes"
     themes_dir.mkdir(parents=True)
