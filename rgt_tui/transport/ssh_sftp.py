@@ -66,19 +66,17 @@ class SftpSessions(RangeReads):
                 # opening: names round-trip as os.fsdecode/os.fsencode do here.
                 client = await conn.start_sftp_client(path_errors="surrogateescape")
             except (OSError, asyncssh.Error) as exc:
-                if conn.is_closed():
-                    # The connection went while this lane opened (a drop, or a pull
-                    # reconnecting): not a refusal to wait out (20 s, every lane).
-                    raise TransportError(self.host, "connection lost") from exc
-                if isinstance(exc, asyncssh.ChannelOpenError):
+                if isinstance(exc, asyncssh.ChannelOpenError) and not conn.is_closed():
                     # The box allows no more sessions on this connection (sshd's
                     # MaxSessions, 10 by default): this lane shares another's.
                     client = await self._open_sftp(conn, lane)
                     if client is not None:
                         self._sftp[lane] = (client, conn)
                         return client
-                    if conn.is_closed():  # it went while this lane waited for another
-                        raise TransportError(self.host, "connection lost") from exc
+                if conn.is_closed():
+                    # The connection went while this lane opened or waited (a drop, or
+                    # a pull reconnecting): no refusal to wait out, no sshd advice.
+                    raise TransportError(self.host, "connection lost") from exc
                 raise TransportError(
                     self.host,
                     f"SFTP unavailable: {_describe(exc)}",
