@@ -1,0 +1,121 @@
+"""Panes out of view: they skip drawing, catch up when seen, and in a big fleet take a
+new shape at the screen's tick without being repainted (issue 44: each repaint of a
+widget Textual does not show has it lay out every pane again)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.pilot import make_app, screen_text, wait_for
+from support.samples import FROZEN, agent_sample, disk, make_update, many_hosts_fleet, write_fleet
+
+from rgt_tui.messages import HostUpdated
+from rgt_tui.screens.host_detail import HostDetailScreen
+
+
+async def test_hidden_panes_skip_drawing_and_catch_up(tmp_path: Path) -> None:
+    app = make_app(tmp_path, fleet=many_hosts_fleet(tmp_path, 12))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        panes = app.fleet_screen.panes
+        for i in range(12):
+            app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}"))))
+        await pilot.pause()
+        # The first sample changes every pane's shape (its height): all are drawn, even
+        # out of view, so that the layout is right.
+        assert all(p.draws >= 1 for p in panes.values())
+        first = {name: p.draws for name, p in panes.items()}
+        for i in range(12):
+            app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}", seq=2))))
+        await pilot.pause()
+        assert panes["box0"].draws == first["box0"] + 1  # on screen: drawn
+        assert panes["box11"].draws == first["box11"] and panes["box11"].stale  # out of view
+        app.fleet_screen.select("box11")  # scrolling it into view draws it
+        await wait_for(lambda: panes["box11"].draws == first["box11"] + 1, pilot=pilot)
+        # Behind the detail screen, nothing on the fleet screen is drawn.
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, HostDetailScreen)
+        before = {name: p.draws for name, p in panes.items()}
+        app.post_message(HostUpdated(make_update("box11", agent_sample("box11", seq=3))))
+        await pilot.pause()
+        assert {name: p.draws for name, p in panes.items()} == before
+        assert "box11" in app.screen.host.name
+        await pilot.press("escape")
+        await wait_for(lambda: panes["box11"].draws == before["box11"] + 1, pilot=pilot)
+
+
+async def test_a_big_fleets_pane_out_of_view_takes_a_new_shape_at_the_tick(
+    tmp_path: Path,
+) -> None:
+    """Issue 44: in a big fleet a pane out of view whose height changes is drawn at the
+    screen's once-a-second tick, not at each sample (every repaint out of view has
+    Textual lay out all the panes again); one in view is drawn at once."""
+    app = make_app(tmp_path, fleet=many_hosts_fleet(tmp_path, 20))
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause()
+        panes = app.fleet_screen.panes
+        assert panes["box19"].batched
+        for i in range(20):
+            app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}"))))
+        await wait_for(lambda: all(p.draws >= 1 for p in panes.values()), pilot=pilot)
+        far, near = panes["box19"], panes["box0"]
+
+        def far_text() -> str:  # what the screen shows of box19
+            r = far.region
+            rows = screen_text(app).splitlines()[r.y : r.bottom]
+            return "\n".join(row[r.x : r.right] for row in rows)
+
+        # box19 on screen once (Textual keeps its rows), then out of view again.
+        app.fleet_screen.select("box18")
+        await wait_for(lambda: "/workspace" in far_text(), pilot=pilot, show=far_text)
+        app.fleet_screen.select("box0")
+        await wait_for(lambda: not far.can_draw(), pilot=pilot)
+        assert near.can_draw()
+        # A mount replaced by another: a new shape for each, of the same height. No await
+        # between show() and the checks, so the screen's tick cannot run in between.
+        moved = {"disks": [disk("/", "/", 40, 12), disk("/data", "/data", 55, 20)]}
+        draws = far.draws
+        assert not far.show(make_update("box19", agent_sample("box19", seq=2, **moved)))
+        assert far.stale and far.reshaped and far.draws == draws
+        assert near.show(make_update("box0", agent_sample("box0", seq=2, **moved)))
+        await wait_for(lambda: far.draws == draws + 1, pilot=pilot)  # the tick drew it
+        assert not far.reshaped and not far.can_draw()
+
+        # Drawn out of view, it was not repainted (Textual would lay out every pane for
+        # that): scrolled into view, it shows its new rows, not the old ones it had.
+        # (Selected, it would be repainted anyway for its border: its neighbour is.)
+        app.fleet_screen.select("box18")
+        await wait_for(
+            lambda: "/data" in far_text() and "/workspace" not in far_text(),
+            pilot=pilot,
+            show=far_text,
+        )
+
+
+async def test_a_priced_pane_out_of_view_takes_its_new_cost_once_seen(tmp_path: Path) -> None:
+    """A pane's cost subtitle is a Textual reactive: set out of view it is a repaint, which
+    has Textual lay out every pane again. It waits until the pane can be seen."""
+    text = "".join(
+        f'[[hosts]]\nname = "box{i}"\nssh = "root@10.0.1.{i}"\ncost_per_hour = 3.6\n'
+        "started_at = 2026-01-01T11:00:00Z\n\n"  # an hour before the frozen clock
+        for i in range(20)
+    )
+    now = [FROZEN]
+    app = make_app(tmp_path, fleet=write_fleet(tmp_path, text), clock=lambda: now[0])
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause()
+        panes = app.fleet_screen.panes
+        for i in range(20):
+            app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}"))))
+        await wait_for(lambda: all(p.draws >= 1 for p in panes.values()), pilot=pilot)
+        far = panes["box19"]
+        app.fleet_screen.select("box18")  # its neighbour: box19 comes into view
+        await wait_for(lambda: "$3.60 so far" in str(far.border_subtitle), pilot=pilot)
+        app.fleet_screen.select("box0")
+        await wait_for(lambda: not far.can_draw(), pilot=pilot)
+        now[0] += 3600  # an hour on: $3.60 more
+        far.draw()  # out of view (as at the tick for a new shape)
+        assert "$3.60 so far" in str(far.border_subtitle) and far.stale
+        app.fleet_screen.select("box18")
+        await wait_for(lambda: "$7.20 so far" in str(far.border_subtitle), pilot=pilot)
