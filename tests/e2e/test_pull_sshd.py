@@ -31,9 +31,11 @@ class _Freezer:
         self.frozen: list[int] = []
 
     def freeze(self) -> None:
-        self.frozen.extend(descendants(self.listener))
-        for pid in self.frozen:
-            os.kill(pid, signal.SIGSTOP)
+        for pid in descendants(self.listener):
+            # One listed may have exited since (sshd's short-lived helpers after a login).
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+                self.frozen.append(pid)
 
     def thaw(self) -> None:
         for pid in self.frozen:
