@@ -58,6 +58,8 @@ from rgt_tui.widgets.line_rows import LineRows
 from rgt_tui.widgets.spark import spark_block, spark_line
 
 MAX_ALERT_LINES = 4
+# Lines are cut for 20 cells at least: a narrower pane wraps them (see _repaint).
+MIN_DRAW_WIDTH = 20
 
 
 def screen_in_view(screen: Screen[object]) -> bool:
@@ -354,7 +356,7 @@ class HostPane(Widget, can_focus=True):
 
     def _compose_content(self, update: HostUpdate, *, recompute_figures: bool) -> None:
         now = self.clock()
-        width = max(20, self.content_size.width or 40)
+        width = max(MIN_DRAW_WIDTH, self.content_size.width or 40)
         snap = update.snapshot
         status = self._status_lines(update, now)
         extra = self._extra_rows(width)
@@ -460,8 +462,12 @@ class HostPane(Widget, can_focus=True):
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         # The rows were counted when drawn, as Textual wraps them (_heights_of): the
-        # layout need not join and wrap the text again to measure it.
-        if self._lines and width == self._drawn_width:
+        # layout need not join and wrap the text again to measure it. At a new width
+        # (20 cells or more) too: the pane redraws for it (on_resize) with lines cut to
+        # it, and asks for a layout if their count changed (_repaint). Wrapping the lines
+        # cut for the old width would count more rows than the redraw has and leave them
+        # blank, with no layout to take them back.
+        if self._lines and width >= MIN_DRAW_WIDTH:
             return sum(self._heights)
         return super().get_content_height(container, viewport, width)
 
