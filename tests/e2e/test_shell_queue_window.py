@@ -185,3 +185,41 @@ def test_a_local_host_whose_queue_runs_gets_the_same_new_window(
     finally:
         subprocess.run(["tmux", "kill-server"], check=False, timeout=30)
         shutil.rmtree(sockets, ignore_errors=True)
+
+
+def test_tmux_refusing_the_terminal_gives_a_login_shell_and_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """No terminal (as with a TERM the box's tmux does not know): ``tmux attach`` fails at
+    once. The new window is closed again, the reason said, and the login shell runs
+    instead (here it reads the script's stdin: ``pwd``); the runner's window untouched."""
+    sockets = Path(tempfile.mkdtemp(prefix="rgtr-"))  # short: socket paths are limited
+    monkeypatch.setenv("TMUX_TMPDIR", str(sockets))
+    monkeypatch.delenv("TMUX", raising=False)
+    subprocess.run(["tmux", "new-session", "-d", "-s", "rgt-here", "sleep 600"], check=True)
+    try:
+        done = subprocess.run(
+            ["/bin/sh", "-c", queue_window_script("rgt-here")],
+            input="pwd\n",
+            cwd=tmp_path,
+            env={**os.environ, "SHELL": "/bin/sh"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        said = (
+            "rgt-tui: tmux could not attach to a new window of session rgt-here (see above); "
+            "a login shell here instead, the queue runner untouched in window 0"
+        )
+        assert said in done.stderr, done.stderr
+        assert "closed the new window" not in done.stderr
+        assert done.stdout.strip().splitlines()[-1] == str(tmp_path)  # the login shell ran
+        sessions = subprocess.run(
+            ["tmux", "list-sessions", "-F", "#{session_name}:#{session_windows}"],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout.split()  # fmt: skip
+        assert sessions == ["rgt-here:1"]
+    finally:
+        subprocess.run(["tmux", "kill-server"], check=False, timeout=30)
+        shutil.rmtree(sockets, ignore_errors=True)

@@ -85,6 +85,12 @@ def queue_window_script(session: str) -> str:
         f"rgt-tui: closed the new window in tmux session {session}; the queue runner stays in "
         "window "
     )
+    # tmux refusing the terminal (an unknown TERM on the box, no tty) exits at once and
+    # non-zero: the plain login shell then, as for every other step that fails.
+    refused = shlex.quote(
+        f"rgt-tui: tmux could not attach to a new window of session {session} (see above); "
+        "a login shell here instead, the queue runner untouched in window "
+    )
     return (
         f"if command -v tmux >/dev/null 2>&1 && tmux has-session -t {exact} 2>/dev/null; then "
         f"r=$(tmux list-windows -t {exact} -F '#{{window_index}}' 2>/dev/null | head -n 1); "
@@ -93,7 +99,8 @@ def queue_window_script(session: str) -> str:
         "&& { "
         f'if tmux link-window -d -s "$w" -t {shlex.quote("=" + session + ":")} 2>/dev/null; then '
         'tmux attach -t "=$v"; rc=$?; tmux kill-window -t "$w" 2>/dev/null; '
-        f"printf '%s%s\\n' {said} \"$r\" >&2; exit $rc; fi; "
+        f"if [ $rc -eq 0 ]; then printf '%s%s\\n' {said} \"$r\" >&2; exit 0; fi; "
+        f'printf \'%s%s\\n\' {refused} "$r" >&2; exec "${{SHELL:-/bin/sh}}" -l; fi; '
         'tmux kill-session -t "=$v" 2>/dev/null; }; '
         "fi; "
         'exec "${SHELL:-/bin/sh}" -l'
