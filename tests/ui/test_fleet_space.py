@@ -12,12 +12,13 @@ from support.pilot import make_app, post_three, screen_text, shown_notifications
 from support.samples import HOSTS, agent_sample, gpu, healthy_update, make_update, many_hosts_fleet
 from textual.visual import Visual
 
+from rgt_tui.domain.history import HostHistory
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.fleet import BATCH_FROM
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.tabs.logs import LogsTab
 from rgt_tui.widgets.pane_grid import rows_fill
-from rgt_tui.widgets.spark import spark_rows
+from rgt_tui.widgets.spark import spark_block, spark_rows
 
 
 def test_rows_fill_only_when_every_row_fits() -> None:
@@ -32,6 +33,19 @@ def test_a_sparkline_draws_a_run_of_one_style_as_one_span() -> None:
     assert len(row.spans) == 2 and row.cell_length == 40
     (row,) = spark_rows([0.2, 0.95, 0.5], 10, style="$primary")
     assert len(row.spans) == 1
+
+
+def test_a_tall_chart_of_a_low_value_shows_its_scale_not_blank_rows() -> None:
+    """Memory at 5 % over 8 rows is 7 rows of blanks: the top row says the scale."""
+    history = HostHistory()
+    for t in range(30):
+        history.memory.append(0.05)
+        history.times.append(float(t))
+    lines = [line.plain for line in spark_block(history, 40, 8)]
+    assert len(lines) == 8
+    assert lines[0].startswith("100%") and lines[-1].startswith("mem ")
+    assert all(line[4:].strip() == "" for line in lines[:-1])  # the chart itself: blanks
+    assert lines[-1][4:].strip()  # its values on the bottom row
 
 
 async def test_few_panes_fill_a_big_terminal_with_history(tmp_path: Path) -> None:
