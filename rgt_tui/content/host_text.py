@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
+from rich.cells import cell_len
 from textual.content import Content
 
 from rgt_tui.content.box_text import shown
@@ -176,16 +177,35 @@ def cost_text(
     Without ``started_at`` the spend counts from when rgt-tui first saw the box, and says
     so: ``$1.20/h · $0.02 since first seen 14:02``.
     """
+    return " · ".join(cost_parts(host, now, end, first_seen=first_seen))
+
+
+def cost_parts(
+    host: HostConfig, now: float, end: float | None = None, *, first_seen: float | None = None
+) -> list[str]:
+    """``cost_text``'s parts: ``["$1.20/h", "$14.40 so far"]``, ``["$14.40 total"]``, []."""
     if host.cost_per_hour is None:
-        return ""
+        return []
     spent = host_cost(host, now, end, first_seen=first_seen)
     if end is not None:
-        return "" if spent is None else f"${spent:.2f} total"
-    text = f"${host.cost_per_hour:.2f}/h"
+        return [] if spent is None else [f"${spent:.2f} total"]
+    parts = [f"${host.cost_per_hour:.2f}/h"]
     if spent is not None:
         told = host.started_at is not None or first_seen is None  # the user said when
         since = "so far" if told else first_seen_label(first_seen, now)
-        text += f" · ${spent:.2f} {since}"
+        parts.append(f"${spent:.2f} {since}")
+    return parts
+
+
+def border_subtitle(parts: list[str], room: int) -> str:
+    """``parts`` (most important last) joined by `` · ``, the first dropped one by one
+    while the text is wider than ``room`` cells and more than one is left: a pane's
+    border cuts what does not fit at its end, where the idle spend is."""
+    parts = [p for p in parts if p]
+    text = " · ".join(parts)
+    while len(parts) > 1 and cell_len(text) > room:
+        parts = parts[1:]
+        text = " · ".join(parts)
     return text
 
 

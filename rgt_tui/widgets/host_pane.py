@@ -35,10 +35,11 @@ from rgt_tui.content.gpu_row import util_line, vram_line
 from rgt_tui.content.host_text import (
     at_risk_lines,
     billing_start,
+    border_subtitle,
     cgroup_line,
     cgroup_memory,
     connection_lines,
-    cost_text,
+    cost_parts,
     host_cost,
     periodic_failure_line,
     torn_down_line,
@@ -480,15 +481,17 @@ class HostPane(Widget, can_focus=True):
     # -- cost and teardown -------------------------------------------------------------
 
     def _set_subtitle(self, now: float) -> None:
-        parts = [self.host.profile]
-        if self.torn_down_at is not None:
-            parts.append("torn down")
-        cost = cost_text(self.host, now, self.torn_down_at, first_seen=self._first_seen())
-        if cost:
-            parts.append(cost)
-            if self.idle.idle_minutes >= 1:
-                parts.append(f"idle paid {fmt_duration(self.idle.idle_s)}")
-        subtitle = " · ".join(parts)
+        *rate, spent = cost_parts(
+            self.host, now, self.torn_down_at, first_seen=self._first_seen()
+        ) or [""]
+        torn = "torn down" if self.torn_down_at is not None else ""
+        idle = ""
+        if spent and self.idle.idle_minutes >= 1:
+            idle = f"idle paid {fmt_duration(self.idle.idle_s)}"
+        # Dropped from the left when the border is too narrow: the profile, then the rate.
+        # (The corners and a cell of border each side; not laid out yet: all of it.)
+        room = self.size.width - 4 if self.size.width else 1 << 16
+        subtitle = border_subtitle([self.host.profile, *rate, torn, spent, idle], room)
         if subtitle != self.border_subtitle:
             if self.update is None or self.can_draw():
                 self.border_subtitle = subtitle

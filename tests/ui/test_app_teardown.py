@@ -268,6 +268,33 @@ async def test_idle_paid_minutes_count_only_idle_gpus_with_no_cell_running(tmp_p
         assert "idle paid 10m00s" in str(pane.border_subtitle)
 
 
+async def test_a_narrow_panes_border_keeps_the_idle_spend_and_drops_the_profile(
+    tmp_path: Path,
+) -> None:
+    """Two panes on 90 columns are 44 wide: the border cuts what does not fit at its
+    end, where the idle spend is; the profile and the rate give way first."""
+    app = make_app(tmp_path)
+
+    def sample(minute: int) -> HostUpdated:
+        data = agent_sample("a100-train", t=FROZEN + 60 * minute, seq=minute + 1)
+        data["gpus"] = [gpu(0, 1.0, 210, 1.0, 40), gpu(1, 1.0, 210, 1.0, 40)]
+        return HostUpdated(make_update("a100-train", data))
+
+    async with app.run_test(size=(90, 40)) as pilot:
+        pane = app.fleet_screen.panes["a100-train"]
+        for minute in range(0, 3):
+            app.post_message(sample(minute))
+            await pilot.pause()
+        await wait_for(lambda: "idle paid" in str(pane.border_subtitle), pilot=pilot)
+        subtitle = str(pane.border_subtitle)
+        assert pane.region.width < 45 and len(subtitle) <= pane.region.width - 4, subtitle
+        assert subtitle.endswith("idle paid 2m00s") and "so far" in subtitle
+        assert "vastai" not in subtitle
+        await pilot.resize_terminal(240, 40)  # room for all of it again
+        await wait_for(lambda: str(pane.border_subtitle).startswith("vastai · $"), pilot=pilot)
+        assert str(pane.border_subtitle).endswith("idle paid 2m00s")
+
+
 class GoneBox:
     """A host's transport when its box is gone: every connection attempt fails, counted."""
 
