@@ -200,8 +200,9 @@ class ReplanScreen(DialogScreen[ResultType]):
     a revoked acknowledgement): until ``end_replan``, Enter on a button does nothing, no
     button keeps the focus (so none shows ``▶ ◀`` as Enter's target: Textual would
     otherwise hand a disabled button's focus to the next one, Cancel) and ``hint_lead``
-    says "re-planning…". ``end_replan`` focuses the button the new plan calls for (its
-    confirm button when nothing failed, else Cancel), unless the user is typing.
+    says "re-planning…". ``end_replan`` focuses the button the dialog names for the new
+    plan (launch: Launch when nothing failed, else Cancel; retry: Cancel), unless the
+    user is typing.
     """
 
     replanning = False

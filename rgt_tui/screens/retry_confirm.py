@@ -6,8 +6,10 @@ launch that runs it, which runs preflight first. A failed check is shown as in t
 "Acknowledge <check>" button that re-plans with it acknowledged; what the queue's launch
 acknowledged (``services.queue.launch_acks``) is applied and said ("acknowledged at launch:
 gpu (…)"), and "Revoke launch acks" re-plans without it. While a plan is re-made Enter
-does nothing (``dialog.ReplanScreen``); then the focus goes to Retry when nothing
-refuses, else Cancel. Retry runs it over the host's shared connection.
+does nothing (``dialog.ReplanScreen``). Cancel has the focus whatever the plan says, as
+in the stop and kill dialogs: a retry sets the cell's outputs aside and starts it over,
+so Enter alone never does it; Retry (Tab, or a click) runs it over the host's shared
+connection.
 """
 
 from __future__ import annotations
@@ -193,7 +195,9 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             revoke.set_caption("Revoke launch acks", does="retry without the launch's acks")
         go = self.query_one("#retry-go", Button)
         go.disabled = not plan.ok
-        self.end_replan(go if plan.ok else cancel)
+        # Cancel even when nothing refuses: the retry renames {out} aside (a done cell's
+        # results, an unfinished one's checkpoint), so only a chosen Retry does it.
+        self.end_replan(cancel)
         self._hint()
         waiting = plan.launch.unacknowledged if plan.launch is not None else ()
         if plan.ok:

@@ -3,8 +3,9 @@ user did not choose (issue 43 items 2 and 6), under the Pilot against real loopb
 boxes. This machine has no GPU, so "gpu" fails for its own reason.
 
 - A launch whose gpu check was acknowledged with its button, then ``R`` on its failed
-  cell: the retry dialog says "acknowledged at launch: gpu (…)" and Enter retries;
-  revoked, the retry is refused with an Acknowledge button that works.
+  cell: the retry dialog says "acknowledged at launch: gpu (…)" and Retry (pressed on
+  purpose: Enter is Cancel's) retries; revoked, the retry is refused with an Acknowledge
+  button that works.
 - Enter pressed while the launch plan is being re-made after Acknowledge (held back by a
   stand-in ``nvidia-smi`` on the box that answers only once the test opens its gate)
   cancels nothing; the dialog says "re-planning…"; once re-planned, Enter launches.
@@ -114,11 +115,12 @@ async def test_retry_goes_ahead_on_the_launchs_ack_and_a_revoked_one_can_be_ackn
         assert "⚠ gpu acknowledged" in text_of(retry.query_one("#retry-preflight", Static))
         assert not retry.query_one("#retry-ack", DialogButton).display
         go = retry.query_one("#retry-go", Button)
-        assert retry.plan is not None and retry.plan.ok and app.focused is go
+        assert retry.plan is not None and retry.plan.ok and not go.disabled
+        assert app.focused is retry.query_one("#retry-cancel", Button)  # Enter alone: cancel
         # The dialog's last state reaches the screen on its next refresh (a loaded CI run
         # read the screen before it had drawn).
         await wait_for(lambda: "Revoke launch acks" in screen_text(app), pilot=pilot)
-        await pilot.press("enter")  # goes ahead without asking again
+        await pilot.click(go)  # goes ahead without asking again
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
         await wait_view(qf, _failed(1), what="the retried cell to fail again")
         assert any("one will run again (launched for it)" in n for n in notes(app))
@@ -138,8 +140,8 @@ async def test_retry_goes_ahead_on_the_launchs_ack_and_a_revoked_one_can_be_ackn
         await pilot.click(ack)
         retry = await _retry_plan(pilot, app, revoked=True, acks=("gpu",))
         assert retry.plan is not None and retry.plan.ok
-        assert app.focused is retry.query_one("#retry-go", Button)
-        await pilot.press("enter")
+        assert app.focused is retry.query_one("#retry-cancel", Button)
+        await pilot.click(retry.query_one("#retry-go", Button))
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
     await wait_view(qf, _failed(2), what="the acknowledged retry to run")
 

@@ -80,6 +80,7 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
         await pilot.press("S")
         confirm = await modal(pilot, ConfirmScreen)
         assert "after cell 1 (a)" in text_of(confirm.query_one("#confirm-body", Static))
+        assert app.focused is not None and app.focused.id == "confirm-cancel"  # as X's
         await pilot.click("#confirm-stop")
         await wait_for(lambda: "stop " in (qf.qdir() / "runner.state").read_text(), pilot=pilot)
         (qf.root() / "go_a").touch()

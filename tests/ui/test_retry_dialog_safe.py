@@ -1,0 +1,93 @@
+"""The retry dialog (``R`` on the Queue tab) against a real loopback box: it opens on
+Cancel, as the stop and kill dialogs do, so Enter on a done cell's retry sets nothing
+aside (it used to focus Retry, and Enter renamed a finished cell's results away)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from support.pilot import SIZE, make_app, screen_text, wait_for
+from support.queues import SCRIPT_RUN, QueueFleet, wait_view
+from textual.widgets import Button, OptionList
+
+from rgt_tui.app import RgtApp
+from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.queue_control import CellPickScreen
+from rgt_tui.screens.retry_confirm import RetryConfirmScreen
+from rgt_tui.services.queue.launch import launch, plan_launch
+
+# Each cell writes a checkpoint into its {out} ($2), as a resumable train.py does.
+SAVES = 'mkdir -p "$2"; echo step > "$2/checkpoint.pt"; '
+
+
+async def finished_queue(make_queue_fleet: Any) -> QueueFleet:
+    """A box whose queue ran: ``broke`` failed (exit 3), ``fine`` is done; both left a
+    checkpoint in their {out}."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    broke = qf.cell_script("broke", SAVES + "exit 3")
+    fine = qf.cell_script("fine", SAVES + "exit 0")
+    qf.write_queue(f"{broke} t\n{fine} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    assert [c.status for c in view.cells] == [FAILED, DONE]
+    return qf
+
+
+async def open_retry(pilot: Any, app: RgtApp, downs: int) -> RetryConfirmScreen:
+    """``R`` on box1's Queue tab, the picker's cell ``downs`` below the first chosen with
+    Enter; the dialog once its plan is shown."""
+    app.open_host("box1", "queue")
+    screen = await wait_for(
+        lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+    )
+    await wait_for(lambda: screen.active_tab == "queue", what="the Queue tab", pilot=pilot)
+    await wait_for(
+        lambda: screen.queue_view is not None and screen.queue_view.state == FINISHED,
+        90,
+        what="the poller's view of the finished queue",
+        pilot=pilot,
+    )
+    await pilot.press("R")
+    picker = await wait_for(
+        lambda: app.screen if isinstance(app.screen, CellPickScreen) else None, 60, pilot=pilot
+    )
+    await wait_for(lambda: picker.query_one(OptionList).option_count == 2, pilot=pilot)
+    await pilot.press(*["down"] * downs, "enter")
+    return await wait_for(
+        lambda: (
+            app.screen
+            if isinstance(app.screen, RetryConfirmScreen)
+            and app.screen.plan is not None
+            and not app.screen.replanning
+            else None
+        ),
+        60,
+        what="the retry plan",
+        pilot=pilot,
+    )
+
+
+async def test_enter_in_a_done_cells_retry_cancels_and_sets_nothing_aside(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
+    qf = await finished_queue(make_queue_fleet)
+    results = qf.root() / "results"
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        retry = await open_retry(pilot, app, 1)  # the second cell: fine, done
+        assert retry.cell.name == "fine"
+        assert retry.plan is not None and retry.plan.ok  # a Retry that would go ahead
+        assert app.focused is retry.query_one("#retry-cancel", Button)
+        await wait_for(lambda: "▶ Cancel ◀" in screen_text(app), pilot=pilot)
+        assert "Enter: cancel" in screen_text(app)
+        await pilot.press("enter")
+        await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
+    assert (results / "fine" / "checkpoint.pt").exists()
+    assert sorted(p.name for p in results.iterdir()) == ["broke", "fine"]  # nothing renamed
+    assert "retry" not in qf.state("fine")
