@@ -15,7 +15,7 @@ from rgt_tui.domain.config import PREFLIGHT_CHECKS, HostConfig
 from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, torch_index, version, vs
 from rgt_tui.domain.preflight import BoxFacts, Check, CheckContext, clip
 from rgt_tui.domain.preflight_arch import check_arch
-from rgt_tui.domain.preflight_storage import check_storage
+from rgt_tui.domain.preflight_storage import OVERLAY_FS, check_storage
 from rgt_tui.domain.units import fmt_bytes, fmt_count
 
 GIB = 1 << 30
@@ -384,7 +384,7 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
                 f"{where} is under {rule} ({root}), which is {wiped}: {survives}",
                 f"set durable_dir for {ctx.host} on the shared filesystem ($HOME, /scratch)",
             )
-    if p.durable_own_mount and (mount is None or mount[5] == "/" or facts.fstype == "overlayfs"):
+    if p.durable_own_mount and (mount is None or mount[5] == "/" or facts.fstype in OVERLAY_FS):
         return Check(
             "durable",
             False,

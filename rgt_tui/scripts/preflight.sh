@@ -109,7 +109,11 @@ emit tmpdir "${TMPDIR:-}"
 df -PB1 -- "$at" 2>&1 | tail -n 1 | head -c 4096 | lines dfb
 df -Pk -- "$at" 2>&1 | tail -n 1 | head -c 4096 | lines dfk
 df -Pi -- "$at" 2>&1 | tail -n 1 | head -c 4096 | lines dfi
-emit fstype "$(stat -f -c %T -- "$at" 2>/dev/null | head -c 64)"
+# The mount's own type (ext4, xfs, overlay) from df; stat -f names the superblock's magic,
+# which ext2, ext3 and ext4 share ("ext2/ext3"): only where df has no --output (busybox).
+fstype=$(df --output=fstype -- "$at" 2>/dev/null | tail -n 1 | head -c 64)
+[ -n "$fstype" ] || fstype=$(stat -f -c %T -- "$at" 2>/dev/null | head -c 64)
+emit fstype "$fstype"
 # The newest checkpoint under the durable dir, when no checkpoint_gb is configured:
 # `find` never follows a symlink (-P, and -type f is not one), stays on that filesystem
 # and is cut off after 20 s or 20,000 files, whichever comes first.

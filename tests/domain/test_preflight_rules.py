@@ -60,6 +60,9 @@ def test_kubernetes_durable_dir_must_be_its_own_mount():
     bad = check_durable(_facts("/results", "/", fstype="overlayfs"), _ctx("kubernetes"))
     assert not bad.ok and "PersistentVolumeClaim" in bad.fix
     assert check_durable(_facts("/data/results", "/data", fstype="nfs"), _ctx("kubernetes")).ok
+    # df names the container's layer "overlay" (stat -f said "overlayfs"): both are refused
+    on_layer = check_durable(_facts("/data/results", "/data", fstype="overlay"), _ctx("kubernetes"))
+    assert not on_layer.ok and "PersistentVolumeClaim" in on_layer.fix
 
 
 def test_durable_prefix_is_a_path_not_a_string_prefix():

@@ -4,6 +4,8 @@ and no nvidia-smi; a failed check refuses (exit 1) until the fleet file acknowle
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -48,6 +50,15 @@ def test_tmux_missing_fails_and_preflight_ack_lets_it_pass(bare_box):
     assert checks["python"]["detail"].endswith(f"from cd . && {sys.executable} (the run template)")
     # No driver and a CPU-only torch: nothing to compare, and nothing holds a GPU.
     assert checks["driver"]["ok"] and checks["gpu-busy"]["ok"]
+    # The durable dir's mount type as the mount table names it (ext4, xfs, overlay), not
+    # stat -f's superblock family ("ext2/ext3" for an ext4 disk).
+    durable = checks["durable"]["detail"]
+    at = re.search(r"\(mount (\S+), ([^)]+)\)", durable)
+    assert at is not None, durable
+    df = subprocess.run(
+        ["df", "--output=fstype", at.group(1)], capture_output=True, text=True, check=True
+    )
+    assert at.group(2) == df.stdout.split()[-1], durable
 
     hosts.write_text(base + 'preflight_ack = ["gpu", "tmux"]\n')
     acked = rgt("preflight", "real1", "--hosts", hosts)
