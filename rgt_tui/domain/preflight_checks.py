@@ -271,8 +271,9 @@ def check_gpu_busy(facts: BoxFacts, ctx: CheckContext) -> Check:
         False,
         f"{len(others)} process(es) not of this queue hold GPU memory: {shown}{more} (GEN7: "
         "a run beside them gets a share of the GPU, or runs out of its memory)",
-        "stop them if they are yours (kill PID on the box; rgt-tui never does), or give the "
-        "run another GPU with CUDA_VISIBLE_DEVICES in the run template",
+        f"stop them if they are yours (x on the GPU tab, or rgt-tui vram {ctx.host} --kill "
+        "PID: asks you to type the PID; preflight itself never kills), or give the run "
+        "another GPU with CUDA_VISIBLE_DEVICES in the run template",
     )
 
 

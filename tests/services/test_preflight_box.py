@@ -174,6 +174,8 @@ async def test_another_process_on_the_gpu_fails_gpu_busy_but_a_cells_does_not(
     assert "pid 11345" in busy.detail and "15690 MiB" in busy.detail
     assert f"pid {child} " not in busy.detail
     assert "CUDA_VISIBLE_DEVICES" in busy.fix
+    # rgt-tui does kill a listed holder, after the PID is typed: the fix says how
+    assert f"rgt-tui vram {report.host} --kill PID" in busy.fix and "x on the GPU tab" in busy.fix
 
 
 async def test_disk_budget_from_config_or_the_newest_checkpoint(make_queue_fleet, tmp_path):
