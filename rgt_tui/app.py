@@ -333,6 +333,7 @@ class RgtApp(ThemedApp):
                 clock=self.clock,
                 connections=self.connections,
                 queue_view=self.runtime.queues.views.get(host),
+                verified=self.spot.found.get(host),  # the pane's, not none until a change
             )
             screen.key_refusal = self.host_keys.refusals.get(host)
             self.push_screen(screen)

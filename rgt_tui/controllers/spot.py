@@ -14,7 +14,7 @@ route itself):
 - after each sample: the runtime's current preemption of the host (a box back from a
   blip, or whose queue runs again, is no longer named) and, for a running cell, its newest
   verified checkpoint (``services.queue.verified_checkpoint``: the records only, read in a
-  thread when they or the cell changed).
+  thread when they or the cell changed), kept in ``found`` for views made later.
 """
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ class SpotWatch:
         self.driver = OnPreempt(self.fleet, connections, emit=self.told, queue_view=queue_view)
         self.shown: dict[str, Preemption | None] = {}  # what the panes were last handed
         self.verified: dict[str, tuple[str, tuple[object, ...]]] = {}  # host: (cell, records)
+        # host: (cell, its newest verified checkpoint) as last handed to the views. It is
+        # handed only when the records or the cell change, so a view made later (a detail
+        # screen opened after the look) starts from this, the panes' own value.
+        self.found: dict[str, tuple[str, Checkpoint | None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     def route(self, event: object) -> None:
@@ -108,5 +112,6 @@ class SpotWatch:
         run_work(self.app, look(), f"verified-ckpt:{name}")
 
     def _hand_verified(self, host: str, cell: str, checkpoint: Checkpoint | None) -> None:
+        self.found[host] = (cell, checkpoint)
         for view in self.views():
             view.checkpoint_verified(host, cell, checkpoint)

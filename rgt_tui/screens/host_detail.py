@@ -120,6 +120,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         tabs: list[type[DetailTab]] | None = None,
         connections: FleetConnections | None = None,
         queue_view: QueueView | None = None,
+        verified: tuple[str, Checkpoint | None] | None = None,
     ) -> None:
         super().__init__()
         self.host = host
@@ -135,7 +136,9 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         self.jobs: HostJobs | None = None  # the host's latest job state, for the tabs
         self._pending_tab: str | None = None  # a job key's tab, asked for before compose
         self.key_refusal: HostKeyError | None = None  # the host's refused key (K shows it)
-        self.verified: tuple[str, Checkpoint | None] | None = None  # the Queue tab's ages
+        # The running cell's newest verified checkpoint, as the pane has it (the spot
+        # controller's last look): handed again only when the records change.
+        self.verified = verified
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="detail-title")

@@ -1,6 +1,7 @@
 """The Queue tab shows a running cell's work at risk (issue 40), as the pane does: its
 newest checkpoint's age on the box and of the newest one verified here, named by cell,
-and the Young/Daly line for an interruptible host."""
+and the Young/Daly line for an interruptible host; the same value as the pane, also in a
+detail screen opened after the records were read."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 from support.pilot import make_app, screen_text, wait_for
 from support.samples import FROZEN, agent_sample, make_update
 
+from rgt_tui.domain.artifacts import CORRUPT, NOT_VERIFIED, VERIFIED
+from rgt_tui.domain.manifest import Manifest, ManifestEntry, PullRoot
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_records import DeployedCell, parse_cell_state, parse_runner_state
 from rgt_tui.domain.queue_state import QueueView, derive_view
@@ -17,6 +20,12 @@ from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.tabs.queue import QueueTab
 from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.records import (
+    atomic_write_json,
+    fleet_host_dir,
+    save_manifest,
+    verification_path,
+)
 
 pytestmark = pytest.mark.usefixtures("utc")
 HOST = "a100-train"
@@ -75,3 +84,59 @@ async def test_the_queue_tab_shows_the_running_cells_checkpoint_ages(tmp_path: P
         # Another cell's checkpoint is not this one's.
         screen.checkpoint_verified(HOST, "other", Checkpoint("c.pt", FROZEN - 60, 1))
         await wait_for(lambda: "none verified here" in flat(app), pilot=pilot)
+
+
+def records_of_a_failed_verify(fleet) -> None:
+    """The last pull's manifest, and a verify of it that failed (a corrupt metrics file,
+    an unchecked one) but passed eta_long's checkpoint, written 41 minutes ago."""
+    digest = "ab" * 32
+    entries = (
+        ManifestEntry(0, "eta_long/checkpoint.pt", 1 << 20, FROZEN - 41 * 60, digest),
+        ManifestEntry(0, "eta_long/metrics.json", 10, FROZEN - 60, "cd" * 32),
+        ManifestEntry(0, "eta_long/notes.bin", 10, FROZEN - 5, "ef" * 32),
+    )
+    root = PullRoot(0, "/workspace/out", "/workspace/out", "")
+    manifest = Manifest(HOST, (root,), entries, taken_at=FROZEN - 30, finished_at=FROZEN - 20)
+    folder = fleet_host_dir(fleet, HOST)
+    save_manifest(folder, manifest)
+    checks = [
+        {"path": "eta_long/checkpoint.pt", "status": VERIFIED, "sha256": digest},
+        {"path": "eta_long/metrics.json", "status": CORRUPT, "sha256": "cd" * 32},
+        {"path": "eta_long/notes.bin", "status": NOT_VERIFIED, "sha256": "ef" * 32},
+    ]
+    record = {"version": 1, "host": HOST, "ok": False, "manifest": {"digest": manifest.digest},
+              "checks": checks}  # fmt: skip
+    atomic_write_json(verification_path(folder), record)
+
+
+async def test_the_pane_and_the_queue_tab_say_the_same_verified_checkpoint(
+    tmp_path: Path,
+) -> None:
+    # The records say eta_long's checkpoint passed the last verify (which failed on other
+    # files): the pane shows it from the spot controller's look, and a detail screen
+    # opened afterwards must say the same, not "none verified here" until the records
+    # change again.
+    (tmp_path / "q.txt").write_text("cells/eta_long.py t 1\n")
+    (tmp_path / "hosts.toml").write_text(
+        f'[fleet]\nresults_dir = "{tmp_path / "results"}"\n'
+        f'[[hosts]]\nname = "{HOST}"\nssh = "root@10.0.0.5:40022"\nprofile = "vastai"\n'
+        f'interruptible = true\nqueue = "{tmp_path / "q.txt"}"\nrun = "python {{cfg}} {{out}}"\n'
+        'durable_dir = "/workspace/out"\npull = ["/workspace/out"]\n'
+    )
+    fleet = load_fleet(tmp_path / "hosts.toml")
+    records_of_a_failed_verify(fleet)
+    ckpt = {"name": "checkpoint.pt", "mtime": FROZEN - 180, "size": 1 << 20, "writes": []}
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(110, 50)) as pilot:
+        app.post_message(
+            HostUpdated(make_update(HOST, agent_sample(HOST, cell="eta_long", ckpt=ckpt)))
+        )
+        said = "ckpt 3m ago on box · 41m ago verified here"
+        await wait_for(lambda: said in flat(app), pilot=pilot)  # the pane
+        app.open_host(HOST, tab="queue")
+        await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+        tab = app.screen.query_one(QueueTab)
+        await wait_for(lambda: tab.query(".queue-body"), pilot=pilot)
+        tab.show_queue(running())
+        await wait_for(lambda: "ckpt 3m ago on box" in flat(app), pilot=pilot)
+        assert f"eta_long: {said}" in flat(app)
