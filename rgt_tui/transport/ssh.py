@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -242,6 +243,14 @@ class SshTransport(SftpSessions):
                 self.host,
                 f"no answer{' from ' + where if where else ''} within {self.connect_timeout:g} s",
                 "is the box running?",
+            ) from exc
+        except socket.gaierror as exc:  # an OSError: said apart, with the name and the fix
+            raise TransportError(
+                self.host,
+                f"{'jump host' if hop else 'the address'} {address!r} does not resolve "
+                f"({_describe(exc)})",
+                f"check {self.host}'s ssh = ... in the fleet file (a typo, or a box released "
+                "and its name gone); with a name from ~/.ssh/config, its HostName there",
             ) from exc
         except (OSError, asyncssh.Error) as exc:
             raise TransportError(self.host, _describe(exc)) from exc

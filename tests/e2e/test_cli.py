@@ -119,6 +119,19 @@ def test_an_unreachable_host_exits_1_with_one_message(
     ]
 
 
+def test_a_name_that_does_not_resolve_says_so_with_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in the address (.invalid never resolves, RFC 6761): the name and the fix."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[[hosts]]\nname = "ghost"\nssh = "root@nonexistent-box.invalid"\n')
+    assert main(["status", "ghost", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
+    out, err = capsys.readouterr()
+    said = out + err
+    assert "the address 'nonexistent-box.invalid' does not resolve" in said, said
+    assert "check ghost's ssh = ... in the fleet file" in said, said
+
+
 async def test_a_refused_host_key_exits_1_with_the_fix(make_loopback_fleet, tmp_path: Path) -> None:
     fleet = await make_loopback_fleet(1)
     empty = tmp_path / "known_hosts"
