@@ -1,4 +1,5 @@
-"""What the launch (``L``) and retry (``R``) dialogs need from the box: the plan, made
+"""What the launch (``L``) and retry (``R``) dialogs need from the box: the plan (a
+retry's with the checkpoints it would set aside, ``services.disk.out_checkpoints``), made
 again after each acknowledgement or start index, then the launch or the retry itself.
 
 The dialogs show the plan and ask (``screens/launch_confirm.py``,
@@ -103,17 +104,34 @@ class LaunchControl:
         from rgt_tui.services.queue.backends import backend_for
 
         backend, fleet = backend_for(self.host), self.fleet
-        try:
-            plan = await self.connections.use(
-                self.host.name,
-                lambda t: backend.plan_retry(
-                    fleet, t, [cell.name], allow_done=cell.status == DONE, acks=acks,
-                    launch_acks=launch_acks,
-                ),
+
+        async def planned(transport: Transport) -> RetryPlan:
+            plan = await backend.plan_retry(
+                fleet, transport, [cell.name], allow_done=cell.status == DONE, acks=acks,
+                launch_acks=launch_acks,
             )  # fmt: skip
+            return await self._with_checkpoints(plan, transport)
+
+        try:
+            return await self.connections.use(self.host.name, planned), ""
         except Exception as exc:  # unreachable or refused: said, never raised
             return None, error_text(exc)
-        return plan, ""
+
+    async def _with_checkpoints(self, plan: RetryPlan, transport: Transport) -> RetryPlan:
+        """``plan`` with the checkpoints its cells' {out} folders hold now: the retry sets
+        them aside, and the dialog says a relaunch would resume from them instead."""
+        from dataclasses import replace
+
+        from rgt_tui.domain.errors import TransportError
+        from rgt_tui.services.disk.audit import DiskError
+        from rgt_tui.services.disk.out_checkpoints import checkpoints_in
+
+        outs = {out: c.name for c, out in zip(plan.cells, plan.outs, strict=True) if out != "-"}
+        try:
+            found = await checkpoints_in(self.host.name, transport, list(outs))
+        except (DiskError, TransportError):  # not seen: the dialog still says it starts over
+            return plan
+        return replace(plan, checkpoints=tuple((outs[o], files[0]) for o, files in found.items()))
 
     async def retry(self, plan: RetryPlan, cell: str) -> Outcome:
         """Run ``plan`` (the retry of ``cell``)."""

@@ -3,7 +3,9 @@
 The retry is planned in a worker (``controllers.launch_plan`` asks the backend's
 ``plan_retry``): the cell's state, where its outputs go and — when no queue runs — the
 launch that runs it, which runs preflight first. A failed check is shown as in the launch plan, with an
-"Acknowledge <check>" button that re-plans with it acknowledged; what the queue's launch
+"Acknowledge <check>" button that re-plans with it acknowledged. It says that the cell
+starts over (its ``{out}`` set aside) and, when ``{out}`` holds a checkpoint, that a
+relaunch from the cell would resume from it instead. What the queue's launch
 acknowledged (``services.queue.launch_acks``) is applied and said ("acknowledged at launch:
 gpu (…)"), and "Revoke launch acks" re-plans without it. While a plan is re-made Enter
 does nothing (``dialog.ReplanScreen``). Cancel has the focus whatever the plan says, as
@@ -39,9 +41,37 @@ from rgt_tui.services.queue.launch_preflight import is_preflight_problem
 MUTED = "$foreground-muted"
 
 
+def checkpoint_notes(plan: RetryPlan) -> list[Content]:
+    """Each checkpoint the retry sets aside and, for a cell that did not finish, that a
+    relaunch from it would resume from that checkpoint instead (it skips a done cell)."""
+    cells = {c.name: c for c in plan.cells}
+    lines = []
+    for name, checkpoint in plan.checkpoints:
+        cell = cells.get(name)
+        if cell is None:
+            continue
+        lines.append(
+            Content.styled(
+                shown(f"⚠ Its {{out}} holds a checkpoint ({checkpoint}): it is set aside "
+                      "too, and the retry does not resume from it."),
+                "$warning",
+            )
+        )  # fmt: skip
+        if cell.status != DONE:
+            later = ", once the running queue has ended" if plan.running else ""
+            lines.append(
+                Content(
+                    "To resume from it instead: Cancel, then relaunch from this cell "
+                    f"(L, start index {cell.index}){later}."
+                )
+            )
+    return lines
+
+
 def retry_notes(plan: RetryPlan) -> Content:
-    """How the cell runs again, what the queue's launch acknowledged, then the plan's
-    warnings and refusals (preflight's own are shown by ``preflight_notes``)."""
+    """How the cell runs again, what the queue's launch acknowledged, the checkpoint it
+    sets aside, then the plan's warnings and refusals (preflight's own are shown by
+    ``preflight_notes``)."""
     if plan.running:
         how = "The running queue runs it before its next cell."
     elif plan.launch is not None:
@@ -54,6 +84,7 @@ def retry_notes(plan: RetryPlan) -> Content:
     if plan.launch_acks:
         revoked = " — revoked for this retry" if plan.revoked else ""
         lines.append(Content.styled(shown(acks_line(plan.launch_acks) + revoked), "$warning"))
+    lines += checkpoint_notes(plan)
     launch = plan.launch
     warnings = [*plan.warnings, *(launch.warnings if launch else ())]
     problems = [*plan.problems, *(launch.problems if launch else ())]
@@ -106,7 +137,11 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             Content.assemble(
                 "It is ", (shown(cell.label), "bold"), f"; it runs again as {shown(cell.name)}."
             ),
-            Content("Its {out} folder is renamed to <out>.before-retry-<time>: kept, not deleted."),
+            Content.assemble(
+                ("It starts over: ", "bold"),
+                "its {out} folder is renamed to <out>.before-retry-<time> (kept, not "
+                "deleted), so the run finds no checkpoint there to resume from.",
+            ),
         ]
         if cell.status == DONE:
             about.append(

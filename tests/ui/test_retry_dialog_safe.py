@@ -1,6 +1,7 @@
 """The retry dialog (``R`` on the Queue tab) against a real loopback box: it opens on
 Cancel, as the stop and kill dialogs do, so Enter on a done cell's retry sets nothing
-aside (it used to focus Retry, and Enter renamed a finished cell's results away)."""
+aside (it used to focus Retry, and Enter renamed a finished cell's results away); and it
+says that the cell starts over, and that a relaunch would resume from its checkpoint."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.pilot import SIZE, make_app, screen_text, wait_for
+from support.pilot import SIZE, make_app, screen_text, text_of, wait_for
 from support.queues import SCRIPT_RUN, QueueFleet, wait_view
-from textual.widgets import Button, OptionList
+from textual.widgets import Button, OptionList, Static
 
 from rgt_tui.app import RgtApp
 from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED
@@ -91,3 +92,36 @@ async def test_enter_in_a_done_cells_retry_cancels_and_sets_nothing_aside(
     assert (results / "fine" / "checkpoint.pt").exists()
     assert sorted(p.name for p in results.iterdir()) == ["broke", "fine"]  # nothing renamed
     assert "retry" not in qf.state("fine")
+
+
+async def test_the_retry_dialog_says_the_cell_starts_over_and_a_relaunch_would_resume(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
+    """A retry renames {out} aside, so the run starts over: the dialog says so, names the
+    checkpoint it sets aside and, for a cell that did not finish, that a relaunch from it
+    (L, its start index) would resume from that checkpoint instead (a relaunch skips a
+    done cell: not said for one)."""
+    qf = await finished_queue(make_queue_fleet)
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        retry = await open_retry(pilot, app, 0)  # the first cell: broke, failed
+        assert retry.cell.name == "broke"
+        about = text_of(retry.query_one("#retry-about", Static))
+        assert "It starts over: its {out} folder is renamed to <out>.before-retry-<time> " in about
+        assert "(kept, not deleted), so the run finds no checkpoint there to resume from" in about
+        said = text_of(retry.query_one("#retry-notes", Static))
+        assert "⚠ Its {out} holds a checkpoint (checkpoint.pt): it is set aside too" in said
+        assert "To resume from it instead: Cancel, then relaunch from this cell " in said
+        assert "(L, start index 0)." in said
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
+
+        retry = await open_retry(pilot, app, 1)  # fine, done
+        said = text_of(retry.query_one("#retry-notes", Static))
+        assert "holds a checkpoint (checkpoint.pt)" in said
+        assert "relaunch" not in said
+        assert "It starts over" in text_of(retry.query_one("#retry-about", Static))
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
+    assert (qf.root() / "results" / "broke" / "checkpoint.pt").exists()

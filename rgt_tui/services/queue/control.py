@@ -15,7 +15,9 @@ check saw, not what was hoped.
 
 A retry keeps "index k always names the same cell": nothing in cells.tsv or queue.txt
 changes (the launch plan's prefix checks hold). The cell gets a ``retry`` record after
-its ``{out}`` folder is renamed aside (``<out>.before-retry-<time>``, never deleted); a
+its ``{out}`` folder is renamed aside (``<out>.before-retry-<time>``, never deleted), so
+it starts over: the run finds no checkpoint in ``{out}`` to resume from (a relaunch from
+the cell, ``launch --start N``, leaves ``{out}`` in place and resumes); a
 running runner runs it before its next cell, and a stopped queue is launched past its
 last cell (``plan_launch(retry_only=True)``), so only the retried cells run.
 """
@@ -261,6 +263,10 @@ class RetryPlan:
     # then): applied to the retry's launch, or (``launch_acks=False``) revoked for it.
     launch_acks: tuple[tuple[str, str], ...] = ()
     revoked: bool = False
+    # The checkpoints the retry sets aside, as (cell, its newest one relative to {out}),
+    # looked for by whoever shows the plan (``controllers.launch_plan``); () when none
+    # was found or nobody looked. A relaunch from the cell would resume from it.
+    checkpoints: tuple[tuple[str, str], ...] = ()
 
     @property
     def ok(self) -> bool:
