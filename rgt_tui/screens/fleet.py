@@ -220,11 +220,10 @@ class FleetScreen(FleetView, Screen[None]):
     def show_problem(self, text: str) -> None:
         """Show ``text`` (the fleet file's mistake; '' once fixed) on the notice line
         until it changes: one line, not a toast per reading."""
-        self.problem = text
-        self._expire_notices()
+        self.problem = self._header.problem = text
 
     def _expire_notices(self) -> None:
-        self._header.notice = " · ".join(t for t in (self.problem, self.notices.text()) if t)
+        self._header.notice = self.notices.text()
 
     def _stopped_hosts(self) -> set[str]:
         # A stopped host's last sample (a torn-down box) says nothing about now: not up,

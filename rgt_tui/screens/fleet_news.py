@@ -24,7 +24,10 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
     screen = app.fleet_screen
     if isinstance(event, FleetFileRejected):
         line = f"{event.error} — not applied; the fleet runs on its last good settings"
-        screen.show_problem(f"fleet file: {line}")
+        # What happened first: the header's line is cut at its end (the whole is under n).
+        screen.show_problem(
+            f"fleet file not applied (last good settings run; n: all): {event.error}"
+        )
         record(app, NOTICE_KEY, "fleet file", line, "error")
         return
     fleet, changes = event.fleet, event.changes

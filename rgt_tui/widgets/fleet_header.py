@@ -129,6 +129,7 @@ class FleetHeader(Widget):
     summary: reactive[FleetSummary] = reactive(FleetSummary)
     hint: reactive[str] = reactive("", layout=True)
     notice: reactive[str] = reactive("", layout=True)
+    problem: reactive[str] = reactive("", layout=True)  # the fleet file's mistake
 
     def render(self) -> Content:
         s = self.summary
@@ -151,9 +152,13 @@ class FleetHeader(Widget):
         if s.cost_per_hour:
             parts += [("  $", "$foreground-muted"), f"{s.cost_per_hour:.2f}/h"]
         lines = [Content.assemble(*parts)]
+        # One line each, cut to the width: they must not grow over the panes either (the
+        # whole text is in the notices list, n).
+        width = max(10, self.content_size.width or 80)
+        if self.problem:
+            problem = Content.assemble(("✖ ", "bold $error"), (self.problem, "$error"))
+            lines.append(problem.truncate(width, ellipsis=True))
         if self.notice:
-            # One line, cut to the width: it must not grow over the panes either.
-            width = max(10, self.content_size.width or 80)
             notice = Content.assemble(("⏱ ", "bold $warning"), (self.notice, "$warning"))
             lines.append(notice.truncate(width, ellipsis=True))
         if self.hint:

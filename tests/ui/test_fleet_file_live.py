@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from support.pilot import SIZE, wait_for
+from support.pilot import SIZE, screen_text, wait_for
 
 from rgt_tui.app import RgtApp
 from rgt_tui.controllers.notices import notices_of
@@ -102,6 +102,14 @@ async def test_hosts_added_removed_edited_and_a_mistake_while_the_app_runs(
             )
             where = f"{hosts}:{line}"
             await wait_for(lambda: where in screen.problem, pilot=pilot)
+            # Its own line, as an error, what happened first (the line is cut at its end)
+            await wait_for(
+                lambda: (
+                    "✖ fleet file not applied (last good settings run; n: all):" in screen_text(app)
+                ),
+                pilot=pilot,
+            )
+            assert "⏱ fleet file" not in screen_text(app)
             listed = [n for n in notices_of(app).items() if where in n.text]
             assert len(listed) == 1 and "last good settings" in listed[0].text
             assert not [n for n in app._notifications if where in str(n.message)]  # no toast
