@@ -111,7 +111,7 @@ def failure_lines(what: str, message: str, fix: str = "") -> list[Content]:
     return lines
 
 
-def ready_lines(state: HostJobs) -> list[Content]:
+def ready_lines(state: HostJobs, acked: Iterable[str] = ()) -> list[Content]:
     """The Queue tab's section for ``y`` and ``P``: the sync's progress or outcome, then
     the preflight's (nothing before either ran in this session)."""
     lines: list[Content] = []
@@ -129,8 +129,9 @@ def ready_lines(state: HostJobs) -> list[Content]:
         lines += failure_lines("preflight", *state.preflight_error)
     if state.preflight is not None:
         report = state.preflight
-        lines.append(preflight_summary(report))
-        lines += preflight_lines(report)
+        # The fleet file's preflight_ack, as the CLI and the launch plan read it.
+        lines.append(preflight_summary(report, acked))
+        lines += preflight_lines(report, acked)
     if lines:
         lines.insert(0, Content.styled("Readiness (y sync · P preflight)", "bold"))
     return lines

@@ -308,3 +308,33 @@ def test_no_queue_hint_names_hosts_and_the_real_file(tmp_path: Path) -> None:
     assert f"[[hosts]] entry in {hosts}" in said
     for text in (none, said):
         assert "[[host]]" not in text
+
+
+async def test_p_reads_the_fleet_files_preflight_ack_as_the_cli_does(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The box has no GPU and its cells no torch: gpu, driver and torch fail there, and
+    the fleet file acknowledges them (preflight_ack). P's panel says acknowledged and
+    ready, as `rgt-tui preflight` and the launch plan do, not "3 failed" in red."""
+    qf = await make_queue_fleet(1, workload=True)
+    app = queue_app(qf, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        detail = await wait_for(
+            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
+        )
+        detail.action_show_tab("queue")
+        tab = detail.tabs["queue"]
+        await pilot.press("P")
+
+        def ready_text() -> str:
+            body = tab.query_one(".ready-body", Static)
+            text = text_of(body) if body.display else ""
+            return text if "preflight on box1:" in text else ""
+
+        text = await wait_for(ready_text, 120, what="the preflight's outcome", pilot=pilot)
+        acked = qf.fleet.host("box1").ready.preflight_ack
+        assert "ready to launch" in text and "failed" not in text, text
+        assert "acknowledged" in text and "✖" not in text, text
+        failed = [line for line in text.splitlines() if line.startswith("⚠ ")]
+        assert failed and all(line.split()[1] in acked for line in failed), text

@@ -68,7 +68,8 @@ class QueueTab(DetailTab):
 
     def show_jobs(self, state: HostJobs) -> None:
         """The host's sync or preflight moved on: show its progress or outcome."""
-        lines = ready_lines(state)
+        acked = self.host.ready.preflight_ack if self.host is not None else ()
+        lines = ready_lines(state, acked)
         for body in self.query(".ready-body").results(Static):
             body.display = bool(lines)
             body.update(Content("\n").join(lines))
