@@ -2,8 +2,9 @@
 
 The audit lists the largest folders of each watched mount (bytes and inodes), the
 Hugging Face cache by model and the superseded checkpoints (``services.disk.audit``).
-``--delete PATH`` (a listed path, or the short name shown beside it) checks that nothing
-would be lost (``services.disk.reclaim``), asks for the path or short name to be typed
+``--delete PATH`` (an entry as listed: a folder's full path, a model's ORG/NAME, a
+checkpoint's CELL/FILE) checks that nothing would be lost (``services.disk.reclaim``),
+asks for that name (or the full path) to be typed
 (on a terminal; off one ``--confirm`` must repeat it — there is no ``--yes`` for a
 delete), then checks again on a fresh connection and deletes. No connection is held while
 a person decides.
@@ -41,7 +42,10 @@ def add_disk_arguments(p: argparse.ArgumentParser) -> None:
     """``--json``, ``--delete PATH`` with ``--confirm PATH``, and the audit's bounds."""
     p.add_argument("--json", action="store_true", help="print the audit as JSON")
     p.add_argument(
-        "--delete", metavar="PATH", help="delete PATH (or its short name) from the audit"
+        "--delete",
+        metavar="PATH",
+        help="delete an entry as the audit lists it: a folder's path, a model's ORG/NAME, "
+        "a checkpoint's CELL/FILE",
     )
     p.add_argument(
         "--confirm", metavar="PATH", help="PATH typed again, to delete without a terminal"

@@ -219,7 +219,8 @@ COMMANDS: tuple[Command, ...] = (
         host="one",  # asks between two connections of its own: not `connects`
         description="Audit the box's watched mounts (bytes and inodes), its Hugging Face "
         "cache by model and the checkpoints superseded by a newer verified one. --delete "
-        "removes one listed entry after you type its path (or short name); anything under a "
+        "removes one listed entry after you type it as listed (a folder's path, a model's "
+        "ORG/NAME, a checkpoint's CELL/FILE); anything under a "
         "pull root that is not pulled and verified is refused, naming what would be lost.",
     ),
     Command(

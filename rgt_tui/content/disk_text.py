@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_count
 from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
@@ -9,6 +11,10 @@ from rgt_tui.services.disk.offer import not_offered, offered
 
 SHOWN = 12  # folders per mount
 NAMED = 8  # offered entries named on the offer line; more are counted
+# What confirms a delete: an entry as it is listed (``Reclaimable.short``): a folder's
+# full path, a model's ORG/NAME, a checkpoint's CELL/FILE. A model's or checkpoint's full
+# path works too, but is not shown, so the words never offer it.
+FULL_PATH = "a folder is typed by its full path"
 
 
 def _row(e: Reclaimable, name: str) -> str:
@@ -45,9 +51,26 @@ def offer_line(audit: DiskAudit) -> str:
         )
     more = f", and {len(names) - NAMED} more" if len(names) > NAMED else ""
     return (
-        "offered for deletion (type its short name or path; each file is checked pulled "
+        "offered for deletion (type one as it is named here; each file is checked pulled "
         f"and verified first): {', '.join(names[:NAMED])}{more}"
     )
+
+
+def not_listed(audit: DiskAudit, typed: str) -> str:
+    """Why ``typed`` confirms no delete (it names no listed entry), and what would: the
+    full path of the listed folder whose last name it is (a folder has no shorter name),
+    else the offer line's names."""
+    name = typed.rstrip("/")
+    folders = [e.path for e in listed(audit) if e.kind == "folder"]
+    same = [p for p in folders if PurePosixPath(p).name == name]
+    if len(same) == 1:
+        return f"is not listed above: {FULL_PATH}, {printable(same[0], 200)}"
+    if same:
+        return f"is not listed above: {FULL_PATH}, as listed"
+    shown = {e.path for e in listed(audit)}
+    if not any(e.path in shown for e in offered(audit)):
+        return "is not listed above, and nothing listed is offered for deletion"
+    return "is not listed above: type one of the entries the last line offers, as written there"
 
 
 def audit_lines(audit: DiskAudit) -> list[str]:

@@ -4,8 +4,10 @@ Screens bind ``DISK_BINDING`` and post ``DiskUsageRequested``; the App pushes
 ``DiskUsageScreen``, which audits the box in a worker (``controllers.disk`` runs
 ``services.disk.audit``) and shows the largest folders (bytes and inodes), the Hugging
 Face cache by model and the superseded checkpoints, each not offered for deletion marked
-with why (``services.disk.offer``), and which are offered. Typing an offered entry's
-short name or full path and Enter is the confirmation (a name not offered runs nothing):
+with why (``services.disk.offer``), and which are offered. Typing an offered entry as it
+is listed (a folder's full path, a model's ORG/NAME, a checkpoint's CELL/FILE) and Enter
+is the confirmation (a name not offered runs nothing; for a folder's last name alone,
+the status names the full path to type):
 the delete is checked (``services.disk.reclaim``: nothing not pulled and verified under
 a pull root) and refused with what would be lost, or done, and the audit taken again.
 While the input has focus no single-key binding fires; Escape closes.
@@ -27,7 +29,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.content.disk_text import audit_lines, listed, offer_line
+from rgt_tui.content.disk_text import audit_lines, listed, not_listed, offer_line
 from rgt_tui.controllers.disk import DiskControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -136,7 +138,7 @@ class DiskUsageScreen(DialogScreen[None]):
         with none offered, why (the audit's last line names the offered ones)."""
         shown = {e.path for e in listed(audit)}
         self.query_one("#disk-input", Input).placeholder = (
-            "type an offered entry's short name or path, Enter: delete it"
+            "type an offered entry as it is listed (a folder: its full path), Enter: delete it"
             if any(e.path in shown for e in offered(audit))
             else offer_line(audit)
         )
@@ -149,7 +151,7 @@ class DiskUsageScreen(DialogScreen[None]):
         entry = self.audit.find(typed)
         why = None if entry is None else not_offered(self.audit, entry)
         if entry is None or entry.path not in {e.path for e in listed(self.audit)}:
-            why = "is not listed above: type an offered short name or path"
+            why = not_listed(self.audit, typed)
         elif why is not None:
             why = f"is not offered: {why}"
         if why is not None:  # a typo or a refusal known now is not a request: nothing runs

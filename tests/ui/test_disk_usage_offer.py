@@ -47,3 +47,39 @@ async def test_only_offered_entries_are_invited_and_a_not_offered_one_runs_nothi
         assert "checking" not in status and paths["hog"].exists()
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, DiskUsageScreen), pilot=pilot)
+
+
+async def test_a_folders_last_name_is_answered_with_the_full_path_to_type(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A folder is listed by its full path and has no shorter name: typing its last name
+    (``cellA``) is answered with that path, and no words offer a "short name" the screen
+    does not show (they offered one, and only the full path worked)."""
+    fleet = await make_loopback_fleet(1)
+    app, paths = disk_app(fleet, tmp_path, tmpfs)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1")
+        await pilot.pause()
+        await pilot.press("u")
+        cell = str(paths["cell"])
+        shown = await wait_for(
+            lambda: cell in audit_text(app) and audit_text(app), what="the audit", pilot=pilot
+        )
+        assert "short name" not in shown, shown
+        assert shown.splitlines()[-1].startswith(
+            "offered for deletion (type one as it is named here;"
+        ), shown
+        box = app.screen.query_one("#disk-input", Input)
+        assert "short name" not in box.placeholder and "full path" in box.placeholder
+
+        status = app.screen.query_one("#disk-status", Static)
+        await pilot.press(*"cellA", "enter")
+        said = text_of(status)
+        assert f"cellA is not listed above: a folder is typed by its full path, {cell}" in said
+        assert "checking" not in said and paths["cell"].exists()
+        await pilot.press("ctrl+a", "ctrl+k")  # clear the input
+        await pilot.press(*"org/b", "enter")  # no such entry, no such folder
+        said = text_of(status)
+        assert "is not listed above: type one of the entries the last line offers" in said
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, DiskUsageScreen), pilot=pilot)
