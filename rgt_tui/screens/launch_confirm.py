@@ -1,11 +1,15 @@
 """LaunchConfirmScreen: the launch plan of one host's queue, confirmed before it runs.
 
 The plan is built in a worker (the box is read over the network); changing the start
-index re-plans. A plan with problems (already running, names collide, unreachable) is
-shown as a refusal: the reasons and no Launch button. Preflight's results are shown
-under the plan; while a check has failed, an "Acknowledge <check>" button names the
-first one not yet acknowledged and re-plans with it acknowledged (then names the next),
-and Launch stays disabled until none is left. While a plan is being re-made, Enter does
+index re-plans. Only the plan asked for the start box's text as it is now is shown: a
+plan for an older text is dropped when it comes (each key's ``Input.Changed`` is a
+message behind the key, so a plan can arrive after the box changed and before its
+message did), the box is never rewritten under the user's keys, and while it holds no
+index no plan is shown. A plan with problems (already running, names collide,
+unreachable) is shown as a refusal: the reasons and no Launch button. Preflight's results
+are shown under the plan; while a check has failed, an "Acknowledge <check>" button names
+the first one not yet acknowledged and re-plans with it acknowledged (then names the
+next), and Launch stays disabled until none is left. While a plan is being re-made, Enter does
 nothing and the line says "re-planning…" (``dialog.ReplanScreen``); so does it while the
 launch itself runs, and the line says "launching…" (Launch, disabled, would otherwise
 hand its focus to Cancel, and Enter close the dialog under the launch). What the launch
@@ -114,22 +118,36 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     class Planned(Message):
         """A plan was built (or the box could not be read)."""
 
-        def __init__(self, plan: LaunchPlan | None, error: str = "") -> None:
+        def __init__(
+            self, asked: int, start: int | None, plan: LaunchPlan | None, error: str = ""
+        ) -> None:
             super().__init__()
+            self.asked = asked  # which plan asked for this is (the screen's count)
+            self.start = start  # the start it was asked with (None: the plan's default)
             self.plan = plan
             self.error = error
 
-    def __init__(self, fleet: Fleet, host: HostConfig, connections: FleetConnections) -> None:
+    def __init__(
+        self,
+        fleet: Fleet,
+        host: HostConfig,
+        connections: FleetConnections,
+        control: LaunchControl | None = None,
+    ) -> None:
         super().__init__()
         self.fleet = fleet
         self.host = host
         self.connections = connections
-        self.plan: LaunchPlan | None = None
-        self._first = True
+        self.plan: LaunchPlan | None = None  # the plan shown: for the start box's text
         # Preflight checks the user acknowledged in this dialog, by name (each re-plans).
         self.acks: tuple[str, ...] = ()
-        self.control = LaunchControl(fleet, host, connections)  # the plan and the launch
+        # The plan and the launch (a test hands in its own to hold plans back).
+        self.control = control or LaunchControl(fleet, host, connections)
         self.launching = False  # Launch was pressed and its worker runs
+        # The latest plan asked for: its number (a Planned of any other is stale) and the
+        # start box's text it is for.
+        self._asked = 0
+        self._asked_for = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="launch-box", classes="dialog-box"):
@@ -181,24 +199,69 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
 
     # -- planning ------------------------------------------------------------------------
 
+    def _start_text(self) -> str:
+        return self.query_one("#launch-start", Input).value.strip()
+
     def replan(self, start: int | None) -> None:
-        """Build the plan in a worker (``start`` None: the plan's own default); Enter
-        waits for it (``begin_replan``)."""
+        """Build the plan in a worker (``start`` None: the plan's own default) for the
+        start box's text as it is now; Enter waits for it (``begin_replan``)."""
+        self._asked += 1
+        self._asked_for = self._start_text()
         self.begin_replan()
         self.query_one("#launch-go", Button).disabled = True
         # One acknowledgement per plan: the next one is for the next plan's first failure.
         self.query_one("#launch-ack", Button).disabled = True
         self._hint()
-        run_host_worker(self, self._plan(start), "queue-plan", self.host.name)
+        run_host_worker(self, self._plan(self._asked, start), "queue-plan", self.host.name)
 
-    async def _plan(self, start: int | None) -> None:
+    async def _plan(self, asked: int, start: int | None) -> None:
         plan, error = await self.control.plan_launch(start, self.acks)
-        self.post_message(self.Planned(plan, error))
+        self.post_message(self.Planned(asked, start, plan, error))
+
+    def plan_for_start_box(self, *, again: bool = False) -> None:
+        """Ask for the plan of the start box's text as it is now (not as a queued
+        ``Changed`` saw it: keys typed since are in the box), unless that plan is shown
+        or on its way (``again``: ask anyway, after an acknowledgement); no index in the
+        box: no plan."""
+        if self.launching:
+            return  # the plan being launched stays the one on screen
+        text = self._start_text()
+        if text == self._asked_for and not again:
+            return
+        if text.isdigit():
+            self.replan(int(text))
+        elif text != self._asked_for:
+            self._no_start(text)
+
+    def _no_start(self, text: str) -> None:
+        """The box holds no index: no plan is shown (nor Launch), the one on its way is
+        dropped when it comes."""
+        self._asked += 1
+        self._asked_for = text
+        self.plan = None
+        self.query_one("#launch-go", Button).disabled = True
+        self.query_one("#launch-ack", Button).disabled = True
+        muted = "$foreground-muted"
+        self.query_one("#launch-status", Static).update(
+            Content.styled("type the index of the cell to start at", muted)
+        )
+        self.query_one("#launch-notes", Static).update(
+            Content.styled("will run: no plan until the start box holds a cell index", muted)
+        )
+        self.query_one("#launch-preflight", Static).update("")  # it checks the first cell
+        self.end_replan(None)
+        self._hint()
 
     @on(Planned)
     def _planned(self, message: Planned) -> None:
+        start = self.query_one("#launch-start", Input)
+        if message.asked != self._asked or start.value.strip() != self._asked_for:
+            # Asked for an older text of the box: the plan of the text there now is on
+            # its way, or is asked for when the box's Changed comes.
+            return
         status = self.query_one("#launch-status", Static)
         if message.plan is None:
+            self.plan = None  # the one shown was for another start or other acks
             status.update(
                 Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
             )
@@ -206,15 +269,6 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             self.end_replan(self.query_one("#launch-cancel", Button))
             self._hint()
             return
-        start = self.query_one("#launch-start", Input)
-        typed = start.value.strip()
-        if (
-            not self._first
-            and start.has_focus
-            and typed.isdigit()
-            and int(typed) != message.plan.start_index
-        ):
-            return  # a plan for what was typed before: the one for the box's text is coming
         plan = self.plan = message.plan
         table = self.query_one(DataTable)
         table.clear()
@@ -229,13 +283,14 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
                     )
                 )
             )  # fmt: skip
-        # The box shows the plan's start, but never rewrites what the user is typing (that
-        # moved the cursor and mixed old digits into new ones).
-        if self._first or (not start.has_focus and typed != str(plan.start_index)):
+        # The default plan's start (the resume index) goes into the box: it still holds
+        # the text the plan was asked with (checked above), so no key of the user's is
+        # lost. A plan asked for an index typed in the box never rewrites it.
+        if message.start is None and self._asked_for != str(plan.start_index):
             with start.prevent(Input.Changed):
                 start.value = str(plan.start_index)
                 start.cursor_position = len(start.value)
-        self._first = False
+            self._asked_for = start.value
         self.query_one("#launch-notes", Static).update(plan_notes(plan))
         self.query_one("#launch-preflight", Static).update(preflight_notes(plan))
         self._ack_button(plan)
@@ -273,27 +328,20 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         name = plan.unacknowledged[0]
         if name not in self.acks:
             self.acks = (*self.acks, name)
-        self.replan(plan.start_index)
+        self.plan_for_start_box(again=True)
 
     @on(Input.Submitted, "#launch-start")
     @on(Input.Changed, "#launch-start")
-    def _start_changed(self, event: Input.Changed | Input.Submitted) -> None:
-        if self.launching:
-            return  # the plan being launched stays the one on screen
-        text = event.value.strip()
-        if not text.isdigit():
-            self.query_one("#launch-go", Button).disabled = True
-            return
-        if self.plan is None or int(text) != self.plan.start_index:
-            self.replan(int(text))
+    def _start_changed(self) -> None:
+        self.plan_for_start_box()
 
     # -- launching -----------------------------------------------------------------------
 
     @on(Button.Pressed, "#launch-go")
     def _go(self) -> None:
         plan = self.plan
-        if plan is None or not plan.ok or self.launching:
-            return
+        if plan is None or not plan.ok or self.launching or self._start_text() != self._asked_for:
+            return  # no plan, a refused one, or the box changed and its Changed is queued
         self.launching = True
         self.begin_replan()  # Enter held, no button focused, until the launch answers
         self.query_one("#launch-go", Button).disabled = True
@@ -316,6 +364,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             self.launching = False
             self.end_replan(self.query_one("#launch-cancel", Button))
             self._hint()
+            self.plan_for_start_box()  # the start box may have been edited meanwhile
             return
         app.notify(
             shown(done.message, lines=True),
