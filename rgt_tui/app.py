@@ -15,6 +15,7 @@ from pathlib import Path
 
 from textual import events, on
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
 from rgt_tui.app_themes import ThemedApp
@@ -31,6 +32,7 @@ from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.text import printable, printable_lines
 from rgt_tui.heap import settle_heap
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.add_host import AddHostScreen
@@ -430,6 +432,21 @@ class RgtApp(ThemedApp):
                 self.exit()
 
         self.push_screen(QuitConfirmScreen(lines), answered)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast of the app, whoever posts it (a screen's ``notify`` comes here too):
+        plain text whatever ``markup`` says, since a toast may quote a box, a queue or fleet
+        file or an error, and ``[epochs]`` or ``[link=…]`` in it must show as written."""
+        text, title = printable_lines(message), printable(title, None)
+        super().notify(text, title=title, severity=severity, timeout=timeout, markup=False)
 
     def action_notices(self) -> None:
         """The session's notices, newest first (``controllers.notices.NoticeList``)."""

@@ -21,7 +21,6 @@ from support.pilot import SIZE, make_app, publish_jobs, screen_text, wait_for
 from support.samples import FLEET_TOML, FROZEN, healthy_update, write_fleet
 
 from rgt_tui.app import RgtApp
-from rgt_tui.controllers.notices import notify_once
 from rgt_tui.domain.health import Alert
 from rgt_tui.domain.logscan import LogChunk, LogLine, LogPosition
 from rgt_tui.domain.queue_records import DeployedCell, parse_cell_state, parse_runner_state
@@ -156,7 +155,7 @@ async def diagnosis(app: RgtApp, pilot: Any) -> None:
 
 async def toast(app: RgtApp, pilot: Any) -> None:
     """A toast quoting the box (an error, a watch event's body): the one notice path."""
-    notify_once(app, f"{HOSTILE}\nsecond line {HOSTILE}", title=HOST, timeout=60)
+    app.notify(f"{HOSTILE}\nsecond line {HOSTILE}", title=HOST, timeout=60)
 
 
 SURFACES: dict[str, Callable[[RgtApp, Any], Awaitable[None]]] = {
