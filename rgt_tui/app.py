@@ -92,7 +92,7 @@ class RgtApp(ThemedApp):
             "notices",
             "Notices",
             show=False,  # the footer is full; ? lists it
-            tooltip="Recent notices, newest first (periodic pulls, toasts)",
+            tooltip="Recent notices, newest first: every toast, and periodic pulls' news",
         ),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True, tooltip="Quit"),
     ]
@@ -444,8 +444,10 @@ class RgtApp(ThemedApp):
     ) -> None:
         """Every toast of the app, whoever posts it (a screen's ``notify`` comes here too):
         plain text whatever ``markup`` says, since a toast may quote a box, a queue or fleet
-        file or an error, and ``[epochs]`` or ``[link=…]`` in it must show as written."""
+        file or an error, and ``[epochs]`` or ``[link=…]`` in it must show as written; and
+        listed under ``n``, so a toast missed is found there."""
         text, title = printable_lines(message), printable(title, None)
+        notices_of(self).add(title, title, text, str(severity))
         super().notify(text, title=title, severity=severity, timeout=timeout, markup=False)
 
     def action_notices(self) -> None:

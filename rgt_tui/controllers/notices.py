@@ -9,9 +9,10 @@ nothing: the first keeps its own timeout and goes when it runs out.
 is shown at start-up (the danger clocks) must never cover the panes.
 
 ``NoticeList`` is every notice of the session, newest first and bounded (the ``n`` key
-shows it: ``screens.notices``): each toast ``notify_once`` posts, and what was told
-without a toast because the user did not just ask for it (``record``: a periodic pull's
-news). A notice the same as its host's latest is not listed again: never twice in a row.
+shows it: ``screens.notices``): every toast (the App's ``notify`` lists each one), and
+what was told without a toast because the user did not just ask for it (``record``: a
+periodic pull's news). A notice the same as its host's latest is not listed again: never
+twice in a row.
 """
 
 from __future__ import annotations
@@ -54,7 +55,6 @@ def notify_once(
     key = (message, title, str(severity))
     if key in showing:
         return False
-    notices_of(app).add(title, title, message, str(severity))
     seconds = timeout if timeout is not None else getattr(app, "NOTIFICATION_TIMEOUT", None)
     showing[key] = now + (seconds if seconds is not None else DEFAULT_TIMEOUT)
     app.notify(message, title=title, severity=severity, timeout=timeout, markup=False)

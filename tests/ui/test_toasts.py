@@ -1,5 +1,5 @@
-"""Toasts, whoever posts them (the App, a screen, a controller): plain text as written, never
-markup; the queue's append toasts over a real loopback box."""
+"""Toasts, whoever posts them (the App, a screen, a controller): plain text as written, and
+every one listed under ``n``; the queue's append toasts over a real loopback box."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from support.pilot import SIZE, make_app, screen_text, shown_notifications, wait
 from support.queues import SCRIPT_RUN
 from textual.worker import Worker, WorkerState
 
+from rgt_tui.controllers.notices import notices_of
+from rgt_tui.screens.notices import NoticesScreen
 from rgt_tui.services.queue.launch import launch, plan_launch
 
 # What a queue file's parse error quotes (domain.queue_file.FORMAT_HINT), and what a box,
@@ -24,7 +26,7 @@ def shows_all(app: Any, parts: tuple[str, ...]) -> bool:
     return all(p in text for p in parts)
 
 
-async def test_toasts_show_brackets_as_written(tmp_path: Path) -> None:
+async def test_toasts_show_brackets_as_written_and_are_all_listed(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.pause()
@@ -37,10 +39,18 @@ async def test_toasts_show_brackets_as_written(tmp_path: Path) -> None:
         )
         assert app.is_running  # [@click=app.quit] is text, not an action
 
+        # Every toast is in the notices list, as written.
+        await pilot.press("n")
+        await wait_for(lambda: isinstance(app.screen, NoticesScreen), pilot=pilot)
+        assert [n.title for n in notices_of(app).items()][:2] == ["box2", "box1: append refused"]
+        await wait_for(
+            lambda: shows_all(app, ("Notices (", "[epochs]", *FORGED_PARTS)),
+            what="the list",
+            pilot=pilot,
+        )
 
-async def test_a_refused_append_shows_the_format_as_written(
-    make_queue_fleet: Any, tmp_path: Path
-) -> None:
+
+async def test_append_toasts_are_text_and_listed(make_queue_fleet: Any, tmp_path: Path) -> None:
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
     host, transport = qf.host(), qf.transport()
@@ -66,3 +76,7 @@ async def test_a_refused_append_shows_the_format_as_written(
         refused = [n for n in shown_notifications(app) if n.title == "box1: append refused"]
         assert len(refused) == 1 and "[epochs]" in refused[0].message, refused
         await wait_for(lambda: "[epochs]" in screen_text(app), what="[epochs] shown", pilot=pilot)
+
+        await pilot.press("n")
+        await wait_for(lambda: isinstance(app.screen, NoticesScreen), pilot=pilot)
+        assert notices_of(app).items()[0].title == "box1: append refused"
