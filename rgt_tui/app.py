@@ -23,7 +23,7 @@ from rgt_tui.controllers.box_watch import BoxWatch
 from rgt_tui.controllers.fleet_view import FleetView
 from rgt_tui.controllers.host_keys import HostKeys
 from rgt_tui.controllers.jobs import JobRunner
-from rgt_tui.controllers.notices import notices_of, notify_once
+from rgt_tui.controllers.notices import notices_of, toasts_of
 from rgt_tui.controllers.queue_actions import QueueController
 from rgt_tui.controllers.spot import SpotWatch
 from rgt_tui.controllers.type_ahead import TypeAhead
@@ -32,7 +32,6 @@ from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.history import HostHistory
-from rgt_tui.domain.text import printable, printable_lines
 from rgt_tui.heap import settle_heap
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.add_host import AddHostScreen
@@ -312,7 +311,7 @@ class RgtApp(ThemedApp):
             self.box_watch.retry(host)
         self.runtime.reconnect(host)  # the monitor died or stopped: started again
         # r pressed again while the toast shows: the toast keeps its own timeout.
-        notify_once(self, f"Reconnecting {host}…", title=host)
+        self.notify(f"Reconnecting {host}…", title=host)
 
     @on(ReconnectRequested)
     def _reconnect(self, message: ReconnectRequested) -> None:
@@ -444,11 +443,13 @@ class RgtApp(ThemedApp):
     ) -> None:
         """Every toast of the app, whoever posts it (a screen's ``notify`` comes here too):
         plain text whatever ``markup`` says, since a toast may quote a box, a queue or fleet
-        file or an error, and ``[epochs]`` or ``[link=…]`` in it must show as written; and
-        listed under ``n``, so a toast missed is found there."""
-        text, title = printable_lines(message), printable(title, None)
-        notices_of(self).add(title, title, text, str(severity))
-        super().notify(text, title=title, severity=severity, timeout=timeout, markup=False)
+        file or an error, and ``[epochs]`` or ``[link=…]`` in it must show as written;
+        listed under ``n``; not posted again while the same one shows (``Toasts``)."""
+        seconds = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        told = toasts_of(self).admit(message, title, str(severity), seconds)
+        if told is not None:
+            text, title = told
+            super().notify(text, title=title, severity=severity, timeout=seconds, markup=False)
 
     def action_notices(self) -> None:
         """The session's notices, newest first (``controllers.notices.NoticeList``)."""

@@ -30,7 +30,6 @@ from typing import Any
 
 from rgt_tui.controllers.controller_host import ControllerHost
 from rgt_tui.controllers.jobs import HostJobs, JobRunner
-from rgt_tui.controllers.notices import notify_once
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.services.telemetry import HostUpdate
@@ -94,8 +93,7 @@ class BoxWatch:
             return
         self.jobs.learned(host, refused_key=presented)
         if state.torn_down_at is not None:
-            notify_once(
-                self.app,
+            self.app.notify(
                 f"{host}: the box answering presents host key {presented}, not the torn-down "
                 f"box's ({known.host_key}): another box, live, its key refused until you "
                 "check it (K)",
@@ -159,8 +157,7 @@ class BoxWatch:
                 changes.update(gate=None, gate_error=None, teardown=None, refusal=None)
             jobs.learned(host, **changes)
             if new_box or (before.torn_down_at is not None and jh.torn_down_at is None):
-                notify_once(
-                    self.app,
+                self.app.notify(
                     f"{host}: a new box answers under this name ({identity.describe()}): it is "
                     "live, its teardown gate starts closed; the earlier box's records are "
                     "history (Teardown tab)",
@@ -168,7 +165,7 @@ class BoxWatch:
                     timeout=15,
                 )
         except Exception as exc:  # a damaged journal: reported, the gate stays locked
-            notify_once(self.app, f"{host}: {exc}", title=host, severity="error", timeout=15)
+            self.app.notify(f"{host}: {exc}", title=host, severity="error", timeout=15)
         finally:
             # After the new state was posted: a decision waiting on it sees it.
             self._observing.discard(host)

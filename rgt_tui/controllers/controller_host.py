@@ -24,4 +24,6 @@ class ControllerHost(WorkerRunner, Protocol):
         severity: Any = "information",
         timeout: float | None = None,
         markup: bool = True,
-    ) -> None: ...
+    ) -> None:
+        """Show a toast. The App's shows it as plain text, lists it under ``n`` and posts
+        no copy of one still showing (``controllers.notices.Toasts``): callers need not."""

@@ -28,7 +28,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rgt_tui.controllers.controller_host import ControllerHost
-from rgt_tui.controllers.notices import notify_once, record
+from rgt_tui.controllers.notices import record
 from rgt_tui.controllers.ready_jobs import preflight_job, sync_job
 from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -185,8 +185,7 @@ class JobRunner:
                 return
         busy = self.state(host.name).running or self.locks.holder(host.name)
         if busy:
-            notify_once(
-                self.app,
+            self.app.notify(
                 f"{host.name}: the {busy} is still running; try again when it is done",
                 title=host.name,
                 severity="warning",
@@ -234,7 +233,7 @@ class JobRunner:
         try:
             await job
         except Exception as exc:  # the edge: whatever went wrong is shown, not raised
-            notify_once(self.app, f"{host}: {exc}", title=host, severity="error", timeout=15)
+            self.app.notify(f"{host}: {exc}", title=host, severity="error", timeout=15)
         finally:
             if writes_records:
                 # What this pull or verify wrote is no news from another process (a few
@@ -254,7 +253,7 @@ class JobRunner:
             try:
                 jh = await asyncio.to_thread(journal.load, host)
             except Exception as exc:  # a damaged journal: reported, gate stays locked
-                notify_once(self.app, f"{host}: {exc}", title=host, severity="error")
+                self.app.notify(f"{host}: {exc}", title=host, severity="error")
                 continue
             state = self.state(host)
             found = (jh.torn_down_at, jh.box, tuple(jh.history))

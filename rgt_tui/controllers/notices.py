@@ -1,18 +1,20 @@
-"""One toast per message: a notice already on screen is not posted again.
+"""Every toast of the app, and the list of what was told (the ``n`` key).
 
-A repeated ``notify`` (the same news from every sample, or a key pressed twice) would
-stack fresh copies, each with its own full timeout, so a toast meant for 8 s could cover
-what the user must read for a minute. A repeat while the first is still showing does
-nothing: the first keeps its own timeout and goes when it runs out.
+``Toasts`` is what the App's ``notify`` does before a toast is shown, whoever posts it (a
+controller, a screen, Textual itself): the text is made printable, the toast is listed,
+and a toast already on screen is not posted again. A repeated ``notify`` (the same news
+from every sample, or a key pressed twice) would stack fresh copies, each with its own
+full timeout, so a toast meant for 8 s could cover what the user must read for a minute.
+A repeat while the first is still showing does nothing: the first keeps its own timeout
+and goes when it runs out.
 
 ``NoticeLine`` keeps notices for a one-line notice area (the fleet header) instead: what
 is shown at start-up (the danger clocks) must never cover the panes.
 
 ``NoticeList`` is every notice of the session, newest first and bounded (the ``n`` key
-shows it: ``screens.notices``): every toast (the App's ``notify`` lists each one), and
-what was told without a toast because the user did not just ask for it (``record``: a
-periodic pull's news). A notice the same as its host's latest is not listed again: never
-twice in a row.
+shows it: ``screens.notices``): every toast, and what was told without a toast because
+the user did not just ask for it (``record``: a periodic pull's news). A notice the same
+as its host's latest is not listed again: never twice in a row.
 """
 
 from __future__ import annotations
@@ -20,46 +22,11 @@ from __future__ import annotations
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rgt_tui.controllers.controller_host import ControllerHost
 from rgt_tui.domain.text import printable, printable_lines
-
-DEFAULT_TIMEOUT = 5.0  # Textual's own default, for a notice that names none
-
-# Per app: each notice's (text, title, severity) and when its toast runs out. Textual
-# posts a notification as a message, so its own list lags a burst of repeats.
-_showing: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, str], float]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def notify_once(
-    app: ControllerHost,
-    message: str,
-    *,
-    title: str = "",
-    severity: Any = "information",
-    timeout: float | None = None,
-) -> bool:
-    """Post ``message`` unless the same notice (text, title, severity) is still showing;
-    True when it was posted. The message is plain text, never markup, with every control
-    character shown as an escape: it often quotes a box (an error, a watch event's body)."""
-    message = printable_lines(message)
-    title = printable(title, None)
-    now = time.monotonic()
-    showing = _showing.setdefault(app, {})
-    for key in [k for k, until in showing.items() if until <= now]:
-        del showing[key]
-    key = (message, title, str(severity))
-    if key in showing:
-        return False
-    seconds = timeout if timeout is not None else getattr(app, "NOTIFICATION_TIMEOUT", None)
-    showing[key] = now + (seconds if seconds is not None else DEFAULT_TIMEOUT)
-    app.notify(message, title=title, severity=severity, timeout=timeout, markup=False)
-    return True
-
 
 NOTICES_KEPT = 200  # a session's notices: enough to scroll back through, never unbounded
 
@@ -112,6 +79,45 @@ def notices_of(app: Any) -> NoticeList:
     found = _lists.get(app)
     if found is None:
         found = _lists[app] = NoticeList()
+    return found
+
+
+class Toasts:
+    """What may be shown as a toast: ``admit`` says, and lists each one it lets through."""
+
+    def __init__(self, notices: NoticeList, clock: Callable[[], float] = time.monotonic) -> None:
+        self.notices = notices
+        self.clock = clock
+        # Each toast's (text, title, severity) and when it runs out. Textual posts a
+        # notification as a message, so its own list lags a burst of repeats.
+        self._showing: dict[tuple[str, str, str], float] = {}
+
+    def admit(
+        self, message: object, title: object, severity: str, seconds: float
+    ) -> tuple[str, str] | None:
+        """The (message, title) to show for ``seconds``, made printable (a toast often
+        quotes a box: an error, a watch event's body), and listed; None while the same
+        toast is still showing."""
+        message, title = printable_lines(message), printable(title, None)
+        now = self.clock()
+        for key in [k for k, until in self._showing.items() if until <= now]:
+            del self._showing[key]
+        key = (message, title, severity)
+        if key in self._showing:
+            return None
+        self._showing[key] = now + seconds
+        self.notices.add(title, title, message, severity)
+        return message, title
+
+
+_toasts: weakref.WeakKeyDictionary[Any, Toasts] = weakref.WeakKeyDictionary()
+
+
+def toasts_of(app: Any) -> Toasts:
+    """The toasts of ``app``, listed in ``notices_of(app)`` (one per app, made on first use)."""
+    found = _toasts.get(app)
+    if found is None:
+        found = _toasts[app] = Toasts(notices_of(app))
     return found
 
 

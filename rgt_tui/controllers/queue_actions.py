@@ -107,8 +107,11 @@ class QueueController:
                 error_text(exc), title=f"{host.name}: append refused", severity="error", timeout=20
             )
             return
-        names = ", ".join(c.name for c in result.added) or "none"
-        hint = "" if result.running or not result.added else "\npress L to launch them"
+        if not result.added:  # "appended" would say something was: nothing was
+            self.app.notify(result.detail, title=f"{host.name}: no new cells", timeout=10)
+            return
+        names = ", ".join(c.name for c in result.added)
+        hint = "" if result.running else "\npress L to launch them"
         self.app.notify(
             f"added {plural(len(result.added), 'cell')}: {names}\n{result.detail}{hint}",
             title=f"{host.name}: appended",

@@ -67,10 +67,11 @@ async def test_every_screen_and_job_of_a_host_shares_its_one_connection(
         assert isinstance(logs, LogsTab)
         await wait_for(lambda: "QUEUE DONE" in "\n".join(logs.lines), what="the log", pilot=pilot)
 
-        # An append (nothing new: refused, over the box), a pull, a verify, the checklist.
+        # An append (nothing new, over the box), a pull, a verify, the checklist.
         await pilot.press("a")
         await wait_for(
-            lambda: any("append" in str(n.title) for n in shown_notifications(app)), pilot=pilot
+            lambda: any(n.title == "box1: no new cells" for n in shown_notifications(app)),
+            pilot=pilot,
         )
         await pilot.press("p")
         await job_done(app, pilot, "box1", "pull_result")

@@ -1,5 +1,6 @@
-"""Toasts, whoever posts them (the App, a screen, a controller): plain text as written, and
-every one listed under ``n``; the queue's append toasts over a real loopback box."""
+"""Toasts, whoever posts them (the App, a screen, a controller): plain text as written, every
+one listed under ``n``, and one already on screen not stacked again; the queue's append
+toasts over a real loopback box."""
 
 from __future__ import annotations
 
@@ -50,7 +51,9 @@ async def test_toasts_show_brackets_as_written_and_are_all_listed(tmp_path: Path
         )
 
 
-async def test_append_toasts_are_text_and_listed(make_queue_fleet: Any, tmp_path: Path) -> None:
+async def test_append_toasts_are_text_listed_and_never_stacked(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
     host, transport = qf.host(), qf.transport()
@@ -70,6 +73,7 @@ async def test_append_toasts_are_text_and_listed(make_queue_fleet: Any, tmp_path
     async with app.run_test(size=SIZE, notifications=True, message_hook=hook) as pilot:
         await pilot.pause()
         app.clear_notifications()  # the danger clocks: not about this
+        original = qf.queue_file().read_text()
         qf.append_queue(f"{qf.cell_script('two', 'echo two')} t 1 extra\n")  # 4 fields
         await pilot.press("a")
         await wait_for(lambda: len(appends) == 1, what="the refused append", pilot=pilot)
@@ -77,6 +81,20 @@ async def test_append_toasts_are_text_and_listed(make_queue_fleet: Any, tmp_path
         assert len(refused) == 1 and "[epochs]" in refused[0].message, refused
         await wait_for(lambda: "[epochs]" in screen_text(app), what="[epochs] shown", pilot=pilot)
 
+        # Nothing new, asked six times: one toast saying so, never a pile of copies.
+        qf.write_queue(original)
+        for i in range(2, 8):
+            await pilot.press("a")
+            await wait_for(lambda i=i: len(appends) == i, what=f"append {i}", pilot=pilot)
+            titles = [n.title for n in shown_notifications(app)]
+            assert titles.count("box1: no new cells") <= 1, titles
+            assert "box1: appended" not in titles, titles
+            if i == 2:
+                told = [n for n in shown_notifications(app) if n.title == "box1: no new cells"]
+                assert [n.message for n in told] == ["nothing new in the queue file"]
+        assert appends == [WorkerState.SUCCESS] * 7
+
         await pilot.press("n")
         await wait_for(lambda: isinstance(app.screen, NoticesScreen), pilot=pilot)
-        assert notices_of(app).items()[0].title == "box1: append refused"
+        titles = [n.title for n in notices_of(app).items()]
+        assert titles[:2] == ["box1: no new cells", "box1: append refused"], titles
