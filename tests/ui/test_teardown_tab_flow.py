@@ -62,3 +62,30 @@ async def test_the_tab_fills_in_on_local(tmp_path: Path, monkeypatch) -> None:  
         text = screen_text(app)
         assert "press t to check the gate" not in text and "cannot re-scan" in text
         assert not app.jobs.state("local").running
+
+
+async def test_t_shows_the_name_box_on_a_terminal_shorter_than_the_checklist(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """At 120x40 the checklist (the gate's facts, drawn as they arrive) is taller than the
+    screen: t scrolls to the name box, and typing in it keeps it in view."""
+    app = teardown_app(loopback_fleet, tmp_path, None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        text = await checklist(app, pilot)  # t on box1, the gate's facts drawn
+        box = app.screen.query_one("#confirm-name", Input)
+        assert app.focused is box
+        tab = box.parent
+        while tab is not None and not tab.is_scrollable:
+            tab = tab.parent
+        assert tab is not None and tab.virtual_size.height > tab.size.height, text
+
+        def box_in_view() -> bool:
+            return tab.region.contains_region(box.region.shrink((1, 0, 1, 0)))
+
+        await wait_for(box_in_view, pilot=pilot, show=lambda: f"{box.region} in {tab.region}")
+        tab.scroll_home(animate=False)  # the user reads the checklist from the top
+        await wait_for(lambda: not box_in_view(), pilot=pilot)
+        await pilot.press("b")  # and types on: the box comes back into view
+        await wait_for(box_in_view, pilot=pilot, show=lambda: f"{box.region} in {tab.region}")
+        assert box.value == "b"

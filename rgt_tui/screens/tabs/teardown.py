@@ -137,7 +137,21 @@ class TeardownTab(DetailTab):
         # The screen's set_focus acts now (Widget.focus waits a turn): keys already on
         # their way must find the box focused, not the screen's single-key bindings.
         self.screen.set_focus(box)
+        self.call_after_refresh(self._reveal)
         return box
+
+    def _reveal(self) -> None:
+        """The box, when it has the cursor, in view: it is below the checklist, which is
+        drawn as the gate's facts arrive and pushes it down (at 120x40, off the screen):
+        never typing blind."""
+        if self.query("#confirm-name"):
+            box = self.query_one("#confirm-name", Input)
+            if self.screen.focused is box:
+                box.scroll_visible(animate=False)
+
+    @on(Input.Changed, "#confirm-name")
+    def _typed(self, event: Input.Changed) -> None:
+        self._reveal()
 
     def on_mount(self) -> None:
         # State that arrived while the tab was still composing is drawn now.
@@ -187,6 +201,7 @@ class TeardownTab(DetailTab):
         box = self.query_one("#confirm-name", Input)
         box.placeholder = MANUAL_PLACEHOLDER if jobs.awaiting_manual else CONFIRM_PLACEHOLDER
         self._release_when_done(jobs, box)
+        self.call_after_refresh(self._reveal)  # once the new lines are laid out
 
     def _release_when_done(self, jobs: HostJobs, box: Input) -> None:
         """The name typed here was refused: the cursor stays. The teardown it confirmed is
