@@ -411,6 +411,7 @@ class RgtApp(ThemedApp):
             # Local stays shown until the file changes again or the next start.
             hosts = (*self.fleet.hosts, host)
             self.runtime.adopt(replace(self.fleet, hosts=hosts, path=fleet_file, is_default=False))
+        self.fleet_screen.select_added(host.name)
         self.notify(f"added {host.name} to {fleet_file}", title=host.name)
 
     def action_filter(self) -> None:

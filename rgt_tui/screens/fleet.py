@@ -143,6 +143,7 @@ class FleetScreen(FleetView, Screen[None]):
         self._spent = 0.0  # the fleet's spend, summed once a second (``_refresh_summary``)
         self.notices = NoticeLine()  # shown in the header, above the grid (never over it)
         self.problem = ""  # the fleet file's mistake, shown above the notices until fixed
+        self._select_when_added: set[str] = set()  # added by +, its pane not yet here
 
     def compose(self) -> ComposeResult:
         if self.fleet.is_default:
@@ -231,13 +232,24 @@ class FleetScreen(FleetView, Screen[None]):
         return self._stopped()
 
     def add_host(self, fleet: Fleet, host: HostConfig) -> None:
-        """A host added while the app runs (``+``): its pane joins the grid, selected."""
+        """A host added while the app runs (``+``, or an edit of the fleet file): its pane
+        joins the grid; selected only when ``+`` added it (``select_added``): an edit
+        saved in another window must not move the selection under the user's keys."""
         self.fleet = fleet
         pane = self.panes[host.name] = HostPane(host, thresholds=self.thresholds, clock=self.clock)
         self._grid.mount(pane)
         self._batch_draws()
         self._refresh_summary()
-        self.call_after_refresh(self.select, host.name)
+        if host.name in self._select_when_added:
+            self._select_when_added.discard(host.name)
+            self.call_after_refresh(self.select, host.name)
+
+    def select_added(self, host: str) -> None:
+        """``+`` added ``host``: select its pane, now or once it joins the grid."""
+        if host in self.panes:
+            self.call_after_refresh(self.select, host)
+        else:
+            self._select_when_added.add(host)
 
     def remove_host(self, fleet: Fleet, host: str) -> None:
         """A host gone from the fleet file: its pane leaves the grid."""

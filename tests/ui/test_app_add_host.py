@@ -45,6 +45,10 @@ async def test_plus_adds_a_pasted_box_and_watches_it_live(
         await settle_and_click(pilot, add)
 
         await wait_for(lambda: "added" in app.fleet_screen.panes, pilot=pilot)
+        # The box the user just added is the one selected (not so for an edit made
+        # elsewhere: tests/ui/test_fleet_file_live.py)
+        added = app.fleet_screen.panes["added"]
+        await wait_for(lambda: app.fleet_screen.selected is added, pilot=pilot)
         await wait_for(
             lambda: (u := app.latest.get("added")) is not None and u.snapshot is not None,
             20,

@@ -57,11 +57,16 @@ async def test_hosts_added_removed_edited_and_a_mistake_while_the_app_runs(
             await wait_for(lambda: _sampled(app, "box1") and _sampled(app, "box2"), 40, pilot=pilot)
             assert set(screen.panes) == {"box1", "box2"}
 
-            # Added: its pane appears and gets samples from its own monitor.
+            # Added: its pane appears and gets samples from its own monitor. The selection
+            # stays where the user put it (an edit saved elsewhere is not a `+`).
+            screen.select("box1")
+            await wait_for(lambda: app.focused is screen.panes["box1"], pilot=pilot)
             _write(hosts, head, [block["box1"], block["box2"], block["box3"]])
             await wait_for(lambda: "box3" in screen.panes, pilot=pilot)
             await wait_for(lambda: _sampled(app, "box3"), 40, pilot=pilot)
             await wait_for(lambda: screen.panes["box3"].update is not None, pilot=pilot)
+            assert screen.selected is screen.panes["box1"]
+            assert app.focused is screen.panes["box1"]
             assert boxes.box("box3").open_connections == 1
 
             # Removed: its pane goes, and its monitor and connection close.
