@@ -28,7 +28,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Button, DataTable, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.ready_text import preflight_lines
@@ -41,6 +41,7 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.credentials import plan_line
 from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult, PlannedCell
 from rgt_tui.services.queue.launch_preflight import is_preflight_problem
+from rgt_tui.widgets.plan_table import PlanTable
 
 LAUNCHING = "launching…"
 
@@ -158,7 +159,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             yield Static(Content.styled("planning…", "$foreground-muted"), id="launch-status")
             # The plan scrolls (preflight's fixes are long), so the buttons stay on screen.
             with VerticalScroll(id="launch-body"):
-                yield DataTable(id="launch-cells", cursor_type="row", zebra_stripes=True)
+                yield PlanTable(id="launch-cells")
                 with Horizontal(id="launch-start-row"):
                     yield Label("start at cell index ")
                     yield Input("0", id="launch-start", type="integer")
@@ -175,8 +176,6 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             yield KeyHint(id="launch-hint")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("#", "name", "task", "epochs", "status")
         self.replan(None)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -270,19 +269,10 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             self._hint()
             return
         plan = self.plan = message.plan
-        table = self.query_one(DataTable)
-        table.clear()
-        for cell in plan.cells:
-            # A DataTable reads a str cell as markup: every cell goes in as Content.
-            table.add_row(
-                *(
-                    Content(shown(value))
-                    for value in (
-                        str(cell.index), cell.name, cell.task, _epochs_shown(cell),
-                        cell.status or "new",
-                    )
-                )
-            )  # fmt: skip
+        self.query_one(PlanTable).show_rows(
+            (cell.index, cell.name, cell.task, _epochs_shown(cell), cell.status or "new")
+            for cell in plan.cells
+        )
         # The default plan's start (the resume index) goes into the box: it still holds
         # the text the plan was asked with (checked above), so no key of the user's is
         # lost. A plan asked for an index typed in the box never rewrites it.
