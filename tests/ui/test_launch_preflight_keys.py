@@ -113,9 +113,10 @@ async def test_y_syncs_the_code_and_p_shows_the_preflight_report_on_the_queue_ta
         await pilot.press("P")
         await wait_for(lambda: said("preflight on box1: "), what="the report", pilot=pilot)
         text = text_of(body)
-        assert "✖ gpu failed: no GPU: nvidia-smi is not on the box's PATH" in text
+        # The fleet file acknowledges torch, gpu and driver (QUEUE_PREFLIGHT_ACK): said so
+        assert "⚠ gpu acknowledged: no GPU: nvidia-smi is not on the box's PATH" in text
         assert "✓ code" in text and "✓ synced" in text  # the sync's outcome stays
-        assert "3 failed (torch, gpu, driver)" in text
+        assert "3 acknowledged: ready to launch" in text and "failed" not in text
 
         # The same keys on the fleet screen's help: read from the bindings.
         await pilot.press("escape")
