@@ -6,7 +6,9 @@ authentication as a rented box would. A box behaves like a small sshd:
 
 - exec runs ``bash -c <command>`` in the box directory (its HOME) with a clean
   environment, stdin/stdout/stderr bridged both ways in binary, and the exit status or
-  the killing signal reported back;
+  the killing signal reported back; a session that asks for a pty (``ssh -t``, the shell
+  key) runs on one of its own instead, its controlling terminal, with the client's
+  window size (and its changes) and terminal modes, so a login shell is interactive;
 - when the channel or the connection goes away while the command still runs, its
   process group gets SIGHUP and, if the command is still alive a second later, SIGKILL.
   Jobs that detached with ``setsid``/tmux live in another session and survive, as on a
@@ -20,9 +22,9 @@ asyncssh swallows exceptions raised inside server handlers (the client only sees
 closed channel), so every handler here is wrapped: errors are logged on
 ``rgt_tui.demo`` and kept in ``LoopbackBox.errors`` for tests to assert empty.
 
-Three modules: ``box`` (one box: the listener, its handlers, SFTP), ``session`` (an exec
-channel bridged to its child process, with sshd's hang-up), ``fleet`` (N boxes plus the
-client key, known_hosts and hosts.toml to reach them).
+Four modules: ``box`` (one box: the listener, its handlers, SFTP), ``session`` (an exec
+channel bridged to its child process, with sshd's hang-up), ``terminal`` (the same with a
+pty), ``fleet`` (N boxes plus the client key, known_hosts and hosts.toml to reach them).
 """
 
 from rgt_tui.demo.loopback.box import LOOPBACK_HOST, LoopbackBox

@@ -1,8 +1,9 @@
 """One loopback box: an asyncssh server on 127.0.0.1 over a local directory.
 
 The listener, the per-connection and SFTP servers, and the exec handler that starts a
-command in the box's environment (the bridging itself is ``session``'s). Handler errors
-are logged and kept in ``LoopbackBox.errors`` (see the package docstring).
+command in the box's environment (the bridging itself is ``session``'s, or ``terminal``'s
+when the client asked for a pty). Handler errors are logged and kept in
+``LoopbackBox.errors`` (see the package docstring).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import asyncssh
 
 from rgt_tui.demo.loopback.session import ExecBridge
+from rgt_tui.demo.loopback.terminal import PtyBridge, Terminal
 
 log = logging.getLogger("rgt_tui.demo")
 
@@ -156,12 +158,26 @@ class LoopbackBox:
             process.exit(1)
             return
         command = process.command
-        # A session without a command is a shell request; sshd runs the user's shell.
-        argv = [self._bash] if command is None else [self._bash, "-c", command]
+        # A session without a command is a shell request: sshd runs the user's login shell.
+        argv = [self._bash, "-l"] if command is None else [self._bash, "-c", command]
+        env = self._session_env(process)
+        term = process.get_terminal_type()
+        if term is not None:
+            # A pty requested (ssh -t, the shell key): the child on a terminal of its own,
+            # or a login shell would read raw keystrokes from a pipe and show nothing.
+            terminal = Terminal(process)
+            env |= {"TERM": term, "SSH_TTY": terminal.name}
+            try:
+                child = await terminal.spawn(argv, self.root, env)
+            except BaseException:
+                terminal.close()
+                raise
+            await PtyBridge(process, child, terminal).run()
+            return
         child = await asyncio.create_subprocess_exec(
             *argv,
             cwd=self.root,
-            env=self._session_env(process),
+            env=env,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -2,7 +2,8 @@
 
 Streams pumped both ways in binary, the exit status or killing signal reported back,
 and on a dropped channel the session's process group hung up on (SIGHUP, then SIGKILL
-after a grace), while jobs that detached into another session survive.
+after a grace), while jobs that detached into another session survive. The exit report
+and the hang-up are a session's, with a terminal or not (``terminal`` uses them too).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class ExecBridge:
         try:
             done, _ = await asyncio.wait({finished, closed}, return_when=asyncio.FIRST_COMPLETED)
             if finished in done and not self._process.is_closing():
-                self._report_exit()
+                report_exit(self._process, self._child)
             else:
                 await self._hang_up()
         finally:
@@ -65,7 +66,7 @@ class ExecBridge:
             try:
                 data = await self._process.stdin.read(_CHUNK)
             except asyncssh.SignalReceived as exc:
-                self._signal_group(getattr(signal, f"SIG{exc.signal}", None))
+                signal_from_client(self._child, exc)
                 continue
             except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged):
                 continue
@@ -93,19 +94,8 @@ class ExecBridge:
             except (BrokenPipeError, ConnectionError, asyncssh.Error):
                 return  # channel gone; run() hangs up on the child
 
-    def _report_exit(self) -> None:
-        rc = self._child.returncode
-        assert rc is not None
-        self._process.stdout.write_eof()  # sshd sends EOF, then the status, then close
-        if rc < 0:
-            # Same fields as OpenSSH: the bare signal name, no message, no language tag.
-            name = signal.Signals(-rc).name.removeprefix("SIG")
-            self._process.exit_with_signal(name, False, "", "")
-        else:
-            self._process.exit(rc)
-
     async def _hang_up(self) -> None:
-        """SIGHUP the session's group; SIGKILL it if the command outlives the grace."""
+        """Close the child's stdin, throw its output away, and hang up on its group."""
         if self._child.stdin is not None and not self._child.stdin.is_closing():
             self._child.stdin.close()
         # Output that can no longer go anywhere is thrown away, as sshd closes its ends of
@@ -116,27 +106,56 @@ class ExecBridge:
             for pipe in (self._child.stdout, self._child.stderr)
             if pipe is not None
         ]
-        # The whole group, even when the command already exited: a job it put in the
-        # background may still hold the channel's stdout.
-        self._signal_group(signal.SIGHUP)
         try:
-            await asyncio.wait_for(self._child.wait(), _HANGUP_GRACE_S)
-        except asyncio.TimeoutError:
-            # Only when the command itself ignored SIGHUP: a nohup'd job that the
-            # command left behind in its group survives, as it does on a real box.
-            self._signal_group(signal.SIGKILL)
-            await self._child.wait()
+            await hang_up(self._child)
         finally:
             for task in discard:
                 task.cancel()
 
-    def _signal_group(self, sig: signal.Signals | None) -> None:
-        if sig is None:
-            return
-        try:
-            os.killpg(self._child.pid, sig)  # pgid == pid: start_new_session=True
-        except (ProcessLookupError, PermissionError):
-            pass  # the whole group is already gone
+
+def report_exit(
+    process: asyncssh.SSHServerProcess[bytes], child: asyncio.subprocess.Process
+) -> None:
+    """Tell the client how the (exited) child ended: EOF, then the status, then close, as
+    sshd does."""
+    rc = child.returncode
+    assert rc is not None
+    process.stdout.write_eof()
+    if rc < 0:
+        # Same fields as OpenSSH: the bare signal name, no message, no language tag.
+        name = signal.Signals(-rc).name.removeprefix("SIG")
+        process.exit_with_signal(name, False, "", "")
+    else:
+        process.exit(rc)
+
+
+async def hang_up(child: asyncio.subprocess.Process) -> None:
+    """SIGHUP the session's group; SIGKILL it if the command outlives the grace."""
+    # The whole group, even when the command already exited: a job it put in the
+    # background may still hold the channel's stdout.
+    signal_group(child, signal.SIGHUP)
+    try:
+        await asyncio.wait_for(child.wait(), _HANGUP_GRACE_S)
+    except asyncio.TimeoutError:
+        # Only when the command itself ignored SIGHUP: a nohup'd job that the
+        # command left behind in its group survives, as it does on a real box.
+        signal_group(child, signal.SIGKILL)
+        await child.wait()
+
+
+def signal_from_client(child: asyncio.subprocess.Process, exc: asyncssh.SignalReceived) -> None:
+    """A signal the client sent (``signal`` request): to the session's group."""
+    signal_group(child, getattr(signal, f"SIG{exc.signal}", None))
+
+
+def signal_group(child: asyncio.subprocess.Process, sig: signal.Signals | None) -> None:
+    """Send ``sig`` to the child's process group (it leads a session of its own)."""
+    if sig is None:
+        return
+    try:
+        os.killpg(child.pid, sig)  # pgid == pid: start_new_session=True
+    except (ProcessLookupError, PermissionError):
+        pass  # the whole group is already gone
 
 
 async def _discard(reader: asyncio.StreamReader) -> None:
