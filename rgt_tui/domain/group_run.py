@@ -35,6 +35,10 @@ from rgt_tui.domain.queue_state import (
 ENV_FILE = ".rgt/group.env"
 ENV_PREFIX = f'set -a && . "$HOME/{ENV_FILE}" && set +a && '
 ENDED_BADLY = (FAILED, INTERRUPTED, KILLED)
+# A rank's last line when it failed because a peer went: torchrun's agents share one
+# rendezvous store, and when the agent of the rank that crashed exits, the others fail
+# on it (often within the same second: the records' ends are whole seconds).
+PEER_GONE = ("RendezvousConnectionError", "RendezvousClosedError", "C10d store")
 # A rank whose box answers no probe for this long is lost: the others are stopped.
 LOST_AFTER_S = 60.0
 
@@ -145,8 +149,9 @@ def _cell_of(view: QueueView | None, name: str) -> CellView | None:
 
 
 def first_failure(cell: str, ranks: Sequence[RankView]) -> tuple[RankView, CellView] | None:
-    """The rank whose attempt at ``cell`` ended badly first: a failure before a kill (the
-    product kills the others after a peer died), then the earliest end."""
+    """The rank whose attempt at ``cell`` ended badly first: a failure of its own before
+    one that says a peer went (``PEER_GONE``) and before a kill (the product kills the
+    others after a peer died), then the earliest end."""
     bad = [
         (r, c)
         for r in ranks
@@ -154,7 +159,13 @@ def first_failure(cell: str, ranks: Sequence[RankView]) -> tuple[RankView, CellV
     ]
     if not bad:
         return None
-    return min(bad, key=lambda rc: (rc[1].status == KILLED, rc[1].ended_at or 2**62, rc[0].rank))
+
+    def order(rc: tuple[RankView, CellView]) -> tuple[bool, bool, int, int]:
+        rank, c = rc
+        peer_gone = any(mark in (c.note or "") for mark in PEER_GONE)
+        return (c.status == KILLED, peer_gone, c.ended_at or 2**62, rank.rank)
+
+    return min(bad, key=order)
 
 
 def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:

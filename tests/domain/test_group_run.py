@@ -79,6 +79,20 @@ def test_a_cell_fails_naming_the_rank_that_died_first_not_the_one_stopped() -> N
     assert view.cells[0].note == "rank 1 (b2) failed first (exit 1): RuntimeError: boom"
 
 
+def test_a_rank_that_failed_because_its_peer_went_is_not_the_one_named() -> None:
+    """Rank 1's worker crashed; rank 0's agent then lost the rendezvous store rank 1's
+    agent held, in the same second (or before rank 1's record was written)."""
+    peer = "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed."
+    for rank0_end in (150, 149):  # the same second, and a second earlier
+        lost = _cell(FAILED, exit_code=1, started_at=110, ended_at=rank0_end, note=peer)
+        died = _cell(FAILED, exit_code=-9, started_at=110, ended_at=150, note="")
+        view = group_view("g", [RankView(0, "b1", _view(lost)), RankView(1, "b2", _view(died))])
+        assert view.cells[0].note.startswith("rank 1 (b2) failed first (exit -9)")
+    # With only peer-gone failures (the crash unread), the earliest is still named.
+    view = group_view("g", [RankView(0, "b1", _view(lost)), RankView(1, "b2", None, "no answer")])
+    assert view.cells[0].note.startswith("rank 0 (b1) failed first")
+
+
 def test_a_cell_runs_only_while_every_rank_runs_it() -> None:
     running, pending = _cell(RUNNING, started_at=110), _cell(PENDING)
     view = group_view("g", [RankView(0, "b1", _view(running)), RankView(1, "b2", _view(pending))])
