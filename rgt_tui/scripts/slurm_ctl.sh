@@ -114,7 +114,7 @@ hold() {
 
 kill_task() {
     [ $# -ge 3 ] || refuse usage "kill needs NAME TASKID THEN"
-    local name=$1 id=$2 then=$3 state msg p
+    local name=$1 id=$2 then=$3 state msg p held=''
     shift 3
     case "$name" in '' | .* | */* | *[[:cntrl:]]* | *' '*) refuse usage "bad cell name '$name'" ;; esac
     case "$then" in next | stop) ;; *) refuse usage "kill: THEN must be next or stop" ;; esac
@@ -126,10 +126,20 @@ kill_task() {
     [ "$state" = RUNNING ] || refuse not-running "Slurm task $id of cell $name is ${state:-no longer in the queue}, not RUNNING: there is nothing to kill"
     printf 'kill %s user %s\n' "$(date +%s)" "$then" >>"$q/cells/$name.state" ||
         refuse io "cannot write $q/cells/$name.state (disk full?)"
-    msg=$(scancel "$id" 2>&1) || refuse scancel "scancel $id failed: $(printf '%s' "$msg" | one_line)"
+    # --then stop holds the pending tasks BEFORE the cancel: Slurm starts the next one as
+    # soon as this one ends, before a hold sent after the scancel reaches it (seen under
+    # load: the next cell ran although the user asked to stop).
+    [ "$then" = stop ] && held=$(hold_each "$@")
+    if ! msg=$(scancel "$id" 2>&1); then
+        # Nothing killed: the holds this call made are released, the queue as it was.
+        printf '%s\n' "$held" | awk -F'\t' '$1 == "held" { print $2 }' | while read -r p; do
+            scontrol release "$p" >/dev/null 2>&1 || :
+        done
+        refuse scancel "scancel $id failed: $(printf '%s' "$msg" | one_line)"
+    fi
     printf 'killing\t%s\n' "$id"
     if [ "$then" = stop ]; then
-        hold_each "$@"
+        [ -z "$held" ] || printf '%s\n' "$held"
         record_stop kill
     fi
 }
