@@ -65,7 +65,13 @@ async def wait_state(cluster: SlurmCluster, task: str, state: str, reason: str =
         got = (await squeue_states(cluster, job)).get(task)
         return got is not None and got[0] == state and (not reason or got[1] == reason)
 
-    await wait_for(there, 60, f"Slurm task {task} {state} {reason}")
+    def seen() -> str:  # where the job stood when the wait gave up
+        out = cluster.run(
+            "squeue", "-h", "-r", "-t", "all", "-j", job, "-o", "%i %T %r", check=False
+        )
+        return f"squeue:\n{out.stdout}{out.stderr}\n{cluster.log_tails(20)}"
+
+    await wait_for(there, 60, f"Slurm task {task} {state} {reason}", show=seen)
 
 
 # --- stop and kill ---------------------------------------------------------------------
