@@ -75,11 +75,19 @@ async def test_a_two_node_cell_is_one_job_whose_ranks_rendezvous_train_and_check
     result = await backend.launch(plan, transport)
     job = result.pid
 
+    def why() -> str:  # CI runs timed out here (21 s alone): say where the job stood
+        log = qf.qdir() / "cells" / "fit.log"
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:]) if log.exists() else ""
+        tasks = slurm_cluster.run(
+            "squeue", "-h", "-r", "-t", "all", "-o", "%i %T %r %N", check=False
+        )
+        return f"squeue:\n{tasks.stdout}\nfit.log tail:\n{tail}\n{slurm_cluster.log_tails(30)}"
+
     async def done() -> bool:
         view = await backend.read_view(transport)
         return view.cells[0].status == DONE
 
-    await wait_for(done, 270, "the two-rank cell to end done", every=0.5)
+    await wait_for(done, 270, "the two-rank cell to end done", every=0.5, show=why)
     log = (qf.qdir() / "cells" / "fit.log").read_text()
     # Both ranks joined one world (1 + 2), trained 3 steps; rank 0 alone wrote.
     assert log.count("allreduce 3 world 2") == 2, log
@@ -128,14 +136,6 @@ async def test_a_two_node_cell_is_one_job_whose_ranks_rendezvous_train_and_check
     async def done_again() -> bool:
         view = await backend.read_view(transport)
         return view.cells[0].status == DONE and view.cells[0].attempts > 1
-
-    def why() -> str:  # a CI run timed out here once (21 s alone): say where it stood
-        log = qf.qdir() / "cells" / "fit.log"
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:]) if log.exists() else ""
-        tasks = slurm_cluster.run(
-            "squeue", "-h", "-r", "-t", "all", "-o", "%i %T %r %N", check=False
-        )
-        return f"squeue:\n{tasks.stdout}\nfit.log tail:\n{tail}\n{slurm_cluster.log_tails(30)}"
 
     await wait_for(done_again, 270, "the retried two-rank cell to end done", every=0.5, show=why)
     log = (qf.qdir() / "cells" / "fit.log").read_text().split("cell 0 fit: start")[-1]
