@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.machine import free_port
+from support.machine import rendezvous_port
 from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer, started_boxes
 from support.waiting import wait_for
 
@@ -63,7 +63,7 @@ def _fleet_file(tmp_path: Path, boxes: tuple[QueueSshServer, ...]) -> Path:
         'workdir = "~"\n'
         'durable_dir = "~/results"\n'
         'master_addr = "127.0.0.1"\n'
-        f"master_port = {free_port()}\n"
+        f"master_port = {rendezvous_port()}\n"
         'nccl_socket_ifname = "lo"\n'
         "nccl_timeout_s = 300\n"
     )

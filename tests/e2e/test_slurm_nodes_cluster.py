@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.machine import free_port
+from support.machine import rendezvous_port
 from support.queues import QueueFleet
 from support.slurm import SlurmCluster
 from support.waiting import wait_for
@@ -44,7 +44,7 @@ RUN = (
 async def test_a_two_node_cell_is_one_job_whose_ranks_rendezvous_train_and_checkpoint(
     slurm_cluster: SlurmCluster, slurm_queue_fleet
 ) -> None:  # type: ignore[no-untyped-def]
-    port = free_port()
+    port = rendezvous_port()
     qf: QueueFleet = await slurm_queue_fleet(
         1, run=RUN, mem="1500M", nodes=2, master_port=port,
         sbatch_args=["--nodes=1", "--ntasks-per-node=2"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import random
 import shutil
 import signal
 import socket
@@ -77,6 +78,26 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def rendezvous_port() -> int:
+    """A free loopback port below the kernel's ephemeral range, for a server a test names
+    long before it starts (torchrun's rendezvous store, bound when the job runs): the
+    suite's outgoing connections take their local ports from that range, and ``free_port``
+    picks from it too, so one of them could hold the port by then (a CI run's rendezvous
+    failed with RendezvousConnectionError). The product's own default is below it as well
+    (slurm_task.sh: 20000 + job id % 20000)."""
+    low = 32768
+    with contextlib.suppress(OSError, ValueError):
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    while True:
+        port = random.randrange(10000, max(10001, min(low, 32768)))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 @contextlib.contextmanager
