@@ -13,7 +13,6 @@ from rgt_tui.controllers.controller_host import ControllerHost
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.text import printable, printable_lines
 from rgt_tui.services.connections import FleetConnections
 
 
@@ -41,7 +40,7 @@ class QueueControl:
                 what = f"cell {result.current.name}" if result.current else "the current cell"
                 message = f"the queue stops after {what}"
             elif action == "kill":
-                self.app.notify(printable(f"killing {cell}…", None), title=title, markup=False)
+                self.app.notify(f"killing {cell}…", title=title)
                 killed = await use(
                     host.name, lambda t: backend_for(host).kill(t, cell, then=chosen)
                 )
@@ -49,9 +48,6 @@ class QueueControl:
             else:  # a retry runs from its own dialog
                 return
         except Exception as exc:  # refused on the box, or unreachable: said, not raised
-            self.app.notify(
-                printable_lines(error_text(exc)), title=title, severity="error", timeout=20,
-                markup=False,
-            )  # fmt: skip
+            self.app.notify(error_text(exc), title=title, severity="error", timeout=20)
             return
-        self.app.notify(printable_lines(message), title=title, timeout=10, markup=False)
+        self.app.notify(message, title=title, timeout=10)

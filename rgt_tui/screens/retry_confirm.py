@@ -284,7 +284,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                 markup=False,
             )  # fmt: skip
             return
-        app.notify(shown(done.message, lines=True), title=title, timeout=10, markup=False)
+        app.notify(done.message, title=title, timeout=10)
         self.dismiss("retry")
 
     @on(Button.Pressed, "#retry-cancel")

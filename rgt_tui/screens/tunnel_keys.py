@@ -124,18 +124,12 @@ async def _hold(app: App[Any], host: HostConfig, connections: FleetConnections) 
         tunnels.states[name] = state
         _show(app, name)
         if state.up and (was is None or not was.up):
-            app.notify(printable_lines(state.line()), title=name, markup=False)
+            app.notify(state.line(), title=name)
 
     def on_advice(advice: str) -> None:
         tunnels.advice[name] = advice
         _show(app, name)
-        app.notify(
-            printable_lines(advice),
-            title=f"{name}: TensorBoard",
-            severity="warning",
-            timeout=15,
-            markup=False,
-        )
+        app.notify(advice, title=f"{name}: TensorBoard", severity="warning", timeout=15)
 
     try:
         await tunnel_with_check(
@@ -152,7 +146,7 @@ async def _hold(app: App[Any], host: HostConfig, connections: FleetConnections) 
         tunnels.workers.pop(name, None)
         _show(app, name)
         text = f"{exc.message} — {exc.fix}" if exc.fix else exc.message
-        app.notify(printable_lines(text), title=name, severity="warning", timeout=15, markup=False)
+        app.notify(text, title=name, severity="warning", timeout=15)
 
 
 def tunnel_commands(app: Any) -> list[tuple[str, str, Any]]:

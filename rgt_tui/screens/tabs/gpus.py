@@ -243,4 +243,4 @@ class GpusTab(DetailTab):
         self.post_message(self.Evidence(read))
         if read.killed:
             note = shown(f"{evidence.host}: {read.note}", lines=True)
-            self.app.notify(note, title="VRAM", markup=False)
+            self.app.notify(note, title="VRAM")
