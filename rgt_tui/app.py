@@ -2,6 +2,9 @@
 ``FleetRuntime`` (services/runtime) owns it, and the App routes its news to the screens
 (``_route``). Tests pass their own ``monitors`` (memray's pattern) or none
 (``start_monitors=False``) and post ``HostUpdated`` messages, which the runtime applies.
+
+A little over 450 lines: each key's action is a few lines handing off to a controller
+(controllers/), and ``notify`` is here because every toast must pass through the App's.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ The App hands it each update (``host_updated``); it forwards the update to the h
 pane, which draws only if it can be seen. The selection (shown as focus): arrows or vim's
 hjkl move it grid-aware, ``/`` filters by name, Enter or a click opens the host.
 
-A little over 400 lines on purpose: the screen's bindings and the actions they call, kept
-beside the grid selection and the filter those actions work on.
+About 500 lines on purpose: the screen's bindings and the actions they call, kept
+beside the grid selection, the filter and the panes coming and going (a fleet file's
+edit) that those actions work on.
 """
 
 from __future__ import annotations
