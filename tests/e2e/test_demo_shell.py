@@ -53,11 +53,10 @@ async def test_s_on_a_demo_box_gives_a_prompt_in_its_folder_and_exit_comes_back(
     status = tmp_path / "exit-status"
     tmux.start(f"{RGT_TUI} demo --boxes 2; echo $? > {status}", env, tmp_path)
 
-    def send(*keys: str) -> None:
-        tmux("send-keys", "-t", "demo", *keys)
+    send = tmux.send
 
-    async def shows(text: str, timeout: float = 90) -> None:
-        await wait_for(lambda: text in tmux.screen(), timeout, repr(text), show=tmux.screen)
+    async def shows(text: str, timeout: float = 90) -> None:  # the demo starts slowly
+        await tmux.shows(text, timeout)
 
     await wait_for(
         lambda: tmux.screen().count(APP_UP) >= 2, 90, "both demo boxes", show=tmux.screen

@@ -46,11 +46,8 @@ async def test_quitting_from_every_screen_prints_nothing(
     hosts = qf.loopback.hosts_file
     tmux.start(f"{RGT_TUI} --hosts {hosts}; echo $? > {status}", env, tmp_path)
 
-    def send(*keys: str) -> None:
-        tmux("send-keys", "-t", "demo", *keys)
-
-    async def shows(text: str, timeout: float = 60) -> None:
-        await wait_for(lambda: text in tmux.screen(), timeout, repr(text), show=tmux.screen)
+    send = tmux.send
+    shows = tmux.shows
 
     async def changes(before: str) -> None:
         await wait_for(

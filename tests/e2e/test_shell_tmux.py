@@ -58,11 +58,8 @@ async def test_s_opens_a_shell_on_the_box_and_returns_to_a_live_app(
     status = tmp_path / "exit-status"
     tmux.start(f"{RGT_TUI} --hosts {server.hosts_file}; echo $? > {status}", env, tmp_path)
 
-    def send(*keys: str) -> None:
-        tmux("send-keys", "-t", "demo", *keys)
-
-    async def shows(text: str, timeout: float = 60) -> None:
-        await wait_for(lambda: text in tmux.screen(), timeout, repr(text), show=tmux.screen)
+    send = tmux.send
+    shows = tmux.shows
 
     await shows(APP_UP)
     await shows("s Shell")

@@ -6,6 +6,8 @@ import subprocess
 import uuid
 from pathlib import Path
 
+from support.waiting import wait_for
+
 
 class Tmux:
     """A private tmux server (its own socket) running one command in one pane."""
@@ -38,6 +40,14 @@ class Tmux:
     def screen(self) -> str:
         """The pane's text as it shows now."""
         return self("capture-pane", "-p", "-t", "demo")
+
+    def send(self, *keys: str) -> None:
+        """Type ``keys`` into the pane (tmux's key names: ``Enter``, ``C-c``, ``Right``)."""
+        self("send-keys", "-t", "demo", *keys)
+
+    async def shows(self, text: str, timeout: float = 60) -> None:
+        """Wait until ``text`` is on the pane; a failure shows the pane as it was."""
+        await wait_for(lambda: text in self.screen(), timeout, repr(text), show=self.screen)
 
     def pane(self, fmt: str) -> str:
         """A pane property (``#{pane_pid}``...)."""
