@@ -17,6 +17,7 @@ from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.connect import Transport
 
@@ -146,6 +147,8 @@ def run_kill(call: Call) -> int:
 
 def format_retry(plan: RetryPlan) -> str:
     """The retry plan as the confirmation text."""
+    from rgt_tui.services.disk.out_checkpoints import checkpoint_notes
+
     lines = [f"Retry on {plan.host}"]
     for cell, out in zip(plan.cells, plan.outs, strict=True):
         moved = (
@@ -154,6 +157,16 @@ def format_retry(plan: RetryPlan) -> str:
             else "no {out} to set aside"
         )
         lines.append(f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} {moved}")
+    lines.append(
+        "  each starts over: its {out} is renamed aside (kept, not deleted), so the run "
+        "finds no checkpoint there to resume from"
+    )
+    for name, warning, advice in checkpoint_notes(
+        plan, lambda index: f"answer no, then rgt-tui launch {plan.host} --start {index}"
+    ):
+        lines.append(f"  ⚠ {name}: {printable(warning, None)}")  # the box's file name
+        if advice is not None:
+            lines.append(f"    {advice}")
     if plan.running:
         lines.append("  the running queue runs them before its next cell")
     elif plan.submits:
@@ -183,21 +196,25 @@ def format_retry(plan: RetryPlan) -> str:
 def run_retry(call: Call) -> int:
     """Retry failed or killed cells of HOST under their names, outputs set aside."""
     from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.disk.out_checkpoints import with_checkpoints
     from rgt_tui.services.queue.backends import backend_for
 
     args, host = call.args, call.host
     backend = backend_for(host)
-    try:
-        plan = call.on_host(
-            lambda t: backend.plan_retry(
-                call.fleet,
-                t,
-                args.cells,
-                allow_done=args.done,
-                acks=args.ack,
-                launch_acks=not args.no_launch_acks,
-            )
+
+    async def planned(transport: Transport) -> RetryPlan:
+        plan = await backend.plan_retry(
+            call.fleet,
+            transport,
+            args.cells,
+            allow_done=args.done,
+            acks=args.ack,
+            launch_acks=not args.no_launch_acks,
         )
+        return await with_checkpoints(plan, host.name, transport)
+
+    try:
+        plan = call.on_host(planned)
     except QueueError as exc:
         return call.fail(str(exc))
     print(format_retry(plan))

@@ -101,6 +101,7 @@ class LaunchControl:
         """The retry plan of ``cell`` (a done one too) with ``acks`` acknowledged and,
         when ``launch_acks``, the launch's own acknowledgements; or why none."""
         from rgt_tui.domain.queue_state import DONE
+        from rgt_tui.services.disk.out_checkpoints import with_checkpoints
         from rgt_tui.services.queue.backends import backend_for
 
         backend, fleet = backend_for(self.host), self.fleet
@@ -110,28 +111,12 @@ class LaunchControl:
                 fleet, transport, [cell.name], allow_done=cell.status == DONE, acks=acks,
                 launch_acks=launch_acks,
             )  # fmt: skip
-            return await self._with_checkpoints(plan, transport)
+            return await with_checkpoints(plan, self.host.name, transport)
 
         try:
             return await self.connections.use(self.host.name, planned), ""
         except Exception as exc:  # unreachable or refused: said, never raised
             return None, error_text(exc)
-
-    async def _with_checkpoints(self, plan: RetryPlan, transport: Transport) -> RetryPlan:
-        """``plan`` with the checkpoints its cells' {out} folders hold now: the retry sets
-        them aside, and the dialog says a relaunch would resume from them instead."""
-        from dataclasses import replace
-
-        from rgt_tui.domain.errors import TransportError
-        from rgt_tui.services.disk.audit import DiskError
-        from rgt_tui.services.disk.out_checkpoints import checkpoints_in
-
-        outs = {out: c.name for c, out in zip(plan.cells, plan.outs, strict=True) if out != "-"}
-        try:
-            found = await checkpoints_in(self.host.name, transport, list(outs))
-        except (DiskError, TransportError):  # not seen: the dialog still says it starts over
-            return plan
-        return replace(plan, checkpoints=tuple((outs[o], files[0]) for o, files in found.items()))
 
     async def retry(self, plan: RetryPlan, cell: str) -> Outcome:
         """Run ``plan`` (the retry of ``cell``)."""

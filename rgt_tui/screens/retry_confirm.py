@@ -34,6 +34,7 @@ from rgt_tui.domain.queue_state import DONE, CellView
 from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import preflight_notes, show_ack_button
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.disk.out_checkpoints import checkpoint_notes
 from rgt_tui.services.queue.control import RetryPlan
 from rgt_tui.services.queue.launch_acks import acks_line
 from rgt_tui.services.queue.launch_preflight import is_preflight_problem
@@ -41,30 +42,15 @@ from rgt_tui.services.queue.launch_preflight import is_preflight_problem
 MUTED = "$foreground-muted"
 
 
-def checkpoint_notes(plan: RetryPlan) -> list[Content]:
-    """Each checkpoint the retry sets aside and, for a cell that did not finish, that a
-    relaunch from it would resume from that checkpoint instead (it skips a done cell)."""
-    cells = {c.name: c for c in plan.cells}
+def checkpoint_lines(plan: RetryPlan) -> list[Content]:
+    """Each checkpoint the retry sets aside and how a relaunch would resume from it."""
     lines = []
-    for name, checkpoint in plan.checkpoints:
-        cell = cells.get(name)
-        if cell is None:
-            continue
-        lines.append(
-            Content.styled(
-                shown(f"⚠ Its {{out}} holds a checkpoint ({checkpoint}): it is set aside "
-                      "too, and the retry does not resume from it."),
-                "$warning",
-            )
-        )  # fmt: skip
-        if cell.status != DONE:
-            later = ", once the running queue has ended" if plan.running else ""
-            lines.append(
-                Content(
-                    "To resume from it instead: Cancel, then relaunch from this cell "
-                    f"(L, start index {cell.index}){later}."
-                )
-            )
+    for _, warning, advice in checkpoint_notes(
+        plan, lambda index: f"Cancel, then relaunch from this cell (L, start index {index})"
+    ):
+        lines.append(Content.styled(shown("⚠ " + warning), "$warning"))
+        if advice is not None:
+            lines.append(Content(shown(advice)))
     return lines
 
 
@@ -84,7 +70,7 @@ def retry_notes(plan: RetryPlan) -> Content:
     if plan.launch_acks:
         revoked = " — revoked for this retry" if plan.revoked else ""
         lines.append(Content.styled(shown(acks_line(plan.launch_acks) + revoked), "$warning"))
-    lines += checkpoint_notes(plan)
+    lines += checkpoint_lines(plan)
     launch = plan.launch
     warnings = [*plan.warnings, *(launch.warnings if launch else ())]
     problems = [*plan.problems, *(launch.problems if launch else ())]

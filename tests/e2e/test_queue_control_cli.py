@@ -79,3 +79,30 @@ async def test_stop_kill_retry_ask_first_and_need_yes_off_a_terminal(make_queue_
     assert [c.status for c in view.cells] == [DONE, DONE, PENDING]  # b still waits
     assert view.cells[0].retries == 1
     assert FAILED not in [c.status for c in view.cells]
+
+
+async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_aside(
+    make_queue_fleet,
+):
+    """`queue retry` says what the dialog says: the cell starts over ({out} renamed aside)
+    and, when {out} holds a checkpoint, names it (the box's name made printable) and how a
+    relaunch would resume from it instead; "n" leaves the checkpoint where it is."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    saves = "mkdir -p \"$2\"; echo step > \"$2/$(printf 'ck\\033[2J.pt')\"; exit 3"
+    qf.write_queue(f"{qf.cell_script('broke', saves)} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == FAILED, what="broke to fail")
+
+    asked = Terminal("queue", "retry", "box1", "broke", "--hosts", hosts)
+    await asked.expect("[y/N]")
+    asked.type("n")
+    code, out, _ = await asked.finish()
+    assert code == 1 and "nothing done" in out
+    assert "each starts over: its {out} is renamed aside (kept, not deleted)" in out
+    assert "⚠ broke: Its {out} holds a checkpoint (ck\\x1b[2J.pt): it is set aside too" in out
+    assert "To resume from it instead: answer no, then rgt-tui launch box1 --start 0." in out
+    assert "\x1b[2J" not in out  # the box's escape is shown, never sent to the terminal
+    assert (qf.root() / "results" / "broke" / "ck\x1b[2J.pt").exists()

@@ -10,10 +10,14 @@ timeout, on one file system, no link followed), and counted as checkpoints by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from rgt_tui.domain.checkpoints import is_checkpoint
-from rgt_tui.services.disk.audit import disk_refusal, run_disk_ctl
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.queue_state import DONE
+from rgt_tui.services.disk.audit import DiskError, disk_refusal, run_disk_ctl
+from rgt_tui.services.queue.control import RetryPlan
 from rgt_tui.transport.base import Transport
 
 LOOK_SECONDS = 10  # each folder's walk on the box stops after this
@@ -37,6 +41,45 @@ async def checkpoints_in(
     if error is not None:
         raise error
     return parse_checkpoints(result.stdout, folders)
+
+
+async def with_checkpoints(plan: RetryPlan, host: str, transport: Transport) -> RetryPlan:
+    """``plan`` with the checkpoints its cells' {out} folders hold now (the retry sets
+    them aside; the dialog and ``rgt-tui queue retry`` say a relaunch would resume from
+    them instead). A look the box refuses or does not answer leaves ``plan`` as it is:
+    what the retry does is still said, only the checkpoint is not named."""
+    outs = {out: c.name for c, out in zip(plan.cells, plan.outs, strict=True) if out != "-"}
+    try:
+        found = await checkpoints_in(host, transport, list(outs))
+    except (DiskError, TransportError):
+        return plan
+    return replace(plan, checkpoints=tuple((outs[o], files[0]) for o, files in found.items()))
+
+
+def checkpoint_notes(
+    plan: RetryPlan, relaunch: Callable[[int], str]
+) -> list[tuple[str, str, str | None]]:
+    """For each cell whose {out} holds a checkpoint: its name, that the retry sets the
+    checkpoint aside and does not resume from it, and, for a cell that did not finish (a
+    relaunch skips a done one), how to resume from it instead, ``relaunch(index)`` saying
+    how in the caller's words (the dialog's key, the command line). The checkpoint's name
+    is the box's text: escape it to show it."""
+    cells = {c.name: c for c in plan.cells}
+    notes: list[tuple[str, str, str | None]] = []
+    for name, checkpoint in plan.checkpoints:
+        cell = cells.get(name)
+        if cell is None:
+            continue
+        warning = (
+            f"Its {{out}} holds a checkpoint ({checkpoint}): it is set aside too, "
+            "and the retry does not resume from it."
+        )
+        advice = None
+        if cell.status != DONE:
+            later = ", once the running queue has ended" if plan.running else ""
+            advice = f"To resume from it instead: {relaunch(cell.index)}{later}."
+        notes.append((name, warning, advice))
+    return notes
 
 
 def parse_checkpoints(text: str, folders: Sequence[str]) -> dict[str, tuple[str, ...]]:
