@@ -44,6 +44,11 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
         screen.remove_host(fleet, name)
     for host in changes.added:
         screen.add_host(fleet, host)
+        # A host back under a name it had: the verified checkpoint the spot controller
+        # found for it still holds (the records are per name), and it is handed again
+        # only when they change. (A preemption is not: the runtime forgot the host.)
+        if (found := app.spot.found.get(host.name)) is not None:
+            screen.checkpoint_verified(host.name, *found)
     edited = {h.name for h in changes.edited}
     for host in fleet.hosts:
         if host.name in edited or changes.settings:

@@ -26,6 +26,7 @@ from rgt_tui.services.records import (
     save_manifest,
     verification_path,
 )
+from rgt_tui.widgets.host_pane import HostPane
 
 pytestmark = pytest.mark.usefixtures("utc")
 HOST = "a100-train"
@@ -140,3 +141,40 @@ async def test_the_pane_and_the_queue_tab_say_the_same_verified_checkpoint(
         tab.show_queue(running())
         await wait_for(lambda: "ckpt 3m ago on box" in flat(app), pilot=pilot)
         assert f"eta_long: {said}" in flat(app)
+
+
+async def test_a_host_back_in_the_fleet_file_shows_its_verified_checkpoint_again(
+    tmp_path: Path,
+) -> None:
+    """A host taken out of the fleet file and put back (an edit, a rename undone) gets a
+    new pane; it shows the verified checkpoint the spot controller already found, as the
+    old pane did. The look is not made again while the records are unchanged, so the new
+    pane said 'none verified here' until the next pull or verify."""
+    (tmp_path / "q.txt").write_text("cells/eta_long.py t 1\n")
+    entry = (
+        f'[[hosts]]\nname = "{HOST}"\nssh = "root@10.0.0.5:40022"\nprofile = "vastai"\n'
+        f'interruptible = true\nqueue = "{tmp_path / "q.txt"}"\nrun = "python {{cfg}} {{out}}"\n'
+        'durable_dir = "/workspace/out"\npull = ["/workspace/out"]\n'
+    )
+    other = '[[hosts]]\nname = "other"\nssh = "root@10.0.0.6:22"\n'
+    top = f'[fleet]\nresults_dir = "{tmp_path / "results"}"\n'
+    (tmp_path / "hosts.toml").write_text(top + entry + other)
+    fleet = load_fleet(tmp_path / "hosts.toml")
+    records_of_a_failed_verify(fleet)
+    ckpt = {"name": "checkpoint.pt", "mtime": FROZEN - 180, "size": 1 << 20, "writes": []}
+    sample = agent_sample(HOST, cell="eta_long", ckpt=ckpt)
+    app = make_app(tmp_path, fleet=fleet)
+    said = "ckpt 3m ago on box · 41m ago verified here"
+    async with app.run_test(size=(110, 50)) as pilot:
+        app.post_message(HostUpdated(make_update(HOST, sample)))
+        await wait_for(lambda: said in flat(app), pilot=pilot)
+        (tmp_path / "hosts.toml").write_text(top + other)
+        app.runtime.adopt(load_fleet(tmp_path / "hosts.toml"))
+        await wait_for(lambda: len(app.fleet_screen.query(HostPane)) == 1, pilot=pilot)
+        assert said not in flat(app)  # its pane is gone
+        (tmp_path / "hosts.toml").write_text(top + entry + other)
+        app.runtime.adopt(load_fleet(tmp_path / "hosts.toml"))
+        await wait_for(lambda: HOST in app.fleet_screen.panes, pilot=pilot)
+        app.post_message(HostUpdated(make_update(HOST, sample)))
+        await wait_for(lambda: "ckpt 3m ago on box" in flat(app), pilot=pilot)
+        assert said in flat(app)
