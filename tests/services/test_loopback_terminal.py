@@ -6,6 +6,7 @@ ending the session with the shell's status, and a dropped channel hanging up on 
 from __future__ import annotations
 
 import asyncio
+import signal
 
 import asyncssh
 import psutil
@@ -88,4 +89,28 @@ async def test_a_dropped_terminal_session_is_hung_up_on(loopback_fleet: Loopback
         assert shell is not None
         process.close()
         await wait_for(lambda: not alive(job.pid) and not alive(shell.pid), 30, "the hang-up")
+    assert not loopback_fleet.errors
+
+
+async def test_ctrl_c_reaches_the_job_when_the_demo_itself_ignores_sigint(
+    loopback_fleet: LoopbackFleet,
+) -> None:
+    """A demo started as a background job of a script ignores SIGINT, and a child keeps
+    an ignored signal: the shell's jobs ignored Ctrl-C. As sshd does, the terminal's child
+    starts with every signal at its default."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        async with loopback_fleet.connect("box1") as conn:
+            process = await conn.create_process(term_type="xterm", term_size=(80, 24))
+            screen = _Screen(process)
+            process.stdin.write("sleep 6464\n")
+            job = await wait_for(lambda: _job(["sleep", "6464"]), 30, "the sleep to start")
+            process.stdin.write("\x03")  # Ctrl-C
+            await wait_for(lambda: not alive(job.pid), 30, "the sleep to end on Ctrl-C")
+            process.stdin.write("echo after-$((6*7)) $?\n")
+            await screen.shows("after-42 130")  # killed by SIGINT: 128 + 2
+            process.stdin.write("exit 0\n")
+            await screen.ended()
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert not loopback_fleet.errors

@@ -15,9 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import functools
 import os
 import struct
+import sys
 import termios
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,6 +28,22 @@ import asyncssh
 from rgt_tui.demo.loopback.session import hang_up, report_exit, signal_from_client
 
 _CHUNK = 65536
+# What sshd does in the child before it execs the shell, run as a small program between
+# fork and exec (calls in a preexec_fn would run Python in a forked copy of a threaded
+# process): the pty becomes the new session's controlling terminal, and every signal
+# goes back to its default, so a demo started with SIGINT ignored (a background job of
+# a script) still gives its shell a Ctrl-C that works. The signals are set before exec,
+# which keeps an ignored one ignored but resets a caught one: both end at the default.
+_AS_SSHD_DOES = """
+import fcntl, os, signal, sys, termios
+fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+for number in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
+    try:
+        signal.signal(number, signal.SIG_DFL)
+    except (OSError, ValueError):
+        pass
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
 # The client's terminal modes (RFC 4254, 8) that the pty takes: the control characters
 # (the termios name, then asyncssh's where it differs), then the flags by termios word
 # (iflag, oflag, lflag). CS7/CS8/PAR* (cflag) are a serial line's, nothing to a pty.
@@ -72,19 +88,14 @@ class Terminal:
         """Start ``argv`` on the slave, in a session of its own that the pty controls."""
         try:
             return await asyncio.create_subprocess_exec(
-                *argv,
+                sys.executable, "-S", "-c", _AS_SSHD_DOES, *argv,
                 cwd=cwd,
                 env=env,
                 stdin=self._slave,
                 stdout=self._slave,
                 stderr=self._slave,
                 start_new_session=True,
-                # The new session's controlling terminal, which only an ioctl in the child
-                # can set (after setsid, which subprocess does first). The one call between
-                # fork and exec, in C: no lock that another thread of the demo's process
-                # might hold (the reason preexec_fn is unsafe with threads) is taken.
-                preexec_fn=functools.partial(fcntl.ioctl, 0, termios.TIOCSCTTY, 0),
-            )
+            )  # fmt: skip
         finally:
             # The child holds the slave now: once it and its jobs let go, the master
             # reads EOF (EIO on Linux).
