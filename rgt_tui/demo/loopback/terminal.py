@@ -88,7 +88,7 @@ class Terminal:
         """Start ``argv`` on the slave, in a session of its own that the pty controls."""
         try:
             return await asyncio.create_subprocess_exec(
-                sys.executable, "-S", "-c", _AS_SSHD_DOES, *argv,
+                sys.executable, "-I", "-S", "-c", _AS_SSHD_DOES, *argv,
                 cwd=cwd,
                 env=env,
                 stdin=self._slave,
