@@ -13,11 +13,14 @@ reaches boxes only through the services (pyproject's import-linter contracts).
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from rgt_tui import __version__
 from rgt_tui.cli.args import add_hosts_arg
+from rgt_tui.cli.exit_codes import EXIT_READER_GONE
 from rgt_tui.cli.fence import fenced_output
 from rgt_tui.cli.runner import run_command
 from rgt_tui.cli.table import COMMANDS, GROUPS, HOST_HELP, TUI
@@ -64,8 +67,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `rgt-tui` console script."""
-    args = build_parser().parse_args(argv)
-    if args.command_row is TUI:  # Textual owns the terminal, and draws box text as text
-        return run_command(args.command_row, args)
-    with fenced_output():  # fence.py: nothing printed carries a control character
-        return run_command(args.command_row, args)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command_row is TUI:  # Textual owns the terminal, and draws box text as text
+            return run_command(args.command_row, args)
+        with fenced_output():  # fence.py: nothing printed carries a control character
+            return run_command(args.command_row, args)
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The reader of our output went away (``rgt-tui queue show | head -1``): end quietly,
+    as a tool that SIGPIPE ends would, with its status (141). Python ignores SIGPIPE and
+    raises instead; the interpreter's last flush of the dead pipe would raise again at
+    exit, so stdout points at /dev/null from here on."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.__stdout__.fileno())
+    os.close(devnull)
+    return EXIT_READER_GONE
