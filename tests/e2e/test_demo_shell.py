@@ -70,6 +70,8 @@ async def test_s_on_a_demo_box_gives_a_prompt_in_its_folder_and_exit_comes_back(
     await shows("╔═ box2")
     send("s")
     await wait_for(lambda: _shell_in(demo.pid, box2), 60, "box2's shell", show=tmux.screen)
+    # The first line says which box: the terminal still shows what came before the TUI.
+    await shows("rgt-tui: box2: a shell (ssh;")
     send("echo ok-$((6*7)) in $PWD", "Enter")
     await shows(f"ok-42 in {box2}")  # the command ran on the box, in its folder
     send("exit", "Enter")

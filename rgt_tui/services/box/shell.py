@@ -196,6 +196,9 @@ def run_attached(command: ShellCommand, *, pause_on_failure: bool = False) -> in
 
     ``pause_on_failure``: when ssh could not connect (255), wait for Enter so its message
     can be read before rgt-tui's screen comes back over it."""
+    # First a line that says which box this is: the terminal still shows what came
+    # before the TUI (a previous shell's last lines, another box's prompt) above it.
+    print(f"\nrgt-tui: {command.describe()}", file=sys.stderr, flush=True)
     if command.note:
         print(command.note, file=sys.stderr, flush=True)
     try:
