@@ -1,4 +1,9 @@
-"""`rgt-tui status [HOST]`: one telemetry sample from every host (or HOST), as a table or JSON."""
+"""`rgt-tui status [HOST]`: one telemetry sample from every host (or HOST), as a table or JSON.
+
+A host the journal records as torn down is sampled too: its box still answering is the
+forgotten-box cost leak (GEN1), said on its line and as a critical alert (exit 3); not
+answering is what a torn-down box should do, and is no "unreachable" (exit 1).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,18 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import time
+from typing import TYPE_CHECKING
 
 from rgt_tui.cli.exit_codes import EXIT_ALERTS, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
+from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.torn_down import STILL_ANSWERS, answers_after_teardown, still_answers_alert
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration, fmt_pct
+
+if TYPE_CHECKING:
+    from rgt_tui.services.box.status import HostReport
 
 
 def add_status_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,29 +62,91 @@ def run_status(call: Call) -> int:
     reports = asyncio.run(
         collect_status(fleet, timeout=call.args.timeout, last_seen=default_last_seen(fleet))
     )
+    torn = torn_down_hosts(call.fleet, [r.host.name for r in reports])
+    reports = [with_teardown(r, torn.get(r.host.name), time.time()) for r in reports]
     if call.args.json:
-        print(json.dumps([report_to_json(r) for r in reports], indent=2))
+        objects = [
+            {**report_to_json(r), "torn_down_at": _at(torn.get(r.host.name))} for r in reports
+        ]
+        print(json.dumps(objects, indent=2))
     else:
-        print(format_status_table(reports))
-    return status_exit_code(reports)
+        print(format_status_table(reports, torn))
+    return status_exit_code(reports, torn)
+
+
+Teardown = tuple[float, BoxIdentity | None]  # when the current box was torn down, and which
+
+
+def _at(teardown: Teardown | None) -> float | None:
+    return teardown[0] if teardown is not None else None
+
+
+def torn_down_hosts(fleet: Fleet, hosts: list[str]) -> dict[str, Teardown]:
+    """Each of ``hosts`` the journal records as torn down: when, and the box it was. A
+    journal that cannot be read says nothing here (the teardown gate reports it)."""
+    from rgt_tui.services.journal import JournalError, journal_for
+
+    journal = journal_for(fleet)
+    torn: dict[str, Teardown] = {}
+    for name in hosts:
+        try:
+            jh = journal.load(name)
+        except JournalError:
+            continue
+        if jh.torn_down_at is not None:
+            torn[name] = (jh.torn_down_at, jh.box)
+    return torn
+
+
+def with_teardown(report: HostReport, teardown: Teardown | None, now: float) -> HostReport:
+    """``report`` of a host recorded as torn down: answering, with the still-answers alert
+    first (GEN1); not answering, as it should be, without alerts (a release clock or a
+    forgotten box: nothing of a destroyed box bills). Another box answering under the
+    name (another id) is a new rental: reported as it is."""
+    if teardown is None:
+        return report
+    if not report.reachable:
+        return dataclasses.replace(report, alerts=(), error=None, fix=None)
+    from rgt_tui.services.queue.backends import backend_for
+    from rgt_tui.services.queue.scheduler import JobGated
+
+    at, recorded = teardown
+    if not answers_after_teardown(recorded, report.snapshot.box_id, None):
+        return report
+    cluster = isinstance(backend_for(report.host), JobGated)
+    alert = still_answers_alert(at, now, cluster=cluster)
+    return dataclasses.replace(report, alerts=(alert, *report.alerts))
+
+
+def still_answers(report: HostReport, torn: dict[str, Teardown]) -> bool:
+    """Whether ``report`` is of a torn-down box that still answers (its alert is on)."""
+    return report.host.name in torn and any(a.id == STILL_ANSWERS for a in report.alerts)
 
 
 ALERTING = ("warning", "critical")  # an info alert is a note, not a reason to page
 
 
-def status_exit_code(reports: list) -> int:
-    """1: a host unreachable; 3: all reachable, a warning or critical alert present; 0."""
-    if not all(r.reachable for r in reports):
+def status_exit_code(reports: list, torn: dict[str, Teardown] | None = None) -> int:
+    """1: a host unreachable; 3: all reachable, a warning or critical alert present (a
+    torn-down box that still answers among them); 0. A torn-down box that no longer
+    answers is neither: it is gone, as it should be."""
+    gone = set(torn or {})
+    if not all(r.reachable or r.host.name in gone for r in reports):
         return EXIT_PROBLEMS
     if any(a.severity in ALERTING for r in reports for a in r.alerts):
         return EXIT_ALERTS
     return EXIT_OK
 
 
-def format_status_table(reports: list) -> str:
+def format_status_table(reports: list, torn: dict[str, Teardown] | None = None) -> str:
     """A plain-text fleet summary: one block per host, alerts under it."""
+    torn = torn or {}
     lines: list[str] = []
     for r in reports:
+        teardown = torn.get(r.host.name)
+        if teardown is not None and not r.reachable:
+            lines.append(f"{r.host.name:<14} torn down {_when(teardown[0])} · no longer answers")
+            continue
         if not r.reachable:
             lines.append(f"{r.host.name:<14} UNREACHABLE  {r.error}")
             if r.fix:
@@ -88,6 +163,9 @@ def format_status_table(reports: list) -> str:
             "?" if cg is None else ("unlimited" if cg.cpu_unlimited else f"{cg.cpu_quota_vcpus:g}")
         )
         oom = "?" if cg is None or cg.oom_kill is None else str(cg.oom_kill)
+        if still_answers(r, torn):
+            # The forgotten-box leak (GEN1): its own line, before anything reads as fine.
+            lines.append(f"{r.host.name:<14} TORN DOWN {_when(teardown[0])} BUT STILL ANSWERS")
         lines.append(
             f"{r.host.name:<14} up {fmt_duration(s.uptime_s):<7} cgroup mem {mem}  vCPU {cpu}  oom_kill {oom}"
         )
@@ -107,6 +185,10 @@ def format_status_table(reports: list) -> str:
             )
         lines += _alert_lines(r.alerts)
     return "\n".join(lines)
+
+
+def _when(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 
 def _alert_lines(alerts: tuple) -> list[str]:

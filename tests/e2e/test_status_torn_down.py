@@ -1,0 +1,71 @@
+"""`rgt-tui status` and a box recorded as torn down (ux-a #18): the same box still
+answering is the forgotten-box cost leak (GEN1), said on its line and as a critical
+alert (exit 3), never a plain "up"; a torn-down box that no longer answers is gone, as
+it should be: no "UNREACHABLE", no exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from support.machine import closed_port
+
+from rgt_tui.cli import exit_codes, main
+from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.paths import journal_dir
+from rgt_tui.services.journal import Journal, TeardownRecord
+
+
+def _tear_down(hosts: Path, host: str, box_id: str, at: float) -> None:
+    """``host``'s box ``box_id`` recorded as torn down at ``at`` (as `teardown` does)."""
+    journal = Journal(journal_dir(hosts))
+    journal.observe_box(host, BoxIdentity(box_id, None), at - 3600)
+    journal.add_teardown(host, TeardownRecord(at, "true", 0, "", True, box_id=box_id))
+
+
+def test_a_torn_down_box_that_still_answers_is_said_loudly_and_exits_3(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[[hosts]]\nname = "box1"\nssh = "local"\n')
+    assert main(["status", "--hosts", str(hosts)]) == exit_codes.EXIT_OK
+    capsys.readouterr()
+    box_id = (home / ".rgt" / "box-id").read_text().strip()  # written by the sample
+    _tear_down(hosts, "box1", box_id, time.time() - 3600)
+
+    assert main(["status", "--hosts", str(hosts)]) == exit_codes.EXIT_ALERTS
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith("box1") and "TORN DOWN" in first and "BUT STILL ANSWERS" in first
+    assert "[critical] recorded as torn down" in out and "(GEN1)" in out, out
+
+    assert main(["status", "--hosts", str(hosts), "--json"]) == exit_codes.EXIT_ALERTS
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["torn_down_at"] is not None
+    assert report["alerts"][0]["id"] == "teardown.still-answers"
+    assert report["alerts"][0]["severity"] == "critical"
+
+
+def test_another_box_under_a_torn_down_name_is_not_the_leak(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[[hosts]]\nname = "box1"\nssh = "local"\n')
+    _tear_down(hosts, "box1", "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00", time.time() - 3600)
+    assert main(["status", "--hosts", str(hosts)]) == exit_codes.EXIT_OK
+    assert "STILL ANSWERS" not in capsys.readouterr().out
+
+
+def test_a_torn_down_box_that_no_longer_answers_is_gone_not_unreachable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hosts = tmp_path / "hosts.toml"
+    with closed_port() as port:
+        hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\n')
+        _tear_down(hosts, "box1", "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00", time.time() - 3600)
+        assert main(["status", "--hosts", str(hosts)]) == exit_codes.EXIT_OK
+    out = capsys.readouterr().out
+    assert "torn down" in out and "no longer answers" in out and "UNREACHABLE" not in out, out
