@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.queue_state import DONE
 from rgt_tui.domain.units import plural
 from rgt_tui.services.connections import FleetConnections
 
@@ -37,11 +38,14 @@ class Outcome:
 
 
 def default_start(plan: LaunchPlan) -> int:
-    """Where to start: the resume index of an interrupted queue, else 0."""
+    """Where to start: the resume index of an interrupted or stopped queue, else the
+    first cell that is not done (a finished queue with cells appended, or a failed one:
+    starting at 0 would run the done cells again, paid work), else 0 (every cell done:
+    the plan then warns that they all run again)."""
     current = plan.current
     if current is not None and current.resume_index is not None:
         return current.resume_index
-    return 0
+    return next((c.index for c in plan.cells if c.status != DONE), 0)
 
 
 class LaunchControl:
@@ -55,8 +59,7 @@ class LaunchControl:
     async def plan_launch(
         self, start: int | None, acks: tuple[str, ...]
     ) -> tuple[LaunchPlan | None, str]:
-        """The launch plan from ``start`` (None: from the resume index of an interrupted
-        queue, else 0) with the preflight checks ``acks`` acknowledged; or why none."""
+        """The launch plan from ``start`` (None: ``default_start``) with the preflight checks ``acks`` acknowledged; or why none."""
         from rgt_tui.services.queue.backends import backend_for
 
         backend, fleet = backend_for(self.host), self.fleet
@@ -100,7 +103,6 @@ class LaunchControl:
     ) -> tuple[RetryPlan | None, str]:
         """The retry plan of ``cell`` (a done one too) with ``acks`` acknowledged and,
         when ``launch_acks``, the launch's own acknowledgements; or why none."""
-        from rgt_tui.domain.queue_state import DONE
         from rgt_tui.services.disk.out_checkpoints import with_checkpoints
         from rgt_tui.services.queue.backends import backend_for
 

@@ -1,0 +1,40 @@
+"""The launch dialog's default start index (``L``) after a queue that finished: the first
+cell that is not done, not 0 (a user appended cells to a finished queue, acknowledged a
+check, pressed Enter on Launch and ran the done cells again: paid work)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from support.queues import SCRIPT_RUN, wait_view
+
+from rgt_tui.controllers.launch_plan import LaunchControl
+from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.queue.launch import launch, plan_launch
+
+
+async def test_a_finished_queue_with_new_cells_starts_at_its_first_cell_not_done(
+    make_queue_fleet: Any,
+) -> None:
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    cells = [qf.cell_script(n, "exit 0") for n in ("a", "b")] + [qf.cell_script("c", "exit 3")]
+    qf.write_queue("".join(f"{c} t\n" for c in cells))
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    assert [c.status for c in view.cells] == [DONE, DONE, FAILED]
+    assert view.resume_index is None  # finished: no resume index of its own
+    qf.append_queue("".join(f"{qf.cell_script(n, 'exit 0')} t\n" for n in ("d", "e")))
+    connections = FleetConnections(qf.fleet.hosts)
+    try:
+        control = LaunchControl(qf.fleet, qf.host(), connections)
+        plan, error = await control.plan_launch(None, ())
+        assert error == "" and plan is not None, error
+        assert plan.start_index == 2, plan.start_index  # c failed: the first not done
+        assert plan.ok, plan.problems
+        assert not any("run again" in w for w in plan.warnings), plan.warnings
+        assert [c.name for c in plan.to_run] == ["c", "d", "e"]
+    finally:
+        await connections.close_all()
