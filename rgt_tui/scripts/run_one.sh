@@ -110,6 +110,14 @@ printf 'start %s %s\n' "$(date +%s)" "$(oom_kills)" >>"$cells/$name.oom"
 # The subshell writes the start record with its own pid, then execs the command, so the
 # recorded pid IS the command (bash -c execs a simple command in place): killing that
 # pid kills the cell, and the exit code the pipeline reports is the command's.
+#
+# A TERM to every process at once (Slurm's scancel or a preemption signals the whole
+# step) must reach only the cell: this script waits for the cell and writes its end
+# record (a trapped TERM runs after the pipeline ends; the subshell's command gets TERM's
+# default back), and the log's tee ignores TERM and ends at EOF, when the cell's output
+# closes. Were it killed, the cell's handler would die of a broken pipe on its first
+# print, before its safe-point checkpoint (SLURM1).
+trap ':' TERM
 (
     printf 'start %s %s %s\n' "$(date +%s)" "$(boot_id)" "$BASHPID" >>"$state"
     if [ -r "$qdir/code.id" ]; then
@@ -133,8 +141,12 @@ printf 'start %s %s\n' "$(date +%s)" "$(oom_kills)" >>"$cells/$name.oom"
     export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
     export RGT_CELL_NAME=$name RGT_CELL_INDEX=$index
     exec bash -c "$cmd"
-) </dev/null 2>&1 | tee -a "$log"
+) </dev/null 2>&1 | {
+    trap '' TERM
+    exec tee -a "$log"
+}
 code=${PIPESTATUS[0]}
+trap - TERM
 
 printf 'end %s %s\n' "$(date +%s)" "$code" >>"$state"
 printf 'end %s %s\n' "$(date +%s)" "$(oom_kills)" >>"$cells/$name.oom"

@@ -231,3 +231,56 @@ async def test_a_cell_near_its_walltime_gets_sigterm_and_checkpoints_before_the_
     assert ended(qf, "near_wall") == "0"
     assert (qf.root() / "results" / "near_wall" / "ckpt").read_text() == "step\n"
     assert "checkpointed" in (qf.qdir() / "cells" / "near_wall.log").read_text()
+
+
+# A cell whose TERM handler prints, then writes a file (the print first: a broken pipe
+# there ends the handler), and whose loop checkpoints at its next safe point.
+TERM_CELL = r"""
+import os, signal, sys, time
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+stop = False
+def on_term(signum, frame):
+    global stop
+    stop = True
+    print("got SIGTERM, will checkpoint", flush=True)
+    open(os.path.join(out, "term_seen"), "w").close()
+signal.signal(signal.SIGTERM, on_term)
+print("started", flush=True)
+open(os.path.join(out, "started"), "w").close()
+while not stop:
+    time.sleep(0.05)
+with open(os.path.join(out, "ckpt.tmp"), "w") as f:
+    f.write("step\n")
+os.replace(os.path.join(out, "ckpt.tmp"), os.path.join(out, "ckpt"))
+print("checkpointed", flush=True)
+"""
+
+
+async def test_a_killed_cell_prints_and_checkpoints_in_its_term_handler_before_it_ends(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+):
+    # scancel (as a preemption) TERMs every process of the step, the log's writer too:
+    # it must outlive the cell, or the handler's print is a broken pipe (ux-c #4).
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M")
+    (qf.root() / "cells").mkdir(parents=True, exist_ok=True)
+    (qf.root() / "cells" / "term_ck.py").write_text(TERM_CELL)
+    body = 'exec python3 -S "$HOME/cells/term_ck.py" "$2"'
+    qf.write_queue(f"{qf.cell_script('term_ck', body)} t 1\n")
+    host, transport = qf.host(), qf.transport()
+    out = qf.root() / "results" / "term_ck"
+    try:
+        plan = await backend_for(host).plan_launch(qf.fleet, transport)
+        assert plan.ok, plan.problems
+        await backend_for(host).launch(plan, transport)
+        await wait_for(lambda: (out / "started").exists(), 60, "the cell to start")
+        killed = await backend_for(host).kill(transport, "term_ck")
+        assert killed.ended
+    finally:
+        await transport.close()
+    await wait_for(lambda: ended(qf, "term_ck") is not None, 30, "the cell's end record")
+    log = (qf.qdir() / "cells" / "term_ck.log").read_text()
+    assert "got SIGTERM, will checkpoint" in log and "checkpointed" in log, log
+    assert (out / "term_seen").exists()
+    assert (out / "ckpt").read_text() == "step\n"
+    assert ended(qf, "term_ck") == "0"
