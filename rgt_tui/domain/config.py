@@ -296,7 +296,9 @@ class GroupConfig:
     exported identically to every rank (MN2, MN3): ``nccl_ib`` "off" sets
     ``NCCL_IB_DISABLE=1`` (a TCP-only rental), "on" leaves NCCL's own probing, any other
     text is the HCA list (``NCCL_IB_HCA``); ``nccl_debug`` "auto" is INFO on the group's
-    first launch and WARN after; ``pull_ranks`` "all" pulls every rank's durable dir.
+    first launch and WARN after; ``pull_ranks`` "all" pulls every rank's durable dir;
+    ``ready_keys``: the readiness keys the entry itself gives (they stand for every
+    rank; a rank takes its own box's for the others: ``python`` key by key).
     """
 
     hosts: tuple[str, ...]
@@ -309,6 +311,7 @@ class GroupConfig:
     nccl_timeout_s: int = 600
     nccl_debug: str = "auto"
     pull_ranks: str = "0"
+    ready_keys: tuple[str, ...] = ()
 
     @property
     def nnodes(self) -> int:

@@ -89,10 +89,11 @@ def group_host(
         ),
         nccl_debug=c(lambda: _choice(t, "nccl_debug", NCCL_DEBUG_LEVELS, "auto"), "auto"),
         pull_ranks=c(lambda: _choice(t, "pull_ranks", PULL_RANKS, "0"), "0"),
+        ready_keys=tuple(k for k in READY_KEYS if k in t.data),
     )
-    # The group's readiness keys, when it gives any, stand for every rank; else each box's own.
-    own_ready = any(k in t.data for k in READY_KEYS)
-    ready = readiness(t, base, fleet_ready) if own_ready else rank0.ready
+    # The group's readiness keys, when it gives any, stand for every rank; else each box's
+    # own (each rank's are ``ranks.rank_hosts``'; the group's own are rank 0's).
+    ready = readiness(t, base, fleet_ready) if group.ready_keys else rank0.ready
     host = HostConfig(
         name=name,
         ssh=rank0.ssh,  # the group is reached (pulled, shown) through rank 0

@@ -6,12 +6,19 @@ run in*, not in whatever ``python3`` the login shell finds: a template such as
 a check made anywhere else says nothing about the run (U28, U31). So the part of the
 template before its first ``{field}`` is kept up to and including its interpreter word,
 and preflight runs that with ``-`` (the program on stdin).
+
+A group rank's template starts by sourcing its environment file
+(``group_run.ENV_PREFIX``), which a launch writes just before it starts the ranks: the
+interpreter is read from what follows, so a group's preflight before its first launch
+does not source a file that is not there yet.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from rgt_tui.domain.group_run import ENV_PREFIX
 
 DEFAULT_PYTHON = "python3"
 # python, python3, python3.11, /opt/conda/bin/python, .venv/bin/python3 (quoted or not).
@@ -51,6 +58,8 @@ def run_interpreter(run: str | None, python: str | None = None) -> RunInterprete
     ``python3``."""
     if python and python.strip():
         return RunInterpreter(python.strip(), "python key")
+    if run and run.startswith(ENV_PREFIX):
+        run = run[len(ENV_PREFIX) :]
     if not run:
         return RunInterpreter(DEFAULT_PYTHON, "default")
     field = _FIELD.search(run)

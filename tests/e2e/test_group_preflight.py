@@ -24,6 +24,7 @@ from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer, st
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.group.preflight import group_preflight
 
 GROUP_CHECKS = ("same-code", "same-stack", "rendezvous", "nic", "mtu", "fabric", "clocks")
 
@@ -170,3 +171,51 @@ async def test_a_tree_that_differs_on_one_box_and_a_skewed_clock_are_refused(
     data = json.loads(done.stdout)
     assert {"same-code", "clocks"} <= set(data["blocking"])
     assert {c["name"] for c in data["checks"]} >= set(GROUP_CHECKS)
+
+
+async def test_before_the_first_launch_each_box_runs_its_own_python(
+    tmp_path: Path, pair: list[QueueSshServer]
+) -> None:
+    """ux-c #3: a group never launched has no ``~/.rgt/group.env`` yet, and its preflight
+    must not source it; a group with readiness keys but no ``python`` runs each box's
+    own interpreter (each box names a different one here)."""
+    local = tmp_path / "code"
+    _tree(local)
+    for box in pair:
+        _tree(box.workdir / "proj")
+    text = _fleet_file(tmp_path, pair, free_port(), local).read_text()
+    text = text.replace(f'python = "{QUEUE_PYTHON}"\n', "")  # the group's
+    own = {"box1": QUEUE_PYTHON, "box2": f"{QUEUE_PYTHON} -B"}
+    for name, python in own.items():
+        text = text.replace(f'name = "{name}"\n', f'name = "{name}"\npython = "{python}"\n')
+    path = tmp_path / "hosts.toml"
+    path.write_text(text)
+    fleet = load_fleet(path)
+    connections = FleetConnections(fleet.hosts)
+    try:
+        report = await group_preflight(fleet, fleet.host("pair"), connections.transport("pair"))
+    finally:
+        await connections.close_all()
+    for box in pair:
+        assert not (box.workdir / ".rgt" / "group.env").exists()
+    checks = {c.name: c for c in report.checks}
+    python = checks["python"]
+    assert python.ok, python
+    assert "rank 0 (box1): Python" in python.detail and "-B" not in python.detail.split(";")[0]
+    assert f"from {QUEUE_PYTHON} -B (the host's python key)" in python.detail
+    assert checks["storage"].ok, checks["storage"]
+
+    # No python key anywhere: the run template's own (here none: python3), not sourced.
+    bare = text.replace(f'python = "{QUEUE_PYTHON}"\n', "").replace(
+        f'python = "{QUEUE_PYTHON} -B"\n', ""
+    )
+    path.write_text(bare)
+    fleet = load_fleet(path)
+    connections = FleetConnections(fleet.hosts)
+    try:
+        report = await group_preflight(fleet, fleet.host("pair"), connections.transport("pair"))
+    finally:
+        await connections.close_all()
+    python = next(c for c in report.checks if c.name == "python")
+    assert python.ok, python
+    assert "group.env" not in python.detail

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import HostConfig, Readiness
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.group_run import ENV_FILE, env_file_text
 from rgt_tui.domain.text import printable
@@ -50,12 +50,25 @@ def rank_hosts(group: HostConfig) -> tuple[HostConfig, ...]:
             mounts=box.mounts,
             pull=group.pull,
             epochs=group.epochs,
-            ready=group.ready,
+            ready=rank_ready(group, box),
             teardown=None,
             group=None,
         )
         for rank, box in enumerate(info.members)
     )
+
+
+def rank_ready(group: HostConfig, box: HostConfig) -> Readiness:
+    """A rank's readiness keys (docs/groups.md): the group's stand for every rank when it
+    gives any, else the box's own; ``python`` key by key (a group without one runs each
+    box's own interpreter, which may live in another place on each box)."""
+    info = group.group
+    assert info is not None
+    if not info.ready_keys:
+        return box.ready
+    if "python" in info.ready_keys:
+        return group.ready
+    return replace(group.ready, python=box.ready.python)
 
 
 def who(group: HostConfig, rank: int) -> str:
