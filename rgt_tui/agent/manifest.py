@@ -20,40 +20,31 @@ source on stdin). It prints one JSON object per line; its only consumer is
 
 ``path`` is relative to the root, '/'-separated. ``taken_at`` is read before the walk
 starts, so any write the walk could have missed carries a later mtime (the teardown gate
-relies on that). ``--no-hash`` gives ``"sha256": null`` for a quick re-scan by size and
-mtime. ``--box-id`` reports the id this box keeps in ``~/.rgt/box-id`` (creating it
-once when missing; ``rgt_tui.domain.box_identity``): records of the scan belong to it.
+relies on that). ``--no-hash`` gives ``"sha256": null`` (a quick re-scan by size and
+mtime). ``--box-id`` reports the id in ``~/.rgt/box-id`` (created once when missing).
 
-Every root is walked first (``root``, ``link`` and ``refused`` lines; with
-``--list-first`` an ``entry`` line for each regular file too), then ``listed`` gives the
-count and bytes of the regular files found, then they are hashed and printed (``mode``:
-the permission bits, which the pull never widens). ``n`` is a file's place in the walk
-(folders in name order), which is the manifest's order. ``--list-first`` lets a pull
-start copying as soon as the walk ends, while the box still hashes: an ``entry`` line
-promises nothing, and only the ``file`` line (with the hash) decides what is pulled.
-
-Sent as one source: ``rgt_tui.agent.bundle`` joins ``box_id`` and ``secret_paths`` and
-this module (their ``from .x import`` lines stripped).
+Every root is walked first (``root``, ``link``, ``refused`` lines, and with
+``--list-first`` an ``entry`` line per regular file, so a pull starts copying while the box
+still hashes: an ``entry`` promises nothing), then ``listed`` counts the files, then they
+are hashed and printed (``mode``: permission bits, never widened by the pull). ``n`` is a
+file's place in the walk (folders in name order), the manifest's order. Sent as one
+source: ``rgt_tui.agent.bundle`` joins ``box_id``, ``secret_paths`` and this module.
 
 Rules this file lives by:
 
-- It must run on the box's own python3, which can be as old as 3.6: standard library only,
-  no 3.7+ syntax or APIs.
-- Names are walked as bytes and decoded as UTF-8 here, so a box whose python3 runs under
-  the C locale (ASCII file-system encoding on 3.6) still reports non-ASCII names right;
-  a name that is not UTF-8 is refused by name instead of crashing the scan.
+- It runs on the box's own python3, as old as 3.6: standard library only, no 3.7+ syntax.
+- Names are walked as bytes and decoded as UTF-8 here (right under a C locale on 3.6); a
+  name that is not UTF-8 is refused by name instead of crashing the scan.
 - Symlinks are never followed out of a root: one that resolves outside it (or nowhere) is
   refused with its target; one that stays inside is reported as a link, not as data.
 - Secrets are never read: a name that is, or a folder below, one of ``SECRET_PATHS``
-  (``.ssh``, ``.netrc``, ``.aws``, ``.config/gcloud``, ``.cache/huggingface/token``,
-  ``.git-credentials``, the launch's ``.rgt/credentials.env`` and its temp files; matched
-  on the whole resolved path, component by component, ASCII case-folded) is reported as ``refused`` with the reason ``skipped by rule: secret
-  (<which>)`` before it is even stat'ed, and a folder so named is not entered. So are a
-  link whose target is one and a root that is (or lies inside) one. They match wherever
-  they appear, not only in this user's home: ``pull = ["/home"]`` holds other homes, and
-  a results folder can hold a copied one. The client refuses them again (it does not
-  trust this scan); the list is ``secret_paths.SECRET_PATHS``, which both import.
-- rgt-tui's own state (``OWN_STATE_PATHS``, the queue's empty lock) is refused as secrets are.
+  (``.ssh``, ``.netrc``, ``.aws``, ...; matched on the whole resolved path, component by
+  component, ASCII case-folded, wherever they appear: ``pull = ["/home"]`` holds other
+  homes) is reported as ``refused`` with the reason ``skipped by rule: secret (<which>)``
+  before it is even stat'ed, and a folder so named is not entered; so are a link to one
+  and a root that is (or lies inside) one. The client refuses them again (it does not
+  trust this scan). rgt-tui's own state (the queue's empty lock, and this box's whole
+  ``~/.rgt`` wherever a root holds it: ``secret_paths``) is skipped the same way.
 - Files are hashed in 1 MiB blocks, so a multi-gigabyte checkpoint needs no memory; files
   of 1 MiB and more by up to four threads at once, smaller ones in turn on the main thread.
 """
@@ -70,7 +61,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from .box_id import read_box_id
-from .secret_paths import OWN_STATE_PATHS, OWN_STATE_RULE, SECRET_PATHS, SECRET_RULE, names_match
+from .secret_paths import (
+    OWN_RECORDS_REASON,
+    OWN_STATE_PATHS,
+    OWN_STATE_RULE,
+    SECRET_PATHS,
+    SECRET_RULE,
+    names_match,
+    own_records,
+)
 
 PROTOCOL_VERSION = 1
 BLOCK = 1 << 20
@@ -167,8 +166,9 @@ def same_version(a, b):
 class Scanner:
     """Walks one root and prints its lines."""
 
-    def __init__(self, index, real_root, hash_files, counter, list_first=False):
+    def __init__(self, index, real_root, hash_files, counter, list_first=False, own=frozenset()):
         self.index = index
+        self.own = own  # where the walk may meet this box's ~/.rgt (own_records)
         self.list_first = list_first  # an entry line per file as the walk finds it
         self.root = real_root  # bytes, realpath of the root
         self.root_parts = components(real_root)
@@ -206,10 +206,9 @@ class Scanner:
                 whole = self.root_parts + components(rel)
                 secret = secret_at_end(whole)
                 own = secret_at_end(whole, OWN_STATE)  # rgt-tui's own state: no result either
-                if secret or own:
-                    self.refuse(
-                        rel, secret_reason(secret) if secret else f"{OWN_STATE_RULE} ({own})"
-                    )
+                why = secret_reason(secret) if secret else own and f"{OWN_STATE_RULE} ({own})"
+                if why or full in self.own:  # self.own: this box's whole ~/.rgt
+                    self.refuse(rel, why or OWN_RECORDS_REASON)
                     continue
                 try:
                     rel.decode("utf-8")
@@ -355,6 +354,7 @@ def main(argv=None):
     pool = ThreadPoolExecutor(HASH_THREADS) if not args.no_hash and HASH_THREADS > 1 else None
     scanners = []
     counter = [0]
+    own = own_records()
     for index, given in enumerate(args.root):
         path = os.path.expanduser(given)
         real = os.path.realpath(os.fsencode(path))
@@ -368,7 +368,7 @@ def main(argv=None):
         if error:
             continue
         list_first = args.list_first and not args.no_hash
-        scanner = Scanner(index, real, not args.no_hash, counter, list_first)
+        scanner = Scanner(index, real, not args.no_hash, counter, list_first, own)
         scanner.walk()
         scanners.append(scanner)
     found = [item for scanner in scanners for item in scanner.pending]

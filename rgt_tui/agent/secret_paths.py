@@ -19,7 +19,16 @@ for good. The scan skips them the same way, with ``OWN_STATE_RULE``. Every reaso
 is left on the box on purpose starts with ``SKIP_RULE``: verify shows such a path as
 skipped and the teardown gate's re-scan does not count it as a change
 (``skipped_by_rule``), so the two agree.
+
+The box's own ``~/.rgt`` (``own_records``) is skipped whole the same way, wherever a pull
+root holds it (``/``, ``/home``, a home under ``/workspace``): rgt-tui's records there
+(the queue, its logs, the runner scripts, the box id) are never results, so they are
+never walked; a pull brings the queue's logs into ``.rgt/box-logs`` anyway. It is met by
+name under the real home, or at its real path when ``~/.rgt`` is a link; a root inside it
+(the pull of those logs) is walked as any other.
 """
+
+import os
 
 SECRET_PATHS = (
     ".ssh", ".netrc", ".aws", ".config/gcloud", ".cache/huggingface/token", ".git-credentials",
@@ -29,6 +38,20 @@ OWN_STATE_PATHS = (".rgt/queue.lock",)
 SKIP_RULE = "skipped by rule: "  # every reason a path is left on the box on purpose starts so
 SECRET_RULE = SKIP_RULE + "secret"  # the reason a secret is not pulled starts so
 OWN_STATE_RULE = SKIP_RULE + "rgt-tui's own state"  # and one of OWN_STATE_PATHS so
+
+
+OWN_RECORDS_REASON = (
+    OWN_STATE_RULE + " (~/.rgt: rgt-tui's records on this box, never results; "
+    "its queue logs come with every pull into .rgt/box-logs)"
+)
+
+
+def own_records():
+    """The byte paths at which a walk may meet this box's own ``~/.rgt``: by name under
+    the real home, and its real path when it is a link."""
+    home = os.path.realpath(os.fsencode(os.path.expanduser("~")))
+    named = os.path.join(home, b".rgt")
+    return frozenset((named, os.path.realpath(named)))
 
 
 def skipped_by_rule(reason):

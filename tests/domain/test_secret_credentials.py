@@ -71,7 +71,8 @@ def test_only_the_credentials_file_is_a_secret_not_its_neighbours():
 
 def test_the_box_scan_skips_the_credentials_file_of_a_home_below_the_root(tmp_path):
     """The real scan (the bundled source, run as a box runs it) over a parent of a home
-    never lists, reads or hashes the credentials file or its temp sibling."""
+    (another user's: the box's own ~/.rgt is skipped whole, test_verify has it) never
+    lists, reads or hashes the credentials file or its temp sibling."""
     from rgt_tui.services.manifest import manifest_source
 
     parent = tmp_path / "home"
@@ -85,7 +86,7 @@ def test_the_box_scan_skips_the_credentials_file_of_a_home_below_the_root(tmp_pa
         [sys.executable, "-S", "-u", "-", "--root", str(parent), "--root", str(rgt)],
         input=manifest_source().encode(),
         capture_output=True,
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(parent / "alice")},
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "me")},
         check=True,
     )
     assert b"rgt-secret" not in proc.stdout

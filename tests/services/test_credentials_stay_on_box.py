@@ -108,7 +108,8 @@ async def test_a_pull_over_the_homes_parent_brings_no_credentials_and_no_trace_i
         pulled = await cli("pull", "box1")
         assert pulled.returncode == 0, pulled.stdout + pulled.stderr
         home_copy = results / "box1" / "box1"  # the box's home, below the one pull root
-        assert (home_copy / ".rgt" / "queue" / "cells.tsv").is_file()  # .rgt came home
+        # The box's own ~/.rgt is rgt-tui's records, skipped by rule whole (never walked).
+        assert not (home_copy / ".rgt").exists()
         assert (home_copy / "cells" / "tok.sh").is_file()
         assert not (home_copy / ".rgt" / "credentials.env").exists()
         assert not (home_copy / ".rgt" / "queue.lock").exists()
@@ -116,7 +117,7 @@ async def test_a_pull_over_the_homes_parent_brings_no_credentials_and_no_trace_i
 
         verified = await cli("verify", "box1")
         assert verified.returncode == 0, verified.stdout + verified.stderr
-        assert "credentials.env" in verified.stdout  # shown as skipped, never a problem
+        assert "rgt-tui's records on this box" in verified.stdout  # skipped, no problem
         checked = await cli("teardown", "box1", "--check")
         assert checked.returncode == 0, checked.stdout + checked.stderr
 

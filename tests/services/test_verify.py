@@ -538,7 +538,8 @@ async def test_secrets_skipped_by_rule_are_shown_and_never_a_problem(make_loopba
     write_good_cells(box_results(fleet))
     report = await pull_and_verify(fleet, tmp_path, pull=(str(home),))
     skipped = [f for f in report.flags if f.kind == "skipped"]
-    assert skipped and all("skipped by rule: secret" in f.detail for f in skipped)
+    assert skipped and all("skipped by rule: " in f.detail for f in skipped)  # .rgt too
+    assert any(f.path.endswith("/.ssh") and "secret (.ssh)" in f.detail for f in skipped)
     assert not any(".ssh" in p for p in report.problems), report.problems
     assert not list((tmp_path / "box1").rglob("id_ed25519"))
 
@@ -563,3 +564,31 @@ async def test_a_secret_written_after_the_pull_is_skipped_by_the_rescan_not_a_pr
     [netrc] = [f for f in report.flags if ".netrc" in f.path]
     assert netrc.kind == "skipped" and "skipped by rule: secret" in netrc.detail
     assert not any(".netrc" in p for p in report.problems), report.problems
+
+
+async def test_the_box_own_rgt_records_are_skipped_in_any_root_that_holds_them(
+    make_loopback_fleet, tmp_path
+):
+    """The box's own ``~/.rgt`` (its queue, logs, scripts, box id) under a pull root that
+    is the home or above it (as ``pull = ["/home"]`` is): skipped by rule, never walked or
+    pulled as results, never a problem, so verify (and the gate) can pass. Its logs still
+    come, into .rgt/box-logs."""
+    fleet = await make_loopback_fleet(1)
+    home = fleet.box("box1").root
+    cells = home / ".rgt" / "queue" / "cells"
+    cells.mkdir(parents=True)
+    (cells.parent / "queue.log").write_text("QUEUE START\n")
+    (cells / "a.state").write_text("start 1\n")
+    (cells.parent / "queue.lock").write_text("")
+    write_good_cells(box_results(fleet))
+    for i, root in enumerate((home, home.parent)):
+        dest = tmp_path / f"pull{i}"
+        report = await pull_and_verify(fleet, dest, pull=(str(root),))
+        [own] = [f for f in report.flags if f.path.endswith("/.rgt")]
+        assert own.kind == "skipped" and "rgt-tui's records on this box" in own.detail
+        assert not any(".rgt" in p for p in report.problems), report.problems
+        assert [f.kind for f in report.flags if ".rgt" in f.path] == ["skipped"]
+        pulled = [p for p in (dest / "box1").rglob("*") if p.is_file()]
+        assert not [p for p in pulled if "a.state" in p.name and "box-logs" not in p.parts]
+        assert [p for p in pulled if p.name == "queue.log" and "box-logs" in p.parts]
+        assert [p for p in pulled if p.name == "best.pt"]
