@@ -29,7 +29,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.screens.dialog import DialogScreen, KeyHint
+from rgt_tui.screens.dialog import MARK_LEFT, DialogScreen, KeyHint
 
 # On the host's detail screen, enabled (and so in the footer) on the Queue tab only.
 QUEUE_CONTROL_BINDINGS = [
@@ -70,7 +70,11 @@ def control_question(title: str, body: list[Content]) -> Content:
 
 
 class CellPickScreen(DialogScreen[str | None]):
-    """The cells an action can take, one per line: arrows move, Enter chooses."""
+    """The cells an action can take, one per line: arrows move, Enter chooses.
+
+    The highlight starts on ``first`` (retry: the first failed, killed or interrupted
+    cell, not a done one above it) and the highlighted line wears ``▶`` in its text, as
+    a focused dialog button does: a colour alone is lost in a plain-text capture."""
 
     DEFAULT_CSS = """
     CellPickScreen > #qp-box { width: 90; }
@@ -79,22 +83,57 @@ class CellPickScreen(DialogScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is done")]
 
-    def __init__(self, title: str, cells: list[tuple[str, Content]]) -> None:
+    def __init__(
+        self, title: str, cells: list[tuple[str, Content]], *, first: str | None = None
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.cells = cells  # (name, the line shown)
+        names = [name for name, _ in cells]
+        self.first = names.index(first) if first in names else 0
+        self._marked: int | None = None  # the line that wears the marker
 
     def compose(self) -> ComposeResult:
         with Vertical(id="qp-box", classes="dialog-box"):
             yield Static(Content.styled(shown(self.title_text), "bold $accent"))
-            yield OptionList(*[Option(line, id=name) for name, line in self.cells], id="qp-list")
+            first = self.first if self.cells else None
+            options = OptionList(
+                *[Option(self._prompt(i, marked=i == first), id=name) for i, (name, _) in
+                  enumerate(self.cells)],
+                id="qp-list",
+            )  # fmt: skip
+            # Set here, as OptionList sets its first option in its constructor: a value
+            # set once it is mounted could be overtaken by that one's watcher.
+            options.highlighted = first
+            self._marked = first
+            yield options
             yield KeyHint(id="qp-hint")
+
+    def _prompt(self, index: int, *, marked: bool) -> Content:
+        """Line ``index``, with the marker when it is the highlighted one (the same width
+        either way, so the lines do not shift as the highlight moves)."""
+        return Content(MARK_LEFT if marked else " " * len(MARK_LEFT)) + self.cells[index][1]
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
         self.query_one("#qp-hint", KeyHint).show_keys(
             "choose this cell", ("↑↓", "move"), ("Esc", "cancel")
         )
+
+    @on(OptionList.OptionHighlighted)
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._mark(event.option_index)
+
+    def _mark(self, index: int | None) -> None:
+        """The marker on line ``index`` alone (None: on none)."""
+        options = self.query_one(OptionList)
+        if self._marked is not None and self._marked != index:
+            options.replace_option_prompt_at_index(
+                self._marked, self._prompt(self._marked, marked=False)
+            )
+        if index is not None:
+            options.replace_option_prompt_at_index(index, self._prompt(index, marked=True))
+        self._marked = index
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:

@@ -188,6 +188,8 @@ class QueueTab(DetailTab):
                 CellPickScreen(
                     f"Retry which cell on {host.name}?",
                     [(c.name, cell_line(c, view.now)) for c in cells],
+                    # The first that did not finish, not a done one above it.
+                    first=next((c.name for c in cells if c.status != DONE), None),
                 ),
                 lambda name: self._ask_retry(host, view, name),
             )

@@ -1,0 +1,56 @@
+"""R's cell picker opens on the first cell that did not finish (a failed, killed or
+interrupted one), not on a done cell above it, and the highlighted line is marked in its
+text (``▶``), not by colour alone: a plain-text capture shows which cell Enter picks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.pilot import SIZE, make_app, screen_text, wait_for
+from textual.widgets import OptionList
+
+from rgt_tui.domain.queue_state import DONE, FAILED, KILLED, CellView, QueueView
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.queue_control import CellPickScreen
+
+
+def marked(app: object) -> list[str]:
+    """The screen's lines that wear the picker's marker."""
+    return [line for line in screen_text(app).splitlines() if "▶ " in line]  # type: ignore[arg-type]
+
+
+async def test_the_retry_picker_starts_on_the_failed_cell_and_marks_it_in_text(
+    tmp_path: Path,
+) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        host = app.fleet.hosts[0].name
+        cells = (
+            CellView(0, "base", DONE, exit_code=0, started_at=10, ended_at=20),
+            CellView(1, "long", DONE, exit_code=0, started_at=20, ended_at=40),
+            CellView(2, "flaky", FAILED, exit_code=1, started_at=40, ended_at=45),
+            CellView(3, "slow1", KILLED, exit_code=143, started_at=45, ended_at=50),
+        )
+        app.runtime.queues.views[host] = QueueView(host, "finished", cells, None, "boot", 100, None)
+        app.open_host(host, "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+        )
+        screen.action_queue_control("retry")
+        picker = await wait_for(
+            lambda: app.screen if isinstance(app.screen, CellPickScreen) else None, pilot=pilot
+        )
+        options = await wait_for(lambda: next(iter(picker.query(OptionList)), None), pilot=pilot)
+        await wait_for(lambda: options.highlighted is not None, pilot=pilot)
+        assert options.highlighted == 2  # flaky, the first that did not finish
+        await wait_for(lambda: len(marked(app)) == 1, pilot=pilot)
+        (line,) = marked(app)
+        assert "flaky" in line and "failed (exit 1)" in line, line
+        await pilot.press("down")  # the marker follows the highlight, on one line only
+        await wait_for(lambda: any("slow1" in m for m in marked(app)), pilot=pilot)
+        assert len(marked(app)) == 1, marked(app)
+        await pilot.press("enter")
+        await wait_for(lambda: not isinstance(app.screen, CellPickScreen), pilot=pilot)
+        assert app.screen.cell.name == "slow1"  # type: ignore[attr-defined]
+        await pilot.press("escape")
