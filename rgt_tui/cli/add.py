@@ -37,6 +37,7 @@ from rgt_tui.services.fleet.add_host import (
     check_profile,
     fingerprint_matches,
     fleet_file_for_add,
+    fleet_in_code,
     guess_profile,
     read_cost,
     read_fleet_file,
@@ -174,6 +175,9 @@ def run_add(call: Call) -> int:
         return call.fail(exc.message, fix=exc.fix, code=code)
     print(f"added {host.name} ({new.ssh}, {host.profile}) to {path}:{host.line}")
     _make_queue(call, new, path)
+    warning = fleet_in_code(new.keys, path)
+    if warning is not None:
+        print(f"warning: {warning}")
     print(f"see it: rgt-tui status {host.name} --hosts {path}  (or open rgt-tui)")
     if host.pull_refused:
         print(f'before pulling, name its result folders: pull = ["/workspace/runs"] in {path}')

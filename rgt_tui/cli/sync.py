@@ -40,16 +40,23 @@ def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run_sync(call: Call, transport: Transport) -> int:
     """Sync (or with ``--check`` compare) the host's code; see the module docstring."""
-    from rgt_tui.services.code_sync import SyncError, code_status, sync_code
+    from rgt_tui.services.code_sync import (
+        SyncError,
+        code_status,
+        fleet_files,
+        sync_code,
+        withheld_note,
+    )
     from rgt_tui.services.code_sync.crlf import crlf_preflight
 
     host = call.host
+    held = fleet_files(call.fleet)  # never sent: they name every box
     crlf = await crlf_preflight(host)
     if not crlf.ok:
         call.err.print(Text(f"{host.name}: warning: {crlf.detail} — {crlf.fix}"))
     try:
         if call.args.check:
-            status = await code_status(host, transport)
+            status = await code_status(host, transport, withhold=held)
             if status is None:
                 return call.fail(
                     f"no code directory is set for {host.name}",
@@ -65,7 +72,11 @@ async def run_sync(call: Call, transport: Transport) -> int:
             return EXIT_PROBLEMS
         with SyncProgressView(call.err, host.name) as progress:
             result = await sync_code(
-                host, transport, on_progress=progress, method="sftp" if call.args.sftp else "auto"
+                host,
+                transport,
+                on_progress=progress,
+                method="sftp" if call.args.sftp else "auto",
+                withhold=held,
             )
     except SyncError as exc:
         return call.fail(f"{exc.host}: {exc.message}", fix=exc.fix or None)
@@ -84,6 +95,8 @@ async def run_sync(call: Call, transport: Transport) -> int:
             f"{host.name}: left on the box, not in the tree: {shown} — remove by hand on "
             f"{host.name}, or add to code_exclude; rgt-tui sync {host.name} --check fails until then"
         )
+    if result.withheld:
+        print(f"{host.name}: {withheld_note(result.withheld)}")
     if result.note:
         call.err.print(Text(f"{host.name}: {result.note}"))
     if result.skipped:

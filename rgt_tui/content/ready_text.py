@@ -14,6 +14,7 @@ from textual.content import Content
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.domain.units import fmt_bytes, plural
+from rgt_tui.services.code_sync.types import withheld_note
 
 if TYPE_CHECKING:
     from rgt_tui.controllers.jobs import HostJobs
@@ -92,8 +93,9 @@ def sync_progress_line(done: int, total: int, path: str) -> Content:
 
 
 def sync_result_lines(result: SyncResult, host: str) -> list[Content]:
-    """What a finished sync sent and the identity the box's tree now has (checked by hash)."""
-    return [
+    """What a finished sync sent, removed, left and held back, and the identity the box's
+    tree now has (checked by hash): what ``rgt-tui sync`` prints."""
+    lines = [
         Content.assemble(
             ("✓ synced ", "bold $success"),
             f"{plural(result.files_sent, 'file')}, {fmt_bytes(result.bytes_sent)} to {host} "
@@ -101,6 +103,32 @@ def sync_result_lines(result: SyncResult, host: str) -> list[Content]:
         ),
         Content.assemble(("  the box's tree matches: ", MUTED), shown(result.identity.short())),
     ]
+    if result.removed:
+        lines.append(
+            Content.assemble(
+                (
+                    f"  removed on {host} (an earlier sync put them there; the tree dropped them): ",
+                    MUTED,
+                ),
+                shown(_some(result.removed)),
+            )
+        )
+    if result.left:
+        lines.append(
+            Content.assemble(
+                (f"  left on {host}, not in the tree (remove by hand, or code_exclude): ", MUTED),
+                shown(_some(result.left)),
+            )
+        )
+    if result.withheld:
+        lines.append(Content.assemble(("  ", MUTED), shown(withheld_note(result.withheld))))
+    return lines
+
+
+def _some(paths: tuple[str, ...], named: int = 5) -> str:
+    """The first ``named`` paths, and how many more."""
+    more = len(paths) - named
+    return ", ".join(paths[:named]) + (f" and {more} more" if more > 0 else "")
 
 
 def failure_lines(what: str, message: str, fix: str = "") -> list[Content]:

@@ -20,7 +20,7 @@ State = Callable[..., Any]  # JobRunner._set, bound to the host: keyword changes
 async def sync_job(fleet: Fleet, host: HostConfig, transport: Transport, state: State) -> None:
     """Push the host's code (``sync_code``) with progress; the box's tree is then checked
     by hash. A preflight shown from before the sync is dropped: it spoke of the old tree."""
-    from rgt_tui.services.code_sync import SyncError, sync_code
+    from rgt_tui.services.code_sync import SyncError, fleet_files, sync_code
 
     state(sync_progress=None, sync_result=None, sync_error=None)
     if host.ready.code is None:
@@ -37,6 +37,7 @@ async def sync_job(fleet: Fleet, host: HostConfig, transport: Transport, state: 
             host,
             transport,
             on_progress=lambda done, total, path: state(sync_progress=(done, total, path)),
+            withhold=fleet_files(fleet),
         )
     except SyncError as exc:
         state(sync_error=(exc.message, exc.fix or ""))

@@ -45,6 +45,7 @@ from rgt_tui.services.fleet.add_host import (
     check_host_key,
     check_name,
     check_profile,
+    fleet_in_code,
     guess_profile,
     read_cost,
     read_fleet_file,
@@ -117,12 +118,17 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
         """The block was appended (``host``), or refused (``refused``)."""
 
         def __init__(
-            self, host: HostConfig | None, refused: AddRefused | None, note: str = ""
+            self,
+            host: HostConfig | None,
+            refused: AddRefused | None,
+            note: str = "",
+            warning: str = "",
         ) -> None:
             super().__init__()
             self.host = host
             self.refused = refused
             self.note = note  # the queue file created for it, or why it could not be
+            self.warning = warning  # the fleet file lies in the code tree, seen by git
 
     def __init__(self, fleet_file: Path | None, *, cwd: Path | None = None) -> None:
         """``fleet_file``: the fleet's file (``Fleet.path``); None when the app runs with
@@ -474,7 +480,8 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
             note = f"created {made}: one cell per line, <config> <task> [epochs]" if made else ""
         except OSError as exc:
             note = f"could not create the queue file of {new.name}: {exc}"
-        self.post_message(self.Added(host, None, note))
+        warning = await asyncio.to_thread(fleet_in_code, new.keys, self.fleet_file)
+        self.post_message(self.Added(host, None, note, warning or ""))
 
     @on(Added)
     def _added(self, message: Added) -> None:
@@ -485,6 +492,13 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
             return
         if message.note:
             self.app.notify(message.note, title=f"added {message.host.name}")
+        if message.warning:
+            self.app.notify(
+                message.warning,
+                title=f"added {message.host.name}",
+                severity="warning",
+                markup=False,  # local paths, shown as they are
+            )
         self.dismiss(message.host)
 
     @on(Button.Pressed, "#add-cancel")

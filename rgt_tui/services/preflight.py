@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -33,7 +34,7 @@ from rgt_tui.domain.slurm_lead import host_signal_lead_check
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.box_script import box_command, box_path, script_text
 from rgt_tui.services.ckpt_record import observed_write
-from rgt_tui.services.code_sync import SyncError, code_status
+from rgt_tui.services.code_sync import SyncError, code_status, fleet_files
 from rgt_tui.services.code_sync.crlf import crlf_preflight
 from rgt_tui.services.preflight_smoke import smoke_check
 from rgt_tui.transport import Transport
@@ -133,7 +134,7 @@ async def preflight(
     checks = list(box_checks(facts, ctx, scope.checks))
     code = None
     if host.ready.code is not None and "code" in scope.checks:
-        check, code = await _code_check(host, transport)
+        check, code = await _code_check(host, transport, fleet_files(fleet))
         checks.append(check)
     if "crlf" in scope.checks:
         checks.append(await crlf_preflight(host))
@@ -156,14 +157,16 @@ async def preflight(
     return PreflightReport(host.name, tuple(checks), code, scope.note)
 
 
-async def _code_check(host: HostConfig, transport: Transport) -> tuple[Check, CodeIdentity | None]:
+async def _code_check(
+    host: HostConfig, transport: Transport, withhold: tuple[Path, ...]
+) -> tuple[Check, CodeIdentity | None]:
     """The ``code`` check from sync's comparison of the box's tree with the local one,
     and the identity a launch records: when the box holds the local tree, the local
     identity (the same tree hash, with its git commit and whether it was dirty); when it
     differs (a launch with --ack code), the box's own tree hash with no commit — the code
     that will really run, which no local commit describes."""
     try:
-        status = await code_status(host, transport)
+        status = await code_status(host, transport, withhold=withhold)
     except SyncError as exc:
         return Check("code", False, exc.message, exc.fix), None
     if status is None:  # no code key after all
@@ -172,7 +175,5 @@ async def _code_check(host: HostConfig, transport: Transport) -> tuple[Check, Co
     identity = status.local if same else status.box
     problem = status.problem()
     if problem is None:
-        return Check(
-            "code", True, f"{host.name} holds the local tree {status.local.short()}"
-        ), identity
+        return Check("code", True, f"{host.name} holds the local tree {status.local.short()}"), identity
     return Check("code", False, problem, status.fix()), identity

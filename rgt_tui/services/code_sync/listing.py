@@ -5,9 +5,12 @@ In a git repository git itself lists the files (tracked, plus untracked ones tha
 one the tree is walked with every ``.gitignore`` on the way honoured (``pathspec``).
 Either way the host's ``code_exclude`` patterns (gitignore syntax) are applied on top,
 ``.git/`` is never included, and symlinks and special files are left out, never
-followed (counted in ``skipped``). While a file is hashed it is also read for CRLF line
-endings where they break the box (``domain.crlf``: shell scripts, ``#!`` scripts, config
-files; U26). Blocking: run ``list_tree`` in a thread.
+followed (counted in ``skipped``); the fleet file in use and the queue files it names
+are held back (``rules.held_back``; named in ``withheld``). Neither they nor what
+``code_exclude`` leaves out make the tree dirty: they never reach the box. While a file
+is hashed it is also read for CRLF line endings where they break the box
+(``domain.crlf``: shell scripts, ``#!`` scripts, config files; U26). Blocking: run
+``list_tree`` in a thread.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import hashlib
 import os
 import stat
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +27,14 @@ import pathspec
 
 from rgt_tui.domain.code_identity import CodeIdentity, FileHash, tree_hash
 from rgt_tui.domain.crlf import crlf_kind, has_crlf
-from rgt_tui.services.code_sync.rules import SendRules, ignored_by, name_ok, never_sent
-from rgt_tui.services.code_sync.types import SyncError
+from rgt_tui.services.code_sync.rules import (
+    SendRules,
+    held_back,
+    ignored_by,
+    name_ok,
+    never_sent,
+)
+from rgt_tui.services.code_sync.types import MAX_DIFFERS, SyncError
 
 _GIT_TIMEOUT_S = 60.0
 _READ = 1 << 20
@@ -54,6 +64,11 @@ class LocalTree:
     commit: str = ""  # git HEAD; "" outside git or before the first commit
     dirty: bool = False
     skipped: tuple[str, ...] = ()  # "path (why)" for each entry left out
+    # The first paths ``git status`` shows as changed or untracked (``uncommitted_count``
+    # all of them), held-back files aside.
+    uncommitted: tuple[str, ...] = ()
+    uncommitted_count: int = 0
+    withheld: tuple[str, ...] = ()  # the fleet file and its queue files, never sent
     # The rules that chose ``files``, to judge the box's files by (None: git's alone).
     rules: SendRules | None = field(default=None, compare=False, repr=False)
 
@@ -68,8 +83,11 @@ class LocalTree:
         return CodeIdentity(tree_hash(f.file_hash() for f in self.files), self.commit, self.dirty)
 
 
-def list_tree(root: Path, excludes: tuple[str, ...], host: str) -> LocalTree:
-    """List and hash ``root`` (see the module docstring). SyncError when it is not a
+def list_tree(
+    root: Path, excludes: tuple[str, ...], host: str, withhold: Iterable[Path] = ()
+) -> LocalTree:
+    """List and hash ``root`` (see the module docstring); ``withhold``: the fleet file and
+    its queue files (``rules.fleet_files``), never listed. SyncError when it is not a
     readable directory or git fails on it."""
     root = root.expanduser()
     if not root.is_dir():
@@ -79,18 +97,26 @@ def list_tree(root: Path, excludes: tuple[str, ...], host: str) -> LocalTree:
             f"fix code for {host} in hosts.toml",
         )
     extra = pathspec.GitIgnoreSpec.from_lines(excludes)
+    held = held_back(root, withhold)
     git = _git_listing(root, host)
+    changed: list[str] = []
     if git is not None:
-        names, commit, dirty = git
-        rules = SendRules(root, excludes, git=True)
+        names, commit, changed = git
+        # What never reaches the box does not make its code differ from the commit.
+        changed = [c for c in changed if c not in held and not never_sent(c, extra)]
+        rules = SendRules(root, excludes, git=True, held=held)
     else:
         names, specs = _walk(root)
-        commit, dirty = "", False
-        rules = SendRules(root, excludes, git=False, specs=specs)
+        commit = ""
+        rules = SendRules(root, excludes, git=False, specs=specs, held=held)
     files: list[LocalFile] = []
     skipped: list[str] = []
+    withheld: list[str] = []
     for rel in sorted(set(names)):
         if never_sent(rel, extra):
+            continue
+        if rel in held:
+            withheld.append(rel)
             continue
         if not name_ok(rel):
             skipped.append(f"{rel!r} (a name with control characters or not UTF-8)")
@@ -114,7 +140,17 @@ def list_tree(root: Path, excludes: tuple[str, ...], host: str) -> LocalTree:
                 skipped.append(f"{rel} ({exc.strerror or exc})")
                 continue
             files.append(LocalFile(rel, digest, bool(st.st_mode & 0o111), st.st_size, crlf))
-    return LocalTree(root, tuple(files), commit, dirty, tuple(skipped), rules)
+    return LocalTree(
+        root,
+        tuple(files),
+        commit,
+        bool(changed),
+        tuple(skipped),
+        tuple(changed[:MAX_DIFFERS]),
+        len(changed),
+        tuple(withheld),
+        rules,
+    )
 
 
 def _sha256(path: Path, rel: str) -> tuple[str, str]:
@@ -141,9 +177,9 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     )
 
 
-def _git_listing(root: Path, host: str) -> tuple[list[str], str, bool] | None:
-    """(paths, HEAD, dirty) from git, or None when ``root`` is not in a git work tree
-    (or git is not installed)."""
+def _git_listing(root: Path, host: str) -> tuple[list[str], str, list[str]] | None:
+    """(paths, HEAD, uncommitted paths) from git, all relative to ``root``, or None when
+    ``root`` is not in a git work tree (or git is not installed)."""
     try:
         inside = _git(root, "rev-parse", "--is-inside-work-tree")
     except (OSError, subprocess.TimeoutExpired):
@@ -151,14 +187,31 @@ def _git_listing(root: Path, host: str) -> tuple[list[str], str, bool] | None:
     if inside.returncode != 0 or inside.stdout.strip() != b"true":
         return None
     listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    status = _git(root, "status", "--porcelain", "-z", "--", ".")
-    if listed.returncode != 0 or status.returncode != 0:
-        err = (listed.stderr or status.stderr).decode(errors="replace").strip()
+    status = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", ".")
+    prefix = _git(root, "rev-parse", "--show-prefix")
+    if listed.returncode != 0 or status.returncode != 0 or prefix.returncode != 0:
+        err = (listed.stderr or status.stderr or prefix.stderr).decode(errors="replace").strip()
         raise SyncError(host, f"git cannot list {root}: {err}", f"run git status in {root}")
     head = _git(root, "rev-parse", "--verify", "-q", "HEAD")
     commit = head.stdout.decode().strip() if head.returncode == 0 else ""
     names = [os.fsdecode(n) for n in listed.stdout.split(b"\0") if n]
-    return names, commit, bool(status.stdout.strip(b"\0"))
+    under = os.fsdecode(prefix.stdout.rstrip(b"\n"))
+    return names, commit, _changed(status.stdout, under)
+
+
+def _changed(porcelain: bytes, prefix: str) -> list[str]:
+    """The paths of ``git status --porcelain -z`` (relative to the repository's top),
+    relative to the listed folder ``prefix`` (``sub/``; "" at the top)."""
+    paths: list[str] = []
+    fields = iter(porcelain.split(b"\0"))
+    for entry in fields:
+        if len(entry) < 4:
+            continue
+        if b"R" in entry[:2] or b"C" in entry[:2]:
+            next(fields, None)  # a rename's or copy's source follows: the new name counts
+        path = os.fsdecode(entry[3:])
+        paths.append(path.removeprefix(prefix) if prefix and path.startswith(prefix) else path)
+    return list(dict.fromkeys(paths))  # staged and changed again (``D `` + ``??``): once
 
 
 def _walk(root: Path) -> tuple[list[str], dict[str, pathspec.GitIgnoreSpec]]:

@@ -7,7 +7,8 @@ it if it were here. One rule engine on one side: in a git repository git itself 
 a tracked path is never ignored), elsewhere the tree's own ``.gitignore`` files
 (``pathspec``, git's precedence); the host's ``code_exclude`` on top; ``.git``, the
 sync's own ``.rgt-sync.*`` and names that cannot cross (control characters, not UTF-8)
-never. The box cannot apply these rules itself (it has no ``.git``, and its
+never; nor the fleet file in use and the queue files it names (``held_back``: they name
+every box, its address, key path and teardown command). The box cannot apply these rules itself (it has no ``.git``, and its
 ``.gitignore`` files are copies that may be stale); it only lists names. Blocking: run in
 a thread.
 """
@@ -19,10 +20,14 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pathspec
 
 from rgt_tui.services.code_sync.types import SyncError
+
+if TYPE_CHECKING:
+    from rgt_tui.domain.config import Fleet
 
 STAGING_PREFIX = ".rgt-sync."  # the box's staging dirs and sync record: never part of a tree
 _GIT_TIMEOUT_S = 60.0
@@ -46,6 +51,52 @@ def never_sent(rel: str, extra: pathspec.PathSpec) -> bool:
     own staging and record, ``code_exclude``."""
     parts = rel.rstrip("/").split("/")
     return ".git" in parts or parts[0].startswith(STAGING_PREFIX) or extra.match_file(rel)
+
+
+def fleet_files(fleet: Fleet) -> tuple[Path, ...]:
+    """The fleet file in use and every queue file it names (a group's members' too): a
+    sync never sends them, wherever they lie (``held_back``)."""
+    hosts = [*fleet.hosts, *(m for h in fleet.hosts if h.group for m in h.group.members)]
+    found = [fleet.path] + [h.queue for h in hosts]
+    return tuple(dict.fromkeys(p for p in found if p is not None))
+
+
+def held_back(root: Path, files: Iterable[Path]) -> frozenset[str]:
+    """Those of ``files`` that lie under ``root``, as "/"-separated paths relative to it
+    (symlinks resolved on both sides): what a sync of ``root`` must not send."""
+    try:
+        top = root.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return frozenset()
+    found: set[str] = set()
+    for f in files:
+        try:
+            found.add(f.expanduser().resolve().relative_to(top).as_posix())
+        except (OSError, RuntimeError, ValueError):
+            continue  # not under root (or unresolvable): nothing to hold back
+    return frozenset(found)
+
+
+def git_would_list(root: Path, rels: Iterable[str]) -> list[str]:
+    """Those of ``rels`` (relative to ``root``) that git does not ignore in ``root``'s
+    work tree, so ``git status`` shows them; [] when ``root`` is not in one."""
+    try:
+        inside = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
+            capture_output=True,
+            timeout=_GIT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if inside.returncode != 0 or inside.stdout.strip() != b"true":
+        return []
+    rels = list(rels)
+    try:
+        ignored = SendRules(root, (), git=True)._git_ignored(rels, root.name)
+    except SyncError:
+        return rels  # git could not say: as git status would show them
+    return [r for r in rels if r not in ignored]
 
 
 def ignored_by(specs: Mapping[str, pathspec.GitIgnoreSpec], rel: str) -> bool:
@@ -75,12 +126,13 @@ class SendRules:
     excludes: tuple[str, ...]
     git: bool  # git answers; else ``specs``
     specs: Mapping[str, pathspec.GitIgnoreSpec] = field(default_factory=dict)
+    held: frozenset[str] = frozenset()  # ``held_back``: never sent, whatever git says
 
     def sent(self, paths: Iterable[str], host: str) -> set[str]:
         """Which of ``paths`` (files, or directories ending in "/") the sync would send
         (a directory: whose files it could send), were they here."""
         extra = pathspec.GitIgnoreSpec.from_lines(self.excludes)
-        asked = [p for p in paths if name_ok(p) and not never_sent(p, extra)]
+        asked = [p for p in paths if name_ok(p) and not never_sent(p, extra) and p not in self.held]
         asked = [p for p in asked if not any(extra.match_file(a) for a in _ancestors(p))]
         if self.git:
             ignored = self._git_ignored(asked, host)

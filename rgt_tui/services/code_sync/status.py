@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
+
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.services.code_sync.box_tree import scan_box
@@ -10,14 +13,17 @@ from rgt_tui.services.code_sync.types import MAX_DIFFERS, CodeStatus
 from rgt_tui.transport import Transport
 
 
-async def code_status(host: HostConfig, transport: Transport) -> CodeStatus | None:
+async def code_status(
+    host: HostConfig, transport: Transport, *, withhold: Iterable[Path] = ()
+) -> CodeStatus | None:
     """The local tree's identity against the box's whole copy (``box_tree``): the listed
     files, and every file under the workdir the same rules would send; None when the
-    host names no ``code``. Reads only: nothing on the box changes. SyncError when the
-    local tree cannot be listed, TransportError when the box is unreachable."""
+    host names no ``code``. ``withhold``: the fleet file and its queue files
+    (``fleet_files``), never code. Reads only: nothing on the box changes. SyncError when
+    the local tree cannot be listed, TransportError when the box is unreachable."""
     if host.ready.code is None:
         return None
-    tree = await local_tree(host)
+    tree = await local_tree(host, withhold)
     await transport.connect()
     box = await scan_box(transport, host.name, tree, host.workdir)
     differs = [f.path for f in tree.files if box.hashes.files.get(f.path) != f.file_hash()]
@@ -33,4 +39,6 @@ async def code_status(host: HostConfig, transport: Transport) -> CodeStatus | No
         box_only=box.box_only[:MAX_DIFFERS],
         box_only_count=len(box.box_only),
         box_only_synced=sum(1 for p in box.box_only if box.removable(p)),
+        uncommitted=tree.uncommitted,
+        uncommitted_count=tree.uncommitted_count,
     )

@@ -18,6 +18,10 @@
    sync did not put there (the user's data, outputs, caches) or that was edited on the
    box since is never removed, only named (``SyncResult.left``).
 7. Hash the box's whole copy again: the identity returned is what the box now holds.
+
+The fleet file in use and the queue files it names are never sent, even inside the tree
+(``withhold``, from ``fleet_files``): they name every box; ``SyncResult.withheld``
+says which were left out. A copy an earlier sync put there is removed as in step 6.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import HostConfig
@@ -47,8 +52,9 @@ METHODS = ("auto", "rsync", "sftp")
 _SFTP_IN_FLIGHT = 8  # files written at once over SFTP (small files cost round trips)
 
 
-async def local_tree(host: HostConfig) -> LocalTree:
-    """The host's ``code`` tree, listed and hashed off the event loop."""
+async def local_tree(host: HostConfig, withhold: Iterable[Path] = ()) -> LocalTree:
+    """The host's ``code`` tree, listed and hashed off the event loop; ``withhold``
+    (the fleet file and its queue files) left out."""
     code = host.ready.code
     if code is None:
         raise SyncError(
@@ -56,7 +62,9 @@ async def local_tree(host: HostConfig) -> LocalTree:
             f"no code directory is set for {host.name}",
             'set code = "<local dir>" for the host (or in [fleet]) in hosts.toml',
         )
-    return await asyncio.to_thread(list_tree, code, host.ready.code_exclude, host.name)
+    return await asyncio.to_thread(
+        list_tree, code, host.ready.code_exclude, host.name, tuple(withhold)
+    )
 
 
 async def sync_code(
@@ -65,22 +73,29 @@ async def sync_code(
     *,
     on_progress: Progress | None = None,
     method: str = "auto",
+    withhold: Iterable[Path] = (),
 ) -> SyncResult:
     """Push ``host``'s code tree to its workdir (see the module docstring).
 
     ``method``: "auto" (rsync when possible, else SFTP), or "rsync"/"sftp" to insist.
+    ``withhold``: the fleet file and its queue files (``fleet_files(fleet)``), never sent.
     ``on_progress(done_bytes, total_bytes, path)`` as files are sent. SyncError when
     refused or failed (the workdir is then untouched); TransportError when unreachable.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
-    tree = await local_tree(host)
+    tree = await local_tree(host, withhold)
     await transport.connect()
     session = tmux_session_name(host.name)
     before = await scan_box(transport, host.name, tree, host.workdir, session=session)
     send = [f for f in tree.files if before.hashes.files.get(f.path) != f.file_hash()]
     stale, changed = before.stale()
-    base = {"host": host.name, "files_total": len(tree.files), "skipped": tree.skipped}
+    base = {
+        "host": host.name,
+        "files_total": len(tree.files),
+        "skipped": tree.skipped,
+        "withheld": tree.withheld,
+    }
     if not send and not stale:
         left = _left(before, changed)
         identity = CodeIdentity(before.tree, tree.commit, tree.dirty)

@@ -42,6 +42,8 @@ class CodeStatus:
     box_only: tuple[str, ...] = ()
     box_only_count: int = 0
     box_only_synced: int = 0
+    uncommitted: tuple[str, ...] = ()  # the first paths git shows as changed or untracked
+    uncommitted_count: int = 0
 
     @property
     def in_sync(self) -> bool:
@@ -65,11 +67,17 @@ class CodeStatus:
         if self.box_only:
             parts.append(self._box_only_problem())
         if self.local.dirty:
-            parts.append(
-                f"uncommitted changes in {self.code_dir or 'the local tree'}: commit them, "
-                "or acknowledge"
-            )
+            parts.append(self._uncommitted_problem())
         return "; ".join(parts) or None
+
+    def _uncommitted_problem(self) -> str:
+        count = max(self.uncommitted_count, len(self.uncommitted))
+        named = ", ".join(self.uncommitted[:_NAMED]) + (", …" if count > _NAMED else "")
+        files = f": {named} ({count} file{'s' if count != 1 else ''})" if count else ""
+        return (
+            f"uncommitted changes in {self.code_dir or 'the local tree'}{files} — commit "
+            "them, or acknowledge"
+        )
 
     def fix(self) -> str:
         """The one step that fixes the first problem: a sync, removing box-only files by
@@ -116,3 +124,13 @@ class SyncResult:
     note: str = ""  # why rsync was not used, when it was not
     removed: tuple[str, ...] = ()  # files an earlier sync installed that the tree dropped
     left: tuple[str, ...] = ()  # "path (why)": box-only files the rules would send, kept
+    withheld: tuple[str, ...] = ()  # the fleet file and its queue files in the tree: not sent
+
+
+def withheld_note(withheld: tuple[str, ...]) -> str:
+    """Why a sync left the fleet file (and its queue files) in the tree out, naming them."""
+    named = ", ".join(withheld[:_NAMED]) + (", …" if len(withheld) > _NAMED else "")
+    return (
+        f"not sent: {named} — the fleet file and its queue files are never sent (they name "
+        "every box); keep them out of git with a .gitignore line"
+    )

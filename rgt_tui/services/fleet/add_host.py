@@ -9,6 +9,8 @@ add screen share.
    is trusted only by ``trust_key``, after the user compared the fingerprint and said
    so; a changed or revoked key is refused with its fix (``transport.known_hosts``).
 3. ``fleet_append.add_to_fleet``: the commented ``[[hosts]]`` block, appended.
+4. ``fleet_in_code``: a warning when the fleet file (or the new queue file) lies in the
+   host's code tree where git lists it: sync never sends it, but a commit would.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command
 from rgt_tui.profiles import KNOWN_PROFILES
+from rgt_tui.services.code_sync.rules import git_would_list, held_back
 from rgt_tui.services.fleet.append import (
     AddRefused,
     FleetFile,
+    LaunchKeys,
     NewHost,
     add_to_fleet,
     fleet_file_for_add,
@@ -41,7 +45,7 @@ from rgt_tui.transport.known_hosts import trust_host_key
 
 __all__ = [
     "AddRefused", "FleetFile", "KeyCheck", "NewHost", "Pasted", "add_to_fleet",
-    "check_host_key", "check_name", "check_profile", "fingerprint_matches",
+    "check_host_key", "check_name", "check_profile", "fingerprint_matches", "fleet_in_code",
     "fleet_file_for_add", "guess_profile", "read_cost", "read_fleet_file", "read_target",
     "suggest_name", "trust_key",
 ]  # fmt: skip
@@ -269,3 +273,33 @@ def fingerprint_matches(presented: str, given: str) -> bool:
     want = given.strip().split()[-1] if given.strip() else ""
     have = presented.split()[-1]
     return bool(want) and want.removeprefix("SHA256:") == have.removeprefix("SHA256:")
+
+
+def fleet_in_code(keys: LaunchKeys | None, fleet_path: Path) -> str | None:
+    """What to say when the fleet file or the new host's queue file lies inside its
+    ``code`` tree and git there does not ignore it (``git status`` lists it; a commit
+    would publish every box's address and key path): which ``.gitignore`` lines keep
+    it out. None otherwise. Sync never sends them either way. Blocking (runs git)."""
+    if keys is None or keys.code is None:
+        return None
+    base = fleet_path.absolute().parent
+    code = Path(keys.code).expanduser()
+    code = code if code.is_absolute() else base / code
+    queue = Path(keys.queue).expanduser() if keys.queue else None
+    queue = queue if queue is None or queue.is_absolute() else base / queue
+    fleet_rel = held_back(code, [fleet_path])
+    queue_rel = held_back(code, [queue] if queue is not None else [])
+    listed = git_would_list(code, sorted(fleet_rel | queue_rel))
+    if not listed:
+        return None
+    # The fleet file itself; a queue file's folder (queues/: the next box's queue too).
+    lines = [
+        r.rpartition("/")[0] + "/" if r not in fleet_rel and "/" in r else f"/{r}" for r in listed
+    ]
+    return (
+        f"{' and '.join(listed)} {'is' if len(listed) == 1 else 'are'} inside the code tree "
+        f"{code}, and git there lists {'it' if len(listed) == 1 else 'them'}: rgt-tui sync "
+        "never sends the fleet file or its queue files, but a commit would publish every "
+        f"box's address — keep them out of git with these lines in {code / '.gitignore'}: "
+        f"{' '.join(dict.fromkeys(lines))}"
+    )

@@ -1,0 +1,33 @@
+"""ux-a #1: `add` run inside a project's git tree writes the fleet file (and the new
+box's queue file) there, and the code default is that same tree. Sync never sends them,
+but git lists them: `add` warns and names the .gitignore lines that keep them out.
+Real components: the console entry point without a terminal, git.
+"""
+
+from __future__ import annotations
+
+from support.cli import rgt
+from support.code_trees import git, git_tree, write
+
+
+def test_add_in_a_git_tree_warns_and_names_the_gitignore_lines_until_they_are_there(tmp_path, home):
+    code = tmp_path / "proj"
+    git_tree(code)
+    at = ("--hosts", str(code / "hosts.toml"))
+
+    first = rgt("add", "local", "--name", "box1", *at, cwd=code)
+    assert first.returncode == 0, first.stderr
+    assert (
+        f"warning: hosts.toml and queues/box1.txt are inside the code tree {code}, and git "
+        "there lists them: rgt-tui sync never sends the fleet file or its queue files"
+    ) in first.stdout
+    assert (
+        f"keep them out of git with these lines in {code / '.gitignore'}: /hosts.toml queues/"
+        in (first.stdout)
+    )
+
+    write(code, ".gitignore", (code / ".gitignore").read_text() + "/hosts.toml\nqueues/\n")
+    second = rgt("add", "local", "--name", "box2", *at, cwd=code)
+    assert second.returncode == 0, second.stderr
+    assert "warning:" not in second.stdout
+    assert git(code, "status", "--porcelain") == "M .gitignore"

@@ -1,0 +1,82 @@
+"""ux-a #1: `add` run in a project tree puts the fleet file and the queue files in the code
+tree. A sync never sends them (they name every box: its address, key path, teardown
+command, and every box's queue), says what it left out, removes the copies an earlier
+sync put there, and they do not count as uncommitted changes; the changes that do count
+are named. Real components: loopback asyncssh boxes, git, the console entry point.
+"""
+
+from __future__ import annotations
+
+from support.cli import arun
+from support.code_trees import box_files, git, git_tree, write
+from support.fleet_files import set_host_key
+
+from rgt_tui.content.ready_text import sync_result_lines
+from rgt_tui.services.code_sync import code_status, fleet_files, sync_code
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.transport import transport_for
+
+HELD = ("hosts.toml", "queues/box1.txt", "queues/box2.txt")
+
+
+async def _fleet_in_tree(make_loopback_fleet, tmp_path):
+    """A two-box fleet whose file and queue files lie in box1's git code tree, untracked."""
+    loop = await make_loopback_fleet(2)
+    code = tmp_path / "proj"
+    git_tree(code)
+    hosts = code / "hosts.toml"
+    hosts.write_text(loop.hosts_file.read_text())
+    for box in ("box1", "box2"):
+        set_host_key(hosts, "queue", f"queues/{box}.txt", box)
+        write(code, f"queues/{box}.txt", f"# {box}'s cells\n")
+    set_host_key(hosts, "code", str(code), "box1")
+    return load_fleet(hosts), code, loop.box("box1").root
+
+
+async def test_the_fleet_file_and_its_queues_are_never_sent_and_a_copy_already_there_goes(
+    make_loopback_fleet, tmp_path
+):
+    fleet, code, root = await _fleet_in_tree(make_loopback_fleet, tmp_path)
+    host = fleet.host("box1")
+    held = fleet_files(fleet)
+    t = transport_for(host)
+    try:
+        # What an earlier version sent (nothing held back): the file is on the box.
+        await sync_code(host, t, method="sftp")
+        assert set(HELD) <= box_files(root)
+        result = await sync_code(host, t, method="sftp", withhold=held)
+        status = await code_status(host, t, withhold=held)
+        write(code, "src/train.py", "print('changed')\n")
+        changed = await code_status(host, t, withhold=held)
+    finally:
+        await t.close()
+    assert not set(HELD) & box_files(root)
+    assert result.withheld == HELD and sorted(result.removed) == list(HELD)
+    # The TUI's y says the same as the CLI: what it removed and what it never sends.
+    said = [line.plain for line in sync_result_lines(result, "box1")]
+    assert said[2].startswith("  removed on box1 (an earlier sync put them there")
+    assert all(p in said[2] for p in HELD)
+    assert said[3].startswith("  not sent: hosts.toml, queues/box1.txt, queues/box2.txt — ")
+    assert status is not None and status.in_sync and not status.local.dirty
+    assert status.problem() is None  # the untracked fleet file is not an uncommitted change
+    assert changed is not None and changed.uncommitted == ("src/train.py",)
+    problem = changed.problem() or ""
+    assert f"uncommitted changes in {code}: src/train.py (1 file)" in problem
+
+
+async def test_cli_sync_says_what_it_left_out_and_check_names_the_uncommitted_files(
+    make_loopback_fleet, tmp_path
+):
+    fleet, code, root = await _fleet_in_tree(make_loopback_fleet, tmp_path)
+    hosts = str(fleet.path)
+    write(code, "new.py", "NEW = 1\n")  # untracked and sent: an uncommitted change
+    git(code, "rm", "-q", "--cached", "run.sh")  # deleted from the index: another
+    synced = await arun("sync", "box1", "--hosts", hosts, "--sftp", timeout=120)
+    checked = await arun("sync", "box1", "--check", "--hosts", hosts, timeout=120)
+    assert synced.returncode == 0, synced.stderr
+    assert "box1: not sent: hosts.toml, queues/box1.txt, queues/box2.txt — the fleet file" in (
+        synced.stdout
+    )
+    assert not set(HELD) & box_files(root)
+    assert checked.returncode == 1
+    assert f"uncommitted changes in {code}: run.sh, new.py (2 files)" in checked.stdout
