@@ -813,8 +813,10 @@ slurm_probe() {
 #   C_LEN ID_LEN SESSION JOBNAME sbatch ARGS...
 # As launch/append (the same payload: scripts, queue.txt and cells.tsv parts, code id),
 # under the same lock and size checks; then the sbatch command that follows, whose
-# array names cells FIRST..LAST. A launch is refused while a runner or an array of this
-# queue is live. Prints "submitted<TAB>JOBID<TAB>FIRST<TAB>LAST" (and "archived<TAB>PATH").
+# array names cells FIRST..LAST. Every KIND writes code.id (removed when the id is
+# empty): a retry or an append may run another tree than the launch did. A launch is
+# refused while a runner or an array of this queue is live. Prints
+# "submitted<TAB>JOBID<TAB>FIRST<TAB>LAST" (and "archived<TAB>PATH").
 slurm_submit() {
     [ $# -ge 18 ] || refuse usage "slurm-submit needs at least 18 arguments, got $#"
     local kind=$1 start=$2 qbytes=$3 clines=$4 fresh=$5 first=$6 last=$7 task=$8 task_len=$9
@@ -853,13 +855,13 @@ slurm_submit() {
         refuse changed "queue.txt or cells.tsv on the box changed since the plan was made"
     append_part "$q/queue.txt" $((task_len + ro_len)) "$q_len"
     append_part "$q/cells.tsv" $((task_len + ro_len + q_len)) "$c_len"
-    if [ "$kind" = launch ]; then
-        if [ "$id_len" -gt 0 ]; then
-            part $((task_len + ro_len + q_len + c_len)) "$id_len" >"$q/code.id.tmp" && mv -f "$q/code.id.tmp" "$q/code.id" ||
-                refuse io "cannot write $q/code.id (disk full? df -h ~; df -i ~)"
-        else
-            rm -f "$q/code.id"
-        fi
+    # Every submit (launch, append, retry) names the code the workdir holds now: the
+    # cells that start from here on record it (U42), not the first launch's.
+    if [ "$id_len" -gt 0 ]; then
+        part $((task_len + ro_len + q_len + c_len)) "$id_len" >"$q/code.id.tmp" && mv -f "$q/code.id.tmp" "$q/code.id" ||
+            refuse io "cannot write $q/code.id (disk full? df -h ~; df -i ~)"
+    else
+        rm -f "$q/code.id"
     fi
     [ "$first" -le "$last" ] && [ "$last" -lt "$(count_lines "$q/cells.tsv")" ] ||
         refuse range "the array names cells $first-$last but cells.tsv holds $(count_lines "$q/cells.tsv")"

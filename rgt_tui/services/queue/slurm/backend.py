@@ -33,6 +33,7 @@ from rgt_tui.services.queue.slurm.launch import (
     plan_slurm_launch,
     submit,
     submit_indices,
+    workdir_code_id,
 )
 from rgt_tui.services.queue.slurm.view import read_slurm, requeue_diagnosis, with_requeues
 from rgt_tui.transport import Transport
@@ -147,11 +148,14 @@ class SlurmBackend:
     async def retry(
         self, plan: box.RetryPlan, transport: Transport, *, fleet: Fleet | None = None
     ) -> box.RetryResult:
-        """The retry records (outputs set aside), then a new array of those indices."""
+        """The retry records (outputs set aside), then a new array of those indices with
+        the code the workdir holds now (read first: nothing is recorded if the box does
+        not answer)."""
+        code_id = await workdir_code_id(fleet, self.host, transport)
         aside, _ = await box.mark_retry(plan, transport)
         indices = [c.index for c in plan.cells]
         try:
-            job = await submit_indices(self.host, transport, indices, kind="retry")
+            job = await submit_indices(self.host, transport, indices, kind="retry", code_id=code_id)
         except QueueError as exc:
             raise QueueError(plan.host, f"{exc.message} — the outputs were set aside and the "
                              "retry recorded, but no array was submitted", code=exc.code) from exc  # fmt: skip

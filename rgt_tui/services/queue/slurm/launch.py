@@ -29,6 +29,7 @@ from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
 from rgt_tui.services.ckpt_record import observed_write
+from rgt_tui.services.code_sync import SyncError, code_status, fleet_files
 from rgt_tui.services.queue.box import probe
 from rgt_tui.services.queue.launch_preflight import (
     preflight_problems,
@@ -251,7 +252,7 @@ async def submit(
     if not to_run:
         raise QueueError(plan.host, "no cells to submit")
     task, ro = script_text(TASK_SCRIPT), script_text("run_one.sh")
-    code_line = plan.code_id + "\n" if plan.code_id and kind == "launch" else ""
+    code_line = plan.code_id + "\n" if plan.code_id else ""
     parts = [task, ro, plan.queue_append, plan.cells_append, code_line]
     sizes = [len(p.encode("utf-8")) for p in parts]
     # A launch's credentials were sent (or an earlier file removed) by queue.launch (U34).
@@ -276,12 +277,32 @@ async def submit(
     return int(job), fields.get("archived") or None
 
 
+async def workdir_code_id(fleet: Fleet | None, host: HostConfig, transport: Transport) -> str:
+    """The code identity (``CodeIdentity.record()``) of the tree ``host``'s workdir holds
+    now, chosen as the launch's ``code`` check chooses it: the local identity (its git
+    commit) when the box holds the local tree, else the box's own tree hash. A retry or
+    an append submits it, so its cells record the code they run, not the first launch's
+    (U42). "" when the host names no ``code`` or the local tree cannot be listed;
+    TransportError when the box is unreachable."""
+    try:
+        withhold = fleet_files(fleet) if fleet is not None else ()
+        status = await code_status(host, transport, withhold=withhold)
+    except SyncError:
+        return ""
+    if status is None:
+        return ""
+    same = status.in_sync and status.box is not None and status.box.tree == status.local.tree
+    identity = status.local if same else status.box
+    return identity.record() if identity is not None else ""
+
+
 async def append_slurm_cells(
     fleet: Fleet, host: HostConfig, transport: Transport, base_plan: BasePlanner
 ) -> tuple[tuple[Any, ...], str]:
     """``queue append`` on a Slurm host: the new lines are sent and their cells submitted
-    as a new array (kind ``append`` in slurm.jobs); names stay fleet-wide unique. The
-    cells added (services.queue.cells.PlannedCell) and what became of them."""
+    as a new array (kind ``append`` in slurm.jobs) with the code the workdir holds now;
+    names stay fleet-wide unique. The cells added (services.queue.cells.PlannedCell)
+    and what became of them."""
     plan = await plan_slurm_launch(fleet, host, transport, base_plan, append=True, preflight=False)
     if plan.problems:
         rewritten = any(
@@ -301,6 +322,7 @@ async def append_slurm_cells(
             if error is not None:
                 raise error
         return (), "nothing new in the queue file"
+    plan = replace(plan, code_id=await workdir_code_id(fleet, host, transport))
     job, _ = await submit(plan, transport, kind="append")
     array = next((a for a in plan.sbatch if a.startswith("--array=")), "")
     return plan.to_run, (
@@ -309,11 +331,13 @@ async def append_slurm_cells(
 
 
 async def submit_indices(
-    host: HostConfig, transport: Transport, indices: Iterable[int], *, kind: str = "retry"
-) -> int:
+    host: HostConfig, transport: Transport, indices: Iterable[int], *, kind: str = "retry",
+    code_id: str = "",
+) -> int:  # fmt: skip
     """Submit cells already on the box (``indices``) as a new array of ``host``'s queue,
     recorded as ``kind`` in slurm.jobs (services.queue.slurm.control's retry); the job id.
-    Nothing is sent but the scripts: the cells are the box's cells.tsv lines."""
+    Nothing is sent but the scripts and ``code_id`` (``workdir_code_id``; "": unknown),
+    the code its cells record: the cells are the box's cells.tsv lines."""
     slurm = host.slurm
     assert slurm is not None, f"{host.name} is not a Slurm host"
     chosen = sorted(set(indices))
@@ -340,11 +364,12 @@ async def submit_indices(
         script_args=(qdir, f"{bin_dir}/{deployed_name('run_one.sh')}", workdir, *task_args(slurm)),
     )
     task, ro = script_text(TASK_SCRIPT), script_text("run_one.sh")
+    code_line = code_id + "\n" if code_id else ""
     result = await run_ctl(
         transport, "slurm-submit", kind, chosen[0], facts.qbytes, facts.clines, 0,
         chosen[0], chosen[-1], deployed_name(TASK_SCRIPT), len(task.encode("utf-8")),
-        deployed_name("run_one.sh"), len(ro.encode("utf-8")), 0, 0, 0, job_name, job_name,
-        *argv, input=task + ro,
+        deployed_name("run_one.sh"), len(ro.encode("utf-8")), 0, 0,
+        len(code_line.encode("utf-8")), job_name, job_name, *argv, input=task + ro + code_line,
     )  # fmt: skip
     error = refusal(host.name, result)
     if error is not None:

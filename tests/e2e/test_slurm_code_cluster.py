@@ -1,0 +1,82 @@
+"""U42 on a Slurm host, on the real one-node test cluster: each submitted attempt — the
+launch, a retry, an append — records the code tree the workdir held when it was
+submitted, not the first launch's (ux-c #5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.code_trees import add_code, git, git_tree, write
+from support.queues import SCRIPT_RUN, QueueFleet
+from support.slurm import SlurmCluster
+from support.waiting import wait_for
+
+from rgt_tui.services.code_sync import fleet_files, sync_code
+from rgt_tui.services.queue.backends import backend_for
+
+
+def attempts(qf: QueueFleet, name: str) -> list[list[str]]:
+    """Each attempt of cell ``name``: its records from one ``start`` to the next."""
+    out: list[list[str]] = []
+    for line in qf.state(name).splitlines():
+        if line.startswith("start "):
+            out.append([])
+        if out:
+            out[-1].append(line)
+    return out
+
+
+def code_of(attempt: list[str]) -> str:
+    return next((ln[len("code ") :] for ln in attempt if ln.startswith("code ")), "")
+
+
+def ended(attempt: list[str]) -> bool:
+    return any(ln.startswith("end ") for ln in attempt)
+
+
+async def test_a_retried_and_an_appended_cell_record_the_tree_synced_since_the_launch(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M")
+    code = tmp_path / "code"
+    git_tree(code)
+    # The queue's cells are written into the workdir by the test, not synced: not code.
+    add_code(qf.loopback.hosts_file, code, ("cells/",))
+    qf._fleet = None
+    flaky = qf.cell_script(
+        "flaky", 'mkdir -p "$2"; [ -e "$HOME/cells/fixed" ] && exit 0; echo "not yet"; exit 4'
+    )
+    qf.write_queue(f"{flaky} t 1\n")
+    host, transport = qf.host(), qf.transport()
+    try:
+        first = await sync_code(host, transport, withhold=fleet_files(qf.fleet))
+        plan = await backend_for(host).plan_launch(qf.fleet, transport)
+        assert plan.ok, plan.problems
+        assert plan.code_id == first.identity.record()
+        await backend_for(host).launch(plan, transport)
+        await wait_for(lambda: any(map(ended, attempts(qf, "flaky"))), 60, "the first run")
+
+        # The code changes here and is synced; then a retry and an append.
+        write(code, "src/train.py", "print('fixed')\n")
+        git(code, "commit", "-q", "-am", "fix")
+        second = await sync_code(host, transport, withhold=fleet_files(qf.fleet))
+        assert second.identity.tree != first.identity.tree
+        (qf.root() / "cells" / "fixed").touch()  # not code: cells/ is excluded
+        retry = await backend_for(host).plan_retry(qf.fleet, transport, ["flaky"])
+        assert retry.ok, retry.problems
+        await backend_for(host).retry(retry, transport, fleet=qf.fleet)
+        qf.append_queue(f"{qf.cell_script('later', 'echo later')} t 1\n")
+        added = await backend_for(host).append_cells(qf.fleet, transport)
+        assert [c.name for c in added.added] == ["later"], added
+    finally:
+        await transport.close()
+
+    def both_ended() -> bool:
+        runs = attempts(qf, "flaky")
+        return len(runs) == 2 and ended(runs[1]) and any(map(ended, attempts(qf, "later")))
+
+    await wait_for(both_ended, 60, "the retry and the appended cell to end")
+    launched, retried = attempts(qf, "flaky")
+    assert code_of(launched) == first.identity.record()
+    assert code_of(retried) == second.identity.record()
+    assert code_of(attempts(qf, "later")[0]) == second.identity.record()
