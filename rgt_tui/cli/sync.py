@@ -1,5 +1,6 @@
 """`rgt-tui sync HOST` (a row of table.py): push the host's ``code`` tree to its workdir,
-verified by hash (U42); ``--check`` only compares.
+verified by hash (U42); ``--check`` only compares. A group's tree goes to every rank's
+box in turn, each box reported on its own line (``services.queue.group.sync``).
 
 Progress goes to stderr (a live bar on a terminal, a line every few seconds elsewhere),
 the summary to stdout. A script or config of the tree (or the queue file) with CRLF line
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress_bar import ProgressBar
@@ -24,6 +26,11 @@ from rgt_tui.cli.pull_progress import LiveView
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.connect import Transport
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from rgt_tui.services.code_sync import CodeStatus, SyncResult
 
 
 def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,13 +47,7 @@ def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run_sync(call: Call, transport: Transport) -> int:
     """Sync (or with ``--check`` compare) the host's code; see the module docstring."""
-    from rgt_tui.services.code_sync import (
-        SyncError,
-        code_status,
-        fleet_files,
-        sync_code,
-        withheld_note,
-    )
+    from rgt_tui.services.code_sync import SyncError, code_status, fleet_files, sync_code
     from rgt_tui.services.code_sync.crlf import crlf_preflight
 
     host = call.host
@@ -54,6 +55,8 @@ async def run_sync(call: Call, transport: Transport) -> int:
     crlf = await crlf_preflight(host)
     if not crlf.ok:
         call.err.print(Text(f"{host.name}: warning: {crlf.detail} — {crlf.fix}"))
+    if host.group is not None:
+        return await _run_group_sync(call, transport, held)
     try:
         if call.args.check:
             status = await code_status(host, transport, withhold=held)
@@ -62,14 +65,7 @@ async def run_sync(call: Call, transport: Transport) -> int:
                     f"no code directory is set for {host.name}",
                     fix='set code = "<local dir>" for the host (or in [fleet]) in hosts.toml',
                 )
-            box = status.box.short() if status.box is not None else "no workdir"
-            print(f"{host.name}: local {status.local.short()}; box {box}")
-            problem = status.problem()
-            if problem is None:
-                print(f"{host.name}: in sync ({status.files} files)")
-                return EXIT_OK
-            print(problem)
-            return EXIT_PROBLEMS
+            return EXIT_OK if _print_status(host.name, status) else EXIT_PROBLEMS
         with SyncProgressView(call.err, host.name) as progress:
             result = await sync_code(
                 host,
@@ -80,29 +76,95 @@ async def run_sync(call: Call, transport: Transport) -> int:
             )
     except SyncError as exc:
         return call.fail(f"{exc.host}: {exc.message}", fix=exc.fix or None)
+    _print_result(call, host.name, host.name, host.name, result)
+    return EXIT_OK
+
+
+async def _run_group_sync(call: Call, transport: Transport, held: tuple[Path, ...]) -> int:
+    """A group: every rank's box in turn, each reported on its own line (docs/groups.md);
+    exit 1 when any box failed (named) or, with ``--check``, differs."""
+    from rgt_tui.services.queue.group.ranks import who
+    from rgt_tui.services.queue.group.sync import group_code_status, sync_group
+
+    group = call.host
+    assert group.group is not None
+    boxes = group.group.hosts
+    if call.args.check:
+        got = await group_code_status(group, transport, withhold=held)
+    else:
+        with SyncProgressView(call.err, group.name) as progress:
+
+            def on_progress(rank: int, done: int, total: int, path: str) -> None:
+                progress.host = f"{group.name}: {who(group, rank)}"
+                progress(done, total, path)
+
+            got = await sync_group(
+                group, transport, on_progress=on_progress,
+                method="sftp" if call.args.sftp else "auto", withhold=held,
+            )  # fmt: skip
+    bad: list[str] = []  # the boxes that failed (or, with --check, differ)
+    for rank in got:
+        label = f"{group.name}: {rank.who}"
+        if rank.error:
+            bad.append(rank.who)
+            call.fail(f"{label}: {rank.error}", fix=rank.fix or None)
+        elif rank.result is not None:
+            _print_result(call, label, boxes[rank.rank], group.name, rank.result)
+        elif rank.status is None:
+            bad.append(rank.who)
+            call.fail(
+                f"{label}: no code directory is set for {group.name}",
+                fix='set code = "<local dir>" in the [[groups]] entry (or in [fleet]) in hosts.toml',
+            )
+        elif not _print_status(label, rank.status):
+            bad.append(rank.who)
+    if not bad:
+        return EXIT_OK
+    what = ("in sync", "not in sync") if call.args.check else ("synced", "failed")
+    print(
+        f"{group.name}: {len(got) - len(bad)} of {len(got)} boxes {what[0]}; "
+        f"{what[1]}: {', '.join(bad)}"
+    )
+    return EXIT_PROBLEMS
+
+
+def _print_status(label: str, status: CodeStatus) -> bool:
+    """``--check``'s lines for one box; True when it holds the local tree."""
+    box = status.box.short() if status.box is not None else "no workdir"
+    print(f"{label}: local {status.local.short()}; box {box}")
+    problem = status.problem()
+    if problem is None:
+        print(f"{label}: in sync ({status.files} files)")
+        return True
+    print(f"{label}: {problem}" if label != status.host else problem)
+    return False
+
+
+def _print_result(call: Call, label: str, box: str, name: str, result: SyncResult) -> None:
+    """What one box's sync did (``label``: the host, or ``pair: rank 1 (box2)``; ``box``:
+    the box's name; ``name``: the host or group ``rgt-tui sync`` was given)."""
     if result.files_sent:
         sent = f"sent {result.files_sent} of {result.files_total} files, {fmt_bytes(result.bytes_sent)}, by {result.method}"
     else:
         sent = f"already in sync ({result.files_total} files), nothing sent"
-    print(f"{host.name}: {sent}; the workdir holds {result.identity.short()}")
+    print(f"{label}: {sent}; the workdir holds {result.identity.short()}")
     for path in result.removed:
-        print(
-            f"{host.name}: removed {path} (an earlier sync put it there; the tree no longer has it)"
-        )
+        print(f"{label}: removed {path} (an earlier sync put it there; the tree no longer has it)")
     if result.left:
         shown = ", ".join(result.left[:3]) + (", …" if len(result.left) > 3 else "")
         print(
-            f"{host.name}: left on the box, not in the tree: {shown} — remove by hand on "
-            f"{host.name}, or add to code_exclude; rgt-tui sync {host.name} --check fails until then"
+            f"{label}: left on the box, not in the tree: {shown} — remove by hand on "
+            f"{box}, or add to code_exclude; rgt-tui sync {name} --check fails until then"
         )
     if result.withheld:
-        print(f"{host.name}: {withheld_note(result.withheld)}")
+        from rgt_tui.services.code_sync import withheld_note
+
+        print(f"{label}: {withheld_note(result.withheld)}")
     if result.note:
-        call.err.print(Text(f"{host.name}: {result.note}"))
+        call.err.print(Text(f"{label}: {result.note}"))
     if result.skipped:
         shown = ", ".join(result.skipped[:3]) + (", …" if len(result.skipped) > 3 else "")
-        call.err.print(Text(f"{host.name}: left out {len(result.skipped)}: {shown}"))
-    return EXIT_OK
+        call.err.print(Text(f"{label}: left out {len(result.skipped)}: {shown}"))
 
 
 class SyncProgressView(LiveView):

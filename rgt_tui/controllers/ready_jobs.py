@@ -8,6 +8,8 @@ with its fix. No Textual here: the App turns each state into a message for the s
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -32,6 +34,9 @@ async def sync_job(fleet: Fleet, host: HostConfig, transport: Transport, state: 
             )
         )
         return
+    if host.group is not None:  # the same tree to every box of the group (docs/groups.md)
+        await _sync_group_job(host, transport, state, fleet_files(fleet))
+        return
     try:
         result = await sync_code(
             host,
@@ -46,6 +51,43 @@ async def sync_job(fleet: Fleet, host: HostConfig, transport: Transport, state: 
         state(sync_error=(str(exc), "check the connection and press y again"))
         return
     state(sync_result=result, preflight=None)
+
+
+async def _sync_group_job(
+    group: HostConfig, transport: Transport, state: State, withhold: tuple[Path, ...]
+) -> None:
+    """``y`` on a group: every rank's box in turn; a box that failed is named (with the
+    boxes that did sync), else one result adding up what went to every box."""
+    from rgt_tui.services.queue.group.ranks import who
+    from rgt_tui.services.queue.group.sync import sync_group
+
+    got = await sync_group(
+        group,
+        transport,
+        on_progress=lambda rank, done, total, path: state(
+            sync_progress=(done, total, f"{who(group, rank)}: {path}")
+        ),
+        withhold=withhold,
+    )
+    failed = [r for r in got if not r.ok]
+    if failed:
+        synced = [r.who for r in got if r.ok]
+        message = "; ".join(f"{r.who}: {r.error}" for r in failed)
+        if synced:
+            message += f" ({', '.join(synced)} synced)"
+        state(sync_error=(message, failed[0].fix))
+        return
+    results = [r.result for r in got if r.result is not None]
+    lead = results[0]
+    state(
+        sync_result=replace(
+            lead,
+            method=f"{lead.method} (to every box: {', '.join(r.who for r in got)})",
+            files_sent=sum(r.files_sent for r in results),
+            bytes_sent=sum(r.bytes_sent for r in results),
+        ),
+        preflight=None,
+    )
 
 
 async def preflight_job(fleet: Fleet, host: HostConfig, transport: Transport, state: State) -> None:
