@@ -138,6 +138,7 @@ class RgtApp(ThemedApp):
             # A replaceable message: a slow screen drops stale samples (on_host_updated).
             defer=lambda update: self.post_message(HostUpdated(update)),
             is_torn_down=lambda host: self.jobs.state(host).shown_torn_down_at is not None,
+            still_answers=lambda host: self.box_watch.alert(host),  # GEN1, on the pane
             is_watched=self._queue_tab_shown,
             report=notify.report if notify is not None else lambda line: None,
             start_added=start_monitors,

@@ -9,9 +9,16 @@ box whose key changed under the same id is a new box too.
 
 A host recorded as torn down is not simply left alone: at start, and on ``r``, it gets
 one connection attempt. If the box there is a new one (another id or host key), the
-journal moves the old box's records to history and the host is live again, gate closed;
-the same box (or no answer, or no id to tell by) stays greyed out and its telemetry
-stops, with no reconnect loop. A box whose host key is refused cannot say its id; when
+journal moves the old box's records to history and the host is live again, gate closed.
+No answer (or no id to tell by) keeps it greyed out and its telemetry stops, with no
+reconnect loop. The same box answering is the forgotten-box cost leak (GEN1): on ``r``,
+or at start for a teardown recorded before this start and at least ``GRACE_S`` ago (a
+provider takes a while to stop a destroyed box: the answers right after a teardown say
+nothing, and one recorded while this app watched is retired at once), it is said loudly
+(a toast, and the pane's ``teardown.still-answers`` alert, ``alert``) and the host is
+watched again, live (``HostJobs.still_answers_at``), until it stops answering: then it
+is torn down and gone, and its telemetry stops as above. A Slurm login node, which a
+teardown never destroys, is watched again on ``r`` with a note, not an alarm. A box whose host key is refused cannot say its id; when
 the key it presents is not the one the journal recorded for the torn-down box, it is
 another box: shown live but refused (``HostJobs.refused_key``, its key error on the
 pane), never as torn down.
@@ -32,6 +39,11 @@ from rgt_tui.controllers.controller_host import ControllerHost
 from rgt_tui.controllers.jobs import HostJobs, JobRunner
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.domain.health import Alert
+from rgt_tui.domain.torn_down import GRACE_S, still_answers_alert
+from rgt_tui.domain.units import local_time
+from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.telemetry import HostUpdate
 
 
@@ -61,6 +73,10 @@ class BoxWatch:
         # reconnects, and that one says nothing about which box answers now.
         self._stale: dict[str, object] = {}
         self._observing: set[str] = set()  # hosts whose box is being recorded right now
+        self._asked: set[str] = set()  # hosts whose pending attempt is the user's r
+        # A teardown recorded since this start is one the box is still going away from:
+        # only ``r`` asks about it. One from before: the attempt at start asks.
+        self._started = jobs.clock()
 
     def host_updated(self, update: HostUpdate) -> None:
         """A sample or connection change: record a box id the journal does not have yet,
@@ -72,7 +88,25 @@ class BoxWatch:
         if not recording and _box_id(update) is not None and self.jobs.state(host).refused_key:
             # The journal's own box answers again (its key is trusted once more).
             self.jobs.learned(host, refused_key=None)
+        if self.jobs.state(host).still_answers_at is not None and _gone(update):
+            # The torn-down box that still answered stopped: destroyed at last. It is
+            # shown torn down again, and its one attempt (jobs_changed) retires it.
+            self.jobs.learned(host, still_answers_at=None)
         self._step(host)
+
+    def alert(self, host: str) -> Alert | None:
+        """The pane's alert for a torn-down box that still answers (None: not so)."""
+        state = self.jobs.state(host)
+        if state.still_answers_at is None or state.torn_down_at is None:
+            return None
+        return still_answers_alert(
+            state.torn_down_at, self.jobs.clock(), cluster=self._cluster(host)
+        )
+
+    def _cluster(self, host: str) -> bool:
+        """A Slurm login node: a teardown never destroys it."""
+        config = next((h for h in self.jobs.fleet.hosts if h.name == host), None)
+        return config is not None and isinstance(backend_for(config), JobGated)
 
     def _note_refused_key(self, host: str, update: HostUpdate) -> None:
         """A refused host key that is not the journal box's: another box answers."""
@@ -112,12 +146,14 @@ class BoxWatch:
             return
         if host not in self.pending and not self._is_stopped(host):
             self.pending[host] = -1  # any update, the latest already there included
+            self._asked.discard(host)
         self._step(host)
 
     def retry(self, host: str) -> None:
         """``r`` on a stopped torn-down host: one more attempt, judged by what comes next."""
         if self.jobs.state(host).torn_down_at is not None:
             self.pending[host] = self._seen.get(host, 0)
+            self._asked.add(host)  # the user asked: the same box answering is news now
             before = self._latest(host)
             self._stale[host] = before.snapshot if before is not None else None
 
@@ -189,12 +225,16 @@ class BoxWatch:
                 return  # connected; its first sample (with the box id) is on its way
             if self._observe_if_new(host, update):
                 return  # the journal decides: its answer comes back as jobs_changed
+            if _box_id(update) is not None and self._still_answers(host, state.torn_down_at):
+                return  # watched again, live, with its alert
         elif conn.error is None:
             return  # still on its first try
-        # The same box, no answer, or no id to tell by: it stays torn down, and is done:
-        # its monitor, queue poll and connection close (FleetRuntime.retire).
+        # No answer, no id to tell by, or the same box right after its teardown: it stays
+        # torn down, and is done: its monitor, queue poll and connection close
+        # (FleetRuntime.retire).
         del self.pending[host]
         self._stale.pop(host, None)
+        self._asked.discard(host)
         if self._stop(host):
             self.app.notify(
                 f"{host} was torn down: telemetry stopped, its connection closed. Press r on it "
@@ -202,6 +242,46 @@ class BoxWatch:
                 title=host,
                 timeout=8,
             )
+
+    def _still_answers(self, host: str, torn_down_at: float) -> bool:
+        """The box recorded as torn down answers this attempt: on ``r``, or long enough
+        after the record, it may still bill (GEN1). Say so, and watch it (True); right
+        after the teardown it is still going away (False: it stops as torn down)."""
+        now = self.jobs.clock()
+        if host not in self._asked and (
+            torn_down_at >= self._started or now - torn_down_at < GRACE_S
+        ):
+            return False
+        del self.pending[host]
+        self._stale.pop(host, None)
+        self._asked.discard(host)
+        self.jobs.learned(host, still_answers_at=now)
+        when = local_time(torn_down_at)
+        if self._cluster(host):
+            self.app.notify(
+                f"{host}: recorded as torn down {when}, and its login node answers: a "
+                "cluster is never destroyed. It is watched again (queue, launch, append).",
+                title=host,
+                timeout=15,
+            )
+            return True
+        self.app.notify(
+            f"{host} was recorded as torn down {when}, but the same box STILL ANSWERS: it "
+            "may still be billing (GEN1). Destroy it in the provider's console (or check "
+            "that the teardown command destroys, not stops); it is watched again until it "
+            "stops answering.",
+            title=host,
+            severity="error",
+            timeout=30,
+        )
+        return True
+
+
+def _gone(update: HostUpdate) -> bool:
+    """The box stopped answering: two connection attempts in a row failed (not a dropped
+    stream that reconnects at once, nor a refused key, which is another box's)."""
+    conn = update.connection
+    return conn.status == "reconnecting" and conn.attempt >= 2 and conn.key_error is None
 
 
 def _fingerprint(presented: str | None) -> str | None:

@@ -81,6 +81,10 @@ class HostJobs:
     # The fingerprint of a refused host key that is not the journal's box's: another box
     # answers under the name (it cannot say its id until its key is checked).
     refused_key: str | None = None
+    # When the box recorded as torn down was heard answering again (an attempt at start
+    # long after the record, or r): it may still bill (GEN1), so it is watched, live, with
+    # an alert, until it stops answering (box_watch).
+    still_answers_at: float | None = None
     # (when, why) of the last periodic pull, when it failed: one line in the host's pane.
     periodic_failure: tuple[float, str] | None = None
     # The last pull and verification as their records say, whoever ran them (the command
@@ -90,8 +94,11 @@ class HostJobs:
     @property
     def shown_torn_down_at(self) -> float | None:
         """The teardown the UI shows (greyed out, cost stopped): none while a box with
-        another host key than the torn-down box's answers, live but refused."""
-        return None if self.refused_key is not None else self.torn_down_at
+        another host key than the torn-down box's answers, live but refused, or while the
+        torn-down box itself still answers (watched, live: it may still bill)."""
+        if self.refused_key is not None or self.still_answers_at is not None:
+            return None
+        return self.torn_down_at
 
     @property
     def awaiting_manual(self) -> bool:
@@ -149,7 +156,11 @@ class JobRunner:
         ]
 
     def _set(self, host: str, **changes: Any) -> HostJobs:
-        new = replace(self.state(host), **changes)
+        old = self.state(host)
+        if changes.get("torn_down_at", old.torn_down_at) != old.torn_down_at:
+            # Another teardown (or none): an answer heard after the old one says nothing.
+            changes.setdefault("still_answers_at", None)
+        new = replace(old, **changes)
         self.states[host] = new
         self.on_change(new)
         return new

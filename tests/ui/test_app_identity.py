@@ -147,12 +147,21 @@ async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
         )
         assert not app.runtime.monitor_tasks["box2"].done()
 
-        # r: one more attempt; the same box again stops again (no reconnect loop).
+        # r ("Press r on it if the box is back"): the same box answers. Recorded torn down
+        # yet answering, it may still bill (GEN1): said loudly, and watched again, live.
         app.reconnect("box1")
         again = app.runtime.monitor_tasks["box1"]
         assert again is not stopped
-        await wait_for(lambda: again.done(), 40, pilot=pilot)
-        assert pane.has_class("-torn-down") and "box1" in app.runtime.stopped
+        await wait_for(lambda: app.jobs.state("box1").still_answers_at, 40, pilot=pilot)
+        await wait_for(lambda: not pane.has_class("-torn-down"), pilot=pilot)
+        assert any("STILL ANSWERS" in str(n.message) for n in shown_notifications(app))
+        await wait_for(
+            lambda: any(a.id == "teardown.still-answers" for a in app.latest["box1"].alerts),
+            40,
+            pilot=pilot,
+        )
+        assert not again.done() and "box1" not in app.runtime.stopped
+        assert app.jobs.state("box1").torn_down_at  # the record stands: it is not erased
 
         # The box is re-rented under the name: another box id answers. r: it is live.
         _box_id_on(loopback_fleet.box("box1"), NEW_BOX)

@@ -174,10 +174,10 @@ async def test_header_cost_danger_clocks_and_cost_stop(tmp_path: Path) -> None:
         # a100-train: $1.89/h since 10:00 (2 h) = $3.78; spot-4090 $0.34/h since 08:30.
         assert "$4.97 so far" in text and "$4.72/h" in text
         pane = app.fleet_screen.panes["a100-train"]
-        # Torn down an hour ago (as the journal tells the jobs): the cost stopped then.
-        publish_jobs(app, "a100-train", torn_down_at=FROZEN - 3600)
+        # Torn down now (as the journal tells the jobs): the cost stopped then, 2 h in.
+        publish_jobs(app, "a100-train", torn_down_at=FROZEN)
         await wait_for(lambda: pane.has_class("-torn-down"), pilot=pilot)
-        assert pane.cost_so_far(FROZEN + 7200) == pytest.approx(1.89)
+        assert pane.cost_so_far(FROZEN + 7200) == pytest.approx(3.78)
         await wait_for(lambda: "$2.83/h" in screen_text(app), pilot=pilot)
         names = await palette_titles(app)
         for title in ("Pull results", "Verify results", "Teardown checklist"):

@@ -188,6 +188,16 @@ class TeardownTab(DetailTab):
             outcome += outcome_lines(jobs.teardown, jobs.torn_down_at is not None, jobs.host)
         elif jobs.shown_torn_down_at is not None:
             outcome.append(Content.styled("recorded as torn down", "bold $success"))
+        elif jobs.still_answers_at is not None and jobs.torn_down_at is not None:
+            # The forgotten-box leak (GEN1): the record says gone, the box answers.
+            outcome.append(
+                Content.styled(
+                    f"✖ recorded as torn down {_when(jobs.torn_down_at)}, but the same box "
+                    f"STILL ANSWERS (heard {_when(jobs.still_answers_at)}): it may still be "
+                    "billing — destroy it in the provider's console",
+                    "bold $error",
+                )
+            )
         elif jobs.refused_key is not None and jobs.torn_down_at is not None:
             outcome.append(
                 Content.styled(

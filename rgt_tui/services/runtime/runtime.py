@@ -37,10 +37,11 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.health import HealthState
+from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.preemption import Preemption
 from rgt_tui.domain.queue_state import QueueView
@@ -121,6 +122,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         derive: Deriver[S, E] | None = None,
         defer: Callable[[HostUpdate], None] | None = None,
         is_torn_down: Callable[[str], bool] = lambda host: False,
+        still_answers: Callable[[str], Alert | None] = lambda host: None,
         queue_poll_s: float = POLL_S,
         is_watched: Callable[[str], bool] = lambda host: False,
         sample_allocations: bool = True,
@@ -139,6 +141,8 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         self.derive = derive
         self.defer = defer
         self.is_torn_down = is_torn_down
+        # A box recorded as torn down that answers again: its alert (GEN1) on each sample.
+        self.still_answers = still_answers
         self.tick_s = tick_s
         self.agent_args = tuple(agent_args)
         self.report = report
@@ -337,6 +341,10 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             return None
         if self.is_torn_down(update.host):
             update = as_torn_down(update)  # gone, as it should be: never GEN8
+        elif update.connection.status == "connected":
+            leak = self.still_answers(update.host)
+            if leak is not None:
+                update = replace(update, alerts=(leak, *update.alerts))
         history = self.histories.setdefault(update.host, HostHistory())
         history.add(update.snapshot)
         self.latest[update.host] = update

@@ -1,0 +1,57 @@
+"""A box recorded as torn down that still answers (ux-a #18, GEN1), in the TUI over real
+loopback boxes and the app's real monitors: at start, long after its teardown, its one
+attempt finds the same box answering: said loudly (a toast, the pane's alert), and
+watched again, live; once it stops answering (destroyed at last), it is torn down and
+gone again, its telemetry stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from support.pilot import SIZE, screen_text, shown_notifications, wait_for
+
+from rgt_tui.app import RgtApp
+from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.domain.torn_down import GRACE_S, STILL_ANSWERS
+from rgt_tui.paths import journal_dir
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.journal import Journal, TeardownRecord
+
+BOX = "5ame5ame5ame5ame5ame5ame5ame5ame"
+
+
+async def test_a_torn_down_box_answering_at_start_is_flagged_then_retired_once_gone(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    box = loopback_fleet.box("box1")
+    (box.root / ".rgt").mkdir(exist_ok=True)
+    (box.root / ".rgt" / "box-id").write_text(BOX + "\n")
+    torn_at = time.time() - GRACE_S - 3600  # torn down by hand an hour ago, sshd left up
+    journal = Journal(journal_dir(loopback_fleet.hosts_file))
+    journal.observe_box("box1", BoxIdentity(BOX, None), torn_at - 3600)
+    journal.add_teardown("box1", TeardownRecord(torn_at, None, None, "", True, BOX, True))
+
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.fleet_screen.panes["box1"]
+        await wait_for(lambda: app.jobs.state("box1").still_answers_at, 40, pilot=pilot)
+        assert any("STILL ANSWERS" in str(n.message) for n in shown_notifications(app))
+        await wait_for(
+            lambda: any(a.id == STILL_ANSWERS for a in app.latest["box1"].alerts),
+            40,
+            pilot=pilot,
+        )
+        assert not pane.has_class("-torn-down") and "box1" not in app.runtime.stopped
+        await wait_for(lambda: pane.has_class("-critical"), pilot=pilot)  # its alert: red
+
+        app.open_host("box1", tab="teardown")
+        await wait_for(lambda: "same box STILL ANSWERS" in screen_text(app), pilot=pilot)
+        await pilot.press("escape")
+
+        # Destroyed at last: it stops answering, and is torn down and gone again.
+        await box.stop()
+        await wait_for(lambda: pane.has_class("-torn-down"), 60, pilot=pilot)
+        await wait_for(lambda: "box1" in app.runtime.stopped, 60, pilot=pilot)
+        assert app.jobs.state("box1").still_answers_at is None
