@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from rgt_tui.domain.gpu_faults import CudaOom, cuda_oom, dead_gpu_signs
 from rgt_tui.domain.health import spare_move
 from rgt_tui.domain.queue_records import CellAttempt, RunnerLaunch
-from rgt_tui.domain.queue_state import FAILED, INTERRUPTED, REBOOTED, STOPPED, QueueView
+from rgt_tui.domain.queue_state import FAILED, INTERRUPTED, REBOOTED, STOPPED, CellView, QueueView
 from rgt_tui.domain.units import fmt_duration
 
 REBOOT, OOM, HANGUP, MANUAL_KILL = "reboot", "OOM kill", "hang-up", "manual kill"
@@ -50,6 +50,9 @@ class BoxFacts:
     # this diagnosis has the samples (GEN5): how close the run already was to the card.
     vram_peak: tuple[int, int] | None = None
     spare: tuple[str, ...] = ()  # the host's spare hosts (issue 40): a dead GPU's move (U22)
+    # torchrun cells whose worker a signal killed (torchrun's summary, issue 41), by cell:
+    # torchrun itself exits 1, so the signal is weighed as the cell's own.
+    worker_signals: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -170,19 +173,29 @@ def _hangup(launch: RunnerLaunch | None, facts: BoxFacts, exit_code: int | None)
     )
 
 
-def _manual(exit_code: int | None, others: list[Evidence], detach: str | None) -> Evidence:
+def _manual(
+    exit_code: int | None, others: list[Evidence], detach: str | None, worker: bool = False
+) -> Evidence:
+    """``worker``: the code is 128 + the signal torchrun's summary says killed its worker."""
     ruled_out = all(e.verdict == NO for e in others)
+    code = (
+        f"torchrun's summary: its worker's exitcode {128 - (exit_code or 128)}"
+        if worker
+        else f"exit {exit_code}"
+    )
     if exit_code == 143:
         return Evidence(
             MANUAL_KILL,
             YES,
-            "exit 143 = SIGTERM, kill/pkill's default signal: something stopped it on purpose",
+            f"{code} = SIGTERM, kill/pkill's default signal: something stopped it on purpose",
         )
     if exit_code == 137:
         detail = (
-            "exit 137 = SIGKILL: `kill -9` and the kernel's OOM killer end a process the same "
+            f"{code} = SIGKILL: `kill -9` and the kernel's OOM killer end a process the same "
             "way, so the exit code alone cannot tell them apart"
         )
+    elif exit_code is not None and worker:
+        detail = f"{code} = signal {exit_code - 128} ({SIGNALS.get(exit_code, 'by a signal')})"
     elif exit_code is not None:
         detail = f"it ended with {SIGNALS.get(exit_code, f'exit {exit_code}')}"
     else:
@@ -261,9 +274,15 @@ def diagnose(
 ) -> Diagnosis:
     """Name the cause of the latest vanished cell (or runner), with evidence for all four."""
     host = view.host
+
+    def exit_of(cell: CellView) -> int | None:
+        """The cell's exit code, or a torchrun worker's death by a signal as one."""
+        signal = facts.worker_signals.get(cell.name) if cell.status == FAILED else None
+        return 128 + signal if signal else cell.exit_code
+
     vanished = [
         c for c in view.cells
-        if c.status == INTERRUPTED or (c.status == FAILED and (c.exit_code or 0) >= 128)
+        if c.status == INTERRUPTED or (c.status == FAILED and (exit_of(c) or 0) >= 128)
     ]  # fmt: skip
     if vanished:
         cell = max(vanished, key=lambda c: (c.started_at or 0, c.index))
@@ -276,9 +295,10 @@ def diagnose(
             attempt.boot_id,
             _launch_for(attempt.ts, launches),
             facts,
-            cell.exit_code,
+            exit_of(cell),
             cell.index,
             cell.name,
+            worker=exit_of(cell) != cell.exit_code,
         )
     if view.state in (STOPPED, REBOOTED) and view.launch is not None:
         launch = view.launch
@@ -327,19 +347,25 @@ def _weigh(
     exit_code: int | None,
     index: int | None,
     name: str | None = None,
+    *,
+    worker: bool = False,
 ) -> Diagnosis:
     reboot = _reboot(boot_at_start, facts)
     oom = _oom(attempt, reboot.verdict == YES, facts)
     hangup = _hangup(launch, facts, exit_code)
-    manual = _manual(exit_code, [reboot, oom, hangup], launch.detach if launch else None)
+    detach = launch.detach if launch else None
+    manual = _manual(exit_code, [reboot, oom, hangup], detach, worker)
     evidence: tuple[Evidence, ...] = (reboot, oom, hangup, manual)
     gpu = _dead_gpu(facts)
     if gpu is not None:  # a dead card ends a run however it ran: said first
         evidence = (gpu, *evidence)
     cause = next((e.cause for e in evidence if e.verdict == YES), MANUAL_KILL)
+    signal = SIGNALS.get(exit_code or 0, f"signal {(exit_code or 128) - 128}")
     how = (
         "stopped without an end record"
         if exit_code is None
+        else f"had its worker killed by {signal} (torchrun then exited 1)"
+        if worker
         else f"was killed ({SIGNALS.get(exit_code, f'exit {exit_code}')})"
     )
     summary = f"{subject} {how}: {cause}"

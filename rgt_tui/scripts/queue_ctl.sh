@@ -103,6 +103,19 @@ log_last_line() {  # LOG
     tail -c 4096 "$1" 2>/dev/null | tr '\r' '\n' |
         grep -av -e '^\[rgt ' -e '^[[:space:]]*$' | tail -n 1 | cut -c 1-300
 }
+# torchrun's summary of a failed worker (a log's tail on stdin): the Root Cause's
+# exitcode and traceback lines and the worker's own last line before torchrun reported
+# it, as "EXITCODE<TAB>TRACEBACK<TAB>WORKER LINE"; nothing without a ChildFailedError.
+torchrun_cause() {
+    tr '\r\t' '\n ' | awk '
+        /multiprocessing\/api\.py.*failed \(exitcode/ { if (w == "") w = prev }
+        NF && !/^\[rgt / { prev = $0 }
+        /ChildFailedError/ { seen = 1 }
+        seen && /Root Cause/ { root = 1 }
+        root && ec == "" && /^ *exitcode *:/ { ec = $0 }
+        root && tb == "" && /^ *traceback *:/ { tb = $0 }
+        END { if (ec != "") printf "%s\t%s\t%s\n", substr(ec, 1, 200), substr(tb, 1, 300), substr(w, 1, 300) }'
+}
 count_lines() { [ -r "$1" ] && wc -l <"$1" | tr -d ' ' || echo 0; }
 count_bytes() { [ -r "$1" ] && wc -c <"$1" | tr -d ' ' || echo 0; }
 
@@ -219,6 +232,10 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
         if [ "${kind:-}" = end ] && [ "${sboot:-0}" != 0 ] && [ -r "$q/cells/$name.log" ]; then
             why=$(log_last_line "$q/cells/$name.log")
             [ -n "$why" ] && printf 'why\t%s\t%s\n' "$name" "$why"
+            # A torchrun cell ends on its banner and exits 1 however its worker died:
+            # the summary says how (issue 41).
+            why=$(tail -c 16384 "$q/cells/$name.log" 2>/dev/null | torchrun_cause)
+            [ -n "$why" ] && printf 'torchrun\t%s\t%s\n' "$name" "$why"
             # diagnose: torch's CUDA OOM line, wherever in the log's tail (GEN5/U10).
             [ "$diag" = diag ] && why=$(tail -c 65536 "$q/cells/$name.log" 2>/dev/null |
                 tr '\r' '\n' | grep -a 'CUDA out of memory' | tail -n 1 | cut -c 1-600) &&

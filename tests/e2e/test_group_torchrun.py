@@ -146,6 +146,13 @@ async def test_a_group_runs_one_torchrun_and_stops_together(
         assert loop.time() - killed_at < 30
         crash = next(c for c in views[-1].cells if c.name == "crash")
         assert crash.note.startswith("rank 1 (box2) failed first"), crash.note
+        # torchrun exits 1 and ends on its banner: the note and diagnose read its summary.
+        assert "a worker was killed by SIGKILL (torchrun: exitcode -9" in crash.note, crash.note
+        _, diagnosis = await backend.diagnose(transport)
+        assert diagnosis.summary.startswith(
+            "rank 1 (box2): cell 1 (crash) had its worker killed by SIGKILL"
+        ), diagnosis.summary
+        assert diagnosis.cause == "manual kill", diagnosis
         rank0 = await backend.read_ranks(transport)
         assert rank0[0].view is not None and _cell(rank0[0].view, "crash") == KILLED
         assert _cell(rank0[1].view, "crash") == FAILED  # type: ignore[arg-type]

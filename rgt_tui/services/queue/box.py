@@ -23,6 +23,7 @@ from rgt_tui.domain.queue_records import (
     parse_runner_state,
 )
 from rgt_tui.domain.text import printable
+from rgt_tui.domain.torchrun import TorchrunCause, parse_cause
 from rgt_tui.services.box_ctl import CTL_TIMEOUT_S, QueueError, refusal, run_ctl
 from rgt_tui.services.box_script import box_path
 from rgt_tui.transport import Transport
@@ -63,6 +64,8 @@ class BoxQueueFacts:
     xid_lines: tuple[str, ...] = ()
     gpu_lines: tuple[str, ...] = ()
     cuda_oom: dict[str, str] = field(default_factory=dict)
+    # Failed torchrun cells: the root cause torchrun's summary names (issue 41), by cell.
+    torchrun: dict[str, TorchrunCause] = field(default_factory=dict)
 
 
 def parse_probe(text: str) -> BoxQueueFacts:
@@ -79,6 +82,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
     dmesg_lines: list[str] = []
     lists: dict[str, list[str]] = {"xid_line": [], "gpu_line": []}
     cuda_oom: dict[str, str] = {}
+    torchrun: dict[str, TorchrunCause] = {}
     for line in text.splitlines():
         key, _, rest = line.partition("\t")
         if key == "runner":
@@ -107,6 +111,11 @@ def parse_probe(text: str) -> BoxQueueFacts:
         elif key == "cuda_oom":
             name, _, oom_line = rest.partition("\t")
             cuda_oom[name] = printable(oom_line, 600)
+        elif key == "torchrun":
+            name, _, record = rest.partition("\t")
+            cause = parse_cause(record)
+            if cause is not None:
+                torchrun[name] = cause
         else:
             single[key] = rest
 
@@ -121,6 +130,8 @@ def parse_probe(text: str) -> BoxQueueFacts:
     except (KeyError, ValueError):
         uptime = None
     oom = single.get("oom_now", "?")
+    for name, cause in torchrun.items():  # torchrun's last line is its banner: its cause instead
+        why[name] = cause.note()
     attempts = {
         name: parse_cell_state("\n".join(records), "\n".join(ooms.get(name, [])))
         for name, records in states.items()
@@ -153,6 +164,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
         xid_lines=tuple(lists["xid_line"][:5]),
         gpu_lines=tuple(lists["gpu_line"][:16]),
         cuda_oom=cuda_oom,
+        torchrun=torchrun,
     )
 
 

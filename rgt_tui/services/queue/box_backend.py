@@ -51,6 +51,11 @@ class BoxRunner:
             gpu_lines=facts.gpu_lines,
             cuda_oom=facts.cuda_oom,
             spare=self.host.watch.spare,  # a dead GPU's next step names a spare (U22)
+            worker_signals={
+                name: cause.signal_number
+                for name, cause in facts.torchrun.items()
+                if cause.signal_number is not None
+            },
         )
         return view, diagnose(view, facts.launches, facts.attempts, box)
 
