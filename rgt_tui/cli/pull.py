@@ -18,6 +18,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
+from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.pull_progress import FleetPullView, PullProgressView
 from rgt_tui.cli.runner import Call
@@ -220,7 +221,11 @@ def format_pull_result(result: PullResult) -> str:
     lines += [f"  small files: {tar_stream_text(t)}" for t in result.tar_streams if t.wire]
     lines += [f"  FAILED    {path}: {why}" for path, why in result.failed]
     lines += [f"  CONFLICT  {path}: {why}" for path, why in result.conflicts]
-    lines += [f"  REFUSED   {m.display(r.root, r.path)}: {r.reason}" for r in m.refused]
+    lines += [  # skipped by rule (a secret, rgt-tui's records): on purpose, not a shortfall
+        f"  {'SKIPPED' if skipped_by_rule(r.reason) else 'REFUSED':<9} "
+        f"{m.display(r.root, r.path)}: {r.reason}"
+        for r in m.refused
+    ]
     logs = result.box_logs
     if logs is not None:  # the box's queue and cell logs, kept beside the results (U20)
         got = f"{logs.pulled} new or grown" if logs.pulled else "none new"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from textual.content import Content
 
+from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
 from rgt_tui.domain.egress import plan_line
@@ -88,9 +89,10 @@ def pull_result_lines(result: PullResult) -> list[Content]:
         for p, why in result.conflicts
     ]
     m = result.manifest
-    lines += [
+    lines += [  # skipped by rule (a secret, rgt-tui's records): on purpose, not a shortfall
         Content.assemble(
-            ("REFUSED   ", "bold $warning"), shown(f"{m.display(r.root, r.path)}: {r.reason}")
+            ("SKIPPED   ", MUTED) if skipped_by_rule(r.reason) else ("REFUSED   ", "bold $warning"),
+            shown(f"{m.display(r.root, r.path)}: {r.reason}"),
         )
         for r in m.refused
     ]
@@ -105,6 +107,9 @@ def pull_result_lines(result: PullResult) -> list[Content]:
             )
         )
     else:
+        lines += [
+            Content.assemble(("MISSING   ", "bold $error"), shown(why)) for why in result.shortfalls
+        ]
         lines.append(
             Content.styled(
                 "✖ NOT COMPLETE: fix the above and press p again (it resumes)", "bold $error"

@@ -25,8 +25,19 @@ def recorded_pull_lines(pull: RecordedPull, now: float) -> list[Content]:
             f"matching SHA-256 ({fmt_bytes(pull.bytes)} listed)"
         ),
     ]
-    if pull.here == pull.files:
+    if pull.complete:
         lines.append(Content.styled("✓ pull complete — next: v to verify", "bold $success"))
+        return lines
+    lines += [Content.styled(shown(f"  {why}"), "$error") for why in pull.refused]
+    if pull.refused_n > len(pull.refused):
+        lines.append(Content.styled(f"  … and {pull.refused_n - len(pull.refused)} more", "$error"))
+    if pull.here == pull.files:  # every listed file is here: only refused ones are not
+        lines.append(
+            Content.styled(
+                f"✖ NOT COMPLETE: {plural(pull.refused_n, 'file')} refused on the box — settle "
+                "each as said, then press p", "bold $error",
+            )
+        )  # fmt: skip
     else:
         lines.append(
             Content.styled("✖ NOT COMPLETE: press p to pull the rest (it resumes)", "bold $error")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.manifest_refusals import unpulled, unpulled_line
 from rgt_tui.services.records import (
     load_manifest,
     load_verification,
@@ -40,6 +41,15 @@ class RecordedPull:
     files: int  # in the manifest
     bytes: int
     here: int  # of them, recorded pulled with the manifest's SHA-256
+    # Results the box refused by name (manifest_refusals.unpulled_line: where, why, the
+    # fix), at most MAX_SHOWN; refused_n of them in all. A pull with any is incomplete.
+    refused: tuple[str, ...] = ()
+    refused_n: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Every file of the manifest is here and nothing was refused but by rule."""
+        return self.here == self.files and not self.refused_n
 
 
 @dataclass(frozen=True)
@@ -130,11 +140,14 @@ def read_recorded(host_dir: Path) -> RecordedResults:
     pull = None
     if manifest is not None:
         stamps = [t for t in (_mtime(manifest_path(host_dir)), _mtime(pulled_path(host_dir))) if t]
+        refused = [unpulled_line(manifest, r) for r in unpulled(manifest)]
         pull = RecordedPull(
             at=max(stamps, default=0.0),
             files=len(manifest.entries),
             bytes=manifest.total_bytes,
             here=_here(manifest, host_dir),
+            refused=tuple(refused[:MAX_SHOWN]),
+            refused_n=len(refused),
         )
     verify = None
     data = load_verification(host_dir)

@@ -39,7 +39,12 @@ async def test_pull_mirrors_the_tree_then_a_rerun_skips_everything(make_loopback
     result = await pull(host, local, options=fast(), on_progress=events.append)
 
     dest = local / "box1"
-    assert result.ok and result.dest == dest
+    # The link out of the root is refused by name: the one thing not pulled, so the pull
+    # is not complete (verify flags it too), and it says how to settle it.
+    assert not result.ok and result.dest == dest
+    [short] = result.shortfalls
+    assert short.startswith(f"{res}/escape: refused (symlink leaves the pull root")
+    assert "remove the link on the box" in short
     assert len(result.pulled) == 42 and not result.failed
     assert sha(dest / "run 1" / "ünï cödé" / "best model.pt") == big
     assert json.loads((dest / "evals" / "sample 7.json").read_text()) == {"i": 7}
@@ -52,11 +57,12 @@ async def test_pull_mirrors_the_tree_then_a_rerun_skips_everything(make_loopback
     assert not list(dest.rglob("*.part"))
     record = json.loads(manifest_path(dest).read_text())
     assert record["taken_at"] > 0 and len(record["entries"]) == 42
-    assert events[-1].phase == "done" and events[-1].bytes_done == events[-1].bytes_total
+    # Every listed byte came; the refused link ends the pull as not complete.
+    assert events[-1].phase == "failed" and events[-1].bytes_done == events[-1].bytes_total
     assert any(e.phase == "manifest" for e in events)
 
     again, sent = await pull(host, local, options=fast(), counted=True)
-    assert again.ok and again.pulled == () and len(again.skipped) == 42
+    assert not again.failed and again.pulled == () and len(again.skipped) == 42
     assert sent == 0 and again.bytes_received == 0
 
 

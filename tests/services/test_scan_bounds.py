@@ -226,11 +226,13 @@ async def test_cli_pull_refuses_a_crafted_size_by_name_without_a_traceback(
     ]  # fmt: skip
     python3(_printing(tmp_path, _scan_text(res, *lines)))
     done = await arun("pull", "box1", "--hosts", _hosts_file(fleet, tmp_path), timeout=60)
-    # Refused by name as any lie of the box is (verify flags it); the honest file lands.
-    assert done.returncode == 0, done.stdout + done.stderr
+    # Refused by name as any lie of the box is (verify flags it); the honest file lands,
+    # and the pull is not complete: a file under the root did not come.
+    assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
-    (refused,) = [ln for ln in done.stdout.splitlines() if "crafted.bin" in ln]
+    refused, missing = [ln for ln in done.stdout.splitlines() if "crafted.bin" in ln]
     assert refused.startswith(f"  REFUSED   {res}/crafted.bin: ") and why in refused
+    assert missing.startswith(f"  MISSING   {res}/crafted.bin: refused (") and why in missing
     assert (tmp_path / "res" / "box1" / "good.bin").exists()  # the honest file still landed
 
 
@@ -252,6 +254,51 @@ async def test_cli_pull_exits_1_when_a_pull_root_is_not_on_the_box(make_loopback
     assert f"MISSING   pull root {gone}: no such folder" in done.stdout
     assert "NOT COMPLETE" in done.stdout and "every file of the manifest" not in done.stdout
     assert (tmp_path / "res" / "box1" / "results" / "a.bin").exists()  # the rest landed
+
+
+async def test_cli_pull_exits_1_for_a_refused_result_never_for_a_secret(
+    make_loopback_fleet, tmp_path
+):
+    """A result file the box holds under a name that cannot be written here (a control
+    character) makes the pull incomplete: exit 1, never "every file ... is here", in the
+    summary, the TUI's record of it and verify, each naming the file and the fix (rename
+    it on the box, pull again). A secret under the same root is skipped by rule: shown,
+    never a shortfall, so once the name is fixed the pull is complete."""
+    from rgt_tui.content.recorded_view import recorded_pull_lines
+    from rgt_tui.services.recorded_results import read_recorded
+
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    random_file(res / "good.bin", 100)
+    weird = res / "hostile" / "[red]weird \x1b[31m\x07.txt"
+    random_file(weird, 50)
+    (res / ".netrc").write_text("machine x login u password p\n")
+    hosts = _hosts_file(fleet, tmp_path)
+    done = await arun("pull", "box1", "--hosts", hosts, timeout=60)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    shown = f"{res}/hostile/[red]weird \\x1b[31m\\x07.txt"  # escaped, never raw
+    assert "\x1b" not in out and f"REFUSED   {shown}: unsafe path" in out
+    assert f"MISSING   {shown}: refused (unsafe path from the box: control character" in out
+    assert "rename it on the box to a plain name, then pull again" in out
+    assert f"SKIPPED   {res}/.netrc: skipped by rule: secret (.netrc)" in out
+    assert ".netrc" not in "".join(ln for ln in out.splitlines() if "MISSING" in ln)
+    assert "NOT COMPLETE" in out and "every file of the manifest" not in out
+    recorded = read_recorded(tmp_path / "res" / "box1").pull
+    assert recorded is not None and not recorded.complete and recorded.here == recorded.files
+    tab = "\n".join(line.plain for line in recorded_pull_lines(recorded, 0.0))
+    assert "NOT COMPLETE: 1 file refused on the box" in tab and "pull complete" not in tab
+    assert "rename it on the box to a plain name, then pull again" in tab
+    verified = await arun("verify", "box1", "--hosts", hosts, "--offline", timeout=120)
+    assert verified.returncode == 1 and "rename it on the box to a plain name" in verified.stdout
+
+    weird.rename(res / "hostile" / "weird.txt")  # settled on the box as the fix says
+    again = await arun("pull", "box1", "--hosts", hosts, timeout=60)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "every file of the manifest (2) is here" in again.stdout
+    assert f"SKIPPED   {res}/.netrc" in again.stdout and "MISSING" not in again.stdout
+    recorded = read_recorded(tmp_path / "res" / "box1").pull
+    assert recorded is not None and recorded.complete
 
 
 async def test_cli_pull_exits_1_when_the_box_lists_no_file(make_loopback_fleet, tmp_path):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.domain.egress import EgressPrice
 from rgt_tui.domain.manifest import Manifest
+from rgt_tui.domain.manifest_refusals import unpulled, unpulled_line
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.transport.backoff import Backoff
 
@@ -76,7 +77,8 @@ class TarStream:
 
 @dataclass(frozen=True)
 class PullResult:
-    """What a pull did; ``ok`` only when every manifest file is here with its hash."""
+    """What a pull did; ``ok`` only when every manifest file is here with its hash and
+    nothing under the pull roots was refused but what is skipped by rule."""
 
     host: str
     dest: Path
@@ -106,8 +108,10 @@ class PullResult:
     @property
     def shortfalls(self) -> tuple[str, ...]:
         """What the pull was asked for and did not get, though no file failed: a pull
-        root the box refused (no such folder, a secret) and a manifest with no file. (A
-        file refused by name is shown as REFUSED and flagged by verify, as ever.)"""
+        root the box refused (no such folder, a secret), a file under a root refused by
+        name (a control character in its name, unreadable: ``manifest_refusals``; never
+        one skipped by rule, a secret or rgt-tui's own records) and a manifest with no
+        file. Each says how to settle it."""
         m = self.manifest
         out = [
             f"pull root {r.given}: {r.error}; nothing under it was pulled (fix the host's "
@@ -115,6 +119,7 @@ class PullResult:
             for r in m.roots
             if r.error
         ]
+        out += [unpulled_line(m, r) for r in unpulled(m)]
         if not m.entries:
             roots = ", ".join(r.given for r in m.roots) or "(no pull roots)"
             out.append(

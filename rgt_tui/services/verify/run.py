@@ -46,6 +46,7 @@ from rgt_tui.domain.manifest import (
     ManifestError,
     compare,
 )
+from rgt_tui.domain.manifest_refusals import refusal_fix
 from rgt_tui.domain.roster import RosterCheck, reconcile
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
 from rgt_tui.services.records import (
@@ -250,7 +251,7 @@ def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -
         Flag(
             "skipped" if skipped_by_rule(r.reason) else "refused",
             manifest.display(r.root, r.path),
-            r.reason,
+            r.reason if skipped_by_rule(r.reason) else f"{r.reason} — {refusal_fix(r.reason)}",
         )
         for r in manifest.refused
     ]
@@ -326,7 +327,8 @@ async def _rescan(
         Flag(
             "skipped" if skipped_by_rule(r.reason) else "refused",
             manifest.display(r.root, r.path),
-            f"new since the manifest: {r.reason}",
+            f"new since the manifest: {r.reason}"
+            + ("" if skipped_by_rule(r.reason) else f" — {refusal_fix(r.reason)}"),
         )
         for r in diff.newly_refused
     ]
