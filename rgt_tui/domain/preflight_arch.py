@@ -107,9 +107,14 @@ def _fix(ctx: CheckContext, facts: BoxFacts, caps: list[tuple[int, int]]) -> str
 def check_arch(facts: BoxFacts, ctx: CheckContext) -> Check:
     """Every GPU torch can use has kernels in the installed build and ran one op (U28)."""
     torch = facts.torch or {}
-    if facts.python is None or not torch.get("importable"):
-        # The torch (or python) check fails for it already: a run that acknowledges it
-        # (cells that do not use torch) has no architecture to match.
+    if facts.python is None or facts.torch is None:
+        # Nothing ran: not a pass (as torch and storage say).
+        return Check(
+            "arch", False, "not checked: the run's python did not answer", "fix python first"
+        )
+    if not torch.get("importable"):
+        # The torch check fails for it already: a run that acknowledges it (cells that
+        # do not use torch) has no architecture to match.
         return Check("arch", True, "not checked: torch does not import here (see torch)")
     arch = torch.get("arch")
     if not isinstance(arch, dict):

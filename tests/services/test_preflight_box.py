@@ -101,6 +101,25 @@ async def test_a_torchless_interpreter_fails_torch_with_the_install_command(
     assert by_name(report)["python"].ok
 
 
+async def test_with_no_python_on_the_box_the_checks_it_runs_are_not_checked_not_passed(
+    make_queue_fleet, tmp_path
+):
+    """ux-a #10: the run's python is not on the box, so it never ran: every
+    check that needed it says so and fails (arch used to read as passed). gpu-busy asks
+    nvidia-smi, not python: with none on the box it passes for its own reason."""
+    qf = await make_queue_fleet(1)
+    host = configured(qf, run="python train.py {cfg}", python="/no/such/bin/python")
+    report = await run_preflight(qf, host)
+    checks = by_name(report)
+    assert not checks["python"].ok
+    for name in ("torch", "arch", "storage"):
+        assert not checks[name].ok, name
+        assert checks[name].detail == "not checked: the run's python did not answer", name
+        assert checks[name].fix == "fix python first", name
+    assert not checks["driver"].ok
+    assert checks["gpu-busy"].ok and "no nvidia-smi on the box" in checks["gpu-busy"].detail
+
+
 async def test_cpu_torch_on_a_gpu_box_fails_gpu_u31(make_queue_fleet, tmp_path):
     """The project's own interpreter: the real CPU torch build, beside a recorded H100."""
     qf = await make_queue_fleet(1)
