@@ -97,6 +97,14 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             show=False,
             tooltip="Logs tab: pick the queue log or a cell's log",
         ),
+        # A group's rank picker (issue 41), as c opens the log picker: the Logs tab's when
+        # it is on screen, else the Queue tab's. Only on a group.
+        Binding(
+            "g",
+            "pick_rank",
+            "Rank",
+            tooltip="A group's rank picker: the whole group, or one box's own records or logs",
+        ),
         *SCROLL_BINDINGS,
         # t re-checks too, but in a text box t is a letter ("tpu1"): Ctrl+R is typed
         # nowhere, so it re-checks from inside the Teardown tab's name box as well.
@@ -305,6 +313,17 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             picker.focus()
             picker.action_show_overlay()
 
+    def action_pick_rank(self) -> None:
+        """``g`` on a group: the rank picker of the Logs tab when it is on screen, else of
+        the Queue tab, focused and open."""
+        tab = "logs" if self.active_tab == "logs" else "queue"
+        self.action_show_tab(tab)
+        found = self.query(f"#{tab}-rank")
+        picker = found.first(Select) if found else None
+        if picker is not None and picker.display:
+            picker.focus()
+            picker.action_show_overlay()
+
     def show_job_tab(self, tab_id: str) -> None:
         """Show the tab a job key opened; it takes the cursor if it has an entry for it
         (``t``: the Teardown tab's confirmation box)."""
@@ -353,6 +372,8 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             return self.active_tab == "gpus"
         if action == "queue_control":  # S X R: the Queue tab's only
             return self.active_tab == "queue"
+        if action == "pick_rank":  # g: a group's only
+            return self.host.group is not None
         return True
 
     def action_kill_vram_holder(self) -> None:

@@ -130,3 +130,45 @@ async def test_each_rank_s_last_line_is_under_its_box_and_the_queue_tab_picks_a_
         plain = app.screen.query_one(QueueTab)
         await wait_for(lambda: plain.host is not None, pilot=pilot)
         assert not plain.query_one("#queue-rank", Select).display
+
+
+async def test_g_reaches_a_group_s_rank_picker_from_the_keyboard(tmp_path: Path) -> None:
+    """ux-c #14: the Queue tab's rank picker had no key (a mouse click opened it)."""
+    fleet = write_fleet(tmp_path, FLEET_TOML + QUEUED_GROUP)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(160, 60)) as pilot:
+        app.runtime.queues.ranks["pair"] = (
+            RankView(0, "a100-train", _view("a100-train", RUNNING, "rank 0 own")),
+            RankView(1, "h100-eval", _view("h100-eval", RUNNING)),
+        )
+        app.open_host("pair", tab="queue")
+        await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+        tab = app.screen.query_one(QueueTab)
+        await wait_for(lambda: tab.host is not None, pilot=pilot)
+        app.runtime.queue_viewed("pair", _view("pair", RUNNING))
+        body = tab.query_one(".queue-body", Static)
+        await wait_for(lambda: "g picks a rank" in str(body.render()), pilot=pilot)
+        ranks = tab.query_one("#queue-rank", Select)
+        await pilot.press("g")
+        await wait_for(lambda: ranks.expanded, pilot=pilot)
+        await pilot.press("down", "enter")  # whole group → rank 0 (a100-train)
+        await wait_for(lambda: tab.rank == 0, pilot=pilot)
+        await wait_for(
+            lambda: "rank 0 (a100-train)'s own records" in str(body.render()), pilot=pilot
+        )
+
+        # On the Logs tab, g opens that tab's rank picker.
+        app.screen.action_show_tab("logs")  # type: ignore[attr-defined]
+        logs = app.screen.query_one(LogsTab)
+        await wait_for(lambda: logs.host is not None, pilot=pilot)
+        await pilot.press("g")
+        logs_ranks = logs.query_one("#logs-rank", Select)
+        await wait_for(lambda: logs_ranks.expanded, pilot=pilot)
+        await pilot.press("escape", "escape")
+        await pilot.press("escape")
+
+        app.open_host("spot-4090", tab="queue")
+        await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+        plain = app.screen.query_one(QueueTab)
+        await wait_for(lambda: plain.host is not None, pilot=pilot)
+        assert not app.screen.check_action("pick_rank", ())  # a plain host has no ranks

@@ -6,6 +6,7 @@ the latest view it was handed.
 
 A group (issue 41) has a rank picker: the whole group's cells as one job (the default),
 or one rank's own records, as the group's last poll read them (no read of its own).
+``g`` focuses and opens it (host_detail.py), and the body's first line says so.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from rgt_tui.services.connections import FleetConnections
 
 MUTED = "$foreground-muted"
 WHOLE_GROUP = -1  # the rank picker's value for the group's combined view
+RANK_HINT = "g picks a rank: the whole group as one job, or one box's records alone"
 
 
 class QueueTab(DetailTab):
@@ -119,6 +121,8 @@ class QueueTab(DetailTab):
             lines = self._lines(self.view)
         if not lines:
             return
+        if self.host is not None and self.host.group is not None:
+            lines = [Content.styled(RANK_HINT, MUTED), *lines]
         # A view can arrive while the tab is mounted but its body is not yet (or no
         # longer) there; show() draws the kept view once the tab is up.
         for body in self.query(".queue-body").results(Static):
