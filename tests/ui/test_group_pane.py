@@ -15,6 +15,7 @@ from textual.widgets import Select, Static
 from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.queue_state import FAILED, RUNNING, CellView, QueueView
 from rgt_tui.messages import HostUpdated
+from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.tabs.logs import LogsTab
 from rgt_tui.screens.tabs.queue import QueueTab
 from rgt_tui.services.telemetry import ConnectionState
@@ -172,3 +173,25 @@ async def test_g_reaches_a_group_s_rank_picker_from_the_keyboard(tmp_path: Path)
         plain = app.screen.query_one(QueueTab)
         await wait_for(lambda: plain.host is not None, pilot=pilot)
         assert not app.screen.check_action("pick_rank", ())  # a plain host has no ranks
+
+
+async def test_the_group_kill_dialog_says_it_kills_every_rank(tmp_path: Path) -> None:
+    """ux-c, small: the dialog said only 'Kill cell train on pair now?'."""
+    fleet = write_fleet(tmp_path, FLEET_TOML + QUEUED_GROUP)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(160, 60)) as pilot:
+        app.open_host("pair", tab="queue")
+        await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+        screen = app.screen
+        tab = screen.query_one(QueueTab)
+        await wait_for(lambda: tab.host is not None, pilot=pilot)
+        app.runtime.queue_viewed("pair", _view("pair", RUNNING))
+        await wait_for(lambda: getattr(screen, "queue_view", None) is not None, pilot=pilot)
+        await pilot.press("X")
+        confirm = await wait_for(
+            lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None, pilot=pilot
+        )
+        said = str(confirm.query_one("#confirm-body", Static).render())
+        assert "Kill cell train on pair now?" in said
+        assert "killed on every rank at once (rank 0 (a100-train), rank 1 (h100-eval))" in said
+        await pilot.press("escape")

@@ -67,6 +67,15 @@ class GroupBackend:
         assert self.host.group is not None
         return self.host.group.hosts
 
+    @property
+    def kill_how(self) -> str:
+        """What a kill really does, said in the dialog before it runs (``Killable``)."""
+        ranks = ", ".join(who(self.host, r) for r in range(len(self.boxes)))
+        return (
+            f"It is killed on every rank at once ({ranks}): TERM to each rank's processes, "
+            f"KILL after {control.KILL_GRACE_S} s — one torchrun job is all its ranks or none."
+        )
+
     def watch(self) -> Watch:
         """The watch that stops the other ranks when one dies (``supervise``)."""
         return GroupSupervisor(self)
