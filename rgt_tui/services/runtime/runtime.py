@@ -2,8 +2,9 @@
 
 It owns one monitor per host (``build_monitors``, or the ones a test hands in), the
 queue polls, the latest update and the history of each host, the torn-down override
-(``as_torn_down``, and telemetry stopped for a box that is gone), the health each
-monitor starts from, and the events derived from all of it. It never holds the App: it
+(``as_torn_down``, and telemetry stopped for a box that is gone), the stopped one
+(``stopped.as_stopped``: a box ``watch``'s autostop stopped), the health each monitor
+starts from, and the events derived from all of it. It never holds the App: it
 reports by ``on_event`` with the records of ``runtime.events`` (sync, or a coroutine it
 awaits in order), and its consumers route them: the App to its screens, ``watch`` to its
 sinks (nvitop's shape: one UI-free data runtime under a TUI and its exporters).
@@ -50,6 +51,7 @@ from rgt_tui.paths import journal_dir
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.ckpt_record import ckpt_dir, record_write
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.journal import journal_for
 from rgt_tui.services.queue.backends import allocation_sampler
 from rgt_tui.services.runtime.events import (
     ClocksDue,
@@ -68,6 +70,7 @@ from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.monitors import MonitorLike, as_torn_down, build_monitors
 from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
 from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
+from rgt_tui.services.runtime.stopped import STOPPED, StoppedHosts, as_stopped
 from rgt_tui.services.telemetry import HostUpdate
 
 S = TypeVar("S")
@@ -160,6 +163,8 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         self.preemptions = preemptions or PreemptionWatch(
             fleet, memory_dir=None if fleet.is_default else preempt_dir(journal_dir(fleet.path))
         )
+        # Boxes watch's autostop stopped: shown stopped until they answer again.
+        self.stops = StoppedHosts(None if fleet.is_default else lambda: journal_for(self.fleet))
         self.monitors: dict[str, MonitorLike] = (
             dict(monitors)
             if monitors is not None
@@ -345,6 +350,10 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             leak = self.still_answers(update.host)
             if leak is not None:
                 update = replace(update, alerts=(leak, *update.alerts))
+        else:
+            stopped_at = self.stops.stopped_at(update.host)
+            if stopped_at is not None:
+                update = as_stopped(update, stopped_at)  # stopped by watch: never GEN8
         history = self.histories.setdefault(update.host, HostHistory())
         history.add(update.snapshot)
         self.latest[update.host] = update
@@ -403,7 +412,8 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         if update is None:
             return False
         status = update.connection.status
-        return (status == "connected" and update.snapshot is not None) or status in NOT_CONNECTED
+        known = (*NOT_CONNECTED, STOPPED)
+        return (status == "connected" and update.snapshot is not None) or status in known
 
     def _preempted(self, update: HostUpdate) -> None:
         """Tell a preemption ``update`` names (an interruptible box past its grace, or

@@ -39,7 +39,7 @@ class HostState:
 
     snapshot: HostSnapshot | None
     alerts: tuple[Alert, ...]
-    connection: str  # connected | connecting | reconnecting | lost
+    connection: str  # connected | connecting | reconnecting | lost | unreached | stopped
     lost_since: float | None
     queue: QueueView | None
     cost_per_hour: float | None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.cost import billing_start, cost_so_far
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.services.runtime.stopped import STOPPED
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState
 from rgt_tui.services.watch.tracker import NOT_CONNECTED
@@ -16,7 +17,9 @@ def host_state(
 ) -> HostState:
     """``host`` as its pane would show it at ``now``: the update's snapshot, alerts and
     connection, the latest queue view, and what it costs (from ``started_at``, else from
-    when rgt-tui first saw the box, as the pane counts)."""
+    when rgt-tui first saw the box, as the pane counts). A box watch's autostop stopped
+    (``services.runtime.stopped``) bills no compute since: its rate reads 0 and its cost
+    stays what it was at the stop (the disk a stopped box keeps is not in the figure)."""
     started = host.started_at.timestamp() if host.started_at is not None else None
     first_seen = update.first_seen if update is not None else None
     if update is None:
@@ -25,13 +28,16 @@ def host_state(
             cost_so_far(host.cost_per_hour, billing_start(started, first_seen), now), now,
         )  # fmt: skip
     conn = update.connection
+    rate, until = host.cost_per_hour, now
+    if conn.status == STOPPED:
+        rate, until = (None if rate is None else 0.0), min(now, conn.since)
     return HostState(
         snapshot=update.snapshot,
         alerts=update.alerts,
         connection=conn.status,
         lost_since=conn.since if conn.status in NOT_CONNECTED else None,
         queue=queue,
-        cost_per_hour=host.cost_per_hour,
-        cost_so_far=cost_so_far(host.cost_per_hour, billing_start(started, first_seen), now),
+        cost_per_hour=rate,
+        cost_so_far=cost_so_far(host.cost_per_hour, billing_start(started, first_seen), until),
         now=now,
     )

@@ -43,7 +43,8 @@ FORGOTTEN = "cost.forgotten"
 OOM_KILL = "cgroup.oom_kill"
 # Told by their own events (reboot, silent): never also as an alert.
 NOT_ALERT_EVENTS = frozenset({"host.rebooted", "connection.lost"})
-# Not answering. "ended" (a torn-down box gone, as it should be) is none of them: never silent.
+# Not answering. "ended" (a torn-down box gone, as it should be) and "stopped" (a box
+# watch's autostop stopped: services.runtime.stopped) are none of them: never silent.
 NOT_CONNECTED = ("reconnecting", "lost", "unreached")
 NAME_CHARS = 60  # a cell name in a notification: the box's text, cut
 MAX_NAMED = 5  # cells named in a retry command; more read "…"

@@ -166,6 +166,7 @@ class Watcher:
             clock=self.clock,
             locks=locks,
             queue_view=self.runtime.queues.views.get,
+            stopped=self.runtime.stops.stopped_at,
         )
         self.autostop = AutoStop(
             self.fleet, self.connections, emit=self.emit, clock=self.clock, locks=locks

@@ -50,6 +50,7 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
 from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.runtime.locks import HostLocks
+from rgt_tui.services.runtime.stopped import autostop_path
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
 from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.teardown.gate import GateReport, check_gate
@@ -138,8 +139,9 @@ class AutoStop:
         self._refused_at: dict[str, tuple[int, float]] = {}  # host → (launch ts, gate refused)
 
     def state_path(self, host: str) -> Path:
-        """Where the host's autostop state is kept (beside its journal)."""
-        return self.journal.directory / "autostop" / f"{host}.json"
+        """Where the host's autostop state is kept (beside its journal); the runtime reads
+        a stop recorded there as the box being stopped (``services.runtime.stopped``)."""
+        return autostop_path(self.journal.directory, host)
 
     async def on_host(self, host: HostConfig, state: HostState) -> None:
         """Decide for one sample of ``host``; run its stop when every condition holds."""

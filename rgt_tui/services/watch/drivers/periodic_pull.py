@@ -60,6 +60,7 @@ from rgt_tui.services.pull.budget import shared_budget
 from rgt_tui.services.pull.plan import PulledRecord
 from rgt_tui.services.records import host_results_dir, manifest_path
 from rgt_tui.services.runtime.locks import HostLocks
+from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.events import WatchEvent
@@ -149,6 +150,7 @@ class PullScheduler:
         poll_s: float = POLL_S,
         options: PullOptions | None = None,
         queue_view: Callable[[str], QueueView | None] = lambda host: None,
+        stopped: Callable[[str], float | None] | None = None,
     ) -> None:
         self.fleet = fleet
         self.connections = connections
@@ -161,6 +163,9 @@ class PullScheduler:
         self.options = options or PullOptions(concurrency=SHARED_PULL_CONCURRENCY)
         # The queue view the runtime's poll last read (no SSH of its own: the poll's).
         self.queue_view = queue_view
+        # When watch's autostop stopped a host that has not answered since (None: it
+        # was not): such a box is not pulled (the runtime's ``stops``, else its own).
+        self.stopped = stopped or StoppedHosts(self.journal).stopped_at
         # host -> why its periodic pulls have not started (no pull folders, no results).
         self.held_back: dict[str, str] = {}
         self._has_results: set[str] = set()  # results once seen stay seen
@@ -205,6 +210,13 @@ class PullScheduler:
             if every is None or host.name in self._running:
                 continue
             why = no_pull_folders(host) or (None if self.has_results(host, every) else NO_RESULTS)
+            stopped_at = self.stopped(host.name)
+            if stopped_at is not None:
+                # Everything was pulled and verified before the stop: nothing to fetch,
+                # and a box that is off is no failure (its last failure is forgotten).
+                why = f"{stopped_line(stopped_at)}: not pulled until it answers again"
+                self._failing_since.pop(host.name, None)
+                self._failure.pop(host.name, None)
             if why is not None:
                 self.held_back[host.name] = why
                 continue

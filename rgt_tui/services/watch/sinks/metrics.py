@@ -42,7 +42,7 @@ from rgt_tui.services.watch.sinks.metrics_http import MetricsServer
 
 __all__ = ["FleetMetrics", "MetricsServer", "parse_listen_address"]
 
-CONNECTION_STATES = ("connecting", "connected", "reconnecting", "lost", "unreached")
+CONNECTION_STATES = ("connecting", "connected", "reconnecting", "lost", "unreached", "stopped")
 LABEL_CHARS = 120  # a label value from the box: long enough for a path, bounded
 
 H, G = ("host",), ("host", "gpu")

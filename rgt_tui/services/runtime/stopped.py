@@ -1,0 +1,145 @@
+"""A box that ``watch``'s autostop stopped is stopped, everywhere, until it answers again.
+
+The autostop (``services.watch.drivers.autostop``) records every stop it runs in
+``<fleet journal>/autostop/<host>.json`` (``autostop_path``). A host whose last recorded
+stop ran with success, and whose box has not answered since (the journal's ``last_seen``,
+written by every monitor when samples start, is not ``STOP_SETTLE_S`` past the stop: a
+provider takes a moment to stop a box), is stopped. Its updates are then shown through
+``as_stopped``: status ``stopped``, no GEN8 "the run may still be alive", never silent,
+never preempted, never pulled, and its compute no longer counted in the cost figures
+(``watch``'s ``host_state``). Once the box answers again it is live as any other.
+
+``StoppedHosts`` reads the two files only when one of them changed (two ``stat`` calls
+otherwise), so the runtime may ask it for each update of a host that does not answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rgt_tui.services.journal import Journal, JournalError
+from rgt_tui.services.runtime.monitors import GEN8_ALERT
+from rgt_tui.services.telemetry import HostUpdate
+
+STOPPED = "stopped"  # ConnectionState.status of a box watch's autostop stopped
+STOP_SETTLE_S = 300.0  # answers this soon after the stop are the box still going down
+MAX_STATE_BYTES = 1 << 20
+
+
+def autostop_path(journal: Path, host: str) -> Path:
+    """Where the autostop keeps ``host``'s stops (beside the fleet's journal)."""
+    return journal / "autostop" / f"{host}.json"
+
+
+def last_good_stop(data: Any) -> float | None:
+    """When the last stop of an autostop state ended with success (None: none did, or
+    the last one failed or has not ended)."""
+    stops = data.get("stops") if isinstance(data, dict) else None
+    if not isinstance(stops, list) or not stops:
+        return None
+    last = max(
+        (s for s in stops if isinstance(s, dict)),
+        key=lambda s: _num(s.get("claimed_at")) or 0.0,
+        default=None,
+    )
+    if last is None or last.get("ok") is not True:
+        return None
+    return _num(last.get("ended_at"))
+
+
+def _num(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok else None
+
+
+def hhmm(t: float) -> str:
+    """``21:55`` in local time."""
+    return time.strftime("%H:%M", time.localtime(t))
+
+
+def stopped_line(at: float) -> str:
+    """``stopped by watch at 21:55``: how a stopped box is named."""
+    return f"stopped by watch at {hhmm(at)}"
+
+
+def as_stopped(update: HostUpdate, at: float) -> HostUpdate:
+    """``update`` of a box watch stopped at ``at`` that does not answer, as shown: status
+    ``stopped`` since the stop, the GEN8 alert dropped (nothing runs there: the queue was
+    done, its results pulled and verified), the connection's error replaced by what
+    happened and its fix by how to use it again. A box that answers is shown as it is."""
+    if update.connection.status in ("connected", "connecting", STOPPED):
+        return update
+    return replace(
+        update,
+        connection=replace(
+            update.connection,
+            status=STOPPED,
+            since=at,
+            error=f"{stopped_line(at)} (autostop: queue done, results pulled and verified)",
+            fix="start it from the provider to use it again; shown live once it answers",
+        ),
+        alerts=tuple(a for a in update.alerts if a.id != GEN8_ALERT),
+    )
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class StoppedHosts:
+    """Which hosts watch's autostop stopped and that have not answered since (see the
+    module docstring); over ``journal`` (None: nothing is ever stopped)."""
+
+    def __init__(self, journal: Journal | Callable[[], Journal] | None) -> None:
+        self._journal = journal
+        self._seen: dict[str, tuple[object, float | None]] = {}  # host → (stamps, answer)
+
+    def journal(self) -> Journal | None:
+        """The journal read (the callable's, when one was given)."""
+        j = self._journal
+        return j() if callable(j) else j
+
+    def stopped_at(self, host: str) -> float | None:
+        """When watch stopped ``host``'s box, while it has not answered since; None
+        otherwise (blocking, but two ``stat`` calls unless a file changed)."""
+        journal = self.journal()
+        if journal is None:
+            return None
+        state = autostop_path(journal.directory, host)
+        stamps = (_stamp(state), _stamp(journal.path(host)))
+        seen = self._seen.get(host)
+        if seen is not None and seen[0] == stamps:
+            return seen[1]
+        at = None if stamps[0] is None else self._read(journal, state, host)
+        self._seen[host] = (stamps, at)
+        return at
+
+    @staticmethod
+    def _read(journal: Journal, state: Path, host: str) -> float | None:
+        try:
+            with state.open("rb") as f:
+                data = json.loads(f.read(MAX_STATE_BYTES))
+        except (OSError, ValueError, RecursionError):
+            return None  # unreadable: the autostop says so itself, and stops nothing
+        if not isinstance(data, dict) or data.get("host") != host:
+            return None
+        at = last_good_stop(data)
+        if at is None:
+            return None
+        try:
+            seen = journal.load(host).last_seen
+        except JournalError:
+            seen = None
+        if seen is not None and seen >= at + STOP_SETTLE_S:
+            return None  # it answered again since
+        return at

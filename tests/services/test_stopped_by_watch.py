@@ -1,0 +1,125 @@
+"""ux-b #2: a box ``watch``'s own autostop stopped is known as stopped, not as a failure.
+
+The stop recorded in the autostop state (as ``AutoStop`` writes it, beside the fleet's
+journal), then the box stops answering: the fleet runtime shows it ``stopped`` (no GEN8
+"the run may still be alive"), it is never told as silent, never pulled on its cadence,
+its compute no longer counted in the cost, and the metrics' connection state is not one
+the shipped ``RgtHostLost`` rule pages on. Once the box answers again it is live as any
+other, and a drop after that is a lost connection again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from support.replay import ReplayMonitor
+from support.samples import FROZEN, agent_sample
+from support.waiting import wait_for
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.paths import journal_dir
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.journal import journal_for
+from rgt_tui.services.records import atomic_write_json
+from rgt_tui.services.runtime.monitors import GEN8_ALERT
+from rgt_tui.services.runtime.stopped import STOP_SETTLE_S, autostop_path, hhmm
+from rgt_tui.services.telemetry import JournalLastSeen
+from rgt_tui.services.watch.events import HostState, WatchEvent
+from rgt_tui.services.watch.sinks import Sink
+from rgt_tui.services.watch.sinks.metrics import FleetMetrics
+from rgt_tui.services.watch.watcher import Watcher
+
+FLEET = """\
+[[hosts]]
+name = "box3"
+ssh = "root@10.0.0.7:40022"
+profile = "vastai"
+cost_per_hour = 0.4
+started_at = 2026-01-01T10:00:00Z
+pull = ["/workspace/runs"]
+pull_every = "1m"
+stop = "vastai stop instance 1234567"
+autostop_minutes = 1
+"""
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = FROZEN
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class Recorder(Sink):
+    def __init__(self) -> None:
+        self.states: list[HostState] = []
+        self.events: list[WatchEvent] = []
+
+    def on_host(self, host: HostConfig, state: HostState) -> None:
+        self.states.append(state)
+
+    def on_event(self, event: WatchEvent) -> None:
+        self.events.append(event)
+
+
+def record_stop(folder: Path, host: str, at: float) -> None:
+    """The autostop's record of a stop that ran with success at ``at``."""
+    stop = {"launch_ts": int(at) - 600, "box_id": "b", "claimed_at": at - 5, "idle_s": 90.0,
+            "exit_status": 0, "timed_out": False, "ok": True, "output": "", "ended_at": at}  # fmt: skip
+    atomic_write_json(autostop_path(folder, host), {"version": 1, "host": host, "stops": [stop]})
+
+
+async def test_a_box_watch_stopped_is_stopped_not_lost_until_it_answers_again(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "hosts.toml").write_text(FLEET)
+    fleet = load_fleet(tmp_path / "hosts.toml")
+    clock, rec = Clock(), Recorder()
+    monitor = ReplayMonitor(fleet.host("box3"), clock)
+    watcher = Watcher(fleet, sinks=[rec], clock=clock, monitors={"box3": monitor})
+    metrics = FleetMetrics(fleet)
+    watcher.sinks.append(metrics)
+    stopped_at = clock.t - 5  # the stop ran; the box answers a moment longer
+    record_stop(journal_dir(fleet.path), "box3", stopped_at)
+    task = asyncio.create_task(watcher.run())
+    try:
+        await asyncio.wait_for(monitor.started.wait(), 30)
+        monitor.sample(agent_sample("box3", t=clock.t))
+        assert watcher.latest["box3"].connection.status == "connected"  # shown as it is
+        clock.t += 60
+        monitor.lose("connection refused")  # the provider's stop took the box away
+        update = watcher.latest["box3"]
+        assert update.connection.status == "stopped", update.connection
+        assert f"stopped by watch at {hhmm(stopped_at)}" in (update.connection.error or "")
+        assert GEN8_ALERT not in {a.id for a in update.alerts}
+        await watcher.check_now()
+        billed = rec.states[-1].cost_so_far
+        assert rec.states[-1].cost_per_hour == 0.0 and billed is not None
+        clock.t += 600  # past the silent grace, and many pull cadences
+        await watcher.check_now()
+        assert [e for e in rec.events if e.kind in ("silent", "pull_failed")] == []
+        assert rec.states[-1].cost_so_far == billed  # no compute billed while stopped
+        assert watcher.pull is not None and watcher.pull.start_due() == []
+        assert watcher.pull.held_back["box3"].startswith("stopped by watch at ")
+        scraped = {m.name: m for m in metrics.collect()}["rgt_connection_state"]
+        on = {s.labels["state"] for s in scraped.samples if s.value == 1}
+        assert on == {"stopped"}  # not lost|reconnecting|unreached: RgtHostLost stays quiet
+
+        # Started again from the provider: it answers (the monitor records when), and a
+        # drop after that is a lost connection again, GEN8 and all.
+        clock.t += STOP_SETTLE_S
+        JournalLastSeen(journal_for(fleet)).saw("box3", clock.t)
+        monitor.sample(agent_sample("box3", t=clock.t))
+        assert watcher.latest["box3"].connection.status == "connected"
+        monitor.lose("connection refused")
+        again = watcher.latest["box3"]
+        assert again.connection.status == "reconnecting"
+        assert GEN8_ALERT in {a.id for a in again.alerts}
+        await watcher.check_now()
+        assert rec.states[-1].cost_per_hour == 0.4
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    await wait_for(lambda: task.done(), timeout=10)
