@@ -38,8 +38,10 @@ from support.resume_cell import cell_log, loaded_steps, pull_verify, run_until_h
 from support.waiting import wait_for
 
 from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.preemption import hhmm
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.domain.unfinished import UNFINISHED
+from rgt_tui.domain.units import fmt_duration
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.journal import journal_for
 from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
@@ -136,6 +138,12 @@ async def moved_once(qf: QueueFleet, fleet: Fleet, watcher: Watcher, step: int) 
         lambda: told(watcher, "preempt_action"), 90, "the move", show=lambda: said(watcher)
     )
     assert moved.body.startswith("moved ck to box2: it resumes from checkpoint.bin"), moved.body
+    # ux-b #1: the work repeated runs from the verified checkpoint to the preemption
+    # (the box's last answer), not to the move a grace later.
+    p = watcher.runtime.preemptions.current["box1"]
+    assert p.checkpoint is not None
+    repeats = fmt_duration(max(0.0, p.at - p.checkpoint.mtime))
+    assert f"(repeats ~{repeats} of work, to the preemption at ~{hhmm(p.at)})" in moved.body
     (named,) = told(watcher, "preempted")
     assert "cell ck interrupted" in named.body, named.body
     assert qf.queue_file("box1").read_text().startswith("#moved-to box2: cells/ck.sh")

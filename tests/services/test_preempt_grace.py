@@ -66,7 +66,9 @@ async def test_a_cell_whose_queue_says_done_is_not_moved(tmp_path: Path) -> None
     )
     calls: list[str] = []
 
-    async def mover(fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig) -> Outcome:
+    async def mover(
+        fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig, at: float
+    ) -> Outcome:
         calls.append(cell)
         return Outcome(True, "moved")
 

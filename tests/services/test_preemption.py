@@ -76,9 +76,13 @@ class Mover:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str]] = []
+        self.interrupted: list[float] = []  # the preemption's time each move was handed
 
-    async def __call__(self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig):
+    async def __call__(
+        self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig, at: float
+    ):
         self.calls.append((source.name, cell, spare.name))
+        self.interrupted.append(at)
         return Outcome(True, f"box2's queue launched from cell 0 ({cell})")
 
 
@@ -139,6 +143,9 @@ async def test_a_silent_spot_box_reads_preempted_then_its_cell_moves_once_across
         await wait_for(lambda: len(told(watcher, "preempt_action")) == 1, timeout=30)
         await watcher.check_now()
         assert mover.calls == [("box1", "eta_long", "box2")]
+        # ux-b #1: the move is handed the preemption's time (its last answer), so the
+        # work it repeats runs from the checkpoint to then, not to the move.
+        assert mover.interrupted == [FROZEN]
         (named,) = told(watcher, "preempted")
         assert f"preempted at ~{hhmm(FROZEN)}" in named.body
         assert "cell eta_long interrupted at step 40" in named.body
@@ -168,7 +175,9 @@ async def test_a_silent_spot_box_reads_preempted_then_its_cell_moves_once_across
 class Refuser(Mover):
     """Stands in for a resume move every spare refuses (no room there, say)."""
 
-    async def __call__(self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig):
+    async def __call__(
+        self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig, at: float
+    ):
         self.calls.append((source.name, cell, spare.name))
         return Outcome(False, "needs 2.0 GB free in /workspace, 0.5 GB there")
 

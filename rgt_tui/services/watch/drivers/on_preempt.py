@@ -27,9 +27,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.preemption import RESTARTED, Preemption, hhmm, preemption_line
@@ -41,6 +41,9 @@ from rgt_tui.services.journal import Journal, JournalError, journal_for
 from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.watch.events import WatchEvent
 
+if TYPE_CHECKING:
+    from rgt_tui.services.queue.resume import ResumePlan
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -50,8 +53,21 @@ class Outcome:
     text: str
 
 
-# (fleet, source, cell, spare) → Outcome; (fleet, host, start index) → Outcome.
-Mover = Callable[[Fleet, HostConfig, str, HostConfig], Awaitable[Outcome]]
+def repeats_words(plan: ResumePlan) -> str:
+    """`` (repeats ~10s of work, to the preemption at ~21:46)``: the resume's repeated
+    work from its checkpoint to the interruption (``ResumePlan.repeats_s``); "at most"
+    when only the time of the move bounds it; "" without a checkpoint."""
+    repeats = plan.repeats_s
+    if repeats is None:
+        return ""
+    if plan.interrupted_at is None:
+        return f" (repeats at most {fmt_duration(repeats)} of work: to the move)"
+    return f" (repeats ~{fmt_duration(repeats)} of work, to the preemption at ~{hhmm(plan.interrupted_at)})"
+
+
+# (fleet, source, cell, spare, when it was interrupted) → Outcome; (fleet, host, start
+# index) → Outcome.
+Mover = Callable[[Fleet, HostConfig, str, HostConfig, float], Awaitable[Outcome]]
 Relauncher = Callable[[Fleet, HostConfig, int], Awaitable[Outcome]]
 
 
@@ -127,7 +143,9 @@ class OnPreempt:
                     refused.append(f"{spare}: not another host of the fleet file")
                     continue
                 try:
-                    outcome = await self._mover(self.fleet, host, p.cell, self.fleet.host(spare))
+                    outcome = await self._mover(
+                        self.fleet, host, p.cell, self.fleet.host(spare), p.at
+                    )
                 except Exception as exc:  # noqa: BLE001 - one spare's failure: try the next
                     outcome = Outcome(False, f"{type(exc).__name__}: {printable(exc, 300)}")
                 if outcome.ok:
@@ -148,19 +166,21 @@ class OnPreempt:
             self._busy.discard(key)
 
     async def _resume_move(
-        self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig
+        self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig, at: float
     ) -> Outcome:
-        """The resume move (``services.queue.resume``): its plan, then the move."""
+        """The resume move (``services.queue.resume``): its plan, then the move. ``at``:
+        when the preemption interrupted the cell (its last answer), so the work the
+        resume repeats runs from the checkpoint to then, not to the move."""
         from rgt_tui.services.queue.resume import plan_resume_move, resume_move
 
         src, dst = self.connections.transport(source.name), self.connections.transport(spare.name)
         plan = await plan_resume_move(fleet, source, cell, spare.name, src, dst)
         if not plan.ok:
             return Outcome(False, "; ".join(plan.problems or plan.move.problems))
+        if plan.interrupted_at is None:  # the box did not answer: its records say nothing
+            plan = replace(plan, interrupted_at=at)
         done = await resume_move(plan, fleet, source, src, dst)
-        repeats = plan.repeats_s
-        again = f" (repeats ~{fmt_duration(repeats)} of work)" if repeats is not None else ""
-        return Outcome(True, f"{done.queued}{again}")
+        return Outcome(True, f"{done.queued}{repeats_words(plan)}")
 
     # -- relaunch ------------------------------------------------------------------------
 
