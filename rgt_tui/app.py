@@ -339,6 +339,7 @@ class RgtApp(ThemedApp):
                 connections=self.connections,
                 queue_view=self.runtime.queues.views.get(host),
                 verified=self.spot.found.get(host),  # the pane's, not none until a change
+                fleet_problem=self.fleet_screen.problem,  # a mistake in the file, if any
             )
             screen.key_refusal = self.host_keys.refusals.get(host)
             self.push_screen(screen)

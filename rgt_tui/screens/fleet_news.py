@@ -25,15 +25,16 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
     if isinstance(event, FleetFileRejected):
         line = f"{event.error} — not applied; the fleet runs on its last good settings"
         # What happened first: the header's line is cut at its end (the whole is under n).
-        screen.show_problem(
-            f"fleet file not applied (last good settings run; n: all): {event.error}"
-        )
+        problem = f"fleet file not applied (last good settings run; n: all): {event.error}"
+        screen.show_problem(problem)
         record(app, NOTICE_KEY, "fleet file", line, "error")
+        _show_on_details(app, problem)  # y and P there run on the last good settings too
         return
     fleet, changes = event.fleet, event.changes
     app.fleet = app.jobs.fleet = fleet
     if event.fixed:
         screen.show_problem("")
+        _show_on_details(app, "")
         record(app, NOTICE_KEY, "fleet file", f"fixed: {fleet.path} applied")
     if changes.empty:
         return
@@ -57,3 +58,10 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
                 if isinstance(detail, HostDetailScreen) and detail.host.name == host.name:
                     detail.host = host  # its tabs draw with the new settings
     record(app, NOTICE_KEY, "fleet file", f"{fleet.path}: {changes.summary()}")
+
+
+def _show_on_details(app: Any, problem: str) -> None:
+    """Every open detail screen says the fleet file is not applied (``""``: it is again)."""
+    for screen in app.screen_stack:
+        if isinstance(screen, HostDetailScreen):
+            screen.show_fleet_problem(problem)

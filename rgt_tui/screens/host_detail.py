@@ -8,6 +8,10 @@ Updates arrive at any moment of the screen's life: before its tabs are composed,
 pop, while the app closes and removes its widgets. Nothing here touches a widget unless
 ``_drawable``; what arrived meanwhile is kept and drawn when the screen is shown
 (``_catch_up``), so no sample is lost and no handler raises ``NoMatches``.
+
+A mistake in the fleet file is shown under the title too (``show_fleet_problem``), not
+only on the fleet screen: this screen, ``y`` and ``P`` run on the last good settings
+until the file is fixed.
 """
 
 from __future__ import annotations
@@ -78,6 +82,10 @@ SCROLL_BINDINGS = [
 class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
     """Tabs of one host's figures; Escape goes back to the fleet."""
 
+    DEFAULT_CSS = """
+    HostDetailScreen #detail-fleet-problem { height: auto; padding: 0 1; }
+    """
+
     BINDINGS = [
         Binding("escape,backspace", "back", "Back", tooltip="Back to the fleet"),
         Binding("r", "reconnect", "Reconnect", tooltip="Reconnect this host now"),
@@ -129,9 +137,11 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         connections: FleetConnections | None = None,
         queue_view: QueueView | None = None,
         verified: tuple[str, Checkpoint | None] | None = None,
+        fleet_problem: str = "",
     ) -> None:
         super().__init__()
         self.host = host
+        self.fleet_problem = fleet_problem  # the fleet file's mistake ("": none), as shown
         self.connections = connections
         self.queue_view = queue_view  # the poller's latest, for the Queue tab
         self.update = update
@@ -150,6 +160,9 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="detail-title")
+        problem = Static(self._problem_line(), id="detail-fleet-problem")
+        problem.display = bool(self.fleet_problem)
+        yield problem
         yield TunnelLine(self.host.name)  # hidden until T opens a tunnel (U39)
         with TabbedContent():
             for number, cls in enumerate(self.tab_classes, start=1):
@@ -203,6 +216,21 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             (self.host.profile, "$foreground-muted"),
             (f"   Esc back · 1–{count} tabs · r reconnect", "$foreground-muted"),
         )
+
+    def _problem_line(self) -> Content:
+        # The fleet screen's own line (what is wrong, file:line, that the last good
+        # settings run): y and P here run on them too.
+        return Content.assemble(("✖ ", "bold $error"), (self.fleet_problem, "$error"))
+
+    def show_fleet_problem(self, text: str) -> None:
+        """The fleet file's mistake as the fleet screen says it (``""`` once fixed): shown
+        under the title until then."""
+        self.fleet_problem = text
+        # Before compose there is no line yet (compose shows it); between compose and
+        # mount there is one, drawn with what was known then: updated here either way.
+        for line in self.query("#detail-fleet-problem").results(Static):
+            line.update(self._problem_line())
+            line.display = bool(text)
 
     @property
     def active_tab(self) -> str:
