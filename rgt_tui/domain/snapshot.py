@@ -277,8 +277,8 @@ class _Reader:
         # name is matched as well as shown, and printable is identity on a plain name).
         value = self.get(obj, key, str, where)
         if value is None or value.isprintable():
-            # isprintable() is False for every character printable() escapes (Cc, Zl,
-            # Zp, Cs): a plain name is kept as it is without the regex pass.
+            # isprintable() is False for every character printable() escapes (Cc, Cf,
+            # Zl, Zp, Cs): a plain name is kept as it is without the regex pass.
             return value
         return printable(value, None)
 

@@ -18,12 +18,24 @@ import re
 
 SHOWN_CHARS = 300  # the default cap: one box-provided piece of text on one line
 
+# The Unicode format characters (category Cf): invisible, yet they act on what is shown.
+# U+202E turns the rest of a line around ("H100 \u202e0803" reads "H100 3080" in a TUI
+# and in Grafana), U+200B hides inside a name that looks like another, the tag characters
+# spell hidden text. Listed by range (``re`` has no \p{Cf}); the ranges are Unicode 15's,
+# and tests/domain/test_terminal_text.py checks them against the running Python's unicodedata.
+_FORMAT = (
+    "\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f"
+)
 # C0 (newline, ESC, BEL... included), DEL, C1, the Unicode line and paragraph
-# separators, and lone surrogates (a name that was not UTF-8, kept by surrogateescape).
-_UNPRINTABLE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# separators, lone surrogates (a name that was not UTF-8, kept by surrogateescape) and
+# the format characters above.
+_UNPRINTABLE_RE = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # The same set less newline and tab: what the command line's fence escapes in whole output.
-_FENCED_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_FENCED_RE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -31,12 +43,15 @@ def _escape(match: re.Match[str]) -> str:
     if c in _NAMED:
         return _NAMED[c]
     code = ord(c)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def printable(text: object, limit: int | None = SHOWN_CHARS) -> str:
     """``text`` (``str()`` of anything else) on one line with every control character
-    written as a visible escape, as ``repr`` does (``\\x1b``, ``\\n``, ``\\x07``), and cut
+    and Unicode format character (bidi overrides, zero-width spaces) written as a
+    visible escape, as ``repr`` does (``\\x1b``, ``\\n``, ``\\x07``, ``\\u202e``), and cut
     to ``limit`` characters (``…`` marks the cut; None: no cap). Idempotent on its own
     output: an escape it wrote contains no control character."""
     shown = _UNPRINTABLE_RE.sub(_escape, text if isinstance(text, str) else str(text))
@@ -46,12 +61,18 @@ def printable(text: object, limit: int | None = SHOWN_CHARS) -> str:
 
 
 def _escape_u(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
+    code = ord(match.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    # Above the BMP (a tag character), JSON's way: the UTF-16 surrogate pair.
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def visible_controls(text: str) -> str:
     """``text`` with every control character but newline and tab (C0, ESC, DEL, C1, the
-    Unicode line separators, lone surrogates) written as ``\\uXXXX``; no cap.
+    Unicode line separators, lone surrogates) and every Unicode format character (Cf)
+    written as ``\\uXXXX``; no cap.
 
     ``\\u`` rather than ``printable``'s ``\\x``: the same escape is valid JSON, so a
     ``--json`` output the fence touched (json.dumps with ensure_ascii=False leaves C1

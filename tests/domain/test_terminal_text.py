@@ -4,7 +4,9 @@ queue records made printable where they enter (issue 39)."""
 from __future__ import annotations
 
 import io
+import json
 import sys
+import unicodedata
 
 import pytest
 from rich.console import Console
@@ -72,6 +74,28 @@ def test_visible_controls_escapes_all_but_newline_and_tab_as_json_escapes() -> N
     assert _clean(shown.replace("\n", "").replace("\t", ""))
     assert "\\u001b]52;c;" in shown and "\\u009b2J" in shown and "\nnext\tcol" in shown
     assert visible_controls(shown) == shown  # idempotent
+
+
+def test_format_characters_are_escaped_like_control_characters() -> None:
+    """A bidi override or a zero-width space from a box (ux-b #12) shows as its escape,
+    in the TUI's printable text as in the CLI's fence; every Cf character of the running
+    Python's Unicode is covered by the listed ranges."""
+    name = "H100 \u202e0803 PCIe\u200b"
+    assert printable(name) == "H100 \\u202e0803 PCIe\\u200b"
+    assert printable(printable(name)) == printable(name)  # idempotent
+    assert printable("tag\U000e0041") == "tag\\U000e0041"
+    assert visible_controls(name) == "H100 \\u202e0803 PCIe\\u200b"
+    # Above the BMP the fence writes JSON's surrogate pair: its --json reads back the same.
+    tag = "tag\U000e0041"
+    assert json.loads('"' + visible_controls(tag) + '"') == tag
+    assert json.loads('"' + visible_controls(name) + '"') == name
+    format_chars = [
+        chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"
+    ]
+    assert format_chars
+    missed = [f"U+{ord(c):04X}" for c in format_chars if printable(c, None) == c]
+    assert not missed
+    assert not [f"U+{ord(c):04X}" for c in format_chars if visible_controls(c) == c]
 
 
 def test_the_fence_escapes_print_and_rich_content_but_keeps_richs_own_styling() -> None:

@@ -204,6 +204,17 @@ def test_box_text_becomes_a_safe_bounded_label(fleet) -> None:  # type: ignore[n
     assert reason == "a\\nb"
 
 
+def test_a_bidi_override_in_box_text_is_an_escape_in_the_label(fleet) -> None:  # type: ignore[no-untyped-def]
+    """U+202E would turn the label around in Grafana, U+200B hide in it (ux-b #12)."""
+    metrics = FleetMetrics(fleet)
+    data = agent_sample(
+        "a100-train", gpus=[gpu(1, 50, 1000, 10, 50, name="H100 \u202e0803 PCIe\u200b")]
+    )
+    metrics.on_host(host(fleet, "a100-train"), state_of(make_update("a100-train", data)))
+    [info] = [dict(labels) for name, labels in scrape(metrics) if name == "rgt_gpu_info"]
+    assert info["name"] == "H100 \\u202e0803 PCIe\\u200b"
+
+
 def test_events_are_counted_by_kind(fleet) -> None:  # type: ignore[no-untyped-def]
     metrics = FleetMetrics(fleet)
     for key in ("a", "b"):
