@@ -366,18 +366,25 @@ class PullScheduler:
         return None
 
     def _failed(self, host: HostConfig, why: str, fix: str) -> float:
+        """Note a failed pull; told once per run of failures (the console and the
+        notification alike), with the interval it is really tried again at."""
+        first = host.name not in self._failing_since
         since = self._failing_since.setdefault(host.name, self.clock())
         self.last[host.name] = f"pull failed: {why}"
         self._failure[host.name] = (self.clock(), why)
-        self.emit(
-            WatchEvent(
-                kind="pull_failed",
-                host=host.name,
-                key=f"pull_failed:{host.name}:{since:.0f}",  # one per run of failures
-                title=f"{host.name}: periodic pull failed",
-                body=f"{why}\nfix: {fix}\nIt is tried again every {RETRY_S / 60:.0f} min; "
-                "what arrived is kept and the next pull resumes it.",
-                severity="warning",
+        if first:
+            every = pull_every(host)
+            again = min(every, RETRY_S) if every is not None else RETRY_S
+            interval = f"{again / 60:g} min" if again >= 60 else f"{again:g} s"
+            self.emit(
+                WatchEvent(
+                    kind="pull_failed",
+                    host=host.name,
+                    key=f"pull_failed:{host.name}:{since:.0f}",  # one per run of failures
+                    title=f"{host.name}: periodic pull failed",
+                    body=f"{why}\nfix: {fix}\nIt is tried again every {interval}; "
+                    "what arrived is kept and the next pull resumes it.",
+                    severity="warning",
+                )
             )
-        )
         return RETRY_S
