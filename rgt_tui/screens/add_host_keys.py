@@ -4,8 +4,10 @@
 Each field is prefilled with the profile's default (``services.fleet.add_keys.launch_defaults``)
 and follows the profile and the name until the user types into it; ``pull`` follows
 ``durable_dir`` the same way. Emptied, ``code``, ``queue`` and ``run`` are left out of
-the block, and ``pull`` is ``[durable_dir]``. Enter in a field moves to the next one: it
-never checks or adds anything (the buttons do).
+the block, and ``pull`` is ``[durable_dir]``. Focusing a field leaves its value
+unselected, the cursor at its end. Enter in one of these fields moves to the next one:
+it never checks or adds anything (the buttons do; Enter in the SSH command field checks
+the host key).
 """
 
 from __future__ import annotations
@@ -65,7 +67,15 @@ class LaunchKeysForm(Vertical):
             label, tip = FIELDS[key]
             with Horizontal(classes="launch-row"):
                 yield Static(label, classes="launch-label")
-                yield Input(id=field_id(key), compact=True, placeholder=tip, tooltip=tip)
+                # Focus leaves the default unselected, the cursor at its end: a key typed
+                # after Tab edits the default, never wipes it.
+                yield Input(
+                    id=field_id(key),
+                    compact=True,
+                    placeholder=tip,
+                    tooltip=tip,
+                    select_on_focus=False,
+                )
 
     def offer(self, defaults: LaunchKeys) -> None:
         """Prefill every field the user has not typed into with ``defaults``."""
