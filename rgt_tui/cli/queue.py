@@ -175,10 +175,12 @@ def preempted_line(call: Call) -> str | None:
 
 async def run_append(call: Call, transport: Transport) -> int:
     """Send the lines appended to the host's local queue file."""
+    from rgt_tui.cli.teardown import warn_if_torn_down
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.backends import backend_for
 
     host = call.host
+    warn_if_torn_down(call)
     try:
         result = await backend_for(host).append_cells(call.fleet, transport)
     except QueueError as exc:
@@ -271,6 +273,7 @@ def run_launch(call: Call) -> int:
     a fresh one launches after the answer. The box re-checks under its lock that the
     plan still holds, so a plan gone stale meanwhile is refused, not run.
     """
+    from rgt_tui.cli.teardown import warn_if_torn_down
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.backends import backend_for
     from rgt_tui.services.queue.launch_acks import launch_recorded
@@ -278,6 +281,7 @@ def run_launch(call: Call) -> int:
     args, host = call.args, call.host
     if args.start < 0:
         return call.fail("--start must be 0 or more", code=EXIT_BAD_INPUT)
+    warn_if_torn_down(call)
     backend = backend_for(host)
 
     unrecorded = ""

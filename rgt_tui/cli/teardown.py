@@ -43,7 +43,7 @@ from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.gate_fixes import fix
+from rgt_tui.domain.gate_fixes import FOUND, fix, needs
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
 from rgt_tui.profiles import profile as load_profile
@@ -63,6 +63,7 @@ from rgt_tui.services.teardown import (
     confirmed_at,
     gather,
     instructions,
+    is_cluster,
     observe_now,
     queue_cells,
     record_manual_teardown,
@@ -119,16 +120,39 @@ def journal(call: Call) -> Journal:
     return journal_for(call.fleet)
 
 
+def warn_if_torn_down(call: Call) -> None:
+    """A launch or append on a host the journal records as torn down: said on stderr
+    (the work goes ahead: the box answered; but it was recorded as destroyed, and if it
+    is, it may still be billing — GEN1)."""
+    try:
+        jh = journal(call).load(call.host.name)
+    except JournalError:
+        return  # the gate reports a damaged journal; nothing to add here
+    if jh.torn_down_at is None:
+        return
+    box = f" ({jh.box.describe()})" if jh.box is not None else ""
+    print(
+        f"warning: {call.host.name}{box} is recorded as torn down "
+        f"({_when(jh.torn_down_at)}), yet it answers: if that box was meant to be "
+        f"destroyed, it may still be billing (GEN1) — see `rgt-tui status {call.host.name}`",
+        file=sys.stderr,
+    )
+
+
 def _when(t: float | None) -> str:
     return "?" if t is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 
-def format_checklist(report: GateReport) -> str:
-    """The checklist as text: each item with its state and evidence (a locked one with
-    the command that settles it), then the profile."""
+def format_checklist(report: GateReport, *, confirm_given: bool = False) -> str:
+    """The checklist as text: each item with what it needs and what was found (a locked
+    one with the command that settles it), then the profile. ``confirm_given``: the name
+    came with ``--confirm``; it is checked after the fresh re-scan that follows."""
     lines = [f"Teardown checklist for {report.host.name} ({report.profile.title})"]
     for c in report.conditions:
-        lines.append(f"  [{'x' if c.ok else ' '}] {c.key:<10} {printable(c.evidence, None)}")
+        found = printable(c.evidence, None)
+        if c.key == "confirmed" and not c.ok and confirm_given:
+            found = "given with --confirm: checked after a fresh re-scan, below"
+        lines.append(f"  [{'x' if c.ok else ' '}] {c.key:<10} {needs(c.key)}{FOUND}{found}")
         settle = fix(c, report.host.name, tui=False)
         if settle and c.key != "confirmed":
             lines.append(f"                 → {settle}")
@@ -223,17 +247,16 @@ def run_teardown(call: Call) -> int:
     report = call.on_host(checklist)
     if isinstance(report, int):
         return report
-    print(format_checklist(report))
+    print(format_checklist(report, confirm_given=args.confirm is not None))
     if args.check:
         if report.ready_but_confirmation:
             print("ready: every condition holds but the typed confirmation")
             return EXIT_OK
         locked = [c for c in report.conditions if not c.ok and c.key != "confirmed"]
-        # An unfinished cell is a line of its own: named with its key.
+        # An unfinished cell is a line of its own: named with its key. What settles each
+        # is under its line above: the recap names them, once.
         names = [f"{c.key} {c.settle[0]}" if c.key == "unfinished" else c.key for c in locked]
-        print("locked: " + ", ".join(names))
-        for name, c in zip(names, locked, strict=True):  # each with what settles it
-            print(f"  {name}: {fix(c, host.name, tui=False) or 'see the checklist above'}")
+        print("locked: " + ", ".join(names) + " (what settles each is under its line above)")
         return EXIT_PROBLEMS
     if not report.ready_but_confirmation:
         print("locked: nothing will be torn down until every item above holds", file=sys.stderr)
@@ -316,9 +339,9 @@ def _manual_teardown(call: Call, j: Journal, outcome: TeardownOutcome) -> int:
     What is recorded is the teardown of the box the confirmation was about."""
     host = call.host
     box = outcome.report.box if outcome.report is not None else None
-    if isinstance(backend_for(host), JobGated):  # the gate opened: jobs ended; nothing to destroy
+    if outcome.cluster:  # the gate opened: jobs ended; nothing destroyed, nothing recorded
         print(outcome.instructions)
-        return _record_destroyed(call, j, host.name, box=box)
+        return EXIT_OK
     which = f" ({box.describe()})" if box is not None else ""
     print(f"No teardown command is configured. Do this by hand now, for {host.name}{which}:")
     print(f"  {outcome.instructions}")
@@ -345,6 +368,15 @@ def _record_destroyed(call: Call, j: Journal, typed: str, *, box: BoxIdentity | 
     is recorded. Any other box, or none, is refused.
     """
     host = call.host
+    if is_cluster(host):
+        print(
+            f"refused: {host.name} is a cluster's login node: nothing of it is destroyed, so "
+            "nothing is recorded as torn down (`rgt-tui teardown "
+            f"{host.name} --confirm {host.name}` checks that its jobs ended and its results "
+            "are safe)",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEMS
     if box is None:
         try:
             jh = j.load(host.name)

@@ -105,7 +105,13 @@ class HostJobs:
         """No teardown command ran: the user was shown what to destroy by hand, and the
         teardown is recorded only once they type the name again to say it is done."""
         t = self.teardown
-        return t is not None and not t.ran and not t.recorded and self.torn_down_at is None
+        return (
+            t is not None
+            and not t.ran
+            and not t.recorded
+            and not t.cluster  # a cluster: nothing to destroy, nothing to type again
+            and self.torn_down_at is None
+        )
 
 
 class JobRunner:

@@ -11,6 +11,33 @@ from __future__ import annotations
 from rgt_tui.domain.teardown_gate import Condition
 from rgt_tui.domain.text import printable
 
+# What each condition needs, said as a requirement: a checklist line reads "what must
+# hold │ found: what was found" (the evidence), so a locked line never reads as a
+# contradiction ("verify found no problem: 1 problem").
+NEEDS = {
+    "box": "the box answering is the one recorded",
+    "manifest": "a manifest taken after the last write",
+    "rescan": "a fresh re-scan matches it",
+    "pulled": "every file pulled, SHA-256 matching",
+    "local": "the local copy re-hashed now, unchanged",
+    "loaded": "every loadable artifact loads",
+    "verified": "verify finds no problem",
+    "roster": "every cell has results, or is accepted",
+    "idle": "no cell running, or each accepted",
+    "unfinished": "the cell finished, moved or accepted",
+    "moved": "moved to another host",
+    "jobs": "every Slurm job of the queue ended",
+    "group": "no cell of a running group on this box",
+    "confirmed": "the host's name typed",
+    "journal": "the journal readable",
+}
+FOUND = " │ found: "  # between what a condition needs and what was found
+
+
+def needs(key: str) -> str:
+    """What condition ``key`` needs, in words (its key where none is written)."""
+    return NEEDS.get(key, key)
+
 
 def _cells(condition: Condition) -> str:
     return ", ".join(printable(c, 200) for c in condition.settle)

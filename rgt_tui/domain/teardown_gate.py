@@ -440,7 +440,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         Condition(
             "confirmed",
             state.confirmed,
-            f"typed '{state.host}'" if state.confirmed else f"type '{state.host}' to confirm",
+            f"typed '{state.host}'" if state.confirmed else "not typed yet",
         )
     )
     # Every piece of the box's text went through printable above; this pass is the net

@@ -470,12 +470,13 @@ def test_the_property_can_reach_unlocked():
         assert not is_unlocked(replay(*locked)) and not oracle_allows(locked)
 
 
-def test_every_condition_has_a_title_on_the_teardown_tab():
-    """A condition added to the gate without a title would show as a bare key in the TUI."""
-    from rgt_tui.content.pull_view import CONDITION_TITLES
+def test_every_condition_says_what_it_needs():
+    """A condition added to the gate without its words (what it needs) would show as a
+    bare key in the TUI and the CLI."""
+    from rgt_tui.domain.gate_fixes import NEEDS
 
     keys = {c.key for c in conditions(GateState(HOST, box_id=BOX))}
-    assert keys <= CONDITION_TITLES.keys(), keys - CONDITION_TITLES.keys()
+    assert keys <= NEEDS.keys(), keys - NEEDS.keys()
 
 
 def test_the_checklist_words_say_each_thing_once_in_local_time():

@@ -69,3 +69,19 @@ def test_a_torn_down_box_that_no_longer_answers_is_gone_not_unreachable(
         assert main(["status", "--hosts", str(hosts)]) == exit_codes.EXIT_OK
     out = capsys.readouterr().out
     assert "torn down" in out and "no longer answers" in out and "UNREACHABLE" not in out, out
+
+
+def test_launch_and_append_on_a_torn_down_host_warn(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ux-c #8: work sent to a host recorded as torn down is not silent about it."""
+    hosts = tmp_path / "hosts.toml"
+    (tmp_path / "q.txt").write_text("")
+    hosts.write_text(
+        '[[hosts]]\nname = "box1"\nssh = "local"\nqueue = "q.txt"\nrun = "echo {cfg}"\n'
+    )
+    _tear_down(hosts, "box1", "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00", time.time() - 3600)
+    for argv in (["queue", "append", "box1"], ["launch", "box1"]):
+        main([*argv, "--hosts", str(hosts)])
+        err = capsys.readouterr().err
+        assert "warning: box1" in err and "is recorded as torn down" in err, (argv, err)

@@ -259,8 +259,17 @@ async def test_the_gate_stays_locked_while_a_job_is_live_and_unlocks_once_they_e
     assert outcome.report is not None and outcome.report.unlocked
     torn = await setup.cli("teardown", "box1", "--confirm", "box1")
     assert torn.returncode == 0, torn.stdout + torn.stderr
-    assert "nothing to tear down on a cluster: your jobs ended" in torn.stdout
-    assert setup.journal.load("box1").torn_down_at is not None
+    out = torn.stdout
+    assert "nothing to tear down on a cluster: every job of the queue ended" in out, out
+    # ux-c #8, #17: a cluster is not destroyed: nothing is recorded as torn down (the
+    # login node stays watched), and nothing says "by hand" or asks for a typed name
+    # that --confirm gave.
+    assert setup.journal.load("box1").torn_down_at is None
+    assert "Nothing is recorded as torn down" in out and "by hand" not in out, out
+    assert "given with --confirm" in out and "(none (" not in out, out
+    destroyed = await setup.cli("teardown", "box1", "--destroyed", "box1")
+    assert destroyed.returncode == 1 and "nothing is recorded" in destroyed.stderr
+    assert setup.journal.load("box1").torn_down_at is None
 
 
 async def test_a_failed_and_a_cancelled_task_lock_the_gate_until_acknowledged(

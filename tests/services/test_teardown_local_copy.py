@@ -79,7 +79,7 @@ async def test_a_deleted_local_copy_refuses_and_runs_nothing(ready: Setup) -> No
     check = await ready.cli("teardown", "box1", "--check")
     assert check.returncode == 1
     assert "[ ] local" in check.stdout and "MISSING cellB/metrics.json" in check.stdout
-    assert "local: run `rgt-tui pull box1`" in check.stdout
+    assert "→ run `rgt-tui pull box1`" in check.stdout
 
     # The whole copy gone: every file named missing, still refused.
     for path in _copy(ready).rglob("*"):
@@ -225,6 +225,6 @@ async def test_verify_and_the_checklist_agree_and_locked_lines_name_their_fix(
     assert "NOT VERIFIED only for 1 missing cell (cellC)" in line, check.stdout
     assert "verify reported no problem" not in check.stdout
     assert "locked: roster" in check.stdout
-    assert "roster: run `rgt-tui teardown box1 --ack-missing cellC`" in check.stdout
+    assert "→ run `rgt-tui teardown box1 --ack-missing cellC`" in check.stdout
     text = format_checklist(await ready.check())
     assert "--ack-missing cellC" in text

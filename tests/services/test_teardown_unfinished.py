@@ -48,7 +48,10 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
     )
     assert "`rgt-tui queue move eta_long --to HOST` resumes it elsewhere" in out
     assert "--ack-unfinished eta_long" in out
-    assert "[x] roster     1/2 cells have results" in out  # eta_long's checkpoint: not results
+    assert (
+        "[x] roster     every cell has results, or is accepted │ found: 1/2 cells have results"
+        in out
+    )  # eta_long's checkpoint: not results
     assert "locked: unfinished eta_long" in out
 
     refused = await _cli(qf, tmp_path, "teardown", "box1", "--ack-unfinished", "alpha")
@@ -58,7 +61,11 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
 
     ready = await _cli(qf, tmp_path, "teardown", "box1", "--check", "--ack-unfinished", "eta_long")
     assert ready.returncode == 0, ready.stdout + ready.stderr
-    assert "[x] unfinished eta_long interrupted" in ready.stdout and "acknowledged" in ready.stdout
+    assert (
+        "[x] unfinished the cell finished, moved or accepted │ found: eta_long interrupted"
+        in ready.stdout
+        and "acknowledged" in ready.stdout
+    )
     assert "ready: every condition holds but the typed confirmation" in ready.stdout
 
 
@@ -83,5 +90,5 @@ async def test_a_failed_cell_locks_and_a_moved_one_does_not(
     qf.write_queue(f"{alpha} t\n#moved-to box2: {broken} t\n")
     moved = await _cli(qf, tmp_path, "teardown", "box1", "--check")
     assert moved.returncode == 0, moved.stdout + moved.stderr
-    assert "[x] moved      broken moved to box2" in moved.stdout
+    assert "[x] moved      moved to another host │ found: broken moved to box2" in moved.stdout
     assert "unfinished" not in moved.stdout

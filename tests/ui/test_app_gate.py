@@ -251,9 +251,10 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
         assert state.teardown is not None and not state.teardown.ran and state.awaiting_manual
         text = screen_text(app)
         # The instructions: the profile's verb, what it destroys, what keeps billing.
-        assert "Do this by hand now:" in text and "destroys" in text and "Keeps billing" in text
+        assert "Do this by hand now, for box1 (box " in text and "destroys" in text
+        assert "Keeps billing" in text
         assert "NOT recorded as torn down: box1 bills until you destroy it" in text
-        assert "type 'box1' again below" in text
+        assert "type 'box1' again in the Confirm box above" in text
         box = app.screen.query_one("#confirm-name", Input)
         assert box.placeholder == "type the host's name again once you destroyed the box"
         # Nothing recorded, nothing greyed out, and nothing says billing stopped.

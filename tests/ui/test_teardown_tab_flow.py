@@ -34,7 +34,7 @@ async def test_the_cursor_stays_in_the_box_through_both_confirmations(
         await pilot.press(*"box1", "enter")
         await wait_for(lambda: app.jobs.state("box1").awaiting_manual, 60, pilot=pilot)
         await pilot.pause()
-        assert "type 'box1' again below" in screen_text(app)
+        assert "type 'box1' again in the Confirm box above" in screen_text(app)
         assert app.focused is box, app.focused  # still typing: no binding may fire
         # Typed straight on: "1" would show tab 1 if it reached a binding.
         await pilot.press(*"box1")

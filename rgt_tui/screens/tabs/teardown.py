@@ -22,18 +22,14 @@ import time
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.content.pull_view import (
-    MUTED,
-    checklist_lines,
-    join,
-    outcome_lines,
-    profile_lines,
-)
+from rgt_tui.content.pull_view import join
+from rgt_tui.content.teardown_text import MUTED, checklist_lines, outcome_lines, profile_lines
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.tabs.base import DetailTab, HostView
@@ -76,6 +72,12 @@ class TeardownTab(DetailTab):
 
     TAB_ID = "teardown"
     TITLE = "Teardown"
+    # No Tab stop of its own (nothing shows it focused); its keys still scroll it while
+    # a box in it has the cursor. Tab from the name box goes up to the other box one
+    # types in (a cell's name), not round through the tab bar: after t the cursor is in
+    # the name box, and a cell's name typed after one Tab must land in its own box.
+    can_focus = False
+    BINDINGS = [Binding("tab", "next_box", "next", show=False)]
 
     def __init__(self) -> None:
         super().__init__()
@@ -141,13 +143,27 @@ class TeardownTab(DetailTab):
         return box
 
     def _reveal(self) -> None:
-        """The box, when it has the cursor, in view: it is below the checklist, which is
-        drawn as the gate's facts arrive and pushes it down (at 120x40, off the screen):
-        never typing blind."""
-        if self.query("#confirm-name"):
-            box = self.query_one("#confirm-name", Input)
-            if self.screen.focused is box:
-                box.scroll_visible(animate=False)
+        """The box, when it has the cursor, in view, with what was said under it (a
+        refusal, the by-hand steps) as far as the screen allows: it is below the
+        checklist, which is drawn as the gate's facts arrive and pushes it down (at
+        120x40, off the screen): never typing blind, never a refusal out of sight."""
+        if not self.query("#confirm-name") or not self.query("#teardown-outcome"):
+            return
+        box = self.query_one("#confirm-name", Input)
+        if self.screen.focused is not box:
+            return
+        region = box.virtual_region
+        said = self.query_one("#teardown-outcome", Static).virtual_region
+        if said.height:
+            region = region.union(said)  # cropped to the screen from the box's top
+        self.scroll_to_region(region, animate=False, immediate=True)
+
+    def action_next_box(self) -> None:
+        """Tab: from the name box to the cell-name box; anywhere else, the next stop."""
+        if self.screen.focused is not None and self.screen.focused.id == "confirm-name":
+            self.screen.set_focus(self.query_one("#ack-cell", Input))
+        else:
+            self.screen.focus_next()
 
     @on(Input.Changed, "#confirm-name")
     def _typed(self, event: Input.Changed) -> None:
@@ -221,8 +237,8 @@ class TeardownTab(DetailTab):
             return
         if jobs.refusal and not jobs.running:
             self._confirmed = False
-        elif jobs.torn_down_at is not None:
-            self._confirmed = False
+        elif jobs.torn_down_at is not None or (jobs.teardown and jobs.teardown.cluster):
+            self._confirmed = False  # recorded, or a cluster's gate opened: nothing to type
             if self.screen.focused is box and not box.value:
                 self.screen.set_focus(None)
 

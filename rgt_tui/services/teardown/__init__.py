@@ -54,6 +54,7 @@ from rgt_tui.services.teardown.confirm import (
     confirm_and_tear_down,
     confirmed_at,
     instructions,
+    is_cluster,
     record_manual_teardown,
 )
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
@@ -63,5 +64,5 @@ __all__ = [
     "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "GateLocked", "GateReport",
     "NotUnfinishedError", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
     "confirm_and_tear_down", "confirmed_at", "instructions", "manifest_event", "observe_now",
-    "gather", "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",
+    "gather", "is_cluster", "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",
 ]  # fmt: skip

@@ -67,16 +67,24 @@ class TeardownOutcome:
     # What became of the box's ~/.rgt/credentials.env (U34), removed before the command
     # runs: "" when there was none; a failure is said here and never stops the teardown.
     credentials: str = ""
+    # A Slurm host (a cluster: nothing to destroy): the gate opened, and nothing is
+    # recorded as torn down — the login node stays in the fleet, watched.
+    cluster: bool = False
+
+
+def is_cluster(host: HostConfig) -> bool:
+    """A scheduler's host (Slurm): a teardown destroys nothing there, and records none."""
+    return isinstance(backend_for(host), JobGated)
 
 
 def instructions(host: HostConfig, profile: Profile) -> str:
     """What the user must do by hand when no teardown command is configured."""
-    if isinstance(
-        backend_for(host), JobGated
-    ):  # the gate held until every job ended: nothing bills
+    if is_cluster(host):  # the gate held until every job ended: nothing bills
         return (
-            f"{profile.title}: nothing to tear down on a cluster: your jobs ended and results "
-            f"are pulled ({profile.teardown_verb})"
+            f"{profile.title}: nothing to tear down on a cluster: every job of the queue "
+            "ended, and the results are pulled and verified. Nothing is recorded as torn "
+            "down: the login node stays in the fleet, watched (remove the host from the "
+            "fleet file once you are done with it)"
         )
     keeps = "; ".join(profile.keeps_billing)
     irreversible = "IRREVERSIBLE: " if profile.irreversible else ""
@@ -127,7 +135,15 @@ async def confirm_and_tear_down(
     creds = await _remove_credentials(host, transport)
     if not host.teardown:
         return TeardownOutcome(
-            False, False, None, "", text, recorded=False, report=report, credentials=creds
+            False,
+            False,
+            None,
+            "",
+            text,
+            recorded=False,
+            report=report,
+            credentials=creds,
+            cluster=is_cluster(host),
         )
     run = await run_teardown_command(
         host.teardown, cwd or (fleet.path.parent if fleet.path else None), timeout_s

@@ -1,0 +1,158 @@
+"""What the Teardown tab says, as styled text: pure functions of the gate's report and the
+teardown's outcome.
+
+The same words as the command line (``cli/teardown.py``): each checklist line reads what
+the condition needs, then what was found (``gate_fixes.NEEDS``, ``FOUND``), so a locked
+line never reads as a contradiction; the by-hand steps name the box (its id and host
+key) as the command line does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.content import Content
+
+from rgt_tui.content.box_text import shown
+from rgt_tui.domain.gate_fixes import FOUND, fix, needs
+
+if TYPE_CHECKING:
+    from rgt_tui.services.teardown import GateReport, TeardownOutcome
+
+MUTED = "$foreground-muted"
+
+
+def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content]:
+    """Every gate condition: what it needs, what was found, and under each locked one the
+    key that settles it; then why facts are missing, and the verdict. ``torn_down``: the
+    box is recorded as torn down now: nothing is left to type."""
+    lines = []
+    for c in report.conditions:
+        if torn_down and c.key == "confirmed":
+            continue  # typed already: the teardown is recorded
+        mark, style = ("✓", "$success") if c.ok else ("✖", "$error")
+        settle = "" if c.key == "confirmed" else fix(c, report.host.name, tui=True)
+        lines.append(
+            Content.assemble(
+                (f"{mark} ", f"bold {style}"),
+                (f"{c.key:<10} ", "bold"),
+                (needs(c.key), MUTED),
+                (FOUND, MUTED),
+                shown(c.evidence),
+                (f" → {settle}" if settle else "", "bold $accent"),
+            )
+        )
+    lines += [Content.styled(shown(f"! {p}"), "$warning") for p in report.problems]
+    if torn_down:
+        lines.append(
+            Content.styled(
+                f"{report.host.name} is recorded as torn down: nothing left to confirm",
+                "bold $success",
+            )
+        )
+    elif report.ready_but_confirmation:
+        lines.append(
+            Content.styled(
+                f"ready: type '{report.host.name}' in the Confirm box below to tear it down",
+                "bold $success",
+            )
+        )
+    else:
+        lines.append(
+            Content.styled(
+                "locked: nothing will be torn down until every item holds", "bold $error"
+            )
+        )
+    return lines
+
+
+def profile_lines(report: GateReport) -> list[Content]:
+    """The profile's facts: verb, irreversibility, what it destroys, what keeps billing."""
+    p = report.profile
+    verb = Content.assemble(
+        p.teardown_verb,
+        ("  IRREVERSIBLE", "bold $error") if p.irreversible else ("  reversible", MUTED),
+    )
+    rows = [
+        ("teardown verb", verb),
+        ("destroys", Content(p.destroys)),
+        ("keeps billing", Content("; ".join(p.keeps_billing))),
+        ("survives stop", Content(p.stop_survives)),
+        ("survives meter-stop", Content(p.meter_stop_survives)),
+        ("danger clocks", Content("; ".join(p.clock_lines))),
+        (
+            "teardown command",
+            Content(report.host.teardown or "(none: you will be shown what to do)"),
+        ),
+    ]
+    return [Content.assemble((f"{k:<20}", MUTED), v) for k, v in rows]
+
+
+def outcome_lines(
+    outcome: TeardownOutcome, torn_down: bool, host: str = "the host"
+) -> list[Content]:
+    """After the typed confirmation: the command's output and exit code, or instructions
+    (for which box: its id and host key).
+
+    Without a command nothing is recorded (and nothing said about billing stopping) until
+    the user types the name a second time, in the Confirm box above these lines, to say
+    the box is destroyed. A cluster (Slurm) has nothing to destroy: the gate opened, and
+    nothing is recorded.
+    """
+    if outcome.cluster:
+        return [
+            Content.styled("✓ the gate opened: nothing to destroy", "bold $success"),
+            Content(outcome.instructions),
+        ]
+    if not outcome.ran:
+        box = outcome.report.box if outcome.report is not None else None
+        which = f" ({box.describe()})" if box is not None else ""
+        lines = [
+            Content.assemble(("Do this by hand now, for ", "bold"), (f"{host}{which}:", "bold")),
+            Content(outcome.instructions),
+        ]
+        lines += [Content.styled(outcome.credentials, MUTED)] if outcome.credentials else []
+        if torn_down:
+            lines.append(
+                Content.styled(
+                    "✓ you confirmed the box is destroyed: recorded as torn down; "
+                    "its cost stops here",
+                    "bold $success",
+                )
+            )
+        else:
+            lines.append(
+                Content.styled(
+                    f"NOT recorded as torn down: {host} bills until you destroy it. "
+                    f"Once you have, type '{host}' again in the Confirm box above.",
+                    "bold $warning",
+                )
+            )
+        return lines
+    lines = [Content.styled(outcome.credentials, MUTED)] if outcome.credentials else []
+    lines += [
+        Content.styled(shown(line), MUTED)
+        for line in outcome.output.rstrip("\n").splitlines()[-20:]
+    ]
+    if outcome.ok and torn_down:
+        lines.append(
+            Content.styled("✓ teardown command exited 0: recorded as torn down", "bold $success")
+        )
+    elif outcome.timed_out:
+        # The output's last line already says what may have happened (timed_out_note).
+        lines.append(
+            Content.styled(
+                "✖ teardown command TIMED OUT and was stopped with all it started: NOT "
+                "recorded as torn down — check the provider's console: the box may be "
+                "half-destroyed",
+                "bold $error",
+            )
+        )
+    else:
+        lines.append(
+            Content.styled(
+                f"✖ teardown command FAILED (exit {outcome.exit_status}): NOT recorded as torn down",
+                "bold $error",
+            )
+        )
+    return lines

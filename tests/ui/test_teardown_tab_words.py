@@ -1,0 +1,56 @@
+"""The Teardown tab says what happened where it can be read (ux-a #7, #12, #13; ux-c #16),
+under the Pilot over a real loopback box:
+
+- a wrong name's refusal is scrolled into view under the box, at 120x40, and after the
+  first correct name at 80x24 the by-hand steps are on screen, naming the box (its id
+  and host key) and the Confirm box "above" them;
+- each checklist line reads what it needs, then what was found;
+- Tab from the name box goes to the cell-name box above it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.pilot import screen_text, wait_for
+from support.teardown_ui import checklist, pull_and_verify, teardown_app
+from textual.widgets import Input
+
+from rgt_tui.domain.gate_fixes import FOUND
+
+
+async def test_a_wrong_names_refusal_is_in_view(tmp_path: Path, loopback_fleet) -> None:  # type: ignore[no-untyped-def]
+    app = teardown_app(loopback_fleet, tmp_path, None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        text = await checklist(app, pilot)
+        # Each line: what it needs │ found: what was found (never "verify found no
+        # problem: no verification").
+        assert f"✖ verified   verify finds no problem{FOUND}" in text, text
+        box = app.screen.query_one("#confirm-name", Input)
+        assert app.focused is box
+        # Tab: to the cell-name box above, not round through the tab bar.
+        await pilot.press("tab")
+        assert app.focused is app.screen.query_one("#ack-cell", Input)
+        box.focus()
+        await pilot.press(*"box2", "enter")
+        await wait_for(lambda: app.jobs.state("box1").refusal, pilot=pilot)
+        said = "'box2' is not 'box1': nothing was torn down"
+        await wait_for(lambda: said in screen_text(app), pilot=pilot)
+
+
+async def test_the_by_hand_steps_are_in_view_at_80x24_and_name_the_box(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    app = teardown_app(loopback_fleet, tmp_path, None)  # no teardown command: by hand
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pull_and_verify(app, pilot)
+        await checklist(app, pilot)
+        await pilot.press(*"box1", "enter")
+        await wait_for(lambda: app.jobs.state("box1").awaiting_manual, 60, pilot=pilot)
+        box = app.jobs.state("box1").teardown.report.box
+        await wait_for(lambda: "Do this by hand now, for box1" in screen_text(app), pilot=pilot)
+        text = screen_text(app).replace("\n", " ")
+        assert box.short() in text, text
+        await wait_for(lambda: "again in the Confirm box above" in screen_text(app), pilot=pilot)
