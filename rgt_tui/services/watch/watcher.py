@@ -169,8 +169,9 @@ class Watcher:
             stopped=self.runtime.stops.stopped_at,
         )
         self.autostop = AutoStop(
-            self.fleet, self.connections, emit=self.emit, clock=self.clock, locks=locks
-        )
+            self.fleet, self.connections, emit=self.emit, clock=self.clock, locks=locks,
+            report=self.report,
+        )  # fmt: skip
         # issue 40: a preemption told, and on_preempt's action
         self.on_preempt = OnPreempt(
             self.fleet, self.connections, emit=self.emit, clock=self.clock,
@@ -187,6 +188,7 @@ class Watcher:
         """Watch until cancelled; connections are closed on the way out (the memory is
         saved as each event is derived, so a stop loses nothing)."""
         try:
+            self._say_refusals()
             await self._resume_sinks()
             self.runtime.start()
             # The TUI's own mechanism: hosts.toml is live.
@@ -203,6 +205,7 @@ class Watcher:
         queue read once, the events derived and delivered; then everything closed.
         Returns the events told."""
         try:
+            self._say_refusals()
             await self._resume_sinks()
             self.runtime.start(polls=False)
             loop = asyncio.get_running_loop()
@@ -250,6 +253,12 @@ class Watcher:
         except Exception as exc:  # noqa: BLE001 - one driver's bug must not stop the watch
             self.report(f"{what} stopped: {type(exc).__name__}: {exc}")
 
+    def _say_refusals(self) -> None:
+        """Each host whose autostop can never run as configured, and why: said once."""
+        if self.autostop is not None:
+            for why in self.autostop.refusals.values():
+                self.report(why)
+
     async def _resume_sinks(self) -> None:
         # What a sink owes from before (a notification a target never got: it failed,
         # or the last run stopped first) goes out now, not only when a new event comes.
@@ -284,11 +293,14 @@ class Watcher:
         """The fleet file changed: the runtime runs it; the drivers take it too."""
         self.fleet = event.fleet
         self.hosts = list(self.runtime.hosts.values())
-        for driver in (self.pull, self.autostop, self.on_preempt):
+        for driver in (self.pull, self.on_preempt):
             if driver is not None:
                 driver.fleet = event.fleet
         if not event.changes.empty:
             self.report(f"fleet file: {event.changes.summary()}")
+        if self.autostop is not None:
+            for why in self.autostop.reload(event.fleet):
+                self.report(why)
         elif event.fixed:
             self.report(f"fleet file: {event.fleet.path} fixed and applied")
 

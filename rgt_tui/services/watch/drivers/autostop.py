@@ -25,13 +25,16 @@ A host opts in with ``stop`` (the provider's reversible stop command) and
 The command runs on this machine as the teardown command does (``teardown.command``:
 its own process group, bounded in time, its output's tail kept), and one ``stopped``
 event says what was stopped, why (the figures of each condition) and what still bills.
-A condition that fails does nothing but keep its reason (``reasons``) for display.
+A condition that fails does nothing but keep its reason (``reasons``), said through
+``report`` (``watch``'s console) each time the kind of reason changes; a refusal of the
+configuration (``refusals``) is said when ``watch`` starts and when the file changes.
 Nothing here destroys anything.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -117,6 +120,7 @@ class AutoStop:
         journal: Journal | None = None,
         recheck_s: float = GATE_RECHECK_S,
         timeout_s: float = STOP_TIMEOUT_S,
+        report: Callable[[str], None] = lambda line: None,
     ) -> None:
         self.fleet = fleet
         self.connections = connections
@@ -126,14 +130,13 @@ class AutoStop:
         self._clock = clock
         self.recheck_s = recheck_s
         self.timeout_s = timeout_s
-        # Why each host's stop has not run, as of its last sample (for display).
+        # Why each host's stop has not run, as of its last sample (for display), and the
+        # kind of reason last said through ``report`` (a line each time it changes).
         self.reasons: dict[str, str] = {}
+        self.report = report
+        self._said: dict[str, str] = {}
         # Hosts whose autostop can never run as configured, said once at start.
-        self.refusals: dict[str, str] = {
-            h.name: why
-            for h in fleet.hosts
-            if h.watch.autostop_minutes is not None and (why := _refusal(h)) is not None
-        }
+        self.refusals: dict[str, str] = refusals(fleet)
         self._hosts: dict[str, _Host] = {}
         self._busy: set[str] = set()
         self._refused_at: dict[str, tuple[int, float]] = {}  # host → (launch ts, gate refused)
@@ -150,12 +153,12 @@ class AutoStop:
             return
         refusal = _refusal(host)
         if refusal is not None:
-            self.reasons[host.name] = refusal
+            self.reasons[host.name] = refusal  # said at start and when the file changes
             return
         now = self._clock()
         kept = await self._host(host.name)
         if kept.error is not None:
-            self.reasons[host.name] = kept.error
+            self._wait(host.name, "state", kept.error)
             return
         idle_why = idle_refusal(
             state.snapshot, state.connection, self.fleet.thresholds.idle_util_pct
@@ -167,21 +170,24 @@ class AutoStop:
             await asyncio.to_thread(self._save_idle, host.name, kept.idle)
         why = queue_refusal(state.queue)
         if why is not None or state.queue is None or state.queue.launch is None:
-            self.reasons[host.name] = why or "no queue"
+            self._wait(host.name, "queue", why or "no queue")
             return
         launch = state.queue.launch.ts
         if launch in kept.stopped:
-            self.reasons[host.name] = (
-                f"already stopped once for the queue launched at {local_time(launch)}"
+            self._wait(
+                host.name,
+                "stopped",
+                f"already stopped once for the queue launched at {local_time(launch)}",
             )
             return
         idle_for = kept.idle.idle_for(now)
         if idle_why is not None or idle_for < minutes * 60:
-            self.reasons[host.name] = (
-                f"GPUs not idle: {idle_why}"
-                if idle_why is not None
-                else f"GPUs idle {fmt_duration(idle_for)} of {minutes:g} min"
-            )
+            if idle_why is not None:
+                self._wait(host.name, "busy", f"GPUs not idle: {idle_why}")
+            else:
+                self._wait(
+                    host.name, "idle", f"GPUs idle {fmt_duration(idle_for)} of {minutes:g} min"
+                )
             return
         refused = self._refused_at.get(host.name)
         if host.name in self._busy or (
@@ -192,7 +198,7 @@ class AutoStop:
         if held is not None:
             # A pull, verify or teardown of the host is running: its outcome is what the
             # gate must see. Looked at again on the next sample, once it let go.
-            self.reasons[host.name] = f"the {held} of {host.name} is running: not now"
+            self._wait(host.name, "held", f"the {held} of {host.name} is running: not now")
             return
         self._busy.add(host.name)
         try:
@@ -209,11 +215,11 @@ class AutoStop:
         try:
             jh = await asyncio.to_thread(self.journal.load, host.name)
         except JournalError as exc:
-            self.reasons[host.name] = f"the journal cannot be read: {exc}"
+            self._wait(host.name, "journal", f"the journal cannot be read: {exc}")
             return
         underway = teardown_underway(jh, now)
         if underway is not None:
-            self.reasons[host.name] = f"teardown: {underway}"
+            self._wait(host.name, "teardown", f"teardown: {underway}")
             return
         report = await check_gate(
             self.fleet, host, self._transport(host.name), self.journal, clock=self._clock
@@ -225,13 +231,17 @@ class AutoStop:
                 if not c.ok and c.key != "confirmed"
             ]
             self._refused_at[host.name] = (launch, now)
-            self.reasons[host.name] = "the teardown gate's conditions do not hold now: " + (
-                "; ".join(failing[:3]) or "; ".join(report.problems[:2]) or "locked"
+            gate = "; ".join(failing[:3]) or "; ".join(report.problems[:2]) or "locked"
+            # A new line when what fails changes, not when only its figures do.
+            self._wait(
+                host.name,
+                "gate:" + re.sub(r"\d+", "#", gate),
+                f"the teardown gate's conditions do not hold now: {gate}",
             )
             return
         claim = await asyncio.to_thread(self._claim, host.name, launch, report, idle_for)
         if claim is not None:
-            self.reasons[host.name] = claim
+            self._wait(host.name, "claim", claim)
             return
         kept.stopped.add(launch)
         assert host.watch.stop is not None  # config_refusal said so
@@ -245,6 +255,22 @@ class AutoStop:
         self._emit(
             stopped_event(host, report, view, idle_for, run, self.timeout_s, self.fleet.thresholds)
         )
+
+    def _wait(self, host: str, kind: str, why: str) -> None:
+        """Keep why ``host``'s stop does not run now; say it (``report``) when its kind
+        changed since last said: "box3: autostop waits: GPUs idle 40s of 1 min" once,
+        not once per sample."""
+        self.reasons[host] = why
+        if self._said.get(host) != kind:
+            self._said[host] = kind
+            self.report(f"{host}: autostop waits: {why}")
+
+    def reload(self, fleet: Fleet) -> list[str]:
+        """Take a changed fleet file; returns the refusals it brings (a host's new or
+        changed one), to be said once."""
+        self.fleet = fleet
+        before, self.refusals = self.refusals, refusals(fleet)
+        return [why for name, why in self.refusals.items() if before.get(name) != why]
 
     def _transport(self, name: str) -> Transport | None:
         try:
@@ -347,6 +373,17 @@ class AutoStop:
                         ended_at=self._clock(),
                     )
             atomic_write_json(self.state_path(name), data)
+
+
+def refusals(fleet: Fleet) -> dict[str, str]:
+    """Each host whose autostop can never run as configured, and why
+    (``domain.autostop.config_refusal``): ``watch`` says them when it starts and when
+    the fleet file changes."""
+    return {
+        h.name: why
+        for h in fleet.hosts
+        if h.watch.autostop_minutes is not None and (why := _refusal(h)) is not None
+    }
 
 
 def _refusal(host: HostConfig) -> str | None:

@@ -1,0 +1,74 @@
+"""ux-b #6: the autostop says why it does not stop. A host whose autostop can never run
+as configured (a profile without a reversible stop) is said when ``watch`` starts and
+when the fleet file gains one; a host that may stop says what it waits for on ``watch``'s
+console, once per kind of reason (not once per sample)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from support.replay import ReplayMonitor
+from support.samples import FROZEN, agent_sample, gpu
+from support.waiting import wait_for
+
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.watch.watcher import Watcher
+
+BOX = """\
+[[hosts]]
+name = "{name}"
+ssh = "root@10.0.0.{n}:22"
+profile = "{profile}"
+stop = "touch /tmp/{name}-STOPPED"
+autostop_minutes = 1
+"""
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = FROZEN
+
+    def __call__(self) -> float:
+        return self.t
+
+
+async def test_refusals_at_start_and_on_change_and_the_waiting_reason_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "hosts.toml"
+    path.write_text(
+        BOX.format(name="box2", n=2, profile="generic-ssh")
+        + BOX.format(name="box3", n=3, profile="vastai")
+    )
+    fleet = load_fleet(path)
+    clock, lines = Clock(), []
+    box3 = ReplayMonitor(fleet.host("box3"), clock)
+    watcher = Watcher(
+        fleet,
+        hosts=[fleet.host("box3")],
+        clock=clock,
+        monitors={"box3": box3},
+        report=lines.append,
+        fleet_file_every_s=0.05,
+    )
+    task = asyncio.create_task(watcher.run())
+    try:
+        await asyncio.wait_for(box3.started.wait(), 30)
+        (refused,) = [line for line in lines if "autostop refused" in line]
+        assert refused.startswith("box2: autostop refused — profile generic-ssh")
+        # box3 may stop: it says what it waits for, once while the reason stays the same.
+        for _ in range(3):
+            clock.t += 10
+            box3.sample(agent_sample("box3", t=clock.t, gpus=[gpu(0, 97, 1305, 61.5, 66)]))
+            await watcher.check_now()
+        await wait_for(lambda: any("box3: autostop waits" in line for line in lines), 30)
+        waits = [line for line in lines if line.startswith("box3: autostop waits: ")]
+        assert len(waits) == 1, lines
+        # A host added with an autostop its profile refuses: said when the file changes.
+        path.write_text(path.read_text() + BOX.format(name="box4", n=4, profile="lambda"))
+        await wait_for(lambda: any(line.startswith("box4: autostop refused") for line in lines), 30)
+        assert sum("box2: autostop refused" in line for line in lines) == 1  # not again
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
