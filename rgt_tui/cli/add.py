@@ -341,7 +341,7 @@ def _settle_key(call: Call, check: KeyCheck, tty: bool) -> int | None:
     else:
         print("Trust it only if this is the fingerprint your provider shows for the box.")
         answer = (
-            _ask("Trust this key? Type y to trust; anything else cancels [N]: ") or ""
+            _ask("Trust this key? Type y or yes to trust; anything else cancels [N]: ") or ""
         ).lower()
         if answer not in ("y", "yes"):
             print("not trusted; nothing written")

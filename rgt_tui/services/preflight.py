@@ -175,5 +175,5 @@ async def _code_check(
     identity = status.local if same else status.box
     problem = status.problem()
     if problem is None:
-        return Check("code", True, f"{host.name} holds the local tree {status.local.short()}"), identity
+        return Check("code", True, f"{host.name} holds the local {status.local.short()}"), identity
     return Check("code", False, problem, status.fix()), identity

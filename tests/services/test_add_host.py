@@ -357,7 +357,7 @@ async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
     asked.type("")
     await asked.expect("(empty: none): ")
     asked.type("1.10")
-    await asked.expect("Trust this key? Type y to trust; anything else cancels [N]: ")
+    await asked.expect("Trust this key? Type y or yes to trust; anything else cancels [N]: ")
     assert box.host_key.get_fingerprint("sha256") in asked.out.decode()
     asked.type("")
     code, out, _ = await asked.finish()
@@ -382,7 +382,7 @@ async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
     await agreed.expect("(empty: none): ")
     agreed.type("")
     await agreed.expect("[N]: ")
-    agreed.type("y")
+    agreed.type("yes")  # as the prompt says: y or yes
     # Then what a first launch needs (tests/services/test_add_launch_keys.py): Enter
     # takes each default, but Lambda's durable dir names a filesystem only the user knows.
     for prompt in ("[~/code]: ", "[none]: ", "[queues/b1.txt]: ", "--out {out}]: "):

@@ -85,7 +85,7 @@ async def test_cli_at_a_terminal_asks_the_launch_keys_with_the_profiles_defaults
     term.type("runpod")
     await term.expect("(empty: none): ")
     term.type("")
-    await term.expect("Trust this key? Type y to trust; anything else cancels [N]: ")
+    await term.expect("Trust this key? Type y or yes to trust; anything else cancels [N]: ")
     term.type("y")  # then what a first launch needs
     await term.expect("(code synced, cells run) [/workspace/code]: ")  # RunPod's volume
     term.type("")  # Enter takes it

@@ -248,7 +248,8 @@ async def test_code_check_passes_in_sync_and_fails_on_a_file_changed_on_the_box(
         await sync_code(host, transport, method="sftp")
         report = await preflight(qf.fleet, host, transport)
         check = by_name(report)["code"]
-        assert check.ok and "box1 holds the local tree" in check.detail
+        assert check.ok and check.detail.startswith("box1 holds the local tree ")
+        assert "tree tree" not in check.detail  # ux-a #17: said once
         # The identity a launch records: the box's tree, named with the local commit.
         assert report.code is not None and report.code.commit == head
         (qf.root() / "src" / "train.py").write_text("print('edited on the box')\n")
