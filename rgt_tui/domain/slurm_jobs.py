@@ -105,7 +105,9 @@ class ArraySubmission:
 class TaskReport:
     """One task's line from squeue, sacct or the job-completion log (the one model of a
     Slurm task: the view merges them into cells, queue control holds, kills and cancels
-    them by ``task_id``). ``index`` is the cell's, None for a job that is no array task."""
+    them by ``task_id``). ``index`` is the cell's, None for a job that is no array task
+    — or, in the job-completion log, the array's tasks that never split off (a pending
+    array cancelled whole logs one line, its array id, no task id)."""
 
     array_id: str
     index: int | None
@@ -291,15 +293,22 @@ def parse_sacct_line(line: str) -> list[TaskReport]:
 
 def parse_jobcomp_line(line: str) -> TaskReport | None:
     """One ``jobcomp/filetxt`` line (``JobId=… JobState=… ExitCode=0:0 ArrayJobId=…
-    ArrayTaskId=…``); None unless it names an array task. Each key's LAST occurrence
-    counts: the keys that matter come after the job's name, so a name spelling
-    ``JobState=…`` does not decide the state."""
+    ArrayTaskId=…``); None unless it names an array task, or an array's unsplit tasks
+    (``ArrayJobId=`` empty: ``JobId`` is the array, ``index`` None). Each key's LAST
+    occurrence counts: the keys that matter come after the job's name, so a name
+    spelling ``JobState=…`` does not decide the state."""
     values: dict[str, str] = {}
     for key, value in _KEY_VALUE.findall(line[:8192]):
         values[key] = value
-    array, index = _int(values.get("ArrayJobId", "")), _int(values.get("ArrayTaskId", ""))
+    whole = values.get("ArrayJobId") == "" and not values.get("ArrayTaskId")
+    if whole:  # slurm_view.sh's line for an array's unsplit tasks
+        array, index = _int(values.get("JobId", "")), None
+    else:
+        array, index = _int(values.get("ArrayJobId", "")), _int(values.get("ArrayTaskId", ""))
     state = values.get("JobState", "").upper()
-    if array is None or index is None or not state.replace("_", "").isalpha() or len(state) > 30:
+    if array is None or (index is None and not whole):
+        return None
+    if not state.replace("_", "").isalpha() or len(state) > 30:
         return None
     exit_code, signal = parse_exit(values.get("ExitCode", ""))
     node = values.get("NodeList", "")
@@ -377,13 +386,19 @@ def merge_tasks(
                 latest[index] = s.job_id
     wanted = {(job, index) for index, job in latest.items()}
     squeue = {(r.array_id, r.index): r for r in live if (r.array_id, r.index) in wanted}
+    ended = tuple(ended)
     done = {(r.array_id, r.index): r for r in ended if (r.array_id, r.index) in wanted}
+    # An array's tasks that never split off ended together (a pending array cancelled
+    # whole): one report for every index of it with none of its own.
+    unsplit = {r.array_id: r for r in ended if r.index is None}
     again = {(r.array_id, r.index): r for r in requeues if (r.array_id, r.index) in wanted}
     cells: dict[str, SlurmCell] = {}
     for index, job in latest.items():
         report, where = squeue.get((job, index)), "squeue"
         if report is None or (report.state not in LIVE_STATES and (job, index) in done):
             report, where = done.get((job, index)), source  # squeue has no exit code
+        if report is None:
+            report, where = unsplit.get(job), source
         if report is None:
             continue
         name = names[index]

@@ -62,13 +62,16 @@ def running_note(job: SlurmCell) -> str:
     return " · ".join(parts)
 
 
-def ended_note(job: SlurmCell) -> str:
-    """What Slurm says about an ended task, and where it was read."""
+def ended_note(job: SlurmCell, *, ran: bool = True) -> str:
+    """What Slurm says about an ended task, and where it was read; ``ran`` False: the
+    task never got a node (cancelled while pending), so it has no exit code."""
     where = {"squeue": "squeue", "sacct": "sacct", "jobcomp": "the job-completion log"}.get(
         job.source, job.source
     )
     code = f" signal {job.signal}" if job.signal else f" exit {job.exit_code}"
     text = f"Slurm: {job.state}{code if job.exit_code is not None or job.signal else ''}"
+    if not ran:
+        text = f"Slurm: {job.state} before it started"
     text += f" on {job.node}" if job.node else ""
     if job.oom and job.oom_line:
         text += f" — {job.oom_line}"
@@ -113,7 +116,12 @@ def _cell(cell: CellView, job: SlurmCell | None, now: int, squeue_ok: bool) -> C
     exit_code = cell.exit_code if cell.exit_code is not None else job.exit_code
     if exit_code is None and job.signal:
         exit_code = 128 + job.signal
-    note = ended_note(job)
+    # No start record for this attempt (pending, or a retry still queued) and no node:
+    # Slurm ended the task before it ran (a pending task or array scancelled).
+    ran = bool(job.node) or cell.status not in (PENDING, RETRY)
+    if not ran:
+        exit_code = None
+    note = ended_note(job, ran=ran)
     if cell.ended_at is None and cell.started_at and job.elapsed_s is not None:
         # Killed before its end record (SIGKILL): Slurm knows how long the task ran.
         cell = replace(cell, ended_at=cell.started_at + job.elapsed_s)

@@ -75,12 +75,17 @@ if [ -n "$ids" ] && command -v squeue >/dev/null 2>&1; then
                 printf 'jc_err\tthe job-completion log %s is not readable by %s\n' "$(printf '%s' "$loc" | cut -c 1-300)" "$user"
             else
                 # The last 32 MiB only; one line per task (its last), keys that matter only.
+                # A line with no ArrayJobId whose JobId is an array's is that array's
+                # tasks that never split off (a pending array scancelled whole): kept,
+                # its array fields empty.
                 tail -c 33554432 "$loc" | grep -aF "UserId=$user(" |
                     awk -v ids="$gone" 'BEGIN { n = split(ids, a, ","); for (i = 1; i <= n; i++) want[a[i]] = 1 }
                     { delete v; for (i = 1; i <= NF; i++) { k = index($i, "=")
                           if (k > 1) v[substr($i, 1, k - 1)] = substr($i, k + 1, 120) }
-                      if (!(v["ArrayJobId"] in want)) next
+                      if (v["ArrayJobId"] == "" && (v["JobId"] in want)) v["ArrayTaskId"] = ""
+                      else if (!(v["ArrayJobId"] in want)) next
                       key = v["ArrayJobId"] "_" v["ArrayTaskId"]
+                      if (v["ArrayJobId"] == "") key = v["JobId"] "_"
                       if (!(key in last)) order[++m] = key
                       last[key] = "JobId=" v["JobId"] " JobState=" v["JobState"] " NodeList=" v["NodeList"] \
                           " StartTime=" v["StartTime"] " EndTime=" v["EndTime"] " ExitCode=" v["ExitCode"] \

@@ -4,8 +4,9 @@ host's tasks into its queue view and diagnosis (issue 32)."""
 
 from __future__ import annotations
 
-from rgt_tui.domain.queue_records import CellAttempt, DeployedCell, RunnerLaunch
+from rgt_tui.domain.queue_records import CellAttempt, CellMarks, DeployedCell, RunnerLaunch
 from rgt_tui.domain.queue_state import (
+    CANCELLED,
     DONE,
     FAILED,
     FINISHED,
@@ -13,6 +14,7 @@ from rgt_tui.domain.queue_state import (
     OUT_OF_MEMORY,
     PENDING,
     Q_RUNNING,
+    RETRY,
     RUNNING,
     TIMEOUT,
     derive_view,
@@ -191,3 +193,46 @@ def test_a_vanished_task_and_a_failed_squeue():
     assert not broken.squeue_ok and "squeue failed" in broken.cluster.line()
     view = slurm_view(_view(attempts), broken.cells, broken.cluster, squeue_ok=False)
     assert "squeue failed" in view.cells[2].note
+
+
+# A pending single-task array scancelled whole: Slurm logs the array's own record, no
+# task fields (recorded on the test cluster); slurm_view.sh passes it on with them empty.
+JOBCOMP_UNSPLIT = (
+    "JobId=3 JobState=CANCELLED NodeList=(null) StartTime=2026-11-29T22:21:00 "
+    "EndTime=2026-11-29T22:21:00 ExitCode=0:0 ArrayJobId= ArrayTaskId="
+)
+
+
+def test_a_pending_array_cancelled_whole_ends_its_cells_before_they_started():
+    (whole,) = [parse_jobcomp_line(JOBCOMP_UNSPLIT)]
+    assert whole is not None and (whole.array_id, whole.index, whole.state) == (
+        "3",
+        None,
+        "CANCELLED",
+    )
+    text = (
+        "now\t1700000100\ncell\t0\ta\ncell\t1\tb\ncell\t2\tc\ncell\t3\td\n"
+        "jobs\t2 0 3 1700000000 launch\njobs\t3 0 1 1700000050 retry\n"
+        f"jc\t{JOBCOMP_DONE.replace('ArrayJobId=3', 'ArrayJobId=2')}\n"
+        f"jc\t{JOBCOMP_UNSPLIT}\n"
+    )
+    facts = parse_slurm_view(text)
+    # The retry's array covers a and b: both its cells ended with it; c and d are the
+    # launch's (b's own launch line is superseded).
+    assert (facts.cells["a"].job_id, facts.cells["a"].state) == ("3_0", "CANCELLED")
+    assert (facts.cells["b"].job_id, facts.cells["b"].state) == ("3_1", "CANCELLED")
+    assert "c" not in facts.cells and "d" not in facts.cells
+    # a failed, then its retry was queued (the retry record, no start after it).
+    deployed = tuple(DeployedCell(i, n, "true") for i, n in enumerate("abcd"))
+    launch = RunnerLaunch(1700000000, "login-boot", "slurm", 0, "/x/slurm_task.sh", 2)
+    base = derive_view(
+        "hpc", deployed, (launch,), {"a": (CellAttempt(1700000001, "node-boot", 41, 1700000002, 4),)},
+        boot_id="login-boot", now=1700000100, runner_alive=False,
+        marks={"a": CellMarks(retry_aside="-", retries=((1700000049, "-"),))},
+    )  # fmt: skip
+    assert base.cells[0].status == RETRY
+    view = slurm_view(base, facts.cells, facts.cluster)
+    a, b = view.cells[:2]
+    assert (a.status, a.exit_code) == (CANCELLED, None)
+    assert a.note == "Slurm: CANCELLED before it started (the job-completion log, task 3_0)"
+    assert (b.status, b.exit_code) == (CANCELLED, None)

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 from support.fleet_files import set_host_key
-from support.queues import SCRIPT_RUN
-from support.slurm import SlurmCluster
+from support.queues import SCRIPT_RUN, wait_view
+from support.slurm import NODE_CPUS, SlurmCluster
 from support.waiting import wait_for
 from test_teardown_box import Setup
 
+from rgt_tui.domain.queue_state import CANCELLED, FAILED, FINISHED, RETRY
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.slurm.control import cancel_jobs
@@ -182,6 +183,45 @@ async def test_retry_resubmits_the_index_as_a_new_array_with_outputs_aside(
     # The new array holds cell 0 alone (its task may still be finishing after the end record).
     await wait_state(slurm_cluster, f"{result.job_id}_0", "COMPLETED")
     assert list(await squeue_states(slurm_cluster, result.job_id)) == [f"{result.job_id}_0"]
+
+
+async def test_a_pending_retry_cancelled_reads_cancelled_not_retry_queued(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """ux-c #9: a retry scancelled while still pending (teardown --cancel-jobs) never
+    starts, so no record follows its ``retry`` line: Slurm's end state says it ended."""
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M")
+    fails = qf.cell_script("fails", 'echo "boom"; exit 4')
+    results = qf.root() / "results"
+    qf.write_queue(f"{fails} t\n")
+    (qf.qdir() / "cells").mkdir(parents=True)
+    (qf.qdir() / "queue.txt").write_bytes(qf.queue_file().read_bytes())
+    (qf.qdir() / "cells.tsv").write_text(f"0\tfails\tbash {fails} fails {results}/fails t 1\n")
+    host = qf.host()
+    async with open_transport(host) as t:
+        await submit_indices(host, t, [0], kind="launch")
+    await wait_view(qf, lambda v: v.cells[0].status == FAILED, what="the first run")
+    # The node's CPUs taken: the retry waits (Resources) until the test lets them go.
+    blocker = slurm_cluster.sbatch(
+        "-c", str(NODE_CPUS), "--mem=50M", "--wrap", GATED.format(gate=qf.qdir())
+    )
+    await wait_state(slurm_cluster, blocker, "RUNNING")
+    async with open_transport(host) as t:
+        plan = await backend_for(host).plan_retry(qf.fleet, t, ["fails"])
+        assert plan.ok, plan.problems
+        retried = await backend_for(host).retry(plan, t, fleet=qf.fleet)
+    task = f"{retried.job_id}_0"
+    await wait_state(slurm_cluster, task, "PENDING")
+    view = await wait_view(qf, lambda v: v.cells[0].status == RETRY, what="the retry queued")
+    assert "waiting: " in view.cells[0].note, view.cells[0].note
+    code, _, err = await slurm_cluster.arun("scancel", task)
+    assert code == 0, err
+    view = await wait_view(
+        qf, lambda v: v.cells[0].status == CANCELLED, what="the cancelled retry to read CANCELLED"
+    )
+    cell = view.cells[0]
+    assert cell.note.startswith("Slurm: CANCELLED before it started") and task in cell.note
+    assert cell.exit_code is None and view.state == FINISHED
 
 
 async def test_a_moved_cell_pending_in_slurm_is_cancelled_then_skipped(
