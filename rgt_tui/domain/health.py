@@ -78,6 +78,9 @@ class HealthContext:
     mtbf_s: float | None = None
     # The host's ``spare`` hosts (issue 40): a dead GPU's fix names the move to one (U22).
     spare: tuple[str, ...] = ()
+    # The host is ``interruptible`` (issue 40): a lost connection reads "preempted?", as
+    # its pane's ⚡ line does, never "the run may still be alive".
+    interruptible: bool = False
 
 
 @dataclass(frozen=True)
@@ -442,6 +445,14 @@ def cadence_alerts(snap: HostSnapshot, mtbf_s: float | None) -> list[Alert]:
     return [Alert("ckpt.cadence", "info", cadence_line(found), "P8", snap.cell or "")]
 
 
+def _lost_words(ctx: HealthContext) -> str:
+    """What a lost connection means: a dropped poll is not a dead run (GEN8), except on
+    an interruptible box, where the silence is how a preemption looks (docs/spot.md)."""
+    if ctx.interruptible:
+        return "connection lost — preempted? (an interruptible box)"
+    return "connection lost — the run may still be alive"
+
+
 def evaluate(
     snap: HostSnapshot | None, state: HealthState, ctx: HealthContext
 ) -> tuple[Alert, ...]:
@@ -449,11 +460,7 @@ def evaluate(
     th = ctx.thresholds
     alerts: list[Alert] = []
     if ctx.connection in ("reconnecting", "lost"):
-        alerts.append(
-            Alert(
-                "connection.lost", "warning", "connection lost — the run may still be alive", "GEN8"
-            )
-        )
+        alerts.append(Alert("connection.lost", "warning", _lost_words(ctx), "GEN8"))
     if state.rebooted:
         alerts.append(
             Alert(

@@ -163,6 +163,7 @@ def connection_alerts(
         tracker=host.ready.tracker if host.ready.tracker_patterns else "",
         mtbf_s=mtbf_s(host, profile),  # ckpt.cadence (issue 40)
         spare=host.watch.spare,  # a dead GPU's fix names the move to a spare (U22)
+        interruptible=host.watch.interruptible,  # a lost connection: "preempted?"
     )
     cctx = CostContext(
         profile,

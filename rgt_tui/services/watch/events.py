@@ -45,3 +45,6 @@ class HostState:
     cost_per_hour: float | None
     cost_so_far: float | None
     now: float
+    # The host is ``interruptible`` (issue 40): its silence is told as a preemption
+    # ("preempted", "moved"), not as a "silent" box whose run may still be alive.
+    interruptible: bool = False

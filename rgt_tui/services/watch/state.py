@@ -26,6 +26,7 @@ def host_state(
         return HostState(
             None, (), "connecting", None, queue, host.cost_per_hour,
             cost_so_far(host.cost_per_hour, billing_start(started, first_seen), now), now,
+            host.watch.interruptible,
         )  # fmt: skip
     conn = update.connection
     rate, until = host.cost_per_hour, now
@@ -40,4 +41,5 @@ def host_state(
         cost_per_hour=rate,
         cost_so_far=cost_so_far(host.cost_per_hour, billing_start(started, first_seen), until),
         now=now,
+        interruptible=host.watch.interruptible,
     )
