@@ -13,6 +13,11 @@ cell): the safe answer has the focus first, and Escape gives it too.
 A dialog that re-makes its plan in a worker (``ReplanScreen``: launch, retry) holds
 Enter while it does: the plan on screen is the old one, and its focused button (Cancel
 of a refused plan) is not what the user chose after pressing Acknowledge.
+
+A dialog's plan scrolls in its ``DialogBody``: no Tab stop of its own (a focused
+scroll area shows no focus, and Enter there does nothing: a user read it as a button),
+scrolled by the dialog's keys (↑↓, PgUp/PgDn) wherever the focus is, and as tall as the
+screen leaves room for, so a taller terminal shows more of the plan.
 """
 
 from __future__ import annotations
@@ -23,15 +28,19 @@ from typing import TypeVar
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.css.scalar import Scalar
 from textual.dom import NoScreen
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static
 
 MARK_LEFT, MARK_RIGHT = "▶ ", " ◀"
 REPLANNING = "re-planning…"
+BOX_SHARE = 0.9  # of the screen's height a dialog's box may take (max-height: 90%)
+SCROLL_KEYS = ("↑↓ PgUp PgDn", "scroll")  # the hint line's words for DialogBody's keys
 ResultType = TypeVar("ResultType")
 
 
@@ -107,7 +116,7 @@ class DialogScreen(ModalScreen[ResultType]):
     DEFAULT_CSS = """
     DialogScreen { align: center middle; }
     DialogScreen > .dialog-box {
-        max-width: 96%; height: auto; max-height: 90%;
+        max-width: 96%; height: auto; max-height: 90%;  /* BOX_SHARE */
         border: round $accent; background: $surface; padding: 0 1;
     }
     DialogScreen > .dialog-box.-warning { border: round $warning; }
@@ -193,6 +202,17 @@ class ConfirmScreen(DialogScreen[str | None]):
         self.dismiss(None)
 
 
+class DialogBody(VerticalScroll, can_focus=False):
+    """A dialog's scrolling plan: never a Tab stop (``ReplanScreen``'s keys scroll it);
+    the dialog's key line names those keys while there is more than fits."""
+
+    class Scrollable(Message):
+        """Whether the body now holds more than it shows."""
+
+    def watch_show_vertical_scrollbar(self) -> None:
+        self.post_message(self.Scrollable())
+
+
 class ReplanScreen(DialogScreen[ResultType]):
     """A dialog whose plan is made (and re-made) in a worker: launch, retry.
 
@@ -203,9 +223,77 @@ class ReplanScreen(DialogScreen[ResultType]):
     says "re-planning…". ``end_replan`` focuses the button the dialog names for the new
     plan (launch: Launch when nothing failed, else Cancel; retry: Cancel), unless the
     user is typing.
+
+    A dialog with a ``DialogBody`` has ↑↓ and PgUp/PgDn scroll it, whatever has the
+    focus (no button or start box of theirs uses those keys), and calls ``fit_body``
+    when what is around the body changed (its status, its buttons, its key line).
     """
 
+    BINDINGS = [
+        Binding("down", "scroll_body('down')", "Scroll down", show=False),
+        Binding("up", "scroll_body('up')", "Scroll up", show=False),
+        Binding("pagedown", "scroll_body('page_down')", "Page down", show=False),
+        Binding("pageup", "scroll_body('page_up')", "Page up", show=False),
+    ]
+
+    # No widget takes the focus as the dialog opens (Textual's default, the app's "*",
+    # gives it to the first that can; "" is none): ``end_replan`` gives it to the plan's
+    # button, and would leave it in a start box that got it so (as if the user typed).
+    AUTO_FOCUS = ""
+
     replanning = False
+
+    def _body(self) -> DialogBody | None:
+        return next(iter(self.query(DialogBody)), None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The scroll keys only where there is a body to scroll (else they go on)."""
+        if action == "scroll_body":
+            return self._body() is not None
+        return super().check_action(action, parameters)
+
+    def action_scroll_body(self, how: str) -> None:
+        """Scroll the body ``how``: down, up, page_down, page_up."""
+        body = self._body()
+        if body is None:
+            return
+        scroll = {
+            "down": body.scroll_down, "up": body.scroll_up,
+            "page_down": body.scroll_page_down, "page_up": body.scroll_page_up,
+        }.get(how)  # fmt: skip
+        if scroll is not None:
+            scroll(animate=False)
+
+    def scroll_keys(self) -> list[tuple[str, str]]:
+        """The key line's entry for the scroll keys while the body holds more than it
+        shows; [] otherwise (they would do nothing)."""
+        body = self._body()
+        return [SCROLL_KEYS] if body is not None and body.show_vertical_scrollbar else []
+
+    def on_dialog_body_scrollable(self, message: DialogBody.Scrollable) -> None:
+        self.show_hint()
+
+    def show_hint(self) -> None:
+        """Write the key line again (the dialog's own); then fit the body."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self.fit_body)
+
+    def fit_body(self) -> None:
+        """The body as tall as the screen leaves room for beside the rest of the box
+        (its title, status, buttons and key line as they are now drawn)."""
+        body = self._body()
+        box = body.parent if body is not None else None
+        if body is None or not isinstance(box, Widget):
+            return
+        rest = box.styles.gutter.height + sum(
+            child.outer_size.height + child.styles.margin.height
+            for child in box.children
+            if child is not body and child.display
+        )
+        room = max(3, int(self.size.height * BOX_SHARE) - rest)
+        if body.styles.max_height != Scalar.from_number(room):
+            body.styles.max_height = room
 
     def begin_replan(self) -> None:
         """A new plan is being made: hold Enter, take the focus off the buttons."""

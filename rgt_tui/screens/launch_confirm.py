@@ -6,7 +6,8 @@ plan for an older text is dropped when it comes (each key's ``Input.Changed`` is
 message behind the key, so a plan can arrive after the box changed and before its
 message did), the box is never rewritten under the user's keys, and while it holds no
 index no plan is shown. A plan with problems (already running, names collide,
-unreachable) is shown as a refusal: the reasons and no Launch button. Preflight's results
+unreachable) is shown as a refusal: the reasons first in the plan, no Launch button, and
+no Acknowledge button (acknowledging a check would not lift it). Preflight's results
 are shown under the plan; while a check has failed, an "Acknowledge <check>" button names
 the first one not yet acknowledged and re-plans with it acknowledged (then names the
 next), and Launch stays disabled until none is left. While a plan is being re-made, Enter does
@@ -14,7 +15,8 @@ nothing and the line says "re-planning…" (``dialog.ReplanScreen``); so does it
 launch itself runs, and the line says "launching…" (Launch, disabled, would otherwise
 hand its focus to Cancel, and Enter close the dialog under the launch). What the launch
 acknowledged is recorded with it (``services.launch_acks``): its retries go ahead on it.
-The plan scrolls; the buttons stay in view. The line under the buttons says what Enter
+The plan scrolls (↑↓, PgUp/PgDn: ``dialog.DialogBody``, no Tab stop of its own, nor is
+the cells' table); the buttons stay in view. The line under the buttons says what Enter
 does where the focus is (``screens/dialog.py``).
 """
 
@@ -25,7 +27,7 @@ from typing import Any
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Static
@@ -36,7 +38,7 @@ from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.units import plural
-from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
+from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.credentials import plan_line
 from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult, PlannedCell
@@ -47,7 +49,8 @@ LAUNCHING = "launching…"
 
 
 def plan_notes(plan: LaunchPlan) -> Content:
-    """Detach method, session and workdir, then warnings and problems."""
+    """Detach method, session and workdir, what will run, then warnings (why the launch
+    is refused is ``refusal_lines``)."""
     muted = "$foreground-muted"
     lines = [
         Content.assemble(
@@ -79,11 +82,20 @@ def plan_notes(plan: LaunchPlan) -> Content:
         for w in plan.warnings
         if not is_preflight_problem(w)
     ]
-    problems = [p for p in plan.problems if not is_preflight_problem(p)]
-    if problems:
-        lines.append(Content.styled("Refused:", "bold $error"))
-        lines += [Content.styled(shown(f"✖ {p}"), "$error") for p in problems]
     return Content("\n").join(lines)
+
+
+def refusal_lines(problems: tuple[str, ...]) -> Content | None:
+    """Why a plan is refused, a ``✖`` line each, preflight's own failures left to the
+    preflight lines (they can be acknowledged); None when nothing else refuses it. Shown
+    first in the body, under the status line's "Refused" (the launch and retry
+    dialogs): the reason is what the user needs, not the end of a long plan."""
+    refused = [p for p in problems if not is_preflight_problem(p)]
+    if not refused:
+        return None
+    return Content("\n").join(
+        Content.styled(shown(f"✖ {p}", lines=True), "$error") for p in refused
+    )
 
 
 def preflight_notes(plan: LaunchPlan) -> Content:
@@ -107,10 +119,11 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
 
     DEFAULT_CSS = """
     LaunchConfirmScreen > #launch-box { width: 110; }
-    LaunchConfirmScreen #launch-cells { height: auto; max-height: 16; }
+    LaunchConfirmScreen #launch-cells { height: auto; }
+    LaunchConfirmScreen #launch-refused { margin: 0 0 1 0; }
     LaunchConfirmScreen #launch-start-row { height: auto; }
     LaunchConfirmScreen #launch-start { width: 12; }
-    LaunchConfirmScreen #launch-body { height: auto; max-height: 45vh; }
+    LaunchConfirmScreen #launch-body { height: auto; max-height: 45vh; }  /* then fit_body */
     LaunchConfirmScreen #launch-preflight { margin: 1 0 0 0; }
     """
 
@@ -157,8 +170,12 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
                 id="launch-title",
             )
             yield Static(Content.styled("planning…", "$foreground-muted"), id="launch-status")
-            # The plan scrolls (preflight's fixes are long), so the buttons stay on screen.
-            with VerticalScroll(id="launch-body"):
+            # The plan scrolls (preflight's fixes are long), so the buttons stay on screen;
+            # why a launch is refused comes first in it, under the status line's "Refused".
+            with DialogBody(id="launch-body"):
+                refused = Static(id="launch-refused")
+                refused.display = False
+                yield refused
                 yield PlanTable(id="launch-cells")
                 with Horizontal(id="launch-start-row"):
                     yield Label("start at cell index ")
@@ -179,18 +196,21 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self.replan(None)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self._hint()
+        self.show_hint()
 
-    def _hint(self) -> None:
+    def show_hint(self) -> None:
         """Say what Enter does where the focus is; Escape leaves the box alone (while the
         launch runs it is too late for that: the line says only "launching…")."""
         if self.launching:
             self.query_one("#launch-hint", KeyHint).show_keys(None, lead=self.hint_lead())
+            self.call_after_refresh(self.fit_body)
             return
         enter = enter_does(self.focused, {"launch-start": "plan from this cell"})
         self.query_one("#launch-hint", KeyHint).show_keys(
-            enter, ("Tab", "next"), ("Esc", "cancel, nothing launched"), lead=self.hint_lead()
-        )
+            enter, ("Tab", "next"), *self.scroll_keys(), ("Esc", "cancel, nothing launched"),
+            lead=self.hint_lead(),
+        )  # fmt: skip
+        self.call_after_refresh(self.fit_body)
 
     def hint_lead(self) -> str:
         """The hint's lead: "launching…" while the launch runs, else the re-plan's."""
@@ -210,7 +230,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self.query_one("#launch-go", Button).disabled = True
         # One acknowledgement per plan: the next one is for the next plan's first failure.
         self.query_one("#launch-ack", Button).disabled = True
-        self._hint()
+        self.show_hint()
         run_host_worker(self, self._plan(self._asked, start), "queue-plan", self.host.name)
 
     async def _plan(self, asked: int, start: int | None) -> None:
@@ -248,8 +268,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             Content.styled("will run: no plan until the start box holds a cell index", muted)
         )
         self.query_one("#launch-preflight", Static).update("")  # it checks the first cell
+        show_refusal(self.query_one("#launch-refused", Static), ())
         self.end_replan(None)
-        self._hint()
+        self.show_hint()
 
     @on(Planned)
     def _planned(self, message: Planned) -> None:
@@ -265,8 +286,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
                 Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
             )
             self.query_one("#launch-go", Button).display = False
+            show_refusal(self.query_one("#launch-refused", Static), ())
             self.end_replan(self.query_one("#launch-cancel", Button))
-            self._hint()
+            self.show_hint()
             return
         plan = self.plan = message.plan
         self.query_one(PlanTable).show_rows(
@@ -283,18 +305,24 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             self._asked_for = start.value
         self.query_one("#launch-notes", Static).update(plan_notes(plan))
         self.query_one("#launch-preflight", Static).update(preflight_notes(plan))
-        self._ack_button(plan)
+        show_refusal(self.query_one("#launch-refused", Static), plan.problems)
         # Failed preflight checks alone can be acknowledged: Launch is then shown, disabled
-        # until each one is. Any other problem refuses the launch outright (no Launch).
+        # until each one is. Any other problem refuses the launch outright (no Launch, and
+        # no Acknowledge: it would change nothing).
         acknowledgeable = bool(plan.unacknowledged) and all(
             is_preflight_problem(p) for p in plan.problems
+        )
+        show_ack_button(
+            self.query_one("#launch-ack", DialogButton),
+            plan,
+            refused=not plan.ok and not acknowledgeable,
         )
         go = self.query_one("#launch-go", Button)
         go.display = plan.ok or acknowledgeable
         go.disabled = not plan.ok
         # Enter confirms a ready plan, and closes a refused one (never launches it).
         self.end_replan(go if plan.ok else self.query_one("#launch-cancel", Button))
-        self._hint()
+        self.show_hint()
         if plan.ok:
             said = Content.styled(
                 f"{plural(len(plan.cells), 'cell')} in the queue", "$foreground-muted"
@@ -306,9 +334,6 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         else:
             said = Content.styled("Refused: this queue cannot be launched now", "bold $error")
         status.update(said)
-
-    def _ack_button(self, plan: LaunchPlan) -> None:
-        show_ack_button(self.query_one("#launch-ack", DialogButton), plan)
 
     @on(Button.Pressed, "#launch-ack")
     def _acknowledge(self) -> None:
@@ -337,7 +362,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self.query_one("#launch-go", Button).disabled = True
         self.query_one("#launch-ack", Button).disabled = True
         self.query_one("#launch-status", Static).update(Content.styled(LAUNCHING, "$accent"))
-        self._hint()
+        self.show_hint()
         run_host_worker(self, self._launch(plan), "queue-launch", self.host.name)
 
     async def _launch(self, plan: LaunchPlan) -> None:
@@ -353,7 +378,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             )
             self.launching = False
             self.end_replan(self.query_one("#launch-cancel", Button))
-            self._hint()
+            self.show_hint()
             self.plan_for_start_box()  # the start box may have been edited meanwhile
             return
         app.notify(
@@ -371,11 +396,22 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self.dismiss(None)
 
 
-def show_ack_button(button: DialogButton, plan: LaunchPlan) -> None:
+def show_refusal(widget: Static, problems: tuple[str, ...]) -> None:
+    """``refusal_lines`` in ``widget``, shown only when there are some, and scrolled
+    into view unless the user is typing in the start box (kept in view instead)."""
+    lines = refusal_lines(problems)
+    widget.display = lines is not None
+    widget.update(lines or "")
+    if lines is not None and not isinstance(widget.screen.focused, Input):
+        widget.call_after_refresh(widget.scroll_visible, animate=False)
+
+
+def show_ack_button(button: DialogButton, plan: LaunchPlan, *, refused: bool = False) -> None:
     """The "Acknowledge <check>" button, for the first failed check of ``plan`` not yet
     acknowledged: one button, so the row fits 80 columns however many checks failed;
-    each press names the check it acknowledges (the launch and retry dialogs)."""
-    waiting = plan.unacknowledged
+    each press names the check it acknowledges (the launch and retry dialogs). Hidden
+    when the plan is ``refused`` for another reason: acknowledging would change nothing."""
+    waiting = () if refused else plan.unacknowledged
     button.display = bool(waiting)
     button.disabled = not waiting
     if waiting:

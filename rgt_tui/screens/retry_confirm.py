@@ -11,7 +11,8 @@ gpu (…)"), and "Revoke launch acks" re-plans without it. While a plan is re-ma
 does nothing (``dialog.ReplanScreen``). Cancel has the focus whatever the plan says, as
 in the stop and kill dialogs: a retry sets the cell's outputs aside and starts it over,
 so Enter alone never does it; Retry (Tab, or a click) runs it over the host's shared
-connection.
+connection. Why a retry is refused comes first in its scrolling plan, as in the launch
+dialog; every Tab stop is a button that shows its focus.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Static
@@ -31,8 +32,8 @@ from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import DONE, CellView
-from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
-from rgt_tui.screens.launch_confirm import preflight_notes, show_ack_button
+from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
+from rgt_tui.screens.launch_confirm import preflight_notes, show_ack_button, show_refusal
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.disk.out_checkpoints import checkpoint_notes
 from rgt_tui.services.queue.control import RetryPlan
@@ -56,8 +57,8 @@ def checkpoint_lines(plan: RetryPlan) -> list[Content]:
 
 def retry_notes(plan: RetryPlan) -> Content:
     """How the cell runs again, what the queue's launch acknowledged, the checkpoint it
-    sets aside, then the plan's warnings and refusals (preflight's own are shown by
-    ``preflight_notes``)."""
+    sets aside, then the plan's warnings (preflight's own are shown by
+    ``preflight_notes``; why the retry is refused, first in the body: ``refusal_lines``)."""
     if plan.running:
         how = "The running queue runs it before its next cell."
     elif plan.launch is not None:
@@ -73,15 +74,15 @@ def retry_notes(plan: RetryPlan) -> Content:
     lines += checkpoint_lines(plan)
     launch = plan.launch
     warnings = [*plan.warnings, *(launch.warnings if launch else ())]
-    problems = [*plan.problems, *(launch.problems if launch else ())]
     lines += [
         Content.styled(shown(f"⚠ {w}"), "$warning") for w in warnings if not is_preflight_problem(w)
     ]
-    shown_problems = [p for p in problems if not is_preflight_problem(p)]
-    if shown_problems:
-        lines.append(Content.styled("Refused:", "bold $error"))
-        lines += [Content.styled(shown(f"✖ {p}", lines=True), "$error") for p in shown_problems]
     return Content("\n").join(lines)
+
+
+def retry_problems(plan: RetryPlan) -> tuple[str, ...]:
+    """Everything that refuses the retry: its own problems and its launch's."""
+    return (*plan.problems, *(plan.launch.problems if plan.launch else ()))
 
 
 class RetryConfirmScreen(ReplanScreen[str | None]):
@@ -90,7 +91,8 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
 
     DEFAULT_CSS = """
     RetryConfirmScreen > #retry-box { width: 100; }
-    RetryConfirmScreen #retry-body { height: auto; max-height: 45vh; }
+    RetryConfirmScreen #retry-body { height: auto; max-height: 45vh; }  /* then fit_body */
+    RetryConfirmScreen #retry-refused { margin: 0 0 1 0; }
     RetryConfirmScreen #retry-preflight { margin: 1 0 0 0; }
     """
 
@@ -141,7 +143,10 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                 id="retry-title",
             )
             yield Static(Content.styled("planning…", MUTED), id="retry-status")
-            with VerticalScroll(id="retry-body"):
+            with DialogBody(id="retry-body"):
+                refused = Static(id="retry-refused")  # why not, first (launch_confirm's)
+                refused.display = False
+                yield refused
                 yield Static(Content("\n").join(about), id="retry-about")
                 yield Static(id="retry-notes")
                 yield Static(id="retry-preflight")
@@ -163,13 +168,14 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         self.replan()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self._hint()
+        self.show_hint()
 
-    def _hint(self) -> None:
+    def show_hint(self) -> None:
         self.query_one("#retry-hint", KeyHint).show_keys(
-            enter_does(self.focused), ("Tab", "next button"), ("Esc", "cancel, nothing retried"),
-            lead=self.hint_lead(),
+            enter_does(self.focused), ("Tab", "next button"), *self.scroll_keys(),
+            ("Esc", "cancel, nothing retried"), lead=self.hint_lead(),
         )  # fmt: skip
+        self.call_after_refresh(self.fit_body)
 
     # -- planning ------------------------------------------------------------------------
 
@@ -178,7 +184,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         self.begin_replan()
         for ident in ("#retry-go", "#retry-ack", "#retry-revoke"):
             self.query_one(ident, Button).disabled = True
-        self._hint()
+        self.show_hint()
         run_host_worker(self, self._plan(), "queue-retry-plan", self.host.name)
 
     async def _plan(self) -> None:
@@ -194,9 +200,15 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             status.update(
                 Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
             )
+            show_refusal(self.query_one("#retry-refused", Static), ())
             self.end_replan(cancel)
-            self._hint()
+            self.show_hint()
             return
+        problems = retry_problems(plan)
+        waiting = plan.launch.unacknowledged if plan.launch is not None else ()
+        # Failed preflight checks alone can be acknowledged; any other refusal stands.
+        acknowledgeable = bool(waiting) and all(is_preflight_problem(p) for p in problems)
+        show_refusal(self.query_one("#retry-refused", Static), problems)
         self.query_one("#retry-notes", Static).update(retry_notes(plan))
         preflight = self.query_one("#retry-preflight", Static)
         preflight.display = plan.launch is not None
@@ -204,7 +216,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             preflight.update(preflight_notes(plan.launch))
         ack = self.query_one("#retry-ack", DialogButton)
         if plan.launch is not None:
-            show_ack_button(ack, plan.launch)
+            show_ack_button(ack, plan.launch, refused=not plan.ok and not acknowledgeable)
         else:
             ack.display = False
         revoke = self.query_one("#retry-revoke", DialogButton)
@@ -219,11 +231,10 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         # Cancel even when nothing refuses: the retry renames {out} aside (a done cell's
         # results, an unfinished one's checkpoint), so only a chosen Retry does it.
         self.end_replan(cancel)
-        self._hint()
-        waiting = plan.launch.unacknowledged if plan.launch is not None else ()
+        self.show_hint()
         if plan.ok:
             said = Content.styled("Retry runs it; Cancel leaves the box alone", MUTED)
-        elif waiting and all(is_preflight_problem(p) for p in plan.launch.problems):  # type: ignore[union-attr]
+        elif acknowledgeable:
             said = Content.styled(
                 "Preflight failed: fix the box, or acknowledge each failed check", "bold $error"
             )

@@ -56,11 +56,14 @@ def fit_widths(
     return widths
 
 
-class PlanTable(DataTable[Content]):
-    """The plan's cells (index, name, task, epochs, status), as wide as the table allows."""
+class PlanTable(DataTable[Content], can_focus=False):
+    """The plan's cells (index, name, task, epochs, status), as wide as the table allows.
+
+    Read, never acted on: no cursor and no Tab stop (a focused table showed no focus
+    in text, and Enter there did nothing); the dialog's body scrolls it."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        super().__init__(id=id, cursor_type="none", zebra_stripes=True)
         self.rows_text: tuple[tuple[str, ...], ...] = ()
         self._widths: list[int] = []
 
@@ -90,7 +93,6 @@ class PlanTable(DataTable[Content]):
         if widths == self._widths and not again:
             return
         self._widths = widths
-        row = self.cursor_row
         self.clear(columns=True)
         for header, w in zip(HEADERS, widths, strict=True):
             self.add_column(header, width=w)
@@ -101,5 +103,3 @@ class PlanTable(DataTable[Content]):
                     for v, w in zip(values, widths, strict=True)
                 )
             )
-        if self.rows_text:
-            self.move_cursor(row=min(row, len(self.rows_text) - 1))

@@ -80,8 +80,9 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         await pilot.press("L")
         modal = await planned(pilot, app)
         assert modal.plan is not None and not modal.plan.ok
-        notes_text = text_of(modal.query_one("#launch-notes", Static))
-        assert "Refused" in notes_text and "already running" in notes_text
+        status = text_of(modal.query_one("#launch-status", Static))
+        assert "Refused" in status
+        assert "already running" in text_of(modal.query_one("#launch-refused", Static))
         assert not modal.query_one("#launch-go", Button).display
         await pilot.press("escape")
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
@@ -284,7 +285,7 @@ async def test_the_start_index_box_edits_like_an_input_and_a_refused_plan_runs_n
         assert box.value == "20" and box.cursor_position == 2
         notes_text = text_of(modal.query_one("#launch-notes", Static))
         assert "will run nothing" in notes_text and "will run 0 of" not in notes_text
-        assert "outside the queue" in notes_text
+        assert "outside the queue" in text_of(modal.query_one("#launch-refused", Static))
         await pilot.press("backspace")  # "2": the last cell, a plan that runs it
         await wait_for(lambda: modal.plan.start_index == 2 and modal.plan.ok, pilot=pilot)
         assert box.value == "2"
