@@ -9,12 +9,14 @@
   forgotten box (GEN1, ``cost.forgotten``) opening is a ``forgotten`` event instead. A reboot and a
   lost connection are not told as alerts: the ``reboot`` and ``silent`` events say them.
 - ``reminder``: an alert still open ``reminder_s`` after it opened, once per period
-  (key: the alert, its opening, the reminder's number); after a long downtime one
-  reminder, never the periods missed one by one.
+  (key: the alert, its opening, the reminder's number); after a long downtime (or a
+  shorter period set meanwhile) one reminder, never the periods missed one by one, and
+  the next a whole period after it.
 - ``queue_done``: a launch's done record (key: the launch's ts), worded by
   ``queue_end_words``: a killed or interrupted cell named as such, teardown advised only
   when nothing is left to run.
-- ``silent``: no answer for ``silent_grace_s`` (key: since when).
+- ``silent``: no answer for ``silent_grace_s`` (key: since when); an interruptible box
+  once seen answering is told by its preemption instead.
 - ``reboot``: the box's boot id is not the one last seen (key: the new boot id), so a
   reboot while nothing watched is still told once.
 
@@ -57,6 +59,9 @@ class OpenAlert:
 
     opened: float
     reminders: int = 0
+    # When the schedule of the next reminder counts from: a reminder's period boundary,
+    # or the time of a catch-up reminder (None: ``opened`` + ``reminders`` periods).
+    reminded_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -135,8 +140,16 @@ def _alerts(
             continue
         if reminder_s > 0:
             due = int((now - known.opened) // reminder_s)
-            if due > known.reminders:
-                opened[slot] = replace(known, reminders=due)
+            last = known.reminded_at
+            if last is None:
+                last = known.opened + known.reminders * reminder_s
+            if due > known.reminders and now - last >= reminder_s:
+                # On schedule, the next one is a period after this one's boundary; after
+                # periods missed (a restart, a shorter period) the catch-up is said now
+                # and the next a whole period later, never seconds after it.
+                caught_up = now - last >= 2 * reminder_s
+                at = now if caught_up else max(known.opened + due * reminder_s, last + reminder_s)
+                opened[slot] = replace(known, reminders=due, reminded_at=at)
                 occ = occurrence(alert, state)
                 events.append(_reminder_event(host, alert, occ, known.opened, due, now))
     # A missing alert closes only on a fresh sample (a stale one after a drop says nothing),
@@ -258,15 +271,31 @@ def _silent(
     assert since is not None
     if state.now - since < grace_s or memory.silent_told == since:
         return memory
+    if state.interruptible and (state.connection != "unreached" or memory.boot_id is not None):
+        # It was seen answering (this run, or by an earlier one: its boot is known), so
+        # the runtime names its preemption past the grace (the "preempted" event, then
+        # on_preempt's "moved"): that is this silence's story, told once; a "may still be
+        # alive" after it would contradict it (docs/spot.md).
+        return replace(memory, silent_told=since)
+    if state.interruptible:
+        # Never seen answering: nothing to name a preemption from.
+        why = (
+            "The box does not answer: an interruptible box, so preempted or released, or "
+            "its network is down. Its results are only where they were last pulled to."
+        )
+    else:
+        why = (
+            "The box does not answer (powered off, network down, or released?). A run "
+            "there may still be alive (GEN8); its results are only where they were last "
+            "pulled to."
+        )
     events.append(
         WatchEvent(
             "silent",
             host,
             f"silent:{host}:{since:.0f}",
             f"{host}: silent for {fmt_duration(state.now - since)}",
-            "The box does not answer (powered off, network down, or released?). A run "
-            "there may still be alive (GEN8); its results are only where they were last "
-            "pulled to.",
+            why,
             "warning",
         )
     )
@@ -321,7 +350,10 @@ def memory_to_json(host: str, memory: HostMemory) -> dict[str, Any]:
     return {
         "version": MEMORY_VERSION,
         "host": host,
-        "open": {k: {"opened": a.opened, "reminders": a.reminders} for k, a in memory.open.items()},
+        "open": {
+            k: {"opened": a.opened, "reminders": a.reminders, "reminded_at": a.reminded_at}
+            for k, a in memory.open.items()
+        },
         "boot_id": memory.boot_id,
         "done_launch": memory.done_launch,
         "lost_since": memory.lost_since,
@@ -355,7 +387,9 @@ def memory_from_json(host: str, data: Any) -> HostMemory:
     for slot, entry in raw.items() if isinstance(raw, dict) else ():
         at = _num(entry.get("opened")) if isinstance(entry, dict) else None
         if isinstance(slot, str) and at is not None:
-            opened[slot] = OpenAlert(at, _int(entry.get("reminders")) or 0)
+            opened[slot] = OpenAlert(
+                at, _int(entry.get("reminders")) or 0, _num(entry.get("reminded_at"))
+            )
     return HostMemory(
         open=opened,
         boot_id=_str(data.get("boot_id")),

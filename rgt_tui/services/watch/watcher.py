@@ -296,6 +296,8 @@ class Watcher:
         for driver in (self.pull, self.on_preempt):
             if driver is not None:
                 driver.fleet = event.fleet
+        # notify_reminder_minutes applies at once, as the rest of the file does.
+        self.tracker.reminder_s = event.fleet.watch.reminder_minutes * 60
         if not event.changes.empty:
             self.report(f"fleet file: {event.changes.summary()}")
         if self.autostop is not None:

@@ -1,0 +1,85 @@
+"""ux-b #8: after a restart (or a shorter ``notify_reminder_minutes``) one catch-up
+reminder, then the next a whole period later, never seconds after it; and a changed
+``notify_reminder_minutes`` applies to the running ``watch`` without a restart."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from support.replay import ReplayMonitor
+from support.samples import FROZEN
+from support.waiting import wait_for
+
+from rgt_tui.domain.health import Alert
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.watch.events import HostState
+from rgt_tui.services.watch.tracker import (
+    HostMemory,
+    OpenAlert,
+    alert_slot,
+    derive,
+    memory_from_json,
+    memory_to_json,
+)
+from rgt_tui.services.watch.watcher import Watcher
+
+THROTTLE = Alert("gpu.throttle", "warning", "GPU 1 throttles: HW slowdown", "U23", "GPU 1")
+
+
+def state(now: float) -> HostState:
+    return HostState(None, (THROTTLE,), "connected", None, None, None, None, now)
+
+
+def reminders_at(memory: HostMemory, times: list[float], period: float) -> list[float]:
+    """The times among ``times`` a reminder is told, the memory saved and read back
+    between looks (as the journal keeps it across restarts)."""
+    told = []
+    for now in times:
+        memory, events = derive("box3", memory, state(now), reminder_s=period)
+        memory = memory_from_json("box3", memory_to_json("box3", memory))
+        told += [now for e in events if e.kind == "reminder"]
+    return told
+
+
+def test_a_catch_up_reminder_then_the_next_a_whole_period_later() -> None:
+    opened = FROZEN
+    # Open since 21:43:56; the last watch ran with a 60-minute period (no reminder yet);
+    # the new one (1 minute) starts 20m37s later and looks every ~24 s.
+    memory = HostMemory(open={alert_slot(THROTTLE): OpenAlert(opened)})
+    start = opened + 20 * 60 + 37
+    times = [start + 24 * i for i in range(12)]
+    told = reminders_at(memory, times, 60.0)
+    # The catch-up at once, then the first look a whole period after it, and so on (the
+    # looks are 24 s apart): never the next look, 24 s after the catch-up.
+    expected = [min(t for t in times if t >= start + 60 * k) for k in range(5)]
+    assert told == expected, (told, expected)
+
+
+def test_on_schedule_reminders_stay_on_their_period() -> None:
+    memory = HostMemory(open={alert_slot(THROTTLE): OpenAlert(FROZEN)})
+    times = [FROZEN + 15 * i for i in range(1, 17)]  # a look every 15 s for 4 minutes
+    assert reminders_at(memory, times, 60.0) == [
+        FROZEN + 60,
+        FROZEN + 120,
+        FROZEN + 180,
+        FROZEN + 240,
+    ]
+
+
+async def test_a_changed_reminder_period_applies_without_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.toml"
+    body = '[[hosts]]\nname = "box3"\nssh = "root@10.0.0.7:22"\n'
+    path.write_text(body)
+    fleet = load_fleet(path)
+    monitor = ReplayMonitor(fleet.host("box3"))
+    watcher = Watcher(fleet, monitors={"box3": monitor}, drivers=False, fleet_file_every_s=0.05)
+    assert watcher.tracker.reminder_s == 3600
+    task = asyncio.create_task(watcher.run())
+    try:
+        await asyncio.wait_for(monitor.started.wait(), 30)
+        path.write_text("[fleet]\nnotify_reminder_minutes = 1\n\n" + body)
+        await wait_for(lambda: watcher.tracker.reminder_s == 60, 30, "the new period")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
