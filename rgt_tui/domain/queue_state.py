@@ -277,9 +277,8 @@ class QueueView:
             parts += self._slurm_parts()
         elif current is not None:
             ran = self.now - current.started_at if current.started_at else None
-            parts.append(
-                f"cell {current.index + 1}/{self.total} {current.name} for {fmt_duration(ran)}"
-            )
+            # Its index, as the cell table and the stop line count (from 0), not "k/N".
+            parts.append(f"cell {current.index} ({current.name}) for {fmt_duration(ran)}")
         if self.elapsed_s is not None:
             parts.append(f"elapsed {self.elapsed_text()}")
         if self.resume_index is not None:

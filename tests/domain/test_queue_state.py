@@ -83,7 +83,19 @@ def test_every_cell_state_and_the_summary_while_running():
     assert v.current is not None and v.current.name == "c"
     assert (v.count(DONE), v.total, v.elapsed_s, v.resume_index) == (1, 4, 100, None)
     summary = v.summary()
-    assert "1/4 done" in summary and "1 failed" in summary and "cell 3/4 c for 1m20s" in summary
+    assert "1/4 done" in summary and "1 failed" in summary and "cell 2 (c) for 1m20s" in summary
+    # One numbering: the running cell's index, as its table row and the stop line say it.
+    assert v.cells[2].index == 2 and "cell 3" not in summary
+
+
+def test_a_stop_requested_names_the_running_cell_as_the_summary_does():
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1010 0\n"),
+        "b": parse_cell_state(f"start 1010 {BOOT} 11\n"),
+    }
+    stopping = view(launches("stop 1015 user\n"), attempts, runner_alive=True, alive={"b"})
+    assert stopping.stop_text() == "stop requested: the queue ends after cell 1 (b)"
+    assert "cell 1 (b) for" in stopping.summary() and "stop requested" in stopping.summary()
 
 
 def test_a_reboot_interrupts_the_running_cell_and_suggests_its_index():
