@@ -12,6 +12,9 @@ from rgt_tui.content.host_text import at_risk_lines
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import (
+    FAILED,
+    KILLED,
+    RETRY,
     SLURM_ENDED,
     USER_STOPPED,
     CellView,
@@ -63,7 +66,8 @@ def slurm_counts(view: QueueView) -> str:
 
 
 def queue_pane_line(view: QueueView) -> Content | None:
-    """``queue 2/3 done · cell_b · 1m02s`` for the fleet pane; None before any deploy.
+    """``queue 2/5 done · 1 failed · 1 killed · 1 to retry · cell_b · 1m02s`` for the fleet
+    pane; None before any deploy.
 
     With a failed cell, a second line says why: the last line its command printed
     (``✖ box1_wide: ModuleNotFoundError: No module named 'torch'``), so a cell that
@@ -76,9 +80,15 @@ def queue_pane_line(view: QueueView) -> Content | None:
         ("queue ", "$foreground-muted"),
         (f"{done}/{view.total} done", "$success" if done == view.total else "bold"),
     ]
-    failed = view.count("failed")
-    if failed:
-        parts.append((f" · {failed} failed", "bold $error"))
+    # Every cell that needs the user, on any backend: a killed cell and one queued for
+    # a retry (a Slurm retry may wait in the scheduler) are neither done nor failed.
+    for status, word, style in (
+        (FAILED, "failed", "bold $error"),
+        (KILLED, "killed", "bold $error"),
+        (RETRY, "to retry", "bold $accent"),
+    ):
+        if view.count(status):
+            parts.append((f" · {view.count(status)} {word}", style))
     current = view.current
     if view.cluster is not None:  # Slurm: several tasks at once, counted per state
         parts.append((slurm_counts(view), "bold" if view.count("running") else ""))

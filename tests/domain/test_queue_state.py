@@ -243,3 +243,27 @@ def test_a_retried_cell_says_how_often_and_where_its_outputs_went_in_both_views(
     assert cell.retry_text() in cell_line(cell, 100).plain  # the Queue tab
     hostile = CellView(0, "a", "done", retries=1, set_aside="/w/\x1b]52;c;eA==\x07x")
     assert "\x1b" not in cell_line(hostile, 100).plain  # the box's path, escaped
+
+
+def test_the_pane_counts_killed_cells_and_cells_waiting_for_a_retry() -> None:
+    """A Slurm host's pane said ``1 failed · 1 OUT_OF_MEMORY`` while a killed cell and a
+    pending retry sat in the queue: the retry was invisible on the pane."""
+    from rgt_tui.content.queue_text import queue_pane_line
+    from rgt_tui.domain.queue_state import KILLED, RETRY, CellView, QueueView
+    from rgt_tui.domain.slurm_jobs import ClusterSide
+
+    cells = (
+        CellView(0, "a", DONE, exit_code=0, started_at=10, ended_at=20),
+        CellView(1, "b", FAILED, exit_code=1, started_at=20, ended_at=30),
+        CellView(2, "c", KILLED, started_at=30, ended_at=40),
+        CellView(3, "d", RETRY),
+        CellView(4, "e", "OUT_OF_MEMORY", started_at=40, ended_at=50),
+    )
+    for cluster in (ClusterSide(my_jobs=(("PENDING", 1),)), None):  # Slurm, then a box
+        view = QueueView("h", "finished", cells, None, "boot", 100, None, cluster=cluster)
+        line = queue_pane_line(view)
+        assert line is not None
+        first = line.plain.split("\n")[0]
+        assert "1/5 done · 1 failed · 1 killed · 1 to retry" in first, first
+        if cluster is not None:
+            assert "1 OUT_OF_MEMORY" in first, first
