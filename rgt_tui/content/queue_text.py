@@ -118,7 +118,9 @@ def cell_line(cell: CellView, now: int) -> Content:
         (f"{STATUS_MARK.get(cell.status, ' ')} ", style),
         (f"{cell.index:>3}  ", "$foreground-muted"),
         (f"{shown(cell.name):<28} ", "bold"),
-        (f"{shown(cell.label):<18} ", style),
+        # Two spaces: the longest labels ("killed by the user") are 18 wide, and ran
+        # directly after one read as part of it ("killed by the user 1m39s").
+        (f"{shown(cell.label):<18}  ", style),
         (ran, "$foreground-muted"),
     ]
     if cell.attempts:

@@ -329,7 +329,8 @@ def _cell_view(
         note = printable(reason, REASON_CHARS) if status == FAILED and reason else ""
         if last.killed_by and status == FAILED:
             status = KILLED
-            note = f"killed by the {printable(last.killed_by, 20)} (rgt-tui queue kill)"
+            # Not "(rgt-tui queue kill)": the TUI's X kills too, and says so no differently.
+            note = f"killed by the {printable(last.killed_by, 20)}"
         return CellView(
             cell.index, cell.name, status, last.exit_code, started_at=last.ts,
             ended_at=last.end_ts, attempts=len(attempts), note=note, code=last.code, **control,

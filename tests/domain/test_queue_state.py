@@ -267,3 +267,19 @@ def test_the_pane_counts_killed_cells_and_cells_waiting_for_a_retry() -> None:
         assert "1/5 done · 1 failed · 1 killed · 1 to retry" in first, first
         if cluster is not None:
             assert "1 OUT_OF_MEMORY" in first, first
+
+
+def test_a_killed_cell_reads_killed_by_the_user_apart_from_how_long_it_ran() -> None:
+    """The Queue tab's row: the state column no longer runs into the elapsed time, and a
+    cell killed with X in the TUI does not name the CLI's ``rgt-tui queue kill``."""
+    from rgt_tui.content.queue_text import cell_line
+    from rgt_tui.domain.queue_state import KILLED, CellView
+
+    attempts = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nkill 1050 user next\nend 1060 143\n")}
+    v = view(launches(), attempts, runner_alive=True)
+    killed = v.cells[0]
+    assert killed.status == KILLED and killed.note == "killed by the user", killed.note
+    assert "rgt-tui queue kill" not in cell_line(killed, 1100).plain
+    no_end = CellView(1, "b", KILLED, started_at=1000, ended_at=1099)  # the label says it all
+    assert no_end.label == "killed by the user"
+    assert "killed by the user  1m39s" in cell_line(no_end, 1100).plain
