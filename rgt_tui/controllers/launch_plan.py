@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_state import DONE
 from rgt_tui.domain.units import plural
 from rgt_tui.services.connections import FleetConnections
 
@@ -37,17 +36,6 @@ class Outcome:
     result: LaunchResult | None = None
 
 
-def default_start(plan: LaunchPlan) -> int:
-    """Where to start: the resume index of an interrupted or stopped queue, else the
-    first cell that is not done (a finished queue with cells appended, or a failed one:
-    starting at 0 would run the done cells again, paid work), else 0 (every cell done:
-    the plan then warns that they all run again)."""
-    current = plan.current
-    if current is not None and current.resume_index is not None:
-        return current.resume_index
-    return next((c.index for c in plan.cells if c.status != DONE), 0)
-
-
 class LaunchControl:
     """Plans, launches and retries the queue of one host through its backend."""
 
@@ -59,8 +47,10 @@ class LaunchControl:
     async def plan_launch(
         self, start: int | None, acks: tuple[str, ...]
     ) -> tuple[LaunchPlan | None, str]:
-        """The launch plan from ``start`` (None: ``default_start``) with the preflight checks ``acks`` acknowledged; or why none."""
+        """The launch plan from ``start`` (None: ``services.queue.launch.default_start``)
+        with the preflight checks ``acks`` acknowledged; or why none."""
         from rgt_tui.services.queue.backends import backend_for
+        from rgt_tui.services.queue.launch import default_start
 
         backend, fleet = backend_for(self.host), self.fleet
 
@@ -103,6 +93,7 @@ class LaunchControl:
     ) -> tuple[RetryPlan | None, str]:
         """The retry plan of ``cell`` (a done one too) with ``acks`` acknowledged and,
         when ``launch_acks``, the launch's own acknowledgements; or why none."""
+        from rgt_tui.domain.queue_state import DONE
         from rgt_tui.services.disk.out_checkpoints import with_checkpoints
         from rgt_tui.services.queue.backends import backend_for
 

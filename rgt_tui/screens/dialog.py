@@ -207,7 +207,7 @@ class DialogBody(VerticalScroll, can_focus=False):
     the dialog's key line names those keys while there is more than fits."""
 
     class Scrollable(Message):
-        """Whether the body now holds more than it shows."""
+        """The body's scrollbar came or went: it now holds more than it shows, or not."""
 
     def watch_show_vertical_scrollbar(self) -> None:
         self.post_message(self.Scrollable())

@@ -64,7 +64,8 @@ if TYPE_CHECKING:
 DETACH_CHOICES = ("auto", "tmux", "nohup")
 
 __all__ = [
-    "LaunchPlan", "LaunchResult", "PlannedCell", "QueueError", "launch", "plan_launch",
+    "LaunchPlan", "LaunchResult", "PlannedCell", "QueueError", "default_start", "launch",
+    "plan_launch",
 ]  # fmt: skip
 
 
@@ -142,6 +143,18 @@ class LaunchResult:
     # One line when the launch removed a credentials file an earlier launch left on the
     # box (it sends none: services.credentials.launch_credentials); "" otherwise.
     credentials: str = ""
+
+
+def default_start(plan: LaunchPlan) -> int:
+    """Where a launch starts when no index is given (the TUI's launch dialog): the
+    resume index of an interrupted or stopped queue, else the first cell that is not
+    done (a finished queue with cells appended, or a failed one: starting at 0 would run
+    the done cells again, paid work), else 0 (every cell done: the plan then warns that
+    they all run again)."""
+    current = plan.current
+    if current is not None and current.resume_index is not None:
+        return current.resume_index
+    return next((c.index for c in plan.cells if c.status != DONE), 0)
 
 
 def running_problem(host: str, view: QueueView, session: str) -> str | None:
