@@ -156,13 +156,18 @@ async def moved_once(qf: QueueFleet, fleet: Fleet, watcher: Watcher, step: int) 
 
 async def restart_moves_nothing(qf: QueueFleet, fleet: Fleet, grace_s: float | None) -> None:
     """``watch`` restarted over the same journal, box1 still gone: the preemption is named
-    again from what was kept, and nothing moves a second time."""
+    again from what was kept, nothing moves a second time, and nothing is told again."""
     queued = qf.queue_file("box2").read_text()
     async with watching(fleet, grace_s) as again:
-        await wait_for(lambda: told(again, "preempted"), 60, "the preemption named again")
+        await wait_for(
+            lambda: (p := again.runtime.preemptions.current.get("box1")) is not None and p.named,
+            60,
+            "the preemption named again",
+        )
         await wait_for(lambda: not again._side, 60, "on_preempt to have answered")
         await again.check_now()
         assert told(again, "preempt_action") == []
+        assert told(again, "preempted") == []  # ux-b #7: told by the first watch, not again
     assert qf.queue_file("box2").read_text() == queued  # ck queued on box2 once
     claims = json.loads((journal_dir(fleet.path) / "preempt" / "claims" / "box1.json").read_text())[
         "claims"

@@ -28,6 +28,7 @@ from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import JournalError, journal_for
 from rgt_tui.services.runtime.events import (
@@ -49,6 +50,8 @@ from rgt_tui.services.watch.drivers.on_preempt import OnPreempt
 from rgt_tui.services.watch.drivers.periodic_pull import PullScheduler
 from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.services.watch.sinks import Sink
+from rgt_tui.services.watch.told_log import KINDS as TOLD_KINDS
+from rgt_tui.services.watch.told_log import ToldLog, told_log_path
 from rgt_tui.services.watch.tracker import SILENT_GRACE_S
 from rgt_tui.transport import Transport, transport_for
 from rgt_tui.transport.backoff import Backoff
@@ -133,6 +136,10 @@ class Watcher:
         self._outbox: asyncio.Queue[WatchEvent] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._side: set[asyncio.Task[None]] = set()  # autostop checks under way
+        # The drivers' events told (once across runs; the open TUI lists what watch did).
+        self.told_log = (
+            None if fleet.is_default else ToldLog(told_log_path(journal_dir(fleet.path)))
+        )
         self.pull: PullScheduler | None = None
         self.autostop: AutoStop | None = None
         self.on_preempt: OnPreempt | None = None
@@ -337,6 +344,15 @@ class Watcher:
             await self._deliver_driver(self._outbox.get_nowait())
 
     async def _deliver_driver(self, event: WatchEvent) -> None:
+        log = self.told_log
+        if log is not None and event.kind in TOLD_KINDS:
+            # A preemption is named again after each restart: told once, ever (--once
+            # under cron printed and counted it on every run).
+            try:
+                if await asyncio.to_thread(log.told, event, self.clock()):
+                    return
+            except OSError as exc:
+                self.report(f"{log.path}: {exc.strerror or exc} — told again if repeated")
         self.told.append(event)
         await self._deliver(event)
 
