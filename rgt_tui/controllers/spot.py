@@ -14,7 +14,9 @@ route itself):
 - after each sample: the runtime's current preemption of the host (a box back from a
   blip, or whose queue runs again, is no longer named) and, for a running cell, its newest
   verified checkpoint (``services.queue.verified_checkpoint``: the records only, read in a
-  thread when they or the cell changed), kept in ``found`` for views made later.
+  thread when they or the cell changed), kept in ``found`` for views made later;
+- and, as samples come, what ``watch`` did on its own (a move, a relaunch, a stop), listed
+  in the notices (``controllers.watch_actions``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from rgt_tui.controllers.fleet_view import FleetView
 from rgt_tui.controllers.notices import record
+from rgt_tui.controllers.watch_actions import WatchActions
 from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.preemption import Checkpoint, Preemption
@@ -63,6 +66,9 @@ class SpotWatch:
         # screen opened after the look) starts from this, the panes' own value.
         self.found: dict[str, tuple[str, Checkpoint | None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # What watch did unattended (a move, a stop) for the notices list, looked at
+        # as samples come (ux-b #13).
+        self.actions = WatchActions(app, self.fleet)
 
     def route(self, event: object) -> None:
         """One runtime event (the ones this controller does not take are ignored)."""
@@ -71,6 +77,7 @@ class SpotWatch:
             run_work(self.app, self.driver.on_preempted(event.host, event.preemption),
                      f"on-preempt:{event.host.name}", exclusive=False)  # fmt: skip
         elif isinstance(event, HostSampled):
+            self.actions.look()
             host = event.update.host
             now = self.current(host)
             if now != self.shown.get(host):
