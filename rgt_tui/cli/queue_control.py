@@ -101,10 +101,15 @@ def run_stop(call: Call) -> int:
         )
         for line in (*result.running, *(f"not held: {n}" for n in result.not_held)):
             print(f"  {line}")
-        print(f"later: scontrol release {' '.join(result.held) or '<job>'} lets them run")
+        if result.held:
+            print(
+                f"later: scontrol release {' '.join(result.held)} lets them run "
+                "(a launch is refused while they wait in squeue)"
+            )
         return EXIT_OK
     print(f"{host.name}: the queue {said} after {what}; the next cell will not start")
-    print(f"later: rgt-tui launch {host.name} --start N goes on from where it stopped")
+    start = current.index + 1 if current is not None else "N"
+    print(f"later: rgt-tui launch {host.name} --start {start} goes on from where it stopped")
     return EXIT_OK
 
 

@@ -37,8 +37,7 @@ class QueueControl:
         try:
             if action == "stop":
                 result = await use(host.name, lambda t: backend_for(host).stop(t))
-                what = f"cell {result.current.name}" if result.current else "the current cell"
-                message = f"the queue stops after {what}"
+                message = result.summary()  # and how to go on (Slurm: release the holds)
             elif action == "kill":
                 self.app.notify(f"killing {cell}…", title=title)
                 killed = await use(

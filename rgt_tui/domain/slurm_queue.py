@@ -145,13 +145,16 @@ def slurm_view(
     """The records' view (``derive_view``) with each cell's array task laid over it.
 
     The queue runs while any of its tasks is pending or running (Slurm holds it); a
-    stop asked for with nothing left running reads as stopped by the user; otherwise
+    stop asked for with nothing left running reads as stopped by the user, and a stop
+    whose holds were released (or that later cells went past) is no longer shown; otherwise
     the arrays have ended: finished. Where to resume: the first cell that Slurm ended
     before its command did (TIMEOUT, PREEMPTED, NODE_FAIL) or that vanished.
     """
     cells = tuple(_cell(c, jobs.get(c.name), view.now, squeue_ok) for c in view.cells)
     live = [c for c in cells if c.slurm is not None and c.slurm.live]
     launch = view.launch
+    if launch is not None and squeue_ok and _stop_lifted(launch.stop_requested_at, cells, live):
+        launch = replace(launch, stop_requested_at=None, stop_by="")
     if not squeue_ok or launch is None:
         state, alive = view.state, False
     elif any(c.status == RUNNING or not c.slurm.held for c in live if c.slurm):
@@ -166,5 +169,15 @@ def slurm_view(
         resume = min(stuck) if stuck else view.resume_index
     return replace(
         view, cells=cells, state=state, runner_alive=alive, session_present=False,
-        resume_index=resume, cluster=cluster,
+        resume_index=resume, cluster=cluster, launch=launch,
     )  # fmt: skip
+
+
+def _stop_lifted(stop_at: int | None, cells: tuple[CellView, ...], live: list[CellView]) -> bool:
+    """A stop on Slurm holds the pending tasks; it no longer applies once none of them is
+    held and a task waits unheld or a cell started after it (``scontrol release``, a
+    retry or an append went on)."""
+    if stop_at is None or any(c.slurm is not None and c.slurm.held for c in live):
+        return False
+    waiting = any(c.slurm is not None and c.slurm.state in PENDING_STATES for c in live)
+    return waiting or any(c.started_at is not None and c.started_at > stop_at for c in cells)

@@ -808,11 +808,13 @@ slurm_live() {  # JOBNAME
         printf 'squeue_error\tsqueue is not on the PATH of the login node\n'
         return 0
     fi
-    if ! out=$(squeue -h -u "$(id -un)" -n "$1" -o '%F %T' 2>&1); then
+    # One line per task (-r): a held one names itself (its reason JobHeldUser).
+    if ! out=$(squeue -h -r -u "$(id -un)" -n "$1" -o '%F %T %i %r' 2>&1); then
         printf 'squeue_error\t%s\n' "$(printf '%s' "$out" | head -c 600 | tr '\n\t' '  ' | cut -c 1-300)"
         return 0
     fi
-    printf '%s\n' "$out" | head -n 2000 | awk -v ids=" $ids" 'index(ids, " " $1 " ") { print "live\t" $1 "\t" $2 }'
+    printf '%s\n' "$out" | head -n 2000 |
+        awk -v ids=" $ids" 'index(ids, " " $1 " ") { print "live\t" $1 "\t" $2 "\t" $3 "\t" substr($4, 1, 40) }'
 }
 
 # slurm-probe DURABLE JOBNAME: the login node's facts a Slurm launch plan needs.

@@ -236,3 +236,49 @@ def test_a_pending_array_cancelled_whole_ends_its_cells_before_they_started():
     assert (a.status, a.exit_code) == (CANCELLED, None)
     assert a.note == "Slurm: CANCELLED before it started (the job-completion log, task 3_0)"
     assert (b.status, b.exit_code) == (CANCELLED, None)
+
+
+def test_a_stop_is_shown_while_its_holds_last_and_not_once_they_are_released():
+    # Cell a ran before the stop (at 1700000050); b and c were held by it.
+    deployed = tuple(DeployedCell(i, n, "true") for i, n in enumerate("abc"))
+    launch = RunnerLaunch(
+        1700000000, "login-boot", "slurm", 0, "/x/slurm_task.sh", 3,
+        stop_requested_at=1700000050, stop_by="user",
+    )  # fmt: skip
+    attempts = {"a": (CellAttempt(1700000001, "node-boot", 41),)}
+    base = derive_view(
+        "hpc", deployed, (launch,), attempts, boot_id="login-boot", now=1700000100,
+        runner_alive=False,
+    )  # fmt: skip
+
+    def view(*squeue: str):  # type: ignore[no-untyped-def]
+        text = (
+            "now\t1700000100\ncell\t0\ta\ncell\t1\tb\ncell\t2\tc\njobs\t3 0 2 1700000000 launch\n"
+        )
+        facts = parse_slurm_view(text + "".join(f"sq\t{line}\n" for line in squeue))
+        return slurm_view(base, facts.cells, facts.cluster)
+
+    held = view(
+        "3_0|RUNNING|None|rgtnode1|1:39|UNLIMITED",
+        "3_1|PENDING|JobHeldUser||0:00|UNLIMITED",
+        "3_2|PENDING|JobHeldUser||0:00|UNLIMITED",
+    )
+    assert held.stop_requested and held.stop_text().startswith("stop requested")
+    # scontrol release: b runs (it started after the stop), c waits on the array's limit.
+    released = view(
+        "3_1|RUNNING|None|rgtnode1|0:10|UNLIMITED",
+        "3_2|PENDING|JobArrayTaskLimit||0:00|UNLIMITED",
+    )
+    assert released.state == Q_RUNNING and not released.stop_requested
+    assert released.stop_text() == "" and "stop requested" not in released.summary()
+    # Both released cells ran to their end: the queue finished, it was not stopped.
+    done = {
+        **attempts,
+        "b": (CellAttempt(1700000060, "node-boot", 42, 1700000070, 0),),
+        "c": (CellAttempt(1700000071, "node-boot", 43, 1700000080, 0),),
+    }
+    base = derive_view(
+        "hpc", deployed, (launch,), done, boot_id="login-boot", now=1700000100,
+        runner_alive=False,
+    )  # fmt: skip
+    assert view().state == FINISHED

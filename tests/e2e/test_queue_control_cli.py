@@ -61,6 +61,7 @@ async def test_stop_kill_retry_ask_first_and_need_yes_off_a_terminal(make_queue_
     stop = await arun("queue", "stop", "box1", "--hosts", hosts, "--yes")
     assert stop.returncode == 0, stop.stderr
     assert "box1: the queue stops after cell 1 (a)" in stop.stdout
+    assert "later: rgt-tui launch box1 --start 2 goes on" in stop.stdout  # the index, not N
     (qf.root() / "go_a").touch()
     view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
     assert [c.status for c in view.cells] == [KILLED, DONE, PENDING]
@@ -89,7 +90,7 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     relaunch would resume from it instead; "n" leaves the checkpoint where it is."""
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     hosts = str(qf.loopback.hosts_file)
-    saves = "mkdir -p \"$2\"; echo step > \"$2/$(printf 'ck\\033[2J.pt')\"; exit 3"
+    saves = 'mkdir -p "$2"; echo step > "$2/$(printf \'ck\\033[2J.pt\')"; exit 3'
     qf.write_queue(f"{qf.cell_script('broke', saves)} t\n")
     transport = qf.transport()
     await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)

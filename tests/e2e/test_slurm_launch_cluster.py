@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from support.cli import arun
-from support.queues import GATE, SCRIPT_RUN, QueueFleet
+from support.queues import GATE, SCRIPT_RUN, QueueFleet, wait_view
 from support.slurm import SlurmCluster
 from support.waiting import wait_for
 
+from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.launch import QueueError
 from rgt_tui.services.queue.slurm.launch import submit_indices
@@ -284,3 +285,38 @@ async def test_a_killed_cell_prints_and_checkpoints_in_its_term_handler_before_i
     assert (out / "term_seen").exists()
     assert (out / "ckpt").read_text() == "step\n"
     assert ended(qf, "term_ck") == "0"
+
+
+async def test_a_stopped_queue_names_its_held_tasks_and_reads_running_once_released(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+):
+    # ux-c #7: after a stop the held tasks never run by themselves; a launch is refused
+    # naming them and the release, and once released no view says "stop requested".
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M", max_parallel=1)
+    lines = "".join(f"{qf.cell_script(f'h{i}', GATE)} t 1\n" for i in range(3))
+    qf.write_queue(lines)
+    host, transport = qf.host(), qf.transport()
+    try:
+        plan = await backend_for(host).plan_launch(qf.fleet, transport)
+        assert plan.ok, plan.problems
+        job = (await backend_for(host).launch(plan, transport)).pid
+        await wait_for(lambda: qf.state("h0") != "", 60, "cell h0 to start")
+        stopped = await backend_for(host).stop(transport)
+        assert sorted(stopped.held) == [f"{job}_1", f"{job}_2"], stopped
+        again = await backend_for(host).plan_launch(qf.fleet, transport, start_index=1)
+        [refusal] = [p for p in again.problems if "already submitted" in p]
+        ids = f"{job}_1 {job}_2"
+        assert f"held by a stop ({ids})" in refusal and f"scontrol release {ids}" in refusal
+        view = await backend_for(host).read_view(transport)
+        assert view.stop_requested
+    finally:
+        await transport.close()
+    rc, _, err = await slurm_cluster.arun("scontrol", "release", *stopped.held)
+    assert rc == 0, err
+    (qf.root() / "go").touch()
+    view = await wait_view(
+        qf, lambda v: v.cells[1].status in (RUNNING, DONE), what="a released cell to run"
+    )
+    assert not view.stop_requested and "stop requested" not in view.summary()
+    done = await wait_view(qf, lambda v: v.state == FINISHED, what="every cell to end")
+    assert [c.status for c in done.cells] == [DONE, DONE, DONE] and done.stop_text() == ""

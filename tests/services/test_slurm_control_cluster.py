@@ -19,7 +19,14 @@ from support.slurm import NODE_CPUS, SlurmCluster
 from support.waiting import wait_for
 from test_teardown_box import Setup
 
-from rgt_tui.domain.queue_state import CANCELLED, FAILED, FINISHED, RETRY
+from rgt_tui.domain.queue_state import (
+    CANCELLED,
+    FAILED,
+    FINISHED,
+    Q_RUNNING,
+    RETRY,
+    USER_STOPPED,
+)
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.slurm.control import cancel_jobs
@@ -99,6 +106,16 @@ async def test_stop_holds_the_pending_tasks_and_the_running_one_finishes(
         again = await backend_for(qf.host()).stop(t)
     assert again.already
     assert (qf.qdir() / "runner.state").read_text().count("stop ") == 1
+    held = " ".join(result.held)
+    assert f"To go on: scontrol release {held} on the login node" in result.summary()
+    view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the stopped queue")
+
+    # Released as the notice says: they run, and no view says "stop requested" any more.
+    code, _, err = await slurm_cluster.arun("scontrol", "release", *result.held)
+    assert code == 0, err
+    await wait_state(slurm_cluster, f"{job}_1", "RUNNING")
+    view = await wait_view(qf, lambda v: v.state == Q_RUNNING, what="the released queue")
+    assert not view.stop_requested and "stop requested" not in view.summary()
 
 
 async def test_kill_cancels_one_task_records_the_user_and_the_next_one_runs(

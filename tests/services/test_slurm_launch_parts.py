@@ -12,6 +12,7 @@ from rgt_tui.services.queue.launch import LaunchPlan, QueueError, launch
 from rgt_tui.services.queue.slurm.launch import parse_slurm_probe
 from rgt_tui.services.queue.slurm.sbatch import (
     array_spec,
+    live_problems,
     node_local_problem,
     sbatch_command,
     signal_lead_check,
@@ -155,6 +156,19 @@ def test_the_probe_answer_names_live_arrays_and_squeue_errors():
     )
     assert facts.live == {"12": ("RUNNING", "PENDING", "RUNNING")} and not facts.squeue_error
     assert parse_slurm_probe("squeue_error\tSocket timed out\n").squeue_error == "Socket timed out"
+
+
+def test_held_tasks_are_named_in_the_refusal_with_the_release():
+    facts = parse_slurm_probe(
+        "live\t12\tRUNNING\t12_1\tNone\nlive\t12\tPENDING\t12_3\tJobHeldUser\n"
+        "live\t12\tPENDING\t12_2\tJobHeldUser\nlive\t12\tPENDING\t12_4;x\tJobHeldUser\n"
+    )
+    assert facts.held == {"12": ("12_2", "12_3")}  # in order; a task id that is not one, dropped
+    [problem] = live_problems("hpc", facts.live, "", facts.held)
+    assert "2 of its tasks are held by a stop (12_2 12_3)" in problem
+    assert "scontrol release 12_2 12_3" in problem and "scancel 12_2 12_3" in problem
+    [plain] = live_problems("hpc", {"12": ("RUNNING",)}, "", {})
+    assert "wait for it" in plain and "(scancel 12)" in plain
 
 
 async def test_a_slurm_plan_with_problems_submits_nothing():

@@ -83,6 +83,9 @@ async def test_x_kills_r_retries_and_s_stops_from_the_queue_tab(make_queue_fleet
         assert app.focused is not None and app.focused.id == "confirm-cancel"  # as X's
         await pilot.click("#confirm-stop")
         await wait_for(lambda: "stop " in (qf.qdir() / "runner.state").read_text(), pilot=pilot)
+        await wait_for(  # the notice says how to go on
+            lambda: any("rgt-tui launch box1 --start 2" in n for n in notes(app)), pilot=pilot
+        )
         (qf.root() / "go_a").touch()
         await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
         await wait_for(lambda: "stopped by the user after cell 1 (a)" in text_of(body), pilot=pilot)

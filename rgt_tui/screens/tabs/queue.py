@@ -206,7 +206,11 @@ class QueueTab(DetailTab):
         what = f"cell {cur.index} ({shown(cur.name)})" if cur else "the current cell"
         body = [
             Content(f"The queue stops after {what} finishes: the next cell does not start."),
-            Content.styled("A later launch (L) goes on from where it stopped.", MUTED),
+            Content.styled(
+                "Later, a launch (L) goes on from the next cell; on a Slurm host the pending "
+                "tasks are held instead: release them (the notice after the stop names them).",
+                MUTED,
+            ),
         ]
         choice = ("stop", "Stop after this cell", "stop the queue after it", "warning")
         self.app.push_screen(

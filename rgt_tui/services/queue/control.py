@@ -111,6 +111,28 @@ class StopResult:
     running: tuple[str, ...] = ()
     holds: bool = False
 
+    def summary(self) -> str:
+        """What the stop did and how to go on from it, in one message (the Queue tab's
+        notice; the command line prints the same words)."""
+        cur = self.current
+        what = f"cell {cur.index} ({cur.name})" if cur else "the current cell"
+        if self.holds:
+            if not self.held:
+                return "no pending Slurm task to hold: the running cells finish, nothing follows"
+            ids = " ".join(self.held)
+            again = " (a stop was recorded before)" if self.already else ""
+            return (
+                f"held {len(self.held)} pending Slurm task(s){again}: {ids}; the running "
+                f"cells finish. To go on: scontrol release {ids} on the login node (a launch "
+                "is refused while they wait in squeue)"
+            )
+        said = "was already asked to stop" if self.already else "stops"
+        start = str(cur.index + 1) if cur else "N"
+        return (
+            f"the queue {said} after {what}; later, rgt-tui launch {self.host} --start {start} "
+            "(L in the Queue tab) goes on from where it stopped"
+        )
+
 
 async def stop_queue(host: HostConfig, transport: Transport) -> StopResult:
     """Ask the runner to stop before its next cell (a ``stop`` record in runner.state).

@@ -15,8 +15,9 @@ would run the same cells twice), and everything a launch is refused for elsewher
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -25,6 +26,7 @@ from rgt_tui.domain.preflight import PreflightReport
 from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE
+from rgt_tui.domain.slurm_jobs import HELD_REASONS
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
@@ -57,29 +59,35 @@ TASK_SCRIPT = "slurm_task.sh"
 # the whole command the box runs and ``notes`` what the plan shows of it.
 LaunchPlan = Any
 BasePlanner = Callable[..., Awaitable[Any]]
+_TASK = re.compile(r"\d{1,20}_\d{1,9}")  # one array task (123_4): all a hint may name
 
 
 @dataclass(frozen=True)
 class SlurmFacts:
     """What the login node said: its $TMPDIR, the durable dir's real path, sbatch, and
-    the arrays of this queue squeue still lists (job id → states)."""
+    the arrays of this queue squeue still lists (job id → states; ``held``: job id →
+    its tasks a stop or the user holds)."""
 
     tmpdir: str = ""
     durable_real: str = ""
     sbatch: str = ""
     live: dict[str, tuple[str, ...]] | None = None
     squeue_error: str = ""
+    held: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def parse_slurm_probe(text: str) -> SlurmFacts:
     """The ``slurm-probe`` verb's ``key<TAB>value`` lines (pure)."""
     single: dict[str, str] = {}
     live: dict[str, list[str]] = {}
+    held: dict[str, list[str]] = {}
     for line in text.splitlines():
         key, _, rest = line.partition("\t")
-        if key == "live":
-            job, _, state = rest.partition("\t")
+        if key == "live":  # JOB STATE [TASK REASON]
+            job, state, task, reason = (rest.split("\t") + ["", "", ""])[:4]
             live.setdefault(job, []).append(state)
+            if reason in HELD_REASONS and _TASK.fullmatch(task):
+                held.setdefault(job, []).append(task)
         else:
             single[key] = rest
     return SlurmFacts(
@@ -88,6 +96,10 @@ def parse_slurm_probe(text: str) -> SlurmFacts:
         sbatch=single.get("sbatch", ""),
         live={job: tuple(states) for job, states in live.items()},
         squeue_error=single.get("squeue_error", ""),
+        held={
+            job: tuple(sorted(tasks, key=lambda t: int(t.split("_")[1])))
+            for job, tasks in held.items()
+        },
     )
 
 
@@ -186,7 +198,7 @@ async def plan_slurm_launch(
             "the login shell (~/.bashrc), or check that this host is a Slurm login node"
         )
     if not append:
-        problems += live_problems(host.name, facts.live, facts.squeue_error)
+        problems += live_problems(host.name, facts.live, facts.squeue_error, facts.held)
     warnings += signal_warnings(host.name, slurm)
     if report is None or report.check("signal-lead") is None:  # preflight not run here
         observed = observed_write(fleet, host.name)  # SLURM2: the write time seen

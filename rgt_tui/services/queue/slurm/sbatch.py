@@ -258,9 +258,11 @@ def _under(path: str, root: str) -> bool:
 
 
 def live_problems(
-    host: str, live: Mapping[str, tuple[str, ...]] | None, squeue_error: str
-) -> list[str]:
-    """The refusal while an array of this queue is queued or running, or squeue cannot say."""
+    host: str, live: Mapping[str, tuple[str, ...]] | None, squeue_error: str,
+    held: Mapping[str, tuple[str, ...]] | None = None,
+) -> list[str]:  # fmt: skip
+    """The refusal while an array of this queue is queued or running, or squeue cannot
+    say; ``held``: its tasks held (a ``queue stop``), which never run until released."""
     if squeue_error:
         return [
             f"cannot ask squeue on {host} whether this queue's arrays still run: "
@@ -272,6 +274,15 @@ def live_problems(
         f"{job} ({', '.join(f'{states.count(s)} {s.lower()}' for s in dict.fromkeys(states))})"
         for job, states in live.items()
     )
+    tasks = [t for job in live for t in (held or {}).get(job, ())]
+    if tasks:
+        ids = " ".join(tasks)
+        return [
+            f"the queue on {host} is already submitted: array job {jobs} is still in squeue, "
+            f"and {len(tasks)} of its tasks are held by a stop ({ids}): they never run until "
+            f"released — let them run with scontrol release {ids}, or drop only them with "
+            f"scancel {ids} (scancel {' '.join(live)} would end its running cells too)"
+        ]
     return [
         f"the queue on {host} is already submitted: array job {jobs} is still in squeue "
         f"— wait for it, append cells (they get their own array), or cancel it first "
