@@ -190,7 +190,7 @@ async def run_append(call: Call, transport: Transport) -> int:
         return EXIT_OK
     print(f"{host.name}: appended {len(result.added)} cell{'s' if len(result.added) != 1 else ''}:")
     for c in result.added:
-        print(f"  {c.index:>3}  {c.name}  {c.task}  {c.epochs} epochs  ({c.where})")
+        print(f"  {c.index:>3}  {c.name}  {c.task}  {c.epochs_note}  ({c.where})")
     print(result.detail)
     if not result.running:
         print(f"start them: rgt-tui launch {host.name} --start {result.added[0].index}")

@@ -72,6 +72,8 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     appended = await arun("queue", "append", "box1", "--hosts", hosts)
     assert appended.returncode == 0, appended.stderr
     assert "appended 1 cell" in appended.stdout and "next_one" in appended.stdout
+    # The epochs as the launch plan says them (a template without {epochs} passes none).
+    assert "next_one  t  epochs 2 (the line)" in appended.stdout, appended.stdout
 
     shown = await arun("queue", "show", "box1", "--hosts", hosts, "--json")
     assert shown.returncode == 0
