@@ -244,7 +244,10 @@ def run_retry(call: Call) -> int:
         )
         print(f"{host.name}: {name} will run again; {where}")
     if result.job_id:
-        print(f"submitted as Slurm array job {result.job_id} (kind retry in slurm.jobs)")
+        print(
+            f"submitted as Slurm array job {result.job_id}: it runs them when the cluster "
+            f"schedules it (rgt-tui queue show {host.name} follows it)"
+        )
     elif result.running:
         print("the running queue runs them before its next cell")
     elif result.launched is not None:

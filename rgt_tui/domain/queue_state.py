@@ -197,8 +197,15 @@ class QueueView:
 
     @property
     def elapsed_is_lower_bound(self) -> bool:
-        """The runner died without a done record: when it died is not known."""
-        return self.launch is not None and self.launch.done is None and self.state != Q_RUNNING
+        """The runner died without a done record: when it died is not known. Never on a
+        Slurm host (``cluster`` set): no runner writes one there, and the scheduler
+        reports each cell's end, so the last of them is when the queue ended."""
+        return (
+            self.launch is not None
+            and self.launch.done is None
+            and self.state != Q_RUNNING
+            and self.cluster is None
+        )
 
     def elapsed_text(self) -> str:
         """``4m02s``, or ``≥4m02s`` when the run stopped at an unknown time; '' when none."""

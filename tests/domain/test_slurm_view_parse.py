@@ -178,6 +178,7 @@ def test_timeout_names_the_walltime_and_the_resume_index():
     view = slurm_view(_view(attempts), facts.cells, facts.cluster)
     assert view.cells[0].status == TIMEOUT and view.state == FINISHED
     assert view.resume_index == 0
+    assert view.elapsed_text() == "1m01s"  # exact: Slurm reported the end (no "≥")
     d = diagnose_slurm(view, SlurmLimits(time="00:01:00", signal_lead_s=30))
     assert d.cause == WALLTIME and "raise time in hosts.toml (now 00:01:00)" in d.next_step
     # The records-only reading would have called exit 143 a plain failure.

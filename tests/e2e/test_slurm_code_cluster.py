@@ -4,8 +4,10 @@ submitted, not the first launch's (ux-c #5)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from support.cli import arun
 from support.code_trees import add_code, git, git_tree, write
 from support.queues import SCRIPT_RUN, QueueFleet
 from support.slurm import SlurmCluster
@@ -62,9 +64,11 @@ async def test_a_retried_and_an_appended_cell_record_the_tree_synced_since_the_l
         second = await sync_code(host, transport, withhold=fleet_files(qf.fleet))
         assert second.identity.tree != first.identity.tree
         (qf.root() / "cells" / "fixed").touch()  # not code: cells/ is excluded
-        retry = await backend_for(host).plan_retry(qf.fleet, transport, ["flaky"])
-        assert retry.ok, retry.problems
-        await backend_for(host).retry(retry, transport, fleet=qf.fleet)
+        hosts = str(qf.loopback.hosts_file)  # the retry as a person types it
+        retried = await arun("queue", "retry", "box1", "flaky", "--hosts", hosts, "--yes")
+        assert retried.returncode == 0, retried.stdout + retried.stderr
+        assert re.search(r"submitted as Slurm array job \d+: it runs them when", retried.stdout)
+        assert "slurm.jobs" not in retried.stdout  # no file names of ours as jargon
         qf.append_queue(f"{qf.cell_script('later', 'echo later')} t 1\n")
         added = await backend_for(host).append_cells(qf.fleet, transport)
         assert [c.name for c in added.added] == ["later"], added
