@@ -3,13 +3,16 @@ its profile, its pull folders, every default filled in (``host_config``).
 
 A host's ``pull`` defaults to its ``durable_dir`` (itself defaulting to ``workdir``), but
 never to a whole home: with no ``pull`` and a default that names one (``~``, ``~user``,
-``$HOME``, ``${HOME}``, ``/root``, ``/home/<user>``) the host's pulls are refused:
-``HostConfig.pull_refused`` holds the message (the file, the line, the host and the fix,
-``pull = ["~/runs"]``). A home holds ``.ssh`` and other credentials, and everything else
-the user never meant to copy. The file still loads: watching a box needs no pull folder,
-so a minimal ``name`` + ``ssh`` block stays valid. "This machine alone" (no fleet file)
-is refused the same way. An explicit ``pull = ["~"]`` is the user's choice (secrets in
-it are still skipped by rule: ``rgt_tui.domain.manifest_names.SECRET_PATHS``).
+``$HOME``, ``${HOME}``, ``/root``, ``/home/<user>``), or a ``pull`` list that names one,
+the host's pulls are refused: ``HostConfig.pull_refused`` holds the message (the file,
+the line, the host and the fix, ``pull = ["~/runs"]``). A home holds ``.ssh`` and other
+credentials, the code tree, caches and rgt-tui's own records, everything the user never
+meant to copy: a pull of it brings gigabytes of them home, and its results are hard to
+tell from the rest. The file still loads: watching a box needs no pull folder, so a
+minimal ``name`` + ``ssh`` block stays valid. "This machine alone" (no fleet file) is
+refused the same way. A root above a home (``/``, ``/home``) is the user's explicit
+choice: secrets in it are skipped by rule (``rgt_tui.agent.secret_paths``), and so is the
+box's own ``~/.rgt``.
 """
 
 from __future__ import annotations
@@ -157,9 +160,25 @@ def _run(t: Table, fields: Sequence[str] = RUN_FIELDS) -> str | None:
 
 
 def _pull_refused(t: Table, name: str, durable: str) -> str | None:
-    """Why this host must not be pulled as written (no ``pull``, and a default that is a
-    whole home: see the module's doc); None when its pull folders are fine."""
-    if "pull" in t.data or not is_home(durable):
+    """Why this host must not be pulled as written (a ``pull`` folder that is a whole home,
+    or no ``pull`` and a default that is one: see the module's doc); None when its pull
+    folders are fine."""
+    if "pull" in t.data:
+        given = t.data["pull"]
+        homes = (
+            [p for p in given if isinstance(p, str) and is_home(p)]
+            if isinstance(given, list)
+            else []
+        )
+        if not homes:
+            return None
+        message = (
+            f'host {name!r} pulls "{homes[0]}": the whole home on the box (.ssh, the code, '
+            "caches, rgt-tui's own records and all) — name the folders your results are in "
+            'instead, e.g. pull = ["~/runs"]'
+        )
+        return str(t.error("pull", message))
+    if not is_home(durable):
         return None
     source = next((k for k in ("durable_dir", "workdir") if k in t.data), None)
     why = f"from {source}" if source else "the default workdir"

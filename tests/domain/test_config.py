@@ -5,6 +5,7 @@ Long because the fleet file has many keys, each with its refusals; one file keep
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -652,10 +653,10 @@ def test_verify_python_is_a_local_path(tmp_path: Path) -> None:
 def test_a_default_pull_of_the_whole_home_is_refused_with_the_fix(
     tmp_path: Path, extra: str, default: str
 ) -> None:
-    path = write_hosts(tmp_path, f'[[hosts]]\nname = "ok"\nssh = "a"\npull = ["~"]\n\n'
+    path = write_hosts(tmp_path, f'[[hosts]]\nname = "ok"\nssh = "a"\npull = ["/"]\n\n'
                  f'[[hosts]]\nname = "a100"\nssh = "b"\n{extra}\n')  # fmt: skip
     ok, host = load_fleet(path).hosts  # the file loads: watching needs no pull folder
-    assert ok.pull == ("~",) and ok.pull_refused is None  # the user's explicit choice
+    assert ok.pull == ("/",) and ok.pull_refused is None  # above a home: the user's choice
     assert host.pull_refused == (
         f"{path}:6: pull: host 'a100' names no pull folders, and pulls would default to "
         f"{default}: the whole home on the box, .ssh and all — name the folders to pull, "
@@ -664,9 +665,28 @@ def test_a_default_pull_of_the_whole_home_is_refused_with_the_fix(
 
 
 @pytest.mark.parametrize(
+    "pull", ['["~"]', '["~/"]', '["/workspace/runs", "$HOME"]', '["/root"]', '["/home/ubuntu/"]']
+)
+def test_an_explicit_pull_of_the_whole_home_is_refused_with_the_fix(
+    tmp_path: Path, pull: str
+) -> None:
+    """``pull = ["~"]`` (which ``add`` took) pulled the code, caches and rgt-tui's own
+    records too; refused as a defaulted home is, naming the folder and the fix."""
+    path = write_hosts(tmp_path, f'[[hosts]]\nname = "a100"\nssh = "b"\npull = {pull}\n')
+    (host,) = load_fleet(path).hosts  # the file loads: watching needs no pull folder
+    home = [p for p in json.loads(pull) if p != "/workspace/runs"][0]
+    assert host.pull_refused == (
+        f"{path}:4: pull: host 'a100' pulls \"{home}\": the whole home on the box (.ssh, the "
+        "code, caches, rgt-tui's own records and all) — name the folders your results are in "
+        'instead, e.g. pull = ["~/runs"]'
+    )
+
+
+@pytest.mark.parametrize(
     "extra",
     [
         'pull = ["~/runs"]',
+        'pull = ["/home", "/"]',
         'workdir = "~/experiments"',
         'workdir = "/workspace"',
         'durable_dir = "/workspace/persist"',

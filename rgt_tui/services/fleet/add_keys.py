@@ -23,6 +23,7 @@ from pathlib import Path
 import tomlkit
 
 from rgt_tui.domain.config import ConfigError
+from rgt_tui.domain.config_hosts import is_home
 from rgt_tui.domain.config_parse import parse_fleet
 from rgt_tui.profiles import KNOWN_PROFILES, profile
 from rgt_tui.services.fleet.append import AddRefused, LaunchKeys
@@ -110,13 +111,22 @@ def read_folder(key: str, text: str, default: str, fleet_path: Path) -> str:
 
 
 def read_pull(text: str, durable_dir: str, fleet_path: Path) -> tuple[str, ...]:
-    """Folders on the box, comma-separated (empty: ``[durable_dir]``)."""
+    """Folders on the box, comma-separated (empty: ``[durable_dir]``); a whole home is
+    refused, as the fleet file refuses it (``config_hosts.is_home``)."""
     folders = tuple(p.strip() for p in text.split(",") if p.strip()) or (durable_dir,)
     for folder in folders:
         if _FILL_IN.search(folder):
             raise AddRefused(
                 f"pull folder {folder} still holds {_FILL_IN.search(folder).group()}",  # type: ignore[union-attr]
                 "write the folder in full",
+                field="pull",
+            )
+        if is_home(folder):
+            default = "" if text.strip() else " (the default: durable_dir)"
+            raise AddRefused(
+                f"pull folder {folder}{default} is the whole home on the box: .ssh, the code, "
+                "caches and rgt-tui's own records would come too",
+                "name the folders your results are in, e.g. ~/runs",
                 field="pull",
             )
     _parser_says("pull", list(folders), fleet_path)
