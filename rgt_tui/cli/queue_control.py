@@ -223,6 +223,8 @@ def run_retry(call: Call) -> int:
     except QueueError as exc:
         return call.fail(str(exc))
     print(format_retry(plan))
+    if plan.unknown:  # a name that is no cell of the queue: the input is wrong
+        return EXIT_BAD_INPUT
     if not plan.ok:
         return EXIT_PROBLEMS
     names = ", ".join(c.name for c in plan.cells)

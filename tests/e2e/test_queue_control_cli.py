@@ -57,6 +57,9 @@ async def test_stop_kill_retry_ask_first_and_need_yes_off_a_terminal(make_queue_
 
     running = await arun("queue", "retry", "box1", "a", "--hosts", hosts, "--yes")
     assert running.returncode == 1 and "cell a is running now: kill it first" in running.stdout
+    typo = await arun("queue", "retry", "box1", "nosuch", "--hosts", hosts, "--yes")
+    assert typo.returncode == 2, typo.stdout  # no cell of the queue: bad input, not a refusal
+    assert "no cell named nosuch in the box's queue" in typo.stdout
 
     stop = await arun("queue", "stop", "box1", "--hosts", hosts, "--yes")
     assert stop.returncode == 0, stop.stderr

@@ -289,6 +289,9 @@ class RetryPlan:
     # looked for by whoever shows the plan (``controllers.launch_plan``); () when none
     # was found or nobody looked. A relaunch from the cell would resume from it.
     checkpoints: tuple[tuple[str, str], ...] = ()
+    # The names asked for that are no cell of the box's queue (a typo: bad input, not a
+    # refusal of a real cell); each is one of ``problems`` too.
+    unknown: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -355,11 +358,14 @@ async def plan_retry(
     cells: list[CellView] = []
     outs: list[str] = []
     live = refused or {}
+    unknown: list[str] = []
     for name in wanted:
         cell = _cell(view, name)
         why = live.get(name) or _not_retryable(cell, name, allow_done)
         if why:
             problems.append(why)
+            if cell is None and name not in live:
+                unknown.append(name)
             continue
         assert cell is not None
         cells.append(cell)
@@ -377,7 +383,7 @@ async def plan_retry(
     if not with_launch:
         return RetryPlan(
             host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, None,
-            tuple(problems), tuple(warnings),
+            tuple(problems), tuple(warnings), unknown=tuple(unknown),
         )  # fmt: skip
     inherited: tuple[tuple[str, str], ...] = ()
     if not problems and not view.runner_alive:
@@ -393,6 +399,7 @@ async def plan_retry(
     return RetryPlan(
         host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, launch_plan,
         tuple(problems), tuple(warnings), launch_acks=inherited, revoked=not launch_acks,
+        unknown=tuple(unknown),
     )  # fmt: skip
 
 
