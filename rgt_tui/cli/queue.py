@@ -22,11 +22,12 @@ from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView, code_brief
 from rgt_tui.domain.units import plural
-from rgt_tui.domain.vanished import Diagnosis
+from rgt_tui.domain.vanished import Diagnosis, with_preemption
 from rgt_tui.services.connect import Transport
 from rgt_tui.services.credentials import plan_line
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
+    from rgt_tui.domain.preemption import Preemption
     from rgt_tui.services.queue.check import QueueSource
     from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
 
@@ -164,13 +165,19 @@ def preempted_line(call: Call) -> str | None:
     """``preempted at ~14:03: cell X interrupted at step k; …`` when the TUI or ``watch``
     named a preemption of the host that still holds (issue 40); None otherwise."""
     from rgt_tui.domain.preemption import preemption_line
+
+    named = named_preemption(call)
+    return preemption_line(named) if named is not None else None
+
+
+def named_preemption(call: Call) -> Preemption | None:
+    """The preemption the TUI or ``watch`` named for the host that still holds; None."""
     from rgt_tui.paths import journal_dir
     from rgt_tui.services.runtime.preemption import preempt_dir, read_named
 
     if call.fleet.is_default:
         return None
-    named = read_named(preempt_dir(journal_dir(call.fleet.path)), call.host.name)
-    return preemption_line(named) if named is not None else None
+    return read_named(preempt_dir(journal_dir(call.fleet.path)), call.host.name)
 
 
 async def run_append(call: Call, transport: Transport) -> int:
@@ -355,6 +362,8 @@ async def run_diagnose(call: Call, transport: Transport) -> int:
     from rgt_tui.services.queue.view import diagnose_queue
 
     view, diagnosis = await diagnose_queue(call.host, transport)
+    # A vanished run of a box named preempted is the preemption's, not a manual kill.
+    diagnosis = with_preemption(diagnosis, named_preemption(call), call.host.watch.spare)
     if not call.args.json and (line := preempted_line(call)):
         print(line)
     print(

@@ -7,6 +7,11 @@ that tell them apart are recorded on the box: the boot id at the cell's start an
 the cgroup's oom_kill counter at its start and end, the runner's detach method, and the
 kernel log when it is readable. ``diagnose`` weighs them and names the next step.
 
+An interruptible box's preemption, once the TUI or ``watch`` named it (issue 40), is a
+fifth: the box went silent past its grace (vast.ai keeps the boot id and kills every
+process at once, which reads as a manual kill) or came back from a new start (which
+reads as a reboot). ``with_preemption`` names it instead, with the move or relaunch.
+
 Two GPU faults come before those four (gotchas U22, GEN5/U10): a dead GPU (an Xid 48/79
 line, nvidia-smi saying a GPU is lost, uncorrected ECC errors this boot) ends a run
 however it was started, and the fix is another box; a CUDA out-of-memory error (torch's
@@ -16,18 +21,21 @@ kill (exit 137, no traceback, the oom_kill counter), each with its own fix.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rgt_tui.domain.gpu_faults import CudaOom, cuda_oom, dead_gpu_signs
 from rgt_tui.domain.health import spare_move
+from rgt_tui.domain.preemption import Preemption, preemption_line
 from rgt_tui.domain.queue_records import CellAttempt, RunnerLaunch
 from rgt_tui.domain.queue_state import FAILED, INTERRUPTED, REBOOTED, STOPPED, CellView, QueueView
 from rgt_tui.domain.units import fmt_duration
 
 REBOOT, OOM, HANGUP, MANUAL_KILL = "reboot", "OOM kill", "hang-up", "manual kill"
 DEAD_GPU, CUDA_OOM = "dead GPU", "CUDA out of memory"
-CAUSES = (DEAD_GPU, REBOOT, OOM, HANGUP, MANUAL_KILL, CUDA_OOM)
+PREEMPTED = "preempted"
+CAUSES = (DEAD_GPU, REBOOT, OOM, HANGUP, MANUAL_KILL, CUDA_OOM, PREEMPTED)
 YES, NO, UNKNOWN, LIKELY = "yes", "no", "unknown", "likely"
 SIGNALS = {129: "SIGHUP", 130: "SIGINT", 137: "SIGKILL", 143: "SIGTERM"}
 
@@ -75,6 +83,7 @@ class Diagnosis:
     evidence: tuple[Evidence, ...] = ()
     next_step: str = ""
     resume_index: int | None = None
+    cell: str | None = None  # the vanished cell's name; None for the runner or nothing
 
 
 def _launch_for(ts: int, launches: tuple[RunnerLaunch, ...]) -> RunnerLaunch | None:
@@ -381,4 +390,36 @@ def _weigh(
         evidence,
         _next_step(cause, host, index, name, facts.spare),
         index,
+        name,
+    )
+
+
+def with_preemption(
+    d: Diagnosis, named: Preemption | None, spare: tuple[str, ...] = ()
+) -> Diagnosis:
+    """``d`` with the preemption the TUI or ``watch`` named for its host (``named``: the
+    one that still holds) as its cause, where the records alone said a manual kill (the
+    default when nothing else is seen) or a reboot: the run it interrupted is the one
+    ``d`` names (its cell, or the runner). Evidence of an OOM kill, a hang-up or a dead
+    GPU is kept as it is."""
+    if named is None or not named.named or d.cause not in (MANUAL_KILL, REBOOT):
+        return d
+    if d.cell is not None and named.cell is not None and d.cell != named.cell:
+        return d  # another cell's end: not the run the preemption interrupted
+    subject = d.subject or "the runner"
+    # "<subject> <how>: <cause>…" (``_weigh``); the how has no ": " (the name may).
+    how = d.summary[len(subject) + 1 :].split(": ", 1)[0] if d.summary.startswith(subject) else ""
+    if d.resume_index is None:
+        step = "nothing is left to relaunch here"
+    else:
+        step = f"relaunch from cell {d.resume_index} (each cell reloads its latest checkpoint)"
+    if d.cell is not None:  # or resume it elsewhere, from its last verified checkpoint
+        to = spare[0] if spare else "HOST"
+        step += f", or move it to another box (rgt-tui queue move {shlex.quote(d.cell)} --to {to})"
+    return replace(
+        d,
+        cause=PREEMPTED,
+        summary=f"{subject} {how}: {PREEMPTED}" if how else f"{subject}: {PREEMPTED}",
+        next_step=step,
+        evidence=(Evidence(PREEMPTED, YES, preemption_line(named)), *d.evidence),
     )

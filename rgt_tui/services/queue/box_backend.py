@@ -8,6 +8,7 @@ the view is the box's records (``records``) and the diagnosis reads the box's ke
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import BoxFacts, Diagnosis, diagnose
 from rgt_tui.services.queue import append, control, launch
+from rgt_tui.services.queue.moved_skips import moved_cells
 from rgt_tui.services.queue.records import read_queue_facts, view_from_facts
 from rgt_tui.transport import Transport
 
@@ -31,14 +33,16 @@ class BoxRunner:
     kill_how: str = "TERM to its processes, KILL after 10 s; its state records the kill by you."
 
     async def read_view(self, transport: Transport) -> QueueView:
-        """The box's records, in one probe."""
-        return view_from_facts(self.host, await read_queue_facts(self.host, transport))
+        """The box's records, in one probe; a cell the local queue file moved reads moved."""
+        facts = await read_queue_facts(self.host, transport)
+        return view_from_facts(self.host, facts, await asyncio.to_thread(moved_cells, self.host))
 
     async def diagnose(self, transport: Transport) -> tuple[QueueView, Diagnosis]:
         """The view, and the cause of the latest vanished cell with the evidence for all
         four (reboot, OOM kill, a closed session, a GPU fault: the box's kernel log)."""
         facts = await read_queue_facts(self.host, transport, diag=True)
-        view = view_from_facts(self.host, facts)
+        # A cell moved off this box is no vanished run of it (its #moved-to record).
+        view = view_from_facts(self.host, facts, await asyncio.to_thread(moved_cells, self.host))
         box = BoxFacts(
             boot_id=facts.boot_id,
             uptime_s=facts.uptime_s,

@@ -15,11 +15,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_file import QueueCell
 from rgt_tui.domain.queue_state import SKIPPED, QueueView
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.queue.skip import skip_cell
 from rgt_tui.transport import Transport
+
+
+def moved_cells(host: HostConfig) -> dict[str, str]:
+    """Cell name → host, of each ``#moved-to`` line of the host's local queue file (none
+    without one, or when it cannot be read). Reads the file: call it off the event loop."""
+    if host.queue is None:
+        return {}
+    from rgt_tui.services.queue.check import read_queue_file
+
+    source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
+    return {c.name: c.moved_to for c in source.parsed.moved}
 
 
 def unskipped_moved(

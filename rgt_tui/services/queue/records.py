@@ -2,22 +2,53 @@
 
 Both hand the records to the pure domain (``domain.queue_state.derive_view``): what the
 UI shows is what the box wrote, never what the app remembers. A scheduler's own view
-(Slurm's array tasks) is laid over this one by its backend.
+(Slurm's array tasks) is laid over this one by its backend. One record is the user's own
+file's: a cell moved while its box did not answer (``#moved-to``) has no skip record on
+the box until its next launch, and the views people read (``moved``) show it moved.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.queue_state import QueueView, derive_view
+from rgt_tui.domain.queue_records import CellMarks, tmux_session_name
+from rgt_tui.domain.queue_state import DONE, RUNNING, QueueView, derive_view
+from rgt_tui.domain.text import printable
 from rgt_tui.services.queue.box import BoxQueueFacts, probe
 from rgt_tui.transport import Transport
 
 __all__ = ["read_queue_facts", "view_from_facts"]
 
 
-def view_from_facts(host: HostConfig, facts: BoxQueueFacts) -> QueueView:
-    """The queue view derived from probed facts (pure)."""
+def view_from_facts(
+    host: HostConfig, facts: BoxQueueFacts, moved: Mapping[str, str] | None = None
+) -> QueueView:
+    """The queue view derived from probed facts (pure).
+
+    ``moved``: cell → host of the local queue file's ``#moved-to`` lines
+    (``moved_skips.moved_cells``). A moved cell its box did not record the skip of reads
+    ``moved to HOST`` here, as it will once its next launch records it — unless the box
+    ran it on (running, or done): that is shown as the box says. Without ``moved`` (a
+    launch's own reading, which must see the missing skip to record it) the box's
+    records alone."""
+    view = _derived(host, facts, facts.marks)
+    gone = {
+        c.name: moved[c.name]
+        for c in view.cells
+        if moved and c.name in moved and c.status not in (RUNNING, DONE) and c.label != "moved"
+    }
+    if not gone:
+        return view
+    marks = {printable(name, None): m for name, m in facts.marks.items()}
+    for name, dest in gone.items():
+        why = f"moved to {dest} (the queue file's #moved-to; the box records it at its next launch)"
+        marks[name] = replace(marks.get(name, CellMarks()), skipped=why)
+    return _derived(host, facts, marks)
+
+
+def _derived(host: HostConfig, facts: BoxQueueFacts, marks: Mapping[str, CellMarks]) -> QueueView:
     return derive_view(
         host.name,
         facts.deployed,
@@ -31,7 +62,7 @@ def view_from_facts(host: HostConfig, facts: BoxQueueFacts) -> QueueView:
         reasons=facts.why,
         log_mtimes=facts.log_mtimes,
         last_lines=facts.last_lines,
-        marks=facts.marks,
+        marks=marks,
     )
 
 

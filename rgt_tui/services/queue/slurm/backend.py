@@ -9,6 +9,7 @@ records (``slurm.view``), and the teardown gate waits for the queue's jobs to en
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -26,6 +27,7 @@ from rgt_tui.services.preflight_smoke import send_cell_env
 from rgt_tui.services.queue import control as box
 from rgt_tui.services.queue.append import AppendResult
 from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult, plan_launch
+from rgt_tui.services.queue.moved_skips import moved_cells
 from rgt_tui.services.queue.records import read_queue_facts, view_from_facts
 from rgt_tui.services.queue.slurm import control
 from rgt_tui.services.queue.slurm.launch import (
@@ -56,7 +58,8 @@ class SlurmBackend:
         """The box's records with each cell's array task laid over them."""
         facts = await read_queue_facts(self.host, transport)
         seen = await read_slurm(self.host, transport)
-        view = view_from_facts(self.host, facts)
+        # A cell the local queue file moved reads moved (the login node records it later).
+        view = view_from_facts(self.host, facts, await asyncio.to_thread(moved_cells, self.host))
         return with_requeues(slurm_view(view, seen.cells, seen.cluster, squeue_ok=seen.squeue_ok))
 
     async def diagnose(self, transport: Transport) -> tuple[QueueView, Diagnosis]:

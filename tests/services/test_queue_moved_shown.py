@@ -1,0 +1,104 @@
+"""ux-b #5: a cell moved while its box did not answer (the local queue file holds
+``#moved-to box2: …``, the box no skip record yet) reads moved in ``queue show`` and
+``diagnose`` of its old box — not "interrupted", no "relaunch from cell 0" — and on a
+box named preempted, ``diagnose`` names the preemption rather than a manual kill.
+Loopback boxes, the real runner, the real command line."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from support.cli import arun
+from support.queues import GATE, SCRIPT_RUN, wait_view
+
+from rgt_tui.domain.preemption import LOST, Preemption
+from rgt_tui.domain.queue_state import INTERRUPTED, PENDING, SKIPPED, STOPPED
+from rgt_tui.domain.vanished import MANUAL_KILL, PREEMPTED, with_preemption
+from rgt_tui.paths import journal_dir
+from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.move import apply_move, plan_move
+from rgt_tui.services.queue.view import diagnose_queue, read_queue_view
+from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
+
+
+async def test_a_cell_moved_while_its_box_was_away_reads_moved_there(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate, after = qf.cell_script("gate", GATE), qf.cell_script("after", "echo after")
+    qf.write_queue(f"{gate} t 1\n{after} t 1\n")
+    qf.write_queue("", "box2")
+    transport = qf.transport("box1")
+    try:
+        plan = await plan_launch(qf.fleet, qf.host("box1"), transport)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == "running", what="gate to run")
+    qf.kill_session()  # the runner and its cell die at once, as in a preemption
+    gone = await wait_view(qf, lambda v: v.state == STOPPED, what="the queue to stop")
+    assert [c.status for c in gone.cells] == [INTERRUPTED, PENDING] and gone.resume_index == 0
+
+    # box1 stops answering; gate is moved to box2 all the same (box1 never told).
+    box1 = qf.loopback.box("box1")
+    await box1.stop()
+    transport = qf.transport("box1")
+    try:
+        moving = await plan_move(
+            qf.fleet, qf.host("box1"), ["gate"], "box2", transport, resume=True
+        )
+        assert moving.ok and not moving.source_answered, moving.problems
+        await apply_move(moving, qf.host("box1"), transport)
+    finally:
+        await transport.close()
+    assert qf.queue_file("box1").read_text().startswith(f"#moved-to box2: {gate} t 1\n")
+    await box1.start()
+
+    transport = qf.transport("box1")
+    try:
+        view = await read_queue_view(qf.host("box1"), transport)
+        _, diagnosis = await diagnose_queue(qf.host("box1"), transport)
+    finally:
+        await transport.close()
+    moved = view.cells[0]
+    assert (moved.status, moved.label) == (SKIPPED, "moved") and moved.note.startswith(
+        "moved to box2"
+    )
+    assert view.resume_index == 1 and "interrupted" not in view.summary()
+    # What vanished is the runner (it was killed before reaching cell 1), not gate.
+    assert diagnosis.cell is None and diagnosis.subject == "the runner"
+    assert diagnosis.cause == MANUAL_KILL and "cell 0" not in diagnosis.next_step
+
+    hosts = qf.loopback.hosts_file
+    shown = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert shown.returncode == 0, shown.stderr
+    assert "moved to box2" in shown.stdout and "--start 0" not in shown.stdout, shown.stdout
+    assert "interrupted" not in shown.stdout, shown.stdout
+
+    # watch named box1 preempted (its memory, as the runtime keeps it): diagnose says so.
+    named = Preemption("box1", LOST, 1_700_000_000.0, "boot/1", "gate")
+    memory = PreemptionWatch(qf.fleet, memory_dir=preempt_dir(journal_dir(qf.fleet.path)))
+    memory.current["box1"] = named
+    memory.with_checkpoint(qf.host("box1"), replace(named))  # kept for the command line
+    told = await arun("diagnose", "box1", "--hosts", hosts)
+    assert "the runner stopped without an end record: preempted" in told.stdout, told.stdout
+    assert "manual kill  likely" not in told.stdout
+    assert "find what killed it" not in told.stdout and "relaunch from cell 1" in told.stdout
+
+
+def test_a_preemption_names_only_the_run_it_interrupted() -> None:
+    """Another cell's kill, or real evidence (an OOM kill), stays as the records say."""
+    from rgt_tui.domain.vanished import OOM, Diagnosis
+
+    named = Preemption("box1", LOST, 1_700_000_000.0, "boot/1", "b1_long")
+    killed = Diagnosis(
+        "box1", "cell 0 (b1_long)", MANUAL_KILL, "cell 0 (b1_long) stopped without an end "
+        "record: manual kill", next_step="find what killed it", resume_index=0, cell="b1_long",
+    )  # fmt: skip
+    said = with_preemption(killed, named, ("box2",))
+    assert said.cause == PREEMPTED
+    assert said.summary == "cell 0 (b1_long) stopped without an end record: preempted"
+    assert said.evidence[0].detail.startswith("preempted at ~")
+    assert "queue move b1_long --to box2" in said.next_step
+    assert with_preemption(replace(killed, cell="other"), named) == replace(killed, cell="other")
+    assert with_preemption(replace(killed, cause=OOM), named).cause == OOM
+    assert with_preemption(killed, None) == killed
