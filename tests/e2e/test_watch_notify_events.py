@@ -204,7 +204,7 @@ async def test_oom_reboot_queue_done_and_forgotten_each_posted_once_across_a_res
             first = hook.at(UP)
             assert len(told(hook, UP, "cgroup.oom_kill")) == 1
             assert len(told(hook, UP, "rebooted")) == 1
-            assert len(told(hook, UP, "queue finished: 1 ok, 0 failed")) == 1
+            assert len(told(hook, UP, "queue finished: 1/1 done")) == 1
             assert len(told(hook, UP, "forgotten")) == 1
             assert len({(b["title"], b["message"]) for b in first}) == len(first)  # none twice
             assert "$1.89/h" in next(b["message"] for b in first if "forgotten" in b["title"])

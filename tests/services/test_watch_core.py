@@ -213,7 +213,7 @@ async def test_queue_done_and_the_forgotten_box_each_told_once_across_restart(bi
         assert view.launch is not None
         (done,) = rec.of("queue_done")
         assert done.key == f"queue_done:box1:{view.launch.ts}"
-        assert "1 ok, 0 failed" in done.title
+        assert done.title.endswith("queue finished: 1/1 done")
         (forgotten,) = rec.of("forgotten")
         assert forgotten.severity == "critical" and "$1.89/h" in forgotten.body
         assert not [e for e in rec.of("alert") if "cost.forgotten" in e.key]

@@ -59,7 +59,7 @@ def test_a_kill_that_went_on_says_so() -> None:
             "beta": "start 1700000056 boot-box1 4301\nend 1700000080 0\n",
         },
     )
-    assert event.title == "box1: cell alpha killed by you; the queue went on: 1 ok, 0 failed"
+    assert event.title == "box1: cell alpha killed by you; the queue went on: 1/2 done"
     assert "tear" not in event.body
 
 
@@ -80,7 +80,7 @@ def test_a_user_stop_advises_resuming_from_where_it_stopped() -> None:
         "stop 1700000050 user\nstopped 1700000060 1\ndone 1700000060 1 0\n",
         {"alpha": "start 1700000001 boot-box1 4300\nend 1700000055 0\n"},
     )
-    assert event.title == "box1: queue stopped by you: 1 ok, 0 failed"
+    assert event.title == "box1: queue stopped by you: 1/2 done"
     assert "tear" not in event.body and "rgt-tui launch box1 --start 1" in event.body
 
 
@@ -90,5 +90,21 @@ def test_a_queue_with_nothing_left_advises_pull_verify_and_teardown() -> None:
         "done 1700000060 1 0\n",
         {"alpha": "start 1700000001 boot-box1 4300\nend 1700000055 0\n"},
     )
-    assert event.title == "box1: queue finished: 1 ok, 0 failed"
+    assert event.title == "box1: queue finished: 1/1 done"
     assert "tear the box down" in event.body
+
+
+def test_a_resumed_queue_counts_every_cell_not_only_its_last_launch() -> None:
+    """ux-b #9: the done record of a launch from cell 2 says "1 ok, 0 failed"; the title
+    counts as the body does ("finished · 3/3 done")."""
+    cells = {
+        "alpha": "start 1700000001 boot-box1 4300\nend 1700000010 0\n",
+        "beta": "start 1700000011 boot-box1 4301\nend 1700000020 3\n",
+        "gamma": "start 1700000071 boot-box1 4302\nend 1700000080 0\n",
+    }
+    resumed = "launch 1700000070 boot-box1 tmux 2 /root/.rgt/bin/run_queue.0123456789ab.sh 4343\n"
+    event = told(
+        "alpha beta gamma", "done 1700000060 1 1\n" + resumed + "done 1700000090 1 0\n", cells
+    )
+    assert event.title == "box1: queue finished: 2/3 done, 1 failed"
+    assert "2/3 done · 1 failed" in event.body

@@ -34,8 +34,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rgt_tui.domain.health import Alert, HealthState
-from rgt_tui.domain.queue_records import RunnerDone, RunnerLaunch
-from rgt_tui.domain.queue_state import FAILED, INTERRUPTED, KILLED, SLURM_ENDED, QueueView
+from rgt_tui.domain.queue_records import RunnerLaunch
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    INTERRUPTED,
+    KILLED,
+    SKIPPED,
+    SLURM_ENDED,
+    QueueView,
+)
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
 from rgt_tui.services.watch.events import HostState, WatchEvent
@@ -203,7 +211,7 @@ def _queue_done(
         return memory
     if memory.done_launch is not None and launch.ts <= memory.done_launch:
         return memory  # told already (or an older launch's record)
-    title, body = queue_end_words(host, view, launch, launch.done)
+    title, body = queue_end_words(host, view, launch)
     severity = "warning" if launch.done.n_failed else "info"
     events.append(
         WatchEvent("queue_done", host, f"queue_done:{host}:{launch.ts}", title, body, severity)
@@ -211,9 +219,19 @@ def _queue_done(
     return replace(memory, done_launch=launch.ts)
 
 
-def queue_end_words(
-    host: str, view: QueueView, launch: RunnerLaunch, done: RunnerDone
-) -> tuple[str, str]:
+def _tally(view: QueueView) -> str:
+    """``3/4 done, 1 failed``: the whole queue's cells, as the body's summary counts them
+    (the done record counts only its own launch's: a resumed queue's "1 ok" read as all)."""
+    parts = [f"{view.count(DONE)}/{view.total} done"]
+    failed = view.count(FAILED) + sum(view.count(s) for s in SLURM_ENDED)
+    if failed:
+        parts.append(f"{failed} failed")
+    if view.count(SKIPPED):
+        parts.append(f"{view.count(SKIPPED)} moved/skipped")
+    return ", ".join(parts)
+
+
+def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[str, str]:
     """The end of a launch as a person reads it: (title, body). A cell the user killed or
     one that was interrupted is named with what happened to it and to the queue after;
     the advice is to run again what did not finish, and the teardown only once nothing
@@ -230,15 +248,11 @@ def queue_end_words(
             c.status not in (KILLED, INTERRUPTED) and (c.started_at or 0) > began
             for c in view.cells
         )
-        after = (
-            f"the queue went on: {done.n_ok} ok, {max(0, done.n_failed - len(cut))} failed"
-            if went_on
-            else "the queue stopped"
-        )
+        after = f"the queue went on: {_tally(view)}" if went_on else "the queue stopped"
         title = f"{host}: {who} {what}; {after}"
     else:
         how = "stopped by you" if launch.stopped_by_user else "finished"
-        title = f"{host}: queue {how}: {done.n_ok} ok, {done.n_failed} failed"
+        title = f"{host}: queue {how}: {_tally(view)}"
     again = [c for c in view.cells if c.status in (KILLED, INTERRUPTED, FAILED, *SLURM_ENDED)]
     if again:
         names = " ".join(shlex.quote(printable(c.name, NAME_CHARS)) for c in again[:MAX_NAMED])
