@@ -72,5 +72,29 @@ async def test_markdown_in_box_text_reaches_every_target_inert(tmp_path: Path) -
             assert "](https://evil/x)" not in part.replace("\\]", ""), part
     for part in (plain["title"], plain["message"]):
         assert "\\[the results\\](https://evil/x) !\\[\\](https://evil/px)" in part
-        assert "\\*now\\* \\`rm\\` \\|\\|hid\\|\\| \\~\\~s\\~\\~ \\\\\\[y\\](z)" in part
+        # A lone backtick pair is a code span: its text shown as written (ux-b #11).
+        assert "\\*now\\* `rm` \\|\\|hid\\|\\| \\~\\~s\\~\\~ \\\\\\[y\\](z)" in part
     assert "cell oom_kill see" in plain["title"]
+
+
+async def test_our_own_words_reach_the_target_without_backslashes(tmp_path: Path) -> None:
+    """ux-b #11: rgt-tui's own "~21:46" and `command` read as written, while a box's strike
+    that would close on them (``hi~2``), or its spoiler, stays escaped."""
+    ours = (
+        "preempted at ~21:46 (unreachable past its grace); moved it (repeats ~2m22s of work)\n"
+        "`rgt-tui teardown box3` destroys it once its gate agrees"
+    )
+    event = WatchEvent("preempt_action", "box1", "moved:box1:1", "box1: moved", ours)
+    box = WatchEvent("alert", "box1", "alert:box1:2", "box1: x", "cell ~1 hi~2 ||hid|| ```")
+    with webhook() as hook:
+        text = '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
+        text += f"notify = {json.dumps([hook.url('/ok')])}\n"
+        fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
+        notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
+        await notifier.on_event(event)
+        await notifier.on_event(box)
+        await notifier.drain()
+        got = {s["title"]: s for s in hook.at("/ok")}
+        sent, hostile = got["[rgt-tui] box1: moved"], got["[rgt-tui] box1: x"]
+    assert sent["message"].startswith(ours + "\n"), sent["message"]
+    assert "cell ~1 hi\\~2 \\|\\|hid\\|\\| \\`\\`\\`" in hostile["message"], hostile["message"]

@@ -46,13 +46,19 @@ RESUME_WINDOW_S = 24 * 3600.0  # older undelivered events are not worth a restar
 MAX_FAILURES = 50  # ``failures`` keeps the most recent problems, each once
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}")
-# Markdown that could plant a link or hide or restyle the box's words, escaped in what the
-# box wrote (``markdown_inert``): a backslash (so the box cannot escape an escape), the
-# brackets of ``[text](url)`` and ``![](url)``, emphasis and code (``*``, backtick),
-# Discord's spoiler and strike (``|``, ``~``). Not ``_``: emphasis only, and cell names
-# and our own words (``oom_kill``) are full of it; nor parentheses: without ``[…]`` a
-# ``(url)`` is a bare URL, shown as what it is.
-_MARKDOWN_RE = re.compile(r"([\\\[\]*`|~])")
+# Markdown that could plant a link or hide or restyle the box's words, escaped in a
+# message (``markdown_inert``): a backslash (so the box cannot escape an escape), the
+# brackets of ``[text](url)`` and ``![](url)``, emphasis (``*``), Discord's spoiler and
+# tables (``|``), strike (``~``), and code fences (two or more backticks). Kept as
+# written, so rgt-tui's own words read as meant (ux-b #11): a lone backtick pair is a code
+# span, which shows its text as written (``rgt-tui teardown box3``); a ``~`` after a space
+# and before a digit (``at ~21:46``, ``~2m22s``) can open a strike but never close one,
+# and every other ``~`` is escaped. Not ``_``: emphasis only, and cell names and our own
+# words (``oom_kill``) are full of it; nor parentheses: without ``[…]`` a ``(url)`` is a
+# bare URL, shown as what it is.
+# Tried in order: the two kept forms first, then what is escaped (group 1); a run of
+# backticks is taken whole from its first, so a lone one is one with none beside it.
+_MARKDOWN_RE = re.compile(r"(?<![^\s(])~(?=\d)|`(?!`)|(`+|[\\\[\]*|~])")
 _NOTIFY_TYPES = {
     "info": apprise.NotifyType.INFO,
     "warning": apprise.NotifyType.WARNING,
@@ -124,7 +130,13 @@ def markdown_inert(text: str) -> str:
     renders, and Discord renders Markdown in plain content (sent as TEXT, a box's
     ``[x](https://evil)`` became a link there). A plain target shows the backslash; a
     Markdown one shows the character."""
-    return _MARKDOWN_RE.sub(r"\\\1", text)
+    return _MARKDOWN_RE.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    """Each character of a match escaped; the kept forms (group 1 unset) as they are."""
+    found = match.group(1)
+    return match.group() if found is None else "".join(f"\\{c}" for c in found)
 
 
 def message(event: WatchEvent) -> tuple[str, str]:
