@@ -197,3 +197,25 @@ async def test_two_senders_on_one_log_tell_a_target_once(hook: Webhook, tmp_path
     await tui.on_event(OOM)
     await tui.drain()
     assert len(hook.at("/ok")) == 1
+
+
+async def test_a_title_names_its_host_once_and_its_severity_nowhere(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    """ux-b #14: not "box1: box1 stopped: …", not "gpu.throttle GPU 1 (warning)" (the
+    notification's type says warning)."""
+    from rgt_tui.domain.health import Alert
+    from rgt_tui.services.watch.events import HostState
+    from rgt_tui.services.watch.tracker import HostMemory, derive
+
+    throttle = Alert("gpu.throttle", "warning", "GPU 1 throttles: HW slowdown", "U23", "GPU 1")
+    state = HostState(None, (throttle,), "connected", None, None, None, None, 1700000000.0)
+    (alert,) = derive("box1", HostMemory(), state, reminder_s=0)[1]
+    stopped = WatchEvent("stopped", "box1", "stopped:box1:1", "box1 stopped: queue done", "b")
+    notifier = Notifier(fleet_of([hook.url("/ok")], []), tmp_path / "sent.jsonl")
+    await notifier.on_event(alert)
+    await notifier.on_event(stopped)
+    await notifier.drain()
+    titles = sorted(b["title"] for b in hook.at("/ok"))
+    assert titles == ["[rgt-tui] box1 stopped: queue done", "[rgt-tui] box1: gpu.throttle GPU 1"]
+    assert [b["type"] for b in hook.at("/ok") if "throttle" in b["title"]] == ["warning"]

@@ -184,7 +184,9 @@ def _opened_event(host: str, alert: Alert, occ: str, now: float) -> WatchEvent:
             f"{alert.message} ({alert.gotcha})", "critical",
         )  # fmt: skip
     return WatchEvent(
-        "alert", host, f"alert:{key}", f"{host}: {alert.id}{_subject(alert)} ({alert.severity})",
+        # No "(warning)": the console line, the notification's type and the metrics'
+        # label carry the severity already.
+        "alert", host, f"alert:{key}", f"{host}: {alert.id}{_subject(alert)}",
         f"{alert.message} ({alert.gotcha})", alert.severity,
     )  # fmt: skip
 

@@ -142,10 +142,10 @@ def _escaped(match: re.Match[str]) -> str:
 def message(event: WatchEvent) -> tuple[str, str]:
     """Title and body of the message for ``event``: its own words and where to look.
     Nothing else goes in — events carry no secrets and this adds none."""
-    # An event's title often starts with its host already ("box1: the box rebooted").
-    named = (
-        event.title if event.title.startswith(f"{event.host}:") else f"{event.host}: {event.title}"
-    )
+    # An event's title often starts with its host already ("box1: the box rebooted",
+    # "box3 stopped: …"): named once.
+    own = event.title.startswith((f"{event.host}:", f"{event.host} "))
+    named = event.title if own else f"{event.host}: {event.title}"
     # The box's words are quoted as plain text: control characters shown as escapes (a
     # desktop notifier or a terminal tailing a webhook's log would act on them), and the
     # body is sent as Apprise's TEXT format (``_send_once``), never as Markdown or HTML.
