@@ -16,6 +16,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
 from rgt_tui.domain.egress import plan_line
 from rgt_tui.domain.gate_fixes import fix
+from rgt_tui.domain.roster import roster_line
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.result_code import result_code_lines
@@ -146,12 +147,12 @@ def verify_lines(report: VerificationReport) -> list[Content]:
             lines.append(Content.styled("roster: no queue file; nothing to reconcile", MUTED))
     else:
         r = report.roster
-        lines.append(
-            Content(f"roster: {len(r.present)}/{len(r.expected)} cells have verified results")
-        )
+        lines.append(Content(shown(f"roster: {roster_line(r)}")))
+        unfinished = {name for name, _ in r.unfinished}  # named on the roster line
         lines += [
             Content.styled(shown(f"  missing cell {name}: {why}"), "$error")
             for name, why in r.missing
+            if name not in unfinished
         ]
     lines += [Content.styled(shown(line), MUTED) for line in code_lines(report)]  # U42
     loader = report.loader

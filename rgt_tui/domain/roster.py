@@ -8,6 +8,12 @@ any folder named after the cell counts. A cell is present only when that folder 
 least one artifact that verified by loading (torch, safetensors, JSON) — a log alone or
 a file checked by hash only does not show the run produced results (principle 3).
 
+A cell whose run is unfinished or running (``open_work``: failed, killed, interrupted,
+ended by the scheduler, waiting for a retry, still running) counts for none of that,
+whatever of it verified: a partial checkpoint is not the cell's results. It is missing,
+named as unfinished (``RosterCheck.unfinished``), as the teardown gate counts it (its
+roster line leaves such a cell to the cell's own line, where it is moved or accepted).
+
 Pure: manifest and check results in, verdict out.
 """
 
@@ -17,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rgt_tui.domain.manifest import Manifest
+from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.domain.units import plural
 
 
@@ -27,6 +34,9 @@ class RosterCheck:
     expected: tuple[str, ...]
     present: tuple[str, ...]
     missing: tuple[tuple[str, str], ...]  # (cell name, why)
+    # Of the missing: the cells whose run is unfinished or running, with their state
+    # (``failed (exit 3)``), not counted whatever of them verified.
+    unfinished: tuple[tuple[str, str], ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -63,11 +73,24 @@ def reconcile(
     manifest: Manifest,
     durable_dir: str,
     statuses: Mapping[str, str],
+    open_work: Mapping[str, str] | None = None,
 ) -> RosterCheck:
-    """Check each cell against the pulled files (``statuses``: local path → check status)."""
-    present, missing = [], []
+    """Check each cell against the pulled files (``statuses``: local path → check status);
+    ``open_work``: the cells whose run is unfinished or running, name → state."""
+    present, missing, unfinished = [], [], []
     paths = list(statuses)
     for name in dict.fromkeys(cells):
+        if open_work and name in open_work:
+            state = open_work[name]
+            unfinished.append((name, state))
+            why = (
+                "running: counted once it ends done"
+                if state == RUNNING
+                else f"{state}: its run did not finish, so what of it verified is not its "
+                "results (retry or move it, or accept it at teardown)"
+            )
+            missing.append((name, why))
+            continue
         prefixes = output_prefixes(manifest, durable_dir, name)
         inside = [p for p in paths if in_outputs(p, name, prefixes)]
         where = " or ".join(prefixes) if prefixes else f"a folder named {name}"
@@ -83,4 +106,16 @@ def reconcile(
                     f"{where} holds {plural(len(inside), 'file')} but none loaded as an artifact",
                 )
             )
-    return RosterCheck(tuple(dict.fromkeys(cells)), tuple(present), tuple(missing))
+    return RosterCheck(
+        tuple(dict.fromkeys(cells)), tuple(present), tuple(missing), tuple(unfinished)
+    )
+
+
+def roster_line(roster: RosterCheck) -> str:
+    """``3 of 6 cells have verified results; unfinished or running, not counted: flaky
+    (failed (exit 1)), slow1 (killed by the user)``: the count the teardown gate gives."""
+    text = f"{len(roster.present)} of {len(roster.expected)} cells have verified results"
+    if roster.unfinished:
+        named = ", ".join(f"{name} ({state})" for name, state in roster.unfinished)
+        text += f"; unfinished or running, not counted: {named}"
+    return text

@@ -11,7 +11,8 @@ Record keys (version 1)::
                  "loadable", "ok"}],
      "flags": [{"kind", "path", "detail"}],
      "roster": {"expected": [str], "present": [str],
-                "missing": [{"name", "why"}]} | null,
+                "missing": [{"name", "why"}],          # unfinished cells among them:
+                "unfinished": [{"name", "state"}]} | null,  # failed, killed, running...
      "loader": {"python", "python_version", "torch", "torch_file", "torch_problem",
                 "memory_limited", "starts"} | null,   # null: no file needed loading
      "code": <the pull's code.json record, services.result_code> | null}  # null: none
@@ -30,6 +31,7 @@ from collections import Counter
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from rgt_tui.domain.roster import roster_line
 from rgt_tui.domain.units import fmt_bytes, plural
 
 if TYPE_CHECKING:
@@ -82,6 +84,7 @@ def report_to_json(report: VerificationReport) -> dict[str, Any]:
             "expected": list(report.roster.expected),
             "present": list(report.roster.present),
             "missing": [{"name": n, "why": w} for n, w in report.roster.missing],
+            "unfinished": [{"name": n, "state": w} for n, w in report.roster.unfinished],
         },
         "loader": None if report.loader is None else asdict(report.loader),
         "code": None if report.code is None else report.code.to_json(),
@@ -143,8 +146,11 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
         lines.append(f"  {f.kind:<13} {f.path}  {f.detail}")
     if report.roster is not None:
         r = report.roster
-        lines.append(f"  roster: {len(r.present)} of {len(r.expected)} cells have verified results")
-        lines += [f"  missing cell  {name}: {why}" for name, why in r.missing]
+        lines.append(f"  roster: {roster_line(r)}")
+        unfinished = {name for name, _ in r.unfinished}  # named on the roster line
+        lines += [
+            f"  missing cell  {name}: {why}" for name, why in r.missing if name not in unfinished
+        ]
     elif report.manifest is not None:
         lines.append("  roster: the host has no queue file; nothing to reconcile")
     lines += [f"  {line}" for line in code_lines(report)]
@@ -162,6 +168,6 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
         verdict = f"NOT VERIFIED: {plural(len(report.problems), 'problem')}; the first: {others[0]}"
     else:
         verdict = (
-            f"NOT VERIFIED: {plural(len(report.problems), 'problem')} (the missing cells above)"
+            f"NOT VERIFIED: {plural(len(report.problems), 'problem')} (the roster's cells above)"
         )
     return "\n".join([head, *lines, verdict])

@@ -47,7 +47,9 @@ from rgt_tui.domain.manifest import (
     compare,
 )
 from rgt_tui.domain.manifest_refusals import refusal_fix
+from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.domain.roster import RosterCheck, reconcile
+from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
 from rgt_tui.services.records import (
     PARTS_DIR,
@@ -108,11 +110,14 @@ async def verify_host(
         flags += remote_flags
     cells, roster_problem = await asyncio.to_thread(_roster, host, roster)  # reads queue files
     statuses = {c.path: c.status for c in results}
-    rost = reconcile(cells, manifest, host.durable_dir, statuses) if cells is not None else None
+    code = await asyncio.to_thread(load_result_code, folder)  # what made them (U42)
+    rost = None
+    if cells is not None:
+        work = await _open_work(host, transport if remote_checked else None, code)
+        rost = reconcile(cells, manifest, host.durable_dir, statuses, work)
     problems = _problems(manifest, results, flags, rost)
     if roster_problem:
         problems.append(roster_problem)
-    code = await asyncio.to_thread(load_result_code, folder)  # what made them (U42)
     return await _finish(
         host, folder, manifest, results, flags, rost, remote_checked, problems, write_record,
         loader.info, code,
@@ -333,6 +338,30 @@ async def _rescan(
         for r in diff.newly_refused
     ]
     return flags, True
+
+
+async def _open_work(
+    host: HostConfig, transport: Transport | None, code: ResultCode | None
+) -> dict[str, str]:
+    """The cells whose run is unfinished or running, name → state, by the teardown gate's
+    rule (``domain.unfinished.is_unfinished``, or running): from the box's queue records
+    now, as the gate reads them; without the box, from the pull's record of them
+    (``code.json``). Neither counts for the roster, whatever of it verified."""
+    if transport is not None:
+        from rgt_tui.services.box_ctl import QueueError
+        from rgt_tui.services.queue.view import read_queue_view
+
+        try:
+            view = await read_queue_view(host, transport)
+        except (TransportError, QueueError, OSError, ValueError):
+            view = None  # the pull's record below
+        if view is not None:
+            return {
+                c.name: c.label for c in view.cells if c.status == RUNNING or is_unfinished(c, view)
+            }
+    if code is None:
+        return {}
+    return {c.name: c.status for c in code.cells if c.status in (*UNFINISHED, RUNNING)}
 
 
 def _roster(host: HostConfig, roster: Sequence[str] | None) -> tuple[list[str] | None, str | None]:
