@@ -75,6 +75,15 @@ def connection_lines(
                 ("■ torn down · no longer answers", "bold"), (ago, "$foreground-muted")
             )
         )
+    elif conn.status == "stopped":
+        # watch's autostop stopped it and it has not answered since (services.runtime
+        # .stopped): done on purpose, not lost, and nothing runs there.
+        lines.append(
+            Content.assemble(
+                (f"■ stopped by watch at {clock_hhmm(conn.since)}", "bold"),
+                (ago, "$foreground-muted"),
+            )
+        )
     elif conn.status == "unreached":
         # Never reached this run: say so plainly, and nothing about a run being alive.
         retry = ""

@@ -53,6 +53,7 @@ from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.preemption import Checkpoint, Preemption, suspected
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration
+from rgt_tui.services.runtime.stopped import STOPPED
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.fleet_header import Meter
 from rgt_tui.widgets.line_rows import LineRows
@@ -482,7 +483,7 @@ class HostPane(Widget, can_focus=True):
 
     def _set_subtitle(self, now: float) -> None:
         *rate, spent = cost_parts(
-            self.host, now, self.torn_down_at, first_seen=self._first_seen()
+            self.host, now, self._billing_end(), first_seen=self._first_seen()
         ) or [""]
         torn = "torn down" if self.torn_down_at is not None else ""
         idle = ""
@@ -499,8 +500,16 @@ class HostPane(Widget, can_focus=True):
                 self.stale = True
 
     def cost_so_far(self, now: float) -> float | None:
-        """Money spent on this host so far (its cost stops at its teardown)."""
-        return host_cost(self.host, now, self.torn_down_at, first_seen=self._first_seen())
+        """Money spent on this host so far (its cost stops at its teardown or stop)."""
+        return host_cost(self.host, now, self._billing_end(), first_seen=self._first_seen())
+
+    def _billing_end(self) -> float | None:
+        """When its meter stopped: the teardown, or the stop watch's autostop ran (a
+        stopped box bills no compute, as watch's metrics say); None: it runs."""
+        if self.torn_down_at is not None:
+            return self.torn_down_at
+        conn = self.update.connection if self.update is not None else None
+        return conn.since if conn is not None and conn.status == STOPPED else None
 
     def _first_seen(self) -> float | None:
         """When rgt-tui first saw the box (no ``started_at``: its bill starts then)."""
@@ -512,7 +521,7 @@ class HostPane(Widget, can_focus=True):
         if rate is None:
             return None
         start = billing_start(self.host, self._first_seen())
-        return None if start is None else (rate, start, self.torn_down_at)
+        return None if start is None else (rate, start, self._billing_end())
 
     def mark_torn_down(self, at: float | None) -> None:
         """Record the host's teardown (greys the pane out and stops its cost)."""

@@ -1,6 +1,6 @@
 """ux-b #2, the open TUI: a box watch's autostop stopped (its stop recorded beside the
 fleet's journal) that no longer answers reads "stopped by watch at HH:MM" on its pane,
-never "the run may still be alive"."""
+never "the run may still be alive", and its meter stops at the stop."""
 
 from __future__ import annotations
 
@@ -38,3 +38,9 @@ async def test_the_open_tui_pane_says_the_box_was_stopped_by_watch(tmp_path: Pat
         app.post_message(HostUpdated(make_update(HOST, agent_sample(HOST), lost)))
         await wait_for(lambda: f"stopped by watch at {hhmm(at)}" in flat(app), pilot=pilot)
         assert "may still be alive" not in flat(app)
+        # Its status line says so plainly (not "reconnecting", not in the error colour),
+        # and its meter stopped at the stop: $1.89/h from 10:00 to 11:50, not to 12:00.
+        assert f"■ stopped by watch at {hhmm(at)}" in flat(app)
+        assert "reconnecting" not in flat(app)
+
+        assert "$3.46 total" in flat(app) and "$3.78" not in flat(app)

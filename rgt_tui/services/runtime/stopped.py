@@ -81,7 +81,7 @@ def as_stopped(update: HostUpdate, at: float) -> HostUpdate:
             update.connection,
             status=STOPPED,
             since=at,
-            error=f"{stopped_line(at)} (autostop: queue done, results pulled and verified)",
+            error="autostop: the queue was done, its results pulled and verified",
             fix="start it from the provider to use it again; shown live once it answers",
         ),
         alerts=tuple(a for a in update.alerts if a.id != GEN8_ALERT),
