@@ -62,21 +62,41 @@ def _small_files(res: Path) -> dict[str, str]:
     return out
 
 
-async def test_a_tar_member_longer_than_promised_fails_that_file_only(hostile, tmp_path):
+async def test_a_tar_member_longer_than_promised_is_never_kept_and_comes_by_sftp(hostile, tmp_path):
+    """A member at another size than the manifest's (a file that changed since it was
+    listed, or a lie): no byte of it is kept; it goes the SFTP way, which reads the
+    listed size and checks its hash, as for a large file."""
     fleet, answer = hostile
     res = box_results(fleet)
     digests = _small_files(res)
     answer("tar", _tar(_member("./a.json", b"x" * 5000)))  # the manifest says ~17 bytes
     result = await pull(host_of(fleet), tmp_path, options=fast())
     dest = tmp_path / "box1"
-    (failed,) = result.failed
-    assert failed[0] == "a.json" and "the box sent 5000 bytes" in failed[1]
-    assert not (dest / "a.json").exists()
-    assert not list((dest / ".rgt" / "parts").rglob("a.json*"))  # no byte of it kept
-    # The others came the SFTP way, checked as ever.
-    assert {n: sha(dest / n) for n in ("b.json", "c.json")} == {
-        n: digests[n] for n in ("b.json", "c.json")
-    }
+    assert result.ok and not result.failed
+    assert b"x" * 100 not in (dest / "a.json").read_bytes()  # the tar bytes: never kept
+    assert not list((dest / ".rgt" / "parts").rglob("a.json*"))
+    assert {n: sha(dest / n) for n in digests} == digests  # every file the SFTP way, checked
+
+
+async def test_a_live_log_that_grew_since_the_listing_comes_as_listed_not_failed(hostile, tmp_path):
+    """The queue's log, still written while the pull runs (ux-a #16): the tar stream
+    brings it longer than listed; it is no failure, it comes as it was when listed (its
+    first bytes hash the same), and the next pull brings the rest."""
+    from rgt_tui.cli.pull import format_pull_result
+
+    fleet, answer = hostile
+    _small_files(box_results(fleet))
+    log = fleet.box("box1").root / ".rgt" / "queue" / "queue.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    listed = b"QUEUE START\ncell 0 start\n" * 100
+    log.write_bytes(listed)
+    answer("tar", _tar(_member("./queue.log", listed + b"cell 0 end\n")))  # grew since
+    result = await pull(host_of(fleet), tmp_path, options=fast())
+    logs = result.box_logs
+    assert logs is not None and logs.failed == () and logs.listed == 1, logs
+    assert (logs.folder / "queue.log").read_bytes() == listed  # as listed
+    text = format_pull_result(result)
+    assert "FAILED" not in text and "box logs: 1 files (1 new or grown)" in text, text
 
 
 @pytest.mark.parametrize(

@@ -328,7 +328,11 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
                         ready.append(part)
                         received.add(event.name)
                         part = None
-                    elif isinstance(event, Refused) and event.name in wanted.keys() - received:
+                    elif (
+                        isinstance(event, Refused)
+                        and not event.resized  # a log that grew: the SFTP way (listed size)
+                        and event.name in wanted.keys() - received
+                    ):
                         run.fail(wanted[event.name], f"refused: {event.reason}")  # not twice
                 if len(ready) >= GROUP:
                     group, ready = ready, []  # handed over: never finished twice

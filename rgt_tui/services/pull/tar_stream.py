@@ -38,6 +38,10 @@ class End:
 class Refused:
     name: str | None  # the member it is about, when known
     reason: str
+    # The member is the file asked for, at another size than the manifest's: it changed
+    # since it was listed (a log still being written grows). Not a lie to fail it for:
+    # the copy takes it the SFTP way, which reads the listed size and checks its hash.
+    resized: bool = False
 
 
 Event = Start | Data | End | Refused
@@ -109,12 +113,11 @@ class TarReader:
         if expected is None:
             return self._refuse(name, "sent by the box without being asked for")
         if info.size != expected:
-            return self._refuse(
-                name, f"the box sent {info.size} bytes, the manifest says {expected}: it changed"
-            )
+            why = f"the box sent {info.size} bytes, the manifest says {expected}: it changed"
+            return self._refuse(name, why, resized=True)
         self._member, self._left, self._pad = name, info.size, -info.size % BLOCK
         return [Start(name)] if info.size else [Start(name), End(name)]
 
-    def _refuse(self, name: str | None, reason: str) -> list[Event]:
+    def _refuse(self, name: str | None, reason: str, *, resized: bool = False) -> list[Event]:
         self.finished = True
-        return [Refused(name, reason)]
+        return [Refused(name, reason, resized)]
