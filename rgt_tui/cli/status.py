@@ -2,7 +2,8 @@
 
 A host the journal records as torn down is sampled too: its box still answering is the
 forgotten-box cost leak (GEN1), said on its line and as a critical alert (exit 3); not
-answering is what a torn-down box should do, and is no "unreachable" (exit 1).
+answering is what a torn-down box should do, and is no "unreachable" (exit 1). Nor is
+a box ``watch``'s autostop stopped, until it answers again (``services.runtime.stopped``).
 """
 
 from __future__ import annotations
@@ -63,15 +64,38 @@ def run_status(call: Call) -> int:
         collect_status(fleet, timeout=call.args.timeout, last_seen=default_last_seen(fleet))
     )
     torn = torn_down_hosts(call.fleet, [r.host.name for r in reports])
+    stopped = stopped_hosts(call.fleet, [r for r in reports if not r.reachable])
     reports = [with_teardown(r, torn.get(r.host.name), time.time()) for r in reports]
+    reports = [_quiet(r) if r.host.name in stopped else r for r in reports]
     if call.args.json:
         objects = [
-            {**report_to_json(r), "torn_down_at": _at(torn.get(r.host.name))} for r in reports
+            {
+                **report_to_json(r),
+                "torn_down_at": _at(torn.get(r.host.name)),
+                "stopped_at": stopped.get(r.host.name),
+            }
+            for r in reports
         ]
         print(json.dumps(objects, indent=2))
     else:
-        print(format_status_table(reports, torn))
-    return status_exit_code(reports, torn)
+        print(format_status_table(reports, torn, stopped))
+    return status_exit_code(reports, torn, stopped)
+
+
+def stopped_hosts(fleet: Fleet, unreachable: list[HostReport]) -> dict[str, float]:
+    """Each unreachable host that watch's autostop stopped (``services.runtime.stopped``):
+    when. Not answering is what a stopped box does: neither unreachable nor alerting."""
+    from rgt_tui.services.journal import journal_for
+    from rgt_tui.services.runtime.stopped import StoppedHosts
+
+    watch = StoppedHosts(journal_for(fleet))
+    found = {r.host.name: watch.stopped_at(r.host.name) for r in unreachable}
+    return {name: at for name, at in found.items() if at is not None}
+
+
+def _quiet(report: HostReport) -> HostReport:
+    """A stopped box's report: no error and no alerts (no GEN8, no release clock)."""
+    return dataclasses.replace(report, alerts=(), error=None, fix=None)
 
 
 Teardown = tuple[float, BoxIdentity | None]  # when the current box was torn down, and which
@@ -126,11 +150,13 @@ def still_answers(report: HostReport, torn: dict[str, Teardown]) -> bool:
 ALERTING = ("warning", "critical")  # an info alert is a note, not a reason to page
 
 
-def status_exit_code(reports: list, torn: dict[str, Teardown] | None = None) -> int:
+def status_exit_code(
+    reports: list, torn: dict[str, Teardown] | None = None, stopped: dict[str, float] | None = None
+) -> int:
     """1: a host unreachable; 3: all reachable, a warning or critical alert present (a
     torn-down box that still answers among them); 0. A torn-down box that no longer
-    answers is neither: it is gone, as it should be."""
-    gone = set(torn or {})
+    answers is neither: it is gone, as it should be; nor is a box watch stopped."""
+    gone = set(torn or {}) | set(stopped or {})
     if not all(r.reachable or r.host.name in gone for r in reports):
         return EXIT_PROBLEMS
     if any(a.severity in ALERTING for r in reports for a in r.alerts):
@@ -138,14 +164,22 @@ def status_exit_code(reports: list, torn: dict[str, Teardown] | None = None) -> 
     return EXIT_OK
 
 
-def format_status_table(reports: list, torn: dict[str, Teardown] | None = None) -> str:
+def format_status_table(
+    reports: list, torn: dict[str, Teardown] | None = None, stopped: dict[str, float] | None = None
+) -> str:
     """A plain-text fleet summary: one block per host, alerts under it."""
-    torn = torn or {}
+    torn, stopped = torn or {}, stopped or {}
     lines: list[str] = []
     for r in reports:
         teardown = torn.get(r.host.name)
         if teardown is not None and not r.reachable:
             lines.append(f"{r.host.name:<14} torn down {_when(teardown[0])} · no longer answers")
+            continue
+        if r.host.name in stopped:
+            lines.append(
+                f"{r.host.name:<14} stopped by watch {_when(stopped[r.host.name])} · "
+                "start it from the provider to use it again"
+            )
             continue
         if not r.reachable:
             lines.append(f"{r.host.name:<14} UNREACHABLE  {r.error}")

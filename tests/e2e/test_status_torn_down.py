@@ -17,6 +17,8 @@ from rgt_tui.cli import exit_codes, main
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.journal import Journal, TeardownRecord
+from rgt_tui.services.records import atomic_write_json
+from rgt_tui.services.runtime.stopped import autostop_path
 
 
 def _tear_down(hosts: Path, host: str, box_id: str, at: float) -> None:
@@ -85,3 +87,26 @@ def test_launch_and_append_on_a_torn_down_host_warn(
         main([*argv, "--hosts", str(hosts)])
         err = capsys.readouterr().err
         assert "warning: box1" in err and "is recorded as torn down" in err, (argv, err)
+
+
+def test_a_box_watch_stopped_reads_stopped_not_unreachable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ux-b #2 in `status`: a box watch's autostop stopped, not answering since, is
+    stopped as watch and the TUI say: no UNREACHABLE, no GEN8 or release-clock alert, and
+    not exit 1 (a cron job would page for a box stopped on purpose)."""
+    hosts = tmp_path / "hosts.toml"
+    at = time.time() - 1800
+    stop = {"launch_ts": int(at) - 600, "claimed_at": at - 5, "exit_status": 0, "ok": True,
+            "ended_at": at}  # fmt: skip
+    atomic_write_json(
+        autostop_path(journal_dir(hosts), "box1"), {"version": 1, "host": "box1", "stops": [stop]}
+    )
+    with closed_port() as port:
+        hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\n')
+        assert main(["status", "--hosts", str(hosts)]) == exit_codes.EXIT_OK
+        out = capsys.readouterr().out
+        assert main(["status", "--hosts", str(hosts), "--json"]) == exit_codes.EXIT_OK
+        (report,) = json.loads(capsys.readouterr().out)
+    assert "box1" in out and "stopped by watch" in out and "UNREACHABLE" not in out, out
+    assert report["stopped_at"] == pytest.approx(at) and report["alerts"] == []
