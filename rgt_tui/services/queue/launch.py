@@ -26,6 +26,7 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE, QueueView
+from rgt_tui.domain.shared_account import shared_account_problem
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
@@ -206,6 +207,9 @@ async def plan_launch(
     unknown = unknown_acks_problem(acked)
     if unknown:
         problems.append(unknown)
+    shared = shared_account_problem(fleet, host)
+    if shared:
+        problems.append(shared)
     base = {
         "host": host.name, "session": session, "start_index": start_index, "fresh": fresh,
         "acks": acked, "host_acks": host.ready.preflight_ack,
