@@ -43,6 +43,11 @@ def _cells(condition: Condition) -> str:
     return ", ".join(printable(c, 200) for c in condition.settle)
 
 
+def _bare(action: str) -> str:
+    """``run `rgt-tui pull box1``` / ``press p to pull again`` without its verb."""
+    return action.removeprefix("run ").removeprefix("press ")
+
+
 def fix(condition: Condition, host: str, *, tui: bool) -> str:
     """How to settle ``condition`` for ``host`` ("" when it holds or nothing settles it)."""
     if condition.ok:
@@ -82,7 +87,8 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         "local": f"{pull}: it fetches what is missing (move a changed file away first: "
         "the pull never overwrites it), then verify",
         "loaded": f"fix or re-pull the files named, then {verify.removeprefix('run ')}",
-        "verified": f"settle what verify named, then {verify.removeprefix('run ')}",
+        "verified": "do what each problem verify named says (a file refused on the box: "
+        f"rename or fix it there as its line says, then {_bare(pull)}), then {_bare(verify)}",
         "roster": verify,
         "confirmed": f"type '{host}' below"
         if tui

@@ -409,7 +409,8 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         cells = state.verify_left_to_roster
         verified = (
             f"verify said NOT VERIFIED only for {plural(len(cells), 'missing cell')} "
-            f"({', '.join(cells)}): the roster line settles them"
+            f"({', '.join(cells)}): the roster line, or their own unfinished or idle "
+            "lines, settle them"
         )
     else:
         verified = "verify reported no problem"
@@ -450,11 +451,14 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
 
 def _roster_condition(state: GateState) -> Condition:
     """Every queue cell has verified results, or is missing and acknowledged by name. A
-    cell whose run is unfinished or running counts for none of that, whatever of it
-    verified: its own line (unfinished, idle) settles it."""
+    cell whose run is unfinished or running, or that moved to another box, counts for
+    none of that, whatever of it verified: its own line (unfinished, idle, moved)
+    settles it (verify leaves them out of its count by the same rule)."""
     if state.expected_cells is None:
         return Condition("roster", False, "roster not reconciled")
-    open_work = {name for name, _, _ in state.unfinished} | set(state.running)
+    open_work = {name: "moved" for name, _ in state.moved_cells}
+    open_work |= {name: "unfinished" for name, _, _ in state.unfinished}
+    open_work |= {name: "running" for name in state.running}
     deferred = [c for c in state.expected_cells if c in open_work]
     cells = [c for c in state.expected_cells if c not in open_work]
     missing = [c for c in cells if c not in state.present_cells]
@@ -466,7 +470,8 @@ def _roster_condition(state: GateState) -> Condition:
             f" (unacknowledged: {', '.join(unacked)})" if unacked else " (acknowledged)"
         )
     if deferred:
-        text += f"; unfinished or running, not counted: {', '.join(deferred)} (their own lines)"
+        named = ", ".join(f"{c} ({open_work[c]})" for c in deferred)
+        text += f"; not counted, each settled on its own line: {named}"
     return Condition("roster", not unacked, text, tuple(unacked))
 
 

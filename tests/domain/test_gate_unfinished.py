@@ -83,7 +83,7 @@ def test_an_interrupted_cell_with_a_verified_checkpoint_is_its_own_line_until_ac
     # Its verified checkpoint no longer counts it as a cell with results.
     roster = _roster(state)
     assert roster.ok and roster.evidence.startswith("1/2 cells have results")
-    assert "not counted: cellA" in roster.evidence
+    assert "settled on its own line: cellA (unfinished)" in roster.evidence
 
     acked = _confirm_again(g.apply(state, g.UnfinishedAcknowledged("cellA")))
     (line,) = _unfinished(acked)
