@@ -50,7 +50,12 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
 def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     """``--start``, ``--yes``, ``--detach``, ``--fresh`` and ``--ack``."""
     parser.add_argument(
-        "--start", type=int, default=0, metavar="N", help="first cell index (default 0)"
+        "--start",
+        type=int,
+        default=None,
+        metavar="N",
+        help="first cell index (default: where the queue stopped, else its first cell not "
+        "done, else 0)",
     )
     parser.add_argument("--yes", action="store_true", help="launch without asking")
     parser.add_argument(
@@ -283,10 +288,11 @@ def run_launch(call: Call) -> int:
     from rgt_tui.cli.teardown import warn_if_torn_down
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.backends import backend_for
+    from rgt_tui.services.queue.launch import default_start
     from rgt_tui.services.queue.launch_acks import launch_recorded
 
     args, host = call.args, call.host
-    if args.start < 0:
+    if args.start is not None and args.start < 0:
         return call.fail("--start must be 0 or more", code=EXIT_BAD_INPUT)
     warn_if_torn_down(call)
     backend = backend_for(host)
@@ -299,11 +305,18 @@ def run_launch(call: Call) -> int:
         result, unrecorded = await launch_recorded(call.fleet, backend, plan, transport)
         return result
 
-    async def plan_then_launch(transport: Transport) -> tuple[LaunchPlan, LaunchResult | None]:
-        plan = await backend.plan_launch(
-            call.fleet, transport, start_index=args.start, detach=args.detach,
+    async def planned(transport: Transport, start: int) -> LaunchPlan:
+        return await backend.plan_launch(
+            call.fleet, transport, start_index=start, detach=args.detach,
             fresh=args.fresh, acks=args.ack,
         )  # fmt: skip
+
+    async def plan_then_launch(transport: Transport) -> tuple[LaunchPlan, LaunchResult | None]:
+        plan = await planned(transport, args.start or 0)
+        if args.start is None and default_start(plan) != plan.start_index:
+            # As the launch dialog: from where the queue stopped, or its first cell not
+            # done (0 would run the done cells again: paid work), over the same connection.
+            plan = await planned(transport, default_start(plan))
         print(format_plan(plan))
         if not (plan.ok and args.yes):
             return plan, None

@@ -127,3 +127,24 @@ async def test_launch_asks_with_no_connection_held_and_ctrl_c_stops_it_at_once(m
     assert code == 0, out + err
     assert "launched on box1: runner pid" in out
     await wait_view(qf, lambda v: v.state == FINISHED)
+
+
+async def test_launch_without_start_begins_at_the_first_cell_not_done(make_queue_fleet):
+    """As the launch dialog (ux-a #5): after a queue that finished with a failed cell,
+    `launch` with no --start plans from that cell, not from 0 (which would run the done
+    cell again, paid work); --start 0 still can."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(
+        f"{qf.cell_script('fine', 'echo ok')} t\n{qf.cell_script('broke', 'exit 3')} t\n"
+    )
+    first = await arun("launch", "box1", "--hosts", hosts, "--yes")
+    assert first.returncode == 0, first.stdout + first.stderr
+    await wait_view(qf, lambda v: v.state == FINISHED)
+
+    again = await arun("launch", "box1", "--hosts", hosts)  # no terminal: the plan, then 2
+    assert again.returncode == 2 and "start index 1 · 1 of 2 cells to run" in again.stdout, (
+        again.stdout
+    )
+    chosen = await arun("launch", "box1", "--hosts", hosts, "--start", "0")
+    assert "start index 0 · 2 of 2 cells to run" in chosen.stdout, chosen.stdout
