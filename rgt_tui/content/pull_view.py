@@ -1,4 +1,5 @@
-"""What the Pulls and Teardown tabs say, as styled text: pure functions of job outcomes.
+"""What the Pulls tab says (and the verify lines of the Teardown tab), as styled text: pure
+functions of job outcomes; the teardown checklist is content/teardown_text.py.
 
 Shared wording with the CLI twins (``cli/pull.py``, ``cli/teardown.py``) so a screen and its
 command say the same thing.
@@ -15,7 +16,6 @@ from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
 from rgt_tui.domain.egress import plan_line
-from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.roster import roster_line
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.services.pull.progress import PullProgress
@@ -24,28 +24,10 @@ from rgt_tui.services.verify.report import code_lines, loader_line, offline, unl
 
 if TYPE_CHECKING:
     from rgt_tui.services.pull.types import PullResult
-    from rgt_tui.services.teardown import GateReport, TeardownOutcome
     from rgt_tui.services.verify.types import VerificationReport
 
 MUTED = "$foreground-muted"
 MAX_FILES = 8
-
-CONDITION_TITLES = {
-    "box": "the box that answers is the one recorded",
-    "manifest": "manifest taken after the last write",
-    "rescan": "fresh re-scan matches",
-    "pulled": "every file pulled, SHA-256 matches",
-    "local": "local copy re-hashed now, unchanged",
-    "loaded": "every loadable artifact loaded",
-    "verified": "verify found no problem",
-    "roster": "roster reconciled",
-    "idle": "no cell running",
-    "unfinished": "unfinished work moved or accepted",
-    "moved": "moved to another host",
-    "jobs": "every Slurm job of the queue ended",
-    "confirmed": "host name typed",
-    "journal": "journal readable",
-}
 
 
 def progress_lines(p: PullProgress, width: int) -> list[Content]:
@@ -174,128 +156,6 @@ def verify_lines(report: VerificationReport) -> list[Content]:
             )
         )
         lines += [Content.styled(shown(f"  {p}"), "$error") for p in unlisted_problems(report)[:8]]
-    return lines
-
-
-def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content]:
-    """Every gate condition with its state and evidence, and under each locked one the
-    key that settles it; then why facts are missing, and the verdict. ``torn_down``: the
-    box is recorded as torn down now: nothing is left to type."""
-    lines = []
-    for c in report.conditions:
-        if torn_down and c.key == "confirmed":
-            continue  # typed already: the teardown is recorded
-        mark, style = ("✓", "$success") if c.ok else ("✖", "$error")
-        title = CONDITION_TITLES.get(c.key, c.key)
-        settle = "" if c.key == "confirmed" else fix(c, report.host.name, tui=True)
-        lines.append(
-            Content.assemble(
-                (f"{mark} ", f"bold {style}"),
-                (f"{c.key:<9} ", "bold"),
-                (f"{title}: ", MUTED),
-                shown(c.evidence),
-                (f" → {settle}" if settle else "", "bold $accent"),
-            )
-        )
-    lines += [Content.styled(shown(f"! {p}"), "$warning") for p in report.problems]
-    if torn_down:
-        lines.append(
-            Content.styled(
-                f"{report.host.name} is recorded as torn down: nothing left to confirm",
-                "bold $success",
-            )
-        )
-    elif report.ready_but_confirmation:
-        lines.append(
-            Content.styled(
-                f"ready: type '{report.host.name}' below to tear it down", "bold $success"
-            )
-        )
-    else:
-        lines.append(
-            Content.styled(
-                "locked: nothing will be torn down until every item holds", "bold $error"
-            )
-        )
-    return lines
-
-
-def profile_lines(report: GateReport) -> list[Content]:
-    """The profile's facts: verb, irreversibility, what it destroys, what keeps billing."""
-    p = report.profile
-    verb = Content.assemble(
-        p.teardown_verb,
-        ("  IRREVERSIBLE", "bold $error") if p.irreversible else ("  reversible", MUTED),
-    )
-    rows = [
-        ("teardown verb", verb),
-        ("destroys", Content(p.destroys)),
-        ("keeps billing", Content("; ".join(p.keeps_billing))),
-        ("survives stop", Content(p.stop_survives)),
-        ("survives meter-stop", Content(p.meter_stop_survives)),
-        ("danger clocks", Content("; ".join(p.clock_lines))),
-        (
-            "teardown command",
-            Content(report.host.teardown or "(none: you will be shown what to do)"),
-        ),
-    ]
-    return [Content.assemble((f"{k:<20}", MUTED), v) for k, v in rows]
-
-
-def outcome_lines(
-    outcome: TeardownOutcome, torn_down: bool, host: str = "the host"
-) -> list[Content]:
-    """After the typed confirmation: the command's output and exit code, or instructions.
-
-    Without a command nothing is recorded (and nothing said about billing stopping) until
-    the user types the name a second time to say the box is destroyed.
-    """
-    if not outcome.ran:
-        lines = [Content.styled("Do this by hand now:", "bold"), Content(outcome.instructions)]
-        lines += [Content.styled(outcome.credentials, MUTED)] if outcome.credentials else []
-        if torn_down:
-            lines.append(
-                Content.styled(
-                    "✓ you confirmed the box is destroyed: recorded as torn down; "
-                    "its cost stops here",
-                    "bold $success",
-                )
-            )
-        else:
-            lines.append(
-                Content.styled(
-                    f"NOT recorded as torn down: {host} bills until you destroy it. "
-                    f"Once you have, type '{host}' again below.",
-                    "bold $warning",
-                )
-            )
-        return lines
-    lines = [Content.styled(outcome.credentials, MUTED)] if outcome.credentials else []
-    lines += [
-        Content.styled(shown(line), MUTED)
-        for line in outcome.output.rstrip("\n").splitlines()[-20:]
-    ]
-    if outcome.ok and torn_down:
-        lines.append(
-            Content.styled("✓ teardown command exited 0: recorded as torn down", "bold $success")
-        )
-    elif outcome.timed_out:
-        # The output's last line already says what may have happened (timed_out_note).
-        lines.append(
-            Content.styled(
-                "✖ teardown command TIMED OUT and was stopped with all it started: NOT "
-                "recorded as torn down — check the provider's console: the box may be "
-                "half-destroyed",
-                "bold $error",
-            )
-        )
-    else:
-        lines.append(
-            Content.styled(
-                f"✖ teardown command FAILED (exit {outcome.exit_status}): NOT recorded as torn down",
-                "bold $error",
-            )
-        )
     return lines
 
 
