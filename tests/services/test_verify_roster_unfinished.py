@@ -47,7 +47,10 @@ async def test_a_failed_cell_with_verified_files_is_not_counted_as_the_gate_has_
 
     checked = await cli("teardown", "box1", "--check")
     gate = checked.stdout
-    assert "1/2 cells have results" in gate and "not counted, each settled on its own line: flaky (unfinished)" in gate, gate
+    assert (
+        "1/2 cells have results" in gate
+        and "not counted, each settled on its own line: flaky (unfinished)" in gate
+    ), gate
     # verify's line for flaky is the roster's (left to the cell's own line), not a problem
     # that keeps the gate's verified line locked.
     (line,) = [
