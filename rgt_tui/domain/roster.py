@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rgt_tui.domain.manifest import Manifest
-from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.domain.queue_state import PENDING, RUNNING
 from rgt_tui.domain.units import plural
 
 
@@ -83,12 +83,15 @@ def reconcile(
         if open_work and name in open_work:
             state = open_work[name]
             unfinished.append((name, state))
-            why = (
-                "running: counted once it ends done"
-                if state == RUNNING
-                else f"{state}: its run did not finish, so what of it verified is not its "
-                "results (retry or move it, or accept it at teardown)"
-            )
+            if state == RUNNING:
+                why = "running: counted once it ends done"
+            elif state == PENDING:  # waits its turn in a queue that runs: nothing to do
+                why = "pending: counted once it has run and ended done"
+            else:
+                why = (
+                    f"{state}: its run did not finish, so what of it verified is not its "
+                    "results (retry or move it, or accept it at teardown)"
+                )
             missing.append((name, why))
             continue
         prefixes = output_prefixes(manifest, durable_dir, name)

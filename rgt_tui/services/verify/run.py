@@ -47,7 +47,7 @@ from rgt_tui.domain.manifest import (
     compare,
 )
 from rgt_tui.domain.manifest_refusals import refusal_fix
-from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.domain.queue_state import PENDING, RUNNING
 from rgt_tui.domain.roster import RosterCheck, reconcile
 from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
@@ -115,7 +115,7 @@ async def verify_host(
     if cells is not None:
         work = await _open_work(host, transport if remote_checked else None, code)
         rost = reconcile(cells, manifest, host.durable_dir, statuses, work)
-    problems = _problems(manifest, results, flags, rost)
+    problems = problem_lines(manifest, results, flags, rost)
     if roster_problem:
         problems.append(roster_problem)
     return await _finish(
@@ -380,12 +380,13 @@ def _roster(host: HostConfig, roster: Sequence[str] | None) -> tuple[list[str] |
     return [c.name for c in source.parsed.cells], problem
 
 
-def _problems(
+def problem_lines(
     manifest: Manifest,
     results: Sequence[ArtifactCheck],
     flags: Sequence[Flag],
     roster: RosterCheck | None,
 ) -> list[str]:
+    """A report's problems, one line each (``news_problems`` lists a subset of them)."""
     problems = []
     if not manifest.entries:
         roots = ", ".join(r.given for r in manifest.roots) or "(no pull roots)"
@@ -398,3 +399,21 @@ def _problems(
     if roster is not None:
         problems += [f"cell {name} missing: {why}" for name, why in roster.missing]
     return problems
+
+
+def news_problems(report: VerificationReport) -> list[str]:
+    """The problems a periodic pull's news lists: while the queue runs, a running cell's
+    files still change on the box and a pending one has none yet, so neither the box's
+    changes since the manifest nor those cells are news (``verify`` and the teardown gate
+    still count them: this only keeps a notification from crying wolf each pull)."""
+    roster, manifest = report.roster, report.manifest
+    if roster is None or manifest is None:
+        return list(report.problems)
+    waiting = {name for name, state in roster.unfinished if state in (RUNNING, PENDING)}
+    if not any(state == RUNNING for _, state in roster.unfinished):
+        return list(report.problems)
+    flags = [f for f in report.flags if not f.kind.startswith("remote-")]
+    missing = tuple((n, why) for n, why in roster.missing if n not in waiting)
+    kept = problem_lines(manifest, report.checks, flags, replace(roster, missing=missing))
+    dropped = set(problem_lines(manifest, report.checks, report.flags, roster)) - set(kept)
+    return [p for p in report.problems if p not in dropped]

@@ -62,7 +62,7 @@ from rgt_tui.services.records import host_results_dir, manifest_path
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
-from rgt_tui.services.verify.run import verify_host
+from rgt_tui.services.verify.run import news_problems, verify_host
 from rgt_tui.services.watch.events import WatchEvent
 
 log = logging.getLogger(__name__)
@@ -351,7 +351,7 @@ class PullScheduler:
         self.last[host.name] = came
         if not result.pulled and result.ok:
             return None  # nothing new: nothing to tell anyone
-        problems += list(report.problems)[:5]
+        problems += news_problems(report)[:5]
         severity = "info" if result.ok else "warning"
         self.emit(
             WatchEvent(
