@@ -409,8 +409,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         cells = state.verify_left_to_roster
         verified = (
             f"verify said NOT VERIFIED only for {plural(len(cells), 'missing cell')} "
-            f"({', '.join(cells)}): the roster line, or their own unfinished or idle "
-            "lines, settle them"
+            f"({', '.join(cells)}): the roster line, or each cell's own line, settles them"
         )
     else:
         verified = "verify reported no problem"

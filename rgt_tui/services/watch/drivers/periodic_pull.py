@@ -174,6 +174,7 @@ class PullScheduler:
         self._running: dict[str, asyncio.Task[None]] = {}
         self._failing_since: dict[str, float] = {}
         self._failure: dict[str, tuple[float, str]] = {}  # host -> (when, why) of the last
+        self._told: dict[str, str] = {}  # host -> the failure last told, in this run of them
         self._wake: asyncio.Event | None = None
 
     def wake(self) -> None:
@@ -366,13 +367,18 @@ class PullScheduler:
         return None
 
     def _failed(self, host: HostConfig, why: str, fix: str) -> float:
-        """Note a failed pull; told once per run of failures (the console and the
-        notification alike), with the interval it is really tried again at."""
+        """Note a failed pull; told once per run of failures and again only when it fails
+        for another reason (the console and the notification alike; the same failure
+        each minute is not news), with the interval it is really tried again at."""
         first = host.name not in self._failing_since
         since = self._failing_since.setdefault(host.name, self.clock())
         self.last[host.name] = f"pull failed: {why}"
         self._failure[host.name] = (self.clock(), why)
         if first:
+            self._told.pop(host.name, None)
+        if self._told.get(host.name) != why:
+            told_at = since if first else self.clock()
+            self._told[host.name] = why
             every = pull_every(host)
             again = min(every, RETRY_S) if every is not None else RETRY_S
             interval = f"{again / 60:g} min" if again >= 60 else f"{again:g} s"
@@ -380,7 +386,7 @@ class PullScheduler:
                 WatchEvent(
                     kind="pull_failed",
                     host=host.name,
-                    key=f"pull_failed:{host.name}:{since:.0f}",  # one per run of failures
+                    key=f"pull_failed:{host.name}:{told_at:.0f}",  # one per failure told
                     title=f"{host.name}: periodic pull failed",
                     body=f"{why}\nfix: {fix}\nIt is tried again every {interval}; "
                     "what arrived is kept and the next pull resumes it.",
