@@ -30,8 +30,8 @@ def account_of(host: HostConfig) -> tuple[str, ...] | None:
 def sharing_account(fleet: Fleet, host: HostConfig) -> tuple[str, ...]:
     """The other hosts of ``fleet`` that log in to ``host``'s account, by name."""
     mine = account_of(host)
-    if mine is None:
-        return ()
+    if mine is None or any(h.group is not None and h.name == host.name for h in fleet.hosts):
+        return ()  # a group, or one of its ranks (planned under the group's name)
     return tuple(h.name for h in fleet.hosts if h.name != host.name and account_of(h) == mine)
 
 
