@@ -248,7 +248,9 @@ def on_term(signum, frame):
     open(os.path.join(out, "term_seen"), "w").close()
 signal.signal(signal.SIGTERM, on_term)
 print("started", flush=True)
-open(os.path.join(out, "started"), "w").close()
+with open(os.path.join(out, "started.tmp"), "w") as f:
+    f.write(str(os.getpid()))
+os.replace(os.path.join(out, "started.tmp"), os.path.join(out, "started"))
 while not stop:
     time.sleep(0.05)
 with open(os.path.join(out, "ckpt.tmp"), "w") as f:
@@ -256,6 +258,15 @@ with open(os.path.join(out, "ckpt.tmp"), "w") as f:
 os.replace(os.path.join(out, "ckpt.tmp"), os.path.join(out, "ckpt"))
 print("checkpointed", flush=True)
 """
+
+
+def _handler_ready(qf: QueueFleet, out: Path) -> bool:
+    starts = [ln.split() for ln in qf.state("term_ck").splitlines() if ln.startswith("start ")]
+    try:
+        mine = (out / "started").read_text()
+    except OSError:
+        return False
+    return bool(starts) and starts[-1][-1] == mine
 
 
 async def test_a_killed_cell_prints_and_checkpoints_in_its_term_handler_before_it_ends(
@@ -274,7 +285,9 @@ async def test_a_killed_cell_prints_and_checkpoints_in_its_term_handler_before_i
         plan = await backend_for(host).plan_launch(qf.fleet, transport)
         assert plan.ok, plan.problems
         await backend_for(host).launch(plan, transport)
-        await wait_for(lambda: (out / "started").exists(), 60, "the cell to start")
+        # Started with its handler in place: this attempt's (its pid is the last start
+        # record's), not an earlier attempt's file if Slurm requeued the task meanwhile.
+        await wait_for(lambda: _handler_ready(qf, out), 60, "the cell to start")
         killed = await backend_for(host).kill(transport, "term_ck")
         assert killed.ended
     finally:
