@@ -40,6 +40,7 @@ class PullsTab(DetailTab):
         super().__init__()
         self.jobs: HostJobs | None = None
         self.now = 0.0  # the detail screen's clock, for "… ago"
+        self._verdict_of: object = None  # the verify report last brought into view
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled(HINT, MUTED), classes="pulls-hint")
@@ -91,3 +92,8 @@ class PullsTab(DetailTab):
         self.query_one(".verify-body", Static).update(
             join(verify) if verify else Content.styled(NO_VERIFY, MUTED)
         )
+        if jobs.verify_report is not None and jobs.verify_report is not self._verdict_of:
+            # A verify just ended: its verdict is the tab's last line, below the fold on a
+            # small terminal (80x24), where v would seem to have done nothing.
+            self._verdict_of = jobs.verify_report
+            self.call_after_refresh(self.scroll_end, animate=False)
