@@ -83,3 +83,20 @@ async def test_a_changed_reminder_period_applies_without_a_restart(tmp_path: Pat
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_an_edit_saved_as_the_file_watch_starts_is_applied(tmp_path: Path) -> None:
+    """The fleet file's baseline is taken when its watch is made, not at the watch loop's
+    first turn: an edit saved in between was taken for the baseline and never applied
+    (the test above failed so under a loaded CI)."""
+    path = tmp_path / "hosts.toml"
+    body = '[[hosts]]\nname = "box3"\nssh = "root@10.0.0.7:22"\n'
+    path.write_text(body)
+    watcher = Watcher(load_fleet(path), monitors={}, drivers=False)
+    runtime = watcher.runtime
+    try:
+        runtime.watch_fleet_file(0.05)
+        path.write_text("[fleet]\nnotify_reminder_minutes = 1\n\n" + body)  # before any turn
+        await wait_for(lambda: runtime.fleet.watch.reminder_minutes == 1, 30, "the edit applied")
+    finally:
+        await runtime.close()

@@ -76,11 +76,11 @@ class FleetFileHosts:
         """Read the fleet file again whenever it changes (``look_at_fleet_file`` every
         ``every_s`` seconds) and run what it says from then on."""
         watch = self.fleet_file = FleetFileWatch(lambda: self.fleet.path, every_s=every_s)
+        watch.baseline_now()
         self._spawn(self._fleet_file_loop(watch))
         return watch
 
     async def _fleet_file_loop(self, watch: FleetFileWatch) -> None:
-        await watch.baseline()
         while True:
             await asyncio.sleep(watch.every_s)
             try:

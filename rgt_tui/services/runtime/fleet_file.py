@@ -117,6 +117,12 @@ class FleetFileWatch:
             None if self._watched is None else await asyncio.to_thread(file_stamp, self._watched)
         )
 
+    def baseline_now(self) -> None:
+        """``baseline`` at once, when the watch is made (one stat): an edit saved between
+        then and the loop's first turn is a change, not the baseline (it was lost)."""
+        self._watched = self.path()
+        self._seen = None if self._watched is None else file_stamp(self._watched)
+
     async def look(self) -> Fleet | ConfigError | None:
         """The fleet read again when the file changed since the last look; the mistake
         that refused it (once per change); None when it did not change."""
