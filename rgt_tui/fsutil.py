@@ -20,12 +20,14 @@ import errno
 import fcntl
 import functools
 import hashlib
+import json
 import os
 import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 NEW_FILE_MODE = 0o600  # a file written here for the first time: results, keys, settings
 
@@ -79,6 +81,19 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = NEW_FILE_MODE) ->
     """Replace ``path``'s content with ``data`` atomically and durably (see ``replacing``)."""
     with replacing(path, data, mode=mode):
         pass
+
+
+def append_line(path: Path, line: dict[str, Any]) -> None:
+    """Add ``line`` as one JSON line, whole (a single O_APPEND write), made durable (a
+    journal-like log a crash must not lose a line of); the folder is made if missing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(line, separators=(",", ":")) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(folder: Path) -> None:

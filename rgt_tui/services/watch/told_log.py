@@ -14,11 +14,11 @@ it when not; ``refresh`` returns what other processes appended since the last re
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from rgt_tui.fsutil import append_line
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.store import watch_dir
 
@@ -67,15 +67,7 @@ class ToldLog:
         self.refresh()
         if event.key in self.keys:
             return True
-        line = {"key": event.key, "time": now, "event": asdict(event)}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = (json.dumps(line, separators=(",", ":")) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_line(self.path, {"key": event.key, "time": now, "event": asdict(event)})
         self.keys.add(event.key)
         return False
 

@@ -37,6 +37,7 @@ import apprise
 
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.text import printable, printable_lines
+from rgt_tui.fsutil import append_line
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.sinks import Sink
 
@@ -192,16 +193,9 @@ class SentLog:
                 self.sent.setdefault(key, set()).add(line["target"])
 
     def append(self, line: dict[str, Any]) -> None:
-        """Add one line, whole (a single O_APPEND write), and make it durable: a "sent"
-        line lost to a crash would mean a second message."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = (json.dumps(line, separators=(",", ":")) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        """Add one line, whole and durable: a "sent" line lost to a crash would mean a
+        second message."""
+        append_line(self.path, line)
 
 
 class Notifier(Sink):
