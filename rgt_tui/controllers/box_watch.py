@@ -232,9 +232,7 @@ class BoxWatch:
         # No answer, no id to tell by, or the same box right after its teardown: it stays
         # torn down, and is done: its monitor, queue poll and connection close
         # (FleetRuntime.retire).
-        del self.pending[host]
-        self._stale.pop(host, None)
-        self._asked.discard(host)
+        self._settled(host)
         if self._stop(host):
             self.app.notify(
                 f"{host} was torn down: telemetry stopped, its connection closed. Press r on it "
@@ -242,6 +240,12 @@ class BoxWatch:
                 title=host,
                 timeout=8,
             )
+
+    def _settled(self, host: str) -> None:
+        """The torn-down host's attempt is decided: nothing is pending for it any more."""
+        del self.pending[host]
+        self._stale.pop(host, None)
+        self._asked.discard(host)
 
     def _still_answers(self, host: str, torn_down_at: float) -> bool:
         """The box recorded as torn down answers this attempt: on ``r``, or long enough
@@ -252,9 +256,7 @@ class BoxWatch:
             torn_down_at >= self._started or now - torn_down_at < GRACE_S
         ):
             return False
-        del self.pending[host]
-        self._stale.pop(host, None)
-        self._asked.discard(host)
+        self._settled(host)
         self.jobs.learned(host, still_answers_at=now)
         when = local_time(torn_down_at)
         if self._cluster(host):
