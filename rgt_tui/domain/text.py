@@ -72,7 +72,7 @@ def _escape_u(match: re.Match[str]) -> str:
 def visible_controls(text: str) -> str:
     """``text`` with every control character but newline and tab (C0, ESC, DEL, C1, the
     Unicode line separators, lone surrogates) and every Unicode format character (Cf)
-    written as ``\\uXXXX``; no cap.
+    written as a 4-digit escape (``\\u202e``); no cap.
 
     ``\\u`` rather than ``printable``'s ``\\x``: the same escape is valid JSON, so a
     ``--json`` output the fence touched (json.dumps with ensure_ascii=False leaves C1
