@@ -11,14 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
+from support.autostop import record_stop
 from support.machine import closed_port
 
 from rgt_tui.cli import exit_codes, main
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.journal import Journal, TeardownRecord
-from rgt_tui.services.records import atomic_write_json
-from rgt_tui.services.runtime.stopped import autostop_path
 
 
 def _tear_down(hosts: Path, host: str, box_id: str, at: float) -> None:
@@ -97,11 +96,7 @@ def test_a_box_watch_stopped_reads_stopped_not_unreachable(
     not exit 1 (a cron job would page for a box stopped on purpose)."""
     hosts = tmp_path / "hosts.toml"
     at = time.time() - 1800
-    stop = {"launch_ts": int(at) - 600, "claimed_at": at - 5, "exit_status": 0, "ok": True,
-            "ended_at": at}  # fmt: skip
-    atomic_write_json(
-        autostop_path(journal_dir(hosts), "box1"), {"version": 1, "host": "box1", "stops": [stop]}
-    )
+    record_stop(journal_dir(hosts), "box1", at)
     with closed_port() as port:
         hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\n')
         assert main(["status", "--hosts", str(hosts)]) == exit_codes.EXIT_OK

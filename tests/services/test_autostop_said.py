@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 
 from support.replay import ReplayMonitor
-from support.samples import FROZEN, agent_sample, gpu
+from support.samples import Clock, agent_sample, gpu
 from support.waiting import wait_for
 
 from rgt_tui.services.fleet.file import load_fleet
@@ -23,14 +23,6 @@ profile = "{profile}"
 stop = "touch /tmp/{name}-STOPPED"
 autostop_minutes = 1
 """
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = FROZEN
-
-    def __call__(self) -> float:
-        return self.t
 
 
 async def test_refusals_at_start_and_on_change_and_the_waiting_reason_once(

@@ -13,17 +13,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from support.autostop import record_stop
 from support.replay import ReplayMonitor
-from support.samples import FROZEN, agent_sample
+from support.samples import Clock, agent_sample
 from support.waiting import wait_for
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import journal_for
-from rgt_tui.services.records import atomic_write_json
 from rgt_tui.services.runtime.monitors import GEN8_ALERT
-from rgt_tui.services.runtime.stopped import STOP_SETTLE_S, autostop_path
+from rgt_tui.services.runtime.stopped import STOP_SETTLE_S
 from rgt_tui.services.telemetry import JournalLastSeen
 from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.services.watch.sinks import Sink
@@ -44,14 +44,6 @@ autostop_minutes = 1
 """
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = FROZEN
-
-    def __call__(self) -> float:
-        return self.t
-
-
 class Recorder(Sink):
     def __init__(self) -> None:
         self.states: list[HostState] = []
@@ -62,13 +54,6 @@ class Recorder(Sink):
 
     def on_event(self, event: WatchEvent) -> None:
         self.events.append(event)
-
-
-def record_stop(folder: Path, host: str, at: float) -> None:
-    """The autostop's record of a stop that ran with success at ``at``."""
-    stop = {"launch_ts": int(at) - 600, "box_id": "b", "claimed_at": at - 5, "idle_s": 90.0,
-            "exit_status": 0, "timed_out": False, "ok": True, "output": "", "ended_at": at}  # fmt: skip
-    atomic_write_json(autostop_path(folder, host), {"version": 1, "host": host, "stops": [stop]})
 
 
 async def test_a_box_watch_stopped_is_stopped_not_lost_until_it_answers_again(

@@ -175,3 +175,13 @@ def many_hosts_fleet(tmp_path: Path, n: int) -> Fleet:
     """A fleet file of ``n`` bare hosts, box0..box{n-1}."""
     text = "".join(f'[[hosts]]\nname = "box{i}"\nssh = "root@10.0.1.{i}"\n\n' for i in range(n))
     return write_fleet(tmp_path, text)
+
+
+class Clock:
+    """A clock a test moves by hand (``clock.t += 60``), from the frozen 'now'."""
+
+    def __init__(self) -> None:
+        self.t = FROZEN
+
+    def __call__(self) -> float:
+        return self.t

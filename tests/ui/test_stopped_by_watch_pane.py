@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.autostop import record_stop
 from support.pilot import make_app, screen_text, wait_for
 from support.samples import FROZEN, agent_sample, make_update
 
 from rgt_tui.messages import HostUpdated
 from rgt_tui.paths import journal_dir
-from rgt_tui.services.records import atomic_write_json
-from rgt_tui.services.runtime.stopped import autostop_path, hhmm
+from rgt_tui.services.runtime.stopped import hhmm
 from rgt_tui.services.telemetry import ConnectionState
 
 pytestmark = pytest.mark.usefixtures("utc")
@@ -27,12 +27,7 @@ def flat(app) -> str:  # type: ignore[no-untyped-def]
 async def test_the_open_tui_pane_says_the_box_was_stopped_by_watch(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     at = FROZEN - 600
-    stop = {"launch_ts": int(at) - 600, "claimed_at": at - 5, "exit_status": 0, "ok": True,
-            "ended_at": at}  # fmt: skip
-    atomic_write_json(
-        autostop_path(journal_dir(app.fleet.path), HOST),
-        {"version": 1, "host": HOST, "stops": [stop]},
-    )
+    record_stop(journal_dir(app.fleet.path), HOST, at)
     async with app.run_test(size=(100, 50)) as pilot:
         lost = ConnectionState("reconnecting", FROZEN - 300, attempt=3, error="Connection refused")
         app.post_message(HostUpdated(make_update(HOST, agent_sample(HOST), lost)))
