@@ -21,6 +21,7 @@ from support.cli import rgt
 from support.machine import free_port
 from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer, started_boxes
 
+from rgt_tui.domain.preflight import PreflightReport
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.backends import backend_for
@@ -90,6 +91,16 @@ def _checks(plan: object) -> dict[str, object]:
     report = plan.preflight  # type: ignore[attr-defined]
     assert report is not None
     return {c.name: c for c in report.checks}
+
+
+async def preflight_of(path: Path) -> PreflightReport:
+    """The group ``pair``'s preflight, read from the fleet file at ``path``."""
+    fleet = load_fleet(path)
+    connections = FleetConnections(fleet.hosts)
+    try:
+        return await group_preflight(fleet, fleet.host("pair"), connections.transport("pair"))
+    finally:
+        await connections.close_all()
 
 
 async def test_a_port_rank_0_cannot_take_is_refused_by_name_and_acknowledgeable(
@@ -190,12 +201,7 @@ async def test_before_the_first_launch_each_box_runs_its_own_python(
         text = text.replace(f'name = "{name}"\n', f'name = "{name}"\npython = "{python}"\n')
     path = tmp_path / "hosts.toml"
     path.write_text(text)
-    fleet = load_fleet(path)
-    connections = FleetConnections(fleet.hosts)
-    try:
-        report = await group_preflight(fleet, fleet.host("pair"), connections.transport("pair"))
-    finally:
-        await connections.close_all()
+    report = await preflight_of(path)
     for box in pair:
         assert not (box.workdir / ".rgt" / "group.env").exists()
     checks = {c.name: c for c in report.checks}
@@ -210,12 +216,7 @@ async def test_before_the_first_launch_each_box_runs_its_own_python(
         f'python = "{QUEUE_PYTHON} -B"\n', ""
     )
     path.write_text(bare)
-    fleet = load_fleet(path)
-    connections = FleetConnections(fleet.hosts)
-    try:
-        report = await group_preflight(fleet, fleet.host("pair"), connections.transport("pair"))
-    finally:
-        await connections.close_all()
+    report = await preflight_of(path)
     python = next(c for c in report.checks if c.name == "python")
     assert python.ok, python
     assert "group.env" not in python.detail
