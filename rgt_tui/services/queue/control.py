@@ -20,6 +20,10 @@ it starts over: the run finds no checkpoint in ``{out}`` to resume from (a relau
 the cell, ``launch --start N``, leaves ``{out}`` in place and resumes); a
 running runner runs it before its next cell, and a stopped queue is launched past its
 last cell (``plan_launch(retry_only=True)``), so only the retried cells run.
+
+Over 450 lines on purpose: stop, kill, retry and skip are four verbs of one protocol
+(records written under the queue lock by ``queue_ctl.sh``, read back through one view);
+split by verb, each module would carry the same view and answer parsing.
 """
 
 from __future__ import annotations
