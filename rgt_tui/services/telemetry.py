@@ -287,7 +287,10 @@ class HostMonitor:
         ):
             return
         self._seen_written = t
-        await asyncio.to_thread(self.seen_store.saw, self.host.name, t)
+        # Shielded: a monitor stopped right after a sample (the app quits, watch stops)
+        # would otherwise cancel the write while it still waits for a worker thread,
+        # and the sighting — where the bill starts — would be lost.
+        await asyncio.shield(asyncio.to_thread(self.seen_store.saw, self.host.name, t))
         # Read back: another box answering under the name restarts the journal's first
         # sighting (HostJournal.observe), and so this box's bill.
         first = await asyncio.to_thread(self.seen_store.first_seen, self.host.name)

@@ -4,7 +4,10 @@ from the box's uptime (a box up for days, added a minute ago, has cost a minute)
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -113,3 +116,35 @@ def test_first_seen_names_the_day_when_it_was_not_today() -> None:
     noon = 1767268800.0  # 2026-01-01 12:00 UTC
     assert first_seen_label(noon - 3600, noon) == "since first seen 11:00"
     assert first_seen_label(noon - 2 * 86400, noon) == "since first seen Dec 30 12:00"
+
+
+async def test_a_monitor_stopped_right_after_its_first_sample_still_records_the_sighting(
+    tmp_path: Path,
+) -> None:
+    # The sighting is written by a worker thread. On a busy machine the write can still
+    # wait for a free thread when the monitor is stopped (the app quits): the write must
+    # not be dropped with the monitor, or the next run bills from a later sighting.
+    journal = Journal(tmp_path / "journal")
+    loop = asyncio.get_running_loop()
+    pool = ThreadPoolExecutor(max_workers=1)
+    loop.set_default_executor(pool)
+    release = threading.Event()
+    async with LoopbackFleet(1, tmp_path / "fleet") as loopback:
+        host = load_fleet(loopback.hosts_file).host("box1")
+        monitor = HostMonitor(
+            host, transport_for(host), interval=0.2,
+            last_seen=JournalLastSeen(journal), agent_args=["--no-gpu"],
+        )  # fmt: skip
+        watch = Watch(monitor)
+        try:
+            await watch.until(lambda u: u.connection.status == "connected", 30, "connected")
+            busy = loop.run_in_executor(None, release.wait)  # the one thread is taken
+            await watch.until(lambda u: u.snapshot is not None, 30, "a sample")
+        finally:
+            await watch.stop()
+            release.set()
+        await busy
+        seen = monitor.last_sample_at
+        assert seen is not None
+        await wait_for(lambda: journal.load("box1").first_seen is not None, 30, "first_seen")
+        assert journal.load("box1").first_seen == monitor.first_seen
