@@ -441,7 +441,10 @@ async def retry_cells(
 
         launched = await launch(plan.launch, transport)
         if fleet is not None:
-            unrecorded = await asyncio.to_thread(record_launch, fleet, plan.launch, launched)
+            # Shielded: the box runs it now; a cancel must not drop the record.
+            unrecorded = await asyncio.shield(
+                asyncio.to_thread(record_launch, fleet, plan.launch, launched)
+            )
             return RetryResult(plan.host, aside, running, launched, unrecorded=unrecorded)
     return RetryResult(plan.host, aside, running, launched)
 

@@ -449,7 +449,9 @@ async def apply_move(
                     f"no file was changed{done}; run the move again"
                 ) from exc
             skipped.append(cell.name)
-    return await _write_files(plan, source, tuple(skipped), today)
+    # Shielded: once the box skips the cells, both queue files must be written; a
+    # cancel between them would leave the cells in both (or in neither).
+    return await asyncio.shield(_write_files(plan, source, tuple(skipped), today))
 
 
 async def _write_files(

@@ -152,7 +152,9 @@ async def confirm_and_tear_down(
     record = TeardownRecord(
         clock(), host.teardown, run.status, run.output[-4000:], ok, box_id=report.box.box_id
     )
-    jh = await asyncio.to_thread(journal.add_teardown, host.name, record)
+    # Shielded: the box is gone now; a cancel (the app quitting) must not drop the
+    # record of it while the write waits for a worker thread.
+    jh = await asyncio.shield(asyncio.to_thread(journal.add_teardown, host.name, record))
     return TeardownOutcome(
         True,
         ok,
