@@ -24,6 +24,7 @@ from rgt_tui.controllers.queue_control import QueueControl
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, SLURM_ENDED, QueueView
+from rgt_tui.domain.units import local_time
 from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.queue_control import CellPickScreen, control_question
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
@@ -99,6 +100,20 @@ class QueueTab(DetailTab):
             )
         elif self.view is not None:
             self._draw()
+        elif (torn := self._torn_down_at(view.host)) is not None:
+            # Nothing polls a torn-down box: "reading the queue…" would wait forever.
+            body.update(
+                Content.styled(
+                    f"{view.host.name} was torn down at {local_time(torn)}: its queue is "
+                    "no longer read (r reads the box again if it is back)",
+                    MUTED,
+                )
+            )
+
+    def _torn_down_at(self, host: HostConfig) -> float | None:
+        """When the host's box was recorded torn down (None: not, or a bare app)."""
+        jobs = getattr(self.app, "jobs", None)  # RgtApp's (none in a bare app)
+        return jobs.state(host.name).shown_torn_down_at if jobs is not None else None
 
     def show_queue(self, view: QueueView) -> None:
         """Take a freshly polled view of this host's queue."""
