@@ -32,6 +32,7 @@ from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.moved_skips import moved_cells
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
@@ -174,17 +175,6 @@ async def _groups_seen(
     return tuple(seen)
 
 
-def _moved_cells(host: HostConfig) -> dict[str, str]:
-    """Cell name → host, of each ``#moved-to`` line of the host's queue file (none
-    without one). Reads the file: call it off the event loop."""
-    if host.queue is None:
-        return {}
-    from rgt_tui.services.queue.check import read_queue_file
-
-    source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
-    return {c.name: c.moved_to for c in source.parsed.moved}
-
-
 def _cells_seen(host: HostConfig, now: _BoxNow, manifest: Manifest | None) -> _BoxNow:
     """``now`` with the queue's unfinished and moved cells as the gate's fact, each
     unfinished cell's output folders in the pulled copy (``manifest``) named."""
@@ -194,7 +184,7 @@ def _cells_seen(host: HostConfig, now: _BoxNow, manifest: Manifest | None) -> _B
     def outputs(name: str) -> tuple[str, ...]:
         return output_prefixes(manifest, host.durable_dir, name) if manifest else ()
 
-    return replace(now, cells=queue_cells_seen(now.view, _moved_cells(host), outputs))
+    return replace(now, cells=queue_cells_seen(now.view, moved_cells(host), outputs))
 
 
 def _local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
