@@ -177,12 +177,9 @@ def preempted_line(call: Call) -> str | None:
 
 def named_preemption(call: Call) -> Preemption | None:
     """The preemption the TUI or ``watch`` named for the host that still holds; None."""
-    from rgt_tui.paths import journal_dir
-    from rgt_tui.services.runtime.preemption import preempt_dir, read_named
+    from rgt_tui.services.runtime.preemption import named_preemption as named
 
-    if call.fleet.is_default:
-        return None
-    return read_named(preempt_dir(journal_dir(call.fleet.path)), call.host.name)
+    return named(call.fleet, call.host.name)
 
 
 async def run_append(call: Call, transport: Transport) -> int:

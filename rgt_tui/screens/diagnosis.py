@@ -7,6 +7,8 @@ has no buttons: Enter, Escape, q and d all close it, and its last line says so.
 
 from __future__ import annotations
 
+import asyncio
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,9 +22,10 @@ from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_state import QueueView
-from rgt_tui.domain.vanished import Diagnosis, Evidence
+from rgt_tui.domain.vanished import Diagnosis, Evidence, with_preemption
 from rgt_tui.screens.dialog import DialogScreen, KeyHint
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.runtime.preemption import named_preemption
 
 VERDICT_STYLE = {
     "yes": "bold $error",
@@ -118,13 +121,19 @@ class DiagnosisScreen(DialogScreen[None]):
         from rgt_tui.services.queue.view import diagnose_queue
 
         try:
-            result = await self.connections.use(
+            view, diag = await self.connections.use(
                 self.host.name, lambda t: diagnose_queue(self.host, t)
             )
         except Exception as exc:  # unreachable box and the like: shown in the modal
             self.post_message(self.Diagnosed(None, error_text(exc)))
             return
-        self.post_message(self.Diagnosed(result))
+        # A vanished run of a box named preempted is the preemption's, not a manual
+        # kill: the same weighing as `rgt-tui diagnose`.
+        fleet = getattr(self.app, "fleet", None)  # RgtApp's (none in a bare app)
+        if fleet is not None:
+            named = await asyncio.to_thread(named_preemption, fleet, self.host.name)
+            diag = with_preemption(diag, named, self.host.watch.spare)
+        self.post_message(self.Diagnosed((view, diag)))
 
     @on(Diagnosed)
     def _diagnosed(self, message: Diagnosed) -> None:

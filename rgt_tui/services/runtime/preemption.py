@@ -249,3 +249,13 @@ def read_named(memory_dir: Path, host: str) -> Preemption | None:
         return Preemption(**data)
     except (OSError, ValueError, TypeError):
         return None  # damaged or another version: nothing said rather than a wrong line
+
+
+def named_preemption(fleet: Fleet, host: str) -> Preemption | None:
+    """The preemption the TUI or ``watch`` named for ``host`` of ``fleet`` that still holds
+    (None: none, or the built-in fleet, which keeps no journal). Reads a file."""
+    from rgt_tui.paths import journal_dir
+
+    if fleet.is_default or fleet.path is None:
+        return None
+    return read_named(preempt_dir(journal_dir(fleet.path)), host)
