@@ -37,6 +37,7 @@ from rgt_tui.content.ready_text import preflight_lines
 from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.queue_state import DONE
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.services.connections import FleetConnections
@@ -320,10 +321,18 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         go = self.query_one("#launch-go", Button)
         go.display = plan.ok or acknowledgeable
         go.disabled = not plan.ok
-        # Enter confirms a ready plan, and closes a refused one (never launches it).
-        self.end_replan(go if plan.ok else self.query_one("#launch-cancel", Button))
+        # Enter confirms a ready plan, and closes a refused one (never launches it). A
+        # plan that runs done cells again (a start typed before them: paid work) is
+        # launched only by a deliberate Tab to Launch, never by the Enter that follows.
+        rerun = [c for c in plan.cells if c.index >= plan.start_index and c.status == DONE]
+        self.end_replan(go if plan.ok and not rerun else self.query_one("#launch-cancel", Button))
         self.show_hint()
-        if plan.ok:
+        if plan.ok and rerun:
+            said = Content.styled(
+                f"{plural(len(rerun), 'done cell')} will run again: Tab to Launch if you mean it",
+                "bold $warning",
+            )
+        elif plan.ok:
             said = Content.styled(
                 f"{plural(len(plan.cells), 'cell')} in the queue", "$foreground-muted"
             )
