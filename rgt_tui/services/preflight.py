@@ -133,11 +133,12 @@ async def preflight(
     )
     checks = list(box_checks(facts, ctx, scope.checks))
     code = None
+    withheld = fleet_files(fleet)
     if host.ready.code is not None and "code" in scope.checks:
-        check, code = await _code_check(host, transport, fleet_files(fleet))
+        check, code = await _code_check(host, transport, withheld)
         checks.append(check)
     if "crlf" in scope.checks:
-        checks.append(await crlf_preflight(host))
+        checks.append(await crlf_preflight(host, withheld))
     lead = (
         host_signal_lead_check(host, observed_write(fleet, host.name))
         if "signal-lead" in scope.checks

@@ -80,3 +80,21 @@ async def test_cli_sync_says_what_it_left_out_and_check_names_the_uncommitted_fi
     assert not set(HELD) & box_files(root)
     assert checked.returncode == 1
     assert f"uncommitted changes in {code}: run.sh, new.py (2 files)" in checked.stdout
+
+
+async def test_preflights_crlf_check_reads_no_fleet_file_sync_never_sends(
+    make_loopback_fleet, tmp_path
+):
+    from rgt_tui.services.code_sync.crlf import crlf_preflight
+
+    fleet, code, _ = await _fleet_in_tree(make_loopback_fleet, tmp_path)
+    host = fleet.host("box1")
+    held = fleet_files(fleet)
+    # A fleet file saved with Windows line endings never reaches the box: not a failure.
+    fleet.path.write_bytes(fleet.path.read_bytes().replace(b"\n", b"\r\n"))
+    check = await crlf_preflight(host, held)
+    assert check.ok, check
+    # A script that is sent still fails, by name.
+    write(code, "src/prep.sh", "echo hi\r\n")
+    check = await crlf_preflight(host, held)
+    assert not check.ok and "src/prep.sh" in check.detail, check

@@ -6,6 +6,7 @@ host's local queue file. No box round trip: a CRLF file is caught before it is s
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
@@ -27,14 +28,15 @@ def queue_has_crlf(path: Path) -> bool:
         return False
 
 
-async def crlf_preflight(host: HostConfig) -> Check:
-    """The ``crlf`` check of ``host``: its code tree's scripts and configs, and its queue
-    file. SyncError's text is the check's when the tree cannot be listed."""
+async def crlf_preflight(host: HostConfig, withhold: Iterable[Path] = ()) -> Check:
+    """The ``crlf`` check of ``host``: its code tree's scripts and configs (less
+    ``withhold``: the fleet file and its queue files, which sync never sends), and its
+    queue file. SyncError's text is the check's when the tree cannot be listed."""
     found: list[tuple[str, str]] = []
     looked: list[str] = []
     if host.ready.code is not None:
         try:
-            tree = await local_tree(host)
+            tree = await local_tree(host, withhold)
         except SyncError as exc:
             return Check("crlf", False, exc.message, exc.fix)
         found += list(tree.crlf)
