@@ -49,7 +49,11 @@ def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: [fleet] pull_rate_mbit; none: unlimited)",
     )
     parser.add_argument(
-        "--jobs", type=int, default=4, metavar="N", help="large files in flight (default 4)"
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="large files in flight (default: as many as the link's round trip needs, "
+        "at most 4: one on a near box, 4 across an ocean)",
     )
     parser.add_argument(
         "--stall-timeout",
@@ -91,7 +95,7 @@ def run_pull(call: Call) -> int:
     from rgt_tui.services.pull.budget import shared_budget
 
     args = call.args
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         return call.fail("--jobs must be at least 1", code=EXIT_BAD_INPUT)
     if not args.stall_timeout > 0:  # also NaN
         return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
@@ -101,7 +105,8 @@ def run_pull(call: Call) -> int:
         return call.fail("name one HOST, or --all for every host", code=EXIT_BAD_INPUT)
     mbit = args.bwlimit if args.bwlimit is not None else call.fleet.watch.pull_rate_mbit
     options = PullOptions(
-        concurrency=args.jobs,
+        concurrency=args.jobs or PullOptions.concurrency,
+        adapt_width=args.jobs is None,  # N given: that many, whatever the link
         stall_timeout_s=args.stall_timeout,
         budget=shared_budget(mbit),
         compress=args.compress,
@@ -216,6 +221,8 @@ def format_pull_result(result: PullResult) -> str:
         spans = [f"{name} {s:.2f} s" for name, s in result.stages if name != "manifest"]
         whole = [f"; box hashes whole at {s:.2f} s" for n, s in result.stages if n == "manifest"]
         lines.append(f"  stages: {', '.join(spans)}{''.join(whole)}")
+    if result.width is not None:
+        lines.append(f"  large files: {width_text(result.width, result.width_rtt_s)}")
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
         lines.append(f"  {plan_line(result.to_move, result.egress)}")
     lines += [f"  small files: {tar_stream_text(t)}" for t in result.tar_streams if t.wire]
@@ -344,3 +351,11 @@ def fleet_egress_lines(results: list[PullResult]) -> list[str]:
     if unknown:
         line += f" · egress price not set for {', '.join(unknown)} (egress_usd_per_gb)"
     return [line]
+
+
+def width_text(width: tuple[int, int], rtt_s: float | None) -> str:
+    """``1 at a time, 1 SFTP session each (round trip ~3 ms)``: the copy's width and why."""
+    files, sessions = width
+    why = f" (round trip ~{rtt_s * 1000:.0f} ms)" if rtt_s is not None else ""
+    each = "session each" if sessions == 1 else "sessions each"
+    return f"{files} at a time, {sessions} SFTP {each}{why}"

@@ -351,6 +351,12 @@ class Transport(Protocol):
         """Start the sessions of ``lanes`` (see ``open_reader``) ahead of their first use,
         at once; failures are left for the readers to report."""
 
+    async def lane_round_trip(self, lane: int) -> float | None:
+        """Once ``lane``'s session is open (it is started if not), an estimate of the
+        link's round trip in seconds from how long the quickest session took to open;
+        None when not known (the pull then keeps its full width)."""
+        return None
+
     async def put_file(
         self,
         source: Path,

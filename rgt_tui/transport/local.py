@@ -201,6 +201,10 @@ class LocalTransport(RangeReads):
     async def open_lanes(self, lanes: Iterable[int]) -> None:
         """Nothing to start on this machine (see ``Transport.open_lanes``)."""
 
+    async def lane_round_trip(self, lane: int) -> float | None:
+        """No link: nothing to wait for (see ``Transport.lane_round_trip``)."""
+        return 0.0
+
     async def put_file(
         self,
         source: Path,

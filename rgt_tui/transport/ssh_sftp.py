@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import errno
 import secrets
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
@@ -43,6 +44,8 @@ class SftpSessions(RangeReads):
     # SFTP sessions by lane, each with the connection it belongs to.
     _sftp: dict[int, tuple[asyncssh.SFTPClient, asyncssh.SSHClientConnection]]
     _sftp_locks: dict[int, asyncio.Lock]
+    # The quickest SFTP session start seen (seconds): the round trip's estimate.
+    _session_open_s: float | None = None
     _require: Callable[[], asyncssh.SSHClientConnection]  # SshTransport's method
 
     async def sftp(self, lane: int = 0) -> asyncssh.SFTPClient:
@@ -64,7 +67,11 @@ class SftpSessions(RangeReads):
             try:
                 # A file name that is not UTF-8 must fail neither a listing nor its own
                 # opening: names round-trip as os.fsdecode/os.fsencode do here.
+                began = time.monotonic()
                 client = await conn.start_sftp_client(path_errors="surrogateescape")
+                took = time.monotonic() - began
+                known = self._session_open_s
+                self._session_open_s = took if known is None else min(known, took)
             except (OSError, asyncssh.Error) as exc:
                 if isinstance(exc, asyncssh.ChannelOpenError) and not conn.is_closed():
                     # The box allows no more sessions on this connection (sshd's
@@ -162,6 +169,18 @@ class SftpSessions(RangeReads):
         block = block_size or sftp.limits.max_read_len or SFTP_FALLBACK_BLOCK
         in_flight = max_requests or default_in_flight(block)
         return SftpFileReader(self, handle, path, block=block, in_flight=in_flight)
+
+    async def lane_round_trip(self, lane: int) -> float | None:
+        """A third of the quickest SFTP session start on this transport (channel open,
+        subsystem request, SFTP version: three round trips; the box's own start of
+        sftp-server counts too, so it errs long, towards more lanes). Waits for ``lane``
+        (see ``Transport.lane_round_trip``); None when no session could open."""
+        try:
+            await self.sftp(lane)
+        except TransportError:
+            return None
+        took = self._session_open_s
+        return took / 3 if took is not None else None
 
     async def open_lanes(self, lanes: Iterable[int]) -> None:
         """Start the SFTP sessions of ``lanes`` now, all at once (a session costs about five

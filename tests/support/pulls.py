@@ -36,6 +36,9 @@ def fast(**changes: object) -> PullOptions:
         stall_timeout_s=20,  # a box's scan starts slowly on a loaded machine (5 s stalled one)
         block_size=256 << 10,  # with max_requests: at most 4 MiB in flight per file
         max_requests=16,
+        # The full width (4 files × 2 sessions) whatever the link, so the copy's sessions
+        # and workers are exercised on loopback too; test_pull_width checks the choice.
+        adapt_width=False,
     )
     return dataclasses.replace(base, **changes)
 

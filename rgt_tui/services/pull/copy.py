@@ -51,6 +51,7 @@ from rgt_tui.services.pull.tar_squeeze import (
 )
 from rgt_tui.services.pull.tar_stream import Data, End, Refused, Start, TarReader
 from rgt_tui.services.pull.types import FileFailed, LocalWriteError, PulledFile
+from rgt_tui.services.pull.width import copy_width
 
 FLUSH_BYTES = 4 << 20  # in-order bytes handed to a writer thread at once
 # A large file is fetched in segments, each through one of the file's SFTP sessions
@@ -92,9 +93,14 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
     large = deque(sorted((p for p in plans if p.local not in chosen), key=lambda p: -p.entry.size))
 
     # Worker n reads through SFTP sessions of its own (lanes; lane 0 serves stats): each
-    # is a channel with its own window, and one cannot fill a far link (WINDOW_BYTES).
+    # is a channel with its own window, and one cannot fill a far link (WINDOW_BYTES);
+    # a near one needs fewer (``width``): decided once, when the first lane is open.
+    if large and run.width is None:
+        run.width_rtt_s = await run.transport.lane_round_trip(1)
+        run.width = copy_width(run.options, run.width_rtt_s)
+    workers, per = run.width or (run.options.concurrency, run.options.lanes_per_file)
+
     def lanes(worker: int) -> tuple[int, ...]:
-        per = run.options.lanes_per_file
         return tuple(range(1 + worker * per, 1 + (worker + 1) * per))
 
     async def sftp_worker(worker: int) -> None:
@@ -113,7 +119,7 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
 
         await together(small_worker(n) for n in range(min(SMALL_AT_ONCE, len(leftover))))
 
-    await together([small_files(), *(sftp_worker(n) for n in range(run.options.concurrency))])
+    await together([small_files(), *(sftp_worker(n) for n in range(workers))])
 
 
 async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> None:

@@ -65,6 +65,10 @@ class PullRun:
     to_move: int = 0
     egress: EgressPrice | None = None
     rtt_s: float | None = None
+    # (large files at once, SFTP sessions per file): chosen once, by ``width.copy_width``
+    # from the round trip it was given (``width_rtt_s``; None: not known).
+    width: tuple[int, int] | None = None
+    width_rtt_s: float | None = None
     tar_streams: list[tuple[StreamStats, str]] = field(default_factory=list)
 
     def touch(self) -> None:
@@ -125,6 +129,8 @@ class PullRun:
                 TarStream(s.codec, s.wire, s.tar, why) for s, why in self.tar_streams
             ),
             stages=self.stages(now),
+            width=self.width,
+            width_rtt_s=self.width_rtt_s,
         )
 
     def mark(self, name: str, when: float | None = None) -> None:

@@ -27,6 +27,9 @@ class PullOptions:
 
     concurrency: int = 4  # large files copied at once over the host's one connection
     lanes_per_file: int = 2  # SFTP sessions fetching one large file's segments at once
+    # Fewer of both on a link whose round trip does not need them (``width``); off: the
+    # width above whatever the link (``pull --jobs N``).
+    adapt_width: bool = True
     # SFTP reads in flight per large file: with OpenSSH's 255 KiB reads, 32 fill the 8 MiB
     # window of the file's own session (transport.ssh WINDOW_BYTES), and 4 files keep
     # ~32 MB in flight: a 200 ms round trip then does not cap a 1 Gbit/s link (25 MB).
@@ -104,6 +107,10 @@ class PullResult:
     # the records and the box logs after it; ("manifest", s) is when the box's hashes were
     # whole, counted from the start (it overlaps the copy). Empty when a stage never began.
     stages: tuple[tuple[str, float], ...] = ()
+    # Large files copied at once × SFTP sessions each, and the round trip that chose it
+    # (``width``); None when no large file was copied.
+    width: tuple[int, int] | None = None
+    width_rtt_s: float | None = None
 
     @property
     def shortfalls(self) -> tuple[str, ...]:
