@@ -9,6 +9,7 @@ line and in the notices list (``n``) until a reading without it is applied.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rgt_tui.controllers.notices import record
@@ -24,8 +25,11 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
     screen = app.fleet_screen
     if isinstance(event, FleetFileRejected):
         line = f"{event.error} — not applied; the fleet runs on its last good settings"
-        # What happened first: the header's line is cut at its end (the whole is under n).
-        problem = f"fleet file not applied (last good settings run; n: all): {event.error}"
+        # What happened first, then where (the file's name: its folder would push the
+        # line and the mistake past an 80-column header); the line is cut at its end,
+        # the whole is under n.
+        where = str(event.error).replace(event.error.file, Path(event.error.file).name)
+        problem = f"fleet file not applied: {where} (the last good settings run; n: all)"
         screen.show_problem(problem)
         record(app, NOTICE_KEY, "fleet file", line, "error")
         _show_on_details(app, problem)  # y and P there run on the last good settings too

@@ -15,7 +15,7 @@ from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.fleet.file import load_fleet
 
-SAID = "✖ fleet file not applied (last good settings run; n: all): "
+SAID = "✖ fleet file not applied: "
 
 
 async def test_the_detail_screen_says_the_fleet_file_is_not_applied_until_it_is_fixed(
@@ -34,14 +34,18 @@ async def test_the_detail_screen_says_the_fleet_file_is_not_applied_until_it_is_
             # The typo of the trial: an unknown key. The open detail screen says it.
             hosts.write_text(good + "cost_per_hr = 0.5\n")
             line = len(good.splitlines()) + 1
-            await wait_for(lambda: f"{SAID}{hosts}:{line}" in screen_text(app), pilot=pilot)
+            await wait_for(
+                lambda: f"{SAID}{hosts.name}:{line}: cost_per_hr" in screen_text(app), pilot=pilot
+            )
 
             # Opened while the file is broken: said at once.
             await pilot.press("escape")
             await wait_for(lambda: not isinstance(app.screen, HostDetailScreen), pilot=pilot)
             app.open_host("box1")
             await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
-            await wait_for(lambda: f"{SAID}{hosts}:{line}" in screen_text(app), pilot=pilot)
+            await wait_for(
+                lambda: f"{SAID}{hosts.name}:{line}: cost_per_hr" in screen_text(app), pilot=pilot
+            )
 
             # Fixed: applied, and the line goes.
             hosts.write_text(good + "cost_per_hour = 0.5\n")

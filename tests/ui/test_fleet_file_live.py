@@ -106,11 +106,11 @@ async def test_hosts_added_removed_edited_and_a_mistake_while_the_app_runs(
                 next(ln for ln in broken.splitlines() if ln.startswith("workdri"))
             )
             where = f"{hosts}:{line}"
-            await wait_for(lambda: where in screen.problem, pilot=pilot)
+            await wait_for(lambda: f"{hosts.name}:{line}: workdri" in screen.problem, pilot=pilot)
             # Its own line, as an error, what happened first (the line is cut at its end)
             await wait_for(
                 lambda: (
-                    "✖ fleet file not applied (last good settings run; n: all):" in screen_text(app)
+                    f"✖ fleet file not applied: {hosts.name}:{line}: workdri" in screen_text(app)
                 ),
                 pilot=pilot,
             )
