@@ -4,7 +4,8 @@ Each reads the box first and says what it is about to do, naming the cell; asks 
 terminal) or needs ``--yes`` (no terminal), as ``launch`` does; then acts on a fresh
 connection: no connection is held while a person decides. Exit codes: 0 done; 1
 refused (nothing running, a cell that cannot be retried), answered no, or a kill the
-check did not see end; 2 bad arguments or no terminal to ask.
+check did not see end; 2 bad arguments, a name that is no cell of the queue (the
+box's or the local queue file's), or no terminal to ask.
 """
 
 from __future__ import annotations
@@ -74,6 +75,15 @@ def _read_view(call: Call) -> QueueView:
     return call.on_host(lambda transport: read_queue_view(call.host, transport))
 
 
+def _known_cells(call: Call, view: QueueView) -> tuple[str, ...]:
+    """The cells of HOST's queue: the box's, then those of the local queue file that are
+    not there yet (a cell not launched yet is a cell, just not a running one)."""
+    from rgt_tui.services.teardown.acknowledge import queue_cells
+
+    on_box = tuple(c.name for c in view.cells)
+    return on_box + tuple(n for n in queue_cells(call.host) if n not in on_box)
+
+
 def run_stop(call: Call) -> int:
     """Stop HOST's queue after its current cell."""
     from rgt_tui.services.box_ctl import QueueError
@@ -125,6 +135,14 @@ def run_kill(call: Call) -> int:
     cell = view.current if args.cell is None else next(
         (c for c in view.cells if c.name == args.cell), None
     )  # fmt: skip
+    if cell is None and args.cell is not None:
+        known = _known_cells(call, view)
+        if args.cell not in known:  # no cell of the queue: the input is wrong, as retry's
+            return call.fail(
+                f"{host.name}: no cell named {printable(args.cell, None)} in its queue: "
+                f"nothing to kill. Its cells: {', '.join(known) or 'none'}",
+                code=EXIT_BAD_INPUT,
+            )
     if cell is None or cell.status != "running":
         which = f"cell {args.cell} is not running" if args.cell else "no cell is running"
         return call.fail(f"{host.name}: {which}: nothing to kill")
@@ -144,8 +162,8 @@ def run_kill(call: Call) -> int:
 
     try:
         result = call.on_host(kill)
-    except QueueError as exc:
-        return call.fail(str(exc))
+    except QueueError as exc:  # "unknown": the cell left the box's queue meanwhile
+        return call.fail(str(exc), code=EXIT_BAD_INPUT if exc.code == "unknown" else EXIT_PROBLEMS)
     print(result.summary())
     return EXIT_OK if result.ended else EXIT_PROBLEMS
 

@@ -1,0 +1,38 @@
+"""A name that is no cell of the host's queue is bad input (exit 2, naming the cells),
+for every command that takes a cell; a cell of the queue that cannot be acted on now is
+a refusal (exit 1). The real entry point over loopback boxes."""
+
+from __future__ import annotations
+
+from support.cli import arun
+from support.queues import SCRIPT_RUN, wait_view
+
+from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.services.queue.launch import launch, plan_launch
+
+
+async def test_queue_kill_a_name_that_is_no_cell_is_bad_input(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done')
+    later = qf.cell_script("later", "echo later")
+    qf.write_queue(f"{hold} t\n{later} t\n")
+
+    # Not launched yet: the local queue file knows the cells.
+    typo = await arun("queue", "kill", "box1", "nosuch", "--hosts", hosts, "--yes")
+    assert typo.returncode == 2, typo.stderr
+    assert "no cell named nosuch in its queue: nothing to kill" in typo.stderr
+    assert "Its cells: hold, later" in typo.stderr
+    idle = await arun("queue", "kill", "box1", "later", "--hosts", hosts, "--yes")
+    assert idle.returncode == 1 and "cell later is not running: nothing to kill" in idle.stderr
+
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+    typo = await arun("queue", "kill", "box1", "nosuch", "--hosts", hosts, "--yes")
+    assert typo.returncode == 2 and "Its cells: hold, later" in typo.stderr, typo.stderr
+    pending = await arun("queue", "kill", "box1", "later", "--hosts", hosts, "--yes")
+    assert pending.returncode == 1, pending.stderr
+    assert "kill " not in qf.state("hold")
+    (qf.root() / "go").touch()
