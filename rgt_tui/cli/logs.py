@@ -15,12 +15,14 @@ A group (issue 41) is read on rank 0's box; ``--rank K`` reads rank K's box inst
 rank writes its own logs on its own box, under the same names).
 
 Exit codes (exit_codes.py): 0 printed, or followed until Ctrl-C; 1 unreachable or no
-log yet; 2 unknown host or bad arguments.
+log yet; 2 unknown host, bad arguments, or a CELL that has no log and is not in the
+host's queue file.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -32,6 +34,7 @@ from rich.text import Text
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from rgt_tui.cli.fence import Vetted, unfenced
 from rgt_tui.cli.runner import Call, console
+from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import CRITICAL, LogChunk, LogLine, classify_line
 from rgt_tui.domain.terminal_text import terminal_safe
@@ -129,6 +132,8 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
                 printer.lines(chunk.lines)
                 last = chunk
         except FileNotFoundError:
+            if args.cell and (unknown := await _not_a_cell(host, args.cell)):
+                return call.fail(unknown, code=EXIT_BAD_INPUT)
             return call.fail(await _missing(transport, where, host.name, path, args.cell))
         except OSError as exc:  # permission denied, a directory, ...
             return call.fail(f"{where}: cannot read {path}: {exc.strerror}")
@@ -188,6 +193,25 @@ def _status_line(host: str, path: str, chunk: LogChunk) -> str:
     return f"-- {host}: following {path} again"
 
 
+async def _not_a_cell(host: HostConfig, cell: str) -> str:
+    """Why ``cell`` is no cell of ``host``'s queue file; '' when it is one, or when there is
+    no queue file to tell by (then the missing log says what it can)."""
+    from rgt_tui.services.teardown.acknowledge import queue_cells
+
+    def read() -> tuple[str, ...] | None:
+        if host.queue is None or not host.queue.is_file():
+            return None
+        return queue_cells(host)
+
+    cells = await asyncio.to_thread(read)
+    if cells is None or cell in cells:
+        return ""
+    return (
+        f"{host.name}: no cell named {cell!r} in its queue ({host.queue}): no log to show. "
+        f"Its cells: {', '.join(cells) or 'none'}"
+    )
+
+
 async def _missing(transport: Transport, where: str, host: str, path: str, cell: str | None) -> str:
     """Why there is no log: the queue never launched, or this cell has not started."""
     queue_log = queue_log_path()
@@ -197,9 +221,7 @@ async def _missing(transport: Transport, where: str, host: str, path: str, cell:
             f"{where} has no {queue_log}: the queue has not been launched "
             f"on this host (rgt-tui launch {host})"
         )
-    return (
-        f"{where} has no {path}: cell {cell!r} has not started yet (or is not in this host's queue)"
-    )
+    return f"{where} has no {path}: cell {cell!r} has not started yet"
 
 
 class LogPrinter:

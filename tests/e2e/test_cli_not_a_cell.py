@@ -27,7 +27,7 @@ async def test_queue_kill_a_name_that_is_no_cell_is_bad_input(make_queue_fleet):
     assert idle.returncode == 1 and "cell later is not running: nothing to kill" in idle.stderr
 
     transport = qf.transport()
-    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
     await transport.close()
     await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
     typo = await arun("queue", "kill", "box1", "nosuch", "--hosts", hosts, "--yes")
@@ -35,4 +35,37 @@ async def test_queue_kill_a_name_that_is_no_cell_is_bad_input(make_queue_fleet):
     pending = await arun("queue", "kill", "box1", "later", "--hosts", hosts, "--yes")
     assert pending.returncode == 1, pending.stderr
     assert "kill " not in qf.state("hold")
+    (qf.root() / "go").touch()
+
+
+async def test_logs_of_a_name_that_is_no_cell_is_bad_input(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    first = qf.cell_script("first", "echo first ran")
+    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done')
+    later = qf.cell_script("later", "echo later")
+    qf.write_queue(f"{first} t\n{hold} t\n{later} t\n")
+
+    typo = await arun("logs", "box1", "nosuch", "--hosts", hosts)
+    assert typo.returncode == 2, typo.stderr
+    assert "no cell named 'nosuch' in its queue" in typo.stderr
+    assert "Its cells: first, hold, later" in typo.stderr
+    unlaunched = await arun("logs", "box1", "later", "--hosts", hosts)
+    assert unlaunched.returncode == 1 and "has not been launched" in unlaunched.stderr
+
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="hold to run")
+    typo = await arun("logs", "box1", "nosuch", "--hosts", hosts)
+    assert typo.returncode == 2 and "Its cells: first, hold, later" in typo.stderr
+    waiting = await arun("logs", "box1", "later", "--hosts", hosts)
+    assert waiting.returncode == 1, waiting.stderr
+    assert "cell 'later' has not started yet" in waiting.stderr
+    assert "not in this host's queue" not in waiting.stderr  # it is: the file says so
+
+    # A cell whose line left the queue file keeps its log on the box: still shown.
+    qf.write_queue(f"{hold} t\n{later} t\n")
+    shown = await arun("logs", "box1", "first", "--hosts", hosts)
+    assert shown.returncode == 0 and "first ran" in shown.stdout, shown.stderr
     (qf.root() / "go").touch()
