@@ -35,6 +35,11 @@ class TuiNotify:
 
         return cls(fleet, Notifier(fleet, sent_log_path(journal_dir(fleet.path))))
 
+    def fleet_changed(self, fleet: Fleet) -> None:
+        """The fleet file was applied again: a new ``notify_reminder_minutes`` holds at
+        once, as it does in ``watch`` (the rest of the deriver reads the host's config)."""
+        self.events.tracker.reminder_s = fleet.watch.reminder_minutes * 60
+
     async def on_event(self, event: WatchEvent) -> None:
         """An event the runtime derived: sent (never raises; problems in ``failures``)."""
         await self.notifier.on_event(event)

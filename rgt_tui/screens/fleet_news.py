@@ -36,6 +36,8 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
         return
     fleet, changes = event.fleet, event.changes
     app.fleet = app.jobs.fleet = fleet
+    if app.tui_notify is not None:
+        app.tui_notify.fleet_changed(fleet)
     if event.fixed:
         screen.show_problem("")
         _show_on_details(app, "")

@@ -53,3 +53,23 @@ async def test_an_oom_kill_while_nothing_watched_is_told_by_the_tui(tmp_path: Pa
             return any(slot.startswith("cgroup.oom_kill|") for slot in memory["open"])
 
         await wait_for(remembered, what="the OOM kill remembered as told", pilot=pilot)
+
+
+async def test_a_changed_reminder_period_holds_in_the_open_tui_at_once(tmp_path: Path) -> None:
+    # As in `watch`: the fleet file applied again changes the reminder period now.
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        FLEET.replace("tui_notify = true\n", "tui_notify = true\nnotify_reminder_minutes = 60\n")
+    )
+    fleet = load_fleet(hosts)
+    monitor = ReplayMonitor(fleet.host("box1"), lambda: FROZEN)
+    app = RgtApp(
+        fleet, monitors={"box1": monitor}, start_monitors=False, clock=lambda: FROZEN,
+        config_dir=tmp_path / "config",
+    )  # fmt: skip
+    app.FLEET_FILE_EVERY_S = 0.05
+    async with app.run_test(size=(120, 40)) as pilot:
+        notify = app.tui_notify
+        assert notify is not None and notify.events.tracker.reminder_s == 3600
+        hosts.write_text(hosts.read_text().replace("= 60\n", "= 5\n"))
+        await wait_for(lambda: notify.events.tracker.reminder_s == 300, pilot=pilot)
