@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from rgt_tui.cli.args import find_host
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
@@ -72,9 +73,7 @@ def run_move(call: Call) -> int:
     from rgt_tui.services.queue.move import MoveError, apply_move, find_source, plan_move
 
     args = call.args
-    if args.to not in {h.name for h in call.fleet.hosts}:
-        known = ", ".join(h.name for h in call.fleet.hosts) or "none"
-        return call.fail(f"no host named {args.to!r} (known: {known})", code=EXIT_BAD_INPUT)
+    find_host(call.fleet, args.to)  # UnknownHost: every command's message and fix (exit 2)
     try:
         call.host_config = find_source(call.fleet, args.cells)
     except MoveError as exc:
