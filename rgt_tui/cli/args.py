@@ -51,8 +51,33 @@ def find_host(fleet: Fleet, name: str) -> HostConfig:
         # Without a fleet file this machine stands in: say so, or "known: local" puzzles.
         where = "the fleet: no fleet file was found, so it is this machine alone"
         other = "name your fleet file with --hosts PATH or $RGT_HOSTS, or put it in ./hosts.toml"
-    close = difflib.get_close_matches(name, names, n=1)
+    close = closest_names(name, names)
     raise UnknownHost(
         f"no host named {name!r} in {where}; known: {', '.join(names) or 'none'}",
-        f"did you mean {close[0]!r}?" if close else other,
+        f"did you mean {_either(close)}?" if close else other,
     )
+
+
+# Characters a name is mistyped or misread with (l for 1, O for 0): folded to one.
+_LOOK_ALIKE = str.maketrans("lI|oO", "11100")
+
+
+def closest_names(name: str, names: list[str]) -> list[str]:
+    """The names ``name`` is most likely a typo of, in the fleet's order: those it equals
+    but for case and look-alike characters (``boxl`` → ``box1``), else every name tied for
+    the closest spelling (difflib's ratio, 0.6 at least), so a tie is never broken at random."""
+
+    def fold(text: str) -> str:
+        return text.translate(_LOOK_ALIKE).casefold()
+
+    same = [n for n in names if fold(n) == fold(name)]
+    if same:
+        return same
+    scores = {n: difflib.SequenceMatcher(None, n, name).ratio() for n in names}
+    best = max((s for s in scores.values() if s >= 0.6), default=None)
+    return [n for n in names if scores[n] == best] if best is not None else []
+
+
+def _either(names: list[str]) -> str:
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
