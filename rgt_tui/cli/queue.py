@@ -215,19 +215,20 @@ def format_plan(plan: LaunchPlan) -> str:
             + {"tmux": f" (tmux session {plan.session})", "nohup": " (setsid nohup)"}.get(
                 plan.detach, ""
             )
-            + f" · start index {plan.start_index} · {len(plan.to_run)} of {len(plan.cells)} cells to run"
+            + f" · start index {plan.start_index} · {len(plan.runs)} of {len(plan.cells)} cells to run"
         )
         lines.append(f"  workdir {plan.workdir} · records in {plan.box_queue_dir}")
         if plan.credentials:
             lines.append(f"  credentials: {plan_line(plan.credentials)}")
         lines += [f"  {note}" for note in plan.notes]  # a Slurm host: the array, its limits
+    runs = {c.index for c in plan.runs}
     for c in plan.cells:
-        mark = ">" if c.index >= plan.start_index else " "
+        mark = ">" if c.index in runs else " "
         state = c.status or ("new" if not c.deployed else "pending")
         lines.append(
             f"  {mark}{c.index:>3}  {c.name:<28} {c.task:<16} [{state}]  {c.where} · {c.epochs_note}"
         )
-        if c.index >= plan.start_index:
+        if c.index in runs:
             lines.append(f"        $ {c.command}")
     from rgt_tui.services.queue.launch_preflight import is_preflight_problem
 
@@ -324,7 +325,7 @@ def run_launch(call: Call) -> int:
         if not plan.ok:
             return EXIT_PROBLEMS
         if result is None:
-            question = f"Launch {plural(len(plan.to_run), 'cell')} on {host.name}?"
+            question = f"Launch {plural(len(plan.runs), 'cell')} on {host.name}?"
             declined = confirmed(call, question, verb="launch", declined="not launched")
             if declined is not None:
                 return declined

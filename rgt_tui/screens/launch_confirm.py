@@ -64,7 +64,7 @@ def plan_notes(plan: LaunchPlan) -> Content:
         ),
         Content.assemble(
             ("will run ", muted),
-            f"{len(plan.to_run)} of {len(plan.cells)} cells"
+            f"{len(plan.runs)} of {len(plan.cells)} cells"
             if plan.ok
             else Content.styled(
                 "nothing until each failed preflight check is acknowledged"

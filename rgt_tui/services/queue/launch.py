@@ -25,7 +25,7 @@ from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.queue_state import DONE, QueueView
+from rgt_tui.domain.queue_state import DONE, SKIPPED, QueueView
 from rgt_tui.domain.shared_account import shared_account_problem
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
@@ -63,6 +63,10 @@ if TYPE_CHECKING:
     from rgt_tui.services.preflight import PreflightReport
 
 DETACH_CHOICES = ("auto", "tmux", "nohup")
+# A planned cell's status when it is a '#moved-to' line (its box skips it), as the
+# Queue tab and `queue show` say it (domain.queue_state.CellView.label).
+MOVED = "moved"
+NOT_RUN = (SKIPPED, MOVED)  # what the runner passes over: it runs the cell elsewhere, or never
 
 __all__ = [
     "LaunchPlan", "LaunchResult", "PlannedCell", "QueueError", "default_start", "launch",
@@ -126,8 +130,14 @@ class LaunchPlan:
 
     @property
     def to_run(self) -> tuple[PlannedCell, ...]:
-        """The cells the runner will run, from the start index on."""
+        """The cells from the start index on (``runs``: those the runner runs)."""
         return self.cells[self.start_index :]
+
+    @property
+    def runs(self) -> tuple[PlannedCell, ...]:
+        """The cells the runner will run: from the start index, less those it skips
+        (moved to another host, or skipped by the user)."""
+        return tuple(c for c in self.to_run if c.status not in NOT_RUN)
 
 
 @dataclass(frozen=True)
@@ -149,13 +159,14 @@ class LaunchResult:
 def default_start(plan: LaunchPlan) -> int:
     """Where a launch starts when no index is given (the TUI's launch dialog): the
     resume index of an interrupted or stopped queue, else the first cell that is not
-    done (a finished queue with cells appended, or a failed one: starting at 0 would run
-    the done cells again, paid work), else 0 (every cell done: the plan then warns that
-    they all run again)."""
+    done nor moved away (a finished queue with cells appended, or a failed one: starting
+    at 0 would run the done cells again, paid work), else 0 (every cell done: the plan
+    then warns that they all run again). A cell moved while its box did not answer
+    counts as moved here, not as the interrupted cell the box's records alone make it."""
     current = plan.current
     if current is not None and current.resume_index is not None:
         return current.resume_index
-    return next((c.index for c in plan.cells if c.status != DONE), 0)
+    return next((c.index for c in plan.cells if c.status not in (DONE, *NOT_RUN)), 0)
 
 
 def running_problem(host: str, view: QueueView, session: str) -> str | None:
@@ -251,7 +262,11 @@ async def plan_launch(
         problems.append(exc.message)
         return refused()
     rendered = render_queue(host, cells, text, facts.home)
+    # The box's records alone (they must show the skips it misses, to record them), and
+    # as people read them: a '#moved-to' cell moved, not interrupted (records.py).
     view = view_from_facts(host, facts)
+    moved = {c.name: c.moved_to for c in cells if c.moved_to}
+    shown_view = view_from_facts(host, facts, moved) if moved else view
     warnings: list[str] = []
     if report is not None:
         problems += preflight_problems(report, acked, host.ready.preflight_ack)
@@ -311,9 +326,12 @@ async def plan_launch(
             f"— look at it (tmux attach -t '={session}'), then close it: tmux kill-session -t '={session}'"
         )
     planned = rendered.planned(
-        deployed, {c.name: c.status for c in view.cells} if not fresh else {}
+        deployed,
+        {c.name: MOVED if c.label == MOVED else c.status for c in shown_view.cells}
+        if not fresh
+        else {},
     )
-    skipped = [c.index for c in planned[:start_index] if c.status != DONE]
+    skipped = [c.index for c in planned[:start_index] if c.status not in (DONE, *NOT_RUN)]
     if skipped and 0 < start_index < len(cells) and not retry_only:
         warnings.append(
             f"{_span(skipped, 'comes', 'come')} before start index {start_index} and "
@@ -335,7 +353,7 @@ async def plan_launch(
         workdir=workdir,
         problems=tuple(problems),
         warnings=tuple(warnings),
-        current=None if fresh else view,
+        current=None if fresh else shown_view,
         queue_append=unsent_text(box_text, text) if not problems else "",
         cells_append="".join(rendered.lines[deployed:]) if not problems else "",
         expect_qbytes=qbytes,
