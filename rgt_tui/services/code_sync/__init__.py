@@ -3,8 +3,9 @@ whether the box holds it.
 
 ``sync_code`` stages only the files that differ (rsync over the user's OpenSSH, or SFTP),
 checks their hashes on the box, and switches them into place only while no queue runs;
-``code_status`` compares without writing anything. The fleet file in use and the queue
-files it names are never sent, even from inside the tree (``fleet_files``). Modules: ``listing`` (the local
+``code_status`` compares without writing anything. The fleet file in use, the queue
+files it names and the fleet's results_dir are never sent, even from inside the tree
+(``fleet_files``). Modules: ``listing`` (the local
 tree), ``box`` (the box's ``code-*`` verbs), ``rsync``, ``sync``, ``status``, ``rules``, ``types``.
 """
 

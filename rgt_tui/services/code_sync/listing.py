@@ -5,8 +5,9 @@ In a git repository git itself lists the files (tracked, plus untracked ones tha
 one the tree is walked with every ``.gitignore`` on the way honoured (``pathspec``).
 Either way the host's ``code_exclude`` patterns (gitignore syntax) are applied on top,
 ``.git/`` is never included, and symlinks and special files are left out, never
-followed (counted in ``skipped``); the fleet file in use and the queue files it names
-are held back (``rules.held_back``; named in ``withheld``). Neither they nor what
+followed (counted in ``skipped``); the fleet file in use, the queue files it names and
+the fleet's ``results_dir`` are held back (``rules.held_back``; named in ``withheld``, a
+folder with a trailing "/"). Neither they nor what
 ``code_exclude`` leaves out make the tree dirty: they never reach the box. While a file
 is hashed it is also read for CRLF line endings where they break the box
 (``domain.crlf``: shell scripts, ``#!`` scripts, config files; U26). Blocking: run
@@ -30,6 +31,7 @@ from rgt_tui.domain.crlf import crlf_kind, has_crlf
 from rgt_tui.services.code_sync.rules import (
     SendRules,
     held_back,
+    held_under,
     ignored_by,
     name_ok,
     never_sent,
@@ -68,7 +70,8 @@ class LocalTree:
     # all of them), held-back files aside.
     uncommitted: tuple[str, ...] = ()
     uncommitted_count: int = 0
-    withheld: tuple[str, ...] = ()  # the fleet file and its queue files, never sent
+    # The fleet file, its queue files and the results_dir ("results/") found here, never sent.
+    withheld: tuple[str, ...] = ()
     # The rules that chose ``files``, to judge the box's files by (None: git's alone).
     rules: SendRules | None = field(default=None, compare=False, repr=False)
 
@@ -86,8 +89,8 @@ class LocalTree:
 def list_tree(
     root: Path, excludes: tuple[str, ...], host: str, withhold: Iterable[Path] = ()
 ) -> LocalTree:
-    """List and hash ``root`` (see the module docstring); ``withhold``: the fleet file and
-    its queue files (``rules.fleet_files``), never listed. SyncError when it is not a
+    """List and hash ``root`` (see the module docstring); ``withhold``: the fleet file, its
+    queue files and its results_dir (``rules.fleet_files``), never listed. SyncError when it is not a
     readable directory or git fails on it."""
     root = root.expanduser()
     if not root.is_dir():
@@ -103,7 +106,7 @@ def list_tree(
     if git is not None:
         names, commit, changed = git
         # What never reaches the box does not make its code differ from the commit.
-        changed = [c for c in changed if c not in held and not never_sent(c, extra)]
+        changed = [c for c in changed if held_under(c, held) is None and not never_sent(c, extra)]
         rules = SendRules(root, excludes, git=True, held=held)
     else:
         names, specs = _walk(root)
@@ -115,8 +118,9 @@ def list_tree(
     for rel in sorted(set(names)):
         if never_sent(rel, extra):
             continue
-        if rel in held:
-            withheld.append(rel)
+        holder = held_under(rel, held)
+        if holder is not None:  # a file held back, or one under a held folder (once)
+            withheld.append(rel if holder == rel else holder + "/")
             continue
         if not name_ok(rel):
             skipped.append(f"{rel!r} (a name with control characters or not UTF-8)")
@@ -148,7 +152,7 @@ def list_tree(
         tuple(skipped),
         tuple(changed[:MAX_DIFFERS]),
         len(changed),
-        tuple(withheld),
+        tuple(dict.fromkeys(withheld)),
         rules,
     )
 

@@ -8,7 +8,9 @@ a tracked path is never ignored), elsewhere the tree's own ``.gitignore`` files
 (``pathspec``, git's precedence); the host's ``code_exclude`` on top; ``.git``, the
 sync's own ``.rgt-sync.*`` and names that cannot cross (control characters, not UTF-8)
 never; nor the fleet file in use and the queue files it names (``held_back``: they name
-every box, its address, key path and teardown command). The box cannot apply these rules itself (it has no ``.git``, and its
+every box, its address, key path and teardown command), nor the fleet's ``results_dir``
+and everything under it (what pulls bring back from the boxes). The box cannot apply
+these rules itself (it has no ``.git``, and its
 ``.gitignore`` files are copies that may be stale); it only lists names. Blocking: run in
 a thread.
 """
@@ -54,16 +56,19 @@ def never_sent(rel: str, extra: pathspec.PathSpec) -> bool:
 
 
 def fleet_files(fleet: Fleet) -> tuple[Path, ...]:
-    """The fleet file in use and every queue file it names (a group's members' too): a
-    sync never sends them, wherever they lie (``held_back``)."""
+    """The fleet file in use, every queue file it names (a group's members' too) and the
+    fleet's ``results_dir``: a sync never sends them, nor anything under them, wherever
+    they lie (``held_back``). ``results_dir`` defaults to ``./results`` beside the fleet
+    file, so a fleet file inside the code tree puts the pulled results there too."""
     hosts = [*fleet.hosts, *(m for h in fleet.hosts if h.group for m in h.group.members)]
-    found = [fleet.path] + [h.queue for h in hosts]
+    found = [fleet.path] + [h.queue for h in hosts] + [fleet.results_dir]
     return tuple(dict.fromkeys(p for p in found if p is not None))
 
 
 def held_back(root: Path, files: Iterable[Path]) -> frozenset[str]:
-    """Those of ``files`` that lie under ``root``, as "/"-separated paths relative to it
-    (symlinks resolved on both sides): what a sync of ``root`` must not send."""
+    """Those of ``files`` (files or folders) that lie under ``root``, as "/"-separated
+    paths relative to it (symlinks resolved on both sides): what a sync of ``root`` must
+    not send, nor anything under them (``is_held``). ``root`` itself is never one."""
     try:
         top = root.expanduser().resolve()
     except (OSError, RuntimeError):
@@ -71,10 +76,24 @@ def held_back(root: Path, files: Iterable[Path]) -> frozenset[str]:
     found: set[str] = set()
     for f in files:
         try:
-            found.add(f.expanduser().resolve().relative_to(top).as_posix())
+            rel = f.expanduser().resolve().relative_to(top).as_posix()
         except (OSError, RuntimeError, ValueError):
             continue  # not under root (or unresolvable): nothing to hold back
+        if rel != ".":  # a results_dir that is the tree itself holds nothing back
+            found.add(rel)
     return frozenset(found)
+
+
+def held_under(rel: str, held: frozenset[str]) -> str | None:
+    """The entry of ``held`` that ``rel`` is or lies under (a trailing "/" ignored), or
+    None: a held folder (``results_dir``) holds back everything in it."""
+    rel = rel.rstrip("/")
+    if rel in held:
+        return rel
+    for above in _ancestors(rel):
+        if above[:-1] in held:
+            return above[:-1]
+    return None
 
 
 def git_would_list(root: Path, rels: Iterable[str]) -> list[str]:
@@ -126,13 +145,17 @@ class SendRules:
     excludes: tuple[str, ...]
     git: bool  # git answers; else ``specs``
     specs: Mapping[str, pathspec.GitIgnoreSpec] = field(default_factory=dict)
-    held: frozenset[str] = frozenset()  # ``held_back``: never sent, whatever git says
+    held: frozenset[str] = frozenset()  # ``held_back``: never sent (nor what is under them)
 
     def sent(self, paths: Iterable[str], host: str) -> set[str]:
         """Which of ``paths`` (files, or directories ending in "/") the sync would send
         (a directory: whose files it could send), were they here."""
         extra = pathspec.GitIgnoreSpec.from_lines(self.excludes)
-        asked = [p for p in paths if name_ok(p) and not never_sent(p, extra) and p not in self.held]
+        asked = [
+            p
+            for p in paths
+            if name_ok(p) and not never_sent(p, extra) and held_under(p, self.held) is None
+        ]
         asked = [p for p in asked if not any(extra.match_file(a) for a in _ancestors(p))]
         if self.git:
             ignored = self._git_ignored(asked, host)

@@ -18,8 +18,8 @@ async def code_status(
 ) -> CodeStatus | None:
     """The local tree's identity against the box's whole copy (``box_tree``): the listed
     files, and every file under the workdir the same rules would send; None when the
-    host names no ``code``. ``withhold``: the fleet file and its queue files
-    (``fleet_files``), never code. Reads only: nothing on the box changes. SyncError when
+    host names no ``code``. ``withhold``: the fleet file, its queue files and its
+    results_dir (``fleet_files``), never code. Reads only: nothing on the box changes. SyncError when
     the local tree cannot be listed, TransportError when the box is unreachable."""
     if host.ready.code is None:
         return None

@@ -19,9 +19,10 @@
    box since is never removed, only named (``SyncResult.left``).
 7. Hash the box's whole copy again: the identity returned is what the box now holds.
 
-The fleet file in use and the queue files it names are never sent, even inside the tree
-(``withhold``, from ``fleet_files``): they name every box; ``SyncResult.withheld``
-says which were left out. A copy an earlier sync put there is removed as in step 6.
+The fleet file in use, the queue files it names and the fleet's ``results_dir`` are never
+sent, even inside the tree (``withhold``, from ``fleet_files``): the first name every box,
+the last holds what pulls brought back; ``SyncResult.withheld`` says which were left out.
+A copy an earlier sync put there is removed as in step 6.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ _SFTP_IN_FLIGHT = 8  # files written at once over SFTP (small files cost round t
 
 async def local_tree(host: HostConfig, withhold: Iterable[Path] = ()) -> LocalTree:
     """The host's ``code`` tree, listed and hashed off the event loop; ``withhold``
-    (the fleet file and its queue files) left out."""
+    (the fleet file, its queue files and its results_dir) left out."""
     code = host.ready.code
     if code is None:
         raise SyncError(
@@ -78,7 +79,8 @@ async def sync_code(
     """Push ``host``'s code tree to its workdir (see the module docstring).
 
     ``method``: "auto" (rsync when possible, else SFTP), or "rsync"/"sftp" to insist.
-    ``withhold``: the fleet file and its queue files (``fleet_files(fleet)``), never sent.
+    ``withhold``: the fleet file, its queue files and its results_dir
+    (``fleet_files(fleet)``), never sent.
     ``on_progress(done_bytes, total_bytes, path)`` as files are sent. SyncError when
     refused or failed (the workdir is then untouched); TransportError when unreachable.
     """

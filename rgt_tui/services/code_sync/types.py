@@ -124,13 +124,25 @@ class SyncResult:
     note: str = ""  # why rsync was not used, when it was not
     removed: tuple[str, ...] = ()  # files an earlier sync installed that the tree dropped
     left: tuple[str, ...] = ()  # "path (why)": box-only files the rules would send, kept
-    withheld: tuple[str, ...] = ()  # the fleet file and its queue files in the tree: not sent
+    # The fleet file, its queue files and its results_dir ("results/") in the tree: not sent.
+    withheld: tuple[str, ...] = ()
 
 
 def withheld_note(withheld: tuple[str, ...]) -> str:
-    """Why a sync left the fleet file (and its queue files) in the tree out, naming them."""
-    named = ", ".join(withheld[:_NAMED]) + (", …" if len(withheld) > _NAMED else "")
-    return (
-        f"not sent: {named} — the fleet file and its queue files are never sent (they name "
-        "every box); keep them out of git with a .gitignore line"
-    )
+    """Why a sync left the fleet file, its queue files and its results_dir (a folder,
+    named with a trailing "/") in the tree out, naming them."""
+    files = [w for w in withheld if not w.endswith("/")]
+    folders = [w for w in withheld if w.endswith("/")]
+    parts: list[str] = []
+    if files:
+        named = ", ".join(files[:_NAMED]) + (", …" if len(files) > _NAMED else "")
+        parts.append(
+            f"{named} — the fleet file and its queue files are never sent (they name every box)"
+        )
+    if folders:
+        parts.append(
+            f"{', '.join(folders)} — the fleet's results_dir (pulled results are never sent "
+            "back to a box, nor count as code)"
+        )
+    what = "them" if len(files) + len(folders) > 1 else "it"
+    return f"not sent: {'; '.join(parts)}; keep {what} out of git with a .gitignore line"
