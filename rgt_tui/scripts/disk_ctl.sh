@@ -5,7 +5,8 @@
 #
 #   audit SECONDS DEPTH TOP    stdin: "KIND<TAB>PATH" records, each ended by a NUL
 #       KIND: mount (du its largest folders), pull (a pull root), hf (a Hugging Face hub
-#       folder), cell (a cell's output folder: list its checkpoints). A leading ~ is $HOME;
+#       folder), cell (a cell's output folder: list its checkpoints), any other KIND
+#       (durable: the durable folder) only resolved. A leading ~ is $HOME;
 #       the literal $HF_HUB_CACHE and $HF_HOME/hub are read from this box's environment.
 #   delete DEV INO TYPE        stdin: one absolute PATH ended by a NUL; TYPE: d or f
 #

@@ -16,7 +16,9 @@ file system and never through a link (principle 5, U7):
   of that cell that verified by loading, according to this machine's records of the
   same box (the kept manifest and ``verification.json``, ``services.records``).
 
-``disk_reclaim`` decides what of this may be deleted. Nothing here writes anything.
+It also reads the box's queue first (``services.disk.running``): a running cell's output
+folder, and what holds it, is never offered. ``disk_reclaim`` decides what of this may be
+deleted. Nothing here writes anything.
 
 Every name here is the box's text. What is only shown (the home, a walk's note, an HF
 model's or a checkpoint's short name, a refusal) is made printable as it enters
@@ -36,8 +38,15 @@ from typing import Any
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.text import printable
 from rgt_tui.services.box_script import box_refusal, run_box_script, script_text
+from rgt_tui.services.disk.running import (
+    UNREAD_NOTE_START,
+    read_running,
+    running_outs,
+    unread_note,
+)
 from rgt_tui.services.records import host_results_dir, load_manifest, load_verification
 from rgt_tui.transport.base import CommandResult, Transport
 
@@ -106,6 +115,14 @@ class DiskAudit:
     checkpoints: tuple[Reclaimable, ...]  # superseded ones only
     pull_roots: tuple[str, ...]  # resolved on the box
     notes: tuple[str, ...] = ()
+    # The host's durable_dir: as resolved on the box (when it exists) and as given with
+    # ``~`` expanded; each cell folder the audit resolved, (cell name, resolved path).
+    durable: tuple[str, ...] = ()
+    cell_dirs: tuple[tuple[str, str], ...] = ()
+    # The queue's running cells, (name, a path of its ``{out}``), never offered with what
+    # holds them (``services.disk.running``); why the queue could not be read (None: read).
+    running: tuple[tuple[str, str], ...] = ()
+    queue_unread: str | None = None
 
     def entries(self) -> tuple[Reclaimable, ...]:
         """Everything listed, checkpoints and models first (the cheapest to lose)."""
@@ -147,17 +164,21 @@ async def audit_disk(
     cells: tuple[str, ...] | None = None,
 ) -> DiskAudit:
     """Audit the box's disk (see the module docstring). ``cells``: the queue's cell names
-    (None: read from the host's queue file)."""
+    (None: read from the host's queue file). The box's queue is read first: a running
+    cell's output folder is never offered (``services.disk.running``)."""
     if cells is None:
         cells = await asyncio.to_thread(_queue_cells, host)
+    await transport.connect()
+    running, unread = await read_running(host, transport)
+    cells = tuple(dict.fromkeys((*cells, *running)))
     asked: list[tuple[str, str]] = [("mount", m) for m in host.mounts]
     asked += [("pull", p) for p in host.pull] + [("hf", h) for h in HF_HUBS]
-    durable = host.durable_dir.rstrip("/") or "/"
+    asked.append(("durable", host.durable_dir))
+    durable = host.durable_dir.rstrip("/")
     asked += [("cell", f"{durable}/{name}") for name in cells]
     payload = "".join(f"{kind}\t{path}\0" for kind, path in asked)
     # Every walk has its own timeout on the box: the whole may take a few of them.
     limit = seconds * (2 * len(host.mounts) + 8) + 30
-    await transport.connect()
     result = await run_disk_ctl(
         transport, "audit", seconds, depth, top, input=payload, timeout=limit
     )
@@ -166,7 +187,17 @@ async def audit_disk(
         raise error
     verified = await asyncio.to_thread(_verified_checkpoints, host, results_dir)
     safe = await asyncio.to_thread(_safe_copies, host, results_dir)
-    return parse_audit(host.name, result.stdout, asked, cells, verified, safe or frozenset())
+    audit = parse_audit(host.name, result.stdout, asked, cells, verified, safe or frozenset())
+    return with_running(audit, running, unread)
+
+
+def with_running(audit: DiskAudit, names: tuple[str, ...], unread: str | None) -> DiskAudit:
+    """``audit`` knowing the queue's running cells ``names``, or why they are not known."""
+    notes = tuple(n for n in audit.notes if not n.startswith(UNREAD_NOTE_START))
+    if unread is not None:
+        notes += (unread_note(unread),)
+    outs = running_outs(names, audit.durable, audit.cell_dirs)
+    return replace(audit, running=outs, queue_unread=unread, notes=notes)
 
 
 def parse_audit(
@@ -181,6 +212,7 @@ def parse_audit(
     (box path → mtime), the box id the records are of, and why there is none; ``safe``:
     the box paths whose pulled copy verified (None: not known, nothing held)."""
     single: dict[str, str] = {}
+    box_home = ""  # as the box sent it: ~ in durable_dir expands on it (an identity)
     resolved: dict[int, str] = {}
     folders: dict[int, dict[str, Reclaimable]] = {}
     notes: dict[int, list[str]] = {}
@@ -190,6 +222,7 @@ def parse_audit(
         key, _, rest = rec.partition("\t")
         try:
             if key == "home":
+                box_home = rest
                 single[key] = printable(rest, None)  # shown only (the paths came resolved)
             elif key == "boxid":
                 single[key] = rest  # compared with the records' box id, never shown
@@ -245,9 +278,15 @@ def parse_audit(
     stale = _superseded(ckpts, cell_of, resolved, newest)
     if safe is not None:
         stale = tuple(_with(c, held=_held(c, safe)) for c in stale)
+    durable = [resolved[i] for i, (k, _) in enumerate(asked) if k == "durable" and i in resolved]
+    durable += [expand_home(given, box_home) for k, given in asked if k == "durable"]
+    cell_dirs = tuple(
+        (PurePosixPath(given).name, resolved[i]) for i, given in cell_of.items() if i in resolved
+    )
     return DiskAudit(
         host, single.get("home", ""), box_id, tuple(mounts), hubs,
         tuple(sorted(models.values(), key=lambda m: -(m.bytes or 0))), stale, pulls, tuple(extra),
+        tuple(dict.fromkeys(durable)), cell_dirs,
     )  # fmt: skip
 
 

@@ -1,7 +1,9 @@
 """Which entries of a disk audit are offered for deletion, decided from the audit alone.
 
-A checkpoint held back (U6), a folder that holds a pull folder, and anything outside the
-pull folders that is not a Hugging Face model are never deleted. This one rule is said
+A checkpoint held back (U6), a running cell's output folder and any folder that holds it
+(the audit read the queue: ``services.disk.running``; not read, no folder under the
+durable folder), a folder that holds a pull folder, and anything outside the pull
+folders that is not a Hugging Face model are never deleted. This one rule is said
 beside each listed entry (the disk screen invites only what it may accept: issue 43.10d)
 and is the first thing ``reclaim.plan_delete`` asks before it looks at any file. What
 remains offered is still checked file by file (pulled and verified) when the user confirms.
@@ -13,6 +15,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
 
 OUTSIDE = "outside the pull folders"
+UNREAD = "the queue could not be read, so a running cell may write here: try again when it can be"
 
 
 def under(path: str, folder: str) -> bool:
@@ -25,12 +28,33 @@ def not_offered(audit: DiskAudit, entry: Reclaimable) -> str | None:
     """Why ``entry`` will be refused whatever was pulled, in a few words; None: offered."""
     if entry.held:
         return entry.held
+    running = running_here(audit, entry)
+    if running:
+        return running
     for root in audit.pull_roots:
         if under(root, entry.path) and root != entry.path:
             return f"holds the pull folder {printable(root)}"
     if entry.kind == "hf-model" or any(under(entry.path, r) for r in audit.pull_roots):
         return None
     return OUTSIDE
+
+
+def running_here(audit: DiskAudit, entry: Reclaimable) -> str | None:
+    """Why deleting ``entry`` would pull a folder from under a running cell (it is that
+    cell's output folder or holds it), or why that is not known; None: it would not."""
+    for name, out in audit.running:
+        if under(out, entry.path):
+            if out == entry.path:
+                return f"cell {printable(name)} is running: stop or kill it first"
+            return (
+                f"holds the output folder of cell {printable(name)}, which is running: "
+                "stop or kill it first"
+            )
+    if audit.queue_unread is not None and entry.type == "d":
+        for durable in audit.durable:
+            if under(entry.path, durable) or under(durable, entry.path):
+                return UNREAD
+    return None
 
 
 def offered(audit: DiskAudit) -> list[Reclaimable]:

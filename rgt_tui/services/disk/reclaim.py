@@ -2,6 +2,9 @@
 
 ``plan_delete`` decides, ``delete_planned`` deletes. The rules:
 
+- never a running cell's output folder, nor one that holds it: the queue is read again
+  right before the delete (``services.disk.running``); when it cannot be read, no
+  folder under the durable folder;
 - only an entry of the audit just taken can be deleted (a superseded checkpoint, a
   Hugging Face model folder, one of the largest folders); a path holding a pull root is
   never deleted, and outside the pull roots only a Hugging Face model folder is;
@@ -40,8 +43,10 @@ from rgt_tui.services.disk.audit import (
     disk_refusal,
     record_of,
     run_disk_ctl,
+    with_running,
 )
-from rgt_tui.services.disk.offer import OUTSIDE, not_offered, under
+from rgt_tui.services.disk.offer import OUTSIDE, UNREAD, not_offered, under
+from rgt_tui.services.disk.running import read_running
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.records import host_results_dir, load_manifest, load_verification
 from rgt_tui.services.teardown.local_copy import check_local_copy
@@ -74,12 +79,19 @@ async def plan_delete(
             "folders under a pull root)",
         )
     shown = printable(target.path)
+    await transport.connect()
+    # The queue now, not as the audit saw it: a cell may have started since.
+    audit = with_running(audit, *await read_running(host, transport))
     refused = not_offered(audit, target)  # the rule the disk screen shows beside it
     if refused == OUTSIDE:
         raise DiskError(
             host.name,
             f"refused: {shown} is {OUTSIDE} and is not a Hugging Face model: "
             "rgt-tui deletes nothing else (delete it yourself if you are sure)",
+        )
+    if refused == UNREAD:
+        raise DiskError(
+            host.name, f"refused: {shown} is not offered: {refused} ({audit.queue_unread})"
         )
     if refused is not None:
         raise DiskError(host.name, f"refused: {shown} is not offered: {refused}")

@@ -1,0 +1,57 @@
+"""Which folders the queue's running cells write to now: never offered for deletion.
+
+A running cell writes its checkpoints into its ``{out}`` (``<durable_dir>/<cell>``);
+deleting that folder, or one that holds it, kills the run at its next save. Whether
+everything in it is pulled and verified says nothing about that (an empty folder of a
+cell in its first epoch passes trivially), so the box's queue decides: it is read the way
+every other view reads it (``services.queue.view.read_queue_view``: the host's backend,
+box records or Slurm) when the audit is taken, and again right before a delete.
+
+When the queue cannot be read, whether a cell writes under ``durable_dir`` is not known:
+no folder under it (or holding it) is offered until it can be read — never a guess.
+"""
+
+from __future__ import annotations
+
+from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.domain.text import printable
+from rgt_tui.services.queue.view import read_queue_view
+from rgt_tui.transport.base import Transport
+
+
+async def read_running(
+    host: HostConfig, transport: Transport
+) -> tuple[tuple[str, ...], str | None]:
+    """The names of the queue's running cells now, and why the queue could not be read
+    (None: it was read)."""
+    try:
+        view = await read_queue_view(host, transport)
+    except Exception as exc:  # whatever failed, not knowing refuses: it never allows
+        return (), printable(str(exc) or type(exc).__name__, 300)
+    return tuple(c.name for c in view.cells if c.status == RUNNING), None
+
+
+def running_outs(
+    names: tuple[str, ...], durable: tuple[str, ...], cell_dirs: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """(cell, path) for each running cell's ``{out}``: under every form of the durable
+    folder (resolved on the box, and as given), and as the audit resolved the cell's folder."""
+    dirs = dict(cell_dirs)
+    outs = []
+    for name in names:
+        outs += [(name, (d.rstrip("/") or "") + "/" + name) for d in durable]
+        if name in dirs:
+            outs.append((name, dirs[name]))
+    return tuple(dict.fromkeys(outs))
+
+
+UNREAD_NOTE_START = "the queue could not be read"
+
+
+def unread_note(unread: str) -> str:
+    """The audit's note when the queue could not be read."""
+    return (
+        f"{UNREAD_NOTE_START} ({unread}): no folder under the durable folder is "
+        "offered for deletion until it can be (a running cell may write there)"
+    )
