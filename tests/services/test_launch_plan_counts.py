@@ -1,5 +1,6 @@
 """What the launch plan counts and where it starts: a cell moved away while its box did
-not answer is shown moved and not counted (ux-e #5). Loopback boxes, real runner."""
+not answer is shown moved and not counted (ux-e #5), and a launch's result counts the
+cells that run, not every cell of the queue (ux-d #17). Loopback boxes, real runner."""
 
 from __future__ import annotations
 
@@ -83,7 +84,24 @@ async def test_a_cell_moved_while_its_box_was_down_is_shown_moved_and_started_pa
     # From cell 0 typed by hand: alpha is still not counted (its box skips it).
     from_zero = await _plan(qf, start=0)
     assert [c.name for c in from_zero.runs] == ["bravo", "charlie"]
-    await _launch(qf, from_zero)
+    result = await _launch(qf, from_zero)
+    assert result.cells == 2
     done = await wait_view(qf, lambda v: v.state == FINISHED, what="box1's relaunch")
     assert [c.label for c in done.cells] == [MOVED, DONE, DONE]
     assert (qf.root("box1") / "bravo.runs").read_text() == "ran\n"
+
+
+async def test_a_launch_from_index_2_says_it_launched_the_2_cells_that_run(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    _bash_cells(qf, "box1")
+    names = ("c0", "c1", "c2", "c3")
+    qf.write_queue("".join(f"{qf.cell_script(n, 'echo ok')} t 1\n" for n in names))
+    plan = await _plan(qf, start=2)
+    assert plan.ok, plan.problems
+    assert len(plan.runs) == 2 and len(plan.cells) == 4
+    result = await _launch(qf, plan)
+    assert (result.start_index, result.cells) == (
+        2,
+        2,
+    )  # the toast: "launched 2 cells from index 2"
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")

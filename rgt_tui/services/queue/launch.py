@@ -149,7 +149,7 @@ class LaunchResult:
     detach: str
     session: str
     start_index: int
-    cells: int
+    cells: int  # how many cells the runner will run (LaunchPlan.runs)
     archived: str | None = None  # where ``fresh`` moved the previous queue
     # One line when the launch removed a credentials file an earlier launch left on the
     # box (it sends none: services.credentials.launch_credentials); "" otherwise.
@@ -411,6 +411,6 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
             plan.host, f"the box did not confirm the launch: {result.stdout.strip()!r}"
         )
     return LaunchResult(
-        plan.host, int(pid), method, plan.session, plan.start_index, len(plan.cells),
+        plan.host, int(pid), method, plan.session, plan.start_index, len(plan.runs),
         fields.get("archived") or None, creds_line,
     )  # fmt: skip
