@@ -4,10 +4,10 @@ The audit lists the largest folders of each watched mount (bytes and inodes), th
 Hugging Face cache by model and the superseded checkpoints (``services.disk.audit``).
 ``--delete PATH`` (an entry as listed: a folder's full path, a model's ORG/NAME, a
 checkpoint's CELL/FILE) checks that nothing would be lost (``services.disk.reclaim``),
-asks for that name (or the full path) to be typed
-(on a terminal; off one ``--confirm`` must repeat it — there is no ``--yes`` for a
-delete), then checks again on a fresh connection and deletes. No connection is held while
-a person decides.
+asks for that name (or the full path) to be typed (on a terminal; off one ``--confirm``
+must repeat the full path, suggested only for a path the checks accept — there is no
+``--yes`` for a delete), then checks again on a fresh connection and deletes. No
+connection is held while a person decides.
 
 Exit codes: 0 audited / deleted; 1 refused (the refusal names what would be lost), the
 box unreachable, or the confirmation not typed; 2 bad input.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
@@ -64,12 +65,6 @@ def run_disk(call: Call) -> int:
         return call.fail("--depth, --top and --seconds must be 1 or more", code=EXIT_BAD_INPUT)
     if args.confirm is not None and args.delete is None:
         return call.fail("--confirm goes with --delete PATH", code=EXIT_BAD_INPUT)
-    if args.delete is not None and args.confirm is None and not sys.stdin.isatty():
-        return call.fail(
-            "stdin is not a terminal, so no one can type the confirmation",
-            fix=f"pass --confirm {args.delete!r} (the same path) to delete it",
-            code=EXIT_BAD_INPUT,
-        )
     host, results = call.host, call.fleet.results_dir
 
     async def audit(transport: Transport) -> DiskAudit:
@@ -92,6 +87,13 @@ def run_disk(call: Call) -> int:
         got, plan = call.on_host(check)
         t = plan.target
         print(f"{host.name}: delete {printable(t.path)} ({fmt_bytes(t.bytes)}): {plan.why}")
+        if args.confirm is None and not sys.stdin.isatty():
+            # Only now, checked: --confirm is never suggested for a path that is refused.
+            return call.fail(
+                "stdin is not a terminal, so no one can type the confirmation",
+                fix=f"pass --confirm {shlex.quote(printable(t.path))} (the full path) to delete it",
+                code=EXIT_BAD_INPUT,
+            )
         if args.confirm is not None:  # a script repeats the full path, never a short name
             confirmed = args.confirm == t.path
         else:
