@@ -41,7 +41,11 @@ T = TypeVar("T")
 
 
 def syntax_error(path: Path, text: str, exc: Exception) -> ConfigError:
-    """Turn tomllib's message into a ConfigError, taking the line from "(at line N, column M)"."""
+    """Turn tomllib's message into a ConfigError, taking the line from "(at line N, column M)".
+
+    A value or table given twice is said in TOML's words with the line of the first one
+    (tomllib's own words name a table as a Python tuple); the rest are syntax slips,
+    whose fix is in the line's quotes, brackets and commas."""
     message = str(exc)
     line: int | None = None
     match = re.search(r"\s*\(at line (\d+), column (\d+)\)\s*$", message)
@@ -55,13 +59,102 @@ def syntax_error(path: Path, text: str, exc: Exception) -> ConfigError:
     if line is not None and line <= len(lines):
         key_match = LineIndex.KEY.match(lines[line - 1])
         key = next((g for g in key_match.groups() if g is not None), None) if key_match else None
+    twice = _given_twice(str(exc), lines, line, key)
+    if twice is not None:
+        return ConfigError(path, twice, line=line, key=key)
     return ConfigError(
         path,
-        f"TOML syntax error: {message} — check this line's quotes, brackets and commas "
-        "(each setting is key = value; strings need closing quotes)",
+        f"TOML syntax error: {_dotted_names(message)} — check this line's quotes, brackets and "
+        "commas (each setting is key = value; strings need closing quotes)",
         line=line,
         key=key,
     )
+
+
+# tomllib names a table by its key parts as a Python tuple: ('fleet', 'thresholds').
+_TUPLE = re.compile(r"\((?:'[^']*'(?:, )?)+,?\)")
+
+
+def _dotted(name: str) -> str:
+    return ".".join(re.findall(r"'([^']*)'", name))
+
+
+def _dotted_names(message: str) -> str:
+    """tomllib's message with each tuple of key parts written as TOML does: a.b."""
+    return _TUPLE.sub(lambda m: _dotted(m.group(0)), message)
+
+
+def _headers(lines: list[str], upto: int) -> list[tuple[int, str, str]]:
+    """(line, "[" or "[[", dotted name) of each table header before line ``upto``."""
+    found = []
+    for number, text in enumerate(lines[: upto - 1], start=1):
+        header = LineIndex.HEADER.match(text)
+        if header:
+            parts = [p.strip().strip("\"'") for p in header.group(2).split(".")]
+            found.append((number, header.group(1), ".".join(parts)))
+    return found
+
+
+def _given_twice(message: str, lines: list[str], line: int | None, key: str | None) -> str | None:
+    """What to say when tomllib refused a key or table given twice; None for the rest."""
+    if line is None or line > len(lines):
+        return None
+    if message.startswith("Duplicate inline table key"):
+        name = re.search(r"key '([^']*)'", message)
+        return (
+            f"{name.group(1) if name else 'a key'} is set twice in one inline table {{…}}: keep one"
+        )
+    header = LineIndex.HEADER.match(lines[line - 1])
+    before = _headers(lines, line)
+    declared = re.match(r"Cannot declare (\(.*\)) twice", message)
+    if declared:
+        name = _dotted(declared.group(1))
+        earlier = [(n, b) for n, b, h in before if h == name]
+        if any(b == "[[" for _, b in earlier):
+            first = next(n for n, b in earlier if b == "[[")
+            return (
+                f"[{name}] declares a table named {name}, but [[{name}]] at line {first} already "
+                f"made {name} an array of tables (a list of entries) — write [[{name}]], with "
+                "double brackets, to add an entry"
+            )
+        if earlier:
+            return (
+                f"the table [{name}] is declared twice (first at line {earlier[0][0]}) — "
+                f"keep one [{name}] header and put all its keys under it"
+            )
+        return (
+            f"the table [{name}] is declared twice: a dotted key ({name}.… = …) or an inline "
+            f"table above already made it — declare each table once"
+        )
+    if not message.startswith("Cannot overwrite a value"):
+        return None
+    if header is not None and header.group(1) == "[[":
+        name = ".".join(p.strip().strip("\"'") for p in header.group(2).split("."))
+        first = next((n for n, b, h in before if h == name and b == "["), None)
+        where = f" at line {first}" if first is not None else ""
+        return (
+            f"[[{name}]] adds an entry to an array of tables named {name}, but {name} is "
+            f"already a table{where} ([{name}], single brackets) — write every {name} "
+            f"header as [[{name}]]"
+        )
+    if key is None:  # a dotted key (a.b = …) under a key that holds a value
+        return (
+            "this line sets a key that an earlier line already set (a dotted key a.b = … "
+            "cannot go under a key a that holds a value): keep one"
+        )
+    start = before[-1][0] if before else 0  # the same table: from its header on
+    first = next(
+        (
+            n
+            for n in range(start + 1, line)
+            if (m := LineIndex.KEY.match(lines[n - 1]))
+            and next(g for g in m.groups() if g is not None) == key
+        ),
+        None,
+    )
+    if first is None:
+        return f"{key} is set twice in this table: keep one"
+    return f"{key} is set twice (line {first}): keep one"
 
 
 def _describe(value: Any) -> str:

@@ -305,7 +305,7 @@ def test_toml_syntax_error_line_and_key(tmp_path: Path) -> None:
 def test_toml_duplicate_key_is_a_syntax_error_on_its_line(tmp_path: Path) -> None:
     err = load_error(tmp_path, '[[hosts]]\nname = "a"\nname = "b"\n')
     assert (err.line, err.key) == (3, "name")
-    assert "Cannot overwrite" in err.message
+    assert err.message == "name is set twice (line 2): keep one"
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,8 @@ def resolve_fleet_path(cli_path: str | None, environ: Mapping[str, str], cwd: Pa
             continue
         path = Path(given).expanduser()
         path = path if path.is_absolute() else cwd / path
+        if path.is_dir():
+            raise ConfigError(path, _folder_message(path, key), key=key)
         if not path.is_file():
             raise ConfigError(
                 path, f"fleet file not found — check the path given in {key}", key=key
@@ -48,8 +50,41 @@ def load_fleet(path: Path | None) -> Fleet:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(path, "fleet file not found — check the path") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except IsADirectoryError:
+        raise ConfigError(path, _folder_message(path, None)) from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path) from None
+    except OSError as exc:
         raise ConfigError(
             path, f"cannot read the fleet file ({exc}); it must be UTF-8 TOML"
         ) from None
     return parse_fleet(path, text, KNOWN_PROFILES)
+
+
+def _folder_message(path: Path, given_in: str | None) -> str:
+    """A folder where the fleet file was expected: say so, and name its hosts.toml if any."""
+    inside = path / FLEET_FILE_NAME
+    where = f" in {given_in}" if given_in else ""
+    fix = f"the one in it is {inside}" if inside.is_file() else f"usually {FLEET_FILE_NAME}"
+    return f"is a folder, not a fleet file — give the fleet file's path{where} ({fix})"
+
+
+def _not_utf8(path: Path) -> ConfigError:
+    """The line and column of the first byte that is not UTF-8 (the decoder gives only
+    its offset in the bytes it was given: the whole file's, read again here)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = exc.start
+    else:  # changed since: say what was seen
+        return ConfigError(path, "the fleet file was not UTF-8 when read; read it again")
+    line = data.count(b"\n", 0, start) + 1
+    line_start = data.rfind(b"\n", 0, start) + 1
+    column = len(data[line_start:start].decode("utf-8", "replace")) + 1  # characters, not bytes
+    return ConfigError(
+        path,
+        f"byte 0x{data[start]:02x} at column {column} is not UTF-8 — the fleet file must be "
+        "UTF-8 text: retype that character, or save the file as UTF-8",
+        line=line,
+    )
