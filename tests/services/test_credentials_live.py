@@ -184,18 +184,46 @@ async def test_credentials_reach_the_cell_and_leave_no_trace(
     assert files_holding(roots, needles, allowed=set()) == []
 
 
+async def test_the_plan_names_every_credential_that_cannot_be_read(
+    make_queue_fleet, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ux-d #10: the plan reads every source (no ~/.netrc, the variable unset) and is
+    refused naming both with their fixes, not Launch one at a time."""
+    monkeypatch.delenv("RGT_T_ENV_SOURCE", raising=False)
+    qf: QueueFleet = await make_queue_fleet(1, run=SCRIPT_RUN)
+    add_credentials(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('secret', 'echo hi')} t\n")
+    transport = qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport)
+    finally:
+        await transport.close()
+    assert not plan.ok
+    refused = [p for p in plan.problems if p.startswith("cannot read credential ")]
+    assert len(refused) == 2, plan.problems
+    env, netrc = refused
+    assert env.startswith("cannot read credential RGT_T_ENV (env RGT_T_ENV_SOURCE): ")
+    assert "export RGT_T_ENV_SOURCE=" in env
+    assert netrc.startswith(f"cannot read credential RGT_T_NETRC (netrc {NETRC_MACHINE}): ")
+    assert f"{home / '.netrc'} does not exist" in netrc and "log in" in netrc
+    assert "REFUSED: cannot read credential RGT_T_NETRC" in format_plan(plan)
+    assert not (qf.root() / ".rgt" / "credentials.env").exists()  # nothing was sent
+
+
 async def test_a_credential_that_cannot_be_read_stops_the_launch(
     make_queue_fleet, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Read again at send time: one gone since the plan stops the launch there."""
     env_value, netrc_value = secrets()
     set_sources(monkeypatch, home, env_value, netrc_value)
-    monkeypatch.delenv("RGT_T_ENV_SOURCE")
     qf: QueueFleet = await make_queue_fleet(1, run=SCRIPT_RUN)
     add_credentials(qf.loopback.hosts_file)
     qf.write_queue(f"{qf.cell_script('secret', cell_body(env_value, netrc_value))} t\n")
     transport = qf.transport()
     try:
         plan = await plan_launch(qf.fleet, qf.host(), transport)
+        assert plan.ok, plan.problems
+        monkeypatch.delenv("RGT_T_ENV_SOURCE")
         with pytest.raises(CredentialError) as refused:
             await launch(plan, transport)
     finally:

@@ -42,6 +42,7 @@ from rgt_tui.services.queue.cells import (
 )
 from rgt_tui.services.queue.check import display_path
 from rgt_tui.services.queue.epochs import epochs_warnings
+from rgt_tui.services.queue.launch_checks import unreadable_credentials
 from rgt_tui.services.queue.launch_preflight import (
     cell_env_of,
     cells_to_run,
@@ -202,8 +203,10 @@ async def plan_launch(
 
     ``preflight``: run preflight on the box first (services.preflight); each failed check
     refuses the launch unless it is acknowledged by name in ``acks`` (``--ack``, the plan
-    dialog) or in the host's ``preflight_ack``. Off only where a caller is about
-    something else than the box's readiness (and says so).
+    dialog) or in the host's ``preflight_ack``; with it, every credential the launch
+    sends is read here first, and each that cannot be read refuses the launch, all named
+    at once (``launch_checks``). Off only where a caller is about something else than the
+    box's readiness (and says so).
 
     ``retry_only`` (services.queue.control): start past the last cell, so the runner
     runs only the cells marked for a retry (and the start index is not a cell).
@@ -221,6 +224,8 @@ async def plan_launch(
     shared = shared_account_problem(fleet, host)
     if shared:
         problems.append(shared)
+    if preflight:
+        problems += await unreadable_credentials(host)
     base = {
         "host": host.name, "session": session, "start_index": start_index, "fresh": fresh,
         "acks": acked, "host_acks": host.ready.preflight_ack,
