@@ -8,7 +8,7 @@ must be acknowledged (``Condition.settle``). Pure text: the CLI and the TUI call
 
 from __future__ import annotations
 
-from rgt_tui.domain.teardown_gate import Condition
+from rgt_tui.domain.teardown_gate import NOT_ANSWERING, Condition
 from rgt_tui.domain.text import printable
 
 # What each condition needs, said as a requirement: a checklist line reads "what must
@@ -79,6 +79,8 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         return f"wait for the cells to finish, or run `rgt-tui teardown {host} {acks}`"
     if key == "unfinished" and condition.settle:
         return _unfinished_fix(condition, host, tui=tui)
+    if key == "idle" and condition.cause == NOT_ANSWERING:
+        return f"{check} once the box answers: what runs there is unknown until then"
     fixes = {
         "box": f"{check} once the box answers",
         "manifest": f"{pull}, then {verify.removeprefix('run ').removeprefix('press ')}",

@@ -321,6 +321,8 @@ class Condition:
     unfinished), for the front ends to name in their fix (``gate_fixes``).
     ``checkpoint``: an unfinished cell's newest verified checkpoint ("" when none), so
     the fix says whether moving it resumes it or starts it over.
+    ``cause``: why a locked line is locked, where the fix differs by it (``box`` and
+    ``idle``: ``NOT_ANSWERING``); "" otherwise.
     """
 
     key: str
@@ -328,6 +330,11 @@ class Condition:
     evidence: str
     settle: tuple[str, ...] = ()
     checkpoint: str = ""
+    cause: str = ""
+
+
+# Condition.cause: what the fix of a locked line depends on.
+NOT_ANSWERING = "not-answering"  # the box did not answer this check (services/teardown)
 
 
 def conditions(state: GateState) -> tuple[Condition, ...]:
@@ -455,9 +462,11 @@ def _roster_condition(state: GateState) -> Condition:
     settles it (verify leaves them out of its count by the same rule)."""
     if state.expected_cells is None:
         return Condition("roster", False, "roster not reconciled")
-    open_work = {name: "moved" for name, _ in state.moved_cells}
+    # The queue file's #moved-to is said over the box's last word (a "running" read
+    # before the box was lost and its cell moved): the idle line still says any run.
+    open_work = {name: "running" for name in state.running}
     open_work |= {name: "unfinished" for name, _, _ in state.unfinished}
-    open_work |= {name: "running" for name in state.running}
+    open_work |= {name: "moved" for name, _ in state.moved_cells}
     deferred = [c for c in state.expected_cells if c in open_work]
     cells = [c for c in state.expected_cells if c not in open_work]
     missing = [c for c in cells if c not in state.present_cells]

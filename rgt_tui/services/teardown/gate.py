@@ -28,6 +28,7 @@ from rgt_tui.domain.queue_state import RUNNING, QueueView
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.unfinished import queue_cells_seen
+from rgt_tui.domain.units import local_time
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
 from rgt_tui.services.manifest import take_manifest
@@ -109,6 +110,11 @@ class _BoxNow:
     view: QueueView | None = None  # the queue's cells as its backend reads them now
     cells: g.QueueCellsSeen | None = None  # the unfinished and moved cells, from ``view``
     groups: tuple[g.GroupRunSeen, ...] = ()  # the groups this box is a rank of, read now
+    # False: no box answered this check (no connection, or connecting failed): which box
+    # is there and what runs on it are unknown now, whatever was recorded before.
+    answered: bool = True
+    # No view (the box did not answer): the local queue file's #moved-to cells, read now.
+    moved: dict[str, str] | None = None
 
 
 async def _scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None) -> _BoxNow:
@@ -129,7 +135,8 @@ async def _scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None)
 async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
     """Re-scan the box now: its listing (no hashes), which box it is, its running cells."""
     if transport is None:
-        return _BoxNow(None, None, None, "the box was not re-scanned (no connection)")
+        why = "the box was not re-scanned (no connection)"
+        return _BoxNow(None, None, None, why, answered=False)
     if host.pull_refused:
         # No pull folders named: the re-scan would walk the whole home (this machine's,
         # when it stands in), for minutes, and the tab would never fill in. The pull
@@ -137,6 +144,9 @@ async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
         return _BoxNow(None, None, None, host.pull_refused)
     try:
         await transport.connect()
+    except (TransportError, OSError) as exc:
+        return _BoxNow(None, None, None, printable(exc, 1000), answered=False)
+    try:
         rescan = await take_manifest(host, transport, hash_files=False)
         view = await _queue_view(host, transport)
     except (TransportError, ManifestError, OSError) as exc:
@@ -177,14 +187,30 @@ async def _groups_seen(
 
 def _cells_seen(host: HostConfig, now: _BoxNow, manifest: Manifest | None) -> _BoxNow:
     """``now`` with the queue's unfinished and moved cells as the gate's fact, each
-    unfinished cell's output folders in the pulled copy (``manifest``) named."""
-    if now.view is None:
+    unfinished cell's output folders in the pulled copy (``manifest``) named. Without a
+    view of the queue (the box did not answer) the moved cells alone, from the local
+    queue file: a cell moved while its box was lost is the other host's work now."""
+    if now.records_only:
         return now
+    moved = moved_cells(host)
+    if now.view is None:
+        return replace(now, moved=moved)
 
     def outputs(name: str) -> tuple[str, ...]:
         return output_prefixes(manifest, host.durable_dir, name) if manifest else ()
 
-    return replace(now, cells=queue_cells_seen(now.view, moved_cells(host), outputs))
+    return replace(now, cells=queue_cells_seen(now.view, moved, outputs))
+
+
+def _moved_now(state: g.GateState, moved: dict[str, str]) -> g.QueueCellsSeen:
+    """The gate's fact when the box did not answer: its unfinished cells as the last
+    check read them, less those the local queue file records as moved now, and the moved
+    ones (``queue_cells_seen``'s rule, on what is known)."""
+    return g.QueueCellsSeen(
+        unfinished=tuple(u for u in state.unfinished if u[0] not in moved),
+        moved=tuple(sorted(moved.items())),
+        outputs=tuple(o for o in state.cell_outputs if o[0] not in moved),
+    )
 
 
 def _local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
@@ -256,20 +282,46 @@ def _facts(
         events.append(g.CellsRunning(now.running))
     if now.cells is not None:
         events.append(now.cells)
+    elif now.moved is not None:
+        events.append(_moved_now(jh.gate(), now.moved))
     if now.jobs is not None:
         events.append(now.jobs)
     return events, problems
 
 
-def _box_condition(c: g.Condition, jh: HostJournal) -> g.Condition:
-    """The gate's "box" item, with the identity and the earlier boxes spelled out."""
+def _box_condition(c: g.Condition, jh: HostJournal, now: _BoxNow) -> g.Condition:
+    """The gate's "box" item, with the identity and the earlier boxes spelled out; not
+    ticked while no box answers (the one recorded is the last seen, not the one there)."""
     if jh.box is None:
         text = "box not identified: no re-scan has reached the box answering under this name"
+    elif not now.answered:
+        heard = _last_answer(jh)
+        when = f" (last re-scanned {local_time(heard)})" if heard is not None else ""
+        text = f"not answering now; last seen: {jh.box.describe()}{when}"
+        c = replace(c, ok=False, cause=g.NOT_ANSWERING)
     else:
         text = jh.box.describe()
     if jh.history:
         text += f"; {len(jh.history)} earlier box(es) under this name: history, not counted"
     return replace(c, evidence=text)
+
+
+def _last_answer(jh: HostJournal) -> float | None:
+    """When the box last answered a re-scan, as the journal holds it (None: never)."""
+    return max((e.at for _, e in jh.events if isinstance(e, g.Rescanned)), default=None)
+
+
+def _idle_condition(c: g.Condition, state: g.GateState, now: _BoxNow) -> g.Condition:
+    """The gate's "idle" item: what runs on a box that does not answer is unknown (a
+    cell recorded running then is named, marked if it has moved since), so it is locked."""
+    if now.answered:
+        return c
+    moved = {name for name, _ in state.moved_cells}
+    text = "unknown: the box does not answer"
+    if state.running:
+        names = ", ".join(n + (" (moved since)" if n in moved else "") for n in state.running)
+        text += f" (running at its last answer: {names})"
+    return g.Condition("idle", False, printable(text, None), cause=g.NOT_ANSWERING)
 
 
 async def gather(
@@ -339,7 +391,11 @@ async def gather(
     state = jh.gate()
     for event in unattributed:
         state = g.apply(state, event)
-    conditions = tuple(_box_condition(c, jh) if c.key == "box" else c for c in g.conditions(state))
+    overrides = {
+        "box": lambda c: _box_condition(c, jh, now),
+        "idle": lambda c: _idle_condition(c, state, now),
+    }
+    conditions = tuple(overrides.get(c.key, lambda c: c)(c) for c in g.conditions(state))
     if isinstance(backend_for(host), JobGated) and state.slurm_jobs is None:
         # A job-gated host whose jobs were never read (a records-only check): not "none".
         jobs = g.Condition("jobs", False, "the cluster's queue was not read yet: check again")

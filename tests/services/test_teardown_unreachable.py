@@ -1,0 +1,93 @@
+"""The teardown gate of a box that does not answer (ux-e 1), over real loopback queue
+boxes and the real command line:
+
+- while no box answers, the ``box`` line is not ticked (the recorded box is the last
+  seen, not the one there), ``idle`` is unknown, and a cell the local queue file records
+  as moved (``#moved-to``) reads ``(moved)`` and is never offered to ``--ack-missing``;
+  the gate stays locked, and reads as before once the box answers again;
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.cli import arun
+from support.queues import GATE, QUEUE_PREFLIGHT_ACK, SCRIPT_RUN, QueueFleet, wait_view
+from support.unfinished import METRICS, launch_queue, pull_and_verify
+
+from rgt_tui.domain.queue_state import DONE, RUNNING
+from rgt_tui.paths import journal_dir
+from rgt_tui.services.journal import Journal
+from rgt_tui.services.teardown import observe_now
+
+
+async def _cli(qf: QueueFleet, tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "RGT_HOSTS": str(qf.loopback.hosts_file)}
+    return await arun(*args, env=env, cwd=tmp_path)
+
+
+def _line(out: str, key: str) -> str:
+    """The checklist line of ``key`` and the fix under it, if any."""
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(f"  [x] {key} ") or line.startswith(f"  [ ] {key} "):
+            under = lines[i + 1] if i + 1 < len(lines) and "→" in lines[i + 1] else ""
+            return f"{line}\n{under}"
+    raise AssertionError(f"no {key} line in:\n{out}")
+
+
+async def _running_queue(qf: QueueFleet) -> tuple[str, str]:
+    """box1's queue: bravo done with results, alpha running (and writing nothing)."""
+    # arch cannot pass without torch in the cells' python: acknowledged, as torch is.
+    qf.set_preflight_ack(tuple(dict.fromkeys((*QUEUE_PREFLIGHT_ACK, "arch"))))
+    bravo = qf.cell_script("bravo", METRICS)
+    alpha = qf.cell_script("alpha", GATE)
+    qf.write_queue(f"{bravo} t\n{alpha} t\n")
+    await launch_queue(qf)
+    view = await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="alpha to run")
+    assert view.cells[0].status == DONE
+    await pull_and_verify(qf)
+    return bravo, alpha
+
+
+async def test_a_box_that_does_not_answer_is_not_ticked_and_its_moved_cell_reads_moved(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    bravo, alpha = await _running_queue(qf)
+    # The box as the TUI's telemetry records it (no gate check yet: nothing says alpha runs).
+    journal = Journal(
+        journal_dir(qf.loopback.hosts_file, {"XDG_STATE_HOME": str(tmp_path / "state")})
+    )
+    transport = qf.transport()
+    try:
+        seen = await observe_now(qf.host(), transport, journal)
+    finally:
+        await transport.close()
+    await qf.loopback.box("box1").stop()  # lost mid-run (preempted)
+    qf.write_queue(f"{bravo} t\n#moved-to box2: {alpha} t\n")  # what `queue move` leaves
+
+    gone = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    out = gone.stdout
+    assert gone.returncode == 1, out + gone.stderr
+    assert "ready" not in out
+    box = _line(out, "box")
+    assert box.startswith("  [ ] box") and "found: not answering now; last seen: box " in box
+    assert seen.short() in box
+    assert "once the box answers" in box
+    idle = _line(out, "idle")
+    assert idle.startswith("  [ ] idle") and "found: unknown: the box does not answer" in idle
+    assert "the queue is idle" not in out
+    roster = _line(out, "roster")
+    assert "alpha (moved)" in roster and "missing" not in roster, roster
+    assert "--ack-missing" not in out
+    assert "[x] moved      moved to another host │ found: alpha moved to box2" in out
+    assert "[ ] rescan" in out and "cannot re-scan the box" in out
+
+    await qf.loopback.box("box1").start()  # back: what it says counts again
+    back = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    out = back.stdout
+    assert back.returncode == 1, out + back.stderr  # alpha still runs there
+    assert _line(out, "box").startswith("  [x] box") and "not answering" not in out
+    assert "found: running: alpha" in _line(out, "idle")
+    assert "found: alpha moved to box2" in _line(out, "moved") and "--ack-missing" not in out
