@@ -35,10 +35,11 @@ VERDICT_STYLE = {
 }
 
 
-def evidence_line(ev: Evidence) -> Content:
-    """``  reboot    yes      boot id changed …``."""
+def evidence_line(ev: Evidence, width: int = 0) -> Content:
+    """``  reboot       yes      boot id changed …``; ``width``: the widest cause's, so
+    a long one ("manual kill") never runs into its verdict."""
     return Content.assemble(
-        (f"  {ev.cause:<10}", "bold"),
+        (f"  {ev.cause:<{max(width, len(ev.cause))}}  ", "bold"),
         (f"{ev.verdict:<8}", VERDICT_STYLE.get(ev.verdict, "")),
         shown(ev.detail),
     )
@@ -65,7 +66,8 @@ def diagnosis_body(view: QueueView, diag: Diagnosis) -> Content:
             lines.append(Content(shown(diag.summary)))
     if diag.evidence:
         lines += [Content(""), Content.styled("evidence", "bold")]
-        lines += [evidence_line(ev) for ev in diag.evidence]
+        width = max(len(ev.cause) for ev in diag.evidence)
+        lines += [evidence_line(ev, width) for ev in diag.evidence]
     if diag.next_step:
         lines += [
             Content(""),
@@ -74,7 +76,7 @@ def diagnosis_body(view: QueueView, diag: Diagnosis) -> Content:
     if diag.resume_index is not None:
         lines.append(
             Content.styled(
-                f"to resume: Escape, then l — the launch plan starts at cell {diag.resume_index}",
+                f"to resume: Escape, then L — the launch plan starts at cell {diag.resume_index}",
                 muted,
             )
         )

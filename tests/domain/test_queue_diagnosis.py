@@ -160,5 +160,10 @@ def test_each_front_end_adds_its_own_resume_hint():
     launches = parse_runner_state(f"launch 1000 {BOOT} tmux 0 /h/.rgt/bin/run_queue.x.sh 42\n")
     view = derive_view("box1", DEPLOYED, launches, {}, boot_id=OTHER, now=1100, runner_alive=False)
     tui = diagnosis_body(view, d).plain
-    assert "Escape, then l" in tui and "cell 1" in tui
+    # ux-e #3: L launches (l moves right, as in vim).
+    assert "Escape, then L" in tui and "cell 1" in tui
     assert "--start" not in tui and "rgt-tui" not in tui
+    # ux-e #17: each cause is padded to the widest one, so none runs into its verdict.
+    rows = {line.split()[0]: line for line in tui.splitlines() if line.startswith("  ")}
+    assert "  manual kill  unknown " in tui or "  manual kill  likely " in tui, tui
+    assert rows["reboot"].index("yes") == rows["manual"].index("kill") + len("kill  "), tui
