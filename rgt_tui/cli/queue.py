@@ -151,10 +151,15 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
 
 async def run_show(call: Call, transport: Transport) -> int:
     """Every cell's state on the host, from the box's records."""
+    from rgt_tui.domain.errors import TransportError
     from rgt_tui.services.queue.check import read_queue_file
     from rgt_tui.services.queue.view import read_queue_view
+    from rgt_tui.services.runtime.preemption import with_unreachable_fix
 
-    view = await read_queue_view(call.host, transport)
+    try:
+        view = await read_queue_view(call.host, transport)
+    except TransportError as exc:  # a spot box gone: say what to do about its cell
+        raise with_unreachable_fix(call.fleet, call.host, exc) from exc
     local = None
     if not view.cells and call.host.queue is not None:
         local = read_queue_file(
@@ -370,9 +375,14 @@ def format_diagnosis(d: Diagnosis) -> str:
 
 async def run_diagnose(call: Call, transport: Transport) -> int:
     """Name the cause of the host's latest vanished run; exit 1 when there is one."""
+    from rgt_tui.domain.errors import TransportError
     from rgt_tui.services.queue.view import diagnose_queue
+    from rgt_tui.services.runtime.preemption import with_unreachable_fix
 
-    view, diagnosis = await diagnose_queue(call.host, transport)
+    try:
+        view, diagnosis = await diagnose_queue(call.host, transport)
+    except TransportError as exc:  # a spot box gone: say what to do about its cell
+        raise with_unreachable_fix(call.fleet, call.host, exc) from exc
     # A vanished run of a box named preempted is the preemption's, not a manual kill.
     diagnosis = with_preemption(diagnosis, named_preemption(call), call.host.watch.spare)
     if not call.args.json and (line := preempted_line(call)):

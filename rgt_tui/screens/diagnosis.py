@@ -21,11 +21,12 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import Diagnosis, Evidence, with_preemption
 from rgt_tui.screens.dialog import DialogScreen, KeyHint
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.runtime.preemption import named_preemption
+from rgt_tui.services.runtime.preemption import named_preemption, with_unreachable_fix
 
 VERDICT_STYLE = {
     "yes": "bold $error",
@@ -122,16 +123,19 @@ class DiagnosisScreen(DialogScreen[None]):
     async def _diagnose(self) -> None:
         from rgt_tui.services.queue.view import diagnose_queue
 
+        fleet = getattr(self.app, "fleet", None)  # RgtApp's (none in a bare app)
         try:
             view, diag = await self.connections.use(
                 self.host.name, lambda t: diagnose_queue(self.host, t)
             )
         except Exception as exc:  # unreachable box and the like: shown in the modal
+            if isinstance(exc, TransportError) and fleet is not None:
+                # A spot box gone: what to do about its cell, as `rgt-tui diagnose` says.
+                exc = await asyncio.to_thread(with_unreachable_fix, fleet, self.host, exc)
             self.post_message(self.Diagnosed(None, error_text(exc)))
             return
         # A vanished run of a box named preempted is the preemption's, not a manual
         # kill: the same weighing as `rgt-tui diagnose`.
-        fleet = getattr(self.app, "fleet", None)  # RgtApp's (none in a bare app)
         if fleet is not None:
             named = await asyncio.to_thread(named_preemption, fleet, self.host.name)
             diag = with_preemption(diag, named, self.host.watch.spare)

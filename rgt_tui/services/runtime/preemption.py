@@ -18,6 +18,7 @@ was preempted while nothing watched is still named when it answers again.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from rgt_tui.domain.checkpoints import newest_checkpoint, step_in_name
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import HostKeyError, SessionRefused, TransportError
 from rgt_tui.domain.preemption import (
     LOST,
     NOT_CONNECTED,
@@ -34,6 +36,7 @@ from rgt_tui.domain.preemption import (
     Preemption,
     start_key,
 )
+from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.queue.resume import cell_files
 from rgt_tui.services.records import atomic_write_json, read_json
@@ -92,6 +95,7 @@ class PreemptionWatch:
         self._seen: dict[str, Seen | None] = {}
         self._saved: dict[str, Seen] = {}
         self._told: set[str] = set()
+        self._sample: dict[str, HostSnapshot] = {}  # each host's last sample taken
 
     def grace(self, host: HostConfig) -> float:
         """Seconds an interruptible box may be unreachable before it is taken as preempted."""
@@ -104,14 +108,23 @@ class PreemptionWatch:
         seen = self.seen(host.name)
         snap, status = update.snapshot, update.connection.status
         if status == "connected" and snap is not None:
+            if self._sample.get(host.name) is snap:
+                # The last sample again: a reconnect is told before the agent's first
+                # answer, with the sample from before the loss (its cell still running).
+                return None
+            self._sample[host.name] = snap
             key = start_key(snap)
             named = None
             if seen is not None and seen.start and key and key != seen.start:
                 named = self._name(host.name, RESTARTED, seen)
             elif host.name in self.current and (
-                self.current[host.name].kind != RESTARTED or snap.cell is not None
+                self.current[host.name].kind == SUSPECTED or snap.cell is not None
             ):
-                del self.current[host.name]  # back from a blip, or its queue runs again
+                # Back from a blip, or its queue runs again. A box named lost that answers
+                # from the same start with nothing running (vast.ai resumed a paused box:
+                # every process died) keeps its preemption: ``diagnose`` names it as the
+                # cause of the run it interrupted (ux-e #2), the pane keeps its line.
+                del self.current[host.name]
                 self._save_named(host.name, None)
             self._remember(host.name, self._running(host, seen, key, snap.cell, now))
             return named
@@ -196,20 +209,7 @@ class PreemptionWatch:
         )  # a checked host name
 
     def _load(self, host: str) -> Seen | None:
-        path = self._path(host)
-        try:
-            data = read_json(path) if path is not None else None
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("at"), (int, float)):
-            return None
-        start, cell, cell_at = data.get("start"), data.get("cell"), data.get("cell_at")
-        return Seen(
-            start if isinstance(start, str) else None,
-            float(data["at"]),
-            cell if isinstance(cell, str) else None,
-            float(cell_at) if isinstance(cell_at, (int, float)) else None,
-        )
+        return None if self.memory_dir is None else read_seen(self.memory_dir, host)
 
     def _remember(self, host: str, seen: Seen) -> None:
         self._seen[host] = seen
@@ -237,6 +237,23 @@ def preempt_dir(journal_folder: Path) -> Path:
     return journal_folder / "preempt"
 
 
+def read_seen(memory_dir: Path, host: str) -> Seen | None:
+    """The host's last answer as a runtime kept it (None: none, or unreadable)."""
+    try:
+        data = read_json(memory_dir / f"{host}.json")  # a checked host name
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("at"), (int, float)):
+        return None
+    start, cell, cell_at = data.get("start"), data.get("cell"), data.get("cell_at")
+    return Seen(
+        start if isinstance(start, str) else None,
+        float(data["at"]),
+        cell if isinstance(cell, str) else None,
+        float(cell_at) if isinstance(cell_at, (int, float)) else None,
+    )
+
+
 def read_named(memory_dir: Path, host: str) -> Preemption | None:
     """The preemption a runtime (TUI or ``watch``) last named for ``host`` and that still
     holds (the box has not run its queue again since); None when there is none."""
@@ -259,3 +276,47 @@ def named_preemption(fleet: Fleet, host: str) -> Preemption | None:
     if fleet.is_default or fleet.path is None:
         return None
     return read_named(preempt_dir(journal_dir(fleet.path)), host)
+
+
+def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
+    """What to do about ``host`` not answering when it may have been preempted (ux-e #2):
+    an interruptible host, or one a runtime named preempted. ``box1 does not answer
+    (preempted?): move the interrupted cell: rgt-tui queue move alpha --to box2`` (the
+    cell a runtime last saw running there, the first spare), or that the cell already
+    moved; None for any other host. Reads files: call it off the event loop."""
+    from rgt_tui.paths import journal_dir
+    from rgt_tui.services.queue.moved_skips import moved_cells
+
+    memory = (
+        None if fleet.is_default or fleet.path is None else preempt_dir(journal_dir(fleet.path))
+    )
+    named = read_named(memory, host.name) if memory is not None else None
+    if not host.watch.interruptible and named is None:
+        return None
+    seen = read_seen(memory, host.name) if memory is not None else None
+    cell = named.cell if named is not None else seen.cell if seen is not None else None
+    head = f"{host.name} does not answer ({'preempted' if named is not None else 'preempted?'})"
+    try:
+        moved = moved_cells(host) if cell is not None else {}
+    except (OSError, ValueError):
+        moved = {}
+    if cell is not None and cell in moved:
+        return (
+            f"{head}; {cell} already moved to {moved[cell]} (its queue file's #moved-to): "
+            f"follow it there (rgt-tui queue show {moved[cell]})"
+        )
+    to = host.watch.spare[0] if host.watch.spare else "HOST"
+    what = shlex.quote(cell) if cell is not None else "CELL"
+    return f"{head}: move the interrupted cell: rgt-tui queue move {what} --to {to}"
+
+
+def with_unreachable_fix(fleet: Fleet, host: HostConfig, exc: TransportError) -> TransportError:
+    """``exc`` (``host`` not reached) with ``unreachable_fix`` as its fix, before the
+    transport's own, where the host may have been preempted; ``exc`` itself otherwise
+    (a refused host key or session is no preemption). Reads files."""
+    if isinstance(exc, (HostKeyError, SessionRefused)):
+        return exc
+    fix = unreachable_fix(fleet, host)
+    if fix is None:
+        return exc
+    return TransportError(exc.host, exc.message, f"{fix}; or {exc.fix}" if exc.fix else fix)
