@@ -8,7 +8,12 @@ must be acknowledged (``Condition.settle``). Pure text: the CLI and the TUI call
 
 from __future__ import annotations
 
-from rgt_tui.domain.teardown_gate import NOT_ANSWERING, Condition
+from rgt_tui.domain.teardown_gate import (
+    CELL_RUNS,
+    NO_MANIFEST,
+    NOT_ANSWERING,
+    Condition,
+)
 from rgt_tui.domain.text import printable
 
 # What each condition needs, said as a requirement: a checklist line reads "what must
@@ -79,6 +84,15 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         return f"wait for the cells to finish, or run `rgt-tui teardown {host} {acks}`"
     if key == "unfinished" and condition.settle:
         return _unfinished_fix(condition, host, tui=tui)
+    if key == "rescan" and condition.cause == CELL_RUNS:
+        # The box answers: its running cell is what keeps the files changing.
+        stop = "stop it (Queue tab, X)" if tui else f"stop it (`rgt-tui queue kill {host}`)"
+        return (
+            f"wait for the running cell to end (the idle line names it), or {stop}; then "
+            f"{_bare(pull)}, {_bare(verify)} and {_bare(check)}"
+        )
+    if key == "rescan" and condition.cause == NO_MANIFEST:
+        return f"{pull}, then {_bare(verify)}, then {_bare(check)}"
     if key == "idle" and condition.cause == NOT_ANSWERING:
         return f"{check} once the box answers: what runs there is unknown until then"
     fixes = {

@@ -321,8 +321,8 @@ class Condition:
     unfinished), for the front ends to name in their fix (``gate_fixes``).
     ``checkpoint``: an unfinished cell's newest verified checkpoint ("" when none), so
     the fix says whether moving it resumes it or starts it over.
-    ``cause``: why a locked line is locked, where the fix differs by it (``box`` and
-    ``idle``: ``NOT_ANSWERING``); "" otherwise.
+    ``cause``: why a locked line is locked, where the fix differs by it (``rescan``:
+    ``NO_MANIFEST``, ``CELL_RUNS``; ``box`` and ``idle``: ``NOT_ANSWERING``); "" otherwise.
     """
 
     key: str
@@ -334,6 +334,8 @@ class Condition:
 
 
 # Condition.cause: what the fix of a locked line depends on.
+NO_MANIFEST = "no-manifest"  # nothing to match: no valid manifest (pull and verify)
+CELL_RUNS = "cell-runs"  # no valid manifest while a cell runs: it changes the box's files
 NOT_ANSWERING = "not-answering"  # the box did not answer this check (services/teardown)
 
 
@@ -367,15 +369,23 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
                 + ("" if fresh else " — before the last write on the box"),
             )
         )
+    cause = ""
     if state.rescan_error:
         rescan = f"cannot re-scan the box: {printable(state.rescan_error)}"
+    elif m is None:
+        # What the re-scan would match is gone (the manifest line says why): a cell that
+        # runs keeps changing the box's files; otherwise a new pull and verify make one.
+        rescan = "nothing to match it with: no valid manifest"
+        if state.running:
+            rescan += f" while {', '.join(state.running)} runs and changes the box's files"
+        cause = CELL_RUNS if state.running else NO_MANIFEST
     elif state.rescan_matches:
         rescan = "the box's files are as the manifest lists them"
     elif state.confirmed:
         rescan = "no re-scan since the name was typed"
     else:
         rescan = "no matching re-scan since the manifest"
-    items.append(Condition("rescan", m is not None and state.rescan_matches, rescan))
+    items.append(Condition("rescan", m is not None and state.rescan_matches, rescan, cause=cause))
     pulled = len(state.pulled) if m else 0
     items.append(
         Condition("pulled", m is not None and n > 0 and pulled == n, f"{pulled}/{n} hash-verified")

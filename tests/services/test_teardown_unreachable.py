@@ -1,10 +1,12 @@
-"""The teardown gate of a box that does not answer (ux-e 1), over real loopback queue
-boxes and the real command line:
+"""The teardown gate of a box that does not answer, and of a box whose cell runs (ux-e 1
+and 17), over real loopback queue boxes and the real command line:
 
 - while no box answers, the ``box`` line is not ticked (the recorded box is the last
   seen, not the one there), ``idle`` is unknown, and a cell the local queue file records
   as moved (``#moved-to``) reads ``(moved)`` and is never offered to ``--ack-missing``;
   the gate stays locked, and reads as before once the box answers again;
+- while the box answers and a cell runs, the ``rescan`` line names the running cell as
+  what keeps it locked, not "once the box answers".
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.cli import arun
-from support.queues import GATE, QUEUE_PREFLIGHT_ACK, SCRIPT_RUN, QueueFleet, wait_view
+from support.queues import GATE, SCRIPT_RUN, QueueFleet, wait_view
 from support.unfinished import METRICS, launch_queue, pull_and_verify
 
 from rgt_tui.domain.queue_state import DONE, RUNNING
@@ -38,8 +40,6 @@ def _line(out: str, key: str) -> str:
 
 async def _running_queue(qf: QueueFleet) -> tuple[str, str]:
     """box1's queue: bravo done with results, alpha running (and writing nothing)."""
-    # arch cannot pass without torch in the cells' python: acknowledged, as torch is.
-    qf.set_preflight_ack(tuple(dict.fromkeys((*QUEUE_PREFLIGHT_ACK, "arch"))))
     bravo = qf.cell_script("bravo", METRICS)
     alpha = qf.cell_script("alpha", GATE)
     qf.write_queue(f"{bravo} t\n{alpha} t\n")
@@ -91,3 +91,24 @@ async def test_a_box_that_does_not_answer_is_not_ticked_and_its_moved_cell_reads
     assert _line(out, "box").startswith("  [x] box") and "not answering" not in out
     assert "found: running: alpha" in _line(out, "idle")
     assert "found: alpha moved to box2" in _line(out, "moved") and "--ack-missing" not in out
+
+
+async def test_check_while_a_cell_runs_names_the_cell_not_the_box_answering(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    await _running_queue(qf)
+    (qf.root() / "results" / "alpha").mkdir(parents=True)
+    (qf.root() / "results" / "alpha" / "step.log").write_text("step 1\n")  # it writes
+
+    running = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    out = running.stdout
+    assert running.returncode == 1, out + running.stderr
+    rescan = _line(out, "rescan")
+    assert rescan.startswith("  [ ] rescan"), rescan
+    assert "once the box answers" not in rescan
+    assert "while alpha runs and changes the box's files" in rescan
+    assert "wait for the running cell to end (the idle line names it)" in rescan
+    assert "`rgt-tui queue kill box1`" in rescan
+    assert _line(out, "box").startswith("  [x] box")
+    assert "found: running: alpha" in _line(out, "idle")
