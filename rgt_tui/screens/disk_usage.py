@@ -11,6 +11,11 @@ the status names the full path to type):
 the delete is checked (``services.disk.reclaim``: nothing not pulled and verified under
 a pull root) and refused with what would be lost, or done, and the audit taken again.
 While the input has focus no single-key binding fires; Escape closes.
+
+The audit scrolls (↑↓, PgUp/PgDn: ``dialog.DialogBody``, its keys from
+``dialog.ReplanScreen``) in what the status, the input and the key line leave of a box
+as tall as a dialog may be: they stay on screen at any terminal size (an 80x24
+terminal hid them below the fold: ux-d #12).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Input, Static
@@ -33,7 +38,7 @@ from rgt_tui.content.disk_text import audit_lines, listed, not_listed, offer_lin
 from rgt_tui.controllers.disk import DiskControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.screens.dialog import DialogScreen, KeyHint
+from rgt_tui.screens.dialog import DialogBody, KeyHint, ReplanScreen
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.disk.audit import DiskAudit
 from rgt_tui.services.disk.offer import not_offered, offered
@@ -68,12 +73,17 @@ def disk_commands(
     ]
 
 
-class DiskUsageScreen(DialogScreen[None]):
+class DiskUsageScreen(ReplanScreen[None]):
     """The audit of one host's disk; type an entry's name to delete it; Escape closes."""
 
     DEFAULT_CSS = """
-    DiskUsageScreen > #disk-box { width: 120; }
-    DiskUsageScreen #disk-status { height: auto; }
+    /* As tall as a dialog may be (BOX_SHARE): the audit takes what the status, the
+       input and the key line leave, so they always show below it. */
+    DiskUsageScreen > #disk-box { width: 120; height: 90%; }
+    DiskUsageScreen #disk-scroll { height: 1fr; }
+    /* A refusal names up to 20 files: it scrolls on its own past a few lines, so the
+       input below it stays on screen. */
+    DiskUsageScreen #disk-status { height: auto; max-height: 6; overflow-y: auto; }
     """
 
     BINDINGS = [Binding("escape", "close", "Close", tooltip="Close the disk audit")]
@@ -94,13 +104,15 @@ class DiskUsageScreen(DialogScreen[None]):
         self.audit: DiskAudit | None = None
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="disk-box", classes="dialog-box"):
+        with Vertical(id="disk-box", classes="dialog-box"):
             yield Static(
                 Content.assemble(("Disk usage of ", "bold"), (self.host.name, "bold $accent")),
             )
-            yield Static(
-                Content.styled("auditing… (du on the box)", "$foreground-muted"), id="disk-body"
-            )
+            with DialogBody(id="disk-scroll"):
+                yield Static(
+                    Content.styled("auditing… (du on the box)", "$foreground-muted"),
+                    id="disk-body",
+                )
             yield Static("", id="disk-status")
             # Invites nothing until the audit says what is offered (``_audited``); focused
             # from the start all the same, so that no typed key is read as a command.
@@ -108,11 +120,21 @@ class DiskUsageScreen(DialogScreen[None]):
             yield KeyHint(id="disk-hint")
 
     def on_mount(self) -> None:
-        self.query_one("#disk-hint", KeyHint).show_keys(
-            "delete what is typed (refused when it is not pulled and verified)", ("Esc", "close")
-        )
+        self.show_hint()
         self.query_one("#disk-input", Input).focus()
         run_host_worker(self, self._work(None), "disk-audit", self.host.name)
+
+    def show_hint(self) -> None:
+        """Enter deletes what is typed (checked first); the scroll keys while the audit
+        holds more than it shows; Escape closes. Then the audit fits what is left."""
+        self.query_one("#disk-hint", KeyHint).show_keys(
+            "delete what is typed (checked pulled and verified first)",
+            *self.scroll_keys(),
+            ("Esc", "close"),
+        )
+
+    def fit_body(self) -> None:
+        """Nothing to fit: the box's height is fixed and the audit takes the rest (1fr)."""
 
     async def _work(self, typed: str | None) -> None:
         disk = DiskControl(self.connections, self.host, self.results_dir)
