@@ -5,8 +5,10 @@ box in turn, each box reported on its own line (``services.queue.group.sync``).
 Progress goes to stderr (a live bar on a terminal, a line every few seconds elsewhere),
 the summary to stdout. A script or config of the tree (or the queue file) with CRLF line
 endings is named on stderr with its fix, before anything is compared or sent (U26,
-GEN4: bash on the box fails on them); it does not change the exit code. Exit codes (exit_codes.py): 0 synced / in sync, 1 refused, failed
-or (``--check``) the box differs or the tree has uncommitted changes, 2 bad input.
+GEN4: bash on the box fails on them); it does not change the exit code. Exit codes
+(exit_codes.py): 0 synced / in sync (a sync that leaves box-only files says the box
+still differs, and ``--check`` then exits 1), 1 refused, failed or (``--check``) the box
+differs or the tree has uncommitted changes, 2 bad input.
 """
 
 from __future__ import annotations
@@ -143,18 +145,19 @@ def _print_status(label: str, status: CodeStatus) -> bool:
 def _print_result(call: Call, label: str, box: str, name: str, result: SyncResult) -> None:
     """What one box's sync did (``label``: the host, or ``pair: rank 1 (box2)``; ``box``:
     the box's name; ``name``: the host or group ``rgt-tui sync`` was given)."""
-    if result.files_sent:
-        sent = f"sent {result.files_sent} of {result.files_total} files, {fmt_bytes(result.bytes_sent)}, by {result.method}"
+    if result.box_differs:  # files left on the box: not "in sync" (--check fails)
+        print(f"{label}: {result.headline()}; {result.still_differs_note(name)}")
     else:
-        sent = f"already in sync ({result.files_total} files), nothing sent"
-    print(f"{label}: {sent}; the workdir holds {result.identity.short()}")
+        print(f"{label}: {result.headline()}; the workdir holds {result.identity.short()}")
     for path in result.removed:
         print(f"{label}: removed {path} (an earlier sync put it there; the tree no longer has it)")
+    if result.overwritten:
+        print(f"{label}: {result.overwritten_note()}")
     if result.left:
         shown = ", ".join(result.left[:3]) + (", …" if len(result.left) > 3 else "")
         print(
             f"{label}: left on the box, not in the tree: {shown} — remove by hand on "
-            f"{box}, or add to code_exclude; rgt-tui sync {name} --check fails until then"
+            f"{box}, or add to code_exclude"
         )
     if result.withheld:
         from rgt_tui.services.code_sync import withheld_note

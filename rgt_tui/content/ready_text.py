@@ -7,7 +7,9 @@ and its command say the same thing.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from textual.content import Content
@@ -92,17 +94,35 @@ def sync_progress_line(done: int, total: int, path: str) -> Content:
     )
 
 
-def sync_result_lines(result: SyncResult, host: str) -> list[Content]:
-    """What a finished sync sent, removed, left and held back, and the identity the box's
-    tree now has (checked by hash): what ``rgt-tui sync`` prints."""
-    lines = [
-        Content.assemble(
-            ("✓ synced ", "bold $success"),
-            f"{plural(result.files_sent, 'file')}, {fmt_bytes(result.bytes_sent)} to {host} "
-            f"by {result.method}",
-        ),
-        Content.assemble(("  the box's tree matches: ", MUTED), shown(result.identity.short())),
-    ]
+def sync_result_lines(result: SyncResult, host: str, *, now: float | None = None) -> list[Content]:
+    """What a finished sync sent, removed, overwrote, left and held back, when it ended,
+    and the identity the box's tree now has (checked by hash): what ``rgt-tui sync``
+    prints. No ✓ while files left on the box keep its tree different from the local one."""
+    when = Content.styled(f" · {_clock(result.finished, now)}", MUTED)
+    if result.files_sent:
+        what = (
+            f"synced {plural(result.files_sent, 'file')}, {fmt_bytes(result.bytes_sent)} "
+            f"to {host} by {result.method}"
+        )
+    elif result.removed or result.left:
+        what = f"nothing to send to {host} ({plural(result.files_total, 'file')} already there)"
+    else:
+        what = f"{host} already holds the tree ({plural(result.files_total, 'file')})"
+    if result.box_differs:
+        lines = [
+            Content.assemble(("⚠ ", "bold $warning"), (what, "bold $warning"), when),
+            Content.assemble(
+                ("  ", MUTED),
+                (result.still_differs_note(host), "$warning"),
+                ("; the box's tree: ", MUTED),
+                shown(result.identity.short()),
+            ),
+        ]
+    else:
+        lines = [
+            Content.assemble(("✓ ", "bold $success"), (what, "bold $success"), when),
+            Content.assemble(("  the box's tree matches: ", MUTED), shown(result.identity.short())),
+        ]
     if result.removed:
         lines.append(
             Content.assemble(
@@ -113,6 +133,8 @@ def sync_result_lines(result: SyncResult, host: str) -> list[Content]:
                 shown(_some(result.removed)),
             )
         )
+    if result.overwritten:
+        lines.append(Content.assemble(("  ", MUTED), (result.overwritten_note(), "$warning")))
     if result.left:
         lines.append(
             Content.assemble(
@@ -123,6 +145,14 @@ def sync_result_lines(result: SyncResult, host: str) -> list[Content]:
     if result.withheld:
         lines.append(Content.assemble(("  ", MUTED), shown(withheld_note(result.withheld))))
     return lines
+
+
+def _clock(at: float, now: float | None = None) -> str:
+    """When a result was made: ``14:02:11`` today, ``2024-05-01 14:02`` another day (an
+    old result must not read as current)."""
+    then = datetime.fromtimestamp(at)
+    today = datetime.fromtimestamp(time.time() if now is None else now).date()
+    return then.strftime("%H:%M:%S") if then.date() == today else then.strftime("%Y-%m-%d %H:%M")
 
 
 def _some(paths: tuple[str, ...], named: int = 5) -> str:

@@ -89,9 +89,16 @@ async def test_a_file_changed_on_the_box_is_found_by_hash_and_only_it_is_sent(
     problem = status.problem()
     assert problem is not None
     assert "2 files missing or changed (run.sh, src/train.py)" in problem
-    assert problem.endswith("rgt-tui sync box1")
+    # Both were changed on the box since the sync put them there: the check says a sync
+    # overwrites them (ux-d #14).
+    assert status.box_edited == ("run.sh", "src/train.py")
+    assert problem.endswith(
+        "run.sh, src/train.py were changed on the box since the last sync: rgt-tui sync box1 "
+        "overwrites them (copy them off the box first to keep the edit)"
+    )
+    assert status.fix() == "rgt-tui sync box1"
     assert status.box is not None and status.box.tree != status.local.tree
-    assert result.files_sent == 2
+    assert result.files_sent == 2 and result.overwritten == ("run.sh", "src/train.py")
     assert target.read_text() == "print('train')\n" and _mode(root / "run.sh") == 0o755
     assert after is not None and after.in_sync and after.problem() is None
 

@@ -4,6 +4,8 @@ earlier sync installed and still holds as installed; the user's files are never 
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from support.code_trees import SYNC_RECORD, add_code, git, git_tree, write
 from support.queues import GATE, SCRIPT_RUN, wait_view
@@ -133,11 +135,14 @@ async def test_a_file_edited_on_the_box_after_the_sync_is_left_and_named(
     assert result.removed == ()
     assert result.left == ("configs/exp.yaml (changed on the box since a sync put it there)",)
     assert (root / "configs/exp.yaml").read_text() == "lr: 0.5  # tuned on the box\n"
-    # No longer the sync's: the record forgets it, so no later sync removes it.
-    assert "configs/exp.yaml" not in (root / SYNC_RECORD).read_text()
-    assert again.removed == () and again.left == (
-        "configs/exp.yaml (not put there by rgt-tui sync)",
+    # The record keeps what the sync put there (ux-d #8): the next sync still says why it
+    # leaves the file, and removes it no more than this one did (its content differs).
+    installed = (code / "configs/exp_v2.yaml").read_bytes()
+    assert f"{hashlib.sha256(installed).hexdigest()}\t-\tconfigs/exp.yaml" in (
+        (root / SYNC_RECORD).read_text().splitlines()
     )
+    assert again.removed == () and again.left == result.left
+    assert (root / "configs/exp.yaml").read_text() == "lr: 0.5  # tuned on the box\n"
     assert status is not None and status.box_only == ("configs/exp.yaml",)
     assert status.box_only_synced == 0
 

@@ -131,6 +131,17 @@ class BoxTree:
         rec, got = self.record.get(path), self.hashes.files.get(path)
         return rec is not None and got is not None and got.sha256 == rec.sha256
 
+    def edited(self, paths: Iterable[str]) -> list[str]:
+        """Those of ``paths`` that a sync installed and that were changed on the box since:
+        the box holds other content (or executable bit) than the record says it put there.
+        A file gone from the box is not one."""
+        found: list[str] = []
+        for path in paths:
+            rec, got = self.record.get(path), self.hashes.files.get(path)
+            if rec is not None and got is not None and got != rec:
+                found.append(path)
+        return found
+
     def stale(self) -> tuple[list[FileHash], list[str]]:
         """What earlier syncs installed that the tree no longer has: (still as installed:
         to remove, changed on the box since: to leave and name)."""

@@ -41,4 +41,5 @@ async def code_status(
         box_only_synced=sum(1 for p in box.box_only if box.removable(p)),
         uncommitted=tree.uncommitted,
         uncommitted_count=tree.uncommitted_count,
+        box_edited=tuple(box.edited(differs)[:MAX_DIFFERS]),
     )

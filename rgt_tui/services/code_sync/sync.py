@@ -32,7 +32,7 @@ import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from rgt_tui.domain.code_identity import CodeIdentity
+from rgt_tui.domain.code_identity import CodeIdentity, FileHash
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.services.code_sync.box import (
@@ -106,9 +106,9 @@ async def sync_code(
         )
     if before.running:
         what = (
-            f"{len(send)} file(s) differ ({send[0].path}, …)"
+            _some(f"{len(send)} file{'s differ' if len(send) != 1 else ' differs'}", send)
             if send
-            else (f"{len(stale)} file(s) to remove ({stale[0].path}, …)")
+            else _some(f"{len(stale)} file{'s' if len(stale) != 1 else ''} to remove", stale)
         )
         raise SyncError(
             host.name,
@@ -120,7 +120,9 @@ async def sync_code(
     if send:
         chosen, total, note = await _send(host, transport, tree, send, session, method, on_progress)
     # What syncs installed and the tree still has: what was sent now, and what an earlier
-    # sync installed (the tree's hash now, as the switch was just verified).
+    # sync installed (the tree's hash now, as the switch was just verified). A file the
+    # tree dropped that was changed on the box keeps its line (what the sync put there),
+    # so the next sync still knows a sync put it there.
     recorded = {f.path for f in send} | (before.record.keys() & before.local)
     removed, kept = await prune_on_box(
         transport,
@@ -128,7 +130,8 @@ async def sync_code(
         host.workdir,
         session,
         stale,
-        [f.file_hash() for f in tree.files if f.path in recorded],
+        [f.file_hash() for f in tree.files if f.path in recorded]
+        + [before.record[p] for p in changed],
     )
     after = await scan_box(transport, host.name, tree, host.workdir)
     still = [f.path for f in tree.files if after.hashes.files.get(f.path) != f.file_hash()]
@@ -146,6 +149,7 @@ async def sync_code(
         bytes_sent=total,
         removed=tuple(removed),
         left=_left(after, changed, kept),
+        overwritten=tuple(before.edited(f.path for f in send)),
         note=note,
         **base,
     )
@@ -164,6 +168,11 @@ def _left(box: BoxTree, changed: list[str], kept: Iterable[str] = ()) -> tuple[s
         if path not in named and not box.removable(path):
             notes.append(f"{path} (not put there by rgt-tui sync)")
     return tuple(notes)
+
+
+def _some(what: str, files: list[LocalFile] | list[FileHash]) -> str:
+    """``2 files differ (a.py, …)``, the ellipsis only when there are more."""
+    return f"{what} ({files[0].path}{', …' if len(files) > 1 else ''})"
 
 
 async def _send(

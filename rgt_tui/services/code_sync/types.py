@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 from rgt_tui.domain.code_identity import CodeIdentity
+from rgt_tui.domain.units import fmt_bytes
 
 # How many differing paths a status keeps (and a message names at most a few of them).
 MAX_DIFFERS = 20
@@ -44,6 +46,9 @@ class CodeStatus:
     box_only_synced: int = 0
     uncommitted: tuple[str, ...] = ()  # the first paths git shows as changed or untracked
     uncommitted_count: int = 0
+    # Of ``differs``: the files a sync installed that were changed on the box since (a
+    # sync overwrites them).
+    box_edited: tuple[str, ...] = ()
 
     @property
     def in_sync(self) -> bool:
@@ -64,6 +69,8 @@ class CodeStatus:
                 f"{count} file{'s' if count != 1 else ''} missing or changed ({named}) "
                 f"— rgt-tui sync {self.host}"
             )
+        if self.box_edited:
+            parts.append(_overwrite_warning(self.box_edited, f"rgt-tui sync {self.host}"))
         if self.box_only:
             parts.append(self._box_only_problem())
         if self.local.dirty:
@@ -126,6 +133,56 @@ class SyncResult:
     left: tuple[str, ...] = ()  # "path (why)": box-only files the rules would send, kept
     # The fleet file, its queue files and its results_dir ("results/") in the tree: not sent.
     withheld: tuple[str, ...] = ()
+    # Files a sync installed that were changed on the box since, overwritten by this one.
+    overwritten: tuple[str, ...] = ()
+    finished: float = field(default_factory=time.time)  # when it ended (epoch seconds)
+
+    @property
+    def box_differs(self) -> bool:
+        """The box still holds files the local tree does not have (``left``): it differs
+        from the local tree, and ``--check`` fails until they are removed."""
+        return bool(self.left)
+
+    def headline(self) -> str:
+        """What was sent, without the "by none" of a sync that sent nothing:
+        ``sent 2 of 5 files, 1.7K, by rsync`` / ``nothing to send (5 files already
+        there)`` / ``already in sync (5 files), nothing sent``."""
+        if self.files_sent:
+            return (
+                f"sent {self.files_sent} of {self.files_total} files, "
+                f"{fmt_bytes(self.bytes_sent)}, by {self.method}"
+            )
+        if self.removed or self.left:
+            return f"nothing to send ({self.files_total} files already there)"
+        return f"already in sync ({self.files_total} files), nothing sent"
+
+    def overwritten_note(self) -> str:
+        """``train.py was changed on the box since the last sync: overwritten``."""
+        return _overwrite_warning(self.overwritten)
+
+    def still_differs_note(self, name: str) -> str:
+        """Why a sync that ran leaves the box different from the local tree."""
+        count = len(self.left)
+        return (
+            f"the box still differs: {count} file{'s' if count != 1 else ''} left on it, "
+            f"not in the tree; rgt-tui sync {name} --check (and preflight's code check) "
+            f"fails until {'it is' if count == 1 else 'they are'} removed"
+        )
+
+
+def _overwrite_warning(paths: tuple[str, ...], by: str = "") -> str:
+    """``train.py was changed on the box since the last sync: overwritten`` (``by``: the
+    command that would overwrite it, for a check)."""
+    named = ", ".join(paths[:_NAMED]) + (", …" if len(paths) > _NAMED else "")
+    one = len(paths) == 1
+    was = "was" if one else "were"
+    if by:
+        it = "it" if one else "them"
+        return (
+            f"{named} {was} changed on the box since the last sync: {by} overwrites {it} "
+            f"(copy {it} off the box first to keep the edit)"
+        )
+    return f"{named} {was} changed on the box since the last sync: overwritten"
 
 
 def withheld_note(withheld: tuple[str, ...]) -> str:

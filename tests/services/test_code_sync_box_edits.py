@@ -1,0 +1,140 @@
+"""ux-d #3, #8, #14, #16, #17: what a sync says about the box's own edits.
+
+- A sync that leaves box-only files says the box still differs (no ✓, no "matches", no
+  "already in sync"), as ``--check`` does by failing.
+- A file a sync put there and the box edited stays "changed on the box since a sync put
+  it there" on the next sync too (the record keeps what the sync installed).
+- A tracked file edited on the box is named before (``--check``) and after the sync that
+  overwrites it.
+- The Readiness lines say when the sync ended, and a sync that sent nothing says so
+  (never "by none").
+
+Real components: loopback asyncssh boxes, git, the console entry point.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from support.cli import arun
+from support.code_trees import add_code, git, git_tree, write
+
+from rgt_tui.content.ready_text import sync_result_lines
+from rgt_tui.services.code_sync import code_status, sync_code
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.transport import transport_for
+
+EDITED = "changed on the box since a sync put it there"
+
+
+async def _synced_then_edited(make_loopback_fleet, tmp_path):
+    """box1 synced with a tree holding configs/exp_v2.yaml; then, on the box, that file and
+    src/train.py edited and configs/boxonly.yaml added; here exp_v2.yaml removed by git."""
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    git_tree(code)
+    write(code, "configs/exp_v2.yaml", "lr: 0.2\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "exp v2")
+    add_code(loop.hosts_file, code)
+    host = load_fleet(loop.hosts_file).host("box1")
+    root = loop.box("box1").root
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    write(root, "configs/exp_v2.yaml", "lr: 0.2  # tuned on the box\n")
+    write(root, "configs/boxonly.yaml", "mine: 1\n")
+    write(root, "src/train.py", "print('train')\n# box edit\n")
+    git(code, "rm", "-q", "configs/exp_v2.yaml")
+    git(code, "commit", "-q", "-m", "drop exp v2")
+    return loop.hosts_file, host, root
+
+
+async def test_a_sync_names_box_edits_and_never_says_in_sync_while_the_box_differs(
+    make_loopback_fleet, tmp_path
+):
+    _, host, root = await _synced_then_edited(make_loopback_fleet, tmp_path)
+    t = transport_for(host)
+    try:
+        before = await code_status(host, t)
+        first = await sync_code(host, t, method="sftp")
+        second = await sync_code(host, t, method="sftp")
+        (root / "configs/exp_v2.yaml").unlink()
+        (root / "configs/boxonly.yaml").unlink()
+        third = await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    # --check names the box edit a sync would overwrite (ux-d #14).
+    assert before is not None and before.box_edited == ("src/train.py",)
+    assert (
+        "src/train.py was changed on the box since the last sync: rgt-tui sync box1 "
+        "overwrites it" in (before.problem() or "")
+    )
+    # The sync overwrote it and says so.
+    assert first.overwritten == ("src/train.py",) and first.files_sent == 1
+    assert (root / "src/train.py").read_text() == "print('train')\n"
+    assert first.left == (
+        f"configs/exp_v2.yaml ({EDITED})",
+        "configs/boxonly.yaml (not put there by rgt-tui sync)",
+    )
+    said = [line.plain for line in sync_result_lines(first, "box1")]
+    assert said[0].startswith("⚠ synced 1 file, ") and "✓" not in "".join(said)
+    assert said[1].startswith(
+        "  the box still differs: 2 files left on it, not in the tree; rgt-tui sync box1 "
+        "--check (and preflight's code check) fails until they are removed"
+    ), said
+    assert "matches" not in "".join(said)
+    assert "  src/train.py was changed on the box since the last sync: overwritten" in said
+    # The next sync still knows a sync put exp_v2.yaml there (ux-d #8), sends nothing and
+    # says so (ux-d #17: never "by none").
+    assert second.left == first.left and second.files_sent == 0 and not second.overwritten
+    said = [line.plain for line in sync_result_lines(second, "box1")]
+    assert said[0].startswith("⚠ nothing to send to box1 (") and "by none" not in said[0]
+    assert "the box still differs: 2 files left on it" in said[1]
+    # Once they are gone, the box holds the tree.
+    assert not third.left and not third.box_differs
+    said = [line.plain for line in sync_result_lines(third, "box1")]
+    assert said[0].startswith("✓ box1 already holds the tree (") and "by none" not in said[0]
+    assert said[1].startswith("  the box's tree matches: ")
+
+
+async def test_readiness_says_when_the_sync_ended(make_loopback_fleet, tmp_path):
+    """ux-d #16: an old result shown in Readiness reads as old: its time, and its date
+    on another day."""
+    _, host, _ = await _synced_then_edited(make_loopback_fleet, tmp_path)
+    t = transport_for(host)
+    try:
+        result = await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    ended = datetime.fromtimestamp(result.finished)
+    today = sync_result_lines(result, "box1", now=result.finished)[0].plain
+    later = sync_result_lines(result, "box1", now=result.finished + 3 * 86400)[0].plain
+    assert today.endswith(f" · {ended:%H:%M:%S}"), today
+    assert later.endswith(f" · {ended:%Y-%m-%d %H:%M}"), later
+
+
+async def test_cli_sync_says_the_box_still_differs_and_check_names_the_box_edit(
+    make_loopback_fleet, tmp_path
+):
+    hosts, _, _ = await _synced_then_edited(make_loopback_fleet, tmp_path)
+    checked = await arun("sync", "box1", "--check", "--hosts", hosts, timeout=120)
+    synced = await arun("sync", "box1", "--hosts", hosts, "--sftp", timeout=120)
+    again = await arun("sync", "box1", "--hosts", hosts, "--sftp", timeout=120)
+    assert checked.returncode == 1
+    assert "src/train.py was changed on the box since the last sync" in checked.stdout
+    assert synced.returncode == 0, synced.stderr
+    assert "box1: src/train.py was changed on the box since the last sync: overwritten" in (
+        synced.stdout
+    )
+    assert "box1: sent 1 of 4 files, " in synced.stdout
+    assert "; the box still differs: 2 files left on it" in synced.stdout
+    assert again.returncode == 0, again.stderr
+    assert "already in sync" not in again.stdout
+    assert (
+        "box1: nothing to send (4 files already there); the box still differs: 2 files left"
+        in again.stdout
+    )
+    assert f"configs/exp_v2.yaml ({EDITED})" in again.stdout
