@@ -8,6 +8,11 @@ terminal TARGET and ``--name`` must be given (the launch keys take their flags o
 defaults; a missing queue file is created, empty and commented), and an
 unknown host key is trusted only with ``--trust-key FINGERPRINT`` matching it (or the
 host opts into ``--accept-new``): otherwise exit 2, naming the flags.
+
+Every question comes before the first write: the box's host key, the ``[[hosts]]`` block
+and the queue file are written only once the last one is answered, so a Ctrl-C at any
+question leaves all three as they were and says so (130). Only a ProxyJump hop's key is
+written at once: the box is reached through it; a Ctrl-C after that names it.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
-from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
 from rgt_tui.profiles import KNOWN_PROFILES
@@ -139,7 +144,24 @@ def _value(call: Call, given: str | None, prompt: str, read: Callable[[str], T],
 
 
 def run_add(call: Call) -> int:
-    """Run `rgt-tui add` (see the module doc); exit codes as in exit_codes.py."""
+    """Run `rgt-tui add` (see the module doc); exit codes as in exit_codes.py.
+
+    Every question comes before the first write (the host key, the fleet file, the queue
+    file), so a Ctrl-C at any of them leaves everything as it was, and says so."""
+    written: list[str] = []  # what is on disk already, for a Ctrl-C's message
+    try:
+        return _add(call, written)
+    except KeyboardInterrupt:
+        call.err.print()  # the prompt's line holds the ^C: the message goes below it
+        if not written:
+            return call.fail("cancelled: nothing was written", code=EXIT_INTERRUPTED)
+        return call.fail(
+            f"cancelled: {'; '.join(written)}; nothing else was written", code=EXIT_INTERRUPTED
+        )
+
+
+def _add(call: Call, written: list[str]) -> int:
+    """`add` itself; each write is noted in ``written`` as it is done."""
     args = call.args
     tty = sys.stdin.isatty()
     missing = [flag for flag, v in (("TARGET", args.target), ("--name", args.name)) if v is None]
@@ -159,7 +181,7 @@ def run_add(call: Call) -> int:
     print(f"checking the host key of {new.ssh} …")
     for _ in range(MAX_HOPS + 1):
         check = asyncio.run(check_host_key(new))
-        refused = _settle_key(call, check, tty)
+        refused = _settle_key(call, check, tty, written)
         if refused is not None:
             return refused
         if check.error is None or check.error.jump_host is None:
@@ -169,12 +191,27 @@ def run_add(call: Call) -> int:
     try:
         if new.keys is None:
             new = replace(new, keys=_launch_keys(call, path, new.name, new.profile, tty))
+    except AddRefused as exc:
+        return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
+    queue = _queue_to_create(new, path)
+    # Every question is answered: now the writes, the host key first (as before: a key
+    # that cannot be written adds nothing).
+    if _box_key_to_trust(check):
+        try:
+            known_hosts = trust_key(check)
+        except (ValueError, OSError) as exc:
+            return call.fail(f"{check.host}: could not trust the key: {exc}")
+        written.append(f"the host key was trusted in {known_hosts}")
+        print(f"trusted {check.fingerprint} (added to {known_hosts})")
+    try:
         host = add_to_fleet(_with_fingerprint(new, check), path)
     except AddRefused as exc:
         code = EXIT_BAD_INPUT if exc.field != "file" else EXIT_PROBLEMS
         return call.fail(exc.message, fix=exc.fix, code=code)
+    written.append(f"{host.name} was added to {path}")
     print(f"added {host.name} ({new.ssh}, {host.profile}) to {path}:{host.line}")
-    _make_queue(call, new, path)
+    if queue is not None:
+        _create_queue(call, queue, new.name)
     warning = fleet_in_code(new.keys, path)
     if warning is not None:
         print(f"warning: {warning}")
@@ -272,31 +309,46 @@ def _launch_keys(call: Call, path: Path, name: str, profile: str, tty: bool) -> 
     return LaunchKeys(workdir, durable, pull, code, queue, run)
 
 
-def _make_queue(call: Call, new: NewHost, path: Path) -> None:
-    """Offer an empty, commented queue file where the new host's queue is missing (made
-    without asking when no one is at a terminal: it is new and empty)."""
+def _queue_to_create(new: NewHost, path: Path) -> Path | None:
+    """The new host's queue file when it is missing and should be made, empty and
+    commented: asked at a terminal, made without asking when no one is there (it is new
+    and empty). None: there is one, none is named, or the user said no."""
     queue = new.keys.queue if new.keys is not None else None
     if queue is None:
-        return
+        return None
     where = queue_path(queue, path)
     if where.exists():
-        return
+        return None
     if sys.stdin.isatty():
         answer = _ask(f"{where} does not exist: create it, empty, with how to write cells? [Y/n] ")
         if (answer or "").lower() not in ("", "y", "yes"):
             print(f"write {where} before launching: one cell per line, <config> <task> [epochs]")
-            return
+            return None
+    return where
+
+
+def _create_queue(call: Call, where: Path, name: str) -> None:
+    """Write the empty, commented queue file ``_queue_to_create`` settled on."""
     try:
-        create_queue_file(where, new.name)
+        create_queue_file(where, name)
     except OSError as exc:
         call.fail(f"could not create the queue file {where}: {exc}", fix="create it by hand")
         return
     print(f"created {where}: one cell per line, <config> <task> [epochs]; then rgt-tui queue check")
 
 
-def _settle_key(call: Call, check: KeyCheck, tty: bool) -> int | None:
-    """Trust an unknown key when the user confirms (or ``--trust-key`` names it); None
-    when the host may be added, an exit code when nothing is to be written."""
+def _box_key_to_trust(check: KeyCheck) -> bool:
+    """Whether ``check`` ended on the box's own unknown key, which the user (or
+    ``--trust-key``) accepted in ``_settle_key``: it is written with the host, after the
+    last question. A jump host's key was written at once (the box is reached through it)."""
+    return check.status == "unknown" and (check.error is None or check.error.jump_host is None)
+
+
+def _settle_key(call: Call, check: KeyCheck, tty: bool, written: list[str]) -> int | None:
+    """Accept an unknown key of the box when the user confirms (or ``--trust-key`` names
+    it: written later, with the host: ``_box_key_to_trust``); None when the host may be
+    added, an exit code when nothing is to be written. A jump host's key is written now
+    (noted in ``written``)."""
     trust_given = call.args.trust_key
     if check.status in ("trusted", "local"):
         print(
@@ -317,7 +369,7 @@ def _settle_key(call: Call, check: KeyCheck, tty: bool) -> int | None:
         print("nothing written")
         return EXIT_PROBLEMS
     if check.error is not None and check.error.jump_host is not None:
-        return _settle_jump_key(call, check, check.error.jump_host, tty)
+        return _settle_jump_key(call, check, check.error.jump_host, tty, written)
     fingerprint = check.fingerprint or ""
     print(f"unknown host key for {check.host}:")
     print(f"  fingerprint  {fingerprint}")
@@ -346,15 +398,12 @@ def _settle_key(call: Call, check: KeyCheck, tty: bool) -> int | None:
         if answer not in ("y", "yes"):
             print("not trusted; nothing written")
             return EXIT_PROBLEMS
-    try:
-        written = trust_key(check)
-    except (ValueError, OSError) as exc:
-        return call.fail(f"{check.host}: could not trust the key: {exc}")
-    print(f"trusted {fingerprint} (added to {written})")
     return None
 
 
-def _settle_jump_key(call: Call, check: KeyCheck, jump: str, tty: bool) -> int | None:
+def _settle_jump_key(
+    call: Call, check: KeyCheck, jump: str, tty: bool, written: list[str]
+) -> int | None:
     """The unknown key is the ProxyJump hop's: it is trusted only with the jump host's
     name typed at a terminal (it is shared and long-lived; ``--trust-key`` names the
     box's key, never a jump host's). None once trusted."""
@@ -384,10 +433,11 @@ def _settle_jump_key(call: Call, check: KeyCheck, jump: str, tty: bool) -> int |
         print("not trusted; nothing written")
         return EXIT_PROBLEMS
     try:
-        written = trust_key(check)
+        known_hosts = trust_key(check)
     except (ValueError, OSError) as exc:
         return call.fail(f"{jump}: could not trust the jump host's key: {exc}")
-    print(f"trusted the jump host {jump}'s key {fingerprint} (added to {written})")
+    written.append(f"the jump host {jump}'s key was trusted in {known_hosts}")
+    print(f"trusted the jump host {jump}'s key {fingerprint} (added to {known_hosts})")
     return None
 
 
