@@ -57,6 +57,9 @@ class Preemption:
     cell: str | None = None  # the cell it interrupted (running at the last answer)
     checkpoint: Checkpoint | None = None
     step: int | None = None  # the step its checkpoint holds, where known
+    # The host the cell was moved to before the preemption was named (its queue file's
+    # ``#moved-to``: the user moved it while the box was silent); None: not moved.
+    moved_to: str | None = None
 
     @property
     def key(self) -> str:
@@ -89,14 +92,17 @@ def suspected_line(since: float, now: float) -> str:
 
 def preemption_line(p: Preemption) -> str:
     """``preempted at ~14:03: cell X interrupted at step k; its last verified checkpoint
-    is from 13:58`` — what a preemption cost, in one line (the parts known)."""
+    is from 13:58`` — what a preemption cost, in one line (the parts known); ``…; it
+    already moved to box2 …`` when the cell was moved before it was named."""
     head = f"preempted at ~{hhmm(p.at)}"
     if p.kind == LOST:
         head += " (unreachable past its grace)"
     if p.cell is None:
         return f"{head}: no cell was running"
     at_step = f" at step {p.step}" if p.step is not None else ""
-    if p.checkpoint is None:
+    if p.moved_to is not None:
+        tail = f"it already moved to {p.moved_to} (its queue file's #moved-to)"
+    elif p.checkpoint is None:
         tail = "it has no pulled and verified checkpoint: a move starts it from scratch"
     else:
         tail = f"its last verified checkpoint is from {hhmm(p.checkpoint.mtime)}"
@@ -111,3 +117,8 @@ def mtbf_s(host: HostConfig, profile: Profile) -> float | None:
         return None
     hours = host.preempt_mtbf_hours or profile.preempt_mtbf_hours
     return hours * 3600.0 if hours else None
+
+
+def lost_words(p: Preemption) -> str:
+    """The lost connection's alert once ``p`` is named (no longer "preempted?")."""
+    return f"connection lost — preempted at ~{hhmm(p.at)} (an interruptible box)"

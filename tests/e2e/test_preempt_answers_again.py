@@ -24,10 +24,12 @@ from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.move import apply_move, plan_move
 from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
 from rgt_tui.services.watch.watcher import Watcher
 
 FLOOR_S = 3.0  # the network-blip floor: a loopback box never blips
+MOVE_FLOOR_S = 15.0  # long enough to move the cell while the box is only "preempted?"
 
 MOVE_FIX = (
     "box1 does not answer (preempted): move the interrupted cell: rgt-tui queue move gate --to box2"
@@ -50,10 +52,10 @@ def interruptible(qf: QueueFleet) -> Fleet:
 
 
 @contextlib.asynccontextmanager
-async def watching(fleet: Fleet) -> AsyncIterator[Watcher]:
+async def watching(fleet: Fleet, floor_s: float = FLOOR_S) -> AsyncIterator[Watcher]:
     watcher = Watcher(fleet, queue_poll_s=0.2, tick_s=0.2)
     watcher.runtime.preemptions = PreemptionWatch(
-        fleet, memory_dir=preempt_dir(journal_dir(fleet.path)), blip_s=FLOOR_S
+        fleet, memory_dir=preempt_dir(journal_dir(fleet.path)), blip_s=floor_s
     )
     task = asyncio.create_task(watcher.run())
     try:
@@ -79,8 +81,8 @@ def answered_since(watcher: Watcher, t: float) -> bool:
     return update is not None and update.connection.status == "connected" and snap.t > t
 
 
-async def test_a_preempted_box_that_answers_again_is_diagnosed_preempted(make_queue_fleet):
-    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+async def gate_running(qf: QueueFleet) -> Fleet:
+    """box1 made interruptible, its queue's one cell (gate) running."""
     fleet = interruptible(qf)
     gate = qf.cell_script("gate", GATE)
     qf.write_queue(f"{gate} t 1\n")
@@ -93,6 +95,12 @@ async def test_a_preempted_box_that_answers_again_is_diagnosed_preempted(make_qu
     finally:
         await transport.close()
     await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="gate to run")
+    return fleet
+
+
+async def test_a_preempted_box_that_answers_again_is_diagnosed_preempted(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    fleet = await gate_running(qf)
     hosts = qf.loopback.hosts_file
 
     async with watching(fleet) as watcher:
@@ -110,6 +118,9 @@ async def test_a_preempted_box_that_answers_again_is_diagnosed_preempted(make_qu
             "box1 named preempted",
         )
         lost_at = watcher.latest["box1"].snapshot.t  # its last sample before the loss
+        # ux-e #14: named, its alert no longer asks "preempted?".
+        (alert,) = [a for a in watcher.latest["box1"].alerts if a.id == "connection.lost"]
+        assert alert.message.startswith("connection lost — preempted at ~"), alert
 
         # While it does not answer, the commands say what to do about the cell.
         for args in (("diagnose", "box1"), ("queue", "show", "box1")):
@@ -129,3 +140,38 @@ async def test_a_preempted_box_that_answers_again_is_diagnosed_preempted(make_qu
     assert "cell 0 (gate) stopped without an end record: preempted" in told.stdout, told.stdout
     assert "find what killed it" not in told.stdout, told.stdout
     assert "rgt-tui queue move gate --to box2" in told.stdout, told.stdout
+
+
+async def test_a_cell_moved_before_the_preemption_is_named_is_said_moved(make_queue_fleet):
+    """ux-e #14: the user moved the cell while the box was only "preempted?"; the
+    "preempted" notice that follows says it already moved."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    fleet = await gate_running(qf)
+    async with watching(fleet, floor_s=MOVE_FLOOR_S) as watcher:
+        await wait_for(
+            lambda: status(watcher) == ("connected", "gate"), 60, "the agent to see gate"
+        )
+        await qf.loopback.box("box1").stop()
+        kill_processes_under(qf.root("box1"))
+        await wait_for(
+            lambda: watcher.runtime.preemptions.current.get("box1") is not None,
+            60,
+            "box1 read preempted?",
+        )
+        transport = qf.transport("box1")
+        try:
+            moving = await plan_move(
+                fleet, qf.host("box1"), ["gate"], "box2", transport, resume=True
+            )
+            assert moving.ok and not moving.source_answered, moving.problems
+            await apply_move(moving, qf.host("box1"), transport)
+        finally:
+            await transport.close()
+        assert not watcher.runtime.preemptions.current["box1"].named  # moved within the floor
+        (named,) = await wait_for(
+            lambda: [e for e in watcher.told if e.kind == "preempted"], 60, "the notice"
+        )
+    assert named.title == "box1: preempted", named
+    assert named.body.endswith(
+        "cell gate interrupted; it already moved to box2 (its queue file's #moved-to)"
+    ), named.body

@@ -34,12 +34,15 @@ from rgt_tui.domain.preemption import (
     SUSPECTED,
     Checkpoint,
     Preemption,
+    lost_words,
     start_key,
 )
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.profiles import profile as load_profile
+from rgt_tui.services.queue.moved_skips import moved_cells
 from rgt_tui.services.queue.resume import cell_files
 from rgt_tui.services.records import atomic_write_json, read_json
+from rgt_tui.services.runtime.monitors import GEN8_ALERT
 from rgt_tui.services.telemetry import HostUpdate
 
 BLIP_S = 120.0  # an unreachable box shorter than this is a network blip, whatever the grace
@@ -167,15 +170,20 @@ class PreemptionWatch:
         return named
 
     def with_checkpoint(self, host: HostConfig, named: Preemption) -> Preemption:
-        """``named`` with its cell's last verified checkpoint (blocking: it re-hashes the
-        copy here; run in a thread), also as the host's current one."""
+        """``named`` with its cell's last verified checkpoint and, when its local queue
+        line is ``#moved-to``, where it went (blocking: it re-hashes the copy here; run in
+        a thread), also as the host's current one."""
         if named.cell is None:
             return named
         try:
             found = self._checkpoint(host, named.cell)
         except (OSError, ValueError):
             found = None  # unreadable records: never taken as verified
-        full = replace(named, checkpoint=found, step=found.step if found else None)
+        try:  # moved while the box was silent (ux-e #14): the notice says so
+            moved = moved_cells(host).get(named.cell)
+        except (OSError, ValueError):
+            moved = None
+        full = replace(named, checkpoint=found, step=found.step if found else None, moved_to=moved)
         if self.current.get(host.name) == named:
             self.current[host.name] = full
         self._save_named(host.name, full)
@@ -285,7 +293,6 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
     cell a runtime last saw running there, the first spare), or that the cell already
     moved; None for any other host. Reads files: call it off the event loop."""
     from rgt_tui.paths import journal_dir
-    from rgt_tui.services.queue.moved_skips import moved_cells
 
     memory = (
         None if fleet.is_default or fleet.path is None else preempt_dir(journal_dir(fleet.path))
@@ -320,3 +327,13 @@ def with_unreachable_fix(fleet: Fleet, host: HostConfig, exc: TransportError) ->
     if fix is None:
         return exc
     return TransportError(exc.host, exc.message, f"{fix}; or {exc.fix}" if exc.fix else fix)
+
+
+def as_preempted(update: HostUpdate, p: Preemption | None) -> HostUpdate:
+    """``update`` of a box not answering once ``p`` names its preemption: the lost
+    connection's alert says so, not "preempted?" (ux-e #14). Any other update as it is."""
+    if p is None or not p.named or update.connection.status not in ("reconnecting", "lost"):
+        return update
+    words = lost_words(p)
+    alerts = tuple(replace(a, message=words) if a.id == GEN8_ALERT else a for a in update.alerts)
+    return replace(update, alerts=alerts)

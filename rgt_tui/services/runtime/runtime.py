@@ -68,7 +68,7 @@ from rgt_tui.services.runtime.fleet_edits import CLOSE_GRACE_S, FleetFileHosts, 
 from rgt_tui.services.runtime.fleet_file import FleetFileWatch
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.monitors import MonitorLike, as_torn_down, build_monitors
-from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
+from rgt_tui.services.runtime.preemption import PreemptionWatch, as_preempted, preempt_dir
 from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
 from rgt_tui.services.runtime.stopped import STOPPED, StoppedHosts, as_stopped
 from rgt_tui.services.telemetry import HostUpdate
@@ -354,6 +354,8 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             stopped_at = self.stops.stopped_at(update.host)
             if stopped_at is not None:
                 update = as_stopped(update, stopped_at)  # stopped by watch: never GEN8
+            else:  # named preempted: its alert no longer asks "preempted?"
+                update = as_preempted(update, self.preemptions.current.get(update.host))
         history = self.histories.setdefault(update.host, HostHistory())
         history.add(update.snapshot)
         self.latest[update.host] = update
@@ -423,6 +425,12 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             return
         named = self.preemptions.observe(host, update, self.clock())
         if named is not None:
+            shown = as_preempted(update, named)  # its alert says so from now, not next time
+            if shown is not update and self.latest.get(update.host) is update:
+                self.latest[update.host] = shown
+                self._emit_now(
+                    HostSampled(shown, self.histories.setdefault(update.host, HostHistory()))
+                )
             self._spawn(self._tell_preempted(host, named))
 
     async def _tell_preempted(self, host: HostConfig, named: Preemption) -> None:
