@@ -54,6 +54,24 @@ if TYPE_CHECKING:
     from rgt_tui.services.watch.events import WatchEvent
 
 
+# A refused request, in the notice: what did not start, and how to start it again (the
+# keys of screens.job_keys.JOB_BINDINGS and the Teardown tab's typed names).
+_REFUSED = {
+    "pull": ("pull", "press p"),
+    "verify": ("verification", "press v"),
+    "sync": ("sync", "press y"),
+    "preflight": ("preflight", "press P"),
+    "gate": ("teardown check", "press t"),
+    "acknowledge-missing": ("acknowledgement", "acknowledge it again"),
+    "acknowledge-running": ("acknowledgement", "acknowledge it again"),
+    "acknowledge-unfinished": ("acknowledgement", "acknowledge it again"),
+    "teardown": ("teardown", "type the name again"),
+    "manual-teardown": ("record of the teardown", "type the name again"),
+}
+# What holds the host, in the notice (``HostJobs.running``, or a HostLocks holder).
+_RUNNING = {"verify": "verification", "gate": "teardown check", "acknowledge": "acknowledgement"}
+
+
 @dataclass(frozen=True)
 class HostJobs:
     """What the UI knows about one host's pull, verification and teardown."""
@@ -202,8 +220,12 @@ class JobRunner:
                 return
         busy = self.state(host.name).running or self.locks.holder(host.name)
         if busy:
+            # The refused job named first: refusals of two different keys must not read
+            # alike, or their notices merge and one key seems to have done nothing.
+            what, again = _REFUSED.get(job_name, (job_name, "try again"))
             self.app.notify(
-                f"{host.name}: the {busy} is still running; try again when it is done",
+                f"{what} not started: {host.name}'s {_RUNNING.get(busy, busy)} is still "
+                f"running; {again} when it ends",
                 title=host.name,
                 severity="warning",
             )

@@ -25,7 +25,8 @@ async def test_the_tui_jobs_hold_hosts_by_the_runtimes_lock(tmp_path: Path):
         app.jobs.request(host, "pull")
         await wait_for(lambda: shown_notifications(app), 10, "the refusal", pilot=pilot)
         assert any(
-            f"{host}: the autostop is still running; try again when it is done" in str(n.message)
+            f"pull not started: {host}'s autostop is still running; press p when it ends"
+            in str(n.message)
             for n in shown_notifications(app)
         ), shown_notifications(app)
         assert app.jobs.state(host).running == "" and locks.holder(host) == AUTOSTOP
