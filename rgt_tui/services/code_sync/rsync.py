@@ -23,6 +23,8 @@ from rgt_tui.transport.openssh import OpenSsh
 _CHMOD = "--chmod=D755,Fu=rwX,Fgo=rX,Fa-st"
 _IO_TIMEOUT_S = 120  # rsync's own: no data for this long ends it
 _TAIL = 2000  # characters of rsync's stderr kept for the message
+_SSH_LINES = 3  # of ssh's own lines in it, the last ones named
+_LINE = 300  # characters of each line named
 
 
 def have_rsync() -> bool:
@@ -99,9 +101,34 @@ async def rsync_send(
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(proc.wait(), 5)
     if status != 0:
-        lines = err.decode(errors="replace").strip().splitlines()
-        raise SyncError(
-            host,
-            f"rsync exited with {status}: {lines[-1] if lines else 'no message'}",
-            "the workdir is unchanged; check the connection and sync again",
+        raise rsync_failure(host, status, err.decode(errors="replace"))
+
+
+def rsync_failure(host: str, status: int, stderr: str) -> SyncError:
+    """The SyncError for an rsync that exited with ``status``: ssh's own words first
+    (rsync's stderr carries them: "Permission denied (publickey)."), which rsync's last
+    line ("unexplained error (code 255)") hides; and for a refused login the fix about the
+    key, since OpenSSH may find another key than rgt-tui's own connection does."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    ssh = [ln[:_LINE] for ln in lines if not ln.startswith("rsync")][-_SSH_LINES:]
+    said = "; ".join(ssh) if ssh else (lines[-1][:_LINE] if lines else "no message")
+    message = f"rsync exited with {status}: " + (f"ssh: {said}" if ssh else said)
+    words = " ".join(ssh)
+    if "Permission denied" in words:
+        fix = (
+            f"OpenSSH, which rsync runs, found no key {host} accepts (rgt-tui's own "
+            f'connection may use another one): set identity_file = "~/.ssh/<key>" for '
+            f"{host} in hosts.toml to the key that logs in, or rgt-tui sync {host} --sftp; "
+            "the workdir is unchanged"
         )
+    elif "Host key verification failed" in words:
+        fix = (
+            f"OpenSSH does not find {host}'s host key in the known_hosts files rgt-tui "
+            f"checks (known_hosts in hosts.toml): rgt-tui sync {host} --sftp, or add the "
+            "key; the workdir is unchanged"
+        )
+    elif ssh:
+        fix = f"the workdir is unchanged; fix what ssh says, or rgt-tui sync {host} --sftp"
+    else:
+        fix = "the workdir is unchanged; check the connection and sync again"
+    return SyncError(host, message, fix)
