@@ -56,6 +56,8 @@ def process_line(p: VramProcess) -> str:
 def format_evidence(evidence: VramEvidence) -> str:
     """The evidence as text: the GPUs, why PIDs are hidden, the processes, how to kill."""
     host = evidence.host
+    if evidence.no_gpu:
+        return evidence.no_gpu
     lines = []
     if evidence.smi == "ok":
         for g in evidence.gpus:
@@ -69,7 +71,7 @@ def format_evidence(evidence: VramEvidence) -> str:
     if evidence.hidden_reason:
         lines.append(evidence.hidden_reason)
     if not evidence.processes:
-        lines.append("no process holds the GPU (nvidia-smi lists none, no /dev/nvidia* holder)")
+        lines.append(evidence.nothing_held)
         return "\n".join(lines)
     lines.append(
         f"  {'PID':<8} {'GPU':<4}{'VRAM':>7}  {'DEVICES HELD':<28} {'ST':<2} {'AGE':>6} "

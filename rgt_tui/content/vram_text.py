@@ -89,6 +89,8 @@ def process_content(p: VramProcess, host: str) -> Content:
 
 def evidence_content(evidence: VramEvidence) -> Content:
     """The box's evidence: nvidia-smi's state, why PIDs are hidden, each process."""
+    if evidence.no_gpu:
+        return Content.styled(shown(evidence.no_gpu), MUTED)
     lines: list[Content] = []
     if evidence.smi != "ok":
         lines.append(
@@ -99,6 +101,6 @@ def evidence_content(evidence: VramEvidence) -> Content:
     if evidence.hidden_reason:
         lines.append(Content.styled(shown(evidence.hidden_reason), "$warning"))
     if not evidence.processes:
-        lines.append(Content.styled("no process holds the GPU (nvidia-smi, /dev/nvidia*)", MUTED))
+        lines.append(Content.styled(evidence.nothing_held, MUTED))
     lines += [process_content(p, evidence.host) for p in evidence.processes]
     return Content("\n").join(lines)

@@ -107,10 +107,10 @@ class VramKillScreen(DialogScreen[int | None]):
         )
         self.query_one("#vram-kill", Button).disabled = pid is None
         enter = enter_does(self.focused, {"vram-pid": "kill it"})
+        if pid is None and (enter is None or self.focused is self.query_one("#vram-pid")):
+            enter = "nothing until a listed holder's PID is typed"
         self.query_one("#vram-hint", KeyHint).show_keys(
-            enter if pid is not None or self.focused is not self.query_one("#vram-pid") else None,
-            ("Esc", "cancel"),
-            lead="" if pid is not None else "type a listed holder's PID",
+            enter, ("Tab", "next"), ("Esc", "cancel, nothing killed")
         )
 
     @on(Input.Changed, "#vram-pid")

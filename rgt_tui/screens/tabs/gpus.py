@@ -217,7 +217,8 @@ class GpusTab(DetailTab):
             self._draw_vram()
         if self._open_after_read:
             self._open_after_read = False
-            self.open_kill_dialog()
+            if message.evidence is not None:  # not read: the note says why; no read again
+                self.open_kill_dialog()
 
     def open_kill_dialog(self) -> None:
         """``x``: the kill dialog on fresh evidence (read first when there is none yet)."""
@@ -226,6 +227,11 @@ class GpusTab(DetailTab):
         evidence = self.evidence
         if evidence is None or time.monotonic() - self._evidence_at > 5.0:
             self.read_evidence(then_open=True)
+            return
+        if evidence.no_gpu:  # no PID to ask for
+            self.app.notify(
+                shown(f"{evidence.no_gpu}: there is nothing to kill"), title="VRAM", markup=False
+            )
             return
         self.app.push_screen(VramKillScreen(evidence), self._kill_chosen)
 

@@ -116,6 +116,21 @@ class VramEvidence:
         return tuple(p for p in self.processes if p.devices)
 
     @property
+    def no_gpu(self) -> str | None:
+        """``box1 has no NVIDIA GPU: …`` when nvidia-smi is not on the box and no process
+        holds a /dev/nvidia* file (the walk ran); None when there may be one."""
+        if self.smi == "missing" and self.walk == "ok" and not self.processes:
+            return f"{self.host} has no NVIDIA GPU: nvidia-smi is not on the box's PATH"
+        return None
+
+    @property
+    def nothing_held(self) -> str:
+        """The line for evidence that lists no process, naming only what was asked."""
+        if self.smi == "ok":
+            return "no process holds the GPU (nvidia-smi lists none, no /dev/nvidia* holder)"
+        return "no process holds a /dev/nvidia* file (nvidia-smi could not list any)"
+
+    @property
     def hidden_reason(self) -> str | None:
         """Why nvidia-smi's list cannot be used to reclaim here, or None when it can."""
         if self.smi != "ok":
@@ -241,6 +256,8 @@ def check_kill(evidence: VramEvidence, pid: int) -> VramProcess:
     """The process ``pid`` may be killed by: in the evidence, a device holder, no cell's.
     VramError (its code says why) otherwise; nothing is sent to the box."""
     host = evidence.host
+    if evidence.no_gpu:
+        raise VramError(host, f"{evidence.no_gpu}: there is nothing to kill", code="no-gpu")
     process = evidence.find(pid)
     if process is None:
         listed = ", ".join(str(p.pid) for p in evidence.holders) or "none"
