@@ -86,6 +86,10 @@ class TeardownTab(DetailTab):
         # The name was submitted and matched: once the teardown is recorded, the cursor
         # leaves the box (nothing is left to type). A refusal keeps it there.
         self._confirmed = False
+        # What the last draw showed: only a change to it brings the name box back into
+        # view. Samples and job news redraw the tab every second or so; a reveal on each
+        # undid the user's PageUp within a second (ux-e #10).
+        self._drawn: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static("Checklist", classes="section-title")
@@ -227,7 +231,13 @@ class TeardownTab(DetailTab):
         box = self.query_one("#confirm-name", Input)
         box.placeholder = MANUAL_PLACEHOLDER if jobs.awaiting_manual else CONFIRM_PLACEHOLDER
         self._release_when_done(jobs, box)
-        self.call_after_refresh(self._reveal)  # once the new lines are laid out
+        drawn = tuple(
+            str(self.query_one(f"#{name}", Static).content)
+            for name in ("teardown-checklist", "ack-note", "teardown-outcome", "teardown-history")
+        )
+        if drawn != self._drawn:  # new lines may push the box down: once they are laid out
+            self._drawn = drawn
+            self.call_after_refresh(self._reveal)
 
     def _release_when_done(self, jobs: HostJobs, box: Input) -> None:
         """The name typed here was refused: the cursor stays. The teardown it confirmed is
