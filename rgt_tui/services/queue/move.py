@@ -55,6 +55,7 @@ from rgt_tui.domain.roster import reconcile
 from rgt_tui.domain.text import printable
 from rgt_tui.fsutil import atomic_write
 from rgt_tui.services.box_ctl import QueueError
+from rgt_tui.services.journal import JournalError, journal_for
 from rgt_tui.services.queue.box import read_box_queue_text
 from rgt_tui.services.queue.check import (
     FleetQueues,
@@ -219,6 +220,23 @@ def _name_problems(
     return problems
 
 
+def torn_down_warning(fleet: Fleet, target: HostConfig) -> str | None:
+    """The plan's warning when the fleet's journal records ``target``'s box as torn down
+    (ux-e #7, as a launch there warns: GEN1); None otherwise. Reads the journal."""
+    try:
+        at = journal_for(fleet).load(target.name).torn_down_at
+    except (JournalError, OSError, ValueError):
+        return None  # the gate reports a damaged journal; nothing to add here
+    if at is None:
+        return None
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+    return (
+        f"{target.name} is recorded as torn down ({when}): if that box was meant to be "
+        f"destroyed, running a cell there keeps it billing (GEN1) — check `rgt-tui status "
+        f"{target.name}` first, or move to another host"
+    )
+
+
 def _box_lines(box_text: str) -> int:
     """How many lines of the queue file the box holds (a last line without newline counts)."""
     return box_text.count("\n") + (1 if box_text and not box_text.endswith("\n") else 0)
@@ -262,6 +280,8 @@ async def plan_move(
             )
     if problems:
         return refused()
+    torn = await asyncio.to_thread(torn_down_warning, fleet, target)
+    warnings += [torn] if torn else []
     checked = await asyncio.to_thread(check_fleet_queues, fleet)
     src, dst = checked.source_for(source.name), checked.source_for(target.name)
     assert src is not None and dst is not None
@@ -291,7 +311,7 @@ async def plan_move(
         box_text = await read_box_queue_text(transport, source.name)
     except (TransportError, QueueError) as exc:
         if resume and isinstance(exc, TransportError):
-            return _unanswered_plan(fleet, source, target, chosen, src, dst, problems, exc)
+            return _unanswered_plan(source, target, chosen, src, dst, problems, warnings, exc)
         problems.append(
             f"cannot read {source.name}'s queue from its box ({printable(exc.message, None)}) "
             "— a move must know "
@@ -342,13 +362,13 @@ async def plan_move(
 
 
 def _unanswered_plan(
-    fleet: Fleet,
     source: HostConfig,
     target: HostConfig,
     chosen: list[tuple[int, QueueCell]],
     src: QueueSource,
     dst: QueueSource,
     problems: list[str],
+    warned: list[str],
     exc: TransportError,
 ) -> MovePlan:
     """A resume move's plan when the source box does not answer: each line becomes
@@ -356,11 +376,12 @@ def _unanswered_plan(
     it does not hold, and says to delete it), and nothing is asked of the box."""
     why = printable(exc.message, None)
     warnings = [
+        *warned,
         f"{source.name} does not answer ({why}): its box is not told to skip "
         + ", ".join(c.name for _, c in chosen)
         + " now — if it comes back, the next launch or append there records the skip "
         "before its runner starts; a runner still going there would not know: look first "
-        "(rgt-tui queue show)"
+        "(rgt-tui queue show)",
     ]
     text = src.text or ""
     lines = text.split("\n")

@@ -1,0 +1,52 @@
+"""ux-e #7: moving a cell to a host the journal records as torn down warns, as a launch
+there does (GEN1: a box meant to be destroyed that runs work keeps billing). Two loopback
+boxes, the real command line."""
+
+from __future__ import annotations
+
+import time
+
+from support.cli import arun
+from support.queues import SCRIPT_RUN
+
+from rgt_tui.domain.box_identity import BoxIdentity
+from rgt_tui.paths import journal_dir
+from rgt_tui.services.journal import Journal, TeardownRecord
+from rgt_tui.services.queue.move import plan_lines, plan_move
+
+WARNED = "box2 is recorded as torn down ("
+
+
+async def test_a_move_to_a_torn_down_host_warns(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue("cells/a.sh t 1\ncells/b.sh t 1\n", "box1")
+    qf.write_queue("", "box2")
+    hosts = qf.loopback.hosts_file
+
+    transport = qf.transport("box1")
+    try:
+        before = await plan_move(qf.fleet, qf.host("box1"), ["a"], "box2", transport)
+    finally:
+        await transport.close()
+    assert before.ok and not any(WARNED in w for w in before.warnings), before.warnings
+
+    # box2's box torn down an hour ago, as `rgt-tui teardown` records it.
+    at = time.time() - 3600
+    journal = Journal(journal_dir(hosts))
+    journal.observe_box("box2", BoxIdentity("0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00", None), at - 3600)
+    journal.add_teardown(
+        "box2", TeardownRecord(at, "true", 0, "", True, box_id="0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00")
+    )
+
+    transport = qf.transport("box1")
+    try:
+        plan = await plan_move(qf.fleet, qf.host("box1"), ["a"], "box2", transport)
+    finally:
+        await transport.close()
+    assert plan.ok, plan.problems  # a warning, as the launch's: the user decides
+    (warning,) = [line for line in plan_lines(plan) if WARNED in line]
+    assert warning.startswith("warning: ") and "billing (GEN1)" in warning, warning
+
+    moved = await arun("queue", "move", "b", "--to", "box2", "--yes", "--hosts", hosts)
+    assert moved.returncode == 0, moved.stderr
+    assert WARNED in moved.stdout + moved.stderr, moved
