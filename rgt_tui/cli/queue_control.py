@@ -117,7 +117,7 @@ def run_stop(call: Call) -> int:
                 "(a launch is refused while they wait in squeue)"
             )
         return EXIT_OK
-    print(f"{host.name}: the queue {said} after {what}; the next cell will not start")
+    print(f"{host.name}: the queue {said} after {what}; {view.stop_effect()}")
     start = current.index + 1 if current is not None else "N"
     print(f"later: rgt-tui launch {host.name} --start {start} goes on from where it stopped")
     return EXIT_OK

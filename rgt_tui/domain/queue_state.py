@@ -175,6 +175,28 @@ class QueueView:
         return max(running, key=lambda c: c.started_at or 0) if running else None
 
     @property
+    def next_cell(self) -> CellView | None:
+        """The cell the runner starts after the current one: one waiting for its retry
+        first (a running queue runs those before its next cell), else the first pending
+        cell after the current; None when the current cell is the last to run."""
+        retry = next((c for c in self.cells if c.status == RETRY), None)
+        if retry is not None:
+            return retry
+        after = self.current.index if self.current is not None else -1
+        return next((c for c in self.cells if c.index > after and c.status == PENDING), None)
+
+    def stop_effect(self) -> str:
+        """What a stop after the current cell keeps from starting (the Queue tab's stop
+        dialog and `rgt-tui queue stop` say it alike)."""
+        following = self.next_cell
+        if following is None:
+            return (
+                "it is the last cell to run, so the queue ends after it anyway; "
+                "cells appended meanwhile do not start"
+            )
+        return f"the next cell, {following.index} ({printable(following.name)}), does not start"
+
+    @property
     def elapsed_s(self) -> int | None:
         """Seconds since the last launch (a relaunch from cell k counts from the relaunch):
         until now while running, until the done record once finished, else — a runner

@@ -220,9 +220,9 @@ class QueueTab(DetailTab):
         cur = view.current
         what = f"cell {cur.index} ({shown(cur.name)})" if cur else "the current cell"
         body = [
-            Content(f"The queue stops after {what} finishes: the next cell does not start."),
+            Content(f"The queue stops after {what} finishes: {view.stop_effect()}."),
             Content.styled(
-                "Later, a launch (L) goes on from the next cell; on a Slurm host the pending "
+                "Later, a launch (L) goes on from where it stopped; on a Slurm host the pending "
                 "tasks are held instead: release them (the notice after the stop names them).",
                 MUTED,
             ),

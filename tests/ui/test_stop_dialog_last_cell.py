@@ -1,0 +1,73 @@
+"""The stop dialog (S on the Queue tab) and `rgt-tui queue stop` name the cell a stop
+keeps from starting, and on the last cell say there is none, against a real loopback box."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from support.cli import arun
+from support.pilot import SIZE, make_app, text_of, wait_for
+from support.queues import SCRIPT_RUN, wait_view
+from textual.widgets import Static
+
+from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.screens.dialog import ConfirmScreen
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.services.queue.launch import launch, plan_launch
+
+LAST = "it is the last cell to run, so the queue ends after it anyway"
+
+
+def gate(name: str) -> str:
+    return f'while [ ! -e "$HOME/{name}" ]; do sleep 0.05; done'
+
+
+async def test_a_stop_on_the_last_cell_says_no_next_cell_starts(make_queue_fleet, tmp_path: Path):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    first, last = qf.cell_script("first", gate("go")), qf.cell_script("last", gate("never"))
+    qf.write_queue(f"{first} t\n{last} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell first to run")
+
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1", "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+        )
+
+        async def stop_dialog(current: str) -> str:
+            await wait_for(
+                lambda: (
+                    screen.queue_view is not None
+                    and screen.queue_view.current is not None
+                    and screen.queue_view.current.name == current
+                ),
+                what=f"{current} running in the poller's view",
+                pilot=pilot,
+            )
+            await pilot.press("S")
+            confirm = await wait_for(
+                lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None, pilot=pilot
+            )
+            said = text_of(confirm.query_one("#confirm-body", Static))
+            await pilot.press("escape")  # cancel: nothing recorded
+            await wait_for(lambda: app.screen is screen, what="the dialog to close", pilot=pilot)
+            return said
+
+        said = await stop_dialog("first")
+        assert "finishes: the next cell, 1 (last), does not start." in said, said
+        (qf.root() / "go").touch()
+        said = await stop_dialog("last")
+        assert f"after cell 1 (last) finishes: {LAST}" in said, said
+        assert "next cell" not in said
+    assert "stop " not in (qf.qdir() / "runner.state").read_text()
+
+    stop = await arun("queue", "stop", "box1", "--hosts", qf.loopback.hosts_file, "--yes")
+    assert stop.returncode == 0, stop.stderr
+    assert f"box1: the queue stops after cell 1 (last); {LAST}" in stop.stdout
+    (qf.root() / "never").touch()
