@@ -113,9 +113,11 @@ def check_arch(facts: BoxFacts, ctx: CheckContext) -> Check:
             "arch", False, "not checked: the run's python did not answer", "fix python first"
         )
     if not torch.get("importable"):
-        # The torch check fails for it already: a run that acknowledges it (cells that
-        # do not use torch) has no architecture to match.
-        return Check("arch", True, "not checked: torch does not import here (see torch)")
+        # Nothing ran: not a pass (ux-d #6). A run whose cells do not use torch
+        # acknowledges arch with torch (and driver, which fails the same way).
+        return Check(
+            "arch", False, "not checked: torch does not import here (see torch)", "fix torch first"
+        )
     arch = torch.get("arch")
     if not isinstance(arch, dict):
         return Check(

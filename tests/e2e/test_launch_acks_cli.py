@@ -28,7 +28,7 @@ async def test_retry_goes_ahead_on_what_the_launch_acknowledged_and_can_revoke_i
     make_queue_fleet,
 ) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    qf.set_preflight_ack(("torch", "driver"))  # gpu alone fails: no GPU on this machine
+    qf.set_preflight_ack(("torch", "driver", "arch"))  # gpu alone fails: no GPU here
     hosts = str(qf.loopback.hosts_file)
     qf.write_queue(f"{qf.cell_script('one', 'echo one; exit 3')} t\n")
 

@@ -11,7 +11,8 @@ from support.cli import arun
 from support.queues import SCRIPT_RUN, wait_view
 from support.waiting import wait_for
 
-FAILING = ("torch", "gpu", "driver")  # on this GPU-less machine, cells run by bash
+# On this GPU-less machine, cells run by bash (arch cannot be checked without torch).
+FAILING = ("torch", "gpu", "driver", "arch")
 
 
 def _without_preflight_ack(hosts_file: Path) -> None:
@@ -27,8 +28,8 @@ def _check_refusal(out: str) -> None:
     assert re.search(r"(?m)^    gpu +FAILED +no GPU: nvidia-smi is not on the box's PATH", out)
     assert re.search(r"(?m)^ +fix: pick a box with a GPU", out), out
     assert (
-        "REFUSED: preflight checks torch, gpu, driver failed — fix the box, or launch anyway "
-        "with --ack torch --ack gpu --ack driver"
+        "REFUSED: preflight checks torch, gpu, driver, arch failed — fix the box, or launch "
+        "anyway with --ack torch --ack gpu --ack driver --ack arch"
     ) in out
 
 

@@ -17,7 +17,7 @@ from rgt_tui.services.queue.launch_acks import acks_path, launch_recorded, load_
 
 async def test_the_record_applies_to_its_own_launch_only(make_queue_fleet) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    qf.set_preflight_ack(("torch", "driver"))
+    qf.set_preflight_ack(("torch", "driver", "arch"))
     qf.write_queue(f"{qf.cell_script('one', 'exit 3')} t\n")
     fleet, host, transport = qf.fleet, qf.host(), qf.transport()
     try:

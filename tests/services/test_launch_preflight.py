@@ -12,7 +12,8 @@ from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 
-FAILING = ("torch", "gpu", "driver")  # on a loopback box whose cells run bash, not torch
+# On a loopback box whose cells run bash, not torch (arch cannot be checked without it).
+FAILING = ("torch", "gpu", "driver", "arch")
 
 
 async def test_a_failed_check_refuses_the_launch_until_it_is_acknowledged_by_name(
@@ -34,10 +35,10 @@ async def test_a_failed_check_refuses_the_launch_until_it_is_acknowledged_by_nam
         )
         assert plan.queue_append == "" and plan.cells_append == ""  # nothing to send
 
-        # Two of three acknowledged: still refused, for the third alone.
+        # Two of four acknowledged: still refused, for the other two alone.
         plan = await plan_launch(qf.fleet, qf.host(), transport, acks=["gpu", "driver"])
-        assert plan.unacknowledged == ("torch",) and not plan.ok
-        assert [p.split("'")[1] for p in plan.problems] == ["torch"]
+        assert plan.unacknowledged == ("torch", "arch") and not plan.ok
+        assert [p.split("'")[1] for p in plan.problems] == ["torch", "arch"]
         assert plan.acks == ("gpu", "driver")
         assert any(
             "preflight check 'gpu' failed (acknowledged for this launch): no GPU" in w

@@ -99,6 +99,11 @@ async def test_a_torchless_interpreter_fails_torch_with_the_install_command(
     )
     assert "--index-url https://download.pytorch.org/whl/cu130" in torch.fix
     assert by_name(report)["python"].ok
+    # ux-d #6: arch could not run without torch: not checked is not passed (as driver).
+    arch = by_name(report)["arch"]
+    assert not arch.ok, arch
+    assert arch.detail == "not checked: torch does not import here (see torch)"
+    assert arch.fix == "fix torch first"
 
 
 async def test_with_no_python_on_the_box_the_checks_it_runs_are_not_checked_not_passed(

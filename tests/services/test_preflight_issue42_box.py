@@ -15,7 +15,7 @@ from pathlib import Path
 
 from support.code_trees import add_code, git_tree
 from support.preflight_box import h100_smi, stand_in_torch
-from support.queues import SCRIPT_RUN
+from support.queues import QUEUE_PREFLIGHT_ACK, SCRIPT_RUN
 
 from rgt_tui.domain.config import Readiness
 from rgt_tui.domain.preflight import CheckContext, parse_box_facts
@@ -66,6 +66,7 @@ async def test_a_card_the_wheel_has_no_kernels_for_refuses_the_launch_until_acke
     python.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} "$@"\n')
     python.chmod(0o755)
     qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
+    qf.set_preflight_ack(tuple(n for n in QUEUE_PREFLIGHT_ACK if n != "arch"))  # this test's
     host = qf.host()
     host = dataclasses.replace(host, ready=dataclasses.replace(host.ready, python=str(python)))
     transport = qf.transport()

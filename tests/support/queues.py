@@ -26,8 +26,9 @@ SCRIPT_RUN = "bash {cfg} {name} {out} {task} {epochs}"
 # The preflight checks the queue tests' boxes cannot pass, acknowledged in their fleet
 # file (preflight_ack) so their launches run preflight and go ahead: no GPU on this
 # machine ("gpu", "driver": LOOPBACK_PREFLIGHT_ACK), and their cells are bash scripts,
-# so the interpreter preflight tries needs no torch.
-QUEUE_PREFLIGHT_ACK = (*LOOPBACK_PREFLIGHT_ACK, "torch")
+# so the interpreter preflight tries needs no torch ("torch", and "arch", which cannot
+# be checked without it).
+QUEUE_PREFLIGHT_ACK = (*LOOPBACK_PREFLIGHT_ACK, "torch", "arch")
 # That interpreter, without site-packages: whether the python3 first on the test's PATH
 # has torch (the project's .venv does) must not decide what preflight finds.
 QUEUE_PYTHON = "python3 -S"

@@ -93,7 +93,7 @@ async def test_retry_goes_ahead_on_the_launchs_ack_and_a_revoked_one_can_be_ackn
     make_queue_fleet, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    qf.set_preflight_ack(("torch", "driver"))  # gpu alone fails here
+    qf.set_preflight_ack(("torch", "driver", "arch"))  # gpu alone fails here
     qf.write_queue(f"{qf.cell_script('one', 'echo one; exit 3')} t\n")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     app.runtime.queues.poll_s = 0.5
@@ -161,7 +161,7 @@ async def test_enter_while_the_launch_replans_after_acknowledge_cancels_nothing(
 ) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     # The stand-in reports no processes either: gpu-busy fails too (acknowledged here).
-    qf.set_preflight_ack(("torch", "driver", "gpu-busy"))
+    qf.set_preflight_ack(("torch", "driver", "gpu-busy", "arch"))
     qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
     gate = tmp_path / "smi-go"
     gate.touch()

@@ -34,7 +34,7 @@ async def test_enter_while_launching_closes_nothing_and_says_launching(
     make_queue_fleet, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    qf.set_preflight_ack(("torch", "driver", "gpu", "gpu-busy"))  # no GPU on this machine
+    qf.set_preflight_ack(("torch", "driver", "gpu", "gpu-busy", "arch"))  # no GPU on this machine
     qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
     gate = tmp_path / "tmux-go"
     gate.touch()

@@ -45,7 +45,8 @@ async def test_plan_dialog_shows_failed_checks_and_launch_waits_for_each_acknowl
     make_queue_fleet, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    qf.set_preflight_ack(("torch",))  # the cells are bash: torch is the fleet file's own ack
+    # The cells are bash: torch (and arch, unchecked without it) are the fleet file's acks.
+    qf.set_preflight_ack(("torch", "arch"))
     qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
     app = _app(qf.fleet, tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:  # the buttons fit the smallest screen
@@ -113,10 +114,10 @@ async def test_y_syncs_the_code_and_p_shows_the_preflight_report_on_the_queue_ta
         await pilot.press("P")
         await wait_for(lambda: said("preflight on box1: "), what="the report", pilot=pilot)
         text = text_of(body)
-        # The fleet file acknowledges torch, gpu and driver (QUEUE_PREFLIGHT_ACK): said so
+        # The fleet file acknowledges torch, gpu, driver, arch (QUEUE_PREFLIGHT_ACK): said so
         assert "⚠ gpu acknowledged: no GPU: nvidia-smi is not on the box's PATH" in text
         assert "✓ code" in text and "✓ synced" in text  # the sync's outcome stays
-        assert "3 acknowledged: ready to launch" in text and "failed" not in text
+        assert "4 acknowledged: ready to launch" in text and "failed" not in text
 
         # The same keys on the fleet screen's help: read from the bindings.
         await pilot.press("escape")

@@ -87,7 +87,9 @@ async def test_m_resumes_a_killed_cell_on_another_box_from_its_verified_step(
                 what="the next plan",
                 pilot=pilot,
             )
-        assert pressed == ["Acknowledge torch", "Acknowledge gpu", "Acknowledge driver"], pressed
+        assert pressed == [
+            "Acknowledge torch", "Acknowledge gpu", "Acknowledge driver", "Acknowledge arch",
+        ], pressed  # fmt: skip
         await notes_say(pilot, screen, "⚠")
         assert not go.disabled and app.focused is go
         assert "Enter: push 2 verified file(s) to box2 and run ck there" in screen_text(app)
