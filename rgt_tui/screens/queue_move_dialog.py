@@ -32,11 +32,11 @@ from rgt_tui.content.ready_text import preflight_lines
 from rgt_tui.controllers.move import MoveControl, Moved
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.screens.dialog import DialogButton, KeyHint, ReplanScreen, enter_does
+from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import show_ack_button
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.move import MovePlan, MoveResult, plan_lines
-from rgt_tui.services.queue.resume import FROM_SCRATCH, ResumeResult, resume_lines
+from rgt_tui.services.queue.resume import FROM_SCRATCH, SCRATCH_TUI, ResumeResult, resume_lines
 from rgt_tui.services.queue.resume_preflight import ResumeDialogPlan
 
 
@@ -45,7 +45,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
 
     DEFAULT_CSS = """
     QueueMoveScreen > #move-box { width: 100; }
-    QueueMoveScreen #move-notes { height: auto; max-height: 50vh; }
+    QueueMoveScreen #move-body { height: auto; max-height: 45vh; }  /* then fit_body */
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close without moving")]
@@ -87,15 +87,18 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 placeholder="to host: " + (", ".join(others) or "no other host has a queue"),
                 id="move-to",
             )
-            yield Static(
-                Content.styled(
-                    "Cells move to the end of the other host's queue file, names unchanged; "
-                    "the old host's outputs stay. One unfinished cell takes its pulled and "
-                    "verified checkpoint with it and resumes there.",
-                    "$foreground-muted",
-                ),
-                id="move-notes",
-            )
+            # The plan scrolls (a preflight's fixes are long), so the buttons and the key
+            # line stay on screen, at 80x24 too (ux-e #8).
+            with DialogBody(id="move-body"):
+                yield Static(
+                    Content.styled(
+                        "Cells move to the end of the other host's queue file, names "
+                        "unchanged; the old host's outputs stay. One unfinished cell takes its "
+                        "pulled and verified checkpoint with it and resumes there.",
+                        "$foreground-muted",
+                    ),
+                    id="move-notes",
+                )
             with Horizontal(id="move-buttons", classes="dialog-buttons"):
                 yield DialogButton("Plan", does="show what the move does", id="move-plan")
                 scratch = DialogButton("From scratch", does=FROM_SCRATCH, id="move-scratch")
@@ -112,16 +115,20 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
 
     def on_mount(self) -> None:
         self.set_focus(self.query_one("#move-cells", Input))
-        self._hint()
+        self.show_hint()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self._hint()
+        self.show_hint()
 
-    def _hint(self) -> None:
+    def show_hint(self) -> None:
+        """Say what Enter does where the focus is (and the scroll keys while the plan
+        holds more than it shows); then fit the plan to the room left."""
         enter = enter_does(self.focused, {"move-cells": "next", "move-to": "plan the move"})
         self.query_one("#move-hint", KeyHint).show_keys(
-            enter, ("Tab", "next"), ("Esc", "cancel, nothing moved"), lead=self.hint_lead()
-        )
+            enter, ("Tab", "next"), *self.scroll_keys(), ("Esc", "cancel, nothing moved"),
+            lead=self.hint_lead(),
+        )  # fmt: skip
+        self.call_after_refresh(self.fit_body)
 
     def _typed(self) -> tuple[list[str], str]:
         cells = self.query_one("#move-cells", Input).value.split()
@@ -154,7 +161,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         for ident in ("#move-scratch", "#move-ack"):
             self.query_one(ident, Button).disabled = True
         self.begin_replan()
-        self._hint()
+        self.show_hint()
         run_host_worker(self, self._plan(cells, dest), "queue-move-plan", self.host.name)
 
     async def _plan(self, cells: list[str], dest: str) -> None:
@@ -170,14 +177,14 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 Content.styled(shown(f"Could not plan: {message.error}", lines=True), "$error")
             )
             self.end_replan(None if self.focused else self.query_one("#move-cancel", Button))
-            self._hint()
+            self.show_hint()
             return
         plan = message.plan
         if plan is None or message.asked != self._typed():
             # Made for what was typed before: nothing to show, and nothing to hold Enter
             # for (Move stays disabled until a plan for the new text is asked for).
             self.end_replan(None)
-            self._hint()
+            self.show_hint()
             return
         self.plan = plan
         go = self.query_one("#move-go", DialogButton)
@@ -208,7 +215,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
             self.set_focus(scratch)
         elif self.focused is None:  # the Plan button gave it up while planning
             self.set_focus(self.query_one("#move-cancel", Button))
-        self._hint()
+        self.show_hint()
 
     def _caption(self, go: DialogButton, plan: MovePlan | ResumeDialogPlan, move: MovePlan) -> None:
         """The Move button says what pressing it does (it is the confirmation)."""
@@ -299,7 +306,7 @@ def _lines(lines: list[str]) -> Content:
 
 def _resume_text(planned: ResumeDialogPlan) -> Content:
     """The resume plan's lines, then the target's preflight when it will launch the cell."""
-    parts = [_lines(resume_lines(planned.plan))]
+    parts = [_lines(resume_lines(planned.plan, SCRATCH_TUI))]
     pf = planned.preflight
     if pf is not None and pf.error:
         parts.append(Content.styled(shown(pf.error), "$warning"))

@@ -72,6 +72,10 @@ from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verific
 from rgt_tui.transport import Transport
 
 FROM_SCRATCH = "from scratch: no verified checkpoint — the run starts over"
+# How a move from scratch is asked for, in the refusal of a cell with no verified
+# checkpoint: the command line's flag; the dialog says its button (``resume_lines``).
+SCRATCH_CLI = "move it with --from-scratch to run it again from the start"
+SCRATCH_TUI = "press From scratch to run it again from the start"
 # Free space the target keeps beyond the pushed files (a checkpoint being written next).
 MARGIN_BYTES = 256 << 20
 SIDECAR_MAX = 64 << 10  # a sidecar is a few numbers; a bigger one is not read
@@ -314,10 +318,7 @@ async def plan_resume_move(
             if files
             else f"nothing of {name} pulled here (rgt-tui pull {source.name}; rgt-tui verify {source.name})"
         )
-        problems.append(
-            f"{name} has no verified checkpoint ({why}) — move it with --from-scratch "
-            "to run it again from the start"
-        )
+        problems.append(f"{name} has no verified checkpoint ({why}) — {SCRATCH_CLI}")
     pushed = tuple(good) if ckpt is not None and not from_scratch else ()
     target = fleet.host(move.dest)
     facts = _Target()
@@ -359,8 +360,9 @@ async def plan_resume_move(
     )  # fmt: skip
 
 
-def resume_lines(plan: ResumePlan) -> list[str]:
-    """The plan in words (the CLI prints them, the dialog shows them)."""
+def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
+    """The plan in words (the CLI prints them, the dialog shows them); ``scratch``: how
+    this front end asks for a move from scratch (the dialog: ``SCRATCH_TUI``)."""
     lines: list[str] = []
     ck = plan.checkpoint
     if plan.from_scratch:
@@ -399,7 +401,7 @@ def resume_lines(plan: ResumePlan) -> list[str]:
             "queue, or its queue launched from it (preflight as any launch)"
         )
     lines += [f"warning: {w}" for w in plan.warnings]
-    lines += [f"REFUSED: {p}" for p in plan.problems]
+    lines += [f"REFUSED: {p.replace(SCRATCH_CLI, scratch)}" for p in plan.problems]
     return lines
 
 
