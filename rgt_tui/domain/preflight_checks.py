@@ -412,13 +412,16 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
 
 
 def check_tmux(facts: BoxFacts, ctx: CheckContext) -> Check:
-    """tmux, which the queue runner runs in, is on the box's PATH."""
+    """tmux, which the queue runner runs in, is on the box's PATH; without it a launch
+    falls back to ``setsid nohup`` (queue_ctl.sh), and the check says so."""
     if not facts.tmux:
         return Check(
             "tmux",
             False,
-            "tmux is not on the box's PATH: the queue runs in a tmux session",
-            "install it on the box: apt-get install -y tmux (no root: conda install -c conda-forge tmux)",
+            "tmux is missing: the queue will run under setsid nohup — it survives a logout, "
+            f"but you cannot attach to it (its log: rgt-tui logs {ctx.host} -f)",
+            "install tmux on the box: apt-get install -y tmux (no root: conda install -c "
+            "conda-forge tmux)",
         )
     return Check("tmux", True, f"{facts.tmux_version or 'tmux'} ({facts.tmux})")
 

@@ -37,8 +37,14 @@ def test_tmux_missing_fails_and_preflight_ack_lets_it_pass(bare_box):
     table = rgt("preflight", "real1", "--hosts", hosts)
     assert table.returncode == 1, table.stderr
     out = table.stdout
-    assert "FAILED  tmux" in out and "tmux is not on the box's PATH" in out
-    assert "fix: install it on the box: apt-get install -y tmux" in out
+    # ux-d #5: what a launch does without tmux (setsid nohup), not a session it lacks.
+    assert re.search(
+        r"(?m)^  FAILED  tmux +tmux is missing: the queue will run under setsid nohup — it "
+        r"survives a logout, but you cannot attach to it \(its log: rgt-tui logs real1 -f\)$",
+        out,
+    ), out
+    assert "tmux session" not in out
+    assert "fix: install tmux on the box: apt-get install -y tmux" in out
     assert "acked   gpu" in out and "no GPU: nvidia-smi is not on the box's PATH" in out
     assert "acknowledged by preflight_ack in the fleet file: gpu" in out
     assert "1 check(s) failed: tmux" in out
