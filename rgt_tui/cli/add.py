@@ -212,7 +212,7 @@ def _add(call: Call, written: list[str]) -> int:
     print(f"added {host.name} ({new.ssh}, {host.profile}) to {path}:{host.line}")
     if queue is not None:
         _create_queue(call, queue, new.name)
-    warning = fleet_in_code(new.keys, path)
+    warning = fleet_in_code(new.keys, path, _results_dir(path))
     if warning is not None:
         print(f"warning: {warning}")
     print(f"see it: rgt-tui status {host.name} --hosts {path}  (or open rgt-tui)")
@@ -444,3 +444,14 @@ def _settle_jump_key(
 def _with_fingerprint(new: NewHost, check: KeyCheck) -> NewHost:
     """``new`` with the key seen at the check, for the block's comment."""
     return replace(new, fingerprint=check.fingerprint) if check.fingerprint else new
+
+
+def _results_dir(path: Path) -> Path | None:
+    """The fleet's ``results_dir`` as the file just written says (None: unreadable)."""
+    from rgt_tui.domain.config import ConfigError
+    from rgt_tui.services.fleet.file import load_fleet
+
+    try:
+        return load_fleet(path).results_dir
+    except (ConfigError, OSError):
+        return None

@@ -18,15 +18,18 @@ def test_add_in_a_git_tree_warns_and_names_the_gitignore_lines_until_they_are_th
     first = rgt("add", "local", "--name", "box1", *at, cwd=code)
     assert first.returncode == 0, first.stderr
     assert (
-        f"warning: hosts.toml and queues/box1.txt are inside the code tree {code}, and git "
-        "there lists them: rgt-tui sync never sends the fleet file or its queue files"
-    ) in first.stdout
+        f"warning: hosts.toml and queues/box1.txt and results (the pulled results) are inside "
+        f"the code tree {code}, and git there lists them: rgt-tui sync never sends the fleet "
+        "file, its queue files or the pulled results"
+    ) in first.stdout, first.stdout
     assert (
-        f"keep them out of git with these lines in {code / '.gitignore'}: /hosts.toml queues/"
-        in (first.stdout)
+        f"keep them out of git with these lines in {code / '.gitignore'}: /hosts.toml queues/ "
+        "/results/" in (first.stdout)
     )
 
-    write(code, ".gitignore", (code / ".gitignore").read_text() + "/hosts.toml\nqueues/\n")
+    write(
+        code, ".gitignore", (code / ".gitignore").read_text() + "/hosts.toml\nqueues/\n/results/\n"
+    )
     second = rgt("add", "local", "--name", "box2", *at, cwd=code)
     assert second.returncode == 0, second.stderr
     assert "warning:" not in second.stdout

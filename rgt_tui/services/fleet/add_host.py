@@ -275,11 +275,14 @@ def fingerprint_matches(presented: str, given: str) -> bool:
     return bool(want) and want.removeprefix("SHA256:") == have.removeprefix("SHA256:")
 
 
-def fleet_in_code(keys: LaunchKeys | None, fleet_path: Path) -> str | None:
-    """What to say when the fleet file or the new host's queue file lies inside its
-    ``code`` tree and git there does not ignore it (``git status`` lists it; a commit
-    would publish every box's address and key path): which ``.gitignore`` lines keep
-    it out. None otherwise. Sync never sends them either way. Blocking (runs git)."""
+def fleet_in_code(
+    keys: LaunchKeys | None, fleet_path: Path, results_dir: Path | None = None
+) -> str | None:
+    """What to say when the fleet file, the new host's queue file or the fleet's
+    ``results_dir`` (the pulled results) lies inside its ``code`` tree and git there does
+    not ignore it (``git status`` lists it; a commit would publish every box's address and
+    key path, or every result): which ``.gitignore`` lines keep it out. None otherwise.
+    Sync never sends them either way. Blocking (runs git)."""
     if keys is None or keys.code is None:
         return None
     base = fleet_path.absolute().parent
@@ -289,17 +292,24 @@ def fleet_in_code(keys: LaunchKeys | None, fleet_path: Path) -> str | None:
     queue = queue if queue is None or queue.is_absolute() else base / queue
     fleet_rel = held_back(code, [fleet_path])
     queue_rel = held_back(code, [queue] if queue is not None else [])
-    listed = git_would_list(code, sorted(fleet_rel | queue_rel))
+    # A folder: asked of git as one (results/ matches only a folder), though none yet.
+    results_rel = {r + "/" for r in held_back(code, [results_dir] if results_dir else [])}
+    listed = git_would_list(code, sorted(fleet_rel | queue_rel | results_rel))
     if not listed:
         return None
-    # The fleet file itself; a queue file's folder (queues/: the next box's queue too).
+    # The fleet file itself; a queue file's folder (queues/: the next box's queue too);
+    # the results folder.
     lines = [
-        r.rpartition("/")[0] + "/" if r not in fleet_rel and "/" in r else f"/{r}" for r in listed
+        f"/{r}"
+        if r in fleet_rel or r in results_rel
+        else (r.rpartition("/")[0] + "/" if "/" in r else f"/{r}")
+        for r in listed
     ]
+    shown = [r.rstrip("/") + (" (the pulled results)" if r in results_rel else "") for r in listed]
     return (
-        f"{' and '.join(listed)} {'is' if len(listed) == 1 else 'are'} inside the code tree "
+        f"{' and '.join(shown)} {'is' if len(listed) == 1 else 'are'} inside the code tree "
         f"{code}, and git there lists {'it' if len(listed) == 1 else 'them'}: rgt-tui sync "
-        "never sends the fleet file or its queue files, but a commit would publish every "
-        f"box's address — keep them out of git with these lines in {code / '.gitignore'}: "
-        f"{' '.join(dict.fromkeys(lines))}"
+        "never sends the fleet file, its queue files or the pulled results, but a commit "
+        f"would publish every box's address — keep them out of git with these lines in "
+        f"{code / '.gitignore'}: {' '.join(dict.fromkeys(lines))}"
     )
