@@ -81,10 +81,12 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_check(call: Call) -> int:
     """Check every queue file of the fleet, and the FILEs named."""
-    from rgt_tui.services.queue.check import check_fleet_queues
+    from rgt_tui.services.queue.check import check_fleet_queues, fleet_missing_configs
 
     args = call.args
     checked = check_fleet_queues(call.fleet, [Path(f) for f in args.files])
+    # A config the host's code tree lacks (or sync does not send) fails its cell on the box.
+    absent = fleet_missing_configs(call.fleet, checked)
     if args.json:
         host_of = {s.parsed.file: s.host for s in checked.sources}
         cells = [
@@ -94,13 +96,13 @@ def run_check(call: Call) -> int:
         ]  # fmt: skip
         print(json.dumps(cells, indent=2))
     else:
-        files = len(checked.sources)
+        files = sum(1 for s in checked.sources if s.text is not None)  # read ones
         print(f"{len(checked.cells)} cells in {files} queue file{'s' if files != 1 else ''}")
-    for message in checked.messages():
+    for message in [*checked.messages(), *map(str, absent)]:
         print(message, file=sys.stderr)
     if not checked.sources and not args.json:
         print("no queue files: no host has a queue key and no FILE was given", file=sys.stderr)
-    return EXIT_OK if checked.ok else EXIT_PROBLEMS
+    return EXIT_OK if checked.ok and not absent else EXIT_PROBLEMS
 
 
 def view_to_json(view: QueueView) -> dict[str, Any]:

@@ -128,6 +128,9 @@ async def test_cli_at_a_terminal_asks_the_launch_keys_with_the_profiles_defaults
     assert host.queue.read_text().startswith("# rgt-tui queue for b1")
 
     one_cell(host.queue, tmp_path)
+    # With `code` set, queue check looks for the config in the code tree (ux-d #2).
+    (code / "configs").mkdir()
+    (code / "configs" / "baseline.yaml").write_text("lr: 0.1\n")
     checked = await arun("queue", "check", "--hosts", hosts, cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.startswith("1 cell") and "in 1 queue file" in checked.stdout

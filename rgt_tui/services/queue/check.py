@@ -2,11 +2,15 @@
 
 Reading files is the only I/O here; the rules live in ``domain.queue_file``. Format
 problems carry ``file:line``; a cell name used twice anywhere in the fleet is reported
-with every place it occurs, because the name is the cell's isolation key.
+with every place it occurs, because the name is the cell's isolation key. Where a host
+has a ``code`` tree, each cell's relative config must be a file of it that sync sends
+(``missing_configs``): else the cell fails on the box, paid time spent.
 """
 
 from __future__ import annotations
 
+import posixpath
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +25,9 @@ from rgt_tui.domain.queue_file import (
     parse_queue_text,
     template_problem,
 )
+from rgt_tui.services.code_sync.listing import LocalTree, list_tree
+from rgt_tui.services.code_sync.rules import fleet_files
+from rgt_tui.services.code_sync.types import SyncError
 
 
 @dataclass(frozen=True)
@@ -149,3 +156,89 @@ def host_problems(fleet: Fleet, host: HostConfig, checked: FleetQueues) -> list[
     mine = {id(c) for c in source.parsed.cells}
     problems += [d.message() for d in checked.duplicates if any(id(c) in mine for c in d.places)]
     return problems
+
+
+# A listed code tree by (root, code_exclude): hosts sharing a tree list it once per check.
+_Listings = dict[tuple[Path, tuple[str, ...]], "LocalTree | None"]
+
+
+def missing_configs(
+    fleet: Fleet, host: HostConfig, cells: Iterable[QueueCell], listings: _Listings | None = None
+) -> list[QueueProblem]:
+    """Each of ``cells`` whose config the box will not have: with the host's ``code`` set
+    and ``{cfg}`` in its run template, a relative config path must name a file of the code
+    tree (sync puts it in the workdir, where the cell runs) that sync sends (not
+    git-ignored, not in ``code_exclude``, not a symlink: ``code_sync.listing``).
+
+    Not checked: any config of a host without ``code`` (it may live only on the box), an
+    absolute or ``~`` path, one that leaves the tree, and one not here that sync would
+    not send either (git-ignored or excluded: it may be put on the box otherwise, and sync
+    leaves it there). Blocking (the tree is listed): run it in a thread."""
+    code = host.ready.code
+    if code is None or host.run is None or "{cfg}" not in host.run:
+        return []
+    root = code.expanduser()
+    if not root.is_dir():
+        return []  # sync and preflight's code check say that
+    listings = {} if listings is None else listings
+    fails = f"would fail on {host.name}"
+    problems: list[tuple[int, QueueProblem]] = []
+    absent: dict[str, list[QueueCell]] = {}
+    for cell in cells:
+        rel = posixpath.normpath(cell.cfg)
+        if cell.moved_to or cell.cfg.startswith(("/", "~", "$")) or rel.split("/")[0] == "..":
+            continue
+        try:
+            mode = (root / rel).lstat().st_mode
+        except OSError:
+            absent.setdefault(rel, []).append(cell)
+            continue
+        tree = _listed(fleet, host, root, listings)
+        if tree is None or rel in {f.path for f in tree.files}:
+            continue
+        why = next(
+            (s.removeprefix(rel).strip(" ()") for s in tree.skipped if s.startswith(rel + " (")),
+            "a folder" if stat.S_ISDIR(mode) else "git-ignored, or left out by code_exclude",
+        )
+        problems.append((cell.line, QueueProblem(
+            cell.file, cell.line,
+            f"{cell.cfg} is in {root} but sync does not send it ({why}): cell {cell.name} "
+            f"{fails} — make it a file sync sends (track it; take it out of .gitignore or "
+            "code_exclude), or fix the path on this line",
+        )))  # fmt: skip
+    if absent:
+        tree = _listed(fleet, host, root, listings)
+        try:
+            sent = tree.rules.sent(absent, host.name) if tree and tree.rules else set()
+        except SyncError:
+            sent = set()
+        for rel in sent:
+            problems += [(cell.line, QueueProblem(
+                cell.file, cell.line,
+                f"{cell.cfg} is not in {root} ({host.name}'s code tree, which sync sends to "
+                f"its workdir): cell {cell.name} {fails} — fix the path on this line, or add "
+                "the file to the tree (then rgt-tui sync)",
+            )) for cell in absent[rel]]  # fmt: skip
+    return [p for _, p in sorted(problems, key=lambda lp: lp[0])]
+
+
+def _listed(fleet: Fleet, host: HostConfig, root: Path, listings: _Listings) -> LocalTree | None:
+    """The code tree as sync lists it (None: git cannot list it, which sync says itself)."""
+    key = (root, host.ready.code_exclude)
+    if key not in listings:
+        try:
+            listings[key] = list_tree(root, key[1], host.name, fleet_files(fleet))
+        except SyncError:
+            listings[key] = None
+    return listings[key]
+
+
+def fleet_missing_configs(fleet: Fleet, checked: FleetQueues) -> list[QueueProblem]:
+    """``missing_configs`` of every host's queue file (``queue check``). Blocking."""
+    listings: _Listings = {}
+    found: list[QueueProblem] = []
+    for host in fleet.hosts:
+        source = checked.source_for(host.name)
+        if source is not None:
+            found += missing_configs(fleet, host, source.parsed.cells, listings)
+    return found

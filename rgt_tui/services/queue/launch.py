@@ -17,6 +17,7 @@ differing lines shown (``fresh=True`` moves the old queue aside instead).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,7 +26,7 @@ from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.queue_state import DONE, SKIPPED, QueueView
+from rgt_tui.domain.queue_state import DONE, RETRY, SKIPPED, QueueView
 from rgt_tui.domain.shared_account import shared_account_problem
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
@@ -40,7 +41,7 @@ from rgt_tui.services.queue.cells import (
     unsent_moved,
     unsent_text,
 )
-from rgt_tui.services.queue.check import display_path
+from rgt_tui.services.queue.check import display_path, missing_configs
 from rgt_tui.services.queue.epochs import epochs_warnings
 from rgt_tui.services.queue.launch_checks import unreadable_credentials
 from rgt_tui.services.queue.launch_preflight import (
@@ -342,6 +343,12 @@ async def plan_launch(
             f"{_span(skipped, 'comes', 'come')} before start index {start_index} and "
             f"{'is' if len(skipped) == 1 else 'are'} not done: not run by this launch"
         )
+    # A config the code tree does not hold (or sync does not send) fails its cell on the
+    # box, paid time spent: each cell still to run (not done; a retried one too) is checked.
+    due = [c.index for c in planned if c.status not in (DONE, *NOT_RUN)]
+    due = [i for i in due if i >= start_index or planned[i].status == RETRY]
+    absent = await asyncio.to_thread(missing_configs, fleet, host, [cells[i] for i in due])
+    problems += [str(p) for p in absent]
     again = [c.index for c in planned[start_index:] if c.status == DONE]
     if again:
         warnings.append(

@@ -1,0 +1,49 @@
+"""The launch plan refuses a cell whose config the host's `code` tree does not hold
+(ux-d #2, ux-f #8): that cell would fail on the box, paid time spent. Named by cell and
+file:line; only the cells the launch runs; nothing said for a host without `code`.
+Loopback boxes."""
+
+from __future__ import annotations
+
+from support.queues import SCRIPT_RUN
+
+from rgt_tui.services.queue.launch import plan_launch
+
+
+async def _plan(qf, name: str, start: int = 0):
+    transport = qf.transport(name)
+    try:
+        return await plan_launch(qf.fleet, qf.host(name), transport, start_index=start)
+    finally:
+        await transport.close()
+
+
+def _config_problems(plan) -> list[str]:
+    return [p for p in plan.problems if " would fail on " in p]
+
+
+async def test_a_config_missing_from_the_code_tree_refuses_the_plan(make_queue_fleet, tmp_path):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    proj = tmp_path / "proj"
+    (proj / "cells").mkdir(parents=True)
+    for stem in ("a", "b"):
+        (proj / "cells" / f"{stem}.sh").write_text("echo ok\n")
+    with qf.loopback.hosts_file.open("a") as f:  # the last [[hosts]] block: box2's
+        f.write(f'code = "{proj}"\n')
+    qf.write_queue("cells/a.sh t 1\ncells/gone.sh t 1\ncells/b.sh t 1\n", "box2")
+    qf.write_queue("cells/x.sh t 1\ncells/only_on_box.sh t 1\n", "box1")  # box1: no code
+
+    plan = await _plan(qf, "box2")
+    assert not plan.ok
+    where = f"{qf.queue_file('box2')}:2"
+    assert _config_problems(plan) == [
+        f"{where}: cells/gone.sh is not in {proj} (box2's code tree, which sync sends to "
+        "its workdir): cell gone would fail on box2 — fix the path on this line, or add "
+        "the file to the tree (then rgt-tui sync)"
+    ], plan.problems
+    assert plan.queue_append == ""  # refused: nothing would be sent
+
+    # From cell 2 on, the missing config is not one the launch runs.
+    assert _config_problems(await _plan(qf, "box2", start=2)) == []
+    # box1 has no code tree: its configs may live only on the box.
+    assert _config_problems(await _plan(qf, "box1")) == []
