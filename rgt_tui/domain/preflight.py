@@ -135,6 +135,8 @@ class BoxFacts:
     durable_real: str = ""
     durable_exists: bool = False
     durable_at: str = ""  # the durable dir, or its nearest existing parent
+    durable_blocked: str = ""  # a path on the way there that is there but no folder
+    durable_writable: bool = True  # this login may write durable_at (access test only)
     tmpdir: str = ""
     df_bytes: str = ""
     df_kib: str = ""
@@ -241,6 +243,8 @@ def parse_box_facts(text: str) -> BoxFacts:
         durable_real=clip(single.get("durable_real", "")),
         durable_exists=single.get("durable_exists") == "1",
         durable_at=clip(single.get("durable_at", "")),
+        durable_blocked=clip(single.get("durable_blocked", "")),
+        durable_writable=single.get("durable_writable") != "0",
         tmpdir=clip(single.get("tmpdir", "")),
         df_bytes=first("dfb"),
         df_kib=first("dfk"),

@@ -15,7 +15,7 @@ from rgt_tui.domain.config import PREFLIGHT_CHECKS, HostConfig
 from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, torch_index, version, vs
 from rgt_tui.domain.preflight import BoxFacts, Check, CheckContext, clip
 from rgt_tui.domain.preflight_arch import check_arch
-from rgt_tui.domain.preflight_storage import OVERLAY_FS, check_storage
+from rgt_tui.domain.preflight_storage import OVERLAY_FS, PSEUDO_FS, check_storage
 from rgt_tui.domain.units import fmt_bytes, fmt_count
 
 GIB = 1 << 30
@@ -313,6 +313,14 @@ def disk_budget(facts: BoxFacts, ctx: CheckContext) -> tuple[int, str]:
 def check_disk(facts: BoxFacts, ctx: CheckContext) -> Check:
     """Free bytes and inodes where the durable dir is, against the whole queue's
     checkpoint budget (``disk_budget``, U6)."""
+    if facts.fstype in PSEUDO_FS:  # df says 0 free there; "free space on /proc" is no fix
+        return Check(
+            "disk",
+            False,
+            f"not checked: {facts.durable_at or ctx.durable_dir} is on {facts.fstype}, a "
+            "pseudo file system with no disk to measure (see durable)",
+            "fix durable_dir first (see durable)",
+        )
     row, scale = df_row(facts.df_bytes), 1
     if row is None:
         row, scale = df_row(facts.df_kib), 1024
@@ -353,14 +361,59 @@ def check_disk(facts: BoxFacts, ctx: CheckContext) -> Check:
     return Check("disk", True, detail)
 
 
+def durable_unusable(facts: BoxFacts, ctx: CheckContext, where: str) -> Check | None:
+    """The durable dir can hold nothing whatever the profile: on a pseudo file system,
+    under something that is not a folder, or not writable by this login (ux-d #7)."""
+    p = ctx.profile
+    disk = (
+        f"a path under {' or '.join(p.durable_under)}"
+        if p.durable_under
+        else "a folder on the box's disk"
+    )
+    fix = f"set durable_dir for {ctx.host} to {disk} that this login can write"
+    real = facts.durable_real or ctx.durable_dir
+    if facts.fstype in PSEUDO_FS:
+        return Check(
+            "durable",
+            False,
+            f"{where} is on {facts.fstype}, a kernel pseudo file system, not storage: no "
+            "checkpoint can be kept there",
+            fix,
+        )
+    if facts.durable_blocked:
+        return Check(
+            "durable",
+            False,
+            f"{real} can never be created: {facts.durable_blocked} is there and is not a folder",
+            f"{fix}, or move {facts.durable_blocked} aside on the box",
+        )
+    if not facts.durable_writable:
+        what = (
+            "is not writable by this login"
+            if facts.durable_exists
+            else f"does not exist, and this login cannot create it in {facts.durable_at or '?'}"
+        )
+        return Check(
+            "durable",
+            False,
+            f"{where} {what} (a read-only mount, or another user's folder): checkpoints "
+            "written there fail",
+            f"{fix}, or make it writable on the box (chown / chmod)",
+        )
+    return None
+
+
 def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
-    """The durable dir (its real path, links resolved on the box) is on a mount that
-    survives the profile's teardown verb (principle 4)."""
+    """The durable dir (its real path, links resolved on the box) can be written and is
+    on a mount that survives the profile's teardown verb (principle 4)."""
     p = ctx.profile
     real = facts.durable_real or ctx.durable_dir
     mount = df_row(facts.df_bytes) or df_row(facts.df_kib)
     on = f"mount {clip(mount[5], 120) if mount else '?'}, {facts.fstype or '?'}"
     where = f"{real} ({on})"
+    unusable = durable_unusable(facts, ctx, where)
+    if unusable is not None:
+        return unusable
     if ctx.outlives:  # a scheduler's job, not a box: nothing is torn down
         survives = f"results must outlive {ctx.outlives}; kept by {p.title}: {p.stop_survives}"
     else:

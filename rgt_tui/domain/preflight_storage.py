@@ -26,6 +26,15 @@ NETWORK_FS = frozenset(
 )  # fmt: skip
 OVERLAY_FS = frozenset({"overlay", "overlayfs", "aufs"})
 MEMORY_FS = frozenset({"tmpfs", "ramfs"})
+# The kernel's views (/proc, /sys, /dev, cgroups, …): file systems with no storage
+# behind them, where a checkpoint can never be written (a durable dir there fails).
+PSEUDO_FS = frozenset(
+    {
+        "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
+        "securityfs", "pstore", "bpf", "configfs", "fusectl", "mqueue", "hugetlbfs",
+        "binfmt_misc", "efivarfs", "autofs", "nsfs", "rpc_pipefs", "selinuxfs",
+    }
+)  # fmt: skip
 LABELS = {"data": "data_dir", "workdir": "workdir", "durable": "durable_dir"}
 
 

@@ -102,9 +102,18 @@ fi
 real=$(realpath -m -- "$durable" 2>/dev/null || readlink -m -- "$durable" 2>/dev/null || printf '%s' "$durable")
 emit durable_real "$real"
 [ -d "$real" ] && emit durable_exists 1 || emit durable_exists 0
-at=$real
-while [ ! -d "$at" ] && [ "$at" != / ] && [ -n "$at" ]; do at=$(dirname -- "$at"); done
+at=$real blocked=""
+while [ ! -d "$at" ] && [ "$at" != / ] && [ -n "$at" ]; do
+    # Something that is there but no folder (a regular file) stands in the way: the
+    # durable dir can never be created under it.
+    [ -e "$at" ] || [ -L "$at" ] && blocked=$at
+    at=$(dirname -- "$at")
+done
 emit durable_at "$at"
+emit durable_blocked "$blocked"
+# Whether this login may write the durable dir (or create it in its nearest folder): the
+# access test only (a read-only mount or another user's folder says no); nothing is written.
+[ -w "$at" ] && [ -x "$at" ] && emit durable_writable 1 || emit durable_writable 0
 emit tmpdir "${TMPDIR:-}"
 df -PB1 -- "$at" 2>&1 | tail -n 1 | head -c 4096 | lines dfb
 df -Pk -- "$at" 2>&1 | tail -n 1 | head -c 4096 | lines dfk

@@ -6,14 +6,18 @@ process on the GPU, a disk budget that cannot fit, a RunPod durable dir off the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import signal
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from support.code_trees import add_code, git_tree
+from support.machine import tmpfs
 from support.preflight_box import (
     busy_apps,
     failed_driver_smi,
@@ -54,6 +58,15 @@ def configured(qf, *, run: str, profile: str = "generic-ssh", **ready) -> HostCo
 def fake_torch_run(tmp: Path, *, cuda: str, devices: int = 1) -> str:
     path = stand_in_torch(tmp / "site", cuda=cuda, devices=devices)
     return f"cd . && PYTHONPATH={path} {sys.executable} train.py {{cfg}}"
+
+
+@contextlib.contextmanager
+def read_only_tmpfs(path: Path) -> Iterator[Path]:
+    """A tmpfs mounted read-only at ``path`` (its real path): no login can write there,
+    root's included (these tests run as root, where a chmod stops no one)."""
+    with tmpfs(path) as mounted:
+        subprocess.run(["mount", "-o", "remount,ro", str(mounted)], check=True)
+        yield mounted.resolve()
 
 
 def by_name(report: PreflightReport) -> dict:
@@ -238,6 +251,52 @@ async def test_runpod_durable_dir_off_the_volume_fails_durable(make_queue_fleet,
     assert durable.fix == "set durable_dir for box1 to a path under /workspace"
     generic = by_name(await run_preflight(qf, configured(qf, run=run)))["durable"]
     assert generic.ok and "(no path rule)" in generic.detail
+
+
+async def test_a_durable_dir_that_can_hold_nothing_fails_durable_with_the_reason(
+    make_queue_fleet, tmp_path
+):
+    """ux-d #7: a durable_dir under a regular file can never be created, one on /proc is
+    the kernel's view, one on a read-only mount cannot be written: each fails, naming the
+    path and why, and disk does not tell the user to free space on /proc."""
+    qf = await make_queue_fleet(1)
+    run = f"{sys.executable} train.py {{cfg}}"
+    afile = tmp_path.resolve() / "afile"
+    afile.write_text("a file, not a folder\n")
+    host = dataclasses.replace(configured(qf, run=run), durable_dir=str(afile / "ckpts"))
+    checks = by_name(await run_preflight(qf, host))
+    durable = checks["durable"]
+    assert not durable.ok
+    assert durable.detail == (
+        f"{afile}/ckpts can never be created: {afile} is there and is not a folder"
+    )
+    assert durable.fix == (
+        "set durable_dir for box1 to a folder on the box's disk that this login can write, "
+        f"or move {afile} aside on the box"
+    )
+
+    host = dataclasses.replace(host, durable_dir="/proc/rgt-no-such/ckpts")
+    checks = by_name(await run_preflight(qf, host))
+    durable, disk = checks["durable"], checks["disk"]
+    assert not durable.ok
+    assert durable.detail.startswith("/proc/rgt-no-such/ckpts (mount /proc, proc) is on proc, ")
+    assert "a kernel pseudo file system, not storage" in durable.detail
+    assert not disk.ok and "free space" not in disk.fix, disk
+    assert disk.detail == (
+        "not checked: /proc is on proc, a pseudo file system with no disk to measure (see durable)"
+    )
+    assert disk.fix == "fix durable_dir first (see durable)"
+
+    with read_only_tmpfs(tmp_path / "ro") as ro:
+        host = dataclasses.replace(host, durable_dir=str(ro / "ckpts"))
+        durable = by_name(await run_preflight(qf, host))["durable"]
+        assert not durable.ok
+        assert durable.detail.startswith(f"{ro}/ckpts (mount {ro}, tmpfs) does not exist, ")
+        assert f"and this login cannot create it in {ro} (a read-only mount" in durable.detail
+        host = dataclasses.replace(host, durable_dir=str(ro))
+        durable = by_name(await run_preflight(qf, host))["durable"]
+        assert not durable.ok and "is not writable by this login" in durable.detail
+        assert durable.fix.endswith("or make it writable on the box (chown / chmod)")
 
 
 async def test_code_check_passes_in_sync_and_fails_on_a_file_changed_on_the_box(
