@@ -72,3 +72,33 @@ def test_queue_check_names_each_config_the_code_tree_does_not_send(tmp_path: Pat
     (queues / "box1.txt").write_text("configs/kept.yaml t 2\n")
     clean = rgt("queue", "check", "--hosts", hosts, cwd=tmp_path)
     assert clean.returncode == 0, clean.stderr
+
+
+def test_a_run_template_that_cds_reads_the_config_from_where_it_goes(tmp_path: Path) -> None:
+    # `cd` into the workdir (README's template) or a folder under it: the config is read
+    # from that folder of the tree; a `cd` out of the workdir: not the tree's to say.
+    proj = tmp_path / "proj"
+    (proj / "src" / "configs").mkdir(parents=True)
+    (proj / "src" / "configs" / "a.yaml").write_text("lr: 1\n")
+    queues = tmp_path / "queues"
+    queues.mkdir()
+    (queues / "q.txt").write_text("configs/a.yaml t 2\nconfigs/gone.yaml t 2\n")
+    runs = {
+        "in_sub": "cd ~/proj/src && python train.py --config {cfg}",
+        "relative": "cd src; python train.py --config {cfg}",
+        "elsewhere": "cd /opt/other && python train.py --config {cfg}",
+    }
+    for name, run in runs.items():
+        hosts = tmp_path / f"{name}.toml"
+        hosts.write_text(
+            f'[[hosts]]\nname = "box1"\nssh = "u@a.example"\nqueue = "queues/q.txt"\n'
+            f'workdir = "~/proj"\nrun = "{run}"\ncode = "{proj}"\n'
+        )
+        checked = rgt("queue", "check", "--hosts", hosts, cwd=tmp_path)
+        if name == "elsewhere":
+            assert checked.returncode == 0, (name, checked.stdout, checked.stderr)
+            continue
+        assert checked.returncode == 1, (name, checked.stdout, checked.stderr)
+        said = checked.stderr.splitlines()
+        assert len([s for s in said if " is not in " in s]) == 1, (name, said)
+        assert said[0].startswith(f"queues/q.txt:2: configs/gone.yaml is not in {proj / 'src'}")

@@ -10,6 +10,7 @@ has a ``code`` tree, each cell's relative config must be a file of it that sync 
 from __future__ import annotations
 
 import posixpath
+import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -177,15 +178,19 @@ def missing_configs(
     code = host.ready.code
     if code is None or host.run is None or "{cfg}" not in host.run:
         return []
+    sub = _cfg_base(host.run, host.workdir)
+    if sub is None:
+        return []  # {cfg} is read from a folder the tree does not stand for: not ours to say
     root = code.expanduser()
     if not root.is_dir():
         return []  # sync and preflight's code check say that
     listings = {} if listings is None else listings
     fails = f"would fail on {host.name}"
+    where = root / sub if sub else root  # where the run template reads {cfg} from
     problems: list[tuple[int, QueueProblem]] = []
     absent: dict[str, list[QueueCell]] = {}
     for cell in cells:
-        rel = posixpath.normpath(cell.cfg)
+        rel = posixpath.normpath(posixpath.join(sub, cell.cfg))  # from the tree's top
         if cell.moved_to or cell.cfg.startswith(("/", "~", "$")) or rel.split("/")[0] == "..":
             continue
         try:
@@ -202,7 +207,7 @@ def missing_configs(
         )
         problems.append((cell.line, QueueProblem(
             cell.file, cell.line,
-            f"{cell.cfg} is in {root} but sync does not send it ({why}): cell {cell.name} "
+            f"{cell.cfg} is in {where} but sync does not send it ({why}): cell {cell.name} "
             f"{fails} — make it a file sync sends (track it; take it out of .gitignore or "
             "code_exclude), or fix the path on this line",
         )))  # fmt: skip
@@ -215,11 +220,35 @@ def missing_configs(
         for rel in sent:
             problems += [(cell.line, QueueProblem(
                 cell.file, cell.line,
-                f"{cell.cfg} is not in {root} ({host.name}'s code tree, which sync sends to "
+                f"{cell.cfg} is not in {where} ({host.name}'s code tree, which sync sends to "
                 f"its workdir): cell {cell.name} {fails} — fix the path on this line, or add "
                 "the file to the tree (then rgt-tui sync)",
             )) for cell in absent[rel]]  # fmt: skip
     return [p for _, p in sorted(problems, key=lambda lp: lp[0])]
+
+
+# The last ``cd DIR &&`` (or ``;``) before ``{cfg}`` in a run template.
+_CD = re.compile(r"(?:^|[;&|]\s*)cd\s+(\S+)\s*(?:&&|;)")
+
+
+def _cfg_base(run: str, workdir: str) -> str | None:
+    """Where a relative ``{cfg}`` is read from, as a folder of the code tree ("" its top:
+    a cell runs in the workdir, which holds the tree): the workdir itself, or the folder
+    under it that the template's last ``cd`` before ``{cfg}`` goes to. None when that
+    ``cd`` leaves the workdir (or cannot be read): the config is not the tree's then."""
+    moves = _CD.findall(run[: run.index("{cfg}")])
+    if not moves:
+        return ""
+    target = moves[-1].strip("'\"").rstrip("/")
+    home = workdir.rstrip("/")
+    if target in (home, "."):
+        return ""
+    if target.startswith(home + "/"):
+        target = target[len(home) + 1 :]
+    elif target.startswith(("/", "~", "$", "-")):
+        return None
+    rel = posixpath.normpath(target)
+    return None if rel.split("/")[0] == ".." else ("" if rel == "." else rel)
 
 
 def _listed(fleet: Fleet, host: HostConfig, root: Path, listings: _Listings) -> LocalTree | None:
