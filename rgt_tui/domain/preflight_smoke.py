@@ -150,5 +150,5 @@ def check_smoke(facts: SmokeFacts, what: str, host: str) -> Check:
         False,
         f"{what} exited {facts.rc} after {ran}; last lines: {last}; {measured}",
         "run it by hand in the workdir on the box and fix it (its log: "
-        "~/.rgt/smoke/cells/smoke.log); or launch anyway with --ack smoke",
+        "~/.rgt/smoke/cells/smoke.log); or launch anyway: acknowledge the smoke check",
     )

@@ -4,7 +4,7 @@ the checkpoint path, and whether staging the data to local NVMe would pay.
 A network file system (nfs, cifs, lustre, …), a fuse mount (s3fs, gcsfuse, juicefs, …) or
 a spinning disk reads far slower than instance-local NVMe (HDD against NVMe: ~35×), and
 the GPU starves between batches (U24). The data path — ``data_dir`` when set, else the
-workdir — on one of those fails, acknowledgeable (``--ack storage``: a dataset that fits
+workdir — on one of those fails, acknowledgeable (a dataset that fits
 in the page cache does not care); the checkpoint path is named, never failed (durable
 storage is often a network volume on purpose, principle 4). Pure.
 
@@ -114,6 +114,6 @@ def check_storage(facts: BoxFacts, ctx: CheckContext) -> Check:
             "stage the data to the box's local NVMe before training (copy it once, e.g. "
             f"rsync -a DATA /local/nvme/data, and set data_dir for {ctx.host} there), "
             "write checkpoints back to durable_dir; a dataset that fits in RAM may not "
-            "need it: acknowledge with --ack storage",
+            "need it: acknowledge the storage check",
         )
     return Check("storage", True, detail)

@@ -70,6 +70,24 @@ async def test_a_cuda_oom_in_the_smoke_refuses_the_launch_until_acknowledged(mak
         await transport.close()
 
 
+async def test_a_failed_smoke_says_how_to_go_ahead_in_words_the_tui_and_cli_share(
+    make_queue_fleet,
+):
+    """ux-d #15: the check's fix is shown in the TUI too, where there is no --ack flag:
+    it says to acknowledge the smoke check (the launch's refusal adds how, per side)."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    host = with_ready(qf.host(), smoke="echo the step broke; exit 3")
+    transport = qf.transport()
+    try:
+        report = await preflight(qf.fleet, host, transport)
+    finally:
+        await transport.close()
+    smoke = by_name(report)["smoke"]
+    assert not smoke.ok and "exited 3 after" in smoke.detail, smoke
+    assert smoke.fix.endswith("or launch anyway: acknowledge the smoke check"), smoke.fix
+    assert "--ack" not in smoke.fix
+
+
 # Holds ~60 MB resident until the smoke's sampler has looked at it twice since (its
 # ~/.rgt/smoke/samples count), so the measurement never depends on timing; then prints
 # the environment it ran in.
