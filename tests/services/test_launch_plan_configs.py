@@ -47,3 +47,31 @@ async def test_a_config_missing_from_the_code_tree_refuses_the_plan(make_queue_f
     assert _config_problems(await _plan(qf, "box2", start=2)) == []
     # box1 has no code tree: its configs may live only on the box.
     assert _config_problems(await _plan(qf, "box1")) == []
+
+
+async def test_an_appended_cell_whose_config_is_missing_is_refused(make_queue_fleet, tmp_path):
+    import pytest
+
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.append import append_cells
+    from rgt_tui.services.queue.launch import launch
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    proj = tmp_path / "proj"
+    (proj / "cells").mkdir(parents=True)
+    (proj / "cells" / "a.sh").write_text("echo ok\n")
+    with qf.loopback.hosts_file.open("a") as f:
+        f.write(f'code = "{proj}"\n')
+    qf.write_queue("cells/a.sh t 1\n")
+    transport = qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport, preflight=False)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+        qf.append_queue("cells/gone.sh t 1\n")
+        with pytest.raises(QueueError) as refused:
+            await append_cells(qf.fleet, qf.host(), transport)
+    finally:
+        await transport.close()
+    assert "cells/gone.sh is not in" in str(refused.value)
+    assert "cell gone would fail on box1" in str(refused.value)

@@ -9,6 +9,7 @@ lines shown; to drop a cell, let it run, or relaunch with ``--fresh``.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -23,7 +24,7 @@ from rgt_tui.services.queue.cells import (
     unsent_moved,
     unsent_text,
 )
-from rgt_tui.services.queue.check import display_path
+from rgt_tui.services.queue.check import display_path, missing_configs
 from rgt_tui.services.queue.moved_skips import record_moved_skips, unskipped_moved
 from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
@@ -89,6 +90,11 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     if not new_text:
         alive = view.runner_alive
         return AppendResult(host.name, (), alive, "nothing new in the queue file")
+    # A new cell whose config the code tree does not hold (or sync does not send) would
+    # fail on the box, as the launch plan refuses it (check.missing_configs).
+    absent = await asyncio.to_thread(missing_configs, fleet, host, cells[deployed:])
+    if absent:
+        raise QueueError(host.name, "refused:\n" + "\n".join(str(p) for p in absent))
     result = await run_ctl(
         transport, "append", session, facts.qbytes, facts.clines,
         len(new_text.encode("utf-8")), len(new_lines.encode("utf-8")),
