@@ -333,3 +333,27 @@ async def test_a_stopped_queue_names_its_held_tasks_and_reads_running_once_relea
     assert not view.stop_requested and "stop requested" not in view.summary()
     done = await wait_view(qf, lambda v: v.state == FINISHED, what="every cell to end")
     assert [c.status for c in done.cells] == [DONE, DONE, DONE] and done.stop_text() == ""
+
+
+async def test_a_slurm_plan_names_every_credential_that_cannot_be_read(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet, tmp_path: Path, monkeypatch
+):
+    # As a box's plan: read before anything is submitted, all named at once.
+    monkeypatch.delenv("RGT_TEST_NEVER_SET", raising=False)
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = qf.loopback.hosts_file
+    hosts.write_text(
+        hosts.read_text() + "\n[hosts.credentials]\n"
+        f'MY_SECRET = {{ env = "RGT_TEST_NEVER_SET" }}\n'
+        f'TOKEN = {{ file = "{tmp_path / "no-such-token"}" }}\n'
+    )
+    qf._fleet = None
+    qf.write_queue(f"{qf.cell_script('c0', 'echo must not run')} t 1\n")
+    host, transport = qf.host(), qf.transport()
+    try:
+        plan = await backend_for(host).plan_launch(qf.fleet, transport)
+    finally:
+        await transport.close()
+    said = [p for p in plan.problems if p.startswith("cannot read credential")]
+    assert len(said) == 2 and not plan.ok, plan.problems
+    assert any("MY_SECRET" in p for p in said) and any("TOKEN" in p for p in said)

@@ -33,6 +33,7 @@ from rgt_tui.services.box_script import script_text
 from rgt_tui.services.ckpt_record import observed_write
 from rgt_tui.services.code_sync import SyncError, code_status, fleet_files
 from rgt_tui.services.queue.box import probe
+from rgt_tui.services.queue.launch_checks import unreadable_credentials
 from rgt_tui.services.queue.launch_preflight import (
     preflight_problems,
     preflight_warnings,
@@ -187,6 +188,8 @@ async def plan_slurm_launch(
         acked = base.acks
         problems += preflight_problems(report, acked, host.ready.preflight_ack)
         warnings += preflight_warnings(report, acked, host.ready.preflight_ack)
+        # Every credential the launch sends, read now (as a box's plan does): all named.
+        problems += await unreadable_credentials(host)
     local = node_local_problem(
         host.name, durable, facts.durable_real, facts.tmpdir, _profile_not_under(host), home
     )
