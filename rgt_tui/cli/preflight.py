@@ -47,14 +47,17 @@ async def run_preflight(call: Call, transport: Transport) -> int:
 
 
 def format_report(report: PreflightReport, acks: tuple[str, ...]) -> str:
-    """One line per check (``ok`` / ``FAILED``, its name, what was seen), the fix under
-    each failed one, and a last line saying whether a launch may go ahead."""
+    """One line per check (``ok`` / ``acked`` / ``FAILED``, its name, what was seen), the
+    fix under each failed one not acknowledged, and a last line saying whether a launch
+    may go ahead."""
     width = max((len(c.name) for c in report.checks), default=0)
     lines = [f"{report.host}: preflight" + (f" — {report.note}" if report.note else "")]
     for c in report.checks:
         mark = "ok" if c.ok else ("acked" if c.name in acks else "FAILED")
         lines.append(f"  {mark:<6}  {c.name:<{width}}  {c.detail}")
-        if not c.ok and c.fix:
+        # An acknowledged check's fix is moot (the gpu one says to set the very
+        # preflight_ack that acknowledged it): the TUI shows none either.
+        if mark == "FAILED" and c.fix:
             lines.append(f"  {'':<6}  {'':<{width}}  fix: {c.fix}")
     failed = [c.name for c in report.failed]
     acked = [n for n in failed if n in acks]

@@ -445,10 +445,8 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
             f"{where} is on the pod's own filesystem, lost with the pod: {survives}",
             f"mount a PersistentVolumeClaim and set durable_dir for {ctx.host} on it",
         )
-    rule = (
-        "" if p.durable_under or p.durable_not_under or p.durable_own_mount else " (no path rule)"
-    )
-    exists = "" if facts.durable_exists else " (not created yet)"
+    ruled = p.durable_under or p.durable_not_under or p.durable_own_mount
+    exists = "" if facts.durable_exists else " (not created yet; it can be)"
     if ctx.outlives:
         rules = [
             f"{r} ({facts.tmpdir})" if r == "$TMPDIR" and facts.tmpdir else r
@@ -461,7 +459,18 @@ def check_durable(facts: BoxFacts, ctx: CheckContext) -> Check:
             f"results under {real} outlive {ctx.outlives}{exists} ({on}); kept by "
             f"{p.title}: {p.stop_survives}{avoid}",
         )
-    return Check("durable", True, f"{where}{exists}, {p.name}{rule}: {survives}")
+    if not ruled:
+        # No rule says which mount outlives this provider's teardown: the folder is
+        # usable, and what keeps its results is a pull (said so, not read as a pass for
+        # "nothing on the box" surviving: ux-d #17).
+        return Check(
+            "durable",
+            True,
+            f"{where}{exists}; {p.title} ({p.name}) has no path rule to check: its teardown "
+            f"({p.teardown_verb}) keeps {p.meter_stop_survives}, so results are safe once "
+            "pulled (the teardown gate waits for that)",
+        )
+    return Check("durable", True, f"{where}{exists}, {p.name}: {survives}")
 
 
 def check_tmux(facts: BoxFacts, ctx: CheckContext) -> Check:

@@ -46,6 +46,9 @@ def test_tmux_missing_fails_and_preflight_ack_lets_it_pass(bare_box):
     assert "tmux session" not in out
     assert "fix: install tmux on the box: apt-get install -y tmux" in out
     assert "acked   gpu" in out and "no GPU: nvidia-smi is not on the box's PATH" in out
+    # ux-d #17: an acknowledged check shows no fix (the gpu one names the very
+    # preflight_ack key that acknowledged it).
+    assert 'preflight_ack = ["gpu"]' not in out, out
     assert "acknowledged by preflight_ack in the fleet file: gpu" in out
     assert "1 check(s) failed: tmux" in out
 

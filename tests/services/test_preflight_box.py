@@ -250,7 +250,16 @@ async def test_runpod_durable_dir_off_the_volume_fails_durable(make_queue_fleet,
     assert "only a Network Volume" in durable.detail
     assert durable.fix == "set durable_dir for box1 to a path under /workspace"
     generic = by_name(await run_preflight(qf, configured(qf, run=run)))["durable"]
-    assert generic.ok and "(no path rule)" in generic.detail
+    # ux-d #17: a pass with no mount to prefer says that only a pull keeps the results,
+    # not as if "nothing on the box" surviving were the pass.
+    assert generic.ok, generic
+    assert "Bare SSH box (generic-ssh) has no path rule to check: its teardown (manual" in (
+        generic.detail
+    )
+    assert generic.detail.endswith(
+        "keeps nothing on the box, so results are safe once pulled (the teardown gate "
+        "waits for that)"
+    )
 
 
 async def test_a_durable_dir_that_can_hold_nothing_fails_durable_with_the_reason(
