@@ -265,18 +265,26 @@ def started_label(host: HostConfig) -> str:
 
 
 def at_risk_lines(
-    host: HostConfig, snap: HostSnapshot | None, verified: Checkpoint | None
+    host: HostConfig,
+    snap: HostSnapshot | None,
+    verified: Checkpoint | None,
+    *,
+    answering: bool = True,
 ) -> list[Content]:
     """What a preemption would cost the running cell now (issue 40): ``ckpt 3m ago on box
     · 41m ago verified here``, and for an interruptible host the Young/Daly line
     (``checkpoints every 41 min; for this box W ≈ 13 min (write 30 s, MTBF 3 h)``).
-    ``verified``: the cell's newest pulled-and-verified checkpoint. Box clock throughout."""
+    ``verified``: the cell's newest pulled-and-verified checkpoint. Box clock throughout.
+    ``answering`` False: the box is silent and ``snap`` its last sample, so the ages are
+    as of then, and say so (ux-e #4: "4s ago" three minutes later read as live)."""
     if snap is None or snap.cell is None:
         return []
     seen = snap.checkpoints
     box = seen.mtime if seen is not None else None
     ages = ages_line(box, verified.mtime if verified is not None else None, snap.t)
-    lines = [Content.styled(ages, "$foreground-muted")]
+    if not answering:
+        ages += f" (as of {clock_hhmm(snap.t)}: the box does not answer)"
+    lines = [Content.styled(ages, "$foreground-muted" if answering else "$warning")]
     found = cadence_seen(seen, mtbf_s(host, load_profile(host.profile)))
     if found is not None:
         line = cadence_line(found, host.watch.pull_every_s)

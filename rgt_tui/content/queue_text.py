@@ -8,7 +8,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.content.host_text import at_risk_lines
+from rgt_tui.content.host_text import at_risk_lines, clock_hhmm
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import (
@@ -132,8 +132,10 @@ def cell_line(cell: CellView, now: int) -> Content:
     return Content.assemble(*parts)
 
 
-def queue_lines(view: QueueView) -> list[Content]:
-    """The tab's body: summary, resume hint, one line per cell."""
+def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
+    """The tab's body: summary, resume hint, one line per cell. ``answering`` False: the
+    box is silent and ``view`` its last read, said with when (ux-e #4: "running" on a box
+    lost minutes ago read as live)."""
     muted = "$foreground-muted"
     lines = [
         Content.assemble(
@@ -143,6 +145,14 @@ def queue_lines(view: QueueView) -> list[Content]:
             shown(view.summary(with_state=False)),
         )
     ]
+    if not answering:
+        lines.append(
+            Content.styled(
+                f"as of {clock_hhmm(view.now)}: the box does not answer, so this is its last "
+                "read (a cell moved since reads moved once it answers)",
+                "bold $warning",
+            )
+        )
     if view.stop_text():  # queue stop (S) or kill --then stop: asked for, or done
         lines.append(Content.styled(shown(view.stop_text()), "bold $warning"))
     if view.resume_index is not None:
@@ -169,16 +179,21 @@ def queue_lines(view: QueueView) -> list[Content]:
 
 
 def running_risk_lines(
-    host: HostConfig, snap: HostSnapshot | None, verified: tuple[str, Checkpoint | None] | None
+    host: HostConfig,
+    snap: HostSnapshot | None,
+    verified: tuple[str, Checkpoint | None] | None,
+    *,
+    answering: bool = True,
 ) -> list[Content]:
     """The running cell's work at risk under its queue (issue 40), the pane's words with
     the cell named: ``eta_long: ckpt 3m ago on box · 41m ago verified here`` and, for an
     interruptible host, the Young/Daly line. ``verified``: (cell, its newest pulled and
-    verified checkpoint) as the spot controller last handed it; another cell's is none."""
+    verified checkpoint) as the spot controller last handed it; another cell's is none.
+    ``answering``: as ``at_risk_lines``."""
     if snap is None or snap.cell is None:
         return []
     mine = verified[1] if verified is not None and verified[0] == snap.cell else None
-    lines = at_risk_lines(host, snap, mine)
+    lines = at_risk_lines(host, snap, mine, answering=answering)
     if not lines:
         return []
     return [Content.assemble((f"{shown(snap.cell)}: ", "bold"), lines[0]), *lines[1:]]

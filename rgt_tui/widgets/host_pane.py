@@ -347,7 +347,9 @@ class HostPane(Widget, can_focus=True):
         snap = self.update.snapshot if self.update is not None else None
         cell = snap.cell if snap is not None else None
         mine = self.verified is not None and self.verified[0] == cell
-        return at_risk_lines(self.host, snap, self.verified[1] if mine and self.verified else None)
+        answering = self.update is None or self.update.connection.status == "connected"
+        verified = self.verified[1] if mine and self.verified else None
+        return at_risk_lines(self.host, snap, verified, answering=answering)
 
     def show_verified(self, cell: str, checkpoint: Checkpoint | None) -> None:
         """Take ``cell``'s newest pulled-and-verified checkpoint (issue 40)."""

@@ -79,9 +79,16 @@ class QueueTab(DetailTab):
 
     def _lines(self, queue: QueueView) -> list[Content]:
         """The queue's lines, then its running cell's work at risk (issue 40), as the pane."""
-        snap = self.shown.update.snapshot if self.shown and self.shown.update else None
-        risk = running_risk_lines(self.shown.host, snap, self.shown.verified) if self.shown else []
-        return [*queue_lines(queue), *risk]
+        update = self.shown.update if self.shown else None
+        snap = update.snapshot if update is not None else None
+        # A box not answering: its last read, said as such (ux-e #4).
+        answering = update is None or update.connection.status == "connected"
+        risk = (
+            running_risk_lines(self.shown.host, snap, self.shown.verified, answering=answering)
+            if self.shown
+            else []
+        )
+        return [*queue_lines(queue, answering=answering), *risk]
 
     def show(self, view: HostView) -> None:
         first = self.host is None
