@@ -333,6 +333,9 @@ class HostPane(Widget, can_focus=True):
         if self.queue_line is None:
             return []
         summary, *reasons = self.queue_line.split("\n")
+        status = self.update.connection.status if self.update is not None else "connected"
+        if status in ("reconnecting", "lost"):  # no new read comes: "running" is not live
+            summary = Content.assemble(("last read: ", "bold $warning"), summary)
         return [summary.truncate(width, ellipsis=True), *reasons]
 
     def _extra_rows(self, width: int) -> list[Content]:

@@ -69,3 +69,5 @@ async def test_a_lost_box_reads_as_of_its_last_answer(make_queue_fleet: Any, tmp
         await wait_for(lambda: app.screen.query(HostPane), pilot=pilot)
         await wait_for(lambda: SILENT in flat(app), pilot=pilot, what="the pane to say as of")
         assert "(as of " in flat(app) and SILENT in flat(app), flat(app)
+        # The pane's queue line says it is the last read, not a live "running".
+        assert "last read: queue " in flat(app), flat(app)
