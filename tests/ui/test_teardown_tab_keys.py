@@ -2,21 +2,32 @@
 
 - PageUp from the name box shows the checklist and it stays shown: a sample or a job
   state that changes nothing on the tab does not scroll it back (typing does);
+- Enter in the cell's box acknowledges the one kind the checklist asks of that cell, and
+  a name it does not ask for is said, not recorded; after an acknowledgement (Enter or a
+  button) the cursor is in the name box, so what is typed next lands there; the buttons
+  wear their focus in their text, and a line under them says what Enter does.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from support.pilot import screen_text, wait_for
+from support.pilot import screen_text, text_of, wait_for
 from support.samples import agent_sample, make_update
-from support.teardown_ui import checklist, pull_and_verify, teardown_app
-from textual.widgets import Input
+from support.teardown_ui import checklist, job_done, pull_and_verify, teardown_app
+from textual.widgets import Input, Static
 
+from rgt_tui.app import RgtApp
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.job_keys import JobsChanged
+from rgt_tui.services.fleet.file import load_fleet
 
 SMALL = (80, 24)
+
+
+def said(app: RgtApp, ident: str) -> str:
+    """What the tab's Static ``ident`` says, in view or not (80x24 shows a part)."""
+    return text_of(app.screen.query_one(f"#{ident}", Static))
 
 
 async def test_page_up_in_the_name_box_stays_where_the_user_scrolled(
@@ -48,3 +59,69 @@ async def test_page_up_in_the_name_box_stays_where_the_user_scrolled(
         await pilot.press("b")  # typing in the box brings it back into view
         await wait_for(lambda: tab.scroll_y > 0, pilot=pilot, what="the box back in view")
         assert box.value == "b"
+
+
+async def test_enter_in_the_cell_box_acknowledges_and_the_cursor_goes_back_to_the_name(
+    tmp_path: Path, state_dir: Path, make_queue_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    qf = await make_queue_fleet(1)
+    alpha, beta = qf.cell_script("alpha", "echo hi"), qf.cell_script("beta", "echo hi")
+    qf.write_queue(f"{alpha} t\n{beta} t\n")  # never launched: both cells missing
+    (qf.root() / "results" / "metrics.json").write_text('{"loss": 1.0}')
+    app = RgtApp(load_fleet(qf.loopback.hosts_file), start_monitors=False, config_dir=tmp_path)
+    journal = app.jobs.journal().path("box1")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.pause()
+        await pilot.press("p")
+        await job_done(app, pilot, "box1", "pull_result")
+        await pilot.press("v")
+        await job_done(app, pilot, "box1", "verify_report")
+        await checklist(app, pilot)
+        assert "unacknowledged: alpha, beta" in said(app, "teardown-checklist")
+        screen = app.screen
+        name, cell = screen.query_one("#confirm-name", Input), screen.query_one("#ack-cell", Input)
+        assert app.focused is name
+        await pilot.press("tab")  # from the name box up to the cell's box
+        assert app.focused is cell
+        before = journal.read_text()
+
+        await pilot.press(*"alhpa")  # a typo: Enter says so and records nothing
+        await wait_for(
+            lambda: "Enter: nothing — 'alhpa' is not a cell" in said(app, "ack-keys"), pilot=pilot
+        )
+        await pilot.press("enter")
+        await wait_for(
+            lambda: "it asks for: alpha (missing); beta (missing)" in said(app, "ack-note"),
+            pilot=pilot,
+        )
+        assert app.focused is cell and journal.read_text() == before
+        assert said(app, "ack-keys") == "Tab: the buttons"  # said once, in the note
+        assert not app.jobs.state("box1").running  # no acknowledgement was asked for
+
+        cell.value = ""
+        await pilot.press(*"alpha")
+        await wait_for(
+            lambda: "Enter: accept alpha as missing" in said(app, "ack-keys"), pilot=pilot
+        )
+        await pilot.press("enter")
+        await wait_for(lambda: "MissingCellAcknowledged" in journal.read_text(), 60, pilot=pilot)
+        await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
+        assert app.focused is name, app.focused  # back where the next step is typed
+        await wait_for(
+            lambda: "unacknowledged: beta" in said(app, "teardown-checklist"), pilot=pilot
+        )
+
+        # The report's way: Tab to the button (its focus shows in its text), Enter.
+        await pilot.press("tab", *"beta", "tab")
+        assert app.focused is screen.query_one("#ack-missing")
+        await wait_for(lambda: "▶ Missing: accept ◀" in screen_text(app), pilot=pilot)
+        assert "Enter: accept beta as missing" in said(app, "ack-keys")
+        await pilot.press("enter")
+        assert app.focused is name, app.focused
+        await pilot.press(*"box1")  # typed on at once: it lands in the name box
+        assert name.value == "box1" and cell.value == ""
+        await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
+        await wait_for(
+            lambda: "ready: type 'box1'" in said(app, "teardown-checklist"), 60, pilot=pilot
+        )
+        assert app.focused is name and name.value == "box1"

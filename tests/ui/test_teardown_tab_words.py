@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.pilot import screen_text, wait_for
+from support.pilot import screen_text, text_of, wait_for
 from support.teardown_ui import checklist, pull_and_verify, teardown_app
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from rgt_tui.domain.gate_fixes import FOUND
 
@@ -23,9 +23,11 @@ async def test_a_wrong_names_refusal_is_in_view(tmp_path: Path, loopback_fleet) 
     app = teardown_app(loopback_fleet, tmp_path, None)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        text = await checklist(app, pilot)
+        await checklist(app, pilot)
         # Each line: what it needs │ found: what was found (never "verify found no
-        # problem: no verification").
+        # problem: no verification"). Read from the checklist itself: at 120x40 t scrolls
+        # the tab down to the name box, and this line may be above the screen.
+        text = text_of(app.screen.query_one("#teardown-checklist", Static))
         assert f"✖ verified   verify finds no problem{FOUND}" in text, text
         box = app.screen.query_one("#confirm-name", Input)
         assert app.focused is box

@@ -11,6 +11,10 @@ command is configured, since the name is typed there a second time. Nothing else
 it (samples, job results, records another process wrote), so what the user types never
 reaches a single-key binding. In the box ``t`` is a letter; ``Ctrl+R`` (the detail
 screen's) or the Re-check button re-checks. Each locked line names the key that settles it.
+Enter in the cell's box records the one acknowledgement the checklist asks of that cell
+(or says why it records none); after an acknowledgement the cursor is back in the name
+box. The buttons wear their focus in their text, and a line under them says what Enter
+does there.
 Only an exact match starts the teardown job, which re-scans the box right then. Without
 a teardown command the tab shows what to destroy by hand and asks for the name a second
 time, once the box is destroyed; only that second name records the teardown.
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import time
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -31,12 +35,22 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.content.pull_view import join
 from rgt_tui.content.teardown_text import MUTED, checklist_lines, outcome_lines, profile_lines
 from rgt_tui.controllers.jobs import HostJobs
+from rgt_tui.screens.dialog import DialogButton, KeyHint
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.services.journal import BoxHistory
 
 CONFIRM_PLACEHOLDER = "type the host's name to tear it down"
 MANUAL_PLACEHOLDER = "type the host's name again once you destroyed the box"
+# The checklist line whose locked cells each kind of acknowledgement settles, and the
+# button that records it (``gate_fixes`` names the same buttons).
+ACK_KINDS = {"roster": "missing", "idle": "running", "unfinished": "unfinished"}
+ACK_BUTTONS = {
+    "missing": "Missing: accept",
+    "running": "Running: accept",
+    "unfinished": "Unfinished: accept",
+}
+ACK_IDS = tuple(f"ack-{kind}" for kind in ACK_BUTTONS)
 
 
 def _when(at: float) -> str:
@@ -90,35 +104,51 @@ class TeardownTab(DetailTab):
         # view. Samples and job news redraw the tab every second or so; a reveal on each
         # undid the user's PageUp within a second (ux-e #10).
         self._drawn: tuple[str, ...] = ()
+        # What the tab itself said about the last Enter in the cell's box ("" once the
+        # name changes or an acknowledgement is asked for); a refusal of the job's wins.
+        self._ack_said = ""
 
     def compose(self) -> ComposeResult:
         yield Static("Checklist", classes="section-title")
         yield Static(Content.styled("press t to check the gate", MUTED), id="teardown-checklist")
         # Under the checklist it re-checks, on a row of its own: seen at 80 columns.
-        yield Button(
-            "Re-check", id="recheck", variant="primary", tooltip="Re-scan the box (Ctrl+R)"
+        # Buttons that wear their focus in their text (▶ Re-check ◀), as a dialog's do:
+        # a user tabbing here reads which one Enter presses, in any theme and capture.
+        yield DialogButton(
+            "Re-check",
+            does="re-check the gate",
+            id="recheck",
+            variant="primary",
+            tooltip="Re-scan the box (Ctrl+R)",
         )
         yield Static("Platform", classes="section-title")
         yield Static(id="teardown-profile")
         yield Static("Acknowledge a cell by name", classes="section-title")
         with Horizontal(classes="teardown-row"):
             yield Input(placeholder="cell name", id="ack-cell")
-            yield Button(
-                "Missing: accept",
+        # A row of their own: with their focus marks they do not fit beside the name at 80
+        # columns.
+        with Horizontal(classes="teardown-row"):
+            yield DialogButton(
+                ACK_BUTTONS["missing"],
+                does="accept the cell as missing",
                 id="ack-missing",
                 tooltip="The typed cell is missing: accept that it left no results",
             )
-            yield Button(
-                "Running: accept",
+            yield DialogButton(
+                ACK_BUTTONS["running"],
+                does="accept the cell as running",
                 id="ack-running",
                 tooltip="The typed cell is still running: accept tearing it down running",
             )
-            yield Button(
-                "Unfinished: accept",
+            yield DialogButton(
+                ACK_BUTTONS["unfinished"],
+                does="accept the cell as unfinished",
                 id="ack-unfinished",
                 tooltip="The typed cell's work is unfinished (failed, killed, interrupted, "
                 "pending): accept tearing down without it",
             )
+        yield KeyHint(id="ack-keys")
         yield Static(id="ack-note")
         yield Static("Confirm", classes="section-title")
         yield Input(placeholder=CONFIRM_PLACEHOLDER, id="confirm-name")
@@ -199,8 +229,8 @@ class TeardownTab(DetailTab):
             self.query_one("#teardown-checklist", Static).update(
                 join(checklist) if checklist else Content.styled("press t to check the gate", MUTED)
             )
-        note = Content.styled(shown(jobs.ack_refusal), "bold $warning") if jobs.ack_refusal else ""
-        self.query_one("#ack-note", Static).update(note)
+        self._show_ack_note()
+        self._show_keys()
         outcome: list[Content] = []
         if jobs.refusal:
             outcome.append(Content.styled(shown(jobs.refusal, lines=True), "bold $warning"))
@@ -259,13 +289,106 @@ class TeardownTab(DetailTab):
     @on(Button.Pressed, "#ack-missing, #ack-running, #ack-unfinished")
     def _acknowledge(self, event: Button.Pressed) -> None:
         event.stop()
-        box = self.query_one("#ack-cell", Input)
-        cell = box.value.strip()
+        cell = self.query_one("#ack-cell", Input).value.strip()
         if not cell:
             self.notify("Type the cell's name first", severity="warning")
             return
-        self._request(f"acknowledge-{(event.button.id or '').removeprefix('ack-')}", cell)
-        box.value = ""
+        self._send_ack((event.button.id or "").removeprefix("ack-"), cell)
+
+    @on(Input.Submitted, "#ack-cell")
+    def _ack_entered(self, event: Input.Submitted) -> None:
+        """Enter in the cell's box: the one acknowledgement the checklist asks of that
+        cell; otherwise it says what to type or press, and records nothing."""
+        event.stop()
+        cell = event.value.strip()
+        kinds = self._asked().get(cell, [])
+        if len(kinds) == 1:
+            self._send_ack(kinds[0], cell)
+            return
+        self._ack_said = self._enter_does(cell) or ""
+        self._show_ack_note()
+        self._show_keys()
+
+    def _send_ack(self, kind: str, cell: str) -> None:
+        """Ask for ``kind``'s acknowledgement of ``cell``, then put the cursor in the name
+        box, where the checklist's next step ("ready: type …") is typed."""
+        self._ack_said = ""
+        self._request(f"acknowledge-{kind}", cell)
+        self.query_one("#ack-cell", Input).value = ""
+        self.take_focus()
+
+    def _asked(self) -> dict[str, list[str]]:
+        """Each cell the checklist asks to acknowledge, with the kinds that settle it."""
+        report = self.jobs.gate if self.jobs is not None else None
+        asked: dict[str, list[str]] = {}
+        for c in report.conditions if report is not None else ():
+            kind = ACK_KINDS.get(c.key)
+            if kind is not None and not c.ok:
+                for cell in c.settle:
+                    asked.setdefault(cell, []).append(kind)
+        return asked
+
+    def _enter_does(self, cell: str) -> str | None:
+        """What Enter in the cell's box does with ``cell`` typed, in words: the one
+        acknowledgement the checklist asks of it (None), or why it does nothing."""
+        asked = self._asked()
+        kinds = asked.get(cell, [])
+        if len(kinds) == 1:
+            return None
+        named = "; ".join(f"{c} ({', '.join(k)})" for c, k in asked.items())
+        wanted = f"it asks for: {named}" if named else "it asks for none"
+        if not cell:
+            return f"type a cell's name first ({wanted})"
+        if kinds:
+            buttons = " or ".join(ACK_BUTTONS[k] for k in kinds)
+            return f"'{cell}' is {' and '.join(kinds)}: press {buttons} below (Tab)"
+        return (
+            f"'{cell}' is not a cell the checklist asks to acknowledge ({wanted}); to accept "
+            "it anyway, Tab to Missing: accept or Running: accept"
+        )
+
+    def _show_ack_note(self) -> None:
+        """Under the buttons: the job's refusal of an acknowledgement, else what the last
+        Enter in the cell's box said."""
+        if not self.query("#ack-note"):
+            return
+        jobs = self.jobs
+        said = (jobs.ack_refusal if jobs is not None else None) or self._ack_said
+        note = Content.styled(shown(said), "bold $warning") if said else ""
+        self.query_one("#ack-note", Static).update(note)
+
+    def _show_keys(self) -> None:
+        """The line under the buttons: what Enter does where the cursor is, in the cell's
+        box or on one of its buttons (shown only there)."""
+        if not self.query("#ack-keys"):
+            return
+        hint = self.query_one("#ack-keys", KeyHint)
+        focused = self.screen.focused if self.is_attached else None
+        where = focused.id if focused is not None else None
+        cell = self.query_one("#ack-cell", Input).value.strip()
+        if where == "ack-cell":
+            kinds = self._asked().get(cell, [])
+            said = self._enter_does(cell)
+            enter = f"accept {cell} as {kinds[0]}" if said is None else f"nothing — {said}"
+            # Once Enter was pressed for nothing, the note under this line says why.
+            hint.show_keys(None if self._ack_said else enter, ("Tab", "the buttons"))
+        elif isinstance(focused, DialogButton) and where in ACK_IDS:
+            enter = focused.does.replace("the cell", cell) if cell else None
+            hint.show_keys(enter or "nothing — type the cell's name first", ("Shift+Tab", "back"))
+        hint.display = where == "ack-cell" or where in ACK_IDS
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._show_keys()
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self._show_keys()
+
+    @on(Input.Changed, "#ack-cell")
+    def _cell_typed(self, event: Input.Changed) -> None:
+        if self._ack_said:
+            self._ack_said = ""
+            self._show_ack_note()
+        self._show_keys()
 
     @on(Button.Pressed, "#recheck")
     def _recheck(self, event: Button.Pressed) -> None:
