@@ -57,8 +57,8 @@ def plan_notes(plan: LaunchPlan) -> Content:
         Content.assemble(
             ("detach ", muted),
             (plan.detach or "?", "bold"),
-            ("  session ", muted),
-            shown(plan.session),
+            # A nohup (or Slurm) queue has no tmux session to name: only tmux's does.
+            *((("  session ", muted), shown(plan.session)) if plan.detach == "tmux" else ()),
             ("  workdir ", muted),
             shown(plan.workdir or "?"),
         ),

@@ -58,7 +58,7 @@ async def test_a_git_tree_is_synced_without_its_ignored_folder_and_box_only_file
     assert status is not None and status.in_sync and status.box is not None
     assert status.box.tree == status.local.tree == result.identity.tree
     assert status.problem() == (
-        f"uncommitted changes in {code}: new.py (1 file) — commit them, or acknowledge"
+        f"uncommitted changes in {code}: new.py (1 file) — commit them, or acknowledge the code check"
     )
     assert (again.method, again.files_sent) == ("none", 0)
     assert not staging_left(root)

@@ -4,6 +4,7 @@ queue line, against real loopback boxes running the real demo workload."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from rgt_tui.domain.vanished import HANGUP, MANUAL_KILL, OOM, REBOOT
 from rgt_tui.screens.diagnosis import DiagnosisScreen
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
-from rgt_tui.screens.launch_confirm import LaunchConfirmScreen
+from rgt_tui.screens.launch_confirm import LaunchConfirmScreen, plan_notes
 from rgt_tui.screens.tabs.logs import LogsTab
 from rgt_tui.screens.tabs.queue import QueueTab
 from rgt_tui.services.queue.launch import launch, plan_launch
@@ -63,7 +64,12 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         assert rows[0][3] == "3 (the line)" and rows[2][3] == "5 (the line)"
         assert "(the host's default: the line gives none)" in rows[1][3]  # U32
         assert modal.query_one("#launch-start", Input).value == "0"
-        assert "detach tmux" in text_of(modal.query_one("#launch-notes", Static))
+        notes_text = text_of(modal.query_one("#launch-notes", Static))
+        assert "detach tmux" in notes_text and f"session {modal.plan.session}" in notes_text
+        # A queue under setsid nohup (no tmux on the box) has no session to name.
+        assert modal.plan is not None
+        nohup = plan_notes(dataclasses.replace(modal.plan, detach="nohup")).plain
+        assert "detach nohup" in nohup and "session" not in nohup
         go = modal.query_one("#launch-go", Button)
         assert go.display and not go.disabled
 

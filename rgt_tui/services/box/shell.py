@@ -55,7 +55,10 @@ class ShellCommand:
     def describe(self) -> str:
         """One line: where the shell goes."""
         where = "this machine" if self.cwd is not None else "ssh"
-        return f"{self.host}: a shell ({where}; a new window of tmux session {self.session} if it runs)"
+        return (
+            f"{self.host}: a shell ({where}; a new window of the queue's tmux session "
+            f"{self.session} when it runs in one)"
+        )
 
 
 def queue_window_script(session: str) -> str:

@@ -83,7 +83,7 @@ class CodeStatus:
         files = f": {named} ({count} file{'s' if count != 1 else ''})" if count else ""
         return (
             f"uncommitted changes in {self.code_dir or 'the local tree'}{files} — commit "
-            "them, or acknowledge"
+            "them, or acknowledge the code check"
         )
 
     def fix(self) -> str:
@@ -96,9 +96,7 @@ class CodeStatus:
                 f"remove {self.box_only[0]}{' and the others' if len(self.box_only) > 1 else ''} "
                 f"on {self.host} (or add it to code_exclude), then check again"
             )
-        return (
-            f"commit the changes in {self.code_dir or 'the code tree'}, or acknowledge: --ack code"
-        )
+        return f"commit the changes in {self.code_dir or 'the code tree'}, or acknowledge the code check"
 
     def _box_only_problem(self) -> str:
         count = max(self.box_only_count, len(self.box_only))
