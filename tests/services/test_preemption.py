@@ -28,6 +28,7 @@ from rgt_tui.domain.preemption import (
     RESTARTED,
     SUSPECTED,
     Checkpoint,
+    Preemption,
     hhmm,
     preemption_line,
 )
@@ -264,3 +265,21 @@ async def test_relaunch_restarts_the_queue_from_its_resume_index_once(tmp_path: 
     assert calls == [1]
     actions = [e.body for e in told_events if e.kind == "preempt_action"]
     assert actions == ["relaunched the queue on box1 from cell 1: cells 1.. run again"]
+
+
+async def test_a_cell_the_user_moved_already_is_not_moved_again(tmp_path: Path) -> None:
+    # The user moved the cell while the box was only "preempted?": once named, the
+    # preemption says it moved; on_preempt = "move" tries nothing (no "not moved" notice).
+    fleet, clock, mover = fleet_in(tmp_path), Clock(), Mover()
+    host = fleet.host("box1")
+    named = Preemption("box1", LOST, clock.t, "boot/1", "eta_long", checkpoint=CKPT,
+                       moved_to="box2")  # fmt: skip
+    told_events: list[WatchEvent] = []
+    driver = OnPreempt(
+        fleet, None, emit=told_events.append, clock=clock, mover=mover,  # type: ignore[arg-type]
+        queue_view=lambda h: None,
+    )  # fmt: skip
+    await driver.on_preempted(host, named)
+    assert mover.calls == []
+    assert [e.kind for e in told_events] == ["preempted"]
+    assert "it already moved to box2" in told_events[0].body

@@ -117,8 +117,8 @@ class OnPreempt:
     # -- move ----------------------------------------------------------------------------
 
     async def _move(self, host: HostConfig, p: Preemption) -> None:
-        if p.cell is None:
-            return
+        if p.cell is None or p.moved_to is not None:
+            return  # nothing ran, or the user moved it already: the preemption line says so
         view = self._queue_view(host.name)
         if view is not None and any(c.name == p.cell and c.status == DONE for c in view.cells):
             # Ended done just before the box went (the runtime keeps a cell that ended
