@@ -14,7 +14,7 @@ source on stdin). It prints one JSON object per line; its only consumer is
      "mode": 420}                       # with --list-first only, as the walk finds it
     {"type": "listed", "files": 12, "bytes": 4567}
     {"type": "file", "n": 0, "root": 0, "path": "a/b.pt", "size": 123, "mtime": 1.5e9,
-     "sha256": "...", "mode": 420}
+     "sha256": "...", "mode": 420}     # "growing": true when still being written (below)
     {"type": "tick"}                    # while it works, when nothing else was printed for TICK_S
     {"type": "done", "taken_at": ..., "finished_at": ..., "files": 12, "bytes": 4567}
 
@@ -47,6 +47,12 @@ Rules this file lives by:
   ``~/.rgt`` wherever a root holds it: ``secret_paths``) is skipped the same way.
 - Files are hashed in 1 MiB blocks, so a multi-gigabyte checkpoint needs no memory; files
   of 1 MiB and more by up to four threads at once, smaller ones in turn on the main thread.
+- A file is hashed up to the size it had when opened, never further. One that grew while
+  it was hashed (a log still being written) is listed at that size, with the hash of
+  those first bytes and ``"growing": true``: the pull copies exactly them and checks them
+  against that hash, and the next scan lists the rest. One that shrank, or changed without
+  growing, is hashed again once, then refused (``changed while being hashed``): its bytes
+  at no one size can be vouched for.
 """
 
 import argparse
@@ -108,26 +114,31 @@ def show(raw):
 
 
 def file_digest(path):
-    """SHA-256 hex of a file, read in blocks; also the fstat taken before and after."""
+    """SHA-256 hex of a file's first bytes, up to the size it had when opened (read in
+    blocks), with the fstat taken before and after and the bytes read: fewer than that
+    size when the file shrank meanwhile."""
     digest = hashlib.sha256()
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    read = 0
     try:
         before = os.fstat(fd)
+        limit = before.st_size
         # No bigger than the file: a new 1 MiB buffer is zeroed each time, which dominated
         # the time of thousands of small files.
-        buf = bytearray(min(BLOCK, before.st_size + 1))
+        buf = bytearray(min(BLOCK, limit + 1))
         view = memoryview(buf)
         with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
-            while True:
-                n = f.readinto(buf)
+            while read < limit:
+                n = f.readinto(view[: min(len(buf), limit - read)])
                 if not n:
                     break
                 tick()
                 digest.update(view[:n])
+                read += n
         after = os.fstat(fd)
     finally:
         os.close(fd)
-    return digest.hexdigest(), before, after
+    return digest.hexdigest(), before, after, read
 
 
 def components(path):
@@ -276,38 +287,47 @@ class Scanner:
         work = itertools.chain(
             (self.describe(item) for item in inline), (f.result() for f in as_completed(pooled))
         )
-        for n, rel, st, digest, problem in work:
+        for n, rel, st, size, digest, problem in work:
             if problem:
                 self.refuse(rel, problem)
                 continue
             self.files += 1
-            self.bytes += st.st_size
-            emit(
-                {
-                    "type": "file",
-                    "n": n,
-                    "root": self.index,
-                    "path": show(rel),
-                    "size": st.st_size,
-                    "mtime": st.st_mtime,
-                    "sha256": digest,
-                    "mode": stat.S_IMODE(st.st_mode),
-                }
-            )
+            self.bytes += size
+            line = {
+                "type": "file",
+                "n": n,
+                "root": self.index,
+                "path": show(rel),
+                "size": size,
+                "mtime": st.st_mtime,
+                "sha256": digest,
+                "mode": stat.S_IMODE(st.st_mode),
+            }
+            if digest is not None and size != st.st_size:
+                line["growing"] = True  # hashed up to ``size``; the file is longer now
+            emit(line)
 
     def describe(self, item):
-        """(n, rel, stat, sha256 or None, problem or None) for one regular file."""
+        """(n, rel, stat, size, sha256 or None, problem or None) for one regular file:
+        ``size`` is what the hash covers (see the module's doc: a growing file's first
+        bytes; ``stat`` is then the file's later, longer state)."""
         n, rel, full, st = item
         if not self.hash_files:
-            return n, rel, st, None, None
+            return n, rel, st, st.st_size, None, None
         for _attempt in range(2):
             try:
-                digest, before, after = file_digest(full)
+                digest, before, after, read = file_digest(full)
             except OSError as exc:
-                return n, rel, st, None, "cannot read: %s" % (exc.strerror or exc)
+                return n, rel, st, 0, None, "cannot read: %s" % (exc.strerror or exc)
+            if read != before.st_size:
+                continue  # it shrank while read: no one size of it was hashed
             if same_version(before, after):
-                return n, rel, after, digest, None
-        return n, rel, st, None, "changed while being hashed (still being written?)"
+                return n, rel, after, read, digest, None
+            if after.st_size > before.st_size:
+                # Still being written: the first ``read`` bytes as they were read. If they
+                # were rewritten rather than appended to, the copy's hash will say so.
+                return n, rel, after, read, digest, None
+        return n, rel, st, 0, None, "changed while being hashed (still being written?)"
 
 
 def kind_of(mode):

@@ -59,6 +59,9 @@ class ManifestEntry:
     mtime: float
     sha256: str | None  # None only in a --no-hash re-scan
     mode: int | None = None  # permission bits on the box (0o7777); None: not reported
+    # Still being written when hashed: ``size`` and ``sha256`` are of its first bytes, as
+    # they were read (the file was longer by then); the next scan lists the rest.
+    growing: bool = False
 
     @property
     def key(self) -> tuple[int, str]:
@@ -210,6 +213,7 @@ def manifest_to_json(m: Manifest) -> dict[str, Any]:
         "entries": [
             {"root": e.root, "path": e.path, "size": e.size, "mtime": e.mtime, "sha256": e.sha256}
             | ({} if e.mode is None else {"mode": e.mode})  # older records have none
+            | ({"growing": True} if e.growing else {})  # so a digest without one stays
             for e in m.entries
         ],
         "links": [{"root": ln.root, "path": ln.path, "target": ln.target} for ln in m.links],

@@ -249,7 +249,10 @@ def _entry(roots: Sequence[PullRoot], f: dict[str, Any]) -> tuple[ManifestEntry,
         return ManifestEntry(-1, "", 0, 0.0, None), reason
     mode = f.get("mode")  # a lie here can only narrow: the pull never widens (copy.local_mode)
     mode = mode if type(mode) is int and 0 <= mode <= 0o7777 else None
-    return ManifestEntry(root, path, size, float(mtime), sha, mode), None
+    # Only a hashed entry can be a growing file's first bytes; a lie here changes nothing
+    # the pull checks (the size and hash still decide), only how the summary words it.
+    growing = f.get("growing") is True and sha is not None
+    return ManifestEntry(root, path, size, float(mtime), sha, mode, growing), None
 
 
 def _link(roots: Sequence[PullRoot], ln: dict[str, Any]) -> tuple[ManifestLink, str | None]:

@@ -131,6 +131,30 @@ def test_a_no_hash_rescan_still_lists_files_without_a_hash():
     assert [e.sha256 for e in m.entries] == [None] and not m.hashed
 
 
+def test_a_growing_file_is_believed_only_as_a_hashed_entry_and_kept_in_the_record():
+    """``growing`` (the box still wrote it while hashing) changes only the summary's words:
+    a strict JSON true on a hashed line; the size and hash still decide what is pulled."""
+    from rgt_tui.domain.manifest import manifest_from_json, manifest_to_json
+
+    grow = json.loads(file("log"))
+    lines = [
+        json.dumps({**grow, "growing": True}),
+        json.dumps({**grow, "path": "b", "growing": 1}),
+        json.dumps({**grow, "path": "c", "growing": True, "sha256": None}),
+        file("d"),
+    ]
+    m = parse_manifest_lines("box", scan(*lines))
+    assert {e.path: e.growing for e in m.entries} == {
+        "log": True,
+        "b": False,
+        "c": False,
+        "d": False,
+    }
+    assert manifest_from_json(manifest_to_json(m)) == m
+    plain = parse_manifest_lines("box", scan(file("d")))
+    assert "growing" not in json.dumps(manifest_to_json(plain))  # older digests stay
+
+
 def test_times_of_the_whole_scan_must_be_finite():
     lines = scan(file("a"))
     lines[-1] = '{"type": "done", "taken_at": NaN, "finished_at": 2.0}'

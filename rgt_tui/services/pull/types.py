@@ -136,6 +136,16 @@ class PullResult:
         return tuple(out)
 
     @property
+    def growing(self) -> tuple[tuple[str, int], ...]:
+        """(local path, bytes here) of each file the box was still writing when it hashed
+        it: here up to that size, its hash matched; the next pull brings the rest."""
+        m = self.manifest
+        here = {f.path for f in self.pulled} | set(self.skipped)
+        return tuple(
+            (local, e.size) for local, e in m.by_local_path().items() if e.growing and local in here
+        )
+
+    @property
     def ok(self) -> bool:
         """Every file asked for is here: none failed or in conflict, no shortfall."""
         return not self.failed and not self.conflicts and not self.shortfalls

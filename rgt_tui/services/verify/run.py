@@ -50,6 +50,7 @@ from rgt_tui.domain.manifest_refusals import refusal_fix
 from rgt_tui.domain.queue_state import PENDING, RUNNING
 from rgt_tui.domain.roster import RosterCheck, reconcile
 from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
+from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
 from rgt_tui.services.records import (
     PARTS_DIR,
@@ -307,10 +308,16 @@ async def _rescan(
         Flag(
             "remote-changed",
             manifest.display(new.root, new.path),
-            "changed on the box since the manifest",
+            f"still being written on the box: pulled up to {fmt_bytes(old.size)} — pull "
+            "again once it is finished"
+            if old.growing
+            else "changed on the box since the manifest",
         )
-        for _, new in diff.changed
+        for old, new in diff.changed
     ]
+    # A file the manifest refused is flagged as refused already, with its fix: not "new".
+    # (The re-scan walks the same pull list: its root indices are the manifest's.)
+    refused = {(r.root, r.path) for r in manifest.refused}
     flags += [
         Flag(
             "remote-added",
@@ -318,6 +325,7 @@ async def _rescan(
             "new on the box since the manifest; not pulled",
         )
         for e in diff.added
+        if (e.root, e.path) not in refused
     ]
     flags += [
         Flag(

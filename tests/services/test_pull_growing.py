@@ -1,0 +1,94 @@
+"""A file still being written on the box (a training log in ``{out}``) while it is hashed:
+pulled as it was up to the size it had when hashed, never refused, and the next pull
+brings the rest (issue ux-e 13). Real loopback boxes; the writer is a process of its own
+appending as a training run does."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support import MIB
+from support.pulls import box_results, fast, host_of, pull
+
+from rgt_tui.cli.pull import format_pull_result
+from rgt_tui.services.records import load_manifest
+from rgt_tui.services.verify.run import verify_host
+from rgt_tui.transport import transport_for
+
+# Appends a log line batch every millisecond (~4 MB/s): a run's log, written without pause.
+WRITER = """
+import sys, time
+with open(sys.argv[1], "ab", buffering=0) as f:
+    n = 0
+    while True:
+        f.write(b"".join(b"step %09d loss 0.%06d\\n" % (n + i, i) for i in range(128)))
+        n += 128
+        time.sleep(0.001)
+"""
+
+
+@pytest.fixture
+def growing_log(make_loopback_fleet) -> Iterator:  # noqa: ANN001
+    """(fleet, log path): a 24 MiB log on box1 with a process appending to it."""
+    made: list[subprocess.Popen] = []
+
+    async def start():  # type: ignore[no-untyped-def]
+        fleet = await make_loopback_fleet(1)
+        log = box_results(fleet) / "alpha" / "train.log"
+        log.parent.mkdir(parents=True)
+        log.write_bytes(b"warm-up line of a long run\n" * (24 * MIB // 27))
+        made.append(subprocess.Popen([sys.executable, "-c", WRITER, str(log)]))  # noqa: ASYNC220
+        return fleet, log
+
+    yield start
+    for proc in made:
+        proc.kill()
+        proc.wait()
+
+
+def _prefix_sha(path: Path, size: int) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read(size)).hexdigest()
+
+
+async def test_a_log_still_being_written_is_pulled_as_hashed_and_the_next_pull_brings_more(
+    growing_log, tmp_path
+):
+    fleet, log = await growing_log()
+    first = await pull(host_of(fleet), tmp_path, options=fast())
+    local = tmp_path / "box1" / "alpha" / "train.log"
+    assert first.ok, format_pull_result(first)  # never refused, never "NOT COMPLETE"
+    assert not first.manifest.refused
+    ((path, size),) = first.growing
+    assert path == "alpha/train.log" and size == local.stat().st_size >= 24 * MIB // 27 * 27
+    # Exactly the box's first bytes, as they were when hashed: the file is longer by now.
+    assert log.stat().st_size > size
+    assert hashlib.sha256(local.read_bytes()).hexdigest() == _prefix_sha(log, size)
+    (entry,) = load_manifest(tmp_path / "box1").entries
+    assert entry.growing and entry.size == size  # the record says so, for verify
+    summary = format_pull_result(first)
+    assert "GROWING   alpha/train.log: still being written on the box; pulled up to" in summary
+    assert "REFUSED" not in summary and "MISSING" not in summary
+
+    second = await pull(host_of(fleet), tmp_path, options=fast())
+    assert second.ok, format_pull_result(second)
+    ((_, more),) = second.growing
+    assert more > size and local.stat().st_size == more
+    assert hashlib.sha256(local.read_bytes()).hexdigest() == _prefix_sha(log, more)
+
+    # verify: the copy is what the box hashed (hash-only, a log); the re-scan says the log
+    # is still being written, never that it is new on the box.
+    transport = transport_for(host_of(fleet))
+    try:
+        report = await verify_host(host_of(fleet), tmp_path, transport=transport, roster=[])
+    finally:
+        await transport.close()
+    assert [c.status for c in report.checks] == ["hash-only"]
+    flags = {f.kind: f.detail for f in report.flags}
+    assert "remote-added" not in flags
+    assert flags["remote-changed"].startswith("still being written on the box: pulled up to")
