@@ -226,6 +226,11 @@ def format_pull_result(result: PullResult) -> str:
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
         lines.append(f"  {plan_line(result.to_move, result.egress)}")
     lines += [f"  small files: {tar_stream_text(t)}" for t in result.tar_streams if t.wire]
+    lines += [  # rgt-tui's earlier copy of a file the box changed: kept, never deleted
+        f"  REPLACED  {f.path}: changed on the box; your earlier copy is kept in {f.replaced}"
+        for f in result.pulled
+        if f.replaced
+    ]
     lines += [
         f"  GROWING   {path}: still being written on the box; pulled up to "
         f"{fmt_bytes(size)} (as it was when hashed; the next pull brings the rest)"

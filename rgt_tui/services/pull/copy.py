@@ -470,7 +470,7 @@ def _finish(run: PullRun, part: _Part, *, grouped: bool = False) -> PulledFile |
         os.close(part.fd)
         part.fd = -1
         sync = run.options.fsync and not grouped
-        run.tree.install(plan.part, plan.local, plan.set_aside, sync=sync)
+        replaced = run.tree.install(plan.part, plan.local, plan.set_aside, sync=sync)
     except OSError as exc:
         raise LocalWriteError(run.dest / plan.local, exc) from exc
     # The rename moved the file's ctime, so the record takes the installed file's stat;
@@ -486,7 +486,12 @@ def _finish(run: PullRun, part: _Part, *, grouped: bool = False) -> PulledFile |
         run.record.forget(plan.local)
     received = part.at - part.resumed_from
     return PulledFile(
-        plan.local, plan.entry.size, plan.entry.sha256 or "", part.resumed_from, received
+        plan.local,
+        plan.entry.size,
+        plan.entry.sha256 or "",
+        part.resumed_from,
+        received,
+        replaced=replaced,
     )
 
 

@@ -182,10 +182,12 @@ class HostTree:
         ):
             os.unlink(name, dir_fd=fd)
 
-    def install(self, part: str, final: str, set_aside: str | None, *, sync: bool) -> None:
+    def install(self, part: str, final: str, set_aside: str | None, *, sync: bool) -> str | None:
         """Rename ``part`` to ``final``. An older copy there moves to ``set_aside`` first
         (when given: rgt-tui's own copy); a link there (one the box had) is replaced; a
-        folder, or a file when none was expected, is a conflict, left alone."""
+        folder, or a file when none was expected, is a conflict, left alone. Returns
+        ``set_aside`` when an older copy went there, else None."""
+        moved = None
         with (
             self.entry(part, create=False) as (src, src_name),
             self.entry(final, create=True) as (dst, dst_name),
@@ -204,9 +206,11 @@ class HostTree:
             elif st is not None and set_aside is not None:  # rgt-tui's older copy: kept
                 with self.entry(set_aside, create=True) as (aside, aside_name):
                     os.rename(dst_name, aside_name, src_dir_fd=dst, dst_dir_fd=aside)
+                moved = set_aside
             os.rename(src_name, dst_name, src_dir_fd=src, dst_dir_fd=dst)
             if sync:
                 os.fsync(dst)
+        return moved
 
     def symlink(self, rel: str, target: str) -> str | None:
         """Make ``rel`` a link to ``target`` (relative, checked by the caller); returns why

@@ -65,6 +65,9 @@ class PulledFile:
     sha256: str
     resumed_from: int  # bytes that were already in its part
     received: int  # bytes read from the box for it in this run (restarts included)
+    # Where rgt-tui's earlier copy of it went (``.rgt/replaced/…``, relative to the host's
+    # results folder), when this pull replaced one; None: nothing was there.
+    replaced: str | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -33,6 +34,7 @@ from rgt_tui.domain.artifacts import (
     CORRUPT,
     MISSING,
     NOT_VERIFIED,
+    VERIFIED,
     is_leftover,
     kind_of,
 )
@@ -54,6 +56,7 @@ from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
 from rgt_tui.services.records import (
     PARTS_DIR,
+    REPLACED_DIR,
     atomic_write_json,
     host_results_dir,
     load_manifest,
@@ -232,7 +235,48 @@ def _check_one(
             status, detail = "hash-only", "checked by SHA-256 only (no loader for this type)"
     except OSError as exc:
         status, detail = CORRUPT, f"cannot read it: {exc.strerror or exc}"
+    if status == CORRUPT and kind == "torch":
+        detail = _damaged(folder, rel, detail, loader)
     return result(status, detail, sha, kind)
+
+
+def _damaged(folder: Path, rel: str, why: str, loader: VerifyLoader) -> str:
+    """A checkpoint whose bytes are the box's (its SHA-256 matched) and does not load: the
+    box's file is truncated or damaged (an interrupted save, a full disk there). Names the
+    earlier copy a pull set aside in ``.rgt/replaced/`` when there is one, and whether it
+    loads (issue ux-e 12)."""
+    text = (
+        f"truncated or damaged on the box: it does not load as a checkpoint ({why}); this "
+        "copy is the box's bytes (its SHA-256 matches) — if the run is still saving it, "
+        "pull again once it is saved"
+    )
+    earlier = _set_aside(folder, rel)
+    if earlier is None:
+        return text
+    shown = str(earlier.relative_to(folder))
+    status, _ = loader.check("torch", earlier, earlier.stat().st_size)
+    if status == VERIFIED:
+        return f"{text}; your earlier copy, which loads, is kept in {shown}"
+    return f"{text}; an earlier copy is kept in {shown} (it does not load either: {status})"
+
+
+def _set_aside(folder: Path, rel: str) -> Path | None:
+    """The copy of ``rel`` a pull set aside last in ``.rgt/replaced/`` (``<rel>.<sha12>``),
+    or None. Never through a link: each is a regular file rgt-tui moved there."""
+    aside = folder / RECORDS_DIR / REPLACED_DIR / rel
+    try:
+        names = [p for p in aside.parent.iterdir() if p.name.startswith(aside.name + ".")]
+    except OSError:
+        return None
+    copies = []
+    for path in names:
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            copies.append((st.st_ctime_ns, path))  # the rename that set it aside moved ctime
+    return max(copies)[1] if copies else None
 
 
 def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -> list[Flag]:

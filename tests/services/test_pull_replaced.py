@@ -1,0 +1,43 @@
+"""A checkpoint damaged on the box after a good one was pulled (issue ux-e 12), and what
+`verify` lists (ux-e 11). Real loopback boxes, real torch files, the real loader."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from support.pulls import box_results, fast, host_of, pull
+
+from rgt_tui.cli.pull import format_pull_result
+from rgt_tui.services.verify.run import verify_host
+
+
+async def test_a_checkpoint_damaged_on_the_box_is_replaced_out_loud_and_verify_names_the_good_copy(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    ckpt = box_results(fleet) / "golf" / "checkpoint.pt"
+    ckpt.parent.mkdir(parents=True)
+    torch.save({"w": torch.randn(256, 64)}, ckpt)
+    assert (await pull(host_of(fleet), tmp_path, options=fast())).ok
+    good = await verify_host(host_of(fleet), tmp_path, roster=[])
+    assert good.ok
+
+    os.truncate(ckpt, ckpt.stat().st_size // 2)  # an interrupted save on the box: cut short
+    again = await pull(host_of(fleet), tmp_path, options=fast())
+    ((pulled,),) = [again.pulled]
+    assert pulled.replaced is not None and pulled.replaced.startswith(".rgt/replaced/golf/")
+    kept = tmp_path / "box1" / pulled.replaced
+    assert kept.is_file() and torch.load(kept, weights_only=True)["w"].shape == (256, 64)
+    summary = format_pull_result(again)
+    assert (
+        f"REPLACED  golf/checkpoint.pt: changed on the box; your earlier copy is kept in "
+        f"{pulled.replaced}" in summary
+    )
+
+    report = await verify_host(host_of(fleet), tmp_path, roster=[])
+    (check,) = report.checks
+    assert check.status == "corrupt"
+    assert check.detail.startswith("truncated or damaged on the box: it does not load")
+    assert f"your earlier copy, which loads, is kept in {pulled.replaced}" in check.detail
+    assert "pull again once it is saved" in check.detail
