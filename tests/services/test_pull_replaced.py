@@ -9,6 +9,7 @@ import torch
 from support.pulls import box_results, fast, host_of, pull
 
 from rgt_tui.cli.pull import format_pull_result
+from rgt_tui.services.verify.report import format_report
 from rgt_tui.services.verify.run import verify_host
 
 
@@ -41,3 +42,27 @@ async def test_a_checkpoint_damaged_on_the_box_is_replaced_out_loud_and_verify_n
     assert check.detail.startswith("truncated or damaged on the box: it does not load")
     assert f"your earlier copy, which loads, is kept in {pulled.replaced}" in check.detail
     assert "pull again once it is saved" in check.detail
+
+
+async def test_verify_lists_only_what_needs_a_look_and_counts_the_rest(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet) / "many"
+    res.mkdir(parents=True)
+    for i in range(300):
+        (res / f"sample_{i}.txt").write_text(f"sample {i}\n")
+    (res / "broken.json").write_text("{not json")
+    (res / "ok.json").write_text("{}")
+    await pull(host_of(fleet), tmp_path, options=fast())
+    report = await verify_host(host_of(fleet), tmp_path, roster=[])
+
+    lines = format_report(report).splitlines()
+    assert len(lines) < 10, lines  # not a line per hash-only file
+    assert any("corrupt" in line and "many/broken.json" in line for line in lines)
+    assert (
+        "  not listed: 300 hash-only, 1 verified (nothing to look at; --all lists every file)"
+        in lines
+    )
+    every = format_report(report, verbose=True).splitlines()
+    assert sum(line.startswith("  hash-only") for line in every) == 300

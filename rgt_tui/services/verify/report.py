@@ -140,8 +140,13 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     """Plain text for a terminal: a line per file that needs a look, then the verdict."""
     lines = []
     for c in report.checks:
-        if verbose or not c.ok or c.status == "hash-only":
+        if verbose or not c.ok:
             lines.append(f"  {c.status:<13} {c.path}  ({fmt_bytes(c.size)}) {c.detail}")
+    if not verbose:  # the rest need no look: counted, not listed (3,000 logs, one line)
+        rest = Counter(c.status for c in report.checks if c.ok)
+        if rest:
+            counted = ", ".join(f"{n:,} {k}" for k, n in sorted(rest.items()))
+            lines.append(f"  not listed: {counted} (nothing to look at; --all lists every file)")
     for f in report.flags:
         lines.append(f"  {f.kind:<13} {f.path}  {f.detail}")
     if report.roster is not None:
