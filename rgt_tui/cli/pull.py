@@ -16,7 +16,8 @@ import argparse
 import asyncio
 import json
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Iterable
+from typing import TYPE_CHECKING, TypeVar
 
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
@@ -32,6 +33,8 @@ if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay 
     from rgt_tui.services.pull import PullOptions, PullResult
     from rgt_tui.services.pull.types import TarStream
     from rgt_tui.services.verify.types import VerificationReport
+
+T = TypeVar("T")
 
 
 def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
@@ -277,11 +280,30 @@ async def pull_all(call: Call, options: PullOptions) -> int:
         return call.fail("the fleet file names no host", code=EXIT_BAD_INPUT)
     started = time.monotonic()
     with FleetPullView(call.err, [h.name for h in hosts]) as view:
-        outcomes = await asyncio.gather(*(_one(call, h, options, view) for h in hosts))
+        outcomes = await _every_host(_one(call, h, options, view) for h in hosts)
     elapsed = time.monotonic() - started
     print(format_fleet_summary(outcomes, elapsed, options))
     complete = all(not isinstance(o, tuple) and o.ok for _, o in outcomes)
     return EXIT_OK if complete else EXIT_PROBLEMS
+
+
+async def _every_host(pulls: Iterable[Awaitable[T]]) -> list[T]:
+    """Every host's pull at once; on Ctrl-C each is cancelled and *waited for*: each keeps
+    its parts, saves its record and closes its connection before the command says it was
+    interrupted (a bare gather returned at the first one cancelled, and the loop's end
+    cut the others' clean-up short: tracebacks, and a file installed but not recorded)."""
+    tasks = [asyncio.ensure_future(p) for p in pulls]
+    try:
+        await asyncio.wait(tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks)  # their clean-up, once (a second Ctrl-C still stops it)
+        for task in tasks:  # retrieved: a host's own failure is not "never retrieved"
+            if not task.cancelled():
+                task.exception()
+        raise
+    return [task.result() for task in tasks]
 
 
 async def _one(

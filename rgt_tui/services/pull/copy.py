@@ -196,6 +196,7 @@ async def _sftp_copy(
             # wait for: the bytes are read, and the connection's end closes them anyway.
             closing = asyncio.ensure_future(asyncio.gather(*(r.close() for r in readers)))
             run.closing.add(closing)
+            closing.add_done_callback(_closed)
             closing.add_done_callback(run.closing.discard)
         if part.fd >= 0:
             os.close(part.fd)
@@ -404,6 +405,13 @@ async def _finish_small(run: PullRun, parts: list[_Part]) -> None:
             run.conflict(plan, outcome)
         else:
             run.mismatched.add(plan.local)  # pulled again, from zero, by SFTP
+
+
+def _closed(closing: asyncio.Future) -> None:
+    """A background close ended: its outcome is retrieved, so a close cut off when the
+    event loop ends (Ctrl-C) is not reported as an exception never retrieved."""
+    if not closing.cancelled():
+        closing.exception()
 
 
 class _NotListed(Exception):
