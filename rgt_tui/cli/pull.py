@@ -228,7 +228,7 @@ def format_pull_result(result: PullResult) -> str:
         lines.append(f"  large files: {width_text(result.width, result.width_rtt_s)}")
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
         lines.append(f"  {plan_line(result.to_move, result.egress)}")
-    lines += [f"  small files: {tar_stream_text(t)}" for t in result.tar_streams if t.wire]
+    lines += [f"  small files: {text}" for text in tar_streams_text(result.tar_streams)]
     lines += [  # rgt-tui's earlier copy of a file the box changed: kept, never deleted
         f"  REPLACED  {f.path}: changed on the box; your earlier copy is kept in {f.replaced}"
         for f in result.pulled
@@ -359,6 +359,28 @@ def format_fleet_summary(
     )
     lines += fleet_egress_lines(results)
     return "\n".join(lines)
+
+
+def tar_streams_text(streams: tuple[TarStream, ...]) -> list[str]:
+    """A line per codec and reason: a pull whose small files came in several streams (the
+    early copy's, then the rest's) says so once, with their sums (issue ux-e 16)."""
+    from rgt_tui.services.pull.types import TarStream
+
+    groups: dict[tuple[str, str], list[TarStream]] = {}
+    for t in streams:
+        if t.wire:
+            groups.setdefault((t.codec, t.reason), []).append(t)
+    lines = []
+    for (codec, reason), group in groups.items():
+        text = tar_stream_text(
+            TarStream(codec, sum(t.wire for t in group), sum(t.tar for t in group), reason)
+        )
+        lines.append(
+            text
+            if len(group) == 1
+            else f"{len(group)} {text.replace('tar stream', 'tar streams', 1)}"
+        )
+    return lines
 
 
 def tar_stream_text(t: TarStream) -> str:

@@ -81,8 +81,8 @@ class PullProgressView(LiveView):
         now = self.clock()
         phase_changed = p.phase != self._phase
         self._phase = p.phase
-        if p.plan_line and p.plan_line != self._plan_line:  # the bytes to move, their cost
-            self._plan_line = p.plan_line
+        if p.plan_line and not self._plan_line:  # the bytes to move, their cost: once
+            self._plan_line = p.plan_line  # (the summary has the exact figure)
             self.console.print(f"{p.host}: {p.plan_line}", markup=False, highlight=False)
         if self._live is not None:
             if phase_changed or now - self._last >= self.REDRAW_S:
@@ -170,8 +170,8 @@ class FleetPullView(LiveView):
         phase = p.phase if p is not None else "failed"
         changed = force or self._phases.get(host) != phase
         self._phases[host] = phase
-        if p is not None and p.plan_line and p.plan_line != self._plan_lines.get(host):
-            self._plan_lines[host] = p.plan_line  # each host's bytes to move (U14)
+        if p is not None and p.plan_line and host not in self._plan_lines:
+            self._plan_lines[host] = p.plan_line  # each host's bytes to move (U14), once
             self.console.print(f"{host}: {p.plan_line}", markup=False, highlight=False)
         if self._live is not None:
             if changed or now - self._last >= self.REDRAW_S:

@@ -5,6 +5,7 @@ when the small files' tar stream is compressed (pure)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shlex
 import subprocess
 from pathlib import Path
@@ -136,3 +137,39 @@ def test_a_host_price_must_be_a_number(tmp_path):
     path = _fleet(tmp_path, 'egress_usd_per_gb = "0.09"\n', "vastai")
     with pytest.raises(ConfigError, match="egress_usd_per_gb.*drop the quotes"):
         load_fleet(path)
+
+
+async def test_cli_pull_says_what_it_moves_once_with_the_plans_figure(
+    make_loopback_fleet, tmp_path, capsys
+):
+    """A pull that starts new files early and waits for the hash of a changed one prints
+    one "to move" line (not the early files' part, then the whole), and one small-files
+    line for its tar streams (issue ux-e 16)."""
+    from rgt_tui.cli import main
+
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet, "box1")
+    for i in range(2):
+        (res / f"m{i}.json").write_text(json.dumps({"v": 1, "pad": "x" * 60_000}))
+    (res / "same.json").write_text("{}")
+    hosts = Path(fleet.hosts_file)
+    text = fleet.hosts_file.read_text().replace(
+        'name = "box1"\n', 'name = "box1"\negress_usd_per_gb = 0.09\n'
+    )  # noqa: ASYNC240
+    hosts.write_text(f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n\n' + text)  # noqa: ASYNC240
+    assert await asyncio.to_thread(main, ["pull", "box1", "--hosts", str(hosts)]) == 0
+    capsys.readouterr()
+
+    for i in range(2):  # changed on the box: each waits for its hash (a copy is here)
+        (res / f"m{i}.json").write_text(json.dumps({"v": 2, "pad": "y" * 60_000}))
+    for i in range(2):  # new: each starts at once, before the box's hashes
+        (res / f"n{i}.json").write_text(json.dumps({"new": i, "pad": "z" * 60_000}))
+    code = await asyncio.to_thread(main, ["pull", "box1", "--hosts", str(hosts)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    moving = [line for line in err.splitlines() if "to move" in line]
+    assert len(moving) == 1, err
+    assert (
+        moving[0].removeprefix("box1: ").split(" · ")[0] in out
+    )  # the summary's exact figure: the same
+    assert sum("small files:" in line for line in out.splitlines()) <= 1, out

@@ -28,6 +28,7 @@ from rgt_tui.services.pull.copy import copy_files
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
 from rgt_tui.services.pull.plan import (
     FilePlan,
+    PulledRecord,
     PullPlan,
     check_space,
     earlier_entries,
@@ -74,7 +75,12 @@ class EarlyCopy:
         self.planned.set()
         self.started = time.monotonic()
         run.tracker.plan(len(listing.entries), listing.total_bytes, 0, 0)
-        run.announce_move(sum(p.entry.size - p.resume_from for p in plans))  # U14
+        # U14, before the bytes move: those starting now, and those waiting for their hash
+        # that will likely move too, so the one line shown is the plan's (ux-e 16).
+        waiting = await in_thread(
+            waiting_bytes, run.tree, listing, self.previous, run.record, self.plans
+        )
+        run.announce_move(sum(p.entry.size - p.resume_from for p in plans) + waiting)
         run.tracker.set_phase(
             "pulling", "the box is still hashing; each file counts once its hash matches"
         )
@@ -118,6 +124,38 @@ class EarlyCopy:
                 run.leftover.discard(local)  # planned now, from the complete manifest
                 resume.append(dataclasses.replace(plan, entry=entry, early=False))
         return resume, gone
+
+
+def waiting_bytes(
+    tree: HostTree,
+    listing: Manifest,
+    previous: Manifest | None,
+    record: PulledRecord,
+    started: dict[str, FilePlan],
+) -> int:
+    """Bytes of the listed files that wait for their hash (something here is in their
+    way) and will likely move: all but those the last pull brought that the box lists at
+    the same size and mtime, and whose copy here is as rgt-tui left it."""
+    before = earlier_entries(previous)
+    total = 0
+    for entry in listing.entries:
+        rel = listing.local_relpath(entry.root, entry.path)
+        if rel in started:
+            continue
+        earlier = before.get((listing.roots[entry.root].path, entry.path))
+        try:
+            st = tree.lstat(rel)
+        except (LocalConflict, OSError):
+            st = None
+        if (
+            st is not None
+            and earlier is not None
+            and (earlier.size, earlier.mtime) == (entry.size, entry.mtime)
+            and record.vouches(rel, st) == earlier.sha256
+        ):
+            continue  # here already, most likely: its hash decides
+        total += entry.size
+    return total
 
 
 def early_plans(
