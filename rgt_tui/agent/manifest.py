@@ -47,12 +47,9 @@ Rules this file lives by:
   ``~/.rgt`` wherever a root holds it: ``secret_paths``) is skipped the same way.
 - Files are hashed in 1 MiB blocks, so a multi-gigabyte checkpoint needs no memory; files
   of 1 MiB and more by up to four threads at once, smaller ones in turn on the main thread.
-- A file is hashed up to the size it had when opened, never further. One that grew while
-  it was hashed (a log still being written) is listed at that size, with the hash of
-  those first bytes and ``"growing": true``: the pull copies exactly them and checks them
-  against that hash, and the next scan lists the rest. One that shrank, or changed without
-  growing, is hashed again once, then refused (``changed while being hashed``): its bytes
-  at no one size can be vouched for.
+- A file is hashed up to its size when opened: one that grew meanwhile (a log being written)
+  is listed at that size with ``"growing": true`` (the pull copies those bytes only); one
+  that shrank or changed in place is hashed once more, then refused.
 """
 
 import argparse
@@ -114,22 +111,18 @@ def show(raw):
 
 
 def file_digest(path):
-    """SHA-256 hex of a file's first bytes, up to the size it had when opened (read in
-    blocks), with the fstat taken before and after and the bytes read: fewer than that
-    size when the file shrank meanwhile."""
+    """SHA-256 of a file up to its size when opened (in blocks); fstat before, after; bytes read."""
     digest = hashlib.sha256()
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     read = 0
     try:
         before = os.fstat(fd)
-        limit = before.st_size
-        # No bigger than the file: a new 1 MiB buffer is zeroed each time, which dominated
-        # the time of thousands of small files.
-        buf = bytearray(min(BLOCK, limit + 1))
+        # No bigger than the file: zeroing a new 1 MiB buffer each time dominated small files.
+        buf = bytearray(min(BLOCK, before.st_size + 1))
         view = memoryview(buf)
         with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
-            while read < limit:
-                n = f.readinto(view[: min(len(buf), limit - read)])
+            while read < before.st_size:
+                n = f.readinto(view[: min(len(buf), before.st_size - read)])
                 if not n:
                     break
                 tick()
@@ -293,24 +286,14 @@ class Scanner:
                 continue
             self.files += 1
             self.bytes += size
-            line = {
-                "type": "file",
-                "n": n,
-                "root": self.index,
-                "path": show(rel),
-                "size": size,
-                "mtime": st.st_mtime,
-                "sha256": digest,
-                "mode": stat.S_IMODE(st.st_mode),
-            }
+            line = dict(type="file", n=n, root=self.index, path=show(rel), size=size)
+            line.update(mtime=st.st_mtime, sha256=digest, mode=stat.S_IMODE(st.st_mode))
             if digest is not None and size != st.st_size:
                 line["growing"] = True  # hashed up to ``size``; the file is longer now
             emit(line)
 
     def describe(self, item):
-        """(n, rel, stat, size, sha256 or None, problem or None) for one regular file:
-        ``size`` is what the hash covers (see the module's doc: a growing file's first
-        bytes; ``stat`` is then the file's later, longer state)."""
+        """(n, rel, stat, size hashed, sha256 or None, problem or None) for a regular file."""
         n, rel, full, st = item
         if not self.hash_files:
             return n, rel, st, st.st_size, None, None
@@ -321,11 +304,8 @@ class Scanner:
                 return n, rel, st, 0, None, "cannot read: %s" % (exc.strerror or exc)
             if read != before.st_size:
                 continue  # it shrank while read: no one size of it was hashed
-            if same_version(before, after):
-                return n, rel, after, read, digest, None
-            if after.st_size > before.st_size:
-                # Still being written: the first ``read`` bytes as they were read. If they
-                # were rewritten rather than appended to, the copy's hash will say so.
+            # Or grown: its first bytes as read (rewritten, not appended: the copy's hash fails)
+            if same_version(before, after) or after.st_size > before.st_size:
                 return n, rel, after, read, digest, None
         return n, rel, st, 0, None, "changed while being hashed (still being written?)"
 
