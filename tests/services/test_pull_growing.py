@@ -80,6 +80,10 @@ async def test_a_log_still_being_written_is_pulled_as_hashed_and_the_next_pull_b
     ((_, more),) = second.growing
     assert more > size and local.stat().st_size == more
     assert hashlib.sha256(local.read_bytes()).hexdigest() == _prefix_sha(log, more)
+    # The first copy began the second: nothing set aside (a copy per pull would pile up).
+    replaced = tmp_path / "box1" / ".rgt" / "replaced"
+    assert not replaced.exists() or not list(replaced.rglob("train.log*"))
+    assert "REPLACED" not in format_pull_result(second)
 
     # verify: the copy is what the box hashed (hash-only, a log); the re-scan says the log
     # is still being written, never that it is new on the box.

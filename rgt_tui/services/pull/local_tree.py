@@ -204,9 +204,14 @@ class HostTree:
                 # Nothing was there when the pull was planned: someone's file since.
                 raise LocalConflict(f"{final}: a file appeared there during the pull")
             elif st is not None and set_aside is not None:  # rgt-tui's older copy: kept
-                with self.entry(set_aside, create=True) as (aside, aside_name):
-                    os.rename(dst_name, aside_name, src_dir_fd=dst, dst_dir_fd=aside)
-                moved = set_aside
+                if stat.S_ISREG(st.st_mode) and _starts_with((dst, dst_name), (src, src_name)):
+                    # Every byte of it begins the new copy (a log the box appended to):
+                    # nothing is lost, and a copy per pull would fill replaced/.
+                    os.unlink(dst_name, dir_fd=dst)
+                else:
+                    with self.entry(set_aside, create=True) as (aside, aside_name):
+                        os.rename(dst_name, aside_name, src_dir_fd=dst, dst_dir_fd=aside)
+                    moved = set_aside
             os.rename(src_name, dst_name, src_dir_fd=src, dst_dir_fd=dst)
             if sync:
                 os.fsync(dst)
@@ -250,3 +255,23 @@ def _open_folder(fd: int, name: str, create: bool, where: str) -> int:
     except FileExistsError:
         pass  # another worker made it meanwhile; the open below still refuses a link
     return os.open(name, _DIR_FLAGS, dir_fd=fd)
+
+
+def _starts_with(old: tuple[int, str], new: tuple[int, str], block: int = 1 << 20) -> bool:
+    """Whether the file ``old`` (folder fd, name) is, byte for byte, the start of ``new``
+    (its first block differs at once for a rewritten checkpoint: no long read then)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    a = os.open(old[1], flags, dir_fd=old[0])
+    try:
+        b = os.open(new[1], flags, dir_fd=new[0])
+        try:
+            if os.fstat(a).st_size > os.fstat(b).st_size:
+                return False
+            while chunk := os.read(a, block):
+                if os.read(b, len(chunk)) != chunk:
+                    return False
+            return True
+        finally:
+            os.close(b)
+    finally:
+        os.close(a)
