@@ -148,7 +148,9 @@ class TeardownTab(DetailTab):
                 tooltip="The typed cell's work is unfinished (failed, killed, interrupted, "
                 "pending): accept tearing down without it",
             )
-        yield KeyHint(id="ack-keys")
+        hint = KeyHint(id="ack-keys")
+        hint.display = False  # shown while the cursor is in the cell's box or on a button
+        yield hint
         yield Static(id="ack-note")
         yield Static("Confirm", classes="section-title")
         yield Input(placeholder=CONFIRM_PLACEHOLDER, id="confirm-name")
