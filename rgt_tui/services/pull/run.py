@@ -225,6 +225,7 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         run.conflicts += await _local(_make_links, run.tree, run.manifest)
         await _local(run.record.save, run.dest)
     except PullError as exc:
+        await _settle(run, early)  # what the early copies installed is in the record first
         with contextlib.suppress(OSError):  # on a full disk even the record may not fit
             await asyncio.to_thread(run.record.save, run.dest)
         if run.manifest is not None or run.listing is not None:
@@ -232,18 +233,28 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         run.tracker.set_phase("failed", exc.message)
         raise
     except BaseException:  # Ctrl-C, a cancelled worker: parts stay, the record is kept
+        # An early copy past its install gate finishes its install (in_thread) while it is
+        # cancelled: saved before it ended, the record missed that file, and the next pull
+        # took rgt-tui's own copy for someone else's (a CONFLICT).
+        await asyncio.shield(_settle(run, early))
         with contextlib.suppress(OSError):
             await asyncio.shield(asyncio.to_thread(run.record.save, run.dest))
         raise
     finally:
-        if run.checked is not None and not run.checked.done():
-            run.checked.cancel()  # the install gate's waiters end: nothing more lands
-        if early is not None:
-            await early.cancel()  # nothing unchecked was installed: the parts stay
+        await _settle(run, early)
     logs = await beside.box_logs()
     result = dataclasses.replace(run.result(), code=code, box_logs=logs)
     run.tracker.set_phase("done" if result.ok else "failed")
     return result
+
+
+async def _settle(run: PullRun, early: EarlyCopy | None) -> None:
+    """End the early copies: the install gate's waiters end (nothing more lands), and
+    each copy is over, its install recorded or its part kept. Idempotent."""
+    if run.checked is not None and not run.checked.done():
+        run.checked.cancel()
+    if early is not None:
+        await early.cancel()  # nothing unchecked was installed: the parts stay
 
 
 async def _early(run: PullRun, early: EarlyCopy) -> None:
