@@ -35,6 +35,10 @@ from rgt_tui.domain.manifest import RECORDS_DIR
 
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL, C1
 _SECRETS = tuple(tuple(p.split("/")) for p in SECRET_PATHS)
+# Every secret's first component, as written (none is a pattern): a path holding none of
+# them is no secret, and most result paths hold none (one set look, not a scan per secret).
+_FIRST = frozenset(s[0] for s in _SECRETS)
+assert not any(s.endswith("*") for s in _FIRST), "a pattern first: secret_reason's shortcut"
 
 
 def root_labels(given: Sequence[str]) -> tuple[str, ...]:
@@ -89,6 +93,8 @@ def secret_reason(root_path: str, path: str) -> str | None:
     """``SECRET_RULE`` and the secret's name when ``root_path/path`` is (or is below) one of
     ``SECRET_PATHS``; None otherwise."""
     parts = [_asciifolded(p) for p in f"{root_path}/{path}".split("/") if p]
+    if _FIRST.isdisjoint(parts):
+        return None
     for secret in _SECRETS:
         n = len(secret)
         for i in range(len(parts) - n + 1):

@@ -354,7 +354,8 @@ async def _tar_root(run: PullRun, root: int, plans: list[FilePlan]) -> list[File
         if part is not None:
             os.close(part.fd)  # cut off mid-file: the SFTP way starts it again
         await _finish_small(run, ready)
-    return [p for p in plans if p.local not in run.finished | run.leftover]
+    over = run.finished | run.leftover  # once: not a new set per file (3,000 files: 9M steps)
+    return [p for p in plans if p.local not in over]
 
 
 async def _squeeze(run: PullRun, root: str, plans: list[FilePlan]) -> Squeeze:
