@@ -10,13 +10,13 @@ from typing import Any
 
 from support.pilot import SIZE, screen_text, wait_for
 from support.queues import GATE, SCRIPT_RUN, wait_view
+from support.unfinished import launch_queue
 from test_app_queue import queue_app
 
 from rgt_tui.domain.preemption import LOST, Preemption
 from rgt_tui.domain.queue_state import STOPPED
 from rgt_tui.paths import journal_dir
 from rgt_tui.screens.diagnosis import DiagnosisScreen
-from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
 
 
@@ -25,13 +25,7 @@ async def test_the_diagnosis_screen_names_a_named_preemption(
 ) -> None:
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     qf.write_queue(f"{qf.cell_script('gate', GATE)} t 1\n")
-    transport = qf.transport("box1")
-    try:
-        plan = await plan_launch(qf.fleet, qf.host("box1"), transport)
-        assert plan.ok, plan.problems
-        await launch(plan, transport)
-    finally:
-        await transport.close()
+    await launch_queue(qf)
     await wait_view(qf, lambda v: v.cells[0].status == "running", what="gate to run")
     qf.kill_session()  # the runner and its cell die at once, as in a preemption
     await wait_view(qf, lambda v: v.state == STOPPED, what="the queue to stop")

@@ -11,11 +11,11 @@ from typing import Any
 from support.machine import kill_processes_under
 from support.pilot import SIZE, screen_text, text_of, wait_for
 from support.queues import GATE, SCRIPT_RUN, wait_view
+from support.unfinished import launch_queue
 from test_app_queue import queue_app
 from textual.widgets import Static
 
 from rgt_tui.screens.tabs.queue import QueueTab
-from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.widgets.host_pane import HostPane
 
 SILENT = "the box does not answer"
@@ -29,13 +29,7 @@ def flat(app: Any) -> str:
 async def test_a_lost_box_reads_as_of_its_last_answer(make_queue_fleet: Any, tmp_path: Path):
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     qf.write_queue(f"{qf.cell_script('gate', GATE)} t 1\n")
-    transport = qf.transport("box1")
-    try:
-        plan = await plan_launch(qf.fleet, qf.host("box1"), transport)
-        assert plan.ok, plan.problems
-        await launch(plan, transport)
-    finally:
-        await transport.close()
+    await launch_queue(qf)
     await wait_view(qf, lambda v: v.cells[0].status == "running", what="gate to run")
 
     app = queue_app(qf, tmp_path)
