@@ -109,19 +109,33 @@ def pull_error_lines(message: str, fix: str) -> list[Content]:
     return lines
 
 
+HASH_ONLY_NAMED = 20  # hash-only files named on the Pulls tab; more are counted
+
+
 def verify_lines(report: VerificationReport) -> list[Content]:
     """The verification: counts per status, flagged files by name, missing cells."""
     counts = Counter(c.status for c in report.checks)
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
     lines = [Content.assemble(("files: ", MUTED), summary)]
+    # Hash-only files are named while a few (nothing loaded them); thousands of logs would
+    # bury the problems: counted then, as `rgt-tui verify` does (--all lists them).
+    few = counts["hash-only"] <= HASH_ONLY_NAMED
     for c in report.checks:
-        if not c.ok or c.status == "hash-only":
+        if not c.ok or (few and c.status == "hash-only"):
             style = "$foreground" if c.ok else "$error"
             lines.append(
                 Content.styled(
                     shown(f"  {c.status:<13} {c.path} ({fmt_bytes(c.size)}) {c.detail}"), style
                 )
             )
+    if not few:
+        lines.append(
+            Content.styled(
+                f"  {counts['hash-only']:,} hash-only files not listed (nothing loads them; "
+                f"rgt-tui verify {report.host} --all lists every file)",
+                MUTED,
+            )
+        )
     for f in report.flags:
         lines.append(Content.styled(shown(f"  {f.kind:<13} {f.path}  {f.detail}"), "$warning"))
     if report.roster is None:

@@ -66,3 +66,13 @@ async def test_verify_lists_only_what_needs_a_look_and_counts_the_rest(
     )
     every = format_report(report, verbose=True).splitlines()
     assert sum(line.startswith("  hash-only") for line in every) == 300
+    # The TUI's Pulls tab too: the problem named, the 300 counted, not listed.
+    from rgt_tui.content.pull_view import verify_lines
+
+    tui = [line.plain for line in verify_lines(report)]
+    assert len(tui) < 12, tui
+    assert any("corrupt" in line and "many/broken.json" in line for line in tui)
+    assert (
+        "  300 hash-only files not listed (nothing loads them; rgt-tui verify box1 --all "
+        "lists every file)" in tui
+    ), tui
