@@ -197,12 +197,9 @@ def _add(call: Call, written: list[str]) -> int:
     # Every question is answered: now the writes, the host key first (as before: a key
     # that cannot be written adds nothing).
     if _box_key_to_trust(check):
-        try:
-            known_hosts = trust_key(check)
-        except (ValueError, OSError) as exc:
-            return call.fail(f"{check.host}: could not trust the key: {exc}")
-        written.append(f"the host key was trusted in {known_hosts}")
-        print(f"trusted {check.fingerprint} (added to {known_hosts})")
+        failed = _trust(call, check, written, check.host, "the box's key", check.fingerprint or "")
+        if failed is not None:
+            return failed
     try:
         host = add_to_fleet(_with_fingerprint(new, check), path)
     except AddRefused as exc:
@@ -432,12 +429,20 @@ def _settle_jump_key(
     if answer != jump:
         print("not trusted; nothing written")
         return EXIT_PROBLEMS
+    return _trust(call, check, written, jump, f"the jump host {jump}'s key", fingerprint)
+
+
+def _trust(
+    call: Call, check: KeyCheck, written: list[str], who: str, whose: str, fingerprint: str
+) -> int | None:
+    """Write ``check``'s key to known_hosts and say so (``written`` keeps what was
+    written, for a Ctrl-C later); the failure's exit status, else None."""
     try:
         known_hosts = trust_key(check)
     except (ValueError, OSError) as exc:
-        return call.fail(f"{jump}: could not trust the jump host's key: {exc}")
-    written.append(f"the jump host {jump}'s key was trusted in {known_hosts}")
-    print(f"trusted the jump host {jump}'s key {fingerprint} (added to {known_hosts})")
+        return call.fail(f"{who}: could not trust {whose}: {exc}")
+    written.append(f"{whose} was trusted in {known_hosts}")
+    print(f"trusted {whose} {fingerprint} (added to {known_hosts})")
     return None
 
 

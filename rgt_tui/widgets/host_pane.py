@@ -333,8 +333,7 @@ class HostPane(Widget, can_focus=True):
         if self.queue_line is None:
             return []
         summary, *reasons = self.queue_line.split("\n")
-        status = self.update.connection.status if self.update is not None else "connected"
-        if status in ("reconnecting", "lost"):  # no new read comes: "running" is not live
+        if not self.answering:  # no new read comes: "running" is not live
             summary = Content.assemble(("last read: ", "bold $warning"), summary)
         return [summary.truncate(width, ellipsis=True), *reasons]
 
@@ -350,9 +349,14 @@ class HostPane(Widget, can_focus=True):
         snap = self.update.snapshot if self.update is not None else None
         cell = snap.cell if snap is not None else None
         mine = self.verified is not None and self.verified[0] == cell
-        answering = self.update is None or self.update.connection.status == "connected"
         verified = self.verified[1] if mine and self.verified else None
-        return at_risk_lines(self.host, snap, verified, answering=answering)
+        return at_risk_lines(self.host, snap, verified, answering=self.answering)
+
+    @property
+    def answering(self) -> bool:
+        """Whether the box answers now (no update yet counts as answering): what the
+        pane shows of its queue is otherwise the last read, not live."""
+        return self.update is None or self.update.connection.status == "connected"
 
     def show_verified(self, cell: str, checkpoint: Checkpoint | None) -> None:
         """Take ``cell``'s newest pulled-and-verified checkpoint (issue 40)."""
