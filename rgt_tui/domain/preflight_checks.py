@@ -4,6 +4,9 @@ CUDA version (U28), other processes on the GPUs (GEN7), free bytes and inodes ag
 budget (principle 5), the durable dir on a mount that survives the teardown verb
 (principle 4), tmux. Each failed check says what to do. Which of them a host gets is
 ``preflight_scope``'s to say, by the host's kind. Pure.
+
+One module past 450 lines on purpose: each check is a short function over the same
+``BoxFacts`` and ``CheckContext``; split by check, they would share every helper.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ calls again with what is left, each part resuming from its size.
 
 A little over 400 lines on purpose: copy and finalise share the part files — what the copy
 writes and hashes is what finalise checks and renames — and read as one stage.
+
+Past 450 lines on purpose: the large and small files' copies share the part, the install
+gate and finalising (the width is width.py's, reading tar streams tar_stream.py's).
 """
 
 from __future__ import annotations

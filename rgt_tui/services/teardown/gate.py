@@ -7,6 +7,9 @@ file's ``#moved-to`` records), re-hashes the local copy (``local_copy``), reads 
 and verify's records (``events``), and appends only the events that change the gate to
 the host's journal, in one locked update. ``gather`` is the same check for a typed
 confirmation (``confirm``). ``observe_now`` records which box answers without a check.
+
+Past 450 lines on purpose: the re-scan, the facts and their record are one locked check
+(the pure evaluation is domain.teardown_gate's).
 """
 
 from __future__ import annotations
