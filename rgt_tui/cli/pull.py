@@ -229,16 +229,7 @@ def format_pull_result(result: PullResult) -> str:
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
         lines.append(f"  {plan_line(result.to_move, result.egress)}")
     lines += [f"  small files: {text}" for text in tar_streams_text(result.tar_streams)]
-    lines += [  # rgt-tui's earlier copy of a file the box changed: kept, never deleted
-        f"  REPLACED  {f.path}: changed on the box; your earlier copy is kept in {f.replaced}"
-        for f in result.pulled
-        if f.replaced
-    ]
-    lines += [
-        f"  GROWING   {path}: still being written on the box; pulled up to "
-        f"{fmt_bytes(size)} (as it was when hashed; the next pull brings the rest)"
-        for path, size in result.growing
-    ]
+    lines += [f"  {label:<9} {text}" for label, text in result.notices]
     lines += [f"  FAILED    {path}: {why}" for path, why in result.failed]
     lines += [f"  CONFLICT  {path}: {why}" for path, why in result.conflicts]
     lines += [  # skipped by rule (a secret, rgt-tui's records): on purpose, not a shortfall

@@ -63,6 +63,10 @@ def pull_result_lines(result: PullResult) -> list[Content]:
     ]
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
         lines.append(Content.styled(plan_line(result.to_move, result.egress), MUTED))
+    lines += [  # REPLACED (your earlier copy kept aside), GROWING (pulled up to a size)
+        Content.assemble((f"{label:<10}", "bold $warning"), shown(text))
+        for label, text in result.notices
+    ]
     lines += [
         Content.assemble(("FAILED    ", "bold $error"), shown(f"{p}: {why}"))
         for p, why in result.failed

@@ -16,6 +16,7 @@ from support import MIB
 from support.pulls import box_results, fast, host_of, pull
 
 from rgt_tui.cli.pull import format_pull_result
+from rgt_tui.content.pull_view import pull_result_lines
 from rgt_tui.services.records import load_manifest
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.transport import transport_for
@@ -74,6 +75,8 @@ async def test_a_log_still_being_written_is_pulled_as_hashed_and_the_next_pull_b
     summary = format_pull_result(first)
     assert "GROWING   alpha/train.log: still being written on the box; pulled up to" in summary
     assert "REFUSED" not in summary and "MISSING" not in summary
+    tab = "\n".join(line.plain for line in pull_result_lines(first))  # the Pulls tab's words
+    assert "GROWING   alpha/train.log: still being written on the box; pulled up to" in tab
 
     second = await pull(host_of(fleet), tmp_path, options=fast())
     assert second.ok, format_pull_result(second)

@@ -9,6 +9,7 @@ import torch
 from support.pulls import box_results, fast, host_of, pull
 
 from rgt_tui.cli.pull import format_pull_result
+from rgt_tui.content.pull_view import pull_result_lines
 from rgt_tui.services.verify.report import format_report
 from rgt_tui.services.verify.run import verify_host
 
@@ -35,6 +36,13 @@ async def test_a_checkpoint_damaged_on_the_box_is_replaced_out_loud_and_verify_n
         f"REPLACED  golf/checkpoint.pt: changed on the box; your earlier copy is kept in "
         f"{pulled.replaced}" in summary
     )
+    # The Pulls tab says it too, in the same words (a TUI user's copy set aside unseen).
+    tab = "\n".join(line.plain for line in pull_result_lines(again))
+    assert (
+        f"golf/checkpoint.pt: changed on the box; your earlier copy is kept in {pulled.replaced}"
+        in tab
+    )
+    assert tab.count("REPLACED") == 1
 
     report = await verify_host(host_of(fleet), tmp_path, roster=[])
     (check,) = report.checks

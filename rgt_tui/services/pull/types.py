@@ -149,6 +149,27 @@ class PullResult:
         )
 
     @property
+    def notices(self) -> tuple[tuple[str, str], ...]:
+        """(label, text) of what a user must know though nothing failed: rgt-tui's earlier
+        copy of a file the box changed (kept, never deleted: REPLACED) and each file pulled
+        only up to what the box had written when it hashed it (GROWING). One wording for
+        the command's summary and the Pulls tab."""
+        replaced = [
+            ("REPLACED", f"{f.path}: changed on the box; your earlier copy is kept in {f.replaced}")
+            for f in self.pulled
+            if f.replaced
+        ]
+        growing = [
+            (
+                "GROWING",
+                f"{path}: still being written on the box; pulled up to {fmt_bytes(size)} (as "
+                "it was when hashed; the next pull brings the rest)",
+            )
+            for path, size in self.growing
+        ]
+        return (*replaced, *growing)
+
+    @property
     def ok(self) -> bool:
         """Every file asked for is here: none failed or in conflict, no shortfall."""
         return not self.failed and not self.conflicts and not self.shortfalls
