@@ -19,20 +19,27 @@ then answers each request on stdin, in order, with the request's ``id``:
   ``memory`` outcome this process exits, so the next file gets a fresh one.
 
 Checkpoints are only ever opened with ``torch.load(weights_only=True, mmap=True)``: a pickle
-naming a global outside torch's allow-list is refused (``unsafe``), never executed.
+naming a global outside torch's allow-list is refused (``unsafe``), never executed. torch's
+safe loader refuses a damaged pickle in the same words ("Unsupported operand 0" for a
+zeroed byte), so a refusal is called ``unsafe`` only when the pickle is well formed and the
+refusal names code (a global, a call, an instruction that builds an object); otherwise the
+file is ``corrupt``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import json
 import os
 import pickle
+import pickletools
 import platform
 import re
 import sys
 import warnings
+import zipfile
 
 PROTOCOL = 1
 # torch before 2.6 could run code from a weights_only=True load (CVE-2025-32434).
@@ -155,7 +162,7 @@ def load_torch(path: str) -> tuple[str, str]:
     except pickle.UnpicklingError as exc:
         text = str(exc)
         if "weights only" in text.lower() or "weights_only" in text:
-            return "unsafe", "needs arbitrary code to load; not executed: " + unsafe_reason(text)
+            return refusal(path, mapped, text)
         return "corrupt", first_line(exc)
     tensors, values = count_tensors(obj, torch.Tensor)
     return (
@@ -214,6 +221,68 @@ def count_tensors(obj, tensor_type) -> tuple[int, int]:
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
     return count, values
+
+
+# Pickle instructions that name or build code; torch's safe loader refuses these
+# ("Unsupported operand N") in a well-formed pickle that needs code to load.
+CODE_OPCODES = {op.code.encode("latin-1")[0] for op in pickletools.opcodes if op.name in (
+    "INST", "OBJ", "EXT1", "EXT2", "EXT4", "GLOBAL", "STACK_GLOBAL", "REDUCE", "BUILD",
+)}  # fmt: skip
+# torch.save's legacy (non-zip) format: five pickles, then the raw storages.
+LEGACY_PICKLES = 5
+MAX_PICKLE_BYTES = 256 << 20  # a larger pickle is not walked (the load's verdict stands)
+
+
+def refusal(path: str, zipped: bool, text: str) -> tuple[str, str]:
+    """The outcome of a weights_only refusal: ``unsafe`` only for a well-formed pickle
+    refused for naming code; a pickle that breaks off is damaged, not hostile."""
+    reason = unsafe_reason(text)
+    damage = pickle_damage(path, zipped)
+    if damage is not None:
+        return "corrupt", f"{damage}; torch: {reason}"
+    if names_code(text):
+        return "unsafe", "needs arbitrary code to load; not executed: " + reason
+    return "corrupt", f"torch's safe loader refused it: {reason}"
+
+
+def names_code(text: str) -> bool:
+    """Whether torch's refusal is about code: a global, a call, or an instruction naming one."""
+    if "GLOBAL" in text or "reduce for" in text or "add_safe_globals" in text:
+        return True
+    operand = re.search(r"Unsupported operand (\d+)", text)
+    return operand is not None and int(operand.group(1)) in CODE_OPCODES
+
+
+def pickle_damage(path: str, zipped: bool):
+    """Where the checkpoint's pickle stops being a pickle, or None (well formed, or
+    not walked). Walked with pickletools, which reads instructions and runs none."""
+    try:
+        if zipped:
+            with zipfile.ZipFile(path) as archive:
+                name = next(
+                    (n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "data.pkl"), None
+                )
+                if name is None or archive.getinfo(name).file_size > MAX_PICKLE_BYTES:
+                    return None
+                stream, count = io.BytesIO(archive.read(name)), 1
+        else:
+            with open(path, "rb") as f:
+                stream, count = io.BytesIO(f.read(MAX_PICKLE_BYTES)), LEGACY_PICKLES
+    except zipfile.BadZipFile as exc:  # "Bad CRC-32 for file 'c/data.pkl'"
+        return f"the archive's checksum does not match its pickle ({exc})"
+    except Exception:  # unreadable here though torch read it: no verdict to add
+        return None
+    size = len(stream.getbuffer())
+    for _ in range(count):
+        if stream.tell() >= size:  # a plain pickle.dump file holds one
+            break
+        try:
+            for _op, _arg, _pos in pickletools.genops(stream):
+                pass
+        except Exception as exc:  # genops says where: "at position 57, opcode ... unknown"
+            text = str(exc).strip().splitlines()
+            return f"not a well-formed pickle ({text[0] if text else type(exc).__name__})"
+    return None
 
 
 def unsafe_reason(text: str) -> str:

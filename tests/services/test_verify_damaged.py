@@ -1,0 +1,67 @@
+"""Verify over a loopback box: a damaged checkpoint is corrupt, not unsafe (UX trial H10).
+
+torch's safe loader refuses a pickle with a zeroed byte in the same words it refuses one
+that names code ("Unsupported operand 0"); only the second needs arbitrary code to load.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import torch
+from support.pulls import box_results, fast, host_of
+
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.verify.run import verify_host
+from rgt_tui.transport import transport_for
+
+
+class Payload:
+    """Unpickling this would run a command (it must never be unpickled)."""
+
+    def __reduce__(self):
+        return (os.system, ("true",))
+
+
+def zeroed(data: bytes, start: int, end: int) -> bytes:
+    """``data`` with bytes ``start`` to ``end`` set to zero, as a bad disk or copy leaves it."""
+    return data[:start] + bytes(end - start) + data[end:]
+
+
+async def test_a_checkpoint_with_zeroed_bytes_is_corrupt_not_unsafe(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet) / "solo1"
+    res.mkdir(parents=True)
+    # A small step checkpoint as a training loop keeps it; its pickle comes first.
+    torch.save({"step": 22, "w": torch.zeros(100), "opt": {"lr": 0.1}}, res / "step-21.pt")
+    whole = (res / "step-21.pt").read_bytes()
+    (res / "step-22.pt").write_bytes(zeroed(whole, 64, 200))
+    torch.save({"w": torch.ones(3)}, res / "old.pt", _use_new_zipfile_serialization=False)
+    (res / "old-22.pt").write_bytes(zeroed((res / "old.pt").read_bytes(), 60, 80))
+    torch.save({"w": torch.zeros(2), "hook": Payload()}, res / "evil.pt")
+    (res / "evil.ckpt").write_bytes(pickle.dumps({"hook": Payload()}, protocol=2))
+
+    host = host_of(fleet)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert not pulled.failed, pulled.failed
+        report = await verify_host(host, tmp_path, transport=transport)
+    finally:
+        await transport.close()
+
+    checks = {c.path: c for c in report.checks}
+    assert checks["solo1/step-21.pt"].status == "verified"
+    for name in ("solo1/step-22.pt", "solo1/old-22.pt"):
+        check = checks[name]
+        assert check.status == "corrupt", check
+        assert check.detail.startswith("truncated or damaged on the box"), check.detail
+        assert "arbitrary code" not in check.detail and "Unsupported operand 0" in check.detail
+    assert "checksum does not match" in checks["solo1/step-22.pt"].detail
+    assert "not a well-formed pickle" in checks["solo1/old-22.pt"].detail
+    for name in ("solo1/evil.pt", "solo1/evil.ckpt"):  # a real global outside the allow-list
+        check = checks[name]
+        assert check.status == "unsafe", check
+        assert "needs arbitrary code to load" in check.detail and "system" in check.detail
+    assert not report.ok
