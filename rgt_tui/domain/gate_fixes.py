@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rgt_tui.domain.teardown_gate import (
     CELL_RUNS,
+    MOVE_NOT_ON_RECORD,
     NO_MANIFEST,
     NOT_ANSWERING,
     Condition,
@@ -122,6 +123,21 @@ def _unfinished_fix(condition: Condition, host: str, *, tui: bool) -> str:
     """An unfinished cell: move it (resuming from its verified checkpoint, or starting
     over without one), let it finish, or accept leaving it unfinished, by name."""
     cell = _cells(condition)
+    if condition.cause == MOVE_NOT_ON_RECORD:
+        # `queue move` refuses a cell whose line already reads #moved-to: the line must
+        # become the plain line again before the move is made for real.
+        move = (
+            "if it did move, add its line to that host's queue file; otherwise turn its "
+            "'#moved-to HOST: ' line back into the plain line and move it ("
+            + ("Queue tab, m" if tui else f"`rgt-tui queue move {cell} --to HOST`")
+            + ")"
+        )
+        accept = (
+            f"type {cell} under 'Acknowledge a cell by name' and press Unfinished: accept"
+            if tui
+            else f"`rgt-tui teardown {host} --ack-unfinished {cell}`"
+        )
+        return f"{move} — or accept tearing down with its work unfinished: {accept}"
     if tui:
         move = (
             "move it (Queue tab, m): it resumes elsewhere from that checkpoint"

@@ -24,8 +24,10 @@ A host unlocks only when every condition holds at once:
    being cancelled);
 7. no cell's work is unfinished by the queue's records or its scheduler (failed, killed,
    interrupted, ended by Slurm, pending), or each such cell is moved to another host (its
-   ``#moved-to`` record) or acknowledged by name (``QueueCellsSeen``, ``unfinished``): an
-   unfinished cell does not count for the roster however many of its files verified;
+   ``#moved-to`` line, and the destination's queue file holding the cell: a ``#moved-to``
+   line typed by hand moves nothing, ``MOVE_NOT_ON_RECORD``) or acknowledged by name
+   (``QueueCellsSeen``, ``unfinished``): an unfinished cell does not count for the roster
+   however many of its files verified;
 8. the user typed the host's name.
 
 The typed name and the re-scan are one moment, not two facts that keep: typing the name
@@ -337,6 +339,10 @@ class Condition:
 NO_MANIFEST = "no-manifest"  # nothing to match: no valid manifest (pull and verify)
 CELL_RUNS = "cell-runs"  # no valid manifest while a cell runs: it changes the box's files
 NOT_ANSWERING = "not-answering"  # the box did not answer this check (services/teardown)
+# An unfinished cell whose queue file line reads ``#moved-to HOST:`` though no move is on
+# record (HOST's queue file does not hold it): its work is still this host's. Both the
+# cell's state in ``QueueCellsSeen.unfinished`` and its line's cause.
+MOVE_NOT_ON_RECORD = "move-not-on-record"
 
 
 def conditions(state: GateState) -> tuple[Condition, ...]:
@@ -498,7 +504,7 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
     here), locked until acknowledged by name; one open line per cell moved away."""
     items = []
     files = state.manifest or {}
-    for name, _status, what in state.unfinished:
+    for name, status, what in state.unfinished:
         prefixes = [pre for cell, pre in state.cell_outputs if cell == name]
         found = newest_checkpoint(
             name, prefixes, files, state.pulled, state.loaded, set(state.failed)
@@ -516,12 +522,25 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
         acked = name in state.acked_unfinished
         text = f"{name} {what} — {safe}" + ("; acknowledged" if acked else "")
         checkpoint = found[0] if found else ""
+        cause = MOVE_NOT_ON_RECORD if status == MOVE_NOT_ON_RECORD else ""
         items.append(
-            Condition("unfinished", acked, text, () if acked else (name,), checkpoint=checkpoint)
+            Condition(
+                "unfinished",
+                acked,
+                text,
+                () if acked else (name,),
+                checkpoint=checkpoint,
+                cause=cause,
+            )
         )
     for name, host in state.moved_cells:
         items.append(
-            Condition("moved", True, f"{name} moved to {host} (the queue file's #moved-to)")
+            Condition(
+                "moved",
+                True,
+                f"{name} moved to {host} (the queue file's #moved-to; {host}'s queue file "
+                "holds it)",
+            )
         )
     return items
 

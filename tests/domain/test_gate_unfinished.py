@@ -125,7 +125,7 @@ def test_a_cell_moved_to_another_host_does_not_lock():
     assert _unfinished(state) == [] and g.is_unlocked(state)
     moved = [c for c in g.conditions(state) if c.key == "moved"]
     assert [(c.ok, c.evidence) for c in moved] == [
-        (True, "cellB moved to box2 (the queue file's #moved-to)")
+        (True, "cellB moved to box2 (the queue file's #moved-to; box2's queue file holds it)")
     ]
 
 

@@ -2,8 +2,9 @@
 mid-run whose checkpoint was pulled and verified locks `teardown --check` with a line
 naming the cell, its state, the checkpoint and the move command; `--ack-unfinished` of
 that cell opens it, and a name that is not an unfinished cell is refused with the list
-(exit 2). A failed cell locks it the same way; a cell the queue file records as moved
-(`#moved-to`) does not."""
+(exit 2). A failed cell locks it the same way; a cell moved to another host (its
+`#moved-to` line, and the cell in that host's queue file) does not, and a `#moved-to` line
+typed by hand, with no cell at the destination, moves nothing."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
 async def test_a_failed_cell_locks_and_a_moved_one_does_not(
     make_queue_fleet, tmp_path: Path
 ) -> None:
-    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     alpha = qf.cell_script("alpha", METRICS)
     broken = qf.cell_script("broken", FAILING)
     qf.write_queue(f"{alpha} t\n{broken} t\n")
@@ -86,8 +87,24 @@ async def test_a_failed_cell_locks_and_a_moved_one_does_not(
     assert "broken failed (exit 3)" in line and "loss is nan" in line
     assert "no checkpoint of it is pulled and verified here" in line
 
-    # Moved to box2 (the source queue's '#moved-to' record): box2's work now, no lock.
+    # A '#moved-to' line typed by hand moves nothing (ux-h 3): box2's queue file does not
+    # hold the cell, so it is still box1's unfinished work, and the line says so.
     qf.write_queue(f"{alpha} t\n#moved-to box2: {broken} t\n")
+    typed = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    out = typed.stdout
+    assert typed.returncode == 1, out + typed.stderr
+    (line,) = [x for x in out.splitlines() if "[ ] unfinished" in x] or [out]
+    assert (
+        "broken is marked '#moved-to box2' in box1's queue file, but no move is on record" in line
+    )
+    assert "box2's queue file (" in out and "queues/box2.txt) holds no cell broken" in out
+    assert "turn its '#moved-to HOST: ' line back into the plain line" in out
+    assert "--ack-unfinished broken" in out
+    assert "[x] moved" not in out and "locked: unfinished broken" in out
+
+    # Moved to box2 as `queue move` leaves it (the source queue's '#moved-to' line, and
+    # the cell in box2's queue file): box2's work now, no lock.
+    qf.write_queue(f"# moved from box1 on 2026-01-01\n{broken} t\n", name="box2")
     moved = await _cli(qf, tmp_path, "teardown", "box1", "--check")
     assert moved.returncode == 0, moved.stdout + moved.stderr
     assert "[x] moved      moved to another host │ found: broken moved to box2" in moved.stdout

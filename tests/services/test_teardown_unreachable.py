@@ -65,7 +65,8 @@ async def test_a_box_that_does_not_answer_is_not_ticked_and_its_moved_cell_reads
     finally:
         await transport.close()
     await qf.loopback.box("box1").stop()  # lost mid-run (preempted)
-    qf.write_queue(f"{bravo} t\n#moved-to box2: {alpha} t\n")  # what `queue move` leaves
+    qf.write_queue(f"{bravo} t\n#moved-to box2: {alpha} t\n")  # what `queue move` leaves,
+    qf.write_queue(f"# moved from box1 on 2026-01-01\n{alpha} t\n", name="box2")  # both
 
     gone = await _cli(qf, tmp_path, "teardown", "box1", "--check")
     out = gone.stdout

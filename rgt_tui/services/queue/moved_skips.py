@@ -9,13 +9,19 @@ would run the cell a second time beside its new host.
 So every launch and append that deploys the queue to a box first records the skip of each
 ``#moved-to`` cell that box holds without one (``plan_launch`` finds them from the box's
 own records; the launch records them before the runner starts, or before ``sbatch``).
+
+A ``#moved-to`` line alone is no proof that anything moved: anyone can type one. The
+teardown gate counts a move only where the move left its mark at the destination
+(``moves_on_record``): the destination's queue file holds the cell (``queue move`` writes
+it there, under ``# moved from SOURCE``, before it rewrites the source line).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_file import QueueCell
 from rgt_tui.domain.queue_state import SKIPPED, QueueView
 from rgt_tui.services.box_ctl import QueueError
@@ -32,6 +38,45 @@ def moved_cells(host: HostConfig) -> dict[str, str]:
 
     source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
     return {c.name: c.moved_to for c in source.parsed.moved}
+
+
+@dataclass(frozen=True)
+class MovesSeen:
+    """The host's ``#moved-to`` cells, split by whether the move is on record.
+
+    ``held``: cell → destination, whose queue file holds the cell (the move's record);
+    ``unheld``: cell → (destination, why the move is not on record)."""
+
+    held: dict[str, str]
+    unheld: dict[str, tuple[str, str]]
+
+
+def moves_on_record(fleet: Fleet, host: HostConfig) -> MovesSeen:
+    """The host's ``#moved-to`` cells, each checked against its destination's local queue
+    file: a move counts only when that file holds the cell (live, or moved on again from
+    there). Reads the files: call it off the event loop."""
+    from rgt_tui.services.queue.check import display_path, read_queue_file
+
+    held: dict[str, str] = {}
+    unheld: dict[str, tuple[str, str]] = {}
+    names = {h.name: h for h in fleet.hosts}
+    for name, dest in moved_cells(host).items():
+        target = names.get(dest)
+        if target is None:
+            unheld[name] = (dest, f"{dest} is no host of the fleet file")
+            continue
+        if target.queue is None:
+            unheld[name] = (dest, f"{dest} has no queue file")
+            continue
+        source = read_queue_file(target.queue, host=target.name, default_epochs=target.epochs)
+        if any(c.name == name for c in source.parsed.slots):
+            held[name] = dest
+        else:
+            unheld[name] = (
+                dest,
+                f"{dest}'s queue file ({display_path(target.queue)}) holds no cell {name}",
+            )
+    return MovesSeen(held, unheld)
 
 
 def unskipped_moved(

@@ -27,7 +27,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
-from rgt_tui.domain.queue_state import RUNNING, QueueView
+from rgt_tui.domain.queue_state import DONE, RUNNING, QueueView
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.unfinished import queue_cells_seen
@@ -36,7 +36,7 @@ from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.queue.backends import backend_for
-from rgt_tui.services.queue.moved_skips import moved_cells
+from rgt_tui.services.queue.moved_skips import MovesSeen, moves_on_record
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
@@ -116,8 +116,9 @@ class _BoxNow:
     # False: no box answered this check (no connection, or connecting failed): which box
     # is there and what runs on it are unknown now, whatever was recorded before.
     answered: bool = True
-    # No view (the box did not answer): the local queue file's #moved-to cells, read now.
-    moved: dict[str, str] | None = None
+    # No view (the box did not answer): the local queue file's #moved-to cells, read now,
+    # split by whether the move is on record (``moves_on_record``).
+    moved: MovesSeen | None = None
 
 
 async def _scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None) -> _BoxNow:
@@ -188,29 +189,71 @@ async def _groups_seen(
     return tuple(seen)
 
 
-def _cells_seen(host: HostConfig, now: _BoxNow, manifest: Manifest | None) -> _BoxNow:
+def _cells_seen(fleet: Fleet, host: HostConfig, now: _BoxNow, manifest: Manifest | None) -> _BoxNow:
     """``now`` with the queue's unfinished and moved cells as the gate's fact, each
     unfinished cell's output folders in the pulled copy (``manifest``) named. Without a
     view of the queue (the box did not answer) the moved cells alone, from the local
-    queue file: a cell moved while its box was lost is the other host's work now."""
+    queue file: a cell moved while its box was lost is the other host's work now.
+
+    A move counts only when it is on record (``moves_on_record``: the destination's queue
+    file holds the cell). A ``#moved-to`` line without that is no move: the cell is
+    unfinished work of this host (``_not_moved``), whatever the view reads from the line."""
     if now.records_only:
         return now
-    moved = moved_cells(host)
+    moves = moves_on_record(fleet, host)
     if now.view is None:
-        return replace(now, moved=moved)
+        return replace(now, moved=moves)
 
     def outputs(name: str) -> tuple[str, ...]:
         return output_prefixes(manifest, host.durable_dir, name) if manifest else ()
 
-    return replace(now, cells=queue_cells_seen(now.view, moved, outputs))
+    seen = queue_cells_seen(now.view, moves.held, outputs)
+    # The view lays the line's #moved-to over the box's records (a skip), and a box's
+    # own skip may come from a launch that took the line at its word: neither is a move.
+    ended = {c.name for c in now.view.cells if c.status in (RUNNING, DONE)}
+    unheld = {k: v for k, v in moves.unheld.items() if k not in ended}
+    known = {u[0] for u in seen.unfinished}
+    extra = tuple(_not_moved(host, unheld, known))
+    return replace(
+        now,
+        cells=replace(
+            seen,
+            unfinished=(*seen.unfinished, *extra),
+            outputs=(*seen.outputs, *((u[0], p) for u in extra for p in outputs(u[0]))),
+        ),
+    )
 
 
-def _moved_now(state: g.GateState, moved: dict[str, str]) -> g.QueueCellsSeen:
+def _not_moved(
+    host: HostConfig, unheld: dict[str, tuple[str, str]], known: set[str]
+) -> list[tuple[str, str, str]]:
+    """The gate's unfinished entry of each ``#moved-to`` cell whose move is not on record
+    (``known``: cells already unfinished by the records, left as they are)."""
+    return [
+        (
+            name,
+            g.MOVE_NOT_ON_RECORD,
+            printable(
+                f"is marked '#moved-to {dest}' in {host.name}'s queue file, but no move is "
+                f"on record: {why}",
+                600,
+            ),
+        )
+        for name, (dest, why) in sorted(unheld.items())
+        if name not in known
+    ]
+
+
+def _moved_now(host: HostConfig, state: g.GateState, moves: MovesSeen) -> g.QueueCellsSeen:
     """The gate's fact when the box did not answer: its unfinished cells as the last
-    check read them, less those the local queue file records as moved now, and the moved
-    ones (``queue_cells_seen``'s rule, on what is known)."""
+    check read them, less those moved now (on record), and the moved ones
+    (``queue_cells_seen``'s rule, on what is known); a ``#moved-to`` line with no move on
+    record keeps its cell unfinished."""
+    moved = moves.held
+    unfinished = tuple(u for u in state.unfinished if u[0] not in moved)
+    extra = _not_moved(host, moves.unheld, {u[0] for u in unfinished})
     return g.QueueCellsSeen(
-        unfinished=tuple(u for u in state.unfinished if u[0] not in moved),
+        unfinished=(*unfinished, *extra),
         moved=tuple(sorted(moved.items())),
         outputs=tuple(o for o in state.cell_outputs if o[0] not in moved),
     )
@@ -286,7 +329,7 @@ def _facts(
     if now.cells is not None:
         events.append(now.cells)
     elif now.moved is not None:
-        events.append(_moved_now(jh.gate(), now.moved))
+        events.append(_moved_now(host, jh.gate(), now.moved))
     if now.jobs is not None:
         events.append(now.jobs)
     return events, problems
@@ -348,7 +391,7 @@ async def gather(
         now = await _scan_now(fleet, host, transport)
     folder = host_results_dir(fleet.results_dir, host)
     local = await asyncio.to_thread(_local_records, folder)
-    now = await asyncio.to_thread(_cells_seen, host, now, local[0])
+    now = await asyncio.to_thread(_cells_seen, fleet, host, now, local[0])
     local_check = None
     if local[0] is not None and not records_only:
         # Every byte of the local copy, re-hashed now, off the event loop (local_copy).
