@@ -117,3 +117,29 @@ async def test_a_damaged_checkpoint_is_never_pushed_and_the_move_needs_from_scra
     assert [(c.name, c.status) for c in there.cells] == [("ck", DONE)]
     assert "fresh start: no checkpoint" in cell_log(qf, "box2")
     assert "skip" in qf.state("ck", "box1")  # box1 answered: it skips the cell
+
+
+async def test_a_resume_onto_an_idle_spare_runs_the_spare_own_pending_cells_too(make_queue_fleet):
+    # ux-h 14: launched from the moved cell alone, the spare's own cell 0 stayed pending
+    # behind it (running it later would run the moved cell again), said only in a notice.
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    own = qf.cell_script("spare1", 'mkdir -p "$2" && echo ok > "$2/done.txt"', name="box2")
+    qf.write_queue(f"{own} t 1\n", "box2")
+    await preempt(qf)
+
+    planned = await plan(qf)
+    assert planned.ok, planned.problems
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        result = await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
+    finally:
+        await t1.close()
+        await t2.close()
+    assert result.queued == (
+        "box2's queue launched from cell 0: its own pending cell 0 (spare1) first, then ck"
+    )
+    there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")
+    assert [(c.name, c.status) for c in there.cells] == [("spare1", DONE), ("ck", DONE)]
+    assert "done at step 6" in cell_log(qf, "box2")

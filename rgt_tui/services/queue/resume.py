@@ -18,8 +18,10 @@
    ``{out}`` there in one step. The target's free space is checked first.
 4. **Queue**: the line moves as ``queue move`` moves it (``services.queue.move``; the
    source keeps ``#moved-to``), and the target runs it under the same name: a running
-   queue gets it appended, an idle one is launched from it (preflight and credentials
-   as any launch). The run's load-latest-on-start makes the identical command resume.
+   queue gets it appended, an idle one is launched from it — from the target's own
+   pending cells just before it, when there are some, so they are not left behind it
+   (unless the user stopped that queue: then said, with how to run them) — preflight
+   and credentials as any launch. The run's load-latest-on-start makes the identical command resume.
 
 For ``on_preempt = "move"`` (``watch``): ``plan_resume_move`` then, when ``plan.ok``,
 ``resume_move``; both take the transports of both boxes and never raise for a box that
@@ -39,6 +41,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rgt_tui.domain.artifacts import GOOD_STATUSES, is_leftover
 from rgt_tui.domain.checkpoints import (
@@ -53,6 +56,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.preflight_checks import df_row
+from rgt_tui.domain.queue_state import PENDING, USER_STOPPED
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
@@ -70,6 +74,10 @@ from rgt_tui.services.queue.move import (
 )
 from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
 from rgt_tui.transport import Transport
+
+if TYPE_CHECKING:
+    from rgt_tui.services.queue.cells import PlannedCell
+    from rgt_tui.services.queue.launch import LaunchPlan
 
 FROM_SCRATCH = "from scratch: no verified checkpoint — the run starts over"
 # How a move from scratch is asked for, in the refusal of a cell with no verified
@@ -398,7 +406,8 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
     if plan.ok and plan.ran:
         lines.append(
             f"then {plan.move.dest} runs {plan.cell} under its name: appended to its running "
-            "queue, or its queue launched from it (preflight as any launch)"
+            "queue, or its queue launched from it — after its own cells that never ran "
+            "(preflight as any launch)"
         )
     lines += [f"warning: {w}" for w in plan.warnings]
     lines += [f"REFUSED: {p.replace(SCRATCH_CLI, scratch)}" for p in plan.problems]
@@ -498,14 +507,51 @@ async def _queue_on_target(
     _, slots, _ = await read_local_queue(fleet, target)
     index = max(i for i, c in enumerate(slots) if c.name == name and not c.moved_to)
     plan = await plan_launch(fleet, target, transport, start_index=index, acks=acks)
+    waiting, stopped = _own_pending(plan, index)
+    if waiting and not stopped:
+        # The target's own cells that never ran come first: launched from the moved
+        # cell alone, they would stay pending behind it, and running them later would
+        # run the moved cell again (ux-h 14).
+        plan = await plan_launch(fleet, target, transport, start_index=waiting[0].index, acks=acks)
+    start = plan.start_index
     if not plan.ok:
         raise MoveError(
             f"{name} is {target.name}'s now (its files are there), but the launch was refused:\n"
             + "\n".join(plan.problems)
-            + f"\nfix that, then: rgt-tui launch {target.name} --start {index}"
+            + f"\nfix that, then: rgt-tui launch {target.name} --start {start}"
         )
     await launch(plan, transport)
-    return f"{target.name}'s queue launched from cell {index} ({name})"
+    said = f"{target.name}'s queue launched from cell {start}"
+    own = ("cell " if len(waiting) == 1 else "cells ") + ", ".join(
+        f"{c.index} ({c.name})" for c in waiting
+    )
+    if waiting and not stopped:
+        return f"{said}: its own pending {own} first, then {name}"
+    if waiting:
+        return (
+            f"{said} ({name}); its own pending {own} before it "
+            f"stay{'s' if len(waiting) == 1 else ''} pending, as its queue was stopped by the user — rgt-tui launch "
+            f"{target.name} --start {waiting[0].index} runs them ({name} then runs again, "
+            "from its newest checkpoint)"
+        )
+    return f"{said} ({name})"
+
+
+def _own_pending(plan: LaunchPlan, index: int) -> tuple[list[PlannedCell], bool]:
+    """The target's cells before ``index`` that never ran (pending, or not yet on the
+    box), when nothing between the first of them and ``index`` would run a second time
+    (a done, failed or killed cell: never rerun unattended); and whether its queue was
+    stopped by the user (then its pending cells wait for the user, said)."""
+    from rgt_tui.services.queue.launch import NOT_RUN
+
+    before = [c for c in plan.cells[:index] if c.status not in NOT_RUN]
+    tail: list[PlannedCell] = []
+    for c in reversed(before):
+        if c.status not in (None, PENDING):
+            break
+        tail.insert(0, c)
+    stopped = plan.current is not None and plan.current.state == USER_STOPPED
+    return tail, stopped
 
 
 async def resume_move(
