@@ -95,3 +95,16 @@ def newest_checkpoint(files: Iterable[CellFile]) -> CellFile | None:
 def damaged_checkpoints(files: Iterable[CellFile]) -> list[CellFile]:
     """Checkpoints that must not be pushed (each has its ``why``)."""
     return [f for f in files if not f.good and is_checkpoint(f.rel)]
+
+
+def newer_left_out(files: Iterable[CellFile], chosen: CellFile | None) -> list[CellFile]:
+    """Checkpoints that must not be pushed and are newer than ``chosen`` (all of them when
+    there is none), newest first: the steps a resume from ``chosen`` does not have."""
+    after = (chosen.mtime, chosen.rel) if chosen is not None else None
+    left = [f for f in damaged_checkpoints(files) if after is None or (f.mtime, f.rel) > after]
+    return sorted(left, key=lambda f: (f.mtime, f.rel), reverse=True)
+
+
+def left_out_words(f: CellFile) -> str:
+    """``step-22.pt (verify found it corrupt)``: a checkpoint left out and why, short."""
+    return f"{f.rel} ({f.why.split(': ', 1)[0].split(' — ', 1)[0]})"

@@ -44,6 +44,9 @@ class Checkpoint:
     mtime: float  # when the box wrote it (box clock)
     size: int = 0
     step: int | None = None  # where its name (``domain.checkpoints.step_in_name``) says
+    # The cell's newer checkpoints that are not pulled-and-verified whole here, each with
+    # why (``domain.checkpoints.left_out_words``): what a resume from this one skips.
+    newer_left_out: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,22 +94,29 @@ def suspected_line(since: float, now: float) -> str:
 
 
 def preemption_line(p: Preemption) -> str:
-    """``preempted at ~14:03: cell X interrupted at step k; its last verified checkpoint
-    is from 13:58`` — what a preemption cost, in one line (the parts known); ``…; it
-    already moved to box2 …`` when the cell was moved before it was named."""
+    """``preempted at ~14:03: cell X interrupted; last verified step k, from 13:58`` —
+    what a preemption cost, in one line (the parts known), with the newer checkpoints a
+    resume leaves out (``…; newer step-22.pt left out (verify found it corrupt)``); ``…;
+    it already moved to box2 …`` when the cell was moved before it was named. The step
+    is the verified checkpoint's, never "interrupted at": the run may have gone further
+    (ux-h 11)."""
     head = f"preempted at ~{hhmm(p.at)}"
     if p.kind == LOST:
         head += " (unreachable past its grace)"
     if p.cell is None:
         return f"{head}: no cell was running"
-    at_step = f" at step {p.step}" if p.step is not None else ""
+    ck = p.checkpoint
     if p.moved_to is not None:
         tail = f"it already moved to {p.moved_to} (its queue file's #moved-to)"
-    elif p.checkpoint is None:
+    elif ck is None:
         tail = "it has no pulled and verified checkpoint: a move starts it from scratch"
+    elif p.step is not None:
+        tail = f"last verified step {p.step}, from {hhmm(ck.mtime)}"
     else:
-        tail = f"its last verified checkpoint is from {hhmm(p.checkpoint.mtime)}"
-    return f"{head}: cell {p.cell} interrupted{at_step}; {tail}"
+        tail = f"its last verified checkpoint is from {hhmm(ck.mtime)}"
+    if ck is not None and ck.newer_left_out and p.moved_to is None:
+        tail += "; newer " + ", ".join(ck.newer_left_out) + " left out"
+    return f"{head}: cell {p.cell} interrupted; {tail}"
 
 
 def mtbf_s(host: HostConfig, profile: Profile) -> float | None:

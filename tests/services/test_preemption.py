@@ -149,7 +149,7 @@ async def test_a_silent_spot_box_reads_preempted_then_its_cell_moves_once_across
         assert mover.interrupted == [FROZEN]
         (named,) = told(watcher, "preempted")
         assert f"preempted at ~{hhmm(FROZEN)}" in named.body
-        assert "cell eta_long interrupted at step 40" in named.body
+        assert "cell eta_long interrupted; last verified step 40," in named.body
         (moved,) = told(watcher, "preempt_action")
         assert moved.body.startswith("moved eta_long to box2: it resumes from ckpt_step40.pt")
     finally:
@@ -225,8 +225,8 @@ def test_a_restarted_container_under_the_same_boot_is_named_with_its_cell(tmp_pa
     full = watch.with_checkpoint(host, named)
     text = preemption_line(full)
     assert text == (
-        f"preempted at ~{hhmm(FROZEN)}: cell eta_long interrupted at step 40; "
-        f"its last verified checkpoint is from {hhmm(CKPT.mtime)}"
+        f"preempted at ~{hhmm(FROZEN)}: cell eta_long interrupted; "
+        f"last verified step 40, from {hhmm(CKPT.mtime)}"
     )
     # A new watch over the same memory sees the same start: nothing named again.
     later = PreemptionWatch(fleet, memory_dir=tmp_path / "p", checkpoint=lambda h, c: CKPT)

@@ -20,7 +20,7 @@ def test_named_then_read_then_forgotten(tmp_path: Path) -> None:
     full = watch.with_checkpoint(host, named)
     kept = read_named(tmp_path / "preempt", host.name)
     assert kept == full and kept is not None
-    assert preemption_line(kept).endswith("cell eta_long interrupted at step 40; its last "
-                                          "verified checkpoint is from " + preemption_line(full)[-5:])  # fmt: skip
+    assert preemption_line(kept).endswith("cell eta_long interrupted; last verified step 40, "
+                                          "from " + preemption_line(full)[-5:])  # fmt: skip
     watch._save_named(host.name, None)
     assert read_named(tmp_path / "preempt", host.name) is None

@@ -50,7 +50,7 @@ async def test_a_named_preemption_reaches_the_pane_and_the_notices(tmp_path: Pat
             Checkpoint("checkpoint.pt", FROZEN - 900, 10), 40,
         )  # fmt: skip
         app._route(HostPreempted(app.fleet.host(HOST), named))
-        line = "cell eta_long interrupted at step 40; its last verified checkpoint is from 11:45"
+        line = "cell eta_long interrupted; last verified step 40, from 11:45"
         await wait_for(lambda: line in flat(app), pilot=pilot)
         await wait_for(lambda: len(notices_of(app)) > 0, pilot=pilot)
         notice = notices_of(app).items()[0]

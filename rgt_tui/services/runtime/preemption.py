@@ -24,7 +24,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from rgt_tui.domain.checkpoints import newest_checkpoint, step_in_name
+from rgt_tui.domain.checkpoints import (
+    left_out_words,
+    newer_left_out,
+    newest_checkpoint,
+    step_in_name,
+)
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError, SessionRefused, TransportError
 from rgt_tui.domain.preemption import (
@@ -69,10 +74,12 @@ def verified_checkpoint(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint
     """``cell``'s newest checkpoint that is pulled, verified and still whole here (the
     resume move's own choice: ``services.queue.resume.cell_files``), with its step where
     its name says it; None when there is none. Blocking (it re-hashes): run in a thread."""
-    best = newest_checkpoint(cell_files(fleet, host, cell, time.time()))
+    files = cell_files(fleet, host, cell, time.time())
+    best = newest_checkpoint(files)
     if best is None:
         return None
-    return Checkpoint(best.rel, best.mtime, best.size, step_in_name(best.rel))
+    left = tuple(left_out_words(f) for f in newer_left_out(files, best))
+    return Checkpoint(best.rel, best.mtime, best.size, step_in_name(best.rel), left)
 
 
 class PreemptionWatch:
@@ -270,6 +277,8 @@ def read_named(memory_dir: Path, host: str) -> Preemption | None:
         ckpt = data.get("checkpoint") if isinstance(data, dict) else None
         if not isinstance(data, dict):
             return None
+        if isinstance(ckpt, dict):
+            ckpt["newer_left_out"] = tuple(str(n) for n in ckpt.get("newer_left_out") or ())
         data["checkpoint"] = Checkpoint(**ckpt) if isinstance(ckpt, dict) else None
         return Preemption(**data)
     except (OSError, ValueError, TypeError):

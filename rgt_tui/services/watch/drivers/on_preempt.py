@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rgt_tui.domain.checkpoints import left_out_words, newer_left_out
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.preemption import RESTARTED, Preemption, hhmm, preemption_line
 from rgt_tui.domain.queue_state import DONE, QueueView
@@ -180,7 +181,11 @@ class OnPreempt:
         if plan.interrupted_at is None:  # the box did not answer: its records say nothing
             plan = replace(plan, interrupted_at=at)
         done = await resume_move(plan, fleet, source, src, dst)
-        return Outcome(True, f"{done.queued}{repeats_words(plan)}")
+        left = newer_left_out(plan.excluded, plan.checkpoint)
+        said = (
+            ", ".join(left_out_words(f) for f in left) + " left out, never pushed; " if left else ""
+        )  # a newer checkpoint that did not verify: the resume starts before it (ux-h 11)
+        return Outcome(True, f"{said}{done.queued}{repeats_words(plan)}")
 
     # -- relaunch ------------------------------------------------------------------------
 
