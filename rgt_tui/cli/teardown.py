@@ -23,7 +23,8 @@ Exit codes (exit_codes.py):
   holds, or with ``--destroyed`` the manual teardown was recorded;
 - 1: the gate is locked, the confirmation was refused, the teardown command failed, or
   (no teardown command) the box was not confirmed destroyed, so nothing was recorded;
-- 2: bad input: the fleet file, an unknown host, an ``--ack-missing`` /
+- 2: bad input: the fleet file, an unknown host, a group (each of its boxes is torn
+  down on its own: the message names each one's command), an ``--ack-missing`` /
   ``--ack-running`` name that is not a cell of the host's queue, or an
   ``--ack-unfinished`` name that is not an unfinished cell of the host (the message
   lists the cells; nothing is acknowledged).
@@ -62,6 +63,7 @@ from rgt_tui.services.teardown import (
     confirm_and_tear_down,
     confirmed_at,
     gather,
+    group_refusal,
     instructions,
     is_cluster,
     observe_now,
@@ -195,6 +197,9 @@ def run_teardown(call: Call) -> int:
     one re-scans the box after the name was typed, however long the prompt waited.
     """
     args, host = call.args, call.host
+    refused = group_refusal(host)
+    if refused is not None:  # before any connection: nothing is checked under a group
+        return call.fail(f"{refused}; nothing was checked", code=EXIT_BAD_INPUT)
     j = journal(call)
     if args.destroyed is not None:
         return _record_destroyed(call, j, args.destroyed)

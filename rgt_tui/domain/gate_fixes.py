@@ -34,6 +34,7 @@ NEEDS = {
     "moved": "moved to another host",
     "jobs": "every Slurm job of the queue ended",
     "group": "no cell of a running group on this box",
+    "members": "a box (a group's boxes each have their own gate)",
     "confirmed": "the host's name typed",
     "journal": "the journal readable",
 }
@@ -85,6 +86,11 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         return f"wait for the cells to finish, or run `rgt-tui teardown {host} {acks}`"
     if key == "unfinished" and condition.settle:
         return _unfinished_fix(condition, host, tui=tui)
+    if key == "members":
+        boxes = ", ".join(printable(b, 200) for b in condition.settle)
+        if tui:
+            return f"select each box ({boxes}) and tear it down from its own Teardown tab"
+        return "; ".join(f"run `rgt-tui teardown {printable(b, 200)}`" for b in condition.settle)
     if key == "rescan" and condition.cause == CELL_RUNS:
         # The box answers: its running cell is what keeps the files changing.
         stop = "stop it (Queue tab, X)" if tui else f"stop it (`rgt-tui queue kill {host}`)"

@@ -26,6 +26,8 @@ One module per job, the gate itself being the pure state machine in
   the teardown once they type the name again to say the box is destroyed — of the box
   that was confirmed, and only while the journal still holds it (``BoxMismatch``
   otherwise). A failed command is recorded as a failed attempt, never as a teardown;
+- ``group`` — a group is no box: ``teardown GROUP`` is refused naming each box's own
+  teardown, and a group's gate is one locked line saying so (nothing recorded under it);
 - ``command`` — the teardown command runs in its own process group, killed whole when it
   runs past its time; a timeout is recorded as a failed attempt.
 
@@ -59,10 +61,11 @@ from rgt_tui.services.teardown.confirm import (
 )
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
 from rgt_tui.services.teardown.gate import GateReport, check_gate, gather, observe_now
+from rgt_tui.services.teardown.group import group_refusal
 
 __all__ = [
     "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "GateLocked", "GateReport",
     "NotUnfinishedError", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
     "confirm_and_tear_down", "confirmed_at", "instructions", "manifest_event", "observe_now",
-    "gather", "is_cluster", "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",
+    "gather", "group_refusal", "is_cluster", "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",
 ]  # fmt: skip

@@ -29,6 +29,7 @@ from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.teardown.acknowledge import BoxMismatch, same_box_or_refuse
 from rgt_tui.services.teardown.command import run_teardown_command
 from rgt_tui.services.teardown.gate import GateReport, gather
+from rgt_tui.services.teardown.group import group_refusal
 from rgt_tui.transport.base import Transport
 
 TEARDOWN_TIMEOUT_S = 600.0
@@ -114,6 +115,9 @@ async def confirm_and_tear_down(
     Without a configured command nothing runs and nothing is recorded: the outcome
     carries the instructions, and ``record_manual_teardown`` records the teardown later.
     """
+    refused = group_refusal(host)
+    if refused is not None:  # a group: nothing typed is recorded under its name
+        raise GateLocked(f"teardown refused for {host.name}: {refused}")
     attempt = secrets.token_hex(8)
     if typed == host.name:
         # The records of a pull or verify since the last check go in first: read after
@@ -249,6 +253,9 @@ def record_manual_teardown(
     """
     if typed != host.name:
         raise ValueError(f"'{typed}' is not '{host.name}': nothing was recorded")
+    refused = group_refusal(host)
+    if refused is not None:
+        raise ValueError(f"{refused}; nothing was recorded")
     at = clock()
 
     def append(jh: HostJournal) -> bool:

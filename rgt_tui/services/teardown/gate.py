@@ -40,6 +40,7 @@ from rgt_tui.services.queue.moved_skips import MovesSeen, moves_on_record
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
+from rgt_tui.services.teardown.group import group_condition
 from rgt_tui.services.teardown.local_copy import check_local_copy
 from rgt_tui.transport.base import Transport
 
@@ -385,6 +386,10 @@ async def gather(
     ``records_only``: no re-scan and no local re-hash, only the pull's and verify's
     records (the step before a confirmation: see ``confirm_and_tear_down``)."""
     profile = load_profile(host.profile)
+    if host.group is not None:
+        # A group is no box: nothing is checked or recorded under its name (``group``).
+        line = group_condition(host)
+        return GateReport(host, profile, None, (line,), ())
     if records_only:
         now = _BoxNow(None, None, None, None, records_only=True)
     else:
