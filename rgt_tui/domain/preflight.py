@@ -118,6 +118,9 @@ class BoxFacts:
     boot: str = ""
     workdir_ok: bool = False
     python: dict[str, Any] | None = None  # preflight_check.py's "python" answer
+    # The console script the run starts, as found on the box (``rgt_script_python`` in
+    # preflight.sh): found, ran, path, shebang ("" when it is no Python script).
+    script: dict[str, Any] | None = None
     torch: dict[str, Any] | None = None  # ... and its "torch" answer
     storage: dict[str, Any] | None = None  # ... and its "storage" answer (U8)
     routes: dict[str, Any] | None = None  # ... and its "routes" answer (generic-ssh §3)
@@ -226,6 +229,7 @@ def parse_box_facts(text: str) -> BoxFacts:
         boot=clip(single.get("boot", ""), 64),
         workdir_ok=single.get("workdir") == "1",
         python=answers.get("python"),
+        script=answers.get("script"),
         torch=answers.get("torch"),
         storage=answers.get("storage"),
         routes=answers.get("routes"),

@@ -113,12 +113,33 @@ def check_python(facts: BoxFacts, ctx: CheckContext) -> Check:
             f"create it, or sync the code (rgt-tui sync {ctx.host}), or fix workdir for {ctx.host}",
         )
     py = facts.python
-    if py is None:
-        said = facts.py_tail[-1] if facts.py_tail else "no output"
+    script = facts.script or {}
+    said = facts.py_tail[-1] if facts.py_tail else "no output"
+    word = ctx.interpreter.script
+    if py is None and word and script.get("found") is False:
         return Check(
             "python",
             False,
-            f"`{ctx.interpreter.command} -` did not run (exit {facts.py_rc}): {said}",
+            f"{word} is not found on the box after the run template's set-up "
+            f"(`{ctx.interpreter.shown}`), so the run cannot start",
+            "install it in the run's environment"
+            + (" (torch's pip package brings torchrun)" if word.endswith("torchrun") else "")
+            + f", or fix {ctx.host}'s run template",
+        )
+    if py is None and word and script.get("ran") is False:
+        return Check(
+            "python",
+            False,
+            f"the Python that {word}'s shebang names does not start (exit {facts.py_rc}): "
+            f"{said}, so the run cannot start either",
+            f"reinstall {word} in the run's environment (its shebang names a Python that is "
+            f'not there), or set python = "/path/to/python" for {ctx.host}',
+        )
+    if py is None:
+        return Check(
+            "python",
+            False,
+            f"`{ctx.interpreter.shown} -` did not run (exit {facts.py_rc}): {said}",
             f'set python = "/path/to/python" for {ctx.host} in the fleet file, or fix the '
             "interpreter in its run template",
         )

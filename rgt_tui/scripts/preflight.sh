@@ -37,6 +37,76 @@ emit boot "${boot:-unknown}"
 emit home "$HOME"
 
 # -- the run's interpreter, in the workdir -------------------------------------------
+# A run template that starts a console script (torchrun, accelerate, deepspeed) runs the
+# Python its shebang names, whatever `python3` is (ux-h #2): domain/run_interpreter.py
+# then hands `rgt_script_python WORD -`, after the template's own set-up, as the
+# interpreter. It finds WORD as the run's shell would (on that PATH), reads its first two
+# lines and runs the interpreter they name with the rest of its arguments, as the kernel
+# runs `#!INTERP [ARG]` (pip's `#!/bin/sh` + `'''exec' "/path/python"` form for long
+# paths too). The program is told what was found (RGT_PREFLIGHT_SCRIPT: where;
+# RGT_PREFLIGHT_SHEBANG: the interpreter line, "" when WORD is no Python script, and
+# python3 answers as before); a WORD not found, or an interpreter that does not start, is
+# its own answer (exit 127).
+rgt_script_python() {
+    local word=$1 kind path first="" second="" line interp opt py="" rest w
+    local -a words
+    shift
+    kind=$(type -t -- "$word" 2>/dev/null)
+    if [ -z "$kind" ]; then
+        printf 'RGT-PREFLIGHT script {"found": false}\n'
+        exit 127
+    fi
+    path=""
+    [ "$kind" = file ] && path=$(type -P -- "$word" 2>/dev/null)
+    if [ -n "$path" ] && [ -f "$path" ]; then
+        { IFS= read -r first; IFS= read -r second; } < <(head -c 1024 -- "$path" 2>/dev/null | tr -d '\000')
+    fi
+    case $first in
+    '#!'*)
+        line=${first#??}
+        line=${line#"${line%%[![:space:]]*}"}
+        interp=${line%%[[:space:]]*}
+        opt=${line#"$interp"}
+        opt=${opt#"${opt%%[![:space:]]*}"}
+        opt=${opt%"${opt##*[![:space:]]}"}
+        case ${interp##*/} in
+        python | python[0-9]*) py=$interp ;;
+        env)
+            read -r -a words <<<"$opt"
+            for w in "${words[@]}"; do
+                case $w in -* | *=*) continue ;; esac
+                case ${w##*/} in python | python[0-9]*) py=$w ;; esac
+                break
+            done
+            ;;
+        sh | bash | dash)
+            case $second in
+            "'''exec' "*)
+                rest=${second#"'''exec' "}
+                case $rest in
+                \"*) rest=${rest#\"} && w=${rest%%\"*} ;;
+                \'*) rest=${rest#\'} && w=${rest%%\'*} ;;
+                *) w=${rest%%[[:space:]]*} ;;
+                esac
+                case $w in *'$'* | *'`'*) ;; */python | */python[0-9]*) py=$w interp=$w opt="" line=$w ;; esac
+                ;;
+            esac
+            ;;
+        esac
+        ;;
+    esac
+    export RGT_PREFLIGHT_SCRIPT="${path:-$word}"
+    if [ -z "$py" ]; then
+        export RGT_PREFLIGHT_SHEBANG=""
+        exec python3 "$@"
+    fi
+    export RGT_PREFLIGHT_SHEBANG="$line"
+    shopt -s execfail
+    if [ -n "$opt" ]; then exec "$interp" "$opt" "$@"; else exec "$interp" "$@"; fi
+    printf 'RGT-PREFLIGHT script {"found": true, "ran": false}\n'
+    exit 127
+}
+export -f rgt_script_python
 if [ "$runtime" != 1 ]; then
     : # not asked (a login node): the durable dir below is all
 elif cd "$workdir" 2>/dev/null; then

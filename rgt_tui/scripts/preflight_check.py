@@ -2,7 +2,8 @@
 # program on stdin, in the host's workdir), so what it reports is what a cell will see.
 # Standard library only, Python 3.6+ (a rented box's Python can be old), and it never
 # raises: every failure becomes text in its answer. It prints three lines, each
-# "RGT-PREFLIGHT <kind> <json>": the interpreter first, then the data and checkpoint paths'
+# "RGT-PREFLIGHT <kind> <json>": the interpreter first (after, when preflight.sh ran it
+# through a console script's shebang, where that script was found), then the data and checkpoint paths'
 # storage (U8) and, when asked, the routes to the pip index, Hugging Face and GitHub
 # (generic-ssh §3), all before torch's import (a torch import that kills the process still
 # leaves them), then torch with each GPU's architecture against the build's (U28).
@@ -320,6 +321,10 @@ def asked_routes():
 
 
 def main():
+    script = os.environ.get("RGT_PREFLIGHT_SCRIPT")
+    if script is not None:  # run through a console script's shebang (preflight.sh)
+        shebang = os.environ.get("RGT_PREFLIGHT_SHEBANG", "")
+        emit("script", {"found": True, "ran": True, "path": clip(script), "shebang": clip(shebang)})
     emit(
         "python",
         {

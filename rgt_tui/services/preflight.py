@@ -124,7 +124,9 @@ async def preflight(
         host=host.name,
         profile=load_profile(host.profile),
         ready=host.ready,
-        interpreter=run_interpreter(host.run, host.ready.python),
+        interpreter=run_interpreter(host.run, host.ready.python).on_box(
+            facts.script, str((facts.python or {}).get("executable", ""))
+        ),
         workdir=host.workdir,
         durable_dir=host.durable_dir,
         outlives=scope.outlives,

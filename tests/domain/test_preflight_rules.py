@@ -26,12 +26,18 @@ from rgt_tui.profiles import ProfileError, parse_profile, profile
         ("conda run -n dl python -m train {cfg}", None, "conda run -n dl python", "run template"),
         ("PATH=/x:$PATH .venv/bin/python train.py {cfg}", None,
          "PATH=/x:$PATH .venv/bin/python", "run template"),
-        # No interpreter before the first field: the set-up is kept, python3 after it.
+        # A program before the first field (ux-h #2): the Python its shebang names, found
+        # on the box after the set-up (preflight.sh's rgt_script_python).
         ("cd ~/p && . env/bin/activate && torchrun --nproc 8 train.py {cfg}", None,
-         "cd ~/p && . env/bin/activate && python3", "run template's environment"),
+         "cd ~/p && . env/bin/activate && rgt_script_python torchrun", "console script"),
+        ("cd ~/p && PYTHONPATH=x ~/v/bin/accelerate launch t.py {cfg}", None,
+         "cd ~/p && PYTHONPATH=x rgt_script_python ~/v/bin/accelerate", "console script"),
+        # A shell runs a script whose Python no one can tell: the set-up, python3 after it.
+        ("cd ~/p && bash run.sh {cfg}", None, "cd ~/p && python3", "run template's environment"),
+        ("cd ~/p && ./run_{name}.sh", None, "cd ~/p && python3", "run template's environment"),
         ("bash {cfg} {name}", None, "python3", "default"),
         # A python word after the first field is the config's, not the interpreter.
-        ("torchrun {cfg} python", None, "python3", "default"),
+        ("torchrun {cfg} python", None, "rgt_script_python torchrun", "console script"),
         (None, None, "python3", "default"),
         ("python train.py {cfg}", "/opt/conda/bin/python", "/opt/conda/bin/python", "python key"),
     ],
