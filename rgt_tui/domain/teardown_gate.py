@@ -504,10 +504,16 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
     here), locked until acknowledged by name; one open line per cell moved away."""
     items = []
     files = state.manifest or {}
+    # A checkpoint the last local re-check found missing or changed is no checkpoint to
+    # resume from (the move refuses to push it): the local line names it.
+    spoilt = _locally_spoilt(state.local, files)
     for name, status, what in state.unfinished:
         prefixes = [pre for cell, pre in state.cell_outputs if cell == name]
-        found = newest_checkpoint(
+        verified = newest_checkpoint(
             name, prefixes, files, state.pulled, state.loaded, set(state.failed)
+        )
+        found = newest_checkpoint(
+            name, prefixes, files, state.pulled, state.loaded, set(state.failed) | spoilt
         )
         if found is not None:
             path, mtime = found
@@ -519,6 +525,11 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
             safe = "nothing of it is pulled and verified here"
         else:
             safe = "no checkpoint of it is pulled and verified here"
+        if verified is not None and verified != found:
+            safe += (
+                f" — {printable(verified[0], 200)} was, but its local copy is missing or "
+                "changed now (the local line): pull it again to resume from it"
+            )
         acked = name in state.acked_unfinished
         text = f"{name} {what} — {safe}" + ("; acknowledged" if acked else "")
         checkpoint = found[0] if found else ""
@@ -543,6 +554,16 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
             )
         )
     return items
+
+
+def _locally_spoilt(local: LocalCopyChecked | None, files: dict[str, FileFacts]) -> set[str]:
+    """The manifest's paths the last local re-check found missing or changed."""
+    if local is None:
+        return set()
+    # A changed entry reads "<path>: <why>".
+    return set(local.missing) | {
+        p for p in files if any(c.startswith(p + ": ") for c in local.changed)
+    }
 
 
 SHOWN_JOBS = 5  # Slurm tasks named in the "jobs" line; the rest are counted

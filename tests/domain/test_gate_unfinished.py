@@ -90,6 +90,25 @@ def test_an_interrupted_cell_with_a_verified_checkpoint_is_its_own_line_until_ac
     assert line.ok and "acknowledged" in line.evidence and g.is_unlocked(acked)
 
 
+def test_a_checkpoint_changed_here_since_it_verified_is_not_offered_to_resume_from():
+    # ux-h 12: the local line said CHANGED cellA/ckpt.pt while the unfinished line still
+    # said the checkpoint was pulled and verified and the move would resume from it.
+    seen = g.QueueCellsSeen(unfinished=(("cellA", "interrupted", "interrupted after ≥41m"),))
+    changed = g.LocalCopyChecked(
+        "/results/h1", 230.0, matched=LOCAL.matched - 1, changed=("cellA/ckpt.pt: SHA-256 differs",)
+    )
+    state = g.apply(_state(seen), changed)
+    local = next(c for c in g.conditions(state) if c.key == "local")
+    assert not local.ok and "CHANGED cellA/ckpt.pt" in local.evidence
+    (line,) = _unfinished(state)
+    assert (
+        line.checkpoint == "" and "no checkpoint of it is pulled and verified here" in line.evidence
+    )
+    assert "cellA/ckpt.pt was, but its local copy is missing or changed now" in line.evidence
+    assert "starts it over elsewhere" in fix(line, "h1", tui=False)
+    assert "resumes it" not in fix(line, "h1", tui=False)
+
+
 def test_a_failed_cell_locks_until_acknowledged():
     view = _box_view(
         {
