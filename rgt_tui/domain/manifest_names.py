@@ -6,6 +6,13 @@ absolute, has a ``.``/``..``/empty component, a NUL or any control character (C0
 or is not valid UTF-8 (``unsafe_path_reason``), and when it is a secret
 (``SECRET_PATHS``, ``secret_reason``), whatever the box's scan said.
 
+A name the box may have can still be one this machine cannot write: a component longer
+than the local file system's NAME_MAX (the box's may allow more, or a crafted listing
+says so), or a whole path past PATH_MAX once the results folder is put before it.
+``local_name_reason`` says why; ``refuse_unwritable`` moves such entries and links of a
+manifest to its refusals, so each is named with its fix and the rest of the pull goes on.
+The limits are the caller's (the local folder's ``pathconf``).
+
 Local sub-folders (``root_labels``): with one pull root, none; with several, the root's
 base name (``/workspace/runs`` → ``runs``), ``root<N>`` when the base name says nothing
 (``/``, ``~``, ``.``), and ``<name>-<N>`` when two roots share a base name (N is the
@@ -18,6 +25,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -31,7 +39,7 @@ from pathlib import PurePosixPath
 # again here, since the scan's output is not trusted. One list, kept with the scan (the
 # agent imports nothing of ours, so the list lives on its side).
 from rgt_tui.agent.secret_paths import SECRET_PATHS, SECRET_RULE, names_match
-from rgt_tui.domain.manifest import RECORDS_DIR
+from rgt_tui.domain.manifest import RECORDS_DIR, Manifest, ManifestEntry, ManifestLink, Refusal
 
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL, C1
 _SECRETS = tuple(tuple(p.split("/")) for p in SECRET_PATHS)
@@ -89,6 +97,53 @@ def unsafe_path_reason(path: str) -> str | None:
     return None
 
 
+NAME_TOO_LONG = "name too long for this machine"  # how the reasons below start
+
+
+def local_name_reason(rel: str, name_max: int, path_room: int) -> str | None:
+    """Why the local path ``rel`` (below the host's results folder) cannot be written on
+    this machine: a component over ``name_max`` bytes, or more than ``path_room`` bytes
+    in all (what PATH_MAX leaves after the results folder); None when it can."""
+    data = rel.encode("utf-8")
+    if len(data) <= min(name_max, path_room):
+        return None  # most names: one look
+    longest = max(len(part) for part in data.split(b"/"))
+    if longest > name_max:
+        return (
+            f"{NAME_TOO_LONG} (one name in its path is {longest} bytes; this file system "
+            f"allows {name_max})"
+        )
+    if len(data) > path_room:
+        return (
+            f"{NAME_TOO_LONG} (its path below the results folder would be {len(data)} "
+            f"bytes; this system allows {path_room} there)"
+        )
+    return None
+
+
+def refuse_unwritable(manifest: Manifest, name_max: int, path_room: int) -> Manifest:
+    """``manifest`` with each entry and link that cannot be written here
+    (``local_name_reason``) moved to its refusals; the same manifest when none is."""
+    refused = []
+
+    def writable(item: ManifestEntry | ManifestLink) -> bool:
+        why = local_name_reason(manifest.local_relpath(item.root, item.path), name_max, path_room)
+        if why is not None:
+            refused.append(Refusal(item.root, item.path, why))
+        return why is None
+
+    entries = tuple(e for e in manifest.entries if writable(e))
+    links = tuple(ln for ln in manifest.links if writable(ln))
+    if not refused:
+        return manifest
+    return dataclasses.replace(
+        manifest,
+        entries=entries,
+        links=links,
+        refused=(*manifest.refused, *refused),
+    )
+
+
 def secret_reason(root_path: str, path: str) -> str | None:
     """``SECRET_RULE`` and the secret's name when ``root_path/path`` is (or is below) one of
     ``SECRET_PATHS``; None otherwise."""
@@ -115,5 +170,6 @@ def folded(name: str) -> str:
 
 
 __all__ = [
-    "SECRET_PATHS", "SECRET_RULE", "folded", "root_labels", "secret_reason", "unsafe_path_reason",
+    "NAME_TOO_LONG", "SECRET_PATHS", "SECRET_RULE", "folded", "local_name_reason",
+    "refuse_unwritable", "root_labels", "secret_reason", "unsafe_path_reason",
 ]  # fmt: skip

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain.manifest import Manifest, Refusal
+from rgt_tui.domain.manifest_names import NAME_TOO_LONG
 
 # (what a reason starts with, how to settle it): the reasons the scan and the parser give.
 _FIXES = (
@@ -30,6 +31,11 @@ _FIXES = (
     ("unsafe path from the box", "rename it on the box to a plain name"),
     ("file name is not valid UTF-8", "rename it on the box to a plain name"),
     ("'.rgt' is reserved", "rename it on the box (.rgt is rgt-tui's records folder here)"),
+    (
+        NAME_TOO_LONG,
+        "rename it on the box to a shorter name (or move it less deep); the box may allow "
+        "what this machine's file system does not",
+    ),
     ("cannot list folder", "make it readable on the box (its owner and permissions)"),
     ("cannot stat", "make it readable on the box (its owner and permissions)"),
     ("cannot read", "make it readable on the box (its owner and permissions)"),

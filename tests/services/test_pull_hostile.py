@@ -268,7 +268,9 @@ async def test_a_box_without_tar_still_gets_every_small_file(hostile, tmp_path):
     assert {n: sha(tmp_path / "out" / "box1" / n) for n in digests} == digests
 
 
-async def test_a_name_too_long_for_this_disk_fails_that_file_only(hostile, tmp_path):
+async def test_a_name_too_long_for_this_disk_is_refused_by_name_and_the_rest_lands(
+    hostile, tmp_path
+):
     fleet, answer = hostile
     res = box_results(fleet)
     good = random_file(res / "good.bin", 3000)
@@ -276,12 +278,19 @@ async def test_a_name_too_long_for_this_disk_fails_that_file_only(hostile, tmp_p
     entries = [
         {"path": "good.bin", "size": 3000, "sha256": good},
         {"path": long_name, "size": 3000, "sha256": good},
+        {"path": f"deep/{long_name}/x.bin", "size": 3000, "sha256": good},
     ]
     answer("python3", _scan(res, *entries))
     result = await pull(host_of(fleet), tmp_path / "out", options=fast())
-    (conflict,) = result.conflicts  # named, and the rest lands
-    assert conflict[0] == long_name and "too long" in conflict[1]
+    assert not result.conflicts and not result.failed and not result.ok
+    refused = {r.path: r.reason for r in result.manifest.refused}
+    assert set(refused) == {long_name, f"deep/{long_name}/x.bin"}
+    assert all(r.startswith("name too long for this machine") for r in refused.values())
     assert [p.path for p in result.pulled] == ["good.bin"]
+    (line, other) = result.shortfalls  # named, with the fix
+    assert "rename it on the box to a shorter name" in line + other
+    # Nothing of it was written, nor its folders.
+    assert _local_tree(tmp_path / "out") == {"box1", "box1/good.bin"}
 
 
 async def test_a_tar_member_sent_twice_is_pulled_once_and_never_failed(hostile, tmp_path):

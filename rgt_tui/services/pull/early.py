@@ -65,6 +65,7 @@ class EarlyCopy:
 
     async def _copy(self, listing: Manifest) -> None:
         run = self.run
+        listing = await in_thread(run.tree.writable, listing)  # as the manifest will be
         plans = await in_thread(early_plans, run.tree, listing, self.previous, run.options)
         if not plans:
             self.planned.set()
@@ -167,7 +168,7 @@ def early_plans(
     early, everything = [], []
     for entry in listing.entries:
         rel = listing.local_relpath(entry.root, entry.path)
-        plan = FilePlan(entry, rel, part_path(rel), "pull", early=True)
+        plan = FilePlan(entry, rel, part_path(rel, tree.name_max), "pull", early=True)
         everything.append(plan)
         try:
             if tree.lstat(rel) is not None:

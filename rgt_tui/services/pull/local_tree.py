@@ -29,6 +29,9 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
+from rgt_tui.domain.manifest import Manifest
+from rgt_tui.domain.manifest_names import refuse_unwritable
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _HELD = 64  # folders kept open by a HostTree
 
@@ -80,12 +83,23 @@ class HostTree:
         root.mkdir(parents=True, exist_ok=True)
         self.root = root
         self.fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        # What this file system allows: the longest name (a box's may allow more), and
+        # how long a path below this folder may be (each write here goes one component
+        # at a time, but verify and the user's own tools open files by their whole path).
+        self.name_max = _limit(self.fd, "PC_NAME_MAX", 255)
+        whole = _limit(self.fd, "PC_PATH_MAX", 4096)
+        self.path_room = whole - len(os.fsencode(os.path.abspath(root))) - 2  # "/" and NUL
         # The last folders reached, kept open: a pull's files cluster in few folders, and
         # each file's part, rename and check walked its folders again (a few opens per
         # component, thousands of small files). A held descriptor is a folder the walk
         # below reached without a link; the worker threads share it under the lock.
         self._held: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
+
+    def writable(self, manifest: Manifest) -> Manifest:
+        """``manifest`` with what cannot be written here refused by name (a name longer
+        than this file system allows, a path past PATH_MAX): named, never a stopped pull."""
+        return refuse_unwritable(manifest, self.name_max, self.path_room)
 
     def close(self) -> None:
         with self._lock:
@@ -233,6 +247,15 @@ class HostTree:
                 os.symlink(target, name, dir_fd=fd)
                 return None
             return "a file or folder is in the way of the box's symlink"
+
+
+def _limit(fd: int, name: str, default: int) -> int:
+    """``fpathconf(fd, name)``, or ``default`` where the system does not say."""
+    try:
+        value = os.fpathconf(fd, name)
+    except (OSError, ValueError):
+        return default
+    return value if value > 0 else default
 
 
 def _open_folder(fd: int, name: str, create: bool, where: str) -> int:

@@ -8,7 +8,8 @@ Rules kept here:
   is still the one in ``pulled.json``); even then the old copy is moved to
   ``.rgt/replaced/``, never deleted. Anything else in the way is a conflict, named.
 - Parts (``.rgt/parts/<path>.part``) are rgt-tui's own: one is resumed from its size, or
-  restarted when it cannot belong to the manifest's version of the file.
+  restarted when it cannot belong to the manifest's version of the file. A name that fits
+  here only without the suffix gets a shortened part (and set-aside) name (``fitted``).
 - Free bytes and inodes must cover what remains plus a margin before anything moves.
 
 Everything here blocks; the pull calls it through ``asyncio.to_thread``.
@@ -17,6 +18,7 @@ Everything here blocks; the pull calls it through ``asyncio.to_thread``.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import threading
@@ -55,13 +57,7 @@ class FilePlan:
     # Made from the walk's listing (early.py), before the box's hash: it counts only
     # once the complete manifest agrees (copy._checked).
     early: bool = False
-
-    @property
-    def set_aside(self) -> str | None:
-        """Where the older copy goes when this plan replaces it."""
-        if self.action != "replace":
-            return None
-        return f"{RECORDS_DIR}/{REPLACED_DIR}/{self.local}.{(self.local_sha256 or 'old')[:12]}"
+    set_aside: str | None = None  # where the older copy goes when this plan replaces it
 
 
 @dataclass(frozen=True)
@@ -139,10 +135,32 @@ class PulledRecord:
         atomic_write_json(pulled_path(host_dir), {"version": PULLED_VERSION, "files": files})
 
 
-def part_path(rel: str) -> str:
+def part_path(rel: str, name_max: int) -> str:
     """Where ``rel`` is written until it is checked: under ``.rgt/parts/``, where no file
     from the box can land (the manifest refuses paths into ``.rgt``)."""
-    return f"{PARTS_DIR}/{rel}.part"
+    return f"{PARTS_DIR}/{fitted(rel, '.part', name_max)}"
+
+
+def set_aside_path(rel: str, local_sha256: str | None, name_max: int) -> str:
+    """Where rgt-tui's older copy of ``rel`` goes when the box's changed copy replaces it."""
+    suffix = f".{(local_sha256 or 'old')[:12]}"
+    return f"{RECORDS_DIR}/{REPLACED_DIR}/{fitted(rel, suffix, name_max)}"
+
+
+def fitted(rel: str, suffix: str, name_max: int) -> str:
+    """``rel`` with ``suffix`` on its last name, which is shortened when the whole would
+    not fit in ``name_max`` bytes (a name the box may have, which fits here only as it
+    is): its start, a hash of the whole and the suffix, then ``~``. No name so made is
+    another's: a name with the suffix as is ends in the suffix, never in ``~``."""
+    folder, _, name = rel.rpartition("/")
+    whole = name + suffix
+    if len(whole.encode("utf-8")) <= name_max:
+        return f"{folder}/{whole}" if folder else whole
+    tag = f"~{hashlib.sha256(whole.encode('utf-8')).hexdigest()[:24]}{suffix}~"
+    room = max(0, name_max - len(tag.encode("utf-8")))
+    start = name.encode("utf-8")[:room].decode("utf-8", "ignore")  # whole characters only
+    short = start + tag
+    return f"{folder}/{short}" if folder else short
 
 
 def earlier_entries(previous: Manifest | None) -> dict[tuple[str, str], ManifestEntry]:
@@ -178,7 +196,7 @@ def _plan_one(
     record: PulledRecord,
     earlier: ManifestEntry | None,
 ) -> FilePlan:
-    part = part_path(rel)
+    part = part_path(rel, tree.name_max)
     try:
         st = tree.lstat(rel)
     except LocalConflict as exc:
@@ -217,7 +235,8 @@ def _plan_one(
         resume = _resumable(tree, part, entry, earlier)
     except LocalConflict:  # an old part of ours where this part's folder goes: the copy says
         resume = 0
-    return FilePlan(entry, rel, part, action, resume, local_sha, note)
+    aside = set_aside_path(rel, local_sha, tree.name_max) if action == "replace" else None
+    return FilePlan(entry, rel, part, action, resume, local_sha, note, set_aside=aside)
 
 
 def _resumable(

@@ -164,7 +164,8 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         # On this machine there is no link to save, and the results folder may be under
         # a pull root (refused below, before anything is written).
         early = None if run.host.is_local else EarlyCopy(run, previous)
-        run.manifest = await _take_manifest(run, beside, early)
+        # A name this machine cannot write is refused by name, as the box's bad names are.
+        run.manifest = await _local(run.tree.writable, await _take_manifest(run, beside, early))
         run.mark("manifest")
         if early is not None:
             await early.until_planned()  # no early copy starts after this
@@ -484,7 +485,7 @@ async def _pull_box_logs(run: PullRun, *, once: bool = False) -> BoxLogs | None:
         listing = await _retrying(sub, scan)
         if listing.roots and listing.roots[0].error:
             return BoxLogs(folder, note=f"no queue logs on the box ({listing.roots[0].error})")
-        sub.manifest, left_out = select_logs(listing)
+        sub.manifest, left_out = select_logs(await _local(tree.writable, listing))
         plan = await _local(plan_pull, tree, sub.manifest, None, record)
         _note_plan(sub, plan.files)
         await _copy_with_retries(sub, list(plan.to_pull))
