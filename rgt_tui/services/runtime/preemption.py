@@ -106,6 +106,20 @@ class PreemptionWatch:
         self._saved: dict[str, Seen] = {}
         self._told: set[str] = set()
         self._sample: dict[str, HostSnapshot] = {}  # each host's last sample taken
+        for host in fleet.hosts:
+            self._restore(host)
+
+    def _restore(self, host: HostConfig) -> None:
+        """Take back the preemption a runtime before this one named for ``host`` and kept
+        (it holds until the box runs its queue again: a TUI started later shows it on the
+        pane as ``diagnose`` does, ux-h 6); already told, so never told again. Reads a
+        small file, once per host, as ``seen`` does."""
+        if self.memory_dir is None or not host.watch.interruptible:
+            return
+        named = read_named(self.memory_dir, host.name)
+        if named is not None and named.host == host.name and named.named:
+            self.current[host.name] = named
+            self._told.add(named.key)
 
     def grace(self, host: HostConfig) -> float:
         """Seconds an interruptible box may be unreachable before it is taken as preempted."""
