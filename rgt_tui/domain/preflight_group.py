@@ -195,12 +195,25 @@ def rendezvous(
     port: int,
     listen: ListenAnswer | None,
     connects: Sequence[ConnectAnswer | None],
+    running: str = "",
 ) -> Check:
     """master_addr:master_port is where rank 0 can listen and every other box reaches
     it. A rented box's SSH address is often a NAT'd public port: rank 0 cannot listen on
     it, or the others cannot reach it, and torchrun's rendezvous waits until its
-    timeout. ``listen``/``connects`` None: that box did not answer (named)."""
+    timeout. ``listen``/``connects`` None: that box did not answer (named).
+
+    ``running``: the group's own cell running now on rank 0 (``pair's cell `long```; ""
+    when none). Its torchrun holds the port (a job runs only once its rendezvous store
+    is up there), so a port in use is the job's own, not a problem to end (ux-h #7): the
+    check passes, saying it was not tested."""
     where = f"{addr}:{port}"
+    if running and listen is not None and listen.errno_name == "EADDRINUSE":
+        return Check(
+            "rendezvous",
+            True,
+            f"not tested: {running} is running, and its torchrun holds {where} on "
+            f"{whos[0]}; preflight again once it ends",
+        )
     candidates = listen.addresses if listen is not None else ()
     private = (
         f"set master_addr to rank 0's private address ({', '.join(candidates)}: `ip -4 addr` "

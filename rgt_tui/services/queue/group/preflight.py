@@ -7,7 +7,8 @@ with its fix and acknowledgeable like any other (``--ack``, the plan's button,
 Three round trips per box, all boxes at once: the box's facts (``group_check.sh facts``:
 ``ip``, ``ping``, ``nvidia-smi -q``, ``systemctl``), its clock (``date``, timed by the
 round trip), and the rendezvous (rank 0 runs the one-shot listener while the others
-connect: ``group_rdzv.py``). The rules are ``domain.preflight_group`` and
+connect: ``group_rdzv.py``; when the port is in use there, rank 0's records say whether
+the group's own cell runs and holds it). The rules are ``domain.preflight_group`` and
 ``domain.preflight_net``. ``rgt-tui preflight GROUP``, the TUI's ``P`` and a group's
 launch plan all come here.
 """
@@ -27,7 +28,9 @@ from rgt_tui.domain import preflight_net as net
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.preflight import Check, PreflightReport
+from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.box_script import run_box_script, script_text
+from rgt_tui.services.queue.box_backend import BoxRunner
 from rgt_tui.services.queue.group.ranks import (
     MemberLinks,
     each_rank,
@@ -104,8 +107,11 @@ async def group_checks(
     readings = [
         c if isinstance(c, rules.ClockReading) else rules.ClockReading(None) for c in clocks_got
     ]
+    running = ""
+    if listen is not None and listen.errno_name == "EADDRINUSE":
+        running = await _running_cell(group, transports[0])
     checks += [
-        rules.rendezvous(whos, info.master_addr, info.master_port, listen, connects),
+        rules.rendezvous(whos, info.master_addr, info.master_port, listen, connects, running),
         net.nic(whos, facts, info.master_addr, info.nccl_socket_ifname),
         net.mtu(whos, facts, info.master_addr),
         net.fabric(whos, facts),
@@ -139,6 +145,18 @@ def with_group_preflight(
         problems=(*problems, *preflight_problems(report, acked, host_acks)),
         warnings=(*warnings, *preflight_warnings(report, acked, host_acks)),
     )
+
+
+async def _running_cell(group: HostConfig, transport: Transport) -> str:
+    """``pair's cell `long```: the group's cell rank 0's records show running now (its
+    torchrun holds the rendezvous port); "" when none runs or the records could not be
+    read (the port is then someone else's, as the check says)."""
+    try:
+        view = await BoxRunner(rank_hosts(group)[0]).read_view(transport)
+    except (TransportError, QueueError):
+        return ""
+    cell = view.current
+    return f"{group.name}'s cell `{cell.name}`" if cell is not None else ""
 
 
 async def _facts(transport: Transport, addr: str, rank: int) -> net.NetFacts:
