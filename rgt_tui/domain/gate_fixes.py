@@ -68,6 +68,18 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         verify = f"run `rgt-tui verify {host}`"
         check = f"run `rgt-tui teardown {host} --check`"
     key = condition.key
+    if key == "roster" and condition.cause == NOT_ANSWERING:
+        # Which cells ran, run or were cut short there is unknown: accepting one as
+        # missing is the last resort, not the fix.
+        text = f"{check} once the box answers: which cells ran there is unknown until then"
+        if condition.settle:
+            acks = " ".join(f"--ack-missing {printable(c, 200)}" for c in condition.settle)
+            text += f"; to accept {_cells(condition)} as lost anyway: " + (
+                "type each name below and press Missing: accept"
+                if tui
+                else f"`rgt-tui teardown {host} {acks}`"
+            )
+        return text
     if key == "roster" and condition.settle:
         if tui:
             return (

@@ -11,15 +11,20 @@ and 17), over real loopback queue boxes and the real command line:
 
 from __future__ import annotations
 
+import time
+from dataclasses import asdict
 from pathlib import Path
 
 from support.cli import arun
+from support.fleet_files import set_host_key
 from support.queues import GATE, SCRIPT_RUN, QueueFleet, wait_view
 from support.unfinished import METRICS, launch_queue, pull_and_verify
 
 from rgt_tui.domain.queue_state import DONE, RUNNING
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.journal import Journal
+from rgt_tui.services.records import atomic_write_json
+from rgt_tui.services.runtime.preemption import Seen, preempt_dir
 from rgt_tui.services.teardown import observe_now
 
 
@@ -113,3 +118,34 @@ async def test_check_while_a_cell_runs_names_the_cell_not_the_box_answering(
     assert "`rgt-tui queue kill box1`" in rescan
     assert _line(out, "box").startswith("  [x] box")
     assert "found: running: alpha" in _line(out, "idle")
+
+
+async def test_a_cell_last_seen_running_on_a_box_that_does_not_answer_is_not_offered_as_missing(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    # ux-h 12: the roster offered `--ack-missing alpha` for the cell last seen running on
+    # an unreachable spot box, while the rest of the product says to move it.
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    set_host_key(qf.loopback.hosts_file, "interruptible", True)  # type: ignore[arg-type]
+    await _running_queue(qf)
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    journal = Journal(journal_dir(qf.loopback.hosts_file, env))
+    transport = qf.transport()
+    try:
+        await observe_now(qf.host(), transport, journal)
+    finally:
+        await transport.close()
+    # What the runtime (the TUI, `watch`) keeps of the box's last answer: alpha running.
+    memory = preempt_dir(journal_dir(qf.loopback.hosts_file, env))
+    memory.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(memory / "box1.json", asdict(Seen("start-1", time.time(), "alpha")))
+    await qf.loopback.box("box1").stop()
+
+    gone = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    out = gone.stdout
+    assert gone.returncode == 1, out + gone.stderr
+    roster = _line(out, "roster")
+    assert roster.startswith("  [ ] roster") and "missing: alpha" in roster, roster
+    assert "move the interrupted cell: rgt-tui queue move alpha --to HOST" in roster
+    assert "once the box answers: which cells ran there is unknown" in roster
+    assert "--ack-missing" not in out

@@ -371,6 +371,39 @@ def _idle_condition(c: g.Condition, state: g.GateState, now: _BoxNow) -> g.Condi
     return g.Condition("idle", False, printable(text, None), cause=g.NOT_ANSWERING)
 
 
+def _unanswered(fleet: Fleet, host: HostConfig) -> tuple[str | None, str | None]:
+    """What the rest of the product says of ``host`` not answering (``unreachable_fix``:
+    move the cell a runtime last saw running there) and that cell (None: none known).
+    Reads the runtime's records: call it off the event loop."""
+    from rgt_tui.paths import journal_dir
+    from rgt_tui.services.runtime.preemption import (
+        named_preemption,
+        preempt_dir,
+        read_seen,
+        unreachable_fix,
+    )
+
+    fix = unreachable_fix(fleet, host)
+    if fix is None or fleet.path is None:
+        return fix, None
+    named = named_preemption(fleet, host.name)
+    seen = read_seen(preempt_dir(journal_dir(fleet.path)), host.name)
+    return fix, named.cell if named is not None else seen.cell if seen is not None else None
+
+
+def _roster_unanswered(c: g.Condition, said: tuple[str | None, str | None] | None) -> g.Condition:
+    """The roster while the box does not answer (``said``: ``_unanswered``; None while it
+    answers): which cells ran there is unknown, so a cell last seen running there is not
+    offered to --ack-missing: the fix the rest of the product gives, moving it, is said
+    instead."""
+    if c.ok or said is None:
+        return c
+    fix, cell = said
+    settle = tuple(x for x in c.settle if x != cell)
+    text = c.evidence + (f"; {fix}" if fix else "")
+    return replace(c, evidence=printable(text, None), settle=settle, cause=g.NOT_ANSWERING)
+
+
 async def gather(
     fleet: Fleet,
     host: HostConfig,
@@ -442,9 +475,11 @@ async def gather(
     state = jh.gate()
     for event in unattributed:
         state = g.apply(state, event)
+    said = None if now.answered else await asyncio.to_thread(_unanswered, fleet, host)
     overrides = {
         "box": lambda c: _box_condition(c, jh, now),
         "idle": lambda c: _idle_condition(c, state, now),
+        "roster": lambda c: _roster_unanswered(c, said),
     }
     conditions = tuple(overrides.get(c.key, lambda c: c)(c) for c in g.conditions(state))
     if isinstance(backend_for(host), JobGated) and state.slurm_jobs is None:
