@@ -184,7 +184,9 @@ async def gate_opens_after_the_move(qf: QueueFleet, fleet: Fleet) -> None:
     assert [c.name for c in view.cells] == ["ck"] and view.cells[0].note.startswith("moved")
     report = await gate(qf, fleet)
     assert cond(report, "unfinished") == [], report.conditions
-    assert cond(report, "moved") == ["ck moved to box2 (the queue file's #moved-to)"]
+    assert cond(report, "moved") == [
+        "ck moved to box2 (the queue file's #moved-to; box2's queue file holds it)"
+    ]
     assert report.ready_but_confirmation, [c for c in report.conditions if not c.ok]
 
 
