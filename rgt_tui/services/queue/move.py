@@ -42,7 +42,7 @@ from pathlib import Path
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError
-from rgt_tui.domain.queue_file import QueueCell, moved_marker, prefix_problem
+from rgt_tui.domain.queue_file import QueueCell, moved_marker, prefix_problem, render_command
 from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
@@ -165,6 +165,44 @@ def plan_lines(plan: MovePlan) -> list[str]:
     lines += [f"warning: {w}" for w in plan.warnings]
     lines += [f"REFUSED: {p}" for p in plan.problems]
     return lines
+
+
+def shape_warning(source: HostConfig, target: HostConfig, cell: QueueCell) -> str | None:
+    """The plan's warning when ``cell`` moves between a group (one job over several
+    boxes) and a host of another size (ux-h 9): how it ran, and the command the
+    destination runs under its own template, which may be another program. None when
+    both run it on as many boxes."""
+    ran_on = source.group.nnodes if source.group is not None else 1
+    runs_on = target.group.nnodes if target.group is not None else 1
+    if ran_on == runs_on:
+        return None
+    if source.group is not None:
+        ran = (
+            f"{cell.name} ran as one job over {ran_on} boxes ({source.name}: "
+            f"{', '.join(source.group.hosts)})"
+        )
+    else:
+        ran = f"{cell.name} ran on one box ({source.name})"
+    if target.run is None:
+        command = f"{target.name} has no run template"
+    elif target.group is not None:
+        command = f"its run template, on each of its boxes: {printable(target.run, 300)}"
+    else:
+        # {out} shown as the fleet file gives it (~ expands on the box, so no quotes).
+        rendered = render_command(target.run, cell, "/RGT-DURABLE")
+        command = printable(
+            rendered.replace("/RGT-DURABLE", target.durable_dir.rstrip("/") or "/"), 300
+        )
+    where = (
+        f"over {runs_on} boxes ({', '.join(target.group.hosts)})"
+        if target.group is not None
+        else "alone"
+    )
+    return (
+        f"{ran}; on {target.name} it runs {where}, under {target.name}'s own run template: "
+        f"{command} — check that this program runs this cell (and resumes its checkpoint) "
+        "before it starts there"
+    )
 
 
 def find_source(fleet: Fleet, names: Iterable[str]) -> HostConfig:
@@ -300,6 +338,8 @@ async def plan_move(
         if found:
             chosen.append(found[0])
             problems += _name_problems(checked, found[0][1], target, dst.parsed.slots)
+            shape = shape_warning(source, target, found[0][1])
+            warnings += [shape] if shape else []
         elif gone:
             problems.append(f"{name} was moved to {gone[0].moved_to} already ({gone[0].where})")
         else:
