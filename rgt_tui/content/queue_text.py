@@ -13,6 +13,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import (
     FAILED,
+    GROUP_STOPPED,
     KILLED,
     RETRY,
     SLURM_ENDED,
@@ -159,7 +160,8 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
         lines.append(
             Content.assemble(
                 (
-                    f"{'stopped' if view.state == USER_STOPPED else 'interrupted'} — resume from index ",
+                    f"{'stopped' if view.state in (USER_STOPPED, GROUP_STOPPED) else 'interrupted'}"
+                    " — resume from index ",
                     "$warning",
                 ),
                 (str(view.resume_index), "bold $warning"),

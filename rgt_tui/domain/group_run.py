@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rgt_tui.domain.config import GROUP_FIELDS, GroupConfig
+from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
+    GROUP_STOPPED,
     INTERRUPTED,
     KILLED,
     Q_RUNNING,
@@ -132,7 +134,7 @@ def group_view(name: str, ranks: Sequence[RankView]) -> QueueView:
     cells = tuple(_group_cell(cell, ranks) for cell in lead.cells)
     views = [r.view for r in read if r.view is not None]
     running = any(v.state == Q_RUNNING for v in views)
-    return replace(
+    view = replace(
         lead,
         host=name,
         cells=cells,
@@ -140,6 +142,119 @@ def group_view(name: str, ranks: Sequence[RankView]) -> QueueView:
         runner_alive=any(v.runner_alive for v in views),
         session_present=any(v.session_present for v in views),
     )
+    stop = None if running else own_stop(ranks)
+    return view if stop is None else _stopped_by_group(view, stop)
+
+
+@dataclass(frozen=True)
+class GroupStop:
+    """A group's own stop (ux-h #1): rank ``rank`` failed by itself in ``cell`` and the
+    other ranks were stopped with it (by rgt-tui's watch, ``supervise``, or by a kill of
+    the group once it had failed: the records tell these apart no better, and both are
+    the job's end, not a user's stop)."""
+
+    index: int
+    cell: str
+    rank: int
+    box: str
+
+    @property
+    def words(self) -> str:
+        """What the stop line says in place of "stopped by the user"."""
+        return (
+            f"rank {self.rank} ({self.box}) failed first in cell {self.index} ({self.cell}); "
+            "the other ranks were stopped with it (one torchrun job is all its ranks or none)"
+        )
+
+    @property
+    def note(self) -> str:
+        """A stopped rank's killed cell's note (its record says "user")."""
+        return f"stopped with the group: rank {self.rank} ({self.box}) failed first"
+
+
+def own_stop(ranks: Sequence[RankView]) -> GroupStop | None:
+    """The group's own stop in its latest launch: the first cell (by index) whose attempt
+    on one rank ended badly by itself (not killed) while another rank was stopped in that
+    launch (a cell of it killed, or its runner stopped by a kill). None otherwise: a kill
+    of every rank is the user's, and ranks that all failed by themselves stopped nobody."""
+    read = [r for r in ranks if r.view is not None]
+    if not read or read[0].view is None:
+        return None
+    for lead in read[0].view.cells:
+        first = first_failure(lead.name, ranks)
+        if first is None or first[1].status == KILLED:
+            continue
+        failed, cell = first
+        if (cell.started_at or 0) < _launched(failed.view):
+            continue  # history: a failure before its rank's latest launch
+        if any(r.rank != failed.rank and _stopped(r.view) for r in read):
+            return GroupStop(lead.index, lead.name, failed.rank, failed.box)
+    return None
+
+
+def _launched(view: QueueView | None) -> int:
+    return view.launch.ts if view is not None and view.launch is not None else 0
+
+
+def _stopped(view: QueueView | None) -> bool:
+    """A kill stopped this rank in its latest launch: a cell of it killed, or its runner
+    stopped by a kill between cells."""
+    if view is None or view.launch is None:
+        return False
+    if view.state == GROUP_STOPPED:  # read with the group's stop already (its records cleared)
+        return True
+    since = view.launch.ts
+    return view.launch.stop_by == "kill" or any(
+        c.status == KILLED and (c.started_at or 0) >= since for c in view.cells
+    )
+
+
+def _without_stop(launch: RunnerLaunch | None) -> RunnerLaunch | None:
+    """The launch without its stop records: they are the group's kill, not the user's
+    stop (so no reader of the launch calls it "stopped by you")."""
+    if launch is None:
+        return None
+    return replace(launch, stop_requested_at=None, stop_by="", stopped_before=None)
+
+
+def _stopped_by_group(view: QueueView, stop: GroupStop) -> QueueView:
+    """``view`` (the group's, or a stopped rank's) as the group's own stop: its state, its
+    stop line, and a resume index at the cell that failed (a relaunch must run it
+    again, not start after it)."""
+    resume = min(i for i in (stop.index, view.resume_index) if i is not None)
+    return replace(
+        view,
+        state=GROUP_STOPPED,
+        group_stop=stop.words,
+        resume_index=resume,
+        launch=_without_stop(view.launch),
+    )
+
+
+def with_group_stop(ranks: Sequence[RankView]) -> tuple[RankView, ...]:
+    """Each rank's own view read with the group's own stop (``own_stop``): a rank the
+    group stopped has its killed cell's note and its "stopped by the user" state say why
+    (its records say "user": the box's kill verb knows no other word). Unchanged when the
+    group did not stop itself."""
+    stop = own_stop(ranks)
+    if stop is None:
+        return tuple(ranks)
+    out = []
+    for r in ranks:
+        view = r.view
+        if view is None or r.rank == stop.rank or not _stopped(view):
+            out.append(r)
+            continue
+        since = _launched(view)
+        cells = tuple(
+            replace(c, note=stop.note) if c.status == KILLED and (c.started_at or 0) >= since else c
+            for c in view.cells
+        )
+        view = replace(view, cells=cells)
+        if view.state != Q_RUNNING:
+            view = _stopped_by_group(view, stop)
+        out.append(replace(r, view=view))
+    return tuple(out)
 
 
 def _cell_of(view: QueueView | None, name: str) -> CellView | None:

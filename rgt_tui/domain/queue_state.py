@@ -48,6 +48,9 @@ Q_RUNNING = "running"
 FINISHED = "finished"  # the runner wrote its done record
 STOPPED = "stopped"  # the runner is gone without a done record, same boot
 USER_STOPPED = "stopped by the user"  # the runner honoured a stop request (queue stop)
+# A group (issue 41) whose rank failed on its own, the other ranks stopped with it: their
+# records say "user" (the kill verb's one word), but the job ended because a rank failed.
+GROUP_STOPPED = "stopped: a rank failed"
 REBOOTED = "rebooted"  # the box rebooted while the runner was running
 
 # A cell whose attempt has no ``code`` record (U42): said the same way everywhere.
@@ -158,6 +161,9 @@ class QueueView:
     # A Slurm host: the login node's view of the cluster (None elsewhere); with it,
     # runner_alive means some array task is pending or running.
     cluster: ClusterSide | None = None
+    # A group's own stop (state GROUP_STOPPED): which rank failed first, in which cell,
+    # and that the others were stopped with it; said by ``stop_text``. "" elsewhere.
+    group_stop: str = ""
 
     @property
     def total(self) -> int:
@@ -248,7 +254,10 @@ class QueueView:
         )
 
     def stop_text(self) -> str:
-        """``stopped by the user after cell 1 (b)`` / ``stop requested: …``; '' otherwise."""
+        """``stopped by the user after cell 1 (b)`` / ``stop requested: …`` / a group's
+        own stop (``rank 1 (b2) failed first in cell 0 (a); …``); '' otherwise."""
+        if self.group_stop:
+            return self.group_stop
         launch = self.launch
         if self.stop_requested:
             current = self.current

@@ -13,16 +13,19 @@ from rgt_tui.domain.group_run import (
     rank_env,
     rank_template,
     stop_order,
+    with_group_stop,
 )
 from rgt_tui.domain.queue_file import QueueCell, render_command
 from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
+    GROUP_STOPPED,
     KILLED,
     PENDING,
     Q_RUNNING,
     RUNNING,
+    USER_STOPPED,
     CellView,
     QueueView,
 )
@@ -115,3 +118,44 @@ def test_the_others_are_stopped_when_a_rank_dies_or_its_box_goes_quiet() -> None
     assert stop_order([running, quiet], {1: 0.0}, LOST_AFTER_S - 1) is None
     lost = stop_order([running, quiet], {1: 0.0}, LOST_AFTER_S)
     assert lost is not None and lost.ranks == (0,) and "lost" in lost.why
+
+
+def _stopped_view(*cells: CellView, stop_by: str, stopped_before: int | None) -> QueueView:
+    launch = RunnerLaunch(100, "boot", "tmux", 0, "run_queue.sh", 42, stop_by=stop_by,
+                          stop_requested_at=150 if stop_by else None,
+                          stopped_before=stopped_before)  # fmt: skip
+    state = USER_STOPPED if stopped_before is not None else "finished"
+    return QueueView("g", state, cells, launch, "boot", 200, stopped_before, False)
+
+
+def test_a_rank_that_failed_by_itself_is_the_groups_stop_not_the_users() -> None:
+    """ux-h #1: rank 1 failed at start, the watch killed rank 0 with the kill verb (which
+    records "user") and stopped its queue before cell 1."""
+    a = CellView(0, "a", KILLED, 143, 110, 150, 1, note="killed by the user")
+    b = CellView(1, "b", PENDING)
+    rank0 = RankView(0, "b1", _stopped_view(a, b, stop_by="kill", stopped_before=1))
+    died = CellView(0, "a", FAILED, 1, 110, 111, 1, note="ModuleNotFoundError: torch")
+    rank1 = RankView(1, "b2", _stopped_view(died, CellView(1, "b", PENDING), stop_by="",
+                                            stopped_before=None))  # fmt: skip
+    view = group_view("g", [rank0, rank1])
+    assert view.state == GROUP_STOPPED and view.resume_index == 0  # not 1: a failed, rerun it
+    assert view.stop_text().startswith("rank 1 (b2) failed first in cell 0 (a); the other")
+    assert view.launch is not None and not view.launch.stopped_by_user
+    shown = with_group_stop([rank0, rank1])
+    assert shown[0].view is not None and "user" not in shown[0].view.stop_text()
+    assert shown[0].view.cells[0].note == "stopped with the group: rank 1 (b2) failed first"
+    assert shown[1] == rank1  # the rank that failed is shown as its records say
+    # Stopped between cells (no cell of its killed): the group's stop all the same.
+    idle = RankView(0, "b1", _stopped_view(CellView(0, "a", PENDING), b, stop_by="kill",
+                                           stopped_before=0))  # fmt: skip
+    assert group_view("g", [idle, rank1]).state == GROUP_STOPPED
+
+
+def test_a_kill_of_every_rank_stays_the_users_stop() -> None:
+    a = CellView(0, "a", KILLED, 143, 110, 150, 1, note="killed by the user")
+    b = CellView(1, "b", PENDING)
+    ranks = [RankView(r, f"b{r}", _stopped_view(a, b, stop_by="kill", stopped_before=1))
+             for r in (0, 1)]  # fmt: skip
+    view = group_view("g", ranks)
+    assert view.state == USER_STOPPED and view.resume_index == 1
+    assert with_group_stop(ranks) == tuple(ranks)

@@ -14,7 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.group_run import RankView, group_view, rank_env
+from rgt_tui.domain.group_run import (
+    RankView,
+    group_view,
+    rank_env,
+)
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.services.box_ctl import QueueError
@@ -181,6 +185,7 @@ class GroupBackend:
         )
         planned = replace(
             _as_group(lead, tuple(plans), envs),
+            **_group_state(self.host, plans),
             host=self.host.name,
             problems=tuple(problems),
             warnings=tuple(dict.fromkeys(warnings)),
@@ -374,6 +379,26 @@ def _as_group(
 ) -> GroupLaunchPlan:
     values = {f: getattr(lead, f) for f in launch.LaunchPlan.__dataclass_fields__}
     return GroupLaunchPlan(**values, ranks=plans, envs=envs)
+
+
+def _group_state(host: HostConfig, plans: list[launch.LaunchPlan]) -> dict[str, object]:
+    """The plan's ``current`` and each deployed cell's status as the group's (ux-h #1):
+    rank 0's alone call a cell the group's watch killed after rank 1 failed "killed",
+    and its resume index (the launch's default start) the cell after it. Rank 0's own
+    where a rank's records were not read (a fresh launch reads none)."""
+    if any(p.current is None for p in plans):
+        return {}
+    assert host.group is not None
+    boxes = host.group.hosts
+    view = group_view(host.name, [RankView(r, boxes[r], p.current) for r, p in enumerate(plans)])
+    status = {c.name: c.status for c in view.cells}
+    cells = tuple(
+        replace(c, status=status.get(c.name, c.status))
+        if c.status is not None and c.status not in launch.NOT_RUN
+        else c
+        for c in plans[0].cells
+    )
+    return {"current": view, "cells": cells}
 
 
 def plan_acks(plan: control.RetryPlan) -> tuple[str, ...]:

@@ -6,7 +6,8 @@ the product's, in the fleet runtime's queue poll of the group (the TUI and ``wat
 run it). Each poll reads every rank (``GroupSupervisor.check``); when one rank's attempt
 ended badly while others still run, or a rank's box has answered nothing for
 ``LOST_AFTER_S``, the others' cells are killed and their queues stopped through the
-backend's own kill verb. With rgt-tui closed the job still fails fast on its own: the
+backend's own kill verb (which records "user": ``group_run.own_stop`` reads it as the
+group's own stop). With rgt-tui closed the job still fails fast on its own: the
 ranks export ``TORCH_NCCL_ASYNC_ERROR_HANDLING=1`` and a short ``RGT_NCCL_TIMEOUT_S``,
 and torchrun's c10d rendezvous ends a worker group whose peer is gone (docs/groups.md).
 """
@@ -19,7 +20,13 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.group_run import RankView, StopOrder, group_view, stop_order
+from rgt_tui.domain.group_run import (
+    RankView,
+    StopOrder,
+    group_view,
+    stop_order,
+    with_group_stop,
+)
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.transport import Transport
@@ -67,7 +74,9 @@ class GroupSupervisor:
             except QueueError:
                 pass  # a rank that ended meanwhile: the next poll looks again
             ranks = await backend.read_ranks(transport)
-        self.ranks = ranks
+        # Each rank as the pane and the Queue tab show it: a rank this watch stopped
+        # reads as the group's stop, not "killed by the user" (its records' one word).
+        self.ranks = with_group_stop(ranks)
         try:
             return group_view(name, ranks)
         except LookupError as exc:

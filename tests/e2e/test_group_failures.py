@@ -1,0 +1,113 @@
+"""How a group's cell ended, told right, over two real OpenSSH boxes on loopback.
+
+- Rank 1 fails at start (ux-h #1): rgt-tui's own watch stops rank 0, and what the records
+  then say is the group's stop, not the user's; a plain relaunch starts at the cell that
+  failed, not after it.
+
+No torch here: each rank's cell is a bash script printing what torchrun would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.cli import arun
+from support.machine import free_port
+from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer, started_boxes
+from support.waiting import wait_for
+from test_group_cli import _Box
+
+from rgt_tui.domain.queue_state import FAILED, KILLED, QueueView
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.launch import default_start
+from rgt_tui.services.runtime.queues import QueuePoller
+
+# Rank 1 fails as a torchrun without torch does; rank 0 waits for $HOME/go (never made).
+START = (
+    'if [ "$1" = 1 ]; then echo "ModuleNotFoundError: No module named \'torch\'"; exit 1; fi\n'
+    'echo "rank $1 waits"; while [ ! -e "$HOME/go" ]; do sleep 0.1; done\n'
+)
+
+
+@pytest.fixture
+def boxes(tmp_path: Path) -> Iterator[tuple[QueueSshServer, QueueSshServer]]:
+    with started_boxes(tmp_path, ("box1", "box2"), _Box, _Box) as made:
+        yield made[0], made[1]
+
+
+def _fleet_file(tmp_path: Path, boxes: tuple[QueueSshServer, ...], script: str = START) -> Path:
+    acks = ", ".join(f'"{n}"' for n in QUEUE_PREFLIGHT_ACK)
+    text = f'[fleet]\nresults_dir = "{tmp_path / "results"}"\n\n'
+    for box in boxes:
+        text += box._hosts_toml() + f'preflight_ack = [{acks}]\npython = "{QUEUE_PYTHON}"\n\n'
+        (box.workdir / "cells").mkdir(parents=True, exist_ok=True)
+        (box.workdir / "cells" / "fit.sh").write_text(script)
+        (box.workdir / "cells" / "long.sh").write_text(script)
+    queue = tmp_path / "queues" / "pair.txt"
+    queue.parent.mkdir(parents=True, exist_ok=True)
+    queue.write_text("cells/fit.sh t 1\ncells/long.sh t 1\n")
+    text += (
+        "[[groups]]\n"
+        'name = "pair"\n'
+        'hosts = ["box1", "box2"]\n'
+        f'queue = "{queue}"\n'
+        "run = 'bash {cfg} {node_rank} {out}'\n"
+        'workdir = "~"\n'
+        'durable_dir = "~/results"\n'
+        'master_addr = "127.0.0.1"\n'
+        f"master_port = {free_port()}\n"
+        'nccl_socket_ifname = "lo"\n'
+    )
+    path = tmp_path / "hosts.toml"
+    path.write_text(text)
+    return path
+
+
+def _status(view: QueueView, name: str) -> str:
+    return next(c.status for c in view.cells if c.name == name)
+
+
+@pytest.mark.timeout(300)
+async def test_a_rank_failing_at_start_is_the_groups_stop_and_relaunch_reruns_it(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    hosts = _fleet_file(tmp_path, boxes)
+    fleet = load_fleet(hosts)
+    group = fleet.host("pair")
+    connections = FleetConnections(fleet.hosts)
+    backend = backend_for(group, connections)
+    transport = connections.transport("pair")
+    try:
+        plan = await backend.plan_launch(fleet, transport)
+        assert plan.ok, plan.problems
+        await backend.launch(plan, transport)
+        # The runtime's poll of the group (the TUI and `watch` run it): it kills rank 0.
+        poller = QueuePoller(connections, on_view=lambda h, v: None, is_live=lambda h: True)
+
+        async def stopped() -> bool:
+            view = await poller.poll_once(group)
+            return view is not None and not view.runner_alive and _status(view, "fit") == FAILED
+
+        await wait_for(stopped, 90, "rank 0 stopped after rank 1 failed")
+        ranks = poller.ranks["pair"]
+        assert ranks[0].view is not None and _status(ranks[0].view, "fit") == KILLED
+        # Each rank's own line (the pane's) names why rank 0 was stopped: not the user.
+        fit0 = next(c for c in ranks[0].view.cells if c.name == "fit")
+        assert "user" not in fit0.note and "rank 1 (box2) failed first" in fit0.note, fit0.note
+
+        shown = await arun("queue", "show", "pair", "--hosts", hosts)
+        assert shown.returncode == 0, shown.stderr
+        assert "by the user" not in shown.stdout, shown.stdout
+        assert "rank 1 (box2) failed first in cell 0 (fit)" in shown.stdout, shown.stdout
+        assert "resume: rgt-tui launch pair --start 0" in shown.stdout, shown.stdout
+
+        # A plain relaunch (the CLI's and the L dialog's default) starts at the failed cell.
+        again = await backend.plan_launch(fleet, transport)
+        assert default_start(again) == 0
+        assert again.cells[0].status == FAILED  # the group's word, not rank 0's "killed"
+    finally:
+        await connections.close_all()
