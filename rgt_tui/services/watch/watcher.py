@@ -310,7 +310,8 @@ class Watcher:
         if self.autostop is not None:
             for why in self.autostop.reload(event.fleet):
                 self.report(why)
-        elif event.fixed:
+        # Its own line: the console's last word on a mistake must not stay "not applied".
+        if event.fixed:
             self.report(f"fleet file: {event.fleet.path} fixed and applied")
 
     async def _observed(self, host: HostConfig, state: HostState) -> None:
