@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import apprise
 from support.webhook import webhook
 
 from rgt_tui.domain.config_parse import parse_fleet
@@ -72,8 +73,8 @@ async def test_markdown_in_box_text_reaches_every_target_inert(tmp_path: Path) -
             assert "](https://evil/x)" not in part.replace("\\]", ""), part
     for part in (plain["title"], plain["message"]):
         assert "\\[the results\\](https://evil/x) !\\[\\](https://evil/px)" in part
-        # A lone backtick pair is a code span: its text shown as written (ux-b #11).
-        assert "\\*now\\* `rm` \\|\\|hid\\|\\| \\~\\~s\\~\\~ \\\\\\[y\\](z)" in part
+        # Every backtick of the box's is escaped too (ux-i 2): no code span of its own.
+        assert "\\*now\\* \\`rm\\` \\|\\|hid\\|\\| \\~\\~s\\~\\~ \\\\\\[y\\](z)" in part
     assert "cell oom_kill see" in plain["title"]
 
 
@@ -98,3 +99,41 @@ async def test_our_own_words_reach_the_target_without_backslashes(tmp_path: Path
         sent, hostile = got["[rgt-tui] box1: moved"], got["[rgt-tui] box1: x"]
     assert sent["message"].startswith(ours + "\n"), sent["message"]
     assert "cell ~1 hi\\~2 \\|\\|hid\\|\\| \\`\\`\\`" in hostile["message"], hostile["message"]
+
+
+async def test_box_mentions_ping_no_one_and_its_backticks_are_escaped(tmp_path: Path) -> None:
+    """ux-i 2: a mount the box names ``… @everyone ||sp|| `c```: Discord would ping the
+    whole channel for ``@everyone``/``@here`` (or ``<@id>``) in content, and Apprise adds
+    a ping of its own for each one it finds in an embed. What is sent has a zero-width
+    space after each such ``@`` (reads the same, pings no one), the box's backticks
+    escaped (every ``@word`` is broken: Apprise's Discord target pings any it finds);
+    our own command spans stay as written."""
+    mount = "/evil*bold* [click](https://evil.example) @everyone ||sp|| `c` @here <@123>"
+    ours = "run `rgt-tui pull box1` (ssh root@box1)"
+    event = WatchEvent(
+        "alert", "box1", "alert:box1:3", f"box1: disk.inodes {mount}", f"{mount}\n{ours}"
+    )
+    with webhook() as hook:
+        urls = [hook.url("/plain"), hook.url("/md") + "?format=markdown"]
+        text = '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
+        text += f"notify = {json.dumps(urls)}\n"
+        fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
+        notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
+        await notifier.on_event(event)
+        await notifier.drain()
+        sent = [*hook.at("/plain"), *hook.at("/md")]
+    assert len(sent) == 2
+    zw = "\u200b"
+    for got in sent:  # as Apprise sends it plain and formatted as Markdown
+        for part in (got["title"], got["message"]):
+            for mention in ("@everyone", "@here", "<@123"):
+                assert mention not in part, part
+            assert f"@{zw}everyone" in part and f"@{zw}here" in part and f"<@{zw}123" in part
+            assert "`c`" not in part, part
+    plain = sent[0]
+    for part in (plain["title"], plain["message"]):
+        assert "\\|\\|sp\\|\\| \\`c\\` @" in part, part
+    assert f"{ours.replace('@', '@' + zw)}\n" in plain["message"], plain["message"]
+    # Apprise's Discord target finds no ping in it either (it adds one for each it finds).
+    discord = apprise.Apprise.instantiate("discord://1234/abcd")
+    assert discord.ping_payload(plain["title"], plain["message"]) == {}

@@ -50,16 +50,25 @@ _SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}")
 # Markdown that could plant a link or hide or restyle the box's words, escaped in a
 # message (``markdown_inert``): a backslash (so the box cannot escape an escape), the
 # brackets of ``[text](url)`` and ``![](url)``, emphasis (``*``), Discord's spoiler and
-# tables (``|``), strike (``~``), and code fences (two or more backticks). Kept as
-# written, so rgt-tui's own words read as meant (ux-b #11): a lone backtick pair is a code
-# span, which shows its text as written (``rgt-tui teardown box3``); a ``~`` after a space
-# and before a digit (``at ~21:46``, ``~2m22s``) can open a strike but never close one,
-# and every other ``~`` is escaped. Not ``_``: emphasis only, and cell names and our own
-# words (``oom_kill``) are full of it; nor parentheses: without ``[…]`` a ``(url)`` is a
-# bare URL, shown as what it is.
+# tables (``|``), strike (``~``), and code (every backtick). The box's words and ours
+# arrive as one text, so two forms of ours are kept as written, to read as meant (ux-b
+# #11): a code span that is an rgt-tui command (``rgt-tui teardown box3`` between
+# backticks: only letters, digits, spaces and ``._:/=-`` in it, so nothing in it is
+# Markdown or a mention), and a ``~`` after a space and before a digit (``at ~21:46``, ``~2m22s``),
+# which can open a strike but never close one. A box that writes such a span gets a code
+# span of its own plain words, no more. Not ``_``: emphasis only, and cell names and our
+# own words (``oom_kill``) are full of it; nor parentheses: without ``[…]`` a ``(url)``
+# is a bare URL, shown as what it is.
 # Tried in order: the two kept forms first, then what is escaped (group 1); a run of
-# backticks is taken whole from its first, so a lone one is one with none beside it.
-_MARKDOWN_RE = re.compile(r"(?<![^\s(])~(?=\d)|`(?!`)|(`+|[\\\[\]*|~])")
+# backticks is taken whole.
+_MARKDOWN_RE = re.compile(r"(?<![^\s(])~(?=\d)|`rgt-tui [A-Za-z0-9 ._:/=-]*`|(`+|[\\\[\]*|~])")
+# A mention a chat target acts on: ``@`` and a word (Discord's ``@everyone``/``@here``
+# and ``<@id>``, Mattermost's and Rocket.Chat's ``@all``/``@channel``/``@name``,
+# Matrix's ``@room``). Every one, wherever it stands: Apprise's Discord target takes any
+# ``@word`` it finds (``root@box1`` too) for a ping it adds to the message. A zero-width
+# space after the ``@`` keeps the text as it reads and pings no one (``mentions_inert``).
+_MENTION_RE = re.compile(r"@(?=\w)")
+ZERO_WIDTH_SPACE = "\u200b"
 _NOTIFY_TYPES = {
     "info": apprise.NotifyType.INFO,
     "warning": apprise.NotifyType.WARNING,
@@ -134,6 +143,14 @@ def markdown_inert(text: str) -> str:
     return _MARKDOWN_RE.sub(_escaped, text)
 
 
+def mentions_inert(text: str) -> str:
+    """``text`` with each mention a chat target could act on (``@everyone``, ``@here``,
+    ``@channel``, ``<@123>``, any ``@word``) broken by a zero-width space after its
+    ``@``: it reads the same and notifies no one. Applied after ``printable``, which would show the space as
+    an escape (a box's own zero-width space is shown so)."""
+    return _MENTION_RE.sub("@" + ZERO_WIDTH_SPACE, text)
+
+
 def _escaped(match: re.Match[str]) -> str:
     """Each character of a match escaped; the kept forms (group 1 unset) as they are."""
     found = match.group(1)
@@ -152,9 +169,11 @@ def message(event: WatchEvent) -> tuple[str, str]:
     # body is sent as Apprise's TEXT format (``_send_once``), never as Markdown or HTML.
     # Its Markdown is made inert too (``markdown_inert``): a chat target would render it.
     # (Before ``printable``: its own ``\x1b`` escapes are no Markdown, left as they are.)
-    title = f"[rgt-tui] {printable(markdown_inert(named), None)}"
+    # Its mentions are broken (``mentions_inert``, after ``printable``): a mount named
+    # ``@everyone`` must not ping a whole channel.
+    title = f"[rgt-tui] {mentions_inert(printable(markdown_inert(named), None))}"
     hint = f"open: rgt-tui (or rgt-tui status {event.host})"
-    quoted = printable_lines(markdown_inert(event.body))
+    quoted = mentions_inert(printable_lines(markdown_inert(event.body)))
     body = f"{quoted}\n\n{hint}" if event.body else hint
     return title, body
 
