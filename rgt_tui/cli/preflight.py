@@ -1,12 +1,15 @@
 """`rgt-tui preflight HOST [--json]` (a row of table.py): check the box before the meter
 runs, in the environment its runs use (services.preflight), and print each check with
 its fix. Exit 0 when every check passed or is acknowledged by the host's
-``preflight_ack``; 1 when one is not (exit_codes.py).
+``preflight_ack``; 1 when one is not, or when the host's queue file has a problem a
+launch refuses (a config its code tree lacks, a format error: what ``queue check`` finds
+for the host), which is named rather than called ready (ux-h #16) (exit_codes.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from typing import TYPE_CHECKING
 
@@ -15,6 +18,7 @@ from rgt_tui.cli.runner import Call
 from rgt_tui.services.connect import Transport
 
 if TYPE_CHECKING:
+    from rgt_tui.domain.config import Fleet, HostConfig
     from rgt_tui.services.preflight import PreflightReport
 
 
@@ -36,20 +40,39 @@ async def run_preflight(call: Call, transport: Transport) -> int:
         report = await preflight(call.fleet, host, transport)
     acks = host.ready.preflight_ack
     blocking = report.unacknowledged(acks)
+    queue = await asyncio.to_thread(queue_problems, call.fleet, host)
     if call.args.json:
         data = report.to_json()
         data["acknowledged"] = [c.name for c in report.failed if c.name in acks]
         data["blocking"] = [c.name for c in blocking]
+        data["queue_problems"] = queue
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(format_report(report, acks))
-    return EXIT_PROBLEMS if blocking else EXIT_OK
+        print(format_report(report, acks, queue))
+    return EXIT_PROBLEMS if blocking or queue else EXIT_OK
 
 
-def format_report(report: PreflightReport, acks: tuple[str, ...]) -> str:
+def queue_problems(fleet: Fleet, host: HostConfig) -> list[str]:
+    """What the host's queue file holds that a launch refuses, as ``queue check`` says
+    it: its format problems and duplicate names, and each cell whose config the host's
+    code tree lacks (the launch refuses those of the cells it runs). None without a
+    queue and a run template (nothing to launch). Blocking: the code tree is listed."""
+    from rgt_tui.services.queue.check import check_fleet_queues, host_problems, missing_configs
+
+    if host.queue is None or host.run is None:
+        return []
+    checked = check_fleet_queues(fleet)
+    source = checked.source_for(host.name)
+    cells = source.parsed.cells if source is not None else ()
+    return [*host_problems(fleet, host, checked), *map(str, missing_configs(fleet, host, cells))]
+
+
+def format_report(
+    report: PreflightReport, acks: tuple[str, ...], queue: list[str] | None = None
+) -> str:
     """One line per check (``ok`` / ``acked`` / ``FAILED``, its name, what was seen), the
-    fix under each failed one not acknowledged, and a last line saying whether a launch
-    may go ahead."""
+    fix under each failed one not acknowledged, the queue file's problems a launch
+    refuses (``queue``), and a last line saying whether a launch may go ahead."""
     width = max((len(c.name) for c in report.checks), default=0)
     lines = [f"{report.host}: preflight" + (f" — {report.note}" if report.note else "")]
     for c in report.checks:
@@ -64,10 +87,20 @@ def format_report(report: PreflightReport, acks: tuple[str, ...]) -> str:
     blocking = [n for n in failed if n not in acks]
     if acked:
         lines.append(f"acknowledged by preflight_ack in the fleet file: {', '.join(acked)}")
+    queue = queue or []
+    if queue:
+        lines.append("the queue file (a launch refuses these; `rgt-tui queue check` lists them):")
+        lines += [f"  {problem}" for problem in queue]
     if blocking:
         lines.append(
             f"{len(blocking)} check(s) failed: {', '.join(blocking)} — a launch is refused "
             "until each is fixed or acknowledged (--ack CHECK, or preflight_ack for the host)"
+        )
+    elif queue:
+        lines.append(
+            "not ready: every check passed"
+            + (" or is acknowledged" if acked else "")
+            + f", but a launch refuses the queue file's {len(queue)} problem(s) above"
         )
     else:
         lines.append("ready: every check passed" + (" or is acknowledged" if acked else ""))

@@ -126,7 +126,9 @@ def with_group_preflight(
 ) -> LaunchPlan:
     """``plan`` (the group's, its problems each rank's) with the group's report in place
     of rank 0's: each rank's own preflight refusals give way to the folded checks (one
-    per name, naming the box), and the group's checks refuse or warn like any other."""
+    per name, naming the box), and the group's checks refuse or warn like any other. A
+    refusal every rank makes in the same words (a line of the group's one queue file,
+    whose config the code tree lacks) is said once, for every rank (ux-h #16)."""
     assert group.group is not None
     prefixes = [f"{who(group, r)}: " for r in range(group.group.nnodes)]
 
@@ -135,7 +137,7 @@ def with_group_preflight(
 
     acked = tuple(acks)
     host_acks = group.ready.preflight_ack
-    problems = [p for p in plan.problems if not per_rank_preflight(p)]
+    problems = _said_once([p for p in plan.problems if not per_rank_preflight(p)], prefixes)
     warnings = [
         w for w in plan.warnings if not per_rank_preflight(w) and not is_preflight_problem(w)
     ]
@@ -145,6 +147,21 @@ def with_group_preflight(
         problems=(*problems, *preflight_problems(report, acked, host_acks)),
         warnings=(*warnings, *preflight_warnings(report, acked, host_acks)),
     )
+
+
+def _said_once(lines: Sequence[str], prefixes: Sequence[str]) -> list[str]:
+    """``lines`` with each text that every rank's prefix carries said once, as
+    ``every rank: TEXT``; the others as they were, in order."""
+    given = set(lines)
+    out: list[str] = []
+    for line in lines:
+        prefix = next((p for p in prefixes if line.startswith(p)), None)
+        text = line[len(prefix) :] if prefix is not None else ""
+        if prefix is None or not all(f"{p}{text}" in given for p in prefixes):
+            out.append(line)
+        elif f"every rank: {text}" not in out:
+            out.append(f"every rank: {text}")
+    return out
 
 
 async def _running_cell(group: HostConfig, transport: Transport) -> str:
