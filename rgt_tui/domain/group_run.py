@@ -30,6 +30,7 @@ from rgt_tui.domain.queue_state import (
     CellView,
     QueueView,
 )
+from rgt_tui.domain.vanished import Diagnosis
 
 # Where each rank's environment is written before a launch (mode 0600, over stdin) and
 # sourced by the rank's command: NCCL settings may change between launches (INFO on the
@@ -43,6 +44,9 @@ ENDED_BADLY = (FAILED, INTERRUPTED, KILLED)
 PEER_GONE = ("RendezvousConnectionError", "RendezvousClosedError", "C10d store")
 # A rank whose box answers no probe for this long is lost: the others are stopped.
 LOST_AFTER_S = 60.0
+# A group's diagnosis cause beyond ``vanished.CAUSES``: the rank that went first does not
+# answer, so its records (which would weigh those causes) cannot be read (ux-h #5).
+NO_ANSWER = "no answer"
 
 
 def rank_template(template: str, group: GroupConfig, rank: int) -> str:
@@ -283,6 +287,48 @@ def first_failure(cell: str, ranks: Sequence[RankView]) -> tuple[RankView, CellV
     return min(bad, key=order)
 
 
+def unanswered_first(cell: str, ranks: Sequence[RankView]) -> RankView | None:
+    """The rank to name first for ``cell`` when it failed only because a peer went
+    (``PEER_GONE``, ux-h #5) and a rank's box does not answer: that rank, whose records
+    cannot say how its attempt ended (preempted? lost?). None otherwise: a failure of a
+    read rank's own is named as it is."""
+    first = first_failure(cell, ranks)
+    if first is None or not any(mark in (first[1].note or "") for mark in PEER_GONE):
+        return None
+    return next((r for r in ranks if r.view is None), None)
+
+
+def unanswered_note(quiet: RankView, failed: RankView, cell: CellView) -> str:
+    """``rank 1 (b2) does not answer (…): preempted or lost? rank 0 (b1) then failed …``."""
+    exit_text = f"exit {cell.exit_code}" if cell.exit_code is not None else cell.status
+    note = (
+        f"rank {quiet.rank} ({quiet.box}) does not answer ({quiet.error}): preempted or lost? "
+        f"rank {failed.rank} ({failed.box}) then {cell.status} ({exit_text}), its peer gone"
+    )
+    return note + (f": {cell.note}" if cell.note else "")
+
+
+def unanswered_diagnosis(name: str, cell: CellView, quiet: RankView) -> Diagnosis:
+    """``diagnose GROUP`` while the rank that went first does not answer (ux-h #5): its
+    box is named, not the survivor's error as a failure "by itself" to fix."""
+    return Diagnosis(
+        host=name,
+        subject=f"cell {cell.index} ({cell.name})",
+        cause=NO_ANSWER,
+        cell=cell.name,
+        summary=(
+            f"rank {quiet.rank} ({quiet.box}) does not answer ({quiet.error}): preempted or "
+            f"lost? cell {cell.index} ({cell.name}) failed on the other ranks because their "
+            "peer went, not by a fault of their own"
+        ),
+        next_step=(
+            f"find out what became of rank {quiet.rank}'s box ({quiet.box}): rgt-tui status "
+            f"{quiet.box}; once it answers, rgt-tui diagnose {name} reads how its attempt "
+            f"ended, and a relaunch from cell {cell.index} resumes from the checkpoint"
+        ),
+    )
+
+
 def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
     per = [_cell_of(r.view, lead.name) for r in ranks]
     statuses = [c.status for c in per if c is not None]
@@ -295,6 +341,9 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
         note = f"rank {rank.rank} ({rank.box}) {cell.status} first ({exit_text})"
         if cell.note:
             note += f": {cell.note}"
+        quiet = unanswered_first(lead.name, ranks)
+        if quiet is not None:
+            note = unanswered_note(quiet, rank, cell)
         ended = [c.ended_at for c in per if c is not None and c.ended_at]
         return replace(
             lead,

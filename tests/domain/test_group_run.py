@@ -91,8 +91,14 @@ def test_a_rank_that_failed_because_its_peer_went_is_not_the_one_named() -> None
         died = _cell(FAILED, exit_code=-9, started_at=110, ended_at=150, note="")
         view = group_view("g", [RankView(0, "b1", _view(lost)), RankView(1, "b2", _view(died))])
         assert view.cells[0].note.startswith("rank 1 (b2) failed first (exit -9)")
-    # With only peer-gone failures (the crash unread), the earliest is still named.
-    view = group_view("g", [RankView(0, "b1", _view(lost)), RankView(1, "b2", None, "no answer")])
+    # With only peer-gone failures and the other rank unread (its box vanished, ux-h #5),
+    # the rank that does not answer is named first, not the survivor's error.
+    view = group_view("g", [RankView(0, "b1", _view(lost)), RankView(1, "b2", None, "refused")])
+    assert view.cells[0].note.startswith(
+        "rank 1 (b2) does not answer (refused): preempted or lost? rank 0 (b1) then failed"
+    ), view.cells[0].note
+    # Every rank read: the earliest peer-gone failure is still named.
+    view = group_view("g", [RankView(0, "b1", _view(lost)), RankView(1, "b2", _view())])
     assert view.cells[0].note.startswith("rank 0 (b1) failed first")
 
 

@@ -3,6 +3,9 @@
 - Rank 1 fails at start (ux-h #1): rgt-tui's own watch stops rank 0, and what the records
   then say is the group's stop, not the user's; a plain relaunch starts at the cell that
   failed, not after it.
+- Rank 1's box vanishes mid-cell (ux-h #5): rank 0 then fails on its lost peer, and
+  ``queue show`` and ``diagnose`` name the rank that does not answer, not rank 0's error
+  as a failure of its own.
 
 No torch here: each rank's cell is a bash script printing what torchrun would.
 """
@@ -111,3 +114,41 @@ async def test_a_rank_failing_at_start_is_the_groups_stop_and_relaunch_reruns_it
         assert again.cells[0].status == FAILED  # the group's word, not rank 0's "killed"
     finally:
         await connections.close_all()
+
+
+# Both ranks wait; once $HOME/go exists, rank 0 fails as torchrun's agent does when the
+# rendezvous store its lost peer held is gone.
+PEER_GONE = (
+    'echo "rank $1 runs"; while [ ! -e "$HOME/go" ]; do sleep 0.1; done\n'
+    'echo "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The '
+    'connection to the C10d store has failed."; exit 1\n'
+)
+
+
+@pytest.mark.timeout(300)
+async def test_a_rank_whose_box_vanished_is_named_not_the_survivors_error(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    box1, box2 = boxes
+    hosts = _fleet_file(tmp_path, boxes, PEER_GONE)
+    launched = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    for box in boxes:
+        log = box.workdir / ".rgt/queue/cells/fit.log"
+        await wait_for(lambda log=log: log.exists() and "runs" in log.read_text(), 60, "ranks up")
+    box2.stop()  # rank 1's box is gone (its processes live on, unreachable)
+    (box1.workdir / "go").touch()
+    state = box1.workdir / ".rgt/queue/cells/fit.state"
+    await wait_for(lambda: "end " in state.read_text(), 60, "rank 0's cell ended")
+
+    shown = await arun("queue", "show", "pair", "--hosts", hosts)
+    assert shown.returncode == 0, shown.stderr
+    fit = next(line for line in shown.stdout.splitlines() if " fit " in line)
+    assert "rank 1 (box2) does not answer" in fit and "preempted or lost?" in fit, fit
+    assert "rank 0 (box1) failed first" not in fit, fit
+
+    diagnosed = await arun("diagnose", "pair", "--hosts", hosts)
+    assert diagnosed.returncode == 1, diagnosed.stdout + diagnosed.stderr
+    assert "by itself" not in diagnosed.stdout and "fix the cause" not in diagnosed.stdout
+    assert "rank 1 (box2) does not answer" in diagnosed.stdout, diagnosed.stdout
+    assert "rgt-tui status box2" in diagnosed.stdout, diagnosed.stdout

@@ -18,6 +18,8 @@ from rgt_tui.domain.group_run import (
     RankView,
     group_view,
     rank_env,
+    unanswered_diagnosis,
+    unanswered_first,
 )
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import Diagnosis
@@ -113,6 +115,9 @@ class GroupBackend:
         views = await self.read_ranks(transport)
         view = group_view(self.host.name, views)
         failed = view.last_failed
+        quiet = unanswered_first(failed.name, views) if failed is not None else None
+        if failed is not None and quiet is not None:  # the survivor's error is not its own
+            return view, unanswered_diagnosis(self.host.name, failed, quiet)
         rank = 0
         if failed is not None and failed.note.startswith("rank "):
             rank = int(failed.note.split()[1])
