@@ -5,12 +5,12 @@ and keeps each running cell's newest pulled-and-verified checkpoint for its pane
 route itself):
 
 - a ``HostPreempted`` goes to every fleet view (the pane's "preempted at ~14:03: cell X
-  interrupted at step k; …"), and to an ``OnPreempt`` driver (``services.watch.drivers``)
-  as under ``watch``: its ``preempted`` event is a notices entry (key ``n``) and, with
-  ``tui_notify``, a notification through the same sent log as ``watch``'s (its key is the
-  preemption's, so whichever sends it first, the other finds it sent); ``on_preempt =
-  "move"``/``"relaunch"`` act from the TUI too, claimed in the journal first, so once
-  across the TUI and ``watch``;
+  interrupted; last verified step k, from 13:58"), and to an ``OnPreempt`` driver
+  (``services.watch.drivers``) as under ``watch``: its ``preempted`` event is a notices
+  entry (key ``n``) and, with ``tui_notify``, a notification through the same sent log as
+  ``watch``'s (its key is the preemption's, so whichever sends it first, the other finds
+  it sent); ``on_preempt = "move"``/``"relaunch"`` act from the TUI too, claimed in the
+  journal first, so once across the TUI and ``watch``;
 - after each sample: the runtime's current preemption of the host (a box back from a
   blip, or whose queue runs again, is no longer named) and, for a running cell, its newest
   verified checkpoint (``services.queue.verified_checkpoint``: the records only, read in a
