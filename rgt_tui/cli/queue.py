@@ -266,6 +266,9 @@ def preflight_lines(plan: LaunchPlan, *, refusing_only: bool = False) -> list[st
     if refusing_only and not any(not c.ok and c.name not in acked for c in report.checks):
         return []
     lines = [f"  preflight on {report.host}:"]
+    # The name column fits the longest name (a group's same-stack, rendezvous; a Slurm
+    # host's signal-lead), so every mark and detail lines up (ux-h #16).
+    width = max((len(c.name) for c in report.checks), default=0)
     for c in report.checks:
         if refusing_only and (c.ok or c.name in acked):
             continue
@@ -275,9 +278,9 @@ def preflight_lines(plan: LaunchPlan, *, refusing_only: bool = False) -> list[st
             mark = "ACKNOWLEDGED"
         else:
             mark = "FAILED"
-        lines.append(f"    {c.name:<9} {mark:<12} {c.detail}")
+        lines.append(f"    {c.name:<{width}} {mark:<12} {c.detail}")
         if not c.ok and c.fix:
-            lines.append(f"    {'':<9} {'':<12} fix: {c.fix}")
+            lines.append(f"    {'':<{width}} {'':<12} fix: {c.fix}")
     if report.code is not None and not refusing_only:
         lines.append(f"  code recorded with each cell: {report.code.short()}")
     return lines
