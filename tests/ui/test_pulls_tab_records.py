@@ -9,7 +9,7 @@ from pathlib import Path
 
 from support.cli import arun
 from support.pilot import SIZE, text_of, wait_for
-from support.teardown_ui import results_on_box
+from support.teardown_ui import job_done, results_on_box
 from textual.widgets import Static
 
 from rgt_tui.app import RgtApp
@@ -73,3 +73,30 @@ async def test_a_pull_and_verify_from_the_command_line_show_in_the_pulls_tab(
             lambda: "VERIFIED" in bodies(tab)[1] and bodies(tab), REACHES_S, pilot=pilot
         )
         assert "2 of 2 files" in pull and "✓ VERIFIED" in verify
+
+
+async def test_a_pull_s_outcome_is_said_once_on_the_tab(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Once a pull ends, the tab shows its outcome alone: the progress's last phase, plan
+    line and failure said the same things a second time (a returning user's trial)."""
+    results_on_box(loopback_fleet.box("box1").root)
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        tab = await pulls_tab(app, pilot)
+        await pilot.press("p")
+        await job_done(app, pilot, "box1", "pull_result")
+        pull = await wait_for(
+            lambda: "pull complete" in bodies(tab)[0] and bodies(tab)[0], pilot=pilot
+        )
+        assert app.jobs.state("box1").progress is not None  # kept, yet not shown again
+        assert "pulling" not in pull and pull.count("to move") <= 1, pull
+
+        await loopback_fleet.box("box1").stop()  # the box goes away: the next pull fails
+        await pilot.press("p")
+        await job_done(app, pilot, "box1", "pull_error")
+        pull = await wait_for(
+            lambda: "pull failed" in bodies(tab)[0] and bodies(tab)[0], pilot=pilot
+        )
+        (message, _fix) = app.jobs.state("box1").pull_error
+        assert pull.count(message.splitlines()[0][:40]) == 1, pull

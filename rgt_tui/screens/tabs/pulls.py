@@ -64,10 +64,14 @@ class PullsTab(DetailTab):
             return
         width = max(30, (self.content_size.width or 80) - 2)
         pull: list[Content] = []
-        if jobs.running == "pull":
-            pull.append(Content.styled("pulling…", "bold $accent"))
-        if jobs.progress is not None:
+        # The progress while the pull runs; once it ended, its outcome alone (the progress's
+        # last phase, plan line and failure would say the outcome's lines a second time).
+        # A new pull clears the outcome (controllers/jobs.py) before its first progress.
+        ended = jobs.pull_error is not None or jobs.pull_result is not None
+        if jobs.progress is not None and not ended:
             pull += progress_lines(jobs.progress, width)
+        elif jobs.running == "pull":  # before its first progress: the phase line's stand-in
+            pull.append(Content.styled("pulling…", "bold $accent"))
         if jobs.pull_error is not None:
             pull += pull_error_lines(*jobs.pull_error)
         if jobs.pull_result is not None:
