@@ -174,7 +174,7 @@ async def run_show(call: Call, transport: Transport) -> int:
 
 
 def preempted_line(call: Call) -> str | None:
-    """``preempted at ~14:03: cell X interrupted at step k; …`` when the TUI or ``watch``
+    """``preempted at ~14:03: cell X interrupted; last verified step k, …`` when the TUI or ``watch``
     named a preemption of the host that still holds (issue 40); None otherwise."""
     from rgt_tui.domain.preemption import preemption_line
 
