@@ -16,6 +16,7 @@ from rgt_tui.domain.queue_state import (
     GROUP_STOPPED,
     KILLED,
     RETRY,
+    SKIPPED,
     SLURM_ENDED,
     USER_STOPPED,
     CellView,
@@ -90,6 +91,11 @@ def queue_pane_line(view: QueueView) -> Content | None:
     ):
         if view.count(status):
             parts.append((f" · {view.count(status)} {word}", style))
+    # Moved or skipped cells run elsewhere or never: counted as ``queue show`` counts them.
+    moved = sum(1 for c in view.cells if c.status == SKIPPED and c.label == "moved")
+    for count, word in ((moved, "moved"), (view.count(SKIPPED) - moved, "skipped")):
+        if count:
+            parts.append((f" · {count} {word}", "$foreground-muted"))
     current = view.current
     if view.cluster is not None:  # Slurm: several tasks at once, counted per state
         parts.append((slurm_counts(view), "bold" if view.count("running") else ""))

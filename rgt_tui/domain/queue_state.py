@@ -344,10 +344,13 @@ def _cell_view(
     if marks.skipped is not None:  # its last say: whatever ran before, it runs elsewhere
         note = printable(marks.skipped, REASON_CHARS) or "skipped by the user"
         last = attempts[-1] if attempts else None
+        # An attempt cut off before it moved (a preempted box) keeps its last sign of
+        # life: the queue's elapsed time runs to it, not to the attempt's start (ux-h #15).
+        lived = last_output_at if last is not None and not last.ended else None
         return CellView(
             cell.index, cell.name, SKIPPED, attempts=len(attempts), note=note,
             started_at=last.ts if last else None, ended_at=last.end_ts if last else None,
-            code=last.code if last else None, **control,
+            code=last.code if last else None, last_output_at=lived, **control,
         )  # fmt: skip
     if marks.retry_pending:
         aside = marks.retry_aside or "-"

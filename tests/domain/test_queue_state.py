@@ -283,3 +283,22 @@ def test_a_killed_cell_reads_killed_by_the_user_apart_from_how_long_it_ran() -> 
     no_end = CellView(1, "b", KILLED, started_at=1000, ended_at=1099)  # the label says it all
     assert no_end.label == "killed by the user"
     assert "killed by the user  1m39s" in cell_line(no_end, 1100).plain
+
+
+def test_a_cell_moved_after_it_was_cut_off_keeps_how_long_it_ran() -> None:
+    """ux-h #15: a preempted box's cell, moved to a spare, ran ~1m40s, yet the queue read
+    ``elapsed ≥0s`` (the skip dropped its last sign of life) and the pane left the move
+    out where ``queue show`` counts it."""
+    from rgt_tui.content.queue_text import queue_pane_line
+    from rgt_tui.domain.queue_records import parse_cell_marks
+
+    state = f"start 1000 {BOOT} 10\nskip 1200 moved to box4 (preempted)\n"
+    v = derive_view(
+        "box3", DEPLOYED, launches(), {"a": parse_cell_state(state)}, boot_id=BOOT, now=1300,
+        runner_alive=False, log_mtimes={"a": 1100}, marks={"a": parse_cell_marks(state)},
+    )  # fmt: skip
+    assert v.cells[0].label == "moved" and v.state == STOPPED
+    assert v.elapsed_text() == "≥1m40s", v.elapsed_text()
+    assert "1 moved/skipped" in v.summary()
+    line = queue_pane_line(v)
+    assert line is not None and "0/4 done · 1 moved · stopped · ≥1m40s" in line.plain, line.plain
