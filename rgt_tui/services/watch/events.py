@@ -2,9 +2,9 @@
 
 ``HostState``: one host as a pane shows it, after each sample or poll. ``WatchEvent``:
 something worth telling a person once — a new alert, a reminder, a finished queue, a
-silent or rebooted box, a forgotten one, a stop, a pull. Its ``key`` is stable across
-restarts and names one occurrence (``alert:box1:disk.inodes:/data:<opened ts>``), so a
-sender that remembers keys never says the same thing twice.
+silent box and its return, a rebooted box, a forgotten one, a stop, a pull. Its ``key`` is
+stable across restarts and names one occurrence (``alert:box1:disk.inodes:/data:<opened
+ts>``), so a sender that remembers keys never says the same thing twice.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.snapshot import HostSnapshot
 
 EVENT_KINDS = (
-    "alert", "reminder", "queue_done", "silent", "reboot", "forgotten", "stopped", "pull",
-    "pull_failed", "preempted", "preempt_action",
+    "alert", "reminder", "queue_done", "silent", "back", "reboot", "forgotten", "stopped",
+    "pull", "pull_failed", "preempted", "preempt_action",
 )  # fmt: skip
 
 

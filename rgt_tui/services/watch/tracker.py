@@ -17,6 +17,8 @@
   when nothing is left to run.
 - ``silent``: no answer for ``silent_grace_s`` (key: since when); an interruptible box
   once seen answering is told by its preemption instead.
+- ``back``: a box told ``silent`` answers again (key: the silence's start), so whoever
+  got the warning learns it is over.
 - ``reboot``: the box's boot id is not the one last seen (key: the new boot id), so a
   reboot while nothing watched is still told once.
 
@@ -45,7 +47,7 @@ from rgt_tui.domain.queue_state import (
     QueueView,
 )
 from rgt_tui.domain.text import printable
-from rgt_tui.domain.units import fmt_duration
+from rgt_tui.domain.units import fmt_duration, local_time
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
 MEMORY_VERSION = 1
@@ -276,7 +278,12 @@ def _silent(
     host: str, memory: HostMemory, state: HostState, grace_s: float, events: list[WatchEvent]
 ) -> HostMemory:
     if state.connection == "connected":
-        return memory if memory.lost_since is None else replace(memory, lost_since=None)
+        if memory.lost_since is None:
+            return memory
+        since = memory.lost_since
+        if memory.silent_told == since and _told_silent(memory, state):
+            events.append(_back_event(host, since, state.now))
+        return replace(memory, lost_since=None)
     if state.connection not in NOT_CONNECTED:
         return memory  # connecting: nothing is known yet
     if memory.lost_since is None:
@@ -316,6 +323,24 @@ def _silent(
         )
     )
     return replace(memory, silent_told=since)
+
+
+def _told_silent(memory: HostMemory, state: HostState) -> bool:
+    """The silence that just ended was told as ``silent`` (an interruptible box once seen
+    answering had its preemption told instead: that story is the runtime's)."""
+    return not state.interruptible or memory.boot_id is None
+
+
+def _back_event(host: str, since: float, now: float) -> WatchEvent:
+    """A box told as silent answers again: whoever got the warning learns it is over."""
+    return WatchEvent(
+        "back",
+        host,
+        f"back:{host}:{since:.0f}",
+        f"{host}: answering again after {fmt_duration(now - since)} silent",
+        f"It did not answer from {local_time(since)}. A reboot meanwhile is told on its "
+        f"own. Where its queue stands: rgt-tui queue show {host}",
+    )
 
 
 def _reboot(
