@@ -64,7 +64,10 @@ def identity_lines(
             )
         )
     for problem in snap.problems:
-        lines.append(Content.styled(shown(f"agent: {problem}"), "$warning"))
+        # The agent's own errors come as "agent: …"; the parser's words on its fields
+        # ("sample.t: expected a number") get the same one prefix.
+        said = problem if problem.startswith("agent: ") else f"agent: {problem}"
+        lines.append(Content.styled(shown(said), "$warning"))
     return lines
 
 
