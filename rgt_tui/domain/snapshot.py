@@ -61,6 +61,7 @@ the typed samples and the one reader that fills them change together, field by f
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -78,6 +79,10 @@ MAX_GPU_PROCESSES = 256
 MAX_THROTTLE_REASONS = 32  # NVML knows about ten
 MAX_LOST_LINES = 8  # lost-GPU lines of one sample (U22)
 PROCESSES_OVERFLOW = "GPU processes"  # the Overflow.what of a process list cut short
+# No count, size, clock or time a box reports comes near 2^63; a number past it (or NaN,
+# or Infinity) is bad output, refused by field like any other: int() of it raises, and
+# arithmetic on it (a fraction, a rate) overflows or goes NaN in every rule after it.
+MAX_NUMBER = 1 << 63
 
 
 @dataclass(frozen=True)
@@ -266,10 +271,14 @@ class _Reader:
         return value
 
     def num(self, obj: dict[str, Any], key: str, where: str) -> float | None:
-        return self.get(obj, key, (int, float), where)
+        value = self.get(obj, key, (int, float), where)
+        if value is None or -MAX_NUMBER < value < MAX_NUMBER:  # NaN fails both
+            return value
+        self.problems.append(f"{where}.{key}: expected a finite number, got {_cut(value)}")
+        return None
 
     def int_(self, obj: dict[str, Any], key: str, where: str) -> int | None:
-        value = self.get(obj, key, (int, float), where)
+        value = self.num(obj, key, where)
         return None if value is None else int(value)
 
     def str_(self, obj: dict[str, Any], key: str, where: str) -> str | None:
@@ -297,6 +306,59 @@ def _first(items: list[Any], limit: int, what: str, overflows: list[Overflow]) -
     if len(items) > limit:
         overflows.append(Overflow(what, len(items), limit))
     return items[:limit]
+
+
+def _cut(value: Any) -> str:
+    """``value`` as the box wrote it, cut to a readable length (a 4,000-digit number)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:40]}…"
+
+
+def _finite(value: Any) -> bool:
+    """A number a rule can compute with: not a bool, not NaN or infinite, below 2^63."""
+    return (
+        type(value) is not bool
+        and isinstance(value, (int, float))
+        and -MAX_NUMBER < value < MAX_NUMBER
+    )
+
+
+class BadNumber:
+    """A number literal of an agent line that no field can hold (NaN, Infinity, 1e999,
+    a 30-digit integer), kept as the box wrote it. Every reader's type check refuses it,
+    so the field it sits in becomes None and a problem naming the field."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text if len(self.text) <= 40 else f"{self.text[:40]}…"
+
+
+def _parse_int(text: str) -> int | BadNumber:
+    value = int(text)
+    return value if -MAX_NUMBER < value < MAX_NUMBER else BadNumber(text)
+
+
+def _parse_float(text: str) -> float | BadNumber:
+    value = float(text)
+    return value if -MAX_NUMBER < value < MAX_NUMBER else BadNumber(text)
+
+
+def decode_agent_line(line: str) -> dict[str, Any] | None:
+    """One agent line as a JSON object; None when it is not one (not JSON, or nested
+    past the recursion limit). A number no field can hold — ``NaN``, ``Infinity`` (which
+    Python's JSON reader accepts), ``1e999``, a 30-digit integer — is decoded as a
+    ``BadNumber``, so no reader of the object meets a value it cannot compute with."""
+    try:
+        data = json.loads(
+            line, parse_constant=BadNumber, parse_int=_parse_int, parse_float=_parse_float
+        )
+    except (ValueError, RecursionError):  # RecursionError: a box's "[[[[…" nesting
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
@@ -423,19 +485,23 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         if code is not None:
             xids.append(XidEvent(xid=code, text=r.str_(x, "text", "xids") or ""))
 
+    # Read once: each bad field is one problem.
+    t, seq = r.num(data, "t", "sample") or 0.0, r.int_(data, "seq", "sample") or 0
     listed = None
     if processes is not None:
         listed = ProcessListing(
-            t=r.num(data, "t", "sample") or 0.0,
-            seq=r.int_(data, "seq", "sample") or 0,
+            t=t,
+            seq=seq,
             vram=tuple((g.index, g.mem_used) for g in gpus),
         )
     every = r.int_(data, "proc_every", "sample")
 
     load = data.get("loadavg")
     loadavg = None
-    if isinstance(load, list) and len(load) == 3 and all(isinstance(v, (int, float)) for v in load):
+    if isinstance(load, list) and len(load) == 3 and all(_finite(v) for v in load):
         loadavg = (float(load[0]), float(load[1]), float(load[2]))
+    elif load is not None:
+        problems.append(f"sample.loadavg: expected three finite numbers, got {_cut(load)}")
 
     box_id = r.str_(data, "box_id", "sample")
     if box_id is not None and valid_box_id(box_id) is None:
@@ -457,8 +523,8 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
 
     return HostSnapshot(
         host=host,
-        t=r.num(data, "t", "sample") or 0.0,
-        seq=r.int_(data, "seq", "sample") or 0,
+        t=t,
+        seq=seq,
         hostname=r.str_(data, "hostname", "sample"),
         boot_id=r.str_(data, "boot_id", "sample"),
         uptime_s=r.num(data, "uptime_s", "sample"),

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -33,7 +32,12 @@ from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.health import Alert, HealthContext, HealthState, Thresholds
 from rgt_tui.domain.preemption import mtbf_s
 from rgt_tui.domain.profiles import Profile
-from rgt_tui.domain.snapshot import HostSnapshot, carry_processes, snapshot_from_agent
+from rgt_tui.domain.snapshot import (
+    HostSnapshot,
+    carry_processes,
+    decode_agent_line,
+    snapshot_from_agent,
+)
 from rgt_tui.domain.text import printable
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import FleetConnections, connect_with_backoff
@@ -183,12 +187,24 @@ def tracker_patterns(host: HostConfig) -> tuple[str, ...]:
 
 
 def parse_agent_line(host: str, line: str) -> HostSnapshot | None:
-    """A snapshot from one agent line, or None for a line that is not a JSON object."""
-    try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):  # RecursionError: a box's "[[[[…" nesting
+    """A snapshot from one agent line, or None for a line that is not a JSON object.
+
+    A bad field (a ``NaN``, an ``Infinity``, a number past 2^63, a wrong type) is None
+    in the snapshot and a problem naming it (``snapshot_from_agent``). Should the parser
+    still fail on something a box sent, that is a TransportError naming the host, never
+    another exception: whatever a box prints cannot end a monitor or a `status` run."""
+    data = decode_agent_line(line)
+    if data is None:
         return None
-    return snapshot_from_agent(host, data) if isinstance(data, dict) else None
+    try:
+        return snapshot_from_agent(host, data)
+    except Exception as exc:  # noqa: BLE001 - box output must not end what reads it
+        raise TransportError(
+            host,
+            f"a telemetry sample could not be read: {type(exc).__name__}: "
+            f"{printable(str(exc), 200)}",
+            "this is a bug in rgt-tui: please report it with this message",
+        ) from exc
 
 
 class HostMonitor:
@@ -342,9 +358,18 @@ class HostMonitor:
             self._update(emit)
             try:
                 await self._stream(command, source, emit, gap)
-            except TransportError as exc:
+            except Exception as exc:  # noqa: BLE001 - nothing a box sends may end the monitor
+                failure = (
+                    exc
+                    if isinstance(exc, TransportError)
+                    else TransportError(
+                        self.host.name,
+                        f"telemetry failed: {type(exc).__name__}: {printable(str(exc), 200)}",
+                        "this is a bug in rgt-tui: please report it with this message",
+                    )
+                )
                 status = "reconnecting" if self.last_sample_at is not None else "unreached"
-                self._set(status, attempt=0, error=exc.message, fix=exc.fix)
+                self._set(status, attempt=0, error=failure.message, fix=failure.fix)
                 self._update(emit)
                 await self._write_seen(force=True)
             await self.transport.close()
