@@ -44,10 +44,15 @@ def connection_lines(
     snap: HostSnapshot | None,
     now: float,
     preempted: Preemption | None = None,
+    *,
+    first_seen: float | None = None,
 ) -> list[Content]:
     """The status line(s): state, retry countdown, the error and its fix (GEN8: not dead).
     ``preempted``: the runtime's word on an interruptible box (issue 40): "preempted?"
-    with the time since while it is silent, or the preemption it names."""
+    with the time since while it is silent, or the preemption it names. ``first_seen``:
+    when rgt-tui first saw the box answer (``HostUpdate.first_seen``, from the journal):
+    a box that answered before this run and not yet in it is known, not never reached
+    (ux-g #1)."""
     lines: list[Content] = []
     if preempted is not None:
         lines.append(_preempted_line(preempted, now))
@@ -84,13 +89,30 @@ def connection_lines(
                 (ago, "$foreground-muted"),
             )
         )
-    elif conn.status == "unreached":
-        # Never reached this run: say so plainly, and nothing about a run being alive.
-        retry = ""
-        if conn.next_try_at is not None:
-            retry = f" · next try in {max(0.0, conn.next_try_at - now):.0f}s"
+    elif conn.status == "unreached" and first_seen is not None:
+        # Not reached this run, but the journal knows the box answered before (the TUI
+        # restarted while it was down): its run may well go on there (GEN8, below).
         lines.append(
-            Content.assemble(("✖ never connected", "bold $error"), (retry, "$foreground-muted"))
+            Content.assemble(
+                (f"✖ not answering since this TUI started ({clock_hhmm(conn.since)})",
+                 "bold $error"),
+                (_next_try(conn, now), "$foreground-muted"),
+            )
+        )  # fmt: skip
+        lines.append(
+            Content.styled(
+                f"{seen_label(first_seen, now, 'first seen')}; its last sample came before "
+                "this TUI started",
+                "$foreground-muted",
+            )
+        )
+    elif conn.status == "unreached":
+        # Never reached, in this run or before: say so plainly, and nothing about a run
+        # being alive.
+        lines.append(
+            Content.assemble(
+                ("✖ never connected", "bold $error"), (_next_try(conn, now), "$foreground-muted")
+            )
         )
     elif conn.status == "reconnecting":
         retry = ""
@@ -113,13 +135,24 @@ def connection_lines(
                 (ago, "$foreground-muted"),
             )
         )
-    if conn.status in ("reconnecting", "lost") and preempted is None:  # a sample came once: GEN8
+    # A sample came once (this run, or before it for a box not reached yet): GEN8.
+    answered = conn.status in ("reconnecting", "lost") or (
+        conn.status == "unreached" and first_seen is not None
+    )
+    if answered and preempted is None:
         lines.append(Content.styled(ALIVE_NOTE, "$warning"))
     if conn.error:
         lines.append(Content.styled(shown(conn.error, lines=True), "$foreground-muted"))
     if conn.fix:
         lines.append(Content.assemble(("fix: ", "bold $accent"), shown(conn.fix, lines=True)))
     return lines
+
+
+def _next_try(conn: ConnectionState, now: float) -> str:
+    """`` · next try in 3s`` while a retry is scheduled, else ''."""
+    if conn.next_try_at is None:
+        return ""
+    return f" · next try in {max(0.0, conn.next_try_at - now):.0f}s"
 
 
 def _preempted_line(p: Preemption, now: float) -> Content:
@@ -172,10 +205,13 @@ def host_cost(
 
 def first_seen_label(t: float, now: float) -> str:
     """``since first seen 14:02`` (a date when it was not today)."""
+    return seen_label(t, now, "since first seen")
+
+
+def seen_label(t: float, now: float, words: str) -> str:
+    """``<words> 14:02`` (a date when it was not today)."""
     same_day = time.localtime(t)[:3] == time.localtime(now)[:3]
-    return "since first seen " + time.strftime(
-        "%H:%M" if same_day else "%b %d %H:%M", time.localtime(t)
-    )
+    return f"{words} " + time.strftime("%H:%M" if same_day else "%b %d %H:%M", time.localtime(t))
 
 
 def cost_text(

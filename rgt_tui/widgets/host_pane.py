@@ -397,7 +397,13 @@ class HostPane(Widget, can_focus=True):
         """The connection's line(s); a torn-down host's one line says when and its cost."""
         if self.torn_down_at is not None:
             return [torn_down_line(self.host, self.torn_down_at, now, self._first_seen())]
-        return connection_lines(update.connection, update.snapshot, now, self._preempted(update))
+        return connection_lines(
+            update.connection,
+            update.snapshot,
+            now,
+            self._preempted(update),
+            first_seen=update.first_seen,
+        )
 
     def show_preemption(self, preemption: Preemption | None) -> None:
         """Take the runtime's named preemption of this host (issue 40; None: none)."""
