@@ -5,7 +5,10 @@ jittered backoff, woken by ``FleetConnections.wake``), starts the agent over the
 connection (``python3 -u -``, source on stdin), and turns every JSON line into a
 ``HostUpdate`` — the snapshot, the connection state and the active alerts — handed to a
 callback. A dropped connection is reported as "reconnecting", never as a dead run (GEN8);
-when samples resume, the first update says how long the gap was.
+when samples resume, the first update says how long the gap was. An agent that prints a
+line over the cap or anything this side cannot read ends its stream the same way, with
+the reason: the monitor backs off and starts it again, and nothing a box sends ends the
+monitor.
 
 Alerts come from ``domain.cost.host_alerts`` (the health rules and the cost rules) here
 and in `rgt-tui status` alike. The platform's release clock counts from the last time the
@@ -79,6 +82,10 @@ class HostUpdate:
 
 
 SEEN_WRITE_EVERY_S = 300.0  # the release clock counts days: minutes of slack cost nothing
+# A stream that gave samples this long was healthy: the next drop counts from attempt 1.
+# One that ends sooner (a box that prints a bad line after each sample) keeps counting,
+# so its reconnects back off as failed connects do.
+STEADY_S = 60.0
 
 
 class LastSeen(Protocol):
@@ -249,6 +256,8 @@ class HostMonitor:
         )
         self._wait = self.connections.waiter(host.name)
         self._closing: asyncio.Future[None] | None = None
+        self._retry_now = False  # the user's r: the next connect waits for no backoff
+        self._sampled_mono = 0.0  # the event loop's time of the last sample (STEADY_S)
 
     @property
     def host_key_fingerprint(self) -> str | None:
@@ -259,6 +268,7 @@ class HostMonitor:
         """Drop the current connection (if any) and retry now, skipping the backoff wait
         (``connections.wake``: every other borrower of the host waiting in backoff too)."""
         self.connections.wake(self.host.name)
+        self._retry_now = True
         # Keep a reference: the event loop holds tasks only weakly.
         self._closing = asyncio.ensure_future(self.transport.close())
 
@@ -332,7 +342,13 @@ class HostMonitor:
         return report
 
     async def run(self, emit: Callable[[HostUpdate], None]) -> None:
-        """Run until cancelled, calling ``emit`` for every state change and sample."""
+        """Run until cancelled, calling ``emit`` for every state change and sample.
+
+        An agent stream that ends — a dropped connection, a line over the cap, or
+        anything else that fails on what the box sent — is a failed attempt like a
+        failed connect: the monitor backs off before the next one
+        (``connect_with_backoff``) and, until a sample comes again, the host reads
+        reconnecting with the reason, never "connected" with frozen figures."""
         command = agent_command(
             self.host.mounts,
             self.interval,
@@ -343,35 +359,54 @@ class HostMonitor:
         source = agent_source()
         retrying = self._retrying(emit)
         await self._load_seen()
+        # Failed attempts in a row, and how the last stream ended (None: it did not).
+        failed = 0
+        failure: TransportError | None = None
         while True:
+            # The user's r: try now, without the wait (the reason stays until a sample).
+            at_once = self._retry_now
             try:
-                await connect_with_backoff(self.transport, self.backoff, retrying, self._wait)
+                failed = await connect_with_backoff(
+                    self.transport,
+                    self.backoff,
+                    retrying,
+                    self._wait,
+                    failed=failed,
+                    failure=None if at_once else failure,
+                )
             except HostKeyError as exc:
                 # A key problem needs the user; retrying would only repeat the refusal.
                 status = "lost" if self.last_sample_at is not None else "unreached"
                 self._set(status, error=exc.message, fix=exc.fix, key_error=exc)
                 self._update(emit)
                 await self._wait(None)  # until r, or the key is trusted
+                failed, failure = 0, None
                 continue
+            self._retry_now = False
             gap = self.clock() - self.last_sample_at if self.last_sample_at is not None else None
-            self._set("connected")
+            if failure is None:
+                self._set("connected")
+            else:  # connected again, but "connected" only once a sample proves it
+                status = self.connection.status
+                self._set(status, attempt=failed, error=failure.message, fix=failure.fix)
             self._update(emit)
+            loop = asyncio.get_running_loop()
+            started = self._sampled_mono = loop.time()
             try:
                 await self._stream(command, source, emit, gap)
+            except TransportError as exc:
+                failure = exc
             except Exception as exc:  # noqa: BLE001 - nothing a box sends may end the monitor
-                failure = (
-                    exc
-                    if isinstance(exc, TransportError)
-                    else TransportError(
-                        self.host.name,
-                        f"telemetry failed: {type(exc).__name__}: {printable(str(exc), 200)}",
-                        "this is a bug in rgt-tui: please report it with this message",
-                    )
+                failure = TransportError(
+                    self.host.name,
+                    f"telemetry failed: {type(exc).__name__}: {printable(str(exc), 200)}",
+                    "this is a bug in rgt-tui: please report it with this message",
                 )
-                status = "reconnecting" if self.last_sample_at is not None else "unreached"
-                self._set(status, attempt=0, error=failure.message, fix=failure.fix)
-                self._update(emit)
-                await self._write_seen(force=True)
+            failed = 1 if self._sampled_mono - started >= STEADY_S else failed + 1
+            status = "reconnecting" if self.last_sample_at is not None else "unreached"
+            self._set(status, attempt=failed, error=failure.message, fix=failure.fix)
+            self._update(emit)
+            await self._write_seen(force=True)
             await self.transport.close()
 
     async def _stream(
@@ -379,14 +414,19 @@ class HostMonitor:
     ) -> None:
         first = True
         first_of_run = self._seen_written is None
+        loop = asyncio.get_running_loop()
         # aclosing: a cancelled monitor closes the agent's channel now, not at GC time.
         async with contextlib.aclosing(self.transport.stream_lines(command, input=source)) as lines:
             async for line in lines:
                 snap = parse_agent_line(self.host.name, line)
                 if snap is None:
                     continue
-                if first and gap is not None:
-                    self.connection = replace(self.connection, gap_s=gap)
+                self._sampled_mono = loop.time()
+                if first:
+                    if self.connection.status != "connected":
+                        self._set("connected", gap_s=gap)
+                    elif gap is not None:
+                        self.connection = replace(self.connection, gap_s=gap)
                 first = False
                 # Processes are listed every few samples: those between keep the last
                 # list (with its age), so U11 / GEN7 / U40 do not flicker.

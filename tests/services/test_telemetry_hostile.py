@@ -1,5 +1,6 @@
-"""What a hostile box's telemetry does to a host's monitor (ux-i 1): nothing it sends
-ends the monitor.
+"""What a hostile box's telemetry does to a host's monitor (ux-i 1, 4): nothing it sends
+ends the monitor, and a stream it breaks is retried with backoff; until a sample comes
+again the host never reads "connected" with frozen figures, and its pane says why.
 
 The box is a loopback SSH box whose ``python3`` (first on its PATH) is the test's agent
 stand-in: it reads the agent source from stdin, then prints the file ``lines`` every
@@ -11,15 +12,32 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from support.pulls import host_of
 from support.samples import agent_sample
 from support.telemetry import Watch
+from support.waiting import wait_for
 
-from rgt_tui.services.telemetry import HostMonitor
+from rgt_tui.content.host_text import connection_lines
+from rgt_tui.services.telemetry import HostMonitor, HostUpdate
 from rgt_tui.transport import transport_for
+from rgt_tui.transport.backoff import Backoff
+
+SLOW_S = 600.0  # a backoff no test waits out: an attempt seen soon was not waited for
+
+
+@dataclass(frozen=True)
+class AskedSchedule(Backoff):
+    """The real schedule, noting every attempt number the monitor asked it about."""
+
+    asked: list[int] = field(default_factory=list, compare=False)
+
+    def delay(self, attempt: int, rng=None) -> float:  # type: ignore[no-untyped-def]
+        self.asked.append(attempt)
+        return super().delay(attempt, rng)
 
 
 class Lines:
@@ -54,6 +72,11 @@ async def hostile(make_loopback_fleet, tmp_path):  # type: ignore[no-untyped-def
     return fleet, lines
 
 
+def _pane(update: HostUpdate) -> str:
+    """The host's status lines as its pane shows them."""
+    return "\n".join(line.plain for line in connection_lines(update.connection, update.snapshot, time.time()))  # fmt: skip
+
+
 async def test_infinity_and_nan_in_a_sample_are_refused_by_field_and_the_monitor_goes_on(
     hostile,
 ):  # type: ignore[no-untyped-def]
@@ -75,5 +98,43 @@ async def test_infinity_and_nan_in_a_sample_are_refused_by_field_and_the_monitor
             lambda u: u.snapshot is not None and u.snapshot.host_cpus == 128, 30, "a good sample"
         )
         assert back.connection.status == "connected" and back.snapshot.problems == ()
+    finally:
+        await watch.stop()
+
+
+async def test_a_line_over_the_cap_backs_off_and_the_pane_says_why(hostile):  # type: ignore[no-untyped-def]
+    fleet, lines = hostile
+    box = fleet.box("box1")
+    lines.sample()
+    host = host_of(fleet)
+    schedule = AskedSchedule(base=SLOW_S, cap=SLOW_S)
+    monitor = HostMonitor(host, transport_for(host), interval=0.2, backoff=schedule)
+    watch = Watch(monitor)
+    try:
+        await watch.until(lambda u: u.snapshot is not None, 30, "a first sample")
+        flood_from = len(watch.updates)
+        lines.put("x" * (2 << 20) + "\n")
+
+        # The stream ends on the long line and the monitor waits before the next login.
+        waiting = await watch.until(
+            lambda u: u.connection.next_try_at is not None, 20, "a backoff wait"
+        )
+        assert schedule.asked == [1] and box.connections_made == 1
+        conn = waiting.connection
+        assert conn.status == "reconnecting" and conn.attempt == 1
+        assert conn.next_try_at is not None and conn.next_try_at - time.time() >= SLOW_S / 2 - 5
+        pane = _pane(waiting)
+        assert "◐ reconnecting (attempt 1" in pane and "sample " in pane, pane
+        assert "the box printed a line over 1 MiB" in pane, pane
+
+        # r: tried at once; connected again, the stream ends the same way. Until a sample
+        # comes, the host never reads "connected" over its frozen figures.
+        monitor.request_reconnect()
+        await wait_for(lambda: box.connections_made == 2, 30, "the retry's login")
+        await wait_for(lambda: len(schedule.asked) == 2, 30, "the retry's backoff wait")
+        assert schedule.asked == [1, 2], schedule.asked  # r skipped one wait: the count goes on
+        after = watch.updates[flood_from:]
+        assert all(u.connection.status != "connected" for u in after), [u.connection for u in after]  # fmt: skip
+        assert all(u.connection.error for u in after)  # each says why
     finally:
         await watch.stop()
