@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import partial
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -125,10 +126,46 @@ class LogsTab(DetailTab):
             yield Static(id="logs-status")
         # Long lines wrap (a traceback's path, a progress line): at 80 columns a cut line
         # hid the end of what the user came to read, with no way to scroll to it.
-        yield RichLog(id="logs-view", max_lines=MAX_LINES, wrap=True, markup=False)
+        # Anchored, not auto-scrolled: new lines keep the view at the end until the user
+        # scrolls up, and it stays where they put it until they scroll back down (End).
+        yield RichLog(
+            id="logs-view", max_lines=MAX_LINES, wrap=True, markup=False, auto_scroll=False
+        )
 
     def on_mount(self) -> None:
+        self.query_one(RichLog).anchor()
         self.set_interval(1.0, self._check_visible)
+
+    # -- scrolling -----------------------------------------------------------------------
+    # The detail screen's PageUp/PageDown/Home/End and j/k scroll the tab on screen; the
+    # tab itself never overflows (its log view takes the height), so they scroll the log.
+
+    def _scrolled(self) -> RichLog | None:
+        return next(iter(self.query("#logs-view").results(RichLog)), None)
+
+    def scroll_page_up(self, *args: Any, **kwargs: Any) -> None:
+        if (log := self._scrolled()) is not None:
+            log.scroll_page_up(*args, **kwargs)
+
+    def scroll_page_down(self, *args: Any, **kwargs: Any) -> None:
+        if (log := self._scrolled()) is not None:
+            log.scroll_page_down(*args, **kwargs)
+
+    def scroll_home(self, *args: Any, **kwargs: Any) -> None:
+        if (log := self._scrolled()) is not None:
+            log.scroll_home(*args, **kwargs)
+
+    def scroll_end(self, *args: Any, **kwargs: Any) -> None:
+        if (log := self._scrolled()) is not None:
+            log.scroll_end(*args, **kwargs)
+
+    def scroll_up(self, *args: Any, **kwargs: Any) -> None:
+        if (log := self._scrolled()) is not None:
+            log.scroll_up(*args, **kwargs)
+
+    def scroll_down(self, *args: Any, **kwargs: Any) -> None:
+        if (log := self._scrolled()) is not None:
+            log.scroll_down(*args, **kwargs)
 
     @property
     def following(self) -> bool:
