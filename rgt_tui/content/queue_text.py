@@ -14,6 +14,7 @@ from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import (
     FAILED,
     GROUP_STOPPED,
+    INTERRUPTED,
     KILLED,
     RETRY,
     SKIPPED,
@@ -29,6 +30,12 @@ from rgt_tui.domain.snapshot import HostSnapshot
 # while a cell runs (they have nothing to act on otherwise).
 CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry a cell"
 IDLE_HINT = "nothing runs · R retry a cell"
+# With a cell that ended before its end (failed, killed, interrupted, a scheduler's end):
+# a relaunch from it (L) leaves its {out} in place, so its run resumes from its latest
+# checkpoint; a retry (R) sets {out} aside and starts it over — on a box and a group
+# alike (ux-h #13: R alone was offered for a killed group cell that L resumed).
+ENDED_HINT = "nothing runs · R retry a cell (starts it over) · L relaunch from it (resumes)"
+ENDED = (FAILED, KILLED, INTERRUPTED, *SLURM_ENDED)
 
 STATUS_STYLE = {
     "pending": "$foreground-muted",
@@ -177,7 +184,8 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
     if view.cluster is not None:
         lines.append(Content.styled(cluster_text(view), muted))
     if view.cells:
-        hint = CONTROL_HINT if view.current is not None else IDLE_HINT
+        ended = any(c.status in ENDED for c in view.cells)
+        hint = CONTROL_HINT if view.current is not None else ENDED_HINT if ended else IDLE_HINT
         lines.append(Content.styled(hint, muted))
     lines.append(Content(""))
     if not view.cells:

@@ -302,3 +302,17 @@ def test_a_cell_moved_after_it_was_cut_off_keeps_how_long_it_ran() -> None:
     assert "1 moved/skipped" in v.summary()
     line = queue_pane_line(v)
     assert line is not None and "0/4 done · 1 moved · stopped · ≥1m40s" in line.plain, line.plain
+
+
+def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> None:
+    """ux-h #13: under a killed cell the tab offered only R (retry: outputs set aside,
+    started over), though L (relaunch from it) is what resumes it from its checkpoint."""
+    from rgt_tui.content.queue_text import IDLE_HINT, queue_lines
+
+    attempts = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nkill 1050 user stop\nend 1060 143\n")}
+    killed = view(launches(), attempts)
+    text = "\n".join(line.plain for line in queue_lines(killed))
+    assert "R retry a cell (starts it over) · L relaunch from it (resumes)" in text, text
+    done = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 0\n")}
+    plain = "\n".join(line.plain for line in queue_lines(view(launches(), done)))
+    assert IDLE_HINT in plain and "L relaunch" not in plain  # nothing to resume
