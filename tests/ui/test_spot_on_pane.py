@@ -55,3 +55,22 @@ async def test_a_named_preemption_reaches_the_pane_and_the_notices(tmp_path: Pat
         await wait_for(lambda: len(notices_of(app)) > 0, pilot=pilot)
         notice = notices_of(app).items()[0]
         assert notice.host == HOST and "preempted at ~11:50" in notice.text
+
+
+async def test_the_box_checkpoint_is_never_older_than_the_copy_verified_here(
+    tmp_path: Path,
+) -> None:
+    """The agent finds a checkpoint of a new name only at its next walk of the folder; a
+    pull in between verified a newer one here, taken from this very box: the box's age is
+    that one's, not the older one the agent last found (ux-g #8)."""
+    ckpt = {"name": "ckpt_0003.safetensors", "mtime": FROZEN - 44, "size": 1 << 20}
+    app = make_app(tmp_path)
+    async with app.run_test(size=(100, 50)) as pilot:
+        sample = agent_sample(HOST, cell="eta_long", ckpt=ckpt)
+        app.post_message(HostUpdated(make_update(HOST, sample)))
+        await wait_for(lambda: "ckpt 44s ago on box" in flat(app), pilot=pilot)
+        app.fleet_screen.checkpoint_verified(
+            HOST, "eta_long", Checkpoint("ckpt_0005.safetensors", FROZEN - 12, 1 << 20)
+        )
+        await wait_for(lambda: "12s ago verified here" in flat(app), pilot=pilot)
+        assert "ckpt 12s ago on box · 12s ago verified here" in flat(app)
