@@ -5,10 +5,10 @@ jittered backoff, woken by ``FleetConnections.wake``), starts the agent over the
 connection (``python3 -u -``, source on stdin), and turns every JSON line into a
 ``HostUpdate`` — the snapshot, the connection state and the active alerts — handed to a
 callback. A dropped connection is reported as "reconnecting", never as a dead run (GEN8);
-when samples resume, the first update says how long the gap was. An agent that prints a
-line over the cap or anything this side cannot read ends its stream the same way, with
-the reason: the monitor backs off and starts it again, and nothing a box sends ends the
-monitor.
+when samples resume, the first update says how long the gap was. An agent that stalls (no
+sample within ``stall_s``), prints a line over the cap or anything this side cannot read
+ends its stream the same way, with the reason: the monitor backs off and starts it again,
+and nothing a box sends ends the monitor.
 
 Alerts come from ``domain.cost.host_alerts`` (the health rules and the cost rules) here
 and in `rgt-tui status` alike. The platform's release clock counts from the last time the
@@ -82,6 +82,11 @@ class HostUpdate:
 
 
 SEEN_WRITE_EVERY_S = 300.0  # the release clock counts days: minutes of slack cost nothing
+# A channel that stays open with no sample for this long (at least, or STALL_POLLS poll
+# intervals) is a stalled agent (statvfs on a hung mount, a box too loaded to run it):
+# the monitor says so and starts it again. `rgt-tui status` waits as long for its one.
+STALL_MIN_S = 30.0
+STALL_POLLS = 5
 # A stream that gave samples this long was healthy: the next drop counts from attempt 1.
 # One that ends sooner (a box that prints a bad line after each sample) keeps counting,
 # so its reconnects back off as failed connects do.
@@ -234,6 +239,7 @@ class HostMonitor:
         last_seen: LastSeen | None = None,
         agent_args: Sequence[str] = (),
         connections: FleetConnections | None = None,
+        stall_s: float | None = None,
     ) -> None:
         self.host = host
         self.agent_args = tuple(agent_args)
@@ -244,6 +250,7 @@ class HostMonitor:
         self._seen_written: float | None = None
         self.transport = transport
         self.interval = interval
+        self.stall_s = stall_s if stall_s is not None else max(STALL_MIN_S, STALL_POLLS * interval)
         self.thresholds = thresholds
         self.backoff = backoff
         self.clock = clock
@@ -344,9 +351,9 @@ class HostMonitor:
     async def run(self, emit: Callable[[HostUpdate], None]) -> None:
         """Run until cancelled, calling ``emit`` for every state change and sample.
 
-        An agent stream that ends — a dropped connection, a line over the cap, or
-        anything else that fails on what the box sent — is a failed attempt like a
-        failed connect: the monitor backs off before the next one
+        An agent stream that ends — a dropped connection, a line over the cap, no sample
+        within ``stall_s``, or anything else that fails on what the box sent — is a
+        failed attempt like a failed connect: the monitor backs off before the next one
         (``connect_with_backoff``) and, until a sample comes again, the host reads
         reconnecting with the reason, never "connected" with frozen figures."""
         command = agent_command(
@@ -415,13 +422,28 @@ class HostMonitor:
         first = True
         first_of_run = self._seen_written is None
         loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.stall_s
         # aclosing: a cancelled monitor closes the agent's channel now, not at GC time.
         async with contextlib.aclosing(self.transport.stream_lines(command, input=source)) as lines:
-            async for line in lines:
+            while True:
+                try:
+                    line = await asyncio.wait_for(
+                        lines.__anext__(), max(0.0, deadline - loop.time())
+                    )
+                except StopAsyncIteration:
+                    break
+                except asyncio.TimeoutError:
+                    raise TransportError(
+                        self.host.name,
+                        f"no sample within {self.stall_s:g} s: the telemetry agent stalled "
+                        "and is started again",
+                        "is the box overloaded, or a watched path on a hung mount (NFS, FUSE)?",
+                    ) from None
                 snap = parse_agent_line(self.host.name, line)
                 if snap is None:
                     continue
                 self._sampled_mono = loop.time()
+                deadline = self._sampled_mono + self.stall_s
                 if first:
                     if self.connection.status != "connected":
                         self._set("connected", gap_s=gap)

@@ -1,6 +1,7 @@
-"""What a hostile box's telemetry does to a host's monitor (ux-i 1, 4): nothing it sends
-ends the monitor, and a stream it breaks is retried with backoff; until a sample comes
-again the host never reads "connected" with frozen figures, and its pane says why.
+"""What a hostile box's telemetry does to a host's monitor (ux-i 1, 4, 5): nothing it
+sends ends the monitor, a stream it breaks is retried with backoff, and while no sample
+comes the host never reads "connected" with frozen figures — its pane says why and how
+old the last sample is.
 
 The box is a loopback SSH box whose ``python3`` (first on its PATH) is the test's agent
 stand-in: it reads the agent source from stdin, then prints the file ``lines`` every
@@ -16,13 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from prometheus_client import generate_latest
 from support.pulls import host_of
 from support.samples import agent_sample
 from support.telemetry import Watch
 from support.waiting import wait_for
 
 from rgt_tui.content.host_text import connection_lines
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.telemetry import HostMonitor, HostUpdate
+from rgt_tui.services.watch.sinks.metrics import FleetMetrics
+from rgt_tui.services.watch.state import host_state
 from rgt_tui.transport import transport_for
 from rgt_tui.transport.backoff import Backoff
 
@@ -136,5 +141,48 @@ async def test_a_line_over_the_cap_backs_off_and_the_pane_says_why(hostile):  # 
         after = watch.updates[flood_from:]
         assert all(u.connection.status != "connected" for u in after), [u.connection for u in after]  # fmt: skip
         assert all(u.connection.error for u in after)  # each says why
+    finally:
+        await watch.stop()
+
+
+async def test_a_box_that_sends_nothing_is_stalled_not_connected_and_is_retried(hostile):  # type: ignore[no-untyped-def]
+    fleet, lines = hostile
+    box = fleet.box("box1")
+    lines.sample()
+    host = host_of(fleet)
+    monitor = HostMonitor(
+        host, transport_for(host), interval=0.2, stall_s=2, backoff=Backoff(base=0.2, cap=0.5)
+    )
+    watch = Watch(monitor)
+    metrics = FleetMetrics(load_fleet(fleet.hosts_file))
+    try:
+        await watch.until(lambda u: u.snapshot is not None, 30, "a first sample")
+        silent_from = len(watch.updates)
+        lines.put("")  # the channel stays open; nothing comes
+
+        stalled = await watch.until(
+            lambda u: "no sample within 2 s" in (u.connection.error or ""), 20, "the stall"
+        )
+        assert stalled.connection.status == "reconnecting"
+        pane = _pane(stalled)
+        assert "◐ reconnecting" in pane and " ago" in pane and "no sample within 2 s" in pane
+        assert "hung mount" in pane  # the fix
+        metrics.on_host(host, host_state(host, stalled, None, time.time()))
+        scrape = generate_latest(metrics.registry).decode()
+        assert 'rgt_connection_state{host="box1",state="reconnecting"} 1.0' in scrape
+
+        # Started again (a new agent, after a backoff), and still not "connected".
+        await wait_for(lambda: box.connections_made >= 3, 30, "the agent started again")
+        after = watch.updates[silent_from:]
+        assert all(u.connection.status != "connected" for u in after)
+
+        lines.sample()
+        back = await watch.until(
+            lambda u: u.connection.status == "connected" and u.snapshot is not None
+            and u.connection.gap_s is not None,
+            30,
+            "samples again",
+        )  # fmt: skip
+        assert back.connection.gap_s >= 2
     finally:
         await watch.stop()
