@@ -389,6 +389,12 @@ class HostMonitor:
                 await self._wait(None)  # until r, or the key is trusted
                 failed, failure = 0, None
                 continue
+            except Exception as exc:  # noqa: BLE001 - a bug here must not end the monitor
+                failed, failure = failed + 1, _unexpected(self.host.name, exc)
+                status = "reconnecting" if self.last_sample_at is not None else "unreached"
+                self._set(status, attempt=failed, error=failure.message, fix=failure.fix)
+                self._update(emit)
+                continue
             self._retry_now = False
             gap = self.clock() - self.last_sample_at if self.last_sample_at is not None else None
             if failure is None:
@@ -404,11 +410,7 @@ class HostMonitor:
             except TransportError as exc:
                 failure = exc
             except Exception as exc:  # noqa: BLE001 - nothing a box sends may end the monitor
-                failure = TransportError(
-                    self.host.name,
-                    f"telemetry failed: {type(exc).__name__}: {printable(str(exc), 200)}",
-                    "this is a bug in rgt-tui: please report it with this message",
-                )
+                failure = _unexpected(self.host.name, exc)
             failed = 1 if self._sampled_mono - started >= STEADY_S else failed + 1
             status = "reconnecting" if self.last_sample_at is not None else "unreached"
             self._set(status, attempt=failed, error=failure.message, fix=failure.fix)
@@ -462,6 +464,15 @@ class HostMonitor:
                 await self._write_seen(force=first_of_run)
                 first_of_run = False
         raise TransportError(self.host.name, "telemetry agent stopped")
+
+
+def _unexpected(host: str, exc: Exception) -> TransportError:
+    """What the pane says of an error the monitor did not expect (a bug): it retries."""
+    return TransportError(
+        host,
+        f"telemetry failed: {type(exc).__name__}: {printable(str(exc), 200)}",
+        "this is a bug in rgt-tui: please report it with this message",
+    )
 
 
 async def sample_once(

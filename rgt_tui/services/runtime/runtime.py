@@ -71,7 +71,7 @@ from rgt_tui.services.runtime.monitors import MonitorLike, as_torn_down, build_m
 from rgt_tui.services.runtime.preemption import PreemptionWatch, as_preempted, preempt_dir
 from rgt_tui.services.runtime.queues import POLL_S, QueuePoller
 from rgt_tui.services.runtime.stopped import STOPPED, StoppedHosts, as_stopped
-from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.services.telemetry import ConnectionState, HostUpdate
 
 S = TypeVar("S")
 E = TypeVar("E")
@@ -261,7 +261,20 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - one host's bug must not stop the fleet
-            self._emit_now(TelemetryEnded(host, f"{type(exc).__name__}: {exc}"))
+            error = f"{type(exc).__name__}: {exc}"
+            self._emit_now(TelemetryEnded(host, error))
+            latest = self.latest.get(host)
+            if latest is not None and latest.connection.status == "connected":
+                # Nothing watches it now: never "connected" over its last figures, in the
+                # panes or in watch's metrics (ux-i 1).
+                stopped = ConnectionState(
+                    "lost",
+                    self.clock(),
+                    error=f"telemetry stopped: {error}",
+                    fix="press r on the host to start it again; this is a bug in rgt-tui: "
+                    "please report it with this message",
+                )
+                self.received(replace(latest, connection=stopped))
 
     def running(self, host: str) -> bool:
         """Whether ``host``'s monitor runs now."""
