@@ -360,8 +360,9 @@ class JobRunner:
         """The periodic pulls of the open TUI (``periodic_pull``): they hold a host by the
         same ``locks`` as ``p`` and a teardown, and show as the host's pull while they run.
         ``queue_view``: the queue polls' latest view (a host's results start its pulls).
-        Their news is no toast (the user did not just ask): a notices-list entry, and a
-        failure one line in the host's pane until a pull succeeds."""
+        Their news is no toast (the user did not just ask): a notices-list entry (a pull
+        skipped as another pulled the host lately too), and a failure one line in the
+        host's pane until a pull succeeds."""
         from rgt_tui.services.watch.drivers.periodic_pull import PullScheduler
 
         def progress(host: str, p: PullProgress | None) -> None:
@@ -376,6 +377,10 @@ class JobRunner:
             severity = "information" if event.severity == "info" else "warning"
             record(self.app, event.host, event.title, event.body, severity)
 
+        def skipped(host: str, title: str, why: str) -> None:
+            # Pulled lately by another (watch, the command line): its news went there.
+            record(self.app, host, title, why)
+
         scheduler = self.scheduler = PullScheduler(
             self.fleet,
             self.connections,
@@ -384,6 +389,7 @@ class JobRunner:
             journal=self.journal,
             on_progress=progress,
             queue_view=queue_view,
+            on_skip=skipped,
         )
         return scheduler
 

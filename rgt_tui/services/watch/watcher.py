@@ -174,6 +174,7 @@ class Watcher:
             locks=locks,
             queue_view=self.runtime.queues.views.get,
             stopped=self.runtime.stops.stopped_at,
+            on_skip=lambda host, title, why: self.report(f"{title}: {why}"),
         )
         self.autostop = AutoStop(
             self.fleet, self.connections, emit=self.emit, clock=self.clock, locks=locks,

@@ -15,6 +15,11 @@ asks for its own ``pull_every``). Until then nothing runs and nothing is told:
 ``held_back`` says why, per host. Before this, every start on a spot box told two failures
 before anything was launched.
 
+One cadence per host, whoever pulls: a host due here whose last pull on disk (its
+manifest record, written by any process: the TUI, ``watch``, ``rgt-tui pull``) is younger
+than its cadence is skipped until that pull is a cadence old, and ``on_skip`` says so (the
+TUI and ``watch`` open together pulled one host twice a cadence, each on its own clock).
+
 Never two pulls of one host at once: a claim on the runtime's one ``HostLocks`` per host,
 shared with whatever else runs jobs on hosts in the same process (the TUI's ``JobRunner``,
 the autostop: never a pull while its check and stop run), and the
@@ -51,19 +56,27 @@ from rgt_tui.domain.queue_state import (
     SLURM_ENDED,
     QueueView,
 )
-from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.profiles import profile
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
-from rgt_tui.services.pull import PullBusy, PullError, PullOptions, PullProgress, pull_host
+from rgt_tui.services.pull import (
+    PullBusy,
+    PullError,
+    PullOptions,
+    PullProgress,
+    PullResult,
+    pull_host,
+)
 from rgt_tui.services.pull.budget import shared_budget
 from rgt_tui.services.pull.plan import PulledRecord
 from rgt_tui.services.records import host_results_dir, manifest_path
 from rgt_tui.services.runtime.locks import HostLocks
-from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
+from rgt_tui.services.runtime.stopped import StoppedHosts, hhmm, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.verify.run import news_problems, verify_host
 from rgt_tui.services.watch.events import WatchEvent
+from rgt_tui.transport import Transport
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +164,7 @@ class PullScheduler:
         options: PullOptions | None = None,
         queue_view: Callable[[str], QueueView | None] = lambda host: None,
         stopped: Callable[[str], float | None] | None = None,
+        on_skip: Callable[[str, str, str], None] = lambda host, title, why: None,
     ) -> None:
         self.fleet = fleet
         self.connections = connections
@@ -166,6 +180,12 @@ class PullScheduler:
         # When watch's autostop stopped a host that has not answered since (None: it
         # was not): such a box is not pulled (the runtime's ``stops``, else its own).
         self.stopped = stopped or StoppedHosts(self.journal).stopped_at
+        # (host, title, why): a due pull skipped, as pulled lately by another (a line of
+        # the console under watch, a notice in the TUI).
+        self.on_skip = on_skip
+        # host -> the manifest's mtime after this scheduler's own last pull: a newer one
+        # is another's pull (a failed pull of ours is retried on our schedule, not skipped).
+        self._own: dict[str, float | None] = {}
         # host -> why its periodic pulls have not started (no pull folders, no results).
         self.held_back: dict[str, str] = {}
         self._has_results: set[str] = set()  # results once seen stay seen
@@ -225,6 +245,8 @@ class PullScheduler:
             due = self.due.get(host.name)
             if due is None:
                 due = self.due[host.name] = self._first_due(host, every, now)
+            if now >= due and self._skipped(host, every, now):
+                continue
             if now >= due:
                 task = asyncio.ensure_future(self._cycle(host, every))
                 self._running[host.name] = task
@@ -260,14 +282,38 @@ class PullScheduler:
         waiting = [d - now for h, d in self.due.items() if h not in self._running]
         return max(0.0, min([self.poll_s, *waiting]))
 
+    def pulled_at(self, host: HostConfig) -> float | None:
+        """When ``host`` was last pulled by anyone, as its records say: its manifest's
+        mtime (saved once a pull has listed the box; a pull that failed before that
+        leaves none). None: never (blocking: one stat)."""
+        try:
+            return manifest_path(host_results_dir(self.fleet.results_dir, host)).stat().st_mtime
+        except OSError:
+            return None
+
     def _first_due(self, host: HostConfig, every: float, now: float) -> float:
         """A restart does not pull again at once: the last pull's record (its manifest,
         written by any process) says when it was."""
-        try:
-            last = manifest_path(host_results_dir(self.fleet.results_dir, host)).stat().st_mtime
-        except OSError:
+        last = self.pulled_at(host)
+        if last is None:
             return now
         return min(now + every, last + every)
+
+    def _skipped(self, host: HostConfig, every: float, now: float) -> bool:
+        """Whether ``host``, due here, was pulled by another less than a cadence ago: then
+        its next pull is due a cadence after that one, and ``on_skip`` says so."""
+        last = self.pulled_at(host)
+        if last is None or last == self._own.get(host.name) or now - last >= every:
+            return False
+        due = self.due[host.name] = last + every
+        title = f"{host.name}: periodic pull skipped"
+        why = (
+            f"the last pull was {fmt_duration(now - last)} ago (by rgt-tui watch, a TUI or "
+            f"rgt-tui pull: what it brought was told there); the next here at {hhmm(due)}"
+        )
+        self.last[host.name] = f"{title}: {why}"
+        self.on_skip(host.name, title, why)
+        return True
 
     async def _cycle(self, host: HostConfig, every: float) -> None:
         try:
@@ -311,14 +357,7 @@ class PullScheduler:
         if self.on_progress is not None:
             progress = lambda p: self.on_progress(host.name, p)  # noqa: E731
         try:
-            result = await pull_host(
-                host,
-                self.fleet.results_dir,
-                transport,
-                options=options,
-                on_progress=progress,
-                wait=self.connections.waiter(host.name),
-            )
+            result = await self._own_pull(host, transport, options, progress)
             report = await verify_host(
                 host, self.fleet.results_dir, transport=transport, python=self.fleet.verify_python
             )
@@ -365,6 +404,32 @@ class PullScheduler:
             )
         )
         return None
+
+    async def _own_pull(
+        self,
+        host: HostConfig,
+        transport: Transport,
+        options: PullOptions,
+        progress: Callable[[PullProgress], None] | None,
+    ) -> PullResult:
+        """``pull_host``, and the manifest it left noted as this scheduler's own (a
+        ``PullBusy`` is another's pull: nothing noted)."""
+        try:
+            result = await pull_host(
+                host,
+                self.fleet.results_dir,
+                transport,
+                options=options,
+                on_progress=progress,
+                wait=self.connections.waiter(host.name),
+            )
+        except PullBusy:
+            raise
+        except BaseException:
+            self._own[host.name] = self.pulled_at(host)  # one stat
+            raise
+        self._own[host.name] = self.pulled_at(host)
+        return result
 
     def _failed(self, host: HostConfig, why: str, fix: str) -> float:
         """Note a failed pull; told once per run of failures and again only when it fails
