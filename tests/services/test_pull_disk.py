@@ -5,7 +5,9 @@ These mount a small tmpfs (CI runs as root), so a full disk is a real ENOSPC.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 
 import pytest
 from support import MIB
@@ -125,3 +127,24 @@ async def test_repull_on_a_tight_disk_counts_only_what_is_missing(make_loopback_
         assert again.ok and [f.path for f in again.pulled] == ["eval_new.json"]
         assert "ckpt/best.pt" in again.skipped
         assert json.loads((disk / "box1" / "eval_new.json").read_text()) == {"new": True}
+
+
+async def test_files_that_cannot_fit_are_refused_on_the_listing_not_after_hashing(
+    make_loopback_fleet, tmp_path
+):
+    """ux-i 6: a sparse file of 1 TiB on the box (no bytes on its disk; hashing its zeros
+    takes the box many minutes): nothing of it is here, so no hash can make it fit, and
+    the pull says so as soon as the box has listed it, in the same words."""
+    fleet = await make_loopback_fleet(1)
+    random_file(box_results(fleet) / "small.json", 100)
+    (box_results(fleet) / "huge_sparse.bin").touch()
+    os.truncate(box_results(fleet) / "huge_sparse.bin", 1 << 40)
+    with tmpfs(tmp_path / "disk") as disk:
+        with pytest.raises(NotEnoughSpace) as caught:
+            # A bound, not a wait: the listing comes in a second or two; hashing the
+            # file first took the box minutes.
+            await asyncio.wait_for(pull(host_of(fleet), disk, options=fast()), 60)
+        error = caught.value
+        assert error.remaining == (1 << 40) + 100 and "nothing was pulled" in error.message
+        assert "free at least" in (error.fix or "")
+        assert not [p for p in (disk / "box1").rglob("*") if ".rgt" not in p.parts]

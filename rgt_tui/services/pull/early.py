@@ -11,7 +11,9 @@ Nothing is trusted early: every part waits at the install gate (``copy._checked`
 the complete manifest, and counts only at the size it lists and when its SHA-256 is the
 manifest's. Early copies start only when every listed byte fits (the space check with
 each file counted as missing): a subset is never pulled silently, and a tight disk waits
-for the exact plan instead. A lost connection ends them; once the manifest is whole the
+for the exact plan instead. When the files with nothing of them here already cannot fit,
+no hash can change that: the pull is refused at once, on the listing (ux-i 6: a box's
+90G sparse file made the user wait while the box hashed it, to be told the same). A lost connection ends them; once the manifest is whole the
 pull's one retry loop resumes what they left from the parts.
 """
 
@@ -163,7 +165,8 @@ def early_plans(
     tree: HostTree, listing: Manifest, previous: Manifest | None, options: PullOptions
 ) -> list[FilePlan]:
     """The listed files that can start before their hash is known; none when not every
-    listed byte would fit (the exact plan decides then, once the manifest is whole)."""
+    listed byte would fit (the exact plan decides then, once the manifest is whole).
+    NotEnoughSpace / NotEnoughInodes when those alone (nothing of them here) cannot fit."""
     before = earlier_entries(previous)
     early, everything = [], []
     for entry in listing.entries:
@@ -184,13 +187,15 @@ def early_plans(
             plan = FilePlan(entry, rel, plan.part, "pull", part.st_size, early=True)
         early.append(plan)
         everything[-1] = plan
+    margin = {"margin_fraction": options.margin_fraction, "margin_min": options.margin_min_bytes}
     try:
-        check_space(
-            tree.root,
-            PullPlan(tuple(everything)),
-            margin_fraction=options.margin_fraction,
-            margin_min=options.margin_min_bytes,
-        )
+        # These move whatever their hashes say (nothing of them is here): too much for
+        # the disk now is too much for the exact plan too (NotEnoughSpace, NotEnoughInodes).
+        check_space(tree.root, PullPlan(tuple(early)), **margin)
+    except OSError:
+        return []  # the exact plan checks again, and names what it meets
+    try:
+        check_space(tree.root, PullPlan(tuple(everything)), **margin)
     except (NotEnoughSpace, NotEnoughInodes, OSError):
         return []  # the exact plan checks again, and names what it meets
     return early
