@@ -18,7 +18,6 @@ from rgt_tui.cli.runner import Call
 from rgt_tui.services.connect import Transport
 
 if TYPE_CHECKING:
-    from rgt_tui.domain.config import Fleet, HostConfig
     from rgt_tui.services.preflight import PreflightReport
 
 
@@ -30,6 +29,7 @@ def add_preflight_arguments(parser: argparse.ArgumentParser) -> None:
 async def run_preflight(call: Call, transport: Transport) -> int:
     """Run every check on the host's box; exit 1 when one failed unacknowledged."""
     from rgt_tui.services.preflight import preflight
+    from rgt_tui.services.queue.check import launch_refusals
 
     host = call.host
     if host.group is not None:  # every box's preflight and the checks across them (issue 41)
@@ -40,7 +40,7 @@ async def run_preflight(call: Call, transport: Transport) -> int:
         report = await preflight(call.fleet, host, transport)
     acks = host.ready.preflight_ack
     blocking = report.unacknowledged(acks)
-    queue = await asyncio.to_thread(queue_problems, call.fleet, host)
+    queue = await asyncio.to_thread(launch_refusals, call.fleet, host)
     if call.args.json:
         data = report.to_json()
         data["acknowledged"] = [c.name for c in report.failed if c.name in acks]
@@ -50,21 +50,6 @@ async def run_preflight(call: Call, transport: Transport) -> int:
     else:
         print(format_report(report, acks, queue))
     return EXIT_PROBLEMS if blocking or queue else EXIT_OK
-
-
-def queue_problems(fleet: Fleet, host: HostConfig) -> list[str]:
-    """What the host's queue file holds that a launch refuses, as ``queue check`` says
-    it: its format problems and duplicate names, and each cell whose config the host's
-    code tree lacks (the launch refuses those of the cells it runs). None without a
-    queue and a run template (nothing to launch). Blocking: the code tree is listed."""
-    from rgt_tui.services.queue.check import check_fleet_queues, host_problems, missing_configs
-
-    if host.queue is None or host.run is None:
-        return []
-    checked = check_fleet_queues(fleet)
-    source = checked.source_for(host.name)
-    cells = source.parsed.cells if source is not None else ()
-    return [*host_problems(fleet, host, checked), *map(str, missing_configs(fleet, host, cells))]
 
 
 def format_report(

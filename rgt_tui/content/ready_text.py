@@ -77,6 +77,15 @@ def preflight_summary(report: PreflightReport, acked: Iterable[str] = ()) -> Con
     if not failed:
         extra = len(report.checks) - passed
         tail = f", {extra} acknowledged" if extra else ""
+        if report.queue_problems:  # the box is ready; the queue file is not (ux-h #16)
+            return head + Content.assemble(
+                f"{passed} passed{tail}, but ",
+                (
+                    f"a launch refuses the queue file's {len(report.queue_problems)} "
+                    "problem(s) below",
+                    "bold $error",
+                ),
+            )
         return head + Content.styled(f"{passed} passed{tail}: ready to launch", "$success")
     names = ", ".join(c.name for c in failed)
     return head + Content.assemble(
@@ -190,6 +199,10 @@ def ready_lines(state: HostJobs, acked: Iterable[str] = ()) -> list[Content]:
         # The fleet file's preflight_ack, as the CLI and the launch plan read it.
         lines.append(preflight_summary(report, acked))
         lines += preflight_lines(report, acked)
+        lines += [
+            Content.assemble(("queue file  ", "bold $error"), shown(problem))
+            for problem in report.queue_problems
+        ]
     if lines:
         lines.insert(0, Content.styled("Readiness (y sync · P preflight)", "bold"))
     return lines

@@ -7,6 +7,7 @@ with its fix. No Textual here: the App turns each state into a message for the s
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -105,4 +106,8 @@ async def preflight_job(fleet: Fleet, host: HostConfig, transport: Transport, st
     except (TransportError, OSError) as exc:
         state(preflight_error=(str(exc), "check the connection and press P again"))
         return
-    state(preflight=report)
+    # A box that passes every check is still not ready for a queue file a launch refuses.
+    from rgt_tui.services.queue.check import launch_refusals
+
+    queue = await asyncio.to_thread(launch_refusals, fleet, host)
+    state(preflight=replace(report, queue_problems=tuple(queue)))

@@ -69,6 +69,9 @@ class PreflightReport:
     checks: tuple[Check, ...]
     code: CodeIdentity | None = None
     note: str = ""
+    # What the host's queue file holds that a launch refuses (``queue check``'s words),
+    # read beside the checks where a screen shows no queue check of its own (the TUI's P).
+    queue_problems: tuple[str, ...] = ()
 
     @property
     def failed(self) -> tuple[Check, ...]:

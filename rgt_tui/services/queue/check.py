@@ -231,6 +231,20 @@ def missing_configs(
 _CD = re.compile(r"(?:^|[;&|]\s*)cd\s+(\S+)\s*(?:&&|;)")
 
 
+def launch_refusals(fleet: Fleet, host: HostConfig) -> list[str]:
+    """What the host's queue file holds that a launch refuses, as ``queue check`` says
+    it: its format problems and duplicate names, and each cell whose config the host's
+    code tree lacks. Empty without a queue and a run template (nothing to launch), so
+    preflight (the command and the TUI's P) says "not ready" rather than "ready" for
+    them (ux-h #16). Blocking: the code tree is listed."""
+    if host.queue is None or host.run is None:
+        return []
+    checked = check_fleet_queues(fleet)
+    source = checked.source_for(host.name)
+    cells = source.parsed.cells if source is not None else ()
+    return [*host_problems(fleet, host, checked), *map(str, missing_configs(fleet, host, cells))]
+
+
 def _cfg_base(run: str, workdir: str) -> str | None:
     """Where a relative ``{cfg}`` is read from, as a folder of the code tree ("" its top:
     a cell runs in the workdir, which holds the tree): the workdir itself, or the folder
