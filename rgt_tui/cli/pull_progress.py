@@ -90,7 +90,7 @@ class PullProgressView(LiveView):
                 self._live.update(render_progress(p, self.MAX_FILES), refresh=True)
         elif phase_changed or now - self._last >= self.LINE_EVERY_S:
             self._last = now
-            self.console.print(f"{p.host}: {p.phase:<9} {_totals(p)}")
+            self.console.print(f"{p.host}: {p.phase:<10} {_totals(p)}")
 
 
 def render_progress(p: PullProgress, max_files: int = PullProgressView.MAX_FILES) -> Group:
@@ -179,7 +179,7 @@ class FleetPullView(LiveView):
                 self._live.update(render_fleet(self.latest, self.failed), refresh=True)
             return
         if changed and p is not None:
-            self.console.print(f"{host}: {p.phase:<9} {_totals(p)}")
+            self.console.print(f"{host}: {p.phase:<10} {_totals(p)}")
         if now - self._last >= self.LINE_EVERY_S:
             self._last = now
             self.console.print(f"all hosts: {_fleet_totals(self.latest)}")

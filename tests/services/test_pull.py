@@ -57,8 +57,9 @@ async def test_pull_mirrors_the_tree_then_a_rerun_skips_everything(make_loopback
     assert not list(dest.rglob("*.part"))
     record = json.loads(manifest_path(dest).read_text())
     assert record["taken_at"] > 0 and len(record["entries"]) == 42
-    # Every listed byte came; the refused link ends the pull as not complete.
-    assert events[-1].phase == "failed" and events[-1].bytes_done == events[-1].bytes_total
+    # Every listed byte came; the refused link ends the pull as not complete (nothing
+    # failed, so it does not say failed: ux-i 7).
+    assert events[-1].phase == "incomplete" and events[-1].bytes_done == events[-1].bytes_total
     assert any(e.phase == "manifest" for e in events)
 
     again, sent = await pull(host, local, options=fast(), counted=True)

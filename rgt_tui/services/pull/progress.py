@@ -47,7 +47,9 @@ class PullProgress:
     """A pull as a whole: phase, counts, bytes, rate and ETA, and the files in flight."""
 
     host: str
-    phase: str  # connecting | manifest | planning | pulling | finishing | done | failed
+    phase: (
+        str  # connecting | manifest | planning | pulling | finishing | done | incomplete | failed
+    )
     files_total: int = 0
     files_done: int = 0  # pulled this run, or already there with a matching hash
     files_failed: int = 0

@@ -245,8 +245,17 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         await _settle(run, early)
     logs = await beside.box_logs()
     result = dataclasses.replace(run.result(), code=code, box_logs=logs)
-    run.tracker.set_phase("done" if result.ok else "failed")
+    run.tracker.set_phase(_final_phase(result))
     return result
+
+
+def _final_phase(result: PullResult) -> str:
+    """The last phase a pull that ran to its end shows: ``done`` when complete,
+    ``failed`` when a file failed, else ``incomplete`` (nothing failed, yet something is
+    not here: a refused name, a local conflict; ux-i 7: it said "failed 19/19")."""
+    if result.ok:
+        return "done"
+    return "failed" if result.failed else "incomplete"
 
 
 async def _settle(run: PullRun, early: EarlyCopy | None) -> None:

@@ -37,6 +37,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
 from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.units import fmt_bytes
 
 TEXT_SUFFIXES = frozenset(
     [
@@ -158,8 +159,13 @@ def choose(
     if mode == "on":
         return Squeeze(usable, "on (--compress on)")
     text, total = text_bytes(files)
-    if text < MIN_TEXT_BYTES or text < TEXT_SHARE * total:
+    if text < TEXT_SHARE * total:
         return Squeeze((), f"not text-heavy ({text * 100 // max(total, 1)} % text)")
+    if text < MIN_TEXT_BYTES:  # text-heavy, yet too little of it (ux-i 8: "99 % text")
+        return Squeeze(
+            (), f"too little to pay: {fmt_bytes(text)} of text, compressed from "
+            f"{fmt_bytes(MIN_TEXT_BYTES)}"
+        )  # fmt: skip
     rates = []
     if rtt_s is not None and rtt_s > 0:
         rates.append((PER_RTT_BYTES / rtt_s, f"{rtt_s * 1000:.0f} ms round trip"))
