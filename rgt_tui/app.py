@@ -26,7 +26,7 @@ from rgt_tui.controllers.box_watch import BoxWatch
 from rgt_tui.controllers.fleet_view import FleetView
 from rgt_tui.controllers.host_keys import HostKeys
 from rgt_tui.controllers.jobs import JobRunner
-from rgt_tui.controllers.notices import notices_of, toasts_of
+from rgt_tui.controllers.notices import note_connection, notices_of, toasts_of
 from rgt_tui.controllers.queue_actions import QueueController
 from rgt_tui.controllers.spot import SpotWatch
 from rgt_tui.controllers.type_ahead import TypeAhead
@@ -251,6 +251,7 @@ class RgtApp(ThemedApp):
             for screen in self._fleet_views():
                 screen.host_updated(update, history)
         self.box_watch.host_updated(update)
+        note_connection(self, update)  # a drop and a return, in the notices (n)
 
     def _queue_tab_shown(self, host: str) -> bool:
         """Whether ``host``'s Queue tab is on screen (its queue is polled faster then)."""

@@ -13,8 +13,11 @@ is shown at start-up (the danger clocks) must never cover the panes.
 
 ``NoticeList`` is every notice of the session, newest first and bounded (the ``n`` key
 shows it: ``screens.notices``): every toast, and what was told without a toast because
-the user did not just ask for it (``record``: a periodic pull's news). A notice the same
-as its host's latest is not listed again: never twice in a row.
+the user did not just ask for it (``record``: a periodic pull's news; ``note_connection``:
+a box that stopped answering, and its return). A notice the same as its host's latest is
+not listed again: never twice in a row. The list lives as long as the app: a restart
+begins a new one (the screen says so); only ``watch``'s unattended actions of the last
+day are listed again at start (``watch_actions``).
 """
 
 from __future__ import annotations
@@ -24,9 +27,13 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rgt_tui.domain.text import printable, printable_lines
+from rgt_tui.domain.units import fmt_duration
+
+if TYPE_CHECKING:
+    from rgt_tui.services.telemetry import HostUpdate
 
 NOTICES_KEPT = 200  # a session's notices: enough to scroll back through, never unbounded
 
@@ -125,6 +132,53 @@ def record(app: Any, host: str, title: str, text: str, severity: str = "informat
     """Tell ``app``'s user something they did not just ask for: listed (the ``n`` key),
     never a toast; False when it repeats the host's latest notice."""
     return notices_of(app).add(host, title, text, severity)
+
+
+NOT_ANSWERING = ("reconnecting", "lost", "unreached")  # a box that does not answer
+
+
+class ConnectionNotices:
+    """Lists a box that stops answering (once per outage, however many retries) and its
+    return with the gap: the pane says both live, the list keeps them for a user who
+    looked elsewhere. A box stopped on purpose (a teardown, watch's autostop) is no
+    outage: it is forgotten without a word."""
+
+    def __init__(self, notices: NoticeList) -> None:
+        self.notices = notices
+        self._down: dict[str, float] = {}  # host -> since when it has not answered
+
+    def host_updated(self, update: HostUpdate) -> None:
+        """Take a host's update; list its drop or its return."""
+        host, conn = update.host, update.connection
+        if conn.status in NOT_ANSWERING:
+            if host in self._down:
+                return
+            self._down[host] = conn.since
+            why = conn.error or "the connection was lost"
+            if conn.fix:
+                why += f"\nfix: {conn.fix}"
+            if conn.status != "unreached":
+                why += "\nA run there may still be alive (GEN8); it is retried on its own."
+            self.notices.add(host, f"{host}: not answering", why, "warning")
+            return
+        since = self._down.pop(host, None)
+        if since is None or conn.status != "connected":
+            return
+        gap = conn.gap_s if conn.gap_s is not None else max(0.0, conn.since - since)
+        self.notices.add(
+            host, f"{host}: answering again", f"after {fmt_duration(gap)} without an answer"
+        )
+
+
+_connections: weakref.WeakKeyDictionary[Any, ConnectionNotices] = weakref.WeakKeyDictionary()
+
+
+def note_connection(app: Any, update: HostUpdate) -> None:
+    """List ``update``'s host in ``app``'s notices when it stops answering or comes back."""
+    found = _connections.get(app)
+    if found is None:
+        found = _connections[app] = ConnectionNotices(notices_of(app))
+    found.host_updated(update)
 
 
 class NoticeLine:

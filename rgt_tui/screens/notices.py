@@ -1,9 +1,10 @@
 """NoticesScreen: the session's notices, newest first (the ``n`` key).
 
-What was told while the user looked elsewhere — a periodic pull's news, which is never a
-toast, and every toast that came and went — with when, which host, the title and the
-whole text. The list is ``controllers.notices.NoticeList`` (Textual-free); this screen
-only shows it, and again whenever a notice is added while it is open.
+What was told while the user looked elsewhere since this TUI started — a periodic pull's
+news, which is never a toast, a box that stopped answering and its return, and every toast
+that came and went — with when, which host, the title and the whole text. The list is
+``controllers.notices.NoticeList`` (Textual-free); this screen only shows it, and again
+whenever a notice is added while it is open.
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ def list_text(notices: NoticeList) -> Content:
     items = notices.items()
     lines = [
         Content.styled(f"Notices ({len(items)}, newest first)", "bold $accent"),
+        # Kept in memory only: a user back after a restart must not read it as all.
+        Content.styled(
+            "Since this TUI started: a restart begins a new list (only what watch did "
+            "unattended in the last day is listed again).",
+            "$foreground-muted",
+        ),
         Content(""),
     ]
     if not items:
