@@ -1,7 +1,8 @@
 """A box's log line, with every terminal escape it carries dropped (SGR colours kept on request).
 
 A training log is the box's text. Its colour sequences (SGR, ``ESC [ … m``) are the
-user's own and worth keeping on a terminal; every other escape is the box driving the
+user's own and worth keeping on a terminal, all but conceal (SGR 8: the text drawn as
+blanks, so a box could hide words in the user's view); every other escape is the box driving the
 user's terminal: OSC 52 writes the clipboard, OSC 8 plants a hyperlink, OSC 0/2 retitle
 the window, CSI moves the cursor or clears the screen (so a log can forge the lines
 above it), BEL rings, and the C1 forms (U+009B CSI, U+009D OSC …, which UTF-8 carries as
@@ -29,18 +30,50 @@ _ESCAPE_RE = re.compile(
 _SGR_RE = re.compile(r"(?:\x1b\[|\x9b)[0-9;:]*m")
 
 
+# SGR parameters that choose a colour and the numbers after them (``38;5;8`` is colour 8,
+# not conceal): 5 and an index, or 2 and red, green, blue.
+_COLOUR_PARAMS = ("38", "48", "58")
+_CONCEAL = 8  # SGR 8, conceal: the terminal draws the text as blanks
+
+
 def _keep_sgr(match: re.Match[str]) -> str:
     text = match.group()
     # Only the 7-bit form is kept: a C1 CSI is written the way every terminal reads it.
     if match.group("csi") and text.startswith("\x1b") and _SGR_RE.fullmatch(text):
-        return text
+        return _unconcealed(text)
     return ""
+
+
+def _unconcealed(sgr: str) -> str:
+    """``ESC [ … m`` without its conceal parameter (a box could hide a log's words from
+    the user: ux-i 11); "" when conceal was all it said (``ESC [ m`` would reset)."""
+    params = sgr[2:-1]
+    if "8" not in params:
+        return sgr  # most colours: no look at the parameters
+    parts = params.split(";")
+    kept: list[str] = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if part in _COLOUR_PARAMS and i + 1 < len(parts):
+            n = {"5": 3, "2": 5}.get(parts[i + 1], 2)  # 38;5;N, 38;2;R;G;B
+            kept += parts[i : i + n]
+            i += n
+            continue
+        head = part.split(":", 1)[0]  # a sub-parameter form (8:…) conceals too
+        if not (head.isdigit() and int(head) == _CONCEAL):
+            kept.append(part)
+        i += 1
+    if len(kept) == len(parts):
+        return sgr
+    return f"\x1b[{';'.join(kept)}m" if kept else ""
 
 
 def terminal_safe(text: str, *, keep_sgr: bool = False) -> str:
     """``text`` with every terminal escape sequence and control character dropped, tab
     and newline kept; with ``keep_sgr``, ``ESC [ <digits ; :> m`` colour sequences are
-    kept too (for a terminal: a log's colours are the user's)."""
+    kept too (for a terminal: a log's colours are the user's), less conceal (SGR 8),
+    which would hide the box's words."""
     if keep_sgr:
         return _ESCAPE_RE.sub(_keep_sgr, text)
     return _ESCAPE_RE.sub("", text)

@@ -159,3 +159,21 @@ def test_plain_console_is_untouched_by_the_fence_module() -> None:
     raw = io.StringIO()
     Console(file=raw, force_terminal=False).print("a\x1bb", markup=False)
     assert "\x1b" in raw.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept"),
+    [
+        ("\x1b[8mHIDDEN\x1b[0m visible", "HIDDEN\x1b[0m visible"),  # ux-i 11
+        ("\x1b[1;8;31mX\x1b[m", "\x1b[1;31mX\x1b[m"),
+        ("\x1b[08mX", "X"),
+        ("\x1b[8:1mX", "X"),
+        ("\x1b[38;5;8mgrey", "\x1b[38;5;8mgrey"),  # colour 8, not conceal
+        ("\x1b[48;2;8;8;8;8mX", "\x1b[48;2;8;8;8mX"),
+        ("\x1b[38:5:8mX", "\x1b[38:5:8mX"),
+        ("\x1b[28mX", "\x1b[28mX"),  # reveal: harmless
+    ],
+)
+def test_conceal_is_dropped_from_the_colours_kept(raw: str, kept: str) -> None:
+    """SGR 8 draws the text as blanks: a box could hide a log's words from the user."""
+    assert terminal_safe(raw, keep_sgr=True) == kept

@@ -1,0 +1,33 @@
+"""A log line's SGR conceal (``ESC [ 8 m``) hides nothing: the Logs tab and ``rgt-tui
+logs`` on a terminal show the words with the line's other colours (ux-i 11)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from rich.style import Style
+
+from rgt_tui.cli.logs import LogPrinter
+from rgt_tui.domain.logscan import LogLine
+from rgt_tui.screens.tabs.logs import log_text
+
+LINE = "\x1b[8mHIDDEN\x1b[0m visible \x1b[31;8mred\x1b[0m"
+
+
+def test_the_logs_tab_shows_concealed_words_with_their_colour() -> None:
+    text = log_text(LINE)
+    assert text.plain == "HIDDEN visible red"
+    styles = [s.style if isinstance(s.style, Style) else Style.parse(s.style) for s in text.spans]
+    assert not any(style.conceal for style in styles)
+    assert any(style.color is not None and style.color.number == 1 for style in styles)  # red
+
+
+def test_rgt_tui_logs_on_a_terminal_writes_no_conceal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    console = Console(file=io.StringIO(), force_terminal=True)
+    LogPrinter(console, console).lines([LogLine(LINE)])
+    out = console.file.getvalue()
+    assert "HIDDEN" in out and "\x1b[31m" in out
+    assert "\x1b[8m" not in out and ";8m" not in out and "[8;" not in out
