@@ -46,14 +46,23 @@ def connection_lines(
     preempted: Preemption | None = None,
     *,
     first_seen: float | None = None,
+    last_seen: float | None = None,
 ) -> list[Content]:
     """The status line(s): state, retry countdown, the error and its fix (GEN8: not dead).
     ``preempted``: the runtime's word on an interruptible box (issue 40): "preempted?"
-    with the time since while it is silent, or the preemption it names. ``first_seen``:
-    when rgt-tui first saw the box answer (``HostUpdate.first_seen``, from the journal):
-    a box that answered before this run and not yet in it is known, not never reached
-    (ux-g #1)."""
+    with the time since while it is silent, or the preemption it names. ``first_seen`` /
+    ``last_seen``: when rgt-tui first / last saw the box answer (``HostUpdate``'s, from
+    the journal): a box that answered before this run and not yet in it is known, not
+    never reached (ux-g #1): it reads not answering since this TUI started, with its
+    first sighting and its last sample on record."""
     lines: list[Content] = []
+    # No sample this run, but the journal saw the box answer before (the TUI restarted
+    # while it was down): its run may well go on there (GEN8, below).
+    before_run = (
+        snap is None
+        and conn.status in ("reconnecting", "lost", "unreached")
+        and (first_seen is not None or last_seen is not None)
+    )
     if preempted is not None:
         lines.append(_preempted_line(preempted, now))
     if conn.status == "connected":
@@ -89,9 +98,7 @@ def connection_lines(
                 (ago, "$foreground-muted"),
             )
         )
-    elif conn.status == "unreached" and first_seen is not None:
-        # Not reached this run, but the journal knows the box answered before (the TUI
-        # restarted while it was down): its run may well go on there (GEN8, below).
+    elif before_run:
         lines.append(
             Content.assemble(
                 (f"✖ not answering since this TUI started ({clock_hhmm(conn.since)})",
@@ -99,13 +106,14 @@ def connection_lines(
                 (_next_try(conn, now), "$foreground-muted"),
             )
         )  # fmt: skip
-        lines.append(
-            Content.styled(
-                f"{seen_label(first_seen, now, 'first seen')}; its last sample came before "
-                "this TUI started",
-                "$foreground-muted",
-            )
-        )
+        # The journal's last sighting is written every few minutes while samples flow:
+        # "on record", as the last sample may have come a little later.
+        known = [
+            seen_label(t, now, words)
+            for t, words in ((first_seen, "first seen"), (last_seen, "last sample on record"))
+            if t is not None
+        ]
+        lines.append(Content.styled(" · ".join(known), "$foreground-muted"))
     elif conn.status == "unreached":
         # Never reached, in this run or before: say so plainly, and nothing about a run
         # being alive.
@@ -136,9 +144,7 @@ def connection_lines(
             )
         )
     # A sample came once (this run, or before it for a box not reached yet): GEN8.
-    answered = conn.status in ("reconnecting", "lost") or (
-        conn.status == "unreached" and first_seen is not None
-    )
+    answered = conn.status in ("reconnecting", "lost") or before_run
     if answered and preempted is None:
         lines.append(Content.styled(ALIVE_NOTE, "$warning"))
     if conn.error:

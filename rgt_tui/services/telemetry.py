@@ -53,8 +53,11 @@ from rgt_tui.transport.base import Transport
 class ConnectionState:
     """Where a host's connection stands, for the pane's status line."""
 
-    # connecting | connected | reconnecting | lost, or unreached: no sample ever came this
-    # run (a closed port, a bad name), so nothing says a run is alive there (not GEN8).
+    # connecting | connected | reconnecting | lost, or unreached: no sample ever came, in
+    # this run or (by the journal's last sighting) an earlier one (a closed port, a bad
+    # name), so nothing says a run is alive there (not GEN8). A box the journal saw that
+    # does not answer when the run starts reads reconnecting (or lost): its run may still
+    # be alive (GEN8), and its HostUpdate has no snapshot and the journal's last_seen.
     status: str
     since: float  # when this status began
     attempt: int = 0
@@ -79,6 +82,10 @@ class HostUpdate:
     # When rgt-tui first saw this box answer (this run or an earlier one, from the
     # fleet's journal); a host without started_at is billed from then. None: not yet.
     first_seen: float | None = None
+    # When the box last answered: this run's last sample, else the journal's record (an
+    # earlier run's, written at most every SEEN_WRITE_EVERY_S while samples flowed, so
+    # up to that much older than its real last sample). None: never known.
+    last_seen: float | None = None
 
 
 SEEN_WRITE_EVERY_S = 300.0  # the release clock counts days: minutes of slack cost nothing
@@ -293,7 +300,13 @@ class HostMonitor:
         )
         emit(
             HostUpdate(
-                self.host.name, self.connection, self.last, alerts, self.health, self.first_seen
+                self.host.name,
+                self.connection,
+                self.last,
+                alerts,
+                self.health,
+                self.first_seen,
+                self.seen_at,
             )
         )
 
@@ -336,7 +349,7 @@ class HostMonitor:
 
     def _retrying(self, emit: Callable[[HostUpdate], None]) -> Callable[..., None]:
         def report(attempt: int, delay: float, exc: TransportError) -> None:
-            status = "reconnecting" if self.last_sample_at is not None else "unreached"
+            status = "reconnecting" if self.seen_at is not None else "unreached"
             self._set(
                 status,
                 attempt=attempt,
@@ -383,7 +396,7 @@ class HostMonitor:
                 )
             except HostKeyError as exc:
                 # A key problem needs the user; retrying would only repeat the refusal.
-                status = "lost" if self.last_sample_at is not None else "unreached"
+                status = "lost" if self.seen_at is not None else "unreached"
                 self._set(status, error=exc.message, fix=exc.fix, key_error=exc)
                 self._update(emit)
                 await self._wait(None)  # until r, or the key is trusted
@@ -391,7 +404,7 @@ class HostMonitor:
                 continue
             except Exception as exc:  # noqa: BLE001 - a bug here must not end the monitor
                 failed, failure = failed + 1, _unexpected(self.host.name, exc)
-                status = "reconnecting" if self.last_sample_at is not None else "unreached"
+                status = "reconnecting" if self.seen_at is not None else "unreached"
                 self._set(status, attempt=failed, error=failure.message, fix=failure.fix)
                 self._update(emit)
                 continue
@@ -412,7 +425,7 @@ class HostMonitor:
             except Exception as exc:  # noqa: BLE001 - nothing a box sends may end the monitor
                 failure = _unexpected(self.host.name, exc)
             failed = 1 if self._sampled_mono - started >= STEADY_S else failed + 1
-            status = "reconnecting" if self.last_sample_at is not None else "unreached"
+            status = "reconnecting" if self.seen_at is not None else "unreached"
             self._set(status, attempt=failed, error=failure.message, fix=failure.fix)
             self._update(emit)
             await self._write_seen(force=True)

@@ -403,6 +403,7 @@ class HostPane(Widget, can_focus=True):
             now,
             self._preempted(update),
             first_seen=update.first_seen,
+            last_seen=update.last_seen,
         )
 
     def show_preemption(self, preemption: Preemption | None) -> None:

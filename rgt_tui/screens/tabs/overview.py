@@ -108,7 +108,17 @@ class OverviewTab(DetailTab):
         if at is not None:  # done: when, and what it cost; no connection or uptime
             conn = [torn_down_line(view.host, at, view.now, first_seen)]
         else:
-            conn = connection_lines(update.connection, snap, view.now) if update else []
+            conn = (
+                connection_lines(
+                    update.connection,
+                    snap,
+                    view.now,
+                    first_seen=first_seen,
+                    last_seen=update.last_seen,
+                )
+                if update
+                else []
+            )
         if conn:
             self.query_one(".detail-conn", Static).update(Content("\n").join(conn))
         self.query_one(".detail-identity", Static).update(
