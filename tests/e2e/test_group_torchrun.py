@@ -32,9 +32,15 @@ from rgt_tui.services.runtime.queues import QueuePoller
 
 TRAIN = Path(__file__).resolve().parent.parent / "support" / "ddp_train.py"
 TORCHRUN = Path(sys.executable).with_name("torchrun")
+# is_host: rank 0's agent hosts the rendezvous store, as on real boxes, where only the
+# master address's box matches its own name. Both "boxes" here are this machine, so each
+# agent would claim it, the first to start would win, and when that was rank 1's (whose
+# worker the test kills) rank 0's agent lost the store and ended FAILED by itself before
+# the group's stop reached it (KILLED): a race under load, not the product's.
 RUN = (
     f"{TORCHRUN} --nnodes {{nnodes}} --node-rank {{node_rank}} --nproc-per-node "
     "{nproc_per_node} --rdzv-backend c10d --rdzv-endpoint {master_addr}:{master_port} "
+    "--rdzv-conf is_host=$(( {node_rank} == 0 )) "
     f"--rdzv-id {{name}} {TRAIN} {{out}} {{epochs}} {{task}}"
 )
 
