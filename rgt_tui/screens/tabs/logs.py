@@ -1,7 +1,12 @@
 """Logs tab: follow the host's queue log (default) or one cell's own log.
 
 A ``LogFollower`` runs in a worker while the tab is on screen; it stops when the tab or
-its screen is hidden and restarts (from the start of the file) when the source changes.
+its screen is hidden and restarts when the source changes. A log is opened at its tail
+(``TAIL``: its last lines, reading back at most 1 MiB), never from its first byte: a
+two-day log is tens of megabytes, and a returning user came for its end. The view says
+so above the first line, with the command that prints the whole log. The follower reads
+no further ahead than the tab has drawn (one chunk in flight), so a log written faster
+than the screen draws costs no memory.
 Crash lines are highlighted in a cell's own log only: the queue log concatenates cells,
 so a crash there would be pinned on the wrong one. A log's SGR colours show as styles;
 every other escape it carries is dropped (``log_text``).
@@ -13,6 +18,7 @@ over that box's own connection.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from functools import partial
 from typing import Any
@@ -31,8 +37,10 @@ from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.logscan import LogChunk, LogPosition
 from rgt_tui.domain.terminal_text import terminal_safe
+from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.logs import Tail
 from rgt_tui.widgets.host_pane import screen_in_view
 
 MAX_LINES = 5000
@@ -41,6 +49,11 @@ MAX_LINES = 5000
 # that long is not read on a screen anyway. So the tab holds at most 5,000 x 4 KiB =
 # 20 MiB of text; `rgt-tui logs` prints lines up to 1 MiB.
 MAX_LINE_BYTES = 4096
+# Where a log opens: its last 2,500 lines, reading back at most 1 MiB (fewer lines when
+# they are longer): a few round trips to a far box, however long the log. Half the view,
+# so the line saying so stays in it a while. The same rule when the tab comes back to a
+# log that grew by more than that meanwhile.
+TAIL = Tail(lines=MAX_LINES // 2, max_bytes=1 << 20)
 QUEUE_SOURCE = "queue"
 # What terminal_safe leaves that is still no printable text: a newline, the Unicode line
 # separators (Rich splits a line at them: a forged line) and lone surrogates.
@@ -77,12 +90,17 @@ class LogsTab(DetailTab):
     """
 
     class Chunk(Message):
-        """The follower of ``source`` delivered ``chunk``."""
+        """The follower of ``source`` delivered ``chunk``, ``skipped`` bytes (its tail)
+        after where it was asked to begin; ``drawn`` is set once the tab has drawn it."""
 
-        def __init__(self, source: str, chunk: LogChunk) -> None:
+        def __init__(
+            self, source: str, chunk: LogChunk, skipped: int = 0, drawn: asyncio.Event | None = None
+        ) -> None:
             super().__init__()
             self.source = source
             self.chunk = chunk
+            self.skipped = skipped
+            self.drawn = drawn
 
     class Cells(Message):
         """The queue's cell names, read from the box."""
@@ -205,7 +223,7 @@ class LogsTab(DetailTab):
     # -- the follower --------------------------------------------------------------------
 
     def start(self) -> None:
-        """Follow the chosen source: where a pause left it, else from the file's start."""
+        """Follow the chosen source: where a pause left it, else at its tail (``TAIL``)."""
         host = self.host
         if host is None:
             return
@@ -262,13 +280,20 @@ class LogsTab(DetailTab):
                 highlight=self.source != QUEUE_SOURCE,
                 reconnect=partial(connections.connect_with_backoff, box),
                 max_line=MAX_LINE_BYTES,
+                tail=TAIL,
             )
         except Exception as exc:  # a host-key refusal: shown in the status
             self.post_message(self.Stopped(source, error_text(exc)))
             return
+        told = False
         try:
             async for chunk in follower:
-                self.post_message(self.Chunk(source, chunk))
+                skipped = 0 if told else follower.skipped
+                told = told or bool(skipped)
+                # One chunk in flight: the follower reads on once this one is drawn.
+                drawn = asyncio.Event()
+                self.post_message(self.Chunk(source, chunk, skipped, drawn))
+                await drawn.wait()
         except Exception as exc:  # a dead box: shown in the status
             self.post_message(self.Stopped(source, error_text(exc)))
         finally:
@@ -276,6 +301,13 @@ class LogsTab(DetailTab):
 
     @on(Chunk)
     def _chunk(self, message: Chunk) -> None:
+        try:
+            self._draw(message)
+        finally:
+            if message.drawn is not None:
+                message.drawn.set()
+
+    def _draw(self, message: Chunk) -> None:
         if message.source != self._key() or not self.following:
             return  # a late chunk of a follower that was replaced
         chunk = message.chunk
@@ -284,13 +316,17 @@ class LogsTab(DetailTab):
             return  # the tab's widgets are gone (the app is leaving): nothing to draw on
         log = self.query_one(RichLog)
         muted = self.app.theme_variables.get("foreground-muted", "")
+        if message.skipped:
+            log.write(Text(self._skipped_note(message.skipped), muted))
         if chunk.gap:
             log.write(Text("── lines may be missing here (the file was replaced) ──", muted))
         if chunk.rotated:
             log.write(Text("── the file was rotated or truncated ──", muted))
         # RichLog draws Rich text: the crash colour is the theme's $error, looked up now.
         error = self.app.theme_variables.get("error", "red")
-        for line in chunk.lines:
+        # A chunk holds up to 4 MiB of lines and the view keeps MAX_LINES: the lines it
+        # would drop at once are not drawn at all.
+        for line in chunk.lines[-MAX_LINES:]:
             # A training log's colours are the user's: shown as styles. Every other escape
             # is dropped (an ESC written to the screen could clear it or write the
             # clipboard: OSC 52); log_text says how.
@@ -323,6 +359,21 @@ class LogsTab(DetailTab):
         if message.source == self._key():
             self.status = "stopped"
             self._set_status(Content.styled(shown(f"stopped: {message.error}"), "$error"))
+
+    def _skipped_note(self, skipped: int) -> str:
+        """The line above a log opened at its tail: what was left out, and how to read it."""
+        host = self.host
+        command = "rgt-tui logs"
+        if host is not None:
+            command += f" {shown(host.name)}"
+            if self.source != QUEUE_SOURCE:
+                command += f" {shown(self.source)}"
+            if self.rank:
+                command += f" --rank {self.rank}"
+        return (
+            f"── {fmt_bytes(skipped)} of earlier lines not loaded (the tab opens a log at its "
+            f"last {TAIL.lines:,} lines); the whole log: {command} ──"
+        )
 
     def _set_status(self, content: Content) -> None:
         for status in self.query("#logs-status").results(Static):  # none once removed

@@ -23,11 +23,12 @@ open file read forward by offset, anchored against rewrites), ``follow`` (the fo
 above) and ``read`` (a one-shot read of a log as it is now, for ``rgt-tui logs``).
 """
 
+from rgt_tui.services.logs.cursor import Tail
 from rgt_tui.services.logs.follow import LogFollower, reconnect_with_backoff
 from rgt_tui.services.logs.paths import cell_log_path, queue_log_path
 from rgt_tui.services.logs.read import LogRead, iter_log, read_log
 
 __all__ = [
-    "LogFollower", "LogRead", "cell_log_path", "iter_log", "queue_log_path", "read_log",
+    "LogFollower", "LogRead", "Tail", "cell_log_path", "iter_log", "queue_log_path", "read_log",
     "reconnect_with_backoff",
 ]  # fmt: skip

@@ -7,11 +7,24 @@ and the one-shot read (``read``) both read through a ``Cursor``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rgt_tui.domain.logscan import MAX_LINE_BYTES, LineSplitter, LogPosition
 from rgt_tui.transport.base import FileReader, Transport
 
 ANCHOR_BYTES = 128
 READ_CHUNK = 256 * 1024
+TAIL_BLOCK = 64 * 1024  # the first read back from a log's end; each next one doubles
+TAIL_BLOCK_MAX = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Tail:
+    """Begin a long log near its end: at its last ``lines`` complete lines, reading back
+    at most ``max_bytes`` (fewer lines when they take more)."""
+
+    lines: int
+    max_bytes: int
 
 
 class Cursor:
@@ -78,13 +91,28 @@ class Cursor:
             self.committed = committed
 
 
-async def open_at(
-    transport: Transport, path: str, pos: LogPosition, max_line: int = MAX_LINE_BYTES
-) -> tuple[Cursor, bool]:
-    """Open ``path`` at ``pos`` if it is still the file ``pos`` was in; else at 0.
+@dataclass(frozen=True)
+class Opened:
+    """An open cursor; ``abandoned``: the offset asked for belonged to a file that is gone;
+    ``skipped``: bytes between where reading would have begun and the cursor, left unread
+    (a ``Tail``)."""
 
-    Returns the cursor and whether the offset had to be abandoned. FileNotFoundError
-    when the path does not exist.
+    cursor: Cursor
+    abandoned: bool
+    skipped: int = 0
+
+
+async def open_at(
+    transport: Transport,
+    path: str,
+    pos: LogPosition,
+    max_line: int = MAX_LINE_BYTES,
+    tail: Tail | None = None,
+) -> Opened:
+    """Open ``path`` at ``pos`` if it is still the file ``pos`` was in; else at 0. With
+    ``tail``, at the file's tail instead when more than it asks for lies past that.
+
+    FileNotFoundError when the path does not exist.
     """
     reader = await transport.open_reader(path)
     try:
@@ -100,8 +128,43 @@ async def open_at(
                 there = await reader.read(pos.offset - k, k)
                 ok = not anchor or there[-len(anchor) :] == anchor
                 anchor = there
-        start = LogPosition(pos.offset, anchor, st.inode) if ok else LogPosition(0, b"", st.inode)
-        return Cursor(reader, st.inode, start, max_line), not ok
+        offset = pos.offset if ok else 0
+        skipped = 0
+        if tail is not None:
+            # A resume offset (or 0) is a line start: a tail that reaches it begins there.
+            floor = max(offset, st.size - tail.max_bytes)
+            begin = await tail_offset(
+                reader, st.size, tail.lines, floor=floor, aligned=floor == offset
+            )
+            if begin > offset:
+                skipped, offset = begin - offset, begin
+                anchor = await reader.read(max(0, begin - ANCHOR_BYTES), min(ANCHOR_BYTES, begin))
+        start = LogPosition(offset, anchor if offset else b"", st.inode)
+        return Opened(Cursor(reader, st.inode, start, max_line), not ok, skipped)
     except BaseException:
         await reader.close()
         raise
+
+
+async def tail_offset(
+    reader: FileReader, size: int, lines: int, *, floor: int = 0, aligned: bool = True
+) -> int:
+    """Where the last ``lines`` complete lines of the file begin, never before ``floor``
+    (it reads back no further). When they reach below it: ``floor`` if a line starts
+    there (``aligned``), else the first line that starts after it, else ``floor``."""
+    found, pos, block = 0, size, TAIL_BLOCK
+    first: int | None = None  # the earliest line start seen
+    while pos > floor:
+        block_start = max(floor, pos - block)
+        data = await reader.read(block_start, pos - block_start)
+        idx = len(data)
+        while (idx := data.rfind(b"\n", 0, idx)) >= 0:
+            found += 1
+            if found == lines + 1:
+                return block_start + idx + 1
+            first = block_start + idx + 1
+        pos = block_start
+        block = min(2 * block, TAIL_BLOCK_MAX)  # fewer round trips to a far box
+    if aligned or first is None:
+        return floor
+    return first

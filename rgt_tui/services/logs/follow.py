@@ -15,7 +15,7 @@ from dataclasses import replace
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import MAX_LINE_BYTES, CrashScanner, LogChunk, LogLine, LogPosition
 from rgt_tui.services.connections import OnAttempt, connect_with_backoff
-from rgt_tui.services.logs.cursor import READ_CHUNK, Cursor, open_at
+from rgt_tui.services.logs.cursor import READ_CHUNK, Cursor, Tail, open_at
 from rgt_tui.transport.backoff import Backoff
 from rgt_tui.transport.base import FileStat, Transport
 
@@ -32,7 +32,9 @@ class LogFollower:
     must return once the transport is connected again; without it the error propagates
     and the caller restarts a follower with ``resume=follower.position``. ``max_line``:
     no line handed out is longer (in bytes, before the note saying what was dropped),
-    however the box writes it.
+    however the box writes it. ``tail``: the first file opened is begun at its tail when
+    more than that lies past the start (``tail -n``); ``skipped`` then says how many
+    bytes were left unread, before any line is handed out.
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class LogFollower:
         reconnect: Callable[[], Awaitable[None]] | None = None,
         chunk_size: int = READ_CHUNK,
         max_line: int = MAX_LINE_BYTES,
+        tail: Tail | None = None,
     ) -> None:
         self.transport = transport
         self.path = path
@@ -55,6 +58,8 @@ class LogFollower:
         self.highlight = highlight
         self.reconnect = reconnect
         self.chunk_size = chunk_size
+        self.skipped = 0  # bytes the tail left unread at the first open
+        self._tail = tail  # None once a file was opened
         self._cursor: Cursor | None = None
         self._resume = resume or LogPosition(start_offset)
         self._scanner = CrashScanner()
@@ -144,13 +149,15 @@ class LogFollower:
 
     async def _open(self) -> bool:
         try:
-            cursor, abandoned = await open_at(
-                self.transport, self.path, self._resume, self.max_line
+            opened = await open_at(
+                self.transport, self.path, self._resume, self.max_line, self._tail
             )
         except FileNotFoundError:
             return False
-        self._cursor, self._verified = cursor, None
-        if abandoned:
+        if self._tail is not None:
+            self._tail, self.skipped = None, opened.skipped
+        self._cursor, self._verified = opened.cursor, None
+        if opened.abandoned:
             # The offset belonged to a file that is gone (rotated while we were away).
             self._mark(rotated=True, gap=True)
         return True

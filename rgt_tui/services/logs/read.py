@@ -6,10 +6,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from rgt_tui.domain.logscan import CrashScanner, LogChunk, LogLine, LogPosition
-from rgt_tui.services.logs.cursor import ANCHOR_BYTES, READ_CHUNK, Cursor
-from rgt_tui.transport.base import FileReader, Transport
-
-TAIL_BLOCK = 64 * 1024
+from rgt_tui.services.logs.cursor import ANCHOR_BYTES, READ_CHUNK, Cursor, tail_offset
+from rgt_tui.transport.base import Transport
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ async def iter_log(
     reader = await transport.open_reader(path)
     try:
         st = await reader.fstat()
-        start = 0 if tail_lines is None else await _tail_start(reader, st.size, tail_lines)
+        start = 0 if tail_lines is None else await tail_offset(reader, st.size, tail_lines)
         anchor = await reader.read(max(0, start - ANCHOR_BYTES), min(ANCHOR_BYTES, start))
         cursor = Cursor(reader, st.inode, LogPosition(start, anchor, st.inode))
         scanner = CrashScanner()
@@ -62,18 +60,3 @@ async def read_log(
         last = chunk
     assert last is not None
     return LogRead(tuple(lines), last.partial, last.position)
-
-
-async def _tail_start(reader: FileReader, size: int, n: int) -> int:
-    """Offset where the last ``n`` complete lines begin (scanning back block by block)."""
-    found, pos = 0, size
-    while pos > 0:
-        block_start = max(0, pos - TAIL_BLOCK)
-        data = await reader.read(block_start, pos - block_start)
-        idx = len(data)
-        while (idx := data.rfind(b"\n", 0, idx)) >= 0:
-            found += 1
-            if found == n + 1:
-                return block_start + idx + 1
-        pos = block_start
-    return 0
