@@ -75,8 +75,9 @@ def slurm_counts(view: QueueView) -> str:
 
 
 def queue_pane_line(view: QueueView) -> Content | None:
-    """``queue 2/5 done · 1 failed · 1 killed · 1 to retry · cell_b · 1m02s`` for the fleet
-    pane; None before any deploy.
+    """``queue 2/5 done · 1 failed · 1 killed · 1 to retry · cell_b for 1m02s · elapsed
+    5m10s`` for the fleet pane (the running cell's own time, then the queue's since its
+    launch, as the Queue tab names them: ux-g #7); None before any deploy.
 
     With a failed cell, a second line says why: the last line its command printed
     (``✖ box1_wide: ModuleNotFoundError: No module named 'torch'``), so a cell that
@@ -110,10 +111,13 @@ def queue_pane_line(view: QueueView) -> Content | None:
             parts.append((f" · {view.state}", "$foreground-muted"))
     elif current is not None:
         parts.append((f" · {shown(current.name)}", "$accent"))
+        ran = current.ran(view.now)  # the cell's own time, as the Queue tab says it
+        if ran:
+            parts.append((f" for {ran}", "$foreground-muted"))
     elif view.state not in ("running",):
         parts.append((f" · {view.state}", "$foreground-muted"))
-    if view.elapsed_s is not None:
-        parts.append((f" · {view.elapsed_text()}", "$foreground-muted"))
+    if view.elapsed_s is not None:  # the queue's, since its launch: named as such
+        parts.append((f" · elapsed {view.elapsed_text()}", "$foreground-muted"))
     line = Content.assemble(*parts)
     why = view.last_failed
     if why is not None and why.note:

@@ -301,7 +301,27 @@ def test_a_cell_moved_after_it_was_cut_off_keeps_how_long_it_ran() -> None:
     assert v.elapsed_text() == "≥1m40s", v.elapsed_text()
     assert "1 moved/skipped" in v.summary()
     line = queue_pane_line(v)
-    assert line is not None and "0/4 done · 1 moved · stopped · ≥1m40s" in line.plain, line.plain
+    assert line is not None and "0/4 done · 1 moved · stopped · elapsed ≥1m40s" in line.plain, (
+        line.plain
+    )
+
+
+def test_the_pane_says_how_long_the_running_cell_ran_apart_from_the_queue() -> None:
+    """ux-g #7: ``queue 1/3 done · b1b · 5m01s`` read as "b1b has run 5 minutes" while it
+    had run one; 5m01s was the queue's time since its launch. The pane says both, named as
+    the Queue tab names them (``cell 1 (b) for 1m10s · elapsed 5m10s``)."""
+    from rgt_tui.content.queue_text import queue_pane_line
+
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1240 0\n"),
+        "b": parse_cell_state(f"start 1240 {BOOT} 11\n"),
+    }
+    v = view(launches(), attempts, runner_alive=True, alive={"b"}, now=1310)
+    assert v.state == Q_RUNNING and v.current is not None and v.current.name == "b"
+    assert "cell 1 (b) for 1m10s · elapsed 5m10s" in v.summary(), v.summary()
+    line = queue_pane_line(v)
+    assert line is not None
+    assert line.plain == "queue 1/4 done · b for 1m10s · elapsed 5m10s", line.plain
 
 
 def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> None:
