@@ -47,7 +47,11 @@ def test_a_killed_only_cell_says_killed_by_you_and_the_queue_stopped() -> None:
     )
     assert event.title == "box1: cell alpha killed by you; the queue stopped"
     assert "tear" not in event.body
-    assert "rgt-tui queue retry box1 alpha" in event.body
+    # Both ways on: R starts it over, L relaunches from it and resumes (ux-h #13).
+    assert "R on the queue tab starts it over (rgt-tui queue retry box1 alpha)" in event.body
+    assert "L relaunches from it and resumes from its checkpoint" in event.body, event.body
+    assert "(rgt-tui launch box1 --start 0)" in event.body, event.body
+    assert "run it again with R" not in event.body
 
 
 def test_a_kill_that_went_on_says_so() -> None:
@@ -72,6 +76,23 @@ def test_an_interrupted_cell_says_interrupted_and_advises_running_it_again() -> 
     )
     assert event.title == "box1: cell alpha interrupted; the queue stopped"
     assert "tear" not in event.body and "rgt-tui queue retry box1 alpha" in event.body
+    assert "L relaunches from it" in event.body and "launch box1 --start 0" in event.body
+
+
+def test_several_cells_cut_short_offer_a_retry_of_each_and_a_relaunch_from_the_first() -> None:
+    event = told(
+        "alpha beta gamma",
+        "done 1700000090 1 2\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nend 1700000010 0\n",
+            "beta": "start 1700000011 boot-box1 4301\nend 1700000020 1\n",
+            "gamma": "start 1700000021 boot-box1 4302\nkill 1700000050 user next\nend 1700000055 143\n",
+        },
+    )
+    body = event.body
+    assert "R on the queue tab starts them over (rgt-tui queue retry box1 beta gamma)" in body
+    assert "L relaunches from cell 1, the first of them" in body, body
+    assert "(rgt-tui launch box1 --start 1)" in body, body
 
 
 def test_a_user_stop_advises_resuming_from_where_it_stopped() -> None:

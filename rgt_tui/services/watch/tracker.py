@@ -239,7 +239,8 @@ def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[s
     """The end of a launch as a person reads it: (title, body). A cell the user killed or
     one that was interrupted is named with what happened to it and to the queue after;
     the advice is to run again what did not finish, and the teardown only once nothing
-    is left to run (a kill's "0 ok, 1 failed ... tear the box down" read as the end)."""
+    is left to run (a kill's "0 ok, 1 failed ... tear the box down" read as the end):
+    retry (R) to start a cell over, or relaunch from it (L) to resume its checkpoint."""
     cut = [c for c in view.cells if c.status in (KILLED, INTERRUPTED)]
     if cut:
         first = cut[0]
@@ -261,10 +262,17 @@ def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[s
     if again:
         names = " ".join(shlex.quote(printable(c.name, NAME_CHARS)) for c in again[:MAX_NAMED])
         more = " …" if len(again) > MAX_NAMED else ""
+        # R (retry) sets a cell's outputs aside and starts it over; L (a relaunch from
+        # it) keeps them, so its run resumes from its checkpoint: both, as the Queue tab
+        # offers them (ux-h #13).
+        k = min(c.index for c in again)
+        one = len(again) == 1
         advice = (
-            f"Keep the box: run {'it' if len(again) == 1 else 'them'} again with R on the "
-            f"queue tab (rgt-tui queue retry {host} {names}{more}); pull what finished "
-            "with p meanwhile."
+            f"Keep the box: R on the queue tab starts {'it' if one else 'them'} over "
+            f"(rgt-tui queue retry {host} {names}{more}); L relaunches from "
+            f"{'it' if one else f'cell {k}, the first of them'} and resumes from its "
+            f"checkpoint (rgt-tui launch {host} --start {k}). Pull what finished with p "
+            "meanwhile."
         )
     elif view.resume_index is not None:
         n = view.resume_index
