@@ -324,27 +324,12 @@ async def test_p_reads_the_fleet_files_preflight_ack_as_the_cli_does(
     the fleet file acknowledges them (preflight_ack). P's panel says acknowledged and
     ready, as `rgt-tui preflight` and the launch plan do, not "3 failed" in red."""
     qf = await make_queue_fleet(1, workload=True)
-    app = queue_app(qf, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("enter")
-        detail = await wait_for(
-            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
-        )
-        detail.action_show_tab("queue")
-        tab = detail.tabs["queue"]
-        await pilot.press("P")
-
-        def ready_text() -> str:
-            body = tab.query_one(".ready-body", Static)
-            text = text_of(body) if body.display else ""
-            return text if "preflight on box1:" in text else ""
-
-        text = await wait_for(ready_text, 120, what="the preflight's outcome", pilot=pilot)
-        acked = qf.fleet.host("box1").ready.preflight_ack
-        assert "ready to launch" in text and "failed" not in text, text
-        assert "acknowledged" in text and "✖" not in text, text
-        failed = [line for line in text.splitlines() if line.startswith("⚠ ")]
-        assert failed and all(line.split()[1] in acked for line in failed), text
+    text = await preflight_panel(qf, tmp_path)
+    acked = qf.fleet.host("box1").ready.preflight_ack
+    assert "ready to launch" in text and "failed" not in text, text
+    assert "acknowledged" in text and "✖" not in text, text
+    failed = [line for line in text.splitlines() if line.startswith("⚠ ")]
+    assert failed and all(line.split()[1] in acked for line in failed), text
 
 
 async def test_p_does_not_say_ready_when_the_queue_file_has_a_problem_a_launch_refuses(
@@ -355,6 +340,15 @@ async def test_p_does_not_say_ready_when_the_queue_file_has_a_problem_a_launch_r
     problems and does not say "ready to launch", as `rgt-tui preflight` does (ux-h #16)."""
     qf = await make_queue_fleet(1, workload=True)
     qf.write_queue("configs/a.yaml base 1\nconfigs/a.yaml base 1\n")  # one cell name twice
+    text = await preflight_panel(qf, tmp_path)
+    assert "ready to launch" not in text, text
+    assert "a launch refuses the queue file's" in text, text
+    queue_lines = [line for line in text.splitlines() if line.startswith("queue file")]
+    assert queue_lines and "used 2 times" in queue_lines[0], text
+
+
+async def preflight_panel(qf, tmp_path: Path) -> str:  # type: ignore[no-untyped-def]
+    """P on box1's Queue tab; the readiness panel's text once preflight's outcome is in."""
     app = queue_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
@@ -370,8 +364,4 @@ async def test_p_does_not_say_ready_when_the_queue_file_has_a_problem_a_launch_r
             text = text_of(body) if body.display else ""
             return text if "preflight on box1:" in text else ""
 
-        text = await wait_for(ready_text, 120, what="the preflight's outcome", pilot=pilot)
-        assert "ready to launch" not in text, text
-        assert "a launch refuses the queue file's" in text, text
-        queue_lines = [line for line in text.splitlines() if line.startswith("queue file")]
-        assert queue_lines and "used 2 times" in queue_lines[0], text
+        return await wait_for(ready_text, 120, what="the preflight's outcome", pilot=pilot)
