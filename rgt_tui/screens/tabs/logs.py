@@ -6,7 +6,9 @@ its screen is hidden and restarts when the source changes. A log is opened at it
 two-day log is tens of megabytes, and a returning user came for its end. The view says
 so above the first line, with the command that prints the whole log. The follower reads
 no further ahead than the tab has drawn (one chunk in flight), so a log written faster
-than the screen draws costs no memory.
+than the screen draws costs no memory. The last lines drawn of each log are kept for
+the next tab on it (``logs_recall``): reopened while the box is down, the tab shows them
+and says why it cannot read on ("reconnecting: <why>"), then follows on from there.
 Crash lines are highlighted in a cell's own log only: the queue log concatenates cells,
 so a crash there would be pinned on the wrong one. A log's SGR colours show as styles;
 every other escape it carries is dropped (``log_text``).
@@ -35,12 +37,15 @@ from textual.worker import Worker
 from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import LogChunk, LogPosition
 from rgt_tui.domain.terminal_text import terminal_safe
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
+from rgt_tui.screens.tabs.logs_recall import Kind, Recalled, recall_for
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.logs import Tail
+from rgt_tui.services.telemetry import ConnectionState
 from rgt_tui.widgets.host_pane import screen_in_view
 
 MAX_LINES = 5000
@@ -102,6 +107,17 @@ class LogsTab(DetailTab):
             self.skipped = skipped
             self.drawn = drawn
 
+    class Retrying(Message):
+        """The follower of ``source`` cannot reach the box: attempt ``attempt`` failed
+        with ``error``; the next is in ``delay`` seconds."""
+
+        def __init__(self, source: str, attempt: int, delay: float, error: str) -> None:
+            super().__init__()
+            self.source = source
+            self.attempt = attempt
+            self.delay = delay
+            self.error = error
+
     class Cells(Message):
         """The queue's cell names, read from the box."""
 
@@ -128,7 +144,9 @@ class LogsTab(DetailTab):
         self.crash_lines: list[str] = []
         self._follower: Worker[None] | None = None
         self._cells: tuple[str, ...] = ()
-        self._resume: tuple[str, LogPosition] | None = None  # where a paused follow stopped
+        self._link: ConnectionState | None = None  # the host's connection, as last shown
+        self._shown = ""  # the follower key whose lines the view holds
+        self._seen = Recalled()  # what was drawn of it, for this tab and the next
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="logs-bar"):
@@ -204,6 +222,7 @@ class LogsTab(DetailTab):
         first = self.host is None
         self.host = view.host
         self.connections = view.connections
+        self._link = view.update.connection if view.update is not None else None
         if first:
             self._show_ranks(view.host)
             self._load_cells()
@@ -227,16 +246,28 @@ class LogsTab(DetailTab):
         host = self.host
         if host is None:
             return
-        resume = None
-        if self._resume is not None and self._resume[0] == self._key():
-            resume = self._resume[1]
-        else:
+        key = self._key()
+        if self.connections is not None:
+            self._seen = recall_for(self.connections).entry(host.name, key)
+        if self._shown != key:  # a log this view does not hold: what was drawn of it, if any
+            self._shown = key
             self.query_one(RichLog).clear()
             self.lines.clear()
             self.crash_lines.clear()
-        self._set_status(Content.styled(f"opening {self._path()}…", "$foreground-muted"))
+            for text, kind in self._seen.drawn:
+                self._write(text, kind, remember=False)
+        link = self._link
+        if (
+            self._box(host) == host.name
+            and link is not None
+            and link.error
+            and (link.status in ("reconnecting", "lost", "unreached"))
+        ):  # known down: say why now, not after the follower's own first attempt
+            self._set_status(self._reconnecting(link.error))
+        else:
+            self._set_status(Content.styled(f"opening {self._path()}…", "$foreground-muted"))
         self._follower = run_host_worker(
-            self, self._follow(host, self._key(), resume), "logs", host.name
+            self, self._follow(host, key, self._seen.position), "logs", host.name
         )
 
     def _key(self) -> str:
@@ -270,15 +301,19 @@ class LogsTab(DetailTab):
         if connections is None:
             return
         box = self._box(host)
+
+        def retrying(attempt: int, delay: float, exc: TransportError) -> None:
+            self.post_message(self.Retrying(source, attempt, delay, exc.message))
+
         try:
             # The host's one connection, shared with telemetry: borrowed, never closed here.
-            transport = await connections.connect_with_backoff(box)
+            transport = await connections.connect_with_backoff(box, retrying)
             follower = LogFollower(
                 transport,
                 self._path(),
                 resume=resume,
                 highlight=self.source != QUEUE_SOURCE,
-                reconnect=partial(connections.connect_with_backoff, box),
+                reconnect=partial(connections.connect_with_backoff, box, retrying),
                 max_line=MAX_LINE_BYTES,
                 tail=TAIL,
             )
@@ -311,17 +346,18 @@ class LogsTab(DetailTab):
         if message.source != self._key() or not self.following:
             return  # a late chunk of a follower that was replaced
         chunk = message.chunk
-        self._resume = (self._key(), chunk.position)
+        self._seen.position = chunk.position
         if not self.query(RichLog):
             return  # the tab's widgets are gone (the app is leaving): nothing to draw on
-        log = self.query_one(RichLog)
         muted = self.app.theme_variables.get("foreground-muted", "")
         if message.skipped:
-            log.write(Text(self._skipped_note(message.skipped), muted))
+            self._write(Text(self._skipped_note(message.skipped), muted), "note")
         if chunk.gap:
-            log.write(Text("── lines may be missing here (the file was replaced) ──", muted))
+            self._write(
+                Text("── lines may be missing here (the file was replaced) ──", muted), "note"
+            )
         if chunk.rotated:
-            log.write(Text("── the file was rotated or truncated ──", muted))
+            self._write(Text("── the file was rotated or truncated ──", muted), "note")
         # RichLog draws Rich text: the crash colour is the theme's $error, looked up now.
         error = self.app.theme_variables.get("error", "red")
         # A chunk holds up to 4 MiB of lines and the view keeps MAX_LINES: the lines it
@@ -332,10 +368,7 @@ class LogsTab(DetailTab):
             # clipboard: OSC 52); log_text says how.
             crash = line.crash is not None
             text = log_text(line.text, f"bold {error}" if crash else "")
-            log.write(text)
-            if crash:
-                self.crash_lines.append(text.plain)
-            self.lines.append(text.plain)
+            self._write(text, "crash" if crash else "line")
         del self.lines[:-MAX_LINES]
         del self.crash_lines[:-MAX_LINES]
         self.status = chunk.status
@@ -353,6 +386,34 @@ class LogsTab(DetailTab):
         if chunk.partial:
             parts.append((f"  … {partial_text(chunk.partial)}", "$foreground-muted"))
         self._set_status(Content.assemble(*parts))
+
+    def _write(self, text: Text, kind: Kind, *, remember: bool = True) -> None:
+        """Draw one line (or a note) and keep it for the next tab on this log."""
+        self.query_one(RichLog).write(text)
+        if kind != "note":
+            self.lines.append(text.plain)
+        if kind == "crash":
+            self.crash_lines.append(text.plain)
+        if remember:
+            self._seen.drawn.append((text, kind))
+
+    @on(Retrying)
+    def _retrying(self, message: Retrying) -> None:
+        if message.source == self._key() and self.following:
+            self.status = "reconnecting"
+            self._set_status(
+                self._reconnecting(
+                    message.error, f" · attempt {message.attempt}, next try in {message.delay:.0f}s"
+                )
+            )
+
+    def _reconnecting(self, error: str, attempt: str = "") -> Content:
+        """The status while the box does not answer: why, and what the tab follows."""
+        return Content.assemble(
+            ("reconnecting", "bold $warning"),
+            (f": {shown(error)}{attempt}", "$foreground-muted"),
+            (f"  {self._where()}{self._path()}", "$foreground-muted"),
+        )
 
     @on(Stopped)
     def _stopped(self, message: Stopped) -> None:
