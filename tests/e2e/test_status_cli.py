@@ -80,6 +80,22 @@ async def test_one_unreachable_host_does_not_fail_the_others(loopback_fleet):
     assert f"{loopback_fleet.boxes[1].name}" in table.stdout and "UNREACHABLE" in table.stdout
 
 
+async def test_a_box_seen_before_that_does_not_answer_may_still_be_running(loopback_fleet):
+    """A box `status` (or the TUI, or `watch`) saw answer before is lost, not merely
+    unreachable: its run may still be alive (GEN8), as the TUI and `watch` say of it."""
+    hosts = str(loopback_fleet.hosts_file)
+    box = loopback_fleet.boxes[0]
+    first = await arun("status", box.name, "--hosts", hosts, "--json")
+    assert first.returncode == 0, first.stdout + first.stderr  # seen: the journal says so
+    await box.stop()
+    out = await arun("status", box.name, "--hosts", hosts, "--json")
+    assert out.returncode == 1
+    (down,) = json.loads(out.stdout)
+    assert down["reachable"] is False
+    said = [a["message"] for a in down["alerts"] if a["gotcha"] == "GEN8"]
+    assert said == ["connection lost — the run may still be alive"], down["alerts"]
+
+
 def _status_measured(hosts: Path, rss_file: Path) -> tuple[subprocess.CompletedProcess[str], int]:
     """`rgt-tui status` run by a bare Python parent, so that parent's RUSAGE_CHILDREN
     peak is the command's own peak RSS (KiB), free of this test process's other children."""

@@ -83,8 +83,10 @@ async def _report(
         # printable here, as the snapshot's strings are where the agent's line is parsed.
         error = (printable(error[0], None), printable(error[1], None) if error[1] else error[1])
         seen = await asyncio.to_thread(last_seen.last_seen, host.name) if last_seen else None
-        # No sample this run: unreachable, but nothing says a run is alive there (GEN8).
-        lost = ConnectionState("unreached", now, attempt=1, error=error[0], fix=error[1])
+        # No sample now. A box the journal saw answer before is lost: its run may still be
+        # alive (GEN8), as the TUI and `watch` say of it; one never seen is unreached.
+        state = "lost" if seen is not None else "unreached"
+        lost = ConnectionState(state, now, attempt=1, error=error[0], fix=error[1])
         alerts = connection_alerts(
             host, profile, None, HealthState(), lost,
             thresholds=fleet.thresholds, now=now, last_seen=seen,
