@@ -327,7 +327,8 @@ class LogsTab(DetailTab):
                 told = told or bool(skipped)
                 # One chunk in flight: the follower reads on once this one is drawn.
                 drawn = asyncio.Event()
-                self.post_message(self.Chunk(source, chunk, skipped, drawn))
+                if not self.post_message(self.Chunk(source, chunk, skipped, drawn)):
+                    return  # the tab is closing: no one will draw it
                 await drawn.wait()
         except Exception as exc:  # a dead box: shown in the status
             self.post_message(self.Stopped(source, error_text(exc)))
