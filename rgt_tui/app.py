@@ -53,6 +53,7 @@ from rgt_tui.screens.queue_keys import QueueActionRequested, QueueViewed
 from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
 from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
 from rgt_tui.screens.shell_keys import ShellRequested, open_shell
+from rgt_tui.screens.tabs.logs_recall import LogRecall
 from rgt_tui.screens.type_ahead import take_key
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.records_watch import WATCH_EVERY_S
@@ -126,6 +127,7 @@ class RgtApp(ThemedApp):
         self.type_ahead = TypeAhead(self)  # keys typed after t, for the confirmation box
         # Each host's one SSH connection, shared by every screen and job (DESIGN step 2).
         self.connections = connections or FleetConnections(fleet.hosts)
+        self.log_recall = LogRecall()  # what the Logs tabs drew, for the next one (ux-g 6)
         # watch's notifications from the TUI too, only when the fleet asks (tui_notify).
         notify = self.tui_notify = TuiNotify.for_fleet(fleet)
         self.runtime: FleetRuntime[HostState, WatchEvent] = FleetRuntime(
@@ -341,6 +343,7 @@ class RgtApp(ThemedApp):
                 queue_view=self.runtime.queues.views.get(host),
                 verified=self.spot.found.get(host),  # the pane's, not none until a change
                 fleet_problem=self.fleet_screen.problem,  # a mistake in the file, if any
+                log_recall=self.log_recall,
             )
             screen.key_refusal = self.host_keys.refusals.get(host)
             self.push_screen(screen)

@@ -43,6 +43,7 @@ from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
 from rgt_tui.screens.tabs.base import TabbedScreen
+from rgt_tui.screens.tabs.logs_recall import LogRecall
 from rgt_tui.screens.tunnel_keys import TUNNEL_BINDING, TunnelLine, toggle_tunnel
 from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.screens.vram_kill import VRAM_BINDING
@@ -138,9 +139,11 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         queue_view: QueueView | None = None,
         verified: tuple[str, Checkpoint | None] | None = None,
         fleet_problem: str = "",
+        log_recall: LogRecall | None = None,
     ) -> None:
         super().__init__()
         self.host = host
+        self.log_recall = log_recall  # the app's memory of what its Logs tabs drew
         self.fleet_problem = fleet_problem  # the fleet file's mistake ("": none), as shown
         self.connections = connections
         self.queue_view = queue_view  # the poller's latest, for the Queue tab
@@ -281,6 +284,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             self.connections,
             self.queue_view,
             self.verified,
+            self.log_recall,
         )
         tab.show(view)
         self._stale.discard(tab_id)

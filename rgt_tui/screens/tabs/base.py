@@ -20,6 +20,7 @@ from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.screens.tabs.logs_recall import LogRecall
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.telemetry import HostUpdate
 
@@ -39,6 +40,9 @@ class HostView:
     queue: QueueView | None = None  # the poller's latest view of the host's queue
     # The running cell's newest pulled-and-verified checkpoint: (cell, it or None).
     verified: tuple[str, Checkpoint | None] | None = None
+    # What the app's Logs tabs last drew of each log (the next one shows it at once);
+    # None: a screen drawn without an app's memory (tests).
+    log_recall: LogRecall | None = None
 
 
 class TabbedScreen:

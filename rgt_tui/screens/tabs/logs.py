@@ -42,7 +42,7 @@ from rgt_tui.domain.logscan import LogChunk, LogPosition
 from rgt_tui.domain.terminal_text import terminal_safe
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
-from rgt_tui.screens.tabs.logs_recall import Kind, Recalled, recall_for
+from rgt_tui.screens.tabs.logs_recall import Kind, LogRecall, Recalled
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.logs import Tail
 from rgt_tui.services.telemetry import ConnectionState
@@ -137,6 +137,7 @@ class LogsTab(DetailTab):
         super().__init__()
         self.host: HostConfig | None = None
         self.connections: FleetConnections | None = None  # from the view: the host's link
+        self.recall: LogRecall | None = None  # from the view: the app's memory of logs drawn
         self.source = QUEUE_SOURCE
         self.rank = 0  # a group's rank whose box is followed (0 on any other host)
         self.status = ""
@@ -222,6 +223,7 @@ class LogsTab(DetailTab):
         first = self.host is None
         self.host = view.host
         self.connections = view.connections
+        self.recall = view.log_recall
         self._link = view.update.connection if view.update is not None else None
         if first:
             self._show_ranks(view.host)
@@ -247,8 +249,8 @@ class LogsTab(DetailTab):
         if host is None:
             return
         key = self._key()
-        if self.connections is not None:
-            self._seen = recall_for(self.connections).entry(host.name, key)
+        if self.recall is not None:
+            self._seen = self.recall.entry(host.name, key)
         if self._shown != key:  # a log this view does not hold: what was drawn of it, if any
             self._shown = key
             self.query_one(RichLog).clear()

@@ -6,9 +6,9 @@ the whole outage, and the lines read a minute before were gone (ux-g 6). With it
 next tab draws the last lines at once and follows on from where the last one stopped.
 
 Bounded: the last ``RECALL_LINES`` lines drawn (each already cut at the tab's 4 KiB) of
-the ``RECALL_LOGS`` logs looked at last. Kept per app run: keyed, weakly, by the app's
-``FleetConnections`` (the one object every tab of one app shares), so it goes with the
-app and two apps in one process (the tests) never share one.
+the ``RECALL_LOGS`` logs looked at last. The App owns one (``RgtApp.log_recall``) and
+hands it to each detail screen, whose tabs read it from their ``HostView``: it goes with
+the app, and two apps in one process (the tests) never share one.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Literal
-from weakref import WeakKeyDictionary
 
 from rich.text import Text
 
@@ -50,14 +49,3 @@ class LogRecall:
         while len(self._logs) > RECALL_LOGS:
             self._logs.popitem(last=False)
         return found
-
-
-_RECALLS: WeakKeyDictionary[object, LogRecall] = WeakKeyDictionary()
-
-
-def recall_for(owner: object) -> LogRecall:
-    """The memory of the app that ``owner`` (its ``FleetConnections``) belongs to."""
-    recall = _RECALLS.get(owner)
-    if recall is None:
-        recall = _RECALLS[owner] = LogRecall()
-    return recall
