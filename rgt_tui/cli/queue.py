@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
-from rgt_tui.domain.config import PREFLIGHT_CHECKS
+from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView, code_brief
 from rgt_tui.domain.units import plural
 from rgt_tui.domain.vanished import Diagnosis, with_preemption
@@ -169,8 +169,23 @@ async def run_show(call: Call, transport: Transport) -> int:
         )
     if not call.args.json and (line := preempted_line(call)):
         print(line)
+    if not call.args.json:
+        for line in rank_lines(call.fleet, call.host.name):
+            print(line)
     print(json.dumps(view_to_json(view), indent=2) if call.args.json else format_view(view, local))
     return EXIT_OK
+
+
+def rank_lines(fleet: Fleet, name: str) -> list[str]:
+    """``box1 is rank 0 of group pair: …`` for each group the host is a box of: a rank's
+    records hold the group's cells, which read as the box's own queue (ux-h #16)."""
+    return [
+        f"{name} is rank {group.group.hosts.index(name)} of group {group.name}: cells of "
+        f"{group.name} show here as this box's own; `rgt-tui queue show {group.name}` "
+        "reads the whole job"
+        for group in fleet.hosts
+        if group.group is not None and name in group.group.hosts
+    ]
 
 
 def preempted_line(call: Call) -> str | None:

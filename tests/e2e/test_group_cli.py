@@ -95,6 +95,13 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     await wait_for(lambda: _running(hosts), 60, "the group's cell running")
     shown = await arun("queue", "show", "pair", "--hosts", hosts)
     assert shown.returncode == 0 and "hold" in shown.stdout, shown.stderr
+    # A rank's own queue holds the group's cells: the box's show says whose they are.
+    own = await arun("queue", "show", "box2", "--hosts", hosts)
+    assert own.returncode == 0 and "hold" in own.stdout, own.stderr
+    assert own.stdout.startswith("box2 is rank 1 of group pair: cells of pair show here"), (
+        own.stdout
+    )
+    assert "`rgt-tui queue show pair` reads the whole job" in own.stdout
 
     rank1 = await arun("logs", "pair", "hold", "--rank", "1", "--hosts", hosts)
     assert rank1.returncode == 0, rank1.stderr
