@@ -90,6 +90,9 @@ async def test_y_syncs_the_code_and_p_shows_the_preflight_report_on_the_queue_ta
     make_queue_fleet, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    # A queue a launch would take (its config a file of the code tree): without one, P
+    # says a launch refuses the missing queue file.
+    qf.write_queue("src/model/net.py t\n")
     head = git_tree(tmp_path / "code")
     add_code(qf.loopback.hosts_file, tmp_path / "code")
     app = _app(load_fleet(qf.loopback.hosts_file), tmp_path)
