@@ -347,9 +347,14 @@ class HostMonitor:
         since = self.connection.since if status == self.connection.status else self.clock()
         self.connection = ConnectionState(status, since, **fields)  # type: ignore[arg-type]
 
+    def _down(self, status: str) -> str:
+        """``status`` for a box that ever answered (this run or, by the journal, an earlier
+        one: its run may still be alive, GEN8), else "unreached"."""
+        return status if self.seen_at is not None else "unreached"
+
     def _retrying(self, emit: Callable[[HostUpdate], None]) -> Callable[..., None]:
         def report(attempt: int, delay: float, exc: TransportError) -> None:
-            status = "reconnecting" if self.seen_at is not None else "unreached"
+            status = self._down("reconnecting")
             self._set(
                 status,
                 attempt=attempt,
@@ -396,7 +401,7 @@ class HostMonitor:
                 )
             except HostKeyError as exc:
                 # A key problem needs the user; retrying would only repeat the refusal.
-                status = "lost" if self.seen_at is not None else "unreached"
+                status = self._down("lost")
                 self._set(status, error=exc.message, fix=exc.fix, key_error=exc)
                 self._update(emit)
                 await self._wait(None)  # until r, or the key is trusted
@@ -404,7 +409,7 @@ class HostMonitor:
                 continue
             except Exception as exc:  # noqa: BLE001 - a bug here must not end the monitor
                 failed, failure = failed + 1, _unexpected(self.host.name, exc)
-                status = "reconnecting" if self.seen_at is not None else "unreached"
+                status = self._down("reconnecting")
                 self._set(status, attempt=failed, error=failure.message, fix=failure.fix)
                 self._update(emit)
                 continue
@@ -425,7 +430,7 @@ class HostMonitor:
             except Exception as exc:  # noqa: BLE001 - nothing a box sends may end the monitor
                 failure = _unexpected(self.host.name, exc)
             failed = 1 if self._sampled_mono - started >= STEADY_S else failed + 1
-            status = "reconnecting" if self.seen_at is not None else "unreached"
+            status = self._down("reconnecting")
             self._set(status, attempt=failed, error=failure.message, fix=failure.fix)
             self._update(emit)
             await self._write_seen(force=True)
