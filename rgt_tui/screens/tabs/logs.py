@@ -138,6 +138,7 @@ class LogsTab(DetailTab):
         self.host: HostConfig | None = None
         self.connections: FleetConnections | None = None  # from the view: the host's link
         self.recall: LogRecall | None = None  # from the view: the app's memory of logs drawn
+        self._partial = ""  # the last chunk's unfinished line
         self.source = QUEUE_SOURCE
         self.rank = 0  # a group's rank whose box is followed (0 on any other host)
         self.status = ""
@@ -253,6 +254,7 @@ class LogsTab(DetailTab):
             self._seen = self.recall.entry(host.name, key)
         if self._shown != key:  # a log this view does not hold: what was drawn of it, if any
             self._shown = key
+            self._partial = ""
             self.query_one(RichLog).clear()
             self.lines.clear()
             self.crash_lines.clear()
@@ -375,6 +377,7 @@ class LogsTab(DetailTab):
         del self.lines[:-MAX_LINES]
         del self.crash_lines[:-MAX_LINES]
         self.status = chunk.status
+        self._partial = chunk.partial or ""  # the line being written, kept while reconnecting
         style = {"following": "$success", "waiting": "$warning"}.get(chunk.status, "bold $warning")
         parts: list[str | tuple[str, str]] = [(chunk.status, style)]
         if chunk.status == "waiting":
@@ -416,6 +419,8 @@ class LogsTab(DetailTab):
             ("reconnecting", "bold $warning"),
             (f": {shown(error)}{attempt}", "$foreground-muted"),
             (f"  {self._where()}{self._path()}", "$foreground-muted"),
+            # The last read's unfinished line (a progress bar) is still the log's newest.
+            (f"  … {partial_text(self._partial)}" if self._partial else "", "$foreground-muted"),
         )
 
     @on(Stopped)
