@@ -51,3 +51,31 @@ async def test_a_monitor_that_ends_by_an_error_leaves_its_host_lost_not_connecte
         assert 'rgt_connection_state{host="box1",state="connected"} 0.0' in scrape
     finally:
         await runtime.close()
+
+
+async def test_r_while_a_stopped_monitor_is_still_closing_starts_a_new_one(
+    tmp_path: Path,
+) -> None:
+    """A torn-down box's monitor is cancelled but takes a round trip to close its channel:
+    ``r`` in that window starts a monitor, it does not ask the dying one to reconnect (the
+    key would do nothing). The CI saw the window: the task was still cancelling."""
+    (tmp_path / "hosts.toml").write_text(FLEET)
+    fleet = load_fleet(tmp_path / "hosts.toml")
+    monitor = ReplayMonitor(updates=[make_update("box1", agent_sample("box1"))])
+    runtime = FleetRuntime(
+        fleet, FleetConnections(fleet.hosts), monitors={"box1": monitor}, clock=lambda: FROZEN
+    )
+    try:
+        first = runtime.start_monitor("box1")
+        await monitor.started.wait()
+        assert runtime.running("box1")
+
+        assert runtime.stop_telemetry("box1")
+        assert not first.done()  # cancelling: the same tick, nothing awaited
+        assert not runtime.running("box1")
+        assert runtime.reconnect("box1")
+        second = runtime.monitor_tasks["box1"]
+        assert second is not first and monitor.reconnects == 0
+        assert runtime.running("box1") and "box1" not in runtime.stopped
+    finally:
+        await runtime.close()

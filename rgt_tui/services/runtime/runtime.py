@@ -277,9 +277,11 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
                 self.received(replace(latest, connection=stopped))
 
     def running(self, host: str) -> bool:
-        """Whether ``host``'s monitor runs now."""
+        """Whether ``host``'s monitor runs now. A stopped host's monitor is not running
+        though its task may still be closing its channel: ``r`` in that window must start
+        a new one, not ask the dying one to reconnect."""
         task = self.monitor_tasks.get(host)
-        return task is not None and not task.done()
+        return task is not None and not task.done() and host not in self.stopped
 
     def stop_telemetry(self, host: str) -> bool:
         """Stop ``host``'s telemetry (a torn-down box is gone); True when it was running."""
@@ -305,7 +307,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
 
     async def _close_retired(self, host: str, tasks: list[asyncio.Task[None]]) -> None:
         await settle(tasks)
-        if host in self.stopped and not self.running(host):  # no r meanwhile
+        if host in self.stopped:  # no r meanwhile (r starts a monitor: not stopped)
             await self.connections.close(host)
 
     def reconnect(self, host: str) -> bool:
