@@ -72,6 +72,15 @@ def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
         help="compress the small files' tar stream on the box: auto (default) when it pays "
         "(text-heavy files over a link slower than the codec), on, off",
     )
+    parser.add_argument(
+        "--bulk",
+        choices=("auto", "ssh", "sftp"),
+        default="auto",
+        help="how large files (64 MiB and up) come: auto (default) through OpenSSH's ssh "
+        "from a near box (round trip up to 25 ms), SFTP lanes from a far one; ssh: through "
+        "ssh whatever the round trip; sftp: always SFTP. ssh is used only where ssh_config "
+        "keeps rgt-tui's host-key check",
+    )
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,6 +122,7 @@ def run_pull(call: Call) -> int:
         stall_timeout_s=args.stall_timeout,
         budget=shared_budget(mbit),
         compress=args.compress,
+        bulk=args.bulk,
     )
     if args.all:
         return asyncio.run(pull_all(call, options))
@@ -224,8 +234,12 @@ def format_pull_result(result: PullResult) -> str:
         spans = [f"{name} {s:.2f} s" for name, s in result.stages if name != "manifest"]
         whole = [f"; box hashes whole at {s:.2f} s" for n, s in result.stages if n == "manifest"]
         lines.append(f"  stages: {', '.join(spans)}{''.join(whole)}")
-    if result.width is not None:
+    if result.bulk == "OpenSSH's ssh":
+        lines.append(f"  large files: through OpenSSH's ssh{rtt_text(result.width_rtt_s)}")
+    elif result.width is not None:
         lines.append(f"  large files: {width_text(result.width, result.width_rtt_s)}")
+        if result.bulk is not None:  # why not through ssh
+            lines.append(f"    not through OpenSSH's ssh: {result.bulk}")
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
         lines.append(f"  {plan_line(result.to_move, result.egress)}")
     lines += [f"  small files: {text}" for text in tar_streams_text(result.tar_streams)]
@@ -401,6 +415,10 @@ def fleet_egress_lines(results: list[PullResult]) -> list[str]:
 def width_text(width: tuple[int, int], rtt_s: float | None) -> str:
     """``1 at a time, 1 SFTP session each (round trip ~3 ms)``: the copy's width and why."""
     files, sessions = width
-    why = f" (round trip ~{rtt_s * 1000:.0f} ms)" if rtt_s is not None else ""
     each = "session each" if sessions == 1 else "sessions each"
-    return f"{files} at a time, {sessions} SFTP {each}{why}"
+    return f"{files} at a time, {sessions} SFTP {each}{rtt_text(rtt_s)}"
+
+
+def rtt_text(rtt_s: float | None) -> str:
+    """`` (round trip ~3 ms)``, or nothing when it was not measured."""
+    return f" (round trip ~{rtt_s * 1000:.0f} ms)" if rtt_s is not None else ""

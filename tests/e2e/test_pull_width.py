@@ -6,14 +6,11 @@ OpenSSH sshd, and a real relay adding delay (scripts/far_link.py)."""
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from support import MIB
-from support.machine import free_port
+from support.far_relay import far_relay, relay_listening
 from support.pulls import fast, random_file, sha
 from support.sshd import OpenSshServer
 from support.waiting import wait_for
@@ -23,8 +20,6 @@ from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.pull import PullOptions, pull_host
 from rgt_tui.services.pull.width import copy_width
 from rgt_tui.transport import transport_for
-
-FAR_LINK = Path(__file__).resolve().parents[2] / "scripts" / "far_link.py"
 
 
 @pytest.mark.parametrize(
@@ -41,29 +36,6 @@ def test_a_chosen_width_is_kept_and_the_most_is_a_cap() -> None:
     assert copy_width(PullOptions(adapt_width=False), 0.0) == (4, 2)  # --jobs given
     assert copy_width(PullOptions(concurrency=2), 0.2) == (2, 2)
     assert copy_width(PullOptions(concurrency=1, lanes_per_file=1), 0.2) == (1, 1)
-
-
-@contextlib.contextmanager
-def _far(server: OpenSshServer, delay_ms: int):
-    """A relay adding ``delay_ms`` each way in front of ``server``; its fleet file."""
-    port = free_port()
-    relay = subprocess.Popen(
-        [sys.executable, str(FAR_LINK), "--listen", str(port), "--target", str(server.port),
-         "--delay-ms", str(delay_ms), "--rate-mbit", "1000"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        key = server.known_hosts.read_text().split(" ", 1)[1]
-        known = server.base_dir / "known_hosts_far"
-        known.write_text(f"[127.0.0.1]:{port} {key}")
-        hosts = server.base_dir / "hosts_far.toml"
-        text = server.hosts_file.read_text()
-        text = text.replace(f"127.0.0.1:{server.port}", f"127.0.0.1:{port}")
-        hosts.write_text(text.replace(str(server.known_hosts), str(known)))
-        yield hosts
-    finally:
-        relay.terminate()
-        relay.wait()
 
 
 async def _pull(hosts: Path, out: Path, options: PullOptions):
@@ -95,19 +67,11 @@ async def test_a_near_box_is_pulled_narrow_and_a_far_one_wide(
     chosen = await _pull(openssh_server.hosts_file, tmp_path / "jobs", fast(concurrency=3))
     assert chosen.ok and chosen.width == (3, 2)
 
-    with _far(openssh_server, 60) as hosts:  # 120 ms round trip
-        await wait_for(lambda: _listening(hosts), 30, "the relay to listen")
+    with far_relay(openssh_server, 60) as hosts:  # 120 ms round trip
+        await wait_for(lambda: relay_listening(hosts), 30, "the relay to listen")
         far = await _pull(hosts, tmp_path / "far", fast(adapt_width=True))
     assert far.ok and far.width == (4, 2), (far.width, far.width_rtt_s)
     assert far.width_rtt_s is not None and far.width_rtt_s >= 0.12
     assert far.width_rtt_s - near.width_rtt_s > 0.06  # the relay's 120 ms, seen
     for out in ("near", "jobs", "far"):
         assert all(sha(tmp_path / out / "real1" / n) == d for n, d in digests.items())
-
-
-def _listening(hosts: Path) -> bool:
-    import socket
-
-    port = int(load_fleet(hosts).host("real1").ssh.port)
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0

@@ -40,6 +40,7 @@ from pathlib import Path
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestEntry
 from rgt_tui.fsutil import hash_fd, sync_files
+from rgt_tui.services.pull import bulk
 from rgt_tui.services.pull.local_tree import LocalConflict, in_thread
 from rgt_tui.services.pull.plan import FilePlan
 from rgt_tui.services.pull.state import PullRun
@@ -55,6 +56,7 @@ from rgt_tui.services.pull.tar_squeeze import (
 from rgt_tui.services.pull.tar_stream import Data, End, Refused, Start, TarReader
 from rgt_tui.services.pull.types import FileFailed, LocalWriteError, PulledFile
 from rgt_tui.services.pull.width import copy_width
+from rgt_tui.transport.openssh import OpenSsh
 
 FLUSH_BYTES = 4 << 20  # in-order bytes handed to a writer thread at once
 # A large file is fetched in segments, each through one of the file's SFTP sessions
@@ -102,13 +104,31 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
         run.width_rtt_s = await run.transport.lane_round_trip(1)
         run.width = copy_width(run.options, run.width_rtt_s)
     workers, per = run.width or (run.options.concurrency, run.options.lanes_per_file)
+    streamed = deque(p for p in large if p.entry.size >= bulk.MIN_BYTES)
+    if streamed and run.bulk is None:  # decided once a pull, by the first such file
+        run.bulk = await asyncio.to_thread(
+            bulk.bulk_command,
+            run.host,
+            rtt_s=run.width_rtt_s,
+            budget=run.options.budget,
+            mode=run.options.bulk,
+        )
+    if isinstance(run.bulk, OpenSsh):
+        large = deque(p for p in large if p.entry.size < bulk.MIN_BYTES)
+    else:
+        streamed.clear()
 
     def lanes(worker: int) -> tuple[int, ...]:
+        worker %= workers  # a streaming worker's file goes by SFTP if ssh fails
         return tuple(range(1 + worker * per, 1 + (worker + 1) * per))
 
     async def sftp_worker(worker: int) -> None:
         while large:
             await _copy_one(run, large.popleft(), lanes(worker))
+
+    async def stream_worker(worker: int) -> None:
+        while streamed:
+            await _copy_one(run, streamed.popleft(), lanes(worker))
 
     async def small_files() -> None:
         leftover = deque(await _copy_small(run, small) if small else [])
@@ -122,7 +142,8 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
 
         await together(small_worker(n) for n in range(min(SMALL_AT_ONCE, len(leftover))))
 
-    await together([small_files(), *(sftp_worker(n) for n in range(workers))])
+    streams = (stream_worker(n) for n in range(bulk.FILES_AT_ONCE if streamed else 0))
+    await together([small_files(), *(sftp_worker(n) for n in range(workers)), *streams])
 
 
 async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> None:
@@ -164,29 +185,33 @@ async def _sftp_copy(
     run: PullRun, plan: FilePlan, lanes: tuple[int, ...], *, from_zero: bool
 ) -> tuple[PulledFile | None, FilePlan]:
     """Copy one file into its part and finalise it (None when its hash is not the
-    manifest's), with the plan it was checked against."""
+    manifest's), with the plan it was checked against. A large file from a near box
+    streams through OpenSSH's ``ssh`` first (``bulk``); SFTP brings what it did not."""
     size = plan.entry.size
     part = await in_thread(_open_part, run, plan, 0 if from_zero else plan.resume_from)
     readers = []
     try:
         run.tracker.start_file(plan.local, size, part.at, 2 if from_zero else 1)
-        # Opened at once: a session costs a few round trips to start, a far box's 200 ms
-        # each; every one that opens is closed below, even when another fails.
-        opening = [
-            run.transport.open_reader(
-                run.remote_path(plan),
-                block_size=run.options.block_size,
-                max_requests=run.options.max_requests,
-                lane=lane,
-            )
-            for lane in (lanes if size - part.at > SEGMENT else lanes[:1])
-        ]
-        opened = await asyncio.gather(*opening, return_exceptions=True)
-        readers = [r for r in opened if not isinstance(r, BaseException)]
-        for outcome in opened:
-            if isinstance(outcome, BaseException):
-                raise outcome
-        await _fetch_in_order(run, part, readers, size)
+        if isinstance(run.bulk, OpenSsh) and size >= bulk.MIN_BYTES and part.at < size:
+            await _stream(run, part, run.bulk, size)
+        if part.at < size:
+            # Opened at once: a session costs a few round trips to start, a far box's
+            # 200 ms each; every one that opens is closed below, even when another fails.
+            opening = [
+                run.transport.open_reader(
+                    run.remote_path(plan),
+                    block_size=run.options.block_size,
+                    max_requests=run.options.max_requests,
+                    lane=lane,
+                )
+                for lane in (lanes if size - part.at > SEGMENT else lanes[:1])
+            ]
+            opened = await asyncio.gather(*opening, return_exceptions=True)
+            readers = [r for r in opened if not isinstance(r, BaseException)]
+            for outcome in opened:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            await _fetch_in_order(run, part, readers, size)
         checked = await _checked(run, plan)
         if checked is None:
             await in_thread(_drop, run, part)
@@ -203,6 +228,28 @@ async def _sftp_copy(
             closing.add_done_callback(run.closing.discard)
         if part.fd >= 0:
             os.close(part.fd)
+
+
+async def _stream(run: PullRun, part: _Part, ssh: OpenSsh, size: int) -> None:
+    """The file from the part's size through ``ssh`` (``bulk``). When the stream cannot
+    bring it, the pull's other large files go by SFTP too, and the summary says why."""
+    local = part.plan.local
+
+    def moved(nbytes: int) -> None:
+        run.touch()
+        run.tracker.moved(local, nbytes)
+        run.tracker.advance(local, nbytes)
+
+    argv = bulk.stream_argv(ssh, run.remote_path(part.plan), part.at)
+    try:
+        # Half the stall timeout: a stalled stream is handed to SFTP before the pull's own
+        # stall watch would drop the (healthy) connection for it.
+        stall_s = run.options.stall_timeout_s / 2
+        await bulk.stream_into(argv, part, size, run.dest, moved=moved, stall_s=stall_s)
+    except bulk.BulkFailed as exc:
+        run.touch()  # SFTP starts now: its own time to the first byte
+        if isinstance(run.bulk, OpenSsh):  # the first failure says why
+            run.bulk = f"OpenSSH's ssh, until {local}: {exc}; then SFTP"
 
 
 async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -> None:

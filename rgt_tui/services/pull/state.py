@@ -19,6 +19,7 @@ from rgt_tui.services.pull.progress import ProgressTracker
 from rgt_tui.services.pull.tar_squeeze import StreamStats
 from rgt_tui.services.pull.types import PulledFile, PullOptions, PullResult, TarStream
 from rgt_tui.transport.base import Transport
+from rgt_tui.transport.openssh import OpenSsh
 
 
 @dataclass
@@ -70,6 +71,9 @@ class PullRun:
     width: tuple[int, int] | None = None
     width_rtt_s: float | None = None
     tar_streams: list[tuple[StreamStats, str]] = field(default_factory=list)
+    # Large files through OpenSSH's ``ssh`` (``bulk``): its command, or why not (then
+    # SFTP); None until the first large file decides it.
+    bulk: OpenSsh | str | None = None
 
     def touch(self) -> None:
         """Bytes are flowing (or waiting for the bandwidth budget): not a stall."""
@@ -131,7 +135,14 @@ class PullRun:
             stages=self.stages(now),
             width=self.width,
             width_rtt_s=self.width_rtt_s,
+            bulk=self.bulk_text(),
         )
+
+    def bulk_text(self) -> str | None:
+        """How the large files came, for the summary (None: no large file)."""
+        if self.bulk is None:
+            return None
+        return "OpenSSH's ssh" if isinstance(self.bulk, OpenSsh) else self.bulk
 
     def mark(self, name: str, when: float | None = None) -> None:
         """A stage boundary, once: the first time it is reached in this run counts."""

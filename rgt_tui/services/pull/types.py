@@ -54,6 +54,9 @@ class PullOptions:
     # The small files' tar stream compressed on the box (U15, ``tar_squeeze``): "auto"
     # when it pays (text-heavy, a link slower than the codec), "on" always, "off" never.
     compress: str = "auto"
+    # Large files through OpenSSH's ``ssh`` where it is sound (``bulk``): "auto" from a
+    # near box, "ssh" whatever the round trip, "sftp" never (``pull --bulk``).
+    bulk: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,9 @@ class PullResult:
     # (``width``); None when no large file was copied.
     width: tuple[int, int] | None = None
     width_rtt_s: float | None = None
+    # How the large files came: "OpenSSH's ssh", or why not through it (``bulk``); None
+    # when no large file was copied.
+    bulk: str | None = None
 
     @property
     def shortfalls(self) -> tuple[str, ...]:

@@ -1,0 +1,191 @@
+"""Large files from a near box through OpenSSH's ``ssh`` (issue 44), against OpenSSH's own
+sshd: the file streams through ``ssh … cat``, a resumed part through ``tail -c +N``, and
+whatever goes wrong with the stream (it ends short, it stalls, it sends more than the
+manifest lists) costs nothing: SFTP brings the rest from the part's size, or the extra
+bytes are never read.
+
+``ssh`` is the real one, reached through a shim first on PATH that logs how it was called
+and, for the fault cases, cuts or holds the real one's stdout (as a dropped or frozen link
+would).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from support import MIB
+from support.cli import arun
+from support.far_relay import far_relay, relay_listening
+from support.pulls import fast, random_file, sha
+from support.sshd import OpenSshServer
+from support.waiting import wait_for
+
+from rgt_tui.cli.pull import format_pull_result
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.pull.budget import shared_budget
+from rgt_tui.services.pull.bulk import MIN_BYTES
+from rgt_tui.transport import transport_for
+
+SIZE = MIN_BYTES + 3 * MIB + 12345  # streamed: at least MIN_BYTES, not a whole MiB
+SHIM = """#!/bin/sh
+printf '%s\\n' "$*" >> "$SSH_SHIM_LOG"
+case "$*" in
+  *"cat -- "*|*"tail -c "*) ;;
+  *) exec "$REAL_SSH" "$@" ;;  # ssh -G and anything else: as it is
+esac
+case "$SSH_SHIM_MODE" in
+  short) "$REAL_SSH" "$@" | head -c "$SSH_SHIM_BYTES"; echo "link dropped" >&2; exit 255 ;;
+  stall) "$REAL_SSH" "$@" | head -c "$SSH_SHIM_BYTES"; exec sleep 600 ;;
+  extra) "$REAL_SSH" "$@"; printf 'BYTES THE MANIFEST DOES NOT LIST' ;;
+  *) exec "$REAL_SSH" "$@" ;;
+esac
+"""
+
+
+@pytest.fixture
+def ssh_shim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shim first on PATH; returns the log of its calls (one line each)."""
+    real = shutil.which("ssh")
+    assert real is not None, "OpenSSH's ssh client is missing (.ci/run installs it)"
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "ssh").write_text(SHIM)
+    (shims / "ssh").chmod(stat.S_IRWXU)
+    log = tmp_path / "ssh-calls.log"
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("REAL_SSH", real)
+    monkeypatch.setenv("SSH_SHIM_LOG", str(log))
+    return log
+
+
+def _calls(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+async def _pull(server: OpenSshServer, dest: Path, hosts: Path | None = None, **options: object):  # noqa: ANN202
+    """A pull of ``real1`` (through ssh whatever the round trip, unless ``bulk`` says)."""
+    options.setdefault("bulk", "ssh")
+    host = load_fleet(hosts or server.hosts_file).host("real1")
+    transport = transport_for(host)
+    try:
+        return await pull_host(host, dest, transport, options=fast(**options))
+    finally:
+        await transport.close()
+
+
+async def test_a_near_boxs_large_file_streams_through_ssh_and_the_summary_says_so(
+    openssh_server: OpenSshServer, ssh_shim: Path, tmp_path: Path
+) -> None:
+    results = openssh_server.workdir / "results"
+    # A name the box's shell would read as an option, a command and a quote, unquoted.
+    name = "-it's $(touch PWNED) `touch PWNED` big.pt"
+    big = random_file(results / "ckpt" / name, SIZE)
+    small = random_file(results / "metrics.json", 4096)
+    env = {"RGT_HOSTS": str(openssh_server.hosts_file), "PATH": os.environ["PATH"]}
+    # --bulk ssh: a loaded machine's loopback can read as a far round trip.
+    done = await arun("pull", "real1", "--bulk", "ssh", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "large files: through OpenSSH's ssh (round trip" in done.stdout, done.stdout
+    dest = openssh_server.base_dir / "results" / "real1"  # beside the fleet file
+    assert sha(dest / "ckpt" / name) == big
+    # The box's commands run in its user's home (this machine's, here).
+    ran = [*openssh_server.base_dir.rglob("PWNED"), *Path.home().glob("PWNED")]
+    assert not ran, "the box's shell ran the name"
+    assert sha(dest / "metrics.json") == small
+    streams = [c for c in _calls(ssh_shim) if "cat -- " in c]
+    assert len(streams) == 1 and streams[0].endswith(
+        f"cat -- {shlex.quote(str(results / 'ckpt' / name))}"
+    )
+    assert "Ciphers=^aes128-gcm" in streams[0] and "StrictHostKeyChecking=yes" in streams[0]
+
+
+async def test_a_resumed_part_streams_from_its_size(
+    openssh_server: OpenSshServer, ssh_shim: Path, tmp_path: Path
+) -> None:
+    data = os.urandom(SIZE)
+    (openssh_server.workdir / "results").mkdir(parents=True, exist_ok=True)
+    (openssh_server.workdir / "results" / "last.pt").write_bytes(data)
+    dest = tmp_path / "out"
+    kept = 10 * MIB
+    part = dest / "real1" / ".rgt" / "parts" / "last.pt.part"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(data[:kept])
+
+    result = await _pull(openssh_server, dest)
+    assert result.ok, result.failed
+    assert result.bulk == "OpenSSH's ssh"
+    (pulled,) = result.pulled
+    assert pulled.resumed_from == kept and pulled.received == SIZE - kept
+    assert (dest / "real1" / "last.pt").read_bytes() == data
+    streams = [c for c in _calls(ssh_shim) if "tail -c " in c or "cat -- " in c]
+    assert len(streams) == 1 and f"tail -c +{kept + 1} -- " in streams[0], streams
+
+
+@pytest.mark.parametrize("mode", ["short", "stall"])
+async def test_a_stream_that_breaks_hands_the_rest_to_sftp_and_says_why(
+    openssh_server: OpenSshServer,
+    ssh_shim: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    mode: str,
+) -> None:
+    cut = 20 * MIB
+    monkeypatch.setenv("SSH_SHIM_MODE", mode)
+    monkeypatch.setenv("SSH_SHIM_BYTES", str(cut))
+    digest = random_file(openssh_server.workdir / "results" / "last.pt", SIZE)
+    dest = tmp_path / "out"
+
+    # Long enough for the box's scan to print its first line on a loaded machine.
+    result = await _pull(openssh_server, dest, stall_timeout_s=8.0)
+    assert result.ok, result.failed
+    assert sha(dest / "real1" / "last.pt") == digest
+    assert result.bulk is not None and result.bulk.startswith("OpenSSH's ssh, until last.pt")
+    assert result.bulk.endswith("then SFTP"), result.bulk
+    why = "no byte for 4 s" if mode == "stall" else "ssh exited 255 (link dropped)"
+    assert f"the stream ended at {cut} of {SIZE} bytes" in result.bulk or mode == "stall"
+    assert why in result.bulk, result.bulk
+    # What the stream brought was kept: SFTP read only the rest.
+    (pulled,) = result.pulled
+    assert pulled.received == SIZE, pulled  # counted once: the stream's, then SFTP's
+    assert not any(p.exists() for p in (dest / "real1" / ".rgt" / "parts").rglob("*.part"))
+
+
+async def test_bytes_past_the_manifests_size_are_never_read(
+    openssh_server: OpenSshServer,
+    ssh_shim: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SSH_SHIM_MODE", "extra")
+    digest = random_file(openssh_server.workdir / "results" / "last.pt", SIZE)
+    dest = tmp_path / "out"
+    result = await _pull(openssh_server, dest)
+    assert result.ok and result.bulk == "OpenSSH's ssh", (result.failed, result.bulk)
+    assert (dest / "real1" / "last.pt").stat().st_size == SIZE
+    assert sha(dest / "real1" / "last.pt") == digest
+
+
+async def test_sftp_when_asked_from_a_far_box_and_under_a_bandwidth_limit(
+    openssh_server: OpenSshServer, ssh_shim: Path, tmp_path: Path
+) -> None:
+    digest = random_file(openssh_server.workdir / "results" / "last.pt", SIZE)
+    asked = await _pull(openssh_server, tmp_path / "asked", bulk="sftp")
+    assert asked.ok and asked.bulk == "--bulk sftp"
+    limited = await _pull(openssh_server, tmp_path / "limited", budget=shared_budget(4000))
+    assert limited.ok and limited.bulk == "a bandwidth limit (SFTP paces it)"
+    with far_relay(openssh_server, 40) as hosts:  # 80 ms round trip
+        await wait_for(lambda: relay_listening(hosts), 30, "the relay to listen")
+        far = await _pull(openssh_server, tmp_path / "far", hosts, bulk="auto")
+    assert far.ok and far.bulk is not None and "ms round trip (SFTP lanes fill it" in far.bulk
+    for out in ("asked", "limited", "far"):
+        assert sha(tmp_path / out / "real1" / "last.pt") == digest
+    assert not [c for c in _calls(ssh_shim) if "cat -- " in c]
+    summary = format_pull_result(far)
+    assert "large files: 4 at a time, 2 SFTP sessions each (round trip ~" in summary
+    assert "    not through OpenSSH's ssh: a " in summary, summary
