@@ -142,7 +142,8 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
 
         await together(small_worker(n) for n in range(min(SMALL_AT_ONCE, len(leftover))))
 
-    streams = (stream_worker(n) for n in range(bulk.FILES_AT_ONCE if streamed else 0))
+    at_once = min(bulk.FILES_AT_ONCE, run.options.concurrency) if streamed else 0  # --jobs
+    streams = (stream_worker(n) for n in range(at_once))
     await together([small_files(), *(sftp_worker(n) for n in range(workers)), *streams])
 
 
