@@ -748,7 +748,8 @@ class Bench:
         if tool == "rgt-tui pull":
             out = self.outputs.new("rgt")
             self.hosts.append(hosts_file(self.base, sshd, port, root, out, f"p{port}"))
-            return [*self.rgt, "pull", "bench", "--hosts", str(self.hosts[-1])]
+            hosts = str(self.hosts[-1])
+            return [*self.rgt, "pull", "bench", "--hosts", hosts, "--bulk", self.args.bulk]
         remote = f"{sshd.user}@127.0.0.1:{root}"
         if tool == "rsync -a":
             ssh = " ".join(["ssh", "-p", str(port), *sshd.ssh_options(cipher)])
@@ -946,6 +947,13 @@ def main() -> int:
         metavar="NAME",
         help="same SSH cipher for every tool (ssh -c NAME; rgt-tui through a private "
         "~/.ssh/config, which asyncssh reads), e.g. aes128-gcm@openssh.com",
+    )
+    parser.add_argument(
+        "--bulk",
+        choices=("auto", "ssh", "sftp"),
+        default="auto",
+        help="rgt-tui pull --bulk: how its large files come (auto: through OpenSSH's ssh "
+        "from a near box; sftp: as before issue 44's ssh path)",
     )
     bench_bwlimit.add_arguments(parser)
     args = parser.parse_args()

@@ -44,11 +44,13 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.text import printable
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
 
-# Up to this round trip one ssh stream (OpenSSH's 2 MiB session window) carries ~80 MB/s
-# and three ~250 MB/s, above most rented boxes' links; beyond it a pull keeps its SFTP
-# lanes, whose windows grow with the round trip. The measure errs long (a session's
-# start, sftp-server's included: a loaded machine's loopback reads 5-20 ms).
-NEAR_RTT_S = 0.025
+# Up to this round trip (as measured: a session's start, sftp-server's included, so it
+# errs long; a quiet loopback reads 2-3 ms, a 4 ms link ~10) the box is in the same
+# datacenter or rack, where links are fast and a pull is bound by this machine's CPU:
+# ssh wins (loopback bench 4.2 s against 5.6-6.1). Beyond it the link binds, and
+# OpenSSH's 2 MiB session windows filled less of it than the SFTP lanes (4 ms / 1 Gbit/s:
+# 3.9-4.0 s against 3.7, for less CPU): SFTP, unless --bulk ssh.
+NEAR_RTT_S = 0.005
 MODES = ("auto", "ssh", "sftp")
 MIN_BYTES = 64 << 20  # one login per file: worth it from here up
 FILES_AT_ONCE = 3  # ssh processes at once: each decrypts on its own core
