@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from rgt_tui.domain.config import GROUP_FIELDS, GroupConfig
 from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import (
+    BY_GROUP,
     DONE,
     FAILED,
     GROUP_STOPPED,
@@ -153,9 +154,10 @@ def group_view(name: str, ranks: Sequence[RankView]) -> QueueView:
 @dataclass(frozen=True)
 class GroupStop:
     """A group's own stop (ux-h #1): rank ``rank`` failed by itself in ``cell`` and the
-    other ranks were stopped with it (by rgt-tui's watch, ``supervise``, or by a kill of
-    the group once it had failed: the records tell these apart no better, and both are
-    the job's end, not a user's stop)."""
+    other ranks were stopped with it: by rgt-tui's watch (``supervise``: their kill
+    records say ``group``), or, read from records that say ``user`` (a box an older
+    rgt-tui wrote to, or a kill of the group once it had failed: they tell these apart no
+    better), the job's end all the same, not a user's stop."""
 
     index: int
     cell: str
@@ -172,15 +174,18 @@ class GroupStop:
 
     @property
     def note(self) -> str:
-        """A stopped rank's killed cell's note (its record says "user")."""
+        """A stopped rank's killed cell's note: which rank failed first."""
         return f"stopped with the group: rank {self.rank} ({self.box}) failed first"
 
 
 def own_stop(ranks: Sequence[RankView]) -> GroupStop | None:
     """The group's own stop in its latest launch: the first cell (by index) whose attempt
     on one rank ended badly by itself (not killed) while another rank was stopped in that
-    launch (a cell of it killed, or its runner stopped by a kill). None otherwise: a kill
-    of every rank is the user's, and ranks that all failed by themselves stopped nobody."""
+    launch. The record says so first: a rank whose kill record says ``group`` was stopped
+    by the group. Records that say ``user`` (all an older rgt-tui wrote) are read as
+    before, by inference: a cell of it killed, or its runner stopped by a kill. None
+    otherwise: a kill of every rank is the user's, and ranks that all failed by
+    themselves stopped nobody."""
     read = [r for r in ranks if r.view is not None]
     if not read or read[0].view is None:
         return None
@@ -191,7 +196,10 @@ def own_stop(ranks: Sequence[RankView]) -> GroupStop | None:
         failed, cell = first
         if (cell.started_at or 0) < _launched(failed.view):
             continue  # history: a failure before its rank's latest launch
-        if any(r.rank != failed.rank and _stopped(r.view) for r in read):
+        others = [r.view for r in read if r.rank != failed.rank]
+        if any(_killed_by_group(v) for v in others):  # the record says it
+            return GroupStop(lead.index, lead.name, failed.rank, failed.box)
+        if any(_stopped(v) for v in others):  # "user" records (an older rgt-tui): inferred
             return GroupStop(lead.index, lead.name, failed.rank, failed.box)
     return None
 
@@ -200,9 +208,21 @@ def _launched(view: QueueView | None) -> int:
     return view.launch.ts if view is not None and view.launch is not None else 0
 
 
+def _killed_by_group(view: QueueView | None) -> bool:
+    """The record says it: a cell of this rank's latest launch was killed by its group."""
+    if view is None or view.launch is None:
+        return False
+    since = view.launch.ts
+    return any(
+        c.status == KILLED and c.killed_by == BY_GROUP and (c.started_at or 0) >= since
+        for c in view.cells
+    )
+
+
 def _stopped(view: QueueView | None) -> bool:
-    """A kill stopped this rank in its latest launch: a cell of it killed, or its runner
-    stopped by a kill between cells."""
+    """A kill stopped this rank in its latest launch: a cell of it killed (by the group,
+    as its record says, or by a ``user`` record an older rgt-tui may have written for
+    the group's stop), or its runner stopped by a kill between cells."""
     if view is None or view.launch is None:
         return False
     if view.state == GROUP_STOPPED:  # read with the group's stop already (its records cleared)
@@ -237,9 +257,9 @@ def _stopped_by_group(view: QueueView, stop: GroupStop) -> QueueView:
 
 def with_group_stop(ranks: Sequence[RankView]) -> tuple[RankView, ...]:
     """Each rank's own view read with the group's own stop (``own_stop``): a rank the
-    group stopped has its killed cell's note and its "stopped by the user" state say why
-    (its records say "user": the box's kill verb knows no other word). Unchanged when the
-    group did not stop itself."""
+    group stopped has its killed cell's note and its stop say which rank failed first
+    (its own records say only "stopped with its group", or, written by an older rgt-tui,
+    "user"). Unchanged when the group did not stop itself."""
     stop = own_stop(ranks)
     if stop is None:
         return tuple(ranks)

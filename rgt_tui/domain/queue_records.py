@@ -11,7 +11,10 @@
 
     start <unix_ts> <boot_id> <pid>
     code tree=<64 hex> commit=<hex|-> dirty=<0|1>   (when the launch knew its code, U42)
-    kill <unix_ts> user <next|stop>   (rgt-tui queue kill, before the attempt's end)
+    kill <unix_ts> user|group <next|stop>   (before the attempt's end: rgt-tui queue
+                                  kill, or ``group`` when rgt-tui stopped a rank of a
+                                  group because another rank failed; an older rgt-tui
+                                  wrote ``user`` for both)
     end <unix_ts> <exit_code>
     retry <unix_ts> <aside path|->    (rgt-tui queue retry: run it again; its {out} moved)
     skip <unix_ts> <reason...>        (rgt-tui queue move/skip: never run it on this box)
@@ -95,8 +98,10 @@ class CellAttempt:
     # The code this attempt ran (the ``code`` record after its start); None when the
     # launch recorded none (before rgt-tui recorded code, or no ``code`` configured).
     code: CodeIdentity | None = None
-    # rgt-tui queue kill: who asked (``user``) and what the queue did next (next|stop);
-    # "" when no kill record came before this attempt's end.
+    # rgt-tui queue kill: who asked (``user``; ``group``: rgt-tui stopped this rank of a
+    # group because another rank failed) and what the queue did next (next|stop); ""
+    # when no kill record came before this attempt's end. Any other word is kept as
+    # written (made printable): the views say it as the box's text.
     killed_by: str = ""
     kill_then: str = ""
 

@@ -30,7 +30,8 @@ REASON_CHARS = 200  # a failed cell's reason: one line of the box's text, cut
 PENDING, RUNNING, DONE, FAILED, INTERRUPTED = (
     "pending", "running", "done", "failed", "interrupted",
 )  # fmt: skip
-# Queue control (rgt-tui queue kill|retry|move): killed by the user; waiting to run
+# Queue control (rgt-tui queue kill|retry|move): killed (by the user, or stopped with its
+# group: ``CellView.killed_by``); waiting to run
 # again (its earlier outputs set aside); taken off this box's queue (moved, or skipped).
 KILLED, RETRY, SKIPPED = "killed", "retry", "skipped"
 # A Slurm host (issue 32): the scheduler's terminal states by Slurm's own names, so the
@@ -49,8 +50,14 @@ FINISHED = "finished"  # the runner wrote its done record
 STOPPED = "stopped"  # the runner is gone without a done record, same boot
 USER_STOPPED = "stopped by the user"  # the runner honoured a stop request (queue stop)
 # A group (issue 41) whose rank failed on its own, the other ranks stopped with it: their
-# records say "user" (the kill verb's one word), but the job ended because a rank failed.
+# kill records say "group" (a box written by an older rgt-tui says "user": read by
+# ``group_run.own_stop``), and the job ended because a rank failed.
 GROUP_STOPPED = "stopped: a rank failed"
+# Who stopped a killed cell, as its kill record says (queue_ctl.sh kill's WHO).
+BY_USER, BY_GROUP = "user", "group"
+# A cell rgt-tui stopped because another rank of its group failed (its record: "group").
+GROUP_KILL = "stopped with its group"
+GROUP_KILL_WHY = f"{GROUP_KILL} (another rank failed)"
 REBOOTED = "rebooted"  # the box rebooted while the runner was running
 
 # A cell whose attempt has no ``code`` record (U42): said the same way everywhere.
@@ -100,6 +107,9 @@ class CellView:
     set_aside: str = ""
     # A Slurm host: the cell's array task as Slurm last reported it (None elsewhere).
     slurm: SlurmCell | None = None
+    # A kill asked for its last attempt: who asked, as the record says (``user``, or
+    # ``group``: stopped because another rank of its group failed); "" when none.
+    killed_by: str = ""
 
     @property
     def label(self) -> str:
@@ -110,6 +120,9 @@ class CellView:
                 return f"failed (signal {self.slurm.signal})"
             return f"failed (exit {self.exit_code})"
         if self.status == KILLED:
+            if self.killed_by == BY_GROUP:  # not the user's: another rank failed
+                exit_text = "" if self.exit_code is None else f" (exit {self.exit_code})"
+                return GROUP_KILL + exit_text
             return (
                 "killed by the user"
                 if self.exit_code is None
@@ -371,32 +384,40 @@ def _cell_view(
         if last.killed_by and status == FAILED:
             status = KILLED
             # Not "(rgt-tui queue kill)": the TUI's X kills too, and says so no differently.
-            note = f"killed by the {printable(last.killed_by, 20)}"
+            note = _killed_note(last.killed_by)
         return CellView(
             cell.index, cell.name, status, last.exit_code, started_at=last.ts,
-            ended_at=last.end_ts, attempts=len(attempts), note=note, code=last.code, **control,
+            ended_at=last.end_ts, attempts=len(attempts), note=note, code=last.code,
+            killed_by=last.killed_by if status == KILLED else "", **control,
         )  # fmt: skip
     base = {
         "started_at": last.ts, "attempts": len(attempts), "last_output_at": last_output_at,
-        "code": last.code, **control,
+        "code": last.code, "killed_by": last.killed_by, **control,
     }  # fmt: skip
     if last.boot_id != boot_id:
         note = "the box rebooted after it started (boot id changed): it died with the boot"
         return CellView(cell.index, cell.name, INTERRUPTED, note=note, **base)
     if pid_alive:
         note = "" if runner_alive else "its runner is gone: the queue will not go on after it"
-        if last.killed_by:
+        if last.killed_by == BY_GROUP:
+            note = f"{GROUP_KILL_WHY}: ending"
+        elif last.killed_by:
             note = f"kill asked by the {printable(last.killed_by, 20)}: ending"
         return CellView(cell.index, cell.name, RUNNING, note=note, **base)
     if runner_alive and is_runner_current:
-        note = "killed by the user: ending" if last.killed_by else "ending"
+        note = f"{_killed_note(last.killed_by)}: ending" if last.killed_by else "ending"
         return CellView(cell.index, cell.name, RUNNING, note=note, **base)
     if last.killed_by:  # killed, and no end record came (its runner died too)
-        return CellView(
-            cell.index, cell.name, KILLED, note="killed by the user; no end record", **base
-        )
+        note = f"{_killed_note(last.killed_by)}; no end record"
+        return CellView(cell.index, cell.name, KILLED, note=note, **base)
     note = "stopped without an end record (killed or hung up: diagnose it)"
     return CellView(cell.index, cell.name, INTERRUPTED, note=note, **base)
+
+
+def _killed_note(who: str) -> str:
+    """``killed by the user``, or ``stopped with its group (another rank failed)`` for a
+    kill the group asked for (its record says ``group``); an unknown word, as written."""
+    return GROUP_KILL_WHY if who == BY_GROUP else f"killed by the {printable(who, 20)}"
 
 
 def queue_state(
@@ -482,6 +503,19 @@ def derive_view(
         else c
         for c in cells
     )
+    resume = _resume_index(cells, state, launch)
+    group_stop = ""
+    stopped = _stopped_with_group(cells, state, launch)
+    if stopped is not None and launch is not None:
+        # A rank of a group that rgt-tui stopped because another rank failed (its kill
+        # record says "group"): the job's end, not the user's stop. A relaunch runs the
+        # stopped cell again, as the group's view resumes (group_run).
+        state = GROUP_STOPPED
+        group_stop = (
+            f"{GROUP_KILL_WHY} in cell {stopped.index} ({stopped.name}); "
+            f"cell {launch.stopped_before} and later not started"
+        )
+        resume = min(i for i in (stopped.index, resume) if i is not None)
     return QueueView(
         host=host,
         state=state,
@@ -489,10 +523,26 @@ def derive_view(
         launch=launch,
         boot_id=boot_id,
         now=now,
-        resume_index=_resume_index(cells, state, launch),
+        resume_index=resume,
         runner_alive=runner_alive,
         session_present=session_present,
+        group_stop=group_stop,
     )
+
+
+def _stopped_with_group(
+    cells: tuple[CellView, ...], state: str, launch: RunnerLaunch | None
+) -> CellView | None:
+    """The cell whose kill by its group (``kill … group stop``) stopped this launch, when
+    that is why the runner stopped; None otherwise (a user's stop or kill, or a record
+    from an older rgt-tui, which says "user" either way)."""
+    if state != USER_STOPPED or launch is None or launch.stop_by != "kill":
+        return None
+    stopped = [
+        c for c in cells
+        if c.status == KILLED and c.killed_by == BY_GROUP and (c.started_at or 0) >= launch.ts
+    ]  # fmt: skip
+    return min(stopped, key=lambda c: c.index) if stopped else None
 
 
 def _by_shown_name(records: Mapping[str, T]) -> dict[str, T]:

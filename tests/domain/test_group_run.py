@@ -165,3 +165,52 @@ def test_a_kill_of_every_rank_stays_the_users_stop() -> None:
     view = group_view("g", ranks)
     assert view.state == USER_STOPPED and view.resume_index == 1
     assert with_group_stop(ranks) == tuple(ranks)
+
+
+def _rank_from_records(rank: int, box: str, fit_state: str, runner_tail: str) -> RankView:
+    """A rank's own view, derived from its box's records as the probe reads them."""
+    from rgt_tui.domain.queue_records import (
+        cells_tsv_line,
+        parse_cell_state,
+        parse_cells_tsv,
+        parse_runner_state,
+    )
+    from rgt_tui.domain.queue_state import derive_view
+
+    deployed = parse_cells_tsv(cells_tsv_line(0, "fit", "run fit") + cells_tsv_line(1, "b", "b"))
+    launches = parse_runner_state("launch 100 boot tmux 0 /r/run_queue.sh 42\n" + runner_tail)
+    attempts = {"fit": parse_cell_state(fit_state)}
+    view = derive_view(box, deployed, launches, attempts, boot_id="boot", now=200,
+                       runner_alive=False)  # fmt: skip
+    return RankView(rank, box, view)
+
+
+def test_a_rank_the_group_stopped_says_so_from_its_own_record() -> None:
+    """The watch's kill records ``group``: the stopped rank's own view (``queue show
+    b1``, its Queue tab row, its gate) reads "stopped with its group" before any group
+    view lays its words over it, and the group's stop is read from that record."""
+    from rgt_tui.domain.group_run import own_stop
+
+    rank0 = _rank_from_records(
+        0, "b1", "start 110 boot 7\nkill 150 group stop\nend 152 143\n",
+        "stop 150 kill\nstopped 153 1\ndone 153 0 1\n",
+    )  # fmt: skip
+    rank1 = _rank_from_records(1, "b2", "start 110 boot 8\nend 111 1\n", "done 112 0 1\n")
+    own = rank0.view
+    assert own is not None and own.cells[0].label == "stopped with its group (exit 143)"
+    assert own.state == GROUP_STOPPED and "user" not in own.stop_text() + own.summary()
+    stop = own_stop([rank0, rank1])
+    assert stop is not None and (stop.rank, stop.index) == (1, 0)
+    view = group_view("g", [rank0, rank1])
+    assert view.state == GROUP_STOPPED and view.resume_index == 0
+    assert view.stop_text().startswith("rank 1 (b2) failed first in cell 0 (fit)")
+    shown = with_group_stop([rank0, rank1])[0].view
+    assert shown is not None and shown.cells[0].note.startswith("stopped with the group: rank 1")
+    # An older box's record says "user" for the same stop: inferred the group's all the same.
+    old = _rank_from_records(
+        0, "b1", "start 110 boot 7\nkill 150 user stop\nend 152 143\n",
+        "stop 150 kill\nstopped 153 1\ndone 153 0 1\n",
+    )  # fmt: skip
+    assert old.view is not None and old.view.state == USER_STOPPED
+    assert old.view.cells[0].label == "killed (exit 143)"
+    assert group_view("g", [old, rank1]).state == GROUP_STOPPED

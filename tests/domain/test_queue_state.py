@@ -336,3 +336,44 @@ def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> No
     done = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 0\n")}
     plain = "\n".join(line.plain for line in queue_lines(view(launches(), done)))
     assert IDLE_HINT in plain and "L relaunch" not in plain  # nothing to resume
+
+
+def test_a_cell_its_group_stopped_reads_so_and_an_old_user_kill_reads_as_before() -> None:
+    """The kill record says who stopped the cell: ``group`` (rgt-tui stopped this rank
+    because another rank failed) reads "stopped with its group" in the row, the stop line
+    and the teardown gate's words; ``user`` (what every kill said before, and what a box
+    an older rgt-tui wrote to still holds) reads "killed by the user" as it did."""
+    from rgt_tui.content.queue_text import cell_line
+    from rgt_tui.domain.queue_state import GROUP_STOPPED, KILLED, USER_STOPPED
+    from rgt_tui.domain.unfinished import queue_cells_seen
+
+    stopped = launches("stop 1050 kill\nstopped 1061 1\ndone 1062 0 1\n")
+    for who in ("group", "user"):
+        state = f"start 1000 {BOOT} 10\nkill 1050 {who} stop\nend 1060 143\n"
+        v = view(stopped, {"a": parse_cell_state(state)})
+        cell = v.cells[0]
+        assert cell.status == KILLED and cell.killed_by == who
+        row = cell_line(cell, 1100).plain
+        gate = queue_cells_seen(v, {}, lambda name: ()).unfinished
+        if who == "group":
+            assert cell.label == "stopped with its group (exit 143)", cell.label
+            assert cell.note == "stopped with its group (another rank failed)"
+            assert v.state == GROUP_STOPPED and v.resume_index == 0  # it runs again
+            assert v.stop_text() == (
+                "stopped with its group (another rank failed) in cell 0 (a); "
+                "cell 1 and later not started"
+            )
+            assert gate[0][2] == "stopped with its group (exit 143) after 1m00s", gate
+            assert "user" not in row + v.summary() + v.stop_text(), (row, v.summary())
+        else:
+            assert cell.label == "killed (exit 143)" and cell.note == "killed by the user"
+            assert v.state == USER_STOPPED and v.resume_index == 1
+            assert v.stop_text().startswith("stopped by the user after cell 0 (a)")
+            assert gate[0][2] == "killed (exit 143) after 1m00s", gate
+    # Asked, not yet ended; and killed with no end record (its runner died too).
+    asked = parse_cell_state(f"start 1000 {BOOT} 10\nkill 1050 group stop\n")
+    running = view(launches(), {"a": asked}, runner_alive=True, alive=("a",))
+    assert running.cells[0].note == "stopped with its group (another rank failed): ending"
+    gone = view(launches(), {"a": asked}).cells[0]
+    assert gone.status == KILLED and gone.label == "stopped with its group"
+    assert gone.note == "stopped with its group (another rank failed); no end record"
