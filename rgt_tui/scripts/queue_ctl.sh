@@ -10,7 +10,7 @@
 #   credentials-remove      delete ~/.rgt/credentials.env ("removed<TAB>1|0")
 #   code-hash DIR [SESSION] / code-stage DIR TOKEN SESSION / code-switch DIR TOKEN SESSION
 #   code-drop DIR TOKEN     code sync (U42), described where they are defined
-#   stop SESSION / kill SESSION NAME THEN GRACE / retry SESSION ALLOW_DONE NAME OUT...
+#   stop SESSION / kill SESSION NAME THEN GRACE WHO / retry SESSION ALLOW_DONE NAME OUT...
 #   skip NAME               queue control (the reason on stdin), described where defined
 #   slurm-probe DURABLE JOBNAME / slurm-submit KIND ... sbatch ARGS   a Slurm host's
 #                           queue as job arrays (issue 32), described where defined
@@ -552,7 +552,10 @@ code_drop() {  # DIR TOKEN: remove a staging dir this sync made (it failed)
 # --- Queue control (rgt-tui queue stop|kill|retry|skip; docs/queues.md "Queue control").
 # Each action is a record the runner reads (run_queue.sh) and the probe passes on:
 #   runner.state      stop <ts> user|kill          stop before the next cell
-#   cells/NAME.state  kill <ts> user <next|stop>   before the killed attempt's end record
+#   cells/NAME.state  kill <ts> <who> <next|stop>  before the killed attempt's end record;
+#                                                  who: user, or group (rgt-tui stopped a
+#                                                  rank because another rank failed; a box
+#                                                  written by an older rgt-tui says user)
 #                     retry <ts> <aside path|->    run NAME again; its {out} moved aside
 #                     skip <ts> <reason...>        never run NAME on this box
 
@@ -623,17 +626,20 @@ queue_stop() {
     printf 'stop\trequested\t%s\n' "$why"
 }
 
-# kill SESSION NAME THEN GRACE: record `kill` in NAME.state (and, THEN=stop, a stop
-# request), then TERM the cell's process tree and KILL what is left after GRACE seconds,
+# kill SESSION NAME THEN GRACE WHO: record `kill <ts> WHO THEN` in NAME.state (and,
+# THEN=stop, a stop request), WHO being who stopped the cell: `user` (queue kill, the
+# Queue tab's X) or `group` (rgt-tui's group watch stopping a rank because another rank
+# failed), then TERM the cell's process tree and KILL what is left after GRACE seconds,
 # from a process detached from this session (setsid nohup): the kill may drop the SSH
 # session that asked for it (U1, U4), so the caller checks the result in a new call.
 # Prints "killing<TAB>PID<TAB>GRACE"; refused not-running when NAME does not run now.
 queue_kill() {
-    [ $# -eq 4 ] || refuse usage "kill needs 4 arguments, got $#"
-    local session=$1 name=$2 then=$3 grace=$4 pid
+    [ $# -eq 5 ] || refuse usage "kill needs 5 arguments, got $#"
+    local session=$1 name=$2 then=$3 grace=$4 who=$5 pid
     cell_name_ok "$name"
     case "$then" in next | stop) ;; *) refuse usage "kill: THEN must be next or stop, not '$then'" ;; esac
     case "$grace" in '' | *[!0-9]*) refuse usage "kill: GRACE must be whole seconds" ;; esac
+    case "$who" in user | group) ;; *) refuse usage "kill: WHO must be user or group, not '$(printf '%s' "$who" | tr -d '[:cntrl:]' | cut -c 1-20)'" ;; esac
     mkdir -p "$rgt" || refuse io "cannot create $rgt"
     take_lock
     cell_pid_check "$name"
@@ -642,17 +648,17 @@ queue_kill() {
         2) refuse "$cell_code" "$cell_why" ;;
         *) refuse not-running "cell $name is not running now: there is nothing to kill" ;;
     esac
-    printf 'kill %s user %s\n' "$(date +%s)" "$then" >>"$q/cells/$name.state" ||
+    printf 'kill %s %s %s\n' "$(date +%s)" "$who" "$then" >>"$q/cells/$name.state" ||
         refuse io "cannot write $q/cells/$name.state (disk full?)"
     if [ "$then" = stop ] && running_reason "$session" >/dev/null; then
         printf 'stop %s kill\n' "$(date +%s)" >>"$q/runner.state"
     fi
     # The killer must not hold the lock (fd 9) nor this session's output pipes.
     if command -v setsid >/dev/null 2>&1; then
-        setsid nohup bash -c "$BASH_EXECUTION_STRING" queue_ctl kill-tree "$pid" "$grace" "$name" \
+        setsid nohup bash -c "$BASH_EXECUTION_STRING" queue_ctl kill-tree "$pid" "$grace" "$name" "$who" \
             </dev/null >/dev/null 2>&1 9>&- &
     else
-        nohup bash -c "$BASH_EXECUTION_STRING" queue_ctl kill-tree "$pid" "$grace" "$name" \
+        nohup bash -c "$BASH_EXECUTION_STRING" queue_ctl kill-tree "$pid" "$grace" "$name" "$who" \
             </dev/null >/dev/null 2>&1 9>&- &
     fi
     printf 'killing\t%s\t%s\n' "$pid" "$grace"
@@ -686,15 +692,16 @@ tree_pids() {  # PID
     printf '%s' "$out"
 }
 
-kill_tree() {  # PID GRACE NAME (run detached by queue_kill)
-    local root=$1 grace=$2 name=$3 pids p i left log="$q/cells/$3.log"
+kill_tree() {  # PID GRACE NAME WHO (run detached by queue_kill)
+    local root=$1 grace=$2 name=$3 pids p i left log="$q/cells/$3.log" why="killed by the user"
+    [ "${4:-user}" = group ] && why="stopped with its group (another rank failed)"
     # queue_kill checked the pid (cell_pid_check); a tree rooted at 0 or 1 is the box's.
     case "$root" in '' | *[!0-9]* | 0* | 1) return 1 ;; esac
     pids=$(tree_pids "$root")
     # Stop the tree first so no process forks a child between the listing and the TERM.
     kill -STOP $pids 2>/dev/null
     pids=$(tree_pids "$root")
-    printf '[rgt %s] cell %s: killed by the user: TERM to %s\n' "$(date '+%F %T')" "$name" "$pids" >>"$log"
+    printf '[rgt %s] cell %s: %s: TERM to %s\n' "$(date '+%F %T')" "$name" "$why" "$pids" >>"$log"
     kill -TERM $pids 2>/dev/null
     kill -CONT $pids 2>/dev/null
     for i in $(seq 1 $((grace * 10))); do

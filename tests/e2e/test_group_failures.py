@@ -12,6 +12,7 @@ No torch here: each rank's cell is a bash script printing what torchrun would.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,6 +108,24 @@ async def test_a_rank_failing_at_start_is_the_groups_stop_and_relaunch_reruns_it
         assert "by the user" not in shown.stdout, shown.stdout
         assert "rank 1 (box2) failed first in cell 0 (fit)" in shown.stdout, shown.stdout
         assert "resume: rgt-tui launch pair --start 0" in shown.stdout, shown.stdout
+
+        # The record says it (not only the group's view): box1's kill is the group's, so
+        # the rank's own `queue show`, its cell log and its teardown gate say so.
+        state = (boxes[0].workdir / ".rgt/queue/cells/fit.state").read_text()
+        assert re.search(r"^kill \d+ group stop$", state, re.M), state
+        log = (boxes[0].workdir / ".rgt/queue/cells/fit.log").read_text()
+        assert "cell fit: stopped with its group (another rank failed): TERM to" in log, log
+        own = await arun("queue", "show", "box1", "--hosts", hosts)
+        assert own.returncode == 0, own.stderr
+        assert "by the user" not in own.stdout, own.stdout
+        assert "stopped with its group (exit" in own.stdout, own.stdout
+        assert "stopped with its group (another rank failed) in cell 0 (fit)" in own.stdout
+        env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+        gate = await arun("teardown", "box1", "--check", "--hosts", hosts, env=env, cwd=tmp_path)
+        (line,) = [x for x in gate.stdout.splitlines() if "unfinished" in x and "fit" in x][:1] or [
+            gate.stdout + gate.stderr
+        ]
+        assert "fit stopped with its group (exit" in line and "by the user" not in line, line
 
         # A plain relaunch (the CLI's and the L dialog's default) starts at the failed cell.
         again = await backend.plan_launch(fleet, transport)

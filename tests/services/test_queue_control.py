@@ -15,6 +15,7 @@ from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
     FINISHED,
+    GROUP_STOPPED,
     KILLED,
     PENDING,
     RETRY,
@@ -22,6 +23,7 @@ from rgt_tui.domain.queue_state import (
     SKIPPED,
     USER_STOPPED,
 )
+from rgt_tui.domain.unfinished import queue_cells_seen
 from rgt_tui.services.box_ctl import run_ctl
 from rgt_tui.services.queue.control import (
     kill_cell,
@@ -129,7 +131,9 @@ async def test_kill_then_next_kills_the_cell_tree_and_the_queue_goes_on(make_que
     with pytest.raises(QueueError) as nothing:  # refused: no cell runs
         await kill_cell(host, transport)
     assert nothing.value.code == "not-running"
-    box = await run_ctl(transport, "kill", "rgt-box1", "after", "next", 1)  # the box's own check
+    box = await run_ctl(
+        transport, "kill", "rgt-box1", "after", "next", 1, "user"
+    )  # the box's check
     assert box.stdout.startswith("refused\tnot-running\t")
     await transport.close()
     assert "kill " not in qf.state("after")
@@ -155,6 +159,53 @@ async def test_kill_then_stop_kills_a_cell_ignoring_term_and_stops_the_queue(mak
     assert (
         "still running 1 s after TERM: KILL" in (qf.qdir() / "cells" / "stubborn.log").read_text()
     )
+
+
+async def test_a_kill_by_the_group_is_recorded_as_the_groups_and_a_bad_who_is_refused(
+    make_queue_fleet,
+):
+    """A rank rgt-tui stops because another rank of its group failed: the box records
+    ``group`` (not ``user``), its cell log and its own views say "stopped with its
+    group", and the kill verb refuses a WHO that is neither, recording nothing."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hold = qf.cell_script("hold", gate("never_opened"))
+    nxt = qf.cell_script("next", "echo never ran")
+    transport, _ = await launched(qf, f"{hold} t\n{nxt} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the hold cell to run")
+
+    for bad in ("admin", "", "group user"):
+        refused = await run_ctl(transport, "kill", "rgt-box1", "hold", "stop", 1, bad)
+        assert refused.stdout.startswith("refused\tusage\tkill: WHO must be user or group"), (
+            refused.stdout
+        )
+    refused = await run_ctl(transport, "kill", "rgt-box1", "hold", "stop", 1)  # no WHO
+    assert refused.stdout.startswith("refused\tusage\tkill needs 5 arguments"), refused.stdout
+    assert "kill " not in qf.state("hold")  # nothing recorded, nothing signalled
+    with pytest.raises(ValueError, match="who must be user or group"):
+        await kill_cell(host, transport, "hold", who="admin")
+
+    result = await kill_cell(host, transport, "hold", then="stop", grace_s=2, who="group")
+    assert result.ended and result.cell is not None and result.cell.status == KILLED
+    assert result.cell.label == "stopped with its group (exit 143)", result.cell.label
+    assert result.cell.note == "stopped with its group (another rank failed)"
+    assert re.search(r"^kill \d+ group stop$", qf.state("hold"), re.M), qf.state("hold")
+    assert re.search(r"^stop \d+ kill$", (qf.qdir() / "runner.state").read_text(), re.M)
+    log = (qf.qdir() / "cells" / "hold.log").read_text()
+    assert "cell hold: stopped with its group (another rank failed): TERM to" in log, log
+    assert "by the user" not in log
+
+    view = await wait_view(qf, lambda v: v.state == GROUP_STOPPED, what="the queue to stop")
+    await transport.close()
+    assert [(c.name, c.status) for c in view.cells] == [("hold", KILLED), ("next", PENDING)]
+    assert view.stop_text() == (
+        "stopped with its group (another rank failed) in cell 0 (hold); cell 1 and later "
+        "not started"
+    )
+    assert "by the user" not in view.summary() and view.resume_index == 0
+    seen = queue_cells_seen(view, {}, lambda name: ())  # the teardown gate's fact
+    (what,) = [w for name, _, w in seen.unfinished if name == "hold"]
+    assert what.startswith("stopped with its group (exit 143) after"), what
 
 
 async def test_retry_sets_outputs_aside_and_reruns_only_that_cell_under_its_name(make_queue_fleet):

@@ -52,8 +52,8 @@ def write_start(home: Path, boot_id_file: Path, pid: str) -> None:
 
 
 async def kill_answer(transport, prefix: str = "") -> str:  # type: ignore[no-untyped-def]
-    """The box's answer to ``kill SESSION c next 1``, the script run from its file."""
-    result = await transport.run(f"{prefix}bash ~/queue_ctl.sh kill {SESSION} {CELL} next 1")
+    """The box's answer to ``kill SESSION c next 1 user``, the script run from its file."""
+    result = await transport.run(f"{prefix}bash ~/queue_ctl.sh kill {SESSION} {CELL} next 1 user")
     return result.stdout
 
 
@@ -87,8 +87,8 @@ async def test_a_record_naming_the_scripts_own_shell_or_its_session_is_refused(m
     # Each writes the record just before the script runs, naming the pid the script will
     # have ($$: exec keeps it) or its parent's; RGT_CELL_NAME is set so that the old
     # check, reading the environ, found "the cell" there.
-    own = f'echo "start 1 $(cat "$RGT_BOOT_ID_FILE") $$" > {state}; RGT_CELL_NAME={CELL} exec bash ~/queue_ctl.sh kill {SESSION} {CELL} next 1'  # fmt: skip
-    parent = f'export RGT_CELL_NAME={CELL}; echo "start 1 $(cat "$RGT_BOOT_ID_FILE") $$" > {state}; bash ~/queue_ctl.sh kill {SESSION} {CELL} next 1; exit $?'  # fmt: skip
+    own = f'echo "start 1 $(cat "$RGT_BOOT_ID_FILE") $$" > {state}; RGT_CELL_NAME={CELL} exec bash ~/queue_ctl.sh kill {SESSION} {CELL} next 1 user'  # fmt: skip
+    parent = f'export RGT_CELL_NAME={CELL}; echo "start 1 $(cat "$RGT_BOOT_ID_FILE") $$" > {state}; bash ~/queue_ctl.sh kill {SESSION} {CELL} next 1 user; exit $?'  # fmt: skip
     try:
         for command in (own, parent):
             result = await transport.run(f"bash -c {shlex.quote(command)}")
@@ -160,7 +160,7 @@ async def test_an_unreadable_environ_fails_the_check(make_queue_fleet):
     home, prefix = other_users_home(qf.loopback.box("box1").boot_id_file, cell.pid)
     try:
         result = await transport.run(
-            f"{prefix}bash {home}/queue_ctl.sh kill {SESSION} {CELL} next 1"
+            f"{prefix}bash {home}/queue_ctl.sh kill {SESSION} {CELL} next 1 user"
         )
         answer = result.stdout
         assert answer.startswith("refused\tunverified\t"), (answer, result.stderr)

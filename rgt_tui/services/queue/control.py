@@ -65,6 +65,9 @@ if TYPE_CHECKING:  # the launch machinery loads only when a retry launches
 
 KILL_GRACE_S = 10  # TERM, then KILL what is left after this long
 KILL_THEN = ("next", "stop")
+# Who stopped a killed cell, as its record says: the user (queue kill, X), or its group
+# (rgt-tui's watch stopping a rank because another rank failed: services.queue.group).
+KILL_WHO = ("user", "group")
 RETRYABLE = (FAILED, KILLED, INTERRUPTED, *SLURM_ENDED)  # Slurm's OOM, TIMEOUT, … (issue 32)
 
 __all__ = [
@@ -196,11 +199,14 @@ async def kill_cell(
     then: str = "next",
     grace_s: int = KILL_GRACE_S,
     check_timeout_s: float | None = None,
+    who: str = "user",
 ) -> KillResult:
     """Kill cell ``name`` (None: the running one) now; the queue goes on (``then="next"``)
-    or stops (``"stop"``).
+    or stops (``"stop"``). ``who`` stopped it: ``"user"``, or ``"group"`` when rgt-tui
+    stops a rank because another rank of its group failed (the views then read
+    "stopped with its group", not "killed by the user").
 
-    The box records ``kill <ts> user <then>`` in the cell's state, then TERMs its process
+    The box records ``kill <ts> <who> <then>`` in the cell's state, then TERMs its process
     tree and KILLs what is left after ``grace_s``, from a detached process. A dropped
     session is expected (U1); the result is read in new calls until the attempt's end
     record is there or ``check_timeout_s`` (default: the grace plus 20 s) passes.
@@ -208,6 +214,8 @@ async def kill_cell(
     """
     if then not in KILL_THEN:
         raise ValueError(f"then must be next or stop, not {then!r}")
+    if who not in KILL_WHO:
+        raise ValueError(f"who must be user or group, not {who!r}")
     view, _ = await _view(host, transport)
     current = view.current
     if name is None:
@@ -227,8 +235,9 @@ async def kill_cell(
     pid, dropped = 0, False
     try:
         result = await run_ctl(
-            transport, "kill", tmux_session_name(host.name), name, then, max(0, int(grace_s))
-        )
+            transport, "kill", tmux_session_name(host.name), name, then, max(0, int(grace_s)),
+            who,
+        )  # fmt: skip
         error = refusal(host.name, result)
         if error is not None:
             raise error

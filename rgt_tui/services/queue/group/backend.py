@@ -255,7 +255,8 @@ class GroupBackend:
         grace_s: int = control.KILL_GRACE_S, check_timeout_s: float | None = None,
     ) -> control.KillResult:  # fmt: skip
         """Kill the cell on every rank that runs it (the others are told nothing: they
-        do not run it). QueueError when no rank runs it."""
+        do not run it): the user's kill (``k``, ``queue kill GROUP``), recorded as the
+        user's on every rank. QueueError when no rank runs it."""
         if name is None:
             view = await self.read_view(transport)
             if view.current is None:
@@ -265,16 +266,19 @@ class GroupBackend:
                 )  # fmt: skip
             name = view.current.name
         return await self.kill_ranks(
-            transport, name, None, then=then, grace_s=grace_s, check_timeout_s=check_timeout_s
-        )
+            transport, name, None, then=then, grace_s=grace_s, check_timeout_s=check_timeout_s,
+            who="user",
+        )  # fmt: skip
 
     async def kill_ranks(
         self, transport: Transport, name: str | None, only: Iterable[int] | None, *,
         then: str = "stop", grace_s: int = control.KILL_GRACE_S,
-        check_timeout_s: float | None = None,
+        check_timeout_s: float | None = None, who: str = "group",
     ) -> control.KillResult:  # fmt: skip
         """Kill ``name`` (None: whatever each runs) on the ranks ``only`` (None: all) and,
-        with ``then="stop"``, stop their queues even where no cell runs now."""
+        with ``then="stop"``, stop their queues even where no cell runs now. ``who``: the
+        group's own stop by default (the watch's, ``supervise``: another rank failed), so
+        each rank's record says "group"; ``kill`` passes the user's."""
         ranks = rank_hosts(self.host)
         chosen = set(range(len(ranks)) if only is None else only)
 
@@ -284,7 +288,7 @@ class GroupBackend:
             try:
                 return await control.kill_cell(
                     ranks[rank], t, name, then=then, grace_s=grace_s,
-                    check_timeout_s=check_timeout_s,
+                    check_timeout_s=check_timeout_s, who=who,
                 )  # fmt: skip
             except QueueError as exc:
                 if exc.code != "not-running" or then != "stop":
@@ -423,8 +427,9 @@ async def _retry_no_launch(
 
 
 async def _quiet_kill(host: HostConfig, transport: Transport) -> None:
+    """Stop a rank that started when another rank's start failed: the group's stop."""
     try:
-        await control.kill_cell(host, transport, None, then="stop", grace_s=2)
+        await control.kill_cell(host, transport, None, then="stop", grace_s=2, who="group")
     except QueueError:
         await control.stop_queue(host, transport)
 
