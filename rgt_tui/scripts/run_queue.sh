@@ -115,14 +115,16 @@ next_retry() {
 }
 
 # Cell NAME's exit, as the QUEUE DONE line lists it: a kill record after its last
-# start says the user killed it.
+# start says who stopped it (`kill TS WHO THEN`: the user, or rgt-tui's watch of a group
+# whose other rank failed).
 failure_text() {  # NAME CODE
-    local f="$qdir/cells/$1.state"
-    if awk '$1 == "start" { k = 0 } $1 == "kill" { k = 1 } END { exit !k }' "$f" 2>/dev/null; then
-        printf '%s(killed by the user, exit %s)' "$1" "$2"
-    else
-        printf '%s(exit %s)' "$1" "$2"
-    fi
+    local f="$qdir/cells/$1.state" who
+    who=$(awk '$1 == "start" { w = "" } $1 == "kill" { w = $3 } END { print w }' "$f" 2>/dev/null)
+    case "$who" in
+        "") printf '%s(exit %s)' "$1" "$2" ;;
+        group) printf '%s(stopped with its group, exit %s)' "$1" "$2" ;;
+        *) printf '%s(killed by the user, exit %s)' "$1" "$2" ;;
+    esac
 }
 
 finish() {  # [STOP_NOTE]: the QUEUE DONE line and the done record, then exit
@@ -148,11 +150,28 @@ run_cell() {  # INDEX NAME COMMAND
 # Asked to stop, with WORK the next thing this runner would start: record where it
 # stopped and end.
 stop_now() {  # NEXT_INDEX WHAT
-    local after=${last_ran:-"its launch (no cell ran)"}
-    say "stopped by the user after $after: $2 and later not started"
+    local after=${last_ran:-"its launch (no cell ran)"} by
+    by=$(stopped_by)
+    say "$by after $after: $2 and later not started"
     printf 'stopped %s %s\n' "$(date +%s)" "$1" >>"$qdir/runner.state"
-    finish "stopped by the user after $after"
+    finish "$by after $after"
     exit 0
+}
+
+# Who asked this stop: the user, or rgt-tui's watch of a group (a kill with THEN=stop
+# asks the stop; its cell's kill record says who: `kill TS group stop`).
+stopped_by() {
+    local who=""
+    if [ -n "$last_ran" ] &&
+        awk '$1 == "stop" { s = $3 } END { exit !(s == "kill") }' "$qdir/runner.state" 2>/dev/null; then
+        who=$(awk '$1 == "start" { w = "" } $1 == "kill" { w = $3 } END { print w }' \
+            "$qdir/cells/${last_ran#cell * }.state" 2>/dev/null)
+    fi
+    if [ "$who" = group ]; then
+        echo "stopped with its group (another rank failed)"
+    else
+        echo "stopped by the user"
+    fi
 }
 
 k=$start n_ok=0 n_failed=0 failed="" skipped="" last_ran=""

@@ -203,6 +203,11 @@ async def test_a_kill_by_the_group_is_recorded_as_the_groups_and_a_bad_who_is_re
         "not started"
     )
     assert "by the user" not in view.summary() and view.resume_index == 0
+    done = (qf.qdir() / "queue.log").read_text().splitlines()[-1]
+    assert done == (
+        "QUEUE DONE: 0/1 succeeded; failed: hold(stopped with its group, exit 143); "
+        "stopped with its group (another rank failed) after cell 0 hold"
+    ), done
     seen = queue_cells_seen(view, {}, lambda name: ())  # the teardown gate's fact
     (what,) = [w for name, _, w in seen.unfinished if name == "hold"]
     assert what.startswith("stopped with its group (exit 143) after"), what

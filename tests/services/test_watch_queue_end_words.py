@@ -54,6 +54,19 @@ def test_a_killed_only_cell_says_killed_by_you_and_the_queue_stopped() -> None:
     assert "run it again with R" not in event.body
 
 
+def test_a_rank_the_group_stopped_says_so_not_killed_by_you() -> None:
+    # rgt-tui's watch of a group stopped this rank because another rank failed first.
+    event = told(
+        "alpha",
+        "stop 1700000050 kill\ndone 1700000060 0 1\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 group stop\nend 1700000055 143\n"
+        },
+    )
+    assert event.title == "box1: cell alpha stopped with its group; the queue stopped"
+    assert "killed by you" not in event.body, event.body
+
+
 def test_a_kill_that_went_on_says_so() -> None:
     event = told(
         "alpha beta",

@@ -38,6 +38,7 @@ from typing import Any
 from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import (
+    BY_GROUP,
     DONE,
     FAILED,
     INTERRUPTED,
@@ -244,7 +245,12 @@ def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[s
     cut = [c for c in view.cells if c.status in (KILLED, INTERRUPTED)]
     if cut:
         first = cut[0]
-        what = "killed by you" if first.status == KILLED else "interrupted"
+        if first.status != KILLED:
+            what = "interrupted"
+        elif first.killed_by == BY_GROUP:  # rgt-tui stopped it: another rank had failed
+            what = "stopped with its group"
+        else:
+            what = "killed by you"
         who = f"cell {printable(first.name, NAME_CHARS)}" + (
             f" and {len(cut) - 1} more" if len(cut) > 1 else ""
         )

@@ -75,7 +75,7 @@ class GroupSupervisor:
                 pass  # a rank that ended meanwhile: the next poll looks again
             ranks = await backend.read_ranks(transport)
         # Each rank as the pane and the Queue tab show it: a rank this watch stopped
-        # reads as the group's stop, not "killed by the user" (its records' one word).
+        # reads as the group's stop (its kill records "group"; older ones "user").
         self.ranks = with_group_stop(ranks)
         try:
             return group_view(name, ranks)
