@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.transport.known_hosts import DEFAULT_KNOWN_HOSTS, resolve_destination
+from rgt_tui.transport.known_hosts import (
+    DEFAULT_KNOWN_HOSTS,
+    Destination,
+    known_hosts_name,
+    resolve_destination,
+)
 
 # What must hold after ssh_config is applied (``ssh -G`` prints booleans its own way).
 _REQUIRED = {
@@ -120,16 +125,24 @@ def openssh_for(host: HostConfig, *, interactive: bool = False) -> OpenSsh | str
     if not interactive and any(not _spellable(a) for a in argv):
         return "a path holds a quote that rsync's -e cannot pass to ssh"
     required = {**_REQUIRED, **(_INTERACTIVE if interactive else _BATCH)}
-    why = _config_undoes(argv, target.host, files, required)
+    why = _config_undoes(argv, target.host, files, required, dest)
     if why is not None:
         return why
     return OpenSsh(tuple(argv), target.host)
 
 
 def _config_undoes(
-    argv: list[str], destination: str, files: list[Path], required: dict[str, tuple[str, ...]]
+    argv: list[str],
+    destination: str,
+    files: list[Path],
+    required: dict[str, tuple[str, ...]],
+    dest: Destination,
 ) -> str | None:
-    """What in the resolved configuration (``ssh -G``) undoes our options, or None."""
+    """What in the resolved configuration (``ssh -G``) undoes our options, or None. ssh
+    must also reach the box our own check resolved (``dest``: HostName, Port) and match
+    its key under the same known_hosts name (HostKeyAlias): an ssh_config that ssh reads
+    and the SSH transport does not (OpenSSH reads ~ from the password database, asyncssh
+    from $HOME) could otherwise send ssh elsewhere, or let another line vouch for the box."""
     try:
         done = subprocess.run(
             [*argv, "-G", "--", destination],
@@ -156,6 +169,19 @@ def _config_undoes(
     for key in _ABSENT:
         if resolved.get(key, "none").lower() != "none":
             return f"ssh_config sets {key} {resolved[key]}"
+    host, port = resolved.get("hostname", "").lower(), resolved.get("port", "")
+    if host != dest.host.lower() or port != str(dest.port or 22):
+        return (
+            f"ssh would connect to {host}:{port}, not {dest.host}:{dest.port or 22} as "
+            "rgt-tui's own check does (a HostName or Port it reads differently)"
+        )
+    alias = resolved.get("hostkeyalias", "none")
+    named = alias.lower() if alias.lower() != "none" else known_hosts_name(host, int(port))
+    if named != dest.key_name:
+        return (
+            f"ssh would check the box's key as {named}, not {dest.key_name} as rgt-tui's "
+            "own check does (a HostKeyAlias it reads differently)"
+        )
     return None
 
 
