@@ -28,6 +28,7 @@ from rgt_tui.domain.egress import egress_usd, fmt_gb, fmt_usd, plan_line
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.services.connect import Transport, host_connection
+from rgt_tui.services.pull.copy_words import large_files_lines
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
     from rgt_tui.services.pull import PullOptions, PullResult
@@ -235,12 +236,7 @@ def format_pull_result(result: PullResult) -> str:
         spans = [f"{name} {s:.2f} s" for name, s in result.stages if name != "manifest"]
         whole = [f"; box hashes whole at {s:.2f} s" for n, s in result.stages if n == "manifest"]
         lines.append(f"  stages: {', '.join(spans)}{''.join(whole)}")
-    if result.bulk == "OpenSSH's ssh":
-        lines.append(f"  large files: through OpenSSH's ssh{rtt_text(result.width_rtt_s)}")
-    elif result.width is not None:
-        lines.append(f"  large files: {width_text(result.width, result.width_rtt_s)}")
-        if result.bulk is not None:  # why not through ssh
-            lines.append(f"    not through OpenSSH's ssh: {result.bulk}")
+    lines += [f"  {line}" for line in large_files_lines(result)]
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
         lines.append(f"  {plan_line(result.to_move, result.egress)}")
     lines += [f"  small files: {text}" for text in tar_streams_text(result.tar_streams)]
@@ -411,15 +407,3 @@ def fleet_egress_lines(results: list[PullResult]) -> list[str]:
     if unknown:
         line += f" · egress price not set for {', '.join(unknown)} (egress_usd_per_gb)"
     return [line]
-
-
-def width_text(width: tuple[int, int], rtt_s: float | None) -> str:
-    """``1 at a time, 1 SFTP session each (round trip ~3 ms)``: the copy's width and why."""
-    files, sessions = width
-    each = "session each" if sessions == 1 else "sessions each"
-    return f"{files} at a time, {sessions} SFTP {each}{rtt_text(rtt_s)}"
-
-
-def rtt_text(rtt_s: float | None) -> str:
-    """`` (round trip ~3 ms)``, or nothing when it was not measured."""
-    return f" (round trip ~{rtt_s * 1000:.0f} ms)" if rtt_s is not None else ""

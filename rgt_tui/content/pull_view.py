@@ -18,6 +18,7 @@ from rgt_tui.content.gauge import usage_line
 from rgt_tui.domain.egress import plan_line
 from rgt_tui.domain.roster import roster_line
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
+from rgt_tui.services.pull.copy_words import large_files_lines
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.result_code import result_code_lines
 from rgt_tui.services.verify.report import code_lines, loader_line, offline, unlisted_problems
@@ -61,6 +62,8 @@ def pull_result_lines(result: PullResult) -> list[Content]:
             f"{fmt_duration(result.elapsed_s)} into {shown(result.dest)}"
         )
     ]
+    # How the large files came (through OpenSSH's ssh, or SFTP and why): the CLI's words.
+    lines += [Content.styled(shown(line), MUTED) for line in large_files_lines(result)]
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
         lines.append(Content.styled(plan_line(result.to_move, result.egress), MUTED))
     lines += [  # REPLACED (your earlier copy kept aside), GROWING (pulled up to a size)

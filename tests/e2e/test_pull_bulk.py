@@ -26,10 +26,12 @@ from support.sshd import OpenSshServer
 from support.waiting import wait_for
 
 from rgt_tui.cli.pull import format_pull_result
+from rgt_tui.content.pull_view import pull_result_lines
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.pull.budget import shared_budget
 from rgt_tui.services.pull.bulk import MIN_BYTES
+from rgt_tui.services.pull.types import BULK_SSH
 from rgt_tui.transport import transport_for
 
 SIZE = MIN_BYTES + 3 * MIB + 12345  # streamed: at least MIN_BYTES, not a whole MiB
@@ -43,6 +45,11 @@ case "$SSH_SHIM_MODE" in
   short) "$REAL_SSH" "$@" | head -c "$SSH_SHIM_BYTES"; echo "link dropped" >&2; exit 255 ;;
   stall) "$REAL_SSH" "$@" | head -c "$SSH_SHIM_BYTES"; exec sleep 600 ;;
   extra) "$REAL_SSH" "$@"; printf 'BYTES THE MANIFEST DOES NOT LIST' ;;
+  corrupt) printf X; "$REAL_SSH" "$@" | tail -c +2 ;;
+  gone) case "$*" in
+      *"$SSH_SHIM_GONE"*) echo "cat: $SSH_SHIM_GONE: No such file or directory" >&2; exit 1 ;;
+      *) exec "$REAL_SSH" "$@" ;;
+    esac ;;
   *) exec "$REAL_SSH" "$@" ;;
 esac
 """
@@ -119,7 +126,7 @@ async def test_a_resumed_part_streams_from_its_size(
 
     result = await _pull(openssh_server, dest)
     assert result.ok, result.failed
-    assert result.bulk == "OpenSSH's ssh"
+    assert result.bulk == BULK_SSH
     (pulled,) = result.pulled
     assert pulled.resumed_from == kept and pulled.received == SIZE - kept
     assert (dest / "real1" / "last.pt").read_bytes() == data
@@ -145,8 +152,8 @@ async def test_a_stream_that_breaks_hands_the_rest_to_sftp_and_says_why(
     result = await _pull(openssh_server, dest, stall_timeout_s=8.0)
     assert result.ok, result.failed
     assert sha(dest / "real1" / "last.pt") == digest
-    assert result.bulk is not None and result.bulk.startswith("OpenSSH's ssh, until last.pt")
-    assert result.bulk.endswith("then SFTP"), result.bulk
+    assert result.bulk is not None and result.bulk.startswith(f"{BULK_SSH} until last.pt (")
+    assert result.bulk.endswith("), then SFTP"), result.bulk
     why = "no byte for 4 s" if mode == "stall" else "ssh exited 255 (link dropped)"
     assert f"the stream ended at {cut} of {SIZE} bytes" in result.bulk or mode == "stall"
     assert why in result.bulk, result.bulk
@@ -166,7 +173,7 @@ async def test_bytes_past_the_manifests_size_are_never_read(
     digest = random_file(openssh_server.workdir / "results" / "last.pt", SIZE)
     dest = tmp_path / "out"
     result = await _pull(openssh_server, dest)
-    assert result.ok and result.bulk == "OpenSSH's ssh", (result.failed, result.bulk)
+    assert result.ok and result.bulk == BULK_SSH, (result.failed, result.bulk)
     assert (dest / "real1" / "last.pt").stat().st_size == SIZE
     assert sha(dest / "real1" / "last.pt") == digest
 
@@ -189,3 +196,49 @@ async def test_sftp_when_asked_from_a_far_box_and_under_a_bandwidth_limit(
     summary = format_pull_result(far)
     assert "large files: 4 at a time, 2 SFTP sessions each (round trip ~" in summary
     assert "    not through OpenSSH's ssh: a " in summary, summary
+    tab = "\n".join(line.plain for line in pull_result_lines(far))  # the TUI's Pulls tab
+    assert "large files: 4 at a time, 2 SFTP sessions each (round trip ~" in tab
+    assert "  not through OpenSSH's ssh: a " in tab, tab
+
+
+async def test_bytes_through_ssh_that_do_not_match_are_pulled_again_by_sftp(
+    openssh_server: OpenSshServer,
+    ssh_shim: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A route that delivered wrong bytes is not trusted for the second try: the file is
+    pulled again from zero by SFTP, and the summary does not blame the box."""
+    monkeypatch.setenv("SSH_SHIM_MODE", "corrupt")
+    digest = random_file(openssh_server.workdir / "results" / "last.pt", SIZE)
+    result = await _pull(openssh_server, tmp_path / "out")
+    assert result.ok, result.failed
+    assert sha(tmp_path / "out" / "real1" / "last.pt") == digest
+    assert result.bulk == (
+        f"{BULK_SSH} until last.pt (its bytes through ssh did not match its SHA-256), then SFTP"
+    ), result.bulk
+    assert len([c for c in _calls(ssh_shim) if "cat -- " in c]) == 1  # not again by ssh
+
+
+async def test_a_file_the_box_cannot_send_goes_by_sftp_and_the_others_still_stream(
+    openssh_server: OpenSshServer,
+    ssh_shim: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """cat's own failure (here: a file gone since the listing, as the box would say it) is
+    that file's: SFTP brings it or says precisely what is wrong, and the other large
+    files keep streaming through ssh."""
+    results = openssh_server.workdir / "results"
+    digests = {n: random_file(results / n, SIZE) for n in ("a.pt", "b.pt", "c.pt")}
+    monkeypatch.setenv("SSH_SHIM_MODE", "gone")
+    monkeypatch.setenv("SSH_SHIM_GONE", str(results / "b.pt"))
+    result = await _pull(openssh_server, tmp_path / "out")
+    assert result.ok, result.failed
+    assert all(sha(tmp_path / "out" / "real1" / n) == d for n, d in digests.items())
+    assert result.bulk is not None and result.bulk.startswith(
+        f"{BULK_SSH}, but b.pt by SFTP (the stream ended at 0 of {SIZE} bytes: ssh exited 1 (cat: "
+    ), result.bulk
+    streamed = [c for c in _calls(ssh_shim) if "cat -- " in c]
+    assert len(streamed) == 3, streamed  # a.pt and c.pt through ssh, b.pt tried once
+    assert "large files: through OpenSSH's ssh, but b.pt by SFTP" in format_pull_result(result)

@@ -63,8 +63,18 @@ CIPHERS = "^aes128-gcm@openssh.com,aes256-gcm@openssh.com"
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
+SSH_FAILED = 255  # ssh's own exit status (connection, login); else the box command's
+
+
 class BulkFailed(Exception):
-    """The stream could not bring the file; SFTP takes over from the part's size."""
+    """The stream could not bring the file; SFTP takes over from the part's size.
+    ``route``: ssh itself failed (it could not start or connect, or the stream stalled),
+    so the pull's other files go by SFTP too; else it was this file (gone, unreadable,
+    shorter than listed: the box's ``cat`` said so)."""
+
+    def __init__(self, why: str, *, route: bool) -> None:
+        super().__init__(why)
+        self.route = route
 
 
 class Part(Protocol):
@@ -126,7 +136,7 @@ async def stream_into(
         )
     except OSError as exc:
         os.close(read_fd)
-        raise BulkFailed(f"ssh could not start ({exc.strerror or exc})") from exc
+        raise BulkFailed(f"ssh could not start ({exc.strerror or exc})", route=True) from exc
     finally:
         os.close(write_fd)  # ssh holds the only writer: its end is the stream's end
     loop = asyncio.get_running_loop()
@@ -148,7 +158,7 @@ async def stream_into(
         while not drain.done():
             await asyncio.wait({drain}, timeout=min(stall_s, 1.0))
             if not drain.done() and time.monotonic() - last[0] > stall_s:
-                raise BulkFailed(f"no byte for {stall_s:.0f} s")
+                raise BulkFailed(f"no byte for {stall_s:.0f} s", route=True)
         drain.result()  # the part's write errors (LocalWriteError) go to the copy
         if part.at >= size:
             return
@@ -159,7 +169,8 @@ async def stream_into(
             said = []
         why = printable(said[-1]) if said else ""
         ends = f"the stream ended at {part.at} of {size} bytes"
-        raise BulkFailed(f"{ends}: ssh exited {code}" + (f" ({why})" if why else ""))
+        said = f"{ends}: ssh exited {code}" + (f" ({why})" if why else "")
+        raise BulkFailed(said, route=code == SSH_FAILED or code < 0)
     finally:
         # The file's bytes are in (a growing file goes on), a stall, or we are cancelled.
         stop.set()

@@ -180,6 +180,8 @@ async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> Non
             else:
                 run.mismatched.add(plan.local)
                 run.tracker.file_state(plan.local, "retrying", "hash mismatch", attempt=2)
+                if plan.local in run.streamed:  # do not trust the route: again by SFTP
+                    run.bulk_off(plan.local, "its bytes through ssh did not match its SHA-256")
 
 
 async def _sftp_copy(
@@ -249,8 +251,12 @@ async def _stream(run: PullRun, part: _Part, ssh: OpenSsh, size: int) -> None:
         await bulk.stream_into(argv, part, size, run.dest, moved=moved, stall_s=stall_s)
     except bulk.BulkFailed as exc:
         run.touch()  # SFTP starts now: its own time to the first byte
-        if isinstance(run.bulk, OpenSsh):  # the first failure says why
-            run.bulk = f"OpenSSH's ssh, until {local}: {exc}; then SFTP"
+        if exc.route:  # ssh itself: the other files by SFTP too
+            run.bulk_off(local, str(exc))
+        else:  # this file (gone, unreadable, shorter): SFTP says precisely what
+            run.bulk_skipped.append((local, str(exc)))
+    finally:
+        run.streamed.add(local)
 
 
 async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -> None:

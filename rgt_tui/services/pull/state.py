@@ -17,7 +17,13 @@ from rgt_tui.services.pull.local_tree import HostTree, current_umask
 from rgt_tui.services.pull.plan import FilePlan, PulledRecord
 from rgt_tui.services.pull.progress import ProgressTracker
 from rgt_tui.services.pull.tar_squeeze import StreamStats
-from rgt_tui.services.pull.types import PulledFile, PullOptions, PullResult, TarStream
+from rgt_tui.services.pull.types import (
+    BULK_SSH,
+    PulledFile,
+    PullOptions,
+    PullResult,
+    TarStream,
+)
 from rgt_tui.transport.base import Transport
 from rgt_tui.transport.openssh import OpenSsh
 
@@ -74,6 +80,8 @@ class PullRun:
     # Large files through OpenSSH's ``ssh`` (``bulk``): its command, or why not (then
     # SFTP); None until the first large file decides it.
     bulk: OpenSsh | str | None = None
+    streamed: set[str] = field(default_factory=set)  # files whose bytes came through ssh
+    bulk_skipped: list[tuple[str, str]] = field(default_factory=list)  # one file by SFTP: why
 
     def touch(self) -> None:
         """Bytes are flowing (or waiting for the bandwidth budget): not a stall."""
@@ -138,11 +146,23 @@ class PullRun:
             bulk=self.bulk_text(),
         )
 
+    def bulk_off(self, local: str, why: str) -> None:
+        """ssh failed at ``local`` (``why``): the rest of the pull goes by SFTP; the first
+        failure is the one the summary gives."""
+        if isinstance(self.bulk, OpenSsh):
+            self.bulk = f"{BULK_SSH} until {local} ({why}), then SFTP"
+
     def bulk_text(self) -> str | None:
-        """How the large files came, for the summary (None: no large file)."""
+        """How the large files came, for the summary (None: no large file of the size)."""
         if self.bulk is None:
             return None
-        return "OpenSSH's ssh" if isinstance(self.bulk, OpenSsh) else self.bulk
+        if not isinstance(self.bulk, OpenSsh):
+            return self.bulk
+        if not self.bulk_skipped:
+            return BULK_SSH
+        (local, why), more = self.bulk_skipped[0], len(self.bulk_skipped) - 1
+        also = f" and {more} more" if more else ""
+        return f"{BULK_SSH}, but {local}{also} by SFTP ({why})"
 
     def mark(self, name: str, when: float | None = None) -> None:
         """A stage boundary, once: the first time it is reached in this run counts."""

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rgt_tui.services.result_code import ResultCode
 
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+BULK_SSH = "through OpenSSH's ssh"  # PullResult.bulk: every large file came that way
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,9 @@ class PullResult:
     # (``width``); None when no large file was copied.
     width: tuple[int, int] | None = None
     width_rtt_s: float | None = None
-    # How the large files came: "OpenSSH's ssh", or why not through it (``bulk``); None
-    # when no large file was copied.
+    # How the large files came: ``BULK_SSH``, through it until one failed ("through
+    # OpenSSH's ssh until PATH (why), then SFTP"), or why not through it (``bulk``); None
+    # when no file large enough was copied.
     bulk: str | None = None
 
     @property

@@ -1,0 +1,34 @@
+"""How a pull's large files came, in words: the copy's width (``width``) and whether
+they streamed through OpenSSH's ``ssh`` (``bulk``). One text for ``rgt-tui pull``'s
+summary and the TUI's Pulls tab."""
+
+from __future__ import annotations
+
+from rgt_tui.services.pull.types import BULK_SSH, PullResult
+
+
+def large_files_lines(result: PullResult) -> list[str]:
+    """``large files: …`` and, when ssh was not used, why (nothing without large files)."""
+    rtt = rtt_text(result.width_rtt_s)
+    if result.bulk == BULK_SSH:
+        return [f"large files: {BULK_SSH}{rtt}"]
+    if result.bulk is not None and result.bulk.startswith(BULK_SSH):
+        return [f"large files: {result.bulk}{rtt}"]  # until one failed, then SFTP
+    if result.width is None:
+        return []
+    lines = [f"large files: {width_text(result.width, result.width_rtt_s)}"]
+    if result.bulk is not None:
+        lines.append(f"  not {BULK_SSH}: {result.bulk}")
+    return lines
+
+
+def width_text(width: tuple[int, int], rtt_s: float | None) -> str:
+    """``1 at a time, 1 SFTP session each (round trip ~3 ms)``: the copy's width and why."""
+    files, sessions = width
+    each = "session each" if sessions == 1 else "sessions each"
+    return f"{files} at a time, {sessions} SFTP {each}{rtt_text(rtt_s)}"
+
+
+def rtt_text(rtt_s: float | None) -> str:
+    """`` (round trip ~3 ms)``, or nothing when it was not measured."""
+    return f" (round trip ~{rtt_s * 1000:.0f} ms)" if rtt_s is not None else ""
