@@ -30,7 +30,7 @@ from rgt_tui.content.pull_view import pull_result_lines
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.pull import pull_host
 from rgt_tui.services.pull.budget import shared_budget
-from rgt_tui.services.pull.bulk import MIN_BYTES
+from rgt_tui.services.pull.bulk import MIN_BYTES, PROBES, round_trip
 from rgt_tui.services.pull.types import BULK_SSH
 from rgt_tui.transport import transport_for
 
@@ -242,3 +242,27 @@ async def test_a_file_the_box_cannot_send_goes_by_sftp_and_the_others_still_stre
     streamed = [c for c in _calls(ssh_shim) if "cat -- " in c]
     assert len(streamed) == 3, streamed  # a.pt and c.pt through ssh, b.pt tried once
     assert "large files: through OpenSSH's ssh, but b.pt by SFTP" in format_pull_result(result)
+
+
+async def test_the_round_trip_that_decides_is_the_quickest_stat_and_a_far_box_pays_none(
+    openssh_server: OpenSshServer,
+) -> None:
+    host = load_fleet(openssh_server.hosts_file).host("real1")
+    transport = transport_for(host)
+    stats = []
+
+    async def stat() -> object:
+        stats.append(1)
+        return await transport.stat("/")
+
+    try:
+        await transport.connect()
+        # An estimate near the line (a session's start on a busy loop): probed, and the
+        # loopback's round trip is far below what the estimate said.
+        probed = await round_trip(stat, 0.045)
+        assert len(stats) == PROBES and probed is not None and probed < 0.045
+        stats.clear()
+        assert await round_trip(stat, 0.2) == 0.2 and not stats  # far: no probe
+        assert await round_trip(stat, None) is None and not stats
+    finally:
+        await transport.close()

@@ -106,10 +106,11 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
     workers, per = run.width or (run.options.concurrency, run.options.lanes_per_file)
     streamed = deque(p for p in large if p.entry.size >= bulk.MIN_BYTES)
     if streamed and run.bulk is None:  # decided once a pull, by the first such file
+        run.bulk_rtt_s = await bulk.round_trip(lambda: run.transport.stat("/"), run.width_rtt_s)
         run.bulk = await asyncio.to_thread(
             bulk.bulk_command,
             run.host,
-            rtt_s=run.width_rtt_s,
+            rtt_s=run.bulk_rtt_s,
             budget=run.options.budget,
             mode=run.options.bulk,
         )

@@ -9,14 +9,16 @@ from rgt_tui.services.pull.types import BULK_SSH, PullResult
 
 def large_files_lines(result: PullResult) -> list[str]:
     """``large files: …`` and, when ssh was not used, why (nothing without large files)."""
-    rtt = rtt_text(result.width_rtt_s)
+    # The probed round trip where there was one: the better measure (``bulk.round_trip``).
+    measured = result.bulk_rtt_s if result.bulk_rtt_s is not None else result.width_rtt_s
+    rtt = rtt_text(measured)
     if result.bulk == BULK_SSH:
         return [f"large files: {BULK_SSH}{rtt}"]
     if result.bulk is not None and result.bulk.startswith(BULK_SSH):
         return [f"large files: {result.bulk}{rtt}"]  # until one failed, then SFTP
     if result.width is None:
         return []
-    lines = [f"large files: {width_text(result.width, result.width_rtt_s)}"]
+    lines = [f"large files: {width_text(result.width, measured)}"]
     if result.bulk is not None:
         lines.append(f"  not {BULK_SSH}: {result.bulk}")
     return lines

@@ -82,6 +82,7 @@ class PullRun:
     bulk: OpenSsh | str | None = None
     streamed: set[str] = field(default_factory=set)  # files whose bytes came through ssh
     bulk_skipped: list[tuple[str, str]] = field(default_factory=list)  # one file by SFTP: why
+    bulk_rtt_s: float | None = None  # the round trip that decided it (``bulk.round_trip``)
 
     def touch(self) -> None:
         """Bytes are flowing (or waiting for the bandwidth budget): not a stall."""
@@ -144,6 +145,7 @@ class PullRun:
             width=self.width,
             width_rtt_s=self.width_rtt_s,
             bulk=self.bulk_text(),
+            bulk_rtt_s=self.bulk_rtt_s,
         )
 
     def bulk_off(self, local: str, why: str) -> None:

@@ -122,6 +122,8 @@ class PullResult:
     # OpenSSH's ssh until PATH (why), then SFTP"), or why not through it (``bulk``); None
     # when no file large enough was copied.
     bulk: str | None = None
+    # The round trip that decided it (the quickest of a few stats; None: not probed).
+    bulk_rtt_s: float | None = None
 
     @property
     def shortfalls(self) -> tuple[str, ...]:
