@@ -49,6 +49,12 @@ _FIXES = (
     ("not a regular file", "move it out of the pull root on the box (only files are pulled)"),
 )
 _DEFAULT_FIX = "rename or move it on the box"
+# A path listed, then gone before it was read or hashed: not a permission problem (ux-j 5).
+GONE = "No such file or directory"
+_GONE_FIX = (
+    "it was deleted on the box while the pull listed it: restore it if it is a result, "
+    "else pull again (the next listing leaves it out)"
+)
 
 
 def unpulled(manifest: Manifest) -> tuple[Refusal, ...]:
@@ -66,6 +72,8 @@ def unpulled(manifest: Manifest) -> tuple[Refusal, ...]:
 
 def refusal_fix(reason: str) -> str:
     """How to settle a refusal given for ``reason``: what to do on the box, then pull again."""
+    if reason.startswith(("cannot stat", "cannot read")) and GONE in reason:
+        return _GONE_FIX
     what = next((fix for start, fix in _FIXES if reason.startswith(start)), _DEFAULT_FIX)
     return f"{what}, then pull again"
 

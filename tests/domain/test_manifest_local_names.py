@@ -33,3 +33,12 @@ def test_refuse_unwritable_moves_entries_and_links_to_refusals():
     assert {r.path for r in unpulled(out)} == {"x" * 300, "y" * 300}
     same = Manifest("box1", roots, entries=(manifest.entries[0],))
     assert refuse_unwritable(same, 255, 4000) is same
+
+
+def test_a_file_gone_since_the_listing_is_said_deleted_not_unreadable() -> None:
+    # The scan's words (agent/manifest.py: "cannot read: " + strerror) for a file that was
+    # listed, then deleted before it was hashed (ux-j 5).
+    gone = refusal_fix("cannot read: No such file or directory")
+    assert gone.startswith("it was deleted on the box while the pull listed it")
+    assert "permissions" not in gone
+    assert "permissions" in refusal_fix("cannot read: Permission denied")
