@@ -33,4 +33,6 @@ def width_text(width: tuple[int, int], rtt_s: float | None) -> str:
 
 def rtt_text(rtt_s: float | None) -> str:
     """`` (round trip ~3 ms)``, or nothing when it was not measured."""
-    return f" (round trip ~{rtt_s * 1000:.0f} ms)" if rtt_s is not None else ""
+    if rtt_s is None:
+        return ""
+    return " (round trip under 1 ms)" if rtt_s < 0.0005 else f" (round trip ~{rtt_s * 1000:.0f} ms)"
