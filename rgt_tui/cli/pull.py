@@ -78,7 +78,7 @@ def add_pull_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "ssh", "sftp"),
         default="auto",
         help="how large files (64 MiB and up) come: auto (default) through OpenSSH's ssh "
-        "from a box in the same datacenter (round trip up to 5 ms), where this machine's "
+        "from a box in the same datacenter (round trip up to 3 ms), where this machine's "
         "CPU binds, SFTP lanes from farther, where the link does; ssh: through ssh "
         "whatever the round trip (a fast link farther away); sftp: always SFTP. ssh is "
         "used only where ssh_config keeps rgt-tui's host-key check",

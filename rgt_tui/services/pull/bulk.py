@@ -44,13 +44,12 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.text import printable
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
 
-# Up to this round trip (as measured: a session's start, sftp-server's included, so it
-# errs long; a quiet loopback reads 2-3 ms, a 4 ms link ~10) the box is in the same
-# datacenter or rack, where links are fast and a pull is bound by this machine's CPU:
-# ssh wins (loopback bench 4.2 s against 5.6-6.1). Beyond it the link binds, and
+# Up to this round trip (``round_trip``: the quickest of a few stats) the box is in the
+# same datacenter or rack, where links are fast and a pull is bound by this machine's
+# CPU: ssh wins (loopback bench 4.2 s against 5.6-6.1). At 4 ms the link bound, and
 # OpenSSH's 2 MiB session windows filled less of it than the SFTP lanes (4 ms / 1 Gbit/s:
 # 3.9-4.0 s against 3.7, for less CPU): SFTP, unless --bulk ssh.
-NEAR_RTT_S = 0.005
+NEAR_RTT_S = 0.003
 MODES = ("auto", "ssh", "sftp")
 MIN_BYTES = 64 << 20  # one login per file: worth it from here up
 FILES_AT_ONCE = 3  # ssh processes at once: each decrypts on its own core
@@ -92,7 +91,7 @@ async def round_trip(stat: Callable[[], Awaitable[object]], estimate: float | No
     """The link's round trip for the choice below: the quickest of ``PROBES`` SFTP stats,
     one round trip each. The copy's width is chosen on a session's start (``estimate``,
     three round trips and sftp-server's start, on a loop that is busy reading the box's
-    listing): near the 5 ms line that read 6-20 ms for a 2 ms link (ux-j 2). A box whose
+    listing): near the line that read 6-20 ms for a 2 ms link (ux-j 2). A box whose
     estimate is 10x the line away is far whatever a probe says: it pays none."""
     if estimate is None or estimate > 10 * NEAR_RTT_S:
         return estimate
