@@ -42,6 +42,8 @@ from typing import Protocol
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.text import printable
+from rgt_tui.services.pull.plan import FilePlan
+from rgt_tui.services.pull.state import PullRun
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
 
 # Up to this round trip (``round_trip``: the quickest of a few stats) the box is in the
@@ -77,8 +79,10 @@ class BulkFailed(Exception):
 
 
 class Part(Protocol):
-    """What the copy's part gives: its size so far and a blocking append (write + hash)."""
+    """What the copy's part gives: its plan, its size so far and a blocking append (write
+    and hash)."""
 
+    plan: FilePlan
     at: int
 
     def write(self, chunks: list, dest: Path) -> None: ...
@@ -248,3 +252,43 @@ async def _stderr_tail(stream: asyncio.StreamReader | None) -> str:
         while chunk := await stream.read(65536):
             kept = (kept + chunk)[-STDERR_KEPT:]
     return kept.decode("utf-8", "replace")
+
+
+async def choose(run: PullRun) -> None:
+    """Decide, once a pull, whether its large files stream (``run.bulk``: the command, or
+    why not), on the probed round trip (``run.bulk_rtt_s``)."""
+    run.bulk_rtt_s = await round_trip(lambda: run.transport.stat("/"), run.width_rtt_s)
+    run.bulk = await asyncio.to_thread(
+        bulk_command,
+        run.host,
+        rtt_s=run.bulk_rtt_s,
+        budget=run.options.budget,
+        mode=run.options.bulk,
+    )
+
+
+async def stream_part(run: PullRun, part: Part, ssh: OpenSsh, size: int) -> None:
+    """``part``'s file from its size through ``ssh``; the copy's SFTP brings whatever it did
+    not (``BulkFailed``: ssh's own failure turns the route off for the pull, the box's
+    ``cat`` failing for this file sends this file alone to SFTP)."""
+    local = part.plan.local
+
+    def moved(nbytes: int) -> None:
+        run.touch()
+        run.tracker.moved(local, nbytes)
+        run.tracker.advance(local, nbytes)
+
+    argv = stream_argv(ssh, run.remote_path(part.plan), part.at)
+    try:
+        # Half the stall timeout: a stalled stream is handed to SFTP before the pull's own
+        # stall watch would drop the (healthy) connection for it.
+        stall_s = run.options.stall_timeout_s / 2
+        await stream_into(argv, part, size, run.dest, moved=moved, stall_s=stall_s)
+    except BulkFailed as exc:
+        run.touch()  # SFTP starts now: its own time to the first byte
+        if exc.route:  # ssh itself: the other files by SFTP too
+            run.bulk_off(local, str(exc))
+        else:  # this file (gone, unreadable, shorter): SFTP says precisely what
+            run.bulk_skipped.append((local, str(exc)))
+    finally:
+        run.streamed.add(local)

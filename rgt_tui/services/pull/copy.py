@@ -3,7 +3,8 @@
 - Large files: SFTP with many reads in flight (``FileReader.blocks``), several files at
   once over the host's one connection, resumed from the part's size and hashed as the
   bytes are written, in order (out-of-order replies wait in memory: at most the reads in
-  flight).
+  flight). From a box in the same datacenter, files of 64 MiB and more stream through
+  OpenSSH's ``ssh`` first (``bulk.py``); SFTP brings whatever a stream did not.
 - Small files: many per round trip — one ``tar`` on the box reads the asked names
   (NUL-separated, on stdin) and streams them; ``tar_stream.TarReader`` hands out only the
   asked regular files at the manifest's size. What tar cannot bring (no GNU tar on the
@@ -106,14 +107,7 @@ async def copy_files(run: PullRun, plans: list[FilePlan]) -> None:
     workers, per = run.width or (run.options.concurrency, run.options.lanes_per_file)
     streamed = deque(p for p in large if p.entry.size >= bulk.MIN_BYTES)
     if streamed and run.bulk is None:  # decided once a pull, by the first such file
-        run.bulk_rtt_s = await bulk.round_trip(lambda: run.transport.stat("/"), run.width_rtt_s)
-        run.bulk = await asyncio.to_thread(
-            bulk.bulk_command,
-            run.host,
-            rtt_s=run.bulk_rtt_s,
-            budget=run.options.budget,
-            mode=run.options.bulk,
-        )
+        await bulk.choose(run)
     if isinstance(run.bulk, OpenSsh):
         large = deque(p for p in large if p.entry.size < bulk.MIN_BYTES)
     else:
@@ -197,7 +191,7 @@ async def _sftp_copy(
     try:
         run.tracker.start_file(plan.local, size, part.at, 2 if from_zero else 1)
         if isinstance(run.bulk, OpenSsh) and size >= bulk.MIN_BYTES and part.at < size:
-            await _stream(run, part, run.bulk, size)
+            await bulk.stream_part(run, part, run.bulk, size)
         if part.at < size:
             # Opened at once: a session costs a few round trips to start, a far box's
             # 200 ms each; every one that opens is closed below, even when another fails.
@@ -232,32 +226,6 @@ async def _sftp_copy(
             closing.add_done_callback(run.closing.discard)
         if part.fd >= 0:
             os.close(part.fd)
-
-
-async def _stream(run: PullRun, part: _Part, ssh: OpenSsh, size: int) -> None:
-    """The file from the part's size through ``ssh`` (``bulk``). When the stream cannot
-    bring it, the pull's other large files go by SFTP too, and the summary says why."""
-    local = part.plan.local
-
-    def moved(nbytes: int) -> None:
-        run.touch()
-        run.tracker.moved(local, nbytes)
-        run.tracker.advance(local, nbytes)
-
-    argv = bulk.stream_argv(ssh, run.remote_path(part.plan), part.at)
-    try:
-        # Half the stall timeout: a stalled stream is handed to SFTP before the pull's own
-        # stall watch would drop the (healthy) connection for it.
-        stall_s = run.options.stall_timeout_s / 2
-        await bulk.stream_into(argv, part, size, run.dest, moved=moved, stall_s=stall_s)
-    except bulk.BulkFailed as exc:
-        run.touch()  # SFTP starts now: its own time to the first byte
-        if exc.route:  # ssh itself: the other files by SFTP too
-            run.bulk_off(local, str(exc))
-        else:  # this file (gone, unreadable, shorter): SFTP says precisely what
-            run.bulk_skipped.append((local, str(exc)))
-    finally:
-        run.streamed.add(local)
 
 
 async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -> None:
