@@ -44,6 +44,7 @@ esac
 case "$SSH_SHIM_MODE" in
   short) "$REAL_SSH" "$@" | head -c "$SSH_SHIM_BYTES"; echo "link dropped" >&2; exit 255 ;;
   stall) "$REAL_SSH" "$@" | head -c "$SSH_SHIM_BYTES"; exec sleep 600 ;;
+  linger) "$REAL_SSH" "$@" | head -c "$SSH_SHIM_BYTES"; exec >&-; exec sleep 600 ;;
   extra) "$REAL_SSH" "$@"; printf 'BYTES THE MANIFEST DOES NOT LIST' ;;
   corrupt) printf X; "$REAL_SSH" "$@" | tail -c +2 ;;
   gone) case "$*" in
@@ -134,7 +135,7 @@ async def test_a_resumed_part_streams_from_its_size(
     assert len(streams) == 1 and f"tail -c +{kept + 1} -- " in streams[0], streams
 
 
-@pytest.mark.parametrize("mode", ["short", "stall"])
+@pytest.mark.parametrize("mode", ["short", "stall", "linger"])
 async def test_a_stream_that_breaks_hands_the_rest_to_sftp_and_says_why(
     openssh_server: OpenSshServer,
     ssh_shim: Path,
@@ -154,7 +155,13 @@ async def test_a_stream_that_breaks_hands_the_rest_to_sftp_and_says_why(
     assert sha(dest / "real1" / "last.pt") == digest
     assert result.bulk is not None and result.bulk.startswith(f"{BULK_SSH} until last.pt (")
     assert result.bulk.endswith("), then SFTP"), result.bulk
-    why = "no byte for 4 s" if mode == "stall" else "ssh exited 255 (link dropped)"
+    # linger: the stream's output ends, its process does not (a box command that closed
+    # its output and goes on holding the session).
+    why = {
+        "short": "ssh exited 255 (link dropped)",
+        "stall": "no byte for 4 s",
+        "linger": f"the stream ended at {cut} of {SIZE} bytes, and ssh did not end",
+    }[mode]
     assert f"the stream ended at {cut} of {SIZE} bytes" in result.bulk or mode == "stall"
     assert why in result.bulk, result.bulk
     # What the stream brought was kept: SFTP read only the rest.

@@ -187,13 +187,16 @@ async def stream_into(
         drain.result()  # the part's write errors (LocalWriteError) go to the copy
         if part.at >= size:
             return
-        code = await proc.wait()
-        try:  # bounded: something ssh started may still hold its stderr
-            said = (await asyncio.wait_for(asyncio.shield(errors), 5.0)).strip().splitlines()
-        except asyncio.TimeoutError:
-            said = []
-        why = printable(said[-1]) if said else ""
         ends = f"the stream ended at {part.at} of {size} bytes"
+        try:  # a box command that closed its output may still hold the session open
+            code = await asyncio.wait_for(proc.wait(), stall_s)
+        except asyncio.TimeoutError:
+            raise BulkFailed(f"{ends}, and ssh did not end", route=True) from None
+        try:  # bounded: something ssh started may still hold its stderr
+            lines = (await asyncio.wait_for(asyncio.shield(errors), 5.0)).strip().splitlines()
+        except asyncio.TimeoutError:
+            lines = []
+        why = printable(lines[-1]) if lines else ""
         said = f"{ends}: ssh exited {code}" + (f" ({why})" if why else "")
         raise BulkFailed(said, route=code == SSH_FAILED or code < 0)
     finally:
