@@ -362,6 +362,14 @@ class FleetScreen(FleetView, Screen[None]):
         self._selected = pane
         pane.focus()
         pane.scroll_visible(animate=False)
+        # Again once the layout is current: panes that just took their first rows grow,
+        # and a scroll measured on the old heights can leave the selection out of view
+        # (seen on a loaded CI machine: the grid stopped six panes short).
+        self.call_after_refresh(self._scroll_selected_visible, pane)
+
+    def _scroll_selected_visible(self, pane: HostPane) -> None:
+        if self._selected is pane and pane.display:
+            pane.scroll_visible(animate=False)
 
     def action_move(self, direction: str) -> None:
         panes = self.visible_panes
