@@ -117,9 +117,14 @@ next_retry() {
 # Cell NAME's exit, as the QUEUE DONE line lists it: a kill record after its last
 # start says who stopped it (`kill TS WHO THEN`: the user, or rgt-tui's watch of a group
 # whose other rank failed).
+killed_by() {  # NAME: who killed its last attempt (user, group), or nothing
+    awk '$1 == "start" { w = "" } $1 == "kill" { w = $3 } END { print w }' \
+        "$qdir/cells/$1.state" 2>/dev/null
+}
+
 failure_text() {  # NAME CODE
-    local f="$qdir/cells/$1.state" who
-    who=$(awk '$1 == "start" { w = "" } $1 == "kill" { w = $3 } END { print w }' "$f" 2>/dev/null)
+    local who
+    who=$(killed_by "$1")
     case "$who" in
         "") printf '%s(exit %s)' "$1" "$2" ;;
         group) printf '%s(stopped with its group, exit %s)' "$1" "$2" ;;
@@ -164,8 +169,7 @@ stopped_by() {
     local who=""
     if [ -n "$last_ran" ] &&
         awk '$1 == "stop" { s = $3 } END { exit !(s == "kill") }' "$qdir/runner.state" 2>/dev/null; then
-        who=$(awk '$1 == "start" { w = "" } $1 == "kill" { w = $3 } END { print w }' \
-            "$qdir/cells/${last_ran#cell * }.state" 2>/dev/null)
+        who=$(killed_by "${last_ran#cell * }")
     fi
     if [ "$who" = group ]; then
         echo "stopped with its group (another rank failed)"

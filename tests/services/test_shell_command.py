@@ -11,6 +11,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from support.ssh_config import users_ssh_config
+
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.services.box.shell import ShellCommand, remote_shell_script, shell_command
 from rgt_tui.services.fleet.file import load_fleet
@@ -66,26 +68,11 @@ def test_the_shell_is_the_users_ssh_with_every_forced_option_and_the_fleets_know
     assert command.cwd is None
 
 
-def _users_ssh_config(home: Path, monkeypatch, text: str) -> None:
-    """The user's ssh_config: OpenSSH reads ~ from the password database, not $HOME, so
-    the user's ``ssh`` here is the real one given this file (a wrapper first on PATH);
-    asyncssh (the transport) reads it from $HOME."""
-    (home / ".ssh").mkdir()
-    config = home / ".ssh" / "config"
-    config.write_text(text)
-    bin_dir = home / "bin"
-    bin_dir.mkdir()
-    wrapper = bin_dir / "ssh"
-    wrapper.write_text(f'#!/bin/sh\nexec /usr/bin/ssh -F {config} "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-
-
 def test_ssh_config_that_would_forward_or_trust_anything_is_overridden(
     openssh_server, home, monkeypatch
 ):
     server = openssh_server
-    _users_ssh_config(
+    users_ssh_config(
         home,
         monkeypatch,
         "Host 127.0.0.1\n"
@@ -109,7 +96,7 @@ def test_ssh_config_that_would_forward_or_trust_anything_is_overridden(
 
 def test_a_proxy_jump_in_ssh_config_is_refused_with_the_reason(openssh_server, home, monkeypatch):
     server = openssh_server
-    _users_ssh_config(home, monkeypatch, "Host 127.0.0.1\n  ProxyJump jump.example\n")
+    users_ssh_config(home, monkeypatch, "Host 127.0.0.1\n  ProxyJump jump.example\n")
     host = load_fleet(server.hosts_file).host(server.host_name)
     why = shell_command(host)
     assert isinstance(why, str)

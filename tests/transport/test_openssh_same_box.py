@@ -7,25 +7,11 @@ line vouch for the box (ux-j 1). (A Port only ssh sees cannot: the command gives
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
+from support.ssh_config import users_ssh_config
 
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
-
-
-def _ssh_reads(home: Path, monkeypatch: pytest.MonkeyPatch, text: str, *, both: bool) -> None:
-    """``text`` as the ssh_config ssh reads; ``both``: asyncssh reads it too ($HOME)."""
-    config = home / ".ssh" / "config" if both else home / "only_ssh_config"
-    config.parent.mkdir(exist_ok=True)
-    config.write_text(text)
-    bin_dir = home / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "ssh").write_text(f'#!/bin/sh\nexec /usr/bin/ssh -F {config} "$@"\n')
-    (bin_dir / "ssh").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
 
 
 @pytest.mark.parametrize(
@@ -38,7 +24,7 @@ def _ssh_reads(home: Path, monkeypatch: pytest.MonkeyPatch, text: str, *, both: 
 def test_a_setting_only_ssh_reads_that_moves_the_box_or_its_key_refuses_ssh(
     openssh_server, home, monkeypatch, setting: str, said: str
 ) -> None:
-    _ssh_reads(home, monkeypatch, f"Host 127.0.0.1\n  {setting}\n", both=False)
+    users_ssh_config(home, monkeypatch, f"Host 127.0.0.1\n  {setting}\n", asyncssh_reads=False)
     host = load_fleet(openssh_server.hosts_file).host("real1")
     why = openssh_for(host)
     assert isinstance(why, str) and why.startswith(said), why
@@ -46,6 +32,6 @@ def test_a_setting_only_ssh_reads_that_moves_the_box_or_its_key_refuses_ssh(
 
 def test_the_same_alias_read_by_both_is_the_same_check(openssh_server, home, monkeypatch):
     alias = f"[127.0.0.1]:{openssh_server.port}"  # what the key is filed under anyway
-    _ssh_reads(home, monkeypatch, f"Host 127.0.0.1\n  HostKeyAlias {alias}\n", both=True)
+    users_ssh_config(home, monkeypatch, f"Host 127.0.0.1\n  HostKeyAlias {alias}\n")
     host = load_fleet(openssh_server.hosts_file).host("real1")
     assert isinstance(openssh_for(host), OpenSsh)

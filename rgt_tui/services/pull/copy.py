@@ -22,7 +22,8 @@ A little over 400 lines on purpose: copy and finalise share the part files — w
 writes and hashes is what finalise checks and renames — and read as one stage.
 
 Past 450 lines on purpose: the large and small files' copies share the part, the install
-gate and finalising (the width is width.py's, reading tar streams tar_stream.py's).
+gate and finalising (the width is width.py's, reading tar streams tar_stream.py's, the
+ssh route's choice and stream bulk.py's).
 """
 
 from __future__ import annotations

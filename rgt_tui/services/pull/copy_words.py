@@ -12,10 +12,8 @@ def large_files_lines(result: PullResult) -> list[str]:
     # The probed round trip where there was one: the better measure (``bulk.round_trip``).
     measured = result.bulk_rtt_s if result.bulk_rtt_s is not None else result.width_rtt_s
     rtt = rtt_text(measured)
-    if result.bulk == BULK_SSH:
-        return [f"large files: {BULK_SSH}{rtt}"]
     if result.bulk is not None and result.bulk.startswith(BULK_SSH):
-        return [f"large files: {result.bulk}{rtt}"]  # until one failed, then SFTP
+        return [f"large files: {result.bulk}{rtt}"]  # all, all but some, or until one failed
     if result.width is None:
         return []
     lines = [f"large files: {width_text(result.width, measured)}"]
