@@ -281,6 +281,7 @@ class JobRunner:
                 with contextlib.suppress(Exception):  # only a baseline for the next change
                     recorded = await asyncio.to_thread(self._read_recorded, host)
                     self._set(host, recorded=recorded)
+                    self._recorded_read.add(host)  # read: its first look is taken
             self.locks.release(host, self.state(host).running)
             self._set(host, running="")
 
@@ -326,6 +327,11 @@ class JobRunner:
         changes = await asyncio.to_thread(self.watch.changed, hosts, busy)
         await self._load_journals([c.host for c in changes if c.journal])
         for change in changes:
+            if self.state(change.host).running:
+                # A job of this process started, or is ending, while the watch looked:
+                # its end takes the records as its baseline. Read now, this process's own
+                # records would pass for another's and clear the result just shown.
+                continue
             if change.records or change.host not in self._recorded_read:
                 await self._take_recorded(change.host)
             state = self.state(change.host)

@@ -322,6 +322,44 @@ async def test_a_manual_teardown_is_refused_when_another_box_was_seen_meanwhile(
     assert jh.teardowns == [] and all(h.teardowns == [] for h in jh.history)
 
 
+async def test_the_records_watchs_first_look_leaves_the_pull_this_tui_just_showed(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """The records watch's first look at a host, falling while this TUI's own pull ends
+    (its result shown, its records not yet taken as the baseline), read the pull's own
+    records as another process's and cleared the result: the user saw the shorter
+    "from its records" view, and a test waiting for the result waited 60 s (a CI run)."""
+    results_on_box(loopback_fleet.box("box1").root)
+    fleet = load_fleet(loopback_fleet.hosts_file)
+    first = RgtApp(fleet, start_monitors=False, config_dir=tmp_path / "c")
+    async with first.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("p")
+        await wait_for(lambda: first.jobs.state("box1").pull_result is not None, 60, pilot=pilot)
+        await wait_for(lambda: not first.jobs.state("box1").running, 60, pilot=pilot)
+        result = first.jobs.state("box1").pull_result
+    assert result is not None and result.ok
+    # A second TUI whose records watch has not looked at box1 yet, its pull in that window.
+    app = RgtApp(
+        load_fleet(loopback_fleet.hosts_file), start_monitors=False, config_dir=tmp_path / "d"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        jobs = app.jobs
+        assert jobs.state("box1").recorded is None  # not yet looked at
+        jobs.learned("box1", running="pull", pull_result=result)
+        await jobs.take_outside_changes()
+        assert jobs.state("box1").pull_result is result
+        # Another process's pull afterwards is still taken: its records replace this one.
+        jobs.learned("box1", running="")
+        await pilot.press("p")
+        await wait_for(lambda: jobs.state("box1").pull_result is not result, 60, pilot=pilot)
+        await wait_for(lambda: jobs.state("box1").pull_result is not None, 60, pilot=pilot)
+        await wait_for(lambda: not jobs.state("box1").running, 60, pilot=pilot)
+        ours = jobs.state("box1").pull_result
+        await jobs.take_outside_changes()  # nothing changed since its end: it stays
+        assert jobs.state("box1").pull_result is ours
+
+
 async def test_verify_runs_the_fleets_python_and_says_which_torch(
     tmp_path: Path, loopback_fleet
 ) -> None:  # type: ignore[no-untyped-def]
