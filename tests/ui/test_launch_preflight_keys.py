@@ -68,7 +68,12 @@ async def test_plan_dialog_shows_failed_checks_and_launch_waits_for_each_acknowl
         assert go.display and go.disabled
         assert _ack(modal).display and _ack(modal).caption == "Acknowledge gpu"
         assert app.focused is modal.query_one("#launch-cancel", Button)  # Enter launches nothing
-        assert "Acknowledge gpu" in screen_text(app) and "Launch" in screen_text(app)
+        # On screen once painted (the plan's widgets change before the next paint).
+        await wait_for(
+            lambda: "Acknowledge gpu" in screen_text(app) and "Launch" in screen_text(app),
+            what="the buttons painted",
+            pilot=pilot,
+        )
 
         await pilot.click(_ack(modal))
         modal = await _plan_with(pilot, app, ("gpu",))
