@@ -120,16 +120,20 @@ async def test_copies_start_while_the_box_hashes_and_count_only_after_its_hashes
 
 
 async def test_a_listing_that_is_not_the_manifest_counts_for_nothing(make_loopback_fleet, tmp_path):
-    """A box whose walk lists a file at another size than it then hashes (it grew), and a
-    file it never hashes (gone by then): the early part of the first is dropped and the
-    file pulled as the manifest lists it; the second is neither pulled nor failed."""
+    """A box whose walk lists a file smaller than it then hashes (it grew), one larger
+    (it shrank, or was rewritten), and a file it never hashes (gone by then): the grown
+    file's early bytes stay and only the rest comes (its hash decides), the shrunk one's
+    early part is dropped and it is pulled as the manifest lists it; the third is
+    neither pulled nor failed."""
     fleet = await make_loopback_fleet(1)
     res = box_results(fleet)
     grown = random_file(res / "grown.pt", 3 * MIB)
+    shrunk = random_file(res / "shrunk.pt", 1 * MIB)
     (res / "small.json").write_text("{}")
 
     def grew(entry: dict) -> dict:
-        return {**entry, "size": 2 * MIB} if entry["path"] == "grown.pt" else entry
+        listed = {"grown.pt": 2 * MIB, "shrunk.pt": 1 * MIB + 4096}.get(entry["path"])
+        return entry if listed is None else {**entry, "size": listed}
 
     ghost = {"type": "entry", "n": 99, "root": 0, "path": "ghost.pt", "size": 2 * MIB}
     ghost.update(mtime=1.0, mode=0o644)
@@ -139,8 +143,11 @@ async def test_a_listing_that_is_not_the_manifest_counts_for_nothing(make_loopba
     result = await _pull_held(host, tmp_path, held, options=fast())
     dest = tmp_path / "box1"
     assert result.ok, result.failed
-    assert sorted(f.path for f in result.pulled) == ["grown.pt", "small.json"]
-    assert sha(dest / "grown.pt") == grown
+    assert sorted(f.path for f in result.pulled) == ["grown.pt", "shrunk.pt", "small.json"]
+    assert sha(dest / "grown.pt") == grown and sha(dest / "shrunk.pt") == shrunk
+    # Each file's bytes crossed once: the grown file's first 2 MiB were not fetched again
+    # (they were, before: 5 MiB for its 3), the shrunk file's part was read to its end.
+    assert result.bytes_received <= 4 * MIB + 64 * 1024, result.bytes_received
     assert not (dest / "ghost.pt").exists() and not result.failed
     assert not list((dest / ".rgt" / "parts").rglob("*.part"))
 

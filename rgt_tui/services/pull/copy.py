@@ -188,45 +188,65 @@ async def _sftp_copy(
     streams through OpenSSH's ``ssh`` first (``bulk``); SFTP brings what it did not."""
     size = plan.entry.size
     part = await in_thread(_open_part, run, plan, 0 if from_zero else plan.resume_from)
-    readers = []
+    readers: list = []
     try:
         run.tracker.start_file(plan.local, size, part.at, 2 if from_zero else 1)
-        if isinstance(run.bulk, OpenSsh) and size >= bulk.MIN_BYTES and part.at < size:
-            await bulk.stream_part(run, part, run.bulk, size)
-        if part.at < size:
-            # Opened at once: a session costs a few round trips to start, a far box's
-            # 200 ms each; every one that opens is closed below, even when another fails.
-            opening = [
-                run.transport.open_reader(
-                    run.remote_path(plan),
-                    block_size=run.options.block_size,
-                    max_requests=run.options.max_requests,
-                    lane=lane,
-                )
-                for lane in (lanes if size - part.at > SEGMENT else lanes[:1])
-            ]
-            opened = await asyncio.gather(*opening, return_exceptions=True)
-            readers = [r for r in opened if not isinstance(r, BaseException)]
-            for outcome in opened:
-                if isinstance(outcome, BaseException):
-                    raise outcome
-            await _fetch_in_order(run, part, readers, size)
-        checked = await _checked(run, plan)
-        if checked is None:
-            await in_thread(_drop, run, part)
-            raise _NotListed
-        part.plan = checked
-        return await in_thread(_finish, run, part), checked
+        while True:
+            if isinstance(run.bulk, OpenSsh) and size >= bulk.MIN_BYTES and part.at < size:
+                await bulk.stream_part(run, part, run.bulk, size)
+            if part.at < size:
+                if not readers:
+                    readers = await _open_readers(run, plan, lanes, size - part.at)
+                await _fetch_in_order(run, part, readers, size)
+            checked = await _checked(run, plan, grown=True)
+            if checked is None:
+                await in_thread(_drop, run, part)
+                raise _NotListed
+            part.plan = checked
+            if checked.entry.size == size:
+                return await in_thread(_finish, run, part), checked
+            # It grew between the walk's listing and its hash (a log, a checkpoint being
+            # written): the part's bytes stay and the rest comes on top of them; the
+            # manifest's SHA-256 decides (a file rewritten, not grown, is pulled again).
+            plan, size = checked, checked.entry.size
+            run.tracker.start_file(plan.local, size, part.at, 1)
     finally:
-        if readers:
-            # Each handle's close is a round trip (200 ms on a far box) nothing needs to
-            # wait for: the bytes are read, and the connection's end closes them anyway.
-            closing = asyncio.ensure_future(asyncio.gather(*(r.close() for r in readers)))
-            run.closing.add(closing)
-            closing.add_done_callback(_closed)
-            closing.add_done_callback(run.closing.discard)
+        _close_later(run, readers)
         if part.fd >= 0:
             os.close(part.fd)
+
+
+async def _open_readers(run: PullRun, plan: FilePlan, lanes: tuple[int, ...], left: int) -> list:
+    """The file's readers, one per lane (one for what fits one segment), opened at once:
+    a session costs a few round trips to start, a far box's 200 ms each; every one that
+    opened is closed when another fails."""
+    opening = [
+        run.transport.open_reader(
+            run.remote_path(plan),
+            block_size=run.options.block_size,
+            max_requests=run.options.max_requests,
+            lane=lane,
+        )
+        for lane in (lanes if left > SEGMENT else lanes[:1])
+    ]
+    opened = await asyncio.gather(*opening, return_exceptions=True)
+    readers = [r for r in opened if not isinstance(r, BaseException)]
+    for outcome in opened:
+        if isinstance(outcome, BaseException):
+            _close_later(run, readers)
+            raise outcome
+    return readers
+
+
+def _close_later(run: PullRun, readers: list) -> None:
+    """Close ``readers`` in the background: each handle's close is a round trip (200 ms
+    on a far box) nothing needs to wait for; the connection's end closes them anyway."""
+    if not readers:
+        return
+    closing = asyncio.ensure_future(asyncio.gather(*(r.close() for r in readers)))
+    run.closing.add(closing)
+    closing.add_done_callback(_closed)
+    closing.add_done_callback(run.closing.discard)
 
 
 async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -> None:
@@ -446,10 +466,11 @@ class _NotListed(Exception):
     """The complete manifest does not list the file at the size its copy started on."""
 
 
-async def _checked(run: PullRun, plan: FilePlan) -> FilePlan | None:
+async def _checked(run: PullRun, plan: FilePlan, *, grown: bool = False) -> FilePlan | None:
     """The plan as the complete manifest has it: a copy started on the walk's listing
     (no SHA-256 yet) waits here until the box has hashed everything, and is checked
-    against that manifest only. None: it no longer lists the file at that size."""
+    against that manifest only. None: it no longer lists the file at that size (or,
+    ``grown``, at that size or larger: the caller copies the rest)."""
     if not plan.early:
         return plan
     assert run.checked is not None  # set before any early copy starts
@@ -457,7 +478,9 @@ async def _checked(run: PullRun, plan: FilePlan) -> FilePlan | None:
         run.touch()  # waiting for the box's hashes, not for a stalled link
         await asyncio.wait({run.checked}, timeout=1.0)
     entry = run.checked.result().get(plan.local)
-    if entry is None or entry.size != plan.entry.size:
+    if entry is None or entry.size < plan.entry.size:
+        return None
+    if entry.size != plan.entry.size and not grown:
         return None
     return dataclasses.replace(plan, entry=entry, early=False)
 
