@@ -228,7 +228,7 @@ def _stopped(view: QueueView | None) -> bool:
     if view.state == GROUP_STOPPED:  # read with the group's stop already (its records cleared)
         return True
     since = view.launch.ts
-    return view.launch.stop_by == "kill" or any(
+    return view.launch.stop_by in ("kill", BY_GROUP) or any(
         c.status == KILLED and (c.started_at or 0) >= since for c in view.cells
     )
 

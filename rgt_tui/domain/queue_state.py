@@ -516,6 +516,11 @@ def derive_view(
             f"cell {launch.stopped_before} and later not started"
         )
         resume = min(i for i in (stopped.index, resume) if i is not None)
+    elif state == USER_STOPPED and launch is not None and launch.stop_by == BY_GROUP:
+        # Stopped by its group between cells (its stop record says "group"): no cell
+        # was cut, the rest did not start.
+        state = GROUP_STOPPED
+        group_stop = f"{GROUP_KILL_WHY}; cell {launch.stopped_before} and later not started"
     return QueueView(
         host=host,
         state=state,

@@ -10,7 +10,7 @@
 #   credentials-remove      delete ~/.rgt/credentials.env ("removed<TAB>1|0")
 #   code-hash DIR [SESSION] / code-stage DIR TOKEN SESSION / code-switch DIR TOKEN SESSION
 #   code-drop DIR TOKEN     code sync (U42), described where they are defined
-#   stop SESSION / kill SESSION NAME THEN GRACE WHO / retry SESSION ALLOW_DONE NAME OUT...
+#   stop SESSION WHO / kill SESSION NAME THEN GRACE WHO / retry SESSION ALLOW_DONE NAME OUT...
 #   skip NAME               queue control (the reason on stdin), described where defined
 #   slurm-probe DURABLE JOBNAME / slurm-submit KIND ... sbatch ARGS   a Slurm host's
 #                           queue as job arrays (issue 32), described where defined
@@ -551,7 +551,7 @@ code_drop() {  # DIR TOKEN: remove a staging dir this sync made (it failed)
 
 # --- Queue control (rgt-tui queue stop|kill|retry|skip; docs/queues.md "Queue control").
 # Each action is a record the runner reads (run_queue.sh) and the probe passes on:
-#   runner.state      stop <ts> user|kill          stop before the next cell
+#   runner.state      stop <ts> user|group|kill    stop before the next cell
 #   cells/NAME.state  kill <ts> <who> <next|stop>  before the killed attempt's end record;
 #                                                  who: user, or group (rgt-tui stopped a
 #                                                  rank because another rank failed; a box
@@ -610,11 +610,14 @@ cell_pid_check() {  # NAME
     cell_pid=$spid
 }
 
-# stop SESSION: the runner ends the queue before its next cell. "stop<TAB>requested" or
-# "stop<TAB>already" (asked before for this launch); refused when no queue runs.
+# stop SESSION WHO: the runner ends the queue before its next cell, WHO (`user`, or
+# `group`: rgt-tui stopping a rank between cells because another rank failed) recorded
+# with it. "stop<TAB>requested" or "stop<TAB>already" (asked before for this launch);
+# refused when no queue runs.
 queue_stop() {
-    [ $# -eq 1 ] || refuse usage "stop needs 1 argument, got $#"
-    local why
+    [ $# -eq 2 ] || refuse usage "stop needs 2 arguments, got $#"
+    local why who=$2
+    case "$who" in user | group) ;; *) refuse usage "stop: WHO must be user or group, not '$(printf '%s' "$who" | tr -d '[:cntrl:]' | cut -c 1-20)'" ;; esac
     mkdir -p "$rgt" || refuse io "cannot create $rgt"
     take_lock
     why=$(running_reason "$1") || refuse not-running "the queue is not running: there is nothing to stop"
@@ -622,7 +625,7 @@ queue_stop() {
         printf 'stop\talready\t%s\n' "$why"
         return 0
     fi
-    printf 'stop %s user\n' "$(date +%s)" >>"$q/runner.state" || refuse io "cannot write $q/runner.state (disk full?)"
+    printf 'stop %s %s\n' "$(date +%s)" "$who" >>"$q/runner.state" || refuse io "cannot write $q/runner.state (disk full?)"
     printf 'stop\trequested\t%s\n' "$why"
 }
 

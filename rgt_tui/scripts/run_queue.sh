@@ -164,11 +164,13 @@ stop_now() {  # NEXT_INDEX WHAT
 }
 
 # Who asked this stop: the user, or rgt-tui's watch of a group (a kill with THEN=stop
-# asks the stop; its cell's kill record says who: `kill TS group stop`).
+# asks the stop, its cell's kill record saying who: `kill TS group stop`; between cells
+# the stop record says it: `stop TS group`).
 stopped_by() {
-    local who=""
-    if [ -n "$last_ran" ] &&
-        awk '$1 == "stop" { s = $3 } END { exit !(s == "kill") }' "$qdir/runner.state" 2>/dev/null; then
+    local who asked
+    asked=$(awk '$1 == "stop" { s = $3 } END { print s }' "$qdir/runner.state" 2>/dev/null)
+    who=$asked
+    if [ "$asked" = kill ] && [ -n "$last_ran" ]; then
         who=$(killed_by "${last_ran#cell * }")
     fi
     if [ "$who" = group ]; then

@@ -161,6 +161,41 @@ async def test_kill_then_stop_kills_a_cell_ignoring_term_and_stops_the_queue(mak
     )
 
 
+async def test_a_group_stop_between_cells_is_recorded_as_the_groups_and_a_bad_who_is_refused(
+    make_queue_fleet,
+):
+    """A rank the group stops where no cell of it runs (between cells, or past its cell)
+    gets a ``stop`` record saying ``group``: its runner's QUEUE DONE line, its view and
+    `watch`'s words say "stopped with its group", never "by the user"."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    a = qf.cell_script("a", gate("go_a"))
+    b = qf.cell_script("b", "echo b ran")
+    transport, _ = await launched(qf, f"{a} t\n{b} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell a to run")
+    runner = qf.qdir() / "runner.state"
+    for bad in (("admin",), ("",), ()):
+        refused = await run_ctl(transport, "stop", "rgt-box1", *bad)
+        assert refused.stdout.startswith("refused\tusage\tstop"), refused.stdout
+    assert "stop " not in runner.read_text()  # nothing recorded
+
+    await stop_queue(host, transport, who="group")
+    assert re.search(r"^stop \d+ group$", runner.read_text(), re.M), runner.read_text()
+    (qf.root() / "go_a").touch()
+    view = await wait_view(qf, lambda v: v.state == GROUP_STOPPED, what="the queue to stop")
+    await transport.close()
+    assert [(c.name, c.status) for c in view.cells] == [("a", DONE), ("b", PENDING)]
+    assert view.stop_text() == (
+        "stopped with its group (another rank failed); cell 1 and later not started"
+    )
+    assert "by the user" not in view.summary() and view.resume_index == 1
+    done = (qf.qdir() / "queue.log").read_text().splitlines()[-1]
+    assert done == (
+        "QUEUE DONE: 1/1 succeeded; failed: none; "
+        "stopped with its group (another rank failed) after cell 0 a"
+    ), done
+
+
 async def test_a_kill_by_the_group_is_recorded_as_the_groups_and_a_bad_who_is_refused(
     make_queue_fleet,
 ):

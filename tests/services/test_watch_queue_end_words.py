@@ -118,6 +118,16 @@ def test_a_user_stop_advises_resuming_from_where_it_stopped() -> None:
     assert "tear" not in event.body and "rgt-tui launch box1 --start 1" in event.body
 
 
+def test_a_group_stop_between_cells_is_said_as_the_groups() -> None:
+    event = told(
+        "alpha beta",
+        "stop 1700000050 group\nstopped 1700000060 1\ndone 1700000060 1 0\n",
+        {"alpha": "start 1700000001 boot-box1 4300\nend 1700000055 0\n"},
+    )
+    assert event.title == "box1: queue stopped with its group: 1/2 done", event.title
+    assert "by you" not in event.body
+
+
 def test_a_queue_with_nothing_left_advises_pull_verify_and_teardown() -> None:
     event = told(
         "alpha",

@@ -141,13 +141,14 @@ class StopResult:
         )
 
 
-async def stop_queue(host: HostConfig, transport: Transport) -> StopResult:
-    """Ask the runner to stop before its next cell (a ``stop`` record in runner.state).
+async def stop_queue(host: HostConfig, transport: Transport, *, who: str = "user") -> StopResult:
+    """Ask the runner to stop before its next cell (a ``stop`` record in runner.state,
+    saying ``who``: ``user``, or ``group`` for a group's own stop of a rank).
 
     QueueError (code ``not-running``) when no queue runs on the box.
     """
     view, _ = await _view(host, transport)
-    result = await run_ctl(transport, "stop", tmux_session_name(host.name))
+    result = await run_ctl(transport, "stop", tmux_session_name(host.name), who)
     error = refusal(host.name, result)
     if error is not None:
         raise error

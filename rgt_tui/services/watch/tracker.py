@@ -262,7 +262,12 @@ def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[s
         after = f"the queue went on: {_tally(view)}" if went_on else "the queue stopped"
         title = f"{host}: {who} {what}; {after}"
     else:
-        how = "stopped by you" if launch.stopped_by_user else "finished"
+        if not launch.stopped_by_user:
+            how = "finished"
+        elif launch.stop_by == BY_GROUP:  # between cells, by rgt-tui: a rank had failed
+            how = "stopped with its group"
+        else:
+            how = "stopped by you"
         title = f"{host}: queue {how}: {_tally(view)}"
     again = [c for c in view.cells if c.status in (KILLED, INTERRUPTED, FAILED, *SLURM_ENDED)]
     if again:

@@ -295,7 +295,7 @@ class GroupBackend:
                     raise
                 # Between cells (or past the cell): the runner must still not go on.
                 try:
-                    await control.stop_queue(ranks[rank], t)
+                    await control.stop_queue(ranks[rank], t, who=who)
                 except QueueError as stop_error:
                     if stop_error.code != "not-running":
                         raise
@@ -431,7 +431,7 @@ async def _quiet_kill(host: HostConfig, transport: Transport) -> None:
     try:
         await control.kill_cell(host, transport, None, then="stop", grace_s=2, who="group")
     except QueueError:
-        await control.stop_queue(host, transport)
+        await control.stop_queue(host, transport, who="group")
 
 
 async def _nothing() -> None:
