@@ -24,7 +24,7 @@ from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EX
 from rgt_tui.cli.pull_progress import FleetPullView, PullProgressView
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.egress import egress_usd, fmt_gb, fmt_usd, plan_line
+from rgt_tui.domain.egress import egress_usd, fmt_usd, plan_line
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.services.connect import Transport, host_connection
@@ -401,7 +401,7 @@ def fleet_egress_lines(results: list[PullResult]) -> list[str]:
     priced = [(r, egress_usd(r.to_move, r.egress)) for r in results if r.egress is not None]
     usd = sum(c for _, c in priced if c is not None)
     unknown = [r.host for r, c in priced if c is None and r.to_move]
-    line = f"all hosts: {fmt_gb(moved)} to move"
+    line = f"all hosts: {fmt_bytes(moved)} to move"
     if usd > 0:
         line += f" · egress ≈ {fmt_usd(usd)}"
     if unknown:

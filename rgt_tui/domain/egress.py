@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rgt_tui.domain.units import fmt_bytes
+
 if TYPE_CHECKING:
     from rgt_tui.domain.config import HostConfig
     from rgt_tui.domain.profiles import Profile
@@ -62,10 +64,15 @@ def cost_text(nbytes: int, price: EgressPrice) -> str:
         return f" · egress price not set ({price.source}: set egress_usd_per_gb on the host)"
     if price.usd_per_gb == 0:
         return ""
-    return f" · egress ≈ {fmt_usd(usd)} at ${price.usd_per_gb:g}/GB ({price.source})"
+    return (
+        f" · egress ≈ {fmt_usd(usd)} for {fmt_gb(nbytes)} at ${price.usd_per_gb:g}/GB "
+        f"({price.source})"
+    )
 
 
 def plan_line(nbytes: int, price: EgressPrice) -> str:
-    """The pull plan's line: ``pull: 12.4 GB to move · egress ≈ $1.12 at $0.09/GB (aws
-    profile)``; only the bytes when moving them is free."""
-    return f"pull: {fmt_gb(nbytes)} to move{cost_text(nbytes, price)}"
+    """The pull plan's line: ``pull: 11.5G to move · egress ≈ $1.12 for 12.4 GB at
+    $0.09/GB (aws profile)``; only the bytes when moving them is free. The bytes are in
+    the progress line's units (binary, ``172M``: a "180 MB to move" above "0B/172M" read
+    as 8 MB lost); the decimal figure only beside a price, as egress is billed."""
+    return f"pull: {fmt_bytes(nbytes)} to move{cost_text(nbytes, price)}"

@@ -36,20 +36,20 @@ def test_the_plan_line_takes_the_profiles_price_and_a_host_overrides_it(tmp_path
     runpod = load_fleet(_fleet(tmp_path, "", "runpod")).host("b1")
     assert egress_price(runpod, profile("runpod")) == EgressPrice(0.0, "runpod profile")
     assert plan_line(12_400_000_000, egress_price(runpod, profile("runpod"))) == (
-        "pull: 12.4 GB to move"  # free: the bytes only
+        "pull: 12G to move"  # free: the bytes only (the progress line's units)
     )
     vast = load_fleet(_fleet(tmp_path, "egress_usd_per_gb = 0.09\n", "vastai")).host("b1")
     price = egress_price(vast, profile("vastai"))
     assert price == EgressPrice(0.09, "host b1")
     assert plan_line(12_400_000_000, price) == (
-        "pull: 12.4 GB to move · egress ≈ $1.12 at $0.09/GB (host b1)"
+        "pull: 12G to move · egress ≈ $1.12 for 12.4 GB at $0.09/GB (host b1)"
     )
     # vast.ai publishes no one price: without the host key, the line says to set it.
     bare = load_fleet(_fleet(tmp_path, "", "vastai")).host("b1")
     assert "egress price not set (vastai profile: set egress_usd_per_gb" in plan_line(
         5_000_000, egress_price(bare, profile("vastai"))
     )
-    assert plan_line(1_000, price).endswith("≈ < $0.01 at $0.09/GB (host b1)")
+    assert plan_line(1_000, price).endswith("≈ < $0.01 for 1.0 kB at $0.09/GB (host b1)")
 
 
 def test_every_profile_states_its_egress_price_or_says_to_set_it():
@@ -120,17 +120,17 @@ async def test_cli_pull_shows_the_plan_line_before_the_copy_and_all_totals_it(
     code = await asyncio.to_thread(main, ["pull", "box1", "--hosts", str(hosts)])
     out, err = capsys.readouterr()
     assert code == 0, err
-    line = "box1: pull: 3.1 MB to move · egress ≈ < $0.01 at $0.09/GB (host box1)"
+    line = "box1: pull: 3.0M to move · egress ≈ < $0.01 for 3.1 MB at $0.09/GB (host box1)"
     assert line in err
     assert err.index(line) < err.index("box1: pulling")  # before the copy is under way
-    assert "pull: 3.1 MB to move · egress" in out  # and in the summary
+    assert "pull: 3.0M to move · egress" in out  # and in the summary
 
     code = await asyncio.to_thread(main, ["pull", "--all", "--hosts", str(hosts)])
     out, err = capsys.readouterr()
     assert code == 0, err
     # box1 is here already: only box2's 2 MiB move, at its own price.
-    assert "box2: pull: 2.1 MB to move · egress ≈ $0.25 at $120/GB (host box2)" in err
-    assert "all hosts: 2.1 MB to move · egress ≈ $0.25" in out
+    assert "box2: pull: 2.0M to move · egress ≈ $0.25 for 2.1 MB at $120/GB (host box2)" in err
+    assert "all hosts: 2.0M to move · egress ≈ $0.25" in out
 
 
 def test_a_host_price_must_be_a_number(tmp_path):

@@ -60,7 +60,7 @@ class PullProgress:
     eta_s: float | None = None
     active: tuple[FileProgress, ...] = ()
     message: str = ""
-    # The plan's bytes to move and what they cost (U14): "pull: 12.4 GB to move · …".
+    # The plan's bytes to move and what they cost (U14): "pull: 12G to move · …".
     plan_line: str = ""
 
     @property
