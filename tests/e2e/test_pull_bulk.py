@@ -201,10 +201,10 @@ async def test_sftp_when_asked_from_a_far_box_and_under_a_bandwidth_limit(
         assert sha(tmp_path / out / "real1" / "last.pt") == digest
     assert not [c for c in _calls(ssh_shim) if "cat -- " in c]
     summary = format_pull_result(far)
-    assert "large files: 4 at a time, 2 SFTP sessions each (round trip ~" in summary
+    assert "large files: up to 4 at a time, 2 SFTP sessions each (round trip ~" in summary
     assert "    not through OpenSSH's ssh: a " in summary, summary
     tab = "\n".join(line.plain for line in pull_result_lines(far))  # the TUI's Pulls tab
-    assert "large files: 4 at a time, 2 SFTP sessions each (round trip ~" in tab
+    assert "large files: up to 4 at a time, 2 SFTP sessions each (round trip ~" in tab
     assert "  not through OpenSSH's ssh: a " in tab, tab
 
 

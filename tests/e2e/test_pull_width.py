@@ -60,7 +60,8 @@ async def test_a_near_box_is_pulled_narrow_and_a_far_one_wide(
     # can take longer to start sftp-server, and the estimate errs towards more sessions.
     assert near.width == copy_width(adapt, near.width_rtt_s)
     files, sessions = near.width
-    assert f"  large files: {files} at a time, {sessions} SFTP session" in (
+    upto = "up to " if files > 1 else ""
+    assert f"  large files: {upto}{files} at a time, {sessions} SFTP session" in (
         format_pull_result(near)
     )
     # --jobs 3: three at once whatever the link.

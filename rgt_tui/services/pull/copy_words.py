@@ -23,10 +23,12 @@ def large_files_lines(result: PullResult) -> list[str]:
 
 
 def width_text(width: tuple[int, int], rtt_s: float | None) -> str:
-    """``1 at a time, 1 SFTP session each (round trip ~3 ms)``: the copy's width and why."""
+    """``1 at a time, 1 SFTP session each (round trip ~3 ms)``: the copy's width and why;
+    ``up to 4 at a time`` where more than one (a pull of 2 files read "4 at a time")."""
     files, sessions = width
     each = "session each" if sessions == 1 else "sessions each"
-    return f"{files} at a time, {sessions} SFTP {each}{rtt_text(rtt_s)}"
+    upto = "up to " if files > 1 else ""
+    return f"{upto}{files} at a time, {sessions} SFTP {each}{rtt_text(rtt_s)}"
 
 
 def rtt_text(rtt_s: float | None) -> str:
