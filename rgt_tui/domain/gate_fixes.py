@@ -13,6 +13,7 @@ from rgt_tui.domain.teardown_gate import (
     MOVE_NOT_ON_RECORD,
     NO_MANIFEST,
     NOT_ANSWERING,
+    NOT_VERIFIED,
     Condition,
 )
 from rgt_tui.domain.text import printable
@@ -112,6 +113,9 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         )
     if key == "rescan" and condition.cause == NO_MANIFEST:
         return f"{pull}, then {_bare(verify)}, then {_bare(check)}"
+    if key == "pulled" and condition.cause == NOT_VERIFIED:
+        # Its files may all be here already: verify counts them (and says what is not).
+        return f"{verify} (a pull that did not finish: {_bare(pull)} first; it resumes)"
     if key == "idle" and condition.cause == NOT_ANSWERING:
         return f"{check} once the box answers: what runs there is unknown until then"
     fixes = {

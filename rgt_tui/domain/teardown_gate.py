@@ -339,6 +339,9 @@ class Condition:
 NO_MANIFEST = "no-manifest"  # nothing to match: no valid manifest (pull and verify)
 CELL_RUNS = "cell-runs"  # no valid manifest while a cell runs: it changes the box's files
 NOT_ANSWERING = "not-answering"  # the box did not answer this check (services/teardown)
+# No verification of this manifest yet: its files may all be here (a pull just ended),
+# and only verify's record counts them hash-verified. The fix is verify, not a pull.
+NOT_VERIFIED = "not-verified"
 # An unfinished cell whose queue file line reads ``#moved-to HOST:`` though no move is on
 # record (HOST's queue file does not hold it): its work is still this host's. Both the
 # cell's state in ``QueueCellsSeen.unfinished`` and its line's cause.
@@ -393,8 +396,14 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         rescan = "no matching re-scan since the manifest"
     items.append(Condition("rescan", m is not None and state.rescan_matches, rescan, cause=cause))
     pulled = len(state.pulled) if m else 0
+    unverified = m is not None and n > 0 and not state.pulled and not state.checked
     items.append(
-        Condition("pulled", m is not None and n > 0 and pulled == n, f"{pulled}/{n} hash-verified")
+        Condition(
+            "pulled",
+            m is not None and n > 0 and pulled == n,
+            f"{pulled}/{n} hash-verified" + (" (no verify of this pull yet)" if unverified else ""),
+            cause=NOT_VERIFIED if unverified else "",
+        )
     )
     items.append(_local_condition(state, n))
     unchecked = n - len(state.checked) if m else 0

@@ -129,6 +129,24 @@ def test_no_verification_of_this_manifest_keeps_it_locked():
     assert "verified" in keys(again)
 
 
+def test_files_pulled_but_not_yet_verified_are_sent_to_verify_not_to_pull_again():
+    """Right after a pull the gate has no verify record of it: 0/N hash-verified, and the
+    fix is verify (the files may all be here), where it used to say to pull again."""
+    from rgt_tui.domain.gate_fixes import fix
+
+    taken = ManifestTaken(FILES, taken_at=200.0, last_write=101.0)
+    fresh = replay(taken, VerificationRead(False, ("no verification of this pull",)))
+    (pulled,) = [c for c in conditions(fresh) if c.key == "pulled"]
+    assert pulled.evidence == "0/2 hash-verified (no verify of this pull yet)"
+    assert fix(pulled, HOST, tui=False).startswith("run `rgt-tui verify h1`")
+    assert fix(pulled, HOST, tui=True).startswith("press v to verify")
+    # Verify ran and found a file not here: pull again, as before.
+    partial = replay(taken, FilePulled("cellA/ckpt.pt", "sha-a"))
+    (pulled,) = [c for c in conditions(partial) if c.key == "pulled"]
+    assert pulled.evidence == "1/2 hash-verified"
+    assert fix(pulled, HOST, tui=False) == "run `rgt-tui pull h1` (it resumes), then verify"
+
+
 def test_a_file_written_afterwards_locks_it_again():
     state = replay(
         *happy_path(),
