@@ -1,8 +1,8 @@
 """Which hosts' records another process changed: one truth across processes.
 
 The TUI and the command line share a fleet's records: the journal (``paths.journal_dir``:
-box, gate facts, teardowns) and the pulled copy's ``.rgt/manifest.json`` and
-``verification.json``. A `rgt-tui teardown`, `pull` or `verify` run in another terminal
+box, gate facts, teardowns) and the pulled copy's ``.rgt/manifest.json``,
+``pulled.json`` and ``verification.json``. A `rgt-tui teardown`, `pull` or `verify` run in another terminal
 changes them under an open TUI, which polls this every few seconds (``WATCH_EVERY_S``)
 and takes what changed (``JobRunner.take_outside_changes``).
 
@@ -22,7 +22,12 @@ from pathlib import Path
 
 from rgt_tui.domain.config import Fleet
 from rgt_tui.services.journal import Journal
-from rgt_tui.services.records import host_results_dir, manifest_path, verification_path
+from rgt_tui.services.records import (
+    host_results_dir,
+    manifest_path,
+    pulled_path,
+    verification_path,
+)
 
 WATCH_EVERY_S = 2.0  # "within a few seconds", for a few stat calls per host
 
@@ -35,7 +40,7 @@ class Change:
 
     host: str
     journal: bool  # its journal (or it was looked at for the first time)
-    records: bool  # its pulled copy's manifest or verification: a pull or verify ran
+    records: bool  # its pulled copy's manifest, pulled record or verification: a pull or verify ran
 
 
 def file_stamp(path: Path) -> Stamp:
@@ -54,11 +59,14 @@ class RecordsWatch:
     def __init__(self, journal: Callable[[], Journal], fleet: Callable[[], Fleet]) -> None:
         self._journal = journal
         self._fleet = fleet
-        self._seen: dict[str, tuple[Stamp, tuple[Stamp, Stamp]]] = {}
+        self._seen: dict[str, tuple[Stamp, tuple[Stamp, ...]]] = {}
 
-    def _records(self, host: str) -> tuple[Stamp, Stamp]:
+    def _records(self, host: str) -> tuple[Stamp, ...]:
+        # The pulled record too: a pull writes its manifest first and what it brought
+        # seconds later (a look between them read "4 of 6 files here" until the next pull).
         folder = host_results_dir(self._fleet().results_dir, host)
-        return file_stamp(manifest_path(folder)), file_stamp(verification_path(folder))
+        paths = (manifest_path(folder), pulled_path(folder), verification_path(folder))
+        return tuple(file_stamp(path) for path in paths)
 
     def changed(self, hosts: Iterable[str], busy: Container[str] = ()) -> list[Change]:
         """The hosts whose files changed since the last look (each seen once first:
