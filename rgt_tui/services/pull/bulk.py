@@ -91,13 +91,18 @@ class Part(Protocol):
 PROBES = 5  # stat round trips; the quickest is the link's (a busy loop only adds)
 
 
-async def round_trip(stat: Callable[[], Awaitable[object]], estimate: float | None) -> float | None:
-    """The link's round trip for the choice below: the quickest of ``PROBES`` SFTP stats,
-    one round trip each. The copy's width is chosen on a session's start (``estimate``,
-    three round trips and sftp-server's start, on a loop that is busy reading the box's
-    listing): near the line that read 6-20 ms for a 2 ms link (ux-j 2). A box whose
-    estimate is 10x the line away is far whatever a probe says: it pays none."""
-    if estimate is None or estimate > 10 * NEAR_RTT_S:
+async def round_trip(
+    stat: Callable[[], Awaitable[object]], estimate: float | None, line: float = NEAR_RTT_S
+) -> float | None:
+    """The link's round trip for the choice below: the quickest of up to ``PROBES`` SFTP
+    stats, one round trip each. The copy's width is chosen on a session's start
+    (``estimate``, three round trips and sftp-server's start, on a loop that is busy
+    reading the box's listing): near the line that read 6-20 ms for a 2 ms link (ux-j 2),
+    and 32 ms for a loopback box under an open TUI on a loaded machine (a user's hour). So
+    an estimate up to 30x the ``line`` is probed; a box past that is far whatever a probe
+    says, and pays none. Probing stops at the first stat under the line (near) or one
+    past 10x it (far): a box 50 ms away pays one round trip."""
+    if estimate is None or estimate > 30 * line:
         return estimate
     best = estimate
     for _ in range(PROBES):
@@ -106,7 +111,10 @@ async def round_trip(stat: Callable[[], Awaitable[object]], estimate: float | No
             await stat()
         except Exception:  # noqa: BLE001 - a failed probe measures nothing
             break
-        best = min(best, time.monotonic() - start)
+        took = time.monotonic() - start
+        best = min(best, took)
+        if best <= line or took > 10 * line:
+            break
     return best
 
 
