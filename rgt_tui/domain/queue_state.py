@@ -197,11 +197,15 @@ class QueueView:
     def next_cell(self) -> CellView | None:
         """The cell the runner starts after the current one: one waiting for its retry
         first (a running queue runs those before its next cell), else the first pending
-        cell after the current; None when the current cell is the last to run."""
+        cell after the current from the launch's start on (a retry's launch starts past
+        the last cell: it runs its retries only); None when the current cell is the last
+        to run."""
         retry = next((c for c in self.cells if c.status == RETRY), None)
         if retry is not None:
             return retry
         after = self.current.index if self.current is not None else -1
+        if self.launch is not None:
+            after = max(after, self.launch.start_index - 1)
         return next((c for c in self.cells if c.index > after and c.status == PENDING), None)
 
     def stop_effect(self) -> str:
@@ -323,6 +327,10 @@ class QueueView:
                 parts.append(f"{self.count(status)} {word}")
         if self.stop_requested:
             parts.append("stop requested")
+        if self.state == FINISHED and self.count(PENDING):
+            # A launch from a later cell, or a retry's (its cell alone): "finished" must
+            # not read as every cell run.
+            parts.append(f"{self.count(PENDING)} not run")
         current = self.current
         if self.cluster is not None:  # Slurm: tasks run side by side, others wait
             parts += self._slurm_parts()

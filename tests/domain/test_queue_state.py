@@ -377,3 +377,20 @@ def test_a_cell_its_group_stopped_reads_so_and_an_old_user_kill_reads_as_before(
     gone = view(launches(), {"a": asked}).cells[0]
     assert gone.status == KILLED and gone.label == "stopped with its group"
     assert gone.note == "stopped with its group (another rank failed); no end record"
+
+
+def test_a_retrys_launch_runs_its_cell_alone_and_finished_counts_the_cells_not_run():
+    """A retry's launch starts past the last cell: nothing follows its cell (the kill
+    dialog said "then run the next cell"), and its end reads finished with the cells it
+    never ran counted, not as if every cell had run (a user's hour)."""
+    retried = {"a": parse_cell_state(f"start 1001 {BOOT} 10\n")}
+    running = view(launches(start=4), retried, runner_alive=True, alive={"a"})
+    assert running.current is not None and running.current.name == "a"
+    assert running.next_cell is None
+    # A plain launch from cell 0: b comes next.
+    plain = view(launches(), retried, runner_alive=True, alive={"a"})
+    assert plain.next_cell is not None and plain.next_cell.name == "b"
+    ended = {"a": parse_cell_state(f"start 1001 {BOOT} 10\nend 1010 0\n")}
+    done = view(launches("done 1010 1 0\n", start=4), ended)
+    assert done.state == FINISHED
+    assert done.summary().startswith("finished · 1/4 done · 3 not run"), done.summary()

@@ -7,12 +7,12 @@ import time
 from pathlib import Path
 
 from support.cli import arun
-from support.pilot import SIZE, make_app, text_of, wait_for
+from support.pilot import SIZE, make_app, shown_notifications, text_of, wait_for
 from support.queues import SCRIPT_RUN, wait_view
 from textual.widgets import Static
 
 from rgt_tui.domain.queue_state import RUNNING
-from rgt_tui.screens.dialog import ConfirmScreen
+from rgt_tui.screens.dialog import ConfirmScreen, DialogButton
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.queue.launch import launch, plan_launch
 
@@ -71,3 +71,61 @@ async def test_a_stop_on_the_last_cell_says_no_next_cell_starts(make_queue_fleet
     assert stop.returncode == 0, stop.stderr
     assert f"box1: the queue stops after cell 1 (last); {LAST}" in stop.stdout
     (qf.root() / "never").touch()
+
+
+async def test_the_kill_dialog_names_what_runs_after_it_and_a_second_stop_asks_nothing(
+    make_queue_fleet, tmp_path: Path
+):
+    """X's "Kill, go on" names the cell that runs next; once a stop is asked it says the
+    queue stops anyway (it promised "run the next cell" and the queue stopped: a user's
+    hour); S a second time asks nothing new."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    first, last = qf.cell_script("first", gate("go")), qf.cell_script("last", gate("never"))
+    qf.write_queue(f"{first} t\n{last} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell first to run")
+
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1", "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+        )
+
+        async def go_on_says() -> str:
+            await pilot.press("X")
+            confirm = await wait_for(
+                lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None, pilot=pilot
+            )
+            said = confirm.query_one("#confirm-next", DialogButton).does
+            await pilot.press("escape")  # cancel: nothing killed
+            await wait_for(lambda: app.screen is screen, what="the dialog to close", pilot=pilot)
+            return said
+
+        await wait_for(
+            lambda: screen.queue_view is not None and screen.queue_view.current is not None,
+            what="first running in the poller's view",
+            pilot=pilot,
+        )
+        assert await go_on_says() == "kill it, then run cell 1 (last)"
+        stop = await arun("queue", "stop", "box1", "--hosts", qf.loopback.hosts_file, "--yes")
+        assert stop.returncode == 0, stop.stderr
+        await wait_for(
+            lambda: screen.queue_view is not None and screen.queue_view.stop_requested,
+            what="the stop in the poller's view",
+            pilot=pilot,
+        )
+        assert await go_on_says() == "kill it; the queue then stops, as asked"
+        await pilot.press("S")
+        await wait_for(
+            lambda: any("(asked already)" in str(n.message) for n in shown_notifications(app)),
+            what="the second stop's notice",
+            pilot=pilot,
+        )
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert (qf.qdir() / "runner.state").read_text().count("stop ") == 1
+    assert "kill " not in qf.state("first")
+    (qf.root() / "go").touch()

@@ -224,15 +224,20 @@ class QueueTab(DetailTab):
         if not view.runner_alive:
             self.app.notify(f"{host.name}: the queue is {view.state}: nothing to stop")
             return
+        if view.stop_requested:  # one request per launch: a second asks nothing new
+            self.app.notify(f"{host.name}: {view.stop_text()} (asked already)")
+            return
         cur = view.current
         what = f"cell {cur.index} ({shown(cur.name)})" if cur else "the current cell"
+        later = (
+            "Later, the pending tasks stay held: release them (the notice after the stop "
+            "names them)."
+            if host.is_login_node
+            else "Later, a launch (L) goes on from where it stopped."
+        )
         body = [
             Content(f"The queue stops after {what} finishes: {view.stop_effect()}."),
-            Content.styled(
-                "Later, a launch (L) goes on from where it stopped; on a Slurm host the pending "
-                "tasks are held instead: release them (the notice after the stop names them).",
-                MUTED,
-            ),
+            Content.styled(later, MUTED),
         ]
         choice = ("stop", "Stop after this cell", "stop the queue after it", "warning")
         self.app.push_screen(
@@ -256,8 +261,15 @@ class QueueTab(DetailTab):
             Content(f"Cell {cur.index} ({shown(cur.name)}) has run for {cur.ran(view.now)}."),
             Content.styled(how, MUTED),
         ]
+        following = view.next_cell
+        if view.stop_requested:  # the runner stops after this cell whatever is chosen
+            go_on = "kill it; the queue then stops, as asked"
+        elif following is None:
+            go_on = "kill it; nothing else runs in this launch"
+        else:
+            go_on = f"kill it, then run cell {following.index} ({shown(following.name)})"
         choices = [
-            ("next", "Kill, go on", "kill it, then run the next cell", "error"),
+            ("next", "Kill, go on", go_on, "error"),
             ("stop", "Kill and stop", "kill it and stop the queue", "error"),
         ]
         self.app.push_screen(
