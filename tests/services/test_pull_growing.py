@@ -1,6 +1,6 @@
 """A file still being written on the box (a training log in ``{out}``) while it is hashed:
 pulled as it was up to the size it had when hashed, never refused, and the next pull
-brings the rest (issue ux-e 13). Real loopback boxes; the writer is a process of its own
+brings the rest, and only the rest (issue ux-e 13). Real loopback boxes; the writer is a process of its own
 appending as a training run does."""
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def growing_log(make_loopback_fleet) -> Iterator:  # noqa: ANN001
         made.append(subprocess.Popen([sys.executable, "-c", WRITER, str(log)]))  # noqa: ASYNC220
         return fleet, log
 
+    start.writers = made  # type: ignore[attr-defined]  # a test may stop them first
     yield start
     for proc in made:
         proc.kill()
@@ -83,6 +84,11 @@ async def test_a_log_still_being_written_is_pulled_as_hashed_and_the_next_pull_b
     ((_, more),) = second.growing
     assert more > size and local.stat().st_size == more
     assert hashlib.sha256(local.read_bytes()).hexdigest() == _prefix_sha(log, more)
+    # Only the rest crossed the wire: the first copy began the part (it crossed whole
+    # again before, for a log a pull every quarter hour paid for in full each time).
+    (pulled,) = second.pulled
+    assert pulled.resumed_from == size, (pulled.resumed_from, size)
+    assert second.bytes_received <= more - size + MIB, (second.bytes_received, more, size)
     # The first copy began the second: nothing set aside (a copy per pull would pile up).
     replaced = tmp_path / "box1" / ".rgt" / "replaced"
     assert not replaced.exists() or not list(replaced.rglob("train.log*"))
@@ -99,3 +105,26 @@ async def test_a_log_still_being_written_is_pulled_as_hashed_and_the_next_pull_b
     flags = {f.kind: f.detail for f in report.flags}
     assert "remote-added" not in flags
     assert flags["remote-changed"].startswith("still being written on the box: pulled up to")
+
+
+async def test_a_log_rewritten_rather_than_grown_is_pulled_again_whole(growing_log, tmp_path):
+    """The last pull took the file while it was written, and the box then wrote a new,
+    longer file in its place: the part starts as the old copy, the hash of the whole says
+    it is not this file, and it is pulled again from zero; the old copy is set aside."""
+    fleet, log = await growing_log()
+    first = await pull(host_of(fleet), tmp_path, options=fast())
+    assert first.ok and first.growing, format_pull_result(first)
+    local = tmp_path / "box1" / "alpha" / "train.log"
+    old = local.read_bytes()
+    for proc in growing_log.writers:  # the run ended; another wrote the file anew
+        proc.kill()
+        proc.wait()
+    rewritten = b"a new run, a new log\n" * (2 * len(old) // 21)
+    log.write_bytes(rewritten)
+
+    again = await pull(host_of(fleet), tmp_path, options=fast())
+    assert again.ok, format_pull_result(again)
+    assert local.read_bytes() == rewritten and not again.growing
+    (pulled,) = again.pulled
+    assert pulled.resumed_from == 0 and pulled.replaced is not None  # from zero; kept aside
+    assert (tmp_path / "box1" / pulled.replaced).read_bytes() == old

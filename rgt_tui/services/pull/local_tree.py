@@ -188,6 +188,39 @@ class HostTree:
                 os.unlink(name, dir_fd=fd)  # a link among our own parts: not ours to follow
                 return os.open(name, flags, 0o600, dir_fd=fd)
 
+    def seed_part(self, rel: str, part: str) -> int:
+        """Start ``part`` as a copy of rgt-tui's own file ``rel`` (the box's file grew
+        since: the pull then fetches only the rest, and the hash of the whole decides);
+        its size. In the kernel where it can (``copy_file_range``: a reflink on btrfs and
+        XFS), else by reads and writes."""
+        src = self.open_read(rel)
+        try:
+            dst = self.open_part(part)
+            try:
+                os.ftruncate(dst, 0)
+                size = os.fstat(src).st_size
+                done = 0
+                while done < size:
+                    try:
+                        n = os.copy_file_range(src, dst, size - done, done, done)
+                    except OSError as exc:
+                        if exc.errno not in (
+                            errno.EXDEV,
+                            errno.ENOSYS,
+                            errno.EINVAL,
+                            errno.EOPNOTSUPP,
+                        ):
+                            raise
+                        n = os.pwrite(dst, os.pread(src, min(1 << 20, size - done), done), done)
+                    if n == 0:  # shorter than it said (written meanwhile): what came
+                        break
+                    done += n
+                return done
+            finally:
+                os.close(dst)
+        finally:
+            os.close(src)
+
     def remove(self, rel: str) -> None:
         """Remove rgt-tui's own file ``rel`` (a part); nothing there is fine."""
         with (

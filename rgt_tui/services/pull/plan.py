@@ -233,6 +233,12 @@ def _plan_one(
     # (A link here is one the box had: the file replaces it, its target untouched.)
     try:
         resume = _resumable(tree, part, entry, earlier)
+        grew = earlier is not None and earlier.growing and st is not None
+        if action == "replace" and grew and not resume and st.st_size < entry.size:  # type: ignore[union-attr]
+            # The last pull took it while it was written (a log): likely the start of
+            # this one. Only the rest crosses the wire (the GROWING note promises it); the
+            # hash of the whole decides, and a file rewritten instead is pulled again.
+            resume = tree.seed_part(rel, part)
     except LocalConflict:  # an old part of ours where this part's folder goes: the copy says
         resume = 0
     aside = set_aside_path(rel, local_sha, tree.name_max) if action == "replace" else None
