@@ -57,8 +57,10 @@ def fmt_usd(usd: float) -> str:
 
 
 def cost_text(nbytes: int, price: EgressPrice) -> str:
-    """`` · egress ≈ $1.12 at $0.09/GB (aws profile)``; "" when the price is 0; a note
-    naming the key when it is not known."""
+    """`` · egress ≈ $1.12 for 12.4 GB at $0.09/GB (aws profile)``; "" when the price
+    is 0 or nothing moves; a note naming the key when it is not known."""
+    if nbytes <= 0:  # nothing moves: no price to name ("$0.00 for 0 B")
+        return ""
     usd = egress_usd(nbytes, price)
     if usd is None:
         return f" · egress price not set ({price.source}: set egress_usd_per_gb on the host)"

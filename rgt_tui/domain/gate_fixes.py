@@ -116,6 +116,10 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
     if key == "pulled" and condition.cause == NOT_VERIFIED:
         # Its files may all be here already: verify counts them (and says what is not).
         return f"{verify} (a pull that did not finish: {_bare(pull)} first; it resumes)"
+    if key in ("verified", "loaded") and condition.cause == NOT_VERIFIED:
+        return verify  # nothing named yet: verify loads and names
+    if key == "verified" and "refused" not in condition.evidence:
+        return f"do what each problem verify named says, then {_bare(verify)}"
     if key == "idle" and condition.cause == NOT_ANSWERING:
         return f"{check} once the box answers: what runs there is unknown until then"
     fixes = {

@@ -424,6 +424,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             f"{len(state.loaded)}/{len(state.loadable)} loaded"
             + (f", {unchecked} not yet checked" if unchecked else "")
             + (f" — FAILED {failed}" if failed else ""),
+            cause=NOT_VERIFIED if unverified else "",
         )
     )
     if m is None or state.verify_problems is None:
@@ -450,6 +451,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             "verified",
             m is not None and state.verify_ok and state.verify_problems == (),
             verified,
+            cause=NOT_VERIFIED if unverified or state.verify_problems is None else "",
         )
     )
     items.append(_roster_condition(state))

@@ -140,6 +140,9 @@ def test_files_pulled_but_not_yet_verified_are_sent_to_verify_not_to_pull_again(
     assert pulled.evidence == "0/2 hash-verified (no verify of this pull yet)"
     assert fix(pulled, HOST, tui=False).startswith("run `rgt-tui verify h1`")
     assert fix(pulled, HOST, tui=True).startswith("press v to verify")
+    for key in ("loaded", "verified"):  # nothing named yet: verify names (not "re-pull")
+        (line,) = [c for c in conditions(fresh) if c.key == key]
+        assert fix(line, HOST, tui=False) == "run `rgt-tui verify h1`", key
     # Verify ran and found a file not here: pull again, as before.
     partial = replay(taken, FilePulled("cellA/ckpt.pt", "sha-a"))
     (pulled,) = [c for c in conditions(partial) if c.key == "pulled"]

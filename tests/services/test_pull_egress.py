@@ -173,3 +173,9 @@ async def test_cli_pull_says_what_it_moves_once_with_the_plans_figure(
         moving[0].removeprefix("box1: ").split(" · ")[0] in out
     )  # the summary's exact figure: the same
     assert sum("small files:" in line for line in out.splitlines()) <= 1, out
+
+
+def test_nothing_to_move_names_no_price(tmp_path):
+    """`pull --all` on a host with nothing new said "egress ≈ $0.00 for 0 B" (a user's hour)."""
+    vast = load_fleet(_fleet(tmp_path, "egress_usd_per_gb = 0.09\n", "vastai")).host("b1")
+    assert plan_line(0, egress_price(vast, profile("vastai"))) == "pull: 0B to move"
