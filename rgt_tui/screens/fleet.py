@@ -367,6 +367,12 @@ class FleetScreen(FleetView, Screen[None]):
         # (seen on a loaded CI machine: the grid stopped six panes short).
         self.call_after_refresh(self._scroll_selected_visible, pane)
 
+    def on_resize(self) -> None:
+        # A smaller terminal reflows the grid: the selection (what p, t and L act on)
+        # must stay in view (a user's hour: box3 selected, off screen at 80x24).
+        if self._selected is not None:
+            self.call_after_refresh(self._scroll_selected_visible, self._selected)
+
     def _scroll_selected_visible(self, pane: HostPane) -> None:
         if self._selected is pane and pane.display:
             pane.scroll_visible(animate=False)

@@ -119,3 +119,24 @@ async def test_a_priced_pane_out_of_view_takes_its_new_cost_once_seen(tmp_path: 
         assert "$3.60 so far" in str(far.border_subtitle) and far.stale
         app.fleet_screen.select("box18")
         await wait_for(lambda: "$7.20 so far" in str(far.border_subtitle), pilot=pilot)
+
+
+async def test_the_selected_pane_stays_in_view_when_the_terminal_shrinks(tmp_path: Path) -> None:
+    """A user's hour: box3 selected at 200x50, the terminal made 80x24, and box3 was off
+    screen while p, t and L still acted on it."""
+    app = make_app(tmp_path, fleet=many_hosts_fleet(tmp_path, 12))
+    async with app.run_test(size=(200, 50)) as pilot:
+        for i in range(12):
+            app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}"))))
+        await pilot.pause()
+        app.fleet_screen.select("box11")
+        pane = app.fleet_screen.panes["box11"]
+        grid = pane.parent
+
+        def in_view() -> bool:
+            return grid.region.contains_region(pane.region)  # type: ignore[union-attr]
+
+        await wait_for(in_view, pilot=pilot)
+        await pilot.resize_terminal(80, 24)
+        await wait_for(in_view, pilot=pilot, what="box11 in view at 80x24")
+        assert app.fleet_screen.selected is pane
