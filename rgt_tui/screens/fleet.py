@@ -47,7 +47,7 @@ from rgt_tui.widgets.fleet_header import (
     FleetTally,
     default_fleet_hint,
 )
-from rgt_tui.widgets.host_pane import HostPane, screen_in_view
+from rgt_tui.widgets.host_pane import HostPane, screen_on_top
 from rgt_tui.widgets.key_footer import KeyFooter
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
 
@@ -310,7 +310,7 @@ class FleetScreen(FleetView, Screen[None]):
             self._header.summary = summary
 
     def _tick(self) -> None:
-        if not screen_in_view(self):
+        if not screen_on_top(self):
             return
         for pane in self.panes.values():
             if pane.stale:
@@ -320,7 +320,7 @@ class FleetScreen(FleetView, Screen[None]):
         self._refresh_summary()  # the fleet's cost so far moves with the clock
 
     def on_screen_resume(self) -> None:
-        # Panes skipped drawing while the detail screen covered this one.
+        # Panes skipped drawing while the detail screen or a dialog covered this one.
         self.call_after_refresh(self._draw_stale)
 
     @on(PaneGrid.Scrolled)

@@ -49,7 +49,7 @@ from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.screens.vram_kill import VRAM_BINDING
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.telemetry import HostUpdate
-from rgt_tui.widgets.host_pane import screen_in_view
+from rgt_tui.widgets.host_pane import screen_on_top
 from rgt_tui.widgets.key_footer import KeyFooter
 
 
@@ -249,7 +249,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         if history is not None:
             self.history = history
         self._stale = set(self.tabs)
-        if screen_in_view(self):
+        if screen_on_top(self):
             self.draw()
 
     def queue_viewed(self, host: str, view: QueueView) -> None:
@@ -266,7 +266,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         if host == self.host.name and self.verified != (cell, checkpoint):
             self.verified = (cell, checkpoint)
             self._stale.add("queue")
-            if screen_in_view(self):
+            if screen_on_top(self):
                 self.draw()
 
     def draw(self) -> None:
@@ -291,7 +291,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
 
     def _tick(self) -> None:
         # The connection countdown and the cost move even without new samples.
-        if screen_in_view(self) and self.active_tab == "overview":
+        if screen_on_top(self) and self.active_tab == "overview":
             self.draw()
 
     @on(TabbedContent.TabActivated)

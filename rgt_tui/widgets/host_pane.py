@@ -79,6 +79,15 @@ def screen_in_view(screen: Screen[object]) -> bool:
     return all(s.styles.background.a < 1 for s in above)
 
 
+def screen_on_top(screen: Screen[object]) -> bool:
+    """Whether ``screen`` is the top one: only there is a redraw of a sample sent. One
+    redrawn under a see-through modal (help, a dialog) is written over the modal's own
+    box too (Textual 8.2.8; a plain Static under a ModalScreen does it as well): a
+    user's hour saw a pane's chart blocks inside the help. What comes meanwhile is drawn
+    when the screen is on top again (its ScreenResume)."""
+    return screen.is_attached and screen.app.screen is screen
+
+
 def same_line(a: Content, b: Content) -> bool:
     """Whether two lines look the same: text and styles (``==`` compares text only)."""
     return a.plain == b.plain and a.spans == b.spans
@@ -288,12 +297,12 @@ class HostPane(Widget, can_focus=True):
             self._compose_content(self.update, recompute_figures=False)
 
     def can_draw(self) -> bool:
-        """Whether a redraw would be seen: displayed, on a screen in view, in view."""
+        """Whether a redraw would be seen: displayed, on the top screen, in view."""
         # Not attached: composing, or being removed (the app closing prunes the grid
         # while the screen's timer still ticks); self.screen would raise then.
         if not (self.is_mounted and self.is_attached) or not self.display:
             return False
-        if not screen_in_view(self.screen):
+        if not screen_on_top(self.screen):
             return False
         # Panes the last screen update left out (scrolled away) are turned down at once,
         # without the widget's region, whose look-up can lay out every pane.

@@ -140,3 +140,24 @@ async def test_the_selected_pane_stays_in_view_when_the_terminal_shrinks(tmp_pat
         await pilot.resize_terminal(80, 24)
         await wait_for(in_view, pilot=pilot, what="box11 in view at 80x24")
         assert app.fleet_screen.selected is pane
+
+
+async def test_panes_hold_their_drawing_under_a_dialog_and_catch_up_after(tmp_path: Path) -> None:
+    """A pane redrawn under the help (a see-through modal) was written over the help's
+    own box (a user's hour: chart blocks inside the help text): under any dialog the
+    panes keep the sample and draw it once the fleet is on top again."""
+    app = make_app(tmp_path, fleet=many_hosts_fleet(tmp_path, 2))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for i in range(2):
+            app.post_message(HostUpdated(make_update(f"box{i}", agent_sample(f"box{i}"))))
+        pane = app.fleet_screen.panes["box0"]
+        await wait_for(lambda: pane.draws >= 1, pilot=pilot)
+        await pilot.press("question_mark")
+        await wait_for(lambda: app.screen is not app.fleet_screen, pilot=pilot)
+        before = pane.draws
+        app.post_message(HostUpdated(make_update("box0", agent_sample("box0", seq=2))))
+        await pilot.pause()
+        await pilot.pause()
+        assert pane.draws == before and pane.stale  # kept, not drawn under the help
+        await pilot.press("escape")
+        await wait_for(lambda: pane.draws == before + 1, pilot=pilot, what="drawn once back")
