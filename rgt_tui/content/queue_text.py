@@ -23,6 +23,7 @@ from rgt_tui.domain.queue_state import (
     CellView,
     QueueView,
     code_brief,
+    relaunch_start,
 )
 from rgt_tui.domain.snapshot import HostSnapshot
 
@@ -30,11 +31,27 @@ from rgt_tui.domain.snapshot import HostSnapshot
 # while a cell runs (they have nothing to act on otherwise).
 CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry a cell"
 IDLE_HINT = "nothing runs · R retry a cell"
+
+
 # With a cell that ended before its end (failed, killed, interrupted, a scheduler's end):
 # a relaunch from it (L) leaves its {out} in place, so its run resumes from its latest
 # checkpoint; a retry (R) sets {out} aside and starts it over — on a box and a group
 # alike (ux-h #13: R alone was offered for a killed group cell that L resumed).
-ENDED_HINT = "nothing runs · R retry a cell (starts it over) · L relaunch from it (resumes)"
+def ended_hint(view: QueueView) -> str:
+    """``nothing runs · R retry a cell (starts it over) · L relaunch from cell 1 (resumes
+    fit)``: with where L's plan starts. A cell the user killed and stopped at is
+    behind it (the plan starts after it: a user's hour read "L relaunch from it" and got
+    the next cell), so the hint says which start resumes it."""
+    first = min((c for c in view.cells if c.status in ENDED), key=lambda c: c.index)
+    start = relaunch_start(view.resume_index, view.cells)
+    name = shown(first.name)
+    if first.index < start:
+        how = f"L relaunch from cell {start} (start at {first.index} to resume {name})"
+    else:
+        how = f"L relaunch from cell {start} (resumes {name})"
+    return f"nothing runs · R retry a cell (starts it over) · {how}"
+
+
 ENDED = (FAILED, KILLED, INTERRUPTED, *SLURM_ENDED)
 
 STATUS_STYLE = {
@@ -189,7 +206,9 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
         lines.append(Content.styled(cluster_text(view), muted))
     if view.cells:
         ended = any(c.status in ENDED for c in view.cells)
-        hint = CONTROL_HINT if view.current is not None else ENDED_HINT if ended else IDLE_HINT
+        hint = (
+            CONTROL_HINT if view.current is not None else ended_hint(view) if ended else IDLE_HINT
+        )
         lines.append(Content.styled(hint, muted))
     lines.append(Content(""))
     if not view.cells:

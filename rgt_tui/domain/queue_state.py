@@ -13,7 +13,7 @@ they read, so the Queue tab, ``queue show`` and ``watch`` cannot word a state di
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -343,6 +343,18 @@ class QueueView:
         if self.resume_index is not None:
             parts.append(f"resume from cell {self.resume_index}")
         return " · ".join(parts)
+
+
+def relaunch_start(
+    resume_index: int | None, cells: Iterable[CellView], passed: tuple[str, ...] = (SKIPPED,)
+) -> int:
+    """Where a launch starts when no index is given (the TUI's launch dialog): the resume
+    index of an interrupted or stopped queue, else the first cell that is neither done nor
+    ``passed`` over (moved away: it runs elsewhere), else 0 (every cell done: the plan then
+    warns that they all run again). Starting at 0 would run done cells again: paid work."""
+    if resume_index is not None:
+        return resume_index
+    return next((c.index for c in cells if c.status not in (DONE, *passed)), 0)
 
 
 def _cell_view(

@@ -332,7 +332,14 @@ def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> No
     attempts = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nkill 1050 user stop\nend 1060 143\n")}
     killed = view(launches(), attempts)
     text = "\n".join(line.plain for line in queue_lines(killed))
-    assert "R retry a cell (starts it over) · L relaunch from it (resumes)" in text, text
+    # The plan starts after a cell the user killed and stopped at: the hint says which
+    # start resumes it (it read "L relaunch from it" and L planned cell 1: a user's hour).
+    assert (
+        "R retry a cell (starts it over) · L relaunch from cell 1 (start at 0 to resume a)" in text
+    ), text
+    failed = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 1\n")}
+    text = "\n".join(line.plain for line in queue_lines(view(launches("done 1060 0 1\n"), failed)))
+    assert "L relaunch from cell 0 (resumes a)" in text, text
     done = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 0\n")}
     plain = "\n".join(line.plain for line in queue_lines(view(launches(), done)))
     assert IDLE_HINT in plain and "L relaunch" not in plain  # nothing to resume

@@ -26,7 +26,7 @@ from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.queue_state import DONE, RETRY, SKIPPED, QueueView
+from rgt_tui.domain.queue_state import DONE, RETRY, SKIPPED, QueueView, relaunch_start
 from rgt_tui.domain.shared_account import shared_account_problem
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
@@ -166,9 +166,9 @@ def default_start(plan: LaunchPlan) -> int:
     then warns that they all run again). A cell moved while its box did not answer
     counts as moved here, not as the interrupted cell the box's records alone make it."""
     current = plan.current
-    if current is not None and current.resume_index is not None:
-        return current.resume_index
-    return next((c.index for c in plan.cells if c.status not in (DONE, *NOT_RUN)), 0)
+    return relaunch_start(
+        current.resume_index if current is not None else None, plan.cells, NOT_RUN
+    )
 
 
 def running_problem(host: str, view: QueueView, session: str) -> str | None:
