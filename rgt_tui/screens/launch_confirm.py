@@ -163,6 +163,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         # start box's text it is for.
         self._asked = 0
         self._asked_for = ""
+        # Enter pressed in the start box: typing is over, so the plan's button takes the
+        # focus from the box (end_replan leaves an Input alone while the user types).
+        self._leave_box = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="launch-box", classes="dialog-box"):
@@ -326,6 +329,8 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         # launched only by a deliberate Tab to Launch, never by the Enter that follows.
         rerun = [c for c in plan.cells if c.index >= plan.start_index and c.status == DONE]
         self.end_replan(go if plan.ok and not rerun else self.query_one("#launch-cancel", Button))
+        if self._leave_box:
+            self._focus_plan_button(plan)
         self.show_hint()
         if plan.ok and rerun:
             said = Content.styled(
@@ -354,10 +359,25 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
             self.acks = (*self.acks, name)
         self.plan_for_start_box(again=True)
 
-    @on(Input.Submitted, "#launch-start")
     @on(Input.Changed, "#launch-start")
     def _start_changed(self) -> None:
+        self._leave_box = False  # typing again after an Enter: the box keeps the focus
         self.plan_for_start_box()
+
+    @on(Input.Submitted, "#launch-start")
+    def _start_submitted(self) -> None:
+        self._leave_box = True
+        self.plan_for_start_box()
+        if not self.replanning and self.plan is not None:  # its plan is on screen already
+            self._focus_plan_button(self.plan)
+
+    def _focus_plan_button(self, plan: LaunchPlan) -> None:
+        """Launch for a ready plan; Cancel for a refused one or one that runs done cells
+        again (paid work: only a deliberate Tab reaches Launch then)."""
+        self._leave_box = False
+        rerun = any(c.index >= plan.start_index and c.status == DONE for c in plan.cells)
+        ready = plan.ok and not rerun
+        self.set_focus(self.query_one("#launch-go" if ready else "#launch-cancel", Button))
 
     # -- launching -----------------------------------------------------------------------
 

@@ -166,3 +166,35 @@ async def test_a_plan_for_an_older_start_is_dropped(make_queue_fleet, tmp_path: 
         assert box().value == "2" and modal.plan is not None and modal.plan.start_index == 2
         assert "will run 1 of 3 cells" in dialog.notes(), dialog.notes()
         assert not modal.replanning
+
+
+async def test_enter_in_the_start_box_hands_the_focus_to_launch(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """docs/tui.md: when the plan arrives the focus goes to Launch. Typing keeps it in
+    the box; Enter there ends the typing: the plan's button takes it, whether the plan
+    for the box's text is already shown or still on its way (a user's hour: it stayed)."""
+    qf = await make_queue_fleet(1, workload=True)
+    app = make_app(tmp_path, fleet=qf.fleet)
+    dialog = Dialog(app, qf)
+    modal, box = dialog.modal, dialog.box
+    async with app.run_test(size=(120, 40), message_hook=dialog.hook) as pilot:
+        app.push_screen(modal)
+        await wait_for(lambda: dialog.control.asked, what="the first plan", pilot=pilot)
+        await dialog.settled(pilot)
+        box().focus()
+        await pilot.press("end", "backspace", "1")
+        await dialog.settled(pilot)
+        assert app.focused is box()  # typing: the box keeps the focus
+        await pilot.press("enter")  # its plan is on screen: Launch at once
+        await wait_for(lambda: app.focused is modal.query_one("#launch-go", Button), pilot=pilot)
+
+        box().focus()
+        dialog.control.hold = True
+        await pilot.press("backspace", "2", "enter")  # its plan still on its way
+        await pilot.pause()
+        assert app.focused is box()
+        dialog.control.release_all()
+        await dialog.settled(pilot)
+        assert modal.plan is not None and modal.plan.start_index == 2
+        assert app.focused is modal.query_one("#launch-go", Button)
