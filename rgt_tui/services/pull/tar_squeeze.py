@@ -163,8 +163,8 @@ def choose(
         return Squeeze((), f"not text-heavy ({text * 100 // max(total, 1)} % text)")
     if text < MIN_TEXT_BYTES:  # text-heavy, yet too little of it (ux-i 8: "99 % text")
         return Squeeze(
-            (), f"too little to pay: {fmt_bytes(text)} of text, compressed from "
-            f"{fmt_bytes(MIN_TEXT_BYTES)}"
+            (), f"too little to pay: {fmt_bytes(text)} of text, compressed only from "
+            f"{fmt_bytes(MIN_TEXT_BYTES)} of text up"
         )  # fmt: skip
     rates = []
     if rtt_s is not None and rtt_s > 0:
