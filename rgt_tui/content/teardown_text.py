@@ -50,6 +50,13 @@ def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content
                 "bold $success",
             )
         )
+    elif report.unlocked:  # the name typed and its re-scan matched: nothing to type
+        lines.append(
+            Content.styled(
+                f"unlocked: '{report.host.name}' typed and the box re-scanned unchanged",
+                "bold $success",
+            )
+        )
     elif report.ready_but_confirmation:
         lines.append(
             Content.styled(

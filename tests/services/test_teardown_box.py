@@ -654,3 +654,30 @@ async def test_facts_about_no_box_are_shown_not_recorded(make_loopback_fleet, tm
     await setup.box.start()
     report = await setup.check()
     assert report.box is not None and not report.is_new_box and report.history == ()
+
+
+def test_the_tabs_last_line_says_unlocked_once_the_name_is_typed(tmp_path: Path) -> None:
+    """A user's hour: '✓ confirmed … typed' above 'ready: type 'box3' in the Confirm box
+    below'. Every condition holding, the last line says unlocked, not what to type."""
+    from support.gate import happy_events
+
+    from rgt_tui.content.teardown_text import checklist_lines
+    from rgt_tui.domain import teardown_gate as g
+    from rgt_tui.profiles import profile as load_profile
+
+    fleet = tmp_path / "hosts.toml"
+    fleet.write_text('[[hosts]]\nname = "h1"\nssh = "root@10.0.0.1"\npull = ["~/r"]\n')
+    host = load_fleet(fleet).host("h1")
+    state = g.GateState("h1", box_id="b" * 32)
+    for event in happy_events(box_id="b" * 32):
+        state = g.apply(state, event)
+    report = GateReport(host, load_profile(host.profile), state, g.conditions(state), ())
+    assert report.unlocked, [c for c in report.conditions if not c.ok]
+    last = checklist_lines(report)[-1].plain
+    assert last == "unlocked: 'h1' typed and the box re-scanned unchanged", last
+    before = g.GateState("h1", box_id="b" * 32)
+    for event in happy_events(box_id="b" * 32):
+        if not isinstance(event, g.ConfirmationTyped):  # the name not typed yet
+            before = g.apply(before, event)
+    report = GateReport(host, load_profile(host.profile), before, g.conditions(before), ())
+    assert checklist_lines(report)[-1].plain.startswith("ready: type 'h1'")
