@@ -286,6 +286,19 @@ async def pull_all(call: Call, options: PullOptions) -> int:
     hosts = [h for host in call.fleet.hosts for h in (host, *rank_pull_hosts(host))]
     if not hosts:
         return call.fail("the fleet file names no host", code=EXIT_BAD_INPUT)
+    # A box recorded torn down is done with: --all leaves it (a user's hour saw it pulled
+    # without a word, while `status` flags it); by name it is pulled anyway.
+    from rgt_tui.cli.status import torn_down_hosts
+
+    torn = torn_down_hosts(call.fleet, [h.name for h in hosts])
+    for name, (at, _box) in torn.items():
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+        print(
+            f"{name}: skipped: recorded as torn down at {when} (rgt-tui pull {name} pulls it anyway)"
+        )
+    hosts = [h for h in hosts if h.name not in torn]
+    if not hosts:
+        return EXIT_OK
     started = time.monotonic()
     with FleetPullView(call.err, [h.name for h in hosts]) as view:
         outcomes = await _every_host(_one(call, h, options, view) for h in hosts)

@@ -105,3 +105,26 @@ def test_a_box_watch_stopped_reads_stopped_not_unreachable(
         (report,) = json.loads(capsys.readouterr().out)
     assert "box1" in out and "stopped by watch" in out and "UNREACHABLE" not in out, out
     assert report["stopped_at"] == pytest.approx(at) and report["alerts"] == []
+
+
+def test_pull_all_leaves_a_torn_down_box_and_says_so(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user's hour: `pull --all` pulled the torn-down box3 without a word while
+    `status` flagged it. --all leaves it, naming it and how to pull it anyway."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "m.json").write_text('{"ok": 1}')
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n'
+        f'[[hosts]]\nname = "live"\nssh = "local"\npull = ["{tmp_path / "a"}"]\n'
+        f'[[hosts]]\nname = "gone"\nssh = "local"\npull = ["{tmp_path / "b"}"]\n'
+    )
+    _tear_down(hosts, "gone", "c" * 32, time.time() - 60)
+    assert main(["pull", "--all", "--hosts", str(hosts)]) == exit_codes.EXIT_OK
+    out = capsys.readouterr().out
+    assert "gone: skipped: recorded as torn down at " in out, out
+    assert "(rgt-tui pull gone pulls it anyway)" in out
+    assert (tmp_path / "res" / "live" / "m.json").exists()
+    assert not (tmp_path / "res" / "gone").exists()
