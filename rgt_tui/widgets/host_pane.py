@@ -389,7 +389,8 @@ class HostPane(Widget, can_focus=True):
             figures: list[Content] = []
             if snap is not None:
                 figures = figure_lines(snap, update.health.oom_baseline, self.thresholds, width)
-            figures += alert_lines(update.alerts, MAX_ALERT_LINES, width)
+            if self.torn_down_at is None:  # a torn-down box's last alerts ask nothing now
+                figures += alert_lines(update.alerts, MAX_ALERT_LINES, width)
             history = self.history if snap is not None else None
             if history is not None:
                 figures.append(spark_line(history, width))
@@ -515,7 +516,7 @@ class HostPane(Widget, can_focus=True):
         ) or [""]
         torn = "torn down" if self.torn_down_at is not None else ""
         idle = ""
-        if spent and self.idle.idle_minutes >= 1:
+        if spent and self.idle.idle_minutes >= 1 and self.torn_down_at is None:
             idle = f"idle paid {fmt_duration(self.idle.idle_s)}"
         # Dropped from the left when the border is too narrow: the profile, then the rate.
         # (The corners and a cell of border each side; not laid out yet: all of it.)

@@ -161,3 +161,21 @@ async def test_panes_hold_their_drawing_under_a_dialog_and_catch_up_after(tmp_pa
         assert pane.draws == before and pane.stale  # kept, not drawn under the help
         await pilot.press("escape")
         await wait_for(lambda: pane.draws == before + 1, pilot=pilot, what="drawn once back")
+
+
+async def test_a_torn_down_pane_drops_its_last_alerts(tmp_path: Path) -> None:
+    """A user's hour: the torn-down box3's pane still read '▲ GEN7 GPU 0 is shared by 3
+    processes' (its last sample's alert): a torn-down box's alerts ask nothing now."""
+    from dataclasses import replace
+
+    from rgt_tui.domain.health import Alert
+
+    app = make_app(tmp_path, fleet=many_hosts_fleet(tmp_path, 1))
+    async with app.run_test(size=(120, 40)) as pilot:
+        alert = Alert("shared", "warning", "GPU 0 is shared by 3 processes", "GEN7")
+        update = replace(make_update("box0", agent_sample("box0")), alerts=(alert,))
+        app.post_message(HostUpdated(update))
+        await wait_for(lambda: "shared by 3 processes" in screen_text(app), pilot=pilot)
+        app.fleet_screen.panes["box0"].mark_torn_down(FROZEN - 60)
+        await wait_for(lambda: "torn down" in screen_text(app), pilot=pilot)
+        assert "shared by 3 processes" not in screen_text(app)
