@@ -52,8 +52,9 @@ def progress_lines(p: PullProgress, width: int) -> list[Content]:
     return lines
 
 
-def pull_result_lines(result: PullResult) -> list[Content]:
-    """The pull's outcome: counts, every failure and conflict by name, and the verdict."""
+def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Content]:
+    """The pull's outcome: counts, every failure and conflict by name, and the verdict
+    (with "next: v to verify" until a verify of this pull is on record: ``verified``)."""
     resumed = sum(1 for f in result.pulled if f.resumed_from)
     lines = [
         Content(
@@ -92,7 +93,7 @@ def pull_result_lines(result: PullResult) -> list[Content]:
         lines.append(
             Content.styled(
                 f"✓ pull complete: every file of the manifest ({len(m.entries)}) is here with a "
-                "matching SHA-256 — next: v to verify",
+                "matching SHA-256" + ("" if verified else " — next: v to verify"),
                 "bold $success",
             )
         )

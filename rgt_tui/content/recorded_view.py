@@ -16,8 +16,9 @@ def _ago(at: float, now: float) -> str:
     return f"{fmt_duration(max(0.0, now - at))} ago"
 
 
-def recorded_pull_lines(pull: RecordedPull, now: float) -> list[Content]:
-    """The last recorded pull: when, the manifest's size, and how much of it is here."""
+def recorded_pull_lines(pull: RecordedPull, now: float, *, verified: bool = False) -> list[Content]:
+    """The last recorded pull: when, the manifest's size, and how much of it is here
+    (``verified``: a verify of it is on record, so no "next: v to verify")."""
     lines = [
         Content.styled(f"last pull (from its records) {_ago(pull.at, now)}:", MUTED),
         Content(
@@ -26,7 +27,8 @@ def recorded_pull_lines(pull: RecordedPull, now: float) -> list[Content]:
         ),
     ]
     if pull.complete:
-        lines.append(Content.styled("✓ pull complete — next: v to verify", "bold $success"))
+        done = "✓ pull complete" + ("" if verified else " — next: v to verify")
+        lines.append(Content.styled(done, "bold $success"))
         return lines
     lines += [Content.styled(shown(f"  {why}"), "$error") for why in pull.refused]
     if pull.refused_n > len(pull.refused):

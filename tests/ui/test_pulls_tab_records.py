@@ -61,7 +61,9 @@ async def test_a_pull_and_verify_from_the_command_line_show_in_the_pulls_tab(
             pilot=pilot,
         )
         assert "last pull (from its records)" in pull and "2 of 2 files" in pull, pull
-        assert "✓ pull complete" in pull
+        # Verified: the pull's line no longer asks for v (a user's hour read it under the
+        # verify's verdict).
+        assert "✓ pull complete" in pull and "next: v to verify" not in pull, pull
         assert "last verification (from its record)" in verify, verify
         assert "✓ VERIFIED" in verify and "older pull" not in verify
 
@@ -91,6 +93,7 @@ async def test_a_pull_s_outcome_is_said_once_on_the_tab(
         )
         assert app.jobs.state("box1").progress is not None  # kept, yet not shown again
         assert "pulling" not in pull and pull.count("to move") <= 1, pull
+        assert "next: v to verify" in pull  # not verified yet
 
         await loopback_fleet.box("box1").stop()  # the box goes away: the next pull fails
         await pilot.press("p")

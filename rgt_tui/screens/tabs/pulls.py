@@ -74,11 +74,14 @@ class PullsTab(DetailTab):
             pull.append(Content.styled("pulling…", "bold $accent"))
         if jobs.pull_error is not None:
             pull += pull_error_lines(*jobs.pull_error)
-        if jobs.pull_result is not None:
-            pull += pull_result_lines(jobs.pull_result)
         recorded = jobs.recorded
+        # A verify of this pull on record (of the manifest kept now, not an older pull's):
+        # "next: v to verify" is done (a user's hour read it under a verify's verdict).
+        verified = recorded is not None and recorded.verify is not None and recorded.verify.current
+        if jobs.pull_result is not None:
+            pull += pull_result_lines(jobs.pull_result, verified=verified)
         if not pull and recorded is not None and recorded.pull is not None:
-            pull = recorded_pull_lines(recorded.pull, self.now)
+            pull = recorded_pull_lines(recorded.pull, self.now, verified=verified)
         if recorded is not None and recorded.problem is not None:
             pull.append(Content.styled(shown(f"record unreadable: {recorded.problem}"), "$error"))
         self.query_one(".pull-body", Static).update(
