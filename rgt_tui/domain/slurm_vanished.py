@@ -157,5 +157,8 @@ def diagnose_slurm(view: QueueView, limits: SlurmLimits | None = None) -> Diagno
             cell.index,
         )  # fmt: skip
     return Diagnosis(
-        host, None, None, f"nothing vanished: the queue is {view.state}; {view.summary()}"
+        host,
+        None,
+        None,
+        f"nothing vanished: the queue is {view.state}; {view.summary(with_state=False)}",
     )

@@ -342,7 +342,10 @@ def diagnose(
             resume_index=cell.index,
         )
     return Diagnosis(
-        host, None, None, f"nothing vanished: the queue is {view.state}; {view.summary()}"
+        host,
+        None,
+        None,
+        f"nothing vanished: the queue is {view.state}; {view.summary(with_state=False)}",
     )
 
 

@@ -87,6 +87,8 @@ async def test_launch_show_append_and_diagnose_from_the_command_line(make_queue_
     await wait_view(qf, lambda v: v.state == FINISHED)
     calm = await arun("diagnose", "box1", "--hosts", hosts)
     assert calm.returncode == 0 and "nothing vanished" in calm.stdout
+    # The state said once (it read "the queue is finished; finished · 2/2 done").
+    assert "the queue is finished; 2/2 done" in calm.stdout, calm.stdout
     unknown = await arun("diagnose", "nope", "--hosts", hosts)
     assert unknown.returncode == 2 and "no host named 'nope'" in unknown.stderr
     fresh_box = await arun("queue", "show", "box2", "--hosts", hosts)
