@@ -117,7 +117,9 @@ def pull_error_lines(message: str, fix: str) -> list[Content]:
     return lines
 
 
-HASH_ONLY_NAMED = 20  # hash-only files named on the Pulls tab; more are counted
+# Hash-only files are counted, not named, as `rgt-tui verify` does: 20 of them named put
+# the problems below the fold at 80x24 (a user's hour). --all lists every file.
+HASH_ONLY_NAMED = 0
 
 
 def verify_lines(report: VerificationReport) -> list[Content]:
@@ -125,8 +127,6 @@ def verify_lines(report: VerificationReport) -> list[Content]:
     counts = Counter(c.status for c in report.checks)
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
     lines = [Content.assemble(("files: ", MUTED), summary)]
-    # Hash-only files are named while a few (nothing loaded them); thousands of logs would
-    # bury the problems: counted then, as `rgt-tui verify` does (--all lists them).
     few = counts["hash-only"] <= HASH_ONLY_NAMED
     for c in report.checks:
         if not c.ok or (few and c.status == "hash-only"):
