@@ -39,7 +39,8 @@ class QueueControl:
                 result = await use(host.name, lambda t: backend_for(host).stop(t))
                 message = result.summary()  # and how to go on (Slurm: release the holds)
             elif action == "kill":
-                self.app.notify(f"killing {cell}…", title=title)
+                # Short: the outcome's own toast follows (two stacked read as one too many).
+                self.app.notify(f"killing {cell}…", title=title, timeout=4)
                 killed = await use(
                     host.name, lambda t: backend_for(host).kill(t, cell, then=chosen)
                 )
@@ -49,4 +50,5 @@ class QueueControl:
         except Exception as exc:  # refused on the box, or unreachable: said, not raised
             self.app.notify(error_text(exc), title=title, severity="error", timeout=20)
             return
-        self.app.notify(message, title=title, timeout=10)
+        # The title names the host: "box1: kill / box1: cell … killed" said it twice.
+        self.app.notify(message.removeprefix(f"{host.name}: "), title=title, timeout=10)
