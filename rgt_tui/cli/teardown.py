@@ -161,14 +161,15 @@ def format_checklist(report: GateReport, *, confirm_given: bool = False) -> str:
     for problem in report.problems:
         lines.append(f"  ! {printable(problem, None)}")
     p = report.profile
-    lines += [
-        f"  teardown verb:      {p.teardown_verb}" + ("  (IRREVERSIBLE)" if p.irreversible else ""),
-        f"  destroys:           {p.destroys}",
-        f"  keeps billing:      {'; '.join(p.keeps_billing)}",
-        f"  survives meter-stop: {p.meter_stop_survives}",
-        f"  danger clocks:      {'; '.join(p.clock_lines)}",
-        f"  teardown command:   {report.host.teardown or '(none: you will be shown what to do)'}",
+    rows = [
+        ("teardown verb", p.teardown_verb + ("  (IRREVERSIBLE)" if p.irreversible else "")),
+        ("destroys", p.destroys),
+        ("keeps billing", "; ".join(p.keeps_billing)),
+        ("survives meter-stop", p.meter_stop_survives),
+        ("danger clocks", "; ".join(p.clock_lines)),
+        ("teardown command", report.host.teardown or "(none: you will be shown what to do)"),
     ]
+    lines += [f"  {label + ':':<21} {value}" for label, value in rows]  # one column
     if report.torn_down_at is not None:
         lines.append(f"  already recorded as torn down ({_when(report.torn_down_at)})")
     for old in report.history:

@@ -92,7 +92,8 @@ def profile_lines(report: GateReport) -> list[Content]:
             Content(report.host.teardown or "(none: you will be shown what to do)"),
         ),
     ]
-    return [Content.assemble((f"{k:<20}", MUTED), v) for k, v in rows]
+    width = max(len(k) for k, _ in rows) + 2  # the longest label, then two spaces
+    return [Content.assemble((f"{k:<{width}}", MUTED), v) for k, v in rows]
 
 
 def outcome_lines(
