@@ -141,7 +141,15 @@ async def test_a_name_typed_right_after_t_lands_whole(
         for key in ["t", *name]:
             app.post_message(events.Key(key, key))
         await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
-        box = app.screen.query_one("#confirm-name", Input)
+        # The Teardown tab composes after the screen shows (on a loaded CI machine the
+        # query came first: NoMatches).
+        box = await wait_for(
+            lambda: (
+                app.screen.query("#confirm-name") and app.screen.query_one("#confirm-name", Input)
+            ),
+            what="the Teardown tab's name box",
+            pilot=pilot,
+        )
         await wait_for(lambda: box.value == name, what=f"{name!r} in the box", pilot=pilot)
         await pilot.pause(0.3)
         assert box.value == name and app.screen.focused is box

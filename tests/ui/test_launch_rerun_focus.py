@@ -43,7 +43,11 @@ async def test_a_start_before_done_cells_focuses_cancel_not_launch(
         # Acknowledge each failed check (the button takes the focus from the box).
         while modal.plan is not None and modal.plan.unacknowledged:
             acks = modal.plan.acks
-            await pilot.click(modal.query_one("#launch-ack", DialogButton))
+            # Focus and Enter, not a click: a click at a button the last plan just moved
+            # can land where it was (lost on a loaded CI machine, the test waited 30 s).
+            await wait_for(lambda: not modal.replanning, pilot=pilot)
+            modal.query_one("#launch-ack", DialogButton).focus()
+            await pilot.press("enter")
             await wait_for(
                 lambda a=acks: modal.plan is not None and modal.plan.acks != a, pilot=pilot
             )

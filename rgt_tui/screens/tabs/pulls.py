@@ -70,7 +70,7 @@ class PullsTab(DetailTab):
         ended = jobs.pull_error is not None or jobs.pull_result is not None
         if jobs.progress is not None and not ended:
             pull += progress_lines(jobs.progress, width)
-        elif jobs.running == "pull":  # before its first progress: the phase line's stand-in
+        elif jobs.running == "pull" and not ended:  # before its first progress: a stand-in
             pull.append(Content.styled("pulling…", "bold $accent"))
         if jobs.pull_error is not None:
             pull += pull_error_lines(*jobs.pull_error)
