@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from support.cli import arun
 from support.pilot import SIZE, make_app, shown_notifications, text_of, wait_for
@@ -23,7 +24,8 @@ def gate(name: str) -> str:
     return f'while [ ! -e "$HOME/{name}" ]; do sleep 0.05; done'
 
 
-async def test_a_stop_on_the_last_cell_says_no_next_cell_starts(make_queue_fleet, tmp_path: Path):
+async def first_running(make_queue_fleet: Any) -> Any:
+    """box1's queue launched, its cell "first" running until $HOME/go, then "last"."""
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     first, last = qf.cell_script("first", gate("go")), qf.cell_script("last", gate("never"))
     qf.write_queue(f"{first} t\n{last} t\n")
@@ -31,7 +33,11 @@ async def test_a_stop_on_the_last_cell_says_no_next_cell_starts(make_queue_fleet
     await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
     await transport.close()
     await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell first to run")
+    return qf
 
+
+async def test_a_stop_on_the_last_cell_says_no_next_cell_starts(make_queue_fleet, tmp_path: Path):
+    qf = await first_running(make_queue_fleet)
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     app.runtime.queues.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
@@ -79,14 +85,7 @@ async def test_the_kill_dialog_names_what_runs_after_it_and_a_second_stop_asks_n
     """X's "Kill, go on" names the cell that runs next; once a stop is asked it says the
     queue stops anyway (it promised "run the next cell" and the queue stopped: a user's
     hour); S a second time asks nothing new."""
-    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    first, last = qf.cell_script("first", gate("go")), qf.cell_script("last", gate("never"))
-    qf.write_queue(f"{first} t\n{last} t\n")
-    transport = qf.transport()
-    await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
-    await transport.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell first to run")
-
+    qf = await first_running(make_queue_fleet)
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     app.runtime.queues.poll_s = 0.5
     async with app.run_test(size=SIZE) as pilot:
