@@ -238,7 +238,11 @@ def _plan_one(
             # The last pull took it while it was written (a log): likely the start of
             # this one. Only the rest crosses the wire (the GROWING note promises it); the
             # hash of the whole decides, and a file rewritten instead is pulled again.
-            resume = tree.seed_part(rel, part)
+            try:
+                resume = tree.seed_part(rel, part)
+            except OSError:  # the copy here unreadable, or no room for it: from zero
+                tree.remove(part)
+                resume = 0
     except LocalConflict:  # an old part of ours where this part's folder goes: the copy says
         resume = 0
     aside = set_aside_path(rel, local_sha, tree.name_max) if action == "replace" else None
