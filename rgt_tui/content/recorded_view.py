@@ -54,7 +54,13 @@ def recorded_verify_lines(verify: RecordedVerify, now: float) -> list[Content]:
         Content.styled(f"last verification (from its record) {_ago(verify.at, now)}:", MUTED),
         Content.assemble(("files: ", MUTED), shown(summary)),
     ]
-    lines += [Content.styled(shown(f"  missing cell {name}"), "$error") for name in verify.missing]
+    # A missing cell the problems below name already ("cell x missing: …") is said there.
+    said = [p for p in verify.problems if not verify.ok]
+    lines += [
+        Content.styled(shown(f"  missing cell {name}"), "$error")
+        for name in verify.missing
+        if not any(p.startswith(f"cell {name} missing") for p in said)
+    ]
     if not verify.current:
         lines.append(
             Content.styled("it speaks about an older pull: press v to verify this one", "$warning")

@@ -103,3 +103,23 @@ async def test_a_pull_s_outcome_is_said_once_on_the_tab(
         )
         (message, _fix) = app.jobs.state("box1").pull_error
         assert pull.count(message.splitlines()[0][:40]) == 1, pull
+
+
+def test_a_recorded_verification_names_each_missing_cell_once() -> None:
+    """A user's hour: the recorded view listed 'missing cell box2_lr3e-4' and then
+    'cell box2_lr3e-4 missing: …' for the same cells."""
+    from rgt_tui.content.recorded_view import recorded_verify_lines
+    from rgt_tui.services.recorded_results import RecordedVerify
+
+    verify = RecordedVerify(
+        at=100.0,
+        ok=False,
+        counts=(("verified", 2),),
+        problems=("cell a missing: no output directory", "cell b missing: none loaded"),
+        n_problems=2,
+        missing=("a", "b", "c"),  # c: past the problems shown
+        current=True,
+    )
+    text = "\n".join(line.plain for line in recorded_verify_lines(verify, 160.0))
+    assert text.count("cell a") == 1 and text.count("cell b") == 1, text
+    assert "missing cell c" in text, text
