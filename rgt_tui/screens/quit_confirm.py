@@ -25,7 +25,10 @@ def busy_line(host: str, job: str, progress: PullProgress | None) -> str:
     if job == "pull":
         done = ""
         if progress is not None:
-            done = f" ({fmt_bytes(progress.bytes_done)} of {fmt_bytes(progress.bytes_total)})"
+            # Of the whole manifest, files already here included: "here" says so (a user
+            # read "212M of 3.3G" as pulled of what was left to move).
+            here, total = fmt_bytes(progress.bytes_done), fmt_bytes(progress.bytes_total)
+            done = f" ({here} of {total} here)"
         return f"{host}: pull{done} stops; what arrived is kept, and p resumes it"
     return f"{host}: {job} is cut off where it stands; open the host's Teardown tab when back"
 

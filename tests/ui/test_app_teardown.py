@@ -390,7 +390,7 @@ async def test_quitting_mid_pull_asks_first_and_escape_keeps_it_running(
         await pilot.press("q")
         await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
         text = screen_text(app)
-        assert "a100-train: pull (150M of 300M) stops" in text and "p resumes it" in text
+        assert "a100-train: pull (150M of 300M here) stops" in text and "p resumes it" in text
         assert "h100-eval: teardown is cut off" in text and "Teardown tab" in text
         assert "spot-4090" not in text
         await pilot.press("escape")  # the default: stay
