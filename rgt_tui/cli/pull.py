@@ -26,7 +26,7 @@ from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.egress import egress_usd, fmt_usd, plan_line
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.units import fmt_bytes, fmt_duration
+from rgt_tui.domain.units import fmt_bytes, fmt_duration, fmt_took
 from rgt_tui.services.connect import Transport, host_connection
 from rgt_tui.services.pull.copy_words import large_files_lines
 
@@ -220,12 +220,6 @@ async def _verify_rank(call: Call, rank: HostConfig) -> VerificationReport:
         )
 
 
-def _took(seconds: float) -> str:
-    """``2.6s`` under a minute (``2s`` beside a copy stage of 2.62 s read as a slip),
-    else ``1m05s``."""
-    return f"{seconds:.1f}s" if seconds < 60 else fmt_duration(seconds)
-
-
 def format_pull_result(result: PullResult) -> str:
     """The summary printed after a pull: counts, then every failure, conflict and refusal."""
     m = result.manifest
@@ -233,7 +227,7 @@ def format_pull_result(result: PullResult) -> str:
     lines = [
         f"{result.host}: {len(result.pulled)} pulled ({resumed} resumed), "
         f"{len(result.skipped)} already here, {len(result.failed)} failed — "
-        f"{fmt_bytes(result.bytes_received)} in {_took(result.elapsed_s)} into {result.dest}",
+        f"{fmt_bytes(result.bytes_received)} in {fmt_took(result.elapsed_s)} into {result.dest}",
     ]
     if result.copy_s > 0 and result.bytes_received:
         rate = result.bytes_received / result.copy_s / 1e6

@@ -17,7 +17,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
 from rgt_tui.domain.egress import plan_line
 from rgt_tui.domain.roster import roster_line
-from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
+from rgt_tui.domain.units import fmt_bytes, fmt_took, plural
 from rgt_tui.services.pull.copy_words import large_files_lines
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.result_code import result_code_lines
@@ -60,7 +60,7 @@ def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Con
         Content(
             f"{len(result.pulled)} pulled ({resumed} resumed), {len(result.skipped)} already "
             f"here, {len(result.failed)} failed — {fmt_bytes(result.bytes_received)} in "
-            f"{fmt_duration(result.elapsed_s)} into {shown(result.dest)}"
+            f"{fmt_took(result.elapsed_s)} into {shown(result.dest)}"
         )
     ]
     # How the large files came (through OpenSSH's ssh, or SFTP and why): the CLI's words.

@@ -29,6 +29,12 @@ def fmt_count(n: float | None) -> str:
     return f"{n:.0f}"
 
 
+def fmt_took(seconds: float) -> str:
+    """How long a command took: ``2.6s`` under a minute (``2s`` beside a copy stage of
+    2.62 s read as a slip), else as ``fmt_duration``."""
+    return f"{seconds:.1f}s" if seconds < 60 else fmt_duration(seconds)
+
+
 def fmt_duration(seconds: float | None) -> str:
     """3725 → '1h02m'; 59 → '59s'."""
     if seconds is None:
