@@ -26,7 +26,7 @@ from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.egress import egress_usd, fmt_usd, plan_line
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.units import fmt_bytes, fmt_duration, fmt_took
+from rgt_tui.domain.units import fmt_bytes, fmt_duration, fmt_took, local_time
 from rgt_tui.services.connect import Transport, host_connection
 from rgt_tui.services.pull.copy_words import large_files_lines
 
@@ -286,9 +286,9 @@ async def pull_all(call: Call, options: PullOptions) -> int:
 
     torn = torn_down_hosts(call.fleet, [h.name for h in hosts])
     for name, (at, _box) in torn.items():
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
         print(
-            f"{name}: skipped: recorded as torn down at {when} (rgt-tui pull {name} pulls it anyway)"
+            f"{name}: skipped: recorded as torn down at {local_time(at)} "
+            f"(rgt-tui pull {name} pulls it anyway)"
         )
     hosts = [h for h in hosts if h.name not in torn]
     if not hosts:

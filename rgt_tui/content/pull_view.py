@@ -117,26 +117,21 @@ def pull_error_lines(message: str, fix: str) -> list[Content]:
     return lines
 
 
-# Hash-only files are counted, not named, as `rgt-tui verify` does: 20 of them named put
-# the problems below the fold at 80x24 (a user's hour). --all lists every file.
-HASH_ONLY_NAMED = 0
-
-
 def verify_lines(report: VerificationReport) -> list[Content]:
     """The verification: counts per status, flagged files by name, missing cells."""
     counts = Counter(c.status for c in report.checks)
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
     lines = [Content.assemble(("files: ", MUTED), summary)]
-    few = counts["hash-only"] <= HASH_ONLY_NAMED
-    for c in report.checks:
-        if not c.ok or (few and c.status == "hash-only"):
-            style = "$foreground" if c.ok else "$error"
-            lines.append(
-                Content.styled(
-                    shown(f"  {c.status:<13} {c.path} ({fmt_bytes(c.size)}) {c.detail}"), style
-                )
-            )
-    if not few:
+    # Problems by name; hash-only files counted, not named, as `rgt-tui verify` does (20
+    # of them named put the problems below the fold at 80x24: a user's hour).
+    lines += [
+        Content.styled(
+            shown(f"  {c.status:<13} {c.path} ({fmt_bytes(c.size)}) {c.detail}"), "$error"
+        )
+        for c in report.checks
+        if not c.ok
+    ]
+    if counts["hash-only"]:
         lines.append(
             Content.styled(
                 f"  {counts['hash-only']:,} hash-only files not listed (nothing loads them; "

@@ -49,6 +49,11 @@ from rgt_tui.widgets.plan_table import PlanTable
 LAUNCHING = "launching…"
 
 
+def _reruns_done(plan: LaunchPlan) -> list[PlannedCell]:
+    """The done cells ``plan`` runs again (a start typed before them: paid work)."""
+    return [c for c in plan.cells if c.index >= plan.start_index and c.status == DONE]
+
+
 def plan_notes(plan: LaunchPlan) -> Content:
     """Detach method, session and workdir, what will run, then warnings (why the launch
     is refused is ``refusal_lines``)."""
@@ -327,10 +332,12 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         # Enter confirms a ready plan, and closes a refused one (never launches it). A
         # plan that runs done cells again (a start typed before them: paid work) is
         # launched only by a deliberate Tab to Launch, never by the Enter that follows.
-        rerun = [c for c in plan.cells if c.index >= plan.start_index and c.status == DONE]
-        self.end_replan(go if plan.ok and not rerun else self.query_one("#launch-cancel", Button))
-        if self._leave_box:
-            self._focus_plan_button(plan)
+        rerun = _reruns_done(plan)
+        target = self._plan_button(plan)
+        self.end_replan(target)
+        if self._leave_box:  # Enter ended the typing: the button takes the box's focus
+            self._leave_box = False
+            self.set_focus(target)
         self.show_hint()
         if plan.ok and rerun:
             said = Content.styled(
@@ -369,15 +376,14 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self._leave_box = True
         self.plan_for_start_box()
         if not self.replanning and self.plan is not None:  # its plan is on screen already
-            self._focus_plan_button(self.plan)
+            self._leave_box = False
+            self.set_focus(self._plan_button(self.plan))
 
-    def _focus_plan_button(self, plan: LaunchPlan) -> None:
-        """Launch for a ready plan; Cancel for a refused one or one that runs done cells
-        again (paid work: only a deliberate Tab reaches Launch then)."""
-        self._leave_box = False
-        rerun = any(c.index >= plan.start_index and c.status == DONE for c in plan.cells)
-        ready = plan.ok and not rerun
-        self.set_focus(self.query_one("#launch-go" if ready else "#launch-cancel", Button))
+    def _plan_button(self, plan: LaunchPlan) -> Button:
+        """Where the focus goes for ``plan``: Launch for a ready one; Cancel for a refused
+        one or one that runs done cells again (paid work: a deliberate Tab to Launch)."""
+        ready = plan.ok and not _reruns_done(plan)
+        return self.query_one("#launch-go" if ready else "#launch-cancel", Button)
 
     # -- launching -----------------------------------------------------------------------
 
