@@ -262,7 +262,8 @@ class SlurmConfig:
 
     Every field is passed to ``sbatch`` as written (None/empty: not passed, the
     cluster's default); ``max_parallel``: the array's ``%N``; ``signal_lead_s``: seconds
-    before the walltime the job gets SIGTERM (``--signal=B:SIGTERM@N``; SLURM2);
+    before the walltime the cell gets SIGTERM (``--signal=B:USR1@N`` to the task
+    script, which passes TERM on; SLURM2);
     ``sbatch_args``: extra options, each checked to be one ``--option[=value]``.
     """
 

@@ -10,15 +10,22 @@
 # Task k runs line k of cells.tsv, only a complete line whose index is k (the file is
 # append-only: index k always names the same cell). The cell's records are run_one.sh's
 # (cells/NAME.state, .log, .oom, as on any host); this script adds:
-#   cells/NAME.state      signal <unix_ts> TERM   each SIGTERM the task received
+#   cells/NAME.state      signal <unix_ts> TERM   each TERM the cell was sent (the
+#                                                  walltime's warning, a scancel, a
+#                                                  preemption)
 #   cells/NAME.slurm.out  a hard link to this task's Slurm output (slurm/<job>_<k>.out:
 #                         Slurm cannot name a cell in --output), where slurmstepd writes
 #                         what it did to the task ("Exceeded job memory limit", SLURM4)
 #
-# SIGTERM (--signal=B:SIGTERM@<lead> before the walltime, or a preemption): the trap
-# only records it and passes TERM on to the cell's own process; the cell checkpoints at
-# its next safe point and exits (SLURM1: work in a signal handler races the training
-# step). This script then waits for the cell and exits with its code.
+# The cell gets exactly one TERM, checkpoints at its next safe point and exits (SLURM1:
+# work in a signal handler races the training step); this script records it, waits for
+# the cell and exits with its code:
+#   - the walltime's warning is USR1 to this shell alone (--signal=B:USR1@<lead>): the
+#     trap passes it on to the cell's own process as TERM;
+#   - a scancel or a preemption TERMs every process of the step, the cell's too: the
+#     trap only records it. Passing it on as well was a second TERM, which could land
+#     after the cell's handler had run, as its interpreter exited, and end a cell that
+#     had checkpointed with 143 instead of 0.
 #
 # No srun: the cell runs in the batch step, which already holds the allocation's CPUs
 # and GPUs (CUDA_VISIBLE_DEVICES is set for it). A cell that starts its own `srun` gets
@@ -38,6 +45,11 @@
 # RGT_NODE_RANK (its SLURM_PROCID). srun --kill-on-bad-exit ends every rank when one
 # fails (MN3); TERM to srun reaches every rank.
 set -u
+# The walltime's warning may come early (SLURM2), before the trap below is in place; USR1
+# would end this shell. A TERM that early keeps its default: the task is cancelled
+# before its cell started.
+early_warn=0
+trap 'early_warn=1' USR1
 
 qdir=${1:-} run_one=${2:-} workdir=${3:-} nproc=${4:-} port=${5:-}
 k=${SLURM_ARRAY_TASK_ID:-}
@@ -133,7 +145,7 @@ fi
 
 # The start records before this task's: the cell's own pid is on a later one.
 starts_before=$(awk '$1 == "start" { n++ } END { print n + 0 }' "$state" 2>/dev/null || echo 0)
-term=0 passed=0
+term=0 passed=0 signalled=0
 
 # The pid run_one.sh recorded for this task's attempt (the cell's command itself).
 cell_pid() {
@@ -149,16 +161,24 @@ pass_term() {
     passed=1
 }
 
-# SLURM1: record, pass on, nothing else. The cell decides when it is safe to stop.
-on_term() {
+# SLURM1: record, pass on (the walltime's USR1 only), nothing else. The cell decides
+# when it is safe to stop.
+on_signal() {  # warn | term
     printf 'signal %s TERM\n' "$(date +%s)" >>"$state"
-    term=1
-    pass_term
+    signalled=1
+    # A TERM before run_one.sh recorded the cell's pid may have come before the cell's
+    # process existed: passed on once the pid is there (the loop below).
+    if [ "$1" = warn ] || [ -z "$(cell_pid)" ]; then
+        term=1
+        pass_term
+    fi
 }
-trap on_term TERM
+trap 'on_signal warn' USR1
+trap 'on_signal term' TERM
 
 bash "$run_one" "$qdir" "$k" "$name" "$workdir" "$cmd" &
 child=$!
+[ "$early_warn" = 0 ] || on_signal warn
 while :; do
     # TERM came before run_one.sh recorded the cell's pid: pass it on once it is there.
     if [ "$term" = 1 ] && [ "$passed" = 0 ] && ! pass_term && kill -0 "$child" 2>/dev/null; then
@@ -170,7 +190,7 @@ while :; do
     # A trapped signal ends `wait` early (code > 128) while the cell still runs.
     kill -0 "$child" 2>/dev/null || break
 done
-if [ "$term" = 1 ]; then
+if [ "$signalled" = 1 ]; then
     # The wait the trap cut short may have missed the exit status: the cell's own end
     # record (run_one.sh) has it.
     recorded=$(awk -v n="$starts_before" '$1 == "start" { i++ } $1 == "end" && i > n { c = $3 } END { print c }' \

@@ -43,7 +43,7 @@ def test_every_key_of_the_host_becomes_one_option_after_rgt_tuis_own():
     )  # fmt: skip
     assert command(slurm) == (
         "sbatch", "--parsable", "--array=0-3%2", "--job-name=rgt-a100",
-        "--signal=B:SIGTERM@420", "--requeue", f"--chdir={HOME}/proj",
+        "--signal=B:USR1@420", "--requeue", f"--chdir={HOME}/proj",
         f"--output={HOME}/.rgt/queue/slurm/%A_%a.out", "--open-mode=append",
         "--partition=gpu", "--account=my-lab", "--gres=gpu:1", "--time=04:00:00",
         "--mem=32G", "--cpus-per-task=8", "--qos=normal", "--constraint=a100",
@@ -54,7 +54,7 @@ def test_every_key_of_the_host_becomes_one_option_after_rgt_tuis_own():
 
 def test_unset_keys_are_left_to_the_cluster_and_the_lead_defaults_to_300():
     argv = command(SlurmConfig())
-    assert "--signal=B:SIGTERM@300" in argv
+    assert "--signal=B:USR1@300" in argv
     assert not [a for a in argv if a.split("=")[0] in ("--partition", "--mem", "--gres")]
 
 

@@ -123,9 +123,11 @@ def sbatch_command(
         "--parsable",
         f"--array={array}",
         f"--job-name={job_name}",
-        # B: signals the batch shell (the task script), not the steps: it passes the
-        # TERM on to the cell itself, which checkpoints at its next safe point (SLURM1).
-        f"--signal=B:SIGTERM@{slurm.signal_lead_s}",
+        # B: signals the batch shell (the task script) alone: it passes a TERM on to the
+        # cell, which checkpoints at its next safe point (SLURM1). USR1, not TERM: a
+        # scancel or preemption TERMs every process, the cell too, and the task script
+        # must tell the two apart, or the cell gets TERM twice.
+        f"--signal=B:USR1@{slurm.signal_lead_s}",
         "--requeue",
         f"--chdir={workdir}",
         f"--output={queue_dir.rstrip('/')}/{OUTPUT_PATTERN}",

@@ -1,0 +1,97 @@
+"""The task script's signals, run as processes here (no Slurm): however a stop reaches a
+Slurm task — the walltime's warning to the script alone, or a scancel's TERM to every
+process of the step — the cell gets exactly one TERM, checkpoints, and the task ends 0.
+
+A second TERM used to come from the script after a scancel, and could land after the
+cell's handler, as its interpreter exited, ending a cell that had checkpointed with 143
+(seen in CI on the cluster test)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from support.waiting import wait_for
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "rgt_tui" / "scripts"
+
+# Counts the TERMs it gets; after the first, a checkpoint's worth of time for any second.
+CELL = r"""
+import os, signal, sys, time
+out = sys.argv[1]
+terms = 0
+def on_term(signum, frame):
+    global terms
+    terms += 1
+signal.signal(signal.SIGTERM, on_term)
+open(os.path.join(out, "ready"), "w").close()
+while not terms:
+    time.sleep(0.02)
+time.sleep(0.5)
+with open(os.path.join(out, "terms"), "w") as f:
+    f.write(str(terms))
+"""
+
+
+def start_task(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
+    qdir, out, home = tmp_path / "queue", tmp_path / "out", tmp_path / "home"
+    for d in (qdir, out, home):
+        d.mkdir()
+    (tmp_path / "cell.py").write_text(CELL)
+    cmd = f"exec {sys.executable} -S {tmp_path / 'cell.py'} {out}"
+    (qdir / "cells.tsv").write_text(f"0\tsig\t{cmd}\n")
+    env = {
+        "PATH": os.environ["PATH"], "HOME": str(home), "SLURM_ARRAY_TASK_ID": "0",
+        "RGT_CELL_ENV": str(tmp_path / "no-cell.env"),
+    }  # fmt: skip
+    task = subprocess.Popen(
+        ["bash", str(SCRIPTS / "slurm_task.sh"), str(qdir), str(SCRIPTS / "run_one.sh"),
+         str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        start_new_session=True,  # its own process group: the step a scancel signals
+    )  # fmt: skip
+    return task, qdir / "cells" / "sig.state", out
+
+
+def finish(task: subprocess.Popen[str]) -> tuple[int, str]:
+    output, _ = task.communicate(timeout=60)
+    return task.returncode, output
+
+
+async def test_the_walltime_warning_reaches_the_cell_as_one_term(tmp_path: Path):
+    task, state, out = start_task(tmp_path)
+    await wait_for(lambda: (out / "ready").exists(), 30, "the cell's handler")
+    task.send_signal(signal.SIGUSR1)  # --signal=B:USR1: the task script alone
+    code, output = finish(task)
+    assert code == 0, output
+    assert (out / "terms").read_text() == "1"
+    records = state.read_text().splitlines()
+    assert [r.split()[0] for r in records if r.split()[0] in ("signal", "end")] == ["signal", "end"]
+    assert records[-1].split()[2] == "0"
+
+
+async def test_a_warning_before_the_cell_started_reaches_it_once_it_has(tmp_path: Path):
+    # Slurm may send the warning early (SLURM2): it waits for the cell instead of ending
+    # the task script (USR1's default) or being lost.
+    task, state, out = start_task(tmp_path)
+    assert task.stdout is not None
+    assert "array job" in task.stdout.readline()  # the script runs; the cell not yet
+    task.send_signal(signal.SIGUSR1)
+    code, output = finish(task)
+    assert code == 0, output
+    assert (out / "terms").read_text() == "1"
+
+
+async def test_a_scancel_term_to_every_process_reaches_the_cell_once(tmp_path: Path):
+    task, state, out = start_task(tmp_path)
+    await wait_for(lambda: (out / "ready").exists(), 30, "the cell's handler")
+    os.killpg(task.pid, signal.SIGTERM)  # scancel / preemption: the whole step
+    code, output = finish(task)
+    assert code == 0, output
+    assert (out / "terms").read_text() == "1"
+    assert any(
+        r.startswith("signal ") and r.endswith(" TERM") for r in state.read_text().splitlines()
+    )
