@@ -206,6 +206,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
                 tab.show_jobs(self.jobs)
             if self.queue_view is not None:
                 tab.show_queue(self.queue_view)
+            tab.catch_up()
         pending, self._pending_tab = self._pending_tab, None
         if pending is not None:
             self.show_job_tab(pending)
@@ -257,7 +258,9 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         if host != self.host.name:
             return
         self.queue_view = view
-        if self._drawable():  # else _catch_up hands it on when the screen is shown
+        # Else _catch_up hands it on when the screen is shown or back on top (a redraw
+        # under a dialog is written over the dialog's box: screen_on_top).
+        if self._drawable() and screen_on_top(self):
             for tab in self.tabs.values():
                 tab.show_queue(view)
 
@@ -442,6 +445,6 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         if state.host != self.host.name:
             return
         self.jobs = state
-        if self._drawable():  # else _catch_up hands it on when the screen is shown
+        if self._drawable() and screen_on_top(self):  # else _catch_up hands it on
             for tab in self.tabs.values():
                 tab.show_jobs(state)

@@ -71,6 +71,9 @@ class DetailTab(VerticalScroll):
     def show_queue(self, view: QueueView) -> None:
         """The poller read the host's queue; tabs that show it redraw."""
 
+    def catch_up(self) -> None:
+        """The screen is on top again (a dialog closed): draw what the tab held back."""
+
     def take_focus(self) -> Input | None:
         """Shown for a job's key (``t``): a tab with a text entry for that job puts the
         cursor there and returns it. Most tabs have none."""

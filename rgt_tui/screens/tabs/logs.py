@@ -46,7 +46,7 @@ from rgt_tui.screens.tabs.logs_recall import Kind, LogRecall, Recalled
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.logs import Tail
 from rgt_tui.services.telemetry import ConnectionState
-from rgt_tui.widgets.host_pane import screen_in_view
+from rgt_tui.widgets.host_pane import screen_in_view, screen_on_top
 
 MAX_LINES = 5000
 # What the tab keeps of one line (its follower cuts longer lines, saying how much was
@@ -145,6 +145,10 @@ class LogsTab(DetailTab):
         self.lines: list[str] = []  # what was written, bounded like the view (tests read it)
         self.crash_lines: list[str] = []
         self._follower: Worker[None] | None = None
+        # The chunk that came while a dialog was on top, drawn when it closes: written
+        # then, its lines would land over the dialog's box (screen_on_top). The follower
+        # reads on only once it is drawn, so there is at most one.
+        self._held: LogsTab.Chunk | None = None
         self._cells: tuple[str, ...] = ()
         self._link: ConnectionState | None = None  # the host's connection, as last shown
         self._shown = ""  # the follower key whose lines the view holds
@@ -235,6 +239,7 @@ class LogsTab(DetailTab):
     def _check_visible(self) -> None:
         if self.host is None:
             return
+        self.catch_up()  # a dialog closed without the screen's catch-up reaching here
         visible = self.is_visible_tab()
         if self.following and not visible:
             self.stop()
@@ -249,6 +254,7 @@ class LogsTab(DetailTab):
         host = self.host
         if host is None:
             return
+        self._drop_held()  # the follower this one replaces
         key = self._key()
         if self.recall is not None:
             self._seen = self.recall.entry(host.name, key)
@@ -290,6 +296,7 @@ class LogsTab(DetailTab):
         if self._follower is not None:
             self._follower.cancel()
         self._follower = None
+        self._drop_held()
         self._set_status(Content.styled("paused (not on screen)", "$foreground-muted"))
 
     def _path(self) -> str:
@@ -341,11 +348,28 @@ class LogsTab(DetailTab):
 
     @on(Chunk)
     def _chunk(self, message: Chunk) -> None:
+        if not screen_on_top(self.screen) and self.screen.is_attached:
+            self._held = message
+            return
         try:
             self._draw(message)
         finally:
             if message.drawn is not None:
                 message.drawn.set()
+
+    def _drop_held(self) -> None:
+        """The held chunk is the ended follower's: the next one reads it again from the
+        position last drawn."""
+        held, self._held = self._held, None
+        if held is not None and held.drawn is not None:
+            held.drawn.set()
+
+    def catch_up(self) -> None:
+        """Draw the chunk held while a dialog was on top; the follower then reads on."""
+        held = self._held
+        if held is not None and screen_on_top(self.screen):
+            self._held = None
+            self._chunk(held)
 
     def _draw(self, message: Chunk) -> None:
         if message.source != self._key() or not self.following:
