@@ -27,6 +27,7 @@ from typing import TypeVar
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import HostKeyError, TransportError
+from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport, transport_for
 from rgt_tui.transport.backoff import Backoff
 
@@ -124,7 +125,7 @@ class FleetConnections:
         borrower of ``host`` waits between attempts."""
         wake = self._wakes.setdefault(host, asyncio.Event())
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(wake.wait(), seconds)
+            await within(wake.wait(), seconds)
 
     def waiter(self, host: str) -> Callable[[float | None], Awaitable[None]]:
         """``wait`` for ``host`` as a one-argument sleep (for ``connect_with_backoff``'s

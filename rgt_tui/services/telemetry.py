@@ -45,6 +45,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import FleetConnections, connect_with_backoff
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
+from rgt_tui.timeouts import within
 from rgt_tui.transport.backoff import Backoff
 from rgt_tui.transport.base import Transport
 
@@ -447,9 +448,7 @@ class HostMonitor:
         async with contextlib.aclosing(self.transport.stream_lines(command, input=source)) as lines:
             while True:
                 try:
-                    line = await asyncio.wait_for(
-                        lines.__anext__(), max(0.0, deadline - loop.time())
-                    )
+                    line = await within(lines.__anext__(), max(0.0, deadline - loop.time()))
                 except StopAsyncIteration:
                     break
                 except asyncio.TimeoutError:

@@ -9,6 +9,7 @@ import secrets
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
+from rgt_tui.timeouts import within
 from rgt_tui.transport.base import (
     FORWARD_LISTEN_HOST,
     MAX_OUTPUT_BYTES,
@@ -100,7 +101,7 @@ class LocalTransport(RangeReads):
             return await proc.wait()
 
         try:
-            returncode = await asyncio.wait_for(finish(), timeout)
+            returncode = await within(finish(), timeout)
         except asyncio.TimeoutError as exc:
             raise TransportError(
                 self.host, f"command timed out after {timeout:g} s: {command[:60]}"
@@ -109,7 +110,7 @@ class LocalTransport(RangeReads):
             if proc.returncode is None:  # timed out or cancelled: nothing may outlive it
                 kill_group(proc)
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(proc.wait(), 2)
+                    await within(proc.wait(), 2)
         # Stopped at the cap: how it would have ended is unknown (as over SSH).
         return cap.result(None if cap.over or returncode < 0 else returncode)
 
@@ -165,7 +166,7 @@ class LocalTransport(RangeReads):
             if proc.returncode is None:
                 kill_group(proc)
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(proc.wait(), 2)
+                    await within(proc.wait(), 2)
 
     def _path(self, path: str) -> str:
         """``~/x`` and relative paths resolve against HOME, as they do on an SSH box."""

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import asyncssh
 
+from rgt_tui.timeouts import within
 from rgt_tui.transport.base import (
     MAX_OUTPUT_BYTES,
     MAX_STREAM_LINE,
@@ -395,12 +396,12 @@ class SshTransport(SftpSessions):
 async def _close_conn(conn: asyncssh.SSHClientConnection) -> None:
     conn.close()
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(conn.wait_closed(), 5)
+        await within(conn.wait_closed(), 5)
 
 
 async def _drain(stream: asyncssh.SSHReader) -> str | bytes:
     with contextlib.suppress(Exception):
-        return await asyncio.wait_for(stream.read(), 2)
+        return await within(stream.read(), 2)
     return ""
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import asyncssh
 
+from rgt_tui.timeouts import within
 from rgt_tui.transport.base import (
     PUT_CHUNK,
     FileStat,
@@ -224,7 +225,7 @@ class SftpSessions(RangeReads):
                 await handle.chmod(mode)
             finally:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(handle.close(), 5)
+                    await within(handle.close(), 5)
             await sftp.rename(temp, target)
         except FileExistsError:
             raise
@@ -322,7 +323,7 @@ class SftpFileReader:
         handle, self._handle = self._handle, None
         if handle is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(handle.close(), 5)
+                await within(handle.close(), 5)
 
 
 def sftp_path(path: str) -> str:

@@ -24,6 +24,7 @@ from typing import TypeVar
 
 import asyncssh
 
+from rgt_tui.timeouts import within
 from rgt_tui.transport.base import (
     CommandResult,
     OutputCap,
@@ -149,7 +150,7 @@ async def run_capped(
     try:
         await send_input(lambda text: chan.write(text.encode()), chan.write_eof, input)
         try:
-            await asyncio.wait_for(asyncio.shield(session.finished), timeout)
+            await within(asyncio.shield(session.finished), timeout)
         except asyncio.TimeoutError as exc:
             raise TransportError(
                 host, f"command timed out after {timeout:g} s: {command[:60]}"

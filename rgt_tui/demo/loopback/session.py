@@ -15,6 +15,8 @@ import signal
 
 import asyncssh
 
+from rgt_tui.timeouts import within
+
 _CHUNK = 65536
 _HANGUP_GRACE_S = 1.0  # between SIGHUP and SIGKILL after a session drop
 
@@ -135,7 +137,7 @@ async def hang_up(child: asyncio.subprocess.Process) -> None:
     # background may still hold the channel's stdout.
     signal_group(child, signal.SIGHUP)
     try:
-        await asyncio.wait_for(child.wait(), _HANGUP_GRACE_S)
+        await within(child.wait(), _HANGUP_GRACE_S)
     except asyncio.TimeoutError:
         # Only when the command itself ignored SIGHUP: a nohup'd job that the
         # command left behind in its group survives, as it does on a real box.

@@ -28,6 +28,7 @@ from rgt_tui.services.telemetry import (
     connection_alerts,
     sample_once,
 )
+from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport, transport_for
 
 
@@ -62,7 +63,7 @@ async def _report(
     error: tuple[str, str | None] | None = None
     try:
         transport = make_transport(host)
-        snap = await asyncio.wait_for(sample_once(host, transport, timeout=timeout), timeout)
+        snap = await within(sample_once(host, transport, timeout=timeout), timeout)
     except TransportError as exc:
         error = (exc.message, exc.fix)
     except asyncio.TimeoutError:

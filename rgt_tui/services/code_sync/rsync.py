@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from rgt_tui.services.code_sync.listing import LocalFile, LocalTree
 from rgt_tui.services.code_sync.types import SyncError
+from rgt_tui.timeouts import within
 from rgt_tui.transport.openssh import OpenSsh
 
 # Same rule as the SFTP path: a file with any x bit becomes 0755, else 0644; no
@@ -99,7 +100,7 @@ async def rsync_send(
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 5)
+                await within(proc.wait(), 5)
     if status != 0:
         raise rsync_failure(host, status, err.decode(errors="replace"))
 

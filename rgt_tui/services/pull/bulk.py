@@ -44,6 +44,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.text import printable
 from rgt_tui.services.pull.plan import FilePlan
 from rgt_tui.services.pull.state import PullRun
+from rgt_tui.timeouts import within
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
 
 # Up to this round trip (``round_trip``: the quickest of a few stats) the box is in the
@@ -197,11 +198,11 @@ async def stream_into(
             return
         ends = f"the stream ended at {part.at} of {size} bytes"
         try:  # a box command that closed its output may still hold the session open
-            code = await asyncio.wait_for(proc.wait(), stall_s)
+            code = await within(proc.wait(), stall_s)
         except asyncio.TimeoutError:
             raise BulkFailed(f"{ends}, and ssh did not end", route=True) from None
         try:  # bounded: something ssh started may still hold its stderr
-            lines = (await asyncio.wait_for(asyncio.shield(errors), 5.0)).strip().splitlines()
+            lines = (await within(asyncio.shield(errors), 5.0)).strip().splitlines()
         except asyncio.TimeoutError:
             lines = []
         why = printable(lines[-1]) if lines else ""

@@ -50,6 +50,7 @@ from rgt_tui.services.pull.types import (
 )
 from rgt_tui.services.records import host_results_dir, load_manifest, records_dir, save_manifest
 from rgt_tui.services.result_code import ResultCode, read_result_code, save_result_code
+from rgt_tui.timeouts import within
 from rgt_tui.transport.base import Transport
 
 log = logging.getLogger(__name__)
@@ -404,7 +405,7 @@ async def _link_stalled(run: PullRun, exc: TransportError) -> bool:
     if not isinstance(exc, ScanStalled) or not run.retry:
         return False
     try:
-        await asyncio.wait_for(run.transport.stat("/"), run.options.stall_timeout_s)
+        await within(run.transport.stat("/"), run.options.stall_timeout_s)
     except (asyncio.TimeoutError, TransportError, OSError):
         return True
     return False

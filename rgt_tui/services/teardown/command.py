@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from rgt_tui.timeouts import within
 from rgt_tui.transport.process_group import kill_group, start_in_group
 
 OUTPUT_CAP = 64 * 1024  # bytes of output kept (the tail): the record keeps 4,000 chars
@@ -61,7 +62,7 @@ async def run_teardown_command(command: str, cwd: Path | None, timeout_s: float)
         )
         timed_out = False
         try:
-            await asyncio.wait_for(proc.wait(), timeout_s)
+            await within(proc.wait(), timeout_s)
         except asyncio.TimeoutError:
             timed_out = True
             kill_group(proc)

@@ -76,6 +76,7 @@ from rgt_tui.services.runtime.stopped import StoppedHosts, hhmm, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.verify.run import news_problems, verify_host
 from rgt_tui.services.watch.events import WatchEvent
+from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport
 
 log = logging.getLogger(__name__)
@@ -215,7 +216,7 @@ class PullScheduler:
                 self.start_due()
                 self._wake.clear()
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._sleep_s())
+                    await within(self._wake.wait(), self._sleep_s())
         finally:
             tasks = list(self._running.values())
             for task in tasks:

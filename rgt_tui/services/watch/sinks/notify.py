@@ -40,6 +40,7 @@ from rgt_tui.domain.text import printable, printable_lines
 from rgt_tui.fsutil import append_line
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.sinks import Sink
+from rgt_tui.timeouts import within
 
 RETRY_DELAYS = (1.0, 4.0, 16.0)  # seconds before the 2nd, 3rd and 4th try
 SEND_TIMEOUT_S = 30.0  # one try; Apprise's own socket timeouts are shorter
@@ -343,7 +344,7 @@ class Notifier(Sink):
         sender = apprise.Apprise()
         sender.add(plugin)
         try:
-            result = await asyncio.wait_for(
+            result = await within(
                 sender.async_notify(
                     body=body, title=title, notify_type=kind, body_format=apprise.NotifyFormat.TEXT
                 ),
