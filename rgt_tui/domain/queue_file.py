@@ -418,6 +418,8 @@ def prefix_problem(box_text: str, local_text: str) -> str | None:
     if sent_prefix_end(box_text, local_text) is not None:
         return None
     box_lines = box_text.split("\n")
+    if box_lines[-1] == "":  # what follows the box copy's last newline is no line of it
+        box_lines.pop()
     local_lines = local_text.split("\n")
     shown: list[str] = []
     for number, old in enumerate(box_lines, start=1):

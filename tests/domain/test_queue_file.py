@@ -136,6 +136,17 @@ def test_prefix_rule_allows_appends_only():
     assert deleted is not None and "line 2 locally:    ''" in deleted
 
 
+def test_prefix_problem_names_only_the_changed_line_when_lines_were_also_appended():
+    # The box's copy ends on a newline: the empty text after it is no line, and the line
+    # appended locally at that number is no difference.
+    old = "a.yaml t\nb.yaml t\nc.yaml t\n"
+    changed = prefix_problem(old, "a.yaml t\nb2.yaml t\nc.yaml t\nd.yaml t 1\n")
+    assert changed == "  line 2 on the box: 'b.yaml t'\n  line 2 locally:    'b2.yaml t'"
+    deleted = prefix_problem(old, "a.yaml t\nb.yaml t\n")
+    assert deleted == "  line 3 on the box: 'c.yaml t'\n  line 3 locally:    ''"
+    assert prefix_problem(old, old + "d.yaml t 1\ne.yaml t\n") is None
+
+
 OPTIONAL = "python t.py --config {cfg} [--epochs {epochs}] --out {out}"
 BARE = "python t.py --config {cfg} --epochs {epochs} --out {out}"
 

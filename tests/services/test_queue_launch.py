@@ -100,12 +100,16 @@ async def test_second_launch_refused_append_runs_rewrite_refused(make_queue_flee
     assert [c.name for c in appended.added] == ["after"] and appended.running
 
     original = qf.queue_file().read_text()
-    qf.write_queue(original.replace("gate.sh t 1", "gate.sh t 2"))
+    # A changed line beside one added at the end: only the changed line is named, never
+    # the added one against the empty text after the box copy's last newline.
+    extra = qf.cell_script("extra", 'echo "extra ran"')
+    qf.write_queue(original.replace("gate.sh t 1", "gate.sh t 2") + f"{extra} t 1\n")
     with pytest.raises(QueueError) as rewritten:
         await append_cells(qf.fleet, host, transport)
     message = str(rewritten.value)
     assert "line 1 on the box: 'cells/gate.sh t 1'" in message
     assert "line 1 locally:    'cells/gate.sh t 2'" in message
+    assert "line 3" not in message and "extra" not in message, message
     qf.write_queue(original)
     await transport.close()
 
