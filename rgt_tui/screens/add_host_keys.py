@@ -3,7 +3,8 @@
 
 Each field is prefilled with the profile's default (``services.fleet.add_keys.launch_defaults``)
 and follows the profile and the name until the user types into it; ``pull`` follows
-``durable_dir`` the same way. Emptied, ``code``, ``queue`` and ``run`` are left out of
+``durable_dir`` the same way, as that field holds it (typed or offered): a name or
+profile change never takes it back to the profile's folder. Emptied, ``code``, ``queue`` and ``run`` are left out of
 the block, and ``pull`` is ``[durable_dir]``. Focusing a field leaves its value
 unselected, the cursor at its end. Enter in one of these fields moves to the next one:
 it never checks or adds anything (the buttons do; Enter in the SSH command field checks
@@ -78,9 +79,15 @@ class LaunchKeysForm(Vertical):
                 )
 
     def offer(self, defaults: LaunchKeys) -> None:
-        """Prefill every field the user has not typed into with ``defaults``."""
+        """Prefill every field the user has not typed into with ``defaults``; ``pull``
+        is offered ``durable_dir`` as its field holds it now, typed or offered."""
         for key in LAUNCH_KEYS:
-            self._offer(key, _text(getattr(defaults, key)))
+            if key != "pull":
+                self._offer(key, _text(getattr(defaults, key)))
+        # The profile's pull is its own durable_dir: offered here, it would undo a pull
+        # that follows a durable_dir the user typed (a name or profile change re-offers).
+        durable = self.query_one(f"#{field_id('durable_dir')}", Input).value
+        self._offer("pull", durable.strip())
 
     def _offer(self, key: str, value: str) -> None:
         field = self.query_one(f"#{field_id(key)}", Input)

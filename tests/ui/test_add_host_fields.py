@@ -1,6 +1,7 @@
 """ux-a #15: on the add screen, Tab into a launch-key field leaves its default
 unselected with the cursor at its end, so the first key typed edits the default instead
-of wiping it. The real add screen, driven by the Pilot at 80x24.
+of wiping it; and a value the user typed (or a pull that follows a typed durable_dir)
+survives a name or profile change. The real add screen, driven by the Pilot at 80x24.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from pathlib import Path
 
 from support.pilot import wait_for
 from textual.app import App
-from textual.widgets import Input
+from textual.widgets import Button, Input, Select
 
 from rgt_tui.screens.add_host import AddHostScreen
 from rgt_tui.services.fleet.add_keys import DEFAULT_RUN
+from rgt_tui.services.fleet.file import load_fleet
 
 
 class AddApp(App[None]):
@@ -41,3 +43,72 @@ async def test_tab_into_a_prefilled_field_and_type_appends_to_its_default(tmp_pa
         assert run.selection.is_empty and run.cursor_position == len(DEFAULT_RUN)
         await pilot.press("Z")
         assert run.value == DEFAULT_RUN + "Z"
+
+
+async def type_text(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press(*("space" if ch == " " else ch for ch in text))
+
+
+async def test_pull_follows_a_typed_durable_dir_through_name_and_profile_changes(tmp_path, home):
+    # The user's session: paste, Tab to durable_dir, Ctrl-U and type one; pull follows
+    # it. Back in the name field a typed name re-offered the profile's defaults, and pull
+    # went back to ~/runs beside the typed durable_dir, into hosts.toml so.
+    hosts = tmp_path / "hosts.toml"
+    app = AddApp(hosts)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        durable = screen.query_one("#add-durable_dir", Input)
+        pull = screen.query_one("#add-pull", Input)
+        name = screen.query_one("#add-name", Input)
+        await wait_for(lambda: pull.value == "~/runs", what="the pull default", pilot=pilot)
+        screen.query_one("#add-target", Input).value = "local"
+        for _ in range(12):
+            if durable.has_focus:
+                break
+            await pilot.press("tab")
+        assert durable.has_focus, app.focused
+        await pilot.press("ctrl+u")
+        await type_text(pilot, "/tmp/tuibox-res")
+        await wait_for(lambda: pull.value == "/tmp/tuibox-res", what="pull to follow", pilot=pilot)
+
+        for _ in range(12):  # Shift-Tab back to the name, as the user did
+            if name.has_focus:
+                break
+            await pilot.press("shift+tab")
+        assert name.has_focus, app.focused
+        await pilot.press("ctrl+u")
+        await type_text(pilot, "tuibox")
+        await pilot.pause()
+        assert screen.query_one("#add-queue", Input).value == "queues/tuibox.txt"  # followed
+        assert (durable.value, pull.value) == ("/tmp/tuibox-res", "/tmp/tuibox-res")
+
+        # A profile change keeps both too (vastai offers its own folders).
+        screen.query_one("#add-profile", Select).value = "vastai"
+        await pilot.pause()
+        assert screen.query_one("#add-workdir", Input).value != "~/code"  # vastai's, followed
+        assert (durable.value, pull.value) == ("/tmp/tuibox-res", "/tmp/tuibox-res")
+
+        # What goes into hosts.toml is what the fields show.
+        await pilot.click("#add-check")
+        add = screen.query_one("#add-add", Button)
+        await wait_for(lambda: not add.disabled, what="this machine checked", pilot=pilot)
+        await pilot.click("#add-add")
+        await wait_for(lambda: not isinstance(app.screen, AddHostScreen), pilot=pilot)
+    host = load_fleet(hosts).host("tuibox")
+    assert (host.durable_dir, host.pull) == ("/tmp/tuibox-res", ("/tmp/tuibox-res",))
+
+
+async def test_a_typed_pull_is_never_overwritten(tmp_path, home):
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        pull = screen.query_one("#add-pull", Input)
+        await wait_for(lambda: pull.value == "~/runs", what="the pull default", pilot=pilot)
+        pull.value = "~/runs/a, ~/runs/b"
+        screen.query_one("#add-durable_dir", Input).value = "/tmp/elsewhere"
+        screen.query_one("#add-name", Input).value = "other"
+        screen.query_one("#add-profile", Select).value = "vastai"
+        await pilot.pause()
+        assert pull.value == "~/runs/a, ~/runs/b"
