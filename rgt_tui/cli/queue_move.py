@@ -70,14 +70,21 @@ def format_resume(plan: ResumePlan) -> str:
 
 def run_move(call: Call) -> int:
     """Plan the move, show it, ask when the box must skip cells, move."""
-    from rgt_tui.services.queue.move import MoveError, apply_move, find_source, plan_move
+    from rgt_tui.services.queue.move import (
+        MoveError,
+        NotACellError,
+        apply_move,
+        find_source,
+        plan_move,
+    )
 
     args = call.args
     find_host(call.fleet, args.to)  # UnknownHost: every command's message and fix (exit 2)
     try:
         call.host_config = find_source(call.fleet, args.cells)
-    except MoveError as exc:
-        return call.fail(str(exc))
+    except MoveError as exc:  # a name that is no cell is bad input, as kill's and retry's
+        bad = isinstance(exc, NotACellError)
+        return call.fail(str(exc), code=EXIT_BAD_INPUT if bad else EXIT_PROBLEMS)
     if len(dict.fromkeys(args.cells)) == 1:
         return _run_resume(call)
     if args.from_scratch:

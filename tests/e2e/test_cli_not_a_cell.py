@@ -69,3 +69,21 @@ async def test_logs_of_a_name_that_is_no_cell_is_bad_input(make_queue_fleet):
     shown = await arun("logs", "box1", "first", "--hosts", hosts)
     assert shown.returncode == 0 and "first ran" in shown.stdout, shown.stderr
     (qf.root() / "go").touch()
+
+
+async def test_queue_move_a_name_that_is_no_cell_is_bad_input(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('a', 'echo a')} t\n")
+    qf.write_queue(f"{qf.cell_script('b', 'echo b', 'box2')} t\n", "box2")
+
+    typo = await arun("queue", "move", "nosuch", "--to", "box2", "--hosts", hosts, "--yes")
+    assert typo.returncode == 2, typo.stderr
+    assert "no cell 'nosuch' in any host's queue file" in typo.stderr
+    # Pointed at a command that lists cells (queue check only counts them).
+    assert "rgt-tui queue show HOST lists a host's cells" in typo.stderr, typo.stderr
+    assert "queue check lists" not in typo.stderr
+    # A real cell on two hosts at once is a refusal of the move, not a wrong name.
+    both = await arun("queue", "move", "a", "b", "--to", "box2", "--hosts", hosts, "--yes")
+    assert both.returncode == 1 and "move one host's at a time" in both.stderr, both.stderr
+    assert qf.queue_file().read_text().endswith("a.sh t\n")  # nothing was moved

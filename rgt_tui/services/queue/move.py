@@ -75,6 +75,11 @@ class MoveError(Exception):
     """A move that could not be done, or done only in part; ``str()`` says what to do."""
 
 
+class NotACellError(MoveError):
+    """A name to move that is no cell of any host's queue file: the input is wrong (the
+    command line's exit 2), not a refused move."""
+
+
 @dataclass(frozen=True)
 class MoveCell:
     """One cell to move, as the source file and its box show it."""
@@ -207,8 +212,9 @@ def shape_warning(source: HostConfig, target: HostConfig, cell: QueueCell) -> st
 
 def find_source(fleet: Fleet, names: Iterable[str]) -> HostConfig:
     """The host whose queue file holds the live cells ``names`` (names are unique across
-    the fleet, so a cell's name says where it is). MoveError when one is in no host's
-    file, or they are on several hosts (moved one host at a time)."""
+    the fleet, so a cell's name says where it is). NotACellError when one is in no host's
+    file; MoveError when one was moved already, or they are on several hosts (moved one
+    host at a time)."""
     checked = check_fleet_queues(fleet)
     owner: dict[str, str] = {}
     for s in checked.sources:
@@ -218,14 +224,16 @@ def find_source(fleet: Fleet, names: Iterable[str]) -> HostConfig:
     missing = [n for n in wanted if n not in owner]
     if missing:
         gone = {c.name: c for s in checked.sources for c in s.parsed.moved}
-        raise MoveError(
-            "; ".join(
-                f"{n} was moved to {gone[n].moved_to} already ({gone[n].where})"
-                if n in gone
-                else f"no cell {n!r} in any host's queue file (rgt-tui queue check lists them)"
-                for n in missing
-            )
+        # `queue check` only counts the cells; `queue show` lists them (the box's, or the
+        # file's before a launch), `queue check --json` every file's, sent or not.
+        said = "; ".join(
+            f"{n} was moved to {gone[n].moved_to} already ({gone[n].where})"
+            if n in gone
+            else f"no cell {n!r} in any host's queue file (rgt-tui queue show HOST lists a "
+            "host's cells, rgt-tui queue check --json every queue file's)"
+            for n in missing
         )
+        raise (NotACellError if any(n not in gone for n in missing) else MoveError)(said)
     hosts = list(dict.fromkeys(owner[n] for n in wanted))
     if len(hosts) != 1:
         where = ", ".join(f"{n} is {owner[n]}'s" for n in wanted)
