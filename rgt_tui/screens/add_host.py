@@ -6,7 +6,9 @@ user types their own), "Check host key" connects once and shows the key. An unkn
 needs the "Trust this key" button or ``t``, never the focused one (Enter or Escape
 leaves known_hosts alone; the line under the buttons says what Enter does where the
 focus is); a changed or revoked key is shown with its fix and nothing can be added. "Add" appends the block and dismisses with the new ``HostConfig``;
-Cancel or Escape dismisses with None and writes nothing. What a first launch needs
+Cancel or Escape dismisses with None and adds nothing. A key trusted here is written to
+known_hosts at once (as K on a host's pane writes it), so from then on Cancel and Escape
+say it stays there, and where, instead of "nothing written". What a first launch needs
 (workdir, code, queue, run, durable_dir, pull) is ``LaunchKeysForm``'s, prefilled with
 the profile's defaults; a check or a trust that ends while the user types in a field
 never moves the focus to a button (a typed Enter or ``t`` must not add or trust).
@@ -91,7 +93,7 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
     """
 
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is written"),
+        Binding("escape", "cancel", "Cancel", tooltip="Close without adding the box"),
         Binding("t", "trust", "Trust", tooltip="Trust the box's new host key, once shown"),
     ]
 
@@ -142,6 +144,7 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
         self._guessed_profile = DEFAULT_PROFILE
         self._busy = False
         self._check_from: object = None  # what had the focus when the check was asked for
+        self._trusted_in: Path | None = None  # known_hosts, once a key was trusted here
 
     def compose(self) -> ComposeResult:
         options = [(f"{p.name} — {p.title}", p.name) for p in load_profiles().values()]
@@ -216,8 +219,15 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
         enter = enter_does(self.focused, {"add-target": "check the host key", **next_field})
         trust = [("t", "trust this key")] if self._trustable() else []
         self.query_one("#add-hint", KeyHint).show_keys(
-            enter, *trust, ("Tab", "next"), ("Esc", "cancel, nothing written")
+            enter, *trust, ("Tab", "next"), ("Esc", self._cancel_does())
         )
+
+    def _cancel_does(self) -> str:
+        """What Cancel and Escape leave behind: nothing, or the key trusted here (it is
+        written when trusted, and a cancel does not take it back)."""
+        if self._trusted_in is None:
+            return "cancel, nothing written"
+        return f"cancel; the key stays trusted in {self._trusted_in}"
 
     # -- the form ------------------------------------------------------------------------
 
@@ -431,6 +441,8 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
             self._status(Content.styled(f"could not trust the key: {message.error}", "$error"))
             return
         self.check = replace(check, status="trusted", message=f"trusted {check.fingerprint}")
+        self._trusted_in = message.path
+        self.query_one("#add-cancel", DialogButton).set_caption("Cancel", does=self._cancel_does())
         self.query_one("#add-trust", Button).display = False
         self._status(
             Content.styled(f"trusted {check.fingerprint}", "$success"),

@@ -500,3 +500,41 @@ async def test_add_screen_escape_writes_nothing(make_loopback_fleet, home, tmp_p
         await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
     assert app.results == [None]
     assert not hosts.exists() and not (home / ".ssh" / "known_hosts").exists()
+
+
+async def test_add_screen_after_trusting_says_the_key_stays_written_on_cancel(
+    make_loopback_fleet, home, tmp_path
+):
+    # Trusting writes known_hosts at once (only after `t` or the Trust button); from then
+    # on Esc and Cancel no longer say "nothing written", but what stays and where.
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    hosts = tmp_path / "hosts.toml"
+    known = home / ".ssh" / "known_hosts"
+    app = AddApp(hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        hint = screen.query_one("#add-hint")
+        cancel = screen.query_one("#add-cancel", Button)
+        screen.query_one("#add-target", Input).value = pasted(fleet, box)
+        assert "Esc: cancel, nothing written" in str(hint.render())
+        await press(pilot, screen.query_one("#add-check", Button))
+        await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
+        assert "nothing written" in str(hint.render())  # not trusted yet: still true
+        await pilot.press("t")
+        add = screen.query_one("#add-add", Button)
+        await wait_for(lambda: not add.disabled, what="the key trusted", pilot=pilot)
+        assert known.read_text() == box.known_hosts_line + "\n"
+
+        said = " ".join(str(hint.render()).split())
+        assert "nothing written" not in said
+        assert f"Esc: cancel; the key stays trusted in {known}" in said
+        assert "nothing written" not in cancel.does and str(known) in cancel.does
+        # A new target voids the check, not what was written.
+        screen.query_one("#add-target", Input).value = "local"
+        await pilot.pause()
+        assert "nothing written" not in str(hint.render())
+        await pilot.press("escape")
+        await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
+    assert app.results == [None]
+    assert not hosts.exists() and known.read_text() == box.known_hosts_line + "\n"
