@@ -206,15 +206,12 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         go.disabled = not ok
         self._caption(go, plan, move)
         # Enter in "to host" asked for this plan: a ready one takes the focus from there.
+        # Any other goes to Cancel, as in the launch dialog: acknowledging a failed check
+        # or giving up the checkpoint (From scratch) is a deliberate Tab, never the next
+        # Enter (a user's hour moved a cell past two failed checks, from scratch, with
+        # four Enters).
         self.end_replan(None)
-        if ok:
-            self.set_focus(go)
-        elif ack.display and not ack.disabled:
-            self.set_focus(ack)
-        elif scratch.display:
-            self.set_focus(scratch)
-        elif self.focused is None:  # the Plan button gave it up while planning
-            self.set_focus(self.query_one("#move-cancel", Button))
+        self.set_focus(go if ok else self.query_one("#move-cancel", Button))
         self.show_hint()
 
     def _caption(self, go: DialogButton, plan: MovePlan | ResumeDialogPlan, move: MovePlan) -> None:

@@ -124,6 +124,10 @@ async def test_m_offers_from_scratch_only_without_a_verified_checkpoint(
         assert "ck has no verified checkpoint" in refused
         scratch = screen.query_one("#move-scratch", Button)
         assert scratch.display and screen.query_one("#move-go", Button).disabled
+        # Giving up the checkpoint is a deliberate Tab, never the next Enter (as launch).
+        assert app.focused is screen.query_one("#move-cancel", Button)
+        assert "Enter: cancel" in screen_text(app)
+        await pilot.press("shift+tab")  # Move is disabled: From scratch is next
         assert app.focused is scratch
         assert f"Enter: {FROM_SCRATCH}" in screen_text(app)
         await pilot.press("enter")
