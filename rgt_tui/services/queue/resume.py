@@ -406,8 +406,9 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
     if plan.ok and plan.ran:
         lines.append(
             f"then {plan.move.dest} runs {plan.cell} under its name: appended to its running "
-            "queue, or its queue launched from it — after its own cells that never ran "
-            "(preflight as any launch)"
+            "queue, or its queue launched from it — its own cells that never ran first, "
+            "unless a done, failed or killed cell lies between (never run again unattended: "
+            "they stay pending) or the user stopped its queue (preflight as any launch)"
         )
     lines += [f"warning: {w}" for w in plan.warnings]
     lines += [f"REFUSED: {p.replace(SCRATCH_CLI, scratch)}" for p in plan.problems]
