@@ -538,3 +538,45 @@ async def test_add_screen_after_trusting_says_the_key_stays_written_on_cancel(
         await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
     assert app.results == [None]
     assert not hosts.exists() and known.read_text() == box.known_hosts_line + "\n"
+
+
+AUTH_FIX = "add `-i <key file>` to the pasted command, or load the key into ssh-agent"
+
+
+async def test_a_refused_login_without_i_says_to_add_it_to_the_pasted_command(
+    make_loopback_fleet, home, tmp_path
+):
+    # No -i, no agent, no key in ~/.ssh: the box refuses the login. The fix names what
+    # the add screen and `add` have (the pasted command), not the fleet file's
+    # identity_file, which neither shows.
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    bare = f"ssh -p {box.port} {fleet.username}@{LOOPBACK_HOST}"
+    hosts = tmp_path / "hosts.toml"
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "known_hosts").write_text(box.known_hosts_line + "\n")  # key: settled
+
+    done = await arun("add", bare, "--name", "b1", "--hosts", str(hosts), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    said = " ".join(done.stderr.split())
+    assert "authentication refused" in said and AUTH_FIX in said, said
+    assert "identity_file" not in said and not hosts.exists()
+    # With -i, a key the box does not take: that key file is named.
+    other = await make_loopback_fleet(1)
+    wrong = await arun(
+        "add", f"{bare} -i {other.client_key}", "--name", "b1", "--hosts", str(hosts),
+        cwd=tmp_path,
+    )  # fmt: skip
+    said = " ".join(wrong.stderr.split())
+    assert f"authorized_keys holds the public key of {other.client_key}" in said, said
+    assert "identity_file" not in said and not hosts.exists()
+
+    app = AddApp(hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        screen.query_one("#add-target", Input).value = bare
+        await press(pilot, screen.query_one("#add-check", Button))
+        await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
+        status = " ".join(str(screen.query_one("#add-status").render()).split())
+        assert "authentication refused" in status and AUTH_FIX in status, status
+        assert "identity_file" not in status

@@ -7,7 +7,8 @@ add screen share.
    ``check_name`` / ``check_profile`` / ``read_cost`` check what the user typed.
 2. ``check_host_key``: one connection, to show the key the box presents. An unknown key
    is trusted only by ``trust_key``, after the user compared the fingerprint and said
-   so; a changed or revoked key is refused with its fix (``transport.known_hosts``).
+   so; a changed or revoked key is refused with its fix (``transport.known_hosts``); a
+   refused login's fix names the pasted command's ``-i``, not the unwritten identity_file.
 3. ``fleet_append.add_to_fleet``: the commented ``[[hosts]]`` block, appended.
 4. ``fleet_in_code``: a warning when the fleet file (or the new queue file) lies in the
    host's code tree where git lists it: sync never sends it, but a commit would.
@@ -254,8 +255,24 @@ async def check_host_key(new: NewHost) -> KeyCheck:
         status: KeyStatus = "unknown" if exc.kind == "unknown" and exc.trust_line else "refused"
         return KeyCheck(status, where, exc.presented, exc.message, exc.fix, exc)
     except TransportError as exc:
-        return KeyCheck("unreachable", where, None, exc.message, exc.fix)
+        return KeyCheck("unreachable", where, None, exc.message, _login_fix(new, exc))
     return KeyCheck("trusted", where, seen, f"host key {seen} is already trusted; the box answered")
+
+
+def _login_fix(new: NewHost, exc: TransportError) -> str | None:
+    """The transport's fix, except for a login the box itself refused: that one names the
+    fleet file's ``identity_file``, which is not written yet; here the key is the pasted
+    command's ``-i`` (or ``--identity-file``). A jump host's refusal keeps its own fix."""
+    if not exc.message.startswith("authentication refused ("):  # ssh.py: the box's own
+        return exc.fix
+    if new.identity_file is None:
+        return "add `-i <key file>` to the pasted command, or load the key into ssh-agent"
+    if exc.fix and exc.fix.startswith("identity_file needs a passphrase"):
+        return exc.fix.replace("identity_file", f"the key file {new.identity_file}", 1)
+    return (
+        f"check that the box's authorized_keys holds the public key of {new.identity_file}, "
+        "or load the right key into ssh-agent"
+    )
 
 
 def trust_key(check: KeyCheck) -> Path:
