@@ -394,7 +394,8 @@ def format_diagnosis(d: Diagnosis) -> str:
 
 
 async def run_diagnose(call: Call, transport: Transport) -> int:
-    """Name the cause of the host's latest vanished run; exit 1 when there is one."""
+    """Name the cause of the host's latest vanished run; exit 1 when there is one (a cell
+    that failed by itself is named, but no run vanished: 0)."""
     from rgt_tui.domain.errors import TransportError
     from rgt_tui.services.queue.view import diagnose_queue
     from rgt_tui.services.runtime.preemption import with_unreachable_fix
@@ -412,4 +413,4 @@ async def run_diagnose(call: Call, transport: Transport) -> int:
         if call.args.json
         else format_diagnosis(diagnosis)
     )
-    return EXIT_OK if diagnosis.subject is None else EXIT_PROBLEMS
+    return EXIT_PROBLEMS if diagnosis.found else EXIT_OK

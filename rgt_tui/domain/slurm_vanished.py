@@ -154,7 +154,7 @@ def diagnose_slurm(view: QueueView, limits: SlurmLimits | None = None) -> Diagno
             _evidence(cell, limits),
             f"read its log (~/.rgt/queue/cells/{cell.name}.log), fix the cause, and rerun the "
             f"identical config from cell {cell.index}",
-            cell.index,
+            cell.index, by_itself=True,
         )  # fmt: skip
     return Diagnosis(
         host,

@@ -84,6 +84,14 @@ class Diagnosis:
     next_step: str = ""
     resume_index: int | None = None
     cell: str | None = None  # the vanished cell's name; None for the runner or nothing
+    # The subject ended with its own error code: named, with its log, but no run vanished.
+    by_itself: bool = False
+
+    @property
+    def found(self) -> bool:
+        """A run vanished or was ended (a kill, a fault, the scheduler): `diagnose`'s exit
+        1. Nothing vanished, or a cell failed by itself: 0, as the summary says."""
+        return self.subject is not None and not self.by_itself
 
 
 def _launch_for(ts: int, launches: tuple[RunnerLaunch, ...]) -> RunnerLaunch | None:
@@ -340,6 +348,7 @@ def diagnose(
             next_step=f"read its log (~/.rgt/queue/cells/{cell.name}.log), fix the cause, and rerun "
             f"the identical config from cell {cell.index}",
             resume_index=cell.index,
+            by_itself=True,
         )
     return Diagnosis(
         host,

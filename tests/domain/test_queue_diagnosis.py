@@ -147,6 +147,7 @@ def test_an_ordinary_failure_is_not_a_vanished_run():
     d = run(f"start 1010 {BOOT} 4711\nend 1020 1\n", "", oom_kill_now=0, done="done 1021 1 1\n")
     assert d.cause is None and d.subject == "cell 1 (b)" and "exited 1 by itself" in d.summary
     assert "cells/b.log" in d.next_step
+    assert d.by_itself and not d.found  # diagnose exits 0: nothing vanished
 
 
 def test_each_front_end_adds_its_own_resume_hint():

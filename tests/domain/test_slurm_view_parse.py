@@ -163,6 +163,15 @@ def test_view_and_diagnosis_read_the_scheduler():
     verdicts = {e.cause: e.verdict for e in d.evidence}
     assert verdicts[OOM] == YES and verdicts[WALLTIME] == NO and verdicts[HANGUP] == NO
     assert "raise mem in hosts.toml (now 50M)" in d.next_step
+    assert d.found  # Slurm ended it: diagnose exits 1
+
+
+def test_a_task_that_failed_by_itself_is_named_but_no_run_vanished():
+    attempts = {"a": (CellAttempt(1700000001, "node-boot", 41, 1700000004, 1),)}
+    facts = parse_slurm_view("now\t1700000100\ncell\t0\ta\njobs\t3 0 0 1700000000 launch\n")
+    d = diagnose_slurm(slurm_view(_view(attempts), facts.cells, facts.cluster))
+    assert d.subject == "cell 0 (a)" and "exited 1 by itself" in d.summary, d.summary
+    assert d.cause is None and d.by_itself and not d.found  # diagnose exits 0
 
 
 def test_timeout_names_the_walltime_and_the_resume_index():

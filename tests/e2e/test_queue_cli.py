@@ -150,3 +150,26 @@ async def test_launch_without_start_begins_at_the_first_cell_not_done(make_queue
     )
     chosen = await arun("launch", "box1", "--hosts", hosts, "--start", "0")
     assert "start index 0 · 2 of 2 cells to run" in chosen.stdout, chosen.stdout
+
+
+async def test_diagnose_exits_0_for_a_cell_that_failed_by_itself_and_1_for_a_vanished_one(
+    make_queue_fleet,
+):
+    # A script reads the exit code: 1 means a run vanished (here a SIGKILL), never a cell
+    # that ended with its own error code, which the output calls "not a vanished run".
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    qf.write_queue(f"{qf.cell_script('fails', 'echo broken config; exit 1')} t\n")
+    killed = qf.cell_script("killed", "kill -KILL $$", "box2")
+    qf.write_queue(f"{killed} t\n", "box2")
+    for name in ("box1", "box2"):
+        launched = await arun("launch", name, "--hosts", hosts, "--yes")
+        assert launched.returncode == 0, launched.stdout + launched.stderr
+        await wait_view(qf, lambda v: v.state == FINISHED, name=name, what=f"{name} to end")
+
+    failed = await arun("diagnose", "box1", "--hosts", hosts)
+    assert "cell 0 (fails) exited 1 by itself — not a vanished run" in failed.stdout, failed.stdout
+    assert failed.returncode == 0, failed.stdout + failed.stderr
+    vanished = await arun("diagnose", "box2", "--hosts", hosts)
+    assert "cell 0 (killed) was killed (SIGKILL" in vanished.stdout, vanished.stdout
+    assert vanished.returncode == 1, vanished.stdout + vanished.stderr
