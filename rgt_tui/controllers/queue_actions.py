@@ -111,7 +111,7 @@ class QueueController:
             self.app.notify(result.detail, title=f"{host.name}: no new cells", timeout=10)
             return
         names = ", ".join(c.name for c in result.added)
-        hint = "" if result.running else "\npress L to launch them"
+        hint = "" if result.running else "\nL plans that launch"
         self.app.notify(
             f"added {plural(len(result.added), 'cell')}: {names}\n{result.detail}{hint}",
             title=f"{host.name}: appended",

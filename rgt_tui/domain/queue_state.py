@@ -349,12 +349,18 @@ def relaunch_start(
     resume_index: int | None, cells: Iterable[CellView], passed: tuple[str, ...] = (SKIPPED,)
 ) -> int:
     """Where a launch starts when no index is given (the TUI's launch dialog): the resume
-    index of an interrupted or stopped queue, else the first cell that is neither done nor
-    ``passed`` over (moved away: it runs elsewhere), else 0 (every cell done: the plan then
-    warns that they all run again). Starting at 0 would run done cells again: paid work."""
+    index of an interrupted or stopped queue, else the first cell after the last done one
+    that is neither done nor ``passed`` over (moved away: it runs elsewhere), else the
+    first such cell anywhere, else 0 (every cell done: the plan then warns that they all
+    run again). A launch runs every cell from its start, so a start before a done cell
+    runs it again: paid work. Cells that never ran before the last done one (a launch
+    from a later start) stay for the user to choose: the plan names them."""
     if resume_index is not None:
         return resume_index
-    return next((c.index for c in cells if c.status not in (DONE, *passed)), 0)
+    cells = list(cells)
+    last_done = max((c.index for c in cells if c.status == DONE), default=-1)
+    runnable = [c.index for c in cells if c.status not in (DONE, *passed)]
+    return next((i for i in runnable if i > last_done), runnable[0] if runnable else 0)
 
 
 def _cell_view(

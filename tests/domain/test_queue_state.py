@@ -401,3 +401,23 @@ def test_a_retrys_launch_runs_its_cell_alone_and_finished_counts_the_cells_not_r
     done = view(launches("done 1010 1 0\n", start=4), ended)
     assert done.state == FINISHED
     assert done.summary().startswith("finished · 1/4 done · 3 not run"), done.summary()
+
+
+def test_a_launch_without_a_start_never_runs_a_done_cell_again_when_it_can_avoid_it():
+    from types import SimpleNamespace
+
+    from rgt_tui.domain.queue_state import KILLED, SKIPPED, relaunch_start
+
+    def cells(*statuses: str):
+        return [SimpleNamespace(index=i, status=s) for i, s in enumerate(statuses)]
+
+    # A user's hour: launched from 2 (0 and 1 never ran), 2 done, 3 and 4 appended. The
+    # append said "launch from cell 3"; L planned from 0 and would have run 2 again.
+    assert relaunch_start(None, cells(PENDING, PENDING, DONE, PENDING, PENDING)) == 3
+    assert relaunch_start(None, cells(DONE, FAILED, PENDING)) == 1  # the failed one resumes
+    assert relaunch_start(None, cells(DONE, DONE, SKIPPED, PENDING)) == 3  # moved away
+    assert relaunch_start(None, cells(KILLED, DONE, PENDING)) == 2
+    # Nothing runnable after the last done cell: the first runnable one (the plan warns).
+    assert relaunch_start(None, cells(FAILED, DONE)) == 0
+    assert relaunch_start(None, cells(DONE, DONE)) == 0  # all done: all again, warned
+    assert relaunch_start(2, cells(PENDING, DONE, PENDING, DONE)) == 2  # a resume index rules

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_file import prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.domain.queue_state import relaunch_start
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
 from rgt_tui.services.queue.box import probe, read_box_queue_text
 from rgt_tui.services.queue.cells import (
@@ -109,7 +110,12 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     if state == "running":
         detail = f"the running queue ({why}) will run them after its current cells"
     elif added:
-        detail = f"the queue is not running: launch from cell {added[0].index} to run them"
+        # Where a launch without a start begins (the TUI's L, `launch HOST`): never a
+        # start the plan would then contradict (a user's hour: "launch from cell 4",
+        # and L planned from 0, running a done cell again).
+        status = {c.name: c.status for c in view.cells}
+        start = relaunch_start(view.resume_index, rendered.planned(deployed, status))
+        detail = f"the queue is not running: a launch from cell {start} runs them"
     else:
         detail = "the queue is not running; only comments or blank lines were added"
     return AppendResult(host.name, added, state == "running", detail)

@@ -159,12 +159,12 @@ class LaunchResult:
 
 
 def default_start(plan: LaunchPlan) -> int:
-    """Where a launch starts when no index is given (the TUI's launch dialog): the
-    resume index of an interrupted or stopped queue, else the first cell that is not
-    done nor moved away (a finished queue with cells appended, or a failed one: starting
-    at 0 would run the done cells again, paid work), else 0 (every cell done: the plan
-    then warns that they all run again). A cell moved while its box did not answer
-    counts as moved here, not as the interrupted cell the box's records alone make it."""
+    """Where a launch starts when no index is given (the TUI's launch dialog):
+    ``relaunch_start`` — the resume index of an interrupted or stopped queue, else the
+    first cell after the last done one that is not done nor moved away (a finished queue
+    with cells appended, or a failed one: a start before a done cell runs it again, paid
+    work). A cell moved while its box did not answer counts as moved here, not as the
+    interrupted cell the box's records alone make it."""
     current = plan.current
     return relaunch_start(
         current.resume_index if current is not None else None, plan.cells, NOT_RUN

@@ -1,0 +1,34 @@
+"""The start an append names is the start a launch without one takes (the TUI's L): a
+user's hour was told "launch from cell 4" and L planned from cell 0, running a done cell
+again. A real loopback box."""
+
+from __future__ import annotations
+
+from support.queues import SCRIPT_RUN, wait_view
+
+from rgt_tui.domain.queue_state import DONE, FINISHED
+from rgt_tui.services.queue.append import append_cells
+from rgt_tui.services.queue.launch import default_start, launch, plan_launch
+
+
+async def test_after_a_launch_from_a_later_cell_the_append_and_l_start_past_the_done_one(
+    make_queue_fleet,
+):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    cells = [qf.cell_script(n, "echo ran") for n in ("a", "b")]
+    qf.write_queue("".join(f"{c} t 1\n" for c in cells))
+    transport = qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport, start_index=1)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+        view = await wait_view(qf, lambda v: v.state == FINISHED, what="b to run")
+        assert [c.status for c in view.cells] == ["pending", DONE]  # a never ran
+        qf.append_queue(f"{qf.cell_script('c', 'echo ran')} t 1\n")
+        appended = await append_cells(qf.fleet, qf.host(), transport)
+        assert not appended.running
+        assert "a launch from cell 2 runs them" in appended.detail, appended.detail
+        again = await plan_launch(qf.fleet, qf.host(), transport)
+        assert default_start(again) == 2  # not 0: that would run b again
+    finally:
+        await transport.close()
