@@ -45,3 +45,36 @@ async def test_a_4_mib_line_reaches_the_logs_tab_cut(make_queue_fleet, tmp_path:
         assert "".join(rows).count("x") == MAX_LINE_BYTES
         # The most the tab can hold: MAX_LINES lines of at most this many bytes each.
         assert MAX_LINES * len(cut.encode()) < 25 << 20
+
+
+async def test_lines_a_busy_log_pushes_out_of_the_view_are_counted_with_the_command(  # type: ignore[no-untyped-def]
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    # A user's hour: following a log past 5,000 lines, Home showed "line 01024" at the
+    # top with nothing to say the earlier ones were let go, nor how to read them.
+    from support.pilot import text_of
+    from textual.widgets import Static
+
+    qf = await make_queue_fleet(1)
+    qf.qdir().mkdir(parents=True, exist_ok=True)
+    log = qf.qdir() / "queue.log"
+    log.write_text("line 0\n")
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        detail: Any = await wait_for(
+            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
+        )
+        await wait_for(lambda: detail.active_tab == "logs", what="the logs tab", pilot=pilot)
+        tab = detail.tabs["logs"]
+        assert isinstance(tab, LogsTab)
+        await wait_for(lambda: "line 0" in tab.lines, what="the first line", pilot=pilot)
+        status = tab.query_one("#logs-status", Static)
+        assert "let go" not in text_of(status)
+        with log.open("a") as f:
+            f.write("".join(f"line {i}\n" for i in range(1, MAX_LINES + 300)))
+        last = f"line {MAX_LINES + 299}"
+        await wait_for(lambda: last in tab.lines, what="the last line", pilot=pilot)
+        assert tab.out_of_view == 300 and tab.lines[0] == "line 300"
+        said = text_of(status)
+        assert "300 earlier lines let go (the tab keeps 5,000): rgt-tui logs box1" in said, said

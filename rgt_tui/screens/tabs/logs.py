@@ -144,6 +144,9 @@ class LogsTab(DetailTab):
         self.status = ""
         self.lines: list[str] = []  # what was written, bounded like the view (tests read it)
         self.crash_lines: list[str] = []
+        # Lines of this log the view let go at its top (it keeps MAX_LINES): said in the
+        # status with the command that prints them, or a busy log lost its start silently.
+        self.out_of_view = 0
         self._follower: Worker[None] | None = None
         # The chunk that came while a dialog was on top, drawn when it closes: written
         # then, its lines would land over the dialog's box (screen_on_top). The follower
@@ -263,6 +266,7 @@ class LogsTab(DetailTab):
             self._partial = ""
             self.query_one(RichLog).clear()
             self.lines.clear()
+            self.out_of_view = 0
             self.crash_lines.clear()
             for text, kind in self._seen.drawn:
                 self._write(text, kind, remember=False)
@@ -398,6 +402,8 @@ class LogsTab(DetailTab):
             crash = line.crash is not None
             text = log_text(line.text, f"bold {error}" if crash else "")
             self._write(text, "crash" if crash else "line")
+        self.out_of_view += max(0, len(chunk.lines) - MAX_LINES)  # never drawn
+        self.out_of_view += max(0, len(self.lines) - MAX_LINES)
         del self.lines[:-MAX_LINES]
         del self.crash_lines[:-MAX_LINES]
         self.status = chunk.status
@@ -413,6 +419,14 @@ class LogsTab(DetailTab):
         if chunk.gap:
             parts.append((" · gap", "$warning"))
         parts.append((f"  {self._where()}{self._path()}", "$foreground-muted"))
+        if self.out_of_view:
+            parts.append(
+                (
+                    f"  · {self.out_of_view:,} earlier lines let go (the tab keeps "
+                    f"{MAX_LINES:,}): {self._whole_command()}",
+                    "$foreground-muted",
+                )
+            )
         if chunk.partial:
             parts.append((f"  … {partial_text(chunk.partial)}", "$foreground-muted"))
         self._set_status(Content.assemble(*parts))
@@ -455,6 +469,13 @@ class LogsTab(DetailTab):
 
     def _skipped_note(self, skipped: int) -> str:
         """The line above a log opened at its tail: what was left out, and how to read it."""
+        return (
+            f"── {fmt_bytes(skipped)} of earlier lines not loaded (the tab opens a log at its "
+            f"last {TAIL.lines:,} lines); the whole log: {self._whole_command()} ──"
+        )
+
+    def _whole_command(self) -> str:
+        """The command that prints this log whole."""
         host = self.host
         command = "rgt-tui logs"
         if host is not None:
@@ -463,10 +484,7 @@ class LogsTab(DetailTab):
                 command += f" {shown(self.source)}"
             if self.rank:
                 command += f" --rank {self.rank}"
-        return (
-            f"── {fmt_bytes(skipped)} of earlier lines not loaded (the tab opens a log at its "
-            f"last {TAIL.lines:,} lines); the whole log: {command} ──"
-        )
+        return command
 
     def _set_status(self, content: Content) -> None:
         for status in self.query("#logs-status").results(Static):  # none once removed
