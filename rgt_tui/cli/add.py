@@ -7,7 +7,9 @@ durable_dir and pull, the profile's defaults offered, services.fleet.add_keys). 
 terminal TARGET and ``--name`` must be given (the launch keys take their flags or the
 defaults; a missing queue file is created, empty and commented), and an
 unknown host key is trusted only with ``--trust-key FINGERPRINT`` matching it (or the
-host opts into ``--accept-new``): otherwise exit 2, naming the flags.
+host opts into ``--accept-new``): otherwise exit 2, naming the flags. A pasted account
+another entry already logs in to is said right after the paste, and added only when the
+user says so (or ``--same-account``): a launch of either entry would be refused.
 
 Every question comes before the first write: the box's host key, the ``[[hosts]]`` block
 and the queue file are written only once the last one is answered, so a Ctrl-C at any
@@ -50,6 +52,7 @@ from rgt_tui.services.fleet.add_host import (
     read_cost,
     read_fleet_file,
     read_target,
+    same_account,
     suggest_name,
     trust_key,
 )
@@ -109,6 +112,12 @@ def add_add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     keys.add_argument(
         "--pull", metavar="DIR[,DIR]", help="folders on the box to pull (default: durable dir)"
+    )
+    parser.add_argument(
+        "--same-account",
+        action="store_true",
+        help="add it even when another entry logs in to the same account (its status shows "
+        "twice; a launch of either is refused: one account holds one queue)",
     )
     key = parser.add_mutually_exclusive_group()
     key.add_argument(
@@ -178,7 +187,17 @@ def _add(call: Call, written: list[str]) -> int:
     try:
         path = fleet_file_for_add(getattr(args, "hosts", None), os.environ, Path.cwd())
         fleet_file = read_fleet_file(path)
-        new = _new_host(call, fleet_file, tty)
+        pasted: Pasted = _value(
+            call, args.target, "Paste the box's SSH command (or user@host:port): ", read_target,
+            tty=tty,
+        )  # fmt: skip
+    except AddRefused as exc:
+        return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
+    declined = _settle_same_account(call, same_account(pasted.target, fleet_file), tty)
+    if declined is not None:
+        return declined
+    try:
+        new = _new_host(call, fleet_file, pasted, tty)
     except AddRefused as exc:
         return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
     print(f"checking the host key of {new.ssh} …")
@@ -221,12 +240,32 @@ def _add(call: Call, written: list[str]) -> int:
     return EXIT_OK if check.status != "unreachable" else EXIT_PROBLEMS
 
 
-def _new_host(call: Call, fleet_file: FleetFile, tty: bool) -> NewHost:
-    """Every value, given or asked for, checked; AddRefused for one that is wrong."""
+def _settle_same_account(call: Call, note: str | None, tty: bool) -> int | None:
+    """Say ``note`` (other entries log in to the pasted account) and ask whether to add
+    another (default: no; ``--same-account``: yes); None when the add goes on, else the
+    exit status. Asked before the name: a wrong paste costs no more questions."""
+    if note is None:
+        return None
+    if call.args.same_account:
+        print(f"warning: {note}")
+        return None
+    if not tty:
+        return call.fail(
+            f"{note}; stdin is not a terminal, so there is no one to confirm another entry",
+            fix="paste another account's command, or pass --same-account to add it anyway "
+            "(for status only)",
+            code=EXIT_BAD_INPUT,
+        )
+    print(f"warning: {note}")
+    if (_ask("Add another entry for this account anyway? [y/N] ") or "").lower() in ("y", "yes"):
+        return None
+    print("not added; nothing written")
+    return EXIT_PROBLEMS
+
+
+def _new_host(call: Call, fleet_file: FleetFile, pasted: Pasted, tty: bool) -> NewHost:
+    """Every other value, given or asked for, checked; AddRefused for one that is wrong."""
     args = call.args
-    pasted: Pasted = _value(
-        call, args.target, "Paste the box's SSH command (or user@host:port): ", read_target, tty=tty
-    )
     identity = pasted.identity_file
     if args.identity_file is not None:
         if (

@@ -8,12 +8,14 @@ leaves known_hosts alone; the line under the buttons says what Enter does where 
 focus is); a changed or revoked key is shown with its fix and nothing can be added. "Add" appends the block and dismisses with the new ``HostConfig``;
 Cancel or Escape dismisses with None and adds nothing. A key trusted here is written to
 known_hosts at once (as K on a host's pane writes it), so from then on Cancel and Escape
-say it stays there, and where, instead of "nothing written". What a first launch needs
+say it stays there, and where, instead of "nothing written". A pasted account another
+entry already logs in to is said with the check, naming that entry; Add still adds it
+(status reads both; a launch of either is refused). What a first launch needs
 (workdir, code, queue, run, durable_dir, pull) is ``LaunchKeysForm``'s, prefilled with
 the profile's defaults; a check or a trust that ends while the user types in a field
 never moves the focus to a button (a typed Enter or ``t`` must not add or trust).
 
-Nearly 500 lines on purpose: one screen, one flow (paste, check the key, trust it,
+Past 500 lines on purpose: one screen, one flow (paste, check the key, trust it,
 add), whose handlers all read the same state (the checked key, the busy step); the
 parsing, the key check and the fleet-file write are already in ``services.fleet.add_host``.
 """
@@ -40,6 +42,7 @@ from rgt_tui.screens.add_host_keys import LaunchKeysForm, field_id
 from rgt_tui.screens.dialog import DialogButton, DialogScreen, KeyHint, enter_does
 from rgt_tui.services.fleet.add_host import (
     AddRefused,
+    FleetFile,
     KeyCheck,
     NewHost,
     Pasted,
@@ -52,6 +55,7 @@ from rgt_tui.services.fleet.add_host import (
     read_cost,
     read_fleet_file,
     read_target,
+    same_account,
     suggest_name,
     trust_key,
 )
@@ -98,15 +102,21 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
     ]
 
     class Checked(Message):
-        """The host-key check finished (``check``), or the form was refused (``refused``)."""
+        """The host-key check finished (``check``), or the form was refused (``refused``);
+        ``same_account``: what to say of other entries of the pasted account."""
 
         def __init__(
-            self, new: NewHost | None, check: KeyCheck | None, refused: AddRefused | None
+            self,
+            new: NewHost | None,
+            check: KeyCheck | None,
+            refused: AddRefused | None,
+            same_account: str | None = None,
         ) -> None:
             super().__init__()
             self.new = new
             self.check = check
             self.refused = refused
+            self.same_account = same_account
 
     class Trusted(Message):
         """The unknown key was written to ``path``, or could not be (``error``)."""
@@ -145,6 +155,7 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
         self._busy = False
         self._check_from: object = None  # what had the focus when the check was asked for
         self._trusted_in: Path | None = None  # known_hosts, once a key was trusted here
+        self._same_account: str | None = None  # said under the check's lines while it holds
 
     def compose(self) -> ComposeResult:
         options = [(f"{p.name} — {p.title}", p.name) for p in load_profiles().values()]
@@ -232,6 +243,11 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
     # -- the form ------------------------------------------------------------------------
 
     def _status(self, *lines: Content) -> None:
+        if self._same_account:  # under every line of this check: trusted, refused, …
+            lines = (
+                *lines,
+                Content.styled(f"{self._same_account}. Add still adds it.", "$warning"),
+            )
         self.query_one("#add-status", Static).update(Content("\n").join(lines))
 
     def _refused(self, refused: AddRefused) -> None:
@@ -295,13 +311,13 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
             self.query_one(LaunchKeysForm).values(),
         )
 
-    async def _new_host(self, values: Values) -> NewHost:
-        """The form's values, checked against the fleet file as it is now."""
+    async def _new_host(self, values: Values) -> tuple[NewHost, FleetFile]:
+        """The form's values, checked against the fleet file as it is now (returned too)."""
         target, name, profile, cost, launch = values
         pasted = read_target(target)
         fleet_file = await asyncio.to_thread(read_fleet_file, self.fleet_file)
         keys = await asyncio.to_thread(read_launch_keys, launch, self.fleet_file)
-        return NewHost(
+        new = NewHost(
             name=check_name(name or suggest_name(pasted.target, fleet_file.names), fleet_file),
             target=pasted.target,
             profile=check_profile(profile),
@@ -310,14 +326,16 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
             pasted=pasted.text,
             keys=keys,
         )
+        return new, fleet_file
 
     async def _check(self, values: Values) -> None:
         try:
-            new = await self._new_host(values)
+            new, fleet_file = await self._new_host(values)
         except AddRefused as exc:
             self.post_message(self.Checked(None, None, exc))
             return
-        self.post_message(self.Checked(new, await check_host_key(new), None))
+        shared = same_account(new.target, fleet_file)
+        self.post_message(self.Checked(new, await check_host_key(new), None, shared))
 
     @on(Checked)
     def _checked(self, message: Checked) -> None:
@@ -329,6 +347,7 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
             return  # the target was edited while it was checked: that check is void
         self.new, check = message.new, message.check
         self.check = check
+        self._same_account = message.same_account
         add = self.query_one("#add-add", DialogButton)
         trust = self.query_one("#add-trust", Button)
         if check.status in ("trusted", "local"):
@@ -396,6 +415,7 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
 
     def _forget_check(self) -> None:
         self.new = self.check = None
+        self._same_account = None
         add = self.query_one("#add-add", DialogButton)
         add.disabled = True
         add.set_caption("Add", does="add the box")
@@ -479,7 +499,7 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
     async def _add(self, values: Values, checked: NewHost, check: KeyCheck) -> None:
         try:
             # Name, profile, cost and launch keys as they are now; the target as checked.
-            new = await self._new_host((checked.pasted or checked.ssh, *values[1:]))
+            new, _ = await self._new_host((checked.pasted or checked.ssh, *values[1:]))
             new = replace(new, fingerprint=check.fingerprint)
             host = await asyncio.to_thread(add_to_fleet, new, self.fleet_file)
         except AddRefused as exc:

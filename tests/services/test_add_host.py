@@ -320,7 +320,8 @@ async def test_cli_without_a_terminal_trusts_only_the_fingerprint_it_is_given(
     host = load_fleet(tmp_path / "hosts.toml").host("b1")
     assert host.cost_per_hour == 0.5 and host.identity_file == fleet.client_key
 
-    twice = await arun(*args, "--trust-key", fp, cwd=tmp_path)
+    # The same box again: another entry of b1's account is confirmed, its name is not.
+    twice = await arun(*args, "--trust-key", fp, "--same-account", cwd=tmp_path)
     assert twice.returncode == 2 and "'b1' is already used at" in twice.stderr
 
     # --accept-new: the host opts in (host_key = "accept-new"), and the transport records

@@ -139,7 +139,9 @@ async def test_cli_at_a_terminal_asks_the_launch_keys_with_the_profiles_defaults
 def test_without_a_terminal_the_flags_or_the_profiles_defaults(tmp_path, home):
     hosts = tmp_path / "hosts.toml"
     hosts.write_text(HAND_WRITTEN)
-    at = ("--hosts", str(hosts))
+    # Every host here is this machine, each added for its keys: --same-account says yes
+    # to another entry of one account (tests/services/test_add_same_account.py).
+    at = ("--hosts", str(hosts), "--same-account")
 
     # Refused before anything is written: the parser's message, the file untouched.
     bad = rgt(

@@ -10,6 +10,8 @@ add screen share.
    so; a changed or revoked key is refused with its fix (``transport.known_hosts``); a
    refused login's fix names the pasted command's ``-i``, not the unwritten identity_file.
 3. ``fleet_append.add_to_fleet``: the commented ``[[hosts]]`` block, appended.
+   ``same_account``: what to say when another entry already logs in to the pasted
+   account (a launch of either would be refused: one account holds one queue).
 4. ``fleet_in_code``: a warning when the fleet file (or the new queue file) lies in the
    host's code tree where git lists it: sync never sends it, but a commit would.
 """
@@ -28,6 +30,7 @@ from typing import Literal
 from rgt_tui.domain.config import HostConfig, SshTarget, parse_ssh_target
 from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
+from rgt_tui.domain.shared_account import sharing_account
 from rgt_tui.domain.ssh_target import is_ssh_command, parse_ssh_command
 from rgt_tui.profiles import KNOWN_PROFILES
 from rgt_tui.services.code_sync.rules import git_would_list, held_back
@@ -48,7 +51,7 @@ __all__ = [
     "AddRefused", "FleetFile", "KeyCheck", "NewHost", "Pasted", "add_to_fleet",
     "check_host_key", "check_name", "check_profile", "fingerprint_matches", "fleet_in_code",
     "fleet_file_for_add", "guess_profile", "read_cost", "read_fleet_file", "read_target",
-    "suggest_name", "trust_key",
+    "same_account", "suggest_name", "trust_key",
 ]  # fmt: skip
 
 # The fleet file's rule for a name (it names the host's local results folder).
@@ -190,6 +193,25 @@ def read_cost(text: str | float | None) -> float | None:
             field="cost",
         )
     return cost
+
+
+def same_account(target: SshTarget | None, fleet_file: FleetFile) -> str | None:
+    """What to say before ``target`` is added when entries of the fleet file already log
+    in to its account (by ``domain.shared_account``, the rule a launch refuses with):
+    each named with its line. None when none does."""
+    if fleet_file.fleet is None or fleet_file.fleet.is_default:
+        return None
+    # Not named yet: "" is no host's name, so sharing_account leaves none of them out.
+    others = sharing_account(fleet_file.fleet, probe_config(NewHost("", target, DEFAULT_PROFILE)))
+    if not others:
+        return None
+    named = ", ".join(f"{name} ({fleet_file.where(name)})" for name in others)
+    account = "this machine" if target is None else str(target)
+    return (
+        f"{named} already {'logs' if len(others) == 1 else 'log'} in to {account}: a second "
+        "entry shows its status too, but one account holds one queue (~/.rgt/queue), so a "
+        "launch of either is refused while both are in the fleet file"
+    )
 
 
 def probe_config(new: NewHost) -> HostConfig:

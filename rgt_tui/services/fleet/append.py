@@ -19,7 +19,14 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Table
 
-from rgt_tui.domain.config import ENV_VAR, FLEET_FILE_NAME, ConfigError, HostConfig, SshTarget
+from rgt_tui.domain.config import (
+    ENV_VAR,
+    FLEET_FILE_NAME,
+    ConfigError,
+    Fleet,
+    HostConfig,
+    SshTarget,
+)
 from rgt_tui.domain.toml_lines import LineIndex
 from rgt_tui.fsutil import replacing
 from rgt_tui.services.fleet.file import load_fleet, resolve_fleet_path
@@ -88,6 +95,7 @@ class FleetFile:
     text: str  # "" when the file does not exist yet
     exists: bool
     names: Mapping[str, int | None] = field(default_factory=dict)  # name -> its line
+    fleet: Fleet | None = None  # as loaded; None when the file does not exist yet
 
     def where(self, name: str) -> str:
         """``hosts.toml:12`` for a name already used."""
@@ -135,7 +143,7 @@ def read_fleet_file(path: Path) -> FleetFile:
         for i, host in enumerate(fleet.hosts):
             names[host.name] = index.line(f"hosts[{i}]", "name") or host.line
     _check_hosts_table(path, text)
-    return FleetFile(path, text, True, names)
+    return FleetFile(path, text, True, names, fleet)
 
 
 def _check_hosts_table(path: Path, text: str) -> None:

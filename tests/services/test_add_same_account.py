@@ -1,0 +1,114 @@
+"""`add` of an account the fleet file already logs in to (a box's own SSH command pasted
+again under a new name): said before anything is written, naming the other entry, by
+the rule a launch refuses with (``domain.shared_account``). The command line asks (the
+default: no; without a terminal, ``--same-account`` says yes); the add screen says so in
+the dialog and still adds: two entries of one account are fine for status, not queues.
+
+Real components: loopback asyncssh boxes, the console entry point (under a
+pseudo-terminal where it asks), a HOME of the test's own, the add screen under the Pilot.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.cli import Terminal, arun
+from support.waiting import wait_for
+from textual.app import App
+from textual.widgets import Button, Input
+
+from rgt_tui.demo.loopback import LOOPBACK_HOST, LoopbackFleet
+from rgt_tui.screens.add_host import AddHostScreen
+from rgt_tui.services.fleet.file import load_fleet
+
+NO_COLOR = {"NO_COLOR": "1"}
+
+
+def own_command(fleet: LoopbackFleet) -> str:
+    """box1's own SSH command, as its provider shows it."""
+    return f"ssh -p {fleet.boxes[0].port} -i {fleet.client_key} {fleet.username}@{LOOPBACK_HOST}"
+
+
+async def test_cli_add_of_an_account_in_the_fleet_asks_first_and_no_is_the_default(
+    make_loopback_fleet, home, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    hosts = fleet.hosts_file
+    before = hosts.read_text()
+    known = home / ".ssh" / "known_hosts"
+    said_box1 = f"box1 ({hosts}:4) already logs in to {fleet.username}@{LOOPBACK_HOST}:"
+
+    # No terminal: no one to confirm; refused before any connection, naming the flag.
+    unasked = await arun("add", own_command(fleet), "--name", "again", "--hosts", str(hosts))
+    assert unasked.returncode == 2, unasked.stderr
+    said = " ".join(unasked.stderr.split())
+    assert said_box1 in said and "one account holds one queue" in said, said
+    assert "--same-account" in said
+    assert hosts.read_text() == before and not known.exists()
+
+    # At a terminal: asked right after the paste; Enter (no) writes nothing.
+    asked = Terminal("add", "--hosts", hosts, cwd=tmp_path, env=NO_COLOR, output_on_terminal=True)
+    await asked.expect("SSH command (or user@host:port): ")
+    asked.type(own_command(fleet))
+    await asked.expect("Add another entry for this account anyway? [y/N] ")
+    assert said_box1 in " ".join(asked.out.decode().split())
+    asked.type("")
+    code, out, _ = await asked.finish()
+    assert code == 1, out
+    assert "nothing written" in out and "Name [" not in out
+    assert hosts.read_text() == before and not known.exists()
+
+    # --same-account says yes: added, the warning still printed.
+    fp = fleet.boxes[0].host_key.get_fingerprint("sha256")
+    done = await arun(
+        "add", own_command(fleet), "--name", "again", "--hosts", str(hosts), "--same-account",
+        "--trust-key", fp, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert said_box1 in " ".join(done.stdout.split())
+    assert [h.name for h in load_fleet(hosts).hosts] == ["box1", "again"]
+
+
+class AddApp(App[None]):
+    """Just the add screen, and what it dismissed with."""
+
+    def __init__(self, fleet_file: Path) -> None:
+        super().__init__()
+        self.fleet_file = fleet_file
+        self.results: list[object] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(AddHostScreen(self.fleet_file), self.results.append)
+
+
+async def press(pilot, button: Button) -> None:  # type: ignore[no-untyped-def]
+    # Textual's Button ignores a click during its own click animation.
+    await wait_for(lambda: not button.has_class("-active"), what="the button", pilot=pilot)
+    await pilot.click(button)
+
+
+async def test_add_screen_names_the_entry_of_the_same_account_and_still_adds(
+    make_loopback_fleet, home, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    hosts = fleet.hosts_file
+    app = AddApp(hosts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        screen.query_one("#add-target", Input).value = own_command(fleet)
+        screen.query_one("#add-name", Input).value = "tuibox"
+        await press(pilot, screen.query_one("#add-check", Button))
+        await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
+        status = screen.query_one("#add-status")
+        said = " ".join(str(status.render()).split())
+        assert f"box1 ({hosts}:4) already logs in to" in said, said
+        assert "one account holds one queue" in said and "Add still adds it" in said
+
+        await pilot.press("t")  # the key is unknown to this HOME: trusted as usual
+        add = screen.query_one("#add-add", Button)
+        await wait_for(lambda: not add.disabled, what="the key trusted", pilot=pilot)
+        assert "box1" in str(status.render())  # still said beside the trusted key
+        await press(pilot, add)
+        await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
+    assert [h.name for h in load_fleet(hosts).hosts] == ["box1", "tuibox"]
