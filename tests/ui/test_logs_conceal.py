@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.style import Style
 
 from rgt_tui.cli.logs import LogPrinter
+from rgt_tui.content.log_text import log_text
 from rgt_tui.domain.logscan import LogLine
-from rgt_tui.screens.tabs.logs import log_text
 
 LINE = "\x1b[8mHIDDEN\x1b[0m visible \x1b[31;8mred\x1b[0m"
 

@@ -21,7 +21,6 @@ over that box's own connection.
 from __future__ import annotations
 
 import asyncio
-import re
 from functools import partial
 from typing import Any
 
@@ -35,11 +34,11 @@ from textual.widgets import RichLog, Select, Static
 from textual.worker import Worker
 
 from rgt_tui.content.box_text import shown
+from rgt_tui.content.log_text import follow_status, log_text, partial_text, unstarted_notes
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import LogChunk, LogPosition
-from rgt_tui.domain.terminal_text import terminal_safe
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
 from rgt_tui.screens.tabs.logs_recall import Kind, LogRecall, Recalled
@@ -60,24 +59,6 @@ MAX_LINE_BYTES = 4096
 # log that grew by more than that meanwhile.
 TAIL = Tail(lines=MAX_LINES // 2, max_bytes=1 << 20)
 QUEUE_SOURCE = "queue"
-# What terminal_safe leaves that is still no printable text: a newline, the Unicode line
-# separators (Rich splits a line at them: a forged line) and lone surrogates.
-_LEFT_RE = re.compile("[\n\u2028\u2029\ud800-\udfff]")
-
-
-def log_text(line: str, style: str = "") -> Text:
-    """One log line as the tab shows it: its SGR colours as styles, every other escape
-    dropped (``terminal_safe`` keeps nothing but ``ESC [ … m``, so no OSC 8 link, title or
-    cursor move reaches ``Text.from_ansi``), and what else is no printable text shown as
-    an escape (``\\u2028``). ``style`` is the base under the log's own colours."""
-    kept = _LEFT_RE.sub(lambda m: shown(m.group()), terminal_safe(line, keep_sgr=True))
-    return Text.from_ansi(kept, style=style)
-
-
-def partial_text(partial: str) -> str:
-    """The end of a line still being written, for the status line: escapes dropped (a
-    colour too: the status has its own), the rest printable, its last 60 characters."""
-    return shown(terminal_safe(partial))[-60:]
 
 
 class LogsTab(DetailTab):
@@ -119,11 +100,13 @@ class LogsTab(DetailTab):
             self.error = error
 
     class Cells(Message):
-        """The queue's cell names, read from the box."""
+        """The queue's cell names, read from the box, and why a cell's log may never come
+        (``unstarted``: the cells that have not run while the queue does not run)."""
 
-        def __init__(self, names: tuple[str, ...]) -> None:
+        def __init__(self, names: tuple[str, ...], unstarted: dict[str, str] | None = None) -> None:
             super().__init__()
             self.names = names
+            self.unstarted = unstarted or {}
 
     class Stopped(Message):
         """The follower of ``source`` ended with ``error``."""
@@ -153,6 +136,7 @@ class LogsTab(DetailTab):
         # reads on only once it is drawn, so there is at most one.
         self._held: LogsTab.Chunk | None = None
         self._cells: tuple[str, ...] = ()
+        self._unstarted: dict[str, str] = {}  # by cell: why its log is not there
         self._link: ConnectionState | None = None  # the host's connection, as last shown
         self._shown = ""  # the follower key whose lines the view holds
         self._seen = Recalled()  # what was drawn of it, for this tab and the next
@@ -408,28 +392,16 @@ class LogsTab(DetailTab):
         del self.crash_lines[:-MAX_LINES]
         self.status = chunk.status
         self._partial = chunk.partial or ""  # the line being written, kept while reconnecting
-        style = {"following": "$success", "waiting": "$warning"}.get(chunk.status, "bold $warning")
-        parts: list[str | tuple[str, str]] = [(chunk.status, style)]
-        if chunk.status == "waiting":
-            parts.append((" for the file to appear", "$foreground-muted"))
-        if chunk.error:
-            parts.append((f": {shown(chunk.error)}", "$foreground-muted"))
-        if chunk.rotated:
-            parts.append((" · rotated", "$warning"))
-        if chunk.gap:
-            parts.append((" · gap", "$warning"))
-        parts.append((f"  {self._where()}{self._path()}", "$foreground-muted"))
-        if self.out_of_view:
-            parts.append(
-                (
-                    f"  · {self.out_of_view:,} earlier lines let go (the tab keeps "
-                    f"{MAX_LINES:,}): {self._whole_command()}",
-                    "$foreground-muted",
-                )
+        self._set_status(
+            follow_status(
+                chunk,
+                where=f"{self._where()}{self._path()}",
+                unstarted=self._unstarted.get(self.source, ""),
+                let_go=self.out_of_view,
+                kept=MAX_LINES,
+                command=self._whole_command(),
             )
-        if chunk.partial:
-            parts.append((f"  … {partial_text(chunk.partial)}", "$foreground-muted"))
-        self._set_status(Content.assemble(*parts))
+        )
 
     def _write(self, text: Text, kind: Kind, *, remember: bool = True) -> None:
         """Draw one line (or a note) and keep it for the next tab on this log."""
@@ -545,10 +517,11 @@ class LogsTab(DetailTab):
             view = await self.connections.use(host.name, lambda t: read_queue_view(host, t))
         except Exception:  # the follower's status already says the box is unreachable
             return
-        self.post_message(self.Cells(tuple(c.name for c in view.cells)))
+        self.post_message(self.Cells(tuple(c.name for c in view.cells), unstarted_notes(view)))
 
     @on(Cells)
     def _cells_read(self, message: Cells) -> None:
+        self._unstarted = message.unstarted
         if message.names == self._cells:
             return
         if not self.query("#logs-source"):

@@ -1,0 +1,54 @@
+"""The Logs tab on a cell that has not run, in a queue that does not run: it says the log
+will not come by itself, not only "waiting for the file to appear" (a user's hour, on a
+cell a launch from a later start had passed over). A real loopback box, the real App."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from support.pilot import SIZE, make_app, text_of, wait_for
+from support.queues import SCRIPT_RUN, wait_view
+from textual.widgets import Static
+
+from rgt_tui.domain.queue_state import FINISHED
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.screens.tabs.logs import LogsTab
+from rgt_tui.services.queue.launch import launch, plan_launch
+
+
+async def test_a_cell_passed_over_by_the_start_says_it_has_not_started(  # type: ignore[no-untyped-def]
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue("".join(f"{qf.cell_script(n, 'echo ran')} t 1\n" for n in ("a", "b")))
+    transport = qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport, start_index=1)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="b to run")
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        detail: Any = await wait_for(
+            lambda: isinstance(app.screen, HostDetailScreen) and app.screen.active_tab == "logs"
+            and app.screen,
+            what="the logs tab",
+            pilot=pilot,
+        )  # fmt: skip
+        tab = detail.tabs["logs"]
+        assert isinstance(tab, LogsTab)
+        await wait_for(lambda: tab._cells, what="the cells read", pilot=pilot)
+        status = tab.query_one("#logs-status", Static)
+        tab.choose("a")
+        said = await wait_for(
+            lambda: "waiting" in text_of(status) and text_of(status), what="a's status", pilot=pilot
+        )
+        assert "cell a has not started and the queue is finished" in said, said
+        tab.choose("b")  # its log is there: nothing of the kind
+        await wait_for(lambda: "ran" in tab.lines, what="b's log", pilot=pilot)
+        assert "has not started" not in text_of(status)
