@@ -100,6 +100,14 @@ class VramKillScreen(DialogScreen[int | None]):
         what = process.cmdline or process.comm or "?"
         return process.pid, f"pid {process.pid}: {what[:70]}"
 
+    def _typed_refused(self) -> int | None:
+        """The typed PID when the evidence lists it but refuses it here, else None."""
+        typed = self.query_one("#vram-pid", Input).value.strip()
+        process = self.evidence.find(int(typed)) if typed.isdigit() else None
+        if process is None or process.refusal(self.evidence.host) is None:
+            return None
+        return process.pid
+
     def _hint(self) -> None:
         pid, why = self._check()
         self.query_one("#vram-why", Static).update(
@@ -109,6 +117,9 @@ class VramKillScreen(DialogScreen[int | None]):
         enter = enter_does(self.focused, {"vram-pid": "kill it"})
         if pid is None and (enter is None or self.focused is self.query_one("#vram-pid")):
             enter = "nothing until a listed holder's PID is typed"
+            refused = self._typed_refused()
+            if refused is not None:  # listed, yet refused: the line under the box says why
+                enter = f"nothing: pid {refused} is listed but cannot be killed here"
         self.query_one("#vram-hint", KeyHint).show_keys(
             enter, ("Tab", "next"), ("Esc", "cancel, nothing killed")
         )

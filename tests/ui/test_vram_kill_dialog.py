@@ -11,11 +11,12 @@ import time
 from typing import Any
 
 import pytest
-from support.pilot import SIZE, make_app, palette_titles, screen_text, wait_for
+from support.pilot import SIZE, make_app, palette_titles, screen_text, text_of, wait_for
 from support.vram_box import HeldDevices, vram_smi
 from textual.app import App
 from textual.widgets import Button, Input, Static
 
+from rgt_tui.screens.dialog import KeyHint
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.tabs.gpus import GpusTab
 from rgt_tui.screens.vram_kill import VramKillScreen
@@ -37,13 +38,30 @@ EVIDENCE = "\n".join(
 )
 
 
+# The demo's case: nvidia-smi lists PIDs of another namespace and no process of this
+# container holds a /dev/nvidia* file, so no row can be killed here.
+NONE_HERE = "\n".join(
+    [
+        "smi\tok\t",
+        f"gpu\t0\t{UUID}\t19818\t0",
+        f"app\t{UUID}\t11327\t2566",
+        f"app\t{UUID}\t11345\t15690",
+        "walk\tok\t",
+        "proc\t11327\t0\t-\t-\t-\t-\t-\t-",
+        "proc\t11345\t0\t-\t-\t-\t-\t-\t-",
+    ]
+)
+
+
 class DialogApp(App[None]):
-    def __init__(self) -> None:
+    def __init__(self, evidence: str = EVIDENCE) -> None:
         super().__init__()
+        self.evidence = evidence
         self.result: list[int | None] = []
 
     def on_mount(self) -> None:
-        self.push_screen(VramKillScreen(parse_evidence("box1", EVIDENCE)), self.result.append)
+        evidence = parse_evidence("box1", self.evidence)
+        self.push_screen(VramKillScreen(evidence), self.result.append)
 
 
 def why(app: App[Any]) -> str:
@@ -75,6 +93,30 @@ async def test_the_dialog_kills_only_a_typed_listed_holder() -> None:
         await wait_for(lambda: not kill.disabled, pilot=pilot, what="Kill enabled")
         await pilot.press("enter")
         await wait_for(lambda: app.result == [4242], pilot=pilot, what="dismissed with the pid")
+
+
+async def test_with_no_holder_here_the_dialog_says_nothing_can_be_killed_and_why() -> None:
+    app = DialogApp(NONE_HERE)
+    async with app.run_test(size=(120, 40)) as pilot:
+        text = text_of(app.screen.query_one("#vram-body", Static))
+        assert "cannot be killed here" in text  # each row says so…
+        # …and the heading agrees instead of calling them this container's own processes.
+        assert "holders below are this container's own processes" not in text
+        assert "so nothing can be killed from here" in text
+        assert "restart the container or the box to free the VRAM" in text
+        hint = app.screen.query_one("#vram-hint", KeyHint)
+        assert text_of(hint).startswith("Enter: nothing until a listed holder's PID is typed")
+        await pilot.press(*"11345")
+        await wait_for(lambda: "not in this PID namespace" in why(app), pilot=pilot)
+        await wait_for(
+            lambda: text_of(hint).startswith(
+                "Enter: nothing: pid 11345 is listed but cannot be killed here"
+            ),
+            pilot=pilot,
+            what="why Enter does nothing",
+        )
+        await pilot.press("enter")
+        assert app.result == [] and isinstance(app.screen, VramKillScreen)
 
 
 @pytest.fixture

@@ -32,6 +32,14 @@ HIDDEN = (
     "the container's PID namespace hides them; the /dev/nvidia* holders below are this "
     "container's own processes"
 )
+# Said instead of HIDDEN when no holder of this container was listed: then no row can be
+# killed here, and the VRAM is freed only where those processes run or by a restart.
+HIDDEN_NONE_HERE = (
+    "the container's PID namespace hides them, and no process of this container is listed "
+    "holding a /dev/nvidia* file, so nothing can be killed from here: stop the holders where "
+    "they run (another container or the host), or restart the container or the box to free "
+    "the VRAM"
+)
 
 
 class VramError(Exception):
@@ -85,7 +93,8 @@ class VramProcess:
             )
         if not self.visible:
             return (
-                f"pid {self.pid} is listed by nvidia-smi but is not in this PID namespace: {HIDDEN}"
+                f"pid {self.pid} is listed by nvidia-smi but is not in this PID namespace: only "
+                "this container's own /dev/nvidia* holders can be killed here"
             )
         if not self.devices:
             return (
@@ -137,12 +146,13 @@ class VramEvidence:
             return None
         listed = [p for p in self.processes if p.listed]
         held = any((g.used_mib or 0) > 0 for g in self.gpus)
+        hidden = HIDDEN if self.holders else HIDDEN_NONE_HERE
         if not listed:
-            return f"nvidia-smi lists no process while VRAM is in use: {HIDDEN}" if held else None
+            return f"nvidia-smi lists no process while VRAM is in use: {hidden}" if held else None
         foreign = [p.pid for p in listed if not p.visible or (self.walk == "ok" and not p.devices)]
         if foreign:
             pids = ", ".join(map(str, foreign[:8]))
-            return f"nvidia-smi's pids {pids} are not visible in this PID namespace: {HIDDEN}"
+            return f"nvidia-smi's pids {pids} are not visible in this PID namespace: {hidden}"
         return None
 
     def to_json(self) -> dict[str, Any]:
