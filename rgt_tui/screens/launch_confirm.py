@@ -239,6 +239,11 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self.query_one("#launch-go", Button).disabled = True
         # One acknowledgement per plan: the next one is for the next plan's first failure.
         self.query_one("#launch-ack", Button).disabled = True
+        if start is not None and (self.plan is None or self.plan.start_index != start):
+            # The plan on screen is another start's: never shown beside this box's index
+            # (a user's hour read "cells 0, 1 come before start index 2" with 1 in the box
+            # for the seconds a plan takes).
+            self._clear_plan(f"planning from cell {start}…", "will run: planning…")
         self.show_hint()
         run_host_worker(self, self._plan(self._asked, start), "queue-plan", self.host.name)
 
@@ -266,20 +271,24 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         dropped when it comes."""
         self._asked += 1
         self._asked_for = text
-        self.plan = None
         self.query_one("#launch-go", Button).disabled = True
         self.query_one("#launch-ack", Button).disabled = True
-        muted = "$foreground-muted"
-        self.query_one("#launch-status", Static).update(
-            Content.styled("type the index of the cell to start at", muted)
+        self._clear_plan(
+            "type the index of the cell to start at",
+            "will run: no plan until the start box holds a cell index",
         )
-        self.query_one("#launch-notes", Static).update(
-            Content.styled("will run: no plan until the start box holds a cell index", muted)
-        )
-        self.query_one("#launch-preflight", Static).update("")  # it checks the first cell
-        show_refusal(self.query_one("#launch-refused", Static), ())
         self.end_replan(None)
         self.show_hint()
+
+    def _clear_plan(self, status: str, notes: str) -> None:
+        """No plan on screen (none for the box's text yet): ``status`` and ``notes`` say
+        why; Launch stays disabled until one comes."""
+        self.plan = None
+        muted = "$foreground-muted"
+        self.query_one("#launch-status", Static).update(Content.styled(status, muted))
+        self.query_one("#launch-notes", Static).update(Content.styled(notes, muted))
+        self.query_one("#launch-preflight", Static).update("")  # it checks the first cell
+        show_refusal(self.query_one("#launch-refused", Static), ())
 
     @on(Planned)
     def _planned(self, message: Planned) -> None:

@@ -293,7 +293,10 @@ async def test_the_start_index_box_edits_like_an_input_and_a_refused_plan_runs_n
         assert "will run nothing" in notes_text and "will run 0 of" not in notes_text
         assert "outside the queue" in text_of(modal.query_one("#launch-refused", Static))
         await pilot.press("backspace")  # "2": the last cell, a plan that runs it
-        await wait_for(lambda: modal.plan.start_index == 2 and modal.plan.ok, pilot=pilot)
+        await wait_for(
+            lambda: modal.plan is not None and modal.plan.start_index == 2 and modal.plan.ok,
+            pilot=pilot,
+        )
         assert box.value == "2"
         assert "will run 1 of 3 cells" in text_of(modal.query_one("#launch-notes", Static))
 

@@ -198,3 +198,40 @@ async def test_enter_in_the_start_box_hands_the_focus_to_launch(
         await dialog.settled(pilot)
         assert modal.plan is not None and modal.plan.start_index == 2
         assert app.focused is modal.query_one("#launch-go", Button)
+
+
+async def test_while_another_start_is_planned_the_last_plan_is_not_shown_beside_it(
+    make_queue_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A user's hour: 1 typed over 2, and for the seconds its plan took the dialog said
+    "cells 0, 1 come before start index 2" beside the 1; BackSpace then a digit said "no
+    plan until the start box holds a cell index" beside the digit."""
+    qf = await make_queue_fleet(1, workload=True)
+    app = make_app(tmp_path, fleet=qf.fleet)
+    dialog = Dialog(app, qf)
+    modal, box = dialog.modal, dialog.box
+    async with app.run_test(size=(120, 40), message_hook=dialog.hook) as pilot:
+        app.push_screen(modal)
+        await wait_for(lambda: dialog.control.asked, what="the first plan", pilot=pilot)
+        await dialog.settled(pilot)
+        assert "will run 3 of 3 cells" in dialog.notes()
+        status = modal.query_one("#launch-status", Static)
+        box().focus()
+        dialog.control.hold = True
+        for keys, start in ((("end", "1"), 1), (("backspace", "backspace", "2"), 2)):
+            await pilot.press(*keys)
+            await wait_for(
+                lambda s=start: dialog.control.asked[-1].start == s,
+                what=f"index {start}'s plan asked for",
+                pilot=pilot,
+            )
+            await pilot.pause()
+            assert modal.plan is None and "will run" not in dialog.notes().replace(
+                "will run: planning", ""
+            ), dialog.notes()
+            assert f"planning from cell {start}" in text_of(status), text_of(status)
+            assert modal.query_one("#launch-go", Button).disabled
+        dialog.control.release_all()
+        await dialog.settled(pilot)
+        assert box().value == "2" and modal.plan is not None and modal.plan.start_index == 2
+        assert "will run 1 of 3 cells" in dialog.notes(), dialog.notes()
