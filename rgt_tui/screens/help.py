@@ -83,7 +83,15 @@ class HelpScreen(DialogScreen[None]):
             yield HelpBody(self._body, id="help-body")
 
     def _body(self, width: int) -> Content:
-        lines: list[Content] = [Content.styled("rgt-tui keys", "bold $accent"), Content("")]
+        # How to leave, first: the footer under the help still shows the screen's keys
+        # below it (a user's hour read L and y there, which do nothing while it is open).
+        lines: list[Content] = [
+            Content.assemble(
+                ("rgt-tui keys", "bold $accent"),
+                ("   Esc (or Enter, q, ?) closes · ↑↓ PgUp PgDn scroll", "$foreground-muted"),
+            ),
+            Content(""),
+        ]
         for title, bindings in self.sections:
             lines.append(Content.styled(title, "bold"))
             for keys, text in key_rows(bindings, self.app.get_key_display):
