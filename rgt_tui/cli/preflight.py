@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
+from rgt_tui.domain.units import plural
 from rgt_tui.services.connect import Transport
 
 if TYPE_CHECKING:
@@ -78,14 +79,14 @@ def format_report(
         lines += [f"  {problem}" for problem in queue]
     if blocking:
         lines.append(
-            f"{len(blocking)} check(s) failed: {', '.join(blocking)} — a launch is refused "
+            f"{plural(len(blocking), 'check')} failed: {', '.join(blocking)} — a launch is refused "
             "until each is fixed or acknowledged (--ack CHECK, or preflight_ack for the host)"
         )
     elif queue:
         lines.append(
             "not ready: every check passed"
             + (" or is acknowledged" if acked else "")
-            + f", but a launch refuses the queue file's {len(queue)} problem(s) above"
+            + f", but a launch refuses the queue file's {plural(len(queue), 'problem')} above"
         )
     else:
         lines.append("ready: every check passed" + (" or is acknowledged" if acked else ""))

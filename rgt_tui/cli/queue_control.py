@@ -106,7 +106,7 @@ def run_stop(call: Call) -> int:
     said = "was already asked to stop" if result.already else "stops"
     if result.holds:  # a scheduler held the pending tasks; the running ones finish
         print(
-            f"{host.name}: held {len(result.held)} pending Slurm task(s)"
+            f"{host.name}: held {plural(len(result.held), 'pending Slurm task')}"
             f"{' (a stop was recorded before)' if result.already else ''}: {' '.join(result.held)}"
         )
         for line in (*result.running, *(f"not held: {n}" for n in result.not_held)):

@@ -20,6 +20,7 @@ from rgt_tui.cli.args import find_host
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
+from rgt_tui.domain.units import plural
 
 if TYPE_CHECKING:
     from rgt_tui.services.connect import Transport
@@ -141,7 +142,7 @@ def _run_resume(call: Call) -> int:
     if planned.ran or planned.move.on_box:
         if planned.ran:
             what = (
-                f"push {len(planned.files)} verified file(s) to {args.to} and run {name} there"
+                f"push {plural(len(planned.files), 'verified file')} to {args.to} and run {name} there"
                 if planned.files
                 else f"run {name} on {args.to} from the start"
             )
@@ -165,6 +166,6 @@ def _run_resume(call: Call) -> int:
     if result.moved.skipped:
         print(f"{planned.move.source}'s box skips {name}; its outputs there stay")
     if planned.files:
-        print(f"pushed {len(planned.files)} verified file(s) to {args.to}:{result.out}")
+        print(f"pushed {plural(len(planned.files), 'verified file')} to {args.to}:{result.out}")
     print(result.queued)
     return EXIT_OK

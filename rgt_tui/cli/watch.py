@@ -24,6 +24,7 @@ from typing import Any
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.units import plural
 from rgt_tui.paths import config_dir, journal_dir, state_dir
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.sinks import Sink
@@ -114,15 +115,15 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     where = fleet.path or "this machine"
     targets = sum(1 for h in hosts if h.watch.notify)
     note(
-        f"{'one pass over' if call.args.once else 'watching'} {len(hosts)} host(s) of {where}; "
-        f"{targets} with notification targets"
+        f"{'one pass over' if call.args.once else 'watching'} {plural(len(hosts), 'host')} "
+        f"of {where}; {targets} with notification targets"
         + (f"; metrics at http://{listen[0]}:{listen[1]}/metrics" if listen else "")
         + ("" if call.args.once else "; Ctrl-C stops")
     )
     try:
         if call.args.once:
             events = await watcher.once(timeout=call.args.timeout)
-            note(f"{len(events)} event(s)")
+            note(plural(len(events), "event"))
             return EXIT_OK
         return await _until_stopped(watcher)
     finally:

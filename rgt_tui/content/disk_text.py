@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from rgt_tui.domain.text import printable
-from rgt_tui.domain.units import fmt_bytes, fmt_count
+from rgt_tui.domain.units import fmt_bytes, fmt_count, plural
 from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
 from rgt_tui.services.disk.offer import not_offered, offered
 
@@ -18,8 +18,9 @@ FULL_PATH = "a folder is typed by its full path"
 
 
 def _row(e: Reclaimable, name: str) -> str:
-    inodes = fmt_count(e.inodes) if e.inodes is not None else "?"
-    return f"  {fmt_bytes(e.bytes):>7} {inodes:>7} inodes  {printable(name, 200)}"
+    count = fmt_count(e.inodes) if e.inodes is not None else "?"
+    inodes = plural(e.inodes if e.inodes is not None else 0, "inode", shown=f"{count:>7}")
+    return f"  {fmt_bytes(e.bytes):>7} {inodes:<14}  {printable(name, 200)}"
 
 
 def _offer(audit: DiskAudit, e: Reclaimable) -> str:

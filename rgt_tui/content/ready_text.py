@@ -81,8 +81,8 @@ def preflight_summary(report: PreflightReport, acked: Iterable[str] = ()) -> Con
             return head + Content.assemble(
                 f"{passed} passed{tail}, but ",
                 (
-                    f"a launch refuses the queue file's {len(report.queue_problems)} "
-                    "problem(s) below",
+                    "a launch refuses the queue file's "
+                    f"{plural(len(report.queue_problems), 'problem')} below",
                     "bold $error",
                 ),
             )

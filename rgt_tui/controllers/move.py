@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.units import plural
 from rgt_tui.services.connections import FleetConnections
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ class MoveControl:
         if result.moved.skipped:
             lines.append(f"{move.source}'s box skips {plan.cell}")
         if plan.files:
-            lines.append(f"pushed {len(plan.files)} verified file(s) to {move.dest}:{result.out}")
+            lines.append(
+                f"pushed {plural(len(plan.files), 'verified file')} to {move.dest}:{result.out}"
+            )
         lines.append(result.queued)
         return Moved(message="\n".join(lines), result=result)

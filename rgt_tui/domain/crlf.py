@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rgt_tui.domain.preflight import Check
+from rgt_tui.domain.units import plural
 
 SHELL_SUFFIXES = (".sh", ".bash")
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf", ".env")
@@ -49,7 +50,7 @@ def crlf_check(host: str, found: Sequence[tuple[str, str]], checked: str) -> Che
     return Check(
         "crlf",
         False,
-        f"{len(found)} file(s) with Windows (CRLF) line endings: {', '.join(names)}{more} — "
+        f"{plural(len(found), 'file')} with Windows (CRLF) line endings: {', '.join(names)}{more} — "
         "on the box bash fails with $'\\r': command not found (U26, GEN4)",
         f"convert them here: dos2unix {files} (or sed -i 's/\\r$//' FILE), then rgt-tui sync "
         f"{host}; to stop git writing CRLF: git config core.autocrlf input, and "

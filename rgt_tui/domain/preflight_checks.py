@@ -19,7 +19,7 @@ from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, torch_ind
 from rgt_tui.domain.preflight import BoxFacts, Check, CheckContext, clip
 from rgt_tui.domain.preflight_arch import check_arch
 from rgt_tui.domain.preflight_storage import OVERLAY_FS, PSEUDO_FS, check_storage
-from rgt_tui.domain.units import fmt_bytes, fmt_count
+from rgt_tui.domain.units import fmt_bytes, fmt_count, plural
 
 GIB = 1 << 30
 MIN_FREE_BYTES = GIB  # free space asked for when no checkpoint size is known
@@ -217,7 +217,7 @@ def check_gpu(facts: BoxFacts, ctx: CheckContext) -> Check:
         return Check(
             "gpu",
             False,
-            f"torch sees {seen} GPU(s) but {listed}",
+            f"torch sees {plural(seen, 'GPU')} but {listed}",
             "a GPU torch cannot use is paid for and idle: check the driver and container",
         )
     limited = f" (CUDA_VISIBLE_DEVICES={clip(visible, 40)})" if isinstance(visible, str) else ""
@@ -364,7 +364,7 @@ def check_disk(facts: BoxFacts, ctx: CheckContext) -> Check:
     irow = df_row(facts.df_inodes)
     ifree = int(irow[3]) if irow is not None and irow[1].isdigit() and int(irow[1]) > 0 else None
     inodes = (
-        f"{fmt_count(ifree)} inodes free"
+        f"{plural(ifree, 'inode', shown=fmt_count(ifree))} free"
         if ifree is not None
         else "inodes not counted by this filesystem"
     )
@@ -373,7 +373,8 @@ def check_disk(facts: BoxFacts, ctx: CheckContext) -> Check:
     if free < need:
         problems.append(f"{fmt_bytes(free)} free, {fmt_bytes(need)} needed")
     if ifree is not None and ifree < MIN_FREE_INODES:
-        problems.append(f"{fmt_count(ifree)} inodes free, {fmt_count(MIN_FREE_INODES)} needed")
+        free = plural(ifree, "inode", shown=fmt_count(ifree))
+        problems.append(f"{free} free, {fmt_count(MIN_FREE_INODES)} needed")
     if problems:
         return Check(
             "disk",

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rgt_tui.domain.preflight import Check, clip
+from rgt_tui.domain.units import plural
 
 # What NCCL must not carry inter-node traffic over (MN2): a bridge no other box routes
 # to, or the loopback.
@@ -299,7 +300,7 @@ def fabric(whos: Sequence[str], facts: Sequence[NetFacts | None]) -> Check:
         else:
             registered = [g for g in parse_fabric(f.smi_q) if g.state == "Completed"]
             ok.append(
-                f"{who}: {len(registered)} GPU(s) registered with the fabric{said}"
+                f"{who}: {plural(len(registered), 'GPU')} registered with the fabric{said}"
                 if registered
                 else f"{who}: no NVSwitch fabric reported{said}"
             )

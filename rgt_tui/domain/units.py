@@ -54,9 +54,11 @@ def fmt_pct(fraction: float | None) -> str:
     return "?" if fraction is None else f"{fraction * 100:.0f}%"
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 file``, ``3 files``: the count and the word, agreeing."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"
+def plural(n: int, word: str, many: str | None = None, *, shown: str | None = None) -> str:
+    """``1 file``, ``3 files``: the count and the word, agreeing. ``shown`` writes the
+    count another way (``fmt_count``'s ``12.3k``, padded to a column); the word still
+    agrees with ``n``."""
+    return f"{n if shown is None else shown} {word if n == 1 else (many or word + 's')}"
 
 
 def local_time(epoch: float | None) -> str:

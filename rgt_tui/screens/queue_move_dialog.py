@@ -32,6 +32,7 @@ from rgt_tui.content.ready_text import preflight_lines
 from rgt_tui.controllers.move import MoveControl, Moved
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import show_ack_button
 from rgt_tui.services.connections import FleetConnections
@@ -219,7 +220,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         resume = plan.plan if isinstance(plan, ResumeDialogPlan) else None
         if resume is not None and resume.ran:
             what = (
-                f"push {len(resume.files)} verified file(s) to {move.dest} and run "
+                f"push {plural(len(resume.files), 'verified file')} to {move.dest} and run "
                 f"{resume.cell} there"
                 if resume.files
                 else f"run {resume.cell} on {move.dest} from the start"
@@ -310,7 +311,7 @@ def _resume_text(planned: ResumeDialogPlan) -> Content:
     elif pf is not None and pf.report is not None:
         waiting = pf.unacknowledged
         head = f"preflight on {pf.host}" + (
-            f" — {len(waiting)} failed check(s) to fix, or to acknowledge to move anyway"
+            f" — {plural(len(waiting), 'failed check')} to fix, or to acknowledge to move anyway"
             if waiting
             else ""
         )

@@ -50,7 +50,7 @@ def test_tmux_missing_fails_and_preflight_ack_lets_it_pass(bare_box):
     # preflight_ack key that acknowledged it).
     assert 'preflight_ack = ["gpu"]' not in out, out
     assert "acknowledged by preflight_ack in the fleet file: gpu" in out
-    assert "1 check(s) failed: tmux" in out
+    assert "1 check failed: tmux" in out
 
     report = json.loads(rgt("preflight", "real1", "--hosts", hosts, "--json").stdout)
     checks = {c["name"]: c for c in report["checks"]}

@@ -66,4 +66,4 @@ def test_a_login_node_gets_the_launch_plans_checks_and_a_job_durable_line(login_
     assert lost.returncode == 1, lost.stdout + lost.stderr
     line = next(x for x in lost.stdout.splitlines() if "durable" in x and "FAILED" in x)
     assert f"under $TMPDIR ({node_tmp}), which is wiped when the job ends" in line, line
-    assert "1 check(s) failed: durable" in lost.stdout
+    assert "1 check failed: durable" in lost.stdout

@@ -119,7 +119,7 @@ async def test_crlf_files_of_the_tree_and_the_queue_fail_crlf_by_name(make_queue
     finally:
         await transport.close()
     assert not crlf.ok
-    assert "3 file(s) with Windows (CRLF) line endings" in crlf.detail
+    assert "3 files with Windows (CRLF) line endings" in crlf.detail
     assert "configs/a.yaml (config file)" in crlf.detail and "run.sh (shell script)" in crlf.detail
     assert f"{host.queue} (queue file)" in crlf.detail
     assert "train.py" not in crlf.detail and "ok.sh" not in crlf.detail

@@ -92,13 +92,13 @@ async def test_m_resumes_a_killed_cell_on_another_box_from_its_verified_step(
         ], pressed  # fmt: skip
         await notes_say(pilot, screen, "⚠")
         assert not go.disabled and app.focused is go
-        assert "Enter: push 2 verified file(s) to box2 and run ck there" in screen_text(app)
+        assert "Enter: push 2 verified files to box2 and run ck there" in screen_text(app)
         await pilot.press("enter")
         await wait_for(
             lambda: isinstance(app.screen, FleetScreen), what="the dialog to close", pilot=pilot
         )
         await wait_for(
-            lambda: any("pushed 2 verified file(s) to box2" in n for n in notes(app)),
+            lambda: any("pushed 2 verified files to box2" in n for n in notes(app)),
             what="the moved notification",
             pilot=pilot,
         )

@@ -8,16 +8,15 @@ from textual.widgets import Static
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.domain.snapshot import DiskSample
-from rgt_tui.domain.units import fmt_bytes, fmt_count
+from rgt_tui.domain.units import fmt_bytes, fmt_count, plural
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.widgets.usage_bar import UsageBar
 
 
 def disk_heading(d: DiskSample) -> Content:
     """``/workspace  on /  (1.2T free, 9.1M inodes free)``."""
-    free_inodes = (
-        f", {fmt_count(d.inodes_total - d.inodes_used)} inodes free" if d.inodes_total else ""
-    )
+    free = d.inodes_total - d.inodes_used
+    free_inodes = f", {plural(free, 'inode', shown=fmt_count(free))} free" if d.inodes_total else ""
     return Content.assemble(
         (shown(d.path), "bold"),
         ("  on ", "$foreground-muted"),

@@ -35,6 +35,7 @@ from pathlib import Path
 from rgt_tui.domain.code_identity import CodeIdentity, FileHash
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
+from rgt_tui.domain.units import plural
 from rgt_tui.services.code_sync.box import (
     drop_on_box,
     hash_on_box,
@@ -138,7 +139,8 @@ async def sync_code(
     if still:
         raise SyncError(
             host.name,
-            f"after the switch {len(still)} file(s) still differ on {host.name} ({still[0]}, …)",
+            f"after the switch {plural(len(still), 'file still differs', 'files still differ')} "
+            f"on {host.name} ({still[0]}, …)",
             "something on the box rewrote them: look at it, then sync again",
         )
     identity = CodeIdentity(after.tree, tree.commit, tree.dirty)

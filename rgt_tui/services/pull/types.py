@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from rgt_tui.domain.egress import EgressPrice
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.manifest_refusals import unpulled, unpulled_line
-from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.domain.units import fmt_bytes, plural
 from rgt_tui.transport.backoff import Backoff
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ class NotEnoughInodes(PullError):
     def __init__(self, folder: Path, needed: int, available: int) -> None:
         super().__init__(
             f"not enough free inodes in {folder}: the pull creates up to {needed} files and "
-            f"folders, {available} inodes are free; nothing was pulled",
+            f"folders, {plural(available, 'inode is', 'inodes are')} free; nothing was pulled",
             "free inodes (delete many small files) or pull to another disk (results_dir)",
         )
 

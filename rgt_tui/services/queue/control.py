@@ -54,6 +54,7 @@ from rgt_tui.domain.queue_state import (
     QueueView,
 )
 from rgt_tui.domain.text import printable
+from rgt_tui.domain.units import plural
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
 from rgt_tui.services.queue.box import probe
 from rgt_tui.services.queue.records import view_from_facts
@@ -129,7 +130,7 @@ class StopResult:
             ids = " ".join(self.held)
             again = " (a stop was recorded before)" if self.already else ""
             return (
-                f"held {len(self.held)} pending Slurm task(s){again}: {ids}; the running "
+                f"held {plural(len(self.held), 'pending Slurm task')}{again}: {ids}; the running "
                 f"cells finish. To go on: scontrol release {ids} on the login node (a launch "
                 "is refused while they wait in squeue)"
             )
