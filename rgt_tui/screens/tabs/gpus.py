@@ -85,10 +85,11 @@ def gpu_block(
     if procs is None:
         lines.append(Content.styled("processes: not polled in this sample", muted))
     mine = [p for p in procs or () if p.gpu_index == gpu.index]
-    if procs is not None and ago is not None:
-        lines.append(Content.styled(f"processes as listed {fmt_duration(ago)} ago:", muted))
-    if procs is not None and not mine:
-        lines.append(Content.styled("processes: none listed (containers often hide them)", muted))
+    if procs is not None:
+        # One line: "as listed 7s ago:" above "none listed" read as two lists.
+        when = f" as listed {fmt_duration(ago)} ago" if ago is not None else ""
+        none = "" if mine else " none (containers often hide them)"
+        lines.append(Content.styled(f"processes{when}:{none}", muted))
     for p in mine:
         omp = "unset" if p.omp_threads is None else str(p.omp_threads)
         lines.append(
