@@ -154,6 +154,19 @@ async def test_a_refused_host_key_exits_1_with_the_fix(make_loopback_fleet, tmp_
     assert fix.startswith("  fix: if ssh-ed25519 SHA256:") and f">> {empty}" in fix
 
 
+def test_the_launch_row_of_the_commands_doc_names_every_option_its_help_has(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Messages send users to these options ("relaunch with --fresh"): the doc must say them.
+    options = set(re.findall(r"\[(--[a-z-]+)", _help(capsys, "launch").split("\n\n")[0]))
+    doc = (Path(rgt_tui.__file__).parents[1] / "docs" / "commands.md").read_text()
+    (row,) = [line for line in doc.splitlines() if line.startswith("| `rgt-tui launch ")]
+    usage = re.split(r"(?<!\\)\|", row)[1]  # `auto\|tmux` is one cell
+    assert {"--start", "--yes", "--detach", "--fresh", "--ack"} <= options
+    assert [o for o in sorted(options - {"--hosts"}) if o not in usage] == []
+    assert "`--detach`" in row and "`--fresh`" in row  # each said what it does
+
+
 def test_the_exit_code_table_is_the_module_constants() -> None:
     rows = re.findall(r"^\| (\d+) \| `(EXIT_\w+)` \|", exit_codes.__doc__ or "", re.MULTILINE)
     documented = {name: int(code) for code, name in rows}
