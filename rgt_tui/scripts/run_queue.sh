@@ -133,11 +133,20 @@ failure_text() {  # NAME CODE
 }
 
 finish() {  # [STOP_NOTE]: the QUEUE DONE line and the done record, then exit
-    local total=$((n_ok + n_failed)) extra=""
-    [ -n "$skipped" ] && extra="; skipped: $skipped"
+    local n_bad=$n_failed list="" skips=$skipped extra="" entry
+    # A cell that failed here and was then skipped (queue move took it to another host
+    # to resume there) is no failure of this queue: it is listed as skipped, uncounted.
+    for entry in ${cell_failures[@]+"${cell_failures[@]}"}; do
+        case "$(last_record "${entry%%$'\t'*}")" in
+            skip\ *) skips="${skips:+$skips, }${entry#*$'\t'}" ;;
+            *) list="${list:+$list, }${entry#*$'\t'}" n_bad=$((n_bad + 1)) ;;
+        esac
+    done
+    [ -n "$failed" ] && list="${list:+$list, }$failed"
+    [ -n "$skips" ] && extra="; skipped: $skips"
     [ -n "${1:-}" ] && extra="$extra; $1"
-    echo "QUEUE DONE: $n_ok/$total succeeded; failed: ${failed:-none}$extra"
-    printf 'done %s %s %s\n' "$(date +%s)" "$n_ok" "$n_failed" >>"$qdir/runner.state"
+    echo "QUEUE DONE: $n_ok/$((n_ok + n_bad)) succeeded; failed: ${list:-none}$extra"
+    printf 'done %s %s %s\n' "$(date +%s)" "$n_ok" "$n_bad" >>"$qdir/runner.state"
 }
 
 run_cell() {  # INDEX NAME COMMAND
@@ -145,9 +154,8 @@ run_cell() {  # INDEX NAME COMMAND
     local code=$?
     if [ "$code" -eq 0 ]; then
         n_ok=$((n_ok + 1))
-    else
-        n_failed=$((n_failed + 1))
-        failed="${failed:+$failed, }$(failure_text "$2" "$code")"
+    else  # counted by finish, which sees whether the cell was skipped since
+        cell_failures+=("$2"$'\t'"$(failure_text "$2" "$code")")
     fi
     last_ran="cell $1 $2"
 }
@@ -180,6 +188,9 @@ stopped_by() {
     fi
 }
 
+# cell_failures: "NAME<TAB>what the QUEUE DONE line says" per failed attempt; failed and
+# n_failed: the runner's own failure (cells.tsv edited), never a cell's.
+cell_failures=()
 k=$start n_ok=0 n_failed=0 failed="" skipped="" last_ran=""
 while :; do
     # Retries first: a cell the user asked to run again runs before the next new one.

@@ -359,6 +359,29 @@ async def test_skip_keeps_a_cell_from_running_and_is_refused_for_a_running_cell(
     assert log[-1] == "QUEUE DONE: 2/2 succeeded; failed: none; skipped: moved_away"
 
 
+async def test_a_failed_cell_moved_away_while_the_queue_runs_is_skipped_not_failed(
+    make_queue_fleet,
+):
+    # queue move takes a cell that ran and failed to another host to resume there: its
+    # box gets a skip record while the runner is on a later cell. The QUEUE DONE line
+    # and the done record must not count it as this queue's failure.
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    bad = qf.cell_script("bad", "echo bad; exit 3")
+    b = qf.cell_script("b", gate("go_b"))
+    transport, _ = await launched(qf, f"{bad} t\n{b} t\n")
+    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cell b to run")
+    await skip_cell(transport, "box1", "bad", "moved to box2")
+    await transport.close()
+
+    (qf.root() / "go_b").touch()
+    view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    assert [c.status for c in view.cells] == [SKIPPED, DONE]
+    log = (qf.qdir() / "queue.log").read_text().splitlines()
+    assert log[-1] == "QUEUE DONE: 1/1 succeeded; failed: none; skipped: bad(exit 3)"
+    runner = (qf.qdir() / "runner.state").read_text().splitlines()
+    assert re.fullmatch(r"done \d+ 1 0", runner[-1]), runner
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
