@@ -31,6 +31,8 @@ from rgt_tui.domain.snapshot import HostSnapshot
 # while a cell runs (they have nothing to act on otherwise).
 CONTROL_HINT = "S stop after this cell · X kill the running cell · R retry a cell"
 IDLE_HINT = "nothing runs · R retry a cell"
+# A cell row's duration column: "≥59m59s", as wide as any under 100 days ("≥99d23h").
+RAN_WIDTH = 7
 
 
 # With a cell that ended before its end (failed, killed, interrupted, a scheduler's end):
@@ -148,8 +150,19 @@ def cell_line(cell: CellView, now: int) -> Content:
     """``✓ 0  cell_a          done       1m02s  code 1a2b3c4d5e6f · git 89abcde`` (failed
     shows its exit code; a started cell names the code its last attempt ran, U42)."""
     style = STATUS_STYLE.get(cell.status, "")
+    after: list[str | tuple[str, str]] = []
+    if cell.attempts:
+        after.append((f"  {code_brief(cell.code)}", "$foreground-muted"))
+    if cell.retries:  # queue retry: how often, and where the last one set outputs aside
+        after.append((f"  {shown(cell.retry_text())}", "$foreground-muted"))
+    if cell.note:
+        after.append((f"  {shown(cell.note)}", "$warning"))
     ran = cell.ran(now)
-    parts: list[str | tuple[str, str]] = [
+    # Padded when a column follows, so it starts at one place on every row ("4s" and
+    # "21s" alike); none at the end of a row.
+    if after:
+        ran = f"{ran:<{RAN_WIDTH}}"
+    return Content.assemble(
         (f"{STATUS_MARK.get(cell.status, ' ')} ", style),
         (f"{cell.index:>3}  ", "$foreground-muted"),
         (f"{shown(cell.name):<28} ", "bold"),
@@ -157,14 +170,8 @@ def cell_line(cell: CellView, now: int) -> Content:
         # directly after one read as part of it ("killed by the user 1m39s").
         (f"{shown(cell.label):<18}  ", style),
         (ran, "$foreground-muted"),
-    ]
-    if cell.attempts:
-        parts.append((f"  {code_brief(cell.code)}", "$foreground-muted"))
-    if cell.retries:  # queue retry: how often, and where the last one set outputs aside
-        parts.append((f"  {shown(cell.retry_text())}", "$foreground-muted"))
-    if cell.note:
-        parts.append((f"  {shown(cell.note)}", "$warning"))
-    return Content.assemble(*parts)
+        *after,
+    )
 
 
 def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:

@@ -421,3 +421,18 @@ def test_a_launch_without_a_start_never_runs_a_done_cell_again_when_it_can_avoid
     assert relaunch_start(None, cells(FAILED, DONE)) == 0
     assert relaunch_start(None, cells(DONE, DONE)) == 0  # all done: all again, warned
     assert relaunch_start(2, cells(PENDING, DONE, PENDING, DONE)) == 2  # a resume index rules
+
+
+def test_the_queue_tabs_code_column_lines_up_whatever_the_duration() -> None:
+    """``4s  code`` above ``21s  code`` shifted the column by the duration's width."""
+    from rgt_tui.content.queue_text import cell_line
+    from rgt_tui.domain.queue_state import CellView
+
+    rows = [
+        cell_line(CellView(i, name, DONE, started_at=1000, ended_at=1000 + took, attempts=1), 2000)
+        for i, (name, took) in enumerate([("a", 4), ("b", 21), ("c", 62), ("d", 3725)])
+    ]
+    starts = {row.plain.index("code") for row in rows}
+    assert len(starts) == 1, [row.plain for row in rows]
+    alone = cell_line(CellView(4, "e", DONE, started_at=1000, ended_at=1004), 2000)
+    assert alone.plain.endswith("  4s")  # nothing follows: no padding at the row's end
