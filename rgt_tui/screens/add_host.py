@@ -5,15 +5,25 @@ the fleet file's own parser, the name and profile are offered from the host (unt
 user types their own), "Check host key" connects once and shows the key. An unknown key
 needs the "Trust this key" button or ``t``, never the focused one (Enter or Escape
 leaves known_hosts alone; the line under the buttons says what Enter does where the
-focus is); a changed or revoked key is shown with its fix and nothing can be added. "Add" appends the block and dismisses with the new ``HostConfig``;
-Cancel or Escape dismisses with None and adds nothing. A key trusted here is written to
-known_hosts at once (as K on a host's pane writes it), so from then on Cancel and Escape
-say it stays there, and where, instead of "nothing written". A pasted account another
-entry already logs in to is said with the check, naming that entry; Add still adds it
-(status reads both; a launch of either is refused). What a first launch needs
-(workdir, code, queue, run, durable_dir, pull) is ``LaunchKeysForm``'s, prefilled with
-the profile's defaults; a check or a trust that ends while the user types in a field
-never moves the focus to a button (a typed Enter or ``t`` must not add or trust).
+focus is: in the SSH command field it checks, in every other field it moves on, as
+Tab does, the last field's to the buttons); a changed or revoked key is shown with its
+fix and nothing can be added. "Add" appends the block and dismisses with the new
+``HostConfig``; Cancel or Escape dismisses with None and adds nothing. A key trusted
+here is written to known_hosts at once (as K on a host's pane writes it), so from then
+on Cancel and Escape say it stays there, and where, instead of "nothing written". A
+pasted account another entry already logs in to is said with the check, naming that
+entry; Add still adds it (status reads both; a launch of either is refused). What a
+first launch needs (workdir, code, queue, run, durable_dir, pull) is
+``LaunchKeysForm``'s, prefilled with the profile's defaults; a check or a trust that
+ends while the user types in a field never moves the focus to a button (a typed Enter
+or ``t`` must not add or trust).
+
+The fields and the check's lines scroll in a ``DialogBody`` between the title and the
+buttons, so the title, the buttons and the key line stay on screen at 80x24 too; its
+fit and its keys (↑↓, PgUp/PgDn) are ``ReplanScreen``'s, as for the disk audit (the add
+screen never holds Enter: ``begin_replan`` is not called). The check's lines sit under
+the SSH command they are about, and each is scrolled into view as it is said (the
+focused field first where both do not fit).
 
 Past 500 lines on purpose: one screen, one flow (paste, check the key, trust it,
 add), whose handlers all read the same state (the checked key, the busy step); the
@@ -39,7 +49,7 @@ from rgt_tui.domain.config import FLEET_FILE_NAME, HostConfig
 from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.profiles import load_profiles
 from rgt_tui.screens.add_host_keys import LaunchKeysForm, field_id
-from rgt_tui.screens.dialog import DialogButton, DialogScreen, KeyHint, enter_does
+from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.services.fleet.add_host import (
     AddRefused,
     FleetFile,
@@ -70,6 +80,13 @@ MUTED = "$foreground-muted"
 FIELD_INPUT = {"target": "#add-target", "name": "#add-name", "cost": "#add-cost"}
 FIELD_INPUT.update({key: f"#{field_id(key)}" for key in LAUNCH_KEYS})
 Values = tuple[str, str, str, str, dict[str, str]]  # target, name, profile, cost, launch keys
+# What Enter does in each field but the SSH command's (which checks): it moves on, as Tab
+# does (``_next_field``), never checks or adds; after the last field come the buttons.
+_FIELDS_IN_ORDER = ["add-name", "add-cost", *(field_id(key) for key in LAUNCH_KEYS)]
+ENTER_MOVES_ON = {ident: "next field" for ident in _FIELDS_IN_ORDER[:-1]}
+ENTER_MOVES_ON[_FIELDS_IN_ORDER[-1]] = "to the buttons"
+ENTER_DOES = {"add-target": "check the host key", "add-profile": "choose the profile"}
+ENTER_DOES.update(ENTER_MOVES_ON)
 
 
 def _row(label: str, value: str, style: str = "") -> Content:
@@ -81,19 +98,20 @@ def _row_if(label: str, value: str | None) -> list[Content]:
     return [_row(label, value)] if value else []
 
 
-class AddHostScreen(DialogScreen[HostConfig | None]):
+class AddHostScreen(ReplanScreen[HostConfig | None]):
     """Add one box to the fleet file; dismisses with its HostConfig, or None."""
 
     DEFAULT_CSS = """
-    AddHostScreen > #add-box {
-        width: 104; max-height: 96%;
-        overflow-y: auto;  /* 80x24: the focused field scrolls into view */
-    }
-    AddHostScreen #add-fields { height: auto; }
+    AddHostScreen > #add-box { width: 104; }
+    AddHostScreen #add-body { height: auto; max-height: 45vh; }  /* then fit_body */
+    AddHostScreen #add-fields { height: auto; margin: 1 0 0 0; }
     AddHostScreen #add-name { width: 1fr; }
-    AddHostScreen #add-profile { width: 1fr; }
+    /* Room for "generic-ssh — Bare SSH box" at 80 columns; a longer one is cut, never
+       wrapped onto a second line. */
+    AddHostScreen #add-profile { width: 36; }
+    AddHostScreen #add-profile #label { text-wrap: nowrap; text-overflow: ellipsis; }
     AddHostScreen #add-cost { width: 16; }
-    AddHostScreen #add-status { height: auto; margin: 1 0 0 0; }
+    AddHostScreen #add-status { height: auto; }
     """
 
     BINDINGS = [
@@ -164,34 +182,35 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
                 Content.assemble(("Add a box to ", "bold"), (str(self.fleet_file), "bold $accent")),
                 id="add-title",
             )
-            target = Input(
-                placeholder="ssh -p 22034 root@ssh4.vast.ai -L 8080:localhost:8080  "
-                "or  root@host:port",
-                id="add-target",
-            )
-            target.border_title = "SSH command"
-            yield target
-            with Horizontal(id="add-fields"):
-                name = Input(placeholder="from the host", id="add-name")
-                name.border_title = "name"
-                yield name
-                yield Select(
-                    options,
-                    value=DEFAULT_PROFILE,
-                    allow_blank=False,
-                    id="add-profile",
-                    tooltip="platform profile: its teardown verb, what keeps billing",
+            with DialogBody(id="add-body"):
+                # Whole at 80 columns (the field's room there: 68).
+                target = Input(
+                    placeholder="ssh -p 22034 root@ssh4.vast.ai  or  root@host:port",
+                    id="add-target",
                 )
-                cost = Input(placeholder="e.g. 1.29", id="add-cost")
-                cost.border_title = "$ per hour"
-                yield cost
-            yield LaunchKeysForm(id="add-launch")
-            yield Static(
-                Content.styled(
-                    "Paste the provider's SSH command, then check the box's host key.", MUTED
-                ),
-                id="add-status",
-            )
+                target.border_title = "SSH command"
+                yield target
+                yield Static(
+                    Content.styled(
+                        "Paste the provider's SSH command, then check the box's host key.", MUTED
+                    ),
+                    id="add-status",
+                )
+                with Horizontal(id="add-fields"):
+                    name = Input(placeholder="from the host", id="add-name")
+                    name.border_title = "name"
+                    yield name
+                    yield Select(
+                        options,
+                        value=DEFAULT_PROFILE,
+                        allow_blank=False,
+                        id="add-profile",
+                        tooltip="platform profile: its teardown verb, what keeps billing",
+                    )
+                    cost = Input(placeholder="e.g. 1.29", id="add-cost")
+                    cost.border_title = "$ per hour"
+                    yield cost
+                yield LaunchKeysForm(id="add-launch")
             with Horizontal(id="add-buttons", classes="dialog-buttons"):
                 yield DialogButton(
                     "Check host key", does="check the host key", id="add-check", variant="primary"
@@ -209,10 +228,10 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
         self.query_one("#add-trust", Button).display = False
         self.set_focus(self.query_one("#add-target", Input))
         self._offer_launch_keys()
-        self._hint()
+        self.show_hint()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self._hint()
+        self.show_hint()
 
     def _trustable(self) -> bool:
         """Whether the check found a box's own unknown key that may be trusted here."""
@@ -224,14 +243,15 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
             and not self._busy
         )
 
-    def _hint(self) -> None:
-        """Say what Enter does where the focus is, and the other keys."""
-        next_field = {field_id(key): "next field" for key in LAUNCH_KEYS}
-        enter = enter_does(self.focused, {"add-target": "check the host key", **next_field})
+    def show_hint(self) -> None:
+        """Say what Enter does where the focus is, and the other keys (the scroll keys
+        while the fields hold more than they show); then fit the fields to the room left."""
+        enter = enter_does(self.focused, ENTER_DOES)
         trust = [("t", "trust this key")] if self._trustable() else []
         self.query_one("#add-hint", KeyHint).show_keys(
-            enter, *trust, ("Tab", "next"), ("Esc", self._cancel_does())
+            enter, *trust, ("Tab", "next"), *self.scroll_keys(), ("Esc", self._cancel_does())
         )
+        self.call_after_refresh(self.fit_body)
 
     def _cancel_does(self) -> str:
         """What Cancel and Escape leave behind: nothing, or the key trusted here (it is
@@ -249,6 +269,19 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
                 Content.styled(f"{self._same_account}. Add still adds it.", "$warning"),
             )
         self.query_one("#add-status", Static).update(Content("\n").join(lines))
+        self.call_after_refresh(self._show_status)
+
+    def _show_status(self) -> None:
+        """Scroll the check's lines to the top of the fields, then the focused field into
+        view (the cursor the user types at wins where both do not fit)."""
+        body = self.query_one(DialogBody)
+        # Their top, not "into view": their new height may not be laid out yet, their
+        # place under the SSH command is.
+        status = self.query_one("#add-status")
+        body.scroll_to_widget(status, top=True, animate=False, immediate=True)
+        focused = self.focused
+        if focused is not None and body in focused.ancestors:
+            body.scroll_to_widget(focused, animate=False, immediate=True)
 
     def _refused(self, refused: AddRefused) -> None:
         lines = [Content.styled(refused.message, "$error")]
@@ -288,6 +321,13 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
         except KeyError:  # not a profile (a blank Select): nothing to offer
             return
         self.query_one(LaunchKeysForm).offer(defaults)
+
+    @on(Input.Submitted)
+    def _next_field(self, event: Input.Submitted) -> None:
+        """Enter in a field but the SSH command's: on to the next, as Tab (ENTER_MOVES_ON)."""
+        if event.input.id in ENTER_MOVES_ON:
+            event.stop()
+            self.focus_next()
 
     @on(Input.Submitted, "#add-target")
     @on(Button.Pressed, "#add-check")
@@ -406,12 +446,12 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
                 Content.styled("Add anyway: its host key is checked when it answers.", MUTED),
             )
             self._add_anyway(add)
-        self._hint()
+        self.show_hint()
 
     def _add_anyway(self, add: DialogButton) -> None:
         add.set_caption("Add anyway", does="add the box anyway")
         add.disabled = False
-        self._hint()
+        self.show_hint()
 
     def _forget_check(self) -> None:
         self.new = self.check = None
@@ -420,12 +460,12 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
         add.disabled = True
         add.set_caption("Add", does="add the box")
         self.query_one("#add-trust", Button).display = False
-        self._hint()
+        self.show_hint()
 
     def _set_busy(self, busy: bool) -> None:
         self._busy = busy
         self.query_one("#add-check", Button).disabled = busy
-        self._hint()
+        self.show_hint()
 
     # -- trusting ------------------------------------------------------------------------
 
@@ -471,7 +511,7 @@ class AddHostScreen(DialogScreen[HostConfig | None]):
         add = self.query_one("#add-add", Button)
         add.disabled = False
         self._focus_unless_typing(add)
-        self._hint()
+        self.show_hint()
 
     def _focus_unless_typing(self, widget: Button) -> None:
         """Focus ``widget`` unless the user moved on into a field while the work ran: a

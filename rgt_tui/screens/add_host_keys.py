@@ -6,9 +6,10 @@ and follows the profile and the name until the user types into it; ``pull`` foll
 ``durable_dir`` the same way, as that field holds it (typed or offered): a name or
 profile change never takes it back to the profile's folder. Emptied, ``code``, ``queue`` and ``run`` are left out of
 the block, and ``pull`` is ``[durable_dir]``. Focusing a field leaves its value
-unselected, the cursor at its end. Enter in one of these fields moves to the next one:
-it never checks or adds anything (the buttons do; Enter in the SSH command field checks
-the host key).
+unselected, the cursor at its end. Enter in one of these fields moves to the next one,
+as in the screen's name and cost fields (``AddHostScreen`` moves it, for every field
+alike): it never checks or adds anything (the buttons do; Enter in the SSH command field
+checks the host key).
 """
 
 from __future__ import annotations
@@ -102,9 +103,3 @@ class LaunchKeysForm(Vertical):
     @on(Input.Changed, "#add-durable_dir")
     def _durable_changed(self, event: Input.Changed) -> None:
         self._offer("pull", event.value.strip())
-
-    @on(Input.Submitted)
-    def _next_field(self, event: Input.Submitted) -> None:
-        # Enter in a field is never a command: it moves on, as Tab does.
-        event.stop()
-        self.screen.focus_next()
