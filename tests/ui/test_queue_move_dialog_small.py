@@ -32,6 +32,10 @@ async def test_the_move_dialog_fits_80x24_and_says_its_own_button(
         refused = await notes_say(pilot, screen, "REFUSED")
         assert "press From scratch to run it again from the start" in refused, refused
         assert "--from-scratch" not in refused, refused
+        # Textual orders Tab by where widgets are laid out: the button just shown is
+        # placed (right of Plan) by the next refresh.
+        scratch, plan_button = screen.query_one("#move-scratch"), screen.query_one("#move-plan")
+        await wait_for(lambda: scratch.region.x > plan_button.region.x, pilot=pilot)
         await pilot.press("shift+tab")  # from Cancel (a refused plan's focus) to From scratch
         assert app.focused is screen.query_one("#move-scratch")
         await pilot.press("enter")

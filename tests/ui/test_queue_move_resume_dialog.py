@@ -127,6 +127,10 @@ async def test_m_offers_from_scratch_only_without_a_verified_checkpoint(
         # Giving up the checkpoint is a deliberate Tab, never the next Enter (as launch).
         assert app.focused is screen.query_one("#move-cancel", Button)
         assert "Enter: cancel" in screen_text(app)
+        # Textual orders Tab by where widgets are laid out: the button just shown is
+        # placed (right of Plan) by the next refresh.
+        plan_button = screen.query_one("#move-plan", Button)
+        await wait_for(lambda: scratch.region.x > plan_button.region.x, pilot=pilot)
         await pilot.press("shift+tab")  # Move is disabled: From scratch is next
         assert app.focused is scratch
         assert f"Enter: {FROM_SCRATCH}" in screen_text(app)
