@@ -243,11 +243,22 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
             and not self._busy
         )
 
+    def _t_trusts(self) -> bool:
+        """Whether ``t`` trusts the key now: only from the buttons. In a field it is a
+        letter (a user's hour, one Tab past the profile chooser, trusted a key with a
+        name's first letter; a text box types it, and the key line said otherwise)."""
+        return self._trustable() and (self.focused is None or isinstance(self.focused, Button))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "trust":
+            return self._t_trusts()
+        return super().check_action(action, parameters)
+
     def show_hint(self) -> None:
         """Say what Enter does where the focus is, and the other keys (the scroll keys
         while the fields hold more than they show); then fit the fields to the room left."""
         enter = enter_does(self.focused, ENTER_DOES)
-        trust = [("t", "trust this key")] if self._trustable() else []
+        trust = [("t", "trust this key")] if self._t_trusts() else []
         self.query_one("#add-hint", KeyHint).show_keys(
             enter, *trust, ("Tab", "next"), *self.scroll_keys(), ("Esc", self._cancel_does())
         )

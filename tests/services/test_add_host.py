@@ -581,3 +581,29 @@ async def test_a_refused_login_without_i_says_to_add_it_to_the_pasted_command(
         status = " ".join(str(screen.query_one("#add-status").render()).split())
         assert "authentication refused" in status and AUTH_FIX in status, status
         assert "identity_file" not in status
+
+
+async def test_t_in_a_field_of_the_form_never_trusts_the_key(make_loopback_fleet, home, tmp_path):
+    # A user's hour: one Tab past the profile chooser, a name's first letter `t` trusted
+    # the key (and the focus jumped to Add); the text boxes' key line said "t: trust".
+    from textual.widgets import Select
+
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    known = home / ".ssh" / "known_hosts"
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        hint = screen.query_one("#add-hint")
+        screen.query_one("#add-target", Input).value = pasted(fleet, box)
+        await press(pilot, screen.query_one("#add-check", Button))
+        await wait_for(lambda: screen.check is not None, what="the key check", pilot=pilot)
+        assert "t: trust this key" in str(hint.render())  # on the buttons: it does
+        for field in (screen.query_one("#add-profile", Select), screen.query_one("#add-name")):
+            field.focus()
+            await pilot.pause()
+            assert "t: trust" not in str(hint.render()), str(hint.render())
+            await pilot.press("t")
+            await pilot.pause()
+            assert not known.exists() or box.known_hosts_line not in known.read_text()
+        assert screen.query_one("#add-name", Input).value.endswith("t")  # typed, as text
