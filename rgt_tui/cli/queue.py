@@ -328,18 +328,21 @@ def run_launch(call: Call) -> int:
         result, unrecorded = await launch_recorded(call.fleet, backend, plan, transport)
         return result
 
-    async def planned(transport: Transport, start: int) -> LaunchPlan:
+    async def planned(transport: Transport, start: int, *, preflight: bool = True) -> LaunchPlan:
         return await backend.plan_launch(
             call.fleet, transport, start_index=start, detach=args.detach,
-            fresh=args.fresh, acks=args.ack,
+            fresh=args.fresh, acks=args.ack, preflight=preflight,
         )  # fmt: skip
 
     async def plan_then_launch(transport: Transport) -> tuple[LaunchPlan, LaunchResult | None]:
-        plan = await planned(transport, args.start or 0)
-        if args.start is None and default_start(plan) != plan.start_index:
-            # As the launch dialog: from where the queue stopped, or its first cell not
-            # done (0 would run the done cells again: paid work), over the same connection.
-            plan = await planned(transport, default_start(plan))
+        if args.start is None:
+            # As the launch dialog: from where the queue stopped, or past its last done
+            # cell (earlier would run done cells again: paid work), over the same
+            # connection; the records alone decide it, so preflight runs once, for that.
+            start = default_start(await planned(transport, 0, preflight=False))
+        else:
+            start = args.start
+        plan = await planned(transport, start)
         print(format_plan(plan))
         if not (plan.ok and args.yes):
             return plan, None

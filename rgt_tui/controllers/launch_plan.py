@@ -55,13 +55,14 @@ class LaunchControl:
         backend, fleet = backend_for(self.host), self.fleet
 
         async def planned(transport: Transport) -> LaunchPlan:
-            plan = await backend.plan_launch(fleet, transport, start_index=start or 0, acks=acks)
-            if start is None and default_start(plan) != plan.start_index:
-                # Again from the resume index, over the same connection.
-                plan = await backend.plan_launch(
-                    fleet, transport, start_index=default_start(plan), acks=acks
+            first = start
+            if first is None:
+                # The default start is the records' alone: found without preflight (a
+                # user's hour waited 6.4 s for L, two preflights), over the same connection.
+                first = default_start(
+                    await backend.plan_launch(fleet, transport, start_index=0, preflight=False)
                 )
-            return plan
+            return await backend.plan_launch(fleet, transport, start_index=first, acks=acks)
 
         try:
             return await self.connections.use(self.host.name, planned), ""

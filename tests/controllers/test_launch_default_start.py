@@ -15,7 +15,7 @@ from rgt_tui.services.queue.launch import launch, plan_launch
 
 
 async def test_a_finished_queue_with_new_cells_starts_at_its_first_cell_not_done(
-    make_queue_fleet: Any,
+    make_queue_fleet: Any, monkeypatch: Any
 ) -> None:
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     cells = [qf.cell_script(n, "exit 0") for n in ("a", "b")] + [qf.cell_script("c", "exit 3")]
@@ -27,11 +27,24 @@ async def test_a_finished_queue_with_new_cells_starts_at_its_first_cell_not_done
     assert [c.status for c in view.cells] == [DONE, DONE, FAILED]
     assert view.resume_index is None  # finished: no resume index of its own
     qf.append_queue("".join(f"{qf.cell_script(n, 'exit 0')} t\n" for n in ("d", "e")))
+    # The default start comes from the records: preflight (seconds on a real box) runs
+    # once, for the plan shown (a user's hour waited 6.4 s for two).
+    import rgt_tui.services.queue.launch as launch_module
+
+    preflights: list[object] = []
+    real = launch_module.run_preflight
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        preflights.append(kwargs.get("cells"))
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(launch_module, "run_preflight", counted)
     connections = FleetConnections(qf.fleet.hosts)
     try:
         control = LaunchControl(qf.fleet, qf.host(), connections)
         plan, error = await control.plan_launch(None, ())
         assert error == "" and plan is not None, error
+        assert len(preflights) == 1 and plan.preflight is not None
         assert plan.start_index == 2, plan.start_index  # c failed: the first not done
         assert plan.ok, plan.problems
         assert not any("run again" in w for w in plan.warnings), plan.warnings
