@@ -188,7 +188,9 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
                 yield PlanTable(id="launch-cells")
                 with Horizontal(id="launch-start-row"):
                     yield Label("start at cell index ")
-                    yield Input("0", id="launch-start", type="integer")
+                    # Empty until the default start is known: a "0" there read as the
+                    # plan's start for the seconds the first plan takes (a user's hour).
+                    yield Input("", id="launch-start", type="integer")
                 yield Static(id="launch-notes")
                 yield Static(id="launch-preflight")
             with Horizontal(id="launch-buttons", classes="dialog-buttons"):
@@ -350,7 +352,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
         self.show_hint()
         if plan.ok and rerun:
             said = Content.styled(
-                f"{plural(len(rerun), 'done cell')} will run again: Tab to Launch if you mean it",
+                f"{plural(len(rerun), 'done cell')} will run again: Shift+Tab to Launch if you mean it",
                 "bold $warning",
             )
         elif plan.ok:

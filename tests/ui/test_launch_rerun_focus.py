@@ -55,6 +55,12 @@ async def test_a_start_before_done_cells_focuses_cancel_not_launch(
         await wait_for(lambda: "2 done cells will run again" in screen_text(app), pilot=pilot)
         # The last acknowledgement's re-plan hands the focus to Cancel, not Launch.
         assert app.focused is modal.query_one("#launch-cancel", Button)
+        # The status names the key that reaches Launch (Tab went to the start box).
+        assert "Shift+Tab to Launch if you mean it" in screen_text(app)
+        await pilot.press("shift+tab")
+        assert app.focused is modal.query_one("#launch-go", Button)
+        await pilot.press("tab")  # back to Cancel
+        assert app.focused is modal.query_one("#launch-cancel", Button)
         await pilot.press("enter")  # closes; nothing is launched
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
     view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue as it was")
