@@ -78,3 +78,48 @@ async def test_lines_a_busy_log_pushes_out_of_the_view_are_counted_with_the_comm
         assert tab.out_of_view == 300 and tab.lines[0] == "line 300"
         said = text_of(status)
         assert "300 earlier lines let go (the tab keeps 5,000): rgt-tui logs box1" in said, said
+
+
+async def test_a_log_reopened_says_what_the_recall_left_out(  # type: ignore[no-untyped-def]
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    # A user's hour: a busy log, Esc, f again: its last 500 lines (the recall), and
+    # nothing said of the lines before them.
+    from rgt_tui.screens.tabs.logs_recall import RECALL_LINES
+
+    qf = await make_queue_fleet(1)
+    qf.qdir().mkdir(parents=True, exist_ok=True)
+    log = qf.qdir() / "queue.log"
+    log.write_text("line 0\n")
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    async with app.run_test(size=SIZE) as pilot:
+
+        async def logs_tab() -> LogsTab:
+            await pilot.press("f")
+            detail: Any = await wait_for(
+                lambda: (
+                    isinstance(app.screen, HostDetailScreen)
+                    and app.screen.active_tab == "logs"
+                    and app.screen
+                ),
+                what="the logs tab",
+                pilot=pilot,
+            )
+            tab = detail.tabs["logs"]
+            assert isinstance(tab, LogsTab)
+            return tab
+
+        tab = await logs_tab()
+        await wait_for(lambda: "line 0" in tab.lines, what="the first line", pilot=pilot)
+        with log.open("a") as f:
+            f.write("".join(f"line {i}\n" for i in range(1, 1000)))
+        await wait_for(lambda: "line 999" in tab.lines, what="the last line", pilot=pilot)
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, HostDetailScreen), pilot=pilot)
+        tab = await logs_tab()
+        await wait_for(lambda: "line 999" in tab.lines, what="the recalled lines", pilot=pilot)
+        assert tab.lines[0] == f"line {1000 - RECALL_LINES}"
+        rows = " ".join(strip.text for strip in tab.query_one(RichLog).lines[:4])
+        assert "500 earlier lines not shown (the tab recalls the last 500 it drew)" in rows, rows
+        assert "rgt-tui logs box1 ──" in rows
+        assert tab.out_of_view == 500

@@ -41,7 +41,7 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.logscan import LogChunk, LogPosition
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.screens.tabs.base import DetailTab, HostView, TabbedScreen
-from rgt_tui.screens.tabs.logs_recall import Kind, LogRecall, Recalled
+from rgt_tui.screens.tabs.logs_recall import RECALL_LINES, Kind, LogRecall, Recalled
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.logs import Tail
 from rgt_tui.services.telemetry import ConnectionState
@@ -250,8 +250,17 @@ class LogsTab(DetailTab):
             self._partial = ""
             self.query_one(RichLog).clear()
             self.lines.clear()
-            self.out_of_view = 0
             self.crash_lines.clear()
+            # What the last tab drew, its oldest lines beyond the recall said (a user's
+            # hour reopened a busy log: its last 500 lines, nothing said of the rest).
+            self.out_of_view = self._seen.dropped
+            if self._seen.dropped:
+                muted = self.app.theme_variables.get("foreground-muted", "")
+                note = (
+                    f"── {self._seen.dropped:,} earlier lines not shown (the tab recalls the "
+                    f"last {RECALL_LINES:,} it drew); the whole log: {self._whole_command()} ──"
+                )
+                self._write(Text(note, muted), "note", remember=False)
             for text, kind in self._seen.drawn:
                 self._write(text, kind, remember=False)
         link = self._link
@@ -411,7 +420,7 @@ class LogsTab(DetailTab):
         if kind == "crash":
             self.crash_lines.append(text.plain)
         if remember:
-            self._seen.drawn.append((text, kind))
+            self._seen.remember(text, kind)
 
     @on(Retrying)
     def _retrying(self, message: Retrying) -> None:

@@ -33,6 +33,13 @@ class Recalled:
 
     drawn: deque[tuple[Text, Kind]] = field(default_factory=lambda: deque(maxlen=RECALL_LINES))
     position: LogPosition | None = None  # past the last line drawn; None: nothing read
+    dropped: int = 0  # lines drawn before the ones kept (the next tab says so)
+
+    def remember(self, text: Text, kind: Kind) -> None:
+        """Keep a line the tab drew; the oldest goes (counted) once ``RECALL_LINES`` are."""
+        if len(self.drawn) == self.drawn.maxlen and kind != "note":
+            self.dropped += 1
+        self.drawn.append((text, kind))
 
 
 class LogRecall:
