@@ -27,7 +27,7 @@ async def test_after_a_launch_from_a_later_cell_the_append_and_l_start_past_the_
         qf.append_queue(f"{qf.cell_script('c', 'echo ran')} t 1\n")
         appended = await append_cells(qf.fleet, qf.host(), transport)
         assert not appended.running
-        assert "a launch from cell 2 runs them" in appended.detail, appended.detail
+        assert "a launch from cell 2 runs it" in appended.detail, appended.detail  # one cell
         again = await plan_launch(qf.fleet, qf.host(), transport)
         assert default_start(again) == 2  # not 0: that would run b again
     finally:

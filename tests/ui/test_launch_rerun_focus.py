@@ -1,5 +1,5 @@
 """A start typed before done cells (they would run again: paid work) leaves the launch
-dialog's focus on Cancel: Enter closes it, and only a deliberate Tab to Launch runs them.
+dialog's focus on Cancel: Enter closes it, and only a deliberate Shift+Tab to Launch runs them.
 Loopback box, the real runner."""
 
 from __future__ import annotations

@@ -115,7 +115,8 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
         # and L planned from 0, running a done cell again).
         status = {c.name: c.status for c in view.cells}
         start = relaunch_start(view.resume_index, rendered.planned(deployed, status))
-        detail = f"the queue is not running: a launch from cell {start} runs them"
+        them = "it" if len(added) == 1 else "them"
+        detail = f"the queue is not running: a launch from cell {start} runs {them}"
     else:
         detail = "the queue is not running; only comments or blank lines were added"
     return AppendResult(host.name, added, state == "running", detail)
