@@ -535,6 +535,9 @@ async def test_add_screen_after_trusting_says_the_key_stays_written_on_cancel(
         screen.query_one("#add-target", Input).value = "local"
         await pilot.pause()
         assert "nothing written" not in str(hint.render())
+        # The last check's words go with it (they were for the command as it was).
+        status = str(screen.query_one("#add-status").render())
+        assert "the SSH command changed" in status and "trust" not in status, status
         await pilot.press("escape")
         await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
     assert app.results == [None]
