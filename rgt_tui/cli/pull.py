@@ -24,7 +24,7 @@ from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EX
 from rgt_tui.cli.pull_progress import FleetPullView, PullProgressView
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.egress import egress_usd, fmt_usd, plan_line
+from rgt_tui.domain.egress import egress_usd, fmt_usd, moved_line
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, fmt_took, local_time
 from rgt_tui.services.connect import Transport, host_connection
@@ -238,7 +238,7 @@ def format_pull_result(result: PullResult) -> str:
         lines.append(f"  stages: {', '.join(spans)}{''.join(whole)}")
     lines += [f"  {line}" for line in large_files_lines(result)]
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
-        lines.append(f"  {plan_line(result.to_move, result.egress)}")
+        lines.append(f"  {moved_line(result.to_move, result.egress)}")
     lines += [f"  small files: {text}" for text in tar_streams_text(result.tar_streams)]
     lines += [f"  {label:<9} {text}" for label, text in result.notices]
     lines += [f"  FAILED    {path}: {why}" for path, why in result.failed]

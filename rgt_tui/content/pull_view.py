@@ -15,7 +15,7 @@ from textual.content import Content
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.gauge import usage_line
-from rgt_tui.domain.egress import plan_line
+from rgt_tui.domain.egress import moved_line
 from rgt_tui.domain.roster import roster_line
 from rgt_tui.domain.units import fmt_bytes, fmt_took, plural
 from rgt_tui.services.pull.copy_words import large_files_lines
@@ -66,7 +66,7 @@ def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Con
     # How the large files came (through OpenSSH's ssh, or SFTP and why): the CLI's words.
     lines += [Content.styled(shown(line), MUTED) for line in large_files_lines(result)]
     if result.egress is not None and result.to_move:  # U14: what the plan moved, its cost
-        lines.append(Content.styled(plan_line(result.to_move, result.egress), MUTED))
+        lines.append(Content.styled(moved_line(result.to_move, result.egress), MUTED))
     lines += [  # REPLACED (your earlier copy kept aside), GROWING (pulled up to a size)
         Content.assemble((f"{label:<10}", "bold $warning"), shown(text))
         for label, text in result.notices

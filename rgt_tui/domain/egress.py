@@ -78,3 +78,9 @@ def plan_line(nbytes: int, price: EgressPrice) -> str:
     the progress line's units (binary, ``172M``: a "180 MB to move" above "0B/172M" read
     as 8 MB lost); the decimal figure only beside a price, as egress is billed."""
     return f"pull: {fmt_bytes(nbytes)} to move{cost_text(nbytes, price)}"
+
+
+def moved_line(nbytes: int, price: EgressPrice) -> str:
+    """A finished pull's line: ``moved: 11.5G · egress ≈ $1.12 …`` (its plan's ``to
+    move`` read as still to come under the pull's outcome)."""
+    return f"moved: {fmt_bytes(nbytes)}{cost_text(nbytes, price)}"
