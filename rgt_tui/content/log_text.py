@@ -45,10 +45,10 @@ def follow_status(
     muted = "$foreground-muted"
     style = {"following": "$success", "waiting": "$warning"}.get(chunk.status, "bold $warning")
     parts: list[str | tuple[str, str]] = [(chunk.status, style)]
-    if chunk.status == "waiting":
+    if chunk.status == "waiting" and unstarted:  # it will not appear by itself
+        parts = [("no log yet", "$warning"), (f" — {unstarted}", "$warning")]
+    elif chunk.status == "waiting":
         parts.append((" for the file to appear", muted))
-        if unstarted:  # it will not appear by itself
-            parts.append((f" — {unstarted}", "$warning"))
     if chunk.error:
         parts.append((f": {shown(chunk.error)}", muted))
     if chunk.rotated:

@@ -127,8 +127,9 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             ),
             Content.assemble(
                 ("It starts over: ", "bold"),
-                "its {out} folder is renamed to <out>.before-retry-<time> (kept, not "
-                "deleted), so the run finds no checkpoint there to resume from.",
+                "its {out} folder, if the run made one, is renamed to "
+                "<out>.before-retry-<time> (kept, not deleted), so the run finds no "
+                "checkpoint there to resume from.",
             ),
         ]
         if cell.status == DONE:

@@ -108,7 +108,7 @@ async def test_the_retry_dialog_says_the_cell_starts_over_and_a_relaunch_would_r
         retry = await open_retry(pilot, app, 0)  # the first cell: broke, failed
         assert retry.cell.name == "broke"
         about = text_of(retry.query_one("#retry-about", Static))
-        assert "It starts over: its {out} folder is renamed to <out>.before-retry-<time> " in about
+        assert "It starts over: its {out} folder, if the run made one, is renamed to " in about
         assert "(kept, not deleted), so the run finds no checkpoint there to resume from" in about
         said = text_of(retry.query_one("#retry-notes", Static))
         assert "⚠ Its {out} holds a checkpoint (checkpoint.pt): it is set aside too" in said
