@@ -110,3 +110,21 @@ def publish_jobs(app: RgtApp, host: str, **changes: Any) -> None:
     state = replace(app.jobs.state(host), **changes)
     app.jobs.states[host] = state
     app.post_message(JobsChanged(state))
+
+
+async def open_logs_tab(app: RgtApp, pilot: Any) -> Any:
+    """``f`` on the selected host: its detail screen on the Logs tab, once it is there;
+    returns the tab (a ``LogsTab``)."""
+    from rgt_tui.screens.host_detail import HostDetailScreen
+
+    await pilot.press("f")
+    detail: Any = await wait_for(
+        lambda: (
+            isinstance(app.screen, HostDetailScreen)
+            and app.screen.active_tab == "logs"
+            and app.screen
+        ),
+        what="the logs tab",
+        pilot=pilot,
+    )
+    return detail.tabs["logs"]

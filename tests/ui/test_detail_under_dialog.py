@@ -10,21 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.pilot import SIZE, make_app, wait_for
+from support.pilot import SIZE, make_app, open_logs_tab, wait_for
 
-from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.tabs.logs import LogsTab
 from rgt_tui.screens.tabs.queue import QueueTab
-
-
-async def _detail(app: Any, pilot: Any) -> Any:
-    await pilot.press("f")
-    return await wait_for(
-        lambda: isinstance(app.screen, HostDetailScreen) and app.screen.active_tab == "logs"
-        and app.screen,
-        what="the logs tab",
-        pilot=pilot,
-    )  # fmt: skip
 
 
 async def test_a_log_line_that_comes_under_the_help_is_drawn_when_it_closes(  # type: ignore[no-untyped-def]
@@ -36,9 +25,9 @@ async def test_a_log_line_that_comes_under_the_help_is_drawn_when_it_closes(  # 
     log.write_text("epoch 1\n")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     async with app.run_test(size=SIZE) as pilot:
-        detail = await _detail(app, pilot)
-        tab = detail.tabs["logs"]
+        tab = await open_logs_tab(app, pilot)
         assert isinstance(tab, LogsTab)
+        detail = app.screen
         await wait_for(lambda: "epoch 1" in tab.lines, what="the first line", pilot=pilot)
         await pilot.press("question_mark")
         await wait_for(lambda: app.screen is not detail, what="the help", pilot=pilot)
@@ -67,7 +56,8 @@ async def test_a_queue_view_polled_under_the_help_is_shown_when_it_closes(  # ty
     qf.write_queue("a 1\n")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     async with app.run_test(size=SIZE) as pilot:
-        detail = await _detail(app, pilot)
+        await open_logs_tab(app, pilot)
+        detail: Any = app.screen
         tab = detail.tabs["queue"]
         assert isinstance(tab, QueueTab)
         view = await wait_for(lambda: detail.queue_view, what="a polled view", pilot=pilot)

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
-from support.pilot import SIZE, make_app, wait_for
+from support.pilot import SIZE, make_app, open_logs_tab, wait_for
 from textual.widgets import RichLog
 
 from rgt_tui.domain.logscan import cut_note
@@ -25,12 +24,7 @@ async def test_a_4_mib_line_reaches_the_logs_tab_cut(make_queue_fleet, tmp_path:
     log.write_bytes(b"before\n")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("f")
-        detail: Any = await wait_for(
-            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
-        )
-        await wait_for(lambda: detail.active_tab == "logs", what="the logs tab", pilot=pilot)
-        tab = detail.tabs["logs"]
+        tab = await open_logs_tab(app, pilot)
         assert isinstance(tab, LogsTab)
         # Written while the tab follows: a log opened at its tail starts past a line this
         # long (ux-g 3), so the line reaches the tab as it is written.
@@ -61,12 +55,7 @@ async def test_lines_a_busy_log_pushes_out_of_the_view_are_counted_with_the_comm
     log.write_text("line 0\n")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("f")
-        detail: Any = await wait_for(
-            lambda: isinstance(app.screen, HostDetailScreen) and app.screen, pilot=pilot
-        )
-        await wait_for(lambda: detail.active_tab == "logs", what="the logs tab", pilot=pilot)
-        tab = detail.tabs["logs"]
+        tab = await open_logs_tab(app, pilot)
         assert isinstance(tab, LogsTab)
         await wait_for(lambda: "line 0" in tab.lines, what="the first line", pilot=pilot)
         status = tab.query_one("#logs-status", Static)
@@ -93,30 +82,14 @@ async def test_a_log_reopened_says_what_the_recall_left_out(  # type: ignore[no-
     log.write_text("line 0\n")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     async with app.run_test(size=SIZE) as pilot:
-
-        async def logs_tab() -> LogsTab:
-            await pilot.press("f")
-            detail: Any = await wait_for(
-                lambda: (
-                    isinstance(app.screen, HostDetailScreen)
-                    and app.screen.active_tab == "logs"
-                    and app.screen
-                ),
-                what="the logs tab",
-                pilot=pilot,
-            )
-            tab = detail.tabs["logs"]
-            assert isinstance(tab, LogsTab)
-            return tab
-
-        tab = await logs_tab()
+        tab = await open_logs_tab(app, pilot)
         await wait_for(lambda: "line 0" in tab.lines, what="the first line", pilot=pilot)
         with log.open("a") as f:
             f.write("".join(f"line {i}\n" for i in range(1, 1000)))
         await wait_for(lambda: "line 999" in tab.lines, what="the last line", pilot=pilot)
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, HostDetailScreen), pilot=pilot)
-        tab = await logs_tab()
+        tab = await open_logs_tab(app, pilot)
         await wait_for(lambda: "line 999" in tab.lines, what="the recalled lines", pilot=pilot)
         assert tab.lines[0] == f"line {1000 - RECALL_LINES}"
         rows = " ".join(strip.text for strip in tab.query_one(RichLog).lines[:4])

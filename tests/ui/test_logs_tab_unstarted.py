@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
-from support.pilot import SIZE, make_app, text_of, wait_for
+from support.pilot import SIZE, make_app, open_logs_tab, text_of, wait_for
 from support.queues import SCRIPT_RUN, wait_view
 from textual.widgets import Static
 
 from rgt_tui.domain.queue_state import FINISHED
-from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.tabs.logs import LogsTab
 from rgt_tui.services.queue.launch import launch, plan_launch
 
@@ -33,14 +31,7 @@ async def test_a_cell_passed_over_by_the_start_says_it_has_not_started(  # type:
     await wait_view(qf, lambda v: v.state == FINISHED, what="b to run")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("f")
-        detail: Any = await wait_for(
-            lambda: isinstance(app.screen, HostDetailScreen) and app.screen.active_tab == "logs"
-            and app.screen,
-            what="the logs tab",
-            pilot=pilot,
-        )  # fmt: skip
-        tab = detail.tabs["logs"]
+        tab = await open_logs_tab(app, pilot)
         assert isinstance(tab, LogsTab)
         await wait_for(lambda: tab._cells, what="the cells read", pilot=pilot)
         status = tab.query_one("#logs-status", Static)
