@@ -15,15 +15,16 @@ from pathlib import Path
 
 from support.code_trees import add_code, git_tree
 from support.preflight_box import h100_smi, stand_in_torch
-from support.queues import QUEUE_PREFLIGHT_ACK, SCRIPT_RUN
+from support.queues import QUEUE_PREFLIGHT_ACK, SCRIPT_RUN, wait_view
 
 from rgt_tui.domain.config import Readiness
 from rgt_tui.domain.preflight import CheckContext, parse_box_facts
 from rgt_tui.domain.preflight_arch import check_arch
+from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.profiles import profile
 from rgt_tui.services.preflight import check_program, preflight
-from rgt_tui.services.queue.launch import plan_launch
+from rgt_tui.services.queue.launch import launch, plan_launch
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 NO_KERNEL = json.loads((FIXTURES / "torch_arch" / "rtx5090_cu124.json").read_text())
@@ -141,6 +142,17 @@ async def test_a_launch_budgets_the_disk_for_every_cell_still_to_run(make_queue_
         disk = by_name(plan.preflight)["disk"]
         assert "3 cells still to run × keep_checkpoints 2 × 2.0G + 1 being written" in disk.detail
         plan = await plan_launch(qf.fleet, host, transport, start_index=2)
+        assert plan.preflight is not None
+        assert "1 cell still to run × keep_checkpoints 2" in by_name(plan.preflight)["disk"].detail
+        # Done, then planned from 0 again: the runner runs done cells again, and the
+        # budget counts them (a user's hour read "0 cells" beside "3 of 3 cells to run").
+        acks = plan.unacknowledged  # no GPU here: acknowledged, as a user would
+        plan = await plan_launch(qf.fleet, host, transport, start_index=2, acks=acks)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+        await wait_view(qf, lambda v: v.state == FINISHED, what="three to run")
+        plan = await plan_launch(qf.fleet, host, transport, start_index=2, acks=acks)
+        assert any("will run again" in w for w in plan.warnings), plan.warnings
         assert plan.preflight is not None
         assert "1 cell still to run × keep_checkpoints 2" in by_name(plan.preflight)["disk"].detail
     finally:

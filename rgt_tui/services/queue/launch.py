@@ -250,7 +250,7 @@ async def plan_launch(
             durable_dir=host.durable_dir,
         )
         box_text = "" if fresh else await read_box_queue_text(transport, host.name)
-        todo = None if retry_only else cells_to_run(cells, start_index, facts, host, fresh)
+        todo = None if retry_only else cells_to_run(cells, start_index)
         first = None
         if preflight and not retry_only and (host.ready.smoke_seconds or host.ready.smoke):
             first = first_cell_command(host, cells, text, facts.home, start_index)

@@ -12,12 +12,9 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet, HostConfig
 from rgt_tui.domain.queue_file import QueueCell
-from rgt_tui.domain.queue_state import DONE
 from rgt_tui.domain.routes import host_routes
 from rgt_tui.profiles import profile as load_profile
-from rgt_tui.services.queue.box import BoxQueueFacts
 from rgt_tui.services.queue.cells import render_queue
-from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:
@@ -83,26 +80,12 @@ def cell_env_of(host: HostConfig) -> tuple[tuple[str, str], ...]:
     return host_routes(host.ready, load_profile(host.profile)).cell_env()
 
 
-def cells_to_run(
-    cells: Sequence[QueueCell],
-    start_index: int,
-    facts: BoxQueueFacts,
-    host: HostConfig,
-    fresh: bool,
-) -> int:
-    """How many cells a launch from ``start_index`` will run: every live cell from it,
-    except one the box holds and reports done (``--fresh``: every one). The disk check
-    budgets each of these (U6)."""
-    done = set()
-    deployed = 0
-    if not fresh:
-        done = {c.name for c in view_from_facts(host, facts).cells if c.status == DONE}
-        deployed = len(facts.deployed)
-    return sum(
-        1
-        for i, c in enumerate(cells)
-        if i >= start_index and not c.moved_to and not (i < deployed and c.name in done)
-    )
+def cells_to_run(cells: Sequence[QueueCell], start_index: int) -> int:
+    """How many cells a launch from ``start_index`` will run: every cell from it that is
+    not moved away (the runner runs a done one again: the plan warns so). The disk check
+    budgets each of these (U6); a user's hour read "0 cells still to run" in it beside
+    the plan's "3 of 3 cells to run"."""
+    return sum(1 for i, c in enumerate(cells) if i >= start_index and not c.moved_to)
 
 
 def _ack_hint(name: str) -> str:
