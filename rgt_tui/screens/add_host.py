@@ -340,6 +340,14 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
             return
         self.query_one(LaunchKeysForm).offer(defaults)
 
+    @on(Select.Changed, "#add-profile")
+    def _profile_chosen(self, event: Select.Changed) -> None:
+        """A profile chosen from the list (the select has the focus; a guess from the
+        pasted host does not): on to the next field, as Enter moves on in the others (a
+        user's hour, pressing Enter field by field, opened the list again and again)."""
+        if event.select.has_focus:
+            self.focus_next()
+
     @on(Input.Submitted)
     def _next_field(self, event: Input.Submitted) -> None:
         """Enter in a field but the SSH command's: on to the next, as Tab (ENTER_MOVES_ON)."""

@@ -86,9 +86,16 @@ async def test_enter_in_each_field_does_what_the_key_line_says(tmp_path: Path, h
         await pilot.press("enter")
         assert app.focused is screen.query_one("#add-profile", Select), app.focused
         assert hint(screen).startswith("Enter: choose the profile · "), hint(screen)
-
+        # Enter opens the list, ↓ Enter chooses another profile: on to the cost, as
+        # Enter does in the fields (it opened the list again and again).
+        select = screen.query_one("#add-profile", Select)
+        before = select.value
+        await pilot.press("enter")
+        await wait_for(lambda: select.expanded, what="the profile list", pilot=pilot)
+        await pilot.press("down", "enter")
         cost = screen.query_one("#add-cost", Input)
-        screen.set_focus(cost)
+        await wait_for(lambda: app.focused is cost, what="the cost field", pilot=pilot)
+        assert select.value != before
         await pilot.press(*"1.29")
         assert hint(screen).startswith("Enter: next field · "), hint(screen)
         await pilot.press("enter")
