@@ -56,6 +56,14 @@ async def _retry_plan(pilot: Any, app: RgtApp, revoked: bool, acks: tuple[str, .
     return await wait_for(ready, what="the retry plan", pilot=pilot)
 
 
+async def _press(pilot: Any, button: Button) -> None:
+    """Focus and Enter, not a click: a click at a button the last plan just moved can land
+    where it was (a loaded run waited 30 s for a plan a missed click never asked for)."""
+    await pilot.pause()
+    button.focus()
+    await pilot.press("enter")
+
+
 def _failed(retries: int):  # type: ignore[no-untyped-def]
     def check(view) -> bool:  # type: ignore[no-untyped-def]
         cell = view.cells[0] if view.cells else None
@@ -100,7 +108,7 @@ async def test_retry_goes_ahead_on_the_launchs_ack_and_a_revoked_one_can_be_ackn
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("L")
         modal = await _launch_plan(pilot, app, ())
-        await pilot.click(modal.query_one("#launch-ack", DialogButton))
+        await _press(pilot, modal.query_one("#launch-ack", DialogButton))
         modal = await _launch_plan(pilot, app, ("gpu",))
         assert app.focused is modal.query_one("#launch-go", Button)
         await pilot.press("enter")
@@ -120,7 +128,7 @@ async def test_retry_goes_ahead_on_the_launchs_ack_and_a_revoked_one_can_be_ackn
         # The dialog's last state reaches the screen on its next refresh (a loaded CI run
         # read the screen before it had drawn).
         await wait_for(lambda: "Revoke launch acks" in screen_text(app), pilot=pilot)
-        await pilot.click(go)  # goes ahead without asking again
+        await _press(pilot, go)  # goes ahead without asking again
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
         await wait_view(qf, _failed(1), what="the retried cell to fail again")
         assert any("one will run again (launched for it)" in n for n in notes(app))
@@ -128,7 +136,7 @@ async def test_retry_goes_ahead_on_the_launchs_ack_and_a_revoked_one_can_be_ackn
         # Revoked: refused on the failed check, with its Acknowledge button, Cancel focused.
         await _open_retry(pilot, app, 1)
         retry = await _retry_plan(pilot, app, revoked=False)
-        await pilot.click(retry.query_one("#retry-revoke", DialogButton))
+        await _press(pilot, retry.query_one("#retry-revoke", DialogButton))
         retry = await _retry_plan(pilot, app, revoked=True)
         assert "revoked for this retry" in text_of(retry.query_one("#retry-notes", Static))
         assert retry.query_one("#retry-go", Button).disabled
@@ -137,11 +145,11 @@ async def test_retry_goes_ahead_on_the_launchs_ack_and_a_revoked_one_can_be_ackn
         assert app.focused is retry.query_one("#retry-cancel", Button)
         assert "Preflight failed" in text_of(retry.query_one("#retry-status", Static))
 
-        await pilot.click(ack)
+        await _press(pilot, ack)
         retry = await _retry_plan(pilot, app, revoked=True, acks=("gpu",))
         assert retry.plan is not None and retry.plan.ok
         assert app.focused is retry.query_one("#retry-cancel", Button)
-        await pilot.click(retry.query_one("#retry-go", Button))
+        await _press(pilot, retry.query_one("#retry-go", Button))
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
     await wait_view(qf, _failed(2), what="the acknowledged retry to run")
 
