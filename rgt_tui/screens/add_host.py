@@ -305,14 +305,13 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
 
     @on(Input.Changed, "#add-target")
     def _target_changed(self, event: Input.Changed) -> None:
-        if self.check is not None or self.new is not None:
-            # The last check's words were for the command as it was (a user's hour read
-            # "trust this key? root@127.0.0.1:39371" under another command).
-            self._forget_check()
+        checked = self.check is not None or self.new is not None
+        self._forget_check()
+        if checked:  # its words were for the command as it was (a user's hour read
+            # "trust this key? root@127.0.0.1:39371" under another command)
             self._status(
                 Content.styled("the SSH command changed: Enter checks its host key", MUTED)
             )
-        self._forget_check()
         try:
             self.pasted = read_target(event.value)
         except AddRefused:

@@ -16,6 +16,10 @@ every other escape it carries is dropped (``log_text``).
 A group (issue 41) has a second picker, its ranks: each rank writes its logs on its own
 box under the same names, so the tab follows the chosen rank's box (rank 0 by default)
 over that box's own connection.
+
+Past 450 lines on purpose: the follower, its drawing and its pickers share the tab's
+state (the key followed, the chunk held under a dialog, the recall); its words are
+content/log_text.py's.
 """
 
 from __future__ import annotations
