@@ -48,13 +48,58 @@ def dead_gpu_signs(xid_lines: Iterable[str], gpu_lines: Iterable[str]) -> tuple[
     return tuple(dict.fromkeys(signs))[:5]
 
 
+_IN_USE_RE = re.compile(r"this process has ([\d.]+ [KMGT]iB) memory in use")
+_SPARE_RE = re.compile(r"([\d.]+ [KMGT]iB) is reserved by PyTorch but unallocated")
+_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def size_bytes(size: str | None) -> float | None:
+    """``"64.00 GiB"`` as bytes (the regexes above only match that shape)."""
+    if size is None:
+        return None
+    number, unit = size.split()
+    return float(number) * _UNITS[unit[0]]
+
+
 @dataclass(frozen=True)
 class CudaOom:
-    """torch's CUDA OOM line, and what it tried to allocate on a card of what size."""
+    """torch's CUDA OOM line and its figures: what it tried to allocate, the card's size,
+    what the process held, and what torch had reserved but left unallocated."""
 
     line: str
     tried: str | None
     total: str | None
+    in_use: str | None = None
+    spare: str | None = None
+
+    def advice(self) -> str:
+        """What to change, from torch's own figures (GEN5/U10). torch suggests
+        expandable_segments "if reserved but unallocated memory is large", and prints the
+        same suggestion when it is not: a real H200 asked for 64 GiB with 1.75 MiB reserved
+        but unallocated (tests/fixtures/h200/cuda_oom_direct.txt), where no allocator
+        setting helps. So the allocator is named only when that spare memory is at least
+        half of the request; a request larger than the whole card is said as such."""
+        tried, total, spare = size_bytes(self.tried), size_bytes(self.total), size_bytes(self.spare)
+        if tried is not None and total is not None and tried > total:
+            return (
+                f"one allocation of {self.tried} is larger than the whole {self.total} card: "
+                "make the batch, sequence or image size smaller (gradient accumulation keeps "
+                "the effective batch); no allocator setting makes it fit"
+            )
+        smaller = (
+            "make the batch smaller (gradient accumulation keeps the effective batch), and "
+            "check that no other process holds VRAM (GEN7)"
+        )
+        if tried is not None and spare is not None and spare * 2 < tried:
+            return (
+                f"the batch does not fit in the card's memory (U10): {smaller} — fragmentation "
+                f"is not the cause (only {self.spare} was reserved but unallocated), so "
+                "PYTORCH_CUDA_ALLOC_CONF will not help"
+            )
+        return (
+            "the batch does not fit in the card's memory (U10): set "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (less fragmentation), " + smaller
+        )
 
 
 def cuda_oom(log_line: str) -> CudaOom | None:
@@ -63,8 +108,12 @@ def cuda_oom(log_line: str) -> CudaOom | None:
         return None
     tried = _TRIED_RE.search(log_line)
     total = _TOTAL_RE.search(log_line)
+    in_use = _IN_USE_RE.search(log_line)
+    spare = _SPARE_RE.search(log_line)
     return CudaOom(
         line=printable(log_line.strip(), 240),
         tried=tried.group(1) if tried else None,
         total=(total.group(1) or total.group(2)) if total else None,
+        in_use=in_use.group(1) if in_use else None,
+        spare=spare.group(1) if spare else None,
     )

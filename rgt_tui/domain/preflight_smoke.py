@@ -8,17 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rgt_tui.domain.gpu_faults import cuda_oom
+from rgt_tui.domain.gpu_faults import cuda_oom, size_bytes
 from rgt_tui.domain.preflight import Check, clip
 from rgt_tui.domain.units import fmt_bytes
 
 SMOKE_DEFAULT_S = 300  # a smoke command's bound when no smoke_seconds is set
 MIB = 1 << 20
-CUDA_OOM_FIX = (
-    "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (in the run template; it cuts "
-    "fragmentation) or lower the batch size so it fits the card; check that nothing else "
-    "holds the GPU (gpu-busy, U10)"
-)
 
 
 @dataclass(frozen=True)
@@ -76,14 +71,20 @@ def parse_smoke(text: str) -> SmokeFacts:
         gpu_base_mib=num("gpu_base_mib"),
         gpu_total_mib=num("gpu_total_mib"),
         oom_kills=oom_kills,
-        oom_lines=tuple(clip(x) for x in multi.get("oom", [])[:3]),
+        # Long enough for torch's whole OOM line: its figures come after 300 characters.
+        oom_lines=tuple(clip(x, 1200) for x in multi.get("oom", [])[:3]),
         log_tail=tuple(clip(x, 200) for x in multi.get("log", [])[-20:]),
     )
 
 
-def peaks(facts: SmokeFacts) -> str:
-    """The recorded peaks: VRAM (or "no GPU") and host memory."""
-    if not facts.smi:
+def peaks(facts: SmokeFacts, oom_held: str | None = None) -> str:
+    """The recorded peaks: VRAM (or "no GPU") and host memory. ``oom_held``: what torch's
+    OOM line says the process held, which stands when the samples saw less: the 1 s
+    sampler misses a process that allocates and fails within a second (a real H200
+    smoke held 80.51 GiB and no sample saw it, tests/fixtures/h200/smoke_oom.txt)."""
+    if facts.smi and oom_held and facts.vram_tree_mib * MIB < (size_bytes(oom_held) or 0):
+        vram = f"it held {oom_held} of VRAM when it ran out (torch's count; the samples missed it)"
+    elif not facts.smi:
         vram = "no GPU (no nvidia-smi on the box)"
     elif facts.vram_tree_mib:
         vram = f"peak VRAM {fmt_bytes(facts.vram_tree_mib * MIB)}"
@@ -110,8 +111,8 @@ def check_smoke(facts: SmokeFacts, what: str, host: str) -> Check:
             f"run rgt-tui preflight {host} again; see ~/.rgt/smoke on the box",
         )
     ran = f"{facts.seconds}s" if facts.seconds is not None else "?"
-    measured = peaks(facts)
     oom = next((o for o in (cuda_oom(line) for line in facts.oom_lines) if o), None)
+    measured = peaks(facts, oom.in_use if oom is not None else None)
     if oom is not None:
         tried = f" (tried to allocate {oom.tried}" if oom.tried else ""
         tried += f" of a {oom.total} card)" if oom.tried and oom.total else (")" if tried else "")
@@ -120,7 +121,7 @@ def check_smoke(facts: SmokeFacts, what: str, host: str) -> Check:
             False,
             f"CUDA out of memory in the smoke of {what} after {ran}{tried} (GEN5/U10): "
             f"{oom.line}; {measured}",
-            CUDA_OOM_FIX,
+            oom.advice(),
         )
     if facts.timed_out:
         return Check(

@@ -260,7 +260,12 @@ def _cuda_oom(oom: CudaOom, facts: BoxFacts) -> Evidence:
 
 
 def _next_step(
-    cause: str, host: str, index: int | None, cell: str | None = None, spare: tuple[str, ...] = ()
+    cause: str,
+    host: str,
+    index: int | None,
+    cell: str | None = None,
+    spare: tuple[str, ...] = (),
+    oom: CudaOom | None = None,
 ) -> str:
     # Neutral words: the CLI adds its flag (--start N), the TUI its key (L).
     resume = f"relaunch from cell {index}" if index is not None else "relaunch the queue"
@@ -268,10 +273,7 @@ def _next_step(
         DEAD_GPU: "re-rent the box: stop this instance, rent another, and "
         f"{resume} there (each cell reloads its latest checkpoint) — a rental's card cannot "
         "be reseated, so do not debug code for a hardware fault" + spare_move(cell, spare),
-        CUDA_OOM: "the batch does not fit in the card's memory (U10): set "
-        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (less fragmentation), make the "
-        "batch smaller (gradient accumulation keeps the effective batch), and check that no "
-        f"other process holds VRAM (GEN7); then {resume}",
+        CUDA_OOM: f"{(oom or CudaOom('', None, None)).advice()}; then {resume}",
         REBOOT: f"{resume} (each cell reloads its latest checkpoint); find out why the box "
         "rebooted (provider maintenance, spot preemption) and check that durable_dir survived",
         OOM: "the cgroup ran out of host RAM, not GPU memory (U9): lower DataLoader num_workers or what each worker holds, or rent "
@@ -336,7 +338,7 @@ def diagnose(
                 found.cause,
                 f"{subject} exited {cell.exit_code}: {found.cause}",
                 (found,),
-                _next_step(found.cause, host, cell.index, cell.name, facts.spare),
+                _next_step(found.cause, host, cell.index, cell.name, facts.spare, oom),
                 cell.index,
             )
         return Diagnosis(

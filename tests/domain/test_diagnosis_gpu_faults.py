@@ -99,3 +99,14 @@ def test_the_probe_answer_carries_the_gpu_facts():
     facts = parse_probe(text)
     assert facts.gpu_lines == (LOST,) and facts.xid_lines == (XID_LINE,)
     assert facts.cuda_oom == {"b": CUDA_LINE}
+
+
+def test_a_cuda_oom_that_is_not_fragmentation_is_not_sent_to_the_allocator():
+    """A real H200's OOM (tests/fixtures/h200): 64 GiB asked, 1.75 MiB reserved but
+    unallocated. torch still suggests expandable_segments; diagnose does not."""
+    h200 = (GPU_FIXTURES.parent / "h200" / "cuda_oom_direct.txt").read_text().splitlines()[-1]
+    d = run(*FAILED_1, cuda_oom={"b": h200})
+    assert d.cause == CUDA_OOM and "tried to allocate 64.00 GiB" in d.evidence[0].detail
+    assert "fragmentation is not the cause" in d.next_step and "batch smaller" in d.next_step
+    assert "expandable_segments:True (less" not in d.next_step
+    assert d.next_step.endswith("then relaunch from cell 1")

@@ -157,8 +157,19 @@ def test_sm_clock_low_at_high_util_is_u21_but_idle_low_clock_is_fine():
 
 def test_throttle_by_temperature_or_reason():
     assert ids(run(snap(gpus=(gpu(temp_c=86.0),)))) == {"gpu.throttle"}
-    reason = run(snap(gpus=(gpu(throttle_reasons=("sw_power_cap",)),)))
-    assert ids(reason) == {"gpu.throttle"} and "sw_power_cap" in reason[0].message
+    reason = run(snap(gpus=(gpu(throttle_reasons=("hw_slowdown",)),)))
+    assert ids(reason) == {"gpu.throttle"} and "hw_slowdown" in reason[0].message
+
+
+def test_a_power_cap_counts_only_once_it_holds_the_clock_down():
+    """A card at its power limit with the clock at 76 % of max (a real H200 under load,
+    tests/fixtures/h200) is working as rated; at 40 % of max the cap is stealing."""
+    rated = gpu(sm_clock_mhz=1500.0, power_w=692.0, throttle_reasons=("sw_power_cap",))
+    assert ids(run(snap(gpus=(rated,)))) == set()
+    starved = gpu(sm_clock_mhz=800.0, power_w=300.0, throttle_reasons=("sw_power_cap",))
+    alerts = run(snap(gpus=(starved,)))
+    assert ids(alerts) == {"gpu.throttle", "gpu.sm_clock_low"}
+    assert "sw_power_cap" in next(a.message for a in alerts if a.id == "gpu.throttle")
 
 
 def test_xid_79_persists_after_the_sample_that_carried_it():

@@ -62,7 +62,7 @@ async def test_a_cuda_oom_in_the_smoke_refuses_the_launch_until_acknowledged(mak
         assert "CUDA out of memory in the smoke of `cat" in smoke and "(GEN5/U10)" in smoke
         assert "Tried to allocate" in smoke and "no GPU (no nvidia-smi on the box)" in smoke
         assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in smoke
-        assert "lower the batch size" in smoke and "--ack smoke" in smoke
+        assert "make the batch smaller" in smoke and "--ack smoke" in smoke
         plan = await plan_launch(qf.fleet, host, transport, acks=["smoke"])
         assert not [p for p in plan.problems if "'smoke'" in p], plan.problems
         assert any("preflight check 'smoke' failed (acknowledged" in w for w in plan.warnings)
