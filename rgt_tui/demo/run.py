@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rgt_tui.demo.code_tree import share_code_tree
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.demo.preflight import workload_problem
 from rgt_tui.demo.quiet_run import launch_quiet_run, prepare_quiet_box, stop_quiet_run
@@ -87,6 +88,7 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
         records = journal_dir(loopback.hosts_file)
         try:
             prepare_quiet_box(loopback)
+            share_code_tree(loopback)
             fleet = await asyncio.to_thread(load_fleet, loopback.hosts_file)
             quiet = await launch_quiet_run(fleet)
             try:

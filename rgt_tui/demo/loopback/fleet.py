@@ -204,36 +204,36 @@ class LoopbackFleet:
         if not self.costs:
             return ['profile = "generic-ssh"']
         profile, cost = self.costs[i % len(self.costs)]
-        return [f"profile = {_toml_str(profile)}", f"cost_per_hour = {cost}"]
+        return [f"profile = {toml_str(profile)}", f"cost_per_hour = {cost}"]
 
     def _hosts_toml(self) -> str:
         lines = ["# Loopback demo fleet written by rgt-tui (rgt_tui/demo/loopback.py).", ""]
         for i, b in enumerate(self.boxes):
             lines += [
                 "[[hosts]]",
-                f"name = {_toml_str(b.name)}",
-                f"ssh = {_toml_str(f'{self.username}@{LOOPBACK_HOST}:{b.port}')}",
-                f"identity_file = {_toml_str(str(self.client_key))}",
-                f"known_hosts = {_toml_str(str(self.known_hosts))}",
+                f"name = {toml_str(b.name)}",
+                f"ssh = {toml_str(f'{self.username}@{LOOPBACK_HOST}:{b.port}')}",
+                f"identity_file = {toml_str(str(self.client_key))}",
+                f"known_hosts = {toml_str(str(self.known_hosts))}",
                 *self._profile_lines(i),
-                f"workdir = {_toml_str(str(b.root))}",
-                f"durable_dir = {_toml_str(str(b.root / 'results'))}",
-                f"mounts = [{_toml_str(str(b.root))}]",
+                f"workdir = {toml_str(str(b.root))}",
+                f"durable_dir = {toml_str(str(b.root / 'results'))}",
+                f"mounts = [{toml_str(str(b.root))}]",
             ]
             if self.queue_dir is not None:
-                lines.append(f"queue = {_toml_str(str(self.queue_dir / f'{b.name}.txt'))}")
+                lines.append(f"queue = {toml_str(str(self.queue_dir / f'{b.name}.txt'))}")
             if self.run is not None:
-                lines.append(f"run = {_toml_str(self.run)}")
+                lines.append(f"run = {toml_str(self.run)}")
             if self.preflight_ack:
-                acks = ", ".join(_toml_str(a) for a in self.preflight_ack)
+                acks = ", ".join(toml_str(a) for a in self.preflight_ack)
                 lines.append(f"preflight_ack = [{acks}]")
             if self.python:
-                lines.append(f"python = {_toml_str(self.python)}")
+                lines.append(f"python = {toml_str(self.python)}")
             lines.append("")
         return "\n".join(lines)
 
 
-def _toml_str(value: str) -> str:
+def toml_str(value: str) -> str:
     """A TOML basic string (backslashes, quotes and control characters escaped)."""
     out = []
     for ch in value:
