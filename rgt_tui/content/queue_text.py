@@ -40,17 +40,19 @@ RAN_WIDTH = 7
 # checkpoint; a retry (R) sets {out} aside and starts it over — on a box and a group
 # alike (ux-h #13: R alone was offered for a killed group cell that L resumed).
 def ended_hint(view: QueueView) -> str:
-    """``nothing runs · R retry a cell (starts it over) · L relaunch from cell 1 (resumes
-    fit)``: with where L's plan starts. A cell the user killed and stopped at is
+    """``nothing runs · R retry a cell (starts it over) · L relaunch from cell 1 (reruns
+    fit from its checkpoint, if any)``: with where L's plan starts. A cell the user killed and stopped at is
     behind it (the plan starts after it: a user's hour read "L relaunch from it" and got
     the next cell), so the hint says which start resumes it."""
     first = min((c for c in view.cells if c.status in ENDED), key=lambda c: c.index)
     start = relaunch_start(view.resume_index, view.cells)
     name = shown(first.name)
+    # "from its checkpoint, if any": a relaunch keeps {out}, but a cell that never wrote a
+    # checkpoint there starts over (a user's hour read "resumes" on a cell with no output).
     if first.index < start:
-        how = f"L relaunch from cell {start} (start at {first.index} to resume {name})"
+        how = f"L relaunch from cell {start} (start at {first.index} to rerun {name} from its checkpoint, if any)"
     else:
-        how = f"L relaunch from cell {start} (resumes {name})"
+        how = f"L relaunch from cell {start} (reruns {name} from its checkpoint, if any)"
     return f"nothing runs · R retry a cell (starts it over) · {how}"
 
 

@@ -335,11 +335,12 @@ def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> No
     # The plan starts after a cell the user killed and stopped at: the hint says which
     # start resumes it (it read "L relaunch from it" and L planned cell 1: a user's hour).
     assert (
-        "R retry a cell (starts it over) · L relaunch from cell 1 (start at 0 to resume a)" in text
+        "R retry a cell (starts it over) · L relaunch from cell 1 (start at 0 to rerun a from its "
+        "checkpoint, if any)" in text
     ), text
     failed = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 1\n")}
     text = "\n".join(line.plain for line in queue_lines(view(launches("done 1060 0 1\n"), failed)))
-    assert "L relaunch from cell 0 (resumes a)" in text, text
+    assert "L relaunch from cell 0 (reruns a from its checkpoint, if any)" in text, text
     done = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 0\n")}
     plain = "\n".join(line.plain for line in queue_lines(view(launches(), done)))
     assert IDLE_HINT in plain and "L relaunch" not in plain  # nothing to resume
