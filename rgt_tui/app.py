@@ -19,6 +19,7 @@ from pathlib import Path
 from textual import events, on
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
+from textual.widgets import Input
 from textual.worker import Worker
 
 from rgt_tui.app_themes import ThemedApp
@@ -73,6 +74,10 @@ from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
 
+# The app's actions on printable keys (+, ?, q): text, not actions, while a text box has focus.
+TEXT_KEY_ACTIONS = frozenset({"add_host", "help", "quit_key"})
+
+
 class RgtApp(ThemedApp):
     """rgt-tui: the fleet grid, host details, help, themes."""
 
@@ -82,7 +87,8 @@ class RgtApp(ThemedApp):
     FLEET_FILE_EVERY_S = 2.0  # how often the fleet file is looked at (tests: less)
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", tooltip="List every key"),
-        Binding("q", "quit", "Quit", tooltip="Quit (runs on the boxes keep going)"),
+        # q has its own action so it can be text in a text box while Ctrl+C still quits.
+        Binding("q", "quit_key", "Quit", tooltip="Quit (runs on the boxes keep going)"),
         Binding(
             "plus",
             "add_host",
@@ -304,7 +310,13 @@ class RgtApp(ThemedApp):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Between t and the confirmation box having the cursor, keys are text, not actions.
-        return not self.type_ahead.active
+        if self.type_ahead.active:
+            return False
+        # In a text box + and ? are text: the footer must not offer them there (a user's
+        # hour read "+ Add box" beside the box they were typing a name into).
+        if action in TEXT_KEY_ACTIONS and isinstance(self.focused, Input):
+            return False
+        return True
 
     # -- actions -----------------------------------------------------------------------
 
@@ -426,6 +438,9 @@ class RgtApp(ThemedApp):
     def action_filter(self) -> None:
         self.back_to_fleet()
         self.fleet_screen.action_filter()
+
+    async def action_quit_key(self) -> None:
+        await self.action_quit()
 
     async def action_quit(self) -> None:
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on

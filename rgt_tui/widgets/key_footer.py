@@ -23,7 +23,7 @@ from textual.widgets import Footer
 # key (help) and the way out. Actions not named rank after these, in their own order.
 PRIORITY = (
     "help",
-    "quit",
+    "quit_key",
     "open",
     "back",
     "host_job('pull', 'pulls')",

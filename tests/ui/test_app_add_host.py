@@ -60,3 +60,30 @@ async def test_plus_adds_a_pasted_box_and_watches_it_live(
     after = watched.hosts_file.read_text()
     assert after.startswith(before)  # every byte the user wrote, kept
     assert load_fleet(watched.hosts_file).host("added").ssh.port == box.port
+
+
+async def test_the_footer_does_not_offer_plus_or_question_mark_while_a_box_is_typed_in(
+    make_loopback_fleet, home, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """In a text box +, ? and q are text: a user's hour read "+ Add box" in the footer beside
+    the teardown name box they were typing into."""
+    watched = await make_loopback_fleet(1)
+    app = RgtApp(load_fleet(watched.hosts_file), config_dir=tmp_path / "config")
+
+    def offered() -> set[str]:
+        return {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: "box1" in app.latest, pilot=pilot)
+        assert {"add_host", "help", "quit_key"} <= offered()  # on the fleet grid
+        app.open_host("box1", "teardown")
+        name = await wait_for(
+            lambda: next(iter(app.screen.query("#confirm-name")), None), pilot=pilot
+        )
+        name.focus()
+        await wait_for(lambda: app.focused is name, pilot=pilot)
+        assert not {"add_host", "help", "quit_key"} & offered()
+        await pilot.press("plus", "question_mark", "q")  # typed, not acted on
+        assert name.value == "+?q" and app.is_running and not isinstance(app.screen, AddHostScreen)
+        app.screen.set_focus(None)
+        await wait_for(lambda: {"add_host", "help", "quit_key"} <= offered(), pilot=pilot)

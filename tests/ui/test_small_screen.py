@@ -35,12 +35,12 @@ def test_fit_keys_keeps_the_important_keys_whole_and_says_more() -> None:
         ("open", "⏎", "Open"),
         ("queue('diagnose')", "d", "Diagnose"),
         ("help", "?", "Help"),
-        ("quit", "q", "Quit"),
+        ("quit_key", "q", "Quit"),
     ]
     everything = sum(key_width(shown, text) for _, shown, text in keys)
     assert fit_keys(keys, everything) == (keys, False)
     kept, cut = fit_keys(keys, everything - 1)
-    assert cut and kept == [("open", "⏎", "Open"), ("help", "?", "more"), ("quit", "q", "Quit")]
+    assert cut and kept == [("open", "⏎", "Open"), ("help", "?", "more"), ("quit_key", "q", "Quit")]
 
 
 async def test_the_fleet_footer_at_80_columns_shows_help_and_quit(tmp_path: Path) -> None:
