@@ -73,7 +73,6 @@ from rgt_tui.services.runtime.runtime import FleetRuntime
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
-
 # The app's actions on printable keys (+, ?, q): text, not actions, while a text box has focus.
 TEXT_KEY_ACTIONS = frozenset({"add_host", "help", "quit_key"})
 
