@@ -311,11 +311,9 @@ class RgtApp(ThemedApp):
         # Between t and the confirmation box having the cursor, keys are text, not actions.
         if self.type_ahead.active:
             return False
-        # In a text box + and ? are text: the footer must not offer them there (a user's
-        # hour read "+ Add box" beside the box they were typing a name into).
-        if action in TEXT_KEY_ACTIONS and isinstance(self.focused, Input):
-            return False
-        return True
+        # In a text box +, ? and q are text: the footer must not offer them there (a
+        # user's hour read "+ Add box" beside the box they were typing a name into).
+        return not (action in TEXT_KEY_ACTIONS and isinstance(self.focused, Input))
 
     # -- actions -----------------------------------------------------------------------
 
