@@ -152,3 +152,22 @@ def test_a_resumed_queue_counts_every_cell_not_only_its_last_launch() -> None:
     )
     assert event.title == "box1: queue finished: 2/3 done, 1 failed"
     assert "2/3 done · 1 failed" in event.body
+
+
+def test_a_relaunch_by_hand_after_a_kill_then_stop_tells_its_own_end() -> None:
+    """kill alpha --then stop, then the user launched again from beta: the second launch's
+    end is its own ("queue finished"), not the first launch's kill with "the queue went
+    on" (a user's hour read that after a relaunch by hand)."""
+    event = told(
+        "alpha beta",
+        "stop 1700000050 kill\ndone 1700000060 0 1\n"
+        "launch 1700000070 boot-box1 tmux 1 /root/.rgt/bin/run_queue.0123456789ab.sh 4343\n"
+        "done 1700000090 1 0\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nkill 1700000050 user stop\nend 1700000055 143\n",
+            "beta": "start 1700000071 boot-box1 4344\nend 1700000089 0\n",
+        },
+    )
+    assert event.title == "box1: queue finished: 1/2 done", event.title
+    # alpha is still to run again: both ways are offered, the teardown is not.
+    assert "rgt-tui queue retry box1 alpha" in event.body and "tear" not in event.body

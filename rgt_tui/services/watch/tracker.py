@@ -242,7 +242,13 @@ def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[s
     the advice is to run again what did not finish, and the teardown only once nothing
     is left to run (a kill's "0 ok, 1 failed ... tear the box down" read as the end):
     retry (R) to start a cell over, or relaunch from it (L) to resume its checkpoint."""
-    cut = [c for c in view.cells if c.status in (KILLED, INTERRUPTED)]
+    # Only this launch's own: a cell killed in an earlier launch (kill --then stop, then
+    # a relaunch by hand) is not this launch's story; it is still offered to run again.
+    cut = [
+        c
+        for c in view.cells
+        if c.status in (KILLED, INTERRUPTED) and (c.started_at or 0) >= launch.ts
+    ]
     if cut:
         first = cut[0]
         if first.status != KILLED:
