@@ -197,7 +197,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                     id="add-status",
                 )
                 with Horizontal(id="add-fields"):
-                    name = Input(placeholder="from the host", id="add-name")
+                    name = Input(placeholder="from host", id="add-name")
                     name.border_title = "name"
                     yield name
                     yield Select(

@@ -1,6 +1,6 @@
 """The add dialog (``+``) in a user's 80x24 terminal: its title and key line stay on
 screen while the fields scroll between them, the profile select is one line whatever
-the profile, the paste box's placeholder is whole; a check's lines come into view with
+the profile, the paste box's and the name's placeholders are whole; a check's lines come into view with
 its buttons. Enter in every field does what the key line says: the SSH command's checks,
 each other field's moves on (the last one's to the buttons), and letters typed in a
 field stay text. The real app, driven by the Pilot."""
@@ -56,6 +56,8 @@ async def test_the_add_dialog_fits_80x24(tmp_path: Path, home: Path) -> None:
         assert on_screen(app, "Esc: cancel, nothing written"), text
         target = screen.query_one("#add-target", Input)
         assert target.placeholder in text, text  # a whole phrase, not cut at "… or"
+        # The name's too (it read "from the hos").
+        assert screen.query_one("#add-name", Input).placeholder in text, text
         # The profile select is one line, as tall as the name field beside it, for
         # every profile (a long title is cut, never wrapped).
         select: Select[str] = screen.query_one("#add-profile", Select)
