@@ -360,9 +360,10 @@ class TeardownTab(DetailTab):
         self.query_one("#ack-note", Static).update(note)
 
     def _show_keys(self) -> None:
-        """The line under the buttons: what Enter does where the cursor is, in the cell's
-        box or on one of its buttons (shown only there)."""
-        if not self.query("#ack-keys"):
+        """The lines under the buttons and under the name box: what Enter does where the
+        cursor is, in the cell's box, on one of its buttons or in the name box (each shown
+        only there)."""
+        if not self.query("#ack-keys") or not self.query("#confirm-name"):
             return
         hint = self.query_one("#ack-keys", KeyHint)
         focused = self.screen.focused if self.is_attached else None
@@ -378,6 +379,16 @@ class TeardownTab(DetailTab):
             enter = focused.does.replace("the cell", cell) if cell else None
             hint.show_keys(enter or "nothing — type the cell's name first", ("Shift+Tab", "back"))
         hint.display = where == "ack-cell" or where in ACK_IDS
+        # The name box's keys, in its bottom border while it has the cursor (a user's hour
+        # found none; a line of their own pushed the checklist's top off a full screen).
+        confirm = self.query_one("#confirm-name", Input)
+        manual = self.jobs is not None and self.jobs.awaiting_manual
+        confirm.border_subtitle = (
+            f"Enter: {'record it destroyed' if manual else 'tear it down'} · "
+            "Tab: cell box · Esc: back"
+            if where == "confirm-name"
+            else ""
+        )
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self._show_keys()
