@@ -27,11 +27,17 @@ def describe(binding: Binding) -> str:
     return binding.tooltip or binding.description or binding.action
 
 
+# Actions that are one action to the user: q has its own (so a text box can take it as
+# a letter while Ctrl+C still quits there); the help lists both keys on one row.
+SAME_ACTION = {"quit_key": "quit"}
+
+
 def key_rows(bindings: Iterable[BindingType], key_display) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
     """(keys, description) per action, keys that share an action joined: ``← h``."""
     rows: dict[str, tuple[list[str], str]] = {}
     for binding in Binding.make_bindings(bindings):
-        keys, _ = rows.setdefault(binding.action, ([], describe(binding)))
+        action = SAME_ACTION.get(binding.action, binding.action)
+        keys, _ = rows.setdefault(action, ([], describe(binding)))
         keys.append(key_display(binding))
     return [(" ".join(keys), text) for keys, text in rows.values()]
 
