@@ -19,6 +19,7 @@ from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.widgets.hanging import Hanging
 from rgt_tui.widgets.spark import Spark
 from rgt_tui.widgets.usage_bar import UsageBar
 
@@ -89,10 +90,10 @@ class OverviewTab(DetailTab):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="detail-conn")
-        yield Static(classes="detail-identity")
+        yield Hanging(classes="detail-identity")
         yield Label("cgroup (this container's own budget)", classes="section-title")
         yield UsageBar("memory", label_width=8, classes="detail-cgmem")
-        yield Static(classes="detail-cgroup")
+        yield Hanging(classes="detail-cgroup")
         yield Label("GPU util, mean of all GPUs", classes="section-title gpu-only")
         yield Spark(style="$primary", classes="plot plot-gpu gpu-only")
         yield Label("VRAM used, all GPUs", classes="section-title gpu-only")

@@ -24,6 +24,7 @@ from rgt_tui.content.pull_view import (
 from rgt_tui.content.recorded_view import recorded_pull_lines, recorded_verify_lines
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.widgets.hanging import Hanging
 
 HINT = "p pull (resumable, hash-checked) · v verify (hash, load, roster)"
 NO_PULL = "not pulled yet (no pull recorded for this host)"
@@ -45,9 +46,9 @@ class PullsTab(DetailTab):
     def compose(self) -> ComposeResult:
         yield Static(Content.styled(HINT, MUTED), classes="pulls-hint")
         yield Static("Pull", classes="section-title")
-        yield Static(Content.styled(NO_PULL, MUTED), classes="pull-body")
+        yield Hanging(Content.styled(NO_PULL, MUTED), classes="pull-body")
         yield Static("Verification", classes="section-title")
-        yield Static(Content.styled(NO_VERIFY, MUTED), classes="verify-body")
+        yield Hanging(Content.styled(NO_VERIFY, MUTED), classes="verify-body")
 
     def show(self, view: HostView) -> None:
         self.now = view.now

@@ -30,6 +30,7 @@ from rgt_tui.screens.queue_control import CellPickScreen, control_question
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.widgets.hanging import Hanging
 
 MUTED = "$foreground-muted"
 WHOLE_GROUP = -1  # the rank picker's value for the group's combined view
@@ -65,7 +66,7 @@ class QueueTab(DetailTab):
             Content.styled("reading the queue…", "$foreground-muted"), classes="queue-body"
         )
         # y (sync) and P (preflight): their progress and outcome, once one ran.
-        ready = Static(classes="ready-body")
+        ready = Hanging(classes="ready-body")
         ready.display = False
         yield ready
 

@@ -39,6 +39,7 @@ from rgt_tui.screens.dialog import DialogButton, KeyHint
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.services.journal import BoxHistory
+from rgt_tui.widgets.hanging import Hanging
 
 CONFIRM_PLACEHOLDER = "type the host's name to tear it down"
 MANUAL_PLACEHOLDER = "type the host's name again once you destroyed the box"
@@ -110,7 +111,7 @@ class TeardownTab(DetailTab):
 
     def compose(self) -> ComposeResult:
         yield Static("Checklist", classes="section-title")
-        yield Static(Content.styled("press t to check the gate", MUTED), id="teardown-checklist")
+        yield Hanging(Content.styled("press t to check the gate", MUTED), id="teardown-checklist")
         # Under the checklist it re-checks, on a row of its own: seen at 80 columns.
         # Buttons that wear their focus in their text (▶ Re-check ◀), as a dialog's do:
         # a user tabbing here reads which one Enter presses, in any theme and capture.
@@ -122,7 +123,7 @@ class TeardownTab(DetailTab):
             tooltip="Re-scan the box (Ctrl+R)",
         )
         yield Static("Platform", classes="section-title")
-        yield Static(id="teardown-profile")
+        yield Hanging(id="teardown-profile")
         yield Static("Acknowledge a cell by name", classes="section-title")
         with Horizontal(classes="teardown-row"):
             yield Input(placeholder="cell name", id="ack-cell")
@@ -154,8 +155,8 @@ class TeardownTab(DetailTab):
         yield Static(id="ack-note")
         yield Static("Confirm", classes="section-title")
         yield Input(placeholder=CONFIRM_PLACEHOLDER, id="confirm-name")
-        yield Static(id="teardown-outcome")
-        yield Static(id="teardown-history")
+        yield Hanging(id="teardown-outcome")
+        yield Hanging(id="teardown-history")
 
     def show(self, view: HostView) -> None:
         self.host_name = view.host.name
