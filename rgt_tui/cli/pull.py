@@ -282,7 +282,7 @@ async def pull_all(call: Call, options: PullOptions) -> int:
         return call.fail("the fleet file names no host", code=EXIT_BAD_INPUT)
     # A box recorded torn down is done with: --all leaves it (a user's hour saw it pulled
     # without a word, while `status` flags it); by name it is pulled anyway.
-    from rgt_tui.cli.status import torn_down_hosts
+    from rgt_tui.services.box.torn_down import torn_down_hosts
 
     torn = torn_down_hosts(call.fleet, [h.name for h in hosts])
     for name, (at, _box) in torn.items():

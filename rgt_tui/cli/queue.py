@@ -308,7 +308,6 @@ def run_launch(call: Call) -> int:
     a fresh one launches after the answer. The box re-checks under its lock that the
     plan still holds, so a plan gone stale meanwhile is refused, not run.
     """
-    from rgt_tui.cli.teardown import warn_if_torn_down
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.backends import backend_for
     from rgt_tui.services.queue.launch import default_start
@@ -317,7 +316,6 @@ def run_launch(call: Call) -> int:
     args, host = call.args, call.host
     if args.start is not None and args.start < 0:
         return call.fail("--start must be 0 or more", code=EXIT_BAD_INPUT)
-    warn_if_torn_down(call)
     backend = backend_for(host)
 
     unrecorded = ""

@@ -17,10 +17,14 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.cli.exit_codes import EXIT_ALERTS, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
-from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet
-from rgt_tui.domain.torn_down import STILL_ANSWERS, answers_after_teardown, still_answers_alert
 from rgt_tui.domain.units import fmt_bytes, fmt_count, fmt_duration, fmt_pct
+from rgt_tui.services.box.torn_down import (
+    Teardown,
+    still_answers,
+    torn_down_hosts,
+    with_teardown,
+)
 
 if TYPE_CHECKING:
     from rgt_tui.services.box.status import HostReport
@@ -98,53 +102,8 @@ def _quiet(report: HostReport) -> HostReport:
     return dataclasses.replace(report, alerts=(), error=None, fix=None)
 
 
-Teardown = tuple[float, BoxIdentity | None]  # when the current box was torn down, and which
-
-
 def _at(teardown: Teardown | None) -> float | None:
     return teardown[0] if teardown is not None else None
-
-
-def torn_down_hosts(fleet: Fleet, hosts: list[str]) -> dict[str, Teardown]:
-    """Each of ``hosts`` the journal records as torn down: when, and the box it was. A
-    journal that cannot be read says nothing here (the teardown gate reports it)."""
-    from rgt_tui.services.journal import JournalError, journal_for
-
-    journal = journal_for(fleet)
-    torn: dict[str, Teardown] = {}
-    for name in hosts:
-        try:
-            jh = journal.load(name)
-        except JournalError:
-            continue
-        if jh.torn_down_at is not None:
-            torn[name] = (jh.torn_down_at, jh.box)
-    return torn
-
-
-def with_teardown(report: HostReport, teardown: Teardown | None, now: float) -> HostReport:
-    """``report`` of a host recorded as torn down: answering, with the still-answers alert
-    first (GEN1); not answering, as it should be, without alerts (a release clock or a
-    forgotten box: nothing of a destroyed box bills). Another box answering under the
-    name (another id) is a new rental: reported as it is."""
-    if teardown is None:
-        return report
-    if not report.reachable:
-        return dataclasses.replace(report, alerts=(), error=None, fix=None)
-    from rgt_tui.services.queue.backends import backend_for
-    from rgt_tui.services.queue.scheduler import JobGated
-
-    at, recorded = teardown
-    if not answers_after_teardown(recorded, report.snapshot.box_id, None):
-        return report
-    cluster = isinstance(backend_for(report.host), JobGated)
-    alert = still_answers_alert(at, now, cluster=cluster)
-    return dataclasses.replace(report, alerts=(alert, *report.alerts))
-
-
-def still_answers(report: HostReport, torn: dict[str, Teardown]) -> bool:
-    """Whether ``report`` is of a torn-down box that still answers (its alert is on)."""
-    return report.host.name in torn and any(a.id == STILL_ANSWERS for a in report.alerts)
 
 
 ALERTING = ("warning", "critical")  # an info alert is a note, not a reason to page

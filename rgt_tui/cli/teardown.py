@@ -49,7 +49,7 @@ from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connect import Transport
-from rgt_tui.services.journal import Journal, JournalError, journal_for
+from rgt_tui.services.journal import Journal, JournalError, journal_for, torn_down_note
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.teardown import (
@@ -123,22 +123,11 @@ def journal(call: Call) -> Journal:
 
 
 def warn_if_torn_down(call: Call) -> None:
-    """A launch or append on a host the journal records as torn down: said on stderr
-    (the work goes ahead: the box answered; but it was recorded as destroyed, and if it
-    is, it may still be billing — GEN1)."""
-    try:
-        jh = journal(call).load(call.host.name)
-    except JournalError:
-        return  # the gate reports a damaged journal; nothing to add here
-    if jh.torn_down_at is None:
-        return
-    box = f" ({jh.box.describe()})" if jh.box is not None else ""
-    print(
-        f"warning: {call.host.name}{box} is recorded as torn down "
-        f"({_when(jh.torn_down_at)}), yet it answers: if that box was meant to be "
-        f"destroyed, it may still be billing (GEN1) — see `rgt-tui status {call.host.name}`",
-        file=sys.stderr,
-    )
+    """An append on a host the journal records as torn down: said on stderr (a launch's
+    plan says it among its warnings, in the TUI too)."""
+    note = torn_down_note(call.fleet, call.host.name)
+    if note is not None:
+        print(f"warning: {note}", file=sys.stderr)
 
 
 def _when(t: float | None) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -350,3 +351,22 @@ def journal_for(fleet: Fleet) -> Journal:
     """The fleet's journal (``paths.journal_dir`` of its file): the one way every reader
     and writer opens it, so two fleets with a ``gpu1`` never share records."""
     return Journal(paths.journal_dir(fleet.path))
+
+
+def torn_down_note(fleet: Fleet, host: str) -> str | None:
+    """Work sent to a host the journal records as torn down (a launch, an append): it
+    goes ahead, since the box answered, but it was recorded as destroyed, and if it is
+    that box it may still be billing (GEN1). None: not torn down (or an unreadable
+    journal, which the gate reports)."""
+    try:
+        jh = journal_for(fleet).load(host)
+    except JournalError:
+        return None
+    if jh.torn_down_at is None:
+        return None
+    box = f" ({jh.box.describe()})" if jh.box is not None else ""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(jh.torn_down_at))
+    return (
+        f"{host}{box} is recorded as torn down ({when}), yet it answers: if that box was "
+        f"meant to be destroyed, it may still be billing (GEN1) — see `rgt-tui status {host}`"
+    )

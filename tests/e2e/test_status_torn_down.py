@@ -82,10 +82,15 @@ def test_launch_and_append_on_a_torn_down_host_warn(
         '[[hosts]]\nname = "box1"\nssh = "local"\nqueue = "q.txt"\nrun = "echo {cfg}"\n'
     )
     _tear_down(hosts, "box1", "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00", time.time() - 3600)
-    for argv in (["queue", "append", "box1"], ["launch", "box1"]):
-        main([*argv, "--hosts", str(hosts)])
-        err = capsys.readouterr().err
-        assert "warning: box1" in err and "is recorded as torn down" in err, (argv, err)
+    main(["queue", "append", "box1", "--hosts", str(hosts)])
+    err = capsys.readouterr().err
+    assert "warning: box1" in err and "is recorded as torn down" in err, err
+    # The launch's plan says it among its warnings: the TUI's plan dialog shows the same.
+    main(["launch", "box1", "--hosts", str(hosts)])
+    out = capsys.readouterr().out
+    assert "  warning: box1 (box 0ld0ld0ld0ld" in out and "is recorded as torn down" in out, out
+    # An empty queue is said as such (it read "outside the queue: … indices 0–0").
+    assert "REFUSED: the queue of box1 has no cells: add lines to" in out, out
 
 
 def test_a_box_watch_stopped_reads_stopped_not_unreachable(

@@ -22,7 +22,8 @@ from rgt_tui.fsutil import append_line
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.store import watch_dir
 
-KINDS = ("preempted", "preempt_action", "stopped")  # the drivers' events kept here
+# The drivers' events kept here: told once across runs (a still-answering box: once a day).
+KINDS = ("preempted", "preempt_action", "stopped", "still_answers")
 ACTIONS = ("preempt_action", "stopped")  # what watch did unattended: the TUI lists them
 
 

@@ -48,6 +48,7 @@ from rgt_tui.services.watch.derivation import HostEvents
 from rgt_tui.services.watch.drivers.autostop import AutoStop
 from rgt_tui.services.watch.drivers.on_preempt import OnPreempt
 from rgt_tui.services.watch.drivers.periodic_pull import PullScheduler
+from rgt_tui.services.watch.drivers.still_answers import EVERY_S, StillAnswers
 from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.services.watch.sinks import Sink
 from rgt_tui.services.watch.told_log import KINDS as TOLD_KINDS
@@ -77,7 +78,10 @@ def watched_hosts(fleet: Fleet) -> tuple[list[HostConfig], list[str]]:
         except JournalError:
             gone = False  # a damaged journal: watch it; the teardown screen says the rest
         if gone:
-            skipped.append(f"{host.name}: recorded as torn down: not watched")
+            skipped.append(
+                f"{host.name}: recorded as torn down: not watched; looked at every "
+                f"{EVERY_S / 60:.0f} min in case the same box still answers (GEN1)"
+            )
         else:
             hosts.append(host)
     return hosts, skipped
@@ -143,6 +147,7 @@ class Watcher:
         self.pull: PullScheduler | None = None
         self.autostop: AutoStop | None = None
         self.on_preempt: OnPreempt | None = None
+        self.still_answers: StillAnswers | None = None
         if drivers:
             self._make_drivers()
 
@@ -185,6 +190,8 @@ class Watcher:
             self.fleet, self.connections, emit=self.emit, clock=self.clock,
             queue_view=self.runtime.queues.views.get,
         )  # fmt: skip
+        # GEN1: a box recorded as torn down that still answers (it is not watched).
+        self.still_answers = StillAnswers(self.fleet, emit=self.emit, clock=self.clock)
 
     def emit(self, event: WatchEvent) -> None:
         """An event from a driver (a stop, a pull): delivered to the sinks in turn."""
@@ -204,6 +211,8 @@ class Watcher:
             self._spawn(self._deliver_loop())
             if self.pull is not None:
                 self._spawn(self._guarded(self.pull.run(), "the periodic pull"))
+            if self.still_answers is not None:
+                self._spawn(self._guarded(self.still_answers.run(), "the torn-down boxes' check"))
             await asyncio.gather(*self._tasks)
         finally:
             await self.close()
@@ -221,6 +230,8 @@ class Watcher:
             while loop.time() < deadline and not all(self._answered(h.name) for h in self.hosts):
                 await asyncio.sleep(0.05)
             await asyncio.gather(*(self.runtime.queues.poll_once(h) for h in self.hosts if h.queue))
+            if self.still_answers is not None:
+                await self._guarded(self.still_answers.check(), "the torn-down boxes' check")
             await self.check_now()
             return list(self.told)
         finally:
@@ -301,7 +312,7 @@ class Watcher:
         """The fleet file changed: the runtime runs it; the drivers take it too."""
         self.fleet = event.fleet
         self.hosts = list(self.runtime.hosts.values())
-        for driver in (self.pull, self.on_preempt):
+        for driver in (self.pull, self.on_preempt, self.still_answers):
             if driver is not None:
                 driver.fleet = event.fleet
         # notify_reminder_minutes applies at once, as the rest of the file does.
