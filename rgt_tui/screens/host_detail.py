@@ -257,7 +257,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         """A polled view of this host's queue: the Queue tab shows it."""
         if host != self.host.name:
             return
+        running = self.queue_view is not None and self.queue_view.current is not None
         self.queue_view = view
+        if running != (view.current is not None):
+            self.refresh_bindings()  # S and X come and go with the running cell
         # Else _catch_up hands it on when the screen is shown or back on top (a redraw
         # under a dialog is written over the dialog's box: screen_on_top).
         if self._drawable() and screen_on_top(self):
@@ -406,7 +409,15 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         if action == "kill_vram_holder":  # x: the GPU tab's only
             return self.active_tab == "gpus"
         if action == "queue_control":  # S X R: the Queue tab's only
-            return self.active_tab == "queue"
+            if self.active_tab != "queue":
+                return False
+            # S and X only while a cell runs (a user's hour read "S Stop after cell" and
+            # "X Kill cell" in the footer with nothing running); R always. Not polled yet:
+            # offered, and the dialog says what it finds.
+            view = self.queue_view
+            if parameters and parameters[0] in ("stop", "kill") and view is not None:
+                return view.current is not None
+            return True
         if action == "pick_rank":  # g: a group's only
             return self.host.group is not None
         return True

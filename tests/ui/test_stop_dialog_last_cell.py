@@ -99,7 +99,12 @@ async def test_the_kill_dialog_names_what_runs_after_it_and_a_second_stop_asks_n
             confirm = await wait_for(
                 lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None, pilot=pilot
             )
-            said = confirm.query_one("#confirm-next", DialogButton).does
+            buttons = {b.id: b for b in confirm.query(DialogButton) if b.id != "confirm-cancel"}
+            # One button when the queue ends after the kill either way (its label had
+            # said "Kill, go on" beside "the queue then stops").
+            go_on = buttons.get("confirm-next") or buttons["confirm-stop"]
+            label = str(go_on.label).strip(" ▶◀")
+            said = f"{label}: {go_on.does}" if len(buttons) == 1 else go_on.does
             await pilot.press("escape")  # cancel: nothing killed
             await wait_for(lambda: app.screen is screen, what="the dialog to close", pilot=pilot)
             return said
@@ -117,7 +122,7 @@ async def test_the_kill_dialog_names_what_runs_after_it_and_a_second_stop_asks_n
             what="the stop in the poller's view",
             pilot=pilot,
         )
-        assert await go_on_says() == "kill it; the queue then stops, as asked"
+        assert await go_on_says() == "Kill: kill it; the queue then stops, as asked"
         await pilot.press("S")
         await wait_for(
             lambda: any("(asked already)" in str(n.message) for n in shown_notifications(app)),
@@ -128,3 +133,35 @@ async def test_the_kill_dialog_names_what_runs_after_it_and_a_second_stop_asks_n
     assert (qf.qdir() / "runner.state").read_text().count("stop ") == 1
     assert "kill " not in qf.state("first")
     (qf.root() / "go").touch()
+
+
+def offered(app: Any) -> set[str]:
+    """The Queue tab's control keys the footer offers now."""
+    return {
+        str(b.binding.action)
+        for b in app.screen.active_bindings.values()
+        if b.enabled and b.binding.action.startswith("queue_control")
+    }
+
+
+async def test_s_and_x_are_offered_only_while_a_cell_runs(make_queue_fleet, tmp_path: Path):
+    """A user's hour read "S Stop after cell" and "X Kill cell" in the footer with nothing
+    running; R (retry) stays."""
+    qf = await first_running(make_queue_fleet)
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1", "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+        )
+        every = {"queue_control('stop')", "queue_control('kill')", "queue_control('retry')"}
+        await wait_for(lambda: offered(app) == every, what="S X R while first runs", pilot=pilot)
+        for name in ("go", "never"):
+            (qf.root() / name).touch()  # both cells end: nothing runs
+        await wait_for(
+            lambda: screen.queue_view is not None and screen.queue_view.current is None,
+            what="the queue finished in the poller's view",
+            pilot=pilot,
+        )
+        await wait_for(lambda: offered(app) == {"queue_control('retry')"}, pilot=pilot)

@@ -251,7 +251,7 @@ class QueueTab(DetailTab):
     def _ask_kill(self, host: HostConfig, view: QueueView) -> None:
         cur = view.current
         if cur is None:
-            self.app.notify(f"{host.name}: no cell is running: nothing to kill")
+            self.app.notify("no cell is running: nothing to kill", title=host.name)
             return
         from rgt_tui.services.queue.backends import backend_for
         from rgt_tui.services.queue.scheduler import Killable
@@ -263,16 +263,19 @@ class QueueTab(DetailTab):
             Content.styled(how, MUTED),
         ]
         following = view.next_cell
+        # With a stop asked for, or no cell after it, the queue ends after the kill either
+        # way: one button, "Kill" (a user's hour read "Kill, go on" beside "Enter: kill it;
+        # the queue then stops, as asked").
         if view.stop_requested:  # the runner stops after this cell whatever is chosen
-            go_on = "kill it; the queue then stops, as asked"
+            choices = [("stop", "Kill", "kill it; the queue then stops, as asked", "error")]
         elif following is None:
-            go_on = "kill it; nothing else runs in this launch"
+            choices = [("stop", "Kill", "kill it; nothing else runs in this launch", "error")]
         else:
             go_on = f"kill it, then run cell {following.index} ({shown(following.name)})"
-        choices = [
-            ("next", "Kill, go on", go_on, "error"),
-            ("stop", "Kill and stop", "kill it and stop the queue", "error"),
-        ]
+            choices = [
+                ("next", "Kill, go on", go_on, "error"),
+                ("stop", "Kill and stop", "kill it and stop the queue", "error"),
+            ]
         self.app.push_screen(
             ConfirmScreen(
                 control_question(f"Kill cell {shown(cur.name)} on {host.name} now?", body), choices
