@@ -213,21 +213,12 @@ class DialogBody(VerticalScroll, can_focus=False):
         self.post_message(self.Scrollable())
 
 
-class ReplanScreen(DialogScreen[ResultType]):
-    """A dialog whose plan is made (and re-made) in a worker: launch, retry.
-
-    ``begin_replan`` when a new plan is asked for (an Acknowledge, another start index,
-    a revoked acknowledgement): until ``end_replan``, Enter on a button does nothing, no
-    button keeps the focus (so none shows ``▶ ◀`` as Enter's target: Textual would
-    otherwise hand a disabled button's focus to the next one, Cancel) and ``hint_lead``
-    says "re-planning…". ``end_replan`` focuses the button the dialog names for the new
-    plan (launch: Launch when nothing failed, else Cancel; retry: Cancel), unless the
-    user is typing.
-
-    A dialog with a ``DialogBody`` has ↑↓ and PgUp/PgDn scroll it, whatever has the
-    focus (no button or start box of theirs uses those keys), and calls ``fit_body``
-    when what is around the body changed (its status, its buttons, its key line).
-    """
+class BodyScreen(DialogScreen[ResultType]):
+    """A dialog whose middle scrolls in a ``DialogBody`` between its title and its
+    buttons and key line, which stay on screen at 80x24: ↑↓ and PgUp/PgDn scroll it,
+    whatever has the focus (no button or text box of theirs uses those keys), and
+    ``fit_body`` makes it as tall as the screen leaves room for (on a resize, and when
+    what is around it changed)."""
 
     BINDINGS = [
         Binding("down", "scroll_body('down')", "Scroll down", show=False),
@@ -235,13 +226,6 @@ class ReplanScreen(DialogScreen[ResultType]):
         Binding("pagedown", "scroll_body('page_down')", "Page down", show=False),
         Binding("pageup", "scroll_body('page_up')", "Page up", show=False),
     ]
-
-    # No widget takes the focus as the dialog opens (Textual's default, the app's "*",
-    # gives it to the first that can; "" is none): ``end_replan`` gives it to the plan's
-    # button, and would leave it in a start box that got it so (as if the user typed).
-    AUTO_FOCUS = ""
-
-    replanning = False
 
     def _body(self) -> DialogBody | None:
         return next(iter(self.query(DialogBody)), None)
@@ -294,6 +278,29 @@ class ReplanScreen(DialogScreen[ResultType]):
         room = max(3, int(self.size.height * BOX_SHARE) - rest)
         if body.styles.max_height != Scalar.from_number(room):
             body.styles.max_height = room
+
+
+class ReplanScreen(BodyScreen[ResultType]):
+    """A dialog whose plan is made (and re-made) in a worker: launch, retry.
+
+    ``begin_replan`` when a new plan is asked for (an Acknowledge, another start index,
+    a revoked acknowledgement): until ``end_replan``, Enter on a button does nothing, no
+    button keeps the focus (so none shows ``▶ ◀`` as Enter's target: Textual would
+    otherwise hand a disabled button's focus to the next one, Cancel) and ``hint_lead``
+    says "re-planning…". ``end_replan`` focuses the button the dialog names for the new
+    plan (launch: Launch when nothing failed, else Cancel; retry: Cancel), unless the
+    user is typing.
+
+    Its plan scrolls as a ``BodyScreen``'s body does; it calls ``fit_body`` when what
+    is around the body changed (its status, its buttons, its key line).
+    """
+
+    # No widget takes the focus as the dialog opens (Textual's default, the app's "*",
+    # gives it to the first that can; "" is none): ``end_replan`` gives it to the plan's
+    # button, and would leave it in a start box that got it so (as if the user typed).
+    AUTO_FOCUS = ""
+
+    replanning = False
 
     def begin_replan(self) -> None:
         """A new plan is being made: hold Enter, take the focus off the buttons."""

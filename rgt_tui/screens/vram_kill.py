@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.vram_text import evidence_content
-from rgt_tui.screens.dialog import DialogButton, DialogScreen, KeyHint, enter_does
+from rgt_tui.screens.dialog import BodyScreen, DialogBody, DialogButton, KeyHint, enter_does
 from rgt_tui.services.box.vram import VramError, VramEvidence, check_kill
 
 MUTED = "$foreground-muted"
@@ -33,12 +33,13 @@ VRAM_BINDING = Binding(
 )
 
 
-class VramKillScreen(DialogScreen[int | None]):
+class VramKillScreen(BodyScreen[int | None]):
     """The evidence, a PID box, Kill (disabled until the PID may be killed) and Cancel."""
 
     DEFAULT_CSS = """
     VramKillScreen > #vram-box { width: 110; }
     VramKillScreen #vram-why { height: auto; }
+    VramKillScreen #vram-evidence { height: auto; max-height: 45vh; }  /* then fit_body */
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is killed")]
@@ -51,22 +52,27 @@ class VramKillScreen(DialogScreen[int | None]):
         host = self.evidence.host
         with Vertical(id="vram-box", classes="dialog-box -warning"):
             yield Static(
-                Content("\n").join(
-                    [
-                        Content.assemble(
-                            ("kill a VRAM holder on ", "bold $warning"), (host, "bold $accent")
-                        ),
-                        Content.styled(
-                            "SIGTERM, then SIGKILL after 10 s. Only a process listed below "
-                            "with a /dev/nvidia* file open, and no running queue cell's.",
-                            MUTED,
-                        ),
-                        Content(""),
-                        evidence_content(self.evidence),
-                    ]
-                ),
-                id="vram-body",
+                Content.assemble(
+                    ("kill a VRAM holder on ", "bold $warning"), (host, "bold $accent")
+                )
             )
+            # The evidence scrolls (↑↓ PgUp PgDn) so the PID box, the buttons and the key
+            # line stay on an 80x24 screen (a user's hour found them cut off there).
+            with DialogBody(id="vram-evidence"):
+                yield Static(
+                    Content("\n").join(
+                        [
+                            Content.styled(
+                                "SIGTERM, then SIGKILL after 10 s. Only a process listed below "
+                                "with a /dev/nvidia* file open, and no running queue cell's.",
+                                MUTED,
+                            ),
+                            Content(""),
+                            evidence_content(self.evidence),
+                        ]
+                    ),
+                    id="vram-body",
+                )
             yield Input(placeholder="type the PID to kill", id="vram-pid")
             yield Static(id="vram-why")
             with Horizontal(id="vram-buttons", classes="dialog-buttons"):
@@ -78,6 +84,10 @@ class VramKillScreen(DialogScreen[int | None]):
 
     def on_mount(self) -> None:
         self.set_focus(self.query_one("#vram-pid", Input))
+        self._hint()
+        self.call_after_refresh(self.fit_body)
+
+    def show_hint(self) -> None:
         self._hint()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -121,7 +131,7 @@ class VramKillScreen(DialogScreen[int | None]):
             if refused is not None:  # listed, yet refused: the line under the box says why
                 enter = f"nothing: pid {refused} is listed but cannot be killed here"
         self.query_one("#vram-hint", KeyHint).show_keys(
-            enter, ("Tab", "next"), ("Esc", "cancel, nothing killed")
+            enter, ("Tab", "next"), *self.scroll_keys(), ("Esc", "cancel, nothing killed")
         )
 
     @on(Input.Changed, "#vram-pid")

@@ -178,3 +178,30 @@ async def test_the_palette_offers_reclaim_vram_per_host(tmp_path) -> None:
         assert {t for t in titles if t.startswith("Reclaim VRAM: ")} == {
             f"Reclaim VRAM: {h.name}" for h in app.fleet.hosts
         }
+
+
+async def test_at_80x24_the_pid_box_buttons_and_key_line_stay_on_screen() -> None:
+    """The evidence scrolls between the title and the PID box (a user's hour found the
+    buttons and the key line cut off at 80x24 and at 120x40 on a busy box)."""
+    app = DialogApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+
+        def whole_on_screen(ident: str) -> bool:
+            region = screen.query_one(ident).region
+            return region.height > 0 and region.y >= 0 and region.bottom <= 24
+
+        await wait_for(
+            lambda: all(map(whole_on_screen, ("#vram-pid", "#vram-kill", "#vram-hint"))),
+            pilot=pilot,
+            what="the PID box, the buttons and the key line on screen",
+        )
+        hint = str(screen.query_one("#vram-hint", KeyHint).render())
+        assert "↑↓ PgUp PgDn: scroll" in hint, hint  # the evidence holds more than it shows
+        body = screen.query_one("#vram-evidence")
+        await pilot.press("pagedown")  # scrolls the evidence, the PID box keeps the cursor
+        await wait_for(lambda: body.scroll_y > 0, pilot=pilot, what="the evidence scrolled")
+        assert screen.focused is screen.query_one("#vram-pid", Input)
+        await pilot.press(*"4242", "enter")
+        assert app.result == [4242]
