@@ -77,7 +77,8 @@ async def pull_host(
     progress's rate and ETA (a test gives the bandwidth budget's clock).
     """
     if host.pull_refused:  # no pull folders named, and the default is the whole home
-        raise PullError(host.pull_refused)
+        # Nothing to re-run: the fleet file must name the folders (the message says how).
+        raise PullError(host.pull_refused, fix=f"name {host.name}'s pull folders in the fleet file")
     options = options or PullOptions()
     dest = host_results_dir(results_dir, host)
     tracker = ProgressTracker(
