@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                 )
             where = groups[group[0]]
         sub = where.add_parser(name, help=row.help, description=row.description)
-        add_hosts_arg(sub)
+        if row.fleet:
+            add_hosts_arg(sub)
         if row.host != "none":
             sub.add_argument(
                 "host",

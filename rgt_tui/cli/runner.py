@@ -120,6 +120,7 @@ class Command:
     # What Ctrl-C means: 130 unless the command says otherwise (logs: how --follow ends).
     interrupted: Callable[[Call], int] = exit_interrupted
     description: str | None = None  # the sub-command's --help text, when more than ``help``
+    fleet: bool = True  # False: it makes its own fleet (demo): no --hosts of its own
 
 
 def run_command(command: Command, args: argparse.Namespace) -> int:

@@ -268,6 +268,7 @@ COMMANDS: tuple[Command, ...] = (
         "start a loopback demo fleet and open the TUI on it",
         add_demo_arguments,
         run_demo,
+        fleet=False,  # its fleet file is its own (the header names it)
     ),
 )
 

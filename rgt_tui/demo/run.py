@@ -104,9 +104,12 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
 
 async def _run_app(app: RgtApp, boxes: int) -> int:
     """Run the app until it exits, turning SIGTERM/SIGHUP into a clean exit."""
+    # Where the demo's fleet file is: the CLI works on it too (a user's hour looked for
+    # it to try `rgt-tui status --hosts …` beside the TUI).
     app.sub_title = (
         f"demo: {boxes} loopback box{'es' if boxes != 1 else ''} · "
-        "GPUs replay a recorded H100 (no GPU here)"
+        "GPUs replay a recorded H100 (no GPU here) · "
+        f"the CLI on it: rgt-tui status --hosts {app.fleet.path}"
     )
     loop = asyncio.get_running_loop()
     try:
