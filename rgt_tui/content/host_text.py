@@ -248,16 +248,28 @@ def cost_parts(
     return parts
 
 
-def border_subtitle(parts: list[str], room: int) -> str:
+Part = str | tuple[str, str]  # a part's text, or (its text, a short form for a tight border)
+
+
+def border_subtitle(parts: list[Part], room: int) -> str:
     """``parts`` (most important last) joined by `` · ``, the first dropped one by one
     while the text is wider than ``room`` cells and more than one is left: a pane's
-    border cuts what does not fit at its end, where the idle spend is."""
-    parts = [p for p in parts if p]
-    text = " · ".join(parts)
-    while len(parts) > 1 and cell_len(text) > room:
-        parts = parts[1:]
-        text = " · ".join(parts)
-    return text
+    border cuts what does not fit at its end, where the idle spend is. The parts that
+    have a short form (the spend, the idle time: last) are never dropped for want of
+    room while their short forms fit (a user's hour saw "idle paid 1m42s" alone, the
+    spend gone, on a narrow pane): ``$0.28 · idle 1m42s``."""
+    items = [(p, p) if isinstance(p, str) else p for p in parts if p and p[0]]
+    shortenable = sum(1 for long, short in items if long != short)
+    texts: list[str] = []
+    for short in (False, True):
+        texts = [s if short else long for long, s in items]
+        while len(texts) > 1 and cell_len(" · ".join(texts)) > room:
+            if not short and len(texts) <= shortenable:
+                break  # only the parts with short forms are left: try those
+            texts = texts[1:]
+        if cell_len(" · ".join(texts)) <= room:
+            break
+    return " · ".join(texts)
 
 
 def cgroup_line(cg: CgroupSample | None, oom_baseline: int | None) -> Content:

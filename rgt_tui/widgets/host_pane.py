@@ -515,13 +515,16 @@ class HostPane(Widget, can_focus=True):
             self.host, now, self._billing_end(), first_seen=self._first_seen()
         ) or [""]
         torn = "torn down" if self.torn_down_at is not None else ""
-        idle = ""
+        idle: tuple[str, str] = ("", "")
         if spent and self.idle.idle_minutes >= 1 and self.torn_down_at is None:
-            idle = f"idle paid {fmt_duration(self.idle.idle_s)}"
-        # Dropped from the left when the border is too narrow: the profile, then the rate.
+            took = fmt_duration(self.idle.idle_s)
+            idle = (f"idle paid {took}", f"idle {took}")
+        # Dropped from the left when the border is too narrow: the profile, then the rate;
+        # the spend and the idle time are shortened ($0.28 · idle 4m), not dropped.
         # (The corners and a cell of border each side; not laid out yet: all of it.)
         room = self.size.width - 4 if self.size.width else 1 << 16
-        subtitle = border_subtitle([self.host.profile, *rate, torn, spent, idle], room)
+        spend = (spent, spent.split(" ", 1)[0])  # "$0.28 since first seen": "$0.28"
+        subtitle = border_subtitle([self.host.profile, *rate, torn, spend, idle], room)
         if subtitle != self.border_subtitle:
             if self.update is None or self.can_draw():
                 self.border_subtitle = subtitle

@@ -36,6 +36,7 @@ from support.teardown_ui import checklist, job_done, pull_and_verify, teardown_a
 from textual.widgets import Input
 
 from rgt_tui.app import RgtApp
+from rgt_tui.content.host_text import Part, border_subtitle
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.messages import HostUpdated
@@ -429,3 +430,19 @@ async def test_danger_clocks_are_short_and_never_for_this_machine(tmp_path: Path
         # One line in the header (cut to the width), gone after a while; never a toast.
         clocks = app.fleet_screen.notices.shown()
         assert clocks and app.fleet_screen.notices.seconds <= 30 and not shown_notifications(app)
+
+
+def test_a_tight_border_shortens_the_spend_and_the_idle_time_before_dropping_them() -> None:
+    """A user's hour saw "idle paid 1m42s" alone on a narrow pane, the spend gone: the
+    spend and the idle time have short forms, used before either is dropped."""
+    parts: list[Part] = [
+        "generic-ssh",
+        "$2.49/h",
+        ("$0.28 since first seen", "$0.28"),
+        ("idle paid 1m42s", "idle 1m42s"),
+    ]
+    assert border_subtitle(parts, 100).startswith("generic-ssh · $2.49/h · $0.28 since")
+    assert border_subtitle(parts, 45) == "$0.28 since first seen · idle paid 1m42s"
+    assert border_subtitle(parts, 20) == "$0.28 · idle 1m42s"
+    assert border_subtitle(parts, 12) == "idle 1m42s"  # the idle time last of all
+    assert border_subtitle(["generic-ssh", "$2.49/h", ("", ""), ("", "")], 15) == "$2.49/h"
