@@ -704,7 +704,8 @@ kill_tree() {  # PID GRACE NAME WHO (run detached by queue_kill)
     # Stop the tree first so no process forks a child between the listing and the TERM.
     kill -STOP $pids 2>/dev/null
     pids=$(tree_pids "$root")
-    printf '[rgt %s] cell %s: %s: TERM to %s\n' "$(date '+%F %T')" "$name" "$why" "$pids" >>"$log"
+    # The list as words (tree_pids pads it with spaces): "TERM to 8614 8620".
+    printf '[rgt %s] cell %s: %s: TERM to %s\n' "$(date '+%F %T')" "$name" "$why" "$(echo $pids)" >>"$log"
     kill -TERM $pids 2>/dev/null
     kill -CONT $pids 2>/dev/null
     for i in $(seq 1 $((grace * 10))); do

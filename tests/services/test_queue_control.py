@@ -125,8 +125,10 @@ async def test_kill_then_next_kills_the_cell_tree_and_the_queue_goes_on(make_que
     assert [(c.name, c.status) for c in view.cells] == [("hold", KILLED), ("after", DONE)]
     log = (qf.qdir() / "queue.log").read_text().splitlines()
     assert log[-1] == "QUEUE DONE: 1/2 succeeded; failed: hold(killed by the user, exit 143)"
-    assert any("cell hold: killed by the user: TERM to" in line for line in
-               (qf.qdir() / "cells" / "hold.log").read_text().splitlines())  # fmt: skip
+    # The pids as words: one space after "to", none at the end (it read "TERM to  8614 ").
+    said = [line for line in (qf.qdir() / "cells" / "hold.log").read_text().splitlines()
+            if "cell hold: killed by the user: TERM to" in line]  # fmt: skip
+    assert said and re.search(r": TERM to \d+( \d+)*$", said[0]), said
 
     with pytest.raises(QueueError) as nothing:  # refused: no cell runs
         await kill_cell(host, transport)
