@@ -92,6 +92,12 @@ async def test_pull_verify_checklist_and_typed_teardown(
         await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, pilot=pilot)
         assert marker.read_text() == "destroyed\n"
         assert "teardown command exited 0: recorded as torn down" in screen_text(app)
+        # Nothing is left to type: the name box says so (it read "type the host's name
+        # to tear it down" again: a user's hour).
+        box = app.screen.query_one("#confirm-name", Input)
+        await wait_for(
+            lambda: box.placeholder == "recorded as torn down: nothing to type", pilot=pilot
+        )
 
         await pilot.press("escape")
         await pilot.pause()

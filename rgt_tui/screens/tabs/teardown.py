@@ -43,6 +43,7 @@ from rgt_tui.widgets.hanging import Hanging
 
 CONFIRM_PLACEHOLDER = "type the host's name to tear it down"
 MANUAL_PLACEHOLDER = "type the host's name again once you destroyed the box"
+TORN_DOWN_PLACEHOLDER = "recorded as torn down: nothing to type"
 # The checklist line whose locked cells each kind of acknowledgement settles, and the
 # button that records it (``gate_fixes`` names the same buttons).
 ACK_KINDS = {"roster": "missing", "idle": "running", "unfinished": "unfinished"}
@@ -262,7 +263,10 @@ class TeardownTab(DetailTab):
         self.query_one("#teardown-outcome", Static).update(join(outcome))
         self.query_one("#teardown-history", Static).update(join(history_lines(jobs.history)))
         box = self.query_one("#confirm-name", Input)
-        box.placeholder = MANUAL_PLACEHOLDER if jobs.awaiting_manual else CONFIRM_PLACEHOLDER
+        if jobs.torn_down_at is not None:  # recorded: nothing left to type (a user's hour)
+            box.placeholder = TORN_DOWN_PLACEHOLDER
+        else:
+            box.placeholder = MANUAL_PLACEHOLDER if jobs.awaiting_manual else CONFIRM_PLACEHOLDER
         self._release_when_done(jobs, box)
         drawn = tuple(
             str(self.query_one(f"#{name}", Static).content)
