@@ -240,9 +240,12 @@ def run_retry(call: Call) -> int:
         plan = call.on_host(planned)
     except QueueError as exc:
         return call.fail(str(exc))
-    print(format_retry(plan))
     if plan.unknown:  # a name that is no cell of the queue: the input is wrong
+        # Only the refusal: the plan of the other cells read as if the retry would go on
+        # (a user's hour saw a whole plan above "REFUSED: no cell named nosuch").
+        print("\n".join([f"Retry on {plan.host}", *(f"  REFUSED: {p}" for p in plan.problems)]))
         return EXIT_BAD_INPUT
+    print(format_retry(plan))
     if not plan.ok:
         return EXIT_PROBLEMS
     names = ", ".join(c.name for c in plan.cells)

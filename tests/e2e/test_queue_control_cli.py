@@ -60,6 +60,9 @@ async def test_stop_kill_retry_ask_first_and_need_yes_off_a_terminal(make_queue_
     typo = await arun("queue", "retry", "box1", "nosuch", "--hosts", hosts, "--yes")
     assert typo.returncode == 2, typo.stdout  # no cell of the queue: bad input, not a refusal
     assert "no cell named nosuch in the box's queue" in typo.stdout
+    # Only the refusal, not a plan above it that read as if the retry would go on.
+    assert typo.stdout.splitlines()[0] == "Retry on box1", typo.stdout
+    assert all(line.startswith("  REFUSED: ") for line in typo.stdout.splitlines()[1:])
 
     stop = await arun("queue", "stop", "box1", "--hosts", hosts, "--yes")
     assert stop.returncode == 0, stop.stderr
