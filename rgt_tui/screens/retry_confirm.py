@@ -31,7 +31,7 @@ from rgt_tui.content.box_text import shown
 from rgt_tui.controllers.launch_plan import LaunchControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_state import DONE, CellView
+from rgt_tui.domain.queue_state import CellView
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import preflight_notes, show_ack_button, show_refusal
 from rgt_tui.services.connections import FleetConnections
@@ -132,10 +132,8 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
                 "checkpoint there to resume from.",
             ),
         ]
-        if cell.status == DONE:
-            about.append(
-                Content.styled("It finished with exit 0: its results are made again.", "$warning")
-            )
+        # A done cell: the plan's own warning says its outputs are set aside and made
+        # again (said here too, it read three times with the launch's: a user's hour).
         with Vertical(id="retry-box", classes="dialog-box -warning"):
             yield Static(
                 Content.styled(

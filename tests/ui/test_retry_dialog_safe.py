@@ -5,6 +5,7 @@ says that the cell starts over, and that a relaunch would resume from its checkp
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,9 @@ async def test_the_retry_dialog_says_the_cell_starts_over_and_a_relaunch_would_r
         assert "holds a checkpoint (checkpoint.pt)" in said
         assert "relaunch" not in said
         assert "It starts over" in text_of(retry.query_one("#retry-about", Static))
+        # That a done cell's results are made again is said once (it read three times).
+        whole = text_of(retry.query_one("#retry-about", Static)) + said
+        assert len(re.findall(r"exit 0", whole)) == 1, whole
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
     assert (qf.root() / "results" / "broke" / "checkpoint.pt").exists()
