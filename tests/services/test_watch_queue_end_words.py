@@ -171,3 +171,17 @@ def test_a_relaunch_by_hand_after_a_kill_then_stop_tells_its_own_end() -> None:
     assert event.title == "box1: queue finished: 1/2 done", event.title
     # alpha is still to run again: both ways are offered, the teardown is not.
     assert "rgt-tui queue retry box1 alpha" in event.body and "tear" not in event.body
+
+
+def test_a_runner_gone_without_its_done_record_is_told() -> None:
+    """kill -9 of the runner and its cell (or the box's OOM killer): no done record, the
+    runner dead on the same boot. Nothing said so before (a user's hour)."""
+    event = told(
+        "alpha beta",
+        "",
+        {"alpha": "start 1700000001 boot-box1 4300\n"},
+    )
+    assert event.title == "box1: the queue stopped: its runner is gone (0/2 done)", event.title
+    assert event.severity == "warning" and event.key == "queue_gone:box1:1700000000"
+    assert "rgt-tui diagnose box1" in event.body
+    assert "resume from cell 0 with L (rgt-tui launch box1 --start 0)" in event.body, event.body

@@ -45,6 +45,7 @@ from rgt_tui.domain.queue_state import (
     KILLED,
     SKIPPED,
     SLURM_ENDED,
+    STOPPED,
     QueueView,
 )
 from rgt_tui.domain.text import printable
@@ -212,10 +213,20 @@ def _queue_done(
 ) -> HostMemory:
     view = state.queue
     launch = view.launch if view is not None else None
-    if view is None or launch is None or launch.done is None:
+    if view is None or launch is None:
         return memory
     if memory.done_launch is not None and launch.ts <= memory.done_launch:
         return memory  # told already (or an older launch's record)
+    if launch.done is None and view.state == STOPPED:
+        # The runner is gone without its done record (killed, the box's OOM killer): the
+        # queue stopped and nothing said so (a user's hour: no alert, no notice).
+        title, body = queue_gone_words(host, view)
+        events.append(
+            WatchEvent("queue_done", host, f"queue_gone:{host}:{launch.ts}", title, body, "warning")
+        )
+        return replace(memory, done_launch=launch.ts)
+    if launch.done is None:
+        return memory
     title, body = queue_end_words(host, view, launch)
     severity = "warning" if launch.done.n_failed else "info"
     events.append(
@@ -234,6 +245,23 @@ def _tally(view: QueueView) -> str:
     if view.count(SKIPPED):
         parts.append(f"{view.count(SKIPPED)} moved/skipped")
     return ", ".join(parts)
+
+
+def queue_gone_words(host: str, view: QueueView) -> tuple[str, str]:
+    """A runner gone without its done record, as a person reads it: what stopped, and
+    how to find out why and go on."""
+    title = f"{host}: the queue stopped: its runner is gone ({_tally(view)})"
+    resume = view.resume_index
+    again = (
+        f"resume from cell {resume} with L (rgt-tui launch {host} --start {resume})"
+        if resume is not None
+        else f"launch it again with L (rgt-tui launch {host})"
+    )
+    body = (
+        f"{view.summary()}. The runner ended without its done record (killed by hand, or "
+        f"by the box's OOM killer): see why with rgt-tui diagnose {host}, then {again}."
+    )
+    return title, body
 
 
 def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[str, str]:
