@@ -132,6 +132,7 @@ def no_queue_hint(host_name: str, fleet: Fleet) -> str:
             'a box, then set queue = "PATH" and run in its [[hosts]] entry'
         )
     return (
-        f'{host_name} has no queue file: add queue = "PATH" and run to its [[hosts]] entry '
-        f"in {fleet.path}"
+        f"{host_name} has no queue file: in its [[hosts]] entry in {fleet.path}, add "
+        f'queue = "queues/{host_name}.txt" (one cell per line) and run = "python train.py '
+        '--config {cfg} --out {out}" (the command each line runs)'
     )
