@@ -440,9 +440,12 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     elif state.verify_left_to_roster:
         # verify said NOT VERIFIED for these cells alone: say so, and where they settle.
         cells = state.verify_left_to_roster
+        # Ticked: what was pulled verified; its verdict's only cause is the roster's. A
+        # user's hour read "[x] verified … verify said NOT VERIFIED" as a contradiction.
         verified = (
-            f"verify said NOT VERIFIED only for {plural(len(cells), 'missing cell')} "
-            f"({', '.join(cells)}): the roster line, or each cell's own line, settles them"
+            "what was pulled verified; verify's NOT VERIFIED is only for "
+            f"{plural(len(cells), 'missing cell')} ({', '.join(cells)}): the roster line, "
+            "or each cell's own line, settles them"
         )
     else:
         verified = "verify reported no problem"

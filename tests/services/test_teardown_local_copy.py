@@ -222,7 +222,8 @@ async def test_verify_and_the_checklist_agree_and_locked_lines_name_their_fix(
     check = await ready.cli("teardown", "box1", "--check")
     assert check.returncode == 1
     line = next(ln for ln in check.stdout.splitlines() if " verified " in ln)
-    assert "NOT VERIFIED only for 1 missing cell (cellC)" in line, check.stdout
+    assert "[x] verified" in line and "what was pulled verified;" in line, check.stdout
+    assert "NOT VERIFIED is only for 1 missing cell (cellC)" in line, check.stdout
     assert "verify reported no problem" not in check.stdout
     assert "locked: roster" in check.stdout
     assert "→ run `rgt-tui teardown box1 --ack-missing cellC`" in check.stdout
