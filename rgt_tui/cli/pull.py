@@ -370,7 +370,7 @@ def format_fleet_summary(
     budget = f" (budget {options.budget.mbit:g} Mbit/s)" if options.budget is not None else ""
     lines.append(
         f"all hosts: {complete}/{len(outcomes)} complete — {fmt_bytes(received)} in "
-        f"{fmt_duration(elapsed)}, {rate:.1f} Mbit/s{budget}"
+        f"{fmt_took(elapsed)}, {rate:.1f} Mbit/s{budget}"  # "0s" beside a rate read as a slip
     )
     lines += fleet_egress_lines(results)
     return "\n".join(lines)

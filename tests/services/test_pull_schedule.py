@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -265,6 +266,8 @@ async def test_pull_all_keeps_two_boxes_within_one_budget(make_loopback_fleet, t
     # The fleet's line (the egress total, issue 42, follows it).
     fleet_line = next(line for line in summary if line.startswith("all hosts: 2/2 complete"))
     assert "budget 8 Mbit/s" in fleet_line, out
+    # Its time in tenths under a minute ("134K in 0s, 1.1 Mbit/s" read as a slip).
+    assert re.search(r" in \d+\.\ds, \d+\.\d Mbit/s", fleet_line), fleet_line
     assert "box1: pulling" in err and "box2: pulling" in err  # one view, a line per host
     print(f"pull --all: {total} bytes over 2 boxes in {elapsed:.2f} s = {rate_mbit:.2f} Mbit/s")
 
