@@ -26,7 +26,7 @@ from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.egress import egress_usd, fmt_usd, moved_line
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.units import fmt_bytes, fmt_duration, fmt_took, local_time
+from rgt_tui.domain.units import fmt_bytes, fmt_took, local_time
 from rgt_tui.services.connect import Transport, host_connection
 from rgt_tui.services.pull.copy_words import large_files_lines
 
