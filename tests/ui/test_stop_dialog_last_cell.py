@@ -36,15 +36,26 @@ async def first_running(make_queue_fleet: Any) -> Any:
     return qf
 
 
-async def test_a_stop_on_the_last_cell_says_no_next_cell_starts(make_queue_fleet, tmp_path: Path):
-    qf = await first_running(make_queue_fleet)
+def polling_app(qf: Any, tmp_path: Path) -> Any:
+    """The app on ``qf``'s fleet, its queue polled every half second."""
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     app.runtime.queues.poll_s = 0.5
+    return app
+
+
+async def queue_tab(app: Any, pilot: Any) -> HostDetailScreen:
+    """box1's detail screen on its Queue tab."""
+    app.open_host("box1", "queue")
+    return await wait_for(
+        lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+    )
+
+
+async def test_a_stop_on_the_last_cell_says_no_next_cell_starts(make_queue_fleet, tmp_path: Path):
+    qf = await first_running(make_queue_fleet)
+    app = polling_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        app.open_host("box1", "queue")
-        screen = await wait_for(
-            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
-        )
+        screen = await queue_tab(app, pilot)
 
         async def stop_dialog(current: str) -> str:
             await wait_for(
@@ -86,13 +97,9 @@ async def test_the_kill_dialog_names_what_runs_after_it_and_a_second_stop_asks_n
     queue stops anyway (it promised "run the next cell" and the queue stopped: a user's
     hour); S a second time asks nothing new."""
     qf = await first_running(make_queue_fleet)
-    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
-    app.runtime.queues.poll_s = 0.5
+    app = polling_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        app.open_host("box1", "queue")
-        screen = await wait_for(
-            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
-        )
+        screen = await queue_tab(app, pilot)
 
         async def go_on_says() -> str:
             await pilot.press("X")
@@ -148,13 +155,9 @@ async def test_s_and_x_are_offered_only_while_a_cell_runs(make_queue_fleet, tmp_
     """A user's hour read "S Stop after cell" and "X Kill cell" in the footer with nothing
     running; R (retry) stays."""
     qf = await first_running(make_queue_fleet)
-    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
-    app.runtime.queues.poll_s = 0.5
+    app = polling_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        app.open_host("box1", "queue")
-        screen = await wait_for(
-            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
-        )
+        screen = await queue_tab(app, pilot)
         every = {"queue_control('stop')", "queue_control('kill')", "queue_control('retry')"}
         await wait_for(lambda: offered(app) == every, what="S X R while first runs", pilot=pilot)
         for name in ("go", "never"):
