@@ -19,6 +19,7 @@ from rgt_tui.domain.queue_state import (
     RETRY,
     SKIPPED,
     SLURM_ENDED,
+    STOPPED,
     USER_STOPPED,
     CellView,
     QueueView,
@@ -140,6 +141,17 @@ def queue_pane_line(view: QueueView) -> Content | None:
     if view.elapsed_s is not None:  # the queue's, since its launch: named as such
         parts.append((f" · elapsed {view.elapsed_text()}", "$foreground-muted"))
     line = Content.assemble(*parts)
+    if view.state == STOPPED and view.cluster is None:
+        # The runner died without its done record (kill -9, the box's OOM killer): said
+        # on the pane, not only as "stopped" (a user's hour saw no alert at all).
+        resume = (
+            f", L resumes from cell {view.resume_index}" if view.resume_index is not None else ""
+        )
+        line += Content.assemble(
+            "\n",
+            ("✖ its runner is gone (killed, or the box's OOM killer): ", "bold $warning"),
+            f"d says why{resume}",
+        )
     why = view.last_failed
     if why is not None and why.note:
         line += Content.assemble("\n", (f"✖ {shown(why.name)}: ", "bold $error"), shown(why.note))

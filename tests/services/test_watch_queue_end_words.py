@@ -185,3 +185,20 @@ def test_a_runner_gone_without_its_done_record_is_told() -> None:
     assert event.severity == "warning" and event.key == "queue_gone:box1:1700000000"
     assert "rgt-tui diagnose box1" in event.body
     assert "resume from cell 0 with L (rgt-tui launch box1 --start 0)" in event.body, event.body
+
+
+def test_the_pane_says_a_runner_is_gone_and_what_to_press() -> None:
+    """The TUI says it on the pane too (without tui_notify no watch event reaches it)."""
+    from rgt_tui.content.queue_text import queue_pane_line
+
+    deployed = parse_cells_tsv(
+        "".join(cells_tsv_line(i, n, f"run {n}") for i, n in enumerate(["alpha", "beta"]))
+    )
+    attempts = {"alpha": parse_cell_state("start 1700000001 boot-box1 4300\n")}
+    view = derive_view(
+        "box1", deployed, parse_runner_state(LAUNCH), attempts, boot_id=BOOT,
+        now=1700000100, runner_alive=False,
+    )  # fmt: skip
+    line = queue_pane_line(view)
+    assert line is not None and "✖ its runner is gone" in line.plain, line
+    assert "d says why, L resumes from cell 0" in line.plain
