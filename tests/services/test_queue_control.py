@@ -152,6 +152,12 @@ async def test_kill_then_stop_kills_a_cell_ignoring_term_and_stops_the_queue(mak
 
     result = await kill_cell(host, transport, "stubborn", then="stop", grace_s=1)
     assert result.ended and result.cell is not None and result.cell.exit_code == 137
+    # Whatever the check read (before or after the runner's stop record), it never says
+    # "the queue is running" of a queue told to stop (a user's hour read that toast).
+    assert "the queue is running" not in result.summary(), result.summary()
+    assert result.summary().endswith(
+        ("the queue stops, as asked: no further cell starts", "the queue is stopped by the user")
+    ), result.summary()
     view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
     await transport.close()
     assert [(c.name, c.status) for c in view.cells] == [("stubborn", KILLED), ("never", PENDING)]
@@ -390,3 +396,28 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(") ", 1)[1][0] not in "ZX"
     except OSError:
         return False
+
+
+def test_a_kill_with_stop_read_before_the_runners_stop_record_says_it_stops() -> None:
+    """The check can read the queue after the cell ended and before the runner wrote its
+    stop: the view is still "running". The summary says the queue stops, as asked."""
+    from rgt_tui.domain.queue_records import (
+        cells_tsv_line,
+        parse_cell_state,
+        parse_cells_tsv,
+        parse_runner_state,
+    )
+    from rgt_tui.domain.queue_state import derive_view
+    from rgt_tui.services.queue.control import KillResult
+
+    launch = "launch 1700000000 boot-box1 tmux 0 /root/.rgt/bin/run_queue.0123456789ab.sh 4242\n"
+    deployed = parse_cells_tsv(cells_tsv_line(0, "a", "run a") + cells_tsv_line(1, "b", "run b"))
+    a = parse_cell_state("start 1700000001 boot-box1 4300\nkill 1700000050 user stop\nend 1700000055 143\n")  # fmt: skip
+    view = derive_view(
+        "box1", deployed, parse_runner_state(launch), {"a": a}, boot_id="boot-box1",
+        now=1700000056, runner_alive=True,
+    )  # fmt: skip
+    assert view.state == "running"
+    cell = view.cells[0]
+    said = KillResult("box1", "a", 4300, "stop", False, True, cell, view).summary()
+    assert said.endswith("; the queue stops, as asked: no further cell starts"), said

@@ -186,7 +186,11 @@ class KillResult:
                 f"the kill{dropped} — look again: rgt-tui queue show {self.host}"
             )
         after = self.view.current
-        if self.then == "stop" or after is None:
+        if (self.then == "stop" or self.view.stop_requested) and self.view.state == Q_RUNNING:
+            # Read before the runner wrote its stop: "the queue is running" beside "queue
+            # stopped by the user" on the screen (a user's hour).
+            nxt = "the queue stops, as asked: no further cell starts"
+        elif self.then == "stop" or after is None:
             nxt = f"the queue is {self.view.state}"
         else:
             nxt = f"the queue went on to cell {after.index} ({after.name})"
