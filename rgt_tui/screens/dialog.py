@@ -32,6 +32,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.css.scalar import Scalar
 from textual.dom import NoScreen
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -271,13 +272,23 @@ class BodyScreen(DialogScreen[ResultType]):
         if body is None or not isinstance(box, Widget):
             return
         rest = box.styles.gutter.height + sum(
-            child.outer_size.height + child.styles.margin.height
+            _wanted(child, self.size)
             for child in box.children
             if child is not body and child.display
         )
         room = max(3, int(self.size.height * BOX_SHARE) - rest)
         if body.styles.max_height != Scalar.from_number(room):
             body.styles.max_height = room
+
+
+def _wanted(child: Widget, viewport: Size) -> int:
+    """The rows ``child`` takes beside the body: a text line's as many as its text wraps
+    to (a box already full clips it: its drawn height would never ask for more), any
+    other's as drawn; margins included."""
+    if isinstance(child, Static) and child.content_size.width:
+        lines = child.get_content_height(child.size, viewport, child.content_size.width)
+        return lines + child.styles.gutter.height + child.styles.margin.height
+    return child.outer_size.height + child.styles.margin.height
 
 
 class ReplanScreen(BodyScreen[ResultType]):

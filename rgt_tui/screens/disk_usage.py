@@ -160,7 +160,8 @@ class DiskUsageScreen(ReplanScreen[None]):
         with none offered, why (the audit's last line names the offered ones)."""
         shown = {e.path for e in listed(audit)}
         self.query_one("#disk-input", Input).placeholder = (
-            "type an offered entry as it is listed (a folder: its full path), Enter: delete it"
+            # Short enough for an 80-column box (it was cut at "…its full path),").
+            "an offered entry (a folder: its full path); Enter deletes it"
             if any(e.path in shown for e in offered(audit))
             else offer_line(audit)
         )

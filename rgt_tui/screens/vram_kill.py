@@ -133,6 +133,9 @@ class VramKillScreen(BodyScreen[int | None]):
         self.query_one("#vram-hint", KeyHint).show_keys(
             enter, ("Tab", "next"), *self.scroll_keys(), ("Esc", "cancel, nothing killed")
         )
+        # A longer key line and reason (a refused PID's) take room from the evidence, not
+        # the box's edge (it was cut at "· Tab:" at 80x24): fitted once they are laid out.
+        self.call_after_refresh(self.fit_body)
 
     @on(Input.Changed, "#vram-pid")
     def _typed(self, event: Input.Changed) -> None:

@@ -203,5 +203,19 @@ async def test_at_80x24_the_pid_box_buttons_and_key_line_stay_on_screen() -> Non
         await pilot.press("pagedown")  # scrolls the evidence, the PID box keeps the cursor
         await wait_for(lambda: body.scroll_y > 0, pilot=pilot, what="the evidence scrolled")
         assert screen.focused is screen.query_one("#vram-pid", Input)
+        # A refused PID's longer key line: still whole, with its Esc (it was cut at "· Tab:").
+        await pilot.press(*"4343")
+        await wait_for(
+            lambda: (
+                "is listed but cannot be killed"
+                in str(screen.query_one("#vram-hint", KeyHint).render())
+            ),
+            pilot=pilot,
+        )
+        await wait_for(
+            lambda: whole_on_screen("#vram-hint") and whole_on_screen("#vram-kill"), pilot=pilot
+        )
+        assert "Esc: cancel, nothing killed" in " ".join(screen_text(app).split())
+        screen.query_one("#vram-pid", Input).value = ""
         await pilot.press(*"4242", "enter")
         assert app.result == [4242]
