@@ -15,8 +15,13 @@ from pathlib import Path
 
 from rgt_tui.demo.loopback.fleet import LoopbackFleet, toml_str
 
-# What the runs write into the workdir (their outputs, under durable_dir) is not code.
-GITIGNORE = "# Written on the boxes by the runs, not code: never sent by sync.\nresults/\n"
+# What the runs write into the workdir (their outputs, under durable_dir) is not code; nor
+# is what a shell leaves there, since a demo box's home is its workdir (a user's hour: `s`
+# left .bash_history, and the next launch was refused for a box that "differs").
+GITIGNORE = (
+    "# Written on the boxes, not code: never sent by sync.\n"
+    "results/\n.bash_history\n.python_history\n.lesshst\n.viminfo\n.cache/\n.config/\n.local/\n"
+)
 
 
 def share_code_tree(loopback: LoopbackFleet) -> Path:

@@ -30,6 +30,14 @@ async def test_the_demo_boxes_start_in_sync_and_an_edit_is_sent(tmp_path):
             finally:
                 await t.close()
         assert all(s is not None and s.in_sync for s in statuses.values()), statuses
+        # What a shell leaves in a demo box's home (its workdir) is not a difference.
+        (loopback.box("box2").root / ".bash_history").write_text("ls\n")
+        t = transport_for(fleet.host("box2"))
+        try:
+            shelled = await code_status(fleet.host("box2"), t, withhold=held)
+        finally:
+            await t.close()
+        assert shelled is not None and shelled.in_sync, shelled
         (tree / "train.py").write_text((tree / "train.py").read_text() + "# tuned\n")
         host = fleet.host("box1")
         t = transport_for(host)
