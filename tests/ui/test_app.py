@@ -195,6 +195,9 @@ async def test_filter_hides_hosts_and_escape_clears(tmp_path: Path) -> None:
         await pilot.press("slash")
         box = app.screen.query_one(FilterInput)
         assert box.display and box.has_focus
+        # In the box / is text: the footer offers neither it nor + ? q (a user's hour).
+        offered = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+        assert not {"filter", "add_host", "help", "quit_key"} & offered, offered
         await pilot.press(*"h100")
         await pilot.pause()
         shown = [p.host.name for p in app.fleet_screen.visible_panes]

@@ -62,7 +62,8 @@ class QueueTab(DetailTab):
                        id="queue-rank")  # fmt: skip
         ranks.display = False
         yield ranks
-        yield Static(
+        # Hanging: a cell row's code and notes wrap under the row's name, not at column 0.
+        yield Hanging(
             Content.styled("reading the queue…", "$foreground-muted"), classes="queue-body"
         )
         # y (sync) and P (preflight): their progress and outcome, once one ran.
