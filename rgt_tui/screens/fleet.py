@@ -461,9 +461,8 @@ class FleetScreen(FleetView, Screen[None]):
         if action == "host_key":  # shown (and working) only on a refused host
             pane = self.selected
             return pane is not None and pane.key_refusal is not None
-        if action == "filter" and isinstance(self.focused, Input):
-            return False  # in the filter box / is text: the footer must not offer it
-        return True
+        # In the filter box / is text: the footer must not offer it.
+        return not (action == "filter" and isinstance(self.focused, Input))
 
     def action_host_key(self) -> None:
         pane = self.selected
