@@ -200,7 +200,7 @@ class QueueTab(DetailTab):
         self.host, self.connections = host, connections
         view = view or self.view
         if view is None or connections is None:
-            self.app.notify("the queue has not been read yet", severity="warning")
+            self.app.notify("the queue has not been read yet", title=host.name, severity="warning")
             return
         if action == "stop":
             self._ask_stop(host, view)
@@ -210,7 +210,7 @@ class QueueTab(DetailTab):
             ended = (FAILED, KILLED, INTERRUPTED, DONE, *SLURM_ENDED)  # Slurm: OOM, TIMEOUT, …
             cells = [c for c in view.cells if c.status in ended]
             if not cells:
-                self.app.notify(f"{host.name}: no failed, killed or finished cell to retry")
+                self.app.notify("no failed, killed or finished cell to retry", title=host.name)
                 return
             self.app.push_screen(
                 CellPickScreen(
@@ -224,10 +224,10 @@ class QueueTab(DetailTab):
 
     def _ask_stop(self, host: HostConfig, view: QueueView) -> None:
         if not view.runner_alive:
-            self.app.notify(f"{host.name}: the queue is {view.state}: nothing to stop")
+            self.app.notify(f"the queue is {view.state}: nothing to stop", title=host.name)
             return
         if view.stop_requested:  # one request per launch: a second asks nothing new
-            self.app.notify(f"{host.name}: {view.stop_text()} (asked already)")
+            self.app.notify(f"{view.stop_text()} (asked already)", title=host.name)
             return
         cur = view.current
         what = f"cell {cur.index} ({shown(cur.name)})" if cur else "the current cell"
