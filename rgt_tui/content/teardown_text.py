@@ -35,7 +35,7 @@ def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content
         lines.append(
             Content.assemble(
                 (f"{mark} ", f"bold {style}"),
-                (f"{c.key:<10} ", "bold"),
+                (f"{c.key:<11} ", "bold"),  # "unfinished" then two spaces: its value hangs
                 (needs(c.key), MUTED),
                 (FOUND, MUTED),
                 shown(c.evidence),

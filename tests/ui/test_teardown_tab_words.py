@@ -28,7 +28,7 @@ async def test_a_wrong_names_refusal_is_in_view(tmp_path: Path, loopback_fleet) 
         # problem: no verification"). Read from the checklist itself: at 120x40 t scrolls
         # the tab down to the name box, and this line may be above the screen.
         text = text_of(app.screen.query_one("#teardown-checklist", Static))
-        assert f"✖ verified   verify finds no problem{FOUND}" in text, text
+        assert f"✖ verified    verify finds no problem{FOUND}" in text, text
         box = app.screen.query_one("#confirm-name", Input)
         assert app.focused is box
         # Tab: to the cell-name box above, not round through the tab bar.
