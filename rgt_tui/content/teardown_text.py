@@ -115,8 +115,11 @@ def outcome_lines(
     if not outcome.ran:
         box = outcome.report.box if outcome.report is not None else None
         which = f" ({box.describe()})" if box is not None else ""
+        # Once recorded, the steps are what was done, not "now" (a user's hour read "Do
+        # this by hand now" under a box recorded as torn down).
+        lead = "What you did by hand, for " if torn_down else "Do this by hand now, for "
         lines = [
-            Content.assemble(("Do this by hand now, for ", "bold"), (f"{host}{which}:", "bold")),
+            Content.assemble((lead, "bold"), (f"{host}{which}:", "bold")),
             Content(outcome.instructions),
         ]
         lines += [Content.styled(outcome.credentials, MUTED)] if outcome.credentials else []

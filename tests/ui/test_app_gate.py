@@ -287,6 +287,9 @@ async def test_manual_teardown_is_recorded_only_after_the_second_name(
         await wait_for(
             lambda: "you confirmed the box is destroyed" in screen_text(app), pilot=pilot
         )
+        # The steps are now what was done, not "do this now" (a user's hour).
+        assert "What you did by hand, for box1" in screen_text(app)
+        assert "Do this by hand now" not in screen_text(app)
         teardowns = json.loads(journal_file.read_text())["teardowns"]
         assert [(t["ok"], t["manual"], t["command"]) for t in teardowns] == [(True, True, None)]
         await pilot.press("escape")
