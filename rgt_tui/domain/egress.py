@@ -81,6 +81,6 @@ def plan_line(nbytes: int, price: EgressPrice) -> str:
 
 
 def moved_line(nbytes: int, price: EgressPrice) -> str:
-    """A finished pull's line: ``moved: 11.5G · egress ≈ $1.12 …`` (its plan's ``to
-    move`` read as still to come under the pull's outcome)."""
-    return f"moved: {fmt_bytes(nbytes)}{cost_text(nbytes, price)}"
+    """A finished pull's line: ``transferred: 11.5G · egress ≈ $1.12 …`` (its plan's ``to
+    move`` read as still to come under the pull's outcome; "moved" is a cell's state)."""
+    return f"transferred: {fmt_bytes(nbytes)}{cost_text(nbytes, price)}"

@@ -123,7 +123,7 @@ async def test_cli_pull_shows_the_plan_line_before_the_copy_and_all_totals_it(
     line = "box1: pull: 3.0M to move · egress ≈ < $0.01 for 3.1 MB at $0.09/GB (host box1)"
     assert line in err
     assert err.index(line) < err.index("box1: pulling")  # before the copy is under way
-    assert "moved: 3.0M · egress" in out  # and in the summary, as done
+    assert "transferred: 3.0M · egress" in out  # and in the summary, as done
 
     code = await asyncio.to_thread(main, ["pull", "--all", "--hosts", str(hosts)])
     out, err = capsys.readouterr()
@@ -170,7 +170,7 @@ async def test_cli_pull_says_what_it_moves_once_with_the_plans_figure(
     moving = [line for line in err.splitlines() if "to move" in line]
     assert len(moving) == 1, err
     figure = moving[0].removeprefix("box1: pull: ").split(" to move")[0]
-    assert f"moved: {figure} · " in out  # the summary's exact figure: the same
+    assert f"transferred: {figure} · " in out  # the summary's exact figure: the same
     assert sum("small files:" in line for line in out.splitlines()) <= 1, out
 
 
