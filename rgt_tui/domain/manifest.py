@@ -122,6 +122,16 @@ class Manifest:
         text = json.dumps(manifest_to_json(self), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
+    @property
+    def content_digest(self) -> str:
+        """SHA-256 of what the manifest lists, without when it was taken: two scans of a
+        box where nothing changed (a pull that found nothing new) have the same one."""
+        data = manifest_to_json(self)
+        for when in ("taken_at", "finished_at"):
+            data.pop(when, None)
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
     def local_relpath(self, root: int, path: str) -> str:
         """Where ``path`` of ``root`` lands, relative to ``<results_dir>/<host>/``."""
         label = self.roots[root].label if 0 <= root < len(self.roots) else f"root{root + 1}"
@@ -255,3 +265,16 @@ __all__ = [
     "ManifestError", "ManifestLink", "PullRoot", "Refusal", "compare", "manifest_from_json",
     "manifest_to_json",
 ]  # fmt: skip
+
+
+def verified_here(about: object, manifest: Manifest) -> bool:
+    """Whether a verification record's ``manifest`` part speaks about ``manifest``: the
+    same one, or one listing the same files with the same hashes (a pull that found
+    nothing new took a new manifest; a user's hour saw it undo the verification and
+    relock the teardown gate). A record older than content digests has only its digest."""
+    if not isinstance(about, dict):
+        return False
+    if about.get("digest") == manifest.digest:
+        return True
+    content = about.get("content")
+    return isinstance(content, str) and content == manifest.content_digest

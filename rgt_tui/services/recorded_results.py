@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.manifest import Manifest, ManifestError, verified_here
 from rgt_tui.domain.manifest_refusals import unpulled, unpulled_line
 from rgt_tui.services.records import (
     load_manifest,
@@ -118,7 +118,6 @@ def _verify(data: dict[str, Any], at: float, manifest: Manifest | None) -> Recor
     ]
     checked = data.get("checked_at")
     kept = data.get("manifest")
-    digest = kept.get("digest") if isinstance(kept, dict) else None
     return RecordedVerify(
         at=float(checked) if isinstance(checked, int | float) else at,
         ok=data.get("ok") is True,
@@ -126,7 +125,7 @@ def _verify(data: dict[str, Any], at: float, manifest: Manifest | None) -> Recor
         problems=tuple(problems[:MAX_SHOWN]),
         n_problems=len(problems),
         missing=tuple(missing[:MAX_SHOWN]),
-        current=manifest is not None and digest == manifest.digest,
+        current=manifest is not None and verified_here(kept, manifest),
     )
 
 

@@ -229,3 +229,29 @@ async def test_verify_and_the_checklist_agree_and_locked_lines_name_their_fix(
     assert "→ run `rgt-tui teardown box1 --ack-missing cellC`" in check.stdout
     text = format_checklist(await ready.check())
     assert "--ack-missing cellC" in text
+
+
+def _verified(report) -> tuple[bool, str]:  # type: ignore[no-untyped-def]
+    condition = next(c for c in report.conditions if c.key == "verified")
+    return condition.ok, condition.evidence
+
+
+async def test_a_pull_that_finds_nothing_new_keeps_the_verification_and_a_change_does_not(
+    ready: Setup,
+) -> None:
+    """A user's hour: a pull that fetched nothing (a periodic pull after the queue ended,
+    or p pressed again) took a new manifest and undid the verification: the gate relocked
+    with "the verification record is of an earlier pull". The same files with the same
+    hashes stay verified; a file written on the box since is not."""
+    async with open_transport(ready.host) as t:
+        again = await pull_host(ready.host, ready.fleet.results_dir, t)
+    assert again.ok and not again.pulled, again  # nothing new
+    report = await ready.check()
+    assert _verified(report) == (True, "verify reported no problem"), report.conditions
+    assert report.ready_but_confirmation, report.conditions
+
+    (ready.box.root / "results" / "cellB" / "late.json").write_text('{"late": 1}')
+    async with open_transport(ready.host) as t:
+        await pull_host(ready.host, ready.fleet.results_dir, t)
+    ok, why = _verified(await ready.check())
+    assert not ok and "the verification record is of an earlier pull" in why, why

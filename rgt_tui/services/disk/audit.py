@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rgt_tui.domain.config import HostConfig
-from rgt_tui.domain.manifest import Manifest, ManifestError
+from rgt_tui.domain.manifest import Manifest, ManifestError, verified_here
 from rgt_tui.domain.queue_file import expand_home
 from rgt_tui.domain.text import printable
 from rgt_tui.services.box_script import box_refusal, run_box_script, script_text
@@ -386,7 +386,7 @@ def _verified_checkpoints(
 def record_of(record: dict[str, Any] | None, manifest: Manifest) -> bool:
     """Whether the verification record speaks about this very manifest."""
     about = record.get("manifest") if isinstance(record, dict) else None
-    return isinstance(about, dict) and about.get("digest") == manifest.digest
+    return verified_here(about, manifest)
 
 
 def _queue_cells(host: HostConfig) -> tuple[str, ...]:

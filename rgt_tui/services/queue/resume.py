@@ -54,7 +54,7 @@ from rgt_tui.domain.checkpoints import (
 )
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.manifest import ManifestError
+from rgt_tui.domain.manifest import ManifestError, verified_here
 from rgt_tui.domain.preflight_checks import df_row
 from rgt_tui.domain.queue_state import PENDING, USER_STOPPED
 from rgt_tui.domain.roster import output_prefixes
@@ -167,9 +167,7 @@ def cell_files(
     if manifest is None:
         return []
     record = load_verification(folder)
-    same = (
-        isinstance(record, dict) and (record.get("manifest") or {}).get("digest") == manifest.digest
-    )
+    same = isinstance(record, dict) and verified_here(record.get("manifest"), manifest)
     checks = {
         c["path"]: c
         for c in ((record or {}).get("checks") or ()) if same

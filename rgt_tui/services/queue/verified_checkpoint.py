@@ -18,7 +18,7 @@ from pathlib import Path
 from rgt_tui.domain.artifacts import GOOD_STATUSES
 from rgt_tui.domain.checkpoints import is_checkpoint
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.manifest import ManifestError
+from rgt_tui.domain.manifest import ManifestError, verified_here
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.services.records import (
@@ -55,7 +55,7 @@ def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | N
         return None
     if manifest is None or not isinstance(record, dict):
         return None
-    if (record.get("manifest") or {}).get("digest") != manifest.digest:
+    if not verified_here(record.get("manifest"), manifest):
         return None  # verified an older pull: nothing of this one is vouched for
     good = {
         c["path"]: c.get("sha256")

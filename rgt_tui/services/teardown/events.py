@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rgt_tui.domain import teardown_gate as g
-from rgt_tui.domain.manifest import Manifest
+from rgt_tui.domain.manifest import Manifest, verified_here
 from rgt_tui.domain.text import printable
 
 
@@ -69,7 +69,7 @@ def verification_events(record: Any, manifest: Manifest) -> list[g.GateEvent]:
     if not isinstance(record, dict):
         return [g.VerificationRead(False, (f"no verification of this pull: {run_verify}",))]
     verified = record.get("manifest")
-    if not isinstance(verified, dict) or verified.get("digest") != manifest.digest:
+    if not verified_here(verified, manifest):
         why = "the verification record is of an earlier pull"
         return [g.VerificationRead(False, (f"{why}: {run_verify}",))]
     if "box_id" in record and record["box_id"] != manifest.box_id:

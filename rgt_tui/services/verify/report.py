@@ -60,6 +60,7 @@ def report_to_json(report: VerificationReport) -> dict[str, Any]:
             "files": len(m.entries),
             "bytes": m.total_bytes,
             "digest": m.digest,
+            "content": m.content_digest,  # a later scan listing the same files: still this
         },
         "remote_checked": report.remote_checked,
         "counts": dict(Counter(c.status for c in report.checks)),
