@@ -170,9 +170,13 @@ def _some(paths: tuple[str, ...], named: int = 5) -> str:
     return ", ".join(paths[:named]) + (f" and {more} more" if more > 0 else "")
 
 
-def failure_lines(what: str, message: str, fix: str = "") -> list[Content]:
-    """``✖ sync failed: …`` and its fix."""
-    lines = [Content.assemble((f"✖ {what} failed: ", "bold $error"), shown(message, lines=True))]
+def failure_lines(what: str, message: str, fix: str = "", at: float | None = None) -> list[Content]:
+    """``✖ sync failed: … · 14:02:11`` and its fix (the time: an old failure read as the
+    box's state now, minutes after the queue it named had stopped: a user's hour)."""
+    when = Content.styled(f" · {_clock(at)}", MUTED) if at is not None else Content("")
+    lines = [
+        Content.assemble((f"✖ {what} failed: ", "bold $error"), shown(message, lines=True)) + when
+    ]
     if fix:
         lines.append(Content.assemble(("  fix: ", MUTED), shown(fix, lines=True)))
     return lines
@@ -187,13 +191,13 @@ def ready_lines(state: HostJobs, acked: Iterable[str] = ()) -> list[Content]:
         if state.sync_progress is not None:
             lines.append(sync_progress_line(*state.sync_progress))
     if state.sync_error is not None:
-        lines += failure_lines("sync", *state.sync_error)
+        lines += failure_lines("sync", *state.sync_error, at=state.sync_error_at)
     if state.sync_result is not None:
         lines += sync_result_lines(state.sync_result, state.host)
     if state.running == "preflight":
         lines.append(Content.styled("running preflight on the box…", "bold $accent"))
     if state.preflight_error is not None:
-        lines += failure_lines("preflight", *state.preflight_error)
+        lines += failure_lines("preflight", *state.preflight_error, at=state.preflight_error_at)
     if state.preflight is not None:
         report = state.preflight
         # The fleet file's preflight_ack, as the CLI and the launch plan read it.

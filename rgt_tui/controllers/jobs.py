@@ -86,8 +86,10 @@ class HostJobs:
     sync_progress: tuple[int, int, str] | None = None  # (bytes done, bytes in all, path)
     sync_result: SyncResult | None = None  # of the last sync
     sync_error: tuple[str, str] | None = None  # (message, fix)
+    sync_error_at: float | None = None  # when it failed: an old failure must not read as now
     preflight: PreflightReport | None = None  # of the last preflight
     preflight_error: tuple[str, str] | None = None  # (message, fix)
+    preflight_error_at: float | None = None
     gate: GateReport | None = None  # of the last check
     gate_error: str | None = None
     teardown: TeardownOutcome | None = None  # of the last confirmed teardown

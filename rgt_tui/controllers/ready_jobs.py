@@ -8,6 +8,7 @@ with its fix. No Textual here: the App turns each state into a message for the s
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -29,10 +30,11 @@ async def sync_job(fleet: Fleet, host: HostConfig, transport: Transport, state: 
     if host.ready.code is None:
         where = fleet.path or "hosts.toml"
         state(
+            sync_error_at=time.time(),
             sync_error=(
                 f"{host.name} has no code to sync",
                 f'set code = "<local dir>" in its [[hosts]] entry (or in [fleet]) of {where}',
-            )
+            ),
         )
         return
     if host.group is not None:  # the same tree to every box of the group (docs/groups.md)
@@ -46,10 +48,13 @@ async def sync_job(fleet: Fleet, host: HostConfig, transport: Transport, state: 
             withhold=fleet_files(fleet),
         )
     except SyncError as exc:
-        state(sync_error=(exc.message, exc.fix or ""))
+        state(sync_error_at=time.time(), sync_error=(exc.message, exc.fix or ""))
         return
     except (TransportError, OSError) as exc:
-        state(sync_error=(str(exc), "check the connection and press y again"))
+        state(
+            sync_error_at=time.time(),
+            sync_error=(str(exc), "check the connection and press y again"),
+        )
         return
     state(sync_result=result, preflight=None)
 
@@ -76,7 +81,7 @@ async def _sync_group_job(
         message = "; ".join(f"{r.who}: {r.error}" for r in failed)
         if synced:
             message += f" ({', '.join(synced)} synced)"
-        state(sync_error=(message, failed[0].fix))
+        state(sync_error_at=time.time(), sync_error=(message, failed[0].fix))
         return
     results = [r.result for r in got if r.result is not None]
     lead = results[0]
@@ -104,7 +109,10 @@ async def preflight_job(fleet: Fleet, host: HostConfig, transport: Transport, st
         else:
             report = await preflight(fleet, host, transport)
     except (TransportError, OSError) as exc:
-        state(preflight_error=(str(exc), "check the connection and press P again"))
+        state(
+            preflight_error_at=time.time(),
+            preflight_error=(str(exc), "check the connection and press P again"),
+        )
         return
     # A box that passes every check is still not ready for a queue file a launch refuses.
     from rgt_tui.services.queue.check import launch_refusals
