@@ -41,6 +41,14 @@ async def test_a_4_mib_line_reaches_the_logs_tab_cut(make_queue_fleet, tmp_path:
         assert MAX_LINES * len(cut.encode()) < 25 << 20
 
 
+def queue_log_app(qf, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """box1's queue log holding "line 0", and the app on its fleet, monitors running."""
+    qf.qdir().mkdir(parents=True, exist_ok=True)
+    log = qf.qdir() / "queue.log"
+    log.write_text("line 0\n")
+    return log, make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+
+
 async def test_lines_a_busy_log_pushes_out_of_the_view_are_counted_with_the_command(  # type: ignore[no-untyped-def]
     make_queue_fleet, tmp_path: Path
 ) -> None:
@@ -50,10 +58,7 @@ async def test_lines_a_busy_log_pushes_out_of_the_view_are_counted_with_the_comm
     from textual.widgets import Static
 
     qf = await make_queue_fleet(1)
-    qf.qdir().mkdir(parents=True, exist_ok=True)
-    log = qf.qdir() / "queue.log"
-    log.write_text("line 0\n")
-    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    log, app = queue_log_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         tab = await open_logs_tab(app, pilot)
         assert isinstance(tab, LogsTab)
@@ -77,10 +82,7 @@ async def test_a_log_reopened_says_what_the_recall_left_out(  # type: ignore[no-
     from rgt_tui.screens.tabs.logs_recall import RECALL_LINES
 
     qf = await make_queue_fleet(1)
-    qf.qdir().mkdir(parents=True, exist_ok=True)
-    log = qf.qdir() / "queue.log"
-    log.write_text("line 0\n")
-    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    log, app = queue_log_app(qf, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         tab = await open_logs_tab(app, pilot)
         await wait_for(lambda: "line 0" in tab.lines, what="the first line", pilot=pilot)
