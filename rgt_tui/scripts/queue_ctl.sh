@@ -181,9 +181,17 @@ write_env() {  # FILE: the launch session's exported environment, mode 0600
     ) && mv -f "$1.tmp" "$1"
 }
 
+# The newest mtime, in whole seconds, of a file under DIR: links not followed, at most 6
+# levels and 200000 files deep, within 5 s, so an {out} of any size costs a probe little
+# (GNU find's -printf; nothing where it is missing).
+newest_mtime() {  # DIR
+    timeout 5 find "$1" -maxdepth 6 -type f -printf '%T@\n' 2>/dev/null | head -n 200000 |
+        awk '$1 > m { m = $1 } END { if (m > 0) printf "%d\n", m }'
+}
+
 probe() {  # SESSION WORKDIR DURABLE [diag]
     local session=$1 workdir=$2 durable=$3 diag=${4:-} boot info d b p idx name cmd f line last
-    local kind sboot spid why mt
+    local kind sboot spid why mt live
     boot=$(boot_id)
     printf 'home\t%s\nboot\t%s\nnow\t%s\n' "$HOME" "$boot" "$(date +%s)"
     read -r line _ 2>/dev/null </proc/uptime && printf 'uptime\t%s\n' "$line"
@@ -214,17 +222,27 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
         [ -r "$f" ] && while IFS= read -r line; do printf 'oom\t%s\t%s\n' "$name" "$line"; done <"$f"
         # An unfinished attempt of this boot: is its pid still running?
         read -r kind _ sboot spid <<<"$last"
+        live=0
         if [ "${kind:-}" = start ] && [ "${sboot:-}" = "$boot" ] && alive "${spid:-}"; then
+            live=1
             printf 'alive\t%s\n' "$name"
             # A running cell: the last line its command printed so far (a group's pane
             # shows each rank's, issue 41), read in this same probe.
             line=$(log_last_line "$q/cells/$name.log")
             [ -n "$line" ] && printf 'last\t%s\t%s\n' "$name" "$line"
         fi
-        # An unfinished attempt: when its log was last written, the last sign of life of a
-        # run that stopped without an end record (GNU stat; none where it is missing).
-        if [ "${kind:-}" = start ] && [ -e "$q/cells/$name.log" ]; then
-            mt=$(stat -c %Y "$q/cells/$name.log" 2>/dev/null) && printf 'logt\t%s\t%s\n' "$name" "$mt"
+        # An unfinished attempt: its last sign of life, for a run that stopped without an
+        # end record: when its log was last written (GNU stat; none where it is missing)
+        # or, once it no longer runs, the newest file under its {out} (<durable>/<name>),
+        # if later. Python's stdout to a file is block-buffered: a cell can checkpoint for
+        # an hour and write its log twice.
+        if [ "${kind:-}" = start ]; then
+            mt=$(stat -c %Y "$q/cells/$name.log" 2>/dev/null) || mt=""
+            if [ "$live" = 0 ] && [ -d "$durable/$name" ]; then
+                f=$(newest_mtime "$durable/$name")
+                [ -n "$f" ] && { [ -z "$mt" ] || [ "$f" -gt "$mt" ]; } && mt=$f
+            fi
+            [ -n "$mt" ] && printf 'logt\t%s\t%s\n' "$name" "$mt"
         fi
         # A failed attempt ("end TS CODE", CODE not 0): the last line its command printed,
         # which names the cause (a traceback ends "ModuleNotFoundError: ..."). Bounded:

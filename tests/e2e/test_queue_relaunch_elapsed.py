@@ -75,3 +75,33 @@ async def test_a_cell_that_cannot_start_says_why(make_queue_fleet):
     assert "failed (exit 1)" in shown.stdout and f"— {reason}" in shown.stdout, shown.stdout
     line = queue_pane_line(view)
     assert line is not None and line.plain.split("\n")[1] == f"✖ needs_it: {reason}"
+
+
+# Prints one line, then writes a checkpoint into its {out} ($2) every 0.2 s, silently,
+# until the test creates $HOME/go: python's block-buffered stdout to a file looks so.
+SILENT_CHECKPOINTS = (
+    'echo started; mkdir -p "$2"\n'
+    'while [ ! -e "$HOME/go" ]; do date +%s%N > "$2/ckpt.txt"; sleep 0.2; done'
+)
+
+
+async def test_an_interrupted_cell_lived_until_its_newest_output_not_its_log(make_queue_fleet):
+    """A cell killed from outside ran at least until its last checkpoint: the newest file
+    under its {out} counts as a sign of life beside its log (the log here was written once,
+    at the start, so "≥0s" said the cell of minutes had barely run)."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('quiet', SILENT_CHECKPOINTS)} t\n")
+    first = await arun("launch", "box1", "--hosts", str(qf.loopback.hosts_file), "--yes")
+    assert first.returncode == 0, first.stderr
+    running = await wait_view(qf, lambda v: v.cells[0].status == RUNNING)
+    started = running.cells[0].started_at
+    await wait_view(qf, lambda v: v.now - started >= 4, timeout=60, what="4 s of the cell")
+    qf.kill_session()
+    stopped = await wait_view(qf, lambda v: v.state == STOPPED)
+    cell = stopped.cells[0]
+    assert cell.status == INTERRUPTED
+    assert cell.last_output_at is not None and cell.last_output_at - started >= 3, (
+        cell.last_output_at,
+        started,
+    )
+    assert cell.ran(stopped.now).startswith("≥") and cell.ran(stopped.now) not in ("≥0s", "≥1s")
