@@ -122,6 +122,13 @@ class DialogScreen(ModalScreen[ResultType]):
     }
     DialogScreen > .dialog-box.-warning { border: round $warning; }
     DialogScreen .dialog-buttons { height: auto; align-horizontal: right; }
+    /* Over a dialog only the newest toast shows (every one is listed under n), at the
+       screen's top and at most 7 rows high: the box is centred, so its buttons and key
+       line stay in sight whatever its height. */
+    DialogScreen ToastRack { dock: top; align: right top; margin-bottom: 0; }
+    DialogScreen ToastHolder { display: none; }
+    DialogScreen ToastHolder:last-of-type { display: block; }
+    DialogScreen Toast { max-height: 7; }
     """
 
 
