@@ -103,7 +103,6 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
 
     DEFAULT_CSS = """
     AddHostScreen > #add-box { width: 104; }
-    AddHostScreen #add-body { height: auto; max-height: 45vh; }  /* then fit_body */
     AddHostScreen #add-fields { height: auto; margin: 1 0 0 0; }
     AddHostScreen #add-name { width: 1fr; }
     /* Room for "generic-ssh — Bare SSH box" at 80 columns; a longer one is cut, never

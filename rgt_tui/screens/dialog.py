@@ -136,83 +136,13 @@ Choice = tuple[str, str, str, str]  # (id, caption, what Enter on it does, butto
 CANCEL: Choice = ("cancel", "Cancel", "cancel", "primary")
 
 
-class ConfirmScreen(DialogScreen[str | None]):
-    """A question, one button per choice and the safe one (``safe``), which has the focus
-    first: Enter alone never does what the user did not choose, and Escape answers the
-    safe one too. Dismisses with the chosen id, or None for the safe answer.
-
-    A subclass may add ``Binding(key, "answer('ID')", …)``: the key answers that choice
-    and the hint line names it (instead of Tab).
-    """
-
-    DEFAULT_CSS = """
-    ConfirmScreen > #confirm-box { width: 90; }
-    """
-
-    BINDINGS = [Binding("escape", "answer_safe", "Cancel", tooltip="Close; nothing is done")]
-
-    def __init__(
-        self,
-        text: Content,
-        choices: Sequence[Choice],
-        *,
-        safe: Choice = CANCEL,
-        safe_first: bool = False,
-    ) -> None:
-        super().__init__()
-        self.text = text  # Content: it names a box's cell or host, never markup
-        self.choices = list(choices)
-        self.safe = safe
-        self.safe_first = safe_first
-
-    def compose(self) -> ComposeResult:
-        buttons = [*self.choices, self.safe] if not self.safe_first else [self.safe, *self.choices]
-        with Vertical(id="confirm-box", classes="dialog-box -warning"):
-            yield Static(self.text, id="confirm-body")
-            with Horizontal(id="confirm-buttons", classes="dialog-buttons"):
-                for ident, caption, does, variant in buttons:
-                    yield DialogButton(caption, does=does, id=f"confirm-{ident}", variant=variant)
-            yield KeyHint(id="confirm-hint")
-
-    def on_mount(self) -> None:
-        self.set_focus(self.query_one(f"#confirm-{self.safe[0]}", Button))
-        self._hint()
-
-    def on_descendant_focus(self) -> None:
-        self._hint()
-
-    def _hint(self) -> None:
-        does = {ident: what for ident, _, what, _ in self.choices}
-        keys = [
-            (b.key_display or b.key, does[b.action[len("answer('") : -2]])
-            for b in self._bindings_of_choices()
-        ]
-        self.query_one("#confirm-hint", KeyHint).show_keys(
-            enter_does(self.focused), *(keys or [("Tab", "next button")]), ("Esc", self.safe[2])
-        )
-
-    def _bindings_of_choices(self) -> list[Binding]:
-        return [
-            b for b in self.BINDINGS if isinstance(b, Binding) and b.action.startswith("answer('")
-        ]
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_answer((event.button.id or "").removeprefix("confirm-"))
-
-    def action_answer(self, ident: str) -> None:
-        """Dismiss with ``ident`` (None when it is the safe answer)."""
-        self.dismiss(None if ident == self.safe[0] else ident)
-
-    def action_answer_safe(self) -> None:
-        """Escape: the safe answer."""
-        self.dismiss(None)
-
-
 class DialogBody(VerticalScroll, can_focus=False):
     """A dialog's scrolling plan: never a Tab stop (``ReplanScreen``'s keys scroll it);
     the dialog's key line names those keys while there is more than fits."""
+
+    DEFAULT_CSS = """
+    DialogBody { height: auto; max-height: 45vh; }  /* then BodyScreen.fit_body */
+    """
 
     class Scrollable(Message):
         """The body's scrollbar came or went: it now holds more than it shows, or not."""
@@ -296,6 +226,86 @@ def _wanted(child: Widget, viewport: Size) -> int:
         lines = child.get_content_height(child.size, viewport, child.content_size.width)
         return lines + child.styles.gutter.height + child.styles.margin.height
     return child.outer_size.height + child.styles.margin.height
+
+
+class ConfirmScreen(BodyScreen[str | None]):
+    """A question, one button per choice and the safe one (``safe``), which has the focus
+    first: Enter alone never does what the user did not choose, and Escape answers the
+    safe one too. Dismisses with the chosen id, or None for the safe answer.
+
+    A subclass may add ``Binding(key, "answer('ID')", …)``: the key answers that choice
+    and the hint line names it (instead of Tab). Its text scrolls as a ``BodyScreen``'s
+    body does, so a long one (quitting while 30 boxes pull) keeps the buttons in sight.
+    """
+
+    DEFAULT_CSS = """
+    ConfirmScreen > #confirm-box { width: 90; }
+    """
+
+    BINDINGS = [Binding("escape", "answer_safe", "Cancel", tooltip="Close; nothing is done")]
+
+    def __init__(
+        self,
+        text: Content,
+        choices: Sequence[Choice],
+        *,
+        safe: Choice = CANCEL,
+        safe_first: bool = False,
+    ) -> None:
+        super().__init__()
+        self.text = text  # Content: it names a box's cell or host, never markup
+        self.choices = list(choices)
+        self.safe = safe
+        self.safe_first = safe_first
+
+    def compose(self) -> ComposeResult:
+        buttons = [*self.choices, self.safe] if not self.safe_first else [self.safe, *self.choices]
+        with Vertical(id="confirm-box", classes="dialog-box -warning"):
+            with DialogBody(id="confirm-scroll"):
+                yield Static(self.text, id="confirm-body")
+            with Horizontal(id="confirm-buttons", classes="dialog-buttons"):
+                for ident, caption, does, variant in buttons:
+                    yield DialogButton(caption, does=does, id=f"confirm-{ident}", variant=variant)
+            yield KeyHint(id="confirm-hint")
+
+    def on_mount(self) -> None:
+        self.set_focus(self.query_one(f"#confirm-{self.safe[0]}", Button))
+        self.show_hint()
+
+    def on_descendant_focus(self) -> None:
+        self.show_hint()
+
+    def show_hint(self) -> None:
+        does = {ident: what for ident, _, what, _ in self.choices}
+        keys = [
+            (b.key_display or b.key, does[b.action[len("answer('") : -2]])
+            for b in self._bindings_of_choices()
+        ]
+        self.query_one("#confirm-hint", KeyHint).show_keys(
+            enter_does(self.focused),
+            *(keys or [("Tab", "next button")]),
+            *self.scroll_keys(),
+            ("Esc", self.safe[2]),
+        )
+        self.call_after_refresh(self.fit_body)
+
+    def _bindings_of_choices(self) -> list[Binding]:
+        return [
+            b for b in self.BINDINGS if isinstance(b, Binding) and b.action.startswith("answer('")
+        ]
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_answer((event.button.id or "").removeprefix("confirm-"))
+
+    def action_answer(self, ident: str) -> None:
+        """Dismiss with ``ident`` (None when it is the safe answer)."""
+        self.dismiss(None if ident == self.safe[0] else ident)
+
+    def action_answer_safe(self) -> None:
+        """Escape: the safe answer."""
+        self.dismiss(None)
 
 
 class ReplanScreen(BodyScreen[ResultType]):

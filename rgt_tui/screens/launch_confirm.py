@@ -129,7 +129,6 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
     LaunchConfirmScreen #launch-refused { margin: 0 0 1 0; }
     LaunchConfirmScreen #launch-start-row { height: auto; }
     LaunchConfirmScreen #launch-start { width: 12; }
-    LaunchConfirmScreen #launch-body { height: auto; max-height: 45vh; }  /* then fit_body */
     LaunchConfirmScreen #launch-preflight { margin: 1 0 0 0; }
     """
 

@@ -91,7 +91,6 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
 
     DEFAULT_CSS = """
     RetryConfirmScreen > #retry-box { width: 100; }
-    RetryConfirmScreen #retry-body { height: auto; max-height: 45vh; }  /* then fit_body */
     RetryConfirmScreen #retry-refused { margin: 0 0 1 0; }
     RetryConfirmScreen #retry-preflight { margin: 1 0 0 0; }
     """

@@ -1,0 +1,33 @@
+"""A question with more lines than 80×24 holds (quitting while 30 boxes pull) keeps its
+buttons and key line on screen: its lines scroll (↑↓, PgUp/PgDn) and the key line says
+so; Enter still answers the safe choice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.pilot import make_app, screen_text, wait_for
+
+from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
+
+
+async def test_quit_with_thirty_pulls_keeps_its_buttons_at_80x24(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    lines = [busy_line(f"box{i:02}", "pull", None) for i in range(30)]
+    answers: list[str | None] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.push_screen(QuitConfirmScreen(lines), answers.append)
+        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
+        await wait_for(lambda: "Keep running" in screen_text(app), what="buttons", pilot=pilot)
+        text = screen_text(app)
+        assert "Quit while these run?" in text and "box00: pull stops" in text
+        assert "▶ Keep running ◀" in text and "Quit" in text
+        assert "Enter: keep running" in text and "↑↓" in text, text
+        assert "box29" not in text  # below: it scrolls into view
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        await wait_for(lambda: "box29: pull stops" in screen_text(app), what="box29", pilot=pilot)
+        assert "▶ Keep running ◀" in screen_text(app)
+        await pilot.press("enter")
+        await wait_for(lambda: answers == [None], what="the safe answer", pilot=pilot)
+        assert app.is_running
