@@ -390,7 +390,8 @@ class RgtApp(ThemedApp):
         elif action == "diagnose":
             self.push_screen(DiagnosisScreen(host, self.connections))
         elif action == "move":
-            self.push_screen(QueueMoveScreen(self.fleet, host, self.connections))
+            view = self.runtime.queues.views.get(host.name)
+            self.push_screen(QueueMoveScreen(self.fleet, host, self.connections, view))
         elif action == "logs":
             self.open_host(host.name)
             self.call_after_refresh(self._show_logs_tab, host.name)

@@ -32,6 +32,7 @@ from rgt_tui.content.ready_text import preflight_lines
 from rgt_tui.controllers.move import MoveControl, Moved
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import show_ack_button
@@ -46,7 +47,6 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
 
     DEFAULT_CSS = """
     QueueMoveScreen > #move-box { width: 100; }
-    QueueMoveScreen #move-body { height: auto; max-height: 45vh; }  /* then fit_body */
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close without moving")]
@@ -65,11 +65,18 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
             self.plan = plan
             self.error = error
 
-    def __init__(self, fleet: Fleet, host: HostConfig, connections: FleetConnections) -> None:
+    def __init__(
+        self,
+        fleet: Fleet,
+        host: HostConfig,
+        connections: FleetConnections,
+        view: QueueView | None = None,
+    ) -> None:
         super().__init__()
         self.fleet = fleet
         self.host = host
         self.connections = connections
+        self.view = view  # the queue's latest view: its cells are listed to choose from
         self.control = MoveControl(fleet, host, connections)  # the plan and the move
         self.plan: MovePlan | ResumeDialogPlan | None = None
         # For what is typed now: From scratch pressed, the target's checks acknowledged.
@@ -92,11 +99,17 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
             # line stay on screen, at 80x24 too (ux-e #8).
             with DialogBody(id="move-body"):
                 yield Static(
-                    Content.styled(
-                        "Cells move to the end of the other host's queue file, names "
-                        "unchanged; the old host's outputs stay. One unfinished cell takes its "
-                        "pulled and verified checkpoint with it and resumes there.",
-                        "$foreground-muted",
+                    Content("\n").join(
+                        [
+                            Content.styled(
+                                "Cells move to the end of the other host's queue file, names "
+                                "unchanged; the old host's outputs stay. One unfinished cell "
+                                "takes its pulled and verified checkpoint with it and resumes "
+                                "there.",
+                                "$foreground-muted",
+                            ),
+                            *_cells_line(self.view),
+                        ]
                     ),
                     id="move-notes",
                 )
@@ -218,7 +231,11 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
     def _caption(self, go: DialogButton, plan: MovePlan | ResumeDialogPlan, move: MovePlan) -> None:
         """The Move button says what pressing it does (it is the confirmation)."""
         resume = plan.plan if isinstance(plan, ResumeDialogPlan) else None
-        if resume is not None and resume.ran:
+        if not plan.ok:
+            # A refused plan's disabled Move says no more: "Move, restart" beside the
+            # From scratch button read as a second way to restart.
+            go.set_caption("Move", does="move")
+        elif resume is not None and resume.ran:
             what = (
                 f"push {plural(len(resume.files), 'verified file')} to {move.dest} and run "
                 f"{resume.cell} there"
@@ -292,6 +309,20 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
     @on(Button.Pressed, "#move-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+CELLS_LISTED = 24  # a long queue's first cells; the rest are counted
+
+
+def _cells_line(view: QueueView | None) -> list[Content]:
+    """``Its cells: warmup (done), train (interrupted), …`` from the queue's latest view
+    (moved ones left out); none before the queue was read. Names are the box's text."""
+    cells = [c for c in view.cells if c.label != "moved"] if view is not None else []
+    if not cells:
+        return []
+    named = ", ".join(f"{c.name} ({c.label})" for c in cells[:CELLS_LISTED])
+    more = f", and {len(cells) - CELLS_LISTED} more" if len(cells) > CELLS_LISTED else ""
+    return [Content(shown(f"Its cells: {named}{more}"))]
 
 
 def _lines(lines: list[str]) -> Content:

@@ -15,24 +15,26 @@ from support.queues import SCRIPT_RUN, wait_view
 from support.resume_cell import cell_log, loaded_steps, pull_verify, run_until_held
 from textual.widgets import Button, Static
 
-from rgt_tui.domain.queue_state import DONE, FINISHED, KILLED
+from rgt_tui.domain.queue_state import DONE, FINISHED, KILLED, QueueView
 from rgt_tui.screens.fleet import FleetScreen
 from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
 from rgt_tui.services.queue.control import kill_cell
 from rgt_tui.services.queue.resume import FROM_SCRATCH
 
 
-async def kill_ck(qf) -> None:
-    """`queue kill` of the held cell: its state says killed, box1 still answers."""
+async def kill_ck(qf) -> QueueView:
+    """`queue kill` of the held cell: its state says killed, box1 still answers; the
+    queue's view then."""
     transport = qf.transport("box1")
     try:
         await kill_cell(qf.host("box1"), transport, "ck", grace_s=1)
     finally:
         await transport.close()
-    await wait_view(qf, lambda v: v.cells[0].status == KILLED, what="ck to read killed")
+    return await wait_view(qf, lambda v: v.cells[0].status == KILLED, what="ck to read killed")
 
 
-async def open_move(app: Any, pilot: Any) -> QueueMoveScreen:
+async def open_move(app: Any, pilot: Any, *, typed: bool = True) -> QueueMoveScreen:
+    """``m`` on box1; then (``typed``) ck to box2 planned."""
     await pilot.press("m")
     screen = await wait_for(
         lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None,
@@ -40,7 +42,8 @@ async def open_move(app: Any, pilot: Any) -> QueueMoveScreen:
         pilot=pilot,
     )
     assert screen.host.name == "box1"
-    await pilot.press(*"ck", "enter", *"box2", "enter")
+    if typed:
+        await pilot.press(*"ck", "enter", *"box2", "enter")
     return screen
 
 
@@ -115,15 +118,22 @@ async def test_m_offers_from_scratch_only_without_a_verified_checkpoint(
 ) -> None:
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     await run_until_held(qf)  # never pulled: nothing of ck is verified here
-    await kill_ck(qf)
+    view = await kill_ck(qf)
 
     app = make_app(tmp_path, fleet=qf.fleet)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_move(app, pilot)
+        # The dialog lists the queue's cells as the TUI last read them, to type from.
+        app.runtime.queue_viewed("box1", view)
+        screen = await open_move(app, pilot, typed=False)
+        notes_now = text_of(screen.query_one("#move-notes", Static))
+        assert "Its cells: ck (killed (exit 143))" in notes_now, notes_now
+        await pilot.press(*"ck", "enter", *"box2", "enter")
         refused = await notes_say(pilot, screen, "REFUSED")
         assert "ck has no verified checkpoint" in refused
         scratch = screen.query_one("#move-scratch", Button)
         assert scratch.display and screen.query_one("#move-go", Button).disabled
+        # One way to restart is offered: the disabled Move does not read "Move, restart".
+        assert screen.query_one("#move-go", Button).caption == "Move"
         # Giving up the checkpoint is a deliberate Tab, never the next Enter (as launch).
         assert app.focused is screen.query_one("#move-cancel", Button)
         assert "Enter: cancel" in screen_text(app)
