@@ -82,8 +82,11 @@ def _reader_gone() -> int:
     """The reader of our output went away (``rgt-tui queue show | head -1``): end quietly,
     as a tool that SIGPIPE ends would, with its status (141). Python ignores SIGPIPE and
     raises instead; the interpreter's last flush of the dead pipe would raise again at
-    exit, so stdout points at /dev/null from here on."""
+    exit, so stdout points at /dev/null from here on; stderr too, which is often the same
+    pipe (``2>&1 | head``) and has nothing more to say."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.__stdout__.fileno())
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is not None:
+            os.dup2(devnull, stream.fileno())
     os.close(devnull)
     return EXIT_READER_GONE

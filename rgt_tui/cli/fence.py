@@ -149,3 +149,12 @@ class FencedConsole(Console):
         super().pop_render_hook()
         super().pop_render_hook()
         super().push_render_hook(self._fence)
+
+    def on_broken_pipe(self) -> None:
+        """The reader went away (``rgt-tui pull box1 2>&1 | head -1``): raise, so the
+        command stops as any other write to a closed pipe stops it, and ``main`` ends it
+        quietly with SIGPIPE's 141. Rich's own answer is SystemExit(1): read as a failed
+        pull, and the pull's clean-up (its parts, its record) cut short. Quiet from here
+        on: that clean-up prints nothing more into the dead pipe."""
+        self.quiet = True
+        raise BrokenPipeError

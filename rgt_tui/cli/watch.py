@@ -59,14 +59,22 @@ def add_watch_arguments(parser: argparse.ArgumentParser) -> None:
 
 class PrintSink(Sink):
     """One stdout line per event: the time, the kind, the title (never a secret: titles
-    are rgt-tui's words and the box's alert text, never a target URL)."""
+    are rgt-tui's words and the box's alert text, never a target URL).
+
+    When the reader of stdout goes away (``watch | grep -m1 queue_done``), ``reader_gone``
+    is set and the watch ends as SIGPIPE would end a tool (141), instead of watching on
+    with a "failed" note per event."""
 
     def __init__(self, clock: Any = time.time) -> None:
         self.clock = clock
+        self.reader_gone = asyncio.Event()
 
     def on_event(self, event: WatchEvent) -> None:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.clock()))
-        print(f"{stamp} {event.kind:<10} [{event.severity}] {event.title}", flush=True)
+        try:
+            print(f"{stamp} {event.kind:<10} [{event.severity}] {event.title}", flush=True)
+        except BrokenPipeError:
+            self.reader_gone.set()
 
 
 def run_watch(call: Call) -> int:
@@ -97,7 +105,8 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     for line in skipped:
         note(line)
     notifier = Notifier(fleet, sent_log_path(journal_dir(fleet.path)))
-    sinks: list[Sink] = [PrintSink(), notifier]
+    printer = PrintSink()
+    sinks: list[Sink] = [printer, notifier]
     server = None
     if listen is not None:
         from rgt_tui.services.watch.sinks.metrics import FleetMetrics
@@ -123,9 +132,14 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     try:
         if call.args.once:
             events = await watcher.once(timeout=call.args.timeout)
+            if printer.reader_gone.is_set():
+                raise BrokenPipeError  # main: ends quietly, 141
             note(plural(len(events), "event"))
             return EXIT_OK
-        return await _until_stopped(watcher)
+        await _until_stopped(watcher, printer.reader_gone)
+        if printer.reader_gone.is_set():
+            raise BrokenPipeError  # main: ends quietly, 141
+        return EXIT_OK
     finally:
         await notifier.aclose(NOTIFY_GRACE_S)
         for problem in notifier.failures:
@@ -134,8 +148,9 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
             server.close()
 
 
-async def _until_stopped(watcher: Any) -> int:
-    """Run ``watcher`` until SIGTERM (exit 0) or Ctrl-C (the runner's 130)."""
+async def _until_stopped(watcher: Any, reader_gone: asyncio.Event) -> None:
+    """Run ``watcher`` until SIGTERM, the reader of stdout goes (``reader_gone``) or
+    Ctrl-C (the runner's 130)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     # No signal handlers on this platform (NotImplementedError) or off the main thread
@@ -144,17 +159,17 @@ async def _until_stopped(watcher: Any) -> int:
         loop.add_signal_handler(signal.SIGTERM, stop.set)
     running = asyncio.ensure_future(watcher.run())
     stopping = asyncio.ensure_future(stop.wait())
+    gone = asyncio.ensure_future(reader_gone.wait())
     try:
-        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({running, stopping, gone}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for task in (running, stopping):
+        for task in (running, stopping, gone):
             task.cancel()
-        await asyncio.gather(running, stopping, return_exceptions=True)
+        await asyncio.gather(running, stopping, gone, return_exceptions=True)
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGTERM)
     if running.done() and not running.cancelled() and running.exception() is not None:
         raise running.exception()  # type: ignore[misc]
-    return EXIT_OK
 
 
 def install(call: Call, fleet: Fleet) -> int:

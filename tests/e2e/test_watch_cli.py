@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -67,6 +68,34 @@ async def test_watch_runs_until_sigterm_and_stops_cleanly(make_loopback_fleet):
             proc.kill()
             await proc.wait()
     assert "watching 1 host " in err and "Traceback" not in err
+
+
+async def test_watch_ends_with_141_when_the_reader_of_its_events_goes(make_loopback_fleet):
+    """`watch | grep -m1 …`: once grep has its line, the watch ends as SIGPIPE ends a tool
+    (141), quietly; it neither watches on forever nor notes "PrintSink failed" per event.
+    stdout is a pipe whose read end is closed: the first event's write fails."""
+    loopback = await make_loopback_fleet(1)
+    alert_fleet(loopback.hosts_file, [])
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *RGT, "watch", "--hosts", str(loopback.hosts_file),
+            stdout=write_end, stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL, env=cli_env(),
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    try:
+        assert proc.stderr is not None
+        err = (await asyncio.wait_for(proc.stderr.read(), 120)).decode()
+        assert await asyncio.wait_for(proc.wait(), 30) == 141, err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert "watching 1 host " in err
+    assert "PrintSink" not in err and "BrokenPipe" not in err and "Traceback" not in err, err
 
 
 def test_install_writes_a_systemd_user_unit_and_starts_nothing(tmp_path):
