@@ -77,6 +77,7 @@ def run_move(call: Call) -> int:
         apply_move,
         find_source,
         plan_move,
+        run_moved_hint,
     )
 
     args = call.args
@@ -97,11 +98,12 @@ def run_move(call: Call) -> int:
         return EXIT_PROBLEMS
     if plan.on_box:
         names = ", ".join(c.name for c in plan.on_box)
+        them = "them" if len(plan.on_box) > 1 else "it"
         declined = confirmed(
             call,
-            f"Move {names} to {plan.dest}? {host.name}'s box will skip them.",
+            f"Move {names} to {plan.dest}? {host.name}'s box will skip {them}.",
             verb="move",
-            why=f"{host.name}'s box holds {names} and must skip them; ",
+            why=f"{host.name}'s box holds {names} and must skip {them}; ",
             declined="not moved",
         )
         if declined is not None:
@@ -114,7 +116,7 @@ def run_move(call: Call) -> int:
     print(f"moved {moved} from {plan.source} to {plan.dest}")
     if result.skipped:
         print(f"{plan.source}'s box skips {', '.join(result.skipped)}; its outputs there stay")
-    print(f"run them: rgt-tui queue append {plan.dest} (or rgt-tui launch {plan.dest})")
+    print(run_moved_hint(plan.dest, len(plan.cells)))
     return EXIT_OK
 
 
@@ -149,7 +151,7 @@ def _run_resume(call: Call) -> int:
             question, why = f"{what[0].upper()}{what[1:]}?", f"the move would {what}; "
         else:
             question = f"Move {name} to {args.to}? {host.name}'s box will skip it."
-            why = f"{host.name}'s box holds {name} and must skip them; "
+            why = f"{host.name}'s box holds {name} and must skip it; "
         declined = confirmed(call, question, verb="move", why=why, declined="not moved")
         if declined is not None:
             return declined

@@ -230,7 +230,7 @@ async def test_the_cli_asks_before_the_box_must_skip_and_moves_with_yes(make_que
 
     asked = await arun("queue", "move", "b", "--to", "box2", "--hosts", hosts)
     assert asked.returncode == 2, asked.stderr
-    assert "box1's box holds b and must skip them" in asked.stderr and "--yes" in asked.stderr
+    assert "box1's box holds b and must skip it" in asked.stderr and "--yes" in asked.stderr
     assert "b" not in qf.queue_file("box2").read_text().split("x.sh")[1]
     assert "skip" not in qf.state("b")
 
@@ -240,6 +240,10 @@ async def test_the_cli_asks_before_the_box_must_skip_and_moves_with_yes(make_que
     done = await arun("queue", "move", "b", "--to", "box2", "--yes", "--hosts", hosts)
     assert done.returncode == 0, done.stderr
     assert "moved b from box1 to box2" in done.stdout and "box1's box skips b" in done.stdout
+    # box2 was never launched: `queue append` would refuse it there, so launch is named.
+    assert "run it: rgt-tui queue append box2 if a queue runs there, else rgt-tui launch box2" in (
+        done.stdout
+    )
     assert qf.queue_file("box1").read_text().splitlines()[1] == "#moved-to box2: cells/b.sh t 1"
     assert "moved to box2" in qf.state("b")
     (qf.root("box1") / "go").touch()

@@ -409,6 +409,15 @@ async def plan_move(
     )  # fmt: skip
 
 
+def run_moved_hint(dest: str, count: int) -> str:
+    """How moved cells that never ran get run on ``dest``: appended to a queue that runs
+    there, else launched (``queue append`` refuses a box with no queue yet)."""
+    what = "them" if count > 1 else "it"
+    return (
+        f"run {what}: rgt-tui queue append {dest} if a queue runs there, else rgt-tui launch {dest}"
+    )
+
+
 def _unanswered_plan(
     source: HostConfig,
     target: HostConfig,

@@ -71,6 +71,7 @@ from rgt_tui.services.queue.move import (
     apply_move,
     plan_lines,
     plan_move,
+    run_moved_hint,
 )
 from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
 from rgt_tui.transport import Transport
@@ -576,6 +577,6 @@ async def resume_move(
         out = await _push(plan, fleet, target, dest_transport, on_bytes)
     moved = await apply_move(plan.move, source, source_transport, today=today)
     if not plan.ran:  # a cell that never ran moves as `queue move` always moved cells
-        return ResumeResult(plan, moved, out, f"run it: rgt-tui queue append {target.name}")
+        return ResumeResult(plan, moved, out, run_moved_hint(target.name, 1))
     queued = await _queue_on_target(fleet, target, dest_transport, plan.cell, acks)
     return ResumeResult(plan, moved, out, queued)
