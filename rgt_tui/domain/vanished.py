@@ -29,7 +29,15 @@ from rgt_tui.domain.gpu_faults import CudaOom, cuda_oom, dead_gpu_signs
 from rgt_tui.domain.health import spare_move
 from rgt_tui.domain.preemption import Preemption, preemption_line
 from rgt_tui.domain.queue_records import CellAttempt, RunnerLaunch
-from rgt_tui.domain.queue_state import FAILED, INTERRUPTED, REBOOTED, STOPPED, CellView, QueueView
+from rgt_tui.domain.queue_state import (
+    FAILED,
+    INTERRUPTED,
+    PENDING,
+    REBOOTED,
+    STOPPED,
+    CellView,
+    QueueView,
+)
 from rgt_tui.domain.units import fmt_duration
 
 REBOOT, OOM, HANGUP, MANUAL_KILL = "reboot", "OOM kill", "hang-up", "manual kill"
@@ -92,6 +100,24 @@ class Diagnosis:
         """A run vanished or was ended (a kill, a fault, the scheduler): `diagnose`'s exit
         1. Nothing vanished, or a cell failed by itself: 0, as the summary says."""
         return self.subject is not None and not self.by_itself
+
+
+def _skipped_before(view: QueueView, index: int) -> str:
+    """``; cells 1 (b), 3 (d) before it never ran: …`` when a queue that no longer runs
+    left cells before ``index`` pending (a retry's runner runs only the retried cells, and
+    one appended to it after them): a relaunch from ``index`` would leave them again."""
+    if view.runner_alive:
+        return ""
+    waiting = [c for c in view.cells if c.status == PENDING and c.index < index]
+    if not waiting:
+        return ""
+    named = ", ".join(f"{c.index} ({c.name})" for c in waiting)
+    cells = "cells" if len(waiting) > 1 else "cell"
+    return (
+        f"; {cells} {named} before it never ran: a launch from cell {index} leaves them, "
+        f"rgt-tui launch {view.host} --start {waiting[0].index} runs from them (the plan lists "
+        "every cell it runs)"
+    )
 
 
 def _launch_for(ts: int, launches: tuple[RunnerLaunch, ...]) -> RunnerLaunch | None:
@@ -348,7 +374,7 @@ def diagnose(
             f"cell {cell.index} ({cell.name}) exited {cell.exit_code} by itself — not a vanished "
             "run (no reboot, OOM kill, hang-up or kill ends a run with that code)",
             next_step=f"read its log (~/.rgt/queue/cells/{cell.name}.log), fix the cause, and rerun "
-            f"the identical config from cell {cell.index}",
+            f"the identical config from cell {cell.index}" + _skipped_before(view, cell.index),
             resume_index=cell.index,
             by_itself=True,
         )

@@ -168,3 +168,29 @@ def test_each_front_end_adds_its_own_resume_hint():
     rows = {line.split()[0]: line for line in tui.splitlines() if line.startswith("  ")}
     assert "  manual kill  unknown " in tui or "  manual kill  likely " in tui, tui
     assert rows["reboot"].index("yes") == rows["manual"].index("kill") + len("kill  "), tui
+
+
+def test_a_failure_after_cells_that_never_ran_names_them_in_the_next_step():
+    """A retry's runner runs only the retried cell (and what is appended after it): cells
+    before the failed one that never ran stay pending in a finished queue, and a relaunch
+    from the failed cell would leave them again — the next step says so."""
+    deployed = parse_cells_tsv(
+        cells_tsv_line(0, "a", "run a") + cells_tsv_line(1, "b", "run b")
+        + cells_tsv_line(2, "c", "run c")
+    )  # fmt: skip
+    launches = parse_runner_state(
+        f"launch 1000 {BOOT} tmux 2 /h/.rgt/bin/run_queue.x.sh 42\ndone 1021 0 1\n"
+    )
+    attempts = {
+        "c": parse_cell_state(f"start 1010 {BOOT} 4711\nend 1020 1\n", ""),
+    }
+    view = derive_view(
+        "box1", deployed, launches, attempts, boot_id=BOOT, now=1100, runner_alive=False
+    )
+    d = diagnose(view, launches, attempts, BoxFacts(boot_id=BOOT, uptime_s=90, oom_kill_now=0))
+    assert d.cause is None and d.subject == "cell 2 (c)" and d.resume_index == 2
+    assert d.next_step.endswith(
+        "rerun the identical config from cell 2; cells 0 (a), 1 (b) before it never ran: a "
+        "launch from cell 2 leaves them, rgt-tui launch box1 --start 0 runs from them (the "
+        "plan lists every cell it runs)"
+    ), d.next_step

@@ -90,6 +90,11 @@ async def test_stop_ends_the_queue_after_the_current_cell_and_a_later_launch_goe
     with pytest.raises(QueueError) as idle:  # nothing runs now: nothing to stop
         await stop_queue(host, transport)
     assert idle.value.code == "not-running"
+    # A pending cell of a stopped queue waits for nobody: the refusal says how it runs.
+    pending = await plan_retry(qf.fleet, host, transport, ["b"])
+    assert pending.problems == (
+        "cell b never ran, and no queue runs on box1: rgt-tui launch box1 --start 1 runs it",
+    )
 
     plan = await plan_launch(qf.fleet, host, transport, start_index=view.resume_index)
     assert plan.ok, plan.problems

@@ -380,7 +380,7 @@ async def plan_retry(
     unknown: list[str] = []
     for name in wanted:
         cell = _cell(view, name)
-        why = live.get(name) or _not_retryable(cell, name, allow_done)
+        why = live.get(name) or _not_retryable(cell, name, allow_done, view, host.name)
         if why:
             problems.append(why)
             if cell is None and name not in live:
@@ -422,15 +422,24 @@ async def plan_retry(
     )  # fmt: skip
 
 
-def _not_retryable(cell: CellView | None, name: str, allow_done: bool) -> str:
+def _not_retryable(
+    cell: CellView | None, name: str, allow_done: bool, view: QueueView, host: str
+) -> str:
     """Why ``cell`` cannot be retried now; '' when it can."""
     if cell is None:
         return f"no cell named {name} in the box's queue"
     if cell.status in RETRYABLE or (cell.status == DONE and allow_done):
         return ""
+    # A pending cell of a queue that no longer runs waits for nobody: say how it runs.
+    pending = (
+        f"cell {name} never ran: the queue runs it when it gets there"
+        if view.runner_alive
+        else f"cell {name} never ran, and no queue runs on {host}: "
+        f"rgt-tui launch {host} --start {cell.index} runs it"
+    )
     return {
         RUNNING: f"cell {name} is running now: kill it first (queue kill), then retry",
-        PENDING: f"cell {name} never ran: the queue runs it when it gets there",
+        PENDING: pending,
         RETRY: f"cell {name} is already waiting for its retry",
         SKIPPED: f"cell {name} is {cell.label} ({cell.note}): it does not run on this box",
         DONE: f"cell {name} is done (exit 0): retrying a done cell needs --done",
