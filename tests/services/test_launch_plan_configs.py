@@ -75,3 +75,58 @@ async def test_an_appended_cell_whose_config_is_missing_is_refused(make_queue_fl
         await transport.close()
     assert "cells/gone.sh is not in" in str(refused.value)
     assert "cell gone would fail on box1" in str(refused.value)
+
+
+async def test_a_running_queue_refuses_a_cell_whose_config_the_box_lacks_or_holds_older(
+    make_queue_fleet, tmp_path
+):
+    """A running queue runs an appended cell on the box's code as it is, and sync never
+    rewrites a running queue's files: a config the box lacks (or holds an older copy of)
+    would fail the cell, or run the old config. Refused, naming the file, the cell and the
+    way on; a config the box holds as it is here is appended."""
+    import pytest
+    from support.queues import wait_view
+
+    from rgt_tui.domain.queue_state import RUNNING
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.append import append_cells
+    from rgt_tui.services.queue.launch import launch
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    proj = tmp_path / "proj"
+    (proj / "cells").mkdir(parents=True)
+    gate = 'while [ ! -e "$HOME/go" ]; do sleep 0.1; done'
+    for stem, here, on_box in (
+        ("gate", gate, gate),
+        ("same", "echo same", "echo same"),
+        ("older", "echo v2", "echo v1"),
+        ("new", "echo new", None),
+    ):
+        (proj / "cells" / f"{stem}.sh").write_text(here + "\n")
+        if on_box is not None:
+            qf.cell_script(stem, on_box)
+    with qf.loopback.hosts_file.open("a") as f:
+        f.write(f'code = "{proj}"\n')
+    qf.write_queue("cells/gate.sh t 1\n")
+    transport = qf.transport()
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport, preflight=False)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+        await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell")
+        sent = qf.queue_file().read_text()
+        for stem in ("new", "older"):
+            qf.append_queue(f"cells/{stem}.sh t 1\n")
+            with pytest.raises(QueueError) as refused:
+                await append_cells(qf.fleet, qf.host(), transport)
+            said = str(refused.value)
+            assert refused.value.code == "stale-config"
+            assert f"cells/{stem}.sh (cell {stem}) not on box1 as it is here" in said, said
+            assert "rgt-tui sync box1" in said and "rgt-tui queue stop box1" in said
+            qf.write_queue(sent)  # the refused line taken back
+        qf.append_queue("cells/same.sh t 1\n")
+        added = await append_cells(qf.fleet, qf.host(), transport)
+        assert added.running and [c.name for c in added.added] == ["same"]
+        (qf.root() / "go").touch()
+    finally:
+        await transport.close()

@@ -43,3 +43,17 @@ async def code_status(
         uncommitted_count=tree.uncommitted_count,
         box_edited=tuple(box.edited(differs)[:MAX_DIFFERS]),
     )
+
+
+async def stale_on_box(
+    host: HostConfig, transport: Transport, paths: Iterable[str], *, withhold: Iterable[Path] = ()
+) -> list[str]:
+    """Of ``paths`` (from the code tree's top), those the box's workdir does not hold as
+    this machine does: missing there, or another content. A path sync does not send is
+    not ours to judge and is left out. Reads only; SyncError / TransportError as
+    ``code_status``."""
+    tree = await local_tree(host, withhold)
+    await transport.connect()
+    box = await scan_box(transport, host.name, tree, host.workdir)
+    here = {f.path: f.file_hash() for f in tree.files}
+    return [p for p in paths if p in here and box.hashes.files.get(p) != here[p]]

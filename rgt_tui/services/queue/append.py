@@ -13,10 +13,13 @@ import asyncio
 from dataclasses import dataclass
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_file import prefix_problem
+from rgt_tui.domain.queue_file import QueueCell, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import relaunch_start
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
+from rgt_tui.services.code_sync.rules import fleet_files
+from rgt_tui.services.code_sync.status import stale_on_box
+from rgt_tui.services.code_sync.types import SyncError
 from rgt_tui.services.queue.box import probe, read_box_queue_text
 from rgt_tui.services.queue.cells import (
     PlannedCell,
@@ -25,7 +28,7 @@ from rgt_tui.services.queue.cells import (
     unsent_moved,
     unsent_text,
 )
-from rgt_tui.services.queue.check import display_path, missing_configs
+from rgt_tui.services.queue.check import display_path, missing_configs, tree_configs
 from rgt_tui.services.queue.moved_skips import record_moved_skips, unskipped_moved
 from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.transport import Transport
@@ -39,6 +42,33 @@ class AppendResult:
     added: tuple[PlannedCell, ...]
     running: bool  # the runner is alive and will reach them
     detail: str
+
+
+async def _configs_on_box(
+    fleet: Fleet, host: HostConfig, transport: Transport, cells: tuple[QueueCell, ...]
+) -> None:
+    """A running queue runs new cells on the box's code as it is, and sync never rewrites
+    a running queue's files: a new cell whose config the box lacks (or holds an older copy
+    of) would fail, or run the old config. Refused (QueueError, ``stale-config``) then,
+    naming the files and the way on."""
+    wanted = tree_configs(host, cells)
+    if not wanted:
+        return
+    try:
+        stale = await stale_on_box(host, transport, wanted, withhold=fleet_files(fleet))
+    except SyncError:
+        return  # the tree cannot be listed here: sync and preflight say why
+    if not stale:
+        return
+    files = ", ".join(f"{p} (cell {', '.join(c.name for c in wanted[p])})" for p in stale)
+    raise QueueError(
+        host.name,
+        f"refused: {files} not on {host.name} as it is here (missing there, or an older "
+        "copy), and a running queue's code is never synced: the cell would fail, or run the "
+        f"old config. Append it once the queue ends (or stop it: rgt-tui queue stop "
+        f"{host.name}), after rgt-tui sync {host.name}; or name a config the box has",
+        code="stale-config",
+    )
 
 
 async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> AppendResult:
@@ -96,6 +126,8 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     absent = await asyncio.to_thread(missing_configs, fleet, host, cells[deployed:])
     if absent:
         raise QueueError(host.name, "refused:\n" + "\n".join(str(p) for p in absent))
+    if view.runner_alive:
+        await _configs_on_box(fleet, host, transport, cells[deployed:])
     result = await run_ctl(
         transport, "append", session, facts.qbytes, facts.clines,
         len(new_text.encode("utf-8")), len(new_lines.encode("utf-8")),

@@ -175,28 +175,24 @@ def missing_configs(
     absolute or ``~`` path, one that leaves the tree, and one not here that sync would
     not send either (git-ignored or excluded: it may be put on the box otherwise, and sync
     leaves it there). Blocking (the tree is listed): run it in a thread."""
-    code = host.ready.code
-    if code is None or host.run is None or "{cfg}" not in host.run:
+    configs = tree_configs(host, cells)
+    code, run = host.ready.code, host.run
+    if not configs or code is None or run is None:
         return []
-    sub = _cfg_base(host.run, host.workdir)
-    if sub is None:
-        return []  # {cfg} is read from a folder the tree does not stand for: not ours to say
     root = code.expanduser()
     if not root.is_dir():
         return []  # sync and preflight's code check say that
     listings = {} if listings is None else listings
     fails = f"would fail on {host.name}"
+    sub = _cfg_base(run, host.workdir)
     where = root / sub if sub else root  # where the run template reads {cfg} from
     problems: list[tuple[int, QueueProblem]] = []
     absent: dict[str, list[QueueCell]] = {}
-    for cell in cells:
-        rel = posixpath.normpath(posixpath.join(sub, cell.cfg))  # from the tree's top
-        if cell.moved_to or cell.cfg.startswith(("/", "~", "$")) or rel.split("/")[0] == "..":
-            continue
+    for rel, users in configs.items():
         try:
             mode = (root / rel).lstat().st_mode
         except OSError:
-            absent.setdefault(rel, []).append(cell)
+            absent[rel] = users
             continue
         tree = _listed(fleet, host, root, listings)
         if tree is None or rel in {f.path for f in tree.files}:
@@ -205,12 +201,12 @@ def missing_configs(
             (s.removeprefix(rel).strip(" ()") for s in tree.skipped if s.startswith(rel + " (")),
             "a folder" if stat.S_ISDIR(mode) else "git-ignored, or left out by code_exclude",
         )
-        problems.append((cell.line, QueueProblem(
+        problems += [(cell.line, QueueProblem(
             cell.file, cell.line,
             f"{cell.cfg} is in {where} but sync does not send it ({why}): cell {cell.name} "
             f"{fails} — make it a file sync sends (track it; take it out of .gitignore or "
             "code_exclude), or fix the path on this line",
-        )))  # fmt: skip
+        )) for cell in users]  # fmt: skip
     if absent:
         tree = _listed(fleet, host, root, listings)
         try:
@@ -243,6 +239,25 @@ def launch_refusals(fleet: Fleet, host: HostConfig) -> list[str]:
     source = checked.source_for(host.name)
     cells = source.parsed.cells if source is not None else ()
     return [*host_problems(fleet, host, checked), *map(str, missing_configs(fleet, host, cells))]
+
+
+def tree_configs(host: HostConfig, cells: Iterable[QueueCell]) -> dict[str, list[QueueCell]]:
+    """The code tree's files that ``cells`` read as their config, by their path from the
+    tree's top (the box's workdir: sync puts the tree there), each with the cells that
+    read it. Only with the host's ``code`` set and ``{cfg}`` in its run template; never
+    an absolute or ``~`` path, one that leaves the tree, or a moved cell's (pure)."""
+    if host.ready.code is None or host.run is None or "{cfg}" not in host.run:
+        return {}
+    sub = _cfg_base(host.run, host.workdir)
+    if sub is None:
+        return {}  # {cfg} is read from a folder the tree does not stand for: not ours to say
+    found: dict[str, list[QueueCell]] = {}
+    for cell in cells:
+        rel = posixpath.normpath(posixpath.join(sub, cell.cfg))
+        if cell.moved_to or cell.cfg.startswith(("/", "~", "$")) or rel.split("/")[0] == "..":
+            continue
+        found.setdefault(rel, []).append(cell)
+    return found
 
 
 def _cfg_base(run: str, workdir: str) -> str | None:
