@@ -221,7 +221,10 @@ def hosts_block(name: str) -> str:
             'durable_dir = "~/rgt-local-slurm/runs"   # a shared folder: not $TMPDIR',
             'pull = ["~/rgt-local-slurm/runs"]',
             f'queue = "queues/{name}.txt"',
-            'run = "mkdir -p {out} && echo {cfg} {epochs} > {out}/done.txt"',
+            # done.txt is read by eye; epochs.json (a JSON number) is what verify loads,
+            # so the cell's results verify and the teardown gate can open.
+            'run = "mkdir -p {out} && echo {cfg} {epochs} > {out}/done.txt'
+            ' && echo {epochs} > {out}/epochs.json"',
         ]
     )
 
