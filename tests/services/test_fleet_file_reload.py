@@ -69,3 +69,70 @@ def test_a_block_moved_down_is_not_an_edit_and_a_new_address_reconnects(
     changes = fleet_changes(old, new, old.hosts, new.hosts)
     assert changes.edited == (a2, b2) and changes.reconnect == {"b"} and changes.settings
     assert not changes.added and not changes.removed
+
+
+async def test_a_host_added_while_watch_runs_is_notified_and_one_removed_leaves_the_metrics(
+    tmp_path: Path,
+) -> None:
+    """`rgt-tui add` while `watch` runs as a service: the new host's alerts reach the
+    fleet's notify targets (the Notifier kept the fleet of its start, and dropped them),
+    the metrics list it, and a removed host's series go."""
+    from support.webhook import webhook
+
+    from rgt_tui.services.watch.sinks.metrics import FleetMetrics
+    from rgt_tui.services.watch.sinks.notify import Notifier
+
+    async with LoopbackFleet(2, tmp_path / "fleet") as boxes:
+        hosts = boxes.hosts_file
+        head, block = _blocks(hosts.read_text())
+        with webhook() as hook:
+            # Any used inode trips the inode rule: each host alerts at its first sample.
+            head = (
+                f'[fleet]\npoll_seconds = 0.2\nnotify = ["{hook.url("/fleet")}"]\n'
+                f"[fleet.thresholds]\ninode_pct = 0.0001\n\n{head}"
+            )
+            hosts.write_text(head + block["box1"])
+            fleet = load_fleet(hosts)
+            notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
+            metrics = FleetMetrics(fleet)
+            watcher = Watcher(
+                fleet, sinks=[notifier, metrics], drivers=False, report=lambda _: None,
+                fleet_file_every_s=0.05,
+            )  # fmt: skip
+
+            def told(host: str) -> bool:
+                return any(host in body["title"] for body in hook.at("/fleet"))
+
+            def info_hosts() -> set[str]:
+                return {
+                    s.labels["host"]
+                    for family in metrics.collect()
+                    if family.name == "rgt_host_info"
+                    for s in family.samples
+                }
+
+            def series_hosts() -> set[str]:
+                return {
+                    s.labels["host"]
+                    for family in metrics.collect()
+                    if family.name != "rgt_host_info"
+                    for s in family.samples
+                    if "host" in s.labels
+                }
+
+            task = asyncio.create_task(watcher.run())
+            try:
+                await wait_for(lambda: told("box1"), 40)
+                hosts.write_text(head + block["box1"] + block["box2"])
+                await wait_for(lambda: told("box2"), 40)
+                assert info_hosts() == {"box1", "box2"}
+                await wait_for(lambda: "box2" in series_hosts(), 40)
+
+                hosts.write_text(head + block["box2"])
+                await wait_for(lambda: info_hosts() == {"box2"}, 40)
+                assert series_hosts() == {"box2"}
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                await notifier.aclose(5)
+            assert notifier.failures == []

@@ -24,6 +24,7 @@ import inspect
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -315,6 +316,10 @@ class Watcher:
         for driver in (self.pull, self.on_preempt, self.still_answers):
             if driver is not None:
                 driver.fleet = event.fleet
+        fleet = event.fleet
+        for sink in self.sinks:  # the notifier's targets, the metrics' hosts
+            # Bound now: the call runs later, when the loop has moved on to the next sink.
+            self._background(self._call(sink, "on_fleet", partial(sink.on_fleet, fleet)))
         # notify_reminder_minutes applies at once, as the rest of the file does.
         self.tracker.reminder_s = event.fleet.watch.reminder_minutes * 60
         if not event.changes.empty:

@@ -8,14 +8,15 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Protocol
 
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.services.watch.events import HostState, WatchEvent
 
 
 class Sink(Protocol):
     """What the watcher hands each sink, in this order: ``resume`` once at the start,
     then a host's ``HostState`` after every sample, queue poll or tick (``on_host``) and
-    every event it owes (``on_event``: the runtime's, and the drivers' stops and pulls).
+    every event it owes (``on_event``: the runtime's, and the drivers' stops and pulls);
+    and the fleet as it is after each change of the fleet file (``on_fleet``).
 
     Each may return an awaitable, awaited before the next sink hears, or nothing; one
     that raises is reported and the others still hear. A sink subclasses this and
@@ -31,4 +32,9 @@ class Sink(Protocol):
 
     def on_event(self, event: WatchEvent) -> Awaitable[None] | None:
         """An event owed (told once: the watch memory keeps what was told)."""
+        return None
+
+    def on_fleet(self, fleet: Fleet) -> Awaitable[None] | None:
+        """The fleet file changed and was applied (hosts added, removed or edited; the
+        fleet's settings): what the sink keeps of the fleet is ``fleet`` from now on."""
         return None

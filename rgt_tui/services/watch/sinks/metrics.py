@@ -147,6 +147,14 @@ class FleetMetrics(Collector, Sink):
         self._states[host.name] = state
         self.version += 1
 
+    def on_fleet(self, fleet: Fleet) -> None:
+        """The fleet file changed: added hosts are listed (``rgt_host_info``), and a
+        removed host's series go with it, rather than stay at their last values."""
+        self.fleet = fleet
+        kept = {h.name for h in fleet.hosts}
+        self._states = {name: s for name, s in self._states.items() if name in kept}
+        self.version += 1
+
     def on_event(self, event: WatchEvent) -> None:
         """Count the event by kind (``rgt_watch_events_total``)."""
         self._events[event.kind] += 1

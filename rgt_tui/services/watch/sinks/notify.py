@@ -263,6 +263,11 @@ class Notifier(Sink):
         except Exception as e:  # noqa: BLE001 — a sink must never stop the watch
             self._report(f"notifications for {event.host}: {type(e).__name__}: {e}")
 
+    def on_fleet(self, fleet: Fleet) -> None:
+        """The fleet file changed: a host added while watch runs (``rgt-tui add``) is
+        told from now on, and a ``notify`` list changed goes to its new targets."""
+        self.fleet = fleet
+
     async def resume(self) -> int:
         """Retry, once per start, the events of the last day that some target never got
         (it failed, or the process stopped first); returns how many sends were scheduled.
