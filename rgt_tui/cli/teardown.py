@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.box_identity import BoxIdentity
@@ -269,10 +269,16 @@ def run_teardown(call: Call) -> int:
         print(f"refused: '{typed}' is not '{host.name}'; nothing was torn down", file=sys.stderr)
         return EXIT_PROBLEMS
 
+    pids: list[int] = []
+
+    def started(pid: int) -> None:
+        pids.append(pid)
+        print(f"running the teardown command (pid {pid}): {host.teardown}", flush=True)
+
     async def confirm(transport: Transport) -> TeardownOutcome:
         # A connection of its own: the box is re-scanned now, after the name was typed.
         return await confirm_and_tear_down(
-            call.fleet, host, j, typed, transport, cwd=Path(os.getcwd())
+            call.fleet, host, j, typed, transport, cwd=Path(os.getcwd()), started=started
         )
 
     try:
@@ -280,6 +286,19 @@ def run_teardown(call: Call) -> int:
     except PermissionError as exc:
         print(f"refused: {exc}; nothing was torn down", file=sys.stderr)
         return EXIT_PROBLEMS
+    except KeyboardInterrupt:
+        if not pids:
+            raise  # nothing ran: the runner's 130
+        # The command runs in a group of its own and goes on: a destroy cut halfway is
+        # worse than one finished. Its outcome is what this process can no longer see.
+        print(
+            f"interrupted: the teardown command (pid {pids[0]}) goes on and may still destroy "
+            f"{host.name}; {host.name} is NOT recorded as torn down. When it has ended, check "
+            f"the provider's console; if the box is gone, record it: "
+            f"rgt-tui teardown {host.name} --destroyed {host.name}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     if outcome.credentials:  # the box's credentials file, removed first (U34)
         print(outcome.credentials)
     if not outcome.ran:

@@ -116,3 +116,47 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     box_id = (qf.root() / ".rgt" / "box-id").read_text().strip()
     assert record["box"]["box_id"] == box_id
     assert {t["box_id"] for t in record["teardowns"]} == {box_id}
+
+
+async def test_ctrl_c_while_the_teardown_command_runs_names_it_and_how_to_record_it(
+    loopback_fleet, tmp_path
+):
+    """The command runs in a group of its own and goes on after Ctrl-C (a destroy cut
+    halfway is worse): the command line said it started, with its pid, and on Ctrl-C
+    says it goes on, that nothing is recorded, and how to record the box once gone."""
+    import asyncio
+    import os
+    import signal
+
+    from support.cli import RGT, cli_env
+    from support.teardown_ui import results_on_box
+
+    hosts = loopback_fleet.hosts_file
+    results_on_box(loopback_fleet.box("box1").root)
+    cli = Cli(hosts, tmp_path / "state", tmp_path)
+    assert (await cli("pull", "box1")).returncode == 0
+    assert (await cli("verify", "box1")).returncode == 0
+    marker = tmp_path / "destroyed"
+    set_host_key(hosts, "teardown", f"sleep 5; echo destroyed > {marker}")
+    proc = await asyncio.create_subprocess_exec(
+        *RGT, "teardown", "box1", "--confirm", "box1",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL, env=cli_env(cli.env), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    seen: list[str] = []
+    while not seen or not seen[-1].startswith("running the teardown command (pid "):
+        line = (await asyncio.wait_for(proc.stdout.readline(), 120)).decode()
+        assert line, "".join(seen)  # the checklist, then the command as it starts
+        seen.append(line)
+    line = seen[-1]
+    pid = int(line.split("(pid ", 1)[1].split(")", 1)[0])
+    proc.send_signal(signal.SIGINT)
+    err = (await asyncio.wait_for(proc.stderr.read(), 60)).decode()
+    assert await asyncio.wait_for(proc.wait(), 30) == 130, err
+    assert f"the teardown command (pid {pid}) goes on" in err and "NOT recorded" in err, err
+    assert "rgt-tui teardown box1 --destroyed box1" in err
+    os.kill(pid, 0)  # still running: it was not cut halfway
+    await wait_for(lambda: marker.exists(), 60, "the command to finish on its own")
+    recorded = await cli("teardown", "box1", "--destroyed", "box1")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -42,8 +43,15 @@ def timed_out_note(timeout_s: float) -> str:
     )
 
 
-async def run_teardown_command(command: str, cwd: Path | None, timeout_s: float) -> LocalRun:
+async def run_teardown_command(
+    command: str,
+    cwd: Path | None,
+    timeout_s: float,
+    started: Callable[[int], None] | None = None,
+) -> LocalRun:
     """Run ``command`` with ``sh``; after ``timeout_s`` kill its whole process group.
+    ``started`` hears its pid as it starts (the command line says so, and names it if
+    the user presses Ctrl-C).
 
     Its output goes to an unnamed temporary file, not a pipe: the wait ends when the
     shell exits, even if something it left in the background still holds its output.
@@ -60,6 +68,8 @@ async def run_teardown_command(command: str, cwd: Path | None, timeout_s: float)
             stderr=asyncio.subprocess.STDOUT,
             cwd=cwd,
         )
+        if started is not None:
+            started(proc.pid)
         timed_out = False
         try:
             await within(proc.wait(), timeout_s)

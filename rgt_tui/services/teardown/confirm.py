@@ -105,9 +105,11 @@ async def confirm_and_tear_down(
     clock: Callable[[], float] = time.time,
     cwd: Path | None = None,
     timeout_s: float = TEARDOWN_TIMEOUT_S,
+    started: Callable[[int], None] | None = None,
 ) -> TeardownOutcome:
     """Record the typed name, re-scan the box now, and only if the gate then unlocks run
-    the teardown command and record its outcome (see the module docstring).
+    the teardown command and record its outcome (see the module docstring). ``started``
+    hears the command's pid as it starts.
 
     Raises GateLocked (a PermissionError, with the checklist of that moment as
     ``report``) when the gate stays locked: a wrong name, the box unreachable or changed
@@ -150,7 +152,7 @@ async def confirm_and_tear_down(
             cluster=is_cluster(host),
         )
     run = await run_teardown_command(
-        host.teardown, cwd or (fleet.path.parent if fleet.path else None), timeout_s
+        host.teardown, cwd or (fleet.path.parent if fleet.path else None), timeout_s, started
     )
     ok = run.status == 0 and not run.timed_out
     record = TeardownRecord(
