@@ -48,6 +48,13 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
         (qf.fleet.results_dir / "box1" / "ck" / "checkpoint.json").read_text()
     )["step"]
     assert verified_step >= 2
+    # While it runs, the move is refused for that alone: its pulled mid-run files are not
+    # "verified results" that a move would run again (the roster does not count them).
+    running = await plan(qf)
+    assert not running.ok
+    assert [p for p in running.move.problems if "ck" in p] == [
+        "ck is running on box1 now — stop or kill it first (rgt-tui queue kill box1), then move it"
+    ], running.move.problems
     await preempt(qf)
 
     planned = await plan(qf)

@@ -381,12 +381,15 @@ async def plan_move(
     for index, cell in chosen:
         on_box = status.get(index)
         state = on_box.status if on_box is not None and on_box.name == cell.name else ""
-        if cell.name in verified and not (resume and state in UNFINISHED):
+        running = state == RUNNING or cell.name in facts.alive_cells
+        # A running cell's pulled files are mid-run, not results the roster counts: its
+        # one refusal is that it runs.
+        if cell.name in verified and not running and not (resume and state in UNFINISHED):
             problems.append(
                 f"{verified[cell.name]}: it ran and its results are kept — moving it would "
                 "run it again (leave it, or give the new run a config of another name)"
             )
-        if state == RUNNING or cell.name in facts.alive_cells:
+        if running:
             problems.append(
                 f"{cell.name} is running on {source.name} now — stop or kill it first "
                 f"(rgt-tui queue kill {source.name}), then move it"
