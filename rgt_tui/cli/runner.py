@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -140,8 +141,23 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     except UnknownHost as exc:
         return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
     except HostKeyError as exc:  # before TransportError: it is one, but not "unreachable"
+        _json_unreachable(args, exc)
         return call.fail(f"{exc.host}: {exc.message}", fix=exc.fix)
     except TransportError as exc:
+        _json_unreachable(args, exc)
         return call.fail(f"{exc.host} unreachable: {exc.message}", fix=exc.fix)
     except KeyboardInterrupt:
         return command.interrupted(call)
+
+
+def _json_unreachable(args: argparse.Namespace, exc: TransportError) -> None:
+    """With ``--json``, the host that did not answer is a JSON object on stdout too
+    (``{"host", "reachable": false, "error", "fix"}``, as ``status --json`` words it):
+    ``… --json | jq`` reads an answer, not nothing. The message stays on stderr."""
+    if getattr(args, "json", False):
+        print(
+            json.dumps(
+                {"host": exc.host, "reachable": False, "error": exc.message, "fix": exc.fix},
+                indent=2,
+            )
+        )

@@ -121,6 +121,29 @@ def test_an_unreachable_host_exits_1_with_one_message(
     ]
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["queue", "show"], ["diagnose"], ["preflight"], ["vram"], ["disk"]],
+    ids=" ".join,
+)
+def test_an_unreachable_host_with_json_is_a_json_answer_too(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``… --json | jq`` reads an answer: the host, unreachable, why (as status --json)."""
+    hosts = tmp_path / "hosts.toml"
+    with closed_port() as port:
+        hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\n')
+        assert main([*argv, "box1", "--hosts", str(hosts), "--json"]) == exit_codes.EXIT_PROBLEMS
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {
+        "host": "box1",
+        "reachable": False,
+        "error": "connection refused (is sshd running on that port?)",
+        "fix": None,
+    }
+    assert "box1 unreachable: connection refused" in err
+
+
 def test_a_name_that_does_not_resolve_says_so_with_the_fix(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
