@@ -144,6 +144,8 @@ def format_status_table(
             lines.append(f"{r.host.name:<14} UNREACHABLE  {r.error}")
             if r.fix:
                 lines.append(f"{'':<14} fix: {r.fix}")
+            if r.host.cost_per_hour is not None:  # a box that does not answer may still bill
+                lines.append(f"{'':<14} {_cost_words(r)}")
             lines += _alert_lines(r.alerts)  # a release clock runs while it is unreachable
             continue
         s = r.snapshot
@@ -162,6 +164,8 @@ def format_status_table(
         lines.append(
             f"{r.host.name:<14} up {fmt_duration(s.uptime_s):<7} cgroup mem {mem}  vCPU {cpu}  oom_kill {oom}"
         )
+        if r.host.cost_per_hour is not None:
+            lines.append(f"{'':<14} {_cost_words(r)}")
         if s.gpus:
             for g in s.gpus:
                 lines.append(
@@ -178,6 +182,15 @@ def format_status_table(
             )
         lines += _alert_lines(r.alerts)
     return "\n".join(lines)
+
+
+def _cost_words(r: HostReport) -> str:
+    """``$1.20/h · $14.40 so far`` (``since first seen`` without started_at), as a pane."""
+    rate = f"${r.host.cost_per_hour:.2f}/h"
+    if r.cost_so_far is None:
+        return rate
+    since = "since first seen" if r.counted_from_first_seen else "so far"
+    return f"{rate} · ${r.cost_so_far:.2f} {since}"
 
 
 def _when(t: float) -> str:

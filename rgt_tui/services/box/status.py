@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.cost import IdleMeter
+from rgt_tui.domain.cost import IdleMeter, billing_start, cost_so_far
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.health import Alert, HealthState
 from rgt_tui.domain.snapshot import UNLIMITED, HostSnapshot
@@ -45,6 +45,11 @@ class HostReport:
     # one sample, so no interval is measured yet (idle_s 0) and ``last_idle`` says
     # whether this sample is idle. None: not billed (no cost_per_hour) or unreachable.
     idle: IdleMeter | None = None
+    # What the box has billed: from its started_at, else from when rgt-tui first saw it
+    # answer (the journal's, as the TUI's panes and watch's rgt_cost_so_far count it);
+    # None without a cost_per_hour or either time. ``counted_from_first_seen`` says which.
+    cost_so_far: float | None = None
+    counted_from_first_seen: bool = False
 
     @property
     def reachable(self) -> bool:
@@ -92,7 +97,10 @@ async def _report(
             host, profile, None, HealthState(), lost,
             thresholds=fleet.thresholds, now=now, last_seen=seen,
         )  # fmt: skip
-        return HostReport(host, None, alerts, *error)
+        spent, from_seen = await _spent(host, last_seen, now)
+        return HostReport(
+            host, None, alerts, *error, cost_so_far=spent, counted_from_first_seen=from_seen
+        )
     if last_seen is not None:
         await asyncio.to_thread(last_seen.saw, host.name, now)
     health = HealthState().observe(snap, fleet.thresholds)
@@ -101,7 +109,24 @@ async def _report(
         thresholds=fleet.thresholds, now=now, last_seen=now, received_at=now,
     )  # fmt: skip
     idle = IdleMeter().observe_sample(snap, snap.cell is not None) if host.cost_per_hour else None
-    return HostReport(host, snap, alerts, idle=idle)
+    spent, from_seen = await _spent(host, last_seen, now)
+    return HostReport(
+        host, snap, alerts, idle=idle, cost_so_far=spent, counted_from_first_seen=from_seen
+    )
+
+
+async def _spent(
+    host: HostConfig, last_seen: LastSeen | None, now: float
+) -> tuple[float | None, bool]:
+    """(what ``host`` has billed by ``now``, whether it counts from first seen)."""
+    if host.cost_per_hour is None:
+        return None, False
+    started = host.started_at.timestamp() if host.started_at is not None else None
+    first = None
+    if started is None and last_seen is not None:
+        first = await asyncio.to_thread(last_seen.first_seen, host.name)
+    spent = cost_so_far(host.cost_per_hour, billing_start(started, first), now)
+    return spent, started is None and spent is not None
 
 
 async def collect_status(
@@ -170,6 +195,17 @@ def report_to_json(report: HostReport) -> dict[str, Any]:
         # One sample measures no interval: idle_paid_s is what this run saw (0.0), and
         # idle_now whether the sample is idle (every GPU under 5 %, no cell running).
         # Both null when the box is not billed (no cost_per_hour) or not reached.
+        # What it has billed (its cost_per_hour's currency): from started_at, else from
+        # when rgt-tui first saw it answer (cost_from "first_seen"); null when unknown.
+        "cost_per_hour": report.host.cost_per_hour,
+        "cost_so_far": report.cost_so_far,
+        "cost_from": (
+            None
+            if report.cost_so_far is None
+            else "first_seen"
+            if report.counted_from_first_seen
+            else "started_at"
+        ),
         "idle_paid_s": report.idle.idle_s if report.idle else None,
         "idle_now": report.idle.last_idle if report.idle else None,
         "problems": list(snap.problems) if snap else [],
