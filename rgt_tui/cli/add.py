@@ -34,6 +34,7 @@ from typing import TypeVar
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
+from rgt_tui.domain.config_hosts import is_home
 from rgt_tui.profiles import KNOWN_PROFILES
 from rgt_tui.services.fleet.add_host import (
     AddRefused,
@@ -341,8 +342,10 @@ def _launch_keys(call: Call, path: Path, name: str, profile: str, tty: bool) -> 
         call, args.durable_dir, f"Durable dir on the box (results) [{offer.durable_dir}]: ",
         lambda text: read_folder("durable_dir", text, offer.durable_dir, path), tty=tty,
     )  # fmt: skip
+    # A whole home is never pulled: then there is no default to offer, only an example.
+    offered = "e.g. ~/runs; the durable dir is the whole home" if is_home(durable) else durable
     pull = _value(
-        call, args.pull, f"Folders to pull, comma-separated [{durable}]: ",
+        call, args.pull, f"Folders to pull, comma-separated [{offered}]: ",
         lambda text: read_pull(text, durable, path), tty=tty,
     )  # fmt: skip
     return LaunchKeys(workdir, durable, pull, code, queue, run)

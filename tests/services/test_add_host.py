@@ -103,7 +103,9 @@ def test_pasted_commands_give_target_key_name_and_profile():
         read_target("   ")
 
     assert read_cost("$1,29") == 1.29 and read_cost("") is None and read_cost("0") == 0.0
-    for bad in ("-1", "nan", "cheap"):
+    # As the providers' pages write a price.
+    assert read_cost("$1.50/h") == 1.5 and read_cost("0.9 /hr") == 0.9
+    for bad in ("-1", "nan", "cheap", "$1.50/day"):
         with pytest.raises(AddRefused) as cost:
             read_cost(bad)
         assert cost.value.field == "cost"

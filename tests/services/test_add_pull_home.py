@@ -63,3 +63,32 @@ async def test_add_at_a_terminal_asks_again_after_a_whole_home(tmp_path, home):
     assert status == 0, out
     host = load_fleet(hosts).host("h")
     assert host.pull == ("~/runs",) and host.pull_refused is None
+
+
+async def test_a_durable_dir_of_the_whole_home_offers_no_pull_default_it_would_refuse(
+    tmp_path, home
+):
+    """The pull prompt offered `[~]` after a durable_dir of `~`, then refused that very
+    default: it now offers an example, and Enter still says why and asks again."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(FLEET)
+    term = Terminal("add", "local", "--name", "h", "--hosts", hosts, cwd=tmp_path,
+                    env={"NO_COLOR": "1"}, output_on_terminal=True)  # fmt: skip
+    prompts = ("[generic-ssh]: ", "(empty: none): ", "[~/code]: ", "[none]: ", "[queues/h.txt]: ",
+               "--out {out}]: ")  # fmt: skip
+    for prompt in prompts:
+        await term.expect(prompt)
+        term.type("")
+    await term.expect("(results) [~/runs]: ")
+    term.type("~")
+    await term.expect("comma-separated [e.g. ~/runs; the durable dir is the whole home]: ")
+    term.type("")
+    await term.expect("is the whole home on the box")  # Enter: why, and asked again
+    term.type("~/runs")
+    await term.expect("create it, empty, with how to write cells? [Y/n] ")
+    term.type("n")
+    status, out, _ = await term.finish()
+    assert status == 0, out
+    assert "[~]" not in out
+    host = load_fleet(hosts).host("h")
+    assert host.durable_dir == "~" and host.pull == ("~/runs",)

@@ -175,11 +175,12 @@ def check_profile(name: str) -> str:
 
 
 def read_cost(text: str | float | None) -> float | None:
-    """Dollars per hour (``1.29``, ``$1.29``, ``1,29``); None for nothing given;
-    AddRefused (field ``cost``) for anything else."""
+    """Dollars per hour (``1.29``, ``$1.29``, ``1,29``, ``$1.29/h``, as the providers'
+    pages write it); None for nothing given; AddRefused (field ``cost``) for anything else."""
     if text is None:
         return None
     raw = str(text).strip().removeprefix("$").replace(",", ".").strip()
+    raw = re.sub(r"\s*(/\s*(h|hr|hour)|per\s+hour)$", "", raw, flags=re.IGNORECASE)
     if not raw:
         return None
     try:
