@@ -192,6 +192,8 @@ def _add(call: Call, written: list[str]) -> int:
             call, args.target, "Paste the box's SSH command (or user@host:port): ", read_target,
             tty=tty,
         )  # fmt: skip
+        if args.name is not None:  # a name given that cannot be taken: said first, alone
+            check_name(args.name, fleet_file)
     except AddRefused as exc:
         return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
     declined = _settle_same_account(call, same_account(pasted.target, fleet_file), tty)

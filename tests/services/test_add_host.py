@@ -325,6 +325,11 @@ async def test_cli_without_a_terminal_trusts_only_the_fingerprint_it_is_given(
     # The same box again: another entry of b1's account is confirmed, its name is not.
     twice = await arun(*args, "--trust-key", fp, "--same-account", cwd=tmp_path)
     assert twice.returncode == 2 and "'b1' is already used at" in twice.stderr
+    # Without --same-account the name that cannot be taken is said first, alone: the
+    # account question would be asked for nothing.
+    again = await arun(*args, "--trust-key", fp, cwd=tmp_path)
+    assert again.returncode == 2 and "'b1' is already used at" in again.stderr, again.stderr
+    assert "same account" not in again.stderr and "--same-account" not in again.stderr
 
     # --accept-new: the host opts in (host_key = "accept-new"), and the transport records
     # the first key the box shows, as it would on the host's first connection.
