@@ -130,3 +130,31 @@ def test_install_without_systemd_prints_the_nohup_line(tmp_path):
     assert out.returncode == 0, out.stderr
     assert f"nohup {sys.executable} -m rgt_tui watch --hosts {hosts}" in out.stdout
     assert not (config / "systemd").exists()
+
+
+async def test_watch_once_names_each_host_that_did_not_answer_and_why(tmp_path):
+    """cron's `watch --once`: a silence is told as an event only past its grace, in a
+    later pass; this pass says on the console which host did not answer, and why when
+    known (a box that accepts but never speaks SSH; a closed port)."""
+    import socket
+
+    from support.machine import closed_port
+
+    hung = socket.socket()
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(5)  # accepts, never answers: a hung sshd
+    try:
+        with closed_port() as refused:
+            hosts = tmp_path / "hosts.toml"
+            hosts.write_text(
+                f'[[hosts]]\nname = "hung"\nssh = "root@127.0.0.1:{hung.getsockname()[1]}"\n\n'
+                f'[[hosts]]\nname = "shut"\nssh = "root@127.0.0.1:{refused}"\n'
+            )
+            env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+            out = await arun("watch", "--once", "--timeout", "3", "--hosts", hosts, env=env)
+    finally:
+        hung.close()
+    assert out.returncode == 0, out.stderr
+    assert "hung: no answer within 3 s (the connection did not finish)" in out.stderr, out.stderr
+    assert "shut: does not answer: connection refused" in out.stderr, out.stderr
+    assert "a silence past 5m00s is told as a silent event" in out.stderr

@@ -48,3 +48,7 @@ class HostState:
     # The host is ``interruptible`` (issue 40): its silence is told as a preemption
     # ("preempted", "moved"), not as a "silent" box whose run may still be alive.
     interruptible: bool = False
+    # Not connected: why the last try failed, and its fix (the pane's words), when known:
+    # a name that does not resolve or a refused host key waits for the user, not time.
+    error: str | None = None
+    fix: str | None = None

@@ -42,4 +42,6 @@ def host_state(
         cost_so_far=cost_so_far(host.cost_per_hour, billing_start(started, first_seen), until),
         now=now,
         interruptible=host.watch.interruptible,
+        error=conn.error if conn.status in NOT_CONNECTED else None,
+        fix=conn.fix if conn.status in NOT_CONNECTED else None,
     )

@@ -365,6 +365,10 @@ def _silent(
             "there may still be alive (GEN8); its results are only where they were last "
             "pulled to."
         )
+    if state.error:  # the last try's own words: a bad name or a refused key waits for you
+        why = (
+            f"Last try: {state.error}" + (f" — fix: {state.fix}" if state.fix else "") + ". " + why
+        )
     events.append(
         WatchEvent(
             "silent",

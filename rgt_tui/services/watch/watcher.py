@@ -29,6 +29,7 @@ from typing import Any
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.units import fmt_duration
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import JournalError, journal_for
@@ -54,7 +55,7 @@ from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.services.watch.sinks import Sink
 from rgt_tui.services.watch.told_log import KINDS as TOLD_KINDS
 from rgt_tui.services.watch.told_log import ToldLog, told_log_path
-from rgt_tui.services.watch.tracker import SILENT_GRACE_S
+from rgt_tui.services.watch.tracker import NOT_CONNECTED, SILENT_GRACE_S
 from rgt_tui.transport import Transport, transport_for
 from rgt_tui.transport.backoff import Backoff
 
@@ -120,6 +121,7 @@ class Watcher:
             self.hosts, factory=factory, backoff=backoff or Backoff()
         )
         self.events = HostEvents.for_fleet(fleet, silent_grace_s=silent_grace_s)
+        self.silent_grace_s = silent_grace_s
         self.tracker = self.events.tracker
         self.runtime: FleetRuntime[HostState, WatchEvent] = FleetRuntime(
             fleet,
@@ -230,6 +232,7 @@ class Watcher:
             deadline = loop.time() + timeout
             while loop.time() < deadline and not all(self._answered(h.name) for h in self.hosts):
                 await asyncio.sleep(0.05)
+            self._say_unanswered(timeout)
             await asyncio.gather(*(self.runtime.queues.poll_once(h) for h in self.hosts if h.queue))
             if self.still_answers is not None:
                 await self._guarded(self.still_answers.check(), "the torn-down boxes' check")
@@ -237,6 +240,23 @@ class Watcher:
             return list(self.told)
         finally:
             await self.close()
+
+    def _say_unanswered(self, timeout: float) -> None:
+        """``--once``: each host that did not answer, on the console now, with why when
+        known; its ``silent`` event comes only past the grace, in a later pass (cron)."""
+        later = f"a silence past {fmt_duration(self.silent_grace_s)} is told as a silent event"
+        for host in self.hosts:
+            update = self.runtime.latest.get(host.name)
+            conn = update.connection if update is not None else None
+            if conn is None or conn.status == "connecting":
+                why = f"no answer within {timeout:g} s (the connection did not finish)"
+            elif conn.status in NOT_CONNECTED:
+                why = f"does not answer: {conn.error or 'no sample'}" + (
+                    f" (fix: {conn.fix})" if conn.fix else ""
+                )
+            else:
+                continue
+            self.report(f"{host.name}: {why} ({later})")
 
     def _answered(self, host: str) -> bool:
         return self.runtime.answered(host)
