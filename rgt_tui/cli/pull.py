@@ -175,6 +175,16 @@ def pull_interrupted(call: Call) -> int:
     return EXIT_INTERRUPTED
 
 
+def verify_interrupted(call: Call) -> int:
+    """Ctrl-C: a verification is recorded only whole, at its end."""
+    name = call.host.name
+    call.fail(
+        f"{name}: interrupted; nothing was recorded (an earlier verification, if any, "
+        f"stands as it was) — re-run rgt-tui verify {name}"
+    )
+    return EXIT_INTERRUPTED
+
+
 async def run_verify(call: Call, transport: Transport) -> int:
     """Verify one host's pulled copy; exit 0 only when everything verified."""
     from rgt_tui.services.pull.ranks import rank_pull_hosts

@@ -19,11 +19,13 @@ from rgt_tui.cli.pull import (
     pull_interrupted,
     run_pull,
     run_verify,
+    verify_interrupted,
 )
 from rgt_tui.cli.queue import (
     add_check_arguments,
     add_launch_arguments,
     json_flag,
+    launch_interrupted,
     run_append,
     run_check,
     run_diagnose,
@@ -42,7 +44,7 @@ from rgt_tui.cli.queue_move import add_move_arguments, run_move
 from rgt_tui.cli.runner import Command, no_arguments
 from rgt_tui.cli.shell import run_shell
 from rgt_tui.cli.status import add_status_arguments, run_status
-from rgt_tui.cli.sync import add_sync_arguments, run_sync
+from rgt_tui.cli.sync import add_sync_arguments, run_sync, sync_interrupted
 from rgt_tui.cli.teardown import add_teardown_arguments, run_teardown
 from rgt_tui.cli.tui import add_demo_arguments, run_demo, run_tui
 from rgt_tui.cli.tunnel import add_tunnel_arguments, run_tunnel, tunnel_interrupted
@@ -144,6 +146,7 @@ COMMANDS: tuple[Command, ...] = (
         add_launch_arguments,
         run_launch,
         host="one",  # asks between two connections of its own: not `connects`
+        interrupted=launch_interrupted,
     ),
     Command(
         "diagnose",
@@ -181,6 +184,7 @@ COMMANDS: tuple[Command, ...] = (
         run_sync,
         host="one",
         connects=True,
+        interrupted=sync_interrupted,
         description="Send the files of the host's `code` tree that differ from the box's "
         "copy (rsync over your OpenSSH, else SFTP), check their hashes on the box, and move "
         "them into the workdir only while no queue runs there. Only files an earlier sync put "
@@ -210,6 +214,7 @@ COMMANDS: tuple[Command, ...] = (
         run_verify,
         host="one",
         connects=True,
+        interrupted=verify_interrupted,
     ),
     Command(
         "disk",

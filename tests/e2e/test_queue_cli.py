@@ -117,6 +117,9 @@ async def test_launch_asks_with_no_connection_held_and_ctrl_c_stops_it_at_once(m
     code, _, err = await asked.finish(timeout=60)
     assert code == 130, err
     assert not (qf.qdir() / "runner.state").exists()
+    # It says so, and where to look: not a bare ^C (a user's hour).
+    assert "box1: interrupted; nothing is launched unless the question was answered yes" in err
+    assert "rgt-tui queue show box1" in err
 
     # The box restarts while the question waits: the answer launches on a fresh connection.
     answered = Terminal("launch", "box1", "--hosts", hosts)
