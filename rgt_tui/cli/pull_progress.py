@@ -13,7 +13,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
@@ -95,30 +95,37 @@ class PullProgressView(LiveView):
 
 def render_progress(p: PullProgress, max_files: int = PullProgressView.MAX_FILES) -> Group:
     """The block for one snapshot: the pull's total, then the files in flight."""
-    lines = [_line(f"{p.host} {p.phase}", p.fraction, 20, _totals(p))]
+    lines = [_Line(f"{p.host} {p.phase}", p.fraction, 20, _totals(p))]
     for f in p.active[:max_files]:
         name = f.path if len(f.path) <= 40 else "…" + f.path[-39:]  # the file's end names it
         detail = f"{name} {f.state} {f.figures()} {f.note}"
-        lines.append(_line(" ", f.done / f.size if f.size else 1.0, 12, detail))
+        lines.append(_Line(" ", f.done / f.size if f.size else 1.0, 12, detail))
     if len(p.active) > max_files:
         lines.append(Text(f"  … and {len(p.active) - max_files} more files in flight"))
     return Group(*lines)
 
 
-def _line(left: str, fraction: float, bar_width: int, right: str) -> Table:
-    """``left [bar] right`` on one row; on a narrow terminal ``right`` gives way (cut with
-    an ellipsis), never the bar."""
-    line = Table.grid(padding=(0, 1))
-    line.add_column(no_wrap=True)
-    line.add_column(width=bar_width, no_wrap=True)
-    line.add_column()  # the only column Rich may narrow; its text never wraps
-    done = max(0.0, min(1.0, fraction))
-    line.add_row(
-        Text(left),
-        ProgressBar(total=1.0, completed=done, width=bar_width),
-        Text(right.rstrip(), no_wrap=True, overflow="ellipsis"),
-    )
-    return line
+class _Line:
+    """``left [bar] right`` on one row. The bar takes at most a quarter of the width (a
+    40-column terminal cut the figures after "314/3…" behind a 20-cell bar); past that
+    ``right`` gives way, cut with an ellipsis, never the bar."""
+
+    def __init__(self, left: str, fraction: float, bar_width: int, right: str) -> None:
+        self.left, self.right = left, right
+        self.fraction, self.bar_width = max(0.0, min(1.0, fraction)), bar_width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        bar = max(4, min(self.bar_width, options.max_width // 4))
+        line = Table.grid(padding=(0, 1))
+        line.add_column(no_wrap=True)
+        line.add_column(width=bar, no_wrap=True)
+        line.add_column()  # the only column Rich may narrow; its text never wraps
+        line.add_row(
+            Text(self.left),
+            ProgressBar(total=1.0, completed=self.fraction, width=bar),
+            Text(self.right.rstrip(), no_wrap=True, overflow="ellipsis"),
+        )
+        yield line
 
 
 def _totals(p: PullProgress) -> str:
@@ -190,15 +197,15 @@ def render_fleet(latest: dict[str, PullProgress | None], failed: dict[str, str])
     shown = [p for p in latest.values() if p is not None]
     total = sum(p.bytes_total for p in shown)
     done = sum(p.bytes_done for p in shown)
-    lines = [_line("all hosts", done / total if total else 0.0, 20, _fleet_totals(latest))]
+    lines = [_Line("all hosts", done / total if total else 0.0, 20, _fleet_totals(latest))]
     width = max((len(h) for h in latest), default=4)
     for host, p in latest.items():
         if host in failed:
-            lines.append(_line(f"  {host:<{width}}", 0.0, 12, f"FAILED: {failed[host]}"))
+            lines.append(_Line(f"  {host:<{width}}", 0.0, 12, f"FAILED: {failed[host]}"))
         elif p is None:
-            lines.append(_line(f"  {host:<{width}}", 0.0, 12, "connecting"))
+            lines.append(_Line(f"  {host:<{width}}", 0.0, 12, "connecting"))
         else:
-            lines.append(_line(f"  {host:<{width}}", p.fraction, 12, f"{p.phase} {_totals(p)}"))
+            lines.append(_Line(f"  {host:<{width}}", p.fraction, 12, f"{p.phase} {_totals(p)}"))
     return Group(*lines)
 
 

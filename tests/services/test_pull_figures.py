@@ -37,3 +37,17 @@ def test_the_cli_and_the_tui_show_the_same_figures() -> None:
 def test_an_unknown_eta_reads_a_question_mark() -> None:
     unknown = PullProgress("box1", "pulling", files_total=1, bytes_total=10, eta_s=None)
     assert unknown.figures().endswith("eta ?")
+
+
+def test_a_narrow_terminal_narrows_the_bars_before_the_figures() -> None:
+    """At 40 columns the bars keep to a quarter of the width: the figures are cut later
+    (a user's hour read "314/3…" behind a 20-cell bar)."""
+    console = Console(record=True, width=40, color_system=None)
+    console.print(render_progress(PULL))
+    top, file_line = console.export_text().splitlines()[:2]
+    assert len(top) <= 40 and top.startswith("box1 pulling ")
+    assert "3/12 files" in top, top  # the count whole, whatever is cut after it
+    assert "cell-a/ckpt.pt" in file_line, file_line
+    wide = Console(record=True, width=200, color_system=None)
+    wide.print(render_progress(PULL))
+    assert PULL.figures() in wide.export_text()  # wide: the bar at full width, all figures
