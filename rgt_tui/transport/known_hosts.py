@@ -12,6 +12,7 @@ share one host name across many ports). So the line we tell the user to add, and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 from collections.abc import Sequence
@@ -125,6 +126,9 @@ class KnownKeys:
     trusted: tuple[KnownKey, ...] = ()
     authorities: tuple[KnownKey, ...] = ()
     revoked: tuple[KnownKey, ...] = ()
+    # ``file:line`` of lines that name it but cannot be read (skipped, as OpenSSH does):
+    # an "unknown key" error says so, not "no line for it".
+    unreadable: tuple[str, ...] = ()
 
     def is_revoked(self, key: asyncssh.SSHKey) -> bool:
         """Whether ``key`` is marked ``@revoked`` for this name."""
@@ -152,6 +156,7 @@ def read_known_keys(files: Sequence[Path], name: str) -> KnownKeys:
     trusted: list[KnownKey] = []
     authorities: list[KnownKey] = []
     revoked: list[KnownKey] = []
+    unreadable: list[str] = []
     read: list[Path] = []
     for path in dict.fromkeys(files):
         try:
@@ -160,17 +165,39 @@ def read_known_keys(files: Sequence[Path], name: str) -> KnownKeys:
             continue
         read.append(path)
         table = asyncssh.SSHKnownHosts()
-        for line in text.splitlines():
-            try:
+        for number, line in enumerate(text.splitlines(), 1):
+            with contextlib.suppress(ValueError, asyncssh.KeyImportError):
                 table.load(line)
-            except (ValueError, asyncssh.KeyImportError):
-                continue
+            if _names(line, name) and not _usable(line, name):
+                unreadable.append(f"{path}:{number}")
         # No address and no port: the name alone, already in [host]:port form.
         keys, cas, bad = table.match(name, "", None)[:3]
         trusted += (KnownKey(k, path) for k in keys)
         authorities += (KnownKey(k, path) for k in cas)
         revoked += (KnownKey(k, path) for k in bad)
-    return KnownKeys(name, tuple(read), tuple(trusted), tuple(authorities), tuple(revoked))
+    return KnownKeys(
+        name, tuple(read), tuple(trusted), tuple(authorities), tuple(revoked), tuple(unreadable)
+    )
+
+
+def _usable(line: str, name: str) -> bool:
+    """Whether ``line`` alone yields a key, a CA or a revocation for ``name`` (asyncssh
+    skips a key it cannot parse without a word)."""
+    one = asyncssh.SSHKnownHosts()
+    try:
+        one.load(line)
+    except (ValueError, asyncssh.KeyImportError):
+        return False
+    return any(one.match(name, "", None)[:3])
+
+
+def _names(line: str, name: str) -> bool:
+    """Whether a known_hosts ``line`` (a marker first, or not) lists ``name`` plainly
+    among its host names (not a pattern, not hashed)."""
+    fields = line.split()
+    if fields and fields[0].startswith("@"):
+        fields = fields[1:]
+    return bool(fields) and name in fields[0].split(",")
 
 
 def host_key_algs(known: KnownKeys) -> list[str]:
@@ -288,9 +315,15 @@ def _key_error(
         )
     else:
         fix = f"if {fp} is the fingerprint your provider shows, trust it, or run: {append}"
+    where = f"no line for {name} in {_listed(known.files, primary)}"
+    if known.unreadable:  # a line names it, but it could not be read: say which
+        where = (
+            f"no usable line for {name}: {', '.join(known.unreadable)} names it but cannot be "
+            "read (a key type or key missing or damaged; fix or delete that line)"
+        )
     return HostKeyError(
         host,
-        f"{lead}unknown host key {fp}: no line for {name} in {_listed(known.files, primary)}",
+        f"{lead}unknown host key {fp}: {where}",
         fix,
         kind="unknown",
         presented=fp,

@@ -96,6 +96,23 @@ async def test_unknown_host_key_is_refused_with_fingerprint_and_fix(loopback_fle
     await t.close()
 
 
+async def test_a_damaged_line_for_the_box_is_named_not_called_missing(loopback_fleet, tmp_path):
+    """A known_hosts line that names the box but cannot be read (its key type lost) is
+    skipped, as OpenSSH does; the refusal says which line, not "no line for it"."""
+    box = loopback_fleet.boxes[0]
+    name = f"[127.0.0.1]:{box.port}"
+    damaged = tmp_path / "known_hosts"
+    key = box.known_hosts_line.split()[-1]
+    damaged.write_text(f"other.example ssh-ed25519 {key}\n{name} {key}\n")  # line 2: no type
+    t = _transport(loopback_fleet, box, known_hosts=damaged)
+    with pytest.raises(HostKeyError) as err:
+        await t.connect()
+    assert f"no usable line for {name}: {damaged}:2 names it but cannot be read" in (
+        err.value.message
+    ), err.value.message
+    assert not t.connected
+
+
 async def test_changed_host_key_is_refused_showing_old_and_new(loopback_fleet, tmp_path):
     box = loopback_fleet.boxes[0]
     other = asyncssh.generate_private_key("ssh-ed25519")
