@@ -199,3 +199,24 @@ def test_inode_exhaustion_raises_the_inode_alert_while_bytes_stay_low(tiny_inode
     )
     assert not [a for a in h["alerts"] if a["id"] == "disk.bytes"]
     assert shutil.disk_usage(tiny_inode_fs).used < 1 << 20
+
+
+def test_a_box_that_accepts_but_never_speaks_ssh_reads_alike_whichever_clock_runs_out(
+    tmp_path: Path,
+) -> None:
+    """--timeout shorter than the connect's own: still "no answer … is the box running?",
+    not "no sample … overloaded?" for a handshake that never finished."""
+    import socket
+
+    hung = socket.socket()
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(5)
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(f'[[hosts]]\nname = "hung"\nssh = "root@127.0.0.1:{hung.getsockname()[1]}"\n')
+    try:
+        out = rgt("status", "--hosts", hosts, "--timeout", "3")
+    finally:
+        hung.close()
+    assert out.returncode == 1, out.stderr
+    assert "hung           UNREACHABLE  no answer within 3 s" in out.stdout, out.stdout
+    assert "is the box running?" in out.stdout and "overloaded" not in out.stdout

@@ -72,7 +72,14 @@ async def _report(
     except TransportError as exc:
         error = (exc.message, exc.fix)
     except asyncio.TimeoutError:
-        error = (f"no sample within {timeout:g} s", "is the box overloaded?")
+        # The same hung box reads alike whichever clock ran out first (the connect's or
+        # --timeout): one that never finished its handshake is not "overloaded".
+        connected = transport is not None and transport.connected
+        error = (
+            (f"no sample within {timeout:g} s", "is the box overloaded?")
+            if connected
+            else (f"no answer within {timeout:g} s", "is the box running?")
+        )
     except Exception as exc:  # noqa: BLE001 - one host's surprise must not fail the others
         error = (
             f"unexpected {type(exc).__name__}: {exc}",
