@@ -160,8 +160,9 @@ class RgtApp(ThemedApp):
         )
         changed = lambda state: self.post_message(JobsChanged(state))  # noqa: E731
         self.jobs = JobRunner(
-            self, fleet, self.connections, locks=self.runtime.locks, on_change=changed, clock=clock
-        )
+            self, fleet, self.connections, locks=self.runtime.locks, on_change=changed,
+            clock=clock, watching=self._watching,
+        )  # fmt: skip
         self.box_watch = BoxWatch(
             self,
             self.jobs,
@@ -380,6 +381,15 @@ class RgtApp(ThemedApp):
             group="shell",
             exclusive=True,
             exit_on_error=False,
+        )
+
+    def _watching(self, host: str, tab: str) -> bool:
+        """Whether ``host``'s detail screen is on top with ``tab`` shown."""
+        screen = self.screen
+        return (
+            isinstance(screen, HostDetailScreen)
+            and screen.host.name == host
+            and screen.active_tab == tab
         )
 
     def _open_queue_screen(self, action: str, host: HostConfig) -> None:

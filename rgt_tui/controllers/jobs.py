@@ -32,6 +32,7 @@ from rgt_tui.controllers.notices import record
 from rgt_tui.controllers.ready_jobs import preflight_job, sync_job
 from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.units import plural
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
 from rgt_tui.services.journal import Journal, journal_for
 from rgt_tui.services.pull.progress import PullProgress
@@ -147,9 +148,14 @@ class JobRunner:
         on_change: Callable[[HostJobs], None] = lambda state: None,
         journal: Callable[[], Journal] | None = None,
         clock: Callable[[], float] = time.time,
+        watching: Callable[[str, str], bool] = lambda host, tab: False,
     ) -> None:
         self.app = app
         self.on_change = on_change
+        # Whether the user has ``host``'s ``tab`` on screen: a pull or verify they started
+        # and walked away from is told when it ends (a toast, listed under n); one they
+        # watch end needs no word beside the tab that shows it.
+        self.watching = watching
         self.fleet = fleet
         self.connections = connections
         # The fleet's own journal (paths.journal_dir), read at call time: the fleet file
@@ -421,11 +427,27 @@ class JobRunner:
             )
         except PullError as exc:
             self._set(host.name, pull_error=(exc.message, exc.fix or ""))
+            self._told_away(host.name, "pull failed", f"{exc.message} — p tries again", "error")
             return
         except (TransportError, OSError) as exc:
             self._set(host.name, pull_error=(str(exc), "check the connection and press p again"))
+            self._told_away(host.name, "pull failed", f"{exc} — p tries again", "error")
             return
         self._set(host.name, pull_result=result, periodic_failure=None)
+        counts = (
+            f"{len(result.pulled)} pulled, {len(result.skipped)} already here, "
+            f"{len(result.failed)} failed"
+        )
+        if result.ok:
+            self._told_away(host.name, "pull complete", f"{counts} — v verifies it")
+        else:
+            why = next(iter([*result.shortfalls, *(f"{p}: {w}" for p, w in result.failed)]), "")
+            self._told_away(
+                host.name,
+                "pull NOT complete",
+                f"{counts}{'; ' + why if why else ''} — its Pulls tab says all; p resumes",
+                "error",
+            )
 
     async def _verify(self, host: HostConfig) -> None:
         from rgt_tui.services.verify.run import verify_host
@@ -440,8 +462,25 @@ class JobRunner:
             )
         except Exception as exc:
             self._set(host.name, verify_error=str(exc))
+            self._told_away(host.name, "verify failed", str(exc), "error")
             return
         self._set(host.name, verify_report=report)
+        if report.ok:
+            self._told_away(host.name, "VERIFIED", "every file checked, roster complete")
+        else:
+            first = report.problems[0] if report.problems else ""
+            self._told_away(
+                host.name,
+                "NOT VERIFIED",
+                f"{plural(len(report.problems), 'problem')}; the first: {first}",
+                "error",
+            )
+
+    def _told_away(self, host: str, title: str, text: str, severity: str = "information") -> None:
+        """A job the user started ended while its Pulls tab is not on screen: a toast (and
+        so a notice under n), or a pull walked away from ends unseen until the gate."""
+        if not self.watching(host, "pulls"):
+            self.app.notify(text, title=f"{host}: {title}", severity=severity, timeout=10)
 
     async def _check(self, host: HostConfig) -> Any:
         from rgt_tui.services.teardown import check_gate

@@ -373,9 +373,17 @@ class FleetScreen(FleetView, Screen[None]):
         if self._selected is not None:
             self.call_after_refresh(self._scroll_selected_visible, self._selected)
 
-    def _scroll_selected_visible(self, pane: HostPane) -> None:
-        if self._selected is pane and pane.display:
+    def _scroll_selected_visible(self, pane: HostPane, tries: int = 5) -> None:
+        """Scroll the selection into view, and look again after each of the next
+        ``tries`` refreshes: panes taking their first rows, or a reflow, can move it after
+        the scroll was measured (a loaded CI machine: the grid stopped six panes short,
+        and the selection stayed out of view at 80x24)."""
+        if self._selected is not pane or not pane.display:
+            return
+        if not _in_view(pane):
             pane.scroll_visible(animate=False)
+        if tries:
+            self.call_after_refresh(self._scroll_selected_visible, pane, tries - 1)
 
     def action_move(self, direction: str) -> None:
         panes = self.visible_panes
@@ -522,3 +530,13 @@ class FleetScreen(FleetView, Screen[None]):
         self._grid.refit()
         self._refresh_summary()
         self.call_after_refresh(self._draw_stale)
+
+
+def _in_view(pane: Widget) -> bool:
+    """Whether ``pane`` is wholly in its scrolling parent's view (one taller than the
+    view: its top at the view's top)."""
+    view = pane.parent
+    if not isinstance(view, Widget):
+        return True
+    outer, inner = view.region, pane.region
+    return outer.contains_region(inner) if inner.height <= outer.height else inner.y == outer.y

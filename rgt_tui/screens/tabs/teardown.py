@@ -207,6 +207,13 @@ class TeardownTab(DetailTab):
     def _typed(self, event: Input.Changed) -> None:
         self._reveal()
 
+    def on_resize(self, event: events.Resize) -> None:
+        # The checklist's lines grew or the screen did (the tab's virtual size moved): the
+        # box is looked for again where the layout now puts it. Each draw asks as well,
+        # but a loaded machine laid the new lines out a refresh after that ask, and the
+        # box stayed under the screen's edge (a CI run: y 49 of a 36-row tab).
+        self.call_after_refresh(self._reveal)
+
     def on_mount(self) -> None:
         # State that arrived while the tab was still composing is drawn now.
         self.call_after_refresh(self._draw)
