@@ -247,3 +247,30 @@ async def test_the_cli_asks_before_the_box_must_skip_and_moves_with_yes(make_que
     assert qf.queue_file("box1").read_text().splitlines()[1] == "#moved-to box2: cells/b.sh t 1"
     assert "moved to box2" in qf.state("b")
     (qf.root("box1") / "go").touch()
+
+
+async def test_a_cell_that_ran_since_the_plan_is_not_moved_as_pending(make_queue_fleet):
+    """The queue goes on while a move dialog is open: a cell planned as pending that ran
+    to its end before Move was pressed is refused, and nothing moves (a user's hour moved
+    a just-finished cell, to run again on the other box)."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    quick = qf.cell_script("quick", "echo quick ran")
+    qf.write_queue(f"{gate} t 1\n{quick} t 1\n", "box1")
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    t1 = qf.transport("box1")
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+        await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+        plan = await plan_move(qf.fleet, qf.host("box1"), ["quick"], "box2", t1)
+        assert plan.ok and [c.status for c in plan.on_box] == ["pending"], plan
+        before = (qf.queue_file("box1").read_text(), qf.queue_file("box2").read_text())
+        (qf.root("box1") / "go").touch()  # the gate opens: quick runs to its end
+        await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+        with pytest.raises(MoveError) as late:
+            await apply_move(plan, qf.host("box1"), t1, today=DAY)
+    finally:
+        await t1.close()
+    assert "quick is done on box1 now (the plan saw it pending)" in str(late.value)
+    assert (qf.queue_file("box1").read_text(), qf.queue_file("box2").read_text()) == before
+    assert "skip" not in qf.state("quick")

@@ -518,6 +518,8 @@ async def apply_move(
     if plan.on_box:
         from rgt_tui.services.queue.backends import backend_for
 
+        await _still_as_planned(plan, source, transport)
+
         backend = backend_for(source)  # a scheduler cancels the cell's pending job first
         for cell in plan.on_box:
             try:
@@ -533,6 +535,28 @@ async def apply_move(
     # Shielded: once the box skips the cells, both queue files must be written; a
     # cancel between them would leave the cells in both (or in neither).
     return await asyncio.shield(_write_files(plan, source, tuple(skipped), today))
+
+
+async def _still_as_planned(plan: MovePlan, source: HostConfig, transport: Transport) -> None:
+    """The cells the box holds are as the plan saw them: one that started, or even ran to
+    its end, since (a queue goes on while the dialog is open) is not moved as pending,
+    to run again on the other box. MoveError naming it; nothing is moved. (The box's
+    skip refuses a cell that runs at that moment as well.)"""
+    try:
+        view = view_from_facts(source, await read_queue_facts(source, transport))
+    except (QueueError, TransportError) as exc:
+        why = printable(exc, None)
+        raise MoveError(f"cannot read {source.name}'s queue ({why}) — nothing was moved") from exc
+    now = {c.index: c for c in view.cells}
+    for cell in plan.on_box:
+        seen = now.get(cell.index)
+        status = seen.status if seen is not None and seen.name == cell.name else ""
+        if status != cell.status:
+            was = cell.status or "not started"
+            raise MoveError(
+                f"{cell.name} is {seen.label if seen else 'gone'} on {source.name} now (the plan "
+                f"saw it {was}) — nothing was moved; plan the move again"
+            )
 
 
 async def _write_files(
