@@ -150,3 +150,24 @@ async def test_a_resume_onto_an_idle_spare_runs_the_spare_own_pending_cells_too(
     there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")
     assert [(c.name, c.status) for c in there.cells] == [("spare1", DONE), ("ck", DONE)]
     assert "done at step 6" in cell_log(qf, "box2")
+
+
+async def test_a_cell_killed_from_outside_repeats_at_least_what_its_last_sign_of_life_says(
+    make_queue_fleet,
+):
+    """No end record (the runner and the cell killed from outside, the box still up): the
+    moment it stopped is only its last sign of life, often the checkpoint itself, so the
+    work a resume repeats is a lower bound, said so; not "repeats: 0s of work"."""
+    from rgt_tui.domain.queue_state import INTERRUPTED
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    qf.kill_session()  # the tmux session and all in it: no end record
+    await wait_view(qf, lambda v: v.cells[0].status == INTERRUPTED, what="ck interrupted")
+    planned = await plan(qf)
+    assert planned.ok, planned.problems
+    assert planned.interrupted_at is not None and not planned.stopped_exact
+    words = "\n".join(resume_lines(planned))
+    assert "repeats: at least " in words and "last sign of life" in words, words
+    assert "may have run on after it" in words

@@ -115,6 +115,9 @@ class ResumePlan:
     ran: bool = False
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    # ``interrupted_at`` is its end record's time; False: only its last sign of life (its
+    # log or newest output), so the run may have gone on after it, unrecorded.
+    stopped_exact: bool = False
 
     @property
     def ok(self) -> bool:
@@ -271,19 +274,20 @@ async def _target_facts(transport: Transport, host: HostConfig, name: str) -> _T
 
 async def _cell_state(
     source: HostConfig, transport: Transport, name: str
-) -> tuple[str, float | None]:
-    """The cell's state on its box and when it stopped ("" / None when unknown)."""
+) -> tuple[str, float | None, bool]:
+    """The cell's state on its box, when it stopped ("" / None when unknown), and whether
+    that is its end record's time (else its last sign of life: a lower bound)."""
     from rgt_tui.services.queue.view import read_queue_view
 
     try:
         view = await read_queue_view(source, transport)
     except (TransportError, QueueError):
-        return "", None
+        return "", None, False
     for c in view.cells:
         if c.name == name:
             at = c.ended_at if c.ended_at is not None else c.last_output_at
-            return c.status, None if at is None else float(at)
-    return "", None
+            return c.status, None if at is None else float(at), c.ended_at is not None
+    return "", None, False
 
 
 async def plan_resume_move(
@@ -303,9 +307,9 @@ async def plan_resume_move(
     move = await plan_move(fleet, source, [name], dest, source_transport, resume=True)
     if not move.cells:
         return ResumePlan(name, move, planned_at=planned_at)
-    status, stopped = "", None
+    status, stopped, exact = "", None, False
     if move.source_answered:
-        status, stopped = await _cell_state(source, source_transport, name)
+        status, stopped, exact = await _cell_state(source, source_transport, name)
     files = await asyncio.to_thread(cell_files, fleet, source, name)
     folder = fleet_host_dir(fleet, source)
     ran = status in UNFINISHED or not move.source_answered or bool(files)
@@ -363,7 +367,7 @@ async def plan_resume_move(
         name, move, pushed if ran else (), tuple(f for f in files if not f.good),
         ckpt if ran else None, step, step_from, bool(from_scratch and ran), status, stopped,
         manifest_taken, f"{facts.durable.rstrip('/')}/{name}" if facts.durable else "",
-        facts.free, planned_at, ran, tuple(problems), tuple(warnings),
+        facts.free, planned_at, ran, tuple(problems), tuple(warnings), stopped_exact=exact,
     )  # fmt: skip
 
 
@@ -384,10 +388,18 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
             f"{fmt_bytes(ck.size)} — pulled and verified here"
         )
         repeats = fmt_duration(plan.repeats_s)
-        if plan.interrupted_at is not None:
+        if plan.interrupted_at is not None and plan.stopped_exact:
             lines.append(
                 f"repeats: {repeats} of work (checkpoint {local_time(ck.mtime)}, "
                 f"{plan.cell} {plan.status or 'stopped'} {local_time(plan.interrupted_at)})"
+            )
+        elif plan.interrupted_at is not None:
+            # No end record (killed from outside, the box gone): its last sign of life is
+            # often the checkpoint itself, and the run may have gone on unrecorded.
+            lines.append(
+                f"repeats: at least {repeats} of work (checkpoint {local_time(ck.mtime)}; "
+                f"{plan.cell}'s last sign of life {local_time(plan.interrupted_at)}, and it "
+                "may have run on after it)"
             )
         else:
             lines.append(f"repeats: at most {repeats} of work (since the checkpoint, to now)")
