@@ -36,6 +36,7 @@ from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.queue_state import Q_RUNNING, STOPPED
 from rgt_tui.heap import settle_heap
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.add_host import AddHostScreen
@@ -72,6 +73,7 @@ from rgt_tui.services.runtime.monitors import MonitorLike, health_thresholds
 from rgt_tui.services.runtime.runtime import FleetRuntime
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState, WatchEvent
+from rgt_tui.services.watch.tracker import queue_gone_words
 
 # The app's actions on printable keys (+, ?, q): text, not actions, while a text box has focus.
 TEXT_KEY_ACTIONS = frozenset({"add_host", "help", "quit_key"})
@@ -133,6 +135,7 @@ class RgtApp(ThemedApp):
         # Each host's one SSH connection, shared by every screen and job (DESIGN step 2).
         self.connections = connections or FleetConnections(fleet.hosts)
         self.log_recall = LogRecall()  # what the Logs tabs drew, for the next one (ux-g 6)
+        self._queue_states: dict[str, str] = {}  # each host's queue state, last read
         # watch's notifications from the TUI too, only when the fleet asks (tui_notify).
         notify = self.tui_notify = TuiNotify.for_fleet(fleet)
         self.runtime: FleetRuntime[HostState, WatchEvent] = FleetRuntime(
@@ -415,6 +418,14 @@ class RgtApp(ThemedApp):
     def _queue_viewed(self, message: QueueViewed) -> None:
         for screen in self._fleet_views():
             screen.queue_viewed(message.host, message.view)
+        # A runner seen running, now gone without its done record (killed from outside,
+        # the box's OOM killer): told once, as watch tells it, not only a pane line under
+        # "✓ no alerts" (a user's hour).
+        before = self._queue_states.get(message.host)
+        self._queue_states[message.host] = message.view.state
+        if before == Q_RUNNING and message.view.state == STOPPED:
+            title, body = queue_gone_words(message.host, message.view)
+            self.notify(body, title=title, severity="warning", timeout=15)
 
     @on(OpenHostRequested)
     def _open_host(self, message: OpenHostRequested) -> None:
