@@ -295,6 +295,9 @@ class RgtApp(ThemedApp):
         state = message.state
         for screen in self._fleet_views():
             screen.jobs_changed(state)
+        if isinstance(self.screen, QuitConfirmScreen):  # it lists what quitting stops now
+            busy = self.jobs.busy()
+            self.screen.jobs_now([busy_line(s.host, s.running, s.progress) for s in busy])
         # Just recorded torn down (here or by the command line): a lost connection
         # already shown is now the box being gone, not GEN8.
         shown = self.runtime.refresh_torn_down(state.host) if state.shown_torn_down_at else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 from textual.content import Content
+from textual.widgets import Static
 
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.screens.dialog import ConfirmScreen
@@ -43,6 +44,21 @@ class QuitConfirmScreen(ConfirmScreen):
     ]
 
     def __init__(self, lines: list[str]) -> None:
-        # Host names and jobs as Content: plain text, never markup.
-        text = Content("\n").join([Content.styled("Quit while these run?", "bold"), *lines])
-        super().__init__(text, [LEAVE], safe=STAY, safe_first=True)
+        super().__init__(_question(lines), [LEAVE], safe=STAY, safe_first=True)
+        self.lines = lines
+
+    def jobs_now(self, lines: list[str]) -> None:
+        """The jobs in flight changed while the question is open (a pull ended): it
+        lists what quitting would stop now, not what it would have (a user's hour read
+        three finished pulls "stop" for minutes)."""
+        if lines != self.lines and self.query("#confirm-body"):
+            self.lines = lines
+            self.query_one("#confirm-body", Static).update(_question(lines))
+
+
+def _question(lines: list[str]) -> Content:
+    """The question and its lines (host names and jobs as Content: plain text, never
+    markup); with none left, that quitting stops nothing now."""
+    if not lines:
+        return Content.styled("Nothing runs any more: quitting stops nothing.", "bold")
+    return Content("\n").join([Content.styled("Quit while these run?", "bold"), *lines])

@@ -31,3 +31,23 @@ async def test_quit_with_thirty_pulls_keeps_its_buttons_at_80x24(tmp_path: Path)
         await pilot.press("enter")
         await wait_for(lambda: answers == [None], what="the safe answer", pilot=pilot)
         assert app.is_running
+
+
+async def test_the_quit_question_follows_the_jobs_while_it_is_open(tmp_path: Path) -> None:
+    """A pull that ends while the question is open leaves its list: a user's hour read
+    three finished pulls "stop" for minutes."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        host = app.fleet.hosts[0].name
+        app.jobs.learned(host, running="pull")
+        await pilot.press("q")
+        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
+        await wait_for(lambda: f"{host}: pull stops" in screen_text(app), pilot=pilot)
+        app.jobs.learned(host, running="")  # the pull ended
+        await wait_for(
+            lambda: "Nothing runs any more: quitting stops nothing." in screen_text(app),
+            pilot=pilot,
+        )
+        assert f"{host}: pull stops" not in screen_text(app)
+        assert isinstance(app.screen, QuitConfirmScreen)  # still the user's to answer
