@@ -136,6 +136,9 @@ class RgtApp(ThemedApp):
         self.connections = connections or FleetConnections(fleet.hosts)
         self.log_recall = LogRecall()  # what the Logs tabs drew, for the next one (ux-g 6)
         self._queue_states: dict[str, str] = {}  # each host's queue state, last read
+        # What quitting ends on the boxes themselves ("": nothing, a real box's runs go
+        # on): the demo's boxes live in this process (demo.run sets it).
+        self.boxes_end_with_app = ""
         # watch's notifications from the TUI too, only when the fleet asks (tui_notify).
         notify = self.tui_notify = TuiNotify.for_fleet(fleet)
         self.runtime: FleetRuntime[HostState, WatchEvent] = FleetRuntime(
@@ -296,8 +299,7 @@ class RgtApp(ThemedApp):
         for screen in self._fleet_views():
             screen.jobs_changed(state)
         if isinstance(self.screen, QuitConfirmScreen):  # it lists what quitting stops now
-            busy = self.jobs.busy()
-            self.screen.jobs_now([busy_line(s.host, s.running, s.progress) for s in busy])
+            self.screen.jobs_now(self._quit_stops())
         # Just recorded torn down (here or by the command line): a lost connection
         # already shown is now the box being gone, not GEN8.
         shown = self.runtime.refresh_torn_down(state.host) if state.shown_torn_down_at else None
@@ -464,14 +466,23 @@ class RgtApp(ThemedApp):
     async def action_quit_key(self) -> None:
         await self.action_quit()
 
+    def _quit_stops(self) -> list[str]:
+        """What quitting now stops, a line each: the pulls and teardowns in flight, and
+        (the demo) the queues running on boxes that live in this process."""
+        lines = [busy_line(s.host, s.running, s.progress) for s in self.jobs.busy()]
+        running = [h for h, v in self.runtime.queues.views.items() if v.state == Q_RUNNING]
+        if self.boxes_end_with_app and running:
+            # The help's "runs on the boxes keep going" does not hold there (a user's hour).
+            lines.append(f"{', '.join(running)}: {self.boxes_end_with_app}")
+        return lines
+
     async def action_quit(self) -> None:
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on
         Escape). Ctrl+C (a priority binding) at that question quits."""
-        busy = self.jobs.busy()
-        if not busy or isinstance(self.screen, QuitConfirmScreen):
+        lines = self._quit_stops()
+        if not lines or isinstance(self.screen, QuitConfirmScreen):
             self.exit()
             return
-        lines = [busy_line(s.host, s.running, s.progress) for s in busy]
 
         def answered(choice: str | None) -> None:  # "leave", or None for stay (Escape)
             if choice == "leave":
