@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.pull_progress import FleetPullView, PullProgressView
-from rgt_tui.cli.runner import Call
+from rgt_tui.cli.runner import Call, interrupted_saying
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.egress import egress_usd, fmt_usd, moved_line
 from rgt_tui.domain.errors import TransportError
@@ -175,14 +175,13 @@ def pull_interrupted(call: Call) -> int:
     return EXIT_INTERRUPTED
 
 
-def verify_interrupted(call: Call) -> int:
-    """Ctrl-C: a verification is recorded only whole, at its end."""
-    name = call.host.name
-    call.fail(
-        f"{name}: interrupted; nothing was recorded (an earlier verification, if any, "
-        f"stands as it was) — re-run rgt-tui verify {name}"
+# Ctrl-C: a verification is recorded only whole, at its end.
+verify_interrupted = interrupted_saying(
+    lambda name: (
+        "nothing was recorded (an earlier verification, if any, stands as it was) "
+        f"— re-run rgt-tui verify {name}"
     )
-    return EXIT_INTERRUPTED
+)
 
 
 async def run_verify(call: Call, transport: Transport) -> int:

@@ -16,9 +16,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import confirmed
-from rgt_tui.cli.runner import Call
+from rgt_tui.cli.runner import Call, interrupted_saying
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView, code_brief
 from rgt_tui.domain.units import plural
@@ -301,14 +301,13 @@ def preflight_lines(plan: LaunchPlan, *, refusing_only: bool = False) -> list[st
     return lines
 
 
-def launch_interrupted(call: Call) -> int:
-    """Ctrl-C: at the question nothing was sent; after it, the box may have started."""
-    name = call.host.name
-    call.fail(
-        f"{name}: interrupted; nothing is launched unless the question was answered yes "
-        f"before it — rgt-tui queue show {name} says whether the queue runs"
+# Ctrl-C: at the question nothing was sent; after it, the box may have started.
+launch_interrupted = interrupted_saying(
+    lambda name: (
+        "nothing is launched unless the question was answered yes before it — "
+        f"rgt-tui queue show {name} says whether the queue runs"
     )
-    return EXIT_INTERRUPTED
+)
 
 
 def run_launch(call: Call) -> int:

@@ -104,6 +104,18 @@ def exit_interrupted(call: Call) -> int:
     return EXIT_INTERRUPTED
 
 
+def interrupted_saying(words: Callable[[str], str]) -> Callable[[Call], int]:
+    """A command's Ctrl-C: ``HOST: interrupted; <words(HOST)>`` (what it left behind,
+    and where to look), then 130."""
+
+    def interrupted(call: Call) -> int:
+        name = call.host.name
+        call.fail(f"{name}: interrupted; {words(name)}")
+        return EXIT_INTERRUPTED
+
+    return interrupted
+
+
 def no_arguments(parser: argparse.ArgumentParser) -> None:
     """For a command with no arguments of its own (``--hosts`` and HOST are added for all)."""
 

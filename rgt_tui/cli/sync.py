@@ -23,9 +23,9 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from rgt_tui.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEMS
+from rgt_tui.cli.exit_codes import EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.pull_progress import LiveView
-from rgt_tui.cli.runner import Call
+from rgt_tui.cli.runner import Call, interrupted_saying
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.connect import Transport
 
@@ -47,17 +47,16 @@ def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def sync_interrupted(call: Call) -> int:
-    """Ctrl-C: what the box holds now. The files went to a staging folder of their own,
-    removed on the way out; only a switch already under way (one command on the box,
-    which goes on) changes the workdir."""
-    name = call.host.name
-    call.fail(
-        f"{name}: interrupted; the files sent were staged apart and removed, so unless the "
-        f"switch into the workdir had begun, {name}'s code is as it was — rgt-tui sync "
-        f"{name} --check says which"
+# Ctrl-C: what the box holds now. The files went to a staging folder of their own,
+# removed on the way out; only a switch already under way (one command on the box, which
+# goes on) changes the workdir.
+sync_interrupted = interrupted_saying(
+    lambda name: (
+        "the files sent were staged apart and removed, so unless the switch into "
+        f"the workdir had begun, {name}'s code is as it was — rgt-tui sync {name} --check says "
+        "which"
     )
-    return EXIT_INTERRUPTED
+)
 
 
 async def run_sync(call: Call, transport: Transport) -> int:
