@@ -159,6 +159,25 @@ async def wait_view(
     return seen[-1]
 
 
+# A cell that holds until the test creates $HOME/go.
+HOLD = 'while [ ! -e "$HOME/go" ]; do sleep 0.1; done'
+
+
+async def launched_holding(qf: QueueFleet, cells: str = "", name: str = "box1") -> QueueView:
+    """Launch ``name``'s queue: cell ``hold`` (held until ``$HOME/go``), then ``cells``
+    (queue lines); the view once it runs."""
+    from rgt_tui.domain.queue_state import Q_RUNNING
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    qf.write_queue(f"{qf.cell_script('hold', HOLD, name)} t\n{cells}", name)
+    transport = qf.transport(name)
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(name), transport), transport)
+    finally:
+        await transport.close()
+    return await wait_view(qf, lambda v: v.state == Q_RUNNING, name=name, what="the queue to run")
+
+
 class QueueSshServer(OpenSshServer):
     """The real sshd, with HOME set to the host's workdir so ``~/.rgt`` stays in the test's
     directory, and a tmux server of its own (sshd's ``SetEnv``); the boot id comes from

@@ -56,18 +56,10 @@ async def test_the_quit_question_follows_the_jobs_while_it_is_open(tmp_path: Pat
 async def test_quitting_the_demo_while_its_queue_runs_asks_first(make_queue_fleet, tmp_path):
     """The demo's boxes live in its process: quitting ends the queues running there, so
     it asks (the help's "runs on the boxes keep going" holds only for real boxes)."""
-    from support.queues import SCRIPT_RUN, wait_view
-
-    from rgt_tui.domain.queue_state import Q_RUNNING
-    from rgt_tui.services.queue.launch import launch, plan_launch
+    from support.queues import SCRIPT_RUN, launched_holding
 
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    hold = 'while [ ! -e "$HOME/go" ]; do sleep 0.1; done'
-    qf.write_queue(f"{qf.cell_script('hold', hold)} t\n")
-    transport = qf.transport()
-    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
-    await transport.close()
-    running = await wait_view(qf, lambda v: v.state == Q_RUNNING, what="the queue to run")
+    running = await launched_holding(qf)
     app = make_app(tmp_path, fleet=qf.fleet)
     app.boxes_end_with_app = "the queue running there ends with the demo"
     async with app.run_test(size=(80, 24)) as pilot:

@@ -7,22 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from support.pilot import make_app, wait_for
-from support.queues import SCRIPT_RUN, wait_view
+from support.queues import SCRIPT_RUN, launched_holding, wait_view
 
 from rgt_tui.controllers.notices import notices_of
-from rgt_tui.domain.queue_state import Q_RUNNING, STOPPED
-from rgt_tui.services.queue.launch import launch, plan_launch
-
-GATE = 'while [ ! -e "$HOME/go" ]; do sleep 0.1; done'
+from rgt_tui.domain.queue_state import STOPPED
 
 
 async def test_a_runner_gone_is_told_once(make_queue_fleet, tmp_path: Path) -> None:
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    qf.write_queue(f"{qf.cell_script('hold', GATE)} t\n{qf.cell_script('next', 'echo hi')} t\n")
-    transport = qf.transport()
-    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
-    await transport.close()
-    running = await wait_view(qf, lambda v: v.state == Q_RUNNING, what="the queue to run")
+    running = await launched_holding(qf, f"{qf.cell_script('next', 'echo hi')} t\n")
     app = make_app(tmp_path, fleet=qf.fleet)
     async with app.run_test(notifications=True) as pilot:
         await pilot.pause()
