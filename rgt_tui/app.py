@@ -136,9 +136,6 @@ class RgtApp(ThemedApp):
         self.connections = connections or FleetConnections(fleet.hosts)
         self.log_recall = LogRecall()  # what the Logs tabs drew, for the next one (ux-g 6)
         self._queue_states: dict[str, str] = {}  # each host's queue state, last read
-        # What quitting ends on the boxes themselves ("": nothing, a real box's runs go
-        # on): the demo's boxes live in this process (demo.run sets it).
-        self.boxes_end_with_app = ""
         # watch's notifications from the TUI too, only when the fleet asks (tui_notify).
         notify = self.tui_notify = TuiNotify.for_fleet(fleet)
         self.runtime: FleetRuntime[HostState, WatchEvent] = FleetRuntime(
@@ -269,7 +266,7 @@ class RgtApp(ThemedApp):
 
     def _queue_tab_shown(self, host: str) -> bool:
         """Whether ``host``'s Queue tab is on screen (its queue is polled faster then)."""
-        screen = self.screen
+        screen = self.screen_stack[-1] if self.screen_stack else None  # none while closing
         return (
             isinstance(screen, HostDetailScreen)
             and screen.host.name == host
@@ -298,8 +295,9 @@ class RgtApp(ThemedApp):
         state = message.state
         for screen in self._fleet_views():
             screen.jobs_changed(state)
-        if isinstance(self.screen, QuitConfirmScreen):  # it lists what quitting stops now
-            self.screen.jobs_now(self._quit_stops())
+        top = self.screen_stack[-1] if self.screen_stack else None  # none while closing
+        if isinstance(top, QuitConfirmScreen):  # it lists what quitting stops now
+            top.jobs_now(self._quit_stops())
         # Just recorded torn down (here or by the command line): a lost connection
         # already shown is now the box being gone, not GEN8.
         shown = self.runtime.refresh_torn_down(state.host) if state.shown_torn_down_at else None
@@ -393,7 +391,7 @@ class RgtApp(ThemedApp):
 
     def _watching(self, host: str, tab: str) -> bool:
         """Whether ``host``'s detail screen is on top with ``tab`` shown."""
-        screen = self.screen
+        screen = self.screen_stack[-1] if self.screen_stack else None  # none while closing
         return (
             isinstance(screen, HostDetailScreen)
             and screen.host.name == host
@@ -467,14 +465,8 @@ class RgtApp(ThemedApp):
         await self.action_quit()
 
     def _quit_stops(self) -> list[str]:
-        """What quitting now stops, a line each: the pulls and teardowns in flight, and
-        (the demo) the queues running on boxes that live in this process."""
-        lines = [busy_line(s.host, s.running, s.progress) for s in self.jobs.busy()]
-        running = [h for h, v in self.runtime.queues.views.items() if v.state == Q_RUNNING]
-        if self.boxes_end_with_app and running:
-            # The help's "runs on the boxes keep going" does not hold there (a user's hour).
-            lines.append(f"{', '.join(running)}: {self.boxes_end_with_app}")
-        return lines
+        """What quitting now stops, a line each: the pulls and teardowns in flight."""
+        return [busy_line(s.host, s.running, s.progress) for s in self.jobs.busy()]
 
     async def action_quit(self) -> None:
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on

@@ -106,9 +106,6 @@ async def _run_app(app: RgtApp, boxes: int) -> int:
     """Run the app until it exits, turning SIGTERM/SIGHUP into a clean exit."""
     # Where the demo's fleet file is: the CLI works on it too (a user's hour looked for
     # it to try `rgt-tui status --hosts …` beside the TUI).
-    app.boxes_end_with_app = (
-        "the queue running there ends with the demo (its boxes are this process's)"
-    )
     app.sub_title = (
         f"demo: {boxes} loopback box{'es' if boxes != 1 else ''} · "
         "GPUs replay a recorded H100 (no GPU here) · "

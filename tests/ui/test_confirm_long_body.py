@@ -51,27 +51,3 @@ async def test_the_quit_question_follows_the_jobs_while_it_is_open(tmp_path: Pat
         )
         assert f"{host}: pull stops" not in screen_text(app)
         assert isinstance(app.screen, QuitConfirmScreen)  # still the user's to answer
-
-
-async def test_quitting_the_demo_while_its_queue_runs_asks_first(make_queue_fleet, tmp_path):
-    """The demo's boxes live in its process: quitting ends the queues running there, so
-    it asks (the help's "runs on the boxes keep going" holds only for real boxes)."""
-    from support.queues import SCRIPT_RUN, launched_holding
-
-    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    running = await launched_holding(qf)
-    app = make_app(tmp_path, fleet=qf.fleet)
-    app.boxes_end_with_app = "the queue running there ends with the demo"
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        app.runtime.queue_viewed("box1", running)
-        await pilot.press("q")
-        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
-        await wait_for(
-            lambda: "box1: the queue running there ends with the demo" in screen_text(app),
-            pilot=pilot,
-        )
-        await pilot.press("escape")  # stays
-        await wait_for(lambda: not isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
-        assert app.is_running
-    (qf.root() / "go").touch()

@@ -24,7 +24,9 @@ async def test_toasts_leave_a_dialogs_buttons_and_keys_in_sight(tmp_path: Path, 
         app.push_screen(ConfirmScreen(body, [("go", "Go on", "go on", "error")], safe=CANCEL))
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         screen = app.screen
-        await wait_for(lambda: "Enter: cancel" in screen_text(app), what="the dialog", pilot=pilot)
+        # Settled: the body fitted to its room, so the key line offers no scrolling.
+        settled = "Enter: cancel · Tab: next button · Esc: cancel"
+        await wait_for(lambda: settled in screen_text(app), what="the dialog", pilot=pilot)
         rows = {w.region.y for w in (*screen.query(DialogButton), *screen.query(KeyHint))}
         before = screen_text(app).splitlines()
         for i in range(3):  # the newest long: it wraps to many lines at this width
