@@ -180,7 +180,7 @@ class TeardownTab(DetailTab):
         self.call_after_refresh(self._reveal)
         return box
 
-    def _reveal(self) -> None:
+    def _reveal(self, tries: int = 4) -> None:
         """The box, when it has the cursor, in view, with what was said under it (a
         refusal, the by-hand steps) as far as the screen allows: it is below the
         checklist, which is drawn as the gate's facts arrive and pushes it down (at
@@ -195,6 +195,19 @@ class TeardownTab(DetailTab):
         if said.height:
             region = region.union(said)  # cropped to the screen from the box's top
         self.scroll_to_region(region, animate=False, immediate=True)
+        # Looked at again for a few refreshes: a loaded machine laid the checklist's new
+        # lines out a refresh after this, and the box stayed under the tab's edge (a CI
+        # run: y 49 of a 36-row tab). Not once the user scrolled meanwhile: theirs.
+        self.call_after_refresh(self._reveal_again, self.scroll_y, tries)
+
+    def _reveal_again(self, scrolled_to: float, tries: int) -> None:
+        if tries <= 0 or self.scroll_y != scrolled_to or not self.query("#confirm-name"):
+            return
+        box = self.query_one("#confirm-name", Input)
+        if not self.region.contains_region(box.region):
+            self._reveal(tries - 1)
+        else:
+            self.call_after_refresh(self._reveal_again, scrolled_to, tries - 1)
 
     def action_next_box(self) -> None:
         """Tab: from the name box to the cell-name box; anywhere else, the next stop."""
@@ -206,13 +219,6 @@ class TeardownTab(DetailTab):
     @on(Input.Changed, "#confirm-name")
     def _typed(self, event: Input.Changed) -> None:
         self._reveal()
-
-    def on_resize(self, event: events.Resize) -> None:
-        # The checklist's lines grew or the screen did (the tab's virtual size moved): the
-        # box is looked for again where the layout now puts it. Each draw asks as well,
-        # but a loaded machine laid the new lines out a refresh after that ask, and the
-        # box stayed under the screen's edge (a CI run: y 49 of a 36-row tab).
-        self.call_after_refresh(self._reveal)
 
     def on_mount(self) -> None:
         # State that arrived while the tab was still composing is drawn now.
