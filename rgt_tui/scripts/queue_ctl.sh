@@ -189,6 +189,23 @@ newest_mtime() {  # DIR
         awk '$1 > m { m = $1 } END { if (m > 0) printf "%d\n", m }'
 }
 
+# newest_mtime of a stopped cell's {out}, kept in cells/NAME.outt so that an interrupted
+# cell's walk is paid once, not on every poll: nothing of the cell writes there once it
+# stops. The kept figure counts while it is newer than the cell's .state (a retry or a
+# relaunch appends there) and than {out} itself (a file added or renamed in). Probes
+# otherwise only read; this small file is written whole (tmp, then mv) so that two
+# probes at once cannot tear it, and a failed write (disk full) only means a walk again.
+out_newest() {  # NAME DIR
+    local kept="$q/cells/$1.outt" v
+    if [ "$kept" -nt "$q/cells/$1.state" ] && [ "$kept" -nt "$2" ] && IFS= read -r v <"$kept"; then
+        printf '%s\n' "$v"
+        return
+    fi
+    v=$(newest_mtime "$2")
+    printf '%s\n' "$v"
+    { printf '%s\n' "$v" >"$kept.tmp.$$" && mv -f "$kept.tmp.$$" "$kept"; } 2>/dev/null || rm -f "$kept.tmp.$$"
+}
+
 probe() {  # SESSION WORKDIR DURABLE [diag]
     local session=$1 workdir=$2 durable=$3 diag=${4:-} boot info d b p idx name cmd f line last
     local kind sboot spid why mt live
@@ -239,7 +256,7 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
         if [ "${kind:-}" = start ]; then
             mt=$(stat -c %Y "$q/cells/$name.log" 2>/dev/null) || mt=""
             if [ "$live" = 0 ] && [ -d "$durable/$name" ]; then
-                f=$(newest_mtime "$durable/$name")
+                f=$(out_newest "$name" "$durable/$name")
                 [ -n "$f" ] && { [ -z "$mt" ] || [ "$f" -gt "$mt" ]; } && mt=$f
             fi
             [ -n "$mt" ] && printf 'logt\t%s\t%s\n' "$name" "$mt"

@@ -5,12 +5,15 @@ line its command printed — in `queue show` and on the TUI's queue line."""
 from __future__ import annotations
 
 import json
+import os
+import time
 
 from support.cli import arun
 from support.queues import SCRIPT_RUN, wait_view
 
 from rgt_tui.content.queue_text import queue_pane_line
 from rgt_tui.domain.queue_state import FINISHED, INTERRUPTED, RUNNING, STOPPED
+from rgt_tui.services.queue.view import read_queue_view
 
 # Prints a line every 0.2 s until the test creates $HOME/go: a run with signs of life.
 TICKING = 'while [ ! -e "$HOME/go" ]; do echo tick; sleep 0.2; done'
@@ -105,3 +108,50 @@ async def test_an_interrupted_cell_lived_until_its_newest_output_not_its_log(mak
         started,
     )
     assert cell.ran(stopped.now).startswith("≥") and cell.ran(stopped.now) not in ("≥0s", "≥1s")
+
+
+# Writes one checkpoint three levels down its {out} ($2), then waits for the test's gate.
+NESTED_CHECKPOINT = (
+    'mkdir -p "$2/deep/er" && echo 1 > "$2/deep/er/ckpt.txt"\n'
+    'while [ ! -e "$HOME/go" ]; do sleep 0.05; done'
+)
+
+
+async def test_a_stopped_cells_out_is_walked_once_not_on_every_poll(make_queue_fleet):
+    """The walk of an interrupted cell's {out} (up to 200,000 files) is kept in
+    cells/<name>.outt, not repeated by every poll, and walked again once the cell's state
+    or {out} itself changes."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('nested', NESTED_CHECKPOINT)} t\n")
+    first = await arun("launch", "box1", "--hosts", str(qf.loopback.hosts_file), "--yes")
+    assert first.returncode == 0, first.stderr
+    out = qf.root() / "results" / "nested"
+    ckpt = out / "deep" / "er" / "ckpt.txt"
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING and ckpt.exists())
+    qf.kill_session()
+    stopped = await wait_view(qf, lambda v: v.cells[0].status == INTERRUPTED)
+    walked = stopped.cells[0].last_output_at
+    assert walked is not None and walked >= int(ckpt.stat().st_mtime)
+    assert (qf.qdir() / "cells" / "nested.outt").read_text() == f"{walked}\n"
+
+    # A change deep in {out} that a walk would see, but {out}'s own mtime does not show:
+    # the next poll keeps the kept figure (the walk was not repeated).
+    later = walked + 500
+    os.utime(ckpt, (later, later))
+    kept = await read_queue_view(qf.host(), qf.transport())
+    assert kept.cells[0].last_output_at == walked
+
+    # A file added to {out} changes its mtime: walked again, the deep change now seen.
+    (out / "added.txt").write_text("x")
+    os.utime(out / "added.txt", (walked, walked))
+    again = await read_queue_view(qf.host(), qf.transport())
+    assert again.cells[0].last_output_at == later
+
+    # A retry or relaunch appends to the cell's state: walked again.
+    latest = later + 500
+    os.utime(ckpt, (latest, latest))
+    state = qf.qdir() / "cells" / "nested.state"
+    newer = time.time() + 5
+    os.utime(state, (newer, newer))
+    retried = await read_queue_view(qf.host(), qf.transport())
+    assert retried.cells[0].last_output_at == latest
