@@ -11,7 +11,7 @@ import signal
 
 from support.cli import arun
 from support.machine import kill_processes_under
-from support.queues import SCRIPT_RUN, wait_view
+from support.queues import GATE, SCRIPT_RUN, wait_view
 from support.resume_cell import cell_log, pull_verify, run_until_held
 
 from rgt_tui.domain.queue_state import DONE, FINISHED, RUNNING
@@ -68,6 +68,8 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
         f"checkpoint: checkpoint.bin, step {verified_step} (its sidecar checkpoint.json)" in words
     )
     assert "repeats: at most" in words and "free there" in words
+    # How box2 runs it, for box2 as it is (an empty queue), not the general rule.
+    assert "\nthen box2's queue launched from cell 0 (ck), preflight as any launch\n" in words
 
     t1, t2 = qf.transport("box1"), qf.transport("box2")
     try:
@@ -138,15 +140,15 @@ async def test_a_resume_onto_an_idle_spare_runs_the_spare_own_pending_cells_too(
 
     planned = await plan(qf)
     assert planned.ok, planned.problems
+    said = "box2's queue launched from cell 0: its own pending cell 0 (spare1) first, then ck"
+    assert f"then {said}, preflight as any launch" in resume_lines(planned)  # the plan knew
     t1, t2 = qf.transport("box1"), qf.transport("box2")
     try:
         result = await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
     finally:
         await t1.close()
         await t2.close()
-    assert result.queued == (
-        "box2's queue launched from cell 0: its own pending cell 0 (spare1) first, then ck"
-    )
+    assert result.queued == said
     there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")
     assert [(c.name, c.status) for c in there.cells] == [("spare1", DONE), ("ck", DONE)]
     assert "done at step 6" in cell_log(qf, "box2")
@@ -171,3 +173,70 @@ async def test_a_cell_killed_from_outside_repeats_at_least_what_its_last_sign_of
     words = "\n".join(resume_lines(planned))
     assert "repeats: at least " in words and "last sign of life" in words, words
     assert "may have run on after it" in words
+
+
+async def test_a_resume_onto_a_running_queue_says_so_in_the_plan(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    # Preempted first: on this machine both boxes' queues share one tmux server, which
+    # box1 started and the preemption's kill ends.
+    await preempt(qf)
+    qf.write_queue(f"{qf.cell_script('gate', GATE, name='box2')} t 1\n", "box2")
+    hosts = qf.loopback.hosts_file
+    launched = await arun("launch", "box2", "--hosts", hosts, "--yes")
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, name="box2", what="box2's gate")
+
+    planned = await plan(qf)
+    assert planned.ok, planned.problems
+    words = resume_lines(planned)
+    said = "then box2's running queue runs it after its current cells (appended)"
+    assert said in words, "\n".join(words)
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        result = await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
+    finally:
+        await t1.close()
+        await t2.close()
+    assert result.queued == "box2's running queue runs it after its current cells"
+    (qf.root("box2") / "go").touch()
+    there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")
+    assert [(c.name, c.status) for c in there.cells] == [("gate", DONE), ("ck", DONE)]
+
+
+async def test_a_cell_that_wrote_nothing_is_not_sent_to_pull_first(make_queue_fleet):
+    """No checkpoint pulled, and its box holds no file under the cell's {out}: pulling
+    cannot help, and the refusal says so rather than "pull, then verify"."""
+    from rgt_tui.domain.queue_state import INTERRUPTED
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    line = qf.cell_script("ck", 'echo "no checkpoints here"; ' + GATE)
+    qf.write_queue(f"{line} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    hosts = qf.loopback.hosts_file
+    launched = await arun("launch", "box1", "--hosts", hosts, "--yes")
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
+    qf.kill_session()
+    await wait_view(qf, lambda v: v.cells[0].status == INTERRUPTED, what="ck interrupted")
+
+    refused = await plan(qf)
+    assert not refused.ok
+    out = qf.root("box1") / "results" / "ck"
+    assert refused.problems == (
+        f"ck has no verified checkpoint (box1 holds no file under {out} either: the run "
+        "wrote none) — move it with --from-scratch to run it again from the start",
+    )
+    # Its line does not move: the plan says what a move would do, as a condition.
+    assert (
+        "ck [interrupted]: if moved, line 1 becomes '#moved-to box2: …'; box1's box skips cell 0"
+        in (resume_lines(refused))
+    )
+    (out / "ckpt.pt").parent.mkdir(parents=True)
+    (out / "ckpt.pt").write_bytes(b"x")  # now the box has one: pull and verify it first
+    again = await plan(qf)
+    assert (
+        "nothing of ck pulled here: rgt-tui pull box1, then rgt-tui verify box1"
+        in (again.problems[0])
+    )

@@ -154,9 +154,12 @@ def verified_cells(fleet: Fleet, host: HostConfig, names: Iterable[str]) -> dict
     return {n: f"{n} has verified results in {where}" for n in names if n in present}
 
 
-def plan_lines(plan: MovePlan) -> list[str]:
+def plan_lines(plan: MovePlan, refused: bool | None = None) -> list[str]:
     """The plan in words, one line each: every cell and what happens to its line, then
-    the warnings and the refusals (the CLI prints them, the dialog shows them)."""
+    the warnings and the refusals (the CLI prints them, the dialog shows them).
+    ``refused`` (default: the move's own refusals; a resume has its own too): each cell's
+    line reads "if moved, …", since it does not happen."""
+    if_moved = "if moved, " if (not plan.ok if refused is None else refused) else ""
     lines = []
     for c in plan.cells:
         if c.sent:
@@ -166,7 +169,7 @@ def plan_lines(plan: MovePlan) -> list[str]:
             )
         else:
             what = f"line {c.line} moves (not sent to {plan.source}'s box yet)"
-        lines.append(f"{c.name}{f' [{c.status}]' if c.status else ''}: {what}")
+        lines.append(f"{c.name}{f' [{c.status}]' if c.status else ''}: {if_moved}{what}")
     lines += [f"warning: {w}" for w in plan.warnings]
     lines += [f"REFUSED: {p}" for p in plan.problems]
     return lines

@@ -17,11 +17,11 @@
    (``queue_ctl.sh code-hash``, as code sync checks its tree), then renamed to the cell's
    ``{out}`` there in one step. The target's free space is checked first.
 4. **Queue**: the line moves as ``queue move`` moves it (``services.queue.move``; the
-   source keeps ``#moved-to``), and the target runs it under the same name: a running
-   queue gets it appended, an idle one is launched from it — from the target's own
-   pending cells just before it, when there are some, so they are not left behind it
-   (unless the user stopped that queue: then said, with how to run them) — preflight
-   and credentials as any launch. The run's load-latest-on-start makes the identical command resume.
+   source keeps ``#moved-to``), and the target runs it under the same name
+   (``services.queue.resume_run``: appended to a running queue, else launched, from the
+   target's own pending cells just before it), preflight and credentials as any launch;
+   the plan says which, for this target. The run's load-latest-on-start makes the
+   identical command resume.
 
 For ``on_preempt = "move"`` (``watch``): ``plan_resume_move`` then, when ``plan.ok``,
 ``resume_move``; both take the transports of both boxes and never raise for a box that
@@ -41,7 +41,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rgt_tui.domain.artifacts import GOOD_STATUSES, is_leftover
 from rgt_tui.domain.checkpoints import (
@@ -56,7 +55,6 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError, verified_here
 from rgt_tui.domain.preflight_checks import df_row
-from rgt_tui.domain.queue_state import PENDING, USER_STOPPED
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
@@ -73,12 +71,9 @@ from rgt_tui.services.queue.move import (
     plan_move,
     run_moved_hint,
 )
+from rgt_tui.services.queue.resume_run import GENERAL_RULE, plan_words, run_on_target
 from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
 from rgt_tui.transport import Transport
-
-if TYPE_CHECKING:
-    from rgt_tui.services.queue.cells import PlannedCell
-    from rgt_tui.services.queue.launch import LaunchPlan
 
 FROM_SCRATCH = "from scratch: no verified checkpoint — the run starts over"
 # How a move from scratch is asked for, in the refusal of a cell with no verified
@@ -118,6 +113,8 @@ class ResumePlan:
     # ``interrupted_at`` is its end record's time; False: only its last sign of life (its
     # log or newest output), so the run may have gone on after it, unrecorded.
     stopped_exact: bool = False
+    # How the target will run the cell, read from its queue now (``resume_run``).
+    runs_there: str = ""
 
     @property
     def ok(self) -> bool:
@@ -327,7 +324,7 @@ async def plan_resume_move(
             if damaged
             else f"none among {plural(len(files), 'file')} pulled and verified here"
             if files
-            else f"nothing of {name} pulled here (rgt-tui pull {source.name}; rgt-tui verify {source.name})"
+            else await _nothing_pulled(source, source_transport, name, move.source_answered)
         )
         problems.append(f"{name} has no verified checkpoint ({why}) — {SCRATCH_CLI}")
     pushed = tuple(good) if ckpt is not None and not from_scratch else ()
@@ -352,6 +349,9 @@ async def plan_resume_move(
                 f"{move.dest} has {fmt_bytes(facts.free)} free at {facts.durable}: the push needs "
                 f"{fmt_bytes(need)} (files + {fmt_bytes(MARGIN_BYTES)} margin) — free space there first"
             )
+    runs_there = ""
+    if ran and move.ok and not problems:
+        runs_there = await plan_words(fleet, target, dest_transport, name)
     if not move.source_answered and ckpt is not None:
         warnings.append(
             f"{source.name} did not answer: when {name} stopped is unknown — the repeated work "
@@ -368,7 +368,21 @@ async def plan_resume_move(
         ckpt if ran else None, step, step_from, bool(from_scratch and ran), status, stopped,
         manifest_taken, f"{facts.durable.rstrip('/')}/{name}" if facts.durable else "",
         facts.free, planned_at, ran, tuple(problems), tuple(warnings), stopped_exact=exact,
+        runs_there=runs_there,
     )  # fmt: skip
+
+
+async def _nothing_pulled(
+    source: HostConfig, transport: Transport, name: str, answers: bool
+) -> str:
+    """Why no checkpoint, when nothing of the cell is pulled here: pull and verify, unless
+    the box itself holds no file under the cell's {out} (then pulling cannot help)."""
+    if answers:
+        facts = await _target_facts(transport, source, name)
+        if facts.out in ("absent", "empty"):
+            out = f"{facts.durable.rstrip('/')}/{name}"
+            return f"{source.name} holds no file under {out} either: the run wrote none"
+    return f"nothing of {name} pulled here: rgt-tui pull {source.name}, then rgt-tui verify {source.name}"
 
 
 def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
@@ -413,14 +427,9 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
         lines.append(f"{plan.move.dest}: {fmt_bytes(plan.target_free)} free, nothing to push")
     for f in plan.excluded:
         lines.append(f"not pushed: {f.rel} — {f.why}")
-    lines += plan_lines(plan.move)
+    lines += plan_lines(plan.move, refused=not plan.ok)
     if plan.ok and plan.ran:
-        lines.append(
-            f"then {plan.move.dest} runs {plan.cell} under its name: appended to its running "
-            "queue, or its queue launched from it — its own cells that never ran first, "
-            "unless a done, failed or killed cell lies between (never run again unattended: "
-            "they stay pending) or the user stopped its queue (preflight as any launch)"
-        )
+        lines.append(plan.runs_there or GENERAL_RULE.format(dest=plan.move.dest, cell=plan.cell))
     lines += [f"warning: {w}" for w in plan.warnings]
     lines += [f"REFUSED: {p.replace(SCRATCH_CLI, scratch)}" for p in plan.problems]
     return lines
@@ -498,74 +507,6 @@ async def _push(
     return out or plan.target_out
 
 
-async def _queue_on_target(
-    fleet: Fleet, target: HostConfig, transport: Transport, name: str, acks: Iterable[str]
-) -> str:
-    """Run the moved cell on the target: append to a running queue, else launch from it."""
-    from rgt_tui.services.queue.append import append_cells
-    from rgt_tui.services.queue.cells import read_local_queue
-    from rgt_tui.services.queue.launch import launch, plan_launch
-
-    try:
-        appended = await append_cells(fleet, target, transport)
-        if appended.running:
-            return f"{target.name}'s running queue runs it after its current cells"
-    except QueueError as exc:
-        if "launch it first" not in exc.message:
-            raise MoveError(
-                f"{name} is {target.name}'s now, but appending it failed: {exc.message} — "
-                f"launch it: rgt-tui launch {target.name}"
-            ) from exc
-    _, slots, _ = await read_local_queue(fleet, target)
-    index = max(i for i, c in enumerate(slots) if c.name == name and not c.moved_to)
-    plan = await plan_launch(fleet, target, transport, start_index=index, acks=acks)
-    waiting, stopped = _own_pending(plan, index)
-    if waiting and not stopped:
-        # The target's own cells that never ran come first: launched from the moved
-        # cell alone, they would stay pending behind it, and running them later would
-        # run the moved cell again (ux-h 14).
-        plan = await plan_launch(fleet, target, transport, start_index=waiting[0].index, acks=acks)
-    start = plan.start_index
-    if not plan.ok:
-        raise MoveError(
-            f"{name} is {target.name}'s now (its files are there), but the launch was refused:\n"
-            + "\n".join(plan.problems)
-            + f"\nfix that, then: rgt-tui launch {target.name} --start {start}"
-        )
-    await launch(plan, transport)
-    said = f"{target.name}'s queue launched from cell {start}"
-    own = ("cell " if len(waiting) == 1 else "cells ") + ", ".join(
-        f"{c.index} ({c.name})" for c in waiting
-    )
-    if waiting and not stopped:
-        return f"{said}: its own pending {own} first, then {name}"
-    if waiting:
-        return (
-            f"{said} ({name}); its own pending {own} before it "
-            f"stay{'s' if len(waiting) == 1 else ''} pending, as its queue was stopped by the user — rgt-tui launch "
-            f"{target.name} --start {waiting[0].index} runs them ({name} then runs again, "
-            "from its newest checkpoint)"
-        )
-    return f"{said} ({name})"
-
-
-def _own_pending(plan: LaunchPlan, index: int) -> tuple[list[PlannedCell], bool]:
-    """The target's cells before ``index`` that never ran (pending, or not yet on the
-    box), when nothing between the first of them and ``index`` would run a second time
-    (a done, failed or killed cell: never rerun unattended); and whether its queue was
-    stopped by the user (then its pending cells wait for the user, said)."""
-    from rgt_tui.services.queue.launch import NOT_RUN
-
-    before = [c for c in plan.cells[:index] if c.status not in NOT_RUN]
-    tail: list[PlannedCell] = []
-    for c in reversed(before):
-        if c.status not in (None, PENDING):
-            break
-        tail.insert(0, c)
-    stopped = plan.current is not None and plan.current.state == USER_STOPPED
-    return tail, stopped
-
-
 async def resume_move(
     plan: ResumePlan,
     fleet: Fleet,
@@ -590,5 +531,5 @@ async def resume_move(
     moved = await apply_move(plan.move, source, source_transport, today=today)
     if not plan.ran:  # a cell that never ran moves as `queue move` always moved cells
         return ResumeResult(plan, moved, out, run_moved_hint(target.name, 1))
-    queued = await _queue_on_target(fleet, target, dest_transport, plan.cell, acks)
+    queued = await run_on_target(fleet, target, dest_transport, plan.cell, acks)
     return ResumeResult(plan, moved, out, queued)

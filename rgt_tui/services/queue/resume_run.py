@@ -1,0 +1,136 @@
+"""Step 4 of a resume move (``services.queue.resume``): how the target runs the moved cell.
+
+A running queue there gets the cell appended; an idle one is launched from it — from
+the target's own cells that never ran just before it, when there are some, so they are
+not left pending behind it (ux-h 14), unless the user stopped that queue: then they stay
+pending, said, with the launch that runs them. The plan says which of these will happen
+from the target's queue as last read (``plan_words``); the move does it and says what
+it did (``run_on_target``), in the same words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, USER_STOPPED
+from rgt_tui.services.box_ctl import QueueError
+from rgt_tui.services.queue.move import MoveError
+from rgt_tui.transport import Transport
+
+# When the target's queue cannot be read at plan time: the rule, not this case.
+GENERAL_RULE = (
+    "then {dest} runs {cell} under its name: appended to its running queue, or its queue "
+    "launched from it — its own cells that never ran first, unless a done, failed or "
+    "killed cell lies between (never run again unattended: they stay pending) or the user "
+    "stopped its queue (preflight as any launch)"
+)
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """A cell of the target's queue as the plan reads it: its index, name and state."""
+
+    index: int
+    name: str
+    status: str | None  # None: not on the box yet (never ran)
+
+
+def _never_ran_tail(cells: Sequence[_Slot]) -> list[_Slot]:
+    """The cells at the end of ``cells`` (those before the moved cell) that never ran
+    (pending, or not yet on the box), with nothing between them and the moved cell that
+    would run a second time (a done, failed or killed cell: never rerun unattended).
+    Moved-away and skipped cells are passed over, as the runner passes them."""
+    from rgt_tui.services.queue.launch import NOT_RUN
+
+    tail: list[_Slot] = []
+    for c in reversed([c for c in cells if c.status not in NOT_RUN]):
+        if c.status not in (None, PENDING):
+            break
+        tail.insert(0, c)
+    return tail
+
+
+def _launch_words(target: str, name: str, start: int, waiting: list[_Slot], stopped: bool) -> str:
+    said = f"{target}'s queue launched from cell {start}"
+    own = ("cell " if len(waiting) == 1 else "cells ") + ", ".join(
+        f"{c.index} ({c.name})" for c in waiting
+    )
+    if waiting and not stopped:
+        return f"{said}: its own pending {own} first, then {name}"
+    if waiting:
+        return (
+            f"{said} ({name}); its own pending {own} before it "
+            f"stay{'s' if len(waiting) == 1 else ''} pending, as its queue was stopped by the user — rgt-tui launch "
+            f"{target} --start {waiting[0].index} runs them ({name} then runs again, "
+            "from its newest checkpoint)"
+        )
+    return f"{said} ({name})"
+
+
+def _running_words(target: str) -> str:
+    return f"{target}'s running queue runs it after its current cells"
+
+
+async def plan_words(fleet: Fleet, target: HostConfig, transport: Transport, name: str) -> str:
+    """The plan's line for how ``target`` will run cell ``name`` once it is appended to
+    its queue file: this target's case, read now; the general rule when its queue cannot
+    be read. The move's own words afterwards are exact (``run_on_target``)."""
+    from rgt_tui.services.queue.cells import read_local_queue
+    from rgt_tui.services.queue.launch import MOVED
+    from rgt_tui.services.queue.view import read_queue_view
+
+    try:
+        view = await read_queue_view(target, transport)
+        _, slots, _ = await read_local_queue(fleet, target)
+    except (TransportError, QueueError, OSError):
+        return GENERAL_RULE.format(dest=target.name, cell=name)
+    if view.state == Q_RUNNING:
+        return f"then {_running_words(target.name)} (appended)"
+    on_box = {c.name: c.status for c in view.cells}
+    cells = [
+        _Slot(i, c.name, MOVED if c.moved_to else on_box.get(c.name)) for i, c in enumerate(slots)
+    ]
+    waiting = _never_ran_tail(cells)
+    stopped = view.state == USER_STOPPED
+    start = waiting[0].index if waiting and not stopped else len(slots)
+    words = _launch_words(target.name, name, start, waiting, stopped)
+    return f"then {words}, preflight as any launch"
+
+
+async def run_on_target(
+    fleet: Fleet, target: HostConfig, transport: Transport, name: str, acks: Iterable[str]
+) -> str:
+    """Run the moved cell on the target: append to a running queue, else launch from it
+    (from its own cells that never ran just before it). How, in words."""
+    from rgt_tui.services.queue.append import append_cells
+    from rgt_tui.services.queue.cells import read_local_queue
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    try:
+        appended = await append_cells(fleet, target, transport)
+        if appended.running:
+            return _running_words(target.name)
+    except QueueError as exc:
+        if "launch it first" not in exc.message:
+            raise MoveError(
+                f"{name} is {target.name}'s now, but appending it failed: {exc.message} — "
+                f"launch it: rgt-tui launch {target.name}"
+            ) from exc
+    _, slots, _ = await read_local_queue(fleet, target)
+    index = max(i for i, c in enumerate(slots) if c.name == name and not c.moved_to)
+    plan = await plan_launch(fleet, target, transport, start_index=index, acks=acks)
+    waiting = _never_ran_tail([_Slot(c.index, c.name, c.status) for c in plan.cells[:index]])
+    stopped = plan.current is not None and plan.current.state == USER_STOPPED
+    if waiting and not stopped:
+        plan = await plan_launch(fleet, target, transport, start_index=waiting[0].index, acks=acks)
+    if not plan.ok:
+        raise MoveError(
+            f"{name} is {target.name}'s now (its files are there), but the launch was refused:\n"
+            + "\n".join(plan.problems)
+            + f"\nfix that, then: rgt-tui launch {target.name} --start {plan.start_index}"
+        )
+    await launch(plan, transport)
+    return _launch_words(target.name, name, plan.start_index, waiting, stopped)
