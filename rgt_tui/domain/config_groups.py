@@ -100,7 +100,9 @@ def group_host(
         identity_file=rank0.identity_file,
         known_hosts=rank0.known_hosts,
         profile=rank0.profile,
-        cost_per_hour=_cost(members),
+        # Its boxes bill, each on its own pane and in every total (header, status,
+        # metrics sum all hosts'): the group's own price would count them twice.
+        cost_per_hour=None,
         started_at=None,
         workdir=workdir,
         durable_dir=durable,
@@ -222,9 +224,3 @@ def _choice(t: Table, key: str, choices: Sequence[str], default: str) -> str:
     if value not in choices:
         raise t.error(key, f"expected one of: {', '.join(choices)}, got {value!r}")
     return value
-
-
-def _cost(members: Sequence[HostConfig]) -> float | None:
-    """What the group bills per hour: every box's, when every box's is known."""
-    costs = [m.cost_per_hour for m in members]
-    return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)

@@ -52,7 +52,12 @@ def test_a_group_is_a_host_reached_through_rank_0(tmp_path: Path) -> None:
     assert pair.durable_dir == "/workspace/runs" and pair.pull == ("/workspace/runs",)
     assert pair.group.master_addr == "10.0.0.1" and pair.group.master_port == 29500
     assert pair.group.nccl_ib == "mlx5" and pair.group.nccl_timeout_s == 600
-    assert pair.group.nccl_debug == "auto" and pair.cost_per_hour == 4.5
+    assert pair.group.nccl_debug == "auto"
+    # Its boxes bill, each on its own pane: the group adds nothing to the fleet's totals
+    # (the header, status, metrics), which sum every host's price (a user's hour saw
+    # $11.75/h for boxes billing $7.37/h).
+    assert pair.cost_per_hour is None
+    assert sum(h.cost_per_hour or 0 for h in fleet.hosts) == 4.5
     assert pair.run == RUN and pair.teardown is None
 
 
