@@ -10,6 +10,7 @@ A little over 450 lines: each key's action is a few lines handing off to a contr
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
@@ -511,8 +512,37 @@ class RgtApp(ThemedApp):
             self.push_screen(help_screen(self.BINDINGS))
 
 
+class NoTerminal(Exception):
+    """The TUI was started without a terminal: ``str()`` says so and what to use instead."""
+
+
+def terminal_problem(command: str) -> str | None:
+    """Why ``command`` (the TUI, the demo) cannot draw here, or None. Without a terminal
+    Textual draws escape codes into a file or pipe, spins a core and, in the demo, never
+    reaches the cleanup a signal asks for (a user's hour: a backgrounded demo ignored
+    SIGTERM, and its boxes outlived a SIGKILL)."""
+    streams = [n for n, f in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not _tty(f)]
+    if not streams:
+        return None
+    return (
+        f"{command}: needs a terminal, and {' and '.join(streams)} "
+        f"{'is' if len(streams) == 1 else 'are'} not one here — run it in a terminal or in "
+        "tmux; for scripts and cron, the commands: rgt-tui status, watch, pull "
+        "(docs/commands.md)"
+    )
+
+
+def _tty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
 def run_app(fleet: Fleet, *, theme: str | None = None) -> int:
-    """Run the TUI on ``fleet`` until the user quits; the exit status for the CLI."""
+    """Run the TUI on ``fleet`` until the user quits; the exit status for the CLI.
+    NoTerminal, before anything starts, when there is no terminal to draw on."""
+    problem = terminal_problem("rgt-tui")
+    if problem is not None:
+        raise NoTerminal(problem)
     app = RgtApp(fleet, theme=theme)
     app.run()
     return app.return_code or 0

@@ -2,7 +2,8 @@
 
 Textual is imported only when one of them runs, so every other command starts without it.
 Exit codes (exit_codes.py): 2 for a bad ``--theme`` or ``--boxes``, or a fleet file with
-mistakes, before anything starts; 1 when the demo cannot start; else the app's own.
+mistakes, before anything starts; 1 when the demo cannot start or there is no terminal
+to draw on; else the app's own.
 """
 
 from __future__ import annotations
@@ -56,9 +57,13 @@ def run_demo(call: Call) -> int:
 def run_tui(call: Call) -> int:
     """Open the TUI on the fleet file (every mistake in it, or a bad --theme, exits 2
     first: run_command reports a ConfigError with all of the file's mistakes)."""
-    from rgt_tui.app import run_app
+    from rgt_tui.app import NoTerminal, run_app
 
     refused = refuse_unknown_theme(call)
     if refused is not None:
         return refused
-    return run_app(call.fleet, theme=call.args.theme)
+    try:
+        return run_app(call.fleet, theme=call.args.theme)
+    except NoTerminal as exc:  # its message is the whole line, the way on included
+        print(exc, file=sys.stderr)
+        return EXIT_PROBLEMS
