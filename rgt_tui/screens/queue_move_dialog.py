@@ -326,9 +326,10 @@ def _cells_line(view: QueueView | None) -> list[Content]:
 
 
 def _lines(lines: list[str]) -> Content:
-    """Plan lines, a refusal in the error colour (box text: never markup)."""
+    """Plan lines, a refusal in the error colour (box text: never markup). A refusal may
+    span lines (the box's copy against the file, line by line): kept, not shown as \\n."""
     return Content("\n").join(
-        Content.styled(shown(line), "$error" if line.startswith("REFUSED") else "")
+        Content.styled(shown(line, lines=True), "$error" if line.startswith("REFUSED") else "")
         for line in lines
     )
 

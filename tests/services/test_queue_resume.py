@@ -55,6 +55,9 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
     assert [p for p in running.move.problems if "ck" in p] == [
         "ck is running on box1 now — stop or kill it first (rgt-tui queue kill box1), then move it"
     ], running.move.problems
+    # The target was not read for a refused move: its {out} as the fleet file gives it.
+    out2 = qf.root("box2") / "results" / "ck"
+    assert f" to box2:{out2}, checked by SHA-256 there" in "\n".join(resume_lines(running))
     await preempt(qf)
 
     planned = await plan(qf)
@@ -228,6 +231,7 @@ async def test_a_cell_that_wrote_nothing_is_not_sent_to_pull_first(make_queue_fl
         f"ck has no verified checkpoint (box1 holds no file under {out} either: the run "
         "wrote none) — move it with --from-scratch to run it again from the start",
     )
+    assert resume_lines(refused)[0].startswith("REFUSED: ck has no verified checkpoint")
     # Its line does not move: the plan says what a move would do, as a condition.
     assert (
         "ck [interrupted]: if moved, line 1 becomes '#moved-to box2: …'; box1's box skips cell 0"

@@ -32,6 +32,12 @@ async def test_the_move_dialog_fits_80x24_and_says_its_own_button(
         refused = await notes_say(pilot, screen, "REFUSED")
         assert "press From scratch to run it again from the start" in refused, refused
         assert "--from-scratch" not in refused, refused
+        # The refusal first, then what a move would do, as a condition: at 24 rows the
+        # refusal sat under the plan, which read as though it happened (a user's hour).
+        await pilot.pause()
+        text = screen_text(app)
+        assert "REFUSED: ck has no verified" in text and "ck [killed]: if moved, line 1" in text
+        assert text.index("REFUSED") < text.index("if moved"), text
         # Textual orders Tab by where widgets are laid out: the button just shown is
         # placed (right of Plan) by the next refresh.
         scratch, plan_button = screen.query_one("#move-scratch"), screen.query_one("#move-plan")
@@ -54,3 +60,19 @@ async def test_the_move_dialog_fits_80x24_and_says_its_own_button(
         await pilot.press("pagedown")
         await wait_for(lambda: body.scroll_y > top, what="the plan to scroll", pilot=pilot)
         assert app.focused is focused  # scrolling keeps the focus where it was
+
+
+def test_a_refusal_of_several_lines_shows_them_as_lines_and_box_text_escaped() -> None:
+    """The box's copy against the file is a refusal over several lines: it showed as one
+    line with a literal \\n in the dialog. A control character of the box's stays escaped."""
+    from rgt_tui.screens.queue_move_dialog import _lines
+
+    refusal = (
+        "REFUSED: q.txt no longer matches the copy on box1's box; put the sent lines back "
+        "first:\n  line 1 on the box: 'cfg\x1b[2J.json'"
+    )
+    text = _lines(["ck [pending]: if moved, line 1 moves", refusal]).plain
+    assert text.splitlines()[1:] == [
+        "REFUSED: q.txt no longer matches the copy on box1's box; put the sent lines back first:",
+        "  line 1 on the box: 'cfg\\x1b[2J.json'",
+    ]

@@ -171,8 +171,14 @@ def plan_lines(plan: MovePlan, refused: bool | None = None) -> list[str]:
             what = f"line {c.line} moves (not sent to {plan.source}'s box yet)"
         lines.append(f"{c.name}{f' [{c.status}]' if c.status else ''}: {if_moved}{what}")
     lines += [f"warning: {w}" for w in plan.warnings]
-    lines += [f"REFUSED: {p}" for p in plan.problems]
-    return lines
+    return refusals_first([f"REFUSED: {p}" for p in plan.problems] + lines)
+
+
+def refusals_first(lines: list[str]) -> list[str]:
+    """A refused plan's ``REFUSED`` lines before the rest: a dialog of 24 rows showed the
+    plan and hid the refusal below it (a user's hour)."""
+    refused = [line for line in lines if line.startswith("REFUSED")]
+    return refused + [line for line in lines if not line.startswith("REFUSED")]
 
 
 def shape_warning(source: HostConfig, target: HostConfig, cell: QueueCell) -> str | None:

@@ -69,6 +69,7 @@ from rgt_tui.services.queue.move import (
     apply_move,
     plan_lines,
     plan_move,
+    refusals_first,
     run_moved_hint,
 )
 from rgt_tui.services.queue.resume_run import GENERAL_RULE, plan_words, run_on_target
@@ -102,7 +103,9 @@ class ResumePlan:
     status: str = ""  # the cell's state on the source box ("" unknown)
     interrupted_at: float | None = None  # box clock: the cell's end or last output
     pulled_at: float | None = None  # box clock: the manifest the files come from
-    target_out: str = ""  # the cell's {out} on the target, resolved there
+    # The cell's {out} on the target, resolved there; the fleet file's words when the
+    # target was not read (a refused plan: never a literal "{out}").
+    target_out: str = ""
     target_free: int | None = None
     planned_at: float = 0.0  # this machine's clock
     # The cell ran (unfinished state, files pulled, or its box gone): its files go with
@@ -366,7 +369,7 @@ async def plan_resume_move(
     return ResumePlan(
         name, move, pushed if ran else (), tuple(f for f in files if not f.good),
         ckpt if ran else None, step, step_from, bool(from_scratch and ran), status, stopped,
-        manifest_taken, f"{facts.durable.rstrip('/')}/{name}" if facts.durable else "",
+        manifest_taken, f"{(facts.durable or target.durable_dir).rstrip('/')}/{name}",
         facts.free, planned_at, ran, tuple(problems), tuple(warnings), stopped_exact=exact,
         runs_there=runs_there,
     )  # fmt: skip
@@ -421,7 +424,7 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
         free = f"; {fmt_bytes(plan.target_free)} free there" if plan.target_free is not None else ""
         lines.append(
             f"push: {plural(len(plan.files), 'file')} ({fmt_bytes(plan.push_bytes)}) to "
-            f"{plan.move.dest}:{plan.target_out or '{out}'}, checked by SHA-256 there{free}"
+            f"{plan.move.dest}:{plan.target_out}, checked by SHA-256 there{free}"
         )
     elif plan.target_free is not None:
         lines.append(f"{plan.move.dest}: {fmt_bytes(plan.target_free)} free, nothing to push")
@@ -432,7 +435,7 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
         lines.append(plan.runs_there or GENERAL_RULE.format(dest=plan.move.dest, cell=plan.cell))
     lines += [f"warning: {w}" for w in plan.warnings]
     lines += [f"REFUSED: {p.replace(SCRATCH_CLI, scratch)}" for p in plan.problems]
-    return lines
+    return refusals_first(lines)
 
 
 async def _push(
