@@ -97,11 +97,14 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     hosts = str(qf.loopback.hosts_file)
     saves = 'mkdir -p "$2"; echo step > "$2/$(printf \'ck\\033[2J.pt\')"; exit 3'
-    qf.write_queue(f"{qf.cell_script('broke', saves)} t\n")
+    ok = 'mkdir -p "$2"; echo done > "$2/done.txt"'
+    qf.write_queue(f"{qf.cell_script('broke', saves)} t\n{qf.cell_script('ok', ok)} t\n")
     transport = qf.transport()
     await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
     await transport.close()
-    await wait_view(qf, lambda v: v.cells[0].status == FAILED, what="broke to fail")
+    await wait_view(
+        qf, lambda v: [c.status for c in v.cells] == [FAILED, DONE], what="broke to fail"
+    )
 
     asked = Terminal("queue", "retry", "box1", "broke", "--hosts", hosts)
     await asked.expect("[y/N]")
@@ -110,6 +113,11 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     assert code == 1 and "nothing done" in out
     assert "each starts over: its {out} is renamed aside (kept, not deleted)" in out
     assert "⚠ broke: Its {out} holds a checkpoint (ck\\x1b[2J.pt): it is set aside too" in out
-    assert "To resume from it instead: answer no, then rgt-tui launch box1 --start 0." in out
+    # A relaunch from cell 0 runs the done cell 1 again: said, not left to the launch.
+    assert (
+        "To resume from it instead: answer no, then rgt-tui launch box1 --start 0 — but cell "
+        "1 (ok) after it is done and would run again too (a move to another box resumes it "
+        "alone)." in out
+    ), out
     assert "\x1b[2J" not in out  # the box's escape is shown, never sent to the terminal
     assert (qf.root() / "results" / "broke" / "ck\x1b[2J.pt").exists()

@@ -77,9 +77,24 @@ def checkpoint_notes(
         advice = None
         if cell.status != DONE:
             later = ", once the running queue has ended" if plan.running else ""
-            advice = f"To resume from it instead: {relaunch(cell.index)}{later}."
+            advice = f"To resume from it instead: {relaunch(cell.index)}{later}{_again(plan, cell.index)}."
         notes.append((name, warning, advice))
     return notes
+
+
+def _again(plan: RetryPlan, index: int) -> str:
+    """What a relaunch from cell ``index`` would run a second time: the done cells after
+    it (a user's hour: the advice led straight to three finished trainings run again)."""
+    cells = plan.launch.cells[index + 1 :] if plan.launch is not None else ()
+    done = [c for c in cells if c.status == DONE]
+    if not done:
+        return ""
+    names = ", ".join(f"{c.index} ({c.name})" for c in done[:3]) + (", …" if len(done) > 3 else "")
+    one = len(done) == 1
+    return (
+        f" — but {'cell' if one else 'cells'} {names} after it {'is' if one else 'are'} done "
+        f"and would run again too (a move to another box resumes it alone)"
+    )
 
 
 def parse_checkpoints(text: str, folders: Sequence[str]) -> dict[str, tuple[str, ...]]:
