@@ -267,10 +267,24 @@ def _name_problems(
         )
     for old in dest_slots:
         if old.moved_to and old.name == cell.name:
+            # Which hosts can take it: a renamed config is a new {out}, which no verified
+            # checkpoint is under, so the rename the refusal used to advise started the run
+            # over (a user's hour, moving a spot run back to a box it had been on).
+            had = {s.host for s in checked.sources if any(
+                c.moved_to and c.name == cell.name for c in s.parsed.slots)}  # fmt: skip
+            can = [s.host for s in checked.sources if s.host not in had
+                   and not any(c is cell for c in s.parsed.cells)]  # fmt: skip
+            elsewhere = (
+                f"move it to a host that never had it ({', '.join(can)})"
+                if can
+                else "every other host with a queue file had it too"
+            )
             problems.append(
                 f"cell name {cell.name!r} was {dest.name}'s before ({old.where}, moved to "
-                f"{old.moved_to}): {dest.name}'s box keeps that cell's records under the name; "
-                "rename the config to move it there"
+                f"{old.moved_to}): {dest.name}'s box keeps that cell's records under the "
+                f"name, so it cannot take it again — {elsewhere}; or, to run it on "
+                f"{dest.name}, rename its config: a new name is a new {{out}}, so the run "
+                "starts over without this checkpoint"
             )
     return problems
 
