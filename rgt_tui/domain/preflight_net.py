@@ -138,20 +138,25 @@ def nic(
             )
         elif ifname is None and _bad(dev):
             problems.append(
-                f"{who} reaches {addr} through {dev}, a bridge or loopback NCCL must not "
-                "carry the job over"
+                f"{who} reaches {addr} through {dev}, a bridge or loopback: NCCL would "
+                "carry the job over it, not over the boxes' network"
             )
     shown = ", ".join(f"{who} {d}" for who, d in devs if d is not None)
     if problems:
-        wanted = sorted({d for _, d in devs if d is not None})
-        return Check(
-            "nic",
-            False,
-            "; ".join(problems),
-            f'set nccl_socket_ifname = "{",".join(wanted)}" in the group (the interface '
-            "each box reaches master_addr through), or set master_addr to an address on "
-            "the boxes' data-plane network",
-        )
+        wanted = ",".join(sorted({d for _, d in devs if d is not None}))
+        if ifname is None:  # a bridge or the loopback: the address is what is wrong
+            fix = (
+                "set master_addr to an address on the boxes' data-plane network; only if "
+                f"the boxes really share {wanted} (one machine, a test), say so: "
+                f'nccl_socket_ifname = "{wanted}" in the group'
+            )
+        else:
+            fix = (
+                f'set nccl_socket_ifname = "{wanted}" in the group (the interface each box '
+                "reaches master_addr through), or set master_addr to an address on the "
+                "boxes' data-plane network"
+            )
+        return Check("nic", False, "; ".join(problems), fix)
     tail = f"; not seen on {', '.join(unknown)} (no `ip` there?)" if unknown else ""
     pinned = f" (nccl_socket_ifname {ifname!r})" if ifname else ""
     return Check("nic", True, f"{shown}{pinned}{tail}" if shown else f"not seen{tail}")
