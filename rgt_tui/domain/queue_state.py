@@ -177,6 +177,9 @@ class QueueView:
     # A group's own stop (state GROUP_STOPPED): which rank failed first, in which cell,
     # and that the others were stopped with it; said by ``stop_text``. "" elsewhere.
     group_stop: str = ""
+    # A box's records of a group's job (its cells source the group's env file: the box
+    # ran as a rank): the group tells the job's news, under its own name (``watch``).
+    group_job: bool = False
 
     @property
     def total(self) -> int:

@@ -10,6 +10,7 @@ bash script that prints its rank and waits, so the commands are what is tested.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,12 @@ from support.cli import arun
 from support.machine import free_port
 from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer, started_boxes
 from support.waiting import wait_for
+
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.queue.view import read_queue_view
+from rgt_tui.services.watch.state import host_state
+from rgt_tui.services.watch.tracker import HostMemory, derive
+from rgt_tui.transport import transport_for
 
 # Each rank prints its rank, leaves a file in its output that only it writes, and waits
 # for $HOME/go (never made here: the kill ends it).
@@ -126,6 +133,27 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
     line = next(x for x in gate.stdout.splitlines() if " group " in x)
     assert line.lstrip().startswith("[x]"), line
+    # watch tells the job's end once, under the group's name: each box's records are the
+    # group's job (a user's hour: one cell ending, three "queue finished" notifications).
+    told = await _queue_news(hosts)
+    assert told == {"box1": [], "box2": [], "pair": ["queue_done"]}, told
+
+
+async def _queue_news(hosts: Path) -> dict[str, list[str]]:
+    """The events watch's rules owe each host of the fleet for its queue as read now."""
+    fleet = load_fleet(hosts)
+    told: dict[str, list[str]] = {}
+    for host in fleet.hosts:
+        transport = transport_for(host)
+        try:
+            view = await read_queue_view(host, transport)
+        finally:
+            await transport.close()
+        assert view.group_job, host.name  # every box ran the group's cells
+        state = host_state(host, None, view, time.time())
+        _, events = derive(host.name, HostMemory(), state, reminder_s=3600)
+        told[host.name] = [e.kind for e in events]
+    return told
 
 
 async def _running(hosts: Path) -> bool:

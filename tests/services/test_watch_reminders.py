@@ -100,3 +100,14 @@ async def test_an_edit_saved_as_the_file_watch_starts_is_applied(tmp_path: Path)
         await wait_for(lambda: runtime.fleet.watch.reminder_minutes == 1, 30, "the edit applied")
     finally:
         await runtime.close()
+
+
+def test_a_groups_alerts_are_its_rank_0_boxs_and_told_under_that_name_only() -> None:
+    """A group's sample is rank 0's: its alerts were told twice, as box1's and the
+    group's (a user's hour). The box tells them; the group's state owes none."""
+    box = HostState(None, (THROTTLE,), "connected", None, None, None, None, FROZEN)
+    group = HostState(None, (THROTTLE,), "connected", None, None, None, None, FROZEN, group=True)
+    _, told_box = derive("box1", HostMemory(), box, reminder_s=3600)
+    _, told_group = derive("pair", HostMemory(), group, reminder_s=3600)
+    assert [e.kind for e in told_box] == ["alert"]
+    assert told_group == []

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.group_run import ENV_PREFIX
 from rgt_tui.domain.queue_records import CellMarks, tmux_session_name
 from rgt_tui.domain.queue_state import DONE, RUNNING, QueueView, derive_view
 from rgt_tui.domain.text import printable
@@ -49,7 +50,7 @@ def view_from_facts(
 
 
 def _derived(host: HostConfig, facts: BoxQueueFacts, marks: Mapping[str, CellMarks]) -> QueueView:
-    return derive_view(
+    view = derive_view(
         host.name,
         facts.deployed,
         facts.launches,
@@ -64,6 +65,9 @@ def _derived(host: HostConfig, facts: BoxQueueFacts, marks: Mapping[str, CellMar
         last_lines=facts.last_lines,
         marks=marks,
     )
+    # A rank's cells run the group's template, which sources the group's env file first.
+    ranked = any(c.command.startswith(ENV_PREFIX) for c in facts.deployed)
+    return replace(view, group_job=True) if ranked else view
 
 
 async def read_queue_facts(

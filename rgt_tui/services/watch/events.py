@@ -52,3 +52,5 @@ class HostState:
     # a name that does not resolve or a refused host key waits for the user, not time.
     error: str | None = None
     fix: str | None = None
+    # A [[groups]] entry: its sample and alerts are rank 0's, which rank 0's box tells.
+    group: bool = False

@@ -26,7 +26,7 @@ def host_state(
         return HostState(
             None, (), "connecting", None, queue, host.cost_per_hour,
             cost_so_far(host.cost_per_hour, billing_start(started, first_seen), now), now,
-            host.watch.interruptible,
+            host.watch.interruptible, group=host.group is not None,
         )  # fmt: skip
     conn = update.connection
     rate, until = host.cost_per_hour, now
@@ -44,4 +44,5 @@ def host_state(
         interruptible=host.watch.interruptible,
         error=conn.error if conn.status in NOT_CONNECTED else None,
         fix=conn.fix if conn.status in NOT_CONNECTED else None,
+        group=host.group is not None,
     )

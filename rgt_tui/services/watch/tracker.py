@@ -22,6 +22,11 @@
 - ``reboot``: the box's boot id is not the one last seen (key: the new boot id), so a
   reboot while nothing watched is still told once.
 
+A group (``[[groups]]``) and its boxes are told once each thing: the group's alerts are
+rank 0's sample, told under that box's name, so the group tells none; a box whose records
+are a group's job (``QueueView.group_job``: it ran as a rank) leaves the job's end to the
+group's ``queue_done``.
+
 Every event changes the memory, so a memory saved before the event is delivered means
 the event is never owed again: a restart repeats nothing. An alert missing from a sample
 is closed only when ``may_close`` (the caller's warm-up: rules that need minutes of
@@ -121,7 +126,10 @@ def derive(
 ) -> tuple[HostMemory, list[WatchEvent]]:
     """The memory after ``state``, and the events it owes (see the module docstring)."""
     events: list[WatchEvent] = []
-    memory = _alerts(host, memory, state, reminder_s, may_close, events)
+    # A group's alerts are rank 0's, told under rank 0's name: not a second time (a
+    # user's hour: each alert twice, the group's cell ending three times).
+    if not state.group:
+        memory = _alerts(host, memory, state, reminder_s, may_close, events)
     memory = _queue_done(host, memory, state, events)
     memory = _silent(host, memory, state, silent_grace_s, events)
     memory = _reboot(host, memory, state, events)
@@ -215,6 +223,8 @@ def _queue_done(
     launch = view.launch if view is not None else None
     if view is None or launch is None:
         return memory
+    if view.group_job and not state.group:
+        return memory  # a rank's records: the group tells the job's end, once
     if memory.done_launch is not None and launch.ts <= memory.done_launch:
         return memory  # told already (or an older launch's record)
     if launch.done is None and view.state == STOPPED:
