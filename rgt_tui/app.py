@@ -10,7 +10,6 @@ A little over 450 lines: each key's action is a few lines handing off to a contr
 from __future__ import annotations
 
 import gc
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
@@ -75,6 +74,7 @@ from rgt_tui.services.runtime.runtime import FleetRuntime
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.services.watch.tracker import queue_gone_words
+from rgt_tui.terminal_check import NoTerminal, terminal_problem
 
 # The app's actions on printable keys (+, ?, q): text, not actions, while a text box has focus.
 TEXT_KEY_ACTIONS = frozenset({"add_host", "help", "quit_key"})
@@ -427,9 +427,14 @@ class RgtApp(ThemedApp):
         # "✓ no alerts" (a user's hour).
         before = self._queue_states.get(message.host)
         self._queue_states[message.host] = message.view.state
-        if before == Q_RUNNING and message.view.state == STOPPED:
+        if before == Q_RUNNING and message.view.state == STOPPED and not self._rank_job(message):
             title, body = queue_gone_words(message.host, message.view)
             self.notify(body, title=title, severity="warning", timeout=15)
+
+    def _rank_job(self, message: QueueViewed) -> bool:
+        """A box's records of a group's job: the group's own view tells its news, once."""
+        host = next((h for h in self.fleet.hosts if h.name == message.host), None)
+        return message.view.group_job and host is not None and host.group is None
 
     @on(OpenHostRequested)
     def _open_host(self, message: OpenHostRequested) -> None:
@@ -510,31 +515,6 @@ class RgtApp(ThemedApp):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(help_screen(self.BINDINGS))
-
-
-class NoTerminal(Exception):
-    """The TUI was started without a terminal: ``str()`` says so and what to use instead."""
-
-
-def terminal_problem(command: str) -> str | None:
-    """Why ``command`` (the TUI, the demo) cannot draw here, or None. Without a terminal
-    Textual draws escape codes into a file or pipe, spins a core and, in the demo, never
-    reaches the cleanup a signal asks for (a user's hour: a backgrounded demo ignored
-    SIGTERM, and its boxes outlived a SIGKILL)."""
-    streams = [n for n, f in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not _tty(f)]
-    if not streams:
-        return None
-    return (
-        f"{command}: needs a terminal, and {' and '.join(streams)} "
-        f"{'is' if len(streams) == 1 else 'are'} not one here — run it in a terminal or in "
-        "tmux; for scripts and cron, the commands: rgt-tui status, watch, pull "
-        "(docs/commands.md)"
-    )
-
-
-def _tty(stream: object) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty is not None and isatty())
 
 
 def run_app(fleet: Fleet, *, theme: str | None = None) -> int:

@@ -57,7 +57,8 @@ def run_demo(call: Call) -> int:
 def run_tui(call: Call) -> int:
     """Open the TUI on the fleet file (every mistake in it, or a bad --theme, exits 2
     first: run_command reports a ConfigError with all of the file's mistakes)."""
-    from rgt_tui.app import NoTerminal, run_app
+    from rgt_tui.app import run_app
+    from rgt_tui.terminal_check import NoTerminal
 
     refused = refuse_unknown_theme(call)
     if refused is not None:

@@ -141,7 +141,7 @@ def run_demo(boxes: int = 3, *, theme: str | None = None) -> int:
     when the boxes cannot start, KeyboardInterrupt (Ctrl-C) after the fleet's cleanup."""
     # Before any box starts or the screen is taken: a demo whose every cell would die
     # for want of torch says so here, on the terminal, with the command that fixes it.
-    from rgt_tui.app import terminal_problem
+    from rgt_tui.terminal_check import terminal_problem
 
     problem = workload_problem() or terminal_problem("rgt-tui demo")
     if problem is not None:

@@ -4,6 +4,7 @@ line under the pane's "✓ no alerts". Real loopback box, real views read from i
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from support.pilot import make_app, wait_for
@@ -11,6 +12,7 @@ from support.queues import SCRIPT_RUN, launched_holding, wait_view
 
 from rgt_tui.controllers.notices import notices_of
 from rgt_tui.domain.queue_state import STOPPED
+from rgt_tui.services.fleet.file import load_fleet
 
 
 async def test_a_runner_gone_is_told_once(make_queue_fleet, tmp_path: Path) -> None:
@@ -34,3 +36,37 @@ async def test_a_runner_gone_is_told_once(make_queue_fleet, tmp_path: Path) -> N
         assert len(told()) == 1
         notice = next(n for n in notices_of(app).items() if n.title.startswith(title))
         assert "rgt-tui diagnose box1" in notice.text and "resume from cell 0" in notice.text
+
+
+async def test_a_groups_runner_gone_is_told_by_the_group_not_by_each_box(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """A box's records of a group's job (it ran as a rank) stay quiet: the group's own
+    view tells the job's news once (a user's hour: three notifications for one job)."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    running = await launched_holding(qf, f"{qf.cell_script('next', 'echo hi')} t\n")
+    queue = tmp_path / "pair.txt"
+    queue.write_text("")
+    with qf.loopback.hosts_file.open("a") as f:
+        f.write(
+            f'\n[[groups]]\nname = "pair"\nhosts = ["box1", "box2"]\nqueue = "{queue}"\n'
+            "run = 'bash {cfg} {node_rank} {out}'\n"
+        )
+    fleet = load_fleet(qf.loopback.hosts_file)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(notifications=True) as pilot:
+        await pilot.pause()
+        qf.kill_session()
+        gone = await wait_view(qf, lambda v: v.state == STOPPED, what="the runner gone")
+        as_rank = replace(running, group_job=True), replace(gone, group_job=True)
+        for view in as_rank:  # read running, then gone (a view replaces one not yet read)
+            for host in ("box1", "pair"):  # rank 0's records; the group's view of the same
+                app.runtime.queue_viewed(host, view)
+            await pilot.pause()
+
+        def told() -> list[str]:
+            return [n.title for n in notices_of(app).items() if "runner is gone" in n.title]
+
+        await wait_for(told, pilot=pilot)
+        await pilot.pause()
+        assert told() == ["pair: the queue stopped: its runner is gone (0/2 done)"], told()
