@@ -427,7 +427,9 @@ class JobRunner:
             )
         except PullError as exc:
             self._set(host.name, pull_error=(exc.message, exc.fix or ""))
-            self._told_away(host.name, "pull failed", f"{exc.message} — p tries again", "error")
+            # A config mistake's own fix, not "p tries again" (p would fail the same way).
+            again = exc.fix or "p tries again"
+            self._told_away(host.name, "pull failed", f"{exc.message} — {again}", "error")
             return
         except (TransportError, OSError) as exc:
             self._set(host.name, pull_error=(str(exc), "check the connection and press p again"))

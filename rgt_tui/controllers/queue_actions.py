@@ -26,7 +26,10 @@ ACTIONS = {
     "append": ("Append to queue", "Send lines appended to the local queue file"),
     "logs": ("Follow logs", "Open the host's Logs tab"),
     "diagnose": ("Diagnose queue", "Why the latest cell vanished, with evidence"),
-    "move": ("Move cells…", "Move cells without verified results to another host's queue"),
+    "move": (
+        "Move cells…",
+        "Move cells to another host's queue; an unfinished one with its verified checkpoint",
+    ),
 }
 # The actions that open a screen (the App's side); append runs here.
 SCREEN_ACTIONS = ("launch", "diagnose", "logs", "move")

@@ -28,7 +28,10 @@ QUEUE_BINDINGS = [
     Binding("f", "queue('logs')", "Logs", tooltip="Follow the host's queue and cell logs"),
     Binding("d", "queue('diagnose')", "Diagnose", tooltip="Why did the last cell vanish?"),
     Binding(
-        "m", "queue('move')", "Move", tooltip="Move cells without verified results to another host"
+        "m",
+        "queue('move')",
+        "Move",
+        tooltip="Move cells to another host; an unfinished one with its verified checkpoint",
     ),
 ]
 

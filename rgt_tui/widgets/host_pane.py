@@ -389,7 +389,9 @@ class HostPane(Widget, can_focus=True):
             figures: list[Content] = []
             if snap is not None:
                 figures = figure_lines(snap, update.health.oom_baseline, self.thresholds, width)
-            if self.torn_down_at is None:  # a torn-down box's last alerts ask nothing now
+            # A torn-down box's last alerts ask nothing now; a box never sampled has no
+            # known alerts ("✓ no alerts" under "never connected" read as healthy).
+            if self.torn_down_at is None and (snap is not None or update.alerts):
                 figures += alert_lines(update.alerts, MAX_ALERT_LINES, width)
             history = self.history if snap is not None else None
             if history is not None:

@@ -58,3 +58,25 @@ async def test_a_pull_walked_away_from_is_told_and_one_watched_is_not(
         told = next(n for n in notices_of(app).items() if n.title == "box2: pull complete")
         assert "3 pulled, 0 already here, 0 failed" in told.text, told.text
         assert "v verifies it" in told.text
+
+
+async def test_a_pull_the_fleet_file_refuses_is_told_with_its_fix_not_try_again(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """A pull refused for the fleet file's words (a whole home to pull) fails again on p:
+    its toast gives the file's fix, not "p tries again" (a user's hour)."""
+    hosts = loopback_fleet.hosts_file
+    blocks = hosts.read_text().split("[[hosts]]")
+    for i, block in enumerate(blocks):
+        if 'name = "box1"\n' in block:
+            kept = [line for line in block.split("\n") if not line.startswith("pull =")]
+            blocks[i] = "\n".join(kept).rstrip("\n") + '\npull = ["~"]\n\n'
+    hosts.write_text("[[hosts]]".join(blocks))
+    app = RgtApp(load_fleet(hosts), start_monitors=False, config_dir=tmp_path / "c")
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.pause()
+        app.jobs.request("box1", "pull", None)  # from the fleet screen: its tab not shown
+        await wait_for(lambda: "box1: pull failed" in titles(app), 30, pilot=pilot)
+        told = next(n for n in notices_of(app).items() if n.title == "box1: pull failed")
+        assert "name box1's pull folders in the fleet file" in told.text, told.text
+        assert "p tries again" not in told.text
