@@ -138,6 +138,32 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     told = await _queue_news(hosts)
     assert told == {"box1": [], "box2": [], "pair": ["queue_done"]}, told
 
+    # box1 given a queue of its own: its box holds the group's job, which the refusal
+    # says, with the --fresh that starts box1's own; then the other way round.
+    solo = tmp_path / "queues" / "box1.txt"
+    solo.write_text("cells/solo.sh t 1\n")
+    (box1.workdir / "cells" / "solo.sh").write_text("echo solo\n")
+    hosts.write_text(
+        hosts.read_text().replace(
+            'name = "box1"\n', f'name = "box1"\nqueue = "{solo}"\nrun = "bash {{cfg}}"\n', 1
+        )
+    )
+    alone = await arun("launch", "box1", "--hosts", hosts, "--yes", timeout=180)
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert "box1's box holds a group's job (cells hold: it ran as a rank of a group)" in (
+        alone.stdout
+    ), alone.stdout
+    assert "rgt-tui launch box1 --fresh moves them aside" in alone.stdout
+    assert "changed since they were sent" not in alone.stdout
+    fresh = await arun("launch", "box1", "--fresh", "--hosts", hosts, "--yes", timeout=180)
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    again = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "rank 0 (box1): the box holds its own queue's records (cells solo), not pair's" in (
+        again.stdout
+    ), again.stdout
+    assert "rgt-tui launch pair --fresh moves them aside" in again.stdout
+
 
 async def _queue_news(hosts: Path) -> dict[str, list[str]]:
     """The events watch's rules owe each host of the fleet for its queue as read now."""

@@ -295,6 +295,7 @@ async def plan_launch(
     if running:
         problems.append(running)
     qbytes, clines, deployed = facts.qbytes, facts.clines, len(facts.deployed)
+    other = None  # the box's records are another kind of queue's (other_queue_problem)
     if fresh:
         qbytes = clines = deployed = 0
         if facts.deployed:
@@ -304,7 +305,10 @@ async def plan_launch(
             )
     else:
         changed = prefix_problem(box_text, text)
-        if changed is not None:
+        other = other_queue_problem(host, view) if changed is not None else None
+        if other is not None:
+            problems.append(other)
+        elif changed is not None:
             problems.append(
                 f"earlier lines of {display_path(host.queue)} changed since they were sent to {host.name} "
                 "(cells keep their index: append lines, comment nothing out that was sent; "
@@ -318,7 +322,8 @@ async def plan_launch(
                 "start over):\n" + "\n".join(mismatch)
             )
     problems += unsent_moved(host, cells, deployed)
-    moved_skips = unskipped_moved(cells, deployed, view)
+    # Another queue's records on the box say nothing of this file's moved lines.
+    moved_skips = unskipped_moved(cells, deployed, view) if other is None else ()
     warnings += moved_skip_notes(host.name, moved_skips)
     if not cells and not retry_only:
         queue = host.queue or "its queue file"
@@ -381,6 +386,31 @@ async def plan_launch(
         code_id=report.code.record() if report is not None and report.code is not None else "",
         moved_skips=moved_skips,
         **base,
+    )
+
+
+def other_queue_problem(host: HostConfig, view: QueueView) -> str | None:
+    """Why the box's sent lines are not this queue's when its records are another kind
+    of queue's (a user's hour, after a group's --fresh launch archived a box's own
+    queue): a group's job on a box launched alone, or a box's own queue under a rank of
+    a group. "Earlier lines changed since they were sent" named the wrong file and fix.
+    None when the box's records are this kind's (a plain edit of sent lines)."""
+    from rgt_tui.domain.group_run import ENV_PREFIX
+
+    rank = host.run is not None and host.run.startswith(ENV_PREFIX)
+    if rank == view.group_job or not view.cells:
+        return None
+    names = ", ".join(c.name for c in view.cells[:3]) + (", …" if len(view.cells) > 3 else "")
+    aside = f"rgt-tui launch {host.name} --fresh moves them aside (kept, in ~/.rgt/queue.archived.<time>)"
+    if rank:
+        return (
+            f"the box holds its own queue's records (cells {names}), not {host.name}'s: "
+            f"{aside} and starts {host.name}'s"
+        )
+    return (
+        f"{host.name}'s box holds a group's job (cells {names}: it ran as a rank of a group), "
+        f"not its own queue's: {aside} and starts {host.name}'s own queue (the command "
+        "line: the Launch dialog has no --fresh)"
     )
 
 
