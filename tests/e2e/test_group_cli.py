@@ -155,6 +155,15 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     ), alone.stdout
     assert "rgt-tui launch box1 --fresh moves them aside" in alone.stdout
     assert "changed since they were sent" not in alone.stdout
+    spare = tmp_path / "queues" / "box2.txt"
+    spare.write_text("")
+    hosts.write_text(
+        hosts.read_text().replace('name = "box2"\n', f'name = "box2"\nqueue = "{spare}"\n', 1)
+    )
+    move = await arun("queue", "move", "solo", "--to", "box2", "--hosts", hosts, "--yes")
+    assert move.returncode == 1, move.stdout + move.stderr
+    assert "box1's box holds a group's job (cells hold" in move.stdout, move.stdout
+    assert "put the sent lines back" not in move.stdout
     fresh = await arun("launch", "box1", "--fresh", "--hosts", hosts, "--yes", timeout=180)
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     again = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)

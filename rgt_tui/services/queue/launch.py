@@ -59,7 +59,7 @@ from rgt_tui.services.queue.moved_skips import (
     record_moved_skips,
     unskipped_moved,
 )
-from rgt_tui.services.queue.records import view_from_facts
+from rgt_tui.services.queue.records import other_queue_problem, view_from_facts
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:
@@ -386,31 +386,6 @@ async def plan_launch(
         code_id=report.code.record() if report is not None and report.code is not None else "",
         moved_skips=moved_skips,
         **base,
-    )
-
-
-def other_queue_problem(host: HostConfig, view: QueueView) -> str | None:
-    """Why the box's sent lines are not this queue's when its records are another kind
-    of queue's (a user's hour, after a group's --fresh launch archived a box's own
-    queue): a group's job on a box launched alone, or a box's own queue under a rank of
-    a group. "Earlier lines changed since they were sent" named the wrong file and fix.
-    None when the box's records are this kind's (a plain edit of sent lines)."""
-    from rgt_tui.domain.group_run import ENV_PREFIX
-
-    rank = host.run is not None and host.run.startswith(ENV_PREFIX)
-    if rank == view.group_job or not view.cells:
-        return None
-    names = ", ".join(c.name for c in view.cells[:3]) + (", …" if len(view.cells) > 3 else "")
-    aside = f"rgt-tui launch {host.name} --fresh moves them aside (kept, in ~/.rgt/queue.archived.<time>)"
-    if rank:
-        return (
-            f"the box holds its own queue's records (cells {names}), not {host.name}'s: "
-            f"{aside} and starts {host.name}'s"
-        )
-    return (
-        f"{host.name}'s box holds a group's job (cells {names}: it ran as a rank of a group), "
-        f"not its own queue's: {aside} and starts {host.name}'s own queue (the command "
-        "line: the Launch dialog has no --fresh)"
     )
 
 

@@ -63,7 +63,7 @@ from rgt_tui.services.queue.check import (
     check_fleet_queues,
     display_path,
 )
-from rgt_tui.services.queue.records import read_queue_facts, view_from_facts
+from rgt_tui.services.queue.records import other_queue_problem, read_queue_facts, view_from_facts
 from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
 from rgt_tui.transport import Transport
 
@@ -389,14 +389,15 @@ async def plan_move(
             "which cells the box holds and which one runs; try again when it answers"
         )
         return refused()
+    view = view_from_facts(source, facts)
     changed = prefix_problem(box_text, src.text)
     if changed is not None:
         problems.append(
-            f"{src.parsed.file} no longer matches the copy on {source.name}'s box; put the "
+            other_queue_problem(source, view)
+            or f"{src.parsed.file} no longer matches the copy on {source.name}'s box; put the "
             f"sent lines back first:\n{changed}"
         )
         return refused()
-    view = view_from_facts(source, facts)
     status = {c.index: c for c in view.cells}
     held = _box_lines(box_text)
     lines = src.text.split("\n")

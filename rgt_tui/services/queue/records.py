@@ -83,3 +83,26 @@ async def read_queue_facts(
         durable_dir=host.durable_dir,
         diag=diag,
     )
+
+
+def other_queue_problem(host: HostConfig, view: QueueView) -> str | None:
+    """Why the box's sent lines are not this queue's when its records are another kind
+    of queue's (a user's hour, after a group's --fresh launch archived a box's own
+    queue): a group's job on a box launched alone, or a box's own queue under a rank of
+    a group. "Earlier lines changed since they were sent" named the wrong file and fix.
+    None when the box's records are this kind's (a plain edit of sent lines)."""
+    rank = host.run is not None and host.run.startswith(ENV_PREFIX)
+    if rank == view.group_job or not view.cells:
+        return None
+    names = ", ".join(c.name for c in view.cells[:3]) + (", …" if len(view.cells) > 3 else "")
+    aside = f"rgt-tui launch {host.name} --fresh moves them aside (kept, in ~/.rgt/queue.archived.<time>)"
+    if rank:
+        return (
+            f"the box holds its own queue's records (cells {names}), not {host.name}'s: "
+            f"{aside} and starts {host.name}'s"
+        )
+    return (
+        f"{host.name}'s box holds a group's job (cells {names}: it ran as a rank of a group), "
+        f"not its own queue's: {aside} and starts {host.name}'s own queue (the command "
+        "line: the Launch dialog has no --fresh)"
+    )
