@@ -558,12 +558,13 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
                 cause=cause,
             )
         )
-    for name, host in state.moved_cells:
+    for name, host in state.moved_cells:  # host: "box2", or "box2 → box3" moved on
+        last = host.rsplit(" → ", 1)[-1]
         items.append(
             Condition(
                 "moved",
                 True,
-                f"{name} moved to {host} (the queue file's #moved-to; {host}'s queue file "
+                f"{name} moved to {host} (the queue file's #moved-to; {last}'s queue file "
                 "holds it)",
             )
         )

@@ -73,7 +73,7 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
 async def test_a_failed_cell_locks_and_a_moved_one_does_not(
     make_queue_fleet, tmp_path: Path
 ) -> None:
-    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf = await make_queue_fleet(3, run=SCRIPT_RUN)
     alpha = qf.cell_script("alpha", METRICS)
     broken = qf.cell_script("broken", FAILING)
     qf.write_queue(f"{alpha} t\n{broken} t\n")
@@ -109,3 +109,13 @@ async def test_a_failed_cell_locks_and_a_moved_one_does_not(
     assert moved.returncode == 0, moved.stdout + moved.stderr
     assert "[x] moved      moved to another host │ found: broken moved to box2" in moved.stdout
     assert "unfinished" not in moved.stdout
+
+    # Moved on from box2 to box3 (a spot run moved twice): the gate follows it there,
+    # not "box2's queue file holds it" after it left box2 (a user's hour).
+    qf.write_queue(f"# moved from box1 on 2026-01-01\n#moved-to box3: {broken} t\n", "box2")
+    qf.write_queue(f"# moved from box2 on 2026-01-02\n{broken} t\n", name="box3")
+    on = await _cli(qf, tmp_path, "teardown", "box1", "--check")
+    assert on.returncode == 0, on.stdout + on.stderr
+    assert "broken moved to box2 → box3 (the queue file's #moved-to; box3's queue file" in (
+        " ".join(on.stdout.split())
+    ), on.stdout

@@ -70,7 +70,7 @@ def moves_on_record(fleet: Fleet, host: HostConfig) -> MovesSeen:
             continue
         source = read_queue_file(target.queue, host=target.name, default_epochs=target.epochs)
         if any(c.name == name for c in source.parsed.slots):
-            held[name] = dest
+            held[name] = " → ".join(_moved_on(names, name, [host.name, dest]))
         else:
             unheld[name] = (
                 dest,
@@ -122,3 +122,25 @@ async def record_moved_skips(
                 ),
                 code=exc.code,
             ) from exc
+
+
+def _moved_on(names: dict[str, HostConfig], cell: str, path: list[str]) -> list[str]:
+    """``path``'s hosts after the first, followed while each one's queue file moved the
+    cell on to a host whose file holds it (box2 → box3: a spot run moved twice; the gate
+    named box2 long after the cell had left it). Stops at a host seen before."""
+    from rgt_tui.services.queue.check import read_queue_file
+
+    while len(path) < 2 + len(names):
+        here = names[path[-1]]
+        if here.queue is None:
+            break
+        slots = read_queue_file(here.queue, host=here.name, default_epochs=here.epochs).parsed.slots
+        nxt = next((c.moved_to for c in slots if c.name == cell and c.moved_to), "")
+        there = names.get(nxt)
+        if there is None or nxt in path or there.queue is None:
+            break
+        on = read_queue_file(there.queue, host=there.name, default_epochs=there.epochs)
+        if not any(c.name == cell for c in on.parsed.slots):
+            break
+        path.append(nxt)
+    return path[1:]
