@@ -195,3 +195,26 @@ async def test_the_group_kill_dialog_says_it_kills_every_rank(tmp_path: Path) ->
         assert "Kill cell train on pair now?" in said
         assert "killed on every rank at once (rank 0 (a100-train), rank 1 (h100-eval))" in said
         await pilot.press("escape")
+
+
+async def test_a_groups_teardown_tab_offers_nothing_to_tear_down(tmp_path: Path) -> None:
+    """The tab showed rank 0's platform and "Enter: tear it down" for a group, which is
+    never torn down as one (a user's hour); the box stays, so typed keys stay text."""
+    from textual.widgets import Input
+
+    from rgt_tui.screens.tabs.teardown import GROUP_PLACEHOLDER, TeardownTab
+
+    fleet = write_fleet(tmp_path, FLEET_TOML + GROUP)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(160, 60)) as pilot:
+        app.open_host("pair", tab="teardown")
+        await wait_for(lambda: app.screen.query(TeardownTab), pilot=pilot)
+        tab = app.screen.query_one(TeardownTab)
+        app.jobs.request("pair", "gate", "")
+        await wait_for(lambda: app.jobs.state("pair").gate is not None, 30, pilot=pilot)
+        profile = tab.query_one("#teardown-profile", Static)
+        await wait_for(lambda: "a group: each box's own" in str(profile.content), pilot=pilot)
+        box = tab.query_one("#confirm-name", Input)
+        assert box.placeholder == GROUP_PLACEHOLDER
+        tab.take_focus()
+        await wait_for(lambda: "Enter: nothing (a group" in str(box.border_subtitle), pilot=pilot)

@@ -39,11 +39,13 @@ from rgt_tui.screens.dialog import DialogButton, KeyHint
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.services.journal import BoxHistory
+from rgt_tui.services.teardown.group import MEMBERS
 from rgt_tui.widgets.hanging import Hanging
 
 CONFIRM_PLACEHOLDER = "type the host's name to tear it down"
 MANUAL_PLACEHOLDER = "type the host's name again once you destroyed the box"
 TORN_DOWN_PLACEHOLDER = "recorded as torn down: nothing to type"
+GROUP_PLACEHOLDER = "a group is not torn down: each of its boxes is, from its own pane"
 # The checklist line whose locked cells each kind of acknowledgement settles, and the
 # button that records it (``gate_fixes`` names the same buttons).
 ACK_KINDS = {"roster": "missing", "idle": "running", "unfinished": "unfinished"}
@@ -241,7 +243,13 @@ class TeardownTab(DetailTab):
             )
         if jobs.gate is not None:
             checklist += checklist_lines(jobs.gate, torn_down=jobs.torn_down_at is not None)
-            self.query_one("#teardown-profile", Static).update(join(profile_lines(jobs.gate)))
+            # A group's profile is rank 0's, which another box's may not be (a user's hour).
+            profile = (
+                [Content.styled("a group: each box's own Teardown tab shows its platform", MUTED)]
+                if self._group()
+                else profile_lines(jobs.gate)
+            )
+            self.query_one("#teardown-profile", Static).update(join(profile))
         if checklist or jobs.gate is None:
             self.query_one("#teardown-checklist", Static).update(
                 join(checklist) if checklist else Content.styled("press t to check the gate", MUTED)
@@ -278,6 +286,8 @@ class TeardownTab(DetailTab):
         box = self.query_one("#confirm-name", Input)
         if jobs.torn_down_at is not None:  # recorded: nothing left to type (a user's hour)
             box.placeholder = TORN_DOWN_PLACEHOLDER
+        elif self._group():  # the box stays: keys typed after t must not become commands
+            box.placeholder = GROUP_PLACEHOLDER
         else:
             box.placeholder = MANUAL_PLACEHOLDER if jobs.awaiting_manual else CONFIRM_PLACEHOLDER
         self._release_when_done(jobs, box)
@@ -401,12 +411,17 @@ class TeardownTab(DetailTab):
         # found none; a line of their own pushed the checklist's top off a full screen).
         confirm = self.query_one("#confirm-name", Input)
         manual = self.jobs is not None and self.jobs.awaiting_manual
+        does = "record it destroyed" if manual else "tear it down"
+        if self._group():
+            does = "nothing (a group: each box on its own)"
         confirm.border_subtitle = (
-            f"Enter: {'record it destroyed' if manual else 'tear it down'} · "
-            "Tab: cell box · Esc: back"
-            if where == "confirm-name"
-            else ""
+            f"Enter: {does} · Tab: cell box · Esc: back" if where == "confirm-name" else ""
         )
+
+    def _group(self) -> bool:
+        """The host is a group: its gate is the one line naming its boxes."""
+        gate = self.jobs.gate if self.jobs is not None else None
+        return gate is not None and any(c.key == MEMBERS for c in gate.conditions)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self._show_keys()
