@@ -26,10 +26,11 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
     if isinstance(event, FleetFileRejected):
         line = f"{event.error} — not applied; the fleet runs on its last good settings"
         # What happened first, then where (the file's name: its folder would push the
-        # line and the mistake past an 80-column header); the line is cut at its end,
-        # the whole is under n.
+        # line and the mistake past an 80-column header); the line is cut at its end, so
+        # that the whole is under n is said before the mistake (a user's hour read a cut
+        # "TOML syntax error: Ex…" with no way to the rest).
         where = str(event.error).replace(event.error.file, Path(event.error.file).name)
-        problem = f"fleet file not applied: {where} (the last good settings run; n: all)"
+        problem = f"fleet file not applied (n: all): {where} (the last good settings run)"
         screen.show_problem(problem)
         record(app, NOTICE_KEY, "fleet file", line, "error")
         _show_on_details(app, problem)  # y and P there run on the last good settings too

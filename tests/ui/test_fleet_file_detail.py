@@ -15,7 +15,7 @@ from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.fleet.file import load_fleet
 
-SAID = "✖ fleet file not applied: "
+SAID = "✖ fleet file not applied (n: all): "
 
 
 async def test_the_detail_screen_says_the_fleet_file_is_not_applied_until_it_is_fixed(

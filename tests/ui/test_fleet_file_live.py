@@ -110,7 +110,8 @@ async def test_hosts_added_removed_edited_and_a_mistake_while_the_app_runs(
             # Its own line, as an error, what happened first (the line is cut at its end)
             await wait_for(
                 lambda: (
-                    f"✖ fleet file not applied: {hosts.name}:{line}: workdri" in screen_text(app)
+                    f"✖ fleet file not applied (n: all): {hosts.name}:{line}: workdri"
+                    in screen_text(app)
                 ),
                 pilot=pilot,
             )
