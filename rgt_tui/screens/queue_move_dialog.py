@@ -36,6 +36,7 @@ from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import show_ack_button
+from rgt_tui.screens.type_ahead import HandOnInput
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.move import MovePlan, MoveResult, plan_lines
 from rgt_tui.services.queue.resume import FROM_SCRATCH, SCRATCH_TUI, ResumeResult, resume_lines
@@ -90,7 +91,11 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 Content.assemble(("Move cells from ", "bold"), (self.host.name, "bold $accent")),
                 id="move-title",
             )
-            yield Input(placeholder="cells to move: names, space-separated", id="move-cells")
+            yield HandOnInput(
+                placeholder="cells to move: names, space-separated",
+                id="move-cells",
+                next_id="move-to",
+            )
             yield Input(
                 placeholder="to host: " + (", ".join(others) or "no other host has a queue"),
                 id="move-to",

@@ -57,3 +57,30 @@ def typed_into(node: DOMNode, box: Input) -> None:
         keys = keeper.arrived()
         if keys:
             box.insert_text_at_cursor(keys)
+
+
+class HandOnInput(Input):
+    """An input whose Enter moves the cursor on (to ``next_id``, on its screen) as the key
+    is read, then submits; each key that reaches it after that goes to the input that has
+    the cursor. Keys typed in one burst (a name, Enter, a host) are all queued for this
+    input before its Enter binding runs (Textual checks bindings once the key has bubbled
+    up), so the host landed here too (a user's hour: ``box1_long_epochbox1``)."""
+
+    def __init__(self, *args: Any, next_id: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.next_id = next_id
+
+    async def on_key(self, event: events.Key) -> None:
+        focused = self.screen.focused
+        if event.key == "enter" and focused is self:
+            event.stop()  # submitted here, not again by the binding once it bubbles
+            event.prevent_default()
+            self.screen.set_focus(self.screen.query_one(f"#{self.next_id}", Input))
+            await self.action_submit()
+            return
+        if focused is self or not isinstance(focused, Input) or not event.is_printable:
+            return
+        if event.character is not None:
+            focused.insert_text_at_cursor(event.character)
+        event.stop()
+        event.prevent_default()  # not typed here too (Input's own key handler)

@@ -80,3 +80,28 @@ async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
     assert qf.queue_file("box2").read_text().endswith("\ncells/b.sh t 1\n")
     assert "moved to box2" in qf.state("b")
     (qf.root("box1") / "go").touch()
+
+
+async def test_a_burst_of_cells_enter_host_lands_in_both_fields(tmp_path: Path) -> None:
+    """A name, Enter and a host typed in one burst (a paste, then a typed host; tmux
+    send-keys) were all queued for the cells field before its Enter moved the cursor:
+    the host landed there too (a user's hour: ``box1_long_epochbox1``). The keys go to
+    the app at once, as a terminal's burst does (pilot.press waits between keys)."""
+    from support.samples import FLEET_TOML, write_fleet
+    from textual import events
+    from textual.widgets import Input
+
+    fleet = write_fleet(tmp_path, FLEET_TOML)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(QueueMoveScreen(fleet, fleet.hosts[0], app.connections))
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None, pilot=pilot
+        )
+        await pilot.pause()
+        burst = [*"ck_a", "enter", *"box2"]
+        for key in burst:
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        cells, to = screen.query_one("#move-cells", Input), screen.query_one("#move-to", Input)
+        await wait_for(lambda: to.value == "box2", pilot=pilot)
+        assert cells.value == "ck_a" and app.focused is to
