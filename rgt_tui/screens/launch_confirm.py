@@ -40,6 +40,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import DONE
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
+from rgt_tui.screens.type_ahead import InOrderInput
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.credentials import plan_line
 from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult, PlannedCell
@@ -189,7 +190,7 @@ class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):
                     yield Label("start at cell index ")
                     # Empty until the default start is known: a "0" there read as the
                     # plan's start for the seconds the first plan takes (a user's hour).
-                    yield Input("", id="launch-start", type="integer")
+                    yield InOrderInput("", id="launch-start", type="integer")
                 yield Static(id="launch-notes")
                 yield Static(id="launch-preflight")
             with Horizontal(id="launch-buttons", classes="dialog-buttons"):
