@@ -38,6 +38,16 @@ async def plan(qf, **kw):
         await t2.close()
 
 
+async def move(qf, planned):
+    """Do the planned resume move from box1 to box2 over fresh connections."""
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        return await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
+    finally:
+        await t1.close()
+        await t2.close()
+
+
 async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(make_queue_fleet):
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     await run_until_held(qf)
@@ -74,12 +84,7 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
     # How box2 runs it, for box2 as it is (an empty queue), not the general rule.
     assert "\nthen box2's queue launched from cell 0 (ck), preflight as any launch\n" in words
 
-    t1, t2 = qf.transport("box1"), qf.transport("box2")
-    try:
-        result = await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
-    finally:
-        await t1.close()
-        await t2.close()
+    result = await move(qf, planned)
     assert "launched from cell 0" in result.queued
     assert qf.queue_file("box1").read_text().startswith("#moved-to box2: cells/ck.sh t 1")
     assert "cells/ck.sh t 1" in qf.queue_file("box2").read_text()
@@ -145,12 +150,7 @@ async def test_a_resume_onto_an_idle_spare_runs_the_spare_own_pending_cells_too(
     assert planned.ok, planned.problems
     said = "box2's queue launched from cell 0: its own pending cell 0 (spare1) first, then ck"
     assert f"then {said}, preflight as any launch" in resume_lines(planned)  # the plan knew
-    t1, t2 = qf.transport("box1"), qf.transport("box2")
-    try:
-        result = await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
-    finally:
-        await t1.close()
-        await t2.close()
+    result = await move(qf, planned)
     assert result.queued == said
     there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")
     assert [(c.name, c.status) for c in there.cells] == [("spare1", DONE), ("ck", DONE)]
@@ -196,12 +196,7 @@ async def test_a_resume_onto_a_running_queue_says_so_in_the_plan(make_queue_flee
     words = resume_lines(planned)
     said = "then box2's running queue runs it after its current cells (appended)"
     assert said in words, "\n".join(words)
-    t1, t2 = qf.transport("box1"), qf.transport("box2")
-    try:
-        result = await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
-    finally:
-        await t1.close()
-        await t2.close()
+    result = await move(qf, planned)
     assert result.queued == "box2's running queue runs it after its current cells"
     (qf.root("box2") / "go").touch()
     there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")
