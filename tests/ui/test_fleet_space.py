@@ -11,6 +11,7 @@ from typing import Any
 from support.pilot import make_app, post_three, screen_text, shown_notifications, wait_for
 from support.samples import HOSTS, agent_sample, gpu, healthy_update, make_update, many_hosts_fleet
 from textual.visual import Visual
+from textual.widgets import RichLog
 
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.messages import HostUpdated
@@ -117,7 +118,8 @@ async def test_log_lines_wrap_at_80x24(make_queue_fleet, tmp_path: Path) -> None
     qf = await make_queue_fleet(1)
     qf.qdir().mkdir(parents=True, exist_ok=True)
     long = "step 1200 " + "loss=0.1234 " * 12 + "END-OF-LINE"
-    (qf.qdir() / "queue.log").write_text(f"{long}\n")
+    path = "resumed from /tmp/rgt-demo-" + "d" * 90 + "/checkpoint.pt at step 700"  # one word
+    (qf.qdir() / "queue.log").write_text(f"{long}\n{path}\n")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f")
@@ -126,8 +128,14 @@ async def test_log_lines_wrap_at_80x24(make_queue_fleet, tmp_path: Path) -> None
         )
         tab = detail.tabs["logs"]
         assert isinstance(tab, LogsTab)
-        await wait_for(lambda: long in tab.lines, what="the long line", pilot=pilot)
+        await wait_for(lambda: path in tab.lines, what="the long lines", pilot=pilot)
         await wait_for(lambda: "END-OF-LINE" in screen_text(app), pilot=pilot)
+        # No line drawn wider than the view: RichLog renders at least 78 cells wide by
+        # default, and the view cut what passed its ~76 (a user's hour read
+        # ".../checkpoint." for ".../checkpoint.pt at step 700").
+        view = tab.query_one(RichLog)
+        room = view.scrollable_content_region.width
+        assert room < 78 and max(strip.cell_length for strip in view.lines) <= room
 
 
 async def test_a_big_fleets_panes_draw_on_the_screens_tick(tmp_path: Path) -> None:

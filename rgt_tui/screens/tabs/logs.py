@@ -161,9 +161,12 @@ class LogsTab(DetailTab):
         # hid the end of what the user came to read, with no way to scroll to it.
         # Anchored, not auto-scrolled: new lines keep the view at the end until the user
         # scrolls up, and it stays where they put it until they scroll back down (End).
+        # min_width: RichLog renders at least 78 cells by default, wider than the view at
+        # 80 columns, which then cut the end of every wrapped line (".pt" of a path).
         yield RichLog(
-            id="logs-view", max_lines=MAX_LINES, wrap=True, markup=False, auto_scroll=False
-        )
+            id="logs-view", max_lines=MAX_LINES, wrap=True, markup=False, auto_scroll=False,
+            min_width=1,
+        )  # fmt: skip
 
     def on_mount(self) -> None:
         self.query_one(RichLog).anchor()
