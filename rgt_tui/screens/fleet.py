@@ -187,7 +187,7 @@ class FleetScreen(FleetView, Screen[None]):
         if self._stopped_hosts() != self._tallied_stopped:
             self._refresh_summary()
             return
-        self._tally.count(update.host, update)
+        self._tally.count(update.host, None if pane.host.group is not None else update)
         if self._tally.meter(update.host, pane.meter()):
             self._spent = self._tally.spent(self.clock())
         self._publish_summary()
@@ -281,7 +281,10 @@ class FleetScreen(FleetView, Screen[None]):
         tally = FleetTally()
         for name, pane in self.panes.items():
             update = self.latest.get(name)
-            tally.count(name, None if name in stopped else update)
+            # A group's sample is rank 0's, counted as that box: not a second time (its
+            # alerts made "4 warnings" of 3 boxes' in a user's hour), as it bills nothing.
+            counted = name not in stopped and pane.host.group is None
+            tally.count(name, update if counted else None)
             tally.meter(name, pane.meter())
         self._tally = tally
         self._spent = tally.spent(self.clock())

@@ -218,3 +218,28 @@ async def test_a_groups_teardown_tab_offers_nothing_to_tear_down(tmp_path: Path)
         assert box.placeholder == GROUP_PLACEHOLDER
         tab.take_focus()
         await wait_for(lambda: "Enter: nothing (a group" in str(box.border_subtitle), pilot=pilot)
+
+
+async def test_a_groups_sample_adds_nothing_to_the_headers_counts(tmp_path: Path) -> None:
+    """A group's sample is rank 0's: its alerts counted again made "4 warnings" of three
+    boxes' (a user's hour), as its price once did."""
+    from dataclasses import replace
+
+    from support.samples import inode_update
+
+    fleet = write_fleet(tmp_path, FLEET_TOML + GROUP)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(160, 60)) as pilot:
+        box = inode_update()  # h100-eval: inodes 96 % used, alerted
+        assert box.alerts
+        app.post_message(HostUpdated(box))
+        header = app.fleet_screen._header
+        await wait_for(lambda: header.summary.connected == 1, pilot=pilot)
+        alone = (header.summary.critical, header.summary.warnings)
+        assert sum(alone) == len(box.alerts)
+        app.post_message(HostUpdated(replace(box, host="pair")))  # the group's, the same
+        await wait_for(lambda: "pair" in app.latest, pilot=pilot)
+        await pilot.pause()
+        app.fleet_screen._refresh_summary()
+        assert (header.summary.critical, header.summary.warnings) == alone
+        assert header.summary.connected == 1
