@@ -186,6 +186,11 @@ async def test_refused_moves_change_nothing(make_queue_fleet):
     assert "no cell 'nosuch'" in missing
     nowhere = await refused(qf, ["a"], "box9")
     assert "no host named 'box9'" in nowhere
+    here = await refused(qf, ["a"], "box1")
+    assert here == "box1 is the host they are moved from — name another host"
+    # A cell of box2's named in box1's dialog, to box1: not "on box1 already".
+    foreign = await refused(qf, ["y"], "box1")
+    assert "no cell 'y' in" in foreign and "moved from" not in foreign, foreign
 
     assert {h: qf.queue_file(h).read_bytes() for h in ("box1", "box2")} == before
     assert qf.state("a") == state_before and "skip" not in qf.state("gate")

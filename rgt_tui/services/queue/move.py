@@ -339,8 +339,9 @@ async def plan_move(
     except KeyError as exc:
         problems.append(str(exc.args[0]))
         return refused()
-    if target.name == source.name:
-        problems.append(f"the cells are on {dest} already — name another host with --to")
+    # Said once the cells are looked up: a cell typed in another host's dialog is no
+    # cell of this one, and "the cells are on box2 already" was not true of it.
+    same = target.name == source.name
     for host in (source, target):
         if host.queue is None:
             problems.append(
@@ -368,7 +369,8 @@ async def plan_move(
         gone = [c for c in src.parsed.moved if c.name == name]
         if found:
             chosen.append(found[0])
-            problems += _name_problems(checked, found[0][1], target, dst.parsed.slots)
+            if not same:
+                problems += _name_problems(checked, found[0][1], target, dst.parsed.slots)
             shape = shape_warning(source, target, found[0][1])
             warnings += [shape] if shape else []
         elif gone:
@@ -376,6 +378,10 @@ async def plan_move(
         else:
             known = ", ".join(c.name for c in src.parsed.cells) or "none"
             problems.append(f"no cell {name!r} in {src.parsed.file} (its cells: {known})")
+    if same and chosen:
+        problems.append(f"{dest} is the host they are moved from — name another host")
+    if same:
+        return refused()
     verified = await asyncio.to_thread(verified_cells, fleet, source, wanted)
     try:
         facts = await read_queue_facts(source, transport)
