@@ -38,7 +38,7 @@ from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScre
 from rgt_tui.screens.launch_confirm import show_ack_button
 from rgt_tui.screens.type_ahead import HandOnInput
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue.move import MovePlan, MoveResult, plan_lines
+from rgt_tui.services.queue.move import MovePlan, MoveResult, plan_lines, target_torn_down
 from rgt_tui.services.queue.resume import FROM_SCRATCH, SCRATCH_TUI, ResumeResult, resume_lines
 from rgt_tui.services.queue.resume_preflight import ResumeDialogPlan
 
@@ -229,8 +229,11 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         # or giving up the checkpoint (From scratch) is a deliberate Tab, never the next
         # Enter (a user's hour moved a cell past two failed checks, from scratch, with
         # four Enters).
+        # A target recorded torn down (GEN1) is warned of, and Move is a deliberate
+        # Shift+Tab too: Enter moved the cell onto a box meant to be gone (a user's hour).
         self.end_replan(None)
-        self.set_focus(go if ok else self.query_one("#move-cancel", Button))
+        ready = ok and not target_torn_down(move)
+        self.set_focus(go if ready else self.query_one("#move-cancel", Button))
         self.show_hint()
 
     def _caption(self, go: DialogButton, plan: MovePlan | ResumeDialogPlan, move: MovePlan) -> None:

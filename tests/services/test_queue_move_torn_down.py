@@ -7,17 +7,19 @@ from __future__ import annotations
 import time
 
 from support.cli import arun
+from support.pilot import SIZE, make_app, wait_for
 from support.queues import SCRIPT_RUN
 
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.paths import journal_dir
+from rgt_tui.screens.queue_move_dialog import QueueMoveScreen
 from rgt_tui.services.journal import Journal, TeardownRecord
 from rgt_tui.services.queue.move import plan_lines, plan_move
 
 WARNED = "box2 is recorded as torn down ("
 
 
-async def test_a_move_to_a_torn_down_host_warns(make_queue_fleet):
+async def test_a_move_to_a_torn_down_host_warns(make_queue_fleet, tmp_path):
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     qf.write_queue("cells/a.sh t 1\ncells/b.sh t 1\n", "box1")
     qf.write_queue("", "box2")
@@ -46,6 +48,19 @@ async def test_a_move_to_a_torn_down_host_warns(make_queue_fleet):
     assert plan.ok, plan.problems  # a warning, as the launch's: the user decides
     (warning,) = [line for line in plan_lines(plan) if WARNED in line]
     assert warning.startswith("warning: ") and "billing (GEN1)" in warning, warning
+
+    # The dialog: the same warning, and the cursor on Cancel, not on Move (Enter moved
+    # the cell onto a box meant to be gone: a user's hour).
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(QueueMoveScreen(qf.fleet, qf.host("box1"), app.connections))
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None, pilot=pilot
+        )
+        await pilot.press("a", "enter", *"box2", "enter")
+        await wait_for(lambda: screen.plan is not None, what="the plan", pilot=pilot)
+        await pilot.pause()
+        assert screen.plan.ok and app.focused is screen.query_one("#move-cancel")
 
     moved = await arun("queue", "move", "b", "--to", "box2", "--yes", "--hosts", hosts)
     assert moved.returncode == 0, moved.stderr

@@ -300,10 +300,20 @@ def torn_down_warning(fleet: Fleet, target: HostConfig) -> str | None:
         return None
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
     return (
-        f"{target.name} is recorded as torn down ({when}): if that box was meant to be "
+        f"{torn_down_words(target.name)} ({when}): if that box was meant to be "
         f"destroyed, running a cell there keeps it billing (GEN1) — check `rgt-tui status "
         f"{target.name}` first, or move to another host"
     )
+
+
+def torn_down_words(host: str) -> str:
+    """How ``torn_down_warning`` begins; the dialog looks for it to keep Move off Enter."""
+    return f"{host} is recorded as torn down"
+
+
+def target_torn_down(plan: MovePlan) -> bool:
+    """The plan warns that its target is recorded torn down (GEN1)."""
+    return any(w.startswith(torn_down_words(plan.dest) + " (") for w in plan.warnings)
 
 
 def _box_lines(box_text: str) -> int:
