@@ -167,12 +167,15 @@ def verify_lines(report: VerificationReport) -> list[Content]:
             Content.styled("✓ VERIFIED: every file checked, roster complete", "bold $success")
         )
     else:
+        others = unlisted_problems(report)
+        # Each problem listed above (the roster's missing cells) is said to be there.
+        where = "" if others else " (the roster's cells above)"
         lines.append(
             Content.styled(
-                f"✖ NOT VERIFIED: {plural(len(report.problems), 'problem')}", "bold $error"
+                f"✖ NOT VERIFIED: {plural(len(report.problems), 'problem')}{where}", "bold $error"
             )
         )
-        lines += [Content.styled(shown(f"  {p}"), "$error") for p in unlisted_problems(report)[:8]]
+        lines += [Content.styled(shown(f"  {p}"), "$error") for p in others[:8]]
     return lines
 
 

@@ -387,6 +387,9 @@ async def test_cells_without_results_are_listed_by_name(make_loopback_fleet, tmp
         lines = text.splitlines()
         assert sum("seed3" in ln for ln in lines) == 1, text
         assert sum("seed2" in ln and "missing" in ln for ln in lines) == 1, text
+        # Its problems are the roster's lines above: said, not an empty verdict (the
+        # Pulls tab's "NOT VERIFIED: 2 problems" had nothing under it: a user's hour).
+        assert lines[-1].endswith("problems (the roster's cells above)"), text
 
 
 async def test_cli_verify_json_and_exit_codes(
