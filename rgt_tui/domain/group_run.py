@@ -25,6 +25,7 @@ from rgt_tui.domain.queue_state import (
     GROUP_STOPPED,
     INTERRUPTED,
     KILLED,
+    NOT_DEPLOYED,
     Q_RUNNING,
     RETRY,
     RUNNING,
@@ -134,6 +135,14 @@ def group_view(name: str, ranks: Sequence[RankView]) -> QueueView:
     if not read:
         why = "; ".join(f"rank {r.rank} ({r.box}): {r.error}" for r in ranks)
         raise LookupError(f"{name}: no rank's box answered — {why}")
+    # A box whose records are its own queue's, not a group's job (it ran alone since, or
+    # the group never ran there): not this group's cells (a user's hour saw box1's own
+    # queue read as a failed group job).
+    own = [r.rank for r in read if r.view is not None and r.view.cells and not r.view.group_job]
+    if len(own) == len(read):
+        return _no_group_job(name, read[0].view)
+    ranks = [RankView(r.rank, r.box, None, OWN_QUEUE) if r.rank in own else r for r in ranks]
+    read = [r for r in ranks if r.view is not None]
     lead = read[0].view
     assert lead is not None
     cells = tuple(_group_cell(cell, ranks) for cell in lead.cells)
@@ -149,6 +158,20 @@ def group_view(name: str, ranks: Sequence[RankView]) -> QueueView:
     )
     stop = None if running else own_stop(ranks)
     return view if stop is None else _stopped_by_group(view, stop)
+
+
+# Why a rank's records are not read as the group's: its box ran its own queue since.
+OWN_QUEUE = "its box holds its own queue's records, not this group's"
+
+
+def _no_group_job(name: str, base: QueueView | None) -> QueueView:
+    """The group's view where no box holds a job of it: nothing deployed for the group
+    (its boxes' own queues are theirs: ``queue show BOX``)."""
+    assert base is not None
+    return replace(
+        base, host=name, state=NOT_DEPLOYED, cells=(), launch=None, resume_index=None,
+        runner_alive=False, session_present=False, group_stop="", group_job=False,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -385,7 +408,11 @@ def _group_cell(lead: CellView, ranks: Sequence[RankView]) -> CellView:
         return replace(lead, status=RETRY)
     unread = [r for r, c in zip(ranks, per, strict=True) if c is None]
     if unread:  # said, never guessed: a rank not read is not known done
-        note = "; ".join(f"rank {r.rank} ({r.box}) not read: {r.error}" for r in unread)
+        note = "; ".join(
+            f"rank {r.rank} ({r.box}) "
+            + (f"not read: {r.error}" if r.view is None else "holds no record of it")
+            for r in unread
+        )
         return replace(lead, note=f"{lead.note}; {note}" if lead.note else note)
     return lead
 

@@ -4,6 +4,7 @@ group's view from every rank's records, and which ranks to stop when one died (M
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 from rgt_tui.domain.config import GroupConfig
 from rgt_tui.domain.group_run import (
@@ -22,6 +23,7 @@ from rgt_tui.domain.queue_state import (
     FAILED,
     GROUP_STOPPED,
     KILLED,
+    NOT_DEPLOYED,
     PENDING,
     Q_RUNNING,
     RUNNING,
@@ -40,8 +42,9 @@ def _group(**kw: object) -> GroupConfig:
 def _view(*cells: CellView, alive: bool = True, launched: int = 100) -> QueueView:
     launch = RunnerLaunch(launched, "boot", "tmux", 0, "run_queue.sh", 42)
     return QueueView(
-        "g", Q_RUNNING if alive else "finished", cells, launch, "boot", 200, None, alive
-    )
+        "g", Q_RUNNING if alive else "finished", cells, launch, "boot", 200, None, alive,
+        group_job=True,  # a rank's records of the group's job
+    )  # fmt: skip
 
 
 def test_the_rank_template_fills_group_fields_and_leaves_the_cells_to_the_runner() -> None:
@@ -131,7 +134,7 @@ def _stopped_view(*cells: CellView, stop_by: str, stopped_before: int | None) ->
                           stop_requested_at=150 if stop_by else None,
                           stopped_before=stopped_before)  # fmt: skip
     state = USER_STOPPED if stopped_before is not None else "finished"
-    return QueueView("g", state, cells, launch, "boot", 200, stopped_before, False)
+    return QueueView("g", state, cells, launch, "boot", 200, stopped_before, False, group_job=True)
 
 
 def test_a_rank_that_failed_by_itself_is_the_groups_stop_not_the_users() -> None:
@@ -182,7 +185,8 @@ def _rank_from_records(rank: int, box: str, fit_state: str, runner_tail: str) ->
     attempts = {"fit": parse_cell_state(fit_state)}
     view = derive_view(box, deployed, launches, attempts, boot_id="boot", now=200,
                        runner_alive=False)  # fmt: skip
-    return RankView(rank, box, view)
+    # A rank's cells source the group's env file, which the records' reader marks.
+    return RankView(rank, box, replace(view, group_job=True))
 
 
 def test_a_rank_the_group_stopped_says_so_from_its_own_record() -> None:
@@ -214,3 +218,15 @@ def test_a_rank_the_group_stopped_says_so_from_its_own_record() -> None:
     assert old.view is not None and old.view.state == USER_STOPPED
     assert old.view.cells[0].label == "killed (exit 143)"
     assert group_view("g", [old, rank1]).state == GROUP_STOPPED
+
+
+def test_a_box_holding_its_own_queue_is_no_rank_of_the_groups_job() -> None:
+    """A box that ran its own queue since (or never ran the group's) holds records that
+    are not the group's: a user's hour saw box1's own queue read as a failed group job."""
+    job = _view(CellView(0, "fit", DONE, 0, 150, 160, 1), alive=False)
+    own = replace(_view(CellView(0, "solo", FAILED, 1, 150, 160, 1)), group_job=False)
+    mixed = group_view("g", [RankView(0, "box1", job), RankView(1, "box2", own)])
+    assert [c.name for c in mixed.cells] == ["fit"]
+    assert "rank 1 (box2) not read: its box holds its own queue's records" in mixed.cells[0].note
+    alone = group_view("g", [RankView(0, "box1", own), RankView(1, "box2", own)])
+    assert alone.state == NOT_DEPLOYED and alone.cells == () and not alone.runner_alive

@@ -25,7 +25,7 @@ run = "echo {name}"
 def _view(host: str, status: str, note: str = "") -> QueueView:
     ended = 1200 if status == FAILED else None
     cell = CellView(0, "train", status, 1 if ended else None, 1000, ended, 1, note=note)
-    return QueueView(host, "running", (cell,), None, "boot", 1300, None)
+    return QueueView(host, "running", (cell,), None, "boot", 1300, None, group_job=True)
 
 
 class _Ranks:
