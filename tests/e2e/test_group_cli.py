@@ -20,7 +20,9 @@ from support.machine import free_port
 from support.queues import QUEUE_PREFLIGHT_ACK, QUEUE_PYTHON, QueueSshServer, started_boxes
 from support.waiting import wait_for
 
+from rgt_tui.paths import journal_dir
 from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.journal import Journal, TeardownRecord
 from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.services.watch.state import host_state
 from rgt_tui.services.watch.tracker import HostMemory, derive
@@ -166,8 +168,17 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     assert "put the sent lines back" not in move.stdout
     fresh = await arun("launch", "box1", "--fresh", "--hosts", hosts, "--yes", timeout=180)
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    # box2 recorded torn down: the group's plan warns of that rank (GEN1), as box2's own
+    # launch would (the ranks' plans run under the group's name, whose journal is empty).
+    journal = Journal(journal_dir(hosts))
+    seen = journal.load("box2").box  # box2 as the commands above identified it
+    box_id = seen.box_id if seen is not None else None
+    record = TeardownRecord(time.time() - 60, "true", 0, "", True, box_id=box_id)
+    journal.add_teardown("box2", record)
     again = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
     assert again.returncode == 1, again.stdout + again.stderr
+    assert "warning: rank 1 (box2): box2 (box " in again.stdout, again.stdout
+    assert "is recorded as torn down (" in again.stdout and "(GEN1)" in again.stdout
     assert "rank 0 (box1): the box holds its own queue's records (cells solo), not pair's" in (
         again.stdout
     ), again.stdout

@@ -47,3 +47,31 @@ async def test_moving_a_group_cell_to_a_single_box_says_so_and_shows_its_command
 
     shown = await arun("queue", "move", "big", "--to", "box3", "--hosts", hosts)
     assert "ran as one job over 2 boxes" in shown.stdout, shown.stdout + shown.stderr
+
+
+async def test_moving_to_a_group_with_a_box_recorded_torn_down_warns(make_queue_fleet):
+    """The group's journal holds no teardown: its boxes' do (a user's hour moved a cell
+    to a group whose rank 0 was torn down, unwarned, where a move to the box warned)."""
+    import time
+
+    from rgt_tui.domain.box_identity import BoxIdentity
+    from rgt_tui.paths import journal_dir
+    from rgt_tui.services.journal import Journal, TeardownRecord
+
+    qf = await make_queue_fleet(3, run=SCRIPT_RUN)
+    qf.write_queue("", "pair")
+    qf.write_queue("configs/small.yaml run 2\n", "box3")
+    hosts = qf.loopback.hosts_file
+    hosts.write_text(hosts.read_text() + GROUP.format(queue=qf.queue_file("pair")))
+    qf._fleet = None
+    at, box = time.time() - 60, "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00"
+    journal = Journal(journal_dir(hosts))
+    journal.observe_box("box1", BoxIdentity(box, None), at - 3600)
+    journal.add_teardown("box1", TeardownRecord(at, "true", 0, "", True, box_id=box))
+
+    transport = qf.transport("box3")
+    try:
+        plan = await plan_move(qf.fleet, qf.host("box3"), ["small"], "pair", transport)
+    finally:
+        await transport.close()
+    assert [w for w in plan.warnings if w.startswith("box1 is recorded as torn down (")]

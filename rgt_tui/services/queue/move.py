@@ -292,6 +292,8 @@ def _name_problems(
 def torn_down_warning(fleet: Fleet, target: HostConfig) -> str | None:
     """The plan's warning when the fleet's journal records ``target``'s box as torn down
     (ux-e #7, as a launch there warns: GEN1); None otherwise. Reads the journal."""
+    if target.group is not None:  # a group: each of its boxes, under its own name
+        return next((w for b in target.group.members if (w := torn_down_warning(fleet, b))), None)
     try:
         at = journal_for(fleet).load(target.name).torn_down_at
     except (JournalError, OSError, ValueError):
