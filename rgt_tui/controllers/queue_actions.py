@@ -134,6 +134,15 @@ def no_queue_hint(host_name: str, fleet: Fleet) -> str:
             f"{host_name} has no queue file: {where}. Press + (or run rgt-tui add) to add "
             'a box, then set queue = "PATH" and run in its [[hosts]] entry'
         )
+    host = next((h for h in fleet.hosts if h.name == host_name), None)
+    if host is not None and host.group is not None:  # one torchrun job over its boxes
+        return (
+            f"{host_name} has no queue file: in its [[groups]] entry in {fleet.path}, add "
+            f'queue = "queues/{host_name}.txt" (one cell per line) and run = "torchrun '
+            "--nnodes {nnodes} --node-rank {node_rank} --nproc-per-node {nproc_per_node} "
+            "--rdzv-backend c10d --rdzv-endpoint {master_addr}:{master_port} train.py "
+            '--config {cfg} --out {out}" (docs/groups.md)'
+        )
     return (
         f"{host_name} has no queue file: in its [[hosts]] entry in {fleet.path}, add "
         f'queue = "queues/{host_name}.txt" (one cell per line) and run = "python train.py '

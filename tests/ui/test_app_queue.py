@@ -327,6 +327,15 @@ def test_no_queue_hint_names_hosts_and_the_real_file(tmp_path: Path) -> None:
     assert f"[[hosts]] entry in {hosts}" in said
     for text in (none, said):
         assert "[[host]]" not in text
+    # A group's entry is [[groups]], its template torchrun's (a user's hour was sent to
+    # a [[hosts]] entry, with a plain python command).
+    hosts.write_text(
+        hosts.read_text() + '[[hosts]]\nname = "two"\nssh = "root@10.0.0.2"\n'
+        '[[groups]]\nname = "pair"\nhosts = ["box", "two"]\n'
+    )
+    group = no_queue_hint("pair", load_fleet(hosts))
+    assert f"[[groups]] entry in {hosts}" in group and "[[hosts]]" not in group
+    assert 'run = "torchrun --nnodes {nnodes} --node-rank {node_rank}' in group
 
 
 async def test_p_reads_the_fleet_files_preflight_ack_as_the_cli_does(

@@ -103,7 +103,8 @@ class QueueTab(DetailTab):
         if not view.host.queue:
             body.update(
                 Content.styled(
-                    f"{view.host.name} has no queue: set `queue` and `run` in its [[hosts]] entry",
+                    f"{view.host.name} has no queue: set `queue` and `run` in its "
+                    f"{'[[groups]]' if view.host.group is not None else '[[hosts]]'} entry",
                     "$foreground-muted",
                 )
             )
