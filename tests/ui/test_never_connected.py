@@ -35,3 +35,6 @@ async def test_a_host_never_reached_shows_never_connected_and_no_sample_yet(
         text = screen_text(app)
         assert "never connected" in text and "refused" in text
         assert ALIVE_NOTE not in text and "cgroup not readable" not in text
+        await pilot.press("4")  # Alerts: unknown, not "✓ no active alerts"
+        await wait_for(lambda: "no sample yet: alerts unknown" in screen_text(app), pilot=pilot)
+        assert "no active alerts" not in screen_text(app)

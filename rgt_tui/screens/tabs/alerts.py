@@ -40,7 +40,12 @@ class AlertsTab(DetailTab):
     def show(self, view: HostView) -> None:
         alerts = view.update.alerts if view.update else ()
         body = self.query_one(".alerts-body", Static)
-        if not alerts:
-            body.update(Content.styled("✓ no active alerts", "$success"))
+        sampled = view.update is not None and view.update.snapshot is not None
+        if not alerts:  # never sampled: its alerts are unknown, not none
+            body.update(
+                Content.styled("✓ no active alerts", "$success")
+                if sampled
+                else Content.styled("no sample yet: alerts unknown", "$foreground-muted")
+            )
             return
         body.update(Content("\n\n").join(alert_block(a) for a in alerts))
