@@ -12,6 +12,7 @@ from rgt_tui.content.host_text import at_risk_lines, clock_hhmm
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import (
+    DONE,
     FAILED,
     GROUP_STOPPED,
     INTERRUPTED,
@@ -50,10 +51,17 @@ def ended_hint(view: QueueView) -> str:
     name = shown(first.name)
     # "from its checkpoint, if any": a relaunch keeps {out}, but a cell that never wrote a
     # checkpoint there starts over (a user's hour read "resumes" on a cell with no output).
+    # The done cells after it run again on a relaunch from it (a user's hour: left out).
+    done = [c.index for c in view.cells if c.index > first.index and c.status == DONE]
+    again = ""
+    if done:
+        listed = ", ".join(map(str, done[:4])) + (", …" if len(done) > 4 else "")
+        one = len(done) == 1
+        again = f"; done {'cell' if one else 'cells'} {listed} after it run{'s' if one else ''} again too"
     if first.index < start:
-        how = f"L relaunch from cell {start} (start at {first.index} to rerun {name} from its checkpoint, if any)"
+        how = f"L relaunch from cell {start} (start at {first.index} to rerun {name} from its checkpoint, if any{again})"
     else:
-        how = f"L relaunch from cell {start} (reruns {name} from its checkpoint, if any)"
+        how = f"L relaunch from cell {start} (reruns {name} from its checkpoint, if any{again})"
     return f"nothing runs · R retry a cell (starts it over) · {how}"
 
 

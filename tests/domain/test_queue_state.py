@@ -341,6 +341,13 @@ def test_the_queue_tab_offers_relaunch_beside_retry_for_a_cell_cut_short() -> No
     failed = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 1\n")}
     text = "\n".join(line.plain for line in queue_lines(view(launches("done 1060 0 1\n"), failed)))
     assert "L relaunch from cell 0 (reruns a from its checkpoint, if any)" in text, text
+    # Done cells after it run again on that relaunch: said (a user's hour: left out).
+    ran_on = {**failed, "b": parse_cell_state(f"start 1061 {BOOT} 11\nend 1070 0\n")}
+    text = "\n".join(line.plain for line in queue_lines(view(launches("done 1070 1 1\n"), ran_on)))
+    assert (
+        "(start at 0 to rerun a from its checkpoint, if any; done cell 1 after it runs again "
+        "too)" in text
+    ), text
     done = {"a": parse_cell_state(f"start 1000 {BOOT} 10\nend 1060 0\n")}
     plain = "\n".join(line.plain for line in queue_lines(view(launches(), done)))
     assert IDLE_HINT in plain and "L relaunch" not in plain  # nothing to resume
