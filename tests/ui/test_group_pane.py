@@ -210,6 +210,9 @@ async def test_a_groups_teardown_tab_offers_nothing_to_tear_down(tmp_path: Path)
         app.open_host("pair", tab="teardown")
         await wait_for(lambda: app.screen.query(TeardownTab), pilot=pilot)
         tab = app.screen.query_one(TeardownTab)
+        # Before any check (the tab opened with 6, not t): the group's words already.
+        box = tab.query_one("#confirm-name", Input)
+        await wait_for(lambda: box.placeholder == GROUP_PLACEHOLDER, pilot=pilot)
         app.jobs.request("pair", "gate", "")
         await wait_for(lambda: app.jobs.state("pair").gate is not None, 30, pilot=pilot)
         profile = tab.query_one("#teardown-profile", Static)
@@ -217,7 +220,7 @@ async def test_a_groups_teardown_tab_offers_nothing_to_tear_down(tmp_path: Path)
         box = tab.query_one("#confirm-name", Input)
         assert box.placeholder == GROUP_PLACEHOLDER
         tab.take_focus()
-        await wait_for(lambda: "Enter: nothing (a group" in str(box.border_subtitle), pilot=pilot)
+        await wait_for(lambda: "Enter: nothing (a group)" in str(box.border_subtitle), pilot=pilot)
 
 
 async def test_a_groups_sample_adds_nothing_to_the_headers_counts(tmp_path: Path) -> None:

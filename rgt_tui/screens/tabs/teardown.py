@@ -45,7 +45,7 @@ from rgt_tui.widgets.hanging import Hanging
 CONFIRM_PLACEHOLDER = "type the host's name to tear it down"
 MANUAL_PLACEHOLDER = "type the host's name again once you destroyed the box"
 TORN_DOWN_PLACEHOLDER = "recorded as torn down: nothing to type"
-GROUP_PLACEHOLDER = "a group is not torn down: each of its boxes is, from its own pane"
+GROUP_PLACEHOLDER = "a group: each box is torn down from its own pane"
 # The checklist line whose locked cells each kind of acknowledgement settles, and the
 # button that records it (``gate_fixes`` names the same buttons).
 ACK_KINDS = {"roster": "missing", "idle": "running", "unfinished": "unfinished"}
@@ -111,6 +111,7 @@ class TeardownTab(DetailTab):
         # What the tab itself said about the last Enter in the cell's box ("" once the
         # name changes or an acknowledgement is asked for); a refusal of the job's wins.
         self._ack_said = ""
+        self._is_group = False  # the host is a [[groups]] entry (show)
 
     def compose(self) -> ComposeResult:
         yield Static("Checklist", classes="section-title")
@@ -163,6 +164,7 @@ class TeardownTab(DetailTab):
 
     def show(self, view: HostView) -> None:
         self.host_name = view.host.name
+        self._is_group = view.host.group is not None  # known before any gate check
         self._draw()
 
     def show_jobs(self, jobs: HostJobs) -> None:
@@ -243,13 +245,15 @@ class TeardownTab(DetailTab):
             )
         if jobs.gate is not None:
             checklist += checklist_lines(jobs.gate, torn_down=jobs.torn_down_at is not None)
-            # A group's profile is rank 0's, which another box's may not be (a user's hour).
-            profile = (
-                [Content.styled("a group: each box's own Teardown tab shows its platform", MUTED)]
-                if self._group()
-                else profile_lines(jobs.gate)
-            )
+        # A group's profile would be rank 0's, which another box's may not be (a user's
+        # hour): said before any check, as the name box's words are.
+        if self._group():
+            profile = [
+                Content.styled("a group: each box's own Teardown tab shows its platform", MUTED)
+            ]
             self.query_one("#teardown-profile", Static).update(join(profile))
+        elif jobs.gate is not None:
+            self.query_one("#teardown-profile", Static).update(join(profile_lines(jobs.gate)))
         if checklist or jobs.gate is None:
             self.query_one("#teardown-checklist", Static).update(
                 join(checklist) if checklist else Content.styled("press t to check the gate", MUTED)
@@ -413,7 +417,7 @@ class TeardownTab(DetailTab):
         manual = self.jobs is not None and self.jobs.awaiting_manual
         does = "record it destroyed" if manual else "tear it down"
         if self._group():
-            does = "nothing (a group: each box on its own)"
+            does = "nothing (a group)"
         confirm.border_subtitle = (
             f"Enter: {does} · Tab: cell box · Esc: back" if where == "confirm-name" else ""
         )
@@ -421,7 +425,9 @@ class TeardownTab(DetailTab):
     def _group(self) -> bool:
         """The host is a group: its gate is the one line naming its boxes."""
         gate = self.jobs.gate if self.jobs is not None else None
-        return gate is not None and any(c.key == MEMBERS for c in gate.conditions)
+        return self._is_group or (
+            gate is not None and any(c.key == MEMBERS for c in gate.conditions)
+        )
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self._show_keys()
