@@ -38,15 +38,15 @@ async def test_moving_a_group_cell_to_a_single_box_says_so_and_shows_its_command
         await transport.close()
     assert plan.ok, plan.problems
     durable = qf.host("box3").durable_dir.rstrip("/")
-    (warning,) = [w for w in plan.warnings if "ran as one job" in w]
+    (warning,) = [w for w in plan.warnings if "runs as one job" in w]
     assert warning.startswith(
-        "big ran as one job over 2 boxes (pair: box1, box2); on box3 it runs alone, under "
+        "big runs as one job over 2 boxes on pair (box1, box2); on box3 it runs alone, under "
         f"box3's own run template: bash configs/big.yaml big {durable}/big run 200 — check"
     ), warning
     assert f"warning: {warning}" in plan_lines(plan)
 
     shown = await arun("queue", "move", "big", "--to", "box3", "--hosts", hosts)
-    assert "ran as one job over 2 boxes" in shown.stdout, shown.stdout + shown.stderr
+    assert "runs as one job over 2 boxes" in shown.stdout, shown.stdout + shown.stderr
 
 
 async def test_moving_to_a_group_with_a_box_recorded_torn_down_warns(make_queue_fleet):

@@ -190,13 +190,14 @@ def shape_warning(source: HostConfig, target: HostConfig, cell: QueueCell) -> st
     runs_on = target.group.nnodes if target.group is not None else 1
     if ran_on == runs_on:
         return None
+    # "is set to run": the cell may never have run (a pending one moves too).
     if source.group is not None:
         ran = (
-            f"{cell.name} ran as one job over {ran_on} boxes ({source.name}: "
-            f"{', '.join(source.group.hosts)})"
+            f"{cell.name} runs as one job over {ran_on} boxes on {source.name} "
+            f"({', '.join(source.group.hosts)})"
         )
     else:
-        ran = f"{cell.name} ran on one box ({source.name})"
+        ran = f"{cell.name} runs on one box on {source.name}"
     if target.run is None:
         command = f"{target.name} has no run template"
     elif target.group is not None:
@@ -214,8 +215,8 @@ def shape_warning(source: HostConfig, target: HostConfig, cell: QueueCell) -> st
     )
     return (
         f"{ran}; on {target.name} it runs {where}, under {target.name}'s own run template: "
-        f"{command} — check that this program runs this cell (and resumes its checkpoint) "
-        "before it starts there"
+        f"{command} — check that this program runs this cell (and resumes its checkpoint, "
+        "if it has one) before it starts there"
     )
 
 
