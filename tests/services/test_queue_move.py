@@ -243,7 +243,7 @@ async def test_the_cli_asks_before_the_box_must_skip_and_moves_with_yes(make_que
     assert "skip" not in qf.state("b")
 
     used = await arun("queue", "move", "b", "--to", "box1", "--hosts", hosts)
-    assert used.returncode == 1 and "on box1 already" in used.stdout
+    assert used.returncode == 1 and "box1 is the host they are moved from" in used.stdout
 
     done = await arun("queue", "move", "b", "--to", "box2", "--yes", "--hosts", hosts)
     assert done.returncode == 0, done.stderr

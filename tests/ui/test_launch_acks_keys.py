@@ -182,9 +182,12 @@ async def test_enter_while_the_launch_replans_after_acknowledge_cancels_nothing(
         assert app.focused is modal.query_one("#launch-cancel", Button)
 
         gate.unlink()  # the next preflight waits on the box until the test says so
-        await pilot.click(modal.query_one("#launch-ack", DialogButton))
-        await pilot.pause()
-        assert modal.replanning
+        ack = modal.query_one("#launch-ack", DialogButton)
+        # Clicked where it is laid out: on a loaded machine the button shown with the plan
+        # was laid out a refresh later, and a click at its old region missed (one CI run).
+        await wait_for(lambda: ack.display and ack.region.width > 0, pilot=pilot)
+        await pilot.click(ack)
+        await wait_for(lambda: modal.replanning, what="the re-plan after Acknowledge", pilot=pilot)
         await pilot.press("enter")  # at once, while the old plan (gpu failed) is on screen
         await pilot.pause()
         assert app.screen is modal, "Enter cancelled the launch the user just acknowledged"
