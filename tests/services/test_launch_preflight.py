@@ -119,5 +119,8 @@ async def test_the_plan_records_the_code_preflight_found_on_the_box(
         assert plan.unacknowledged == ("code",)
         (problem,) = plan.problems
         assert problem.startswith("preflight check 'code' failed: ") and "src/train.py" in problem
+        # Its fix once: the problem's words end with it already (a user's hour read
+        # "— rgt-tui sync box1 — rgt-tui sync box1").
+        assert "sync box1 — rgt-tui sync box1" not in problem and "— rgt-tui sync box1;" in problem
     finally:
         await transport.close()

@@ -98,7 +98,7 @@ def preflight_problems(
     """One refusal per failed check acknowledged neither in ``acks`` nor by the host."""
     return [
         f"{PREFLIGHT_PREFIX}{c.name}' failed: {c.detail}"
-        + (f" — {c.fix}" if c.fix else "")
+        + (f" — {c.fix}" if c.fix and c.fix not in c.detail else "")  # said once
         + f"; {_ack_hint(c.name)}"
         for c in report.unacknowledged((*acks, *host_acks))
     ]
