@@ -121,6 +121,8 @@ async def test_the_plan_records_the_code_preflight_found_on_the_box(
         assert problem.startswith("preflight check 'code' failed: ") and "src/train.py" in problem
         # Its fix once: the problem's words end with it already (a user's hour read
         # "— rgt-tui sync box1 — rgt-tui sync box1").
-        assert "sync box1 — rgt-tui sync box1" not in problem and "— rgt-tui sync box1;" in problem
+        # (twice in its own words: the fix of the changed file, and what that sync
+        # overwrites; the check's fix was appended a third time at the end)
+        assert problem.count("rgt-tui sync box1") == 2, problem
     finally:
         await transport.close()
