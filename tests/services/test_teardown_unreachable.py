@@ -149,3 +149,15 @@ async def test_a_cell_last_seen_running_on_a_box_that_does_not_answer_is_not_off
     assert "move the interrupted cell: rgt-tui queue move alpha --to HOST" in roster
     assert "once the box answers: which cells ran there is unknown" in roster
     assert "--ack-missing" not in out
+
+
+async def test_a_box_never_reached_whose_pull_is_refused_is_not_idle(tmp_path: Path) -> None:
+    """No pull folders named (a whole home): the gate asked the box nothing and read
+    "[x] idle … the queue is idle" for a box that never answered (a user's hour). It now
+    reads what runs there, and a box that does not answer is "unknown"."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[[hosts]]\nname = "dead"\nssh = "root@127.0.0.1:1"\npull = ["~"]\n')
+    checked = await arun("teardown", "dead", "--check", "--hosts", hosts)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    (idle,) = [line for line in checked.stdout.splitlines() if line.lstrip()[4:9] == "idle "]
+    assert idle.lstrip().startswith("[ ] idle") and "unknown: the box does not answer" in idle

@@ -142,15 +142,22 @@ async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
     if transport is None:
         why = "the box was not re-scanned (no connection)"
         return _BoxNow(None, None, None, why, answered=False)
-    if host.pull_refused:
-        # No pull folders named: the re-scan would walk the whole home (this machine's,
-        # when it stands in), for minutes, and the tab would never fill in. The pull
-        # refuses it; so does the gate, saying how to name the folders.
-        return _BoxNow(None, None, None, host.pull_refused)
     try:
         await transport.connect()
     except (TransportError, OSError) as exc:
         return _BoxNow(None, None, None, printable(exc, 1000), answered=False)
+    if host.pull_refused:
+        # No pull folders named: the re-scan would walk the whole home (this machine's,
+        # when it stands in), for minutes, and the tab would never fill in. The pull
+        # refuses it; so does the gate, saying how to name the folders. What runs there
+        # is still read: a box never reached read "✓ idle: the queue is idle" (a user's
+        # hour), and a reached one may run cells.
+        try:
+            view = await _queue_view(host, transport)
+        except TransportError as exc:
+            return _BoxNow(None, None, None, printable(exc, 1000), answered=False)
+        running = tuple(c.name for c in view.cells if c.status == RUNNING)
+        return _BoxNow(None, None, running, host.pull_refused, view=view)
     try:
         rescan = await take_manifest(host, transport, hash_files=False)
         view = await _queue_view(host, transport)
