@@ -190,7 +190,7 @@ def shape_warning(source: HostConfig, target: HostConfig, cell: QueueCell) -> st
     runs_on = target.group.nnodes if target.group is not None else 1
     if ran_on == runs_on:
         return None
-    # "is set to run": the cell may never have run (a pending one moves too).
+    # "runs", not "ran": the cell may never have run (a pending one moves too).
     if source.group is not None:
         ran = (
             f"{cell.name} runs as one job over {ran_on} boxes on {source.name} "
