@@ -433,8 +433,11 @@ class RgtApp(ThemedApp):
 
     def _rank_job(self, message: QueueViewed) -> bool:
         """A box's records of a group's job: the group's own view tells its news, once."""
-        host = next((h for h in self.fleet.hosts if h.name == message.host), None)
-        return message.view.group_job and host is not None and host.group is None
+        try:
+            group = self.fleet.host(message.host).group is not None
+        except KeyError:  # a host the fleet file no longer holds
+            return False
+        return message.view.told_by_group(group)
 
     @on(OpenHostRequested)
     def _open_host(self, message: OpenHostRequested) -> None:

@@ -134,8 +134,7 @@ def no_queue_hint(host_name: str, fleet: Fleet) -> str:
             f"{host_name} has no queue file: {where}. Press + (or run rgt-tui add) to add "
             'a box, then set queue = "PATH" and run in its [[hosts]] entry'
         )
-    host = next((h for h in fleet.hosts if h.name == host_name), None)
-    if host is not None and host.group is not None:  # one torchrun job over its boxes
+    if host_name in {h.name for h in fleet.hosts if h.group is not None}:  # one torchrun job
         return (
             f"{host_name} has no queue file: in its [[groups]] entry in {fleet.path}, add "
             f'queue = "queues/{host_name}.txt" (one cell per line) and run = "torchrun '

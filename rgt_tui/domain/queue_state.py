@@ -181,6 +181,11 @@ class QueueView:
     # ran as a rank): the group tells the job's news, under its own name (``watch``).
     group_job: bool = False
 
+    def told_by_group(self, host_is_group: bool) -> bool:
+        """These are a box's records of a group's job: the group's own view tells the
+        job's news (its end, its runner gone), once, under its name; not the box."""
+        return self.group_job and not host_is_group
+
     @property
     def total(self) -> int:
         """Number of deployed cells."""

@@ -32,6 +32,10 @@ the event is never owed again: a restart repeats nothing. An alert missing from 
 is closed only when ``may_close`` (the caller's warm-up: rules that need minutes of
 samples — idle, silent log — must have had them), so a restart does not close and
 re-announce an alert still open on the box.
+
+Over 450 lines: the one pure reducer of watch's memory; each event kind is a short
+function here, and its words live beside it so a restart's "told once" is checked in
+one place.
 """
 
 from __future__ import annotations
@@ -223,7 +227,7 @@ def _queue_done(
     launch = view.launch if view is not None else None
     if view is None or launch is None:
         return memory
-    if view.group_job and not state.group:
+    if view.told_by_group(state.group):
         return memory  # a rank's records: the group tells the job's end, once
     if memory.done_launch is not None and launch.ts <= memory.done_launch:
         return memory  # told already (or an older launch's record)
