@@ -7,6 +7,10 @@ every rank runs it, failed as soon as one rank ended without success, naming the
 that died first and its last line (MN3). ``stop_order`` says which ranks must be stopped
 because a peer died or its box went quiet: left alone, they would wait in a collective
 until NCCL's timeout.
+
+Over 450 lines on purpose: how a group's job is read from its ranks' records (the
+cell's state, the rank that failed first, the group's own stop, a box that holds its
+own queue) is one reading, reviewed together; the rank's command and env are its head.
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ hjkl move it grid-aware, ``/`` filters by name, Enter or a click opens the host.
 About 500 lines on purpose: the screen's bindings and the actions they call, kept
 beside the grid selection, the filter and the panes coming and going (a fleet file's
 edit) that those actions work on.
+
+Over 450 lines: one screen (the grid, its header's tally, selection and scroll, and the
+routing of samples and queue views to panes); its panes, header and layout already live
+in widgets/.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ acknowledged is recorded with it (``services.launch_acks``): its retries go ahea
 The plan scrolls (↑↓, PgUp/PgDn: ``dialog.DialogBody``, no Tab stop of its own, nor is
 the cells' table); the buttons stay in view. The line under the buttons says what Enter
 does where the focus is (``screens/dialog.py``).
+
+Over 450 lines: one dialog, its plan's text and its replan/acknowledge/focus rules,
+which must be read together (Enter never answers what the user did not choose).
 """
 
 from __future__ import annotations

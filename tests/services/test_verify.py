@@ -1,6 +1,9 @@
 """Verify over loopback boxes: real pulls of real checkpoints, each problem named.
 
 One service, one file: every case starts from the same real pull of real checkpoints.
+
+Over 450 lines: one subject (verify over real loopback pulls), its tests sharing the
+fixtures above; split by a second subject when one comes.
 """
 
 from __future__ import annotations
