@@ -62,8 +62,14 @@ from rgt_tui.transport.openssh import OpenSsh
 
 FLUSH_BYTES = 4 << 20  # in-order bytes handed to a writer thread at once
 # A large file is fetched in segments, each through one of the file's SFTP sessions
-# (``PullOptions.lanes_per_file``): one session's window cannot fill a far link.
-SEGMENT = 16 << 20  # 16 MiB: fewer idle lanes at a file's end than 32 (6.6 s vs 7.1 s, far bench)
+# (``PullOptions.lanes_per_file``): one session's window cannot fill a far link. Each
+# session keeps two segments out, so the next one's reads are asked while the last one's
+# answers still arrive: with one, a session idled a round trip at every segment's end
+# (far bench, copy stage 3.45-3.52 s with one 16 MiB segment out, 3.33-3.38 s with two of
+# 4 MiB, 4.0 s with one of 4 MiB; docs/pulls.md).
+SEGMENT = 4 << 20
+SEGMENTS_OUT = 2  # per session
+LOOK_AHEAD = 16 << 20  # per session: how far past the write position a segment may start
 GROUP = 64  # small files made durable and renamed together
 SMALL_AT_ONCE = 32  # small files copied at once by SFTP when tar cannot bring them
 OPENSSH_BLOCK = 255 << 10  # the reads' size when the options leave it to the server
@@ -252,8 +258,9 @@ def _close_later(run: PullRun, readers: list) -> None:
 async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -> None:
     """The rest of the file, in segments the readers (each through its own SFTP session)
     fetch at once; bytes are written and hashed in order as soon as they are contiguous.
-    A reader starts a segment only within ``len(readers)`` segments of the write position,
-    so what waits in memory is bounded by that and the reads in flight.
+    A reader keeps ``SEGMENTS_OUT`` segments out and starts one only within
+    ``LOOK_AHEAD`` per reader of the write position, so what waits in memory is bounded
+    by that and the reads in flight.
 
     Under a bandwidth budget the segments are chunks of ``Bandwidth.chunk_bytes`` (a tenth
     of a second of the rate), each asked for only once the budget grants it, in the
@@ -268,7 +275,7 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
     waiting: dict[int, bytes] = {}  # pieces not yet written, by offset
     waiting_bytes = 0
     arrived, written = asyncio.Event(), asyncio.Event()
-    ahead = len(readers) * SEGMENT
+    ahead = len(readers) * LOOK_AHEAD
 
     async def segment(reader, offset: int) -> None:  # noqa: ANN001
         nonlocal waiting_bytes
@@ -322,7 +329,9 @@ async def _fetch_in_order(run: PullRun, part: _Part, readers: list, size: int) -
 
     # Under a budget: as many chunks out per reader as fill its reads in flight.
     block = run.options.block_size or OPENSSH_BLOCK
-    per_reader = 1 if budget is None else max(1, run.options.max_requests * block // step)
+    per_reader = (
+        SEGMENTS_OUT if budget is None else max(1, run.options.max_requests * block // step)
+    )
     await together([write(), *(fetch(r) for r in readers for _ in range(per_reader))])
 
 
