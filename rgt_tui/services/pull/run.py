@@ -47,6 +47,7 @@ from rgt_tui.services.pull.types import (
     PullError,
     PullOptions,
     PullResult,
+    unwritable_results,
 )
 from rgt_tui.services.records import host_results_dir, load_manifest, records_dir, save_manifest
 from rgt_tui.services.result_code import ResultCode, read_result_code, save_result_code
@@ -85,7 +86,10 @@ async def pull_host(
         host.name, _guarded(on_progress), interval=options.progress_interval_s, clock=clock
     )
     with _pull_lock(dest, host.name):
-        tree = HostTree(dest)  # a mkdir and an open, as the lock above: not worth a thread
+        try:  # a mkdir and an open, as the lock above: not worth a thread
+            tree = HostTree(dest)
+        except OSError as exc:
+            raise unwritable_results(dest, exc) from None
         try:
             record = await asyncio.to_thread(PulledRecord.load, dest)
             run = PullRun(host, dest, transport, options, tree, record, tracker, wait=wait)
@@ -588,15 +592,19 @@ def _previous(dest: Path) -> Manifest | None:
 
 @contextlib.contextmanager
 def _pull_lock(dest: Path, host: str) -> Iterator[None]:
-    """Refuse a second pull of the same host at once: both would write the same parts."""
-    records_dir(dest).mkdir(parents=True, exist_ok=True)
+    """Refuse a second pull of the same host at once: both would write the same parts.
+    A results folder that cannot be written (read-only, another user's, a full disk) is
+    named before anything is asked of the box."""
     held = contextlib.ExitStack()
     try:  # one try (deadline 0): a second pull is refused, never queued behind the first
+        records_dir(dest).mkdir(parents=True, exist_ok=True)
         held.enter_context(file_lock(records_dir(dest) / "pull.lock", 0, mode=0o644))
     except LockBusy:
         raise PullBusy(
             f"another pull of {host} into {dest} is running", "wait for it to finish"
         ) from None
+    except OSError as exc:
+        raise unwritable_results(dest, exc) from None
     with held:
         yield
 

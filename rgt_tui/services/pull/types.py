@@ -254,5 +254,16 @@ class LocalWriteError(Exception):
         return PullError(str(self), "check the local folder's permissions and disk")
 
 
+def unwritable_results(dest: Path, exc: OSError) -> PullError:
+    """The host's results folder cannot be made or written: nothing was asked of the box."""
+    if exc.errno in DISK_FULL_ERRNOS:
+        return LocalDiskFull(Path(exc.filename or dest), dest)
+    return PullError(
+        f"cannot write to {dest}: {exc.strerror or exc}; nothing was pulled",
+        "make that folder writable, or set results_dir under [fleet] in the fleet file "
+        "to a folder you can write",
+    )
+
+
 class FileFailed(Exception):
     """One file cannot be pulled (the box's copy changed, a refusal): named, the rest go on."""
