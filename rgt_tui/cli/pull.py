@@ -115,7 +115,12 @@ def run_pull(call: Call) -> int:
         return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
     if args.bwlimit is not None and not args.bwlimit > 0:
         return call.fail("--bwlimit must be more than 0 Mbit/s", code=EXIT_BAD_INPUT)
-    if args.all == (call.host_config is not None):
+    if args.all and call.host_config is not None:
+        return call.fail(
+            f"name one HOST or --all, not both ({call.host_config.name} and --all)",
+            code=EXIT_BAD_INPUT,
+        )
+    if not args.all and call.host_config is None:
         return call.fail("name one HOST, or --all for every host", code=EXIT_BAD_INPUT)
     mbit = args.bwlimit if args.bwlimit is not None else call.fleet.watch.pull_rate_mbit
     options = PullOptions(

@@ -34,7 +34,7 @@ from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.services.connect import Transport, host_connection
 
 T = TypeVar("T")
-HostArg = Literal["none", "one", "optional"]
+HostArg = Literal["none", "one", "optional", "one-or-all"]
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -128,7 +128,7 @@ class Command:
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: PlainRunner | HostRunner
-    host: HostArg = "none"  # a HOST positional: none, required, or optional
+    host: HostArg = "none"  # a HOST positional: none, required, optional, or unless --all
     connects: bool = False  # True: ``run`` is a HostRunner (see the module docstring)
     # What Ctrl-C means: 130 unless the command says otherwise (logs: how --follow ends).
     interrupted: Callable[[Call], int] = exit_interrupted

@@ -204,7 +204,7 @@ COMMANDS: tuple[Command, ...] = (
         "pull HOST's results (or --all hosts'): manifest on the box, resumable hash-checked copies",
         add_pull_arguments,
         run_pull,
-        host="optional",  # --all: every host on a connection of its own: not `connects`
+        host="one-or-all",  # --all: every host on a connection of its own: not `connects`
         interrupted=pull_interrupted,
     ),
     Command(
@@ -283,4 +283,5 @@ TUI = Command("", "open the TUI on the fleet", no_arguments, run_tui)
 HOST_HELP = {
     "one": "host name from the fleet file",
     "optional": "only this host, by its name in the fleet file (default: every host)",
+    "one-or-all": "host name from the fleet file (or --all for every host)",
 }

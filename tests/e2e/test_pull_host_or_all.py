@@ -1,0 +1,30 @@
+"""`rgt-tui pull` takes one HOST or --all: its help says so (it said "default: every
+host", and a bare `pull` is refused), and naming both is told as both (a user's hour)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rgt_tui.cli import exit_codes, main
+
+
+def test_help_says_host_or_all(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["pull", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "host name from the fleet file (or --all for every host)" in text, text
+    assert "default: every host" not in text, text
+
+
+def test_neither_and_both_are_refused_with_their_own_words(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a").mkdir()
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(f'[[hosts]]\nname = "one"\nssh = "local"\npull = ["{tmp_path / "a"}"]\n')
+    assert main(["pull", "--hosts", str(hosts)]) == exit_codes.EXIT_BAD_INPUT
+    assert "name one HOST, or --all for every host" in capsys.readouterr().err
+    assert main(["pull", "one", "--all", "--hosts", str(hosts)]) == exit_codes.EXIT_BAD_INPUT
+    assert "name one HOST or --all, not both (one and --all)" in capsys.readouterr().err
