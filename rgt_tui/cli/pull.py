@@ -265,7 +265,8 @@ def format_pull_result(result: PullResult) -> str:
     logs = result.box_logs
     if logs is not None:  # the box's queue and cell logs, kept beside the results (U20)
         got = f"{logs.pulled} new or grown" if logs.pulled else "none new"
-        lines.append(f"  box logs: {logs.listed} files ({got}) in {logs.folder}")
+        if logs.listed or not logs.note:  # else the note says why there are none: once
+            lines.append(f"  box logs: {logs.listed} files ({got}) in {logs.folder}")
         lines += [f"  box logs: {why}" for why in filter(None, [logs.note])]
         lines += [f"  box logs: FAILED {path}: {why}" for path, why in logs.failed]
     if result.code is not None:  # the code that made the results (U42)
@@ -279,7 +280,9 @@ def format_pull_result(result: PullResult) -> str:
         )
     else:
         lines += [f"  MISSING   {why}" for why in result.shortfalls]
-        lines.append("NOT COMPLETE: fix the above and re-run the same pull (it resumes)")
+        # "It resumes" only where a copy stopped part-way; else there is nothing to resume.
+        again = " (it resumes)" if result.failed else ""
+        lines.append(f"NOT COMPLETE: fix the above and re-run the same pull{again}")
     return "\n".join(lines)
 
 

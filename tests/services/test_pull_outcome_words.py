@@ -27,7 +27,12 @@ async def test_a_pull_with_only_refused_names_ends_incomplete_not_failed(
     )
     assert not result.ok and not result.failed and len(result.pulled) == 2
     assert phases[-1] == "incomplete" and "failed" not in phases
-    assert "NOT COMPLETE" in format_pull_result(result)
+    text = format_pull_result(result)
+    # Nothing stopped part-way: nothing to resume (it said "re-run … (it resumes)").
+    assert text.endswith("NOT COMPLETE: fix the above and re-run the same pull"), text
+    # A box without queue logs: one line saying why, not "0 files (none new)" as well.
+    logs = [line for line in text.splitlines() if line.startswith("  box logs:")]
+    assert len(logs) == 1 and "0 files" not in logs[0], logs
 
 
 def test_too_little_text_is_not_called_not_text_heavy():

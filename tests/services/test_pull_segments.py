@@ -53,7 +53,10 @@ async def test_one_session_keeps_two_segments_out_and_the_file_lands_whole(
     box = _Watched(transport_for(host))
     try:
         result = await pull_host(
-            host, tmp_path, box, options=fast(lanes_per_file=1)  # type: ignore[arg-type]
+            host,
+            tmp_path,
+            box,
+            options=fast(lanes_per_file=1),  # type: ignore[arg-type]
         )
     finally:
         await box.inner.close()

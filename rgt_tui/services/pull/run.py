@@ -30,6 +30,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.egress import egress_price
 from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestEntry, ManifestError
+from rgt_tui.domain.units import plural
 from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import connect_with_backoff
@@ -317,7 +318,7 @@ def _remove_parts(run: PullRun, plans: list[FilePlan]) -> None:
 
 async def _take_manifest(run: PullRun, beside: _Beside, early: EarlyCopy | None) -> Manifest:
     def listed(files: int) -> None:
-        run.tracker.message = f"listed {files} files on the box"
+        run.tracker.message = f"listed {plural(files, 'file')} on the box"
         run.tracker.emit()
 
     async def scan() -> Manifest:
