@@ -104,7 +104,7 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         if tui:
             return f"select each box ({boxes}) and tear it down from its own Teardown tab"
         return "; ".join(f"run `rgt-tui teardown {printable(b, 200)}`" for b in condition.settle)
-    if key == "rescan" and condition.cause == CELL_RUNS:
+    if condition.cause == CELL_RUNS:  # rescan, and manifest, pulled, loaded with no manifest
         # The box answers: its running cell is what keeps the files changing.
         stop = "stop it (Queue tab, X)" if tui else f"stop it (`rgt-tui queue kill {host}`)"
         return (

@@ -361,9 +361,12 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             else "box not identified: no re-scan has said which box answers under this name",
         )
     ]
+    # No manifest while a cell runs: a pull cannot settle the lines that rest on it (the
+    # cell goes on changing the box's files), so their fix is the running cell's.
+    blocked = CELL_RUNS if m is None and state.running else ""
     if m is None:
         why = f" ({printable(state.invalidated_by, 600)})" if state.invalidated_by else ""
-        items.append(Condition("manifest", False, f"no valid manifest{why}"))
+        items.append(Condition("manifest", False, f"no valid manifest{why}", cause=blocked))
     else:
         fresh = (
             state.taken_at is not None
@@ -401,8 +404,10 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         Condition(
             "pulled",
             m is not None and n > 0 and pulled == n,
-            f"{pulled}/{n} hash-verified" + (" (no verify of this pull yet)" if unverified else ""),
-            cause=NOT_VERIFIED if unverified else "",
+            f"{pulled}/{n} hash-verified" + (" (no verify of this pull yet)" if unverified else "")
+            if m is not None
+            else "nothing counts without a valid manifest (above)",
+            cause=NOT_VERIFIED if unverified else blocked,
         )
     )
     items.append(_local_condition(state, n))
@@ -424,7 +429,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             f"{len(state.loaded)}/{len(state.loadable)} loaded"
             + (f", {unchecked} not yet checked" if unchecked else "")
             + (f" — FAILED {failed}" if failed else ""),
-            cause=NOT_VERIFIED if unverified else "",
+            cause=NOT_VERIFIED if unverified else blocked,
         )
     )
     if m is None or state.verify_problems is None:

@@ -250,6 +250,29 @@ def test_a_cell_started_or_the_records_gone_lock_it_again():
     assert gone.box_id == BOX  # the box stays known; only the facts on the records drop
 
 
+def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_pull():
+    """A cell started after the pull: no valid manifest, and a pull cannot make one while
+    it runs. Manifest, pulled and loaded sent the user to "press p to pull again (it
+    resumes)" beside "0/0 hash-verified", a loop (a user's hour); they name the cell's
+    way out, as the rescan line does."""
+    from rgt_tui.domain.gate_fixes import fix
+
+    state = replay(*happy_path(), CellsRunning(("cellC",)))
+    lines = {c.key: c for c in conditions(state)}
+    assert lines["pulled"].evidence == "nothing counts without a valid manifest (above)"
+    for key in ("manifest", "rescan", "pulled", "loaded"):
+        for tui in (True, False):
+            words = fix(lines[key], HOST, tui=tui)
+            assert words.startswith("wait for the running cell to end"), (key, words)
+            assert "it resumes" not in words, (key, words)
+        assert "stop it (Queue tab, X)" in fix(lines[key], HOST, tui=True)
+    # With nothing running, a missing manifest is still a pull's to make.
+    idle = replay(*happy_path(), RecordsInvalid("the pulled copy is of another box"))
+    assert fix(next(c for c in conditions(idle) if c.key == "pulled"), HOST, tui=True) == (
+        "press p to pull again (it resumes), then verify"
+    )
+
+
 def test_corrupted_checkpoint_keeps_it_locked_and_names_the_file():
     events = happy_path()
     events[3] = ArtifactChecked(
