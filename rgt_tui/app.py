@@ -119,9 +119,13 @@ class RgtApp(ThemedApp):
         clock: Callable[[], float] = time.time,
         config_dir: Path | None = None,
         theme_dirs: Iterable[Path] | None = None,
+        quit_removes: str | None = None,
     ) -> None:
+        """``quit_removes``: what quitting also deletes, said when the quit question is
+        asked (the demo's boxes and what was pulled from them); None: nothing."""
         super().__init__()
         self.fleet = fleet
+        self.quit_removes = quit_removes
         self.clock = clock
         self.config_dir = config_dir
         self.thresholds = health_thresholds(fleet)
@@ -475,7 +479,9 @@ class RgtApp(ThemedApp):
 
     def _quit_stops(self) -> list[str]:
         """What quitting now stops, a line each: the pulls and teardowns in flight."""
-        return [busy_line(s.host, s.running, s.progress) for s in self.jobs.busy()]
+        kept = self.quit_removes is None
+        lines = [busy_line(s.host, s.running, s.progress, kept=kept) for s in self.jobs.busy()]
+        return [*lines, self.quit_removes] if lines and self.quit_removes else lines
 
     async def action_quit(self) -> None:
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on

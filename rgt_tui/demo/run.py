@@ -92,7 +92,13 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
             fleet = await asyncio.to_thread(load_fleet, loopback.hosts_file)
             quiet = await launch_quiet_run(fleet)
             try:
-                return await _run_app(RgtApp(fleet, theme=theme), boxes)
+                # Quitting the demo removes its boxes, and what was pulled with them.
+                removes = (
+                    f"the demo ends: its boxes, their runs and everything pulled into "
+                    f"{fleet.results_dir} are deleted"
+                )
+                app = RgtApp(fleet, theme=theme, quit_removes=removes)
+                return await _run_app(app, boxes)
             finally:
                 # Before the boxes' folders are removed: a run still writing there could
                 # leave a file behind the removal.

@@ -21,8 +21,9 @@ STAY = ("stay", "Keep running", "keep running", "primary")
 LEAVE = ("leave", "Quit", "quit anyway", "warning")
 
 
-def busy_line(host: str, job: str, progress: PullProgress | None) -> str:
-    """What quitting does to ``host``'s job in flight, in one line."""
+def busy_line(host: str, job: str, progress: PullProgress | None, *, kept: bool = True) -> str:
+    """What quitting does to ``host``'s job in flight, in one line. ``kept``: what a pull
+    brought stays here (not in the demo, whose folders go when it quits)."""
     if job == "pull":
         done = ""
         if progress is not None:
@@ -30,6 +31,8 @@ def busy_line(host: str, job: str, progress: PullProgress | None) -> str:
             # read "212M of 3.3G" as pulled of what was left to move).
             here, total = fmt_bytes(progress.bytes_done), fmt_bytes(progress.bytes_total)
             done = f" ({here} of {total} here)"
+        if not kept:
+            return f"{host}: pull{done} stops"
         return f"{host}: pull{done} stops; what arrived is kept, and p resumes it"
     return f"{host}: {job} is cut off where it stands; open the host's Teardown tab when back"
 

@@ -410,6 +410,25 @@ async def test_quitting_mid_pull_asks_first_and_escape_keeps_it_running(
         assert app.return_code == 0
 
 
+async def test_the_demos_quit_question_says_what_goes_with_it(tmp_path: Path) -> None:
+    """The demo deletes its boxes and what was pulled from them when it quits: its quit
+    question promised "what arrived is kept, and p resumes it" (a user's hour)."""
+    from rgt_tui.screens.quit_confirm import QuitConfirmScreen
+
+    removes = "the demo ends: its boxes, their runs and everything pulled into /x are deleted"
+    app = make_app(tmp_path, quit_removes=removes)
+    async with app.run_test(size=SIZE) as pilot:
+        publish_jobs(app, "a100-train", running="pull")
+        await pilot.press("q")
+        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
+        text = " ".join(screen_text(app).split())
+        assert "a100-train: pull stops" in text and removes in text, text
+        assert "kept" not in text and "resumes" not in text, text
+        publish_jobs(app, "a100-train", running="")  # the pull ended meanwhile
+        await wait_for(lambda: "Nothing runs any more" in screen_text(app), pilot=pilot)
+        assert "the demo ends" not in screen_text(app)
+
+
 async def test_quitting_with_only_a_verify_running_does_not_ask(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
