@@ -51,6 +51,12 @@ def ask(prompt: str) -> str | None:
             if byte == b"\n":
                 return line.decode(errors="replace").strip()
             line += byte
+    except KeyboardInterrupt:
+        # The terminal echoed ^C where the answer was being typed: end that line, so
+        # what the command says next starts on a line of its own.
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        raise
     finally:
         if old is not None:
             with contextlib.suppress(ValueError):

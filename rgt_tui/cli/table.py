@@ -41,7 +41,7 @@ from rgt_tui.cli.queue_control import (
     run_stop,
 )
 from rgt_tui.cli.queue_move import add_move_arguments, run_move
-from rgt_tui.cli.runner import Command, no_arguments
+from rgt_tui.cli.runner import Command, interrupted_saying, no_arguments
 from rgt_tui.cli.shell import run_shell
 from rgt_tui.cli.status import add_status_arguments, run_status
 from rgt_tui.cli.sync import add_sync_arguments, run_sync, sync_interrupted
@@ -258,6 +258,10 @@ COMMANDS: tuple[Command, ...] = (
         add_teardown_arguments,
         run_teardown,
         host="one",  # asks between two connections of its own: not `connects`
+        # Ctrl-C while the teardown command runs is run_teardown's own (it goes on).
+        interrupted=interrupted_saying(
+            lambda _: "rgt-tui ran no teardown command and recorded nothing"
+        ),
     ),
     Command(
         "add",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -490,6 +491,21 @@ async def test_cli_manual_teardown_asks_for_the_name_again(ready: Setup) -> None
     assert done.returncode == 0 and "recorded as torn down" in done.stdout
     jh = ready.journal.load("box1")
     assert jh.torn_down_at is not None and f"box {jh.box.short()}" in done.stdout
+
+
+async def test_ctrl_c_at_the_name_prompt_ends_its_line_and_says_nothing_was_done(
+    ready: Setup,
+) -> None:
+    """Ctrl-C where the name is typed: the prompt's line is ended and the command says
+    what it left (a user's hour saw a bare ``^C`` and the shell's prompt on its line)."""
+    term = ready.terminal("teardown", "box1")
+    await term.expect("to tear it down: ")
+    term.proc.send_signal(signal.SIGINT)  # what the terminal sends for Ctrl-C
+    code, out, err = await term.finish()
+    assert code == 130, out + err
+    assert out.endswith("to tear it down: \n"), repr(out[-80:])
+    assert "box1: interrupted; rgt-tui ran no teardown command and recorded nothing" in err
+    assert ready.journal.load("box1").torn_down_at is None
 
 
 async def test_cli_manual_teardown_typed_twice_at_the_terminal(ready: Setup) -> None:
