@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import time
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, TypeVar
@@ -24,6 +25,7 @@ from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EX
 from rgt_tui.cli.pull_progress import FleetPullView, PullProgressView
 from rgt_tui.cli.runner import Call, interrupted_saying
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config_watch import MIN_PULL_RATE_MBIT
 from rgt_tui.domain.egress import egress_usd, fmt_usd, moved_line
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.units import fmt_bytes, fmt_took, local_time
@@ -113,8 +115,14 @@ def run_pull(call: Call) -> int:
         return call.fail("--jobs must be at least 1", code=EXIT_BAD_INPUT)
     if not args.stall_timeout > 0:  # also NaN
         return call.fail("--stall-timeout must be more than 0 seconds", code=EXIT_BAD_INPUT)
-    if args.bwlimit is not None and not args.bwlimit > 0:
-        return call.fail("--bwlimit must be more than 0 Mbit/s", code=EXIT_BAD_INPUT)
+    if args.bwlimit is not None and not (
+        MIN_PULL_RATE_MBIT <= args.bwlimit < math.inf  # also NaN
+    ):
+        return call.fail(
+            f"--bwlimit must be at least {MIN_PULL_RATE_MBIT} Mbit/s and finite "
+            f"(got {args.bwlimit:g}); leave it out for no limit",
+            code=EXIT_BAD_INPUT,
+        )
     if args.all and call.host_config is not None:
         return call.fail(
             f"name one HOST or --all, not both ({call.host_config.name} and --all)",

@@ -44,10 +44,24 @@ def fleet_watch(t: Table) -> FleetWatch:
         )
         or d.reminder_minutes,
         tui_notify=c(lambda: _flag(t, "tui_notify", d.tui_notify), d.tui_notify),
-        pull_rate_mbit=c(lambda: t.number("pull_rate_mbit", None), None),
+        pull_rate_mbit=c(lambda: _pull_rate(t), None),
         on_preempt=c(lambda: _on_preempt(t, d.on_preempt), d.on_preempt),
         spare=c(lambda: _spare(t), ()),
     )
+
+
+# The slowest pull budget taken: below it one 32 KiB piece takes seconds, and a typo
+# (1e-9, 0.0001) would leave a pull at "eta ?" for good.
+MIN_PULL_RATE_MBIT = 0.1
+
+
+def _pull_rate(t: Table) -> float | None:
+    rate = t.number("pull_rate_mbit", None)
+    if rate is not None and rate < MIN_PULL_RATE_MBIT:
+        raise t.error(
+            "pull_rate_mbit", f"expected at least {MIN_PULL_RATE_MBIT} (Mbit/s), got {rate:g}"
+        )
+    return rate
 
 
 def host_watch(t: Table, fleet: FleetWatch) -> HostWatch:

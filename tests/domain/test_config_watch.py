@@ -63,3 +63,12 @@ def test_an_empty_notify_is_no_targets_and_a_wrong_one_says_urls() -> None:
     assert load("[fleet]\nnotify = []\n" + HOST).hosts[0].watch.notify == ()
     with pytest.raises(ConfigError, match="expected a non-empty list of notification URLs"):
         load('[fleet]\nnotify = "ntfy://ntfy.sh/x"\n' + HOST)
+
+
+@pytest.mark.parametrize("rate", ["1e-9", "0.0001", "0.05"])
+def test_a_pull_budget_too_small_to_move_is_refused_by_line(rate: str) -> None:
+    """1e-9 Mbit/s left every pull at "eta ?" for good (a user's hour, on --bwlimit)."""
+    with pytest.raises(ConfigError) as caught:
+        load(f"[fleet]\npull_rate_mbit = {rate}\n" + HOST)
+    assert ":2: pull_rate_mbit: expected at least 0.1 (Mbit/s)" in str(caught.value)
+    assert load("[fleet]\npull_rate_mbit = 0.1\n" + HOST).watch.pull_rate_mbit == 0.1

@@ -28,3 +28,16 @@ def test_neither_and_both_are_refused_with_their_own_words(
     assert "name one HOST, or --all for every host" in capsys.readouterr().err
     assert main(["pull", "one", "--all", "--hosts", str(hosts)]) == exit_codes.EXIT_BAD_INPUT
     assert "name one HOST or --all, not both (one and --all)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["inf", "1e-9", "0", "nan"])
+def test_a_bandwidth_limit_that_cannot_move_a_pull_is_refused(
+    value: str, tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--bwlimit inf` was taken as a budget of inf and 1e-9 left the pull at "eta ?"."""
+    (tmp_path / "a").mkdir()
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(f'[[hosts]]\nname = "one"\nssh = "local"\npull = ["{tmp_path / "a"}"]\n')
+    code = main(["pull", "one", "--bwlimit", value, "--hosts", str(hosts)])
+    assert code == exit_codes.EXIT_BAD_INPUT
+    assert "--bwlimit must be at least 0.1 Mbit/s and finite" in capsys.readouterr().err
