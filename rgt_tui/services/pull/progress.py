@@ -147,6 +147,10 @@ class ProgressTracker:
         self.plan_line = ""
         self.files_total = self.files_done = self.files_failed = 0
         self.bytes_total = self.bytes_done = self.bytes_received = 0
+        # The plan's bytes to move (``PullRun.announce_move``): the ETA is theirs. Files
+        # already here count as done only once their hash is checked, so an ETA on the
+        # whole manifest read minutes where the copy took seconds (a user's hour).
+        self.to_move: int | None = None
         self._active: dict[str, _Active] = {}
         self._rate = _Rate()
         self._last_emit = -1e9
@@ -247,7 +251,10 @@ class ProgressTracker:
                 FileProgress(path, a.size, a.done, a.last_rate, eta, a.state, a.attempt, a.note)
             )
         rate = self._rate.at(now)
-        remaining = max(0, self.bytes_total - self.bytes_done)
+        if self.to_move is not None:
+            remaining = max(0, self.to_move - self.bytes_received)
+        else:
+            remaining = max(0, self.bytes_total - self.bytes_done)
         eta = remaining / rate if rate > 0 else (0.0 if remaining == 0 else None)
         return PullProgress(
             host=self.host,

@@ -90,7 +90,7 @@ class PullRun:
 
     def announce_move(self, nbytes: int) -> None:
         """The plan's bytes to move and their egress cost, shown before they move (U14)."""
-        self.to_move = nbytes
+        self.to_move = self.tracker.to_move = nbytes
         if self.egress is not None:
             self.tracker.plan_line = plan_line(nbytes, self.egress)
             self.tracker.emit(force=True)
