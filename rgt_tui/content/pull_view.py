@@ -21,7 +21,13 @@ from rgt_tui.domain.units import fmt_bytes, fmt_took, plural
 from rgt_tui.services.pull.copy_words import large_files_lines
 from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.result_code import result_code_lines
-from rgt_tui.services.verify.report import code_lines, loader_line, offline, unlisted_problems
+from rgt_tui.services.verify.report import (
+    code_lines,
+    loader_line,
+    offline,
+    problem_count,
+    unlisted_problems,
+)
 
 if TYPE_CHECKING:
     from rgt_tui.services.pull.types import PullResult
@@ -169,12 +175,12 @@ def verify_lines(report: VerificationReport) -> list[Content]:
     else:
         others = unlisted_problems(report)
         # Each problem listed above (the roster's missing cells) is said to be there.
-        where = "" if others else " (the roster's cells above)"
-        lines.append(
-            Content.styled(
-                f"✖ NOT VERIFIED: {plural(len(report.problems), 'problem')}{where}", "bold $error"
-            )
+        count = (
+            problem_count(report)
+            if others
+            else f"{plural(len(report.problems), 'problem')} (the roster's cells above)"
         )
+        lines.append(Content.styled(f"✖ NOT VERIFIED: {count}", "bold $error"))
         lines += [Content.styled(shown(f"  {p}"), "$error") for p in others[:8]]
     return lines
 

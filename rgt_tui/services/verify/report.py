@@ -137,14 +137,27 @@ def unlisted_problems(report: VerificationReport) -> list[str]:
     return [p for p in report.problems if p not in said]
 
 
+def problem_count(report: VerificationReport) -> str:
+    """``6 problems (4 cells of them on the roster line)``: the cells the roster line
+    names (unfinished or running) count as problems too, and are not listed again, so
+    "6 problems" above 2 listed ones said so (a user's hour)."""
+    cells = len(report.roster.unfinished) if report.roster is not None else 0
+    on_roster = f" ({plural(cells, 'cell')} of them on the roster line)" if cells else ""
+    return plural(len(report.problems), "problem") + on_roster
+
+
 def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     """Plain text for a terminal: a line per file that needs a look, then the verdict."""
     lines = []
     for c in report.checks:
         if verbose or not c.ok:
             lines.append(f"  {c.status:<13} {c.path}  ({fmt_bytes(c.size)}) {c.detail}")
-    if not verbose:  # the rest need no look: counted, not listed (3,000 logs, one line)
-        rest = Counter(c.status for c in report.checks if c.ok)
+    flagged = {f.path for f in report.flags}  # listed below with their flag
+    if not verbose and (lines or flagged):
+        # The rest need no look: counted, not listed (3,000 logs, one line). Not a file
+        # a flag names ("2 verified (nothing to look at)" above two remote-changed lines),
+        # and not at all when nothing is listed: the first line counts them already.
+        rest = Counter(c.status for c in report.checks if c.ok and c.remote not in flagged)
         if rest:
             counted = ", ".join(f"{n:,} {k}" for k, n in sorted(rest.items()))
             lines.append(f"  not listed: {counted} (nothing to look at; --all lists every file)")
@@ -171,7 +184,7 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     if report.ok:
         verdict = f"VERIFIED: every file checked, roster complete — record in {report.folder}/.rgt/"
     elif others:
-        verdict = f"NOT VERIFIED: {plural(len(report.problems), 'problem')}; the first: {others[0]}"
+        verdict = f"NOT VERIFIED: {problem_count(report)}; the first: {others[0]}"
     else:
         verdict = (
             f"NOT VERIFIED: {plural(len(report.problems), 'problem')} (the roster's cells above)"

@@ -1,0 +1,57 @@
+"""verify's words agree with themselves (a user's hour): a file a flag names is not also
+counted "nothing to look at"; with nothing listed, the counts are not said twice; and
+"6 problems" says how many of them are the roster line's cells."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from support.pulls import box_results, fast, host_of, pull, random_file
+
+from rgt_tui.domain.roster import RosterCheck
+from rgt_tui.services.verify.report import format_report
+from rgt_tui.services.verify.run import verify_host
+from rgt_tui.transport import transport_for
+
+
+async def test_verify_counts_each_file_once_and_says_what_the_problems_are(
+    make_loopback_fleet, tmp_path
+):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet) / "cellA"
+    random_file(res / "ckpt.bin", 3000)
+    (res / "metrics.json").write_text('{"loss": 1}')
+    await pull(host_of(fleet), tmp_path, options=fast())
+
+    clean = format_report(await verify_host(host_of(fleet), tmp_path, roster=[]))
+    assert "not listed" not in clean, clean  # nothing listed: the first line counts them
+
+    # The box's copy changes after the pull (a running cell writing its metrics).
+    (res / "metrics.json").write_text('{"loss": 0.5, "step": 2}')
+    os.utime(res / "metrics.json", (2e9, 2e9))
+    transport = transport_for(host_of(fleet))
+    try:  # with the box's transport: verify re-scans it for changes
+        report = await verify_host(host_of(fleet), tmp_path, transport=transport, roster=[])
+    finally:
+        await transport.close()
+    text = format_report(report)
+    assert "remote-changed" in text and "cellA/metrics.json" in text, text
+    # ckpt.bin alone needs no look; metrics.json is the flag's, not "nothing to look at".
+    assert "  not listed: 1 hash-only (nothing to look at" in text, text
+
+    # Two cells still running: counted among the problems, said to be the roster's.
+    roster = RosterCheck(
+        expected=("cellA", "cellB", "cellC"),
+        present=("cellA",),
+        missing=(("cellB", "running"), ("cellC", "running")),
+        unfinished=(("cellB", "running"), ("cellC", "running")),
+    )
+    problems = (*report.problems, "cell cellB missing: running", "cell cellC missing: running")
+    both = dataclasses.replace(report, roster=roster, problems=problems)
+    verdict = format_report(both).splitlines()[-1]
+    assert verdict.startswith("NOT VERIFIED: 3 problems (2 cells of them on the roster line);")
+    from rgt_tui.content.pull_view import verify_lines  # the TUI's Pulls tab says the same
+
+    tab = [line.plain for line in verify_lines(both)]
+    assert "✖ NOT VERIFIED: 3 problems (2 cells of them on the roster line)" in tab, tab
