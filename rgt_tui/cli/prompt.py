@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
 def ask(prompt: str) -> str | None:
     """A line typed at the terminal, stripped; None at the end of input."""
-    sys.stdout.write(prompt)
-    sys.stdout.flush()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     try:
@@ -38,6 +36,9 @@ def ask(prompt: str) -> str | None:
     fd = sys.stdin.fileno()
     line = bytearray()
     try:
+        # Shown inside the try: a Ctrl-C from the moment it shows ends its line (below).
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
         while True:
             ready, _, _ = select.select([fd, wake_r], [], [])
             if wake_r in ready:
