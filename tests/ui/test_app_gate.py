@@ -203,6 +203,16 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
         box = app.screen.query_one("#ack-cell", Input)
         box.focus()
         await pilot.press(*"alhpa")  # a typo: no such cell
+        # Enter offers nothing for a name the queue does not hold, nor does the button
+        # (it offered "to accept it anyway, Tab to Missing: accept", then refused it).
+        await pilot.press("enter")
+        await wait_for(lambda: "is not a cell of box1's queue" in screen_text(app), pilot=pilot)
+        assert "accept it anyway" not in screen_text(app)
+        await pilot.press("tab")
+        await wait_for(
+            lambda: "nothing — 'alhpa' is not a cell of box1's queue" in screen_text(app),
+            pilot=pilot,
+        )
         await pilot.click("#ack-missing")
         await wait_for(lambda: app.jobs.state("box1").ack_refusal is not None, 60, pilot=pilot)
         await wait_for(lambda: "nothing was acknowledged" in screen_text(app), pilot=pilot)

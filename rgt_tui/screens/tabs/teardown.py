@@ -364,6 +364,13 @@ class TeardownTab(DetailTab):
                     asked.setdefault(cell, []).append(kind)
         return asked
 
+    def _not_in_queue(self, cell: str) -> bool:
+        """``cell`` is not a cell of the host's queue file, as the last check read it
+        (unknown: False): no acknowledgement of it can be recorded, so none is offered."""
+        report = self.jobs.gate if self.jobs is not None else None
+        known = report.queue_cells if report is not None else None
+        return bool(cell) and known is not None and cell not in known
+
     def _enter_does(self, cell: str) -> str | None:
         """What Enter in the cell's box does with ``cell`` typed, in words: the one
         acknowledgement the checklist asks of it (None), or why it does nothing."""
@@ -378,6 +385,8 @@ class TeardownTab(DetailTab):
         if kinds:
             buttons = " or ".join(ACK_BUTTONS[k] for k in kinds)
             return f"'{cell}' is {' and '.join(kinds)}: press {buttons} below (Tab)"
+        if self._not_in_queue(cell):  # the job would refuse it: offer nothing
+            return f"'{cell}' is not a cell of {self.host_name}'s queue ({wanted})"
         return (
             f"'{cell}' is not a cell the checklist asks to acknowledge ({wanted}); to accept "
             "it anyway, Tab to Missing: accept or Running: accept"
@@ -411,6 +420,8 @@ class TeardownTab(DetailTab):
             hint.show_keys(None if self._ack_said else enter, ("Tab", "the buttons"))
         elif isinstance(focused, DialogButton) and where in ACK_IDS:
             enter = focused.does.replace("the cell", cell) if cell else None
+            if self._not_in_queue(cell):
+                enter = f"nothing — '{cell}' is not a cell of {self.host_name}'s queue"
             hint.show_keys(enter or "nothing — type the cell's name first", ("Shift+Tab", "back"))
         hint.display = where == "ack-cell" or where in ACK_IDS
         # The name box's keys, in its bottom border while it has the cursor (a user's hour

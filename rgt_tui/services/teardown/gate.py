@@ -39,6 +39,7 @@ from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.moved_skips import MovesSeen, moves_on_record
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
+from rgt_tui.services.teardown.acknowledge import queue_cells
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
 from rgt_tui.services.teardown.group import group_condition
 from rgt_tui.services.teardown.local_copy import check_local_copy
@@ -63,6 +64,9 @@ class GateReport:
     box: BoxIdentity | None = None
     is_new_box: bool = False
     history: tuple[BoxHistory, ...] = ()
+    # The cell names of the host's queue file, as this check read it (None: no queue
+    # file, or it could not be read): what an acknowledgement by name may name.
+    queue_cells: tuple[str, ...] | None = None
 
     @property
     def ready_but_confirmation(self) -> bool:
@@ -507,7 +511,19 @@ async def gather(
         jh.box,
         bool(moved),
         tuple(jh.history),
+        await asyncio.to_thread(_queue_cells, host),
     )
+
+
+def _queue_cells(host: HostConfig) -> tuple[str, ...] | None:
+    """The queue file's cell names; None without one or when it cannot be read (the
+    acknowledgement then reads it itself and names what is wrong)."""
+    if host.queue is None:
+        return None
+    try:
+        return queue_cells(host)
+    except Exception:  # a queue file's mistake is the queue's check to name, not this one
+        return None
 
 
 async def check_gate(
