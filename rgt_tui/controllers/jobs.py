@@ -92,6 +92,10 @@ class HostJobs:
     preflight_error: tuple[str, str] | None = None  # (message, fix)
     preflight_error_at: float | None = None
     gate: GateReport | None = None  # of the last check
+    # What this process did since that check, which it does not see ("a pull ended at
+    # 14:05"): the checklist says it is older than that (a user's hour read an old check
+    # as current). None once checked again.
+    gate_outdated: str | None = None
     gate_error: str | None = None
     teardown: TeardownOutcome | None = None  # of the last confirmed teardown
     refusal: str | None = None  # why the typed confirmation did nothing
@@ -290,8 +294,14 @@ class JobRunner:
                     recorded = await asyncio.to_thread(self._read_recorded, host)
                     self._set(host, recorded=recorded)
                     self._recorded_read.add(host)  # read: its first look is taken
-            self.locks.release(host, self.state(host).running)
-            self._set(host, running="")
+            running = self.state(host).running
+            self.locks.release(host, running)
+            changes: dict[str, Any] = {"running": ""}
+            if writes_records and self.state(host).gate is not None:
+                # Re-checking here would re-hash the whole local copy: the line says it.
+                at = time.strftime("%H:%M", time.localtime(self.clock()))
+                changes["gate_outdated"] = f"a {running} ended at {at}"
+            self._set(host, **changes)
 
     async def _load_journals(self, hosts: list[str] | None = None) -> None:
         """Take each host's box, earlier boxes and teardown from its journal; post a
@@ -498,6 +508,7 @@ class JobRunner:
             host,
             gate=report,
             gate_error=None,
+            gate_outdated=None,
             torn_down_at=report.torn_down_at,
             box=report.box,
             history=tuple(report.history),

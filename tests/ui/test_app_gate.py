@@ -403,3 +403,29 @@ async def test_verify_runs_the_fleets_python_and_says_which_torch(
         assert loader.python == str(python) and loader.torch == torch.__version__
         await wait_for(lambda: "loaded with: torch" in screen_text(app), pilot=pilot)
         assert f"torch {torch.__version__} — {python}" in screen_text(app)
+
+
+async def test_a_check_older_than_a_pull_and_verify_says_so_until_checked_again(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Checked, then pulled and verified: back on the Teardown tab the old check read as
+    current ("while cellA runs", a user's hour). It says what happened since, until the
+    next check; re-checking there by itself would re-hash the whole local copy."""
+    app = teardown_app(loopback_fleet, tmp_path, "true")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await checklist(app, pilot)  # the first check: nothing pulled yet
+        assert "older than what happened since" not in screen_text(app)
+        await pilot.press("escape")
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
+        await pull_and_verify(app, pilot)
+        assert app.jobs.state("box1").gate_outdated.startswith("a verify ended at ")
+        await pilot.press("6")
+        await wait_for(
+            lambda: "older than what happened since: a verify ended at" in screen_text(app),
+            pilot=pilot,
+        )
+        assert "Ctrl+R re-checks" in screen_text(app)
+        await checklist(app, pilot)
+        assert app.jobs.state("box1").gate_outdated is None
+        assert "older than what happened since" not in screen_text(app)

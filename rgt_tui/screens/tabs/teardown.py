@@ -246,6 +246,16 @@ class TeardownTab(DetailTab):
                 )
             )
         if jobs.gate is not None:
+            if jobs.gate_outdated and not jobs.running:
+                checklist.append(
+                    Content.styled(
+                        shown(
+                            f"older than what happened since: {jobs.gate_outdated}; "
+                            "Ctrl+R re-checks"
+                        ),
+                        "bold $warning",
+                    )
+                )
             checklist += checklist_lines(jobs.gate, torn_down=jobs.torn_down_at is not None)
         # A group's profile would be rank 0's, which another box's may not be (a user's
         # hour): said before any check, as the name box's words are.
