@@ -32,7 +32,6 @@ from rgt_tui.controllers.notices import record
 from rgt_tui.controllers.ready_jobs import preflight_job, sync_job
 from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.units import plural
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
 from rgt_tui.services.journal import Journal, journal_for
 from rgt_tui.services.pull.progress import PullProgress
@@ -480,12 +479,11 @@ class JobRunner:
         if report.ok:
             self._told_away(host.name, "VERIFIED", "every file checked, roster complete")
         else:
+            from rgt_tui.services.verify.report import problem_count
+
             first = report.problems[0] if report.problems else ""
             self._told_away(
-                host.name,
-                "NOT VERIFIED",
-                f"{plural(len(report.problems), 'problem')}; the first: {first}",
-                "error",
+                host.name, "NOT VERIFIED", f"{problem_count(report)}; the first: {first}", "error"
             )
 
     def _told_away(self, host: str, title: str, text: str, severity: str = "information") -> None:
