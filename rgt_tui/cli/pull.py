@@ -393,11 +393,11 @@ def format_fleet_summary(
         results.append(outcome)
     rate = received * 8 / elapsed / 1e6 if elapsed > 0 else 0.0
     budget = f" (budget {options.budget.mbit:g} Mbit/s)" if options.budget is not None else ""
+    lines += fleet_egress_lines(results)  # before the verdict, which ends the output
     lines.append(
         f"all hosts: {complete}/{len(outcomes)} complete — {fmt_bytes(received)} in "
         f"{fmt_took(elapsed)}, {rate:.1f} Mbit/s{budget}"  # "0s" beside a rate read as a slip
     )
-    lines += fleet_egress_lines(results)
     return "\n".join(lines)
 
 
@@ -431,7 +431,7 @@ def tar_stream_text(t: TarStream) -> str:
 
 
 def fleet_egress_lines(results: list[PullResult]) -> list[str]:
-    """The fleet's total to move and its egress cost, each host at its own price (U14);
+    """The fleet's total transferred and its egress cost, each host at its own price (U14);
     hosts with no known price are named, not counted as free."""
     moved = sum(r.to_move for r in results)
     if not moved:
@@ -439,7 +439,7 @@ def fleet_egress_lines(results: list[PullResult]) -> list[str]:
     priced = [(r, egress_usd(r.to_move, r.egress)) for r in results if r.egress is not None]
     usd = sum(c for _, c in priced if c is not None)
     unknown = [r.host for r, c in priced if c is None and r.to_move]
-    line = f"all hosts: {fmt_bytes(moved)} to move"
+    line = f"all hosts: {fmt_bytes(moved)} transferred"  # done, as each host's line says
     if usd > 0:
         line += f" · egress ≈ {fmt_usd(usd)}"
     if unknown:

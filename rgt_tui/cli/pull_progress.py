@@ -175,7 +175,8 @@ class FleetPullView(LiveView):
         self.latest[host] = p
         now = self.clock()
         phase = p.phase if p is not None else "failed"
-        changed = force or self._phases.get(host) != phase
+        new_phase = self._phases.get(host) != phase
+        changed = force or new_phase
         self._phases[host] = phase
         if p is not None and p.plan_line and host not in self._plan_lines:
             self._plan_lines[host] = p.plan_line  # each host's bytes to move (U14), once
@@ -185,7 +186,7 @@ class FleetPullView(LiveView):
                 self._last = now
                 self._live.update(render_fleet(self.latest, self.failed), refresh=True)
             return
-        if changed and p is not None:
+        if new_phase and p is not None:  # a log: once per phase (fail() came after "failed")
             self.console.print(f"{host}: {p.phase:<10} {_totals(p)}")
         if now - self._last >= self.LINE_EVERY_S:
             self._last = now

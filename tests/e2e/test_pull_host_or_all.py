@@ -41,3 +41,19 @@ def test_a_bandwidth_limit_that_cannot_move_a_pull_is_refused(
     code = main(["pull", "one", "--bwlimit", value, "--hosts", str(hosts)])
     assert code == exit_codes.EXIT_BAD_INPUT
     assert "--bwlimit must be at least 0.1 Mbit/s and finite" in capsys.readouterr().err
+
+
+def test_pull_all_says_a_failed_host_once_in_a_log(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Off a terminal each host's phase is a line: a host that could not be reached was
+    printed twice (its "failed" phase, then again as the view was told it failed)."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f'[fleet]\nresults_dir = "{tmp_path / "res"}"\n'
+        '[[hosts]]\nname = "gone"\nssh = "root@127.0.0.1:1"\npull = ["/x"]\n'
+    )
+    assert main(["pull", "--all", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
+    out, err = capsys.readouterr()
+    assert err.count("gone: failed") == 1, err
+    assert "gone: FAILED: cannot reach gone" in out, out

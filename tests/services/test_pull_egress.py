@@ -130,7 +130,9 @@ async def test_cli_pull_shows_the_plan_line_before_the_copy_and_all_totals_it(
     assert code == 0, err
     # box1 is here already: only box2's 2 MiB move, at its own price.
     assert "box2: pull: 2.0M to move · egress ≈ $0.25 for 2.1 MB at $120/GB (host box2)" in err
-    assert "all hosts: 2.0M to move · egress ≈ $0.25" in out
+    # Done: "transferred", before the verdict that ends the output (it came after it).
+    assert "all hosts: 2.0M transferred · egress ≈ $0.25" in out
+    assert out.rstrip().splitlines()[-1].startswith("all hosts: 2/2 complete"), out
 
 
 def test_a_host_price_must_be_a_number(tmp_path):
