@@ -303,7 +303,9 @@ def _facts(
     events: list[g.GateEvent] = []
     problems: list[str] = []
     box = jh.box
-    pull_again = f"run `rgt-tui pull {host.name}` then `rgt-tui verify {host.name}`"
+    # Said by the TUI and the command line alike: each line below names its own key or
+    # command (the TUI showed "run rgt-tui pull box1" where p does it).
+    pull_again = "pull it, then verify (the manifest line says how)"
     if unusable:
         problems.append(unusable)
         events.append(g.RecordsInvalid(f"the pulled copy's manifest is unreadable: {unusable}"))
