@@ -41,11 +41,11 @@ from rgt_tui.cli.queue_control import (
     run_stop,
 )
 from rgt_tui.cli.queue_move import add_move_arguments, run_move
-from rgt_tui.cli.runner import Command, interrupted_saying, no_arguments
+from rgt_tui.cli.runner import Command, no_arguments
 from rgt_tui.cli.shell import run_shell
 from rgt_tui.cli.status import add_status_arguments, run_status
 from rgt_tui.cli.sync import add_sync_arguments, run_sync, sync_interrupted
-from rgt_tui.cli.teardown import add_teardown_arguments, run_teardown
+from rgt_tui.cli.teardown import add_teardown_arguments, run_teardown, teardown_interrupted
 from rgt_tui.cli.tui import add_demo_arguments, run_demo, run_tui
 from rgt_tui.cli.tunnel import add_tunnel_arguments, run_tunnel, tunnel_interrupted
 from rgt_tui.cli.vram import add_vram_arguments, run_vram
@@ -259,9 +259,7 @@ COMMANDS: tuple[Command, ...] = (
         run_teardown,
         host="one",  # asks between two connections of its own: not `connects`
         # Ctrl-C while the teardown command runs is run_teardown's own (it goes on).
-        interrupted=interrupted_saying(
-            lambda _: "rgt-tui ran no teardown command and recorded nothing"
-        ),
+        interrupted=teardown_interrupted,
     ),
     Command(
         "add",

@@ -47,6 +47,7 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.gate_fixes import FOUND, fix, needs
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
+from rgt_tui.domain.units import plural
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connect import Transport
 from rgt_tui.services.journal import Journal, JournalError, journal_for, torn_down_note
@@ -178,6 +179,23 @@ def _ask(prompt: str) -> str | None:
     if not sys.stdin.isatty():
         return None
     return ask(prompt)
+
+
+def teardown_interrupted(call: Call) -> int:
+    """Ctrl-C before the teardown command ran (while it runs, ``run_teardown`` says its
+    own): nothing was torn down; acknowledgements passed with ``--ack-*`` were recorded
+    before the question, and say so (a user's hour read "recorded nothing" and later
+    found the gate open but for the name)."""
+    args = call.args
+    acks = [*args.ack_missing, *args.ack_running, *args.ack_unfinished]
+    kept = (
+        f"; the {plural(len(acks), 'acknowledgement')} passed with --ack-* "
+        f"({', '.join(printable(a, 200) for a in acks)}) stay recorded"
+        if acks
+        else " and recorded nothing"
+    )
+    call.fail(f"{call.host.name}: interrupted; rgt-tui ran no teardown command{kept}")
+    return EXIT_INTERRUPTED
 
 
 def run_teardown(call: Call) -> int:

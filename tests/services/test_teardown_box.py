@@ -508,6 +508,20 @@ async def test_ctrl_c_at_the_name_prompt_ends_its_line_and_says_nothing_was_done
     assert ready.journal.load("box1").torn_down_at is None
 
 
+async def test_ctrl_c_after_acknowledgements_says_they_stay_recorded(ready: Setup) -> None:
+    """The --ack-* cells are recorded before the question: "recorded nothing" was false
+    (a user's hour found the gate open but for the name afterwards)."""
+    term = ready.terminal("teardown", "box1", "--ack-missing", "cellB")
+    await term.expect("to tear it down: ")
+    term.proc.send_signal(signal.SIGINT)
+    code, out, err = await term.finish()
+    assert code == 130, out + err
+    said = "box1: interrupted; rgt-tui ran no teardown command; the 1 acknowledgement"
+    assert said in err and "(cellB) stay recorded" in err, err
+    assert "recorded nothing" not in err
+    assert ready.journal.load("box1").torn_down_at is None
+
+
 async def test_cli_manual_teardown_typed_twice_at_the_terminal(ready: Setup) -> None:
     set_host_key(ready.loopback.hosts_file, "teardown", None)
     term = ready.terminal("teardown", "box1")
