@@ -107,10 +107,9 @@ def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Con
         lines += [
             Content.assemble(("MISSING   ", "bold $error"), shown(why)) for why in result.shortfalls
         ]
+        again = " (it resumes)" if result.failed else ""  # as the command line says it
         lines.append(
-            Content.styled(
-                "✖ NOT COMPLETE: fix the above and press p again (it resumes)", "bold $error"
-            )
+            Content.styled(f"✖ NOT COMPLETE: fix the above and press p again{again}", "bold $error")
         )
     return lines
 
@@ -137,7 +136,8 @@ def verify_lines(report: VerificationReport) -> list[Content]:
         for c in report.checks
         if not c.ok
     ]
-    if counts["hash-only"]:
+    listed = any(not c.ok for c in report.checks) or report.flags
+    if counts["hash-only"] and listed:  # else the files: line counts them already
         lines.append(
             Content.styled(
                 f"  {counts['hash-only']:,} hash-only files not listed (nothing loads them; "
@@ -181,7 +181,12 @@ def verify_lines(report: VerificationReport) -> list[Content]:
             else f"{plural(len(report.problems), 'problem')} (the roster's cells above)"
         )
         lines.append(Content.styled(f"✖ NOT VERIFIED: {count}", "bold $error"))
-        lines += [Content.styled(shown(f"  {p}"), "$error") for p in others[:8]]
+        # Not again what is listed above it: a bad file's or a flag's line (a flagged file
+        # read twice, and pushed the verdict's lines off an 80x24 screen).
+        above = {f"{c.path}: {c.status}" for c in report.checks if not c.ok}
+        above |= {f"{f.path}: {f.kind}" for f in report.flags}
+        rest = [p for p in others if p.split(" — ", 1)[0] not in above]
+        lines += [Content.styled(shown(f"  {p}"), "$error") for p in rest[:8]]
     return lines
 
 

@@ -24,8 +24,13 @@ async def test_verify_counts_each_file_once_and_says_what_the_problems_are(
     (res / "metrics.json").write_text('{"loss": 1}')
     await pull(host_of(fleet), tmp_path, options=fast())
 
-    clean = format_report(await verify_host(host_of(fleet), tmp_path, roster=[]))
+    from rgt_tui.content.pull_view import verify_lines  # the TUI's Pulls tab
+
+    clean_report = await verify_host(host_of(fleet), tmp_path, roster=[])
+    clean = format_report(clean_report)
     assert "not listed" not in clean, clean  # nothing listed: the first line counts them
+    tab = [line.plain for line in verify_lines(clean_report)]
+    assert not any("not listed" in line for line in tab), tab
 
     # The box's copy changes after the pull (a running cell writing its metrics).
     (res / "metrics.json").write_text('{"loss": 0.5, "step": 2}')
@@ -51,7 +56,7 @@ async def test_verify_counts_each_file_once_and_says_what_the_problems_are(
     both = dataclasses.replace(report, roster=roster, problems=problems)
     verdict = format_report(both).splitlines()[-1]
     assert verdict.startswith("NOT VERIFIED: 3 problems (2 cells of them on the roster line);")
-    from rgt_tui.content.pull_view import verify_lines  # the TUI's Pulls tab says the same
-
     tab = [line.plain for line in verify_lines(both)]
     assert "✖ NOT VERIFIED: 3 problems (2 cells of them on the roster line)" in tab, tab
+    # The flagged file once: its flag line, not again under the verdict.
+    assert sum("metrics.json" in line for line in tab) == 1, tab
