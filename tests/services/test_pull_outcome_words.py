@@ -33,6 +33,10 @@ async def test_a_pull_with_only_refused_names_ends_incomplete_not_failed(
     # A box without queue logs: one line saying why, not "0 files (none new)" as well.
     logs = [line for line in text.splitlines() if line.startswith("  box logs:")]
     assert len(logs) == 1 and "0 files" not in logs[0], logs
+    from rgt_tui.content.pull_view import pull_result_lines  # the Pulls tab says the same
+
+    tab = [line.plain for line in pull_result_lines(result)]
+    assert "✖ NOT COMPLETE: fix the above and press p again" in tab, tab
 
 
 def test_too_little_text_is_not_called_not_text_heavy():
