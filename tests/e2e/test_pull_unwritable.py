@@ -1,7 +1,7 @@
-"""A results folder that cannot be written (here: below a file, which even root cannot
-write into; a read-only mount or another user's folder fail the same way) stops the pull
-with one line naming the folder and the fix — no traceback, for one host or ``--all``,
-and nothing is asked of the box (a user's hour: a read-only mount printed six)."""
+"""A results folder that cannot be written (below a file, which even root cannot write
+into; a read-only mount or another user's folder) stops the pull with one line naming
+what is in the way and the fix — no traceback, for one host or ``--all``, and nothing is
+asked of the box (a user's hour: a read-only mount printed six tracebacks)."""
 
 from __future__ import annotations
 
@@ -33,9 +33,10 @@ def test_one_host_is_told_which_folder_and_the_fix(
     assert main(["pull", "one", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err, err
-    folder = tmp_path / "plain-file" / "res" / "one"
-    assert f"one: cannot write to {folder}: Not a directory; nothing was pulled" in err, err
-    assert "fix: make that folder writable, or set results_dir under [fleet]" in err, err
+    folder, blocker = tmp_path / "plain-file" / "res" / "one", tmp_path / "plain-file"
+    said = f"one: cannot write to {folder}: {blocker} is a file, not a folder; nothing was pulled"
+    assert said in err, err
+    assert "fix: move that file away, or set results_dir under [fleet]" in err, err
 
 
 def test_pull_all_names_every_host_once_without_a_traceback(
@@ -47,4 +48,20 @@ def test_pull_all_names_every_host_once_without_a_traceback(
     assert "Traceback" not in out + err and "never retrieved" not in out + err, out + err
     for name in ("one", "two"):
         folder = tmp_path / "plain-file" / "res" / name
-        assert f"cannot write to {folder}: Not a directory" in out + err, out + err
+        assert f"cannot write to {folder}: {tmp_path / 'plain-file'} is a file" in out, out
+
+
+def test_a_records_folder_that_cannot_be_made_is_named_itself(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The host's folder is fine but its ``.rgt`` is in the way (a file here; a read-only
+    ``.rgt`` alike): the message names ``.rgt``, not the writable folder above it."""
+    hosts = _fleet(tmp_path)
+    (tmp_path / "res" / "one").mkdir(parents=True)
+    (tmp_path / "res" / "one" / ".rgt").write_text("in the way")
+    hosts.write_text(
+        hosts.read_text().replace(str(tmp_path / "plain-file" / "res"), str(tmp_path / "res"))
+    )
+    assert main(["pull", "one", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'res' / 'one' / '.rgt'} is a file, not a folder" in err, err

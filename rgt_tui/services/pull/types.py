@@ -258,10 +258,19 @@ def unwritable_results(dest: Path, exc: OSError) -> PullError:
     """The host's results folder cannot be made or written: nothing was asked of the box."""
     if exc.errno in DISK_FULL_ERRNOS:
         return LocalDiskFull(Path(exc.filename or dest), dest)
+    elsewhere = "or set results_dir under [fleet] in the fleet file to a folder you can write"
+    if isinstance(exc, NotADirectoryError | FileExistsError):  # a file where a folder goes
+        path = Path(exc.filename) if exc.filename else dest
+        blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            return PullError(
+                f"cannot write to {dest}: {blocker} is a file, not a folder; nothing was pulled",
+                f"move that file away, {elsewhere}",
+            )
+    where = exc.filename or dest  # the very folder or file refused (the lock, its folder)
     return PullError(
-        f"cannot write to {dest}: {exc.strerror or exc}; nothing was pulled",
-        "make that folder writable, or set results_dir under [fleet] in the fleet file "
-        "to a folder you can write",
+        f"cannot write to {where}: {exc.strerror or exc}; nothing was pulled",
+        f"make that folder writable, {elsewhere}",
     )
 
 
