@@ -60,3 +60,26 @@ async def test_verify_counts_each_file_once_and_says_what_the_problems_are(
     assert "✖ NOT VERIFIED: 3 problems (2 cells of them on the roster line)" in tab, tab
     # The flagged file once: its flag line, not again under the verdict.
     assert sum("metrics.json" in line for line in tab) == 1, tab
+
+
+async def test_verify_while_a_pull_runs_says_so_and_records_nothing(make_loopback_fleet, tmp_path):
+    """Another process's pull holds the folder's lock: verify said "left by an interrupted
+    pull" of its parts and recorded NOT VERIFIED for the gate (a user's hour)."""
+    from rgt_tui.fsutil import file_lock
+    from rgt_tui.services.records import records_dir, verification_path
+
+    fleet = await make_loopback_fleet(1)
+    random_file(box_results(fleet) / "cellA" / "ckpt.bin", 3000)
+    await pull(host_of(fleet), tmp_path, options=fast())
+    folder = tmp_path / "box1"
+    record = verification_path(folder)
+    before = record.read_bytes() if record.exists() else None
+    with file_lock(records_dir(folder) / "pull.lock", 0):  # as a running pull holds it
+        report = await verify_host(host_of(fleet), tmp_path, roster=[])
+    assert not report.ok
+    assert report.problems == (
+        f"a pull of box1 into {folder} is running: nothing was verified or recorded; "
+        "verify once it ends",
+    )
+    assert (record.read_bytes() if record.exists() else None) == before
+    assert (await verify_host(host_of(fleet), tmp_path, roster=[])).ok  # once it ended

@@ -56,6 +56,7 @@ from rgt_tui.domain.queue_state import PENDING, RUNNING
 from rgt_tui.domain.roster import RosterCheck, reconcile
 from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
 from rgt_tui.domain.units import fmt_bytes
+from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
 from rgt_tui.services.records import (
     PARTS_DIR,
@@ -63,6 +64,7 @@ from rgt_tui.services.records import (
     atomic_write_json,
     host_results_dir,
     load_manifest,
+    records_dir,
     verification_path,
 )
 from rgt_tui.services.result_code import ResultCode, load_result_code
@@ -97,6 +99,14 @@ async def verify_host(
     prints nothing for ``stall_timeout_s`` is stopped, and the report says why.
     """
     folder = host_results_dir(results_dir, host)
+    if await asyncio.to_thread(_pull_running, folder):
+        # Its parts and manifest are half-way: a verdict now would be of a copy in the
+        # making ("left by an interrupted pull"), and recorded for the gate. None is.
+        problem = (
+            f"a pull of {host.name} into {folder} is running: nothing was verified or "
+            "recorded; verify once it ends"
+        )
+        return await _finish(host, folder, None, (), (), None, False, [problem], False)
     try:
         manifest = await asyncio.to_thread(load_manifest, folder)
     except (ManifestError, OSError, ValueError, RecursionError) as exc:
@@ -129,6 +139,20 @@ async def verify_host(
         host, folder, manifest, results, flags, rost, remote_checked, problems, write_record,
         loader.info, code,
     )  # fmt: skip
+
+
+def _pull_running(folder: Path) -> bool:
+    """A pull (of any process) holds the folder's pull lock now."""
+    lock = records_dir(folder) / "pull.lock"
+    if not lock.exists():
+        return False
+    try:
+        with file_lock(lock, 0):
+            return False
+    except LockBusy:
+        return True
+    except OSError:  # unreadable: not this check's to say (verify names what it cannot read)
+        return False
 
 
 async def _finish(
