@@ -113,6 +113,9 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         )
     if key == "rescan" and condition.cause == NO_MANIFEST:
         return f"{pull}, then {_bare(verify)}, then {_bare(check)}"
+    if condition.cause == NO_MANIFEST:  # manifest; pulled, loaded, verified rest on it
+        first = "" if key == "manifest" else " (the manifest line first)"
+        return f"{pull}, then {_bare(verify)}{first}"
     if key == "pulled" and condition.cause == NOT_VERIFIED:
         # Its files may all be here already: verify counts them (and says what is not).
         return f"{verify} (a pull that did not finish: {_bare(pull)} first; it resumes)"

@@ -363,7 +363,10 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     ]
     # No manifest while a cell runs: a pull cannot settle the lines that rest on it (the
     # cell goes on changing the box's files), so their fix is the running cell's.
-    blocked = CELL_RUNS if m is None and state.running else ""
+    # With no manifest at all, the lines on it are the manifest's to settle first (a
+    # user's hour read "press v" right after a verify, "re-pull the files named" naming
+    # none): a pull, then verify.
+    blocked = "" if m is not None else CELL_RUNS if state.running else NO_MANIFEST
     if m is None:
         why = f" ({printable(state.invalidated_by, 600)})" if state.invalidated_by else ""
         items.append(Condition("manifest", False, f"no valid manifest{why}", cause=blocked))
@@ -459,7 +462,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             "verified",
             m is not None and state.verify_ok and state.verify_problems == (),
             verified,
-            cause=NOT_VERIFIED if unverified or state.verify_problems is None else "",
+            cause=blocked or (NOT_VERIFIED if unverified or state.verify_problems is None else ""),
         )
     )
     items.append(_roster_condition(state))

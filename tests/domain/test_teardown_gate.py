@@ -266,11 +266,16 @@ def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_
             assert words.startswith("wait for the running cell to end"), (key, words)
             assert "it resumes" not in words, (key, words)
         assert "stop it (Queue tab, X)" in fix(lines[key], HOST, tui=True)
-    # With nothing running, a missing manifest is still a pull's to make.
+    # With nothing running, a missing manifest is still a pull's to make; the lines on it
+    # say so (they said "press v" right after a verify, "re-pull the files named" naming
+    # none, "(it resumes)" with nothing to resume).
     idle = replay(*happy_path(), RecordsInvalid("the pulled copy is of another box"))
-    assert fix(next(c for c in conditions(idle) if c.key == "pulled"), HOST, tui=True) == (
-        "press p to pull again (it resumes), then verify"
-    )
+    lines = {c.key: c for c in conditions(idle)}
+    assert fix(lines["manifest"], HOST, tui=True) == "press p to pull again, then v to verify"
+    for key in ("pulled", "loaded", "verified"):
+        assert fix(lines[key], HOST, tui=True) == (
+            "press p to pull again, then v to verify (the manifest line first)"
+        ), key
 
 
 def test_corrupted_checkpoint_keeps_it_locked_and_names_the_file():
