@@ -223,7 +223,7 @@ async def _sftp_copy(
 
 
 async def _open_readers(run: PullRun, plan: FilePlan, lanes: tuple[int, ...], left: int) -> list:
-    """The file's readers, one per lane (one for what fits one segment), opened at once:
+    """The file's readers, one per lane (one for what one look-ahead holds), opened at once:
     a session costs a few round trips to start, a far box's 200 ms each; every one that
     opened is closed when another fails."""
     opening = [
@@ -233,7 +233,10 @@ async def _open_readers(run: PullRun, plan: FilePlan, lanes: tuple[int, ...], le
             max_requests=run.options.max_requests,
             lane=lane,
         )
-        for lane in (lanes if left > SEGMENT else lanes[:1])
+        # One session for what one session's look-ahead holds (16 MiB), as before segments
+        # shrank to 4 MiB: more readers would also reserve twice the bandwidth budget ahead,
+        # and under --bwlimit a box starts late behind another's reservations.
+        for lane in (lanes if left > LOOK_AHEAD else lanes[:1])
     ]
     opened = await asyncio.gather(*opening, return_exceptions=True)
     readers = [r for r in opened if not isinstance(r, BaseException)]
