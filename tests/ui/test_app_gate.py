@@ -414,10 +414,13 @@ async def test_a_check_older_than_a_pull_and_verify_says_so_until_checked_again(
     app = teardown_app(loopback_fleet, tmp_path, "true")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        text = await checklist(app, pilot)  # the first check: nothing pulled yet
-        assert "older than what happened since" not in text
+        await checklist(app, pilot)  # the first check: nothing pulled yet
         # In keys, as the lines' fixes are: not the command line's "run rgt-tui pull box1".
-        assert "nothing pulled yet: pull it, then verify" in text and "rgt-tui pull" not in text
+        await wait_for(
+            lambda: "nothing pulled yet: pull it, then verify" in screen_text(app), pilot=pilot
+        )
+        text = screen_text(app)
+        assert "older than what happened since" not in text and "rgt-tui pull" not in text
         await pilot.press("escape")
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
         await pull_and_verify(app, pilot)

@@ -63,9 +63,9 @@ async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
         assert not go.disabled and app.focused is go
         # The whole caption is on screen (it was cut: "▶ Move (box1"); the hint line
         # names what the box will skip, however many cells.
-        text = screen_text(app)
-        assert f"▶ {go.caption} ◀" in text, text
-        assert "Enter: move; box1 skips b" in text
+        # (Waited for: a loaded machine lays the new caption out a refresh later.)
+        await wait_for(lambda: f"▶ {go.caption} ◀" in screen_text(app), pilot=pilot)
+        assert "Enter: move; box1 skips b" in screen_text(app)
         await pilot.press("enter")
         await wait_for(
             lambda: isinstance(app.screen, FleetScreen), what="the dialog to close", pilot=pilot
