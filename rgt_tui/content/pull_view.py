@@ -23,6 +23,8 @@ from rgt_tui.services.pull.progress import PullProgress
 from rgt_tui.services.result_code import result_code_lines
 from rgt_tui.services.verify.report import (
     code_lines,
+    file_problem,
+    flag_problem,
     loader_line,
     offline,
     problem_count,
@@ -183,9 +185,9 @@ def verify_lines(report: VerificationReport) -> list[Content]:
         lines.append(Content.styled(f"✖ NOT VERIFIED: {count}", "bold $error"))
         # Not again what is listed above it: a bad file's or a flag's line (a flagged file
         # read twice, and pushed the verdict's lines off an 80x24 screen).
-        above = {f"{c.path}: {c.status}" for c in report.checks if not c.ok}
-        above |= {f"{f.path}: {f.kind}" for f in report.flags}
-        rest = [p for p in others if p.split(" — ", 1)[0] not in above]
+        above = {file_problem(c) for c in report.checks if not c.ok}
+        above |= {flag_problem(f) for f in report.flags}
+        rest = [p for p in others if p not in above]
         lines += [Content.styled(shown(f"  {p}"), "$error") for p in rest[:8]]
     return lines
 

@@ -54,6 +54,11 @@ def records_dir(host_dir: Path) -> Path:
     return Path(host_dir) / RECORDS_DIR
 
 
+def pull_lock_path(host_dir: Path) -> Path:
+    """``<host_dir>/.rgt/pull.lock``: held (flock) by the pull writing into the folder."""
+    return records_dir(host_dir) / "pull.lock"
+
+
 def manifest_path(host_dir: Path) -> Path:
     """Where the host's manifest record is kept."""
     return records_dir(host_dir) / MANIFEST_FILE

@@ -50,7 +50,13 @@ from rgt_tui.services.pull.types import (
     PullResult,
     unwritable_results,
 )
-from rgt_tui.services.records import host_results_dir, load_manifest, records_dir, save_manifest
+from rgt_tui.services.records import (
+    host_results_dir,
+    load_manifest,
+    pull_lock_path,
+    records_dir,
+    save_manifest,
+)
 from rgt_tui.services.result_code import ResultCode, read_result_code, save_result_code
 from rgt_tui.timeouts import within
 from rgt_tui.transport.base import Transport
@@ -599,7 +605,7 @@ def _pull_lock(dest: Path, host: str) -> Iterator[None]:
     held = contextlib.ExitStack()
     try:  # one try (deadline 0): a second pull is refused, never queued behind the first
         records_dir(dest).mkdir(parents=True, exist_ok=True)
-        held.enter_context(file_lock(records_dir(dest) / "pull.lock", 0, mode=0o644))
+        held.enter_context(file_lock(pull_lock_path(dest), 0, mode=0o644))
     except LockBusy:
         raise PullBusy(
             f"another pull of {host} into {dest} is running", "wait for it to finish"

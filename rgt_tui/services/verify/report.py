@@ -36,7 +36,7 @@ from rgt_tui.domain.units import fmt_bytes, plural
 
 if TYPE_CHECKING:
     from rgt_tui.services.verify.loader import LoaderInfo
-    from rgt_tui.services.verify.types import VerificationReport
+    from rgt_tui.services.verify.types import ArtifactCheck, Flag, VerificationReport
 
 RECORD_VERSION = 1
 
@@ -127,6 +127,16 @@ def code_lines(report: VerificationReport) -> list[str]:
 
     names = list(report.roster.present) if report.roster is not None else None
     return result_code_lines(report.code, names)
+
+
+def file_problem(check: ArtifactCheck) -> str:
+    """A file that did not verify, as a problem line (``verify_host`` words them so)."""
+    return f"{check.path}: {check.status} — {check.detail}"
+
+
+def flag_problem(flag: Flag) -> str:
+    """A flag (changed on the box, a leftover...), as a problem line."""
+    return f"{flag.path}: {flag.kind} — {flag.detail}"
 
 
 def unlisted_problems(report: VerificationReport) -> list[str]:

@@ -64,13 +64,13 @@ from rgt_tui.services.records import (
     atomic_write_json,
     host_results_dir,
     load_manifest,
-    records_dir,
+    pull_lock_path,
     verification_path,
 )
 from rgt_tui.services.result_code import ResultCode, load_result_code
 from rgt_tui.services.verify import artifacts as checks
 from rgt_tui.services.verify.loader import LoaderInfo, LoaderLimits, VerifyLoader
-from rgt_tui.services.verify.report import report_to_json
+from rgt_tui.services.verify.report import file_problem, flag_problem, report_to_json
 from rgt_tui.services.verify.types import ArtifactCheck, Flag, VerificationReport, VerifyProgress
 from rgt_tui.transport.base import Transport
 
@@ -143,7 +143,7 @@ async def verify_host(
 
 def _pull_running(folder: Path) -> bool:
     """A pull (of any process) holds the folder's pull lock now."""
-    lock = records_dir(folder) / "pull.lock"
+    lock = pull_lock_path(folder)
     if not lock.exists():
         return False
     try:
@@ -473,8 +473,8 @@ def problem_lines(
             f"nothing to verify: the manifest lists no files under {roots} — an empty result "
             "set is never a success"
         )
-    problems += [f"{c.path}: {c.status} — {c.detail}" for c in results if not c.ok]
-    problems += [f"{f.path}: {f.kind} — {f.detail}" for f in flags if f.kind != "skipped"]
+    problems += [file_problem(c) for c in results if not c.ok]
+    problems += [flag_problem(f) for f in flags if f.kind != "skipped"]
     if roster is not None:
         problems += [f"cell {name} missing: {why}" for name, why in roster.missing]
     return problems
