@@ -11,6 +11,9 @@
   again after the instructions;
 - the TUI's writers and command-line runs write the journal at once and lose nothing.
 
+Kept whole: every case stands on the one ``Setup`` of a box with pulled and verified
+results (its fixture, journal and command-line helpers); split, each part would repeat it.
+
 Kept whole: every case builds on the same Setup (box, pull, verify, journal); other gate files import it.
 """
 

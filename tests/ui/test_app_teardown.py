@@ -3,6 +3,9 @@
 Each box is a real asyncssh server over a folder: the files put under its durable dir are
 pulled over SFTP, hashed, loaded (a real torch checkpoint), and the teardown command is a
 real shell command. The journal lives in a tmp ``XDG_STATE_HOME``.
+
+Kept whole: the pull, verify, checklist and quit cases share the one app fixture and its
+job-state helpers, and read as the one journey a user takes to a teardown.
 """
 
 from __future__ import annotations
