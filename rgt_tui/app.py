@@ -90,7 +90,9 @@ class RgtApp(ThemedApp):
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", tooltip="List every key"),
         # q has its own action so it can be text in a text box while Ctrl+C still quits.
-        Binding("q", "quit_key", "Quit", tooltip="Quit (runs on the boxes keep going)"),
+        Binding(
+            "q", "quit_key", "Quit", tooltip="Quit (runs on boxes keep going; the demo's boxes go)"
+        ),
         Binding(
             "plus",
             "add_host",
@@ -480,14 +482,15 @@ class RgtApp(ThemedApp):
     def _quit_stops(self) -> list[str]:
         """What quitting now stops, a line each: the pulls and teardowns in flight."""
         kept = self.quit_removes is None
-        lines = [busy_line(s.host, s.running, s.progress, kept=kept) for s in self.jobs.busy()]
-        return [*lines, self.quit_removes] if lines and self.quit_removes else lines
+        return [busy_line(s.host, s.running, s.progress, kept=kept) for s in self.jobs.busy()]
 
     async def action_quit(self) -> None:
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on
-        Escape). Ctrl+C (a priority binding) at that question quits."""
+        Escape); the demo asks every time, since quitting it deletes its boxes and what
+        was pulled from them (a user's hour lost a pull they meant to look at). Ctrl+C (a
+        priority binding) at that question quits."""
         lines = self._quit_stops()
-        if not lines or isinstance(self.screen, QuitConfirmScreen):
+        if (not lines and not self.quit_removes) or isinstance(self.screen, QuitConfirmScreen):
             self.exit()
             return
 
@@ -495,7 +498,7 @@ class RgtApp(ThemedApp):
             if choice == "leave":
                 self.exit()
 
-        self.push_screen(QuitConfirmScreen(lines), answered)
+        self.push_screen(QuitConfirmScreen(lines, removes=self.quit_removes), answered)
 
     def notify(
         self,

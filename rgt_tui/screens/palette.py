@@ -70,7 +70,11 @@ class RgtCommands(Provider):
         commands += [
             ("Filter hosts", "Show only hosts whose name matches", app.action_filter),
             ("Help: keys", "List every key", app.action_help),
-            ("Quit", "Leave rgt-tui (remote runs keep running)", app.action_quit),
+            (
+                "Quit",
+                "Leave rgt-tui (runs on boxes keep going; the demo's boxes go)",
+                app.action_quit,
+            ),
         ]
         return commands
 

@@ -1,4 +1,5 @@
-"""QuitConfirmScreen: asked before quitting while a pull or a teardown is in flight.
+"""QuitConfirmScreen: asked before quitting while a pull or a teardown is in flight, and
+always in the demo (quitting it deletes its boxes and what was pulled from them).
 
 Quitting cancels them. A pull loses nothing (its parts stay and ``p`` resumes), but a user
 who pressed q out of habit would find the pull stopped only when they next look; a
@@ -46,9 +47,12 @@ class QuitConfirmScreen(ConfirmScreen):
         Binding("q", "answer('leave')", "Quit anyway", tooltip="Quit; the jobs listed stop"),
     ]
 
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__(_question(lines), [LEAVE], safe=STAY, safe_first=True)
+    def __init__(self, lines: list[str], *, removes: str | None = None) -> None:
+        """``removes``: what quitting also deletes (the demo's boxes and pulls), said
+        whatever runs."""
+        super().__init__(_question(lines, removes), [LEAVE], safe=STAY, safe_first=True)
         self.lines = lines
+        self.removes = removes
 
     def jobs_now(self, lines: list[str]) -> None:
         """The jobs in flight changed while the question is open (a pull ended): it
@@ -56,12 +60,17 @@ class QuitConfirmScreen(ConfirmScreen):
         three finished pulls "stop" for minutes)."""
         if lines != self.lines and self.query("#confirm-body"):
             self.lines = lines
-            self.query_one("#confirm-body", Static).update(_question(lines))
+            self.query_one("#confirm-body", Static).update(_question(lines, self.removes))
 
 
-def _question(lines: list[str]) -> Content:
+def _question(lines: list[str], removes: str | None) -> Content:
     """The question and its lines (host names and jobs as Content: plain text, never
-    markup); with none left, that quitting stops nothing now."""
-    if not lines:
-        return Content.styled("Nothing runs any more: quitting stops nothing.", "bold")
-    return Content("\n").join([Content.styled("Quit while these run?", "bold"), *lines])
+    markup); with none left, that quitting stops nothing now; then what quitting deletes
+    (the demo)."""
+    if lines:
+        said = [Content.styled("Quit while these run?", "bold"), *lines]
+    elif removes:
+        said = [Content.styled("Quit the demo?", "bold")]
+    else:
+        said = [Content.styled("Nothing runs any more: quitting stops nothing.", "bold")]
+    return Content("\n").join([*said, *([removes] if removes else [])])

@@ -428,8 +428,31 @@ async def test_the_demos_quit_question_says_what_goes_with_it(tmp_path: Path) ->
         assert "a100-train: pull stops" in text and removes in text, text
         assert "kept" not in text and "resumes" not in text, text
         publish_jobs(app, "a100-train", running="")  # the pull ended meanwhile
-        await wait_for(lambda: "Nothing runs any more" in screen_text(app), pilot=pilot)
-        assert "the demo ends" not in screen_text(app)
+        await wait_for(lambda: "Quit the demo?" in screen_text(app), pilot=pilot)
+        text = " ".join(screen_text(app).split())
+        assert "a100-train" not in text and removes in text, text
+
+
+async def test_the_demo_asks_before_it_quits_even_with_nothing_running(tmp_path: Path) -> None:
+    """Quitting the demo deletes what was pulled from its boxes: q with no job in flight
+    asked nothing and the pulls a user meant to look at were gone (a user's hour); q at
+    the question quits, Escape stays."""
+    from rgt_tui.screens.quit_confirm import QuitConfirmScreen
+
+    removes = "the demo ends: its boxes, their runs and everything pulled into /x are deleted"
+    app = make_app(tmp_path, quit_removes=removes)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
+        text = " ".join(screen_text(app).split())
+        assert "Quit the demo?" in text and removes in text, text
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
+        assert app.return_code is None
+        await pilot.press("q")
+        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
+        await pilot.press("q")
+        await wait_for(lambda: app.return_code == 0, pilot=pilot)
 
 
 async def test_quitting_with_only_a_verify_running_does_not_ask(tmp_path: Path) -> None:
