@@ -278,8 +278,11 @@ def run_teardown(call: Call) -> int:
     if typed is None:
         typed = _ask(f"Type the host's name ({host.name}) to tear it down: ")
         if typed is None:
+            # A terminal whose input ended (Ctrl-D) is not "no terminal" (a user's hour).
+            why = "no name typed" if sys.stdin.isatty() else "no terminal to type the confirmation"
             print(
-                "refused: no terminal to type the confirmation; pass --confirm HOSTNAME explicitly",
+                f"refused: {why}; nothing was torn down — type the name at the question, or "
+                "pass --confirm HOSTNAME explicitly",
                 file=sys.stderr,
             )
             return EXIT_PROBLEMS

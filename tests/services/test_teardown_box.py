@@ -162,6 +162,19 @@ async def test_cli_waiting_at_the_prompt_refuses_when_the_box_is_gone(ready: Set
     assert ready.journal.load("box1").torn_down_at is None
 
 
+async def test_cli_ctrl_d_at_the_prompt_says_nothing_was_typed(ready: Setup) -> None:
+    """Ctrl-D at the name's question is not "no terminal" (a user's hour read that)."""
+    term = ready.terminal("teardown", "box1")
+    await term.expect("Type the host's name (box1)")
+    os.write(term.master, b"\x04")  # the terminal's end of input, at the start of a line
+    code, out, err = await term.finish()
+    assert code == 1, out + err
+    assert "refused: no name typed; nothing was torn down" in err, err
+    assert "no terminal" not in err
+    assert not ready.marker.exists()
+    assert ready.journal.load("box1").torn_down_at is None
+
+
 async def test_check_rescans_now_and_an_earlier_rescan_never_counts(ready: Setup) -> None:
     await ready.box.stop()
     gone = await ready.cli("teardown", "box1", "--check")
