@@ -380,6 +380,11 @@ COPY_STAGE = re.compile(r"copy stage: ([0-9.]+) MB/s over ([0-9.]+) s")  # pull'
 # The pull's summary line of where its time went (issue 44), when it prints one.
 STAGES = re.compile(r"stages: [^\n]*")
 SPAN = re.compile(r"(handshake|listing|copy|tail) ([0-9.]+) s")
+# A pull on a connection already open (the TUI's p, watch's periodic pull): its time is
+# the pull alone, printed by scripts/pull_open.py, not the process's (issue 44).
+OPEN = "rgt-tui p, open"
+PULL_OPEN = Path(__file__).with_name("pull_open.py")
+OPEN_PULL = re.compile(r"pull on the open connection: ([0-9.]+) s")
 
 
 def stage_text(seconds: float, stages: str) -> str:
@@ -585,7 +590,7 @@ def run_far(
     if large_only:
         ckpt = data / "ckpt"
         sets["large"] = (ckpt, sum(p.stat().st_size for p in ckpt.iterdir()))
-    tools = ["rsync -a", "rgt-tui pull"]
+    tools = ["rsync -a", "rgt-tui pull"] + ([OPEN] if ctx.args.open_connection else [])
     times = {(t, s): [] for s in sets for t in tools}
     wire = {(t, s): [] for s in sets for t in tools}
     cpu = {(t, s): [] for s in sets for t in tools}
@@ -599,6 +604,10 @@ def run_far(
                 before = link.stats()
                 command = ctx.command(tool, link.port, root)
                 seconds, out, run_cpu = timed_cpu(command, ctx.touch, ctx.sshd.proc.pid)
+                if tool == OPEN:  # what a user who pressed p waits: the pull alone
+                    if not (found := OPEN_PULL.search(out)):
+                        raise SystemExit(f"bench_pull: no '{OPEN_PULL.pattern}' in:\n{out}")
+                    seconds = float(found[1])
                 times[tool, set_name].append(seconds)
                 both_cpu[set_name].setdefault(tool, []).append(run_cpu)
                 if tool == "rgt-tui pull" and (found := COPY_STAGE.search(out)):
@@ -606,6 +615,8 @@ def run_far(
                     copy_secs[set_name].append(float(found[2]))
                 if tool == "rgt-tui pull" and (found := STAGES.search(out)):
                     stages[set_name].append(stage_text(seconds, found[0]))
+                if tool == OPEN and (found := STAGES.search(out)):
+                    stages[set_name].append(f"(connection open) {found[0]}")
                 after = link.stats()
                 wire[tool, set_name].append(after["down_bytes"] - before["down_bytes"])
                 cpu[tool, set_name].append(after["cpu_s"] - before["cpu_s"])
@@ -666,6 +677,13 @@ def run_far(
             rate = median(copy_rates["large"])
             line += f"; our copy stage on the large files {rate / 1e6:.0f} MB/s ({rate / link.rate:.0%} of the link)"
     print(line)
+    if ctx.args.open_connection:
+        opened = median(times[OPEN, "all"])
+        line += (
+            f"; on a connection already open (the TUI's p, watch's periodic pull) "
+            f"{opened:.2f} s: {rs / opened:.2f}× rsync"
+        )
+        print(f"  connection open: rgt-tui p {opened:.2f} s, {rs / opened:.2f}× rsync -a")
     if "all" not in whole_copy:  # the pull's summary had no copy stage: say so, not crash
         whole_copy["all"] = "rgt-tui pull: no copy stage in the pull's summary"
     return [line, f"  link ({label}) whole set, {whole_copy['all']}"]
@@ -745,10 +763,13 @@ class Bench:
     def command(self, tool: str, port: int, root: Path) -> list[str]:
         """The command line of one run of ``tool`` pulling ``root`` through ``port``."""
         sshd, cipher = self.sshd, self.args.cipher
-        if tool == "rgt-tui pull":
+        if tool in ("rgt-tui pull", OPEN):
             out = self.outputs.new("rgt")
             self.hosts.append(hosts_file(self.base, sshd, port, root, out, f"p{port}"))
             hosts = str(self.hosts[-1])
+            if tool == OPEN:
+                return [sys.executable, str(PULL_OPEN), "bench", "--hosts", hosts,
+                        "--bulk", self.args.bulk]  # fmt: skip
             return [*self.rgt, "pull", "bench", "--hosts", hosts, "--bulk", self.args.bulk]
         remote = f"{sshd.user}@127.0.0.1:{root}"
         if tool == "rsync -a":
@@ -926,6 +947,13 @@ def main() -> int:
         dest="large_only",
         action="store_false",
         help="far links: skip the second pull of the large files alone",
+    )
+    parser.add_argument(
+        "--no-open-connection",
+        dest="open_connection",
+        action="store_false",
+        help="far links: skip the pull on a connection already open (scripts/pull_open.py: "
+        "the TUI's p and watch's periodic pull, timed from the pull's start)",
     )
     parser.add_argument("--big-files", type=int, help="default 3")
     parser.add_argument(

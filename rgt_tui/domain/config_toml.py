@@ -274,7 +274,9 @@ class Table:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             fix = f" — drop the quotes: {key} = {value}" if _is_number_text(value) else ""
             raise self.error(key, f"expected a number {bound}, got {_describe(value)}{fix}")
-        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        if not math.isfinite(value):  # "a number > 0, got inf" read as a contradiction
+            raise self.error(key, f"expected a finite number {bound}, got {value}")
+        if value < 0 or (value == 0 and not allow_zero):
             raise self.error(key, f"expected a number {bound}, got {value}")
         return float(value)
 
