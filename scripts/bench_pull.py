@@ -42,8 +42,10 @@ seconds (median), with the issue's target beside it where it has one (200 ms / 1
 the link's capacity reached (data set bytes / seconds / link rate). Each far or near
 link, and big, also prints the whole command's seconds beside its copy stage's (read from
 the pull's summary line, "copy stage: X MB/s over Y s"): the rest is connecting, the
-manifest, hashing and fsync. Big ends on ``big: whole / copy X (target ≤ 1.30)``. A last
-summary repeats those lines when there are several links.
+manifest, hashing and fsync. Far and near links also pull on a connection already open,
+as the TUI's ``p`` and ``watch``'s periodic pull do (``scripts/pull_open.py``, timed from
+the pull's start; ``--no-open-connection`` skips it). Big ends on ``big: whole / copy X
+(target ≤ 1.30)``. A last summary repeats those lines when there are several links.
 
 Usage: .venv/bin/python scripts/bench_pull.py [--link loopback|far|near|big|all|custom]
        [--rtt-ms 200 --rate-mbit 1000] [--big-files 3] [--big-mib 300]
