@@ -479,12 +479,10 @@ class JobRunner:
         if report.ok:
             self._told_away(host.name, "VERIFIED", "every file checked, roster complete")
         else:
-            from rgt_tui.services.verify.report import problem_count
+            from rgt_tui.services.verify.report import problems_and_first
 
             first = report.problems[0] if report.problems else ""
-            self._told_away(
-                host.name, "NOT VERIFIED", f"{problem_count(report)}; the first: {first}", "error"
-            )
+            self._told_away(host.name, "NOT VERIFIED", problems_and_first(report, first), "error")
 
     def _told_away(self, host: str, title: str, text: str, severity: str = "information") -> None:
         """A job the user started ended while its Pulls tab is not on screen: a toast (and

@@ -44,6 +44,9 @@ async def test_verify_counts_each_file_once_and_says_what_the_problems_are(
     assert "remote-changed" in text and "cellA/metrics.json" in text, text
     # ckpt.bin alone needs no look; metrics.json is the flag's, not "nothing to look at".
     assert "  not listed: 1 hash-only (nothing to look at" in text, text
+    # One problem is not "the first" of anything (a user's hour).
+    assert len(report.problems) == 1 and "; the first:" not in text, text
+    assert text.splitlines()[-1].startswith("NOT VERIFIED: 1 problem: "), text
 
     # Two cells still running: counted among the problems, said to be the roster's.
     roster = RosterCheck(

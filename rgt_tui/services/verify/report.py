@@ -156,6 +156,13 @@ def problem_count(report: VerificationReport) -> str:
     return plural(len(report.problems), "problem") + on_roster
 
 
+def problems_and_first(report: VerificationReport, first: str) -> str:
+    """``3 problems; the first: X``, or ``1 problem: X`` ("the first" of one read oddly)."""
+    if len(report.problems) == 1:
+        return f"{problem_count(report)}: {first}"
+    return f"{problem_count(report)}; the first: {first}"
+
+
 def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     """Plain text for a terminal: a line per file that needs a look, then the verdict."""
     lines = []
@@ -194,7 +201,7 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     if report.ok:
         verdict = f"VERIFIED: every file checked, roster complete — record in {report.folder}/.rgt/"
     elif others:
-        verdict = f"NOT VERIFIED: {problem_count(report)}; the first: {others[0]}"
+        verdict = f"NOT VERIFIED: {problems_and_first(report, others[0])}"
     else:
         verdict = (
             f"NOT VERIFIED: {plural(len(report.problems), 'problem')} (the roster's cells above)"
