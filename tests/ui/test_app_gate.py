@@ -223,6 +223,8 @@ async def test_unknown_cell_acknowledgement_is_refused_with_the_list(
 
         box.focus()
         await pilot.press(*"beta")
+        # Another name typed: the refusal of 'alhpa' no longer stands under its hint.
+        await wait_for(lambda: "nothing was acknowledged" not in screen_text(app), pilot=pilot)
         await pilot.click("#ack-running")
         await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
         await wait_for(lambda: "RunningAcknowledged" in journal_file.read_text(), pilot=pilot)

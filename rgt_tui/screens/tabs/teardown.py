@@ -113,6 +113,10 @@ class TeardownTab(DetailTab):
         # What the tab itself said about the last Enter in the cell's box ("" once the
         # name changes or an acknowledgement is asked for); a refusal of the job's wins.
         self._ack_said = ""
+        # The job's refusal the user has moved on from by typing another name: not shown
+        # under what Enter now does (a user's hour read a stale "no cell named 'foo'"
+        # under "Enter: accept box1_wide"). A new request shows refusals again.
+        self._refusal_typed_over: str | None = None
         self._is_group = False  # the host is a [[groups]] entry (show)
 
     def compose(self) -> ComposeResult:
@@ -359,6 +363,7 @@ class TeardownTab(DetailTab):
         """Ask for ``kind``'s acknowledgement of ``cell``, then put the cursor in the name
         box, where the checklist's next step ("ready: type …") is typed."""
         self._ack_said = ""
+        self._refusal_typed_over = None
         self._request(f"acknowledge-{kind}", cell)
         self.query_one("#ack-cell", Input).value = ""
         self.take_focus()
@@ -408,7 +413,10 @@ class TeardownTab(DetailTab):
         if not self.query("#ack-note"):
             return
         jobs = self.jobs
-        said = (jobs.ack_refusal if jobs is not None else None) or self._ack_said
+        refusal = jobs.ack_refusal if jobs is not None else None
+        if refusal == self._refusal_typed_over:
+            refusal = None
+        said = refusal or self._ack_said
         note = Content.styled(shown(said), "bold $warning") if said else ""
         self.query_one("#ack-note", Static).update(note)
 
@@ -457,8 +465,11 @@ class TeardownTab(DetailTab):
 
     @on(Input.Changed, "#ack-cell")
     def _cell_typed(self, event: Input.Changed) -> None:
-        if self._ack_said:
+        refusal = self.jobs.ack_refusal if self.jobs is not None else None
+        if self._ack_said or (refusal and event.value):
             self._ack_said = ""
+            if event.value:  # not the box emptied after a request
+                self._refusal_typed_over = refusal
             self._show_ack_note()
         self._show_keys()
 
