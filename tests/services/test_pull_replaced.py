@@ -10,6 +10,7 @@ from support.pulls import box_results, fast, host_of, pull
 
 from rgt_tui.cli.pull import format_pull_result
 from rgt_tui.content.pull_view import pull_result_lines
+from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.verify.report import format_report
 from rgt_tui.services.verify.run import verify_host
 
@@ -43,6 +44,11 @@ async def test_a_checkpoint_damaged_on_the_box_is_replaced_out_loud_and_verify_n
         in tab
     )
     assert tab.count("REPLACED") == 1
+    # How much the kept copies weigh in all, so a checkpoint pulled again and again does
+    # not fill the disk unseen (a user's hour).
+    first = kept.stat().st_size
+    kept_line = f".rgt/replaced/ holds 1 earlier copy ({fmt_bytes(first)}) in all"
+    assert kept_line in summary and kept_line in tab, summary
 
     report = await verify_host(host_of(fleet), tmp_path, roster=[])
     (check,) = report.checks
@@ -50,6 +56,13 @@ async def test_a_checkpoint_damaged_on_the_box_is_replaced_out_loud_and_verify_n
     assert check.detail.startswith("truncated or damaged on the box: it does not load")
     assert f"your earlier copy, which loads, is kept in {pulled.replaced}" in check.detail
     assert "pull again once it is saved" in check.detail
+
+    os.truncate(ckpt, ckpt.stat().st_size // 2)  # damaged again: a second copy set aside
+    third = format_pull_result(await pull(host_of(fleet), tmp_path, options=fast()))
+    both = fmt_bytes(first + ckpt.stat().st_size * 2)
+    assert f".rgt/replaced/ holds 2 earlier copies ({both}) in all" in third, third
+    unchanged = format_pull_result(await pull(host_of(fleet), tmp_path, options=fast()))
+    assert "holds" not in unchanged  # nothing set aside by this pull: not said again
 
 
 async def test_verify_lists_only_what_needs_a_look_and_counts_the_rest(

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import posixpath
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -51,6 +52,7 @@ from rgt_tui.services.pull.types import (
     unwritable_results,
 )
 from rgt_tui.services.records import (
+    REPLACED_DIR,
     host_results_dir,
     load_manifest,
     pull_lock_path,
@@ -258,8 +260,22 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
         await _settle(run, early)
     logs = await beside.box_logs()
     result = dataclasses.replace(run.result(), code=code, box_logs=logs)
+    if any(f.replaced for f in result.pulled):
+        aside = await asyncio.to_thread(_set_aside, records_dir(run.dest) / REPLACED_DIR)
+        result = dataclasses.replace(result, set_aside=aside)
     run.tracker.set_phase(_final_phase(result))
     return result
+
+
+def _set_aside(folder: Path) -> tuple[int, int]:
+    """(files, bytes) under ``folder`` (.rgt/replaced: rgt-tui's own, links not followed)."""
+    count = size = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                size += os.lstat(os.path.join(root, name)).st_size
+                count += 1
+    return count, size
 
 
 def _final_phase(result: PullResult) -> str:

@@ -11,6 +11,7 @@ from rgt_tui.domain.egress import EgressPrice
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.manifest_refusals import unpulled, unpulled_line
 from rgt_tui.domain.units import fmt_bytes, plural
+from rgt_tui.services.records import RECORDS_DIR, REPLACED_DIR
 from rgt_tui.transport.backoff import Backoff
 
 if TYPE_CHECKING:
@@ -124,6 +125,10 @@ class PullResult:
     bulk: str | None = None
     # The round trip that decided it (the quickest of a few stats; None: not probed).
     bulk_rtt_s: float | None = None
+    # (copies, bytes) that .rgt/replaced/ holds after this pull, counted only when the
+    # pull set a copy aside there: kept for good, so a checkpoint pulled again and again
+    # fills the disk unless the summary says how much is there (a user's hour).
+    set_aside: tuple[int, int] | None = None
 
     @property
     def shortfalls(self) -> tuple[str, ...]:
@@ -177,6 +182,16 @@ class PullResult:
             )
             for path, size in self.growing
         ]
+        if replaced and self.set_aside is not None:
+            count, size = self.set_aside
+            replaced.append(
+                (
+                    "KEPT",
+                    f"{RECORDS_DIR}/{REPLACED_DIR}/ holds {plural(count, 'earlier copy', 'earlier copies')} "
+                    f"({fmt_bytes(size)}) in all; rgt-tui never deletes them: delete those "
+                    "you no longer need",
+                )
+            )
         return (*replaced, *growing)
 
     @property
