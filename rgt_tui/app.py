@@ -10,6 +10,7 @@ A little over 450 lines: each key's action is a few lines handing off to a contr
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
@@ -486,11 +487,12 @@ class RgtApp(ThemedApp):
 
     async def action_quit(self) -> None:
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on
-        Escape); the demo asks every time, since quitting it deletes its boxes and what
-        was pulled from them (a user's hour lost a pull they meant to look at). Ctrl+C (a
-        priority binding) at that question quits."""
+        Escape); the demo asks too once something was pulled, since quitting it deletes
+        its boxes and what was pulled from them (a user's hour lost pulls they meant to
+        look at). Ctrl+C (a priority binding) at that question quits."""
         lines = self._quit_stops()
-        if (not lines and not self.quit_removes) or isinstance(self.screen, QuitConfirmScreen):
+        removes = self.quit_removes if lines or self._pulled_anything() else None
+        if (not lines and not removes) or isinstance(self.screen, QuitConfirmScreen):
             self.exit()
             return
 
@@ -498,7 +500,17 @@ class RgtApp(ThemedApp):
             if choice == "leave":
                 self.exit()
 
-        self.push_screen(QuitConfirmScreen(lines, removes=self.quit_removes), answered)
+        self.push_screen(QuitConfirmScreen(lines, removes=removes), answered)
+
+    def _pulled_anything(self) -> bool:
+        """Whether the demo's results folder holds anything (one directory read)."""
+        if self.quit_removes is None:
+            return False
+        try:
+            with os.scandir(self.fleet.results_dir) as entries:
+                return any(True for _ in entries)
+        except OSError:
+            return False
 
     def notify(
         self,
