@@ -19,6 +19,7 @@ from pathlib import Path
 
 from textual import events, on
 from textual.binding import Binding
+from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.widgets import Input
 from textual.worker import Worker
@@ -79,6 +80,10 @@ from rgt_tui.terminal_check import NoTerminal, terminal_problem
 
 # The app's actions on printable keys (+, ?, q): text, not actions, while a text box has focus.
 TEXT_KEY_ACTIONS = frozenset({"add_host", "help", "quit_key"})
+
+
+class QuitAsked(Message):
+    """q or Ctrl+C: the quit question is decided when this reaches the App's queue."""
 
 
 class RgtApp(ThemedApp):
@@ -489,7 +494,15 @@ class RgtApp(ThemedApp):
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on
         Escape); the demo asks too once something was pulled, since quitting it deletes
         its boxes and what was pulled from them (a user's hour lost pulls they meant to
-        look at). Ctrl+C (a priority binding) at that question quits."""
+        look at). Ctrl+C (a priority binding) at that question quits.
+
+        Decided behind the messages already queued, not at the key: ``p q`` typed in one
+        burst queues p's JobRequested behind the q key, and a quit decided at once saw no
+        pull and asked nothing (a user's hour)."""
+        self.post_message(QuitAsked())
+
+    @on(QuitAsked)
+    def _quit_asked(self, message: QuitAsked) -> None:
         lines = self._quit_stops()
         removes = self.quit_removes if lines or self._pulled_anything() else None
         if (not lines and not removes) or isinstance(self.screen, QuitConfirmScreen):

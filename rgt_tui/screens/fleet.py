@@ -440,7 +440,9 @@ class FleetScreen(FleetView, Screen[None]):
             return
         if tab == "teardown":
             expect_typing(self)  # the host's name may follow at once
-        self.post_message(JobRequested(pane.host.name, job, show_tab=tab))
+        # To the App itself, not bubbled through this screen: a q typed right after
+        # (``p q`` in one burst) must find the pull asked for (App.action_quit).
+        self.app.post_message(JobRequested(pane.host.name, job, show_tab=tab))
 
     def jobs_changed(self, state: HostJobs) -> None:
         """A host's jobs moved on: a teardown greys its pane out and stops its cost."""

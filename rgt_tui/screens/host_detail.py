@@ -393,7 +393,9 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         if tab == "teardown":
             expect_typing(self)
         self.show_job_tab(tab)
-        self.post_message(JobRequested(self.host.name, job, show_tab=tab))
+        # To the App itself, not bubbled through this screen: a q typed right after
+        # (``p q`` in one burst) must find the pull asked for (App.action_quit).
+        self.app.post_message(JobRequested(self.host.name, job, show_tab=tab))
 
     def host_key_refused(self, host: str, error: HostKeyError | None) -> None:
         """This host's key was refused (or it connected again): K is offered meanwhile."""

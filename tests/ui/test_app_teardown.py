@@ -464,6 +464,29 @@ async def test_the_demo_asks_before_it_quits_once_something_was_pulled(tmp_path:
         await wait_for(lambda: app.return_code == 0, pilot=pilot)
 
 
+async def test_p_q_in_one_burst_asks_about_the_pull_p_started(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """``p q`` typed in one burst (both keys in one read of the terminal): q was decided
+    before p's job request reached the App, saw no pull and quit without the question (a
+    user's hour)."""
+    from textual import events
+
+    from rgt_tui.screens.quit_confirm import QuitConfirmScreen
+
+    app = teardown_app(loopback_fleet, tmp_path, "true")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.post_message(events.Key("p", "p"))  # no pause between them: one burst
+        app.post_message(events.Key("q", "q"))
+        await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
+        assert app.return_code is None
+        assert "box1: pull" in " ".join(screen_text(app).split())
+        await pilot.press("escape")  # stay: the pull goes on
+        await wait_for(lambda: not isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
+        assert app.return_code is None
+
+
 async def test_quitting_with_only_a_verify_running_does_not_ask(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
