@@ -16,7 +16,7 @@ from textual.content import Content
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.domain.units import fmt_bytes, plural
-from rgt_tui.services.code_sync.types import withheld_note
+from rgt_tui.services.code_sync.types import secrets_note, withheld_note
 
 if TYPE_CHECKING:
     from rgt_tui.controllers.jobs import HostJobs
@@ -153,6 +153,8 @@ def sync_result_lines(result: SyncResult, host: str, *, now: float | None = None
         )
     if result.withheld:
         lines.append(Content.assemble(("  ", MUTED), shown(withheld_note(result.withheld))))
+    if result.secrets:
+        lines.append(Content.assemble(("  ", MUTED), shown(secrets_note(result.secrets))))
     return lines
 
 

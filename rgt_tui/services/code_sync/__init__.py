@@ -12,7 +12,13 @@ tree), ``box`` (the box's ``code-*`` verbs), ``rsync``, ``sync``, ``status``, ``
 from rgt_tui.services.code_sync.rules import fleet_files
 from rgt_tui.services.code_sync.status import code_status
 from rgt_tui.services.code_sync.sync import METHODS, sync_code
-from rgt_tui.services.code_sync.types import CodeStatus, SyncError, SyncResult, withheld_note
+from rgt_tui.services.code_sync.types import (
+    CodeStatus,
+    SyncError,
+    SyncResult,
+    secrets_note,
+    withheld_note,
+)
 
 __all__ = [
     "METHODS",
@@ -22,5 +28,6 @@ __all__ = [
     "code_status",
     "fleet_files",
     "sync_code",
+    "secrets_note",
     "withheld_note",
 ]

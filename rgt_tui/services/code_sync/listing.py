@@ -33,6 +33,7 @@ from rgt_tui.services.code_sync.rules import (
     held_back,
     held_under,
     ignored_by,
+    is_secret,
     name_ok,
     never_sent,
 )
@@ -74,6 +75,7 @@ class LocalTree:
     withheld: tuple[str, ...] = ()
     # The rules that chose ``files``, to judge the box's files by (None: git's alone).
     rules: SendRules | None = field(default=None, compare=False, repr=False)
+    secrets: tuple[str, ...] = ()  # secret files in the tree, never sent (``is_secret``)
 
     @property
     def crlf(self) -> tuple[tuple[str, str], ...]:
@@ -115,7 +117,11 @@ def list_tree(
     files: list[LocalFile] = []
     skipped: list[str] = []
     withheld: list[str] = []
+    secrets: list[str] = []
     for rel in sorted(set(names)):
+        if is_secret(rel):  # named, so the user knows it stayed here
+            secrets.append(rel)
+            continue
         if never_sent(rel, extra):
             continue
         holder = held_under(rel, held)
@@ -154,6 +160,7 @@ def list_tree(
         len(changed),
         tuple(dict.fromkeys(withheld)),
         rules,
+        tuple(secrets),
     )
 
 

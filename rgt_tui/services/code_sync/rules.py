@@ -6,7 +6,7 @@ it if it were here. One rule engine on one side: in a git repository git itself 
 (``git check-ignore``: ``.gitignore`` files, ``.git/info/exclude``, ``core.excludesFile``;
 a tracked path is never ignored), elsewhere the tree's own ``.gitignore`` files
 (``pathspec``, git's precedence); the host's ``code_exclude`` on top; ``.git``, the
-sync's own ``.rgt-sync.*`` and names that cannot cross (control characters, not UTF-8)
+sync's own ``.rgt-sync.*``, secrets (``is_secret``) and names that cannot cross (control characters, not UTF-8)
 never; nor the fleet file in use and the queue files it names (``held_back``: they name
 every box, its address, key path and teardown command), nor the fleet's ``results_dir``
 and everything under it (what pulls bring back from the boxes). The box cannot apply
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import pathspec
 
+from rgt_tui.domain.manifest_names import secret_reason
 from rgt_tui.services.code_sync.types import SyncError
 
 if TYPE_CHECKING:
@@ -48,11 +49,34 @@ def name_ok(rel: str) -> bool:
     return True
 
 
+# Secrets a code tree tends to hold beside those a pull never brings back (SECRET_PATHS:
+# .ssh, .netrc, .git-credentials, …): dotenv files (their examples are code) and SSH
+# private keys. A box is someone else's machine: a token reaches it only through
+# [fleet.credentials] (U34: over stdin, into a 0600 file), never as a file of the tree.
+_DOTENV_EXAMPLES = (".example", ".sample", ".template", ".dist")
+_PRIVATE_KEYS = frozenset(
+    {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"}
+)
+
+
+def is_secret(rel: str) -> bool:
+    """Whether a sync never sends ``rel``, a secret, whatever the ignore rules say (a
+    user's hour found .netrc and .ssh/id_rsa copied to a box, readable there by all)."""
+    if secret_reason("", rel.rstrip("/")) is not None:
+        return True
+    name = rel.rstrip("/").rsplit("/", 1)[-1].lower()
+    if name == ".env" or (name.startswith(".env.") and not name.endswith(_DOTENV_EXAMPLES)):
+        return True
+    return name in _PRIVATE_KEYS
+
+
 def never_sent(rel: str, extra: pathspec.PathSpec) -> bool:
     """Whether ``rel`` is left out whatever the ignore files say: ``.git``, the sync's
-    own staging and record, ``code_exclude``."""
+    own staging and record, secrets (``is_secret``), ``code_exclude``."""
     parts = rel.rstrip("/").split("/")
-    return ".git" in parts or parts[0].startswith(STAGING_PREFIX) or extra.match_file(rel)
+    if ".git" in parts or parts[0].startswith(STAGING_PREFIX) or is_secret(rel):
+        return True
+    return extra.match_file(rel)
 
 
 def fleet_files(fleet: Fleet) -> tuple[Path, ...]:

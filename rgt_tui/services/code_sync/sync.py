@@ -98,6 +98,7 @@ async def sync_code(
         "files_total": len(tree.files),
         "skipped": tree.skipped,
         "withheld": tree.withheld,
+        "secrets": tree.secrets,
     }
     if not send and not stale:
         left = _left(before, changed)

@@ -131,6 +131,7 @@ class SyncResult:
     left: tuple[str, ...] = ()  # "path (why)": box-only files the rules would send, kept
     # The fleet file, its queue files and its results_dir ("results/") in the tree: not sent.
     withheld: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()  # secret files in the tree (.env, .netrc, …): not sent
     # Files a sync installed that were changed on the box since, overwritten by this one.
     overwritten: tuple[str, ...] = ()
     finished: float = field(default_factory=time.time)  # when it ended (epoch seconds)
@@ -181,6 +182,16 @@ def _overwrite_warning(paths: tuple[str, ...], by: str = "") -> str:
             f"(copy {it} off the box first to keep the edit)"
         )
     return f"{named} {was} changed on the box since the last sync: overwritten"
+
+
+def secrets_note(secrets: tuple[str, ...]) -> str:
+    """Why a sync left the tree's secret files here, naming them, and the way a box gets a
+    token instead."""
+    named = ", ".join(secrets[:_NAMED]) + (", …" if len(secrets) > _NAMED else "")
+    return (
+        f"not sent: {named} — secrets never go to a box (docs/security.md); give runs a "
+        "token through [fleet.credentials] (sent over stdin into a 0600 file)"
+    )
 
 
 def withheld_note(withheld: tuple[str, ...]) -> str:

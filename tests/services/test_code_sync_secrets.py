@@ -1,0 +1,76 @@
+"""A sync never sends the secrets a code tree holds (a user's hour: `.netrc`,
+`.ssh/id_rsa`, `.git-credentials` and `.env` went to the box, mode 0644, without a word):
+the names a pull never brings back (SECRET_PATHS), dotenv files and SSH private keys,
+tracked, untracked or in a plain folder. It names them, says how a box gets a token
+instead, and they never count as uncommitted changes. Real loopback asyncssh boxes, git,
+the console entry point."""
+
+from __future__ import annotations
+
+import pytest
+from support.cli import arun
+from support.code_trees import box_files, git, git_tree, write
+from support.fleet_files import set_host_key
+
+from rgt_tui.content.ready_text import sync_result_lines
+from rgt_tui.services.code_sync import code_status, sync_code
+from rgt_tui.services.code_sync.rules import is_secret
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.transport import transport_for
+
+SECRETS = (".env", ".git-credentials", ".netrc", ".ssh/id_rsa", "deploy/id_ed25519")
+CODE = (".env.example", "configs/env.yaml", "keys.py", "src/train.py")
+
+
+@pytest.mark.parametrize("rel", [*SECRETS, ".ENV.production", "sub/.aws/credentials"])
+def test_secret_names(rel: str) -> None:
+    assert is_secret(rel)
+
+
+@pytest.mark.parametrize("rel", [*CODE, "id_rsa.pub", ".envrc_docs.md", "docs/ssh.md"])
+def test_code_names(rel: str) -> None:
+    assert not is_secret(rel)
+
+
+@pytest.mark.parametrize("use_git", [True, False])
+async def test_sync_leaves_the_trees_secrets_here_and_names_them(
+    make_loopback_fleet, tmp_path, use_git: bool
+) -> None:
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    if use_git:
+        git_tree(code)
+        write(code, ".env", "WANDB_API_KEY=abc\n")
+        git(code, "add", "-f", ".env")  # even a tracked one
+        git(code, "commit", "-qm", "oops")
+    else:
+        write(code, ".env", "WANDB_API_KEY=abc\n")
+        write(code, "src/train.py", "print('train')\n")
+    for rel in SECRETS[1:]:
+        write(code, rel, "secret\n")
+    write(code, ".env.example", "WANDB_API_KEY=\n")
+    set_host_key(loop.hosts_file, "code", str(code), "box1")
+    fleet = load_fleet(loop.hosts_file)
+    host = fleet.host("box1")
+    t = transport_for(host)
+    try:
+        result = await sync_code(host, t, method="sftp")
+        status = await code_status(host, t)
+    finally:
+        await t.close()
+    on_box = box_files(loop.box("box1").root)
+    assert not set(SECRETS) & on_box, on_box
+    assert {".env.example", "src/train.py"} <= on_box
+    assert result.secrets == tuple(sorted(SECRETS)), result.secrets
+    said = "\n".join(line.plain for line in sync_result_lines(result, "box1"))
+    assert "not sent: .env, .git-credentials, .netrc" in said, said
+    assert "secrets never go to a box" in said and "[fleet.credentials]" in said, said
+    # Left here on purpose: the box's code is the tree's, and untracked secrets are no
+    # uncommitted change.
+    assert status is not None and status.in_sync, status
+    if use_git:
+        assert not set(status.uncommitted) & set(SECRETS), status.uncommitted
+
+    cli = await arun("sync", "box1", "--hosts", str(loop.hosts_file), "--sftp", timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    assert "box1: not sent: .env, .git-credentials, .netrc" in cli.stdout, cli.stdout
