@@ -27,6 +27,16 @@ from rgt_tui.domain.config import (
 from rgt_tui.domain.config_toml import Table
 
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Variables the cell runner, its shell or the job itself lives by: a credential exported
+# under one of these names breaks every cell (a user's hour: PATH = { env = "X" } gave
+# "exec: bash: not found") or changes what runs, so none can be a credential's name.
+RESERVED_ENV = frozenset(
+    {"PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "IFS", "ENV", "BASH_ENV", "TERM",
+     "TMPDIR", "LANG", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "PYTHONPATH", "PYTHONHOME",
+     "VIRTUAL_ENV", "CONDA_PREFIX", "MASTER_ADDR", "MASTER_PORT", "RANK", "LOCAL_RANK",
+     "WORLD_SIZE"}
+)  # fmt: skip
+RESERVED_PREFIXES = ("LD_", "BASH_FUNC_", "RGT_", "LC_", "SLURM_", "TORCHELASTIC_")
 
 
 def readiness(t: Table, base: Path, inherited: Readiness | None = None) -> Readiness:
@@ -154,6 +164,12 @@ def _credentials(t: Table, base: Path) -> tuple[Credential, ...]:
                 "credentials",
                 f"{name!r} is not an environment variable name (letters, digits, '_'; "
                 "not starting with a digit): each credential is exported to the cells under its name",
+            )
+        if name.upper() in RESERVED_ENV or name.upper().startswith(RESERVED_PREFIXES):
+            raise t.error(
+                "credentials",
+                f"{name} is a variable the cells' shell or runner lives by, not a secret's "
+                "name: name the credential as the tool reads it (e.g. WANDB_API_KEY, HF_TOKEN)",
             )
         if not isinstance(spec, dict) or len(spec) != 1:
             raise t.error(

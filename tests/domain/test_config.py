@@ -729,3 +729,19 @@ def test_run_template_brackets_load_and_literal_shell_brackets_stay(tmp_path: Pa
         path = tmp_path / "hosts.toml"
         path.write_text(f"[[hosts]]\nname = \"b\"\nssh = \"root@box\"\nrun = '''{run}'''\n")
         assert load_fleet(path).hosts[0].run == run
+
+
+@pytest.mark.parametrize("name", ["PATH", "HOME", "LD_PRELOAD", "path", "CUDA_VISIBLE_DEVICES"])
+def test_a_credential_cannot_take_a_name_the_cells_live_by(tmp_path: Path, name: str) -> None:
+    """A credential exported as PATH broke every cell ("exec: bash: not found", a user's
+    hour): refused with its line and how to name it."""
+    err = load_error(tmp_path, f'[fleet]\n[fleet.credentials]\n{name} = {{ env = "X1" }}\n')
+    assert err.key == "credentials" and err.line in (2, 3), (err.line, err.key)
+    assert f"{name} is a variable the cells' shell or runner lives by" in err.message
+    assert "WANDB_API_KEY" in err.message
+
+
+def test_a_credential_with_a_secrets_name_loads(tmp_path: Path) -> None:
+    path = tmp_path / "hosts.toml"
+    path.write_text('[fleet]\n[fleet.credentials]\nHF_TOKEN = { env = "X1" }\n')
+    assert [c.name for c in load_fleet(path).ready.credentials] == ["HF_TOKEN"]
