@@ -119,6 +119,12 @@ def cell_name(cfg: str) -> str:
     return PurePosixPath(cfg).stem
 
 
+# A cell's name is a file name on the box (its log, state and output folders, and a
+# retry's ``{out}.before-retry-YYYYmmdd-HHMMSS``, 29 bytes more), under 255 bytes: a
+# longer one passed every check and failed on the box (a user's hour).
+MAX_CELL_NAME_BYTES = 200
+
+
 def _has_control(text: str) -> bool:
     return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
 
@@ -160,6 +166,12 @@ def parse_queue_line(
         return problem(
             f"the config path {cfg!r} has no file stem to name the cell — "
             "name a config file such as configs/baseline.yaml"
+        )
+    if len(name.encode("utf-8")) > MAX_CELL_NAME_BYTES:
+        return problem(
+            f"the cell name {name[:40]!r}… is {len(name.encode('utf-8'))} bytes: a cell's "
+            f"name makes its folders and logs on the box (at most {MAX_CELL_NAME_BYTES} "
+            "bytes, room for '.before-retry-…' in 255) — rename the config file shorter"
         )
     return QueueCell(file, line, name, cfg, task, epochs, given)
 

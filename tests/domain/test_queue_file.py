@@ -71,6 +71,9 @@ def test_comments_after_fields_quotes_and_crlf():
         ("cfg.yaml recon 3#x", "bad epochs '3#x'"),
         ("'cfg.yaml recon", "No closing quotation"),
         ("..yaml recon", "no file stem"),
+        # Over 200 bytes: its folders and logs on the box could not be made (a user's hour).
+        (f"/tmp/{'L' * 201}.json recon", "is 201 bytes: a cell's name makes its folders"),
+        (f"{'é' * 101}.json recon", "is 202 bytes"),
     ],
 )
 def test_format_errors_name_file_line_and_the_fix(line: str, expected: str):
@@ -198,3 +201,24 @@ def test_epochs_note_names_the_value_and_its_source():
     assert epochs_note(BARE, left_out) == "epochs 20 (the host's default: the line gives none)"
     assert epochs_note(OPTIONAL, left_out) == "epochs: none passed (the config decides)"
     assert "none passed" in epochs_note("python t.py {cfg}", given)
+
+
+def test_a_200_byte_name_is_a_cell() -> None:
+    parsed = parse(f"{'L' * 200}.json recon\n", file="queues/a.txt")
+    assert parsed.problems == () and len(parsed.cells[0].name) == 200
+
+
+def test_a_byte_order_mark_or_a_byte_that_is_not_utf8_is_named_by_line(tmp_path) -> None:
+    """A Windows editor's BOM became part of the first cell's path, and a bad byte was
+    named by its offset in the file, not its line (a user's hour)."""
+    from rgt_tui.services.queue.check import read_queue_file
+
+    bom = tmp_path / "bom.txt"
+    bom.write_bytes(b"\xef\xbb\xbfconfigs/a.json recon\n")
+    (problem,) = read_queue_file(bom, host="box1", default_epochs=1).parsed.problems
+    assert problem.line == 1 and "byte-order mark" in problem.message
+    assert "without BOM" in problem.message
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"a.json recon\nb.json recon\nc\xe9.json recon\n")
+    (problem,) = read_queue_file(latin, host="box1", default_epochs=1).parsed.problems
+    assert problem.line == 3 and "byte 0xe9 at column 2 is not UTF-8" in problem.message

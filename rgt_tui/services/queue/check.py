@@ -89,8 +89,28 @@ def read_queue_file(path: Path, *, host: str | None, default_epochs: int) -> Que
             shown, None, f"queue file not found{whose} — create it or fix the path"
         )
         return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:  # named by line, as every other problem is
+        data = exc.object
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        byte = data[exc.start : exc.start + 1].hex()
+        problem = QueueProblem(
+            shown,
+            line,
+            f"byte 0x{byte} at column {column} is not UTF-8 — save the file as UTF-8 text",
+        )
+        return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
+    except OSError as exc:
         problem = QueueProblem(shown, None, f"cannot read it ({exc}); a queue file is UTF-8 text")
+        return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
+    if text.startswith("\ufeff"):  # a Windows editor's byte-order mark: the box's copy
+        # would carry it into the first cell's path, so it is named, not read past.
+        problem = QueueProblem(
+            shown,
+            1,
+            "the file starts with a UTF-8 byte-order mark (a Windows editor's) — save it "
+            "as UTF-8 without BOM",
+        )
         return QueueSource(path, host, None, ParsedQueue(shown, (), (problem,)))
     return QueueSource(
         path, host, text, parse_queue_text(text, file=shown, default_epochs=default_epochs)
