@@ -88,6 +88,9 @@ async def test_second_launch_refused_append_runs_rewrite_refused(make_queue_flee
 
     again = await plan_launch(qf.fleet, host, transport)
     assert not again.ok and any("already running (runner pid" in p for p in again.problems)
+    # Stopped the way that records it, not by hand (a user's hour was told tmux kill-session).
+    assert any("S / X on the Queue tab, queue stop / queue kill" in p for p in again.problems)
+    assert not any("tmux kill-session -t" in p for p in again.problems)
     # Neutral words: the TUI (a) and the CLI (queue append) each name their own way.
     assert not any("rgt-tui" in p for p in again.problems)
     with pytest.raises(QueueError) as refused:

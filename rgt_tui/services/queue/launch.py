@@ -184,8 +184,9 @@ def running_problem(host: str, view: QueueView, session: str) -> str | None:
     on = f", on cell {current.index} ({current.name})" if current else ""
     return (
         f"the queue on {host} is already running ({where}, launched {fmt_duration(view.now - launch.ts)} ago{on}) "
-        f"— wait for it, append cells to it (they join the running queue), or stop it first "
-        f"(tmux kill-session -t '={session}', or kill {launch.pid})"
+        "— wait for it, append cells to it (they join the running queue), or stop it first: "
+        "S / X on the Queue tab, queue stop / queue kill on the command line (they record "
+        "who stopped it; a tmux kill-session or kill reads later as a manual kill)"
     )
 
 
