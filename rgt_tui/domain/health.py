@@ -301,7 +301,9 @@ def gpu_alerts(
                     )
                 )
             if len(mine) > 1:
-                names = ", ".join(f"{p.name}[{p.pid}]" for p in mine)
+                # "name (pid N)", not "name[N]": a notification escapes every bracket
+                # (Markdown links), and read "memhog\[11327\]" (a user's hour).
+                names = ", ".join(f"{p.name} (pid {p.pid})" for p in mine)
                 alerts.append(
                     Alert(
                         "gpu.shared",

@@ -199,6 +199,8 @@ def test_two_processes_on_one_gpu_is_gen7():
     procs = (GpuProcess(0, 1, "python", GIB, 8, 8), GpuProcess(0, 2, "python", GIB, 8, 8))
     alerts = run(snap(gpu_processes=procs))
     assert [(a.id, a.gotcha) for a in alerts] == [("gpu.shared", "GEN7")]
+    # No brackets of ours: a notification would show them escaped (a user's hour).
+    assert alerts[0].message.endswith("processes: python (pid 1), python (pid 2)")
 
 
 def test_threads_above_vcpu_quota_u40():
