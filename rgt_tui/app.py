@@ -10,7 +10,6 @@ A little over 450 lines: each key's action is a few lines handing off to a contr
 from __future__ import annotations
 
 import gc
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
@@ -492,9 +491,10 @@ class RgtApp(ThemedApp):
 
     async def action_quit(self) -> None:
         """Quit; while a pull or a teardown runs, first say what stops (and keep it on
-        Escape); the demo asks too once something was pulled, since quitting it deletes
-        its boxes and what was pulled from them (a user's hour lost pulls they meant to
-        look at). Ctrl+C (a priority binding) at that question quits.
+        Escape); the demo asks every time, since quitting it deletes its boxes with
+        their running queues, what was pulled from them and the files a user edited in
+        its folder (users' hours lost each). Ctrl+C (a priority binding) at that question
+        quits.
 
         Decided behind the messages already queued, not at the key: ``p q`` typed in one
         burst queues p's JobRequested behind the q key, and a quit decided at once saw no
@@ -504,7 +504,7 @@ class RgtApp(ThemedApp):
     @on(QuitAsked)
     def _quit_asked(self, message: QuitAsked) -> None:
         lines = self._quit_stops()
-        removes = self.quit_removes if lines or self._pulled_anything() else None
+        removes = self.quit_removes
         if (not lines and not removes) or isinstance(self.screen, QuitConfirmScreen):
             self.exit()
             return
@@ -514,16 +514,6 @@ class RgtApp(ThemedApp):
                 self.exit()
 
         self.push_screen(QuitConfirmScreen(lines, removes=removes), answered)
-
-    def _pulled_anything(self) -> bool:
-        """Whether the demo's results folder holds anything (one directory read)."""
-        if self.quit_removes is None:
-            return False
-        try:
-            with os.scandir(self.fleet.results_dir) as entries:
-                return any(True for _ in entries)
-        except OSError:
-            return False
 
     def notify(
         self,

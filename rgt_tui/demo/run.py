@@ -94,7 +94,8 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
             try:
                 # Quitting the demo removes its boxes, and what was pulled with them.
                 removes = (
-                    f"the demo ends: its boxes, their runs and everything pulled into "
+                    f"the demo ends: its boxes, their queues and files (in "
+                    f"{loopback.hosts_file.parent}) and everything pulled into "
                     f"{fleet.results_dir} are deleted"
                 )
                 app = RgtApp(fleet, theme=theme, quit_removes=removes)

@@ -1,5 +1,5 @@
 """QuitConfirmScreen: asked before quitting while a pull or a teardown is in flight, and
-in the demo once something was pulled (quitting it deletes its boxes and their pulls).
+always in the demo (quitting it deletes its boxes, their queues and files, and its pulls).
 
 Quitting cancels them. A pull loses nothing (its parts stay and ``p`` resumes), but a user
 who pressed q out of habit would find the pull stopped only when they next look; a

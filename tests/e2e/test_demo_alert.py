@@ -112,7 +112,9 @@ async def test_rgt_tui_demo_shows_the_quiet_run_on_screen(tmux: Tmux, tmp_path: 
     )
     text = tmux.screen()
     assert len(re.findall(r"▲ U43\s+log silent", text)) == 1, text  # one box, one alert
-    tmux("send-keys", "-t", "demo", "q")
+    tmux.send("q")
+    await wait_for(lambda: "Quit the demo?" in tmux.screen(), 60, "the quit question")
+    tmux.send("q")  # q at the question quits
     await wait_for(
         lambda: status_file.exists() and status_file.read_text().strip() != "",
         60,

@@ -100,6 +100,8 @@ async def test_s_on_a_demo_box_gives_a_prompt_in_its_folder_and_exit_comes_back(
     assert not (box2 / "forged.txt").exists()
 
     send("q")
+    await wait_for(lambda: "Quit the demo?" in tmux.screen(), 60, "the quit question")
+    send("q")  # q at the question quits
     await wait_for(lambda: status.exists() and status.read_text().strip() != "", 60, "exit")
     terminal = tmux("capture-pane", "-p", "-t", "demo", "-S", "-300")
     assert status.read_text().strip() == "0", terminal

@@ -119,10 +119,12 @@ async def test_demo_shows_the_boxes_and_cleans_up_on_exit(
     assert len(ports) >= BOXES
     assert not any(refuses(p) for p in ports)
 
-    if how == "q":
-        tmux("send-keys", "-t", "demo", "q")
-    elif how == "ctrl-c":
-        tmux("send-keys", "-t", "demo", "C-c")
+    if how in ("q", "ctrl-c"):
+        # The demo asks first (it deletes its boxes, queues and pulls); the key again quits.
+        key = "q" if how == "q" else "C-c"
+        tmux.send(key)
+        await wait_for(lambda: "Quit the demo?" in tmux.screen(), 60, "the quit question")
+        tmux.send(key)
     elif how == "sighup":  # the terminal was closed
         os.kill(pid, signal.SIGHUP)
     else:

@@ -433,23 +433,14 @@ async def test_the_demos_quit_question_says_what_goes_with_it(tmp_path: Path) ->
         assert "a100-train" not in text and removes in text, text
 
 
-async def test_the_demo_asks_before_it_quits_once_something_was_pulled(tmp_path: Path) -> None:
-    """Quitting the demo deletes what was pulled from its boxes: q with no job in flight
-    asked nothing and the pulls a user meant to look at were gone (a user's hour); q at
-    the question quits, Escape stays. With nothing pulled there is nothing to lose."""
+async def test_the_demo_asks_before_it_quits_even_with_nothing_running(tmp_path: Path) -> None:
+    """Quitting the demo deletes its boxes with their running queues, what was pulled
+    from them and the files a user edited in its folder: q with no job in flight asked
+    nothing (users' hours lost each); q at the question quits, Escape stays."""
     from rgt_tui.screens.quit_confirm import QuitConfirmScreen
 
     removes = "the demo ends: its boxes, their runs and everything pulled into /x are deleted"
-    (tmp_path / "empty").mkdir()
-    (tmp_path / "pulled").mkdir()
-    app = make_app(tmp_path / "empty", quit_removes=removes)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("q")
-        await wait_for(lambda: app.return_code == 0, pilot=pilot)
-    app = make_app(tmp_path / "pulled", quit_removes=removes)
-    pulled = app.fleet.results_dir / "a100-train" / "metrics.json"
-    pulled.parent.mkdir(parents=True)
-    pulled.write_text("{}")
+    app = make_app(tmp_path, quit_removes=removes)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("q")
         await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
