@@ -250,8 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     base.mkdir(parents=True, exist_ok=True)
     base.chmod(0o755)  # munged wants every folder above its socket searchable
     cluster = LocalCluster(base.resolve(), args.cpus, args.mem_mb)
-    # Ctrl-C or a kill: stop in the finally below, never leaving daemons behind.
+    # Ctrl-C, a kill or the terminal closing (SIGHUP): stop in the finally below, never
+    # leaving root daemons behind (a user's hour closed the tmux pane and found them).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGHUP, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with it ignored
     try:
         cluster.start()
@@ -275,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         if cluster.procs:
-            print("\nstopping the cluster…", flush=True)
+            with contextlib.suppress(OSError):  # a closed terminal: stop all the same
+                print("\nstopping the cluster…", flush=True)
             cluster.stop()
     return 0
 
