@@ -200,3 +200,24 @@ async def test_start_index_resumes_and_cells_before_it_do_not_run(make_queue_fle
     assert any("start index 3 is outside the queue" in p for p in bad.problems)
     assert not any("--start" in p for p in bad.problems)
     await transport.close()
+
+
+async def test_a_changed_run_template_names_the_ways_out(make_queue_fleet):
+    """A `run` template changed after cells ran refuses the launch (the same index must
+    run the same command): the refusal said only "launch with --fresh", which the Launch
+    dialog cannot do, and not that the done cells run again (a user's hour)."""
+    from support.fleet_files import set_host_key
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('quick', 'echo hi')} t 1\n")
+    host, transport = qf.host(), qf.transport()
+    await launch(await plan_launch(qf.fleet, host, transport), transport)
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    set_host_key(qf.loopback.hosts_file, "run", "bash {cfg} {name} {out} {task} 99")
+    qf._fleet = None  # read the changed fleet file
+    again = await plan_launch(qf.fleet, qf.host(), transport)
+    await transport.close()
+    (problem,) = [p for p in again.problems if "no longer match" in p]
+    assert "put the template back as it was" in problem, problem
+    assert "rgt-tui launch box1 --fresh (the Launch dialog has no --fresh" in problem
+    assert "the done cells run again" in problem

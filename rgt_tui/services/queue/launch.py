@@ -319,8 +319,10 @@ async def plan_launch(
         if mismatch and changed is None:
             problems.append(
                 "cells already on the box no longer match the queue file and run template "
-                "(the same index must always run the same command; launch with --fresh to "
-                "start over):\n" + "\n".join(mismatch)
+                "(the same index must always run the same command): put the template back "
+                "as it was, or start over on the command line with rgt-tui launch "
+                f"{host.name} --fresh (the Launch dialog has no --fresh; the done cells run "
+                "again, their records kept aside):\n" + "\n".join(mismatch)
             )
     problems += unsent_moved(host, cells, deployed)
     # Another queue's records on the box say nothing of this file's moved lines.
