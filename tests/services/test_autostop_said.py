@@ -64,3 +64,42 @@ async def test_refusals_at_start_and_on_change_and_the_waiting_reason_once(
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+def test_a_changed_queue_reason_is_said_and_gpu_flips_are_not(tmp_path: Path) -> None:
+    """A user's hour: "the queue has not been read" (the first sample's) stood for the
+    whole watch once the queue was read and had a cell not run; and once the GPUs
+    decided, every idle/busy flip of a replayed GPU printed a line."""
+    from rgt_tui.services.connections import FleetConnections
+    from rgt_tui.services.journal import Journal
+    from rgt_tui.services.runtime.locks import HostLocks
+    from rgt_tui.services.watch.drivers.autostop import AutoStop
+
+    path = tmp_path / "hosts.toml"
+    path.write_text(BOX.format(name="box3", n=3, profile="vastai"))
+    fleet = load_fleet(path)
+    lines: list[str] = []
+    auto = AutoStop(
+        fleet,
+        FleetConnections(fleet.hosts),
+        emit=lambda e: None,
+        locks=HostLocks(),
+        journal=Journal(tmp_path / "journal"),
+        report=lines.append,
+    )
+    unread = "the queue has not been read (no queue, or the box not reached yet)"
+    auto.say("box3", "queue", unread)
+    auto.say("box3", "queue", unread)
+    auto.say("box3", "queue", "cells still to run: box1_wide")
+    for seconds in (0, 10, 20):
+        auto.say("box3", "busy", "GPUs not idle: GPU 0 at 100 % (idle under 5 %)")
+        auto.say("box3", "idle", f"GPUs idle {seconds}s of 1 min")
+    auto.say("box3", "teardown", "teardown: started 10s ago")
+    auto.say("box3", "teardown", "teardown: started 20s ago")  # only its figures changed
+    assert [line.removeprefix("box3: autostop waits: ") for line in lines] == [
+        unread,
+        "cells still to run: box1_wide",
+        "GPUs not idle: GPU 0 at 100 % (idle under 5 %)",
+        "teardown: started 10s ago",
+    ]
+    assert auto.reasons["box3"] == "teardown: started 20s ago"

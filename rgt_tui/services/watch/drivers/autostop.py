@@ -98,6 +98,9 @@ class _Host:
     error: str | None = None  # the state file is unreadable: no stop until it is fixed
 
 
+_FIGURES = re.compile(r"\d+")
+
+
 class AutoStop:
     """Runs each opted-in host's reversible stop once its queue is done, its results safe
     and its GPUs idle (see the module docstring). Driven by the Watcher's ``on_host``.
@@ -158,7 +161,7 @@ class AutoStop:
         now = self._clock()
         kept = await self._host(host.name)
         if kept.error is not None:
-            self._wait(host.name, "state", kept.error)
+            self.say(host.name, "state", kept.error)
             return
         idle_why = idle_refusal(
             state.snapshot, state.connection, self.fleet.thresholds.idle_util_pct
@@ -170,11 +173,11 @@ class AutoStop:
             await asyncio.to_thread(self._save_idle, host.name, kept.idle)
         why = queue_refusal(state.queue)
         if why is not None or state.queue is None or state.queue.launch is None:
-            self._wait(host.name, "queue", why or "no queue")
+            self.say(host.name, "queue", why or "no queue")
             return
         launch = state.queue.launch.ts
         if launch in kept.stopped:
-            self._wait(
+            self.say(
                 host.name,
                 "stopped",
                 f"already stopped once for the queue launched at {local_time(launch)}",
@@ -183,9 +186,9 @@ class AutoStop:
         idle_for = kept.idle.idle_for(now)
         if idle_why is not None or idle_for < minutes * 60:
             if idle_why is not None:
-                self._wait(host.name, "busy", f"GPUs not idle: {idle_why}")
+                self.say(host.name, "busy", f"GPUs not idle: {idle_why}")
             else:
-                self._wait(
+                self.say(
                     host.name, "idle", f"GPUs idle {fmt_duration(idle_for)} of {minutes:g} min"
                 )
             return
@@ -198,7 +201,7 @@ class AutoStop:
         if held is not None:
             # A pull, verify or teardown of the host is running: its outcome is what the
             # gate must see. Looked at again on the next sample, once it let go.
-            self._wait(host.name, "held", f"the {held} of {host.name} is running: not now")
+            self.say(host.name, "held", f"the {held} of {host.name} is running: not now")
             return
         self._busy.add(host.name)
         try:
@@ -215,11 +218,11 @@ class AutoStop:
         try:
             jh = await asyncio.to_thread(self.journal.load, host.name)
         except JournalError as exc:
-            self._wait(host.name, "journal", f"the journal cannot be read: {exc}")
+            self.say(host.name, "journal", f"the journal cannot be read: {exc}")
             return
         underway = teardown_underway(jh, now)
         if underway is not None:
-            self._wait(host.name, "teardown", f"teardown: {underway}")
+            self.say(host.name, "teardown", f"teardown: {underway}")
             return
         report = await check_gate(
             self.fleet, host, self._transport(host.name), self.journal, clock=self._clock
@@ -233,7 +236,7 @@ class AutoStop:
             self._refused_at[host.name] = (launch, now)
             gate = "; ".join(failing[:3]) or "; ".join(report.problems[:2]) or "locked"
             # A new line when what fails changes, not when only its figures do.
-            self._wait(
+            self.say(
                 host.name,
                 "gate:" + re.sub(r"\d+", "#", gate),
                 f"the teardown gate's conditions do not hold now: {gate}",
@@ -241,7 +244,7 @@ class AutoStop:
             return
         claim = await asyncio.to_thread(self._claim, host.name, launch, report, idle_for)
         if claim is not None:
-            self._wait(host.name, "claim", claim)
+            self.say(host.name, "claim", claim)
             return
         kept.stopped.add(launch)
         assert host.watch.stop is not None  # config_refusal said so
@@ -256,13 +259,17 @@ class AutoStop:
             stopped_event(host, report, view, idle_for, run, self.timeout_s, self.fleet.thresholds)
         )
 
-    def _wait(self, host: str, kind: str, why: str) -> None:
-        """Keep why ``host``'s stop does not run now; say it (``report``) when its kind
-        changed since last said: "box3: autostop waits: GPUs idle 40s of 1 min" once,
-        not once per sample."""
+    def say(self, host: str, kind: str, why: str) -> None:
+        """Keep why ``host``'s stop does not run now; say it (``report``) when it changed
+        since last said. The GPUs' wait is said once whatever the samples do ("GPUs
+        idle 40s of 1 min", then busy, idle again: one line, not one per flip); any
+        other reason when its words change, figures aside (the queue's first "has not been read" stood
+        for the whole watch once the queue was read: a user's hour)."""
         self.reasons[host] = why
-        if self._said.get(host) != kind:
-            self._said[host] = kind
+        # Figures aside (a count, an age): a new line when what it waits for changes.
+        said_as = "gpus" if kind in ("busy", "idle") else kind + ": " + _FIGURES.sub("#", why)
+        if self._said.get(host) != said_as:
+            self._said[host] = said_as
             self.report(f"{host}: autostop waits: {why}")
 
     def reload(self, fleet: Fleet) -> list[str]:
