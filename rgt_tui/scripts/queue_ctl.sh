@@ -535,16 +535,21 @@ code_stage() {
 # nothing moved), each moves into its place in DIR by rename (a process that has the old
 # file open keeps it), parents created; a symlink where a parent dir goes, or a dir where
 # a file goes, refuses the whole switch first; a symlink at a file's own place is
-# replaced, never written through. Then the staging dir goes. Prints "switched<TAB>N".
+# replaced, never written through. Paths after an empty entry on stdin are files edited
+# on the box since the last sync: each is copied to ~/.rgt/sync-kept/TOKEN/ before any
+# file moves (an edit made on the box is never lost to a sync), and "kept<TAB>DIR" says
+# where. Then the staging dir goes. Prints "switched<TAB>N".
 code_switch() {
-    local dir token=$2 session=$3 stage_dir rel why p rest c n=0
-    local -a rels=()
+    local dir token=$2 session=$3 stage_dir rel why p rest c n=0 keeping=0 kept
+    local -a rels=() keeps=()
     dir=$(code_dir "$1")
     code_token_ok "$token"
     stage_dir="$dir/.rgt-sync.$token"
+    kept="$rgt/sync-kept/$token"
     while IFS= read -r -d '' rel; do
+        if [ -z "$rel" ]; then keeping=1; continue; fi
         code_rel_ok "$rel" || refuse usage "unsafe path in the switch list"
-        rels+=("$rel")
+        if [ "$keeping" = 1 ]; then keeps+=("$rel"); else rels+=("$rel"); fi
     done
     mkdir -p "$rgt" || refuse io "cannot create $rgt (disk full? df -h ~; df -i ~)"
     take_lock
@@ -566,6 +571,13 @@ code_switch() {
         [ -d "$dir/$rel" ] && [ ! -L "$dir/$rel" ] &&
             refuse blocked "$dir/$rel is a directory where the tree has a file: move it aside, then sync again"
     done
+    for rel in ${keeps[@]+"${keeps[@]}"}; do  # empty under set -u: bash before 4.4
+        p=$dir/$rel
+        [ -f "$p" ] && [ ! -L "$p" ] || continue
+        mkdir -p -- "$(dirname -- "$kept/$rel")" && cp -p -- "$p" "$kept/$rel" ||
+            refuse io "cannot keep the box's edited $rel in $kept (disk full? df -h ~); nothing was switched"
+    done
+    [ "${#keeps[@]}" -gt 0 ] && [ -d "$kept" ] && printf 'kept\t%s\n' "$kept"
     for rel in "${rels[@]}"; do
         p=$dir/$rel
         mkdir -p -- "${p%/*}" || refuse io "cannot create ${p%/*} ($n of ${#rels[@]} files switched)"

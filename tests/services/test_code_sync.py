@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 from support.code_trees import add_code, box_files, git, git_tree, staging_left, write
@@ -94,12 +95,17 @@ async def test_a_file_changed_on_the_box_is_found_by_hash_and_only_it_is_sent(
     assert status.box_edited == ("run.sh", "src/train.py")
     assert problem.endswith(
         "run.sh, src/train.py were changed on the box since the last sync: rgt-tui sync box1 "
-        "overwrites them (copy them off the box first to keep the edit)"
+        "replaces them, keeping the box's copies in ~/.rgt/sync-kept/ there"
     )
     assert status.fix() == "rgt-tui sync box1"
     assert status.box is not None and status.box.tree != status.local.tree
     assert result.files_sent == 2 and result.overwritten == ("run.sh", "src/train.py")
     assert target.read_text() == "print('train')\n" and _mode(root / "run.sh") == 0o755
+    # The box's edits were kept before the switch, never lost (a user's hour).
+    kept = Path(result.kept_in)
+    assert kept.parent.name == "sync-kept" and kept.parent.parent.name == ".rgt"
+    assert (kept / "src" / "train.py").read_text() == "print('TRAIN')\n"
+    assert _mode(kept / "run.sh") == 0o644
     assert after is not None and after.in_sync and after.problem() is None
 
 

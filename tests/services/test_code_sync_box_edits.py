@@ -5,7 +5,7 @@
 - A file a sync put there and the box edited stays "changed on the box since a sync put
   it there" on the next sync too (the record keeps what the sync installed).
 - A tracked file edited on the box is named before (``--check``) and after the sync that
-  overwrites it.
+  replaces it, which first keeps the box's copy in ``~/.rgt/sync-kept/<token>/`` there.
 - The Readiness lines say when the sync ended, and a sync that sent nothing says so
   (never "by none").
 
@@ -15,6 +15,7 @@ Real components: loopback asyncssh boxes, git, the console entry point.
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from support.cli import arun
 from support.code_trees import add_code, git, git_tree, write
@@ -70,11 +71,13 @@ async def test_a_sync_names_box_edits_and_never_says_in_sync_while_the_box_diffe
     assert before is not None and before.box_edited == ("src/train.py",)
     assert (
         "src/train.py was changed on the box since the last sync: rgt-tui sync box1 "
-        "overwrites it" in (before.problem() or "")
+        "replaces it, keeping the box's copy in ~/.rgt/sync-kept/ there" in (before.problem() or "")
     )
-    # The sync overwrote it and says so.
+    # The sync replaced it, kept the box's edit first, and says where.
     assert first.overwritten == ("src/train.py",) and first.files_sent == 1
     assert (root / "src/train.py").read_text() == "print('train')\n"
+    kept = Path(first.kept_in) / "src" / "train.py"
+    assert kept.read_text() == "print('train')\n# box edit\n"
     assert first.left == (
         f"configs/exp_v2.yaml ({EDITED})",
         "configs/boxonly.yaml (not put there by rgt-tui sync)",
@@ -86,7 +89,10 @@ async def test_a_sync_names_box_edits_and_never_says_in_sync_while_the_box_diffe
         "--check (and preflight's code check) fails until they are removed"
     ), said
     assert "matches" not in "".join(said)
-    assert "  src/train.py was changed on the box since the last sync: overwritten" in said
+    assert (
+        "  src/train.py was changed on the box since the last sync: replaced; the box's "
+        f"copy is kept in {first.kept_in}" in said
+    ), said
     # The next sync still knows a sync put exp_v2.yaml there (ux-d #8), sends nothing and
     # says so (ux-d #17: never "by none").
     assert second.left == first.left and second.files_sent == 0 and not second.overwritten
@@ -126,9 +132,11 @@ async def test_cli_sync_says_the_box_still_differs_and_check_names_the_box_edit(
     assert checked.returncode == 1
     assert "src/train.py was changed on the box since the last sync" in checked.stdout
     assert synced.returncode == 0, synced.stderr
-    assert "box1: src/train.py was changed on the box since the last sync: overwritten" in (
-        synced.stdout
-    )
+    assert (
+        "box1: src/train.py was changed on the box since the last sync: replaced; the box's "
+        "copy is kept in " in synced.stdout
+    ), synced.stdout
+    assert "/.rgt/sync-kept/" in synced.stdout
     assert "box1: sent 1 of 4 files, " in synced.stdout
     assert "; the box still differs: 2 files left on it" in synced.stdout
     assert again.returncode == 0, again.stderr

@@ -133,20 +133,33 @@ async def stage_on_box(
 
 
 async def switch_on_box(
-    transport: Transport, host: str, workdir: str, token: str, session: str, paths: list[str]
-) -> int:
-    """Move the staged ``paths`` into place (refused while the queue runs); how many moved."""
+    transport: Transport,
+    host: str,
+    workdir: str,
+    token: str,
+    session: str,
+    paths: list[str],
+    keep: Iterable[str] = (),
+) -> tuple[int, str]:
+    """Move the staged ``paths`` into place (refused while the queue runs), first copying
+    the box's own copies of ``keep`` (edited there since the last sync) aside; (how many
+    moved, the box's folder the edited copies went to, "" when none)."""
+    keep = list(keep)
+    listed = [*paths, "", *keep] if keep else paths  # an empty entry: the keeps follow
     result = checked(
         host,
         await run_code_verb(
-            transport, "switch", workdir, token, session, paths=paths, timeout=HASH_TIMEOUT_S
+            transport, "switch", workdir, token, session, paths=listed, timeout=HASH_TIMEOUT_S
         ),
         f"cannot switch the code in {workdir}",
     )
+    kept = ""
     for line in result.stdout.splitlines():
-        key, _, count = line.partition("\t")
-        if key == "switched" and count.isdigit():
-            return int(count)
+        key, _, value = line.partition("\t")
+        if key == "kept":
+            kept = value
+        if key == "switched" and value.isdigit():
+            return int(value), kept
     raise SyncError(host, f"the box did not confirm the switch in {workdir}")
 
 

@@ -11,7 +11,9 @@
 4. Hash the staged files on the box: any that differs from here refuses the switch,
    naming it.
 5. Switch under the queue lock, only while no queue runs (``code-switch``): each file
-   renamed into place, so a process holding the old file keeps it (principle 6).
+   renamed into place, so a process holding the old file keeps it (principle 6); a file
+   edited on the box since the last sync is first copied to ``~/.rgt/sync-kept/<token>/``
+   there (an edit made on the box is never lost: ``SyncResult.kept_in``).
 6. Prune (``code-prune``, under the same lock and rule): each file an earlier sync
    installed that the tree no longer has is removed only while its content still hashes
    to what the record says; the record is rewritten to what syncs installed. A file a
@@ -118,9 +120,12 @@ async def sync_code(
             f"files a running queue uses; {what}",
             f"wait for the queue to finish (or stop it), then rgt-tui sync {host.name}",
         )
-    chosen, total, note = "none", 0, ""
+    chosen, total, note, kept_in = "none", 0, "", ""
+    edited = before.edited(f.path for f in send)  # changed on the box: kept aside first
     if send:
-        chosen, total, note = await _send(host, transport, tree, send, session, method, on_progress)
+        chosen, total, note, kept_in = await _send(
+            host, transport, tree, send, session, method, on_progress, edited
+        )
     # What syncs installed and the tree still has: what was sent now, and what an earlier
     # sync installed (the tree's hash now, as the switch was just verified). A file the
     # tree dropped that was changed on the box keeps its line (what the sync put there),
@@ -152,7 +157,8 @@ async def sync_code(
         bytes_sent=total,
         removed=tuple(removed),
         left=_left(after, changed, kept),
-        overwritten=tuple(before.edited(f.path for f in send)),
+        overwritten=tuple(edited),
+        kept_in=kept_in,
         note=note,
         **base,
     )
@@ -186,8 +192,10 @@ async def _send(
     session: str,
     method: str,
     on_progress: Progress | None,
-) -> tuple[str, int, str]:
-    """Stage, send, verify and switch ``send`` (steps 3-5); (method, bytes, note)."""
+    edited: list[str],
+) -> tuple[str, int, str, str]:
+    """Stage, send, verify and switch ``send`` (steps 3-5), the box's copies of ``edited``
+    kept aside first; (method, bytes, note, the box's folder they were kept in)."""
     token = secrets.token_hex(6)
     dirs = sorted({f.path.rpartition("/")[0] for f in send} - {""})
     staging, box_rsync = await stage_on_box(
@@ -221,13 +229,13 @@ async def _send(
                     f"{f.path} arrived different on {host.name} ({what}); nothing was switched",
                     f"sync again (did {tree.root / f.path} change during the sync?)",
                 )
-        await switch_on_box(
-            transport, host.name, host.workdir, token, session, [f.path for f in send]
+        _, kept_in = await switch_on_box(
+            transport, host.name, host.workdir, token, session, [f.path for f in send], edited
         )
     except BaseException:
         await drop_on_box(transport, host.workdir, token)
         raise
-    return chosen, total, note
+    return chosen, total, note, kept_in
 
 
 async def _choose(

@@ -132,8 +132,10 @@ class SyncResult:
     # The fleet file, its queue files and its results_dir ("results/") in the tree: not sent.
     withheld: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()  # secret files in the tree (.env, .netrc, …): not sent
-    # Files a sync installed that were changed on the box since, overwritten by this one.
+    # Files a sync installed that were changed on the box since, replaced by this one;
+    # the box's edited copies were kept first in ``kept_in`` (a folder on the box).
     overwritten: tuple[str, ...] = ()
+    kept_in: str = ""
     finished: float = field(default_factory=time.time)  # when it ended (epoch seconds)
 
     @property
@@ -156,8 +158,9 @@ class SyncResult:
         return f"already in sync ({self.files_total} files), nothing sent"
 
     def overwritten_note(self) -> str:
-        """``train.py was changed on the box since the last sync: overwritten``."""
-        return _overwrite_warning(self.overwritten)
+        """``train.py was changed on the box since the last sync: replaced; the box's copy
+        is kept in ~/.rgt/sync-kept/<token>/``."""
+        return _overwrite_warning(self.overwritten, kept_in=self.kept_in)
 
     def still_differs_note(self, name: str) -> str:
         """Why a sync that ran leaves the box different from the local tree."""
@@ -169,19 +172,23 @@ class SyncResult:
         )
 
 
-def _overwrite_warning(paths: tuple[str, ...], by: str = "") -> str:
-    """``train.py was changed on the box since the last sync: overwritten`` (``by``: the
-    command that would overwrite it, for a check)."""
+def _overwrite_warning(paths: tuple[str, ...], by: str = "", kept_in: str = "") -> str:
+    """``train.py was changed on the box since the last sync: replaced; the box's copy is
+    kept in DIR`` (``by``: the command that would replace it, for a check)."""
     named = ", ".join(paths[:_NAMED]) + (", …" if len(paths) > _NAMED else "")
     one = len(paths) == 1
     was = "was" if one else "were"
+    copy = "copy is" if one else "copies are"
     if by:
         it = "it" if one else "them"
         return (
-            f"{named} {was} changed on the box since the last sync: {by} overwrites {it} "
-            f"(copy {it} off the box first to keep the edit)"
+            f"{named} {was} changed on the box since the last sync: {by} replaces {it}, "
+            f"keeping the box's {copy.split()[0]} in ~/.rgt/sync-kept/ there"
         )
-    return f"{named} {was} changed on the box since the last sync: overwritten"
+    where = f"kept in {kept_in}" if kept_in else "kept in ~/.rgt/sync-kept/ on the box"
+    return (
+        f"{named} {was} changed on the box since the last sync: replaced; the box's {copy} {where}"
+    )
 
 
 def secrets_note(secrets: tuple[str, ...]) -> str:
