@@ -17,7 +17,7 @@ from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import PREFLIGHT_CHECKS
-from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.queue_state import QueueView, queue_is
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.connect import Transport
@@ -93,7 +93,7 @@ def run_stop(call: Call) -> int:
     backend = backend_for(host)
     view = _read_view(call)
     if not view.runner_alive and not backend.stops_without_runner:  # else the scheduler is asked
-        return call.fail(f"{host.name}: the queue is {view.state}, not running: nothing to stop")
+        return call.fail(f"{host.name}: {queue_is(view.state)}, not running: nothing to stop")
     current = view.current
     what = f"cell {current.index} ({current.name})" if current else "the current cell"
     answer = confirmed(call, f"Stop the queue on {host.name} after {what}?")

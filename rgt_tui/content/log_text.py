@@ -11,7 +11,7 @@ from textual.content import Content
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.domain.logscan import LogChunk
-from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, SKIPPED, QueueView
+from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, SKIPPED, QueueView, queue_is
 from rgt_tui.domain.terminal_text import terminal_safe
 
 # What terminal_safe leaves that is still no printable text: a newline, the Unicode line
@@ -72,7 +72,7 @@ def unstarted_notes(view: QueueView) -> dict[str, str]:
     if view.state == Q_RUNNING:
         return {}
     return {
-        c.name: f"cell {shown(c.name)} has not started and the queue is {view.state}"
+        c.name: f"cell {shown(c.name)} has not started and {queue_is(view.state)}"
         + (" (moved or taken off this box)" if c.status == SKIPPED else "")
         for c in view.cells
         if c.status in (PENDING, SKIPPED)

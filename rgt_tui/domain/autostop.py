@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.profiles import Profile
-from rgt_tui.domain.queue_state import FINISHED, PENDING, RETRY, RUNNING, QueueView
+from rgt_tui.domain.queue_state import FINISHED, PENDING, RETRY, RUNNING, QueueView, queue_is
 from rgt_tui.domain.snapshot import HostSnapshot
 
 # Words of destroying, matched as whole words of the command (``shutdown`` is not
@@ -142,7 +142,7 @@ def queue_refusal(view: QueueView | None) -> str | None:
     if view.state != FINISHED or view.launch.done is None:
         running = [c.name for c in view.cells if c.status == RUNNING]
         now = f" (running: {', '.join(running[:3])})" if running else ""
-        return f"the queue is {view.state}, not finished{now}"
+        return f"{queue_is(view.state)}, not finished{now}"
     if waiting:
         return f"cells still to run: {', '.join(waiting[:3])}"
     return None

@@ -45,6 +45,14 @@ CELL_STATUSES = (PENDING, RUNNING, DONE, FAILED, INTERRUPTED, KILLED, RETRY, SKI
 # Whole-queue states.
 NOT_DEPLOYED = "not deployed"  # nothing on the box yet
 NEVER_LAUNCHED = "never launched"  # cells deployed, no runner ever started
+
+
+def queue_is(state: str) -> str:
+    """``the queue is running`` / ``… was never launched`` / ``… is not deployed``: a
+    whole-queue state in a sentence ("the queue is never launched" read wrong)."""
+    return f"the queue was {state}" if state == NEVER_LAUNCHED else f"the queue is {state}"
+
+
 Q_RUNNING = "running"
 FINISHED = "finished"  # the runner wrote its done record
 STOPPED = "stopped"  # the runner is gone without a done record, same boot

@@ -24,6 +24,7 @@ from rgt_tui.domain.queue_state import (
     TIMEOUT,
     CellView,
     QueueView,
+    queue_is,
 )
 from rgt_tui.domain.slurm_jobs import SlurmCell
 from rgt_tui.domain.vanished import HANGUP, MANUAL_KILL, NO, OOM, UNKNOWN, YES, Diagnosis, Evidence
@@ -160,5 +161,5 @@ def diagnose_slurm(view: QueueView, limits: SlurmLimits | None = None) -> Diagno
         host,
         None,
         None,
-        f"nothing vanished: the queue is {view.state}; {view.summary(with_state=False)}",
+        f"nothing vanished: {queue_is(view.state)}; {view.summary(with_state=False)}",
     )

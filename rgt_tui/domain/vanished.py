@@ -37,6 +37,7 @@ from rgt_tui.domain.queue_state import (
     STOPPED,
     CellView,
     QueueView,
+    queue_is,
 )
 from rgt_tui.domain.units import fmt_duration
 
@@ -382,7 +383,7 @@ def diagnose(
         host,
         None,
         None,
-        f"nothing vanished: the queue is {view.state}; {view.summary(with_state=False)}",
+        f"nothing vanished: {queue_is(view.state)}; {view.summary(with_state=False)}",
     )
 
 

@@ -444,3 +444,11 @@ def test_the_queue_tabs_code_column_lines_up_whatever_the_duration() -> None:
     assert len(starts) == 1, [row.plain for row in rows]
     alone = cell_line(CellView(4, "e", DONE, started_at=1000, ended_at=1004), 2000)
     assert alone.plain.endswith("  4s")  # nothing follows: no padding at the row's end
+
+
+def test_a_queue_state_reads_as_a_sentence() -> None:
+    """ "the queue is never launched" read wrong (a user's hour)."""
+    from rgt_tui.domain.queue_state import FINISHED, NEVER_LAUNCHED, queue_is
+
+    assert queue_is(NEVER_LAUNCHED) == "the queue was never launched"
+    assert queue_is(FINISHED) == "the queue is finished"

@@ -23,7 +23,15 @@ from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.controllers.queue_control import QueueControl
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.group_run import RankView
-from rgt_tui.domain.queue_state import DONE, FAILED, INTERRUPTED, KILLED, SLURM_ENDED, QueueView
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    INTERRUPTED,
+    KILLED,
+    SLURM_ENDED,
+    QueueView,
+    queue_is,
+)
 from rgt_tui.domain.units import local_time
 from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.queue_control import CellPickScreen, control_question
@@ -225,7 +233,7 @@ class QueueTab(DetailTab):
 
     def _ask_stop(self, host: HostConfig, view: QueueView) -> None:
         if not view.runner_alive:
-            self.app.notify(f"the queue is {view.state}: nothing to stop", title=host.name)
+            self.app.notify(f"{queue_is(view.state)}: nothing to stop", title=host.name)
             return
         if view.stop_requested:  # one request per launch: a second asks nothing new
             self.app.notify(f"{view.stop_text()} (asked already)", title=host.name)

@@ -52,6 +52,7 @@ from rgt_tui.domain.queue_state import (
     SLURM_ENDED,
     CellView,
     QueueView,
+    queue_is,
 )
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
@@ -191,7 +192,7 @@ class KillResult:
             # stopped by the user" on the screen (a user's hour).
             nxt = "the queue stops, as asked: no further cell starts"
         elif self.then == "stop" or after is None:
-            nxt = f"the queue is {self.view.state}"
+            nxt = queue_is(self.view.state)
         else:
             nxt = f"the queue went on to cell {after.index} ({after.name})"
         return f"{self.host}: cell {self.name} {self.cell.label}{dropped}; {nxt}"
