@@ -153,6 +153,11 @@ async def test_it_listens_on_the_given_address_only(fleet) -> None:  # type: ign
         status, _, _ = await request(reader, writer, "GET / HTTP/1.0\r\n\r\n")
         assert status == "HTTP/1.1 200 OK"
         assert await reader.read() == b""  # HTTP/1.0: closed after the answer
+        # Any other path is not the metrics (a user's hour got them at /anything).
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        status, _, body = await request(reader, writer, "GET /metrcs?x=1 HTTP/1.0\r\n\r\n")
+        assert status == "HTTP/1.1 404 Not Found" and b"/metrics" in body, (status, body)
+        writer.close()
         # The rest of 127/8 is this machine too, but not the address asked for.
         with pytest.raises(ConnectionRefusedError):
             await asyncio.open_connection("127.0.0.2", server.port)

@@ -213,7 +213,8 @@ class MetricsServer:
             return False
         lines = head.decode("latin-1").split("\r\n")
         method, _, rest = lines[0].partition(" ")
-        version = rest.rpartition(" ")[2]
+        target, _, version = rest.rpartition(" ")
+        path = target.partition("?")[0]
         headers = {}
         for line in lines[1:]:
             name, sep, value = line.partition(":")
@@ -223,6 +224,9 @@ class MetricsServer:
         if method not in ("GET", "HEAD"):
             body, extra = b"only GET /metrics\n", "Allow: GET, HEAD\r\n"
             status, kind = "405 Method Not Allowed", "text/plain; charset=utf-8"
+        elif path not in ("/metrics", "/"):  # a typo'd scrape path fails loudly, not as metrics
+            body, extra = b"not found: the metrics are at /metrics\n", ""
+            status, kind = "404 Not Found", "text/plain; charset=utf-8"
         else:
             if self._loop is not None:  # the preparer re-plans on the watch's loop
                 with contextlib.suppress(RuntimeError):  # that loop is closing: no matter
