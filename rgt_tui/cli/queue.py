@@ -97,7 +97,7 @@ def run_check(call: Call) -> int:
         print(json.dumps(cells, indent=2))
     else:
         files = sum(1 for s in checked.sources if s.text is not None)  # read ones
-        print(f"{len(checked.cells)} cells in {files} queue file{'s' if files != 1 else ''}")
+        print(f"{plural(len(checked.cells), 'cell')} in {plural(files, 'queue file')}")
     for message in [*checked.messages(), *map(str, absent)]:
         print(message, file=sys.stderr)
     if not checked.sources and not args.json:

@@ -42,6 +42,11 @@ def test_queue_check_exit_codes_json_and_duplicates(tmp_path):
     bad = rgt("queue", "check", "--hosts", str(hosts), "bad.txt", cwd=tmp_path)
     assert bad.returncode == 1
     assert "bad.txt:1: too many fields" in bad.stderr and "bad.txt:2: missing task" in bad.stderr
+    solo = tmp_path / "solo"  # no fleet file here: this machine's
+    solo.mkdir()
+    (solo / "one.txt").write_text("x.yaml recon\n")  # "1 cells" read wrong
+    one = rgt("queue", "check", "one.txt", cwd=solo)
+    assert "1 cell in 1 queue file" in one.stdout, one.stdout + one.stderr
     broken = tmp_path / "broken.toml"
     broken.write_text("[[hosts]\n")
     assert rgt("queue", "check", "--hosts", str(broken), cwd=tmp_path).returncode == 2
