@@ -67,7 +67,8 @@ async def run_sync(call: Call, transport: Transport) -> int:
     host = call.host
     held = fleet_files(call.fleet)  # never sent: they name every box
     crlf = await crlf_preflight(host)
-    if not crlf.ok:
+    code = host.ready.code
+    if not crlf.ok and code is not None and code.expanduser().is_dir():  # else said below
         call.err.print(Text(f"{host.name}: warning: {crlf.detail} — {crlf.fix}"))
     if host.group is not None:
         return await _run_group_sync(call, transport, held)

@@ -74,3 +74,19 @@ async def test_sync_leaves_the_trees_secrets_here_and_names_them(
     cli = await arun("sync", "box1", "--hosts", str(loop.hosts_file), "--sftp", timeout=120)
     assert cli.returncode == 0, cli.stderr
     assert "box1: not sent: .env, .git-credentials, .netrc" in cli.stdout, cli.stdout
+
+
+async def test_a_code_setting_that_is_no_folder_is_said_once_with_where_to_fix_it(tmp_path):
+    """`code` naming a file read "does not exist here", with a fix naming only the host,
+    and the line came twice (as a warning, then as the error): a user's hour."""
+    (tmp_path / "afile").write_text("")
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f'[fleet]\ncode = "{tmp_path / "afile"}"\n[[hosts]]\nname = "box3"\nssh = "u@127.0.0.1:1"\n'
+    )
+    done = await arun("sync", "box3", "--hosts", str(hosts), timeout=60)
+    assert done.returncode == 1
+    said = done.stderr
+    assert f"the code directory {tmp_path / 'afile'} is a file, not a folder" in said, said
+    assert "set code (in [fleet], or box3's [[hosts]] entry)" in said, said
+    assert said.count("the code directory") == 1, said

@@ -66,6 +66,14 @@ async def local_tree(host: HostConfig, withhold: Iterable[Path] = ()) -> LocalTr
             f"no code directory is set for {host.name}",
             'set code = "<local dir>" for the host (or in [fleet]) in hosts.toml',
         )
+    folder = code.expanduser()
+    if not folder.is_dir():  # a file, or missing: named before any listing
+        what = "is a file, not a folder" if folder.exists() else "does not exist here"
+        raise SyncError(
+            host.name,
+            f"the code directory {folder} {what}",
+            f"set code (in [fleet], or {host.name}'s [[hosts]] entry) to your project's folder",
+        )
     return await asyncio.to_thread(
         list_tree, code, host.ready.code_exclude, host.name, tuple(withhold)
     )
