@@ -293,15 +293,18 @@ class Table:
     ) -> tuple[str, ...]:
         """A non-empty list of non-empty strings, duplicates dropped, order kept."""
         value = self.data.get(key, default)
-        if (
-            not isinstance(value, list)
-            or not value
-            or not all(isinstance(v, str) and v.strip() for v in value)
-        ):
+        if not isinstance(value, list) or not value:
             raise self.error(
                 key,
                 f"expected a non-empty list of {what} such as {key} = {example}, got {_describe(value)}",
             )
+        for i, item in enumerate(value, 1):  # the item named: "got a list" said nothing
+            if not (isinstance(item, str) and item.strip()):
+                raise self.error(
+                    key,
+                    f"item {i} of {key} is {_describe(item)}, not one of the {what} — write "
+                    f"each as a quoted string, e.g. {key} = {example}",
+                )
         return tuple(dict.fromkeys(value))
 
     def table(self, key: str) -> Mapping[str, Any]:

@@ -63,6 +63,9 @@ def test_an_empty_notify_is_no_targets_and_a_wrong_one_says_urls() -> None:
     assert load("[fleet]\nnotify = []\n" + HOST).hosts[0].watch.notify == ()
     with pytest.raises(ConfigError, match="expected a non-empty list of notification URLs"):
         load('[fleet]\nnotify = "ntfy://ntfy.sh/x"\n' + HOST)
+    # The wrong item named ("got a list" said nothing: a user's hour).
+    with pytest.raises(ConfigError, match="item 2 of notify is 5, not one of the notification"):
+        load('[fleet]\nnotify = ["json://a", 5]\n' + HOST)
 
 
 @pytest.mark.parametrize("rate", ["1e-9", "0.0001", "0.05"])
