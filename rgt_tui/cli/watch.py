@@ -135,17 +135,22 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
             if printer.reader_gone.is_set():
                 raise BrokenPipeError  # main: ends quietly, 141
             note(plural(len(events), "event"))
-            return EXIT_OK
-        await _until_stopped(watcher, printer.reader_gone)
-        if printer.reader_gone.is_set():
-            raise BrokenPipeError  # main: ends quietly, 141
-        return EXIT_OK
+        else:
+            await _until_stopped(watcher, printer.reader_gone)
+            if printer.reader_gone.is_set():
+                raise BrokenPipeError  # main: ends quietly, 141
     finally:
         await notifier.aclose(NOTIFY_GRACE_S)
         for problem in notifier.failures:
             note(problem)
         if server is not None:
             server.close()
+    if call.args.once and notifier.failures:
+        # cron reads the exit status: a pass whose news did not reach its targets failed
+        # (a user's hour saw exit 0 after Apprise refused the URL).
+        note("not every notification was delivered (above): exit 1")
+        return EXIT_PROBLEMS
+    return EXIT_OK
 
 
 async def _until_stopped(watcher: Any, reader_gone: asyncio.Event) -> None:

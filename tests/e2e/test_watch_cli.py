@@ -158,3 +158,17 @@ async def test_watch_once_names_each_host_that_did_not_answer_and_why(tmp_path):
     assert "hung: no answer within 3 s (the connection did not finish)" in out.stderr, out.stderr
     assert "shut: does not answer: connection refused" in out.stderr, out.stderr
     assert "a silence past 5m00s is told as a silent event" in out.stderr
+
+
+async def test_watch_once_exits_1_when_a_notification_was_not_delivered(make_loopback_fleet):
+    """cron reads `watch --once`'s status: a pass whose alert an unset ${VAR} kept from
+    its target exited 0 (a user's hour)."""
+    loopback = await make_loopback_fleet(1)
+    with webhook() as hook:
+        alert_fleet(loopback.hosts_file, [hook.url("/${WATCH_UNSET_TOKEN}")])
+        done = await arun(
+            "watch", "--once", "--hosts", loopback.hosts_file, env={"WATCH_UNSET_TOKEN": None}
+        )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "WATCH_UNSET_TOKEN" in done.stderr, done.stderr
+    assert "not every notification was delivered (above): exit 1" in done.stderr
