@@ -246,3 +246,36 @@ async def test_a_groups_sample_adds_nothing_to_the_headers_counts(tmp_path: Path
         app.fleet_screen._refresh_summary()
         assert (header.summary.critical, header.summary.warnings) == alone
         assert header.summary.connected == 1
+
+
+async def test_the_kill_dialog_names_the_other_cells_running(tmp_path: Path) -> None:
+    """A Slurm array runs several cells at once: X offered only the first, and nothing
+    said how to kill another (a user's hour)."""
+    extra = (
+        '\n[[hosts]]\nname = "array"\nssh = "u@10.0.0.9"\nqueue = "q.txt"\nrun = "echo {name}"\n'
+    )
+    fleet = write_fleet(tmp_path, FLEET_TOML + extra)
+    app = make_app(tmp_path, fleet=fleet)
+    cells = tuple(
+        CellView(i, name, RUNNING, None, 1000, None, 1) for i, name in enumerate(("a", "b", "c"))
+    )
+    async with app.run_test(size=(160, 60)) as pilot:
+        app.open_host("array", tab="queue")
+        await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+        screen = app.screen
+        await wait_for(lambda: screen.query_one(QueueTab).host is not None, pilot=pilot)
+        app.runtime.queue_viewed(
+            "array", QueueView("array", "running", cells, None, "b", 1300, None)
+        )
+        await wait_for(lambda: getattr(screen, "queue_view", None) is not None, pilot=pilot)
+        await pilot.press("X")
+        confirm = await wait_for(
+            lambda: app.screen if isinstance(app.screen, ConfirmScreen) else None, pilot=pilot
+        )
+        said = " ".join(str(confirm.query_one("#confirm-body", Static).render()).split())
+        assert "Kill cell a on array now?" in said
+        assert (
+            "Also running: cell 1 (b), 2 (c) — to kill one of them: rgt-tui queue kill array CELL"
+            in said
+        )
+        await pilot.press("escape")

@@ -28,6 +28,7 @@ from rgt_tui.domain.queue_state import (
     FAILED,
     INTERRUPTED,
     KILLED,
+    RUNNING,
     SLURM_ENDED,
     QueueView,
     queue_is,
@@ -272,6 +273,17 @@ class QueueTab(DetailTab):
             Content(f"Cell {cur.index} ({shown(cur.name)}) has run for {cur.ran(view.now)}."),
             Content.styled(how, MUTED),
         ]
+        others = [c for c in view.cells if c.status == RUNNING and c.name != cur.name]
+        if others:  # a Slurm array runs several: X kills the first (a user's hour)
+            named = ", ".join(f"{c.index} ({shown(c.name)})" for c in others[:3])
+            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+            body.append(
+                Content.styled(
+                    f"Also running: cell {named}{more} — to kill one of them: rgt-tui queue "
+                    f"kill {host.name} CELL",
+                    MUTED,
+                )
+            )
         following = view.next_cell
         # With a stop asked for, or no cell after it, the queue ends after the kill either
         # way: one button, "Kill" (a user's hour read "Kill, go on" beside "Enter: kill it;
