@@ -12,6 +12,7 @@ from support.replay import ReplayMonitor
 from support.samples import Clock, agent_sample, gpu
 from support.waiting import wait_for
 
+from rgt_tui.domain.health import HealthState
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.watch.watcher import Watcher
 
@@ -103,3 +104,39 @@ def test_a_changed_queue_reason_is_said_and_gpu_flips_are_not(tmp_path: Path) ->
         "teardown: started 10s ago",
     ]
     assert auto.reasons["box3"] == "teardown: started 20s ago"
+
+
+async def test_a_refused_host_key_is_said_on_the_console_at_once(tmp_path: Path) -> None:
+    """watch said nothing of a refused host key until its silent event five minutes
+    later, which blamed the network (a user's hour): it is said at once, once."""
+    from rgt_tui.domain.errors import HostKeyError
+    from rgt_tui.services.telemetry import ConnectionState, HostUpdate
+
+    path = tmp_path / "hosts.toml"
+    path.write_text(BOX.format(name="box3", n=3, profile="vastai"))
+    fleet = load_fleet(path)
+    clock, lines = Clock(), []
+    refused = HostKeyError(
+        "box3",
+        "HOST KEY CHANGED for 10.0.0.3: the box now shows ssh-ed25519 SHA256:new",
+        "ssh-keygen -R 10.0.0.3, then check the new key",
+        kind="changed",
+        presented="ssh-ed25519 SHA256:new",
+    )
+    conn = ConnectionState("lost", clock.t, error=refused.message, key_error=refused)
+    update = HostUpdate("box3", conn, None, (), HealthState())
+    box3 = ReplayMonitor(fleet.host("box3"), clock, updates=[update, update])
+    watcher = Watcher(fleet, clock=clock, monitors={"box3": box3}, report=lines.append)
+    task = asyncio.create_task(watcher.run())
+    try:
+        await asyncio.wait_for(box3.started.wait(), 30)
+        await wait_for(lambda: any("HOST KEY CHANGED" in line for line in lines), 30)
+        await watcher.check_now()
+        said = [line for line in lines if "HOST KEY CHANGED" in line]
+        assert said == [
+            "box3: HOST KEY CHANGED for 10.0.0.3: the box now shows ssh-ed25519 SHA256:new "
+            "— ssh-keygen -R 10.0.0.3, then check the new key"
+        ], lines
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

@@ -116,6 +116,7 @@ class Watcher:
         self.hosts = list(hosts) if hosts is not None else watched_hosts(fleet)[0]
         self.clock = clock
         self.report = report
+        self._key_said: dict[str, str | None] = {}  # each host's refused key, as last said
         self.fleet_file_every_s = fleet_file_every_s
         self.connections = FleetConnections(
             self.hosts, factory=factory, backoff=backoff or Backoff()
@@ -352,7 +353,9 @@ class Watcher:
             self.report(f"fleet file: {event.fleet.path} fixed and applied")
 
     async def _observed(self, host: HostConfig, state: HostState) -> None:
-        """Hand the host's state to the sinks and the autostop."""
+        """Hand the host's state to the sinks and the autostop; a refused host key is
+        said on the console at once, with its fix."""
+        self._say_key_refusal(host.name)
         for sink in self.sinks:
             await self._call(sink, "on_host", lambda: sink.on_host(host, state))  # noqa: B023
         autostop = self.autostop
@@ -362,6 +365,19 @@ class Watcher:
             # Its gate check may take minutes (a re-scan, a re-hash): not awaited here,
             # and a call while one is going returns at once (AutoStop's own guard).
             self._background(self._call(autostop, "on_host", lambda: autostop.on_host(host, state)))
+
+    def _say_key_refusal(self, host: str) -> None:
+        """A refused host key needs the user, not a retry: said once when it comes (and
+        again if it changes), with the fix, as `status` says it. It used to show only as
+        the silent event five minutes later, blaming the network (a user's hour)."""
+        update = self.runtime.latest.get(host)
+        error = update.connection.key_error if update is not None else None
+        said = error.message if error is not None else None
+        if said != self._key_said.get(host):
+            self._key_said[host] = said
+            if error is not None:
+                fix = f" — {error.fix}" if error.fix else ""
+                self.report(f"{host}: {error.message}{fix}")
 
     async def _call(self, sink: object, method: str, call: Callable[[], object]) -> None:
         """``call()`` (``sink.method``), awaited when it is a coroutine; what it raises is
