@@ -164,7 +164,7 @@ def _print_result(call: Call, label: str, box: str, name: str, result: SyncResul
         print(f"{label}: {result.headline()}; the workdir holds {result.identity.short()}")
     for path in result.removed:
         print(f"{label}: removed {path} (an earlier sync put it there; the tree no longer has it)")
-    if result.overwritten:
+    if result.overwritten or result.replaced_found:
         print(f"{label}: {result.overwritten_note()}")
     if result.left:
         shown = ", ".join(result.left[:3]) + (", …" if len(result.left) > 3 else "")

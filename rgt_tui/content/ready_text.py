@@ -142,7 +142,7 @@ def sync_result_lines(result: SyncResult, host: str, *, now: float | None = None
                 shown(_some(result.removed)),
             )
         )
-    if result.overwritten:
+    if result.overwritten or result.replaced_found:
         lines.append(Content.assemble(("  ", MUTED), (result.overwritten_note(), "$warning")))
     if result.left:
         lines.append(

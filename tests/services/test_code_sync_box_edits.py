@@ -91,7 +91,7 @@ async def test_a_sync_names_box_edits_and_never_says_in_sync_while_the_box_diffe
     assert "matches" not in "".join(said)
     assert (
         "  src/train.py was changed on the box since the last sync: replaced; the box's "
-        f"copy is kept in {first.kept_in}" in said
+        f"copy is kept in {first.kept_in} (not pulled: copy what you need home)" in said
     ), said
     # The next sync still knows a sync put exp_v2.yaml there (ux-d #8), sends nothing and
     # says so (ux-d #17: never "by none").

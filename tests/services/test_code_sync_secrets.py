@@ -7,6 +7,8 @@ the console entry point."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from support.cli import arun
 from support.code_trees import box_files, git, git_tree, write
@@ -22,7 +24,11 @@ SECRETS = (".env", ".git-credentials", ".netrc", ".ssh/id_rsa", "deploy/id_ed255
 CODE = (".env.example", "configs/env.yaml", "keys.py", "src/train.py")
 
 
-@pytest.mark.parametrize("rel", [*SECRETS, ".ENV.production", "sub/.aws/credentials"])
+@pytest.mark.parametrize(
+    "rel",
+    [*SECRETS, ".ENV.production", "sub/.aws/credentials", ".envrc", ".pypirc",
+     ".kaggle/kaggle.json", ".env/production", "app/.npmrc"],
+)  # fmt: skip
 def test_secret_names(rel: str) -> None:
     assert is_secret(rel)
 
@@ -90,3 +96,34 @@ async def test_a_code_setting_that_is_no_folder_is_said_once_with_where_to_fix_i
     assert f"the code directory {tmp_path / 'afile'} is a file, not a folder" in said, said
     assert "set code (in [fleet], or box3's [[hosts]] entry)" in said, said
     assert said.count("the code directory") == 1, said
+
+
+async def test_a_box_file_no_sync_put_there_is_kept_before_the_first_sync_replaces_it(
+    make_loopback_fleet, tmp_path
+):
+    """A box whose code came another way (the demo's own, a git clone, an scp): the
+    first sync replaced an edit made there with no copy and no word (a user's hour)."""
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    write(code, "train.py", "print('tree')\n")
+    write(code, "same.py", "SAME = 1\n")
+    root = loop.box("box1").root
+    write(root, "train.py", "print('tree')\n# edited on the box\n")
+    write(root, "same.py", "SAME = 1\n")  # already the tree's: nothing to keep
+    set_host_key(loop.hosts_file, "code", str(code), "box1")
+    host = load_fleet(loop.hosts_file).host("box1")
+    t = transport_for(host)
+    try:
+        result = await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert (root / "train.py").read_text() == "print('tree')\n"
+    assert result.replaced_found == ("train.py",) and result.overwritten == ()
+    kept = Path(result.kept_in)
+    assert (kept / "train.py").read_text() == "print('tree')\n# edited on the box\n"
+    assert not (kept / "same.py").exists()
+    said = "\n".join(line.plain for line in sync_result_lines(result, "box1"))
+    assert (
+        f"train.py was on the box, not put there by a sync: replaced by the tree's; the box's copy is kept in {kept}"
+        in said
+    ), said

@@ -57,6 +57,9 @@ _DOTENV_EXAMPLES = (".example", ".sample", ".template", ".dist")
 _PRIVATE_KEYS = frozenset(
     {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"}
 )
+# Token files of common tools, by name (direnv, PyPI, npm, PostgreSQL) and by folder.
+_TOKEN_FILES = frozenset({".envrc", ".pypirc", ".npmrc", ".pgpass"})
+_TOKEN_PATHS = ((".kaggle", "kaggle.json"), (".docker", "config.json"))
 
 
 def is_secret(rel: str) -> bool:
@@ -64,10 +67,15 @@ def is_secret(rel: str) -> bool:
     user's hour found .netrc and .ssh/id_rsa copied to a box, readable there by all)."""
     if secret_reason("", rel.rstrip("/")) is not None:
         return True
-    name = rel.rstrip("/").rsplit("/", 1)[-1].lower()
+    parts = rel.rstrip("/").lower().split("/")
+    name = parts[-1]
+    if ".env" in parts[:-1]:  # a folder of dotenv files (.env/production)
+        return True
     if name == ".env" or (name.startswith(".env.") and not name.endswith(_DOTENV_EXAMPLES)):
         return True
-    return name in _PRIVATE_KEYS
+    if any(tuple(parts[-2:]) == pair for pair in _TOKEN_PATHS):
+        return True
+    return name in _PRIVATE_KEYS or name in _TOKEN_FILES
 
 
 def never_sent(rel: str, extra: pathspec.PathSpec) -> bool:

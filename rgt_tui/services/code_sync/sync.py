@@ -129,10 +129,14 @@ async def sync_code(
             f"wait for the queue to finish (or stop it), then rgt-tui sync {host.name}",
         )
     chosen, total, note, kept_in = "none", 0, "", ""
-    edited = before.edited(f.path for f in send)  # changed on the box: kept aside first
+    # Kept aside before the switch: what a user may have made on the box, whether a sync
+    # put the file there and it was edited since, or no sync did (a user's hour lost an
+    # edit to the demo's train.py, which came with the box).
+    edited = before.edited(f.path for f in send)
+    found = before.not_from_sync(f.path for f in send)
     if send:
         chosen, total, note, kept_in = await _send(
-            host, transport, tree, send, session, method, on_progress, edited
+            host, transport, tree, send, session, method, on_progress, edited + found
         )
     # What syncs installed and the tree still has: what was sent now, and what an earlier
     # sync installed (the tree's hash now, as the switch was just verified). A file the
@@ -166,6 +170,7 @@ async def sync_code(
         removed=tuple(removed),
         left=_left(after, changed, kept),
         overwritten=tuple(edited),
+        replaced_found=tuple(found),
         kept_in=kept_in,
         note=note,
         **base,

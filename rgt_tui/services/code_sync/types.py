@@ -135,6 +135,8 @@ class SyncResult:
     # Files a sync installed that were changed on the box since, replaced by this one;
     # the box's edited copies were kept first in ``kept_in`` (a folder on the box).
     overwritten: tuple[str, ...] = ()
+    # Files the box held that no sync put there, replaced by this one (kept first too).
+    replaced_found: tuple[str, ...] = ()
     kept_in: str = ""
     finished: float = field(default_factory=time.time)  # when it ended (epoch seconds)
 
@@ -159,8 +161,21 @@ class SyncResult:
 
     def overwritten_note(self) -> str:
         """``train.py was changed on the box since the last sync: replaced; the box's copy
-        is kept in ~/.rgt/sync-kept/<token>/``."""
-        return _overwrite_warning(self.overwritten, kept_in=self.kept_in)
+        is kept in ~/.rgt/sync-kept/<token>/`` (and the same for files no sync put
+        there); "" when none was replaced."""
+        notes = []
+        if self.overwritten:
+            notes.append(_overwrite_warning(self.overwritten, kept_in=self.kept_in))
+        if self.replaced_found:
+            found = self.replaced_found
+            named = ", ".join(found[:_NAMED]) + (", …" if len(found) > _NAMED else "")
+            where = self.kept_in or "~/.rgt/sync-kept/ on the box"
+            notes.append(
+                f"{named} {'was' if len(found) == 1 else 'were'} on the box, not put there by "
+                f"a sync: replaced by the tree's; the box's {'copy is' if len(found) == 1 else 'copies are'} "
+                f"kept in {where} (not pulled: copy what you need home)"
+            )
+        return "; ".join(notes)
 
     def still_differs_note(self, name: str) -> str:
         """Why a sync that ran leaves the box different from the local tree."""
@@ -187,7 +202,8 @@ def _overwrite_warning(paths: tuple[str, ...], by: str = "", kept_in: str = "") 
         )
     where = f"kept in {kept_in}" if kept_in else "kept in ~/.rgt/sync-kept/ on the box"
     return (
-        f"{named} {was} changed on the box since the last sync: replaced; the box's {copy} {where}"
+        f"{named} {was} changed on the box since the last sync: replaced; the box's {copy} "
+        f"{where} (not pulled: copy what you need home)"
     )
 
 
