@@ -54,8 +54,8 @@ def cell_body(env_value: str, netrc_value: str, *, gate: bool = True) -> str:
     test's gate, then writes a result for the teardown gate to pull and verify."""
     check = (
         'h() { printf %s "$1" | sha256sum | cut -c1-64; }\n'
-        f'[ "$(h "${{RGT_T_ENV:-}}")" = {sha(env_value)} ] && echo "env match" || echo "env MISMATCH"\n'
-        f'[ "$(h "${{RGT_T_NETRC:-}}")" = {sha(netrc_value)} ] && echo "netrc match" || echo "netrc MISMATCH"\n'
+        f'[ "$(h "${{CRED_T_ENV:-}}")" = {sha(env_value)} ] && echo "env match" || echo "env MISMATCH"\n'
+        f'[ "$(h "${{CRED_T_NETRC:-}}")" = {sha(netrc_value)} ] && echo "netrc match" || echo "netrc MISMATCH"\n'
     )
     wait = GATE + "\n" if gate else ""
     return check + wait + 'mkdir -p "$2" && echo \'{"acc": 0.9}\' > "$2/metrics.json"'
@@ -66,15 +66,15 @@ def add_credentials(hosts_file: Path) -> None:
     with hosts_file.open("a") as f:
         f.write(
             "[hosts.credentials]\n"
-            'RGT_T_ENV = { env = "RGT_T_ENV_SOURCE" }\n'
-            f'RGT_T_NETRC = {{ netrc = "{NETRC_MACHINE}" }}\n'
+            'CRED_T_ENV = { env = "CRED_T_ENV_SOURCE" }\n'
+            f'CRED_T_NETRC = {{ netrc = "{NETRC_MACHINE}" }}\n'
         )
 
 
 def set_sources(
     monkeypatch: pytest.MonkeyPatch, home: Path, env_value: str, netrc_value: str
 ) -> None:
-    monkeypatch.setenv("RGT_T_ENV_SOURCE", env_value)
+    monkeypatch.setenv("CRED_T_ENV_SOURCE", env_value)
     netrc = home / ".netrc"
     netrc.write_text(
         "machine other.example login me password not-this-one\n"
@@ -139,7 +139,7 @@ async def test_credentials_reach_the_cell_and_leave_no_trace(
     plan = await plan_launch(qf.fleet, host, transport)
     assert plan.ok, plan.problems
     text = format_plan(plan)
-    assert f"RGT_T_ENV (env RGT_T_ENV_SOURCE), RGT_T_NETRC (netrc {NETRC_MACHINE})" in text
+    assert f"CRED_T_ENV (env CRED_T_ENV_SOURCE), CRED_T_NETRC (netrc {NETRC_MACHINE})" in text
     assert not [n for n in needles if n in text or n in repr(plan)]
     await launch(plan, transport)
     await transport.close()
@@ -189,7 +189,7 @@ async def test_the_plan_names_every_credential_that_cannot_be_read(
 ) -> None:
     """ux-d #10: the plan reads every source (no ~/.netrc, the variable unset) and is
     refused naming both with their fixes, not Launch one at a time."""
-    monkeypatch.delenv("RGT_T_ENV_SOURCE", raising=False)
+    monkeypatch.delenv("CRED_T_ENV_SOURCE", raising=False)
     qf: QueueFleet = await make_queue_fleet(1, run=SCRIPT_RUN)
     add_credentials(qf.loopback.hosts_file)
     qf.write_queue(f"{qf.cell_script('secret', 'echo hi')} t\n")
@@ -202,11 +202,11 @@ async def test_the_plan_names_every_credential_that_cannot_be_read(
     refused = [p for p in plan.problems if p.startswith("cannot read credential ")]
     assert len(refused) == 2, plan.problems
     env, netrc = refused
-    assert env.startswith("cannot read credential RGT_T_ENV (env RGT_T_ENV_SOURCE): ")
-    assert "export RGT_T_ENV_SOURCE=" in env
-    assert netrc.startswith(f"cannot read credential RGT_T_NETRC (netrc {NETRC_MACHINE}): ")
+    assert env.startswith("cannot read credential CRED_T_ENV (env CRED_T_ENV_SOURCE): ")
+    assert "export CRED_T_ENV_SOURCE=" in env
+    assert netrc.startswith(f"cannot read credential CRED_T_NETRC (netrc {NETRC_MACHINE}): ")
     assert f"{home / '.netrc'} does not exist" in netrc and "log in" in netrc
-    assert "REFUSED: cannot read credential RGT_T_NETRC" in format_plan(plan)
+    assert "REFUSED: cannot read credential CRED_T_NETRC" in format_plan(plan)
     assert not (qf.root() / ".rgt" / "credentials.env").exists()  # nothing was sent
 
 
@@ -223,14 +223,14 @@ async def test_a_credential_that_cannot_be_read_stops_the_launch(
     try:
         plan = await plan_launch(qf.fleet, qf.host(), transport)
         assert plan.ok, plan.problems
-        monkeypatch.delenv("RGT_T_ENV_SOURCE")
+        monkeypatch.delenv("CRED_T_ENV_SOURCE")
         with pytest.raises(CredentialError) as refused:
             await launch(plan, transport)
     finally:
         await transport.close()
     message = str(refused.value)
-    assert message.startswith("box1: credential RGT_T_ENV (env RGT_T_ENV_SOURCE): ")
-    assert "not set in rgt-tui's environment" in message and "export RGT_T_ENV_SOURCE=" in message
+    assert message.startswith("box1: credential CRED_T_ENV (env CRED_T_ENV_SOURCE): ")
+    assert "not set in rgt-tui's environment" in message and "export CRED_T_ENV_SOURCE=" in message
     assert netrc_value not in message
     assert not (qf.root() / ".rgt" / "credentials.env").exists()  # nothing was sent
     assert not (qf.qdir() / "runner.state").exists()  # and nothing launched
@@ -275,4 +275,4 @@ async def test_credentials_over_openssh_sshd(
     assert files_holding([server.base_dir], needles, allowed={creds}) == []
     # The one place the values are (the scan would have found them anywhere else).
     assert files_holding([server.base_dir], needles, allowed=set())
-    assert os.environ["RGT_T_ENV_SOURCE"] == env_value  # the source is untouched
+    assert os.environ["CRED_T_ENV_SOURCE"] == env_value  # the source is untouched

@@ -58,7 +58,7 @@ def fleet_over_home_parent(qf: QueueFleet, results: Path, hook_url: str, marker:
         f.write(
             f"pull = [{json.dumps(str(qf.base))}]\n"
             "[hosts.credentials]\n"
-            'RGT_T_TOKEN = { env = "RGT_T_TOKEN_SOURCE" }\n'
+            'CRED_T_TOKEN = { env = "CRED_T_TOKEN_SOURCE" }\n'
         )
     head = (
         f"[fleet]\nresults_dir = {json.dumps(str(results))}\npoll_seconds = 0.2\n"
@@ -77,7 +77,7 @@ async def test_a_pull_over_the_homes_parent_brings_no_credentials_and_no_trace_i
     # The cell checks the token by its sha256: no fixture file holds the value itself.
     digest = hashlib.sha256(secret.encode()).hexdigest()
     body = (
-        'h=$(printf %s "${RGT_T_TOKEN:-}" | sha256sum | cut -c1-64)\n'
+        'h=$(printf %s "${CRED_T_TOKEN:-}" | sha256sum | cut -c1-64)\n'
         f'[ "$h" = {digest} ] && echo "token match" || echo MISMATCH\n'
         'mkdir -p "$2" && echo \'{"acc": 0.9}\' > "$2/metrics.json"'
     )
@@ -93,9 +93,9 @@ async def test_a_pull_over_the_homes_parent_brings_no_credentials_and_no_trace_i
 
     with webhook() as hook:
         hosts = fleet_over_home_parent(qf, results, hook.url("/n"), marker)
-        launched = await cli("launch", "box1", "--yes", env={"RGT_T_TOKEN_SOURCE": secret})
+        launched = await cli("launch", "box1", "--yes", env={"CRED_T_TOKEN_SOURCE": secret})
         assert launched.returncode == 0, launched.stdout + launched.stderr
-        assert "RGT_T_TOKEN (env RGT_T_TOKEN_SOURCE)" in launched.stdout
+        assert "CRED_T_TOKEN (env CRED_T_TOKEN_SOURCE)" in launched.stdout
         await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
         log = (qf.qdir() / "cells" / "tok.log").read_text()
         assert "token match" in log and "MISMATCH" not in log  # the cell had the value
