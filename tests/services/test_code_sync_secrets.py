@@ -127,3 +127,28 @@ async def test_a_box_file_no_sync_put_there_is_kept_before_the_first_sync_replac
         f"train.py was on the box, not put there by a sync: replaced by the tree's; the box's copy is kept in {kept}"
         in said
     ), said
+
+
+async def test_results_under_the_workdir_are_never_code_to_remove(make_loopback_fleet, tmp_path):
+    """durable_dir inside the workdir: sync named the runs' results "left on the box, not
+    in the tree — remove by hand", and preflight's code check said "remove" them (a
+    user's hour)."""
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    write(code, "train.py", "print('tree')\n")
+    set_host_key(loop.hosts_file, "code", str(code), "box1")
+    host = load_fleet(loop.hosts_file).host("box1")
+    root = loop.box("box1").root
+    assert host.durable_dir.startswith(host.workdir.rstrip("/") + "/"), host
+    results = root / host.durable_dir[len(host.workdir.rstrip("/")) + 1 :]
+    write(results, "c1/big.bin", "weights\n")
+    write(root, "stray.py", "STRAY = 1\n")  # a box-only file that is code: still named
+    t = transport_for(host)
+    try:
+        result = await sync_code(host, t, method="sftp")
+        status = await code_status(host, t)
+    finally:
+        await t.close()
+    assert result.left == ("stray.py (not put there by rgt-tui sync)",), result.left
+    assert status is not None and "c1/big.bin" not in (status.problem() or "")
+    assert (results / "c1" / "big.bin").exists()

@@ -20,6 +20,7 @@ after a sync, is never removed.
 from __future__ import annotations
 
 import asyncio
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -164,11 +165,30 @@ def _items(result: CommandResult) -> list[str]:
     return [i for i in result.stdout.split("\0") if i]
 
 
+def outputs_under(workdir: str, folders: Iterable[str | None]) -> tuple[str, ...]:
+    """Those of ``folders`` (the host's durable_dir and data_dir) that lie under
+    ``workdir`` as written, relative to it: outputs and data, never code."""
+    work = posixpath.normpath(workdir).rstrip("/")
+    found = []
+    for folder in folders:
+        if folder and posixpath.normpath(folder).startswith(work + "/"):
+            found.append(posixpath.normpath(folder)[len(work) + 1 :])
+    return tuple(found)
+
+
 async def scan_box(
-    transport: Transport, host: str, tree: LocalTree, directory: str, *, session: str = ""
+    transport: Transport,
+    host: str,
+    tree: LocalTree,
+    directory: str,
+    *,
+    session: str = "",
+    outputs: tuple[str, ...] = (),
 ) -> BoxTree:
     """The box's copy of ``tree`` under ``directory`` (see the module docstring); with
-    ``session``, whether that queue runs. Reads only."""
+    ``session``, whether that queue runs. Reads only. ``outputs``: folders under it that
+    hold the runs' outputs or data (``outputs_under``): what is there is never code, so
+    never named a box-only file to remove (a user's hour was told to remove results)."""
     scan = checked(
         host,
         await run_tree_verb(transport, "scan", directory),
@@ -180,6 +200,7 @@ async def scan_box(
     box_only: list[str] = []
     if "dir\t1" in items and tree.rules is not None:
         dirs = [i[2:] + "/" for i in items if i.startswith("./")]
+        dirs = [d for d in dirs if not _under(d, outputs)]
         kept = await asyncio.to_thread(tree.rules.sent, dirs, host)
         listed = checked(
             host,
@@ -189,12 +210,18 @@ async def scan_box(
             f"cannot list the code in {directory}",
         )
         names = {i[2:] for i in _items(listed) if i.startswith("./")} - local
+        names = {n for n in names if not _under(n, outputs)}
         box_only = sorted(await asyncio.to_thread(tree.rules.sent, names, host))
     extra = sorted(record.keys() - local - set(box_only))
     hashes = await hash_on_box(
         transport, host, directory, sorted(local) + box_only + extra, session=session
     )
     return BoxTree(hashes, local, tuple(box_only), record)
+
+
+def _under(rel: str, folders: tuple[str, ...]) -> bool:
+    rel = rel.rstrip("/")
+    return any(rel == f or rel.startswith(f + "/") for f in folders)
 
 
 async def prune_on_box(

@@ -8,7 +8,7 @@ from pathlib import Path
 from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.services.code_sync.box_tree import scan_box
-from rgt_tui.services.code_sync.sync import local_tree
+from rgt_tui.services.code_sync.sync import local_tree, outputs_of
 from rgt_tui.services.code_sync.types import MAX_DIFFERS, CodeStatus
 from rgt_tui.transport import Transport
 
@@ -25,7 +25,7 @@ async def code_status(
         return None
     tree = await local_tree(host, withhold)
     await transport.connect()
-    box = await scan_box(transport, host.name, tree, host.workdir)
+    box = await scan_box(transport, host.name, tree, host.workdir, outputs=outputs_of(host))
     differs = [f.path for f in tree.files if box.hashes.files.get(f.path) != f.file_hash()]
     box_id = CodeIdentity(box.tree) if box.dir_exists else None
     return CodeStatus(
@@ -54,6 +54,6 @@ async def stale_on_box(
     ``code_status``."""
     tree = await local_tree(host, withhold)
     await transport.connect()
-    box = await scan_box(transport, host.name, tree, host.workdir)
+    box = await scan_box(transport, host.name, tree, host.workdir, outputs=outputs_of(host))
     here = {f.path: f.file_hash() for f in tree.files}
     return [p for p in paths if p in here and box.hashes.files.get(p) != here[p]]

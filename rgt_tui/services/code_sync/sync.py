@@ -44,7 +44,7 @@ from rgt_tui.services.code_sync.box import (
     stage_on_box,
     switch_on_box,
 )
-from rgt_tui.services.code_sync.box_tree import BoxTree, prune_on_box, scan_box
+from rgt_tui.services.code_sync.box_tree import BoxTree, outputs_under, prune_on_box, scan_box
 from rgt_tui.services.code_sync.listing import LocalFile, LocalTree, list_tree
 from rgt_tui.services.code_sync.rsync import have_rsync, rsync_send
 from rgt_tui.services.code_sync.types import SyncError, SyncResult
@@ -54,6 +54,11 @@ from rgt_tui.transport.openssh import OpenSsh, openssh_for
 Progress = Callable[[int, int, str], None]
 METHODS = ("auto", "rsync", "sftp")
 _SFTP_IN_FLIGHT = 8  # files written at once over SFTP (small files cost round trips)
+
+
+def outputs_of(host: HostConfig) -> tuple[str, ...]:
+    """The host's durable_dir and data_dir where they lie under its workdir: never code."""
+    return outputs_under(host.workdir, (host.durable_dir, host.data_dir))
 
 
 async def local_tree(host: HostConfig, withhold: Iterable[Path] = ()) -> LocalTree:
@@ -100,7 +105,9 @@ async def sync_code(
     tree = await local_tree(host, withhold)
     await transport.connect()
     session = tmux_session_name(host.name)
-    before = await scan_box(transport, host.name, tree, host.workdir, session=session)
+    before = await scan_box(
+        transport, host.name, tree, host.workdir, session=session, outputs=outputs_of(host)
+    )
     send = [f for f in tree.files if before.hashes.files.get(f.path) != f.file_hash()]
     stale, changed = before.stale()
     base = {
@@ -152,7 +159,7 @@ async def sync_code(
         [f.file_hash() for f in tree.files if f.path in recorded]
         + [before.record[p] for p in changed],
     )
-    after = await scan_box(transport, host.name, tree, host.workdir)
+    after = await scan_box(transport, host.name, tree, host.workdir, outputs=outputs_of(host))
     still = [f.path for f in tree.files if after.hashes.files.get(f.path) != f.file_hash()]
     if still:
         raise SyncError(
