@@ -80,6 +80,7 @@ def test_a_changed_queue_reason_is_said_and_gpu_flips_are_not(tmp_path: Path) ->
     path.write_text(BOX.format(name="box3", n=3, profile="vastai"))
     fleet = load_fleet(path)
     lines: list[str] = []
+    now = [1000.0]
     auto = AutoStop(
         fleet,
         FleetConnections(fleet.hosts),
@@ -87,6 +88,7 @@ def test_a_changed_queue_reason_is_said_and_gpu_flips_are_not(tmp_path: Path) ->
         locks=HostLocks(),
         journal=Journal(tmp_path / "journal"),
         report=lines.append,
+        clock=lambda: now[0],
     )
     unread = "the queue has not been read (no queue, or the box not reached yet)"
     auto.say("box3", "queue", unread)
@@ -104,6 +106,19 @@ def test_a_changed_queue_reason_is_said_and_gpu_flips_are_not(tmp_path: Path) ->
         "teardown: started 10s ago",
     ]
     assert auto.reasons["box3"] == "teardown: started 20s ago"
+
+    # The first idle a minute after the GPUs' last line is said: the standing line is not
+    # "not idle" while the idle minute counts (a user's hour).
+    lines.clear()
+    auto.say("box3", "busy", "GPUs not idle: GPU 0 at 100 % (idle under 5 %)")
+    now[0] += 6
+    auto.say("box3", "idle", "GPUs idle 0s of 1 min")  # a flip 6 s later: not said
+    now[0] += 60
+    auto.say("box3", "idle", "GPUs idle 60s of 1 min")
+    assert [line.removeprefix("box3: autostop waits: ") for line in lines] == [
+        "GPUs not idle: GPU 0 at 100 % (idle under 5 %)",
+        "GPUs idle 60s of 1 min",
+    ], lines
 
 
 async def test_a_refused_host_key_is_said_on_the_console_at_once(tmp_path: Path) -> None:

@@ -99,6 +99,7 @@ class _Host:
 
 
 _FIGURES = re.compile(r"\d+")
+GPU_SAY_EVERY_S = 60.0  # the GPUs' busy/idle reason: at most one line a minute
 
 
 class AutoStop:
@@ -138,6 +139,7 @@ class AutoStop:
         self.reasons: dict[str, str] = {}
         self.report = report
         self._said: dict[str, str] = {}
+        self._gpu_said_at: dict[str, float] = {}  # when a GPU reason was last said
         # Hosts whose autostop can never run as configured, said once at start.
         self.refusals: dict[str, str] = refusals(fleet)
         self._hosts: dict[str, _Host] = {}
@@ -267,10 +269,28 @@ class AutoStop:
         for the whole watch once the queue was read: a user's hour)."""
         self.reasons[host] = why
         # Figures aside (a count, an age): a new line when what it waits for changes.
-        said_as = "gpus" if kind in ("busy", "idle") else kind + ": " + _FIGURES.sub("#", why)
-        if self._said.get(host) != said_as:
-            self._said[host] = said_as
-            self.report(f"{host}: autostop waits: {why}")
+        said_as = kind if kind in ("busy", "idle") else kind + ": " + _FIGURES.sub("#", why)
+        if self._said.get(host) == said_as:
+            return
+        now = self._clock()
+        if kind in ("busy", "idle"):
+            # GPUs that flip between busy and idle (a replayed or bursty load) are said at
+            # most once a minute; the first idle after a busy line is said, so the
+            # standing line is not "not idle" while the idle minute counts (a user's hour).
+            last = self._gpu_said_at.get(host)
+            if (
+                last is not None
+                and now - last < GPU_SAY_EVERY_S
+                and self._said.get(host)
+                in (
+                    "busy",
+                    "idle",
+                )
+            ):
+                return
+            self._gpu_said_at[host] = now
+        self._said[host] = said_as
+        self.report(f"{host}: autostop waits: {why}")
 
     def reload(self, fleet: Fleet) -> list[str]:
         """Take a changed fleet file; returns the refusals it brings (a host's new or
