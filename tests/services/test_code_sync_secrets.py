@@ -69,8 +69,8 @@ async def test_sync_leaves_the_trees_secrets_here_and_names_them(
     assert {".env.example", "src/train.py"} <= on_box
     assert result.secrets == tuple(sorted(SECRETS)), result.secrets
     said = "\n".join(line.plain for line in sync_result_lines(result, "box1"))
-    assert "not sent: .env, .git-credentials, .netrc" in said, said
-    assert "secrets never go to a box" in said and "[fleet.credentials]" in said, said
+    assert "not sent: .env, .git-credentials, .netrc and 2 more" in said, said
+    assert "secret files never go to a box" in said and "[fleet.credentials]" in said, said
     # Left here on purpose: the box's code is the tree's, and untracked secrets are no
     # uncommitted change.
     assert status is not None and status.in_sync, status

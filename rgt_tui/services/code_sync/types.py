@@ -210,10 +210,11 @@ def _overwrite_warning(paths: tuple[str, ...], by: str = "", kept_in: str = "") 
 def secrets_note(secrets: tuple[str, ...]) -> str:
     """Why a sync left the tree's secret files here, naming them, and the way a box gets a
     token instead."""
-    named = ", ".join(secrets[:_NAMED]) + (", …" if len(secrets) > _NAMED else "")
+    more = len(secrets) - _NAMED
+    named = ", ".join(secrets[:_NAMED]) + (f" and {more} more" if more > 0 else "")
     return (
-        f"not sent: {named} — secrets never go to a box (docs/security.md); give runs a "
-        "token through [fleet.credentials] (sent over stdin into a 0600 file)"
+        f"not sent: {named} — secret files never go to a box (docs/security.md); give "
+        "runs a token through [fleet.credentials] (sent over stdin into a 0600 file)"
     )
 
 
