@@ -48,6 +48,9 @@ def ask(prompt: str) -> str | None:
                 continue
             byte = os.read(fd, 1)
             if not byte:
+                if os.isatty(fd):  # Ctrl-D: what the command says next starts a line
+                    sys.stdout.write("\n")
+                    sys.stdout.flush()
                 return line.decode(errors="replace").strip() if line else None
             if byte == b"\n":
                 return line.decode(errors="replace").strip()

@@ -137,6 +137,11 @@ def parse_queue_line(
     def problem(message: str) -> QueueProblem:
         return QueueProblem(file, line, message)
 
+    if "\ufeff" in raw:  # a second file's BOM, after `cat a.txt b.txt`: part of a path
+        return problem(
+            "a UTF-8 byte-order mark inside the line (files joined together?) — remove it, "
+            "saving the file as UTF-8 without BOM"
+        )
     try:
         fields = shlex.split(strip_comment(raw), comments=False, posix=True)
     except ValueError as exc:

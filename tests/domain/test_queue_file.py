@@ -74,6 +74,7 @@ def test_comments_after_fields_quotes_and_crlf():
         # Over 200 bytes: its folders and logs on the box could not be made (a user's hour).
         (f"/tmp/{'L' * 201}.json recon", "is 201 bytes: a cell's name makes its folders"),
         (f"{'é' * 101}.json recon", "is 202 bytes"),
+        ("\ufeffb.json recon", "a UTF-8 byte-order mark inside the line"),
     ],
 )
 def test_format_errors_name_file_line_and_the_fix(line: str, expected: str):

@@ -170,6 +170,7 @@ async def test_cli_ctrl_d_at_the_prompt_says_nothing_was_typed(ready: Setup) -> 
     code, out, err = await term.finish()
     assert code == 1, out + err
     assert "refused: no name typed; nothing was torn down" in err, err
+    assert out.endswith("tear it down: \n"), out  # the refusal starts a line of its own
     assert "no terminal" not in err
     assert not ready.marker.exists()
     assert ready.journal.load("box1").torn_down_at is None

@@ -203,7 +203,9 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     elif others:
         verdict = f"NOT VERIFIED: {problems_and_first(report, others[0])}"
     else:
+        count = len(report.problems)
         verdict = (
-            f"NOT VERIFIED: {plural(len(report.problems), 'problem')} (the roster's cells above)"
+            f"NOT VERIFIED: {plural(count, 'problem')} (the roster's "
+            f"{'cell' if count == 1 else 'cells'} above)"
         )
     return "\n".join([head, *lines, verdict])
