@@ -276,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         cluster.stop()
         return 1
     finally:
+        # A second signal (the terminal's SIGHUP after a Ctrl-C) must not cut the stop.
+        for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
         if cluster.procs:
             with contextlib.suppress(OSError):  # a closed terminal: stop all the same
                 print("\nstopping the cluster…", flush=True)

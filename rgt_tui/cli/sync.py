@@ -176,10 +176,10 @@ def _print_result(call: Call, label: str, box: str, name: str, result: SyncResul
         from rgt_tui.services.code_sync import withheld_note
 
         print(f"{label}: {withheld_note(result.withheld)}")
-    if result.secrets:
+    if result.secrets or result.secrets_left:
         from rgt_tui.services.code_sync import secrets_note
 
-        print(f"{label}: {secrets_note(result.secrets)}")
+        print(f"{label}: {secrets_note(result.secrets, result.secrets_left)}")
     if result.note:
         call.err.print(Text(f"{label}: {result.note}"))
     if result.skipped:

@@ -153,8 +153,12 @@ def sync_result_lines(result: SyncResult, host: str, *, now: float | None = None
         )
     if result.withheld:
         lines.append(Content.assemble(("  ", MUTED), shown(withheld_note(result.withheld))))
-    if result.secrets:
-        lines.append(Content.assemble(("  ", MUTED), shown(secrets_note(result.secrets))))
+    if result.secrets or result.secrets_left:
+        lines.append(
+            Content.assemble(
+                ("  ", MUTED), shown(secrets_note(result.secrets, result.secrets_left))
+            )
+        )
     return lines
 
 

@@ -34,9 +34,10 @@ RESERVED_ENV = frozenset(
     {"PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "IFS", "ENV", "BASH_ENV", "TERM",
      "TMPDIR", "LANG", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "PYTHONPATH", "PYTHONHOME",
      "VIRTUAL_ENV", "CONDA_PREFIX", "MASTER_ADDR", "MASTER_PORT", "RANK", "LOCAL_RANK",
-     "WORLD_SIZE"}
+     "WORLD_SIZE", "LOCAL_WORLD_SIZE", "NODE_RANK", "UID", "EUID", "PPID", "SHELLOPTS",
+     "BASHOPTS", "CDPATH", "CUDA_DEVICE_ORDER", "GLIBC_TUNABLES"}
 )  # fmt: skip
-RESERVED_PREFIXES = ("LD_", "BASH_FUNC_", "RGT_", "LC_", "SLURM_", "TORCHELASTIC_")
+RESERVED_PREFIXES = ("LD_", "BASH_FUNC_", "RGT_", "LC_", "SLURM_", "TORCHELASTIC_", "NCCL_")
 
 
 def readiness(t: Table, base: Path, inherited: Readiness | None = None) -> Readiness:
@@ -165,7 +166,7 @@ def _credentials(t: Table, base: Path) -> tuple[Credential, ...]:
                 f"{name!r} is not an environment variable name (letters, digits, '_'; "
                 "not starting with a digit): each credential is exported to the cells under its name",
             )
-        if name.upper() in RESERVED_ENV or name.upper().startswith(RESERVED_PREFIXES):
+        if name in RESERVED_ENV or name.startswith(RESERVED_PREFIXES):  # names are case-sensitive
             raise t.error(
                 "credentials",
                 f"{name} is a variable the cells' shell or runner lives by, not a secret's "

@@ -571,10 +571,17 @@ code_switch() {
         [ -d "$dir/$rel" ] && [ ! -L "$dir/$rel" ] &&
             refuse blocked "$dir/$rel is a directory where the tree has a file: move it aside, then sync again"
     done
+    if [ "${#keeps[@]}" -gt 0 ]; then
+        # Our own folder, made fresh (mkdir fails on anything already there, a link too):
+        # the copies may hold tokens, so only the login reads them.
+        [ -L "$rgt/sync-kept" ] && refuse link "$rgt/sync-kept is a symlink on the box; move it aside, then sync again"
+        mkdir -p -m 700 -- "$rgt/sync-kept" && mkdir -m 700 -- "$kept" ||
+            refuse io "cannot create $kept (disk full? df -h ~); nothing was switched"
+    fi
     for rel in ${keeps[@]+"${keeps[@]}"}; do  # empty under set -u: bash before 4.4
         p=$dir/$rel
         [ -f "$p" ] && [ ! -L "$p" ] || continue
-        mkdir -p -- "$(dirname -- "$kept/$rel")" && cp -p -- "$p" "$kept/$rel" ||
+        (umask 077 && mkdir -p -- "$(dirname -- "$kept/$rel")" && cp -P -p -- "$p" "$kept/$rel") ||
             refuse io "cannot keep the box's edited $rel in $kept (disk full? df -h ~); nothing was switched"
     done
     [ "${#keeps[@]}" -gt 0 ] && [ -d "$kept" ] && printf 'kept\t%s\n' "$kept"

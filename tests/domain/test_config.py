@@ -731,7 +731,7 @@ def test_run_template_brackets_load_and_literal_shell_brackets_stay(tmp_path: Pa
         assert load_fleet(path).hosts[0].run == run
 
 
-@pytest.mark.parametrize("name", ["PATH", "HOME", "LD_PRELOAD", "path", "CUDA_VISIBLE_DEVICES"])
+@pytest.mark.parametrize("name", ["PATH", "HOME", "LD_PRELOAD", "UID", "CUDA_VISIBLE_DEVICES"])
 def test_a_credential_cannot_take_a_name_the_cells_live_by(tmp_path: Path, name: str) -> None:
     """A credential exported as PATH broke every cell ("exec: bash: not found", a user's
     hour): refused with its line and how to name it."""
@@ -743,5 +743,8 @@ def test_a_credential_cannot_take_a_name_the_cells_live_by(tmp_path: Path, name:
 
 def test_a_credential_with_a_secrets_name_loads(tmp_path: Path) -> None:
     path = tmp_path / "hosts.toml"
-    path.write_text('[fleet]\n[fleet.credentials]\nHF_TOKEN = { env = "X1" }\n')
-    assert [c.name for c in load_fleet(path).ready.credentials] == ["HF_TOKEN"]
+    path.write_text(
+        '[fleet]\n[fleet.credentials]\nHF_TOKEN = { env = "X1" }\npath = { env = "X2" }\n'
+    )
+    # Environment names are case-sensitive: a lower-case "path" is not PATH.
+    assert [c.name for c in load_fleet(path).ready.credentials] == ["HF_TOKEN", "path"]

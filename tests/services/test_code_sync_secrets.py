@@ -70,7 +70,9 @@ async def test_sync_leaves_the_trees_secrets_here_and_names_them(
     assert result.secrets == tuple(sorted(SECRETS)), result.secrets
     said = "\n".join(line.plain for line in sync_result_lines(result, "box1"))
     assert "not sent: .env, .git-credentials, .netrc and 2 more" in said, said
-    assert "secret files never go to a box" in said and "[fleet.credentials]" in said, said
+    assert "files named like secrets never go to a box" in said and "[fleet.credentials]" in said, (
+        said
+    )
     # Left here on purpose: the box's code is the tree's, and untracked secrets are no
     # uncommitted change.
     assert status is not None and status.in_sync, status
@@ -152,3 +154,31 @@ async def test_results_under_the_workdir_are_never_code_to_remove(make_loopback_
     assert result.left == ("stray.py (not put there by rgt-tui sync)",), result.left
     assert status is not None and "c1/big.bin" not in (status.problem() or "")
     assert (results / "c1" / "big.bin").exists()
+
+
+async def test_a_secret_an_older_sync_put_on_the_box_is_left_and_named(
+    make_loopback_fleet, tmp_path
+):
+    """An older rgt-tui sent .env and recorded it: the next sync pruned it as "no longer
+    in the tree", which it still was (the review of this change)."""
+    import hashlib
+
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    write(code, "train.py", "print('tree')\n")
+    write(code, ".env", "TOKEN=abc\n")
+    set_host_key(loop.hosts_file, "code", str(code), "box1")
+    host = load_fleet(loop.hosts_file).host("box1")
+    root = loop.box("box1").root
+    write(root, ".env", "TOKEN=abc\n")  # as the older sync left it, with its record line
+    digest = hashlib.sha256(b"TOKEN=abc\n").hexdigest()
+    (root / ".rgt-sync.record").write_text(f"{digest}\t-\t.env\n")
+    t = transport_for(host)
+    try:
+        result = await sync_code(host, t, method="sftp")
+    finally:
+        await t.close()
+    assert (root / ".env").read_text() == "TOKEN=abc\n"  # not removed
+    assert ".env" not in result.removed and result.secrets_left == (".env",)
+    said = "\n".join(line.plain for line in sync_result_lines(result, "box1"))
+    assert "an earlier sync put .env on the box: left there" in said, said

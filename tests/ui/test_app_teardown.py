@@ -466,6 +466,10 @@ async def test_p_q_in_one_burst_asks_about_the_pull_p_started(
     from rgt_tui.screens.quit_confirm import QuitConfirmScreen
 
     app = teardown_app(loopback_fleet, tmp_path, "true")
+    # A pull that lasts (the box hashes 2 GiB first): the question must still list it
+    # when the test reads it, on a loaded machine too.
+    with open(loopback_fleet.box("box1").root / "results" / "big.bin", "wb") as f:  # noqa: ASYNC230
+        f.truncate(2 << 30)  # sparse: no disk
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.post_message(events.Key("p", "p"))  # no pause between them: one burst

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import FileHash
+from rgt_tui.domain.text import printable
 from rgt_tui.services.box_ctl import CTL_TIMEOUT_S, refusal
 from rgt_tui.services.box_script import run_box_script, script_text
 from rgt_tui.services.code_sync.types import SyncError
@@ -156,8 +157,8 @@ async def switch_on_box(
     kept = ""
     for line in result.stdout.splitlines():
         key, _, value = line.partition("\t")
-        if key == "kept":
-            kept = value
+        if key == "kept" and value.endswith(f"/.rgt/sync-kept/{token}"):
+            kept = printable(value, None)  # the box's text: shown, never acted on
         if key == "switched" and value.isdigit():
             return int(value), kept
     raise SyncError(host, f"the box did not confirm the switch in {workdir}")

@@ -47,6 +47,7 @@ from rgt_tui.services.code_sync.box import (
 from rgt_tui.services.code_sync.box_tree import BoxTree, outputs_under, prune_on_box, scan_box
 from rgt_tui.services.code_sync.listing import LocalFile, LocalTree, list_tree
 from rgt_tui.services.code_sync.rsync import have_rsync, rsync_send
+from rgt_tui.services.code_sync.rules import is_secret
 from rgt_tui.services.code_sync.types import SyncError, SyncResult
 from rgt_tui.transport import Transport
 from rgt_tui.transport.openssh import OpenSsh, openssh_for
@@ -110,12 +111,18 @@ async def sync_code(
     )
     send = [f for f in tree.files if before.hashes.files.get(f.path) != f.file_hash()]
     stale, changed = before.stale()
+    # A secret an older rgt-tui sent is left on the box, named, not removed as "no
+    # longer in the tree": the tree still has it, and a run may read it.
+    secrets_left = tuple(f.path for f in stale if is_secret(f.path))
+    stale = [f for f in stale if not is_secret(f.path)]
+    changed = [p for p in changed if not is_secret(p)]
     base = {
         "host": host.name,
         "files_total": len(tree.files),
         "skipped": tree.skipped,
         "withheld": tree.withheld,
         "secrets": tree.secrets,
+        "secrets_left": secrets_left,
     }
     if not send and not stale:
         left = _left(before, changed)

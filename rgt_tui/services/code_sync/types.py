@@ -132,6 +132,8 @@ class SyncResult:
     # The fleet file, its queue files and its results_dir ("results/") in the tree: not sent.
     withheld: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()  # secret files in the tree (.env, .netrc, …): not sent
+    # Secrets an older rgt-tui's sync put on the box: left there (a run may read them).
+    secrets_left: tuple[str, ...] = ()
     # Files a sync installed that were changed on the box since, replaced by this one;
     # the box's edited copies were kept first in ``kept_in`` (a folder on the box).
     overwritten: tuple[str, ...] = ()
@@ -169,7 +171,7 @@ class SyncResult:
         if self.replaced_found:
             found = self.replaced_found
             named = ", ".join(found[:_NAMED]) + (", …" if len(found) > _NAMED else "")
-            where = self.kept_in or "~/.rgt/sync-kept/ on the box"
+            where = self.kept_in or "no folder (the box's copy was gone by the switch)"
             notes.append(
                 f"{named} {'was' if len(found) == 1 else 'were'} on the box, not put there by "
                 f"a sync: replaced by the tree's; the box's {'copy is' if len(found) == 1 else 'copies are'} "
@@ -200,22 +202,31 @@ def _overwrite_warning(paths: tuple[str, ...], by: str = "", kept_in: str = "") 
             f"{named} {was} changed on the box since the last sync: {by} replaces {it}, "
             f"keeping the box's {copy.split()[0]} in ~/.rgt/sync-kept/ there"
         )
-    where = f"kept in {kept_in}" if kept_in else "kept in ~/.rgt/sync-kept/ on the box"
+    where = f"kept in {kept_in}" if kept_in else "kept nowhere (gone from the box by the switch)"
     return (
         f"{named} {was} changed on the box since the last sync: replaced; the box's {copy} "
         f"{where} (not pulled: copy what you need home)"
     )
 
 
-def secrets_note(secrets: tuple[str, ...]) -> str:
+def secrets_note(secrets: tuple[str, ...], left: tuple[str, ...] = ()) -> str:
     """Why a sync left the tree's secret files here, naming them, and the way a box gets a
-    token instead."""
+    token instead; ``left``: those an older sync put on the box, left there."""
     more = len(secrets) - _NAMED
     named = ", ".join(secrets[:_NAMED]) + (f" and {more} more" if more > 0 else "")
-    return (
-        f"not sent: {named} — secret files never go to a box (docs/security.md); give "
-        "runs a token through [fleet.credentials] (sent over stdin into a 0600 file)"
+    note = (
+        f"not sent: {named} — files named like secrets never go to a box "
+        "(docs/security.md); give runs a token through [fleet.credentials] (sent over "
+        "stdin into a 0600 file)"
     )
+    if left:
+        on_box = ", ".join(left[:_NAMED]) + (", …" if len(left) > _NAMED else "")
+        note += (
+            f"; an earlier sync put {on_box} on the box: left there (remove "
+            f"{'it' if len(left) == 1 else 'them'} on the box once no run reads "
+            f"{'it' if len(left) == 1 else 'them'})"
+        )
+    return note
 
 
 def withheld_note(withheld: tuple[str, ...]) -> str:

@@ -263,13 +263,14 @@ class AutoStop:
 
     def say(self, host: str, kind: str, why: str) -> None:
         """Keep why ``host``'s stop does not run now; say it (``report``) when it changed
-        since last said. The GPUs' wait is said once whatever the samples do ("GPUs
-        idle 40s of 1 min", then busy, idle again: one line, not one per flip); any
-        other reason when its words change, figures aside (the queue's first "has not been read" stood
-        for the whole watch once the queue was read: a user's hour)."""
+        since last said. The GPUs' busy/idle wait at most once a minute (a replayed or
+        bursty GPU flips every few seconds); any other reason when its words change,
+        figures and the running cell's name aside (the queue's first "has not been read"
+        stood for the whole watch once the queue was read: a user's hour)."""
         self.reasons[host] = why
         # Figures aside (a count, an age): a new line when what it waits for changes.
-        said_as = kind if kind in ("busy", "idle") else kind + ": " + _FIGURES.sub("#", why)
+        plain = _FIGURES.sub("#", why.split(" (running: ")[0])
+        said_as = kind if kind in ("busy", "idle") else f"{kind}: {plain}"
         if self._said.get(host) == said_as:
             return
         now = self._clock()
