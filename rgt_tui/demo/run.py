@@ -94,9 +94,8 @@ async def _run(boxes: int, theme: str | None, tmux_dir: Path) -> int:
             try:
                 # Quitting the demo removes its boxes, and what was pulled with them.
                 removes = (
-                    f"the demo ends: its boxes, their queues and files (in "
-                    f"{loopback.hosts_file.parent}) and everything pulled into "
-                    f"{fleet.results_dir} are deleted"
+                    f"the demo ends: its boxes, their queues and everything in "
+                    f"{loopback.hosts_file.parent} (your edits there, the pulls) are deleted"
                 )
                 app = RgtApp(fleet, theme=theme, quit_removes=removes)
                 return await _run_app(app, boxes)
