@@ -69,6 +69,15 @@ async def test_a_killed_cell_with_a_verified_checkpoint_locks_until_acknowledged
     )
     assert "ready: every condition holds but the typed confirmation" in ready.stdout
 
+    # A cell appended to the queue file since the verify (never sent, never run): the
+    # gate held to the queue file as it is now (a user's hour found it open).
+    qf.append_queue(f"{qf.cell_script('zeta', METRICS)} t\n")
+    added = await _cli(qf, tmp_path, "teardown", "box1", "--check", "--ack-unfinished", "eta_long")
+    assert added.returncode == 1, added.stdout + added.stderr
+    roster = next(x for x in added.stdout.splitlines() if x.startswith("  [ ] roster"))
+    assert roster.startswith("  [ ] roster") and "the queue file now also has zeta" in roster
+    assert "which the last verify did not reconcile: verify again" in added.stdout
+
 
 async def test_a_failed_cell_locks_and_a_moved_one_does_not(
     make_queue_fleet, tmp_path: Path

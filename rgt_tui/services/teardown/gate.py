@@ -489,10 +489,11 @@ async def gather(
     for event in unattributed:
         state = g.apply(state, event)
     said = None if now.answered else await asyncio.to_thread(_unanswered, fleet, host)
+    cells_now = await asyncio.to_thread(_queue_cells, host)
     overrides = {
         "box": lambda c: _box_condition(c, jh, now),
         "idle": lambda c: _idle_condition(c, state, now),
-        "roster": lambda c: _roster_unanswered(c, said),
+        "roster": lambda c: _roster_now(_roster_unanswered(c, said), state, cells_now),
     }
     conditions = tuple(overrides.get(c.key, lambda c: c)(c) for c in g.conditions(state))
     if isinstance(backend_for(host), JobGated) and state.slurm_jobs is None:
@@ -513,7 +514,29 @@ async def gather(
         jh.box,
         bool(moved),
         tuple(jh.history),
-        await asyncio.to_thread(_queue_cells, host),
+        cells_now,
+    )
+
+
+def _roster_now(
+    c: g.Condition, state: g.GateState, cells_now: tuple[str, ...] | None
+) -> g.Condition:
+    """The roster the last verify reconciled, held to the queue file as it is now: a cell
+    added since (never sent, never verified) keeps the gate locked until a verify counts
+    it or it is accepted as missing (a user's hour found the gate open, and autostop
+    stopping the box, with an appended cell that had never run)."""
+    if cells_now is None or state.expected_cells is None:
+        return c
+    new = [n for n in cells_now if n not in state.expected_cells and n not in state.acked_missing]
+    if not new:
+        return c
+    named = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
+    return g.Condition(
+        "roster",
+        False,
+        f"{c.evidence}; the queue file now also has {named}, which the last verify did not "
+        "reconcile: verify again",
+        tuple(new),
     )
 
 
