@@ -24,6 +24,23 @@ SECRETS = (".env", ".git-credentials", ".netrc", ".ssh/id_rsa", "deploy/id_ed255
 CODE = (".env.example", "configs/env.yaml", "keys.py", "src/train.py")
 
 
+def _with_code(loop, code: Path):  # type: ignore[no-untyped-def]
+    """box1 of the loopback fleet ``loop``, with ``code`` as its code tree."""
+    set_host_key(loop.hosts_file, "code", str(code), "box1")
+    return load_fleet(loop.hosts_file).host("box1")
+
+
+async def _sync(host, *, check: bool = False):  # type: ignore[no-untyped-def]
+    """One sync of ``host`` on a connection of its own; with ``check``, its code status
+    after it too."""
+    t = transport_for(host)
+    try:
+        result = await sync_code(host, t, method="sftp")
+        return result, (await code_status(host, t) if check else None)
+    finally:
+        await t.close()
+
+
 @pytest.mark.parametrize(
     "rel",
     [*SECRETS, ".ENV.production", "sub/.aws/credentials", ".envrc", ".pypirc",
@@ -55,15 +72,7 @@ async def test_sync_leaves_the_trees_secrets_here_and_names_them(
     for rel in SECRETS[1:]:
         write(code, rel, "secret\n")
     write(code, ".env.example", "WANDB_API_KEY=\n")
-    set_host_key(loop.hosts_file, "code", str(code), "box1")
-    fleet = load_fleet(loop.hosts_file)
-    host = fleet.host("box1")
-    t = transport_for(host)
-    try:
-        result = await sync_code(host, t, method="sftp")
-        status = await code_status(host, t)
-    finally:
-        await t.close()
+    result, status = await _sync(_with_code(loop, code), check=True)
     on_box = box_files(loop.box("box1").root)
     assert not set(SECRETS) & on_box, on_box
     assert {".env.example", "src/train.py"} <= on_box
@@ -112,13 +121,7 @@ async def test_a_box_file_no_sync_put_there_is_kept_before_the_first_sync_replac
     root = loop.box("box1").root
     write(root, "train.py", "print('tree')\n# edited on the box\n")
     write(root, "same.py", "SAME = 1\n")  # already the tree's: nothing to keep
-    set_host_key(loop.hosts_file, "code", str(code), "box1")
-    host = load_fleet(loop.hosts_file).host("box1")
-    t = transport_for(host)
-    try:
-        result = await sync_code(host, t, method="sftp")
-    finally:
-        await t.close()
+    result, _ = await _sync(_with_code(loop, code))
     assert (root / "train.py").read_text() == "print('tree')\n"
     assert result.replaced_found == ("train.py",) and result.overwritten == ()
     kept = Path(result.kept_in)
@@ -138,19 +141,13 @@ async def test_results_under_the_workdir_are_never_code_to_remove(make_loopback_
     loop = await make_loopback_fleet(1)
     code = tmp_path / "proj"
     write(code, "train.py", "print('tree')\n")
-    set_host_key(loop.hosts_file, "code", str(code), "box1")
-    host = load_fleet(loop.hosts_file).host("box1")
+    host = _with_code(loop, code)
     root = loop.box("box1").root
     assert host.durable_dir.startswith(host.workdir.rstrip("/") + "/"), host
     results = root / host.durable_dir[len(host.workdir.rstrip("/")) + 1 :]
     write(results, "c1/big.bin", "weights\n")
     write(root, "stray.py", "STRAY = 1\n")  # a box-only file that is code: still named
-    t = transport_for(host)
-    try:
-        result = await sync_code(host, t, method="sftp")
-        status = await code_status(host, t)
-    finally:
-        await t.close()
+    result, status = await _sync(host, check=True)
     assert result.left == ("stray.py (not put there by rgt-tui sync)",), result.left
     assert status is not None and "c1/big.bin" not in (status.problem() or "")
     assert (results / "c1" / "big.bin").exists()
@@ -167,17 +164,12 @@ async def test_a_secret_an_older_sync_put_on_the_box_is_left_and_named(
     code = tmp_path / "proj"
     write(code, "train.py", "print('tree')\n")
     write(code, ".env", "TOKEN=abc\n")
-    set_host_key(loop.hosts_file, "code", str(code), "box1")
-    host = load_fleet(loop.hosts_file).host("box1")
+    host = _with_code(loop, code)
     root = loop.box("box1").root
     write(root, ".env", "TOKEN=abc\n")  # as the older sync left it, with its record line
     digest = hashlib.sha256(b"TOKEN=abc\n").hexdigest()
     (root / ".rgt-sync.record").write_text(f"{digest}\t-\t.env\n")
-    t = transport_for(host)
-    try:
-        result = await sync_code(host, t, method="sftp")
-    finally:
-        await t.close()
+    result, _ = await _sync(host)
     assert (root / ".env").read_text() == "TOKEN=abc\n"  # not removed
     assert ".env" not in result.removed and result.secrets_left == (".env",)
     said = "\n".join(line.plain for line in sync_result_lines(result, "box1"))

@@ -29,7 +29,7 @@ from rgt_tui.domain.code_identity import FileHash, tree_hash
 from rgt_tui.services.box_script import run_box_script, script_text
 from rgt_tui.services.code_sync.box import HASH_TIMEOUT_S, BoxHashes, checked, hash_on_box
 from rgt_tui.services.code_sync.listing import LocalTree
-from rgt_tui.services.code_sync.rules import name_ok
+from rgt_tui.services.code_sync.rules import held_under, name_ok
 from rgt_tui.services.code_sync.types import SyncError
 from rgt_tui.transport import CommandResult, Transport
 
@@ -189,6 +189,7 @@ async def scan_box(
     ``session``, whether that queue runs. Reads only. ``outputs``: folders under it that
     hold the runs' outputs or data (``outputs_under``): what is there is never code, so
     never named a box-only file to remove (a user's hour was told to remove results)."""
+    not_code = frozenset(outputs)  # never code, as the fleet's held-back files (rules)
     scan = checked(
         host,
         await run_tree_verb(transport, "scan", directory),
@@ -200,7 +201,7 @@ async def scan_box(
     box_only: list[str] = []
     if "dir\t1" in items and tree.rules is not None:
         dirs = [i[2:] + "/" for i in items if i.startswith("./")]
-        dirs = [d for d in dirs if not _under(d, outputs)]
+        dirs = [d for d in dirs if held_under(d, not_code) is None]
         kept = await asyncio.to_thread(tree.rules.sent, dirs, host)
         listed = checked(
             host,
@@ -210,18 +211,13 @@ async def scan_box(
             f"cannot list the code in {directory}",
         )
         names = {i[2:] for i in _items(listed) if i.startswith("./")} - local
-        names = {n for n in names if not _under(n, outputs)}
+        names = {n for n in names if held_under(n, not_code) is None}
         box_only = sorted(await asyncio.to_thread(tree.rules.sent, names, host))
     extra = sorted(record.keys() - local - set(box_only))
     hashes = await hash_on_box(
         transport, host, directory, sorted(local) + box_only + extra, session=session
     )
     return BoxTree(hashes, local, tuple(box_only), record)
-
-
-def _under(rel: str, folders: tuple[str, ...]) -> bool:
-    rel = rel.rstrip("/")
-    return any(rel == f or rel.startswith(f + "/") for f in folders)
 
 
 async def prune_on_box(
