@@ -1,4 +1,6 @@
 """Why a queued run vanished: the four causes of U3, each with its evidence (pure).
+One module past 450 lines on purpose: the causes are weighed against each other, and
+read apart they would each need the others' evidence.
 
 A cell that stopped without an end record, or that a signal killed, died of one of four
 things, and the fix differs for each (gotchas U3): the box rebooted, the cgroup's OOM

@@ -1,4 +1,6 @@
-"""HostDetailScreen: one host in depth, as tabs built from ``DETAIL_TABS``.
+"""HostDetailScreen: one host in depth, as tabs built from ``DETAIL_TABS``. Past 450
+lines on purpose: its keys, its live updates and its life-cycle guards act on the same
+tabs, and each tab's own content lives in ``screens/tabs/``.
 
 It keeps updating live: the App passes every update on, and the screen redraws the
 active tab only (the others catch up when they are shown). Number keys jump to tabs, in
