@@ -216,8 +216,15 @@ async def test_a_changed_run_template_names_the_ways_out(make_queue_fleet):
     set_host_key(qf.loopback.hosts_file, "run", "bash {cfg} {name} {out} {task} 99")
     qf._fleet = None  # read the changed fleet file
     again = await plan_launch(qf.fleet, qf.host(), transport)
-    await transport.close()
     (problem,) = [p for p in again.problems if "no longer match" in p]
     assert "put the template back as it was" in problem, problem
     assert "rgt-tui launch box1 --fresh (the Launch dialog has no --fresh" in problem
     assert "the done cells run again" in problem
+    # `queue append` met the same change with "run template or durable_dir changed?"
+    # and no way out.
+    qf.append_queue(f"{qf.cell_script('later', 'echo hi')} t 1\n")
+    with pytest.raises(QueueError) as refused:
+        await append_cells(qf.fleet, qf.host(), transport)
+    await transport.close()
+    assert "put the template back as it was" in str(refused.value), refused.value
+    assert "rgt-tui launch box1 --fresh" in str(refused.value)

@@ -101,14 +101,9 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
             code="rewritten",
         )
     rendered = render_queue(host, cells, text, facts.home)
-    mismatch = rendered.mismatch(facts.deployed)
+    mismatch = rendered.mismatch_problem(host.name, facts.deployed)
     if mismatch:
-        raise QueueError(
-            host.name,
-            "refused: cells on the box no longer match the local render (run template or "
-            "durable_dir changed?):\n" + "\n".join(mismatch),
-            code="rewritten",
-        )
+        raise QueueError(host.name, f"refused: {mismatch}", code="rewritten")
     deployed = len(facts.deployed)
     moved = unsent_moved(host, cells, deployed)
     if moved:

@@ -88,6 +88,21 @@ class RenderedQueue:
             out.append(f"  cell {cell.index} now:        {now}")
         return out
 
+    def mismatch_problem(self, host: str, deployed: tuple[DeployedCell, ...]) -> str | None:
+        """Why a launch or an append is refused when cells on the box differ from this
+        render (the run template or durable_dir changed), with both ways out; None when
+        they all match. One text for both: an append once named no way out."""
+        mismatch = self.mismatch(deployed)
+        if not mismatch:
+            return None
+        return (
+            "cells already on the box no longer match the queue file and run template "
+            "(the same index must always run the same command): put the template back "
+            "as it was, or start over on the command line with rgt-tui launch "
+            f"{host} --fresh (the Launch dialog has no --fresh; the done cells run "
+            "again, their records kept aside):\n" + "\n".join(mismatch)
+        )
+
 
 async def read_local_queue(
     fleet: Fleet, host: HostConfig

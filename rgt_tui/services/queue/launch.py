@@ -315,15 +315,9 @@ async def plan_launch(
                 "(cells keep their index: append lines, comment nothing out that was sent; "
                 "or launch with --fresh to start a new queue):\n" + changed
             )
-        mismatch = rendered.mismatch(facts.deployed)
+        mismatch = rendered.mismatch_problem(host.name, facts.deployed)
         if mismatch and changed is None:
-            problems.append(
-                "cells already on the box no longer match the queue file and run template "
-                "(the same index must always run the same command): put the template back "
-                "as it was, or start over on the command line with rgt-tui launch "
-                f"{host.name} --fresh (the Launch dialog has no --fresh; the done cells run "
-                "again, their records kept aside):\n" + "\n".join(mismatch)
-            )
+            problems.append(mismatch)
     problems += unsent_moved(host, cells, deployed)
     # Another queue's records on the box say nothing of this file's moved lines.
     moved_skips = unskipped_moved(cells, deployed, view) if other is None else ()
