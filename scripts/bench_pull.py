@@ -93,8 +93,9 @@ MIB = 1 << 20
 class Sshd:
     """`sshd -D` on a loopback port with its own host key, client key and known_hosts."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, extra_config: tuple[str, ...] = ()) -> None:
         self.base = base
+        self.extra_config = extra_config  # more sshd_config lines, e.g. MaxStartups
         self.user = getpass.getuser()
         self.port = _free_port()
         self.client_key = base / "client_key"
@@ -116,7 +117,8 @@ class Sshd:
             f"AuthorizedKeysFile {self.base / 'authorized_keys'}", "PasswordAuthentication no",
             "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no",
             f"PidFile {self.base / 'sshd.pid'}", "Subsystem sftp internal-sftp",
-            "PermitRootLogin yes", "LogLevel ERROR", "UseDNS no", "PerSourcePenalties no",
+            "PermitRootLogin yes", "LogLevel ERROR", "UseDNS no", *self.extra_config,
+            "PerSourcePenalties no",
         ]  # fmt: skip
         config.write_text("\n".join(lines) + "\n")
         check = subprocess.run([SSHD, "-t", "-f", str(config)], capture_output=True, text=True)

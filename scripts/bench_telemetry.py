@@ -17,7 +17,15 @@ and sample latency, then prints `ratio: X` = (b)'s CPU per sample / (a)'s. Targe
       sample costs on this machine. `ceiling` = (b) / (c): the best ratio any client
       that wakes once per sample could show here.
 
+With ``--sshd`` the hosts are served by OpenSSH's own sshd (``bench_pull.Sshd``, one
+sshd, a fleet entry per host), what rented boxes run: (b)'s `ssh` then negotiates what a
+real box offers (OpenSSH's default key exchange is the post-quantum sntrup761x25519,
+several times the client CPU of curve25519; the bench prints the one used). ``--kex``
+sets (b)'s KexAlgorithms, e.g. ``curve25519-sha256`` for a patrol script that asks for
+the classical one.
+
     python scripts/bench_telemetry.py [--hosts 32] [--seconds 10] [--interval 1]
+                                      [--sshd [--kex ALGS]]
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import resource
 import shlex
 import statistics
@@ -101,7 +110,7 @@ async def bench_persistent(fleet: Fleet, seconds: float, interval: float) -> dic
     return {"samples": count, "cpu_s": cpu1 - cpu0, "wall_s": wall1 - wall0, "latencies": latencies}
 
 
-def ssh_argv(host: HostConfig) -> list[str]:
+def ssh_argv(host: HostConfig, kex: str | None = None) -> list[str]:
     assert host.ssh is not None
     argv = [
         "ssh",
@@ -116,10 +125,23 @@ def ssh_argv(host: HostConfig) -> list[str]:
         argv += ["-o", f"UserKnownHostsFile={host.known_hosts}"]
     if host.identity_file:
         argv += ["-i", str(host.identity_file), "-o", "IdentitiesOnly=yes"]
+    if kex:
+        argv += ["-o", f"KexAlgorithms={kex}"]
     return [*argv, f"{host.ssh.user}@{host.ssh.host}"]
 
 
-async def bench_per_poll(fleet: Fleet, seconds: float, interval: float) -> dict:
+def negotiated_kex(host: HostConfig, kex: str | None) -> str:
+    """The key exchange (b)'s `ssh` agrees on with this host, from `ssh -v`."""
+    done = subprocess.run(
+        ["ssh", "-v", *ssh_argv(host, kex)[1:], "true"], capture_output=True, text=True
+    )
+    found = re.search(r"kex: algorithm: (\S+)", done.stderr)
+    return found.group(1) if found else "unknown"
+
+
+async def bench_per_poll(
+    fleet: Fleet, seconds: float, interval: float, kex: str | None = None
+) -> dict:
     latencies: list[float] = []
     failures: list[str] = []
 
@@ -129,7 +151,7 @@ async def bench_per_poll(fleet: Fleet, seconds: float, interval: float) -> dict:
         while time.monotonic() < until:
             t0 = time.monotonic()
             proc = await asyncio.create_subprocess_exec(
-                *ssh_argv(host),
+                *ssh_argv(host, kex),
                 probe,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -230,6 +252,43 @@ def serve(n: int, base: Path) -> None:
     asyncio.run(main())
 
 
+@contextlib.contextmanager
+def sshd_fleet(n: int, base: Path):
+    """A fleet file of n hosts, all served by one private OpenSSH sshd on loopback."""
+    from bench_pull import Sshd  # scripts/ is on sys.path when run as a script
+
+    # A patrol script's polls start together: sshd must not drop them as a flood.
+    sshd = Sshd(base, extra_config=("MaxStartups 1000", "MaxSessions 1000"))
+    sshd.start()
+    try:
+        lines = [f'[fleet]\nresults_dir = "{base / "results"}"\n']
+        for i in range(n):
+            lines.append(
+                f'[[hosts]]\nname = "box{i}"\nssh = "{sshd.user}@127.0.0.1:{sshd.port}"\n'
+                f'identity_file = "{sshd.client_key}"\nknown_hosts = "{sshd.known_hosts}"\n'
+            )
+        (base / "hosts.toml").write_text("\n".join(lines))
+        yield base / "hosts.toml"
+    finally:
+        sshd.stop()
+
+
+@contextlib.contextmanager
+def asyncssh_fleet(n: int, base: Path):
+    """A fleet file of n asyncssh loopback boxes, served from a child process."""
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(base), "--hosts", str(n)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield Path(server.stdout.readline().strip())
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -237,6 +296,8 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--interval", type=float, default=1.0)
+    parser.add_argument("--sshd", action="store_true", help="serve the hosts by OpenSSH's sshd")
+    parser.add_argument("--kex", help="(b)'s KexAlgorithms, e.g. curve25519-sha256")
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--send-lines", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -246,25 +307,21 @@ def main() -> int:
     if args.serve:
         serve(args.hosts, Path(args.serve))
         return 0
-    with tempfile.TemporaryDirectory(prefix="rgt-bench-") as tmp:
-        server = subprocess.Popen(
-            [sys.executable, __file__, "--serve", tmp, "--hosts", str(args.hosts)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
+    fleet_of = sshd_fleet if args.sshd else asyncssh_fleet
+    with (
+        tempfile.TemporaryDirectory(prefix="rgt-bench-") as tmp,
+        fleet_of(args.hosts, Path(tmp)) as hosts_file,
+    ):
+        fleet = load_fleet(hosts_file)
+        server = "OpenSSH sshd" if args.sshd else "asyncssh servers"
+        print(
+            f"{len(fleet.hosts)} loopback hosts ({server}), {args.seconds:g} s per method, "
+            f"one sample per host every {args.interval:g} s; (b)'s key exchange: "
+            f"{negotiated_kex(fleet.hosts[0], args.kex)}"
         )
-        try:
-            hosts_file = Path(server.stdout.readline().strip())
-            fleet = load_fleet(hosts_file)
-            print(
-                f"{len(fleet.hosts)} loopback hosts, {args.seconds:g} s per method, one sample per host every {args.interval:g} s"
-            )
-            a = asyncio.run(bench_persistent(fleet, args.seconds, args.interval))
-            b = asyncio.run(bench_per_poll(fleet, args.seconds, args.interval))
-            c = asyncio.run(bench_floor(len(fleet.hosts), args.seconds, args.interval))
-        finally:
-            server.stdin.close()
-            server.wait(timeout=30)
+        a = asyncio.run(bench_persistent(fleet, args.seconds, args.interval))
+        b = asyncio.run(bench_per_poll(fleet, args.seconds, args.interval, args.kex))
+        c = asyncio.run(bench_floor(len(fleet.hosts), args.seconds, args.interval))
     per_a = report("(a) persistent agent", a, len(fleet.hosts))
     per_b = report("(b) ssh process per poll", b, len(fleet.hosts))
     if b["failures"]:
