@@ -530,26 +530,32 @@ code_stage() {
     printf 'rsync\t%s\n' "$(command -v rsync 2>/dev/null)"
 }
 
-# code-switch DIR TOKEN SESSION: the relative paths on stdin are staged under
-# DIR/.rgt-sync.TOKEN. Under the queue lock and only while no queue runs (else refused,
-# nothing moved), each moves into its place in DIR by rename (a process that has the old
-# file open keeps it), parents created; a symlink where a parent dir goes, or a dir where
-# a file goes, refuses the whole switch first; a symlink at a file's own place is
-# replaced, never written through. Paths after an empty entry on stdin are files edited
-# on the box since the last sync: each is copied to ~/.rgt/sync-kept/TOKEN/ before any
-# file moves (an edit made on the box is never lost to a sync), and "kept<TAB>DIR" says
-# where. Then the staging dir goes. Prints "switched<TAB>N".
+# code-switch DIR TOKEN SESSION: stdin holds one "SHA256<TAB>x|-<TAB>REL" entry per file
+# staged under DIR/.rgt-sync.TOKEN: the hash and executable bit the last sync put at REL
+# ("-<TAB>-" when no sync did). Under the queue lock and only while no queue runs (else
+# refused, nothing moved), each moves into its place in DIR by rename (a process that has
+# the old file open keeps it), parents created; a symlink where a parent dir goes, or a
+# dir where a file goes, refuses the whole switch first; a symlink at a file's own place
+# is replaced, never written through. A readable file at REL that no sync put there, or
+# whose content or executable bit is not what the sync put there, is first copied to
+# ~/.rgt/sync-kept/TOKEN/ — decided here, under the lock, so an edit made on the box
+# while the files were sent is kept too — with "kept<TAB>DIR" and, per file,
+# "keptfile<TAB>edited|found<TAB>REL". Then the staging dir goes. Prints "switched<TAB>N".
 code_switch() {
-    local dir token=$2 session=$3 stage_dir rel why p rest c n=0 keeping=0 kept
-    local -a rels=() keeps=()
+    local dir token=$2 session=$3 stage_dir item rel h x now got why p rest c i n=0 kept
+    local -a rels=() sums=() keeps=() whys=()
     dir=$(code_dir "$1")
     code_token_ok "$token"
     stage_dir="$dir/.rgt-sync.$token"
     kept="$rgt/sync-kept/$token"
-    while IFS= read -r -d '' rel; do
-        if [ -z "$rel" ]; then keeping=1; continue; fi
+    while IFS= read -r -d '' item; do
+        h=${item%%"$tab"*} rest=${item#*"$tab"}
+        x=${rest%%"$tab"*} rel=${rest#*"$tab"}
         code_rel_ok "$rel" || refuse usage "unsafe path in the switch list"
-        if [ "$keeping" = 1 ]; then keeps+=("$rel"); else rels+=("$rel"); fi
+        case "$h" in -) x=- ;; '' | *[!0-9a-f]*) refuse usage "bad hash for $rel" ;; esac
+        case "$x" in x | -) ;; *) refuse usage "bad mode for $rel" ;; esac
+        rels+=("$rel")
+        sums+=("$h$tab$x")
     done
     mkdir -p "$rgt" || refuse io "cannot create $rgt (disk full? df -h ~; df -i ~)"
     take_lock
@@ -571,20 +577,35 @@ code_switch() {
         [ -d "$dir/$rel" ] && [ ! -L "$dir/$rel" ] &&
             refuse blocked "$dir/$rel is a directory where the tree has a file: move it aside, then sync again"
     done
+    for i in "${!rels[@]}"; do
+        p=$dir/${rels[$i]} h=${sums[$i]%%"$tab"*} x=${sums[$i]#*"$tab"}
+        [ -f "$p" ] && [ ! -L "$p" ] && [ -r "$p" ] || continue
+        why=found
+        if [ "$h" != - ]; then
+            command -v sha256sum >/dev/null 2>&1 || refuse no-sha256sum "sha256sum is not installed on the box (install coreutils)"
+            got=$(sha256sum <"$p" 2>/dev/null) || got=
+            now=-
+            [ -x "$p" ] && now=x
+            [ "${got:0:64}" = "$h" ] && [ "$now" = "$x" ] && continue
+            why=edited
+        fi
+        keeps+=("${rels[$i]}")
+        whys+=("$why")
+    done
     if [ "${#keeps[@]}" -gt 0 ]; then
         # Our own folder, made fresh (mkdir fails on anything already there, a link too):
         # the copies may hold tokens, so only the login reads them.
         [ -L "$rgt/sync-kept" ] && refuse link "$rgt/sync-kept is a symlink on the box; move it aside, then sync again"
         mkdir -p -m 700 -- "$rgt/sync-kept" && mkdir -m 700 -- "$kept" ||
             refuse io "cannot create $kept (disk full? df -h ~); nothing was switched"
+        printf 'kept\t%s\n' "$kept"
     fi
-    for rel in ${keeps[@]+"${keeps[@]}"}; do  # empty under set -u: bash before 4.4
-        p=$dir/$rel
-        [ -f "$p" ] && [ ! -L "$p" ] || continue
-        (umask 077 && mkdir -p -- "$(dirname -- "$kept/$rel")" && cp -P -p -- "$p" "$kept/$rel") ||
-            refuse io "cannot keep the box's edited $rel in $kept (disk full? df -h ~); nothing was switched"
+    for i in ${keeps[@]+"${!keeps[@]}"}; do  # empty under set -u: bash before 4.4
+        rel=${keeps[$i]}
+        (umask 077 && mkdir -p -- "$(dirname -- "$kept/$rel")" && cp -P -p -- "$dir/$rel" "$kept/$rel") ||
+            refuse io "cannot keep the box's copy of $rel in $kept (disk full? df -h ~); nothing was switched"
+        printf 'keptfile\t%s\t%s\n' "${whys[$i]}" "$rel"
     done
-    [ "${#keeps[@]}" -gt 0 ] && [ -d "$kept" ] && printf 'kept\t%s\n' "$kept"
     for rel in "${rels[@]}"; do
         p=$dir/$rel
         mkdir -p -- "${p%/*}" || refuse io "cannot create ${p%/*} ($n of ${#rels[@]} files switched)"

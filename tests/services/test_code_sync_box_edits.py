@@ -146,3 +146,34 @@ async def test_cli_sync_says_the_box_still_differs_and_check_names_the_box_edit(
         in again.stdout
     )
     assert f"configs/exp_v2.yaml ({EDITED})" in again.stdout
+
+
+async def test_an_edit_made_on_the_box_while_the_files_are_sent_is_kept(
+    make_loopback_fleet, tmp_path
+):
+    """Which box files a sync keeps aside was decided from the scan before the upload:
+    a file edited on the box while the files were being sent (after the scan, before the
+    switch) was replaced with no copy. The box now decides under the queue lock, at the
+    switch, against what the last sync put there."""
+    _, host, root = await _synced_then_edited(make_loopback_fleet, tmp_path)
+    code = tmp_path / "proj"
+    t = transport_for(host)
+    try:
+        await sync_code(host, t, method="sftp")  # the box edits of the setup are kept
+        write(code, "src/train.py", "print('train v2')\n")
+        write(code, "src/model/net.py", "NET = 2\n")
+        git(code, "commit", "-qam", "v2")
+
+        def edit_on_the_box(done: int, total: int, path: str) -> None:
+            # During the upload: the scan that chose what to send is already taken.
+            write(root, "src/train.py", "print('train')\n# edited during the sync\n")
+
+        result = await sync_code(host, t, method="sftp", on_progress=edit_on_the_box)
+    finally:
+        await t.close()
+    assert (root / "src/train.py").read_text() == "print('train v2')\n"
+    assert result.overwritten == ("src/train.py",), result
+    kept = Path(result.kept_in)
+    assert (kept / "src/train.py").read_text() == "print('train')\n# edited during the sync\n"
+    assert (root / "src/model/net.py").read_text() == "NET = 2\n"
+    assert not (kept / "src/model/net.py").exists()  # what the last sync put there

@@ -10,7 +10,7 @@ by what was asked.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import FileHash
@@ -133,6 +133,18 @@ async def stage_on_box(
     return staged, bool(fields.get("rsync"))
 
 
+@dataclass(frozen=True)
+class Switched:
+    """What the box's switch did: files moved into place, and the box's own copies it
+    kept first (in ``kept_in``, "" when none): ``edited``, a sync put them there and
+    they changed since; ``found``, no sync put them there."""
+
+    moved: int
+    kept_in: str = ""
+    edited: tuple[str, ...] = ()
+    found: tuple[str, ...] = ()
+
+
 async def switch_on_box(
     transport: Transport,
     host: str,
@@ -140,27 +152,39 @@ async def switch_on_box(
     token: str,
     session: str,
     paths: list[str],
-    keep: Iterable[str] = (),
-) -> tuple[int, str]:
-    """Move the staged ``paths`` into place (refused while the queue runs), first copying
-    the box's own copies of ``keep`` (edited there since the last sync) aside; (how many
-    moved, the box's folder the edited copies went to, "" when none)."""
-    keep = list(keep)
-    listed = [*paths, "", *keep] if keep else paths  # an empty entry: the keeps follow
+    record: Mapping[str, FileHash] | None = None,
+) -> Switched:
+    """Move the staged ``paths`` into place (refused while the queue runs). The box
+    first copies aside each file it holds at such a path that is not what ``record``
+    (the last sync's) says a sync put there: decided on the box under the queue lock, so
+    an edit made there while the files were sent is kept too (a scan taken before the
+    upload would miss it)."""
+    record = record or {}
+    entries = []
+    for path in paths:
+        rec = record.get(path)
+        mark = f"{rec.sha256}\t{'x' if rec.executable else '-'}" if rec else "-\t-"
+        entries.append(f"{mark}\t{path}")
     result = checked(
         host,
         await run_code_verb(
-            transport, "switch", workdir, token, session, paths=listed, timeout=HASH_TIMEOUT_S
+            transport, "switch", workdir, token, session, paths=entries, timeout=HASH_TIMEOUT_S
         ),
         f"cannot switch the code in {workdir}",
     )
-    kept = ""
+    asked = set(paths)
+    kept, kept_files = "", {"edited": [], "found": []}
     for line in result.stdout.splitlines():
         key, _, value = line.partition("\t")
         if key == "kept" and value.endswith(f"/.rgt/sync-kept/{token}"):
             kept = printable(value, None)  # the box's text: shown, never acted on
-        if key == "switched" and value.isdigit():
-            return int(value), kept
+        elif key == "keptfile":
+            why, _, path = value.partition("\t")
+            if why in kept_files and path in asked:  # only what was asked about counts
+                kept_files[why].append(path)
+        elif key == "switched" and value.isdigit():
+            edited, found = kept_files["edited"], kept_files["found"]
+            return Switched(int(value), kept, tuple(edited), tuple(found))
     raise SyncError(host, f"the box did not confirm the switch in {workdir}")
 
 

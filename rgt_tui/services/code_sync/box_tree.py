@@ -143,11 +143,6 @@ class BoxTree:
                 found.append(path)
         return found
 
-    def not_from_sync(self, paths: Iterable[str]) -> list[str]:
-        """Those of ``paths`` the box holds that no sync put there (a clone, an scp, the
-        user's own): a sync replacing one keeps the box's copy first."""
-        return [p for p in paths if p in self.hashes.files and p not in self.record]
-
     def stale(self) -> tuple[list[FileHash], list[str]]:
         """What earlier syncs installed that the tree no longer has: (still as installed:
         to remove, changed on the box since: to leave and name)."""

@@ -12,8 +12,9 @@
    naming it.
 5. Switch under the queue lock, only while no queue runs (``code-switch``): each file
    renamed into place, so a process holding the old file keeps it (principle 6); a file
-   edited on the box since the last sync is first copied to ``~/.rgt/sync-kept/<token>/``
-   there (an edit made on the box is never lost: ``SyncResult.kept_in``).
+   edited on the box since the last sync, or one no sync put there, is first copied to
+   ``~/.rgt/sync-kept/<token>/`` there, decided under that lock (an edit made on the box,
+   even while the files were sent, is never lost: ``SyncResult.kept_in``).
 6. Prune (``code-prune``, under the same lock and rule): each file an earlier sync
    installed that the tree no longer has is removed only while its content still hashes
    to what the record says; the record is rewritten to what syncs installed. A file a
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from rgt_tui.domain.code_identity import CodeIdentity, FileHash
@@ -39,6 +40,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.units import plural
 from rgt_tui.services.code_sync.box import (
+    Switched,
     drop_on_box,
     hash_on_box,
     stage_on_box,
@@ -142,15 +144,10 @@ async def sync_code(
             f"files a running queue uses; {what}",
             f"wait for the queue to finish (or stop it), then rgt-tui sync {host.name}",
         )
-    chosen, total, note, kept_in = "none", 0, "", ""
-    # Kept aside before the switch: what a user may have made on the box, whether a sync
-    # put the file there and it was edited since, or no sync did (a user's hour lost an
-    # edit to the demo's train.py, which came with the box).
-    edited = before.edited(f.path for f in send)
-    found = before.not_from_sync(f.path for f in send)
+    chosen, total, note, switched = "none", 0, "", Switched(0)
     if send:
-        chosen, total, note, kept_in = await _send(
-            host, transport, tree, send, session, method, on_progress, edited + found
+        chosen, total, note, switched = await _send(
+            host, transport, tree, send, session, method, on_progress, before.record
         )
     # What syncs installed and the tree still has: what was sent now, and what an earlier
     # sync installed (the tree's hash now, as the switch was just verified). A file the
@@ -183,9 +180,9 @@ async def sync_code(
         bytes_sent=total,
         removed=tuple(removed),
         left=_left(after, changed, kept),
-        overwritten=tuple(edited),
-        replaced_found=tuple(found),
-        kept_in=kept_in,
+        overwritten=switched.edited,
+        replaced_found=switched.found,
+        kept_in=switched.kept_in,
         note=note,
         **base,
     )
@@ -219,10 +216,13 @@ async def _send(
     session: str,
     method: str,
     on_progress: Progress | None,
-    edited: list[str],
-) -> tuple[str, int, str, str]:
-    """Stage, send, verify and switch ``send`` (steps 3-5), the box's copies of ``edited``
-    kept aside first; (method, bytes, note, the box's folder they were kept in)."""
+    record: Mapping[str, FileHash],
+) -> tuple[str, int, str, Switched]:
+    """Stage, send, verify and switch ``send`` (steps 3-5); the box keeps aside first
+    what it holds that ``record`` (what the last sync put there) does not say: what a
+    user may have made there, a sync's file edited since or one no sync put there (a
+    user's hour lost an edit to the demo's train.py, which came with the box).
+    (method, bytes, note, what the switch did)."""
     token = secrets.token_hex(6)
     dirs = sorted({f.path.rpartition("/")[0] for f in send} - {""})
     staging, box_rsync = await stage_on_box(
@@ -256,13 +256,13 @@ async def _send(
                     f"{f.path} arrived different on {host.name} ({what}); nothing was switched",
                     f"sync again (did {tree.root / f.path} change during the sync?)",
                 )
-        _, kept_in = await switch_on_box(
-            transport, host.name, host.workdir, token, session, [f.path for f in send], edited
+        switched = await switch_on_box(
+            transport, host.name, host.workdir, token, session, [f.path for f in send], record
         )
     except BaseException:
         await drop_on_box(transport, host.workdir, token)
         raise
-    return chosen, total, note, kept_in
+    return chosen, total, note, switched
 
 
 async def _choose(
