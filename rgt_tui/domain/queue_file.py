@@ -447,4 +447,25 @@ def prefix_problem(box_text: str, local_text: str) -> str | None:
         shown.append(f"  line {number} locally:    {'(missing)' if new is None else repr(new)}")
         if len(shown) >= 10:
             break
+    if box_lines and _only_quiet_lines_differ(box_lines, local_lines):
+        # A comment added at the top is the usual way in (a user's hour): say it is one.
+        shown.append(
+            "  only comment or blank lines differ: the lines already sent must stay as they "
+            f"were sent, comments included; put new comments below the last line sent "
+            f"({box_lines[-1]!r})"
+        )
     return "\n".join(shown)
+
+
+def _quiet(line: str) -> bool:
+    """A blank or comment line (not a ``#moved-to`` line, which keeps a cell's index)."""
+    bare = line.strip()
+    return not bare or (bare.startswith("#") and split_moved(line) is None)
+
+
+def _only_quiet_lines_differ(box_lines: list[str], local_lines: list[str]) -> bool:
+    """The box's lines and the local file's hold the same cell lines in the same order
+    up to the last one sent: only blank or comment lines were added, changed or dropped."""
+    sent = [line for line in box_lines if not _quiet(line)]
+    local = [line for line in local_lines if not _quiet(line)][: len(sent)]
+    return len(local) == len(sent) and all(map(_same_or_moved, sent, local))

@@ -140,6 +140,22 @@ def test_prefix_rule_allows_appends_only():
     assert deleted is not None and "line 2 locally:    ''" in deleted
 
 
+def test_a_comment_added_above_sent_lines_is_named_as_one():
+    """A comment typed at the top of a queue file refused the next launch with two lines
+    of text that did not say a comment was the whole difference (a user's hour)."""
+    old = "a.yaml t\nb.yaml t\n"
+    hint = "only comment or blank lines differ"
+    top = prefix_problem(old, "# sweep 2\na.yaml t\nb.yaml t\nc.yaml t\n")
+    assert top is not None and hint in top
+    assert "put new comments below the last line sent ('b.yaml t')" in top
+    blank = prefix_problem(old, "a.yaml t\n\nb.yaml t\n")
+    assert blank is not None and hint in blank
+    # A sent cell commented out, changed or dropped is more than a comment.
+    for local in ("a.yaml t\n# b.yaml t\n", "# x\na.yaml t\nb2.yaml t\n", "# x\nb.yaml t\n"):
+        problem = prefix_problem(old, local)
+        assert problem is not None and hint not in problem, local
+
+
 def test_prefix_problem_names_only_the_changed_line_when_lines_were_also_appended():
     # The box's copy ends on a newline: the empty text after it is no line, and the line
     # appended locally at that number is no difference.
