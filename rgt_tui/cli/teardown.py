@@ -150,6 +150,7 @@ def format_checklist(report: GateReport, *, confirm_given: bool = False) -> str:
             lines.append(f"                 → {settle}")
     for problem in report.problems:
         lines.append(f"  ! {printable(problem, None)}")
+    lines += [f"  note: {note}" for note in report.notes]  # made printable where built
     p = report.profile
     rows = [
         ("teardown verb", p.teardown_verb + ("  (IRREVERSIBLE)" if p.irreversible else "")),

@@ -43,6 +43,7 @@ def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content
             )
         )
     lines += [Content.styled(shown(f"! {p}"), "$warning") for p in report.problems]
+    lines += [Content.styled(shown(f"note: {n}"), "$warning") for n in report.notes]
     if torn_down:
         lines.append(
             Content.styled(

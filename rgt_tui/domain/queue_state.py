@@ -188,6 +188,9 @@ class QueueView:
     # A box's records of a group's job (its cells source the group's env file: the box
     # ran as a rank): the group tells the job's news, under its own name (``watch``).
     group_job: bool = False
+    # Files the box holds in ~/.rgt/sync-kept: its own copies syncs replaced, never
+    # pulled; the teardown checklist names them (``GateReport.notes``).
+    sync_kept: int = 0
 
     def told_by_group(self, host_is_group: bool) -> bool:
         """These are a box's records of a group's job: the group's own view tells the

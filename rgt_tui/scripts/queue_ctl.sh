@@ -218,6 +218,11 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
     [ -d "$workdir" ] && printf 'workdir\t1\n' || printf 'workdir\t0\n'
     [ -d "$durable" ] && printf 'durable\t1\n' || printf 'durable\t0\n'
     printf 'qbytes\t%s\nclines\t%s\n' "$(count_bytes "$q/queue.txt")" "$(count_lines "$q/cells.tsv")"
+    # The box's own copies syncs kept aside (code_switch): not results, never pulled, so
+    # the teardown checklist names them. Counted only where the folder is (the usual box
+    # has none), and at most 10000 of them.
+    [ -d "$rgt/sync-kept" ] && [ ! -L "$rgt/sync-kept" ] &&
+        printf 'synckept\t%s\n' "$(find "$rgt/sync-kept" -mindepth 2 -type f 2>/dev/null | head -n 10000 | wc -l)"
     info=$(last_launch)
     if [ -n "$info" ]; then
         read -r d b p <<<"$info"

@@ -66,6 +66,8 @@ class BoxQueueFacts:
     cuda_oom: dict[str, str] = field(default_factory=dict)
     # Failed torchrun cells: the root cause torchrun's summary names (issue 41), by cell.
     torchrun: dict[str, TorchrunCause] = field(default_factory=dict)
+    # Files in ~/.rgt/sync-kept: the box's own copies syncs replaced (not results).
+    sync_kept: int = 0
 
 
 def parse_probe(text: str) -> BoxQueueFacts:
@@ -165,6 +167,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
         gpu_lines=tuple(lists["gpu_line"][:16]),
         cuda_oom=cuda_oom,
         torchrun=torchrun,
+        sync_kept=min(max(0, number("synckept")), 10000),  # the box's count: bounded
     )
 
 

@@ -67,7 +67,7 @@ def _derived(host: HostConfig, facts: BoxQueueFacts, marks: Mapping[str, CellMar
     )
     # A rank's cells run the group's template, which sources the group's env file first.
     ranked = any(c.command.startswith(ENV_PREFIX) for c in facts.deployed)
-    return replace(view, group_job=True) if ranked else view
+    return replace(view, group_job=ranked, sync_kept=facts.sync_kept)
 
 
 async def read_queue_facts(

@@ -31,7 +31,7 @@ from rgt_tui.domain.queue_state import DONE, RUNNING, QueueView
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.unfinished import queue_cells_seen
-from rgt_tui.domain.units import local_time
+from rgt_tui.domain.units import local_time, plural
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
 from rgt_tui.services.manifest import take_manifest
@@ -67,6 +67,9 @@ class GateReport:
     # The cell names of the host's queue file, as this check read it (None: no queue
     # file, or it could not be read): what an acknowledgement by name may name.
     queue_cells: tuple[str, ...] | None = None
+    # What the box holds that the gate does not cover and a teardown destroys, said
+    # before it (never a condition: it is not results): the copies syncs kept aside.
+    notes: tuple[str, ...] = ()
 
     @property
     def ready_but_confirmation(self) -> bool:
@@ -515,6 +518,21 @@ async def gather(
         bool(moved),
         tuple(jh.history),
         cells_now,
+        _notes(host, now.view),
+    )
+
+
+def _notes(host: HostConfig, view: QueueView | None) -> tuple[str, ...]:
+    """What the box holds beside the results that a teardown destroys unasked: the
+    box's own copies a sync replaced (edits made there), in ~/.rgt/sync-kept."""
+    if view is None or not view.sync_kept:
+        return ()
+    n = view.sync_kept
+    count = "10000 files or more" if n >= 10000 else plural(n, "file")
+    return (
+        f"~/.rgt/sync-kept on the box holds {count}: the box's own copies of files a sync "
+        "replaced (edits made there), not results and never pulled; copy what you need "
+        f"home before the box goes (rgt-tui shell {host.name} opens a shell there)",
     )
 
 
