@@ -1,8 +1,13 @@
 """A box's log line, with every terminal escape it carries dropped (SGR colours kept on request).
 
-A training log is the box's text. Its colour sequences (SGR, ``ESC [ … m``) are the
-user's own and worth keeping on a terminal, all but conceal (SGR 8: the text drawn as
-blanks, so a box could hide words in the user's view); every other escape is the box driving the
+A training log is the box's text. Its colour sequences (SGR, ``ESC [ … m``) are worth
+keeping on a terminal, but only what cannot draw the box's words invisibly or unlike
+text: bold, dim, italic, underline, strike, the resets, and the twelve chromatic
+foreground colours (red … cyan and their bright forms), which show on a dark and a light
+background alike. Dropped: conceal (SGR 8, the text drawn as blanks), background colours
+and 256-colour or RGB ones (a foreground equal to the background hides words: a hostile
+hour hid text as black on black and as RGB 0,0,0 on 0,0,0), black and white foregrounds
+(each the background of some terminal), reverse video and blink. Every other escape is the box driving the
 user's terminal: OSC 52 writes the clipboard, OSC 8 plants a hyperlink, OSC 0/2 retitle
 the window, CSI moves the cursor or clears the screen (so a log can forge the lines
 above it), BEL rings, and the C1 forms (U+009B CSI, U+009D OSC …, which UTF-8 carries as
@@ -30,38 +35,42 @@ _ESCAPE_RE = re.compile(
 _SGR_RE = re.compile(r"(?:\x1b\[|\x9b)[0-9;:]*m")
 
 
-# SGR parameters that choose a colour and the numbers after them (``38;5;8`` is colour 8,
-# not conceal): 5 and an index, or 2 and red, green, blue.
+# SGR parameters kept (``_safe_sgr``): reset, bold, dim, italic, underline, strike and
+# their resets, the default colours, and the chromatic foregrounds (31-36, 91-96).
+_KEPT_SGR = frozenset(
+    {0, 1, 2, 3, 4, 9, 21, 22, 23, 24, 25, 27, 28, 29, 39, 49}
+    | set(range(31, 37))
+    | set(range(91, 97))
+)
+# Parameters that choose a colour by the numbers after them: 5 and an index, or 2 and
+# red, green, blue (``38;5;8`` is colour 8, not conceal). Dropped with those numbers.
 _COLOUR_PARAMS = ("38", "48", "58")
-_CONCEAL = 8  # SGR 8, conceal: the terminal draws the text as blanks
 
 
 def _keep_sgr(match: re.Match[str]) -> str:
     text = match.group()
     # Only the 7-bit form is kept: a C1 CSI is written the way every terminal reads it.
     if match.group("csi") and text.startswith("\x1b") and _SGR_RE.fullmatch(text):
-        return _unconcealed(text)
+        return _safe_sgr(text)
     return ""
 
 
-def _unconcealed(sgr: str) -> str:
-    """``ESC [ … m`` without its conceal parameter (a box could hide a log's words from
-    the user: ux-i 11); "" when conceal was all it said (``ESC [ m`` would reset)."""
+def _safe_sgr(sgr: str) -> str:
+    """``ESC [ … m`` with only the parameters of ``_KEPT_SGR``; "" when none is left
+    (``ESC [ m`` would reset)."""
     params = sgr[2:-1]
-    if "8" not in params:
-        return sgr  # most colours: no look at the parameters
+    if not params:
+        return sgr  # ESC [ m: a reset
     parts = params.split(";")
     kept: list[str] = []
     i = 0
     while i < len(parts):
         part = parts[i]
-        if part in _COLOUR_PARAMS and i + 1 < len(parts):
-            n = {"5": 3, "2": 5}.get(parts[i + 1], 2)  # 38;5;N, 38;2;R;G;B
-            kept += parts[i : i + n]
-            i += n
+        if part in _COLOUR_PARAMS:
+            i += {"5": 3, "2": 5}.get(parts[i + 1] if i + 1 < len(parts) else "", 1)
             continue
-        head = part.split(":", 1)[0]  # a sub-parameter form (8:…) conceals too
-        if not (head.isdigit() and int(head) == _CONCEAL):
+        head = part.split(":", 1)[0]  # a sub-parameter form (4:3, 38:2:…) counts by its head
+        if head == "" or (head.isdigit() and int(head) in _KEPT_SGR):
             kept.append(part)
         i += 1
     if len(kept) == len(parts):
@@ -72,8 +81,7 @@ def _unconcealed(sgr: str) -> str:
 def terminal_safe(text: str, *, keep_sgr: bool = False) -> str:
     """``text`` with every terminal escape sequence and control character dropped, tab
     and newline kept; with ``keep_sgr``, ``ESC [ <digits ; :> m`` colour sequences are
-    kept too (for a terminal: a log's colours are the user's), less conceal (SGR 8),
-    which would hide the box's words."""
+    kept too (for a terminal), less whatever could hide the box's words (``_safe_sgr``)."""
     if keep_sgr:
         return _ESCAPE_RE.sub(_keep_sgr, text)
     return _ESCAPE_RE.sub("", text)

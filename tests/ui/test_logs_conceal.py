@@ -31,3 +31,17 @@ def test_rgt_tui_logs_on_a_terminal_writes_no_conceal(monkeypatch: pytest.Monkey
     out = console.file.getvalue()
     assert "HIDDEN" in out and "\x1b[31m" in out
     assert "\x1b[8m" not in out and ";8m" not in out and "[8;" not in out
+
+
+def test_the_logs_tab_draws_no_word_in_the_background_colour() -> None:
+    """Black on black, or RGB 0,0,0 on 0,0,0, hid a box's words in the Logs tab as well as
+    conceal did (a hostile hour): background, 256-colour and RGB colours are dropped, and
+    black and white foregrounds; red stays."""
+    text = log_text(
+        "a \x1b[30;40mBLACK\x1b[0m b \x1b[38;2;0;0;0;48;2;0;0;0mRGB\x1b[0m \x1b[5;7;31mred\x1b[0m"
+    )
+    assert text.plain == "a BLACK b RGB red"
+    styles = [s.style if isinstance(s.style, Style) else Style.parse(s.style) for s in text.spans]
+    assert not any(style.bgcolor or style.blink or style.reverse for style in styles)
+    colours = [style.color for style in styles if style.color is not None]
+    assert [c.number for c in colours] == [1], colours  # only the red
