@@ -64,6 +64,18 @@ _ERR_FIELD_RE = re.compile(r"ERR!(?!\s*/)")
 MAX_LOST_LINES = 8
 
 
+def _smi_text(raw):
+    """nvidia-smi's output bytes as text; a byte that is not UTF-8 becomes U+FFFD."""
+    return raw.decode("utf-8", "replace")
+
+
+def _smi_rows(text):
+    """nvidia-smi's rows: split on newlines only. ``str.splitlines`` also breaks at \r,
+    \v, \f, \x1c-\x1e, \x85, U+2028 and U+2029, so one such character in a GPU or process
+    name broke its row apart and the GPU (or process) vanished from the listing."""
+    return text.split("\n")
+
+
 def smi_value(cell):
     """One nvidia-smi CSV cell, stripped; None for "N/A", "[N/A]", "[Not Supported]" etc."""
     value = cell.strip()
@@ -114,7 +126,7 @@ def parse_smi_gpus(csv_text, problems=None):
     a ``problems`` list is given, named there."""
     gpus = []
     n = len(SMI_GPU_FIELDS)
-    for line in csv_text.splitlines():
+    for line in _smi_rows(csv_text):
         if not line.strip():
             continue
         cells = line.split(",")
@@ -169,7 +181,7 @@ def parse_smi_apps(csv_text, uuid_to_index, problems=None):
     """GPU process dicts from ``nvidia-smi --query-compute-apps=gpu_uuid,pid,process_name,``
     ``used_memory --format=csv,noheader,nounits``; the GPU is named by index via its uuid."""
     procs = []
-    for line in csv_text.splitlines():
+    for line in _smi_rows(csv_text):
         cells = line.split(",")
         if len(cells) < 4:
             continue  # blank, or an old driver's "No running processes found"
@@ -199,7 +211,7 @@ def lost_gpu_lines(*texts):
     determine the device handle ...", "fallen off the bus", "GPU requires reset", "ERR!"."""
     lines = []
     for text in texts:
-        for line in (text or "").splitlines():
+        for line in _smi_rows(text or ""):
             if any(m in line for m in LOST_MARKERS) or _ERR_FIELD_RE.search(line):
                 lines.append(line.strip()[:300])
     return lines[:MAX_LOST_LINES]
@@ -208,7 +220,7 @@ def lost_gpu_lines(*texts):
 def first_line(*texts):
     """The first non-blank line among texts (a failing tool's own explanation)."""
     for text in texts:
-        for line in (text or "").splitlines():
+        for line in _smi_rows(text or ""):
             if line.strip():
                 return line.strip()
     return None
@@ -229,10 +241,11 @@ class SmiSource:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            universal_newlines=True,
             timeout=SMI_TIMEOUT_S,
         )
-        return p.returncode, p.stdout, p.stderr
+        # Bytes, decoded here: text mode would turn a \r inside a field into a row break
+        # (and fail on a non-UTF-8 name under a C locale); rows split on \n only.
+        return p.returncode, _smi_text(p.stdout), _smi_text(p.stderr)
 
     def gpus(self):
         """Return (gpus, reason-if-none, errors) from one nvidia-smi --query-gpu run."""
@@ -273,6 +286,9 @@ class SmiSource:
                 return [], why, errors
         else:
             gpus = parse_smi_gpus(out, errors)
+        if not gpus and errors:
+            # Rows came back but none could be read: that is no "no device".
+            return [], f"nvidia-smi's GPU rows could not be read ({errors[0]})", errors
         if not gpus:
             return [], NO_DEVICE, errors
         return gpus, None, errors
