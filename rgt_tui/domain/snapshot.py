@@ -270,15 +270,30 @@ class _Reader:
             return None
         return value
 
-    def num(self, obj: dict[str, Any], key: str, where: str) -> float | None:
+    def num(
+        self, obj: dict[str, Any], key: str, where: str, span: tuple[float, float] | None = None
+    ) -> float | None:
+        """A finite number; with ``span`` (low, high), one within it (a percentage of
+        -50, a temperature of -273 °C or a GPU index of -1 is no reading: a hostile
+        hour had them shown and exported as they came)."""
         value = self.get(obj, key, (int, float), where)
-        if value is None or -MAX_NUMBER < value < MAX_NUMBER:  # NaN fails both
-            return value
-        self.problems.append(f"{where}.{key}: expected a finite number, got {_cut(value)}")
-        return None
+        if value is None:
+            return None
+        if not -MAX_NUMBER < value < MAX_NUMBER:  # NaN fails both
+            self.problems.append(f"{where}.{key}: expected a finite number, got {_cut(value)}")
+            return None
+        if span is not None and not span[0] <= value <= span[1]:
+            low, high = span
+            self.problems.append(
+                f"{where}.{key}: expected a number from {low:g} to {high:g}, got {_cut(value)}"
+            )
+            return None
+        return value
 
-    def int_(self, obj: dict[str, Any], key: str, where: str) -> int | None:
-        value = self.num(obj, key, where)
+    def int_(
+        self, obj: dict[str, Any], key: str, where: str, span: tuple[float, float] | None = None
+    ) -> int | None:
+        value = self.num(obj, key, where, span)
         return None if value is None else int(value)
 
     def str_(self, obj: dict[str, Any], key: str, where: str) -> str | None:
@@ -367,12 +382,21 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join(sorted({names.get(k, k.__name__) for k in kinds}))
 
 
+# What a reading can be (inclusive); outside it, the field is unknown and named.
+PERCENT = (0.0, 100.0)
+COUNT = (0.0, float(MAX_NUMBER))  # sizes, counts, indexes: never negative
+POSITIVE = (1.0, float(MAX_NUMBER))  # a pid
+CLOCK_MHZ = (0.0, 100_000.0)
+WATTS = (0.0, 100_000.0)
+CELSIUS = (-50.0, 200.0)
+
+
 def _limit(r: _Reader, obj: dict[str, Any], key: str) -> tuple[float | None, bool]:
     """A cgroup limit: a number, the word "unlimited", or unknown (None)."""
     value = obj.get(key)
     if value == UNLIMITED:
         return None, True
-    return r.num(obj, key, "cgroup"), False
+    return r.num(obj, key, "cgroup", COUNT), False
 
 
 def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
@@ -387,7 +411,7 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
     disks: list[DiskSample] = []
     for d in _first(r.objects(data, "disks", "disks"), MAX_DISKS, "disks", overflows):
         values = [
-            r.int_(d, k, "disks")
+            r.int_(d, k, "disks", COUNT)
             for k in ("bytes_used", "bytes_total", "inodes_used", "inodes_total")
         ]
         if None in values:
@@ -415,19 +439,19 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         cpu_quota, cpu_unlimited = _limit(r, cg, "cpu_quota_vcpus")
         cgroup = CgroupSample(
             version=r.int_(cg, "version", "cgroup"),
-            memory_current=r.int_(cg, "memory_current", "cgroup"),
+            memory_current=r.int_(cg, "memory_current", "cgroup", COUNT),
             memory_max=None if mem_max is None else int(mem_max),
             memory_unlimited=mem_unlimited,
-            oom_kill=r.int_(cg, "oom_kill", "cgroup"),
+            oom_kill=r.int_(cg, "oom_kill", "cgroup", COUNT),
             cpu_quota_vcpus=cpu_quota,
             cpu_unlimited=cpu_unlimited,
-            memory_pressure_avg10=r.num(cg, "memory_pressure_avg10", "cgroup"),
-            cpu_usage_usec=r.int_(cg, "cpu_usage_usec", "cgroup"),
+            memory_pressure_avg10=r.num(cg, "memory_pressure_avg10", "cgroup", PERCENT),
+            cpu_usage_usec=r.int_(cg, "cpu_usage_usec", "cgroup", COUNT),
         )
 
     gpus = []
     for g in _first(r.objects(data, "gpus", "gpus"), MAX_GPUS, "GPUs", overflows):
-        index = r.int_(g, "index", "gpus")
+        index = r.int_(g, "index", "gpus", COUNT)
         if index is None:
             continue
         reasons = g.get("throttle_reasons") or []
@@ -441,17 +465,17 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
                 index=index,
                 name=r.str_(g, "name", "gpus") or f"GPU {index}",
                 uuid=r.str_(g, "uuid", "gpus"),
-                util_pct=r.num(g, "util_pct", "gpus"),
-                mem_util_pct=r.num(g, "mem_util_pct", "gpus"),
-                sm_clock_mhz=r.num(g, "sm_clock_mhz", "gpus"),
-                sm_clock_max_mhz=r.num(g, "sm_clock_max_mhz", "gpus"),
-                mem_used=r.int_(g, "mem_used", "gpus"),
-                mem_total=r.int_(g, "mem_total", "gpus"),
-                power_w=r.num(g, "power_w", "gpus"),
-                power_limit_w=r.num(g, "power_limit_w", "gpus"),
-                temp_c=r.num(g, "temp_c", "gpus"),
+                util_pct=r.num(g, "util_pct", "gpus", PERCENT),
+                mem_util_pct=r.num(g, "mem_util_pct", "gpus", PERCENT),
+                sm_clock_mhz=r.num(g, "sm_clock_mhz", "gpus", CLOCK_MHZ),
+                sm_clock_max_mhz=r.num(g, "sm_clock_max_mhz", "gpus", CLOCK_MHZ),
+                mem_used=r.int_(g, "mem_used", "gpus", COUNT),
+                mem_total=r.int_(g, "mem_total", "gpus", COUNT),
+                power_w=r.num(g, "power_w", "gpus", WATTS),
+                power_limit_w=r.num(g, "power_limit_w", "gpus", WATTS),
+                temp_c=r.num(g, "temp_c", "gpus", CELSIUS),
                 throttle_reasons=tuple(reasons),
-                ecc_volatile=r.int_(g, "ecc_volatile", "gpus"),
+                ecc_volatile=r.int_(g, "ecc_volatile", "gpus", COUNT),
                 lost=r.get(g, "lost", bool, "gpus") is True,
             )
         )
@@ -462,8 +486,8 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
         rows = r.objects(data, "gpu_processes", "gpu_processes")
         for p in _first(rows, MAX_GPU_PROCESSES, PROCESSES_OVERFLOW, overflows):
             gpu_index, pid = (
-                r.int_(p, "gpu_index", "gpu_processes"),
-                r.int_(p, "pid", "gpu_processes"),
+                r.int_(p, "gpu_index", "gpu_processes", COUNT),
+                r.int_(p, "pid", "gpu_processes", POSITIVE),
             )
             if gpu_index is None or pid is None:
                 continue
@@ -472,9 +496,9 @@ def snapshot_from_agent(host: str, data: dict[str, Any]) -> HostSnapshot:
                     gpu_index=gpu_index,
                     pid=pid,
                     name=r.str_(p, "name", "gpu_processes") or "?",
-                    used_mem=r.int_(p, "used_mem", "gpu_processes"),
-                    threads=r.int_(p, "threads", "gpu_processes"),
-                    omp_threads=r.int_(p, "omp_threads", "gpu_processes"),
+                    used_mem=r.int_(p, "used_mem", "gpu_processes", COUNT),
+                    threads=r.int_(p, "threads", "gpu_processes", COUNT),
+                    omp_threads=r.int_(p, "omp_threads", "gpu_processes", COUNT),
                 )
             )
         processes = tuple(procs)

@@ -104,3 +104,28 @@ def test_the_largest_real_figures_still_pass() -> None:
 def _rules_run(snap: HostSnapshot) -> None:
     """The health rules take the snapshot as it is (nothing after the parser raises)."""
     evaluate(snap, HealthState().observe(snap), HealthContext())
+
+
+# (where an impossible reading goes, its value, what the snapshot must say about it)
+IMPOSSIBLE = [
+    (_set("gpus", 1, "util_pct"), -50, lambda s: s.gpus[1].util_pct is None),
+    (_set("gpus", 1, "util_pct"), 150, lambda s: s.gpus[1].util_pct is None),
+    (_set("gpus", 1, "temp_c"), -273, lambda s: s.gpus[1].temp_c is None),
+    (_set("gpus", 1, "power_w"), -5.0, lambda s: s.gpus[1].power_w is None),
+    (_set("gpus", 1, "mem_used"), -1, lambda s: s.gpus[1].mem_used is None),
+    (_set("gpus", 0, "index"), -1, lambda s: [g.index for g in s.gpus] == [1]),
+    (_set("gpu_processes", 0, "pid"), -1, lambda s: [p.pid for p in s.gpu_processes or ()] == [4122]),
+    (_set("disks", 0, "bytes_used"), -5, lambda s: [d.path for d in s.disks] == ["/workspace"]),
+    (_set("cgroup", "oom_kill"), -2, lambda s: s.cgroup is not None and s.cgroup.oom_kill is None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("patch", "value", "holds"), IMPOSSIBLE)
+def test_an_impossible_reading_is_unknown_and_named(patch, value, holds) -> None:  # type: ignore[no-untyped-def]
+    """A utilisation of -50 %, -273 °C, -5 W or GPU index -1 was shown in the pane and
+    exported to /metrics as it came (a hostile hour): such a field is now unknown, and a
+    problem names it with the range it must be in."""
+    snap = parse_agent_line("box1", _line(patch, json.dumps(value)))
+    assert snap is not None and holds(snap), snap
+    assert any("expected a number from" in p and repr(value) in p for p in snap.problems)
+    _rules_run(snap)
