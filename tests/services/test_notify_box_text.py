@@ -40,8 +40,11 @@ async def test_a_hostile_event_arrives_as_printable_plain_text(tmp_path: Path) -
     for part in (body, title):
         assert not set(part) & CONTROL, f"control characters reach the target: {part!r}"
         assert "\\x1b\\]52;c;cm0gLXJmIH4=" in part  # shown, not acted on (its ']' inert)
-        # As written, its Markdown brackets made inert (a chat target renders Markdown).
-        assert "\\[link=https://evil\\]x\\[/link\\] <a href='https://evil'>y</a>" in part
+        # As written, its Markdown brackets made inert (a chat target renders Markdown),
+        # its URLs' "://" broken by a zero-width space (a bare URL is a link there too).
+        assert (
+            "\\[link=https:/\u200b/evil\\]x\\[/link\\] <a href='https:/\u200b/evil'>y</a>" in part
+        )
 
 
 MARKDOWN = (
@@ -72,7 +75,7 @@ async def test_markdown_in_box_text_reaches_every_target_inert(tmp_path: Path) -
             assert "[the results]" not in part and "![]" not in part, part
             assert "](https://evil/x)" not in part.replace("\\]", ""), part
     for part in (plain["title"], plain["message"]):
-        assert "\\[the results\\](https://evil/x) !\\[\\](https://evil/px)" in part
+        assert "\\[the results\\](https:/\u200b/evil/x) !\\[\\](https:/\u200b/evil/px)" in part
         # Every backtick of the box's is escaped too (ux-i 2): no code span of its own.
         assert "\\*now\\* \\`rm\\` \\|\\|hid\\|\\| \\~\\~s\\~\\~ \\\\\\[y\\](z)" in part
     assert "cell oom_kill see" in plain["title"]
@@ -137,3 +140,24 @@ async def test_box_mentions_ping_no_one_and_its_backticks_are_escaped(tmp_path: 
     # Apprise's Discord target finds no ping in it either (it adds one for each it finds).
     discord = apprise.Apprise.instantiate("discord://1234/abcd")
     assert discord.ping_payload(plain["title"], plain["message"]) == {}
+
+
+async def test_a_bare_url_from_the_box_arrives_unlinked(tmp_path: Path) -> None:
+    """Slack, Discord, Telegram and ntfy link a bare ``https://…`` (Slack and Telegram a
+    ``www.…`` too) with no Markdown at all: a hostile hour put a phishing URL in a GPU's
+    name and it arrived clickable. Each ``://`` and ``www.`` gets a zero-width space: it
+    reads the same, and no target's autolinker matches it."""
+    name = "GPU is lost: reset at https://evil.example/reset or WWW.evil.example"
+    event = WatchEvent("alert", "box1", "alert:box1:9", f"box1: gpu.xid {name}", name)
+    with webhook() as hook:
+        text = '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
+        text += f"notify = {json.dumps([hook.url('/ok')])}\n"
+        fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
+        notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
+        await notifier.on_event(event)
+        await notifier.drain()
+        [sent] = hook.at("/ok")
+    for part in (sent["title"], sent["message"]):
+        assert "://" not in part and "WWW." not in part, part
+        assert "https:/\u200b/evil.example/reset or WWW\u200b.evil.example" in part, part
+        assert part.replace("\u200b", "").count(name) == 1

@@ -69,6 +69,11 @@ _MARKDOWN_RE = re.compile(r"(?<![^\s(])~(?=\d)|`rgt-tui [A-Za-z0-9 ._:/=-]*`|(`+
 # ``@word`` it finds (``root@box1`` too) for a ping it adds to the message. A zero-width
 # space after the ``@`` keeps the text as it reads and pings no one (``mentions_inert``).
 _MENTION_RE = re.compile(r"@(?=\w)")
+# What a chat target turns into a link without Markdown (Slack, Discord, Telegram and
+# ntfy link a bare ``https://…``; Slack and Telegram a ``www.…`` too): a zero-width space
+# after the ``:/`` of ``://`` and after ``www`` keeps it reading the same and unlinked (a
+# hostile hour sent a bare phishing URL in a GPU's name, and it arrived clickable).
+_LINK_RE = re.compile(r":/(?=/)|\bwww(?=\.)", re.IGNORECASE)
 ZERO_WIDTH_SPACE = "\u200b"
 _NOTIFY_TYPES = {
     "info": apprise.NotifyType.INFO,
@@ -152,6 +157,13 @@ def mentions_inert(text: str) -> str:
     return _MENTION_RE.sub("@" + ZERO_WIDTH_SPACE, text)
 
 
+def links_inert(text: str) -> str:
+    """``text`` with every bare URL's ``://`` and ``www.`` broken by a zero-width space
+    (``_LINK_RE``): it reads the same, and no chat target makes a link of it. Applied
+    after ``printable``, as ``mentions_inert``."""
+    return _LINK_RE.sub(lambda m: m.group() + ZERO_WIDTH_SPACE, text)
+
+
 def _escaped(match: re.Match[str]) -> str:
     """Each character of a match escaped; the kept forms (group 1 unset) as they are."""
     found = match.group(1)
@@ -170,11 +182,12 @@ def message(event: WatchEvent) -> tuple[str, str]:
     # body is sent as Apprise's TEXT format (``_send_once``), never as Markdown or HTML.
     # Its Markdown is made inert too (``markdown_inert``): a chat target would render it.
     # (Before ``printable``: its own ``\x1b`` escapes are no Markdown, left as they are.)
-    # Its mentions are broken (``mentions_inert``, after ``printable``): a mount named
-    # ``@everyone`` must not ping a whole channel.
-    title = f"[rgt-tui] {mentions_inert(printable(markdown_inert(named), None))}"
+    # Its mentions and bare URLs are broken (``mentions_inert``, ``links_inert``, after
+    # ``printable``): a mount named ``@everyone`` must not ping a whole channel, nor a
+    # GPU's name plant a clickable link.
+    title = f"[rgt-tui] {links_inert(mentions_inert(printable(markdown_inert(named), None)))}"
     hint = f"open: rgt-tui (or rgt-tui status {event.host})"
-    quoted = mentions_inert(printable_lines(markdown_inert(event.body)))
+    quoted = links_inert(mentions_inert(printable_lines(markdown_inert(event.body))))
     body = f"{quoted}\n\n{hint}" if event.body else hint
     return title, body
 
