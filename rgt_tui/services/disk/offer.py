@@ -15,6 +15,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
 
 OUTSIDE = "outside the pull folders"
+UNTYPABLE = "its name holds control characters, shown escaped: remove it in a shell on the box"
 UNREAD = "the queue could not be read, so a running cell may write here: try again when it can be"
 
 
@@ -28,6 +29,10 @@ def not_offered(audit: DiskAudit, entry: Reclaimable) -> str | None:
     """Why ``entry`` will be refused whatever was pulled, in a few words; None: offered."""
     if entry.held:
         return entry.held
+    if printable(entry.path, None) != entry.path:
+        # Shown with its control characters as escapes, it could not be typed as shown
+        # (and would read like a name of those very characters: a hostile hour).
+        return UNTYPABLE
     running = running_here(audit, entry)
     if running:
         return running

@@ -1,0 +1,26 @@
+"""An entry whose name holds control characters is listed, shown with them as escapes,
+and not offered for deletion: typed as shown it could never match (a hostile hour typed
+``dir_\\x1b[7mREV`` exactly as listed and was told it was not listed), and a folder really
+named with those printable characters would read the same."""
+
+from __future__ import annotations
+
+from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
+from rgt_tui.services.disk.offer import UNTYPABLE, not_offered, offered
+
+
+def _audit(*paths: str) -> DiskAudit:
+    entries = tuple(
+        Reclaimable(p, "checkpoint", "f", 1, i, 100, label=p.rsplit("/", 1)[-1])
+        for i, p in enumerate(paths)
+    )
+    return DiskAudit("box1", "/root", "id", (), (), (), entries, ("/root/results",))
+
+
+def test_a_name_with_control_characters_is_listed_but_not_offered() -> None:
+    plain, hostile = "/root/results/a/ckpt_1.pt", "/root/results/dir_\x1b[7mREV/ckpt_1.pt"
+    audit = _audit(plain, hostile)
+    entries = {e.path: e for e in audit.entries()}
+    assert not_offered(audit, entries[plain]) is None
+    assert not_offered(audit, entries[hostile]) == UNTYPABLE
+    assert [e.path for e in offered(audit)] == [plain]
