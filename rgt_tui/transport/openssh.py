@@ -10,13 +10,24 @@ anything ssh could run here. Command-line options win over ssh_config in OpenSSH
 where it shows a setting that would undo them (a ProxyJump hop is checked by its own
 configuration, a KnownHostsCommand adds keys), the caller is told why and uses the SSH
 transport instead.
+
+Nothing of the user's environment reaches the box either, whatever ssh_config's
+``SendEnv`` or ``SetEnv`` say (a user's hour found ``SendEnv RGT_*`` sending a variable
+to the box through sync, the bulk pull and the shell; a ``SendEnv *_TOKEN`` would send a
+credential). ``SendEnv`` only picks from ssh's own environment and a command-line
+``SendEnv`` cannot take back the config's, so ssh runs with a short allowlist of it
+(``OpenSsh.env``: what ssh needs to find its keys, agent and terminal); ``SetEnv`` takes
+its first value, so the command line's ``SetEnv RGT_TUI=1`` stands in for any the config
+sets.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
@@ -45,6 +56,24 @@ _INTERACTIVE = {"batchmode": ("no", "false"), "requesttty": ("force",)}
 # box, or connect through a hop checked by other rules.
 _ABSENT = ("proxyjump", "knownhostscommand", "controlpath", "remotecommand")
 _G_TIMEOUT_S = 10.0
+# The environment ssh (and rsync, which runs it) gets: its keys, agent, askpass, locale,
+# terminal and Kerberos ticket; nothing else of the user's can be sent by a SendEnv.
+_KEPT_ENV = frozenset(
+    {
+        "HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG", "LANGUAGE",
+        "TZ", "TMPDIR", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_ASKPASS",
+        "SSH_ASKPASS_REQUIRE", "DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY", "KRB5CCNAME",
+        "KRB5_CONFIG",
+    }
+)  # fmt: skip
+# The one variable ssh may send (its SetEnv is first-come: this one wins over the config's).
+SET_ENV = "RGT_TUI=1"
+
+
+def ssh_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environ`` (this process's) cut to what ssh needs (``_KEPT_ENV``, ``LC_*``)."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in environ.items() if k in _KEPT_ENV or k.startswith("LC_")}
 
 
 @dataclass(frozen=True)
@@ -53,6 +82,8 @@ class OpenSsh:
 
     argv: tuple[str, ...]
     destination: str  # the fleet file's address: rsync's ``HOST:PATH`` takes it
+    # The environment to run it (or rsync) with: nothing a SendEnv could send the box.
+    env: Mapping[str, str] = field(default_factory=ssh_environment)
 
     def rsync_shell(self) -> str:
         """The command as one string for rsync's ``-e`` (rsync splits it on spaces and
@@ -103,6 +134,7 @@ def openssh_for(host: HostConfig, *, interactive: bool = False) -> OpenSsh | str
         "ControlPath": "none",
         "PermitLocalCommand": "no",
         "RemoteCommand": "none",
+        "SetEnv": SET_ENV,  # first-come: no SetEnv of the config's is sent
         "ConnectTimeout": "10",
         "ServerAliveInterval": "10",
         "ServerAliveCountMax": "3",
@@ -151,6 +183,7 @@ def _config_undoes(
             errors="replace",
             timeout=_G_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
+            env=ssh_environment(),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"ssh -G could not check the SSH settings ({exc})"
@@ -158,9 +191,14 @@ def _config_undoes(
         lines = done.stderr.strip().splitlines()
         return f"ssh -G refused the SSH settings ({lines[-1] if lines else done.returncode})"
     resolved: dict[str, str] = {}
+    set_env: list[str] = []
     for line in done.stdout.splitlines():
         key, _, value = line.partition(" ")
         resolved.setdefault(key.lower(), value.strip())
+        if key.lower() == "setenv":
+            set_env.append(value.strip())
+    if set_env != [SET_ENV]:
+        return f"ssh_config's SetEnv would send the box {', '.join(set_env) or 'nothing of ours'}"
     for key, allowed in required.items():
         if resolved.get(key, "").lower() not in allowed:
             return f"ssh_config leaves {key} = {resolved.get(key, 'unset')}"

@@ -36,7 +36,10 @@ from rgt_tui.services.pull.types import BULK_SSH
 from rgt_tui.transport import transport_for
 
 SIZE = MIN_BYTES + 3 * MIB + 12345  # streamed: at least MIN_BYTES, not a whole MiB
+# Its settings come from shim.env beside it, not the environment: rgt-tui runs ssh with
+# an environment of its own (nothing a SendEnv could send the box).
 SHIM = """#!/bin/sh
+. "${0%/*}/shim.env"
 printf '%s\\n' "$*" >> "$SSH_SHIM_LOG"
 case "$*" in
   *"cat -- "*|*"tail -c "*) ;;
@@ -68,9 +71,15 @@ def ssh_shim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (shims / "ssh").chmod(stat.S_IRWXU)
     log = tmp_path / "ssh-calls.log"
     monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("REAL_SSH", real)
-    monkeypatch.setenv("SSH_SHIM_LOG", str(log))
+    (shims / "shim.env").write_text("")
+    set_shim(log, REAL_SSH=real, SSH_SHIM_LOG=str(log))
     return log
+
+
+def set_shim(log: Path, **values: str) -> None:
+    """Set the shim's variables (``SSH_SHIM_MODE`` …) in its shim.env."""
+    with (log.parent / "shims" / "shim.env").open("a") as f:
+        f.writelines(f"{key}={shlex.quote(value)}\n" for key, value in values.items())
 
 
 def _calls(log: Path) -> list[str]:
@@ -145,8 +154,7 @@ async def test_a_stream_that_breaks_hands_the_rest_to_sftp_and_says_why(
     mode: str,
 ) -> None:
     cut = 20 * MIB
-    monkeypatch.setenv("SSH_SHIM_MODE", mode)
-    monkeypatch.setenv("SSH_SHIM_BYTES", str(cut))
+    set_shim(ssh_shim, SSH_SHIM_MODE=mode, SSH_SHIM_BYTES=str(cut))
     digest = random_file(openssh_server.workdir / "results" / "last.pt", SIZE)
     dest = tmp_path / "out"
 
@@ -177,7 +185,7 @@ async def test_bytes_past_the_manifests_size_are_never_read(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("SSH_SHIM_MODE", "extra")
+    set_shim(ssh_shim, SSH_SHIM_MODE="extra")
     digest = random_file(openssh_server.workdir / "results" / "last.pt", SIZE)
     dest = tmp_path / "out"
     result = await _pull(openssh_server, dest)
@@ -217,7 +225,7 @@ async def test_bytes_through_ssh_that_do_not_match_are_pulled_again_by_sftp(
 ) -> None:
     """A route that delivered wrong bytes is not trusted for the second try: the file is
     pulled again from zero by SFTP, and the summary does not blame the box."""
-    monkeypatch.setenv("SSH_SHIM_MODE", "corrupt")
+    set_shim(ssh_shim, SSH_SHIM_MODE="corrupt")
     digest = random_file(openssh_server.workdir / "results" / "last.pt", SIZE)
     result = await _pull(openssh_server, tmp_path / "out")
     assert result.ok, result.failed
@@ -239,8 +247,7 @@ async def test_a_file_the_box_cannot_send_goes_by_sftp_and_the_others_still_stre
     files keep streaming through ssh."""
     results = openssh_server.workdir / "results"
     digests = {n: random_file(results / n, SIZE) for n in ("a.pt", "b.pt", "c.pt")}
-    monkeypatch.setenv("SSH_SHIM_MODE", "gone")
-    monkeypatch.setenv("SSH_SHIM_GONE", str(results / "b.pt"))
+    set_shim(ssh_shim, SSH_SHIM_MODE="gone", SSH_SHIM_GONE=str(results / "b.pt"))
     result = await _pull(openssh_server, tmp_path / "out")
     assert result.ok, result.failed
     assert all(sha(tmp_path / "out" / "real1" / n) == d for n, d in digests.items())

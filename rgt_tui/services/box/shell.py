@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +51,7 @@ class ShellCommand:
     session: str  # the queue's tmux session, attached to when it runs
     cwd: Path | None = None  # local hosts: the workdir (ssh: the box's shell changes to it)
     note: str = ""  # said before the shell starts (a missing workdir, a nested tmux)
+    env: Mapping[str, str] | None = None  # ssh: OpenSsh.env (None: this process's)
 
     def describe(self) -> str:
         """One line: where the shell goes."""
@@ -132,7 +133,7 @@ def shell_command(host: HostConfig) -> ShellCommand | str:
     ssh = openssh_for(host, interactive=True)
     if not isinstance(ssh, OpenSsh):
         return f"{host.name}: no shell over your ssh: {ssh}"
-    return ShellCommand(host.name, ssh.command(remote_shell_script(host)), session)
+    return ShellCommand(host.name, ssh.command(remote_shell_script(host)), session, env=ssh.env)
 
 
 def _local_shell(host: HostConfig, session: str) -> ShellCommand:
@@ -205,7 +206,8 @@ def run_attached(command: ShellCommand, *, pause_on_failure: bool = False) -> in
     if command.note:
         print(command.note, file=sys.stderr, flush=True)
     try:
-        code = subprocess.run(command.argv, cwd=command.cwd).returncode
+        env = None if command.env is None else dict(command.env)
+        code = subprocess.run(command.argv, cwd=command.cwd, env=env).returncode
     except OSError as exc:
         print(f"rgt-tui: cannot start {command.argv[0]}: {exc}", file=sys.stderr, flush=True)
         code = SSH_FAILED

@@ -68,6 +68,7 @@ async def rsync_send(
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        env=dict(ssh.env),  # rsync's ssh inherits it: nothing of ours for a SendEnv
     )
     assert proc.stdin and proc.stdout and proc.stderr
     err = bytearray()

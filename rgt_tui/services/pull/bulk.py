@@ -36,7 +36,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -152,6 +152,7 @@ async def stream_into(
     *,
     moved: Callable[[int], None],
     stall_s: float,
+    env: Mapping[str, str] | None = None,
 ) -> None:
     """Append the stream of ``argv`` to ``part`` until it holds ``size`` bytes. ``moved(n)``
     runs on the loop for each write. Raises ``BulkFailed`` when the stream ends short,
@@ -167,6 +168,7 @@ async def stream_into(
             stdout=write_fd,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            env=None if env is None else dict(env),  # OpenSsh.env: nothing to SendEnv
         )
     except OSError as exc:
         os.close(read_fd)
@@ -295,7 +297,7 @@ async def stream_part(run: PullRun, part: Part, ssh: OpenSsh, size: int) -> None
         # Half the stall timeout: a stalled stream is handed to SFTP before the pull's own
         # stall watch would drop the (healthy) connection for it.
         stall_s = run.options.stall_timeout_s / 2
-        await stream_into(argv, part, size, run.dest, moved=moved, stall_s=stall_s)
+        await stream_into(argv, part, size, run.dest, moved=moved, stall_s=stall_s, env=ssh.env)
     except BulkFailed as exc:
         run.touch()  # SFTP starts now: its own time to the first byte
         if exc.route:  # ssh itself: the other files by SFTP too
