@@ -262,6 +262,12 @@ def _link(roots: Sequence[PullRoot], ln: dict[str, Any]) -> tuple[ManifestLink, 
         unsafe = unsafe_path_reason(target)
         if unsafe:
             reason = f"unsafe link target from the box: {unsafe}"
+        elif not roots[root].label and folded(target.split("/")[0]) == RECORDS_DIR:
+            # Made here, it would point into rgt-tui's own records (a user's hour: a box
+            # link to its ~/.rgt came home as a link to results/HOST/.rgt).
+            reason = (
+                f"a link into '{RECORDS_DIR}', reserved for rgt-tui's records in the local copy"
+            )
         else:
             reason = secret_reason(roots[root].path, target)
     if reason:

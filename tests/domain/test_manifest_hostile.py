@@ -264,6 +264,10 @@ def test_refusals_the_box_reports_are_shown_escaped_and_must_name_a_root():
         (".", "unsafe link target from the box: '..', '.'"),
         (None, "unsafe link target from the box: the name is not text"),
         (".ssh/id_ed25519", f"{SECRET_RULE} (.ssh)"),
+        # A box link to its ~/.rgt (the pull root its home) came home as a link into
+        # rgt-tui's own local records, results/HOST/.rgt (a user's hour).
+        (".rgt", "a link into '.rgt', reserved for rgt-tui's records in the local copy"),
+        (".RGT/pulled.json", "a link into '.rgt', reserved for rgt-tui's records"),
     ],
 )
 def test_link_targets_are_checked_like_names(target: Any, why: str):
