@@ -154,38 +154,52 @@ def _opt_list(t: Table, key: str) -> tuple[str, ...] | None:
 
 
 def _credentials(t: Table, base: Path) -> tuple[Credential, ...]:
-    """``[*.credentials]``: NAME = { env | netrc | file = "…" } each."""
+    """``[*.credentials]``: NAME = { env | netrc | file = "…" } each. Every mistake is
+    recorded at its own line (a user's hour met them one per run, at the header's)."""
     table = t.table("credentials")
+    section = f"{t.section}.credentials" if t.section else "credentials"
+    c = t.sub(section, table, t.line("credentials"))
     found: list[Credential] = []
-    line = t.line("credentials")
     for name, spec in table.items():
-        example = f'{name} = {{ env = "{name}" }}'
-        if not ENV_NAME_RE.fullmatch(name):
-            raise t.error(
-                "credentials",
-                f"{name!r} is not an environment variable name (letters, digits, '_'; "
-                "not starting with a digit): each credential is exported to the cells under its name",
-            )
-        if name in RESERVED_ENV or name.startswith(RESERVED_PREFIXES):  # names are case-sensitive
-            raise t.error(
-                "credentials",
-                f"{name} is a variable the cells' shell or runner lives by, not a secret's "
-                "name: name the credential as the tool reads it (e.g. WANDB_API_KEY, HF_TOKEN)",
-            )
-        if not isinstance(spec, dict) or len(spec) != 1:
-            raise t.error(
-                "credentials",
-                f'{name}: expected one source, e.g. {example}, {{ netrc = "api.wandb.ai" }} '
-                'or { file = "~/.config/token" } — never the secret itself',
-            )
-        ((source, ref),) = spec.items()
-        if source not in CREDENTIAL_SOURCES or not isinstance(ref, str) or not ref.strip():
-            raise t.error(
-                "credentials",
-                f"{name}: unknown source {source!r} — expected one of "
-                f"{', '.join(CREDENTIAL_SOURCES)} with a non-empty text, e.g. {example}",
-            )
-        if source == "file":
-            ref = str(_local(base, ref))
-        found.append(Credential(name, source, ref, line))
+        cred = c.checked(lambda name=name, spec=spec: _credential(c, base, name, spec), None)
+        if cred is not None:
+            found.append(cred)
     return tuple(found)
+
+
+def _credential(c: Table, base: Path, name: str, spec: object) -> Credential:
+    """One ``NAME = { source = "ref" }`` of the credentials table ``c``; ConfigError at
+    its line when it is not one."""
+    example = f'{name} = {{ env = "{name}" }}'
+    if not ENV_NAME_RE.fullmatch(name):
+        raise c.error(
+            name,
+            f"{name!r} is not an environment variable name (letters, digits, '_'; "
+            "not starting with a digit): each credential is exported to the cells under its name",
+        )
+    if name in RESERVED_ENV or name.startswith(RESERVED_PREFIXES):  # names are case-sensitive
+        raise c.error(
+            name,
+            f"{name} is a variable the cells' shell or runner lives by, not a secret's "
+            "name: name the credential as the tool reads it (e.g. WANDB_API_KEY, HF_TOKEN)",
+        )
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise c.error(
+            name,
+            f'{name}: expected one source, e.g. {example}, {{ netrc = "api.wandb.ai" }} '
+            'or { file = "~/.config/token" } — never the secret itself',
+        )
+    ((source, ref),) = spec.items()
+    if source not in CREDENTIAL_SOURCES:
+        raise c.error(
+            name,
+            f"{name}: unknown source {source!r} — expected one of "
+            f"{', '.join(CREDENTIAL_SOURCES)}, e.g. {example}",
+        )
+    if not isinstance(ref, str) or not ref.strip():
+        raise c.error(
+            name, f"{name}: {source} must be a non-empty text, got {ref!r}, e.g. {example}"
+        )
+    if source == "file":
+        ref = str(_local(base, ref))
+    return Credential(name, source, ref, c.line(name))

@@ -736,7 +736,7 @@ def test_a_credential_cannot_take_a_name_the_cells_live_by(tmp_path: Path, name:
     """A credential exported as PATH broke every cell ("exec: bash: not found", a user's
     hour): refused with its line and how to name it."""
     err = load_error(tmp_path, f'[fleet]\n[fleet.credentials]\n{name} = {{ env = "X1" }}\n')
-    assert err.key == "credentials" and err.line in (2, 3), (err.line, err.key)
+    assert err.key == name and err.line == 3, (err.line, err.key)
     assert f"{name} is a variable the cells' shell or runner lives by" in err.message
     assert "WANDB_API_KEY" in err.message
 
@@ -748,3 +748,24 @@ def test_a_credential_with_a_secrets_name_loads(tmp_path: Path) -> None:
     )
     # Environment names are case-sensitive: a lower-case "path" is not PATH.
     assert [c.name for c in load_fleet(path).ready.credentials] == ["HF_TOKEN", "path"]
+
+
+def test_every_credential_mistake_is_named_at_its_own_line_in_one_run(tmp_path: Path) -> None:
+    """A user's hour met [fleet.credentials] mistakes one per run, each at the table's
+    header line, and "unknown source 'netrc'" for a netrc whose value was a number."""
+    err = load_error(
+        tmp_path,
+        "[fleet]\n[fleet.credentials]\n"
+        'HF_TOKEN = { env = "X" }\n'  # 3: good
+        'PATH = { env = "X" }\n'  # 4
+        "FOO = { netrc = 3 }\n"  # 5
+        'BAR = "literal-secret-value"\n'  # 6
+        'BAZ = { vault = "x" }\n',  # 7
+    )
+    found = [(p.line, p.key) for p in err.problems]
+    assert found == [(4, "PATH"), (5, "FOO"), (6, "BAR"), (7, "BAZ")], found
+    said = [p.message for p in err.problems]
+    assert "FOO: netrc must be a non-empty text, got 3" in said[1], said[1]
+    assert "unknown source" not in said[1]
+    assert "BAZ: unknown source 'vault' — expected one of env, netrc, file" in said[3]
+    assert not any("literal-secret-value" in m for m in said)  # never the secret itself
