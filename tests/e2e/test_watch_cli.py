@@ -172,3 +172,29 @@ async def test_watch_once_exits_1_when_a_notification_was_not_delivered(make_loo
     assert done.returncode == 1, done.stdout + done.stderr
     assert "WATCH_UNSET_TOKEN" in done.stderr, done.stderr
     assert "not every notification was delivered (above): exit 1" in done.stderr
+
+
+async def test_a_changed_host_key_is_its_own_critical_event_at_once_and_once(
+    make_loopback_fleet,
+):
+    """A changed host key may be someone in the middle: `watch` told it only as "silent",
+    five minutes later and with no why on its line (a user's hour). It is a `host_key`
+    event, critical, in the first pass, sent to the targets, and not told again while the
+    same key is refused."""
+    import asyncssh
+
+    loopback = await make_loopback_fleet(1)
+    box = loopback.box("box1")
+    await box.stop()
+    box.host_key = asyncssh.generate_private_key("ssh-ed25519")  # known_hosts keeps the old
+    await box.start()
+    with webhook() as hook:
+        alert_fleet(loopback.hosts_file, [hook.url("/keys")])
+        first = await arun("watch", "--once", "--timeout", "10", "--hosts", loopback.hosts_file)
+        second = await arun("watch", "--once", "--timeout", "10", "--hosts", loopback.hosts_file)
+        sent = hook.at("/keys")
+    (line,) = [ln for ln in event_lines(first.stdout) if " host_key " in ln]
+    assert "[critical] box1: HOST KEY CHANGED; rgt-tui does not connect to it" in line, line
+    (body,) = sent
+    assert "HOST KEY CHANGED" in body["title"] and "ssh-keygen -R" in body["message"], body
+    assert not [ln for ln in event_lines(second.stdout) if " host_key " in ln], second.stdout

@@ -17,7 +17,7 @@ from rgt_tui.domain.snapshot import HostSnapshot
 
 EVENT_KINDS = (
     "alert", "reminder", "queue_done", "silent", "back", "reboot", "forgotten", "stopped",
-    "pull", "pull_failed", "preempted", "preempt_action", "still_answers",
+    "pull", "pull_failed", "preempted", "preempt_action", "still_answers", "host_key",
 )  # fmt: skip
 
 
@@ -52,5 +52,9 @@ class HostState:
     # a name that does not resolve or a refused host key waits for the user, not time.
     error: str | None = None
     fix: str | None = None
+    # A refused host key (``HostKeyError``): its kind ("changed", "unknown", "revoked")
+    # and the key the box showed; "" when the last try refused none.
+    key_kind: str = ""
+    key_presented: str = ""
     # A [[groups]] entry: its sample and alerts are rank 0's, which rank 0's box tells.
     group: bool = False

@@ -29,6 +29,7 @@ def host_state(
             host.watch.interruptible, group=host.group is not None,
         )  # fmt: skip
     conn = update.connection
+    refused = conn.key_error if conn.status in NOT_CONNECTED else None
     rate, until = host.cost_per_hour, now
     if conn.status == STOPPED:
         rate, until = (None if rate is None else 0.0), min(now, conn.since)
@@ -45,4 +46,6 @@ def host_state(
         error=conn.error if conn.status in NOT_CONNECTED else None,
         fix=conn.fix if conn.status in NOT_CONNECTED else None,
         group=host.group is not None,
+        key_kind=refused.kind if refused is not None else "",
+        key_presented=refused.presented if refused is not None else "",
     )

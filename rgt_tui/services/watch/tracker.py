@@ -98,6 +98,7 @@ class HostMemory:
     # a kill while nothing watched still rises above it after a restart.
     oom_boot: str | None = None
     oom_baseline: int | None = None
+    key_told: str | None = None  # the refused host key told ("kind key"), until it connects
 
 
 def occurrence(alert: Alert, state: HostState | None = None) -> str:
@@ -135,9 +136,42 @@ def derive(
     if not state.group:
         memory = _alerts(host, memory, state, reminder_s, may_close, events)
     memory = _queue_done(host, memory, state, events)
+    memory = _key_refused(host, memory, state, events)
     memory = _silent(host, memory, state, silent_grace_s, events)
     memory = _reboot(host, memory, state, events)
     return memory, events
+
+
+def _key_refused(
+    host: str, memory: HostMemory, state: HostState, events: list[WatchEvent]
+) -> HostMemory:
+    """A refused host key, told at once and as itself, once per refusal (kind and key)
+    until the box connects again: a changed key may be someone in the middle, and it
+    waits for the user, not time. It was told only as "silent", five minutes later
+    (a user's hour)."""
+    if state.connection == "connected":
+        return memory if memory.key_told is None else replace(memory, key_told=None)
+    if not state.key_kind:
+        return memory
+    told = f"{state.key_kind} {state.key_presented}"
+    if memory.key_told == told:
+        return memory
+    what = {
+        "changed": "HOST KEY CHANGED",
+        "revoked": "its host key is revoked",
+    }.get(state.key_kind, "its host key is not trusted yet")
+    body = (state.error or "") + (f" — fix: {state.fix}" if state.fix else "")
+    events.append(
+        WatchEvent(
+            "host_key",
+            host,
+            f"host_key:{host}:{told}",
+            f"{host}: {what}; rgt-tui does not connect to it",
+            body + " Nothing is sampled, pulled or stopped there until this is settled.",
+            "warning" if state.key_kind == "unknown" else "critical",
+        )
+    )
+    return replace(memory, key_told=told)
 
 
 def _sampled(state: HostState) -> bool:
@@ -472,6 +506,7 @@ def memory_to_json(host: str, memory: HostMemory) -> dict[str, Any]:
         "silent_told": memory.silent_told,
         "oom_boot": memory.oom_boot,
         "oom_baseline": memory.oom_baseline,
+        "key_told": memory.key_told,
     }
 
 
@@ -510,4 +545,5 @@ def memory_from_json(host: str, data: Any) -> HostMemory:
         silent_told=_num(data.get("silent_told")),
         oom_boot=_str(data.get("oom_boot")),
         oom_baseline=_int(data.get("oom_baseline")),
+        key_told=_str(data.get("key_told")),
     )
