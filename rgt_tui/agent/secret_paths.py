@@ -33,6 +33,13 @@ import os
 SECRET_PATHS = (
     ".ssh", ".netrc", ".aws", ".config/gcloud", ".cache/huggingface/token", ".git-credentials",
     ".rgt/credentials.env", ".rgt/.credentials.env.*",
+    # Token files of common tools (GitHub's CLI, Hugging Face's old place, direnv, PyPI,
+    # npm, PostgreSQL, Kaggle, Docker) and shell and REPL histories, where a typed
+    # ``export HF_TOKEN=…`` stays (a user's hour pulled a box's .bash_history home).
+    ".config/gh", ".huggingface/token", ".envrc", ".pypirc", ".npmrc", ".pgpass",
+    ".kaggle/kaggle.json", ".docker/config.json",
+    ".bash_history", ".zsh_history", ".sh_history", ".python_history", ".psql_history",
+    ".mysql_history",
 )  # fmt: skip
 OWN_STATE_PATHS = (".rgt/queue.lock",)
 SKIP_RULE = "skipped by rule: "  # every reason a path is left on the box on purpose starts so

@@ -50,16 +50,13 @@ def name_ok(rel: str) -> bool:
 
 
 # Secrets a code tree tends to hold beside those a pull never brings back (SECRET_PATHS:
-# .ssh, .netrc, .git-credentials, …): dotenv files (their examples are code) and SSH
-# private keys. A box is someone else's machine: a token reaches it only through
+# .ssh, .netrc, .git-credentials, token files, shell histories, …): dotenv files (their
+# examples are code) and SSH private keys. A box is someone else's machine: a token reaches it only through
 # [fleet.credentials] (U34: over stdin, into a 0600 file), never as a file of the tree.
 _DOTENV_EXAMPLES = (".example", ".sample", ".template", ".dist")
 _PRIVATE_KEYS = frozenset(
     {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"}
 )
-# Token files of common tools, by name (direnv, PyPI, npm, PostgreSQL) and by folder.
-_TOKEN_FILES = frozenset({".envrc", ".pypirc", ".npmrc", ".pgpass"})
-_TOKEN_PATHS = ((".kaggle", "kaggle.json"), (".docker", "config.json"))
 
 
 def is_secret(rel: str) -> bool:
@@ -73,9 +70,7 @@ def is_secret(rel: str) -> bool:
         return True
     if name == ".env" or (name.startswith(".env.") and not name.endswith(_DOTENV_EXAMPLES)):
         return True
-    if any(tuple(parts[-2:]) == pair for pair in _TOKEN_PATHS):
-        return True
-    return name in _PRIVATE_KEYS or name in _TOKEN_FILES
+    return name in _PRIVATE_KEYS
 
 
 def never_sent(rel: str, extra: pathspec.PathSpec) -> bool:
