@@ -142,6 +142,14 @@ def figure_lines(
 
 def key_line(error: HostKeyError) -> Content:
     """The line under a refused host key: what K does for this kind of refusal."""
+    if error.kind == "unknown" and error.jump_host:
+        # A hop's key: its own fingerprint, never the box provider's (as the dialog says).
+        return Content.assemble(
+            ("K ", "bold $accent"),
+            "trust the jump host's key? compare ",
+            (error.presented, "bold"),
+            (f" with {error.jump_host}'s own fingerprint first", "$foreground-muted"),
+        )
     if error.kind == "unknown":
         return Content.assemble(
             ("K ", "bold $accent"),
