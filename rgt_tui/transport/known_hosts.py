@@ -316,6 +316,12 @@ def _key_error(
     else:
         fix = f"if {fp} is the fingerprint your provider shows, trust it, or run: {append}"
     where = f"no line for {name} in {_listed(known.files, primary)}"
+    missing = _missing_folder(primary)
+    if missing is not None:
+        # A typo'd known_hosts path read as an ordinary first connection, its echo fix
+        # failed, and trusting it made the typo the host's trust store (a user's hour).
+        where += f" (its folder {missing} does not exist: a typo in known_hosts?)"
+        fix = f"correct known_hosts in the fleet file, or create {missing} — then {fix}"
     if known.unreadable:  # a line names it, but it could not be read: say which
         where = (
             f"no usable line for {name}: {', '.join(known.unreadable)} names it but cannot be "
@@ -394,4 +400,19 @@ def trust_host_key(error: HostKeyError) -> Path:
             f"{error.host}: only an unknown host key can be trusted here (this one is "
             f"{error.kind}): {error.fix}"
         )
+    missing = _missing_folder(error.known_hosts_file)
+    if missing is not None:
+        raise ValueError(
+            f"{error.host}: the known_hosts folder {missing} does not exist: correct "
+            "known_hosts in the fleet file (a typo?), or create the folder, then trust again"
+        )
     return append_line(error.known_hosts_file, error.trust_line)
+
+
+def _missing_folder(path: Path) -> Path | None:
+    """The folder of a known_hosts file the user named that does not exist (made for the
+    default ~/.ssh/known_hosts only, as ssh does); None when there is nothing to say."""
+    if path == DEFAULT_KNOWN_HOSTS or path.expanduser() == DEFAULT_KNOWN_HOSTS.expanduser():
+        return None
+    folder = path.expanduser().parent
+    return None if folder.is_dir() else folder

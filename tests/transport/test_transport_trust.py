@@ -542,3 +542,21 @@ async def test_proxyjump_hops_get_the_same_key_check_and_no_forwarding(
         assert [leak for leak in LEAKS if leak in log] == []  # ...which got nothing
     finally:
         jump.stop()
+
+
+async def test_a_known_hosts_path_whose_folder_is_missing_is_named_and_never_made(
+    loopback_fleet, tmp_path
+):
+    """A typo'd known_hosts path read as an ordinary first connection, its `echo … >>`
+    fix failed, and trusting the key made the typo'd folder the host's trust store (a
+    user's hour): the refusal names the missing folder, and trusting refuses to make it."""
+    box = loopback_fleet.boxes[0]
+    known_hosts = tmp_path / "no" / "such" / "known_hosts"
+    err = await _refused(_loopback_transport(loopback_fleet, box, known_hosts))
+    assert err.kind == "unknown"
+    folder = tmp_path / "no" / "such"
+    assert f"(its folder {folder} does not exist: a typo in known_hosts?)" in err.message
+    assert err.fix.startswith(f"correct known_hosts in the fleet file, or create {folder}")
+    with pytest.raises(ValueError, match="the known_hosts folder .* does not exist"):
+        trust_host_key(err)
+    assert not (tmp_path / "no").exists()
