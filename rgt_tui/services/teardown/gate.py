@@ -24,7 +24,7 @@ from typing import Any
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.queue_state import DONE, RUNNING, QueueView
@@ -127,6 +127,9 @@ class _BoxNow:
     # No view (the box did not answer): the local queue file's #moved-to cells, read now,
     # split by whether the move is on record (``moves_on_record``).
     moved: MovesSeen | None = None
+    # Something answered, but with a host key rgt-tui refused (its kind): not the silence
+    # "not answering" says (a user's hour read that after a key change).
+    refused_key: str = ""
 
 
 async def _scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None) -> _BoxNow:
@@ -152,7 +155,8 @@ async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
     try:
         await transport.connect()
     except (TransportError, OSError) as exc:
-        return _BoxNow(None, None, None, printable(exc, 1000), answered=False)
+        refused = exc.kind if isinstance(exc, HostKeyError) else ""
+        return _BoxNow(None, None, None, printable(exc, 1000), answered=False, refused_key=refused)
     if host.pull_refused:
         # No pull folders named: the re-scan would walk the whole home (this machine's,
         # when it stands in), for minutes, and the tab would never fill in. The pull
@@ -360,7 +364,10 @@ def _box_condition(c: g.Condition, jh: HostJournal, now: _BoxNow) -> g.Condition
     elif not now.answered:
         heard = _last_answer(jh)
         when = f" (last re-scanned {local_time(heard)})" if heard is not None else ""
-        text = f"not answering now; last seen: {jh.box.describe()}{when}"
+        what = "not answering now"
+        if now.refused_key:
+            what = f"answering with a {now.refused_key} host key, which rgt-tui refuses"
+        text = f"{what}; last seen: {jh.box.describe()}{when}"
         c = replace(c, ok=False, cause=g.NOT_ANSWERING)
     else:
         text = jh.box.describe()
