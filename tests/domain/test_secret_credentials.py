@@ -102,3 +102,29 @@ def test_the_box_scan_skips_the_credentials_file_of_a_home_below_the_root(tmp_pa
         (1, "credentials.env"): CREDS,
         (1, ".credentials.env.77"): TEMP,
     }
+
+
+def test_a_name_that_is_not_utf8_is_refused_with_its_bytes_shown(tmp_path):
+    """The real scan: a name with bytes that are not UTF-8 is refused naming them as
+    ``\\xff`` (it read ``nonutf8_��.txt``: two such names looked the same, and the user
+    was told to rename a name they could not read)."""
+    from rgt_tui.services.manifest import manifest_source
+
+    root = tmp_path / "results"
+    root.mkdir()
+    (root / "ok.txt").write_text("ok\n")
+    for raw in (b"nonutf8_\xff\xfe.txt", b"nonutf8_\xfe\xff.txt"):
+        with open(os.path.join(os.fsencode(root), raw), "wb"):
+            pass
+    proc = subprocess.run(
+        [sys.executable, "-S", "-u", "-", "--root", str(root)],
+        input=manifest_source().encode(),
+        capture_output=True,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "me")},
+        check=True,
+    )
+    m = parse_manifest_lines("box", proc.stdout.decode("ascii").splitlines())
+    assert [e.path for e in m.entries] == ["ok.txt"]
+    refused = {r.path: r.reason for r in m.refused}
+    assert set(refused) == {"nonutf8_\\xff\\xfe.txt", "nonutf8_\\xfe\\xff.txt"}, refused
+    assert all("not valid UTF-8" in why for why in refused.values())
