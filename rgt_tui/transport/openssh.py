@@ -15,10 +15,11 @@ Nothing of the user's environment reaches the box either, whatever ssh_config's
 ``SendEnv`` or ``SetEnv`` say (a user's hour found ``SendEnv RGT_*`` sending a variable
 to the box through sync, the bulk pull and the shell; a ``SendEnv *_TOKEN`` would send a
 credential). ``SendEnv`` only picks from ssh's own environment and a command-line
-``SendEnv`` cannot take back the config's, so ssh runs with a short allowlist of it
-(``OpenSsh.env``: what ssh needs to find its keys, agent and terminal); ``SetEnv`` takes
+``SendEnv`` cannot take back the config's, so ssh runs without every variable the
+resolved ``sendenv`` patterns match (``OpenSsh.env``), the locale's and the terminal's
+aside; the rest stays, for a ProxyCommand or an askpass that needs it. ``SetEnv`` takes
 its first value, so the command line's ``SetEnv RGT_TUI=1`` stands in for any the config
-sets.
+sets (an OpenSSH before 7.8 knows no SetEnv, in its config either: left out there).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from rgt_tui.domain.config import HostConfig
@@ -56,24 +58,35 @@ _INTERACTIVE = {"batchmode": ("no", "false"), "requesttty": ("force",)}
 # box, or connect through a hop checked by other rules.
 _ABSENT = ("proxyjump", "knownhostscommand", "controlpath", "remotecommand")
 _G_TIMEOUT_S = 10.0
-# The environment ssh (and rsync, which runs it) gets: its keys, agent, askpass, locale,
-# terminal and Kerberos ticket; nothing else of the user's can be sent by a SendEnv.
-_KEPT_ENV = frozenset(
+# What a SendEnv may send (the box sees them anyway: the locale it formats with, the
+# terminal a shell draws on); every other variable a sendenv pattern matches is kept
+# from ssh (``ssh_environment``). The locale's real categories only: an ``LC_*`` pattern
+# must not carry ``LC_MY_TOKEN`` (sshd's usual AcceptEnv takes LC_*).
+SAFE_TO_SEND = frozenset(
     {
-        "HOME", "PATH", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG", "LANGUAGE",
-        "TZ", "TMPDIR", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_ASKPASS",
-        "SSH_ASKPASS_REQUIRE", "DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY", "KRB5CCNAME",
-        "KRB5_CONFIG",
+        "LANG", "LANGUAGE", "TERM", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES",
+        "LC_NUMERIC", "LC_TIME", "LC_MONETARY", "LC_PAPER", "LC_NAME", "LC_ADDRESS",
+        "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION",
     }
 )  # fmt: skip
-# The one variable ssh may send (its SetEnv is first-come: this one wins over the config's).
+# The one variable ssh may set (its SetEnv is first-come: this one wins over the config's).
 SET_ENV = "RGT_TUI=1"
 
 
-def ssh_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``environ`` (this process's) cut to what ssh needs (``_KEPT_ENV``, ``LC_*``)."""
+def ssh_environment(
+    send_env: Iterable[str], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``environ`` (this process's) less every variable ``send_env`` (the resolved
+    SendEnv patterns) matches, ``SAFE_TO_SEND`` aside: nothing of the user's for ssh to
+    send, and all the rest for what ssh runs (a ProxyCommand reading HTTPS_PROXY or
+    AWS_PROFILE)."""
     environ = os.environ if environ is None else environ
-    return {k: v for k, v in environ.items() if k in _KEPT_ENV or k.startswith("LC_")}
+    patterns = tuple(send_env)
+    return {
+        k: v
+        for k, v in environ.items()
+        if k in SAFE_TO_SEND or not any(fnmatchcase(k, p) for p in patterns)
+    }
 
 
 @dataclass(frozen=True)
@@ -83,7 +96,7 @@ class OpenSsh:
     argv: tuple[str, ...]
     destination: str  # the fleet file's address: rsync's ``HOST:PATH`` takes it
     # The environment to run it (or rsync) with: nothing a SendEnv could send the box.
-    env: Mapping[str, str] = field(default_factory=ssh_environment)
+    env: Mapping[str, str] = field(default_factory=lambda: ssh_environment(()))
 
     def rsync_shell(self) -> str:
         """The command as one string for rsync's ``-e`` (rsync splits it on spaces and
@@ -141,31 +154,86 @@ def openssh_for(host: HostConfig, *, interactive: bool = False) -> OpenSsh | str
     }
     if interactive:
         options["RequestTTY"] = "force"  # -t: the box's shell and tmux need a terminal
-    argv = [ssh]
-    for key, value in options.items():
-        argv += ["-o", f"{key}={value}"]
-    if target.port is not None:
-        argv += ["-p", str(target.port)]
-    if target.user is not None:
-        argv += ["-l", target.user]
-    if host.identity_file is not None:
-        argv += ["-i", str(host.identity_file.expanduser())]
     # ssh splits UserKnownHostsFile on spaces; rsync's -e also needs every argument
     # spelled without quotes. The shell's argv goes to ssh as it is.
     if any(_has_space(f) for f in files):
         return "a known_hosts path holds a space, which ssh's UserKnownHostsFile cannot take"
+    argv = _argv(ssh, options, host)
     if not interactive and any(not _spellable(a) for a in argv):
         return "a path holds a quote that rsync's -e cannot pass to ssh"
+    resolved = _resolve(argv, target.host)
+    if isinstance(resolved, str) and "setenv" in resolved.lower():
+        # An OpenSSH before 7.8 knows no SetEnv ("Bad configuration option"), in its
+        # config either: nothing to stand in for.
+        del options["SetEnv"]
+        argv = _argv(ssh, options, host)
+        resolved = _resolve(argv, target.host)
+    if isinstance(resolved, str):
+        return resolved
     required = {**_REQUIRED, **(_INTERACTIVE if interactive else _BATCH)}
-    why = _config_undoes(argv, target.host, files, required, dest)
+    if "SetEnv" in options:
+        required["setenv"] = (SET_ENV.lower(),)
+    why = _config_undoes(resolved, files, required, dest)
     if why is not None:
         return why
-    return OpenSsh(tuple(argv), target.host)
+    return OpenSsh(tuple(argv), target.host, ssh_environment(resolved.send_env))
+
+
+def _argv(ssh: str, options: Mapping[str, str], host: HostConfig) -> list[str]:
+    """ssh, our options, and the fleet file's port, user and key."""
+    assert host.ssh is not None
+    argv = [ssh]
+    for key, value in options.items():
+        argv += ["-o", f"{key}={value}"]
+    if host.ssh.port is not None:
+        argv += ["-p", str(host.ssh.port)]
+    if host.ssh.user is not None:
+        argv += ["-l", host.ssh.user]
+    if host.identity_file is not None:
+        argv += ["-i", str(host.identity_file.expanduser())]
+    return argv
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """What ``ssh -G`` resolved: each setting's first value (keys lower-cased), every
+    SetEnv value and every SendEnv pattern."""
+
+    settings: dict[str, str]
+    set_env: tuple[str, ...]
+    send_env: tuple[str, ...]
+
+
+def _resolve(argv: list[str], destination: str) -> _Resolved | str:
+    """The configuration ssh resolves for ``destination`` with ``argv`` (``ssh -G``,
+    which does not connect), or why it could not be read."""
+    try:
+        done = subprocess.run(
+            [*argv, "-G", "--", destination],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=_G_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"ssh -G could not check the SSH settings ({exc})"
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        return f"ssh -G refused the SSH settings ({lines[-1] if lines else done.returncode})"
+    settings: dict[str, str] = {}
+    lists: dict[str, list[str]] = {"setenv": [], "sendenv": []}
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        key, value = key.lower(), value.strip()
+        settings.setdefault(key, value)
+        if key in lists:
+            lists[key].append(value)
+    return _Resolved(settings, tuple(lists["setenv"]), tuple(lists["sendenv"]))
 
 
 def _config_undoes(
-    argv: list[str],
-    destination: str,
+    resolved: _Resolved,
     files: list[Path],
     required: dict[str, tuple[str, ...]],
     dest: Destination,
@@ -175,45 +243,24 @@ def _config_undoes(
     its key under the same known_hosts name (HostKeyAlias): an ssh_config that ssh reads
     and the SSH transport does not (OpenSSH reads ~ from the password database, asyncssh
     from $HOME) could otherwise send ssh elsewhere, or let another line vouch for the box."""
-    try:
-        done = subprocess.run(
-            [*argv, "-G", "--", destination],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=_G_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            env=ssh_environment(),
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"ssh -G could not check the SSH settings ({exc})"
-    if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        return f"ssh -G refused the SSH settings ({lines[-1] if lines else done.returncode})"
-    resolved: dict[str, str] = {}
-    set_env: list[str] = []
-    for line in done.stdout.splitlines():
-        key, _, value = line.partition(" ")
-        resolved.setdefault(key.lower(), value.strip())
-        if key.lower() == "setenv":
-            set_env.append(value.strip())
-    if set_env != [SET_ENV]:
-        return f"ssh_config's SetEnv would send the box {', '.join(set_env) or 'nothing of ours'}"
+    settings = resolved.settings
+    if "setenv" in required and resolved.set_env != (SET_ENV,):
+        return f"ssh_config's SetEnv would send the box {', '.join(resolved.set_env)}"
     for key, allowed in required.items():
-        if resolved.get(key, "").lower() not in allowed:
-            return f"ssh_config leaves {key} = {resolved.get(key, 'unset')}"
-    if resolved.get("userknownhostsfile", "").split() != [str(f) for f in files]:
+        if settings.get(key, "").lower() not in allowed:
+            return f"ssh_config leaves {key} = {settings.get(key, 'unset')}"
+    if settings.get("userknownhostsfile", "").split() != [str(f) for f in files]:
         return "ssh_config changes the known_hosts files ssh would check"
     for key in _ABSENT:
-        if resolved.get(key, "none").lower() != "none":
-            return f"ssh_config sets {key} {resolved[key]}"
-    host, port = resolved.get("hostname", "").lower(), resolved.get("port", "")
+        if settings.get(key, "none").lower() != "none":
+            return f"ssh_config sets {key} {settings[key]}"
+    host, port = settings.get("hostname", "").lower(), settings.get("port", "")
     if host != dest.host.lower() or port != str(dest.port or 22):
         return (
             f"ssh would connect to {host}:{port}, not {dest.host}:{dest.port or 22} as "
             "rgt-tui's own check does (a HostName or Port it reads differently)"
         )
-    alias = resolved.get("hostkeyalias", "none")
+    alias = settings.get("hostkeyalias", "none")
     named = alias.lower() if alias.lower() != "none" else known_hosts_name(host, int(port))
     if named != dest.key_name:
         return (
