@@ -45,6 +45,7 @@ _KEPT_SGR = frozenset(
 # Parameters that choose a colour by the numbers after them: 5 and an index, or 2 and
 # red, green, blue (``38;5;8`` is colour 8, not conceal). Dropped with those numbers.
 _COLOUR_PARAMS = ("38", "48", "58")
+_UNDERLINE_STYLE = re.compile(r"4:[0-5]")
 
 
 def _keep_sgr(match: re.Match[str]) -> str:
@@ -69,8 +70,12 @@ def _safe_sgr(sgr: str) -> str:
         if part in _COLOUR_PARAMS:
             i += {"5": 3, "2": 5}.get(parts[i + 1] if i + 1 < len(parts) else "", 1)
             continue
-        head = part.split(":", 1)[0]  # a sub-parameter form (4:3, 38:2:…) counts by its head
-        if head == "" or (head.isdigit() and int(head) in _KEPT_SGR):
+        if ":" in part:
+            # Sub-parameters: only an underline's style (4:3, curly) is kept. A terminal
+            # that reads ':' as ';' would act on any other (1:8 conceals there; a review).
+            if _UNDERLINE_STYLE.fullmatch(part):
+                kept.append(part)
+        elif part == "" or (part.isdigit() and int(part) in _KEPT_SGR):
             kept.append(part)
         i += 1
     if len(kept) == len(parts):

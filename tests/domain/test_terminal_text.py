@@ -180,6 +180,12 @@ def test_plain_console_is_untouched_by_the_fence_module() -> None:
         ("\x1b[5;7;31mX", "\x1b[31mX"),  # blink and reverse
         ("\x1b[1;3;4;9;2;91mX\x1b[22;39m", "\x1b[1;3;4;9;2;91mX\x1b[22;39m"),
         ("\x1b[38;5mX", "X"),  # cut short: nothing after it is read as a colour
+        # Sub-parameters: only an underline style; a terminal reading ':' as ';' would
+        # act on the rest (a review).
+        ("\x1b[:8mX", "X"),
+        ("\x1b[1:8;31mX", "\x1b[31mX"),
+        ("\x1b[31:30:40mX", "X"),
+        ("\x1b[4:3mX", "\x1b[4:3mX"),
     ],
 )
 def test_only_sgr_that_cannot_hide_words_is_kept(raw: str, kept: str) -> None:
