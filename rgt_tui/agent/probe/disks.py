@@ -56,13 +56,17 @@ def _entry(path, mount, st):
     A box with 252G of blocks, 48G used and 55G available is 47 % full, as df says; of
     the blocks it would read 19 %, and a disk alert would come far too late."""
     used = st.f_blocks - st.f_bfree
+    # More inodes free than exist (CephFS reports f_ffree as -1, some FUSE mounts junk):
+    # no inode figure, as a file system that reports none, not a negative one that the
+    # client refuses together with the disk's bytes (a review).
+    files, free = (st.f_files, st.f_ffree) if st.f_ffree <= st.f_files else (0, 0)
     return {
         "path": path,
         "mount": mount,
         "bytes_used": used * st.f_frsize,
         "bytes_total": (used + st.f_bavail) * st.f_frsize,
-        "inodes_used": st.f_files - st.f_ffree,
-        "inodes_total": st.f_files,
+        "inodes_used": files - free,
+        "inodes_total": files,
     }
 
 
