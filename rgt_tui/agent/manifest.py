@@ -106,8 +106,8 @@ def tick():
 
 
 def show(raw):
-    """A printable form of a byte name, for messages (undecodable bytes replaced)."""
-    return raw.decode("utf-8", "replace")
+    """A byte name as text; a byte that is not UTF-8 as ``\\xff`` ("�" hid which: a hostile hour)."""
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def file_digest(path):
@@ -183,11 +183,8 @@ class Scanner:
         self.pending = []  # (n, rel, full path, lstat) of regular files, hashed in finish()
 
     def refuse(self, rel, reason):
-        """Report ``rel`` as not listed, with why. A byte that is not UTF-8 reads ``\\xff``
-        (as a control character does): "�" told the user to rename a name they could not
-        read, and two such names read the same (a hostile hour)."""
-        path = rel.decode("utf-8", "backslashreplace")
-        emit({"type": "refused", "root": self.index, "path": path, "reason": reason})
+        """Report ``rel`` as not listed, with why."""
+        emit({"type": "refused", "root": self.index, "path": show(rel), "reason": reason})
 
     def inside(self, real):
         """Whether a resolved path lies in this root."""
