@@ -194,6 +194,9 @@ async def test_a_changed_host_key_is_its_own_critical_event_at_once_and_once(
         second = await arun("watch", "--once", "--timeout", "10", "--hosts", loopback.hosts_file)
         sent = hook.at("/keys")
     (line,) = [ln for ln in event_lines(first.stdout) if " host_key " in ln]
+    # Said once on the console, not again as "does not answer" (it answers).
+    assert first.stderr.count("HOST KEY CHANGED") == 1, first.stderr
+    assert "does not answer" not in first.stderr, first.stderr
     assert "[critical] box1: HOST KEY CHANGED; rgt-tui does not connect to it" in line, line
     (body,) = sent
     assert "HOST KEY CHANGED" in body["title"] and "ssh-keygen -R" in body["message"], body

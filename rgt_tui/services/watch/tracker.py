@@ -395,6 +395,8 @@ def _silent(
     assert since is not None
     if state.now - since < grace_s or memory.silent_told == since:
         return memory
+    if state.key_kind:
+        return memory  # it answers, with a key refused: told as host_key, not a silence
     if state.interruptible and (state.connection != "unreached" or memory.boot_id is not None):
         # It was seen answering (this run, or by an earlier one: its boot is known), so
         # the runtime names its preemption past the grace (the "preempted" event, then

@@ -251,6 +251,8 @@ class Watcher:
             conn = update.connection if update is not None else None
             if conn is None or conn.status == "connecting":
                 why = f"no answer within {timeout:g} s (the connection did not finish)"
+            elif conn.key_error is not None:
+                continue  # said already (_say_key_refusal), and told as host_key: no silence
             elif conn.status in NOT_CONNECTED:
                 why = f"does not answer: {conn.error or 'no sample'}" + (
                     f" (fix: {conn.fix})" if conn.fix else ""
