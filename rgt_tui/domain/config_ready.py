@@ -167,6 +167,20 @@ def _credentials(t: Table, base: Path) -> tuple[Credential, ...]:
     return tuple(found)
 
 
+def _kind(value: object) -> str:
+    """What a value is, never the value: "a number", "a list", "empty text"."""
+    if isinstance(value, str):
+        return "empty text"
+    kinds = {
+        bool: "true/false",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "a table",
+    }
+    return kinds.get(type(value), "another kind of value")
+
+
 def _credential(c: Table, base: Path, name: str, spec: object) -> Credential:
     """One ``NAME = { source = "ref" }`` of the credentials table ``c``; ConfigError at
     its line when it is not one."""
@@ -183,23 +197,27 @@ def _credential(c: Table, base: Path, name: str, spec: object) -> Credential:
             f"{name} is a variable the cells' shell or runner lives by, not a secret's "
             "name: name the credential as the tool reads it (e.g. WANDB_API_KEY, HF_TOKEN)",
         )
+    # The key names the credential in the message (file:line: NAME: …): not again here.
+    if isinstance(spec, dict) and len(spec) > 1:
+        raise c.error(
+            name, f"one source, not {len(spec)} ({', '.join(map(str, spec))}), e.g. {example}"
+        )
     if not isinstance(spec, dict) or len(spec) != 1:
         raise c.error(
             name,
-            f'{name}: expected one source, e.g. {example}, {{ netrc = "api.wandb.ai" }} '
+            f'expected one source, e.g. {example}, {{ netrc = "api.wandb.ai" }} '
             'or { file = "~/.config/token" } — never the secret itself',
         )
     ((source, ref),) = spec.items()
     if source not in CREDENTIAL_SOURCES:
         raise c.error(
             name,
-            f"{name}: unknown source {source!r} — expected one of "
+            f"unknown source {source!r} — expected one of "
             f"{', '.join(CREDENTIAL_SOURCES)}, e.g. {example}",
         )
     if not isinstance(ref, str) or not ref.strip():
-        raise c.error(
-            name, f"{name}: {source} must be a non-empty text, got {ref!r}, e.g. {example}"
-        )
+        # Its type only: a mis-shaped value may be the secret itself (a review).
+        raise c.error(name, f"{source} must be a non-empty text, not {_kind(ref)}, e.g. {example}")
     if source == "file":
         ref = str(_local(base, ref))
     return Credential(name, source, ref, c.line(name))

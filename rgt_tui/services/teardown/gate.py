@@ -366,7 +366,8 @@ def _box_condition(c: g.Condition, jh: HostJournal, now: _BoxNow) -> g.Condition
         when = f" (last re-scanned {local_time(heard)})" if heard is not None else ""
         what = "not answering now"
         if now.refused_key:
-            what = f"answering with a {now.refused_key} host key, which rgt-tui refuses"
+            article = "an" if now.refused_key == "unknown" else "a"
+            what = f"answering with {article} {now.refused_key} host key, which rgt-tui refuses"
         text = f"{what}; last seen: {jh.box.describe()}{when}"
         c = replace(c, ok=False, cause=g.NOT_ANSWERING)
     else:

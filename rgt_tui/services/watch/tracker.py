@@ -151,7 +151,7 @@ def _key_refused(
     (a user's hour)."""
     if state.connection == "connected":
         return memory if memory.key_told is None else replace(memory, key_told=None)
-    if not state.key_kind:
+    if not state.key_kind or state.group:  # a group reaches rank 0's box: told as the box
         return memory
     told = f"{state.key_kind} {state.key_presented}"
     if memory.key_told == told:
