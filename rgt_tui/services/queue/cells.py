@@ -40,6 +40,9 @@ class PlannedCell:
     epochs_note: str = ""  # the epochs passed and their source (domain.queue_file.epochs_note)
 
 
+_SHOWN_CELLS = 3  # cells a mismatch refusal names
+
+
 @dataclass(frozen=True)
 class RenderedQueue:
     """The local queue file's exact text, its cells, and their ``cells.tsv`` lines."""
@@ -95,6 +98,11 @@ class RenderedQueue:
         mismatch = self.mismatch(deployed)
         if not mismatch:
             return None
+        # Two lines a cell: the first few name it (a 200-cell queue listed them all, in a
+        # toast of 400 lines: a user's hour).
+        if len(mismatch) > 2 * _SHOWN_CELLS:
+            more = len(mismatch) // 2 - _SHOWN_CELLS
+            mismatch = [*mismatch[: 2 * _SHOWN_CELLS], f"  … and {more} more cells differ"]
         return (
             "cells already on the box no longer match the queue file and run template "
             "(the same index must always run the same command): put the template back "
