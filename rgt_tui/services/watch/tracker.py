@@ -40,6 +40,7 @@ one place.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -142,6 +143,9 @@ def derive(
     return memory, events
 
 
+_KEYGEN_RE = re.compile(r"ssh-keygen -R \S+ -f \S+(?: && ssh-keygen -R \S+ -f \S+)*")
+
+
 def _key_refused(
     host: str, memory: HostMemory, state: HostState, events: list[WatchEvent]
 ) -> HostMemory:
@@ -160,7 +164,10 @@ def _key_refused(
         "changed": "HOST KEY CHANGED",
         "revoked": "its host key is revoked",
     }.get(state.key_kind, "its host key is not trusted yet")
-    body = (state.error or "") + (f" — fix: {state.fix}" if state.fix else "")
+    # The fix's ssh-keygen commands as code: a notification keeps them as written
+    # (``notify._MARKDOWN_RE``), where Markdown escapes would break their [host]:port.
+    fix = _KEYGEN_RE.sub(lambda m: f"`{m.group()}`", state.fix or "")
+    body = (state.error or "") + (f". Fix: {fix}" if fix else ".")
     events.append(
         WatchEvent(
             "host_key",

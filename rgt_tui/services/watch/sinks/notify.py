@@ -62,7 +62,12 @@ _SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}")
 # is a bare URL, shown as what it is.
 # Tried in order: the two kept forms first, then what is escaped (group 1); a run of
 # backticks is taken whole.
-_MARKDOWN_RE = re.compile(r"(?<![^\s(])~(?=\d)|`rgt-tui [A-Za-z0-9 ._:/=-]*`|(`+|[\\\[\]*|~])")
+# A third kept form: an ``ssh-keygen -R`` command span (the fix of a refused host key,
+# ``tracker._key_refused``): its ``[host]:port`` escaped, the pasted command removed
+# nothing (a user's hour); inside a code span no target renders a link.
+_MARKDOWN_RE = re.compile(
+    r"(?<![^\s(])~(?=\d)|`rgt-tui [A-Za-z0-9 ._:/=-]*`|`ssh-keygen -R [^`\n]*`|(`+|[\\\[\]*|~])"
+)
 # A mention a chat target acts on: ``@`` and a word (Discord's ``@everyone``/``@here``
 # and ``<@id>``, Mattermost's and Rocket.Chat's ``@all``/``@channel``/``@name``,
 # Matrix's ``@room``). Every one, wherever it stands: Apprise's Discord target takes any
