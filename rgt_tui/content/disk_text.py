@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_count, plural
 from rgt_tui.services.disk.audit import DiskAudit, Reclaimable
-from rgt_tui.services.disk.offer import not_offered, offered
+from rgt_tui.services.disk.offer import UNTYPABLE, not_offered, offered
 
 SHOWN = 12  # folders per mount
 NAMED = 8  # offered entries named on the offer line; more are counted
@@ -62,6 +62,9 @@ def not_listed(audit: DiskAudit, typed: str) -> str:
     full path of the listed folder whose last name it is (a folder has no shorter name),
     else the offer line's names."""
     name = typed.rstrip("/")
+    if any(printable(e.path, None) in (typed, name) for e in listed(audit)):
+        # Typed as shown, escapes and all: it is listed, and never offered (a user's hour).
+        return f"is listed, but not offered: {UNTYPABLE}"
     folders = [e.path for e in listed(audit) if e.kind == "folder"]
     same = [p for p in folders if PurePosixPath(p).name == name]
     if len(same) == 1:

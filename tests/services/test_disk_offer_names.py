@@ -24,3 +24,13 @@ def test_a_name_with_control_characters_is_listed_but_not_offered() -> None:
     assert not_offered(audit, entries[plain]) is None
     assert not_offered(audit, entries[hostile]) == UNTYPABLE
     assert [e.path for e in offered(audit)] == [plain]
+
+
+def test_typing_such_a_name_as_shown_says_why_it_is_not_offered() -> None:
+    """Typed exactly as listed (its escapes as text), it read "is not listed above" (a
+    user's hour): it says it is listed and why it is not offered."""
+    from rgt_tui.content.disk_text import not_listed
+
+    audit = _audit("/root/results/a/ckpt_1.pt", "/root/results/dir_\x1b[7mREV/ckpt_1.pt")
+    said = not_listed(audit, "/root/results/dir_\\x1b[7mREV/ckpt_1.pt")
+    assert said == f"is listed, but not offered: {UNTYPABLE}", said
