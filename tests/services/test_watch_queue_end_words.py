@@ -52,6 +52,20 @@ def test_a_killed_only_cell_says_killed_by_you_and_the_queue_stopped() -> None:
     assert "L relaunches from it and resumes from its checkpoint" in event.body, event.body
     assert "(rgt-tui launch box1 --start 0)" in event.body, event.body
     assert "run it again with R" not in event.body
+    # Nothing finished: nothing to pull (a user's hour read "pull what finished").
+    assert "Pull what finished" not in event.body, event.body
+
+
+def test_a_queue_with_a_done_cell_says_to_pull_it() -> None:
+    event = told(
+        "alpha beta",
+        "done 1700000060 1 1\n",
+        {
+            "alpha": "start 1700000001 boot-box1 4300\nend 1700000010 0\n",
+            "beta": "start 1700000011 boot-box1 4301\nend 1700000020 1\n",
+        },
+    )
+    assert "Pull what finished with p meanwhile." in event.body, event.body
 
 
 def test_a_rank_the_group_stopped_says_so_not_killed_by_you() -> None:

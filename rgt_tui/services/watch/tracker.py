@@ -371,8 +371,10 @@ def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[s
             f"Keep the box: R on the queue tab starts {'it' if one else 'them'} over "
             f"(rgt-tui queue retry {host} {names}{more}); L relaunches from "
             f"{'it' if one else f'cell {k}, the first of them'} and resumes from its "
-            f"checkpoint (rgt-tui launch {host} --start {k}). Pull what finished with p "
-            "meanwhile."
+            f"checkpoint, if it wrote one (rgt-tui launch {host} --start {k})."
+            # Nothing done, nothing to pull (a user's hour read "pull what finished"
+            # after every cell had failed).
+            + (" Pull what finished with p meanwhile." if view.count(DONE) else "")
         )
     elif view.resume_index is not None:
         n = view.resume_index
