@@ -177,3 +177,27 @@ async def test_an_edit_made_on_the_box_while_the_files_are_sent_is_kept(
     assert (kept / "src/train.py").read_text() == "print('train')\n# edited during the sync\n"
     assert (root / "src/model/net.py").read_text() == "NET = 2\n"
     assert not (kept / "src/model/net.py").exists()  # what the last sync put there
+
+
+async def test_the_check_names_a_file_no_sync_put_there_that_a_sync_would_replace(
+    make_loopback_fleet, tmp_path
+):
+    """`sync --check` named box edits of synced files but was silent about a file the box
+    holds that no sync put there (a clone's), which the sync then replaced, keeping a
+    copy (a user's hour)."""
+    loop = await make_loopback_fleet(1)
+    code = tmp_path / "proj"
+    git_tree(code)
+    add_code(loop.hosts_file, code)
+    host = load_fleet(loop.hosts_file).host("box1")
+    write(loop.box("box1").root, "src/train.py", "print('cloned on the box')\n")
+    t = transport_for(host)
+    try:
+        status = await code_status(host, t)
+    finally:
+        await t.close()
+    assert status is not None and status.box_found == ("src/train.py",)
+    assert (
+        "src/train.py is on the box, not put there by a sync: rgt-tui sync box1 replaces it, "
+        "keeping the box's copy in ~/.rgt/sync-kept/ there" in (status.problem() or "")
+    ), status.problem()

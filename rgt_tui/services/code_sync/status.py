@@ -42,6 +42,9 @@ async def code_status(
         uncommitted=tree.uncommitted,
         uncommitted_count=tree.uncommitted_count,
         box_edited=tuple(box.edited(differs)[:MAX_DIFFERS]),
+        box_found=tuple(
+            p for p in differs[:MAX_DIFFERS] if p in box.hashes.files and p not in box.record
+        ),
     )
 
 

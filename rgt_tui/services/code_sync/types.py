@@ -49,6 +49,10 @@ class CodeStatus:
     # Of ``differs``: the files a sync installed that were changed on the box since (a
     # sync overwrites them).
     box_edited: tuple[str, ...] = ()
+    # Of ``differs``: the files the box holds that no sync put there (a clone's, an scp's):
+    # a sync replaces them too, keeping the box's copies (a user's hour found the check
+    # silent about them).
+    box_found: tuple[str, ...] = ()
 
     @property
     def in_sync(self) -> bool:
@@ -71,6 +75,14 @@ class CodeStatus:
             )
         if self.box_edited:
             parts.append(_overwrite_warning(self.box_edited, f"rgt-tui sync {self.host}"))
+        if self.box_found:
+            found, one = self.box_found, len(self.box_found) == 1
+            named = ", ".join(found[:_NAMED]) + (", …" if len(found) > _NAMED else "")
+            parts.append(
+                f"{named} {'is' if one else 'are'} on the box, not put there by a sync: "
+                f"rgt-tui sync {self.host} replaces {'it' if one else 'them'}, keeping the "
+                f"box's {'copy' if one else 'copies'} in ~/.rgt/sync-kept/ there"
+            )
         if self.box_only:
             parts.append(self._box_only_problem())
         if self.local.dirty:
