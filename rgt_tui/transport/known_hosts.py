@@ -316,7 +316,7 @@ def _key_error(
     else:
         fix = f"if {fp} is the fingerprint your provider shows, trust it, or run: {append}"
     where = f"no line for {name} in {_listed(known.files, primary)}"
-    missing = _missing_folder(primary)
+    missing = missing_folder(primary)
     if missing is not None:
         # A typo'd known_hosts path read as an ordinary first connection, its echo fix
         # failed, and trusting it made the typo the host's trust store (a user's hour).
@@ -400,7 +400,7 @@ def trust_host_key(error: HostKeyError) -> Path:
             f"{error.host}: only an unknown host key can be trusted here (this one is "
             f"{error.kind}): {error.fix}"
         )
-    missing = _missing_folder(error.known_hosts_file)
+    missing = missing_folder(error.known_hosts_file)
     if missing is not None:
         raise ValueError(
             f"{error.host}: the known_hosts folder {missing} does not exist: correct "
@@ -409,7 +409,7 @@ def trust_host_key(error: HostKeyError) -> Path:
     return append_line(error.known_hosts_file, error.trust_line)
 
 
-def _missing_folder(path: Path) -> Path | None:
+def missing_folder(path: Path) -> Path | None:
     """The folder of a known_hosts file the user named that does not exist (made for the
     default ~/.ssh/known_hosts only, as ssh does); None when there is nothing to say."""
     if path == DEFAULT_KNOWN_HOSTS or path.expanduser() == DEFAULT_KNOWN_HOSTS.expanduser():

@@ -182,7 +182,7 @@ async def switch_on_box(
             why, _, path = value.partition("\t")
             if why in kept_files and path in asked:  # only what was asked about counts
                 kept_files[why].append(path)
-        elif key == "switched" and value.isdigit():
+        elif key == "switched" and re.fullmatch(r"[0-9]{1,9}", value):  # "²" is a digit too
             edited, found = kept_files["edited"], kept_files["found"]
             return Switched(int(value), kept, tuple(edited), tuple(found))
     raise SyncError(host, f"the box did not confirm the switch in {workdir}")
