@@ -168,7 +168,15 @@ async def switch_on_box(
     result = checked(
         host,
         await run_code_verb(
-            transport, "switch", workdir, token, session, paths=entries, timeout=HASH_TIMEOUT_S
+            transport,
+            "switch",
+            workdir,
+            token,
+            session,
+            paths=entries,
+            timeout=HASH_TIMEOUT_S,
+            # A "keptfile" line a path at most (a first sync over a big clone keeps many).
+            max_output=max(sum(len(p.encode()) + _LINE_OVERHEAD for p in paths), 1 << 16),
         ),
         f"cannot switch the code in {workdir}",
     )
