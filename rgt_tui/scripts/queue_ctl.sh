@@ -547,8 +547,9 @@ code_stage() {
 # while the files were sent is kept too — with "kept<TAB>DIR" and, per file,
 # "keptfile<TAB>edited|found<TAB>REL". Then the staging dir goes. Prints "switched<TAB>N".
 code_switch() {
-    local dir token=$2 session=$3 stage_dir item rel h x now got why p rest c i n=0 kept
-    local -a rels=() sums=() keeps=() whys=()
+    local dir token=$2 session=$3 stage_dir item rel h x line why p rest c i n=0 kept
+    local -a rels=() sums=() keeps=() whys=() recorded=()
+    local -A now=()
     dir=$(code_dir "$1")
     code_token_ok "$token"
     stage_dir="$dir/.rgt-sync.$token"
@@ -582,16 +583,23 @@ code_switch() {
         [ -d "$dir/$rel" ] && [ ! -L "$dir/$rel" ] &&
             refuse blocked "$dir/$rel is a directory where the tree has a file: move it aside, then sync again"
     done
+    # What the box holds now at each path a sync put there: one sha256sum batch
+    # (code_hash's "<sha256><TAB>x|-<TAB>REL" lines), not a process per file.
     for i in "${!rels[@]}"; do
-        p=$dir/${rels[$i]} h=${sums[$i]%%"$tab"*} x=${sums[$i]#*"$tab"}
+        [ "${sums[$i]%%"$tab"*}" = - ] || recorded+=("${rels[$i]}")
+    done
+    if [ "${#recorded[@]}" -gt 0 ]; then
+        while IFS= read -r line; do
+            h=${line%%"$tab"*} rest=${line#*"$tab"}
+            [ "${#h}" -eq 64 ] && now[${rest#*"$tab"}]="$h$tab${rest%%"$tab"*}"
+        done < <(printf '%s\0' "${recorded[@]}" | code_hash "$dir")
+    fi
+    for i in "${!rels[@]}"; do
+        p=$dir/${rels[$i]} h=${sums[$i]%%"$tab"*}
         [ -f "$p" ] && [ ! -L "$p" ] && [ -r "$p" ] || continue
         why=found
         if [ "$h" != - ]; then
-            command -v sha256sum >/dev/null 2>&1 || refuse no-sha256sum "sha256sum is not installed on the box (install coreutils)"
-            got=$(sha256sum <"$p" 2>/dev/null) || got=
-            now=-
-            [ -x "$p" ] && now=x
-            [ "${got:0:64}" = "$h" ] && [ "$now" = "$x" ] && continue
+            [ "${now[${rels[$i]}]-}" = "${sums[$i]}" ] && continue  # what the sync put there
             why=edited
         fi
         keeps+=("${rels[$i]}")
