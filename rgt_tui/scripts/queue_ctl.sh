@@ -609,6 +609,8 @@ code_switch() {
         # Our own folder, made fresh (mkdir fails on anything already there, a link too):
         # the copies may hold tokens, so only the login reads them.
         [ -L "$rgt/sync-kept" ] && refuse link "$rgt/sync-kept is a symlink on the box; move it aside, then sync again"
+        [ -e "$rgt/sync-kept" ] && [ ! -d "$rgt/sync-kept" ] &&
+            refuse blocked "$rgt/sync-kept is a file on the box, not a folder: move it aside, then sync again"
         mkdir -p -m 700 -- "$rgt/sync-kept" && mkdir -m 700 -- "$kept" ||
             refuse io "cannot create $kept (disk full? df -h ~); nothing was switched"
         printf 'kept\t%s\n' "$kept"
