@@ -11,6 +11,11 @@ from collections import deque
 from rgt_tui.domain.snapshot import HostSnapshot
 
 HISTORY_LEN = 120
+# A sample whose GPU utilisation is unknown (nvidia-smi's N/A, a reading out of range):
+# a gap in the series, not the last bar again (a chart that kept its old 100 % bars read
+# as live while the GPU had stopped answering: a user's hour). NaN, which no comparison
+# passes: an idle run (``vram_text.idle_for``) stops at it.
+GAP = float("nan")
 
 
 class HostHistory:
@@ -37,6 +42,8 @@ class HostHistory:
         utils = [g.util_pct for g in snap.gpus if g.util_pct is not None]
         if utils:
             self.gpu_util.append(sum(utils) / len(utils) / 100)
+        elif snap.gpus and self.gpu_util:  # known before: a gap (a GPU never read: no chart)
+            self.gpu_util.append(GAP)
         used = [g.mem_used for g in snap.gpus if g.mem_used is not None and g.mem_total]
         total = [g.mem_total for g in snap.gpus if g.mem_used is not None and g.mem_total]
         if used:
@@ -51,4 +58,6 @@ class HostHistory:
             if g.util_pct is not None:
                 series = self.per_gpu_util.setdefault(g.index, deque(maxlen=self.maxlen))
                 series.append(g.util_pct / 100)
+            elif g.index in self.per_gpu_util:
+                self.per_gpu_util[g.index].append(GAP)
         return True

@@ -7,6 +7,7 @@ column means full. Columns are coloured like the gauges (ok / warn / crit).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from textual.content import Content
@@ -14,13 +15,14 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from rgt_tui.content.gauge import CRIT_AT, WARN_AT, gauge_style
-from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.history import GAP, HostHistory
 
 _LEVELS = " ▁▂▃▄▅▆▇█"
 
 
 def bucket(values: Sequence[float], width: int) -> list[float]:
-    """The newest values, squeezed into ``width`` columns by their maximum (peaks survive)."""
+    """The newest values, squeezed into ``width`` columns by their maximum (peaks survive;
+    a column of gaps only is a gap)."""
     if width <= 0 or not values:
         return []
     values = list(values)  # a deque (the history) cannot be sliced
@@ -28,9 +30,14 @@ def bucket(values: Sequence[float], width: int) -> list[float]:
         return values
     step = len(values) / width
     return [
-        max(values[int(i * step) : max(int(i * step) + 1, int((i + 1) * step))])
+        _peak(values[int(i * step) : max(int(i * step) + 1, int((i + 1) * step))])
         for i in range(width)
     ]
+
+
+def _peak(chunk: list[float]) -> float:
+    known = [v for v in chunk if not math.isnan(v)]
+    return max(known) if known else GAP
 
 
 def spark_rows(
@@ -45,6 +52,13 @@ def spark_rows(
     pad = width - len(columns)
     rows: list[list[list[str]]] = [[[" " * pad, ""]] for _ in range(height)]
     for value in columns:
+        if math.isnan(value):  # unknown then (``history.GAP``): a blank column
+            for row in rows:
+                if row[-1][1] == "":
+                    row[-1][0] += " "
+                else:
+                    row.append([" ", ""])
+            continue
         v = max(0.0, min(1.0, value))
         eighths = round(v * height * 8)
         if value > 0 and eighths == 0:
