@@ -18,6 +18,7 @@ from rgt_tui.content.gauge import CRIT_AT, WARN_AT, gauge_style
 from rgt_tui.domain.history import GAP, HostHistory
 
 _LEVELS = " ▁▂▃▄▅▆▇█"
+GAP_STYLE = "$foreground-muted"  # a column with no reading
 
 
 def bucket(values: Sequence[float], width: int) -> list[float]:
@@ -52,12 +53,15 @@ def spark_rows(
     pad = width - len(columns)
     rows: list[list[list[str]]] = [[[" " * pad, ""]] for _ in range(height)]
     for value in columns:
-        if math.isnan(value):  # unknown then (``history.GAP``): a blank column
-            for row in rows:
-                if row[-1][1] == "":
-                    row[-1][0] += " "
+        if math.isnan(value):
+            # Unknown then (``history.GAP``): a dot on the baseline, so a gap never reads
+            # as an idle (blank) column.
+            for r, row in enumerate(rows):
+                text, st = ("·", GAP_STYLE) if r == height - 1 else (" ", "")
+                if row[-1][1] == st:
+                    row[-1][0] += text
                 else:
-                    row.append([" ", ""])
+                    row.append([text, st])
             continue
         v = max(0.0, min(1.0, value))
         eighths = round(v * height * 8)

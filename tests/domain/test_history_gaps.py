@@ -20,7 +20,7 @@ def _snap(seq: int, util: float | None):  # type: ignore[no-untyped-def]
     return replace(snap, t=1000.0 + seq, seq=seq, gpus=gpus)
 
 
-def test_an_unknown_utilisation_is_a_gap_in_the_series_and_a_blank_column() -> None:
+def test_an_unknown_utilisation_is_a_gap_in_the_series_and_a_dotted_column() -> None:
     history = HostHistory()
     for seq, util in enumerate([100.0, 100.0, None, None, 50.0]):
         history.add(_snap(seq, util))
@@ -30,7 +30,9 @@ def test_an_unknown_utilisation_is_a_gap_in_the_series_and_a_blank_column() -> N
     (index, per_gpu), *_ = history.per_gpu_util.items()
     assert math.isnan(per_gpu[2]) and len(per_gpu) == len(history.times)
     (row,) = spark_rows(series, 5, style="$primary")
-    assert row.plain == "██  ▄"
+    assert row.plain == "██··▄"  # a gap is a dot on the baseline, never an idle blank
+    top, bottom = spark_rows(series, 5, height=2, style="$primary")
+    assert bottom.plain == "██··█" and top.plain == "██   "
 
 
 def test_a_gpu_never_read_has_no_chart() -> None:
