@@ -85,5 +85,14 @@ async def test_a_job_over_its_memory_is_killed_failed_with_exceeded_in_its_outpu
     record = await wait_for(ended, timeout=60, what=f"job {job} to end", every=0.1)
     # Polling enforcement (OverMemoryKill): FAILED, not OUT_OF_MEMORY (that needs cgroups).
     assert record["JobState"] == "FAILED"
-    assert slurm_cluster.tasks(job) == {job: "FAILED"}
+    # squeue may still show the job COMPLETING (its epilog, the node's cleanup) when the
+    # completion log is written: wait for that to end rather than read it once (a loaded
+    # CI run read COMPLETING).
+    await wait_for(
+        lambda: slurm_cluster.tasks(job) == {job: "FAILED"},
+        timeout=60,
+        what=f"squeue to show job {job} FAILED",
+        show=lambda: str(slurm_cluster.tasks(job)),
+        every=0.1,
+    )
     assert "Exceeded job memory limit" in out.read_text()
