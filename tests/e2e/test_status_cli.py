@@ -72,7 +72,10 @@ async def test_one_unreachable_host_does_not_fail_the_others(loopback_fleet):
     assert out.returncode == 1
     by_name = {h["name"]: h for h in json.loads(out.stdout)}
     down = by_name[loopback_fleet.boxes[1].name]
-    assert down["reachable"] is False and "refused" in down["error"]
+    # Refused, or reset when a parallel test's server took the freed port meanwhile (a
+    # loaded CI run): either way this box does not answer, and the others still do.
+    assert down["reachable"] is False, down
+    assert "refused" in down["error"] or "reset" in down["error"], down["error"]
     assert all(
         by_name[b.name]["reachable"] for b in (loopback_fleet.boxes[0], loopback_fleet.boxes[2])
     )
