@@ -24,18 +24,25 @@ HOSTILE = (
 CONTROL = {chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))} - {"\n"}
 
 
-async def test_a_hostile_event_arrives_as_printable_plain_text(tmp_path: Path) -> None:
-    event = WatchEvent(
-        "queue_failed", "box1", "queue_failed:box1:1", f"cell {HOSTILE} failed", HOSTILE
-    )
+async def sent_to(tmp_path: Path, event: WatchEvent, paths: list[str]) -> list[dict]:
+    """``event`` through a real Notifier to a local webhook, one target per path (a path
+    with a query sends that format); what each path received, in turn."""
     with webhook() as hook:
+        urls = [hook.url(p) for p in paths]
         text = '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
-        text += f"notify = {json.dumps([hook.url('/ok')])}\n"
+        text += f"notify = {json.dumps(urls)}\n"
         fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
         notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
         await notifier.on_event(event)
         await notifier.drain()
-        [sent] = hook.at("/ok")
+        return [got for p in paths for got in hook.at(p.split("?")[0])]
+
+
+async def test_a_hostile_event_arrives_as_printable_plain_text(tmp_path: Path) -> None:
+    event = WatchEvent(
+        "queue_failed", "box1", "queue_failed:box1:1", f"cell {HOSTILE} failed", HOSTILE
+    )
+    [sent] = await sent_to(tmp_path, event, ["/ok"])
     body, title = sent["message"], sent["title"]
     for part in (body, title):
         assert not set(part) & CONTROL, f"control characters reach the target: {part!r}"
@@ -59,16 +66,7 @@ async def test_markdown_in_box_text_reaches_every_target_inert(tmp_path: Path) -
     event = WatchEvent(
         "queue_failed", "box1", "queue_failed:box1:2", f"cell oom_kill {MARKDOWN}", MARKDOWN
     )
-    with webhook() as hook:
-        urls = [hook.url("/plain"), hook.url("/md") + "?format=markdown"]
-        text = '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
-        text += f"notify = {json.dumps(urls)}\n"
-        fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
-        notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
-        await notifier.on_event(event)
-        await notifier.drain()
-        [plain] = hook.at("/plain")
-        [md] = hook.at("/md")
+    plain, md = await sent_to(tmp_path, event, ["/plain", "/md?format=markdown"])
     for sent in (plain, md):
         for part in (sent["title"], sent["message"]):
             # Every '[' is escaped: no link, no image, whatever Apprise adds on top.
@@ -116,15 +114,7 @@ async def test_box_mentions_ping_no_one_and_its_backticks_are_escaped(tmp_path: 
     event = WatchEvent(
         "alert", "box1", "alert:box1:3", f"box1: disk.inodes {mount}", f"{mount}\n{ours}"
     )
-    with webhook() as hook:
-        urls = [hook.url("/plain"), hook.url("/md") + "?format=markdown"]
-        text = '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
-        text += f"notify = {json.dumps(urls)}\n"
-        fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
-        notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
-        await notifier.on_event(event)
-        await notifier.drain()
-        sent = [*hook.at("/plain"), *hook.at("/md")]
+    sent = await sent_to(tmp_path, event, ["/plain", "/md?format=markdown"])
     assert len(sent) == 2
     zw = "\u200b"
     for got in sent:  # as Apprise sends it plain and formatted as Markdown
@@ -149,14 +139,7 @@ async def test_a_bare_url_from_the_box_arrives_unlinked(tmp_path: Path) -> None:
     reads the same, and no target's autolinker matches it."""
     name = "GPU is lost: reset at https://evil.example/reset or WWW.evil.example"
     event = WatchEvent("alert", "box1", "alert:box1:9", f"box1: gpu.xid {name}", name)
-    with webhook() as hook:
-        text = '[[hosts]]\nname = "box1"\nssh = "root@x:22"\npull = ["/w"]\n'
-        text += f"notify = {json.dumps([hook.url('/ok')])}\n"
-        fleet = parse_fleet(Path("/f/hosts.toml"), text, ["generic-ssh"])
-        notifier = Notifier(fleet, tmp_path / "sent.jsonl", retry_delays=())
-        await notifier.on_event(event)
-        await notifier.drain()
-        [sent] = hook.at("/ok")
+    [sent] = await sent_to(tmp_path, event, ["/ok"])
     for part in (sent["title"], sent["message"]):
         assert "://" not in part and "WWW." not in part, part
         assert "https:/\u200b/evil.example/reset or WWW\u200b.evil.example" in part, part
