@@ -1,5 +1,8 @@
 """Queue files: one cell per line, ``<cfg_path> <task> [epochs]`` (DESIGN.md, Queues).
 
+Past 450 lines on purpose: the format, its refusals (by line) and the prefix rule a box's copy
+keeps are read together; every reader of a queue file goes through them.
+
 The format is the one existing sweep files use (parallel_ablation.md §5): whitespace
 separates fields, blank lines and ``#`` comments are ignored, and the cell name is the
 config's file stem. Two things are added and kept backward compatible: a ``#`` at the

@@ -1,5 +1,8 @@
 """One telemetry sample of one host, as frozen data.
 
+Past 450 lines on purpose: it is the one parser of the box's hostile output, and its
+types, bounds and readers are reviewed side by side.
+
 The on-box agent (``rgt_tui.agent.probe``) prints one JSON object per line; this module
 is the only place that turns those objects into typed values. Its rule for bad remote
 output: a field that is missing or of the wrong type becomes ``None`` ("not known") and

@@ -1,5 +1,8 @@
 """Which ``WatchEvent``s one host's new state means: pure, given what was seen before.
 
+Past 450 lines on purpose: every event kind reads and writes the same ``HostMemory``,
+and its JSON form sits beside it.
+
 ``derive(host, memory, state)`` compares a ``HostState`` with the host's ``HostMemory``
 (what ``watch`` — or the TUI — last saw and announced, kept in the fleet's journal by
 ``store.WatchStore``) and returns the memory after it and the events it owes:
