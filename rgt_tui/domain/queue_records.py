@@ -125,6 +125,9 @@ class CellMarks:
     skipped_at: int | None = None
     retry_aside: str | None = None
     retries: tuple[tuple[int, str], ...] = ()
+    # The state file holds bytes but no record rgt-tui writes (NULs a crash left, a
+    # line cut by a full disk, no read permission): what the cell ran is unknown.
+    unreadable: bool = False
 
     @property
     def retry_pending(self) -> bool:

@@ -421,6 +421,12 @@ def _cell_view(
             cell.index, cell.name, RETRY, attempts=len(attempts), note=note, **control
         )  # fmt: skip
     if not attempts:
+        if marks.unreadable:  # not "never ran": its stale {out} must not pass as results
+            note = (
+                "its state record on the box cannot be read (bytes but no record): it may "
+                "have run; retry it, or accept it at teardown"
+            )
+            return CellView(cell.index, cell.name, INTERRUPTED, note=note, **control)
         return CellView(cell.index, cell.name, PENDING, **control)
     last = attempts[-1]
     if last.ended:

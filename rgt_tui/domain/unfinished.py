@@ -7,7 +7,9 @@ cell failed, killed, interrupted, ended by the scheduler (CANCELLED, TIMEOUT, PR
 OUT_OF_MEMORY, NODE_FAIL), waiting to be retried, or still pending while its queue runs
 (a running cell is the gate's ``CellsRunning``). A cell that never ran under rgt-tui
 (pending, no attempt, its queue not running) is no fact here: results made outside
-rgt-tui count by their verified files, as the roster has them. A cell the host's queue
+rgt-tui count by their verified files, as the roster has them. A state file with bytes
+but no record (a crash's NULs, a line a full disk cut) is no "never ran": the queue view
+reads it as interrupted, so it is unfinished here. A cell the host's queue
 file records as moved (``#moved-to``) is the other host's work, whatever this box says.
 
 ``newest_checkpoint`` names what is safe: the cell's newest checkpoint file that is in
@@ -50,6 +52,8 @@ def _what(cell: CellView, now: int) -> str:
         text += " (not started yet" + (f": {cell.note}" if cell.note else "") + ")"
     elif cell.status == FAILED and cell.note:
         text += f": {printable(cell.note, NOTE_CHARS)}"
+    elif cell.status == INTERRUPTED and not cell.attempts and cell.note:
+        text += f": {printable(cell.note, NOTE_CHARS)}"  # its state record is unreadable
     return printable(text, 300)
 
 

@@ -234,12 +234,19 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
         IFS=$tab read -r idx name cmd <<<"$line"
         [ -n "${name:-}" ] || continue
         last=""
+        seen=0
         f="$q/cells/$name.state"
         [ -r "$f" ] && while IFS= read -r line; do
             printf 'state\t%s\t%s\n' "$name" "$line"
             # Only start/end say whether an attempt runs (code/kill/retry/skip follow them).
-            case "$line" in start\ * | end\ *) last=$line ;; esac
+            case "$line" in
+                start\ * | end\ *) last=$line seen=1 ;;
+                code\ * | kill\ * | retry\ * | skip\ *) seen=1 ;;
+            esac
         done <"$f"
+        # Bytes but no record (NULs a crash left, a disk that filled mid-line, no read
+        # permission): not "never ran", which would let its stale {out} count as results.
+        [ "$seen" = 0 ] && [ -s "$f" ] && printf 'garbled\t%s\n' "$name"
         f="$q/cells/$name.oom"
         [ -r "$f" ] && while IFS= read -r line; do printf 'oom\t%s\t%s\n' "$name" "$line"; done <"$f"
         # An unfinished attempt of this boot: is its pid still running?

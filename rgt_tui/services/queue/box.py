@@ -9,7 +9,7 @@ itself is called through ``services.box_ctl``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_records import (
@@ -78,6 +78,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
     states: dict[str, list[str]] = {}
     ooms: dict[str, list[str]] = {}
     alive: set[str] = set()
+    garbled: set[str] = set()  # state files with bytes but no record
     why: dict[str, str] = {}
     log_mtimes: dict[str, int] = {}
     last_lines: dict[str, str] = {}
@@ -96,6 +97,8 @@ def parse_probe(text: str) -> BoxQueueFacts:
             (states if key == "state" else ooms).setdefault(name, []).append(record)
         elif key == "alive":
             alive.add(rest)
+        elif key == "garbled":
+            garbled.add(rest)
         elif key == "why":
             name, _, reason = rest.partition("\t")
             why[name] = printable(reason)  # the box's text, shown
@@ -139,6 +142,8 @@ def parse_probe(text: str) -> BoxQueueFacts:
         for name, records in states.items()
     }
     marks = {name: parse_cell_marks("\n".join(records)) for name, records in states.items()}
+    for name in garbled:
+        marks[name] = replace(marks.get(name, CellMarks()), unreadable=True)
     return BoxQueueFacts(
         home=single.get("home", ""),
         boot_id=single.get("boot", "unknown"),
