@@ -340,6 +340,9 @@ class HostConfig:
     teardown: str | None
     epochs: int
     line: int | None = None  # line of the block's [[hosts]] header, for messages
+    # Where identity_file is written (``hosts.toml:14``: its own line, or the ssh line
+    # whose -i gave it): a key that cannot be used at connect time is named there.
+    identity_at: str = ""
     host_key: str = "strict"  # one of HOST_KEY_POLICIES
     # Why this host must not be pulled as configured (``pull`` would default to a whole
     # home): "<file>:<line>: pull: ..." naming the host and the fix. A pull refuses with

@@ -74,9 +74,11 @@ def host_config(
     fields = (*RUN_FIELDS, *GROUP_FIELDS) if "nodes" in t.data else RUN_FIELDS
     run = c(lambda: _run(t, fields), None)
     identity = c(lambda: t.maybe("identity_file", example="~/.ssh/id_ed25519"), None)
+    identity_at = f"{t.path}:{t.line('identity_file')}"
     if pasted is not None and pasted.identity_file is not None:
         if identity is None:
             identity = pasted.identity_file
+            identity_at = f"{t.path}:{t.line('ssh')} (the -i of ssh)"
         elif Path(identity).expanduser() != Path(pasted.identity_file).expanduser():
             t.problems.append(
                 t.error(
@@ -108,6 +110,7 @@ def host_config(
         teardown=c(lambda: t.maybe("teardown", example="vastai destroy instance 123"), None),
         epochs=c(lambda: t.integer("epochs", default_epochs), default_epochs),
         line=t.line(),
+        identity_at=identity_at if identity is not None else "",
         host_key=c(lambda: _host_key(t), "strict"),
         pull_refused=_pull_refused(t, name, durable),
         ready=readiness(t, base, fleet_ready),

@@ -47,6 +47,7 @@ def transport_for(host: HostConfig) -> Transport:
         identity_file=host.identity_file,
         known_hosts=host.known_hosts,
         host_key=host.host_key,
+        identity_at=host.identity_at,
     )
 
 

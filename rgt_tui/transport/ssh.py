@@ -48,6 +48,7 @@ from rgt_tui.transport.ssh_plan import (
     CheckingClient,
     ConnectPlan,
     connect_plan,
+    identity_setting,
 )
 from rgt_tui.transport.ssh_sftp import SftpSessions
 from rgt_tui.transport.ssh_stream import (
@@ -98,15 +99,18 @@ class SshTransport(SftpSessions):
         known_hosts: Path | None = None,
         host_key: str = "strict",
         connect_timeout: float = CONNECT_TIMEOUT_S,
+        identity_at: str = "",
     ) -> None:
         """``known_hosts``: the file trusted keys are read from first and added to (default
         ~/.ssh/known_hosts, resolved at connect time). ``host_key``: "strict", or
-        "accept-new" to record a first key (a changed key is still refused)."""
+        "accept-new" to record a first key (a changed key is still refused).
+        ``identity_at``: where the fleet file sets ``identity_file``, for its errors."""
         self.host = host
         self.address = address
         self.port = port
         self.username = username
         self.identity_file = identity_file
+        self.identity_at = identity_at
         self._known_hosts = known_hosts
         self.accept_new = host_key == "accept-new"
         self.connect_timeout = connect_timeout
@@ -156,6 +160,7 @@ class SshTransport(SftpSessions):
             self.address,
             self.port,
             self.username,
+            identity_at=self.identity_at,
         )
         tunnel = await self._open_hops(plan.jump) if plan.jump else None
         try:
@@ -259,7 +264,7 @@ class SshTransport(SftpSessions):
             raise TransportError(
                 self.host,
                 f"cannot connect with these SSH settings: {exc}",
-                "check identity_file in the fleet file and ~/.ssh/config",
+                f"check {identity_setting(self.identity_at)} and ~/.ssh/config",
             ) from exc
         if verdict.accepted is not None:
             await self._record_new_key(conn, plan.known.name, verdict.accepted)
@@ -269,7 +274,10 @@ class SshTransport(SftpSessions):
         if plan.identity_needs_agent:
             path = shlex.quote(str(self.identity_file.expanduser()))  # type: ignore[union-attr]
             return f"identity_file needs a passphrase and the ssh-agent lacks it: ssh-add {path}"
-        return "check identity_file, or that the key is in ssh-agent / the box's authorized_keys"
+        return (
+            f"check {identity_setting(self.identity_at)}, or that the key is in ssh-agent / "
+            "the box's authorized_keys"
+        )
 
     async def _record_new_key(
         self, conn: asyncssh.SSHClientConnection, name: str, key: asyncssh.SSHKey

@@ -80,11 +80,13 @@ def connect_plan(
     port: int | None,
     username: str | None,
     hop: bool = False,
+    identity_at: str = "",
 ) -> ConnectPlan:
     """Read ssh_config, the known_hosts files and the identity file (blocking I/O).
 
     ``host``: the fleet's name for the box, for the errors; ``known_hosts``: the file
-    read first; ``hop``: for a ProxyJump hop (the identity file is the box's only)."""
+    read first; ``hop``: for a ProxyJump hop (the identity file is the box's only);
+    ``identity_at``: where the fleet file sets the identity file (``hosts.toml:14``)."""
     try:
         dest = resolve_destination(address, port, username)
     except (OSError, ValueError) as exc:
@@ -94,11 +96,16 @@ def connect_plan(
             "fix ~/.ssh/config (asyncssh reads it as OpenSSH does)",
         ) from exc
     known = read_known_keys([known_hosts, *dest.known_hosts], dest.key_name)
-    needs_agent = not hop and identity_needs_agent(host, identity_file)
+    needs_agent = not hop and identity_needs_agent(host, identity_file, identity_at)
     return ConnectPlan(known, dest.jump, needs_agent)
 
 
-def identity_needs_agent(host: str, identity_file: Path | None) -> bool:
+def identity_setting(identity_at: str) -> str:
+    """``identity_file (hosts.toml:14)``: the setting to fix, where the user wrote it."""
+    return f"identity_file ({identity_at})" if identity_at else "identity_file in the fleet file"
+
+
+def identity_needs_agent(host: str, identity_file: Path | None, identity_at: str = "") -> bool:
     """Whether identity_file needs a passphrase (rgt-tui never asks for one) while an
     ssh-agent runs: the agent's copy of the key signs then. TransportError when the
     file cannot be used at all."""
@@ -112,7 +119,7 @@ def identity_needs_agent(host: str, identity_file: Path | None) -> bool:
             raise TransportError(
                 host,
                 f"identity_file {path} is not a private key rgt-tui can read ({exc})",
-                "point identity_file at the private key, not its .pub",
+                f"point {identity_setting(identity_at)} at the private key, not its .pub",
             ) from exc
         if agent_running():
             return True
@@ -126,6 +133,6 @@ def identity_needs_agent(host: str, identity_file: Path | None) -> bool:
         raise TransportError(
             host,
             f"identity_file {path}: {exc.strerror or exc}",
-            "check identity_file in the fleet file",
+            f"check {identity_setting(identity_at)}",
         ) from exc
     return False
