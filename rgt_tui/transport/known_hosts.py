@@ -62,6 +62,9 @@ class Destination:
     key_name: str  # the name known_hosts lines are matched on
     known_hosts: tuple[Path, ...]  # ssh_config's UserKnownHostsFile + GlobalKnownHostsFile
     jump: str | None  # ssh_config's ProxyJump
+    # ssh_config's ProxyCommand, as one line ("" when none): asyncssh runs it and drops
+    # its stderr, so a failure is said naming it.
+    proxy_command: str = ""
 
 
 def resolve_destination(address: str, port: int | None, username: str | None) -> Destination:
@@ -91,7 +94,8 @@ def resolve_destination(address: str, port: int | None, username: str | None) ->
     ]
     files = tuple(p for p in (Path(str(f)).expanduser() for f in named) if p.is_file())
     jump = options.tunnel if isinstance(options.tunnel, str) else None
-    return Destination(options.host, options.port, name, files, jump)
+    proxy = " ".join(options.proxy_command or ())
+    return Destination(options.host, options.port, name, files, jump, proxy)
 
 
 def parse_jump(hop: str) -> tuple[str | None, str, int | None]:

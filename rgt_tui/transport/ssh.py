@@ -24,6 +24,7 @@ from pathlib import Path
 
 import asyncssh
 
+from rgt_tui.domain.text import printable
 from rgt_tui.timeouts import within
 from rgt_tui.transport.base import (
     MAX_OUTPUT_BYTES,
@@ -259,6 +260,16 @@ class SshTransport(SftpSessions):
                 "and its name gone); with a name from ~/.ssh/config, its HostName there",
             ) from exc
         except (OSError, asyncssh.Error) as exc:
+            if plan.proxy_command and not hop:
+                # asyncssh drops the command's stderr: "broken pipe" alone sent users to
+                # the box, when the command (a VPN, a bastion's CLI) had failed here.
+                raise TransportError(
+                    self.host,
+                    f"{_describe(exc)} through ssh_config's ProxyCommand for {address} "
+                    f"({printable(plan.proxy_command, 120)}): the command may have failed "
+                    "before the box answered",
+                    f"run ssh -v {shlex.quote(address)} to see the command's own error",
+                ) from exc
             raise TransportError(self.host, _describe(exc)) from exc
         except ValueError as exc:  # a key or an ssh_config value asyncssh cannot use
             raise TransportError(

@@ -65,6 +65,7 @@ class ConnectPlan:
     known: KnownKeys
     jump: str | None  # ssh_config's ProxyJump: hops this transport opens itself
     identity_needs_agent: bool  # identity_file needs a passphrase; the agent signs instead
+    proxy_command: str = ""  # ssh_config's ProxyCommand for the box ("" when none)
 
 
 def agent_running() -> bool:
@@ -97,7 +98,7 @@ def connect_plan(
         ) from exc
     known = read_known_keys([known_hosts, *dest.known_hosts], dest.key_name)
     needs_agent = not hop and identity_needs_agent(host, identity_file, identity_at)
-    return ConnectPlan(known, dest.jump, needs_agent)
+    return ConnectPlan(known, dest.jump, needs_agent, dest.proxy_command)
 
 
 def identity_setting(identity_at: str) -> str:

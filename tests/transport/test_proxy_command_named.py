@@ -1,0 +1,30 @@
+"""A ProxyCommand that fails is named (hour s16b): asyncssh runs ssh_config's
+ProxyCommand and drops its stderr, so the error read "broken pipe" or "connection lost"
+and sent the user to the box when the command (a VPN, a bastion's CLI) had failed here.
+Over a real ~/.ssh/config (a HOME of the test's own) and a real failing command."""
+
+from __future__ import annotations
+
+import pytest
+
+from rgt_tui.domain.errors import TransportError
+from rgt_tui.transport.ssh import SshTransport
+
+
+async def test_a_failing_proxy_command_is_named_with_how_to_see_its_error(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "config").write_text(
+        "Host viabastion\n"
+        "  HostName 127.0.0.1\n"
+        '  ProxyCommand sh -c "echo bastion: token expired >&2; exit 1"\n'
+    )
+    monkeypatch.setenv("HOME", str(home))
+    transport = SshTransport("box1", address="viabastion", known_hosts=home / "known_hosts")
+    with pytest.raises(TransportError) as caught:
+        await transport.connect()
+    await transport.close()
+    text = str(caught.value)
+    assert "through ssh_config's ProxyCommand for viabastion" in text, text
+    assert "echo bastion: token expired" in text, text  # which command: the user's own
+    assert "run ssh -v viabastion to see the command's own error" in text, text
