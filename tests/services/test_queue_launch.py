@@ -228,3 +228,17 @@ async def test_a_changed_run_template_names_the_ways_out(make_queue_fleet):
     await transport.close()
     assert "put the template back as it was" in str(refused.value), refused.value
     assert "rgt-tui launch box1 --fresh" in str(refused.value)
+
+
+async def test_a_host_with_a_queue_but_no_run_template_is_refused_not_a_traceback(
+    make_queue_fleet,
+):
+    """``add --run none`` writes such an entry; planning it raised an AssertionError (the
+    TUI said "Could not plan: AssertionError"). Refused with the key and its line."""
+    qf = await make_queue_fleet(1, run=None)
+    qf.write_queue(f"{qf.cell_script('one', 'echo ran')} train\n")
+    plan = await plan_launch(qf.fleet, qf.host(), qf.transport())
+    assert not plan.ok and not plan.cells
+    assert any("has no run" in p and 'run = "python train.py' in p for p in plan.problems), (
+        plan.problems
+    )

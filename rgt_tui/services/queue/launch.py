@@ -240,7 +240,8 @@ async def plan_launch(
             cells=(), detach="", box_queue_dir="", workdir=host.workdir, problems=tuple(problems), **base
         )  # fmt: skip
 
-    if problems and not cells:
+    # No run template: nothing can be rendered (host_problems said why, with the line).
+    if (problems and not cells) or host.run is None:
         return refused()
     try:
         await transport.connect()
