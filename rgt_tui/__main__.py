@@ -1,5 +1,5 @@
 """`python -m rgt_tui` runs the command line."""
 
-from rgt_tui.cli import main
+from rgt_tui.entry import main
 
 raise SystemExit(main())
