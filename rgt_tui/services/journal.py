@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -300,8 +301,9 @@ class Journal:
             self._write(journal)
 
     def _write(self, journal: HostJournal) -> None:
-        """tmp → fsync → rename → fsync the directory (the caller holds the lock)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        """tmp → fsync → rename → fsync the directory (the caller holds the lock).
+        JournalError when it cannot be saved: the old file stands, the gate stays as it
+        was, and the caller says why (a full disk was a traceback, hour s17b #3)."""
         data = {
             "version": JOURNAL_VERSION,
             "host": journal.host,
@@ -312,7 +314,15 @@ class Journal:
             "teardowns": [dataclasses.asdict(r) for r in journal.teardowns],
             "history": [_history_to_json(h) for h in journal.history],
         }
-        atomic_write_json(self.path(journal.host), data)
+        path = self.path(journal.host)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(path, data)
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            if exc.errno == errno.ENOSPC:
+                why += f": free space there (df -h {self.directory})"
+            raise JournalError(f"cannot save the teardown journal {path}: {why}") from exc
 
     def update(self, host: str, change: Callable[[HostJournal], bool]) -> HostJournal:
         """Load, ``change`` (in place; it returns whether anything changed), and save when

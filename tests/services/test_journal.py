@@ -4,6 +4,7 @@ never opens a gate."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import threading
 
 import pytest
 from support.gate import BOX, IDENTITY, happy_events
+from support.machine import tmpfs
 
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.teardown_gate import (
@@ -182,3 +184,22 @@ def test_damaged_journal_is_a_clear_error_and_never_unlocks(tmp_path, damage):
         journal.load("h1")
     assert str(journal.path("h1")) in str(err.value) and "stays locked" in str(err.value)
     assert "mv " in str(err.value)
+
+
+def test_a_full_disk_is_a_journal_error_naming_the_file_and_the_old_record_stands(tmp_path):
+    """A teardown check on a full disk was an OSError traceback (hour s17b #3): it is the
+    journal's error now, which every caller says (the gate stays as it was), with where."""
+    with tmpfs(tmp_path / "disk", "256k") as disk:
+        journal = _journal_of_box(disk)
+        before = journal.path("h1").read_bytes()
+        filler = disk / "filler"
+        with contextlib.suppress(OSError), filler.open("wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+        with pytest.raises(JournalError) as caught:
+            journal.record("h1", 99.0, *happy_events())
+        said = str(caught.value)
+        assert f"cannot save the teardown journal {journal.path('h1')}" in said, said
+        assert f"free space there (df -h {disk})" in said, said
+        assert journal.path("h1").read_bytes() == before  # the saved record is untouched
+        assert not list(disk.glob(".*.tmp"))  # no half-written temporary file is left
