@@ -206,12 +206,10 @@ def named_preemption(call: Call) -> Preemption | None:
 
 async def run_append(call: Call, transport: Transport) -> int:
     """Send the lines appended to the host's local queue file."""
-    from rgt_tui.cli.teardown import warn_if_torn_down
     from rgt_tui.services.box_ctl import QueueError
     from rgt_tui.services.queue.backends import backend_for
 
     host = call.host
-    warn_if_torn_down(call)
     try:
         result = await backend_for(host).append_cells(call.fleet, transport)
     except QueueError as exc:

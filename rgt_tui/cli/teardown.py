@@ -50,7 +50,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connect import Transport
-from rgt_tui.services.journal import Journal, JournalError, journal_for, torn_down_note
+from rgt_tui.services.journal import Journal, JournalError, journal_for
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.teardown import (
@@ -121,14 +121,6 @@ def add_teardown_arguments(p: argparse.ArgumentParser) -> None:
 def journal(call: Call) -> Journal:
     """The teardown journal of the call's fleet (``paths.journal_dir``)."""
     return journal_for(call.fleet)
-
-
-def warn_if_torn_down(call: Call) -> None:
-    """An append on a host the journal records as torn down: said on stderr (a launch's
-    plan says it among its warnings, in the TUI too)."""
-    note = torn_down_note(call.fleet, call.host.name)
-    if note is not None:
-        print(f"warning: {note}", file=sys.stderr)
 
 
 def _when(t: float | None) -> str:

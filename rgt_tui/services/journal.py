@@ -363,11 +363,12 @@ def journal_for(fleet: Fleet) -> Journal:
     return Journal(paths.journal_dir(fleet.path))
 
 
-def torn_down_note(fleet: Fleet, host: str) -> str | None:
-    """Work sent to a host the journal records as torn down (a launch, an append): it
-    goes ahead, since the box answered, but it was recorded as destroyed, and if it is
-    that box it may still be billing (GEN1). None: not torn down (or an unreadable
-    journal, which the gate reports)."""
+def torn_down_refusal(fleet: Fleet, host: str) -> str | None:
+    """Why work must not be sent to a host the journal records as torn down (a launch, a
+    retry, an append), though its box answers: rgt-tui no longer pulls or watches it
+    (``pull --all``, ``watch``, the TUI's pane), so results made there now would be left
+    behind on a box that may still be billing (GEN1; a launch there only warned, hour
+    s17b #1). None: not torn down (or an unreadable journal, which the gate reports)."""
     try:
         jh = journal_for(fleet).load(host)
     except JournalError:
@@ -377,6 +378,9 @@ def torn_down_note(fleet: Fleet, host: str) -> str | None:
     box = f" ({jh.box.describe()})" if jh.box is not None else ""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(jh.torn_down_at))
     return (
-        f"{host}{box} is recorded as torn down ({when}), yet it answers: if that box was "
-        f"meant to be destroyed, it may still be billing (GEN1) — see `rgt-tui status {host}`"
+        f"{host}{box} is recorded as torn down ({when}), yet it answers: rgt-tui no longer "
+        "pulls or watches it, so results made there now would be left behind. If it was "
+        "meant to be gone, destroy it in the provider's console: it may still be billing "
+        "(GEN1). To work on this box again, give its [[hosts]] entry a new name, and "
+        "rgt-tui takes it as a new host"
     )

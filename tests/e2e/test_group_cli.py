@@ -168,7 +168,7 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     assert "put the sent lines back" not in move.stdout
     fresh = await arun("launch", "box1", "--fresh", "--hosts", hosts, "--yes", timeout=180)
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
-    # box2 recorded torn down: the group's plan warns of that rank (GEN1), as box2's own
+    # box2 recorded torn down: the group's plan refuses that rank (GEN1), as box2's own
     # launch would (the ranks' plans run under the group's name, whose journal is empty).
     journal = Journal(journal_dir(hosts))
     seen = journal.load("box2").box  # box2 as the commands above identified it
@@ -177,7 +177,7 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     journal.add_teardown("box2", record)
     again = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
     assert again.returncode == 1, again.stdout + again.stderr
-    assert "warning: rank 1 (box2): box2 (box " in again.stdout, again.stdout
+    assert "REFUSED: rank 1 (box2): box2 (box " in again.stdout, again.stdout
     assert "is recorded as torn down (" in again.stdout and "(GEN1)" in again.stdout
     assert "rank 0 (box1): the box holds its own queue's records (cells solo), not pair's" in (
         again.stdout

@@ -72,23 +72,25 @@ def test_a_torn_down_box_that_no_longer_answers_is_gone_not_unreachable(
     assert "torn down" in out and "no longer answers" in out and "UNREACHABLE" not in out, out
 
 
-def test_launch_and_append_on_a_torn_down_host_warn(
+def test_launch_and_append_on_a_torn_down_host_are_refused(
     tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """ux-c #8: work sent to a host recorded as torn down is not silent about it."""
+    """ux-c #8, then hour s17b #1: work sent to a host recorded as torn down is refused
+    (it only warned, and what ran there was left behind: pull --all and watch skip it)."""
     hosts = tmp_path / "hosts.toml"
     (tmp_path / "q.txt").write_text("")
     hosts.write_text(
         '[[hosts]]\nname = "box1"\nssh = "local"\nqueue = "q.txt"\nrun = "echo {cfg}"\n'
     )
     _tear_down(hosts, "box1", "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00", time.time() - 3600)
-    main(["queue", "append", "box1", "--hosts", str(hosts)])
+    assert main(["queue", "append", "box1", "--hosts", str(hosts)]) != exit_codes.EXIT_OK
     err = capsys.readouterr().err
-    assert "warning: box1" in err and "is recorded as torn down" in err, err
-    # The launch's plan says it among its warnings: the TUI's plan dialog shows the same.
-    main(["launch", "box1", "--hosts", str(hosts)])
+    assert "cannot append: box1 (box 0ld0ld0ld0ld" in err and "recorded as torn down" in err, err
+    # The launch's plan refuses it, and says the way to use that box again.
+    assert main(["launch", "box1", "--hosts", str(hosts)]) != exit_codes.EXIT_OK
     out = capsys.readouterr().out
-    assert "  warning: box1 (box 0ld0ld0ld0ld" in out and "is recorded as torn down" in out, out
+    assert "REFUSED: box1 (box 0ld0ld0ld0ld" in out and "is recorded as torn down" in out, out
+    assert "give its [[hosts]] entry a new name" in out, out
     # An empty queue is said as such (it read "outside the queue: … indices 0–0").
     assert "REFUSED: the queue of box1 has no cells: add lines to" in out, out
 

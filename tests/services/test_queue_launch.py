@@ -242,3 +242,30 @@ async def test_a_host_with_a_queue_but_no_run_template_is_refused_not_a_tracebac
     assert any("has no run" in p and 'run = "python train.py' in p for p in plan.problems), (
         plan.problems
     )
+
+
+async def test_work_is_refused_on_a_box_recorded_as_torn_down(make_queue_fleet):
+    """A launch there only warned (hour s17b #1): its results were then skipped by
+    ``pull --all``, unwatched, and the pane said 'torn down' while the run went on. A
+    launch and an append are refused, saying why and the way to use the box again."""
+    from rgt_tui.domain.box_identity import BoxIdentity
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.journal import TeardownRecord, journal_for
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('one', 'echo ran')} train\n")
+    box = "0123456789abcdef0123456789abcdef"
+    journal = journal_for(qf.fleet)
+    journal.observe_box("box1", BoxIdentity(box, None), time.time() - 60)
+    journal.add_teardown("box1", TeardownRecord(time.time(), None, None, "", True, box, True))
+
+    plan = await plan_launch(qf.fleet, qf.host(), qf.transport())
+    assert not plan.ok
+    said = " ".join(plan.problems)
+    assert "box1 (box 0123456789ab (host key not recorded)) is recorded as torn down" in said
+    assert "results made there now would be left behind" in said, said
+    assert "give its [[hosts]] entry a new name" in said, said
+    with pytest.raises(QueueError) as caught:
+        await append_cells(qf.fleet, qf.host(), qf.transport())
+    assert "is recorded as torn down" in str(caught.value)
+    assert not (qf.qdir() / "runner.state").exists()  # nothing ran there

@@ -20,6 +20,7 @@ from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
 from rgt_tui.services.code_sync.rules import fleet_files
 from rgt_tui.services.code_sync.status import stale_on_box
 from rgt_tui.services.code_sync.types import SyncError
+from rgt_tui.services.journal import torn_down_refusal
 from rgt_tui.services.queue.box import probe, read_box_queue_text
 from rgt_tui.services.queue.cells import (
     PlannedCell,
@@ -87,6 +88,9 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     facts = await probe(
         transport, host.name, session=session, workdir=host.workdir, durable_dir=host.durable_dir
     )
+    torn_down = await asyncio.to_thread(torn_down_refusal, fleet, host.name)
+    if torn_down is not None:  # cells sent there would run where nothing pulls them
+        raise QueueError(host.name, f"cannot append: {torn_down}")
     if facts.qbytes == 0 and not facts.deployed:
         raise QueueError(host.name, f"no queue on {host.name} yet — launch it first")
     box_text = await read_box_queue_text(transport, host.name)

@@ -57,6 +57,7 @@ from rgt_tui.domain.queue_state import (
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
+from rgt_tui.services.journal import torn_down_refusal
 from rgt_tui.services.queue.box import probe
 from rgt_tui.services.queue.records import view_from_facts
 from rgt_tui.services.queue.skip import skip_cell  # re-exported: its callers use this name
@@ -374,6 +375,9 @@ async def plan_retry(
     view = view_from_facts(host, facts)
     commands = {c.name: c.command for c in facts.deployed}
     problems: list[str] = []
+    torn_down = await asyncio.to_thread(torn_down_refusal, fleet, host.name)
+    if torn_down is not None:  # a live runner would run the retry where nothing pulls it
+        problems.append(torn_down)
     warnings: list[str] = []
     cells: list[CellView] = []
     outs: list[str] = []

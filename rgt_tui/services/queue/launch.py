@@ -32,7 +32,7 @@ from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
 from rgt_tui.services.box_script import script_text
 from rgt_tui.services.credentials import launch_credentials
-from rgt_tui.services.journal import torn_down_note
+from rgt_tui.services.journal import torn_down_refusal
 from rgt_tui.services.preflight_smoke import send_cell_env
 from rgt_tui.services.queue.box import probe, read_box_queue_text
 from rgt_tui.services.queue.cells import (
@@ -277,9 +277,9 @@ async def plan_launch(
     moved = {c.name: c.moved_to for c in cells if c.moved_to}
     shown_view = view_from_facts(host, facts, moved) if moved else view
     warnings: list[str] = []
-    torn_down = torn_down_note(fleet, host.name)  # GEN1: said in the TUI's plan too
+    torn_down = torn_down_refusal(fleet, host.name)  # GEN1: refused in the TUI's plan too
     if torn_down is not None:
-        warnings.append(torn_down)
+        problems.append(torn_down)
     if report is not None:
         problems += preflight_problems(report, acked, host.ready.preflight_ack)
         warnings += preflight_warnings(report, acked, host.ready.preflight_ack)

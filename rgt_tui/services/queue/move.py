@@ -303,9 +303,10 @@ def torn_down_warning(fleet: Fleet, target: HostConfig) -> str | None:
         return None
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
     return (
-        f"{torn_down_words(target.name)} ({when}): if that box was meant to be "
-        f"destroyed, running a cell there keeps it billing (GEN1) — check `rgt-tui status "
-        f"{target.name}` first, or move to another host"
+        f"{torn_down_words(target.name)} ({when}): a launch there is refused, since "
+        "rgt-tui no longer pulls or watches it, and if that box was meant to be destroyed "
+        f"it may still be billing (GEN1) — check `rgt-tui status {target.name}`, move to "
+        "another host, or give its [[hosts]] entry a new name to use that box again"
     )
 
 

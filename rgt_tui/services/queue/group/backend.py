@@ -25,7 +25,7 @@ from rgt_tui.domain.group_run import (
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.vanished import Diagnosis
 from rgt_tui.services.box_ctl import QueueError
-from rgt_tui.services.journal import torn_down_note
+from rgt_tui.services.journal import torn_down_refusal
 from rgt_tui.services.queue import append, control, launch
 from rgt_tui.services.queue.box_backend import BoxRunner
 from rgt_tui.services.queue.group.preflight import group_checks, with_group_preflight
@@ -168,12 +168,12 @@ class GroupBackend:
                 for line in p.warnings
                 if rank == 0 or line not in plans[0].warnings
             ]
-        # A rank's box recorded torn down (GEN1), as a launch on that box alone warns: the
-        # ranks' plans run under the group's name, whose journal holds no teardown.
+        # A rank's box recorded torn down (GEN1) is refused, as a launch on that box alone
+        # is: the ranks' plans run under the group's name, whose journal holds no teardown.
         assert self.host.group is not None
         for rank, box in enumerate(self.host.group.hosts):
-            torn = await asyncio.to_thread(torn_down_note, fleet, box)
-            warnings += [f"{who(self.host, rank)}: {torn}"] if torn else []
+            torn = await asyncio.to_thread(torn_down_refusal, fleet, box)
+            problems += [f"{who(self.host, rank)}: {torn}"] if torn else []
         if len(plans) != len(ranks):
             return GroupLaunchPlan(
                 host=self.host.name, cells=(), start_index=start_index, detach="",
