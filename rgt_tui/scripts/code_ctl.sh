@@ -2,7 +2,7 @@
 # services/code_sync/box_tree.py sends queue_ctl.sh's functions (its verb dispatch cut
 # off) followed by this file as one `bash -c` script, so the lock, the running rule and
 # the path checks are queue_ctl.sh's own (take_lock, running_reason, code_dir,
-# code_rel_ok, code_no_link, refuse), not a second copy of them.
+# code_rel_ok, code_no_link, refuse, make_dir, io_reason), not a second copy of them.
 #
 #   code-scan DIR       NUL-terminated: "dir<TAB>1|0", then every directory under DIR as
 #                       "./REL" (.git anywhere, the top's .rgt-sync.* and .rgt -- rgt-tui's
@@ -54,7 +54,7 @@ code_files() {
 }
 
 code_prune() {
-    local dir session=${2:-} item kind rest h rel got p why tmp n=0
+    local dir session=${2:-} item kind rest h rel got p why tmp err n=0
     local -a rms=() recs=()
     dir=$(code_dir "$1")
     while IFS= read -r -d '' item; do
@@ -72,7 +72,7 @@ code_prune() {
     done
     [ -d "$dir" ] || refuse gone "$dir does not exist on the box"
     command -v sha256sum >/dev/null 2>&1 || refuse no-sha256sum "sha256sum is not installed on the box (install coreutils)"
-    mkdir -p "$rgt" || refuse io "cannot create $rgt (disk full? df -h ~; df -i ~)"
+    make_dir "$rgt"
     take_lock
     if why=$(running_reason "$session"); then refuse running "$why"; fi
     for item in "${rms[@]}"; do
@@ -105,10 +105,11 @@ code_prune() {
     tmp=$dir/$record_name.tmp.$$
     prune_tmp=$tmp  # global: the EXIT trap runs after this function's locals are gone
     trap 'rm -f "$prune_tmp"' EXIT
-    {
+    # 2>&1 before >"$tmp": the shell's own "cannot open" message is kept for io_reason.
+    err=$({
         [ "${#recs[@]}" -eq 0 ] || printf '%s\n' "${recs[@]}"
-    } >"$tmp" && mv -f -- "$tmp" "$dir/$record_name" ||
-        refuse io "cannot write $dir/$record_name ($n removed; disk full? df -h; df -i)"
+    } 2>&1 >"$tmp" && LC_ALL=C mv -f -- "$tmp" "$dir/$record_name" 2>&1) ||
+        refuse io "cannot write $dir/$record_name ($n removed): $(io_reason "$err")"
     printf 'recorded\t%s\n' "${#recs[@]}"
 }
 

@@ -44,6 +44,33 @@ refuse() {  # CODE DETAIL
     exit 3
 }
 
+# Why a file-system step failed, said from its own stderr (the text after the last ": "
+# of its last line is strerror's), with what to do: only a full disk is pointed at df. A
+# folder this login may not create (another user's, a read-only mount, a file in the way)
+# is said as that, naming KEY, the fleet-file key that names the folder, when given.
+io_reason() {  # STDERR [KEY]
+    local why=${1##*$'\n'} set_key=${2:+ — set $2 to a folder this login can write}
+    why=${why##*: }
+    case "$why" in
+        "No space left on device") printf '%s (df -h; df -i)' "$why" ;;
+        "Disk quota exceeded") printf "%s (this login's quota: quota -s)" "$why" ;;
+        "Permission denied") printf '%s: this login cannot create it%s' "$why" "$set_key" ;;
+        "Read-only file system") printf '%s: it is on a read-only mount%s' "$why" "$set_key" ;;
+        "Not a directory" | "File exists")
+            printf '%s: a file is in the way on that path — move it aside%s' "$why" \
+                "${2:+, or set $2 to another folder}" ;;
+        "") printf 'no reason given' ;;
+        *) printf '%s%s' "$why" "$set_key" ;;
+    esac
+}
+
+# mkdir -p DIR, or refuse with mkdir's own reason (io_reason; KEY as there). LC_ALL=C:
+# the reason is matched in English, whatever the box's locale.
+make_dir() {  # DIR [KEY]
+    local err
+    err=$(LC_ALL=C mkdir -p -- "$1" 2>&1) || refuse io "cannot create $1: $(io_reason "$err" "${2:-}")"
+}
+
 # Running and not a zombie (an orphan whose reaper never reaps still answers kill -0).
 # Never pid 0 (or "00"): `kill -0 0` asks about this shell's own process group and succeeds.
 alive() {
@@ -127,7 +154,7 @@ take_lock() {
 }
 
 stage_payload() {  # EXPECTED_TOTAL -> sets $stage
-    mkdir -p "$rgt/stage" || refuse io "cannot create $rgt/stage (disk full? df -h ~; df -i ~)"
+    make_dir "$rgt/stage"
     stage="$rgt/stage/payload.$$"
     trap 'rm -f "$stage" "$stage.err"' EXIT
     cat >"$stage" || refuse io "cannot write $stage (disk full? df -h ~; df -i ~)"
@@ -338,7 +365,8 @@ launch() {
     local session=$1 start=$2 detach=$3 workdir=$4 qbytes=$5 clines=$6 fresh=$7
     local rq=$8 rq_len=$9 ro=${10} ro_len=${11} q_len=${12} c_len=${13} id_len=${14}
     local why method before now pid i envf="$q/launch.env" archived
-    mkdir -p "$bin" "$q/cells" || refuse io "cannot create $q (disk full? df -h ~; df -i ~)"
+    make_dir "$bin"
+    make_dir "$q/cells"
     stage_payload $((rq_len + ro_len + q_len + c_len + id_len))
     deploy "$rq" 0 "$rq_len"
     deploy "$ro" "$rq_len" "$ro_len"
@@ -424,7 +452,7 @@ credentials() {  # LEN
     [ $# -eq 1 ] || refuse usage "credentials needs 1 argument, got $#"
     local want=$1 f="$rgt/credentials.env" t="$rgt/.credentials.env.$$"
     case "$want" in '' | *[!0-9]*) refuse usage "credentials: LEN must be a number" ;; esac
-    mkdir -p "$rgt" || refuse io "cannot create $rgt (disk full? df -h ~; df -i ~)"
+    make_dir "$rgt"
     rm -f "$t"
     cred_tmp=$t  # global: the EXIT trap runs after this function's locals are gone
     trap 'rm -f "$cred_tmp"' EXIT
@@ -523,20 +551,20 @@ code_hash() {
 # staging dirs earlier syncs left in DIR, creates DIR/.rgt-sync.TOKEN and, under it, the
 # relative dirs on stdin. Prints "staged<TAB>PATH" and "rsync<TAB>PATH|" (rsync's path).
 code_stage() {
-    local dir token=$2 session=$3 stage_dir rel why
+    local dir token=$2 session=$3 stage_dir rel why err
     dir=$(code_dir "$1")
     code_token_ok "$token"
-    mkdir -p "$rgt" || refuse io "cannot create $rgt (disk full? df -h ~; df -i ~)"
+    make_dir "$rgt"
     take_lock
     if why=$(running_reason "$session"); then refuse running "$why"; fi
-    mkdir -p -- "$dir" || refuse io "cannot create $dir (disk full? df -h; df -i)"
+    make_dir "$dir" workdir
     # Only real directories of that name: find's -type d does not follow a link.
     find "$dir" -mindepth 1 -maxdepth 1 -type d -name '.rgt-sync.*' -exec rm -rf -- {} + 2>/dev/null
     stage_dir="$dir/.rgt-sync.$token"
-    mkdir -m 700 -- "$stage_dir" || refuse io "cannot create $stage_dir (disk full? df -h; df -i)"
+    err=$(LC_ALL=C mkdir -m 700 -- "$stage_dir" 2>&1) || refuse io "cannot create $stage_dir: $(io_reason "$err")"
     while IFS= read -r -d '' rel; do
         code_rel_ok "$rel" || refuse usage "unsafe directory name in the staging list"
-        mkdir -p -- "$stage_dir/$rel" || refuse io "cannot create $stage_dir/$rel (disk full? df -h; df -i)"
+        make_dir "$stage_dir/$rel"
     done
     printf 'staged\t%s\n' "$stage_dir"
     printf 'rsync\t%s\n' "$(command -v rsync 2>/dev/null)"
@@ -554,7 +582,7 @@ code_stage() {
 # while the files were sent is kept too — with "kept<TAB>DIR" and, per file,
 # "keptfile<TAB>edited|found<TAB>REL". Then the staging dir goes. Prints "switched<TAB>N".
 code_switch() {
-    local dir token=$2 session=$3 stage_dir item rel h x line why p rest c i n=0 kept
+    local dir token=$2 session=$3 stage_dir item rel h x line why p rest c i n=0 kept err
     local -a rels=() sums=() keeps=() whys=() recorded=()
     local -A now=()
     dir=$(code_dir "$1")
@@ -570,7 +598,7 @@ code_switch() {
         rels+=("$rel")
         sums+=("$h$tab$x")
     done
-    mkdir -p "$rgt" || refuse io "cannot create $rgt (disk full? df -h ~; df -i ~)"
+    make_dir "$rgt"
     take_lock
     [ -d "$stage_dir" ] && [ ! -L "$stage_dir" ] ||
         refuse gone "the staging dir $stage_dir is gone (another sync started?): sync again"
@@ -618,8 +646,8 @@ code_switch() {
         [ -L "$rgt/sync-kept" ] && refuse link "$rgt/sync-kept is a symlink on the box; move it aside, then sync again"
         [ -e "$rgt/sync-kept" ] && [ ! -d "$rgt/sync-kept" ] &&
             refuse blocked "$rgt/sync-kept is a file on the box, not a folder: move it aside, then sync again"
-        mkdir -p -m 700 -- "$rgt/sync-kept" && mkdir -m 700 -- "$kept" ||
-            refuse io "cannot create $kept (disk full? df -h ~); nothing was switched"
+        err=$(LC_ALL=C mkdir -p -m 700 -- "$rgt/sync-kept" 2>&1 && LC_ALL=C mkdir -m 700 -- "$kept" 2>&1) ||
+            refuse io "cannot create $kept: $(io_reason "$err"); nothing was switched"
         printf 'kept\t%s\n' "$kept"
     fi
     for i in ${keeps[@]+"${!keeps[@]}"}; do  # empty under set -u: bash before 4.4
@@ -630,7 +658,8 @@ code_switch() {
     done
     for rel in "${rels[@]}"; do
         p=$dir/$rel
-        mkdir -p -- "${p%/*}" || refuse io "cannot create ${p%/*} ($n of ${#rels[@]} files switched)"
+        err=$(LC_ALL=C mkdir -p -- "${p%/*}" 2>&1) ||
+            refuse io "cannot create ${p%/*}: $(io_reason "$err") ($n of ${#rels[@]} files switched)"
         if [ -L "$p" ]; then rm -f -- "$p" || refuse io "cannot replace the symlink $p ($n of ${#rels[@]} files switched)"; fi
         mv -f -- "$stage_dir/$rel" "$p" || refuse io "cannot move $rel into place ($n of ${#rels[@]} files switched)"
         n=$((n + 1))
@@ -715,7 +744,7 @@ queue_stop() {
     [ $# -eq 2 ] || refuse usage "stop needs 2 arguments, got $#"
     local why who=$2
     case "$who" in user | group) ;; *) refuse usage "stop: WHO must be user or group, not '$(printf '%s' "$who" | tr -d '[:cntrl:]' | cut -c 1-20)'" ;; esac
-    mkdir -p "$rgt" || refuse io "cannot create $rgt"
+    make_dir "$rgt"
     take_lock
     why=$(running_reason "$1") || refuse not-running "the queue is not running: there is nothing to stop"
     if awk '$1 == "launch" { s = 0 } $1 == "stop" { s = 1 } END { exit !s }' "$q/runner.state"; then
@@ -740,7 +769,7 @@ queue_kill() {
     case "$then" in next | stop) ;; *) refuse usage "kill: THEN must be next or stop, not '$then'" ;; esac
     case "$grace" in '' | *[!0-9]*) refuse usage "kill: GRACE must be whole seconds" ;; esac
     case "$who" in user | group) ;; *) refuse usage "kill: WHO must be user or group, not '$(printf '%s' "$who" | tr -d '[:cntrl:]' | cut -c 1-20)'" ;; esac
-    mkdir -p "$rgt" || refuse io "cannot create $rgt"
+    make_dir "$rgt"
     take_lock
     cell_pid_check "$name"
     case $? in
@@ -826,7 +855,7 @@ queue_retry() {
     local session=$1 allow_done=$2 name out kind code sboot spid aside why
     shift 2
     local -a pairs=("$@")
-    mkdir -p "$q/cells" || refuse io "cannot create $q/cells"
+    make_dir "$q/cells"
     take_lock
     set -- "${pairs[@]}"
     while [ $# -gt 0 ]; do
@@ -887,7 +916,7 @@ queue_skip() {
     local name=$1 reason pid
     cell_name_ok "$name"
     reason=$(head -c 400 | head -n 1 | tr -d '[:cntrl:]' | cut -c 1-200)
-    mkdir -p "$q/cells" || refuse io "cannot create $q/cells"
+    make_dir "$q/cells"
     take_lock
     cell_pid_check "$name"
     case $? in
@@ -956,7 +985,9 @@ slurm_submit() {
     for n in "$start" "$qbytes" "$clines" "$first" "$last" "$task_len" "$ro_len" "$q_len" "$c_len" "$id_len"; do
         case "$n" in '' | *[!0-9]*) refuse usage "slurm-submit: '$n' is not a count" ;; esac
     done
-    mkdir -p "$bin" "$q/cells" "$q/slurm" || refuse io "cannot create $q (disk full? df -h ~; df -i ~)"
+    make_dir "$bin"
+    make_dir "$q/cells"
+    make_dir "$q/slurm"
     stage_payload $((task_len + ro_len + q_len + c_len + id_len))
     deploy "$task" 0 "$task_len"
     deploy "$ro" "$task_len" "$ro_len"

@@ -3,7 +3,9 @@
 # gets a cell's pulled-and-verified files in a staging folder beside its durable dir,
 # they are hashed there (queue_ctl.sh code-hash), and only then renamed to the cell's
 # {out} in one step, so a push cut short never leaves a half output folder where the run
-# would load it. Sent whole as `bash -c <this file> resume_ctl VERB ARGS...`.
+# would load it. Sent as one `bash -c` script after queue_ctl.sh's functions (its verb
+# dispatch cut off; box_script.after_queue_ctl), so refuse, make_dir and io_reason are
+# queue_ctl.sh's own, not a second copy of them: `bash -c <both> resume_ctl VERB ARGS...`.
 #
 #   target DURABLE NAME       "home<TAB>$HOME", "durable<TAB>PATH", "out<TAB>absent|empty|
 #                             files<TAB>N|link|other", "df<TAB><df -Pk row of the nearest
@@ -15,16 +17,6 @@
 #   drop DURABLE TOKEN        removes the staging folder (after a failed push)
 #
 # A refusal prints "refused<TAB>CODE<TAB>DETAIL" and exits 3.
-set -u
-set -f
-
-verb=${1:-}
-shift || true
-
-refuse() {  # CODE DETAIL
-    printf 'refused\t%s\t%s\n' "$1" "$2"
-    exit 3
-}
 
 expand() {  # PATH -> PATH with a leading ~ expanded (arguments arrive quoted whole)
     case "$1" in
@@ -71,17 +63,17 @@ target() {
 }
 
 stage() {
-    local durable token stage_dir rel
+    local durable token stage_dir rel err
     durable=$(expand "$1")
     token=$2
     token_ok "$token"
-    mkdir -p -- "$durable" || refuse io "cannot create $durable (disk full? df -h; df -i)"
+    make_dir "$durable" durable_dir
     [ -L "$durable" ] && [ ! -d "$durable/." ] && refuse link "$durable is a link to no folder"
     stage_dir="$durable/.rgt-resume.$token"
-    mkdir -m 700 -- "$stage_dir" || refuse io "cannot create $stage_dir (disk full? df -h; df -i)"
+    err=$(LC_ALL=C mkdir -m 700 -- "$stage_dir" 2>&1) || refuse io "cannot create $stage_dir: $(io_reason "$err")"
     while IFS= read -r -d '' rel; do
         rel_ok "$rel" || refuse usage "unsafe folder name in the staging list"
-        mkdir -p -- "$stage_dir/$rel" || refuse io "cannot create $stage_dir/$rel (disk full? df -h; df -i)"
+        make_dir "$stage_dir/$rel"
     done
     printf 'staged\t%s\n' "$stage_dir"
 }

@@ -31,6 +31,20 @@ def script_text(name: str) -> str:
     return resources.files("rgt_tui").joinpath("scripts", name).read_text(encoding="utf-8")
 
 
+_DISPATCH = '\ncase "$verb" in\n'
+
+
+@cache
+def after_queue_ctl(name: str) -> str:
+    """queue_ctl.sh's functions (its verb dispatch cut off), then the script ``name``
+    (code_ctl.sh, resume_ctl.sh): one copy of refuse, the lock and make_dir on the box."""
+    ctl = script_text("queue_ctl.sh")
+    cut = ctl.rfind(_DISPATCH)
+    if cut < 0:
+        raise RuntimeError("queue_ctl.sh has no verb dispatch to cut off")
+    return ctl[:cut] + "\n" + script_text(name)
+
+
 def box_path(path: str) -> ShellWord:
     """A path argument for the box's shell: a leading ``~`` becomes ``"$HOME"``, the rest
     is quoted."""

@@ -6,18 +6,15 @@ process on the GPU, a disk budget that cannot fit, a RunPod durable dir off the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import os
 import signal
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from support.code_trees import add_code, git_tree
-from support.machine import tmpfs
+from support.machine import read_only_tmpfs
 from support.preflight_box import (
     busy_apps,
     failed_driver_smi,
@@ -58,15 +55,6 @@ def configured(qf, *, run: str, profile: str = "generic-ssh", **ready) -> HostCo
 def fake_torch_run(tmp: Path, *, cuda: str, devices: int = 1) -> str:
     path = stand_in_torch(tmp / "site", cuda=cuda, devices=devices)
     return f"cd . && PYTHONPATH={path} {sys.executable} train.py {{cfg}}"
-
-
-@contextlib.contextmanager
-def read_only_tmpfs(path: Path) -> Iterator[Path]:
-    """A tmpfs mounted read-only at ``path`` (its real path): no login can write there,
-    root's included (these tests run as root, where a chmod stops no one)."""
-    with tmpfs(path) as mounted:
-        subprocess.run(["mount", "-o", "remount,ro", str(mounted)], check=True)
-        yield mounted.resolve()
 
 
 def by_name(report: PreflightReport) -> dict:

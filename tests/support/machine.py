@@ -176,3 +176,12 @@ def tmpfs(path: Path, size: str = "8m", inodes: int | None = None) -> Iterator[P
         yield path
     finally:
         subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@contextlib.contextmanager
+def read_only_tmpfs(path: Path) -> Iterator[Path]:
+    """A tmpfs mounted read-only at ``path`` (its real path): no login can write there,
+    root's included (these tests run as root, where a chmod stops no one)."""
+    with tmpfs(path) as mounted:
+        subprocess.run(["mount", "-o", "remount,ro", str(mounted)], check=True)
+        yield mounted.resolve()

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rgt_tui.domain.code_identity import FileHash, tree_hash
-from rgt_tui.services.box_script import run_box_script, script_text
+from rgt_tui.services.box_script import after_queue_ctl, run_box_script
 from rgt_tui.services.code_sync.box import HASH_TIMEOUT_S, BoxHashes, checked, hash_on_box
 from rgt_tui.services.code_sync.listing import LocalTree
 from rgt_tui.services.code_sync.rules import held_under, name_ok
@@ -43,16 +43,6 @@ _KEPT = {
     "link": "a symlink on the way",
     "gone": "already gone",
 }
-_DISPATCH = '\ncase "$verb" in\n'
-
-
-def tree_script() -> str:
-    """queue_ctl.sh's functions (its verb dispatch cut off), then code_ctl.sh."""
-    ctl = script_text("queue_ctl.sh")
-    cut = ctl.rfind(_DISPATCH)
-    if cut < 0:
-        raise RuntimeError("queue_ctl.sh has no verb dispatch to cut off")
-    return ctl[:cut] + "\n" + script_text("code_ctl.sh")
 
 
 async def run_tree_verb(
@@ -67,7 +57,7 @@ async def run_tree_verb(
     payload = "".join(i + "\0" for i in items)
     return await run_box_script(
         transport,
-        tree_script(),
+        after_queue_ctl("code_ctl.sh"),
         "code_ctl",
         f"code-{verb}",
         *args,

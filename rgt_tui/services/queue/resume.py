@@ -60,7 +60,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
 from rgt_tui.fsutil import NotThere, differs  # the gate re-checks its local copy so
 from rgt_tui.services.box_ctl import QueueError
-from rgt_tui.services.box_script import box_refusal, run_box_script, script_text
+from rgt_tui.services.box_script import after_queue_ctl, box_refusal, run_box_script
 from rgt_tui.services.queue.move import (
     UNFINISHED,
     MoveError,
@@ -243,7 +243,7 @@ async def _target_facts(transport: Transport, host: HostConfig, name: str) -> _T
     try:
         await transport.connect()
         result = await run_box_script(
-            transport, script_text("resume_ctl.sh"), "resume_ctl", "target",
+            transport, after_queue_ctl("resume_ctl.sh"), "resume_ctl", "target",
             host.durable_dir, name, timeout=CTL_TIMEOUT_S,
         )  # fmt: skip
     except TransportError as exc:
@@ -450,7 +450,7 @@ async def _push(
     from rgt_tui.services.code_sync.box import hash_on_box
     from rgt_tui.services.code_sync.types import SyncError
 
-    ctl = script_text("resume_ctl.sh")
+    ctl = after_queue_ctl("resume_ctl.sh")
     token = secrets.token_hex(6)
     dirs = sorted({f.rel.rsplit("/", 1)[0] for f in plan.files if "/" in f.rel})
     where = f"{target.name}:{plan.target_out}"
