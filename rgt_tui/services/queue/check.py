@@ -42,12 +42,22 @@ class QueueSource:
 
 
 @dataclass(frozen=True)
+class SharedQueue:
+    """One queue file named by several hosts' ``queue`` keys (a copied [[hosts]] block):
+    every cell of it would run on each of them. Said once, at the second host's block."""
+
+    hosts: tuple[str, ...]
+    problem: QueueProblem
+
+
+@dataclass(frozen=True)
 class FleetQueues:
     """Every queue file of a check, with all problems (format, unreadable, duplicates)."""
 
     sources: tuple[QueueSource, ...]
     duplicates: tuple[DuplicateName, ...]
     problems: tuple[QueueProblem, ...]  # format and read problems (duplicates apart)
+    shared: tuple[SharedQueue, ...] = ()
 
     @property
     def cells(self) -> tuple[QueueCell, ...]:
@@ -56,12 +66,16 @@ class FleetQueues:
 
     @property
     def ok(self) -> bool:
-        """No problem and no duplicate name."""
-        return not self.problems and not self.duplicates
+        """No problem, no queue file named by two hosts and no duplicate name."""
+        return not self.problems and not self.shared and not self.duplicates
 
     def messages(self) -> list[str]:
         """Every problem as one line, format problems first."""
-        return [str(p) for p in self.problems] + [d.message() for d in self.duplicates]
+        return (
+            [str(p) for p in self.problems]
+            + [str(s.problem) for s in self.shared]
+            + [d.message() for d in self.duplicates]
+        )
 
     def source_for(self, host: str) -> QueueSource | None:
         """The queue file of ``host``, if it has one."""
@@ -121,20 +135,29 @@ def check_fleet_queues(fleet: Fleet, extra_files: Iterable[Path] = ()) -> FleetQ
     """Parse every host's queue file and the extra files, and find duplicate names."""
     sources: list[QueueSource] = []
     seen: set[Path] = set()
+    named_by: dict[Path, list[HostConfig]] = {}
+    copies: set[int] = set()  # ids of the second and later reads of one host-named file
     for host in fleet.hosts:
         if host.queue is None:
             continue
-        # Two hosts naming one file are read twice on purpose: every cell would run on
-        # both, and the duplicate-name check then says so line by line.
-        seen.add(host.queue.resolve())
-        sources.append(read_queue_file(host.queue, host=host.name, default_epochs=host.epochs))
+        # Two hosts naming one file: each reads it (with its own default epochs, so its
+        # own launch has its cells), but the file's cells and problems count once, and
+        # the clash is said as that rather than as every cell's name used twice.
+        path = host.queue.resolve()
+        seen.add(path)
+        source = read_queue_file(host.queue, host=host.name, default_epochs=host.epochs)
+        if path in named_by:
+            copies.add(id(source))
+        named_by.setdefault(path, []).append(host)
+        sources.append(source)
     for path in extra_files:
         path = Path(path)
         if path.resolve() in seen:
             continue  # already read as a host's queue, with that host's default epochs
         seen.add(path.resolve())
         sources.append(read_queue_file(path, host=None, default_epochs=fleet.default_epochs))
-    problems = [p for s in sources for p in s.parsed.problems]
+    firsts = [s for s in sources if id(s) not in copies]
+    problems = [p for s in firsts for p in s.parsed.problems]
     for host in fleet.hosts:
         if host.queue is not None and host.run is not None:
             why = template_problem(host.run)
@@ -144,8 +167,26 @@ def check_fleet_queues(fleet: Fleet, extra_files: Iterable[Path] = ()) -> FleetQ
                         str(fleet.path or "hosts.toml"), host.line, f"host {host.name}: {why}"
                     )
                 )
-    cells = [c for s in sources for c in s.parsed.cells]
-    return FleetQueues(tuple(sources), duplicate_names(cells), tuple(problems))
+    cells = [c for s in firsts for c in s.parsed.cells]
+    shared = tuple(
+        _shared(fleet, path, hosts) for path, hosts in named_by.items() if len(hosts) > 1
+    )
+    return FleetQueues(tuple(sources), duplicate_names(cells), tuple(problems), shared)
+
+
+def _shared(fleet: Fleet, path: Path, hosts: list[HostConfig]) -> SharedQueue:
+    names = [h.name for h in hosts]
+    both = "both" if len(names) == 2 else "all"
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+    return SharedQueue(
+        tuple(names),
+        QueueProblem(
+            str(fleet.path or "hosts.toml"),
+            hosts[1].line,  # the second block: most likely the copy
+            f"queue: hosts {listed} {both} name {display_path(path)} — give each host its "
+            "own queue file",
+        ),
+    )
 
 
 def host_problems(fleet: Fleet, host: HostConfig, checked: FleetQueues) -> list[str]:
@@ -174,8 +215,10 @@ def host_problems(fleet: Fleet, host: HostConfig, checked: FleetQueues) -> list[
     why = template_problem(host.run)
     if why:
         problems.append(f"{where}: host {host.name}: {why}")
-    mine = {id(c) for c in source.parsed.cells}
-    problems += [d.message() for d in checked.duplicates if any(id(c) in mine for c in d.places)]
+    problems += [str(s.problem) for s in checked.shared if host.name in s.hosts]
+    # By file:line, not identity: a host sharing another's file has its own read of it.
+    mine = {c.where for c in source.parsed.cells}
+    problems += [d.message() for d in checked.duplicates if any(c.where in mine for c in d.places)]
     return problems
 
 
