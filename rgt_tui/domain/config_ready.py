@@ -56,7 +56,11 @@ def readiness(t: Table, base: Path, inherited: Readiness | None = None) -> Readi
     return replace(
         d,
         code=_local(base, code) if code is not None else d.code,
-        code_exclude=c(lambda: _opt_list(t, "code_exclude"), None) or d.code_exclude,
+        code_exclude=c(
+            lambda: _opt_list(t, "code_exclude", '["data/", "*.ckpt"]', "gitignore-style patterns"),
+            None,
+        )
+        or d.code_exclude,
         credentials=tuple(credentials.values()),
         tracker=tracker if tracker is not None else d.tracker,
         tracker_patterns=(
@@ -102,7 +106,7 @@ def _url(t: Table, key: str) -> str | None:
 
 def _acks(t: Table) -> tuple[str, ...] | None:
     """``preflight_ack``: names of preflight checks, each one of PREFLIGHT_CHECKS."""
-    names = _opt_list(t, "preflight_ack")
+    names = _opt_list(t, "preflight_ack", '["gpu", "driver"]', "check names")
     for name in names or ():
         if name not in PREFLIGHT_CHECKS:
             raise t.error(
@@ -133,7 +137,7 @@ def _tracker(t: Table) -> str | None:
 def _patterns(t: Table) -> tuple[str, ...] | None:
     """``tracker_patterns``: regular expressions, each compiled here so a typo is a
     config mistake with its line, not a crash on the first log line."""
-    patterns = _opt_list(t, "tracker_patterns")
+    patterns = _opt_list(t, "tracker_patterns", '["wandb: View run"]', "regular expressions")
     if patterns is None:
         return None
     for pattern in patterns:
@@ -146,11 +150,13 @@ def _patterns(t: Table) -> tuple[str, ...] | None:
     return patterns
 
 
-def _opt_list(t: Table, key: str) -> tuple[str, ...] | None:
-    """A list of non-empty strings, or None when absent."""
+def _opt_list(t: Table, key: str, example: str, what: str) -> tuple[str, ...] | None:
+    """A list of non-empty strings, or None when absent. A mistake is shown with an
+    ``example`` of this key's own kind (``what``): a folder like "/workspace" taught the
+    wrong thing for exclude patterns or check names."""
     if key not in t.data:
         return None
-    return t.text_list(key, [])
+    return t.text_list(key, [], example=example, what=what)
 
 
 def _credentials(t: Table, base: Path) -> tuple[Credential, ...]:

@@ -375,6 +375,25 @@ def test_bad_ssh_lists_accepted_forms(tmp_path: Path, ssh: str) -> None:
         ("epochs = 0", 4, "epochs", "expected a whole number > 0"),
         ('mounts = "/"', 4, "mounts", "expected a non-empty list"),
         ("pull = []", 4, "pull", "expected a non-empty list"),
+        # Each list key's example is of its own kind, not a folder (hour s17b, 13g).
+        (
+            'code_exclude = "data/"',
+            4,
+            "code_exclude",
+            'of gitignore-style patterns such as code_exclude = ["data/", "*.ckpt"]',
+        ),
+        (
+            "preflight_ack = [3]",
+            4,
+            "preflight_ack",
+            'not one of the check names — write each as a quoted string, e.g. preflight_ack = ["gpu", "driver"]',
+        ),
+        (
+            'tracker_patterns = "x"',
+            4,
+            "tracker_patterns",
+            'of regular expressions such as tracker_patterns = ["wandb: View run"]',
+        ),
         ('workdir = ""', 4, "workdir", "expected a non-empty string"),
         ("profile = 3", 4, "profile", "expected a non-empty string"),
         ('started_at = "yesterday"', 4, "started_at", "expected a date-time"),
