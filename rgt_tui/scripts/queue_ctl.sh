@@ -898,9 +898,11 @@ queue_retry() {
             mv -T -- "$out" "$aside" 2>/dev/null || mv -- "$out" "$aside" ||
                 refuse io "cannot move $out aside to $aside: nothing retried from $name on"
         fi
-        printf 'retry %s %s\n' "$(date +%s)" "$aside" >>"$q/cells/$name.state" ||
+        now=$(date +%s)
+        printf 'retry %s %s\n' "$now" "$aside" >>"$q/cells/$name.state" ||
             refuse io "cannot write $q/cells/$name.state (disk full?)"
-        printf 'retry\t%s\t%s\n' "$name" "$aside"
+        # Its time too: a copy pulled before it holds the set-aside attempt (retried.py).
+        printf 'retry\t%s\t%s\t%s\n' "$name" "$aside" "$now"
     done
     if why=$(running_reason "$session"); then
         printf 'queue\trunning\t%s\n' "$why"

@@ -239,3 +239,30 @@ async def test_a_cell_that_wrote_nothing_is_not_sent_to_pull_first(make_queue_fl
         "nothing of ck pulled here: rgt-tui pull box1, then rgt-tui verify box1"
         in (again.problems[0])
     )
+
+
+async def test_a_copy_pulled_before_a_retry_is_never_resumed_from(make_queue_fleet):
+    """hour s17a #1: the retry set the cell's checkpoint aside to start over; after a
+    preemption the resume move pushed the copy pulled before the retry, and the cell
+    resumed from the attempt the user had discarded. That copy vouches for nothing now."""
+    from rgt_tui.services.queue.verified_checkpoint import newest_verified
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    assert newest_verified(qf.fleet, qf.host("box1"), "ck") is not None  # before the retry
+    os.kill(int((qf.root("box1") / "ck.pid").read_text()), signal.SIGKILL)
+    await wait_view(qf, lambda v: v.cells[0].status not in (RUNNING,), what="ck to end")
+    hosts = qf.loopback.hosts_file
+    retry = await arun("queue", "retry", "box1", "ck", "--yes", "--hosts", hosts)
+    assert retry.returncode == 0, retry.stdout + retry.stderr
+    await wait_view(qf, lambda v: v.cells[0].attempts == 2, what="ck's retried attempt")
+    # The pane's "verified here" age is not the retried attempt's either.
+    assert newest_verified(qf.fleet, qf.host("box1"), "ck") is None
+    await preempt(qf)
+
+    refused = await plan(qf)
+    assert not refused.ok and refused.checkpoint is None
+    said = "\n".join(refused.problems)
+    assert "ck has no verified checkpoint" in said and "--from-scratch" in said, said
+    assert "pulled before the retry at" in said and "set that attempt aside" in said, said

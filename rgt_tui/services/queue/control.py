@@ -462,7 +462,7 @@ async def retry_cells(
     ``done``, ``queued``, …) before it touches any. A queue that ended between plan and
     retry leaves them waiting: the result says so (``running`` False, nothing launched).
     """
-    aside, running = await mark_retry(plan, transport)
+    aside, running = await mark_retry(plan, transport, fleet=fleet)
     launched = None
     if not running and plan.launch is not None:
         from rgt_tui.services.queue.launch import launch
@@ -479,10 +479,12 @@ async def retry_cells(
 
 
 async def mark_retry(
-    plan: RetryPlan, transport: Transport
+    plan: RetryPlan, transport: Transport, *, fleet: Fleet | None = None
 ) -> tuple[tuple[tuple[str, str], ...], bool]:
     """The box's ``retry`` records for the planned cells (their outputs set aside first):
-    (each cell's name and where its outputs went, whether a running runner takes them)."""
+    (each cell's name and where its outputs went, whether a running runner takes them).
+    With ``fleet``, when each was set aside is kept here too (``retried``): a copy pulled
+    before it is then no checkpoint to resume the cell from."""
     if not plan.ok:
         raise QueueError(plan.host, "the retry has problems:\n" + "\n".join(plan.problems))
     args: list[str | int] = [tmux_session_name(plan.host), int(plan.allow_done)]
@@ -498,5 +500,16 @@ async def mark_retry(
         for line in result.stdout.splitlines()
         if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 3
     )
+    times = {
+        fields[1]: int(fields[3])
+        for line in result.stdout.splitlines()
+        if (fields := line.split("\t"))[0] == "retry" and len(fields) >= 4
+        and fields[3].isascii() and fields[3].isdigit()
+    }  # fmt: skip
+    if fleet is not None and times:
+        from rgt_tui.services.queue.retried import record_retries
+
+        # Not fatal: the retry stands on the box (a full disk here is said elsewhere).
+        await asyncio.to_thread(record_retries, fleet, plan.host, times)
     queue = _answer(result.stdout, "queue")
     return aside, bool(queue) and queue[0] == "running"

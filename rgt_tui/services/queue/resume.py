@@ -73,6 +73,7 @@ from rgt_tui.services.queue.move import (
     run_moved_hint,
 )
 from rgt_tui.services.queue.resume_run import GENERAL_RULE, plan_words, run_on_target
+from rgt_tui.services.queue.retried import set_aside_since
 from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
 from rgt_tui.transport import Transport
 
@@ -178,6 +179,7 @@ def cell_files(
         if isinstance(c, dict) and isinstance(c.get("path"), str)
     }  # fmt: skip
     prefixes = output_prefixes(manifest, source.durable_dir, name)
+    set_aside = set_aside_since(folder, name, manifest.taken_at)
     files: list[CellFile] = []
     for entry in manifest.entries:
         local = manifest.local_relpath(entry.root, entry.path)
@@ -189,6 +191,8 @@ def cell_files(
         why = ""
         if is_leftover(rel):
             why = "an unfinished write (*.tmp / *.part): never pushed"
+        elif set_aside:
+            why = set_aside
         elif not same:
             why = f"not verified for the last pull — run rgt-tui verify {source.name}"
         elif check is None:

@@ -21,6 +21,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import ManifestError, verified_here
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.roster import output_prefixes
+from rgt_tui.services.queue.retried import set_aside_since
 from rgt_tui.services.records import (
     fleet_host_dir,
     load_manifest,
@@ -57,6 +58,8 @@ def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | N
         return None
     if not verified_here(record.get("manifest"), manifest):
         return None  # verified an older pull: nothing of this one is vouched for
+    if set_aside_since(folder, cell, manifest.taken_at):
+        return None  # pulled before a retry set that attempt aside: not this attempt's
     good = {
         c["path"]: c.get("sha256")
         for c in record.get("checks") or ()

@@ -155,7 +155,7 @@ class SlurmBackend:
         the code the workdir holds now (read first: nothing is recorded if the box does
         not answer)."""
         code_id = await workdir_code_id(fleet, self.host, transport)
-        aside, _ = await box.mark_retry(plan, transport)
+        aside, _ = await box.mark_retry(plan, transport, fleet=fleet)
         indices = [c.index for c in plan.cells]
         try:
             job = await submit_indices(self.host, transport, indices, kind="retry", code_id=code_id)
