@@ -118,8 +118,11 @@ def run_stop(call: Call) -> int:
             )
         return EXIT_OK
     print(f"{host.name}: the queue {said} after {what}; {view.stop_effect()}")
-    start = current.index + 1 if current is not None else "N"
-    print(f"later: rgt-tui launch {host.name} --start {start} goes on from where it stopped")
+    if view.start_after_stop is not None:
+        print(
+            f"later: rgt-tui launch {host.name} --start {view.start_after_stop} goes on from "
+            "where it stopped"
+        )
     return EXIT_OK
 
 

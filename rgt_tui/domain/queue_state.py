@@ -227,6 +227,18 @@ class QueueView:
             after = max(after, self.launch.start_index - 1)
         return next((c for c in self.cells if c.index > after and c.status == PENDING), None)
 
+    @property
+    def start_after_stop(self) -> int | None:
+        """Where a relaunch goes on once a stop after the current cell took effect: the
+        first pending cell after it (from the launch's start on). Not ``current + 1``: a
+        retried earlier cell runs as the current one while later cells are done (hour
+        s17a #2); nor a cell waiting for its retry, which a launch runs first anyway.
+        None when no cell is left to start."""
+        after = self.current.index if self.current is not None else -1
+        if self.launch is not None:
+            after = max(after, self.launch.start_index - 1)
+        return next((c.index for c in self.cells if c.index > after and c.status == PENDING), None)
+
     def stop_effect(self) -> str:
         """What a stop after the current cell keeps from starting (the Queue tab's stop
         dialog and `rgt-tui queue stop` say it alike)."""
@@ -609,11 +621,15 @@ def _by_shown_name(records: Mapping[str, T]) -> dict[str, T]:
 def _resume_index(
     cells: tuple[CellView, ...], state: str, launch: RunnerLaunch | None
 ) -> int | None:
-    """Where a relaunch should start: the first interrupted cell, else the first pending
-    cell a stopped runner did not reach; None while the queue runs or has nothing left."""
+    """Where a relaunch should start: the first interrupted cell after the last done one,
+    else the first pending cell a stopped runner did not reach; None while the queue runs
+    or has nothing left. An interrupted cell before a done one (an earlier launch's, the
+    queue relaunched past it) is not where to go on: a start there runs the done cells
+    after it again, paid work (hour s17a #3); the plan names it, for a retry."""
     if state == Q_RUNNING:
         return None  # a second runner cannot start until this one ends
-    interrupted = [c.index for c in cells if c.status == INTERRUPTED]
+    last_done = max((c.index for c in cells if c.status == DONE), default=-1)
+    interrupted = [c.index for c in cells if c.status == INTERRUPTED and c.index > last_done]
     if interrupted:
         return min(interrupted)
     if state in (STOPPED, REBOOTED, USER_STOPPED) and launch is not None:

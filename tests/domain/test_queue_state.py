@@ -453,3 +453,32 @@ def test_a_queue_state_reads_as_a_sentence() -> None:
 
     assert queue_is(NEVER_LAUNCHED) == "the queue was never launched"
     assert queue_is(FINISHED) == "the queue is finished"
+
+
+def test_a_stop_after_a_retried_earlier_cell_goes_on_from_the_first_cell_not_started():
+    """hour s17a #2, #3: cell a, retried, runs again while b is done; a stop after it
+    told --start 1 (b: done, paid again) where the dialog said c does not start. After
+    the stop, an interrupted cell from before the last done one is not where to go on."""
+    retried = {
+        "a": parse_cell_state(
+            f"start 1000 {BOOT} 10\nkill 1005 user next\nend 1006 137\n"
+            f"retry 1020 -\nstart 1030 {BOOT} 12\n"
+        ),
+        "b": parse_cell_state(f"start 1006 {BOOT} 11\nend 1020 0\n"),
+    }
+    running = view(launches(), retried, runner_alive=True, alive={"a"})
+    assert running.current is not None and running.current.name == "a"
+    assert running.start_after_stop == 2 == running.next_cell.index  # c, as the dialog says
+    # An earlier launch's interrupted cell (a, its runner gone), then a relaunch from 1
+    # that finished b and was stopped before c.
+    attempts = {
+        "a": parse_cell_state(f"start 1000 {OTHER} 10\n"),
+        "b": parse_cell_state(f"start 1030 {BOOT} 12\nend 1040 0\n"),
+    }
+    relaunched = parse_runner_state(
+        f"launch 1000 {OTHER} tmux 0 {SCRIPT} 4242\n"
+        f"launch 1030 {BOOT} tmux 1 {SCRIPT} 4343\nstop 1035 user\nstopped 1040 2\n"
+    )
+    stopped = view(relaunched, attempts)
+    assert stopped.cells[0].status == INTERRUPTED and stopped.cells[1].status == DONE
+    assert stopped.resume_index == 2  # not 0: a start there runs b again

@@ -114,6 +114,8 @@ class StopResult:
     host: str
     already: bool
     current: CellView | None  # the cell the queue ends after (None: between cells)
+    # Where a relaunch goes on (``QueueView.start_after_stop``); None: no cell is left.
+    start: int | None = None
     # A scheduler that holds pending tasks (Slurm): those held, those it would not hold
     # ("123_4: why"), and the tasks left to finish (their evidence); ``holds`` says so.
     held: tuple[str, ...] = ()
@@ -137,10 +139,11 @@ class StopResult:
                 "is refused while they wait in squeue)"
             )
         said = "was already asked to stop" if self.already else "stops"
-        start = str(cur.index + 1) if cur else "N"
+        if self.start is None:
+            return f"the queue {said} after {what}; no cell is left to start after it"
         return (
-            f"the queue {said} after {what}; later, rgt-tui launch {self.host} --start {start} "
-            "(L in the Queue tab) goes on from where it stopped"
+            f"the queue {said} after {what}; later, rgt-tui launch {self.host} --start "
+            f"{self.start} (L in the Queue tab) goes on from where it stopped"
         )
 
 
@@ -156,7 +159,9 @@ async def stop_queue(host: HostConfig, transport: Transport, *, who: str = "user
     if error is not None:
         raise error
     state = _answer(result.stdout, "stop")
-    return StopResult(host.name, bool(state) and state[0] == "already", view.current)
+    return StopResult(
+        host.name, bool(state) and state[0] == "already", view.current, view.start_after_stop
+    )
 
 
 # --- kill -----------------------------------------------------------------------------
