@@ -52,8 +52,8 @@ def _cells(condition: Condition) -> str:
 
 
 def _bare(action: str) -> str:
-    """``run `rgt-tui pull box1``` / ``press p to pull again`` without its verb."""
-    return action.removeprefix("run ").removeprefix("press ")
+    """``run `rgt-tui pull box1``` / ``Esc, then p to pull again`` without its verb."""
+    return action.removeprefix("run ").removeprefix("press ").removeprefix("Esc, then ")
 
 
 def fix(condition: Condition, host: str, *, tui: bool) -> str:
@@ -62,7 +62,10 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         return ""
     if tui:
         # Ctrl+R, not t: it re-checks from inside the name box too, where t is a letter.
-        pull, verify = "press p to pull again", "press v to verify"
+        # p and v are letters there as well (the cursor is in it after t): "press p" made
+        # the name 'p' (hour s17a #8). Esc leaves for the fleet, where p and v act on the
+        # same host, from any tab.
+        pull, verify = "Esc, then p to pull again", "Esc, then v to verify"
         check = "press Ctrl+R to re-check"
     else:
         pull = f"run `rgt-tui pull {host}`"
@@ -127,12 +130,12 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         return f"{check} once the box answers: what runs there is unknown until then"
     fixes = {
         "box": f"{check} once the box answers",
-        "manifest": f"{pull}, then {verify.removeprefix('run ').removeprefix('press ')}",
+        "manifest": f"{pull}, then {_bare(verify)}",
         "rescan": f"{check} once the box answers (a changed box: pull and verify again)",
         "pulled": f"{pull} (it resumes), then verify",
         "local": f"{pull}: it fetches what is missing (move a changed file away first: "
         "the pull never overwrites it), then verify",
-        "loaded": f"fix or re-pull the files named, then {verify.removeprefix('run ')}",
+        "loaded": f"fix or re-pull the files named, then {_bare(verify)}",
         "verified": "do what each problem verify named says (a file refused on the box: "
         f"rename or fix it there as its line says, then {_bare(pull)}), then {_bare(verify)}",
         "roster": verify,

@@ -139,7 +139,7 @@ def test_files_pulled_but_not_yet_verified_are_sent_to_verify_not_to_pull_again(
     (pulled,) = [c for c in conditions(fresh) if c.key == "pulled"]
     assert pulled.evidence == "0/2 hash-verified (no verify of this pull yet)"
     assert fix(pulled, HOST, tui=False).startswith("run `rgt-tui verify h1`")
-    assert fix(pulled, HOST, tui=True).startswith("press v to verify")
+    assert fix(pulled, HOST, tui=True).startswith("Esc, then v to verify")
     for key in ("loaded", "verified"):  # nothing named yet: verify names (not "re-pull")
         (line,) = [c for c in conditions(fresh) if c.key == key]
         assert fix(line, HOST, tui=False) == "run `rgt-tui verify h1`", key
@@ -271,10 +271,10 @@ def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_
     # none, "(it resumes)" with nothing to resume).
     idle = replay(*happy_path(), RecordsInvalid("the pulled copy is of another box"))
     lines = {c.key: c for c in conditions(idle)}
-    assert fix(lines["manifest"], HOST, tui=True) == "press p to pull again, then v to verify"
+    assert fix(lines["manifest"], HOST, tui=True) == "Esc, then p to pull again, then v to verify"
     for key in ("pulled", "loaded", "verified"):
         assert fix(lines[key], HOST, tui=True) == (
-            "press p to pull again, then v to verify (the manifest line first)"
+            "Esc, then p to pull again, then v to verify (the manifest line first)"
         ), key
 
 
