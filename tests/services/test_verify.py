@@ -599,3 +599,26 @@ async def test_the_box_own_rgt_records_are_skipped_in_any_root_that_holds_them(
         assert not [p for p in pulled if "a.state" in p.name and "box-logs" not in p.parts]
         assert [p for p in pulled if p.name == "queue.log" and "box-logs" in p.parts]
         assert [p for p in pulled if p.name == "best.pt"]
+
+
+async def test_a_problem_of_no_file_is_listed_in_the_text_not_only_in_json(
+    make_loopback_fleet, tmp_path
+):
+    """hour s17b #8: 'NOT VERIFIED: 2 problems; the first: <a file>', and the second (the
+    record could not be saved, a full disk) was only in --json. Every problem that no
+    file line shows is listed."""
+    from rgt_tui.services.verify.report import format_report
+
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "broken.json").write_text('{"acc": 0.9')
+    await pull_and_verify(fleet, tmp_path)
+    record = verification_path(tmp_path / "box1")
+    record.unlink()
+    record.mkdir()  # the record cannot be replaced: an OSError as a full disk gives one
+    again = await verify_host(host_of(fleet), tmp_path)
+    text = format_report(again)
+    assert "  corrupt       broken.json" in text, text
+    (line,) = [x for x in text.splitlines() if x.startswith("  problem: ")]
+    assert line.startswith(f"  problem: could not write the verification record {record}"), text
+    assert "NOT VERIFIED: 2 problems; the first: broken.json" in text, text

@@ -198,6 +198,12 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
     head = f"{report.host}: {summary}"
     others = unlisted_problems(report)
+    # A problem of no file above (the record not saved on a full disk) was only in
+    # --json: the verdict names the first problem alone (hour s17b #8).
+    shown = {c.path for c in report.checks if not c.ok} | {f.path for f in report.flags}
+    lines += [
+        f"  problem: {p}" for p in others if not any(p.startswith(f"{path}:") for path in shown)
+    ]
     if report.ok:
         verdict = f"VERIFIED: every file checked, roster complete — record in {report.folder}/.rgt/"
     elif others:
