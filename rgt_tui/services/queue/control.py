@@ -114,14 +114,14 @@ class StopResult:
     host: str
     already: bool
     current: CellView | None  # the cell the queue ends after (None: between cells)
-    # Where a relaunch goes on (``QueueView.start_after_stop``); None: no cell is left.
-    start: int | None = None
     # A scheduler that holds pending tasks (Slurm): those held, those it would not hold
     # ("123_4: why"), and the tasks left to finish (their evidence); ``holds`` says so.
     held: tuple[str, ...] = ()
     not_held: tuple[str, ...] = ()
     running: tuple[str, ...] = ()
     holds: bool = False
+    # Where a relaunch goes on (``QueueView.start_after_stop``); None: no cell is left.
+    start: int | None = None
 
     def summary(self) -> str:
         """What the stop did and how to go on from it, in one message (the Queue tab's
@@ -160,8 +160,9 @@ async def stop_queue(host: HostConfig, transport: Transport, *, who: str = "user
         raise error
     state = _answer(result.stdout, "stop")
     return StopResult(
-        host.name, bool(state) and state[0] == "already", view.current, view.start_after_stop
-    )
+        host.name, bool(state) and state[0] == "already", view.current,
+        start=view.start_after_stop,
+    )  # fmt: skip
 
 
 # --- kill -----------------------------------------------------------------------------
