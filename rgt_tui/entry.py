@@ -6,14 +6,12 @@ Ctrl-C does once a command runs: quietly, with 130.
 
 from __future__ import annotations
 
-# 128 + SIGINT, as cli.exit_codes.EXIT_INTERRUPTED says: not imported from there, since
-# importing anything of rgt_tui.cli runs the imports this module is here to guard.
-EXIT_INTERRUPTED = 130
-
 
 def main() -> int:
     try:
         from rgt_tui.cli import main as cli_main
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        # 128 + SIGINT, cli.exit_codes.EXIT_INTERRUPTED: not imported from there, since
+        # importing anything of rgt_tui.cli runs the imports this module guards.
+        return 130
     return cli_main()
