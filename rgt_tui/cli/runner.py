@@ -21,6 +21,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Literal, TypeVar, cast
 
 from rich.console import Console
@@ -32,6 +33,7 @@ from rgt_tui.cli.fence import FencedConsole, unfenced
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.services.connect import Transport, host_connection
+from rgt_tui.services.fleet.file import no_fleet_file_note
 
 T = TypeVar("T")
 HostArg = Literal["none", "one", "optional", "one-or-all"]
@@ -62,8 +64,13 @@ class Call:
 
     @cached_property
     def fleet(self) -> Fleet:
-        """Loaded on first use, so a command that needs none (demo) never reads it."""
-        return load_fleet_arg(self.args)
+        """Loaded on first use, so a command that needs none (demo) never reads it. With
+        no fleet file, every command but the TUI (its banner says it) and add (it writes
+        one) says so on stderr, once."""
+        fleet = load_fleet_arg(self.args)
+        if fleet.path is None and self.name not in ("", "add", "demo"):
+            self.err.print(f"rgt-tui {self.name}: {no_fleet_file_note(Path.cwd())}")
+        return fleet
 
     @property
     def host(self) -> HostConfig:

@@ -8,6 +8,7 @@ the event loop use ``asyncio.to_thread``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from rgt_tui.domain.config_parse import parse_fleet
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.profiles import KNOWN_PROFILES
 
-__all__ = ["load_fleet", "resolve_fleet_path"]
+__all__ = ["load_fleet", "no_fleet_file_note", "resolve_fleet_path"]
 
 
 def resolve_fleet_path(cli_path: str | None, environ: Mapping[str, str], cwd: Path) -> Path | None:
@@ -39,6 +40,22 @@ def resolve_fleet_path(cli_path: str | None, environ: Mapping[str, str], cwd: Pa
         return path
     local = cwd / FLEET_FILE_NAME
     return local if local.is_file() else None
+
+
+def no_fleet_file_note(cwd: Path) -> str:
+    """What a command says when no fleet file was found and this machine stands in: a
+    plain `status` or `queue check` in the wrong folder (or a project's subfolder) read
+    as a clean fleet of one (hour s17b #9). A hosts.toml in a folder above is named."""
+    note = (
+        f"no fleet file: no {FLEET_FILE_NAME} in {cwd}, and no --hosts or $RGT_HOSTS; "
+        "this machine stands in, as 'local'"
+    )
+    for up in list(cwd.parents)[:6]:
+        found = up / FLEET_FILE_NAME
+        if found.is_file():
+            rel = os.path.relpath(found, cwd)
+            return f"{note} — {found} is one: run from {up}, or pass --hosts {rel}"
+    return note
 
 
 def load_fleet(path: Path | None) -> Fleet:
