@@ -388,6 +388,7 @@ class HostMonitor:
         # Failed attempts in a row, and how the last stream ended (None: it did not).
         failed = 0
         failure: TransportError | None = None
+        asked = False  # the user's r ended a working stream: no outage, no new gap
         while True:
             # The user's r: try now, without the wait (the reason stays until a sample).
             at_once = self._retry_now
@@ -416,6 +417,8 @@ class HostMonitor:
                 continue
             self._retry_now = False
             gap = self.clock() - self.last_sample_at if self.last_sample_at is not None else None
+            if asked:
+                gap, asked = None, False  # the last real gap stays the one shown
             if failure is None:
                 self._set("connected")
             else:  # connected again, but "connected" only once a sample proves it
@@ -430,6 +433,13 @@ class HostMonitor:
                 failure = exc
             except Exception as exc:  # noqa: BLE001 - nothing a box sends may end the monitor
                 failure = _unexpected(self.host.name, exc)
+            if self._retry_now and self.connection.status == "connected":
+                # The user's r closed a stream that worked: it read "not answering:
+                # connection lost … GEN8", then "back after a 0s gap" in place of the real
+                # last gap (hour s17a #5). It reconnects at once; a failure there is told.
+                failed, failure, asked = 0, None, True
+                await self.transport.close()
+                continue
             failed = 1 if self._sampled_mono - started >= STEADY_S else failed + 1
             status = self._down("reconnecting")
             self._set(status, attempt=failed, error=failure.message, fix=failure.fix)
