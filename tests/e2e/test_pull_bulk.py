@@ -299,3 +299,25 @@ async def test_probing_stops_at_the_first_stat_that_decides() -> None:
     assert 0.15 <= await round_trip(stat, 0.2, line=0.01) <= 0.2 and len(sleeps) == 1  # type: ignore[operator]
     sleeps.clear()
     assert await round_trip(stat, 0.31, line=0.01) == 0.31 and not sleeps  # past 30x
+
+
+async def test_a_kept_part_of_another_version_is_pulled_again_without_blaming_ssh(
+    openssh_server: OpenSshServer, ssh_shim: Path, tmp_path: Path
+) -> None:
+    """The file was rewritten on the box after an interrupted pull (an atomic checkpoint
+    save): the resumed bytes cannot match, and the route was blamed and dropped for SFTP
+    (hour s17b #12). The file comes again from zero, through ssh still."""
+    data = os.urandom(SIZE)
+    (openssh_server.workdir / "results").mkdir(parents=True, exist_ok=True)
+    (openssh_server.workdir / "results" / "last.pt").write_bytes(data)
+    dest = tmp_path / "out"
+    part = dest / "real1" / ".rgt" / "parts" / "last.pt.part"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(os.urandom(10 * MIB))  # the earlier version's first bytes
+
+    result = await _pull(openssh_server, dest)
+    assert result.ok, result.failed
+    assert (dest / "real1" / "last.pt").read_bytes() == data
+    assert result.bulk == BULK_SSH, result.bulk  # not "… did not match …, then SFTP"
+    streams = [c for c in _calls(ssh_shim) if "tail -c " in c or "cat -- " in c]
+    assert len(streams) == 2 and "cat -- " in streams[1], streams  # again from zero, by ssh

@@ -181,8 +181,13 @@ async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> Non
                 )
             else:
                 run.mismatched.add(plan.local)
-                run.tracker.file_state(plan.local, "retrying", "hash mismatch", attempt=2)
-                if plan.local in run.streamed:  # do not trust the route: again by SFTP
+                # A part kept from an earlier pull was of another version (the file was
+                # rewritten on the box since): the likely cause, not the route, which was
+                # blamed and dropped (hour s17b #12). Pulled again from zero either way.
+                resumed = plan.resume_from > 0
+                why = "its kept part was of another version" if resumed else "hash mismatch"
+                run.tracker.file_state(plan.local, "retrying", why, attempt=2)
+                if plan.local in run.streamed and not resumed:  # again by SFTP
                     run.bulk_off(plan.local, "its bytes through ssh did not match its SHA-256")
 
 
