@@ -177,7 +177,9 @@ async def _copy_one(run: PullRun, plan: FilePlan, lanes: tuple[int, ...]) -> Non
                 run.fail(
                     plan,
                     "its SHA-256 still differs from the manifest's after a second pull from "
-                    "zero: it changed on the box after the scan; re-run the pull",
+                    "zero: it was rewritten on the box while it came (a running cell's "
+                    "checkpoint?); a later pull takes it whole once it is written less "
+                    "often, or once the cell ends",
                 )
             else:
                 run.mismatched.add(plan.local)
