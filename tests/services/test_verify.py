@@ -622,3 +622,24 @@ async def test_a_problem_of_no_file_is_listed_in_the_text_not_only_in_json(
     (line,) = [x for x in text.splitlines() if x.startswith("  problem: ")]
     assert line.startswith(f"  problem: could not write the verification record {record}"), text
     assert "NOT VERIFIED: 2 problems; the first: broken.json" in text, text
+
+
+async def test_a_leftover_says_what_it_is_and_what_to_do(make_loopback_fleet, tmp_path):
+    """hour s17a #7: a box leftover an earlier pull brought, whose folder a retry then
+    renamed on the box, read "an older rgt-tui's part?", and the box's own leftover line
+    named no fix."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "cellA").mkdir()
+    (res / "cellA" / "latest.pt.tmp").write_bytes(b"half a save")
+    await pull_and_verify(fleet, tmp_path)
+    earlier = tmp_path / "box1" / "alpha" / "checkpoint.pt.tmp"  # an earlier pull's copy
+    earlier.parent.mkdir()
+    earlier.write_bytes(b"half")
+    again = await verify_host(host_of(fleet), tmp_path)
+    flags = {f.path: (f.kind, f.detail) for f in again.flags}
+    kind, detail = flags["cellA/latest.pt.tmp"]
+    assert kind == "leftover" and "delete it on the box and here, then pull" in detail, detail
+    kind, detail = flags["alpha/checkpoint.pt.tmp"]
+    assert kind == "unfinished" and "the last pull did not bring" in detail, detail
+    assert "older rgt-tui" not in detail and "delete it here" in detail

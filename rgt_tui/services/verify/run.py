@@ -309,7 +309,12 @@ def _set_aside(folder: Path, rel: str) -> Path | None:
 def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -> list[Flag]:
     flags = [Flag("empty", c.path, "zero-byte file") for c in results if c.size == 0]
     flags += [
-        Flag("leftover", c.path, "an unfinished write left on the box (*.tmp / *.part; U6)")
+        Flag(
+            "leftover",
+            c.path,
+            "an unfinished write left on the box (*.tmp / *.part; U6): no result — once "
+            "nothing writes it, delete it on the box and here, then pull and verify again",
+        )
         for c in results
         if is_leftover(c.path)
     ]
@@ -320,7 +325,13 @@ def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -
         if rel.startswith(PARTS_DIR + "/"):
             flags.append(Flag("unfinished", rel, "left by an interrupted pull — re-run the pull"))
         else:  # re-running never touches it: parts live in .rgt/parts/ now
-            why = "an unfinished file (an older rgt-tui's part?) — delete it once the pull is complete"
+            # Not this pull's (the manifest does not list it): most often a box's leftover
+            # an earlier pull brought, whose folder moved since (a retry's set-aside); it
+            # read "an older rgt-tui's part?" (hour s17a #7).
+            why = (
+                "a *.tmp / *.part here that the last pull did not bring (an earlier pull's "
+                "copy of a box leftover, or put here by hand): no result — delete it here"
+            )
             flags.append(Flag("unfinished", rel, why))
     flags += [
         # A secret (or rgt-tui's own state) skipped by rule is the pull doing its job:
