@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.controllers.queue_actions import error_text
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.units import plural
 from rgt_tui.services.connections import FleetConnections
 
@@ -24,6 +25,19 @@ if TYPE_CHECKING:
     from rgt_tui.services.connect import Transport
     from rgt_tui.services.queue.control import RetryPlan
     from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
+
+
+def unreachable_text(host: HostConfig, exc: TransportError) -> str:
+    """Why a plan could not be made, and, on an interruptible box, where to look next: a
+    spot box that stopped answering is most often preempted, and L said only "connection
+    refused" where ``d`` names the preemption and the move (hour s17a #15)."""
+    text = error_text(exc)
+    if host.watch.interruptible:
+        text += (
+            "\nan interruptible box that does not answer may be preempted: d says what "
+            "happened to its run, and m moves an interrupted cell to another box"
+        )
+    return text
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,8 @@ class LaunchControl:
 
         try:
             return await self.connections.use(self.host.name, planned), ""
+        except TransportError as exc:  # the box did not answer the connect
+            return None, unreachable_text(self.host, exc)
         except Exception as exc:  # the plan never raises for a dead box; anything else is said
             return None, error_text(exc)
 

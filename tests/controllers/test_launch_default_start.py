@@ -51,3 +51,29 @@ async def test_a_finished_queue_with_new_cells_starts_at_its_first_cell_not_done
         assert [c.name for c in plan.to_run] == ["c", "d", "e"]
     finally:
         await connections.close_all()
+
+
+async def test_l_on_an_interruptible_box_that_does_not_answer_points_at_d_and_m(
+    tmp_path: Any,
+) -> None:
+    """hour s17a #15: L on a preempted spot box said only "Could not plan: connection
+    refused", where d names the preemption and the move. A real refused connection."""
+    from support.machine import closed_port
+
+    from rgt_tui.services.fleet.file import load_fleet
+
+    with closed_port() as port:
+        hosts = tmp_path / "hosts.toml"
+        base = f'[[hosts]]\nname = "spot1"\nssh = "me@127.0.0.1:{port}"\n'
+        for interruptible, hinted in ((False, False), (True, True)):
+            extra = "interruptible = true\n" if interruptible else ""
+            hosts.write_text(base + extra)
+            fleet = load_fleet(hosts)
+            connections = FleetConnections(fleet.hosts)
+            try:
+                control = LaunchControl(fleet, fleet.host("spot1"), connections)
+                plan, error = await control.plan_launch(None, ())
+            finally:
+                await connections.close_all()
+            assert plan is None and "connection refused" in error, error
+            assert ("may be preempted: d says what happened" in error) == hinted, error
