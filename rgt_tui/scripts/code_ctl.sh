@@ -19,8 +19,14 @@
 record_name=.rgt-sync.record
 
 code_scan() {
-    local dir rec line
+    local dir rec line at free
     dir=$(code_dir "$1")
+    # Free bytes where the sync stages its files (the workdir, or the folder it will be
+    # made in): a full disk read as rsync's "Broken pipe" (sync_code compares).
+    at=$dir
+    while [ ! -d "$at" ] && [ "$at" != / ] && [ -n "$at" ]; do at=$(dirname -- "$at"); done
+    free=$(df -Pk -- "$at" 2>/dev/null | awk 'NR == 2 { print $4 }')
+    case "$free" in '' | *[!0-9]*) ;; *) printf 'free\t%s\0' "$((free * 1024))" ;; esac
     if [ ! -d "$dir" ]; then
         printf 'dir\t0\0'
         return 0

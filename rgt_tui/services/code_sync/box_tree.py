@@ -101,6 +101,7 @@ class BoxTree:
     local: frozenset[str]
     box_only: tuple[str, ...]
     record: dict[str, FileHash]
+    free: int | None = None  # bytes free where the sync stages (None: the box did not say)
 
     @property
     def dir_exists(self) -> bool:
@@ -202,7 +203,10 @@ async def scan_box(
     hashes = await hash_on_box(
         transport, host, directory, sorted(local) + box_only + extra, session=session
     )
-    return BoxTree(hashes, local, tuple(box_only), record)
+    free = next((i[5:] for i in items if i.startswith("free\t")), "")
+    # The box's figure: ASCII digits only, bounded (a hostile box gains nothing by it).
+    space = int(free) if free.isascii() and free.isdigit() and len(free) < 20 else None
+    return BoxTree(hashes, local, tuple(box_only), record, space)
 
 
 async def prune_on_box(

@@ -38,7 +38,7 @@ from pathlib import Path
 from rgt_tui.domain.code_identity import CodeIdentity, FileHash
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.units import plural
+from rgt_tui.domain.units import fmt_bytes, plural
 from rgt_tui.services.code_sync.box import (
     Switched,
     drop_on_box,
@@ -143,6 +143,19 @@ async def sync_code(
             f"the queue on {host.name} is running ({before.running}): a sync never rewrites "
             f"files a running queue uses; {what}",
             f"wait for the queue to finish (or stop it), then rgt-tui sync {host.name}",
+        )
+    need = sum(f.size for f in send)
+    if send and before.free is not None and need > before.free:
+        # Refused before a byte is sent: a full box disk read as rsync's "Broken pipe …
+        # check the connection" or SFTP's "Failure" (hour s17b #5).
+        biggest = max(send, key=lambda f: f.size)
+        raise SyncError(
+            host.name,
+            f"the box's disk holding {host.workdir} has {fmt_bytes(before.free)} free; this "
+            f"sync sends {fmt_bytes(need)} ({biggest.path} alone is "
+            f"{fmt_bytes(biggest.size)})",
+            "free space there (df -h on the box), or leave data out of the code: "
+            'code_exclude = ["data/"] in the host\'s block',
         )
     chosen, total, note, switched = "none", 0, "", Switched(0)
     if send:
