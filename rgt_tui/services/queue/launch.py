@@ -388,13 +388,17 @@ async def plan_launch(
 
 
 def _span(indices: list[int], one: str, many: str) -> str:
-    """``cell 3 is`` / ``cells 1, 2 are`` / ``cells 0, 1, 2, … 9 (10 in all) are``."""
+    """``cell 3 is`` / ``cells 0, 1, 2, 3 are`` / ``cells 0–9 (10 in all) are`` /
+    ``cells 0, 2, 5, … 9 (6 in all) are``: four or fewer listed, a run as a range (a
+    user's hour read "cells 0, 1, 2, … 3", the "…" standing for nothing)."""
     if len(indices) == 1:
         return f"cell {indices[0]} {one}"
-    listed = ", ".join(map(str, indices[:3]))
-    if len(indices) > 3:
-        listed += f", … {indices[-1]} ({len(indices)} in all)"
-    return f"cells {listed} {many}"
+    if len(indices) <= 4:
+        return f"cells {', '.join(map(str, indices))} {many}"
+    first, last, count = indices[0], indices[-1], len(indices)
+    if indices == list(range(first, last + 1)):
+        return f"cells {first}–{last} ({count} in all) {many}"
+    return f"cells {', '.join(map(str, indices[:3]))}, … {last} ({count} in all) {many}"
 
 
 async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
