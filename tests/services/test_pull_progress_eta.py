@@ -45,3 +45,24 @@ def test_the_eta_counts_the_bytes_to_move_not_the_files_already_here() -> None:
         plain.advance("new.bin", 10 * MB)
     q = plain.snapshot()
     assert q.rate > 0 and q.eta_s == pytest.approx((3_400 - 100) * MB / q.rate)
+
+
+def test_no_rate_before_half_a_second_of_bytes() -> None:
+    """The first bytes over the microseconds since they came read '43G/s eta 0s' on a
+    pull's first line (hour s17b #13c): too soon to say, no rate and no eta."""
+    clock = Clock()
+    tracker = ProgressTracker("box3", None, interval=0, clock=clock)
+    tracker.plan(1, 1_200 * MB, 0, 0)
+    tracker.start_file("big.bin", 1_200 * MB, 0)
+    clock.now += 0.00002
+    tracker.moved("big.bin", 1 * MB)
+    tracker.advance("big.bin", 1 * MB)
+    first = tracker.snapshot()
+    assert first.rate == 0 and first.eta_s is None
+    assert first.active[0].rate == 0 and first.active[0].eta_s is None
+    for _ in range(6):
+        clock.now += 0.1
+        tracker.moved("big.bin", 10 * MB)
+        tracker.advance("big.bin", 10 * MB)
+    later = tracker.snapshot()
+    assert later.rate == pytest.approx(100 * MB, rel=0.25) and later.eta_s is not None

@@ -21,6 +21,9 @@ from rgt_tui.domain.units import fmt_bytes, fmt_duration
 
 RATE_WINDOW_S = 5.0  # rates are averaged over the last few seconds, not the whole run
 RATE_SAMPLE_S = 0.05  # bytes within this of the last sample join it (memory stays bounded)
+# No rate over less than this: the first bytes divided by the microseconds since they
+# came read "43G/s eta 0s" on a pull's first line (hour s17b #13c).
+RATE_MIN_SPAN_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -108,8 +111,8 @@ class _Rate:
         self._trim(now)
         t0, b0 = self._samples[0]
         start = max(t0, now - RATE_WINDOW_S)
-        if now <= start:
-            return 0.0
+        if now - start < RATE_MIN_SPAN_S:
+            return 0.0  # too soon to say (read as unknown: no eta)
         if t0 < start:  # the anchor is older than the window: the bytes up to its end
             t1, b1 = self._samples[1] if len(self._samples) > 1 else (now, self.total)
             b0 += (b1 - b0) * (start - t0) / (t1 - t0) if t1 > t0 else 0
