@@ -54,9 +54,9 @@ def test_no_rate_before_half_a_second_of_bytes() -> None:
     tracker = ProgressTracker("box3", None, interval=0, clock=clock)
     tracker.plan(1, 1_200 * MB, 0, 0)
     tracker.start_file("big.bin", 1_200 * MB, 0)
-    clock.now += 0.00002
     tracker.moved("big.bin", 1 * MB)
     tracker.advance("big.bin", 1 * MB)
+    clock.now += 0.00002  # read a moment after the bytes came
     first = tracker.snapshot()
     assert first.rate == 0 and first.eta_s is None
     assert first.active[0].rate == 0 and first.active[0].eta_s is None
