@@ -85,7 +85,14 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         self.acks: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
-        others = [h.name for h in self.fleet.hosts if h.queue and h.name != self.host.name]
+        # Not a host recorded as torn down: a launch there is refused (hour s17a #14).
+        jobs = getattr(self.app, "jobs", None)
+        gone = (lambda name: jobs.state(name).shown_torn_down_at is not None) if jobs else None
+        others = [
+            h.name
+            for h in self.fleet.hosts
+            if h.queue and h.name != self.host.name and not (gone and gone(h.name))
+        ]
         with Vertical(id="move-box", classes="dialog-box"):
             yield Static(
                 Content.assemble(("Move cells from ", "bold"), (self.host.name, "bold $accent")),

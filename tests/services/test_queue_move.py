@@ -282,3 +282,26 @@ async def test_a_cell_that_ran_since_the_plan_is_not_moved_as_pending(make_queue
     assert "quick is done on box1 now (the plan saw it pending)" in str(late.value)
     assert (qf.queue_file("box1").read_text(), qf.queue_file("box2").read_text()) == before
     assert "skip" not in qf.state("quick")
+
+
+async def test_the_hosts_a_refusal_offers_leave_out_one_recorded_as_torn_down(make_queue_fleet):
+    """hour s17a #14: 'move it to a host that never had it (gpuB)' named a host recorded
+    as torn down, where a launch is refused."""
+    import time
+
+    from rgt_tui.domain.box_identity import BoxIdentity
+    from rgt_tui.services.journal import TeardownRecord, journal_for
+
+    qf = await make_queue_fleet(3, run=SCRIPT_RUN)
+    qf.write_queue("cells/b.sh t 1\n", "box1")
+    qf.write_queue("#moved-to box1: cells/b.sh t 1\n", "box2")  # b was box2's once
+    qf.write_queue("", "box3")
+    offered = await refused(qf, ["b"], "box2")
+    assert "move it to a host that never had it (box3)" in offered, offered
+    box = "0123456789abcdef0123456789abcdef"
+    journal = journal_for(qf.fleet)
+    journal.observe_box("box3", BoxIdentity(box, None), time.time() - 60)
+    journal.add_teardown("box3", TeardownRecord(time.time(), None, None, "", True, box, True))
+    after = await refused(qf, ["b"], "box2")
+    assert "never had it (box3)" not in after, after
+    assert "every other host with a queue file had it too" in after, after

@@ -254,10 +254,15 @@ def find_source(fleet: Fleet, names: Iterable[str]) -> HostConfig:
 
 
 def _name_problems(
-    checked: FleetQueues, cell: QueueCell, dest: HostConfig, dest_slots: tuple[QueueCell, ...]
+    checked: FleetQueues,
+    cell: QueueCell,
+    dest: HostConfig,
+    dest_slots: tuple[QueueCell, ...],
+    fleet: Fleet,
 ) -> list[str]:
     """The fleet-wide name check: ``cell``'s name used by any other live cell, or by a cell
-    of the destination's file that was moved away (its records on that box bear the name)."""
+    of the destination's file that was moved away (its records on that box bear the name).
+    The hosts it offers instead are none recorded as torn down (reads their journals)."""
     others = [c for c in checked.cells if c.name == cell.name and c is not cell]
     problems = []
     if others:
@@ -274,11 +279,12 @@ def _name_problems(
             had = {s.host for s in checked.sources if any(
                 c.moved_to and c.name == cell.name for c in s.parsed.slots)}  # fmt: skip
             can = [s.host for s in checked.sources if s.host not in had
-                   and not any(c is cell for c in s.parsed.cells)]  # fmt: skip
+                   and not any(c is cell for c in s.parsed.cells)
+                   and torn_down_warning(fleet, fleet.host(s.host)) is None]  # fmt: skip
             elsewhere = (
                 f"move it to a host that never had it ({', '.join(can)})"
                 if can
-                else "every other host with a queue file had it too"
+                else "every other host with a queue file had it too (or is recorded as torn down)"
             )
             problems.append(
                 f"cell name {cell.name!r} was {dest.name}'s before ({old.where}, moved to "
@@ -384,7 +390,7 @@ async def plan_move(
         if found:
             chosen.append(found[0])
             if not same:
-                problems += _name_problems(checked, found[0][1], target, dst.parsed.slots)
+                problems += _name_problems(checked, found[0][1], target, dst.parsed.slots, fleet)
             shape = shape_warning(source, target, found[0][1])
             warnings += [shape] if shape else []
         elif gone:
