@@ -256,8 +256,13 @@ class SshTransport(SftpSessions):
                 self.host,
                 f"{'jump host' if hop else 'the address'} {address!r} does not resolve "
                 f"({_describe(exc)})",
-                f"check {self.host}'s ssh = ... in the fleet file (a typo, or a box released "
-                "and its name gone); with a name from ~/.ssh/config, its HostName there",
+                # A hop comes from ssh_config's ProxyJump, never from the fleet file (a
+                # user's hour was sent to the fleet file's ssh line).
+                f"check the ProxyJump line for {self.address} in ~/.ssh/config"
+                if hop
+                else f"check {self.host}'s ssh = ... in the fleet file (a typo, or a box "
+                "released and its name gone); with a name from ~/.ssh/config, its HostName "
+                "there",
             ) from exc
         except (OSError, asyncssh.Error) as exc:
             if plan.proxy_command and not hop:
@@ -269,6 +274,13 @@ class SshTransport(SftpSessions):
                     f"({printable(plan.proxy_command, 120)}): the command may have failed "
                     "before the box answered",
                     f"run ssh -v {shlex.quote(address)} to see the command's own error",
+                ) from exc
+            if hop:  # the jump host's refusal read as the box's own (hour s17b #7)
+                at = f"{address}:{port}" if port else address
+                raise TransportError(
+                    self.host,
+                    f"jump host {at} (ssh_config's ProxyJump for {self.address}): {_describe(exc)}",
+                    f"check the ProxyJump line for {self.address} in ~/.ssh/config",
                 ) from exc
             raise TransportError(self.host, _describe(exc)) from exc
         except ValueError as exc:  # a key or an ssh_config value asyncssh cannot use

@@ -28,3 +28,34 @@ async def test_a_failing_proxy_command_is_named_with_how_to_see_its_error(tmp_pa
     assert "through ssh_config's ProxyCommand for viabastion" in text, text
     assert "echo bastion: token expired" in text, text  # which command: the user's own
     assert "run ssh -v viabastion to see the command's own error" in text, text
+
+
+async def test_a_jump_host_that_fails_is_named_as_the_jump_host_of_ssh_config(
+    tmp_path, monkeypatch
+):
+    """hour s17b #7: a ProxyJump whose port was wrong read as the box's own "connection
+    refused", and one that did not resolve sent the user to the fleet file's ssh line."""
+    from support.machine import closed_port
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    with closed_port() as port:
+        (home / ".ssh" / "config").write_text(
+            f"Host viaclosed\n  HostName 127.0.0.1\n  ProxyJump me@127.0.0.1:{port}\n"
+            "Host vianame\n  HostName 127.0.0.1\n  ProxyJump me@nosuch.invalid\n"
+        )
+        said = {}
+        for alias in ("viaclosed", "vianame"):
+            transport = SshTransport("box1", address=alias, known_hosts=home / "known_hosts")
+            with pytest.raises(TransportError) as caught:
+                await transport.connect()
+            await transport.close()
+            said[alias] = str(caught.value)
+    closed = said["viaclosed"]
+    assert f"jump host 127.0.0.1:{port} (ssh_config's ProxyJump for viaclosed)" in closed, closed
+    assert "check the ProxyJump line for viaclosed in ~/.ssh/config" in closed, closed
+    name = said["vianame"]
+    assert "jump host 'nosuch.invalid' does not resolve" in name, name
+    assert "check the ProxyJump line for vianame in ~/.ssh/config" in name, name
+    assert "fleet file" not in name, name
