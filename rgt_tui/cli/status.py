@@ -164,6 +164,8 @@ def format_status_table(
         lines.append(
             f"{r.host.name:<14} up {fmt_duration(s.uptime_s):<7} cgroup mem {mem}  vCPU {cpu}  oom_kill {oom}"
         )
+        if s.cell:  # "is my run going?": --json had it, the table did not (hour s17b #13a)
+            lines.append(f"{'':<14} running: cell {s.cell}")
         if r.host.cost_per_hour is not None:
             lines.append(f"{'':<14} {_cost_words(r)}")
         if s.gpus:
