@@ -33,8 +33,9 @@ def _settings(fleet: Fleet) -> tuple[object, ...]:
 
 def _as_compared(host: HostConfig) -> HostConfig:
     # A host block moved down by one added above it is the same host: its header line
-    # (and a refusal's message, which names that line) are not what it asks for.
-    return replace(host, line=None, pull_refused=None)
+    # (and a refusal's message, which names that line, and where its identity_file is
+    # written, which its connection errors name) are not what it asks for.
+    return replace(host, line=None, pull_refused=None, identity_at="")
 
 
 @dataclass(frozen=True)
