@@ -82,7 +82,10 @@ async def test_a_preempted_cell_resumes_on_another_box_from_its_verified_step(ma
     )
     assert "repeats: at most" in words and "free there" in words
     # How box2 runs it, for box2 as it is (an empty queue), not the general rule.
-    assert "\nthen box2's queue launched from cell 0 (ck), preflight as any launch\n" in words
+    assert (
+        "\nthen box2's queue launched from cell 0 (ck), after its preflight (a failed check "
+        "stops the launch, not the move)\n"
+    ) in words
 
     result = await move(qf, planned)
     assert "launched from cell 0" in result.queued
@@ -149,7 +152,10 @@ async def test_a_resume_onto_an_idle_spare_runs_the_spare_own_pending_cells_too(
     planned = await plan(qf)
     assert planned.ok, planned.problems
     said = "box2's queue launched from cell 0: its own pending cell 0 (spare1) first, then ck"
-    assert f"then {said}, preflight as any launch" in resume_lines(planned)  # the plan knew
+    assert (
+        f"then {said}, after its preflight (a failed check stops the launch, not the move)"
+        in resume_lines(planned)
+    )  # the plan knew
     result = await move(qf, planned)
     assert result.queued == said
     there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")

@@ -97,7 +97,10 @@ async def plan_words(fleet: Fleet, target: HostConfig, transport: Transport, nam
     stopped = view.state == USER_STOPPED
     start = waiting[0].index if waiting and not stopped else len(slots)
     words = _launch_words(target.name, name, start, waiting, stopped)
-    return f"then {words}, preflight as any launch"
+    # The launch's preflight runs when the move is made: a failed check refuses that
+    # launch while the move stands (a user's hour read "preflight as any launch" in the
+    # command line's plan, answered y, and only then met a failed check: hour s17a #9).
+    return f"then {words}, after its preflight (a failed check stops the launch, not the move)"
 
 
 async def run_on_target(
