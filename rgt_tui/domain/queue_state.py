@@ -424,13 +424,14 @@ def _cell_view(
         )  # fmt: skip
     if marks.retry_pending:
         aside = marks.retry_aside or "-"
-        note = (
-            f"earlier outputs set aside in {printable(aside, REASON_CHARS)}"
-            if aside != "-"
-            else "no earlier outputs to set aside"
-        )
+        # Where they went is said once, by retry_text ("retried 1×, earlier outputs in
+        # …"): the row printed the path twice, and "code unknown" for a cell whose
+        # attempts recorded their code (hour s17a #13).
+        note = "" if aside != "-" else "no earlier outputs to set aside"
+        last = attempts[-1] if attempts else None
         return CellView(
-            cell.index, cell.name, RETRY, attempts=len(attempts), note=note, **control
+            cell.index, cell.name, RETRY, attempts=len(attempts), note=note,
+            code=last.code if last else None, **control,
         )  # fmt: skip
     if not attempts:
         if marks.unreadable:  # not "never ran": its stale {out} must not pass as results

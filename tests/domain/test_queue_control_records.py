@@ -93,7 +93,8 @@ def test_cell_statuses_for_killed_retry_and_skipped_cells():
     a, b, c = view.cells
     assert (a.status, a.label, a.exit_code) == (KILLED, "killed (exit 143)", 143)
     assert (b.status, b.label, b.retries) == (RETRY, "retry queued", 1)
-    assert b.note == "earlier outputs set aside in /out/b.before-retry-x"
+    # Where they went is said once, by retry_text, not again in the note (hour s17a #13).
+    assert b.note == "" and b.retry_text() == "retried 1×, earlier outputs in /out/b.before-retry-x"
     assert (c.status, c.label, c.note) == (SKIPPED, "moved", "moved to box2")
     assert "1 killed" in view.summary() and "1 to retry" in view.summary()
     assert view.last_failed is None and FAILED not in [x.status for x in view.cells]
