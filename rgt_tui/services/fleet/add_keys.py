@@ -121,6 +121,14 @@ def read_pull(text: str, durable_dir: str, fleet_path: Path) -> tuple[str, ...]:
                 "write the folder in full",
                 field="pull",
             )
+        field = re.search(r"\{(cfg|task|epochs|name|out)\}", folder)
+        if field:  # a run template typed one question late (hour s17b #13e)
+            raise AddRefused(
+                f"pull folder {folder!r} holds {field.group()}, a run template's field: "
+                "pull takes folders on the box",
+                "name the folders your results are in, e.g. ~/runs",
+                field="pull",
+            )
         if is_home(folder):
             default = "" if text.strip() else " (the default: durable_dir)"
             raise AddRefused(
