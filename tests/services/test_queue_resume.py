@@ -272,3 +272,19 @@ async def test_a_copy_pulled_before_a_retry_is_never_resumed_from(make_queue_fle
     said = "\n".join(refused.problems)
     assert "ck has no verified checkpoint" in said and "--from-scratch" in said, said
     assert "pulled before the retry at" in said and "set that attempt aside" in said, said
+
+
+def test_the_panes_cache_key_changes_when_a_retry_is_recorded(tmp_path):
+    """The pane asks for a cell's verified checkpoint again only when the records'
+    signature changes: a retry with no pull since kept the discarded attempt's "verified
+    here" age on the pane."""
+    from rgt_tui.services.fleet.file import load_fleet
+    from rgt_tui.services.queue.retried import record_retries
+    from rgt_tui.services.queue.verified_checkpoint import signature
+
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:22"\n')
+    fleet = load_fleet(hosts)
+    before = signature(fleet, fleet.host("box1"))
+    assert record_retries(fleet, "box1", {"ck": 1_800_000_000}) == ""
+    assert signature(fleet, fleet.host("box1")) != before

@@ -21,13 +21,14 @@ from rgt_tui.services.records import atomic_write_json, fleet_host_dir, read_jso
 RECORD_FILE = "retries.json"
 
 
-def _path(host_dir: Path) -> Path:
+def record_path(host_dir: Path) -> Path:
+    """Where the host's retry times are kept (its stat is part of the pane's cache key)."""
     return records_dir(host_dir) / RECORD_FILE
 
 
 def _read(host_dir: Path) -> dict[str, float]:
     try:
-        data = read_json(_path(host_dir))
+        data = read_json(record_path(host_dir))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
@@ -44,9 +45,9 @@ def record_retries(fleet: Fleet, host: str, times: Mapping[str, int]) -> str:
     folder = fleet_host_dir(fleet, host)
     record = _read(folder) | {name: float(at) for name, at in times.items()}
     try:
-        atomic_write_json(_path(folder), record)
+        atomic_write_json(record_path(folder), record)
     except OSError as exc:
-        return f"could not record the retry in {_path(folder)} ({exc.strerror})"
+        return f"could not record the retry in {record_path(folder)} ({exc.strerror})"
     return ""
 
 

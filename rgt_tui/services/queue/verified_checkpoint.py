@@ -21,7 +21,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.manifest import ManifestError, verified_here
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.roster import output_prefixes
-from rgt_tui.services.queue.retried import set_aside_since
+from rgt_tui.services.queue.retried import record_path, set_aside_since
 from rgt_tui.services.records import (
     fleet_host_dir,
     load_manifest,
@@ -40,9 +40,13 @@ def _stat(path: Path) -> tuple[float, int] | None:
 
 
 def signature(fleet: Fleet, host: HostConfig) -> tuple[object, ...]:
-    """What changes when the host's pull or verification records change (cheap)."""
+    """What changes when the host's pull, verification or retry records change (cheap):
+    a retry makes the copy pulled before it no checkpoint of the cell (``retried``), and
+    the pane kept its "verified here" age until the next pull."""
     folder = fleet_host_dir(fleet, host)
-    return (_stat(manifest_path(folder)), _stat(verification_path(folder)))
+    return tuple(
+        _stat(p) for p in (manifest_path(folder), verification_path(folder), record_path(folder))
+    )
 
 
 def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
