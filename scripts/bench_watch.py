@@ -442,7 +442,10 @@ def main() -> int:
 
 def run_size(args: argparse.Namespace) -> dict[str, float]:
     """One fleet size: its boxes in a process of their own, the watch, the scrapes."""
-    with tempfile.TemporaryDirectory(prefix="rgt-bench-watch-") as tmp:
+    # Cleanup errors ignored: an agent still exiting may write into its box's folder as
+    # it is removed, and a failed rmtree lost a ten-minute run's figures (after they
+    # were measured, before they were printed).
+    with tempfile.TemporaryDirectory(prefix="rgt-bench-watch-", ignore_cleanup_errors=True) as tmp:
         folder = Path(tmp)
         # A fresh journal: a run's boxes must not retire the last run's in the user's.
         os.environ["XDG_STATE_HOME"] = str(folder / "state")

@@ -363,6 +363,16 @@ def journal_for(fleet: Fleet) -> Journal:
     return Journal(paths.journal_dir(fleet.path))
 
 
+def recorded_torn_down_at(fleet: Fleet, host: str) -> float | None:
+    """When the fleet's journal records ``host``'s box torn down, or None: not torn down,
+    or a journal that cannot be read (the gate reports that; the one read of this fact
+    for a launch's refusal and a move's warning)."""
+    try:
+        return journal_for(fleet).load(host).torn_down_at
+    except (JournalError, OSError, ValueError):
+        return None
+
+
 def torn_down_refusal(fleet: Fleet, host: str) -> str | None:
     """Why work must not be sent to a host the journal records as torn down (a launch, a
     retry, an append), though its box answers: rgt-tui no longer pulls or watches it
@@ -371,16 +381,20 @@ def torn_down_refusal(fleet: Fleet, host: str) -> str | None:
     s17b #1). None: not torn down (or an unreadable journal, which the gate reports)."""
     try:
         jh = journal_for(fleet).load(host)
-    except JournalError:
+    except (JournalError, OSError, ValueError):
         return None
     if jh.torn_down_at is None:
         return None
     box = f" ({jh.box.describe()})" if jh.box is not None else ""
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(jh.torn_down_at))
     return (
-        f"{host}{box} is recorded as torn down ({when}), yet it answers: rgt-tui no longer "
-        "pulls or watches it, so results made there now would be left behind. If it was "
-        "meant to be gone, destroy it in the provider's console: it may still be billing "
-        "(GEN1). To work on this box again, give its [[hosts]] entry a new name, and "
-        "rgt-tui takes it as a new host"
+        f"{host}{box} is recorded as torn down ({local_minute(jh.torn_down_at)}), yet it "
+        "answers: rgt-tui no longer pulls or watches it, so results made there now would "
+        "be left behind. If it was meant to be gone, destroy it in the provider's console: "
+        "it may still be billing (GEN1). To work on this box again, give its [[hosts]] "
+        "entry a new name, and rgt-tui takes it as a new host"
     )
+
+
+def local_minute(at: float) -> str:
+    """A journal time as people read it in a refusal: local, to the minute."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at))

@@ -17,6 +17,10 @@ that time, written when samples start, at most every few minutes while they flow
 when the connection is lost — never per sample. The same store keeps when rgt-tui first
 saw the box answer (``HostUpdate.first_seen``): a host with no ``started_at`` is billed
 from then, never from the box's uptime.
+
+One module, though long: ``HostMonitor`` is one state machine (connect, stream, stall,
+back off) and the helpers here are its parts; the one-shot sample of `rgt-tui status`
+lives beside its command (``services/box/status.py``).
 """
 
 from __future__ import annotations
@@ -500,35 +504,3 @@ def _unexpected(host: str, exc: Exception) -> TransportError:
         f"telemetry failed: {type(exc).__name__}: {printable(str(exc), 200)}",
         "this is a bug in rgt-tui: please report it with this message",
     )
-
-
-async def sample_once(
-    host: HostConfig, transport: Transport, *, timeout: float = 30.0
-) -> HostSnapshot:
-    """Connect, take one agent sample and return it (for `rgt-tui status`)."""
-    await transport.connect()
-    result = await transport.run(
-        agent_command(
-            host.mounts,
-            0.0,
-            count=1,
-            out_root=host.durable_dir,
-            tracker_patterns=tracker_patterns(host),
-        ),
-        input=agent_source(),
-        timeout=timeout,
-    )
-    flood = result.overflow("the telemetry agent's one sample")
-    if flood is not None:  # cut short: no line of it is trusted
-        raise TransportError(
-            host.name, flood, "see what on the box writes into a python3 run (its startup files)"
-        )
-    snaps = [s for s in (parse_agent_line(host.name, ln) for ln in result.stdout.splitlines()) if s]
-    if not snaps:
-        # The box's words, made printable where they enter (the error is shown everywhere).
-        why = (result.stderr.strip().splitlines() or [f"exit status {result.exit_status}"])[-1]
-        why = printable(why, 200)
-        if result.exit_status == 127:
-            why = "python3 not found on the box (the telemetry agent needs it)"
-        raise TransportError(host.name, f"telemetry agent gave no sample: {why}")
-    return snaps[-1]

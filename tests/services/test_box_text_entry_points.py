@@ -1,7 +1,7 @@
 """Box text is made printable where it enters, at three more entry points (issue 39):
 
 - the telemetry agent's stderr, when a sample fails, goes into the error every surface
-  shows (``sample_once``: ``rgt-tui status``);
+  shows (``box.status.sample_once``: ``rgt-tui status``);
 - a Slurm cell's out-of-memory line (slurmstepd's, read from its output file) is keyed by
   the cell's name as the parser names it: printable, so a name with a control character
   keeps its OOM line;
@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from rgt_tui.domain.errors import TransportError
+from rgt_tui.services.box.status import sample_once
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.box import probe
 from rgt_tui.services.queue.slurm.view import parse_slurm_view
-from rgt_tui.services.telemetry import sample_once
 from rgt_tui.transport import transport_for
 
 ESCAPES = "\x1b]52;c;cm0gLXJmIH4=\x1b\\\x1b[2J\x1b]8;;https://evil\x1b\\L\x1b]8;;\x1b\\\x07\u009b2J"

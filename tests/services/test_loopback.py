@@ -281,8 +281,8 @@ async def test_openssh_server_runs_a_command(openssh_server: OpenSshServer) -> N
 async def test_demo_boxes_show_a_replayed_h100_and_what_they_cost(tmp_path):
     """The demo's boxes: a recorded H100 (idle or under load) through the real agent,
     and each with a platform profile and an hourly price in its fleet file."""
+    from rgt_tui.services.box.status import sample_once
     from rgt_tui.services.fleet.file import load_fleet
-    from rgt_tui.services.telemetry import sample_once
     from rgt_tui.transport import transport_for
 
     costs = (("runpod", 2.49), ("vastai", 1.89))

@@ -201,30 +201,32 @@ class TeardownTab(DetailTab):
         box = self.query_one("#confirm-name", Input)
         if self.screen.focused is not box:
             return
-        self.scroll_to_region(self._wanted(box), animate=False, immediate=True)
+        self.scroll_to_region(self._wanted(), animate=False, immediate=True)
         # Looked at again for a few refreshes: a loaded machine laid the checklist's new
         # lines out a refresh after this, and the box stayed under the tab's edge (a CI
         # run: y 49 of a 36-row tab). Not once the user scrolled meanwhile: theirs.
         self.call_after_refresh(self._reveal_again, self.scroll_y, tries)
 
-    def _wanted(self, box: Input) -> Region:
-        """The box and what is said under it, in the tab's own (scrolled) coordinates."""
-        region = box.virtual_region
-        said = self.query_one("#teardown-outcome", Static).virtual_region
-        if said.height:
-            region = region.union(said)  # cropped to the screen from the box's top
+    def _wanted(self, *, on_screen: bool = False) -> Region:
+        """The box and what is said under it: in the tab's own (scrolled) coordinates to
+        scroll there, or on the screen to check that both are in view."""
+        box = self.query_one("#confirm-name", Input)
+        said = self.query_one("#teardown-outcome", Static)
+        region = box.region if on_screen else box.virtual_region
+        said_region = said.region if on_screen else said.virtual_region
+        if said_region.height:
+            region = region.union(said_region)  # cropped to the screen from the box's top
         return region
 
     def _reveal_again(self, scrolled_to: float, tries: int) -> None:
-        if tries <= 0 or self.scroll_y != scrolled_to or not self.query("#teardown-outcome"):
+        if tries <= 0 or self.scroll_y != scrolled_to:
+            return
+        if not self.query("#confirm-name") or not self.query("#teardown-outcome"):
             return
         # The words under the box count too: by-hand steps laid out a refresh after the
         # reveal were left below the tab's edge with the box itself in view (a loaded CI
         # run, 80x24: "Do this by hand now" on the last row, its steps out of sight).
-        wanted = self.query_one("#confirm-name", Input).region
-        said = self.query_one("#teardown-outcome", Static).region
-        if said.height:
-            wanted = wanted.union(said)
+        wanted = self._wanted(on_screen=True)
         view = self.scrollable_content_region  # both on the screen
         if wanted.y < view.y or wanted.y + min(wanted.height, view.height) > view.bottom:
             self._reveal(tries - 1)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rgt_tui.agent import agent_command, agent_source
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.cost import IdleMeter, billing_start, cost_so_far
 from rgt_tui.domain.errors import TransportError
@@ -26,7 +27,8 @@ from rgt_tui.services.telemetry import (
     ConnectionState,
     LastSeen,
     connection_alerts,
-    sample_once,
+    parse_agent_line,
+    tracker_patterns,
 )
 from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport, transport_for
@@ -217,3 +219,35 @@ def report_to_json(report: HostReport) -> dict[str, Any]:
         "idle_now": report.idle.last_idle if report.idle else None,
         "problems": list(snap.problems) if snap else [],
     }
+
+
+async def sample_once(
+    host: HostConfig, transport: Transport, *, timeout: float = 30.0
+) -> HostSnapshot:
+    """Connect, take one agent sample and return it (for `rgt-tui status`)."""
+    await transport.connect()
+    result = await transport.run(
+        agent_command(
+            host.mounts,
+            0.0,
+            count=1,
+            out_root=host.durable_dir,
+            tracker_patterns=tracker_patterns(host),
+        ),
+        input=agent_source(),
+        timeout=timeout,
+    )
+    flood = result.overflow("the telemetry agent's one sample")
+    if flood is not None:  # cut short: no line of it is trusted
+        raise TransportError(
+            host.name, flood, "see what on the box writes into a python3 run (its startup files)"
+        )
+    snaps = [s for s in (parse_agent_line(host.name, ln) for ln in result.stdout.splitlines()) if s]
+    if not snaps:
+        # The box's words, made printable where they enter (the error is shown everywhere).
+        why = (result.stderr.strip().splitlines() or [f"exit status {result.exit_status}"])[-1]
+        why = printable(why, 200)
+        if result.exit_status == 127:
+            why = "python3 not found on the box (the telemetry agent needs it)"
+        raise TransportError(host.name, f"telemetry agent gave no sample: {why}")
+    return snaps[-1]

@@ -277,7 +277,8 @@ async def plan_launch(
     moved = {c.name: c.moved_to for c in cells if c.moved_to}
     shown_view = view_from_facts(host, facts, moved) if moved else view
     warnings: list[str] = []
-    torn_down = torn_down_refusal(fleet, host.name)  # GEN1: refused in the TUI's plan too
+    # GEN1: refused in the TUI's plan too; a file read, off the event loop.
+    torn_down = await asyncio.to_thread(torn_down_refusal, fleet, host.name)
     if torn_down is not None:
         problems.append(torn_down)
     if report is not None:

@@ -55,7 +55,7 @@ from rgt_tui.domain.roster import reconcile
 from rgt_tui.domain.text import printable
 from rgt_tui.fsutil import atomic_write
 from rgt_tui.services.box_ctl import QueueError
-from rgt_tui.services.journal import JournalError, journal_for
+from rgt_tui.services.journal import local_minute, recorded_torn_down_at
 from rgt_tui.services.queue.box import read_box_queue_text
 from rgt_tui.services.queue.check import (
     FleetQueues,
@@ -301,15 +301,11 @@ def torn_down_warning(fleet: Fleet, target: HostConfig) -> str | None:
     (ux-e #7, as a launch there warns: GEN1); None otherwise. Reads the journal."""
     if target.group is not None:  # a group: each of its boxes, under its own name
         return next((w for b in target.group.members if (w := torn_down_warning(fleet, b))), None)
-    try:
-        at = journal_for(fleet).load(target.name).torn_down_at
-    except (JournalError, OSError, ValueError):
-        return None  # the gate reports a damaged journal; nothing to add here
+    at = recorded_torn_down_at(fleet, target.name)
     if at is None:
         return None
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
     return (
-        f"{torn_down_words(target.name)} ({when}): a launch there is refused, since "
+        f"{torn_down_words(target.name)} ({local_minute(at)}): a launch there is refused, since "
         "rgt-tui no longer pulls or watches it, and if that box was meant to be destroyed "
         f"it may still be billing (GEN1) — check `rgt-tui status {target.name}`, move to "
         "another host, or give its [[hosts]] entry a new name to use that box again"
@@ -390,7 +386,10 @@ async def plan_move(
         if found:
             chosen.append(found[0])
             if not same:
-                problems += _name_problems(checked, found[0][1], target, dst.parsed.slots, fleet)
+                # Off the loop: it may read other hosts' journals (their torn-down records).
+                problems += await asyncio.to_thread(
+                    _name_problems, checked, found[0][1], target, dst.parsed.slots, fleet
+                )
             shape = shape_warning(source, target, found[0][1])
             warnings += [shape] if shape else []
         elif gone:
