@@ -72,6 +72,25 @@ def test_a_torn_down_box_that_no_longer_answers_is_gone_not_unreachable(
     assert "torn down" in out and "no longer answers" in out and "UNREACHABLE" not in out, out
 
 
+def test_a_torn_down_box_bills_until_its_teardown_not_until_now(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Started 5 h ago at $2/h, torn down 3 h ago and silent since: $4 spent, as the
+    TUI's pane says, not the $10 of a meter that kept counting."""
+    hosts = tmp_path / "hosts.toml"
+    now = time.time()
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(now - 5 * 3600))
+    with closed_port() as port:
+        hosts.write_text(
+            f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\n'
+            f'cost_per_hour = 2.0\nstarted_at = "{started}"\n'
+        )
+        _tear_down(hosts, "box1", "0ld0ld0ld0ld0ld0ld0ld0ld0ld0ld00", now - 3 * 3600)
+        assert main(["status", "--hosts", str(hosts), "--json"]) == exit_codes.EXIT_OK
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["cost_so_far"] == pytest.approx(4.0, abs=0.05), report
+
+
 def test_launch_and_append_on_a_torn_down_host_are_refused(
     tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
