@@ -44,7 +44,7 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     log = qf.qdir() / "queue.log"
     await wait_for(
         lambda: log.exists() and "QUEUE DONE" in log.read_text(),
-        120,
+        300,  # a deadline, not a wait: a torch queue on a loaded 2-core machine
         "the queue to finish",
         show=lambda: log.read_text() if log.exists() else "no log",
         every=0.5,
