@@ -47,6 +47,9 @@ def recorded_pull_lines(pull: RecordedPull, now: float, *, verified: bool = Fals
     return lines
 
 
+OLDER_PULL = "it speaks about an older pull: press v to verify this one"
+
+
 def recorded_verify_lines(verify: RecordedVerify, now: float) -> list[Content]:
     """The last recorded verification: when, the counts, its verdict and problems."""
     summary = ", ".join(f"{n} {k}" for k, n in verify.counts) or "no files"
@@ -62,9 +65,7 @@ def recorded_verify_lines(verify: RecordedVerify, now: float) -> list[Content]:
         if not any(p.startswith(f"cell {name} missing") for p in said)
     ]
     if not verify.current:
-        lines.append(
-            Content.styled("it speaks about an older pull: press v to verify this one", "$warning")
-        )
+        lines.append(Content.styled(OLDER_PULL, "$warning"))
     if verify.ok:
         lines.append(
             Content.styled("✓ VERIFIED: every file checked, roster complete", "bold $success")

@@ -105,6 +105,44 @@ async def test_a_pull_s_outcome_is_said_once_on_the_tab(
         assert pull.count(message.splitlines()[0][:40]) == 1, pull
 
 
+async def test_this_tuis_verify_of_an_older_pull_says_so_after_a_new_pull(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """A user's hour (s17a #10): p, v, then a file changed on the box and p again; the
+    tab went on showing that verify's verdict as if it were the new pull's."""
+    root = loopback_fleet.box("box1").root
+    results_on_box(root)
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        tab = await pulls_tab(app, pilot)
+        await pilot.press("p")
+        await job_done(app, pilot, "box1", "pull_result")
+        await pilot.press("v")
+        await job_done(app, pilot, "box1", "verify_report")
+        verify = await wait_for(
+            lambda: "VERIFIED" in bodies(tab)[1] and bodies(tab)[1], pilot=pilot
+        )
+        assert "older pull" not in verify, verify
+
+        (root / "results" / "metrics.json").write_text('{"loss": 0.125, "acc": 0.95}')
+        first = app.jobs.state("box1").pull_result
+        await pilot.press("p")
+        state = app.jobs.state
+        await wait_for(
+            lambda: state("box1").pull_result not in (None, first) and not state("box1").running,
+            60,
+            "the second pull",
+            pilot=pilot,
+        )
+        verify = await wait_for(
+            lambda: "older pull" in bodies(tab)[1] and bodies(tab)[1],
+            10,
+            "the last verify said to be of an older pull",
+            pilot=pilot,
+        )
+        assert verify.index("older pull") < verify.index("VERIFIED"), verify
+
+
 def test_a_recorded_verification_names_each_missing_cell_once() -> None:
     """A user's hour: the recorded view listed 'missing cell box2_lr3e-4' and then
     'cell box2_lr3e-4 missing: …' for the same cells."""

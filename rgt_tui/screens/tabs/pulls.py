@@ -21,7 +21,11 @@ from rgt_tui.content.pull_view import (
     pull_result_lines,
     verify_lines,
 )
-from rgt_tui.content.recorded_view import recorded_pull_lines, recorded_verify_lines
+from rgt_tui.content.recorded_view import (
+    OLDER_PULL,
+    recorded_pull_lines,
+    recorded_verify_lines,
+)
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.screens.tabs.base import DetailTab, HostView
 from rgt_tui.widgets.hanging import Hanging
@@ -95,6 +99,10 @@ class PullsTab(DetailTab):
             verify.append(Content.assemble(("✖ verify failed: ", "bold $error"), jobs.verify_error))
         if jobs.verify_report is not None:
             verify += verify_lines(jobs.verify_report)
+            if recorded is not None and recorded.verify is not None and not recorded.verify.current:
+                # This process's verify, of the pull before the one just made: said as the
+                # recorded one is (a user's hour read its verdict as the new pull's).
+                verify.insert(0, Content.styled(OLDER_PULL, "$warning"))
         if not verify and recorded is not None and recorded.verify is not None:
             verify = recorded_verify_lines(recorded.verify, self.now)
         self.query_one(".verify-body", Static).update(
