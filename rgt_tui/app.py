@@ -274,7 +274,9 @@ class RgtApp(ThemedApp):
             for screen in self._fleet_views():
                 screen.host_updated(update, history)
         self.box_watch.host_updated(update)
-        note_connection(self, update)  # a drop and a return, in the notices (n)
+        # A drop and a return, in the notices (n); a spot box's drop as "preempted?".
+        spot = any(h.name == update.host and h.watch.interruptible for h in self.fleet.hosts)
+        note_connection(self, update, interruptible=spot)
 
     def _queue_tab_shown(self, host: str) -> bool:
         """Whether ``host``'s Queue tab is on screen (its queue is polled faster then)."""

@@ -147,8 +147,9 @@ class ConnectionNotices:
         self.notices = notices
         self._down: dict[str, float] = {}  # host -> since when it has not answered
 
-    def host_updated(self, update: HostUpdate) -> None:
-        """Take a host's update; list its drop or its return."""
+    def host_updated(self, update: HostUpdate, *, interruptible: bool = False) -> None:
+        """Take a host's update; list its drop or its return. ``interruptible``: the
+        host is a spot box, whose silence is most often a preemption (docs/spot.md)."""
         host, conn = update.host, update.connection
         if conn.status in NOT_ANSWERING:
             if host in self._down:
@@ -157,9 +158,19 @@ class ConnectionNotices:
             why = conn.error or "the connection was lost"
             if conn.fix:
                 why += f"\nfix: {conn.fix}"
-            if conn.status != "unreached":
+            title = f"{host}: not answering"
+            if interruptible:
+                # The pane says "preempted?"; the list said only GEN8's "may still be
+                # alive", the words docs/spot.md replaces for a spot box (hour s17a #12).
+                title += " (preempted?)"
+                why += (
+                    "\nAn interruptible box that does not answer may be preempted: d says "
+                    "what happened to its run, m moves an interrupted cell to another box; "
+                    "it is retried on its own."
+                )
+            elif conn.status != "unreached":
                 why += "\nA run there may still be alive (GEN8); it is retried on its own."
-            self.notices.add(host, f"{host}: not answering", why, "warning")
+            self.notices.add(host, title, why, "warning")
             return
         since = self._down.pop(host, None)
         if since is None or conn.status != "connected":
@@ -173,12 +184,12 @@ class ConnectionNotices:
 _connections: weakref.WeakKeyDictionary[Any, ConnectionNotices] = weakref.WeakKeyDictionary()
 
 
-def note_connection(app: Any, update: HostUpdate) -> None:
+def note_connection(app: Any, update: HostUpdate, *, interruptible: bool = False) -> None:
     """List ``update``'s host in ``app``'s notices when it stops answering or comes back."""
     found = _connections.get(app)
     if found is None:
         found = _connections[app] = ConnectionNotices(notices_of(app))
-    found.host_updated(update)
+    found.host_updated(update, interruptible=interruptible)
 
 
 class NoticeLine:

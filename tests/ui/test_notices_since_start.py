@@ -55,3 +55,29 @@ async def test_a_drop_and_a_return_are_listed_in_a_list_that_says_since_when(
         text = screen_text(app)
         assert "a restart begins a new list" in text
         assert "box1: not answering" in text and "box1: answering again" in text
+
+
+async def test_a_spot_box_that_stops_answering_is_listed_as_preempted_not_alive(
+    make_loopback_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Hour s17a #12: the pane of an interruptible box said "preempted?" while the
+    notices said only GEN8's "a run there may still be alive", which docs/spot.md
+    replaces for a spot box."""
+    loopback = await make_loopback_fleet(1)
+    hosts = loopback.hosts_file
+    hosts.write_text(hosts.read_text().rstrip("\n") + "\ninterruptible = true\n")
+    app = RgtApp(load_fleet(hosts), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        notices = notices_of(app)
+        await wait_for(
+            lambda: (u := app.latest.get("box1")) is not None and u.snapshot is not None,
+            pilot=pilot,
+        )
+        await loopback.box("box1").stop()
+        down = await wait_for(
+            lambda: [n for n in notices.items() if n.host == "box1" and "answering" in n.title],
+            pilot=pilot,
+        )
+        assert [n.title for n in down] == ["box1: not answering (preempted?)"]
+        assert "may be preempted: d says" in down[0].text and "m moves" in down[0].text
+        assert "may still be alive" not in down[0].text
