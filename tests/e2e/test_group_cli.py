@@ -246,3 +246,50 @@ async def test_pull_ranks_all_takes_every_ranks_durable_dir(
     damaged = await arun("verify", "pair", "--hosts", hosts, timeout=180)
     assert damaged.returncode != 0, damaged.stdout
     assert "pair.rank1" in damaged.stdout and "from_rank1.txt" in damaged.stdout
+
+
+@pytest.mark.timeout(300)
+async def test_a_cell_moved_to_a_group_runs_on_every_rank(tmp_path: Path) -> None:
+    """Hour s18b #2: `queue move CELL --to GROUP` rendered the group's template as one
+    box's (KeyError 'nnodes') after both queue files were rewritten; through the group's
+    backend, the moved cell runs as the group's job on both ranks."""
+    with started_boxes(tmp_path, ("box1", "box2", "box3"), _Box, _Box, _Box) as made:
+        box1, box2, box3 = made
+        hosts = _fleet_file(tmp_path, (box1, box2, box3), "0")
+        (tmp_path / "queues" / "pair.txt").write_text("")
+        solo = tmp_path / "queues" / "box3.txt"
+        solo.write_text("cells/m.sh t 1\n")  # the cell "m"
+        for box in (box1, box2):
+            (box.workdir / "cells" / "m.sh").write_text(HOLD)
+        (box3.workdir / "cells" / "m.sh").write_text("echo failing on box3; exit 3\n")
+        hosts.write_text(
+            hosts.read_text().replace(
+                'name = "box3"\n', f'name = "box3"\nqueue = "{solo}"\nrun = "bash {{cfg}}"\n', 1
+            )
+        )
+        ran = await arun("launch", "box3", "--hosts", hosts, "--yes", timeout=180)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+
+        async def failed_on_box3() -> bool:
+            shown = await arun("queue", "show", "box3", "--json", "--hosts", hosts)
+            return [c["status"] for c in json.loads(shown.stdout)["cells"]] == ["failed"]
+
+        await wait_for(failed_on_box3, 60, "m failed on box3")
+        move = await arun(
+            "queue", "move", "m", "--to", "pair", "--from-scratch", "--yes", "--hosts", hosts,
+            timeout=180,
+        )  # fmt: skip
+        assert move.returncode == 0, move.stdout + move.stderr
+        assert "Traceback" not in move.stderr and "pair's queue launched" in move.stdout, (
+            move.stdout
+        )
+        for rank, box in enumerate((box1, box2)):
+            log = box.workdir / ".rgt/queue/cells/m.log"
+            await wait_for(
+                lambda log=log: log.exists() and "says hello" in log.read_text(),
+                60,
+                f"rank {rank} running the moved cell",
+            )
+            assert f"rank {rank} of 2 says hello" in log.read_text()
+        killed = await arun("queue", "kill", "pair", "--yes", "--then", "stop", "--hosts", hosts)
+        assert killed.returncode == 0, killed.stdout + killed.stderr

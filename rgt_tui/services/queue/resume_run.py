@@ -106,15 +106,30 @@ async def plan_words(fleet: Fleet, target: HostConfig, transport: Transport, nam
 async def run_on_target(
     fleet: Fleet, target: HostConfig, transport: Transport, name: str, acks: Iterable[str]
 ) -> str:
-    """Run the moved cell on the target: append to a running queue, else launch from it
-    (from its own cells that never ran just before it). How, in words."""
-    from rgt_tui.services.queue.append import append_cells
-    from rgt_tui.services.queue.cells import read_local_queue
-    from rgt_tui.services.queue.launch import launch, plan_launch
+    """Run the moved cell on the target, through its backend (a box's runner, a Slurm
+    array, every rank of a group): append to a running queue, else launch from it (from
+    its own cells that never ran just before it). How, in words.
 
+    Through ``backend_for`` and never the box runner's functions directly: a move to a
+    Slurm host ran the cell in tmux on the login node, outside Slurm, and a move to a
+    group rendered the group's template as one box's (KeyError 'nnodes') after both queue
+    files were rewritten (hour s18b #1, #2)."""
+    from rgt_tui.services.queue.backends import backend_for
+    from rgt_tui.services.queue.cells import read_local_queue
+    from rgt_tui.services.queue.scheduler import Appendable, JobGated, Launchable, lacks
+
+    backend = backend_for(target)
+    if not isinstance(backend, Appendable) or not isinstance(backend, Launchable):
+        raise MoveError(
+            f"{name} is {target.name}'s now (its files are there), but it cannot run it: "
+            + lacks(backend, "append or launch")
+        )
     try:
-        appended = await append_cells(fleet, target, transport)
+        appended = await backend.append_cells(fleet, transport)
         if appended.running:
+            # A scheduler's append submits the cell (Slurm: a new array): its words.
+            if isinstance(backend, JobGated):
+                return f"{target.name} took it: {appended.detail}"
             return _running_words(target.name)
     except QueueError as exc:
         if "launch it first" not in exc.message:
@@ -124,16 +139,16 @@ async def run_on_target(
             ) from exc
     _, slots, _ = await read_local_queue(fleet, target)
     index = max(i for i, c in enumerate(slots) if c.name == name and not c.moved_to)
-    plan = await plan_launch(fleet, target, transport, start_index=index, acks=acks)
+    plan = await backend.plan_launch(fleet, transport, start_index=index, acks=acks)
     waiting = _never_ran_tail([_Slot(c.index, c.name, c.status) for c in plan.cells[:index]])
     stopped = plan.current is not None and plan.current.state == USER_STOPPED
     if waiting and not stopped:
-        plan = await plan_launch(fleet, target, transport, start_index=waiting[0].index, acks=acks)
+        plan = await backend.plan_launch(fleet, transport, start_index=waiting[0].index, acks=acks)
     if not plan.ok:
         raise MoveError(
             f"{name} is {target.name}'s now (its files are there), but the launch was refused:\n"
             + "\n".join(plan.problems)
             + f"\nfix that, then: rgt-tui launch {target.name} --start {plan.start_index}"
         )
-    await launch(plan, transport)
+    await backend.launch(plan, transport)
     return _launch_words(target.name, name, plan.start_index, waiting, stopped)
