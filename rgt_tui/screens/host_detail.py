@@ -40,7 +40,7 @@ from rgt_tui.messages import ReconnectRequested
 from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
-from rgt_tui.screens.queue_control import QUEUE_CONTROL_BINDINGS
+from rgt_tui.screens.queue_control import QUEUE_CONTROL_BINDINGS, QUEUE_CONTROL_IDLE_BINDINGS
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
@@ -97,6 +97,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         DISK_BINDING,
         *QUEUE_BINDINGS,
         *QUEUE_CONTROL_BINDINGS,
+        *QUEUE_CONTROL_IDLE_BINDINGS,
         HOST_KEY_BINDING,
         VRAM_BINDING,
         TUNNEL_BINDING,
@@ -422,6 +423,9 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             if parameters and parameters[0] in ("stop", "kill") and view is not None:
                 return view.current is not None
             return True
+        if action == "nothing_running":  # S X when the above hides them: said why
+            view = self.queue_view
+            return self.active_tab == "queue" and view is not None and view.current is None
         if action == "pick_rank":  # g: a group's only
             return self.host.group is not None
         return True
@@ -441,6 +445,10 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
                 tab.open_control(action, self.host, self.queue_view, self.connections)
 
         self._on_tab("queue", open_control)
+
+    def action_nothing_running(self, action: str) -> None:
+        """``S`` / ``X`` with no cell running: the tab says there is nothing to do."""
+        self.action_queue_control(action)
 
     def _on_tab(self, name: str, act: Callable[[DetailTab], object], tries: int = 50) -> None:
         """``act(tab)`` on tab ``name`` once it is mounted: a key pressed as the screen

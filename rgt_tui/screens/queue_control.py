@@ -55,6 +55,14 @@ QUEUE_CONTROL_BINDINGS = [
         tooltip="Queue tab: re-run a failed or killed cell, old outputs kept",
     ),
 ]
+# S and X with nothing running: hidden from the footer (it offers them only while a cell
+# runs), yet a press is answered — "nothing to stop", "no cell is running" — instead of
+# silence (a user's hour pressed S, saw nothing happen, and pressed it again). Textual
+# tries a key's next binding when the first is not allowed now.
+QUEUE_CONTROL_IDLE_BINDINGS = [
+    Binding("S", "nothing_running('stop')", show=False),
+    Binding("X", "nothing_running('kill')", show=False),
+]
 CONTROL_ACTIONS = {
     "stop": ("Stop queue after cell", "Stop the host's queue after its current cell"),
     "kill": ("Kill running cell", "Kill the host's running queue cell now"),

@@ -171,3 +171,19 @@ async def test_s_and_x_are_offered_only_while_a_cell_runs(make_queue_fleet, tmp_
             pilot=pilot,
         )
         await wait_for(lambda: offered(app) == {"queue_control('retry')"}, pilot=pilot)
+        # Hidden, yet a press is answered, never silence (hour s17a #18); no dialog. (A
+        # runner still alive between its last cell and its end may still be stopped.)
+        await wait_for(lambda: not screen.queue_view.runner_alive, pilot=pilot)
+        await pilot.press("S")
+        await wait_for(
+            lambda: any("nothing to stop" in str(n.message) for n in shown_notifications(app)),
+            what="S answered with nothing running",
+            pilot=pilot,
+        )
+        await pilot.press("X")
+        await wait_for(
+            lambda: any("nothing to kill" in str(n.message) for n in shown_notifications(app)),
+            what="X answered with nothing running",
+            pilot=pilot,
+        )
+        assert isinstance(app.screen, HostDetailScreen)  # no dialog was opened
