@@ -84,3 +84,55 @@ async def test_a_retried_and_an_appended_cell_record_the_tree_synced_since_the_l
     assert code_of(launched) == first.identity.record()
     assert code_of(retried) == second.identity.record()
     assert code_of(attempts(qf, "later")[0]) == second.identity.record()
+
+
+async def test_an_append_is_refused_for_an_unsynced_config_or_an_unreadable_credential(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Hour s18b #3: an append on a Slurm host submitted cells with none of the launch's
+    checks: two configs not synced yet each spent an allocation to meet
+    FileNotFoundError, and a cell ran without its unset credential."""
+    import pytest
+
+    from rgt_tui.services.box_ctl import QueueError
+
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M")
+    code = tmp_path / "code"
+    git_tree(code)
+    add_code(qf.loopback.hosts_file, code, ("cells/",))
+    qf._fleet = None
+    qf.write_queue(f"{qf.cell_script('first', 'echo first')} t 1\n")
+    host, transport = qf.host(), qf.transport()
+    try:
+        await sync_code(host, transport, withhold=fleet_files(qf.fleet))
+        plan = await backend_for(host).plan_launch(qf.fleet, transport)
+        assert plan.ok, plan.problems
+        await backend_for(host).launch(plan, transport)
+
+        write(code, "configs/new.sh", "echo new\n")  # in the tree here, not on the box
+        git(code, "add", "configs/new.sh")
+        git(code, "commit", "-q", "-m", "new config")
+        qf.append_queue("configs/new.sh t 1\n")
+        with pytest.raises(QueueError) as refused:
+            await backend_for(host).append_cells(qf.fleet, transport)
+        assert refused.value.code == "stale-config", refused.value.message
+        assert "configs/new.sh (cell new) not on box1" in refused.value.message
+        assert "rgt-tui sync box1 first, then append" in refused.value.message
+
+        await sync_code(host, transport, withhold=fleet_files(qf.fleet))
+        monkeypatch.delenv("RGT_TEST_UNSET_TOKEN", raising=False)
+        hosts = qf.loopback.hosts_file
+        hosts.write_text(
+            hosts.read_text() + '\n[hosts.credentials]\nTOK = { env = "RGT_TEST_UNSET_TOKEN" }\n'
+        )
+        qf._fleet = None
+        host = qf.host()
+        with pytest.raises(QueueError) as unreadable:
+            await backend_for(host).append_cells(qf.fleet, transport)
+        assert "RGT_TEST_UNSET_TOKEN" in unreadable.value.message, unreadable.value.message
+
+        monkeypatch.setenv("RGT_TEST_UNSET_TOKEN", "t0ken")
+        added = await backend_for(host).append_cells(qf.fleet, transport)
+        assert [c.name for c in added.added] == ["new"], added
+    finally:
+        await transport.close()

@@ -45,13 +45,19 @@ class AppendResult:
     detail: str
 
 
-async def _configs_on_box(
-    fleet: Fleet, host: HostConfig, transport: Transport, cells: tuple[QueueCell, ...]
+async def configs_on_box(
+    fleet: Fleet,
+    host: HostConfig,
+    transport: Transport,
+    cells: tuple[QueueCell, ...],
+    *,
+    way_on: str = "",
 ) -> None:
     """A running queue runs new cells on the box's code as it is, and sync never rewrites
     a running queue's files: a new cell whose config the box lacks (or holds an older copy
     of) would fail, or run the old config. Refused (QueueError, ``stale-config``) then,
-    naming the files and the way on."""
+    naming the files and the way on (``way_on``: another host kind's, e.g. a Slurm login
+    node's workdir, which an append submits from as it is)."""
     wanted = tree_configs(host, cells)
     if not wanted:
         return
@@ -62,12 +68,15 @@ async def _configs_on_box(
     if not stale:
         return
     files = ", ".join(f"{p} (cell {', '.join(c.name for c in wanted[p])})" for p in stale)
+    way_on = way_on or (
+        "and a running queue's code is never synced: the cell would fail, or run the old "
+        f"config. Append it once the queue ends (or stop it: rgt-tui queue stop "
+        f"{host.name}), after rgt-tui sync {host.name}; or name a config the box has"
+    )
     raise QueueError(
         host.name,
         f"refused: {files} not on {host.name} as it is here (missing there, or an older "
-        "copy), and a running queue's code is never synced: the cell would fail, or run the "
-        f"old config. Append it once the queue ends (or stop it: rgt-tui queue stop "
-        f"{host.name}), after rgt-tui sync {host.name}; or name a config the box has",
+        f"copy), {way_on}",
         code="stale-config",
     )
 
@@ -126,7 +135,7 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     if absent:
         raise QueueError(host.name, "refused:\n" + "\n".join(str(p) for p in absent))
     if view.runner_alive:
-        await _configs_on_box(fleet, host, transport, cells[deployed:])
+        await configs_on_box(fleet, host, transport, cells[deployed:])
     result = await run_ctl(
         transport, "append", session, facts.qbytes, facts.clines,
         len(new_text.encode("utf-8")), len(new_lines.encode("utf-8")),

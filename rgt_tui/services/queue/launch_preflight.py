@@ -7,7 +7,7 @@ A failed check refuses the launch unless it is acknowledged by name: for this la
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet, HostConfig
@@ -92,14 +92,27 @@ def _ack_hint(name: str) -> str:
     return f"to launch anyway, acknowledge it: --ack {name} (or press its button in the plan)"
 
 
+def append_ack_hint(name: str) -> str:
+    """An append's: `queue append` takes no --ack (hour s18b #3 was told to pass one)."""
+    return (
+        f'to append anyway, acknowledge it in the fleet file: preflight_ack = ["{name}"] '
+        "on this host"
+    )
+
+
 def preflight_problems(
-    report: PreflightReport, acks: tuple[str, ...], host_acks: tuple[str, ...]
+    report: PreflightReport,
+    acks: tuple[str, ...],
+    host_acks: tuple[str, ...],
+    hint: Callable[[str], str] | None = None,
 ) -> list[str]:
-    """One refusal per failed check acknowledged neither in ``acks`` nor by the host."""
+    """One refusal per failed check acknowledged neither in ``acks`` nor by the host;
+    ``hint``: how to go ahead anyway (None: the launch's --ack)."""
+    hint = hint or _ack_hint
     return [
         f"{PREFLIGHT_PREFIX}{c.name}' failed: {c.detail}"
         + (f" — {c.fix}" if c.fix and c.fix not in c.detail else "")  # said once
-        + f"; {_ack_hint(c.name)}"
+        + f"; {hint(c.name)}"
         for c in report.unacknowledged((*acks, *host_acks))
     ]
 

@@ -35,6 +35,7 @@ from rgt_tui.services.code_sync import SyncError, code_status, fleet_files
 from rgt_tui.services.queue.box import probe
 from rgt_tui.services.queue.launch_checks import unreadable_credentials
 from rgt_tui.services.queue.launch_preflight import (
+    append_ack_hint,
     preflight_problems,
     preflight_warnings,
     run_preflight,
@@ -206,7 +207,8 @@ async def plan_slurm_launch(
     if report is None or report.check("signal-lead") is None:  # preflight not run here
         observed = observed_write(fleet, host.name)  # SLURM2: the write time seen
         lead = PreflightReport(host.name, (signal_lead_check(host.name, slurm, observed),))
-        problems += preflight_problems(lead, base.acks, host.ready.preflight_ack)
+        hint = append_ack_hint if append else None  # `queue append` takes no --ack
+        problems += preflight_problems(lead, base.acks, host.ready.preflight_ack, hint)
         warnings += preflight_warnings(lead, base.acks, host.ready.preflight_ack)
     indices = [c.index for c in base.cells[start:]]
     array = array_spec(indices, slurm.max_parallel) if indices else ""
@@ -337,12 +339,38 @@ async def append_slurm_cells(
             if error is not None:
                 raise error
         return (), "nothing new in the queue file"
+    await _append_checks(fleet, host, transport, plan)
     plan = replace(plan, code_id=await workdir_code_id(fleet, host, transport))
     job, _ = await submit(plan, transport, kind="append")
     array = next((a for a in plan.sbatch if a.startswith("--array=")), "")
     return plan.to_run, (
         f"submitted as array job {job} ({array}); max_parallel limits each array on its own"
     )
+
+
+async def _append_checks(
+    fleet: Fleet, host: HostConfig, transport: Transport, plan: LaunchPlan
+) -> None:
+    """What an append submits is a launch of new cells: the checks of the launch's that
+    are about them, before an allocation is spent. Every credential read (a cell ran
+    without its unset token), and each new cell's config in the workdir as it is here (two
+    unsynced configs each spent an allocation to meet FileNotFoundError: hour s18b #3).
+    QueueError when refused."""
+    from rgt_tui.services.queue.append import configs_on_box
+    from rgt_tui.services.queue.cells import read_local_queue
+
+    unreadable = await unreadable_credentials(host)
+    if unreadable:
+        raise QueueError(host.name, "cannot append:\n" + "\n".join(unreadable))
+    _, cells, _ = await read_local_queue(fleet, host)
+    new = {c.name for c in plan.to_run}
+    await configs_on_box(
+        fleet, host, transport, tuple(c for c in cells if c.name in new and not c.moved_to),
+        way_on=(
+            "and each cell of an appended array runs the workdir's code as it is: the cell "
+            f"would fail, or run the old config. rgt-tui sync {host.name} first, then append"
+        ),
+    )  # fmt: skip
 
 
 async def submit_indices(
