@@ -133,8 +133,11 @@ log_last_line() {  # LOG
 # torchrun's summary of a failed worker (a log's tail on stdin): the Root Cause's
 # exitcode and traceback lines and the worker's own last line before torchrun reported
 # it, as "EXITCODE<TAB>TRACEBACK<TAB>WORKER LINE"; nothing without a ChildFailedError.
+# From the last attempt's start mark on: the log's tail holds earlier attempts (a retry),
+# whose cause is not this one's (hour s18b #4 read a fixed error as the new failure's).
 torchrun_cause() {
     tr '\r\t' '\n ' | awk '
+        /^\[rgt .*: start in / { w = ""; prev = ""; seen = 0; root = 0; ec = ""; tb = "" }
         /multiprocessing\/api\.py.*failed \(exitcode/ { if (w == "") w = prev }
         NF && !/^\[rgt / { prev = $0 }
         /ChildFailedError/ { seen = 1 }

@@ -103,3 +103,20 @@ def test_a_worker_that_raised_names_its_error_and_is_its_own_failure() -> None:
     assert torchrun["slow"].signal_number is None
     d = _diagnose(torchrun, oom_end=0)
     assert d.cause is None and "exited 1 by itself" in d.summary  # type: ignore[attr-defined]
+
+
+def test_a_retried_cell_is_read_from_its_last_attempt_not_the_first() -> None:
+    """Hour s18b #4: the cell log holds every attempt (a retry appends), and the cause was
+    the first attempt's — an error fixed before the retry — where the retry's worker was
+    SIGKILLed. Each attempt begins with run_one.sh's start mark."""
+    raised = (FIXTURES / "worker_raised.log").read_text()
+    killed = (FIXTURES / "worker_sigkill.log").read_text()
+    mark = "[rgt 2026-12-01 13:00:0{}] cell 0 slow: start in /w (threads 4, tmux)\n"
+    log = mark.format(1) + raised + "[rgt 2026-12-01 13:00:30] cell 0 slow: exit 1\n"
+    log += mark.format(9) + killed
+    record = _cause_record(log)
+    last = [line for line in log.splitlines() if line.strip()][-1]
+    facts = parse_probe(f"why\tslow\t{last}\ntorchrun\tslow\t{record}\n")
+    why = facts.why["slow"]
+    assert why.startswith("a worker was killed by SIGKILL (torchrun: exitcode -9"), why
+    assert "boom" not in why and facts.torchrun["slow"].signal_number == 9
