@@ -183,3 +183,17 @@ def test_the_preparer_builds_once_per_scrape_period_just_before_it_is_due(fleet)
     assert server.next_prepare_in(125.5) <= 0  # due now
     server.prepared_at = 200.0
     assert server.next_prepare_in(200.0) == pytest.approx(15.0)
+
+
+def test_irregular_scrapes_never_leave_the_text_older_than_idle_prep_s(fleet) -> None:  # type: ignore[no-untyped-def]
+    """Hour s18a #5: scrapes 8 minutes apart (then one by hand) planned the next build
+    for 17 minutes on, and /metrics served text 2.5 minutes old."""
+    from rgt_tui.services.watch.sinks.metrics_http import IDLE_PREP_S
+
+    server = MetricsServer(FleetMetrics(fleet).registry, lambda: 0)
+    server.prepare_s = 0.01
+    server._scrapes.extend([100.0, 580.0])  # 8 minutes apart
+    server.prepared_at = 581.0  # built after the last scrape: "ready for the next"
+    assert server.next_prepare_in(582.0) == pytest.approx(IDLE_PREP_S - 1.0)
+    server._scrapes.append(700.0)  # a scrape by hand, 2 minutes on
+    assert server.next_prepare_in(700.0) <= 0  # the text is 119 s old: rebuilt now

@@ -161,8 +161,16 @@ class MetricsServer:
         return min(gaps) if gaps else None
 
     def next_prepare_in(self, now: float) -> float:
-        """Seconds until the text should be rebuilt (see the module docstring)."""
+        """Seconds until the text should be rebuilt (see the module docstring), and never
+        later than ``IDLE_PREP_S`` after the last build, whatever the scrapes' rhythm: a
+        scraper that came 8 minutes apart, then by hand, was planned for 17 minutes on and
+        served text 2.5 minutes old, a dead runner's queue still "running" (hour s18a #5).
+        """
         floor = max(MIN_PREP_S, DUTY * self.prepare_s)
+        oldest = max(floor, IDLE_PREP_S) - (now - self.prepared_at)
+        return min(self._planned_in(now, floor), oldest)
+
+    def _planned_in(self, now: float, floor: float) -> float:
         last = self._scrapes[-1] if self._scrapes else None
         period = self.period()
         if last is None or period is None or now - last > 2 * period:
