@@ -294,8 +294,10 @@ class FleetScreen(FleetView, Screen[None]):
         self._spent = tally.spent(self.clock())
         self._tallied_stopped = frozenset(stopped)
         self._shown = sum(1 for p in self.panes.values() if p.display)
+        # What bills now: not a torn-down box, nor one watch's autostop stopped (the
+        # header counted its rate on while its pane and /metrics said 0: hour s18a #6).
         self._cost_per_hour = sum(
-            p.host.cost_per_hour or 0.0 for p in self.panes.values() if p.torn_down_at is None
+            p.host.cost_per_hour or 0.0 for p in self.panes.values() if p.bills_now()
         )
         self._publish_summary()
 

@@ -545,6 +545,10 @@ class HostPane(Widget, can_focus=True):
         """Money spent on this host so far (its cost stops at its teardown or stop)."""
         return host_cost(self.host, now, self._billing_end(), first_seen=self._first_seen())
 
+    def bills_now(self) -> bool:
+        """Whether its meter runs now: neither torn down nor stopped by watch's autostop."""
+        return self._billing_end() is None
+
     def _billing_end(self) -> float | None:
         """When its meter stopped: the teardown, or the stop watch's autostop ran (a
         stopped box bills no compute, as watch's metrics say); None: it runs."""

@@ -108,6 +108,7 @@ def test_refusals_are_said_at_start_for_each_host_that_can_never_stop(tmp_path):
         in (said["lambda"])
     )
     assert "sudo shutdown leaves it billing" in said["lambda"]
+    assert ": - " not in said["lambda"], said["lambda"]  # an empty value printed as is (s18a #11)
     assert "profile generic-ssh (Bare SSH box)" in said["bare"]
     assert "autodl, paperspace, runpod, vastai" in said["bare"]  # where a stop exists
     assert "stop contains 'destroy'" in said["vast-destroy"]

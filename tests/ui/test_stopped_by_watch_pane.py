@@ -39,3 +39,20 @@ async def test_the_open_tui_pane_says_the_box_was_stopped_by_watch(tmp_path: Pat
         assert "reconnecting" not in flat(app)
 
         assert "$3.46 total" in flat(app) and "$3.78" not in flat(app)
+
+
+async def test_the_headers_rate_leaves_out_a_box_watch_stopped(tmp_path: Path) -> None:
+    """Hour s18a #6: the header read the fleet's $/h with the stopped box's rate in it,
+    while its pane and /metrics said it bills no compute."""
+    app = make_app(tmp_path)
+    rates = {h.name: h.cost_per_hour or 0.0 for h in app.fleet.hosts}
+    assert rates[HOST] > 0 and len(rates) > 1
+    every, without = sum(rates.values()), sum(r for n, r in rates.items() if n != HOST)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await wait_for(lambda: f"${every:.2f}/h" in flat(app), pilot=pilot)
+        record_stop(journal_dir(app.fleet.path), HOST, FROZEN - 600)
+        lost = ConnectionState("reconnecting", FROZEN - 300, attempt=3, error="Connection refused")
+        app.post_message(HostUpdated(make_update(HOST, agent_sample(HOST), lost)))
+        await wait_for(lambda: "stopped by watch" in flat(app), pilot=pilot)
+        await wait_for(lambda: f"${without:.2f}/h" in flat(app), pilot=pilot)
+        assert f"${every:.2f}/h" not in flat(app)
