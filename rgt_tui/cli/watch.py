@@ -104,7 +104,7 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
     hosts, skipped = watched_hosts(fleet)
     for line in skipped:
         note(line)
-    notifier = Notifier(fleet, sent_log_path(journal_dir(fleet.path)))
+    notifier = Notifier(fleet, sent_log_path(journal_dir(fleet.path)), report=note)
     printer = PrintSink()
     sinks: list[Sink] = [printer, notifier]
     server = None
@@ -140,9 +140,7 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
             if printer.reader_gone.is_set():
                 raise BrokenPipeError  # main: ends quietly, 141
     finally:
-        await notifier.aclose(NOTIFY_GRACE_S)
-        for problem in notifier.failures:
-            note(problem)
+        await notifier.aclose(NOTIFY_GRACE_S)  # each problem was said as it came
         if server is not None:
             server.close()
     if call.args.once and notifier.failures:

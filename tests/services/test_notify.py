@@ -59,7 +59,8 @@ async def test_one_message_per_key_and_a_failing_target_does_not_delay_the_other
     hook.failing.add("/bad")
     fleet = fleet_of([hook.url("/ok")], [hook.url("/bad")])
     backoff = Backoff()
-    notifier = Notifier(fleet, tmp_path / "sent.jsonl", sleep=backoff)
+    said: list[str] = []  # watch's console, as each problem happens (hour s18a #3)
+    notifier = Notifier(fleet, tmp_path / "sent.jsonl", sleep=backoff, report=said.append)
 
     await notifier.on_event(OOM)
     # The failing target sits in its first backoff while the working one is told.
@@ -85,6 +86,7 @@ async def test_one_message_per_key_and_a_failing_target_does_not_delay_the_other
     problems = "\n".join(notifier.failures)
     assert "json target 2 of box1: 'OOM kill' not delivered after 4 tries" in problems
     assert "json target 2 of box1: 'queue finished' not delivered after 4 tries" in problems
+    assert said == notifier.failures  # each said once, when it happened
     # A target that gave up is not hammered again by the same process.
     await notifier.on_event(OOM)
     await notifier.drain()

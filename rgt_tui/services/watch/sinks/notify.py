@@ -249,10 +249,14 @@ class Notifier(Sink):
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         environ: Mapping[str, str] = os.environ,
         send_timeout: float = SEND_TIMEOUT_S,
+        report: Callable[[str], None] | None = None,
     ) -> None:
         _quiet_library_logs()
         self.fleet = fleet
         self.failures: list[str] = []  # recent delivery problems, oldest first
+        # Said as each problem happens (watch's console): a dead target was said only
+        # when watch exited, and an overnight watch looked healthy (hour s18a #3).
+        self._say = report
         self._log = SentLog(sent_log)
         self._log.refresh()
         self._clock = clock
@@ -393,6 +397,8 @@ class Notifier(Sink):
             self.failures.remove(text)
         self.failures.append(text)
         del self.failures[:-MAX_FAILURES]
+        if self._say is not None:
+            self._say(text)
 
     async def drain(self) -> None:
         """Wait for every scheduled send, retries included (tests; a patient shutdown)."""
