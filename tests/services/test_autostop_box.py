@@ -189,10 +189,20 @@ async def test_the_stop_runs_once_when_every_condition_holds_across_restarts(
     assert "bandwidth, in every state" in body
     assert "1234567" not in body  # the command's arguments are not repeated in a message
 
-    # More samples, and another restart: never a second run for this queue.
+    # More samples, and another restart: never a second run for this queue. The stop
+    # here stops nothing (the loopback box goes on answering): past the providers'
+    # settle time that is told, critical, once per stop (hour s18a #1: a stale instance
+    # id, "stopped" said, and the box billed on unnoticed).
+    await box.sample(second, STEP_MIN)  # within STOP_SETTLE_S: still going down
+    assert len(box.events) == 1
     await box.sample(second, 40)
-    await box.sample(box.autostop(), 40)
-    assert box.runs() == 1 and len(box.events) == 1
+    assert box.runs() == 1 and [e.kind for e in box.events] == ["stopped", "still_answers"]
+    told = box.events[1]
+    assert told.severity == "critical" and "STILL ANSWERS" in told.title, told
+    assert "exited 0" in told.body and "instance id" in told.body and "1234567" not in told.body
+    await box.sample(box.autostop(), 40)  # a restart: the same key, which the sent log holds
+    assert box.runs() == 1
+    assert {e.key for e in box.events[1:]} == {told.key}
     await box.connections.close_all()
 
 

@@ -53,11 +53,14 @@ from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
 from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.runtime.locks import HostLocks
-from rgt_tui.services.runtime.stopped import autostop_path
+from rgt_tui.services.runtime.stopped import STOP_SETTLE_S, autostop_path, last_good_stop
 from rgt_tui.services.teardown.command import LocalRun, run_teardown_command
 from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.teardown.gate import GateReport, check_gate
-from rgt_tui.services.watch.drivers.autostop_event import stopped_event
+from rgt_tui.services.watch.drivers.autostop_event import (
+    answers_after_stop_event,
+    stopped_event,
+)
 from rgt_tui.services.watch.events import HostState, WatchEvent
 from rgt_tui.transport.base import Transport
 
@@ -145,6 +148,7 @@ class AutoStop:
         self._hosts: dict[str, _Host] = {}
         self._busy: set[str] = set()
         self._refused_at: dict[str, tuple[int, float]] = {}  # host → (launch ts, gate refused)
+        self._answered: set[tuple[str, float]] = set()  # (host, stop) told still answering
 
     def state_path(self, host: str) -> Path:
         """Where the host's autostop state is kept (beside its journal); the runtime reads
@@ -179,6 +183,7 @@ class AutoStop:
             return
         launch = state.queue.launch.ts
         if launch in kept.stopped:
+            await self._answers_after_stop(host, state, now)
             self.say(
                 host.name,
                 "stopped",
@@ -260,6 +265,20 @@ class AutoStop:
         self._emit(
             stopped_event(host, report, view, idle_for, run, self.timeout_s, self.fleet.thresholds)
         )
+
+    async def _answers_after_stop(self, host: HostConfig, state: HostState, now: float) -> None:
+        """The box answers (this is its sample) past ``STOP_SETTLE_S`` after a stop that
+        exited 0: told once per stop (``answers_after_stop_event``)."""
+        if state.connection != "connected" or state.snapshot is None:
+            return
+        try:
+            at = last_good_stop(await asyncio.to_thread(self._read, host.name))
+        except (ValueError, OSError):
+            return  # an unreadable state is said by _load
+        if at is None or state.snapshot.t < at + STOP_SETTLE_S or (host.name, at) in self._answered:
+            return
+        self._answered.add((host.name, at))
+        self._emit(answers_after_stop_event(host, at, now))
 
     def say(self, host: str, kind: str, why: str) -> None:
         """Keep why ``host``'s stop does not run now; say it (``report``) when it changed

@@ -83,3 +83,23 @@ def stopped_event(
         body=body,
         severity="info" if ok else "critical",
     )
+
+
+def answers_after_stop_event(host: HostConfig, stopped_at: float, now: float) -> WatchEvent:
+    """The box watch stopped (its command exited 0) still answers past the providers'
+    settle time: its stop may have stopped nothing (a stale instance id), and it bills as
+    a live box while the ``stopped`` message said its compute no longer did (hour s18a #1).
+    Told once per stop: its key is the stop's time."""
+    return WatchEvent(
+        "still_answers",
+        host.name,
+        f"stop_still_answers:{host.name}:{stopped_at:.0f}",
+        f"{host.name}: STILL ANSWERS {fmt_duration(now - stopped_at)} after watch's stop — "
+        "it may still be billing",
+        f"watch ran {host.name}'s stop at {local_time(stopped_at)} and the command exited 0, "
+        "yet the same box answers: the stop may have stopped nothing (a wrong or stale "
+        "instance id in `stop`?). Check the provider's console and stop it there, then fix "
+        f"`stop` for {host.name} in the fleet file. If you started it again yourself, this "
+        "is expected: nothing more is said of this stop.",
+        "critical",
+    )
