@@ -209,6 +209,47 @@ async def test_a_move_no_spare_takes_is_told_once_with_the_command_that_finishes
         await stop(task)
 
 
+class MovedNotStarted(Mover):
+    """Stands in for a resume move that moved the cell but whose launch was refused."""
+
+    async def __call__(
+        self, fleet: Fleet, source: HostConfig, cell: str, spare: HostConfig, at: float
+    ):
+        from rgt_tui.services.queue.move import MovedNotRun
+
+        self.calls.append((source.name, cell, spare.name))
+        raise MovedNotRun(
+            f"{cell} is {spare.name}'s now (its files are there), but the launch was refused:\n"
+            "preflight check 'code' failed: 2 files differ\n"
+            f"fix that, then: rgt-tui launch {spare.name} --start 0"
+        )
+
+
+async def test_a_move_whose_launch_was_refused_is_told_moved_not_running(tmp_path: Path) -> None:
+    """Hour s18a #2: it read "not moved", tried the next spare ("moved already"), and
+    its fix — a plain move on — left the verified checkpoint behind; its text carried a
+    literal backslash-n and the exception's class name."""
+    fleet, clock, mover = fleet_in(tmp_path), Clock(), MovedNotStarted()
+    watcher, monitor = watcher_over(fleet, clock, mover)
+    task = await run_watch(watcher, monitor)
+    try:
+        monitor.sample(agent_sample("box1", t=clock.t, cell="eta_long", container_start=1000))
+        clock.t += 10
+        monitor.lose()
+        clock.t += 400
+        await watcher.check_now()
+        await wait_for(lambda: len(told(watcher, "preempt_action")) == 1, timeout=30)
+        (said,) = told(watcher, "preempt_action")
+        assert said.title == "box1: moved, not running", said
+        assert said.body.startswith("moved eta_long to box2, NOT RUNNING there: eta_long is")
+        assert "; preflight check 'code' failed: 2 files differ; fix that, then: rgt-tui " in (
+            said.body
+        )
+        assert "\\n" not in said.body and "MovedNotRun" not in said.body
+    finally:
+        await stop(task)
+
+
 def test_a_restarted_container_under_the_same_boot_is_named_with_its_cell(tmp_path: Path) -> None:
     fleet, clock = fleet_in(tmp_path), Clock()
     host = fleet.host("box1")

@@ -75,6 +75,12 @@ class MoveError(Exception):
     """A move that could not be done, or done only in part; ``str()`` says what to do."""
 
 
+class MovedNotRun(MoveError):
+    """The cell was moved (its line, its checkpoint) but the target did not start it (its
+    launch was refused, its append failed): ``str()`` says why and the command that runs
+    it. Not a refused move: trying another host would find it moved already."""
+
+
 class NotACellError(MoveError):
     """A name to move that is no cell of any host's queue file: the input is wrong (the
     command line's exit 2), not a refused move."""

@@ -17,7 +17,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, USER_STOPPED
 from rgt_tui.services.box_ctl import QueueError
-from rgt_tui.services.queue.move import MoveError
+from rgt_tui.services.queue.move import MovedNotRun, MoveError
 from rgt_tui.transport import Transport
 
 # When the target's queue cannot be read at plan time: the rule, not this case.
@@ -133,7 +133,7 @@ async def run_on_target(
             return _running_words(target.name)
     except QueueError as exc:
         if "launch it first" not in exc.message:
-            raise MoveError(
+            raise MovedNotRun(
                 f"{name} is {target.name}'s now, but appending it failed: {exc.message} — "
                 f"launch it: rgt-tui launch {target.name}"
             ) from exc
@@ -145,7 +145,7 @@ async def run_on_target(
     if waiting and not stopped:
         plan = await backend.plan_launch(fleet, transport, start_index=waiting[0].index, acks=acks)
     if not plan.ok:
-        raise MoveError(
+        raise MovedNotRun(
             f"{name} is {target.name}'s now (its files are there), but the launch was refused:\n"
             + "\n".join(plan.problems)
             + f"\nfix that, then: rgt-tui launch {target.name} --start {plan.start_index}"

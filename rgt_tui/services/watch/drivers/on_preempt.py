@@ -39,6 +39,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.journal import Journal, JournalError, journal_for
+from rgt_tui.services.queue.move import MovedNotRun, MoveError
 from rgt_tui.services.records import atomic_write_json, read_json
 from rgt_tui.services.watch.events import WatchEvent
 
@@ -147,8 +148,22 @@ class OnPreempt:
                     outcome = await self._mover(
                         self.fleet, host, p.cell, self.fleet.host(spare), p.at
                     )
+                except MovedNotRun as exc:
+                    # Moved (its line and checkpoint are the spare's) but not started
+                    # there: no other spare can take it now; the notice says how to run
+                    # it. It read "not moved", and its fix moved it on from scratch,
+                    # leaving the checkpoint behind (hour s18a #2).
+                    why = printable(_one_line(exc), 600)
+                    text = f"moved {p.cell} to {spare}, NOT RUNNING there: {why}"
+                    self.done.append((key, text))
+                    self._tell(host, p, "moved, not running", text, key=key)
+                    return
+                except MoveError as exc:  # refused as the move says: its words, one line
+                    outcome = Outcome(False, printable(_one_line(exc), 400))
                 except Exception as exc:  # noqa: BLE001 - one spare's failure: try the next
-                    outcome = Outcome(False, f"{type(exc).__name__}: {printable(exc, 300)}")
+                    outcome = Outcome(
+                        False, f"{type(exc).__name__}: {printable(_one_line(exc), 300)}"
+                    )
                 if outcome.ok:
                     repeats = f"{p.checkpoint.path} from {hhmm(p.checkpoint.mtime)}"
                     text = f"moved {p.cell} to {spare}: it resumes from {repeats}; {outcome.text}"
@@ -244,3 +259,9 @@ class OnPreempt:
             WatchEvent("preempt_action", host.name, f"{key or p.key}:{what}",
                        f"{host.name}: {what}", text, "warning" if what != "moved" else "info")
         )  # fmt: skip
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error's lines joined with "; ": a notification's text is one paragraph (a
+    refusal's newlines arrived as a literal backslash-n: hour s18a #2)."""
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
