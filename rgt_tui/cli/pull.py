@@ -164,7 +164,9 @@ async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> i
             call.fail(f"{rank.name}: {got[0]}", fix=got[1])
             ok = False
             continue
-        print(format_pull_result(got))
+        # A rank's folder is verified with its group's (`verify pair.rank1` names no
+        # host: hour s18b #12).
+        print(format_pull_result(got, verify_as=host.name))
         ok = ok and got.ok
     return EXIT_OK if ok else EXIT_PROBLEMS
 
@@ -242,7 +244,7 @@ async def _verify_rank(call: Call, rank: HostConfig) -> VerificationReport:
         )
 
 
-def format_pull_result(result: PullResult) -> str:
+def format_pull_result(result: PullResult, verify_as: str | None = None) -> str:
     """The summary printed after a pull: counts, then every failure, conflict and refusal."""
     m = result.manifest
     resumed = sum(1 for f in result.pulled if f.resumed_from)
@@ -284,7 +286,7 @@ def format_pull_result(result: PullResult) -> str:
     if result.ok:
         lines.append(
             f"every file of the manifest ({len(m.entries)}) is here with a matching SHA-256; "
-            f"next: rgt-tui verify {result.host}"
+            f"next: rgt-tui verify {verify_as or result.host}"
         )
     else:
         lines += [f"  MISSING   {why}" for why in result.shortfalls]
@@ -322,7 +324,8 @@ async def pull_all(call: Call, options: PullOptions) -> int:
     with FleetPullView(call.err, [h.name for h in hosts]) as view:
         outcomes = await _every_host(_one(call, h, options, view) for h in hosts)
     elapsed = time.monotonic() - started
-    print(format_fleet_summary(outcomes, elapsed, options))
+    groups = {r.name: host.name for host in call.fleet.hosts for r in rank_pull_hosts(host)}
+    print(format_fleet_summary(outcomes, elapsed, options, groups))
     complete = all(not isinstance(o, tuple) and o.ok for _, o in outcomes)
     return EXIT_OK if complete else EXIT_PROBLEMS
 
@@ -377,8 +380,10 @@ def format_fleet_summary(
     outcomes: list[tuple[str, PullResult | tuple[str, str]]],
     elapsed: float,
     options: PullOptions,
+    groups: dict[str, str] | None = None,
 ) -> str:
-    """Each host's summary (or why it failed), then the fleet's total and rate."""
+    """Each host's summary (or why it failed), then the fleet's total and rate.
+    ``groups``: a rank's pull name → its group's (which `verify` takes)."""
     lines: list[str] = []
     received = complete = 0
     results = []
@@ -387,7 +392,7 @@ def format_fleet_summary(
             why, fix = outcome
             lines += [f"{host}: FAILED: {why}", f"  fix: {fix}"]
             continue
-        lines.append(format_pull_result(outcome))
+        lines.append(format_pull_result(outcome, (groups or {}).get(host)))
         received += outcome.bytes_received
         complete += outcome.ok
         results.append(outcome)

@@ -230,6 +230,10 @@ async def test_pull_ranks_all_takes_every_ranks_durable_dir(
     rank1 = results / "pair.rank1" / "hold" / "from_rank1.txt"
     assert not (results / "pair" / "hold" / "from_rank1.txt").exists()  # never mixed in
     assert rank1.is_file() == (pull_ranks == "all")
+    # Every folder, the ranks' too, is verified by the group's name (hour s18b #12: the
+    # rank's summary said `rgt-tui verify pair.rank1`, which names no host).
+    assert "next: rgt-tui verify pair.rank" not in pulled.stdout, pulled.stdout
+    assert pulled.stdout.count("next: rgt-tui verify pair\n") == 1 + (pull_ranks == "all")
 
     # verify takes each rank's folder too, each re-scanned over its own box.
     checked = await arun("verify", "pair", "--json", "--hosts", hosts, timeout=180)
