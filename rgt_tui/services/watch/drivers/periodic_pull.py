@@ -72,7 +72,7 @@ from rgt_tui.services.pull.budget import shared_budget
 from rgt_tui.services.pull.plan import PulledRecord
 from rgt_tui.services.records import host_results_dir, manifest_path
 from rgt_tui.services.runtime.locks import HostLocks
-from rgt_tui.services.runtime.stopped import StoppedHosts, hhmm, stopped_line
+from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.verify.run import news_problems, verify_host
 from rgt_tui.services.watch.events import WatchEvent
@@ -310,7 +310,8 @@ class PullScheduler:
         title = f"{host.name}: periodic pull skipped"
         why = (
             f"the last pull was {fmt_duration(now - last)} ago (by rgt-tui watch, a TUI or "
-            f"rgt-tui pull: what it brought was told there); the next here at {hhmm(due)}"
+            f"rgt-tui pull: what it brought was told there); the next here in "
+            f"{fmt_duration(due - now)}, at {time.strftime('%H:%M:%S', time.localtime(due))}"
         )
         self.last[host.name] = f"{title}: {why}"
         self.on_skip(host.name, title, why)
