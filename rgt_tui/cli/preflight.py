@@ -63,6 +63,7 @@ def format_report(
     lines = [f"{report.host}: preflight" + (f" — {report.note}" if report.note else "")]
     for c in report.checks:
         mark = "ok" if c.ok else ("acked" if c.name in acks else "FAILED")
+        mark = mark if c.ran else "-"
         lines.append(f"  {mark:<6}  {c.name:<{width}}  {c.detail}")
         # An acknowledged check's fix is moot (the gpu one says to set the very
         # preflight_ack that acknowledged it): the TUI shows none either.

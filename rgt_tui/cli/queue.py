@@ -285,7 +285,9 @@ def preflight_lines(plan: LaunchPlan, *, refusing_only: bool = False) -> list[st
     for c in report.checks:
         if refusing_only and (c.ok or c.name in acked):
             continue
-        if c.ok:
+        if not c.ran:
+            mark = "not run"
+        elif c.ok:
             mark = "ok"
         elif c.name in acked:
             mark = "ACKNOWLEDGED"

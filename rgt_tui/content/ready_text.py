@@ -31,7 +31,7 @@ def preflight_lines(report: PreflightReport, acked: Iterable[str] = ()) -> list[
     then each failed check with its detail and fix; a failed check in ``acked`` is marked
     acknowledged (a warning, not a refusal)."""
     acked = set(acked)
-    passed = [c for c in report.checks if c.ok]
+    passed = [c for c in report.checks if c.ok and c.ran]
     lines: list[Content] = []
     if report.note:  # why some checks were not run (a Slurm login node), as the CLI says
         lines.append(Content.styled(report.note, MUTED))
@@ -42,6 +42,9 @@ def preflight_lines(report: PreflightReport, acked: Iterable[str] = ()) -> list[
             )
         )
     for c in report.checks:
+        if not c.ran:  # neither passed nor failed: said as such
+            lines.append(Content.assemble((f"- {c.name} ", MUTED), shown(c.detail, lines=True)))
+            continue
         if c.ok:
             continue
         if c.name in acked:

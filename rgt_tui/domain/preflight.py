@@ -38,6 +38,10 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    # False: the check could not run here (a smoke while a cell runs, one only a launch
+    # knows): not failed, and never shown as passed ("A check that could not run never
+    # reads as passed", docs/ready.md; hour s18b #5 read "ok smoke … not run").
+    ran: bool = True
 
 
 @dataclass(frozen=True)

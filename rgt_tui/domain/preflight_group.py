@@ -38,7 +38,8 @@ def box_checks(whos: Sequence[str], reports: Sequence[PreflightReport]) -> tuple
                 if len(details) == 1
                 else "; ".join(f"{who}: {c.detail}" for who, c in seen if c is not None)
             )
-            out.append(Check(name, True, detail))
+            ran = all(c.ran for _, c in seen if c is not None)
+            out.append(Check(name, True, detail, ran=ran))
             continue
         fixes = dict.fromkeys(c.fix for _, c in failed if c.fix)
         out.append(
@@ -61,6 +62,20 @@ def same_code(whos: Sequence[str], reports: Sequence[PreflightReport], has_code:
             True,
             'not compared: the group has no code key (set code = "~/project" and every '
             "box's tree hash is compared)",
+        )
+    behind = [
+        who
+        for who, r in zip(whos, reports, strict=True)
+        if (code := r.check("code")) is not None and not code.ok
+    ]
+    if behind:
+        # A box without the tree reads the hash of nothing (e3b0c442…): "every box holds
+        # tree e3b0c44298fc" passed while code failed on both (hour s18b #13).
+        return Check(
+            "same-code",
+            True,
+            f"not compared: the code check failed on {', '.join(behind)} (see it)",
+            ran=False,
         )
     trees = [r.code.tree if r.code is not None else None for r in reports]
     unknown = [who for who, t in zip(whos, trees, strict=True) if t is None]

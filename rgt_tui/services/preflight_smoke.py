@@ -91,12 +91,16 @@ async def smoke_check(
                 True,
                 "not run: smoke_seconds runs the queue's first cell, which only a launch "
                 'knows (rgt-tui launch runs it); smoke = "…" names a command preflight runs',
+                ran=False,
             )
         return None
     command, seconds, what = target
     if cells_running:
         return Check(
-            "smoke", True, f"{what} not run: a cell of the queue is running on the box now"
+            "smoke",
+            True,
+            f"{what} not run: a cell of the queue is running on the box now",
+            ran=False,
         )
     if ready.credentials:
         try:

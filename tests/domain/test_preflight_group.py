@@ -170,6 +170,24 @@ def test_same_code_refuses_a_tree_that_differs_on_one_box() -> None:
     assert "rank 1 (box2) holds bbbbbbbbbbbb" in differs.detail and "rgt-tui sync" in differs.fix
 
 
+def test_a_check_not_run_and_code_on_no_box_never_read_as_passed() -> None:
+    """Hour s18b #5 and #13: "ok smoke every box: not run: …", and "ok same-code every box
+    holds tree e3b0c44298fc" (the hash of nothing) while code failed on both boxes."""
+    from rgt_tui.cli.preflight import format_report
+
+    empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    missing = Check("code", False, "7 files missing", "rgt-tui sync g")
+    one = report("g", missing, Check("smoke", True, "not run: a cell runs", ran=False), tree=empty)
+    two = report("g", missing, Check("smoke", True, "not run: a cell runs", ran=False), tree=empty)
+    smoke = {c.name: c for c in rules.box_checks(WHOS, [one, two])}["smoke"]
+    assert not smoke.ran
+    same = rules.same_code(WHOS, [one, two], True)
+    assert not same.ran and "code check failed on rank 0 (box1), rank 1 (box2)" in same.detail
+    text = format_report(PreflightReport("g", (smoke, same)), ())
+    assert "ok" not in text.split("g: preflight")[1].split(), text
+    assert "  -       smoke" in text, text
+
+
 def test_same_stack_reads_the_torch_checks_of_every_box() -> None:
     from rgt_tui.domain.preflight import BoxFacts
     from rgt_tui.domain.preflight_checks import check_torch

@@ -164,8 +164,10 @@ async def test_smoke_seconds_runs_the_first_cell_for_that_long_then_stops_it(mak
     state = (qf.root() / ".rgt" / "smoke" / "cells" / "smoke.state").read_text()
     pid = int(re.search(r"^start \d+ \S+ (\d+)$", state, re.M).group(1))
     await wait_for(lambda: not alive(pid), 30, "the smoke's cell to be stopped")
-    assert alone.ok and alone.detail.startswith(
-        "not run: smoke_seconds runs the queue's first cell"
+    assert (
+        alone.ok
+        and not alone.ran
+        and alone.detail.startswith("not run: smoke_seconds runs the queue's first cell")
     )
 
 
