@@ -9,7 +9,6 @@ for the host), which is named rather than called ready (ux-h #16) (exit_codes.py
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from typing import TYPE_CHECKING
 
@@ -30,7 +29,7 @@ def add_preflight_arguments(parser: argparse.ArgumentParser) -> None:
 async def run_preflight(call: Call, transport: Transport) -> int:
     """Run every check on the host's box; exit 1 when one failed unacknowledged."""
     from rgt_tui.services.preflight import preflight
-    from rgt_tui.services.queue.check import launch_refusals
+    from rgt_tui.services.queue.launch_checks import refused_here
 
     host = call.host
     if host.group is not None:  # every box's preflight and the checks across them (issue 41)
@@ -41,7 +40,7 @@ async def run_preflight(call: Call, transport: Transport) -> int:
         report = await preflight(call.fleet, host, transport)
     acks = host.ready.preflight_ack
     blocking = report.unacknowledged(acks)
-    queue = await asyncio.to_thread(launch_refusals, call.fleet, host)
+    queue = await refused_here(call.fleet, host)  # the queue file's, the credentials'
     if call.args.json:
         data = report.to_json()
         data["acknowledged"] = [c.name for c in report.failed if c.name in acks]
@@ -76,7 +75,10 @@ def format_report(
         lines.append(f"acknowledged by preflight_ack in the fleet file: {', '.join(acked)}")
     queue = queue or []
     if queue:
-        lines.append("the queue file (a launch refuses these; `rgt-tui queue check` lists them):")
+        lines.append(
+            "the queue file and credentials (a launch refuses these; `rgt-tui queue check` "
+            "lists the queue file's):"
+        )
         lines += [f"  {problem}" for problem in queue]
     if blocking:
         lines.append(
@@ -87,7 +89,7 @@ def format_report(
         lines.append(
             "not ready: every check passed"
             + (" or is acknowledged" if acked else "")
-            + f", but a launch refuses the queue file's {plural(len(queue), 'problem')} above"
+            + f", but a launch refuses the {plural(len(queue), 'problem')} above"
         )
     else:
         lines.append("ready: every check passed" + (" or is acknowledged" if acked else ""))

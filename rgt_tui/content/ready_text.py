@@ -75,17 +75,20 @@ def preflight_lines(report: PreflightReport, acked: Iterable[str] = ()) -> list[
 def preflight_summary(report: PreflightReport, acked: Iterable[str] = ()) -> Content:
     """One line: ``preflight on box1: 8 passed, 1 failed (gpu)``."""
     failed = report.unacknowledged(acked)
-    passed = sum(1 for c in report.checks if c.ok)
+    passed = sum(1 for c in report.checks if c.ok and c.ran)
     head = Content.assemble(("preflight on ", "bold"), (report.host, "bold $accent"), ": ")
     if not failed:
-        extra = len(report.checks) - passed
-        tail = f", {extra} acknowledged" if extra else ""
+        acked_n = sum(1 for c in report.checks if not c.ok)
+        not_run = sum(1 for c in report.checks if not c.ran)
+        tail = (f", {acked_n} acknowledged" if acked_n else "") + (
+            f", {not_run} not run" if not_run else ""
+        )
         if report.queue_problems:  # the box is ready; the queue file is not (ux-h #16)
             return head + Content.assemble(
                 f"{passed} passed{tail}, but ",
                 (
-                    "a launch refuses the queue file's "
-                    f"{plural(len(report.queue_problems), 'problem')} below",
+                    f"a launch refuses the {plural(len(report.queue_problems), 'problem')} "
+                    "below (the queue file's, the credentials')",
                     "bold $error",
                 ),
             )
@@ -213,7 +216,14 @@ def ready_lines(state: HostJobs, acked: Iterable[str] = ()) -> list[Content]:
         lines.append(preflight_summary(report, acked))
         lines += preflight_lines(report, acked)
         lines += [
-            Content.assemble(("queue file  ", "bold $error"), shown(problem))
+            # A credential this machine cannot read ("cannot read …", launch_checks).
+            Content.assemble(
+                (
+                    "credential  " if problem.startswith("cannot read ") else "queue file  ",
+                    "bold $error",
+                ),
+                shown(problem),
+            )  # fmt: skip
             for problem in report.queue_problems
         ]
     if lines:

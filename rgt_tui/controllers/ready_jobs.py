@@ -7,7 +7,6 @@ with its fix. No Textual here: the App turns each state into a message for the s
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -114,8 +113,8 @@ async def preflight_job(fleet: Fleet, host: HostConfig, transport: Transport, st
             preflight_error=(str(exc), "check the connection and press P again"),
         )
         return
-    # A box that passes every check is still not ready for a queue file a launch refuses.
-    from rgt_tui.services.queue.check import launch_refusals
+    # A box that passes every check is still not ready for a queue file or a credential
+    # a launch refuses.
+    from rgt_tui.services.queue.launch_checks import refused_here
 
-    queue = await asyncio.to_thread(launch_refusals, fleet, host)
-    state(preflight=replace(report, queue_problems=tuple(queue)))
+    state(preflight=replace(report, queue_problems=tuple(await refused_here(fleet, host))))

@@ -50,7 +50,7 @@ async def test_a_missing_config_is_refused_once_and_preflight_is_not_ready(
     assert about[0].startswith("every rank: ") and ":2: configs/nosuch.yaml is not in" in about[0]
     assert not any(p.startswith("rank ") for p in plan.problems), plan.problems
 
-    env = {"RGT_HOSTS": str(path)}
+    env: dict[str, str | None] = {"RGT_HOSTS": str(path)}
     done = rgt("preflight", "pair", env=env, timeout=300)
     assert done.returncode == 1, (done.stdout, done.stderr)
     lines = done.stdout.splitlines()
@@ -60,3 +60,13 @@ async def test_a_missing_config_is_refused_once_and_preflight_is_not_ready(
 
     data = json.loads(rgt("preflight", "pair", "--json", env=env, timeout=300).stdout)
     assert data["blocking"] == [] and len(data["queue_problems"]) == 1
+
+    # A credential this machine cannot read: the launch refuses it, so preflight names
+    # it too (hour s18b #5: it said nothing of credentials).
+    path.write_text(
+        path.read_text() + '\n[groups.credentials]\nTOK = { env = "RGT_TEST_UNSET_TOKEN" }\n'
+    )
+    env["RGT_TEST_UNSET_TOKEN"] = None
+    data = json.loads(rgt("preflight", "pair", "--json", env=env, timeout=300).stdout)
+    (cred,) = [p for p in data["queue_problems"] if "RGT_TEST_UNSET_TOKEN" in p]
+    assert cred.startswith("cannot read "), cred

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from rgt_tui.domain.config import Credential, HostConfig
+from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.services.credentials import CredentialError, resolve
 
 
@@ -23,6 +23,16 @@ async def unreadable_credentials(host: HostConfig) -> list[str]:
     if not creds:
         return []
     return await asyncio.to_thread(_unreadable, host.name, creds)
+
+
+async def refused_here(fleet: Fleet, host: HostConfig) -> list[str]:
+    """What a launch refuses before it asks the box, for preflight to name rather than
+    say "ready" (the CLI's and the TUI's P): the queue file's problems (``queue check``'s
+    for the host) and every credential this machine cannot read (hour s18b #5)."""
+    from rgt_tui.services.queue.check import launch_refusals
+
+    queue = await asyncio.to_thread(launch_refusals, fleet, host)
+    return queue + await unreadable_credentials(host)
 
 
 def _unreadable(host: str, credentials: Iterable[Credential]) -> list[str]:
