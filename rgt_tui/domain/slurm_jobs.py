@@ -77,6 +77,10 @@ class SlurmCell:
     # requeue): how many times, and when last (a requeue resets its submit time; unix s).
     restarts: int = 0
     requeued_at: int | None = None
+    # How the attempt before the requeue ended, where the accounting or completion log
+    # says (NODE_FAIL, PREEMPTED, …): "" when unknown (a requeue is then called the
+    # preemption it most often is).
+    requeued_after: str = ""
 
     @property
     def live(self) -> bool:
@@ -412,5 +416,15 @@ def merge_tasks(
             report.elapsed_s, report.time_left_s, report.exit_code, oom, where,
             report.signal, printable(line, 200) if oom else "",
             requeue.restarts if requeue else 0, requeue.at if requeue else None,
+            _ended_before(requeue, done.get((job, index)), where),
         )  # fmt: skip
     return cells
+
+
+def _ended_before(requeue: Requeue | None, ended: TaskReport | None, where: str) -> str:
+    """The state an ended record gives the attempt before a requeue, when the task's
+    own report is a live one (squeue's) and the record is not it ("" otherwise)."""
+    if requeue is None or ended is None or where != "squeue":
+        return ""
+    state = ended.state
+    return state if state in ("NODE_FAIL", "BOOT_FAIL", "PREEMPTED") else ""

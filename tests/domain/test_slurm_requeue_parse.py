@@ -35,3 +35,20 @@ def test_with_requeues_leads_the_note_with_the_preemption() -> None:
     assert note == (
         "preempted: cell ck interrupted; requeued (Slurm restart 1, task 7_0) · waiting: BeginTime"
     )
+
+
+def test_a_task_requeued_after_its_node_failed_is_named_so_not_preempted() -> None:
+    """Hour s18b #9: `scontrol update nodename=… state=down` put NODE_FAIL for the task in
+    the completion log, and the cell read "preempted at ~12:55 … requeued"."""
+    node_fail = (
+        "JobId=9 UserId=root(0) GroupId=root(0) Name=wrap JobState=NODE_FAIL Partition=debug "
+        "NodeList=rgtnode1 ArrayJobId=7 ArrayTaskId=0 DerivedExitCode=0:0 ExitCode=0:0 "
+    )
+    text = VIEW + f"jc\t{node_fail}\nsq\t7_0|PENDING|BeginTime||0:00|UNLIMITED\nrq\t7_0\t1\t-\n"
+    facts = parse_slurm_view(text)
+    job = facts.cells["ck"]
+    assert (job.state, job.requeued_after) == ("PENDING", "NODE_FAIL")
+    cell = CellView(0, "ck", "pending", slurm=job)
+    view = QueueView("box1", "running", (cell,), None, "boot", 1700000100, None)
+    note = with_requeues(view).cells[0].note
+    assert note.startswith("its node failed: cell ck interrupted; requeued (Slurm restart 1"), note

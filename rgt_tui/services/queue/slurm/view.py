@@ -163,8 +163,13 @@ def requeue_line(name: str, job: SlurmCell) -> str:
     if job.restarts <= 0:
         return ""
     at = f" at ~{hhmm(job.requeued_at)}" if job.requeued_at is not None else ""
+    # Named by how the attempt ended where Slurm's records say: NODE_FAIL was told as a
+    # preemption, which docs/slurm.md promises by name (hour s18b #9).
+    what = {"NODE_FAIL": "its node failed", "BOOT_FAIL": "its node failed to boot"}.get(
+        job.requeued_after, "preempted"
+    )
     return (
-        f"preempted{at}: cell {name} interrupted; requeued "
+        f"{what}{at}: cell {name} interrupted; requeued "
         f"(Slurm restart {job.restarts}, task {job.job_id})"
     )
 
