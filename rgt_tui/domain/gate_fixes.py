@@ -85,13 +85,21 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
             )
         return text
     if key == "roster" and condition.settle:
+        # A missing cell may never have run (appended, or after a stop): "pull the results
+        # those cells left" was the only way on offered, and its ack threw away work never
+        # done (hour s18a #10). Run it, pull what it left, or accept it as not wanted.
+        launch = "the Queue tab's L to launch it" if tui else f"`rgt-tui launch {host}` to run it"
         if tui:
             return (
-                f"acknowledge each missing cell ({_cells(condition)}): type its name under "
-                "'Acknowledge a cell by name' and press Missing: accept — or pull its results"
+                f"a missing cell ({_cells(condition)}) that never ran: {launch}; one that "
+                "ran: pull what it left; one not wanted: type its name under 'Acknowledge "
+                "a cell by name' and press Missing: accept"
             )
         acks = " ".join(f"--ack-missing {printable(c, 200)}" for c in condition.settle)
-        return f"run `rgt-tui teardown {host} {acks}` — or pull the results those cells left"
+        return (
+            f"a missing cell that never ran: {launch}; one that ran: {_bare(pull)} for what it "
+            f"left; one not wanted: `rgt-tui teardown {host} {acks}`"
+        )
     if key == "idle" and condition.settle:
         if tui:
             return (

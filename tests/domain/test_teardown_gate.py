@@ -541,3 +541,18 @@ def test_the_checklist_words_say_each_thing_once_in_local_time():
     assert evidence(one, "manifest").startswith("1 file, taken at ")
     assert evidence(state, "rescan") == "the box's files are as the manifest lists them"
     assert evidence(state, "idle") == "the queue is idle"
+
+
+def test_a_missing_cells_fix_offers_running_it_not_only_pulling_or_accepting() -> None:
+    """Hour s18a #10: a cell appended and never run was "missing", its fix "--ack-missing
+    … — or pull the results those cells left": no results exist, and the ack throws away
+    work never done. The fix now offers the launch first."""
+    from rgt_tui.domain.gate_fixes import fix
+    from rgt_tui.domain.teardown_gate import Condition
+
+    roster = Condition("roster", False, "2/3 cells have results; missing: extra", ("extra",))
+    cli = fix(roster, "box2", tui=False)
+    assert cli.startswith("a missing cell that never ran: `rgt-tui launch box2` to run it"), cli
+    assert "`rgt-tui pull box2`" in cli and "`rgt-tui teardown box2 --ack-missing extra`" in cli
+    tui = fix(roster, "box2", tui=True)
+    assert "the Queue tab's L to launch it" in tui and "Missing: accept" in tui, tui
