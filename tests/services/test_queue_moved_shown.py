@@ -102,3 +102,45 @@ def test_a_preemption_names_only_the_run_it_interrupted() -> None:
     assert with_preemption(replace(killed, cell="other"), named) == replace(killed, cell="other")
     assert with_preemption(replace(killed, cause=OOM), named).cause == OOM
     assert with_preemption(killed, None) == killed
+
+
+async def test_a_moved_cell_still_running_on_its_old_box_is_said_to_run_twice(make_queue_fleet):
+    """Hour s18a #4: moved while its box did not answer, the cell went on running there
+    when the box came back, while queued on the other host; every view said only
+    "running"."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    qf.write_queue(f"{gate} t 1\n")
+    qf.write_queue("", "box2")
+    transport = qf.transport("box1")
+    try:
+        plan = await plan_launch(qf.fleet, qf.host("box1"), transport)
+        assert plan.ok, plan.problems
+        await launch(plan, transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == "running", what="gate to run")
+    box1 = qf.loopback.box("box1")
+    await box1.stop()  # its SSH server only: the cell runs on
+    transport = qf.transport("box1")
+    try:
+        moving = await plan_move(
+            qf.fleet, qf.host("box1"), ["gate"], "box2", transport, resume=True
+        )
+        assert moving.ok, moving.problems
+        await apply_move(moving, qf.host("box1"), transport)
+    finally:
+        await transport.close()
+    await box1.start()
+    transport = qf.transport("box1")
+    try:
+        view = await read_queue_view(qf.host("box1"), transport)
+    finally:
+        await transport.close()
+    (cell,) = view.cells
+    assert cell.status == "running", cell
+    assert cell.note.startswith("RUNS TWICE: moved to box2 by the queue file, yet it runs here")
+    assert "rgt-tui queue kill box1 gate" in cell.note
+    shown = await arun("queue", "show", "box1", "--hosts", qf.loopback.hosts_file)
+    assert "RUNS TWICE" in shown.stdout, shown.stdout
+    (qf.root() / "go").touch()

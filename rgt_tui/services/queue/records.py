@@ -40,13 +40,31 @@ def view_from_facts(
         for c in view.cells
         if moved and c.name in moved and c.status not in (RUNNING, DONE) and c.label != "moved"
     }
-    if not gone:
-        return view
-    marks = {printable(name, None): m for name, m in facts.marks.items()}
-    for name, dest in gone.items():
-        why = f"moved to {dest} (the queue file's #moved-to; the box records it at its next launch)"
-        marks[name] = replace(marks.get(name, CellMarks()), skipped=why)
-    return _derived(host, facts, marks)
+    if gone:
+        marks = {printable(name, None): m for name, m in facts.marks.items()}
+        for name, dest in gone.items():
+            why = f"moved to {dest} (the queue file's #moved-to; the box records it at its next launch)"
+            marks[name] = replace(marks.get(name, CellMarks()), skipped=why)
+        view = _derived(host, facts, marks)
+    return _runs_twice(view, host.name, moved or {})
+
+
+def _runs_twice(view: QueueView, host: str, moved: Mapping[str, str]) -> QueueView:
+    """A cell the queue file moved away that still runs on this box (moved while the box
+    did not answer, which then came back): said on the cell, or it runs here and there,
+    unsaid by every view (hour s18a #4)."""
+    cells = tuple(
+        replace(
+            c,
+            note=f"RUNS TWICE: moved to {moved[c.name]} by the queue file, yet it runs here "
+            f"— kill it here (rgt-tui queue kill {host} {c.name}) or take it off "
+            f"{moved[c.name]}'s queue file" + (f" · {c.note}" if c.note else ""),
+        )
+        if c.name in moved and c.status == RUNNING
+        else c
+        for c in view.cells
+    )
+    return view if cells == view.cells else replace(view, cells=cells)
 
 
 def _derived(host: HostConfig, facts: BoxQueueFacts, marks: Mapping[str, CellMarks]) -> QueueView:
