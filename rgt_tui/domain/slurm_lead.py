@@ -41,6 +41,18 @@ def signal_lead_check(
     host's figure, default 60 s) and the write time last ``observed`` on the box, the
     detail saying which. Failed: a launch is refused unless acknowledged by name."""
     lead, configured = slurm.signal_lead_s, slurm.checkpoint_write_s
+    wall = time_seconds(slurm.time)
+    if wall is not None and lead >= wall:
+        # Sent as the cell starts: a cell that ends on TERM ends at once (hour s18b #5
+        # saw TERM in the first second and exit 137); a launch only warned of it.
+        return Check(
+            "signal-lead",
+            False,
+            f"signal_lead_s = {lead} on {host} is not shorter than time = {slurm.time} "
+            f"({wall} s): Slurm sends the warning signal as each cell starts (SLURM2)",
+            f"set signal_lead_s below {wall} for {host} (it must still fit a checkpoint's "
+            "write plus Slurm's 60 s slack), or raise time",
+        )
     if observed is not None and observed.write_s > configured:
         write = math.ceil(observed.write_s)
         said = f"write {write} s observed {observed.seen} (checkpoint_write_s {configured})"
@@ -75,3 +87,31 @@ def host_signal_lead_check(host: HostConfig, observed: ObservedWrite | None = No
     """``signal_lead_check`` for a host whose scheduler sends a warning signal before its
     time limit (Slurm); None for a host that has none (a box runs until it is stopped)."""
     return None if host.slurm is None else signal_lead_check(host.name, host.slurm, observed)
+
+
+def time_seconds(value: str | None) -> int | None:
+    """Slurm's ``--time`` in seconds (``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``,
+    ``D-H:M:S``); None when unset or not one of those."""
+    if not value:
+        return None
+    days = 0
+    rest = value
+    if "-" in value:
+        d, _, rest = value.partition("-")
+        if not d.isdigit():
+            return None
+        days = int(d)
+    fields = rest.split(":")
+    if not all(f.isdigit() for f in fields) or len(fields) > 3:
+        return None
+    n = [int(f) for f in fields]
+    if days:  # D-H, D-H:M, D-H:M:S
+        n += [0] * (3 - len(n))
+        h, m, s = n
+    elif len(n) == 1:  # minutes
+        h, m, s = 0, n[0], 0
+    elif len(n) == 2:  # minutes:seconds
+        h, m, s = 0, n[0], n[1]
+    else:
+        h, m, s = n
+    return days * 86400 + h * 3600 + m * 60 + s

@@ -16,7 +16,6 @@ from rgt_tui.services.queue.slurm.sbatch import (
     node_local_problem,
     sbatch_command,
     signal_lead_check,
-    signal_warnings,
     time_seconds,
 )
 
@@ -134,14 +133,15 @@ def test_slurm_time_in_seconds(value, seconds):
     assert time_seconds(value) == seconds
 
 
-def test_a_lead_past_the_walltime_is_warned_of_and_a_short_one_is_the_checks():
-    # A lead inside the slack is no longer only a warning: signal_lead_check refuses it.
-    assert signal_warnings("a100", SlurmConfig(signal_lead_s=45)) == []
+def test_a_lead_past_the_walltime_or_inside_the_slack_fails_the_check():
+    # A lead inside the slack, and one not shorter than the walltime (hour s18b #5: only
+    # warned of, and each cell got TERM in its first second): signal_lead_check refuses.
     short = signal_lead_check("a100", SlurmConfig(signal_lead_s=45))
     assert not short.ok and "up to 60 s late" in short.detail and "SLURM2" in short.detail
-    past = signal_warnings("a100", SlurmConfig(time="5", signal_lead_s=300))
-    assert len(past) == 1 and "not shorter than time = 5" in past[0]
-    assert signal_warnings("a100", SlurmConfig(time="04:00:00")) == []
+    past = signal_lead_check("a100", SlurmConfig(time="5", signal_lead_s=300))
+    assert not past.ok and "not shorter than time = 5 (300 s)" in past.detail, past
+    assert "raise time" in past.fix
+    assert signal_lead_check("a100", SlurmConfig(time="04:00:00")).ok
 
 
 def test_the_probe_answer_names_live_arrays_and_squeue_errors():

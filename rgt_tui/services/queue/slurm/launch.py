@@ -49,7 +49,6 @@ from rgt_tui.services.queue.slurm.sbatch import (
     plan_notes,
     sbatch_command,
     signal_lead_check,
-    signal_warnings,
     task_args,
 )
 from rgt_tui.transport import Transport
@@ -203,7 +202,6 @@ async def plan_slurm_launch(
         )
     if not append:
         problems += live_problems(host.name, facts.live, facts.squeue_error, facts.held)
-    warnings += signal_warnings(host.name, slurm)
     if report is None or report.check("signal-lead") is None:  # preflight not run here
         observed = observed_write(fleet, host.name)  # SLURM2: the write time seen
         lead = PreflightReport(host.name, (signal_lead_check(host.name, slurm, observed),))

@@ -14,7 +14,11 @@ from collections.abc import Mapping, Sequence
 
 from rgt_tui.domain.config import GROUP_FIELDS, SlurmConfig
 from rgt_tui.domain.preflight_checks import LOGIN_NODE_CHECKS
-from rgt_tui.domain.slurm_lead import SIGNAL_SLACK_S, signal_lead_check  # noqa: F401 (the launch's)
+from rgt_tui.domain.slurm_lead import (  # noqa: F401 (the launch's, the tests')
+    SIGNAL_SLACK_S,
+    signal_lead_check,
+    time_seconds,
+)
 from rgt_tui.domain.units import plural
 
 # Storage that belongs to one node (or one job) and is gone when the job ends or the
@@ -168,49 +172,6 @@ def limits_text(slurm: SlurmConfig) -> str:
     if slurm.sbatch_args:
         parts.append("also " + " ".join(slurm.sbatch_args))
     return " · ".join(parts)
-
-
-def time_seconds(value: str | None) -> int | None:
-    """Slurm's ``--time`` in seconds (``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``,
-    ``D-H:M:S``); None when unset or not one of those."""
-    if not value:
-        return None
-    days = 0
-    rest = value
-    if "-" in value:
-        d, _, rest = value.partition("-")
-        if not d.isdigit():
-            return None
-        days = int(d)
-    fields = rest.split(":")
-    if not all(f.isdigit() for f in fields) or len(fields) > 3:
-        return None
-    n = [int(f) for f in fields]
-    if days:  # D-H, D-H:M, D-H:M:S
-        n += [0] * (3 - len(n))
-        h, m, s = n
-    elif len(n) == 1:  # minutes
-        h, m, s = 0, n[0], 0
-    elif len(n) == 2:  # minutes:seconds
-        h, m, s = 0, n[0], n[1]
-    else:
-        h, m, s = n
-    return days * 86400 + h * 3600 + m * 60 + s
-
-
-def signal_warnings(host: str, slurm: SlurmConfig) -> list[str]:
-    """The lead against the walltime: a lead not shorter than it makes every cell
-    checkpoint as it starts. (A lead inside Slurm's slack plus a checkpoint's write is
-    the ``signal-lead`` check's: refused, not only warned of.)"""
-    lead = slurm.signal_lead_s
-    out = []
-    wall = time_seconds(slurm.time)
-    if wall is not None and lead >= wall:
-        out.append(
-            f"signal_lead_s = {lead} is not shorter than time = {slurm.time} on {host}: "
-            "every cell is told to checkpoint as it starts"
-        )
-    return out
 
 
 def node_local_problem(
