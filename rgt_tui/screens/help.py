@@ -29,7 +29,12 @@ def describe(binding: Binding) -> str:
 
 # Actions that are one action to the user: q has its own (so a text box can take it as
 # a letter while Ctrl+C still quits there); the help lists both keys on one row.
-SAME_ACTION = {"quit_key": "quit"}
+# S and X with nothing running (queue_control's hidden stand-ins) are the same keys too.
+SAME_ACTION = {
+    "quit_key": "quit",
+    "nothing_running('stop')": "queue_control('stop')",
+    "nothing_running('kill')": "queue_control('kill')",
+}
 
 
 def key_rows(bindings: Iterable[BindingType], key_display) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
@@ -38,7 +43,9 @@ def key_rows(bindings: Iterable[BindingType], key_display) -> list[tuple[str, st
     for binding in Binding.make_bindings(bindings):
         action = SAME_ACTION.get(binding.action, binding.action)
         keys, _ = rows.setdefault(action, ([], describe(binding)))
-        keys.append(key_display(binding))
+        shown = key_display(binding)
+        if shown not in keys:
+            keys.append(shown)
     return [(" ".join(keys), text) for keys, text in rows.values()]
 
 
