@@ -19,9 +19,14 @@ async def test_quit_with_thirty_pulls_keeps_its_buttons_at_80x24(tmp_path: Path)
         await pilot.pause()
         app.push_screen(QuitConfirmScreen(lines), answers.append)
         await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
-        await wait_for(lambda: "Keep running" in screen_text(app), what="buttons", pilot=pilot)
-        text = screen_text(app)
-        assert "Quit while these run?" in text and "box00: pull stops" in text
+        # One read that holds all of it: a CI run under load read the buttons, then a
+        # blank frame a moment later (the dialog laid out again).
+        wanted = ("Keep running", "Quit while these run?", "box00: pull stops")
+        text = await wait_for(
+            lambda: all(w in (t := screen_text(app)) for w in wanted) and t,
+            what="the question, its first line and its buttons",
+            pilot=pilot,
+        )
         assert "▶ Keep running ◀" in text and "Quit" in text
         assert "Enter: keep running" in text and "↑↓" in text, text
         assert "box29" not in text  # below: it scrolls into view
