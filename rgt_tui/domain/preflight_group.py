@@ -11,12 +11,14 @@ are given, already read from the boxes (hostile text, cut and made printable her
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rgt_tui.domain.preflight import Check, PreflightReport, clip
 
+EMPTY_TREE = hashlib.sha256(b"").hexdigest()  # the tree hash of a box holding none of it
 CLOCK_SKEW_S = 1.0  # log timestamps across ranks line up within a second
 
 
@@ -63,20 +65,6 @@ def same_code(whos: Sequence[str], reports: Sequence[PreflightReport], has_code:
             'not compared: the group has no code key (set code = "~/project" and every '
             "box's tree hash is compared)",
         )
-    behind = [
-        who
-        for who, r in zip(whos, reports, strict=True)
-        if (code := r.check("code")) is not None and not code.ok
-    ]
-    if behind:
-        # A box without the tree reads the hash of nothing (e3b0c442…): "every box holds
-        # tree e3b0c44298fc" passed while code failed on both (hour s18b #13).
-        return Check(
-            "same-code",
-            True,
-            f"not compared: the code check failed on {', '.join(behind)} (see it)",
-            ran=False,
-        )
     trees = [r.code.tree if r.code is not None else None for r in reports]
     unknown = [who for who, t in zip(whos, trees, strict=True) if t is None]
     if unknown:
@@ -85,6 +73,16 @@ def same_code(whos: Sequence[str], reports: Sequence[PreflightReport], has_code:
             False,
             f"the tree hash of {', '.join(unknown)} could not be read",
             "see its code check; rgt-tui sync GROUP pushes the same tree to every box",
+        )
+    if len(set(trees)) == 1 and trees[0] == EMPTY_TREE:
+        # No box holds a file of the code yet: "every box holds tree e3b0c44298fc" (the
+        # hash of nothing) read as passed while code failed on both (hour s18b #13).
+        return Check(
+            "same-code",
+            True,
+            "not compared: no box holds the code yet (see the code check; rgt-tui sync "
+            "GROUP pushes it to every box)",
+            ran=False,
         )
     if len(set(trees)) == 1:
         return Check("same-code", True, f"every box holds tree {trees[0][:12]}")  # type: ignore[index]

@@ -182,7 +182,10 @@ def test_a_check_not_run_and_code_on_no_box_never_read_as_passed() -> None:
     smoke = {c.name: c for c in rules.box_checks(WHOS, [one, two])}["smoke"]
     assert not smoke.ran
     same = rules.same_code(WHOS, [one, two], True)
-    assert not same.ran and "code check failed on rank 0 (box1), rank 1 (box2)" in same.detail
+    assert not same.ran and "no box holds the code yet" in same.detail, same
+    # One box's tree edited (code fails there): compared, and refused by name.
+    differs = rules.same_code(WHOS, [report("g", missing), report("g", tree="b" * 64)], True)
+    assert differs.ran and not differs.ok and "rank 1 (box2) holds bbbbbbbbbbbb" in differs.detail
     text = format_report(PreflightReport("g", (smoke, same)), ())
     assert "ok" not in text.split("g: preflight")[1].split(), text
     assert "  -       smoke" in text, text
