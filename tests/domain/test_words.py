@@ -47,4 +47,4 @@ def test_preflight_says_how_many_checks_failed_in_words_that_agree():
     assert "\n1 check failed: tmux — " in report("tmux")
     assert "\n3 checks failed: tmux, gpu, disk — " in report("tmux", "gpu", "disk")
     queue = format_report(PreflightReport("box1", ()), (), ["one problem"])
-    assert "the queue file's 1 problem above" in queue
+    assert "a launch refuses the 1 problem above" in queue

@@ -226,7 +226,8 @@ async def test_verify_and_the_checklist_agree_and_locked_lines_name_their_fix(
     assert "NOT VERIFIED is only for 1 missing cell (cellC)" in line, check.stdout
     assert "verify reported no problem" not in check.stdout
     assert "locked: roster" in check.stdout
-    assert "→ run `rgt-tui teardown box1 --ack-missing cellC`" in check.stdout
+    assert "→ a missing cell that never ran: `rgt-tui launch box1` to run it;" in check.stdout
+    assert "one not wanted: `rgt-tui teardown box1 --ack-missing cellC`" in check.stdout
     text = format_checklist(await ready.check())
     assert "--ack-missing cellC" in text
 
