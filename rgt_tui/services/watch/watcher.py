@@ -144,6 +144,7 @@ class Watcher:
         self._outbox: asyncio.Queue[WatchEvent] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._side: set[asyncio.Task[None]] = set()  # autostop checks under way
+        self._delivering: asyncio.Future[None] | None = None  # the delivery loop (run)
         # The drivers' events told (once across runs; the open TUI lists what watch did).
         self.told_log = (
             None if fleet.is_default else ToldLog(told_log_path(journal_dir(fleet.path)))
@@ -212,7 +213,8 @@ class Watcher:
             self.runtime.start()
             # The TUI's own mechanism: hosts.toml is live.
             self.runtime.watch_fleet_file(self.fleet_file_every_s)
-            self._spawn(self._deliver_loop())
+            self._delivering = asyncio.ensure_future(self._deliver_loop())
+            self._tasks.append(self._delivering)
             if self.pull is not None:
                 self._spawn(self._guarded(self.pull.run(), "the periodic pull"))
             if self.still_answers is not None:
@@ -396,8 +398,17 @@ class Watcher:
             await self._call(sink, "on_event", lambda: sink.on_event(event))  # noqa: B023
 
     async def _drain(self) -> None:
+        """Every event emitted so far delivered, in the order emitted: by the delivery
+        loop while it runs (one consumer: a second one here told a move before the
+        preemption it acted on, the first waiting on the told log's thread), else here."""
+        if self._delivering is not None and not self._delivering.done():
+            await self._outbox.join()
+            return
         while not self._outbox.empty():
-            await self._deliver_driver(self._outbox.get_nowait())
+            try:
+                await self._deliver_driver(self._outbox.get_nowait())
+            finally:
+                self._outbox.task_done()
 
     async def _deliver_driver(self, event: WatchEvent) -> None:
         log = self.told_log
@@ -414,4 +425,10 @@ class Watcher:
 
     async def _deliver_loop(self) -> None:
         while True:
-            await self._deliver_driver(await self._outbox.get())
+            event = await self._outbox.get()
+            try:
+                await self._deliver_driver(event)
+            except Exception as exc:  # noqa: BLE001 - the loop must outlive one bad event
+                self.report(f"{event.host}: {event.kind} not delivered: {exc!r}")
+            finally:
+                self._outbox.task_done()
