@@ -64,10 +64,15 @@ def run_status(call: Call) -> int:
     fleet = call.fleet
     if call.host_config is not None:
         fleet = dataclasses.replace(fleet, hosts=(call.host_config,))
+    torn = torn_down_hosts(call.fleet, [h.name for h in fleet.hosts])
     reports = asyncio.run(
-        collect_status(fleet, timeout=call.args.timeout, last_seen=default_last_seen(fleet))
+        collect_status(
+            fleet,
+            timeout=call.args.timeout,
+            last_seen=default_last_seen(fleet),
+            torn_down_at={name: at for name, (at, _box) in torn.items()},
+        )
     )
-    torn = torn_down_hosts(call.fleet, [r.host.name for r in reports])
     stopped = stopped_hosts(call.fleet, [r for r in reports if not r.reachable])
     reports = [with_teardown(r, torn.get(r.host.name), time.time()) for r in reports]
     reports = [_quiet(r) if r.host.name in stopped else r for r in reports]

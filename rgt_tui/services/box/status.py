@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -65,6 +65,7 @@ async def _report(
     timeout: float,
     last_seen: LastSeen | None,
     clock: Callable[[], float],
+    torn_down_at: float | None,
 ) -> HostReport:
     transport: Transport | None = None
     error: tuple[str, str | None] | None = None
@@ -106,7 +107,10 @@ async def _report(
             host, profile, None, HealthState(), lost,
             thresholds=fleet.thresholds, now=now, last_seen=seen,
         )  # fmt: skip
-        spent, from_seen = await _spent(host, last_seen, now)
+        # A box recorded as torn down that does not answer billed until its teardown, as
+        # the TUI's pane says (one that answers bills on: the forgotten-box leak, GEN1).
+        end = now if torn_down_at is None else min(now, torn_down_at)
+        spent, from_seen = await _spent(host, last_seen, end)
         return HostReport(
             host, None, alerts, *error, cost_so_far=spent, counted_from_first_seen=from_seen
         )
@@ -145,13 +149,19 @@ async def collect_status(
     make_transport: Callable[[HostConfig], Transport] = transport_for,
     last_seen: LastSeen | None = None,
     clock: Callable[[], float] = time.time,
+    torn_down_at: Mapping[str, float] | None = None,
 ) -> list[HostReport]:
     """Sample every host concurrently; an unreachable host, or any error of one host,
     never delays or fails the others. ``last_seen``: where the last time each box
-    answered is kept (``telemetry.JournalLastSeen``), for the platforms' release clocks."""
+    answered is kept (``telemetry.JournalLastSeen``), for the platforms' release clocks;
+    ``torn_down_at``: when each host the journal records as torn down was."""
+    torn = torn_down_at or {}
     return list(
         await asyncio.gather(
-            *(_report(h, make_transport, fleet, timeout, last_seen, clock) for h in fleet.hosts)
+            *(
+                _report(h, make_transport, fleet, timeout, last_seen, clock, torn.get(h.name))
+                for h in fleet.hosts
+            )
         )
     )
 

@@ -43,12 +43,8 @@ def with_teardown(report: HostReport, teardown: Teardown | None, now: float) -> 
     if teardown is None:
         return report
     if not report.reachable:
-        # Gone, as it should be: its meter stopped at the teardown, as the TUI's pane
-        # says (status counted on to now, so the two disagreed by every hour since).
-        spent, rate = report.cost_so_far, report.host.cost_per_hour
-        if spent is not None and rate is not None:
-            spent = max(0.0, spent - max(0.0, now - teardown[0]) / 3600 * rate)
-        return dataclasses.replace(report, alerts=(), error=None, fix=None, cost_so_far=spent)
+        # Gone, as it should be (its cost was counted to the teardown: collect_status).
+        return dataclasses.replace(report, alerts=(), error=None, fix=None)
     from rgt_tui.services.queue.backends import backend_for
     from rgt_tui.services.queue.scheduler import JobGated
 
