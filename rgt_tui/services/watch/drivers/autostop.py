@@ -98,6 +98,7 @@ class _Host:
     idle: IdleClock
     stopped: set[int]
     saved_at: float = 0.0  # when the idle clock was last written
+    stop_ended: float | None = None  # when the last stop ended with exit 0 (read once)
     error: str | None = None  # the state file is unreadable: no stop until it is fixed
 
 
@@ -183,7 +184,7 @@ class AutoStop:
             return
         launch = state.queue.launch.ts
         if launch in kept.stopped:
-            await self._answers_after_stop(host, state, now)
+            self._answers_after_stop(host, kept, state, now)
             self.say(
                 host.name,
                 "stopped",
@@ -260,21 +261,20 @@ class AutoStop:
             run = await run_teardown_command(host.watch.stop, cwd, self.timeout_s)
         except OSError as exc:  # the shell could not start (cwd gone, no sh): it did not run
             run = LocalRun(None, f"the stop command could not start: {exc}", False)
-        await asyncio.to_thread(self._record_run, host.name, launch, run)
+        kept.stop_ended = await asyncio.to_thread(self._record_run, host.name, launch, run)
         self.reasons[host.name] = f"stop ran at {local_time(self._clock())} (exit {run.status})"
         self._emit(
             stopped_event(host, report, view, idle_for, run, self.timeout_s, self.fleet.thresholds)
         )
 
-    async def _answers_after_stop(self, host: HostConfig, state: HostState, now: float) -> None:
+    def _answers_after_stop(
+        self, host: HostConfig, kept: _Host, state: HostState, now: float
+    ) -> None:
         """The box answers (this is its sample) past ``STOP_SETTLE_S`` after a stop that
         exited 0: told once per stop (``answers_after_stop_event``)."""
         if state.connection != "connected" or state.snapshot is None:
             return
-        try:
-            at = last_good_stop(await asyncio.to_thread(self._read, host.name))
-        except (ValueError, OSError):
-            return  # an unreadable state is said by _load
+        at = kept.stop_ended
         if at is None or state.snapshot.t < at + STOP_SETTLE_S or (host.name, at) in self._answered:
             return
         self._answered.add((host.name, at))
@@ -365,7 +365,7 @@ class AutoStop:
                 f"no stop runs until it is fixed — check the provider's console, then "
                 f"move it aside (mv {path} {path}.damaged)",
             )
-        return _Host(idle, stopped)
+        return _Host(idle, stopped, stop_ended=last_good_stop(data))
 
     def _save_idle(self, name: str, idle: IdleClock) -> None:
         with self.journal.locked(name):
@@ -404,12 +404,13 @@ class AutoStop:
             atomic_write_json(self.state_path(name), data)
         return None
 
-    def _record_run(self, name: str, launch: int, run: LocalRun) -> None:
+    def _record_run(self, name: str, launch: int, run: LocalRun) -> float | None:
+        """Record how the stop ended; returns when, had it exited 0 (else None)."""
         with self.journal.locked(name):
             try:
                 data = self._read(name)
             except (ValueError, OSError):
-                return
+                return None
             for stop in data["stops"]:
                 if stop.get("launch_ts") == launch:
                     stop.update(
@@ -420,6 +421,7 @@ class AutoStop:
                         ended_at=self._clock(),
                     )
             atomic_write_json(self.state_path(name), data)
+        return last_good_stop(data)
 
 
 def refusals(fleet: Fleet) -> dict[str, str]:
