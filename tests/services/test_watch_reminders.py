@@ -67,6 +67,18 @@ def test_on_schedule_reminders_stay_on_their_period() -> None:
     ]
 
 
+def test_a_reminder_late_by_less_than_two_periods_is_not_followed_seconds_later() -> None:
+    # Hour s18a #8: a 2-minute period, the box away for 3 minutes. The reminder owed on
+    # its return came 92 s late; the next was counted from the missed boundary and came
+    # 40 s later (the same after a watch restart).
+    memory = HostMemory(open={alert_slot(THROTTLE): OpenAlert(FROZEN)})
+    on_time = [FROZEN + 10 * i for i in range(1, 86)]  # looks every 10 s up to 14m10s
+    back = FROZEN + 8 * 120 + 92  # away from then; back 92 s after the 8th boundary
+    times = on_time + [back + 10 * i for i in range(30)]
+    told = reminders_at(memory, times, 120.0)
+    assert told == [FROZEN + 120 * k for k in range(1, 8)] + [back, back + 120, back + 240]
+
+
 async def test_a_changed_reminder_period_applies_without_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "hosts.toml"
     body = '[[hosts]]\nname = "box3"\nssh = "root@10.0.0.7:22"\n'
