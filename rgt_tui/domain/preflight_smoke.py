@@ -36,6 +36,7 @@ class SmokeFacts:
     oom_kills: tuple[str, str] | None = None  # the cgroup's counter at start and end
     oom_lines: tuple[str, ...] = ()
     log_tail: tuple[str, ...] = ()
+    worker_line: str = ""  # under torchrun: the worker's last line before it was reported
 
 
 def _int(text: str) -> int | None:
@@ -74,6 +75,7 @@ def parse_smoke(text: str) -> SmokeFacts:
         # Long enough for torch's whole OOM line: its figures come after 300 characters.
         oom_lines=tuple(clip(x, 1200) for x in multi.get("oom", [])[:3]),
         log_tail=tuple(clip(x, 200) for x in multi.get("log", [])[-20:]),
+        worker_line=clip(single.get("worker", ""), 300),
     )
 
 
@@ -131,7 +133,10 @@ def check_smoke(facts: SmokeFacts, what: str, host: str) -> Check:
         )
     if facts.rc == 0:
         return Check("smoke", True, f"{what} exited 0 after {ran}; {measured}")
-    last = " | ".join(facts.log_tail[-3:]) or "no output"
+    last = "last lines: " + (" | ".join(facts.log_tail[-3:]) or "no output")
+    if facts.worker_line:
+        # torchrun's banner ends the log; a worker's own error is the cause (s18b #7).
+        last = f"a worker's error: {facts.worker_line}"
     killed = facts.oom_kills is not None and facts.oom_kills[0] != facts.oom_kills[1]
     if killed or facts.rc == 137:
         why = (
@@ -142,14 +147,14 @@ def check_smoke(facts: SmokeFacts, what: str, host: str) -> Check:
         return Check(
             "smoke",
             False,
-            f"{what} was {why} after {ran}; {measured}; last lines: {last}",
+            f"{what} was {why} after {ran}; {measured}; {last}",
             "fewer DataLoader workers (num_workers) or less memory per worker, or a box "
             "with more RAM",
         )
     return Check(
         "smoke",
         False,
-        f"{what} exited {facts.rc} after {ran}; last lines: {last}; {measured}",
+        f"{what} exited {facts.rc} after {ran}; {last}; {measured}",
         "run it by hand in the workdir on the box and fix it (its log: "
         "~/.rgt/smoke/cells/smoke.log); or launch anyway: acknowledge the smoke check",
     )

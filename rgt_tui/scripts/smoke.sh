@@ -147,4 +147,10 @@ awk '{ print $1, $3 }' "$sdir/cells/smoke.oom" 2>/dev/null | head -n 4 | lines o
 log="$sdir/cells/smoke.log"
 grep -a -m 3 -E 'CUDA out of memory|OutOfMemoryError' "$log" 2>/dev/null | head -c 4096 | lines oom
 grep -av '^\[rgt ' "$log" 2>/dev/null | tail -n 20 | head -c 8192 | lines log
+# Under torchrun the tail is its ChildFailedError banner; the worker's own error is its
+# last line before torchrun's "failed (exitcode: N)" line (queue_ctl.sh's torchrun_cause).
+tail -c 65536 "$log" 2>/dev/null | tr '\r\t' '\n ' | awk '
+    /multiprocessing\/api\.py.*failed \(exitcode/ { if (w == "") w = prev }
+    NF && !/^\[rgt / { prev = $0 }
+    END { if (w != "") print substr(w, 1, 300) }' | lines worker
 emit end 1

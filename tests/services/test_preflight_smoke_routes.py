@@ -88,6 +88,25 @@ async def test_a_failed_smoke_says_how_to_go_ahead_in_words_the_tui_and_cli_shar
     assert "--ack" not in smoke.fix
 
 
+async def test_a_smoke_under_torchrun_names_the_worker_s_error_not_torchrun_s_banner(
+    make_queue_fleet,
+):
+    """Hour s18b #7: the last lines of a failed torchrun are its ChildFailedError banner
+    (a real recording, tests/fixtures/torchrun); the worker's error comes before it."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    log = Path(__file__).parents[1] / "fixtures" / "torchrun" / "worker_raised.log"
+    host = with_ready(qf.host(), smoke=f"cat {shlex.quote(str(log))}; exit 1")
+    transport = qf.transport()
+    try:
+        report = await preflight(qf.fleet, host, transport)
+    finally:
+        await transport.close()
+    smoke = by_name(report)["smoke"]
+    assert not smoke.ok, smoke
+    assert "a worker's error: RuntimeError: boom: loss is NaN at step 2" in smoke.detail, smoke
+    assert "=====" not in smoke.detail and "error_file" not in smoke.detail
+
+
 # Holds ~60 MB resident until the smoke's sampler has looked at it twice since (its
 # ~/.rgt/smoke/samples count), so the measurement never depends on timing; then prints
 # the environment it ran in.
