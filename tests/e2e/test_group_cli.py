@@ -10,6 +10,7 @@ bash script that prints its rank and waits, so the commands are what is tested.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,7 +126,7 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     # A box of the running group: its gate is locked, naming the group and the fix.
     gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
     assert gate.returncode != 0
-    line = next(x for x in gate.stdout.splitlines() if " group " in x)
+    line = next(x for x in gate.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
     assert line.lstrip().startswith("[ ]"), line
     assert "rank 1 of group pair" in line and "rgt-tui queue kill pair" in line
 
@@ -133,8 +134,14 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     assert killed.returncode == 0, killed.stdout + killed.stderr
     await wait_for(lambda: _not_running(hosts), 60, "the group's cell ended on both boxes")
     gate = await arun("teardown", "box2", "--check", "--hosts", hosts)
-    line = next(x for x in gate.stdout.splitlines() if " group " in x)
+    line = next(x for x in gate.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
     assert line.lstrip().startswith("[x]"), line
+    # Hour s18b #12: the group's pull is not this box's: said, not only "nothing pulled".
+    said = " ".join(gate.stdout.split())
+    assert (
+        "nothing pulled yet as box2 — a pull of group pair counts for the group, not for "
+        "this box's own gate" in said
+    ), gate.stdout
     # watch tells the job's end once, under the group's name: each box's records are the
     # group's job (a user's hour: one cell ending, three "queue finished" notifications).
     told = await _queue_news(hosts)

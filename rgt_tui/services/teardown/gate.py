@@ -317,8 +317,17 @@ def _facts(
         problems.append(unusable)
         events.append(g.RecordsInvalid(f"the pulled copy's manifest is unreadable: {unusable}"))
     elif manifest is None:
-        problems.append(f"nothing pulled yet: {pull_again}")
-        events.append(g.RecordsInvalid("nothing pulled yet"))
+        # A rank of a group: the group's pull (its folder, or pair.rank1) is the group's,
+        # not this box's gate's; "nothing pulled" alone read false after it (s18b #12).
+        groups = ", ".join(seen.group for seen in now.groups)
+        of_group = (
+            f" as {host.name} — a pull of group {groups} counts for the group, not for this "
+            "box's own gate"
+            if groups
+            else ""
+        )
+        problems.append(f"nothing pulled yet{of_group}: {pull_again}")
+        events.append(g.RecordsInvalid(f"nothing pulled yet{of_group}"))
     elif not _belongs(manifest, box):
         of = manifest.identity.describe() if manifest.identity else "a box never identified"
         this = box.describe() if box else "not identified yet"
