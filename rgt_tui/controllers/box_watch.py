@@ -16,8 +16,8 @@ or at start for a teardown recorded before this start and at least ``GRACE_S`` a
 provider takes a while to stop a destroyed box: the answers right after a teardown say
 nothing, and one recorded while this app watched is retired at once), it is said loudly
 (a toast, and the pane's ``teardown.still-answers`` alert, ``alert``) and the host is
-watched again, live (``HostJobs.still_answers_at``), until it stops answering: then it
-is torn down and gone, and its telemetry stops as above. A Slurm login node, which a
+watched again, live (``HostJobs.still_answers_at``), until it stops answering for
+``GONE_AFTER_S`` (a short drop keeps the alarm): then it is torn down and gone, and its telemetry stops as above. A Slurm login node, which a
 teardown never destroys, is watched again on ``r`` with a note, not an alarm. A box whose host key is refused cannot say its id; when
 the key it presents is not the one the journal recorded for the torn-down box, it is
 another box: shown live but refused (``HostJobs.refused_key``, its key error on the
@@ -45,6 +45,10 @@ from rgt_tui.domain.units import local_time
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.telemetry import HostUpdate
+
+# A torn-down box that still answered counts as gone only after this long without an
+# answer: watch's own grace for a network blip (SILENT_GRACE_S), not a destroyed box.
+GONE_AFTER_S = 300.0
 
 
 class BoxWatch:
@@ -88,7 +92,7 @@ class BoxWatch:
         if not recording and _box_id(update) is not None and self.jobs.state(host).refused_key:
             # The journal's own box answers again (its key is trusted once more).
             self.jobs.learned(host, refused_key=None)
-        if self.jobs.state(host).still_answers_at is not None and _gone(update):
+        if self.jobs.state(host).still_answers_at is not None and _gone(update, self.jobs.clock()):
             # The torn-down box that still answered stopped: destroyed at last. It is
             # shown torn down again, and its one attempt (jobs_changed) retires it.
             self.jobs.learned(host, still_answers_at=None)
@@ -279,11 +283,19 @@ class BoxWatch:
         return True
 
 
-def _gone(update: HostUpdate) -> bool:
-    """The box stopped answering: two connection attempts in a row failed (not a dropped
-    stream that reconnects at once, nor a refused key, which is another box's)."""
+def _gone(update: HostUpdate, now: float) -> bool:
+    """The box stopped answering: no answer for ``GONE_AFTER_S`` and two connection
+    attempts in a row failed (not a dropped stream that reconnects at once, nor a refused
+    key, which is another box's). A short drop (sshd restarted, the provider's proxy) is
+    not the box destroyed: it cleared the GEN1 alarm of a box that answered again 30 s
+    later (hour s19b #1)."""
     conn = update.connection
-    return conn.status == "reconnecting" and conn.attempt >= 2 and conn.key_error is None
+    return (
+        conn.status == "reconnecting"
+        and conn.attempt >= 2
+        and conn.key_error is None
+        and now - conn.since >= GONE_AFTER_S
+    )
 
 
 def _fingerprint(presented: str | None) -> str | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from support.pilot import SIZE, screen_text, shown_notifications, wait_for
 
 from rgt_tui.app import RgtApp
+from rgt_tui.controllers.box_watch import GONE_AFTER_S
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.torn_down import GRACE_S, STILL_ANSWERS
 from rgt_tui.paths import journal_dir
@@ -20,6 +21,12 @@ from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.journal import Journal, TeardownRecord
 
 BOX = "5ame5ame5ame5ame5ame5ame5ame5ame"
+
+
+def failed_twice(app: RgtApp) -> bool:
+    """box1's monitor failed two connection attempts in a row (what read as 'gone')."""
+    conn = app.latest["box1"].connection
+    return conn.status == "reconnecting" and conn.attempt >= 2
 
 
 async def test_a_torn_down_box_answering_at_start_is_flagged_then_retired_once_gone(
@@ -33,7 +40,12 @@ async def test_a_torn_down_box_answering_at_start_is_flagged_then_retired_once_g
     journal.observe_box("box1", BoxIdentity(BOX, None), torn_at - 3600)
     journal.add_teardown("box1", TeardownRecord(torn_at, None, None, "", True, BOX, True))
 
-    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    shift = [0.0]  # the app's clock, moved on below past GONE_AFTER_S
+    app = RgtApp(
+        load_fleet(loopback_fleet.hosts_file),
+        config_dir=tmp_path / "config",
+        clock=lambda: time.time() + shift[0],
+    )
     async with app.run_test(size=SIZE) as pilot:
         pane = app.fleet_screen.panes["box1"]
         await wait_for(lambda: app.jobs.state("box1").still_answers_at, 40, pilot=pilot)
@@ -50,8 +62,22 @@ async def test_a_torn_down_box_answering_at_start_is_flagged_then_retired_once_g
         await wait_for(lambda: "same box STILL ANSWERS" in screen_text(app), pilot=pilot)
         await pilot.press("escape")
 
-        # Destroyed at last: it stops answering, and is torn down and gone again.
+        # Hour s19b #1: a short drop (sshd restarted) is not the box destroyed: the
+        # alarm stands through it and after it.
         await box.stop()
+        await wait_for(lambda: failed_twice(app), 60, pilot=pilot)
+        assert app.jobs.state("box1").still_answers_at is not None
+        assert not pane.has_class("-torn-down")
+        await box.start()
+        await wait_for(lambda: app.latest["box1"].connection.status == "connected", 60, pilot=pilot)
+        assert app.jobs.state("box1").still_answers_at is not None
+        assert any(a.id == STILL_ANSWERS for a in app.latest["box1"].alerts)
+
+        # Destroyed at last: no answer past GONE_AFTER_S, and it is torn down and gone.
+        await box.stop()
+        await wait_for(lambda: failed_twice(app), 60, pilot=pilot)
+        assert not pane.has_class("-torn-down")
+        shift[0] += GONE_AFTER_S
         await wait_for(lambda: pane.has_class("-torn-down"), 60, pilot=pilot)
         await wait_for(lambda: "box1" in app.runtime.stopped, 60, pilot=pilot)
         assert app.jobs.state("box1").still_answers_at is None
