@@ -117,10 +117,16 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         return "; ".join(f"run `rgt-tui teardown {printable(b, 200)}`" for b in condition.settle)
     if condition.cause == CELL_RUNS:  # rescan, and manifest, pulled, loaded with no manifest
         # The box answers: its running cell is what keeps the files changing.
-        stop = "stop it (Queue tab, X)" if tui else f"stop it (`rgt-tui queue kill {host}`)"
+        # In the TUI the cursor is in the name box, where 7, X, p and v are letters: the
+        # Esc comes first (hour s19a #6: "p to pull again" lost it here, s17a #8's path).
+        stop = (
+            "stop it (Esc, then the Queue tab's X)"
+            if tui
+            else f"stop it (`rgt-tui queue kill {host}`)"
+        )
         return (
             f"wait for the running cell to end (the idle line names it), or {stop}; then "
-            f"{_bare(pull)}, {_bare(verify)} and {_bare(check)}"
+            f"{pull}, {_bare(verify)} and {_bare(check)}"
         )
     if key == "rescan" and condition.cause == NO_MANIFEST:
         return f"{pull}, then {_bare(verify)}, then {_bare(check)}"
