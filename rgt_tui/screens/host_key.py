@@ -31,7 +31,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, Static
 
 from rgt_tui.domain.errors import HostKeyError
-from rgt_tui.screens.dialog import DialogButton, DialogScreen, KeyHint, enter_does
+from rgt_tui.screens.dialog import BodyScreen, DialogBody, DialogButton, KeyHint, enter_does
 
 MUTED = "$foreground-muted"
 
@@ -62,7 +62,7 @@ def _row_if(label: str, value: str | None) -> list[Content]:
     return [_row(label, value)] if value else []
 
 
-class HostKeyScreen(DialogScreen[bool]):
+class HostKeyScreen(BodyScreen[bool]):
     """One refused host key; dismisses with True only when the user trusts it."""
 
     DEFAULT_CSS = """
@@ -91,7 +91,10 @@ class HostKeyScreen(DialogScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="key-box", classes="dialog-box -warning"):
-            yield Static(self._body(), id="key-body")
+            # Scrolls between the buttons and the top at 80x24: a changed key's text ran
+            # past the screen's edge and took the Close button with it (hour s19b #10).
+            with DialogBody(id="key-scroll"):
+                yield Static(self._text(), id="key-body")
             if self.needs_name:
                 yield Input(
                     placeholder=f"type {self.needs_name} to trust the jump host's key",
@@ -117,25 +120,33 @@ class HostKeyScreen(DialogScreen[bool]):
         # move to the Trust button (for a jump host, its name typed first).
         focus = "#key-name" if self.needs_name else "#key-cancel"
         self.set_focus(self.query_one(focus))
-        self._hint()
+        self.show_hint()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self._hint()
+        self.show_hint()
 
-    def _hint(self) -> None:
-        """Say what Enter does with the focus where it is, and the other keys."""
+    def show_hint(self) -> None:
+        """Say what Enter does with the focus where it is, and the other keys (the scroll
+        keys while the text holds more than it shows); then fit the text to the room."""
+        self.call_after_refresh(self.fit_body)
         hint = self.query_one("#key-hint", KeyHint)
         if not self.can_trust:
-            hint.show_keys(enter_does(self.focused), ("Esc", "close"))
+            hint.show_keys(enter_does(self.focused), *self.scroll_keys(), ("Esc", "close"))
             return
         jump = self.needs_name
         if jump is None:
-            hint.show_keys(enter_does(self.focused), ("t", "trust this key"), ("Esc", "cancel"))
+            hint.show_keys(
+                enter_does(self.focused),
+                ("t", "trust this key"),
+                *self.scroll_keys(),
+                ("Esc", "cancel"),
+            )
             return
         named = self._named()
         enter = enter_does(self.focused, {"key-name": "trust the jump host's key"})
         hint.show_keys(
             enter if named else None,
+            *self.scroll_keys(),
             ("Esc", "cancel"),
             lead="" if named else f"type {jump} to trust the jump host's key",
         )
@@ -145,7 +156,7 @@ class HostKeyScreen(DialogScreen[bool]):
         name = self.needs_name
         return name is None or self.query_one("#key-name", Input).value.strip() == name
 
-    def _body(self) -> Content:
+    def _text(self) -> Content:
         e = self.error
         lines: list[Content]
         jump = e.jump_host
@@ -213,7 +224,7 @@ class HostKeyScreen(DialogScreen[bool]):
     def _typed(self, event: Input.Changed) -> None:
         event.stop()
         self.query_one("#key-trust", Button).disabled = not self._named()
-        self._hint()
+        self.show_hint()
 
     @on(Input.Submitted, "#key-name")
     def _submitted(self, event: Input.Submitted) -> None:

@@ -172,3 +172,33 @@ async def test_launch_and_diagnosis_say_what_enter_does(make_queue_fleet, tmp_pa
         assert has_line(screen_text(app), "Enter: close")
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
+
+
+async def test_a_changed_key_at_80x24_keeps_close_and_its_keys_in_sight(tmp_path: Path) -> None:
+    """Hour s19b #10: a changed key's text ran past the screen's bottom at 80x24 and took
+    the Close button and the key line with it; the text now scrolls above them."""
+    old, new = "SHA256:" + "o" * 43, "SHA256:" + "n" * 43
+    files = "/tmp/hourD-env/proj/known_hosts, /root/.ssh/known_hosts"
+    remove = " && ".join(f"ssh-keygen -R '[127.0.0.1]:22901' -f {f}" for f in files.split(", "))
+    changed = HostKeyError(  # the words known_hosts.py gives a changed key, in two files
+        "box1",
+        f"HOST KEY CHANGED for [127.0.0.1]:22901: {files} has {old}, the box now shows "
+        f"{new}. Expected when a box was re-created (T6); otherwise someone may be "
+        "intercepting the connection",
+        f"if the box was re-created, run: {remove} — then connect again and compare the "
+        "new fingerprint with the one your provider shows",
+        kind="changed",
+        presented=new,
+        known=(old,),
+    )
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.host_keys.refused("box1", changed)
+        app.host_keys.review("box1")
+        await wait_for(lambda: isinstance(app.screen, HostKeyScreen), pilot=pilot)
+        await wait_for(lambda: "▶ Close ◀" in screen_text(app), pilot=pilot)
+        await wait_for(
+            lambda: has_line(screen_text(app), "Enter: close", "Esc: close"), pilot=pilot
+        )
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), pilot=pilot)
