@@ -183,9 +183,12 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
             )
             with DialogBody(id="add-body"):
                 # Whole at 80 columns (the field's room there: 68).
+                # No select-on-focus here or below: Tab back to a pasted command and one
+                # key replaced it whole (hour s19b #11), as the launch fields never did.
                 target = Input(
                     placeholder="ssh -p 22034 root@ssh4.vast.ai  or  root@host:port",
                     id="add-target",
+                    select_on_focus=False,
                 )
                 target.border_title = "SSH command"
                 yield target
@@ -196,7 +199,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                     id="add-status",
                 )
                 with Horizontal(id="add-fields"):
-                    name = Input(placeholder="from host", id="add-name")
+                    name = Input(placeholder="from host", id="add-name", select_on_focus=False)
                     name.border_title = "name"
                     yield name
                     yield Select(
@@ -206,7 +209,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                         id="add-profile",
                         tooltip="platform profile: its teardown verb, what keeps billing",
                     )
-                    cost = Input(placeholder="e.g. 1.29", id="add-cost")
+                    cost = Input(placeholder="e.g. 1.29", id="add-cost", select_on_focus=False)
                     cost.border_title = "$ per hour"
                     yield cost
                 yield LaunchKeysForm(id="add-launch")

@@ -45,6 +45,26 @@ async def test_tab_into_a_prefilled_field_and_type_appends_to_its_default(tmp_pa
         assert run.value == DEFAULT_RUN + "Z"
 
 
+async def test_tab_back_to_a_pasted_ssh_command_and_type_keeps_it(tmp_path, home):
+    # Hour s19b #11: the SSH command, name and cost fields selected their text on focus:
+    # Tab round to the pasted command and one key replaced it whole.
+    app = AddApp(tmp_path / "hosts.toml")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, AddHostScreen)
+        pasted = "ssh -p 22034 root@ssh4.vast.ai"
+        for ident, value in (("#add-target", pasted), ("#add-name", "box7"), ("#add-cost", "1.2")):
+            field = screen.query_one(ident, Input)
+            field.value = value
+            for _ in range(30):  # Tab round to it, as the user did
+                await pilot.press("tab")
+                if field.has_focus:
+                    break
+            assert field.has_focus, (ident, app.focused)
+            await pilot.press("9")
+            assert field.value == value + "9", ident
+
+
 async def type_text(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
     await pilot.press(*("space" if ch == " " else ch for ch in text))
 
