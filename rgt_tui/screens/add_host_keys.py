@@ -26,7 +26,10 @@ MUTED = "$foreground-muted"
 # key -> (label, what it is for: the field's tooltip, and its placeholder when empty)
 FIELDS = {
     "workdir": ("workdir", "on the box: the code is synced here, cells run here"),
-    "code": ("code", "this machine's code tree `sync` sends (empty: no sync)"),
+    "code": (
+        "code",
+        "this machine's code tree `sync` sends (empty: the [fleet] code, if set; none: no sync)",
+    ),
     "queue": ("queue", "this machine's queue file, created empty if missing (empty: none)"),
     "run": ("run", "one cell's command: {cfg} {task} {epochs} {name} {out}, bare"),
     "durable_dir": ("durable_dir", "on the box: results, {out} = <durable_dir>/<cell>"),
