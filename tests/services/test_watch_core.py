@@ -161,6 +161,34 @@ async def test_reboot_told_once_and_a_reboot_while_nothing_watched_after_restart
         assert [e.key for e in rec.of("reboot")] == ["reboot:box1:boot-c"]
 
 
+def _tried(host: str, w) -> bool:  # type: ignore[no-untyped-def]
+    update = w.latest.get(host)
+    return (
+        update is not None
+        and update.connection.status == "unreached"
+        and bool(update.connection.error)
+    )
+
+
+async def test_a_host_that_never_answered_is_told_so_with_its_last_try(make_loopback_fleet):
+    """Hour s19b #7: a host never seen answering (a typo'd name, a closed port) read only
+    "silent for 5m03s" on the console, like a box that had gone; the title says it never
+    answered and why, in the last try's own words."""
+    loopback = await make_loopback_fleet(1)
+    fleet = fleet_with(loopback, "[fleet]\npoll_seconds = 0.2\n")
+    await loopback.box("box1").stop()  # down before watch ever saw it
+    clock = Clock()
+    quick = Backoff(base=0.05, cap=0.2)
+    async with watching(fleet, clock=clock, backoff=quick, silent_grace_s=120) as (w, rec):
+        await wait_for(lambda: _tried("box1", w), 60, "a failed try")
+        clock.t += 121
+        await w.check_now()
+        await w.check_now()
+        (silent,) = rec.of("silent")
+        assert silent.title.startswith("box1: never answered (2m0"), silent.title
+        assert " — last try: connection refused" in silent.title, silent.title
+
+
 async def test_a_silent_box_is_told_once_after_the_grace_and_not_again_after_restart(
     make_loopback_fleet,
 ):

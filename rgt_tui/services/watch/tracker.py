@@ -433,16 +433,16 @@ def _silent(
         why = (
             f"Last try: {state.error}" + (f" — fix: {state.fix}" if state.fix else "") + ". " + why
         )
-    events.append(
-        WatchEvent(
-            "silent",
-            host,
-            f"silent:{host}:{since:.0f}",
-            f"{host}: silent for {fmt_duration(state.now - since)}",
-            why,
-            "warning",
-        )
-    )
+    # The console prints the title alone: a host that never answered says so, with the
+    # last try's own words (a name that does not resolve, a refused port): four such
+    # hosts read only "silent for 5m03s", like boxes that had gone (hour s19b #7).
+    gone = fmt_duration(state.now - since)
+    title = f"{host}: silent for {gone}"
+    if state.connection == "unreached":
+        title = f"{host}: never answered ({gone})"
+        if state.error:
+            title += f" — last try: {printable(state.error, 120)}"
+    events.append(WatchEvent("silent", host, f"silent:{host}:{since:.0f}", title, why, "warning"))
     return replace(memory, silent_told=since)
 
 
