@@ -185,6 +185,7 @@ class RgtApp(ThemedApp):
             host_key=self.runtime.host_key_of,
             stop=self.runtime.retire,  # a torn-down box is done: monitor, polls, connection
             is_stopped=self.runtime.stopped.__contains__,
+            reconnect=self.runtime.reconnect,
         )
         self.queues = QueueController(
             self, self.connections, fleet=lambda: self.fleet, open_screen=self._open_queue_screen

@@ -72,6 +72,13 @@ from rgt_tui.services.teardown import (
     record_manual_teardown,
 )
 
+# A teardown that exits 0, or "destroyed" typed, is no proof the box stopped (hour s19a
+# #3): the way to check, once the provider has had its few minutes.
+LOOK_AGAIN = (
+    "In about 5 minutes, `rgt-tui status {host}` should say it no longer answers; "
+    "one that still answers may still be billing (GEN1). `watch` and the TUI look too."
+)
+
 
 def add_teardown_arguments(p: argparse.ArgumentParser) -> None:
     """``--check`` | ``--confirm`` | ``--destroyed``, and the acknowledgements."""
@@ -332,6 +339,7 @@ def run_teardown(call: Call) -> int:
         )
         return EXIT_PROBLEMS
     print(f"teardown command exited 0; {host.name} is recorded as torn down.")
+    print(LOOK_AGAIN.format(host=host.name))
     return EXIT_OK
 
 
@@ -428,4 +436,5 @@ def _record_destroyed(call: Call, j: Journal, typed: str, *, box: BoxIdentity | 
         f"{host.name} (box {box.short() if box else '?'}) is recorded as torn down "
         "(destroyed by hand): its cost is no longer counted."
     )
+    print(LOOK_AGAIN.format(host=host.name))
     return EXIT_OK

@@ -14,7 +14,8 @@ No answer (or no id to tell by) keeps it greyed out and its telemetry stops, wit
 reconnect loop. The same box answering is the forgotten-box cost leak (GEN1): on ``r``,
 or at start for a teardown recorded before this start and at least ``GRACE_S`` ago (a
 provider takes a while to stop a destroyed box: the answers right after a teardown say
-nothing, and one recorded while this app watched is retired at once), it is said loudly
+nothing, and one recorded while this app watched is retired at once, then tried once
+more ``look_again_s`` later, as ``r`` does: a typed "destroyed" is no proof), it is said loudly
 (a toast, and the pane's ``teardown.still-answers`` alert, ``alert``) and the host is
 watched again, live (``HostJobs.still_answers_at``), until it stops answering for
 ``GONE_AFTER_S`` (a short drop keeps the alarm): then it is torn down and gone, and its telemetry stops as above. A Slurm login node, which a
@@ -41,7 +42,7 @@ from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.health import Alert
 from rgt_tui.domain.torn_down import GRACE_S, still_answers_alert
-from rgt_tui.domain.units import local_time
+from rgt_tui.domain.units import fmt_duration, local_time
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.telemetry import HostUpdate
@@ -63,6 +64,7 @@ class BoxWatch:
         host_key: Callable[[str], str | None],
         stop: Callable[[str], bool],
         is_stopped: Callable[[str], bool],
+        reconnect: Callable[[str], None] | None = None,
     ) -> None:
         self.app = app
         self.jobs = jobs
@@ -70,6 +72,11 @@ class BoxWatch:
         self._host_key = host_key
         self._stop = stop
         self._is_stopped = is_stopped
+        self._reconnect = reconnect  # a monitor started again (for its one attempt)
+        # A teardown recorded here is looked at once more this long after it (hour s19a
+        # #3: "destroyed" typed twice with the box left running stopped every look).
+        self.look_again_s = GRACE_S
+        self._looked: set[tuple[str, float]] = set()  # (host, teardown) looked at again
         self._seen: dict[str, int] = {}  # updates per host, to tell a new attempt's
         # Torn-down hosts whose one attempt is awaited: the update count it must exceed.
         self.pending: dict[str, int] = {}
@@ -238,12 +245,39 @@ class BoxWatch:
         # (FleetRuntime.retire).
         self._settled(host)
         if self._stop(host):
+            later = self._look_again_later(host, state.torn_down_at)
             self.app.notify(
-                f"{host} was torn down: telemetry stopped, its connection closed. Press r on it "
-                "if the box is back.",
+                f"{host} was torn down: telemetry stopped, its connection closed. "
+                + (
+                    f"It is looked at once more in {fmt_duration(self.look_again_s)}: a box "
+                    "that still answers then is said loudly (GEN1). "
+                    if later
+                    else ""
+                )
+                + "Press r on it if the box is back.",
                 title=host,
                 timeout=8,
             )
+
+    def _look_again_later(self, host: str, torn_down_at: float) -> bool:
+        """A teardown recorded while this app runs: one more attempt ``look_again_s``
+        later, as ``r`` makes (the same box answering then is GEN1); True when one is
+        planned. At start, an older teardown gets its attempt at once (``_still_answers``)."""
+        key = (host, torn_down_at)
+        if self._reconnect is None or torn_down_at < self._started or key in self._looked:
+            return False
+        self._looked.add(key)
+        run_host_worker(self.app, self._look_again(host, torn_down_at), "look-again", host)
+        return True
+
+    async def _look_again(self, host: str, torn_down_at: float) -> None:
+        await asyncio.sleep(self.look_again_s)
+        state = self.jobs.state(host)
+        if state.torn_down_at != torn_down_at or not self._is_stopped(host):
+            return  # a new box under the name, or watched again already (r)
+        assert self._reconnect is not None
+        self.retry(host)
+        self._reconnect(host)
 
     def _settled(self, host: str) -> None:
         """The torn-down host's attempt is decided: nothing is pending for it any more."""

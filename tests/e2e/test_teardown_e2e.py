@@ -110,6 +110,10 @@ async def test_gate_opens_only_after_pull_and_verify_and_relocks_on_change(
     torn = await cli("teardown", "box1", "--confirm", "box1")
     assert torn.returncode == 0, torn.stdout + torn.stderr
     assert marker.read_text() == "destroyed\n"
+    # Exit 0 is no proof the box stopped (hour s19a #3): the way to check is said.
+    assert "In about 5 minutes, `rgt-tui status box1` should say it no longer answers" in (
+        torn.stdout
+    ), torn.stdout
     record = json.loads(journal.read_text())
     assert [t["ok"] for t in record["teardowns"]] == [False, True]
     # Both attempts, and the facts, are of the box whose ~/.rgt/box-id the scans read.

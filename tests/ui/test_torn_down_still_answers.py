@@ -81,3 +81,36 @@ async def test_a_torn_down_box_answering_at_start_is_flagged_then_retired_once_g
         await wait_for(lambda: pane.has_class("-torn-down"), 60, pilot=pilot)
         await wait_for(lambda: "box1" in app.runtime.stopped, 60, pilot=pilot)
         assert app.jobs.state("box1").still_answers_at is None
+
+
+async def test_a_teardown_recorded_while_the_app_runs_is_looked_at_once_more_later(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Hour s19a #3: "destroyed" typed with the box left running (or a teardown command
+    that exits 0 and destroys nothing) stopped every look at the box: its GEN1 alarm
+    came only after r or a restart. One more attempt comes GRACE_S after the record (the
+    provider's time to stop a box); the same box answering then is said loudly."""
+    box = loopback_fleet.box("box1")
+    (box.root / ".rgt").mkdir(exist_ok=True)
+    (box.root / ".rgt" / "box-id").write_text(BOX + "\n")
+    journal = Journal(journal_dir(loopback_fleet.hosts_file))
+    journal.observe_box("box1", BoxIdentity(BOX, None), time.time() - 3600)
+
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        app.box_watch.look_again_s = 1.0  # GRACE_S, shortened for the test
+        pane = app.fleet_screen.panes["box1"]
+        await wait_for(
+            lambda: (u := app.latest.get("box1")) is not None and u.snapshot is not None,
+            40,
+            pilot=pilot,
+        )
+        # Recorded as a confirmed teardown now (as the command line or the tab records
+        # it), the box left up: right after it, its answers say nothing (going away).
+        journal.add_teardown("box1", TeardownRecord(time.time(), None, None, "", True, BOX, True))
+        await wait_for(lambda: pane.has_class("-torn-down"), 60, pilot=pilot)
+        assert any("looked at once more in" in str(n.message) for n in shown_notifications(app))
+        # The look again: the same box answers: GEN1, loudly, and watched again.
+        await wait_for(lambda: app.jobs.state("box1").still_answers_at, 60, pilot=pilot)
+        assert any("STILL ANSWERS" in str(n.message) for n in shown_notifications(app))
+        await wait_for(lambda: not pane.has_class("-torn-down"), 60, pilot=pilot)
