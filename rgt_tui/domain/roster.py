@@ -46,9 +46,15 @@ class RosterCheck:
 def output_prefixes(manifest: Manifest, durable_dir: str, name: str) -> tuple[str, ...]:
     """Local folder(s), relative to the host folder, where cell ``name``'s outputs land."""
     durable = durable_dir.rstrip("/") or "/"
+    cell_dir = f"{durable.rstrip('/')}/{name}"
     found = []
     for root in manifest.roots:
         for base in {root.given.rstrip("/") or "/", root.path.rstrip("/") or "/"}:
+            if base == cell_dir or base.startswith(cell_dir + "/"):
+                # A pull root inside the cell's own folder: all of it is the cell's ("":
+                # the host folder itself, the one root's files landing there).
+                found.append(manifest.local_relpath(root.index, "").rstrip("/"))
+                continue
             if durable == base:
                 below = ""
             elif durable.startswith(base.rstrip("/") + "/"):
@@ -64,7 +70,7 @@ def in_outputs(path: str, name: str, prefixes: Sequence[str]) -> bool:
     """Whether local ``path`` is one of cell ``name``'s outputs: under one of its output
     folders (``output_prefixes``), or, with none known, in a folder named after the cell."""
     if prefixes:
-        return any(path.startswith(pre + "/") for pre in prefixes)
+        return any(not pre or path.startswith(pre + "/") for pre in prefixes)
     return name in path.split("/")[:-1]
 
 

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from support.cli import arun
+from support.fleet_files import set_host_key
 from support.queues import SCRIPT_RUN, wait_view
 from support.unfinished import FAILING, METRICS, launch_queue
 
@@ -57,3 +58,36 @@ async def test_a_failed_cell_with_verified_files_is_not_counted_as_the_gate_has_
         x for x in gate.splitlines() if x.strip().startswith(("[x] verified", "[ ] verified"))
     ]
     assert line.strip().startswith("[x]"), gate
+
+
+async def test_with_no_queue_file_here_the_boxs_own_records_are_the_roster(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """Hour s19a #2: an entry with no `queue` (a block re-added, a queue launched from
+    another checkout) and a pull narrower than its durable_dir: verify said "no queue file;
+    nothing to reconcile", VERIFIED, and the gate opened while a cell's results the box's
+    records name were never pulled. Those records are the roster now."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    alpha, bravo = qf.cell_script("alpha", METRICS), qf.cell_script("bravo", METRICS)
+    qf.write_queue(f"{alpha} t\n{bravo} t\n")
+    await launch_queue(qf)
+    await wait_view(qf, lambda v: [c.status for c in v.cells] == [DONE, DONE], what="the end")
+    hosts = qf.loopback.hosts_file
+    durable = qf.host().durable_dir
+    set_host_key(hosts, "queue", None)
+    lines = hosts.read_text().replace("\npull = ", "\n# pull = ")
+    hosts.write_text(
+        lines.replace('name = "box1"\n', f'name = "box1"\npull = ["{durable}/alpha"]\n')
+    )
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "RGT_HOSTS": str(hosts)}
+
+    pulled = await arun("pull", "box1", env=env, cwd=tmp_path)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    verified = await arun("verify", "box1", env=env, cwd=tmp_path)
+    out = verified.stdout
+    assert verified.returncode == 1, out + verified.stderr
+    assert "nothing to reconcile" not in out and "VERIFIED: every file" not in out, out
+    assert "roster: 1 of 2 cells have verified results" in out, out
+    assert "missing cell  bravo" in out, out
+    checked = await arun("teardown", "box1", "--check", env=env, cwd=tmp_path)
+    assert checked.returncode != 0 and "1/2 cells have results" in checked.stdout, checked.stdout

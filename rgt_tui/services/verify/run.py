@@ -128,6 +128,11 @@ async def verify_host(
     cells, roster_problem = await asyncio.to_thread(_roster, host, roster)  # reads queue files
     statuses = {c.path: c.status for c in results}
     code = await asyncio.to_thread(load_result_code, folder)  # what made them (U42)
+    if cells is None and code is not None and not code.problem and code.cells:
+        # No queue file here (a block re-added, a queue launched from another checkout):
+        # the cells the box's own records say ran there each need their results, or a
+        # narrower pull opened the gate with a cell's results left behind (hour s19a #2).
+        cells = [c.name for c in code.cells]
     rost = None
     if cells is not None:
         work = await _open_work(host, transport if remote_checked else None, code)
