@@ -191,6 +191,13 @@ async def test_each_bad_file_is_flagged_by_name(make_loopback_fleet, tmp_path):
     again = await verify_host(host_of(fleet), tmp_path)
     (whole,) = [c for c in again.checks if c.path == "whole.pt"]
     assert whole.status == "corrupt" and "SHA-256 differs" in whole.detail
+    # Its fix is what works: the pull never writes over it ("pull it again" looped
+    # against the pull's CONFLICT: hour s19a #5).
+    assert "changed here since it was pulled, and a pull never writes over it" in whole.detail
+    assert f"mv {tmp_path / 'box1' / 'whole.pt'} {tmp_path / 'box1' / 'whole.pt'}.mine" in (
+        whole.detail
+    )
+    assert "pull it again" not in whole.detail
 
 
 async def test_checkpoint_that_would_run_code_is_unsafe_and_never_runs(

@@ -343,8 +343,10 @@ def _facts(
             events.append(local_check)
             if not local_check.ok:
                 problems.append(
-                    f"the local copy in {folder} is not what was pulled: pull again "
-                    f"(`rgt-tui pull {host.name}`, or p), then verify"
+                    f"the local copy in {folder} is not what was pulled: a file changed "
+                    "here is moved away first (a pull never writes over it; the local line "
+                    f"names the files), then pull again (`rgt-tui pull {host.name}`, or p), "
+                    "then verify"
                 )
     if now.records_only:
         return events, problems  # the records alone, before a confirmation (no re-scan)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import stat
 import time
 from collections.abc import Callable, Sequence
@@ -238,9 +239,16 @@ def _check_one(
 
     if not path.is_file() or path.is_symlink():
         return result(MISSING, f"not in the local copy — run `rgt-tui pull` for {remote}")
+    # The pull checked each file's SHA-256 as it landed: a local copy that differs now
+    # changed here since, and a pull never writes over it ("pull it again" looped against
+    # the pull's CONFLICT: hour s19a #5). Where it goes instead is said.
+    aside = (
+        f"changed here since it was pulled, and a pull never writes over it — move it away "
+        f"(mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.mine')}), then pull again"
+    )
     size = path.stat().st_size
     if size != entry.size:
-        return result(CORRUPT, f"local size {size} differs from the box's {entry.size}")
+        return result(CORRUPT, f"local size {size} differs from the box's {entry.size}: {aside}")
     try:
         sha = checks.sha256_file(path)
         with open(path, "rb") as f:
@@ -257,7 +265,7 @@ def _check_one(
             kind,
         )
     if sha != entry.sha256:
-        return result(CORRUPT, "SHA-256 differs from the box's — pull it again", sha, kind)
+        return result(CORRUPT, f"SHA-256 differs from the box's: {aside}", sha, kind)
     try:
         if kind in ("torch", "json", "jsonl"):
             status, detail = loader.check(kind, path, size)
