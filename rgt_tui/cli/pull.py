@@ -284,6 +284,9 @@ def format_pull_result(result: PullResult, verify_as: str | None = None) -> str:
 
         lines += [f"  {line}" for line in result_code_lines(result.code)]
     if result.ok:
+        from rgt_tui.services.result_code import running_line
+
+        lines += [f"  RUNNING   {line}" for line in filter(None, [running_line(result.code)])]
         lines.append(
             f"every file of the manifest ({len(m.entries)}) is here with a matching SHA-256; "
             f"next: rgt-tui verify {verify_as or result.host}"

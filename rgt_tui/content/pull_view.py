@@ -20,7 +20,7 @@ from rgt_tui.domain.roster import roster_line
 from rgt_tui.domain.units import fmt_bytes, fmt_took, plural
 from rgt_tui.services.pull.copy_words import large_files_lines
 from rgt_tui.services.pull.progress import PullProgress
-from rgt_tui.services.result_code import result_code_lines
+from rgt_tui.services.result_code import result_code_lines, running_line
 from rgt_tui.services.verify.report import (
     code_lines,
     file_problem,
@@ -98,6 +98,9 @@ def pull_result_lines(result: PullResult, *, verified: bool = False) -> list[Con
     if result.code is not None:  # the code that made the results (U42)
         lines += [Content.styled(shown(line), MUTED) for line in result_code_lines(result.code)]
     if result.ok:
+        running = running_line(result.code)
+        if running:
+            lines.append(Content.assemble(("RUNNING   ", "bold $warning"), shown(running)))
         lines.append(
             Content.styled(
                 f"✓ pull complete: every file of the manifest ({len(m.entries)}) is here with a "

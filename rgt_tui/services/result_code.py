@@ -145,6 +145,20 @@ def _code_of(item: dict[str, Any]) -> CodeIdentity | None:
     return CodeIdentity.parse(f"tree={code.get('tree')} commit={commit} dirty={int(dirty)}")
 
 
+def running_line(record: ResultCode | None) -> str:
+    """``cell hotel runs on the box: its files may still change …`` for a pull taken while
+    cells ran there ("" when none did): the pull's ✓ read as safe while a checkpoint was
+    half-written in place, and verify then called it corrupt (hour s19a #9)."""
+    running = [c.name for c in record.cells if c.status == "running"] if record else []
+    if not running:
+        return ""
+    names = ", ".join(running[:5]) + (" …" if len(running) > 5 else "")
+    return (
+        f"cell {names} ran on the box at the pull: its files may still change (a checkpoint "
+        "written in place may be half-written here); pull again once it ends"
+    )
+
+
 def result_code_lines(record: ResultCode | None, names: Sequence[str] | None = None) -> list[str]:
     """What to show beside the results: one line per distinct code, naming its cells
     (``cells a, b: code tree 1a2b3c4d5e6f, git 89abcde``), and the cells whose code is

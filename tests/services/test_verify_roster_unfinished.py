@@ -13,6 +13,7 @@ from support.cli import arun
 from support.fleet_files import set_host_key
 from support.queues import SCRIPT_RUN, wait_view
 from support.unfinished import FAILING, METRICS, launch_queue
+from support.waiting import wait_for
 
 from rgt_tui.domain.queue_state import DONE, FAILED
 
@@ -91,3 +92,23 @@ async def test_with_no_queue_file_here_the_boxs_own_records_are_the_roster(
     assert "missing cell  bravo" in out, out
     checked = await arun("teardown", "box1", "--check", env=env, cwd=tmp_path)
     assert checked.returncode != 0 and "1/2 cells have results" in checked.stdout, checked.stdout
+
+
+async def test_a_pull_taken_while_a_cell_runs_says_so_beside_its_tick(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """Hour s19a #9: "every file … here with a matching SHA-256" read as safe while the
+    running cell's checkpoint was half-written in place (verify then called it corrupt)."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    held = qf.cell_script("held", f"{METRICS} && sleep 120")
+    qf.write_queue(f"{held} t\n")
+    await launch_queue(qf)
+    await wait_view(qf, lambda v: [c.status for c in v.cells] == ["running"], what="it to run")
+    out = qf.host().durable_dir + "/held/metrics.json"
+    await wait_for(lambda: Path(out).exists(), 60, "its metrics written")
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "RGT_HOSTS": str(qf.loopback.hosts_file)}
+    pulled = await arun("pull", "box1", env=env, cwd=tmp_path)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    assert "RUNNING   cell held ran on the box at the pull: its files may still change" in (
+        pulled.stdout
+    ), pulled.stdout
