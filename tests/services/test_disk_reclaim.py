@@ -73,6 +73,9 @@ async def test_audit_refuses_unverified_then_deletes_a_superseded_checkpoint(
         assert refused.value.lost == (f"not pulled: {paths['cell'] / 'late.json'}",)
 
         plan = await plan_delete(host, transport, local, audit, "cellA/epoch1.pt")
+        # One file and the checkpoint that supersedes it, not "2 files under it" (s19a #11).
+        assert plan.why.startswith(f"it and {paths['cell'] / 'epoch2.pt'}, which supersedes it,")
+        assert "pull and verify again before teardown" in plan.why
         await delete_planned(transport, plan)
         assert not (paths["cell"] / "epoch1.pt").exists()
         assert (paths["cell"] / "epoch2.pt").exists() and (paths["cell"] / "late.json").exists()

@@ -107,7 +107,18 @@ async def plan_delete(
             f"— run `rgt-tui pull {host.name}` and `rgt-tui verify {host.name}` first",
             _shown(lost),
         )
-    return DeletePlan(host.name, target, f"{checked} files under it pulled and verified")
+    # A superseded checkpoint is one file, counted with the newer one that stands for it
+    # ("2 files under it" of a file: hour s19a #11); the box changes, and so the gate:
+    # said before the delete.
+    if target.superseded_by:
+        what = f"it and {printable(target.superseded_by)}, which supersedes it, are"
+    else:
+        what = f"{checked} files under it"
+    return DeletePlan(
+        host.name,
+        target,
+        f"{what} pulled and verified; the box changes, so pull and verify again before teardown",
+    )
 
 
 async def delete_planned(transport: Transport, plan: DeletePlan) -> str:
