@@ -260,6 +260,18 @@ def run_teardown(call: Call) -> int:
     report = call.on_host(checklist)
     if isinstance(report, int):
         return report
+    if acks:
+        # Recorded, with --check too (hour s19a #7: a "what if" run kept them unsaid).
+        said = [
+            f"{', '.join(names)} {what}"
+            for names, what in (
+                (args.ack_missing, "accepted as missing"),
+                (args.ack_running, "accepted as running"),
+                (args.ack_unfinished, "accepted as unfinished"),
+            )
+            if names
+        ]
+        print(f"recorded for this box in the journal: {'; '.join(said)}")
     print(format_checklist(report, confirm_given=args.confirm is not None))
     if args.check:
         if report.ready_but_confirmation:

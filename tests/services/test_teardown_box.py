@@ -335,6 +335,8 @@ async def test_an_unknown_cell_acknowledgement_is_refused_with_the_cells(ready: 
 
     ok = await ready.cli("teardown", "box1", "--ack-missing", "cellB", "--check")
     assert ok.returncode == 0, ok.stdout + ok.stderr
+    # Said, with --check too (hour s19a #7: it was recorded without a word).
+    assert "recorded for this box in the journal: cellB accepted as missing" in ok.stdout
     acked = [e for _, e in ready.journal.load("box1").events]
     assert MissingCellAcknowledged("cellB") in acked
 
