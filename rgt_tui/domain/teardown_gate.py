@@ -435,7 +435,10 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             cause=NOT_VERIFIED if unverified else blocked,
         )
     )
-    if m is None or state.verify_problems is None:
+    if m is None:
+        # The manifest line is the cause ("run verify" right after a verify: s19a #12).
+        verified = "nothing to verify without a valid manifest (above)"
+    elif state.verify_problems is None:
         verified = "no verification of this pull: run verify"
     elif state.verify_problems:
         shown = "; ".join(printable(p) for p in state.verify_problems[:SHOWN_PROBLEMS])
@@ -465,7 +468,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             cause=blocked or (NOT_VERIFIED if unverified or state.verify_problems is None else ""),
         )
     )
-    items.append(_roster_condition(state))
+    items.append(_roster_condition(state, blocked))
     unacked_running = [c for c in state.running if c not in state.acked_running]
     items.append(
         Condition(
@@ -493,12 +496,17 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     return tuple(replace(c, evidence=printable(c.evidence, None)) for c in items)
 
 
-def _roster_condition(state: GateState) -> Condition:
+def _roster_condition(state: GateState, blocked: str = "") -> Condition:
     """Every queue cell has verified results, or is missing and acknowledged by name. A
     cell whose run is unfinished or running, or that moved to another box, counts for
     none of that, whatever of it verified: its own line (unfinished, idle, moved)
     settles it (verify leaves them out of its count by the same rule)."""
     if state.expected_cells is None:
+        if blocked:  # no valid manifest: its line is the cause, and its fix the way on
+            return Condition(
+                "roster", False, "nothing to reconcile without a valid manifest (above)",
+                cause=blocked,
+            )  # fmt: skip
         return Condition("roster", False, "roster not reconciled")
     # The queue file's #moved-to is said over the box's last word (a "running" read
     # before the box was lost and its cell moved): the idle line still says any run.

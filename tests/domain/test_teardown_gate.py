@@ -278,6 +278,13 @@ def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_
         assert fix(lines[key], HOST, tui=True) == (
             "Esc, then p to pull again, then v to verify (the manifest line first)"
         ), key
+    # Right after a verify, the verified and roster lines pointed at verify, not at the
+    # manifest line that is the cause (hour s19a #12).
+    assert lines["verified"].evidence == "nothing to verify without a valid manifest (above)"
+    assert lines["roster"].evidence == "nothing to reconcile without a valid manifest (above)"
+    running = {c.key: c for c in conditions(state)}
+    assert running["roster"].evidence.startswith("nothing to reconcile without a valid manifest")
+    assert fix(running["roster"], HOST, tui=False).startswith("wait for the running cell to end")
 
 
 def test_corrupted_checkpoint_keeps_it_locked_and_names_the_file():
