@@ -21,11 +21,12 @@ from collections.abc import Callable
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from rgt_tui.content.queue_text import queue_pane_line
 from rgt_tui.controllers.fleet_view import FleetView
@@ -158,6 +159,10 @@ class FleetScreen(FleetView, Screen[None]):
         self._header.summary = self._summary
         yield self._header
         yield self._filter
+        # A filter that matches no host left a blank grid (hour s19b #13): said instead.
+        self._no_match = Static(id="no-match")
+        self._no_match.display = False
+        yield self._no_match
         with self._grid:
             yield from self.panes.values()
         yield KeyFooter()
@@ -538,6 +543,16 @@ class FleetScreen(FleetView, Screen[None]):
         needle = text.strip().lower()
         for name, pane in self.panes.items():
             pane.display = needle in name.lower()
+        none = bool(self.panes) and not any(p.display for p in self.panes.values())
+        self._no_match.display = none
+        if none:
+            self._no_match.update(
+                Content.assemble(
+                    ("no host name contains ", "$warning"),
+                    (repr(text.strip()), "bold $warning"),
+                    (" — Escape clears the filter", "$warning"),
+                )
+            )
         self._grid.refit()
         self._refresh_summary()
         self.call_after_refresh(self._draw_stale)

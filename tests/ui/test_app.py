@@ -210,6 +210,14 @@ async def test_filter_hides_hosts_and_escape_clears(tmp_path: Path) -> None:
         await pilot.pause()
         assert [p.host.name for p in app.fleet_screen.visible_panes] == HOSTS
         assert not box.display and box.value == ""
+        # A filter no host matches says so, not a blank grid (hour s19b #13).
+        await pilot.press("slash", "z", "z")
+        await wait_for(
+            lambda: "no host name contains 'zz' — Escape clears the filter" in screen_text(app),
+            pilot=pilot,
+        )
+        await pilot.press("escape")
+        await wait_for(lambda: "no host name contains" not in screen_text(app), pilot=pilot)
 
 
 async def test_enter_opens_detail_which_keeps_updating(tmp_path: Path) -> None:
