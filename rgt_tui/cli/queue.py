@@ -294,7 +294,9 @@ def preflight_lines(plan: LaunchPlan, *, refusing_only: bool = False) -> list[st
         else:
             mark = "FAILED"
         lines.append(f"    {c.name:<{width}} {mark:<12} {c.detail}")
-        if not c.ok and c.fix:
+        # An acknowledged check's fix is done already: its "preflight_ack = [...]" was
+        # printed as if still to do (hour s19a #14).
+        if not c.ok and c.fix and c.name not in acked:
             lines.append(f"    {'':<{width}} {'':<12} fix: {c.fix}")
     if report.code is not None and not refusing_only:
         lines.append(f"  code recorded with each cell: {report.code.short()}")
