@@ -21,6 +21,10 @@ from rgt_tui.domain.run_interpreter import RunInterpreter
 
 MARKER = "RGT-PREFLIGHT "  # the python program's answer lines (preflight_check.py)
 MAX_DETAIL = 300  # the box's text shown in a check: one line, bounded
+# The fix of a check torch's failure keeps from running: a run that does not use torch
+# acknowledges it with torch ("fix torch first" alone read circular once torch was
+# acknowledged on purpose: hour s19b #9).
+TORCH_FIRST = "fix torch first — or, for a run that does not use torch, acknowledge {} with torch"
 
 
 def clip(text: object, limit: int = MAX_DETAIL) -> str:

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, vs
-from rgt_tui.domain.preflight import BoxFacts, Check, CheckContext, clip
+from rgt_tui.domain.preflight import TORCH_FIRST, BoxFacts, Check, CheckContext, clip
 
 # The first PyTorch wheel index (its CUDA build) and torch release with kernels for a
 # compute capability, newest first; a card takes the row of its major version whose
@@ -116,7 +116,10 @@ def check_arch(facts: BoxFacts, ctx: CheckContext) -> Check:
         # Nothing ran: not a pass (ux-d #6). A run whose cells do not use torch
         # acknowledges arch with torch (and driver, which fails the same way).
         return Check(
-            "arch", False, "not checked: torch does not import here (see torch)", "fix torch first"
+            "arch",
+            False,
+            "not checked: torch does not import here (see torch)",
+            TORCH_FIRST.format("arch"),
         )
     arch = torch.get("arch")
     if not isinstance(arch, dict):

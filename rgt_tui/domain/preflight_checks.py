@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, HostConfig
 from rgt_tui.domain.cuda_versions import CUDA_MIN_DRIVER, driver_cuda, torch_index, version, vs
-from rgt_tui.domain.preflight import BoxFacts, Check, CheckContext, clip
+from rgt_tui.domain.preflight import TORCH_FIRST, BoxFacts, Check, CheckContext, clip
 from rgt_tui.domain.preflight_arch import check_arch
 from rgt_tui.domain.preflight_storage import OVERLAY_FS, PSEUDO_FS, check_storage
 from rgt_tui.domain.units import fmt_bytes, fmt_count, plural
@@ -199,7 +199,10 @@ def check_gpu(facts: BoxFacts, ctx: CheckContext) -> Check:
         )
     if not torch.get("importable"):
         return Check(
-            "gpu", False, f"{listed}; torch did not import, so cannot tell", "fix torch first"
+            "gpu",
+            False,
+            f"{listed}; torch did not import, so cannot tell",
+            TORCH_FIRST.format("gpu"),
         )
     if seen == 0:
         cpu = "" if torch.get("cuda") else " (a CPU-only torch build)"
@@ -231,7 +234,10 @@ def check_driver(facts: BoxFacts, ctx: CheckContext) -> Check:
     shown = f"driver {driver}, CUDA {vs(cuda)}" if cuda else f"driver {driver or 'unknown'}"
     if not torch.get("importable"):
         return Check(
-            "driver", False, f"{shown}; torch did not import, so cannot compare", "fix torch first"
+            "driver",
+            False,
+            f"{shown}; torch did not import, so cannot compare",
+            TORCH_FIRST.format("driver"),
         )
     build = version(str(torch.get("cuda") or ""))
     if build is None:
