@@ -49,6 +49,17 @@ def by_name(report) -> dict:
     return {c.name: c for c in report.checks}
 
 
+async def smoke_check_of(make_queue_fleet, smoke: str):  # type: ignore[no-untyped-def]
+    """The smoke check of a one-box queue fleet whose ``smoke`` is ``smoke``, by preflight."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    transport = qf.transport()
+    try:
+        report = await preflight(qf.fleet, with_ready(qf.host(), smoke=smoke), transport)
+    finally:
+        await transport.close()
+    return by_name(report)["smoke"]
+
+
 async def test_a_cuda_oom_in_the_smoke_refuses_the_launch_until_acknowledged(make_queue_fleet):
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     qf.write_queue(f"{qf.cell_script('one', 'echo one')} t\n")
@@ -75,14 +86,7 @@ async def test_a_failed_smoke_says_how_to_go_ahead_in_words_the_tui_and_cli_shar
 ):
     """ux-d #15: the check's fix is shown in the TUI too, where there is no --ack flag:
     it says to acknowledge the smoke check (the launch's refusal adds how, per side)."""
-    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    host = with_ready(qf.host(), smoke="echo the step broke; exit 3")
-    transport = qf.transport()
-    try:
-        report = await preflight(qf.fleet, host, transport)
-    finally:
-        await transport.close()
-    smoke = by_name(report)["smoke"]
+    smoke = await smoke_check_of(make_queue_fleet, "echo the step broke; exit 3")
     assert not smoke.ok and "exited 3 after" in smoke.detail, smoke
     assert smoke.fix.endswith("or launch anyway: acknowledge the smoke check"), smoke.fix
     assert "--ack" not in smoke.fix
@@ -93,15 +97,8 @@ async def test_a_smoke_under_torchrun_names_the_worker_s_error_not_torchrun_s_ba
 ):
     """Hour s18b #7: the last lines of a failed torchrun are its ChildFailedError banner
     (a real recording, tests/fixtures/torchrun); the worker's error comes before it."""
-    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     log = Path(__file__).parents[1] / "fixtures" / "torchrun" / "worker_raised.log"
-    host = with_ready(qf.host(), smoke=f"cat {shlex.quote(str(log))}; exit 1")
-    transport = qf.transport()
-    try:
-        report = await preflight(qf.fleet, host, transport)
-    finally:
-        await transport.close()
-    smoke = by_name(report)["smoke"]
+    smoke = await smoke_check_of(make_queue_fleet, f"cat {shlex.quote(str(log))}; exit 1")
     assert not smoke.ok, smoke
     assert "a worker's error: RuntimeError: boom: loss is NaN at step 2" in smoke.detail, smoke
     assert "=====" not in smoke.detail and "error_file" not in smoke.detail
