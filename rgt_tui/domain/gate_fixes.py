@@ -101,13 +101,21 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
             f"left; one not wanted: `rgt-tui teardown {host} {acks}`"
         )
     if key == "idle" and condition.settle:
+        # Accepting a cell running settles this line alone: while it writes, no manifest
+        # holds, so the lines on it wait for its end or a kill (hour s19a #8 read the ack
+        # as the way on, and the gate stayed shut).
+        alone = "; that settles this line only: the pull waits for its end, or a kill"
         if tui:
             return (
-                f"wait for {_cells(condition)} to finish, or type each name under "
-                "'Acknowledge a cell by name' and press Running: accept"
+                f"wait for {_cells(condition)} to finish, or kill it (Esc, then the Queue "
+                "tab's X); to tear down with it running, type each name under 'Acknowledge "
+                f"a cell by name' and press Running: accept{alone}"
             )
         acks = " ".join(f"--ack-running {printable(c, 200)}" for c in condition.settle)
-        return f"wait for the cells to finish, or run `rgt-tui teardown {host} {acks}`"
+        return (
+            f"wait for the cells to finish, or kill them (`rgt-tui queue kill {host}`); to "
+            f"tear down with them running, run `rgt-tui teardown {host} {acks}`{alone}"
+        )
     if key == "unfinished" and condition.settle:
         return _unfinished_fix(condition, host, tui=tui)
     if key == "members":

@@ -284,6 +284,10 @@ def test_while_a_cell_runs_the_lines_on_the_manifest_point_at_the_cell_not_at_a_
     assert lines["roster"].evidence == "nothing to reconcile without a valid manifest (above)"
     running = {c.key: c for c in conditions(state)}
     assert running["roster"].evidence.startswith("nothing to reconcile without a valid manifest")
+    # Accepting it running settles the idle line alone (hour s19a #8): said, with the kill.
+    idle_fix = fix(running["idle"], HOST, tui=False)
+    assert "--ack-running cellC" in idle_fix and f"rgt-tui queue kill {HOST}" in idle_fix
+    assert idle_fix.endswith("that settles this line only: the pull waits for its end, or a kill")
     assert fix(running["roster"], HOST, tui=False).startswith("wait for the running cell to end")
 
 
