@@ -44,7 +44,7 @@ from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
-from rgt_tui.screens.type_ahead import expect_typing, typing_ahead
+from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.fleet_header import (
     FleetHeader,
@@ -511,10 +511,15 @@ class FleetScreen(FleetView, Screen[None]):
         return self._filter
 
     def action_filter(self) -> None:
-        """Show the filter input and focus it."""
+        """Show the filter input and focus it. Keys typed right after ``/`` reach the
+        screen before the box has the cursor: kept for it (the type-ahead ``t`` uses),
+        never run as commands (hour s19b #15: ``/far`` ran f, a and r)."""
         box = self._filter
         box.display = True
+        expect_typing(self)
         box.focus()
+        # After the focus moves (focus() is a call_later of the app): the kept keys go in.
+        self.app.call_later(typed_into, self, box)
 
     def action_clear_filter(self) -> None:
         box = self._filter

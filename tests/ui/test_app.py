@@ -187,6 +187,25 @@ async def test_a_burst_of_keys_lands_where_it_was_aimed(tmp_path: Path) -> None:
         assert app.screen.host.name == "box4"
 
 
+async def test_a_name_typed_in_one_burst_after_slash_is_the_filter_s_not_commands(
+    tmp_path: Path,
+) -> None:
+    """Hour s19b #15: ``/ f a r`` in one read of the terminal: the letters reached the grid
+    before the filter box had the cursor, and ran as commands (f: logs, a: append, r:
+    reconnect). They are the filter's text."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(140, 34)) as pilot:
+        for update in three_updates():
+            app.post_message(HostUpdated(update))
+        await pilot.pause()
+        for key, char in (("slash", "/"), ("h", "h"), ("1", "1"), ("0", "0"), ("0", "0")):
+            app.post_message(events.Key(key, char))  # no pause between them: one burst
+        box = app.screen.query_one(FilterInput)
+        await wait_for(lambda: box.value == "h100", pilot=pilot)
+        assert isinstance(app.screen, FleetScreen) and box.has_focus
+        assert [p.host.name for p in app.fleet_screen.visible_panes] == ["h100-eval"]
+
+
 async def test_filter_hides_hosts_and_escape_clears(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(140, 34)) as pilot:
