@@ -9,6 +9,10 @@ Either records the teardown of one box only: the box whose gate the typed confir
 opened, and only while the journal still holds that box under the name (a new box seen
 meanwhile, or a box never confirmed, refuses: nothing is recorded).
 
+Past 450 lines on purpose: one command whose modes (the checklist, the confirmation, a
+destroyed record, a Slurm cancel, the acknowledgements) share its journal, its gate and
+its refusals; the checklist's text is ``services.teardown``'s.
+
 Acknowledgements (``--ack-missing``, ``--ack-running``, ``--ack-unfinished``) are of the
 box answering now: it is identified first and the acknowledgement recorded for it, or
 refused. An ``--ack-unfinished`` name must be a cell the check just made found unfinished

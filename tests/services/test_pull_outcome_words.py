@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from support.pulls import box_results, fast, host_of, pull, random_file
 
-from rgt_tui.cli.pull import format_pull_result
+from rgt_tui.cli.pull_text import format_pull_result
 from rgt_tui.services.pull.tar_squeeze import choose
 
 

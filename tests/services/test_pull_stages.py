@@ -12,7 +12,7 @@ from support.pulls import box_results, fast, host_of, random_file
 from support.waiting import wait_for
 from test_pull_early import HeldScan, _pull_held
 
-from rgt_tui.cli.pull import format_pull_result
+from rgt_tui.cli.pull_text import format_pull_result
 from rgt_tui.transport import transport_for
 
 
