@@ -21,10 +21,8 @@ from rgt_tui.services.queue.view import diagnose_queue, read_queue_view
 from rgt_tui.services.runtime.preemption import PreemptionWatch, preempt_dir
 
 
-async def test_a_cell_moved_while_its_box_was_away_reads_moved_there(make_queue_fleet):
-    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
-    gate, after = qf.cell_script("gate", GATE), qf.cell_script("after", "echo after")
-    qf.write_queue(f"{gate} t 1\n{after} t 1\n")
+async def launch_until_gate_runs(qf) -> None:  # type: ignore[no-untyped-def]
+    """box2's queue empty (the move's target), box1's launched, its first cell running."""
     qf.write_queue("", "box2")
     transport = qf.transport("box1")
     try:
@@ -34,6 +32,13 @@ async def test_a_cell_moved_while_its_box_was_away_reads_moved_there(make_queue_
     finally:
         await transport.close()
     await wait_view(qf, lambda v: v.cells[0].status == "running", what="gate to run")
+
+
+async def test_a_cell_moved_while_its_box_was_away_reads_moved_there(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate, after = qf.cell_script("gate", GATE), qf.cell_script("after", "echo after")
+    qf.write_queue(f"{gate} t 1\n{after} t 1\n")
+    await launch_until_gate_runs(qf)
     qf.kill_session()  # the runner and its cell die at once, as in a preemption
     gone = await wait_view(qf, lambda v: v.state == STOPPED, what="the queue to stop")
     assert [c.status for c in gone.cells] == [INTERRUPTED, PENDING] and gone.resume_index == 0
@@ -111,15 +116,7 @@ async def test_a_moved_cell_still_running_on_its_old_box_is_said_to_run_twice(ma
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     gate = qf.cell_script("gate", GATE)
     qf.write_queue(f"{gate} t 1\n")
-    qf.write_queue("", "box2")
-    transport = qf.transport("box1")
-    try:
-        plan = await plan_launch(qf.fleet, qf.host("box1"), transport)
-        assert plan.ok, plan.problems
-        await launch(plan, transport)
-    finally:
-        await transport.close()
-    await wait_view(qf, lambda v: v.cells[0].status == "running", what="gate to run")
+    await launch_until_gate_runs(qf)
     box1 = qf.loopback.box("box1")
     await box1.stop()  # its SSH server only: the cell runs on
     transport = qf.transport("box1")
