@@ -28,6 +28,7 @@ from rgt_tui.services.verify.report import (
     loader_line,
     offline,
     problem_count,
+    reclaimed_line,
     unlisted_problems,
 )
 
@@ -165,6 +166,8 @@ def verify_lines(report: VerificationReport) -> list[Content]:
             if name not in unfinished
         ]
     lines += [Content.styled(shown(line), MUTED) for line in code_lines(report)]  # U42
+    if report.reclaimed:
+        lines.append(Content.styled(reclaimed_line(report), MUTED))
     loader = report.loader
     if loader is not None:  # which interpreter and torch loaded the files ([fleet] verify_python)
         style = "$warning" if loader.torch_problem else MUTED

@@ -79,13 +79,16 @@ class LocalCopyChecked:
     """The local copy under ``folder`` re-hashed just now against the manifest: ``matched``
     files are there with the manifest's SHA-256; ``missing`` (local paths) are not there;
     ``changed`` ("path: why") are there but are not the pulled file (another hash or
-    size, a link, not a regular file, unreadable)."""
+    size, a link, not a regular file, unreadable). ``reclaimed``: how many of the files
+    checked are not the manifest's but ones a reclaim deleted on the box after they
+    verified (``services.reclaimed``), whose only copy is this one."""
 
     folder: str
     at: float
     matched: int
     missing: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
+    reclaimed: int = 0
 
     @property
     def ok(self) -> bool:

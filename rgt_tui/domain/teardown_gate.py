@@ -652,18 +652,25 @@ def group_condition(seen: GroupRunSeen) -> Condition:
 
 def _local_condition(state: GateState, n: int) -> Condition:
     """Whether the local copy was re-hashed since the name was typed (or, before that,
-    since the manifest) and every file the manifest lists is there, unchanged."""
+    since the manifest) and every file the manifest lists is there, unchanged, and so is
+    every file whose only copy is here (deleted on the box by a reclaim)."""
     local = state.local
     if state.manifest is None or local is None:
         since = "the name was typed" if state.confirmed else "the manifest"
         return Condition("local", False, f"the local copy was not re-checked since {since}")
     where = f"under {printable(local.folder, 300)}"
+    n += local.reclaimed  # their only copy is here: re-hashed with the manifest's
+    only = (
+        f" ({local.reclaimed} of them deleted on the box by a reclaim: this copy is the only one)"
+        if local.reclaimed
+        else ""
+    )
     if local.ok and local.matched == n and n > 0:
         return Condition(
             "local",
             True,
             f"{local.matched}/{n} files re-hashed {where} at {local_time(local.at)}: "
-            "every SHA-256 matches",
+            f"every SHA-256 matches{only}",
         )
     parts = []
     for label, names in (("MISSING", local.missing), ("CHANGED", local.changed)):
@@ -673,7 +680,7 @@ def _local_condition(state: GateState, n: int) -> Condition:
             parts.append(f"{label} {shown}{more}")
     if not parts:
         parts.append(f"only {local.matched}/{n} files re-hashed")
-    return Condition("local", False, f"{'; '.join(parts)} — {where}")
+    return Condition("local", False, f"{'; '.join(parts)} — {where}{only}")
 
 
 def is_unlocked(state: GateState) -> bool:

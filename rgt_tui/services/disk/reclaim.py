@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rgt_tui.domain.artifacts import HASH_ONLY, VERIFIED
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.gate_events import FileFacts
 from rgt_tui.domain.manifest import Manifest, ManifestError
@@ -50,6 +51,7 @@ from rgt_tui.services.disk.running import read_running
 from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.records import host_results_dir, load_manifest, load_verification
 from rgt_tui.services.teardown.local_copy import check_local_copy
+from rgt_tui.services.teardown.reclaimed import ReclaimedFile, record_reclaimed
 from rgt_tui.transport.base import Transport
 
 DELETE_TIMEOUT_S = 600.0  # rm of a big cache folder can take a while
@@ -63,6 +65,11 @@ class DeletePlan:
     host: str
     target: Reclaimable
     why: str  # "a Hugging Face model outside the pull roots", "3 files pulled and verified"
+    # The host's results folder, the box's id and the verified files the delete leaves
+    # with one copy, here: recorded before the delete (``teardown.reclaimed``).
+    folder: Path | None = None
+    box_id: str | None = None
+    files: tuple[ReclaimedFile, ...] = ()
 
 
 async def plan_delete(
@@ -98,7 +105,9 @@ async def plan_delete(
     if target.kind == "hf-model" and not any(under(target.path, r) for r in audit.pull_roots):
         return DeletePlan(host.name, target, "a Hugging Face model outside the pull folders")
     also = (target.superseded_by,) if target.superseded_by else ()
-    checked, lost = await _pulled_and_verified(host, transport, results_dir, target.path, also)
+    checked, lost, box_id, files = await _pulled_and_verified(
+        host, transport, results_dir, target.path, also
+    )
     if lost:
         raise DiskError(
             host.name,
@@ -118,12 +127,27 @@ async def plan_delete(
         host.name,
         target,
         f"{what} pulled and verified; the box changes, so pull and verify again before teardown",
+        host_results_dir(results_dir, host),
+        box_id,
+        # A superseded checkpoint's successor stays on the box: only the deleted files.
+        tuple(f for f in files if under(f.remote, target.path)),
     )
 
 
 async def delete_planned(transport: Transport, plan: DeletePlan) -> str:
     """Delete the planned path on the box, which re-checks it first; the box's answer."""
     t = plan.target
+    if plan.files and plan.folder is not None and plan.box_id is not None:
+        # Before the delete: after it, this machine's copy is the only one, and verify and
+        # the gate must know (a delete that then fails leaves entries the manifest outranks).
+        try:
+            await asyncio.to_thread(record_reclaimed, plan.folder, plan.box_id, plan.files)
+        except OSError as exc:
+            raise DiskError(
+                plan.host,
+                f"nothing deleted: could not record which files will have their only copy "
+                f"here ({exc}) — free space in {plan.folder} and try again",
+            ) from None
     await transport.connect()
     result = await run_disk_ctl(
         transport, "delete", t.dev, t.ino, t.type, input=t.path + "\0", timeout=DELETE_TIMEOUT_S
@@ -136,9 +160,10 @@ async def delete_planned(transport: Transport, plan: DeletePlan) -> str:
 
 async def _pulled_and_verified(
     host: HostConfig, transport: Transport, results_dir: Path, path: str, also: tuple[str, ...]
-) -> tuple[int, list[str]]:
+) -> tuple[int, list[str], str | None, list[ReclaimedFile]]:
     """How many files under ``path`` (and the files ``also``) are pulled and verified
-    now, and a line for each that is not."""
+    now, a line for each that is not, the box's id, and the files as a reclaim records
+    them."""
     folder = host_results_dir(results_dir, host)
     try:
         kept = await asyncio.to_thread(load_manifest, folder)
@@ -160,13 +185,15 @@ async def _pulled_and_verified(
         if not any(now.display(e.root, e.path) == name for e in now.entries):
             lost.append(f"the newer checkpoint is gone from the box: {printable(name)}")
     if kept is None:
-        return 0, lost + [f"not pulled: {printable(now.display(e.root, e.path))}" for e in wanted]
+        missed = [f"not pulled: {printable(now.display(e.root, e.path))}" for e in wanted]
+        return 0, lost + missed, None, []
     same = now.identity is not None and now.identity.same_box(kept.identity)
     if not same:
         lost.append(f"the pulled copy in {folder} is of another box than this one")
     good = _good_checks(record, kept)
     by_remote = {kept.display(e.root, e.path): e for e in kept.entries}
     rehash: list[tuple[str, FileFacts]] = []
+    files: list[ReclaimedFile] = []
     for e in wanted:
         remote = now.display(e.root, e.path)
         old = by_remote.get(remote) if same else None
@@ -175,31 +202,33 @@ async def _pulled_and_verified(
             lost.append(f"not pulled: {shown}")
         elif (old.size, old.mtime) != (e.size, e.mtime):
             lost.append(f"changed on the box since the pull: {shown}")
-        elif old.sha256 is None or good.get(remote) != old.sha256:
+        elif old.sha256 is None or good.get(remote, ("", ""))[0] != old.sha256:
             lost.append(f"pulled but not verified: {shown}")
         else:
-            rehash.append(
-                (kept.local_relpath(old.root, old.path), FileFacts(old.size, old.mtime, old.sha256))
-            )
+            rel = kept.local_relpath(old.root, old.path)
+            rehash.append((rel, FileFacts(old.size, old.mtime, old.sha256)))
+            status = VERIFIED if good[remote][1] == VERIFIED else HASH_ONLY
+            files.append(ReclaimedFile(rel, remote, old.size, old.mtime, old.sha256, status))
     local = await asyncio.to_thread(check_local_copy, folder, rehash, time.time())
     lost += [f"the pulled copy is missing here: {printable(p)}" for p in local.missing]
     lost += [f"the pulled copy changed here: {printable(p)}" for p in local.changed]
-    return local.matched, lost
+    return local.matched, lost, kept.box_id, files
 
 
 def _wanted(remote: str, path: str, also: tuple[str, ...]) -> bool:
     return under(remote, path) or remote in also
 
 
-def _good_checks(record: dict | None, manifest: Manifest) -> dict[str, str]:
-    """Box path → SHA-256 of each file the verification of ``manifest`` found good."""
+def _good_checks(record: dict | None, manifest: Manifest) -> dict[str, tuple[str, str]]:
+    """Box path → (SHA-256, verify's status) of each file the verification of
+    ``manifest`` found good."""
     if not record_of(record, manifest):
         return {}
     assert record is not None
     good = {}
     for c in record.get("checks") or []:
         if isinstance(c, dict) and c.get("ok") is True and isinstance(c.get("sha256"), str):
-            good[str(c.get("remote"))] = c["sha256"]
+            good[str(c.get("remote"))] = (c["sha256"], str(c.get("status")))
     return good
 
 

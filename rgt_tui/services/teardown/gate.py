@@ -28,7 +28,7 @@ from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.queue_state import DONE, RUNNING, QueueView
-from rgt_tui.domain.roster import output_prefixes
+from rgt_tui.domain.roster import in_outputs, output_prefixes
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.unfinished import queue_cells_seen
 from rgt_tui.domain.units import local_time, plural
@@ -43,6 +43,7 @@ from rgt_tui.services.teardown.acknowledge import queue_cells
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
 from rgt_tui.services.teardown.group import group_condition
 from rgt_tui.services.teardown.local_copy import check_local_copy
+from rgt_tui.services.teardown.reclaimed import reclaimed_here
 from rgt_tui.transport.base import Transport
 
 
@@ -291,6 +292,44 @@ def _local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
     return manifest, record, None
 
 
+def _acked_missing(journal: Journal, host: str) -> frozenset[str]:
+    """The cells accepted as missing on the journal's box (none when it is unreadable:
+    the locked update below says so)."""
+    try:
+        return journal.load(host).gate().acked_missing
+    except JournalError:
+        return frozenset()
+
+
+def _local_check(
+    folder: Path, manifest: Manifest, durable_dir: str, acked: frozenset[str], at: float
+) -> g.LocalCopyChecked:
+    """The manifest's files and those whose only copy is here (a reclaim deleted them on
+    the box after they verified), re-hashed now. A reclaimed file of a cell accepted as
+    missing is not: the acknowledgement is the typed word that its loss is accepted."""
+    local = check_local_copy(folder, manifest_event(manifest).files, at)
+    here = reclaimed_here(folder, manifest, at)
+
+    def accepted(path: str) -> bool:
+        return any(
+            in_outputs(path, cell, output_prefixes(manifest, durable_dir, cell)) for cell in acked
+        )
+
+    check = here.check
+    missing = tuple(p for p in check.missing if not accepted(p))
+    changed = tuple(c for c in check.changed if not accepted(c.split(": ", 1)[0]))
+    counted = len(here.files) - sum(1 for f in here.files if accepted(f.local))
+    if here.problem:
+        counted, changed = 0, check.changed
+    return replace(
+        local,
+        matched=local.matched + sum(1 for f in here.intact if not accepted(f.local)),
+        missing=local.missing + missing,
+        changed=local.changed + changed,
+        reclaimed=counted,
+    )
+
+
 def _belongs(manifest: Manifest, box: BoxIdentity | None) -> bool:
     return box is not None and box.same_box(manifest.identity)
 
@@ -468,8 +507,9 @@ async def gather(
     local_check = None
     if local[0] is not None and not records_only:
         # Every byte of the local copy, re-hashed now, off the event loop (local_copy).
+        acked = await asyncio.to_thread(_acked_missing, journal, host.name)
         local_check = await asyncio.to_thread(
-            check_local_copy, folder, manifest_event(local[0]).files, clock()
+            _local_check, folder, local[0], host.durable_dir, acked, clock()
         )
     at = clock()
     problems: list[str] = []

@@ -89,7 +89,17 @@ def report_to_json(report: VerificationReport) -> dict[str, Any]:
         },
         "loader": None if report.loader is None else asdict(report.loader),
         "code": None if report.code is None else report.code.to_json(),
+        "reclaimed": report.reclaimed,
+        "reclaimed_lost": [{"problem": p, "cell": c} for p, c in report.reclaimed_lost],
     }
+
+
+def reclaimed_line(report: VerificationReport) -> str:
+    """What stands for the files a reclaim deleted on the box (services.teardown.reclaimed)."""
+    return (
+        f"reclaimed: {plural(report.reclaimed, 'file')} deleted on the box after they verified "
+        "count from their copies here, which still hash as they did — the only copies now"
+    )
 
 
 def offline(report: VerificationReport) -> bool:
@@ -190,6 +200,8 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
     elif report.manifest is not None:
         lines.append("  roster: the host has no queue file; nothing to reconcile")
     lines += [f"  {line}" for line in code_lines(report)]
+    if report.reclaimed:
+        lines.append(f"  {reclaimed_line(report)}")
     if offline(report):
         lines.append("  the box was not re-scanned for changes since the manifest (offline)")
     if report.loader is not None:

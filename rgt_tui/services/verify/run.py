@@ -54,7 +54,7 @@ from rgt_tui.domain.manifest import (
 )
 from rgt_tui.domain.manifest_refusals import refusal_fix
 from rgt_tui.domain.queue_state import PENDING, RUNNING
-from rgt_tui.domain.roster import RosterCheck, reconcile
+from rgt_tui.domain.roster import RosterCheck, in_outputs, output_prefixes, reconcile
 from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.fsutil import LockBusy, file_lock
@@ -69,6 +69,7 @@ from rgt_tui.services.records import (
     verification_path,
 )
 from rgt_tui.services.result_code import ResultCode, load_result_code
+from rgt_tui.services.teardown.reclaimed import lost_lines, reclaimed_here
 from rgt_tui.services.verify import artifacts as checks
 from rgt_tui.services.verify.loader import LoaderInfo, LoaderLimits, VerifyLoader
 from rgt_tui.services.verify.report import file_problem, flag_problem, report_to_json
@@ -128,6 +129,10 @@ async def verify_host(
         flags += remote_flags
     cells, roster_problem = await asyncio.to_thread(_roster, host, roster)  # reads queue files
     statuses = {c.path: c.status for c in results}
+    # What a reclaim deleted on the box after it verified has its only copy here: counted
+    # for its cell while that copy still hashes as it did, named when it does not.
+    here = await asyncio.to_thread(reclaimed_here, folder, manifest, time.time())
+    statuses.update({f.local: f.status for f in here.intact})
     code = await asyncio.to_thread(load_result_code, folder)  # what made them (U42)
     if cells is None and code is not None and not code.problem and code.cells:
         # No queue file here (a block re-added, a queue launched from another checkout):
@@ -138,13 +143,23 @@ async def verify_host(
     if cells is not None:
         work = await _open_work(host, transport if remote_checked else None, code)
         rost = reconcile(cells, manifest, host.durable_dir, statuses, work)
-    problems = problem_lines(manifest, results, flags, rost)
+    lost = [(line, _cell_of(path, cells or (), manifest, host.durable_dir)) for path, line in
+            lost_lines(here)]  # fmt: skip
+    problems = problem_lines(manifest, results, flags, rost) + [line for line, _ in lost]
     if roster_problem:
         problems.append(roster_problem)
     return await _finish(
         host, folder, manifest, results, flags, rost, remote_checked, problems, write_record,
-        loader.info, code,
+        loader.info, code, (len(here.intact), tuple(lost)),
     )  # fmt: skip
+
+
+def _cell_of(path: str, cells: Sequence[str], manifest: Manifest, durable_dir: str) -> str:
+    """The cell whose outputs hold local ``path`` ("" for none)."""
+    for name in cells:
+        if path and in_outputs(path, name, output_prefixes(manifest, durable_dir, name)):
+            return name
+    return ""
 
 
 def _pull_running(folder: Path) -> bool:
@@ -173,10 +188,11 @@ async def _finish(
     write_record: bool,
     loader: LoaderInfo | None = None,
     code: ResultCode | None = None,
+    reclaimed: tuple[int, tuple[tuple[str, str], ...]] = (0, ()),
 ) -> VerificationReport:
     report = VerificationReport(
         host.name, folder, time.time(), manifest, tuple(results), tuple(flags), roster,
-        remote_checked, tuple(problems), loader, code,
+        remote_checked, tuple(problems), loader, code, *reclaimed,
     )  # fmt: skip
     if write_record:
         try:

@@ -1,0 +1,77 @@
+"""A verified cell's folder reclaimed on the box keeps counting from its copy here, and
+that copy keeps the gate shut (hour s19a #1), over a real loopback box and journal:
+
+- after ``disk --delete`` of a pulled and verified cell's folder, the next pull and
+  verify count the cell from the local copy (not "missing", not "launch it again"), and
+  the gate's local line re-hashes those files with the manifest's;
+- deleting that local copy then keeps verify and the gate locked, naming the file as
+  the only copy, until the user accepts the cell as missing by name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from test_teardown_box import Setup
+
+from rgt_tui.services.disk.audit import audit_disk
+from rgt_tui.services.disk.reclaim import delete_planned, plan_delete
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.teardown import acknowledge
+from rgt_tui.services.verify.report import format_report
+from rgt_tui.services.verify.run import verify_host
+from rgt_tui.transport import open_transport
+
+
+def _line(report, key: str):  # type: ignore[no-untyped-def]
+    return next(c for c in report.conditions if c.key == key)
+
+
+async def test_a_reclaimed_verified_cell_counts_from_here_and_guards_the_gate(
+    make_loopback_fleet, tmp_path: Path
+) -> None:
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    await setup.pull_and_verify()
+    assert (await setup.check()).ready_but_confirmation
+    cell = setup.box.root / "results" / "cellA"
+    results = setup.fleet.results_dir
+    async with open_transport(setup.host) as t:
+        audit = await audit_disk(setup.host, t, results, cells=("cellA", "cellB"))
+        plan = await plan_delete(setup.host, t, results, audit, str(cell))
+        await delete_planned(t, plan)
+        assert not cell.exists()
+        assert (await pull_host(setup.host, results, t)).ok
+        report = await verify_host(setup.host, results, transport=t)
+    # Before: "missing cell cellA: no output directory … in the pulled copy".
+    assert report.ok, report.problems
+    assert report.roster is not None and "cellA" in report.roster.present
+    assert "reclaimed: 1 file deleted on the box after they verified" in format_report(report)
+    gate = await setup.check()
+    assert gate.ready_but_confirmation, gate.conditions
+    local = _line(gate, "local")
+    assert "3/3 files re-hashed" in local.evidence
+    assert "1 of them deleted on the box by a reclaim" in local.evidence
+
+    # Its copy here is the only one: gone, verify and the gate both say so.
+    mine = results / "box1" / "cellA" / "metrics.json"
+    mine.rename(tmp_path / "elsewhere.json")
+    async with open_transport(setup.host) as t:
+        report = await verify_host(setup.host, results, transport=t)
+    assert not report.ok
+    assert any(
+        p.startswith("cellA/metrics.json: missing here — deleted on the box by a reclaim")
+        for p in report.problems
+    ), report.problems
+    gate = await setup.check()
+    assert not gate.ready_but_confirmation
+    assert "MISSING cellA/metrics.json" in _line(gate, "local").evidence
+
+    # Accepting the cell as missing, by name, is the typed word that its loss is accepted.
+    cells = ("cellA", "cellB")
+    await asyncio.to_thread(
+        acknowledge, setup.journal, "box1", missing=["cellA"], cells=cells, box=gate.box
+    )
+    gate = await setup.check()
+    assert gate.ready_but_confirmation, [c for c in gate.conditions if not c.ok]
+    assert "2/2 files re-hashed" in _line(gate, "local").evidence
