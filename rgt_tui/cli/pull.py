@@ -210,6 +210,7 @@ async def run_verify(call: Call, transport: Transport) -> int:
         # --offline checks only the local copy: the transport, never connected, goes unused.
         transport=None if call.args.offline else transport,
         python=call.fleet.verify_python,
+        safe_globals=call.fleet.verify_safe_globals,
         stall_timeout_s=call.args.stall_timeout,
     )
     # A group with pull_ranks = "all": each further rank's folder is verified as well,
@@ -237,6 +238,7 @@ async def _verify_rank(call: Call, rank: HostConfig) -> VerificationReport:
             call.fleet.results_dir,
             transport=None if call.args.offline else transport,
             python=call.fleet.verify_python,
+            safe_globals=call.fleet.verify_safe_globals,
             stall_timeout_s=call.args.stall_timeout,
         )
 

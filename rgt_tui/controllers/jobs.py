@@ -470,6 +470,7 @@ class JobRunner:
                 self.fleet.results_dir,
                 transport=self.connections.transport(host.name),
                 python=self.fleet.verify_python,
+                safe_globals=self.fleet.verify_safe_globals,
             )
         except Exception as exc:
             self._set(host.name, verify_error=str(exc))

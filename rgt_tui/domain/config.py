@@ -76,7 +76,8 @@ SLURM_KEYS = (
 )  # fmt: skip
 SCHEDULERS = ("none", "slurm")
 FLEET_KEYS = (
-    "results_dir", "poll_seconds", "default_epochs", "thresholds", "verify_python", *READY_KEYS,
+    "results_dir", "poll_seconds", "default_epochs", "thresholds", "verify_python",
+    "verify_safe_globals", *READY_KEYS,
     *WATCH_FLEET_KEYS,
 )  # fmt: skip
 THRESHOLD_KEYS = tuple(f.name for f in fields(Thresholds))
@@ -389,6 +390,9 @@ class Fleet:
     verify_python: str | None = None
     ready: Readiness = Readiness()  # the [fleet] defaults every host's own keys override
     watch: FleetWatch = FleetWatch()
+    # Globals a checkpoint may name and still load (``module.Name``; torch's
+    # add_safe_globals), trusted by the user: argparse.Namespace in Lightning-style files.
+    verify_safe_globals: tuple[str, ...] = ()
 
     def host(self, name: str) -> HostConfig:
         """The host called ``name``; KeyError listing the known names otherwise."""
@@ -409,11 +413,13 @@ def make_fleet(
     verify_python: str | None = None,
     ready: Readiness = Readiness(),
     watch: FleetWatch = FleetWatch(),
+    verify_safe_globals: tuple[str, ...] = (),
 ) -> Fleet:
     """Assemble a Fleet, standing this machine in when no host was configured."""
     if hosts:
         return Fleet(
-            path, results_dir, poll, epochs, thresholds, hosts, False, verify_python, ready, watch
+            path, results_dir, poll, epochs, thresholds, hosts, False, verify_python, ready, watch,
+            verify_safe_globals,
         )  # fmt: skip
     local = HostConfig(
         name=LOCAL, ssh=None, identity_file=None, known_hosts=None, profile=DEFAULT_PROFILE,
@@ -426,5 +432,6 @@ def make_fleet(
         ready=ready,
     )  # fmt: skip
     return Fleet(
-        path, results_dir, poll, epochs, thresholds, (local,), True, verify_python, ready, watch
+        path, results_dir, poll, epochs, thresholds, (local,), True, verify_python, ready, watch,
+        verify_safe_globals,
     )  # fmt: skip

@@ -9,6 +9,7 @@ Pure: the text and the names of the shipped profiles are given
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -68,6 +69,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
             None,
         ),
     )
+    safe_globals = fleet.checked(lambda: _safe_globals(fleet), ())
     thresholds = _thresholds(fleet)
     ready = readiness(fleet, base)
     watch = fleet_watch(fleet)
@@ -122,6 +124,7 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         verify,
         ready,
         watch,
+        safe_globals or (),
     )
 
 
@@ -148,6 +151,40 @@ def _spare_problems(
                 )
             )
     return found
+
+
+# Modules whose globals run code when a pickle names them: never allowed, whatever the
+# fleet file says (a checkpoint from a box is hostile input; principle 3).
+CODE_MODULES = frozenset({
+    "builtins", "os", "posix", "nt", "sys", "subprocess", "importlib", "shutil", "pickle",
+    "runpy", "code", "codeop", "ctypes", "socket", "pty", "operator",
+    "functools", "types", "marshal", "io", "pathlib", "tempfile", "webbrowser", "multiprocessing",
+})  # fmt: skip
+GLOBAL_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+
+
+def _safe_globals(fleet: Table) -> tuple[str, ...]:
+    """``verify_safe_globals``: the ``module.Name`` globals a checkpoint may name and still
+    load (torch's add_safe_globals); never one of a module that runs code."""
+    if "verify_safe_globals" not in fleet.data:
+        return ()
+    names = fleet.text_list(
+        "verify_safe_globals", [], example='["argparse.Namespace"]', what="module.Name globals"
+    )
+    for name in names:
+        if not GLOBAL_RE.fullmatch(name):
+            raise fleet.error(
+                "verify_safe_globals",
+                f"{name!r} is not a global written module.Name, such as argparse.Namespace",
+            )
+        if name.split(".", 1)[0] in CODE_MODULES:
+            raise fleet.error(
+                "verify_safe_globals",
+                f"{name!r} is of a module whose globals run code ({name.split('.', 1)[0]}): a "
+                "checkpoint naming it is refused whatever this key says — allow only data "
+                "classes, such as argparse.Namespace",
+            )
+    return names
 
 
 def _thresholds(fleet: Table) -> Thresholds:

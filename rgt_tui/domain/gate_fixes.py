@@ -148,6 +148,19 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         return verify  # nothing named yet: verify loads and names
     if key == "verified" and "refused" not in condition.evidence:
         return f"do what each problem verify named says, then {_bare(verify)}"
+    if key == "loaded" and "Unsupported global: GLOBAL" in condition.evidence:
+        return (
+            "a file names a class torch does not allow: if you trust it, add it to [fleet] "
+            f"verify_safe_globals as its line says, then {_bare(verify)}"
+        )
+    if key == "local" and "deleted on the box by a reclaim" in condition.evidence:
+        # A pull cannot bring back what a reclaim deleted on the box (hour s19a #1).
+        ack = "type its name below and press Missing: accept" if tui else "--ack-missing CELL"
+        return (
+            "put back the files named, if you moved them (a reclaim deleted the box's "
+            f"copies); to go on without them, accept their cell as missing ({ack}); a file "
+            f"the box still has: {_bare(pull)}"
+        )
     if key == "idle" and condition.cause == NOT_ANSWERING:
         return f"{check} once the box answers: what runs there is unknown until then"
     fixes = {

@@ -96,7 +96,11 @@ def handle(request: dict) -> dict:
     """The reply to one request."""
     op = request.get("op")
     if op == "torch":
-        return torch_info()
+        info = torch_info()
+        names = request.get("safe_globals") or []
+        if info["torch"] is not None and info["problem"] is None and names:
+            info["globals_problem"] = allow_globals(names)
+        return info
     if op != "load":
         return {"outcome": "unverifiable", "detail": f"unknown request {op!r}"}
     kind, path = request.get("kind"), request.get("path")
@@ -132,6 +136,35 @@ def torch_info() -> dict:
             "(CVE-2025-32434)"
         )
     return {"torch": version, "file": getattr(torch, "__file__", None), "problem": problem}
+
+
+def allow_globals(names: list) -> str | None:
+    """Let checkpoints name these ``module.Name`` globals (``[fleet] verify_safe_globals``,
+    the user's own list); why one cannot be found, or None."""
+    import importlib
+
+    import torch
+
+    found = []
+    for name in names:
+        parts = str(name).split(".")
+        obj = None
+        for cut in range(len(parts) - 1, 0, -1):  # the longest importable module first
+            try:
+                obj = importlib.import_module(".".join(parts[:cut]))
+            except Exception:
+                continue
+            try:
+                for attr in parts[cut:]:
+                    obj = getattr(obj, attr)
+            except AttributeError:
+                obj = None
+            break
+        if obj is None:
+            return f"{name} cannot be imported"
+        found.append(obj)
+    torch.serialization.add_safe_globals(found)
+    return None
 
 
 def torch_is_safe(version: str) -> bool:
@@ -240,6 +273,17 @@ def refusal(path: str, zipped: bool, text: str) -> tuple[str, str]:
     damage = pickle_damage(path, zipped)
     if damage is not None:
         return "corrupt", f"{damage}; torch: {reason}"
+    plain = None if zipped else plain_pickle(path)
+    if plain is not None:
+        # Not truncated, not being saved (hour s19a #13): a pickle.dump file, which no
+        # torch.load reads; unpickling it could run code, so nothing here loads it.
+        what = "a plain pickle (pickle.dump), not a torch checkpoint"
+        if plain:
+            return "unsafe", f"needs arbitrary code to load; not executed: {what}, naming {plain}"
+        return "unverifiable", (
+            f"{what}: not loaded (unpickling can run code) — save it with torch.save or "
+            "safetensors to have it verified"
+        )
     if names_code(text):
         return "unsafe", "needs arbitrary code to load; not executed: " + reason
     return "corrupt", f"torch's safe loader refused it: {reason}"
@@ -285,11 +329,43 @@ def pickle_damage(path: str, zipped: bool):
     return None
 
 
+# torch.save's legacy format opens with a pickle of this number (torch.serialization).
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+
+
+def plain_pickle(path: str):
+    """None for a legacy torch file (its first pickle is torch's magic number) or one not
+    walked; else the code its pickle names ("" for none), read with pickletools, which
+    runs nothing."""
+    try:
+        with open(path, "rb") as f:
+            stream = io.BytesIO(f.read(MAX_PICKLE_BYTES))
+        ops = list(pickletools.genops(stream))
+    except Exception:
+        return None
+    if any(arg == LEGACY_MAGIC for _op, arg, _pos in ops):
+        return None
+    names, strings = [], []
+    for op, arg, _ in ops:
+        if op.name in ("GLOBAL", "INST") and isinstance(arg, str):
+            names.append(arg.replace(" ", "."))
+        elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+            names.append(".".join(strings[-2:]))  # the module and name pushed before it
+        elif isinstance(arg, str):
+            strings.append(arg)
+    code = any(op.code.encode("latin-1")[0] in CODE_OPCODES for op, _, _ in ops)
+    # The box's bytes: only name characters, and not many of them.
+    shown = [re.sub(r"[^\w.]", "?", n)[:80] for n in dict.fromkeys(names)][:3]
+    return (", ".join(shown) or "a global") if code else ""
+
+
 def unsafe_reason(text: str) -> str:
     """The line of torch's long message that names the refused global."""
     for line in text.splitlines():
         if "GLOBAL" in line or "Unsupported" in line:
-            return line.strip()
+            # torch's advice after the name (add_safe_globals) is not the user's to follow
+            # here: the fix verify adds names the fleet key that does it.
+            return line.split(" was not an allowed global", 1)[0].strip()
     return text.strip().splitlines()[0] if text.strip() else "refused by weights_only"
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from test_teardown_box import Setup
 
+from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.services.disk.audit import audit_disk
 from rgt_tui.services.disk.reclaim import delete_planned, plan_delete
 from rgt_tui.services.pull import pull_host
@@ -66,6 +67,9 @@ async def test_a_reclaimed_verified_cell_counts_from_here_and_guards_the_gate(
     gate = await setup.check()
     assert not gate.ready_but_confirmation
     assert "MISSING cellA/metrics.json" in _line(gate, "local").evidence
+    # Its fix is not "pull": a pull cannot bring back what the box no longer has.
+    said = fix(_line(gate, "local"), "box1", tui=False)
+    assert said.startswith("put back the files named") and "--ack-missing CELL" in said
 
     # Accepting the cell as missing, by name, is the typed word that its loss is accepted.
     cells = ("cellA", "cellB")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rgt_tui.domain.artifacts import CORRUPT, NOT_VERIFIED, UNSAFE, VERIFIED
+from rgt_tui.domain.config_parse import CODE_MODULES
 from rgt_tui.domain.units import fmt_bytes
 
 WORKER = Path(__file__).resolve().parents[2] / "worker" / "verify_worker.py"
@@ -82,8 +84,14 @@ class _WorkerGone(Exception):
 class VerifyLoader:
     """A worker process for one verify run (see the module docstring); call ``close``."""
 
-    def __init__(self, python: str | None = None, limits: LoaderLimits | None = None) -> None:
+    def __init__(
+        self,
+        python: str | None = None,
+        limits: LoaderLimits | None = None,
+        safe_globals: tuple[str, ...] = (),
+    ) -> None:
         self.python = python or sys.executable
+        self.safe_globals = safe_globals  # [fleet] verify_safe_globals
         self.configured = python is not None
         self.limits = limits or LoaderLimits()
         self.starts = 0
@@ -181,7 +189,8 @@ class VerifyLoader:
             return self._torch_problem()
         if not self._torch_imported:
             try:
-                reply = self._ask({"op": "torch"}, self.limits.start_timeout_s)
+                request = {"op": "torch", "safe_globals": list(self.safe_globals)}
+                reply = self._ask(request, self.limits.start_timeout_s)
             except _WorkerGone as exc:
                 return f"not verified: while importing torch, {exc}"
             if reply is None:
@@ -203,6 +212,11 @@ class VerifyLoader:
             return f"not verified: no torch in {self.python} ({why}); fix: {self._fix()}"
         if self._torch.get("problem"):
             return f"not verified: {self._torch['problem']} ({self.python}); fix: {self._fix()}"
+        if self._torch.get("globals_problem"):
+            return (
+                f"not verified: [fleet] verify_safe_globals: {self._torch['globals_problem']} "
+                f"in {self.python}; fix: correct the name in the fleet file"
+            )
         return None
 
     def _fix(self) -> str:
@@ -350,6 +364,14 @@ class VerifyLoader:
         if outcome == "loaded":
             return VERIFIED, detail
         if outcome == "unsafe":
+            named = re.search(r"GLOBAL ([A-Za-z_][\w.]*)", detail)
+            if named and named.group(1).split(".")[0] not in CODE_MODULES:
+                # torch's own advice (add_safe_globals) cannot be typed into rgt-tui: the
+                # fleet key can (hour s19a #4).
+                detail += (
+                    f" — if {named.group(1)} is a data class you trust, allow it: [fleet] "
+                    f'verify_safe_globals = ["{named.group(1)}"] in the fleet file'
+                )
             return UNSAFE, detail
         if outcome == "corrupt":
             return CORRUPT, detail

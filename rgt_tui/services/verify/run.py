@@ -89,6 +89,7 @@ async def verify_host(
     write_record: bool = True,
     python: str | None = None,
     limits: LoaderLimits | None = None,
+    safe_globals: tuple[str, ...] = (),
     stall_timeout_s: float = SCAN_STALL_TIMEOUT_S,
 ) -> VerificationReport:
     """Verify ``<results_dir>/<host>/`` and record the outcome (see the module docstring).
@@ -97,7 +98,8 @@ async def verify_host(
     the re-scan is skipped and the report says so. ``roster`` is the list of cell names;
     when None, the host's ``queue`` file is read for it. ``python`` is the interpreter that
     loads checkpoints and JSON (``Fleet.verify_python``; None: this one); ``limits`` bound
-    what one file may cost it (None: limits from each file's size). A re-scan that
+    what one file may cost it (None: limits from each file's size); ``safe_globals`` the
+    globals a checkpoint may name (``Fleet.verify_safe_globals``). A re-scan that
     prints nothing for ``stall_timeout_s`` is stopped, and the report says why.
     """
     folder = host_results_dir(results_dir, host)
@@ -117,7 +119,7 @@ async def verify_host(
     if manifest is None:
         problem = f"no manifest in {folder}: nothing was pulled — run `rgt-tui pull {host.name}`"
         return await _finish(host, folder, None, (), (), None, False, [problem], write_record)
-    loader = VerifyLoader(python, limits)
+    loader = VerifyLoader(python, limits, safe_globals)
     try:
         results = await _check_all(host.name, folder, manifest, on_progress, loader)
     finally:

@@ -361,7 +361,11 @@ class PullScheduler:
         try:
             result = await self._own_pull(host, transport, options, progress)
             report = await verify_host(
-                host, self.fleet.results_dir, transport=transport, python=self.fleet.verify_python
+                host,
+                self.fleet.results_dir,
+                transport=transport,
+                python=self.fleet.verify_python,
+                safe_globals=self.fleet.verify_safe_globals,
             )
         except PullBusy as exc:  # another process is pulling it: that pull counts
             self.last[host.name] = f"not pulled: {exc.message}"
