@@ -8,7 +8,11 @@
 #       folder), cell (a cell's output folder: list its checkpoints), any other KIND
 #       (durable: the durable folder) only resolved. A leading ~ is $HOME;
 #       the literal $HF_HUB_CACHE and $HF_HOME/hub are read from this box's environment.
-#   delete DEV INO TYPE        stdin: one absolute PATH ended by a NUL; TYPE: d or f
+#   delete DEV INO TYPE [listed]   stdin: one absolute PATH ended by a NUL; TYPE: d or f.
+#       With "listed" (a folder of results), then "SIZE<TAB>MTIME<TAB>REL" records, each
+#       ended by a NUL: only those files (the ones checked as pulled and verified, by size
+#       and whole-second mtime) are removed, then the folders left empty; anything else
+#       (written since the check) stays, the folder is put back, and "kept" names it.
 #
 # Output: records ended by a NUL, fields split by TABs, any path LAST (a name may hold a
 # tab or a newline; it cannot hold a NUL):
@@ -142,11 +146,42 @@ delete() {
         mv -T -- "$aside" "$path" 2>/dev/null
         refuse changed "$path changed while it was being deleted; put back, nothing deleted"
     fi
+    if [ "$type" = d ] && [ "${4:-}" = listed ]; then
+        delete_listed "$path" "$aside"
+        return
+    fi
     # rm never follows a link inside a folder; --one-file-system keeps it off mounts.
     if [ "$type" = d ]; then
         rm -rf --one-file-system -- "$aside" || refuse failed "rm could not remove all of $path"
     else
         rm -f -- "$aside" || refuse failed "rm could not remove $path"
+    fi
+    printf 'deleted\t%s\n' "$path"
+}
+
+delete_listed() {  # PATH ASIDE; stdin: the files that may go (see the top)
+    local path=$1 aside=$2 size mtime rel kept=0
+    local -A checked=()
+    while IFS=$'\t' read -r -d '' size mtime rel; do
+        checked["$rel"]="$size $mtime"
+    done
+    # find never follows a link, so each path it prints is the file under the folder; a
+    # file written or changed since the check is not listed as it is now, and stays.
+    while IFS=$'\t' read -r -d '' size mtime rel; do
+        [ "${checked["$rel"]:-}" = "$size ${mtime%.*}" ] && rm -f -- "$aside/$rel"
+    done < <(find "$aside" -xdev -type f -printf '%s\t%T@\t%P\0' 2>/dev/null)
+    # Links the scan saw go with their folder; folders left empty go too.
+    find "$aside" -xdev -type l -delete 2>/dev/null
+    find "$aside" -xdev -depth -type d -empty -delete 2>/dev/null
+    if [ -e "$aside" ]; then
+        # Something no check covered: the folder goes back where it was, holding it.
+        mv -T -- "$aside" "$path" 2>/dev/null ||
+            refuse failed "files written since the check are kept in $aside (could not move it back to $path)"
+        while IFS= read -r -d '' rel; do
+            kept=$((kept + 1))
+            [ "$kept" -le 20 ] && printf 'kept\t%s\0' "$rel"
+        done < <(find "$path" -xdev ! -type d -printf '%P\0' 2>/dev/null)
+        printf 'keptcount\t%s\0' "$kept"
     fi
     printf 'deleted\t%s\n' "$path"
 }

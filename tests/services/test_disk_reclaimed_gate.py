@@ -79,3 +79,29 @@ async def test_a_reclaimed_verified_cell_counts_from_here_and_guards_the_gate(
     gate = await setup.check()
     assert gate.ready_but_confirmation, [c for c in gate.conditions if not c.ok]
     assert "2/2 files re-hashed" in _line(gate, "local").evidence
+
+
+async def test_a_file_written_after_the_check_survives_the_delete(
+    make_loopback_fleet, tmp_path: Path
+) -> None:
+    """The box removes only the files it was told were checked (hour s20a #1): one
+    written into the folder after the check, or one changed since, stays, and is named."""
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    cell = setup.box.root / "results" / "cellA"
+    (cell / "sub").mkdir()
+    (cell / "sub" / "eval.json").write_text('{"f1": 0.5}')
+    await setup.pull_and_verify()
+    results = setup.fleet.results_dir
+    async with open_transport(setup.host) as t:
+        audit = await audit_disk(setup.host, t, results, cells=("cellA", "cellB"))
+        plan = await plan_delete(setup.host, t, results, audit, str(cell))
+        # After the check, before the delete: a late result, and a checked file rewritten.
+        (cell / "sub" / "late.json").write_text('{"epoch": 7}')
+        (cell / "metrics.json").write_text('{"cell": "cellA", "acc": 0.95, "more": 1}')
+        said = await delete_planned(t, plan)
+    assert "KEPT 2 files written there since the check" in said, said
+    assert "not pulled yet: pull and verify again" in said
+    assert (cell / "sub" / "late.json").read_text() == '{"epoch": 7}'
+    assert "0.95" in (cell / "metrics.json").read_text()
+    assert not (cell / "sub" / "eval.json").exists()  # checked, unchanged: reclaimed
+    assert not list(cell.parent.glob(".rgt-deleting*"))  # put back where it was

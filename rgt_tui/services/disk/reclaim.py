@@ -70,6 +70,9 @@ class DeletePlan:
     folder: Path | None = None
     box_id: str | None = None
     files: tuple[ReclaimedFile, ...] = ()
+    # A folder under a pull root: the box removes only ``files`` (as they were checked)
+    # and the folders left empty, never what was written there since (hour s20a #1).
+    listed: bool = False
 
 
 async def plan_delete(
@@ -131,6 +134,7 @@ async def plan_delete(
         box_id,
         # A superseded checkpoint's successor stays on the box: only the deleted files.
         tuple(f for f in files if under(f.remote, target.path)),
+        listed=target.type == "d",
     )
 
 
@@ -149,13 +153,34 @@ async def delete_planned(transport: Transport, plan: DeletePlan) -> str:
                 f"here ({exc}) — free space in {plan.folder} and try again",
             ) from None
     await transport.connect()
-    result = await run_disk_ctl(
-        transport, "delete", t.dev, t.ino, t.type, input=t.path + "\0", timeout=DELETE_TIMEOUT_S
-    )
+    stdin = t.path + "\0"
+    verb: tuple[str | int, ...] = (t.dev, t.ino, t.type)
+    if plan.listed:
+        verb += ("listed",)
+        stdin += "".join(
+            f"{f.size}\t{int(f.mtime)}\t{f.remote[len(t.path.rstrip('/')) + 1 :]}\0"
+            for f in plan.files
+        )
+    result = await run_disk_ctl(transport, "delete", *verb, input=stdin, timeout=DELETE_TIMEOUT_S)
     error = disk_refusal(plan.host, result, "the delete")
     if error is not None:
         raise error
-    return f"deleted {printable(t.path)}"
+    return _deleted_line(t.path, result.stdout)
+
+
+def _deleted_line(path: str, out: str) -> str:
+    """``deleted PATH``, and what the box kept: files written there since the check."""
+    kept = [r.split("\t", 1)[1] for r in out.split("\0") if r.startswith("kept\t")]
+    count = next((r.split("\t", 1)[1] for r in out.split("\0") if r.startswith("keptcount\t")), "")
+    if not kept:
+        return f"deleted {printable(path)}"
+    n = int(count) if count.strip().isdigit() else len(kept)
+    shown = ", ".join(printable(k, 200) for k in kept[:5]) + (" …" if n > 5 else "")
+    return (
+        f"deleted what was pulled and verified under {printable(path)}; KEPT {n} "
+        f"{'file' if n == 1 else 'files'} written there since the check ({shown}) — "
+        "not pulled yet: pull and verify again"
+    )
 
 
 async def _pulled_and_verified(
