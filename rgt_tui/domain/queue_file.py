@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
+from rgt_tui.domain.text import printable
+
 FORMAT_HINT = "write <cfg_path> <task> [epochs]"
 
 # ``#moved-to box2: configs/x.yaml det 5``: a sent line whose cell now runs on box2. The
@@ -129,7 +131,10 @@ MAX_CELL_NAME_BYTES = 200
 
 
 def _has_control(text: str) -> bool:
-    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+    """Any character ``printable`` would escape (C0, DEL, C1, line separators, bidi and
+    zero-width format characters): the rule the launch's records apply, so `queue
+    check` refuses by file:line what `launch` would (hour s20a #5)."""
+    return printable(text, None) != text
 
 
 def parse_queue_line(

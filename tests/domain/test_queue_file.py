@@ -75,6 +75,10 @@ def test_comments_after_fields_quotes_and_crlf():
         (f"/tmp/{'L' * 201}.json recon", "is 201 bytes: a cell's name makes its folders"),
         (f"{'é' * 101}.json recon", "is 202 bytes"),
         ("\ufeffb.json recon", "a UTF-8 byte-order mark inside the line"),
+        # What launch's records refuse, refused here by line (hour s20a #5: a traceback).
+        ("c\u2028d.yaml recon", "holds a control character"),
+        ("a\x85b.yaml recon", "holds a control character"),
+        ("a\u202eb.yaml recon", "holds a control character"),
     ],
 )
 def test_format_errors_name_file_line_and_the_fix(line: str, expected: str):
