@@ -38,6 +38,9 @@ class ManifestTaken:
     last_write: float
     refused: tuple[tuple[str, str], ...] = ()
     links: tuple[tuple[str, str], ...] = ()
+    # When the scan ended (box clock; 0: not recorded): a file dated after it is dated
+    # in the future, not written after the scan (hour s20a #4).
+    finished_at: float = 0.0
 
 
 @dataclass(frozen=True)

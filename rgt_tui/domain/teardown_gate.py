@@ -103,6 +103,7 @@ class GateState:
     manifest_links: frozenset[tuple[str, str]] = frozenset()  # (local path, target)
     taken_at: float | None = None
     last_write: float | None = None
+    finished_at: float | None = None
     rescan_matches: bool = False
     rescan_at: float | None = None
     rescan_error: str | None = None  # why the latest re-scan could not be taken
@@ -165,6 +166,7 @@ def apply(state: GateState, event: GateEvent) -> GateState:
             manifest_links=frozenset(event.links),
             taken_at=event.taken_at,
             last_write=event.last_write,
+            finished_at=event.finished_at or None,
             invalidated_by=None,
         )
     if isinstance(event, BoxChanged):
@@ -371,17 +373,16 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         why = f" ({printable(state.invalidated_by, 600)})" if state.invalidated_by else ""
         items.append(Condition("manifest", False, f"no valid manifest{why}", cause=blocked))
     else:
-        fresh = (
-            state.taken_at is not None
-            and state.last_write is not None
-            and state.taken_at >= state.last_write
-        )
+        future = _dated_in_the_future(state)
+        written = [f.mtime for p, f in m.items() if p not in dict(future)]
+        fresh = state.taken_at is not None and state.taken_at >= max(written, default=0.0)
         items.append(
             Condition(
                 "manifest",
                 fresh and n > 0,
                 f"{plural(n, 'file')}, taken at {local_time(state.taken_at)}"
-                + ("" if fresh else " — before the last write on the box"),
+                + ("" if fresh else " — before the last write on the box")
+                + _future_words(future),
             )
         )
     cause = ""
@@ -395,7 +396,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
             rescan += f" while {', '.join(state.running)} runs and changes the box's files"
         cause = CELL_RUNS if state.running else NO_MANIFEST
     elif state.rescan_matches:
-        rescan = "the box's files are as the manifest lists them"
+        rescan = "the box lists the same files, sizes and mtimes as the manifest (a listing: not re-hashed)"
     elif state.confirmed:
         rescan = "no re-scan since the name was typed"
     else:
@@ -585,6 +586,34 @@ def _unfinished_conditions(state: GateState) -> list[Condition]:
             )
         )
     return items
+
+
+FUTURE_SLACK_S = 2.0  # a file's mtime past the scan's end by more: dated in the future
+
+
+def _dated_in_the_future(state: GateState) -> list[tuple[str, float]]:
+    """The manifest's files dated after its scan ended, by the box's own clock: not
+    written after the scan (nothing is), but a clock stepped back or a copy that kept a
+    future time. The re-scan, not the date, says whether they changed since."""
+    end = state.finished_at
+    if end is None or state.manifest is None:
+        return []
+    return sorted(
+        ((p, f.mtime) for p, f in state.manifest.items() if f.mtime > end + FUTURE_SLACK_S),
+        key=lambda item: -item[1],
+    )
+
+
+def _future_words(future: list[tuple[str, float]]) -> str:
+    if not future:
+        return ""
+    path, mtime = future[0]
+    more = f" (and {plural(len(future) - 1, 'more file')})" if len(future) > 1 else ""
+    return (
+        f"; {printable(path, 200)}{more} is dated {local_time(mtime)}, after the scan "
+        "ended (the box's clock, or a copy that kept a future time): not counted as a "
+        "later write — the re-scan line says whether it changed since"
+    )
 
 
 def _locally_spoilt(local: LocalCopyChecked | None, files: dict[str, FileFacts]) -> set[str]:

@@ -129,6 +129,28 @@ def test_no_verification_of_this_manifest_keeps_it_locked():
     assert "verified" in keys(again)
 
 
+def test_a_file_dated_after_the_scan_ended_is_named_not_taken_for_a_later_write():
+    """A file dated in the box's own future (a clock stepped back, a copy that kept its
+    time) kept the manifest line locked until that date, whatever was pulled (hour
+    s20a #4); one written while the scan walked still locks it."""
+    future = (("cellB/metrics.json", FileFacts(5, 4_000_000_000.0, "sha-b")),)
+    files = (FILES[0], *future)
+    taken = ManifestTaken(files, 200.0, 4_000_000_000.0, finished_at=210.0)
+    events = [taken if isinstance(e, ManifestTaken) else e for e in happy_path()]
+    events = [
+        Rescanned(listing(files), e.at, e.attempt, e.box_id) if isinstance(e, Rescanned) else e
+        for e in events
+    ]
+    state = replay(*events)
+    assert is_unlocked(state), missing_conditions(state)
+    said = evidence(state, "manifest")
+    assert "cellB/metrics.json is dated" in said and "after the scan ended" in said
+    during = (("cellB/metrics.json", FileFacts(5, 205.0, "sha-b")),)
+    taken = ManifestTaken((FILES[0], *during), 200.0, 205.0, finished_at=210.0)
+    state = replay(taken)
+    assert "before the last write on the box" in evidence(state, "manifest")
+
+
 def test_files_pulled_but_not_yet_verified_are_sent_to_verify_not_to_pull_again():
     """Right after a pull the gate has no verify record of it: 0/N hash-verified, and the
     fix is verify (the files may all be here), where it used to say to pull again."""
@@ -552,7 +574,10 @@ def test_the_checklist_words_say_each_thing_once_in_local_time():
     assert f"taken at {state.taken_at:.0f}" not in manifest
     one = replay(ManifestTaken(FILES[:1], taken_at=100.0, last_write=0.0))
     assert evidence(one, "manifest").startswith("1 file, taken at ")
-    assert evidence(state, "rescan") == "the box's files are as the manifest lists them"
+    assert (
+        evidence(state, "rescan")
+        == "the box lists the same files, sizes and mtimes as the manifest (a listing: not re-hashed)"
+    )
     assert evidence(state, "idle") == "the queue is idle"
 
 

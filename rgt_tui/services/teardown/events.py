@@ -55,6 +55,7 @@ def manifest_event(manifest: Manifest) -> g.ManifestTaken:
         last_write=manifest.last_write or 0.0,
         refused=refused,
         links=links,
+        finished_at=manifest.finished_at or 0.0,
     )
 
 
