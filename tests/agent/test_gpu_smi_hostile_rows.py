@@ -65,3 +65,25 @@ def test_a_name_that_is_not_utf8_keeps_the_gpu(tmp_path: Path) -> None:
     (tmp_path / "gpu.csv").write_bytes(GPU_ROW.replace("H200", "H\xff").encode("latin-1") + b"\n")
     gpus, why, _ = gpu_smi.SmiSource(str(script)).gpus()
     assert why is None and [g["name"] for g in gpus] == ["NVIDIA H\ufffd"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [(3, "1e308"), (3, "99garbage"), (11, "NaN"), (9, "inf")],
+    ids=["exponent", "trailing-garbage", "nan", "inf"],
+)
+def test_a_number_with_anything_but_a_unit_after_it_is_named_not_read_by_prefix(
+    field: int, value: str
+) -> None:
+    """``1e308`` read as 1 % and ``99garbage`` as 99 (hour s20a #9); NaN and inf became
+    "?" with nothing said. Each is now no value, and named."""
+    cells = GPU_ROW.split("\n")[0].split(",")
+    cells[field] = f" {value}"
+    problems: list[str] = []
+    (gpu,) = gpu_smi.parse_smi_gpus(",".join(cells), problems)
+    key = {3: "util_pct", 11: "temp_c", 9: "power_w"}[field]
+    assert gpu[key] is None
+    (said,) = problems
+    assert said.startswith("nvidia-smi: ") and f"is not a number: '{value}'" in said
+    # A real row, with its units as nvidia-smi prints them without nounits, still reads.
+    assert gpu_smi.smi_number(" 250.00 W") == 250.0 and gpu_smi.smi_number("45 %") == 45.0

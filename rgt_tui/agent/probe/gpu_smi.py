@@ -49,7 +49,9 @@ SMI_APP_FIELDS = ("gpu_uuid", "pid", "process_name", "used_memory")
 SMI_TIMEOUT_S = 15.0
 SMI_NOT_FOUND = "no NVIDIA driver tools (nvidia-smi not found)"
 NO_DEVICE = "no NVIDIA device"
-_NUMBER_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
+# A whole cell: a plain decimal and at most a unit ("250.00 W", "45 %", "1024 MiB"). Read
+# by prefix, "1e308 %" was 1 % and "99garbage" 99 (hour s20a #9): the box's bytes.
+_NUMBER_RE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*(?:[A-Za-z%]{1,4})?\s*")
 # What nvidia-smi prints for a GPU the driver lost (U22): seen where /dev/kmsg and its Xid
 # lines are not (containers). Recorded texts: tests/fixtures/gpu/SOURCES.txt.
 LOST_MARKERS = (
@@ -89,12 +91,15 @@ def smi_number(cell):
     value = smi_value(cell)
     if value is None:
         return None
-    match = _NUMBER_RE.match(value)
+    match = _NUMBER_RE.fullmatch(value)
     return float(match.group(1)) if match else None
 
 
 def _mib_to_bytes(cell):
-    value = smi_number(cell)
+    return _mib(smi_number(cell))
+
+
+def _mib(value):
     return None if value is None else int(round(value * MIB))
 
 
@@ -139,6 +144,16 @@ def parse_smi_gpus(csv_text, problems=None):
             if problems is not None:
                 problems.append(f"nvidia-smi: unparsed GPU row: {line[:200]!r}")
             continue
+
+        def number(cell, field, gpu=int(index)):
+            """The cell's number; one that is neither a number nor N/A is named."""
+            value = smi_number(cell)
+            if value is None and smi_value(cell) is not None and problems is not None:
+                problems.append(
+                    f"nvidia-smi: {field} of GPU {gpu} is not a number: {smi_value(cell)[:40]!r}"
+                )
+            return value
+
         (
             _,
             name,
@@ -160,15 +175,15 @@ def parse_smi_gpus(csv_text, problems=None):
                 "index": int(index),
                 "name": smi_value(name) or f"GPU {int(index)}",
                 "uuid": smi_value(uuid),
-                "util_pct": smi_number(util),
-                "mem_util_pct": smi_number(mem_util),
-                "sm_clock_mhz": smi_number(sm),
-                "sm_clock_max_mhz": smi_number(sm_max),
-                "mem_used": _mib_to_bytes(used),
-                "mem_total": _mib_to_bytes(total),
-                "power_w": smi_number(power),
-                "power_limit_w": smi_number(limit),
-                "temp_c": smi_number(temp),
+                "util_pct": number(util, "utilization.gpu"),
+                "mem_util_pct": number(mem_util, "utilization.memory"),
+                "sm_clock_mhz": number(sm, "clocks.sm"),
+                "sm_clock_max_mhz": number(sm_max, "clocks.max.sm"),
+                "mem_used": _mib(number(used, "memory.used")),
+                "mem_total": _mib(number(total, "memory.total")),
+                "power_w": number(power, "power.draw"),
+                "power_limit_w": number(limit, "power.limit"),
+                "temp_c": number(temp, "temperature.gpu"),
                 "throttle_reasons": decode_clock_event_reasons(reasons),
                 "ecc_volatile": _int_or_none(smi_number(ecc)),
                 "lost": bool(lost_gpu_lines(line)),
