@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgt_tui.domain.manifest import Manifest
+from rgt_tui.domain.text import printable
+from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.pull.local_tree import HostTree
 from rgt_tui.services.records import RECORDS_DIR
 
@@ -44,7 +46,7 @@ class BoxLogs:
     pulled: int = 0  # brought this time (new or grown)
     bytes_received: int = 0
     failed: tuple[tuple[str, str], ...] = ()
-    left_out: tuple[str, ...] = ()  # over MAX_FILES / MAX_BYTES, oldest first to go
+    left_out: tuple[tuple[str, int], ...] = ()  # (name, size) over MAX_FILES / MAX_BYTES
     note: str = ""
 
 
@@ -53,19 +55,32 @@ def is_log(path: str) -> bool:
     return _WANTED.fullmatch(path) is not None
 
 
-def select_logs(manifest: Manifest) -> tuple[Manifest, tuple[str, ...]]:
+def select_logs(manifest: Manifest) -> tuple[Manifest, tuple[tuple[str, int], ...]]:
     """The listing cut to the log files, newest first within the caps, no links; with
-    the names left out for the caps."""
+    the names (and sizes) left out for the caps."""
     logs = sorted((e for e in manifest.entries if is_log(e.path)), key=lambda e: -e.mtime)
     kept, left_out, total = [], [], 0
     for entry in logs:
         if len(kept) >= MAX_FILES or total + entry.size > MAX_BYTES:
-            left_out.append(entry.path)
+            left_out.append((entry.path, entry.size))
             continue
         kept.append(entry)
         total += entry.size
     cut = dataclasses.replace(manifest, entries=tuple(kept), links=(), refused=())
     return cut, tuple(left_out)
+
+
+def left_out_note(left_out: tuple[tuple[str, int], ...]) -> str:
+    """What the caps left on the box, by name and size: a queue.log over the cap is the
+    run's whole story, not "older log files" (hour s20a #3)."""
+    if not left_out:
+        return ""
+    shown = ", ".join(f"{printable(p, 120)} ({fmt_bytes(size)})" for p, size in left_out[:3])
+    more = f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+    return (
+        f"left on the box, over the cap of {fmt_bytes(MAX_BYTES)} of logs a pull brings: "
+        f"{shown}{more} — copy what you need from ~/.rgt/queue before teardown"
+    )
 
 
 def logs_folder(tree: HostTree) -> Path:

@@ -36,7 +36,13 @@ from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.connections import connect_with_backoff
 from rgt_tui.services.manifest import ScanStalled, take_manifest
-from rgt_tui.services.pull.box_logs import LOGS_ROOT, BoxLogs, logs_folder, select_logs
+from rgt_tui.services.pull.box_logs import (
+    LOGS_ROOT,
+    BoxLogs,
+    left_out_note,
+    logs_folder,
+    select_logs,
+)
 from rgt_tui.services.pull.copy import copy_files, together
 from rgt_tui.services.pull.early import EarlyCopy
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
@@ -543,7 +549,7 @@ async def _pull_box_logs(run: PullRun, *, once: bool = False) -> BoxLogs | None:
         bytes_received=tracker.bytes_received,
         failed=tuple(sub.failed.items()),
         left_out=left_out,
-        note=f"{len(left_out)} older log files left on the box (over the cap)" if left_out else "",
+        note=left_out_note(left_out),
     )
 
 

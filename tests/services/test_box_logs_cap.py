@@ -1,0 +1,23 @@
+"""What the logs step of a pull leaves on the box for its caps is named with its size:
+a queue.log over the cap is the run's whole story, once called "1 older log files"
+(hour s20a #3)."""
+
+from __future__ import annotations
+
+from rgt_tui.domain.manifest import Manifest, ManifestEntry
+from rgt_tui.services.pull.box_logs import MAX_BYTES, left_out_note, select_logs
+
+
+def test_a_log_over_the_cap_is_left_out_by_name_and_size_and_the_rest_still_come() -> None:
+    entries = (
+        ManifestEntry(0, "queue.log", MAX_BYTES + (44 << 20), 300.0, "ab" * 32),
+        ManifestEntry(0, "cells/c0.log", 1000, 200.0, "cd" * 32),
+        ManifestEntry(0, "cells/notes.txt", 10, 100.0, "ef" * 32),  # not a log
+    )
+    cut, left_out = select_logs(Manifest("box1", (), entries))
+    assert [e.path for e in cut.entries] == ["cells/c0.log"]
+    assert left_out == (("queue.log", MAX_BYTES + (44 << 20)),)
+    note = left_out_note(left_out)
+    assert note.startswith("left on the box, over the cap of 256M of logs a pull brings: ")
+    assert "queue.log (300M)" in note and "before teardown" in note
+    assert left_out_note(()) == ""
