@@ -46,9 +46,23 @@ async def test_the_agents_stderr_reaches_the_error_printable(loopback_fleet, tmp
     finally:
         await transport.close()
     message = str(err.value)
-    assert "telemetry agent gave no sample: agent broke " in message
+    assert "telemetry agent gave no sample: python3 on the box failed (exit 1): agent broke " in (
+        message
+    )
     assert not set(message) & CONTROL, message
     assert "\\x1b]52;c;cm0gLXJmIH4=" in message  # shown, not acted on
+    # Exit 127 of a python3 that is there but broken: its own words, not "not found"
+    # (hour s20a #8), and the fix says the box answers.
+    said.write_text("python3: error while loading shared libraries: libpython3.11.so.1.0\n")
+    python3.write_text(f"#!/bin/sh\ncat > /dev/null\ncat '{said}' >&2\nexit 127\n")
+    transport = transport_for(host)
+    try:
+        with pytest.raises(TransportError) as err:
+            await sample_once(host, transport)
+    finally:
+        await transport.close()
+    assert "failed (exit 127): python3: error while loading shared libraries" in err.value.message
+    assert err.value.fix is not None and "the box answers over SSH" in err.value.fix
 
 
 def test_a_slurm_cells_oom_line_is_kept_when_its_name_holds_a_control_character():

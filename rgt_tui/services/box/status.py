@@ -257,7 +257,18 @@ async def sample_once(
         # The box's words, made printable where they enter (the error is shown everywhere).
         why = (result.stderr.strip().splitlines() or [f"exit status {result.exit_status}"])[-1]
         why = printable(why, 200)
-        if result.exit_status == 127:
+        said = result.stderr.strip().lower()
+        if result.exit_status == 127 and (not said or "not found" in said):
             why = "python3 not found on the box (the telemetry agent needs it)"
-        raise TransportError(host.name, f"telemetry agent gave no sample: {why}")
+        elif result.exit_status not in (0, None):
+            # The box answered over SSH; its python3 is what fails (a broken install),
+            # not the link (hour s20a #8: "python3 not found" of a missing library).
+            why = f"python3 on the box failed (exit {result.exit_status}): {why}"
+        raise TransportError(
+            host.name,
+            f"telemetry agent gave no sample: {why}",
+            f"the box answers over SSH: repair its python3 (`rgt-tui shell {host.name}`)"
+            if "failed (exit" in why
+            else None,
+        )
     return snaps[-1]
