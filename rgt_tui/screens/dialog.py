@@ -122,6 +122,9 @@ class DialogScreen(ModalScreen[ResultType]):
     }
     DialogScreen > .dialog-box.-warning { border: round $warning; }
     DialogScreen .dialog-buttons { height: auto; align-horizontal: right; }
+    /* A button is its caption's width (Textual's min-width 16 made four of them, the
+       retry's, overflow 80 columns and cut Cancel, the default: hour s19b #10). */
+    DialogScreen .dialog-buttons Button { min-width: 0; }
     /* Over a dialog only the newest toast shows (every one is listed under n), at the
        screen's top and at most 7 rows high: the box is centred, so its buttons and key
        line stay in sight whatever its height. */
