@@ -146,6 +146,19 @@ torchrun_cause() {
         root && tb == "" && /^ *traceback *:/ { tb = $0 }
         END { if (ec != "") printf "%s\t%s\t%s\n", substr(ec, 1, 200), substr(tb, 1, 300), substr(w, 1, 300) }'
 }
+# Which host entry launched this account's queue: its tmux session's name, in $q/owner.
+# Two entries for one account (one box pasted as `ssh -p N root@sshX.vast.ai` and as
+# `root@IP`) each saw the other's queue as its own, and one's Queue tab killed the
+# other's cell (hour s19b #2): stop, kill, retry and append refuse another entry's queue.
+owner_ok() {  # SESSION
+    local owner
+    [ -r "$q/owner" ] || return 0
+    owner=$(head -c 200 "$q/owner" | tr -d '[:cntrl:]')
+    if [ -n "$owner" ] && [ "$owner" != "$1" ]; then
+        refuse owner "this account's queue was launched by another host entry (tmux session $owner), not this one ($1): both entries log in to one account, which holds one queue (~/.rgt/queue) — act on it from that entry, and keep one entry per account"
+    fi
+}
+
 count_lines() { [ -r "$1" ] && wc -l <"$1" | tr -d ' ' || echo 0; }
 count_bytes() { [ -r "$1" ] && wc -c <"$1" | tr -d ' ' || echo 0; }
 
@@ -375,6 +388,7 @@ launch() {
     deploy "$ro" "$rq_len" "$ro_len"
     take_lock
     if why=$(running_reason "$session"); then
+        owner_ok "$session"
         refuse running "$why"
     fi
     if [ "$fresh" = 1 ] && [ -e "$q/runner.state" -o -e "$q/cells.tsv" -o -e "$q/queue.txt" ]; then
@@ -401,6 +415,7 @@ launch() {
     else
         rm -f "$q/code.id"
     fi
+    printf '%s\n' "$session" >"$q/owner" 2>/dev/null || refuse io "cannot write $q/owner (disk full?)"
     write_env "$envf" || refuse io "cannot write $envf"
     before=$(awk '$1 == "launch" { n++ } END { print n + 0 }' "$q/runner.state" 2>/dev/null)
     set -- env -i "HOME=$HOME" "PATH=$PATH" bash "$bin/$rq" "$q" "$start" "$method" "$bin/$ro" "$workdir" "$envf"
@@ -437,6 +452,7 @@ append() {
     [ -e "$q/queue.txt" ] || refuse not-deployed "no queue on the box yet: launch it first"
     stage_payload $((q_len + c_len))
     take_lock
+    owner_ok "$session"
     [ "$(count_bytes "$q/queue.txt")" = "$qbytes" ] && [ "$(count_lines "$q/cells.tsv")" = "$clines" ] ||
         refuse changed "queue.txt or cells.tsv on the box changed since rgt-tui read them"
     append_part "$q/queue.txt" 0 "$q_len"
@@ -749,6 +765,7 @@ queue_stop() {
     case "$who" in user | group) ;; *) refuse usage "stop: WHO must be user or group, not '$(printf '%s' "$who" | tr -d '[:cntrl:]' | cut -c 1-20)'" ;; esac
     make_dir "$rgt"
     take_lock
+    owner_ok "$1"
     why=$(running_reason "$1") || refuse not-running "the queue is not running: there is nothing to stop"
     if awk '$1 == "launch" { s = 0 } $1 == "stop" { s = 1 } END { exit !s }' "$q/runner.state"; then
         printf 'stop\talready\t%s\n' "$why"
@@ -774,6 +791,7 @@ queue_kill() {
     case "$who" in user | group) ;; *) refuse usage "kill: WHO must be user or group, not '$(printf '%s' "$who" | tr -d '[:cntrl:]' | cut -c 1-20)'" ;; esac
     make_dir "$rgt"
     take_lock
+    owner_ok "$session"
     cell_pid_check "$name"
     case $? in
         0) pid=$cell_pid ;;
@@ -860,6 +878,7 @@ queue_retry() {
     local -a pairs=("$@")
     make_dir "$q/cells"
     take_lock
+    owner_ok "$session"
     set -- "${pairs[@]}"
     while [ $# -gt 0 ]; do
         name=$1 out=$2

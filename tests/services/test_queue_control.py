@@ -426,3 +426,28 @@ def test_a_kill_with_stop_read_before_the_runners_stop_record_says_it_stops() ->
     cell = view.cells[0]
     said = KillResult("box1", "a", 4300, "stop", False, True, cell, view).summary()
     assert said.endswith("; the queue stops, as asked: no further cell starts"), said
+
+
+async def test_another_entry_for_the_same_account_cannot_stop_or_kill_its_queue(
+    make_queue_fleet,
+):
+    """One box pasted twice (vast.ai's proxy and direct forms) is two entries for one
+    account, which holds one queue: the other entry's Queue tab offered to kill this
+    one's cell (hour s19b #2). The box refuses, naming the entry's session."""
+    import dataclasses
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    a = qf.cell_script("a", gate("go_a"))
+    transport, _ = await launched(qf, f"{a} t\n")
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell a to run")
+    other = dataclasses.replace(qf.host(), name="box1-direct")
+    for act in (lambda: stop_queue(other, transport), lambda: kill_cell(other, transport, "a")):
+        with pytest.raises(QueueError) as refused:
+            await act()
+        assert refused.value.code == "owner", refused.value
+        assert "launched by another host entry (tmux session rgt-box1)" in str(refused.value)
+    assert qf.state("a").count("kill") == 0  # nothing was signalled
+    assert (await stop_queue(qf.host(), transport)).current is not None  # its own entry can
+    (qf.root() / "go_a").touch()
+    await wait_view(qf, lambda v: v.state in (FINISHED, USER_STOPPED), what="the queue to end")
+    await transport.close()
