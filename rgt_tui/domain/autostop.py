@@ -26,10 +26,12 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rgt_tui.domain.box_watch import NO_DEVICE
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.queue_state import FINISHED, PENDING, RETRY, RUNNING, QueueView, queue_is
 from rgt_tui.domain.snapshot import HostSnapshot
+from rgt_tui.domain.text import printable
 
 # Words of destroying, matched as whole words of the command (``shutdown`` is not
 # ``down``): the verbs of the providers' destroy commands (reference/platforms.md: vast.ai
@@ -148,6 +150,9 @@ def queue_refusal(view: QueueView | None) -> str | None:
     return None
 
 
+UNKNOWN_GPUS = "cannot tell whether the GPUs are idle"
+
+
 def idle_refusal(
     snapshot: HostSnapshot | None, connection: str, idle_util_pct: float
 ) -> str | None:
@@ -156,10 +161,18 @@ def idle_refusal(
     A box that cannot be sampled now is not known to idle."""
     if connection != "connected" or snapshot is None:
         return f"no sample from the box now (connection {connection})"
-    if not snapshot.gpus:
-        return "the box reports no GPU"
     if snapshot.cell is not None:
         return f"cell {snapshot.cell} runs"
+    if not snapshot.gpus:
+        if snapshot.gpu_unavailable_reason == NO_DEVICE:
+            return None  # a CPU box: no GPU to idle, and no cell runs (hour s20b #4)
+        # nvidia-smi missing or broken: whether a GPU is busy is unknown, and "not idle"
+        # read false of a box that billed on while its driver tools were gone.
+        why = printable(snapshot.gpu_unavailable_reason or "no GPU readings", 200)
+        return (
+            f"{UNKNOWN_GPUS}: {why} — autostop stops only a box it sees idle; make "
+            "nvidia-smi work there, or stop the box yourself"
+        )
     busy = [
         f"GPU {g.index} at {'?' if g.util_pct is None else f'{g.util_pct:g}'} %"
         for g in snapshot.gpus

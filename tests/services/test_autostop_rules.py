@@ -182,3 +182,22 @@ def test_every_profile_says_whether_its_stop_can_be_undone():
         parse_profile(data, "bad.toml")
     del data["reversible_stop"]
     assert not parse_profile(data, "x.toml").reversible_stop  # unsaid: no stop is run
+
+
+def test_a_box_with_no_gpu_readings_is_said_unknown_and_a_cpu_box_counts_as_idle() -> None:
+    """nvidia-smi gone or broken: "GPUs not idle: the box reports no GPU" kept a box
+    billing with nothing said of why (hour s20b #4). A box whose driver lists no GPU
+    has none to idle; one whose tools are missing cannot be told idle, and says so."""
+    from rgt_tui.domain.autostop import UNKNOWN_GPUS, idle_refusal
+    from rgt_tui.domain.snapshot import HostSnapshot
+
+    cpu_box = HostSnapshot("cpu", 1.0, gpu_unavailable_reason="no NVIDIA device")
+    assert idle_refusal(cpu_box, "connected", 5.0) is None
+    broken = HostSnapshot(
+        "gpu1", 1.0, gpu_unavailable_reason="no NVIDIA driver tools (nvidia-smi not found)"
+    )
+    said = idle_refusal(broken, "connected", 5.0)
+    assert said is not None and said.startswith(f"{UNKNOWN_GPUS}: no NVIDIA driver tools")
+    assert "stop the box yourself" in said
+    running = HostSnapshot("cpu", 1.0, gpu_unavailable_reason="no NVIDIA device", cell="r1")
+    assert idle_refusal(running, "connected", 5.0) == "cell r1 runs"

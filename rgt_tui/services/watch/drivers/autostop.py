@@ -42,7 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from rgt_tui.domain import teardown_gate as g
-from rgt_tui.domain.autostop import IdleClock, config_refusal, idle_refusal, queue_refusal
+from rgt_tui.domain.autostop import (
+    UNKNOWN_GPUS,
+    IdleClock,
+    config_refusal,
+    idle_refusal,
+    queue_refusal,
+)
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.text import printable
@@ -194,7 +200,10 @@ class AutoStop:
         idle_for = kept.idle.idle_for(now)
         if idle_why is not None or idle_for < minutes * 60:
             if idle_why is not None:
-                self.say(host.name, "busy", f"GPUs not idle: {idle_why}")
+                said = (
+                    idle_why if idle_why.startswith(UNKNOWN_GPUS) else f"GPUs not idle: {idle_why}"
+                )
+                self.say(host.name, "busy", said)
             else:
                 self.say(
                     host.name, "idle", f"GPUs idle {fmt_duration(idle_for)} of {minutes:g} min"
