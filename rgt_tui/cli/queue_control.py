@@ -183,6 +183,11 @@ def format_retry(plan: RetryPlan) -> str:
             else "no {out} to set aside"
         )
         lines.append(f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} {moved}")
+    for cell in plan.waiting:
+        lines.append(
+            f"  {cell.index:>3}  {cell.name:<28} {cell.label:<20} marked before the queue "
+            "stopped: nothing more set aside"
+        )
     lines.append(
         "  each starts over: its {out} is renamed aside (kept, not deleted), so the run "
         "finds no checkpoint there to resume from"
@@ -251,13 +256,12 @@ def run_retry(call: Call) -> int:
     print(format_retry(plan))
     if not plan.ok:
         return EXIT_PROBLEMS
-    names = ", ".join(c.name for c in plan.cells)
+    names = ", ".join(c.name for c in (*plan.cells, *plan.waiting))
     launching = "" if plan.running else " (launches the queue for them)"
     if plan.submits:
         launching = f" (submits them to {plan.submits} as a new array)"
-    answer = confirmed(
-        call, f"Retry {plural(len(plan.cells), 'cell')} on {host.name}: {names}{launching}?"
-    )
+    count = plural(len(plan.cells) + len(plan.waiting), "cell")
+    answer = confirmed(call, f"Retry {count} on {host.name}: {names}{launching}?")
     if answer is not None:
         return answer
     try:

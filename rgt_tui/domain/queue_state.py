@@ -319,9 +319,14 @@ class QueueView:
         ]  # fmt: skip
         last = max(ran, key=lambda c: c.started_at or 0) if ran else None
         after = f"cell {last.index} ({last.name})" if last else "its launch (no cell ran)"
-        return (
-            f"stopped by the user after {after}; cell {launch.stopped_before} and later not started"
-        )
+        later = [c for c in self.cells if c.index >= launch.stopped_before and c.status == PENDING]
+        left = f"cell {later[0].index} and later not started" if later else "no cell left to start"
+        # A cell marked for a retry waits through the stop: named, or nothing said of it
+        # (the stop read "cell 6 and later" of a queue of 6 while slow_b waited: s20b #2).
+        waiting = [c.name for c in self.cells if c.status == RETRY]
+        if waiting:
+            left += f"; waiting for a retry: {', '.join(printable(n) for n in waiting[:3])}"
+        return f"stopped by the user after {after}; {left}"
 
     @property
     def last_failed(self) -> CellView | None:

@@ -451,3 +451,36 @@ async def test_another_entry_for_the_same_account_cannot_stop_or_kill_its_queue(
     (qf.root() / "go_a").touch()
     await wait_view(qf, lambda v: v.state in (FINISHED, USER_STOPPED), what="the queue to end")
     await transport.close()
+
+
+async def test_a_retry_left_waiting_by_a_stop_runs_alone_and_the_stop_says_so(make_queue_fleet):
+    """A cell marked for a retry, then a stop: the retry waited through it, `queue retry`
+    refused it ("already waiting") and every launch ran a later done cell again (hour
+    s20b #2). The stop names it; the retry launches it alone."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    a = qf.cell_script("a", gate("go_a2") + "; " + gate("go_a"))
+    b = qf.cell_script("b", gate("go_b"))
+    c = qf.cell_script("c", "echo c ran")
+    transport, _ = await launched(qf, f"{a} t\n{b} t\n{c} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell a to run")
+    await kill_cell(host, transport, "a", then="next", grace_s=1)
+    await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cell b to run")
+    (qf.root() / "go_a2").touch()  # the retried a gets past its first gate
+    assert (await retry_cells(await plan_retry(qf.fleet, host, transport, ["a"]), transport)).running
+    stopped = await stop_queue(host, transport)
+    assert "a waits for a retry: rgt-tui queue retry box1 a runs it alone" in stopped.summary()
+    (qf.root() / "go_b").touch()
+    view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+    assert [c.status for c in view.cells] == [RETRY, DONE, PENDING]
+    assert "waiting for a retry: a" in view.stop_text()
+
+    plan = await plan_retry(qf.fleet, host, transport, ["a"])  # refused before
+    assert plan.ok and [c.name for c in plan.waiting] == ["a"] and plan.cells == ()
+    (qf.root() / "go_a").touch()
+    result = await retry_cells(plan, transport)
+    assert result.launched is not None and result.aside == ()
+    view = await wait_view(qf, lambda v: v.cells[0].status == DONE, what="the retried a to end")
+    assert [c.status for c in view.cells] == [DONE, DONE, PENDING]  # b did not run again
+    assert qf.state("c") == ""
+    await transport.close()

@@ -122,6 +122,9 @@ class StopResult:
     holds: bool = False
     # Where a relaunch goes on (``QueueView.start_after_stop``); None: no cell is left.
     start: int | None = None
+    # Cells waiting for their retry, which the stop leaves waiting: `queue retry` runs
+    # them alone (a launch from ``start`` would run later done cells again: s20b #2).
+    waiting: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """What the stop did and how to go on from it, in one message (the Queue tab's
@@ -139,11 +142,20 @@ class StopResult:
                 "is refused while they wait in squeue)"
             )
         said = "was already asked to stop" if self.already else "stops"
+        retries = ""
+        if self.waiting:
+            names = " ".join(self.waiting)
+            retries = (
+                f"; {', '.join(self.waiting)} {'waits' if len(self.waiting) == 1 else 'wait'} "
+                f"for a retry: rgt-tui queue retry {self.host} {names} runs "
+                f"{'it' if len(self.waiting) == 1 else 'them'} alone"
+            )
         if self.start is None:
-            return f"the queue {said} after {what}; no cell is left to start after it"
+            left = "no other cell is left" if self.waiting else "no cell is left"
+            return f"the queue {said} after {what}; {left} to start after it{retries}"
         return (
             f"the queue {said} after {what}; later, rgt-tui launch {self.host} --start "
-            f"{self.start} (L in the Queue tab) goes on from where it stopped"
+            f"{self.start} (L in the Queue tab) goes on from where it stopped{retries}"
         )
 
 
@@ -162,6 +174,7 @@ async def stop_queue(host: HostConfig, transport: Transport, *, who: str = "user
     return StopResult(
         host.name, bool(state) and state[0] == "already", view.current,
         start=view.start_after_stop,
+        waiting=tuple(c.name for c in view.cells if c.status == RETRY),
     )  # fmt: skip
 
 
@@ -319,6 +332,9 @@ class RetryPlan:
     # The names asked for that are no cell of the box's queue (a typo: bad input, not a
     # refusal of a real cell); each is one of ``problems`` too.
     unknown: tuple[str, ...] = ()
+    # Cells already waiting for their retry on a stopped queue: nothing to mark, the
+    # launch runs them (a stop left them stranded: hour s20b #2).
+    waiting: tuple[CellView, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -389,8 +405,15 @@ async def plan_retry(
     outs: list[str] = []
     live = refused or {}
     unknown: list[str] = []
+    waiting: list[CellView] = []
     for name in wanted:
         cell = _cell(view, name)
+        if (
+            with_launch and cell is not None and cell.status == RETRY
+            and not view.runner_alive and name not in live
+        ):  # fmt: skip
+            waiting.append(cell)  # marked already: the retry's launch runs it
+            continue
         why = live.get(name) or _not_retryable(cell, name, allow_done, view, host.name)
         if why:
             problems.append(why)
@@ -429,7 +452,7 @@ async def plan_retry(
     return RetryPlan(
         host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, launch_plan,
         tuple(problems), tuple(warnings), launch_acks=inherited, revoked=not launch_acks,
-        unknown=tuple(unknown),
+        unknown=tuple(unknown), waiting=tuple(waiting),
     )  # fmt: skip
 
 
@@ -468,7 +491,8 @@ async def retry_cells(
     ``done``, ``queued``, …) before it touches any. A queue that ended between plan and
     retry leaves them waiting: the result says so (``running`` False, nothing launched).
     """
-    aside, running = await mark_retry(plan, transport, fleet=fleet)
+    # Cells only waiting (marked before a stop) need no mark: the launch runs them.
+    aside, running = await mark_retry(plan, transport, fleet=fleet) if plan.cells else ((), False)
     launched = None
     if not running and plan.launch is not None:
         from rgt_tui.services.queue.launch import launch
