@@ -173,6 +173,16 @@ async def run_show(call: Call, transport: Transport) -> int:
         for line in rank_lines(call.fleet, call.host.name):
             print(line)
     print(json.dumps(view_to_json(view), indent=2) if call.args.json else format_view(view, local))
+    if not call.args.json and view.cells:
+        from rgt_tui.services.box_ctl import QueueError
+        from rgt_tui.services.queue.append import sent_lines_changed
+
+        try:
+            changed = await sent_lines_changed(call.host, transport)
+        except QueueError as exc:
+            changed = f"cannot compare the local queue file with the box's copy: {exc}"
+        if changed:
+            print(f"note: {changed}")
     return EXIT_OK
 
 

@@ -121,3 +121,33 @@ async def test_retry_says_the_cell_starts_over_and_names_the_checkpoint_it_sets_
     ), out
     assert "\x1b[2J" not in out  # the box's escape is shown, never sent to the terminal
     assert (qf.root() / "results" / "broke" / "ck\x1b[2J.pt").exists()
+
+
+async def test_queue_show_says_a_sent_line_edited_here_is_not_what_the_box_runs(
+    make_queue_fleet,
+):
+    """A pending line's epochs changed, or a sent line deleted, locally: the box runs its
+    own copy, and nothing said so until an append (hour s20b #3). `queue show` names the
+    lines; the append's refusal leads with putting them back, not --fresh (s20b #5)."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    hold = qf.cell_script("hold", gate("never"))
+    wide = qf.cell_script("wide", "echo wide")
+    qf.write_queue(f"{hold} t\n{wide} t 5\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+    clean = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert "differs from the copy on box1" not in clean.stdout
+    qf.write_queue(f"{hold} t\n{wide} t 50\n")
+    shown = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert "note: " in shown.stdout and "differs from the copy on box1 in lines already sent" in (
+        shown.stdout
+    )
+    assert "line 2 on the box:" in shown.stdout and "t 50" in shown.stdout
+    appended = await arun("queue", "append", "box1", "--hosts", hosts)
+    assert appended.returncode != 0
+    said = appended.stdout + appended.stderr
+    assert "Put the lines shown back" in said, said
+    assert said.index("Put the lines shown back") < said.index("--fresh"), said

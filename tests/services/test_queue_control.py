@@ -467,7 +467,9 @@ async def test_a_retry_left_waiting_by_a_stop_runs_alone_and_the_stop_says_so(ma
     await kill_cell(host, transport, "a", then="next", grace_s=1)
     await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cell b to run")
     (qf.root() / "go_a2").touch()  # the retried a gets past its first gate
-    assert (await retry_cells(await plan_retry(qf.fleet, host, transport, ["a"]), transport)).running
+    assert (
+        await retry_cells(await plan_retry(qf.fleet, host, transport, ["a"]), transport)
+    ).running
     stopped = await stop_queue(host, transport)
     assert "a waits for a retry: rgt-tui queue retry box1 a runs it alone" in stopped.summary()
     (qf.root() / "go_b").touch()

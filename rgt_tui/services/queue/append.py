@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_file import QueueCell, prefix_problem
@@ -43,6 +44,35 @@ class AppendResult:
     added: tuple[PlannedCell, ...]
     running: bool  # the runner is alive and will reach them
     detail: str
+
+
+# What to do about sent lines edited here (hour s20b #5: "relaunch with --fresh" came
+# first, which runs every done cell again).
+SENT_FIX = (
+    "Put the lines shown back as they are on the box (the box runs its own copy); to "
+    "change what a pending cell runs, move it (`rgt-tui queue move`) or add a new line "
+    "at the end; --fresh starts over and runs done cells again"
+)
+
+
+async def sent_lines_changed(host: HostConfig, transport: Transport) -> str | None:
+    """What of the local queue file's lines already sent differs from the box's copy,
+    which is what the box runs (None: only lines appended, or nothing to compare). An
+    edit there was ignored without a word until an append (hour s20b #3)."""
+    if host.queue is None or host.slurm is not None or host.group is not None:
+        return None
+    try:
+        text = await asyncio.to_thread(Path(host.queue).read_text, encoding="utf-8")
+    except (OSError, ValueError):
+        return None  # the queue file's own problems are said where it is read
+    box_text = await read_box_queue_text(transport, host.name)
+    changed = prefix_problem(box_text, text) if box_text else None
+    if changed is None:
+        return None
+    return (
+        f"{display_path(host.queue)} differs from the copy on {host.name} in lines already "
+        f"sent: the box runs its copy, not your edit. {SENT_FIX}:\n{changed}"
+    )
 
 
 async def configs_on_box(
@@ -109,8 +139,7 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
         raise QueueError(
             host.name,
             f"refused: earlier lines of {display_path(host.queue)} differ from the copy on "
-            f"{host.name}; only lines added at the end can be sent (to drop a cell, let it run "
-            "or relaunch with --fresh):\n" + changed,
+            f"{host.name}; only lines added at the end can be sent. {SENT_FIX}:\n" + changed,
             code="rewritten",
         )
     rendered = render_queue(host, cells, text, facts.home)
