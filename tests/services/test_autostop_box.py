@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import time
 from pathlib import Path
 
@@ -219,6 +220,9 @@ async def test_no_stop_while_a_cell_runs_nor_with_results_unpulled_or_changed(
     await wait_view(box.qf, lambda v: v.state == FINISHED, what="the queue to finish")
     await box.sample(auto, STEP_MIN)  # finished, idle long enough, nothing pulled
     assert box.runs() == 0 and "pulled" in auto.reasons["box1"], auto.reasons
+    # With the first locked line's fix and when it is looked at again (hour s20b #8).
+    assert "— fix: run `rgt-tui pull box1`" in auto.reasons["box1"], auto.reasons
+    assert re.search(r"; checked again at \d\d:\d\d$", auto.reasons["box1"]), auto.reasons
 
     await box.pull_and_verify()
     # A file the run wrote after the pull: the gate's re-scan of the box catches it.

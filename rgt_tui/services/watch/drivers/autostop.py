@@ -50,6 +50,7 @@ from rgt_tui.domain.autostop import (
     queue_refusal,
 )
 from rgt_tui.domain.config import Fleet, HostConfig
+from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, local_time
@@ -252,11 +253,18 @@ class AutoStop:
             ]
             self._refused_at[host.name] = (launch, now)
             gate = "; ".join(failing[:3]) or "; ".join(report.problems[:2]) or "locked"
+            # The first locked line's fix, and when the gate is looked at again: the line
+            # alone left the user guessing why the box still billed (hour s20b #8).
+            first = next((c for c in report.conditions if not c.ok and c.key != "confirmed"), None)
+            said = fix(first, host.name, tui=False) if first is not None else ""
+            again = f"checked again at {local_time(now + self.recheck_s)[11:16]}"
             # A new line when what fails changes, not when only its figures do.
             self.say(
                 host.name,
                 "gate:" + re.sub(r"\d+", "#", gate),
-                f"the teardown gate's conditions do not hold now: {gate}",
+                f"the teardown gate's conditions do not hold now: {gate}"
+                + (f" — fix: {said}" if said else "")
+                + f"; {again}",
             )
             return
         claim = await asyncio.to_thread(self._claim, host.name, launch, report, idle_for)
