@@ -486,3 +486,29 @@ async def test_a_retry_left_waiting_by_a_stop_runs_alone_and_the_stop_says_so(ma
     assert [c.status for c in view.cells] == [DONE, DONE, PENDING]  # b did not run again
     assert qf.state("c") == ""
     await transport.close()
+
+
+async def test_of_two_launches_at_once_one_runs_and_the_other_says_why(make_queue_fleet):
+    """Two launches planned together: the box's lock starts one runner; the other said
+    only the box's "runner pid N is alive" (hour s20b #13)."""
+    import asyncio
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    a = qf.cell_script("a", gate("go_a"))
+    qf.write_queue(f"{a} t\n")
+    one, two = qf.transport(), qf.transport()
+    plans = [await plan_launch(qf.fleet, qf.host(), t) for t in (one, two)]
+    assert all(p.ok for p in plans), [p.problems for p in plans]
+    results = await asyncio.gather(
+        launch(plans[0], one), launch(plans[1], two), return_exceptions=True
+    )
+    (refused,) = [r for r in results if isinstance(r, QueueError)]
+    assert refused.code == "running"
+    assert "started meanwhile" in str(refused) and "this one did nothing" in str(refused)
+    assert "rgt-tui queue show box1" in str(refused)
+    (qf.root() / "go_a").touch()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the one runner to finish")
+    launches = (qf.qdir() / "runner.state").read_text().count("launch ")
+    assert launches == 1
+    await one.close()
+    await two.close()

@@ -429,6 +429,15 @@ async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:
         sizes[2], sizes[3], sizes[4], input="".join(parts),
     )  # fmt: skip
     error = refusal(plan.host, result)
+    if error is not None and error.code == "running":
+        # Another launch got there between this one's plan and its start (two at once):
+        # the box's bare "runner pid N is alive" said nothing else (hour s20b #13).
+        raise QueueError(
+            plan.host,
+            f"the queue on {plan.host} started meanwhile ({error.message}): another launch got "
+            f"there first, and this one did nothing — follow it: rgt-tui queue show {plan.host}",
+            code="running",
+        )
     if error is not None:
         raise error
     fields = dict((line.split("\t", 1) + [""])[:2] for line in result.stdout.splitlines())
