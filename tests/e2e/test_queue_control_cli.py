@@ -59,7 +59,10 @@ async def test_stop_kill_retry_ask_first_and_need_yes_off_a_terminal(make_queue_
     assert running.returncode == 1 and "cell a is running now: kill it first" in running.stdout
     typo = await arun("queue", "retry", "box1", "nosuch", "--hosts", hosts, "--yes")
     assert typo.returncode == 2, typo.stdout  # no cell of the queue: bad input, not a refusal
-    assert "no cell named nosuch in the box's queue" in typo.stdout
+    assert "no cell named nosuch in the box's queue; its cells: hold, a, b" in typo.stdout
+    # A typo near a cell's name is named as one (hour s20b #9).
+    near = await arun("queue", "retry", "box1", "hodl", "--hosts", hosts, "--yes")
+    assert "no cell named hodl in the box's queue (did you mean 'hold'?)" in near.stdout
     # Only the refusal, not a plan above it that read as if the retry would go on.
     assert typo.stdout.splitlines()[0] == "Retry on box1", typo.stdout
     assert all(line.startswith("  REFUSED: ") for line in typo.stdout.splitlines()[1:])

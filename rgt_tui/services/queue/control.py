@@ -29,6 +29,7 @@ split by verb, each module would carry the same view and answer parsing.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import shlex
 import time
 from collections.abc import Iterable
@@ -90,6 +91,16 @@ async def _view(host: HostConfig, transport: Transport) -> tuple[QueueView, str]
         durable_dir=host.durable_dir,
     )
     return view_from_facts(host, facts), facts.home
+
+
+def no_such_cell(view: QueueView, name: str) -> str:
+    """``no cell named X in the box's queue; did you mean 'Y'? Its cells: …`` (a typo got
+    neither, where `logs` and the host names give both: hour s20b #9)."""
+    names = [c.name for c in view.cells]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" (did you mean '{printable(close[0])}'?)" if close else ""
+    shown = ", ".join(printable(n) for n in names[:12]) + (" …" if len(names) > 12 else "")
+    return f"no cell named {printable(name)} in the box's queue{hint}; its cells: {shown or 'none'}"
 
 
 def _cell(view: QueueView, name: str) -> CellView | None:
@@ -253,7 +264,7 @@ async def kill_cell(
         name = current.name
     cell = _cell(view, name)
     if cell is None:
-        raise QueueError(host.name, f"no cell named {name} in the box's queue", code="unknown")
+        raise QueueError(host.name, no_such_cell(view, name), code="unknown")
     if cell.status != RUNNING:
         raise QueueError(
             host.name, f"cell {name} is {cell.label}, not running: there is nothing to kill",
@@ -461,7 +472,7 @@ def _not_retryable(
 ) -> str:
     """Why ``cell`` cannot be retried now; '' when it can."""
     if cell is None:
-        return f"no cell named {name} in the box's queue"
+        return no_such_cell(view, name)
     if cell.status in RETRYABLE or (cell.status == DONE and allow_done):
         return ""
     # A pending cell of a queue that no longer runs waits for nobody: say how it runs.
