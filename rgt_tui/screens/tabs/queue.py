@@ -109,7 +109,7 @@ class QueueTab(DetailTab):
         if self.view is None:  # the poller's last view, until its next read arrives
             self.view = view.queue
         body = self.query_one(".queue-body", Static)
-        if not view.host.queue:
+        if not view.host.queue and (self.view is None or self.view.launch is None):
             body.update(
                 Content.styled(
                     f"{view.host.name} has no queue: set `queue` and `run` in its "
@@ -137,6 +137,8 @@ class QueueTab(DetailTab):
     def show_queue(self, view: QueueView) -> None:
         """Take a freshly polled view of this host's queue."""
         self.view = view
+        if self.host is not None and not self.host.queue and view.launch is None:
+            return  # nothing launched there either: "has no queue" stands
         self._draw()
 
     def _draw(self) -> None:
@@ -157,6 +159,14 @@ class QueueTab(DetailTab):
             return
         if self.host is not None and self.host.group is not None:
             lines = [Content.styled(RANK_HINT, MUTED), *lines]
+        if self.host is not None and not self.host.queue:
+            # Launched from another checkout, or its `queue` line since removed: the
+            # box's own records, not "has no queue" while a cell runs (hour s19b #3).
+            note = (
+                f"{self.host.name}'s entry names no queue file: these are the box's own "
+                "records (a queue launched from elsewhere); S and X act on it"
+            )
+            lines = [Content.styled(note, MUTED), *lines]
         # A view can arrive while the tab is mounted but its body is not yet (or no
         # longer) there; show() draws the kept view once the tab is up.
         for body in self.query(".queue-body").results(Static):

@@ -37,6 +37,7 @@ class QueuePoller:
         on_view: Callable[[str, QueueView], None],
         is_live: Callable[[str], bool],
         is_watched: Callable[[str], bool] = lambda host: False,
+        is_wanted: Callable[[HostConfig], bool] = lambda host: True,
         poll_s: float = POLL_S,
         inside: AllocationSampler | None = None,
     ) -> None:
@@ -44,6 +45,9 @@ class QueuePoller:
         self.on_view = on_view
         self.is_live = is_live
         self.is_watched = is_watched
+        # Whether the host's queue is worth a read now: one with no queue file of its own
+        # only while the box says a cell runs or its Queue tab is open (runtime's rule).
+        self.is_wanted = is_wanted
         self.poll_s = poll_s
         self.views: dict[str, QueueView] = {}
         # Each supervised host's watch, kept between polls (a group's quiet ranks).
@@ -91,7 +95,7 @@ class QueuePoller:
     async def poll(self, host: HostConfig) -> None:
         """Poll ``host`` until cancelled."""
         while True:
-            if not self._live(host):
+            if not self._live(host) or not self.is_wanted(host):
                 await asyncio.sleep(TICK_S)
                 continue
             await self.poll_once(host)

@@ -182,6 +182,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             on_view=self.queue_viewed,
             is_live=self.is_live,
             is_watched=is_watched,
+            is_wanted=self._queue_wanted,
             poll_s=queue_poll_s,
             inside=allocation_sampler() if sample_allocations else None,
         )
@@ -214,10 +215,21 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
         if self.derive is not None and host.name not in self._loops:
             self._loops[host.name] = asyncio.ensure_future(self._process_loop(host.name))
 
+    def _queue_wanted(self, host: HostConfig) -> bool:
+        """A host whose entry names no queue file is read only while its box says a cell
+        runs or its Queue tab is open: a queue launched from another checkout (or a
+        `queue` line removed) ran unseen, its tab saying "has no queue" (hour s19b #3)."""
+        if host.queue:
+            return True
+        latest = self.latest.get(host.name)
+        cell = latest.snapshot.cell if latest is not None and latest.snapshot else None
+        return cell is not None or self.queues.is_watched(host.name)
+
     def _ensure_poll(self, name: str) -> None:
-        """Poll ``name``'s queue unless it has none, is stopped, or already polled."""
+        """Poll ``name``'s queue unless it is stopped or already polled (one with no queue
+        file only when ``_queue_wanted``)."""
         host = self.hosts.get(name)
-        if not self._polls_on or host is None or not host.queue or name in self.stopped:
+        if not self._polls_on or host is None or name in self.stopped:
             return
         task = self._polls.get(name)
         if task is None or task.done():
