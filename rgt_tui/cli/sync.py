@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -155,6 +156,21 @@ def _print_status(label: str, status: CodeStatus) -> bool:
     return False
 
 
+def _configs_named(call: Call, box: str) -> dict[str, list]:
+    """The code tree's files the host's queue file names as cells' configs (none when the
+    host has no queue file or it cannot be read)."""
+    from rgt_tui.services.queue.check import read_queue_file, tree_configs
+
+    try:
+        host = call.fleet.host(box)
+    except KeyError:
+        return {}
+    if host.queue is None:
+        return {}
+    source = read_queue_file(Path(host.queue), host=host.name, default_epochs=host.epochs)
+    return tree_configs(host, source.parsed.cells)
+
+
 def _print_result(call: Call, label: str, box: str, name: str, result: SyncResult) -> None:
     """What one box's sync did (``label``: the host, or ``pair: rank 1 (box2)``; ``box``:
     the box's name; ``name``: the host or group ``rgt-tui sync`` was given)."""
@@ -162,8 +178,16 @@ def _print_result(call: Call, label: str, box: str, name: str, result: SyncResul
         print(f"{label}: {result.headline()}; {result.still_differs_note(name)}")
     else:
         print(f"{label}: {result.headline()}; the workdir holds {result.identity.short()}")
+    named = _configs_named(call, box) if result.removed else {}
     for path in result.removed:
         print(f"{label}: removed {path} (an earlier sync put it there; the tree no longer has it)")
+        if path in named:
+            # The queue still names it: its cell's next run or retry fails (hour s20b #6).
+            cells = ", ".join(f"{c.name} ({c.file}:{c.line})" for c in named[path][:3])
+            print(
+                f"{label}:   it is the config of cell {cells}: a run or retry of it on {box} "
+                "would fail — put the file back in the tree and sync again, or drop the cell"
+            )
     if result.overwritten or result.replaced_found:
         print(f"{label}: {result.overwritten_note()}")
     if result.left:

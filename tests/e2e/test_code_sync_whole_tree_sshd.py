@@ -54,6 +54,11 @@ def test_sync_check_names_the_box_only_file_and_exits_1_until_a_sync_removes_it(
     _tree(code)
     add_code(server.hosts_file, code)
     hosts = server.hosts_file
+    # The queue still names the config the rename takes away (hour s20b #6).
+    queue = tmp_path / "queue.txt"
+    queue.write_text("configs/exp.yaml train 1\n")
+    with open(hosts, "a") as f:
+        f.write(f'queue = "{queue}"\nrun = "python3 train.py {{cfg}} {{out}}"\n')
     synced = rgt("sync", "real1", "--hosts", hosts)
     git(code, "mv", "configs/exp.yaml", "configs/exp_v2.yaml")
     git(code, "commit", "-q", "-m", "rename")
@@ -66,5 +71,8 @@ def test_sync_check_names_the_box_only_file_and_exits_1_until_a_sync_removes_it(
     assert "rgt-tui sync real1 removes it" in stale.stdout
     assert again.returncode == 0, again.stderr
     assert "real1: removed configs/exp.yaml (an earlier sync put it there" in again.stdout
+    assert f"it is the config of cell exp ({queue}:1): a run or retry of it on real1" in (
+        again.stdout
+    ), again.stdout
     assert same.returncode == 0 and "real1: in sync (5 files)" in same.stdout
     assert not (server.workdir / "configs/exp.yaml").exists()
