@@ -91,6 +91,25 @@ async def test_disk_filling_while_the_box_still_hashes_stops_clearly(make_loopba
         assert result.ok and sha(dest / "ckpt" / "best.pt") == digest
 
 
+async def test_the_refusal_names_the_earlier_copies_pulls_set_aside(make_loopback_fleet, tmp_path):
+    """A file rewritten on the box before each pull leaves one more earlier copy in
+    .rgt/replaced/ every time, never deleted: the disk fills one pull at a time (hour
+    s20a #2). The refusal that ends it names them as what may be freed."""
+    fleet = await make_loopback_fleet(1)
+    with tmpfs(tmp_path / "disk") as disk:  # 8 MiB
+        for _ in range(4):  # 2 MiB each time: set aside, then refused
+            random_file(box_results(fleet) / "last.pt", 2 * MIB)
+            try:
+                await pull(host_of(fleet), disk, options=fast(margin_min_bytes=MIB))
+            except NotEnoughSpace as caught:
+                error = caught
+                break
+        else:
+            raise AssertionError("the disk never filled")
+        assert ".rgt/replaced/ there holds" in (error.fix or ""), error.fix
+        assert "earlier cop" in (error.fix or "") and "never delete" in (error.fix or "")
+
+
 async def test_pull_that_cannot_fit_is_refused_before_any_byte(make_loopback_fleet, tmp_path):
     fleet = await make_loopback_fleet(1)
     random_file(box_results(fleet) / "big.pt", 20 * MIB)

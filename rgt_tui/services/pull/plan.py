@@ -17,6 +17,7 @@ Everything here blocks; the pull calls it through ``asyncio.to_thread``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -261,6 +262,17 @@ def _resumable(
     return st.st_size
 
 
+def set_aside_size(folder: Path) -> tuple[int, int]:
+    """(files, bytes) under ``folder`` (.rgt/replaced: rgt-tui's own, links not followed)."""
+    count = size = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                size += os.lstat(os.path.join(root, name)).st_size
+                count += 1
+    return count, size
+
+
 def check_space(host_dir: Path, plan: PullPlan, *, margin_fraction: float, margin_min: int) -> None:
     """Raise NotEnoughSpace / NotEnoughInodes unless the rest of the pull fits with margin.
 
@@ -280,6 +292,10 @@ def check_space(host_dir: Path, plan: PullPlan, *, margin_fraction: float, margi
     remaining = plan.remaining_bytes
     needed = remaining + max(int(remaining * margin_fraction), margin_min)
     if available < needed:
-        raise NotEnoughSpace(host_dir, needed, available, remaining)
+        # The earlier copies pulls set aside grow with every changed file and are never
+        # deleted (periodic pulls of a last.pt rewritten each epoch): named, as what may
+        # be freed (hour s20a #2).
+        aside = set_aside_size(host_dir / RECORDS_DIR / REPLACED_DIR)
+        raise NotEnoughSpace(host_dir, needed, available, remaining, aside)
     if st.f_files and st.f_favail < new_inodes + 100:
         raise NotEnoughInodes(host_dir, new_inodes, st.f_favail)

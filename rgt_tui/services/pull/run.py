@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
 import posixpath
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -46,7 +45,14 @@ from rgt_tui.services.pull.box_logs import (
 from rgt_tui.services.pull.copy import copy_files, together
 from rgt_tui.services.pull.early import EarlyCopy
 from rgt_tui.services.pull.local_tree import HostTree, LocalConflict, in_thread
-from rgt_tui.services.pull.plan import FilePlan, PulledRecord, PullPlan, check_space, plan_pull
+from rgt_tui.services.pull.plan import (
+    FilePlan,
+    PulledRecord,
+    PullPlan,
+    check_space,
+    plan_pull,
+    set_aside_size,
+)
 from rgt_tui.services.pull.progress import ProgressTracker, PullProgress
 from rgt_tui.services.pull.state import PullRun, stall_watch
 from rgt_tui.services.pull.types import (
@@ -267,21 +273,10 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
     logs = await beside.box_logs()
     result = dataclasses.replace(run.result(), code=code, box_logs=logs)
     if any(f.replaced for f in result.pulled):
-        aside = await asyncio.to_thread(_set_aside, records_dir(run.dest) / REPLACED_DIR)
+        aside = await asyncio.to_thread(set_aside_size, records_dir(run.dest) / REPLACED_DIR)
         result = dataclasses.replace(result, set_aside=aside)
     run.tracker.set_phase(_final_phase(result))
     return result
-
-
-def _set_aside(folder: Path) -> tuple[int, int]:
-    """(files, bytes) under ``folder`` (.rgt/replaced: rgt-tui's own, links not followed)."""
-    count = size = 0
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):
-                size += os.lstat(os.path.join(root, name)).st_size
-                count += 1
-    return count, size
 
 
 def _final_phase(result: PullResult) -> str:

@@ -217,15 +217,30 @@ class PullBusy(PullError):
 class NotEnoughSpace(PullError):
     """Free local space does not cover what remains to pull plus the margin."""
 
-    def __init__(self, folder: Path, needed: int, available: int, remaining: int) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        needed: int,
+        available: int,
+        remaining: int,
+        aside: tuple[int, int] = (0, 0),
+    ) -> None:
         self.folder, self.needed, self.available = folder, needed, available
         self.remaining = remaining
+        count, size = aside
+        kept = (
+            f" ({RECORDS_DIR}/{REPLACED_DIR}/ there holds "
+            f"{plural(count, 'earlier copy', 'earlier copies')}, {fmt_bytes(size)}, that pulls "
+            "set aside and never delete: delete those you no longer need)"
+            if count
+            else ""
+        )
         super().__init__(
             f"not enough local space in {folder}: the pull needs {fmt_bytes(needed)} "
             f"({fmt_bytes(remaining)} still to pull plus the safety margin), "
             f"{fmt_bytes(available)} is free; nothing was pulled",
-            f"free at least {fmt_bytes(needed - available)} there, or expand the disk, then "
-            "re-run (a subset is never pulled silently)",
+            f"free at least {fmt_bytes(needed - available)} there{kept}, or expand the disk, "
+            "then re-run (a subset is never pulled silently)",
         )
 
 
