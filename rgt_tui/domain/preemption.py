@@ -75,10 +75,16 @@ class Preemption:
         return self.kind in (LOST, RESTARTED)
 
 
-def suspected(host: HostConfig, status: str, since: float) -> Preemption | None:
+def suspected(
+    host: HostConfig, status: str, since: float, *, ever_seen: bool = True
+) -> Preemption | None:
     """ "preempted?" for an interruptible host not answering (a sample came once this run,
-    or it was never reached); None otherwise. ``since``: when the status began."""
+    or an earlier run saw it answer: ``ever_seen``); None otherwise, and for a box never
+    reached at all: nothing ran there to be preempted (hour s19b #6). ``since``: when the
+    status began."""
     if not host.watch.interruptible or status not in NOT_CONNECTED:
+        return None
+    if status == "unreached" and not ever_seen:
         return None
     return Preemption(host.name, SUSPECTED, since, None)
 

@@ -438,7 +438,12 @@ class HostPane(Widget, can_focus=True):
         """A named preemption, else "preempted?" for an interruptible box not answering."""
         if self.preemption is not None:
             return self.preemption
-        return suspected(self.host, update.connection.status, update.connection.since)
+        return suspected(
+            self.host,
+            update.connection.status,
+            update.connection.since,
+            ever_seen=update.last_seen is not None or update.first_seen is not None,
+        )
 
     def _heights_of(self, lines: list[Content], width: int) -> list[int]:
         """Rows per line as Textual wraps it here (figures are cut to the width; the
