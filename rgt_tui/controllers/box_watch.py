@@ -204,10 +204,20 @@ class BoxWatch:
                 changes.update(gate=None, gate_error=None, teardown=None, refusal=None)
             jobs.learned(host, **changes)
             if new_box or (before.torn_down_at is not None and jh.torn_down_at is None):
+                same_key = (
+                    before.box is not None
+                    and before.box.host_key is not None
+                    and before.box.host_key == identity.host_key
+                )
+                what = (
+                    "another login account answers on the same machine (the same host key; "
+                    "each account keeps its own ~/.rgt)"
+                    if same_key
+                    else "a new box answers under this name"
+                )
                 self.app.notify(
-                    f"{host}: a new box answers under this name ({identity.describe()}): it is "
-                    "live, its teardown gate starts closed; the earlier box's records are "
-                    "history (Teardown tab)",
+                    f"{host}: {what} ({identity.describe()}): it is live, its teardown gate "
+                    "starts closed; the earlier records are history (Teardown tab)",
                     title=host,
                     timeout=15,
                 )

@@ -167,6 +167,16 @@ def _why_new(host: str, old: BoxIdentity | None, new: BoxIdentity) -> str:
             "recorded while no box was identified (by an rgt-tui from before box identities, "
             "or a confirmation typed before any box answered): which box is unknown"
         )
+    if old.box_id != new.box_id and old.host_key and old.host_key == new.host_key:
+        # The id lives in the login account's ~/.rgt: the same machine's key under another
+        # id is most often another account there (a changed login user), not another box
+        # (hour s19b #5).
+        return (
+            f"another id answers as {host} ({old.short()} → {new.short()}) with the same "
+            "host key: another login account on the same machine (each account keeps its own "
+            "~/.rgt, so its queue and records start anew), or the box re-created with its "
+            "host key kept"
+        )
     if old.box_id != new.box_id:
         return f"another box answers as {host}: id {old.short()} → {new.short()}"
     return (

@@ -203,3 +203,15 @@ def test_a_full_disk_is_a_journal_error_naming_the_file_and_the_old_record_stand
         assert f"free space there (df -h {disk})" in said, said
         assert journal.path("h1").read_bytes() == before  # the saved record is untouched
         assert not list(disk.glob(".*.tmp"))  # no half-written temporary file is left
+
+
+def test_another_id_under_the_same_host_key_is_said_as_another_account(tmp_path):
+    """The box id lives in the login account's ~/.rgt: a changed login user on the same
+    machine read "another box answers" (hour s19b #5)."""
+    journal = _journal_of_box(tmp_path)
+    other_account = BoxIdentity("0" * 32, IDENTITY.host_key)
+    jh = journal.observe_box("h1", other_account, 5.0)
+    why = jh.history[-1].why
+    assert "with the same host key: another login account on the same machine" in why, why
+    jh = journal.observe_box("h1", NEW_BOX, 6.0)  # another key too: another box
+    assert jh.history[-1].why.startswith("another box answers as h1"), jh.history[-1].why
