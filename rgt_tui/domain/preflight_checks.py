@@ -29,7 +29,7 @@ MIN_FREE_INODES = 10_000  # a run writes logs, checkpoints, eval files: inodes d
 # tree the tasks run. The GPU, driver, torch and tmux checks would test the login node,
 # which runs no cell (the tasks run on compute nodes that preflight cannot reach).
 # crlf reads this machine's files; signal-lead is the job's own (SLURM2).
-LOGIN_NODE_CHECKS = ("disk", "durable", "code", "crlf", "signal-lead")
+LOGIN_NODE_CHECKS = ("disk", "durable", "code", "crlf", "syntax", "signal-lead")
 # Checks only a scheduler's job has.
 SCHEDULER_CHECKS = ("signal-lead",)
 # The checks that need the run's interpreter, the GPUs or tmux on the box: the box

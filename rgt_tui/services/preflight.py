@@ -8,8 +8,9 @@ finds tmux; a second, only with a ``code`` key, asks sync whether the box's code
 local tree (U42). ``domain.preflight_checks`` turns the answers into checks, and its
 ``preflight_scope`` says which checks the host gets (a Slurm login node: disk, durable,
 code, crlf and signal-lead; its box script then skips the interpreter, the GPUs, the
-storage and tmux). Two checks need no box: ``crlf`` reads this machine's code tree and
-queue file (U26), ``signal-lead`` a Slurm host's keys (SLURM2).
+storage and tmux). Three checks need no box: ``crlf`` reads this machine's code tree and
+queue file (U26), ``syntax`` compiles the run template's script from that tree
+(``preflight_syntax``), ``signal-lead`` reads a Slurm host's keys (SLURM2).
 
 Issue 42's last two: on a host of the China route (``domain.routes``) the box program
 also fetches the pip index, the Hugging Face endpoint and GitHub with a hard deadline
@@ -19,6 +20,7 @@ also fetches the pip index, the Hugging Face endpoint and GitHub with a hard dea
 
 from __future__ import annotations
 
+import asyncio
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -37,6 +39,7 @@ from rgt_tui.services.ckpt_record import observed_write
 from rgt_tui.services.code_sync import SyncError, code_status, fleet_files
 from rgt_tui.services.code_sync.crlf import crlf_preflight
 from rgt_tui.services.preflight_smoke import smoke_check
+from rgt_tui.services.preflight_syntax import syntax_check
 from rgt_tui.transport import Transport
 
 __all__ = ["Check", "PreflightReport", "preflight", "preflight_command"]
@@ -141,6 +144,8 @@ async def preflight(
         checks.append(check)
     if "crlf" in scope.checks:
         checks.append(await crlf_preflight(host, withheld))
+    if "syntax" in scope.checks:
+        checks.append(await asyncio.to_thread(syntax_check, host))
     lead = (
         host_signal_lead_check(host, observed_write(fleet, host.name))
         if "signal-lead" in scope.checks

@@ -42,7 +42,9 @@ def test_a_login_node_gets_the_launch_plans_checks_and_a_job_durable_line(login_
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     checks = [line.split()[1] for line in out.splitlines()[1:] if line.startswith("  ok")]
-    assert checks == ["disk", "durable", "crlf", "signal-lead"], out  # no code key: no code check
+    assert checks == ["disk", "durable", "crlf", "syntax", "signal-lead"], (
+        out
+    )  # no code key: no code check
     for other in ("gpu", "driver", "torch", "python", "tmux", "gpu-busy"):
         assert f"  {other} " not in out, out
     assert "Slurm login node" in out and "compute nodes" in out
@@ -56,7 +58,13 @@ def test_a_login_node_gets_the_launch_plans_checks_and_a_job_durable_line(login_
     assert "teardown" not in durable and ": -" not in durable, durable
 
     report = json.loads(rgt("preflight", "real1", "--hosts", hosts, "--json").stdout)
-    assert [c["name"] for c in report["checks"]] == ["disk", "durable", "crlf", "signal-lead"]
+    assert [c["name"] for c in report["checks"]] == [
+        "disk",
+        "durable",
+        "crlf",
+        "syntax",
+        "signal-lead",
+    ]
     assert report["ok"] and report["blocking"] == []
 
     # A durable dir under the node's $TMPDIR is lost at the job's end: refused, by name.

@@ -59,9 +59,11 @@ async def test_an_array_of_four_runs_two_at_a_time_and_every_cell_ends_0(
     text = "\n".join(plan.notes)
     assert "--array=0-3%2" in text and "at most 2 at once" in text
     assert "mem 100M" in text and "durable dir" in text and "SIGTERM 300 s" in text
-    assert "preflight on the login node: disk, durable, code, crlf, signal-lead only" in text
+    assert (
+        "preflight on the login node: disk, durable, code, crlf, syntax, signal-lead only" in text
+    )
     assert {c.name for c in plan.preflight.checks} <= {
-        "disk", "durable", "code", "crlf", "signal-lead",
+        "disk", "durable", "code", "crlf", "syntax", "signal-lead",
     }  # fmt: skip
     result = await backend_for(host).launch(plan, transport)
     assert result.detach == "slurm" and result.pid > 0

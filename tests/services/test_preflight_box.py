@@ -70,7 +70,7 @@ async def test_a_ready_box_passes_every_check(make_queue_fleet, tmp_path):
     checks = by_name(report)
     assert [c.name for c in report.checks] == [
         "python", "torch", "gpu", "driver", "arch", "gpu-busy", "disk", "storage", "durable",
-        "tmux", "crlf",
+        "tmux", "crlf", "syntax",
     ]  # fmt: skip
     assert "torch's CUDA 12.8 ≤ the driver 590.48.01, CUDA 13.1" in checks["driver"].detail
     assert "NVIDIA H100 80GB HBM3" in checks["gpu"].detail
