@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support import MIB
 from support.pulls import box_results, fast, host_of, pull
+from support.waiting import wait_for
 
 from rgt_tui.cli.pull import format_pull_result
 from rgt_tui.content.pull_view import pull_result_lines
@@ -43,7 +44,11 @@ def growing_log(make_loopback_fleet) -> Iterator:  # noqa: ANN001
         log = box_results(fleet) / "alpha" / "train.log"
         log.parent.mkdir(parents=True)
         log.write_bytes(b"warm-up line of a long run\n" * (24 * MIB // 27))
+        start_size = log.stat().st_size
         made.append(subprocess.Popen([sys.executable, "-c", WRITER, str(log)]))  # noqa: ASYNC220
+        # Writing before the pull starts: on a loaded machine the writer's interpreter
+        # took longer to start than the scan to hash the file, which then was not growing.
+        await wait_for(lambda: log.stat().st_size > start_size, 60, "the writer to append")
         return fleet, log
 
     start.writers = made  # type: ignore[attr-defined]  # a test may stop them first

@@ -76,7 +76,10 @@ async def test_pull_verify_checklist_and_typed_teardown(
         for key in CONDITIONS:
             assert f" {key} " in text, key
         assert "2/2 hash-verified" in text and "2/2 loaded" in text
-        assert "a fresh re-scan matches it │ found: the box's files are as the manifest" in text
+        assert (
+            "a fresh re-scan matches it │ found: the box lists the same files, sizes and mtimes as the manifest"
+            in text
+        )
         assert "no cell running, or each accepted │ found: the queue is idle" in text
         assert "no cell running: no cell running" not in text
         assert "matches: re-scan matches" not in text and not re.search(r"taken at \d{9}", text)

@@ -8,7 +8,7 @@ from unittest.mock import ANY
 
 import pytest
 from support import ROOT
-from support.pilot import SNAPSHOT_SIZE, shown_notifications
+from support.pilot import SNAPSHOT_SIZE, screen_text, shown_notifications, wait_for
 from support.samples import clock, three_updates, write_fleet
 from textual.color import Color
 
@@ -103,6 +103,11 @@ async def test_every_theme_draws_the_fleet(tmp_path: Path, theme: str) -> None:
         for update in three_updates():
             app.post_message(HostUpdated(update))
         await pilot.pause()
+        # Drawn before the screenshot: one pause was not always enough on a loaded machine.
+        await wait_for(
+            lambda: "a100-train" in screen_text(app) and "inodes" in screen_text(app),
+            pilot=pilot,
+        )
         # No theme error (the first connections' danger-clock notes are expected).
         errors = [n for n in shown_notifications(app) if not n.title.endswith("danger clocks")]
         assert app.theme == theme and not errors
