@@ -39,13 +39,7 @@ async def test_the_agents_stderr_reaches_the_error_printable(loopback_fleet, tmp
     python3.chmod(0o755)
     box.extra_path.append(bin_dir)
     host = load_fleet(loopback_fleet.hosts_file).host(box.name)
-    transport = transport_for(host)
-    try:
-        with pytest.raises(TransportError) as err:
-            await sample_once(host, transport)
-    finally:
-        await transport.close()
-    message = str(err.value)
+    message = str(await _refused_sample(host))
     assert "telemetry agent gave no sample: python3 on the box failed (exit 1): agent broke " in (
         message
     )
@@ -55,14 +49,20 @@ async def test_the_agents_stderr_reaches_the_error_printable(loopback_fleet, tmp
     # (hour s20a #8), and the fix says the box answers.
     said.write_text("python3: error while loading shared libraries: libpython3.11.so.1.0\n")
     python3.write_text(f"#!/bin/sh\ncat > /dev/null\ncat '{said}' >&2\nexit 127\n")
+    broken = await _refused_sample(host)
+    assert "failed (exit 127): python3: error while loading shared libraries" in broken.message
+    assert broken.fix is not None and "the box answers over SSH" in broken.fix
+
+
+async def _refused_sample(host) -> TransportError:  # type: ignore[no-untyped-def]
+    """The error one agent sample of ``host`` ends in (it must end in one)."""
     transport = transport_for(host)
     try:
         with pytest.raises(TransportError) as err:
             await sample_once(host, transport)
     finally:
         await transport.close()
-    assert "failed (exit 127): python3: error while loading shared libraries" in err.value.message
-    assert err.value.fix is not None and "the box answers over SSH" in err.value.fix
+    return err.value
 
 
 def test_a_slurm_cells_oom_line_is_kept_when_its_name_holds_a_control_character():
