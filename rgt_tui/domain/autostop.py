@@ -151,6 +151,7 @@ def queue_refusal(view: QueueView | None) -> str | None:
 
 
 UNKNOWN_GPUS = "cannot tell whether the GPUs are idle"
+NO_SAMPLE = "no sample from the box now"
 
 
 def idle_refusal(
@@ -160,7 +161,7 @@ def idle_refusal(
     ``idle_util_pct`` and no queue cell running), as the health rules' idle clock says.
     A box that cannot be sampled now is not known to idle."""
     if connection != "connected" or snapshot is None:
-        return f"no sample from the box now (connection {connection})"
+        return f"{NO_SAMPLE} (connection {connection})"
     if snapshot.cell is not None:
         return f"cell {snapshot.cell} runs"
     if not snapshot.gpus:

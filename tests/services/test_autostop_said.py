@@ -120,6 +120,16 @@ def test_a_changed_queue_reason_is_said_and_gpu_flips_are_not(tmp_path: Path) ->
         "GPUs idle 60s of 1 min",
     ], lines
 
+    # A box with no GPU readings: the first sample's "no sample" is replaced by the reason
+    # as soon as it is known, not kept for the whole watch (hour s20c #4).
+    lines.clear()
+    auto.say("box3", "unknown", "no sample from the box now (connection connected)")
+    auto.say("box3", "unknown", "cannot tell whether the GPUs are idle: nvidia-smi not found")
+    assert [line.removeprefix("box3: autostop waits: ") for line in lines] == [
+        "no sample from the box now (connection connected)",
+        "cannot tell whether the GPUs are idle: nvidia-smi not found",
+    ], lines
+
 
 async def test_a_refused_host_key_is_said_on_the_console_at_once(tmp_path: Path) -> None:
     """watch said nothing of a refused host key until its silent event five minutes

@@ -43,6 +43,7 @@ from typing import Any
 
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.autostop import (
+    NO_SAMPLE,
     UNKNOWN_GPUS,
     IdleClock,
     config_refusal,
@@ -200,11 +201,13 @@ class AutoStop:
             return
         idle_for = kept.idle.idle_for(now)
         if idle_why is not None or idle_for < minutes * 60:
-            if idle_why is not None:
-                said = (
-                    idle_why if idle_why.startswith(UNKNOWN_GPUS) else f"GPUs not idle: {idle_why}"
-                )
-                self.say(host.name, "busy", said)
+            if idle_why is not None and idle_why.startswith((UNKNOWN_GPUS, NO_SAMPLE)):
+                # Not the GPUs' busy/idle flip: a reason of its own, said when it changes
+                # (as "busy", the first sample's "no sample" stood for the whole watch over
+                # the reason that followed: hour s20c #4).
+                self.say(host.name, "unknown", idle_why)
+            elif idle_why is not None:
+                self.say(host.name, "busy", f"GPUs not idle: {idle_why}")
             else:
                 self.say(
                     host.name, "idle", f"GPUs idle {fmt_duration(idle_for)} of {minutes:g} min"
