@@ -354,6 +354,10 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     """Every checklist item with its evidence, in the order the screen shows them."""
     m = state.manifest
     n = len(m) if m else 0
+    # Files a reclaim deleted on the box after they verified: results whose only copy is
+    # here, so a manifest that lists none of them is no empty result set (hour s20c #1).
+    reclaimed = state.local.reclaimed if state.local is not None else 0
+    some = n > 0 or reclaimed > 0
     items: list[Condition] = [
         Condition(
             "box",
@@ -379,8 +383,13 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         items.append(
             Condition(
                 "manifest",
-                fresh and n > 0,
+                fresh and some,
                 f"{plural(n, 'file')}, taken at {local_time(state.taken_at)}"
+                + (
+                    f" (and {reclaimed} reclaimed on the box, their only copy here)"
+                    if reclaimed
+                    else ""
+                )
                 + ("" if fresh else " — before the last write on the box")
                 + _future_words(future),
             )
@@ -407,7 +416,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     items.append(
         Condition(
             "pulled",
-            m is not None and n > 0 and pulled == n,
+            m is not None and some and pulled == n,
             f"{pulled}/{n} hash-verified" + (" (no verify of this pull yet)" if unverified else "")
             if m is not None
             else "nothing counts without a valid manifest (above)",
@@ -418,7 +427,7 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
     unchecked = n - len(state.checked) if m else 0
     loaded_ok = (
         m is not None
-        and n > 0
+        and some
         and unchecked == 0
         and not state.failed
         and state.loadable <= state.loaded

@@ -105,3 +105,36 @@ async def test_a_file_written_after_the_check_survives_the_delete(
     assert "0.95" in (cell / "metrics.json").read_text()
     assert not (cell / "sub" / "eval.json").exists()  # checked, unchanged: reclaimed
     assert not list(cell.parent.glob(".rgt-deleting*"))  # put back where it was
+
+
+async def test_every_cell_reclaimed_leaves_a_gate_that_can_still_open(
+    make_loopback_fleet, tmp_path: Path
+) -> None:
+    """All of a box's verified results reclaimed: the next manifest lists no file, and
+    pull, verify and the gate called it an empty result set for good (hour s20c #1). The
+    pull folder itself is not offered: gone, every later pull refused "no such folder"."""
+    from rgt_tui.services.disk.audit import DiskError
+
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    await setup.pull_and_verify()
+    results = setup.fleet.results_dir
+    root = setup.box.root / "results"
+    async with open_transport(setup.host) as t:
+        audit = await audit_disk(setup.host, t, results, cells=("cellA", "cellB"))
+        try:
+            await plan_delete(setup.host, t, results, audit, str(root))
+            raise AssertionError("the pull folder itself was offered")
+        except DiskError as refused:
+            assert "is a pull folder itself" in str(refused)
+        for cell in ("cellA", "cellB"):
+            await delete_planned(
+                t, await plan_delete(setup.host, t, results, audit, str(root / cell))
+            )
+        (root / "notes.txt").unlink()  # the last file, removed by hand on the box
+        pulled = await pull_host(setup.host, results, t)
+        assert pulled.ok and pulled.reclaimed == 2, pulled.shortfalls
+        report = await verify_host(setup.host, results, transport=t)
+    assert report.ok, report.problems
+    gate = await setup.check()
+    assert gate.ready_but_confirmation, [c for c in gate.conditions if not c.ok]
+    assert "(and 2 reclaimed on the box, their only copy here)" in _line(gate, "manifest").evidence

@@ -37,7 +37,10 @@ def not_offered(audit: DiskAudit, entry: Reclaimable) -> str | None:
     if running:
         return running
     for root in audit.pull_roots:
-        if under(root, entry.path) and root != entry.path:
+        if root == entry.path:
+            # Gone, every later pull and verify refuses "no such folder" (hour s20c #1).
+            return "is a pull folder itself: delete the folders under it instead"
+        if under(root, entry.path):
             return f"holds the pull folder {printable(root)}"
     if entry.kind == "hf-model" or any(under(entry.path, r) for r in audit.pull_roots):
         return None

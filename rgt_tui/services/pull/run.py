@@ -72,6 +72,7 @@ from rgt_tui.services.records import (
     save_manifest,
 )
 from rgt_tui.services.result_code import ResultCode, read_result_code, save_result_code
+from rgt_tui.services.teardown.reclaimed import reclaimed_count
 from rgt_tui.timeouts import within
 from rgt_tui.transport.base import Transport
 
@@ -271,7 +272,8 @@ async def _run(run: PullRun, beside: _Beside) -> PullResult:
     finally:
         await _settle(run, early)
     logs = await beside.box_logs()
-    result = dataclasses.replace(run.result(), code=code, box_logs=logs)
+    reclaimed = await asyncio.to_thread(reclaimed_count, run.dest, run.manifest)
+    result = dataclasses.replace(run.result(), code=code, box_logs=logs, reclaimed=reclaimed)
     if any(f.replaced for f in result.pulled):
         aside = await asyncio.to_thread(set_aside_size, records_dir(run.dest) / REPLACED_DIR)
         result = dataclasses.replace(result, set_aside=aside)

@@ -105,6 +105,9 @@ class PullResult:
     code: ResultCode | None = None
     # The box's queue and cell logs, brought into .rgt/box-logs/ (box_logs; never results).
     box_logs: BoxLogs | None = None
+    # Files a reclaim deleted on the box after they verified, whose only copy is here
+    # (services.teardown.reclaimed): results, though the box no longer lists them.
+    reclaimed: int = 0
     # The plan's bytes to move (files not here yet, less what their parts hold) and the
     # price per GB they leave the box at (U14: the plan's cost line).
     to_move: int = 0
@@ -145,7 +148,7 @@ class PullResult:
             if r.error
         ]
         out += [unpulled_line(m, r) for r in unpulled(m)]
-        if not m.entries:
+        if not m.entries and not self.reclaimed:
             roots = ", ".join(r.given for r in m.roots) or "(no pull roots)"
             out.append(
                 f"nothing was pulled: the box lists no file under {roots} (an empty result "

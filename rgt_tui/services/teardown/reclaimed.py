@@ -117,6 +117,19 @@ def _inside(local: str) -> bool:
     return bool(local) and not local.startswith("/") and ".." not in parts and "" not in parts
 
 
+def reclaimed_count(host_dir: Path, manifest: Manifest | None) -> int:
+    """How many of the box's reclaimed files ``manifest`` no longer lists (0 when the
+    record cannot be read: verify and the gate say so). No re-hash: a count to say."""
+    if manifest is None:
+        return 0
+    try:
+        recorded = load_reclaimed(host_dir, manifest.box_id)
+    except ValueError:
+        return 0
+    listed = {manifest.local_relpath(e.root, e.path) for e in manifest.entries}
+    return sum(1 for f in recorded if f.local not in listed)
+
+
 def reclaimed_here(host_dir: Path, manifest: Manifest, at: float) -> ReclaimedHere:
     """The box's reclaimed files that ``manifest`` no longer lists, re-hashed now
     (blocking: call it off the event loop)."""

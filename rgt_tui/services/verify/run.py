@@ -147,7 +147,8 @@ async def verify_host(
         rost = reconcile(cells, manifest, host.durable_dir, statuses, work)
     lost = [(line, _cell_of(path, cells or (), manifest, host.durable_dir)) for path, line in
             lost_lines(here)]  # fmt: skip
-    problems = problem_lines(manifest, results, flags, rost) + [line for line, _ in lost]
+    problems = problem_lines(manifest, results, flags, rost, reclaimed=len(here.intact))
+    problems += [line for line, _ in lost]
     if roster_problem:
         problems.append(roster_problem)
     return await _finish(
@@ -506,10 +507,14 @@ def problem_lines(
     results: Sequence[ArtifactCheck],
     flags: Sequence[Flag],
     roster: RosterCheck | None,
+    *,
+    reclaimed: int = 0,
 ) -> list[str]:
-    """A report's problems, one line each (``news_problems`` lists a subset of them)."""
+    """A report's problems, one line each (``news_problems`` lists a subset of them);
+    ``reclaimed``: files whose only copy is here (a reclaim deleted the box's), which
+    make a manifest of no file no empty result set (hour s20c #1)."""
     problems = []
-    if not manifest.entries:
+    if not manifest.entries and not reclaimed:
         roots = ", ".join(r.given for r in manifest.roots) or "(no pull roots)"
         problems.append(
             f"nothing to verify: the manifest lists no files under {roots} — an empty result "
@@ -535,6 +540,9 @@ def news_problems(report: VerificationReport) -> list[str]:
         return list(report.problems)
     flags = [f for f in report.flags if not f.kind.startswith("remote-")]
     missing = tuple((n, why) for n, why in roster.missing if n not in waiting)
-    kept = problem_lines(manifest, report.checks, flags, replace(roster, missing=missing))
-    dropped = set(problem_lines(manifest, report.checks, report.flags, roster)) - set(kept)
+    kept = problem_lines(
+        manifest, report.checks, flags, replace(roster, missing=missing), reclaimed=report.reclaimed
+    )
+    every = problem_lines(manifest, report.checks, report.flags, roster, reclaimed=report.reclaimed)
+    dropped = set(every) - set(kept)
     return [p for p in report.problems if p not in dropped]
