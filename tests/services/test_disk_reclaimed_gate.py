@@ -60,10 +60,11 @@ async def test_a_reclaimed_verified_cell_counts_from_here_and_guards_the_gate(
     async with open_transport(setup.host) as t:
         report = await verify_host(setup.host, results, transport=t)
     assert not report.ok
-    assert any(
-        p.startswith("cellA/metrics.json: missing here — deleted on the box by a reclaim")
-        for p in report.problems
-    ), report.problems
+    # The cell is missing (what its acknowledgement settles), not "present" beside a
+    # line of its own (hour s20c #9).
+    assert report.roster is not None and "cellA" not in report.roster.present
+    (why,) = [w for name, w in report.roster.missing if name == "cellA"]
+    assert why.startswith("its only copy of cellA/metrics.json: missing here — deleted on the box")
     gate = await setup.check()
     assert not gate.ready_but_confirmation
     assert "MISSING cellA/metrics.json" in _line(gate, "local").evidence

@@ -109,11 +109,6 @@ def _record_facts(record: dict[str, Any]) -> list[g.GateEvent]:
         }
     else:
         events.append(g.RosterChecked((), ()))  # no queue: nothing to reconcile
-    # A reclaimed file whose only copy is gone here: its cell's acknowledgement as
-    # missing settles verify's line too (the local line leaves it out then as well).
-    for lost in record.get("reclaimed_lost") or []:
-        if lost.get("cell"):
-            roster_lines[str(lost["problem"])] = str(lost["cell"])
     problems = record.get("problems")
     if not isinstance(problems, list):
         return [*events, g.VerificationRead(False, ("the verification record lists no problems",))]

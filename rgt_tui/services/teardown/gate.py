@@ -381,11 +381,18 @@ def _facts(
             # which the gate must hold (``confirmed_at``), this check included.
             events.append(local_check)
             if not local_check.ok:
+                # A file a reclaim deleted on the box cannot be pulled again (s20c #9).
+                gone = (
+                    "; a file a reclaim deleted on the box cannot be pulled: put it back, "
+                    "or accept its cell as missing"
+                    if local_check.reclaimed
+                    else ""
+                )
                 problems.append(
                     f"the local copy in {folder} is not what was pulled: a file changed "
                     "here is moved away first (a pull never writes over it; the local line "
                     f"names the files), then pull again (`rgt-tui pull {host.name}`, or p), "
-                    "then verify"
+                    f"then verify{gone}"
                 )
     if now.records_only:
         return events, problems  # the records alone, before a confirmation (no re-scan)

@@ -152,7 +152,7 @@ def lost_lines(here: ReclaimedHere) -> list[tuple[str, str]]:
     if here.problem:
         return [("", here.problem)]
     only = "deleted on the box by a reclaim after it verified, so this was its only copy"
-    fix = "put it back, or accept its cell as missing at teardown (--ack-missing)"
+    fix = "put it back (a pull cannot: the box no longer has it), or accept its cell as missing"
     lines = [(p, f"{p}: missing here — {only}: {fix}") for p in here.check.missing]
     lines += [(c.split(": ", 1)[0], f"{c} — {only}: {fix}") for c in here.check.changed]
     return lines

@@ -90,7 +90,6 @@ def report_to_json(report: VerificationReport) -> dict[str, Any]:
         "loader": None if report.loader is None else asdict(report.loader),
         "code": None if report.code is None else report.code.to_json(),
         "reclaimed": report.reclaimed,
-        "reclaimed_lost": [{"problem": p, "cell": c} for p, c in report.reclaimed_lost],
     }
 
 

@@ -145,16 +145,40 @@ async def verify_host(
     if cells is not None:
         work = await _open_work(host, transport if remote_checked else None, code)
         rost = reconcile(cells, manifest, host.durable_dir, statuses, work)
-    lost = [(line, _cell_of(path, cells or (), manifest, host.durable_dir)) for path, line in
-            lost_lines(here)]  # fmt: skip
+    # A reclaimed file whose only copy is gone here: its cell is missing (the roster line,
+    # which its acknowledgement settles), not "present" beside a problem line that no
+    # acknowledgement settled (hour s20c #9); one of no cell is a problem of its own.
+    others = []
+    for path, line in lost_lines(here):
+        cell = _cell_of(path, cells or (), manifest, host.durable_dir)
+        if rost is not None and cell:
+            rost = _lost_cell(rost, cell, line)
+        else:
+            others.append(line)
     problems = problem_lines(manifest, results, flags, rost, reclaimed=len(here.intact))
-    problems += [line for line, _ in lost]
+    problems += others
     if roster_problem:
         problems.append(roster_problem)
     return await _finish(
         host, folder, manifest, results, flags, rost, remote_checked, problems, write_record,
-        loader.info, code, (len(here.intact), tuple(lost)),
+        loader.info, code, len(here.intact),
     )  # fmt: skip
+
+
+def _lost_cell(rost: RosterCheck, cell: str, line: str) -> RosterCheck:
+    """``rost`` with ``cell`` missing because the only copy of one of its files is gone."""
+    why = f"its only copy of {line}"
+    if any(name == cell for name, _ in rost.unfinished):
+        return rost  # its run's state is the cause to say
+    if any(name == cell for name, _ in rost.missing):
+        # "no output directory … in the pulled copy" of a cell whose only copy was here
+        # says neither what happened nor that a pull cannot bring it back.
+        return replace(rost, missing=tuple((n, why if n == cell else w) for n, w in rost.missing))
+    return replace(
+        rost,
+        present=tuple(n for n in rost.present if n != cell),
+        missing=(*rost.missing, (cell, why)),
+    )
 
 
 def _cell_of(path: str, cells: Sequence[str], manifest: Manifest, durable_dir: str) -> str:
@@ -191,11 +215,11 @@ async def _finish(
     write_record: bool,
     loader: LoaderInfo | None = None,
     code: ResultCode | None = None,
-    reclaimed: tuple[int, tuple[tuple[str, str], ...]] = (0, ()),
+    reclaimed: int = 0,
 ) -> VerificationReport:
     report = VerificationReport(
         host.name, folder, time.time(), manifest, tuple(results), tuple(flags), roster,
-        remote_checked, tuple(problems), loader, code, *reclaimed,
+        remote_checked, tuple(problems), loader, code, reclaimed,
     )  # fmt: skip
     if write_record:
         try:

@@ -79,9 +79,6 @@ class VerificationReport:
     # Files a reclaim deleted on the box after they verified whose copy here still
     # hashes as it did: counted for their cells (services.teardown.reclaimed).
     reclaimed: int = 0
-    # Those whose copy here is gone or changed: (problem line, its cell or ""), so the
-    # gate leaves a cell's line to its acknowledgement as missing.
-    reclaimed_lost: tuple[tuple[str, str], ...] = ()
 
     @property
     def ok(self) -> bool:
