@@ -142,6 +142,13 @@ def no_queue_hint(host_name: str, fleet: Fleet) -> str:
             "--rdzv-backend c10d --rdzv-endpoint {master_addr}:{master_port} train.py "
             '--config {cfg} --out {out}" (docs/groups.md)'
         )
+    host = next((h for h in fleet.hosts if h.name == host_name), None)
+    if host is not None and host.run is not None:
+        # Its run is set: only the queue key is missing (the hint named run as well).
+        return (
+            f"{host_name} has no queue file: in its [[hosts]] entry in {fleet.path}, add "
+            f'queue = "queues/{host_name}.txt" (one cell per line; its run is set)'
+        )
     return (
         f"{host_name} has no queue file: in its [[hosts]] entry in {fleet.path}, add "
         f'queue = "queues/{host_name}.txt" (one cell per line) and run = "python train.py '
