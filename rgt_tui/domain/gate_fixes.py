@@ -153,6 +153,13 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
             "a file names a class torch does not allow: if you trust it, add it to [fleet] "
             f"verify_safe_globals as its line says, then {_bare(verify)}"
         )
+    if key == "loaded" and "a plain pickle" in condition.evidence:
+        # A re-pull brings the same bytes (hour s20c #8): the file must change on the box.
+        shell = "s (a shell on the box)" if tui else f"`rgt-tui shell {host}`"
+        return (
+            "a pull brings the same bytes: re-save the file on the box with torch.save (or "
+            f"remove it there, in {shell}), then {_bare(pull)} and {_bare(verify)}"
+        )
     if key == "local" and "deleted on the box by a reclaim" in condition.evidence:
         # A pull cannot bring back what a reclaim deleted on the box (hour s19a #1).
         ack = "type its name below and press Missing: accept" if tui else "--ack-missing CELL"

@@ -66,6 +66,13 @@ def test_a_plain_pickle_is_named_as_one_and_code_in_it_never_runs(tmp_path: Path
     # Before: "corrupt … torch's safe loader refused it: Unsupported operand 149".
     assert status == "not-verified" and "a plain pickle (pickle.dump), not a torch" in detail
     assert "truncated" not in detail
+    # The gate's fix for it says a pull cannot help (hour s20c #8).
+    from rgt_tui.domain.gate_fixes import fix
+    from rgt_tui.domain.teardown_gate import Condition
+
+    line = Condition("loaded", False, f"0/1 loaded — FAILED plain.pt: {detail}")
+    said = fix(line, "box1", tui=False)
+    assert said.startswith("a pull brings the same bytes: re-save the file on the box"), said
 
 
 @pytest.mark.parametrize(
