@@ -187,3 +187,30 @@ async def test_cli_audits_refuses_and_deletes_only_with_the_path_repeated(
     done = await arun("disk", "box1", "--delete", "org/a", "--confirm", model, *hosts)
     assert done.returncode == 0, done.stderr
     assert f"deleted {model}" in done.stdout and not paths["model"].exists()
+
+
+async def test_a_newer_file_of_another_name_supersedes_no_checkpoint(
+    make_loopback_fleet, tmp_path, tmpfs
+):
+    """A 1 KB args.pt saved after the weights "superseded" the cell's only checkpoint,
+    offering its resume point for a delete (hour s20c #2): only a newer one of the same
+    family (names that differ in their numbers) supersedes one."""
+    fleet = await make_loopback_fleet(1)
+    paths = build_box(fleet.box("box1").root, tmpfs)
+    args = paths["cell"] / "args.pt"
+    torch.save({"lr": torch.tensor(0.1)}, args)
+    os.utime(args, (1_700_001_000, 1_700_001_000))  # the newest file of the cell
+    results = str(tmpfs / "results")
+    host = host_of(fleet, mounts=(str(tmpfs),), pull=(results,), durable_dir=results)
+    local = tmp_path / "local"
+    transport = transport_for(host)
+    try:
+        assert (await pull_host(host, local, transport, options=fast())).ok
+        report = await verify_host(host, local, transport=transport, roster=["cellA"])
+        assert report.ok, report.problems
+        audit = await audit_disk(host, transport, local, cells=("cellA",))
+    finally:
+        await transport.close()
+    assert [(c.label, c.superseded_by) for c in audit.checkpoints] == [
+        ("cellA/epoch1.pt", str(paths["cell"] / "epoch2.pt"))
+    ]

@@ -32,6 +32,7 @@ what a user types to confirm a delete: printable, it can be typed.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -296,7 +297,12 @@ def _superseded(
     resolved: dict[int, str],
     newest: dict[str, float],
 ) -> tuple[Reclaimable, ...]:
-    """Checkpoints older than their cell's newest verified one, biggest first."""
+    """Checkpoints older than a newer verified one of their family in their cell (a stale
+    ``*.tmp``: older than the cell's newest verified one), biggest first.
+
+    A family is one folder's names that differ only in their numbers (``ckpt_epoch3.pt``,
+    ``ckpt_epoch5.pt``): any newer ``.pt`` superseded the cell's only weights, a 1.5 KB
+    ``args.pt`` offering its resume point for a delete (hour s20c #2)."""
     stale = []
     for idx in cell_of:
         folder = resolved.get(idx)
@@ -305,13 +311,26 @@ def _superseded(
         mine = [(p, t) for p, t in newest.items() if p.startswith(folder.rstrip("/") + "/")]
         if not mine:
             continue
-        best, best_t = max(mine, key=lambda pt: pt[1])
         cell = PurePosixPath(folder).name
         for i, c in ckpts:
-            if i == idx and c.path != best and c.mtime is not None and c.mtime < best_t:
+            if i != idx or c.mtime is None:
+                continue
+            leftover = c.path.endswith(".tmp")
+            kin = [(p, t) for p, t in mine if leftover or _family(p) == _family(c.path)]
+            if not kin:
+                continue
+            best, best_t = max(kin, key=lambda pt: pt[1])
+            if c.path != best and c.mtime < best_t:
                 label = printable(f"{cell}/{c.path[len(folder.rstrip('/')) + 1 :]}", None)
                 stale.append(_with(c, label=label, superseded_by=best))
     return tuple(sorted(stale, key=lambda c: (-(c.bytes or 0), c.path)))
+
+
+def _family(path: str) -> tuple[str, str]:
+    """(folder, name with its numbers blanked): ``ckpt_epoch3.pt`` and ``ckpt_epoch12.pt``
+    are one family, ``checkpoint.pt`` and ``args.pt`` are not."""
+    folder, _, name = path.rpartition("/")
+    return folder, re.sub(r"\d+", "#", name)
 
 
 def _held(entry: Reclaimable, safe: frozenset[str]) -> str | None:
