@@ -261,6 +261,7 @@ probe() {  # SESSION WORKDIR DURABLE [diag]
     [ -d "$workdir" ] && printf 'workdir\t1\n' || printf 'workdir\t0\n'
     [ -d "$durable" ] && printf 'durable\t1\n' || printf 'durable\t0\n'
     printf 'qbytes\t%s\nclines\t%s\n' "$(count_bytes "$q/queue.txt")" "$(count_lines "$q/cells.tsv")"
+    [ -r "$q/owner" ] && printf 'owner\t%s\n' "$(head -c 200 "$q/owner" | tr -d '[:cntrl:]')"
     # The box's own copies syncs kept aside (code_switch): not results, never pulled, so
     # the teardown checklist names them. Counted only where the folder is (the usual box
     # has none), and at most 10000 of them.

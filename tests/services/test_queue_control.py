@@ -512,3 +512,31 @@ async def test_of_two_launches_at_once_one_runs_and_the_other_says_why(make_queu
     assert launches == 1
     await one.close()
     await two.close()
+
+
+async def test_a_launch_from_another_entry_of_the_account_names_the_entry(
+    make_queue_fleet, tmp_path
+):
+    """The twin entry's launch read "earlier lines of its file changed since they were
+    sent to it" (they never were) with --fresh as the fix, which moved the other
+    entry's queue aside unnamed (hour s20c #3)."""
+    import dataclasses
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    done = qf.cell_script("done_one", "echo ran")
+    transport, _ = await launched(qf, f"{done} t\n")
+    await wait_view(qf, lambda v: v.state == FINISHED, what="box1's queue to finish")
+    twin_queue = tmp_path / "twin.txt"
+    twin_queue.write_text(f"{qf.cell_script('extra', 'echo extra')} t\n")
+    twin = dataclasses.replace(qf.host(), name="box1-direct", queue=twin_queue)
+    fleet = dataclasses.replace(qf.fleet, hosts=(*qf.fleet.hosts, twin))
+    plan = await plan_launch(fleet, twin, transport, preflight=False)
+    said = "\n".join(plan.problems)
+    assert "launched by another host entry (tmux session rgt-box1)" in said, said
+    assert "changed since they were sent" not in said
+    fresh = await plan_launch(fleet, twin, transport, preflight=False, fresh=True)
+    assert any(
+        "launched by another host entry (tmux session rgt-box1), will be moved aside" in w
+        for w in fresh.warnings
+    ), fresh.warnings
+    await transport.close()

@@ -42,6 +42,9 @@ class BoxQueueFacts:
     session_present: bool = False
     workdir_exists: bool = False
     durable_exists: bool = False
+    # The tmux session of the host entry that launched this account's queue (``owner``
+    # in queue_ctl.sh); "" when none was recorded.
+    owner: str = ""
     qbytes: int = 0  # size of ~/.rgt/queue/queue.txt
     clines: int = 0  # lines of ~/.rgt/queue/cells.tsv
     runner_alive: bool = False
@@ -154,6 +157,7 @@ def parse_probe(text: str) -> BoxQueueFacts:
         session_present=single.get("session") == "1",
         workdir_exists=single.get("workdir") == "1",
         durable_exists=single.get("durable") == "1",
+        owner=printable(single.get("owner", ""), 200),
         qbytes=number("qbytes"),
         clines=number("clines"),
         runner_alive=single.get("runner_alive") == "1",

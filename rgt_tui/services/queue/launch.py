@@ -299,13 +299,28 @@ async def plan_launch(
         problems.append(running)
     qbytes, clines, deployed = facts.qbytes, facts.clines, len(facts.deployed)
     other = None  # the box's records are another kind of queue's (other_queue_problem)
+    # Another entry for this account launched the queue on the box (one box under two
+    # spellings): said as such, not as this file's lines "changed since they were sent"
+    # with --fresh for a fix that moved the other entry's queue aside unnamed (s20c #3).
+    owner = facts.owner if facts.owner and facts.owner != session and facts.deployed else ""
     if fresh:
         qbytes = clines = deployed = 0
         if facts.deployed:
+            whose = f", launched by another host entry (tmux session {owner})," if owner else ""
             warnings.append(
-                f"the box's current queue ({plural(len(facts.deployed), 'cell')}) will be moved aside to "
-                "~/.rgt/queue.archived.<time>, records and logs included"
+                f"the box's current queue ({plural(len(facts.deployed), 'cell')}){whose} will be "
+                "moved aside to ~/.rgt/queue.archived.<time>, records and logs included"
             )
+    elif owner and prefix_problem(box_text, text) is not None:
+        # (Its lines the same as this file's, as after a rename of the entry: it goes on.)
+        other = (
+            f"this account's queue on the box was launched by another host entry (tmux "
+            f"session {owner}), not {host.name} ({session}): both entries log in to one "
+            "account, which holds one queue (~/.rgt/queue) — launch, stop and append from "
+            f"that entry; to make {host.name} the account's, launch with --fresh (that "
+            "queue is moved aside, its records and logs kept)"
+        )
+        problems.append(other)
     else:
         changed = prefix_problem(box_text, text)
         other = other_queue_problem(host, view) if changed is not None else None
