@@ -210,8 +210,9 @@ class BoxWatch:
                     and before.box.host_key == identity.host_key
                 )
                 what = (
-                    "another login account answers on the same machine (the same host key; "
-                    "each account keeps its own ~/.rgt)"
+                    "another box id answers under this name with the same host key (another "
+                    "login account on the same machine, each keeping its own ~/.rgt, or the "
+                    "box re-created with its key kept)"
                     if same_key
                     else "a new box answers under this name"
                 )
