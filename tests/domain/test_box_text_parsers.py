@@ -122,10 +122,11 @@ def test_the_disk_audits_shown_names_are_printable_and_its_paths_stay_as_sent() 
         f"root\t1\thf\t{hub}",
         f"hf\t1\t100\t5\t1\t3\t{hub}/models--org--{HOSTILE_NAME}",
         "root\t2\tcell\t/data/runs/c1",
-        f"ckpt\t2\t10\t5\t1\t4\t/data/runs/c1/{HOSTILE_NAME}.pt",
+        f"ckpt\t2\t10\t5\t1\t4\t/data/runs/c1/{HOSTILE_NAME}_1.pt",
     ]
     asked = [("mount", "/data"), ("hf", "~/.cache/huggingface/hub"), ("cell", "/data/runs/c1")]
-    newest = {"/data/runs/c1/best.pt": 20.0}
+    # A newer one of its family (names that differ in their numbers) supersedes it.
+    newest = {f"/data/runs/c1/{HOSTILE_NAME}_2.pt": 20.0}
     audit = parse_audit("box1", "\0".join(records), asked, ("c1",), (newest, None, None))
     assert audit.mounts[0].folders[0].path == folder  # sent back for the delete, as is
     model, ckpt = audit.hf_models[0], audit.checkpoints[0]

@@ -311,7 +311,11 @@ async def plan_launch(
                 f"the box's current queue ({plural(len(facts.deployed), 'cell')}){whose} will be "
                 "moved aside to ~/.rgt/queue.archived.<time>, records and logs included"
             )
-    elif owner and prefix_problem(box_text, text) is not None:
+    elif (
+        owner
+        and prefix_problem(box_text, text) is not None
+        and other_queue_problem(host, view) is None  # a group's job says itself (rank)
+    ):
         # (Its lines the same as this file's, as after a rename of the entry: it goes on.)
         other = (
             f"this account's queue on the box was launched by another host entry (tmux "
