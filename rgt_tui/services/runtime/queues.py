@@ -95,8 +95,14 @@ class QueuePoller:
     async def poll(self, host: HostConfig) -> None:
         """Poll ``host`` until cancelled."""
         while True:
-            if not self._live(host) or not self.is_wanted(host):
+            if not self._live(host):
                 await asyncio.sleep(TICK_S)
+                continue
+            if not self.is_wanted(host):
+                # A host with no queue file whose box runs nothing: looked at again on the
+                # watched cadence, not every tick (a fleet of such hosts woke the loop
+                # twice a second each for nothing).
+                await asyncio.sleep(WATCHED_POLL_S)
                 continue
             await self.poll_once(host)
             waited = 0.0
