@@ -117,12 +117,15 @@ def run_stop(call: Call) -> int:
                 "(a launch is refused while they wait in squeue)"
             )
         return EXIT_OK
-    print(f"{host.name}: the queue {said} after {what}; {view.stop_effect()}")
-    if view.start_after_stop is not None:
-        print(
-            f"later: rgt-tui launch {host.name} --start {view.start_after_stop} goes on from "
-            "where it stopped"
-        )
+    start = view.start_after_stop
+    moved = result.moved_on(current.name if current else None)
+    if moved:  # the confirmed cell ended meanwhile: the stop ends after another one
+        print(f"{host.name}: warning: {moved.strip()}")
+        start = result.start
+    else:
+        print(f"{host.name}: the queue {said} after {what}; {view.stop_effect()}")
+    if start is not None:
+        print(f"later: rgt-tui launch {host.name} --start {start} goes on from where it stopped")
     return EXIT_OK
 
 

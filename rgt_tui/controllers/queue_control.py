@@ -34,10 +34,15 @@ class QueueControl:
 
         title = f"{host.name}: {action}"
         use = self.connections.use
+        severity = "information"
         try:
             if action == "stop":
                 result = await use(host.name, lambda t: backend_for(host).stop(t))
-                message = result.summary()  # and how to go on (Slurm: release the holds)
+                # And how to go on (Slurm: release the holds); first, when the cell the
+                # dialog named had ended and another started, that the stop moved on.
+                message = result.summary(cell)
+                if result.moved_on(cell):
+                    severity = "warning"
             elif action == "kill":
                 # Short: the outcome's own toast follows (two stacked read as one too many).
                 self.app.notify(f"killing {cell}…", title=title, timeout=4)
@@ -51,4 +56,6 @@ class QueueControl:
             self.app.notify(error_text(exc), title=title, severity="error", timeout=20)
             return
         # The title names the host: "box1: kill / box1: cell … killed" said it twice.
-        self.app.notify(message.removeprefix(f"{host.name}: "), title=title, timeout=10)
+        self.app.notify(
+            message.removeprefix(f"{host.name}: "), title=title, severity=severity, timeout=10
+        )

@@ -540,3 +540,40 @@ async def test_a_launch_from_another_entry_of_the_account_names_the_entry(
         for w in fresh.warnings
     ), fresh.warnings
     await transport.close()
+
+
+async def test_a_stop_confirmed_for_a_cell_that_ended_meanwhile_says_what_it_stops_after_now(
+    make_queue_fleet,
+):
+    """The stop dialog named cell b; before the user confirmed, b ended and a waiting retry
+    of a started. The stop then ends after a (a long retried cell runs after the dialog
+    said nothing more would start: hour s20c #5): the notice leads with that, and how to
+    stop now."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    a = qf.cell_script("a", gate("go_a2") + "; " + gate("go_a"))
+    b = qf.cell_script("b", gate("go_b"))
+    c = qf.cell_script("c", "echo c ran")
+    transport, _ = await launched(qf, f"{a} t\n{b} t\n{c} t\n")
+    host = qf.host()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="cell a to run")
+    await kill_cell(host, transport, "a", then="next", grace_s=1)
+    shown = await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="cell b to run")
+    assert shown.current is not None and shown.current.name == "b"  # what the dialog names
+    await retry_cells(await plan_retry(qf.fleet, host, transport, ["a"]), transport)
+    (qf.root() / "go_b").touch()  # b ends while the dialog is open; the retried a starts
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the retried a to run")
+
+    stopped = await stop_queue(host, transport)
+    assert stopped.current is not None and stopped.current.name == "a"
+    said = stopped.summary("b")
+    assert said.startswith(
+        "b ended before the stop reached the box, and cell 0 (a) had started: the queue "
+        "stops after that one instead — to stop now, kill it (X in the Queue tab; "
+        "rgt-tui queue kill box1 a --then stop). the queue stops after cell 0 (a)"
+    ), said
+    assert stopped.summary("a") == stopped.summary()  # confirmed for the cell that runs
+    (qf.root() / "go_a2").touch()
+    (qf.root() / "go_a").touch()
+    view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
+    assert [c.status for c in view.cells] == [DONE, DONE, PENDING]  # the stop held after a
+    await transport.close()

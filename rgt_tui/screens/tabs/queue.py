@@ -266,7 +266,7 @@ class QueueTab(DetailTab):
             ConfirmScreen(
                 control_question(f"Stop the queue on {host.name} after {what}?", body), [choice]
             ),
-            lambda chosen: self._run(host, "stop", None, chosen),
+            lambda chosen: self._run(host, "stop", cur.name if cur else None, chosen),
         )
 
     def _ask_kill(self, host: HostConfig, view: QueueView) -> None:

@@ -137,9 +137,28 @@ class StopResult:
     # them alone (a launch from ``start`` would run later done cells again: s20b #2).
     waiting: tuple[str, ...] = ()
 
-    def summary(self) -> str:
+    def moved_on(self, asked: str | None) -> str:
+        """Words that lead the summary when the cell the user confirmed the stop for
+        (``asked``) ended before the stop reached the box and another had started: the
+        stop now ends after that one (a long retried cell ran after the dialog said it
+        would not start: hour s20c #5). "" when the stop holds as confirmed."""
+        cur = self.current
+        if asked is None or cur is None or cur.name == asked or self.holds:
+            return ""
+        return (
+            f"{asked} ended before the stop reached the box, and cell {cur.index} "
+            f"({cur.name}) had started: the queue stops after that one instead — to stop "
+            f"now, kill it (X in the Queue tab; rgt-tui queue kill {self.host} {cur.name} "
+            "--then stop). "
+        )
+
+    def summary(self, asked: str | None = None) -> str:
         """What the stop did and how to go on from it, in one message (the Queue tab's
-        notice; the command line prints the same words)."""
+        notice; the command line prints the same words); ``asked``: the cell the user
+        confirmed the stop for, when known."""
+        return self.moved_on(asked) + self._summary()
+
+    def _summary(self) -> str:
         cur = self.current
         what = f"cell {cur.index} ({cur.name})" if cur else "the current cell"
         if self.holds:
@@ -176,12 +195,16 @@ async def stop_queue(host: HostConfig, transport: Transport, *, who: str = "user
 
     QueueError (code ``not-running``) when no queue runs on the box.
     """
-    view, _ = await _view(host, transport)
+    await transport.connect()
     result = await run_ctl(transport, "stop", tmux_session_name(host.name), who)
     error = refusal(host.name, result)
     if error is not None:
         raise error
     state = _answer(result.stdout, "stop")
+    # Read after the stop is recorded: the cell running now is the one it ends after.
+    # Read before, a cell that started meanwhile (a waiting retry) was not the one named
+    # (hour s20c #5).
+    view, _ = await _view(host, transport)
     return StopResult(
         host.name, bool(state) and state[0] == "already", view.current,
         start=view.start_after_stop,
