@@ -476,6 +476,14 @@ async def test_a_retry_left_waiting_by_a_stop_runs_alone_and_the_stop_says_so(ma
     view = await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")
     assert [c.status for c in view.cells] == [RETRY, DONE, PENDING]
     assert "waiting for a retry: a" in view.stop_text()
+    # A launch from the stop's cell runs the waiting retry first: its plan says so, and
+    # counts it (it said "cell 0 … not run by this launch": hour s20c #6).
+    relaunch = await plan_launch(qf.fleet, host, transport, start_index=2)
+    assert [c.name for c in relaunch.runs] == ["a", "c"]
+    assert "cell 0 waits for a retry: the runner runs it first, then from start index 2" in (
+        relaunch.warnings
+    )
+    assert not any("not run by this launch" in w for w in relaunch.warnings), relaunch.warnings
 
     plan = await plan_retry(qf.fleet, host, transport, ["a"])  # refused before
     assert plan.ok and [c.name for c in plan.waiting] == ["a"] and plan.cells == ()

@@ -138,9 +138,12 @@ class LaunchPlan:
 
     @property
     def runs(self) -> tuple[PlannedCell, ...]:
-        """The cells the runner will run: from the start index, less those it skips
-        (moved to another host, or skipped by the user)."""
-        return tuple(c for c in self.to_run if c.status not in NOT_RUN)
+        """The cells the runner will run: first those before the start index that wait
+        for their retry (a stop left them waiting: the runner runs retries first, and
+        the plan said they would not run: hour s20c #6), then those from the start
+        index, less those it skips (moved to another host, or skipped by the user)."""
+        retries = tuple(c for c in self.cells[: self.start_index] if c.status == RETRY)
+        return retries + tuple(c for c in self.to_run if c.status not in NOT_RUN)
 
 
 @dataclass(frozen=True)
@@ -367,11 +370,18 @@ async def plan_launch(
         if not fresh
         else {},
     )
-    skipped = [c.index for c in planned[:start_index] if c.status not in (DONE, *NOT_RUN)]
+    before = planned[:start_index]
+    skipped = [c.index for c in before if c.status not in (DONE, RETRY, *NOT_RUN)]
     if skipped and 0 < start_index < len(cells) and not retry_only:
         warnings.append(
             f"{_span(skipped, 'comes', 'come')} before start index {start_index} and "
             f"{'is' if len(skipped) == 1 else 'are'} not done: not run by this launch"
+        )
+    retried = [c.index for c in before if c.status == RETRY]
+    if retried and not retry_only:
+        warnings.append(
+            f"{_span(retried, 'waits', 'wait')} for a retry: the runner runs "
+            f"{'it' if len(retried) == 1 else 'them'} first, then from start index {start_index}"
         )
     # A config the code tree does not hold (or sync does not send) fails its cell on the
     # box, paid time spent: each cell still to run (not done; a retried one too) is checked.
