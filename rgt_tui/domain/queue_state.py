@@ -191,6 +191,10 @@ class QueueView:
     # Files the box holds in ~/.rgt/sync-kept: its own copies syncs replaced, never
     # pulled; the teardown checklist names them (``GateReport.notes``).
     sync_kept: int = 0
+    # The local queue file's lines already sent, where they differ from the box's copy
+    # (which the box runs): ``append.sent_lines_changed``'s words, "" when they agree or
+    # were not compared. The Queue tab says it as `queue show` does (hour s20c #7).
+    sent_changed: str = ""
 
     def told_by_group(self, host_is_group: bool) -> bool:
         """These are a box's records of a group's job: the group's own view tells the

@@ -155,6 +155,8 @@ class QueueTab(DetailTab):
             ]
         elif self.view is not None:
             lines = self._lines(self.view)
+            if self.view.sent_changed:  # `queue show`'s note: the box runs its copy
+                lines.append(Content.styled(shown(self.view.sent_changed, lines=True), "$warning"))
         if not lines:
             return
         if self.host is not None and self.host.group is not None:

@@ -11,16 +11,20 @@ whose telemetry stopped is left alone.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
+from dataclasses import replace
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.queue.append import sent_lines_changed
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.group.supervise import GroupSupervisor
 from rgt_tui.services.queue.scheduler import AllocationSampler, Supervised, Watch
 from rgt_tui.services.queue.view import read_queue_view
+from rgt_tui.transport import Transport
 
 POLL_S = 10.0
 WATCHED_POLL_S = 3.0  # while the host's Queue tab is on screen
@@ -59,6 +63,11 @@ class QueuePoller:
         # --overlap), on its own slower cadence and with a backoff after a refusal. None:
         # not sampled (``watch`` tells events, it draws no GPU note).
         self.inside = inside
+        # Each host's last comparison of its queue file's sent lines with the box's copy:
+        # what it was made for (the local file's mtime and size, the box's cells and
+        # launch) and its words. Made again only when one of those changed, so a poll
+        # costs no extra read of the box's queue.txt.
+        self.sent_notes: dict[str, tuple[object, str]] = {}
 
     async def poll_once(self, host: HostConfig) -> QueueView | None:
         """Read ``host``'s queue now (when its telemetry is connected); the view, or None
@@ -77,6 +86,7 @@ class QueuePoller:
                     self.ranks[host.name] = watch.ranks
             else:
                 view = await read_queue_view(host, transport)
+                view = await self._with_sent_note(host, transport, view)
             if self.inside is not None and backend_for(host).allocations:
                 view = await self.inside.annotate(host, transport, view)
         except Exception:  # noqa: BLE001 - the telemetry link reports connection trouble
@@ -84,6 +94,31 @@ class QueuePoller:
         self.views[host.name] = view
         self.on_view(host.name, view)
         return view
+
+    async def _with_sent_note(
+        self, host: HostConfig, transport: Transport, view: QueueView
+    ) -> QueueView:
+        """``view`` with the note `queue show` prints when lines already sent were edited
+        locally (the box runs its copy, not the edit); compared again only when the local
+        file or the box's queue changed since the last comparison."""
+        if host.queue is None or host.slurm is not None or host.group is not None:
+            return view
+        if not view.cells:
+            return view
+        try:
+            st = os.stat(host.queue)
+        except OSError:
+            return view  # the queue file's own problems are said where it is read
+        made_for = (st.st_mtime_ns, st.st_size, view.total, view.launch)
+        kept = self.sent_notes.get(host.name)
+        if kept is None or kept[0] != made_for:
+            try:
+                note = await sent_lines_changed(host, transport)
+            except Exception:  # noqa: BLE001 - an unreadable copy: the next change tries again
+                note = None
+            kept = (made_for, note or "")
+            self.sent_notes[host.name] = kept
+        return replace(view, sent_changed=kept[1]) if kept[1] else view
 
     def _live(self, host: HostConfig) -> bool:
         """``host``'s telemetry is connected; a group (issue 41) is watched while any of

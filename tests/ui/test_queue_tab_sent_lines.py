@@ -1,0 +1,62 @@
+"""A line already sent to the box, edited in the local queue file: the box runs its own
+copy, and only `queue show` and a refused append said so; the Queue tab showed the cells
+alone (hour s20c #7). Over a real loopback box: the tab says it, and stops saying it once
+the line is put back."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from support.pilot import SIZE, make_app, wait_for
+from support.queues import SCRIPT_RUN, wait_view
+from textual.widgets import Static
+
+from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.screens.host_detail import HostDetailScreen
+from rgt_tui.services.queue.launch import launch, plan_launch
+
+NOTE = "differs from the copy on box1 in lines already sent: the box runs its copy"
+
+
+async def test_the_queue_tab_says_a_sent_line_was_edited_here(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done')
+    after = qf.cell_script("after", "echo after")
+    sent = f"{hold} t\n{after} t\n"
+    qf.write_queue(sent)
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+    qf.write_queue(f"{hold} t\n{after} t2\n")  # the pending cell's task, edited here
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            app.open_host("box1", "queue")
+            screen = await wait_for(
+                lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None,
+                pilot=pilot,
+            )
+
+            def body() -> str:
+                found = screen.query(".queue-body").results(Static)
+                return "\n".join(str(getattr(b.visual, "plain", b.visual)) for b in found)
+
+            await wait_for(
+                lambda: NOTE in body(), 90, what="the sent-lines note on the Queue tab", pilot=pilot
+            )
+            assert "line 2 locally:    'cells/after.sh t2'" in body()  # both, as queue show
+            assert "line 2 on the box: 'cells/after.sh t'" in body()
+            qf.write_queue(sent)  # put back as the box has it: the note goes
+            await wait_for(
+                lambda: "hold" in body() and NOTE not in body(),
+                90,
+                what="the note to go once the line is back",
+                pilot=pilot,
+            )
+    finally:
+        (qf.root() / "go").touch()
