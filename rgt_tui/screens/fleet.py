@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from textual import on
 from textual.app import ComposeResult
@@ -40,6 +41,7 @@ from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.preemption import Checkpoint, Preemption
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
+from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
@@ -102,6 +104,10 @@ class FleetScreen(FleetView, Screen[None]):
         SHELL_BINDING,
         *QUEUE_BINDINGS,
         *JOB_BINDINGS,
+        # The selected host's disk audit, as in its detail: `u` here did nothing, and a
+        # path typed next started the name filter (hour s20c #13). Not in the footer,
+        # which is full at 80 columns; the help screen lists it.
+        replace(DISK_BINDING, show=False),
         HOST_KEY_BINDING,
     ]
 
@@ -428,6 +434,13 @@ class FleetScreen(FleetView, Screen[None]):
             self.notify("No host selected", severity="warning")
             return
         self.post_message(ShellRequested(pane.host.name))
+
+    def action_disk_usage(self) -> None:
+        pane = self.selected
+        if pane is None:
+            self.notify("No host selected", severity="warning")
+            return
+        self.post_message(DiskUsageRequested(pane.host.name))
 
     def queue_viewed(self, host: str, view: QueueView) -> None:
         """Show a polled queue view as the pane's summary line."""

@@ -39,3 +39,21 @@ async def test_u_shows_the_audit_and_a_typed_short_name_deletes_the_model(
         assert paths["big"].exists()
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, DiskUsageScreen), pilot=pilot)
+
+
+async def test_u_on_the_fleet_grid_opens_the_selected_hosts_audit(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """`u` on the grid did nothing, and a path typed next went into the name filter
+    (hour s20c #13): it opens the selected host's audit, as in its detail."""
+    fleet = await make_loopback_fleet(1)
+    app, _ = disk_app(fleet, tmp_path, tmpfs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("u")
+        await wait_for(
+            lambda: isinstance(app.screen, DiskUsageScreen) and "org/a" in audit_text(app),
+            what="the selected host's audit over the grid",
+            pilot=pilot,
+        )
+        assert app.screen.host.name == "box1"
