@@ -141,6 +141,7 @@ def torch_info() -> dict:
 def allow_globals(names: list) -> str | None:
     """Let checkpoints name these ``module.Name`` globals (``[fleet] verify_safe_globals``,
     the user's own list); why one cannot be found, or None."""
+    import difflib
     import importlib
 
     import torch
@@ -149,19 +150,27 @@ def allow_globals(names: list) -> str | None:
     for name in names:
         parts = str(name).split(".")
         obj = None
+        hint = ""
         for cut in range(len(parts) - 1, 0, -1):  # the longest importable module first
             try:
                 obj = importlib.import_module(".".join(parts[:cut]))
             except Exception:
                 continue
+            owner = ".".join(parts[:cut])
             try:
                 for attr in parts[cut:]:
-                    obj = getattr(obj, attr)
+                    owner, obj = f"{owner}.{attr}", getattr(obj, attr)
             except AttributeError:
+                # A typo'd class name: the module's own names offer the close one (a
+                # user's hour read the same bare refusal for every checkpoint).
+                close = difflib.get_close_matches(attr, dir(obj), n=1)
+                hint = f" ({owner} has no {attr}" + (
+                    f"; did you mean {owner}.{close[0]}?)" if close else ")"
+                )
                 obj = None
             break
         if obj is None:
-            return f"{name} cannot be imported"
+            return f"{name} cannot be imported{hint}"
         found.append(obj)
     torch.serialization.add_safe_globals(found)
     return None

@@ -53,6 +53,9 @@ def test_a_trusted_data_class_loads_once_the_fleet_allows_it(tmp_path: Path) -> 
     status, detail = _check(path, ("argparse.Nope",))
     assert status == "not-verified"
     assert "[fleet] verify_safe_globals: argparse.Nope cannot be imported" in detail
+    # A typo names the close one (hour s20c #11).
+    detail = _check(path, ("argparse.Namspace",))[1]
+    assert "argparse has no Namspace; did you mean argparse.Namespace?" in detail
 
 
 def test_a_plain_pickle_is_named_as_one_and_code_in_it_never_runs(tmp_path: Path) -> None:
