@@ -129,7 +129,7 @@ async def plan_delete(
     return DeletePlan(
         host.name,
         target,
-        f"{what} pulled and verified; the box changes, so pull and verify again before teardown",
+        f"{what} pulled and verified; deleting it changes the box, so pull and verify again before teardown",
         host_results_dir(results_dir, host),
         box_id,
         # A superseded checkpoint's successor stays on the box: only the deleted files.
