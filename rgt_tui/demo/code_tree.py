@@ -14,6 +14,8 @@ import shutil
 from pathlib import Path
 
 from rgt_tui.demo.loopback.fleet import LoopbackFleet, toml_str
+from rgt_tui.services.code_sync.box_tree import RECORD_NAME, record_text
+from rgt_tui.services.code_sync.listing import list_tree
 
 # What the runs write into the workdir (their outputs, under durable_dir) is not code; nor
 # is what a shell leaves there, since a demo box's home is its workdir (a user's hour: `s`
@@ -36,8 +38,14 @@ def share_code_tree(loopback: LoopbackFleet) -> Path:
         for config in sorted((box.root / "configs").glob("*.json")):
             shutil.copyfile(config, tree / "configs" / config.name)
     (tree / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+    # Each box's sync record names the files it got, as after a sync: the first `y` after
+    # an edit replaced a config "not put there by a sync" and kept the box's copy aside
+    # (a user's hour, s20c #12).
+    listed = list_tree(tree, (), "demo")
+    record = "".join(f"{line}\n" for line in record_text(f.file_hash() for f in listed.files))
     for box in loopback.boxes:
         shutil.copytree(tree, box.root, dirs_exist_ok=True)
+        (box.root / RECORD_NAME).write_text(record, encoding="utf-8")
     hosts = loopback.hosts_file.read_text(encoding="utf-8")
     loopback.hosts_file.write_text(
         "# The demo's code tree: `rgt-tui sync HOST` (key y) pushes it to the box.\n"

@@ -49,6 +49,9 @@ async def test_the_demo_boxes_start_in_sync_and_an_edit_is_sent(tmp_path):
             await t.close()
         assert before is not None and not before.in_sync
         assert result.files_sent == 1 and after is not None and after.in_sync
+        # The demo's own file is one a sync put there: replaced as such, nothing kept
+        # aside as "not put there by a sync" (hour s20c #12).
+        assert result.replaced_found == () and result.overwritten == () and not result.kept_in
         assert (loopback.box("box1").root / "train.py").read_text().endswith("# tuned\n")
     finally:
         await loopback.stop()
