@@ -77,6 +77,19 @@ def control_question(title: str, body: list[Content]) -> Content:
     return Content("\n").join([head, Content(""), *body])
 
 
+class _Picks(OptionList):
+    """An OptionList whose arrows stop at its ends: Down on the last failed cell went on
+    to cell 0, a done one, and Enter then asked to retry that (a user's hour, s20b #15)."""
+
+    def action_cursor_down(self) -> None:
+        if self.highlighted is None or self.highlighted < self.option_count - 1:
+            super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        if self.highlighted is None or self.highlighted > 0:
+            super().action_cursor_up()
+
+
 class CellPickScreen(DialogScreen[str | None]):
     """The cells an action can take, one per line: arrows move, Enter chooses.
 
@@ -92,10 +105,16 @@ class CellPickScreen(DialogScreen[str | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", tooltip="Close; nothing is done")]
 
     def __init__(
-        self, title: str, cells: list[tuple[str, Content]], *, first: str | None = None
+        self,
+        title: str,
+        cells: list[tuple[str, Content]],
+        *,
+        first: str | None = None,
+        note: str = "",
     ) -> None:
         super().__init__()
         self.title_text = title
+        self.note = note  # what is not listed, and why (a running cell: kill it first)
         self.cells = cells  # (name, the line shown)
         names = [name for name, _ in cells]
         self.first = names.index(first) if first in names else 0
@@ -104,8 +123,10 @@ class CellPickScreen(DialogScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="qp-box", classes="dialog-box"):
             yield Static(Content.styled(shown(self.title_text), "bold $accent"))
+            if self.note:
+                yield Static(Content.styled(shown(self.note), "$foreground-muted"))
             first = self.first if self.cells else None
-            options = OptionList(
+            options = _Picks(
                 *[Option(self._prompt(i, marked=i == first), id=name) for i, (name, _) in
                   enumerate(self.cells)],
                 id="qp-list",

@@ -9,7 +9,7 @@ from pathlib import Path
 from support.pilot import SIZE, make_app, screen_text, wait_for
 from textual.widgets import OptionList
 
-from rgt_tui.domain.queue_state import DONE, FAILED, KILLED, CellView, QueueView
+from rgt_tui.domain.queue_state import DONE, FAILED, KILLED, RUNNING, CellView, QueueView
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.queue_control import CellPickScreen
 
@@ -53,4 +53,40 @@ async def test_the_retry_picker_starts_on_the_failed_cell_and_marks_it_in_text(
         await pilot.press("enter")
         await wait_for(lambda: not isinstance(app.screen, CellPickScreen), pilot=pilot)
         assert app.screen.cell.name == "slow1"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+
+
+async def test_the_picker_stops_at_its_last_cell_and_names_the_running_one(
+    tmp_path: Path,
+) -> None:
+    """Down on the last line went on to cell 0 (a done one), and the running cell was
+    nowhere: the user hunted for it (hour s20b #15)."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        host = app.fleet.hosts[0].name
+        cells = (
+            CellView(0, "base", DONE, exit_code=0, started_at=10, ended_at=20),
+            CellView(1, "slow_b", KILLED, exit_code=143, started_at=20, ended_at=40),
+            CellView(2, "slow_d", RUNNING, started_at=40),
+        )
+        app.runtime.queues.views[host] = QueueView(host, "running", cells, None, "boot", 100, None)
+        app.open_host(host, "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+        )
+        screen.action_queue_control("retry")
+        picker = await wait_for(
+            lambda: app.screen if isinstance(app.screen, CellPickScreen) else None, pilot=pilot
+        )
+        options = await wait_for(lambda: next(iter(picker.query(OptionList)), None), pilot=pilot)
+        await wait_for(lambda: options.highlighted == 1, pilot=pilot)
+        assert "Running, so not listed: cell 2 (slow_d) — to retry it, kill it first (X)." in (
+            screen_text(app)
+        )
+        await pilot.press("down")  # the last line: it stays there
+        await pilot.press("up", "up")  # the first: it stays there too
+        await pilot.press("down", "down")
+        await wait_for(lambda: any("slow_b" in m for m in marked(app)), pilot=pilot)
+        assert options.highlighted == 1
         await pilot.press("escape")

@@ -231,8 +231,17 @@ class QueueTab(DetailTab):
         elif action == "retry":
             ended = (FAILED, KILLED, INTERRUPTED, DONE, *SLURM_ENDED)  # Slurm: OOM, TIMEOUT, …
             cells = [c for c in view.cells if c.status in ended]
+            running = [c for c in view.cells if c.status == RUNNING]
+            busy = ""
+            if running:  # not listed: a user hunted for it (hour s20b #15)
+                named = ", ".join(f"{c.index} ({c.name})" for c in running[:3])
+                busy = f"Running, so not listed: cell {named} — to retry it, kill it first (X)."
             if not cells:
-                self.app.notify("no failed, killed or finished cell to retry", title=host.name)
+                self.app.notify(
+                    "no failed, killed or finished cell to retry"
+                    + (f"; {busy[0].lower()}{busy[1:]}" if busy else ""),
+                    title=host.name,
+                )
                 return
             self.app.push_screen(
                 CellPickScreen(
@@ -240,6 +249,7 @@ class QueueTab(DetailTab):
                     [(c.name, cell_line(c, view.now)) for c in cells],
                     # The first that did not finish, not a done one above it.
                     first=next((c.name for c in cells if c.status != DONE), None),
+                    note=busy,
                 ),
                 lambda name: self._ask_retry(host, view, name),
             )
