@@ -185,7 +185,13 @@ def _some(paths: tuple[str, ...], named: int = 5) -> str:
 def failure_lines(what: str, message: str, fix: str = "", at: float | None = None) -> list[Content]:
     """``✖ sync failed: … · 14:02:11`` and its fix (the time: an old failure read as the
     box's state now, minutes after the queue it named had stopped: a user's hour)."""
-    when = Content.styled(f" · {_clock(at)}", MUTED) if at is not None else Content("")
+    # Whose try: a sync run from another terminal since is not seen here, and the old
+    # failure read as the box's state (hour s20b #7).
+    when = (
+        Content.styled(f" · {_clock(at)} (this screen's last try)", MUTED)
+        if at is not None
+        else Content("")
+    )
     lines = [
         Content.assemble((f"✖ {what} failed: ", "bold $error"), shown(message, lines=True)) + when
     ]

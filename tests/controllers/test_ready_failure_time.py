@@ -24,3 +24,5 @@ def test_a_failure_line_carries_its_time() -> None:
     stamp = time.strftime("%H:%M:%S", time.localtime(at))
     day = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
     assert all(stamp in line or day in line for line in text if "failed:" in line), text
+    # Whose try it was: a sync from another terminal since is not seen here (s20b #7).
+    assert all(line.endswith("(this screen's last try)") for line in text if "failed:" in line)

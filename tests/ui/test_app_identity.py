@@ -186,7 +186,8 @@ async def test_torn_down_box_gets_one_attempt_then_a_new_box_there_is_live(
         await wait_for(lambda: "History: earlier boxes" in history_text(app), 60, pilot=pilot)
         await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
         assert f"box {OLD_BOX[:12]}: torn down" in history_text(app)
-        assert "locked" in screen_text(app)
+        # Read once drawn: a loaded CI run read the tab's frame before its body.
+        await wait_for(lambda: "locked" in screen_text(app), 60, pilot=pilot)
         assert not app.jobs.state("box1").gate.ready_but_confirmation
     assert not loopback_fleet.errors
 

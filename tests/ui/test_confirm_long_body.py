@@ -13,10 +13,15 @@ from rgt_tui.screens.quit_confirm import QuitConfirmScreen, busy_line
 
 async def test_quit_with_thirty_pulls_keeps_its_buttons_at_80x24(tmp_path: Path) -> None:
     app = make_app(tmp_path)
-    lines = [busy_line(f"box{i:02}", "pull", None) for i in range(30)]
     answers: list[str | None] = []
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
+        # Thirty pulls the app knows of: the question follows the app's jobs, and lines
+        # it did not know went at its next change of jobs (a loaded CI run read "Nothing
+        # runs any more" before it could scroll).
+        for i in range(30):
+            app.jobs.learned(f"box{i:02}", running="pull")
+        lines = [busy_line(f"box{i:02}", "pull", None) for i in range(30)]
         app.push_screen(QuitConfirmScreen(lines), answers.append)
         await wait_for(lambda: isinstance(app.screen, QuitConfirmScreen), pilot=pilot)
         # One read that holds all of it: a CI run under load read the buttons, then a
