@@ -66,8 +66,13 @@ class Preemption:
 
     @property
     def key(self) -> str:
-        """The occurrence: the host and the start it ended (stable across restarts)."""
-        return f"preempted:{self.host}:{self.start or f'{self.at:.0f}'}"
+        """The occurrence: the host, the start it ended and the cell it interrupted (the
+        same in the TUI and in ``watch``, and across restarts of either). The cell tells
+        apart two preemptions of one start: a box vast.ai resumes from a pause keeps its
+        start, and a second preemption of it, of a cell launched since, was never told
+        nor moved (a user's hour, s21a #1)."""
+        occurrence = f"preempted:{self.host}:{self.start or f'{self.at:.0f}'}"
+        return occurrence if self.cell is None else f"{occurrence}:{self.cell}"
 
     @property
     def named(self) -> bool:

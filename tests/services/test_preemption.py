@@ -324,3 +324,31 @@ async def test_a_cell_the_user_moved_already_is_not_moved_again(tmp_path: Path) 
     assert mover.calls == []
     assert [e.kind for e in told_events] == ["preempted"]
     assert "it already moved to box2" in told_events[0].body
+
+
+def test_a_second_preemption_of_one_start_with_another_cell_is_named_again(
+    tmp_path: Path,
+) -> None:
+    """vast.ai resumes a paused box with its start kept: box1 was lost past its grace
+    (named), answered again from the same start, ran a new cell, and was lost again. The
+    second was keyed as the first and never told nor moved (hour s21a #1)."""
+    fleet, clock = fleet_in(tmp_path), Clock()
+    host = fleet.host("box1")
+    watch = PreemptionWatch(fleet, memory_dir=tmp_path / "p", checkpoint=lambda h, c: CKPT)
+    monitor = ReplayMonitor(host, clock)
+    monitor.emit = lambda update: None
+    keys = []
+    for cell in ("spot_long", "spot2"):
+        running = monitor.sample(agent_sample("box1", t=clock.t, cell=cell, container_start=1000))
+        assert watch.observe(host, running, clock.t) is None
+        clock.t += 5
+        watch.observe(host, monitor.lose(), clock.t)
+        clock.t += watch.grace(host) + 5
+        named = watch.observe(host, monitor.lose(), clock.t)
+        assert named is not None and named.kind == LOST and named.cell == cell, named
+        keys.append(named.key)
+        clock.t += 30
+        back = monitor.sample(agent_sample("box1", t=clock.t, container_start=1000))
+        assert watch.observe(host, back, clock.t) is None  # the same start: resumed
+    assert keys[0] != keys[1]
+    assert keys[1].startswith("preempted:box1:") and keys[1].endswith(":spot2")
