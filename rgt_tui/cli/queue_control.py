@@ -124,6 +124,8 @@ def run_stop(call: Call) -> int:
         start = result.start
     else:
         print(f"{host.name}: the queue {said} after {what}; {view.stop_effect()}")
+    if result.waiting:  # the stop leaves it waiting; only a retry runs it (hour s21a #12)
+        print(f"{host.name}: {result.waiting_words()}")
     if start is not None:
         print(f"later: rgt-tui launch {host.name} --start {start} goes on from where it stopped")
     return EXIT_OK

@@ -158,3 +158,34 @@ async def test_queue_show_says_a_sent_line_edited_here_is_not_what_the_box_runs(
     said = appended.stdout + appended.stderr
     assert "Put the lines shown back" in said, said
     assert said.index("Put the lines shown back") < said.index("--fresh"), said
+
+
+async def test_queue_stop_says_a_waiting_retry_stays_waiting(make_queue_fleet):
+    """`queue stop` with a retry waiting said only "the next cell … does not start"; the
+    docs promise the retry's words (hour s21a #12)."""
+    from rgt_tui.services.queue.control import kill_cell, plan_retry, retry_cells
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    hold = qf.cell_script("hold", gate("go_hold"))
+    a = qf.cell_script("a", gate("go_a"))
+    b = qf.cell_script("b", "echo b")
+    qf.write_queue(f"{hold} t\n{a} t\n{b} t\n")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+        await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+        await kill_cell(qf.host(), transport, "hold", then="next", grace_s=1)
+        await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="a to run")
+        await retry_cells(await plan_retry(qf.fleet, qf.host(), transport, ["hold"]), transport)
+    finally:
+        await transport.close()
+    stop = await arun("queue", "stop", "box1", "--hosts", hosts, "--yes")
+    assert stop.returncode == 0, stop.stderr
+    assert "box1: the queue stops after cell 1 (a)" in stop.stdout
+    assert "box1: hold waits for a retry: rgt-tui queue retry box1 hold runs it alone" in (
+        stop.stdout
+    )
+    (qf.root() / "go_a").touch()
+    (qf.root() / "go_hold").touch()
+    await wait_view(qf, lambda v: v.state == USER_STOPPED, what="the queue to stop")

@@ -137,6 +137,17 @@ class StopResult:
     # them alone (a launch from ``start`` would run later done cells again: s20b #2).
     waiting: tuple[str, ...] = ()
 
+    def waiting_words(self) -> str:
+        """``a waits for a retry: rgt-tui queue retry box1 a runs it alone`` ("" when no
+        retry waits): the stop leaves it waiting."""
+        if not self.waiting:
+            return ""
+        one = len(self.waiting) == 1
+        return (
+            f"{', '.join(self.waiting)} {'waits' if one else 'wait'} for a retry: rgt-tui "
+            f"queue retry {self.host} {' '.join(self.waiting)} runs {'it' if one else 'them'} alone"
+        )
+
     def moved_on(self, asked: str | None) -> str:
         """Words that lead the summary when the cell the user confirmed the stop for
         (``asked``) ended before the stop reached the box and another had started: the
@@ -172,14 +183,7 @@ class StopResult:
                 "is refused while they wait in squeue)"
             )
         said = "was already asked to stop" if self.already else "stops"
-        retries = ""
-        if self.waiting:
-            names = " ".join(self.waiting)
-            retries = (
-                f"; {', '.join(self.waiting)} {'waits' if len(self.waiting) == 1 else 'wait'} "
-                f"for a retry: rgt-tui queue retry {self.host} {names} runs "
-                f"{'it' if len(self.waiting) == 1 else 'them'} alone"
-            )
+        retries = f"; {self.waiting_words()}" if self.waiting else ""
         if self.start is None:
             left = "no other cell is left" if self.waiting else "no cell is left"
             return f"the queue {said} after {what}; {left} to start after it{retries}"
