@@ -442,8 +442,16 @@ class RgtApp(ThemedApp):
         before = self._queue_states.get(message.host)
         self._queue_states[message.host] = message.view.state
         if before == Q_RUNNING and message.view.state == STOPPED and not self._rank_job(message):
-            title, body = queue_gone_words(message.host, message.view)
+            title, body = queue_gone_words(
+                message.host, message.view, interruptible=self._interruptible(message.host)
+            )
             self.notify(body, title=title, severity="warning", timeout=15)
+
+    def _interruptible(self, host: str) -> bool:
+        try:
+            return self.fleet.host(host).watch.interruptible
+        except KeyError:  # a host the fleet file no longer holds
+            return False
 
     def _rank_job(self, message: QueueViewed) -> bool:
         """A box's records of a group's job: the group's own view tells its news, once."""

@@ -19,7 +19,9 @@ BOOT = "boot-box1"
 LAUNCH = "launch 1700000000 boot-box1 tmux 0 /root/.rgt/bin/run_queue.0123456789ab.sh 4242\n"
 
 
-def told(names: str, runner: str, cells: dict[str, str]) -> WatchEvent:
+def told(
+    names: str, runner: str, cells: dict[str, str], *, interruptible: bool = False
+) -> WatchEvent:
     """The one queue_done event a fresh memory owes for these records."""
     deployed = parse_cells_tsv(
         "".join(cells_tsv_line(i, n, f"run {n}") for i, n in enumerate(names.split()))
@@ -29,7 +31,9 @@ def told(names: str, runner: str, cells: dict[str, str]) -> WatchEvent:
         "box1", deployed, parse_runner_state(LAUNCH + runner), attempts, boot_id=BOOT,
         now=1700000100, runner_alive=False,
     )  # fmt: skip
-    state = HostState(None, (), "connected", None, view, None, None, 1700000100.0)
+    state = HostState(
+        None, (), "connected", None, view, None, None, 1700000100.0, interruptible=interruptible
+    )
     _, events = derive("box1", HostMemory(), state, reminder_s=0)
     (event,) = [e for e in events if e.kind == "queue_done"]
     return event
@@ -199,6 +203,15 @@ def test_a_runner_gone_without_its_done_record_is_told() -> None:
     assert event.severity == "warning" and event.key == "queue_gone:box1:1700000000"
     assert "rgt-tui diagnose box1" in event.body
     assert "resume from cell 0 with L (rgt-tui launch box1 --start 0)" in event.body, event.body
+    assert "(killed by hand, or by the box's OOM killer)" in event.body
+    # On an interruptible box a preemption is named first (hour s21a #6).
+    spot = told(
+        "alpha beta", "", {"alpha": "start 1700000001 boot-box1 4300\n"}, interruptible=True
+    )
+    assert (
+        "(a preemption of this interruptible box, killed by hand, or the box's OOM killer)"
+        in spot.body
+    ), spot.body
 
 
 def test_the_pane_says_a_runner_is_gone_and_what_to_press() -> None:

@@ -280,7 +280,7 @@ def _queue_done(
     if launch.done is None and view.state == STOPPED:
         # The runner is gone without its done record (killed, the box's OOM killer): the
         # queue stopped and nothing said so (a user's hour: no alert, no notice).
-        title, body = queue_gone_words(host, view)
+        title, body = queue_gone_words(host, view, interruptible=state.interruptible)
         events.append(
             WatchEvent("queue_done", host, f"queue_gone:{host}:{launch.ts}", title, body, "warning")
         )
@@ -307,9 +307,11 @@ def _tally(view: QueueView) -> str:
     return ", ".join(parts)
 
 
-def queue_gone_words(host: str, view: QueueView) -> tuple[str, str]:
+def queue_gone_words(host: str, view: QueueView, *, interruptible: bool = False) -> tuple[str, str]:
     """A runner gone without its done record, as a person reads it: what stopped, and
-    how to find out why and go on."""
+    how to find out why and go on. On an ``interruptible`` box a preemption is the likely
+    cause, and is named first (it read "killed by hand, or the box's OOM killer" beside
+    the preemption's own notice: a user's hour, s21a #6)."""
     title = f"{host}: the queue stopped: its runner is gone ({_tally(view)})"
     resume = view.resume_index
     again = (
@@ -317,9 +319,14 @@ def queue_gone_words(host: str, view: QueueView) -> tuple[str, str]:
         if resume is not None
         else f"launch it again with L (rgt-tui launch {host})"
     )
+    causes = (
+        "a preemption of this interruptible box, killed by hand, or the box's OOM killer"
+        if interruptible
+        else "killed by hand, or by the box's OOM killer"
+    )
     body = (
-        f"{view.summary()}. The runner ended without its done record (killed by hand, or "
-        f"by the box's OOM killer): see why with rgt-tui diagnose {host}, then {again}."
+        f"{view.summary()}. The runner ended without its done record ({causes}): see why "
+        f"with rgt-tui diagnose {host}, then {again}."
     )
     return title, body
 
