@@ -352,3 +352,25 @@ def test_a_second_preemption_of_one_start_with_another_cell_is_named_again(
         assert watch.observe(host, back, clock.t) is None  # the same start: resumed
     assert keys[0] != keys[1]
     assert keys[1].startswith("preempted:box1:") and keys[1].endswith(":spot2")
+
+
+async def test_a_preemption_nothing_acts_on_is_told_with_the_move_that_resumes_it(
+    tmp_path: Path,
+) -> None:
+    """With on_preempt off, what reaches a phone named no next step (hour s21a #7)."""
+    fleet, clock = fleet_in(tmp_path, "off"), Clock()
+    host = fleet.host("box1")
+    watch = PreemptionWatch(fleet, memory_dir=tmp_path / "p", checkpoint=lambda h, c: CKPT)
+    monitor = ReplayMonitor(host, clock)
+    monitor.emit = lambda update: None
+    watch.observe(host, monitor.sample(agent_sample("box1", cell="b", container_start=1)), 1.0)
+    named = watch.observe(host, monitor.sample(agent_sample("box1", container_start=2)), 2.0)
+    assert named is not None
+    told_events: list[WatchEvent] = []
+    driver = OnPreempt(fleet, None, emit=told_events.append, queue_view=lambda h: None)  # type: ignore[arg-type]
+    await driver.on_preempted(host, named)
+    (event,) = told_events
+    assert event.kind == "preempted" and event.body.startswith(preemption_line(named))
+    assert event.body.endswith(
+        ". To resume it elsewhere: rgt-tui queue move b --to box2 (m on its Queue tab)"
+    ), event.body

@@ -25,6 +25,7 @@ file does not name (a spare that is not one is skipped, said), and nothing is de
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -105,12 +106,21 @@ class OnPreempt:
 
     async def on_preempted(self, host: HostConfig, p: Preemption) -> None:
         """Tell ``p``; then move or relaunch as ``host`` opted in, once."""
+        action = host.watch.on_preempt
+        body = preemption_line(p)
+        acts = action == "move" or (action == "relaunch" and p.kind == RESTARTED)
+        if p.named and p.cell is not None and p.moved_to is None and not acts:
+            # What reaches a phone names the way on: nothing moves it unattended (a
+            # user's hour read a preemption with no next step, s21a #7).
+            to = host.watch.spare[0] if host.watch.spare else "HOST"
+            body += (
+                f". To resume it elsewhere: rgt-tui queue move {shlex.quote(p.cell)} --to {to} "
+                "(m on its Queue tab)"
+            )
         self._emit(
             WatchEvent("preempted", host.name, p.key, f"{host.name}: preempted?"
-                       if not p.named else f"{host.name}: preempted", preemption_line(p),
-                       "warning")
+                       if not p.named else f"{host.name}: preempted", body, "warning")
         )  # fmt: skip
-        action = host.watch.on_preempt
         if action == "move":
             await self._move(host, p)
         elif action == "relaunch" and p.kind == RESTARTED:
