@@ -288,3 +288,43 @@ def test_the_panes_cache_key_changes_when_a_retry_is_recorded(tmp_path):
     before = signature(fleet, fleet.host("box1"))
     assert record_retries(fleet, "box1", {"ck": 1_800_000_000}) == ""
     assert signature(fleet, fleet.host("box1")) != before
+
+
+async def test_a_resume_onto_a_stopped_spare_says_its_waiting_retry_runs_first(make_queue_fleet):
+    """The spare's queue was stopped while a retry of its own cell waited: the runner runs
+    that retry before the moved cell, and the unattended move said nothing of it (hour
+    s21a #4). The plan and the move's words name it."""
+    from rgt_tui.domain.queue_state import USER_STOPPED
+    from rgt_tui.services.queue.control import kill_cell, plan_retry, retry_cells, stop_queue
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    await preempt(qf)  # first: the boxes' queues share one tmux server, which this ends
+    own = qf.cell_script("own", 'while [ ! -e "$HOME/go_own" ]; do sleep 0.05; done', name="box2")
+    two = qf.cell_script("two", 'while [ ! -e "$HOME/go_two" ]; do sleep 0.05; done', name="box2")
+    qf.write_queue(f"{own} t 1\n{two} t 1\n", "box2")
+    t2 = qf.transport("box2")
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host("box2"), t2), t2)
+        await wait_view(qf, lambda v: v.cells[0].status == RUNNING, name="box2", what="own")
+        await kill_cell(qf.host("box2"), t2, "own", then="next", grace_s=1)
+        await wait_view(qf, lambda v: v.cells[1].status == RUNNING, name="box2", what="two")
+        await retry_cells(await plan_retry(qf.fleet, qf.host("box2"), t2, ["own"]), t2)
+        await stop_queue(qf.host("box2"), t2)
+    finally:
+        await t2.close()
+    (qf.root("box2") / "go_two").touch()
+    await wait_view(qf, lambda v: v.state == USER_STOPPED, name="box2", what="box2 to stop")
+
+    planned = await plan(qf)
+    assert planned.ok, planned.problems
+    first = "its cell 0 (own), waiting for a retry, runs first"
+    assert any(first in line for line in resume_lines(planned)), resume_lines(planned)
+    result = await move(qf, planned)
+    assert result.queued.endswith(f"; {first}"), result.queued
+    (qf.root("box2") / "go_own").touch()
+    there = await wait_view(qf, lambda v: v.state != RUNNING and v.cells[-1].status == DONE,
+                            name="box2", what="box2's run")  # fmt: skip
+    assert [(c.name, c.status) for c in there.cells] == [("own", DONE), ("two", DONE), ("ck", DONE)]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, USER_STOPPED
+from rgt_tui.domain.queue_state import PENDING, Q_RUNNING, RETRY, USER_STOPPED
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.queue.move import MovedNotRun, MoveError
 from rgt_tui.transport import Transport
@@ -53,7 +53,32 @@ def _never_ran_tail(cells: Sequence[_Slot]) -> list[_Slot]:
     return tail
 
 
-def _launch_words(target: str, name: str, start: int, waiting: list[_Slot], stopped: bool) -> str:
+def _retries_words(retries: Sequence[_Slot]) -> str:
+    """``; its cell 2 (bad2), waiting for a retry, runs first`` ("" when none waits): the
+    runner runs a waiting retry before any cell, also on a queue the user stopped (an
+    unattended move ran one and said nothing: a user's hour, s21a #4)."""
+    if not retries:
+        return ""
+    one = len(retries) == 1
+    named = ", ".join(f"{c.index} ({c.name})" for c in retries)
+    return (
+        f"; its {'cell' if one else 'cells'} {named}, waiting for a retry, "
+        f"{'runs' if one else 'run'} first"
+    )
+
+
+def _launch_words(
+    target: str,
+    name: str,
+    start: int,
+    waiting: list[_Slot],
+    stopped: bool,
+    retries: Sequence[_Slot] = (),
+) -> str:
+    return _launch_only(target, name, start, waiting, stopped) + _retries_words(retries)
+
+
+def _launch_only(target: str, name: str, start: int, waiting: list[_Slot], stopped: bool) -> str:
     said = f"{target}'s queue launched from cell {start}"
     own = ("cell " if len(waiting) == 1 else "cells ") + ", ".join(
         f"{c.index} ({c.name})" for c in waiting
@@ -96,7 +121,8 @@ async def plan_words(fleet: Fleet, target: HostConfig, transport: Transport, nam
     waiting = _never_ran_tail(cells)
     stopped = view.state == USER_STOPPED
     start = waiting[0].index if waiting and not stopped else len(slots)
-    words = _launch_words(target.name, name, start, waiting, stopped)
+    retries = [c for c in cells if c.status == RETRY and c.index < start]
+    words = _launch_words(target.name, name, start, waiting, stopped, retries)
     # The launch's preflight runs when the move is made: a failed check refuses that
     # launch while the move stands (a user's hour read "preflight as any launch" in the
     # command line's plan, answered y, and only then met a failed check: hour s17a #9).
@@ -151,4 +177,5 @@ async def run_on_target(
             + f"\nfix that, then: rgt-tui launch {target.name} --start {plan.start_index}"
         )
     await backend.launch(plan, transport)
-    return _launch_words(target.name, name, plan.start_index, waiting, stopped)
+    retries = [_Slot(c.index, c.name, c.status) for c in plan.runs if c.index < plan.start_index]
+    return _launch_words(target.name, name, plan.start_index, waiting, stopped, retries)
