@@ -83,6 +83,9 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         # For what is typed now: From scratch pressed, the target's checks acknowledged.
         self.from_scratch = False
         self.acks: tuple[str, ...] = ()
+        # Move was pressed and its worker runs: the screen's worker, so closing the dialog
+        # would cut it short (files half pushed, one queue file rewritten): Escape waits.
+        self.moving = False
 
     def compose(self) -> ComposeResult:
         # Not a host recorded as torn down: a launch there is refused (hour s17a #14).
@@ -149,6 +152,12 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
     def show_hint(self) -> None:
         """Say what Enter does where the focus is (and the scroll keys while the plan
         holds more than it shows); then fit the plan to the room left."""
+        if self.moving:  # "Esc: cancel, nothing moved" would be false (hour s21a #13)
+            self.query_one("#move-hint", KeyHint).show_keys(
+                None, lead="moving… (it cannot be cut short: the dialog closes when it ends)"
+            )
+            self.call_after_refresh(self.fit_body)
+            return
         enter = enter_does(self.focused, {"move-cells": "next", "move-to": "plan the move"})
         self.query_one("#move-hint", KeyHint).show_keys(
             enter, ("Tab", "next"), *self.scroll_keys(), ("Esc", "cancel, nothing moved"),
@@ -295,6 +304,8 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         if plan is None or not plan.ok:
             return
         self.query_one("#move-go", Button).disabled = True
+        self.moving = True
+        self.show_hint()
         self._show(Content.styled("moving…", "$accent"))
         work = self._resume(plan) if isinstance(plan, ResumeDialogPlan) else self._move(plan)
         run_host_worker(self, work, "queue-move", self.host.name)
@@ -306,7 +317,9 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         self._done(await self.control.resume(planned, self.acks), planned.plan.move.source)
 
     def _done(self, moved: Moved, source: str) -> None:
+        self.moving = False
         if moved.error:  # MoveError / TransportError / QueueError: shown, the modal stays
+            self.show_hint()
             self._show(Content.styled(shown(f"Not moved: {moved.error}", lines=True), "$error"))
             return
         self._notify(moved.message, source)
@@ -323,6 +336,8 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
 
     @on(Button.Pressed, "#move-cancel")
     def action_cancel(self) -> None:
+        if self.moving:
+            return  # closing would cancel the move's worker halfway: it answers, then closes
         self.dismiss(None)
 
 

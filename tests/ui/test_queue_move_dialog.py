@@ -105,3 +105,54 @@ async def test_a_burst_of_cells_enter_host_lands_in_both_fields(tmp_path: Path) 
         cells, to = screen.query_one("#move-cells", Input), screen.query_one("#move-to", Input)
         await wait_for(lambda: to.value == "box2", pilot=pilot)
         assert cells.value == "ck_a" and app.focused is to
+
+
+async def test_escape_while_moving_waits_for_the_move_and_the_key_line_says_so(
+    make_queue_fleet, tmp_path: Path
+) -> None:
+    """The move runs as the dialog's worker: Escape while it ran closed the dialog, and
+    so cut the move short, while the key line said "Esc: cancel, nothing moved" (hour
+    s21a #13). Escape now waits; the dialog closes when the move ends."""
+    import asyncio
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    gate = qf.cell_script("gate", GATE)
+    qf.write_queue(f"{gate} t 1\ncells/b.sh t 1\n", "box1")
+    qf.write_queue("cells/x.sh t 1\n", "box2")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None, pilot=pilot
+        )
+        await pilot.press(*"b", "enter", *"box2", "enter")
+        await planned(pilot, screen, "box1's box skips cell 1")
+        # The real move, held until the test lets it go: a move that takes a while (a
+        # resume pushing a checkpoint over a slow link). One cell plans as a resume.
+        release, control = asyncio.Event(), screen.control
+        real_move, real_resume = control.move, control.resume
+
+        async def held_move(plan):  # type: ignore[no-untyped-def]
+            await release.wait()
+            return await real_move(plan)
+
+        async def held_resume(planned, acks):  # type: ignore[no-untyped-def]
+            await release.wait()
+            return await real_resume(planned, acks)
+
+        control.move, control.resume = held_move, held_resume  # type: ignore[method-assign]
+        await pilot.press("enter")
+        await wait_for(lambda: "moving… (it cannot be cut short" in screen_text(app), pilot=pilot)
+        assert "nothing moved" not in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen  # still open: closing it would cancel the move
+        release.set()
+        await wait_for(lambda: isinstance(app.screen, FleetScreen), what="the end", pilot=pilot)
+    assert qf.queue_file("box1").read_text() == f"{gate} t 1\n#moved-to box2: cells/b.sh t 1\n"
+    assert qf.queue_file("box2").read_text().endswith("\ncells/b.sh t 1\n")
+    (qf.root("box1") / "go").touch()
