@@ -102,6 +102,7 @@ class DiskUsageScreen(ReplanScreen[None]):
         self.connections = connections
         self.results_dir = results_dir
         self.audit: DiskAudit | None = None
+        self.deleting = False  # a typed delete runs (the screen's worker: Escape waits)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="disk-box", classes="dialog-box"):
@@ -139,7 +140,11 @@ class DiskUsageScreen(ReplanScreen[None]):
     async def _work(self, typed: str | None) -> None:
         disk = DiskControl(self.connections, self.host, self.results_dir)
         if typed is not None and self.audit is not None:
-            outcome = await disk.delete(self.audit, typed)
+            self.deleting = True  # the screen's worker: Escape now would cut it short
+            try:
+                outcome = await disk.delete(self.audit, typed)
+            finally:
+                self.deleting = False
         else:
             outcome = await disk.audit()
         status = Content.styled(outcome.status, f"${outcome.kind}") if outcome.kind else Content("")
@@ -189,4 +194,12 @@ class DiskUsageScreen(ReplanScreen[None]):
         run_host_worker(self, self._work(typed), "disk-audit", self.host.name)
 
     def action_close(self) -> None:
+        if self.deleting:  # a delete cut halfway: some files gone, the record not written
+            self.query_one("#disk-status", Static).update(
+                Content.styled(
+                    "deleting… it cannot be cut short: Esc closes this once it has ended",
+                    "$warning",
+                )
+            )
+            return
         self.dismiss()

@@ -117,6 +117,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         self.acks: tuple[str, ...] = ()  # acknowledged in this dialog, by name
         self.use_launch_acks = True  # False: the launch's acknowledgements revoked
         self.control = LaunchControl(fleet, host, connections)  # the plan and the retry
+        self.retrying = False  # Retry was pressed and its worker runs
 
     def compose(self) -> ComposeResult:
         cell = self.cell
@@ -169,6 +170,10 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         self.show_hint()
 
     def show_hint(self) -> None:
+        if self.retrying:  # "Esc: cancel, nothing retried" would be false now
+            self.query_one("#retry-hint", KeyHint).show_keys(None, lead="retrying…")
+            self.call_after_refresh(self.fit_body)
+            return
         self.query_one("#retry-hint", KeyHint).show_keys(
             enter_does(self.focused), ("Tab", "next button"), *self.scroll_keys(),
             ("Esc", "cancel, nothing retried"), lead=self.hint_lead(),
@@ -263,13 +268,21 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
         if plan is None or not plan.ok:
             return
         self.query_one("#retry-go", Button).disabled = True
-        self.query_one("#retry-status", Static).update(Content.styled("retrying…", "$accent"))
+        self.query_one("#retry-status", Static).update(
+            Content.styled("retrying… (it cannot be cut short: Esc waits for its end)", "$accent")
+        )
+        self.retrying = True  # the screen's worker: closing it would cut the retry short
+        self.show_hint()
         run_host_worker(self, self._retry(plan), "queue-control", self.host.name)
 
     async def _retry(self, plan: RetryPlan) -> None:
         app: Any = self.app
         title = f"{self.host.name}: retry"
-        done = await self.control.retry(plan, self.cell.name)
+        try:
+            done = await self.control.retry(plan, self.cell.name)
+        finally:
+            self.retrying = False
+            self.show_hint()
         if done.error:  # refused on the box, or unreachable: shown, the modal stays
             self.query_one("#retry-status", Static).update(
                 Content.styled(shown(f"Not retried: {done.error}", lines=True), "$error")
@@ -284,4 +297,6 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
 
     @on(Button.Pressed, "#retry-cancel")
     def action_cancel(self) -> None:
+        if self.retrying:
+            return  # outputs set aside and no launch yet: it answers, then it closes
         self.dismiss(None)

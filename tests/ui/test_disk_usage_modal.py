@@ -57,3 +57,39 @@ async def test_u_on_the_fleet_grid_opens_the_selected_hosts_audit(
             pilot=pilot,
         )
         assert app.screen.host.name == "box1"
+
+
+async def test_escape_while_a_delete_runs_waits_for_it(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The delete runs as the dialog's worker: Escape while it ran closed the dialog and
+    cut the delete short (the move dialog's twin, hour s21a #13)."""
+    import asyncio
+
+    from rgt_tui.controllers.disk import DiskControl
+
+    release, real = asyncio.Event(), DiskControl.delete
+
+    async def held(self, audit, typed):  # type: ignore[no-untyped-def]
+        await release.wait()
+        return await real(self, audit, typed)
+
+    monkeypatch.setattr(DiskControl, "delete", held)  # held still, then the real delete
+    fleet = await make_loopback_fleet(1)
+    app, paths = disk_app(fleet, tmp_path, tmpfs)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1")
+        await pilot.pause()
+        await pilot.press("u")
+        await wait_for(lambda: "org/a" in audit_text(app), what="the audit", pilot=pilot)
+        screen = app.screen
+        await pilot.press(*"org/a", "enter")
+        await pilot.press("escape")
+        status = screen.query_one("#disk-status", Static)
+        await wait_for(lambda: "cannot be cut short" in text_of(status), pilot=pilot)
+        assert app.screen is screen
+        release.set()
+        await wait_for(lambda: not paths["model"].exists(), what="the model deleted", pilot=pilot)
+        await wait_for(lambda: "deleted" in text_of(status), what="the status", pilot=pilot)
+        await pilot.press("escape")
+        await wait_for(lambda: not isinstance(app.screen, DiskUsageScreen), pilot=pilot)

@@ -133,3 +133,36 @@ async def test_the_retry_dialog_says_the_cell_starts_over_and_a_relaunch_would_r
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, RetryConfirmScreen), pilot=pilot)
     assert (qf.root() / "results" / "broke" / "checkpoint.pt").exists()
+
+
+async def test_escape_while_the_retry_runs_waits_for_it(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
+    """The retry runs as the dialog's worker: Escape while it ran closed the dialog and
+    cut the retry short (its {out} set aside, no launch), the key line saying "Esc:
+    cancel, nothing retried" (the move dialog's twin, hour s21a #13)."""
+    import asyncio
+
+    qf = await finished_queue(make_queue_fleet)
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    app.runtime.queues.poll_s = 0.5
+    async with app.run_test(size=SIZE) as pilot:
+        retry = await open_retry(pilot, app, 0)  # broke, failed
+        release, real = asyncio.Event(), retry.control.retry
+
+        async def held(plan, name):  # type: ignore[no-untyped-def]
+            await release.wait()
+            return await real(plan, name)
+
+        retry.control.retry = held  # type: ignore[method-assign]
+        retry.query_one("#retry-go", Button).focus()
+        await pilot.press("enter")
+        await wait_for(lambda: "retrying…" in screen_text(app), pilot=pilot)
+        assert "nothing retried" not in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is retry  # still open: closing it would cut the retry short
+        release.set()
+        await wait_for(lambda: app.screen is not retry, what="the retry's end", pilot=pilot)
+    view = await wait_view(qf, lambda v: v.cells[0].retries == 1, what="broke retried")
+    assert view.cells[0].retries == 1
