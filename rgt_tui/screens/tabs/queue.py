@@ -23,6 +23,7 @@ from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.controllers.queue_control import QueueControl
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.group_run import RankView
+from rgt_tui.domain.preemption import Preemption, hhmm
 from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
@@ -99,7 +100,29 @@ class QueueTab(DetailTab):
             if self.shown
             else []
         )
-        return [*queue_lines(queue, answering=answering), *risk]
+        lines = [*queue_lines(queue, answering=answering), *risk]
+        preempted = self._preempted() if not answering else None
+        if preempted is not None:
+            # The last read still says "running" and offers S and X; the box is gone (a
+            # user's hour read the cell as running after it had moved: s21a #8).
+            lines.insert(
+                0,
+                Content.styled(
+                    f"preempted at ~{hhmm(preempted.at)}: the box is gone, so nothing here "
+                    "runs now — m moves the interrupted cell (it resumes elsewhere from its "
+                    "verified checkpoint)",
+                    "bold $warning",
+                ),
+            )
+        return lines
+
+    def _preempted(self) -> Preemption | None:
+        """The host's named preemption, as the runtime holds it (None: none, or a bare app)."""
+        runtime = getattr(self.app, "runtime", None)
+        if runtime is None or self.host is None:
+            return None
+        found = runtime.preemptions.current.get(self.host.name)
+        return found if found is not None and found.named else None
 
     def show(self, view: HostView) -> None:
         first = self.host is None
