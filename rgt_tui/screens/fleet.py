@@ -414,33 +414,25 @@ class FleetScreen(FleetView, Screen[None]):
         target = panes[neighbour(index, len(panes), self._grid.columns, direction)]
         self.select(target.host.name)
 
-    def action_reconnect(self) -> None:
+    def _for_selected(self, message: Callable[[str], Message]) -> None:
+        """Post ``message(host)`` for the selected pane's host (none selected: said)."""
         pane = self.selected
         if pane is None:
             self.notify("No host selected", severity="warning")
             return
-        self.post_message(ReconnectRequested(pane.host.name))
+        self.post_message(message(pane.host.name))
+
+    def action_reconnect(self) -> None:
+        self._for_selected(ReconnectRequested)
 
     def action_queue(self, action: str) -> None:
-        pane = self.selected
-        if pane is None:
-            self.notify("No host selected", severity="warning")
-            return
-        self.post_message(QueueActionRequested(pane.host.name, action))
+        self._for_selected(lambda host: QueueActionRequested(host, action))
 
     def action_shell(self) -> None:
-        pane = self.selected
-        if pane is None:
-            self.notify("No host selected", severity="warning")
-            return
-        self.post_message(ShellRequested(pane.host.name))
+        self._for_selected(ShellRequested)
 
     def action_disk_usage(self) -> None:
-        pane = self.selected
-        if pane is None:
-            self.notify("No host selected", severity="warning")
-            return
-        self.post_message(DiskUsageRequested(pane.host.name))
+        self._for_selected(DiskUsageRequested)
 
     def queue_viewed(self, host: str, view: QueueView) -> None:
         """Show a polled queue view as the pane's summary line."""
