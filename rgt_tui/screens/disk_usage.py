@@ -140,8 +140,7 @@ class DiskUsageScreen(ReplanScreen[None]):
     async def _work(self, typed: str | None) -> None:
         disk = DiskControl(self.connections, self.host, self.results_dir)
         if typed is not None and self.audit is not None:
-            self.deleting = True  # the screen's worker: Escape now would cut it short
-            try:
+            try:  # ``deleting`` was set when it was asked for (``_typed``)
                 outcome = await disk.delete(self.audit, typed)
             finally:
                 self.deleting = False
@@ -176,6 +175,16 @@ class DiskUsageScreen(ReplanScreen[None]):
         typed = event.value.strip()
         if not typed or self.audit is None:
             return
+        if self.deleting:
+            # A second delete (the same worker group) cancelled the one running halfway
+            # (a user's hour, s21b #2): one at a time.
+            self.query_one("#disk-status", Static).update(
+                Content.styled(
+                    "a delete runs: it cannot be cut short — type the next once it has ended",
+                    "$warning",
+                )
+            )
+            return
         entry = self.audit.find(typed)
         why = None if entry is None else not_offered(self.audit, entry)
         if entry is None or entry.path not in {e.path for e in listed(self.audit)}:
@@ -189,8 +198,12 @@ class DiskUsageScreen(ReplanScreen[None]):
             return
         event.input.value = ""
         self.query_one("#disk-status", Static).update(
-            Content.styled(f"checking {shown(typed)}…", "$foreground-muted")
+            Content.styled(
+                f"checking and deleting {shown(typed)}… (it cannot be cut short)",
+                "$foreground-muted",
+            )
         )
+        self.deleting = True  # the screen's worker: Escape now would cut it short
         run_host_worker(self, self._work(typed), "disk-audit", self.host.name)
 
     def action_close(self) -> None:

@@ -184,6 +184,10 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
     @on(Input.Submitted, "#move-to")
     @on(Button.Pressed, "#move-plan")
     def _replan(self) -> None:
+        if self.moving:
+            # A plan made now enabled Move again, and a second move (the same worker
+            # group) cancelled the first halfway (a user's hour, s21b #1).
+            return
         cells, dest = self._typed()
         if not cells or not dest:
             self._show(
@@ -281,6 +285,8 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
 
     @on(Button.Pressed, "#move-scratch")
     def _scratch(self) -> None:
+        if self.moving:
+            return
         plan = self.plan
         if not isinstance(plan, ResumeDialogPlan) or not plan.needs_from_scratch:
             return
@@ -289,6 +295,8 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
 
     @on(Button.Pressed, "#move-ack")
     def _acknowledge(self) -> None:
+        if self.moving:
+            return
         plan = self.plan
         if not isinstance(plan, ResumeDialogPlan) or plan.preflight is None:
             return
@@ -301,10 +309,12 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
     @on(Button.Pressed, "#move-go")
     def _go(self) -> None:
         plan = self.plan
-        if plan is None or not plan.ok:
+        if plan is None or not plan.ok or self.moving:
             return
-        self.query_one("#move-go", Button).disabled = True
         self.moving = True
+        # Nothing typed or pressed here may start anything while it runs.
+        for ident in MOVE_CONTROLS:
+            self.query_one(ident).disabled = True
         self.show_hint()
         self._show(Content.styled("moving…", "$accent"))
         work = self._resume(plan) if isinstance(plan, ResumeDialogPlan) else self._move(plan)
@@ -319,6 +329,8 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
     def _done(self, moved: Moved, source: str) -> None:
         self.moving = False
         if moved.error:  # MoveError / TransportError / QueueError: shown, the modal stays
+            for ident in ("#move-cells", "#move-to", "#move-plan"):
+                self.query_one(ident).disabled = False
             self.show_hint()
             self._show(Content.styled(shown(f"Not moved: {moved.error}", lines=True), "$error"))
             return
@@ -341,6 +353,8 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
         self.dismiss(None)
 
 
+# What the dialog disables while a move runs (Cancel stays: Escape and it wait).
+MOVE_CONTROLS = ("#move-cells", "#move-to", "#move-plan", "#move-scratch", "#move-ack", "#move-go")
 CELLS_LISTED = 24  # a long queue's first cells; the rest are counted
 
 

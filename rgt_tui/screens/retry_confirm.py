@@ -183,7 +183,11 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
     # -- planning ------------------------------------------------------------------------
 
     def replan(self) -> None:
-        """Plan the retry in a worker; Enter waits for it (``begin_replan``)."""
+        """Plan the retry in a worker; Enter waits for it (``begin_replan``). Not while
+        the retry runs: a new plan enabled Retry again, and a second retry (the same
+        worker group) cancelled the first (a user's hour, s21b #1)."""
+        if self.retrying:
+            return
         self.begin_replan()
         for ident in ("#retry-go", "#retry-ack", "#retry-revoke"):
             self.query_one(ident, Button).disabled = True
@@ -265,7 +269,7 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
     @on(Button.Pressed, "#retry-go")
     def _go(self) -> None:
         plan = self.plan
-        if plan is None or not plan.ok:
+        if plan is None or not plan.ok or self.retrying:
             return
         self.query_one("#retry-go", Button).disabled = True
         self.query_one("#retry-status", Static).update(

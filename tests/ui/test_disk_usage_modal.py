@@ -88,6 +88,9 @@ async def test_escape_while_a_delete_runs_waits_for_it(
         status = screen.query_one("#disk-status", Static)
         await wait_for(lambda: "cannot be cut short" in text_of(status), pilot=pilot)
         assert app.screen is screen
+        # A second delete asked meanwhile starts nothing: it cancelled the first (s21b #2).
+        await pilot.press(*"org/a", "enter")
+        await wait_for(lambda: "a delete runs" in text_of(status), pilot=pilot)
         release.set()
         await wait_for(lambda: not paths["model"].exists(), what="the model deleted", pilot=pilot)
         await wait_for(lambda: "deleted" in text_of(status), what="the status", pilot=pilot)

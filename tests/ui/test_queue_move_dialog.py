@@ -135,12 +135,15 @@ async def test_escape_while_moving_waits_for_the_move_and_the_key_line_says_so(
         # resume pushing a checkpoint over a slow link). One cell plans as a resume.
         release, control = asyncio.Event(), screen.control
         real_move, real_resume = control.move, control.resume
+        started: list[str] = []
 
         async def held_move(plan):  # type: ignore[no-untyped-def]
+            started.append("move")
             await release.wait()
             return await real_move(plan)
 
         async def held_resume(planned, acks):  # type: ignore[no-untyped-def]
+            started.append("resume")
             await release.wait()
             return await real_resume(planned, acks)
 
@@ -149,8 +152,12 @@ async def test_escape_while_moving_waits_for_the_move_and_the_key_line_says_so(
         await wait_for(lambda: "moving… (it cannot be cut short" in screen_text(app), pilot=pilot)
         assert "nothing moved" not in screen_text(app)
         await pilot.press("escape")
+        # Enter, again and again, starts nothing: a re-plan enabled Move, and a second
+        # move cancelled the first halfway (hour s21b #1).
+        await pilot.press("enter", "enter", "tab", "enter", "shift+tab", "enter")
         await pilot.pause()
         assert app.screen is screen  # still open: closing it would cancel the move
+        assert screen.moving and len(started) == 1, started  # one move, never a second
         release.set()
         await wait_for(lambda: isinstance(app.screen, FleetScreen), what="the end", pilot=pilot)
     assert qf.queue_file("box1").read_text() == f"{gate} t 1\n#moved-to box2: cells/b.sh t 1\n"
