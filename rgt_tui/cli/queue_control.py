@@ -204,7 +204,8 @@ def format_retry(plan: RetryPlan) -> str:
         if advice is not None:
             lines.append(f"    {advice}")
     if plan.running:
-        lines.append("  the running queue runs them before its next cell")
+        them = "it" if len(plan.cells) + len(plan.waiting) == 1 else "them"
+        lines.append(f"  the running queue runs {them} before its next cell")
     elif plan.submits:
         lines.append(f"  submitted to {plan.submits} as a new job array of these cells")
     elif plan.launch is not None:
@@ -284,7 +285,8 @@ def run_retry(call: Call) -> int:
             f"schedules it (rgt-tui queue show {host.name} follows it)"
         )
     elif result.running:
-        print("the running queue runs them before its next cell")
+        them = "it" if len(plan.cells) + len(plan.waiting) == 1 else "them"
+        print(f"the running queue runs {them} before its next cell")
     elif result.launched is not None:
         print(f"launched runner pid {result.launched.pid} for them ({result.launched.detach})")
         if result.unrecorded:

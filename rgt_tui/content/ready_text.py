@@ -136,7 +136,11 @@ def sync_result_lines(result: SyncResult, host: str, *, now: float | None = None
     else:
         lines = [
             Content.assemble(("✓ ", "bold $success"), (what, "bold $success"), when),
-            Content.assemble(("  the box's tree matches: ", MUTED), shown(result.identity.short())),
+            # As of that sync (its time above): a later edit here is not seen (s21b #5).
+            Content.assemble(
+                ("  the box's tree after this screen's sync: ", MUTED),
+                shown(result.identity.short()),
+            ),
         ]
     if result.removed:
         lines.append(

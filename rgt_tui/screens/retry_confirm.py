@@ -273,7 +273,9 @@ class RetryConfirmScreen(ReplanScreen[str | None]):
             return
         self.query_one("#retry-go", Button).disabled = True
         self.query_one("#retry-status", Static).update(
-            Content.styled("retrying… (it cannot be cut short: Esc waits for its end)", "$accent")
+            Content.styled(
+                "retrying… (it cannot be cut short: the dialog closes when it ends)", "$accent"
+            )
         )
         self.retrying = True  # the screen's worker: closing it would cut the retry short
         self.show_hint()

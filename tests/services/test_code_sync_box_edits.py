@@ -103,7 +103,7 @@ async def test_a_sync_names_box_edits_and_never_says_in_sync_while_the_box_diffe
     assert not third.left and not third.box_differs
     said = [line.plain for line in sync_result_lines(third, "box1")]
     assert said[0].startswith("✓ box1 already holds the tree (") and "by none" not in said[0]
-    assert said[1].startswith("  the box's tree matches: ")
+    assert said[1].startswith("  the box's tree after this screen's sync: ")
 
 
 async def test_readiness_says_when_the_sync_ended(make_loopback_fleet, tmp_path):

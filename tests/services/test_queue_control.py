@@ -577,7 +577,7 @@ async def test_a_stop_confirmed_for_a_cell_that_ended_meanwhile_says_what_it_sto
     assert said.startswith(
         "b ended before the stop reached the box, and cell 0 (a) had started: the queue "
         "stops after that one instead — to stop now, kill it (X in the Queue tab; "
-        "rgt-tui queue kill box1 a --then stop). the queue stops after cell 0 (a)"
+        "rgt-tui queue kill box1 a --then stop). The queue stops after cell 0 (a)"
     ), said
     assert stopped.summary("a") == stopped.summary()  # confirmed for the cell that runs
     (qf.root() / "go_a2").touch()

@@ -90,3 +90,31 @@ async def test_the_picker_stops_at_its_last_cell_and_names_the_running_one(
         await wait_for(lambda: any("slow_b" in m for m in marked(app)), pilot=pilot)
         assert options.highlighted == 1
         await pilot.press("escape")
+
+
+async def test_a_cell_waiting_for_its_retry_is_offered_first(tmp_path: Path) -> None:
+    """A queue stopped while a retry waited: the tab named the waiting cell, and R listed
+    only the done one, marked, so Enter led to "retry a done cell" (hour s21b #3)."""
+    from rgt_tui.domain.queue_state import RETRY
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        host = app.fleet.hosts[0].name
+        cells = (
+            CellView(0, "box3_a", RETRY, exit_code=143, started_at=10, ended_at=20),
+            CellView(1, "box3_b", DONE, exit_code=0, started_at=20, ended_at=40),
+        )
+        app.runtime.queues.views[host] = QueueView(host, "stopped", cells, None, "boot", 100, None)
+        app.open_host(host, "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+        )
+        screen.action_queue_control("retry")
+        picker = await wait_for(
+            lambda: app.screen if isinstance(app.screen, CellPickScreen) else None, pilot=pilot
+        )
+        options = await wait_for(lambda: next(iter(picker.query(OptionList)), None), pilot=pilot)
+        await wait_for(lambda: options.option_count == 2 and options.highlighted == 0, pilot=pilot)
+        await wait_for(lambda: any("box3_a" in m for m in marked(app)), pilot=pilot)
+        await pilot.press("escape")

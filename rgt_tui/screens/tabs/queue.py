@@ -29,6 +29,7 @@ from rgt_tui.domain.queue_state import (
     FAILED,
     INTERRUPTED,
     KILLED,
+    RETRY,
     RUNNING,
     SLURM_ENDED,
     QueueView,
@@ -252,7 +253,9 @@ class QueueTab(DetailTab):
         elif action == "kill":
             self._ask_kill(host, view)
         elif action == "retry":
-            ended = (FAILED, KILLED, INTERRUPTED, DONE, *SLURM_ENDED)  # Slurm: OOM, TIMEOUT, …
+            # Slurm: OOM, TIMEOUT, …; a cell waiting for its retry too: on a stopped queue
+            # its retry runs it alone, and R hid it while the tab named it (hour s21b #3).
+            ended = (FAILED, KILLED, INTERRUPTED, DONE, RETRY, *SLURM_ENDED)
             cells = [c for c in view.cells if c.status in ended]
             running = [c for c in view.cells if c.status == RUNNING]
             busy = ""

@@ -167,7 +167,8 @@ class StopResult:
         """What the stop did and how to go on from it, in one message (the Queue tab's
         notice; the command line prints the same words); ``asked``: the cell the user
         confirmed the stop for, when known."""
-        return self.moved_on(asked) + self._summary()
+        moved, rest = self.moved_on(asked), self._summary()
+        return moved + rest[:1].upper() + rest[1:] if moved else rest
 
     def _summary(self) -> str:
         cur = self.current
