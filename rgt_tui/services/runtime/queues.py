@@ -101,10 +101,8 @@ class QueuePoller:
         """``view`` with the note `queue show` prints when lines already sent were edited
         locally (the box runs its copy, not the edit); compared again only when the local
         file or the box's queue changed since the last comparison."""
-        if host.queue is None or host.slurm is not None or host.group is not None:
-            return view
-        if not view.cells:
-            return view
+        if host.queue is None or not view.cells:
+            return view  # a scheduler's host: sent_lines_changed says None, reading nothing
         try:
             st = os.stat(host.queue)
         except OSError:
