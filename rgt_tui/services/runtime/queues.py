@@ -104,7 +104,9 @@ class QueuePoller:
         if host.queue is None or not view.cells:
             return view  # a scheduler's host: sent_lines_changed says None, reading nothing
         try:
-            st = os.stat(host.queue)
+            # Off the loop: every poll of every host asks, and a queue file may sit on a
+            # network mount.
+            st = await asyncio.to_thread(os.stat, host.queue)
         except OSError:
             return view  # the queue file's own problems are said where it is read
         made_for = (st.st_mtime_ns, st.st_size, view.total, view.launch)
