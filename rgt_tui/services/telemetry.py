@@ -277,6 +277,7 @@ class HostMonitor:
         self._closing: asyncio.Future[None] | None = None
         self._retry_now = False  # the user's r: the next connect waits for no backoff
         self._sampled_mono = 0.0  # the event loop's time of the last sample (STEADY_S)
+        self._no_gap = False  # carry_on from a working stream: its next start is no gap
 
     @property
     def host_key_fingerprint(self) -> str | None:
@@ -348,6 +349,19 @@ class HostMonitor:
         if first is not None:
             self.first_seen = first
 
+    def carry_on(self, before: HostMonitor) -> None:
+        """Go on from ``before``, the same host's monitor built again for new settings (a
+        fleet-file edit): its last sample, its sightings and its connection's state carry
+        on. A silent box then does not read "not answering since this TUI started" with
+        its clock restarted, and a live one gets no "back after a gap" (hour s21a #10)."""
+        self.health = before.health  # the OOM baseline and boot carry on
+        self.last, self.last_sample_at = before.last, before.last_sample_at
+        self.seen_at, self.first_seen = before.seen_at, before.first_seen
+        self._seen_written = before._seen_written
+        self.connection = before.connection
+        # A stream that was working: the new one's first sample ends no outage.
+        self._no_gap = before.connection.status == "connected"
+
     def _set(self, status: str, **fields: object) -> None:
         since = self.connection.since if status == self.connection.status else self.clock()
         self.connection = ConnectionState(status, since, **fields)  # type: ignore[arg-type]
@@ -392,7 +406,9 @@ class HostMonitor:
         # Failed attempts in a row, and how the last stream ended (None: it did not).
         failed = 0
         failure: TransportError | None = None
-        asked = False  # the user's r ended a working stream: no outage, no new gap
+        # The user's r ended a working stream (or carry_on took over one): no outage, no
+        # new gap.
+        asked, self._no_gap = self._no_gap, False
         while True:
             # The user's r: try now, without the wait (the reason stays until a sample).
             at_once = self._retry_now

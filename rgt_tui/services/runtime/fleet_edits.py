@@ -28,7 +28,7 @@ from rgt_tui.services.runtime.fleet_file import (
 )
 from rgt_tui.services.runtime.monitors import MonitorLike, build_monitors
 from rgt_tui.services.runtime.queues import QueuePoller
-from rgt_tui.services.telemetry import HostUpdate
+from rgt_tui.services.telemetry import HostMonitor, HostUpdate
 from rgt_tui.transport import Transport
 
 CLOSE_GRACE_S = 3.0
@@ -140,7 +140,9 @@ class FleetFileHosts:
     def replace_host(self, host: HostConfig, *, reconnect: bool = False) -> None:
         """``host``'s settings changed: its monitor is built again with them (over a new
         connection when ``reconnect``: its address, user, key or host-key policy
-        changed), keeping its health, and restarted unless its telemetry was stopped."""
+        changed), going on from what the old one saw (its health, last sample and
+        sightings: ``HostMonitor.carry_on``), and restarted unless its telemetry was
+        stopped."""
         name = host.name
         self.hosts[name] = host
         old = self.connections.detach(name) if reconnect else None
@@ -153,7 +155,9 @@ class FleetFileHosts:
             monitor = build_monitors(
                 self.fleet, self.connections, self.clock, [host], self.agent_args
             )[name]
-            if before is not None:
+            if isinstance(before, HostMonitor) and isinstance(monitor, HostMonitor):
+                monitor.carry_on(before)  # its health, last sample and sightings
+            elif before is not None:
                 monitor.health = before.health  # the OOM baseline and boot carry on
             self.monitors[name] = monitor
             if name not in self.stopped:
