@@ -33,7 +33,7 @@ from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.preemption import Checkpoint, Preemption
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue.verified_checkpoint import newest_verified, signature
+from rgt_tui.services.queue.verified_checkpoint import file_stamp, newest_verified, signature
 from rgt_tui.services.runtime.events import FleetReloaded, HostPreempted, HostSampled
 from rgt_tui.services.watch.drivers.on_preempt import OnPreempt
 from rgt_tui.services.watch.events import WatchEvent
@@ -54,6 +54,7 @@ class SpotWatch:
         self.app = app
         self.fleet: Fleet = runtime.fleet
         self.views = views
+        self.preemptions = runtime.preemptions
         self.current: Callable[[str], Preemption | None] = runtime.preemptions.current.get
         self.notify = notify
         queue_view: Callable[[str], QueueView | None] = runtime.queues.views.get
@@ -65,6 +66,9 @@ class SpotWatch:
         # handed only when the records or the cell change, so a view made later (a detail
         # screen opened after the look) starts from this, the panes' own value.
         self.found: dict[str, tuple[str, Checkpoint | None]] = {}
+        # host: (preemption key, its records, its queue file) when its named preemption's
+        # checkpoint and move were last looked up (``_look_again``).
+        self.named_looked: dict[str, tuple[object, ...]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         # What watch did unattended (a move, a stop) for the notices list, looked at
         # as samples come (ux-b #13).
@@ -82,6 +86,8 @@ class SpotWatch:
             now = self.current(host)
             if now != self.shown.get(host):
                 self._show(host, now)
+            if now is not None and now.named and now.cell is not None:
+                self._look_again(host, now)
             snap = event.update.snapshot
             if snap is not None and snap.cell is not None:
                 self._look_at_verified(host, snap.cell)
@@ -101,6 +107,28 @@ class SpotWatch:
         self.shown[host] = preemption
         for view in self.views():
             view.host_preempted(host, preemption)
+
+    def _look_again(self, name: str, named: Preemption) -> None:
+        """A named preemption's checkpoint and move, looked up again when the host's
+        pull or verify records or its queue file changed since: a pull, a verify or a
+        move made after it was named (here, by ``watch`` or on the command line) shows on
+        the pane, which kept "no pulled and verified checkpoint" after watch had moved
+        the cell (hour s21a #3, #7). The first look is the runtime's, when it names it."""
+        host = next((h for h in self.fleet.hosts if h.name == name), None)
+        if host is None:
+            return
+        stamp = (named.key, signature(self.fleet, host), file_stamp(host.queue))
+        before = self.named_looked.get(name)
+        self.named_looked[name] = stamp
+        if before is None or before[0] != named.key or before == stamp:
+            return
+
+        async def look() -> None:
+            full = await asyncio.to_thread(self.preemptions.with_checkpoint, host, named)
+            if self.current(name) == full:  # still the host's preemption: shown as found
+                self._show(name, full)
+
+        run_work(self.app, look(), f"preempted-ckpt:{name}")
 
     def _look_at_verified(self, name: str, cell: str) -> None:
         host = next((h for h in self.fleet.hosts if h.name == name), None)

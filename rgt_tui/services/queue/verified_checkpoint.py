@@ -31,7 +31,11 @@ from rgt_tui.services.records import (
 )
 
 
-def _stat(path: Path) -> tuple[float, int] | None:
+def file_stamp(path: Path | None) -> tuple[float, int] | None:
+    """(mtime, size) of ``path``: what changes when it is written; None when it is
+    absent, unreadable or not given."""
+    if path is None:
+        return None
     try:
         st = os.stat(path)
     except OSError:
@@ -45,7 +49,8 @@ def signature(fleet: Fleet, host: HostConfig) -> tuple[object, ...]:
     the pane kept its "verified here" age until the next pull."""
     folder = fleet_host_dir(fleet, host)
     return tuple(
-        _stat(p) for p in (manifest_path(folder), verification_path(folder), record_path(folder))
+        file_stamp(p)
+        for p in (manifest_path(folder), verification_path(folder), record_path(folder))
     )
 
 
