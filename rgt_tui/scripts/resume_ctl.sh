@@ -7,9 +7,12 @@
 # dispatch cut off; box_script.after_queue_ctl), so refuse, make_dir and io_reason are
 # queue_ctl.sh's own, not a second copy of them: `bash -c <both> resume_ctl VERB ARGS...`.
 #
-#   target DURABLE NAME       "home<TAB>$HOME", "durable<TAB>PATH", "out<TAB>absent|empty|
+#   target DURABLE NAME [WORKDIR CFG]
+#                             "home<TAB>$HOME", "durable<TAB>PATH", "out<TAB>absent|empty|
 #                             files<TAB>N|link|other", "df<TAB><df -Pk row of the nearest
-#                             existing folder>"; nothing is created
+#                             existing folder>"; with WORKDIR and CFG (the cell's config
+#                             path, relative to the workdir cells start in) also
+#                             "cfg<TAB>present|absent<TAB>PATH"; nothing is created
 #   stage DURABLE TOKEN       creates DURABLE and DURABLE/.rgt-resume.TOKEN (0700) and, under
 #                             it, the relative dirs on stdin (NUL-separated); "staged<TAB>PATH"
 #   commit DURABLE NAME TOKEN renames the staging folder to DURABLE/NAME (an empty folder
@@ -60,6 +63,12 @@ target() {
     p=$durable
     while [ ! -e "$p" ] && [ "$p" != / ] && [ -n "$p" ]; do p=$(dirname -- "$p"); done
     printf 'df\t%s\n' "$(df -Pk -- "$p" 2>/dev/null | tail -n 1)"
+    if [ $# -ge 4 ]; then
+        local cfg
+        cfg=$(expand "$4")
+        case "$cfg" in /*) ;; *) cfg="$(expand "$3")/$cfg" ;; esac
+        if [ -e "$cfg" ]; then printf 'cfg\tpresent\t%s\n' "$cfg"; else printf 'cfg\tabsent\t%s\n' "$cfg"; fi
+    fi
 }
 
 stage() {

@@ -139,6 +139,32 @@ async def test_a_damaged_checkpoint_is_never_pushed_and_the_move_needs_from_scra
     assert "skip" in qf.state("ck", "box1")  # box1 answered: it skips the cell
 
 
+async def test_a_resume_onto_a_box_without_the_cell_config_is_refused_before_it_moves(
+    make_queue_fleet,
+):
+    """The cell's config (its queue line's path, ``{cfg}``) only ever on the preempted
+    box: the plan passed and the cell died on the target with FileNotFoundError (hour
+    s21a #5). The target's box is asked; the plan refuses, naming the path and the fix."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    await run_until_held(qf)
+    await pull_verify(qf, "box1")
+    script = qf.root("box2") / "cells" / "ck.sh"
+    kept = script.read_text()
+    script.unlink()  # box2 never had the cell's script
+    await preempt(qf)
+
+    refused = await plan(qf)
+    assert not refused.ok and refused.checkpoint is not None
+    assert refused.problems == (
+        f"cells/ck.sh is not on box2 ({script}): ck would fail at its start there — put it "
+        f"in box2's workdir ({qf.root('box2')}), then plan the move again",
+    ), refused.problems
+    assert "cells/ck.sh is not on box2" in "\n".join(resume_lines(refused))
+
+    script.write_text(kept)  # put there: the move goes
+    assert (await plan(qf)).ok
+
+
 async def test_a_resume_onto_an_idle_spare_runs_the_spare_own_pending_cells_too(make_queue_fleet):
     # ux-h 14: launched from the moved cell alone, the spare's own cell 0 stayed pending
     # behind it (running it later would run the moved cell again), said only in a notice.
@@ -216,6 +242,7 @@ async def test_a_cell_that_wrote_nothing_is_not_sent_to_pull_first(make_queue_fl
 
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     line = qf.cell_script("ck", 'echo "no checkpoints here"; ' + GATE)
+    qf.cell_script("ck", 'echo "no checkpoints here"; ' + GATE, name="box2")  # its code there
     qf.write_queue(f"{line} t 1\n", "box1")
     qf.write_queue("", "box2")
     hosts = qf.loopback.hosts_file

@@ -55,6 +55,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError, verified_here
 from rgt_tui.domain.preflight_checks import df_row
+from rgt_tui.domain.queue_file import QueueCell, parse_queue_line
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
@@ -155,6 +156,7 @@ class _Target:
     out: str = ""  # absent | empty | files | link | other
     out_files: int = 0
     free: int | None = None
+    cfg_missing: str = ""  # where the target lacks the cell's config (asked: ``cfg``)
     problems: list[str] = field(default_factory=list)
 
 
@@ -242,13 +244,18 @@ def _step(folder: Path, files: list[CellFile], ckpt: CellFile) -> tuple[int | No
     return (step, f"its sidecar {want}") if step is not None else (None, "")
 
 
-async def _target_facts(transport: Transport, host: HostConfig, name: str) -> _Target:
+async def _target_facts(
+    transport: Transport, host: HostConfig, name: str, cfg: str | None = None
+) -> _Target:
+    """What ``host``'s box holds for cell ``name``: its {out}, free space and, with
+    ``cfg``, whether the cell's config is there under its workdir."""
     facts = _Target()
+    asked = (host.workdir, cfg) if cfg else ()
     try:
         await transport.connect()
         result = await run_box_script(
             transport, after_queue_ctl("resume_ctl.sh"), "resume_ctl", "target",
-            host.durable_dir, name, timeout=CTL_TIMEOUT_S,
+            host.durable_dir, name, *asked, timeout=CTL_TIMEOUT_S,
         )  # fmt: skip
     except TransportError as exc:
         facts.problems.append(
@@ -273,7 +280,40 @@ async def _target_facts(transport: Transport, host: HostConfig, name: str) -> _T
         elif key == "df":
             row = df_row(rest)
             facts.free = int(row[3]) * 1024 if row is not None else None
+        elif key == "cfg" and rest.startswith("absent\t"):
+            facts.cfg_missing = rest.partition("\t")[2]
     return facts
+
+
+def cell_config(move: MovePlan, name: str, host: HostConfig) -> str | None:
+    """Cell ``name``'s config path as its queue line gives it, when ``host``'s run
+    template uses it (``{cfg}``); None otherwise."""
+    if "{cfg}" not in (host.run or ""):
+        return None
+    for c in move.cells:
+        if c.name == name:
+            cell = parse_queue_line(c.raw, file="", line=c.line, default_epochs=host.epochs)
+            return cell.cfg if isinstance(cell, QueueCell) else None
+    return None
+
+
+def config_missing_words(target: HostConfig, name: str, cfg: str, where: str) -> str:
+    """The refusal of a move whose cell would fail at its start on ``target``: its
+    config is not there (hour s21a #5: the plan passed, and the cell died on the target
+    with FileNotFoundError, its config only ever on the preempted box)."""
+    code = target.ready.code
+    in_tree = (
+        code is not None and not cfg.startswith(("/", "~")) and (code.expanduser() / cfg).is_file()
+    )
+    fix = (
+        f"rgt-tui sync {target.name} sends it with the code tree, then plan the move again"
+        if in_tree
+        else f"put it in {target.name}'s workdir ({target.workdir}), then plan the move again"
+    )
+    return (
+        f"{printable(cfg)} is not on {target.name} ({printable(where)}): {name} would fail "
+        f"at its start there — {fix}"
+    )
 
 
 async def _cell_state(
@@ -338,8 +378,11 @@ async def plan_resume_move(
     target = fleet.host(move.dest)
     facts = _Target()
     if ran and move.ok:
-        facts = await _target_facts(dest_transport, target, name)
+        cfg = cell_config(move, name, target)
+        facts = await _target_facts(dest_transport, target, name, cfg)
         problems += facts.problems
+        if cfg and facts.cfg_missing:
+            problems.append(config_missing_words(target, name, cfg, facts.cfg_missing))
         out = f"{facts.durable.rstrip('/')}/{name}"
         if facts.out in ("link", "other"):
             problems.append(
