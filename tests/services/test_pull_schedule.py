@@ -28,6 +28,7 @@ from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.drivers.periodic_pull import (
     BUSY_RETRY_S,
+    RETRY_S,
     PullScheduler,
     pull_every,
 )
@@ -192,9 +193,15 @@ async def test_no_pull_while_a_teardown_is_in_progress(make_loopback_fleet, tmp_
 
 
 async def test_a_failing_pull_is_told_once_per_run_of_failures(make_loopback_fleet, tmp_path):
+    """ux-b #3: told once for the run of failures, with the interval it is really tried
+    again at; and once across a restart of watch (hour s21a #9: the same failure was sent
+    again a minute after the restart): the run's start and reason are kept beside the
+    journal, until a pull comes through."""
     loopback = await make_loopback_fleet(1)
     fleet, host = _setup(loopback, tmp_path, every=60.0)
-    await loopback.box("box1").stop()
+    results = box_results(loopback)
+    gone = results.with_name("results.away")
+    results.rename(gone)  # the box answers; its pull folder is not there
     events: list = []
     now = [5000.0]
     scheduler, connections, _ = _scheduler(fleet, tmp_path, events, clock=lambda: now[0])
@@ -204,13 +211,52 @@ async def test_a_failing_pull_is_told_once_per_run_of_failures(make_loopback_fle
         await scheduler.pull_once(host)
     finally:
         await connections.close_all()
-    # ux-b #3: told once for the run of failures, the console's line as the notification,
-    # with the interval it is really tried again at (its 1-minute cadence, not 5 min).
     (failed,) = events
     assert failed.kind == "pull_failed" and failed.key == "pull_failed:box1:5000"
     assert "fix:" in failed.body and failed.severity == "warning"
     assert "It is tried again every 1 min;" in failed.body, failed.body
     assert scheduler.failure("box1")[0] == 5300.0  # the pane's line still follows each try
+
+    # watch restarted (a new scheduler, its own clock): the same failure is not told again.
+    later: list = []
+    restarted, connections, _ = _scheduler(fleet, tmp_path, later, clock=lambda: 9000.0)
+    try:
+        await restarted.pull_once(host)
+    finally:
+        await connections.close_all()
+    assert later == [] and restarted.failure("box1") is not None
+
+    # A pull that comes through ends the run: the next failure is told (a new key).
+    gone.rename(results)
+    random_file(results / "a.bin", 4096)
+    scheduler, connections, _ = _scheduler(fleet, tmp_path, later, clock=lambda: 9100.0)
+    try:
+        await scheduler.pull_once(host)
+        assert [e.kind for e in later] == ["pull"]
+        results.rename(gone)
+        await scheduler.pull_once(host)
+    finally:
+        await connections.close_all()
+    assert [e.key for e in later[1:]] == ["pull_failed:box1:9100"]
+
+
+async def test_a_pull_of_a_box_that_does_not_answer_is_not_told_as_a_failed_pull(
+    make_loopback_fleet, tmp_path
+):
+    """The box's connection line and its alert (GEN8, or the preemption it is named as)
+    say it does not answer: a "periodic pull failed" beside them was noise (s21a #9)."""
+    loopback = await make_loopback_fleet(1)
+    fleet, host = _setup(loopback, tmp_path, every=60.0)
+    await loopback.box("box1").stop()
+    events: list = []
+    scheduler, connections, _ = _scheduler(fleet, tmp_path, events, clock=lambda: 5000.0)
+    try:
+        delay = await scheduler.pull_once(host)
+    finally:
+        await connections.close_all()
+    assert events == [] and scheduler.failure("box1") is None
+    assert scheduler.last["box1"].startswith("not pulled: box1 does not answer ("), scheduler.last
+    assert delay == RETRY_S  # tried again as after any failure (the cadence, if sooner)
 
 
 def test_profiles_set_a_cadence_only_where_a_box_can_vanish(tmp_path):

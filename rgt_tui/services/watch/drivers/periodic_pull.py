@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.errors import TransportError
+from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.gate_events import ConfirmationTyped, Rescanned
 from rgt_tui.domain.queue_state import (
     DONE,
@@ -75,6 +75,11 @@ from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.verify.run import news_problems, verify_host
+from rgt_tui.services.watch.drivers.pull_failing import (
+    forget_failing,
+    keep_failing,
+    told_failure,
+)
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport
@@ -370,9 +375,18 @@ class PullScheduler:
         except PullBusy as exc:  # another process is pulling it: that pull counts
             self.last[host.name] = f"not pulled: {exc.message}"
             return BUSY_RETRY_S
-        except PullError as exc:
-            return self._failed(host, exc.message, exc.fix or "re-run `rgt-tui pull HOST`")
-        except (TransportError, OSError) as exc:
+        except (PullError, TransportError) as exc:
+            if self._not_answering(host, exc):
+                # The box does not answer: its pane's connection line and the connection
+                # alert say so (GEN8; on a spot box, the preemption it is named as). A
+                # failed pull told beside them was noise, with a fix that was no news
+                # (hour s21a #9); the pull is tried again as after any failure.
+                self.last[host.name] = f"not pulled: {host.name} does not answer ({exc})"
+                return RETRY_S
+            if isinstance(exc, PullError):
+                return self._failed(host, exc.message, exc.fix or "re-run `rgt-tui pull HOST`")
+            return self._failed(host, str(exc), "check the box is up (rgt-tui status)")
+        except OSError as exc:
             return self._failed(host, str(exc), "check the box is up (rgt-tui status)")
         problems = list(result.shortfalls) + [f"{p}: {why}" for p, why in result.failed]
         if not result.pulled and problems:
@@ -381,6 +395,7 @@ class PullScheduler:
             return self._failed(host, problems[0], "check the host's pull folders on the box")
         self._failing_since.pop(host.name, None)
         self._failure.pop(host.name, None)
+        forget_failing(self.journal().directory, host.name)
         counts: dict[str, int] = {}
         for check in report.checks:
             counts[check.status] = counts.get(check.status, 0) + 1
@@ -437,18 +452,33 @@ class PullScheduler:
         self._own[host.name] = self.pulled_at(host)
         return result
 
+    def _not_answering(self, host: HostConfig, exc: Exception) -> bool:
+        """Whether ``exc`` is the box not answering (its connection down now), not a
+        failure of the pull itself; a host key refused is told, whatever the connection."""
+        cause = exc if isinstance(exc, TransportError) else exc.__cause__
+        return (
+            isinstance(cause, TransportError)
+            and not isinstance(cause, HostKeyError)
+            and not self.connections.is_connected(host.name)
+        )
+
     def _failed(self, host: HostConfig, why: str, fix: str) -> float:
         """Note a failed pull; told once per run of failures and again only when it fails
         for another reason (the console and the notification alike; the same failure
         each minute is not news), with the interval it is really tried again at."""
-        first = host.name not in self._failing_since
+        journal = self.journal().directory
+        if host.name not in self._failing_since:
+            self._told.pop(host.name, None)
+            kept = told_failure(journal, host.name)  # told before a restart of this process
+            if kept is not None:
+                self._failing_since[host.name], self._told[host.name] = kept
         since = self._failing_since.setdefault(host.name, self.clock())
         self.last[host.name] = f"pull failed: {why}"
         self._failure[host.name] = (self.clock(), why)
-        if first:
-            self._told.pop(host.name, None)
         if self._told.get(host.name) != why:
-            told_at = since if first else self.clock()
+            # The run's first told failure is keyed by its start (the same key after a
+            # restart: the sent log holds it); another reason since, by its own time.
+            told_at = since if host.name not in self._told else self.clock()
             self._told[host.name] = why
             every = pull_every(host)
             again = min(every, RETRY_S) if every is not None else RETRY_S
@@ -464,4 +494,5 @@ class PullScheduler:
                     severity="warning",
                 )
             )
+        keep_failing(journal, host.name, since, self._told[host.name])
         return RETRY_S
