@@ -77,6 +77,15 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         # missing is the last resort, not the fix.
         text = f"{check} once the box answers: which cells ran there is unknown until then"
         if condition.settle:
+            # A box that may not come back (a preempted spot box): its cells can still run
+            # elsewhere, which the only way on offered, "accept as lost", threw away (hour
+            # s21a #11).
+            first = printable(condition.settle[0], 200)
+            text += "; to run them on another box: " + (
+                "the Queue tab's m moves a cell"
+                if tui
+                else f"`rgt-tui queue move {first} --to HOST`"
+            )
             acks = " ".join(f"--ack-missing {printable(c, 200)}" for c in condition.settle)
             text += f"; to accept {_cells(condition)} as lost anyway: " + (
                 "type each name below and press Missing: accept"
