@@ -93,10 +93,12 @@ class InOrderInput(Input):
 
 class HandOnInput(Input):
     """An input whose Enter moves the cursor on (to ``next_id``, on its screen) as the key
-    is read, then submits; each key that reaches it after that goes to the input that has
-    the cursor. Keys typed in one burst (a name, Enter, a host) are all queued for this
-    input before its Enter binding runs (Textual checks bindings once the key has bubbled
-    up), so the host landed here too (a user's hour: ``box1_long_epochbox1``)."""
+    is read, then submits, and whose Tab moves it there too; each key that reaches it
+    after that goes to the input that has the cursor. Keys typed in one burst (a name,
+    Enter or Tab, a host) are all queued for this input before the Enter binding or the
+    Tab's focus move runs (Textual checks bindings once the key has bubbled up), so the
+    host landed here too (users' hours: ``box1_long_epochbox1``, and ``box2_dbox3`` by
+    Tab)."""
 
     def __init__(self, *args: Any, next_id: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -104,11 +106,12 @@ class HandOnInput(Input):
 
     async def on_key(self, event: events.Key) -> None:
         focused = self.screen.focused
-        if event.key == "enter" and focused is self:
-            event.stop()  # submitted here, not again by the binding once it bubbles
+        if event.key in ("enter", "tab") and focused is self:
+            event.stop()  # done here, not again by the binding once it bubbles
             event.prevent_default()
             self.screen.set_focus(self.screen.query_one(f"#{self.next_id}", Input))
-            await self.action_submit()
+            if event.key == "enter":
+                await self.action_submit()
             return
         if not isinstance(focused, Input) or await _edit_now(focused, event):
             return

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.pilot import SIZE, make_app, notes, palette_titles, screen_text, text_of, wait_for
 from support.queues import GATE, SCRIPT_RUN, wait_view
 from textual.widgets import Button, Static
@@ -82,11 +83,15 @@ async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
     (qf.root("box1") / "go").touch()
 
 
-async def test_a_burst_of_cells_enter_host_lands_in_both_fields(tmp_path: Path) -> None:
-    """A name, Enter and a host typed in one burst (a paste, then a typed host; tmux
-    send-keys) were all queued for the cells field before its Enter moved the cursor:
-    the host landed there too (a user's hour: ``box1_long_epochbox1``). The keys go to
-    the app at once, as a terminal's burst does (pilot.press waits between keys)."""
+@pytest.mark.parametrize("between", ["enter", "tab"])
+async def test_a_burst_of_cells_enter_host_lands_in_both_fields(
+    tmp_path: Path, between: str
+) -> None:
+    """A name, Enter (or Tab) and a host typed in one burst (a paste, then a typed host;
+    tmux send-keys) were all queued for the cells field before the key moved the cursor:
+    the host landed there too (users' hours: ``box1_long_epochbox1``; with Tab, s21a #13
+    and s21b #10: ``box2_dbox3``). The keys go to the app at once, as a terminal's burst
+    does (pilot.press waits between keys)."""
     from support.samples import FLEET_TOML, write_fleet
     from textual import events
     from textual.widgets import Input
@@ -99,7 +104,7 @@ async def test_a_burst_of_cells_enter_host_lands_in_both_fields(tmp_path: Path) 
             lambda: app.screen if isinstance(app.screen, QueueMoveScreen) else None, pilot=pilot
         )
         await pilot.pause()
-        burst = [*"ck_a", "enter", *"box2"]
+        burst = [*"ck_a", between, *"box2"]
         for key in burst:
             app.post_message(events.Key(key, key if len(key) == 1 else None))
         cells, to = screen.query_one("#move-cells", Input), screen.query_one("#move-to", Input)
