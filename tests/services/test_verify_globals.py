@@ -124,3 +124,12 @@ async def test_the_command_line_verifies_with_the_fleet_key(make_loopback_fleet,
     assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["checks"][0]["status"] == "verified", record["checks"]
+
+    # A typo in the key: its problem is told, and "loaded with" still names the torch
+    # that loaded (it held the globals error: hour s21b #8).
+    hosts.write_text(hosts.read_text().replace("argparse.Namespace", "argparse.Namspace"))  # noqa: ASYNC240
+    assert await asyncio.to_thread(main, ["verify", "box1", "--hosts", str(hosts)]) == 1
+    out = capsys.readouterr().out
+    assert "did you mean argparse.Namespace?" in out
+    (loaded,) = [line for line in out.splitlines() if "loaded with:" in line]
+    assert f"torch {torch.__version__} — " in loaded and "Namspace" not in loaded, loaded

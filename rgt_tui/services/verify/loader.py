@@ -64,6 +64,11 @@ class LoaderLimits:
         return 120.0 + size / (8 * MIB)
 
 
+# How a ``verify_safe_globals`` name that cannot be imported begins its problem: torch is
+# there and loads; the report's "loaded with" line names it, the problem its own line.
+GLOBALS_PROBLEM = "not verified: [fleet] verify_safe_globals:"
+
+
 @dataclass(frozen=True)
 class LoaderInfo:
     """Which interpreter and torch verify loaded files with (for the report and record)."""
@@ -214,7 +219,7 @@ class VerifyLoader:
             return f"not verified: {self._torch['problem']} ({self.python}); fix: {self._fix()}"
         if self._torch.get("globals_problem"):
             return (
-                f"not verified: [fleet] verify_safe_globals: {self._torch['globals_problem']} "
+                f"{GLOBALS_PROBLEM} {self._torch['globals_problem']} "
                 f"in {self.python}; fix: correct the name in the fleet file"
             )
         return None

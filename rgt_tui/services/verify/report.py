@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from rgt_tui.domain.roster import roster_line
 from rgt_tui.domain.units import fmt_bytes, plural
+from rgt_tui.services.verify.loader import GLOBALS_PROBLEM
 
 if TYPE_CHECKING:
     from rgt_tui.services.verify.loader import LoaderInfo
@@ -113,7 +114,10 @@ def offline(report: VerificationReport) -> bool:
 def loader_line(info: LoaderInfo) -> str:
     """Which interpreter and torch loaded the files, in one line (CLI and TUI)."""
     version = f"Python {info.python_version or '?'}"
-    if info.torch_problem is not None:  # it names the interpreter, and the fix
+    # A fleet's verify_safe_globals typo is no problem of the interpreter or its torch:
+    # it is told on its own lines, not as the "loaded with" line (hour s21b #8).
+    globals_only = info.torch is not None and (info.torch_problem or "").startswith(GLOBALS_PROBLEM)
+    if info.torch_problem is not None and not globals_only:  # the interpreter, and the fix
         text = f"{info.torch_problem.removeprefix('not verified: ')} ({version})"
     elif info.torch is not None:
         text = f"torch {info.torch} — {info.python} ({version})"
