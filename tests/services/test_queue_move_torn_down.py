@@ -1,6 +1,7 @@
-"""ux-e #7: moving a cell to a host the journal records as torn down warns, as a launch
-there does (GEN1: a box meant to be destroyed that runs work keeps billing). Two loopback
-boxes, the real command line."""
+"""ux-e #7, hour s22a #1: moving a cell to a host the journal records as torn down is
+refused, as a launch there is (GEN1: a box meant to be destroyed that runs work keeps
+billing). Moved anyway, the cell waited where nothing would run it, and the source's gate
+counted it "moved" and opened. Two loopback boxes, the real command line."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from rgt_tui.services.queue.move import plan_lines, plan_move
 WARNED = "box2 is recorded as torn down ("
 
 
-async def test_a_move_to_a_torn_down_host_warns(make_queue_fleet, tmp_path):
+async def test_a_move_to_a_torn_down_host_is_refused(make_queue_fleet, tmp_path):
     qf = await make_queue_fleet(2, run=SCRIPT_RUN)
     qf.write_queue("cells/a.sh t 1\ncells/b.sh t 1\n", "box1")
     qf.write_queue("", "box2")
@@ -45,9 +46,10 @@ async def test_a_move_to_a_torn_down_host_warns(make_queue_fleet, tmp_path):
         plan = await plan_move(qf.fleet, qf.host("box1"), ["a"], "box2", transport)
     finally:
         await transport.close()
-    assert plan.ok, plan.problems  # a warning, as the launch's: the user decides
-    (warning,) = [line for line in plan_lines(plan) if WARNED in line]
-    assert warning.startswith("warning: ") and "billing (GEN1)" in warning, warning
+    assert not plan.ok
+    (refusal,) = [line for line in plan_lines(plan) if WARNED in line]
+    assert refusal.startswith("REFUSED: ") and "nothing would run the cell there" in refusal
+    assert "billing: GEN1" in refusal, refusal
 
     # The dialog: the same warning, and the cursor on Cancel, not on Move (Enter moved
     # the cell onto a box meant to be gone: a user's hour).
@@ -60,8 +62,10 @@ async def test_a_move_to_a_torn_down_host_warns(make_queue_fleet, tmp_path):
         await pilot.press("a", "enter", *"box2", "enter")
         await wait_for(lambda: screen.plan is not None, what="the plan", pilot=pilot)
         await pilot.pause()
-        assert screen.plan.ok and app.focused is screen.query_one("#move-cancel")
+        assert not screen.plan.ok and app.focused is screen.query_one("#move-cancel")
+        assert screen.query_one("#move-go").disabled
 
     moved = await arun("queue", "move", "b", "--to", "box2", "--yes", "--hosts", hosts)
-    assert moved.returncode == 0, moved.stderr
+    assert moved.returncode != 0, moved.stdout
     assert WARNED in moved.stdout + moved.stderr, moved
+    assert "#moved-to" not in qf.queue_file("box1").read_text()  # nothing moved

@@ -303,18 +303,20 @@ def _name_problems(
 
 
 def torn_down_warning(fleet: Fleet, target: HostConfig) -> str | None:
-    """The plan's warning when the fleet's journal records ``target``'s box as torn down
-    (ux-e #7, as a launch there warns: GEN1); None otherwise. Reads the journal."""
+    """Why a move to ``target`` is refused when the fleet's journal records its box as
+    torn down (ux-e #7, hour s22a #1: as a launch there is refused; GEN1); None
+    otherwise. Reads the journal."""
     if target.group is not None:  # a group: each of its boxes, under its own name
         return next((w for b in target.group.members if (w := torn_down_warning(fleet, b))), None)
     at = recorded_torn_down_at(fleet, target.name)
     if at is None:
         return None
     return (
-        f"{torn_down_words(target.name)} ({local_minute(at)}): a launch there is refused, since "
-        "rgt-tui no longer pulls or watches it, and if that box was meant to be destroyed "
-        f"it may still be billing (GEN1) — check `rgt-tui status {target.name}`, move to "
-        "another host, or give its [[hosts]] entry a new name to use that box again"
+        f"{torn_down_words(target.name)} ({local_minute(at)}): nothing would run the cell "
+        "there, since a launch there is refused and rgt-tui no longer pulls or watches it "
+        f"(if that box was meant to be destroyed it may still be billing: GEN1, `rgt-tui "
+        f"status {target.name}`) — move to another host, or give its [[hosts]] entry a new "
+        "name to use that box again"
     )
 
 
@@ -324,8 +326,9 @@ def torn_down_words(host: str) -> str:
 
 
 def target_torn_down(plan: MovePlan) -> bool:
-    """The plan warns that its target is recorded torn down (GEN1)."""
-    return any(w.startswith(torn_down_words(plan.dest) + " (") for w in plan.warnings)
+    """The plan is refused as its target is recorded torn down (GEN1)."""
+    said = (*plan.problems, *plan.warnings)
+    return any(w.startswith(torn_down_words(plan.dest) + " (") for w in said)
 
 
 def _box_lines(box_text: str) -> int:
@@ -372,8 +375,13 @@ async def plan_move(
             )
     if problems:
         return refused()
+    # Refused, as a launch or an append there is: moved anyway, the cell waited on a box
+    # nothing would run it on, and the source's gate counted it "moved" and opened
+    # (hour s22a #1).
     torn = await asyncio.to_thread(torn_down_warning, fleet, target)
-    warnings += [torn] if torn else []
+    if torn:
+        problems.append(torn)
+        return refused()
     checked = await asyncio.to_thread(check_fleet_queues, fleet)
     src, dst = checked.source_for(source.name), checked.source_for(target.name)
     assert src is not None and dst is not None
