@@ -50,6 +50,7 @@ from rgt_tui.domain.profiles import DEFAULT_PROFILE
 from rgt_tui.profiles import load_profiles
 from rgt_tui.screens.add_host_keys import LaunchKeysForm, field_id
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
+from rgt_tui.screens.type_ahead import InOrderInput
 from rgt_tui.services.fleet.add_host import (
     AddRefused,
     FleetFile,
@@ -185,7 +186,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                 # Whole at 80 columns (the field's room there: 68).
                 # No select-on-focus here or below: Tab back to a pasted command and one
                 # key replaced it whole (hour s19b #11), as the launch fields never did.
-                target = Input(
+                target = InOrderInput(
                     placeholder="ssh -p 22034 root@ssh4.vast.ai  or  root@host:port",
                     id="add-target",
                     select_on_focus=False,
@@ -199,7 +200,9 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                     id="add-status",
                 )
                 with Horizontal(id="add-fields"):
-                    name = Input(placeholder="from host", id="add-name", select_on_focus=False)
+                    name = InOrderInput(
+                        placeholder="from host", id="add-name", select_on_focus=False
+                    )
                     name.border_title = "name"
                     yield name
                     yield Select(
@@ -209,7 +212,9 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                         id="add-profile",
                         tooltip="platform profile: its teardown verb, what keeps billing",
                     )
-                    cost = Input(placeholder="e.g. 1.29", id="add-cost", select_on_focus=False)
+                    cost = InOrderInput(
+                        placeholder="e.g. 1.29", id="add-cost", select_on_focus=False
+                    )
                     cost.border_title = "$ per hour"
                     yield cost
                 yield LaunchKeysForm(id="add-launch")

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Input, Static
 
+from rgt_tui.screens.type_ahead import InOrderInput
 from rgt_tui.services.fleet.add_keys import LAUNCH_KEYS, LaunchKeys
 
 MUTED = "$foreground-muted"
@@ -74,7 +75,7 @@ class LaunchKeysForm(Vertical):
                 yield Static(label, classes="launch-label")
                 # Focus leaves the default unselected, the cursor at its end: a key typed
                 # after Tab edits the default, never wipes it.
-                yield Input(
+                yield InOrderInput(
                     id=field_id(key),
                     compact=True,
                     placeholder=tip,

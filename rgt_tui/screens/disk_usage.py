@@ -39,6 +39,7 @@ from rgt_tui.controllers.disk import DiskControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.screens.dialog import DialogBody, KeyHint, ReplanScreen
+from rgt_tui.screens.type_ahead import InOrderInput
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.disk.audit import DiskAudit
 from rgt_tui.services.disk.offer import not_offered, offered
@@ -117,7 +118,7 @@ class DiskUsageScreen(ReplanScreen[None]):
             yield Static("", id="disk-status")
             # Invites nothing until the audit says what is offered (``_audited``); focused
             # from the start all the same, so that no typed key is read as a command.
-            yield Input(placeholder="auditing…", id="disk-input")
+            yield InOrderInput(placeholder="auditing…", id="disk-input")
             yield KeyHint(id="disk-hint")
 
     def on_mount(self) -> None:

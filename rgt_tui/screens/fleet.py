@@ -46,7 +46,7 @@ from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
-from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
+from rgt_tui.screens.type_ahead import InOrderInput, expect_typing, typed_into, typing_ahead
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.fleet_header import (
     FleetHeader,
@@ -61,7 +61,7 @@ from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
 BATCH_FROM = 16  # more hosts than this: panes draw on the screen's tick (HostPane.batched)
 
 
-class FilterInput(Input):
+class FilterInput(InOrderInput):
     """The host-name filter; Escape clears it and hands the keys back to the grid."""
 
     BINDINGS = [Binding("escape", "clear", "Clear filter", tooltip="Clear the filter")]

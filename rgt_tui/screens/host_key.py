@@ -32,6 +32,7 @@ from textual.widgets import Button, Input, Static
 
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.screens.dialog import BodyScreen, DialogBody, DialogButton, KeyHint, enter_does
+from rgt_tui.screens.type_ahead import InOrderInput
 
 MUTED = "$foreground-muted"
 
@@ -96,7 +97,7 @@ class HostKeyScreen(BodyScreen[bool]):
             with DialogBody(id="key-scroll"):
                 yield Static(self._text(), id="key-body")
             if self.needs_name:
-                yield Input(
+                yield InOrderInput(
                     placeholder=f"type {self.needs_name} to trust the jump host's key",
                     id="key-name",
                 )

@@ -36,7 +36,7 @@ from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.units import plural
 from rgt_tui.screens.dialog import DialogBody, DialogButton, KeyHint, ReplanScreen, enter_does
 from rgt_tui.screens.launch_confirm import show_ack_button
-from rgt_tui.screens.type_ahead import HandOnInput
+from rgt_tui.screens.type_ahead import HandOnInput, InOrderInput
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.move import MovePlan, MoveResult, plan_lines, target_torn_down
 from rgt_tui.services.queue.resume import FROM_SCRATCH, SCRATCH_TUI, ResumeResult, resume_lines
@@ -106,7 +106,7 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 id="move-cells",
                 next_id="move-to",
             )
-            yield Input(
+            yield InOrderInput(
                 placeholder="to host: " + (", ".join(others) or "no other host has a queue"),
                 id="move-to",
             )

@@ -19,6 +19,7 @@ from textual.widgets import Button, Input, Static
 
 from rgt_tui.content.vram_text import evidence_content
 from rgt_tui.screens.dialog import BodyScreen, DialogBody, DialogButton, KeyHint, enter_does
+from rgt_tui.screens.type_ahead import InOrderInput
 from rgt_tui.services.box.vram import VramError, VramEvidence, check_kill
 
 MUTED = "$foreground-muted"
@@ -73,7 +74,7 @@ class VramKillScreen(BodyScreen[int | None]):
                     ),
                     id="vram-body",
                 )
-            yield Input(placeholder="type the PID to kill", id="vram-pid")
+            yield InOrderInput(placeholder="type the PID to kill", id="vram-pid")
             yield Static(id="vram-why")
             with Horizontal(id="vram-buttons", classes="dialog-buttons"):
                 yield DialogButton(

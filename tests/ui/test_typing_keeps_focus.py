@@ -184,3 +184,22 @@ async def test_every_refresh_leaves_a_text_box_its_cursor(
         assert app.screen is screen and app.focused is box, app.focused
         await pilot.press(*"x1")
         assert box.value.endswith("abx1") and app.focused is box
+
+
+async def test_a_correction_typed_in_a_burst_lands_in_order_in_the_name_box(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Backspace then a letter in one burst (a quick correction, a busy machine): Textual
+    runs Backspace's binding once the key has bubbled up, after the letter behind it was
+    typed, so ``box9`` + [⌫, 1] read ``box9``, not ``box1`` (hour s22a #4; in the disk
+    delete, cell and PID boxes too). The keys go to the app at once, as a terminal's
+    burst does (pilot.press waits between keys)."""
+    app = teardown_app(loopback_fleet, tmp_path, "true")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await checklist(app, pilot)
+        box = _box(app)
+        assert app.focused is box
+        for key in [*"box9", "backspace", "1", "left", "left", "delete", "o"]:
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await wait_for(lambda: box.value == "boo1", pilot=pilot, show=lambda: box.value)

@@ -42,6 +42,7 @@ from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.screens.dialog import DialogButton, KeyHint
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.tabs.base import DetailTab, HostView
+from rgt_tui.screens.type_ahead import InOrderInput
 from rgt_tui.services.journal import BoxHistory
 from rgt_tui.widgets.hanging import Hanging
 
@@ -137,7 +138,7 @@ class TeardownTab(DetailTab):
         yield Hanging(id="teardown-profile")
         yield Static("Acknowledge a cell by name", classes="section-title")
         with Horizontal(classes="teardown-row"):
-            yield Input(placeholder="cell name", id="ack-cell")
+            yield InOrderInput(placeholder="cell name", id="ack-cell")
         # A row of their own: with their focus marks they do not fit beside the name at 80
         # columns.
         with Horizontal(classes="teardown-row"):
@@ -165,7 +166,7 @@ class TeardownTab(DetailTab):
         yield hint
         yield Static(id="ack-note")
         yield Static("Confirm", classes="section-title")
-        yield Input(placeholder=CONFIRM_PLACEHOLDER, id="confirm-name")
+        yield InOrderInput(placeholder=CONFIRM_PLACEHOLDER, id="confirm-name")
         yield Hanging(id="teardown-outcome")
         yield Hanging(id="teardown-history")
 
