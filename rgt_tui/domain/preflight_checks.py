@@ -144,6 +144,18 @@ def check_python(facts: BoxFacts, ctx: CheckContext) -> Check:
             "interpreter in its run template",
         )
     where = clip(py.get("executable", ""), 120)
+    if ctx.interpreter.overridden:
+        # The key's Python answered, but the cells start the template's: torch and the
+        # GPUs were checked in the wrong one, and every cell failed on its import.
+        key, own = ctx.interpreter.command, ctx.interpreter.overridden
+        return Check(
+            "python",
+            False,
+            f"the python key names {key} ({where}), but the run template starts {own}: the "
+            "cells run that one, and preflight checked the key's",
+            f"make {ctx.host}'s run template start {key} (`{key} train.py …`), or remove its "
+            f"python key so preflight checks {own}",
+        )
     return Check(
         "python",
         True,
@@ -166,7 +178,8 @@ def check_torch(facts: BoxFacts, ctx: CheckContext) -> Check:
             f"torch does not import in {clip(facts.python.get('executable', '?'), 120)}: "
             f"{clip(torch.get('error', '?'))}",
             f"install it in the run's environment: {install_fix(ctx, cuda)} — or point "
-            f"{ctx.host}'s python key / run template at the environment that has it",
+            f"{ctx.host}'s run template (and its python key, if set) at the environment "
+            "that has it",
         )
     build = torch.get("cuda")
     kind = f"CUDA {clip(build, 20)} build" if build else "CPU-only build"

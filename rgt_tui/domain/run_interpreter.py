@@ -60,6 +60,9 @@ class RunInterpreter:
     command: str
     source: str  # "python key", "run template", "run template's environment", "default",
     # "console script"
+    # The python key's: the interpreter the run template itself starts, when it names
+    # another (the cells run that one; preflight checked the key's: hour s22a #3).
+    overridden: str = ""
     script: str = ""
     setup: str = ""
     found: str = ""
@@ -117,7 +120,14 @@ def run_interpreter(run: str | None, python: str | None = None) -> RunInterprete
     else the template's set-up commands (before its last ``&&``/``;``) followed by
     ``python3``; else ``python3``."""
     if python and python.strip():
-        return RunInterpreter(python.strip(), "python key")
+        key = python.strip()
+        # A template that starts its Python by one word (``python3 train.py``) runs that
+        # one; with a set-up before it (``. .venv/bin/activate && python``) which Python
+        # that is cannot be read here, and the key may well name it.
+        found = run_interpreter(run)
+        own = found.command if found.source == "run template" else ""
+        differs = bool(own) and _PYTHON_WORD.match(own) is not None and own.strip("'\"") != key
+        return RunInterpreter(key, "python key", overridden=own if differs else "")
     if run and run.startswith(ENV_PREFIX):
         run = run[len(ENV_PREFIX) :]
     if not run:

@@ -4,12 +4,14 @@ version from nvidia-smi or the driver table, and the box's answer parsed as host
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from rgt_tui.domain.config import Readiness
 from rgt_tui.domain.cuda_versions import driver_cuda
 from rgt_tui.domain.preflight import BoxFacts, PreflightReport, parse_box_facts
-from rgt_tui.domain.preflight_checks import CheckContext, check_durable
+from rgt_tui.domain.preflight_checks import CheckContext, check_durable, check_python
 from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.profiles import ProfileError, parse_profile, profile
 
@@ -45,6 +47,44 @@ from rgt_tui.profiles import ProfileError, parse_profile, profile
 def test_run_interpreter(run, python, command, source):
     found = run_interpreter(run, python)
     assert (found.command, found.source) == (command, source)
+
+
+@pytest.mark.parametrize(
+    ("run", "python", "overridden"),
+    [
+        # The template starts its own Python by one word: the cells run that one.
+        ("python3 train.py {cfg}", "/work/venv/bin/python", "python3"),
+        ("/usr/bin/python3 t.py {cfg}", "/work/venv/bin/python", "/usr/bin/python3"),
+        # The same one, a set-up that may make it the key's, or no Python word: no clash.
+        ("/work/venv/bin/python t.py {cfg}", "/work/venv/bin/python", ""),
+        ("cd ~/p && . .venv/bin/activate && python t.py {cfg}", "~/p/.venv/bin/python", ""),
+        ("uv run python t.py {cfg}", "/x/bin/python", ""),
+        ("torchrun t.py {cfg}", "/x/bin/python", ""),
+        ("bash {cfg}", "/usr/bin/python3", ""),
+        (None, "/x/bin/python", ""),
+    ],
+)  # fmt: skip
+def test_a_python_key_that_the_template_overrides_is_named(run, python, overridden):
+    assert run_interpreter(run, python).overridden == overridden
+
+
+def test_the_python_check_fails_when_the_cells_start_another_python() -> None:
+    """Preflight checked torch in the python key's interpreter while the run template
+    started python3: it passed, and all six cells failed with ModuleNotFoundError (hour
+    s22a #3)."""
+    interpreter = run_interpreter("python3 train.py {cfg}", "/work/venv/bin/python")
+    ctx = CheckContext("gpu-a", profile("generic-ssh"), Readiness(), interpreter, "~", "~/results")
+    answered = {"version": "3.11.7", "executable": "/work/venv/bin/python"}
+    check = check_python(BoxFacts(workdir_ok=True, python=answered), ctx)
+    assert not check.ok
+    assert check.detail == (
+        "the python key names /work/venv/bin/python (/work/venv/bin/python), but the run "
+        "template starts python3: the cells run that one, and preflight checked the key's"
+    )
+    assert check.fix.startswith("make gpu-a's run template start /work/venv/bin/python")
+    agreed = replace(ctx, interpreter=run_interpreter("/work/venv/bin/python t.py {cfg}",
+                                                      "/work/venv/bin/python"))  # fmt: skip
+    assert check_python(BoxFacts(workdir_ok=True, python=answered), agreed).ok
 
 
 def _ctx(name: str) -> CheckContext:
