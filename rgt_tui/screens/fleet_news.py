@@ -45,6 +45,9 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
         record(app, NOTICE_KEY, "fleet file", f"fixed: {fleet.path} applied")
     if changes.empty:
         return
+    for name, words in changes.left:  # a removed host still at work: a toast, not a line
+        record(app, name, "removed from the fleet file", words, "warning")
+        app.notify(words, title=f"{name} removed", severity="warning", timeout=30)
     app.thresholds = thresholds = health_thresholds(fleet)
     for name in changes.removed:
         if getattr(getattr(app.screen, "host", None), "name", None) == name:

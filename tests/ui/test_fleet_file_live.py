@@ -78,6 +78,10 @@ async def test_hosts_added_removed_edited_and_a_mistake_while_the_app_runs(
             await wait_for(lambda: boxes.box("box2").open_connections == 0, pilot=pilot)
             assert not app.connections.is_connected("box2")
             assert [h.name for h in app.fleet.hosts] == ["box1", "box3"]
+            # Never torn down: said loudly, as a toast and a notice (hour s22a #2).
+            removed = "box2 was removed from the fleet file while its box is not recorded"
+            assert any(removed in str(n.message) for n in app._notifications)
+            assert [n for n in notices_of(app).items() if removed in n.text]
 
             # Edited: a new folder in box1's mounts is watched (on a file system of its
             # own: a sample keeps one disk per file system).

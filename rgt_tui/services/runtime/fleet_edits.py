@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
@@ -25,6 +26,7 @@ from rgt_tui.services.runtime.fleet_file import (
     FleetChanges,
     FleetFileWatch,
     fleet_changes,
+    left_words,
 )
 from rgt_tui.services.runtime.monitors import MonitorLike, build_monitors
 from rgt_tui.services.runtime.queues import QueuePoller
@@ -63,6 +65,7 @@ class FleetFileHosts:
     _polls: dict[str, asyncio.Task[None]]
     _loops: dict[str, asyncio.Task[None]]
     _pending: dict[str, HostUpdate]
+    is_torn_down: Callable[[str], bool]
 
     if TYPE_CHECKING:  # the runtime's own, for the type checker
 
@@ -108,6 +111,12 @@ class FleetFileHosts:
         hosts added, removed and changed are applied, and ``FleetReloaded`` told."""
         wanted = list(fleet.hosts if self.pick_hosts is None else self.pick_hosts(fleet))
         changes = fleet_changes(self.fleet, fleet, self.hosts.values(), wanted)
+        left = [
+            (name, words)
+            for name in changes.removed
+            if (words := left_words(name, self._running_cell(name), self.is_torn_down(name)))
+        ]
+        changes = replace(changes, left=tuple(left))
         self.fleet = fleet
         for name in changes.removed:
             self.remove_host(name)
@@ -119,6 +128,12 @@ class FleetFileHosts:
                 self.replace_host(host, reconnect=host.name in changes.reconnect)
         self._emit_now(FleetReloaded(fleet, changes, fixed))
         return changes
+
+    def _running_cell(self, name: str) -> str | None:
+        """The cell the last queue read of ``name`` found running (None: none, or no read)."""
+        view = self.queues.views.get(name)
+        current = view.current if view is not None else None
+        return current.name if current is not None else None
 
     def remove_host(self, name: str) -> None:
         """A host gone from the fleet file: its monitor, poll and event loop stop, what

@@ -47,6 +47,9 @@ class FleetChanges:
     edited: tuple[HostConfig, ...] = ()  # the new config of each host that changed
     reconnect: frozenset[str] = frozenset()  # edited hosts whose connection changed
     settings: bool = False  # poll_seconds or thresholds: every monitor is rebuilt
+    # A warning per removed host that was still at work or never torn down: nothing
+    # watches, pulls or bills it here any more (hour s22a #2), said loudly by each front.
+    left: tuple[tuple[str, str], ...] = ()  # (host, the warning)
 
     @property
     def empty(self) -> bool:
@@ -144,3 +147,21 @@ class FleetFileWatch:
             return error
         self.rejected = None
         return fleet
+
+
+def left_words(host: str, running: str | None, torn_down: bool) -> str | None:
+    """Why removing ``host`` from the fleet file is worth a warning: a cell still running
+    there (``running``: its name), or no teardown on record; None when it was torn down
+    and nothing ran."""
+    if torn_down and running is None:
+        return None
+    what = (
+        f"while its cell {running} runs there"
+        if running
+        else "while its box is not recorded as torn down"
+    )
+    return (
+        f"{host} was removed from the fleet file {what}: nothing watches or pulls it now, "
+        "and if its box still runs it still bills — put its [[hosts]] block back to watch "
+        f"it (then pull, and tear it down through its gate)"
+    )

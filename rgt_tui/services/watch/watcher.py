@@ -349,6 +349,8 @@ class Watcher:
         self.tracker.reminder_s = event.fleet.watch.reminder_minutes * 60
         if not event.changes.empty:
             self.report(f"fleet file: {event.changes.summary()}")
+        for _, words in event.changes.left:
+            self.report(f"warning: {words}")
         if self.autostop is not None:
             for why in self.autostop.reload(event.fleet):
                 self.report(why)

@@ -1,0 +1,61 @@
+"""A host removed from the fleet file while it is still at work is said loudly (hour s22a
+#2: its pane and its $/h left the header with one quiet "removed gpu-b" notice, while its
+cell ran and its box billed on, unwatched). Real loopback boxes, the real runner and the
+runtime's own queue poll; the words for a host torn down, or never torn down, pure."""
+
+from __future__ import annotations
+
+from support.queues import GATE, SCRIPT_RUN, wait_view
+from support.waiting import wait_for
+
+from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.services.connections import FleetConnections
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.runtime.fleet_file import left_words
+from rgt_tui.services.runtime.runtime import FleetRuntime
+
+
+async def test_removing_a_host_whose_cell_runs_warns(make_queue_fleet) -> None:
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('gate', GATE)} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="the gate cell to run")
+
+    runtime = FleetRuntime(qf.fleet, FleetConnections(qf.fleet.hosts), queue_poll_s=0.2)
+    runtime.start()
+    try:
+
+        def read_running() -> bool:
+            view = runtime.queues.views.get("box1")
+            return view is not None and view.current is not None
+
+        await wait_for(read_running, 60, "the runtime's poll to read box1's running cell")
+        hosts = qf.loopback.hosts_file
+        blocks = hosts.read_text().split("[[hosts]]")
+        hosts.write_text("[[hosts]]".join(b for b in blocks if 'name = "box1"' not in b))
+        changes = runtime.adopt(load_fleet(hosts))
+        assert changes.removed == ("box1",)
+        assert changes.left == (
+            (
+                "box1",
+                "box1 was removed from the fleet file while its cell gate runs there: "
+                "nothing watches or pulls it now, and if its box still runs it still bills — "
+                "put its [[hosts]] block back to watch it (then pull, and tear it down "
+                "through its gate)",
+            ),
+        )
+    finally:
+        (qf.root("box1") / "go").touch()
+        await runtime.close()
+
+
+def test_a_host_torn_down_and_idle_goes_quietly() -> None:
+    assert left_words("gpu-a", None, torn_down=True) is None
+    never = left_words("gpu-a", None, torn_down=False)
+    assert never is not None and "while its box is not recorded as torn down" in never
+    running = left_words("gpu-a", "b2_long", torn_down=True)
+    assert running is not None and "while its cell b2_long runs there" in running
