@@ -428,7 +428,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
                 _row("host", check.host, "bold"),
             )
             add.disabled = False
-            self._focus_unless_typing(add)
+            self._focus_add_or_cancel(add)
         elif check.status == "unknown" and check.error and check.error.jump_host:
             # A jump host's key is never trusted with one click (shared, long-lived): K on
             # the host's pane asks for its name typed (screens/host_key.py).
@@ -542,8 +542,17 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
         )
         add = self.query_one("#add-add", Button)
         add.disabled = False
-        self._focus_unless_typing(add)
+        self._focus_add_or_cancel(add)
         self.show_hint()
+
+    def _focus_add_or_cancel(self, add: Button) -> None:
+        """Add is ready: focused, unless another entry already logs in to the account —
+        then Cancel is (Add one Tab away), as after any other dialog's warning: Enter added
+        an entry that blocks every later launch of both (hour s22a #6)."""
+        if self._same_account:
+            self._focus_unless_typing(self.query_one("#add-cancel", Button))
+        else:
+            self._focus_unless_typing(add)
 
     def _focus_unless_typing(self, widget: Button) -> None:
         """Focus ``widget`` unless the user moved on into a field while the work ran: a

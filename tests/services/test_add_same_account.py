@@ -109,6 +109,11 @@ async def test_add_screen_names_the_entry_of_the_same_account_and_still_adds(
         add = screen.query_one("#add-add", Button)
         await wait_for(lambda: not add.disabled, what="the key trusted", pilot=pilot)
         assert "box1" in str(status.render())  # still said beside the trusted key
-        await press(pilot, add)
+        # Enter does not add it: Cancel has the focus, Add is one Tab away (s22a #6).
+        cancel = screen.query_one("#add-cancel", Button)
+        await wait_for(lambda: app.focused is cancel, what="Cancel focused", pilot=pilot)
+        await pilot.press("shift+tab")
+        await wait_for(lambda: app.focused is add, what="Add one key away", pilot=pilot)
+        await pilot.press("enter")
         await wait_for(lambda: app.results, what="the screen dismissed", pilot=pilot)
     assert [h.name for h in load_fleet(hosts).hosts] == ["box1", "tuibox"]
