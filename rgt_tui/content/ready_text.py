@@ -87,8 +87,10 @@ def preflight_summary(report: PreflightReport, acked: Iterable[str] = ()) -> Con
             return head + Content.assemble(
                 f"{passed} passed{tail}, but ",
                 (
-                    f"a launch refuses the {plural(len(report.queue_problems), 'problem')} "
-                    "below (the queue file's, the credentials')",
+                    # Each line below says whose it is (the queue file's, a credential's):
+                    # a fixed "(the queue file's, the credentials')" named both for one
+                    # (hour s22a #9).
+                    f"a launch refuses the {plural(len(report.queue_problems), 'problem')} below",
                     "bold $error",
                 ),
             )

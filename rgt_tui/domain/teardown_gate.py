@@ -463,10 +463,12 @@ def conditions(state: GateState) -> tuple[Condition, ...]:
         cells = state.verify_left_to_roster
         # Ticked: what was pulled verified; its verdict's only cause is the roster's. A
         # user's hour read "[x] verified … verify said NOT VERIFIED" as a contradiction.
+        # "missing cell" named a failed one too, while the roster and unfinished lines
+        # said unfinished: --ack-missing and --ack-unfinished are not one (hour s22a #11).
         verified = (
             "what was pulled verified; verify's NOT VERIFIED is only for "
-            f"{plural(len(cells), 'missing cell')} ({', '.join(cells)}): the roster line, "
-            "or each cell's own line, settles them"
+            f"{plural(len(cells), 'cell')} without verified results ({', '.join(cells)}): "
+            "the roster line, or each cell's own line, settles them"
         )
     else:
         verified = "verify reported no problem"

@@ -223,7 +223,7 @@ async def test_verify_and_the_checklist_agree_and_locked_lines_name_their_fix(
     assert check.returncode == 1
     line = next(ln for ln in check.stdout.splitlines() if " verified " in ln)
     assert "[x] verified" in line and "what was pulled verified;" in line, check.stdout
-    assert "NOT VERIFIED is only for 1 missing cell (cellC)" in line, check.stdout
+    assert "NOT VERIFIED is only for 1 cell without verified results (cellC)" in line, check.stdout
     assert "verify reported no problem" not in check.stdout
     assert "locked: roster" in check.stdout
     assert "→ a missing cell that never ran: `rgt-tui launch box1` to run it;" in check.stdout

@@ -14,6 +14,7 @@ from rgt_tui.demo.loopback.fleet import LOOPBACK_PREFLIGHT_ACK
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.transport import Transport, transport_for
@@ -48,7 +49,12 @@ class QueueFleet:
             loopback.preflight_ack = tuple(
                 dict.fromkeys((*loopback.preflight_ack, *QUEUE_PREFLIGHT_ACK))
             )
-            loopback.python = QUEUE_PYTHON
+            # A quick interpreter for preflight, where the cells are bash scripts. A
+            # template that starts its own Python (the workload's: this one, with torch)
+            # keeps it: a python key naming another is a clash preflight fails (s22a #3).
+            own = run_interpreter(loopback.run).source == "run template"
+            if not loopback.workload and not own:
+                loopback.python = QUEUE_PYTHON
 
     def set_preflight_ack(self, names: tuple[str, ...], name: str = "box1") -> None:
         """Rewrite host ``name``'s preflight_ack in the fleet file (a test that needs its
