@@ -195,8 +195,11 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         else f"type '{host}' at the prompt, or pass `--confirm {host}`",
         "journal": "repair or move the journal file named above, then re-check",
         # Slurm: nothing is cancelled by the gate itself; scancel only after the typed name.
+        # Not printed filled in: a pasted line is no typed confirmation, and it cancelled a
+        # running cell with nothing pulled (hour s22b #1).
         "jobs": f"wait for the jobs to end, or cancel them with `rgt-tui teardown {host} "
-        f"--cancel-jobs {host}` (scancel, after the host's name typed), then "
+        "--cancel-jobs HOSTNAME`, typing the host's name for HOSTNAME (scancel: a running "
+        "cell loses its work since its last checkpoint, so pull first), then "
         f"{check.removeprefix('run ').removeprefix('press ')}",
     }
     return fixes.get(key, "")

@@ -122,7 +122,11 @@ def test_the_gate_stays_locked_while_a_job_is_pending_or_running_naming_it() -> 
         jobs.evidence
     )
     assert not g.is_unlocked(state)
-    assert "--cancel-jobs hpc" in fix(jobs, "hpc", tui=False)
+    # The name is typed, never pasted from the hint (hour s22b #1: the hint's filled-in
+    # line cancelled a running cell with nothing pulled).
+    said = fix(jobs, "hpc", tui=False)
+    assert "`rgt-tui teardown hpc --cancel-jobs HOSTNAME`, typing the host's name" in said
+    assert "--cancel-jobs hpc" not in said and "loses its work" in said
 
 
 def test_jobs_ended_holds_and_an_unread_queue_does_not() -> None:

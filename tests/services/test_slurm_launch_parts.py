@@ -12,6 +12,7 @@ from rgt_tui.services.queue.launch import LaunchPlan, QueueError, launch
 from rgt_tui.services.queue.slurm.launch import parse_slurm_probe
 from rgt_tui.services.queue.slurm.sbatch import (
     array_spec,
+    held_append_problems,
     live_problems,
     node_local_problem,
     sbatch_command,
@@ -169,6 +170,17 @@ def test_held_tasks_are_named_in_the_refusal_with_the_release():
     assert "scontrol release 12_2 12_3" in problem and "scancel 12_2 12_3" in problem
     [plain] = live_problems("hpc", {"12": ("RUNNING",)}, "", {})
     assert "wait for it" in plain and "(scancel 12)" in plain
+
+
+def test_an_append_while_a_stop_holds_tasks_is_refused():
+    """``queue append`` submitted its new cells at once after ``queue stop``, where a
+    launch is refused (hour s22b #8)."""
+    facts = parse_slurm_probe("live\t8\tRUNNING\t8_6\tNone\nlive\t8\tPENDING\t8_7\tJobHeldUser\n")
+    [problem] = held_append_problems("hpc", facts.live, facts.held)
+    assert problem.startswith("the queue on hpc is stopped: 1 of its tasks are held (8_7)")
+    assert "scontrol release 8_7" in problem
+    running = parse_slurm_probe("live\t8\tRUNNING\t8_6\tNone\n")
+    assert held_append_problems("hpc", running.live, running.held) == []  # appends as ever
 
 
 async def test_a_slurm_plan_with_problems_submits_nothing():

@@ -43,6 +43,7 @@ from rgt_tui.services.queue.launch_preflight import (
 from rgt_tui.services.queue.moved_skips import record_moved_skips
 from rgt_tui.services.queue.slurm.sbatch import (
     array_spec,
+    held_append_problems,
     live_problems,
     node_local_problem,
     nodes_template,
@@ -202,6 +203,8 @@ async def plan_slurm_launch(
         )
     if not append:
         problems += live_problems(host.name, facts.live, facts.squeue_error, facts.held)
+    else:
+        problems += held_append_problems(host.name, facts.live, facts.held)
     if report is None or report.check("signal-lead") is None:  # preflight not run here
         observed = observed_write(fleet, host.name)  # SLURM2: the write time seen
         lead = PreflightReport(host.name, (signal_lead_check(host.name, slurm, observed),))

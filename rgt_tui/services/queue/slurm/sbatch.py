@@ -253,6 +253,23 @@ def live_problems(
     ]
 
 
+def held_append_problems(
+    host: str, live: Mapping[str, tuple[str, ...]] | None,
+    held: Mapping[str, tuple[str, ...]] | None,
+) -> list[str]:  # fmt: skip
+    """An append's refusal while a stop holds tasks of this queue: the new cells would be
+    submitted at once, past the stop a launch is refused by (hour s22b #8)."""
+    tasks = [t for job in (live or {}) for t in (held or {}).get(job, ())]
+    if not tasks:
+        return []
+    ids = " ".join(tasks)
+    return [
+        f"the queue on {host} is stopped: {len(tasks)} of its tasks are held ({ids}), and "
+        "an append would submit its new cells at once — let the held ones run first "
+        f"(scontrol release {ids}), then append; or drop them (scancel {ids})"
+    ]
+
+
 def plan_notes(
     slurm: SlurmConfig,
     job_name: str,
