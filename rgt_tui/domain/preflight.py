@@ -46,6 +46,10 @@ class Check:
     # knows): not failed, and never shown as passed ("A check that could not run never
     # reads as passed", docs/ready.md; hour s18b #5 read "ok smoke … not run").
     ran: bool = True
+    # The failure is a fact, not a doubt (a rendezvous address rank 0 does not hold: the
+    # job can only wait out torchrun's timeout, billing every box): no acknowledgement
+    # lets a launch go (hour s22b #2).
+    certain: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,9 +91,10 @@ class PreflightReport:
         return tuple(c for c in self.checks if not c.ok)
 
     def unacknowledged(self, acks: Iterable[str]) -> tuple[Check, ...]:
-        """The failed checks whose names are not in ``acks`` (what refuses a launch)."""
+        """The failed checks whose names are not in ``acks``, and every certain one (what
+        refuses a launch)."""
         acked = set(acks)
-        return tuple(c for c in self.failed if c.name not in acked)
+        return tuple(c for c in self.failed if c.name not in acked or c.certain)
 
     def check(self, name: str) -> Check | None:
         """The check called ``name`` (None when it was not run, as ``code`` without a

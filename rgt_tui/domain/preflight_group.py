@@ -236,6 +236,7 @@ def rendezvous(
     )
     problems: list[str] = []
     fix = private
+    certain = False  # rank 0 holds no such address: no torchrun can listen there
     if listen is None:
         problems.append(f"{whos[0]} did not answer the listener check")
     elif not listen.bound:
@@ -246,6 +247,7 @@ def rendezvous(
             )
             fix = f"end what holds port {port} on {whos[0]} (`ss -ltnp 'sport = :{port}'`), or set another master_port"
         elif listen.errno_name in ("EADDRNOTAVAIL", "EAI"):
+            certain = True
             problems.append(
                 f"{addr} is not an address of {whos[0]} ({clip(listen.error, 120)}): the SSH "
                 "address of a rented box is often a NAT'd public one"
@@ -264,7 +266,7 @@ def rendezvous(
             }.get(answer.why, clip(answer.error or answer.why, 120))
             problems.append(f"{who} cannot reach {where}: {why}")
     if problems:
-        return Check("rendezvous", False, "; ".join(problems), fix)
+        return Check("rendezvous", False, "; ".join(problems), fix, certain=certain)
     return Check(
         "rendezvous",
         True,

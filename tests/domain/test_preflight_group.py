@@ -228,3 +228,24 @@ def test_a_master_addr_that_is_not_rank_0s_is_refused() -> None:
     )
     assert not check.ok and "is not an address of rank 0 (box1)" in check.detail
     assert "ip -4 addr" in check.fix
+    # Certain, not a doubt: no acknowledgement lets a launch go (hour s22b #2: --ack
+    # rendezvous would have started a job that waits out torchrun's timeout on 2 boxes).
+    from rgt_tui.services.queue.launch_preflight import (
+        is_preflight_problem,
+        preflight_problems,
+        preflight_warnings,
+    )
+
+    report = PreflightReport("pair", (check,))
+    assert report.unacknowledged(("rendezvous",)) == (check,)
+    [problem] = preflight_problems(report, ("rendezvous",), ())
+    assert problem.startswith("rendezvous failed: 203.0.113.9 is not an address of rank 0")
+    assert problem.endswith("; no acknowledgement changes this")
+    assert not is_preflight_problem(problem)  # no Acknowledge button offered for it
+    assert preflight_warnings(report, ("rendezvous",), ()) == []
+    # A box that cannot reach it is a doubt (a firewall may open): acknowledgeable.
+    listened = rules.ListenAnswer(True)
+    doubt = rules.rendezvous(
+        WHOS, "10.0.0.1", 29500, listened, [rules.ConnectAnswer(False, "timeout")]
+    )
+    assert not doubt.ok and not doubt.certain

@@ -110,9 +110,11 @@ def preflight_problems(
     ``hint``: how to go ahead anyway (None: the launch's --ack)."""
     hint = hint or _ack_hint
     return [
-        f"{PREFLIGHT_PREFIX}{c.name}' failed: {c.detail}"
+        # A certain failure is a plain refusal: no Acknowledge button, no --ack offered.
+        (f"{c.name} failed: " if c.certain else f"{PREFLIGHT_PREFIX}{c.name}' failed: ")
+        + c.detail
         + (f" — {c.fix}" if c.fix and c.fix not in c.detail else "")  # said once
-        + f"; {hint(c.name)}"
+        + ("; no acknowledgement changes this" if c.certain else f"; {hint(c.name)}")
         for c in report.unacknowledged((*acks, *host_acks))
     ]
 
@@ -123,6 +125,8 @@ def preflight_warnings(
     """A warning per failed check that was acknowledged, naming where it was."""
     out = []
     for c in report.failed:
+        if c.certain:
+            continue  # a refusal (preflight_problems), never a warning
         if c.name in acks:
             where = "acknowledged for this launch"
         elif c.name in host_acks:
