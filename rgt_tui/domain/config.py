@@ -402,6 +402,14 @@ class Fleet:
         known = ", ".join(h.name for h in self.hosts) or "none"
         raise KeyError(f"no host named {name!r} in {self.path or 'the fleet'}; known: {known}")
 
+    def rank_of(self, name: str) -> tuple[str, int] | None:
+        """(group, rank) of the first ``[[groups]]`` entry box ``name`` is a rank of; None
+        when it is none's."""
+        for host in self.hosts:
+            if host.group is not None and name in host.group.hosts:
+                return host.name, host.group.hosts.index(name)
+        return None
+
 
 def make_fleet(
     path: Path | None,

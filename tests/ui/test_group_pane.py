@@ -5,6 +5,7 @@ rank picker showing one rank's own records."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from support.pilot import make_app
@@ -13,6 +14,7 @@ from support.waiting import wait_for
 from textual.widgets import Select, Static
 
 from rgt_tui.domain.group_run import RankView
+from rgt_tui.domain.queue_records import RunnerLaunch
 from rgt_tui.domain.queue_state import FAILED, RUNNING, CellView, QueueView
 from rgt_tui.messages import HostUpdated
 from rgt_tui.screens.dialog import ConfirmScreen
@@ -279,3 +281,29 @@ async def test_the_kill_dialog_names_the_other_cells_running(tmp_path: Path) -> 
             in said
         )
         await pilot.press("escape")
+
+
+async def test_a_rank_box_sends_stop_and_kill_to_its_group(tmp_path: Path) -> None:
+    """hour s22b #4: rank 0's own Queue tab said "S and X act on it", and X opened a kill
+    of the group's cell on that box alone, which the box then refused as "launched by
+    another host entry … keep one entry per account". It names the group instead."""
+    fleet = write_fleet(tmp_path, FLEET_TOML + QUEUED_GROUP)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(160, 60)) as pilot:
+        app.open_host("a100-train", tab="queue")
+        await wait_for(lambda: app.screen.query(QueueTab), pilot=pilot)
+        screen = app.screen
+        tab = screen.query_one(QueueTab)
+        await wait_for(lambda: tab.host is not None, pilot=pilot)
+        launched = RunnerLaunch(1000, "boot", "tmux", 0, "run.sh", 42)  # by the group's launch
+        rank_view = replace(_view("a100-train", RUNNING), launch=launched, runner_alive=True)
+        app.runtime.queue_viewed("a100-train", rank_view)
+        body = tab.query_one(".queue-body", Static)
+        said = "a100-train is rank 0 of group pair: these are pair's cells — S and X act on pair"
+        await wait_for(lambda: said in " ".join(str(body.render()).split()), pilot=pilot)
+        assert "S and X act on it" not in str(body.render())
+        await wait_for(lambda: getattr(screen, "queue_view", None) is not None, pilot=pilot)
+        await pilot.press("X")
+        told = "a100-train is rank 0 of group pair: its cells are pair's — kill them from pair"
+        await wait_for(lambda: any(told in str(n.message) for n in app._notifications), pilot=pilot)
+        assert not isinstance(app.screen, ConfirmScreen)

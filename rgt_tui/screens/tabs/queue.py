@@ -153,6 +153,14 @@ class QueueTab(DetailTab):
                 )
             )
 
+    def _group_rank(self, host: HostConfig) -> tuple[str, int] | None:
+        """(group, rank) when ``host`` has no queue of its own and is a rank of a group:
+        its records are the group's cells (None otherwise, or in a bare app)."""
+        fleet = getattr(self.app, "fleet", None)
+        if host.queue or fleet is None:
+            return None
+        return fleet.rank_of(host.name)
+
     def _torn_down_at(self, host: HostConfig) -> float | None:
         """When the host's box was recorded torn down (None: not, or a bare app)."""
         jobs = getattr(self.app, "jobs", None)  # RgtApp's (none in a bare app)
@@ -185,7 +193,15 @@ class QueueTab(DetailTab):
             return
         if self.host is not None and self.host.group is not None:
             lines = [Content.styled(RANK_HINT, MUTED), *lines]
-        if self.host is not None and not self.host.queue:
+        rank = self._group_rank(self.host) if self.host is not None else None
+        if rank is not None:
+            group, index = rank
+            note = (
+                f"{self.host.name} is rank {index} of group {group}: these are {group}'s "
+                f"cells — S and X act on {group}, from its Queue tab"
+            )
+            lines = [Content.styled(note, MUTED), *lines]
+        elif self.host is not None and not self.host.queue:
             # Launched from another checkout, or its `queue` line since removed: the
             # box's own records, not "has no queue" while a cell runs (hour s19b #3).
             note = (
@@ -247,6 +263,20 @@ class QueueTab(DetailTab):
         view = view or self.view
         if view is None or connections is None:
             self.app.notify("the queue has not been read yet", title=host.name, severity="warning")
+            return
+        rank = self._group_rank(host)
+        if rank is not None and action in ("stop", "kill"):
+            # Its records are the group's cells: a kill here was offered, then refused by
+            # the box as "another host entry launched it … keep one entry per account"
+            # (hour s22b #4). The group stops or kills every rank at once.
+            group, index = rank
+            self.app.notify(
+                f"{host.name} is rank {index} of group {group}: its cells are {group}'s — "
+                f"{action} them from {group} (its Queue tab, or rgt-tui queue {action} "
+                f"{group}), which {action}s every rank",
+                title=host.name,
+                severity="warning",
+            )
             return
         if action == "stop":
             self._ask_stop(host, view)
