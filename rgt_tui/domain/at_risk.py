@@ -89,8 +89,14 @@ def ago(seconds: float) -> str:
 
 def ages_line(box_mtime: float | None, verified_mtime: float | None, now: float) -> str:
     """``ckpt 3m ago on box · 41m ago verified here``: the newest checkpoint on the box
-    and the newest pulled and verified here (``none verified here`` without one)."""
-    box = "no checkpoint on box yet" if box_mtime is None else f"ckpt {ago(now - box_mtime)} on box"
+    and the newest pulled and verified here (``none verified here`` without one). The
+    agent walks the cell's folder every 30 s: until it finds one, none is *seen* (a cell
+    30 s old with two checkpoints read "no checkpoint on box yet": hour s22a #5)."""
+    box = (
+        "no checkpoint seen on box yet"
+        if box_mtime is None
+        else f"ckpt {ago(now - box_mtime)} on box"
+    )
     here = (
         "none verified here"
         if verified_mtime is None

@@ -51,4 +51,4 @@ def test_ages_line() -> None:
         ages_line(10_000 - 180, 10_000 - 41 * 60, 10_000)
         == "ckpt 3m ago on box · 41m ago verified here"
     )
-    assert ages_line(None, None, 5.0) == "no checkpoint on box yet · none verified here"
+    assert ages_line(None, None, 5.0) == "no checkpoint seen on box yet · none verified here"
