@@ -282,6 +282,15 @@ class SshTransport(SftpSessions):
                     f"jump host {at} (ssh_config's ProxyJump for {self.address}): {_describe(exc)}",
                     f"check the ProxyJump line for {self.address} in ~/.ssh/config",
                 ) from exc
+            if isinstance(exc, ConnectionRefusedError) and plan.target:
+                how = f" ({address}: HostName/Port from ~/.ssh/config)" if plan.via_config else ""
+                raise TransportError(
+                    self.host,
+                    f"connection refused by {plan.target}{how}: is sshd running on that port?",
+                    "check the port in the provider's SSH command"
+                    + (f" and the Host {address} block in ~/.ssh/config" if plan.via_config else "")
+                    + f" (the fleet file's ssh for {self.host})",
+                ) from exc
             raise TransportError(self.host, _describe(exc)) from exc
         except ValueError as exc:  # a key or an ssh_config value asyncssh cannot use
             raise TransportError(

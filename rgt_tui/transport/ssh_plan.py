@@ -66,6 +66,11 @@ class ConnectPlan:
     jump: str | None  # ssh_config's ProxyJump: hops this transport opens itself
     identity_needs_agent: bool  # identity_file needs a passphrase; the agent signs instead
     proxy_command: str = ""  # ssh_config's ProxyCommand for the box ("" when none)
+    # Where the connection goes, ``host:port``, once ssh_config resolved it ("": not
+    # known), and whether ssh_config changed it (a Host alias's HostName or Port): a
+    # refusal names it (hour s22a #10: "connection refused" named no port nor alias).
+    target: str = ""
+    via_config: bool = False
 
 
 def agent_running() -> bool:
@@ -98,7 +103,10 @@ def connect_plan(
         ) from exc
     known = read_known_keys([known_hosts, *dest.known_hosts], dest.key_name)
     needs_agent = not hop and identity_needs_agent(host, identity_file, identity_at)
-    return ConnectPlan(known, dest.jump, needs_agent, dest.proxy_command)
+    via_config = dest.host != address or (port is not None and dest.port != port)
+    via_config = via_config or (port is None and dest.port != 22)
+    target = f"[{dest.host}]:{dest.port}" if ":" in dest.host else f"{dest.host}:{dest.port}"
+    return ConnectPlan(known, dest.jump, needs_agent, dest.proxy_command, target, via_config)
 
 
 def identity_setting(identity_at: str) -> str:

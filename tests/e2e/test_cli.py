@@ -115,10 +115,33 @@ def test_an_unreachable_host_exits_1_with_one_message(
         assert main([*argv, "box1", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
     out, err = capsys.readouterr()
     assert out == ""
+    # The address and port refused (hour s22a #10: it named neither), and the fix.
     assert err.splitlines() == [
-        f"rgt-tui {' '.join(argv)}: box1 unreachable: connection refused "
-        "(is sshd running on that port?)"
+        f"rgt-tui {' '.join(argv)}: box1 unreachable: connection refused by "
+        f"127.0.0.1:{port}: is sshd running on that port?",
+        "  fix: check the port in the provider's SSH command (the fleet file's ssh for box1)",
     ]
+
+
+def test_a_refusal_through_an_ssh_config_alias_names_where_it_went(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Host alias with a wrong Port (hour s22a #10): the refusal names the address and
+    port ssh_config sent it to, and the alias's block to fix."""
+    hosts = tmp_path / "hosts.toml"
+    with closed_port() as port:
+        (home / ".ssh").mkdir()
+        (home / ".ssh" / "config").write_text(
+            f"Host gpu-a\n  HostName 127.0.0.1\n  Port {port}\n  User me\n"
+        )
+        hosts.write_text('[[hosts]]\nname = "box1"\nssh = "gpu-a"\n')
+        assert main(["queue", "show", "box1", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
+    err = capsys.readouterr().err
+    assert (
+        f"box1 unreachable: connection refused by 127.0.0.1:{port} (gpu-a: HostName/Port "
+        "from ~/.ssh/config): is sshd running on that port?"
+    ) in err, err
+    assert "and the Host gpu-a block in ~/.ssh/config" in err
 
 
 @pytest.mark.parametrize(
@@ -138,8 +161,8 @@ def test_an_unreachable_host_with_json_is_a_json_answer_too(
     assert json.loads(out) == {
         "host": "box1",
         "reachable": False,
-        "error": "connection refused (is sshd running on that port?)",
-        "fix": None,
+        "error": f"connection refused by 127.0.0.1:{port}: is sshd running on that port?",
+        "fix": "check the port in the provider's SSH command (the fleet file's ssh for box1)",
     }
     assert "box1 unreachable: connection refused" in err
 
