@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from support.queues import SCRIPT_RUN, wait_view
 
-from rgt_tui.domain.queue_state import DONE, FINISHED
+from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED
 from rgt_tui.services.queue.append import append_cells
 from rgt_tui.services.queue.launch import default_start, launch, plan_launch
 
@@ -30,5 +30,26 @@ async def test_after_a_launch_from_a_later_cell_the_append_and_l_start_past_the_
         assert "a launch from cell 2 runs it" in appended.detail, appended.detail  # one cell
         again = await plan_launch(qf.fleet, qf.host(), transport)
         assert default_start(again) == 2  # not 0: that would run b again
+    finally:
+        await transport.close()
+
+
+async def test_an_append_behind_a_failed_cell_says_it_runs_again(make_queue_fleet):
+    """hour s22a #12: "a launch from cell 1 runs it" — and runs failed cell 1 again first,
+    which only the launch dialog said."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    cells = [qf.cell_script("a", "echo ran"), qf.cell_script("bad", "exit 3")]
+    qf.write_queue("".join(f"{c} t 1\n" for c in cells))
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+        view = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to end")
+        assert [c.status for c in view.cells] == [DONE, FAILED]
+        qf.append_queue(f"{qf.cell_script('c', 'echo ran')} t 1\n")
+        appended = await append_cells(qf.fleet, qf.host(), transport)
+        assert appended.detail == (
+            "the queue is not running: a launch from cell 1 runs it; cell 1 (bad, failed) "
+            "runs again first"
+        ), appended.detail
     finally:
         await transport.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_file import QueueCell, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.queue_state import relaunch_start
+from rgt_tui.domain.queue_state import DONE, PENDING, relaunch_start
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
 from rgt_tui.services.code_sync.rules import fleet_files
 from rgt_tui.services.code_sync.status import stale_on_box
@@ -183,9 +183,18 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
         # start the plan would then contradict (a user's hour: "launch from cell 4",
         # and L planned from 0, running a done cell again).
         status = {c.name: c.status for c in view.cells}
-        start = relaunch_start(view.resume_index, rendered.planned(deployed, status))
+        planned = rendered.planned(deployed, status)
+        start = relaunch_start(view.resume_index, planned)
         them = "it" if len(added) == 1 else "them"
         detail = f"the queue is not running: a launch from cell {start} runs {them}"
+        # Cells that ended unfinished between the start and the new ones run again first:
+        # "runs it" hid that a failed cell reruns (hour s22a #12).
+        again = [c for c in planned[start:deployed] if c.status not in (None, PENDING, DONE)]
+        if again:
+            named = ", ".join(f"{c.index} ({c.name}, {c.status})" for c in again[:3])
+            more = f" and {len(again) - 3} more" if len(again) > 3 else ""
+            runs = "runs" if len(again) == 1 else "run"
+            detail += f"; cell {named}{more} {runs} again first"
     else:
         detail = "the queue is not running; only comments or blank lines were added"
     return AppendResult(host.name, added, state == "running", detail)
