@@ -200,6 +200,13 @@ async def test_a_correction_typed_in_a_burst_lands_in_order_in_the_name_box(
         await checklist(app, pilot)
         box = _box(app)
         assert app.focused is box
+        # Nothing pulled: the gate is locked, and Enter there checks again (its border
+        # said "Enter: tear it down": hour s22a #13).
+        await wait_for(
+            lambda: (box.border_subtitle or "").startswith("Enter: check again (locked: "),
+            pilot=pilot,
+            show=lambda: str(box.border_subtitle),
+        )
         for key in [*"box9", "backspace", "1", "left", "left", "delete", "o"]:
             app.post_message(events.Key(key, key if len(key) == 1 else None))
         await wait_for(lambda: box.value == "boo1", pilot=pilot, show=lambda: box.value)

@@ -462,6 +462,14 @@ class TeardownTab(DetailTab):
         confirm = self.query_one("#confirm-name", Input)
         manual = self.jobs is not None and self.jobs.awaiting_manual
         does = "record it destroyed" if manual else "tear it down"
+        report = self.jobs.gate if self.jobs is not None else None
+        locked = (
+            [c for c in report.conditions if not c.ok and c.key != "confirmed"] if report else []
+        )
+        if locked and not manual:
+            # Enter checks again and refuses while a line is unticked: "Enter: tear it
+            # down" over a locked gate said otherwise (hour s22a #13).
+            does = f"check again (locked: {len(locked)} unticked)"
         if self._group():
             does = "nothing (a group)"
         confirm.border_subtitle = (
