@@ -108,7 +108,9 @@ rgt_script_python() {
 }
 export -f rgt_script_python
 if [ "$runtime" != 1 ]; then
-    : # not asked (a login node): the durable dir below is all
+    # A login node: no interpreter asked, but each task starts in the workdir (a missing
+    # one passed preflight, then refused the launch: hour s22b #6).
+    if [ -d "$workdir" ]; then emit workdir 1; else emit workdir 0; fi
 elif cd "$workdir" 2>/dev/null; then
     emit workdir 1
     printf '%s' "$program" | bounded 120 bash -c "$interpreter -" 2>&1 | head -c 65536 | tail -n 40 | lines py

@@ -142,6 +142,18 @@ async def preflight(
     if host.ready.code is not None and "code" in scope.checks:
         check, code = await _code_check(host, transport, withheld)
         checks.append(check)
+    elif "code" in scope.checks and "python" not in scope.checks and not facts.workdir_ok:
+        # A login node (no python check, which says this on a box): where every task
+        # starts is not there. With a code key, the code check says it.
+        checks.append(
+            Check(
+                "code",
+                False,
+                f"the workdir {host.workdir} does not exist on {host.name}, so no task can "
+                "start there",
+                f"create it, or fix workdir for {host.name} in the fleet file",
+            )
+        )
     if "crlf" in scope.checks:
         checks.append(await crlf_preflight(host, withheld))
     if "syntax" in scope.checks:

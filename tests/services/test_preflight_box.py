@@ -327,3 +327,21 @@ async def test_code_check_passes_in_sync_and_fails_on_a_file_changed_on_the_box(
     # with no commit: no local commit describes it.
     assert changed.code is not None and changed.code.commit == ""
     assert changed.code.tree != report.code.tree
+
+
+async def test_a_login_node_without_the_workdir_fails_preflight(make_queue_fleet, tmp_path):
+    """hour s22b #6: a Slurm login node's preflight said "ready: every check passed", and
+    the launch then refused the missing workdir (the check lived in the python check,
+    which a login node does not run). A loopback box stands in for the login node."""
+    from rgt_tui.domain.config import SlurmConfig
+
+    qf = await make_queue_fleet(1)
+    login = dataclasses.replace(qf.host(), slurm=SlurmConfig(), workdir=str(qf.root() / "nope"))
+    report = await run_preflight(qf, login)
+    code = by_name(report)["code"]
+    assert not code.ok
+    assert code.detail == (
+        f"the workdir {qf.root() / 'nope'} does not exist on box1, so no task can start there"
+    )
+    there = dataclasses.replace(login, workdir=str(qf.root()))
+    assert "code" not in by_name(await run_preflight(qf, there))  # no code key: not checked
