@@ -49,9 +49,10 @@ async def test_moving_a_group_cell_to_a_single_box_says_so_and_shows_its_command
     assert "runs as one job over 2 boxes" in shown.stdout, shown.stdout + shown.stderr
 
 
-async def test_moving_to_a_group_with_a_box_recorded_torn_down_warns(make_queue_fleet):
+async def test_moving_to_a_group_with_a_box_recorded_torn_down_is_refused(make_queue_fleet):
     """The group's journal holds no teardown: its boxes' do (a user's hour moved a cell
-    to a group whose rank 0 was torn down, unwarned, where a move to the box warned)."""
+    to a group whose rank 0 was torn down, unwarned, where a move to the box warned; a
+    move there is now refused, as to the box: hour s22a #1)."""
     import time
 
     from rgt_tui.domain.box_identity import BoxIdentity
@@ -74,4 +75,5 @@ async def test_moving_to_a_group_with_a_box_recorded_torn_down_warns(make_queue_
         plan = await plan_move(qf.fleet, qf.host("box3"), ["small"], "pair", transport)
     finally:
         await transport.close()
-    assert [w for w in plan.warnings if w.startswith("box1 is recorded as torn down (")]
+    assert not plan.ok
+    assert [p for p in plan.problems if p.startswith("box1 is recorded as torn down (")]
