@@ -69,6 +69,16 @@ class TypeAhead:
         self.keys.append(character)
         return True
 
+    def erase(self) -> bool:
+        """Backspace reached the App while waiting for a box: the last kept key goes, as
+        in the box (True: taken). A correction typed in the burst was dropped, so
+        ``/boxx⌫1`` filtered on ``boxx1`` (hour s22c #2)."""
+        if self.keys is None:
+            return False
+        if self.keys:
+            self.keys.pop()
+        return True
+
     def _give_up(self) -> None:
         self.keys = None
         if self._timer is not None:

@@ -142,7 +142,9 @@ class FleetScreen(FleetView, Screen[None]):
         self._selected: HostPane | None = None
         self._header = FleetHeader()
         self._filter = FilterInput(
-            placeholder="filter hosts by name (Enter keeps, Escape clears)", id="filter"
+            placeholder="filter hosts by name (Enter keeps, Escape clears)",
+            id="filter",
+            select_on_focus=False,  # the keys typed after / are in it by then (hour s22c #2)
         )
         self._grid = PaneGrid(id="grid")
         self._summary = FleetSummary(hosts=len(fleet.hosts), shown=len(fleet.hosts))

@@ -109,6 +109,9 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
             yield InOrderInput(
                 placeholder="to host: " + (", ".join(others) or "no other host has a queue"),
                 id="move-to",
+                # The host typed after Tab is in it before its focus event: selected, the
+                # next key replaced it (hour s22c #3).
+                select_on_focus=False,
             )
             # The plan scrolls (a preflight's fixes are long), so the buttons and the key
             # line stay on screen, at 80x24 too (ux-e #8).

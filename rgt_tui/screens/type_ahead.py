@@ -25,9 +25,11 @@ if TYPE_CHECKING:
 def take_key(app: App[Any], event: events.Key) -> bool:
     """A key reached ``app`` unhandled: keep it for the box, or type it into the focused
     input it was meant for. True when it was taken."""
+    keeper = TypeAhead.of(app)
+    if event.key == "backspace" and keeper is not None and keeper.erase():
+        return True
     if not event.is_printable or event.character is None:
         return False
-    keeper = TypeAhead.of(app)
     if keeper is not None and keeper.keep(event.character):
         return True
     focused = app.focused

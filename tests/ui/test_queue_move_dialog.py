@@ -110,6 +110,9 @@ async def test_a_burst_of_cells_enter_host_lands_in_both_fields(
         cells, to = screen.query_one("#move-cells", Input), screen.query_one("#move-to", Input)
         await wait_for(lambda: to.value == "box2", pilot=pilot)
         assert cells.value == "ck_a" and app.focused is to
+        # Not left selected: the next key adds to the host (it replaced it: s22c #3).
+        await pilot.press("x")
+        assert to.value == "box2x"
 
 
 async def test_escape_while_moving_waits_for_the_move_and_the_key_line_says_so(

@@ -138,7 +138,7 @@ class TeardownTab(DetailTab):
         yield Hanging(id="teardown-profile")
         yield Static("Acknowledge a cell by name", classes="section-title")
         with Horizontal(classes="teardown-row"):
-            yield InOrderInput(placeholder="cell name", id="ack-cell")
+            yield InOrderInput(placeholder="cell name", id="ack-cell", select_on_focus=False)
         # A row of their own: with their focus marks they do not fit beside the name at 80
         # columns.
         with Horizontal(classes="teardown-row"):
@@ -166,7 +166,10 @@ class TeardownTab(DetailTab):
         yield hint
         yield Static(id="ack-note")
         yield Static("Confirm", classes="section-title")
-        yield InOrderInput(placeholder=CONFIRM_PLACEHOLDER, id="confirm-name")
+        # Not selected on focus: the keys typed after t are in it by then (hour s22c #2).
+        yield InOrderInput(
+            placeholder=CONFIRM_PLACEHOLDER, id="confirm-name", select_on_focus=False
+        )
         yield Hanging(id="teardown-outcome")
         yield Hanging(id="teardown-history")
 
