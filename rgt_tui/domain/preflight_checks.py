@@ -151,8 +151,10 @@ def check_python(facts: BoxFacts, ctx: CheckContext) -> Check:
         return Check(
             "python",
             False,
-            f"the python key names {key} ({where}), but the run template starts {own}: the "
-            "cells run that one, and preflight checked the key's",
+            f"the python key names {key}"
+            + (f" ({where})" if where != key else "")
+            + f", but the run template starts {own}: the cells run that one, and preflight "
+            "checked the key's",
             f"make {ctx.host}'s run template start {key} (`{key} train.py …`), or remove its "
             f"python key so preflight checks {own}",
         )

@@ -121,12 +121,13 @@ def run_interpreter(run: str | None, python: str | None = None) -> RunInterprete
     ``python3``; else ``python3``."""
     if python and python.strip():
         key = python.strip()
-        # A template that starts its Python by one word (``python3 train.py``) runs that
-        # one; with a set-up before it (``. .venv/bin/activate && python``) which Python
-        # that is cannot be read here, and the key may well name it.
+        # A template that starts its Python by one word (``python3 train.py``, also after
+        # ``cd``, ``exec`` or ``VAR=value`` words, which change no PATH) runs that one;
+        # after a set-up that may (``. .venv/bin/activate && python``) which Python that
+        # is cannot be read here, and the key may well name it.
         found = run_interpreter(run)
-        own = found.command if found.source == "run template" else ""
-        differs = bool(own) and _PYTHON_WORD.match(own) is not None and own.strip("'\"") != key
+        own = _plain_python(found.command) if found.source == "run template" else ""
+        differs = bool(own) and own != key
         return RunInterpreter(key, "python key", overridden=own if differs else "")
     if run and run.startswith(ENV_PREFIX):
         run = run[len(ENV_PREFIX) :]
@@ -152,3 +153,31 @@ def run_interpreter(run: str | None, python: str | None = None) -> RunInterprete
     if setup:
         return RunInterpreter(fallback, "run template's environment")
     return RunInterpreter(DEFAULT_PYTHON, "default")
+
+
+# Words before a python word that leave which Python runs as it was: no PATH, no venv.
+_ENV_VARS = ("PATH=", "PYTHONHOME=", "VIRTUAL_ENV=", "CONDA_", "PYENV_")
+
+
+def _plain_python(head: str) -> str:
+    """The python word of a template's head when nothing before it can change which
+    Python runs (only ``cd`` commands, ``exec``, ``VAR=value`` of other variables);
+    "" otherwise (hour s22c #1: ``cd /tmp && python3``, ``OMP_NUM_THREADS=4 python3``)."""
+    parts = _SEPARATOR.split(head)
+    if any(p.split()[:1] != ["cd"] for p in parts[:-1]):
+        return ""
+    words = [
+        w
+        for w in parts[-1].split()
+        if w != "exec" and not (_ASSIGNMENT.match(w) and not w.startswith(_ENV_VARS))
+    ]
+    if (
+        len(words) != 1
+        or not _PYTHON_WORD.match(words[0])
+        or any(w.startswith(_ENV_VARS) for w in parts[-1].split())
+    ):
+        return ""
+    word = words[0].strip("'\"")
+    if len(parts) > 1 and "/" in word and not word.startswith(("/", "~")):
+        return ""  # relative to where a cd went: the key may well be that file
+    return word

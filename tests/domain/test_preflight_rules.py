@@ -55,6 +55,13 @@ def test_run_interpreter(run, python, command, source):
         # The template starts its own Python by one word: the cells run that one.
         ("python3 train.py {cfg}", "/work/venv/bin/python", "python3"),
         ("/usr/bin/python3 t.py {cfg}", "/work/venv/bin/python", "/usr/bin/python3"),
+        # Words before it that change no PATH (hour s22c #1).
+        ("cd /tmp && python3 -u t.py {cfg}", "/work/venv/bin/python", "python3"),
+        ("OMP_NUM_THREADS=4 python3 t.py {cfg}", "/work/venv/bin/python", "python3"),
+        ("exec python3 t.py {cfg}", "/work/venv/bin/python", "python3"),
+        # Ones that may: PATH set, or a path relative to where a cd went.
+        ("PATH=/work/venv/bin:$PATH python3 t.py {cfg}", "/work/venv/bin/python", ""),
+        ("cd ~/p && .venv/bin/python t.py {cfg}", "~/p/.venv/bin/python", ""),
         # The same one, a set-up that may make it the key's, or no Python word: no clash.
         ("/work/venv/bin/python t.py {cfg}", "/work/venv/bin/python", ""),
         ("cd ~/p && . .venv/bin/activate && python t.py {cfg}", "~/p/.venv/bin/python", ""),
@@ -78,8 +85,8 @@ def test_the_python_check_fails_when_the_cells_start_another_python() -> None:
     check = check_python(BoxFacts(workdir_ok=True, python=answered), ctx)
     assert not check.ok
     assert check.detail == (
-        "the python key names /work/venv/bin/python (/work/venv/bin/python), but the run "
-        "template starts python3: the cells run that one, and preflight checked the key's"
+        "the python key names /work/venv/bin/python, but the run template starts python3: "
+        "the cells run that one, and preflight checked the key's"
     )
     assert check.fix.startswith("make gpu-a's run template start /work/venv/bin/python")
     agreed = replace(ctx, interpreter=run_interpreter("/work/venv/bin/python t.py {cfg}",
