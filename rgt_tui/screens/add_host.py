@@ -547,7 +547,7 @@ class AddHostScreen(ReplanScreen[HostConfig | None]):
 
     def _focus_add_or_cancel(self, add: Button) -> None:
         """Add is ready: focused, unless another entry already logs in to the account —
-        then Cancel is (Add one Tab away), as after any other dialog's warning: Enter added
+        then Cancel is (Add one Shift+Tab away), as after any other dialog's warning: Enter added
         an entry that blocks every later launch of both (hour s22a #6)."""
         if self._same_account:
             self._focus_unless_typing(self.query_one("#add-cancel", Button))

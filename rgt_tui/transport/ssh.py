@@ -283,12 +283,12 @@ class SshTransport(SftpSessions):
                     f"check the ProxyJump line for {self.address} in ~/.ssh/config",
                 ) from exc
             if isinstance(exc, ConnectionRefusedError) and plan.target:
-                how = f" ({address}: HostName/Port from ~/.ssh/config)" if plan.via_config else ""
+                how = f" ({plan.via_config} from ~/.ssh/config)" if plan.via_config else ""
                 raise TransportError(
                     self.host,
                     f"connection refused by {plan.target}{how}: is sshd running on that port?",
                     "check the port in the provider's SSH command"
-                    + (f" and the Host {address} block in ~/.ssh/config" if plan.via_config else "")
+                    + (f" and what ~/.ssh/config sets for {address}" if plan.via_config else "")
                     + f" (the fleet file's ssh for {self.host})",
                 ) from exc
             raise TransportError(self.host, _describe(exc)) from exc

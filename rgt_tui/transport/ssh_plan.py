@@ -70,7 +70,7 @@ class ConnectPlan:
     # known), and whether ssh_config changed it (a Host alias's HostName or Port): a
     # refusal names it (hour s22a #10: "connection refused" named no port nor alias).
     target: str = ""
-    via_config: bool = False
+    via_config: str = ""  # "HostName 10.0.0.5 and Port 2222": what ssh_config changed
 
 
 def agent_running() -> bool:
@@ -103,8 +103,11 @@ def connect_plan(
         ) from exc
     known = read_known_keys([known_hosts, *dest.known_hosts], dest.key_name)
     needs_agent = not hop and identity_needs_agent(host, identity_file, identity_at)
-    via_config = dest.host != address or (port is not None and dest.port != port)
-    via_config = via_config or (port is None and dest.port != 22)
+    # What ssh_config changed, said apart: a port the fleet file gives is its own, not
+    # the config's (a user's re-test read "HostName/Port from ~/.ssh/config" for both).
+    changed = [f"HostName {dest.host}"] if dest.host != address else []
+    changed += [f"Port {dest.port}"] if port is None and dest.port != 22 else []
+    via_config = " and ".join(changed)
     target = f"[{dest.host}]:{dest.port}" if ":" in dest.host else f"{dest.host}:{dest.port}"
     return ConnectPlan(known, dest.jump, needs_agent, dest.proxy_command, target, via_config)
 

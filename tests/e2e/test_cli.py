@@ -138,10 +138,10 @@ def test_a_refusal_through_an_ssh_config_alias_names_where_it_went(
         assert main(["queue", "show", "box1", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
     err = capsys.readouterr().err
     assert (
-        f"box1 unreachable: connection refused by 127.0.0.1:{port} (gpu-a: HostName/Port "
-        "from ~/.ssh/config): is sshd running on that port?"
+        f"box1 unreachable: connection refused by 127.0.0.1:{port} (HostName 127.0.0.1 and "
+        f"Port {port} from ~/.ssh/config): is sshd running on that port?"
     ) in err, err
-    assert "and the Host gpu-a block in ~/.ssh/config" in err
+    assert "and what ~/.ssh/config sets for gpu-a" in err
 
 
 @pytest.mark.parametrize(
