@@ -171,11 +171,8 @@ def _plain_python(head: str) -> str:
         for w in parts[-1].split()
         if w != "exec" and not (_ASSIGNMENT.match(w) and not w.startswith(_ENV_VARS))
     ]
-    if (
-        len(words) != 1
-        or not _PYTHON_WORD.match(words[0])
-        or any(w.startswith(_ENV_VARS) for w in parts[-1].split())
-    ):
+    # A PATH-like assignment is kept above, so it makes two words: not plain.
+    if len(words) != 1 or not _PYTHON_WORD.match(words[0]):
         return ""
     word = words[0].strip("'\"")
     if len(parts) > 1 and "/" in word and not word.startswith(("/", "~")):
