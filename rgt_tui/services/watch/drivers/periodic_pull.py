@@ -384,18 +384,20 @@ class PullScheduler:
                 self.last[host.name] = f"not pulled: {host.name} does not answer ({exc})"
                 return RETRY_S
             if isinstance(exc, PullError):
-                return self._failed(host, exc.message, exc.fix or "re-run `rgt-tui pull HOST`")
-            return self._failed(host, str(exc), "check the box is up (rgt-tui status)")
+                return await self._failed(
+                    host, exc.message, exc.fix or "re-run `rgt-tui pull HOST`"
+                )
+            return await self._failed(host, str(exc), "check the box is up (rgt-tui status)")
         except OSError as exc:
-            return self._failed(host, str(exc), "check the box is up (rgt-tui status)")
+            return await self._failed(host, str(exc), "check the box is up (rgt-tui status)")
         problems = list(result.shortfalls) + [f"{p}: {why}" for p, why in result.failed]
         if not result.pulled and problems:
             # Nothing came and something was asked for in vain (a missing folder, an
             # empty one): a failed pull, told as one (once per run), not as news.
-            return self._failed(host, problems[0], "check the host's pull folders on the box")
+            return await self._failed(host, problems[0], "check the host's pull folders on the box")
         self._failing_since.pop(host.name, None)
         self._failure.pop(host.name, None)
-        forget_failing(self.journal().directory, host.name)
+        await asyncio.to_thread(forget_failing, self.journal().directory, host.name)
         counts: dict[str, int] = {}
         for check in report.checks:
             counts[check.status] = counts.get(check.status, 0) + 1
@@ -462,14 +464,15 @@ class PullScheduler:
             and not self.connections.is_connected(host.name)
         )
 
-    def _failed(self, host: HostConfig, why: str, fix: str) -> float:
+    async def _failed(self, host: HostConfig, why: str, fix: str) -> float:
         """Note a failed pull; told once per run of failures and again only when it fails
         for another reason (the console and the notification alike; the same failure
         each minute is not news), with the interval it is really tried again at."""
         journal = self.journal().directory
         if host.name not in self._failing_since:
             self._told.pop(host.name, None)
-            kept = told_failure(journal, host.name)  # told before a restart of this process
+            # Told before a restart of this process (a small file, off the event loop).
+            kept = await asyncio.to_thread(told_failure, journal, host.name)
             if kept is not None:
                 self._failing_since[host.name], self._told[host.name] = kept
         since = self._failing_since.setdefault(host.name, self.clock())
@@ -494,5 +497,6 @@ class PullScheduler:
                     severity="warning",
                 )
             )
-        keep_failing(journal, host.name, since, self._told[host.name])
+        # Kept with an fsync: off the event loop, which serves the TUI and the scrapes.
+        await asyncio.to_thread(keep_failing, journal, host.name, since, self._told[host.name])
         return RETRY_S
