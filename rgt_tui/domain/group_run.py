@@ -55,23 +55,32 @@ LOST_AFTER_S = 60.0
 NO_ANSWER = "no answer"
 
 
+# The rendezvous address is where the job meets, not what a cell is: a box that came
+# back with a new private IP, or a port another job holds, changes it between launches.
+# The rank's command reads it from the environment file written before each launch, so
+# cell k's command stays the same and no done cell has to run again (s22b #3: a literal
+# address made such a change refuse the launch until --fresh reran every cell).
+RENDEZVOUS_ENV = {"master_addr": "RGT_MASTER_ADDR", "master_port": "RGT_MASTER_PORT"}
+
+
 def rank_template(template: str, group: GroupConfig, rank: int) -> str:
-    """``template`` for rank ``rank``: the group's placeholders filled in, shell-quoted,
-    the cell's own (``{cfg}``, ``{out}``…) left for the box runner, and the rank's
-    environment file sourced first."""
+    """``template`` for rank ``rank``: the job's shape (``{nnodes}``, ``{node_rank}``,
+    ``{nproc_per_node}``) filled in, shell-quoted; the rendezvous (``{master_addr}``,
+    ``{master_port}``) made references to the environment file, which is sourced first;
+    the cell's own placeholders (``{cfg}``, ``{out}``…) left for the box runner."""
     values = {
         "nnodes": str(group.nnodes),
         "node_rank": str(rank),
         "nproc_per_node": str(group.nproc_per_node),
-        "master_addr": group.master_addr,
-        "master_port": str(group.master_port),
     }
     out = []
     for literal, field, spec, conv in string.Formatter().parse(template):
         out.append(_braces(literal))
         if field is None:
             continue
-        if field in GROUP_FIELDS:
+        if field in RENDEZVOUS_ENV:
+            out.append(f'"${RENDEZVOUS_ENV[field]}"')
+        elif field in GROUP_FIELDS:
             out.append(_braces(shlex.quote(values[field])))
         else:
             out.append(

@@ -54,7 +54,10 @@ def test_the_rank_template_fills_group_fields_and_leaves_the_cells_to_the_runner
     command = render_command(rank1, cell, "/runs")
     assert "--nnodes 2 --node-rank 1" in command and "/runs/a {x}" in command
     assert shlex.split(command)  # one shell line, quotes balanced
-    assert "'h$(x)':29511" in command  # shell-quoted like every value
+    # The rendezvous is read from the environment file (s22b #3), never the literal value,
+    # so a hostile or changed address changes no cell's command.
+    assert '"$RGT_MASTER_ADDR":"$RGT_MASTER_PORT"' in command and "h$(x)" not in command
+    assert rank_template(template, _group(master_addr="10.0.0.9"), 1) == rank1
     assert command.startswith('set -a && . "$HOME/.rgt/group.env" && set +a && ')
 
 

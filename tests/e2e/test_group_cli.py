@@ -304,3 +304,52 @@ async def test_a_cell_moved_to_a_group_runs_on_every_rank(tmp_path: Path) -> Non
             assert f"rank {rank} of 2 says hello" in log.read_text()
         killed = await arun("queue", "kill", "pair", "--yes", "--then", "stop", "--hosts", hosts)
         assert killed.returncode == 0, killed.stdout + killed.stderr
+
+
+async def _all_done(hosts: Path, count: int) -> bool:
+    states = await _states(hosts)
+    return len(states) == count and set(states) == {"done"}
+
+
+@pytest.mark.timeout(300)
+async def test_a_new_rendezvous_address_keeps_the_done_cells(
+    tmp_path: Path, boxes: tuple[QueueSshServer, QueueSshServer]
+) -> None:
+    """Hour s22b #3: a `master_addr` or `master_port` changed after cells ran (a box back
+    with a new private IP, a port another job holds) refused the next launch as a
+    changed queue, whose only way out, --fresh, reran every done cell. The rendezvous is
+    read from the rank's environment file, so the done cell stays done and the next one
+    meets at the new address."""
+    box1, box2 = boxes
+    hosts = _fleet_file(tmp_path, boxes, "0")
+    meet = 'echo "rank $1 meets at $2"\n'
+    for box in boxes:
+        (box.workdir / "cells" / "meet.sh").write_text(meet)
+        (box.workdir / "cells" / "meet2.sh").write_text(meet)
+    queue = tmp_path / "queues" / "pair.txt"
+    queue.write_text("cells/meet.sh t 1\n")
+    text = hosts.read_text().replace(
+        "run = 'bash {cfg} {node_rank} {out}'",
+        "run = 'bash {cfg} {node_rank} {master_addr}:{master_port}'",
+    )
+    old_port = re.search(r"master_port = (\d+)", text)
+    assert old_port is not None
+    hosts.write_text(text)
+    first = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
+    assert first.returncode == 0, first.stdout + first.stderr
+    await wait_for(lambda: _all_done(hosts, 1), 60, "the first cell done on both ranks")
+
+    new_port = free_port()
+    hosts.write_text(text.replace(old_port.group(0), f"master_port = {new_port}"))
+    queue.write_text("cells/meet.sh t 1\ncells/meet2.sh t 1\n")
+    again = await arun("launch", "pair", "--hosts", hosts, "--yes", timeout=180)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "no longer match" not in again.stdout
+    await wait_for(lambda: _all_done(hosts, 2), 60, "the second cell done on both ranks")
+    for rank, box in enumerate(boxes):
+        logs = box.workdir / ".rgt/queue/cells"
+        assert (logs / "meet.log").read_text().count("meets at") == 1  # not run again
+        assert (
+            f"rank {rank} meets at 127.0.0.1:{old_port.group(1)}" in (logs / "meet.log").read_text()
+        )
+        assert f"rank {rank} meets at 127.0.0.1:{new_port}" in (logs / "meet2.log").read_text()
