@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rgt_tui.domain.teardown_gate import (
     CELL_RUNS,
+    GROUP_CELL,
     MOVE_NOT_ON_RECORD,
     NO_MANIFEST,
     NOT_ANSWERING,
@@ -108,6 +109,14 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         return (
             f"a missing cell that never ran: {launch}; one that ran: {_bare(pull)} for what it "
             f"left; one not wanted: `rgt-tui teardown {host} {acks}`"
+        )
+    if condition.cause == GROUP_CELL:
+        # This box's own kill and --ack-running refuse a group's cell (hour s22b #5): the
+        # job is stopped on every rank at once, from the group's name.
+        then = "" if key == "idle" else f"; then {_bare(pull)}, {_bare(verify)} and {_bare(check)}"
+        return (
+            "the cell is its group's job on every box: the group line says how to end it "
+            f"(a rank's own kill or acknowledgement refuses it){then}"
         )
     if key == "idle" and condition.settle:
         # Accepting a cell running settles this line alone: while it writes, no manifest

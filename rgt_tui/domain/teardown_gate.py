@@ -348,6 +348,9 @@ NOT_VERIFIED = "not-verified"
 # record (HOST's queue file does not hold it): its work is still this host's. Both the
 # cell's state in ``QueueCellsSeen.unfinished`` and its line's cause.
 MOVE_NOT_ON_RECORD = "move-not-on-record"
+# The cells running on this box are a group's job on every rank (issue 41): the box's own
+# kill and --ack-running refuse them, and the group line names the fix (hour s22b #5).
+GROUP_CELL = "group-cell"
 
 
 def conditions(state: GateState) -> tuple[Condition, ...]:

@@ -129,6 +129,12 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
     line = next(x for x in gate.stdout.splitlines() if re.match(r"\s*\[[ x]\] group ", x))
     assert line.lstrip().startswith("[ ]"), line
     assert "rank 1 of group pair" in line and "rgt-tui queue kill pair" in line
+    # Hour s22b #5: the idle line's fixes were box2's own kill and --ack-running, both
+    # refused on a rank; it points at the group line.
+    said = " ".join(gate.stdout.split())
+    assert "queue kill box2" not in said and "--ack-running" not in said, gate.stdout
+    assert "running: hold (group pair's job)" in said, gate.stdout
+    assert "the cell is its group's job on every box: the group line says how" in said
 
     killed = await arun("queue", "kill", "pair", "--yes", "--then", "stop", "--hosts", hosts)
     assert killed.returncode == 0, killed.stdout + killed.stderr

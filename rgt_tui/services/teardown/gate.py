@@ -441,8 +441,14 @@ def _last_answer(jh: HostJournal) -> float | None:
 
 def _idle_condition(c: g.Condition, state: g.GateState, now: _BoxNow) -> g.Condition:
     """The gate's "idle" item: what runs on a box that does not answer is unknown (a
-    cell recorded running then is named, marked if it has moved since), so it is locked."""
+    cell recorded running then is named, marked if it has moved since), so it is locked.
+    A rank box's running cells that are its group's job stay locked, pointing at the
+    group line: this box's kill and --ack-running refuse a group's cell."""
     if now.answered:
+        ranks = {cell for seen in now.groups for cell in seen.running}
+        if c.settle and set(c.settle) <= ranks:
+            groups = ", ".join(printable(seen.group, 200) for seen in now.groups if seen.running)
+            return replace(c, evidence=f"{c.evidence} (group {groups}'s job)", cause=g.GROUP_CELL)
         return c
     moved = {name for name, _ in state.moved_cells}
     text = "unknown: the box does not answer"
@@ -565,6 +571,11 @@ async def gather(
         "roster": lambda c: _roster_now(_roster_unanswered(c, said), state, cells_now),
     }
     conditions = tuple(overrides.get(c.key, lambda c: c)(c) for c in g.conditions(state))
+    if any(c.cause == g.GROUP_CELL for c in conditions):
+        # What keeps the files changing is the group's cell: its fix is the group's too.
+        conditions = tuple(
+            replace(c, cause=g.GROUP_CELL) if c.cause == g.CELL_RUNS else c for c in conditions
+        )
     if isinstance(backend_for(host), JobGated) and state.slurm_jobs is None:
         # A job-gated host whose jobs were never read (a records-only check): not "none".
         jobs = g.Condition("jobs", False, "the cluster's queue was not read yet: check again")
