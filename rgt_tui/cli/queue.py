@@ -178,7 +178,7 @@ async def run_show(call: Call, transport: Transport) -> int:
         from rgt_tui.services.queue.append import sent_lines_changed
 
         try:
-            changed = await sent_lines_changed(call.host, transport)
+            changed = await sent_lines_changed(call.host, transport, view)
         except QueueError as exc:
             changed = f"cannot compare the local queue file with the box's copy: {exc}"
         if changed:

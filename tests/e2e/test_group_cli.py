@@ -163,6 +163,14 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
             'name = "box1"\n', f'name = "box1"\nqueue = "{solo}"\nrun = "bash {{cfg}}"\n', 1
         )
     )
+    # Its show says so (hour s22b #9: "put the lines shown back as they are on the box"
+    # would have written the group's lines over box1's own queue file).
+    shown = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert shown.returncode == 0, shown.stderr
+    assert "note: box1's box holds a group's job (cells hold: it ran as a rank" in (shown.stdout), (
+        shown.stdout
+    )
+    assert "differs from the copy" not in shown.stdout
     alone = await arun("launch", "box1", "--hosts", hosts, "--yes", timeout=180)
     assert alone.returncode == 1, alone.stdout + alone.stderr
     assert "box1's box holds a group's job (cells hold: it ran as a rank of a group)" in (

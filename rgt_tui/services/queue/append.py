@@ -16,7 +16,7 @@ from pathlib import Path
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.queue_file import QueueCell, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.queue_state import DONE, PENDING, relaunch_start
+from rgt_tui.domain.queue_state import DONE, PENDING, QueueView, relaunch_start
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
 from rgt_tui.services.code_sync.rules import fleet_files
 from rgt_tui.services.code_sync.status import stale_on_box
@@ -32,7 +32,7 @@ from rgt_tui.services.queue.cells import (
 )
 from rgt_tui.services.queue.check import display_path, missing_configs, tree_configs
 from rgt_tui.services.queue.moved_skips import record_moved_skips, unskipped_moved
-from rgt_tui.services.queue.records import view_from_facts
+from rgt_tui.services.queue.records import other_queue_problem, view_from_facts
 from rgt_tui.transport import Transport
 
 
@@ -55,12 +55,20 @@ SENT_FIX = (
 )
 
 
-async def sent_lines_changed(host: HostConfig, transport: Transport) -> str | None:
+async def sent_lines_changed(
+    host: HostConfig, transport: Transport, view: QueueView | None = None
+) -> str | None:
     """What of the local queue file's lines already sent differs from the box's copy,
     which is what the box runs (None: only lines appended, or nothing to compare). An
-    edit there was ignored without a word until an append (hour s20b #3)."""
+    edit there was ignored without a word until an append (hour s20b #3). ``view``: the
+    box's records as just read; when they are another kind of queue's (a group's job on
+    a box with a queue of its own), that is said instead: "put the lines back as on the
+    box" would have written the group's lines over the box's own queue (hour s22b #9)."""
     if host.queue is None or host.slurm is not None or host.group is not None:
         return None
+    other = other_queue_problem(host, view) if view is not None else None
+    if other is not None:
+        return other
     try:
         text = await asyncio.to_thread(Path(host.queue).read_text, encoding="utf-8")
     except (OSError, ValueError):

@@ -113,7 +113,7 @@ class QueuePoller:
         kept = self.sent_notes.get(host.name)
         if kept is None or kept[0] != made_for:
             try:
-                note = await sent_lines_changed(host, transport)
+                note = await sent_lines_changed(host, transport, view)
             except Exception:  # noqa: BLE001 - an unreadable copy: the next change tries again
                 note = None
             kept = (made_for, note or "")
