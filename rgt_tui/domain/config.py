@@ -52,7 +52,7 @@ READY_KEYS += ("github_url",)
 # Preflight's checks, by the names `--ack`, the plan dialog and `preflight_ack` use.
 PREFLIGHT_CHECKS = (
     "python", "torch", "gpu", "driver", "arch", "gpu-busy", "disk", "storage", "durable",
-    "tmux", "code", "crlf", "syntax", "signal-lead", "smoke", "route",
+    "tmux", "code", "crlf", "syntax", "signal-lead", "partition", "smoke", "route",
 )  # fmt: skip
 # A group's checks across its boxes (issue 41, MN1-MN4: domain.preflight_group).
 GROUP_PREFLIGHT_CHECKS = ("same-code", "same-stack", "rendezvous", "nic", "mtu", "fabric", "clocks")

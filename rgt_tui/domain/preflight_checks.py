@@ -29,9 +29,9 @@ MIN_FREE_INODES = 10_000  # a run writes logs, checkpoints, eval files: inodes d
 # tree the tasks run. The GPU, driver, torch and tmux checks would test the login node,
 # which runs no cell (the tasks run on compute nodes that preflight cannot reach).
 # crlf reads this machine's files; signal-lead is the job's own (SLURM2).
-LOGIN_NODE_CHECKS = ("disk", "durable", "code", "crlf", "syntax", "signal-lead")
+LOGIN_NODE_CHECKS = ("disk", "durable", "code", "crlf", "syntax", "signal-lead", "partition")
 # Checks only a scheduler's job has.
-SCHEDULER_CHECKS = ("signal-lead",)
+SCHEDULER_CHECKS = ("signal-lead", "partition")
 # The checks that need the run's interpreter, the GPUs or tmux on the box: the box
 # script asks about those only when one of them is run (a login node is not asked to
 # import torch).

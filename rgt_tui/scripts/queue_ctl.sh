@@ -990,6 +990,20 @@ slurm_probe() {
     slurm_live "$2"
 }
 
+# unsend QBYTES CLINES: queue.txt and cells.tsv back as they were before this submit's
+# lines were appended (none: both removed). A refused sbatch submitted nothing, and lines
+# kept on the box would pin the local file's lines as sent (hour s22b #7: a typo fixed
+# after a wrong partition was refused as "changed since they were sent").
+unsend() {
+    if [ "$1" = 0 ] && [ "$2" = 0 ]; then
+        rm -f "$q/queue.txt" "$q/cells.tsv"
+        return
+    fi
+    head -c "$1" "$q/queue.txt" >"$q/queue.txt.tmp" && mv -f "$q/queue.txt.tmp" "$q/queue.txt" &&
+        head -n "$2" "$q/cells.tsv" >"$q/cells.tsv.tmp" && mv -f "$q/cells.tsv.tmp" "$q/cells.tsv" ||
+        refuse io "sbatch refused the array and the cells sent for it cannot be taken back from $q (disk full?)"
+}
+
 # slurm-submit KIND START QBYTES CLINES FRESH FIRST LAST TASK TASK_LEN RO RO_LEN Q_LEN
 #   C_LEN ID_LEN SESSION JOBNAME sbatch ARGS...
 # As launch/append (the same payload: scripts, queue.txt and cells.tsv parts, code id),
@@ -1049,11 +1063,13 @@ slurm_submit() {
     [ "$first" -le "$last" ] && [ "$last" -lt "$(count_lines "$q/cells.tsv")" ] ||
         refuse range "the array names cells $first-$last but cells.tsv holds $(count_lines "$q/cells.tsv")"
     if ! command -v sbatch >/dev/null 2>&1; then
-        refuse no-sbatch "sbatch is not on the PATH of the login node (module load slurm?); the cells were sent, nothing was submitted"
+        unsend "$qbytes" "$clines"
+        refuse no-sbatch "sbatch is not on the PATH of the login node (module load slurm?); nothing was submitted and the cells were taken back"
     fi
     # sbatch must not hold the lock (fd 9) nor read a script from this session's stdin.
     if ! out=$(sbatch "$@" </dev/null 2>"$stage.err" 9>&-); then
-        refuse sbatch "sbatch refused the array (the cells were sent, nothing was submitted): $(tail -c 600 "$stage.err" | tr '\n\t' '  ')"
+        unsend "$qbytes" "$clines"
+        refuse sbatch "sbatch refused the array (nothing was submitted and the cells were taken back): $(tail -c 600 "$stage.err" | tr '\n\t' '  ')"
     fi
     jobid=${out%%;*}
     jobid=${jobid//[[:space:]]/}

@@ -42,7 +42,7 @@ def test_a_login_node_gets_the_launch_plans_checks_and_a_job_durable_line(login_
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     checks = [line.split()[1] for line in out.splitlines()[1:] if line.startswith("  ok")]
-    assert checks == ["disk", "durable", "crlf", "syntax", "signal-lead"], (
+    assert checks == ["disk", "durable", "crlf", "syntax", "signal-lead", "partition"], (
         out
     )  # no code key: no code check
     for other in ("gpu", "driver", "torch", "python", "tmux", "gpu-busy"):
@@ -64,6 +64,7 @@ def test_a_login_node_gets_the_launch_plans_checks_and_a_job_durable_line(login_
         "crlf",
         "syntax",
         "signal-lead",
+        "partition",  # no partition key here: passes, naming the cluster's default
     ]
     assert report["ok"] and report["blocking"] == []
 

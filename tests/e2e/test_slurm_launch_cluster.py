@@ -60,10 +60,11 @@ async def test_an_array_of_four_runs_two_at_a_time_and_every_cell_ends_0(
     assert "--array=0-3%2" in text and "at most 2 at once" in text
     assert "mem 100M" in text and "durable dir" in text and "SIGTERM 300 s" in text
     assert (
-        "preflight on the login node: disk, durable, code, crlf, syntax, signal-lead only" in text
+        "preflight on the login node: disk, durable, code, crlf, syntax, signal-lead, partition only"
+        in text
     )
     assert {c.name for c in plan.preflight.checks} <= {
-        "disk", "durable", "code", "crlf", "syntax", "signal-lead",
+        "disk", "durable", "code", "crlf", "syntax", "signal-lead", "partition",
     }  # fmt: skip
     result = await backend_for(host).launch(plan, transport)
     assert result.detach == "slurm" and result.pid > 0
@@ -365,3 +366,42 @@ async def test_a_slurm_plan_names_every_credential_that_cannot_be_read(
     said = [p for p in plan.problems if p.startswith("cannot read credential")]
     assert len(said) == 2 and not plan.ok, plan.problems
     assert any("MY_SECRET" in p for p in said) and any("TOKEN" in p for p in said)
+
+
+async def test_a_wrong_partition_is_refused_by_the_plan_and_a_refused_sbatch_takes_its_cells_back(
+    slurm_cluster: SlurmCluster, slurm_queue_fleet
+):
+    """Hour s22b #7: a partition the cluster lacks was caught only by sbatch, after the
+    cells were sent; those lines then pinned the local file ("earlier lines … changed
+    since they were sent … --fresh") when the user fixed a typo in them."""
+    qf = await slurm_queue_fleet(1, run=SCRIPT_RUN, mem="100M", partition="gpu")
+    hosts = qf.loopback.hosts_file
+    qf.write_queue(f"{qf.cell_script('pa', 'echo ran $1')} t 1\n")
+    wrong = await arun("launch", "box1", "--hosts", str(hosts), "--yes")
+    said = " ".join(wrong.stdout.split())
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    assert "box1's cluster has no partition gpu" in said, wrong.stdout
+    assert "Its partitions: debug (the default)" in said
+    assert f"set partition in {hosts}:" in said
+    assert not (qf.qdir() / "cells.tsv").exists()  # refused before anything was sent
+
+    # A partition that exists, but a request sbatch refuses (more memory than any node).
+    hosts.write_text(
+        hosts.read_text().replace('partition = "gpu"', 'partition = "debug"')
+        .replace('mem = "100M"', 'mem = "999999G"')
+    )  # fmt: skip
+    refused = await arun("launch", "box1", "--hosts", str(hosts), "--yes")
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    assert "nothing was submitted and the cells were taken back" in (
+        refused.stdout + refused.stderr
+    )
+    assert not (qf.qdir() / "cells.tsv").exists() and not (qf.qdir() / "queue.txt").exists()
+
+    # The typo fixed in the line that was sent for the refused array: not pinned.
+    hosts.write_text(hosts.read_text().replace('mem = "999999G"', 'mem = "100M"'))
+    qf.write_queue(f"{qf.cell_script('pb', 'echo ran $1')} t 1\n")
+    again = await arun("launch", "box1", "--hosts", str(hosts), "--yes")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "since they were sent" not in again.stdout
+    await wait_for(lambda: ended(qf, "pb"), 60, "the fixed cell to end")
+    assert ended(qf, "pb") == "0"
