@@ -39,7 +39,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rgt_tui.domain.artifacts import GOOD_STATUSES, is_leftover
@@ -75,7 +75,13 @@ from rgt_tui.services.queue.move import (
 )
 from rgt_tui.services.queue.resume_run import GENERAL_RULE, plan_words, run_on_target
 from rgt_tui.services.queue.retried import set_aside_since
-from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
+from rgt_tui.services.records import (
+    RECORDS_DIR,
+    REPLACED_DIR,
+    fleet_host_dir,
+    load_manifest,
+    load_verification,
+)
 from rgt_tui.transport import Transport
 
 FROM_SCRATCH = "from scratch: no verified checkpoint — the run starts over"
@@ -209,7 +215,93 @@ def cell_files(
             if said:
                 why = f"the copy here changed since it was verified ({said}): never pushed"
         files.append(CellFile(local, rel, entry.size, entry.mtime, entry.sha256 or "", why))
+        if why and check is not None and not set_aside:
+            files += _earlier_copy(folder, rel, check.get("earlier"))
     return files
+
+
+def _repeats_line(plan: ResumePlan, ck: CellFile, repeats: str) -> str:
+    """The work a resume from ``ck`` repeats, as exactly as the records know it."""
+    if plan.interrupted_at is not None and plan.stopped_exact:
+        return (
+            f"repeats: {repeats} of work (checkpoint {local_time(ck.mtime)}, "
+            f"{plan.cell} {plan.status or 'stopped'} {local_time(plan.interrupted_at)})"
+        )
+    if plan.interrupted_at is not None:
+        # No end record (killed from outside, the box gone): its last sign of life is
+        # often the checkpoint itself, and the run may have gone on unrecorded.
+        return (
+            f"repeats: at least {repeats} of work (checkpoint {local_time(ck.mtime)}; "
+            f"{plan.cell}'s last sign of life {local_time(plan.interrupted_at)}, and it "
+            "may have run on after it)"
+        )
+    return f"repeats: at most {repeats} of work (since the checkpoint, to now)"
+
+
+def _earlier_lines(plan: ResumePlan, ck: CellFile, step: str, age: str, repeats: str) -> list[str]:
+    """A resume from a damaged checkpoint's earlier copy: its write time on the box is not
+    recorded, only that it was pulled at ``ck.mtime`` (this machine's clock)."""
+    pulled = local_time(ck.mtime)
+    lines = [
+        f"checkpoint: your earlier copy of {ck.rel}{step} ({ck.local}; the newer one does not "
+        f"load), pulled {pulled} ({age} ago) and written on the box before that, "
+        f"{fmt_bytes(ck.size)} — verified here by loading it"
+    ]
+    if plan.interrupted_at is None:
+        lines.append(
+            f"repeats: unknown (written before {pulled}; when {plan.cell} stopped is not known)"
+        )
+    else:
+        lines.append(
+            f"repeats: at least {repeats} of work (written before {pulled}; {plan.cell} "
+            f"stopped {local_time(plan.interrupted_at)})"
+        )
+    return lines
+
+
+def _sidecar_left_out(folder: Path, files: list[CellFile], ckpt: CellFile) -> list[CellFile]:
+    """``files`` with the sidecar of ``ckpt`` (an earlier copy) left out when it was
+    written for another checkpoint (the newer, damaged one): beside the earlier copy it
+    would say the wrong step. Blocking (it reads the sidecar)."""
+    want = sidecar_of(ckpt.rel)
+    out = []
+    for f in files:
+        if f.good and f.rel == want and not is_earlier_copy(f):
+            try:
+                with open(folder / f.local, "rb") as fh:
+                    text = fh.read(SIDECAR_MAX).decode("utf-8", "replace")
+            except OSError:
+                text = ""
+            if sidecar_step(text, ckpt.sha256) is None:
+                f = replace(f, why=f"written for the newer {ckpt.rel}, not the earlier copy pushed")
+        out.append(f)
+    return out
+
+
+def is_earlier_copy(f: CellFile) -> bool:
+    """``f`` is a damaged checkpoint's earlier copy from ``.rgt/replaced/``."""
+    return f.local.startswith(f"{RECORDS_DIR}/{REPLACED_DIR}/")
+
+
+def _earlier_copy(folder: Path, rel: str, earlier: object) -> list[CellFile]:
+    """The earlier copy of a damaged checkpoint that verify loaded (``.rgt/replaced/``,
+    its record's ``earlier``), when it still hashes as verify saw it: a resume may start
+    from it under the checkpoint's own name (hour s21a #2). Its mtime is this machine's,
+    from when it was pulled: the box wrote it before that. Blocking."""
+    if not isinstance(earlier, dict):
+        return []
+    local, sha, size = earlier.get("path"), earlier.get("sha256"), earlier.get("size")
+    if not (isinstance(local, str) and isinstance(sha, str) and isinstance(size, int)):
+        return []
+    if not local.startswith(f"{RECORDS_DIR}/{REPLACED_DIR}/") or ".." in local.split("/"):
+        return []  # the record names only rgt-tui's own set-aside copies
+    try:
+        pulled = os.lstat(folder / local).st_mtime
+    except OSError:
+        return []
+    said = _changed_here(folder, local, size, sha)
+    why = f"the earlier copy changed since verify loaded it ({said}): never pushed" if said else ""
+    return [CellFile(local, rel, size, pulled, sha, why)]
 
 
 def _changed_here(folder: Path, local: str, size: int, sha256: str) -> str:
@@ -357,8 +449,10 @@ async def plan_resume_move(
     files = await asyncio.to_thread(cell_files, fleet, source, name)
     folder = fleet_host_dir(fleet, source)
     ran = status in UNFINISHED or not move.source_answered or bool(files)
-    good = [f for f in files if f.good]
     ckpt = newest_checkpoint(files)
+    if ckpt is not None and is_earlier_copy(ckpt):
+        files = await asyncio.to_thread(_sidecar_left_out, folder, files, ckpt)
+    good = [f for f in files if f.good]
     step, step_from = (None, "")
     if ckpt is not None:
         step, step_from = await asyncio.to_thread(_step, folder, files, ckpt)
@@ -447,26 +541,15 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
             f", step {plan.step} ({plan.step_from})" if plan.step is not None else ", step unknown"
         )
         age = fmt_duration(plan.planned_at - ck.mtime)
-        lines.append(
-            f"checkpoint: {ck.rel}{step}, written {local_time(ck.mtime)} ({age} ago), "
-            f"{fmt_bytes(ck.size)} — pulled and verified here"
-        )
         repeats = fmt_duration(plan.repeats_s)
-        if plan.interrupted_at is not None and plan.stopped_exact:
-            lines.append(
-                f"repeats: {repeats} of work (checkpoint {local_time(ck.mtime)}, "
-                f"{plan.cell} {plan.status or 'stopped'} {local_time(plan.interrupted_at)})"
-            )
-        elif plan.interrupted_at is not None:
-            # No end record (killed from outside, the box gone): its last sign of life is
-            # often the checkpoint itself, and the run may have gone on unrecorded.
-            lines.append(
-                f"repeats: at least {repeats} of work (checkpoint {local_time(ck.mtime)}; "
-                f"{plan.cell}'s last sign of life {local_time(plan.interrupted_at)}, and it "
-                "may have run on after it)"
-            )
+        if is_earlier_copy(ck):
+            lines += _earlier_lines(plan, ck, step, age, repeats)
         else:
-            lines.append(f"repeats: at most {repeats} of work (since the checkpoint, to now)")
+            lines.append(
+                f"checkpoint: {ck.rel}{step}, written {local_time(ck.mtime)} ({age} ago), "
+                f"{fmt_bytes(ck.size)} — pulled and verified here"
+            )
+            lines.append(_repeats_line(plan, ck, repeats))
     if plan.files:
         free = f"; {fmt_bytes(plan.target_free)} free there" if plan.target_free is not None else ""
         lines.append(

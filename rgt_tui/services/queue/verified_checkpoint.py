@@ -69,22 +69,41 @@ def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | N
         return None  # verified an older pull: nothing of this one is vouched for
     if set_aside_since(folder, cell, manifest.taken_at):
         return None  # pulled before a retry set that attempt aside: not this attempt's
-    good = {
-        c["path"]: c.get("sha256")
+    checks = [
+        c
         for c in record.get("checks") or ()
         if isinstance(c, dict) and isinstance(c.get("path"), str)
-        and c.get("status") in GOOD_STATUSES
-    }  # fmt: skip
+    ]
+    good = {c["path"]: c.get("sha256") for c in checks if c.get("status") in GOOD_STATUSES}
+    # A damaged checkpoint's earlier copy that loads (verify's ``earlier``): a resume may
+    # start from it (services.queue.resume), so it is not "no verified checkpoint".
+    earlier = {c["path"]: c["earlier"] for c in checks if isinstance(c.get("earlier"), dict)}
     prefixes = output_prefixes(manifest, host.durable_dir, cell)
     best: Checkpoint | None = None
     for entry in manifest.entries:
         local = manifest.local_relpath(entry.root, entry.path)
         prefix = next((p for p in prefixes if local.startswith(p + "/")), None)
-        if prefix is None or local not in good or not is_checkpoint(local):
+        if prefix is None or not is_checkpoint(local):
             continue
-        if good[local] not in (None, entry.sha256):
-            continue  # verified as another version than the manifest's
         rel = local[len(prefix) + 1 :]
-        if best is None or (entry.mtime, rel) > (best.mtime, best.path):
-            best = Checkpoint(rel, entry.mtime, entry.size)
+        found = None
+        if local in good and good[local] in (None, entry.sha256):
+            found = Checkpoint(rel, entry.mtime, entry.size)
+        elif local in earlier:
+            found = _earlier(folder, rel, earlier[local])
+        if found is not None and (best is None or (found.mtime, rel) > (best.mtime, best.path)):
+            best = found
     return best
+
+
+def _earlier(folder: Path, rel: str, earlier: dict) -> Checkpoint | None:
+    """The earlier copy verify loaded, dated by its pull (this machine's clock: when it
+    was written on the box is not recorded); None when it is gone."""
+    size = earlier.get("size")
+    path = earlier.get("path")
+    if not isinstance(size, int) or not isinstance(path, str):
+        return None
+    try:
+        return Checkpoint(rel, os.lstat(folder / path).st_mtime, size)
+    except OSError:
+        return None

@@ -76,6 +76,11 @@ def report_to_json(report: VerificationReport) -> dict[str, Any]:
                 "sha256": c.sha256,
                 "loadable": c.loadable,
                 "ok": c.ok,
+                **(
+                    {"earlier": dict(zip(("path", "sha256", "size"), c.earlier, strict=True))}
+                    if c.earlier
+                    else {}
+                ),
             }  # fmt: skip
             for c in report.checks
         ],

@@ -319,15 +319,19 @@ def _check_one(
     except OSError as exc:
         status, detail = CORRUPT, f"cannot read it: {exc.strerror or exc}"
     if status == CORRUPT and kind == "torch":
-        detail = _damaged(folder, rel, detail, loader)
+        detail, earlier = _damaged(folder, rel, detail, loader)
+        return replace(result(status, detail, sha, kind), earlier=earlier)
     return result(status, detail, sha, kind)
 
 
-def _damaged(folder: Path, rel: str, why: str, loader: VerifyLoader) -> str:
+def _damaged(
+    folder: Path, rel: str, why: str, loader: VerifyLoader
+) -> tuple[str, tuple[str, str, int] | None]:
     """A checkpoint whose bytes are the box's (its SHA-256 matched) and does not load: the
     box's file is truncated or damaged (an interrupted save, a full disk there). Names the
     earlier copy a pull set aside in ``.rgt/replaced/`` when there is one, and whether it
-    loads (issue ux-e 12)."""
+    loads (issue ux-e 12); one that loads and still hashes to the name the pull gave it
+    is returned too, as (path, SHA-256, size), for a resume move to start from."""
     text = (
         f"truncated or damaged on the box: it does not load as a checkpoint ({why}); this "
         "copy is the box's bytes (its SHA-256 matches) — if the run is still saving it, "
@@ -335,12 +339,20 @@ def _damaged(folder: Path, rel: str, why: str, loader: VerifyLoader) -> str:
     )
     earlier = _set_aside(folder, rel)
     if earlier is None:
-        return text
+        return text, None
     shown = str(earlier.relative_to(folder))
-    status, _ = loader.check("torch", earlier, earlier.stat().st_size)
-    if status == VERIFIED:
-        return f"{text}; your earlier copy, which loads, is kept in {shown}"
-    return f"{text}; an earlier copy is kept in {shown} (it does not load either: {status})"
+    size = earlier.stat().st_size
+    status, _ = loader.check("torch", earlier, size)
+    if status != VERIFIED:
+        return (
+            f"{text}; an earlier copy is kept in {shown} (it does not load either: {status})",
+            None,
+        )
+    sha = checks.sha256_file(earlier)
+    # The pull named it <rel>.<the first 12 hex of its SHA-256>: a copy that no longer
+    # hashes to its name changed here since, and is not offered to a resume.
+    kept = (shown, sha, size) if earlier.name.endswith("." + sha[:12]) else None
+    return f"{text}; your earlier copy, which loads, is kept in {shown}", kept
 
 
 def _set_aside(folder: Path, rel: str) -> Path | None:

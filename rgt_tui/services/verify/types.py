@@ -30,6 +30,10 @@ class ArtifactCheck:
     detail: str
     size: int
     sha256: str | None  # of the local copy, now
+    # A damaged checkpoint's earlier copy a pull set aside in .rgt/replaced/ that loads:
+    # (its path relative to the results folder, its SHA-256, its size). A resume move
+    # may start from it (hour s21a #2: "from scratch" was the only way on offered).
+    earlier: tuple[str, str, int] | None = None
 
     @property
     def loadable(self) -> bool:

@@ -1,0 +1,86 @@
+"""A resume move from a damaged checkpoint's earlier copy (hour s21a #2): the newest
+`checkpoint.pt` was cut short on the box, verify loaded the copy a pull set aside in
+`.rgt/replaced/`, and the move pushes that copy under the checkpoint's own name instead
+of offering only "from scratch". Real loopback boxes, real torch files, the real loader."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import torch
+from support.queues import GATE, SCRIPT_RUN, wait_view
+from support.resume_cell import pull_verify
+
+from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.resume import plan_resume_move, resume_lines, resume_move
+from rgt_tui.services.queue.verified_checkpoint import newest_verified
+from rgt_tui.services.records import load_verification
+
+
+def _save(out, step: int) -> bytes:
+    """What the run writes each step: the checkpoint and a sidecar naming its SHA-256."""
+    torch.save({"step": step, "w": torch.full((64, 64), float(step))}, out / "checkpoint.pt")
+    data = (out / "checkpoint.pt").read_bytes()
+    side = {"step": step, "sha256": hashlib.sha256(data).hexdigest()}
+    (out / "checkpoint.json").write_text(json.dumps(side))
+    return data
+
+
+async def test_a_cut_short_checkpoint_resumes_from_its_verified_earlier_copy(make_queue_fleet):
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('ck', GATE, name='box1')} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    (qf.root("box2") / "cells").mkdir(parents=True, exist_ok=True)
+    (qf.root("box2") / "cells" / "ck.sh").write_text(GATE + "\n")
+    t1 = qf.transport("box1")
+    await launch(await plan_launch(qf.fleet, qf.host("box1"), t1), t1)
+    await t1.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="ck to run")
+    out = qf.root("box1") / "results" / "ck"
+    out.mkdir(parents=True, exist_ok=True)
+    good = _save(out, 3)
+    await pull_verify(qf, "box1")
+
+    _save(out, 5)
+    os.truncate(out / "checkpoint.pt", len(good) // 2)  # the disk filled mid-save
+    side = json.loads((out / "checkpoint.json").read_text())
+    data = (out / "checkpoint.pt").read_bytes()
+    side["sha256"] = hashlib.sha256(data).hexdigest()  # the run hashed what it wrote
+    (out / "checkpoint.json").write_text(json.dumps(side))
+    report = await pull_verify(qf, "box1")
+    (check,) = [c for c in report.checks if c.path == "ck/checkpoint.pt"]
+    assert check.status == "corrupt" and check.earlier is not None
+    assert check.earlier[0].startswith(".rgt/replaced/ck/checkpoint.pt.")
+    record = load_verification(qf.fleet.results_dir / "box1")
+    (kept,) = [c["earlier"] for c in record["checks"] if "earlier" in c]
+    assert kept["sha256"] == hashlib.sha256(good).hexdigest()
+    # The pane's "verified here" sees it too (no "a move starts it from scratch").
+    assert newest_verified(qf.fleet, qf.host("box1"), "ck") is not None
+
+    await qf.loopback.box("box1").stop()  # preempted
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        planned = await plan_resume_move(qf.fleet, qf.host("box1"), "ck", "box2", t1, t2)
+        assert planned.ok, planned.problems
+        assert planned.checkpoint is not None and planned.checkpoint.rel == "checkpoint.pt"
+        assert planned.checkpoint.local == kept["path"]
+        # The sidecar names the damaged newer file: beside the earlier copy it would lie.
+        assert [f.rel for f in planned.files] == ["checkpoint.pt"]
+        words = "\n".join(resume_lines(planned))
+        assert f"checkpoint: your earlier copy of checkpoint.pt, step unknown ({kept['path']}" in (
+            words
+        ), words
+        assert "not pushed: checkpoint.json — written for the newer checkpoint.pt" in words
+        assert "not pushed: checkpoint.pt — verify found it corrupt" in words
+        await resume_move(planned, qf.fleet, qf.host("box1"), t1, t2)
+    finally:
+        await t1.close()
+        await t2.close()
+    pushed = qf.root("box2") / "results" / "ck" / "checkpoint.pt"
+    assert pushed.read_bytes() == good  # the step-3 save, whole
+    assert torch.load(pushed, weights_only=True)["step"] == 3
+    assert not (qf.root("box2") / "results" / "ck" / "checkpoint.json").exists()
+    (qf.root("box2") / "go").touch()
