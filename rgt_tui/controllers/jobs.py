@@ -377,6 +377,15 @@ class JobRunner:
         if new != old or self.state(host).recorded is None:
             self._set(host, **changes)
 
+    def fleet_changed(self, fleet: Fleet) -> None:
+        """The fleet file changed: the jobs and the periodic pulls run the new one (a
+        host added with ``pull_every`` was never pulled on its cadence, and a changed
+        queue was verified against the old one's cells: hour s23b #3)."""
+        self.fleet = fleet
+        if self.scheduler is not None:
+            self.scheduler.fleet = fleet
+            self.scheduler.wake()
+
     def periodic_pulls(
         self, queue_view: Callable[[str], QueueView | None] = lambda host: None
     ) -> PullScheduler:

@@ -36,7 +36,8 @@ def show_fleet_news(app: Any, event: FleetReloaded | FleetFileRejected) -> None:
         _show_on_details(app, problem)  # y and P there run on the last good settings too
         return
     fleet, changes = event.fleet, event.changes
-    app.fleet = app.jobs.fleet = fleet
+    app.fleet = fleet
+    app.jobs.fleet_changed(fleet)
     if app.tui_notify is not None:
         app.tui_notify.fleet_changed(fleet)
     if event.fixed:

@@ -38,6 +38,14 @@ def _other_file_system(path: str) -> str:
     return found[0]
 
 
+def _pulls_look_at(app: RgtApp, host: str) -> bool:
+    """The periodic pulls weighed ``host`` (held it back, or made it due or pulled it)."""
+    scheduler = app.jobs.scheduler
+    return scheduler is not None and any(
+        host in seen for seen in (scheduler.held_back, scheduler.due, scheduler.last)
+    )
+
+
 def _sampled(app: RgtApp, host: str) -> bool:
     update = app.latest.get(host)
     return update is not None and update.snapshot is not None
@@ -61,6 +69,7 @@ async def test_hosts_added_removed_edited_and_a_mistake_while_the_app_runs(
             # stays where the user put it (an edit saved elsewhere is not a `+`).
             screen.select("box1")
             await wait_for(lambda: app.focused is screen.panes["box1"], pilot=pilot)
+            block["box3"] += 'pull_every = "30m"\n'  # pulled on its cadence once it is here
             _write(hosts, head, [block["box1"], block["box2"], block["box3"]])
             await wait_for(lambda: "box3" in screen.panes, pilot=pilot)
             await wait_for(lambda: _sampled(app, "box3"), 40, pilot=pilot)
@@ -68,6 +77,9 @@ async def test_hosts_added_removed_edited_and_a_mistake_while_the_app_runs(
             assert screen.selected is screen.panes["box1"]
             assert app.focused is screen.panes["box1"]
             assert boxes.box("box3").open_connections == 1
+            # The periodic pulls look at it too (hour s23b #3: they kept the first fleet,
+            # so a host added with pull_every was never pulled on its cadence).
+            await wait_for(lambda: _pulls_look_at(app, "box3"), pilot=pilot)
 
             # Removed: its pane goes, and its monitor and connection close.
             box2_monitor = app.runtime.monitor_tasks["box2"]
