@@ -160,6 +160,8 @@ def idle_refusal(
     """Why the GPUs do not count as idle in this sample (None: every GPU under
     ``idle_util_pct`` and no queue cell running), as the health rules' idle clock says.
     A box that cannot be sampled now is not known to idle."""
+    if connection == "connected" and snapshot is None:
+        return f"{NO_SAMPLE} (connected; its first sample has not come yet)"
     if connection != "connected" or snapshot is None:
         return f"{NO_SAMPLE} (connection {connection})"
     if snapshot.cell is not None:

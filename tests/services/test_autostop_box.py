@@ -169,6 +169,12 @@ async def test_the_stop_runs_once_when_every_condition_holds_across_restarts(
     # watch restarts: the idle clock is kept beside the journal and goes on, so the
     # stop runs 30 minutes after the GPUs went idle, 12 minutes into the new process.
     second = box.autostop()
+    # Its first look has no sample yet (and a reconnect has none either): that says
+    # nothing of the GPUs and leaves the clock (hour s23a #2: it restarted it at 0s).
+    unsampled = dataclasses.replace(await box.state(), snapshot=None)
+    await second.on_host(box.host, unsampled)
+    assert "its first sample has not come yet" in second.reasons["box1"], second.reasons
+    await second.on_host(box.host, dataclasses.replace(unsampled, connection="reconnecting"))
     await box.sample(second, 3 * STEP_MIN)
     assert box.runs() == 1, second.reasons
     assert box.ran.read_text() == "stopped 1234567\n"
@@ -204,6 +210,26 @@ async def test_the_stop_runs_once_when_every_condition_holds_across_restarts(
     await box.sample(box.autostop(), 40)  # a restart: the same key, which the sent log holds
     assert box.runs() == 1
     assert {e.key for e in box.events[1:]} == {told.key}
+    await box.connections.close_all()
+
+
+async def test_a_stopped_box_started_again_is_not_told_as_a_stop_that_stopped_nothing(
+    make_queue_fleet, tmp_path
+):
+    """Hour s23a #4: the box went down after the stop and the user started it again the
+    next morning; "STILL ANSWERS … may still be billing" (critical) came for it."""
+    box = await _box(make_queue_fleet, tmp_path)
+    await box.pull_and_verify()
+    auto = box.autostop()
+    await auto.on_host(box.host, await box.state())
+    await box.sample(auto, 32)
+    assert box.runs() == 1 and [e.kind for e in box.events] == ["stopped"]
+    down = dataclasses.replace(await box.state(), snapshot=None, connection="lost")
+    for _ in range(3):  # down for minutes: it stopped
+        box.clock.advance(STEP_MIN)
+        await auto.on_host(box.host, dataclasses.replace(down, now=box.clock()))
+    await box.sample(auto, 40)  # started again, answering
+    assert [e.kind for e in box.events] == ["stopped"], box.events
     await box.connections.close_all()
 
 

@@ -107,10 +107,28 @@ class _Host:
     stopped: set[int]
     saved_at: float = 0.0  # when the idle clock was last written
     stop_ended: float | None = None  # when the last stop ended with exit 0 (read once)
+    # The box was seen not answering after that stop: it went down, and a box answering
+    # later was started again, not a stop that stopped nothing (hour s23a #4).
+    down_after_stop: bool = False
+    down_since: float | None = None  # not answering since (after the stop), this process
     error: str | None = None  # the state file is unreadable: no stop until it is fixed
 
 
 _FIGURES = re.compile(r"\d+")
+# Not answering this long after a stop: the box went down (a blip of a reconnect is not).
+DOWN_AFTER_STOP_S = 60.0
+
+
+def _down_after_stop(kept: _Host, connection: str, now: float) -> None:
+    """Whether the box went down after its stop, from one sample's connection."""
+    if connection in ("connected", "connecting"):
+        kept.down_since = None
+    elif kept.down_since is None:
+        kept.down_since = now
+    elif now - kept.down_since >= DOWN_AFTER_STOP_S:
+        kept.down_after_stop = True
+
+
 GPU_SAY_EVERY_S = 60.0  # the GPUs' busy/idle reason: at most one line a minute
 
 
@@ -178,10 +196,18 @@ class AutoStop:
         if kept.error is not None:
             self.say(host.name, "state", kept.error)
             return
+        if kept.stop_ended is not None:
+            _down_after_stop(kept, state.connection, now)
         idle_why = idle_refusal(
             state.snapshot, state.connection, self.fleet.thresholds.idle_util_pct
         )
-        if kept.idle.observe(idle_why is None, now) or (
+        # No sample now (a restart's first look, a reconnect) says nothing of the GPUs:
+        # the clock is left as it was, and a gap past MAX_SAMPLE_GAP_S restarts it at the
+        # next idle sample. Taken as "busy", it set every restart and every one-second
+        # drop back to "idle 0s", and `watch --once` from cron never stopped a box
+        # (hour s23a #2).
+        unknown = idle_why is not None and idle_why.startswith((UNKNOWN_GPUS, NO_SAMPLE))
+        if (not unknown and kept.idle.observe(idle_why is None, now)) or (
             idle_why is None and now - kept.saved_at >= IDLE_SAVE_EVERY_S
         ):
             kept.saved_at = now
@@ -282,6 +308,7 @@ class AutoStop:
         except OSError as exc:  # the shell could not start (cwd gone, no sh): it did not run
             run = LocalRun(None, f"the stop command could not start: {exc}", False)
         kept.stop_ended = await asyncio.to_thread(self._record_run, host.name, launch, run)
+        kept.down_after_stop, kept.down_since = False, None
         self.reasons[host.name] = f"stop ran at {local_time(self._clock())} (exit {run.status})"
         self._emit(
             stopped_event(host, report, view, idle_for, run, self.timeout_s, self.fleet.thresholds)
@@ -291,11 +318,15 @@ class AutoStop:
         self, host: HostConfig, kept: _Host, state: HostState, now: float
     ) -> None:
         """The box answers (this is its sample) past ``STOP_SETTLE_S`` after a stop that
-        exited 0: told once per stop (``answers_after_stop_event``)."""
+        exited 0: told once per stop (``answers_after_stop_event``). Not when it was seen
+        down since: it stopped, and was started again."""
         if state.connection != "connected" or state.snapshot is None:
             return
         at = kept.stop_ended
         if at is None or state.snapshot.t < at + STOP_SETTLE_S or (host.name, at) in self._answered:
+            return
+        if kept.down_after_stop:
+            self._answered.add((host.name, at))  # started again: its news is "back"
             return
         self._answered.add((host.name, at))
         self._emit(answers_after_stop_event(host, at, now))
