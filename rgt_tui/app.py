@@ -398,7 +398,7 @@ class RgtApp(ThemedApp):
     def _shell(self, message: ShellRequested) -> None:
         # One shell at a time: the terminal is the shell's until it ends.
         self.run_worker(
-            open_shell(self, self.fleet, message.host),
+            open_shell(self, self.fleet, message),
             group="shell",
             exclusive=True,
             exit_on_error=False,

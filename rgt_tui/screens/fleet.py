@@ -45,7 +45,7 @@ from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
-from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
+from rgt_tui.screens.shell_keys import SHELL_BINDING, request_shell
 from rgt_tui.screens.type_ahead import InOrderInput, expect_typing, typed_into, typing_ahead
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.fleet_header import (
@@ -431,7 +431,11 @@ class FleetScreen(FleetView, Screen[None]):
         self._for_selected(lambda host: QueueActionRequested(host, action))
 
     def action_shell(self) -> None:
-        self._for_selected(ShellRequested)
+        pane = self.selected
+        if pane is None:
+            self.notify("No host selected", severity="warning")
+            return
+        request_shell(self, pane.host.name)
 
     def action_disk_usage(self) -> None:
         self._for_selected(DiskUsageRequested)

@@ -42,7 +42,7 @@ from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_control import QUEUE_CONTROL_BINDINGS, QUEUE_CONTROL_IDLE_BINDINGS
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
-from rgt_tui.screens.shell_keys import SHELL_BINDING, ShellRequested
+from rgt_tui.screens.shell_keys import SHELL_BINDING, request_shell
 from rgt_tui.screens.tabs import DETAIL_TABS, DetailTab, HostView
 from rgt_tui.screens.tabs.base import TabbedScreen
 from rgt_tui.screens.tabs.logs_recall import LogRecall
@@ -336,7 +336,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             self.action_show_tab(ids[(ids.index(self.active_tab) + step) % len(ids)])
 
     def action_shell(self) -> None:
-        self.post_message(ShellRequested(self.host.name))
+        request_shell(self, self.host.name)
 
     def action_tunnel(self) -> None:
         """``T``: the box's TensorBoard here, over the host's connection (or close it)."""

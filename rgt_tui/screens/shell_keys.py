@@ -10,15 +10,22 @@ connections answer their keepalives and telemetry keeps arriving, but nothing is
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
+import termios
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from textual.app import App, SuspendNotSupported
+from textual import events
+from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
+from textual.content import Content
 from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
 
-from rgt_tui.domain.config import Fleet
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.services.box.shell import keys_to_the_shell, run_attached, shell_command
 
 SHELL_BINDING = Binding(
@@ -32,35 +39,91 @@ SHELL_BINDING = Binding(
 class ShellRequested(Message):
     """The user asked for a shell on a host."""
 
+    def __init__(self, host: str, opening: ShellOpening | None = None) -> None:
+        super().__init__()
+        self.host = host
+        self.opening = opening  # the key-dropping screen ``s`` pushed, when it did
+
+
+class ShellOpening(ModalScreen[None]):
+    """Shown from ``s`` until the shell has ended: every key that reaches the TUI then is
+    dropped. Keys typed for the shell while ``ssh -G`` ran, before the suspend, were read
+    as the TUI's and ran as commands once the shell ended (hour s23b #4: ``/saved`` typed
+    on a Logs tab opened a shell on ``s``, then appended, verified and diagnosed)."""
+
+    DEFAULT_CSS = """
+    ShellOpening { align: center middle; }
+    ShellOpening > Static { width: auto; padding: 1 2; border: round $accent; }
+    """
+
     def __init__(self, host: str) -> None:
         super().__init__()
         self.host = host
 
+    def compose(self) -> ComposeResult:
+        yield Static(Content(f"opening a shell on {self.host}…"))
 
-async def open_shell(app: App[Any], fleet: Fleet, host_name: str) -> None:
-    """Suspend the TUI, run the shell for ``host_name``, come back; say how it ended."""
+    async def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+
+
+def _drop_typed_ahead() -> None:
+    """Drop what was typed but not read yet (keys meant for the shell that ended): the
+    TUI reads the terminal again right after."""
+    with contextlib.suppress(OSError, ValueError, termios.error):
+        if sys.stdin.isatty():
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+
+
+def request_shell(screen: Screen[Any], host: str) -> None:
+    """``s`` on ``screen`` for ``host``: the screen that drops keys goes up at once, as
+    the key is handled, before the keys typed after it are (the message is handled a
+    moment later, once they have been: they ran as commands)."""
+    opening = ShellOpening(host)
+    screen.app.push_screen(opening)
+    screen.post_message(ShellRequested(host, opening))
+
+
+async def open_shell(app: App[Any], fleet: Fleet, message: ShellRequested) -> None:
+    """Suspend the TUI, run the shell for the message's host, come back; say how it
+    ended."""
+    host_name = message.host
+    opening = message.opening or ShellOpening(host_name)
+    if not opening.is_attached:
+        await app.push_screen(opening)
     try:
         host = fleet.host(host_name)
     except KeyError:
+        if app.screen is opening:
+            await app.pop_screen()
         app.notify(f"No host named {host_name}", severity="error")
         return
-    command = await asyncio.to_thread(shell_command, host)  # ssh -G: off the event loop
-    if isinstance(command, str):
-        app.notify(command, title=host_name, severity="error", timeout=10)
-        return
     try:
-        with app.batch_update(), app.suspend(), keys_to_the_shell():
-            code = await asyncio.to_thread(run_attached, command, pause_on_failure=True)
-    except SuspendNotSupported:
-        app.notify(
-            f"A shell needs the app in a terminal: run rgt-tui shell {host_name}",
-            title=host_name,
-            severity="warning",
-        )
+        code = await _run_shell(app, host)
+    finally:
+        if app.screen is opening:
+            await app.pop_screen()
+    if isinstance(code, str):
+        app.notify(code, title=host_name, severity="error", timeout=10)
         return
     app.refresh(layout=True)  # what arrived meanwhile, drawn at once
     if code != 0:
         app.notify(f"shell on {host_name} ended with exit status {code}", title=host_name)
+
+
+async def _run_shell(app: App[Any], host: HostConfig) -> int | str:
+    """The shell's exit status, or why it did not run (words for a toast)."""
+    command = await asyncio.to_thread(shell_command, host)  # ssh -G: off the event loop
+    if isinstance(command, str):
+        return command
+    try:
+        with app.batch_update(), app.suspend(), keys_to_the_shell():
+            code = await asyncio.to_thread(run_attached, command, pause_on_failure=True)
+            _drop_typed_ahead()
+    except SuspendNotSupported:
+        return f"A shell needs the app in a terminal: run rgt-tui shell {host.name}"
+    return code
 
 
 def shell_commands(

@@ -66,12 +66,15 @@ async def test_s_opens_a_shell_on_the_box_and_returns_to_a_live_app(
     app_sessions = set(children(server.pid))  # the app's own SSH connection(s)
     assert app_sessions
 
-    # s: the app steps aside for a login shell in the workdir on the box.
-    send("s")
+    # s: the app steps aside for a login shell in the workdir on the box. Keys typed
+    # right after it are the shell's, never the app's commands (hour s23b #4: they ran
+    # once the shell ended): L here would open the launch dialog.
+    send("s", "L")
     await wait_for(
         lambda: _shell_under(server.pid, server.workdir), 60, "the box's shell", show=tmux.screen
     )
     assert APP_UP not in tmux.screen()
+    send("C-u")  # an L that reached the shell's line
     send("echo marker-$((6*7)) > shell-marker.txt; echo seen-$((3*14))", "Enter")
     await shows("seen-42")
     marker = server.workdir / "shell-marker.txt"
@@ -79,6 +82,7 @@ async def test_s_opens_a_shell_on_the_box_and_returns_to_a_live_app(
     send("exit", "Enter")
     await shows(APP_UP)
     assert "seen-42" not in tmux.screen()
+    assert "▶ Launch ◀" not in tmux.screen()
     # The same connection, still open: the shell was ssh's own, beside it.
     assert app_sessions <= set(children(server.pid))
 
