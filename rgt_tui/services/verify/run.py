@@ -71,6 +71,7 @@ from rgt_tui.services.records import (
 from rgt_tui.services.result_code import ResultCode, load_result_code
 from rgt_tui.services.teardown.reclaimed import lost_lines, reclaimed_here
 from rgt_tui.services.verify import artifacts as checks
+from rgt_tui.services.verify.claims import claims_kept
 from rgt_tui.services.verify.loader import LoaderInfo, LoaderLimits, VerifyLoader
 from rgt_tui.services.verify.report import file_problem, flag_problem, report_to_json
 from rgt_tui.services.verify.types import ArtifactCheck, Flag, VerificationReport, VerifyProgress
@@ -155,6 +156,8 @@ async def verify_host(
             rost = _lost_cell(rost, cell, line)
         else:
             others.append(line)
+    if rost is not None and rost.present:
+        rost = await asyncio.to_thread(claims_kept, folder, manifest, rost, set(statuses))
     problems = problem_lines(manifest, results, flags, rost, reclaimed=len(here.intact))
     problems += others
     if roster_problem:

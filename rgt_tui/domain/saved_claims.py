@@ -1,0 +1,63 @@
+"""A cell's last "saved …" log line, checked against what the box held (principle 3, U33).
+
+"saved / wrote / checkpoint …" in a log is a claim; a full disk or a swallowed error
+makes it lie. ``verify`` counts a cell present once one of its artifacts loads, so a run
+that logged ``saved …/ckpt_epoch2.pt`` and wrote nothing passed on its older epochs
+(hour s23b #1), and the box was torn down. Only the *last* claim of a cell's log is
+checked: runs that keep the newest k checkpoints delete the older ones they once said
+they saved, but the newest must be there. Only absolute paths under a pull root are
+checked: anything else cannot be placed in the pulled copy.
+
+Pure: the log's text and the manifest in, the claim and where it lands out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rgt_tui.domain.manifest import Manifest
+
+# A line that says something was written; the path on it is what it claims.
+_CLAIM = re.compile(
+    r"(?i)\b(?:saved|saving|wrote|written|writing|checkpointed|exported|copied|moved|stored)\b"
+)
+_PATH = re.compile(r"/[^\s'\"`,;()\[\]{}<>|]+")
+TAIL_BYTES = 256 << 10  # of a log: the last claim is near its end
+
+
+@dataclass(frozen=True)
+class SavedClaim:
+    """The log's last claim: its line number (in the text read) and the box path."""
+
+    line: int
+    path: str
+
+
+def last_claim(text: str) -> SavedClaim | None:
+    """The last line of ``text`` that claims a write of an absolute path, and that path
+    (the last one on the line: "copied /tmp/x to /out/y" claims /out/y)."""
+    found = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if _CLAIM.search(line) is None:
+            continue
+        paths = _PATH.findall(line)
+        if paths:
+            found = SavedClaim(number, paths[-1].rstrip(".:"))
+    return found
+
+
+def claimed_local(manifest: Manifest, box_path: str) -> str | None:
+    """Where ``box_path`` lands in the pulled copy (relative to the host's folder), or
+    None when no pull root holds it (it cannot be checked here)."""
+    path = box_path.rstrip("/")
+    for index, root in enumerate(manifest.roots):
+        base = root.path.rstrip("/")
+        if path.startswith(base + "/") and ".." not in path[len(base) + 1 :].split("/"):
+            return manifest.local_relpath(index, path[len(base) + 1 :])
+    return None
+
+
+def holds(local_paths: set[str], local: str) -> bool:
+    """Whether the pulled files hold ``local``: the file, or a folder of files."""
+    return local in local_paths or any(p.startswith(local + "/") for p in local_paths)

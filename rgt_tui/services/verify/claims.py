@@ -1,0 +1,54 @@
+"""Each present cell's last "saved …" log line checked against the pulled manifest
+(``domain.saved_claims``; hour s23b #1): a cell whose claim names a file the box did not
+hold is missing, said with the log, the line and the way on."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from rgt_tui.domain.manifest import Manifest
+from rgt_tui.domain.roster import RosterCheck
+from rgt_tui.domain.saved_claims import TAIL_BYTES, claimed_local, holds, last_claim
+from rgt_tui.domain.text import printable
+from rgt_tui.services.pull.box_logs import BOX_LOGS_DIR
+
+
+def claims_kept(
+    folder: Path, manifest: Manifest, rost: RosterCheck, pulled: set[str]
+) -> RosterCheck:
+    """``rost`` with each present cell whose log's last "saved …" names a file the box
+    did not hold made missing, saying so (``domain.saved_claims``). Blocking."""
+    missing = []
+    for name in rost.present:
+        log = folder / BOX_LOGS_DIR / "cells" / f"{name}.log"
+        try:
+            with open(log, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                f.seek(max(0, size - TAIL_BYTES))
+                text = f.read(TAIL_BYTES).decode("utf-8", "replace")
+        except OSError:
+            continue  # no log pulled: nothing claimed here
+        claim = last_claim(text)
+        local = claimed_local(manifest, claim.path) if claim is not None else None
+        if claim is None or local is None or holds(pulled, local):
+            continue
+        where = f"line {claim.line} of" if size <= TAIL_BYTES else "the end of"
+        missing.append(
+            (
+                name,
+                f"{where} its log ({BOX_LOGS_DIR}/cells/{name}.log) says it saved "
+                f"{printable(claim.path, 300)}, and the box held no such file: the save "
+                "failed (a full disk, an error swallowed) — retry the cell, or accept it "
+                "as missing",
+            )
+        )
+    if not missing:
+        return rost
+    gone = {name for name, _ in missing}
+    return replace(
+        rost,
+        present=tuple(n for n in rost.present if n not in gone),
+        missing=(*rost.missing, *missing),
+    )

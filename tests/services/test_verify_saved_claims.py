@@ -1,0 +1,80 @@
+"""A cell whose log's last "saved …" names a file the box never held is missing, not
+present on its older checkpoints (hour s23b #1: verify passed it, the gate opened and
+the box was torn down). Real loopback box, real torch files, the box's own logs pulled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from support.pulls import box_results, fast, host_of
+
+from rgt_tui.domain.saved_claims import last_claim
+from rgt_tui.services.pull import pull_host
+from rgt_tui.services.verify.report import format_report
+from rgt_tui.services.verify.run import verify_host
+from rgt_tui.transport import transport_for
+
+
+def _cell(res: Path, name: str, saved: list[str], kept: list[str]) -> str:
+    """Cell ``name`` whose log says it saved each of ``saved`` (in order), of which only
+    ``kept`` are on the box; its log's text."""
+    (res / name).mkdir(parents=True)
+    for file in kept:
+        path = res / name / file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"w": torch.ones(2)}, path)
+    lines = [
+        f"epoch {i} loss 0.{i}\nsaved checkpoint to {res / name / f}\n" for i, f in enumerate(saved)
+    ]
+    return "".join(lines) + "done\n"
+
+
+async def test_the_last_saved_claim_must_be_on_the_box(make_loopback_fleet, tmp_path):
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    logs = fleet.box("box1").root / ".rgt" / "queue" / "cells"
+    logs.mkdir(parents=True)
+    cells = {
+        # Said it saved epoch 2, wrote nothing: epochs 0 and 1 load, and passed.
+        "liar": _cell(res, "liar", ["ck0.pt", "ck1.pt", "ck2.pt"], ["ck0.pt", "ck1.pt"]),
+        "honest": _cell(res, "honest", ["best.pt"], ["best.pt"]),
+        # Keeps the newest only: the older ones it said it saved are gone, as they should.
+        "rotated": _cell(res, "rotated", ["e0.pt", "e1.pt", "e2.pt"], ["e2.pt"]),
+        # A folder (save_pretrained) is claimed; its files are there.
+        "folder": _cell(res, "folder", ["hf"], ["hf/model.pt"]),
+    }
+    for name, text in cells.items():
+        (logs / f"{name}.log").write_text(text)
+    queue = tmp_path / "queue.txt"
+    queue.write_text("".join(f"configs/{n}.yaml train\n" for n in cells))
+    host = host_of(fleet, queue=queue)
+    transport = transport_for(host)
+    try:
+        pulled = await pull_host(host, tmp_path, transport, options=fast())
+        assert not pulled.failed, pulled.failed
+        report = await verify_host(host, tmp_path, transport=None)
+    finally:
+        await transport.close()
+    assert report.roster is not None
+    assert report.roster.present == ("honest", "rotated", "folder")
+    missing = dict(report.roster.missing)
+    assert set(missing) == {"liar"}
+    assert missing["liar"].startswith(
+        f"line 6 of its log (.rgt/box-logs/cells/liar.log) says it saved {res}/liar/ck2.pt, "
+        "and the box held no such file"
+    ), missing
+    assert "retry the cell, or accept it as missing" in missing["liar"]
+    assert not report.ok and "liar" in format_report(report)
+
+
+def test_the_last_claim_of_a_log_and_where_it_lands() -> None:
+    text = (
+        "saved /runs/a/ck1.pt\n"
+        "copied /tmp/x.pt to /runs/a/final.pt.\n"  # the last path on the line, no dot
+        "epoch 3: val 0.91 (see /runs/a/plot.png)\n"  # not a claim
+        "Saving is disabled\n"  # a claim word without a path
+    )
+    claim = last_claim(text)
+    assert claim is not None and (claim.line, claim.path) == (2, "/runs/a/final.pt")
+    assert last_claim("epoch 1\nloss 0.3\n") is None
