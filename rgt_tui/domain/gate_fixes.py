@@ -37,6 +37,7 @@ NEEDS = {
     "jobs": "every Slurm job of the queue ended",
     "group": "no cell of a running group on this box",
     "members": "a box (a group's boxes each have their own gate)",
+    "account": "no other entry logs in to this account",
     "confirmed": "the host's name typed",
     "journal": "the journal readable",
 }
@@ -189,6 +190,8 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
     if key == "idle" and condition.cause == NOT_ANSWERING:
         return f"{check} once the box answers: what runs there is unknown until then"
     fixes = {
+        "account": "remove one of the entries from the fleet file (keep the one whose queue "
+        f"and results the box holds, and tear the box down under its name), then {_bare(check)}",
         "box": f"{check} once the box answers",
         "manifest": f"{pull}, then {_bare(verify)}",
         "rescan": f"{check} once the box answers (a changed box: pull and verify again)",

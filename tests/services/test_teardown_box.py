@@ -730,3 +730,32 @@ def test_the_tabs_last_line_says_unlocked_once_the_name_is_typed(tmp_path: Path)
             before = g.apply(before, event)
     report = GateReport(host, load_profile(host.profile), before, g.conditions(before), ())
     assert checklist_lines(report)[-1].plain.startswith("ready: type 'h1'")
+
+
+async def test_a_second_entry_for_the_same_account_locks_both_gates(ready: Setup) -> None:
+    """Hour s23b #2: a second entry for box1's login (no queue of its own) passed its
+    gate and ran its teardown, destroying the box whose queue and results box1's gate
+    counts. While both entries stand, neither gate opens; no acknowledgement settles it."""
+    hosts = ready.loopback.hosts_file
+    text = hosts.read_text()
+    block = "[[hosts]]" + text.split("[[hosts]]", 1)[1]
+    twin = block.replace('name = "box1"', 'name = "box5"', 1)
+    twin = "\n".join(ln for ln in twin.splitlines() if not ln.startswith("queue ")) + "\n"
+    hosts.write_text(text + "\n" + twin)
+    fleet = load_fleet(hosts)
+    for name in ("box1", "box5"):
+        async with open_transport(fleet.host(name)) as t:
+            report = await check_gate(fleet, fleet.host(name), t, ready.journal)
+        account = _condition(report, "account")
+        other = "box5" if name == "box1" else "box1"
+        assert not account.ok and account.evidence.startswith(
+            f"{other} logs in to the same account"
+        ), account
+        assert f"a teardown of {name} destroys {other}'s box too" in account.evidence
+        assert not report.ready_but_confirmation
+    said = await ready.cli("teardown", "box5", "--check")
+    assert said.returncode != 0 and "remove one of the entries from the fleet file" in said.stdout
+    refused = await ready.cli("teardown", "box5", "--confirm", "box5")
+    assert refused.returncode != 0 and not ready.marker.exists(), refused.stdout
+    hosts.write_text(text)  # one entry again: box1's gate holds all but the name
+    assert (await ready.check()).ready_but_confirmation

@@ -29,6 +29,7 @@ from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
 from rgt_tui.domain.queue_state import DONE, RUNNING, QueueView
 from rgt_tui.domain.roster import in_outputs, output_prefixes
+from rgt_tui.domain.shared_account import sharing_account
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.unfinished import queue_cells_seen
 from rgt_tui.domain.units import local_time, plural
@@ -584,6 +585,9 @@ async def gather(
         # Read now, never journaled: only the group's cell ending settles it.
         groups = tuple(g.group_condition(seen) for seen in now.groups)
         conditions = (*conditions[:-1], *groups, conditions[-1])
+    shared = sharing_account(fleet, host)
+    if shared:
+        conditions = (*conditions[:-1], _account_condition(host, shared), conditions[-1])
     return GateReport(
         host,
         profile,
@@ -596,6 +600,21 @@ async def gather(
         tuple(jh.history),
         cells_now,
         _notes(host, now.view),
+    )
+
+
+def _account_condition(host: HostConfig, shared: tuple[str, ...]) -> g.Condition:
+    """Another entry of the fleet file logs in to this box's account: tearing this one
+    down destroys that entry's box too, whose queue and results this gate never counts
+    (hour s23b #2: a second entry for a box with four cells not run opened and ran).
+    Locked while both entries stand; no acknowledgement settles it."""
+    names = ", ".join(printable(n, 200) for n in shared)
+    return g.Condition(
+        "account",
+        False,
+        f"{names} log{'s' if len(shared) == 1 else ''} in to the same account "
+        f"({printable(str(host.ssh or 'this machine'), 200)}): a teardown of {host.name} "
+        f"destroys {names}'s box too, whose queue and results this gate does not count",
     )
 
 
