@@ -379,3 +379,32 @@ async def test_a_pull_and_the_stop_of_one_host_never_run_together(make_queue_fle
     assert box.runs() == 1 and [e.kind for e in box.events] == ["stopped"]
     assert box.locks.holder("box1") is None  # let go once the stop ran
     await box.connections.close_all()
+
+
+async def test_a_stop_whose_watch_ended_mid_command_is_told_once(make_queue_fleet, tmp_path):
+    """Hour s23a #1: watch died while its stop command ran; the claim kept the queue
+    from a second stop, its outcome was never recorded, and nothing said so: the box
+    could bill on unseen. The next watch tells it, critical, once."""
+    box = await _box(make_queue_fleet, tmp_path, waits=True)
+    await box.pull_and_verify()
+    auto = box.autostop()
+    await auto.on_host(box.host, await box.state())
+    await box.sample(auto, 7 * STEP_MIN)
+    box.clock.advance(STEP_MIN)
+    stopping = asyncio.ensure_future(auto.on_host(box.host, await box.state()))
+    await wait_for(box.started.exists, 120, "the stop command to start")
+    stopping.cancel()  # watch ends while its stop runs
+    await asyncio.gather(stopping, return_exceptions=True)
+    assert [e.kind for e in box.events] == []
+
+    box.clock.advance(auto.timeout_s / 60 + 10)  # minutes: long past the command's time
+    again = box.autostop()  # the next watch
+    await again.on_host(box.host, await box.state())
+    await again.on_host(box.host, await box.state())
+    [told] = box.events
+    assert told.kind == "stop_unknown" and told.severity == "critical"
+    assert "has no recorded outcome — it may still be billing" in told.title
+    assert "Check the provider's console" in told.body
+    assert box.runs() == 0  # never run a second time
+    box.go.touch()  # a stop command still held there ends
+    await box.connections.close_all()

@@ -23,7 +23,7 @@ from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.store import watch_dir
 
 # The drivers' events kept here: told once across runs (a still-answering box: once a day).
-KINDS = ("preempted", "preempt_action", "stopped", "still_answers")
+KINDS = ("preempted", "preempt_action", "stopped", "still_answers", "stop_unknown")
 ACTIONS = ("preempt_action", "stopped")  # what watch did unattended: the TUI lists them
 
 

@@ -67,6 +67,7 @@ from rgt_tui.services.teardown.confirm import TEARDOWN_TIMEOUT_S, confirmed_at
 from rgt_tui.services.teardown.gate import GateReport, check_gate
 from rgt_tui.services.watch.drivers.autostop_event import (
     answers_after_stop_event,
+    stop_outcome_unknown_event,
     stopped_event,
 )
 from rgt_tui.services.watch.events import HostState, WatchEvent
@@ -111,6 +112,9 @@ class _Host:
     # later was started again, not a stop that stopped nothing (hour s23a #4).
     down_after_stop: bool = False
     down_since: float | None = None  # not answering since (after the stop), this process
+    # When the last stop was claimed, if it never got an outcome and is past the stop's
+    # timeout: the watch that ran it ended meanwhile (told once: stop_outcome_unknown).
+    unsettled: float | None = None
     error: str | None = None  # the state file is unreadable: no stop until it is fixed
 
 
@@ -198,6 +202,9 @@ class AutoStop:
             return
         if kept.stop_ended is not None:
             _down_after_stop(kept, state.connection, now)
+        if kept.unsettled is not None:
+            self._emit(stop_outcome_unknown_event(host, kept.unsettled))  # once: its key
+            kept.unsettled = None
         idle_why = idle_refusal(
             state.snapshot, state.connection, self.fleet.thresholds.idle_util_pct
         )
@@ -416,7 +423,26 @@ class AutoStop:
                 f"no stop runs until it is fixed — check the provider's console, then "
                 f"move it aside (mv {path} {path}.damaged)",
             )
-        return _Host(idle, stopped, stop_ended=last_good_stop(data))
+        return _Host(
+            idle, stopped, stop_ended=last_good_stop(data), unsettled=self._unsettled(data)
+        )
+
+    def _unsettled(self, data: dict[str, Any]) -> float | None:
+        """When the last stop was claimed, if it has no outcome and its command's time is
+        long past: no process will record one (another watch running it now is not)."""
+        last = max(
+            (s for s in data["stops"] if isinstance(s, dict)),
+            key=lambda s: s.get("claimed_at") or 0,
+            default=None,
+        )
+        if (
+            last is None
+            or "ended_at" in last
+            or not isinstance(last.get("claimed_at"), int | float)
+        ):
+            return None
+        claimed = float(last["claimed_at"])
+        return claimed if self._clock() - claimed > self.timeout_s + STOP_SETTLE_S else None
 
     def _save_idle(self, name: str, idle: IdleClock) -> None:
         with self.journal.locked(name):

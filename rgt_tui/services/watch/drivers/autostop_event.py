@@ -103,3 +103,22 @@ def answers_after_stop_event(host: HostConfig, stopped_at: float, now: float) ->
         "is expected: nothing more is said of this stop.",
         "critical",
     )
+
+
+def stop_outcome_unknown_event(host: HostConfig, claimed_at: float) -> WatchEvent:
+    """A stop watch claimed and started whose outcome was never recorded: the watch that
+    ran it ended while it ran (killed, a reboot, its terminal closed). Whether the box
+    stopped is unknown, and no later pass runs it again (the queue's stop is claimed):
+    told once, critical, so a box that bills on is not left unsaid (hour s23a #1)."""
+    return WatchEvent(
+        "stop_unknown",
+        host.name,
+        f"stop_unknown:{host.name}:{claimed_at:.0f}",
+        f"{host.name}: a stop watch started at {local_time(claimed_at)} has no recorded "
+        "outcome — it may still be billing",
+        f"watch started {host.name}'s stop at {local_time(claimed_at)} and ended before the "
+        "command did, so whether the box stopped is not known, and watch does not run the "
+        "same queue's stop twice. Check the provider's console: stop the box there if it "
+        "still runs.",
+        "critical",
+    )
