@@ -1,0 +1,35 @@
+"""Hour s23a #5: right after a start, an alert missing from a sample stays open until the
+rules that need minutes of samples (idle, a silent log) have had them — 31 minutes. A
+disk alert needs one sample: it closes at once, so a disk that fills again is told again,
+while a rule that needs minutes still waits."""
+
+from __future__ import annotations
+
+from support.samples import FROZEN, agent_sample
+
+from rgt_tui.domain.health import Alert
+from rgt_tui.domain.snapshot import snapshot_from_agent
+from rgt_tui.services.watch.events import HostState
+from rgt_tui.services.watch.tracker import HostMemory, OpenAlert, alert_slot, derive
+
+INODES = Alert("disk.inodes", "critical", "inodes 100% used on /runs", "U7", "/runs")
+SILENT = Alert("log.silent", "warning", "no log line for 12 min", "U33", "c1")
+
+
+def state(now: float, *alerts: Alert) -> HostState:
+    snap = snapshot_from_agent("box3", agent_sample("box3", t=now))
+    return HostState(snap, alerts, "connected", None, None, None, None, now)
+
+
+def test_a_disk_alert_closes_at_once_and_a_refill_is_told_again() -> None:
+    memory = HostMemory(
+        open={alert_slot(INODES): OpenAlert(FROZEN), alert_slot(SILENT): OpenAlert(FROZEN)}
+    )
+    # A watch that has sampled the box for a minute: nothing that needs minutes may close.
+    now = FROZEN + 600
+    memory, events = derive("box3", memory, state(now), reminder_s=0, may_close=False)
+    assert events == []
+    assert set(memory.open) == {alert_slot(SILENT)}  # the disk freed: closed
+    memory, events = derive("box3", memory, state(now + 60, INODES), reminder_s=0, may_close=False)
+    assert [(e.kind, e.severity) for e in events] == [("alert", "critical")]
+    assert "inodes 100% used" in events[0].title + events[0].body
