@@ -422,6 +422,7 @@ class JobRunner:
             on_progress=progress,
             queue_view=queue_view,
             on_skip=skipped,
+            defer_to_watch=True,
         )
         return scheduler
 

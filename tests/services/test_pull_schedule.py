@@ -27,8 +27,10 @@ from rgt_tui.services.pull.budget import Bandwidth
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.services.watch.drivers.periodic_pull import (
+    ALIVE_FILE,
     BUSY_RETRY_S,
     RETRY_S,
+    WATCH_PULLS,
     PullScheduler,
     pull_every,
 )
@@ -376,3 +378,32 @@ async def test_the_tui_p_and_the_periodic_pull_share_one_pull_per_host(
         await asyncio.gather(*app.tasks)
     finally:
         await connections.close_all()
+
+
+async def test_the_tuis_periodic_pulls_leave_the_hosts_to_a_running_watch(
+    make_loopback_fleet, tmp_path
+):
+    """Hour s23a #3: the TUI beside a running `watch` won every race for the periodic
+    pull, and what it brought was told in the TUI alone, never to the notify targets."""
+    loopback = await make_loopback_fleet(1)
+    fleet, host = _setup(loopback, tmp_path)
+    watch_side, connections, _ = _scheduler(fleet, tmp_path, [])
+    tui_side, tui_connections, _ = _scheduler(fleet, tmp_path, [], defer_to_watch=True)
+    alive = tmp_path / "journal" / "watch" / ALIVE_FILE
+    assert tui_side.start_due() == [host.name]  # no watch runs: the TUI pulls
+    task = asyncio.ensure_future(watch_side.run())
+    try:
+        await wait_for(alive.exists, 30, "watch's periodic pulls to say they run")
+        assert tui_side.watch_pulls()
+        for running in list(tui_side._running.values()):
+            await running
+        tui_side.due.clear()
+        assert tui_side.start_due() == []
+        assert tui_side.held_back[host.name] == WATCH_PULLS
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert not alive.exists()  # watch ended: the TUI pulls again
+    assert not tui_side.watch_pulls()
+    await connections.close_all()
+    await tui_connections.close_all()

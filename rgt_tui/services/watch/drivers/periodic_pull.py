@@ -39,9 +39,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError, TransportError
@@ -81,12 +83,21 @@ from rgt_tui.services.watch.drivers.pull_failing import (
     told_failure,
 )
 from rgt_tui.services.watch.events import WatchEvent
+from rgt_tui.services.watch.store import watch_dir
 from rgt_tui.timeouts import within
 from rgt_tui.transport import Transport
 
 log = logging.getLogger(__name__)
 
 POLL_S = 30.0  # the longest the loop sleeps: a fleet file's new cadence is seen this soon
+# watch's periodic pulls renew this file in the fleet's watch folder each loop (POLL_S at
+# most); the TUI's leave the hosts to them while it is younger than ALIVE_S.
+ALIVE_FILE = "periodic-pulls.alive"
+ALIVE_S = 3 * POLL_S
+WATCH_PULLS = (
+    "rgt-tui watch runs the periodic pulls (what they bring goes to its notify targets); "
+    "p pulls now"
+)
 RETRY_S = 300.0  # after a failure: again in this long (or the cadence, when shorter)
 BUSY_RETRY_S = 60.0  # another pull or a teardown held the host: look again this soon
 # A typed confirmation this old no longer holds pulls back, whatever the journal says
@@ -171,8 +182,13 @@ class PullScheduler:
         queue_view: Callable[[str], QueueView | None] = lambda host: None,
         stopped: Callable[[str], float | None] | None = None,
         on_skip: Callable[[str, str, str], None] = lambda host, title, why: None,
+        defer_to_watch: bool = False,
     ) -> None:
         self.fleet = fleet
+        # The TUI's: while a `watch` runs its periodic pulls on this fleet, it pulls (its
+        # news goes to the notify targets); the TUI's pull won each race, and what it
+        # brought never reached a phone (hour s23a #3). watch's: it says it runs.
+        self.defer_to_watch = defer_to_watch
         self.connections = connections
         self.emit = emit
         self.clock = clock
@@ -218,25 +234,54 @@ class PullScheduler:
         self._wake = asyncio.Event()
         try:
             while True:
+                if not self.defer_to_watch:
+                    await asyncio.to_thread(self._say_alive)
                 self.start_due()
                 self._wake.clear()
                 with contextlib.suppress(asyncio.TimeoutError):
                     await within(self._wake.wait(), self._sleep_s())
         finally:
+            if not self.defer_to_watch:
+                with contextlib.suppress(OSError):
+                    os.unlink(self._alive_path())
             tasks = list(self._running.values())
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
+    def _alive_path(self) -> Path:
+        return watch_dir(self.journal().directory) / ALIVE_FILE
+
+    def _say_alive(self) -> None:
+        """watch's periodic pulls run: the file's mtime, renewed each loop (blocking)."""
+        if self.fleet.is_default:
+            return
+        with contextlib.suppress(OSError):
+            path = self._alive_path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+
+    def watch_pulls(self) -> bool:
+        """A `watch` runs its periodic pulls on this fleet now (blocking: one stat)."""
+        if self.fleet.is_default:
+            return False
+        try:
+            return time.time() - os.stat(self._alive_path()).st_mtime < ALIVE_S
+        except OSError:
+            return False
+
     def start_due(self) -> list[str]:
         """Start the pull of every host that is due and not pulling; returns their names."""
         now = self.clock()
         started = []
+        deferred = self.defer_to_watch and self.watch_pulls()
         for host in self.fleet.hosts:
             every = pull_every(host)
             if every is None or host.name in self._running:
                 continue
             why = no_pull_folders(host) or (None if self.has_results(host, every) else NO_RESULTS)
+            if why is None and deferred:
+                why = WATCH_PULLS
             stopped_at = self.stopped(host.name)
             if stopped_at is not None:
                 # Everything was pulled and verified before the stop: nothing to fetch,
