@@ -31,7 +31,7 @@ from rgt_tui.domain.units import local_time
 from rgt_tui.services.connect import Transport, host_connection
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
-    from rgt_tui.services.pull import PullOptions, PullResult
+    from rgt_tui.services.pull import PullError, PullOptions, PullResult
     from rgt_tui.services.verify.types import VerificationReport
 
 T = TypeVar("T")
@@ -152,7 +152,7 @@ async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> i
                 host, call.fleet.results_dir, transport, options=options, on_progress=progress
             )
     except PullError as exc:
-        return call.fail(f"{host.name}: {exc.message}", fix=exc.fix)
+        return call.fail(f"{host.name}: {exc.message}", fix=await _fix(call, host, exc))
     print(format_pull_result(result))
     ok = result.ok
     for rank in rank_pull_hosts(host):  # a group with pull_ranks = "all" (issue 41)
@@ -166,6 +166,17 @@ async def _pull_one(call: Call, transport: Transport, options: PullOptions) -> i
         print(format_pull_result(got, verify_as=host.name))
         ok = ok and got.ok
     return EXIT_OK if ok else EXIT_PROBLEMS
+
+
+async def _fix(call: Call, host: HostConfig, exc: PullError) -> str | None:
+    """A failed pull's fix; for a box never reached, what the rest of the product says of
+    it (stopped by watch, preempted: not "check the port", hour s23a #6)."""
+    from rgt_tui.services.runtime.preemption import with_unreachable_fix
+
+    if not isinstance(exc.__cause__, TransportError):
+        return exc.fix
+    told = await asyncio.to_thread(with_unreachable_fix, call.fleet, host, exc.__cause__)
+    return told.fix or exc.fix
 
 
 def pull_interrupted(call: Call) -> int:
@@ -315,9 +326,14 @@ async def _one(
     except PullError as exc:
         if view:
             view.fail(host.name, exc.message)
-        return host.name, (exc.message, exc.fix or "re-run the same pull (it resumes)")
+        fix = await _fix(call, host, exc)
+        return host.name, (exc.message, fix or "re-run the same pull (it resumes)")
     except TransportError as exc:
         if view:
             view.fail(host.name, exc.message)
+        # Stopped by watch, preempted: said as the rest of the product says it.
+        from rgt_tui.services.runtime.preemption import with_unreachable_fix
+
+        exc = await asyncio.to_thread(with_unreachable_fix, call.fleet, host, exc)
         return host.name, (f"unreachable: {exc.message}", exc.fix or "check the box is up")
     return host.name, result

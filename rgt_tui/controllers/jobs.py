@@ -430,6 +430,7 @@ class JobRunner:
         from rgt_tui.domain.errors import TransportError
         from rgt_tui.services.pull import PullError, PullOptions, pull_host
         from rgt_tui.services.pull.budget import shared_budget
+        from rgt_tui.services.runtime.preemption import with_unreachable_fix
 
         self._set(host.name, progress=None, pull_result=None, pull_error=None)
         try:
@@ -445,12 +446,18 @@ class JobRunner:
                 wait=self.connections.waiter(host.name),  # r cuts a retry's wait short
             )
         except PullError as exc:
-            self._set(host.name, pull_error=(exc.message, exc.fix or ""))
+            fix = exc.fix
+            if isinstance(exc.__cause__, TransportError):  # never reached: stopped by watch?
+                cause = exc.__cause__
+                fix = (await asyncio.to_thread(with_unreachable_fix, self.fleet, host, cause)).fix
+            self._set(host.name, pull_error=(exc.message, fix or ""))
             # A config mistake's own fix, not "p tries again" (p would fail the same way).
-            again = exc.fix or "p tries again"
+            again = fix or "p tries again"
             self._told_away(host.name, "pull failed", f"{exc.message} — {again}", "error")
             return
         except (TransportError, OSError) as exc:
+            if isinstance(exc, TransportError):  # stopped by watch, preempted: said so
+                exc = await asyncio.to_thread(with_unreachable_fix, self.fleet, host, exc)
             self._set(host.name, pull_error=(str(exc), "check the connection and press p again"))
             self._told_away(host.name, "pull failed", f"{exc} — p tries again", "error")
             return

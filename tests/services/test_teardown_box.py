@@ -759,3 +759,21 @@ async def test_a_second_entry_for_the_same_account_locks_both_gates(ready: Setup
     assert refused.returncode != 0 and not ready.marker.exists(), refused.stdout
     hosts.write_text(text)  # one entry again: box1's gate holds all but the name
     assert (await ready.check()).ready_but_confirmation
+
+
+async def test_a_box_watch_stopped_is_said_stopped_by_the_gate_and_the_pull(ready: Setup) -> None:
+    """Hour s23a #6: after watch's autostop stopped the box, the gate's re-scan line and
+    a pull said "connection refused … check the port in the provider's SSH command"."""
+    import time
+
+    from support.autostop import record_stop
+
+    record_stop(ready.journal.directory, "box1", time.time() - 60)
+    await ready.box.stop()
+    gate = await ready.cli("teardown", "box1", "--check")
+    said = " ".join(gate.stdout.split())
+    assert gate.returncode != 0 and "box1 was stopped by watch at " in said, gate.stdout
+    assert "start it from the provider to use it again" in said
+    pulled = await ready.cli("pull", "box1")
+    said = " ".join((pulled.stdout + pulled.stderr).split())
+    assert pulled.returncode != 0 and "box1 was stopped by watch at " in said, said

@@ -310,13 +310,25 @@ def named_preemption(fleet: Fleet, host: str) -> Preemption | None:
 
 
 def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
-    """What to do about ``host`` not answering when it may have been preempted (ux-e #2):
-    an interruptible host, or one a runtime named preempted. ``box1 does not answer
+    """What to do about ``host`` not answering when watch's autostop stopped it, or when
+    it may have been preempted (ux-e #2): an interruptible host, or one a runtime named
+    preempted. ``box1 does not answer
     (preempted?): move the interrupted cell: rgt-tui queue move alpha --to box2`` (the
     cell a runtime last saw running there, the first spare), or that the cell already
     moved; None for any other host. Reads files: call it off the event loop."""
     from rgt_tui.paths import journal_dir
+    from rgt_tui.services.journal import Journal
+    from rgt_tui.services.runtime.stopped import StoppedHosts, hhmm
 
+    if not fleet.is_default and fleet.path is not None:
+        # watch's autostop stopped it: "check the port" sent the user to the wrong place
+        # (hour s23a #6). Stopped is what it is until it answers again.
+        stopped = StoppedHosts(Journal(journal_dir(fleet.path))).stopped_at(host.name)
+        if stopped is not None:
+            return (
+                f"{host.name} was stopped by watch at {hhmm(stopped)} (its queue done, its "
+                "results pulled and verified): start it from the provider to use it again"
+            )
     memory = (
         None if fleet.is_default or fleet.path is None else preempt_dir(journal_dir(fleet.path))
     )

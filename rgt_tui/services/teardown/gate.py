@@ -40,6 +40,7 @@ from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.moved_skips import MovesSeen, moves_on_record
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
+from rgt_tui.services.runtime.preemption import with_unreachable_fix
 from rgt_tui.services.teardown.acknowledge import queue_cells
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
 from rgt_tui.services.teardown.group import group_condition
@@ -132,12 +133,17 @@ class _BoxNow:
     # Something answered, but with a host key rgt-tui refused (its kind): not the silence
     # "not answering" says (a user's hour read that after a key change).
     refused_key: str = ""
+    error_exc: TransportError | None = None  # why connecting failed, as raised
 
 
 async def _scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None) -> _BoxNow:
     """Re-scan the box now, read the groups it is a rank of, and where the host's backend
     gates on its jobs (Slurm) read the queue's jobs from the scheduler too."""
     now = await _rescan(host, transport)
+    if not now.answered and now.error_exc is not None:
+        # Stopped by watch, preempted: what the rest of the product says of it.
+        told = await asyncio.to_thread(with_unreachable_fix, fleet, host, now.error_exc)
+        now = replace(now, error=printable(told, 1000))
     if transport is not None and now.error is None:
         now = replace(now, groups=await _groups_seen(fleet, host, transport))
     backend = backend_for(host)
@@ -158,7 +164,10 @@ async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
         await transport.connect()
     except (TransportError, OSError) as exc:
         refused = exc.kind if isinstance(exc, HostKeyError) else ""
-        return _BoxNow(None, None, None, printable(exc, 1000), answered=False, refused_key=refused)
+        return _BoxNow(
+            None, None, None, printable(exc, 1000), answered=False, refused_key=refused,
+            error_exc=exc if isinstance(exc, TransportError) else None,
+        )  # fmt: skip
     if host.pull_refused:
         # No pull folders named: the re-scan would walk the whole home (this machine's,
         # when it stands in), for minutes, and the tab would never fill in. The pull
