@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import stat
 import time
@@ -36,6 +37,7 @@ from pathlib import Path
 from rgt_tui.agent.secret_paths import skipped_by_rule
 from rgt_tui.domain.artifacts import (
     CORRUPT,
+    HASH_ONLY,
     MISSING,
     NOT_VERIFIED,
     VERIFIED,
@@ -321,10 +323,30 @@ def _check_one(
             status, detail = "hash-only", "checked by SHA-256 only (no loader for this type)"
     except OSError as exc:
         status, detail = CORRUPT, f"cannot read it: {exc.strerror or exc}"
+    if status == CORRUPT and in_retry_aside(rel):
+        # The box's bytes (its SHA-256 matched) of an attempt a retry set aside: not the
+        # cell's results, so a load failure there is no gate problem (hour s23b #5: the
+        # retry meant to fix a truncated checkpoint moved it into an aside folder, which
+        # was pulled and failed verify again, and nothing settled it but a hand rm).
+        return result(
+            HASH_ONLY,
+            f"does not load ({detail}), in a folder a retry set aside (an earlier attempt, "
+            "not the cell's results): its bytes are the box's, so it counts by its hash",
+            sha,
+            kind,
+        )
     if status == CORRUPT and kind == "torch":
         detail, earlier = _damaged(folder, rel, detail, loader)
         return replace(result(status, detail, sha, kind), earlier=earlier)
     return result(status, detail, sha, kind)
+
+
+_RETRY_ASIDE = re.compile(r".+\.before-retry-\d{8}-\d{6}")
+
+
+def in_retry_aside(rel: str) -> bool:
+    """``rel`` lies in a folder a retry renamed aside (``<out>.before-retry-<time>``)."""
+    return any(_RETRY_ASIDE.fullmatch(part) for part in rel.split("/")[:-1])
 
 
 def _damaged(
