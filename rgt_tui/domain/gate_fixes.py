@@ -172,6 +172,17 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
             "a file names a class torch does not allow: if you trust it, add it to [fleet] "
             f"verify_safe_globals as its line says, then {_bare(verify)}"
         )
+    if key == "loaded" and "truncated or damaged on the box" in condition.evidence:
+        # A pull brings the same bytes: only the box's file changing settles it (hour
+        # s23b #5: every fix offered looped back to pull and verify).
+        retry = "Esc, then the Queue tab's R" if tui else f"`rgt-tui queue retry {host} CELL`"
+        shell = "s (a shell on the box)" if tui else f"`rgt-tui shell {host}`"
+        return (
+            "the box's own file is damaged: while its run still saves it, pull again once "
+            f"it is saved; once the run ended, retry the cell ({retry}: its folder is set "
+            f"aside and counts by its hash) or remove the file on the box ({shell}), then "
+            f"{_bare(pull)} and {_bare(verify)}"
+        )
     if key == "loaded" and "a plain pickle" in condition.evidence:
         # A re-pull brings the same bytes (hour s20c #8): the file must change on the box.
         shell = "s (a shell on the box)" if tui else f"`rgt-tui shell {host}`"

@@ -1,0 +1,27 @@
+"""The loaded line's fix for a checkpoint damaged on the box itself (hour s23b #5): a pull
+brings the same bytes, so the fix is a retry or removing the file there, not "re-pull"."""
+
+from __future__ import annotations
+
+from rgt_tui.domain.gate_fixes import fix
+from rgt_tui.domain.teardown_gate import Condition
+
+LOADED = Condition(
+    "loaded",
+    False,
+    "s_seed7/ckpt_epoch2.pt: truncated or damaged on the box: it does not load as a checkpoint",
+)
+
+
+def test_the_command_line_names_the_retry_and_the_shell() -> None:
+    said = fix(LOADED, "box4", tui=False)
+    assert "`rgt-tui queue retry box4 CELL`: its folder is set aside and counts by its hash" in said
+    assert "`rgt-tui shell box4`" in said and said.endswith(
+        "then `rgt-tui pull box4` and `rgt-tui verify box4`"
+    ), said
+    assert "re-pull" not in said
+
+
+def test_the_tui_names_its_keys() -> None:
+    said = fix(LOADED, "box4", tui=True)
+    assert "Esc, then the Queue tab's R" in said and "s (a shell on the box)" in said
