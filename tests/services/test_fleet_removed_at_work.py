@@ -59,3 +59,43 @@ def test_a_host_torn_down_and_idle_goes_quietly() -> None:
     assert never is not None and "while its box is not recorded as torn down" in never
     running = left_words("gpu-a", "b2_long", torn_down=True)
     assert running is not None and "while its cell b2_long runs there" in running
+
+
+async def test_watch_sends_the_removal_to_the_notify_targets(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Hour s23a #8: watch said it on its console only; an unattended user hears it
+    through the notify targets."""
+    import asyncio
+
+    from support.replay import ReplayMonitor
+    from support.samples import Clock
+
+    from rgt_tui.services.watch.sinks import Sink
+    from rgt_tui.services.watch.watcher import Watcher
+
+    block = '[[hosts]]\nname = "{n}"\nssh = "root@10.0.0.{i}:22"\nprofile = "vastai"\n'
+    path = tmp_path / "hosts.toml"
+    path.write_text(block.format(n="box1", i=1) + block.format(n="box2", i=2))
+    fleet = load_fleet(path)
+    events: list = []
+
+    class Recorder(Sink):
+        def on_event(self, event) -> None:  # type: ignore[no-untyped-def]
+            events.append(event)
+
+    clock = Clock()
+    monitors = {h.name: ReplayMonitor(h, clock) for h in fleet.hosts}
+    watcher = Watcher(
+        fleet, sinks=[Recorder()], clock=clock, monitors=monitors, fleet_file_every_s=0.05,
+        report=lambda line: None,
+    )  # fmt: skip
+    task = asyncio.create_task(watcher.run())
+    try:
+        await asyncio.wait_for(monitors["box2"].started.wait(), 30)
+        path.write_text(block.format(n="box1", i=1))
+        await wait_for(lambda: any(e.kind == "removed" for e in events), 30, "the removal told")
+        (told,) = [e for e in events if e.kind == "removed"]
+        assert told.host == "box2" and told.severity == "warning"
+        assert "box2 was removed from the fleet file while its box is not recorded" in told.body
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

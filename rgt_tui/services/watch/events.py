@@ -18,7 +18,7 @@ from rgt_tui.domain.snapshot import HostSnapshot
 EVENT_KINDS = (
     "alert", "reminder", "queue_done", "silent", "back", "reboot", "forgotten", "stopped",
     "pull", "pull_failed", "preempted", "preempt_action", "still_answers", "host_key",
-    "stop_unknown",
+    "stop_unknown", "removed",
 )  # fmt: skip
 
 

@@ -349,8 +349,19 @@ class Watcher:
         self.tracker.reminder_s = event.fleet.watch.reminder_minutes * 60
         if not event.changes.empty:
             self.report(f"fleet file: {event.changes.summary()}")
-        for _, words in event.changes.left:
-            self.report(f"warning: {words}")
+        for name, words in event.changes.left:
+            # Unattended, "nothing watches it now" is what the notify targets must hear
+            # (hour s23a #8: said on the console alone).
+            self.emit(
+                WatchEvent(
+                    "removed",
+                    name,
+                    f"removed:{name}:{self.clock():.0f}",
+                    f"{name} removed from the fleet file while at work",
+                    words,
+                    "warning",
+                )  # fmt: skip
+            )
         if self.autostop is not None:
             for why in self.autostop.reload(event.fleet):
                 self.report(why)
