@@ -7,6 +7,8 @@ The TUI (``[fleet] tui_notify``) and ``watch`` each hand one to their ``FleetRun
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.health import HealthState
 from rgt_tui.domain.queue_state import QueueView
@@ -43,8 +45,14 @@ class HostEvents:
     def state(
         self, host: HostConfig, update: HostUpdate | None, queue: QueueView | None, now: float
     ) -> HostState:
-        """``host`` as its pane would show it at ``now``."""
-        return host_state(host, update, queue, now)
+        """``host`` as its pane would show it at ``now``; not answering since when the
+        watch memory says (a restart does not restart the outage: hour s23a #7, the
+        metrics' lost-since timestamp moved to each restart)."""
+        state = host_state(host, update, queue, now)
+        kept = self.tracker.lost_since(host.name) if state.lost_since is not None else None
+        if kept is not None and kept < state.lost_since:  # type: ignore[operator]
+            state = replace(state, lost_since=kept)
+        return state
 
     def unchanged(self, host: str, state: HostState, health: HealthState | None) -> bool:
         """True when ``state`` owes nothing and changes no memory."""

@@ -146,6 +146,12 @@ class EventTracker:
                 self._cache[host] = self.store.load(host)
             return self._cache[host]
 
+    def lost_since(self, host: str) -> float | None:
+        """Since when the memory says ``host`` has not answered (kept across restarts);
+        None when it answers or its memory is not loaded yet (never blocks)."""
+        memory = self._cache.get(host)
+        return memory.lost_since if memory is not None else None
+
     def seed_health(self, host: str) -> HealthState:
         """The health state a new monitor of ``host`` starts from (``tracker.seed_health``)."""
         return seed_health(self.memory(host))
