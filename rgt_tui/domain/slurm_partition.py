@@ -4,11 +4,22 @@ the plan had passed). Pure: services.preflight asks ``sinfo`` and hands its line
 
 from __future__ import annotations
 
+from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.preflight import Check
 from rgt_tui.domain.slurm_jobs import parse_partition
 from rgt_tui.domain.text import printable
 
 SHOWN = 8  # partitions a failed check names
+# The login node's partitions, bounded in time and size (a hung slurmctld, a huge cluster).
+SINFO_PARTITIONS = (
+    "{ if command -v timeout >/dev/null; then timeout 20 sinfo -h -o '%P|%a|%F'; "
+    "else sinfo -h -o '%P|%a|%F'; fi; } | head -n 200 | cut -c 1-200"
+)
+
+
+def partition_of(host: HostConfig) -> str | None:
+    """The partition(s) a Slurm host's key names (None: no key, or not a Slurm host)."""
+    return host.slurm.partition if host.slurm is not None else None
 
 
 def partition_check(

@@ -33,7 +33,7 @@ from rgt_tui.domain.preflight_checks import CheckContext, box_checks, preflight_
 from rgt_tui.domain.routes import Routes, check_route, host_routes
 from rgt_tui.domain.run_interpreter import run_interpreter
 from rgt_tui.domain.slurm_lead import host_signal_lead_check
-from rgt_tui.domain.slurm_partition import partition_check
+from rgt_tui.domain.slurm_partition import SINFO_PARTITIONS, partition_check, partition_of
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.box_script import box_command, box_path, script_text
 from rgt_tui.services.ckpt_record import observed_write
@@ -166,7 +166,7 @@ async def preflight(
     )
     if lead is not None:
         checks.append(lead)
-    if "partition" in scope.checks and host.slurm is not None:
+    if "partition" in scope.checks:  # a Slurm login node's
         checks.append(await _partition(fleet, host, transport))
     routes = routes_of(host)
     if routes.china and "route" in scope.checks:
@@ -182,20 +182,16 @@ async def preflight(
 
 async def _partition(fleet: Fleet, host: HostConfig, transport: Transport) -> Check:
     """The ``partition`` check: the login node's ``sinfo`` against the host's key."""
-    assert host.slurm is not None
     where = f"{fleet.path or 'the fleet file'}:{host.line or '?'} ({host.name}'s block)"
-    if host.slurm.partition is None:
+    partition = partition_of(host)
+    if partition is None:
         return partition_check(host.name, None, None, where)
     try:
-        said = await transport.run(
-            "{ if command -v timeout >/dev/null; then timeout 20 sinfo -h -o '%P|%a|%F'; "
-            "else sinfo -h -o '%P|%a|%F'; fi; } | head -n 200 | cut -c 1-200",
-            timeout=30.0,
-        )
+        said = await transport.run(SINFO_PARTITIONS, timeout=30.0)
     except TransportError as exc:
-        return partition_check(host.name, host.slurm.partition, None, where, exc.message)
+        return partition_check(host.name, partition, None, where, exc.message)
     error = said.stderr.strip()[-300:] or f"sinfo exited {said.exit_status}"
-    return partition_check(host.name, host.slurm.partition, said.stdout, where, error)
+    return partition_check(host.name, partition, said.stdout, where, error)
 
 
 async def _code_check(
