@@ -223,3 +223,27 @@ async def test_a_title_names_its_host_once_and_its_severity_nowhere(
     titles = sorted(b["title"] for b in hook.at("/ok"))
     assert titles == ["[rgt-tui] box1 stopped: queue done", "[rgt-tui] box1: gpu.throttle GPU 1"]
     assert [b["type"] for b in hook.at("/ok") if "throttle" in b["title"]] == ["warning"]
+
+
+async def test_a_target_that_cannot_be_sent_to_is_said_at_start_and_on_change(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    """Hour s23a #9: a mistyped scheme and an unset ${VAR} surfaced only when an event was
+    sent, possibly at 3 am; they are said when watch starts and when the file changes,
+    never with the URL (a token may be in it)."""
+    bad = ["jsn://127.0.0.1:1/box3", f"json://${{NOPE_TOKEN_X}}@127.0.0.1:1/{SECRET}"]
+    said: list[str] = []
+    notifier = Notifier(
+        fleet_of([hook.url("/ok")], bad), tmp_path / "sent.jsonl", environ={}, report=said.append
+    )
+    assert said == [
+        "/f/hosts.toml: box1's jsn target 2: Apprise cannot use this URL — a mistyped URL, or a "
+        "service whose package is missing; check it with: apprise --dry-run -vv 'URL'",
+        "/f/hosts.toml: box1's json target 3 needs $NOPE_TOKEN_X, which is not set in watch's "
+        "environment — export it before starting watch",
+    ], said
+    assert SECRET not in " ".join(said)
+    said.clear()
+    notifier.on_fleet(fleet_of([hook.url("/ok")], []))
+    assert said == []  # fixed: nothing to say
+    await notifier.aclose()

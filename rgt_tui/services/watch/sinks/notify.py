@@ -142,6 +142,31 @@ def targets_of(fleet: Fleet, host: str) -> tuple[Target, ...]:
     return tuple(Target(host, i, url) for i, url in enumerate(fleet.host(host).watch.notify, 1))
 
 
+def target_problems(fleet: Fleet, environ: Mapping[str, str]) -> list[str]:
+    """What is wrong with each host's targets now, said when ``watch`` starts and when the
+    fleet file is applied, not at the first event at 3 am (hour s23a #9: a mistyped
+    scheme, an unset ``${VAR}``). Never the URL itself: it may hold a token."""
+    problems: dict[str, None] = {}
+    where = fleet.path or "the fleet file"
+    for host in fleet.hosts:
+        for target in targets_of(fleet, host.name):
+            try:
+                url = target.expand(environ)
+            except MissingVariable as missing:
+                problems[
+                    f"{where}: {host.name}'s {target.name} needs ${missing.name}, which is not "
+                    "set in watch's environment — export it before starting watch"
+                ] = None
+                continue
+            if apprise.Apprise.instantiate(url, suppress_exceptions=True) is None:
+                problems[
+                    f"{where}: {host.name}'s {target.name}: Apprise cannot use this URL — a "
+                    "mistyped URL, or a service whose package is missing; check it with: "
+                    "apprise --dry-run -vv 'URL'"
+                ] = None
+    return list(problems)
+
+
 def markdown_inert(text: str) -> str:
     """``text`` with the Markdown that could make a link of it (or hide it) escaped by a
     backslash: ``[x](https://evil)`` reads ``\\[x\\](https://evil)``.
@@ -267,6 +292,7 @@ class Notifier(Sink):
         self._busy: set[tuple[str, str]] = set()  # (key, target id) being sent or given up
         self._tasks: set[asyncio.Task[None]] = set()
         self._resumed = False
+        self._check_targets()
 
     async def on_event(self, event: WatchEvent) -> None:
         """Schedule ``event`` for each target that has not had its key; returns at once.
@@ -289,6 +315,12 @@ class Notifier(Sink):
         """The fleet file changed: a host added while watch runs (``rgt-tui add``) is
         told from now on, and a ``notify`` list changed goes to its new targets."""
         self.fleet = fleet
+        self._check_targets()
+
+    def _check_targets(self) -> None:
+        """Say each target that cannot be sent to (``target_problems``)."""
+        for problem in target_problems(self.fleet, self._environ):
+            self._report(problem)
 
     async def resume(self) -> int:
         """Retry, once per start, the events of the last day that some target never got
