@@ -123,14 +123,21 @@ async def test_a_two_node_cell_is_one_job_whose_ranks_rendezvous_train_and_check
 
     await wait_for(holding, 120, "the second cell's rank 0 holding after step 2", every=0.5)
     killed = await backend.kill(transport, "crash")
-    assert killed.ended and killed.task == f"{job}_1", killed
+    # ``ended`` is what squeue showed within the kill's own minute: on a loaded machine
+    # the two ranks' TERM handlers (a checkpoint each) may take longer (a CI run on
+    # b8a5453), so the end is waited for here, not required of that minute.
+    assert killed.task == f"{job}_1", killed
 
     async def ranks_gone() -> bool:
         return not _ranks_of("hold")
 
-    await wait_for(ranks_gone, 60, "both ranks of the killed cell to exit")
-    view = await backend.read_view(transport)
-    assert view.cells[1].status == KILLED, view.summary()
+    await wait_for(ranks_gone, 120, "both ranks of the killed cell to exit")
+
+    async def reads_killed() -> bool:
+        view = await backend.read_view(transport)
+        return view.cells[1].status == KILLED
+
+    await wait_for(reads_killed, 120, "the killed cell to read killed", every=0.5)
 
     # Retry resubmits the cell as a new array with the same nodes arguments.
     retry = await backend.plan_retry(qf.fleet, transport, ["fit"], allow_done=True)
