@@ -502,10 +502,12 @@ class JobRunner:
             first = report.problems[0] if report.problems else ""
             self._told_away(host.name, "NOT VERIFIED", problems_and_first(report, first), "error")
 
-    def _told_away(self, host: str, title: str, text: str, severity: str = "information") -> None:
-        """A job the user started ended while its Pulls tab is not on screen: a toast (and
-        so a notice under n), or a pull walked away from ends unseen until the gate."""
-        if not self.watching(host, "pulls"):
+    def _told_away(
+        self, host: str, title: str, text: str, severity: str = "information", tab: str = "pulls"
+    ) -> None:
+        """A job the user started ended while its tab (``tab``) is not on screen: a toast
+        (and so a notice under n), or a job walked away from ends unseen."""
+        if not self.watching(host, tab):
             self.app.notify(text, title=f"{host}: {title}", severity=severity, timeout=10)
 
     async def _check(self, host: HostConfig) -> Any:
@@ -590,11 +592,27 @@ class JobRunner:
             self._set(host.name, refusal=f"locked: {exc}: nothing was torn down")
             if exc.report is not None:  # the checklist as it stood at the confirmation
                 self._set_report(host.name, exc.report)
+            # Escape right after Enter left the tab: the refusal was seen only on coming
+            # back (hour s23b #8).
+            self._told_away(
+                host.name, "teardown refused", f"{exc}: nothing was torn down — its Teardown "
+                "tab says why", "error", tab="teardown",
+            )  # fmt: skip
             return
         if outcome.report is not None:
             self._set_report(host.name, outcome.report)
         jh = await asyncio.to_thread(journal.load, host.name)
         self._set(host.name, teardown=outcome, torn_down_at=jh.torn_down_at)
+        if not outcome.ran:
+            said = ("teardown: nothing ran", "destroy the box by hand as its Teardown tab says")
+        elif outcome.ok:
+            said = ("torn down", "the teardown command exited 0: recorded as torn down")
+        else:
+            said = ("teardown FAILED", f"the command exited {outcome.exit_status}: see its "
+                    "Teardown tab; the box may still bill")  # fmt: skip
+        self._told_away(
+            host.name, said[0], said[1], "information" if outcome.ok else "warning", tab="teardown"
+        )
 
     async def _record_manual(self, host: HostConfig, typed: str) -> None:
         from rgt_tui.services.teardown import BoxMismatch, record_manual_teardown

@@ -527,3 +527,34 @@ def test_a_tight_border_shortens_the_spend_and_the_idle_time_before_dropping_the
     assert border_subtitle(parts, 20) == "$0.28 · idle 1m42s"
     assert border_subtitle(parts, 12) == "idle 1m42s"  # the idle time last of all
     assert border_subtitle(["generic-ssh", "$2.49/h", ("", ""), ("", "")], 15) == "$2.49/h"
+
+
+async def test_a_refusal_after_escape_is_told(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """Hour s23b #8: the name typed, Enter, then Escape at once: the re-scan refused the
+    teardown (a file written since the pull) and nothing said so until the tab was
+    opened again."""
+    from support.pilot import shown_notifications
+    from textual.widgets import Input
+
+    marker = tmp_path / "destroyed"
+    app = teardown_app(loopback_fleet, tmp_path, f"echo gone > {marker}")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pull_and_verify(app, pilot)
+        await checklist(app, pilot)
+        (loopback_fleet.box("box1").root / "results" / "late.json").write_text("{}")
+        app.screen.query_one("#confirm-name", Input).focus()
+        await pilot.pause()
+        await pilot.press(*"box1", "enter", "escape")
+        await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
+        await wait_for(
+            lambda: any(
+                n.title == "box1: teardown refused" and "nothing was torn down" in str(n.message)
+                for n in shown_notifications(app)
+            ),
+            30,
+            pilot=pilot,
+        )
+    assert not marker.exists()
