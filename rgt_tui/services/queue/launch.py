@@ -246,6 +246,13 @@ async def plan_launch(
     # No run template: nothing can be rendered (host_problems said why, with the line).
     if (problems and not cells) or host.run is None:
         return refused()
+    # GEN1: refused in the TUI's plan too; a file read, off the event loop. Before the
+    # box is asked anything: a torn-down host's plan ran preflight for ~10 s only to be
+    # refused for this (hour s23b #9).
+    torn_down = await asyncio.to_thread(torn_down_refusal, fleet, host.name)
+    if torn_down is not None:
+        problems.append(torn_down)
+        return refused()
     try:
         await transport.connect()
         facts = await probe(
@@ -280,10 +287,6 @@ async def plan_launch(
     moved = {c.name: c.moved_to for c in cells if c.moved_to}
     shown_view = view_from_facts(host, facts, moved) if moved else view
     warnings: list[str] = []
-    # GEN1: refused in the TUI's plan too; a file read, off the event loop.
-    torn_down = await asyncio.to_thread(torn_down_refusal, fleet, host.name)
-    if torn_down is not None:
-        problems.append(torn_down)
     if report is not None:
         problems += preflight_problems(report, acked, host.ready.preflight_ack)
         warnings += preflight_warnings(report, acked, host.ready.preflight_ack)
