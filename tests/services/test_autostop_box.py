@@ -397,8 +397,10 @@ async def test_a_stop_whose_watch_ended_mid_command_is_told_once(make_queue_flee
     await asyncio.gather(stopping, return_exceptions=True)
     assert [e.kind for e in box.events] == []
 
+    again = box.autostop()  # the next watch, at once: the command's time has not passed
+    await again.on_host(box.host, await box.state())
+    assert box.events == []  # another watch may be running it now
     box.clock.advance(auto.timeout_s / 60 + 10)  # minutes: long past the command's time
-    again = box.autostop()  # the next watch
     await again.on_host(box.host, await box.state())
     await again.on_host(box.host, await box.state())
     [told] = box.events
@@ -407,4 +409,32 @@ async def test_a_stop_whose_watch_ended_mid_command_is_told_once(make_queue_flee
     assert "Check the provider's console" in told.body
     assert box.runs() == 0  # never run a second time
     box.go.touch()  # a stop command still held there ends
+    await box.connections.close_all()
+
+
+async def test_watch_once_waits_for_the_stop_it_starts(make_queue_fleet, tmp_path):
+    """Hour s23c #1: under `watch --once` (cron) the gate check and the stop ran in a
+    background task that the pass cancelled as it closed: no box was ever stopped."""
+    from support.replay import ReplayMonitor
+    from support.samples import make_update
+
+    from rgt_tui.services.journal import journal_for
+    from rgt_tui.services.watch.watcher import Watcher
+
+    box = await _box(make_queue_fleet, tmp_path)
+    await box.pull_and_verify()
+    earlier = AutoStop(
+        box.fleet, box.connections, emit=box.events.append, locks=box.locks,
+        clock=box.clock, journal=journal_for(box.fleet),
+    )  # fmt: skip
+    await earlier.on_host(box.host, await box.state())  # the earlier passes' idle clock
+    await box.sample(earlier, 28)
+    assert box.runs() == 0
+    box.clock.advance(STEP_MIN)
+    idle = agent_sample("box1", t=box.clock(), gpus=[gpu(0, 0.0, 210, 1, 40)])
+    monitor = ReplayMonitor(box.host, box.clock, updates=[make_update("box1", idle)])
+    watcher = Watcher(box.fleet, clock=box.clock, monitors={"box1": monitor})
+    told = await watcher.once(timeout=60)
+    assert box.runs() == 1, watcher.autostop.reasons if watcher.autostop else None
+    assert "stopped" in [e.kind for e in told]
     await box.connections.close_all()

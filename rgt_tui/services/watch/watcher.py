@@ -240,6 +240,12 @@ class Watcher:
             if self.still_answers is not None:
                 await self._guarded(self.still_answers.check(), "the torn-down boxes' check")
             await self.check_now()
+            # The autostop's gate check and stop run beside the samples: a pass waits for
+            # them, and delivers what they told (cron's --once cancelled each stop as it
+            # closed: hour s23c #1).
+            while self._side:
+                await asyncio.gather(*list(self._side), return_exceptions=True)
+            await self._drain()
             return list(self.told)
         finally:
             await self.close()

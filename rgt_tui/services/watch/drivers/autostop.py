@@ -112,8 +112,8 @@ class _Host:
     # later was started again, not a stop that stopped nothing (hour s23a #4).
     down_after_stop: bool = False
     down_since: float | None = None  # not answering since (after the stop), this process
-    # When the last stop was claimed, if it never got an outcome and is past the stop's
-    # timeout: the watch that ran it ended meanwhile (told once: stop_outcome_unknown).
+    # When the last stop was claimed, if it has no outcome: told once its command's time
+    # has passed (the watch that ran it ended meanwhile: stop_outcome_unknown).
     unsettled: float | None = None
     error: str | None = None  # the state file is unreadable: no stop until it is fixed
 
@@ -202,7 +202,9 @@ class AutoStop:
             return
         if kept.stop_ended is not None:
             _down_after_stop(kept, state.connection, now)
-        if kept.unsettled is not None:
+        if kept.unsettled is not None and now - kept.unsettled > self.timeout_s + STOP_SETTLE_S:
+            # Past the command's time: no process will record its outcome (a watch running
+            # it now would have); a restart before then tells it when the time has passed.
             self._emit(stop_outcome_unknown_event(host, kept.unsettled))  # once: its key
             kept.unsettled = None
         idle_why = idle_refusal(
@@ -428,8 +430,8 @@ class AutoStop:
         )
 
     def _unsettled(self, data: dict[str, Any]) -> float | None:
-        """When the last stop was claimed, if it has no outcome and its command's time is
-        long past: no process will record one (another watch running it now is not)."""
+        """When the last stop was claimed, if it has no outcome (yet: another watch may be
+        running it now; ``on_host`` waits out its time before telling it)."""
         last = max(
             (s for s in data["stops"] if isinstance(s, dict)),
             key=lambda s: s.get("claimed_at") or 0,
@@ -441,8 +443,7 @@ class AutoStop:
             or not isinstance(last.get("claimed_at"), int | float)
         ):
             return None
-        claimed = float(last["claimed_at"])
-        return claimed if self._clock() - claimed > self.timeout_s + STOP_SETTLE_S else None
+        return float(last["claimed_at"])
 
     def _save_idle(self, name: str, idle: IdleClock) -> None:
         with self.journal.locked(name):
