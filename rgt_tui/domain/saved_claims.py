@@ -18,11 +18,17 @@ from dataclasses import dataclass
 
 from rgt_tui.domain.manifest import Manifest
 
-# A line that says something was written; the path on it is what it claims.
+# A line that says something was written; the path right after the word is what it
+# claims, or one after "to"/"into"/"as" that follows ("copied /tmp/x to /out/y").
 _CLAIM = re.compile(
     r"(?i)\b(?:saved|saving|wrote|written|writing|checkpointed|exported|copied|moved|stored)\b"
 )
-_PATH = re.compile(r"/[^\s'\"`,;()\[\]{}<>|]+")
+# An absolute path of two parts at least ("/2" in "epoch 2/2" and "/s" in "12.3 it/s" are
+# none), not the tail of a URL ("https://wandb.ai/...") or of a relative path.
+_PART = r"[^\s'\"`,;()\[\]{}<>|/]+"
+_PATH = re.compile(rf"(?<![\w:/.~-])/{_PART}(?:/{_PART})+/?")
+_DEST = re.compile(r"(?i)\b(?:to|into|as)\s+$")
+_NEXT = re.compile(r"[;|]")  # "saved A; removed old B": B is no claim
 TAIL_BYTES = 256 << 10  # of a log: the last claim is near its end
 
 
@@ -35,15 +41,23 @@ class SavedClaim:
 
 
 def last_claim(text: str) -> SavedClaim | None:
-    """The last line of ``text`` that claims a write of an absolute path, and that path
-    (the last one on the line: "copied /tmp/x to /out/y" claims /out/y)."""
+    """The last line of ``text`` that claims a write of an absolute path, and that path:
+    the first after the claim's word, or one after a "to"/"into"/"as" ("copied /tmp/x to
+    /out/y" claims /out/y; "saved /out/a; removed old /out/b" claims /out/a)."""
     found = None
     for number, line in enumerate(text.splitlines(), start=1):
-        if _CLAIM.search(line) is None:
+        claim = _CLAIM.search(line)
+        if claim is None:
             continue
-        paths = _PATH.findall(line)
-        if paths:
-            found = SavedClaim(number, paths[-1].rstrip(".:"))
+        rest = _NEXT.split(line[claim.end() :], maxsplit=1)[0]
+        paths = list(_PATH.finditer(rest))
+        if not paths:
+            continue
+        chosen = paths[0]
+        for later in paths[1:]:
+            if _DEST.search(rest[: later.start()]):
+                chosen = later
+        found = SavedClaim(number, chosen.group(0).rstrip(".:/"))
     return found
 
 

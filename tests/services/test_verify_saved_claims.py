@@ -78,3 +78,22 @@ def test_the_last_claim_of_a_log_and_where_it_lands() -> None:
     claim = last_claim(text)
     assert claim is not None and (claim.line, claim.path) == (2, "/runs/a/final.pt")
     assert last_claim("epoch 1\nloss 0.3\n") is None
+
+
+def test_the_claimed_path_is_the_one_the_word_names() -> None:
+    """Hour s23c #2, #3: the last path on the line was taken — the old checkpoint a
+    keep-newest run removed ("saved A; removed old B"), or "/2" of "epoch 2/2", or a
+    URL's tail, which left a false claim unchecked."""
+    cases = {
+        "saved /r/c/ckpt_2.json; removed old /r/c/ckpt_1.json": "/r/c/ckpt_2.json",
+        "saved /r/c/ckpt_final.pt (epoch 2/2)": "/r/c/ckpt_final.pt",
+        "saved /r/c/best.pt [12.3 it/s]": "/r/c/best.pt",
+        "saved /r/c/x.pt, synced to https://wandb.ai/me/run/abc": "/r/c/x.pt",
+        "Model weights saved in /r/c/hf/": "/r/c/hf",
+        "wrote checkpoint into /r/c/step_9.pt.": "/r/c/step_9.pt",
+    }
+    for line, path in cases.items():
+        claim = last_claim(line + "\n")
+        assert claim is not None and claim.path == path, (line, claim)
+    for line in ("epoch 2/2 saved", "saved to ./rel/ckpt.pt", "saved 12.3 it/s"):
+        assert last_claim(line) is None, line
