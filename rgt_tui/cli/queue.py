@@ -267,7 +267,9 @@ def format_plan(plan: LaunchPlan) -> str:
     # here would say it all again. The rest as the plan gives them.
     lines += [f"  warning: {w}" for w in plan.warnings if not is_preflight_problem(w)]
     lines += [f"  REFUSED: {p}" for p in plan.problems if not is_preflight_problem(p)]
-    waiting = plan.unacknowledged
+    # A certain failure is refused above, in its own words: no --ack is offered for it.
+    certain = {c.name for c in plan.preflight.checks if c.certain} if plan.preflight else set()
+    waiting = [name for name in plan.unacknowledged if name not in certain]
     if waiting:
         acks = " ".join(f"--ack {name}" for name in waiting)
         lines.append(
@@ -299,14 +301,14 @@ def preflight_lines(plan: LaunchPlan, *, refusing_only: bool = False) -> list[st
             mark = "not run"
         elif c.ok:
             mark = "ok"
-        elif c.name in acked:
+        elif c.name in acked and not c.certain:  # a certain one no --ack settles (s23c #8)
             mark = "ACKNOWLEDGED"
         else:
             mark = "FAILED"
         lines.append(f"    {c.name:<{width}} {mark:<12} {c.detail}")
         # An acknowledged check's fix is done already: its "preflight_ack = [...]" was
         # printed as if still to do (hour s19a #14).
-        if not c.ok and c.fix and c.name not in acked:
+        if not c.ok and c.fix and (c.name not in acked or c.certain):
             lines.append(f"    {'':<{width}} {'':<12} fix: {c.fix}")
     if report.code is not None and not refusing_only:
         lines.append(f"  code recorded with each cell: {report.code.short()}")

@@ -384,6 +384,12 @@ async def test_a_wrong_partition_is_refused_by_the_plan_and_a_refused_sbatch_tak
     assert "Its partitions: debug (the default)" in said
     assert f"set partition in {hosts}:" in said
     assert not (qf.qdir() / "cells.tsv").exists()  # refused before anything was sent
+    # No acknowledgement settles it, and none is offered (hour s23c #8: "ACKNOWLEDGED",
+    # then "launch anyway with --ack partition").
+    acked = await arun("launch", "box1", "--hosts", str(hosts), "--yes", "--ack", "partition")
+    assert acked.returncode == 1, acked.stdout + acked.stderr
+    assert "ACKNOWLEDGED" not in acked.stdout and "--ack partition" not in acked.stdout
+    assert "no acknowledgement changes this" in " ".join(acked.stdout.split())
 
     # A partition that exists, but a request sbatch refuses (more memory than any node).
     hosts.write_text(
