@@ -99,3 +99,18 @@ async def test_watch_sends_the_removal_to_the_notify_targets(tmp_path) -> None: 
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_removing_a_second_entry_of_one_account_warns_of_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Hour s23c #6: the teardown gate's fix for two entries of one box is to remove one;
+    doing so warned that the box was left unwatched and might bill, while the other entry
+    still watched it."""
+    block = '[[hosts]]\nname = "{n}"\nssh = "root@10.0.0.1:22"\nprofile = "vastai"\n'
+    path = tmp_path / "hosts.toml"
+    path.write_text(block.format(n="box1") + block.format(n="box1b"))
+    fleet = load_fleet(path)
+    runtime = FleetRuntime(fleet, FleetConnections(fleet.hosts))
+    path.write_text(block.format(n="box1"))
+    changes = runtime.adopt(load_fleet(path))
+    assert changes.removed == ("box1b",) and changes.left == ()
+    await runtime.close()

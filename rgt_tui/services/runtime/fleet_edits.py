@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rgt_tui.domain.config import ConfigError, Fleet, HostConfig
 from rgt_tui.domain.history import HostHistory
+from rgt_tui.domain.shared_account import sharing_account
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.runtime.events import FleetFileRejected, FleetReloaded, RuntimeEvent
 from rgt_tui.services.runtime.fleet_file import (
@@ -111,10 +112,14 @@ class FleetFileHosts:
         hosts added, removed and changed are applied, and ``FleetReloaded`` told."""
         wanted = list(fleet.hosts if self.pick_hosts is None else self.pick_hosts(fleet))
         changes = fleet_changes(self.fleet, fleet, self.hosts.values(), wanted)
+        # A removed entry whose account another entry still logs in to (the teardown
+        # gate's own fix for two entries of one box) leaves nothing unwatched: no warning
+        # that "it still bills" (hour s23c #6).
         left = [
             (name, words)
             for name in changes.removed
-            if (words := left_words(name, self._running_cell(name), self.is_torn_down(name)))
+            if not sharing_account(fleet, self.fleet.host(name))
+            and (words := left_words(name, self._running_cell(name), self.is_torn_down(name)))
         ]
         changes = replace(changes, left=tuple(left))
         self.fleet = fleet
