@@ -171,6 +171,10 @@ async def test_launch_show_logs_by_rank_gate_and_kill_a_group(
         shown.stdout
     )
     assert "differs from the copy" not in shown.stdout
+    appended = await arun("queue", "append", "box1", "--hosts", hosts)  # hour s23c #7
+    said = appended.stdout + appended.stderr
+    assert appended.returncode != 0 and "box1's box holds a group's job" in said, said
+    assert "Put the lines shown back" not in said
     alone = await arun("launch", "box1", "--hosts", hosts, "--yes", timeout=180)
     assert alone.returncode == 1, alone.stdout + alone.stderr
     assert "box1's box holds a group's job (cells hold: it ran as a rank of a group)" in (

@@ -140,6 +140,9 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
         raise QueueError(host.name, f"cannot append: {torn_down}")
     if facts.qbytes == 0 and not facts.deployed:
         raise QueueError(host.name, f"no queue on {host.name} yet — launch it first")
+    other = other_queue_problem(host, view_from_facts(host, facts))
+    if other is not None:  # a group's job on a box with its own queue (hour s23c #7)
+        raise QueueError(host.name, f"refused: {other}", code="rewritten")
     box_text = await read_box_queue_text(transport, host.name)
     changed = prefix_problem(box_text, text)
     if changed is not None:
