@@ -777,3 +777,33 @@ async def test_a_box_watch_stopped_is_said_stopped_by_the_gate_and_the_pull(read
     pulled = await ready.cli("pull", "box1")
     said = " ".join((pulled.stdout + pulled.stderr).split())
     assert pulled.returncode != 0 and "box1 was stopped by watch at " in said, said
+
+
+async def test_the_same_box_under_another_spelling_locks_the_gates(ready: Setup) -> None:
+    """Hour s23c #5: `localhost` for `127.0.0.1` is another account to the fleet file's
+    words, so the account line missed it; the journals say both entries reached one box."""
+    hosts = ready.loopback.hosts_file
+    text = hosts.read_text()
+    block = "[[hosts]]" + text.split("[[hosts]]", 1)[1]
+    assert "127.0.0.1" in block
+    twin = block.replace('name = "box1"', 'name = "box5"', 1).replace("127.0.0.1", "localhost")
+    twin = "\n".join(ln for ln in twin.splitlines() if not ln.startswith("queue ")) + "\n"
+    hosts.write_text(text + "\n" + twin)
+    fleet = load_fleet(hosts)
+    known = Path(fleet.host("box5").known_hosts or "")
+    assert known.is_file()  # the same box's key, trusted under its other name too
+    lines = known.read_text().splitlines()
+    known.write_text(
+        "\n".join([*lines, *(ln.replace("127.0.0.1", "localhost") for ln in lines)]) + "\n"
+    )
+    async with open_transport(fleet.host("box5")) as t:
+        report = await check_gate(fleet, fleet.host("box5"), t, ready.journal)
+    account = _condition(report, "account")
+    assert not account.ok and account.evidence.startswith("box1 reached the same box (box "), (
+        account
+    )
+    assert "a teardown of box5 destroys box1's box too" in account.evidence
+    async with open_transport(fleet.host("box1")) as t:
+        report = await check_gate(fleet, fleet.host("box1"), t, ready.journal)
+    assert _condition(report, "account").evidence.startswith("box5 reached the same box")
+    assert not report.ready_but_confirmation

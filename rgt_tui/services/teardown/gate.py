@@ -595,8 +595,15 @@ async def gather(
         groups = tuple(g.group_condition(seen) for seen in now.groups)
         conditions = (*conditions[:-1], *groups, conditions[-1])
     shared = sharing_account(fleet, host)
+    how = "log{s} in to the same account ({ssh})"
+    if not shared and jh.box is not None:
+        # The same box under another spelling (localhost for 127.0.0.1, an alias): the
+        # journals say which entries reached it (hour s23c #5).
+        shared = await asyncio.to_thread(_same_box, fleet, host, journal, jh.box.box_id)
+        how = "reached the same box ({box})"
     if shared:
-        conditions = (*conditions[:-1], _account_condition(host, shared), conditions[-1])
+        condition = _account_condition(host, shared, how, jh.box.describe() if jh.box else "")
+        conditions = (*conditions[:-1], condition, conditions[-1])
     return GateReport(
         host,
         profile,
@@ -612,18 +619,41 @@ async def gather(
     )
 
 
-def _account_condition(host: HostConfig, shared: tuple[str, ...]) -> g.Condition:
-    """Another entry of the fleet file logs in to this box's account: tearing this one
-    down destroys that entry's box too, whose queue and results this gate never counts
-    (hour s23b #2: a second entry for a box with four cells not run opened and ran).
-    Locked while both entries stand; no acknowledgement settles it."""
+def _same_box(fleet: Fleet, host: HostConfig, journal: Journal, box_id: str) -> tuple[str, ...]:
+    """The other entries whose journal's last box is ``box_id`` and not torn down
+    (blocking: one journal read each)."""
+    found = []
+    for other in fleet.hosts:
+        if other.name == host.name or other.group is not None:
+            continue
+        try:
+            jh = journal.load(other.name)
+        except JournalError:
+            continue
+        if jh.box is not None and jh.box.box_id == box_id and jh.torn_down_at is None:
+            found.append(other.name)
+    return tuple(found)
+
+
+def _account_condition(
+    host: HostConfig, shared: tuple[str, ...], how: str, box: str
+) -> g.Condition:
+    """Another entry of the fleet file logs in to this box's account (or reached this
+    very box): tearing this one down destroys that entry's box too, whose queue and
+    results this gate never counts (hour s23b #2: a second entry for a box with four
+    cells not run opened and ran). Locked while both entries stand; no acknowledgement
+    settles it."""
     names = ", ".join(printable(n, 200) for n in shared)
+    said = how.format(
+        s="s" if len(shared) == 1 else "",
+        ssh=printable(str(host.ssh or "this machine"), 200),
+        box=printable(box, 200),
+    )
     return g.Condition(
         "account",
         False,
-        f"{names} log{'s' if len(shared) == 1 else ''} in to the same account "
-        f"({printable(str(host.ssh or 'this machine'), 200)}): a teardown of {host.name} "
-        f"destroys {names}'s box too, whose queue and results this gate does not count",
+        f"{names} {said}: a teardown of {host.name} destroys {names}'s box too, whose "
+        "queue and results this gate does not count",
     )
 
 
