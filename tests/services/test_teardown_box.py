@@ -790,12 +790,7 @@ async def test_the_same_box_under_another_spelling_locks_the_gates(ready: Setup)
     twin = "\n".join(ln for ln in twin.splitlines() if not ln.startswith("queue ")) + "\n"
     hosts.write_text(text + "\n" + twin)
     fleet = load_fleet(hosts)
-    known = Path(fleet.host("box5").known_hosts or "")
-    assert known.is_file()  # the same box's key, trusted under its other name too
-    lines = known.read_text().splitlines()
-    known.write_text(
-        "\n".join([*lines, *(ln.replace("127.0.0.1", "localhost") for ln in lines)]) + "\n"
-    )
+    _trust_as_localhost(Path(fleet.host("box5").known_hosts or ""))
     async with open_transport(fleet.host("box5")) as t:
         report = await check_gate(fleet, fleet.host("box5"), t, ready.journal)
     account = _condition(report, "account")
@@ -807,3 +802,11 @@ async def test_the_same_box_under_another_spelling_locks_the_gates(ready: Setup)
         report = await check_gate(fleet, fleet.host("box1"), t, ready.journal)
     assert _condition(report, "account").evidence.startswith("box5 reached the same box")
     assert not report.ready_but_confirmation
+
+
+def _trust_as_localhost(known: Path) -> None:
+    """The same box's key, trusted under its other name too."""
+    assert known.is_file()
+    lines = known.read_text().splitlines()
+    spelled = [ln.replace("127.0.0.1", "localhost") for ln in lines]
+    known.write_text("\n".join([*lines, *spelled]) + "\n")
