@@ -175,8 +175,11 @@ def default_start(plan: LaunchPlan) -> int:
     )
 
 
-def running_problem(host: str, view: QueueView, session: str) -> str | None:
-    """The refusal when ``host``'s queue is running: this boot, no done, runner or session alive."""
+def running_problem(
+    host: str, view: QueueView, session: str, host_config: HostConfig | None = None
+) -> str | None:
+    """The refusal when ``host``'s queue is running: this boot, no done, runner or session
+    alive; ``host_config`` tells a box running another kind of queue (a rank's own)."""
     launch = view.launch
     if launch is None or launch.done is not None or launch.boot_id != view.boot_id:
         return None
@@ -185,6 +188,15 @@ def running_problem(host: str, view: QueueView, session: str) -> str | None:
     where = f"runner pid {launch.pid}" if view.runner_alive else f"tmux session {session}"
     current = view.current
     on = f", on cell {current.index} ({current.name})" if current else ""
+    if host_config is not None and other_queue_problem(host_config, view) is not None:
+        # A rank's box running its own queue (or a box a group's job): not this queue's
+        # to stop under this name (hour s23c #9 named the group's queue, and its kill).
+        return (
+            f"the box runs another queue ({where}, launched "
+            f"{fmt_duration(view.now - launch.ts)} ago{on}), not {host}'s — wait for it, or "
+            "stop it under the host name whose queue it is (rgt-tui queue stop / queue kill "
+            "HOST, or S / X on that host's Queue tab)"
+        )
     return (
         f"the queue on {host} is already running ({where}, launched {fmt_duration(view.now - launch.ts)} ago{on}) "
         "— wait for it, append cells to it (they join the running queue), or stop it first: "
@@ -300,7 +312,7 @@ async def plan_launch(
             f"durable_dir {expand_home(host.durable_dir, facts.home)} does not exist yet: "
             "each cell's command must create its {out} directory"
         )
-    running = running_problem(host.name, view, session)
+    running = running_problem(host.name, view, session, host)
     if running:
         problems.append(running)
     qbytes, clines, deployed = facts.qbytes, facts.clines, len(facts.deployed)
