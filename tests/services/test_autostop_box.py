@@ -438,3 +438,37 @@ async def test_watch_once_waits_for_the_stop_it_starts(make_queue_fleet, tmp_pat
     assert box.runs() == 1, watcher.autostop.reasons if watcher.autostop else None
     assert "stopped" in [e.kind for e in told]
     await box.connections.close_all()
+
+
+async def test_the_stop_message_names_a_cell_accepted_unfinished(make_queue_fleet, tmp_path):
+    """Hour s23a #11: the stopped notification listed "1 failed" and not that the failed
+    cell was accepted at the gate, the reason the stop was allowed at all."""
+    from rgt_tui.services.teardown import check_gate
+    from rgt_tui.services.teardown.acknowledge import acknowledge
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    first, broken = qf.cell_script("first", RESULT), qf.cell_script("broken", "exit 3")
+    qf.write_queue(f"{first} train 1\n{broken} train 1\n")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport, preflight=False), transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    box = Box(qf, tmp_path)
+    t = box.connections.transport("box1")
+    await pull_host(box.host, box.fleet.results_dir, t, options=fast())
+    await verify_host(box.host, box.fleet.results_dir, transport=t)
+    seen = await observe_now(box.host, t, box.journal, clock=box.clock)
+    await check_gate(box.fleet, box.host, t, box.journal, clock=box.clock)  # reads the queue
+    acknowledge(
+        box.journal, "box1", unfinished=("broken",), cells=("first", "broken"), box=seen,
+        now=box.clock(),
+    )  # fmt: skip
+    auto = box.autostop()
+    await auto.on_host(box.host, await box.state())
+    await box.sample(auto, 32)
+    assert box.runs() == 1, auto.reasons
+    (stopped,) = box.events
+    assert "accepted unfinished at the gate: broken failed" in stopped.body, stopped.body
+    await box.connections.close_all()

@@ -48,10 +48,18 @@ def stopped_event(
     program = (host.watch.stop or "").split()[0] if host.watch.stop else "?"
     ok = run.status == 0 and not run.timed_out
     evidence = {c.key: c.evidence for c in report.conditions}
+    # A cell accepted unfinished at the gate is why a queue with a failure may stop: said
+    # (hour s23a #11: the message listed "1 failed" and not that it was accepted).
+    accepted = [
+        c.evidence
+        for c in report.conditions
+        if c.key == "unfinished" and c.ok and c.evidence.endswith("; acknowledged")
+    ]
     why = [
         f"the queue launched at {local_time(view.launch.ts)} finished at "
         f"{local_time(view.launch.done.ts)}: {view.count(DONE)} done, "
         f"{view.count(FAILED)} failed of {view.total}",
+        *(f"accepted unfinished at the gate: {text}" for text in accepted),
         *(f"{key}: {evidence[key]}" for key in GATE_KEYS if key in evidence),
         f"GPUs under {thresholds.idle_util_pct:g} % for {fmt_duration(idle_for)} "
         f"(autostop_minutes = {host.watch.autostop_minutes:g})",
