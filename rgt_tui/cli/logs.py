@@ -134,7 +134,8 @@ async def _print_log(call: Call, transport: Transport, path: str, where: str) ->
         except FileNotFoundError:
             if args.cell and (unknown := await _not_a_cell(host, args.cell)):
                 return call.fail(unknown, code=EXIT_BAD_INPUT)
-            return call.fail(await _missing(transport, where, host.name, path, args.cell))
+            said = await _missing(transport, where, host.name, path, args.cell)
+            return call.fail(said + await _pulled_copy(call, args.cell))
         except OSError as exc:  # permission denied, a directory, ...
             return call.fail(f"{where}: cannot read {path}: {exc.strerror}")
         assert last is not None
@@ -209,6 +210,23 @@ async def _not_a_cell(host: HostConfig, cell: str) -> str:
     return (
         f"{host.name}: no cell named {cell!r} in its queue ({host.queue}): no log to show. "
         f"Its cells: {', '.join(cells) or 'none'}"
+    )
+
+
+async def _pulled_copy(call: Call, cell: str | None) -> str:
+    """Where a pull brought the cell's log, when the box's current records no longer hold
+    it (a --fresh launch moved them aside): said beside "not started" (hour s23c #10)."""
+    if cell is None:
+        return ""
+    from rgt_tui.services.pull.box_logs import BOX_LOGS_DIR
+    from rgt_tui.services.records import fleet_host_dir
+
+    copy = fleet_host_dir(call.fleet, call.host) / BOX_LOGS_DIR / "cells" / f"{cell}.log"
+    if not await asyncio.to_thread(copy.is_file):
+        return ""
+    return (
+        f" in the box's current queue records (a --fresh launch moves earlier ones aside to "
+        f"~/.rgt/queue.archived.<time>); the copy a pull brought is {copy}"
     )
 
 

@@ -63,6 +63,16 @@ async def test_logs_of_a_name_that_is_no_cell_is_bad_input(make_queue_fleet):
     assert waiting.returncode == 1, waiting.stderr
     assert "cell 'later' has not started yet" in waiting.stderr
     assert "not in this host's queue" not in waiting.stderr  # it is: the file says so
+    assert "the copy a pull brought" not in waiting.stderr  # none was pulled
+    # A pull brought a log of it (a --fresh launch then moved the box's records aside):
+    # said where, not only "not started" (hour s23c #10).
+    pulled = qf.fleet.results_dir / "box1" / ".rgt" / "box-logs" / "cells" / "later.log"
+    pulled.parent.mkdir(parents=True)
+    pulled.write_text("later ran once\n")
+    aside = await arun("logs", "box1", "later", "--hosts", hosts)
+    assert aside.returncode == 1 and f"the copy a pull brought is {pulled}" in " ".join(
+        aside.stderr.split()
+    ), aside.stderr
 
     # A cell whose line left the queue file keeps its log on the box: still shown.
     qf.write_queue(f"{hold} t\n{later} t\n")
