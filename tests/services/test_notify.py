@@ -247,3 +247,20 @@ async def test_a_target_that_cannot_be_sent_to_is_said_at_start_and_on_change(
     notifier.on_fleet(fleet_of([hook.url("/ok")], []))
     assert said == []  # fixed: nothing to say
     await notifier.aclose()
+
+
+async def test_a_removed_hosts_event_goes_to_the_fleets_targets(
+    hook: Webhook, tmp_path: Path
+) -> None:
+    """watch tells a host removed while at work (hour s23a #8): that host is no longer in
+    the file, and its event went nowhere (a KeyError) instead of to the fleet's targets."""
+    notifier = Notifier(fleet_of([hook.url("/ok")], []), tmp_path / "sent.jsonl")
+    removed = WatchEvent(
+        "removed", "gone", "removed:gone:1700000200", "gone removed from the fleet file while at work",
+        "nothing watches or pulls it now", "warning",
+    )  # fmt: skip
+    await notifier.on_event(removed)
+    await notifier.drain()
+    (body,) = hook.at("/ok")
+    assert body["title"] == "[rgt-tui] gone removed from the fleet file while at work"
+    assert notifier.failures == []

@@ -138,8 +138,13 @@ class Target:
 
 
 def targets_of(fleet: Fleet, host: str) -> tuple[Target, ...]:
-    """The targets of ``host`` (already the fleet's plus its own, deduplicated)."""
-    return tuple(Target(host, i, url) for i, url in enumerate(fleet.host(host).watch.notify, 1))
+    """The targets of ``host`` (already the fleet's plus its own, deduplicated); a host
+    no longer in the file (its removal is told) gets the fleet's."""
+    try:
+        urls = fleet.host(host).watch.notify
+    except KeyError:
+        urls = fleet.watch.notify
+    return tuple(Target(host, i, url) for i, url in enumerate(urls, 1))
 
 
 def target_problems(fleet: Fleet, environ: Mapping[str, str]) -> list[str]:
