@@ -123,6 +123,11 @@ _FIGURES = re.compile(r"\d+")
 DOWN_AFTER_STOP_S = 60.0
 
 
+def _when(value: object) -> float:
+    """A recorded time, or 0 for anything else (the state file is read as found)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
 def _down_after_stop(kept: _Host, connection: str, now: float) -> None:
     """Whether the box went down after its stop, from one sample's connection."""
     if connection in ("connected", "connecting"):
@@ -432,11 +437,8 @@ class AutoStop:
     def _unsettled(self, data: dict[str, Any]) -> float | None:
         """When the last stop was claimed, if it has no outcome (yet: another watch may be
         running it now; ``on_host`` waits out its time before telling it)."""
-        last = max(
-            (s for s in data["stops"] if isinstance(s, dict)),
-            key=lambda s: s.get("claimed_at") or 0,
-            default=None,
-        )
+        claimed = [s for s in data["stops"] if isinstance(s, dict)]
+        last = max(claimed, key=lambda s: _when(s.get("claimed_at")), default=None)
         if (
             last is None
             or "ended_at" in last
