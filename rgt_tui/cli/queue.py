@@ -232,7 +232,10 @@ async def run_append(call: Call, transport: Transport) -> int:
         print(f"  {c.index:>3}  {c.name}  {c.task}  {c.epochs_note}  ({c.where})")
     print(result.detail)
     if not result.running:
-        print(f"start them: rgt-tui launch {host.name} --start {result.added[0].index}")
+        # Where the detail says a launch begins: the first added cell's index skipped an
+        # earlier pending or failed cell (hour s22c #6).
+        start = result.start if result.start is not None else result.added[0].index
+        print(f"start them: rgt-tui launch {host.name} --start {start}")
     return EXIT_OK
 
 

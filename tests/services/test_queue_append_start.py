@@ -51,5 +51,8 @@ async def test_an_append_behind_a_failed_cell_says_it_runs_again(make_queue_flee
             "the queue is not running: a launch from cell 1 runs it; cell 1 (bad, failed) "
             "runs again first"
         ), appended.detail
+        # The command line's "start them: … --start N" names that start, not cell 2, the
+        # first added (hour s22c #6: it skipped the earlier failed cell).
+        assert appended.start == 1
     finally:
         await transport.close()

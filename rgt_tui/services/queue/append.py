@@ -44,6 +44,7 @@ class AppendResult:
     added: tuple[PlannedCell, ...]
     running: bool  # the runner is alive and will reach them
     detail: str
+    start: int | None = None  # where a launch that runs them begins (not running)
 
 
 # What to do about sent lines edited here (hour s20b #5: "relaunch with --fresh" came
@@ -187,6 +188,7 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     answer = next((ln for ln in result.stdout.splitlines() if ln.startswith("appended\t")), "")
     _, state, why = (answer.split("\t", 2) + ["", ""])[:3]
     added = rendered.planned(len(cells))[deployed:]
+    start = None
     if state == "running":
         detail = f"the running queue ({why}) will run them after its current cells"
     elif added:
@@ -208,4 +210,4 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
             detail += f"; cell {named}{more} {runs} again first"
     else:
         detail = "the queue is not running; only comments or blank lines were added"
-    return AppendResult(host.name, added, state == "running", detail)
+    return AppendResult(host.name, added, state == "running", detail, start)
