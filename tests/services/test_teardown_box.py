@@ -810,3 +810,15 @@ def _trust_as_localhost(known: Path) -> None:
     lines = known.read_text().splitlines()
     spelled = [ln.replace("127.0.0.1", "localhost") for ln in lines]
     known.write_text("\n".join([*lines, *spelled]) + "\n")
+
+
+async def test_a_torn_down_box_not_answering_is_said_torn_down(ready: Setup) -> None:
+    """Hour s22c #5: commands on a torn-down host talked of a box that was down and of
+    its port ("connection refused … check the port")."""
+    done = await ready.confirm("box1")
+    assert done.recorded, done
+    await ready.box.stop()
+    pulled = await ready.cli("pull", "box1")
+    said = " ".join((pulled.stdout + pulled.stderr).split())
+    assert pulled.returncode != 0 and "box1 was torn down (" in said, said
+    assert "not answering is expected" in said

@@ -317,13 +317,26 @@ def unreachable_fix(fleet: Fleet, host: HostConfig) -> str | None:
     cell a runtime last saw running there, the first spare), or that the cell already
     moved; None for any other host. Reads files: call it off the event loop."""
     from rgt_tui.paths import journal_dir
-    from rgt_tui.services.journal import Journal
+    from rgt_tui.services.journal import Journal, JournalError, local_minute
     from rgt_tui.services.runtime.stopped import StoppedHosts, hhmm
 
     if not fleet.is_default and fleet.path is not None:
+        journal = Journal(journal_dir(fleet.path))
+        try:
+            torn = journal.load(host.name).torn_down_at
+        except (JournalError, OSError, ValueError):
+            torn = None
+        if torn is not None:
+            # Torn down: not answering is what it should do (hour s22c #5: the commands
+            # talked of a box that was down, and of its port).
+            return (
+                f"{host.name} was torn down ({local_minute(torn)}): not answering is "
+                "expected; to work on a box again, give its [[hosts]] entry a new name "
+                "(rgt-tui takes it as a new host)"
+            )
         # watch's autostop stopped it: "check the port" sent the user to the wrong place
         # (hour s23a #6). Stopped is what it is until it answers again.
-        stopped = StoppedHosts(Journal(journal_dir(fleet.path))).stopped_at(host.name)
+        stopped = StoppedHosts(journal).stopped_at(host.name)
         if stopped is not None:
             return (
                 f"{host.name} was stopped by watch at {hhmm(stopped)} (its queue done, its "
