@@ -175,6 +175,11 @@ def default_start(plan: LaunchPlan) -> int:
     )
 
 
+def _empty_queue(host: HostConfig) -> str:
+    queue = host.queue or "its queue file"
+    return f"the queue of {host.name} has no cells: add lines to {queue}, then launch"
+
+
 def running_problem(
     host: str, view: QueueView, session: str, host_config: HostConfig | None = None
 ) -> str | None:
@@ -264,6 +269,8 @@ async def plan_launch(
     torn_down = await asyncio.to_thread(torn_down_refusal, fleet, host.name)
     if torn_down is not None:
         problems.append(torn_down)
+        if not cells and not retry_only:
+            problems.append(_empty_queue(host))  # said too: a local fact, no box asked
         return refused()
     try:
         await transport.connect()
@@ -362,8 +369,7 @@ async def plan_launch(
     moved_skips = unskipped_moved(cells, deployed, view) if other is None else ()
     warnings += moved_skip_notes(host.name, moved_skips)
     if not cells and not retry_only:
-        queue = host.queue or "its queue file"
-        problems.append(f"the queue of {host.name} has no cells: add lines to {queue}, then launch")
+        problems.append(_empty_queue(host))
     elif not 0 <= start_index < len(cells) + retry_only:
         problems.append(
             f"start index {start_index} is outside the queue: it has {plural(len(cells), 'cell')}, "
