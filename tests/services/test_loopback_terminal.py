@@ -57,9 +57,11 @@ async def test_a_terminal_gets_an_interactive_login_shell_and_exit_ends_it(
             "echo at-$((6*7)) $PWD; tty; stty size; echo $TERM; shopt login_shell\n"
         )
         await screen.shows(f"at-42 {box.root}")  # the typed line ran, in the box's folder
+        # Each line is waited for: the rest of the output can arrive a read later.
+        await screen.shows("/dev/pts/")
         await screen.shows("30 100")
-        assert "/dev/pts/" in screen.text and "xterm-256color" in screen.text
-        assert "login_shell    \ton" in screen.text
+        await screen.shows("\nxterm-256color")
+        await screen.shows("login_shell    \ton")
         # A resize reaches the terminal (the shell's programs redraw at the new size).
         process.change_terminal_size(120, 40)
         process.stdin.write("stty size\n")
