@@ -371,8 +371,14 @@ def with_unreachable_fix(fleet: Fleet, host: HostConfig, exc: TransportError) ->
     (a refused host key or session is no preemption). Reads files."""
     if isinstance(exc, (HostKeyError, SessionRefused)):
         return exc
-    fix = unreachable_fix(fleet, host)
-    if fix is None:
+    return told_with_fix(exc, unreachable_fix(fleet, host))
+
+
+def told_with_fix(exc: TransportError, fix: str | None) -> TransportError:
+    """``exc`` with ``fix`` (``unreachable_fix``, read once by the caller) before the
+    transport's own; ``exc`` itself when there is none, or when ``exc`` is a refused host
+    key or session (no preemption)."""
+    if fix is None or isinstance(exc, (HostKeyError, SessionRefused)):
         return exc
     return TransportError(exc.host, exc.message, f"{fix}; or {exc.fix}" if exc.fix else fix)
 

@@ -40,7 +40,7 @@ from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.moved_skips import MovesSeen, moves_on_record
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
-from rgt_tui.services.runtime.preemption import with_unreachable_fix
+from rgt_tui.services.runtime.preemption import told_with_fix
 from rgt_tui.services.teardown.acknowledge import queue_cells
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
 from rgt_tui.services.teardown.group import group_condition
@@ -134,16 +134,21 @@ class _BoxNow:
     # "not answering" says (a user's hour read that after a key change).
     refused_key: str = ""
     error_exc: TransportError | None = None  # why connecting failed, as raised
+    # Not answered: ``_unanswered`` (the fix the rest of the product says, and the cell a
+    # runtime last saw running there), read once for the error and the roster.
+    said: tuple[str | None, str | None] | None = None
 
 
 async def _scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None) -> _BoxNow:
     """Re-scan the box now, read the groups it is a rank of, and where the host's backend
     gates on its jobs (Slurm) read the queue's jobs from the scheduler too."""
     now = await _rescan(host, transport)
-    if not now.answered and now.error_exc is not None:
-        # Stopped by watch, preempted: what the rest of the product says of it.
-        told = await asyncio.to_thread(with_unreachable_fix, fleet, host, now.error_exc)
-        now = replace(now, error=printable(told, 1000))
+    if not now.answered:
+        said = await asyncio.to_thread(_unanswered, fleet, host)
+        now = replace(now, said=said)
+        if now.error_exc is not None:
+            # Stopped by watch, preempted: what the rest of the product says of it.
+            now = replace(now, error=printable(told_with_fix(now.error_exc, said[0]), 1000))
     if transport is not None and now.error is None:
         now = replace(now, groups=await _groups_seen(fleet, host, transport))
     backend = backend_for(host)
@@ -573,7 +578,7 @@ async def gather(
     state = jh.gate()
     for event in unattributed:
         state = g.apply(state, event)
-    said = None if now.answered else await asyncio.to_thread(_unanswered, fleet, host)
+    said = now.said
     cells_now = await asyncio.to_thread(_queue_cells, host)
     overrides = {
         "box": lambda c: _box_condition(c, jh, now),
