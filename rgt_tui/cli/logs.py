@@ -218,10 +218,10 @@ async def _pulled_copy(call: Call, cell: str | None) -> str:
     it (a --fresh launch moved them aside): said beside "not started" (hour s23c #10)."""
     if cell is None:
         return ""
-    from rgt_tui.services.pull.box_logs import BOX_LOGS_DIR
+    from rgt_tui.services.pull.box_logs import pulled_cell_log
     from rgt_tui.services.records import fleet_host_dir
 
-    copy = fleet_host_dir(call.fleet, call.host) / BOX_LOGS_DIR / "cells" / f"{cell}.log"
+    copy = fleet_host_dir(call.fleet, call.host) / pulled_cell_log(cell)
     if not await asyncio.to_thread(copy.is_file):
         return ""
     return (

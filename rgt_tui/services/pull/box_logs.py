@@ -50,6 +50,12 @@ class BoxLogs:
     note: str = ""
 
 
+def pulled_cell_log(name: str) -> str:
+    """Where a pull puts cell ``name``'s log, relative to the host's results folder (the
+    box's ``~/.rgt/queue/cells/NAME.log``, under ``BOX_LOGS_DIR``)."""
+    return f"{BOX_LOGS_DIR}/cells/{name}.log"
+
+
 def is_log(path: str) -> bool:
     """A name the logs step takes (relative to ``~/.rgt/queue``)."""
     return _WANTED.fullmatch(path) is not None

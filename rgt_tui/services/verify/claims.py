@@ -12,7 +12,7 @@ from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.roster import RosterCheck
 from rgt_tui.domain.saved_claims import TAIL_BYTES, claimed_local, holds, last_claim
 from rgt_tui.domain.text import printable
-from rgt_tui.services.pull.box_logs import BOX_LOGS_DIR
+from rgt_tui.services.pull.box_logs import pulled_cell_log
 
 
 def claims_kept(
@@ -22,7 +22,7 @@ def claims_kept(
     did not hold made missing, saying so (``domain.saved_claims``). Blocking."""
     missing = []
     for name in rost.present:
-        log = folder / BOX_LOGS_DIR / "cells" / f"{name}.log"
+        log = folder / pulled_cell_log(name)
         try:
             with open(log, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
@@ -38,7 +38,7 @@ def claims_kept(
         missing.append(
             (
                 name,
-                f"{where} its log ({BOX_LOGS_DIR}/cells/{name}.log) says it saved "
+                f"{where} its log ({pulled_cell_log(name)}) says it saved "
                 f"{printable(claim.path, 300)}, and the box held no such file: the save "
                 "failed (a full disk, an error swallowed) — retry the cell, or accept it "
                 "as missing",
