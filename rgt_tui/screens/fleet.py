@@ -254,8 +254,16 @@ class FleetScreen(FleetView, Screen[None]):
         joins the grid; selected only when ``+`` added it (``select_added``): an edit
         saved in another window must not move the selection under the user's keys."""
         self.fleet = fleet
-        pane = self.panes[host.name] = HostPane(host, thresholds=self.thresholds, clock=self.clock)
-        self._grid.mount(pane)
+        pane = HostPane(host, thresholds=self.thresholds, clock=self.clock)
+        # In its place in the file, on screen and for the keys that move the selection
+        # (hour s22c #7: a block put back went to the grid's end for the rest of the run).
+        order = [h.name for h in fleet.hosts]
+        after = order[order.index(host.name) + 1 :] if host.name in order else []
+        following = next((self.panes[name] for name in after if name in self.panes), None)
+        self.panes[host.name] = pane
+        rank = {name: k for k, name in enumerate(order)}
+        self.panes = dict(sorted(self.panes.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+        self._grid.mount(pane, before=following)
         self._batch_draws()
         self._refresh_summary()
         if host.name in self._select_when_added:

@@ -16,6 +16,7 @@ from rgt_tui.app import RgtApp
 from rgt_tui.controllers.notices import notices_of
 from rgt_tui.demo.loopback import LoopbackFleet
 from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.widgets.host_pane import HostPane
 
 
 def _blocks(text: str) -> tuple[str, dict[str, str]]:
@@ -146,4 +147,9 @@ async def test_hosts_added_removed_edited_and_a_mistake_while_the_app_runs(
             await wait_for(lambda: "box2" in screen.panes, pilot=pilot)
             await wait_for(lambda: _sampled(app, "box2"), 40, pilot=pilot)
             assert not box3_monitor.done()
+            # Back in its place in the file, on screen and for j/k (hour s22c #7: re-added
+            # hosts went to the grid's end for the rest of the run).
+            assert list(screen.panes) == ["box1", "box2", "box3"]
+            grid = screen.query_one("#grid")
+            assert [p.host.name for p in grid.query(HostPane)] == ["box1", "box2", "box3"]
     assert not boxes.errors
