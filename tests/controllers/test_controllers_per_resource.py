@@ -47,7 +47,12 @@ run = "python train.py {{cfg}}"
     )
 
 
-async def test_stop_on_a_queue_never_launched_is_a_notice_naming_the_host(tmp_path: Path) -> None:
+async def test_stop_on_a_queue_never_launched_is_a_notice_naming_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The local box's ~/.rgt of its own: this machine's may hold a queue someone launched.
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     fleet = local_fleet(tmp_path)
     host = LoopHost()
     connections = FleetConnections(fleet.hosts)
