@@ -202,7 +202,7 @@ def format_retry(plan: RetryPlan) -> str:
     ):
         lines.append(f"  ⚠ {name}: {printable(warning, None)}")  # the box's file name
         if advice is not None:
-            lines.append(f"    {advice}")
+            lines.append(f"    {printable(advice, None)}")
     if plan.running:
         them = "it" if len(plan.cells) + len(plan.waiting) == 1 else "them"
         lines.append(f"  the running queue runs {them} before its next cell")
@@ -248,7 +248,7 @@ def run_retry(call: Call) -> int:
             acks=args.ack,
             launch_acks=not args.no_launch_acks,
         )
-        return await with_checkpoints(plan, host.name, transport)
+        return await with_checkpoints(plan, call.fleet, host, transport)
 
     try:
         plan = call.on_host(planned)

@@ -121,7 +121,7 @@ class LaunchControl:
                 fleet, transport, [cell.name], allow_done=cell.status == DONE, acks=acks,
                 launch_acks=launch_acks,
             )  # fmt: skip
-            return await with_checkpoints(plan, self.host.name, transport)
+            return await with_checkpoints(plan, fleet, self.host, transport)
 
         try:
             return await self.connections.use(self.host.name, planned), ""

@@ -10,14 +10,17 @@ timeout, on one file system, no link followed), and counted as checkpoints by
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from rgt_tui.domain.checkpoints import is_checkpoint
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import DONE
 from rgt_tui.services.disk.audit import DiskError, disk_refusal, run_disk_ctl
 from rgt_tui.services.queue.control import RetryPlan
+from rgt_tui.services.queue.verified_checkpoint import failed_verify, newest_verified
 from rgt_tui.transport.base import Transport
 
 LOOK_SECONDS = 10  # each folder's walk on the box stops after this
@@ -43,17 +46,36 @@ async def checkpoints_in(
     return parse_checkpoints(result.stdout, folders)
 
 
-async def with_checkpoints(plan: RetryPlan, host: str, transport: Transport) -> RetryPlan:
+async def with_checkpoints(
+    plan: RetryPlan, fleet: Fleet, host: HostConfig, transport: Transport
+) -> RetryPlan:
     """``plan`` with the checkpoints its cells' {out} folders hold now (the retry sets
     them aside; the dialog and ``rgt-tui queue retry`` say a relaunch would resume from
-    them instead). A look the box refuses or does not answer leaves ``plan`` as it is:
-    what the retry does is still said, only the checkpoint is not named."""
+    them instead), and which of them the last verify here did not pass. A look the box
+    refuses or does not answer leaves ``plan`` as it is: what the retry does is still
+    said, only the checkpoint is not named."""
     outs = {out: c.name for c, out in zip(plan.cells, plan.outs, strict=True) if out != "-"}
     try:
-        found = await checkpoints_in(host, transport, list(outs))
+        found = await checkpoints_in(host.name, transport, list(outs))
     except (DiskError, TransportError):
         return plan
-    return replace(plan, checkpoints=tuple((outs[o], files[0]) for o, files in found.items()))
+    checkpoints = tuple((outs[o], files[0]) for o, files in found.items())
+    failed = await asyncio.to_thread(_failed_verify, fleet, host, checkpoints)
+    return replace(plan, checkpoints=checkpoints, failed_verify=failed)
+
+
+def _failed_verify(
+    fleet: Fleet, host: HostConfig, checkpoints: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str, str], ...]:
+    """(cell, status, newest verified) for each checkpoint the last verify did not pass
+    (``RetryPlan.failed_verify``). Reads the records."""
+    failed = []
+    for cell, rel in checkpoints:
+        status = failed_verify(fleet, host, cell, rel)
+        if status is not None:
+            good = newest_verified(fleet, host, cell)
+            failed.append((cell, status, good.path if good is not None else ""))
+    return tuple(failed)
 
 
 def checkpoint_notes(
@@ -65,10 +87,26 @@ def checkpoint_notes(
     how in the caller's words (the dialog's key, the command line). The checkpoint's name
     is the box's text: escape it to show it."""
     cells = {c.name: c for c in plan.cells}
+    failed = {name: (status, good) for name, status, good in plan.failed_verify}
     notes: list[tuple[str, str, str | None]] = []
     for name, checkpoint in plan.checkpoints:
         cell = cells.get(name)
         if cell is None:
+            continue
+        if name in failed:
+            # A relaunch would resume from a file that does not load (hour s23b #6).
+            status, good = failed[name]
+            warning = (
+                f"Its {{out}} holds a checkpoint ({checkpoint}) that failed the last verify "
+                f"here ({status}): it is set aside too, and the retry does not resume from it."
+            )
+            advice = (
+                f"The newest checkpoint of it that verified here is {good}: a move to another "
+                "box resumes from that (rgt-tui queue move)."
+                if good
+                else "No checkpoint of it verified here: starting over is what is left."
+            )
+            notes.append((name, warning, advice))
             continue
         warning = (
             f"Its {{out}} holds a checkpoint ({checkpoint}): it is set aside too, "

@@ -368,6 +368,10 @@ class RetryPlan:
     # looked for by whoever shows the plan (``controllers.launch_plan``); () when none
     # was found or nobody looked. A relaunch from the cell would resume from it.
     checkpoints: tuple[tuple[str, str], ...] = ()
+    # Those of ``checkpoints`` the last verify here did not pass, as (cell, its status,
+    # the cell's newest checkpoint that did pass, relative to {out}, or ""): a relaunch
+    # would resume from a file that does not load (hour s23b #6).
+    failed_verify: tuple[tuple[str, str, str], ...] = ()
     # The names asked for that are no cell of the box's queue (a typo: bad input, not a
     # refusal of a real cell); each is one of ``problems`` too.
     unknown: tuple[str, ...] = ()

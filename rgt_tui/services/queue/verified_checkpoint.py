@@ -18,7 +18,7 @@ from pathlib import Path
 from rgt_tui.domain.artifacts import GOOD_STATUSES
 from rgt_tui.domain.checkpoints import is_checkpoint
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.manifest import ManifestError, verified_here
+from rgt_tui.domain.manifest import Manifest, ManifestError, verified_here
 from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.roster import output_prefixes
 from rgt_tui.services.queue.retried import record_path, set_aside_since
@@ -54,9 +54,12 @@ def signature(fleet: Fleet, host: HostConfig) -> tuple[object, ...]:
     )
 
 
-def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
-    """``cell``'s newest checkpoint whose last verification (of the manifest pulled
-    last) passed it; None when there is none or the records cannot be read."""
+def _this_attempts_checks(
+    fleet: Fleet, host: HostConfig, cell: str
+) -> tuple[Path, Manifest, list[dict]] | None:
+    """The host's folder, the manifest pulled last and its verification's checks, when
+    that verification is of that manifest and no retry set ``cell``'s attempt aside
+    since the pull; None otherwise, or when the records cannot be read."""
     folder = fleet_host_dir(fleet, host)
     try:
         manifest = load_manifest(folder)
@@ -74,6 +77,32 @@ def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | N
         for c in record.get("checks") or ()
         if isinstance(c, dict) and isinstance(c.get("path"), str)
     ]
+    return folder, manifest, checks
+
+
+def failed_verify(fleet: Fleet, host: HostConfig, cell: str, rel: str) -> str | None:
+    """The status (``corrupt``, ``unsafe``, …) the last verify gave ``cell``'s checkpoint
+    ``rel`` (relative to its {out}) when it did not pass; None when it passed, was not
+    pulled or verified, or the records cannot be read."""
+    found = _this_attempts_checks(fleet, host, cell)
+    if found is None:
+        return None
+    _, manifest, checks = found
+    paths = {f"{prefix}/{rel}" for prefix in output_prefixes(manifest, host.durable_dir, cell)}
+    for check in checks:
+        status = check.get("status")
+        if check["path"] in paths and isinstance(status, str) and status not in GOOD_STATUSES:
+            return status
+    return None
+
+
+def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
+    """``cell``'s newest checkpoint whose last verification (of the manifest pulled
+    last) passed it; None when there is none or the records cannot be read."""
+    found = _this_attempts_checks(fleet, host, cell)
+    if found is None:
+        return None
+    folder, manifest, checks = found
     good = {c["path"]: c.get("sha256") for c in checks if c.get("status") in GOOD_STATUSES}
     # A damaged checkpoint's earlier copy that loads (verify's ``earlier``): a resume may
     # start from it (services.queue.resume), so it is not "no verified checkpoint".

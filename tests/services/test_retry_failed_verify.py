@@ -1,0 +1,74 @@
+"""The retry's words for a checkpoint the last verify here did not pass (hour s23b #6): the
+dialog and `queue retry` said "To resume from it instead: relaunch from this cell" for
+a file that does not load. They now name the verify's verdict and the newest checkpoint
+of the cell that did pass. Real loopback box, real torch files, the real loader."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from support.queues import SCRIPT_RUN, wait_view
+from support.resume_cell import pull_verify
+
+from rgt_tui.domain.queue_state import FAILED
+from rgt_tui.services.disk.out_checkpoints import checkpoint_notes, with_checkpoints
+from rgt_tui.services.queue.control import plan_retry
+from rgt_tui.services.queue.launch import launch, plan_launch
+
+
+async def test_a_checkpoint_that_failed_verify_is_named_so_with_the_verified_one(
+    make_queue_fleet,
+):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    # The run wrote two checkpoints and then died; the newer one was cut short.
+    out = qf.root() / "results" / "ck"
+    out.mkdir(parents=True)
+    torch.save({"step": 1, "w": torch.ones(32, 32)}, out / "ck_1.pt")
+    torch.save({"step": 2, "w": torch.ones(32, 32)}, out / "ck_2.pt")
+    os.truncate(out / "ck_2.pt", (out / "ck_2.pt").stat().st_size // 2)
+    os.utime(out / "ck_1.pt", (1_700_000_000, 1_700_000_000))
+    os.utime(out / "ck_2.pt", (1_700_000_100, 1_700_000_100))
+    qf.write_queue(f"{qf.cell_script('ck', 'exit 3')} t 1\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await wait_view(qf, lambda v: v.cells[0].status == FAILED, what="ck to fail")
+    report = await pull_verify(qf, "box1")
+    assert {c.path: c.status for c in report.checks if c.path.startswith("ck/")} == {
+        "ck/ck_1.pt": "verified",
+        "ck/ck_2.pt": "corrupt",
+    }
+
+    try:
+        plan = await plan_retry(qf.fleet, qf.host(), transport, ["ck"])
+        plan = await with_checkpoints(plan, qf.fleet, qf.host(), transport)
+    finally:
+        await transport.close()
+    assert plan.checkpoints == (("ck", "ck_2.pt"),)
+    assert plan.failed_verify == (("ck", "corrupt", "ck_1.pt"),)
+    ((name, warning, advice),) = checkpoint_notes(plan, lambda index: f"relaunch {index}")
+    assert name == "ck"
+    assert "(ck_2.pt) that failed the last verify here (corrupt)" in warning
+    assert advice is not None and "relaunch" not in advice  # no resume from a broken file
+    assert "The newest checkpoint of it that verified here is ck_1.pt" in advice
+
+
+async def test_a_checkpoint_never_verified_keeps_the_relaunch_advice(make_queue_fleet):
+    """No pull or verify yet: nothing is known against it, the words stay as they were."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    out = qf.root() / "results" / "ck"
+    out.mkdir(parents=True)
+    torch.save({"step": 1}, out / "ck_1.pt")
+    qf.write_queue(f"{qf.cell_script('ck', 'exit 3')} t 1\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await wait_view(qf, lambda v: v.cells[0].status == FAILED, what="ck to fail")
+    try:
+        plan = await plan_retry(qf.fleet, qf.host(), transport, ["ck"])
+        plan = await with_checkpoints(plan, qf.fleet, qf.host(), transport)
+    finally:
+        await transport.close()
+    assert plan.checkpoints == (("ck", "ck_1.pt"),) and plan.failed_verify == ()
+    ((_, warning, advice),) = checkpoint_notes(plan, lambda index: f"relaunch {index}")
+    assert "failed the last verify" not in warning
+    assert advice is not None and advice.startswith("To resume from it instead: relaunch 0")
