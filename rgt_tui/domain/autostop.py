@@ -79,8 +79,16 @@ def config_refusal(
     host: HostConfig, profile: Profile, reversible: Sequence[str] = ()
 ) -> str | None:
     """Why ``watch`` must never run ``host``'s stop on its own (None: it may, once every
-    condition holds). ``reversible``: the profiles that have a reversible stop, named in
-    the fix. The command's text is not repeated: it may hold a token."""
+    condition holds), naming the host's ``[[hosts]]`` block, where the fix goes (hour
+    s23a #9). ``reversible``: the profiles that have a reversible stop, named in the fix.
+    The command's text is not repeated: it may hold a token."""
+    why = _config_refusal(host, profile, reversible)
+    if why is None or not host.line or "block at line" in why:
+        return why
+    return f"{why} (the [[hosts]] block at line {host.line})"
+
+
+def _config_refusal(host: HostConfig, profile: Profile, reversible: Sequence[str]) -> str | None:
     stop = (host.watch.stop or "").strip()
     where = f"{host.name}: autostop refused"
     if not stop:

@@ -117,7 +117,12 @@ def test_refusals_are_said_at_start_for_each_host_that_can_never_stop(tmp_path):
     assert "'释放'" in said["autodl-cn"]
     for name, why in said.items():
         assert why.startswith(f"{name}: autostop refused — ")
-    assert "43" not in said["vast-destroy"]  # the command is not repeated (it may hold a token)
+    assert (
+        "instance 43" not in said["vast-destroy"]
+    )  # the command is not repeated (it may hold a token)
+    # Where the fix goes: the host's block in the fleet file (hour s23a #9).
+    for name, why in said.items():
+        assert why.endswith(f"(the [[hosts]] block at line {fleet.host(name).line})"), why
 
 
 @pytest.mark.parametrize(
