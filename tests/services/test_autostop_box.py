@@ -400,6 +400,8 @@ async def test_a_stop_whose_watch_ended_mid_command_is_told_once(make_queue_flee
     again = box.autostop()  # the next watch, at once: the command's time has not passed
     await again.on_host(box.host, await box.state())
     assert box.events == []  # another watch may be running it now
+    # Not "already stopped once", which read like success (hour s23c #4).
+    assert "has no outcome yet (another watch may be running it)" in again.reasons["box1"]
     box.clock.advance(auto.timeout_s / 60 + 10)  # minutes: long past the command's time
     await again.on_host(box.host, await box.state())
     await again.on_host(box.host, await box.state())
@@ -408,6 +410,7 @@ async def test_a_stop_whose_watch_ended_mid_command_is_told_once(make_queue_flee
     assert "has no recorded outcome — it may still be billing" in told.title
     assert "Check the provider's console" in told.body
     assert box.runs() == 0  # never run a second time
+    assert "has no recorded outcome (its watch ended mid-command)" in again.reasons["box1"]
     box.go.touch()  # a stop command still held there ends
     await box.connections.close_all()
 

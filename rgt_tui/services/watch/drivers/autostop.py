@@ -115,6 +115,7 @@ class _Host:
     # When the last stop was claimed, if it has no outcome: told once its command's time
     # has passed (the watch that ran it ended meanwhile: stop_outcome_unknown).
     unsettled: float | None = None
+    unsettled_told: bool = False  # stop_outcome_unknown was sent for ``unsettled``
     error: str | None = None  # the state file is unreadable: no stop until it is fixed
 
 
@@ -207,11 +208,15 @@ class AutoStop:
             return
         if kept.stop_ended is not None:
             _down_after_stop(kept, state.connection, now)
-        if kept.unsettled is not None and now - kept.unsettled > self.timeout_s + STOP_SETTLE_S:
+        if (
+            kept.unsettled is not None
+            and not kept.unsettled_told
+            and now - kept.unsettled > self.timeout_s + STOP_SETTLE_S
+        ):
             # Past the command's time: no process will record its outcome (a watch running
             # it now would have); a restart before then tells it when the time has passed.
             self._emit(stop_outcome_unknown_event(host, kept.unsettled))  # once: its key
-            kept.unsettled = None
+            kept.unsettled_told = True
         idle_why = idle_refusal(
             state.snapshot, state.connection, self.fleet.thresholds.idle_util_pct
         )
@@ -233,11 +238,7 @@ class AutoStop:
         launch = state.queue.launch.ts
         if launch in kept.stopped:
             self._answers_after_stop(host, kept, state, now)
-            self.say(
-                host.name,
-                "stopped",
-                f"already stopped once for the queue launched at {local_time(launch)}",
-            )
+            self.say(host.name, "stopped", self._stopped_words(kept, launch))
             return
         idle_for = kept.idle.idle_for(now)
         if idle_why is not None or idle_for < minutes * 60:
@@ -344,6 +345,25 @@ class AutoStop:
             return
         self._answered.add((host.name, at))
         self._emit(answers_after_stop_event(host, at, now))
+
+    def _stopped_words(self, kept: _Host, launch: int) -> str:
+        """Why no second stop runs for the queue of ``launch``: it was stopped, or a stop
+        of it was started and has no outcome (its watch ended mid-command), which is no
+        "already stopped" (hour s23c #4)."""
+        queue = f"the queue launched at {local_time(launch)}"
+        if kept.unsettled is None:
+            return f"already stopped once for {queue}"
+        started = local_time(kept.unsettled)[11:16]
+        if kept.unsettled_told:
+            return (
+                f"a stop of {queue} started at {started} and has no recorded outcome (its "
+                "watch ended mid-command): check the provider's console; no second stop runs"
+            )
+        until = local_time(kept.unsettled + self.timeout_s + STOP_SETTLE_S)[11:16]
+        return (
+            f"a stop of {queue} started at {started} and has no outcome yet (another watch "
+            f"may be running it); if none is, that is told at {until}"
+        )
 
     def say(self, host: str, kind: str, why: str) -> None:
         """Keep why ``host``'s stop does not run now; say it (``report``) when it changed
