@@ -35,6 +35,9 @@ class TypeAhead:
     def __init__(self, app: Timers) -> None:
         self.app = app
         self.keys: list[str] | None = None  # None: not waiting for a box
+        # An Enter was typed among the kept keys: the box is done with what came before
+        # it; what follows is dropped, never typed into the box nor run as a command.
+        self.entered = False
         self._timer: Any = None
         TypeAhead._keepers[app] = self
 
@@ -52,21 +55,34 @@ class TypeAhead:
         """``t`` was pressed: keep what is typed next for the confirmation box."""
         if self.keys is None:
             self.keys = []
+            self.entered = False
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.app.set_timer(LIMIT_S, self._give_up)
 
-    def arrived(self) -> str:
-        """The box has the cursor: what was typed meanwhile, in order, for the box."""
-        keys = self.keys or []
+    def arrived(self) -> tuple[str, bool]:
+        """The box has the cursor: what was typed meanwhile, in order, for the box, and
+        whether an Enter followed it."""
+        keys, entered = self.keys or [], self.entered
         self._give_up()
-        return "".join(keys)
+        return "".join(keys), entered
 
     def keep(self, character: str) -> bool:
-        """A printable key reached the App unhandled: kept (True) while waiting for a box."""
+        """A printable key reached the App unhandled: kept (True) while waiting for a box;
+        after a kept Enter, taken and dropped (hour s24b #2: ``/box3⏎y`` filtered on
+        ``box3y``)."""
         if self.keys is None:
             return False
-        self.keys.append(character)
+        if not self.entered:
+            self.keys.append(character)
+        return True
+
+    def enter(self) -> bool:
+        """Enter reached the App while waiting for a box: it ends what the box gets (True:
+        taken)."""
+        if self.keys is None:
+            return False
+        self.entered = True
         return True
 
     def erase(self) -> bool:
@@ -75,7 +91,7 @@ class TypeAhead:
         ``/boxx⌫1`` filtered on ``boxx1`` (hour s22c #2)."""
         if self.keys is None:
             return False
-        if self.keys:
+        if self.keys and not self.entered:
             self.keys.pop()
         return True
 

@@ -264,6 +264,10 @@ class FleetScreen(FleetView, Screen[None]):
         rank = {name: k for k, name in enumerate(order)}
         self.panes = dict(sorted(self.panes.items(), key=lambda kv: rank.get(kv[0], len(rank))))
         self._grid.mount(pane, before=following)
+        # The filter holds for it too (hour s24b #1: a renamed pane showed under "1 of 4
+        # hosts match /box3" though its name does not hold box3).
+        needle = self._filter.value.strip().lower()
+        pane.display = needle in host.name.lower()
         self._batch_draws()
         self._refresh_summary()
         if host.name in self._select_when_added:
@@ -284,8 +288,16 @@ class FleetScreen(FleetView, Screen[None]):
         self.latest.pop(host, None)
         if pane is None:
             return
-        if self._selected is pane:
+        if self._selected is pane or self.focused is pane:
+            # The selection moves to a pane still shown: left to Textual, the focus went
+            # to the next focusable widget, the filter box, and the next command keys
+            # became filter text (hour s24b #1).
+            shown = [p for p in self.panes.values() if p.display]
             self._selected = None
+            if shown:
+                self.select(shown[0].host.name)
+            else:
+                self.set_focus(None)
         pane.remove()
         self._batch_draws()
         self._refresh_summary()
@@ -534,11 +546,15 @@ class FleetScreen(FleetView, Screen[None]):
         screen before the box has the cursor: kept for it (the type-ahead ``t`` uses),
         never run as commands (hour s19b #15: ``/far`` ran f, a and r)."""
         box = self._filter
+        # A new filter, as / starts a new search in less or vim: typed after the old
+        # one's text, "box2box3" matched nothing (hour s24b #3).
+        box.value = ""
         box.display = True
         expect_typing(self)
         box.focus()
-        # After the focus moves (focus() is a call_later of the app): the kept keys go in.
-        self.app.call_later(typed_into, self, box)
+        # After the focus moves (focus() is a call_later of the app): the kept keys go in,
+        # and an Enter typed among them keeps the filter (hour s24b #2).
+        self.app.call_later(typed_into, self, box, True)
 
     def action_clear_filter(self) -> None:
         box = self._filter

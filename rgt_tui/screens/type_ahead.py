@@ -28,6 +28,8 @@ def take_key(app: App[Any], event: events.Key) -> bool:
     keeper = TypeAhead.of(app)
     if event.key == "backspace" and keeper is not None and keeper.erase():
         return True
+    if event.key == "enter" and keeper is not None and keeper.enter():
+        return True
     if not event.is_printable or event.character is None:
         return False
     if keeper is not None and keeper.keep(event.character):
@@ -52,13 +54,17 @@ def expect_typing(node: DOMNode) -> None:
         keeper.expect()
 
 
-def typed_into(node: DOMNode, box: Input) -> None:
-    """``box`` has the cursor: the keys kept for it go in."""
+def typed_into(node: DOMNode, box: Input, submit: bool = False) -> None:
+    """``box`` has the cursor: the keys kept for it go in; an Enter typed after them
+    submits it when ``submit`` (the filter), else it is dropped: a confirmation that
+    destroys waits for an Enter pressed with the box in sight."""
     keeper = TypeAhead.of(node.app)
     if keeper is not None:
-        keys = keeper.arrived()
+        keys, entered = keeper.arrived()
         if keys:
             box.insert_text_at_cursor(keys)
+        if entered and submit:
+            box.call_later(box.action_submit)
 
 
 # Editing keys an input runs through its bindings, which Textual checks only once the key

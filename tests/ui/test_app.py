@@ -213,6 +213,61 @@ async def test_a_name_typed_in_one_burst_after_slash_is_the_filter_s_not_command
         assert box.value == "h100-"
 
 
+async def test_an_enter_in_the_burst_keeps_the_filter_and_what_follows_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """Hour s24b #2 and #3: ``/box3⏎y`` in one burst lost the Enter and filtered on
+    ``box3y``; a second ``/`` typed after the first filter's text (``box2box3``)."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(140, 34)) as pilot:
+        for update in three_updates():
+            app.post_message(HostUpdated(update))
+        await pilot.pause()
+        screen = app.fleet_screen
+        box = app.screen.query_one(FilterInput)
+        burst = [("slash", "/"), *((c, c) for c in "h100"), ("enter", None), ("y", "y")]
+        for key, char in burst:
+            app.post_message(events.Key(key, char))  # no pause between them: one burst
+        await wait_for(lambda: screen.focused is screen.panes["h100-eval"], pilot=pilot)
+        assert box.value == "h100"  # the y after the Enter is neither text nor a sync
+        assert [p.host.name for p in screen.visible_panes] == ["h100-eval"]
+        assert isinstance(app.screen, FleetScreen)
+        # A second / starts a new filter, not the old one's text plus the new.
+        burst = [("slash", "/"), *((c, c) for c in "a100"), ("enter", None)]
+        for key, char in burst:
+            app.post_message(events.Key(key, char))
+        await wait_for(lambda: box.value == "a100" and not box.has_focus, pilot=pilot)
+        assert [p.host.name for p in screen.visible_panes] == ["a100-train"]
+
+
+async def test_a_host_removed_or_added_under_a_filter_keeps_keys_off_the_filter_box(
+    tmp_path: Path,
+) -> None:
+    """Hour s24b #1: a fleet-file edit removed the selected pane while a filter was set;
+    the focus went to the filter box and the next command key became filter text. A pane
+    that joined was shown whatever the filter said."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(140, 34)) as pilot:
+        for update in three_updates():
+            app.post_message(HostUpdated(update))
+        screen = app.fleet_screen
+        await pilot.press("slash", "0", "enter")  # every name holds a 0
+        await wait_for(lambda: screen.focused is screen.panes["a100-train"], pilot=pilot)
+        fleet = app.fleet
+        # The first pane shown goes: the widget before it in the focus chain is the box.
+        gone = replace(fleet, hosts=tuple(h for h in fleet.hosts if h.name != "a100-train"))
+        screen.remove_host(gone, "a100-train")
+        await wait_for(lambda: screen.focused is screen.panes["h100-eval"], pilot=pilot)
+        assert screen.query_one(FilterInput).value == "0"
+        back = replace(fleet.host("a100-train"), name="zz-train")
+        screen.add_host(replace(gone, hosts=(*gone.hosts, back)), back)
+        await pilot.pause()
+        assert not screen.panes["zz-train"].display  # no 0 in its name
+        assert [p.host.name for p in screen.visible_panes] == ["h100-eval", "spot-4090"]
+        await pilot.press("L")  # a command, not filter text
+        assert screen.query_one(FilterInput).value == "0"
+
+
 async def test_filter_hides_hosts_and_escape_clears(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(140, 34)) as pilot:
