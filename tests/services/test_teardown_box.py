@@ -25,6 +25,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import asyncssh
@@ -450,6 +451,40 @@ async def test_manual_teardown_is_recorded_only_after_the_second_typed_name(read
     jh = record_manual_teardown(ready.journal, ready.host, "box1", confirmed)
     (record,) = jh.teardowns
     assert jh.torn_down_at == record.at and record.manual and record.box_id == confirmed.box_id
+
+
+async def test_a_confirmation_is_void_for_a_manual_teardown_once_the_box_was_worked_on(
+    ready: Setup,
+) -> None:
+    """Hour s24a #1: confirmed at 08:34, then cells launched and appended there; later
+    ``--destroyed`` recorded the box as torn down and its new checkpoints were never
+    pulled. A queue file changed since, or a check since that found the gate locked,
+    voids the confirmation for the record."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    confirmed = outcome.report.box
+    # A file written on the box after the confirmation: the next check finds it unpulled.
+    (ready.box.root / "results" / "cellA" / "late.json").write_text('{"acc": 1}')
+    assert not (await ready.check()).ready_but_confirmation
+    with pytest.raises(BoxMismatch) as refused:
+        record_manual_teardown(ready.journal, ready.host, "box1", confirmed)
+    why = str(refused.value)
+    assert "no longer holds: since then, a check at" in why and "found its gate locked" in why
+    assert "nothing was recorded" in why and "rgt-tui teardown box1` again" in why
+    assert ready.journal.load("box1").torn_down_at is None
+
+    # Pulled and confirmed again: the record goes through; a queue file edited after
+    # the new confirmation voids it again (a cell appended there).
+    await ready.pull_and_verify()
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    later = time.time() + 5  # past the confirmation, whatever the file system's clock
+    _write_queue(ready, QUEUE)
+    os.utime(Path(ready.host.queue), (later, later))
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    assert f"its queue file {Path(ready.host.queue).name} changed at" in cli.stderr
+    assert ready.journal.load("box1").torn_down_at is None
 
 
 async def test_a_manual_teardown_is_recorded_only_for_the_box_that_was_confirmed(

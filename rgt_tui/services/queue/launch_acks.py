@@ -77,7 +77,11 @@ class LaunchAcks:
 
 def acks_path(fleet: Fleet, host: str) -> Path:
     """The host's launch-acknowledgements record in the fleet's state folder."""
-    return journal_dir(fleet.path) / f"{host}.launch-acks.json"
+    return _acks_file(journal_dir(fleet.path), host)
+
+
+def _acks_file(directory: Path, host: str) -> Path:
+    return directory / f"{host}.launch-acks.json"
 
 
 def record_launch(fleet: Fleet, plan: LaunchPlan, result: LaunchResult) -> str:
@@ -107,8 +111,13 @@ def record_launch(fleet: Fleet, plan: LaunchPlan, result: LaunchResult) -> str:
 def load_launch_acks(fleet: Fleet, host: str) -> LaunchAcks | None:
     """The host's last recorded launch acknowledgements; None when there is none or the
     record does not read as one (nothing is then acknowledged on its account)."""
+    return load_launch_acks_in(journal_dir(fleet.path), host)
+
+
+def load_launch_acks_in(directory: Path, host: str) -> LaunchAcks | None:
+    """``load_launch_acks`` from the fleet's state folder ``directory`` (the journal's)."""
     try:
-        data = json.loads(acks_path(fleet, host).read_text(encoding="utf-8"))
+        data = json.loads(_acks_file(directory, host).read_text(encoding="utf-8"))
         if data.get("version") != RECORD_VERSION or data.get("host") != host:
             return None
         acks = tuple(

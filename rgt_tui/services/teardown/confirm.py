@@ -25,6 +25,7 @@ from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.credentials import BOX_FILE, remove_credentials
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, TeardownRecord
 from rgt_tui.services.queue.backends import backend_for
+from rgt_tui.services.queue.launch_acks import load_launch_acks_in
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.teardown.acknowledge import BoxMismatch, same_box_or_refuse
 from rgt_tui.services.teardown.command import run_teardown_command
@@ -238,6 +239,40 @@ def confirmed_at(jh: HostJournal) -> float | None:
     return opened if jh.box is not None else None
 
 
+def changed_since(jh: HostJournal, host: HostConfig, directory: Path, opened: float) -> str:
+    """What happened after the typed confirmation at ``opened`` that voids it for a
+    teardown recorded by hand ("" when nothing): a launch from this machine, the host's
+    queue file changed, or a later check of the box, answered, that found its gate
+    locked. The box worked on after the gate opened (hour s24a #1: cells launched and
+    appended there, then ``--destroyed`` recorded it and its new checkpoints were never
+    pulled). ``directory``: the journal's, where the launch record is. Reads files."""
+    said = []
+    launched = load_launch_acks_in(directory, host.name)
+    if launched is not None and launched.at > opened:
+        said.append(f"a launch at {_hhmm(launched.at)}")
+    if host.queue is not None:
+        try:
+            changed = host.queue.stat().st_mtime
+        except OSError:
+            changed = None
+        if changed is not None and changed > opened:
+            said.append(f"its queue file {host.queue.name} changed at {_hhmm(changed)}")
+    state = g.GateState(jh.host, box_id=jh.box.box_id if jh.box else None)
+    locked: tuple[float, tuple[str, ...]] | None = None
+    for t, event in jh.events:
+        state = g.apply(state, event)
+        if t > opened and isinstance(event, g.Rescanned):
+            missing = g.missing_conditions(state, ignore_confirmation=True)
+            locked = (t, tuple(c.key for c in missing)) if missing else None
+    if locked is not None:
+        said.append(f"a check at {_hhmm(locked[0])} found its gate locked ({', '.join(locked[1])})")
+    return "; ".join(said)
+
+
+def _hhmm(epoch: float) -> str:
+    return time.strftime("%H:%M", time.localtime(epoch))
+
+
 def record_manual_teardown(
     journal: Journal,
     host: HostConfig,
@@ -262,11 +297,20 @@ def record_manual_teardown(
 
     def append(jh: HostJournal) -> bool:
         current = same_box_or_refuse(jh, box, "nothing was recorded")
-        if confirmed_at(jh) is None:
+        opened = confirmed_at(jh)
+        if opened is None:
             raise BoxMismatch(
                 f"the teardown gate of {current.describe()} was never opened by a typed "
                 f"confirmation: nothing was recorded. Run `rgt-tui teardown {host.name}` "
                 "first: it checks the box and, once you type its name, says what to destroy"
+            )
+        since = changed_since(jh, host, journal.directory, opened)
+        if since:
+            raise BoxMismatch(
+                f"your confirmation of {_hhmm(opened)} no longer holds: since then, {since}; "
+                f"nothing was recorded. Run `rgt-tui teardown {host.name}` again: it checks "
+                "the box as it is now. If you already destroyed it, what ran there since is "
+                "lost: remove its [[hosts]] entry to stop counting it"
             )
         jh.teardowns.append(
             TeardownRecord(at, None, None, MANUAL_OUTPUT, True, current.box_id, True)
