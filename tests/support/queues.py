@@ -193,10 +193,8 @@ class QueueSshServer(OpenSshServer):
         super().__init__(base_dir, host_name)
         self.tmux_tmpdir = Path(tempfile.mkdtemp(prefix="rgtq-"))
 
-    def _write_config(self) -> None:
-        super()._write_config()
-        with self.config.open("a") as f:
-            f.write(f"SetEnv HOME={self.workdir} TMUX_TMPDIR={self.tmux_tmpdir}\n")
+    def session_env(self) -> dict[str, str]:
+        return super().session_env() | {"TMUX_TMPDIR": str(self.tmux_tmpdir)}
 
     def cleanup(self) -> None:
         """Stop its tmux server and what still runs in its directories."""

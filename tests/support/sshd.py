@@ -155,6 +155,15 @@ class OpenSshServer:
         options.update(kwargs)
         return asyncssh.connect("127.0.0.1", self.port, **options)  # type: ignore[return-value]
 
+    def session_env(self) -> dict[str, str]:
+        """What every session's environment gets (sshd's ``SetEnv``): HOME first, then
+        the ``SetEnv`` lines of ``extra_config``."""
+        env = {"HOME": str(self.workdir)}
+        for line in self.extra_config:
+            if line.startswith("SetEnv "):
+                env |= dict(pair.split("=", 1) for pair in line.split()[1:])
+        return env
+
     def _write_config(self) -> None:
         lines = [
             f"Port {self.port}",
@@ -172,7 +181,11 @@ class OpenSshServer:
             f"LogLevel {self.log_level}",
             "UseDNS no",
             "PrintMotd no",
-            *self.extra_config,
+            # sshd keeps only the first SetEnv line: every variable goes in one. The box's
+            # ~ is its folder: this machine's own ~/.rgt (a queue someone ran here) is no
+            # part of the test (its queue records made a verify miss cells).
+            "SetEnv " + " ".join(f"{k}={v}" for k, v in self.session_env().items()),
+            *(line for line in self.extra_config if not line.startswith("SetEnv ")),
             # OpenSSH >= 9.8 penalises a source address after dropped connections, and
             # the tests drop connections on purpose; older versions reject the option.
             "PerSourcePenalties no",
