@@ -69,3 +69,45 @@ async def test_a_move_to_a_torn_down_host_is_refused(make_queue_fleet, tmp_path)
     assert moved.returncode != 0, moved.stdout
     assert WARNED in moved.stdout + moved.stderr, moved
     assert "#moved-to" not in qf.queue_file("box1").read_text()  # nothing moved
+
+
+async def test_a_finished_verified_cell_of_a_box_that_does_not_answer_is_not_moved(
+    make_queue_fleet,
+):
+    """Hour s24a #2: box3 finished its queue, was pulled and verified, then torn down and
+    gone; `m` offered its done cells as "Move, resume" onto the spare, Enter on the
+    default ran them again there (billed), and nothing said box3 was torn down."""
+    from support.queues import wait_view
+    from support.resume_cell import pull_verify
+
+    from rgt_tui.domain.queue_state import DONE
+    from rgt_tui.services.queue.launch import launch, plan_launch
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    done = qf.cell_script("done", 'mkdir -p "$2"; echo \'{"acc": 1}\' > "$2/metrics.json"')
+    qf.write_queue(f"{done} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    transport = qf.transport("box1")
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host("box1"), transport), transport)
+    finally:
+        await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == DONE, what="the cell to finish")
+    assert (await pull_verify(qf, "box1")).ok
+    at = time.time()
+    journal = Journal(journal_dir(qf.loopback.hosts_file))
+    box_id = "0ne0ne0ne0ne0ne0ne0ne0ne0ne0ne00"
+    journal.observe_box("box1", BoxIdentity(box_id, None), at - 60)
+    journal.add_teardown("box1", TeardownRecord(at, None, None, "", True, box_id, True))
+    await qf.loopback.box("box1").stop()  # destroyed: it does not answer
+
+    transport = qf.transport("box1")
+    try:
+        plan = await plan_move(qf.fleet, qf.host("box1"), ["done"], "box2", transport, resume=True)
+    finally:
+        await transport.close()
+    assert not plan.ok and not plan.source_answered
+    (refusal,) = [p for p in plan.problems if "it finished on box1" in p]
+    assert "(its records as last pulled: exit 0 at " in refusal
+    assert "moving it would run it again" in refusal
+    assert any(w.startswith("box1 is recorded as torn down (") for w in plan.warnings)

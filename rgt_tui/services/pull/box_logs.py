@@ -50,10 +50,11 @@ class BoxLogs:
     note: str = ""
 
 
-def pulled_cell_log(name: str) -> str:
-    """Where a pull puts cell ``name``'s log, relative to the host's results folder (the
-    box's ``~/.rgt/queue/cells/NAME.log``, under ``BOX_LOGS_DIR``)."""
-    return f"{BOX_LOGS_DIR}/cells/{name}.log"
+def pulled_cell_log(name: str, suffix: str = ".log") -> str:
+    """Where a pull puts cell ``name``'s log (``suffix`` ``.state``: its state record),
+    relative to the host's results folder (the box's ``~/.rgt/queue/cells/NAME.log``,
+    under ``BOX_LOGS_DIR``)."""
+    return f"{BOX_LOGS_DIR}/cells/{name}{suffix}"
 
 
 def is_log(path: str) -> bool:

@@ -43,6 +43,7 @@ from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.queue_file import QueueCell, moved_marker, prefix_problem, render_command
+from rgt_tui.domain.queue_records import parse_cell_marks, parse_cell_state
 from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
@@ -56,6 +57,7 @@ from rgt_tui.domain.text import printable
 from rgt_tui.fsutil import atomic_write
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.journal import local_minute, recorded_torn_down_at
+from rgt_tui.services.pull.box_logs import pulled_cell_log
 from rgt_tui.services.queue.box import read_box_queue_text
 from rgt_tui.services.queue.check import (
     FleetQueues,
@@ -421,7 +423,24 @@ async def plan_move(
         box_text = await read_box_queue_text(transport, source.name)
     except (TransportError, QueueError) as exc:
         if resume and isinstance(exc, TransportError):
-            return _unanswered_plan(source, target, chosen, src, dst, problems, warnings, exc)
+            ended = await asyncio.to_thread(pulled_done, fleet, source, verified)
+            finished = {
+                name: f"{verified[name]}: it finished on {source.name} (its records as last "
+                f"pulled: exit 0 at {local_minute(ended[name])}) and its results are kept — "
+                "moving it would run it again (leave it)"
+                for name in verified
+                if name in ended
+            }
+            at = await asyncio.to_thread(recorded_torn_down_at, fleet, source.name)
+            torn = (
+                f"{torn_down_words(source.name)} ({local_minute(at)}): what its box held "
+                "is gone unless pulled"
+                if at is not None
+                else None
+            )
+            return _unanswered_plan(
+                source, target, chosen, src, dst, problems, warnings, exc, finished, torn
+            )
         problems.append(
             f"cannot read {source.name}'s queue from its box ({printable(exc.message, None)}) "
             "— a move must know "
@@ -484,6 +503,27 @@ def run_moved_hint(dest: str, count: int) -> str:
     )
 
 
+def pulled_done(fleet: Fleet, host: HostConfig, names: Iterable[str]) -> dict[str, int]:
+    """Each of ``names`` whose state record, as the last pull brought it from the box,
+    says its last attempt ended with exit 0 and nothing (a retry, a skip) came after:
+    when it ended (the box's clock). Reads the pulled records."""
+    folder = fleet_host_dir(fleet, host)
+    done: dict[str, int] = {}
+    for name in names:
+        try:
+            text = (folder / pulled_cell_log(name, ".state")).read_text(errors="replace")
+        except (OSError, ValueError):
+            continue
+        attempts, marks = parse_cell_state(text), parse_cell_marks(text)
+        last = attempts[-1] if attempts else None
+        if last is None or not last.ended or last.exit_code != 0 or last.end_ts is None:
+            continue
+        if marks.retry_pending or marks.skipped is not None:
+            continue
+        done[name] = last.end_ts
+    return done
+
+
 def _unanswered_plan(
     source: HostConfig,
     target: HostConfig,
@@ -493,13 +533,21 @@ def _unanswered_plan(
     problems: list[str],
     warned: list[str],
     exc: TransportError,
+    finished: dict[str, str],
+    torn: str | None,
 ) -> MovePlan:
     """A resume move's plan when the source box does not answer: each line becomes
     ``#moved-to`` (the box may hold it; a later launch there refuses a ``#moved-to`` line
-    it does not hold, and says to delete it), and nothing is asked of the box."""
+    it does not hold, and says to delete it), and nothing is asked of the box.
+    ``finished``: the chosen cells whose pulled records say they finished and whose
+    results are verified here, with why: refused, as when the box answers (hour s24a #2:
+    a done and verified cell was offered as "Move, resume" onto the spare). ``torn``:
+    the source's torn-down record, said."""
     why = printable(exc.message, None)
+    problems = [*problems, *finished.values()]
     warnings = [
         *warned,
+        *([torn] if torn else []),
         f"{source.name} does not answer ({why}): its box is not told to skip "
         + ", ".join(c.name for _, c in chosen)
         + " now — if it comes back, the next launch or append there records the skip "
