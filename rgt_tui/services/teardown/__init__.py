@@ -14,7 +14,10 @@ One module per job, the gate itself being the pure state machine in
   unfinished; the queue file's ``#moved-to`` records), and records every fact in the host's journal (only events that
   change the gate are appended, so re-checking is cheap and the journal stays short). A
   re-scan that fails (or no connection) is recorded as such, so an earlier one never
-  stands in for it; ``observe_now`` records which box answers;
+  stands in for it; ``observe_now`` records which box answers. Its re-scan of the box
+  (what answers, what runs, which cells are unfinished or moved) is ``gate_scan``'s; the
+  checklist lines that need what the check found beside the recorded state (box, idle,
+  roster, account) are ``gate_conditions``';
 - ``acknowledge`` — the user's by-name acknowledgements of missing, running or unfinished
   cells (an unfinished one must be one the box's last check recorded), of the box they saw (``acknowledge(box=...)``; the command line identifies the box
   answering first with ``observe_now``);

@@ -1,15 +1,15 @@
 """The gate check: re-scan the box now, gather every fact, record it, evaluate.
 
-``check_gate`` re-scans the box now (a failed re-scan is recorded as such, so an earlier
-one never stands in for it), reads its queue's cell states (the backend's view: which
-cells run, and which the records or the scheduler know to be unfinished, with the queue
-file's ``#moved-to`` records), re-hashes the local copy (``local_copy``), reads the pull's
-and verify's records (``events``), and appends only the events that change the gate to
-the host's journal, in one locked update. ``gather`` is the same check for a typed
-confirmation (``confirm``). ``observe_now`` records which box answers without a check.
-
-Past 450 lines on purpose: the re-scan, the facts and their record are one locked check
-(the pure evaluation is domain.teardown_gate's).
+``check_gate`` re-scans the box now (``gate_scan``; a failed re-scan is recorded as such,
+so an earlier one never stands in for it), reads its queue's cell states (the backend's
+view: which cells run, and which the records or the scheduler know to be unfinished, with
+the queue file's ``#moved-to`` records), re-hashes the local copy (``local_copy``), reads
+the pull's and verify's records (``events``), and appends only the events that change
+the gate to the host's journal, in one locked update. The pure evaluation is
+domain.teardown_gate's; the lines that need what this check found beside the recorded
+state (the box, idle, roster and account lines) are ``gate_conditions``'. ``gather`` is
+the same check for a typed confirmation (``confirm``). ``observe_now`` records which box
+answers without a check.
 """
 
 from __future__ import annotations
@@ -24,25 +24,29 @@ from typing import Any
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.errors import HostKeyError, TransportError
 from rgt_tui.domain.manifest import Manifest, ManifestError
 from rgt_tui.domain.profiles import Profile
-from rgt_tui.domain.queue_state import DONE, RUNNING, QueueView
+from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.domain.roster import in_outputs, output_prefixes
 from rgt_tui.domain.shared_account import sharing_account
 from rgt_tui.domain.text import printable
-from rgt_tui.domain.unfinished import queue_cells_seen
-from rgt_tui.domain.units import local_time, plural
+from rgt_tui.domain.units import plural
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
-from rgt_tui.services.manifest import take_manifest
 from rgt_tui.services.queue.backends import backend_for
-from rgt_tui.services.queue.moved_skips import MovesSeen, moves_on_record
 from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
-from rgt_tui.services.runtime.preemption import told_with_fix
 from rgt_tui.services.teardown.acknowledge import queue_cells
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
+from rgt_tui.services.teardown.gate_conditions import (
+    account_condition,
+    box_condition,
+    idle_condition,
+    roster_now,
+    roster_unanswered,
+    same_box,
+)
+from rgt_tui.services.teardown.gate_scan import BoxNow, cells_seen, moved_now, scan_now
 from rgt_tui.services.teardown.group import group_condition
 from rgt_tui.services.teardown.local_copy import check_local_copy
 from rgt_tui.services.teardown.reclaimed import reclaimed_here
@@ -111,189 +115,6 @@ def _append_changed(jh: HostJournal, events: list[g.GateEvent], now: float) -> b
     return changed
 
 
-@dataclass(frozen=True)
-class _BoxNow:
-    """What the re-scan taken just now found (or why there is none)."""
-
-    rescan: Manifest | None
-    identity: BoxIdentity | None
-    running: tuple[str, ...] | None
-    error: str | None
-    records_only: bool = False  # no re-scan was asked for: only the local records count
-    jobs: g.SlurmJobsSeen | None = None  # a job-gated host (Slurm): its queue's jobs, read now
-    view: QueueView | None = None  # the queue's cells as its backend reads them now
-    cells: g.QueueCellsSeen | None = None  # the unfinished and moved cells, from ``view``
-    groups: tuple[g.GroupRunSeen, ...] = ()  # the groups this box is a rank of, read now
-    # False: no box answered this check (no connection, or connecting failed): which box
-    # is there and what runs on it are unknown now, whatever was recorded before.
-    answered: bool = True
-    # No view (the box did not answer): the local queue file's #moved-to cells, read now,
-    # split by whether the move is on record (``moves_on_record``).
-    moved: MovesSeen | None = None
-    # Something answered, but with a host key rgt-tui refused (its kind): not the silence
-    # "not answering" says (a user's hour read that after a key change).
-    refused_key: str = ""
-    error_exc: TransportError | None = None  # why connecting failed, as raised
-    # Not answered: ``_unanswered`` (the fix the rest of the product says, and the cell a
-    # runtime last saw running there), read once for the error and the roster.
-    said: tuple[str | None, str | None] | None = None
-
-
-async def _scan_now(fleet: Fleet, host: HostConfig, transport: Transport | None) -> _BoxNow:
-    """Re-scan the box now, read the groups it is a rank of, and where the host's backend
-    gates on its jobs (Slurm) read the queue's jobs from the scheduler too."""
-    now = await _rescan(host, transport)
-    if not now.answered:
-        said = await asyncio.to_thread(_unanswered, fleet, host)
-        now = replace(now, said=said)
-        if now.error_exc is not None:
-            # Stopped by watch, preempted: what the rest of the product says of it.
-            now = replace(now, error=printable(told_with_fix(now.error_exc, said[0]), 1000))
-    if transport is not None and now.error is None:
-        now = replace(now, groups=await _groups_seen(fleet, host, transport))
-    backend = backend_for(host)
-    if not isinstance(backend, JobGated):
-        return now
-    if transport is None or now.error is not None:
-        why = f"not read: {now.error or 'no connection'}"
-        return replace(now, jobs=g.SlurmJobsSeen((), error=why))
-    return replace(now, jobs=await backend.jobs_seen(transport))
-
-
-async def _rescan(host: HostConfig, transport: Transport | None) -> _BoxNow:
-    """Re-scan the box now: its listing (no hashes), which box it is, its running cells."""
-    if transport is None:
-        why = "the box was not re-scanned (no connection)"
-        return _BoxNow(None, None, None, why, answered=False)
-    try:
-        await transport.connect()
-    except (TransportError, OSError) as exc:
-        refused = exc.kind if isinstance(exc, HostKeyError) else ""
-        return _BoxNow(
-            None, None, None, printable(exc, 1000), answered=False, refused_key=refused,
-            error_exc=exc if isinstance(exc, TransportError) else None,
-        )  # fmt: skip
-    if host.pull_refused:
-        # No pull folders named: the re-scan would walk the whole home (this machine's,
-        # when it stands in), for minutes, and the tab would never fill in. The pull
-        # refuses it; so does the gate, saying how to name the folders. What runs there
-        # is still read: a box never reached read "✓ idle: the queue is idle" (a user's
-        # hour), and a reached one may run cells.
-        try:
-            view = await _queue_view(host, transport)
-        except TransportError as exc:
-            return _BoxNow(None, None, None, printable(exc, 1000), answered=False)
-        running = tuple(c.name for c in view.cells if c.status == RUNNING)
-        return _BoxNow(None, None, running, host.pull_refused, view=view)
-    try:
-        rescan = await take_manifest(host, transport, hash_files=False)
-        view = await _queue_view(host, transport)
-    except (TransportError, ManifestError, OSError) as exc:
-        return _BoxNow(None, None, None, printable(exc, 1000))
-    running = tuple(c.name for c in view.cells if c.status == RUNNING)
-    identity = rescan.identity
-    if identity is None:
-        why = printable(rescan.box_id_error or "no id reported")  # the box's own text
-        return _BoxNow(None, None, running, f"the box did not say which box it is: {why}")
-    return _BoxNow(rescan, identity, running, None, view=view)
-
-
-async def _groups_seen(
-    fleet: Fleet, host: HostConfig, transport: Transport
-) -> tuple[g.GroupRunSeen, ...]:
-    """Each group of the fleet this box is a rank of, with the group's cells its records
-    on this box show running (issue 41: a box of a running group is not torn down alone).
-    This box's own rank is read, over its own connection: a cell runs on the group only
-    while it runs on every rank, and this rank running is what tearing it down would cut."""
-    from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.box_backend import BoxRunner
-    from rgt_tui.services.queue.group.ranks import rank_hosts
-
-    seen = []
-    for group in fleet.hosts:
-        if group.group is None or host.name not in group.group.hosts:
-            continue
-        rank = group.group.hosts.index(host.name)
-        try:
-            view = await BoxRunner(rank_hosts(group)[rank]).read_view(transport)
-        except (TransportError, QueueError, OSError, ValueError) as exc:
-            seen.append(g.GroupRunSeen(group.name, rank, error=printable(exc, 300)))
-            continue
-        running = tuple(c.name for c in view.cells if c.status == RUNNING)
-        seen.append(g.GroupRunSeen(group.name, rank, running))
-    return tuple(seen)
-
-
-def _cells_seen(fleet: Fleet, host: HostConfig, now: _BoxNow, manifest: Manifest | None) -> _BoxNow:
-    """``now`` with the queue's unfinished and moved cells as the gate's fact, each
-    unfinished cell's output folders in the pulled copy (``manifest``) named. Without a
-    view of the queue (the box did not answer) the moved cells alone, from the local
-    queue file: a cell moved while its box was lost is the other host's work now.
-
-    A move counts only when it is on record (``moves_on_record``: the destination's queue
-    file holds the cell). A ``#moved-to`` line without that is no move: the cell is
-    unfinished work of this host (``_not_moved``), whatever the view reads from the line."""
-    if now.records_only:
-        return now
-    moves = moves_on_record(fleet, host)
-    if now.view is None:
-        return replace(now, moved=moves)
-
-    def outputs(name: str) -> tuple[str, ...]:
-        return output_prefixes(manifest, host.durable_dir, name) if manifest else ()
-
-    seen = queue_cells_seen(now.view, moves.held, outputs)
-    # The view lays the line's #moved-to over the box's records (a skip), and a box's
-    # own skip may come from a launch that took the line at its word: neither is a move.
-    ended = {c.name for c in now.view.cells if c.status in (RUNNING, DONE)}
-    unheld = {k: v for k, v in moves.unheld.items() if k not in ended}
-    known = {u[0] for u in seen.unfinished}
-    extra = tuple(_not_moved(host, unheld, known))
-    return replace(
-        now,
-        cells=replace(
-            seen,
-            unfinished=(*seen.unfinished, *extra),
-            outputs=(*seen.outputs, *((u[0], p) for u in extra for p in outputs(u[0]))),
-        ),
-    )
-
-
-def _not_moved(
-    host: HostConfig, unheld: dict[str, tuple[str, str]], known: set[str]
-) -> list[tuple[str, str, str]]:
-    """The gate's unfinished entry of each ``#moved-to`` cell whose move is not on record
-    (``known``: cells already unfinished by the records, left as they are)."""
-    return [
-        (
-            name,
-            g.MOVE_NOT_ON_RECORD,
-            printable(
-                f"is marked '#moved-to {dest}' in {host.name}'s queue file, but no move is "
-                f"on record: {why}",
-                600,
-            ),
-        )
-        for name, (dest, why) in sorted(unheld.items())
-        if name not in known
-    ]
-
-
-def _moved_now(host: HostConfig, state: g.GateState, moves: MovesSeen) -> g.QueueCellsSeen:
-    """The gate's fact when the box did not answer: its unfinished cells as the last
-    check read them, less those moved now (on record), and the moved ones
-    (``queue_cells_seen``'s rule, on what is known); a ``#moved-to`` line with no move on
-    record keeps its cell unfinished."""
-    moved = moves.held
-    unfinished = tuple(u for u in state.unfinished if u[0] not in moved)
-    extra = _not_moved(host, moves.unheld, {u[0] for u in unfinished})
-    return g.QueueCellsSeen(
-        unfinished=(*unfinished, *extra),
-        moved=tuple(sorted(moved.items())),
-        outputs=tuple(o for o in state.cell_outputs if o[0] not in moved),
-    )
-
-
 def _local_records(folder: Path) -> tuple[Manifest | None, Any, str | None]:
     """The kept manifest and verification record, and why the manifest is unusable."""
     try:
@@ -353,7 +174,7 @@ def _facts(
     host: HostConfig,
     folder: Path,
     jh: HostJournal,
-    now: _BoxNow,
+    now: BoxNow,
     local: tuple[Manifest | None, Any, str | None],
     at: float,
     attempt: str,
@@ -422,88 +243,10 @@ def _facts(
     if now.cells is not None:
         events.append(now.cells)
     elif now.moved is not None:
-        events.append(_moved_now(host, jh.gate(), now.moved))
+        events.append(moved_now(host, jh.gate(), now.moved))
     if now.jobs is not None:
         events.append(now.jobs)
     return events, problems
-
-
-def _box_condition(c: g.Condition, jh: HostJournal, now: _BoxNow) -> g.Condition:
-    """The gate's "box" item, with the identity and the earlier boxes spelled out; not
-    ticked while no box answers (the one recorded is the last seen, not the one there)."""
-    if jh.box is None:
-        text = "box not identified: no re-scan has reached the box answering under this name"
-    elif not now.answered:
-        heard = _last_answer(jh)
-        when = f" (last re-scanned {local_time(heard)})" if heard is not None else ""
-        what = "not answering now"
-        if now.refused_key:
-            article = "an" if now.refused_key == "unknown" else "a"
-            what = f"answering with {article} {now.refused_key} host key, which rgt-tui refuses"
-        text = f"{what}; last seen: {jh.box.describe()}{when}"
-        c = replace(c, ok=False, cause=g.NOT_ANSWERING)
-    else:
-        text = jh.box.describe()
-    if jh.history:
-        text += f"; {len(jh.history)} earlier box(es) under this name: history, not counted"
-    return replace(c, evidence=text)
-
-
-def _last_answer(jh: HostJournal) -> float | None:
-    """When the box last answered a re-scan, as the journal holds it (None: never)."""
-    return max((e.at for _, e in jh.events if isinstance(e, g.Rescanned)), default=None)
-
-
-def _idle_condition(c: g.Condition, state: g.GateState, now: _BoxNow) -> g.Condition:
-    """The gate's "idle" item: what runs on a box that does not answer is unknown (a
-    cell recorded running then is named, marked if it has moved since), so it is locked.
-    A rank box's running cells that are its group's job stay locked, pointing at the
-    group line: this box's kill and --ack-running refuse a group's cell."""
-    if now.answered:
-        ranks = {cell for seen in now.groups for cell in seen.running}
-        if c.settle and set(c.settle) <= ranks:
-            groups = ", ".join(printable(seen.group, 200) for seen in now.groups if seen.running)
-            return replace(c, evidence=f"{c.evidence} (group {groups}'s job)", cause=g.GROUP_CELL)
-        return c
-    moved = {name for name, _ in state.moved_cells}
-    text = "unknown: the box does not answer"
-    if state.running:
-        names = ", ".join(n + (" (moved since)" if n in moved else "") for n in state.running)
-        text += f" (running at its last answer: {names})"
-    return g.Condition("idle", False, printable(text, None), cause=g.NOT_ANSWERING)
-
-
-def _unanswered(fleet: Fleet, host: HostConfig) -> tuple[str | None, str | None]:
-    """What the rest of the product says of ``host`` not answering (``unreachable_fix``:
-    move the cell a runtime last saw running there) and that cell (None: none known).
-    Reads the runtime's records: call it off the event loop."""
-    from rgt_tui.paths import journal_dir
-    from rgt_tui.services.runtime.preemption import (
-        named_preemption,
-        preempt_dir,
-        read_seen,
-        unreachable_fix,
-    )
-
-    fix = unreachable_fix(fleet, host)
-    if fix is None or fleet.path is None:
-        return fix, None
-    named = named_preemption(fleet, host.name)
-    seen = read_seen(preempt_dir(journal_dir(fleet.path)), host.name)
-    return fix, named.cell if named is not None else seen.cell if seen is not None else None
-
-
-def _roster_unanswered(c: g.Condition, said: tuple[str | None, str | None] | None) -> g.Condition:
-    """The roster while the box does not answer (``said``: ``_unanswered``; None while it
-    answers): which cells ran there is unknown, so a cell last seen running there is not
-    offered to --ack-missing: the fix the rest of the product gives, moving it, is said
-    instead."""
-    if c.ok or said is None:
-        return c
-    fix, cell = said
-    settle = tuple(x for x in c.settle if x != cell)
-    text = c.evidence + (f"; {fix}" if fix else "")
-    return replace(c, evidence=printable(text, None), settle=settle, cause=g.NOT_ANSWERING)
 
 
 async def gather(
@@ -526,12 +269,12 @@ async def gather(
         line = group_condition(host)
         return GateReport(host, profile, None, (line,), ())
     if records_only:
-        now = _BoxNow(None, None, None, None, records_only=True)
+        now = BoxNow(None, None, None, None, records_only=True)
     else:
-        now = await _scan_now(fleet, host, transport)
+        now = await scan_now(fleet, host, transport)
     folder = host_results_dir(fleet.results_dir, host)
     local = await asyncio.to_thread(_local_records, folder)
-    now = await asyncio.to_thread(_cells_seen, fleet, host, now, local[0])
+    now = await asyncio.to_thread(cells_seen, fleet, host, now, local[0])
     local_check = None
     if local[0] is not None and not records_only:
         # Every byte of the local copy, re-hashed now, off the event loop (local_copy).
@@ -581,9 +324,9 @@ async def gather(
     said = now.said
     cells_now = await asyncio.to_thread(_queue_cells, host)
     overrides = {
-        "box": lambda c: _box_condition(c, jh, now),
-        "idle": lambda c: _idle_condition(c, state, now),
-        "roster": lambda c: _roster_now(_roster_unanswered(c, said), state, cells_now),
+        "box": lambda c: box_condition(c, jh, now),
+        "idle": lambda c: idle_condition(c, state, now),
+        "roster": lambda c: roster_now(roster_unanswered(c, said), state, cells_now),
     }
     conditions = tuple(overrides.get(c.key, lambda c: c)(c) for c in g.conditions(state))
     if any(c.cause == g.GROUP_CELL for c in conditions):
@@ -604,10 +347,10 @@ async def gather(
     if not shared and jh.box is not None:
         # The same box under another spelling (localhost for 127.0.0.1, an alias): the
         # journals say which entries reached it (hour s23c #5).
-        shared = await asyncio.to_thread(_same_box, fleet, host, journal, jh.box.box_id)
+        shared = await asyncio.to_thread(same_box, fleet, host, journal, jh.box.box_id)
         how = "reached the same box ({box})"
     if shared:
-        condition = _account_condition(host, shared, how, jh.box.describe() if jh.box else "")
+        condition = account_condition(host, shared, how, jh.box.describe() if jh.box else "")
         conditions = (*conditions[:-1], condition, conditions[-1])
     return GateReport(
         host,
@@ -624,44 +367,6 @@ async def gather(
     )
 
 
-def _same_box(fleet: Fleet, host: HostConfig, journal: Journal, box_id: str) -> tuple[str, ...]:
-    """The other entries whose journal's last box is ``box_id`` and not torn down
-    (blocking: one journal read each)."""
-    found = []
-    for other in fleet.hosts:
-        if other.name == host.name or other.group is not None:
-            continue
-        try:
-            jh = journal.load(other.name)
-        except JournalError:
-            continue
-        if jh.box is not None and jh.box.box_id == box_id and jh.torn_down_at is None:
-            found.append(other.name)
-    return tuple(found)
-
-
-def _account_condition(
-    host: HostConfig, shared: tuple[str, ...], how: str, box: str
-) -> g.Condition:
-    """Another entry of the fleet file logs in to this box's account (or reached this
-    very box): tearing this one down destroys that entry's box too, whose queue and
-    results this gate never counts (hour s23b #2: a second entry for a box with four
-    cells not run opened and ran). Locked while both entries stand; no acknowledgement
-    settles it."""
-    names = ", ".join(printable(n, 200) for n in shared)
-    said = how.format(
-        s="s" if len(shared) == 1 else "",
-        ssh=printable(str(host.ssh or "this machine"), 200),
-        box=printable(box, 200),
-    )
-    return g.Condition(
-        "account",
-        False,
-        f"{names} {said}: a teardown of {host.name} destroys {names}'s box too, whose "
-        "queue and results this gate does not count",
-    )
-
-
 def _notes(host: HostConfig, view: QueueView | None) -> tuple[str, ...]:
     """What the box holds beside the results that a teardown destroys unasked: the
     box's own copies a sync replaced (edits made there), in ~/.rgt/sync-kept."""
@@ -673,28 +378,6 @@ def _notes(host: HostConfig, view: QueueView | None) -> tuple[str, ...]:
         f"~/.rgt/sync-kept on the box holds {count}: the box's own copies of files a sync "
         "replaced (edits made there), not results and never pulled; copy what you need "
         f"home before the box goes (rgt-tui shell {host.name} opens a shell there)",
-    )
-
-
-def _roster_now(
-    c: g.Condition, state: g.GateState, cells_now: tuple[str, ...] | None
-) -> g.Condition:
-    """The roster the last verify reconciled, held to the queue file as it is now: a cell
-    added since (never sent, never verified) keeps the gate locked until a verify counts
-    it or it is accepted as missing (a user's hour found the gate open, and autostop
-    stopping the box, with an appended cell that had never run)."""
-    if cells_now is None or state.expected_cells is None:
-        return c
-    new = [n for n in cells_now if n not in state.expected_cells and n not in state.acked_missing]
-    if not new:
-        return c
-    named = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
-    return g.Condition(
-        "roster",
-        False,
-        f"{c.evidence}; the queue file now also has {named}, which the last verify did not "
-        "reconcile: verify again",
-        tuple(new),
     )
 
 
@@ -723,17 +406,6 @@ async def check_gate(
     failed: the checklist shows the gate locked, whatever an earlier re-scan said.
     """
     return await gather(fleet, host, transport, journal, clock=clock)
-
-
-async def _queue_view(host: HostConfig, transport: Transport) -> QueueView:
-    """The queue's cells as the host's backend reads them (``read_queue_view``, the view
-    the CLI and the TUI show); TransportError when its records cannot be read."""
-    from rgt_tui.services.queue.view import read_queue_view
-
-    try:
-        return await read_queue_view(host, transport)
-    except (ValueError, OSError) as exc:
-        raise TransportError(host.name, f"cannot read the queue records: {exc}") from exc
 
 
 async def observe_now(
