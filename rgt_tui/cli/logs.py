@@ -218,8 +218,7 @@ async def _pulled_copy(call: Call, cell: str | None) -> str:
     it (a --fresh launch moved them aside): said beside "not started" (hour s23c #10)."""
     if cell is None:
         return ""
-    from rgt_tui.services.pull.box_logs import pulled_cell_log
-    from rgt_tui.services.records import fleet_host_dir
+    from rgt_tui.services.records import fleet_host_dir, pulled_cell_log
 
     copy = fleet_host_dir(call.fleet, call.host) / pulled_cell_log(cell)
     if not await asyncio.to_thread(copy.is_file):

@@ -43,6 +43,14 @@ PULLED_FILE = "pulled.json"
 VERIFICATION_FILE = "verification.json"
 REPLACED_DIR = "replaced"
 PARTS_DIR = f"{RECORDS_DIR}/parts"  # files being pulled (pull.plan.part_path)
+BOX_LOGS_DIR = f"{RECORDS_DIR}/box-logs"  # the box's queue logs a pull brings (pull.box_logs)
+
+
+def pulled_cell_log(name: str, suffix: str = ".log") -> str:
+    """Where a pull puts cell ``name``'s log (``suffix`` ``.state``: its state record),
+    relative to the host's results folder (the box's ``~/.rgt/queue/cells/NAME.log``,
+    under ``BOX_LOGS_DIR``)."""
+    return f"{BOX_LOGS_DIR}/cells/{name}{suffix}"
 
 
 def host_results_dir(results_dir: Path, host: HostConfig | str) -> Path:

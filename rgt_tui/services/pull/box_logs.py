@@ -27,10 +27,9 @@ from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.services.pull.local_tree import HostTree
-from rgt_tui.services.records import RECORDS_DIR
+from rgt_tui.services.records import BOX_LOGS_DIR
 
 LOGS_ROOT = "~/.rgt/queue"  # the queue runner's folder (scripts/queue_ctl.sh: $q)
-BOX_LOGS_DIR = f"{RECORDS_DIR}/box-logs"  # relative to the host's results folder
 MAX_FILES = 2000
 MAX_BYTES = 256 << 20  # per host: logs, not checkpoints; the newest first
 
@@ -48,13 +47,6 @@ class BoxLogs:
     failed: tuple[tuple[str, str], ...] = ()
     left_out: tuple[tuple[str, int], ...] = ()  # (name, size) over MAX_FILES / MAX_BYTES
     note: str = ""
-
-
-def pulled_cell_log(name: str, suffix: str = ".log") -> str:
-    """Where a pull puts cell ``name``'s log (``suffix`` ``.state``: its state record),
-    relative to the host's results folder (the box's ``~/.rgt/queue/cells/NAME.log``,
-    under ``BOX_LOGS_DIR``)."""
-    return f"{BOX_LOGS_DIR}/cells/{name}{suffix}"
 
 
 def is_log(path: str) -> bool:

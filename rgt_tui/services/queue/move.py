@@ -57,7 +57,6 @@ from rgt_tui.domain.text import printable
 from rgt_tui.fsutil import atomic_write
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.journal import local_minute, recorded_torn_down_at
-from rgt_tui.services.pull.box_logs import pulled_cell_log
 from rgt_tui.services.queue.box import read_box_queue_text
 from rgt_tui.services.queue.check import (
     FleetQueues,
@@ -66,7 +65,12 @@ from rgt_tui.services.queue.check import (
     display_path,
 )
 from rgt_tui.services.queue.records import other_queue_problem, read_queue_facts, view_from_facts
-from rgt_tui.services.records import fleet_host_dir, load_manifest, load_verification
+from rgt_tui.services.records import (
+    fleet_host_dir,
+    load_manifest,
+    load_verification,
+    pulled_cell_log,
+)
 from rgt_tui.transport import Transport
 
 # A cell that ran and stopped before its end: a resume move may take its verified files.

@@ -12,7 +12,7 @@ from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.roster import RosterCheck
 from rgt_tui.domain.saved_claims import TAIL_BYTES, claimed_local, holds, last_claim
 from rgt_tui.domain.text import printable
-from rgt_tui.services.pull.box_logs import pulled_cell_log
+from rgt_tui.services.records import pulled_cell_log
 
 
 def claims_kept(
