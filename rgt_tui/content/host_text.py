@@ -17,6 +17,7 @@ from rgt_tui.domain import cost
 from rgt_tui.domain.at_risk import ages_line, cadence_seen
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.group_run import RankView
+from rgt_tui.domain.health import queue_finished
 from rgt_tui.domain.preemption import (
     SUSPECTED,
     Checkpoint,
@@ -32,6 +33,7 @@ from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.telemetry import ConnectionState, HostUpdate
 
 ALIVE_NOTE = "the run may still be alive"
+FINISHED_NOTE = "its queue had finished at its last sample: no queue cell was running"
 
 
 def clock_hhmm(t: float) -> str:
@@ -145,7 +147,9 @@ def connection_lines(
         )
     # A sample came once (this run, or before it for a box not reached yet): GEN8.
     answered = conn.status in ("reconnecting", "lost") or before_run
-    if answered and preempted is None:
+    if answered and preempted is None and queue_finished(snap):
+        lines.append(Content.styled(FINISHED_NOTE, "$foreground-muted"))
+    elif answered and preempted is None:
         lines.append(Content.styled(ALIVE_NOTE, "$warning"))
     if conn.error:
         lines.append(Content.styled(shown(conn.error, lines=True), "$foreground-muted"))

@@ -458,12 +458,22 @@ def cadence_alerts(snap: HostSnapshot, mtbf_s: float | None) -> list[Alert]:
     return [Alert("ckpt.cadence", "info", cadence_line(found), "P8", snap.cell or "")]
 
 
-def _lost_words(ctx: HealthContext) -> str:
+def _lost_words(ctx: HealthContext, snap: HostSnapshot | None) -> str:
     """What a lost connection means: a dropped poll is not a dead run (GEN8), except on
-    an interruptible box, where the silence is how a preemption looks (docs/spot.md)."""
+    an interruptible box, where the silence is how a preemption looks (docs/spot.md),
+    and a box whose last sample said its queue had finished (hours s22a #8, s24b #8:
+    "the run may still be alive" over "queue 3/4 done · finished")."""
     if ctx.interruptible:
         return "connection lost — preempted? (an interruptible box)"
+    if queue_finished(snap):
+        return "connection lost — its queue had finished at its last sample"
     return "connection lost — the run may still be alive"
+
+
+def queue_finished(snap: HostSnapshot | None) -> bool:
+    """The sample says the box's queue had finished: its last launch's done record, and
+    no cell running."""
+    return snap is not None and snap.cell is None and snap.queue_done_at is not None
 
 
 def evaluate(
@@ -473,7 +483,7 @@ def evaluate(
     th = ctx.thresholds
     alerts: list[Alert] = []
     if ctx.connection in ("reconnecting", "lost"):
-        alerts.append(Alert("connection.lost", "warning", _lost_words(ctx), "GEN8"))
+        alerts.append(Alert("connection.lost", "warning", _lost_words(ctx, snap), "GEN8"))
     if state.rebooted:
         alerts.append(
             Alert(

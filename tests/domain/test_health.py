@@ -255,6 +255,37 @@ def test_connection_lost_says_run_may_be_alive():
     assert "may still be alive" in alerts[0].message
 
 
+def test_connection_lost_after_the_queue_finished_says_so():
+    """Hours s22a #8, s24b #8: "the run may still be alive" over "queue 3/4 done ·
+    finished": the last sample said no cell ran and the queue had finished."""
+    lost = HealthContext(connection="reconnecting")
+    finished = snap(cell=None, queue_done_at=1_000_000.0)
+    (alert,) = [a for a in evaluate(finished, HealthState(), lost) if a.id == "connection.lost"]
+    assert alert.message == "connection lost — its queue had finished at its last sample"
+    running = snap(cell="lr02", queue_done_at=None)
+    (alert,) = [a for a in evaluate(running, HealthState(), lost) if a.id == "connection.lost"]
+    assert "may still be alive" in alert.message
+    # A queue done, then launched again (no done record yet): a run may go on.
+    (alert,) = [
+        a for a in evaluate(snap(cell=None), HealthState(), lost) if a.id == "connection.lost"
+    ]
+    assert "may still be alive" in alert.message
+
+
+def test_the_pane_says_a_finished_queue_not_a_live_run_when_the_box_drops():
+    from rgt_tui.content.host_text import ALIVE_NOTE, FINISHED_NOTE, connection_lines
+    from rgt_tui.services.telemetry import ConnectionState
+
+    lost = ConnectionState("reconnecting", 1_000_000.0, attempt=2)
+
+    def said(s: HostSnapshot) -> str:
+        return "\n".join(c.plain for c in connection_lines(lost, s, 1_000_010.0))
+
+    assert FINISHED_NOTE in said(snap(cell=None, queue_done_at=999_000.0))
+    assert ALIVE_NOTE not in said(snap(cell=None, queue_done_at=999_000.0))
+    assert ALIVE_NOTE in said(snap(cell="lr02"))
+
+
 def test_idle_gpu_while_billed_after_threshold():
     idle = [
         snap(t=1_000_000.0 + 60 * m, gpus=(gpu(util_pct=1.0),), gpu_processes=None)
