@@ -375,6 +375,7 @@ class RgtApp(ThemedApp):
                 verified=self.spot.found.get(host),  # the pane's, not none until a change
                 fleet_problem=self.fleet_screen.problem,  # a mistake in the file, if any
                 log_recall=self.log_recall,
+                preemption=self.runtime.preemptions.current.get(host),
             )
             screen.key_refusal = self.host_keys.refusals.get(host)
             self.push_screen(screen)

@@ -34,7 +34,7 @@ from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
-from rgt_tui.domain.preemption import Checkpoint
+from rgt_tui.domain.preemption import Checkpoint, Preemption
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import ReconnectRequested
 from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
@@ -143,6 +143,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         verified: tuple[str, Checkpoint | None] | None = None,
         fleet_problem: str = "",
         log_recall: LogRecall | None = None,
+        preemption: Preemption | None = None,
     ) -> None:
         super().__init__()
         self.host = host
@@ -163,6 +164,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
         # The running cell's newest verified checkpoint, as the pane has it (the spot
         # controller's last look): handed again only when the records change.
         self.verified = verified
+        self.preemption = preemption  # the runtime's named preemption, as the pane has it
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), classes="detail-title")
@@ -270,6 +272,15 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             for tab in self.tabs.values():
                 tab.show_queue(view)
 
+    def host_preempted(self, host: str, preemption: Preemption | None) -> None:
+        # The Overview says what the pane says (hour s24a #7: "the run may still be
+        # alive" under a preempted box's ⚡ line on the pane).
+        if host == self.host.name and self.preemption != preemption:
+            self.preemption = preemption
+            self._stale.add("overview")
+            if screen_on_top(self):
+                self.draw()
+
     def checkpoint_verified(self, host: str, cell: str, checkpoint: Checkpoint | None) -> None:
         """The running cell's newest verified checkpoint (issue 40): the Queue tab's ages."""
         if host == self.host.name and self.verified != (cell, checkpoint):
@@ -294,6 +305,7 @@ class HostDetailScreen(FleetView, TabbedScreen, Screen[None]):
             self.queue_view,
             self.verified,
             self.log_recall,
+            self.preemption,
         )
         tab.show(view)
         self._stale.discard(tab_id)

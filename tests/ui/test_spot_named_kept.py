@@ -64,3 +64,22 @@ async def test_a_tui_started_after_the_preemption_names_it_on_the_pane(tmp_path:
         await wait_for(lambda: line in flat(app), pilot=pilot)
         # Named once, by the first runtime: this one tells nothing again.
         assert app.runtime.preemptions.current[HOST].key == named.key
+
+
+async def test_the_overview_says_preempted_as_the_pane_does(tmp_path: Path) -> None:
+    """Hour s24a #7: the pane read "⚡ preempted?" for a silent interruptible box, its
+    detail screen's Overview "the run may still be alive"."""
+    from rgt_tui.content.host_text import ALIVE_NOTE
+
+    fleet = write_fleet(tmp_path, FLEET)
+    app = make_app(tmp_path, fleet=fleet)
+    async with app.run_test(size=(100, 50)) as pilot:
+        running = agent_sample(HOST, t=FROZEN - 60, cell="eta_long")
+        app.post_message(HostUpdated(make_update(HOST, running, ConnectionState("connected", 0))))
+        silent = ConnectionState("reconnecting", FROZEN - 30, attempt=3)
+        app.post_message(HostUpdated(make_update(HOST, running, silent)))
+        await wait_for(lambda: "preempted? unreachable since" in flat(app), pilot=pilot)
+        await pilot.press("enter")
+        await wait_for(lambda: "Overview" in flat(app) and "reconnecting" in flat(app), pilot=pilot)
+        text = flat(app)
+        assert "preempted? unreachable since" in text and ALIVE_NOTE not in text, text

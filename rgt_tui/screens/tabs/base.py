@@ -18,7 +18,7 @@ from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.health import Thresholds
 from rgt_tui.domain.history import HostHistory
-from rgt_tui.domain.preemption import Checkpoint
+from rgt_tui.domain.preemption import Checkpoint, Preemption
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.screens.tabs.logs_recall import LogRecall
 from rgt_tui.services.connections import FleetConnections
@@ -43,6 +43,8 @@ class HostView:
     # What the app's Logs tabs last drew of each log (the next one shows it at once);
     # None: a screen drawn without an app's memory (tests).
     log_recall: LogRecall | None = None
+    # The runtime's named preemption of the host (issue 40; None: none named).
+    preemption: Preemption | None = None
 
 
 class TabbedScreen:

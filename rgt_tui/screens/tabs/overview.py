@@ -16,6 +16,7 @@ from rgt_tui.content.host_text import (
     torn_down_line,
 )
 from rgt_tui.controllers.jobs import HostJobs
+from rgt_tui.domain.preemption import suspected
 from rgt_tui.domain.snapshot import HostSnapshot
 from rgt_tui.domain.units import fmt_bytes, fmt_duration
 from rgt_tui.screens.tabs.base import DetailTab, HostView
@@ -114,6 +115,13 @@ class OverviewTab(DetailTab):
                     update.connection,
                     snap,
                     view.now,
+                    view.preemption
+                    or suspected(
+                        view.host,
+                        update.connection.status,
+                        update.connection.since,
+                        ever_seen=update.last_seen is not None or first_seen is not None,
+                    ),
                     first_seen=first_seen,
                     last_seen=update.last_seen,
                 )
