@@ -8,7 +8,7 @@ from __future__ import annotations
 from support.queues import SCRIPT_RUN, wait_view
 
 from rgt_tui.domain.queue_state import FAILED, FINISHED, SKIPPED
-from rgt_tui.services.queue.launch import launch, plan_launch
+from rgt_tui.services.queue.launch import default_start, launch, plan_launch
 from rgt_tui.services.queue.move import apply_move, plan_move
 
 # Each run of b leaves a line in $HOME/b.runs, then fails (so a resume move may take it).
@@ -62,3 +62,44 @@ async def test_a_moved_cell_its_box_never_skipped_is_skipped_before_a_relaunch(
     assert "skip" in qf.state("b") and "moved to box2" in qf.state("b")
     assert [(c.name, c.status) for c in view.cells][1] == ("b", SKIPPED)
     assert FAILED not in [c.status for c in view.cells]
+
+
+async def test_an_append_after_the_gap_names_the_start_a_launch_uses(make_queue_fleet):
+    """Hour s24a #4: `queue append` recorded the moved cell's skip, then told from the view
+    of before it: "a launch from cell 1 runs it; cell 1 (b, failed) runs again first"
+    and --start 1, while a launch started past the moved cell."""
+    from rgt_tui.services.queue.append import append_cells
+
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    a = qf.cell_script("a", "echo a")
+    b = qf.cell_script("b", B)
+    c = qf.cell_script("c", "echo c")
+    qf.write_queue(f"{a} t 1\n{b} t 1\n")
+    qf.write_queue("", "box2")
+    await _launch(qf)
+    await wait_view(qf, lambda v: v.state == FINISHED, what="box1's first run")
+    box1 = qf.loopback.box("box1")
+    await box1.stop()
+    transport = qf.transport("box1")
+    try:
+        plan = await plan_move(qf.fleet, qf.host("box1"), ["b"], "box2", transport, resume=True)
+        assert plan.ok and not plan.source_answered, plan.problems
+        await apply_move(plan, qf.host("box1"), transport)
+    finally:
+        await transport.close()
+    await box1.start()
+    qf.append_queue(f"{c} t 1\n", "box1")
+    transport = qf.transport("box1")
+    try:
+        result = await append_cells(qf.fleet, qf.host("box1"), transport)
+    finally:
+        await transport.close()
+    assert "skip" in qf.state("b")  # recorded first
+    assert result.start == 2, result.detail
+    assert result.detail == "the queue is not running: a launch from cell 2 runs it"
+    transport = qf.transport("box1")
+    try:  # a launch with no start given begins where append said
+        planned = await plan_launch(qf.fleet, qf.host("box1"), transport, preflight=False)
+    finally:
+        await transport.close()
+    assert default_start(planned) == 2

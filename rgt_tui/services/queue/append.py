@@ -165,7 +165,16 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     # A cell moved while this box did not answer: its skip first, so a runner that goes
     # on (or a later launch) never runs it here again.
     view = view_from_facts(host, facts)
-    await record_moved_skips(transport, host.name, unskipped_moved(cells, deployed, view))
+    skips = list(unskipped_moved(cells, deployed, view))
+    await record_moved_skips(transport, host.name, skips)
+    if skips:
+        # Read again: the view of before the skips named a moved cell as one that "runs
+        # again first", and a --start that a launch would not use (hour s24a #4).
+        facts = await probe(
+            transport, host.name, session=session, workdir=host.workdir,
+            durable_dir=host.durable_dir,
+        )  # fmt: skip
+        view = view_from_facts(host, facts)
     new_text, new_lines = unsent_text(box_text, text), "".join(rendered.lines[deployed:])
     if not new_text:
         alive = view.runner_alive
