@@ -37,7 +37,7 @@ from rgt_tui.controllers.workers import run_work
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import HostKeyError
 from rgt_tui.domain.history import HostHistory
-from rgt_tui.domain.queue_state import Q_RUNNING, STOPPED
+from rgt_tui.domain.queue_state import FINISHED, Q_RUNNING, STOPPED
 from rgt_tui.heap import settle_heap
 from rgt_tui.messages import HostUpdated, OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.add_host import AddHostScreen
@@ -74,7 +74,7 @@ from rgt_tui.services.runtime.monitors import MonitorLike, health_thresholds
 from rgt_tui.services.runtime.runtime import FleetRuntime
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.services.watch.events import HostState, WatchEvent
-from rgt_tui.services.watch.tracker import queue_gone_words
+from rgt_tui.services.watch.tracker import queue_end_words, queue_gone_words
 from rgt_tui.terminal_check import NoTerminal, terminal_problem
 
 # The app's actions on printable keys (+, ?, q): text, not actions, while a text box has focus.
@@ -442,11 +442,20 @@ class RgtApp(ThemedApp):
         # "✓ no alerts" (a user's hour).
         before = self._queue_states.get(message.host)
         self._queue_states[message.host] = message.view.state
-        if before == Q_RUNNING and message.view.state == STOPPED and not self._rank_job(message):
+        if before != Q_RUNNING or self._rank_job(message):
+            return
+        view, launch = message.view, message.view.launch
+        if view.state == STOPPED:
             title, body = queue_gone_words(
-                message.host, message.view, interruptible=self._interruptible(message.host)
+                message.host, view, interruptible=self._interruptible(message.host)
             )
             self.notify(body, title=title, severity="warning", timeout=15)
+        elif view.state == FINISHED and launch is not None and launch.done is not None:
+            # Its done record, as watch tells it: a box whose queue ended idles and bills
+            # on, and nothing in the TUI said so (hour s24b #5).
+            title, body = queue_end_words(message.host, view, launch)
+            severity = "warning" if launch.done.n_failed else "information"
+            self.notify(body, title=title, severity=severity, timeout=15)
 
     def _interruptible(self, host: str) -> bool:
         try:

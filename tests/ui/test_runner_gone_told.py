@@ -11,7 +11,7 @@ from support.pilot import make_app, wait_for
 from support.queues import SCRIPT_RUN, launched_holding, wait_view
 
 from rgt_tui.controllers.notices import notices_of
-from rgt_tui.domain.queue_state import STOPPED
+from rgt_tui.domain.queue_state import FINISHED, STOPPED
 from rgt_tui.services.fleet.file import load_fleet
 
 
@@ -36,6 +36,31 @@ async def test_a_runner_gone_is_told_once(make_queue_fleet, tmp_path: Path) -> N
         assert len(told()) == 1
         notice = next(n for n in notices_of(app).items() if n.title.startswith(title))
         assert "rgt-tui diagnose box1" in notice.text and "resume from cell 0" in notice.text
+
+
+async def test_a_queue_that_finishes_is_told_once(make_queue_fleet, tmp_path: Path) -> None:
+    """Hour s24b #5: a queue ended with two failed cells and the TUI said nothing — no
+    toast, nothing under n — while its box idled and billed on. Told as watch tells it."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    running = await launched_holding(qf, f"{qf.cell_script('broke', 'exit 3')} t\n")
+    app = make_app(tmp_path, fleet=qf.fleet)
+    async with app.run_test(notifications=True) as pilot:
+        await pilot.pause()
+        app.runtime.queue_viewed("box1", running)
+        (qf.root() / "go").touch()  # the held cell ends; the next one fails
+        ended = await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to end")
+        app.runtime.queue_viewed("box1", ended)
+        title = "box1: queue finished: 1/2 done, 1 failed"
+
+        def told() -> list[str]:
+            return [n.title for n in notices_of(app).items() if n.title.startswith(title)]
+
+        await wait_for(told, pilot=pilot)
+        app.runtime.queue_viewed("box1", ended)  # read again: nothing new to tell
+        await pilot.pause()
+        assert len(told()) == 1, told()
+        notice = next(n for n in notices_of(app).items() if n.title.startswith(title))
+        assert "broke" in notice.text
 
 
 async def test_a_groups_runner_gone_is_told_by_the_group_not_by_each_box(
