@@ -33,6 +33,7 @@ from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.telemetry import ConnectionState, HostUpdate
 
 ALIVE_NOTE = "the run may still be alive"
+GAP_SHOWN_S = 600.0  # how long a connected pane says it came back after a gap
 FINISHED_NOTE = "its queue had finished at its last sample: no queue cell was running"
 
 
@@ -76,8 +77,11 @@ def connection_lines(
                     "$foreground-muted",
                 )
             )
-        if conn.gap_s:
-            parts.append((f" · back after a {fmt_duration(conn.gap_s)} gap", "$warning"))
+        if conn.gap_s and now - conn.since < GAP_SHOWN_S:
+            # News, not a state: said with when, for a while (hour s24b #14: "back after
+            # a 8s gap" stood unchanged for the rest of the run). The n list keeps it.
+            back = clock_hhmm(conn.since)
+            parts.append((f" · back {back} after a {fmt_duration(conn.gap_s)} gap", "$warning"))
         lines.append(Content.assemble(*parts))
         return lines
     ago = "" if snap is None else f" · sample {fmt_duration(now - snap.t)} ago"

@@ -286,6 +286,20 @@ def test_the_pane_says_a_finished_queue_not_a_live_run_when_the_box_drops():
     assert ALIVE_NOTE in said(snap(cell="lr02"))
 
 
+def test_back_after_a_gap_is_said_with_when_and_only_for_a_while():
+    """Hour s24b #14: "back after a 8s gap" stood on the pane for the rest of the run."""
+    from rgt_tui.content.host_text import GAP_SHOWN_S, connection_lines
+    from rgt_tui.services.telemetry import ConnectionState
+
+    back = ConnectionState("connected", 1_000_000.0, gap_s=8.0)
+
+    def said(now: float) -> str:
+        return "\n".join(c.plain for c in connection_lines(back, snap(), now))
+
+    assert " · back " in said(1_000_060.0) and "after a 8s gap" in said(1_000_060.0)
+    assert "gap" not in said(1_000_000.0 + GAP_SHOWN_S + 1)
+
+
 def test_idle_gpu_while_billed_after_threshold():
     idle = [
         snap(t=1_000_000.0 + 60 * m, gpus=(gpu(util_pct=1.0),), gpu_processes=None)
