@@ -129,8 +129,14 @@ class DiskUsageScreen(ReplanScreen[None]):
     def show_hint(self) -> None:
         """Enter deletes what is typed (checked first); the scroll keys while the audit
         holds more than it shows; Escape closes. Then the audit fits what is left."""
+        audit = self.audit
+        shown = {e.path for e in listed(audit)} if audit is not None else set()
+        none = audit is not None and not any(e.path in shown for e in offered(audit))
         self.query_one("#disk-hint", KeyHint).show_keys(
-            "delete what is typed (checked pulled and verified first)",
+            # Not "delete what is typed" when nothing is offered (hour s24b #13).
+            "nothing: no entry is offered for deletion"
+            if none
+            else "delete what is typed (checked pulled and verified first)",
             *self.scroll_keys(),
             ("Esc", "close"),
         )
@@ -170,6 +176,7 @@ class DiskUsageScreen(ReplanScreen[None]):
             if any(e.path in shown for e in offered(audit))
             else offer_line(audit)
         )
+        self.show_hint()
 
     @on(Input.Submitted, "#disk-input")
     def _typed(self, event: Input.Submitted) -> None:

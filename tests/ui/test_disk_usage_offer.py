@@ -39,6 +39,8 @@ async def test_only_offered_entries_are_invited_and_a_not_offered_one_runs_nothi
         assert "org/a" in offer and str(paths["hog"]) not in offer, offer
         box = app.screen.query_one("#disk-input", Input)
         assert "offered" in box.placeholder and app.focused is box
+        hint = app.screen.query_one("#disk-hint")
+        assert "Enter: delete what is typed" in text_of(hint), text_of(hint)
 
         # Listed, not offered: refused here with why, nothing sent to the box.
         await pilot.press(*str(paths["hog"]), "enter")
@@ -83,3 +85,29 @@ async def test_a_folders_last_name_is_answered_with_the_full_path_to_type(
         assert "is not listed above: type one of the entries the last line offers" in said
         await pilot.press("escape")
         await wait_for(lambda: not isinstance(app.screen, DiskUsageScreen), pilot=pilot)
+
+
+async def test_with_nothing_offered_enter_is_not_said_to_delete(
+    make_loopback_fleet, tmp_path: Path, tmpfs: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Hour s24b #13: every row NOT OFFERED (a cell running over them all), and the key
+    line still read "Enter: delete what is typed"."""
+    from dataclasses import replace
+
+    from textual.content import Content
+
+    fleet = await make_loopback_fleet(1)
+    app, _ = disk_app(fleet, tmp_path, tmpfs)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1")
+        await pilot.pause()
+        await pilot.press("u")
+        await wait_for(lambda: "org/a" in audit_text(app), what="the audit", pilot=pilot)
+        screen = app.screen
+        assert isinstance(screen, DiskUsageScreen) and screen.audit is not None
+        every = tuple((f"c{k}", e.path) for k, e in enumerate(screen.audit.entries()))
+        held = replace(screen.audit, running=every)  # a cell runs in each entry
+        screen.post_message(DiskUsageScreen.Audited(held, Content("")))
+        hint = screen.query_one("#disk-hint")
+        await wait_for(lambda: "no entry is offered" in text_of(hint), pilot=pilot)
+        assert "delete what is typed" not in text_of(hint)
