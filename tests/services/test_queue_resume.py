@@ -355,3 +355,35 @@ async def test_a_resume_onto_a_stopped_spare_says_its_waiting_retry_runs_first(m
     there = await wait_view(qf, lambda v: v.state != RUNNING and v.cells[-1].status == DONE,
                             name="box2", what="box2's run")  # fmt: skip
     assert [(c.name, c.status) for c in there.cells] == [("own", DONE), ("two", DONE), ("ck", DONE)]
+
+
+async def test_a_cell_that_had_not_started_on_a_box_that_is_down_is_not_sent_to_pull(
+    make_queue_fleet,
+):
+    """Hour s24a #5: box1 preempted while its first cell ran; the next one had never
+    started. Its move was refused with "rgt-tui pull box1" (down) and "run it again"."""
+    qf = await make_queue_fleet(2, run=SCRIPT_RUN)
+    first = qf.cell_script("first", GATE)
+    later = qf.cell_script("later", "echo later")
+    qf.cell_script("later", "echo later", name="box2")
+    qf.write_queue(f"{first} t 1\n{later} t 1\n", "box1")
+    qf.write_queue("", "box2")
+    hosts = qf.loopback.hosts_file
+    launched = await arun("launch", "box1", "--hosts", hosts, "--yes")
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="first to run")
+    (qf.root("box1") / "results" / "first").mkdir(parents=True, exist_ok=True)
+    (qf.root("box1") / "results" / "first" / "a.json").write_text("{}")
+    await pull_verify(qf, "box1")
+    await preempt(qf)
+
+    t1, t2 = qf.transport("box1"), qf.transport("box2")
+    try:
+        refused = await plan_resume_move(qf.fleet, qf.host("box1"), "later", "box2", t1, t2)
+    finally:
+        await t1.close()
+        await t2.close()
+    (problem,) = refused.problems
+    assert "as box1's records were last pulled (" in problem, problem
+    assert "later had not started there; box1 does not answer" in problem
+    assert "rgt-tui pull box1" not in problem

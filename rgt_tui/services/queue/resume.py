@@ -62,6 +62,7 @@ from rgt_tui.domain.units import fmt_bytes, fmt_duration, local_time, plural
 from rgt_tui.fsutil import NotThere, differs  # the gate re-checks its local copy so
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.box_script import after_queue_ctl, box_refusal, run_box_script
+from rgt_tui.services.journal import local_minute
 from rgt_tui.services.queue.move import (
     UNFINISHED,
     MoveError,
@@ -81,6 +82,7 @@ from rgt_tui.services.records import (
     fleet_host_dir,
     load_manifest,
     load_verification,
+    pulled_cell_log,
 )
 from rgt_tui.transport import Transport
 
@@ -465,7 +467,7 @@ async def plan_resume_move(
             if damaged
             else f"none among {plural(len(files), 'file')} pulled and verified here"
             if files
-            else await _nothing_pulled(source, source_transport, name, move.source_answered)
+            else await _nothing_pulled(fleet, source, source_transport, name, move.source_answered)
         )
         problems.append(f"{name} has no verified checkpoint ({why}) — {SCRATCH_CLI}")
     pushed = tuple(good) if ckpt is not None and not from_scratch else ()
@@ -517,16 +519,37 @@ async def plan_resume_move(
 
 
 async def _nothing_pulled(
-    source: HostConfig, transport: Transport, name: str, answers: bool
+    fleet: Fleet, source: HostConfig, transport: Transport, name: str, answers: bool
 ) -> str:
     """Why no checkpoint, when nothing of the cell is pulled here: pull and verify, unless
-    the box itself holds no file under the cell's {out} (then pulling cannot help)."""
+    the box itself holds no file under the cell's {out} (then pulling cannot help), or
+    it does not answer (then it cannot be pulled: hour s24a #5 was told to pull a box
+    that was down, for a cell that, as last pulled, had never started)."""
     if answers:
         facts = await _target_facts(transport, source, name)
         if facts.out in ("absent", "empty"):
             out = f"{facts.durable.rstrip('/')}/{name}"
             return f"{source.name} holds no file under {out} either: the run wrote none"
-    return f"nothing of {name} pulled here: rgt-tui pull {source.name}, then rgt-tui verify {source.name}"
+        return (
+            f"nothing of {name} pulled here: rgt-tui pull {source.name}, then rgt-tui "
+            f"verify {source.name}"
+        )
+    folder = fleet_host_dir(fleet, source)
+    started = await asyncio.to_thread((folder / pulled_cell_log(name, ".state")).exists)
+    try:
+        pulled = await asyncio.to_thread(load_manifest, folder)
+    except (ManifestError, OSError, ValueError):
+        pulled = None
+    if pulled is not None and not started:
+        return (
+            f"as {source.name}'s records were last pulled ({local_minute(pulled.taken_at)}), "
+            f"{name} had not started there; {source.name} does not answer, so nothing of it "
+            "can be pulled now"
+        )
+    return (
+        f"nothing of {name} pulled here, and {source.name} does not answer: pull and verify "
+        "it once it answers"
+    )
 
 
 def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
