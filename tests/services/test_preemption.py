@@ -219,7 +219,7 @@ class MovedNotStarted(Mover):
 
         self.calls.append((source.name, cell, spare.name))
         raise MovedNotRun(
-            f"{cell} is {spare.name}'s now (its files are there), but the launch was refused:\n"
+            f"{cell} is {spare.name}'s now (its line is in {spare.name}'s queue file), but the launch was refused:\n"
             "preflight check 'code' failed: 2 files differ\n"
             f"fix that, then: rgt-tui launch {spare.name} --start 0"
         )

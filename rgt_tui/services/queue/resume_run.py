@@ -147,7 +147,7 @@ async def run_on_target(
     backend = backend_for(target)
     if not isinstance(backend, Appendable) or not isinstance(backend, Launchable):
         raise MoveError(
-            f"{name} is {target.name}'s now (its files are there), but it cannot run it: "
+            f"{name} is {target.name}'s now (its line is in {target.name}'s queue file), but it cannot run it: "
             + lacks(backend, "append or launch")
         )
     try:
@@ -172,7 +172,7 @@ async def run_on_target(
         plan = await backend.plan_launch(fleet, transport, start_index=waiting[0].index, acks=acks)
     if not plan.ok:
         raise MovedNotRun(
-            f"{name} is {target.name}'s now (its files are there), but the launch was refused:\n"
+            f"{name} is {target.name}'s now (its line is in {target.name}'s queue file), but the launch was refused:\n"
             + "\n".join(plan.problems)
             + f"\nfix that, then: rgt-tui launch {target.name} --start {plan.start_index}"
         )
