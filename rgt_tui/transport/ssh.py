@@ -291,6 +291,17 @@ class SshTransport(SftpSessions):
                     + (f" and what ~/.ssh/config sets for {address}" if plan.via_config else "")
                     + f" (the fleet file's ssh for {self.host})",
                 ) from exc
+            if isinstance(exc, asyncssh.ConnectionLost) and plan.target:
+                # Closed while connecting, before the handshake ended: "connection lost"
+                # read as a box that had answered (hour s24b #6: one that never had).
+                raise TransportError(
+                    self.host,
+                    f"{plan.target} accepted the connection and closed it before the SSH "
+                    "handshake ended: the box may still be starting, or that port is not "
+                    "its sshd",
+                    "wait a minute and try again; if it stays so, check the host and port in "
+                    f"the provider's SSH command (the fleet file's ssh for {self.host})",
+                ) from exc
             raise TransportError(self.host, _describe(exc)) from exc
         except ValueError as exc:  # a key or an ssh_config value asyncssh cannot use
             raise TransportError(

@@ -123,6 +123,47 @@ def test_an_unreachable_host_exits_1_with_one_message(
     ]
 
 
+def test_a_port_that_closes_before_the_handshake_says_so_not_connection_lost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hour s24b #6: a provider's proxy that accepts and closes before sshd answers (the
+    container still starting) read only "connection lost", for a box never reached."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    done = threading.Event()
+
+    def close_each() -> None:
+        listener.settimeout(0.2)
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            conn.close()
+
+    closer = threading.Thread(target=close_each, daemon=True)
+    closer.start()
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\n')
+    try:
+        assert main(["diagnose", "box1", "--hosts", str(hosts)]) == exit_codes.EXIT_PROBLEMS
+    finally:
+        done.set()
+        closer.join(5)
+        listener.close()
+    err = capsys.readouterr().err
+    assert (
+        f"127.0.0.1:{port} accepted the connection and closed it before the SSH handshake ended"
+        in err
+    ), err
+    assert "fix: wait a minute and try again" in err and "connection lost" not in err
+
+
 def test_a_refusal_through_an_ssh_config_alias_names_where_it_went(
     tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
