@@ -453,9 +453,17 @@ class RgtApp(ThemedApp):
         elif view.state == FINISHED and launch is not None and launch.done is not None:
             # Its done record, as watch tells it: a box whose queue ended idles and bills
             # on, and nothing in the TUI said so (hour s24b #5).
-            title, body = queue_end_words(message.host, view, launch)
+            title, body = queue_end_words(
+                message.host, view, launch, self._cost_per_hour(message.host)
+            )
             severity = "warning" if launch.done.n_failed else "information"
             self.notify(body, title=title, severity=severity, timeout=15)
+
+    def _cost_per_hour(self, host: str) -> float | None:
+        try:
+            return self.fleet.host(host).cost_per_hour
+        except KeyError:  # a host the fleet file no longer holds
+            return None
 
     def _interruptible(self, host: str) -> bool:
         try:

@@ -20,7 +20,12 @@ LAUNCH = "launch 1700000000 boot-box1 tmux 0 /root/.rgt/bin/run_queue.0123456789
 
 
 def told(
-    names: str, runner: str, cells: dict[str, str], *, interruptible: bool = False
+    names: str,
+    runner: str,
+    cells: dict[str, str],
+    *,
+    interruptible: bool = False,
+    cost_per_hour: float | None = None,
 ) -> WatchEvent:
     """The one queue_done event a fresh memory owes for these records."""
     deployed = parse_cells_tsv(
@@ -32,8 +37,9 @@ def told(
         now=1700000100, runner_alive=False,
     )  # fmt: skip
     state = HostState(
-        None, (), "connected", None, view, None, None, 1700000100.0, interruptible=interruptible
-    )
+        None, (), "connected", None, view, cost_per_hour, None, 1700000100.0,
+        interruptible=interruptible,
+    )  # fmt: skip
     _, events = derive("box1", HostMemory(), state, reminder_s=0)
     (event,) = [e for e in events if e.kind == "queue_done"]
     return event
@@ -154,6 +160,19 @@ def test_a_queue_with_nothing_left_advises_pull_verify_and_teardown() -> None:
     )
     assert event.title == "box1: queue finished: 1/1 done"
     assert "tear the box down" in event.body
+    assert "bills" not in event.body  # no cost given: none said
+
+
+def test_a_finished_queue_says_what_the_idle_box_costs() -> None:
+    """Hour s24a #9: box3 finished and sat idle, never pulled, at $1.20/h; the
+    notification said nothing of what waiting cost."""
+    event = told(
+        "alpha",
+        "done 1700000060 1 0\n",
+        {"alpha": "start 1700000001 boot-box1 4300\nend 1700000055 0\n"},
+        cost_per_hour=1.2,
+    )
+    assert event.body.endswith("It bills $1.20/h while it idles."), event.body
 
 
 def test_a_resumed_queue_counts_every_cell_not_only_its_last_launch() -> None:

@@ -297,7 +297,7 @@ def _queue_done(
         return replace(memory, done_launch=launch.ts)
     if launch.done is None:
         return memory
-    title, body = queue_end_words(host, view, launch)
+    title, body = queue_end_words(host, view, launch, state.cost_per_hour)
     severity = "warning" if launch.done.n_failed else "info"
     events.append(
         WatchEvent("queue_done", host, f"queue_done:{host}:{launch.ts}", title, body, severity)
@@ -341,7 +341,9 @@ def queue_gone_words(host: str, view: QueueView, *, interruptible: bool = False)
     return title, body
 
 
-def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[str, str]:
+def queue_end_words(
+    host: str, view: QueueView, launch: RunnerLaunch, cost_per_hour: float | None = None
+) -> tuple[str, str]:
     """The end of a launch as a person reads it: (title, body). A cell the user killed or
     one that was interrupted is named with what happened to it and to the queue after;
     the advice is to run again what did not finish, and the teardown only once nothing
@@ -403,6 +405,9 @@ def queue_end_words(host: str, view: QueueView, launch: RunnerLaunch) -> tuple[s
         advice = f"Keep the box: resume from cell {n} with L (rgt-tui launch {host} --start {n})."
     else:
         advice = "Pull and verify the results, then tear the box down if nothing else runs there."
+    if cost_per_hour:
+        # What waiting costs: the box idles and bills on (hour s24a #9).
+        advice += f" It bills ${cost_per_hour:.2f}/h while it idles."
     return title, f"{view.summary()}. {advice}"
 
 
