@@ -93,6 +93,15 @@ async def test_queue_move_a_name_that_is_no_cell_is_bad_input(make_queue_fleet):
     # Pointed at a command that lists cells (queue check only counts them).
     assert "rgt-tui queue show HOST lists a host's cells" in typo.stderr, typo.stderr
     assert "queue check lists" not in typo.stderr
+    # A near miss names the cell meant, and whose it is (hour s24a #10).
+    near = qf.cell_script("lr02", "echo lr02")
+    qf.write_queue(f"{qf.cell_script('a', 'echo a')} t\n{near} t\n")
+    close = await arun("queue", "move", "lr2", "--to", "box2", "--hosts", hosts, "--yes")
+    assert close.returncode == 2
+    assert "no cell 'lr2' in any host's queue file (did you mean 'lr02', box1's?)" in " ".join(
+        close.stderr.split()
+    ), close.stderr
+    qf.write_queue(f"{qf.cell_script('a', 'echo a')} t\n")
     # A real cell on two hosts at once is a refusal of the move, not a wrong name.
     both = await arun("queue", "move", "a", "b", "--to", "box2", "--hosts", hosts, "--yes")
     assert both.returncode == 1 and "move one host's at a time" in both.stderr, both.stderr

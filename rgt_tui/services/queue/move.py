@@ -34,6 +34,7 @@ together; the resume's file push lives in ``resume``.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -232,6 +233,12 @@ def shape_warning(source: HostConfig, target: HostConfig, cell: QueueCell) -> st
     )
 
 
+def _did_you_mean(name: str, owner: dict[str, str]) -> str:
+    """`` (did you mean 'lr02', box1's?)`` for a typo of a cell name (hour s24a #10)."""
+    close = difflib.get_close_matches(name, list(owner), n=1)
+    return f" (did you mean {printable(close[0])!r}, {owner[close[0]]}'s?)" if close else ""
+
+
 def find_source(fleet: Fleet, names: Iterable[str]) -> HostConfig:
     """The host whose queue file holds the live cells ``names`` (names are unique across
     the fleet, so a cell's name says where it is). NotACellError when one is in no host's
@@ -251,8 +258,9 @@ def find_source(fleet: Fleet, names: Iterable[str]) -> HostConfig:
         said = "; ".join(
             f"{n} was moved to {gone[n].moved_to} already ({gone[n].where})"
             if n in gone
-            else f"no cell {n!r} in any host's queue file (rgt-tui queue show HOST lists a "
-            "host's cells, rgt-tui queue check --json every queue file's)"
+            else f"no cell {n!r} in any host's queue file{_did_you_mean(n, owner)} (rgt-tui "
+            "queue show HOST lists a host's cells, rgt-tui queue check --json every queue "
+            "file's)"
             for n in missing
         )
         raise (NotACellError if any(n not in gone for n in missing) else MoveError)(said)
