@@ -216,7 +216,9 @@ def format_report(report: VerificationReport, *, verbose: bool = False) -> str:
         lines.append(f"  loaded with: {loader_line(report.loader)}")
     counts = Counter(c.status for c in report.checks)
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no files"
-    head = f"{report.host}: {summary}"
+    # Files counted, said so: "box1: 2 verified" read as the verdict above "NOT
+    # VERIFIED: 5 problems" (hour s24a #13).
+    head = f"{report.host}: files: {summary}"
     others = unlisted_problems(report)
     # A problem of no file above (the record not saved on a full disk) was only in
     # --json: the verdict names the first problem alone (hour s17b #8).
