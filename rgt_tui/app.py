@@ -557,7 +557,10 @@ class RgtApp(ThemedApp):
         plain text whatever ``markup`` says, since a toast may quote a box, a queue or fleet
         file or an error, and ``[epochs]`` or ``[link=…]`` in it must show as written;
         listed under ``n``; not posted again while the same one shows (``Toasts``)."""
-        seconds = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        # An error's toast says what failed and its fix: 5 s was too short to read one
+        # of 40 words (hour s24b #9); n lists every toast whatever its time.
+        longer = {"error": 3.0, "warning": 2.0}.get(str(severity), 1.0)
+        seconds = self.NOTIFICATION_TIMEOUT * longer if timeout is None else timeout
         told = toasts_of(self).admit(message, title, str(severity), seconds)
         if told is not None:
             text, title = told
