@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rgt_tui.domain.health import queue_finished
 from rgt_tui.domain.text import printable, printable_lines
 from rgt_tui.domain.units import fmt_duration
 
@@ -166,6 +167,12 @@ class ConnectionNotices:
                 why += (
                     "\nAn interruptible box that does not answer may be preempted: d says "
                     "what happened to its run, m moves an interrupted cell to another box; "
+                    "it is retried on its own."
+                )
+            elif conn.status != "unreached" and queue_finished(update.snapshot):
+                # As the pane says it (hour s24c #5): no run was going at its last sample.
+                why += (
+                    "\nIts queue had finished at its last sample: no queue cell was running; "
                     "it is retried on its own."
                 )
             elif conn.status != "unreached":

@@ -62,3 +62,24 @@ def test_pull_folders_are_the_configs() -> None:
     assert "names no pull folders" in (no_pull_folders(dataclasses.replace(host, pull=())) or "")
     refused = dataclasses.replace(host, pull_refused="hosts.toml:3: pull: the whole home")
     assert no_pull_folders(refused) == "hosts.toml:3: pull: the whole home"
+
+
+def test_a_box_that_drops_after_its_queue_finished_is_not_listed_as_maybe_alive() -> None:
+    """Hour s24c #5: the pane said its queue had finished; the n list "a run there may
+    still be alive (GEN8)"."""
+    from support.samples import agent_sample, make_update
+
+    from rgt_tui.controllers.notices import ConnectionNotices, NoticeList
+    from rgt_tui.services.telemetry import ConnectionState
+
+    notices = NoticeList()
+    listed = ConnectionNotices(notices)
+    lost = ConnectionState("reconnecting", 1_000_000.0, attempt=1)
+    done = agent_sample("box1", cell=None, queue_done_at=999_000.0)
+    listed.host_updated(make_update("box1", done, lost))
+    running = agent_sample("box2", cell="lr02")
+    listed.host_updated(make_update("box2", running, lost))
+    text = {n.host: n.text for n in notices.items()}
+    assert "Its queue had finished at its last sample" in text["box1"]
+    assert "may still be alive" not in text["box1"]
+    assert "may still be alive (GEN8)" in text["box2"]
