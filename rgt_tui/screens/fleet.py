@@ -302,6 +302,9 @@ class FleetScreen(FleetView, Screen[None]):
         self._batch_draws()
         self._refresh_summary()
         self.call_after_refresh(self._grid.refit)
+        if self._filter.value:
+            # "no host name contains …" when the last match left (hour s24c #11).
+            self.call_after_refresh(self.apply_filter, self._filter.value)
 
     def replace_host(self, fleet: Fleet, host: HostConfig, thresholds: Thresholds) -> None:
         """A host's settings changed in the fleet file (or the fleet's thresholds): its
@@ -550,6 +553,7 @@ class FleetScreen(FleetView, Screen[None]):
         # one's text, "box2box3" matched nothing (hour s24b #3).
         box.value = ""
         box.display = True
+        box.can_focus = True
         expect_typing(self)
         box.focus()
         # After the focus moves (focus() is a call_later of the app): the kept keys go in,
@@ -569,6 +573,10 @@ class FleetScreen(FleetView, Screen[None]):
     @on(FilterInput.Done)
     def _finish_filter(self) -> None:
         box = self._filter
+        # Done: no focus of its own until / again. Textual gives a screen coming back
+        # from a dialog the first focusable widget: with every pane filtered out, that was
+        # the box, and the next command key became filter text (hour s24c #3).
+        box.can_focus = False
         if not box.value:
             box.display = False
         panes = self.visible_panes

@@ -268,6 +268,34 @@ async def test_a_host_removed_or_added_under_a_filter_keeps_keys_off_the_filter_
         assert screen.query_one(FilterInput).value == "0"
 
 
+async def test_with_every_pane_filtered_out_a_closed_dialog_leaves_keys_to_the_grid(
+    tmp_path: Path,
+) -> None:
+    """Hour s24c #3: the filter's only match left the fleet file; closing help put the
+    cursor in the filter box (Textual's first focusable widget) and L became its text."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(140, 34)) as pilot:
+        for update in three_updates():
+            app.post_message(HostUpdated(update))
+        screen = app.fleet_screen
+        await pilot.press("slash", "h", "1", "enter")
+        await wait_for(lambda: screen.focused is screen.panes["h100-eval"], pilot=pilot)
+        fleet = app.fleet
+        gone = replace(fleet, hosts=tuple(h for h in fleet.hosts if h.name != "h100-eval"))
+        screen.remove_host(gone, "h100-eval")
+        await wait_for(
+            lambda: "no host name contains 'h1' — Escape clears" in screen_text(app), pilot=pilot
+        )
+        await pilot.press("question_mark")
+        await wait_for(lambda: isinstance(app.screen, HelpScreen), pilot=pilot)
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is screen, pilot=pilot)
+        await pilot.press("L")
+        await pilot.pause()
+        assert screen.query_one(FilterInput).value == "h1"
+        assert not screen.query_one(FilterInput).has_focus
+
+
 async def test_filter_hides_hosts_and_escape_clears(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=(140, 34)) as pilot:
