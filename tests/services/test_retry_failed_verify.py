@@ -72,3 +72,36 @@ async def test_a_checkpoint_never_verified_keeps_the_relaunch_advice(make_queue_
     ((_, warning, advice),) = checkpoint_notes(plan, lambda index: f"relaunch {index}")
     assert "failed the last verify" not in warning
     assert advice is not None and advice.startswith("To resume from it instead: relaunch 0")
+
+
+async def test_the_earlier_copy_of_a_damaged_checkpoint_is_named_as_such(make_queue_fleet):
+    """Hour s24c #6: "the newest checkpoint of it that verified here is checkpoint.pt" —
+    the damaged file's own name — when the verified one was its earlier copy, set aside
+    here by a pull."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    out = qf.root() / "results" / "ck"
+    out.mkdir(parents=True)
+    torch.save({"step": 1, "w": torch.ones(32, 32)}, out / "checkpoint.pt")
+    qf.write_queue(f"{qf.cell_script('ck', 'exit 3')} t 1\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await wait_view(qf, lambda v: v.cells[0].status == FAILED, what="ck to fail")
+    first = await pull_verify(qf, "box1")  # the failed cell is the roster's: not ok
+    assert [c.status for c in first.checks if c.path == "ck/checkpoint.pt"] == ["verified"]
+    torch.save({"step": 2, "w": torch.ones(32, 32)}, out / "checkpoint.pt")
+    os.truncate(out / "checkpoint.pt", (out / "checkpoint.pt").stat().st_size // 2)
+    report = await pull_verify(qf, "box1")
+    (check,) = [c for c in report.checks if c.path == "ck/checkpoint.pt"]
+    assert check.status == "corrupt" and check.earlier is not None
+
+    transport = qf.transport()
+    try:
+        plan = await plan_retry(qf.fleet, qf.host(), transport, ["ck"])
+        plan = await with_checkpoints(plan, qf.fleet, qf.host(), transport)
+    finally:
+        await transport.close()
+    assert plan.failed_verify == (("ck", "corrupt", "checkpoint.pt"),)
+    ((_, _, advice),) = checkpoint_notes(plan, lambda index: f"relaunch {index}")
+    assert advice is not None and advice.startswith(
+        "Your earlier copy of checkpoint.pt, set aside here by a pull, loads"
+    ), advice

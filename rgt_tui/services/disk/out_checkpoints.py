@@ -100,12 +100,20 @@ def checkpoint_notes(
                 f"Its {{out}} holds a checkpoint ({checkpoint}) that failed the last verify "
                 f"here ({status}): it is set aside too, and the retry does not resume from it."
             )
-            advice = (
-                f"The newest checkpoint of it that verified here is {good}: a move to another "
-                "box resumes from that (rgt-tui queue move)."
-                if good
-                else "No checkpoint of it verified here: starting over is what is left."
-            )
+            if good == checkpoint:  # the copy a pull set aside before the damaged one
+                # came (verify's ``earlier``): the same name said twice read as the
+                # damaged file (hour s24c #6).
+                advice = (
+                    f"Your earlier copy of {checkpoint}, set aside here by a pull, loads: a "
+                    "move to another box resumes from it (rgt-tui queue move)."
+                )
+            elif good:
+                advice = (
+                    f"The newest checkpoint of it that verified here is {good}: a move to "
+                    "another box resumes from that (rgt-tui queue move)."
+                )
+            else:
+                advice = "No checkpoint of it verified here: starting over is what is left."
             notes.append((name, warning, advice))
             continue
         warning = (
