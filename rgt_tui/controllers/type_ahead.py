@@ -38,6 +38,7 @@ class TypeAhead:
         # An Enter was typed among the kept keys: the box is done with what came before
         # it; what follows is dropped, never typed into the box nor run as a command.
         self.entered = False
+        self.dropped: list[str] = []  # the keys typed after that Enter
         self._timer: Any = None
         TypeAhead._keepers[app] = self
 
@@ -56,16 +57,17 @@ class TypeAhead:
         if self.keys is None:
             self.keys = []
             self.entered = False
+            self.dropped = []
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.app.set_timer(LIMIT_S, self._give_up)
 
-    def arrived(self) -> tuple[str, bool]:
-        """The box has the cursor: what was typed meanwhile, in order, for the box, and
-        whether an Enter followed it."""
-        keys, entered = self.keys or [], self.entered
+    def arrived(self) -> tuple[str, bool, str]:
+        """The box has the cursor: what was typed meanwhile, in order, for the box,
+        whether an Enter followed it, and what was typed after that Enter (dropped)."""
+        keys, entered, dropped = self.keys or [], self.entered, self.dropped
         self._give_up()
-        return "".join(keys), entered
+        return "".join(keys), entered, "".join(dropped)
 
     def keep(self, character: str) -> bool:
         """A printable key reached the App unhandled: kept (True) while waiting for a box;
@@ -75,6 +77,8 @@ class TypeAhead:
             return False
         if not self.entered:
             self.keys.append(character)
+        else:
+            self.dropped.append(character)
         return True
 
     def enter(self) -> bool:

@@ -60,11 +60,18 @@ def typed_into(node: DOMNode, box: Input, submit: bool = False) -> None:
     destroys waits for an Enter pressed with the box in sight."""
     keeper = TypeAhead.of(node.app)
     if keeper is not None:
-        keys, entered = keeper.arrived()
+        keys, entered, dropped = keeper.arrived()
         if keys:
             box.insert_text_at_cursor(keys)
         if entered and submit:
             box.call_later(box.action_submit)
+        if dropped:
+            # Never run as commands, but said: a key that did nothing and said nothing
+            # read as a broken key (hour s24c #4).
+            node.app.notify(
+                f"{dropped!r}, typed right after Enter, was not run: press it again",
+                severity="warning",
+            )
 
 
 # Editing keys an input runs through its bindings, which Textual checks only once the key

@@ -230,6 +230,12 @@ async def test_an_enter_in_the_burst_keeps_the_filter_and_what_follows_is_droppe
             app.post_message(events.Key(key, char))  # no pause between them: one burst
         await wait_for(lambda: screen.focused is screen.panes["h100-eval"], pilot=pilot)
         assert box.value == "h100"  # the y after the Enter is neither text nor a sync
+        # …and said so, not dropped without a word (hour s24c #4).
+        await wait_for(
+            lambda: any("'y', typed right after Enter, was not run" in str(n.message)
+                        for n in app._notifications),
+            pilot=pilot,
+        )  # fmt: skip
         assert [p.host.name for p in screen.visible_panes] == ["h100-eval"]
         assert isinstance(app.screen, FleetScreen)
         # A second / starts a new filter, not the old one's text plus the new.
