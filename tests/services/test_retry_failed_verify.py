@@ -105,3 +105,32 @@ async def test_the_earlier_copy_of_a_damaged_checkpoint_is_named_as_such(make_qu
     assert advice is not None and advice.startswith(
         "Your earlier copy of checkpoint.pt, set aside here by a pull, loads"
     ), advice
+
+
+async def test_a_relaunch_from_a_cell_whose_checkpoint_failed_verify_says_so(make_queue_fleet):
+    """Hour s24c #1: `launch --start 0` (and L) offered to resume the cell from its
+    checkpoint, which verify had found corrupt; the cell failed at its first load."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    out = qf.root() / "results" / "ck"
+    out.mkdir(parents=True)
+    torch.save({"step": 2, "w": torch.ones(32, 32)}, out / "ck.pt")
+    os.truncate(out / "ck.pt", (out / "ck.pt").stat().st_size // 2)
+    qf.write_queue(f"{qf.cell_script('ck', 'exit 3')} t 1\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await wait_view(qf, lambda v: v.cells[0].status == FAILED, what="ck to fail")
+    await pull_verify(qf, "box1")
+    try:
+        plan = await plan_launch(qf.fleet, qf.host(), transport, start_index=0, preflight=False)
+        fresh = await plan_launch(
+            qf.fleet, qf.host(), transport, start_index=0, preflight=False, fresh=True
+        )
+    finally:
+        await transport.close()
+    (warned,) = [w for w in plan.warnings if "failed the last verify" in w]
+    assert warned.startswith(
+        "cell 0 (ck) resumes from its newest checkpoint, ck.pt, which failed the last verify "
+        "here (corrupt)"
+    ), warned
+    assert "rgt-tui queue retry box1 ck" in warned
+    assert not [w for w in fresh.warnings if "failed the last verify" in w]

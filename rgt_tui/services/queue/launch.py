@@ -26,7 +26,16 @@ from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_file import expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
-from rgt_tui.domain.queue_state import DONE, RETRY, SKIPPED, QueueView, relaunch_start
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    INTERRUPTED,
+    KILLED,
+    RETRY,
+    SKIPPED,
+    QueueView,
+    relaunch_start,
+)
 from rgt_tui.domain.shared_account import shared_account_problem
 from rgt_tui.domain.units import fmt_duration, plural
 from rgt_tui.services.box_ctl import QueueError, deployed_name, refusal, run_ctl
@@ -60,6 +69,7 @@ from rgt_tui.services.queue.moved_skips import (
     unskipped_moved,
 )
 from rgt_tui.services.queue.records import other_queue_problem, view_from_facts
+from rgt_tui.services.queue.verified_checkpoint import newest_failed
 from rgt_tui.transport import Transport
 
 if TYPE_CHECKING:
@@ -160,6 +170,23 @@ class LaunchResult:
     # One line when the launch removed a credentials file an earlier launch left on the
     # box (it sends none: services.credentials.launch_credentials); "" otherwise.
     credentials: str = ""
+
+
+def _damaged_checkpoints(fleet: Fleet, host: HostConfig, cells: list[PlannedCell]) -> list[str]:
+    """A warning for each of ``cells`` whose newest pulled checkpoint failed the last
+    verify here. Reads the records."""
+    said = []
+    for cell in cells:
+        failed = newest_failed(fleet, host, cell.name)
+        if failed is not None:
+            rel, status = failed
+            said.append(
+                f"cell {cell.index} ({cell.name}) resumes from its newest checkpoint, {rel}, "
+                f"which failed the last verify here ({status}): it may fail as it loads it "
+                f"— R (rgt-tui queue retry {host.name} {cell.name}) starts it over, rgt-tui "
+                "queue move resumes it from a verified copy on another box"
+            )
+    return said
 
 
 def default_start(plan: LaunchPlan) -> int:
@@ -415,6 +442,11 @@ async def plan_launch(
         warnings.append(
             f"{_span(again, 'is', 'are')} done and will run again (each reloads its checkpoint)"
         )
+    # A cell run again resumes from the checkpoint in its {out}: one the last verify here
+    # found damaged crashes it at its first load (hour s24c #1: only the retry said so).
+    resumed = [c for c in planned[start_index:] if c.status in (FAILED, KILLED, INTERRUPTED)]
+    if resumed and not fresh:
+        warnings += await asyncio.to_thread(_damaged_checkpoints, fleet, host, resumed)
     if facts.workdir_exists:  # U32: a host default overriding the epochs a config declares
         from_start = list(enumerate(cells))[start_index:]
         warnings += await epochs_warnings(host, from_start, transport, workdir)

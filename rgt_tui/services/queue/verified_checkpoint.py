@@ -96,6 +96,32 @@ def failed_verify(fleet: Fleet, host: HostConfig, cell: str, rel: str) -> str | 
     return None
 
 
+def newest_failed(fleet: Fleet, host: HostConfig, cell: str) -> tuple[str, str] | None:
+    """``cell``'s newest pulled checkpoint (relative to its {out}) and its status, when
+    the last verify (of the manifest pulled last) did not pass it: what a relaunch of
+    the cell would resume from and fail on (hour s24c #1). None otherwise."""
+    found = _this_attempts_checks(fleet, host, cell)
+    if found is None:
+        return None
+    _, manifest, checks = found
+    statuses = {c["path"]: c.get("status") for c in checks}
+    prefixes = output_prefixes(manifest, host.durable_dir, cell)
+    newest: tuple[float, str, str] | None = None
+    for entry in manifest.entries:
+        local = manifest.local_relpath(entry.root, entry.path)
+        prefix = next((p for p in prefixes if local.startswith(p + "/")), None)
+        if prefix is None or not is_checkpoint(local):
+            continue
+        if newest is None or (entry.mtime, local) > newest[:2]:
+            newest = (entry.mtime, local, local[len(prefix) + 1 :])
+    if newest is None:
+        return None
+    status = statuses.get(newest[1])
+    if not isinstance(status, str) or status in GOOD_STATUSES:
+        return None
+    return newest[2], status
+
+
 def newest_verified(fleet: Fleet, host: HostConfig, cell: str) -> Checkpoint | None:
     """``cell``'s newest checkpoint whose last verification (of the manifest pulled
     last) passed it; None when there is none or the records cannot be read."""
