@@ -200,6 +200,13 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         )
     if key == "idle" and condition.cause == NOT_ANSWERING:
         return f"{check} once the box answers: what runs there is unknown until then"
+    if key == "manifest" and "refused by the re-scan" in condition.evidence:
+        # A pull refuses the same file again: "pull again" alone went round in a circle
+        # (hour s24c #8). Its own fix is the pull's: rename it on the box.
+        return (
+            "rename on the box each file the re-scan refused to a plain name, or remove it, "
+            f"then {_bare(pull)}, then {_bare(verify)}"
+        )
     fixes = {
         "account": "remove one of the entries from the fleet file (keep the one whose queue "
         f"and results the box holds, and tear the box down under its name), then {_bare(check)}",

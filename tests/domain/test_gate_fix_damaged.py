@@ -25,3 +25,18 @@ def test_the_command_line_names_the_retry_and_the_shell() -> None:
 def test_the_tui_names_its_keys() -> None:
     said = fix(LOADED, "box4", tui=True)
     assert "Esc, then the Queue tab's R" in said and "s (a shell on the box)" in said
+
+
+def test_a_manifest_refused_for_an_unsafe_name_says_to_rename_it_on_the_box() -> None:
+    """Hour s24c #8: "Esc, then p to pull again" for a file every pull refuses."""
+    refused = Condition(
+        "manifest",
+        False,
+        "refused by the re-scan: evil\\x1b[2J/big.bin (unsafe path from the box: control "
+        "character in name ('\\x1b'))",
+    )
+    said = fix(refused, "box2", tui=True)
+    assert said.startswith("rename on the box each file the re-scan refused"), said
+    assert "then p to pull again" in said
+    plain = Condition("manifest", False, "new: lr30/late_eval.json")
+    assert fix(plain, "box2", tui=True) == "Esc, then p to pull again, then v to verify"
