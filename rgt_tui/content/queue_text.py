@@ -14,9 +14,11 @@ from rgt_tui.domain.preemption import Checkpoint
 from rgt_tui.domain.queue_state import (
     DONE,
     FAILED,
+    FINISHED,
     GROUP_STOPPED,
     INTERRUPTED,
     KILLED,
+    PENDING,
     RETRY,
     SKIPPED,
     SLURM_ENDED,
@@ -146,6 +148,10 @@ def queue_pane_line(view: QueueView) -> Content | None:
             parts.append((f" for {ran}", "$foreground-muted"))
     elif view.state not in ("running",):
         parts.append((f" · {view.state}", "$foreground-muted"))
+        if view.state == FINISHED and view.count(PENDING):
+            # Appended after the end, never launched: "finished" read as all run while
+            # the box idled and billed (hour s24c #9). Before elapsed: the line is cut.
+            parts.append((f" · {view.count(PENDING)} not run: L starts", "bold $warning"))
     if view.elapsed_s is not None:  # the queue's, since its launch: named as such
         parts.append((f" · elapsed {view.elapsed_text()}", "$foreground-muted"))
     line = Content.assemble(*parts)

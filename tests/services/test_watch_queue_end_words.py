@@ -248,3 +248,21 @@ def test_the_pane_says_a_runner_is_gone_and_what_to_press() -> None:
     line = queue_pane_line(view)
     assert line is not None and "✖ its runner is gone" in line.plain, line
     assert "d says why, L resumes from cell 0" in line.plain
+
+
+def test_the_pane_says_a_cell_appended_after_the_end_has_not_run() -> None:
+    """Hour s24c #9: "queue 3/6 done · … · finished" while a cell appended after the end
+    waited for a launch, the box idle and billing."""
+    from rgt_tui.content.queue_text import queue_pane_line
+
+    deployed = parse_cells_tsv(
+        "".join(cells_tsv_line(i, n, f"run {n}") for i, n in enumerate(["alpha", "extra"]))
+    )
+    attempts = {"alpha": parse_cell_state("start 1700000001 boot-box1 4300\nend 1700000055 0\n")}
+    view = derive_view(
+        "box1", deployed, parse_runner_state(LAUNCH + "done 1700000060 1 0\n"), attempts,
+        boot_id=BOOT, now=1700000100, runner_alive=False,
+    )  # fmt: skip
+    assert view.state == "finished"
+    line = queue_pane_line(view)
+    assert line is not None and "finished · 1 not run: L starts" in line.plain, line
