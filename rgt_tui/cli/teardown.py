@@ -218,6 +218,14 @@ def run_teardown(call: Call) -> int:
     if args.cancel_jobs is not None:
         return _cancel_jobs(call, args.cancel_jobs)
     acks = bool(args.ack_missing or args.ack_running or args.ack_unfinished)
+    if args.confirm is not None and args.confirm != host.name:
+        # Before anything is checked or acknowledged: a mistyped name recorded the
+        # --ack-* passed with it and said "nothing was torn down" (hour s24c #10), and
+        # with the gate locked it was never said at all.
+        return call.fail(
+            f"refused: '{printable(args.confirm, 200)}' is not '{host.name}': nothing was "
+            "checked, acknowledged or torn down",
+        )
     if acks:
         try:
             check_cells((*args.ack_missing, *args.ack_running), queue_cells(host))

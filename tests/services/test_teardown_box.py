@@ -857,3 +857,18 @@ async def test_a_torn_down_box_not_answering_is_said_torn_down(ready: Setup) -> 
     said = " ".join((pulled.stdout + pulled.stderr).split())
     assert pulled.returncode != 0 and "box1 was torn down (" in said, said
     assert "not answering is expected" in said
+
+
+async def test_a_mistyped_confirmation_records_none_of_the_acknowledgements_with_it(
+    ready: Setup,
+) -> None:
+    """Hour s24c #10: `--confirm box2 --ack-missing …` on box1 said "nothing was torn
+    down" and kept the acknowledgements; with the gate locked the wrong name went unsaid."""
+    _write_queue(ready, QUEUE + "configs/cellC.yaml train 1\n")
+    wrong = await ready.cli("teardown", "box1", "--confirm", "box2", "--ack-missing", "cellC")
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    assert "'box2' is not 'box1': nothing was checked, acknowledged or torn down" in (
+        " ".join(wrong.stderr.split())
+    ), wrong.stderr
+    events = ready.journal.load("box1").events
+    assert not [e for _, e in events if isinstance(e, MissingCellAcknowledged)]
