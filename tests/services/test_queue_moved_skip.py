@@ -26,6 +26,17 @@ async def _launch(qf, start: int = 0):
         await transport.close()
 
 
+async def _move_b_while_down(qf) -> None:
+    """Move cell b from box1, which does not answer, to box2 (a resume move)."""
+    transport = qf.transport("box1")
+    try:
+        plan = await plan_move(qf.fleet, qf.host("box1"), ["b"], "box2", transport, resume=True)
+        assert plan.ok and not plan.source_answered, plan.problems
+        await apply_move(plan, qf.host("box1"), transport)
+    finally:
+        await transport.close()
+
+
 async def test_a_moved_cell_its_box_never_skipped_is_skipped_before_a_relaunch(
     make_queue_fleet,
 ):
@@ -42,13 +53,7 @@ async def test_a_moved_cell_its_box_never_skipped_is_skipped_before_a_relaunch(
     # box1 stops answering; b (failed) is moved to box2 all the same.
     box1 = qf.loopback.box("box1")
     await box1.stop()
-    transport = qf.transport("box1")
-    try:
-        plan = await plan_move(qf.fleet, qf.host("box1"), ["b"], "box2", transport, resume=True)
-        assert plan.ok and not plan.source_answered, plan.problems
-        await apply_move(plan, qf.host("box1"), transport)
-    finally:
-        await transport.close()
+    await _move_b_while_down(qf)
     assert qf.queue_file("box1").read_text().endswith(f"#moved-to box2: {b} t 1\n")
     assert "skip" not in qf.state("b")  # the gap: box1 was never told
 
@@ -80,13 +85,7 @@ async def test_an_append_after_the_gap_names_the_start_a_launch_uses(make_queue_
     await wait_view(qf, lambda v: v.state == FINISHED, what="box1's first run")
     box1 = qf.loopback.box("box1")
     await box1.stop()
-    transport = qf.transport("box1")
-    try:
-        plan = await plan_move(qf.fleet, qf.host("box1"), ["b"], "box2", transport, resume=True)
-        assert plan.ok and not plan.source_answered, plan.problems
-        await apply_move(plan, qf.host("box1"), transport)
-    finally:
-        await transport.close()
+    await _move_b_while_down(qf)
     await box1.start()
     qf.append_queue(f"{c} t 1\n", "box1")
     transport = qf.transport("box1")
