@@ -615,7 +615,7 @@ class JobRunner:
         )
 
     async def _record_manual(self, host: HostConfig, typed: str) -> None:
-        from rgt_tui.services.teardown import BoxMismatch, record_manual_teardown
+        from rgt_tui.services.teardown import BoxMismatch, ConfirmationVoid, record_manual_teardown
 
         # The box the confirmation was about, not whichever the journal holds by now.
         outcome = self.state(host.name).teardown
@@ -625,6 +625,17 @@ class JobRunner:
             jh = await asyncio.to_thread(
                 record_manual_teardown, self.journal(), host, typed, box, clock=self.clock
             )
+        except ConfirmationVoid as exc:
+            # Back to the confirmation: retyping the name for the record was refused
+            # again and again, the tab stuck on "record it destroyed" (review s24 #2).
+            words = str(exc).split("; nothing was recorded")[0]  # the CLI's way on cut
+            self._set(
+                host.name,
+                teardown=None,
+                refusal=f"{words}; nothing was recorded: Ctrl+R checks the box as it is "
+                "now, then type its name to confirm again",
+            )
+            return
         except BoxMismatch as exc:
             self._set(host.name, refusal=f"{exc}; the box is still billed as running")
             return

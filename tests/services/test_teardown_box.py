@@ -46,9 +46,11 @@ from rgt_tui.services.teardown import (
     acknowledge,
     check_gate,
     confirm_and_tear_down,
+    confirmed_at,
     queue_cells,
     record_manual_teardown,
 )
+from rgt_tui.services.teardown.confirm import changed_since
 from rgt_tui.services.verify.run import verify_host
 from rgt_tui.transport import open_transport
 
@@ -478,12 +480,19 @@ async def test_a_confirmation_is_void_for_a_manual_teardown_once_the_box_was_wor
     await ready.pull_and_verify()
     outcome = await ready.confirm()
     assert outcome.report.unlocked, outcome.report.conditions
+    # The file saved again with the same cells (an editor, a #moved-to line): no work.
     later = time.time() + 5  # past the confirmation, whatever the file system's clock
     _write_queue(ready, QUEUE)
     os.utime(Path(ready.host.queue), (later, later))
+    jh = ready.journal.load("box1")
+    assert changed_since(jh, ready.host, ready.journal.directory, confirmed_at(jh)) == ""
+    # A cell appended there: the confirmation did not know it.
+    _write_queue(ready, QUEUE + "configs/cellZ.yaml train 1\n")
     cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
     assert cli.returncode == 1, cli.stdout + cli.stderr
-    assert f"its queue file {Path(ready.host.queue).name} changed at" in cli.stderr
+    assert "its queue file holds cells the confirmation did not know (cellZ)" in " ".join(
+        cli.stderr.split()
+    ), cli.stderr
     assert ready.journal.load("box1").torn_down_at is None
 
 
@@ -872,3 +881,24 @@ async def test_a_mistyped_confirmation_records_none_of_the_acknowledgements_with
     ), wrong.stderr
     events = ready.journal.load("box1").events
     assert not [e for _, e in events if isinstance(e, MissingCellAcknowledged)]
+
+
+async def test_a_later_check_that_saw_a_cell_running_voids_the_confirmation(ready: Setup) -> None:
+    """Review s24 #1: a check's CellsRunning comes after its Rescanned, at the same time:
+    judged at the Rescanned, "locked: idle (running: lr04)" went unseen."""
+    from rgt_tui.domain.teardown_gate import CellsRunning, Rescanned
+
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    await ready.confirm()
+    jh = ready.journal.load("box1")
+    opened = confirmed_at(jh)
+    assert opened is not None
+    assert changed_since(jh, ready.host, ready.journal.directory, opened) == ""
+    await ready.check()  # a real check since: all holds but the name
+    jh = ready.journal.load("box1")
+    assert changed_since(jh, ready.host, ready.journal.directory, opened) == ""
+    at = next(t for t, e in reversed(jh.events) if isinstance(e, Rescanned))
+    assert at > opened
+    jh.events.append((at, CellsRunning(("lr04",))))  # what that check also saw
+    said = changed_since(jh, ready.host, ready.journal.directory, opened)
+    assert "found its gate locked (" in said and said.endswith("idle)"), said

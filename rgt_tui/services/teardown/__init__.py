@@ -54,6 +54,7 @@ from rgt_tui.services.teardown.acknowledge import (
 from rgt_tui.services.teardown.confirm import (
     MANUAL_OUTPUT,
     TEARDOWN_TIMEOUT_S,
+    ConfirmationVoid,
     GateLocked,
     TeardownOutcome,
     confirm_and_tear_down,
@@ -67,7 +68,7 @@ from rgt_tui.services.teardown.gate import GateReport, check_gate, gather, obser
 from rgt_tui.services.teardown.group import group_refusal
 
 __all__ = [
-    "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "GateLocked", "GateReport",
+    "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "ConfirmationVoid", "GateLocked", "GateReport",
     "NotUnfinishedError", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
     "confirm_and_tear_down", "confirmed_at", "instructions", "manifest_event", "observe_now",
     "gather", "group_refusal", "is_cluster", "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",

@@ -21,13 +21,14 @@ from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.profiles import Profile
+from rgt_tui.domain.text import printable
 from rgt_tui.services.box_ctl import QueueError
 from rgt_tui.services.credentials import BOX_FILE, remove_credentials
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, TeardownRecord
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.launch_acks import load_launch_acks_in
 from rgt_tui.services.queue.scheduler import JobGated
-from rgt_tui.services.teardown.acknowledge import BoxMismatch, same_box_or_refuse
+from rgt_tui.services.teardown.acknowledge import BoxMismatch, queue_cells, same_box_or_refuse
 from rgt_tui.services.teardown.command import run_teardown_command
 from rgt_tui.services.teardown.gate import GateReport, gather
 from rgt_tui.services.teardown.group import group_refusal
@@ -239,33 +240,56 @@ def confirmed_at(jh: HostJournal) -> float | None:
     return opened if jh.box is not None else None
 
 
+class ConfirmationVoid(BoxMismatch):
+    """The box was worked on after the typed confirmation (``changed_since``): confirm
+    again, on the box as it is now."""
+
+
 def changed_since(jh: HostJournal, host: HostConfig, directory: Path, opened: float) -> str:
     """What happened after the typed confirmation at ``opened`` that voids it for a
-    teardown recorded by hand ("" when nothing): a launch from this machine, the host's
-    queue file changed, or a later check of the box, answered, that found its gate
-    locked. The box worked on after the gate opened (hour s24a #1: cells launched and
+    teardown recorded by hand ("" when nothing): a launch from this machine, a cell in
+    the queue file that the gate did not know then (appended), or the last check of the
+    box since, answered, that found its gate locked (hour s24a #1: cells launched and
     appended there, then ``--destroyed`` recorded it and its new checkpoints were never
     pulled). ``directory``: the journal's, where the launch record is. Reads files."""
     said = []
     launched = load_launch_acks_in(directory, host.name)
     if launched is not None and launched.at > opened:
         said.append(f"a launch at {_hhmm(launched.at)}")
-    if host.queue is not None:
-        try:
-            changed = host.queue.stat().st_mtime
-        except OSError:
-            changed = None
-        if changed is not None and changed > opened:
-            said.append(f"its queue file {host.queue.name} changed at {_hhmm(changed)}")
     state = g.GateState(jh.host, box_id=jh.box.box_id if jh.box else None)
-    locked: tuple[float, tuple[str, ...]] | None = None
+    known = state
+    last_check: g.GateState | None = None
+    checked_at: float | None = None
+    rescanned: float | None = None  # a later check whose events are still being applied
     for t, event in jh.events:
+        if rescanned is not None and t != rescanned:
+            last_check, checked_at, rescanned = state, rescanned, None
         state = g.apply(state, event)
-        if t > opened and isinstance(event, g.Rescanned):
-            missing = g.missing_conditions(state, ignore_confirmation=True)
-            locked = (t, tuple(c.key for c in missing)) if missing else None
-    if locked is not None:
-        said.append(f"a check at {_hhmm(locked[0])} found its gate locked ({', '.join(locked[1])})")
+        if t <= opened:
+            known = state
+        elif isinstance(event, g.Rescanned):
+            rescanned = t  # one check's events share its time: judged once all are in
+    if rescanned is not None:
+        last_check, checked_at = state, rescanned
+    if last_check is not None and checked_at is not None:
+        missing = g.missing_conditions(last_check, ignore_confirmation=True)
+        if missing:
+            keys = ", ".join(c.key for c in missing)
+            said.append(f"a check at {_hhmm(checked_at)} found its gate locked ({keys})")
+    # Content, not the file's time: a #moved-to line or a save changes it too.
+    was = (
+        set(known.expected_cells or ())
+        | set(known.acked_missing)
+        | {name for name, _ in known.moved_cells}
+        | {name for name, _, _ in known.unfinished}
+    )
+    try:
+        new = [name for name in queue_cells(host) if name not in was]
+    except (OSError, ValueError):
+        new = []
+    if new:
+        names = ", ".join(printable(n, 100) for n in new[:3]) + (" …" if len(new) > 3 else "")
+        said.append(f"its queue file holds cells the confirmation did not know ({names})")
     return "; ".join(said)
 
 
@@ -306,11 +330,11 @@ def record_manual_teardown(
             )
         since = changed_since(jh, host, journal.directory, opened)
         if since:
-            raise BoxMismatch(
+            raise ConfirmationVoid(
                 f"your confirmation of {_hhmm(opened)} no longer holds: since then, {since}; "
                 f"nothing was recorded. Run `rgt-tui teardown {host.name}` again: it checks "
-                "the box as it is now. If you already destroyed it, what ran there since is "
-                "lost: remove its [[hosts]] entry to stop counting it"
+                "the box as it is now. If you already destroyed it, what it did since its last "
+                "pull is lost: remove its [[hosts]] entry to stop counting it"
             )
         jh.teardowns.append(
             TeardownRecord(at, None, None, MANUAL_OUTPUT, True, current.box_id, True)
