@@ -268,6 +268,8 @@ class FleetScreen(FleetView, Screen[None]):
         # hosts match /box3" though its name does not hold box3).
         needle = self._filter.value.strip().lower()
         pane.display = needle in host.name.lower()
+        if needle:  # "no host name contains …" goes once it matches (review s24 #9)
+            self.call_after_refresh(self.apply_filter, self._filter.value)
         self._batch_draws()
         self._refresh_summary()
         if host.name in self._select_when_added:
@@ -294,7 +296,10 @@ class FleetScreen(FleetView, Screen[None]):
             # became filter text (hour s24b #1).
             shown = [p for p in self.panes.values() if p.display]
             self._selected = None
-            if shown:
+            if self.focused is self._filter:
+                # Typing in the filter: the cursor stays there (review s24 #5).
+                self._selected = shown[0] if shown else None
+            elif shown:
                 self.select(shown[0].host.name)
             else:
                 self.set_focus(None)

@@ -116,6 +116,7 @@ class _Host:
     # has passed (the watch that ran it ended meanwhile: stop_outcome_unknown).
     unsettled: float | None = None
     unsettled_told: bool = False  # stop_outcome_unknown was sent for ``unsettled``
+    unsettled_launch: int | None = None  # the launch that unsettled stop was for
     error: str | None = None  # the state file is unreadable: no stop until it is fixed
 
 
@@ -351,7 +352,8 @@ class AutoStop:
         of it was started and has no outcome (its watch ended mid-command), which is no
         "already stopped" (hour s23c #4)."""
         queue = f"the queue launched at {local_time(launch)}"
-        if kept.unsettled is None:
+        if kept.unsettled is None or kept.unsettled_launch != launch:
+            # Another launch's stop with no outcome is not this one's (review s24 #6).
             return f"already stopped once for {queue}"
         started = local_time(kept.unsettled)[11:16]
         if kept.unsettled_told:
@@ -451,8 +453,23 @@ class AutoStop:
                 f"move it aside (mv {path} {path}.damaged)",
             )
         return _Host(
-            idle, stopped, stop_ended=last_good_stop(data), unsettled=self._unsettled(data)
+            idle,
+            stopped,
+            stop_ended=last_good_stop(data),
+            unsettled=self._unsettled(data),
+            unsettled_launch=self._unsettled_launch(data),
         )
+
+    def _unsettled_launch(self, data: dict[str, Any]) -> int | None:
+        """The launch of the stop ``_unsettled`` reads (None: none, or unreadable)."""
+        if self._unsettled(data) is None:
+            return None
+        claimed = [s for s in data["stops"] if isinstance(s, dict)]
+        last = max(claimed, key=lambda s: _when(s.get("claimed_at")))
+        try:
+            return int(last["launch_ts"])
+        except (KeyError, TypeError, ValueError):
+            return None
 
     def _unsettled(self, data: dict[str, Any]) -> float | None:
         """When the last stop was claimed, if it has no outcome (yet: another watch may be
