@@ -452,28 +452,19 @@ class AutoStop:
                 f"no stop runs until it is fixed — check the provider's console, then "
                 f"move it aside (mv {path} {path}.damaged)",
             )
+        unsettled, unsettled_launch = self._unsettled(data)
         return _Host(
             idle,
             stopped,
             stop_ended=last_good_stop(data),
-            unsettled=self._unsettled(data),
-            unsettled_launch=self._unsettled_launch(data),
+            unsettled=unsettled,
+            unsettled_launch=unsettled_launch,
         )
 
-    def _unsettled_launch(self, data: dict[str, Any]) -> int | None:
-        """The launch of the stop ``_unsettled`` reads (None: none, or unreadable)."""
-        if self._unsettled(data) is None:
-            return None
-        claimed = [s for s in data["stops"] if isinstance(s, dict)]
-        last = max(claimed, key=lambda s: _when(s.get("claimed_at")))
-        try:
-            return int(last["launch_ts"])
-        except (KeyError, TypeError, ValueError):
-            return None
-
-    def _unsettled(self, data: dict[str, Any]) -> float | None:
-        """When the last stop was claimed, if it has no outcome (yet: another watch may be
-        running it now; ``on_host`` waits out its time before telling it)."""
+    def _unsettled(self, data: dict[str, Any]) -> tuple[float | None, int | None]:
+        """When the last stop was claimed and for which launch, if it has no outcome (yet:
+        another watch may be running it now; ``on_host`` waits out its time before
+        telling it); (None, None) otherwise. The launch is None when unreadable."""
         claimed = [s for s in data["stops"] if isinstance(s, dict)]
         last = max(claimed, key=lambda s: _when(s.get("claimed_at")), default=None)
         if (
@@ -481,8 +472,12 @@ class AutoStop:
             or "ended_at" in last
             or not isinstance(last.get("claimed_at"), int | float)
         ):
-            return None
-        return float(last["claimed_at"])
+            return None, None
+        try:
+            launch: int | None = int(last["launch_ts"])
+        except (KeyError, TypeError, ValueError):
+            launch = None
+        return float(last["claimed_at"]), launch
 
     def _save_idle(self, name: str, idle: IdleClock) -> None:
         with self.journal.locked(name):
