@@ -442,42 +442,22 @@ class RgtApp(ThemedApp):
         # "✓ no alerts" (a user's hour).
         before = self._queue_states.get(message.host)
         self._queue_states[message.host] = message.view.state
-        if before != Q_RUNNING or self._rank_job(message):
+        try:
+            host = self.fleet.host(message.host)
+        except KeyError:  # a host the fleet file no longer holds: nothing to tell
             return
         view, launch = message.view, message.view.launch
+        if before != Q_RUNNING or view.told_by_group(host.group is not None):
+            return  # a box's records of a group's job: the group's own view tells it
         if view.state == STOPPED:
-            title, body = queue_gone_words(
-                message.host, view, interruptible=self._interruptible(message.host)
-            )
+            title, body = queue_gone_words(host.name, view, interruptible=host.watch.interruptible)
             self.notify(body, title=title, severity="warning", timeout=15)
         elif view.state == FINISHED and launch is not None and launch.done is not None:
             # Its done record, as watch tells it: a box whose queue ended idles and bills
             # on, and nothing in the TUI said so (hour s24b #5).
-            title, body = queue_end_words(
-                message.host, view, launch, self._cost_per_hour(message.host)
-            )
+            title, body = queue_end_words(host.name, view, launch, host.cost_per_hour)
             severity = "warning" if launch.done.n_failed else "information"
             self.notify(body, title=title, severity=severity, timeout=15)
-
-    def _cost_per_hour(self, host: str) -> float | None:
-        try:
-            return self.fleet.host(host).cost_per_hour
-        except KeyError:  # a host the fleet file no longer holds
-            return None
-
-    def _interruptible(self, host: str) -> bool:
-        try:
-            return self.fleet.host(host).watch.interruptible
-        except KeyError:  # a host the fleet file no longer holds
-            return False
-
-    def _rank_job(self, message: QueueViewed) -> bool:
-        """A box's records of a group's job: the group's own view tells its news, once."""
-        try:
-            group = self.fleet.host(message.host).group is not None
-        except KeyError:  # a host the fleet file no longer holds
-            return False
-        return message.view.told_by_group(group)
 
     @on(OpenHostRequested)
     def _open_host(self, message: OpenHostRequested) -> None:
