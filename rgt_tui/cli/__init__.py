@@ -28,8 +28,13 @@ from rgt_tui.cli.table import COMMANDS, GROUPS, HOST_HELP, TUI
 __all__ = ["build_parser", "main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser: the top-level options, then one sub-parser per row."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser: the top-level options, then one sub-parser per row.
+
+    With ``argv``, only the rows whose words are all among its words get their own
+    arguments (the command typed; a host named like a command adds one more, harmlessly):
+    adding a row's arguments imports its module (table.py), and a command needs only its
+    own. ``rgt-tui --help`` lists every row either way, from the table's words."""
     parser = argparse.ArgumentParser(
         prog="rgt-tui",
         description="Terminal fleet manager for rented GPU boxes. With no command, opens the TUI.",
@@ -39,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--theme", metavar="NAME", help="colour theme (see themes/)")
     parser.set_defaults(command_row=TUI)
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    words = set(argv or ())
     groups: dict[str, Any] = {}
     for row in COMMANDS:
         *group, name = row.name.split()
@@ -61,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                 nargs=None if row.host == "one" else "?",
                 help=HOST_HELP[row.host],
             )
-        row.add_arguments(sub)
+        if argv is None or set(row.name.split()) <= words:
+            row.add_arguments(sub)
         sub.set_defaults(command_row=row)
     return parser
 
@@ -69,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `rgt-tui` console script."""
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else argv
+        args = build_parser(argv).parse_args(argv)
         if args.command_row is TUI:  # Textual owns the terminal, and draws box text as text
             return run_command(args.command_row, args)
         with fenced_output():  # fence.py: nothing printed carries a control character

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,15 +29,6 @@ if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay 
     from rgt_tui.domain.preemption import Preemption
     from rgt_tui.services.queue.check import QueueSource
     from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
-
-
-def json_flag(what: str) -> Callable[[argparse.ArgumentParser], None]:
-    """An arguments-adder for ``--json`` alone: print ``what`` as JSON."""
-
-    def add(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
-
-    return add
 
 
 def add_check_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from rich.console import Console
 from rich.text import Text
@@ -125,6 +126,36 @@ def interrupted_saying(words: Callable[[str], str]) -> Callable[[Call], int]:
 
 def no_arguments(parser: argparse.ArgumentParser) -> None:
     """For a command with no arguments of its own (``--hosts`` and HOST are added for all)."""
+
+
+def json_flag(what: str) -> Callable[[argparse.ArgumentParser], None]:
+    """An arguments-adder for ``--json`` alone: print ``what`` as JSON."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+    return add
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A stand-in for the function ``name`` of ``module`` that imports it on its first
+    call, so a table row can name a command's functions without importing its module."""
+
+    module: str
+    name: str
+
+    def resolve(self) -> Callable[..., Any]:
+        """The function itself (imported now)."""
+        return cast(Callable[..., Any], getattr(importlib.import_module(self.module), self.name))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+
+def lazy(module: str, *names: str) -> tuple[Lazy, ...]:
+    """``Lazy`` stand-ins for ``module``'s functions ``names``."""
+    return tuple(Lazy(module, name) for name in names)
 
 
 @dataclass(frozen=True)

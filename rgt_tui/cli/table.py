@@ -9,47 +9,82 @@ and a module of its group beside this one.
 
 from __future__ import annotations
 
-from rgt_tui.cli.add import add_add_arguments, run_add
-from rgt_tui.cli.disk import add_disk_arguments, run_disk
-from rgt_tui.cli.logs import add_logs_arguments, logs_interrupted, run_logs
-from rgt_tui.cli.preflight import add_preflight_arguments, run_preflight
-from rgt_tui.cli.pull import (
+from rgt_tui.cli.runner import Command, json_flag, lazy, no_arguments
+
+# Each command's module is imported when that command runs or has its arguments added
+# (``build_parser`` adds only the chosen command's): importing every one — each with its
+# services, asyncssh and rich — took a third of a one-shot `rgt-tui pull`'s start-up and
+# every command's first half-second (issue 44).
+add_add_arguments, run_add = lazy("rgt_tui.cli.add", "add_add_arguments", "run_add")
+add_disk_arguments, run_disk = lazy("rgt_tui.cli.disk", "add_disk_arguments", "run_disk")
+add_logs_arguments, logs_interrupted, run_logs = lazy(
+    "rgt_tui.cli.logs", "add_logs_arguments", "logs_interrupted", "run_logs"
+)
+add_preflight_arguments, run_preflight = lazy(
+    "rgt_tui.cli.preflight", "add_preflight_arguments", "run_preflight"
+)
+(
     add_pull_arguments,
     add_verify_arguments,
     pull_interrupted,
     run_pull,
     run_verify,
     verify_interrupted,
+) = lazy(
+    "rgt_tui.cli.pull",
+    "add_pull_arguments",
+    "add_verify_arguments",
+    "pull_interrupted",
+    "run_pull",
+    "run_verify",
+    "verify_interrupted",
 )
-from rgt_tui.cli.queue import (
+(
     add_check_arguments,
     add_launch_arguments,
-    json_flag,
     launch_interrupted,
     run_append,
     run_check,
     run_diagnose,
     run_launch,
     run_show,
+) = lazy(
+    "rgt_tui.cli.queue",
+    "add_check_arguments",
+    "add_launch_arguments",
+    "launch_interrupted",
+    "run_append",
+    "run_check",
+    "run_diagnose",
+    "run_launch",
+    "run_show",
 )
-from rgt_tui.cli.queue_control import (
-    add_kill_arguments,
-    add_retry_arguments,
-    add_yes,
-    run_kill,
-    run_retry,
-    run_stop,
+add_kill_arguments, add_retry_arguments, add_yes, run_kill, run_retry, run_stop = lazy(
+    "rgt_tui.cli.queue_control",
+    "add_kill_arguments",
+    "add_retry_arguments",
+    "add_yes",
+    "run_kill",
+    "run_retry",
+    "run_stop",
 )
-from rgt_tui.cli.queue_move import add_move_arguments, run_move
-from rgt_tui.cli.runner import Command, no_arguments
-from rgt_tui.cli.shell import run_shell
-from rgt_tui.cli.status import add_status_arguments, run_status
-from rgt_tui.cli.sync import add_sync_arguments, run_sync, sync_interrupted
-from rgt_tui.cli.teardown import add_teardown_arguments, run_teardown, teardown_interrupted
-from rgt_tui.cli.tui import add_demo_arguments, run_demo, run_tui
-from rgt_tui.cli.tunnel import add_tunnel_arguments, run_tunnel, tunnel_interrupted
-from rgt_tui.cli.vram import add_vram_arguments, run_vram
-from rgt_tui.cli.watch import add_watch_arguments, run_watch
+add_move_arguments, run_move = lazy("rgt_tui.cli.queue_move", "add_move_arguments", "run_move")
+(run_shell,) = lazy("rgt_tui.cli.shell", "run_shell")
+add_status_arguments, run_status = lazy("rgt_tui.cli.status", "add_status_arguments", "run_status")
+add_sync_arguments, run_sync, sync_interrupted = lazy(
+    "rgt_tui.cli.sync", "add_sync_arguments", "run_sync", "sync_interrupted"
+)
+add_teardown_arguments, run_teardown, teardown_interrupted = lazy(
+    "rgt_tui.cli.teardown", "add_teardown_arguments", "run_teardown", "teardown_interrupted"
+)
+add_demo_arguments, run_demo, run_tui = lazy(
+    "rgt_tui.cli.tui", "add_demo_arguments", "run_demo", "run_tui"
+)
+add_tunnel_arguments, run_tunnel, tunnel_interrupted = lazy(
+    "rgt_tui.cli.tunnel", "add_tunnel_arguments", "run_tunnel", "tunnel_interrupted"
+)
+add_vram_arguments, run_vram = lazy("rgt_tui.cli.vram", "add_vram_arguments", "run_vram")
+add_watch_arguments, run_watch = lazy("rgt_tui.cli.watch", "add_watch_arguments", "run_watch")
 
 # Groups of sub-commands (`rgt-tui queue show`): their help; their actions are rows below.
 GROUPS = {"queue": "check queue files, show a queue, append cells"}

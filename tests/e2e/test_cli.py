@@ -8,6 +8,8 @@ import inspect
 import io
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from support.machine import closed_port
 import rgt_tui
 from rgt_tui.cli import exit_codes, main
 from rgt_tui.cli.logs import LogPrinter
+from rgt_tui.cli.runner import Lazy
 from rgt_tui.cli.table import COMMANDS, GROUPS
 from rgt_tui.domain.logscan import KILLED, NCCL, LogLine
 
@@ -57,11 +60,32 @@ def test_each_row_has_help_and_a_host_argument_as_it_says(
     assert (" HOST" in bare) == (row.host == "one")
 
 
+def test_a_command_imports_its_own_module_and_no_other_commands() -> None:
+    # Importing every command's module (each with its services) was a third of a one-shot
+    # pull's start-up (issue 44); a fresh interpreter shows what one command loads.
+    script = (
+        "import sys\n"
+        "from rgt_tui.cli import build_parser\n"
+        "argv = ['queue', 'show', 'box1', '--json']\n"
+        "args = build_parser(argv).parse_args(argv)\n"
+        "assert args.json and args.host == 'box1', args\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('rgt_tui.cli.'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded = set(done.stdout.split())
+    assert {"rgt_tui.cli.table", "rgt_tui.cli.runner"} <= loaded, loaded
+    others = {"pull", "queue", "teardown", "watch", "add", "disk", "logs", "status", "tui"}
+    assert not {f"rgt_tui.cli.{name}" for name in others} & loaded, loaded
+
+
 @pytest.mark.parametrize("row", COMMANDS, ids=lambda row: row.name)
 def test_connecting_rows_run_on_a_connection_and_the_others_do_not(row) -> None:
     # run_command awaits a connecting row's runner inside its event loop and calls the
     # others plainly: a row whose flag and runner disagree would never run.
-    assert inspect.iscoroutinefunction(row.run) == row.connects
+    run = row.run.resolve() if isinstance(row.run, Lazy) else row.run
+    assert inspect.iscoroutinefunction(run) == row.connects
     assert not row.connects or row.host == "one"
 
 
