@@ -141,3 +141,11 @@ async def test_a_moved_cell_still_running_on_its_old_box_is_said_to_run_twice(ma
     shown = await arun("queue", "show", "box1", "--hosts", qf.loopback.hosts_file)
     assert "RUNS TWICE" in shown.stdout, shown.stdout
     (qf.root() / "go").touch()
+    # Hour s24c #2: once it finished here, box2 still holds it and would run it again.
+    done = await wait_view(qf, lambda v: v.cells[0].status == "done", what="gate to finish")
+    note = done.cells[0].note
+    assert note.startswith("DONE HERE, YET QUEUED ON BOX2: moved to box2 by the queue file"), note
+    assert "take it off box2's queue file, or box2 runs it again" in note
+    assert "rgt-tui queue kill box2 gate" in note
+    shown = await arun("queue", "show", "box1", "--hosts", qf.loopback.hosts_file)
+    assert "DONE HERE, YET QUEUED ON BOX2" in shown.stdout, shown.stdout

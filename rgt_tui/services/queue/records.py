@@ -52,19 +52,32 @@ def view_from_facts(
 def _runs_twice(view: QueueView, host: str, moved: Mapping[str, str]) -> QueueView:
     """A cell the queue file moved away that still runs on this box (moved while the box
     did not answer, which then came back): said on the cell, or it runs here and there,
-    unsaid by every view (hour s18a #4)."""
+    unsaid by every view (hour s18a #4). Once it finished here, the other host still holds
+    it and runs it again unless told (hour s24c #2): said too, with the two ways on."""
     cells = tuple(
         replace(
             c,
-            note=f"RUNS TWICE: moved to {moved[c.name]} by the queue file, yet it runs here "
-            f"— kill it here (rgt-tui queue kill {host} {c.name}) or take it off "
-            f"{moved[c.name]}'s queue file" + (f" · {c.note}" if c.note else ""),
+            note=_twice_note(host, c.name, moved[c.name], c.status)
+            + (f" · {c.note}" if c.note else ""),
         )
-        if c.name in moved and c.status == RUNNING
+        if c.name in moved and c.status in (RUNNING, DONE)
         else c
         for c in view.cells
     )
     return view if cells == view.cells else replace(view, cells=cells)
+
+
+def _twice_note(host: str, cell: str, dest: str, status: str) -> str:
+    if status == RUNNING:
+        return (
+            f"RUNS TWICE: moved to {dest} by the queue file, yet it runs here — kill it here "
+            f"(rgt-tui queue kill {host} {cell}) or take it off {dest}'s queue file"
+        )
+    return (
+        f"DONE HERE, YET QUEUED ON {dest.upper()}: moved to {dest} by the queue file, it "
+        f"finished here — pull {host} and take it off {dest}'s queue file, or {dest} "
+        f"runs it again (rgt-tui queue kill {dest} {cell} if it runs there now)"
+    )
 
 
 def _derived(host: HostConfig, facts: BoxQueueFacts, marks: Mapping[str, CellMarks]) -> QueueView:
