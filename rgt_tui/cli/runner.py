@@ -73,6 +73,10 @@ class Call:
             self.err.print(f"rgt-tui {self.name}: {no_fleet_file_note(Path.cwd())}")
         return fleet
 
+    def use_fleet(self, fleet: Fleet) -> None:
+        """Stand ``fleet`` in for the file's (its sound entries: ``_despite_mistakes``)."""
+        self.__dict__["fleet"] = fleet  # where functools.cached_property keeps its value
+
     @property
     def host(self) -> HostConfig:
         """The host named on the command line (only rows with a host read it)."""
@@ -174,11 +178,22 @@ class Command:
     fleet: bool = True  # False: it makes its own fleet (demo): no --hosts of its own
 
 
+# The commands that go on with the sound entries of a fleet file whose mistakes all lie in
+# other [[hosts]] / [[groups]] entries: they only read, stop or pull, so a typo in one
+# entry never blocks an emergency stop of another host (hour s22b #10). Launch, move,
+# sync, teardown and the rest, which act on what the whole file says, wait for the fix.
+DESPITE_MISTAKES = frozenset({
+    "status", "queue show", "queue stop", "queue kill", "logs", "diagnose", "pull", "verify",
+})  # fmt: skip
+
+
 def run_command(command: Command, args: argparse.Namespace) -> int:
     """Run ``command`` with parsed ``args``; every expected failure becomes its exit code
     and one message on stderr, with the fix when one is known."""
     call = Call(args, command.name)
     try:
+        if command.name in DESPITE_MISTAKES:
+            _despite_mistakes(call)
         name = getattr(args, "host", None) if command.host != "none" else None
         if name is not None:
             call.host_config = find_host(call.fleet, name)
@@ -187,6 +202,14 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
             return call.on_host(lambda transport: run(call, transport))
         return cast(PlainRunner, command.run)(call)
     except ConfigError as exc:
+        if exc.partial is not None and command.name not in DESPITE_MISTAKES:
+            return call.fail(
+                str(exc),
+                fix="correct the file; meanwhile "
+                + ", ".join(sorted(DESPITE_MISTAKES))
+                + " still run on a host whose own entry is sound",
+                code=EXIT_BAD_INPUT,
+            )
         return call.fail(str(exc), code=EXIT_BAD_INPUT)
     except UnknownHost as exc:
         return call.fail(exc.message, fix=exc.fix, code=EXIT_BAD_INPUT)
@@ -198,6 +221,32 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
         return call.fail(f"{exc.host} unreachable: {exc.message}", fix=exc.fix)
     except KeyboardInterrupt:
         return command.interrupted(call)
+
+
+def _despite_mistakes(call: Call) -> None:
+    """Read the fleet; when its mistakes all lie in some entries, go on with the others,
+    saying on stderr which are left out and why — unless the host named is one of them
+    (then the mistakes are the answer, as for every other command)."""
+    try:
+        call.fleet  # noqa: B018 - read now, so the mistakes are met here
+    except ConfigError as exc:
+        host = getattr(call.args, "host", None)
+        left = dict(exc.partial.left_out) if exc.partial is not None else {}
+        if exc.partial is None or host in left:
+            raise
+        named = ", ".join(f"{name} (line {line})" if line else name for name, line in left.items())
+        call.err.print(
+            Text.assemble(
+                (f"rgt-tui {call.name}: ", "bold yellow"),
+                f"going on without {named}: ",
+                str(exc),
+            )
+        )
+        call.err.print(
+            Text.assemble(("  fix: ", "bold"), "correct the file; until then every "
+            "other command refuses it")
+        )  # fmt: skip
+        call.use_fleet(exc.partial.fleet)
 
 
 def _json_unreachable(args: argparse.Namespace, exc: TransportError) -> None:

@@ -135,6 +135,8 @@ class ConfigError(ValueError):
         self.key = key
         self.message = message
         self.problems: tuple[ConfigError, ...] = (self,)
+        # Set when every mistake lies inside some [[hosts]] / [[groups]] entries.
+        self.partial: PartialFleet | None = None
         super().__init__(self.where_what())
 
     @classmethod
@@ -409,6 +411,18 @@ class Fleet:
             if host.group is not None and name in host.group.hosts:
                 return host.name, host.group.hosts.index(name)
         return None
+
+
+@dataclass(frozen=True)
+class PartialFleet:
+    """What is sound of a fleet file whose mistakes all lie inside some ``[[hosts]]`` or
+    ``[[groups]]`` entries: the fleet without those entries, and each one left out (its
+    name, else its place, and its line). The command line goes on with it for the commands
+    that only read, stop or pull (``cli/runner.py``), so a typo in one entry never blocks
+    an emergency stop of another host."""
+
+    fleet: Fleet
+    left_out: tuple[tuple[str, int | None], ...]
 
 
 def make_fleet(

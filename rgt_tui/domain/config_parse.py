@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from rgt_tui.domain.config import (
     ConfigError,
     Fleet,
     HostConfig,
+    PartialFleet,
     Thresholds,
     make_fleet,
 )
@@ -76,8 +77,12 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
     hosts: list[HostConfig] = []
     tables: list[Table] = []  # each host's entry, for the checks across hosts
     seen: dict[str, int | None] = {}
-    for number, raw in enumerate(top.checked(lambda: _raw_hosts(top), [])):
+    raw_hosts = top.checked(lambda: _raw_hosts(top), [])
+    whole_file = len(problems)  # mistakes outside any one entry, so far
+    broken: dict[str, int | None] = {}  # an entry's name (or its place) → its line
+    for number, raw in enumerate(raw_hosts):
         table = top.sub(f"hosts[{number}]", raw, index.line("", "hosts"))
+        before = len(problems)
         host = host_config(table, base, epochs, profiles, ready, watch)
         name = raw.get("name")
         if isinstance(name, str) and NAME_RE.fullmatch(name):
@@ -90,17 +95,26 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
                         "host names must be unique",
                     )
                 )
+                broken[name] = table.line()  # both entries: which one is meant is unknown
                 continue
             seen[name] = table.line("name")
+        if len(problems) > before:
+            broken[_entry_name(raw, "hosts", table)] = table.line()
         if host is not None:
             hosts.append(host)
             tables.append(table)
-    problems.extend(_spare_problems(hosts, tables, fleet, watch.spare))
+    spare_problems = _spare_problems(hosts, tables, fleet, watch.spare)
+    whole_file += len(spare_problems)
+    problems.extend(spare_problems)
     # Groups come after every box (issue 41): each names boxes of this file, and is one
     # host more (its name shares the hosts' namespace: a clash is refused there).
     boxes = tuple(hosts)
-    for number, raw in enumerate(top.checked(lambda: raw_groups(top), [])):
+    n = len(problems)
+    raw_group_list = top.checked(lambda: raw_groups(top), [])
+    whole_file += len(problems) - n
+    for number, raw in enumerate(raw_group_list):
         table = top.sub(f"groups[{number}]", raw, index.line("", "groups"))
+        before = len(problems)
         group = group_host(table, base, boxes, ready)
         if group is not None and group.name in seen:
             problems.append(
@@ -111,21 +125,40 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         elif group is not None:
             seen[group.name] = table.line("name")
             hosts.append(group)
-    if problems:
-        raise ConfigError.collect(problems)
+        if len(problems) > before:
+            broken[_entry_name(raw, "groups", table)] = table.line()
     verify = str(verify_python) if verify_python is not None else None
-    return make_fleet(
-        path,
-        results_dir,
-        poll if poll is not None else 2.0,
-        epochs,
-        thresholds,
-        tuple(hosts),
-        verify,
-        ready,
-        watch,
-        safe_globals or (),
-    )
+
+    def fleet_of(kept: list[HostConfig]) -> Fleet:
+        return make_fleet(
+            path,
+            results_dir,
+            poll if poll is not None else 2.0,
+            epochs,
+            thresholds,
+            tuple(kept),
+            verify,
+            ready,
+            watch,
+            safe_globals or (),
+        )
+
+    if problems:
+        error = ConfigError.collect(problems)
+        sound = [h for h in hosts if h.name not in broken]
+        if whole_file == 0 and sound:
+            left_out = tuple(sorted(broken.items(), key=lambda entry: entry[1] or 0))
+            error.partial = PartialFleet(fleet_of(sound), left_out)
+        raise error
+    return fleet_of(hosts)
+
+
+def _entry_name(raw: Mapping[str, Any], kind: str, table: Table) -> str:
+    """How a broken entry is named to the user: its name when it has a usable one."""
+    name = raw.get("name")
+    if isinstance(name, str) and NAME_RE.fullmatch(name):
+        return name
+    return f"the [[{kind}]] entry at line {table.line()}"
 
 
 def _spare_problems(

@@ -1,0 +1,63 @@
+"""Hour s22b #10: a typo in one [[groups]] or [[hosts]] entry stopped every command, an
+emergency `queue kill` of another host included. The commands that only read, stop or pull
+now go on with the entries that are sound, saying which are left out and why; every other
+command, and any command on a host whose own entry is wrong, still refuses the file.
+A loopback box running the real runner, the real command line."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from support.cli import arun
+from support.queues import SCRIPT_RUN, wait_view
+
+from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.services.queue.launch import launch, plan_launch
+
+BROKEN_GROUP = '\n[[groups]]\nname = "pair"\nhosts = ["box1", "box9"]\nnproc_per_nod = 2\n'
+BROKEN_HOST = '\n[[hosts]]\nname = "box7"\nssh = "local"\ncost_per_hour = "cheap"\n'
+
+
+@pytest.mark.timeout(300)  # several starts of the command line on a loaded machine
+async def test_a_mistake_in_another_entry_does_not_block_a_kill(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = qf.loopback.hosts_file
+    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/never" ]; do sleep 0.05; done')
+    qf.write_queue(f"{hold} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+    sound = hosts.read_text()
+    hosts.write_text(sound + BROKEN_GROUP + BROKEN_HOST)
+
+    killed = await arun("queue", "kill", "box1", "--hosts", str(hosts), "--yes", "--grace", "2")
+    assert killed.returncode == 0, killed.stdout + killed.stderr
+    assert "box1: cell hold killed" in killed.stdout
+    assert re.search(r"^kill \d+ user next$", qf.state("hold"), re.M)
+    # The user is told what was left out, where, and that the file still needs the fix.
+    head = killed.stderr.splitlines()[0]
+    assert head.startswith("rgt-tui queue kill: going on without pair (line "), head
+    assert "box7 (line " in head and f"3 mistakes in {hosts}" in head
+    assert "nproc_per_nod" in killed.stderr and "cost_per_hour" in killed.stderr
+    assert "fix: correct the file" in killed.stderr
+
+    shown = await arun("queue", "show", "box1", "--hosts", str(hosts))
+    assert shown.returncode == 0 and "hold" in shown.stdout, shown.stderr
+
+    # A command that acts on what the whole file says still refuses it, naming those
+    # that would run; so does any command on the broken entry's own host.
+    launched = await arun("launch", "box1", "--hosts", str(hosts), "--yes")
+    assert launched.returncode == 2, launched.stdout + launched.stderr
+    assert "nproc_per_nod" in launched.stderr and "queue kill" in launched.stderr
+    assert "cell" not in launched.stdout
+    own = await arun("status", "box7", "--hosts", str(hosts))
+    assert own.returncode == 2 and "going on" not in own.stderr, own.stderr
+    assert "cost_per_hour" in own.stderr
+
+    # A mistake of the whole file ([fleet]) is every host's: nothing goes on.
+    hosts.write_text(sound.replace("[[hosts]]", "[fleet]\npoll_second = 2\n\n[[hosts]]", 1))
+    whole = await arun("queue", "show", "box1", "--hosts", str(hosts))
+    assert whole.returncode == 2 and "poll_second" in whole.stderr, whole.stderr
+    assert "going on" not in whole.stderr
