@@ -450,7 +450,7 @@ def _record_destroyed(call: Call, j: Journal, typed: str, *, box: BoxIdentity | 
         print(f"What destroying {host.name} by hand means:")
         print(f"  {instructions(host, load_profile(host.profile))}")
     try:
-        record_manual_teardown(j, host, typed, box)
+        record_manual_teardown(j, host, typed, box, groups=call.fleet.groups_of(host.name))
     except ValueError as exc:
         print(f"refused: {exc}; {host.name} is NOT recorded as torn down", file=sys.stderr)
         return EXIT_PROBLEMS

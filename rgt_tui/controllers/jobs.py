@@ -623,7 +623,13 @@ class JobRunner:
         box = report.box if report is not None else None
         try:
             jh = await asyncio.to_thread(
-                record_manual_teardown, self.journal(), host, typed, box, clock=self.clock
+                record_manual_teardown,
+                self.journal(),
+                host,
+                typed,
+                box,
+                groups=self.fleet.groups_of(host.name),
+                clock=self.clock,
             )
         except ConfirmationVoid as exc:
             # Back to the confirmation: retyping the name for the record was refused

@@ -902,3 +902,28 @@ async def test_a_later_check_that_saw_a_cell_running_voids_the_confirmation(read
     jh.events.append((at, CellsRunning(("lr04",))))  # what that check also saw
     said = changed_since(jh, ready.host, ready.journal.directory, opened)
     assert "found its gate locked (" in said and said.endswith("idle)"), said
+
+
+async def test_a_launch_of_the_boxs_group_voids_its_confirmation(ready: Setup) -> None:
+    """Review s24 #4: a [[groups]] launch is recorded under the group's name, so one that
+    ran on this box after its confirmation left ``--destroyed`` free to record it."""
+    from rgt_tui.services.queue.launch_acks import RECORD_VERSION, acks_path
+    from rgt_tui.services.records import atomic_write_json
+
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    jh = ready.journal.load("box1")
+    opened = confirmed_at(jh)
+    assert opened is not None
+    fleet = load_fleet(ready.loopback.hosts_file)
+    record = {"version": RECORD_VERSION, "host": "pair", "pid": 7, "at": opened + 60, "acks": []}
+    atomic_write_json(ready.journal.directory / acks_path(fleet, "pair").name, record)
+    assert changed_since(jh, ready.host, ready.journal.directory, opened) == ""
+    said = changed_since(jh, ready.host, ready.journal.directory, opened, ("pair",))
+    assert said.startswith("a launch of its group pair at "), said
+    with pytest.raises(BoxMismatch) as refused:
+        record_manual_teardown(
+            ready.journal, ready.host, "box1", outcome.report.box, groups=("pair",)
+        )
+    assert "a launch of its group pair at" in str(refused.value)
+    assert ready.journal.load("box1").torn_down_at is None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -245,17 +245,23 @@ class ConfirmationVoid(BoxMismatch):
     again, on the box as it is now."""
 
 
-def changed_since(jh: HostJournal, host: HostConfig, directory: Path, opened: float) -> str:
+def changed_since(
+    jh: HostJournal, host: HostConfig, directory: Path, opened: float, groups: Sequence[str] = ()
+) -> str:
     """What happened after the typed confirmation at ``opened`` that voids it for a
     teardown recorded by hand ("" when nothing): a launch from this machine, a cell in
     the queue file that the gate did not know then (appended), or the last check of the
     box since, answered, that found its gate locked (hour s24a #1: cells launched and
     appended there, then ``--destroyed`` recorded it and its new checkpoints were never
-    pulled). ``directory``: the journal's, where the launch record is. Reads files."""
+    pulled). ``directory``: the journal's, where the launch record is; ``groups``: the
+    ``[[groups]]`` the box is a rank of, whose launches run on it too (review s24 #4).
+    Reads files."""
     said = []
-    launched = load_launch_acks_in(directory, host.name)
-    if launched is not None and launched.at > opened:
-        said.append(f"a launch at {_hhmm(launched.at)}")
+    for name in (host.name, *groups):
+        launched = load_launch_acks_in(directory, name)
+        if launched is not None and launched.at > opened:
+            whose = "" if name == host.name else f" of its group {printable(name, 100)}"
+            said.append(f"a launch{whose} at {_hhmm(launched.at)}")
     state = g.GateState(jh.host, box_id=jh.box.box_id if jh.box else None)
     known = state
     last_check: g.GateState | None = None
@@ -303,6 +309,7 @@ def record_manual_teardown(
     typed: str,
     box: BoxIdentity | None,
     *,
+    groups: Sequence[str] = (),
     clock: Callable[[], float] = time.time,
 ) -> HostJournal:
     """Record that the user destroyed ``box`` by hand: only when ``typed`` is the host's
@@ -310,7 +317,8 @@ def record_manual_teardown(
     (the one the confirmation was about: ``TeardownOutcome.report.box``) and a typed
     confirmation opened that box's gate (``confirmed_at``). Otherwise ValueError
     (BoxMismatch for the box), and nothing is recorded. Both are checked under the
-    journal's lock, with the write.
+    journal's lock, with the write. ``groups``: the ``[[groups]]`` the box is a rank of
+    (``Fleet.groups_of``): a launch of one since the confirmation voids it too.
     """
     if typed != host.name:
         raise ValueError(f"'{typed}' is not '{host.name}': nothing was recorded")
@@ -328,7 +336,7 @@ def record_manual_teardown(
                 f"confirmation: nothing was recorded. Run `rgt-tui teardown {host.name}` "
                 "first: it checks the box and, once you type its name, says what to destroy"
             )
-        since = changed_since(jh, host, journal.directory, opened)
+        since = changed_since(jh, host, journal.directory, opened, groups)
         if since:
             raise ConfirmationVoid(
                 f"your confirmation of {_hhmm(opened)} no longer holds: since then, {since}; "
