@@ -148,10 +148,11 @@ def queue_pane_line(view: QueueView) -> Content | None:
             parts.append((f" for {ran}", "$foreground-muted"))
     elif view.state not in ("running",):
         parts.append((f" · {view.state}", "$foreground-muted"))
-        if view.state == FINISHED and view.count(PENDING):
+        appended = _after_the_last_done(view) if view.state == FINISHED else 0
+        if appended:
             # Appended after the end, never launched: "finished" read as all run while
             # the box idled and billed (hour s24c #9). Before elapsed: the line is cut.
-            parts.append((f" · {view.count(PENDING)} not run: L starts", "bold $warning"))
+            parts.append((f" · {appended} not run: L starts", "bold $warning"))
     if view.elapsed_s is not None:  # the queue's, since its launch: named as such
         parts.append((f" · elapsed {view.elapsed_text()}", "$foreground-muted"))
     line = Content.assemble(*parts)
@@ -271,3 +272,10 @@ def running_risk_lines(
     if not lines:
         return []
     return [Content.assemble((f"{shown(snap.cell)}: ", "bold"), lines[0]), *lines[1:]]
+
+
+def _after_the_last_done(view: QueueView) -> int:
+    """The cells never run after the last done one: what ``L``'s default start runs. Those
+    before it were passed over by a launch's ``--start`` (review s24 #8), not left to run."""
+    last_done = max((c.index for c in view.cells if c.status == DONE), default=-1)
+    return sum(1 for c in view.cells if c.status == PENDING and c.index > last_done)

@@ -266,3 +266,22 @@ def test_the_pane_says_a_cell_appended_after_the_end_has_not_run() -> None:
     assert view.state == "finished"
     line = queue_pane_line(view)
     assert line is not None and "finished · 1 not run: L starts" in line.plain, line
+
+
+def test_cells_a_start_index_passed_over_are_not_counted_as_left_to_run() -> None:
+    """Review s24 #8: launched from cell 1, cell 0 never ran; L's default start does not
+    run it either, so the pane's count must not name it."""
+    from rgt_tui.content.queue_text import queue_pane_line
+
+    deployed = parse_cells_tsv(
+        "".join(cells_tsv_line(i, n, f"run {n}") for i, n in enumerate(["early", "alpha"]))
+    )
+    attempts = {"alpha": parse_cell_state("start 1700000001 boot-box1 4300\nend 1700000055 0\n")}
+    launched = LAUNCH.replace(" tmux 0 ", " tmux 1 ")
+    view = derive_view(
+        "box1", deployed, parse_runner_state(launched + "done 1700000060 2 0\n"), attempts,
+        boot_id=BOOT, now=1700000100, runner_alive=False,
+    )  # fmt: skip
+    assert view.state == "finished" and view.cells[0].status == "pending", view.summary()
+    line = queue_pane_line(view)
+    assert line is not None and "finished" in line.plain and "not run" not in line.plain, line
