@@ -59,7 +59,9 @@ class SpotWatch:
         self.notify = notify
         queue_view: Callable[[str], QueueView | None] = runtime.queues.views.get
         connections: FleetConnections = runtime.connections
-        self.driver = OnPreempt(self.fleet, connections, emit=self.told, queue_view=queue_view)
+        self.driver = OnPreempt(
+            self.fleet, connections, emit=self.told, queue_view=queue_view, actor="the TUI"
+        )
         self.shown: dict[str, Preemption | None] = {}  # what the panes were last handed
         self.verified: dict[str, tuple[str, tuple[object, ...]]] = {}  # host: (cell, records)
         # host: (cell, its newest verified checkpoint) as last handed to the views. It is

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from support.replay import ReplayMonitor
 from support.samples import FROZEN, agent_sample
 from support.waiting import wait_for
@@ -374,3 +375,86 @@ async def test_a_preemption_nothing_acts_on_is_told_with_the_move_that_resumes_i
     assert event.body.endswith(
         ". To resume it elsewhere: rgt-tui queue move b --to box2 (m on its Queue tab)"
     ), event.body
+
+
+async def test_watch_tells_the_move_the_open_tui_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hour s24a #8: the open TUI claimed and made the move; watch, which lost the claim,
+    said only "preempted", so its notify targets never heard where the cell went. It now
+    tells the TUI's outcome once recorded (a second watch over the same told log, not)."""
+    from rgt_tui.services.watch.drivers import on_preempt
+
+    monkeypatch.setattr(on_preempt, "FOLLOW_LOOK_S", 0.02)  # the test's own pace
+    fleet, clock = fleet_in(tmp_path), Clock()
+    host = fleet.host("box1")
+    named = Preemption("box1", LOST, clock.t, "boot/1", "eta_long", checkpoint=CKPT)
+    release = asyncio.Event()
+
+    class SlowMover(Mover):  # the TUI's move takes a while: a checkpoint is pushed
+        async def __call__(self, *args):  # type: ignore[no-untyped-def]
+            await release.wait()
+            return await super().__call__(*args)
+
+    tui_mover, watch_mover = SlowMover(), Mover()
+    tui_events: list[WatchEvent] = []
+    watch_events: list[WatchEvent] = []
+    tui = OnPreempt(
+        fleet, None, emit=tui_events.append, clock=clock, mover=tui_mover,  # type: ignore[arg-type]
+        queue_view=lambda h: None, actor="the TUI",
+    )  # fmt: skip
+    watch = OnPreempt(
+        fleet, None, emit=watch_events.append, clock=clock, mover=watch_mover,  # type: ignore[arg-type]
+        queue_view=lambda h: None,
+    )  # fmt: skip
+    moving = asyncio.ensure_future(tui.on_preempted(host, named))
+    await wait_for(lambda: tui.claims_path("box1").exists(), 30, "the TUI's claim")
+    following = asyncio.ensure_future(watch.on_preempted(host, named))
+    await asyncio.sleep(0.1)
+    assert [e.kind for e in watch_events] == ["preempted"]  # nothing recorded yet
+    release.set()
+    await asyncio.wait_for(asyncio.gather(moving, following), 30)
+    assert watch_mover.calls == [] and tui_mover.calls == [("box1", "eta_long", "box2")]
+    (moved,) = [e for e in tui_events if e.kind == "preempt_action"]
+    (told,) = [e for e in watch_events if e.kind == "preempt_action_by_other"]
+    assert told.key == moved.key and told.body == moved.body  # one notification, by key
+    assert told.title == "box1: moved (by the TUI)" and "moved eta_long to box2" in told.body
+
+
+async def test_watch_says_when_the_claimer_recorded_no_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The TUI claimed the move and closed (or crashed) mid-way: watch does not act twice,
+    and says after its wait that nothing was recorded, naming who claimed it."""
+    from rgt_tui.services.watch.drivers import on_preempt
+
+    monkeypatch.setattr(on_preempt, "FOLLOW_LOOK_S", 0.02)
+    monkeypatch.setattr(on_preempt, "FOLLOW_WAIT_S", 0.1)
+    fleet, clock = fleet_in(tmp_path), Clock()
+    host = fleet.host("box1")
+    named = Preemption("box1", LOST, clock.t, "boot/1", "eta_long", checkpoint=CKPT)
+    never = asyncio.Event()
+
+    class StuckMover(Mover):
+        async def __call__(self, *args):  # type: ignore[no-untyped-def]
+            await never.wait()
+
+    tui = OnPreempt(
+        fleet, None, emit=lambda e: None, clock=clock, mover=StuckMover(),  # type: ignore[arg-type]
+        queue_view=lambda h: None, actor="the TUI",
+    )  # fmt: skip
+    stuck = asyncio.ensure_future(tui.on_preempted(host, named))
+    await wait_for(lambda: tui.claims_path("box1").exists(), 30, "the TUI's claim")
+    watch_events: list[WatchEvent] = []
+    watch_mover = Mover()
+    watch = OnPreempt(
+        fleet, None, emit=watch_events.append, clock=clock, mover=watch_mover,  # type: ignore[arg-type]
+        queue_view=lambda h: None,
+    )  # fmt: skip
+    await asyncio.wait_for(watch.on_preempted(host, named), 30)
+    stuck.cancel()
+    assert watch_mover.calls == []
+    (told,) = [e for e in watch_events if e.kind == "preempt_action_by_other"]
+    assert told.title == "box1: move not told" and told.severity == "warning"
+    assert told.body.startswith("the TUI took on the move of eta_long and recorded no outcome")
+    assert "rgt-tui queue show box1 and at box2's" in told.body

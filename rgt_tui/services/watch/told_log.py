@@ -23,7 +23,10 @@ from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.store import watch_dir
 
 # The drivers' events kept here: told once across runs (a still-answering box: once a day).
-KINDS = ("preempted", "preempt_action", "stopped", "still_answers", "stop_unknown")
+KINDS = (
+    "preempted", "preempt_action", "preempt_action_by_other", "stopped", "still_answers",
+    "stop_unknown",
+)  # fmt: skip
 ACTIONS = ("preempt_action", "stopped")  # what watch did unattended: the TUI lists them
 
 

@@ -68,6 +68,11 @@ def repeats_words(plan: ResumePlan) -> str:
     return f" (repeats ~{fmt_duration(repeats)} of work, to the preemption at ~{hhmm(plan.interrupted_at)})"
 
 
+# A watch that lost an action's claim to another rgt-tui looks for its outcome this often,
+# this long: a resume move pushes a checkpoint, minutes on a slow link.
+FOLLOW_LOOK_S = 5.0
+FOLLOW_WAIT_S = 1800.0
+
 # (fleet, source, cell, spare, when it was interrupted) → Outcome; (fleet, host, start
 # index) → Outcome.
 Mover = Callable[[Fleet, HostConfig, str, HostConfig, float], Awaitable[Outcome]]
@@ -88,6 +93,7 @@ class OnPreempt:
         mover: Mover | None = None,
         relauncher: Relauncher | None = None,
         clock: Callable[[], float] = time.time,
+        actor: str = "watch",
     ) -> None:
         self.fleet = fleet
         self.connections = connections
@@ -97,6 +103,10 @@ class OnPreempt:
         self._mover = mover or self._resume_move
         self._relauncher = relauncher or self._relaunch
         self._clock = clock
+        # Who acts: recorded with each outcome. ``watch`` tells what another rgt-tui (the
+        # open TUI) did on a claim it lost, so its notify targets hear of it (hour s24a
+        # #8); the TUI lists watch's actions from the told log instead (watch_actions).
+        self.actor = actor
         self.done: list[tuple[str, str]] = []  # (claim key, what it did): tests, display
         self._busy: set[str] = set()
 
@@ -144,7 +154,7 @@ class OnPreempt:
                        "--from-scratch runs it again from the start)")  # fmt: skip
             return
         key = f"move:{p.key}:{p.cell}"
-        if key in self._busy or not await asyncio.to_thread(self._claim, host.name, key):
+        if key in self._busy or not await self._claimed(host, p, key):
             return
         self._busy.add(key)
         try:
@@ -165,8 +175,7 @@ class OnPreempt:
                     # leaving the checkpoint behind (hour s18a #2).
                     why = printable(_one_line(exc), 600)
                     text = f"moved {p.cell} to {spare}, NOT RUNNING there: {why}"
-                    self.done.append((key, text))
-                    self._tell(host, p, "moved, not running", text, key=key)
+                    await self._finish(host, p, key, "moved, not running", text)
                     return
                 except MoveError as exc:  # refused as the move says: its words, one line
                     outcome = Outcome(False, printable(_one_line(exc), 400))
@@ -177,8 +186,7 @@ class OnPreempt:
                 if outcome.ok:
                     repeats = f"{p.checkpoint.path} from {hhmm(p.checkpoint.mtime)}"
                     text = f"moved {p.cell} to {spare}: it resumes from {repeats}; {outcome.text}"
-                    self.done.append((key, text))
-                    self._tell(host, p, "moved", text, key=key)
+                    await self._finish(host, p, key, "moved", text)
                     return
                 refused.append(f"{spare}: {outcome.text}")
             # Claimed once, so not tried again by itself: the notice says how to finish it.
@@ -186,8 +194,7 @@ class OnPreempt:
                 "no spare named (spare = [\"box4\"])"]) + (
                 f". Its verified checkpoint is kept here: move it when a box is free "
                 f"with rgt-tui queue move {p.cell} --to HOST")  # fmt: skip
-            self.done.append((key, text))
-            self._tell(host, p, "not moved", text, key=key)
+            await self._finish(host, p, key, "not moved", text)
         finally:
             self._busy.discard(key)
 
@@ -220,7 +227,7 @@ class OnPreempt:
         if index is None:
             return  # nothing to resume (yet): the next view after the poll says
         key = f"relaunch:{p.key}"
-        if key in self._busy or not await asyncio.to_thread(self._claim, host.name, key):
+        if key in self._busy or not await self._claimed(host, p, key):
             return
         self._busy.add(key)
         try:
@@ -230,8 +237,7 @@ class OnPreempt:
                 outcome = Outcome(False, f"{type(exc).__name__}: {printable(exc, 300)}")
             verb = "relaunched" if outcome.ok else "not relaunched"
             text = f"{verb} the queue on {host.name} from cell {index}: {outcome.text}"
-            self.done.append((key, text))
-            self._tell(host, p, verb, text, key=key)
+            await self._finish(host, p, key, verb, text)
         finally:
             self._busy.discard(key)
 
@@ -247,6 +253,94 @@ class OnPreempt:
 
     # -- the claim -----------------------------------------------------------------------
 
+    async def _claimed(self, host: HostConfig, p: Preemption, key: str) -> bool:
+        """Claim ``key``; when another rgt-tui holds it, ``watch`` waits for its outcome
+        and tells it (``_follow``). True when this driver is to act."""
+        if await asyncio.to_thread(self._claim, host.name, key):
+            return True
+        if self.actor == "watch":
+            await self._follow(host, p, key)
+        return False
+
+    async def _finish(
+        self, host: HostConfig, p: Preemption, key: str, what: str, text: str
+    ) -> None:
+        """Tell what the claimed action did, and record it with the claim for a
+        ``watch`` that lost the claim to tell too."""
+        self.done.append((key, text))
+        self._tell(host, p, what, text, key=key)
+        await asyncio.to_thread(self._record_outcome, host.name, key, what, text)
+
+    def _record_outcome(self, host: str, key: str, what: str, text: str) -> None:
+        path = self.claims_path(host)
+        try:
+            with self.journal.locked(host):
+                data: Any = read_json(path) or {}
+                data = data if isinstance(data, dict) else {}
+                outcomes = data.get("outcomes")
+                outcomes = outcomes if isinstance(outcomes, dict) else {}
+                outcomes[key] = {"what": what, "text": text, "by": self.actor, "at": self._clock()}
+                atomic_write_json(path, {**data, "version": 1, "outcomes": outcomes})
+        except (OSError, ValueError, JournalError):
+            pass  # told here already; a watch that lost the claim says it has no outcome
+
+    def _claimer(self, host: str, key: str) -> str:
+        """Who claimed ``key``, as recorded ("rgt-tui" when unknown). Blocking."""
+        try:
+            data: Any = read_json(self.claims_path(host))
+        except (OSError, ValueError):
+            return "rgt-tui"
+        by = data.get("claimed_by") if isinstance(data, dict) else None
+        found = by.get(key) if isinstance(by, dict) else None
+        return printable(found, 40) if isinstance(found, str) else "rgt-tui"
+
+    def _outcome(self, host: str, key: str) -> tuple[str, str, str] | None:
+        """(what, text, by) recorded for ``key``, when there is one. Blocking."""
+        try:
+            data: Any = read_json(self.claims_path(host))
+        except (OSError, ValueError):
+            return None
+        outcomes = data.get("outcomes") if isinstance(data, dict) else None
+        found = outcomes.get(key) if isinstance(outcomes, dict) else None
+        if not isinstance(found, dict):
+            return None
+        what, text, by = found.get("what"), found.get("text"), found.get("by")
+        if not (isinstance(what, str) and isinstance(text, str)):
+            return None
+        return (
+            printable(what, 40),
+            printable(text, 1200),
+            printable(by, 40) if isinstance(by, str) else "rgt-tui",
+        )
+
+    async def _follow(self, host: HostConfig, p: Preemption, key: str) -> None:
+        """Another rgt-tui claimed ``key``: tell its outcome once recorded (a resume move
+        pushes a checkpoint: minutes), or that none came."""
+        waited = 0.0
+        while waited <= FOLLOW_WAIT_S:
+            found = await asyncio.to_thread(self._outcome, host.name, key)
+            if found is not None:
+                what, text, by = found
+                self._emit(
+                    WatchEvent("preempt_action_by_other", host.name, f"{key}:{what}",
+                               f"{host.name}: {what} (by {by})", text,
+                               "warning" if what != "moved" else "info")
+                )  # fmt: skip
+                return
+            await asyncio.sleep(FOLLOW_LOOK_S)
+            waited += FOLLOW_LOOK_S
+        action = key.split(":")[0]
+        by = await asyncio.to_thread(self._claimer, host.name, key)
+        self._emit(
+            WatchEvent("preempt_action_by_other", host.name, f"{key}:unknown",
+                       f"{host.name}: {action} not told",
+                       f"{by} took on the {action} of {p.cell or 'its queue'} and recorded no "
+                       f"outcome in {fmt_duration(FOLLOW_WAIT_S)} (it may have stopped "
+                       f"mid-way): look at rgt-tui queue show {host.name}"
+                       + (f" and at {host.watch.spare[0]}'s" if host.watch.spare else ""),
+                       "warning")
+        )  # fmt: skip
+
     def _claim(self, host: str, key: str) -> bool:
         """Record ``key`` as done for ``host`` unless it already is (another watch, an
         earlier run, the TUI); True when this call claimed it. Blocking."""
@@ -259,7 +353,12 @@ class OnPreempt:
                 if key in claims:
                     return False
                 path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_json(path, {"version": 1, "claims": [*claims, key]})
+                kept = data if isinstance(data, dict) else {}  # the outcomes recorded
+                by = kept.get("claimed_by")
+                by = {**by, key: self.actor} if isinstance(by, dict) else {key: self.actor}
+                atomic_write_json(
+                    path, {**kept, "version": 1, "claims": [*claims, key], "claimed_by": by}
+                )
                 return True
         except (OSError, ValueError, JournalError):
             return False  # never act without the claim written
