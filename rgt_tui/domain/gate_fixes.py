@@ -198,6 +198,14 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
             f"copies); to go on without them, accept their cell as missing ({ack}); a file "
             f"the box still has: {_bare(pull)}"
         )
+    if key == "box" and "box not identified" in condition.evidence:
+        # Never reached: no check can open this gate (hour s24b #7); what is left to do
+        # when there is no box at all is to stop counting it.
+        return (
+            f"{check} once the box answers; if it never started, or is destroyed already, "
+            "there is nothing to tear down: remove its [[hosts]] entry from the fleet file to "
+            "stop watching it and counting its cost"
+        )
     if key == "idle" and condition.cause == NOT_ANSWERING:
         return f"{check} once the box answers: what runs there is unknown until then"
     if key == "manifest" and "refused by the re-scan" in condition.evidence:

@@ -459,3 +459,20 @@ def test_a_known_theme_reaches_the_app(
     monkeypatch.setenv("RGT_HOSTS", "")
     assert main(argv) == 0
     assert no_app == [started]
+
+
+def test_a_box_never_reached_is_told_how_to_stop_counting_it(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hour s24b #7: a box never reached has no way through its gate; the checklist said
+    only "once the box answers", not that a box never started is dropped from the file."""
+    hosts = tmp_path / "hosts.toml"
+    with closed_port() as port:
+        hosts.write_text(f'[[hosts]]\nname = "box1"\nssh = "me@127.0.0.1:{port}"\n')
+        code = main(["teardown", "box1", "--check", "--hosts", str(hosts)])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code != 0 and "box not identified" in out, out
+    assert (
+        "if it never started, or is destroyed already, there is nothing to tear down: remove "
+        "its [[hosts]] entry from the fleet file to stop watching it and counting its cost"
+    ) in out
