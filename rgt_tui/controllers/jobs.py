@@ -542,6 +542,7 @@ class JobRunner:
         from rgt_tui.services.teardown import (
             BoxMismatch,
             NotUnfinishedError,
+            StillToRun,
             UnknownCellError,
             acknowledge,
             queue_cells,
@@ -564,7 +565,7 @@ class JobRunner:
             self._set(host.name, ack_refusal=str(exc))
             await self._gate(host)  # the checklist of the box there now
             return
-        except NotUnfinishedError as exc:  # not a cell the checklist names unfinished
+        except (NotUnfinishedError, StillToRun) as exc:  # not a cell to accept (yet)
             self._set(host.name, ack_refusal=str(exc))
             return
         except UnknownCellError as exc:
@@ -575,6 +576,16 @@ class JobRunner:
                 f"acknowledged. Its cells: {known}",
             )
             return
+        # Said, not only counted: a press that changed no line of the checklist read as
+        # nothing done, and the acceptance counted later unseen (hour s25b #1).
+        kind, cell = next((k, c) for k, c in (("missing", missing), ("running", running),
+                          ("unfinished", unfinished)) if c)  # fmt: skip
+        self.app.notify(
+            f"{cell} accepted as {kind} for this box, recorded in the journal: the checklist "
+            "counts it from now on",
+            title=host.name,
+            timeout=10,
+        )
         await self._gate(host)
 
     async def _tear_down(self, host: HostConfig, typed: str) -> None:

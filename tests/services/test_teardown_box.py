@@ -42,6 +42,7 @@ from rgt_tui.services.teardown import (
     BoxMismatch,
     GateLocked,
     GateReport,
+    StillToRun,
     UnknownCellError,
     acknowledge,
     check_gate,
@@ -927,3 +928,31 @@ async def test_a_launch_of_the_boxs_group_voids_its_confirmation(ready: Setup) -
         )
     assert "a launch of its group pair at" in str(refused.value)
     assert ready.journal.load("box1").torn_down_at is None
+
+
+async def test_a_cell_still_to_run_is_not_accepted_as_missing(ready: Setup) -> None:
+    """Hour s25b #1: a stray Missing: accept on a cell pending in a running queue was
+    recorded; the cell ran later, its results were lost, and the gate never asked again."""
+    from rgt_tui.domain.teardown_gate import CellsRunning, QueueCellsSeen
+
+    gate = await ready.check()
+
+    def saw_the_queue_run(jh) -> bool:  # type: ignore[no-untyped-def]
+        # What a check records of a queue running cellA, with cellB pending after it.
+        unfinished = (("cellB", "pending", "pending (not started yet)"),)
+        jh.events.append((time.time(), QueueCellsSeen(unfinished=unfinished)))
+        jh.events.append((time.time(), CellsRunning(("cellA",))))
+        return True
+
+    ready.journal.update("box1", saw_the_queue_run)
+    cells = queue_cells(ready.host)
+    pending, running = "is pending on box1, in a queue that runs", "is running on box1"
+    for cell, words in (("cellB", pending), ("cellA", running)):
+        with pytest.raises(StillToRun) as refused:
+            acknowledge(ready.journal, "box1", missing=(cell,), cells=cells, box=gate.box)
+        assert f"{cell} {words}, as its last gate check read it" in str(refused.value)
+        assert "nothing was acknowledged" in str(refused.value)
+    cli = await ready.cli("teardown", "box1", "--ack-missing", "cellB")
+    assert cli.returncode == 1 and "cellB is pending on box1" in cli.stderr, cli.stderr
+    events = [e for _, e in ready.journal.load("box1").events]
+    assert not any(isinstance(e, MissingCellAcknowledged) for e in events)

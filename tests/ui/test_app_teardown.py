@@ -224,6 +224,9 @@ async def test_missing_cell_is_acknowledged_by_name(tmp_path: Path, make_queue_f
         await pilot.pause()
         await wait_for(lambda: "(acknowledged)" in screen_text(app), 60, pilot=pilot)
         assert "✓ roster" in screen_text(app)
+        # Said, not only counted (hour s25b #1: a press that changed no line read as none).
+        told = [str(n.message) for n in shown_notifications(app)]
+        assert any("alpha accepted as missing for this box" in m for m in told), told
 
 
 async def test_pulls_tab_draws_a_bar_per_file_in_flight(tmp_path: Path) -> None:

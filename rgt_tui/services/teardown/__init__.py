@@ -45,6 +45,7 @@ becomes a problem or a re-scan failure.
 from rgt_tui.services.teardown.acknowledge import (
     BoxMismatch,
     NotUnfinishedError,
+    StillToRun,
     UnknownCellError,
     acknowledge,
     check_cells,
@@ -69,7 +70,7 @@ from rgt_tui.services.teardown.group import group_refusal
 
 __all__ = [
     "MANUAL_OUTPUT", "TEARDOWN_TIMEOUT_S", "BoxMismatch", "ConfirmationVoid", "GateLocked", "GateReport",
-    "NotUnfinishedError", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
+    "NotUnfinishedError", "StillToRun", "TeardownOutcome", "UnknownCellError", "unfinished_cells", "acknowledge", "check_cells", "check_gate",
     "confirm_and_tear_down", "confirmed_at", "instructions", "manifest_event", "observe_now",
     "gather", "group_refusal", "is_cluster", "queue_cells", "record_manual_teardown", "rescan_event", "verification_events",
 ]  # fmt: skip

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from rgt_tui.domain import teardown_gate as g
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.queue_state import PENDING
 from rgt_tui.services.journal import HostJournal, Journal
 
 
@@ -39,6 +40,21 @@ class NotUnfinishedError(UnknownCellError):
             self,
             f"'{name}' is not an unfinished cell of {host} (as its last gate check read the "
             f"queue): nothing was acknowledged. Its unfinished cells: {known}",
+        )
+
+
+class StillToRun(ValueError):
+    """An ``--ack-missing`` named a cell its queue still runs or will run (hour s25b #1:
+    accepted by a stray press while pending, it later ran, and its results, lost, were
+    never asked about again)."""
+
+    def __init__(self, name: str, host: str, running: bool) -> None:
+        self.name = name
+        now = f"is running on {host}" if running else f"is pending on {host}, in a queue that runs"
+        super().__init__(
+            f"{name} {now}, as its last gate check read it: nothing was "
+            f"acknowledged — its results may still come. Accept it as missing once its "
+            f"queue has ended or been stopped (rgt-tui queue stop {host}), then check again"
         )
 
 
@@ -102,6 +118,8 @@ def acknowledge(
 
     ``unfinished`` names must be cells the box's gate last recorded as unfinished
     (``unfinished_cells``): otherwise nothing is recorded and NotUnfinishedError lists them.
+    ``missing`` names must not be cells its last check saw running, or pending in a queue
+    that runs (StillToRun): their results may still come.
 
     Every name must be one of ``cells`` (``queue_cells(host)``): otherwise nothing is
     recorded and UnknownCellError says which name, with the cells there are. When the
@@ -116,6 +134,11 @@ def acknowledge(
 
     def append(jh: HostJournal) -> bool:
         same_box_or_refuse(jh, box, "nothing was acknowledged")
+        gate = jh.gate()
+        pending = {n for n, status, _ in gate.unfinished if status == PENDING}
+        for name in missing:
+            if name in gate.running or name in pending:
+                raise StillToRun(name, jh.host, name in gate.running)
         known = unfinished_cells(jh)
         for name in unfinished:
             if name not in known:
