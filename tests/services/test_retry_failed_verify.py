@@ -134,3 +134,36 @@ async def test_a_relaunch_from_a_cell_whose_checkpoint_failed_verify_says_so(mak
     ), warned
     assert "rgt-tui queue retry box1 ck" in warned
     assert not [w for w in fresh.warnings if "failed the last verify" in w]
+
+
+async def test_the_relaunch_advice_while_the_queue_runs_names_what_would_run_again(
+    make_queue_fleet,
+):
+    """Hour s25b #3: "Cancel, then relaunch from this cell (start index 0), once the running
+    queue has ended" — by then the cells after it have run, and that relaunch runs them
+    all again. The advice now names them, as it does for a queue that has ended."""
+    from support.queues import GATE
+
+    from rgt_tui.domain.queue_state import RUNNING
+
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    out = qf.root() / "results" / "broke"
+    out.mkdir(parents=True)
+    torch.save({"step": 1}, out / "checkpoint.pt")
+    broke, hold = qf.cell_script("broke", "exit 3"), qf.cell_script("hold", GATE)
+    qf.write_queue(f"{broke} t 1\n{hold} t 1\n{qf.cell_script('after', 'echo a')} t 1\n")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+        await wait_view(qf, lambda v: v.cells[1].status == RUNNING, what="hold to run")
+        plan = await plan_retry(qf.fleet, qf.host(), transport, ["broke"])
+        plan = await with_checkpoints(plan, qf.fleet, qf.host(), transport)
+    finally:
+        (qf.root() / "go").touch()
+        await transport.close()
+    assert plan.running and plan.checkpoints == (("broke", "checkpoint.pt"),)
+    ((_, _, advice),) = checkpoint_notes(plan, lambda index: f"relaunch from {index}")
+    assert advice is not None and advice.startswith(
+        "To resume from it instead: relaunch from 0, once the running queue has ended — but "
+        "cells 1 (hold), 2 (after) after it will be done by then and would run again too"
+    ), advice

@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from rgt_tui.domain.checkpoints import is_checkpoint
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.queue_state import DONE
+from rgt_tui.domain.queue_state import DONE, PENDING, RUNNING
 from rgt_tui.services.disk.audit import DiskError, disk_refusal, run_disk_ctl
 from rgt_tui.services.queue.control import RetryPlan
 from rgt_tui.services.queue.verified_checkpoint import failed_verify, newest_verified
@@ -130,15 +131,24 @@ def checkpoint_notes(
 
 def _again(plan: RetryPlan, index: int) -> str:
     """What a relaunch from cell ``index`` would run a second time: the done cells after
-    it (a user's hour: the advice led straight to three finished trainings run again)."""
-    cells = plan.launch.cells[index + 1 :] if plan.launch is not None else ()
-    done = [c for c in cells if c.status == DONE]
-    if not done:
+    it (a user's hour: the advice led straight to three finished trainings run again) and,
+    while the queue runs, those it will have run by the time it ends (hour s25b #3)."""
+    if plan.launch is not None:
+        later: tuple[Any, ...] = tuple(plan.launch.cells[index + 1 :])
+    else:
+        later = tuple(c for c in plan.queue_cells if c.index > index)
+    ran = (DONE, RUNNING, PENDING) if plan.running else (DONE,)
+    again = [c for c in later if c.status in ran]
+    if not again:
         return ""
-    names = ", ".join(f"{c.index} ({c.name})" for c in done[:3]) + (", …" if len(done) > 3 else "")
-    one = len(done) == 1
+    names = ", ".join(f"{c.index} ({c.name})" for c in again[:3]) + (
+        ", …" if len(again) > 3 else ""
+    )
+    one = len(again) == 1
+    state = ("will be done by then" if plan.running else "is done") if one else (
+        "will be done by then" if plan.running else "are done")  # fmt: skip
     return (
-        f" — but {'cell' if one else 'cells'} {names} after it {'is' if one else 'are'} done "
+        f" — but {'cell' if one else 'cells'} {names} after it {state} "
         f"and would run again too (a move to another box resumes it alone)"
     )
 

@@ -378,6 +378,9 @@ class RetryPlan:
     # Cells already waiting for their retry on a stopped queue: nothing to mark, the
     # launch runs them (a stop left them stranded: hour s20b #2).
     waiting: tuple[CellView, ...] = ()
+    # Every cell of the queue as read for the plan: what a relaunch from a cell would
+    # run again after it (``out_checkpoints._again``), while the queue runs too.
+    queue_cells: tuple[CellView, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -479,7 +482,7 @@ async def plan_retry(
     if not with_launch:
         return RetryPlan(
             host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, None,
-            tuple(problems), tuple(warnings), unknown=tuple(unknown),
+            tuple(problems), tuple(warnings), unknown=tuple(unknown), queue_cells=view.cells,
         )  # fmt: skip
     inherited: tuple[tuple[str, str], ...] = ()
     if not problems and not view.runner_alive:
@@ -495,7 +498,7 @@ async def plan_retry(
     return RetryPlan(
         host.name, tuple(cells), tuple(outs), view.runner_alive, allow_done, launch_plan,
         tuple(problems), tuple(warnings), launch_acks=inherited, revoked=not launch_acks,
-        unknown=tuple(unknown), waiting=tuple(waiting),
+        unknown=tuple(unknown), waiting=tuple(waiting), queue_cells=view.cells,
     )  # fmt: skip
 
 
