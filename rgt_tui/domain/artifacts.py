@@ -66,6 +66,17 @@ def looks_like_torch(head: bytes) -> bool:
     return head.startswith(ZIP_MAGIC) or (len(head) > 1 and head[0] == PICKLE_PROTO)
 
 
+# Files whose emptiness is their content: a job's "done" marker (Hadoop/Spark's
+# ``_SUCCESS``, ``DONE``, ``.gitkeep``, ``train.done``). A zero-byte one is no failed save.
+MARKER_SUFFIXES = ("", ".done", ".ok", ".success", ".keep", ".gitkeep", ".flag", ".marker")
+
+
+def is_marker(path: str) -> bool:
+    """A file named like a marker (no suffix, or one of ``MARKER_SUFFIXES``): empty, it
+    is complete. Any other zero-byte result is flagged: a save that wrote nothing."""
+    return PurePosixPath(path).suffix.lower() in MARKER_SUFFIXES
+
+
 def is_leftover(path: str) -> bool:
     """A ``*.tmp`` or ``*.part`` file: an unfinished write (U6) or transfer."""
     return PurePosixPath(path).name.lower().endswith(LEFTOVER_SUFFIXES)

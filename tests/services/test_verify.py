@@ -363,6 +363,24 @@ async def test_an_entry_the_manifest_did_not_hash_is_never_verified(make_loopbac
     assert entry["ok"] is False and record["ok"] is False
 
 
+async def test_an_empty_marker_file_is_no_problem(make_loopback_fleet, tmp_path):
+    """Hour s25a #4: a zero-byte `_SUCCESS` was "empty — zero-byte file", a problem no
+    acknowledgement covers, so the gate stayed locked until it was deleted on the box.
+    A marker's emptiness is its content; an empty file named like a result still is one."""
+    fleet = await make_loopback_fleet(1)
+    res = box_results(fleet)
+    (res / "metrics.json").write_text('{"acc": 0.9}')
+    for marker in ("_SUCCESS", ".gitkeep", "train.done"):
+        (res / marker).write_bytes(b"")
+    report = await pull_and_verify(fleet, tmp_path)
+    assert report.ok, report.problems
+    assert not [f for f in report.flags if f.kind == "empty"]
+    (res / "eval.csv").write_bytes(b"")  # a save that wrote nothing
+    report = await pull_and_verify(fleet, tmp_path)
+    assert not report.ok and [f.path for f in report.flags if f.kind == "empty"] == ["eval.csv"]
+    assert any("eval.csv" in p and "save it again on the box" in p for p in report.problems)
+
+
 async def test_empty_result_set_is_refused_as_success(make_loopback_fleet, tmp_path):
     fleet = await make_loopback_fleet(1)
     report = await pull_and_verify(fleet, tmp_path)

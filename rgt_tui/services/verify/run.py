@@ -42,6 +42,7 @@ from rgt_tui.domain.artifacts import (
     NOT_VERIFIED,
     VERIFIED,
     is_leftover,
+    is_marker,
     kind_of,
 )
 from rgt_tui.domain.config import HostConfig
@@ -399,8 +400,18 @@ def _set_aside(folder: Path, rel: str) -> Path | None:
     return max(copies)[1] if copies else None
 
 
+EMPTY_WORDS = (
+    "zero-byte file: a save that wrote nothing — save it again on the box, or remove it "
+    "there if it is no result, then pull and verify again"
+)
+
+
 def _flags(folder: Path, manifest: Manifest, results: Sequence[ArtifactCheck]) -> list[Flag]:
-    flags = [Flag("empty", c.path, "zero-byte file") for c in results if c.size == 0]
+    # A marker's emptiness is its content (hour s25a #4: a `_SUCCESS` locked the gate
+    # with no way out but deleting it on the box); its hash is checked as any file's.
+    flags = [
+        Flag("empty", c.path, EMPTY_WORDS) for c in results if c.size == 0 and not is_marker(c.path)
+    ]
     flags += [
         Flag(
             "leftover",
