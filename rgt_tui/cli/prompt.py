@@ -15,6 +15,7 @@ import os
 import select
 import signal
 import sys
+import termios
 from typing import TYPE_CHECKING
 
 from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_PROBLEMS
@@ -36,6 +37,11 @@ def ask(prompt: str) -> str | None:
     fd = sys.stdin.fileno()
     line = bytearray()
     try:
+        if os.isatty(fd):
+            # Keys typed before the question was shown answer nothing: a `y⏎` typed on
+            # after the command answered "Stop the queue…? [y/N]" unseen (hour s25a #5),
+            # and the same ask() reads teardown's typed host name.
+            termios.tcflush(fd, termios.TCIFLUSH)
         # Shown inside the try: a Ctrl-C from the moment it shows ends its line (below).
         sys.stdout.write(prompt)
         sys.stdout.flush()

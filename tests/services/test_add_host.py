@@ -359,7 +359,7 @@ async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
     asked.type(pasted(fleet, box))
     await asked.expect(f"Name [{LOOPBACK_HOST.replace('.', '-')}-{box.port}]: ")
     asked.type("old-box")  # taken: asked again, naming the line
-    await asked.expect(f"already used at {hosts}:6")
+    await asked.expect_asked(f"already used at {hosts}:6")
     asked.type("")  # the default
     await asked.expect("[generic-ssh]: ")
     asked.type("")
@@ -398,7 +398,7 @@ async def test_cli_at_a_terminal_asks_and_an_unconfirmed_key_writes_nothing(
         agreed.type("")
     await agreed.expect("[/lambda/nfs/<filesystem>/runs]: ")
     agreed.type("")
-    await agreed.expect("still holds <filesystem>")
+    await agreed.expect_asked("still holds <filesystem>")
     agreed.type("/lambda/nfs/fs1/runs")
     await agreed.expect("comma-separated [/lambda/nfs/fs1/runs]: ")
     agreed.type("")

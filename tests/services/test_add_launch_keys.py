@@ -91,13 +91,13 @@ async def test_cli_at_a_terminal_asks_the_launch_keys_with_the_profiles_defaults
     term.type("")  # Enter takes it
     await term.expect("Local code tree to sync (none: no sync) [none]: ")  # not a git tree
     term.type(str(tmp_path / "nope"))
-    await term.expect("is not a folder on this machine")  # asked again
+    await term.expect_asked("is not a folder on this machine")  # asked again
     term.type(str(code))
     await term.expect("[queues/b1.txt]: ")
     term.type("")
     await term.expect(f"fields bare [{DEFAULT_RUN}]: ")
     term.type('python train.py --config "{cfg}" --out {out}')
-    await term.expect("the placeholder {cfg} is inside quotes")  # the parser's own words
+    await term.expect_asked("the placeholder {cfg} is inside quotes")  # the parser's own words
     term.type("")
     await term.expect("Durable dir on the box (results) [/workspace/runs]: ")
     term.type("")

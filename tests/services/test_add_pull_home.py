@@ -55,7 +55,7 @@ async def test_add_at_a_terminal_asks_again_after_a_whole_home(tmp_path, home):
         term.type("")
     await term.expect("comma-separated [~/runs]: ")
     term.type("~")
-    await term.expect("is the whole home on the box")  # asked again, with the fix
+    await term.expect_asked("is the whole home on the box")  # asked again, with the fix
     term.type("~/runs")
     await term.expect("create it, empty, with how to write cells? [Y/n] ")
     term.type("n")
@@ -83,7 +83,7 @@ async def test_a_durable_dir_of_the_whole_home_offers_no_pull_default_it_would_r
     term.type("~")
     await term.expect("comma-separated [e.g. ~/runs; the durable dir is the whole home]: ")
     term.type("")
-    await term.expect("is the whole home on the box")  # Enter: why, and asked again
+    await term.expect_asked("is the whole home on the box")  # Enter: why, and asked again
     term.type("~/runs")
     await term.expect("create it, empty, with how to write cells? [Y/n] ")
     term.type("n")

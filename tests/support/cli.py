@@ -85,6 +85,19 @@ class Terminal:
             assert chunk, f"exited before {text!r}: {self.out.decode()}"
             self.out += chunk
 
+    async def expect_asked(self, text: str, timeout: float = 60) -> None:
+        """``text`` (why a question is asked again, say), then the question after it: a
+        prompt drops what was typed before it showed (rgt_tui.cli.prompt.ask)."""
+        await self.expect(text, timeout)
+        at = self.out.rfind(text.encode())
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self.out[at:].endswith((b": ", b"? ", b"] ")):
+            left = deadline - asyncio.get_running_loop().time()
+            assert left > 0, f"no question after {text!r} within {timeout:g} s: {self.out.decode()}"
+            chunk = await asyncio.wait_for(asyncio.to_thread(os.read, self._read_fd, 4096), left)
+            assert chunk, f"exited before a question after {text!r}: {self.out.decode()}"
+            self.out += chunk
+
     def type(self, line: str) -> None:
         """Type ``line`` and Enter."""
         os.write(self.master, line.encode() + b"\n")

@@ -1,0 +1,33 @@
+"""Hour s25a #5: keys typed before a question is shown answer nothing. A `y⏎` typed on
+after `rgt-tui queue stop box1` answered "Stop the queue …? [y/N]" before it was seen; the
+same prompt reads teardown's typed host name. A real terminal (a pty), a loopback box
+running the real runner."""
+
+from __future__ import annotations
+
+import pytest
+from support.cli import Terminal
+from support.queues import GATE, SCRIPT_RUN, wait_view
+
+from rgt_tui.domain.queue_state import RUNNING
+from rgt_tui.services.queue.launch import launch, plan_launch
+
+
+@pytest.mark.timeout(300)
+async def test_an_answer_typed_before_the_question_is_dropped(make_queue_fleet):
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    qf.write_queue(f"{qf.cell_script('hold', GATE)} t\n")
+    transport = qf.transport()
+    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+    await transport.close()
+    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+
+    # Typed at once, long before the command has connected and asked.
+    stop = Terminal("queue", "stop", "box1", "--hosts", qf.loopback.hosts_file)
+    stop.type("y")
+    await stop.expect("[y/N]")
+    stop.type("")  # Enter alone, seen the question: no
+    code, out, err = await stop.finish()
+    assert code == 1 and "nothing done" in out, out + err
+    assert "stop " not in (qf.qdir() / "runner.state").read_text()
+    (qf.root() / "go").touch()
