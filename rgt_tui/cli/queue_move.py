@@ -116,6 +116,8 @@ def run_move(call: Call) -> int:
     print(f"moved {moved} from {plan.source} to {plan.dest}")
     if result.skipped:
         print(f"{plan.source}'s box skips {', '.join(result.skipped)}; its outputs there stay")
+    for said in result.origins:
+        print(said)
     print(run_moved_hint(plan.dest, len(plan.cells)))
     return EXIT_OK
 

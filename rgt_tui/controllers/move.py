@@ -81,7 +81,10 @@ class MoveControl:
         skipped = (
             f"\n{plan.source}'s box skips {', '.join(result.skipped)}" if result.skipped else ""
         )
-        message = f"moved {names} to {plan.dest}{skipped}\nsend them: a (append) on {plan.dest}"
+        origins = "".join(f"\n{said}" for said in result.origins)
+        message = (
+            f"moved {names} to {plan.dest}{skipped}{origins}\nsend them: a (append) on {plan.dest}"
+        )
         return Moved(message=message, result=result)
 
     async def resume(self, planned: ResumeDialogPlan, acks: tuple[str, ...]) -> Moved:

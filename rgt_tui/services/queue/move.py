@@ -65,6 +65,7 @@ from rgt_tui.services.queue.check import (
     check_fleet_queues,
     display_path,
 )
+from rgt_tui.services.queue.move_origin import OriginMark, origin_marks, rewrite_origins
 from rgt_tui.services.queue.records import other_queue_problem, read_queue_facts, view_from_facts
 from rgt_tui.services.records import (
     fleet_host_dir,
@@ -121,6 +122,9 @@ class MovePlan:
     box_text: str = ""  # the source box's queue.txt the plan was made on
     # False: a resume move whose source box did not answer; its box skips nothing.
     source_answered: bool = True
+    # Other hosts' ``#moved-to SOURCE`` lines of cells the source never held, to point at
+    # the destination once moved (``move_origin``).
+    origins: tuple[OriginMark, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -139,6 +143,7 @@ class MoveResult:
 
     plan: MovePlan
     skipped: tuple[str, ...]
+    origins: tuple[str, ...] = ()  # what became of each ``plan.origins`` line, said
 
 
 def verified_cells(fleet: Fleet, host: HostConfig, names: Iterable[str]) -> dict[str, str]:
@@ -488,7 +493,7 @@ async def plan_move(
                 f"{cell.name} is running on {source.name} now — stop or kill it first "
                 f"(rgt-tui queue kill {source.name}), then move it"
             )
-        elif state == DONE:
+        elif state == DONE and cell.name not in verified:  # refused above when verified
             warnings.append(
                 f"{cell.name} finished on {source.name} but has no verified results: "
                 f"{dest} runs it again; its outputs on {source.name} stay where they are"
@@ -500,9 +505,18 @@ async def plan_move(
             )
         raw = lines[cell.line - 1]
         cells.append(MoveCell(cell.name, cell.line, index, raw, cell.line <= held, state))
+    unsent = [c.name for c in cells if not c.sent]
+    origins = (
+        await asyncio.to_thread(origin_marks, fleet, source.name, dest, unsent) if unsent else ()
+    )
+    warnings += [
+        f"{m.cell} came to {source.name} from {m.host}, whose queue file's line {m.line} "
+        f"says it moved to {source.name}: that line will say {dest}"
+        for m in origins
+    ]
     return MovePlan(
         source.name, target.name, tuple(cells), tuple(problems), tuple(warnings),
-        source.queue, target.queue, src.text, dst.text, box_text,
+        source.queue, target.queue, src.text, dst.text, box_text, origins=origins,
     )  # fmt: skip
 
 
@@ -710,4 +724,4 @@ async def _write_files(
                 for c in plan.cells
             )
         ) from exc
-    return MoveResult(plan, skipped)
+    return MoveResult(plan, skipped, await asyncio.to_thread(rewrite_origins, plan.origins))

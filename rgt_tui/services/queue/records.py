@@ -46,7 +46,20 @@ def view_from_facts(
             why = f"moved to {dest} (the queue file's #moved-to; the box records it at its next launch)"
             marks[name] = replace(marks.get(name, CellMarks()), skipped=why)
         view = _derived(host, facts, marks)
-    return _runs_twice(view, host.name, moved or {})
+    return _runs_twice(_moved_on(view, moved or {}), host.name, moved or {})
+
+
+def _moved_on(view: QueueView, moved: Mapping[str, str]) -> QueueView:
+    """A cell this box skips as moved to one host, which the queue file now says moved to
+    another (it moved on from there before that box held it: ``move_origin``): its note
+    names where it is now, then what this box recorded (hour s25a #2)."""
+    cells = tuple(
+        replace(c, note=f"moved to {moved[c.name]} (on from: {c.note})")
+        if c.name in moved and c.label == "moved" and f"moved to {moved[c.name]}" not in c.note
+        else c
+        for c in view.cells
+    )
+    return view if cells == view.cells else replace(view, cells=cells)
 
 
 def _runs_twice(view: QueueView, host: str, moved: Mapping[str, str]) -> QueueView:

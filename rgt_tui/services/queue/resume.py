@@ -576,7 +576,8 @@ def resume_lines(plan: ResumePlan, scratch: str = SCRATCH_CLI) -> list[str]:
     if plan.files:
         free = f"; {fmt_bytes(plan.target_free)} free there" if plan.target_free is not None else ""
         lines.append(
-            f"push: {plural(len(plan.files), 'file')} ({fmt_bytes(plan.push_bytes)}) to "
+            ("push: " if plan.ok else "would push, were it not refused: ")
+            + f"{plural(len(plan.files), 'file')} ({fmt_bytes(plan.push_bytes)}) to "
             f"{plan.move.dest}:{plan.target_out}, checked by SHA-256 there{free}"
         )
     elif plan.target_free is not None:
