@@ -446,6 +446,10 @@ async def test_manual_teardown_is_recorded_only_after_the_second_typed_name(read
     set_host_key(ready.loopback.hosts_file, "teardown", None)
     outcome = await ready.confirm()
     assert not outcome.ran and not outcome.recorded and "destroys" in outcome.instructions
+    # The box as the provider's console shows it: its address (hour s25b #5).
+    assert f"The box is the one you reach at {ready.host.ssh} (the fleet file's ssh for box1)" in (
+        outcome.instructions
+    )
     assert ready.journal.load("box1").torn_down_at is None  # shown what to do, nothing yet
     confirmed = outcome.report.box
     with pytest.raises(ValueError):

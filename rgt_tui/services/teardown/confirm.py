@@ -91,9 +91,18 @@ def instructions(host: HostConfig, profile: Profile) -> str:
         )
     keeps = "; ".join(profile.keeps_billing)
     irreversible = "IRREVERSIBLE: " if profile.irreversible else ""
+    # Which box, as the provider's console shows it: its SSH address, not rgt-tui's own
+    # box id, which appears nowhere there (hour s25b #5).
+    which = (
+        f"The box is the one you reach at {printable(str(host.ssh), 200)} (the fleet file's "
+        f"ssh for {host.name}): find that address in the provider's console. "
+        if host.ssh is not None
+        else ""
+    )
     return (
         f"{irreversible}{profile.title}: {profile.teardown_verb} — destroys {profile.destroys}. "
-        f"Keeps billing afterwards: {keeps}. Survives the meter-stop: {profile.meter_stop_survives}."
+        f"{which}Keeps billing afterwards: {keeps}. Survives the meter-stop: "
+        f"{profile.meter_stop_survives}."
     )
 
 
