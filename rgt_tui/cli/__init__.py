@@ -20,7 +20,7 @@ from typing import Any
 
 from rgt_tui import __version__
 from rgt_tui.cli.args import add_hosts_arg
-from rgt_tui.cli.exit_codes import EXIT_READER_GONE
+from rgt_tui.cli.exit_codes import EXIT_INTERRUPTED, EXIT_READER_GONE
 from rgt_tui.cli.fence import fenced_output
 from rgt_tui.cli.runner import run_command
 from rgt_tui.cli.table import COMMANDS, GROUPS, HOST_HELP, TUI
@@ -77,7 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `rgt-tui` console script."""
     try:
         argv = sys.argv[1:] if argv is None else argv
-        args = build_parser(argv).parse_args(argv)
+        try:
+            args = build_parser(argv).parse_args(argv)
+        except KeyboardInterrupt:
+            # Adding a command's arguments imports its module (table.py): a Ctrl-C then
+            # ends quietly, as one during rgt_tui.entry's imports does (hour s17b #4).
+            return EXIT_INTERRUPTED
         if args.command_row is TUI:  # Textual owns the terminal, and draws box text as text
             return run_command(args.command_row, args)
         with fenced_output():  # fence.py: nothing printed carries a control character

@@ -41,7 +41,8 @@ def ask(prompt: str) -> str | None:
             # Keys typed before the question was shown answer nothing: a `y⏎` typed on
             # after the command answered "Stop the queue…? [y/N]" unseen (hour s25a #5),
             # and the same ask() reads teardown's typed host name.
-            termios.tcflush(fd, termios.TCIFLUSH)
+            with contextlib.suppress(termios.error):
+                termios.tcflush(fd, termios.TCIFLUSH)
         # Shown inside the try: a Ctrl-C from the moment it shows ends its line (below).
         sys.stdout.write(prompt)
         sys.stdout.flush()

@@ -458,3 +458,30 @@ async def test_watch_says_when_the_claimer_recorded_no_outcome(
     assert told.title == "box1: move not told" and told.severity == "warning"
     assert told.body.startswith("the TUI took on the move of eta_long and recorded no outcome")
     assert "rgt-tui queue show box1 and at box2's" in told.body
+
+
+async def test_a_watch_once_pass_does_not_wait_on_a_claim_it_lost(tmp_path: Path) -> None:
+    """Review s25 #1: a cron pass (watch --once) waited up to 30 min on the TUI's move,
+    holding back the pass's own notifications. It looks once and goes on."""
+    fleet, clock = fleet_in(tmp_path), Clock()
+    host = fleet.host("box1")
+    named = Preemption("box1", LOST, clock.t, "boot/1", "eta_long", checkpoint=CKPT)
+    never = asyncio.Event()
+
+    class StuckMover(Mover):
+        async def __call__(self, *args):  # type: ignore[no-untyped-def]
+            await never.wait()
+
+    tui = OnPreempt(
+        fleet, None, emit=lambda e: None, clock=clock, mover=StuckMover(),  # type: ignore[arg-type]
+        queue_view=lambda h: None, actor="the TUI",
+    )  # fmt: skip
+    stuck = asyncio.ensure_future(tui.on_preempted(host, named))
+    await wait_for(lambda: tui.claims_path("box1").exists(), 30, "the TUI's claim")
+    told: list[WatchEvent] = []
+    once = OnPreempt(fleet, None, emit=told.append, clock=clock, mover=Mover(),  # type: ignore[arg-type]
+                     queue_view=lambda h: None)  # fmt: skip
+    once.follow_s = 0.0  # as Watcher.once sets it
+    await asyncio.wait_for(once.on_preempted(host, named), 5)
+    stuck.cancel()
+    assert [e.kind for e in told] == ["preempted"]  # no wait, no "not told" yet

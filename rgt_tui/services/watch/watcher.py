@@ -227,6 +227,8 @@ class Watcher:
         """One pass: each host's first sample (or first failure) within ``timeout``, its
         queue read once, the events derived and delivered; then everything closed.
         Returns the events told."""
+        if self.on_preempt is not None:
+            self.on_preempt.follow_s = 0.0  # a pass looks at a lost claim's outcome once
         try:
             self._say_refusals()
             await self._resume_sinks()

@@ -107,6 +107,9 @@ class OnPreempt:
         # open TUI) did on a claim it lost, so its notify targets hear of it (hour s24a
         # #8); the TUI lists watch's actions from the told log instead (watch_actions).
         self.actor = actor
+        # How long a lost claim's outcome is waited for; ``watch --once`` looks once (0):
+        # a cron pass must not wait on a TUI's move (review s25 #1).
+        self.follow_s = FOLLOW_WAIT_S
         self.done: list[tuple[str, str]] = []  # (claim key, what it did): tests, display
         self._busy: set[str] = set()
 
@@ -258,8 +261,12 @@ class OnPreempt:
         and tells it (``_follow``). True when this driver is to act."""
         if await asyncio.to_thread(self._claim, host.name, key):
             return True
-        if self.actor == "watch":
-            await self._follow(host, p, key)
+        if self.actor == "watch" and key not in self._busy:
+            self._busy.add(key)  # one follower per action
+            try:
+                await self._follow(host, p, key)
+            finally:
+                self._busy.discard(key)
         return False
 
     async def _finish(
@@ -316,8 +323,12 @@ class OnPreempt:
     async def _follow(self, host: HostConfig, p: Preemption, key: str) -> None:
         """Another rgt-tui claimed ``key``: tell its outcome once recorded (a resume move
         pushes a checkpoint: minutes), or that none came."""
+        by = await asyncio.to_thread(self._claimer, host.name, key)
+        # Claimed by a watch (an earlier run stopped mid-way, or a second one): looked at
+        # once, not waited on; so is every claim in a --once pass.
+        wait = self.follow_s if by != self.actor else 0.0
         waited = 0.0
-        while waited <= FOLLOW_WAIT_S:
+        while True:
             found = await asyncio.to_thread(self._outcome, host.name, key)
             if found is not None:
                 what, text, by = found
@@ -327,16 +338,19 @@ class OnPreempt:
                                "warning" if what != "moved" else "info")
                 )  # fmt: skip
                 return
+            if waited >= wait:
+                break
             await asyncio.sleep(FOLLOW_LOOK_S)
             waited += FOLLOW_LOOK_S
+        if wait == 0.0 and by != self.actor:
+            return  # --once: the claimer may still be at it; a later pass looks again
         action = key.split(":")[0]
-        by = await asyncio.to_thread(self._claimer, host.name, key)
         self._emit(
             WatchEvent("preempt_action_by_other", host.name, f"{key}:unknown",
                        f"{host.name}: {action} not told",
                        f"{by} took on the {action} of {p.cell or 'its queue'} and recorded no "
-                       f"outcome in {fmt_duration(FOLLOW_WAIT_S)} (it may have stopped "
-                       f"mid-way): look at rgt-tui queue show {host.name}"
+                       + (f"outcome in {fmt_duration(wait)}" if wait else "outcome")
+                       + f" (it may have stopped mid-way): look at rgt-tui queue show {host.name}"
                        + (f" and at {host.watch.spare[0]}'s" if host.watch.spare else ""),
                        "warning")
         )  # fmt: skip
