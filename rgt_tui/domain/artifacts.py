@@ -68,13 +68,20 @@ def looks_like_torch(head: bytes) -> bool:
 
 # Files whose emptiness is their content: a job's "done" marker (Hadoop/Spark's
 # ``_SUCCESS``, ``DONE``, ``.gitkeep``, ``train.done``). A zero-byte one is no failed save.
-MARKER_SUFFIXES = ("", ".done", ".ok", ".success", ".keep", ".gitkeep", ".flag", ".marker")
+# Known names only: an empty TensorFlow ``checkpoint``, DeepSpeed ``latest`` or a cut-off
+# ``torch.save(..., "model")`` has no suffix either, and is a failed save (review s25 #3).
+MARKER_NAMES = frozenset({
+    "_success", "success", "_done", "done", "_complete", "complete", ".gitkeep", ".keep",
+})  # fmt: skip
+MARKER_SUFFIXES = (".done", ".ok", ".success", ".keep", ".flag", ".marker")
 
 
 def is_marker(path: str) -> bool:
-    """A file named like a marker (no suffix, or one of ``MARKER_SUFFIXES``): empty, it
-    is complete. Any other zero-byte result is flagged: a save that wrote nothing."""
-    return PurePosixPath(path).suffix.lower() in MARKER_SUFFIXES
+    """A file named like a marker (``MARKER_NAMES``, or a ``MARKER_SUFFIXES`` suffix):
+    empty, it is complete. Any other zero-byte result is flagged: a save that wrote
+    nothing."""
+    name = PurePosixPath(path).name.lower()
+    return name in MARKER_NAMES or PurePosixPath(name).suffix in MARKER_SUFFIXES
 
 
 def is_leftover(path: str) -> bool:

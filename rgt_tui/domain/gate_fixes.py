@@ -202,9 +202,10 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         # Never reached: no check can open this gate (hour s24b #7); what is left to do
         # when there is no box at all is to stop counting it.
         return (
-            f"{check} once the box answers; if it never started, or is destroyed already, "
-            "there is nothing to tear down: remove its [[hosts]] entry from the fleet file to "
-            "stop watching it and counting its cost"
+            f"{check} once the box answers (is the fleet file's ssh address right?); if it "
+            "never started, or is destroyed already — look in the provider's console: a box "
+            "at a wrong address still bills — there is nothing to tear down: remove its "
+            "[[hosts]] entry from the fleet file to stop watching it and counting its cost"
         )
     if key == "idle" and condition.cause == NOT_ANSWERING:
         return f"{check} once the box answers: what runs there is unknown until then"

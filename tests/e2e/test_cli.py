@@ -472,7 +472,8 @@ def test_a_box_never_reached_is_told_how_to_stop_counting_it(
         code = main(["teardown", "box1", "--check", "--hosts", str(hosts)])
     out = " ".join(capsys.readouterr().out.split())
     assert code != 0 and "box not identified" in out, out
+    assert "if it never started, or is destroyed already — look in the provider's console" in out
     assert (
-        "if it never started, or is destroyed already, there is nothing to tear down: remove "
-        "its [[hosts]] entry from the fleet file to stop watching it and counting its cost"
+        "there is nothing to tear down: remove its [[hosts]] entry from the fleet file to stop "
+        "watching it and counting its cost"
     ) in out
