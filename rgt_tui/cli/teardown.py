@@ -60,6 +60,7 @@ from rgt_tui.services.queue.scheduler import JobGated
 from rgt_tui.services.teardown import (
     GateReport,
     NotUnfinishedError,
+    StillToRun,
     TeardownOutcome,
     UnknownCellError,
     acknowledge,
@@ -242,26 +243,23 @@ def run_teardown(call: Call) -> int:
         if not acks:
             return await check_gate(call.fleet, host, transport, j)
         try:
-            # The acknowledgement is of the box answering now: identify it first.
-            box = await observe_now(host, transport, j)
+            # The acknowledgements are of the box answering now, and which of its cells
+            # run, wait or are unfinished is this check's to say, not an older one's (a
+            # refusal read a stopped queue as running: review s25 #7): check, then record
+            # the names against what it found, then the checklist from those records.
+            await check_gate(call.fleet, host, transport, j)
+            box = await observe_now(host, transport, j)  # refused when it does not answer
             await asyncio.to_thread(
                 acknowledge,
                 j,
                 host.name,
                 missing=tuple(args.ack_missing),
                 running=tuple(args.ack_running),
+                unfinished=tuple(args.ack_unfinished),
                 cells=queue_cells(host),
                 box=box,
             )
-            if not args.ack_unfinished:
-                return await check_gate(call.fleet, host, transport, j)
-            # Which cells are unfinished is the check's to say: check, then record the
-            # names against what it found, then the checklist from those records.
-            await check_gate(call.fleet, host, transport, j)
-            await asyncio.to_thread(
-                acknowledge, j, host.name, unfinished=tuple(args.ack_unfinished), cells=(), box=box
-            )
-        except NotUnfinishedError as exc:
+        except (NotUnfinishedError, StillToRun) as exc:
             return call.fail(printable(exc, 1000), code=EXIT_BAD_INPUT)
         except (TransportError, ManifestError, ValueError, JournalError) as exc:
             # The box could not say which box it is, or another box was recorded
