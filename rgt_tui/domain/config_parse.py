@@ -103,9 +103,12 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         if host is not None:
             hosts.append(host)
             tables.append(table)
-    spare_problems = _spare_problems(hosts, tables, fleet, watch.spare)
-    whole_file += len(spare_problems)
-    problems.extend(spare_problems)
+    fleet_spare, host_spares = _spare_problems(hosts, tables, fleet, watch.spare)
+    whole_file += len(fleet_spare)
+    problems.extend(fleet_spare)
+    for name, line, error in host_spares:  # a host's own `spare`: that entry's mistake
+        problems.append(error)
+        broken[name] = line
     # Groups come after every box (issue 41): each names boxes of this file, and is one
     # host more (its name shares the hosts' namespace: a clash is refused there).
     boxes = tuple(hosts)
@@ -125,7 +128,16 @@ def _build(path: Path, index: LineIndex, data: dict[str, Any], profiles: Sequenc
         elif group is not None:
             seen[group.name] = table.line("name")
             hosts.append(group)
+        ranks = raw.get("hosts")
+        ranks = [r for r in ranks if isinstance(r, str)] if isinstance(ranks, list) else []
         if len(problems) > before:
+            broken[_entry_name(raw, "groups", table)] = table.line()
+            # Its ranks too: their own queue commands would not see the group's job that
+            # runs there (review s25 #6).
+            for rank in ranks:
+                if rank in seen:  # a host of this file (not a typo of one)
+                    broken.setdefault(rank, table.line())
+        elif any(r in broken for r in ranks):  # reached through an entry left out (#4)
             broken[_entry_name(raw, "groups", table)] = table.line()
     verify = str(verify_python) if verify_python is not None else None
 
@@ -163,27 +175,28 @@ def _entry_name(raw: Mapping[str, Any], kind: str, table: Table) -> str:
 
 def _spare_problems(
     hosts: list[HostConfig], tables: list[Table], fleet: Table, fleet_spare: tuple[str, ...]
-) -> list[ConfigError]:
+) -> tuple[list[ConfigError], list[tuple[str, int | None, ConfigError]]]:
     """Each ``spare`` names a host of this file, never the host itself (issue 40: nothing
-    is ever started on a box the fleet file does not name)."""
+    is ever started on a box the fleet file does not name). The ``[fleet]`` one's
+    mistakes, and each host's own, as (host, its entry's line, the mistake)."""
     names = {h.name for h in hosts}
     found = []
     unknown = [s for s in fleet_spare if s not in names]
     if unknown and hosts:
         found.append(fleet.error("spare", f"{', '.join(unknown)}: not a host of this file"))
+    own = []
     for host, table in zip(hosts, tables, strict=True):
         if "spare" not in table.data:
             continue
         bad = [s for s in host.watch.spare if s not in names or s == host.name]
         if bad:
-            found.append(
-                table.error(
-                    "spare",
-                    f"{', '.join(bad)}: a spare must be another host of this file "
-                    f"(known: {', '.join(sorted(names - {host.name})) or 'none'})",
-                )
+            error = table.error(
+                "spare",
+                f"{', '.join(bad)}: a spare must be another host of this file, whose entry "
+                f"has no mistake (known: {', '.join(sorted(names - {host.name})) or 'none'})",
             )
-    return found
+            own.append((host.name, table.line(), error))
+    return found, own
 
 
 # Modules whose globals run code when a pickle names them: never allowed, whatever the
