@@ -145,8 +145,7 @@ def _again(plan: RetryPlan, index: int) -> str:
         ", …" if len(again) > 3 else ""
     )
     one = len(again) == 1
-    state = ("will be done by then" if plan.running else "is done") if one else (
-        "will be done by then" if plan.running else "are done")  # fmt: skip
+    state = "will be done by then" if plan.running else "is done" if one else "are done"
     return (
         f" — but {'cell' if one else 'cells'} {names} after it {state} "
         f"and would run again too (a move to another box resumes it alone)"

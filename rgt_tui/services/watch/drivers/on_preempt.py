@@ -286,52 +286,41 @@ class OnPreempt:
                 data = data if isinstance(data, dict) else {}
                 outcomes = data.get("outcomes")
                 outcomes = outcomes if isinstance(outcomes, dict) else {}
-                outcomes[key] = {"what": what, "text": text, "by": self.actor, "at": self._clock()}
+                outcomes[key] = {"what": what, "text": text, "at": self._clock()}  # by: claimed_by
                 atomic_write_json(path, {**data, "version": 1, "outcomes": outcomes})
         except (OSError, ValueError, JournalError):
             pass  # told here already; a watch that lost the claim says it has no outcome
 
-    def _claimer(self, host: str, key: str) -> str:
-        """Who claimed ``key``, as recorded ("rgt-tui" when unknown). Blocking."""
+    def _recorded(self, host: str, key: str) -> tuple[str, tuple[str, str] | None]:
+        """Who claimed ``key`` ("rgt-tui" when unknown) and, once recorded, its outcome
+        (what, text). One read of the claims file. Blocking."""
         try:
             data: Any = read_json(self.claims_path(host))
         except (OSError, ValueError):
-            return "rgt-tui"
-        by = data.get("claimed_by") if isinstance(data, dict) else None
-        found = by.get(key) if isinstance(by, dict) else None
-        return printable(found, 40) if isinstance(found, str) else "rgt-tui"
-
-    def _outcome(self, host: str, key: str) -> tuple[str, str, str] | None:
-        """(what, text, by) recorded for ``key``, when there is one. Blocking."""
-        try:
-            data: Any = read_json(self.claims_path(host))
-        except (OSError, ValueError):
-            return None
-        outcomes = data.get("outcomes") if isinstance(data, dict) else None
+            data = None
+        data = data if isinstance(data, dict) else {}
+        claimed = data.get("claimed_by")
+        by = claimed.get(key) if isinstance(claimed, dict) else None
+        claimer = printable(by, 40) if isinstance(by, str) else "rgt-tui"
+        outcomes = data.get("outcomes")
         found = outcomes.get(key) if isinstance(outcomes, dict) else None
-        if not isinstance(found, dict):
-            return None
-        what, text, by = found.get("what"), found.get("text"), found.get("by")
-        if not (isinstance(what, str) and isinstance(text, str)):
-            return None
-        return (
-            printable(what, 40),
-            printable(text, 1200),
-            printable(by, 40) if isinstance(by, str) else "rgt-tui",
-        )
+        what = found.get("what") if isinstance(found, dict) else None
+        text = found.get("text") if isinstance(found, dict) else None
+        if isinstance(what, str) and isinstance(text, str):
+            return claimer, (printable(what, 40), printable(text, 1200))
+        return claimer, None
 
     async def _follow(self, host: HostConfig, p: Preemption, key: str) -> None:
         """Another rgt-tui claimed ``key``: tell its outcome once recorded (a resume move
         pushes a checkpoint: minutes), or that none came."""
-        by = await asyncio.to_thread(self._claimer, host.name, key)
+        by, found = await asyncio.to_thread(self._recorded, host.name, key)
         # Claimed by a watch (an earlier run stopped mid-way, or a second one): looked at
         # once, not waited on; so is every claim in a --once pass.
         wait = self.follow_s if by != self.actor else 0.0
         waited = 0.0
         while True:
-            found = await asyncio.to_thread(self._outcome, host.name, key)
             if found is not None:
-                what, text, by = found
+                what, text = found
                 self._emit(
                     WatchEvent("preempt_action_by_other", host.name, f"{key}:{what}",
                                f"{host.name}: {what} (by {by})", text,
@@ -342,6 +331,7 @@ class OnPreempt:
                 break
             await asyncio.sleep(FOLLOW_LOOK_S)
             waited += FOLLOW_LOOK_S
+            _, found = await asyncio.to_thread(self._recorded, host.name, key)
         if wait == 0.0 and by != self.actor:
             return  # --once: the claimer may still be at it; a later pass looks again
         action = key.split(":")[0]
