@@ -6,22 +6,15 @@ from __future__ import annotations
 
 import pytest
 from support.cli import arun
-from support.queues import GATE, SCRIPT_RUN, wait_view
+from support.queues import SCRIPT_RUN, launched_holding, wait_view
 
 from rgt_tui.domain.queue_state import RUNNING
-from rgt_tui.services.queue.launch import launch, plan_launch
 
 
 @pytest.mark.timeout(300)
 async def test_a_pending_cell_of_a_running_queue_is_not_accepted_as_missing(make_queue_fleet):
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    hold, later = qf.cell_script("hold", GATE), qf.cell_script("later", "echo later")
-    qf.write_queue(f"{hold} t 1\n{later} t 1\n")
-    transport = qf.transport()
-    try:
-        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
-    finally:
-        await transport.close()
+    await launched_holding(qf, f"{qf.cell_script('later', 'echo later')} t 1\n")
     await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
     hosts = str(qf.loopback.hosts_file)
     for cell, words in (("later", "later is pending on box1"), ("hold", "hold is running on box1")):

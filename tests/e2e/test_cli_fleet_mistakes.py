@@ -10,10 +10,9 @@ import re
 
 import pytest
 from support.cli import arun
-from support.queues import SCRIPT_RUN, wait_view
+from support.queues import SCRIPT_RUN, launched_holding, wait_view
 
 from rgt_tui.domain.queue_state import RUNNING
-from rgt_tui.services.queue.launch import launch, plan_launch
 
 # Its ranks are not box1's: a rank of a group left out is left out too (review s25 #6).
 BROKEN_GROUP = '\n[[groups]]\nname = "pair"\nhosts = ["box7", "box9"]\nnproc_per_nod = 2\n'
@@ -24,11 +23,7 @@ BROKEN_HOST = '\n[[hosts]]\nname = "box7"\nssh = "local"\ncost_per_hour = "cheap
 async def test_a_mistake_in_another_entry_does_not_block_a_kill(make_queue_fleet):
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
     hosts = qf.loopback.hosts_file
-    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/never" ]; do sleep 0.05; done')
-    qf.write_queue(f"{hold} t\n")
-    transport = qf.transport()
-    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
-    await transport.close()
+    await launched_holding(qf)
     await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
     sound = hosts.read_text()
     hosts.write_text(sound + BROKEN_GROUP + BROKEN_HOST)

@@ -7,20 +7,13 @@ from __future__ import annotations
 
 import pytest
 from support.cli import Terminal
-from support.queues import GATE, SCRIPT_RUN, wait_view
-
-from rgt_tui.domain.queue_state import RUNNING
-from rgt_tui.services.queue.launch import launch, plan_launch
+from support.queues import SCRIPT_RUN, launched_holding
 
 
 @pytest.mark.timeout(300)
 async def test_an_answer_typed_before_the_question_is_dropped(make_queue_fleet):
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
-    qf.write_queue(f"{qf.cell_script('hold', GATE)} t\n")
-    transport = qf.transport()
-    await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
-    await transport.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+    await launched_holding(qf)
 
     # Typed at once, long before the command has connected and asked.
     stop = Terminal("queue", "stop", "box1", "--hosts", qf.loopback.hosts_file)

@@ -421,6 +421,23 @@ async def test_watch_tells_the_move_the_open_tui_made(
     assert told.title == "box1: moved (by the TUI)" and "moved eta_long to box2" in told.body
 
 
+async def tui_claims_and_stalls(fleet: Fleet, clock: Clock, host: HostConfig, named: Preemption):  # type: ignore[no-untyped-def]
+    """The open TUI claims ``named``'s move and never finishes it (closed mid-move); its
+    task, claimed."""
+
+    class StuckMover(Mover):
+        async def __call__(self, *args):  # type: ignore[no-untyped-def]
+            await asyncio.Event().wait()
+
+    tui = OnPreempt(
+        fleet, None, emit=lambda e: None, clock=clock, mover=StuckMover(),  # type: ignore[arg-type]
+        queue_view=lambda h: None, actor="the TUI",
+    )  # fmt: skip
+    stuck = asyncio.ensure_future(tui.on_preempted(host, named))
+    await wait_for(lambda: tui.claims_path("box1").exists(), 30, "the TUI's claim")
+    return stuck
+
+
 async def test_watch_says_when_the_claimer_recorded_no_outcome(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -433,18 +450,7 @@ async def test_watch_says_when_the_claimer_recorded_no_outcome(
     fleet, clock = fleet_in(tmp_path), Clock()
     host = fleet.host("box1")
     named = Preemption("box1", LOST, clock.t, "boot/1", "eta_long", checkpoint=CKPT)
-    never = asyncio.Event()
-
-    class StuckMover(Mover):
-        async def __call__(self, *args):  # type: ignore[no-untyped-def]
-            await never.wait()
-
-    tui = OnPreempt(
-        fleet, None, emit=lambda e: None, clock=clock, mover=StuckMover(),  # type: ignore[arg-type]
-        queue_view=lambda h: None, actor="the TUI",
-    )  # fmt: skip
-    stuck = asyncio.ensure_future(tui.on_preempted(host, named))
-    await wait_for(lambda: tui.claims_path("box1").exists(), 30, "the TUI's claim")
+    stuck = await tui_claims_and_stalls(fleet, clock, host, named)
     watch_events: list[WatchEvent] = []
     watch_mover = Mover()
     watch = OnPreempt(
@@ -466,18 +472,7 @@ async def test_a_watch_once_pass_does_not_wait_on_a_claim_it_lost(tmp_path: Path
     fleet, clock = fleet_in(tmp_path), Clock()
     host = fleet.host("box1")
     named = Preemption("box1", LOST, clock.t, "boot/1", "eta_long", checkpoint=CKPT)
-    never = asyncio.Event()
-
-    class StuckMover(Mover):
-        async def __call__(self, *args):  # type: ignore[no-untyped-def]
-            await never.wait()
-
-    tui = OnPreempt(
-        fleet, None, emit=lambda e: None, clock=clock, mover=StuckMover(),  # type: ignore[arg-type]
-        queue_view=lambda h: None, actor="the TUI",
-    )  # fmt: skip
-    stuck = asyncio.ensure_future(tui.on_preempted(host, named))
-    await wait_for(lambda: tui.claims_path("box1").exists(), 30, "the TUI's claim")
+    stuck = await tui_claims_and_stalls(fleet, clock, host, named)
     told: list[WatchEvent] = []
     once = OnPreempt(fleet, None, emit=told.append, clock=clock, mover=Mover(),  # type: ignore[arg-type]
                      queue_view=lambda h: None)  # fmt: skip

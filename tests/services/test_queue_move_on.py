@@ -5,10 +5,8 @@ record". box1's line now follows the cell. Loopback boxes, the real runner."""
 
 from __future__ import annotations
 
-from support.queues import GATE, SCRIPT_RUN, wait_view
+from support.queues import SCRIPT_RUN, launched_holding
 
-from rgt_tui.domain.queue_state import RUNNING
-from rgt_tui.services.queue.launch import launch, plan_launch
 from rgt_tui.services.queue.move import apply_move, plan_move
 from rgt_tui.services.queue.moved_skips import moves_on_record
 from rgt_tui.services.queue.view import read_queue_view
@@ -28,16 +26,10 @@ async def test_a_cell_moved_on_before_its_box_held_it_is_followed_by_its_origin(
     make_queue_fleet,
 ):
     qf = await make_queue_fleet(3, run=SCRIPT_RUN)
-    hold, wide = qf.cell_script("hold", GATE), qf.cell_script("wide", "echo wide")
-    qf.write_queue(f"{hold} t 1\n{wide} t 1\n", "box1")
+    wide = qf.cell_script("wide", "echo wide")
     qf.write_queue("", "box2")
     qf.write_queue("", "box3")
-    transport = qf.transport("box1")
-    try:
-        await launch(await plan_launch(qf.fleet, qf.host("box1"), transport), transport)
-    finally:
-        await transport.close()
-    await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+    await launched_holding(qf, f"{wide} t 1\n")  # box1 holds wide, behind a running cell
 
     await move(qf, "box1", ["wide"], "box3")  # box1 holds it: it becomes #moved-to box3
     assert f"#moved-to box3: {wide} t 1" in qf.queue_file("box1").read_text()
