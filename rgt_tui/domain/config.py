@@ -404,9 +404,9 @@ class Fleet:
         known = ", ".join(h.name for h in self.hosts) or "none"
         raise KeyError(f"no host named {name!r} in {self.path or 'the fleet'}; known: {known}")
 
-    def groups_of(self, name: str) -> tuple[str, ...]:
-        """The names of every ``[[groups]]`` entry box ``name`` is a rank of."""
-        return tuple(h.name for h in self.hosts if h.group is not None and name in h.group.hosts)
+    def groups_of(self, name: str) -> tuple[HostConfig, ...]:
+        """Every ``[[groups]]`` entry box ``name`` is a rank of."""
+        return tuple(h for h in self.hosts if h.group is not None and name in h.group.hosts)
 
     def rank_of(self, name: str) -> tuple[str, int] | None:
         """(group, rank) of the first ``[[groups]]`` entry box ``name`` is a rank of; None

@@ -205,10 +205,14 @@ class BoxChanged:
 @dataclass(frozen=True)
 class ConfirmationTyped:
     """What the user typed in the confirmation box; ``attempt`` is a fresh token per
-    confirmation, which the re-scan taken for it carries (see ``teardown_gate``'s docstring)."""
+    confirmation, which the re-scan taken for it carries (see ``teardown_gate``'s docstring).
+    ``group_cells``: (group, cell) for each cell of the queue file of each ``[[groups]]``
+    entry the box is a rank of, as the name was typed: what the confirmation knew of those
+    files, which the box's own gate never reads (``confirm.changed_since``)."""
 
     text: str
     attempt: str = ""
+    group_cells: tuple[tuple[str, str], ...] = ()
 
 
 GateEvent = (

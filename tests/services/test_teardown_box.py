@@ -909,29 +909,84 @@ async def test_a_later_check_that_saw_a_cell_running_voids_the_confirmation(read
     assert "found its gate locked (" in said and said.endswith("idle)"), said
 
 
+GROUP_QUEUE = "configs/cellP.yaml train 1\n"
+
+
+def _add_group(setup: Setup) -> Path:
+    """Make box1 rank 0 of group pair (box2, never reached, rank 1), with a queue file of
+    its own; returns that file."""
+    queue = setup.tmp / "pair.txt"
+    queue.write_text(GROUP_QUEUE)
+    with setup.loopback.hosts_file.open("a") as f:
+        f.write(
+            '\n[[hosts]]\nname = "box2"\nssh = "root@127.0.0.1:9"\n\n'
+            '[[groups]]\nname = "pair"\nhosts = ["box1", "box2"]\n'
+            f"queue = {json.dumps(str(queue))}\n"
+            'run = "torchrun --nnodes {nnodes} --node-rank {node_rank} train.py {out}"\n'
+        )
+    return queue
+
+
 async def test_a_launch_of_the_boxs_group_voids_its_confirmation(ready: Setup) -> None:
     """Review s24 #4: a [[groups]] launch is recorded under the group's name, so one that
     ran on this box after its confirmation left ``--destroyed`` free to record it."""
     from rgt_tui.services.queue.launch_acks import RECORD_VERSION, acks_path
     from rgt_tui.services.records import atomic_write_json
 
+    _add_group(ready)
     set_host_key(ready.loopback.hosts_file, "teardown", None)
     outcome = await ready.confirm()
     jh = ready.journal.load("box1")
     opened = confirmed_at(jh)
     assert opened is not None
     fleet = load_fleet(ready.loopback.hosts_file)
+    groups = fleet.groups_of("box1")
+    assert [group.name for group in groups] == ["pair"]
+    assert changed_since(jh, ready.host, ready.journal.directory, opened, groups) == ""
     record = {"version": RECORD_VERSION, "host": "pair", "pid": 7, "at": opened + 60, "acks": []}
     atomic_write_json(ready.journal.directory / acks_path(fleet, "pair").name, record)
     assert changed_since(jh, ready.host, ready.journal.directory, opened) == ""
-    said = changed_since(jh, ready.host, ready.journal.directory, opened, ("pair",))
+    said = changed_since(jh, ready.host, ready.journal.directory, opened, groups)
     assert said.startswith("a launch of its group pair at "), said
     with pytest.raises(BoxMismatch) as refused:
-        record_manual_teardown(
-            ready.journal, ready.host, "box1", outcome.report.box, groups=("pair",)
-        )
+        record_manual_teardown(ready.journal, ready.host, "box1", outcome.report.box, groups=groups)
     assert "a launch of its group pair at" in str(refused.value)
     assert ready.journal.load("box1").torn_down_at is None
+
+
+async def test_cells_appended_to_the_boxs_groups_queue_file_void_its_confirmation(
+    ready: Setup,
+) -> None:
+    """Review s25 #9: the group's queue file is the group's, not the box's, so cells
+    appended there after the box's confirmation (work for every rank) did not void it:
+    only the group's launch did. A ``#moved-to`` line a move writes there adds no work,
+    and voids nothing."""
+    queue = _add_group(ready)
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    # A cell appended to the group's queue file: the confirmation did not know it.
+    queue.write_text(GROUP_QUEUE + "configs/cellQ.yaml train 1\n")
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    said = " ".join(cli.stderr.split())
+    assert "no longer holds: since then, the queue file pair.txt of its group pair holds " in said
+    assert "cells the confirmation did not know (cellQ)" in said, said
+    assert ready.journal.load("box1").torn_down_at is None
+
+    # Confirmed again, the confirmation knows cellQ; a move of it out of the group's file
+    # (its line rewritten '#moved-to', the file saved later) is no work for the box.
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    queue.write_text(GROUP_QUEUE + "#moved-to box3: configs/cellQ.yaml train 1\n")
+    later = time.time() + 5  # past the confirmation, whatever the file system's clock
+    os.utime(queue, (later, later))
+    jh = ready.journal.load("box1")
+    groups = ready.fleet.groups_of("box1")
+    assert changed_since(jh, ready.host, ready.journal.directory, confirmed_at(jh), groups) == ""
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert ready.journal.load("box1").torn_down_at is not None
 
 
 async def test_a_cell_still_to_run_is_not_accepted_as_missing(ready: Setup) -> None:

@@ -132,13 +132,18 @@ async def confirm_and_tear_down(
     if refused is not None:  # a group: nothing typed is recorded under its name
         raise GateLocked(f"teardown refused for {host.name}: {refused}")
     attempt = secrets.token_hex(8)
+    group_cells: tuple[tuple[str, str], ...] = ()
     if typed == host.name:
         # The records of a pull or verify since the last check go in first: read after
         # the typed name, a new manifest would drop the confirmation it follows.
         await gather(fleet, host, transport, journal, clock=clock, records_only=True)
+        group_cells = await asyncio.to_thread(_group_cells, fleet.groups_of(host.name))
     try:
         typed_for = await asyncio.to_thread(
-            journal.record, host.name, clock(), g.ConfirmationTyped(typed, attempt)
+            journal.record,
+            host.name,
+            clock(),
+            g.ConfirmationTyped(typed, attempt, group_cells),
         )
     except JournalError as exc:
         raise GateLocked(f"teardown refused for {host.name}: {exc}") from exc
@@ -254,8 +259,36 @@ class ConfirmationVoid(BoxMismatch):
     again, on the box as it is now."""
 
 
+def _group_cells(groups: Sequence[HostConfig]) -> tuple[tuple[str, str], ...]:
+    """(group, cell) for each cell of each group's queue file now (``queue_cells``: a
+    ``#moved-to`` line is no cell); a file that cannot be read gives none. Reads files."""
+    cells: list[tuple[str, str]] = []
+    for group in groups:
+        try:
+            cells += [(group.name, name) for name in queue_cells(group)]
+        except (OSError, ValueError):
+            continue
+    return tuple(cells)
+
+
+def _new_cells(host: HostConfig, was: set[str]) -> list[str]:
+    """The cells of ``host``'s queue file (a box's or a group's) not in ``was``."""
+    try:
+        return [name for name in queue_cells(host) if name not in was]
+    except (OSError, ValueError):
+        return []
+
+
+def _named(cells: Sequence[str]) -> str:
+    return ", ".join(printable(n, 100) for n in cells[:3]) + (" …" if len(cells) > 3 else "")
+
+
 def changed_since(
-    jh: HostJournal, host: HostConfig, directory: Path, opened: float, groups: Sequence[str] = ()
+    jh: HostJournal,
+    host: HostConfig,
+    directory: Path,
+    opened: float,
+    groups: Sequence[HostConfig] = (),
 ) -> str:
     """What happened after the typed confirmation at ``opened`` that voids it for a
     teardown recorded by hand ("" when nothing): a launch from this machine, a cell in
@@ -263,16 +296,19 @@ def changed_since(
     box since, answered, that found its gate locked (hour s24a #1: cells launched and
     appended there, then ``--destroyed`` recorded it and its new checkpoints were never
     pulled). ``directory``: the journal's, where the launch record is; ``groups``: the
-    ``[[groups]]`` the box is a rank of, whose launches run on it too (review s24 #4).
-    Reads files."""
+    ``[[groups]]`` entries the box is a rank of (``Fleet.groups_of``), whose launches run
+    on it too (review s24 #4), and whose queue files' cells count as the box's own do,
+    against those the typed name recorded (``ConfirmationTyped.group_cells``; review s25
+    #9: cells appended there did not void it). Reads files."""
     said = []
-    for name in (host.name, *groups):
+    for name in (host.name, *(group.name for group in groups)):
         launched = load_launch_acks_in(directory, name)
         if launched is not None and launched.at > opened:
             whose = "" if name == host.name else f" of its group {printable(name, 100)}"
             said.append(f"a launch{whose} at {_hhmm(launched.at)}")
     state = g.GateState(jh.host, box_id=jh.box.box_id if jh.box else None)
     known = state
+    typed = g.ConfirmationTyped("")  # the typed name the confirmation at ``opened`` took
     last_check: g.GateState | None = None
     checked_at: float | None = None
     rescanned: float | None = None  # a later check whose events are still being applied
@@ -282,6 +318,8 @@ def changed_since(
         state = g.apply(state, event)
         if t <= opened:
             known = state
+            if isinstance(event, g.ConfirmationTyped):
+                typed = event
         elif isinstance(event, g.Rescanned):
             rescanned = t  # one check's events share its time: judged once all are in
     if rescanned is not None:
@@ -298,13 +336,18 @@ def changed_since(
         | {name for name, _ in known.moved_cells}
         | {name for name, _, _ in known.unfinished}
     )
-    try:
-        new = [name for name in queue_cells(host) if name not in was]
-    except (OSError, ValueError):
-        new = []
+    new = _new_cells(host, was)
     if new:
-        names = ", ".join(printable(n, 100) for n in new[:3]) + (" …" if len(new) > 3 else "")
-        said.append(f"its queue file holds cells the confirmation did not know ({names})")
+        said.append(f"its queue file holds cells the confirmation did not know ({_named(new)})")
+    for group in groups:
+        # The group's file, not the box's: its cells run on every rank (review s25 #9).
+        new = _new_cells(group, {cell for name, cell in typed.group_cells if name == group.name})
+        if new:
+            file = printable(group.queue.name if group.queue else "", 100)
+            said.append(
+                f"the queue file {file} of its group {printable(group.name, 100)} holds cells "
+                f"the confirmation did not know ({_named(new)})"
+            )
     return "; ".join(said)
 
 
@@ -318,7 +361,7 @@ def record_manual_teardown(
     typed: str,
     box: BoxIdentity | None,
     *,
-    groups: Sequence[str] = (),
+    groups: Sequence[HostConfig] = (),
     clock: Callable[[], float] = time.time,
 ) -> HostJournal:
     """Record that the user destroyed ``box`` by hand: only when ``typed`` is the host's
@@ -326,8 +369,9 @@ def record_manual_teardown(
     (the one the confirmation was about: ``TeardownOutcome.report.box``) and a typed
     confirmation opened that box's gate (``confirmed_at``). Otherwise ValueError
     (BoxMismatch for the box), and nothing is recorded. Both are checked under the
-    journal's lock, with the write. ``groups``: the ``[[groups]]`` the box is a rank of
-    (``Fleet.groups_of``): a launch of one since the confirmation voids it too.
+    journal's lock, with the write. ``groups``: the ``[[groups]]`` entries the box is a rank
+    of (``Fleet.groups_of``): a launch of one since the confirmation, or a cell its queue
+    file holds that the confirmation did not know, voids it too.
     """
     if typed != host.name:
         raise ValueError(f"'{typed}' is not '{host.name}': nothing was recorded")
