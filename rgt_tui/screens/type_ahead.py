@@ -35,6 +35,9 @@ def take_key(app: App[Any], event: events.Key) -> bool:
     if keeper is not None and keeper.keep(event.character):
         return True
     focused = app.focused
+    if isinstance(focused, InOrderInput):
+        focused.take_stray(event.character)
+        return True
     if isinstance(focused, Input):
         focused.insert_text_at_cursor(event.character)
         return True
@@ -66,12 +69,17 @@ def typed_into(node: DOMNode, box: Input, submit: bool = False) -> None:
         if entered and submit:
             box.call_later(box.action_submit)
         if dropped:
-            # Never run as commands, but said: a key that did nothing and said nothing
-            # read as a broken key (hour s24c #4).
-            node.app.notify(
-                f"{dropped!r}, typed right after Enter, was not run: press it again",
-                severity="warning",
-            )
+            say_dropped(node, dropped)
+
+
+def say_dropped(node: DOMNode, dropped: str) -> None:
+    """Keys typed right after an Enter that closed a box were dropped: never run as
+    commands, but said (a key that did nothing and said nothing read as a broken key,
+    hour s24c #4)."""
+    node.app.notify(
+        f"{dropped!r}, typed right after Enter, was not run: press it again",
+        severity="warning",
+    )
 
 
 # Editing keys an input runs through its bindings, which Textual checks only once the key
@@ -104,6 +112,11 @@ class InOrderInput(Input):
     async def on_key(self, event: events.Key) -> None:
         if self.screen.focused is self:
             await _edit_now(self, event)
+
+    def take_stray(self, character: str) -> None:
+        """``character`` was on its way to the screen when this box took the cursor
+        (``take_key``): typed here, where it was meant to go."""
+        self.insert_text_at_cursor(character)
 
 
 class HandOnInput(Input):

@@ -246,6 +246,48 @@ async def test_an_enter_in_the_burst_keeps_the_filter_and_what_follows_is_droppe
         assert [p.host.name for p in screen.visible_panes] == ["a100-train"]
 
 
+async def test_a_key_typed_just_after_the_filter_s_enter_is_never_filter_text(
+    tmp_path: Path,
+) -> None:
+    """Hour s25b #4: ``/box3``, Enter, ``y`` as separate keys a few milliseconds apart
+    (tmux send-keys) filtered on ``box3y``: the y was queued for the box before its Enter
+    had moved the cursor. Enter moves it at once; a key already queued for the box is
+    dropped with the toast, one read after the Enter is the grid's command."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(140, 34)) as pilot:
+        for update in three_updates():
+            app.post_message(HostUpdated(update))
+        screen = app.fleet_screen
+        box = screen.filter_input
+        await pilot.press("slash", *"h100")
+        await wait_for(lambda: box.value == "h100" and box.has_focus, pilot=pilot)
+        # Enter and y both reach the App before the box has read the Enter.
+        app.post_message(events.Key("enter", "\r"))
+        app.post_message(events.Key("y", "y"))
+        await wait_for(lambda: screen.focused is screen.panes["h100-eval"], pilot=pilot)
+        await wait_for(lambda: any("'y', typed right after Enter, was not run" in str(n.message)
+                                   for n in shown_notifications(app)), pilot=pilot)  # fmt: skip
+        assert box.value == "h100"
+        assert isinstance(app.screen, FleetScreen)
+        # Read after the Enter, y is what it is on the grid: sync the selected host.
+        await pilot.press("slash", *"h100")
+        await wait_for(lambda: box.value == "h100" and box.has_focus, pilot=pilot)
+        await pilot.press("enter")
+        await pilot.press("y")
+        await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
+        assert app.screen.host.name == "h100-eval"
+        assert box.value == "h100"
+        # A short burst whose Enter and y were on their way to the grid when the box
+        # took the cursor: the y is dropped, never typed into the kept filter.
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is screen, pilot=pilot)
+        for key, char in [("slash", "/"), ("h", "h"), ("1", "1"), ("enter", "\r"), ("y", "y")]:
+            app.post_message(events.Key(key, char))
+        await wait_for(lambda: box.value == "h1" and not box.has_focus, pilot=pilot)
+        await pilot.pause()
+        assert box.value == "h1"  # dropped with the toast (or, read later, run): not text
+
+
 async def test_a_host_removed_or_added_under_a_filter_keeps_keys_off_the_filter_box(
     tmp_path: Path,
 ) -> None:
