@@ -123,8 +123,10 @@ class QueuePoller:
     def _live(self, host: HostConfig) -> bool:
         """``host``'s telemetry is connected; a group (issue 41) is watched while any of
         its boxes is: a rank 0 that is gone is exactly when the others must be stopped."""
-        backend = backend_for(host)
-        boxes = backend.boxes if isinstance(backend, Supervised) else ()
+        # Read from the fleet entry, not a backend: every host asks every few seconds,
+        # and an isinstance against a runtime-checkable Protocol walks its members
+        # (3 % of `watch`'s CPU at 250 hosts, issue 44).
+        boxes = host.group.hosts if host.group is not None else ()
         return self.is_live(host.name) or any(self.is_live(b) for b in boxes)
 
     async def poll(self, host: HostConfig) -> None:
