@@ -202,6 +202,36 @@ async def test_start_index_resumes_and_cells_before_it_do_not_run(make_queue_fle
     await transport.close()
 
 
+async def test_a_start_past_the_last_cell_is_refused_before_the_box_is_asked(tmp_path):
+    """Hour s25b #9: ``launch HOST --start N`` past the queue's last cell was refused only
+    after ~25 s of connecting and preflight. The local file says it: refused at once,
+    naming the file, its cells and the last one's index. A box that refuses every
+    connection shows it: the plan never tried it."""
+    from support.machine import closed_port
+
+    from rgt_tui.services.fleet.file import load_fleet
+    from rgt_tui.transport import transport_for
+
+    queue = tmp_path / "box9.txt"
+    queue.write_text("a.json t 1\nb.json t 1\nc.json t 1\n")
+    with closed_port() as port:
+        hosts = tmp_path / "hosts.toml"
+        hosts.write_text(
+            f'[[hosts]]\nname = "box9"\nssh = "me@127.0.0.1:{port}"\nqueue = "{queue}"\n'
+            'run = "python train.py --config {cfg} --out {out}"\n'
+        )
+        fleet = load_fleet(hosts)
+        transport = transport_for(fleet.host("box9"))
+        try:
+            plan = await plan_launch(fleet, fleet.host("box9"), transport, start_index=3)
+        finally:
+            await transport.close()
+    assert plan.problems == (
+        f"start index 3 is outside the queue: {queue} has 3 cells, indices 0–2 — "
+        "start index 2 runs the last one",
+    )
+
+
 async def test_a_changed_run_template_names_the_ways_out(make_queue_fleet):
     """A `run` template changed after cells ran refuses the launch (the same index must
     run the same command): the refusal said only "launch with --fresh", which the Launch

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.queue_file import expand_home, prefix_problem
+from rgt_tui.domain.queue_file import QueueCell, expand_home, prefix_problem
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import (
     DONE,
@@ -202,6 +202,20 @@ def default_start(plan: LaunchPlan) -> int:
     )
 
 
+def start_problem(host: HostConfig, cells: tuple[QueueCell, ...], start_index: int) -> str | None:
+    """The refusal of a start index that is no cell of ``host``'s local queue file: known
+    before the box is asked anything (hour s25b #9: refused after ~25 s of connecting and
+    preflight). None when it is a cell, or the file has none (``_empty_queue`` says so)."""
+    if not cells or 0 <= start_index < len(cells):
+        return None
+    last = len(cells) - 1
+    indices = f"index {last}" if last == 0 else f"indices 0–{last}"
+    return (
+        f"start index {start_index} is outside the queue: {display_path(host.queue)} has "
+        f"{plural(len(cells), 'cell')}, {indices} — start index {last} runs the last one"
+    )
+
+
 def _empty_queue(host: HostConfig) -> str:
     queue = host.queue or "its queue file"
     return f"the queue of {host.name} has no cells: add lines to {queue}, then launch"
@@ -290,6 +304,9 @@ async def plan_launch(
     # No run template: nothing can be rendered (host_problems said why, with the line).
     if (problems and not cells) or host.run is None:
         return refused()
+    # A start index past the file's last cell: a local fact too, said before the box is
+    # asked anything (hour s25b #9).
+    past = None if retry_only else start_problem(host, cells, start_index)
     # GEN1: refused in the TUI's plan too; a file read, off the event loop. Before the
     # box is asked anything: a torn-down host's plan ran preflight for ~10 s only to be
     # refused for this (hour s23b #9).
@@ -298,6 +315,9 @@ async def plan_launch(
         problems.append(torn_down)
         if not cells and not retry_only:
             problems.append(_empty_queue(host))  # said too: a local fact, no box asked
+    if past is not None:
+        problems.append(past)
+    if torn_down is not None or past is not None:
         return refused()
     try:
         await transport.connect()
@@ -397,11 +417,6 @@ async def plan_launch(
     warnings += moved_skip_notes(host.name, moved_skips)
     if not cells and not retry_only:
         problems.append(_empty_queue(host))
-    elif not 0 <= start_index < len(cells) + retry_only:
-        problems.append(
-            f"start index {start_index} is outside the queue: it has {plural(len(cells), 'cell')}, "
-            f"indices 0–{len(cells) - 1}"
-        )
     method = detach
     if detach == "auto":
         method = "tmux" if facts.tmux else "nohup"
