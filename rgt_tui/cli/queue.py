@@ -20,6 +20,7 @@ from rgt_tui.cli.prompt import confirmed
 from rgt_tui.cli.runner import Call, interrupted_saying
 from rgt_tui.domain.config import PREFLIGHT_CHECKS, Fleet
 from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView, code_brief
+from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.domain.vanished import Diagnosis, with_preemption
 from rgt_tui.services.connect import Transport
@@ -27,6 +28,7 @@ from rgt_tui.services.credentials import plan_line
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
     from rgt_tui.domain.preemption import Preemption
+    from rgt_tui.services.queue.append import NotSent
     from rgt_tui.services.queue.check import QueueSource
     from rgt_tui.services.queue.launch import LaunchPlan, LaunchResult
 
@@ -95,7 +97,7 @@ def run_check(call: Call) -> int:
     return EXIT_OK if checked.ok and not absent else EXIT_PROBLEMS
 
 
-def view_to_json(view: QueueView) -> dict[str, Any]:
+def view_to_json(view: QueueView, not_sent: NotSent | None = None) -> dict[str, Any]:
     """The `queue show --json` object."""
     return {
         "host": view.host,
@@ -111,20 +113,32 @@ def view_to_json(view: QueueView) -> dict[str, Any]:
         # A Slurm host: the user's jobs by state, the partitions, where ended states come
         # from (None on any other host).
         "cluster": asdict(view.cluster) if view.cluster is not None else None,
+        # The local queue file's cells the box does not hold yet, in file order: the index
+        # each takes there and its line ([] when none, or not compared).
+        "not_sent": [
+            {"index": i, "name": c.name, "file": c.file, "line": c.line}
+            for i, c in (not_sent.cells if not_sent is not None else ())
+        ],
     }
 
 
-def format_view(view: QueueView, local: QueueSource | None = None) -> str:
+def format_view(
+    view: QueueView, local: QueueSource | None = None, not_sent: NotSent | None = None
+) -> str:
     """Plain text: the summary line, then one line per cell; with nothing on the box yet,
-    the cells of the host's local queue file (``local``), not deployed."""
+    the cells of the host's local queue file (``local``), not deployed; after the box's
+    cells, the file's cells not sent to it yet (``not_sent``), in file order."""
     lines = [f"{view.host}: {view.summary()}"]
     if not view.cells and local is not None and local.text is not None:
         cells = local.parsed.cells
         from rgt_tui.services.queue.check import display_path
 
-        where = display_path(local.path)
+        where = printable(display_path(local.path), None)
         lines[0] += f" · {plural(len(cells), 'cell')} in {where}, none sent to the box yet"
-        lines += [f"  {i:>3}  {c.name:<28} {NOT_DEPLOYED:<18}" for i, c in enumerate(cells)]
+        lines += [
+            f"  {i:>3}  {printable(c.name, None):<28} {NOT_DEPLOYED:<18}"
+            for i, c in enumerate(cells)
+        ]
     for c in view.cells:
         note = f"  — {c.note}" if c.note else ""
         code = f"  {code_brief(c.code)}" if c.attempts else ""  # the code it ran (U42)
@@ -132,6 +146,8 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
         lines.append(
             f"  {c.index:>3}  {c.name:<28} {c.label:<18} {c.ran(view.now):>7}{code}{again}{note}"
         )
+    if not_sent is not None:
+        lines += not_sent_lines(view, not_sent)
     if view.stop_text():  # queue stop / kill --then stop: asked, or where it stopped
         lines.append(view.stop_text())
     if view.cluster is not None:  # a Slurm host: the user's jobs, partitions, accounting
@@ -141,9 +157,58 @@ def format_view(view: QueueView, local: QueueSource | None = None) -> str:
     return "\n".join(lines)
 
 
+NOT_SENT = "not sent"  # a not-sent cell's label, in the column of the box's states
+
+
+def not_sent_lines(view: QueueView, not_sent: NotSent) -> list[str]:
+    """``not sent: 2 cells of queues/box1.txt (lines 7–8), not on box1 yet: rgt-tui queue
+    append box1 sends them …``, then a row each, in the file's order, with the index each
+    takes on the box and its line. The file's own text is made printable (it may come
+    from anyone's git push)."""
+    host, cells = view.host, not_sent.cells
+    where = printable(not_sent.file, None)
+    numbers = [c.line for _, c in cells]
+    span = ""
+    if numbers:
+        first, last = numbers[0], numbers[-1]
+        span = f" (line {first})" if first == last else f" (lines {first}–{last})"
+    them = "it" if len(cells) == 1 else "them"
+    if view.runner_alive and not view.stop_requested:
+        how = (
+            f"rgt-tui queue append {host} sends {them}, and the running queue runs {them} "
+            "after its cells"
+        )
+    elif view.runner_alive:  # a stop was asked: an append would only send them
+        how = (
+            f"the queue stops after its current cell, then rgt-tui launch {host} sends and "
+            f"runs {them}"
+        )
+    else:  # an append only sends them: a launch runs them (from where it starts)
+        how = (
+            f"rgt-tui launch {host} sends and runs {them} (the queue is not running; "
+            f"rgt-tui queue append {host} only sends {them})"
+        )
+    head = f"not sent: {plural(len(cells), 'cell')} of {where}{span}, not on {host} yet: {how}"
+    faults = (
+        f"{plural(not_sent.problems, 'line')} added to {where} cannot run as written: "
+        f"rgt-tui queue check {where} says why"
+    )
+    if not cells:  # only lines `queue check` finds at fault were added
+        return [f"not sent: {faults}"]
+    lines = [head]
+    lines += [
+        f"  {i:>3}  {printable(c.name, None):<28} {NOT_SENT:<18} {'':>7}  line {c.line}"
+        for i, c in cells
+    ]
+    return lines + ([f"  and {faults}"] if not_sent.problems else [])
+
+
 async def run_show(call: Call, transport: Transport) -> int:
-    """Every cell's state on the host, from the box's records."""
+    """Every cell's state on the host, from the box's records, then the local queue
+    file's cells not sent to the box yet."""
     from rgt_tui.domain.errors import TransportError
+    from rgt_tui.services.box_ctl import QueueError
+    from rgt_tui.services.queue.append import AgainstBox, against_box
     from rgt_tui.services.queue.check import read_queue_file
     from rgt_tui.services.queue.view import read_queue_view
     from rgt_tui.services.runtime.preemption import with_unreachable_fix
@@ -157,22 +222,24 @@ async def run_show(call: Call, transport: Transport) -> int:
         local = read_queue_file(
             Path(call.host.queue), host=call.host.name, default_epochs=call.host.epochs
         )
-    if not call.args.json and (line := preempted_line(call)):
-        print(line)
-    if not call.args.json:
-        for line in rank_lines(call.fleet, call.host.name):
-            print(line)
-    print(json.dumps(view_to_json(view), indent=2) if call.args.json else format_view(view, local))
-    if not call.args.json and view.cells:
-        from rgt_tui.services.box_ctl import QueueError
-        from rgt_tui.services.queue.append import sent_lines_changed
-
+    # One read of the box's copy of the queue file: the sent lines edited here, else the
+    # lines added since the last launch or append.
+    compared = AgainstBox()
+    if view.cells:
         try:
-            changed = await sent_lines_changed(call.host, transport, view)
+            compared = await against_box(call.host, transport, view)
         except QueueError as exc:
-            changed = f"cannot compare the local queue file with the box's copy: {exc}"
-        if changed:
-            print(f"note: {changed}")
+            compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
+    if call.args.json:
+        print(json.dumps(view_to_json(view, compared.not_sent), indent=2))
+        return EXIT_OK
+    if line := preempted_line(call):
+        print(line)
+    for line in rank_lines(call.fleet, call.host.name):
+        print(line)
+    print(format_view(view, local, compared.not_sent))
+    if compared.changed:
+        print(f"note: {compared.changed}")
     return EXIT_OK
 
 

@@ -3,13 +3,22 @@ codes, and the box's records afterwards."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from support.cli import Terminal, arun
-from support.queues import SCRIPT_RUN, wait_view
+from support.queues import SCRIPT_RUN, launched_holding, wait_view
 
-from rgt_tui.domain.queue_state import DONE, FAILED, KILLED, PENDING, RUNNING, USER_STOPPED
+from rgt_tui.domain.queue_state import (
+    DONE,
+    FAILED,
+    FINISHED,
+    KILLED,
+    PENDING,
+    RUNNING,
+    USER_STOPPED,
+)
 from rgt_tui.services.queue.launch import launch, plan_launch
 
 
@@ -158,6 +167,57 @@ async def test_queue_show_says_a_sent_line_edited_here_is_not_what_the_box_runs(
     said = appended.stdout + appended.stderr
     assert "Put the lines shown back" in said, said
     assert said.index("Put the lines shown back") < said.index("--fresh"), said
+
+
+async def test_queue_show_lists_the_lines_added_since_the_last_send_as_not_sent(
+    make_queue_fleet,
+):
+    """Lines added to the queue file since the launch: `queue show` listed only the box's
+    cells, so a user who had just edited the file could not tell whether they would run
+    (hour s25a #6). Listed after the box's cells, in the file's order, marked not sent,
+    with the command that sends them; a line that cannot run is counted, never echoed."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hosts = str(qf.loopback.hosts_file)
+    sent = qf.cell_script("sent", "echo sent")
+    await launched_holding(qf, f"{sent} t\n")
+    first = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert first.returncode == 0 and "not sent" not in first.stdout, first.stdout
+    late_b, late_a = qf.cell_script("late_b", "echo b"), qf.cell_script("late_a", "echo a")
+    qf.append_queue(f"# added later\n{late_b} t\ncells/bad\x1b[2J.sh t\n{late_a} t 3\n")
+
+    shown = await arun("queue", "show", "box1", "--hosts", hosts)
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert (
+        "not sent: 2 cells of queues/box1.txt (lines 4–6), not on box1 yet: rgt-tui queue "
+        "append box1 sends them, and the running queue runs them after its cells"
+    ) in out.replace(str(qf.base) + "/", ""), out
+    rows = [line.split() for line in out.splitlines() if "not sent" in line][1:]
+    assert rows[:2] == [
+        ["2", "late_b", "not", "sent", "line", "4"],
+        ["3", "late_a", "not", "sent", "line", "6"],
+    ], out  # the file's order, with the index each takes on the box
+    assert out.index("  1  sent") < out.index("  2  late_b"), out  # after the box's cells
+    assert "and 1 line added to" in out and "cannot run as written: rgt-tui queue check" in out
+    assert "\x1b" not in out and "bad" not in out, out  # the broken line is never echoed
+    as_json = json.loads((await arun("queue", "show", "box1", "--hosts", hosts, "--json")).stdout)
+    assert [(c["index"], c["name"], c["line"]) for c in as_json["not_sent"]] == [
+        (2, "late_b", 4),
+        (3, "late_a", 6),
+    ]
+
+    qf.write_queue(qf.queue_file().read_text().replace("cells/bad\x1b[2J.sh t\n", ""))
+    (qf.root() / "go").touch()
+    await wait_view(qf, lambda v: v.state == FINISHED, what="the queue to finish")
+    idle = (await arun("queue", "show", "box1", "--hosts", hosts)).stdout
+    assert (
+        "not on box1 yet: rgt-tui launch box1 sends and runs them (the queue is not running; "
+        "rgt-tui queue append box1 only sends them)"
+    ) in idle, idle
+    appended = await arun("queue", "append", "box1", "--hosts", hosts)
+    assert appended.returncode == 0, appended.stderr
+    after = (await arun("queue", "show", "box1", "--hosts", hosts)).stdout
+    assert "not sent" not in after and "late_a" in after, after
 
 
 async def test_queue_stop_says_a_waiting_retry_stays_waiting(make_queue_fleet):

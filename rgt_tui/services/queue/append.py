@@ -25,12 +25,18 @@ from rgt_tui.services.journal import torn_down_refusal
 from rgt_tui.services.queue.box import probe, read_box_queue_text
 from rgt_tui.services.queue.cells import (
     PlannedCell,
+    held_lines,
     read_local_queue,
     render_queue,
     unsent_moved,
     unsent_text,
 )
-from rgt_tui.services.queue.check import display_path, missing_configs, tree_configs
+from rgt_tui.services.queue.check import (
+    display_path,
+    missing_configs,
+    read_queue_file,
+    tree_configs,
+)
 from rgt_tui.services.queue.moved_skips import record_moved_skips, unskipped_moved
 from rgt_tui.services.queue.records import other_queue_problem, view_from_facts
 from rgt_tui.transport import Transport
@@ -56,6 +62,26 @@ SENT_FIX = (
 )
 
 
+@dataclass(frozen=True)
+class NotSent:
+    """The local queue file's cells its box's copy does not hold yet: lines added since
+    the last launch or append, which nothing runs until one sends them (hour s25a #6:
+    `queue show` listed only the box's cells, and a user who had just edited the file
+    could not tell whether the new lines would run)."""
+
+    file: str  # the queue file, as messages show it
+    cells: tuple[tuple[int, QueueCell], ...]  # (the index it takes on the box, the cell)
+    problems: int = 0  # lines among them `queue check` finds at fault (not listed)
+
+
+@dataclass(frozen=True)
+class AgainstBox:
+    """The local queue file against the box's copy, which is what the box runs."""
+
+    changed: str | None = None  # ``sent_lines_changed``'s words
+    not_sent: NotSent | None = None  # None: nothing added, or not compared
+
+
 async def sent_lines_changed(
     host: HostConfig, transport: Transport, view: QueueView | None = None
 ) -> str | None:
@@ -65,23 +91,42 @@ async def sent_lines_changed(
     box's records as just read; when they are another kind of queue's (a group's job on
     a box with a queue of its own), that is said instead: "put the lines back as on the
     box" would have written the group's lines over the box's own queue (hour s22b #9)."""
+    return (await against_box(host, transport, view)).changed
+
+
+async def against_box(
+    host: HostConfig, transport: Transport, view: QueueView | None = None
+) -> AgainstBox:
+    """The local queue file against the box's copy, in one read of each: the lines
+    already sent that differ (``sent_lines_changed``), else the cells not sent yet."""
     if host.queue is None or host.slurm is not None or host.group is not None:
-        return None
+        return AgainstBox()
     other = other_queue_problem(host, view) if view is not None else None
     if other is not None:
-        return other
-    try:
-        text = await asyncio.to_thread(Path(host.queue).read_text, encoding="utf-8")
-    except (OSError, ValueError):
-        return None  # the queue file's own problems are said where it is read
-    box_text = await read_box_queue_text(transport, host.name)
-    changed = prefix_problem(box_text, text) if box_text else None
-    if changed is None:
-        return None
-    return (
-        f"{display_path(host.queue)} differs from the copy on {host.name} in lines already "
-        f"sent: the box runs its copy, not your edit. {SENT_FIX}:\n{changed}"
+        return AgainstBox(other)
+    source = await asyncio.to_thread(
+        read_queue_file, Path(host.queue), host=host.name, default_epochs=host.epochs
     )
+    if source.text is None:
+        return AgainstBox()  # the queue file's own problems are said where it is read
+    text = source.text
+    box_text = await read_box_queue_text(transport, host.name)
+    if not box_text:
+        return AgainstBox()  # nothing sent: the view says the file's cells are not deployed
+    changed = prefix_problem(box_text, text)
+    if changed is not None:
+        return AgainstBox(
+            f"{display_path(host.queue)} differs from the copy on {host.name} in lines "
+            f"already sent: the box runs its copy, not your edit. {SENT_FIX}:\n{changed}"
+        )
+    held = held_lines(box_text, text) or 0
+    cells = tuple(
+        (i, c) for i, c in enumerate(source.parsed.slots) if c.line > held and not c.moved_to
+    )
+    faults = sum(1 for p in source.parsed.problems if p.line is not None and p.line > held)
+    if not cells and not faults:
+        return AgainstBox()
+    return AgainstBox(not_sent=NotSent(source.parsed.file, cells, faults))
 
 
 async def configs_on_box(

@@ -134,6 +134,16 @@ def unsent_text(box_text: str, text: str) -> str:
     return "" if end is None else text[end:]
 
 
+def held_lines(box_text: str, text: str) -> int | None:
+    """How many lines of the local file the box's copy holds (its last, unended line
+    counts); None when that copy is not a prefix of the file (``sent_prefix_end``)."""
+    end = sent_prefix_end(box_text, text)
+    if end is None:
+        return None
+    sent = text[:end]
+    return sent.count("\n") + (1 if sent and not sent.endswith("\n") else 0)
+
+
 def unsent_moved(host: HostConfig, cells: tuple[QueueCell, ...], deployed: int) -> list[str]:
     """A ``#moved-to`` line the box does not hold yet would be sent and run: refuse it.
 
