@@ -142,7 +142,9 @@ COMMANDS: tuple[Command, ...] = (
         "already uses. One cell that ran and did not finish (interrupted, killed, failed, "
         "preempted, or its box gone) is resumed on HOST: its files pulled and verified here "
         "are pushed and checked by hash, and HOST runs it from its last verified checkpoint "
-        "(--from-scratch when it has none: the run starts over).",
+        "(--from-scratch when it has none: the run starts over). HOST's running queue gets it "
+        "appended; an idle one is launched by the move, and HOST's own pending cells just "
+        "before it then run too (the plan names them before it asks).",
     ),
     Command(
         "queue stop",

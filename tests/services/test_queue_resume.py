@@ -172,20 +172,40 @@ async def test_a_resume_onto_an_idle_spare_runs_the_spare_own_pending_cells_too(
     await run_until_held(qf)
     await pull_verify(qf, "box1")
     own = qf.cell_script("spare1", 'mkdir -p "$2" && echo ok > "$2/done.txt"', name="box2")
-    qf.write_queue(f"{own} t 1\n", "box2")
+    two = qf.cell_script("spare2", 'mkdir -p "$2" && echo ok > "$2/done.txt"', name="box2")
+    qf.write_queue(f"{own} t 1\n{two} t 1\n", "box2")
     await preempt(qf)
+
+    # Hour s25a #7: the move launches box2's idle queue, its own pending cells with it;
+    # the plan said "box2's queue launched from cell 0: its own pending cells … first",
+    # which did not read as the move starting them. Said before it asks, and in --help.
+    idle = (
+        "then box2's queue is idle: the move launches it from cell 0, running its 2 other "
+        "pending cells too (spare1, spare2), then ck, after its preflight (a failed check "
+        "stops the launch, not the move)"
+    )
+    hosts = qf.loopback.hosts_file
+    asked = await arun("queue", "move", "ck", "--to", "box2", "--hosts", hosts)  # no --yes
+    assert asked.returncode == 2 and "pass --yes" in asked.stderr, asked.stdout + asked.stderr
+    assert f"  {idle}\n" in asked.stdout, asked.stdout
+    assert "cells/ck.sh" not in qf.queue_file("box2").read_text()  # asked, so not moved
+    helped = (await arun("queue", "move", "--help")).stdout
+    assert "an idle one is launched by the move, and HOST's own pending cells just before it " in (
+        " ".join(helped.split())
+    ), helped
 
     planned = await plan(qf)
     assert planned.ok, planned.problems
-    said = "box2's queue launched from cell 0: its own pending cell 0 (spare1) first, then ck"
-    assert (
-        f"then {said}, after its preflight (a failed check stops the launch, not the move)"
-        in resume_lines(planned)
-    )  # the plan knew
+    assert idle in resume_lines(planned)  # the plan knew
     result = await move(qf, planned)
-    assert result.queued == said
+    said = "box2's queue launched from cell 0: its own pending cells 0 (spare1), 1 (spare2) first"
+    assert result.queued == f"{said}, then ck"
     there = await wait_view(qf, lambda v: v.state == FINISHED, name="box2", what="box2's run")
-    assert [(c.name, c.status) for c in there.cells] == [("spare1", DONE), ("ck", DONE)]
+    assert [(c.name, c.status) for c in there.cells] == [
+        ("spare1", DONE),
+        ("spare2", DONE),
+        ("ck", DONE),
+    ]
     assert "done at step 6" in cell_log(qf, "box2")
 
 

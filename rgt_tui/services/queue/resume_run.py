@@ -4,8 +4,9 @@ A running queue there gets the cell appended; an idle one is launched from it â€
 the target's own cells that never ran just before it, when there are some, so they are
 not left pending behind it (ux-h 14), unless the user stopped that queue: then they stay
 pending, said, with the launch that runs them. The plan says which of these will happen
-from the target's queue as last read (``plan_words``); the move does it and says what
-it did (``run_on_target``), in the same words.
+from the target's queue as last read (``plan_words``: an idle queue the move launches,
+running the target's own pending cells too, is said as such); the move does it and says
+what it did (``run_on_target``).
 """
 
 from __future__ import annotations
@@ -95,6 +96,20 @@ def _launch_only(target: str, name: str, start: int, waiting: list[_Slot], stopp
     return f"{said} ({name})"
 
 
+def _idle_words(target: str, name: str, start: int, waiting: Sequence[_Slot]) -> str:
+    """The plan's words when the move launches ``target``'s idle queue and so runs its
+    own pending cells before ``name`` too: ``box2's queue is idle: the move launches it
+    from cell 0, running its 2 other pending cells too (a, b), then ck``. Said as what
+    the move sets going (hour s25a #7: "its queue launched from cell 0: its own pending
+    cells â€¦ first" did not read as the move starting them)."""
+    one = len(waiting) == 1
+    return (
+        f"{target}'s queue is idle: the move launches it from cell {start}, running its "
+        f"{len(waiting)} other pending {'cell' if one else 'cells'} too "
+        f"({', '.join(c.name for c in waiting)}), then {name}"
+    )
+
+
 def _running_words(target: str) -> str:
     return f"{target}'s running queue runs it after its current cells"
 
@@ -122,7 +137,10 @@ async def plan_words(fleet: Fleet, target: HostConfig, transport: Transport, nam
     stopped = view.state == USER_STOPPED
     start = waiting[0].index if waiting and not stopped else len(slots)
     retries = [c for c in cells if c.status == RETRY and c.index < start]
-    words = _launch_words(target.name, name, start, waiting, stopped, retries)
+    if waiting and not stopped:
+        words = _idle_words(target.name, name, start, waiting) + _retries_words(retries)
+    else:
+        words = _launch_words(target.name, name, start, waiting, stopped, retries)
     # The launch's preflight runs when the move is made: a failed check refuses that
     # launch while the move stands (a user's hour read "preflight as any launch" in the
     # command line's plan, answered y, and only then met a failed check: hour s17a #9).
