@@ -208,11 +208,12 @@ class ConfirmationTyped:
     confirmation, which the re-scan taken for it carries (see ``teardown_gate``'s docstring).
     ``group_cells``: (group, cell) for each cell of the queue file of each ``[[groups]]``
     entry the box is a rank of, as the name was typed: what the confirmation knew of those
-    files, which the box's own gate never reads (``confirm.changed_since``)."""
+    files, which the box's own gate never reads (``confirm.changed_since``); None for a
+    confirmation recorded before rgt-tui kept them (nothing known: not compared)."""
 
     text: str
     attempt: str = ""
-    group_cells: tuple[tuple[str, str], ...] = ()
+    group_cells: tuple[tuple[str, str], ...] | None = None
 
 
 GateEvent = (

@@ -989,6 +989,31 @@ async def test_cells_appended_to_the_boxs_groups_queue_file_void_its_confirmatio
     assert ready.journal.load("box1").torn_down_at is not None
 
 
+async def test_a_confirmation_kept_before_its_groups_cells_were_is_not_voided_by_them(
+    ready: Setup,
+) -> None:
+    """Review s26 #1: a rank box confirmed by an rgt-tui that kept no group cells, then
+    destroyed by hand: its groups' cells all read as unknown, which voided the
+    confirmation of a box whose name can no longer be typed (it is gone). Such a
+    confirmation is not compared with the group's file, as before."""
+    queue = _add_group(ready)
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    # The journal as the older rgt-tui wrote it: no group_cells key in the typed event.
+    path = ready.journal.path("box1")
+    data = json.loads(path.read_text())
+    typed = [e for _, e in data["events"] if e.get("type") == "ConfirmationTyped"]
+    assert typed and all("group_cells" in e for e in typed)
+    for event in typed:
+        del event["group_cells"]
+    path.write_text(json.dumps(data))
+    queue.write_text(GROUP_QUEUE)  # the group's file as it was: its cells known or not
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert ready.journal.load("box1").torn_down_at is not None
+
+
 async def test_a_cell_still_to_run_is_not_accepted_as_missing(ready: Setup) -> None:
     """Hour s25b #1: a stray Missing: accept on a cell pending in a running queue was
     recorded; the cell ran later, its results were lost, and the gate never asked again."""

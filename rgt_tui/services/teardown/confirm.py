@@ -339,9 +339,13 @@ def changed_since(
     new = _new_cells(host, was)
     if new:
         said.append(f"its queue file holds cells the confirmation did not know ({_named(new)})")
-    for group in groups:
+    # A confirmation recorded before the group's cells were kept knows none of them:
+    # compared, every cell would read as new and void it, and a box already destroyed
+    # could never be recorded so (its name cannot be typed again on a box that is gone).
+    kept = typed.group_cells
+    for group in groups if kept is not None else ():
         # The group's file, not the box's: its cells run on every rank (review s25 #9).
-        new = _new_cells(group, {cell for name, cell in typed.group_cells if name == group.name})
+        new = _new_cells(group, {cell for name, cell in kept or () if name == group.name})
         if new:
             file = printable(group.queue.name if group.queue else "", 100)
             said.append(
