@@ -188,6 +188,8 @@ def not_sent_lines(view: QueueView, not_sent: NotSent) -> list[str]:
             f"rgt-tui launch {host} sends and runs {them} (the queue is not running; "
             f"rgt-tui queue append {host} only sends {them})"
         )
+    if not_sent.problems:  # append and launch refuse a file with a line at fault
+        how = f"once the lines at fault below are put right, {how}"
     head = f"not sent: {plural(len(cells), 'cell')} of {where}{span}, not on {host} yet: {how}"
     faults = (
         f"{plural(not_sent.problems, 'line')} added to {where} cannot run as written: "
@@ -228,7 +230,7 @@ async def run_show(call: Call, transport: Transport) -> int:
     if view.cells:
         try:
             compared = await against_box(call.host, transport, view)
-        except QueueError as exc:
+        except (QueueError, TransportError) as exc:  # the view was read: show it anyway
             compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
     if call.args.json:
         print(json.dumps(view_to_json(view, compared.not_sent), indent=2))

@@ -189,8 +189,9 @@ async def test_queue_show_lists_the_lines_added_since_the_last_send_as_not_sent(
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout
     assert (
-        "not sent: 2 cells of queues/box1.txt (lines 4–6), not on box1 yet: rgt-tui queue "
-        "append box1 sends them, and the running queue runs them after its cells"
+        "not sent: 2 cells of queues/box1.txt (lines 4–6), not on box1 yet: once the lines "
+        "at fault below are put right, rgt-tui queue append box1 sends them, and the running "
+        "queue runs them after its cells"
     ) in out.replace(str(qf.base) + "/", ""), out
     rows = [line.split() for line in out.splitlines() if "not sent" in line][1:]
     assert rows[:2] == [
