@@ -261,14 +261,24 @@ async def test_a_key_typed_just_after_the_filter_s_enter_is_never_filter_text(
         box = screen.filter_input
         await pilot.press("slash", *"h100")
         await wait_for(lambda: box.value == "h100" and box.has_focus, pilot=pilot)
-        # Enter and y both reach the App before the box has read the Enter.
+        # Enter and y both reach the App before the box has read the Enter. Whether the
+        # y is then forwarded to the box (dropped with the toast) or, the box having read
+        # the Enter first, to the grid (y: sync, which opens the host's detail) depends on
+        # when each message pump runs; it is never typed into the kept filter.
         app.post_message(events.Key("enter", "\r"))
         app.post_message(events.Key("y", "y"))
-        await wait_for(lambda: screen.focused is screen.panes["h100-eval"], pilot=pilot)
-        await wait_for(lambda: any("'y', typed right after Enter, was not run" in str(n.message)
-                                   for n in shown_notifications(app)), pilot=pilot)  # fmt: skip
+
+        def dropped() -> bool:
+            return any("'y', typed right after Enter, was not run" in str(n.message)
+                       for n in shown_notifications(app))  # fmt: skip
+
+        await wait_for(lambda: dropped() or isinstance(app.screen, HostDetailScreen), pilot=pilot)
         assert box.value == "h100"
-        assert isinstance(app.screen, FleetScreen)
+        if isinstance(app.screen, HostDetailScreen):  # read after the Enter: the grid's y
+            assert app.screen.host.name == "h100-eval"
+            await pilot.press("escape")
+            await wait_for(lambda: app.screen is screen, pilot=pilot)
+        assert screen.focused is screen.panes["h100-eval"]
         # Read after the Enter, y is what it is on the grid: sync the selected host.
         await pilot.press("slash", *"h100")
         await wait_for(lambda: box.value == "h100" and box.has_focus, pilot=pilot)
