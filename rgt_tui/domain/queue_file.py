@@ -415,21 +415,31 @@ def sent_prefix_end(box_text: str, local_text: str) -> int | None:
 
     Line by line, each line the box holds must be the local line, or that line rewritten
     as ``#moved-to HOST: <line>`` (a moved cell keeps its index); nothing else. What
-    follows the returned offset is what an append sends.
+    follows the returned offset is what an append sends. Line endings: the box's last,
+    unended line also matches a local line ended by CRLF (sent before its ending was
+    typed; the match ends before the ``\r\n``), and a local file that only lacks the
+    box copy's final line ending is that copy (nothing follows it to send).
     """
     box_lines = box_text.split("\n")
     local_lines = local_text.split("\n")
+    ended = box_lines[-1] == ""  # the box's copy ended on a newline (or is empty)
+    if ended:
+        box_lines.pop()
     if len(local_lines) < len(box_lines):
         return None
     end = 0
     for number, old in enumerate(box_lines):
         new = local_lines[number]
-        last = number == len(box_lines) - 1
-        if last and old == "":  # the box's copy ended on a newline: nothing more to match
-            return end
+        more = number < len(local_lines) - 1  # a newline follows this local line
+        if number == len(box_lines) - 1:
+            if not ended and more and new.endswith("\r") and _same_or_moved(old, new[:-1]):
+                return end + len(new) - 1
+            if ended and not more:  # only the final line ending differs, if anything
+                same = _same_or_moved(old.removesuffix("\r"), new.removesuffix("\r"))
+                return end + len(new) if same else None
         if not _same_or_moved(old, new):
             return None
-        end += len(new) + (0 if last else 1)
+        end += len(new) + (1 if ended or number < len(box_lines) - 1 else 0)
     return end
 
 
@@ -450,6 +460,9 @@ def prefix_problem(box_text: str, local_text: str) -> str | None:
     for number, old in enumerate(box_lines, start=1):
         new = local_lines[number - 1] if number <= len(local_lines) else None
         if new is not None and _same_or_moved(old, new):
+            continue
+        last = number == len(box_lines)  # compared with its ending aside (sent_prefix_end)
+        if last and new is not None and _same_or_moved(old.rstrip("\r"), new.rstrip("\r")):
             continue
         shown.append(f"  line {number} on the box: {old!r}")
         shown.append(f"  line {number} locally:    {'(missing)' if new is None else repr(new)}")

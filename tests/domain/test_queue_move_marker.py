@@ -10,6 +10,7 @@ from rgt_tui.domain.queue_file import (
     prefix_problem,
     sent_prefix_end,
 )
+from rgt_tui.services.queue.cells import held_lines, unsent_text
 
 
 def parse(text: str, file: str = "q.txt"):
@@ -63,4 +64,38 @@ def test_the_old_prefix_rule_is_unchanged():
     assert sent_prefix_end("", "x\n") == 0
     assert sent_prefix_end("a.yaml t", "a.yaml t\nb.yaml t\n") == len("a.yaml t")
     assert sent_prefix_end("a.yaml t", "a.yaml tx\n") is None
-    assert sent_prefix_end(old, "a.yaml t\nb.yaml t") is None
+
+
+def test_a_crlf_line_ended_after_it_was_sent_unended_is_the_line_sent():
+    """Notepad saves no final newline: the box got ``a\\r\\nb``, the user added a line, and
+    append and launch were refused ('b' on the box, 'b\\r' locally), pointing to --fresh."""
+    box = "a.yaml t\r\nb.yaml t"
+    local = box + "\r\nc.yaml t\r\n"
+    assert prefix_problem(box, local) is None
+    assert sent_prefix_end(box, local) == len(box)
+    assert held_lines(box, local) == 2
+    sent = unsent_text(box, local)
+    assert sent == "\r\nc.yaml t\r\n" and box + sent == local  # the box's copy: the file
+    moved = "a.yaml t\r\n" + moved_marker("box2", "b.yaml t") + "\r\nc.yaml t\r\n"
+    assert unsent_text(box, moved) == "\r\nc.yaml t\r\n"
+    # Only the ending is forgiven: the line itself changed, or another line, still shows.
+    assert sent_prefix_end(box, "a.yaml t\r\nb.yaml tx\r\n") is None
+    changed = prefix_problem(box, "a2.yaml t\r\nb.yaml t\r\nc.yaml t\r\n")
+    assert changed == "  line 1 on the box: 'a.yaml t\\r'\n  line 1 locally:    'a2.yaml t\\r'"
+
+
+def test_a_file_that_only_lost_its_final_newline_is_the_copy_sent():
+    """``a\\nb\\n`` on the box, ``a\\nb`` locally: the same file, nothing to send (it was
+    refused as 'only comment or blank lines differ')."""
+    for box, local in (
+        ("a.yaml t\nb.yaml t\n", "a.yaml t\nb.yaml t"),
+        ("a.yaml t\r\nb.yaml t\r\n", "a.yaml t\r\nb.yaml t"),
+        ("a.yaml t\n", "a.yaml t"),
+    ):
+        assert prefix_problem(box, local) is None, local
+        assert sent_prefix_end(box, local) == len(local), local
+        assert unsent_text(box, local) == "", local
+        assert held_lines(box, local) == box.count("\n"), local
+    # A last line that changed, or went, is still refused.
+    assert sent_prefix_end("a.yaml t\nb.yaml t\n", "a.yaml t\nb.yaml tx") is None
+    assert prefix_problem("a.yaml t\nb.yaml t\n", "a.yaml t\n")
