@@ -80,7 +80,13 @@ async def test_l_confirms_runs_the_queue_shows_it_and_refuses_a_second_launch(
         await wait_for(
             lambda: isinstance(app.screen, FleetScreen), what="the modal to close", pilot=pilot
         )
-        assert any("queue launched" in n and "3 cells" in n for n in notes(app)), notes(app)
+        # The toast is a message to the app, posted before the modal's dismiss: a loaded
+        # run can show the fleet screen before the app has read it (CI, stop 63's run).
+        await wait_for(
+            lambda: any("queue launched" in n and "3 cells" in n for n in notes(app)),
+            what="the launch's toast",
+            pilot=pilot,
+        )
         await wait_view(qf, lambda v: v.state == RUNNING, what="the queue to run")
 
         # A second L while it runs: the refusal, and no Launch button.
