@@ -276,7 +276,8 @@ class RgtApp(ThemedApp):
                 screen.host_updated(update, history)
         self.box_watch.host_updated(update)
         # A drop and a return, in the notices (n); a spot box's drop as "preempted?".
-        spot = any(h.name == update.host and h.watch.interruptible for h in self.fleet.hosts)
+        host = self.fleet.find(update.host)
+        spot = host is not None and host.watch.interruptible
         note_connection(self, update, interruptible=spot)
 
     def _queue_tab_shown(self, host: str) -> bool:

@@ -116,7 +116,7 @@ class BoxWatch:
 
     def _cluster(self, host: str) -> bool:
         """A Slurm login node: a teardown never destroys it."""
-        config = next((h for h in self.jobs.fleet.hosts if h.name == host), None)
+        config = self.jobs.fleet.find(host)
         return config is not None and isinstance(backend_for(config), JobGated)
 
     def _note_refused_key(self, host: str, update: HostUpdate) -> None:

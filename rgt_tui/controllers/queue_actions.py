@@ -142,7 +142,7 @@ def no_queue_hint(host_name: str, fleet: Fleet) -> str:
             "--rdzv-backend c10d --rdzv-endpoint {master_addr}:{master_port} train.py "
             '--config {cfg} --out {out}" (docs/groups.md)'
         )
-    host = next((h for h in fleet.hosts if h.name == host_name), None)
+    host = fleet.find(host_name)
     if host is not None and host.run is not None:
         # Its run is set: only the queue key is missing (the hint named run as well).
         return (

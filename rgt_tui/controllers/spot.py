@@ -116,7 +116,7 @@ class SpotWatch:
         move made after it was named (here, by ``watch`` or on the command line) shows on
         the pane, which kept "no pulled and verified checkpoint" after watch had moved
         the cell (hour s21a #3, #7). The first look is the runtime's, when it names it."""
-        host = next((h for h in self.fleet.hosts if h.name == name), None)
+        host = self.fleet.find(name)
         if host is None:
             return
         stamp = (named.key, signature(self.fleet, host), file_stamp(host.queue))
@@ -133,7 +133,7 @@ class SpotWatch:
         run_work(self.app, look(), f"preempted-ckpt:{name}")
 
     def _look_at_verified(self, name: str, cell: str) -> None:
-        host = next((h for h in self.fleet.hosts if h.name == name), None)
+        host = self.fleet.find(name)
         if host is None:
             return
         records = signature(self.fleet, host)  # two stats: a pull or verify since?

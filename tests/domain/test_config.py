@@ -5,6 +5,7 @@ Long because the fleet file has many keys, each with its refusals; one file keep
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from datetime import datetime, timedelta, timezone
@@ -189,6 +190,17 @@ def test_fleet_host_lookup_error_lists_known_names(tmp_path: Path) -> None:
     fleet = load_fleet(write_hosts(tmp_path, '[[hosts]]\nname = "a"\nssh = "a"\n'))
     with pytest.raises(KeyError, match=r"no host named 'zz'.*known: a"):
         fleet.host("zz")
+    assert fleet.find("zz") is None and fleet.find("a") is fleet.host("a") is fleet.hosts[0]
+
+
+def test_fleet_lookup_follows_a_replaced_fleet(tmp_path: Path) -> None:
+    """The name index is the fleet's own: a fleet made from another (an edit) finds its
+    own hosts, not the index the first one built."""
+    fleet = load_fleet(write_hosts(tmp_path, '[[hosts]]\nname = "a"\nssh = "a"\n'))
+    assert fleet.find("a") is not None
+    b = dataclasses.replace(fleet.hosts[0], name="b")
+    edited = dataclasses.replace(fleet, hosts=(fleet.hosts[0], b))
+    assert edited.find("b") is b and fleet.find("b") is None
 
 
 # --- the default fleet ------------------------------------------------------------------
