@@ -51,10 +51,17 @@ def offer_line(audit: DiskAudit) -> str:
             f"and what is pulled and verified under the pull folders ({roots})"
         )
     more = f", and {len(names) - NAMED} more" if len(names) > NAMED else ""
-    return (
+    line = (
         "offered for deletion (type one as it is named here; each file is checked pulled "
         f"and verified first): {', '.join(names[:NAMED])}{more}"
     )
+    if any(e.kind != "hf-model" and e.path in shown for e in offered(audit)):
+        # Said before the delete, not found after it (hour s25b #7): the box no longer
+        # holds what the last manifest lists, so the teardown gate's re-scan cannot match.
+        line += (
+            "; a delete under a pull folder shuts the teardown gate until the next pull and verify"
+        )
+    return line
 
 
 def not_listed(audit: DiskAudit, typed: str) -> str:

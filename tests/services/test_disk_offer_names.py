@@ -34,3 +34,17 @@ def test_typing_such_a_name_as_shown_says_why_it_is_not_offered() -> None:
     audit = _audit("/root/results/a/ckpt_1.pt", "/root/results/dir_\x1b[7mREV/ckpt_1.pt")
     said = not_listed(audit, "/root/results/dir_\\x1b[7mREV/ckpt_1.pt")
     assert said == f"is listed, but not offered: {UNTYPABLE}", said
+
+
+def test_the_offer_says_first_that_a_delete_under_a_pull_folder_shuts_the_gate() -> None:
+    """Said before the delete (hour s25b #7 found it only after: the gate read "the box
+    lists other files than the manifest"), and only when an offered entry is under a
+    pull folder: deleting a Hugging Face model changes nothing the gate compares."""
+    from rgt_tui.content.disk_text import offer_line
+
+    shuts = "a delete under a pull folder shuts the teardown gate until the next pull and verify"
+    assert shuts in offer_line(_audit("/root/results/a/ckpt_1.pt"))
+    model = Reclaimable("/root/.cache/huggingface/hub/models--org--a", "hf-model", "d", 1, 9, 100)
+    only_models = DiskAudit("box1", "/root", "id", (), (), (model,), (), ("/root/results",))
+    said = offer_line(only_models)
+    assert said.startswith("offered for deletion") and shuts not in said, said
