@@ -209,7 +209,7 @@ def format_retry(plan: RetryPlan) -> str:
     elif plan.submits:
         lines.append(f"  submitted to {plan.submits} as a new job array of these cells")
     elif plan.launch is not None:
-        from rgt_tui.cli.queue import format_plan, preflight_lines
+        from rgt_tui.cli.launch import format_plan, preflight_lines
         from rgt_tui.services.queue.launch_acks import acks_line
 
         lines.append("  the queue is not running: a launch runs only these cells")

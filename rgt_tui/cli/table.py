@@ -39,25 +39,16 @@ add_preflight_arguments, run_preflight = lazy(
     "run_verify",
     "verify_interrupted",
 )
-(
-    add_check_arguments,
-    add_launch_arguments,
-    launch_interrupted,
-    run_append,
-    run_check,
-    run_diagnose,
-    run_launch,
-    run_show,
-) = lazy(
+add_check_arguments, run_append, run_check, run_diagnose, run_show = lazy(
     "rgt_tui.cli.queue",
     "add_check_arguments",
-    "add_launch_arguments",
-    "launch_interrupted",
     "run_append",
     "run_check",
     "run_diagnose",
-    "run_launch",
     "run_show",
+)
+add_launch_arguments, launch_interrupted, run_launch = lazy(
+    "rgt_tui.cli.launch", "add_launch_arguments", "launch_interrupted", "run_launch"
 )
 add_kill_arguments, add_retry_arguments, add_yes, run_kill, run_retry, run_stop = lazy(
     "rgt_tui.cli.queue_control",

@@ -4,7 +4,7 @@ and ``rendezvous``, a Slurm host's ``signal-lead``."""
 
 from __future__ import annotations
 
-from rgt_tui.cli.queue import preflight_lines
+from rgt_tui.cli.launch import preflight_lines
 from rgt_tui.domain.preflight import Check, PreflightReport
 from rgt_tui.services.queue.launch import LaunchPlan
 

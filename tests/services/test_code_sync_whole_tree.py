@@ -10,7 +10,7 @@ import pytest
 from support.code_trees import SYNC_RECORD, add_code, git, git_tree, write
 from support.queues import GATE, SCRIPT_RUN, wait_view
 
-from rgt_tui.cli.queue import preflight_lines
+from rgt_tui.cli.launch import preflight_lines
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.services.code_sync import SyncError, code_status, sync_code
 from rgt_tui.services.fleet.file import load_fleet

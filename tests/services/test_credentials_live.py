@@ -25,7 +25,7 @@ from support.fleet_files import set_host_key
 from support.queues import GATE, SCRIPT_RUN, QueueFleet, QueueSshServer, wait_view
 from support.waiting import wait_for
 
-from rgt_tui.cli.queue import format_plan
+from rgt_tui.cli.launch import format_plan
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.paths import journal_dir
 from rgt_tui.services.credentials import CredentialError

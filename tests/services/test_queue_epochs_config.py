@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from rgt_tui.cli.queue import format_plan
+from rgt_tui.cli.launch import format_plan
 from rgt_tui.services.queue.epochs import MAX_BYTES
 from rgt_tui.services.queue.launch import plan_launch
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from support.queues import wait_view
 
-from rgt_tui.cli.queue import format_plan
+from rgt_tui.cli.launch import format_plan
 from rgt_tui.domain.queue_state import FINISHED
 from rgt_tui.services.queue.launch import launch, plan_launch
 
