@@ -4,13 +4,11 @@ The App hands it each update (``host_updated``); it forwards the update to the h
 pane, which draws only if it can be seen. The selection (shown as focus): arrows or vim's
 hjkl move it grid-aware, ``/`` filters by name, Enter or a click opens the host.
 
-About 500 lines on purpose: the screen's bindings and the actions they call, kept
-beside the grid selection, the filter and the panes coming and going (a fleet file's
-edit) that those actions work on.
-
-Over 450 lines: one screen (the grid, its header's tally, selection and scroll, and the
-routing of samples and queue views to panes); its panes, header and layout already live
-in widgets/.
+Over 450 lines on purpose: one screen — its bindings and the actions they call, beside
+the grid selection and scroll, the header's tally, the panes coming and going (a fleet
+file's edit) and the routing of samples and queue views to panes, which those actions
+work on. Its panes, header and layout live in widgets/, the filter's input in
+fleet_filter.py.
 """
 
 from __future__ import annotations
@@ -18,9 +16,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -43,17 +40,12 @@ from rgt_tui.domain.preemption import Checkpoint, Preemption
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.messages import OpenHostRequested, ReconnectRequested
 from rgt_tui.screens.disk_usage import DISK_BINDING, DiskUsageRequested
+from rgt_tui.screens.fleet_filter import FilterInput
 from rgt_tui.screens.host_key import HOST_KEY_BINDING, HostKeyReviewRequested
 from rgt_tui.screens.job_keys import JOB_BINDINGS, JobRequested
 from rgt_tui.screens.queue_keys import QUEUE_BINDINGS, QueueActionRequested
 from rgt_tui.screens.shell_keys import SHELL_BINDING, request_shell
-from rgt_tui.screens.type_ahead import (
-    InOrderInput,
-    expect_typing,
-    say_dropped,
-    typed_into,
-    typing_ahead,
-)
+from rgt_tui.screens.type_ahead import expect_typing, typed_into, typing_ahead
 from rgt_tui.services.telemetry import HostUpdate
 from rgt_tui.widgets.fleet_header import (
     FleetHeader,
@@ -66,72 +58,6 @@ from rgt_tui.widgets.key_footer import KeyFooter
 from rgt_tui.widgets.pane_grid import PaneGrid, neighbour
 
 BATCH_FROM = 16  # more hosts than this: panes draw on the screen's tick (HostPane.batched)
-
-
-class FilterInput(InOrderInput):
-    """The host-name filter; Escape clears it and hands the keys back to the grid.
-
-    Enter keeps it, and the keys are the grid's from that moment: Textual runs an input's
-    Enter binding once the key has bubbled up to the App, and the screen moved the cursor
-    a message later still, so a key typed a few milliseconds after Enter (tmux send-keys,
-    a fast typist) was already queued for the box and became filter text (hour s25b #4:
-    ``/box3``, Enter, ``y`` filtered on ``box3y``). Enter is read here, as the key comes:
-    the cursor leaves at once, and a key that still reaches the box after it is dropped
-    with a toast, as one typed after Enter in a burst is (``typed_into``)."""
-
-    BINDINGS = [Binding("escape", "clear", "Clear filter", tooltip="Clear the filter")]
-
-    class Done(Message):
-        """The user finished with the filter (Enter keeps it, Escape clears it)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.kept = False  # Enter kept the text: what still reaches the box is dropped
-        self._dropped = ""
-
-    def reopen(self) -> None:
-        """``/`` again: a new filter, typed into."""
-        self.value = ""
-        self.kept = False
-        self._dropped = ""
-
-    async def on_key(self, event: events.Key) -> None:
-        if event.key == "enter" and self.screen.focused is self and not self.kept:
-            event.stop()  # done here, not again by the binding once it bubbles
-            event.prevent_default()
-            self.screen.set_focus(None)  # the keys read from now on are the grid's
-            await self.action_submit()
-            return
-        if self.kept and event.is_printable and event.character is not None:
-            event.stop()
-            event.prevent_default()  # not typed by Input's own key handler
-            self.take_stray(event.character)
-            return
-        await super().on_key(event)
-
-    def take_stray(self, character: str) -> None:
-        if not self.kept:
-            super().take_stray(character)
-            return
-        if not self._dropped:  # one toast for the keys of one burst
-            self.call_later(self._say_dropped)
-        self._dropped += character
-
-    def _say_dropped(self) -> None:
-        dropped, self._dropped = self._dropped, ""
-        if dropped:
-            say_dropped(self, dropped)
-
-    async def action_submit(self) -> None:
-        self.kept = True
-        await super().action_submit()
-
-    def action_clear(self) -> None:
-        self.value = ""
-        self.post_message(self.Done())
-
-    def on_input_submitted(self) -> None:
-        self.post_message(self.Done())
 
 
 class FleetScreen(FleetView, Screen[None]):

@@ -16,7 +16,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from rgt_tui.controllers.queue_actions import queue_commands
 from rgt_tui.screens.disk_usage import disk_commands
-from rgt_tui.screens.fleet import FilterInput, FleetScreen
+from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.fleet_filter import FilterInput
 from rgt_tui.screens.help import HelpScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.job_keys import job_commands

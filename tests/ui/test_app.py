@@ -44,7 +44,8 @@ from rgt_tui.domain.health import HealthState
 from rgt_tui.domain.history import HostHistory
 from rgt_tui.domain.snapshot import carry_processes, snapshot_from_agent
 from rgt_tui.messages import HostUpdated
-from rgt_tui.screens.fleet import FilterInput, FleetScreen
+from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.fleet_filter import FilterInput
 from rgt_tui.screens.help import KEY_COLUMN, MOUSE_HELP, SAME_ACTION, HelpScreen, describe
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.fleet.file import load_fleet

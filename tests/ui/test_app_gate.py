@@ -32,7 +32,8 @@ from textual.message import Message
 from textual.widgets import Input
 
 from rgt_tui.app import RgtApp
-from rgt_tui.screens.fleet import FilterInput, FleetScreen
+from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.fleet_filter import FilterInput
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.job_keys import JobRequested
 from rgt_tui.screens.queue_keys import QueueActionRequested
