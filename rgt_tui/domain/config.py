@@ -10,6 +10,9 @@ Where the rest is: checking the TOML (``config_parse``: the file's tables, every
 found in one pass; ``config_toml``: typed access that knows each key's line) and each
 host's rules (``config_hosts``); reading the file from disk is
 ``rgt_tui.services.fleet.file`` (``load_fleet``, ``resolve_fleet_path``): no I/O here.
+
+Past 450 lines on purpose: every key the file may hold and the frozen record it fills,
+side by side, so a new key is one edit in one place; the parsing lives elsewhere (above).
 """
 
 from __future__ import annotations

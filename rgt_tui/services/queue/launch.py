@@ -13,6 +13,10 @@ sent) and ``~/.rgt/queue/cells.tsv`` (each cell rendered into its shell command 
 the queue format). The box copy must stay a prefix of the local file: a change to an
 earlier line would shift the indices ``--start`` counts in, so it is refused with the
 differing lines shown (``fresh=True`` moves the old queue aside instead).
+
+Past 450 lines on purpose: ``plan_launch`` is one ordered list of checks, the local ones
+first (no box asked for a refusal known here), then the box's, and its refusals' words
+sit beside it; ``launch`` is the one round trip that acts on the plan.
 """
 
 from __future__ import annotations
