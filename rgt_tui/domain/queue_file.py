@@ -409,6 +409,21 @@ def _same_or_moved(box_line: str, local_line: str) -> bool:
     return marker is not None and marker[1] == box_line
 
 
+def _last_line_same(old: str, new: str, *, ended: bool, more: bool) -> bool:
+    """The box's last line ``old`` is the local line ``new`` with the line ending aside.
+
+    Two cases only, shared by ``sent_prefix_end`` and ``prefix_problem`` so that they
+    never disagree: the box's unended last line was sent before its CRLF was typed
+    (``more``: a newline follows the local line), or the local file only lacks the box
+    copy's final line ending (``ended`` and nothing follows locally).
+    """
+    if not ended and more and new.endswith("\r"):
+        return _same_or_moved(old, new[:-1])
+    if ended and not more:
+        return _same_or_moved(old.removesuffix("\r"), new.removesuffix("\r"))
+    return False
+
+
 def sent_prefix_end(box_text: str, local_text: str) -> int | None:
     """Where, in the local file, the part the box already holds ends; None when the box's
     copy is not a prefix of it ending on a line boundary.
@@ -432,11 +447,11 @@ def sent_prefix_end(box_text: str, local_text: str) -> int | None:
         new = local_lines[number]
         more = number < len(local_lines) - 1  # a newline follows this local line
         if number == len(box_lines) - 1:
-            if not ended and more and new.endswith("\r") and _same_or_moved(old, new[:-1]):
-                return end + len(new) - 1
-            if ended and not more:  # only the final line ending differs, if anything
-                same = _same_or_moved(old.removesuffix("\r"), new.removesuffix("\r"))
-                return end + len(new) if same else None
+            if _last_line_same(old, new, ended=ended, more=more):
+                # unended: the match stops before the local line's \r
+                return end + len(new) - (0 if ended else 1)
+            if ended and not more:
+                return None
         if not _same_or_moved(old, new):
             return None
         end += len(new) + (1 if ended or number < len(box_lines) - 1 else 0)
@@ -453,7 +468,8 @@ def prefix_problem(box_text: str, local_text: str) -> str | None:
     if sent_prefix_end(box_text, local_text) is not None:
         return None
     box_lines = box_text.split("\n")
-    if box_lines[-1] == "":  # what follows the box copy's last newline is no line of it
+    ended = box_lines[-1] == ""  # what follows the box copy's last newline is no line of it
+    if ended:
         box_lines.pop()
     local_lines = local_text.split("\n")
     shown: list[str] = []
@@ -462,7 +478,8 @@ def prefix_problem(box_text: str, local_text: str) -> str | None:
         if new is not None and _same_or_moved(old, new):
             continue
         last = number == len(box_lines)  # compared with its ending aside (sent_prefix_end)
-        if last and new is not None and _same_or_moved(old.rstrip("\r"), new.rstrip("\r")):
+        more = number < len(local_lines)  # a newline follows the local line
+        if last and new is not None and _last_line_same(old, new, ended=ended, more=more):
             continue
         shown.append(f"  line {number} on the box: {old!r}")
         shown.append(f"  line {number} locally:    {'(missing)' if new is None else repr(new)}")

@@ -15,6 +15,7 @@ from rgt_tui.domain.queue_file import (
     parse_queue_text,
     prefix_problem,
     render_command,
+    sent_prefix_end,
     strip_comment,
     template_problem,
 )
@@ -169,6 +170,25 @@ def test_prefix_problem_names_only_the_changed_line_when_lines_were_also_appende
     deleted = prefix_problem(old, "a.yaml t\nb.yaml t\n")
     assert deleted == "  line 3 on the box: 'c.yaml t'\n  line 3 locally:    ''"
     assert prefix_problem(old, old + "d.yaml t 1\ne.yaml t\n") is None
+
+
+def test_prefix_problem_names_a_line_whenever_the_prefix_test_refuses():
+    """prefix_problem and sent_prefix_end once tested the box's last line with different
+    line-ending rules: a CRLF typed into a line the box held ended refused an append with
+    an empty reason (no differing line shown, and nothing in the TUI)."""
+    crlf = prefix_problem("a\nb\n", "a\nb\r\nc\n")
+    assert crlf == "  line 2 on the box: 'b'\n  line 2 locally:    'b\\r'"
+    lf = prefix_problem("a\r\nb\r\n", "a\r\nb\nc\n")
+    assert lf == "  line 2 on the box: 'b\\r'\n  line 2 locally:    'b'"
+    # Every pair of short texts: the two agree, and a refusal always names a line.
+    texts = [""]
+    for _ in range(4):
+        texts += [t + c for t in texts if len(t) == max(map(len, texts)) for c in "ab\r\n"]
+    for box in texts:
+        for local in texts:
+            problem = prefix_problem(box, local)
+            assert (problem is None) == (sent_prefix_end(box, local) is not None), (box, local)
+            assert problem is None or "line " in problem, (box, local)
 
 
 OPTIONAL = "python t.py --config {cfg} [--epochs {epochs}] --out {out}"
