@@ -27,7 +27,7 @@ from rgt_tui.services.connect import Transport
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
     from rgt_tui.domain.preemption import Preemption
-    from rgt_tui.services.queue.append import NotSent
+    from rgt_tui.domain.queue_prefix import NotSent
     from rgt_tui.services.queue.check import QueueSource
 
 

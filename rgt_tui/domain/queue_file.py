@@ -1,8 +1,5 @@
 """Queue files: one cell per line, ``<cfg_path> <task> [epochs]`` (DESIGN.md, Queues).
 
-Past 450 lines on purpose: the format, its refusals (by line) and the prefix rule a box's copy
-keeps are read together; every reader of a queue file goes through them.
-
 The format is the one existing sweep files use (parallel_ablation.md §5): whitespace
 separates fields, blank lines and ``#`` comments are ignored, and the cell name is the
 config's file stem. Two things are added and kept backward compatible: a ``#`` at the
@@ -18,7 +15,7 @@ A cell moved to another host after its line was sent to the box (``queue move``)
 its line as ``#moved-to HOST: <the original line>``. Old readers see a comment; this
 parser still counts it as cell k (``ParsedQueue.moved``, ``slots``), because the box's
 copy must stay a prefix of the file and cell k must keep its index (``sent_prefix_end``
-accepts exactly this rewrite of a sent line). A moved cell is not live: it takes no part
+(queue_prefix) accepts exactly this rewrite of a sent line). A moved cell is not live: it takes no part
 in the name check and runs nowhere (its box records a skip).
 """
 
@@ -399,111 +396,3 @@ def render_command(template: str, cell: QueueCell, durable_dir: str) -> str:
         p.text for p in template_parts(template) if not (p.optional and p.fields & missing)
     )
     return kept.format(**{k: shlex.quote(v) for k, v in values.items()})
-
-
-def _same_or_moved(box_line: str, local_line: str) -> bool:
-    """The local line is the box's, or exactly its ``#moved-to HOST:`` rewrite."""
-    if box_line == local_line:
-        return True
-    marker = split_moved(local_line)
-    return marker is not None and marker[1] == box_line
-
-
-def _last_line_same(old: str, new: str, *, ended: bool, more: bool) -> bool:
-    """The box's last line ``old`` is the local line ``new`` with the line ending aside.
-
-    Two cases only, shared by ``sent_prefix_end`` and ``prefix_problem`` so that they
-    never disagree: the box's unended last line was sent before its CRLF was typed
-    (``more``: a newline follows the local line), or the local file only lacks the box
-    copy's final line ending (``ended`` and nothing follows locally).
-    """
-    if not ended and more and new.endswith("\r"):
-        return _same_or_moved(old, new[:-1])
-    if ended and not more:
-        return _same_or_moved(old.removesuffix("\r"), new.removesuffix("\r"))
-    return False
-
-
-def sent_prefix_end(box_text: str, local_text: str) -> int | None:
-    """Where, in the local file, the part the box already holds ends; None when the box's
-    copy is not a prefix of it ending on a line boundary.
-
-    Line by line, each line the box holds must be the local line, or that line rewritten
-    as ``#moved-to HOST: <line>`` (a moved cell keeps its index); nothing else. What
-    follows the returned offset is what an append sends. Line endings: the box's last,
-    unended line also matches a local line ended by CRLF (sent before its ending was
-    typed; the match ends before the ``\r\n``), and a local file that only lacks the
-    box copy's final line ending is that copy (nothing follows it to send).
-    """
-    box_lines = box_text.split("\n")
-    local_lines = local_text.split("\n")
-    ended = box_lines[-1] == ""  # the box's copy ended on a newline (or is empty)
-    if ended:
-        box_lines.pop()
-    if len(local_lines) < len(box_lines):
-        return None
-    end = 0
-    for number, old in enumerate(box_lines):
-        new = local_lines[number]
-        more = number < len(local_lines) - 1  # a newline follows this local line
-        if number == len(box_lines) - 1:
-            if _last_line_same(old, new, ended=ended, more=more):
-                # unended: the match stops before the local line's \r
-                return end + len(new) - (0 if ended else 1)
-            if ended and not more:
-                return None
-        if not _same_or_moved(old, new):
-            return None
-        end += len(new) + (1 if ended or number < len(box_lines) - 1 else 0)
-    return end
-
-
-def prefix_problem(box_text: str, local_text: str) -> str | None:
-    """Why the box's copy is not a prefix of the local file ending on a line boundary.
-
-    Returns None when the local file only grew (lines appended) or a sent line became
-    its ``#moved-to`` line. Otherwise a message with the first differing lines,
-    numbered, as they are on the box and locally.
-    """
-    if sent_prefix_end(box_text, local_text) is not None:
-        return None
-    box_lines = box_text.split("\n")
-    ended = box_lines[-1] == ""  # what follows the box copy's last newline is no line of it
-    if ended:
-        box_lines.pop()
-    local_lines = local_text.split("\n")
-    shown: list[str] = []
-    for number, old in enumerate(box_lines, start=1):
-        new = local_lines[number - 1] if number <= len(local_lines) else None
-        if new is not None and _same_or_moved(old, new):
-            continue
-        last = number == len(box_lines)  # compared with its ending aside (sent_prefix_end)
-        more = number < len(local_lines)  # a newline follows the local line
-        if last and new is not None and _last_line_same(old, new, ended=ended, more=more):
-            continue
-        shown.append(f"  line {number} on the box: {old!r}")
-        shown.append(f"  line {number} locally:    {'(missing)' if new is None else repr(new)}")
-        if len(shown) >= 10:
-            break
-    if box_lines and _only_quiet_lines_differ(box_lines, local_lines):
-        # A comment added at the top is the usual way in (a user's hour): say it is one.
-        shown.append(
-            "  only comment or blank lines differ: the lines already sent must stay as they "
-            f"were sent, comments included; put new comments below the last line sent "
-            f"({box_lines[-1]!r})"
-        )
-    return "\n".join(shown)
-
-
-def _quiet(line: str) -> bool:
-    """A blank or comment line (not a ``#moved-to`` line, which keeps a cell's index)."""
-    bare = line.strip()
-    return not bare or (bare.startswith("#") and split_moved(line) is None)
-
-
-def _only_quiet_lines_differ(box_lines: list[str], local_lines: list[str]) -> bool:
-    """The box's lines and the local file's hold the same cell lines in the same order
-    up to the last one sent: only blank or comment lines were added, changed or dropped."""
-    sent = [line for line in box_lines if not _quiet(line)]
-    local = [line for line in local_lines if not _quiet(line)][: len(sent)]
-    return len(local) == len(sent) and all(map(_same_or_moved, sent, local))

@@ -13,12 +13,11 @@ from rgt_tui.domain.queue_file import (
     epochs_note,
     expand_home,
     parse_queue_text,
-    prefix_problem,
     render_command,
-    sent_prefix_end,
     strip_comment,
     template_problem,
 )
+from rgt_tui.domain.queue_prefix import prefix_problem, sent_prefix_end
 
 SWEEP = """\
 # comments and blank lines are ignored

@@ -7,10 +7,8 @@ from rgt_tui.domain.queue_file import (
     duplicate_names,
     moved_marker,
     parse_queue_text,
-    prefix_problem,
-    sent_prefix_end,
 )
-from rgt_tui.services.queue.cells import held_lines, unsent_text
+from rgt_tui.domain.queue_prefix import held_lines, prefix_problem, sent_prefix_end, unsent_text
 
 
 def parse(text: str, file: str = "q.txt"):

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rgt_tui.domain.config import Fleet, HostConfig
-from rgt_tui.domain.queue_file import QueueCell, prefix_problem
+from rgt_tui.domain.queue_file import QueueCell
+from rgt_tui.domain.queue_prefix import (
+    NotSent,
+    lines_before,
+    prefix_problem,
+    sent_prefix_end,
+    unsent_text,
+)
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import DONE, PENDING, QueueView, relaunch_start
 from rgt_tui.services.box_ctl import QueueError, refusal, run_ctl
@@ -25,11 +32,9 @@ from rgt_tui.services.journal import torn_down_refusal
 from rgt_tui.services.queue.box import probe, read_box_queue_text
 from rgt_tui.services.queue.cells import (
     PlannedCell,
-    held_lines,
     read_local_queue,
     render_queue,
     unsent_moved,
-    unsent_text,
 )
 from rgt_tui.services.queue.check import (
     display_path,
@@ -60,18 +65,6 @@ SENT_FIX = (
     "change what a pending cell runs, move it (`rgt-tui queue move`) or add a new line "
     "at the end; --fresh starts over and runs done cells again"
 )
-
-
-@dataclass(frozen=True)
-class NotSent:
-    """The local queue file's cells its box's copy does not hold yet: lines added since
-    the last launch or append, which nothing runs until one sends them (hour s25a #6:
-    `queue show` listed only the box's cells, and a user who had just edited the file
-    could not tell whether the new lines would run)."""
-
-    file: str  # the queue file, as messages show it
-    cells: tuple[tuple[int, QueueCell], ...]  # (the index it takes on the box, the cell)
-    problems: int = 0  # lines among them `queue check` finds at fault (not listed)
 
 
 @dataclass(frozen=True)
@@ -113,13 +106,14 @@ async def against_box(
     box_text = await read_box_queue_text(transport, host.name)
     if not box_text:
         return AgainstBox()  # nothing sent: the view says the file's cells are not deployed
-    changed = prefix_problem(box_text, text)
-    if changed is not None:
+    end = sent_prefix_end(box_text, text)
+    if end is None:
+        changed = prefix_problem(box_text, text) or ""
         return AgainstBox(
             f"{display_path(host.queue)} differs from the copy on {host.name} in lines "
             f"already sent: the box runs its copy, not your edit. {SENT_FIX}:\n{changed}"
         )
-    held = held_lines(box_text, text) or 0
+    held = lines_before(text, end)
     cells = tuple(
         (i, c) for i, c in enumerate(source.parsed.slots) if c.line > held and not c.moved_to
     )

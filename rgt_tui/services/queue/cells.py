@@ -18,7 +18,6 @@ from rgt_tui.domain.queue_file import (
     epochs_note,
     expand_home,
     render_command,
-    sent_prefix_end,
 )
 from rgt_tui.domain.queue_records import DeployedCell, cells_tsv_line
 from rgt_tui.services.queue.check import check_fleet_queues, host_problems
@@ -126,22 +125,6 @@ async def read_local_queue(
     if source is None or source.text is None:
         return problems, (), ""
     return problems, source.parsed.slots, source.text
-
-
-def unsent_text(box_text: str, text: str) -> str:
-    """The local file's text after the part the box holds (a checked prefix; "" if not)."""
-    end = sent_prefix_end(box_text, text)
-    return "" if end is None else text[end:]
-
-
-def held_lines(box_text: str, text: str) -> int | None:
-    """How many lines of the local file the box's copy holds (its last, unended line
-    counts); None when that copy is not a prefix of the file (``sent_prefix_end``)."""
-    end = sent_prefix_end(box_text, text)
-    if end is None:
-        return None
-    sent = text[:end]
-    return sent.count("\n") + (1 if sent and not sent.endswith("\n") else 0)
 
 
 def unsent_moved(host: HostConfig, cells: tuple[QueueCell, ...], deployed: int) -> list[str]:

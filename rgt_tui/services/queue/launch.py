@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 
 from rgt_tui.domain.config import Credential, Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.queue_file import QueueCell, expand_home, prefix_problem
+from rgt_tui.domain.queue_file import QueueCell, expand_home
+from rgt_tui.domain.queue_prefix import prefix_problem, unsent_text
 from rgt_tui.domain.queue_records import tmux_session_name
 from rgt_tui.domain.queue_state import (
     DONE,
@@ -53,7 +54,6 @@ from rgt_tui.services.queue.cells import (
     read_local_queue,
     render_queue,
     unsent_moved,
-    unsent_text,
 )
 from rgt_tui.services.queue.check import display_path, missing_configs
 from rgt_tui.services.queue.epochs import epochs_warnings

@@ -43,7 +43,8 @@ from pathlib import Path
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.manifest import ManifestError
-from rgt_tui.domain.queue_file import QueueCell, moved_marker, prefix_problem, render_command
+from rgt_tui.domain.queue_file import QueueCell, moved_marker, render_command
+from rgt_tui.domain.queue_prefix import prefix_problem
 from rgt_tui.domain.queue_records import parse_cell_marks, parse_cell_state
 from rgt_tui.domain.queue_state import (
     DONE,
