@@ -63,7 +63,9 @@ def run_check(call: Call) -> int:
     return EXIT_OK if checked.ok and not absent else EXIT_PROBLEMS
 
 
-def view_to_json(view: QueueView, not_sent: NotSent | None = None) -> dict[str, Any]:
+def view_to_json(
+    view: QueueView, not_sent: NotSent | None = None, changed: str | None = None
+) -> dict[str, Any]:
     """The `queue show --json` object."""
     return {
         "host": view.host,
@@ -81,6 +83,9 @@ def view_to_json(view: QueueView, not_sent: NotSent | None = None) -> dict[str, 
         "cluster": asdict(view.cluster) if view.cluster is not None else None,
         # The local queue file's cells the box does not hold yet, in file order: the index
         # each takes there and its line ([] when none, or not compared).
+        # The local file's lines already sent, where they differ from the box's copy (which
+        # the box runs): `queue show`'s note, in words ("" when they agree, or not compared).
+        "sent_changed": changed or "",
         "not_sent": [
             {"index": i, "name": c.name, "file": c.file, "line": c.line}
             for i, c in (not_sent.cells if not_sent is not None else ())
@@ -133,11 +138,7 @@ def not_sent_lines(view: QueueView, not_sent: NotSent) -> list[str]:
     from anyone's git push)."""
     host, cells = view.host, not_sent.cells
     where = printable(not_sent.file, None)
-    numbers = [c.line for _, c in cells]
-    span = ""
-    if numbers:
-        first, last = numbers[0], numbers[-1]
-        span = f" (line {first})" if first == last else f" (lines {first}–{last})"
+    span = not_sent.span
     them = "it" if len(cells) == 1 else "them"
     if view.runner_alive and not view.stop_requested:
         how = (
@@ -199,7 +200,7 @@ async def run_show(call: Call, transport: Transport) -> int:
         except (QueueError, TransportError) as exc:  # the view was read: show it anyway
             compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
     if call.args.json:
-        print(json.dumps(view_to_json(view, compared.not_sent), indent=2))
+        print(json.dumps(view_to_json(view, compared.not_sent, compared.changed), indent=2))
         return EXIT_OK
     if line := preempted_line(call):
         print(line)

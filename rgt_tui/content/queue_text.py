@@ -30,6 +30,7 @@ from rgt_tui.domain.queue_state import (
     relaunch_start,
 )
 from rgt_tui.domain.snapshot import HostSnapshot
+from rgt_tui.domain.units import plural
 
 # The queue-control keys (screens/queue_keys.py), said under the summary; S and X only
 # while a cell runs (they have nothing to act on otherwise).
@@ -250,6 +251,47 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
     if not view.cells:
         lines.append(Content.styled("no cells deployed on the box yet (press L to launch)", muted))
     lines += [cell_line(c, view.now) for c in view.cells]
+    return lines + not_sent_lines(view)
+
+
+def not_sent_lines(view: QueueView) -> list[Content]:
+    """The local file's cells the box does not hold yet, after the box's cells: what
+    `queue show` prints, in this tab's keys (a user who had just added lines could not
+    tell from the tab whether they would run; review s26 #2)."""
+    not_sent = view.not_sent
+    if not_sent is None:
+        return []
+    where = shown(not_sent.file)
+    them = "it" if len(not_sent.cells) == 1 else "them"
+    if view.runner_alive and not view.stop_requested:
+        how = f"a (Append) sends {them}, and the running queue runs {them} after its cells"
+    elif view.runner_alive:
+        how = f"the queue stops after its current cell, then L (Launch) sends and runs {them}"
+    else:
+        how = f"L (Launch) sends and runs {them} (the queue is not running; a only sends {them})"
+    faults = (
+        f"{plural(not_sent.problems, 'line')} added to {where} cannot run as written: "
+        f"rgt-tui queue check {where} says why"
+    )
+    if not not_sent.cells:  # only lines `queue check` finds at fault were added
+        return [Content.styled(f"not sent: {faults}", "$warning")]
+    if not_sent.problems:  # append and launch refuse a file with a line at fault
+        how = f"once the lines at fault are put right, {how}"
+    cells = len(not_sent.cells)
+    head = f"not sent: {plural(cells, 'cell')} of {where}{not_sent.span}, not on the box yet: {how}"
+    lines = [Content(""), Content.styled(head, "$warning")]
+    lines += [
+        Content.assemble(
+            "  ",
+            (f"{index:>3}  ", "$foreground-muted"),
+            (f"{shown(cell.name):<28} ", "bold"),
+            (f"{'not sent':<18}  ", "$warning"),
+            (f"line {cell.line}", "$foreground-muted"),
+        )
+        for index, cell in not_sent.cells
+    ]
+    if not_sent.problems:
+        lines.append(Content.styled(f"  and {faults}", "$warning"))
     return lines
 
 

@@ -26,6 +26,14 @@ class NotSent:
     cells: tuple[tuple[int, QueueCell], ...]  # (the index it takes on the box, the cell)
     problems: int = 0  # lines among them `queue check` finds at fault (not listed)
 
+    @property
+    def span(self) -> str:
+        """`` (lines 7–8)``, `` (line 7)``, or "" when only faulty lines were added."""
+        if not self.cells:
+            return ""
+        first, last = self.cells[0][1].line, self.cells[-1][1].line
+        return f" (line {first})" if first == last else f" (lines {first}–{last})"
+
 
 def _same_or_moved(box_line: str, local_line: str) -> bool:
     """The local line is the box's, or exactly its ``#moved-to HOST:`` rewrite."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from rgt_tui.domain.code_identity import CodeIdentity
+from rgt_tui.domain.queue_prefix import NotSent
 from rgt_tui.domain.queue_records import CellAttempt, CellMarks, DeployedCell, RunnerLaunch
 from rgt_tui.domain.slurm_jobs import ClusterSide, SlurmCell
 from rgt_tui.domain.text import printable
@@ -192,9 +193,13 @@ class QueueView:
     # pulled; the teardown checklist names them (``GateReport.notes``).
     sync_kept: int = 0
     # The local queue file's lines already sent, where they differ from the box's copy
-    # (which the box runs): ``append.sent_lines_changed``'s words, "" when they agree or
+    # (which the box runs): ``append.against_box``'s words, "" when they agree or
     # were not compared. The Queue tab says it as `queue show` does (hour s20c #7).
     sent_changed: str = ""
+    # The local queue file's cells the box's copy does not hold yet (lines added since the
+    # last launch or append): the Queue tab lists them as `queue show` does. None when
+    # nothing was added, or not compared.
+    not_sent: NotSent | None = None
 
     def told_by_group(self, host_is_group: bool) -> bool:
         """These are a box's records of a group's job: the group's own view tells the

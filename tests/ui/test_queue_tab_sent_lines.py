@@ -1,7 +1,8 @@
 """A line already sent to the box, edited in the local queue file: the box runs its own
 copy, and only `queue show` and a refused append said so; the Queue tab showed the cells
 alone (hour s20c #7). Over a real loopback box: the tab says it, and stops saying it once
-the line is put back."""
+the line is put back. A line added after the sent ones is listed as not sent, with the
+key that sends it (review s26 #2: the poller compared and threw that away)."""
 
 from __future__ import annotations
 
@@ -58,5 +59,14 @@ async def test_the_queue_tab_says_a_sent_line_was_edited_here(
                 what="the note to go once the line is back",
                 pilot=pilot,
             )
+            extra = qf.cell_script("extra", "echo extra")
+            qf.write_queue(sent + f"{extra} t\n")  # a line added: not on the box yet
+            added = "not sent: 1 cell of "
+            await wait_for(lambda: added in body(), 90, what="the not-sent cell", pilot=pilot)
+            assert "(line 3), not on the box yet: a (Append) sends it, and the running " in body()
+            row = next(line for line in body().splitlines() if "extra" in line)
+            assert row.split() == ["2", "extra", "not", "sent", "line", "3"]
+            qf.write_queue(sent)
+            await wait_for(lambda: added not in body(), 90, what="the row to go", pilot=pilot)
     finally:
         (qf.root() / "go").touch()

@@ -71,27 +71,21 @@ SENT_FIX = (
 class AgainstBox:
     """The local queue file against the box's copy, which is what the box runs."""
 
-    changed: str | None = None  # ``sent_lines_changed``'s words
+    changed: str | None = None  # the lines already sent that differ, in words
     not_sent: NotSent | None = None  # None: nothing added, or not compared
-
-
-async def sent_lines_changed(
-    host: HostConfig, transport: Transport, view: QueueView | None = None
-) -> str | None:
-    """What of the local queue file's lines already sent differs from the box's copy,
-    which is what the box runs (None: only lines appended, or nothing to compare). An
-    edit there was ignored without a word until an append (hour s20b #3). ``view``: the
-    box's records as just read; when they are another kind of queue's (a group's job on
-    a box with a queue of its own), that is said instead: "put the lines back as on the
-    box" would have written the group's lines over the box's own queue (hour s22b #9)."""
-    return (await against_box(host, transport, view)).changed
 
 
 async def against_box(
     host: HostConfig, transport: Transport, view: QueueView | None = None
 ) -> AgainstBox:
     """The local queue file against the box's copy, in one read of each: the lines
-    already sent that differ (``sent_lines_changed``), else the cells not sent yet."""
+    already sent that differ, else the cells not sent yet.
+
+    An edit to a sent line was ignored without a word until an append (hour s20b #3).
+    ``view``: the box's records as just read; when they are another kind of queue's (a
+    group's job on a box with a queue of its own), that is said instead: "put the lines
+    back as on the box" would have written the group's lines over the box's own queue
+    (hour s22b #9)."""
     if host.queue is None or host.slurm is not None or host.group is not None:
         return AgainstBox()
     other = other_queue_problem(host, view) if view is not None else None

@@ -14,12 +14,13 @@ import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 from rgt_tui.domain.config import HostConfig
 from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
-from rgt_tui.services.queue.append import sent_lines_changed
+from rgt_tui.services.queue.append import AgainstBox, against_box
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.group.supervise import GroupSupervisor
 from rgt_tui.services.queue.scheduler import AllocationSampler, Supervised, Watch
@@ -63,24 +64,28 @@ class QueuePoller:
         # --overlap), on its own slower cadence and with a backoff after a refusal. None:
         # not sampled (``watch`` tells events, it draws no GPU note).
         self.inside = inside
-        # Each host's last comparison of its queue file's sent lines with the box's copy:
-        # what it was made for (the local file's mtime and size, the box's cells and
-        # launch) and its words. Made again only when one of those changed, so a poll
-        # costs no extra read of the box's queue.txt.
-        self.sent_notes: dict[str, tuple[object, str]] = {}
+        # Each host's last comparison of its queue file with the box's copy: what it was
+        # made for (the local file's mtime and size, the box's cells and launch) and what
+        # it found. Made again only when one of those changed, so a poll costs no extra
+        # read of the box's queue.txt.
+        self.sent_notes: dict[str, tuple[object, AgainstBox]] = {}
 
     async def poll_once(self, host: HostConfig) -> QueueView | None:
         """Read ``host``'s queue now (when its telemetry is connected); the view, or None
         when it was not read (not connected, unreachable, unreadable: the next round
         tries again)."""
-        backend = backend_for(host, self.connections)
         if not self._live(host):
             return None
         try:
             # Not connected after all: a TransportError, and the next round tries again.
             transport = self.connections.transport(host.name)
-            if isinstance(backend, Supervised):
-                watch = self.watches.setdefault(host.name, backend.watch())
+            # A group (the one Supervised backend) read from the fleet entry, as in _live:
+            # an isinstance against a runtime-checkable Protocol walks its members.
+            if host.group is not None:
+                watch = self.watches.get(host.name)
+                if watch is None:  # made once: a watch's memory lasts between polls
+                    backend = cast(Supervised, backend_for(host, self.connections))
+                    watch = self.watches[host.name] = backend.watch()
                 view = await watch.check(transport)
                 if isinstance(watch, GroupSupervisor):
                     self.ranks[host.name] = watch.ranks
@@ -98,11 +103,12 @@ class QueuePoller:
     async def _with_sent_note(
         self, host: HostConfig, transport: Transport, view: QueueView
     ) -> QueueView:
-        """``view`` with the note `queue show` prints when lines already sent were edited
-        locally (the box runs its copy, not the edit); compared again only when the local
-        file or the box's queue changed since the last comparison."""
+        """``view`` with what `queue show` prints of the local file against the box's copy:
+        lines already sent edited locally (the box runs its copy, not the edit), else the
+        cells added and not sent yet; compared again only when the local file or the
+        box's queue changed since the last comparison."""
         if host.queue is None or not view.cells:
-            return view  # a scheduler's host: sent_lines_changed says None, reading nothing
+            return view  # a scheduler's host: against_box says nothing, reading nothing
         try:
             # Off the loop: every poll of every host asks, and a queue file may sit on a
             # network mount.
@@ -113,12 +119,15 @@ class QueuePoller:
         kept = self.sent_notes.get(host.name)
         if kept is None or kept[0] != made_for:
             try:
-                note = await sent_lines_changed(host, transport, view)
+                compared = await against_box(host, transport, view)
             except Exception:  # noqa: BLE001 - an unreadable copy: the next change tries again
-                note = None
-            kept = (made_for, note or "")
+                compared = AgainstBox()
+            kept = (made_for, compared)
             self.sent_notes[host.name] = kept
-        return replace(view, sent_changed=kept[1]) if kept[1] else view
+        compared = kept[1]
+        if compared.changed is None and compared.not_sent is None:
+            return view
+        return replace(view, sent_changed=compared.changed or "", not_sent=compared.not_sent)
 
     def _live(self, host: HostConfig) -> bool:
         """``host``'s telemetry is connected; a group (issue 41) is watched while any of
