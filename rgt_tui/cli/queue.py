@@ -27,6 +27,7 @@ from rgt_tui.services.connect import Transport
 
 if TYPE_CHECKING:  # the services load lazily, so `rgt-tui status` does not pay for them
     from rgt_tui.domain.preemption import Preemption
+    from rgt_tui.domain.queue_file import QueueCell
     from rgt_tui.domain.queue_prefix import NotSent
     from rgt_tui.services.queue.check import QueueSource
 
@@ -106,10 +107,7 @@ def format_view(
 
         where = printable(display_path(local.path), None)
         lines[0] += f" · {plural(len(cells), 'cell')} in {where}, none sent to the box yet"
-        lines += [
-            f"  {i:>3}  {printable(c.name, None):<28} {NOT_DEPLOYED:<18}"
-            for i, c in enumerate(cells)
-        ]
+        lines += [_file_row(i, c, NOT_DEPLOYED) for i, c in enumerate(cells)]
     for c in view.cells:
         note = f"  — {c.note}" if c.note else ""
         code = f"  {code_brief(c.code)}" if c.attempts else ""  # the code it ran (U42)
@@ -126,6 +124,12 @@ def format_view(
     if view.resume_index is not None:
         lines.append(f"resume: rgt-tui launch {view.host} --start {view.resume_index}")
     return "\n".join(lines)
+
+
+def _file_row(index: int, cell: QueueCell, label: str, tail: str = "") -> str:
+    """A row for a cell of the local file (not on the box), in the box's cells' columns;
+    its name made printable (the file may come from anyone's git push)."""
+    return f"  {index:>3}  {printable(cell.name, None):<28} {label:<18}{tail}"
 
 
 NOT_SENT = "not sent"  # a not-sent cell's label, in the column of the box's states
@@ -165,10 +169,7 @@ def not_sent_lines(view: QueueView, not_sent: NotSent) -> list[str]:
     if not cells:  # only lines `queue check` finds at fault were added
         return [f"not sent: {faults}"]
     lines = [head]
-    lines += [
-        f"  {i:>3}  {printable(c.name, None):<28} {NOT_SENT:<18} {'':>7}  line {c.line}"
-        for i, c in cells
-    ]
+    lines += [_file_row(i, c, NOT_SENT, f" {'':>7}  line {c.line}") for i, c in cells]
     return lines + ([f"  and {faults}"] if not_sent.problems else [])
 
 

@@ -308,9 +308,6 @@ async def plan_launch(
     # No run template: nothing can be rendered (host_problems said why, with the line).
     if (problems and not cells) or host.run is None:
         return refused()
-    # A start index past the file's last cell: a local fact too, said before the box is
-    # asked anything (hour s25b #9).
-    past = None if retry_only else start_problem(host, cells, start_index)
     # GEN1: refused in the TUI's plan too; a file read, off the event loop. Before the
     # box is asked anything: a torn-down host's plan ran preflight for ~10 s only to be
     # refused for this (hour s23b #9).
@@ -319,6 +316,9 @@ async def plan_launch(
         problems.append(torn_down)
         if not cells and not retry_only:
             problems.append(_empty_queue(host))  # said too: a local fact, no box asked
+    # A start index past the file's last cell: a local fact too, said before the box is
+    # asked anything (hour s25b #9).
+    past = None if retry_only else start_problem(host, cells, start_index)
     if past is not None:
         problems.append(past)
     if torn_down is not None or past is not None:

@@ -135,9 +135,10 @@ async def plan_words(fleet: Fleet, target: HostConfig, transport: Transport, nam
     ]
     waiting = _never_ran_tail(cells)
     stopped = view.state == USER_STOPPED
-    start = waiting[0].index if waiting and not stopped else len(slots)
+    own_first = bool(waiting) and not stopped  # the launch runs the target's own cells first
+    start = waiting[0].index if own_first else len(slots)
     retries = [c for c in cells if c.status == RETRY and c.index < start]
-    if waiting and not stopped:
+    if own_first:
         words = _idle_words(target.name, name, start, waiting) + _retries_words(retries)
     else:
         words = _launch_words(target.name, name, start, waiting, stopped, retries)

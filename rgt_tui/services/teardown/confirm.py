@@ -262,13 +262,7 @@ class ConfirmationVoid(BoxMismatch):
 def _group_cells(groups: Sequence[HostConfig]) -> tuple[tuple[str, str], ...]:
     """(group, cell) for each cell of each group's queue file now (``queue_cells``: a
     ``#moved-to`` line is no cell); a file that cannot be read gives none. Reads files."""
-    cells: list[tuple[str, str]] = []
-    for group in groups:
-        try:
-            cells += [(group.name, name) for name in queue_cells(group)]
-        except (OSError, ValueError):
-            continue
-    return tuple(cells)
+    return tuple((group.name, name) for group in groups for name in _new_cells(group, set()))
 
 
 def _new_cells(host: HostConfig, was: set[str]) -> list[str]:
@@ -345,7 +339,7 @@ def changed_since(
     kept = typed.group_cells
     for group in groups if kept is not None else ():
         # The group's file, not the box's: its cells run on every rank (review s25 #9).
-        new = _new_cells(group, {cell for name, cell in kept or () if name == group.name})
+        new = _new_cells(group, {cell for name, cell in kept if name == group.name})
         if new:
             file = printable(group.queue.name if group.queue else "", 100)
             said.append(
