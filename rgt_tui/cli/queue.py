@@ -197,7 +197,7 @@ async def run_show(call: Call, transport: Transport) -> int:
     compared = AgainstBox()
     if view.cells:
         try:
-            compared = await against_box(call.host, transport, view)
+            compared = await against_box(call.host, transport, view, call.fleet)
         except (QueueError, TransportError) as exc:  # the view was read: show it anyway
             compared = AgainstBox(f"cannot compare the local queue file with the box's copy: {exc}")
     if call.args.json:

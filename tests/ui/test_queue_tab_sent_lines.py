@@ -66,6 +66,14 @@ async def test_the_queue_tab_says_a_sent_line_was_edited_here(
             assert "(line 3), not on the box yet: a (Append) sends it, and the running " in body()
             row = next(line for line in body().splitlines() if "extra" in line)
             assert row.split() == ["2", "extra", "not", "sent", "line", "3"]
+            # A line added under a name the file already uses: append refuses it, so the
+            # tab does not say "a sends it" without the fault first (a user's hour).
+            qf.write_queue(sent + f"{hold} t\n")
+            await wait_for(
+                lambda: "1 line added to " in body(), 90, what="the name at fault", pilot=pilot
+            )
+            assert "once the lines at fault are put right, a (Append) sends it" in body()
+            assert "cannot run as written: rgt-tui queue check " in body()
             qf.write_queue(sent)
             await wait_for(lambda: added not in body(), 90, what="the row to go", pilot=pilot)
     finally:

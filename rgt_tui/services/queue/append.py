@@ -37,6 +37,7 @@ from rgt_tui.services.queue.cells import (
     unsent_moved,
 )
 from rgt_tui.services.queue.check import (
+    check_fleet_queues,
     display_path,
     missing_configs,
     read_queue_file,
@@ -76,7 +77,10 @@ class AgainstBox:
 
 
 async def against_box(
-    host: HostConfig, transport: Transport, view: QueueView | None = None
+    host: HostConfig,
+    transport: Transport,
+    view: QueueView | None = None,
+    fleet: Fleet | None = None,
 ) -> AgainstBox:
     """The local queue file against the box's copy, in one read of each: the lines
     already sent that differ, else the cells not sent yet.
@@ -85,16 +89,24 @@ async def against_box(
     ``view``: the box's records as just read; when they are another kind of queue's (a
     group's job on a box with a queue of its own), that is said instead: "put the lines
     back as on the box" would have written the group's lines over the box's own queue
-    (hour s22b #9)."""
+    (hour s22b #9). ``fleet``: a cell not sent whose name another line of the fleet's
+    queues uses counts as a line at fault, as append and launch refuse it (the Queue tab
+    said "a sends it" over a name used twice, and the append was refused)."""
     if host.queue is None or host.slurm is not None or host.group is not None:
         return AgainstBox()
     other = other_queue_problem(host, view) if view is not None else None
     if other is not None:
         return AgainstBox(other)
-    source = await asyncio.to_thread(
-        read_queue_file, Path(host.queue), host=host.name, default_epochs=host.epochs
-    )
-    if source.text is None:
+    twice: set[str] = set()  # file:line of each cell whose name is used more than once
+    if fleet is not None:
+        checked = await asyncio.to_thread(check_fleet_queues, fleet)
+        source = checked.source_for(host.name)
+        twice = {c.where for d in checked.duplicates for c in d.places}
+    else:
+        source = await asyncio.to_thread(
+            read_queue_file, Path(host.queue), host=host.name, default_epochs=host.epochs
+        )
+    if source is None or source.text is None:
         return AgainstBox()  # the queue file's own problems are said where it is read
     text = source.text
     box_text = await read_box_queue_text(transport, host.name)
@@ -112,6 +124,7 @@ async def against_box(
         (i, c) for i, c in enumerate(source.parsed.slots) if c.line > held and not c.moved_to
     )
     faults = sum(1 for p in source.parsed.problems if p.line is not None and p.line > held)
+    faults += sum(1 for _, c in cells if c.where in twice)
     if not cells and not faults:
         return AgainstBox()
     return AgainstBox(not_sent=NotSent(source.parsed.file, cells, faults))

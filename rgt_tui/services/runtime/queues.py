@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import cast
 
-from rgt_tui.domain.config import HostConfig
+from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.group_run import RankView
 from rgt_tui.domain.queue_state import QueueView
 from rgt_tui.services.connections import FleetConnections
@@ -45,8 +45,12 @@ class QueuePoller:
         is_wanted: Callable[[HostConfig], bool] = lambda host: True,
         poll_s: float = POLL_S,
         inside: AllocationSampler | None = None,
+        fleet: Callable[[], Fleet] | None = None,
     ) -> None:
         self.connections = connections
+        # The fleet as it is now (its file can change under a running app): a cell not
+        # sent whose name another queue line uses is said as at fault (``against_box``).
+        self.fleet = fleet
         self.on_view = on_view
         self.is_live = is_live
         self.is_watched = is_watched
@@ -105,8 +109,8 @@ class QueuePoller:
     ) -> QueueView:
         """``view`` with what `queue show` prints of the local file against the box's copy:
         lines already sent edited locally (the box runs its copy, not the edit), else the
-        cells added and not sent yet; compared again only when the local file or the
-        box's queue changed since the last comparison."""
+        cells added and not sent yet; compared again only when the local file, the fleet
+        or the box's queue changed since the last comparison."""
         if host.queue is None or not view.cells:
             return view  # a scheduler's host: against_box says nothing, reading nothing
         try:
@@ -115,11 +119,15 @@ class QueuePoller:
             st = await asyncio.to_thread(os.stat, host.queue)
         except OSError:
             return view  # the queue file's own problems are said where it is read
-        made_for = (st.st_mtime_ns, st.st_size, view.total, view.launch)
+        fleet = self.fleet() if self.fleet is not None else None
+        made_for = (st.st_mtime_ns, st.st_size, view.total, view.launch, fleet)
         kept = self.sent_notes.get(host.name)
-        if kept is None or kept[0] != made_for:
+        # Lines at fault among those not sent: compared on every poll while said, as
+        # their fix may be in another file (a name used twice, renamed in the other).
+        faulty = kept is not None and kept[1].not_sent is not None and kept[1].not_sent.problems
+        if kept is None or kept[0] != made_for or faulty:
             try:
-                compared = await against_box(host, transport, view)
+                compared = await against_box(host, transport, view, fleet)
             except Exception:  # noqa: BLE001 - an unreadable copy: the next change tries again
                 compared = AgainstBox()
             kept = (made_for, compared)

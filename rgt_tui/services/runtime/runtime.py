@@ -185,6 +185,7 @@ class FleetRuntime(FleetFileHosts, Generic[S, E]):
             is_wanted=self._queue_wanted,
             poll_s=queue_poll_s,
             inside=allocation_sampler() if sample_allocations else None,
+            fleet=lambda: self.fleet,
         )
         self.monitor_tasks: dict[str, asyncio.Task[None]] = {}
         self._polls: dict[str, asyncio.Task[None]] = {}  # each host's queue poll
