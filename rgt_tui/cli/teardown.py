@@ -48,7 +48,7 @@ from rgt_tui.cli.prompt import ask
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.box_identity import BoxIdentity
 from rgt_tui.domain.errors import TransportError
-from rgt_tui.domain.gate_fixes import FOUND, fix, needs
+from rgt_tui.domain.gate_fixes import FOUND, fixes, needs
 from rgt_tui.domain.manifest import ManifestError
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
@@ -144,13 +144,13 @@ def format_checklist(report: GateReport, *, confirm_given: bool = False) -> str:
     one with the command that settles it), then the profile. ``confirm_given``: the name
     came with ``--confirm``; it is checked after the fresh re-scan that follows."""
     lines = [f"Teardown checklist for {report.host.name} ({report.profile.title})"]
-    for c in report.conditions:
+    settles = fixes(report.conditions, report.host.name, tui=False)
+    for c, settle in zip(report.conditions, settles, strict=True):
         found = printable(c.evidence, None)
         if c.key == "confirmed" and not c.ok and confirm_given:
             found = "given with --confirm: checked after a fresh re-scan, below"
         lines.append(f"  [{'x' if c.ok else ' '}] {c.key:<10} {needs(c.key)}{FOUND}{found}")
-        settle = fix(c, report.host.name, tui=False)
-        if settle and c.key != "confirmed":
+        if settle:
             lines.append(f"                 → {settle}")
     for problem in report.problems:
         lines.append(f"  ! {printable(problem, None)}")

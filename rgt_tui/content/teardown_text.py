@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.domain.gate_fixes import FOUND, fix, needs
+from rgt_tui.domain.gate_fixes import FOUND, fixes, needs
 
 if TYPE_CHECKING:
     from rgt_tui.services.teardown import GateReport, TeardownOutcome
@@ -27,11 +27,11 @@ def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content
     key that settles it; then why facts are missing, and the verdict. ``torn_down``: the
     box is recorded as torn down now: nothing is left to type."""
     lines = []
-    for c in report.conditions:
+    settles = fixes(report.conditions, report.host.name, tui=True)
+    for c, settle in zip(report.conditions, settles, strict=True):
         if torn_down and c.key == "confirmed":
             continue  # typed already: the teardown is recorded
         mark, style = ("✓", "$success") if c.ok else ("✖", "$error")
-        settle = "" if c.key == "confirmed" else fix(c, report.host.name, tui=True)
         lines.append(
             Content.assemble(
                 (f"{mark} ", f"bold {style}"),

@@ -3,10 +3,12 @@
 Every locked line of the checklist names the command (``rgt-tui teardown --check``) or
 the key (the TUI's Teardown tab) that settles it, with the real cell names where cells
 must be acknowledged (``Condition.settle``). Pure text: the CLI and the TUI call
-``fix(condition, host, tui=...)`` and show it under the line.
+``fixes(conditions, host, tui=...)`` and show each under its line.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from rgt_tui.domain.teardown_gate import (
     CELL_RUNS,
@@ -285,3 +287,21 @@ def _unfinished_fix(condition: Condition, host: str, *, tui: bool) -> str:
         f"{move} — or accept tearing down with its work unfinished: "
         f"`rgt-tui teardown {host} --ack-unfinished {cell}`"
     )
+
+
+def fixes(conditions: Iterable[Condition], host: str, *, tui: bool) -> list[str]:
+    """``fix`` for each condition, in order, with a fix already said for an earlier line
+    given as ``as for <that line>``: one running cell locks six lines with one fix, and
+    the checklist said it six times over, 40 lines of the same words (a user's hour).
+    The typed-name line has none: its box below is the way on."""
+    said: dict[str, str] = {}  # a fix → the key of the first line it was said under
+    out = []
+    for c in conditions:
+        settle = "" if c.key == "confirmed" else fix(c, host, tui=tui)
+        if settle and settle in said:
+            out.append(f"as for {said[settle]}")
+            continue
+        if settle:
+            said[settle] = c.key
+        out.append(settle)
+    return out
