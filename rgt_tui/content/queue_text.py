@@ -251,11 +251,12 @@ def queue_lines(view: QueueView, *, answering: bool = True) -> list[Content]:
     if not view.cells:
         lines.append(Content.styled("no cells deployed on the box yet (press L to launch)", muted))
     lines += [cell_line(c, view.now) for c in view.cells]
-    return lines + not_sent_lines(view)
+    return lines
 
 
 def not_sent_lines(view: QueueView) -> list[Content]:
-    """The local file's cells the box does not hold yet, after the box's cells: what
+    """The local file's cells the box does not hold yet, after the box's cells and the
+    running cell's work at risk (which reads as part of that cell's row): what
     `queue show` prints, in this tab's keys (a user who had just added lines could not
     tell from the tab whether they would run; review s26 #2)."""
     not_sent = view.not_sent

@@ -17,7 +17,12 @@ from textual.content import Content
 from textual.widgets import Select, Static
 
 from rgt_tui.content.box_text import shown
-from rgt_tui.content.queue_text import cell_line, queue_lines, running_risk_lines
+from rgt_tui.content.queue_text import (
+    cell_line,
+    not_sent_lines,
+    queue_lines,
+    running_risk_lines,
+)
 from rgt_tui.content.ready_text import ready_lines
 from rgt_tui.controllers.jobs import HostJobs
 from rgt_tui.controllers.queue_control import QueueControl
@@ -101,7 +106,7 @@ class QueueTab(DetailTab):
             if self.shown
             else []
         )
-        lines = [*queue_lines(queue, answering=answering), *risk]
+        lines = [*queue_lines(queue, answering=answering), *risk, *not_sent_lines(queue)]
         preempted = self._preempted() if not answering else None
         if preempted is not None:
             # The last read still says "running" and offers S and X; the box is gone (a
