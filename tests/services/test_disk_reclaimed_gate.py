@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from test_teardown_box import Setup
+from support.gate_box import Setup
 
 from rgt_tui.domain.gate_fixes import fix
 from rgt_tui.services.disk.audit import audit_disk

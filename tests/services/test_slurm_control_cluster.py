@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from support.fleet_files import set_host_key
+from support.gate_box import Setup
 from support.queues import SCRIPT_RUN, wait_view
 from support.slurm import NODE_CPUS, SlurmCluster
 from support.waiting import wait_for
-from test_teardown_box import Setup
 
 from rgt_tui.domain.queue_state import (
     CANCELLED,

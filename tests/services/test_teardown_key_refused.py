@@ -6,7 +6,7 @@ re-started with a new host key that known_hosts does not hold."""
 from __future__ import annotations
 
 import asyncssh
-from test_teardown_box import Setup, ready  # noqa: F401 - the fixture, used by name
+from support.gate_box import Setup
 
 
 async def test_a_refused_key_is_named_in_the_box_line(ready: Setup) -> None:  # noqa: F811

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from support.fleet_files import set_host_key
+from support.gate_box import Setup
 from support.waiting import wait_for
-from test_teardown_box import Setup
 
 from rgt_tui.cli.teardown import format_checklist
 from rgt_tui.paths import journal_dir

@@ -3,13 +3,13 @@ destroys: the box's own copies a sync replaced, kept in ``~/.rgt/sync-kept`` the
 results, never pulled, so never a condition of the gate; but the checklist said nothing
 of them, and a user who had edited a file on the box lost it with the box.
 
-Real components: a loopback box pulled and verified (``test_teardown_box.Setup``), a
+Real components: a loopback box pulled and verified (``support.gate_box.Setup``), a
 real git tree synced over it, the real journal and the command line."""
 
 from __future__ import annotations
 
 from support.code_trees import add_code, git_tree, write
-from test_teardown_box import Setup, ready  # noqa: F401 - the fixture, used by name
+from support.gate_box import Setup
 
 from rgt_tui.content.teardown_text import checklist_lines
 from rgt_tui.services.code_sync import sync_code

@@ -1,0 +1,318 @@
+"""A teardown recorded by hand (no teardown command), over a real loopback box, real
+files and the real journal:
+
+- the teardown is recorded only when the name is typed again after the instructions
+  (the TUI's second box, the command line's second prompt, or ``--destroyed HOST``), and
+  only for the box that was confirmed;
+- a confirmation is void once the box was worked on after it: a check that saw a cell
+  run, a launch of the box's group, cells appended to that group's queue file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from support.fleet_files import set_host_key
+from support.gate_box import QUEUE, Setup, write_queue
+
+from rgt_tui.services.fleet.file import load_fleet
+from rgt_tui.services.teardown import BoxMismatch, confirmed_at, record_manual_teardown
+from rgt_tui.services.teardown.confirm import changed_since
+
+# --- without a command: recorded only after the name is typed again -------------------
+
+
+async def test_manual_teardown_is_recorded_only_after_the_second_typed_name(ready: Setup) -> None:
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    assert not outcome.ran and not outcome.recorded and "destroys" in outcome.instructions
+    # The box as the provider's console shows it: its address (hour s25b #5).
+    assert f"The box is the one you reach at {ready.host.ssh} (the fleet file's ssh for box1)" in (
+        outcome.instructions
+    )
+    assert ready.journal.load("box1").torn_down_at is None  # shown what to do, nothing yet
+    confirmed = outcome.report.box
+    with pytest.raises(ValueError):
+        record_manual_teardown(ready.journal, ready.host, "box2", confirmed)
+    assert ready.journal.load("box1").torn_down_at is None
+    jh = record_manual_teardown(ready.journal, ready.host, "box1", confirmed)
+    (record,) = jh.teardowns
+    assert jh.torn_down_at == record.at and record.manual and record.box_id == confirmed.box_id
+
+
+async def test_a_confirmation_is_void_for_a_manual_teardown_once_the_box_was_worked_on(
+    ready: Setup,
+) -> None:
+    """Hour s24a #1: confirmed at 08:34, then cells launched and appended there; later
+    ``--destroyed`` recorded the box as torn down and its new checkpoints were never
+    pulled. A queue file changed since, or a check since that found the gate locked,
+    voids the confirmation for the record."""
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    confirmed = outcome.report.box
+    # A file written on the box after the confirmation: the next check finds it unpulled.
+    (ready.box.root / "results" / "cellA" / "late.json").write_text('{"acc": 1}')
+    assert not (await ready.check()).ready_but_confirmation
+    with pytest.raises(BoxMismatch) as refused:
+        record_manual_teardown(ready.journal, ready.host, "box1", confirmed)
+    why = str(refused.value)
+    assert "no longer holds: since then, a check at" in why and "found its gate locked" in why
+    assert "nothing was recorded" in why and "rgt-tui teardown box1` again" in why
+    assert ready.journal.load("box1").torn_down_at is None
+
+    # Pulled and confirmed again: the record goes through; a queue file edited after
+    # the new confirmation voids it again (a cell appended there).
+    await ready.pull_and_verify()
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    # The file saved again with the same cells (an editor, a #moved-to line): no work.
+    later = time.time() + 5  # past the confirmation, whatever the file system's clock
+    write_queue(ready, QUEUE)
+    os.utime(Path(ready.host.queue), (later, later))
+    jh = ready.journal.load("box1")
+    assert changed_since(jh, ready.host, ready.journal.directory, confirmed_at(jh)) == ""
+    # A cell appended there: the confirmation did not know it.
+    write_queue(ready, QUEUE + "configs/cellZ.yaml train 1\n")
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    assert "its queue file holds cells the confirmation did not know (cellZ)" in " ".join(
+        cli.stderr.split()
+    ), cli.stderr
+    assert ready.journal.load("box1").torn_down_at is None
+
+
+async def test_a_manual_teardown_is_recorded_only_for_the_box_that_was_confirmed(
+    ready: Setup,
+) -> None:
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    confirmed = outcome.report.box
+    assert not outcome.ran and confirmed == ready.journal.load("box1").box
+    # While the user destroys it by hand, a box re-created under the name is seen (by the
+    # TUI, another command line...): the journal's box is now that one.
+    (ready.box.root / ".rgt" / "box-id").unlink()
+    assert (await ready.check()).is_new_box
+    with pytest.raises(BoxMismatch) as refused:
+        record_manual_teardown(ready.journal, ready.host, "box1", confirmed)
+    assert confirmed.short() in str(refused.value) and "nothing was recorded" in str(refused.value)
+    jh = ready.journal.load("box1")
+    assert jh.teardowns == [] and [h.teardowns for h in jh.history] == [[]]
+    # --destroyed records only for the journal's box, and only once a typed confirmation
+    # opened its gate: the new box was never confirmed.
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    assert "never opened by a typed confirmation" in cli.stderr
+    assert f"box {jh.box.short()}" in cli.stdout  # it says which box it would have been
+    jh = ready.journal.load("box1")
+    assert jh.teardowns == [] and jh.torn_down_at is None
+
+
+async def test_destroyed_refuses_when_no_box_was_ever_identified(
+    make_loopback_fleet, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    setup = Setup(await make_loopback_fleet(1), tmp_path)
+    cli = await setup.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1 and "no box has been identified" in cli.stderr
+    assert setup.journal.load("box1").teardowns == []
+
+
+async def test_cli_manual_teardown_asks_for_the_name_again(ready: Setup) -> None:
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    term = ready.terminal("teardown", "box1")
+    await term.expect("to tear it down: ")
+    term.type("box1")
+    await term.expect("type its name (box1) again")
+    shown = term.out.decode()
+    assert "Do this by hand now" in shown and "keeps billing until you have destroyed it" in shown
+    assert "cost" not in shown.replace("its cost is no longer counted", "")
+    term.type("not-yet")
+    code, out, err = await term.finish()
+    assert code == 1 and "NOT recorded as torn down" in err
+    assert ready.journal.load("box1").torn_down_at is None
+
+    no_tty = await ready.cli("teardown", "box1", "--confirm", "box1")
+    assert no_tty.returncode == 1 and "--destroyed box1" in no_tty.stderr
+    assert ready.journal.load("box1").torn_down_at is None
+    wrong = await ready.cli("teardown", "box1", "--destroyed", "box2")
+    assert wrong.returncode == 1 and ready.journal.load("box1").torn_down_at is None
+    done = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert done.returncode == 0 and "recorded as torn down" in done.stdout
+    jh = ready.journal.load("box1")
+    assert jh.torn_down_at is not None and f"box {jh.box.short()}" in done.stdout
+
+
+async def test_ctrl_c_at_the_name_prompt_ends_its_line_and_says_nothing_was_done(
+    ready: Setup,
+) -> None:
+    """Ctrl-C where the name is typed: the prompt's line is ended and the command says
+    what it left (a user's hour saw a bare ``^C`` and the shell's prompt on its line)."""
+    term = ready.terminal("teardown", "box1")
+    await term.expect("to tear it down: ")
+    term.proc.send_signal(signal.SIGINT)  # what the terminal sends for Ctrl-C
+    code, out, err = await term.finish()
+    assert code == 130, out + err
+    assert out.endswith("to tear it down: \n"), repr(out[-80:])
+    assert "box1: interrupted; rgt-tui ran no teardown command and recorded nothing" in err
+    assert ready.journal.load("box1").torn_down_at is None
+
+
+async def test_ctrl_c_after_acknowledgements_says_they_stay_recorded(ready: Setup) -> None:
+    """The --ack-* cells are recorded before the question: "recorded nothing" was false
+    (a user's hour found the gate open but for the name afterwards)."""
+    term = ready.terminal("teardown", "box1", "--ack-missing", "cellB")
+    await term.expect("to tear it down: ")
+    term.proc.send_signal(signal.SIGINT)
+    code, out, err = await term.finish()
+    assert code == 130, out + err
+    said = "box1: interrupted; rgt-tui ran no teardown command; the 1 acknowledgement"
+    assert said in err and "(cellB) stay recorded" in err, err
+    assert "recorded nothing" not in err
+    assert ready.journal.load("box1").torn_down_at is None
+
+
+async def test_cli_manual_teardown_typed_twice_at_the_terminal(ready: Setup) -> None:
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    term = ready.terminal("teardown", "box1")
+    await term.expect("to tear it down: ")
+    term.type("box1")
+    await term.expect("again to record it")
+    assert ready.journal.load("box1").torn_down_at is None  # not before the second name
+    term.type("box1")
+    code, out, err = await term.finish()
+    assert code == 0, out + err
+    assert "recorded as torn down (destroyed by hand)" in out
+    assert ready.journal.load("box1").torn_down_at is not None
+
+
+# --- a confirmation is void once the box was worked on since -------------------------
+
+
+async def test_a_later_check_that_saw_a_cell_running_voids_the_confirmation(ready: Setup) -> None:
+    """Review s24 #1: a check's CellsRunning comes after its Rescanned, at the same time:
+    judged at the Rescanned, "locked: idle (running: lr04)" went unseen."""
+    from rgt_tui.domain.teardown_gate import CellsRunning, Rescanned
+
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    await ready.confirm()
+    jh = ready.journal.load("box1")
+    opened = confirmed_at(jh)
+    assert opened is not None
+    assert changed_since(jh, ready.host, ready.journal.directory, opened) == ""
+    await ready.check()  # a real check since: all holds but the name
+    jh = ready.journal.load("box1")
+    assert changed_since(jh, ready.host, ready.journal.directory, opened) == ""
+    at = next(t for t, e in reversed(jh.events) if isinstance(e, Rescanned))
+    assert at > opened
+    jh.events.append((at, CellsRunning(("lr04",))))  # what that check also saw
+    said = changed_since(jh, ready.host, ready.journal.directory, opened)
+    assert "found its gate locked (" in said and said.endswith("idle)"), said
+
+
+GROUP_QUEUE = "configs/cellP.yaml train 1\n"
+
+
+def _add_group(setup: Setup) -> Path:
+    """Make box1 rank 0 of group pair (box2, never reached, rank 1), with a queue file of
+    its own; returns that file."""
+    queue = setup.tmp / "pair.txt"
+    queue.write_text(GROUP_QUEUE)
+    with setup.loopback.hosts_file.open("a") as f:
+        f.write(
+            '\n[[hosts]]\nname = "box2"\nssh = "root@127.0.0.1:9"\n\n'
+            '[[groups]]\nname = "pair"\nhosts = ["box1", "box2"]\n'
+            f"queue = {json.dumps(str(queue))}\n"
+            'run = "torchrun --nnodes {nnodes} --node-rank {node_rank} train.py {out}"\n'
+        )
+    return queue
+
+
+async def test_a_launch_of_the_boxs_group_voids_its_confirmation(ready: Setup) -> None:
+    """Review s24 #4: a [[groups]] launch is recorded under the group's name, so one that
+    ran on this box after its confirmation left ``--destroyed`` free to record it."""
+    from rgt_tui.services.queue.launch_acks import RECORD_VERSION, acks_path
+    from rgt_tui.services.records import atomic_write_json
+
+    _add_group(ready)
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    jh = ready.journal.load("box1")
+    opened = confirmed_at(jh)
+    assert opened is not None
+    fleet = load_fleet(ready.loopback.hosts_file)
+    groups = fleet.groups_of("box1")
+    assert [group.name for group in groups] == ["pair"]
+    assert changed_since(jh, ready.host, ready.journal.directory, opened, groups) == ""
+    record = {"version": RECORD_VERSION, "host": "pair", "pid": 7, "at": opened + 60, "acks": []}
+    atomic_write_json(ready.journal.directory / acks_path(fleet, "pair").name, record)
+    assert changed_since(jh, ready.host, ready.journal.directory, opened) == ""
+    said = changed_since(jh, ready.host, ready.journal.directory, opened, groups)
+    assert said.startswith("a launch of its group pair at "), said
+    with pytest.raises(BoxMismatch) as refused:
+        record_manual_teardown(ready.journal, ready.host, "box1", outcome.report.box, groups=groups)
+    assert "a launch of its group pair at" in str(refused.value)
+    assert ready.journal.load("box1").torn_down_at is None
+
+
+async def test_cells_appended_to_the_boxs_groups_queue_file_void_its_confirmation(
+    ready: Setup,
+) -> None:
+    """Review s25 #9: the group's queue file is the group's, not the box's, so cells
+    appended there after the box's confirmation (work for every rank) did not void it:
+    only the group's launch did. A ``#moved-to`` line a move writes there adds no work,
+    and voids nothing."""
+    queue = _add_group(ready)
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    # A cell appended to the group's queue file: the confirmation did not know it.
+    queue.write_text(GROUP_QUEUE + "configs/cellQ.yaml train 1\n")
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    said = " ".join(cli.stderr.split())
+    assert "no longer holds: since then, the queue file pair.txt of its group pair holds " in said
+    assert "cells the confirmation did not know (cellQ)" in said, said
+    assert ready.journal.load("box1").torn_down_at is None
+
+    # Confirmed again, the confirmation knows cellQ; a move of it out of the group's file
+    # (its line rewritten '#moved-to', the file saved later) is no work for the box.
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    queue.write_text(GROUP_QUEUE + "#moved-to box3: configs/cellQ.yaml train 1\n")
+    later = time.time() + 5  # past the confirmation, whatever the file system's clock
+    os.utime(queue, (later, later))
+    jh = ready.journal.load("box1")
+    groups = ready.fleet.groups_of("box1")
+    assert changed_since(jh, ready.host, ready.journal.directory, confirmed_at(jh), groups) == ""
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert ready.journal.load("box1").torn_down_at is not None
+
+
+async def test_a_confirmation_kept_before_its_groups_cells_were_is_not_voided_by_them(
+    ready: Setup,
+) -> None:
+    """Review s26 #1: a rank box confirmed by an rgt-tui that kept no group cells, then
+    destroyed by hand: its groups' cells all read as unknown, which voided the
+    confirmation of a box whose name can no longer be typed (it is gone). Such a
+    confirmation is not compared with the group's file, as before."""
+    queue = _add_group(ready)
+    set_host_key(ready.loopback.hosts_file, "teardown", None)
+    outcome = await ready.confirm()
+    assert outcome.report.unlocked, outcome.report.conditions
+    # The journal as the older rgt-tui wrote it: no group_cells key in the typed event.
+    path = ready.journal.path("box1")
+    data = json.loads(path.read_text())
+    typed = [e for _, e in data["events"] if e.get("type") == "ConfirmationTyped"]
+    assert typed and all("group_cells" in e for e in typed)
+    for event in typed:
+        del event["group_cells"]
+    path.write_text(json.dumps(data))
+    queue.write_text(GROUP_QUEUE)  # the group's file as it was: its cells known or not
+    cli = await ready.cli("teardown", "box1", "--destroyed", "box1")
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert ready.journal.load("box1").torn_down_at is not None
