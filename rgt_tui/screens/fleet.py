@@ -552,6 +552,10 @@ class FleetScreen(FleetView, Screen[None]):
         box = self._filter
         if box.value or box.display:
             box.value = ""
+            # Now, not on the box's Changed message: the finish below looks for panes
+            # to select, and with none shown yet it left the grid with no focus while
+            # Enter still opened the pane selected before (a user's hour, session 28).
+            self.apply_filter("")
             self._finish_filter()
 
     @on(Input.Changed, "#filter")

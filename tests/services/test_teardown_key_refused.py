@@ -9,7 +9,7 @@ import asyncssh
 from support.gate_box import Setup
 
 
-async def test_a_refused_key_is_named_in_the_box_line(ready: Setup) -> None:  # noqa: F811
+async def test_a_refused_key_is_named_in_the_box_line(ready: Setup) -> None:
     await ready.box.stop()
     ready.box.host_key = asyncssh.generate_private_key("ssh-ed25519")  # known_hosts: the old
     await ready.box.start()

@@ -16,7 +16,7 @@ from rgt_tui.services.code_sync import sync_code
 from rgt_tui.transport import open_transport
 
 
-async def test_the_checklist_names_the_copies_a_sync_kept_on_the_box(ready: Setup) -> None:  # noqa: F811
+async def test_the_checklist_names_the_copies_a_sync_kept_on_the_box(ready: Setup) -> None:
     assert (await ready.check()).notes == ()
     code = ready.tmp / "proj"
     git_tree(code)

@@ -229,3 +229,23 @@ async def test_filter_hides_hosts_and_escape_clears(tmp_path: Path) -> None:
         )
         await pilot.press("escape")
         await wait_for(lambda: "no host name contains" not in screen_text(app), pilot=pilot)
+
+
+async def test_escape_after_a_filter_no_host_matched_shows_the_selection_again(
+    tmp_path: Path,
+) -> None:
+    """``/zz``, Enter, Escape: the panes came back with none highlighted, yet Enter opened
+    the pane selected before the filter (a user's hour, session 28). The clear ran its
+    finish before the emptied box's change had shown the panes again."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(140, 34)) as pilot:
+        for update in three_updates():
+            app.post_message(HostUpdated(update))
+        await pilot.press("right")  # a selection other than the first pane
+        await wait_for(lambda: app.fleet_screen.selected.host.name == HOSTS[1], pilot=pilot)
+        await pilot.press("slash", "z", "z", "enter")
+        await wait_for(lambda: not app.fleet_screen.visible_panes, pilot=pilot)
+        await pilot.press("escape")
+        await wait_for(lambda: len(app.fleet_screen.visible_panes) == 3, pilot=pilot)
+        await pilot.pause()
+        assert app.focused is app.fleet_screen.panes[HOSTS[1]], app.focused
