@@ -162,6 +162,7 @@ async def test_queue_show_says_a_sent_line_edited_here_is_not_what_the_box_runs(
         shown.stdout
     )
     assert "line 2 on the box:" in shown.stdout and "t 50" in shown.stdout
+    assert shown.stdout.count("the box runs its") == 1, shown.stdout  # said once (an hour)
     # --json carries the note too: a script reading it saw nothing wrong (review s26 #2).
     as_json = json.loads((await arun("queue", "show", "box1", "--hosts", hosts, "--json")).stdout)
     assert "differs from the copy on box1 in lines already sent" in as_json["sent_changed"]

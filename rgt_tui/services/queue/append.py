@@ -62,7 +62,7 @@ class AppendResult:
 # What to do about sent lines edited here (hour s20b #5: "relaunch with --fresh" came
 # first, which runs every done cell again).
 SENT_FIX = (
-    "Put the lines shown back as they are on the box (the box runs its own copy); to "
+    "Put the lines shown back as they are on the box; to "
     "change what a pending cell runs, move it (`rgt-tui queue move`) or add a new line "
     "at the end; --fresh starts over and runs done cells again"
 )
@@ -197,7 +197,8 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
         raise QueueError(
             host.name,
             f"refused: earlier lines of {display_path(host.queue)} differ from the copy on "
-            f"{host.name}; only lines added at the end can be sent. {SENT_FIX}:\n" + changed,
+            f"{host.name}, which the box runs; only lines added at the end can be sent. "
+            f"{SENT_FIX}:\n" + changed,
             code="rewritten",
         )
     rendered = render_queue(host, cells, text, facts.home)
