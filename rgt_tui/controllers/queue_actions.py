@@ -35,9 +35,12 @@ ACTIONS = {
 SCREEN_ACTIONS = ("launch", "diagnose", "logs", "move")
 
 
-def error_text(exc: BaseException) -> str:
-    """A user-facing line for a failed box action (transport errors carry their fix)."""
-    return str(exc) or type(exc).__name__
+def error_text(exc: BaseException, host: str = "") -> str:
+    """A user-facing line for a failed box action (transport errors carry their fix).
+    ``host``: a toast's title names it, so the text does not begin with it again
+    ("box2: append refused / box2: refused: …", a user's hour)."""
+    text = str(exc) or type(exc).__name__
+    return text.removeprefix(f"{host}: ") if host else text
 
 
 def queue_commands(
@@ -107,7 +110,10 @@ class QueueController:
             )
         except (TransportError, QueueError) as exc:
             self.app.notify(
-                error_text(exc), title=f"{host.name}: append refused", severity="error", timeout=20
+                error_text(exc, host.name),
+                title=f"{host.name}: append refused",
+                severity="error",
+                timeout=20,
             )
             return
         if not result.added:  # "appended" would say something was: nothing was

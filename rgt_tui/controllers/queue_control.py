@@ -53,7 +53,7 @@ class QueueControl:
             else:  # a retry runs from its own dialog
                 return
         except Exception as exc:  # refused on the box, or unreachable: said, not raised
-            self.app.notify(error_text(exc), title=title, severity="error", timeout=20)
+            self.app.notify(error_text(exc, host.name), title=title, severity="error", timeout=20)
             return
         # The title names the host: "box1: kill / box1: cell … killed" said it twice.
         self.app.notify(

@@ -263,6 +263,8 @@ async def test_a_appends_new_lines_or_shows_the_refusal(make_queue_fleet, tmp_pa
         )
         refusal = next(n for n in notes(app) if "append refused" in n)
         assert "configs/box1_lr3e-4.json" in refusal, refusal
+        # The title names the host; the text does not again (a user's hour).
+        assert refusal.startswith("box1: append refused: refused: "), refusal
 
 
 async def test_queue_keys_are_in_help_and_the_palette(make_queue_fleet, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
