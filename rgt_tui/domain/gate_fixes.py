@@ -128,8 +128,8 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         alone = "; that settles this line only: the pull waits for its end, or a kill"
         if tui:
             return (
-                f"wait for {_cells(condition)} to finish, or kill it (Esc, then the Queue "
-                "tab's X); to tear down with it running, type each name under 'Acknowledge "
+                f"wait for {_cells(condition)} to finish, or kill it (Esc, Enter, 7 for "
+                "the Queue tab, then X); to tear down with it running, type each name under 'Acknowledge "
                 f"a cell by name' and press Running: accept{alone}"
             )
         acks = " ".join(f"--ack-running {printable(c, 200)}" for c in condition.settle)
@@ -148,8 +148,10 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
         # The box answers: its running cell is what keeps the files changing.
         # In the TUI the cursor is in the name box, where 7, X, p and v are letters: the
         # Esc comes first (hour s19a #6: "p to pull again" lost it here, s17a #8's path).
+        # Esc goes back to the fleet; Enter opens the host again on its Overview, where
+        # 7 is the Queue tab ("Esc, then the Queue tab's X" left that out: a user's hour).
         stop = (
-            "stop it (Esc, then the Queue tab's X)"
+            "stop it (Esc, Enter, 7 for the Queue tab, then X)"
             if tui
             else f"stop it (`rgt-tui queue kill {host}`)"
         )
@@ -177,7 +179,11 @@ def fix(condition: Condition, host: str, *, tui: bool) -> str:
     if key == "loaded" and "truncated or damaged on the box" in condition.evidence:
         # A pull brings the same bytes: only the box's file changing settles it (hour
         # s23b #5: every fix offered looped back to pull and verify).
-        retry = "Esc, then the Queue tab's R" if tui else f"`rgt-tui queue retry {host} CELL`"
+        retry = (
+            "Esc, Enter, 7 for the Queue tab, then R"
+            if tui
+            else f"`rgt-tui queue retry {host} CELL`"
+        )
         shell = "s (a shell on the box)" if tui else f"`rgt-tui shell {host}`"
         return (
             "the box's own file is damaged: while its run still saves it, pull again once "

@@ -24,7 +24,7 @@ def test_the_command_line_names_the_retry_and_the_shell() -> None:
 
 def test_the_tui_names_its_keys() -> None:
     said = fix(LOADED, "box4", tui=True)
-    assert "Esc, then the Queue tab's R" in said and "s (a shell on the box)" in said
+    assert "Esc, Enter, 7 for the Queue tab, then R" in said and "s (a shell on the box)" in said
 
 
 def test_a_manifest_refused_for_an_unsafe_name_says_to_rename_it_on_the_box() -> None:
