@@ -33,15 +33,17 @@ async def test_the_cursor_stays_in_the_box_through_both_confirmations(
         assert app.focused is box  # t put the cursor there
         await pilot.press(*"box1", "enter")
         await wait_for(lambda: app.jobs.state("box1").awaiting_manual, 60, pilot=pilot)
-        await pilot.pause()
-        assert "type 'box1' again in the Confirm box above" in screen_text(app)
+        # The checklist redraws after the job's state changes: wait for the words, not a
+        # fixed pause (CI on a loaded machine drew it a frame later).
+        again = "type 'box1' again in the Confirm box above"
+        await wait_for(lambda: again in screen_text(app), 30, pilot=pilot)
         assert app.focused is box, app.focused  # still typing: no binding may fire
         # Typed straight on: "1" would show tab 1 if it reached a binding.
         await pilot.press(*"box1")
         assert box.value == "box1" and app.screen.active_tab == "teardown"
         await pilot.press("enter")
         await wait_for(lambda: app.jobs.state("box1").torn_down_at is not None, 60, pilot=pilot)
-        await pilot.pause()
+        await wait_for(lambda: "recorded as torn down" in screen_text(app), 30, pilot=pilot)
         text = screen_text(app)
         assert "recorded as torn down" in text and "nothing left to confirm" in text
         assert "type 'box1' below" not in text and "type 'box1' to confirm" not in text
