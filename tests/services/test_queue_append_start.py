@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from support.queues import SCRIPT_RUN, wait_view
 
-from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED
+from rgt_tui.domain.queue_state import DONE, FAILED, FINISHED, RUNNING
 from rgt_tui.services.queue.append import append_cells
 from rgt_tui.services.queue.launch import default_start, launch, plan_launch
 
@@ -55,4 +55,28 @@ async def test_an_append_behind_a_failed_cell_says_it_runs_again(make_queue_flee
         # first added (hour s22c #6: it skipped the earlier failed cell).
         assert appended.start == 1
     finally:
+        await transport.close()
+
+
+async def test_an_append_of_only_a_comment_to_a_running_queue_says_nothing_will_run(
+    make_queue_fleet,
+):
+    """A user's hour (session 28): `# more later` appended while the queue ran, then `a`:
+    "no new cells / the running queue … will run them after its current cells"."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    hold = qf.cell_script("hold", 'while [ ! -e "$HOME/go" ]; do sleep 0.05; done')
+    qf.write_queue(f"{hold} t 1\n")
+    transport = qf.transport()
+    try:
+        await launch(await plan_launch(qf.fleet, qf.host(), transport), transport)
+        await wait_view(qf, lambda v: v.cells[0].status == RUNNING, what="hold to run")
+        qf.append_queue("# more later\n")
+        comment = await append_cells(qf.fleet, qf.host(), transport)
+        assert not comment.added
+        assert comment.detail == "only comments or blank lines were added: nothing new to run"
+        qf.append_queue(f"{qf.cell_script('c', 'echo ran')} t 1\n")
+        one = await append_cells(qf.fleet, qf.host(), transport)
+        assert one.running and one.detail.endswith("will run it after its current cells")
+    finally:
+        (qf.root() / "go").touch()
         await transport.close()

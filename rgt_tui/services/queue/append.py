@@ -245,16 +245,18 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
     _, state, why = (answer.split("\t", 2) + ["", ""])[:3]
     added = rendered.planned(len(cells))[deployed:]
     start = None
-    if state == "running":
-        detail = f"the running queue ({why}) will run them after its current cells"
-    elif added:
+    them = "it" if len(added) == 1 else "them"
+    if not added:  # "will run them" of nothing read as if something would run (an hour)
+        detail = "only comments or blank lines were added: nothing new to run"
+    elif state == "running":
+        detail = f"the running queue ({why}) will run {them} after its current cells"
+    else:
         # Where a launch without a start begins (the TUI's L, `launch HOST`): never a
         # start the plan would then contradict (a user's hour: "launch from cell 4",
         # and L planned from 0, running a done cell again).
         status = {c.name: c.status for c in view.cells}
         planned = rendered.planned(deployed, status)
         start = relaunch_start(view.resume_index, planned)
-        them = "it" if len(added) == 1 else "them"
         detail = f"the queue is not running: a launch from cell {start} runs {them}"
         # Cells that ended unfinished between the start and the new ones run again first:
         # "runs it" hid that a failed cell reruns (hour s22a #12).
@@ -264,6 +266,4 @@ async def append_cells(fleet: Fleet, host: HostConfig, transport: Transport) -> 
             more = f" and {len(again) - 3} more" if len(again) > 3 else ""
             runs = "runs" if len(again) == 1 else "run"
             detail += f"; cell {named}{more} {runs} again first"
-    else:
-        detail = "the queue is not running; only comments or blank lines were added"
     return AppendResult(host.name, added, state == "running", detail, start)
