@@ -473,14 +473,15 @@ async def test_end_to_end_over_a_loopback_fleet(tmp_path: Path, loopback_fleet) 
             )
 
         await wait_for(lambda: connected() == 3, pilot=pilot)
-        await pilot.pause()
+        # The panes redraw after the snapshots land: wait for the words, not one pause.
+        await wait_for(lambda: screen_text(app).count("● connected") == 3, 30, pilot=pilot)
         text = screen_text(app)
         assert text.count("inodes") >= 3 and text.count("● connected") == 3
         # The box goes away: the pane says reconnecting, not dead (GEN8).
         await loopback_fleet.box("box2").stop()
         await wait_for(lambda: app.latest["box2"].connection.status != "connected", pilot=pilot)
-        await pilot.pause()
-        assert "the run may still be alive" in screen_text(app)
+        alive = "the run may still be alive"
+        await wait_for(lambda: alive in screen_text(app), 30, pilot=pilot)
         await loopback_fleet.box("box2").start()
         await pilot.press("right", "r")  # skip the backoff wait
         await wait_for(lambda: app.latest["box2"].connection.status == "connected", 40, pilot=pilot)
