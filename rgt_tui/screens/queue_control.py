@@ -98,7 +98,10 @@ class CellPickScreen(DialogScreen[str | None]):
     a focused dialog button does: a colour alone is lost in a plain-text capture."""
 
     DEFAULT_CSS = """
-    CellPickScreen > #qp-box { width: 90; }
+    /* A cell's line with its code ("code … · git … (uncommitted changes)") is ~120
+       wide, 136 with the box's frame and the list's: at 90 every row wrapped in two
+       on a 160-column terminal (a user's hour). */
+    CellPickScreen > #qp-box { width: 136; }
     CellPickScreen OptionList { height: auto; max-height: 16; }
     """
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from support.pilot import SIZE, make_app, screen_text, wait_for
 from textual.widgets import OptionList
 
+from rgt_tui.domain.code_identity import CodeIdentity
 from rgt_tui.domain.queue_state import DONE, FAILED, KILLED, RUNNING, CellView, QueueView
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.queue_control import CellPickScreen
@@ -117,4 +118,29 @@ async def test_a_cell_waiting_for_its_retry_is_offered_first(tmp_path: Path) -> 
         options = await wait_for(lambda: next(iter(picker.query(OptionList)), None), pilot=pilot)
         await wait_for(lambda: options.option_count == 2 and options.highlighted == 0, pilot=pilot)
         await wait_for(lambda: any("box3_a" in m for m in marked(app)), pilot=pilot)
+        await pilot.press("escape")
+
+
+async def test_a_cell_with_its_code_fits_one_row_of_the_picker(tmp_path: Path) -> None:
+    """At 160 columns each cell is one row, its code named in full: the picker's box
+    was 90 wide and a cell that had run wrapped onto a second row (a user's hour)."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        host = app.fleet.hosts[0].name
+        code = CodeIdentity("1a2b3c4d5e6f" + "0" * 52, "89abcdef", dirty=True)
+        cells = (
+            CellView(0, "baseline_lr3e-4", DONE, 0, 10, 20, attempts=1, code=code),
+            CellView(1, "no_aug_lr1e-3", FAILED, 1, 20, 45, attempts=1, code=code),
+        )
+        app.runtime.queues.views[host] = QueueView(host, "finished", cells, None, "boot", 100, None)
+        app.open_host(host, "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+        )
+        screen.action_queue_control("retry")
+        await wait_for(lambda: len(marked(app)) == 1, pilot=pilot)
+        rows = [line for line in screen_text(app).splitlines() if "code 1a2b3c4d5e6f" in line]
+        assert len(rows) == 2, screen_text(app)
+        assert all("git 89abcde (uncommitted changes)" in row for row in rows), rows
         await pilot.press("escape")
