@@ -53,7 +53,7 @@ async def test_an_appended_cell_whose_config_is_missing_is_refused(make_queue_fl
     import pytest
 
     from rgt_tui.services.box_ctl import QueueError
-    from rgt_tui.services.queue.append import append_cells
+    from rgt_tui.services.queue.append import against_box, append_cells
     from rgt_tui.services.queue.launch import launch
 
     qf = await make_queue_fleet(1, run=SCRIPT_RUN)
@@ -69,6 +69,12 @@ async def test_an_appended_cell_whose_config_is_missing_is_refused(make_queue_fl
         assert plan.ok, plan.problems
         await launch(plan, transport)
         qf.append_queue("cells/gone.sh t 1\n")
+        # What `queue show` and the Queue tab say of it first: a line at fault, never
+        # "a (Append) sends it" (a user's hour: the append then refused it).
+        compared = await against_box(qf.host(), transport, fleet=qf.fleet)
+        assert compared.not_sent is not None, compared
+        assert [c.name for _, c in compared.not_sent.cells] == ["gone"]
+        assert compared.not_sent.problems == 1
         with pytest.raises(QueueError) as refused:
             await append_cells(qf.fleet, qf.host(), transport)
     finally:

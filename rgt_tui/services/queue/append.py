@@ -90,8 +90,10 @@ async def against_box(
     group's job on a box with a queue of its own), that is said instead: "put the lines
     back as on the box" would have written the group's lines over the box's own queue
     (hour s22b #9). ``fleet``: a cell not sent whose name another line of the fleet's
-    queues uses counts as a line at fault, as append and launch refuse it (the Queue tab
-    said "a sends it" over a name used twice, and the append was refused)."""
+    queues uses, or whose config the host's code tree lacks, counts as a line at fault,
+    as append and launch refuse it (the Queue tab said "a sends it" over a name used
+    twice, and the append was refused). A config the box holds an older copy of is not
+    checked here: that reads the box's files, and append says it when it does."""
     if host.queue is None or host.slurm is not None or host.group is not None:
         return AgainstBox()
     other = other_queue_problem(host, view) if view is not None else None
@@ -124,7 +126,13 @@ async def against_box(
         (i, c) for i, c in enumerate(source.parsed.slots) if c.line > held and not c.moved_to
     )
     faults = sum(1 for p in source.parsed.problems if p.line is not None and p.line > held)
-    faults += sum(1 for _, c in cells if c.where in twice)
+    # A name used twice, or a config the code tree lacks, is refused by append as by
+    # launch: "a sends it" over either was a promise the append broke (a user's hour).
+    absent: set[int] = set()
+    if fleet is not None and cells:
+        problems = await asyncio.to_thread(missing_configs, fleet, host, [c for _, c in cells])
+        absent = {p.line for p in problems if p.line is not None}
+    faults += sum(1 for _, c in cells if c.where in twice or c.line in absent)
     if not cells and not faults:
         return AgainstBox()
     return AgainstBox(not_sent=NotSent(source.parsed.file, cells, faults))
