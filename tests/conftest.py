@@ -9,6 +9,7 @@ import contextlib
 import os
 import pwd
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -21,6 +22,16 @@ from support.sshd import INSTALL_HINT, SSHD, OpenSshServer
 from support.tmux import Tmux
 
 from rgt_tui.demo.loopback import LoopbackFleet
+
+# A run started in the background by a script (`bash .ci/run &`, nohup) inherits SIGINT
+# (and under nohup SIGHUP) ignored, and so does every process the tests start: the
+# Ctrl-C tests' SIGINT and a box shell's `trap … HUP` then do nothing, and fourteen
+# tests failed in such a run. These tests send the signals on purpose, so they start
+# from the defaults (a handler here is reset to the default in each child at exec).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 @pytest.fixture(autouse=True)
