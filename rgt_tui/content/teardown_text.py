@@ -22,10 +22,13 @@ if TYPE_CHECKING:
 MUTED = "$foreground-muted"
 
 
-def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content]:
+def checklist_lines(
+    report: GateReport, torn_down: bool = False, still_answers: bool = False
+) -> list[Content]:
     """Every gate condition: what it needs, what was found, and under each locked one the
     key that settles it; then why facts are missing, and the verdict. ``torn_down``: the
-    box is recorded as torn down now: nothing is left to type."""
+    box is recorded as torn down now: nothing is left to type. ``still_answers``: yet the
+    same box answers (GEN1): the verdict says that, never an all-clear."""
     lines = []
     settles = fixes(report.conditions, report.host.name, tui=True)
     for c, settle in zip(report.conditions, settles, strict=True):
@@ -44,7 +47,17 @@ def checklist_lines(report: GateReport, torn_down: bool = False) -> list[Content
         )
     lines += [Content.styled(shown(f"! {p}"), "$warning") for p in report.problems]
     lines += [Content.styled(shown(f"note: {n}"), "$warning") for n in report.notes]
-    if torn_down:
+    if torn_down and still_answers:
+        # A user's hour: every line ticked and "nothing left to confirm" while the
+        # Alerts tab said the box may still be billing.
+        lines.append(
+            Content.styled(
+                f"{report.host.name} is recorded as torn down, but the box STILL ANSWERS: "
+                "it may still be billing — destroy it in the provider's console",
+                "bold $error",
+            )
+        )
+    elif torn_down:
         lines.append(
             Content.styled(
                 f"{report.host.name} is recorded as torn down: nothing left to confirm",
@@ -98,7 +111,7 @@ def profile_lines(report: GateReport) -> list[Content]:
 
 
 def outcome_lines(
-    outcome: TeardownOutcome, torn_down: bool, host: str = "the host"
+    outcome: TeardownOutcome, torn_down: bool, host: str = "the host", still_answers: bool = False
 ) -> list[Content]:
     """After the typed confirmation: the command's output and exit code, or instructions
     (for which box: its id and host key).
@@ -106,7 +119,8 @@ def outcome_lines(
     Without a command nothing is recorded (and nothing said about billing stopping) until
     the user types the name a second time, in the Confirm box above these lines, to say
     the box is destroyed. A cluster (Slurm) has nothing to destroy: the gate opened, and
-    nothing is recorded.
+    nothing is recorded. ``still_answers``: the same box answered since (GEN1): no
+    word that its cost stopped.
     """
     if outcome.cluster:
         return [
@@ -127,8 +141,8 @@ def outcome_lines(
         if torn_down:
             lines.append(
                 Content.styled(
-                    "✓ you confirmed the box is destroyed: recorded as torn down; "
-                    "its cost stops here",
+                    "✓ you confirmed the box is destroyed: recorded as torn down"
+                    + ("" if still_answers else "; its cost stops here"),
                     "bold $success",
                 )
             )

@@ -395,13 +395,16 @@ class HostPane(Widget, can_focus=True):
             status = [*status, self._key_line]
         if recompute_figures:
             figures: list[Content] = []
-            if snap is not None:
+            # A torn-down box's last sample is not drawn: greyed out, its "util 100%
+            # 632W" still read as a box at work (a user's hour). The detail screen
+            # keeps its history.
+            if snap is not None and self.torn_down_at is None:
                 figures = figure_lines(snap, update.health.oom_baseline, self.thresholds, width)
             # A torn-down box's last alerts ask nothing now; a box never sampled has no
             # known alerts ("✓ no alerts" under "never connected" read as healthy).
             if self.torn_down_at is None and (snap is not None or update.alerts):
                 figures += alert_lines(update.alerts, MAX_ALERT_LINES, width)
-            history = self.history if snap is not None else None
+            history = self.history if snap is not None and self.torn_down_at is None else None
             if history is not None:
                 figures.append(spark_line(history, width))
             rows = sum(self._heights_of([*status, *figures, *extra], width))

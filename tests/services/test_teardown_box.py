@@ -529,6 +529,35 @@ def test_the_tabs_last_line_says_unlocked_once_the_name_is_typed(tmp_path: Path)
     assert checklist_lines(report)[-1].plain.startswith("ready: type 'h1'")
 
 
+def test_a_torn_down_box_that_still_answers_gets_no_all_clear(tmp_path: Path) -> None:
+    """A user's hour: the box typed twice as destroyed by hand, then the same box
+    answered (GEN1, in the Alerts tab), while the Teardown tab read every line ticked,
+    "nothing left to confirm" and "its cost stops here"."""
+    from support.gate import happy_events
+
+    from rgt_tui.content.teardown_text import checklist_lines, outcome_lines
+    from rgt_tui.domain import teardown_gate as g
+    from rgt_tui.profiles import profile as load_profile
+    from rgt_tui.services.teardown import TeardownOutcome
+
+    fleet = tmp_path / "hosts.toml"
+    fleet.write_text('[[hosts]]\nname = "h1"\nssh = "root@10.0.0.1"\npull = ["~/r"]\n')
+    host = load_fleet(fleet).host("h1")
+    state = g.GateState("h1", box_id="b" * 32)
+    for event in happy_events(box_id="b" * 32):
+        state = g.apply(state, event)
+    report = GateReport(host, load_profile(host.profile), state, g.conditions(state), ())
+    gone = checklist_lines(report, torn_down=True)[-1].plain
+    assert gone == "h1 is recorded as torn down: nothing left to confirm", gone
+    still = checklist_lines(report, torn_down=True, still_answers=True)[-1].plain
+    assert "STILL ANSWERS" in still and "nothing left to confirm" not in still, still
+    by_hand = TeardownOutcome(False, False, None, "", "destroy it", recorded=True, report=report)
+    said = " ".join(c.plain for c in outcome_lines(by_hand, True, "h1"))
+    assert "its cost stops here" in said, said
+    said = " ".join(c.plain for c in outcome_lines(by_hand, True, "h1", still_answers=True))
+    assert "recorded as torn down" in said and "cost stops" not in said, said
+
+
 async def test_a_second_entry_for_the_same_account_locks_both_gates(ready: Setup) -> None:
     """Hour s23b #2: a second entry for box1's login (no queue of its own) passed its
     gate and ran its teardown, destroying the box whose queue and results box1's gate

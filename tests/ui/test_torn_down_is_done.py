@@ -45,6 +45,7 @@ async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
             # Connected, sampled, and its box recorded in the journal.
             await wait_for(lambda: app.jobs.state("box1").box is not None, 40, pilot=pilot)
             await wait_for(lambda: "● connected" in pane.render().plain, pilot=pilot)
+            await wait_for(lambda: "inodes" in pane.render().plain, pilot=pilot)
             assert app.connections.is_connected("box1")
             assert boxes.box("box1").open_connections == 1
             box_id = app.jobs.state("box1").box.box_id
@@ -58,6 +59,9 @@ async def test_a_torn_down_host_greys_out_closes_and_says_when_and_its_cost(
             await wait_for(lambda: shown in pane.render().plain, pilot=pilot)
             text = pane.render().plain
             assert "connected" not in text and " up " not in text, text
+            # Its last sample is not drawn: greyed out, a box's figures still read as
+            # a box at work (a user's hour).
+            assert "inodes" not in text and "disk" not in text, text
 
             # Done: its monitor stopped, and its connection closed on both ends.
             task = app.runtime.monitor_tasks["box1"]

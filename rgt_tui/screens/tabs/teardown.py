@@ -257,6 +257,8 @@ class TeardownTab(DetailTab):
         if jobs is None or not self.is_mounted or not self.query("#teardown-outcome"):
             return  # not composed yet: on_mount draws it
         checklist: list[Content] = []
+        # Recorded as torn down, yet the same box answers (GEN1): it may still bill.
+        still = jobs.still_answers_at is not None and jobs.torn_down_at is not None
         if jobs.running in ("gate", "acknowledge", "teardown"):
             checklist.append(
                 Content.styled(f"{jobs.running}: re-scanning the box…", "bold $accent")
@@ -278,7 +280,9 @@ class TeardownTab(DetailTab):
                         "bold $warning",
                     )
                 )
-            checklist += checklist_lines(jobs.gate, torn_down=jobs.torn_down_at is not None)
+            checklist += checklist_lines(
+                jobs.gate, torn_down=jobs.torn_down_at is not None, still_answers=still
+            )
         # A group's profile would be rank 0's, which another box's may not be (a user's
         # hour): said before any check, as the name box's words are.
         if self._group():
@@ -298,10 +302,14 @@ class TeardownTab(DetailTab):
         if jobs.refusal:
             outcome.append(Content.styled(shown(jobs.refusal, lines=True), "bold $warning"))
         if jobs.teardown is not None:
-            outcome += outcome_lines(jobs.teardown, jobs.torn_down_at is not None, jobs.host)
+            outcome += outcome_lines(
+                jobs.teardown, jobs.torn_down_at is not None, jobs.host, still_answers=still
+            )
         elif jobs.shown_torn_down_at is not None:
             outcome.append(Content.styled("recorded as torn down", "bold $success"))
-        elif jobs.still_answers_at is not None and jobs.torn_down_at is not None:
+        # Whatever was done in this session: the teardown's own lines above must not be
+        # the last word while the same box answers (a user's hour).
+        if still:
             # The forgotten-box leak (GEN1): the record says gone, the box answers.
             outcome.append(
                 Content.styled(
