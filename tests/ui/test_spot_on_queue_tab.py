@@ -85,6 +85,13 @@ async def test_the_queue_tab_shows_the_running_cells_checkpoint_ages(tmp_path: P
         # Another cell's checkpoint is not this one's.
         screen.checkpoint_verified(HOST, "other", Checkpoint("c.pt", FROZEN - 60, 1))
         await wait_for(lambda: "none verified here" in flat(app), pilot=pilot)
+        # A sample that names another cell than the running row (the agent's look lags
+        # the queue's records) is not put under that row.
+        app.post_message(
+            HostUpdated(make_update(HOST, agent_sample(HOST, cell="old_cell", ckpt=ckpt)))
+        )
+        await wait_for(lambda: "ckpt 3m ago on box" not in flat(app), pilot=pilot)
+        assert "old_cell" not in flat(app)
 
 
 def records_of_a_failed_verify(fleet) -> None:

@@ -106,6 +106,12 @@ class QueueTab(DetailTab):
             if self.shown
             else []
         )
+        current = queue.current
+        if snap is not None and current is not None and snap.cell != current.name:
+            # The sample names the cell the agent last saw; under another running row it
+            # read as that row's (a user's hour: "box1_wide: no checkpoint seen" under
+            # box1_lr1e-3). Said again once the two agree.
+            risk = []
         lines = [*queue_lines(queue, answering=answering), *risk, *not_sent_lines(queue)]
         preempted = self._preempted() if not answering else None
         if preempted is not None:
