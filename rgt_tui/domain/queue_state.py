@@ -651,3 +651,17 @@ def _resume_index(
         pending = [c.index for c in cells if c.status == PENDING and c.index >= launch.start_index]
         return min(pending) if pending else None
     return None
+
+
+def cell_span(indices: list[int], one: str, many: str) -> str:
+    """``cell 3 is`` / ``cells 0, 1, 2, 3 are`` / ``cells 0–9 (10 in all) are`` /
+    ``cells 0, 2, 5, … 9 (6 in all) are``: four or fewer listed, a run as a range (a
+    user's hour read "cells 0, 1, 2, … 3", the "…" standing for nothing)."""
+    if len(indices) == 1:
+        return f"cell {indices[0]} {one}"
+    if len(indices) <= 4:
+        return f"cells {', '.join(map(str, indices))} {many}"
+    first, last, count = indices[0], indices[-1], len(indices)
+    if indices == list(range(first, last + 1)):
+        return f"cells {first}–{last} ({count} in all) {many}"
+    return f"cells {', '.join(map(str, indices[:3]))}, … {last} ({count} in all) {many}"

@@ -285,3 +285,20 @@ def test_cells_a_start_index_passed_over_are_not_counted_as_left_to_run() -> Non
     assert view.state == "finished" and view.cells[0].status == "pending", view.summary()
     line = queue_pane_line(view)
     assert line is not None and "finished" in line.plain and "not run" not in line.plain, line
+
+
+def test_a_relaunch_from_a_killed_cell_names_the_done_cells_it_runs_again() -> None:
+    """A user's hour (session 29): cell 0 killed after cells 1 and 2 had finished, and
+    the notice offered L "from it" without a word that the launch runs 1 and 2 again."""
+    event = told(
+        "alpha beta gamma",
+        "stop 1700000050 kill\ndone 1700000060 2 1\n",
+        {
+            "alpha": "start 1700000030 boot-box1 4300\nkill 1700000050 user stop\nend 1700000055 143\n",
+            "beta": "start 1700000001 boot-box1 4301\nend 1700000010 0\n",
+            "gamma": "start 1700000011 boot-box1 4302\nend 1700000020 0\n",
+        },
+    )
+    body = event.body
+    assert "L relaunches from it and resumes from its checkpoint, if it wrote one — " in body
+    assert "cells 1, 2 are done and run again (rgt-tui launch box1 --start 0)" in body, body

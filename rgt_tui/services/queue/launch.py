@@ -39,6 +39,7 @@ from rgt_tui.domain.queue_state import (
     RETRY,
     SKIPPED,
     QueueView,
+    cell_span,
     relaunch_start,
 )
 from rgt_tui.domain.shared_account import shared_account_problem
@@ -441,13 +442,13 @@ async def plan_launch(
     skipped = [c.index for c in before if c.status not in (DONE, RETRY, *NOT_RUN)]
     if skipped and 0 < start_index < len(cells) and not retry_only:
         warnings.append(
-            f"{_span(skipped, 'comes', 'come')} before start index {start_index} and "
+            f"{cell_span(skipped, 'comes', 'come')} before start index {start_index} and "
             f"{'is' if len(skipped) == 1 else 'are'} not done: not run by this launch"
         )
     retried = [c.index for c in before if c.status == RETRY]
     if retried and not retry_only:
         warnings.append(
-            f"{_span(retried, 'waits', 'wait')} for a retry: the runner runs "
+            f"{cell_span(retried, 'waits', 'wait')} for a retry: the runner runs "
             f"{'it' if len(retried) == 1 else 'them'} first, then from start index {start_index}"
         )
     # A config the code tree does not hold (or sync does not send) fails its cell on the
@@ -459,7 +460,7 @@ async def plan_launch(
     again = [c.index for c in planned[start_index:] if c.status == DONE]
     if again:
         warnings.append(
-            f"{_span(again, 'is', 'are')} done and will run again (each reloads its checkpoint)"
+            f"{cell_span(again, 'is', 'are')} done and will run again (each reloads its checkpoint)"
         )
     # A cell run again resumes from the checkpoint in its {out}: one the last verify here
     # found damaged crashes it at its first load (hour s24c #1: only the retry said so).
@@ -487,20 +488,6 @@ async def plan_launch(
         moved_skips=moved_skips,
         **base,
     )
-
-
-def _span(indices: list[int], one: str, many: str) -> str:
-    """``cell 3 is`` / ``cells 0, 1, 2, 3 are`` / ``cells 0–9 (10 in all) are`` /
-    ``cells 0, 2, 5, … 9 (6 in all) are``: four or fewer listed, a run as a range (a
-    user's hour read "cells 0, 1, 2, … 3", the "…" standing for nothing)."""
-    if len(indices) == 1:
-        return f"cell {indices[0]} {one}"
-    if len(indices) <= 4:
-        return f"cells {', '.join(map(str, indices))} {many}"
-    first, last, count = indices[0], indices[-1], len(indices)
-    if indices == list(range(first, last + 1)):
-        return f"cells {first}–{last} ({count} in all) {many}"
-    return f"cells {', '.join(map(str, indices[:3]))}, … {last} ({count} in all) {many}"
 
 
 async def launch(plan: LaunchPlan, transport: Transport) -> LaunchResult:

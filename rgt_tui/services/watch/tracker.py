@@ -60,6 +60,7 @@ from rgt_tui.domain.queue_state import (
     SLURM_ENDED,
     STOPPED,
     QueueView,
+    cell_span,
 )
 from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import fmt_duration, local_time
@@ -391,11 +392,17 @@ def queue_end_words(
         # offers them (ux-h #13).
         k = min(c.index for c in again)
         one = len(again) == 1
+        # A launch from k runs every cell from k on, done ones too: unsaid, L read as
+        # the cheap way on while it re-ran finished cells (a user's hour, session 29).
+        done = [c.index for c in view.cells if c.status == DONE and c.index > k]
+        rerun = (
+            f" — {cell_span(done, 'is done and runs', 'are done and run')} again" if done else ""
+        )
         advice = (
             f"Keep the box: R on the queue tab starts {'it' if one else 'them'} over "
             f"(rgt-tui queue retry {host} {names}{more}); L relaunches from "
             f"{'it' if one else f'cell {k}, the first of them'} and resumes from its "
-            f"checkpoint, if it wrote one (rgt-tui launch {host} --start {k})."
+            f"checkpoint, if it wrote one{rerun} (rgt-tui launch {host} --start {k})."
             # Nothing done, nothing to pull (a user's hour read "pull what finished"
             # after every cell had failed).
             + (" Pull what finished with p meanwhile." if view.count(DONE) else "")
