@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 
 from rgt_tui.content.box_text import shown
+from rgt_tui.content.key_words import in_keys
 from rgt_tui.domain.units import fmt_bytes, plural
 from rgt_tui.services.code_sync.types import secrets_note, withheld_note
 
@@ -63,8 +64,9 @@ def preflight_lines(report: PreflightReport, acked: Iterable[str] = ()) -> list[
                     shown(c.detail, lines=True),
                 )
             )
-            if c.fix:
-                lines.append(Content.assemble(("    fix: ", MUTED), shown(c.fix, lines=True)))
+            if c.fix:  # in this screen's keys: "y (sync)", not "rgt-tui sync box1"
+                fix = in_keys(c.fix, report.host)
+                lines.append(Content.assemble(("    fix: ", MUTED), shown(fix, lines=True)))
     if report.code is not None:
         lines.append(Content.assemble(("code ", MUTED), shown(report.code.short())))
     if not lines:
@@ -188,9 +190,12 @@ def _some(paths: tuple[str, ...], named: int = 5) -> str:
     return ", ".join(paths[:named]) + (f" and {more} more" if more > 0 else "")
 
 
-def failure_lines(what: str, message: str, fix: str = "", at: float | None = None) -> list[Content]:
+def failure_lines(
+    what: str, message: str, fix: str = "", at: float | None = None, host: str = ""
+) -> list[Content]:
     """``✖ sync failed: … · 14:02:11`` and its fix (the time: an old failure read as the
-    box's state now, minutes after the queue it named had stopped: a user's hour)."""
+    box's state now, minutes after the queue it named had stopped: a user's hour), in
+    ``host``'s keys."""
     # Whose try: a sync run from another terminal since is not seen here, and the old
     # failure read as the box's state (hour s20b #7).
     when = (
@@ -202,7 +207,7 @@ def failure_lines(what: str, message: str, fix: str = "", at: float | None = Non
         Content.assemble((f"✖ {what} failed: ", "bold $error"), shown(message, lines=True)) + when
     ]
     if fix:
-        lines.append(Content.assemble(("  fix: ", MUTED), shown(fix, lines=True)))
+        lines.append(Content.assemble(("  fix: ", MUTED), shown(in_keys(fix, host), lines=True)))
     return lines
 
 
@@ -215,13 +220,15 @@ def ready_lines(state: HostJobs, acked: Iterable[str] = ()) -> list[Content]:
         if state.sync_progress is not None:
             lines.append(sync_progress_line(*state.sync_progress))
     if state.sync_error is not None:
-        lines += failure_lines("sync", *state.sync_error, at=state.sync_error_at)
+        lines += failure_lines("sync", *state.sync_error, at=state.sync_error_at, host=state.host)
     if state.sync_result is not None:
         lines += sync_result_lines(state.sync_result, state.host)
     if state.running == "preflight":
         lines.append(Content.styled("running preflight on the box…", "bold $accent"))
     if state.preflight_error is not None:
-        lines += failure_lines("preflight", *state.preflight_error, at=state.preflight_error_at)
+        lines += failure_lines(
+            "preflight", *state.preflight_error, at=state.preflight_error_at, host=state.host
+        )
     if state.preflight is not None:
         report = state.preflight
         # The fleet file's preflight_ack, as the CLI and the launch plan read it.

@@ -35,6 +35,7 @@ from textual.widgets import Input, Static
 
 from rgt_tui.content.box_text import shown
 from rgt_tui.content.disk_text import audit_lines, listed, not_listed, offer_line
+from rgt_tui.content.key_words import in_keys
 from rgt_tui.controllers.disk import DiskControl
 from rgt_tui.controllers.workers import run_host_worker
 from rgt_tui.domain.config import Fleet, HostConfig
@@ -153,7 +154,8 @@ class DiskUsageScreen(ReplanScreen[None]):
                 self.deleting = False
         else:
             outcome = await disk.audit()
-        status = Content.styled(outcome.status, f"${outcome.kind}") if outcome.kind else Content("")
+        said = in_keys(outcome.status, self.host.name)
+        status = Content.styled(said, f"${outcome.kind}") if outcome.kind else Content("")
         self.post_message(self.Audited(outcome.audit or self.audit, status))
 
     @on(Audited)
@@ -161,7 +163,10 @@ class DiskUsageScreen(ReplanScreen[None]):
         self.audit = message.audit
         if message.audit is not None:
             self.query_one("#disk-body", Static).update(
-                Content("\n".join(audit_lines(message.audit)))
+                # In this screen's keys: "press p (pull)", not "run `rgt-tui pull box1`".
+                Content(
+                    "\n".join(in_keys(line, self.host.name) for line in audit_lines(message.audit))
+                )
             )
             self._invite(message.audit)
         self.query_one("#disk-status", Static).update(message.status)

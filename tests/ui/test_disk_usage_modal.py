@@ -28,6 +28,8 @@ async def test_u_shows_the_audit_and_a_typed_short_name_deletes_the_model(
 
         shown = await wait_for(lambda: "org/a" in body() and body(), what="the audit", pilot=pilot)
         assert str(paths["hog"]) in shown and "inodes" in shown
+        # This screen's keys, not the command line's words (a user's hour).
+        assert "nothing pulled yet — press p (pull) and v (verify)" in shown, shown
         # A typo runs nothing; the short name shown is the confirmation.
         await pilot.press(*"org/b", "enter")
         status = app.screen.query_one("#disk-status", Static)
