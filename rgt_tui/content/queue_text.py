@@ -264,7 +264,10 @@ def not_sent_lines(view: QueueView) -> list[Content]:
         return []
     where = shown(not_sent.file)
     them = "it" if len(not_sent.cells) == 1 else "them"
-    if view.runner_alive and not view.stop_requested:
+    yet = "not on the box yet"
+    if not view.cells:  # nothing sent yet: the first launch sends the whole file
+        how, yet = f"L (Launch) sends and runs {them}", "none on the box yet"
+    elif view.runner_alive and not view.stop_requested:
         how = f"a (Append) sends {them}, and the running queue runs {them} after its cells"
     elif view.runner_alive:
         how = f"the queue stops after its current cell, then L (Launch) sends and runs {them}"
@@ -279,7 +282,7 @@ def not_sent_lines(view: QueueView) -> list[Content]:
     if not_sent.problems:  # append and launch refuse a file with a line at fault
         how = f"once the lines at fault are put right, {how}"
     cells = len(not_sent.cells)
-    head = f"not sent: {plural(cells, 'cell')} of {where}{not_sent.span}, not on the box yet: {how}"
+    head = f"not sent: {plural(cells, 'cell')} of {where}{not_sent.span}, {yet}: {how}"
     lines = [Content(""), Content.styled(head, "$warning")]
     lines += [
         Content.assemble(

@@ -78,3 +78,31 @@ async def test_the_queue_tab_says_a_sent_line_was_edited_here(
             await wait_for(lambda: added not in body(), 90, what="the row to go", pilot=pilot)
     finally:
         (qf.root() / "go").touch()
+
+
+async def test_a_queue_never_sent_lists_the_files_cells_with_the_key_that_launches_them(
+    make_queue_fleet: Any, tmp_path: Path
+) -> None:
+    """A user's hour (session 29): box2's Queue tab read "queue not deployed · no cells on
+    the box" while `rgt-tui queue show box2` listed the file's three cells. The tab
+    lists them too, as not sent, with L."""
+    qf = await make_queue_fleet(1, run=SCRIPT_RUN)
+    first, second = qf.cell_script("first", "echo 1"), qf.cell_script("second", "echo 2")
+    qf.write_queue(f"{first} t\n{second} t\n")
+    app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
+    async with app.run_test(size=SIZE) as pilot:
+        app.open_host("box1", "queue")
+        screen = await wait_for(
+            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None,
+            pilot=pilot,
+        )
+
+        def body() -> str:
+            found = screen.query(".queue-body").results(Static)
+            return "\n".join(str(getattr(b.visual, "plain", b.visual)) for b in found)
+
+        said = "(lines 1–2), none on the box yet: L (Launch) sends and runs them"
+        await wait_for(lambda: said in body(), 90, what="the file's cells", pilot=pilot)
+        rows = [line.split() for line in body().splitlines() if line.startswith("  ")]
+        assert ["0", "first", "not", "sent", "line", "1"] in rows, body()
+        assert ["1", "second", "not", "sent", "line", "2"] in rows, body()

@@ -112,16 +112,21 @@ async def against_box(
         return AgainstBox()  # the queue file's own problems are said where it is read
     text = source.text
     box_text = await read_box_queue_text(transport, host.name)
-    if not box_text:
-        return AgainstBox()  # nothing sent: the view says the file's cells are not deployed
-    end = sent_prefix_end(box_text, text)
-    if end is None:
-        changed = prefix_problem(box_text, text) or ""
-        return AgainstBox(
-            f"{display_path(host.queue)} differs from the copy on {host.name} in lines "
-            f"already sent: the box runs its copy, not your edit. {SENT_FIX}:\n{changed}"
-        )
-    held = lines_before(text, end)
+    if box_text:
+        end = sent_prefix_end(box_text, text)
+        if end is None:
+            changed = prefix_problem(box_text, text) or ""
+            return AgainstBox(
+                f"{display_path(host.queue)} differs from the copy on {host.name} in lines "
+                f"already sent: the box runs its copy, not your edit. {SENT_FIX}:\n{changed}"
+            )
+        held = lines_before(text, end)
+    elif view is not None and not view.cells:
+        # Nothing sent yet: every cell of the file waits for the first launch (the Queue
+        # tab read "no cells on the box" while `queue show` listed the file's three).
+        held = 0
+    else:
+        return AgainstBox()  # records without the copy: the view says what the box holds
     cells = tuple(
         (i, c) for i, c in enumerate(source.parsed.slots) if c.line > held and not c.moved_to
     )

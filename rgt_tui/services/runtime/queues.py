@@ -18,7 +18,7 @@ from typing import cast
 
 from rgt_tui.domain.config import Fleet, HostConfig
 from rgt_tui.domain.group_run import RankView
-from rgt_tui.domain.queue_state import QueueView
+from rgt_tui.domain.queue_state import NOT_DEPLOYED, QueueView
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.queue.append import AgainstBox, against_box
 from rgt_tui.services.queue.backends import backend_for
@@ -111,8 +111,10 @@ class QueuePoller:
         lines already sent edited locally (the box runs its copy, not the edit), else the
         cells added and not sent yet; compared again only when the local file, the fleet
         or the box's queue changed since the last comparison."""
-        if host.queue is None or not view.cells:
+        if host.queue is None or host.slurm is not None or host.group is not None:
             return view  # a scheduler's host: against_box says nothing, reading nothing
+        if not view.cells and view.state != NOT_DEPLOYED:
+            return view  # records of another kind: the view says what they are
         try:
             # Off the loop: every poll of every host asks, and a queue file may sit on a
             # network mount.
