@@ -45,6 +45,7 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.messages import HostUpdated
 from rgt_tui.paths import journal_dir
 from rgt_tui.screens.fleet import FleetScreen
+from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.job_keys import JobsChanged
 from rgt_tui.services.connections import FleetConnections
 from rgt_tui.services.fleet.file import load_fleet
@@ -533,14 +534,28 @@ def test_a_tight_border_shortens_the_spend_and_the_idle_time_before_dropping_the
 
 
 async def test_a_refusal_after_escape_is_told(
-    tmp_path: Path, state_dir: Path, loopback_fleet
+    tmp_path: Path, state_dir: Path, loopback_fleet, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
     """Hour s23b #8: the name typed, Enter, then Escape at once: the re-scan refused the
     teardown (a file written since the pull) and nothing said so until the tab was
     opened again."""
+    import asyncio
+
     from support.pilot import shown_notifications
     from textual.widgets import Input
 
+    import rgt_tui.services.teardown as teardown
+
+    # The re-scan is held until Escape has left the tab: on a quiet machine it finished
+    # first, while the tab still showed the refusal, and the test waited for a toast
+    # that is only for a tab walked away from.
+    release, real = asyncio.Event(), teardown.confirm_and_tear_down
+
+    async def held(*args, **kwargs):  # type: ignore[no-untyped-def]
+        await release.wait()
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(teardown, "confirm_and_tear_down", held)
     marker = tmp_path / "destroyed"
     app = teardown_app(loopback_fleet, tmp_path, f"echo gone > {marker}")
     async with app.run_test(size=SIZE) as pilot:
@@ -551,6 +566,8 @@ async def test_a_refusal_after_escape_is_told(
         app.screen.query_one("#confirm-name", Input).focus()
         await pilot.pause()
         await pilot.press(*"box1", "enter", "escape")
+        await wait_for(lambda: not isinstance(app.screen, HostDetailScreen), pilot=pilot)
+        release.set()
         await wait_for(lambda: not app.jobs.state("box1").running, 60, pilot=pilot)
         await wait_for(
             lambda: any(
