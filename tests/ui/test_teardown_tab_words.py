@@ -56,3 +56,34 @@ async def test_the_by_hand_steps_are_in_view_at_80x24_and_name_the_box(
         text = screen_text(app).replace("\n", " ")
         assert box.short() in text, text
         await wait_for(lambda: "again in the Confirm box above" in screen_text(app), pilot=pilot)
+
+
+async def test_the_tab_shown_by_6_says_how_to_reach_the_name_box(
+    tmp_path: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """A user's hour (session 29): 6 showed the Teardown tab without the cursor in the
+    name box, and "box1" typed there ran keys (the 1 showed the Overview). Without the
+    cursor, the boxes say how to reach them; with it, what to type."""
+    from rgt_tui.screens.host_detail import HostDetailScreen
+
+    app = teardown_app(loopback_fleet, tmp_path, None)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        app.open_host("box1")
+        await wait_for(lambda: isinstance(app.screen, HostDetailScreen), pilot=pilot)
+        await pilot.press("6")
+        await wait_for(lambda: app.screen.query("#confirm-name"), pilot=pilot)
+        box = app.screen.query_one("#confirm-name", Input)
+        cell = app.screen.query_one("#ack-cell", Input)
+        await wait_for(
+            lambda: box.placeholder == "press t, then type the host's name to tear it down",
+            pilot=pilot,
+        )
+        assert cell.placeholder == "cell name (t, then Tab)" and not box.has_focus
+        await pilot.press("t")
+        await wait_for(lambda: box.has_focus, pilot=pilot)
+        assert box.placeholder == "type the host's name to tear it down"
+        await pilot.press("tab")
+        await wait_for(lambda: cell.has_focus, pilot=pilot)
+        assert cell.placeholder == "cell name"
+        assert box.placeholder == "press t, then type the host's name to tear it down"

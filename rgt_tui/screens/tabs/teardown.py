@@ -112,6 +112,8 @@ class TeardownTab(DetailTab):
         # view. Samples and job news redraw the tab every second or so; a reveal on each
         # undid the user's PageUp within a second (ux-e #10).
         self._drawn: tuple[str, ...] = ()
+        # The name box's words for this host now (its placeholder, less how to reach it).
+        self._name_prompt = CONFIRM_PLACEHOLDER
         # What the tab itself said about the last Enter in the cell's box ("" once the
         # name changes or an acknowledgement is asked for); a refusal of the job's wins.
         self._ack_said = ""
@@ -331,11 +333,12 @@ class TeardownTab(DetailTab):
         self.query_one("#teardown-history", Static).update(join(history_lines(jobs.history)))
         box = self.query_one("#confirm-name", Input)
         if jobs.torn_down_at is not None:  # recorded: nothing left to type (a user's hour)
-            box.placeholder = TORN_DOWN_PLACEHOLDER
+            self._name_prompt = TORN_DOWN_PLACEHOLDER
         elif self._group():  # the box stays: keys typed after t must not become commands
-            box.placeholder = GROUP_PLACEHOLDER
+            self._name_prompt = GROUP_PLACEHOLDER
         else:
-            box.placeholder = MANUAL_PLACEHOLDER if jobs.awaiting_manual else CONFIRM_PLACEHOLDER
+            self._name_prompt = MANUAL_PLACEHOLDER if jobs.awaiting_manual else CONFIRM_PLACEHOLDER
+        self._show_prompts()
         self._release_when_done(jobs, box)
         drawn = tuple(
             str(self.query_one(f"#{name}", Static).content)
@@ -491,10 +494,27 @@ class TeardownTab(DetailTab):
         """The host is a [[groups]] entry (its gate is one line naming its boxes)."""
         return self._is_group
 
+    def _show_prompts(self) -> None:
+        """The boxes' placeholders; without the cursor, how to give it to them (t): the tab
+        shown by 6 has none there, and a name typed then ran keys ("box1": the 1 showed
+        the Overview; a user's hour, session 29)."""
+        if not self.query("#confirm-name") or not self.query("#ack-cell"):
+            return
+        box, cell = self.query_one("#confirm-name", Input), self.query_one("#ack-cell", Input)
+        typing = self._name_prompt in (CONFIRM_PLACEHOLDER, MANUAL_PLACEHOLDER)
+        box.placeholder = (
+            self._name_prompt
+            if box.has_focus or not typing
+            else f"press t, then {self._name_prompt}"
+        )
+        cell.placeholder = "cell name" if cell.has_focus else "cell name (t, then Tab)"
+
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._show_prompts()
         self._show_keys()
 
     def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        self._show_prompts()
         self._show_keys()
 
     @on(Input.Changed, "#ack-cell")
