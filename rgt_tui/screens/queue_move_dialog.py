@@ -107,7 +107,15 @@ class QueueMoveScreen(ReplanScreen[MoveResult | ResumeResult | None]):
                 next_id="move-to",
             )
             yield InOrderInput(
-                placeholder="to host: " + (", ".join(others) or "no other host has a queue"),
+                # "to host: box3" read as a host already filled in, and Enter then
+                # asked for it (a user's hour, session 29): a verb, the hosts in brackets.
+                placeholder=(
+                    f"type the host to move to ({' or '.join(others)})"
+                    if 0 < len(others) <= 3
+                    else f"type the host to move to (one of {', '.join(others)})"
+                    if others
+                    else "no other host has a queue to move to"
+                ),
                 id="move-to",
                 # The host typed after Tab is in it before its focus event: selected, the
                 # next key replaced it (hour s22c #3).

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from support.pilot import SIZE, make_app, notes, palette_titles, screen_text, text_of, wait_for
 from support.queues import GATE, SCRIPT_RUN, wait_view
-from textual.widgets import Button, Static
+from textual.widgets import Button, Input, Static
 
 from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.screens.fleet import FleetScreen
@@ -50,6 +50,9 @@ async def test_m_moves_a_cell_the_running_box_holds_after_naming_it(
             pilot=pilot,
         )
         assert screen.host.name == "box1"
+        # Empty, it asks for the host with a verb: "to host: box2" read as filled in.
+        to = screen.query_one("#move-to", Input)
+        assert to.value == "" and to.placeholder == "type the host to move to (box2)"
         # A running cell first: refused, and Move stays disabled.
         await pilot.press(*"gate", "enter", *"box2", "enter")
         refused = await planned(pilot, screen, "REFUSED")
