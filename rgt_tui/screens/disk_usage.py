@@ -81,8 +81,10 @@ class DiskUsageScreen(ReplanScreen[None]):
     DEFAULT_CSS = """
     /* As tall as a dialog may be (BOX_SHARE): the audit takes what the status, the
        input and the key line leave, so they always show below it. */
-    DiskUsageScreen > #disk-box { width: 120; height: 90%; }
-    DiskUsageScreen #disk-scroll { height: 1fr; }
+    DiskUsageScreen > #disk-box { width: 150; height: 90%; }
+    /* DialogBody's own cap (45vh) left the box's lower half blank under a cut audit (a
+       user's hour, session 29); a row's reason is long: 150 keeps most on one line. */
+    DiskUsageScreen #disk-scroll { height: 1fr; max-height: 100%; }
     /* A refusal names up to 20 files: it scrolls on its own past a few lines, so the
        input below it stays on screen. */
     DiskUsageScreen #disk-status { height: auto; max-height: 6; overflow-y: auto; }

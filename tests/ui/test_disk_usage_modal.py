@@ -30,6 +30,10 @@ async def test_u_shows_the_audit_and_a_typed_short_name_deletes_the_model(
         assert str(paths["hog"]) in shown and "inodes" in shown
         # This screen's keys, not the command line's words (a user's hour).
         assert "nothing pulled yet — press p (pull) and v (verify)" in shown, shown
+        # The audit takes the box's height above the status, input and key line: capped
+        # at DialogBody's 45vh, it left the lower half of the box blank (a user's hour).
+        box, scroll = app.screen.query_one("#disk-box"), app.screen.query_one("#disk-scroll")
+        assert scroll.region.height >= box.region.height - 10, (scroll.region, box.region)
         # A typo runs nothing; the short name shown is the confirmation.
         await pilot.press(*"org/b", "enter")
         status = app.screen.query_one("#disk-status", Static)
