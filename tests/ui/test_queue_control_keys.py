@@ -17,6 +17,7 @@ from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.queue_control import CellPickScreen
 from rgt_tui.screens.retry_confirm import RetryConfirmScreen
+from rgt_tui.services.fleet.file import load_fleet
 from rgt_tui.services.queue.launch import launch, plan_launch
 
 
@@ -138,3 +139,25 @@ async def test_r_pressed_as_the_detail_screen_opens_is_kept_for_its_queue_tab(
         picker = await modal(pilot, CellPickScreen)
         options = await wait_for(lambda: next(iter(picker.query(OptionList)), None), pilot=pilot)
         assert options.option_count == 1
+
+
+async def test_the_palette_offers_no_queue_control_for_a_torn_down_box(tmp_path: Path) -> None:
+    """A user's hour (session 29): "Kill running cell: box2" stood in the palette for a
+    box torn down minutes before. A host whose telemetry stopped (torn down) has none."""
+    (tmp_path / "q.txt").write_text("cells/a.sh t\n")
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        "".join(
+            f'[[hosts]]\nname = "{name}"\nssh = "root@10.0.0.{i}"\nqueue = "{tmp_path / "q.txt"}"\n'
+            for i, name in enumerate(("box1", "box2"), 1)
+        )
+    )
+    app = make_app(tmp_path, fleet=load_fleet(hosts))
+    async with app.run_test(size=SIZE):
+        before = await palette_titles(app)
+        assert "Kill running cell: box2" in before and "Kill running cell: box1" in before
+        app.runtime.stopped.add("box2")  # as a recorded teardown stops its telemetry
+        after = await palette_titles(app)
+        controls = ("Stop queue after cell", "Kill running cell", "Retry cell")
+        assert not [t for t in after if t.endswith(": box2") and t.startswith(controls)], after
+        assert "Kill running cell: box1" in after
