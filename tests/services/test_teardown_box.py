@@ -502,12 +502,10 @@ async def test_facts_about_no_box_are_shown_not_recorded(make_loopback_fleet, tm
     assert report.box is not None and not report.is_new_box and report.history == ()
 
 
-def test_the_tabs_last_line_says_unlocked_once_the_name_is_typed(tmp_path: Path) -> None:
-    """A user's hour: '✓ confirmed … typed' above 'ready: type 'box3' in the Confirm box
-    below'. Every condition holding, the last line says unlocked, not what to type."""
+def _h1_report(tmp_path: Path, *, typed: bool = True) -> GateReport:
+    """The gate of a host ``h1`` whose every fact holds (the name typed, or not yet)."""
     from support.gate import happy_events
 
-    from rgt_tui.content.teardown_text import checklist_lines
     from rgt_tui.domain import teardown_gate as g
     from rgt_tui.profiles import profile as load_profile
 
@@ -516,16 +514,21 @@ def test_the_tabs_last_line_says_unlocked_once_the_name_is_typed(tmp_path: Path)
     host = load_fleet(fleet).host("h1")
     state = g.GateState("h1", box_id="b" * 32)
     for event in happy_events(box_id="b" * 32):
-        state = g.apply(state, event)
-    report = GateReport(host, load_profile(host.profile), state, g.conditions(state), ())
+        if typed or not isinstance(event, g.ConfirmationTyped):
+            state = g.apply(state, event)
+    return GateReport(host, load_profile(host.profile), state, g.conditions(state), ())
+
+
+def test_the_tabs_last_line_says_unlocked_once_the_name_is_typed(tmp_path: Path) -> None:
+    """A user's hour: '✓ confirmed … typed' above 'ready: type 'box3' in the Confirm box
+    below'. Every condition holding, the last line says unlocked, not what to type."""
+    from rgt_tui.content.teardown_text import checklist_lines
+
+    report = _h1_report(tmp_path)
     assert report.unlocked, [c for c in report.conditions if not c.ok]
     last = checklist_lines(report)[-1].plain
     assert last == "unlocked: 'h1' typed and the box re-scanned unchanged", last
-    before = g.GateState("h1", box_id="b" * 32)
-    for event in happy_events(box_id="b" * 32):
-        if not isinstance(event, g.ConfirmationTyped):  # the name not typed yet
-            before = g.apply(before, event)
-    report = GateReport(host, load_profile(host.profile), before, g.conditions(before), ())
+    report = _h1_report(tmp_path, typed=False)  # the name not typed yet
     assert checklist_lines(report)[-1].plain.startswith("ready: type 'h1'")
 
 
@@ -533,20 +536,10 @@ def test_a_torn_down_box_that_still_answers_gets_no_all_clear(tmp_path: Path) ->
     """A user's hour: the box typed twice as destroyed by hand, then the same box
     answered (GEN1, in the Alerts tab), while the Teardown tab read every line ticked,
     "nothing left to confirm" and "its cost stops here"."""
-    from support.gate import happy_events
-
     from rgt_tui.content.teardown_text import checklist_lines, outcome_lines
-    from rgt_tui.domain import teardown_gate as g
-    from rgt_tui.profiles import profile as load_profile
     from rgt_tui.services.teardown import TeardownOutcome
 
-    fleet = tmp_path / "hosts.toml"
-    fleet.write_text('[[hosts]]\nname = "h1"\nssh = "root@10.0.0.1"\npull = ["~/r"]\n')
-    host = load_fleet(fleet).host("h1")
-    state = g.GateState("h1", box_id="b" * 32)
-    for event in happy_events(box_id="b" * 32):
-        state = g.apply(state, event)
-    report = GateReport(host, load_profile(host.profile), state, g.conditions(state), ())
+    report = _h1_report(tmp_path)
     gone = checklist_lines(report, torn_down=True)[-1].plain
     assert gone == "h1 is recorded as torn down: nothing left to confirm", gone
     still = checklist_lines(report, torn_down=True, still_answers=True)[-1].plain

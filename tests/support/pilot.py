@@ -128,3 +128,19 @@ async def open_logs_tab(app: RgtApp, pilot: Any) -> Any:
         pilot=pilot,
     )
     return detail.tabs["logs"]
+
+
+async def open_queue_body(app: RgtApp, pilot: Any, host: str = "box1") -> Any:
+    """Open ``host``'s Queue tab; a function that reads its body's text as it is now."""
+    from rgt_tui.screens.host_detail import HostDetailScreen
+
+    app.open_host(host, "queue")
+    screen = await wait_for(
+        lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None, pilot=pilot
+    )
+
+    def body() -> str:
+        found = screen.query(".queue-body").results(Static)
+        return "\n".join(str(getattr(b.visual, "plain", b.visual)) for b in found)
+
+    return body

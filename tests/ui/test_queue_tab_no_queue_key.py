@@ -10,9 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.pilot import SIZE, make_app, wait_for
+from support.pilot import SIZE, make_app, open_queue_body, wait_for
 from support.queues import SCRIPT_RUN, wait_view
-from textual.widgets import Static
 
 from rgt_tui.domain.queue_state import RUNNING
 from rgt_tui.screens.host_detail import HostDetailScreen
@@ -35,16 +34,7 @@ async def test_the_queue_tab_shows_a_queue_launched_from_elsewhere(
     app = make_app(tmp_path, fleet=fleet, start_monitors=True, clock=time.time)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            app.open_host("box1", "queue")
-            screen = await wait_for(
-                lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None,
-                pilot=pilot,
-            )
-
-            def body() -> str:
-                found = screen.query(".queue-body").results(Static)
-                return "\n".join(str(getattr(b.visual, "plain", b.visual)) for b in found)
-
+            body = await open_queue_body(app, pilot)
             await wait_for(
                 lambda: "hold" in body() and "entry names no queue file" in body(),
                 90,
@@ -52,6 +42,8 @@ async def test_the_queue_tab_shows_a_queue_launched_from_elsewhere(
                 pilot=pilot,
             )
             assert "has no queue" not in body()
+            screen = app.screen
+            assert isinstance(screen, HostDetailScreen)
             assert screen.queue_view is not None and screen.queue_view.current is not None
     finally:
         (qf.root() / "go").touch()

@@ -10,12 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from support.pilot import SIZE, make_app, wait_for
+from support.pilot import SIZE, make_app, open_queue_body, wait_for
 from support.queues import SCRIPT_RUN, wait_view
-from textual.widgets import Static
 
 from rgt_tui.domain.queue_state import RUNNING
-from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.services.queue.launch import launch, plan_launch
 
 NOTE = "differs from the copy on box1 in lines already sent: the box runs its copy"
@@ -37,16 +35,7 @@ async def test_the_queue_tab_says_a_sent_line_was_edited_here(
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            app.open_host("box1", "queue")
-            screen = await wait_for(
-                lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None,
-                pilot=pilot,
-            )
-
-            def body() -> str:
-                found = screen.query(".queue-body").results(Static)
-                return "\n".join(str(getattr(b.visual, "plain", b.visual)) for b in found)
-
+            body = await open_queue_body(app, pilot)
             await wait_for(
                 lambda: NOTE in body(), 90, what="the sent-lines note on the Queue tab", pilot=pilot
             )
@@ -91,16 +80,7 @@ async def test_a_queue_never_sent_lists_the_files_cells_with_the_key_that_launch
     qf.write_queue(f"{first} t\n{second} t\n")
     app = make_app(tmp_path, fleet=qf.fleet, start_monitors=True, clock=time.time)
     async with app.run_test(size=SIZE) as pilot:
-        app.open_host("box1", "queue")
-        screen = await wait_for(
-            lambda: app.screen if isinstance(app.screen, HostDetailScreen) else None,
-            pilot=pilot,
-        )
-
-        def body() -> str:
-            found = screen.query(".queue-body").results(Static)
-            return "\n".join(str(getattr(b.visual, "plain", b.visual)) for b in found)
-
+        body = await open_queue_body(app, pilot)
         said = "(lines 1–2), none on the box yet: L (Launch) sends and runs them"
         await wait_for(lambda: said in body(), 90, what="the file's cells", pilot=pilot)
         rows = [line.split() for line in body().splitlines() if line.startswith("  ")]
