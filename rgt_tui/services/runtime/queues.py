@@ -111,10 +111,12 @@ class QueuePoller:
         lines already sent edited locally (the box runs its copy, not the edit), else the
         cells added and not sent yet; compared again only when the local file, the fleet
         or the box's queue changed since the last comparison."""
-        if host.queue is None or host.slurm is not None or host.group is not None:
-            return view  # a scheduler's host: against_box says nothing, reading nothing
+        if host.queue is None:
+            return view
         if not view.cells and view.state != NOT_DEPLOYED:
-            return view  # records of another kind: the view says what they are
+            # A scheduler's host, or records of another kind: the view says what they
+            # are (against_box says nothing of a scheduler's host, reading nothing).
+            return view
         try:
             # Off the loop: every poll of every host asks, and a queue file may sit on a
             # network mount.
