@@ -83,6 +83,7 @@ async def test_the_tab_shown_by_6_says_how_to_reach_the_name_box(
         await pilot.press("t")
         await wait_for(lambda: box.has_focus, pilot=pilot)
         assert box.placeholder == "type the host's name to tear it down"
+        assert cell.placeholder == "cell name (Tab)"  # t is pressed: Tab is what is left
         await pilot.press("tab")
         await wait_for(lambda: cell.has_focus, pilot=pilot)
         assert cell.placeholder == "cell name"

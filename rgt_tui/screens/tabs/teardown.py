@@ -507,7 +507,13 @@ class TeardownTab(DetailTab):
             if box.has_focus or not typing
             else f"press t, then {self._name_prompt}"
         )
-        cell.placeholder = "cell name" if cell.has_focus else "cell name (t, then Tab)"
+        cell.placeholder = (
+            "cell name"
+            if cell.has_focus
+            else "cell name (Tab)"
+            if box.has_focus
+            else "cell name (t, then Tab)"
+        )
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self._show_prompts()
