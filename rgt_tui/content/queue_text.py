@@ -305,13 +305,18 @@ def running_risk_lines(
     verified: tuple[str, Checkpoint | None] | None,
     *,
     answering: bool = True,
+    running: str | None = None,
 ) -> list[Content]:
     """The running cell's work at risk under its queue (issue 40), the pane's words with
     the cell named: ``eta_long: ckpt 3m ago on box · 41m ago verified here`` and, for an
     interruptible host, the Young/Daly line. ``verified``: (cell, its newest pulled and
     verified checkpoint) as the spot controller last handed it; another cell's is none.
-    ``answering``: as ``at_risk_lines``."""
+    ``answering``: as ``at_risk_lines``. ``running``: the queue's running cell; a sample
+    naming another (the agent's look lags the records) gives no line, as under that row
+    it read as its own (a user's hour: "box1_wide: no checkpoint seen" under box1_lr1e-3)."""
     if snap is None or snap.cell is None:
+        return []
+    if running is not None and snap.cell != running:
         return []
     mine = verified[1] if verified is not None and verified[0] == snap.cell else None
     lines = at_risk_lines(host, snap, mine, answering=answering)

@@ -101,17 +101,18 @@ class QueueTab(DetailTab):
         snap = update.snapshot if update is not None else None
         # A box not answering: its last read, said as such (ux-e #4).
         answering = update is None or update.connection.status == "connected"
+        current = queue.current
         risk = (
-            running_risk_lines(self.shown.host, snap, self.shown.verified, answering=answering)
+            running_risk_lines(
+                self.shown.host,
+                snap,
+                self.shown.verified,
+                answering=answering,
+                running=current.name if current is not None else None,
+            )
             if self.shown
             else []
         )
-        current = queue.current
-        if snap is not None and current is not None and snap.cell != current.name:
-            # The sample names the cell the agent last saw; under another running row it
-            # read as that row's (a user's hour: "box1_wide: no checkpoint seen" under
-            # box1_lr1e-3). Said again once the two agree.
-            risk = []
         lines = [*queue_lines(queue, answering=answering), *risk, *not_sent_lines(queue)]
         preempted = self._preempted() if not answering else None
         if preempted is not None:
