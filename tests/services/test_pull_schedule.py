@@ -108,7 +108,9 @@ async def test_periodic_pull_brings_a_file_written_after_the_first_pull(
         await connections.close_all()
     assert sha(dest / "cell0" / "late.pt") == late
     second = [e for e in events if e.kind == "pull"][1]
-    assert second.host == "box1" and "1 files" in second.body and "verified" in second.body
+    assert second.host == "box1" and "1 file (3.0M) pulled" in second.body, second.body
+    # Random bytes named .pt do not load: the verdict, not the one verified file, leads.
+    assert "verify: NOT VERIFIED: 2 problems (files: 2 corrupt, 1 verified)" in second.body
     assert second.key != events[0].key and second.key.startswith("pull:box1:")
 
     # The box's logs came too, under .rgt/box-logs, and only the logs.
@@ -126,6 +128,31 @@ async def test_periodic_pull_brings_a_file_written_after_the_first_pull(
     paths = {c.path for c in report.checks}
     assert paths == {"cell0/model.pt", "cell0/metrics.json", "cell0/late.pt"}
     assert not [f for f in report.flags if ".rgt" in f.path]
+
+
+async def test_a_pull_notice_with_a_problem_says_not_verified_before_its_counts(
+    make_loopback_fleet, tmp_path
+):
+    # A user's hour: "verify: 8 verified" headed a notice whose bullets named files
+    # changed on the box since; the counts read as the verdict.
+    loopback = await make_loopback_fleet(1)
+    res = box_results(loopback)
+    random_file(res / "cell0" / "model.bin", 2 * MIB)  # hash-only: no problem
+    (res / "cell0" / "metrics.json.tmp").write_text("{}")  # a leftover: verify flags it
+    fleet, _ = _setup(loopback, tmp_path)
+    events: list = []
+    scheduler, connections, _ = _scheduler(fleet, tmp_path, events, clock=lambda: 1000.0)
+    runner = asyncio.ensure_future(scheduler.run())
+    try:
+        await wait_for(lambda: [e for e in events if e.kind == "pull"], 60, "the pull")
+    finally:
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+        await connections.close_all()
+    body = next(e for e in events if e.kind == "pull").body
+    head = body.splitlines()[0]
+    assert "verify: NOT VERIFIED: 1 problem (files: " in head, body
+    assert "metrics.json.tmp" in body  # the problem itself, as a bullet
 
 
 async def test_a_host_is_never_pulled_twice_at_once(make_loopback_fleet, tmp_path):

@@ -58,7 +58,7 @@ from rgt_tui.domain.queue_state import (
     SLURM_ENDED,
     QueueView,
 )
-from rgt_tui.domain.units import fmt_bytes, fmt_duration
+from rgt_tui.domain.units import fmt_bytes, fmt_duration, plural
 from rgt_tui.profiles import profile
 from rgt_tui.services.connections import SHARED_PULL_CONCURRENCY, FleetConnections
 from rgt_tui.services.journal import HostJournal, Journal, JournalError, journal_for
@@ -76,6 +76,7 @@ from rgt_tui.services.records import host_results_dir, manifest_path
 from rgt_tui.services.runtime.locks import HostLocks
 from rgt_tui.services.runtime.stopped import StoppedHosts, stopped_line
 from rgt_tui.services.teardown import TEARDOWN_TIMEOUT_S, confirmed_at
+from rgt_tui.services.verify.report import problem_count
 from rgt_tui.services.verify.run import news_problems, verify_host
 from rgt_tui.services.watch.drivers.pull_failing import (
     forget_failing,
@@ -446,11 +447,16 @@ class PullScheduler:
         counts: dict[str, int] = {}
         for check in report.checks:
             counts[check.status] = counts.get(check.status, 0) + 1
-        verified = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        files = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        # The verdict first, the files' counts after, as `rgt-tui verify` says them:
+        # "verify: 8 verified" headed a notice whose bullets said three files had changed
+        # on the box since (a user's hour), and read as an all-clear.
+        verdict = "VERIFIED" if report.ok else f"NOT VERIFIED: {problem_count(report)}"
         logs = result.box_logs
         came = (
-            f"{len(result.pulled)} files ({fmt_bytes(result.bytes_received)}) pulled, "
-            f"{len(result.skipped)} already here; verify: {verified or 'nothing checked'}"
+            f"{plural(len(result.pulled), 'file')} ({fmt_bytes(result.bytes_received)}) pulled, "
+            f"{len(result.skipped)} already here; verify: {verdict} "
+            f"(files: {files or 'none checked'})"
         )
         if logs is not None:
             came += f"; box logs: {logs.listed} in {logs.folder}"
@@ -466,7 +472,7 @@ class PullScheduler:
                 kind="pull",
                 host=host.name,
                 key=f"pull:{host.name}:{result.manifest.taken_at:.0f}",
-                title=f"{host.name}: {len(result.pulled)} new result files pulled",
+                title=f"{host.name}: {plural(len(result.pulled), 'new result file')} pulled",
                 body=came + "".join(f"\n• {p}" for p in problems),
                 severity=severity,
             )
