@@ -15,7 +15,8 @@ reconnect loop. The same box answering is the forgotten-box cost leak (GEN1): on
 or at start for a teardown recorded before this start and at least ``GRACE_S`` ago (a
 provider takes a while to stop a destroyed box: the answers right after a teardown say
 nothing, and one recorded while this app watched is retired at once, then tried once
-more ``look_again_s`` later, as ``r`` does: a typed "destroyed" is no proof), it is said loudly
+more ``look_again_s`` later, as ``r`` does: a typed "destroyed" is no proof; one recorded
+shortly before this start, once its grace is over), it is said loudly
 (a toast, and the pane's ``teardown.still-answers`` alert, ``alert``) and the host is
 watched again, live (``HostJobs.still_answers_at``), until it stops answering for
 ``GONE_AFTER_S`` (a short drop keeps the alarm): then it is torn down and gone, and its telemetry stops as above. A Slurm login node, which a
@@ -260,9 +261,9 @@ class BoxWatch:
             self.app.notify(
                 f"{host} was torn down: telemetry stopped, its connection closed. "
                 + (
-                    f"It is looked at once more in {fmt_duration(self.look_again_s)}: a box "
+                    f"It is looked at once more in {fmt_duration(later)}: a box "
                     "that still answers then is said loudly (GEN1). "
-                    if later
+                    if later is not None
                     else ""
                 )
                 + "Press r on it if the box is back.",
@@ -270,19 +271,30 @@ class BoxWatch:
                 timeout=8,
             )
 
-    def _look_again_later(self, host: str, torn_down_at: float) -> bool:
-        """A teardown recorded while this app runs: one more attempt ``look_again_s``
-        later, as ``r`` makes (the same box answering then is GEN1); True when one is
-        planned. At start, an older teardown gets its attempt at once (``_still_answers``)."""
+    def _look_again_later(self, host: str, torn_down_at: float) -> float | None:
+        """A teardown whose answers were not news yet: one more attempt later, as ``r``
+        makes (the same box answering then is GEN1); the seconds until it, None when none
+        is planned. One recorded while this app runs is looked at ``look_again_s`` later;
+        one recorded before this start but within ``GRACE_S`` of it (`rgt-tui teardown`,
+        then the TUI started) once its grace is over: before, none was planned, and the
+        pane said "torn down" for good while `rgt-tui status` said STILL ANSWERS. An
+        older teardown gets its attempt at once, at start (``_still_answers``)."""
         key = (host, torn_down_at)
-        if self._reconnect is None or torn_down_at < self._started or key in self._looked:
-            return False
+        if self._reconnect is None or key in self._looked:
+            return None
+        if torn_down_at >= self._started:
+            delay = self.look_again_s
+        else:
+            left = torn_down_at + GRACE_S - self.jobs.clock()
+            if left <= 0:
+                return None  # judged at start, past its grace: nothing to wait for
+            delay = min(self.look_again_s, left)
         self._looked.add(key)
-        run_host_worker(self.app, self._look_again(host, torn_down_at), "look-again", host)
-        return True
+        run_host_worker(self.app, self._look_again(host, torn_down_at, delay), "look-again", host)
+        return delay
 
-    async def _look_again(self, host: str, torn_down_at: float) -> None:
-        await asyncio.sleep(self.look_again_s)
+    async def _look_again(self, host: str, torn_down_at: float, delay: float) -> None:
+        await asyncio.sleep(delay)
         state = self.jobs.state(host)
         if state.torn_down_at != torn_down_at or not self._is_stopped(host):
             return  # a new box under the name, or watched again already (r)

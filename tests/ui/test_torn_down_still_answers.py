@@ -114,3 +114,30 @@ async def test_a_teardown_recorded_while_the_app_runs_is_looked_at_once_more_lat
         await wait_for(lambda: app.jobs.state("box1").still_answers_at, 60, pilot=pilot)
         assert any("STILL ANSWERS" in str(n.message) for n in shown_notifications(app))
         await wait_for(lambda: not pane.has_class("-torn-down"), 60, pilot=pilot)
+
+
+async def test_a_teardown_recorded_just_before_the_start_is_looked_at_once_its_grace_ends(
+    tmp_path: Path, state_dir: Path, loopback_fleet
+) -> None:  # type: ignore[no-untyped-def]
+    """`rgt-tui teardown box1` (or "destroyed" typed) moments before the TUI starts,
+    the box left up: its answers at start say nothing yet (the provider's grace), and
+    no later look was planned, so the pane said "torn down" for good while `rgt-tui
+    status` said STILL ANSWERS (sessions 27-29's note). One look comes as the grace
+    ends; the same box answering then is said loudly."""
+    box = loopback_fleet.box("box1")
+    (box.root / ".rgt").mkdir(exist_ok=True)
+    (box.root / ".rgt" / "box-id").write_text(BOX + "\n")
+    journal = Journal(journal_dir(loopback_fleet.hosts_file))
+    journal.observe_box("box1", BoxIdentity(BOX, None), time.time() - 3600)
+    torn_at = time.time() - GRACE_S + 3  # three seconds of the grace left at start
+    journal.add_teardown("box1", TeardownRecord(torn_at, None, None, "", True, BOX, True))
+
+    app = RgtApp(load_fleet(loopback_fleet.hosts_file), config_dir=tmp_path / "config")
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.fleet_screen.panes["box1"]
+        await wait_for(lambda: "box1" in app.runtime.stopped, 60, pilot=pilot)
+        assert pane.has_class("-torn-down") and app.jobs.state("box1").still_answers_at is None
+        assert any("looked at once more in" in str(n.message) for n in shown_notifications(app))
+        await wait_for(lambda: app.jobs.state("box1").still_answers_at, 60, pilot=pilot)
+        assert any("STILL ANSWERS" in str(n.message) for n in shown_notifications(app))
+        await wait_for(lambda: not pane.has_class("-torn-down"), 60, pilot=pilot)
