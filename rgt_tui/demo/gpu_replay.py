@@ -2,8 +2,8 @@
 
 No GPU exists where the demo runs, so each demo box gets, first on its PATH, a small
 ``nvidia-smi`` that prints rows recorded on a real H100 80GB HBM3 (``demo/gpu/``, see
-its SOURCES.txt): idle, then under load, alternating every few seconds so the panes
-move. It answers any ``--query-gpu=`` / ``--query-compute-apps=`` field list the way
+its SOURCES.txt): idle while no queue cell runs on the box; while one runs, idle, then
+under load, alternating every few seconds so the panes move. It answers any ``--query-gpu=`` / ``--query-compute-apps=`` field list the way
 nvidia-smi does (the recording's own values, picked by column name, units dropped; a
 field the recording lacks is refused as nvidia-smi refuses it), and ``--version`` with
 the recorded text, so the agent and preflight both read it as they read a real one. The
@@ -82,6 +82,14 @@ def install_nvidia_smi(folder: Path) -> Path:
         f"""#!/bin/sh
 # rgt-tui demo: replays a recorded NVIDIA H100 (rgt_tui/demo/gpu_replay.py); no GPU here.
 busy=$(( $(date +%s) / {PHASE_S} % 2 ))
+# A box with no cell running reads idle: the load phase on a box that ran nothing read as
+# paid work (a user's hour). A cell runs while its last start/end record is a start.
+running=
+for f in "$HOME"/.rgt/queue/cells/*.state; do
+  [ -f "$f" ] || continue
+  case "$(grep -E '^(start|end) ' "$f" | tail -n 1)" in "start "*) running=1; break ;; esac
+done
+[ -n "$running" ] || busy=0
 asked() {{ printf '%s\\n' "$*" | tr ' ' '\\n' | sed -n "s/^--query-$1=//p" | head -n 1; }}
 case "$*" in
   *--query-gpu=*)

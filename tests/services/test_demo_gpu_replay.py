@@ -16,14 +16,41 @@ def smi(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(script), *args], capture_output=True, text=True, timeout=30)
 
 
-@pytest.fixture
-def loaded(tmp_path: Path) -> Path:
-    """The stand-in, held in its load phase (it alternates with the clock otherwise)."""
-    script = gpu_replay.install_nvidia_smi(tmp_path)
+def held_in_load_phase(folder: Path) -> Path:
+    """The stand-in, its clock's phase held at "load" (it alternates otherwise)."""
+    script = gpu_replay.install_nvidia_smi(folder)
     text = script.read_text()
     assert "busy=$((" in text
     script.write_text(text.replace("busy=$((", "busy=1 # ", 1))
     return script
+
+
+@pytest.fixture
+def loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The stand-in under load: its phase held there, on a box whose queue runs a cell."""
+    cells = tmp_path / "home" / ".rgt" / "queue" / "cells"
+    cells.mkdir(parents=True)
+    (cells / "a.state").write_text("start 1 boot 42\nend 2 0\n")
+    (cells / "b.state").write_text("start 3 boot 43\ncode abc\n")  # b runs
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return held_in_load_phase(tmp_path / "bin")
+
+
+def test_a_box_with_no_cell_running_reads_idle_in_any_phase(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A user's hour: the demo's boxes that had run nothing read 100 % busy half the time.
+    cells = tmp_path / "home" / ".rgt" / "queue" / "cells"
+    cells.mkdir(parents=True)
+    (cells / "a.state").write_text("start 1 boot 42\ncode abc\nend 2 0\n")  # ended
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    script = held_in_load_phase(tmp_path / "bin")
+    fields = "--query-gpu=" + ",".join(SMI_GPU_FIELDS)
+    gpus = smi(script, fields, "--format=csv,noheader,nounits")
+    idle = gpu_replay._recorded("h100_idle_query_gpu.csv")
+    assert gpus.stdout == gpu_replay.rebuild_rows(idle, SMI_GPU_FIELDS)
+    apps = smi(script, "--query-compute-apps=" + ",".join(SMI_APP_FIELDS), "--format=csv")
+    assert apps.returncode == 0 and apps.stdout == ""
 
 
 def test_the_agents_fields_are_the_recorded_values(loaded: Path) -> None:
