@@ -537,13 +537,16 @@ class RgtApp(ThemedApp):
         """Every toast of the app, whoever posts it (a screen's ``notify`` comes here too):
         plain text whatever ``markup`` says, since a toast may quote a box, a queue or fleet
         file or an error, and ``[epochs]`` or ``[link=…]`` in it must show as written;
-        listed under ``n``; not posted again while the same one shows (``Toasts``)."""
+        listed under ``n``, and only listed while that list is open; not posted again
+        while the same one shows (``Toasts``)."""
         # An error's toast says what failed and its fix: 5 s was too short to read one
         # of 40 words (hour s24b #9); n lists every toast whatever its time.
         longer = {"error": 3.0, "warning": 2.0}.get(str(severity), 1.0)
         seconds = self.NOTIFICATION_TIMEOUT * longer if timeout is None else timeout
         told = toasts_of(self).admit(message, title, str(severity), seconds)
-        if told is not None:
+        # With the notices list open, the list shows it (newest first, within a second):
+        # a toast drew over the list being read (session 29's hour).
+        if told is not None and not isinstance(self.screen, NoticesScreen):
             text, title = told
             super().notify(text, title=title, severity=severity, timeout=seconds, markup=False)
 
