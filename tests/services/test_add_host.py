@@ -247,6 +247,21 @@ def test_crlf_no_final_newline_symlinks_and_a_new_file(tmp_path):
         read_fleet_file(tmp_path / "nowhere" / "hosts.toml")
 
 
+async def test_a_box_that_refuses_the_connection_sends_the_fix_to_the_pasted_command(
+    make_loopback_fleet, home
+):
+    # The host is not in the fleet file yet: "(the fleet file's ssh for box1)" sent a
+    # user to a line that did not exist (session 29's hour).
+    fleet = await make_loopback_fleet(1)
+    box = fleet.boxes[0]
+    new = new_host(fleet, box)
+    await box.stop()
+    check = await check_host_key(new)
+    assert check.status == "unreachable" and "connection refused" in check.message
+    assert check.fix is not None and "fleet file" not in check.fix, check.fix
+    assert check.fix.endswith("(the pasted command)"), check.fix
+
+
 async def test_a_changed_key_is_refused_with_the_fix_and_never_trusted(
     make_loopback_fleet, home, tmp_path
 ):

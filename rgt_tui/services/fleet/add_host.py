@@ -283,11 +283,18 @@ async def check_host_key(new: NewHost) -> KeyCheck:
 
 
 def _login_fix(new: NewHost, exc: TransportError) -> str | None:
-    """The transport's fix, except for a login the box itself refused: that one names the
+    """The transport's fix, its address sent to the pasted command, not to the fleet file
+    the host is not in yet; except for a login the box itself refused: that one names the
     fleet file's ``identity_file``, which is not written yet; here the key is the pasted
     command's ``-i`` (or ``--identity-file``). A jump host's refusal keeps its own fix."""
     if not exc.message.startswith("authentication refused ("):  # ssh.py: the box's own
-        return exc.fix
+        # The host is not in the fleet file yet: its address is the pasted command's
+        # (the dialog sent a user to "the fleet file's ssh" of a box not added).
+        fix = exc.fix
+        if fix is not None:
+            fix = fix.replace(f"the fleet file's ssh for {exc.host}", "the pasted command")
+            fix = fix.replace(f"{exc.host}'s ssh = ... in the fleet file", "the pasted command")
+        return fix
     if new.identity_file is None:
         return "add `-i <key file>` to the pasted command, or load the key into ssh-agent"
     if exc.fix and exc.fix.startswith("identity_file needs a passphrase"):
