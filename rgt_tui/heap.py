@@ -1,4 +1,5 @@
-"""The collector's settings for a long-running process that holds a fleet (the TUI).
+"""The collector's settings for a long-running process that holds a fleet (the TUI, and
+`watch` once it runs).
 
 Everything built before the fleet streams (imports, widgets, the fleet) lives as long as
 the process: ``gc.freeze`` leaves it out of the full passes, which otherwise stalled a

@@ -25,6 +25,7 @@ from rgt_tui.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from rgt_tui.cli.runner import Call
 from rgt_tui.domain.config import Fleet
 from rgt_tui.domain.units import plural
+from rgt_tui.heap import settle_heap
 from rgt_tui.paths import config_dir, journal_dir, state_dir
 from rgt_tui.services.watch.events import WatchEvent
 from rgt_tui.services.watch.sinks import Sink
@@ -136,6 +137,10 @@ async def _watch(call: Call, fleet: Fleet, listen: tuple[str, int] | None) -> in
                 raise BrokenPipeError  # main: ends quietly, 141
             note(plural(len(events), "event"))
         else:
+            # A long run that holds the fleet, as the TUI does: the same collector settings
+            # (heap.py; 500 hosts, two runs each under load: 27.3 / 29.7 % of a core
+            # against 29.7 / 33.7 % without, docs/benchmarks.md).
+            settle_heap()
             await _until_stopped(watcher, printer.reader_gone)
             if printer.reader_gone.is_set():
                 raise BrokenPipeError  # main: ends quietly, 141
