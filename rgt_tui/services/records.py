@@ -11,7 +11,7 @@ Everything for host H sits under ``<results_dir>/H/``: the pulled files (layout 
 - ``verification.json``  the outcome of the last ``verify`` (the teardown gate reads it),
                          tied to one manifest, and so to one box, by its digest;
 - ``reclaimed.json``     files a reclaim deleted on the box after they verified, whose
-                         only copy is here (``services.teardown.reclaimed``);
+                         only copy is here (``services.reclaimed``);
 - ``replaced/``          older pulled copies set aside when the box's file changed.
 
 Records sit beside the results rather than under ``state_dir()`` so that moving or

@@ -32,7 +32,6 @@ from rgt_tui.domain.errors import TransportError
 from rgt_tui.domain.queue_state import CODE_UNKNOWN, code_text
 from rgt_tui.domain.text import printable
 from rgt_tui.services.box_ctl import QueueError
-from rgt_tui.services.queue.view import read_queue_view
 from rgt_tui.services.records import atomic_write_json, read_json, records_dir
 from rgt_tui.transport import Transport
 
@@ -94,6 +93,10 @@ async def read_result_code(host: HostConfig, transport: Transport) -> ResultCode
     for the box: the results are pulled either way)."""
     now = time.time()
     try:
+        # Imported here: the queue's backends (Slurm, groups) are a third of what a
+        # one-shot `rgt-tui pull` imports, and only this read, beside the copy, needs them.
+        from rgt_tui.services.queue.view import read_queue_view
+
         view = await read_queue_view(host, transport)
     except (TransportError, QueueError) as exc:
         why = printable(exc.message, None)  # may quote the box

@@ -1,4 +1,4 @@
-"""The record of files a reclaim left with one copy here (``teardown.reclaimed``): kept
+"""The record of files a reclaim left with one copy here (``services.reclaimed``): kept
 per box, merged, and refused with the file named when it is damaged."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rgt_tui.services.teardown.reclaimed import (
+from rgt_tui.services.reclaimed import (
     ReclaimedFile,
     load_reclaimed,
     reclaimed_path,

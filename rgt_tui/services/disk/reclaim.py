@@ -11,7 +11,7 @@
 - anything under a pull root needs every file in it pulled AND verified: listed in the
   kept manifest of this very box, unchanged on the box since (a re-scan now, by size and
   mtime), reported good by the verification of that manifest, and still on this disk
-  with the manifest's SHA-256 (re-hashed now, ``teardown.local_copy``). Otherwise the
+  with the manifest's SHA-256 (re-hashed now, ``services.local_copy``). Otherwise the
   refusal names each file that would be lost (not pulled; pulled but not verified;
   changed since; the local copy gone);
 - a superseded checkpoint also needs the newer checkpoint it was superseded by to pass
@@ -48,10 +48,10 @@ from rgt_tui.services.disk.audit import (
 )
 from rgt_tui.services.disk.offer import OUTSIDE, UNREAD, not_offered, under
 from rgt_tui.services.disk.running import read_running
+from rgt_tui.services.local_copy import check_local_copy
 from rgt_tui.services.manifest import take_manifest
+from rgt_tui.services.reclaimed import ReclaimedFile, record_reclaimed
 from rgt_tui.services.records import host_results_dir, load_manifest, load_verification
-from rgt_tui.services.teardown.local_copy import check_local_copy
-from rgt_tui.services.teardown.reclaimed import ReclaimedFile, record_reclaimed
 from rgt_tui.transport.base import Transport
 
 DELETE_TIMEOUT_S = 600.0  # rm of a big cache folder can take a while
@@ -66,7 +66,7 @@ class DeletePlan:
     target: Reclaimable
     why: str  # "a Hugging Face model outside the pull roots", "3 files pulled and verified"
     # The host's results folder, the box's id and the verified files the delete leaves
-    # with one copy, here: recorded before the delete (``teardown.reclaimed``).
+    # with one copy, here: recorded before the delete (``services.reclaimed``).
     folder: Path | None = None
     box_id: str | None = None
     files: tuple[ReclaimedFile, ...] = ()

@@ -63,6 +63,7 @@ from rgt_tui.services.pull.types import (
     PullResult,
     unwritable_results,
 )
+from rgt_tui.services.reclaimed import reclaimed_count
 from rgt_tui.services.records import (
     REPLACED_DIR,
     host_results_dir,
@@ -72,7 +73,6 @@ from rgt_tui.services.records import (
     save_manifest,
 )
 from rgt_tui.services.result_code import ResultCode, read_result_code, save_result_code
-from rgt_tui.services.teardown.reclaimed import reclaimed_count
 from rgt_tui.timeouts import within
 from rgt_tui.transport.base import Transport
 

@@ -106,7 +106,7 @@ class PullResult:
     # The box's queue and cell logs, brought into .rgt/box-logs/ (box_logs; never results).
     box_logs: BoxLogs | None = None
     # Files a reclaim deleted on the box after they verified, whose only copy is here
-    # (services.teardown.reclaimed): results, though the box no longer lists them.
+    # (services.reclaimed): results, though the box no longer lists them.
     reclaimed: int = 0
     # The plan's bytes to move (files not here yet, less what their parts hold) and the
     # price per GB they leave the box at (U14: the plan's cost line).

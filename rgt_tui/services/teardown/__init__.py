@@ -5,9 +5,11 @@ One module per job, the gate itself being the pure state machine in
 
 - ``events`` — facts → gate events: the pull's manifest record, the verification record
   beside the results, and a re-scan of the box, in the gate's terms (pure);
-- ``local_copy`` — the local copy re-hashed now: every file the manifest lists must be
-  under ``<results_dir>/<host>/`` with its SHA-256, or the gate stays locked naming the
-  file and saying to pull again;
+- ``services.local_copy`` (beside this package: pulls, verify and disk reclaim read it
+  too, and a pull must not import the gate) — the local copy re-hashed now: every file
+  the manifest lists must be under ``<results_dir>/<host>/`` with its SHA-256, or the
+  gate stays locked naming the file and saying to pull again; ``services.reclaimed``
+  keeps the files a reclaim deleted on the box, whose copy here is the only one;
 - ``gate`` — the gate check: ``check_gate`` re-scans the box *now* (sizes and mtimes, no
   hashing; it also says which box answers: its ``~/.rgt/box-id`` and host key) and reads
   its queue records (which cells run, and which the records or the scheduler know to be

@@ -33,8 +33,10 @@ from rgt_tui.domain.text import printable
 from rgt_tui.domain.units import plural
 from rgt_tui.profiles import profile as load_profile
 from rgt_tui.services.journal import BoxHistory, HostJournal, Journal, JournalError
+from rgt_tui.services.local_copy import check_local_copy
 from rgt_tui.services.queue.backends import backend_for
 from rgt_tui.services.queue.scheduler import JobGated
+from rgt_tui.services.reclaimed import reclaimed_here
 from rgt_tui.services.records import host_results_dir, load_manifest, read_json, verification_path
 from rgt_tui.services.teardown.acknowledge import queue_cells
 from rgt_tui.services.teardown.events import manifest_event, rescan_event, verification_events
@@ -48,8 +50,6 @@ from rgt_tui.services.teardown.gate_conditions import (
 )
 from rgt_tui.services.teardown.gate_scan import BoxNow, cells_seen, moved_now, scan_now
 from rgt_tui.services.teardown.group import group_condition
-from rgt_tui.services.teardown.local_copy import check_local_copy
-from rgt_tui.services.teardown.reclaimed import reclaimed_here
 from rgt_tui.transport.base import Transport
 
 

@@ -100,7 +100,7 @@ def report_to_json(report: VerificationReport) -> dict[str, Any]:
 
 
 def reclaimed_line(report: VerificationReport) -> str:
-    """What stands for the files a reclaim deleted on the box (services.teardown.reclaimed)."""
+    """What stands for the files a reclaim deleted on the box (services.reclaimed)."""
     return (
         f"reclaimed: {plural(report.reclaimed, 'file')} deleted on the box after they verified "
         "count from their copies here, which still hash as they did — the only copies now"

@@ -62,6 +62,7 @@ from rgt_tui.domain.unfinished import UNFINISHED, is_unfinished
 from rgt_tui.domain.units import fmt_bytes
 from rgt_tui.fsutil import LockBusy, file_lock
 from rgt_tui.services.manifest import SCAN_STALL_TIMEOUT_S, take_manifest
+from rgt_tui.services.reclaimed import lost_lines, reclaimed_here
 from rgt_tui.services.records import (
     PARTS_DIR,
     REPLACED_DIR,
@@ -72,7 +73,6 @@ from rgt_tui.services.records import (
     verification_path,
 )
 from rgt_tui.services.result_code import ResultCode, load_result_code
-from rgt_tui.services.teardown.reclaimed import lost_lines, reclaimed_here
 from rgt_tui.services.verify import artifacts as checks
 from rgt_tui.services.verify.claims import claims_kept
 from rgt_tui.services.verify.loader import LoaderInfo, LoaderLimits, VerifyLoader

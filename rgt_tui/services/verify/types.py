@@ -81,7 +81,7 @@ class VerificationReport:
     # Which code each cell ran, as the pull recorded it (U42); None: no record (result_code).
     code: ResultCode | None = None
     # Files a reclaim deleted on the box after they verified whose copy here still
-    # hashes as it did: counted for their cells (services.teardown.reclaimed).
+    # hashes as it did: counted for their cells (services.reclaimed).
     reclaimed: int = 0
 
     @property

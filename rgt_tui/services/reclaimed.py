@@ -28,8 +28,8 @@ from pathlib import Path
 from rgt_tui.domain.artifacts import GOOD_STATUSES
 from rgt_tui.domain.manifest import Manifest
 from rgt_tui.domain.teardown_gate import FileFacts, LocalCopyChecked
+from rgt_tui.services.local_copy import check_local_copy
 from rgt_tui.services.records import atomic_write_json, read_json, records_dir
-from rgt_tui.services.teardown.local_copy import check_local_copy
 
 RECLAIMED_FILE = "reclaimed.json"
 VERSION = 1
