@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from textual.content import Content
 
@@ -27,10 +27,17 @@ if TYPE_CHECKING:
 MUTED = "$foreground-muted"
 
 
-def preflight_lines(report: PreflightReport, acked: Iterable[str] = ()) -> list[Content]:
+def preflight_lines(
+    report: PreflightReport,
+    acked: Iterable[str] = (),
+    *,
+    keys: Literal["screen", "dialog", "commands"] = "screen",
+) -> list[Content]:
     """The report's note (why some checks were not run), the passed checks on one line,
     then each failed check with its detail and fix; a failed check in ``acked`` is marked
-    acknowledged (a warning, not a refusal)."""
+    acknowledged (a warning, not a refusal). ``keys``: where the lines are read — the
+    host's screen (its fix said as its key, ``y (sync)``), a dialog over it (``Esc, then
+    y (sync)``), or a screen whose keys are another host's (the command as written)."""
     acked = set(acked)
     passed = [c for c in report.checks if c.ok and c.ran]
     lines: list[Content] = []
@@ -65,7 +72,11 @@ def preflight_lines(report: PreflightReport, acked: Iterable[str] = ()) -> list[
                 )
             )
             if c.fix:  # in this screen's keys: "y (sync)", not "rgt-tui sync box1"
-                fix = in_keys(c.fix, report.host)
+                fix = (
+                    c.fix
+                    if keys == "commands"
+                    else in_keys(c.fix, report.host, in_dialog=keys == "dialog")
+                )
                 lines.append(Content.assemble(("    fix: ", MUTED), shown(fix, lines=True)))
     if report.code is not None:
         lines.append(Content.assemble(("code ", MUTED), shown(report.code.short())))

@@ -156,7 +156,7 @@ class DiskUsageScreen(ReplanScreen[None]):
                 self.deleting = False
         else:
             outcome = await disk.audit()
-        said = in_keys(outcome.status, self.host.name)
+        said = in_keys(outcome.status, self.host.name, in_dialog=True)
         status = Content.styled(said, f"${outcome.kind}") if outcome.kind else Content("")
         self.post_message(self.Audited(outcome.audit or self.audit, status))
 
@@ -165,9 +165,13 @@ class DiskUsageScreen(ReplanScreen[None]):
         self.audit = message.audit
         if message.audit is not None:
             self.query_one("#disk-body", Static).update(
-                # In this screen's keys: "press p (pull)", not "run `rgt-tui pull box1`".
+                # In the host screen's keys behind this dialog: "press Esc, then p (pull)",
+                # not "run `rgt-tui pull box1`" (p does nothing in the dialog itself).
                 Content(
-                    "\n".join(in_keys(line, self.host.name) for line in audit_lines(message.audit))
+                    "\n".join(
+                        in_keys(line, self.host.name, in_dialog=True)
+                        for line in audit_lines(message.audit)
+                    )
                 )
             )
             self._invite(message.audit)

@@ -121,7 +121,13 @@ def preflight_notes(plan: LaunchPlan) -> Content:
             f" — {plural(len(waiting), 'failed check')} to fix, or to acknowledge to launch anyway",
             "$error",
         )
-    return Content("\n").join([head, *preflight_lines(report, (*plan.acks, *plan.host_acks))])
+    return Content("\n").join(
+        [
+            head,
+            # Its keys are the host screen's behind this dialog: "Esc, then y (sync)".
+            *preflight_lines(report, (*plan.acks, *plan.host_acks), keys="dialog"),
+        ]
+    )
 
 
 class LaunchConfirmScreen(ReplanScreen[LaunchResult | None]):

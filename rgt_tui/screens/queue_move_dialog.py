@@ -403,5 +403,6 @@ def _resume_text(planned: ResumeDialogPlan) -> Content:
             else ""
         )
         parts.append(Content.styled(head, "bold $error" if waiting else "bold"))
-        parts += preflight_lines(pf.report, pf.acknowledged)
+        # The destination's checks: the keys behind this dialog are another host's.
+        parts += preflight_lines(pf.report, pf.acknowledged, keys="commands")
     return Content("\n").join(parts)

@@ -28,8 +28,8 @@ async def test_u_shows_the_audit_and_a_typed_short_name_deletes_the_model(
 
         shown = await wait_for(lambda: "org/a" in body() and body(), what="the audit", pilot=pilot)
         assert str(paths["hog"]) in shown and "inodes" in shown
-        # This screen's keys, not the command line's words (a user's hour).
-        assert "nothing pulled yet — press p (pull) and v (verify)" in shown, shown
+        # The host screen's keys behind the dialog, not the command line's words (hours).
+        assert "nothing pulled yet — press Esc, then p (pull) and v (verify)" in shown, shown
         # The audit takes the box's height above the status, input and key line: capped
         # at DialogBody's 45vh, it left the lower half of the box blank (a user's hour).
         box, scroll = app.screen.query_one("#disk-box"), app.screen.query_one("#disk-scroll")
