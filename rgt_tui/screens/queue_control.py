@@ -179,15 +179,24 @@ def queue_control_commands(app: Any) -> list[tuple[str, str, Callable[[], Any]]]
     """Command-palette entries: stop, kill and retry for every host with a queue; each
     opens the host's Queue tab and its dialog (the same as S, X, R there). None for a
     torn-down box, whose telemetry is stopped: "Kill running cell: box2" was offered for
-    a box destroyed minutes before (a user's hour, session 29)."""
+    a box destroyed minutes before (a user's hour, session 29). Stop and kill only while
+    a cell runs, as the Queue tab's footer offers S and X (or before the queue was first
+    read): "Stop queue after cell" was offered for a host with nothing running (hour s30)."""
     runtime = getattr(app, "runtime", None)  # RgtApp's (none in a bare app)
     gone = runtime.stopped if runtime is not None else set()
+    views = runtime.queues.views if runtime is not None else {}
+
+    def offered(host: str, action: str) -> bool:
+        view = views.get(host)
+        return action == "retry" or view is None or view.current is not None
+
     return [
         (f"{title}: {host.name}", f"{text} (asks first; {key} on its Queue tab)",
          partial(open_control, app, host.name, action))
         for host in app.fleet.hosts
         if host.queue and host.name not in gone
         for (action, (title, text)), key in zip(CONTROL_ACTIONS.items(), ("S", "X", "R"), strict=True)
+        if offered(host.name, action)
     ]  # fmt: skip
 
 

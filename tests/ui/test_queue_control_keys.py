@@ -12,7 +12,7 @@ from support.pilot import SIZE, make_app, notes, palette_titles, text_of, wait_f
 from support.queues import SCRIPT_RUN, wait_view
 from textual.widgets import OptionList, Static
 
-from rgt_tui.domain.queue_state import DONE, KILLED, RUNNING, USER_STOPPED
+from rgt_tui.domain.queue_state import DONE, KILLED, RUNNING, USER_STOPPED, QueueView
 from rgt_tui.screens.dialog import ConfirmScreen
 from rgt_tui.screens.host_detail import HostDetailScreen
 from rgt_tui.screens.queue_control import CellPickScreen
@@ -161,3 +161,24 @@ async def test_the_palette_offers_no_queue_control_for_a_torn_down_box(tmp_path:
         controls = ("Stop queue after cell", "Kill running cell", "Retry cell")
         assert not [t for t in after if t.endswith(": box2") and t.startswith(controls)], after
         assert "Kill running cell: box1" in after
+
+
+async def test_the_palette_offers_stop_and_kill_only_while_a_cell_runs(tmp_path: Path) -> None:
+    """Hour s30: "Stop queue after cell: box1" stood in the palette for a host with
+    nothing running, where the Queue tab's footer offers neither S nor X. Retry stays."""
+    (tmp_path / "q.txt").write_text("cells/a.sh t\n")
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f'[[hosts]]\nname = "box1"\nssh = "root@10.0.0.1"\nqueue = "{tmp_path / "q.txt"}"\n'
+    )
+    app = make_app(tmp_path, fleet=load_fleet(hosts))
+    async with app.run_test(size=SIZE):
+        # Not read yet: offered, and the dialog says what it finds (as S and X are).
+        assert "Stop queue after cell: box1" in await palette_titles(app)
+        idle = QueueView(host="box1", state="done", cells=(), launch=None, boot_id="b", now=0,
+                         resume_index=None)  # fmt: skip
+        app.runtime.queues.views["box1"] = idle
+        titles = await palette_titles(app)
+        assert "Stop queue after cell: box1" not in titles, titles
+        assert "Kill running cell: box1" not in titles, titles
+        assert "Retry cell: box1" in titles, titles
